@@ -1,0 +1,11 @@
+#ifndef STRATA_CLI_EXIT_STATUS_H_
+#define STRATA_CLI_EXIT_STATUS_H_
+
+namespace strata::cli {
+
+/// 0 ok; 1 a check ran and found problems (an OOM verdict, a hang found); 2 bad usage or input.
+enum ExitStatus : int { kExitOk = 0, kExitCheckFailed = 1, kExitBadInput = 2 };
+
+}  // namespace strata::cli
+
+#endif  // STRATA_CLI_EXIT_STATUS_H_

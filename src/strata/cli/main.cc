@@ -1,0 +1,65 @@
+// strata <command> [options]: parses the command name and dispatches; all work is in the library.
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "strata/cli/commands.h"
+#include "strata/cli/exit_status.h"
+#include "strata/core/did_you_mean.h"
+#include "strata/core/json_output.h"
+
+namespace strata::cli {
+
+const std::vector<Command>& Commands() {
+  static const std::vector<Command> kCommands = {
+      {"model", "parameters by module, active parameters, FLOPs per token", RunModel},
+      {"mfu", "MFU and HFU under each convention, from throughput", RunMfu},
+      {"memory", "per-GPU memory ledger, item by item, phase by phase", RunMemory},
+      {"map", "bandwidth map of a cluster and where a layout's traffic runs", RunMap},
+      {"comm", "cost of one collective on a cluster (time, algbw, busbw)", RunComm},
+      {"hang", "find the culprit rank of a hung job from collected evidence", RunHang},
+      {"collect", "collect hang evidence on this node (py-spy, env, logs)", RunCollect},
+  };
+  return kCommands;
+}
+
+namespace {
+
+void PrintUsage() {
+  fmt::print("usage: strata <command> [options]\n\ncommands:\n");
+  for (const auto& c : Commands()) fmt::print("  {:<9} {}\n", c.name, c.summary);
+  fmt::print(
+      "\nRun 'strata <command> --help' for a command's options.\n"
+      "Exit codes: 0 ok, 1 a check found problems, 2 bad usage or input.\n");
+}
+
+}  // namespace
+}  // namespace strata::cli
+
+int main(int argc, char** argv) {
+  using namespace strata::cli;
+  if (argc < 2 || std::strcmp(argv[1], "help") == 0 || std::strcmp(argv[1], "--help") == 0 ||
+      std::strcmp(argv[1], "-h") == 0) {
+    PrintUsage();
+    return argc < 2 ? kExitBadInput : kExitOk;
+  }
+  if (std::strcmp(argv[1], "--version") == 0) {
+    fmt::print("strata {} (json schema_version {})\n", STRATA_VERSION, strata::kSchemaVersion);
+    return kExitOk;
+  }
+  const std::string name = argv[1];
+  std::vector<std::string> names;
+  for (const auto& c : Commands()) {
+    names.push_back(c.name);
+    if (name == c.name) {
+      std::string prog = "strata " + name;
+      argv[1] = prog.data();
+      return c.run(argc - 1, argv + 1);
+    }
+  }
+  fmt::print(stderr, "strata: error: unknown command '{}'\n  hint: {}\n", name,
+             strata::DidYouMeanHint(name, names));
+  return kExitBadInput;
+}

@@ -1,0 +1,14 @@
+// Placeholder until the subcommand lands.
+#include <fmt/format.h>
+
+#include "strata/cli/commands.h"
+#include "strata/cli/exit_status.h"
+
+namespace strata::cli {
+
+int RunMemory(int /*argc*/, char** /*argv*/) {
+  fmt::print(stderr, "strata: error: 'memory' is not implemented yet\n");
+  return kExitBadInput;
+}
+
+}  // namespace strata::cli

@@ -1,0 +1,23 @@
+#include "strata/core/json_output.h"
+
+#include <cmath>
+
+namespace strata {
+
+Json JsonDocument(const std::string& kind) {
+  Json j;
+  j["schema_version"] = kSchemaVersion;
+  j["kind"] = kind;
+  return j;
+}
+
+double RoundSig(double value, int significant) {
+  if (value == 0 || !std::isfinite(value)) return value;
+  const double magnitude = std::floor(std::log10(std::fabs(value)));
+  const double scale = std::pow(10.0, significant - 1 - magnitude);
+  return std::round(value * scale) / scale;
+}
+
+std::string DumpJson(const Json& json) { return json.dump(2) + "\n"; }
+
+}  // namespace strata

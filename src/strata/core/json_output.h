@@ -1,0 +1,27 @@
+// JSON output for scripts: stable key order, a schema_version, numbers rounded for stability.
+#ifndef STRATA_CORE_JSON_OUTPUT_H_
+#define STRATA_CORE_JSON_OUTPUT_H_
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace strata {
+
+/// Bumped when a field changes meaning or disappears; adding fields does not bump it.
+inline constexpr int kSchemaVersion = 1;
+
+using Json = nlohmann::ordered_json;
+
+/// {"schema_version": 1, "kind": kind} to which a command adds its fields.
+Json JsonDocument(const std::string& kind);
+
+/// A double rounded to `significant` significant digits, so goldens do not churn on the last bit.
+double RoundSig(double value, int significant = 6);
+
+/// Two-space indented, newline-terminated.
+std::string DumpJson(const Json& json);
+
+}  // namespace strata
+
+#endif  // STRATA_CORE_JSON_OUTPUT_H_

@@ -1,0 +1,28 @@
+// The parallel layout of a training job, as megatron-core names its dimensions.
+#ifndef STRATA_JOB_PARALLEL_LAYOUT_H_
+#define STRATA_JOB_PARALLEL_LAYOUT_H_
+
+#include <cstdint>
+
+namespace strata {
+
+/// world = tp * pp * cp * dp. Experts: ep * etp * expert_dp = tp * cp * dp (megatron-core's
+/// "expert parallelism inside TP x CP x DP"), so expert_dp is derived, never given.
+struct ParallelLayout {
+  int64_t tp = 1;   // tensor parallel
+  int64_t pp = 1;   // pipeline parallel
+  int64_t vpp = 1;  // virtual pipeline stages per rank (interleaved 1F1B); 1 = none
+  int64_t cp = 1;   // context parallel
+  int64_t ep = 1;   // expert parallel
+  int64_t etp = 1;  // expert tensor parallel
+  int64_t dp = 1;   // data parallel
+  bool sequence_parallel = false;
+
+  int64_t world() const { return tp * pp * cp * dp; }
+  /// Ranks holding the same experts: (tp * cp * dp) / (ep * etp).
+  int64_t expert_dp() const { return (tp * cp * dp) / (ep * etp); }
+};
+
+}  // namespace strata
+
+#endif  // STRATA_JOB_PARALLEL_LAYOUT_H_

@@ -1,0 +1,46 @@
+#include "strata/core/yaml_fields.h"
+
+#include <gtest/gtest.h>
+
+namespace strata {
+namespace {
+
+TEST(YamlFields, ReadsTypedFieldsWithUnits) {
+  auto node = ParseYaml("gpus: 8\nhbm: 96GB\nnic: 400Gb/s\n", "c.yaml");
+  ASSERT_TRUE(node.ok());
+  auto map = YamlMap::Of(*node, "c.yaml", "");
+  ASSERT_TRUE(map.ok());
+  EXPECT_EQ(*map->PositiveInt("gpus"), 8);
+  EXPECT_DOUBLE_EQ(map->Size("hbm")->gb(), 96.0);
+  EXPECT_DOUBLE_EQ(map->Bandwidth("nic")->gb_per_s(), 50.0);
+  EXPECT_TRUE(map->CheckNoUnknownKeys().ok());
+}
+
+TEST(YamlFields, ErrorsNameFileLineAndField) {
+  auto node = ParseYaml("node:\n  gpus: eight\n  hbmm: 96GB\n", "c.yaml");
+  ASSERT_TRUE(node.ok());
+  auto top = YamlMap::Of(*node, "c.yaml", "");
+  auto inner = top->Map("node");
+  ASSERT_TRUE(inner.ok());
+  auto gpus = inner->PositiveInt("gpus");
+  ASSERT_FALSE(gpus.ok());
+  EXPECT_EQ(gpus.error().Format(), "c.yaml:2: node.gpus: expected an integer, got 'eight'");
+  auto hbm = inner->Size("hbm");
+  EXPECT_EQ(hbm.error().Format(), "c.yaml:2: node.hbm: missing required field");
+  auto unknown = inner->CheckNoUnknownKeys();
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_EQ(unknown.error().Format(),
+            "c.yaml:3: node.hbmm: unknown field 'hbmm'\n  hint: did you mean 'hbm'?");
+}
+
+TEST(YamlFields, EmptyAndMalformed) {
+  EXPECT_EQ(ParseYaml("  \n", "e.yaml").error().Format(),
+            "e.yaml: the file is empty, expected a YAML mapping");
+  auto bad = ParseYaml("a: [1, 2\n", "m.yaml");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().file, "m.yaml");
+  EXPECT_GT(bad.error().line, 0);
+}
+
+}  // namespace
+}  // namespace strata

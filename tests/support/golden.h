@@ -1,0 +1,34 @@
+// Golden-file comparison: tests/golden/<parser>/<case>/expected.* hold canonical output.
+// UPDATE_GOLDEN=1 rewrites them; reviewers read the diff.
+#ifndef STRATA_TESTS_SUPPORT_GOLDEN_H_
+#define STRATA_TESTS_SUPPORT_GOLDEN_H_
+
+#include <string>
+#include <vector>
+
+namespace strata::testing {
+
+/// Absolute path of a file under tests/ (e.g. "golden/pyspy/basic/input.txt").
+std::string TestPath(const std::string& relative);
+
+/// The file's contents; fails the current test (and returns "") when it cannot be read.
+std::string ReadTestFile(const std::string& relative);
+
+/// Compares `actual` with the golden file; with UPDATE_GOLDEN=1 writes it instead.
+/// Returns true when they match (or were updated). Reports a diff-like message on mismatch.
+bool MatchesGolden(const std::string& relative, const std::string& actual);
+
+/// Sub-directories of tests/<relative> (the cases of one golden suite), sorted.
+std::vector<std::string> GoldenCases(const std::string& relative);
+
+/// Runs the strata binary with args; captures stdout, stderr and the exit code.
+struct CliResult {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+CliResult RunCli(const std::vector<std::string>& args);
+
+}  // namespace strata::testing
+
+#endif  // STRATA_TESTS_SUPPORT_GOLDEN_H_
