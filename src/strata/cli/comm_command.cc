@@ -1,14 +1,72 @@
-// Placeholder until the subcommand lands.
+// strata comm: the cost of one collective on a cluster, with time, algbw and busbw as
+// nccl-tests reports them, and the level it runs on. Example:
+//   strata comm --op all_reduce --size 1GiB --ranks 40 --cluster h20-5x8
+#include <string>
+
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "strata/cli/cli_common.h"
 #include "strata/cli/commands.h"
-#include "strata/cli/exit_status.h"
+#include "strata/comm/collective_cost.h"
+#include "strata/comm/collective_report.h"
+#include "strata/hw/cluster.h"
+#include "strata/hw/interconnects.h"
 
 namespace strata::cli {
+namespace {
 
-int RunComm(int /*argc*/, char** /*argv*/) {
-  fmt::print(stderr, "strata: error: 'comm' is not implemented yet\n");
-  return kExitBadInput;
+struct CommOptions {
+  std::string op = "all_reduce";
+  std::string size = "1GiB";
+  int64_t ranks = 0;  // 0: the whole cluster
+  std::string cluster = "h20-5x8";
+  std::string algorithm = "auto";
+  bool json = false;
+  std::string output;
+};
+
+Result<CollectiveReport> Build(const CommOptions& o) {
+  STRATA_ASSIGN_OR_RETURN(CollectiveOp op, ParseCollectiveOp(o.op));
+  auto size = ParseBytes(o.size);
+  if (!size.ok()) return Error(size.error()).InField("--size");
+  STRATA_ASSIGN_OR_RETURN(CommAlgorithm algorithm, ParseCommAlgorithm(o.algorithm));
+  STRATA_ASSIGN_OR_RETURN(Cluster cluster, LoadCluster(o.cluster));
+  STRATA_ASSIGN_OR_RETURN(Interconnects links, LoadInterconnects());
+  STRATA_ASSIGN_OR_RETURN(CollectiveModel model, CollectiveModel::Create(cluster, links));
+  auto shape = model.ContiguousShape(o.ranks == 0 ? cluster.world_size() : o.ranks);
+  if (!shape.ok()) return Error(shape.error()).InField("--ranks");
+  return BuildCollectiveReport(model, op, *size, *shape, algorithm);
+}
+
+}  // namespace
+
+int RunComm(int argc, char** argv) {
+  CLI::App app{"The cost of one collective on a cluster: time, algbw and busbw (as nccl-tests "
+               "defines them) and the level of the bandwidth map it runs on",
+               "strata comm"};
+  CommOptions o;
+  app.add_option("--op", o.op,
+                 "all_reduce, all_gather, reduce_scatter, all_to_all, broadcast, reduce, send_recv")
+      ->capture_default_str();
+  app.add_option("--size", o.size,
+                 "nccl-tests' size: one rank's buffer (all-reduce), the whole gathered buffer "
+                 "(all-gather); a unit is required: 1GiB, 256MB")
+      ->capture_default_str();
+  app.add_option("--ranks", o.ranks, "ranks in the group, placed on consecutive GPUs (default: "
+                                     "every GPU of the cluster)");
+  app.add_option("--cluster", o.cluster, "cluster file, or a name under data/clusters/")
+      ->capture_default_str();
+  app.add_option("--algorithm", o.algorithm, "auto, ring, tree, hierarchical or nvls")
+      ->capture_default_str();
+  app.add_flag("--json", o.json, "JSON for scripts");
+  app.add_option("-o,--output", o.output, "write to this file (atomically) instead of stdout");
+  if (auto code = ParseArgs(app, argc, argv)) return *code;
+
+  auto report = Build(o);
+  if (!report.ok()) return ReportError(report.error());
+  return EmitOutput(o.json ? DumpJson(CollectiveJson(*report)) : RenderCollectiveText(*report),
+                    o.output);
 }
 
 }  // namespace strata::cli

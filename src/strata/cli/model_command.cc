@@ -1,14 +1,48 @@
-// Placeholder until the subcommand lands.
-#include <fmt/format.h>
+// strata model: parameters by module kind, totals, active parameters, a per-layer table and
+// FLOPs per token of a Hugging Face config.json (a path or a catalog name; none: the
+// reference model).
+#include <optional>
+#include <string>
 
+#include <CLI/CLI.hpp>
+
+#include "strata/cli/cli_common.h"
 #include "strata/cli/commands.h"
-#include "strata/cli/exit_status.h"
+#include "strata/model/model_catalog.h"
+#include "strata/model/model_config.h"
+#include "strata/model/model_report.h"
+#include "strata/model/sequence_lengths.h"
 
 namespace strata::cli {
 
-int RunModel(int /*argc*/, char** /*argv*/) {
-  fmt::print(stderr, "strata: error: 'model' is not implemented yet\n");
-  return kExitBadInput;
+int RunModel(int argc, char** argv) {
+  CLI::App app{"Parameters and FLOPs per token of a model (no argument: the reference model)",
+               "strata model"};
+  std::string model = kReferenceModelName;
+  std::string seq = "4096";
+  bool json = false;
+  bool explain = false;
+  std::string output;
+  app.add_option("model", model, "config.json path or catalog name in data/models/")
+      ->capture_default_str();
+  app.add_option("--seq", seq, "sequence length the attention FLOPs are given at (4096, 29K)")
+      ->capture_default_str();
+  app.add_flag("--json", json, "JSON for scripts");
+  app.add_flag("--explain", explain, "print the formulas with the numbers substituted");
+  app.add_option("-o,--output", output, "write to this file (atomically) instead of stdout");
+  if (auto code = ParseArgs(app, argc, argv)) return *code;
+
+  auto seq_tokens = ParseTokenCount(seq);
+  if (!seq_tokens.ok()) return ReportError(Error(seq_tokens.error()).InField("--seq"));
+  auto config = LoadModelConfig(model);
+  if (!config.ok()) return ReportError(config.error());
+  auto entry = FindCatalogModel(config->name);
+  if (!entry.ok()) return ReportError(entry.error());
+  std::optional<int64_t> nominal;
+  if (*entry) nominal = (*entry)->nominal_active_params;
+  const ModelReport report = BuildModelReport(*config, *seq_tokens, nominal);
+  const std::string text = json ? DumpJson(ModelJson(report)) : RenderModelText(report, explain);
+  return EmitOutput(text, output);
 }
 
 }  // namespace strata::cli

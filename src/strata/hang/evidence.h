@@ -35,6 +35,7 @@ struct PySpyDump {
   std::string program;          // the command line py-spy printed
   std::vector<PyThread> threads;
   std::string error;            // py-spy's own failure ("process gone", "permission denied"), if any
+  bool truncated = false;       // the text ended mid-line: the dump was cut short
 };
 
 // --- PyTorch Flight Recorder --------------------------------------------------
@@ -49,6 +50,8 @@ struct FrEntry {
   std::string profiling_name;         // "nccl:all_reduce"
   std::string op;                     // profiling_name without the backend prefix: "all_reduce"
   bool is_p2p = false;
+  std::optional<int64_t> p2p_src_rank;  // PG-local, from "nccl:send 0->1" / "nccl:recv 1<-0"
+  std::optional<int64_t> p2p_dst_rank;
   std::string state;                  // "scheduled", "started", "completed"
   bool retired = false;
   int64_t timeout_ms = 0;
@@ -93,6 +96,8 @@ enum class WatchdogEventKind {
   kOom,                // "CUDA out of memory" / "OutOfMemoryError"
   kCommInit,           // NCCL INFO/WARN lines about bootstrap, NET/Socket, interfaces
   kDestroy,            // destroy_process_group seen in a traceback or log
+  kDesyncReport,       // TORCH_NCCL_DESYNC_DEBUG lines: lagging ranks, "Timeout at collective"
+  kTimeoutSetting,     // a configured PG timeout printed by the framework (ddp_timeout=...)
   kOther,
 };
 
@@ -102,6 +107,7 @@ struct WatchdogEvent {
   std::optional<int64_t> pg_rank;      // "[Rank N]" / "[PG ... Rank N]" inside the message
   std::string pg_id;                   // "0", "1"
   std::string pg_desc;                 // "default_pg"
+  std::string pg_name;                 // the "PG GUID" (= Flight Recorder pg_config key), if printed
   std::optional<int64_t> seq;          // SeqNum / "work sequence id"
   std::string op_type;                 // "ALLREDUCE"
   std::optional<int64_t> numel_in;
@@ -111,6 +117,11 @@ struct WatchdogEvent {
   std::optional<int64_t> last_enqueued;
   std::optional<int64_t> last_completed;
   std::optional<int64_t> from_rank;    // the rank that signalled a dump
+  std::vector<int64_t> ranks;          // kDesyncReport: the PG-local ranks the line names
+  std::string host;                    // NCCL lines: "<host>:<pid>:<tid> [<dev>] NCCL ..."
+  std::optional<int64_t> pid;
+  std::string detail;                  // kind-specific: the exception text, the NCCL message,
+                                       // the desync verdict ("lagging", "not_joined", ...)
   std::string timestamp;               // as printed, e.g. "E810 03:04:11.061727749"
   std::string file;                    // log file it came from
   int line = 0;                        // 1-based line number in that file
@@ -126,6 +137,15 @@ struct RasProcess {
   std::string status;                 // "DEAD", "UNREACHABLE", "RUNNING", ...
 };
 
+// One line of a MISMATCH breakdown: "39 ranks have launched up to operation 1844" (ranks listed
+// only when they are few, as NCCL prints them), or the per-collective-type form of NCCL >= 2.26.
+struct RasCountGroup {
+  std::string coll_type;               // "AllReduce"; "" for the untyped "collective" count
+  int64_t ranks_count = 0;
+  int64_t op_count = 0;                // 0 for "have not launched any operations"
+  std::vector<int64_t> ranks;          // communicator-local, where NCCL named them
+};
+
 struct RasCommunicator {
   std::string id;                      // "#0-0 (cf264af53edbe986)"
   std::string hash;                    // "cf264af53edbe986"
@@ -133,6 +153,9 @@ struct RasCommunicator {
   int64_t nranks = 0;
   std::vector<RasProcess> missing;     // ranks the RAS could not reach
   std::map<int64_t, int64_t> coll_count_by_rank;  // collective operation counts where reported
+                                                  // (text: the first breakdown naming the rank;
+                                                  // JSON: the sum over collective types)
+  std::vector<RasCountGroup> count_groups;         // the MISMATCH breakdown, as printed
   std::vector<std::string> notes;      // lines kept verbatim for the report
 };
 
@@ -141,6 +164,7 @@ struct RasReport {
   int64_t total_processes = 0;
   std::vector<RasProcess> dead_or_unreachable;
   std::vector<RasCommunicator> communicators;
+  std::vector<std::string> notes;      // report-level lines kept verbatim (TIMEOUT warnings, ...)
 };
 
 }  // namespace strata::hang

@@ -1,0 +1,67 @@
+// One memory-ledger evaluation (what the planner runs per candidate layout) should take
+// microseconds: the reference job, a pipelined layout with interleaving (two stages evaluated),
+// and the OOM advice, which re-evaluates the ledger once per candidate change.
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include <benchmark/benchmark.h>
+
+#include "strata/memory/ledger.h"
+#include "strata/memory/oom_advice.h"
+
+namespace {
+
+strata::Job LoadOrDie(const std::vector<std::string>& sets) {
+  auto spec = strata::LoadJobSpec(strata::kReferenceJobName, sets);
+  if (!spec.ok()) {
+    std::fprintf(stderr, "%s\n", spec.error().Format().c_str());
+    std::exit(2);
+  }
+  auto job = strata::ResolveJob(*spec);
+  if (!job.ok()) {
+    std::fprintf(stderr, "%s\n", job.error().Format().c_str());
+    std::exit(2);
+  }
+  return *job;
+}
+
+strata::MemoryConstants ConstantsOrDie() {
+  auto c = strata::LoadMemoryConstants();
+  if (!c.ok()) {
+    std::fprintf(stderr, "%s\n", c.error().Format().c_str());
+    std::exit(2);
+  }
+  return *c;
+}
+
+void BM_LedgerReferenceJob(benchmark::State& state) {
+  const strata::Job job = LoadOrDie({});
+  const strata::MemoryConstants constants = ConstantsOrDie();
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(strata::ComputeLedger(job, constants));
+  }
+}
+BENCHMARK(BM_LedgerReferenceJob)->Unit(benchmark::kMicrosecond);
+
+void BM_LedgerPipelined(benchmark::State& state) {
+  const strata::Job job =
+      LoadOrDie({"parallel.pp=4", "parallel.vpp=2", "parallel.ep=2", "batch.global_batch=80"});
+  const strata::MemoryConstants constants = ConstantsOrDie();
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(strata::ComputeLedger(job, constants));
+  }
+}
+BENCHMARK(BM_LedgerPipelined)->Unit(benchmark::kMicrosecond);
+
+void BM_OomAdvice(benchmark::State& state) {
+  const strata::Job job = LoadOrDie({"precision.grads=fp32"});
+  const strata::MemoryConstants constants = ConstantsOrDie();
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(strata::SuggestMemoryFixes(job, constants));
+  }
+}
+BENCHMARK(BM_OomAdvice)->Unit(benchmark::kMicrosecond);
+
+}  // namespace

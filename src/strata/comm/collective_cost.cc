@@ -1,0 +1,228 @@
+#include "strata/comm/collective_cost.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "strata/core/did_you_mean.h"
+
+namespace strata {
+namespace {
+
+const std::vector<std::pair<std::string, CommAlgorithm>> kAlgorithms = {
+    {"auto", CommAlgorithm::kAuto},
+    {"ring", CommAlgorithm::kRing},
+    {"tree", CommAlgorithm::kTree},
+    {"hierarchical", CommAlgorithm::kHierarchical},
+    {"nvls", CommAlgorithm::kNvls}};
+
+double CeilLog2(int64_t n) { return n <= 1 ? 0.0 : std::ceil(std::log2(static_cast<double>(n))); }
+
+std::string FabricKey(const Cluster& c) {
+  switch (c.fabric) {
+    case IntraNodeFabric::kNvSwitch: return "nvswitch";
+    case IntraNodeFabric::kNvLinkMesh: return "nvlink_mesh";
+    case IntraNodeFabric::kPcieOnly: return "pcie";
+  }
+  return "pcie";
+}
+
+}  // namespace
+
+std::string ToString(CommAlgorithm algorithm) {
+  for (const auto& [name, a] : kAlgorithms) {
+    if (a == algorithm) return name;
+  }
+  return "?";
+}
+
+Result<CommAlgorithm> ParseCommAlgorithm(std::string_view text) {
+  std::vector<std::string> names;
+  for (const auto& [name, a] : kAlgorithms) {
+    if (name == text) return a;
+    names.push_back(name);
+  }
+  return InvalidInput(fmt::format("unknown algorithm '{}'", text))
+      .InField("algorithm")
+      .WithHint(DidYouMeanHint(text, names));
+}
+
+CollectiveModel::CollectiveModel(Cluster cluster, Interconnects links, BandwidthMap map)
+    : cluster_(std::move(cluster)), links_(std::move(links)), map_(std::move(map)) {}
+
+Result<CollectiveModel> CollectiveModel::Create(Cluster cluster, Interconnects links) {
+  STRATA_ASSIGN_OR_RETURN(BandwidthMap map, BuildBandwidthMap(cluster, links));
+  return CollectiveModel(std::move(cluster), std::move(links), std::move(map));
+}
+
+const MapLevel& CollectiveModel::LevelOf(MapLevelKind kind) const {
+  for (const auto& level : map_.levels) {
+    if (level.kind == kind) return level;
+  }
+  STRATA_CHECK(false && "the map has no level of this kind");
+  return map_.levels.front();
+}
+
+BytesPerSecond CollectiveModel::IntraNodeBusBw() const {
+  const std::string key = FabricKey(cluster_);
+  const double fraction = links_.Level(key).busbw_fraction.value_or(1.0);
+  if (cluster_.fabric == IntraNodeFabric::kPcieOnly) {
+    return LevelOf(MapLevelKind::kPcie).per_gpu * fraction;
+  }
+  return cluster_.gpu.nvlink_bandwidth_per_direction() * fraction;
+}
+
+BytesPerSecond CollectiveModel::NicBusBwPerGpu() const {
+  const std::string key = ToString(cluster_.DataTransport());
+  return cluster_.DataNicBandwidthPerGpu() * links_.Level(key).busbw_fraction.value_or(1.0);
+}
+
+Result<GroupShape> CollectiveModel::ContiguousShape(int64_t ranks) const {
+  if (ranks < 1) return InvalidInput(fmt::format("ranks must be at least 1, got {}", ranks)).InField("ranks");
+  if (ranks > cluster_.world_size()) {
+    return InvalidInput(fmt::format("{} ranks do not fit on cluster '{}' ({} nodes x {} GPUs = {})",
+                                    ranks, cluster_.name, cluster_.nodes, cluster_.gpus_per_node,
+                                    cluster_.world_size()))
+        .InField("ranks");
+  }
+  GroupShape shape;
+  shape.ranks = ranks;
+  shape.nodes = (ranks + cluster_.gpus_per_node - 1) / cluster_.gpus_per_node;
+  // The last node may be partly filled: it holds the fewest ranks.
+  shape.ranks_per_node = std::min(cluster_.gpus_per_node,
+                                  ranks - (shape.nodes - 1) * cluster_.gpus_per_node);
+  return shape;
+}
+
+std::vector<CommAlgorithm> CollectiveModel::Applicable(CollectiveOp op,
+                                                       const GroupShape& shape) const {
+  std::vector<CommAlgorithm> out = {CommAlgorithm::kRing};
+  const bool multi = shape.nodes > 1;
+  if (op == CollectiveOp::kAllReduce && shape.ranks > 2) out.push_back(CommAlgorithm::kTree);
+  if (multi && shape.ranks_per_node > 1 &&
+      (op == CollectiveOp::kAllReduce || op == CollectiveOp::kAllGather ||
+       op == CollectiveOp::kReduceScatter)) {
+    out.push_back(CommAlgorithm::kHierarchical);
+  }
+  // NVLS reaches its bandwidth only with the whole NVSwitch node in the group: on 2-4 H100s it
+  // measures like a ring (NVIDIA/nccl#1455), so it is offered for full nodes only.
+  if (op == CollectiveOp::kAllReduce && !multi && cluster_.fabric == IntraNodeFabric::kNvSwitch &&
+      links_.SupportsNvls(cluster_.gpu.nvlink_generation) &&
+      shape.ranks == cluster_.gpus_per_node && shape.ranks > 1) {
+    out.push_back(CommAlgorithm::kNvls);
+  }
+  return out;
+}
+
+CollectiveCost CollectiveModel::CostWith(CollectiveOp op, Bytes size, const GroupShape& shape,
+                                         CommAlgorithm algorithm) const {
+  const double n = static_cast<double>(shape.ranks);
+  const double m = static_cast<double>(shape.nodes);
+  const double r = static_cast<double>(shape.ranks_per_node);
+  const bool multi = shape.nodes > 1;
+  const double factor = BusBwFactor(op, shape.ranks);
+  const double bytes = size.count();
+  const double alpha_in = links_.Level(FabricKey(cluster_)).latency.s();
+  const double alpha_net =
+      multi ? links_.Level(ToString(cluster_.DataTransport())).latency.s() : alpha_in;
+  const double b_in = IntraNodeBusBw().bytes_per_s();
+  const double b_nic = NicBusBwPerGpu().bytes_per_s();
+  const MapLevelKind intra_kind = cluster_.fabric == IntraNodeFabric::kPcieOnly
+                                      ? MapLevelKind::kPcie
+                                      : MapLevelKind::kGpuFabric;
+
+  CollectiveCost cost;
+  cost.op = op;
+  cost.algorithm = algorithm;
+  cost.shape = shape;
+  cost.size = size;
+  cost.level_kind = multi ? MapLevelKind::kDataNic : intra_kind;
+  double steps_in = 0, steps_net = 0, bw_time = 0;
+
+  if (shape.ranks == 1) {
+    // One rank: nothing crosses a link; NCCL still pays its launch.
+  } else if (algorithm == CommAlgorithm::kNvls) {
+    const double b_nvls = cluster_.gpu.nvlink_bandwidth_per_direction().bytes_per_s() *
+                          links_.Level("nvswitch_nvls").busbw_fraction.value_or(1.0);
+    steps_in = 2;  // reduce into the switch, multicast back
+    bw_time = factor * bytes / b_nvls;
+  } else if (algorithm == CommAlgorithm::kHierarchical) {
+    // Intra-node reduce-scatter (and all-gather for all-reduce), inter-node over each rail on
+    // S / r bytes per GPU.
+    const double phases = op == CollectiveOp::kAllReduce ? 2.0 : 1.0;
+    const double intra = phases * (r - 1) / r * bytes / b_in;
+    const double inter = phases * (m - 1) / m * (bytes / r) / b_nic;
+    steps_in = phases * (r - 1);
+    steps_net = phases * (m - 1);
+    bw_time = intra + inter;
+    cost.level_kind = inter >= intra ? MapLevelKind::kDataNic : intra_kind;
+  } else if (op == CollectiveOp::kAllToAll && multi) {
+    // Each rank sends S/n to every peer: (r-1) chunks over the fabric, (n-r) over its NIC share,
+    // at the same time (sjeaugey, NVIDIA/nccl-tests#267: all-to-all cannot aggregate NICs).
+    steps_net = n - 1;
+    bw_time = std::max((r - 1) / n * bytes / b_in, (n - r) / n * bytes / b_nic);
+  } else {
+    double beta = b_in;
+    if (multi) beta = op == CollectiveOp::kSendRecv ? b_nic : std::min(b_in, r * b_nic);
+    if (multi && beta >= b_in) cost.level_kind = intra_kind;
+    const double steps = op == CollectiveOp::kSendRecv ? 1.0
+                         : op == CollectiveOp::kAllReduce ? 2.0 * (n - 1)
+                                                          : n - 1;
+    if (algorithm == CommAlgorithm::kTree) {
+      steps_in = multi ? 2.0 * (r - 1) : 2.0 * CeilLog2(shape.ranks);
+      steps_net = multi ? 2.0 * CeilLog2(shape.nodes) : 0.0;
+    } else if (multi) {
+      steps_net = steps;
+    } else {
+      steps_in = steps;
+    }
+    bw_time = factor * bytes / beta;
+  }
+  cost.latency_time = Seconds::Of(links_.nccl_base_latency.s() + steps_in * alpha_in +
+                                  steps_net * alpha_net);
+  cost.bandwidth_time = Seconds::Of(bw_time);
+  cost.time = cost.latency_time + cost.bandwidth_time;
+  cost.algbw = AlgBw(size, cost.time);
+  cost.busbw = cost.algbw * factor;
+  cost.path_busbw = BytesPerSecond::Of(bw_time > 0 ? factor * bytes / bw_time : 0.0);
+  cost.level = LevelOf(cost.level_kind).name;
+  return cost;
+}
+
+Result<CollectiveCost> CollectiveModel::Cost(CollectiveOp op, Bytes size, const GroupShape& shape,
+                                             CommAlgorithm algorithm) const {
+  if (shape.ranks < 1 || shape.nodes < 1 || shape.ranks_per_node < 1 ||
+      shape.ranks_per_node > cluster_.gpus_per_node || shape.nodes > cluster_.nodes ||
+      shape.ranks_per_node * shape.nodes > shape.ranks ||
+      shape.ranks > shape.nodes * cluster_.gpus_per_node) {
+    return InvalidInput(fmt::format(
+        "a group of {} ranks on {} nodes with at least {} per node does not fit cluster '{}' ({} "
+        "nodes x {} GPUs)",
+        shape.ranks, shape.nodes, shape.ranks_per_node, cluster_.name, cluster_.nodes,
+        cluster_.gpus_per_node));
+  }
+  if (size.count() < 0) return InvalidInput("size must not be negative").InField("size");
+  const auto applicable = Applicable(op, shape);
+  if (algorithm == CommAlgorithm::kAuto) {
+    CollectiveCost best = CostWith(op, size, shape, applicable.front());
+    for (CommAlgorithm a : applicable) {
+      CollectiveCost c = CostWith(op, size, shape, a);
+      if (c.time < best.time) best = c;
+    }
+    return best;
+  }
+  if (std::find(applicable.begin(), applicable.end(), algorithm) == applicable.end()) {
+    std::vector<std::string> names;
+    for (CommAlgorithm a : applicable) names.push_back(ToString(a));
+    return InvalidInput(fmt::format("algorithm '{}' does not apply to {} on {} ranks over {} "
+                                    "node(s) (applicable: {})",
+                                    ToString(algorithm), ToString(op), shape.ranks, shape.nodes,
+                                    fmt::format("{}", fmt::join(names, ", "))))
+        .InField("algorithm");
+  }
+  return CostWith(op, size, shape, algorithm);
+}
+
+}  // namespace strata

@@ -1,0 +1,92 @@
+// The alpha-beta cost of one collective on a cluster, on the level where it really runs.
+//
+//   time = base latency + steps x alpha(level) + bus bytes / beta(path)
+//
+// beta is the bus bandwidth NCCL achieves on the path: the per-direction line rate times the
+// measured fraction in data/interconnects.yaml. A group inside one node runs on the GPU fabric;
+// a group spread over nodes with r ranks on each is limited by min(fabric, r x the data-NIC
+// bandwidth of one GPU), because the node's NICs are shared by its GPUs' concurrent groups.
+// Algorithms: ring, tree (all-reduce), hierarchical (intra-node reduce-scatter, inter-node
+// all-reduce per rail, intra-node all-gather), NVLS (NVLink SHARP all-reduce, one NVSwitch node).
+// Formulas with the reference cluster substituted: docs/formulas.md, "Collective cost".
+#ifndef STRATA_COMM_COLLECTIVE_COST_H_
+#define STRATA_COMM_COLLECTIVE_COST_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "strata/comm/collective.h"
+#include "strata/core/result.h"
+#include "strata/core/units.h"
+#include "strata/hw/bandwidth_map.h"
+#include "strata/hw/cluster.h"
+#include "strata/hw/interconnects.h"
+
+namespace strata {
+
+enum class CommAlgorithm { kAuto, kRing, kTree, kHierarchical, kNvls };
+std::string ToString(CommAlgorithm algorithm);  // "auto", "ring", "tree", "hierarchical", "nvls"
+Result<CommAlgorithm> ParseCommAlgorithm(std::string_view text);
+
+/// How a group's ranks sit on the nodes.
+struct GroupShape {
+  int64_t ranks = 1;
+  int64_t nodes = 1;
+  int64_t ranks_per_node = 1;  // the fewest on any node the group touches
+};
+
+struct CollectiveCost {
+  CollectiveOp op = CollectiveOp::kAllReduce;
+  CommAlgorithm algorithm = CommAlgorithm::kRing;  // the one used (never kAuto)
+  GroupShape shape;
+  Bytes size;  // nccl-tests' "size"
+  Seconds time;
+  Seconds latency_time;    // base + steps x alpha
+  Seconds bandwidth_time;  // bus bytes / beta
+  BytesPerSecond algbw;
+  BytesPerSecond busbw;
+  BytesPerSecond path_busbw;  // beta: what busbw tends to for large sizes
+  std::string level;          // the bandwidth-map level that limits it: "RoCE 4 x 200Gb/s"
+  MapLevelKind level_kind = MapLevelKind::kGpuFabric;
+};
+
+class CollectiveModel {
+ public:
+  /// Fails when the map cannot be built (see BuildBandwidthMap).
+  static Result<CollectiveModel> Create(Cluster cluster, Interconnects links);
+
+  /// The cost of `op` moving `size` (nccl-tests' size) among the group. kAuto picks the fastest
+  /// modelled algorithm; asking for one that does not apply (tree for all-gather, NVLS across
+  /// nodes) is an error naming the ones that do.
+  Result<CollectiveCost> Cost(CollectiveOp op, Bytes size, const GroupShape& shape,
+                              CommAlgorithm algorithm = CommAlgorithm::kAuto) const;
+
+  /// `ranks` consecutive ranks from rank 0 (how nccl-tests is launched); fails when the cluster
+  /// has fewer GPUs.
+  Result<GroupShape> ContiguousShape(int64_t ranks) const;
+
+  const Cluster& cluster() const { return cluster_; }
+  const Interconnects& links() const { return links_; }
+  const BandwidthMap& map() const { return map_; }
+
+  /// beta of the intra-node fabric for ring-like traffic (GB/s, per rank).
+  BytesPerSecond IntraNodeBusBw() const;
+  /// beta of one GPU's share of the node's data NICs.
+  BytesPerSecond NicBusBwPerGpu() const;
+
+ private:
+  CollectiveModel(Cluster cluster, Interconnects links, BandwidthMap map);
+  std::vector<CommAlgorithm> Applicable(CollectiveOp op, const GroupShape& shape) const;
+  CollectiveCost CostWith(CollectiveOp op, Bytes size, const GroupShape& shape,
+                          CommAlgorithm algorithm) const;
+  const MapLevel& LevelOf(MapLevelKind kind) const;
+
+  Cluster cluster_;
+  Interconnects links_;
+  BandwidthMap map_;
+};
+
+}  // namespace strata
+
+#endif  // STRATA_COMM_COLLECTIVE_COST_H_

@@ -1,0 +1,129 @@
+#include "strata/comm/layout_traffic.h"
+
+#include "strata/model/param_count.h"
+
+namespace strata {
+
+ModelTrafficShape TrafficShapeOf(const ModelConfig& config, bool with_mtp) {
+  ModelTrafficShape s;
+  s.hidden_size = config.hidden_size;
+  s.layers = static_cast<int64_t>(config.layers.size());
+  s.moe_layers = config.CountLayers(FfnKind::kMoe);
+  s.full_attention_layers = config.CountLayers(MixerKind::kFullAttention) +
+                            config.CountLayers(MixerKind::kSlidingAttention) +
+                            config.CountLayers(MixerKind::kMla);
+  s.kv_width = 2 * config.attention.num_kv_heads * config.attention.head_dim;
+  if (config.CountLayers(MixerKind::kMla) > 0) {
+    // MLA's context-parallel exchange carries the full K and V heads after up-projection.
+    s.kv_width = config.mla.num_heads *
+                 (config.mla.qk_nope_head_dim + config.mla.qk_rope_head_dim + config.mla.v_head_dim);
+  }
+  s.top_k = config.moe.top_k;
+  const ParamBreakdown p = CountParams(config);
+  s.expert_params = p.text_expert() + (with_mtp ? p.mtp.expert : 0);
+  s.non_expert_params =
+      p.text_non_expert() + p.vision.total + (with_mtp ? p.mtp.total - p.mtp.expert : 0);
+  return s;
+}
+
+std::string ToString(TrafficFrequency f) {
+  switch (f) {
+    case TrafficFrequency::kPerLayerPerMicroBatch: return "per layer per micro batch";
+    case TrafficFrequency::kPerMicroBatch: return "per micro batch";
+    case TrafficFrequency::kPerStep: return "per step";
+  }
+  return "?";
+}
+
+std::vector<TrafficItem> LayoutTraffic(const ModelTrafficShape& model, const TrafficInputs& in) {
+  const ParallelLayout& l = in.layout;
+  const double micro_batches = static_cast<double>(in.micro_batches_per_step);
+  // Layers live on pipeline stages: one rank runs layers / pp of them.
+  const double layers = static_cast<double>(model.layers) / static_cast<double>(l.pp);
+  const double moe_layers = static_cast<double>(model.moe_layers) / static_cast<double>(l.pp);
+  const double attn_layers =
+      static_cast<double>(model.full_attention_layers) / static_cast<double>(l.pp);
+  // Tokens one rank holds in a micro batch: the sequence is split by CP.
+  const double tokens = static_cast<double>(in.micro_batch) * in.tokens_per_sample /
+                        static_cast<double>(l.cp);
+  const double h = static_cast<double>(model.hidden_size);
+  const double act = static_cast<double>(in.activation_bytes);
+  // Forward and backward each issue the forward's collectives once; full recompute re-runs the
+  // forward (and its collectives) inside the backward.
+  const double passes = in.full_recompute ? 3.0 : 2.0;
+  std::vector<TrafficItem> items;
+
+  auto per_layer = [&](GroupKind g, std::string purpose, CollectiveOp op, double bytes,
+                       double calls_per_layer, double layer_count) {
+    items.push_back({g, std::move(purpose), op, Bytes::Count(bytes),
+                     TrafficFrequency::kPerLayerPerMicroBatch, calls_per_layer,
+                     calls_per_layer * layer_count * micro_batches});
+  };
+
+  if (l.tp > 1) {
+    // Megatron TP: one all-reduce after attention and one after the MLP, on the full activation
+    // [tokens, h] (with sequence parallelism the same bytes move as all-gather + reduce-scatter).
+    per_layer(GroupKind::kTp, "TP activations (attention + MLP outputs)", CollectiveOp::kAllReduce,
+              tokens * h * act, 2.0 * passes, layers);
+  }
+  if (l.cp > 1 && model.full_attention_layers > 0) {
+    // Ring attention: every rank sees every other rank's K and V once per pass (all-gather of
+    // the [tokens x cp, kv_width] K/V), and the backward returns dK, dV (reduce-scatter).
+    const double kv = tokens * static_cast<double>(l.cp) * static_cast<double>(model.kv_width) * act;
+    per_layer(GroupKind::kCp, "CP K/V exchange (full-attention layers)", CollectiveOp::kAllGather,
+              kv, passes - 1.0, attn_layers);
+    per_layer(GroupKind::kCp, "CP dK/dV return (full-attention layers)",
+              CollectiveOp::kReduceScatter, kv, 1.0, attn_layers);
+  }
+  if (l.ep > 1 && model.moe_layers > 0) {
+    // Token dispatch and combine: each token goes to top_k experts, h elements each. The size
+    // is one rank's whole send buffer (nccl-tests' all-to-all size).
+    per_layer(GroupKind::kEp, "MoE token dispatch + combine", CollectiveOp::kAllToAll,
+              tokens * static_cast<double>(model.top_k) * h * act, 2.0 * passes, moe_layers);
+  }
+  if (l.pp > 1) {
+    // One activation send forward and one gradient send backward per micro batch per boundary.
+    items.push_back({GroupKind::kPp, "PP activations / gradients between stages",
+                     CollectiveOp::kSendRecv, Bytes::Count(tokens * h * act),
+                     TrafficFrequency::kPerMicroBatch, 2.0, 2.0 * micro_batches});
+  }
+  // Gradient synchronisation, once per step. Non-expert parameters are replicated over DP x CP
+  // (megatron-core reduces them over the dp-cp group); experts over the expert-DP group.
+  const double non_expert_per_rank =
+      static_cast<double>(model.non_expert_params) / static_cast<double>(l.tp * l.pp);
+  const double expert_per_rank =
+      static_cast<double>(model.expert_params) / static_cast<double>(l.ep * l.etp * l.pp);
+  const double grad = static_cast<double>(in.grad_bytes);
+  const double param = static_cast<double>(in.param_bytes);
+  auto per_step = [&](GroupKind g, std::string purpose, CollectiveOp op, double bytes) {
+    items.push_back({g, std::move(purpose), op, Bytes::Count(bytes), TrafficFrequency::kPerStep,
+                     1.0, 1.0});
+  };
+  // With CP1 the DP x CP group is the DP group: name it as users know it.
+  const GroupKind dp_group = l.cp > 1 ? GroupKind::kDpCp : GroupKind::kDp;
+  if (l.dp * l.cp > 1) {
+    if (in.distributed_optimizer) {
+      per_step(dp_group, "gradients of non-expert parameters", CollectiveOp::kReduceScatter,
+               non_expert_per_rank * grad);
+      per_step(dp_group, "updated non-expert parameters", CollectiveOp::kAllGather,
+               non_expert_per_rank * param);
+    } else {
+      per_step(dp_group, "gradients of non-expert parameters", CollectiveOp::kAllReduce,
+               non_expert_per_rank * grad);
+    }
+  }
+  if (l.expert_dp() > 1 && model.expert_params > 0) {
+    if (in.distributed_optimizer) {
+      per_step(GroupKind::kExpertDp, "gradients of expert parameters",
+               CollectiveOp::kReduceScatter, expert_per_rank * grad);
+      per_step(GroupKind::kExpertDp, "updated expert parameters", CollectiveOp::kAllGather,
+               expert_per_rank * param);
+    } else {
+      per_step(GroupKind::kExpertDp, "gradients of expert parameters", CollectiveOp::kAllReduce,
+               expert_per_rank * grad);
+    }
+  }
+  return items;
+}
+
+}  // namespace strata

@@ -1,0 +1,33 @@
+#include "strata/comm/traffic_pricing.h"
+
+#include <fmt/format.h>
+
+namespace strata {
+
+GroupShape ShapeOf(const GroupPlacement& group) {
+  return {group.size, group.nodes_spanned, group.ranks_per_node};
+}
+
+Result<std::vector<PricedTraffic>> PriceTraffic(const std::vector<TrafficItem>& items,
+                                                const std::vector<GroupPlacement>& groups,
+                                                const CollectiveModel& model) {
+  std::vector<PricedTraffic> out;
+  for (const auto& item : items) {
+    const GroupPlacement* group = FindGroup(groups, item.group);
+    if (group == nullptr) {
+      return InvalidInput(fmt::format("no placement for the {} group", ToString(item.group)));
+    }
+    auto cost = model.Cost(item.op, item.size, ShapeOf(*group));
+    if (!cost.ok()) {
+      Error e = std::move(cost).error();
+      e.message = fmt::format("{} group: {}", ToString(item.group), e.message);
+      return e;
+    }
+    PricedTraffic p{item, *group, *cost, cost->time * item.calls_per_step,
+                    item.size * item.calls_per_step};
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
+}  // namespace strata

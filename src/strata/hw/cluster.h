@@ -1,0 +1,85 @@
+// A cluster description (data/clusters/<name>.yaml): nodes of identical GPUs, the fabric inside a
+// node, the NICs between nodes and the storage they share. Units are required in the file.
+//
+//   node 0                         node 1
+//   +---------------------------+  +---------------------------+
+//   | GPU0..GPU7  <- NVSwitch -> |  | GPU0..GPU7                |
+//   |   |  PCIe                  |  |   |                       |
+//   | data NICs (RoCE/IB) ------ switch ------ data NICs         |
+//   | mgmt NIC (eth0) ---------- mgmt net ---- mgmt NIC          |
+//   +---------------------------+  +---------------------------+
+//                 \______ shared storage (NFS / Lustre) ______/
+#ifndef STRATA_HW_CLUSTER_H_
+#define STRATA_HW_CLUSTER_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "strata/core/result.h"
+#include "strata/core/units.h"
+#include "strata/hw/gpu_catalog.h"
+
+namespace strata {
+
+enum class IntraNodeFabric { kNvSwitch, kNvLinkMesh, kPcieOnly };
+enum class NicTransport { kRoce, kInfiniBand, kEthernet };
+enum class NicRole { kData, kManagement };
+enum class StorageKind { kNfs, kLustre, kLocalNvme };
+
+/// One kind of NIC in every node ("4 x 200Gb/s RoCE, data").
+struct NicGroup {
+  std::string name;      // "roce", "eth0"
+  int64_t count = 0;     // per node
+  BytesPerSecond speed;  // per NIC, per direction (link rates are quoted per direction)
+  NicTransport transport = NicTransport::kRoce;
+  NicRole role = NicRole::kData;
+};
+
+struct Storage {
+  std::string name;  // "nfs"
+  StorageKind kind = StorageKind::kNfs;
+  BytesPerSecond bandwidth_per_node;  // what one client node can read
+  bool shared = true;                 // seen by every node (NFS, Lustre) or local to one
+};
+
+struct Cluster {
+  std::string name;
+  std::string description;
+  int64_t nodes = 0;
+  int64_t gpus_per_node = 0;
+  GpuSpec gpu;
+  IntraNodeFabric fabric = IntraNodeFabric::kNvSwitch;
+  int64_t pcie_generation = 0;  // of the GPU and NIC slots
+  std::vector<NicGroup> nics;
+  std::vector<Storage> storage;
+  std::map<std::string, std::string> sources;  // field -> where the value came from, or
+                                               // "assumption: ..." when nobody measured it
+
+  int64_t world_size() const { return nodes * gpus_per_node; }
+  /// Sum over the data NICs of one node (per direction); zero when the node has none.
+  BytesPerSecond DataNicBandwidthPerNode() const;
+  /// The node's data NIC bandwidth shared evenly by its GPUs.
+  BytesPerSecond DataNicBandwidthPerGpu() const;
+  /// Sum over the management NICs of one node.
+  BytesPerSecond ManagementBandwidthPerNode() const;
+  /// The transport of the data NICs (the first group); kEthernet when there is none.
+  NicTransport DataTransport() const;
+};
+
+/// `path_or_name` is a file path, or a name under data/clusters/ ("h20-5x8").
+Result<Cluster> LoadCluster(const std::string& path_or_name);
+/// Parses cluster text; `file` names it in errors.
+Result<Cluster> ParseCluster(const std::string& text, const std::string& file);
+/// The clusters shipped under data/clusters/, sorted by name.
+std::vector<std::string> ShippedClusterNames();
+
+std::string ToString(IntraNodeFabric fabric);  // "nvswitch", "nvlink_mesh", "pcie"
+std::string ToString(NicTransport transport);  // "roce", "infiniband", "ethernet"
+std::string ToString(NicRole role);            // "data", "management"
+std::string ToString(StorageKind kind);        // "nfs", "lustre", "local_nvme"
+
+}  // namespace strata
+
+#endif  // STRATA_HW_CLUSTER_H_

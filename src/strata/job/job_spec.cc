@@ -1,0 +1,365 @@
+#include "strata/job/job_spec.h"
+
+#include <algorithm>
+#include <utility>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "strata/core/did_you_mean.h"
+#include "strata/core/file_io.h"
+#include "strata/core/yaml_fields.h"
+#include "strata/job/job_validation.h"
+#include "strata/model/sequence_lengths.h"
+
+namespace strata {
+namespace {
+
+template <class E>
+struct EnumName {
+  E value;
+  const char* name;
+};
+
+constexpr EnumName<DType> kDTypes[] = {
+    {DType::kFp32, "fp32"}, {DType::kBf16, "bf16"}, {DType::kFp16, "fp16"}, {DType::kFp8, "fp8"}};
+constexpr EnumName<RecomputeGranularity> kGranularities[] = {
+    {RecomputeGranularity::kNone, "none"},
+    {RecomputeGranularity::kSelective, "selective"},
+    {RecomputeGranularity::kFull, "full"}};
+constexpr EnumName<RecomputeMethod> kMethods[] = {{RecomputeMethod::kUniform, "uniform"},
+                                                  {RecomputeMethod::kBlock, "block"}};
+constexpr EnumName<CrossEntropyImpl> kCrossEntropies[] = {{CrossEntropyImpl::kFused, "fused"},
+                                                          {CrossEntropyImpl::kNative, "native"}};
+
+template <class E, size_t N>
+std::string_view NameOf(const EnumName<E> (&table)[N], E value) {
+  for (const auto& entry : table) {
+    if (entry.value == value) return entry.name;
+  }
+  return "?";
+}
+
+/// Reads `key` as one of the table's names; the error lists them with "did you mean".
+template <class E, size_t N>
+Result<E> EnumField(YamlMap& map, const std::string& key, const EnumName<E> (&table)[N]) {
+  STRATA_ASSIGN_OR_RETURN(std::string text, map.String(key));
+  std::vector<std::string> names;
+  for (const auto& entry : table) {
+    if (text == entry.name) return entry.value;
+    names.emplace_back(entry.name);
+  }
+  return map.ErrorAt(key, fmt::format("unknown value '{}', expected one of: {}", text,
+                                      fmt::join(names, ", ")))
+      .WithHint(DidYouMeanHint(text, names));
+}
+
+/// "49152", "48Ki", "29K": token counts through the one parser the model module owns.
+Result<double> TokenField(YamlMap& map, const std::string& key) {
+  STRATA_ASSIGN_OR_RETURN(std::string text, map.String(key));
+  auto tokens = ParseTokenCount(text);
+  if (!tokens.ok()) return map.ErrorAt(key, tokens.error().message).WithHint(tokens.error().hint);
+  if (*tokens < 1) return map.ErrorAt(key, fmt::format("expected at least 1 token, got '{}'", text));
+  return *tokens;
+}
+
+Status ApplyOverride(YAML::Node& root, const std::string& assignment) {
+  const size_t eq = assignment.find('=');
+  auto set_error = [&](std::string message) {
+    return InvalidInput(std::move(message)).InField("--set");
+  };
+  if (eq == std::string::npos || eq == 0) {
+    return set_error(fmt::format("expected key=value, got '{}'", assignment))
+        .WithHint("e.g. --set parallel.ep=16 --set precision.grads=bf16");
+  }
+  const std::string key = assignment.substr(0, eq);
+  const std::string value = assignment.substr(eq + 1);
+  const auto& keys = JobSpecKeys();
+  if (std::find(keys.begin(), keys.end(), key) == keys.end()) {
+    return set_error(fmt::format("unknown key '{}'", key)).WithHint(DidYouMeanHint(key, keys));
+  }
+  YAML::Node parsed;
+  try {
+    parsed = YAML::Load(value);
+  } catch (const YAML::Exception& e) {
+    return set_error(fmt::format("'{}': malformed value: {}", assignment, e.msg));
+  }
+  if (!parsed || parsed.IsNull()) return set_error(fmt::format("'{}': empty value", assignment));
+  // yaml-cpp's operator= on a Node assigns through it; reset() rebinds the cursor instead.
+  YAML::Node cursor;
+  cursor.reset(root);
+  size_t start = 0;
+  for (size_t dot = key.find('.'); dot != std::string::npos; dot = key.find('.', start)) {
+    const std::string part = key.substr(start, dot - start);
+    if (cursor[part] && !cursor[part].IsMap()) {
+      return set_error(fmt::format("'{}': '{}' is not a mapping in the job file", key, part));
+    }
+    YAML::Node next = cursor[part];
+    cursor.reset(next);
+    start = dot + 1;
+  }
+  cursor[key.substr(start)] = parsed;
+  return OkStatus();
+}
+
+Status ParseCluster(YamlMap& top, JobSpec& job) {
+  STRATA_ASSIGN_OR_RETURN(YamlMap cluster, top.Map("cluster"));
+  STRATA_ASSIGN_OR_RETURN(job.cluster.gpu, cluster.String("gpu"));
+  STRATA_ASSIGN_OR_RETURN(job.cluster.gpus_per_node, cluster.PositiveInt("gpus_per_node"));
+  STRATA_ASSIGN_OR_RETURN(job.cluster.nodes, cluster.PositiveInt("nodes"));
+  return cluster.CheckNoUnknownKeys();
+}
+
+Status ParseParallel(YamlMap& top, JobSpec& job) {
+  STRATA_ASSIGN_OR_RETURN(YamlMap p, top.Map("parallel"));
+  ParallelLayout& l = job.layout;
+  const std::pair<const char*, int64_t*> sizes[] = {{"tp", &l.tp}, {"pp", &l.pp}, {"vpp", &l.vpp},
+                                                    {"cp", &l.cp}, {"ep", &l.ep}, {"etp", &l.etp}};
+  for (const auto& [key, target] : sizes) {
+    if (p.Has(key)) {
+      STRATA_ASSIGN_OR_RETURN(*target, p.PositiveInt(key));
+    }
+  }
+  l.dp = 0;  // derived from the world size unless given (then checked)
+  if (p.Has("dp")) {
+    STRATA_ASSIGN_OR_RETURN(l.dp, p.PositiveInt("dp"));
+  }
+  if (p.Has("sequence_parallel")) {
+    STRATA_ASSIGN_OR_RETURN(l.sequence_parallel, p.Bool("sequence_parallel"));
+  }
+  return p.CheckNoUnknownKeys();
+}
+
+Status ParseSequence(YamlMap& top, JobSpec& job) {
+  STRATA_ASSIGN_OR_RETURN(YamlMap seq, top.Map("sequence"));
+  STRATA_ASSIGN_OR_RETURN(job.sequence.max_tokens, TokenField(seq, "max_tokens"));
+  if (seq.Has("mean_tokens") && seq.Has("histogram")) {
+    return seq.ErrorAt("histogram", "give mean_tokens or histogram, not both");
+  }
+  if (seq.Has("mean_tokens")) {
+    STRATA_ASSIGN_OR_RETURN(job.sequence.mean_tokens, TokenField(seq, "mean_tokens"));
+    if (job.sequence.mean_tokens > job.sequence.max_tokens) {
+      return seq.ErrorAt("mean_tokens",
+                         fmt::format("mean_tokens {} is larger than max_tokens {}",
+                                     job.sequence.mean_tokens, job.sequence.max_tokens));
+    }
+  }
+  if (seq.Has("histogram")) {
+    STRATA_ASSIGN_OR_RETURN(job.sequence.histogram, seq.String("histogram"));
+  }
+  if (seq.Has("packing")) {
+    STRATA_ASSIGN_OR_RETURN(job.sequence.packing, seq.Bool("packing"));
+  }
+  return seq.CheckNoUnknownKeys();
+}
+
+Status ParseRecompute(YamlMap& top, JobSpec& job) {
+  if (!top.Has("recompute")) return OkStatus();
+  STRATA_ASSIGN_OR_RETURN(YamlMap r, top.Map("recompute"));
+  STRATA_ASSIGN_OR_RETURN(job.recompute.granularity, EnumField(r, "granularity", kGranularities));
+  const bool full = job.recompute.granularity == RecomputeGranularity::kFull;
+  for (const char* key : {"method", "num_layers"}) {
+    if (r.Has(key) && !full) {
+      return r.ErrorAt(key, fmt::format("'{}' applies only to granularity: full", key));
+    }
+  }
+  if (r.Has("method")) {
+    STRATA_ASSIGN_OR_RETURN(job.recompute.method, EnumField(r, "method", kMethods));
+  }
+  if (r.Has("num_layers")) {
+    STRATA_ASSIGN_OR_RETURN(job.recompute.num_layers, r.PositiveInt("num_layers"));
+  }
+  return r.CheckNoUnknownKeys();
+}
+
+Status ParsePrecisionAndOptimizer(YamlMap& top, JobSpec& job) {
+  if (top.Has("precision")) {
+    STRATA_ASSIGN_OR_RETURN(YamlMap p, top.Map("precision"));
+    if (p.Has("params")) {
+      STRATA_ASSIGN_OR_RETURN(job.param_dtype, EnumField(p, "params", kDTypes));
+    }
+    if (p.Has("grads")) {
+      STRATA_ASSIGN_OR_RETURN(job.grad_dtype, EnumField(p, "grads", kDTypes));
+      if (job.grad_dtype != DType::kFp32 && job.grad_dtype != DType::kBf16) {
+        return p.ErrorAt("grads", fmt::format("gradient buffers are fp32 or bf16, got '{}'",
+                                              DTypeName(job.grad_dtype)));
+      }
+    }
+    STRATA_RETURN_IF_ERROR(p.CheckNoUnknownKeys());
+  }
+  if (top.Has("optimizer")) {
+    STRATA_ASSIGN_OR_RETURN(YamlMap o, top.Map("optimizer"));
+    if (o.Has("name")) {
+      STRATA_ASSIGN_OR_RETURN(job.optimizer.name, o.String("name"));
+      if (job.optimizer.name != "adam" && job.optimizer.name != "adamw") {
+        return o.ErrorAt("name", fmt::format("unknown optimizer '{}', expected adam or adamw",
+                                             job.optimizer.name))
+            .WithHint(DidYouMeanHint(job.optimizer.name, {"adam", "adamw"}));
+      }
+    }
+    if (o.Has("distributed")) {
+      STRATA_ASSIGN_OR_RETURN(job.optimizer.distributed, o.Bool("distributed"));
+    }
+    if (o.Has("master_weights")) {
+      STRATA_ASSIGN_OR_RETURN(job.optimizer.master_dtype, EnumField(o, "master_weights", kDTypes));
+    }
+    if (o.Has("moments")) {
+      STRATA_ASSIGN_OR_RETURN(job.optimizer.moment_dtype, EnumField(o, "moments", kDTypes));
+    }
+    STRATA_RETURN_IF_ERROR(o.CheckNoUnknownKeys());
+  }
+  if (top.Has("loss")) {
+    STRATA_ASSIGN_OR_RETURN(YamlMap loss, top.Map("loss"));
+    STRATA_ASSIGN_OR_RETURN(job.cross_entropy, EnumField(loss, "cross_entropy", kCrossEntropies));
+    STRATA_RETURN_IF_ERROR(loss.CheckNoUnknownKeys());
+  }
+  return OkStatus();
+}
+
+Status ParseFrozen(YamlMap& top, JobSpec& job) {
+  if (!top.Has("frozen")) return OkStatus();
+  STRATA_ASSIGN_OR_RETURN(YAML::Node list, top.Node("frozen"));
+  if (!list.IsSequence()) {
+    return top.ErrorAt("frozen", "expected a list of module kinds, e.g. [vision]");
+  }
+  for (const auto& item : list) {
+    if (!item.IsScalar()) return top.ErrorAt("frozen", "expected module kind names");
+    job.frozen.push_back(item.Scalar());
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
+std::string_view DTypeName(DType dtype) { return NameOf(kDTypes, dtype); }
+std::string_view RecomputeGranularityName(RecomputeGranularity g) {
+  return NameOf(kGranularities, g);
+}
+std::string_view RecomputeMethodName(RecomputeMethod m) { return NameOf(kMethods, m); }
+std::string_view CrossEntropyImplName(CrossEntropyImpl impl) {
+  return NameOf(kCrossEntropies, impl);
+}
+
+int64_t DTypeBytes(DType dtype) {
+  switch (dtype) {
+    case DType::kFp32: return 4;
+    case DType::kBf16:
+    case DType::kFp16: return 2;
+    case DType::kFp8: return 1;
+  }
+  return 4;
+}
+
+const std::vector<std::string>& JobSpecKeys() {
+  static const std::vector<std::string> keys = {
+      "model", "cluster.gpu", "cluster.gpus_per_node", "cluster.nodes",
+      "parallel.tp", "parallel.pp", "parallel.vpp", "parallel.cp", "parallel.ep",
+      "parallel.etp", "parallel.dp", "parallel.sequence_parallel",
+      "batch.micro_batch", "batch.global_batch",
+      "sequence.max_tokens", "sequence.mean_tokens", "sequence.histogram", "sequence.packing",
+      "recompute.granularity", "recompute.method", "recompute.num_layers",
+      "precision.params", "precision.grads",
+      "optimizer.name", "optimizer.distributed", "optimizer.master_weights", "optimizer.moments",
+      "loss.cross_entropy", "frozen", "mtp"};
+  return keys;
+}
+
+namespace {
+Result<JobSpec> ParseFields(YAML::Node& root, const std::string& file);
+}  // namespace
+
+Result<JobSpec> ParseJobSpec(const std::string& text, const std::string& file,
+                             const std::vector<std::string>& overrides) {
+  STRATA_ASSIGN_OR_RETURN(YAML::Node root, ParseYaml(text, file));
+  if (!root.IsMap()) {
+    return InvalidInput("expected a mapping of key: value at the top of a job file").InFile(file);
+  }
+  bool sets_model_parallel = false, sets_dp = false;
+  for (const std::string& assignment : overrides) {
+    STRATA_RETURN_IF_ERROR(ApplyOverride(root, assignment));
+    for (const char* key : {"parallel.tp=", "parallel.pp=", "parallel.cp="}) {
+      if (assignment.starts_with(key)) sets_model_parallel = true;
+    }
+    if (assignment.starts_with("parallel.dp=")) sets_dp = true;
+  }
+  // Changing TP, PP or CP from the command line re-derives DP rather than contradicting the
+  // file's DP: world = TP x PP x CP x DP holds by construction.
+  if (sets_model_parallel && !sets_dp && root["parallel"] && root["parallel"].IsMap()) {
+    root["parallel"].remove("dp");
+  }
+  // Likewise switching recompute away from full drops the file's full-only settings.
+  for (const std::string& assignment : overrides) {
+    if (assignment.starts_with("recompute.granularity=") &&
+        !assignment.ends_with("=full") && root["recompute"].IsMap()) {
+      root["recompute"].remove("method");
+      root["recompute"].remove("num_layers");
+    }
+  }
+  auto job = ParseFields(root, file);
+  if (job.ok()) return job;
+  // A bad value that came from --set is reported as such, not at a line of the file.
+  Error e = std::move(job).error();
+  for (const std::string& assignment : overrides) {
+    if (!e.field.empty() && assignment.starts_with(e.field + "=")) {
+      e.line = 0;
+      e.field = "--set " + e.field;
+    }
+  }
+  return e;
+}
+
+namespace {
+Result<JobSpec> ParseFields(YAML::Node& root, const std::string& file) {
+  STRATA_ASSIGN_OR_RETURN(YamlMap top, YamlMap::Of(root, file, ""));
+  JobSpec job;
+  job.file = file;
+  STRATA_ASSIGN_OR_RETURN(job.model, top.String("model"));
+  STRATA_RETURN_IF_ERROR(ParseCluster(top, job));
+  STRATA_RETURN_IF_ERROR(ParseParallel(top, job));
+  {
+    STRATA_ASSIGN_OR_RETURN(YamlMap batch, top.Map("batch"));
+    STRATA_ASSIGN_OR_RETURN(job.micro_batch, batch.PositiveInt("micro_batch"));
+    STRATA_ASSIGN_OR_RETURN(job.global_batch, batch.PositiveInt("global_batch"));
+    STRATA_RETURN_IF_ERROR(batch.CheckNoUnknownKeys());
+  }
+  STRATA_RETURN_IF_ERROR(ParseSequence(top, job));
+  STRATA_RETURN_IF_ERROR(ParseRecompute(top, job));
+  STRATA_RETURN_IF_ERROR(ParsePrecisionAndOptimizer(top, job));
+  STRATA_RETURN_IF_ERROR(ParseFrozen(top, job));
+  if (top.Has("mtp")) {
+    STRATA_ASSIGN_OR_RETURN(job.mtp, top.Bool("mtp"));
+  }
+  STRATA_RETURN_IF_ERROR(top.CheckNoUnknownKeys());
+  // The model-free rules (world size, DP, batch arithmetic) run here, so every JobSpec that
+  // leaves this function has a consistent layout; the model-dependent rules need the config.
+  auto checked = CheckLayoutArithmetic(job);
+  if (!checked.ok()) {
+    Error e = std::move(checked).error();
+    e.InFile(file);
+    return e;
+  }
+  return job;
+}
+}  // namespace
+
+Result<JobSpec> LoadJobSpec(const std::string& path_or_name,
+                            const std::vector<std::string>& overrides) {
+  std::string path = path_or_name;
+  const bool looks_like_path = path_or_name.find('/') != std::string::npos ||
+                               path_or_name.ends_with(".yaml") || path_or_name.ends_with(".yml");
+  if (!looks_like_path) path = DataDir() + "/jobs/" + path_or_name + ".yaml";
+  auto text = ReadFile(path);
+  if (!text.ok()) {
+    Error e = std::move(text).error();
+    if (!looks_like_path) {
+      e.message = fmt::format("no job named '{}' in the catalog (data/jobs/)", path_or_name);
+      e.hint = fmt::format("give a path to a job file, or a catalog name such as '{}'",
+                           kReferenceJobName);
+    }
+    return e;
+  }
+  return ParseJobSpec(*text, looks_like_path ? path : "data/jobs/" + path_or_name + ".yaml",
+                      overrides);
+}
+
+}  // namespace strata

@@ -1,0 +1,104 @@
+// A training job as the user writes it (job.yaml): which model, which GPUs, the parallel layout,
+// batch, sequence, recompute, precision and optimizer. Parsing checks types and names only; the
+// layout rules that need the model (heads, experts, layers) live in job_validation.h.
+#ifndef STRATA_JOB_JOB_SPEC_H_
+#define STRATA_JOB_JOB_SPEC_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "strata/core/result.h"
+#include "strata/job/parallel_layout.h"
+
+namespace strata {
+
+enum class DType { kFp32, kBf16, kFp16, kFp8 };
+std::string_view DTypeName(DType dtype);  // "fp32", "bf16", ...
+/// Bytes one element takes: fp32 4, bf16/fp16 2, fp8 1.
+int64_t DTypeBytes(DType dtype);
+
+enum class RecomputeGranularity { kNone, kSelective, kFull };
+std::string_view RecomputeGranularityName(RecomputeGranularity g);
+
+/// megatron-core --recompute-method: uniform checkpoints the input of every group of
+/// `num_layers` layers; block recomputes only the first `num_layers` layers of each stage.
+enum class RecomputeMethod { kUniform, kBlock };
+std::string_view RecomputeMethodName(RecomputeMethod m);
+
+/// How the loss is computed from the logits. kFused: the gradient overwrites the bf16 logits in
+/// place (megatron-core --cross-entropy-loss-fusion --cross-entropy-fusion-impl te). kNative:
+/// megatron-core's vocab_parallel_cross_entropy, which keeps an fp32 softmax of the logits.
+enum class CrossEntropyImpl { kFused, kNative };
+std::string_view CrossEntropyImplName(CrossEntropyImpl impl);
+
+struct ClusterSpec {
+  std::string gpu;  // a GPU catalog name ("H20")
+  int64_t gpus_per_node = 0;
+  int64_t nodes = 0;
+  int64_t world() const { return gpus_per_node * nodes; }
+};
+
+struct SequenceSpec {
+  double max_tokens = 0;   // the longest sample (activations are sized for it)
+  double mean_tokens = 0;  // 0 when not given: all samples are max_tokens long
+  std::string histogram;   // a length histogram file, when given
+  bool packing = false;    // samples packed up to max_tokens: every micro batch has one shape
+  /// Shapes change from micro batch to micro batch (fragments the allocator's cache).
+  bool variable_length() const {
+    return !packing && ((mean_tokens > 0 && mean_tokens < max_tokens) || !histogram.empty());
+  }
+};
+
+struct RecomputeSpec {
+  RecomputeGranularity granularity = RecomputeGranularity::kNone;
+  RecomputeMethod method = RecomputeMethod::kUniform;
+  int64_t num_layers = 1;
+};
+
+struct OptimizerSpec {
+  std::string name = "adam";
+  bool distributed = true;         // megatron-core --use-distributed-optimizer (ZeRO-1)
+  DType master_dtype = DType::kFp32;
+  DType moment_dtype = DType::kFp32;  // exp_avg and exp_avg_sq
+};
+
+struct JobSpec {
+  std::string file;   // where it was read from ("" for a job built in code)
+  std::string model;  // catalog name or config.json path
+  ClusterSpec cluster;
+  ParallelLayout layout;
+  int64_t micro_batch = 1;
+  int64_t global_batch = 1;
+  SequenceSpec sequence;
+  RecomputeSpec recompute;
+  DType param_dtype = DType::kBf16;
+  DType grad_dtype = DType::kFp32;
+  OptimizerSpec optimizer;
+  CrossEntropyImpl cross_entropy = CrossEntropyImpl::kFused;
+  std::vector<std::string> frozen;  // module kinds without gradients ("vision")
+  bool mtp = false;                 // build the multi-token-prediction block
+
+  /// Micro batches per step per data-parallel rank (gradient accumulation).
+  int64_t num_micro_batches() const { return global_batch / (micro_batch * layout.dp); }
+};
+
+/// Parses job YAML. `overrides` are "key=value" pairs (`--set`), dotted keys as in the file
+/// ("parallel.ep=16"); they replace the file's values before any check runs.
+Result<JobSpec> ParseJobSpec(const std::string& text, const std::string& file,
+                             const std::vector<std::string>& overrides = {});
+
+/// Reads a job file by path, or by name from data/jobs/ ("qwen3.6-35b-a3b-sft-h20x40").
+Result<JobSpec> LoadJobSpec(const std::string& path_or_name,
+                            const std::vector<std::string>& overrides = {});
+
+/// Every key a job file may hold, dotted ("parallel.tp"): for --set and "did you mean".
+const std::vector<std::string>& JobSpecKeys();
+
+/// The reference job of the reference case, run when no job file is given.
+inline constexpr const char* kReferenceJobName = "qwen3.6-35b-a3b-sft-h20x40";
+
+}  // namespace strata
+
+#endif  // STRATA_JOB_JOB_SPEC_H_

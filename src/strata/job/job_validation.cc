@@ -1,0 +1,253 @@
+#include "strata/job/job_validation.h"
+
+#include <algorithm>
+#include <filesystem>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "strata/core/did_you_mean.h"
+#include "strata/model/param_count.h"
+#include "strata/model/sequence_lengths.h"
+
+namespace strata {
+namespace {
+
+/// megatron-core's default --make-vocab-size-divisible-by.
+constexpr int64_t kVocabDivisibleBy = 128;
+
+Error RuleError(const JobSpec& job, std::string field, std::string message,
+                const std::vector<int64_t>& would_work, const std::string& what) {
+  Error e = InvalidInput(std::move(message));
+  e.field = std::move(field);
+  e.file = job.file;
+  if (!would_work.empty()) {
+    e.hint = fmt::format("{} that would work: {}", what, fmt::join(would_work, ", "));
+  }
+  return e;
+}
+
+bool Divides(int64_t d, int64_t n) { return d > 0 && n % d == 0; }
+
+}  // namespace
+
+std::vector<int64_t> ValuesThatWork(int64_t limit, const std::function<bool(int64_t)>& ok) {
+  std::vector<int64_t> values;
+  for (int64_t v = 1; v <= limit; ++v) {
+    if (ok(v)) values.push_back(v);
+  }
+  return values;
+}
+
+int64_t PaddedVocab(int64_t vocab_size, int64_t tp) {
+  const int64_t multiple = kVocabDivisibleBy * tp;
+  return (vocab_size + multiple - 1) / multiple * multiple;
+}
+
+Status CheckLayoutArithmetic(JobSpec& job) {
+  ParallelLayout& l = job.layout;
+  const int64_t world = job.cluster.world();
+  const int64_t model_parallel = l.tp * l.pp * l.cp;
+  auto world_divisors = [&](int64_t other) {
+    return ValuesThatWork(world, [&](int64_t v) { return Divides(v * other, world); });
+  };
+  if (!Divides(model_parallel, world)) {
+    return RuleError(job, "parallel",
+                     fmt::format("world size {} ({} nodes x {} GPUs) is not divisible by "
+                                 "TP x PP x CP = {} x {} x {} = {}",
+                                 world, job.cluster.nodes, job.cluster.gpus_per_node, l.tp, l.pp,
+                                 l.cp, model_parallel),
+                     world_divisors(l.pp * l.cp), "TP values (at this PP and CP)");
+  }
+  const int64_t derived_dp = world / model_parallel;
+  if (l.dp != 0 && l.dp != derived_dp) {
+    return RuleError(job, "parallel.dp",
+                     fmt::format("DP {} does not match world / (TP x PP x CP) = {} / {} = {}",
+                                 l.dp, world, model_parallel, derived_dp),
+                     {derived_dp}, "DP");
+  }
+  l.dp = derived_dp;
+  const int64_t expert_space = l.tp * l.cp * l.dp;
+  if (!Divides(l.ep * l.etp, expert_space)) {
+    return RuleError(job, "parallel.ep",
+                     fmt::format("EP x ETP = {} x {} = {} must divide TP x CP x DP = {} (experts "
+                                 "are laid out inside the TP x CP x DP ranks)",
+                                 l.ep, l.etp, l.ep * l.etp, expert_space),
+                     ValuesThatWork(expert_space,
+                                    [&](int64_t v) { return Divides(v * l.etp, expert_space); }),
+                     "EP values (at this ETP)");
+  }
+  if (l.vpp > 1 && l.pp == 1) {
+    return RuleError(job, "parallel.vpp",
+                     fmt::format("virtual pipeline stages (VPP {}) need PP > 1", l.vpp), {1},
+                     "VPP");
+  }
+  const int64_t per_step = job.micro_batch * l.dp;
+  if (!Divides(per_step, job.global_batch)) {
+    return RuleError(
+        job, "batch.global_batch",
+        fmt::format("global batch {} is not a multiple of micro batch x DP = {} x {} = {}",
+                    job.global_batch, job.micro_batch, l.dp, per_step),
+        {per_step, 2 * per_step, 4 * per_step}, "global batches");
+  }
+  if (l.cp > 1) {
+    // Context parallelism cuts each sequence into 2 x CP chunks (load-balanced causal masks).
+    const auto max_tokens = static_cast<int64_t>(job.sequence.max_tokens);
+    if (!Divides(2 * l.cp, max_tokens)) {
+      return RuleError(job, "sequence.max_tokens",
+                       fmt::format("max_tokens {} is not divisible by 2 x CP = {}", max_tokens,
+                                   2 * l.cp),
+                       {}, "");
+    }
+  }
+  return OkStatus();
+}
+
+Status CheckLayoutAgainstModel(const JobSpec& job, const ModelConfig& model) {
+  const ParallelLayout& l = job.layout;
+  const int64_t world = job.cluster.world();
+  auto tp_rule = [&](int64_t count, const char* what) -> Status {
+    if (count == 0 || Divides(l.tp, count)) return OkStatus();
+    return RuleError(job, "parallel.tp",
+                     fmt::format("{} ({}) must be divisible by TP ({})", what, count, l.tp),
+                     ValuesThatWork(world, [&](int64_t v) {
+                       return Divides(v, count) && Divides(v * l.pp * l.cp, world);
+                     }),
+                     "TP values");
+  };
+  const bool has_attention = model.CountLayers(MixerKind::kFullAttention) +
+                                 model.CountLayers(MixerKind::kSlidingAttention) > 0;
+  if (has_attention) {
+    STRATA_RETURN_IF_ERROR(tp_rule(model.attention.num_heads, "attention heads"));
+    STRATA_RETURN_IF_ERROR(tp_rule(model.attention.num_kv_heads, "KV heads (query groups)"));
+  }
+  if (model.CountLayers(MixerKind::kMla) > 0) {
+    STRATA_RETURN_IF_ERROR(tp_rule(model.mla.num_heads, "MLA heads"));
+  }
+  if (model.CountLayers(MixerKind::kGatedDeltaNet) > 0) {
+    STRATA_RETURN_IF_ERROR(tp_rule(model.linear_attention.num_key_heads, "linear-attention key heads"));
+    STRATA_RETURN_IF_ERROR(
+        tp_rule(model.linear_attention.num_value_heads, "linear-attention value heads"));
+  }
+  if (model.CountLayers(FfnKind::kDense) > 0) {
+    STRATA_RETURN_IF_ERROR(tp_rule(model.dense_mlp.intermediate_size, "the MLP width"));
+  }
+  const bool has_moe = model.CountLayers(FfnKind::kMoe) > 0;
+  if (!has_moe && (l.ep > 1 || l.etp > 1)) {
+    return RuleError(job, "parallel.ep",
+                     fmt::format("EP {} / ETP {} given but {} has no experts", l.ep, l.etp,
+                                 model.name),
+                     {1}, "EP and ETP");
+  }
+  if (has_moe) {
+    const int64_t expert_space = l.tp * l.cp * l.dp;
+    if (!Divides(l.ep, model.moe.num_experts)) {
+      return RuleError(job, "parallel.ep",
+                       fmt::format("{} experts cannot be split evenly over EP {}",
+                                   model.moe.num_experts, l.ep),
+                       ValuesThatWork(expert_space, [&](int64_t v) {
+                         return Divides(v, model.moe.num_experts) &&
+                                Divides(v * l.etp, expert_space);
+                       }),
+                       "EP values");
+    }
+    if (!Divides(l.etp, model.moe.expert_intermediate_size)) {
+      return RuleError(job, "parallel.etp",
+                       fmt::format("the expert FFN width ({}) must be divisible by ETP ({})",
+                                   model.moe.expert_intermediate_size, l.etp),
+                       ValuesThatWork(expert_space / l.ep, [&](int64_t v) {
+                         return Divides(v, model.moe.expert_intermediate_size) &&
+                                Divides(v * l.ep, expert_space);
+                       }),
+                       "ETP values");
+    }
+  }
+  const auto layers = static_cast<int64_t>(model.layers.size());
+  if (!Divides(l.pp * l.vpp, layers)) {
+    return RuleError(job, "parallel.pp",
+                     fmt::format("{} layers cannot be split evenly into PP x VPP = {} x {} = {} "
+                                 "chunks",
+                                 layers, l.pp, l.vpp, l.pp * l.vpp),
+                     ValuesThatWork(layers, [&](int64_t v) {
+                       return Divides(v * l.vpp, layers) && Divides(l.tp * v * l.cp, world);
+                     }),
+                     "PP values (at this VPP)");
+  }
+  if (job.recompute.granularity == RecomputeGranularity::kFull) {
+    const int64_t per_chunk = layers / (l.pp * l.vpp);
+    if (job.recompute.num_layers > per_chunk) {
+      return RuleError(job, "recompute.num_layers",
+                       fmt::format("recompute.num_layers {} exceeds the {} layers of one "
+                                   "pipeline chunk",
+                                   job.recompute.num_layers, per_chunk),
+                       ValuesThatWork(per_chunk, [](int64_t) { return true; }),
+                       "num_layers values");
+    }
+  }
+  std::vector<std::string> kinds;
+  for (ModuleKind kind : AllModuleKinds()) kinds.emplace_back(ModuleKindName(kind));
+  for (const std::string& name : job.frozen) {
+    if (std::find(kinds.begin(), kinds.end(), name) == kinds.end()) {
+      Error e = InvalidInput(fmt::format("unknown module kind '{}' in frozen", name));
+      e.field = "frozen";
+      e.file = job.file;
+      e.hint = DidYouMeanHint(name, kinds);
+      return e;
+    }
+  }
+  if (job.mtp && model.mtp_layers == 0) {
+    Error e = InvalidInput(fmt::format("mtp: true but {} has no MTP block", model.name));
+    e.field = "mtp";
+    e.file = job.file;
+    e.hint = "set mtp: false";
+    return e;
+  }
+  return OkStatus();
+}
+
+Result<Job> ResolveJob(const JobSpec& spec) {
+  Job job;
+  job.spec = spec;
+  // A relative config path in a job file is relative to that file, not to the working directory.
+  std::string model_ref = spec.model;
+  const bool is_path = model_ref.ends_with(".json") || model_ref.find('/') != std::string::npos;
+  if (is_path && !spec.file.empty() && std::filesystem::path(model_ref).is_relative()) {
+    const auto beside = std::filesystem::path(spec.file).parent_path() / model_ref;
+    if (std::filesystem::exists(beside)) model_ref = beside.string();
+  }
+  auto model = LoadModelConfig(model_ref);
+  if (!model.ok()) {
+    Error e = std::move(model).error();
+    if (e.field.empty() && e.file.empty()) e.field = "model";
+    return e;
+  }
+  job.model = std::move(model).value();
+  auto gpu = FindGpu(spec.cluster.gpu);
+  if (!gpu.ok()) {
+    Error e = std::move(gpu).error();
+    e.InField("cluster.gpu").InFile(spec.file);
+    return e;
+  }
+  job.gpu = std::move(gpu).value();
+  STRATA_RETURN_IF_ERROR(CheckLayoutAgainstModel(job.spec, job.model));
+  if (!spec.sequence.histogram.empty()) {
+    // Activations are sized for max_tokens; a histogram with longer samples contradicts it.
+    std::filesystem::path path = spec.sequence.histogram;
+    if (path.is_relative() && !spec.file.empty()) {
+      path = std::filesystem::path(spec.file).parent_path() / path;
+    }
+    STRATA_ASSIGN_OR_RETURN(SequenceLengths lengths, LoadSequenceHistogram(path.string()));
+    if (lengths.max_tokens > spec.sequence.max_tokens) {
+      Error e = InvalidInput(fmt::format(
+          "the histogram's longest sample ({} tokens) exceeds max_tokens ({})",
+          lengths.max_tokens, spec.sequence.max_tokens));
+      e.field = "sequence.histogram";
+      e.file = spec.file;
+      e.hint = fmt::format("set sequence.max_tokens to at least {}", lengths.max_tokens);
+      return e;
+    }
+  }
+  return job;
+}
+
+}  // namespace strata

@@ -1,0 +1,251 @@
+#include "strata/memory/activations.h"
+
+#include <algorithm>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "strata/memory/static_memory.h"
+
+namespace strata {
+namespace {
+
+/// Activations are kept in the compute dtype: bf16 unless the parameters are fp32.
+double ActivationBytes(const Job& job) { return job.spec.param_dtype == DType::kFp32 ? 4.0 : 2.0; }
+
+/// Tensors outside the TP regions (norm inputs, residual stream) are split over TP only under
+/// sequence parallelism.
+double ReplicatedDivisor(const Job& job) {
+  return job.spec.layout.sequence_parallel ? static_cast<double>(job.spec.layout.tp) : 1.0;
+}
+
+std::string LayerKindLabel(const LayerSpec& spec) {
+  return fmt::format("{}+{}", MixerKindName(spec.mixer), FfnKindName(spec.ffn));
+}
+
+std::string Gb(Bytes b) { return fmt::format("{} ({})", FormatGB(b), FormatGiB(b)); }
+
+}  // namespace
+
+double TokensPerRank(const Job& job) {
+  return job.spec.sequence.max_tokens * static_cast<double>(job.spec.micro_batch) /
+         static_cast<double>(job.spec.layout.cp);
+}
+
+// Values per token saved for backward, after docs/formulas.md "Activations": the residual-stream
+// tensors (norm inputs and outputs) are `replicated`, the tensors inside the TP region `sharded`.
+LayerActivationBytes LayerActivationsPerToken(const Job& job, const MemoryConstants& constants,
+                                              const LayerSpec& layer) {
+  const ModelConfig& m = job.model;
+  const auto tp = static_cast<double>(job.spec.layout.tp);
+  const auto etp = static_cast<double>(job.spec.layout.etp);
+  const double rep_div = ReplicatedDivisor(job);
+  const double a = ActivationBytes(job);
+  const auto h = static_cast<double>(m.hidden_size);
+  // Selective recompute = megatron-core recompute_modules [core_attn, moe_act, layernorm]: the
+  // norm outputs, the activation-function outputs and flash attention's softmax statistics are
+  // recomputed instead of kept.
+  const bool selective = job.spec.recompute.granularity == RecomputeGranularity::kSelective;
+  double replicated = 0, sharded = 0, fp32_replicated = 0, fp32_sharded = 0;
+  LayerActivationBytes out;
+
+  replicated += selective ? h : 2 * h;  // mixer norm: input (+ output)
+  switch (layer.mixer) {
+    case MixerKind::kFullAttention:
+    case MixerKind::kSlidingAttention: {
+      const AttentionConfig& at = m.attention;
+      const auto q = static_cast<double>(at.num_heads * at.head_dim);
+      const auto kv = static_cast<double>(at.num_kv_heads * at.head_dim);
+      sharded += q + 2 * kv + q;                // q, k, v into flash attention; its output
+      if (at.qk_norm) sharded += q + kv;        // q and k before their norms
+      if (at.output_gate) sharded += 2 * q;     // the gate and the gated o_proj input
+      if (!selective) fp32_sharded += 4.0 * static_cast<double>(at.num_heads);  // softmax LSE
+      break;
+    }
+    case MixerKind::kMla: {
+      const MlaConfig& mla = m.mla;
+      const auto heads = static_cast<double>(mla.num_heads);
+      const auto qk = static_cast<double>(mla.qk_nope_head_dim + mla.qk_rope_head_dim);
+      const auto v = static_cast<double>(mla.v_head_dim);
+      sharded += heads * (2 * qk + 2 * v);  // q, k, v, attention output
+      replicated += static_cast<double>(mla.q_lora_rank + mla.kv_lora_rank + mla.qk_rope_head_dim);
+      if (!selective) fp32_sharded += 4.0 * heads;
+      break;
+    }
+    case MixerKind::kGatedDeltaNet: {
+      const LinearAttentionConfig& la = m.linear_attention;
+      const auto heads = static_cast<double>(la.num_value_heads);
+      const auto chunk = static_cast<double>(constants.gdn_chunk_tokens);
+      // conv input and output (q, k, v), z, core output, gated-norm output, WY matrix A.
+      sharded += 2 * static_cast<double>(la.conv_dim()) + 3 * static_cast<double>(la.value_dim()) +
+                 heads * chunk;
+      fp32_sharded += 2 * 4.0 * heads;  // decay g and beta
+      // One recurrent state per chunk: heads x d_k x d_v in fp32, live while the layer runs;
+      // backward holds it and its gradient.
+      const double state = heads / tp * static_cast<double>(la.key_head_dim * la.value_head_dim) *
+                           static_cast<double>(constants.gdn_state_bytes_per_element) / chunk;
+      out.forward_transient += state;
+      out.backward_transient += 2 * state;
+      break;
+    }
+  }
+
+  replicated += selective ? h : 2 * h;  // feed-forward norm: input (+ output)
+  if (layer.ffn == FfnKind::kDense) {
+    const auto f = static_cast<double>(m.dense_mlp.intermediate_size);
+    sharded += selective ? 2 * f : 3 * f;  // gate+up output (+ activation output)
+  } else {
+    const MoeConfig& moe = m.moe;
+    const auto k = static_cast<double>(moe.top_k);
+    const auto f = static_cast<double>(moe.expert_intermediate_size);
+    const double fs =
+        static_cast<double>(moe.num_shared_experts * moe.shared_expert_intermediate_size);
+    fp32_replicated += 4.0 * static_cast<double>(moe.num_experts);  // router logits in fp32
+    // Every token is replicated top_k times: expert input, fc1 output (+ activation), and the
+    // expert output kept to differentiate the routing probabilities.
+    replicated += k * (2 * h + (selective ? 2 * f : 3 * f) / etp);
+    sharded += selective ? 2 * fs : 3 * fs;
+    if (moe.shared_expert_gate) replicated += h;
+    const double dispatch =
+        a * k * h * static_cast<double>(constants.moe_dispatch_transient_copies) / rep_div;
+    out.forward_transient += dispatch;
+    out.backward_transient += dispatch;
+  }
+  out.saved = a * (replicated / rep_div + sharded / tp) + fp32_replicated / rep_div +
+              fp32_sharded / tp;
+  return out;
+}
+
+ActivationMemory ComputeActivations(const Job& job, const MemoryConstants& constants,
+                                    int64_t stage) {
+  const ParallelLayout& l = job.spec.layout;
+  const RecomputeSpec& rc = job.spec.recompute;
+  const double t = TokensPerRank(job);
+  const double a = ActivationBytes(job);
+  const auto h = static_cast<double>(job.model.hidden_size);
+  const double rep_div = ReplicatedDivisor(job);
+  const bool last = stage == l.pp - 1;
+  ActivationMemory out;
+
+  // 1F1B: stage s holds the activations of PP - s micro batches before its first backward;
+  // the interleaved schedule holds (1 + (PP - 1) / (PP x VPP)) times more (Narayanan et al.).
+  const auto m = static_cast<double>(job.spec.num_micro_batches());
+  out.in_flight = std::min(static_cast<double>(l.pp - stage), m);
+  if (l.vpp > 1) {
+    out.in_flight *= 1.0 + static_cast<double>(l.pp - 1) / static_cast<double>(l.pp * l.vpp);
+  }
+
+  const auto layers = StageLayerIndices(job, stage);
+  const int64_t per_chunk = static_cast<int64_t>(layers.size()) / l.vpp;
+  const double checkpoint = a * h * t / rep_div;  // one layer input
+  double max_saved = 0, max_fwd = 0, max_bwd = 0, stored_per_mb = 0;
+  std::map<std::string, std::pair<int64_t, double>> saved_by_kind;  // label -> (layers, bytes)
+  std::map<std::string, double> per_token_by_kind;  // label -> saved bytes per token
+  int64_t checkpointed = 0;
+  for (size_t i = 0; i < layers.size(); ++i) {
+    const LayerSpec& spec = job.model.layers[static_cast<size_t>(layers[i])];
+    const LayerActivationBytes per_token = LayerActivationsPerToken(job, constants, spec);
+    per_token_by_kind[LayerKindLabel(spec)] = per_token.saved;
+    max_saved = std::max(max_saved, per_token.saved * t);
+    max_fwd = std::max(max_fwd, per_token.forward_transient * t);
+    max_bwd = std::max(max_bwd, per_token.backward_transient * t);
+    const auto in_chunk = static_cast<int64_t>(i) % per_chunk;
+    const bool recomputed = rc.granularity == RecomputeGranularity::kFull &&
+                            (rc.method == RecomputeMethod::kUniform || in_chunk < rc.num_layers);
+    if (recomputed) {
+      // Uniform keeps one input per group of num_layers layers; block one per recomputed layer.
+      const bool group_start = rc.method == RecomputeMethod::kBlock || in_chunk % rc.num_layers == 0;
+      if (group_start) ++checkpointed;
+    } else {
+      auto& entry = saved_by_kind[LayerKindLabel(spec)];
+      entry.first += 1;
+      entry.second += per_token.saved * t;
+      stored_per_mb += per_token.saved * t;
+    }
+  }
+  stored_per_mb += static_cast<double>(checkpointed) * checkpoint;
+
+  const std::string in_flight_text =
+      out.in_flight == 1.0 ? "" : fmt::format(" x {} micro batches in flight", out.in_flight);
+  for (const auto& [label, entry] : saved_by_kind) {
+    const Bytes bytes = Bytes::Count(entry.second * out.in_flight);
+    out.items.push_back({ItemKind::kActivations,
+                         fmt::format("activations: {} x {} layers, saved", entry.first, label),
+                         bytes,
+                         fmt::format("{} layers x {} tokens x {:.0f} B/token{} = {}", entry.first,
+                                     FormatCount(t), entry.second / t / static_cast<double>(entry.first),
+                                     in_flight_text, Gb(bytes)),
+                         ""});
+  }
+  if (checkpointed > 0) {
+    const Bytes bytes = Bytes::Count(static_cast<double>(checkpointed) * checkpoint * out.in_flight);
+    out.items.push_back(
+        {ItemKind::kActivations, "activations: checkpointed layer inputs", bytes,
+         fmt::format("{} inputs x {} tokens x {} hidden x {:.0f} B{}{} = {}", checkpointed,
+                     FormatCount(t), job.model.hidden_size, a,
+                     rep_div > 1 ? fmt::format(" / SP {}", rep_div) : "", in_flight_text, Gb(bytes)),
+         fmt::format("full recompute, method {}, num_layers {}", RecomputeMethodName(rc.method),
+                     rc.num_layers)});
+  }
+  out.stored = Bytes::Count(stored_per_mb * out.in_flight);
+
+  // Backward of one layer: its saved activations (recomputed first under full recompute), the
+  // gradients of part of them, and its transient buffers.
+  const bool full = rc.granularity == RecomputeGranularity::kFull;
+  // The recomputed group's first input is the checkpoint itself, already counted in `stored`.
+  const double recompute_set =
+      full ? (rc.method == RecomputeMethod::kUniform ? static_cast<double>(rc.num_layers) : 1.0) *
+                     max_saved -
+                 checkpoint
+           : 0.0;
+  const double gradients = constants.backward_gradient_fraction * max_saved;
+  const Bytes backward_layer = Bytes::Count(recompute_set + gradients + max_bwd);
+  out.items.push_back(
+      {ItemKind::kActivations, "activations: backward working set of one layer", backward_layer,
+       fmt::format("{}{:.2f} x {} saved (gradients) + {} transient (MoE dispatch copies, "
+                   "chunk states and their gradients) = {}",
+                   full ? fmt::format("{} recomputed + ", Gb(Bytes::Count(recompute_set))) : "",
+                   constants.backward_gradient_fraction, Gb(Bytes::Count(max_saved)),
+                   Gb(Bytes::Count(max_bwd)), Gb(backward_layer)),
+       "the largest layer of the stage; live only while it runs backward"});
+  // What each layer kind saves for backward, so --explain shows the per-kind split.
+  std::string by_kind;
+  for (const auto& [label, per_token] : per_token_by_kind) {
+    by_kind += fmt::format("{}{}: {:.0f} B/token x {} tokens = {}", by_kind.empty() ? "" : "; ",
+                           label, per_token, FormatCount(t), Gb(Bytes::Count(per_token * t)));
+  }
+  out.items.back().formula += "; one layer's saved activations by kind: " + by_kind;
+  const Bytes forward_layer = Bytes::Count(max_fwd);
+  out.items.push_back({ItemKind::kActivations, "activations: forward transients of one layer",
+                       forward_layer,
+                       fmt::format("MoE dispatch copies and chunk states of the largest layer = {}",
+                                   Gb(forward_layer)),
+                       "live only while the layer runs forward"});
+  out.forward_working = forward_layer;
+  out.backward_working = backward_layer;
+
+  if (last) {
+    const auto vocab = static_cast<double>(PaddedVocab(job.model.vocab_size, l.tp));
+    const double heads = job.spec.mtp && job.model.mtp_layers > 0 ? 2.0 : 1.0;  // MTP: 2nd logits
+    const double elements = t * vocab / static_cast<double>(l.tp) * heads;
+    const Bytes logits = Bytes::Count(a * elements);
+    out.items.push_back(
+        {ItemKind::kActivations, "activations: logits", logits,
+         fmt::format("{} tokens x {} vocab / TP {}{} x {:.0f} B = {}", FormatCount(t),
+                     FormatCount(vocab), l.tp, heads > 1 ? " x 2 (MTP head)" : "", a, Gb(logits)),
+         "the gradient of the logits reuses or replaces this buffer"});
+    Bytes loss = Bytes::Count(0);
+    if (job.spec.cross_entropy == CrossEntropyImpl::kNative) {
+      loss = Bytes::Count(4.0 * elements);
+      out.items.push_back(
+          {ItemKind::kActivations, "activations: cross-entropy fp32 softmax", loss,
+           fmt::format("{} logits x 4 B = {}", FormatCount(elements), Gb(loss)),
+           "megatron-core vocab_parallel_cross_entropy keeps the softmax in fp32 for backward"});
+    }
+    out.forward_working = std::max(out.forward_working, Bytes(logits + loss));
+    out.backward_working = std::max(out.backward_working, Bytes(logits + loss));
+  }
+  return out;
+}
+
+}  // namespace strata

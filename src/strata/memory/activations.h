@@ -1,0 +1,44 @@
+// Activation memory of one pipeline stage for one micro batch at the longest sequence: what
+// each layer kind saves for backward, what the recompute mode keeps instead, the micro batches
+// 1F1B holds in flight, the transient buffers of one layer (MoE dispatch copies, Gated DeltaNet
+// chunk states) and the logits with the loss's buffers on the last stage.
+#ifndef STRATA_MEMORY_ACTIVATIONS_H_
+#define STRATA_MEMORY_ACTIVATIONS_H_
+
+#include <vector>
+
+#include "strata/job/job_validation.h"
+#include "strata/memory/ledger.h"
+#include "strata/memory/memory_constants.h"
+
+namespace strata {
+
+/// Bytes per token of one decoder layer (after TP/SP sharding).
+struct LayerActivationBytes {
+  double saved = 0;              // kept for backward when the layer is not recomputed
+  double forward_transient = 0;  // alive only while the layer runs forward
+  double backward_transient = 0; // alive only while the layer runs backward (besides gradients)
+};
+
+LayerActivationBytes LayerActivationsPerToken(const Job& job, const MemoryConstants& constants,
+                                              const LayerSpec& layer);
+
+struct ActivationMemory {
+  std::vector<LedgerItem> items;
+  double in_flight = 1;    // micro batches whose saved activations the stage holds at once
+  Bytes stored;            // saved or checkpointed activations of all micro batches in flight
+  Bytes forward_working;   // the largest forward-only buffer on top of `stored`
+  Bytes backward_working;  // the largest backward-only buffer on top of `stored`
+  Bytes forward_dynamic() const { return stored + forward_working; }
+  Bytes backward_dynamic() const { return stored + backward_working; }
+};
+
+ActivationMemory ComputeActivations(const Job& job, const MemoryConstants& constants,
+                                    int64_t stage);
+
+/// Tokens of one micro batch on one rank: max_tokens x micro_batch / CP.
+double TokensPerRank(const Job& job);
+
+}  // namespace strata
+
+#endif  // STRATA_MEMORY_ACTIVATIONS_H_

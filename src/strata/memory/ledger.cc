@@ -1,0 +1,187 @@
+#include "strata/memory/ledger.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "strata/memory/activations.h"
+#include "strata/memory/static_memory.h"
+
+namespace strata {
+namespace {
+
+std::string Gb(Bytes b) { return fmt::format("{} ({})", FormatGB(b), FormatGiB(b)); }
+
+/// The process groups of more than one rank the step talks in; each holds NCCL buffers.
+std::vector<std::string> Communicators(const Job& job) {
+  const ParallelLayout& l = job.spec.layout;
+  std::vector<std::string> groups;
+  auto add = [&](const char* name, int64_t size) {
+    if (size > 1) groups.push_back(fmt::format("{} {}", name, size));
+  };
+  add("DPxCP", l.dp * l.cp);
+  add("TP", l.tp);
+  add("PP", l.pp);
+  add("CP", l.cp);
+  if (job.model.CountLayers(FfnKind::kMoe) > 0) {
+    add("EP", l.ep);
+    add("ETP", l.etp);
+    add("expert-DP", l.expert_dp());
+  }
+  return groups;
+}
+
+std::string JoinNames(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out.empty() ? "none" : out;
+}
+
+}  // namespace
+
+std::string_view ItemKindName(ItemKind kind) {
+  switch (kind) {
+    case ItemKind::kWeights: return "weights";
+    case ItemKind::kGradients: return "gradients";
+    case ItemKind::kOptimizer: return "optimizer";
+    case ItemKind::kActivations: return "activations";
+    case ItemKind::kOverhead: return "overhead";
+  }
+  return "?";
+}
+
+std::string_view PhaseName(Phase phase) {
+  switch (phase) {
+    case Phase::kAfterInit: return "after_init";
+    case Phase::kForwardPeak: return "forward_peak";
+    case Phase::kBackwardPeak: return "backward_peak";
+    case Phase::kFirstOptimizerStep: return "first_optimizer_step";
+    case Phase::kSteadyPeak: return "steady_peak";
+  }
+  return "?";
+}
+
+std::string_view PhaseDescription(Phase phase) {
+  switch (phase) {
+    case Phase::kAfterInit: return "after initialisation";
+    case Phase::kForwardPeak: return "forward peak, step 1";
+    case Phase::kBackwardPeak: return "backward peak, step 1";
+    case Phase::kFirstOptimizerStep: return "first optimizer step";
+    case Phase::kSteadyPeak: return "peak from step 2 on";
+  }
+  return "?";
+}
+
+Bytes MemoryLedger::Total(ItemKind kind) const {
+  Bytes total;
+  for (const auto& item : items) {
+    if (item.kind == kind) total += item.bytes;
+  }
+  return total;
+}
+
+const PhaseMemory& MemoryLedger::PhaseOf(Phase phase) const {
+  for (const auto& p : phases) {
+    if (p.phase == phase) return p;
+  }
+  STRATA_CHECK(false);
+  return phases.front();
+}
+
+MemoryLedger ComputeStageLedger(const Job& job, const MemoryConstants& constants, int64_t stage) {
+  const ParallelLayout& l = job.spec.layout;
+  MemoryLedger ledger;
+  ledger.stage = stage;
+  ledger.rank = fmt::format("pipeline stage {} of {}{}", stage, l.pp,
+                            l.pp == 1 ? " (first and last)"
+                            : stage == 0 ? " (first: embedding, most micro batches in flight)"
+                            : stage == l.pp - 1 ? " (last: output layer and logits)" : "");
+  ledger.capacity = job.gpu.memory;
+
+  const ParamBreakdown params = CountParams(job.model);
+  const StaticMemory st = ComputeStaticMemory(job, params, stage);
+  ledger.params_per_gpu = st.params;
+  ledger.trainable_params_per_gpu = st.trainable_params;
+  ledger.items = st.weights;
+  ledger.items.push_back(st.gradients);
+  ledger.items.push_back(st.master_weights);
+  ledger.items.push_back(st.moments);
+  ledger.items.push_back(st.step_transient);
+
+  const ActivationMemory act = ComputeActivations(job, constants, stage);
+  ledger.items.insert(ledger.items.end(), act.items.begin(), act.items.end());
+
+  const auto communicators = Communicators(job);
+  const Bytes nccl = constants.nccl_per_communicator * static_cast<double>(communicators.size());
+  ledger.items.push_back({ItemKind::kOverhead, "CUDA context", constants.cuda_context,
+                          fmt::format("{} (data/memory_overheads.yaml)", Gb(constants.cuda_context)),
+                          "seen by nvidia-smi, not by torch.cuda.max_memory_*"});
+  ledger.items.push_back(
+      {ItemKind::kOverhead, "NCCL buffers", nccl,
+       fmt::format("{} communicators ({}) x {} = {}", communicators.size(),
+                   JoinNames(communicators), FormatGiB(constants.nccl_per_communicator), Gb(nccl)),
+       ""});
+  const bool variable = job.spec.sequence.variable_length();
+  const double fraction =
+      variable ? constants.fragmentation_variable_shapes : constants.fragmentation_fixed_shapes;
+  const Bytes dynamic_peak = std::max(act.forward_dynamic(), act.backward_dynamic());
+  const Bytes fragmentation = dynamic_peak * fraction;
+  ledger.items.push_back(
+      {ItemKind::kOverhead, "allocator reserve and fragmentation", fragmentation,
+       fmt::format("{:.2f} ({} shapes) x {} activation peak = {}", fraction,
+                   variable ? "variable" : "fixed", Gb(dynamic_peak), Gb(fragmentation)),
+       "reserved but not allocated: counted by nvidia-smi and max_memory_reserved"});
+
+  Bytes weights = ledger.Total(ItemKind::kWeights);
+  const Bytes init = weights + st.gradients.bytes + st.master_weights.bytes +
+                     constants.cuda_context + nccl;
+  const std::string init_text = fmt::format(
+      "weights {} + gradients {} + master weights {} + CUDA context {} + NCCL {}",
+      FormatGB(weights), FormatGB(st.gradients.bytes), FormatGB(st.master_weights.bytes),
+      FormatGB(constants.cuda_context), FormatGB(nccl));
+  auto with_reserve = [&](Bytes dynamic) { return dynamic * (1.0 + fraction); };
+  const Bytes forward = init + with_reserve(act.forward_dynamic());
+  const Bytes backward = init + with_reserve(act.backward_dynamic());
+  const Bytes step = init + st.moments.bytes + st.step_transient.bytes;
+  const Bytes steady = std::max(forward, backward) + st.moments.bytes;
+  const std::string reserve_text = fmt::format(" x (1 + {:.2f} fragmentation)", fraction);
+  ledger.phases = {
+      {Phase::kAfterInit, init, init_text},
+      {Phase::kForwardPeak, forward,
+       fmt::format("after init {} + (stored activations {} + forward working set {}){}",
+                   FormatGB(init), FormatGB(act.stored), FormatGB(act.forward_working),
+                   reserve_text)},
+      {Phase::kBackwardPeak, backward,
+       fmt::format("after init {} + (stored activations {} + backward working set {}){}",
+                   FormatGB(init), FormatGB(act.stored), FormatGB(act.backward_working),
+                   reserve_text)},
+      {Phase::kFirstOptimizerStep, step,
+       fmt::format("after init {} + Adam moments {} (allocated now) + gradient shard copy {}",
+                   FormatGB(init), FormatGB(st.moments.bytes), FormatGB(st.step_transient.bytes))},
+      {Phase::kSteadyPeak, steady,
+       fmt::format("step-1 peak {} + Adam moments {}", FormatGB(std::max(forward, backward)),
+                   FormatGB(st.moments.bytes))},
+  };
+  ledger.peak_before_step1 = std::max({init, forward, backward});
+  ledger.peak_after_step1 = std::max(step, steady);
+  for (const auto& p : ledger.phases) {
+    if (p.bytes > ledger.capacity) {
+      ledger.fits = false;
+      ledger.oom_phase = p.phase;
+      break;
+    }
+  }
+  ledger.only_after_step1_exceeds =
+      ledger.peak_before_step1 <= ledger.capacity && ledger.peak_after_step1 > ledger.capacity;
+  return ledger;
+}
+
+MemoryLedger ComputeLedger(const Job& job, const MemoryConstants& constants) {
+  MemoryLedger first = ComputeStageLedger(job, constants, 0);
+  const int64_t last_stage = job.spec.layout.pp - 1;
+  if (last_stage == 0) return first;
+  MemoryLedger last = ComputeStageLedger(job, constants, last_stage);
+  return last.Peak() > first.Peak() ? last : first;
+}
+
+}  // namespace strata

@@ -1,0 +1,69 @@
+// The memory ledger: per-GPU memory of one pipeline stage, item by item (weights by module
+// kind, gradients, optimizer states, activations, framework overheads) and phase by phase
+// (after initialisation, forward and backward peaks, the first optimizer step, steady state).
+// Formulas: docs/formulas.md, "Memory".
+#ifndef STRATA_MEMORY_LEDGER_H_
+#define STRATA_MEMORY_LEDGER_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "strata/core/units.h"
+#include "strata/job/job_validation.h"
+#include "strata/memory/memory_constants.h"
+
+namespace strata {
+
+enum class ItemKind { kWeights, kGradients, kOptimizer, kActivations, kOverhead };
+std::string_view ItemKindName(ItemKind kind);  // "weights", "gradients", ...
+
+struct LedgerItem {
+  ItemKind kind = ItemKind::kWeights;
+  std::string name;     // "weights: routed_experts", "activations: logits"
+  Bytes bytes;
+  std::string formula;  // with the job's numbers substituted (--explain)
+  std::string note;     // "replicated over TP", "allocated lazily at the first optimizer step"
+};
+
+enum class Phase { kAfterInit, kForwardPeak, kBackwardPeak, kFirstOptimizerStep, kSteadyPeak };
+std::string_view PhaseName(Phase phase);         // "after_init", ...
+std::string_view PhaseDescription(Phase phase);  // "after initialisation", ...
+
+struct PhaseMemory {
+  Phase phase = Phase::kAfterInit;
+  Bytes bytes;
+  std::string formula;  // which items add up to it
+};
+
+struct MemoryLedger {
+  int64_t stage = 0;         // the pipeline stage this ledger is for (the most loaded one)
+  std::string rank;          // "pipeline stage 0 of 1 (first and last)"
+  int64_t params_per_gpu = 0;
+  int64_t trainable_params_per_gpu = 0;
+  std::vector<LedgerItem> items;
+  std::vector<PhaseMemory> phases;
+  Bytes capacity;            // the GPU's memory
+  Bytes peak_before_step1;   // the largest of after_init, forward and backward peak of step 1
+  Bytes peak_after_step1;    // with the lazily allocated optimizer moments
+  bool fits = true;
+  Phase oom_phase = Phase::kAfterInit;  // the first phase over capacity, when !fits
+  /// The trap of lazy optimizer states: step 1 fits, the moments allocated at its end do not.
+  bool only_after_step1_exceeds = false;
+
+  Bytes Total(ItemKind kind) const;
+  Bytes headroom() const { return capacity - Peak(); }
+  Bytes Peak() const { return peak_after_step1 > peak_before_step1 ? peak_after_step1 : peak_before_step1; }
+  const PhaseMemory& PhaseOf(Phase phase) const;
+};
+
+/// The ledger of one pipeline stage.
+MemoryLedger ComputeStageLedger(const Job& job, const MemoryConstants& constants, int64_t stage);
+
+/// The ledger of the most loaded stage (the larger peak of the first and the last stage).
+MemoryLedger ComputeLedger(const Job& job, const MemoryConstants& constants);
+
+}  // namespace strata
+
+#endif  // STRATA_MEMORY_LEDGER_H_

@@ -1,0 +1,38 @@
+// Weights, gradient buffers and optimizer states of one pipeline stage: exact counts from the
+// model's parameter breakdown, sharded the way megatron-core shards them.
+#ifndef STRATA_MEMORY_STATIC_MEMORY_H_
+#define STRATA_MEMORY_STATIC_MEMORY_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "strata/job/job_validation.h"
+#include "strata/memory/ledger.h"
+#include "strata/model/param_count.h"
+
+namespace strata {
+
+/// The decoder layers (0-based indices) that pipeline stage `stage` holds: with VPP chunks,
+/// chunk c of stage s holds layers [(c x PP + s) x L/(PP x VPP), ... + L/(PP x VPP)).
+std::vector<int64_t> StageLayerIndices(const Job& job, int64_t stage);
+
+struct StaticMemory {
+  std::vector<LedgerItem> weights;  // one per module kind present on the stage
+  LedgerItem gradients;
+  LedgerItem master_weights;        // zero when the parameters are already fp32
+  LedgerItem moments;               // allocated lazily at the first optimizer step
+  LedgerItem step_transient;        // fp32 copy of the bf16 gradient shard during the step
+  int64_t params = 0;               // per GPU
+  int64_t trainable_params = 0;
+  double dense_trainable = 0;       // per GPU, sharded over DP x CP by the distributed optimizer
+  double expert_trainable = 0;      // per GPU, sharded over the expert-data-parallel group
+};
+
+StaticMemory ComputeStaticMemory(const Job& job, const ParamBreakdown& params, int64_t stage);
+
+/// "6,921,459,056"
+std::string FormatCount(double count);
+
+}  // namespace strata
+
+#endif  // STRATA_MEMORY_STATIC_MEMORY_H_

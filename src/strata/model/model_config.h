@@ -1,0 +1,142 @@
+// The architecture of a model, parsed from a Hugging Face config.json: one LayerSpec per decoder
+// layer (which token mixer, which feed-forward), the shapes each kind needs, the vision tower
+// and the MTP block. Everything counted in param_count.h and flops.h comes from this struct.
+#ifndef STRATA_MODEL_MODEL_CONFIG_H_
+#define STRATA_MODEL_MODEL_CONFIG_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "strata/core/result.h"
+
+namespace strata {
+
+/// The token mixer of one decoder layer.
+enum class MixerKind {
+  kFullAttention,     // softmax attention over the whole (causal) prefix
+  kSlidingAttention,  // softmax attention over the last `sliding_window` tokens
+  kGatedDeltaNet,     // linear attention with the gated delta rule (Qwen3-Next, Qwen3.5)
+  kMla,               // multi-head latent attention (DeepSeek-V2/V3)
+};
+
+/// The feed-forward block of one decoder layer.
+enum class FfnKind { kDense, kMoe };
+
+std::string_view MixerKindName(MixerKind kind);  // "full_attention", "gated_deltanet", ...
+std::string_view FfnKindName(FfnKind kind);      // "dense", "moe"
+
+/// Softmax attention (GQA/MHA). Used by kFullAttention and kSlidingAttention layers.
+struct AttentionConfig {
+  int64_t num_heads = 0;
+  int64_t num_kv_heads = 0;
+  int64_t head_dim = 0;
+  bool output_gate = false;     // q_proj also produces a sigmoid gate on the output (2x q width)
+  bool bias = false;            // q/k/v/o projections carry biases (GPT-OSS)
+  bool qkv_bias = false;        // q/k/v carry biases but o does not (Qwen2)
+  bool qk_norm = false;         // per-head RMSNorm on q and k (Qwen3 family)
+  bool sinks = false;           // one learned attention-sink logit per head (GPT-OSS)
+  int64_t sliding_window = 0;   // tokens, for kSlidingAttention layers; 0 when none
+};
+
+/// DeepSeek multi-head latent attention.
+struct MlaConfig {
+  int64_t num_heads = 0;
+  int64_t q_lora_rank = 0;  // 0: q is projected directly from the hidden state
+  int64_t kv_lora_rank = 0;
+  int64_t qk_nope_head_dim = 0;
+  int64_t qk_rope_head_dim = 0;
+  int64_t v_head_dim = 0;
+};
+
+/// Gated DeltaNet linear attention.
+struct LinearAttentionConfig {
+  int64_t num_key_heads = 0;
+  int64_t num_value_heads = 0;
+  int64_t key_head_dim = 0;
+  int64_t value_head_dim = 0;
+  int64_t conv_kernel = 0;  // depthwise causal conv over q, k, v
+
+  int64_t key_dim() const { return num_key_heads * key_head_dim; }
+  int64_t value_dim() const { return num_value_heads * value_head_dim; }
+  int64_t conv_dim() const { return 2 * key_dim() + value_dim(); }
+};
+
+/// A gated (SwiGLU) MLP: gate and up h -> f, down f -> h.
+struct DenseMlpConfig {
+  int64_t intermediate_size = 0;
+};
+
+struct MoeConfig {
+  int64_t num_experts = 0;
+  int64_t top_k = 0;
+  int64_t expert_intermediate_size = 0;         // each routed expert is a SwiGLU h -> f -> h
+  int64_t num_shared_experts = 0;               // always active
+  int64_t shared_expert_intermediate_size = 0;  // per shared expert
+  bool shared_expert_gate = false;              // sigmoid gate h -> 1 on the shared expert
+  bool router_bias = false;                     // per-expert bias (DeepSeek, GPT-OSS)
+  bool expert_bias = false;                     // biases inside every expert (GPT-OSS)
+};
+
+struct LayerSpec {
+  MixerKind mixer = MixerKind::kFullAttention;
+  FfnKind ffn = FfnKind::kDense;
+};
+
+/// A Qwen2.5/3-VL style vision tower: patch embedding, learned position embedding, ViT blocks
+/// (LayerNorm, fused qkv, GELU MLP, all with biases) and a patch merger into the text width.
+struct VisionConfig {
+  bool present = false;
+  int64_t depth = 0;
+  int64_t hidden_size = 0;
+  int64_t intermediate_size = 0;
+  int64_t num_heads = 0;
+  int64_t patch_size = 0;
+  int64_t temporal_patch_size = 0;
+  int64_t in_channels = 0;
+  int64_t spatial_merge_size = 0;
+  int64_t out_hidden_size = 0;
+  int64_t num_position_embeddings = 0;
+  int64_t deepstack_mergers = 0;  // extra mergers for deepstack_visual_indexes
+};
+
+struct ModelConfig {
+  std::string name;          // catalog name or the file's stem
+  std::string file;          // where it was read from
+  std::string architecture;  // architectures[0]
+  std::string model_type;
+  std::string dtype;         // torch_dtype when given, else "bfloat16"
+
+  int64_t hidden_size = 0;
+  int64_t vocab_size = 0;
+  bool tie_word_embeddings = false;
+
+  AttentionConfig attention;  // for kFullAttention / kSlidingAttention layers
+  MlaConfig mla;              // for kMla layers
+  LinearAttentionConfig linear_attention;  // for kGatedDeltaNet layers
+  DenseMlpConfig dense_mlp;   // for kDense layers
+  MoeConfig moe;              // for kMoe layers
+  std::vector<LayerSpec> layers;
+
+  int64_t mtp_layers = 0;  // multi-token-prediction blocks (not part of the main stack)
+  VisionConfig vision;
+
+  int64_t CountLayers(MixerKind kind) const;
+  int64_t CountLayers(FfnKind kind) const;
+};
+
+/// Reads a config.json given as a path, or as a name from the catalog in data/models/
+/// ("qwen3.6-35b-a3b"); unknown names get a "did you mean".
+Result<ModelConfig> LoadModelConfig(const std::string& path_or_catalog_name);
+
+/// Parses config.json text. `file` names it in errors (which also carry line and column for
+/// malformed JSON and the dotted field path for bad values).
+Result<ModelConfig> ParseModelConfig(std::string_view json_text, const std::string& file);
+
+/// The built-in reference model of the reference case.
+inline constexpr const char* kReferenceModelName = "qwen3.6-35b-a3b";
+
+}  // namespace strata
+
+#endif  // STRATA_MODEL_MODEL_CONFIG_H_

@@ -1,0 +1,199 @@
+#include "strata/model/param_count.h"
+
+namespace strata {
+
+namespace {
+
+// Softmax attention: q (doubled by an output gate), k, v, o; optional biases, q/k norms and
+// one sink logit per head. docs/formulas.md, "Parameters: attention".
+int64_t AttentionParams(int64_t h, const AttentionConfig& a) {
+  const int64_t q = a.num_heads * a.head_dim;
+  const int64_t kv = a.num_kv_heads * a.head_dim;
+  int64_t p = h * q * (a.output_gate ? 2 : 1) + 2 * h * kv + q * h;
+  if (a.bias) p += q + 2 * kv + h;
+  if (a.qkv_bias) p += q + 2 * kv;
+  if (a.qk_norm) p += 2 * a.head_dim;
+  if (a.sinks) p += a.num_heads;
+  return p;
+}
+
+// MLA: q down (with its norm) and up, kv down (shared rope key) with its norm and up, o.
+int64_t MlaParams(int64_t h, const MlaConfig& m) {
+  const int64_t q_head = m.qk_nope_head_dim + m.qk_rope_head_dim;
+  int64_t p = 0;
+  if (m.q_lora_rank > 0) {
+    p += h * m.q_lora_rank + m.q_lora_rank + m.q_lora_rank * m.num_heads * q_head;
+  } else {
+    p += h * m.num_heads * q_head;
+  }
+  p += h * (m.kv_lora_rank + m.qk_rope_head_dim) + m.kv_lora_rank;
+  p += m.kv_lora_rank * m.num_heads * (m.qk_nope_head_dim + m.v_head_dim);
+  p += m.num_heads * m.v_head_dim * h;
+  return p;
+}
+
+// Gated DeltaNet: in_proj_qkv, in_proj_z, in_proj_a, in_proj_b, depthwise conv (no bias),
+// A_log and dt_bias per value head, a gated RMSNorm over one value head, out_proj.
+int64_t GatedDeltaNetParams(int64_t h, const LinearAttentionConfig& g) {
+  return h * g.conv_dim() + h * g.value_dim() + 2 * h * g.num_value_heads +
+         g.conv_dim() * g.conv_kernel + 2 * g.num_value_heads + g.value_head_dim +
+         g.value_dim() * h;
+}
+
+int64_t SwigluParams(int64_t h, int64_t f) { return 3 * h * f; }
+
+int64_t OneExpertParams(int64_t h, const MoeConfig& m) {
+  int64_t p = SwigluParams(h, m.expert_intermediate_size);
+  if (m.expert_bias) p += 2 * m.expert_intermediate_size + h;  // gate_up bias, down bias
+  return p;
+}
+
+// A ViT block: two LayerNorms, fused qkv, proj and a GELU MLP, all with biases.
+int64_t VisionBlockParams(const VisionConfig& v) {
+  const int64_t d = v.hidden_size;
+  const int64_t f = v.intermediate_size;
+  return 2 * (2 * d) + (d * 3 * d + 3 * d) + (d * d + d) + (d * f + f) + (f * d + d);
+}
+
+// Merger: LayerNorm over `norm_width`, then Linear(m -> m) and Linear(m -> out), with biases,
+// where m = d * merge^2 (a merge x merge patch group concatenated).
+int64_t MergerParams(const VisionConfig& v, int64_t norm_width) {
+  const int64_t m = v.hidden_size * v.spatial_merge_size * v.spatial_merge_size;
+  return 2 * norm_width + (m * m + m) + (m * v.out_hidden_size + v.out_hidden_size);
+}
+
+VisionParams CountVision(const VisionConfig& v) {
+  VisionParams out;
+  if (!v.present) return out;
+  const int64_t d = v.hidden_size;
+  out.patch_embed = v.in_channels * v.temporal_patch_size * v.patch_size * v.patch_size * d + d;
+  out.position_embed = v.num_position_embeddings * d;
+  out.per_block = VisionBlockParams(v);
+  out.blocks = v.depth * out.per_block;
+  const int64_t m = d * v.spatial_merge_size * v.spatial_merge_size;
+  // The final merger normalises before the shuffle (width d); deepstack mergers after it (m).
+  out.mergers = MergerParams(v, d) + v.deepstack_mergers * MergerParams(v, m);
+  out.total = out.patch_embed + out.position_embed + out.blocks + out.mergers;
+  return out;
+}
+
+}  // namespace
+
+std::string_view ModuleKindName(ModuleKind kind) {
+  switch (kind) {
+    case ModuleKind::kEmbedding: return "embedding";
+    case ModuleKind::kHead: return "head";
+    case ModuleKind::kAttention: return "attention";
+    case ModuleKind::kLinearAttention: return "linear_attention";
+    case ModuleKind::kDenseMlp: return "dense_mlp";
+    case ModuleKind::kRouter: return "router";
+    case ModuleKind::kSharedExperts: return "shared_experts";
+    case ModuleKind::kRoutedExperts: return "routed_experts";
+    case ModuleKind::kNorms: return "norms";
+    case ModuleKind::kMtp: return "mtp";
+    case ModuleKind::kVision: return "vision";
+  }
+  return "?";
+}
+
+const std::array<ModuleKind, kModuleKindCount>& AllModuleKinds() {
+  static const std::array<ModuleKind, kModuleKindCount> kAll = {
+      ModuleKind::kEmbedding,     ModuleKind::kHead,          ModuleKind::kAttention,
+      ModuleKind::kLinearAttention, ModuleKind::kDenseMlp,    ModuleKind::kRouter,
+      ModuleKind::kSharedExperts, ModuleKind::kRoutedExperts, ModuleKind::kNorms,
+      ModuleKind::kMtp,           ModuleKind::kVision};
+  return kAll;
+}
+
+int64_t ModuleParams::Total() const {
+  int64_t total = 0;
+  for (int64_t c : counts_) total += c;
+  return total;
+}
+
+ModuleParams& ModuleParams::operator+=(const ModuleParams& other) {
+  for (size_t i = 0; i < kModuleKindCount; ++i) counts_[i] += other.counts_[i];
+  return *this;
+}
+
+LayerParams CountLayerParams(const ModelConfig& config, const LayerSpec& spec, int64_t index) {
+  const int64_t h = config.hidden_size;
+  LayerParams layer;
+  layer.index = index;
+  layer.spec = spec;
+  switch (spec.mixer) {
+    case MixerKind::kFullAttention:
+    case MixerKind::kSlidingAttention:
+      layer.modules[ModuleKind::kAttention] = AttentionParams(h, config.attention);
+      break;
+    case MixerKind::kMla:
+      layer.modules[ModuleKind::kAttention] = MlaParams(h, config.mla);
+      break;
+    case MixerKind::kGatedDeltaNet:
+      layer.modules[ModuleKind::kLinearAttention] =
+          GatedDeltaNetParams(h, config.linear_attention);
+      break;
+  }
+  int64_t active_experts = 0;
+  if (spec.ffn == FfnKind::kDense) {
+    layer.modules[ModuleKind::kDenseMlp] = SwigluParams(h, config.dense_mlp.intermediate_size);
+  } else {
+    const MoeConfig& m = config.moe;
+    layer.per_expert = OneExpertParams(h, m);
+    layer.modules[ModuleKind::kRoutedExperts] = m.num_experts * layer.per_expert;
+    layer.modules[ModuleKind::kRouter] = m.num_experts * h + (m.router_bias ? m.num_experts : 0);
+    layer.modules[ModuleKind::kSharedExperts] =
+        m.num_shared_experts * SwigluParams(h, m.shared_expert_intermediate_size) +
+        (m.shared_expert_gate ? h : 0);
+    active_experts = m.top_k * layer.per_expert;
+  }
+  layer.modules[ModuleKind::kNorms] = 2 * h;  // input and post-attention RMSNorm
+  layer.active = layer.non_expert() + active_experts;
+  return layer;
+}
+
+ModuleParams ParamBreakdown::AllModules() const {
+  ModuleParams all = text;
+  all[ModuleKind::kMtp] = mtp.total;
+  all[ModuleKind::kVision] = vision.total;
+  return all;
+}
+
+ParamBreakdown CountParams(const ModelConfig& config) {
+  const int64_t h = config.hidden_size;
+  ParamBreakdown out;
+  int64_t active_layers = 0;
+  for (size_t i = 0; i < config.layers.size(); ++i) {
+    LayerParams layer = CountLayerParams(config, config.layers[i], static_cast<int64_t>(i));
+    out.text += layer.modules;
+    active_layers += layer.active;
+    out.layers.push_back(layer);
+  }
+  out.text[ModuleKind::kEmbedding] = config.vocab_size * h;
+  out.text[ModuleKind::kHead] = config.tie_word_embeddings ? 0 : config.vocab_size * h;
+  out.final_norm = h;
+  out.text[ModuleKind::kNorms] += out.final_norm;
+
+  // Active matmul parameters: every layer with top_k experts, plus the head (the tied
+  // embedding when the head is tied: the logits GEMM still runs).
+  out.active_matmul = active_layers + config.vocab_size * h;
+  out.active_with_embedding =
+      active_layers + out.text[ModuleKind::kEmbedding] + out.text[ModuleKind::kHead] +
+      out.final_norm;
+
+  if (config.mtp_layers > 0) {
+    // One MTP block: eh_proj 2h -> h, enorm + hnorm, a full-attention decoder layer whose FFN
+    // follows the last main layer, and a final norm.
+    const FfnKind ffn = config.layers.empty() ? FfnKind::kDense : config.layers.back().ffn;
+    const MixerKind mixer = config.mla.kv_lora_rank > 0 ? MixerKind::kMla
+                                                        : MixerKind::kFullAttention;
+    const LayerParams mtp_layer = CountLayerParams(config, LayerSpec{mixer, ffn}, 0);
+    const int64_t block = 2 * h * h + 2 * h + mtp_layer.total() + h;
+    out.mtp.total = config.mtp_layers * block;
+    out.mtp.expert = config.mtp_layers * mtp_layer.expert();
+  }
+  out.vision = CountVision(config.vision);
+  return out;
+}
+
+}  // namespace strata

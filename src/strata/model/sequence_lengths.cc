@@ -1,0 +1,125 @@
+#include "strata/model/sequence_lengths.h"
+
+#include <charconv>
+#include <cmath>
+#include <string>
+
+#include "strata/core/file_io.h"
+
+namespace strata {
+
+namespace {
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r')) {
+    s.remove_prefix(1);
+  }
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) {
+    s.remove_suffix(1);
+  }
+  return s;
+}
+
+Result<double> ParseNumber(std::string_view text) {
+  double value = 0;
+  const char* end = text.data() + text.size();
+  auto [ptr, ec] = std::from_chars(text.data(), end, value);
+  if (ec != std::errc() || ptr != end || !std::isfinite(value)) {
+    return InvalidInput("expected a number, got '" + std::string(text) + "'");
+  }
+  return value;
+}
+
+}  // namespace
+
+SequenceLengths SequenceLengths::Fixed(double tokens) {
+  return SequenceLengths{tokens, tokens * tokens, tokens, true};
+}
+
+SequenceLengths SequenceLengths::MeanMax(double mean_tokens, double max_tokens) {
+  return SequenceLengths{mean_tokens, mean_tokens * mean_tokens, max_tokens, false};
+}
+
+Result<SequenceLengths> FromHistogram(const std::vector<HistogramBin>& bins) {
+  double n = 0;
+  double sum = 0;
+  double sum_sq = 0;
+  double max = 0;
+  for (const auto& b : bins) {
+    n += b.count;
+    sum += b.count * b.length_tokens;
+    sum_sq += b.count * b.length_tokens * b.length_tokens;
+    if (b.count > 0 && b.length_tokens > max) max = b.length_tokens;
+  }
+  if (n <= 0) return InvalidInput("the histogram has no samples (all counts are zero)");
+  return SequenceLengths{sum / n, sum_sq / n, max, true};
+}
+
+Result<SequenceLengths> ParseSequenceHistogram(std::string_view text, const std::string& file) {
+  std::vector<HistogramBin> bins;
+  int line_no = 0;
+  size_t pos = 0;
+  while (pos <= text.size()) {
+    size_t end = text.find('\n', pos);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view line = text.substr(pos, end - pos);
+    pos = end + 1;
+    ++line_no;
+    if (auto hash = line.find('#'); hash != std::string_view::npos) line = line.substr(0, hash);
+    line = Trim(line);
+    if (line.empty()) continue;
+    const size_t space = line.find_first_of(" \t,");
+    if (space == std::string_view::npos) {
+      return InvalidInput("expected 'length count' on each line, got '" + std::string(line) + "'")
+          .InFile(file).AtLine(line_no);
+    }
+    auto length = ParseNumber(Trim(line.substr(0, space)));
+    auto count = ParseNumber(Trim(line.substr(space + 1)));
+    if (!length.ok()) return Error(length.error()).InFile(file).AtLine(line_no).InField("length");
+    if (!count.ok()) return Error(count.error()).InFile(file).AtLine(line_no).InField("count");
+    if (*length <= 0) {
+      return InvalidInput("a sequence length must be positive, got " + std::string(Trim(line.substr(0, space))))
+          .InFile(file).AtLine(line_no).InField("length");
+    }
+    if (*count < 0) {
+      return InvalidInput("a count must be >= 0, got " + std::string(Trim(line.substr(space + 1))))
+          .InFile(file).AtLine(line_no).InField("count");
+    }
+    bins.push_back({*length, *count});
+    if (end == text.size()) break;
+  }
+  if (bins.empty()) {
+    return InvalidInput("no 'length count' lines: the histogram is empty").InFile(file);
+  }
+  auto result = FromHistogram(bins);
+  if (!result.ok()) return Error(result.error()).InFile(file);
+  return result;
+}
+
+Result<SequenceLengths> LoadSequenceHistogram(const std::string& path) {
+  STRATA_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
+  return ParseSequenceHistogram(text, path);
+}
+
+Result<double> ParseTokenCount(std::string_view text) {
+  std::string_view t = Trim(text);
+  double scale = 1;
+  if (t.size() >= 2 && (t.substr(t.size() - 2) == "Ki" || t.substr(t.size() - 2) == "ki")) {
+    scale = 1024;
+    t.remove_suffix(2);
+  } else if (!t.empty() && (t.back() == 'K' || t.back() == 'k')) {
+    scale = 1e3;
+    t.remove_suffix(1);
+  } else if (!t.empty() && t.back() == 'M') {
+    scale = 1e6;
+    t.remove_suffix(1);
+  }
+  auto value = ParseNumber(t);
+  if (!value.ok() || *value <= 0) {
+    return InvalidInput("expected a positive token count such as 29000, 29K (x1000), 48Ki "
+                        "(x1024) or 2.31M (x1e6), got '" + std::string(text) + "'");
+  }
+  return *value * scale;
+}
+
+}  // namespace strata

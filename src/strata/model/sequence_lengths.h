@@ -1,0 +1,45 @@
+// How long the training sequences are. Attention work per token grows with the sequence the
+// token sits in, so with variable-length samples it follows E[S^2]/E[S], not E[S]: a token is
+// more likely to sit in a long sample. Formulas: docs/formulas.md, "Variable-length sequences".
+#ifndef STRATA_MODEL_SEQUENCE_LENGTHS_H_
+#define STRATA_MODEL_SEQUENCE_LENGTHS_H_
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "strata/core/result.h"
+
+namespace strata {
+
+struct SequenceLengths {
+  double mean_tokens = 0;         // E[S] over samples
+  double mean_square_tokens = 0;  // E[S^2] over samples
+  double max_tokens = 0;
+  bool exact = true;  // false when only mean and max are known: E[S^2] is then bounded only
+
+  /// The length a token's attention sees on average: E[S^2]/E[S].
+  double AttentionTokens() const { return mean_square_tokens / mean_tokens; }
+
+  static SequenceLengths Fixed(double tokens);
+  /// Mean and max only: E[S^2]/E[S] lies between them; the lower bound is used as the value.
+  static SequenceLengths MeanMax(double mean_tokens, double max_tokens);
+};
+
+struct HistogramBin {
+  double length_tokens = 0;
+  double count = 0;  // samples of that length (a weight; need not be an integer)
+};
+
+Result<SequenceLengths> FromHistogram(const std::vector<HistogramBin>& bins);
+
+/// A histogram file: one "length count" pair per line, '#' comments, blank lines ignored.
+Result<SequenceLengths> ParseSequenceHistogram(std::string_view text, const std::string& file);
+Result<SequenceLengths> LoadSequenceHistogram(const std::string& path);
+
+/// "29000", "29K" (x 1,000), "48Ki" (x 1,024), "2.31M" (x 1e6): K is decimal like GB, Ki binary.
+Result<double> ParseTokenCount(std::string_view text);
+
+}  // namespace strata
+
+#endif  // STRATA_MODEL_SEQUENCE_LENGTHS_H_

@@ -1,0 +1,89 @@
+#include "strata/sim/mfu.h"
+
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "strata/sim/mfu_report.h"
+
+namespace strata {
+
+namespace {
+
+Status CheckGpus(int64_t gpus) {
+  if (gpus <= 0) return InvalidInput("the GPU count must be positive, got " + std::to_string(gpus));
+  return OkStatus();
+}
+
+MfuPoint Evaluate(const MfuInputs& in, const ParamBreakdown& params, std::string label,
+                  double attention_tokens) {
+  MfuPoint point;
+  point.label = std::move(label);
+  point.attention_tokens = attention_tokens;
+  const double tokens_per_gpu = in.throughput.tokens_per_s_per_gpu();
+  const ConventionInputs conv{attention_tokens, in.nominal_active_params, in.include_mtp};
+  FlopCount megatron;
+  for (auto& c : TrainingFlopsPerToken(in.model, params, conv)) {
+    MfuRow row;
+    row.convention = c.convention;
+    row.training_per_token = c.training_per_token;
+    row.achieved_per_gpu = FlopPerSecond::Of(tokens_per_gpu * c.training_per_token.count());
+    row.mfu = row.achieved_per_gpu / in.peak_per_gpu;
+    row.formula = std::move(c.formula);
+    if (c.convention == FlopConvention::kMegatron) megatron = c.training_per_token;
+    point.rows.push_back(std::move(row));
+  }
+  const ForwardFlops fwd = CountForwardFlops(in.model, attention_tokens, AttentionMask::kCausal);
+  point.hardware_per_token = HardwareFlopsPerToken(megatron, fwd, in.recompute);
+  point.hfu = FlopPerSecond::Of(tokens_per_gpu * point.hardware_per_token.count()) /
+              in.peak_per_gpu;
+  return point;
+}
+
+}  // namespace
+
+Result<MfuThroughput> ThroughputFromStep(double tokens_per_step, Seconds step_time, int64_t gpus) {
+  STRATA_RETURN_IF_ERROR(CheckGpus(gpus));
+  if (!(tokens_per_step > 0) || !std::isfinite(tokens_per_step)) {
+    return InvalidInput(fmt::format("tokens per step must be positive, got {}", tokens_per_step));
+  }
+  if (!(step_time.s() > 0) || !std::isfinite(step_time.s())) {
+    return InvalidInput(fmt::format("the step time must be positive, got {} s", step_time.s()));
+  }
+  return MfuThroughput{tokens_per_step / step_time.s(), gpus};
+}
+
+Result<MfuThroughput> ThroughputFromRate(double tokens_per_s, int64_t gpus) {
+  STRATA_RETURN_IF_ERROR(CheckGpus(gpus));
+  if (!(tokens_per_s > 0) || !std::isfinite(tokens_per_s)) {
+    return InvalidInput(fmt::format("tokens per second must be positive, got {}", tokens_per_s));
+  }
+  return MfuThroughput{tokens_per_s, gpus};
+}
+
+MfuReport ComputeMfu(const MfuInputs& inputs) {
+  MfuReport report;
+  report.inputs = inputs;
+  report.params = CountParams(inputs.model);
+  const SequenceLengths& seq = inputs.sequence;
+  if (seq.exact) {
+    const bool fixed = seq.mean_square_tokens == seq.mean_tokens * seq.mean_tokens;
+    report.points.push_back(Evaluate(
+        inputs, report.params,
+        fixed ? "S = " + GroupDigits(seq.mean_tokens)
+              : "E[S^2]/E[S] = " + GroupDigits(seq.AttentionTokens()) + " (mean " +
+                  GroupDigits(seq.mean_tokens) + ")",
+        seq.AttentionTokens()));
+  } else {
+    // Only mean and max known: E[S^2]/E[S] lies between them; report both bounds.
+    report.points.push_back(Evaluate(inputs, report.params,
+                                     "S = " + GroupDigits(seq.mean_tokens) + " (mean)",
+                                     seq.mean_tokens));
+    report.points.push_back(Evaluate(inputs, report.params,
+                                     "S = " + GroupDigits(seq.max_tokens) + " (max)",
+                                     seq.max_tokens));
+  }
+  return report;
+}
+
+}  // namespace strata

@@ -1,0 +1,154 @@
+#include "strata/sim/mfu_report.h"
+
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "strata/core/table.h"
+
+namespace strata {
+
+namespace {
+
+std::string Percent(double fraction) { return fmt::format("{:.2f}", 100.0 * fraction); }
+
+std::string ConventionNote(FlopConvention c) {
+  switch (c) {
+    case FlopConvention::kSixNNominal: return "6 x advertised active params";
+    case FlopConvention::kSixNActive: return "6 x active matmul params";
+    case FlopConvention::kSixNWithEmbedding: return "6 x active params incl. embedding";
+    case FlopConvention::kMegatron: return "megatron-core, causal attention";
+    case FlopConvention::kPalm: return "PaLM, non-causal attention";
+    case FlopConvention::kFirstPrinciples: return "3 x forward GEMMs+attention+GDN+logits";
+  }
+  return "";
+}
+
+}  // namespace
+
+std::string GroupDigits(double value, int decimals) {
+  std::string s = fmt::format("{:.{}f}", std::fabs(value), decimals);
+  const size_t dot = s.find('.');
+  const size_t int_end = dot == std::string::npos ? s.size() : dot;
+  std::string out;
+  for (size_t i = 0; i < int_end; ++i) {
+    if (i > 0 && (int_end - i) % 3 == 0) out += ',';
+    out += s[i];
+  }
+  out += s.substr(int_end);
+  return value < 0 ? "-" + out : out;
+}
+
+std::string RenderMfuText(const MfuReport& report, const ThroughputSource& source, bool explain) {
+  const MfuInputs& in = report.inputs;
+  const double per_gpu = in.throughput.tokens_per_s_per_gpu();
+  std::string out;
+  out += fmt::format("MFU of {} on {} x {} ({} dense peak per GPU), recompute: {}\n\n",
+                     in.model.name, in.throughput.gpus, in.gpu_name,
+                     FormatTflops(in.peak_per_gpu), RecomputeName(in.recompute));
+  out += "Throughput\n";
+  if (source.tokens_per_step > 0) {
+    out += fmt::format("  tokens per step   {} tokens\n", GroupDigits(source.tokens_per_step));
+    out += fmt::format("  step time         {} s\n", GroupDigits(source.step_time_s, 1));
+  }
+  out += fmt::format("  job               {} tokens/s\n", GroupDigits(in.throughput.tokens_per_s, 1));
+  out += fmt::format("  per GPU           {} tokens/s/GPU\n", GroupDigits(per_gpu, 2));
+  if (explain) {
+    if (source.tokens_per_step > 0) {
+      out += fmt::format("  = tokens per step / step time / GPUs = {} / {} s / {} = {:.2f}\n",
+                         GroupDigits(source.tokens_per_step), source.step_time_s,
+                         in.throughput.gpus, per_gpu);
+    } else {
+      out += fmt::format("  = tokens/s / GPUs = {:.1f} / {} = {:.2f}\n", in.throughput.tokens_per_s,
+                         in.throughput.gpus, per_gpu);
+    }
+  }
+  for (const MfuPoint& point : report.points) {
+    out += fmt::format("\nAt {} tokens of attention context\n", point.label);
+    Table table({{"convention", Align::kLeft},
+                 {"FLOP/token (GFLOP)"},
+                 {"achieved (TFLOP/s/GPU)"},
+                 {"MFU (%)"},
+                 {"counts", Align::kLeft}});
+    for (const MfuRow& row : point.rows) {
+      table.AddRow({std::string(FlopConventionName(row.convention)),
+                    fmt::format("{:.2f}", row.training_per_token.gflop()),
+                    fmt::format("{:.2f}", row.achieved_per_gpu.tflop_per_s()), Percent(row.mfu),
+                    ConventionNote(row.convention)});
+    }
+    table.AddSeparator();
+    table.AddRow({fmt::format("HFU ({} recompute)", RecomputeName(in.recompute)),
+                  fmt::format("{:.2f}", point.hardware_per_token.gflop()),
+                  fmt::format("{:.2f}", per_gpu * point.hardware_per_token.count() / 1e12),
+                  Percent(point.hfu), "megatron + recomputed forward"});
+    out += table.Render();
+    if (explain) {
+      out += "\n  MFU = tokens/s/GPU x FLOP/token / peak\n";
+      for (const MfuRow& row : point.rows) {
+        out += fmt::format("  {}: {}\n", FlopConventionName(row.convention), row.formula);
+        out += fmt::format("    MFU = {:.2f} x {:.4g} / {:.4g} = {:.2f}%\n", per_gpu,
+                           row.training_per_token.count(), in.peak_per_gpu.flop_per_s(),
+                           100.0 * row.mfu);
+      }
+      const char* why = in.recompute == Recompute::kFull
+                            ? "full recompute runs the forward twice: x (3+1)/3"
+                        : in.recompute == Recompute::kSelective
+                            ? "selective recompute adds one more core-attention forward"
+                            : "no recompute: HFU = MFU";
+      out += fmt::format("  HFU: {}: {:.4g} FLOP/token; {:.2f} x {:.4g} / {:.4g} = {:.2f}%\n", why,
+                         point.hardware_per_token.count(), per_gpu,
+                         point.hardware_per_token.count(), in.peak_per_gpu.flop_per_s(),
+                         100.0 * point.hfu);
+    }
+  }
+  const SequenceLengths& seq = in.sequence;
+  if (!seq.exact) {
+    out += fmt::format(
+        "\nOnly the mean ({}) and max ({}) length are known: attention work follows "
+        "E[S^2]/E[S],\nwhich lies between them. Pass --seq-histogram for the exact figure.\n",
+        GroupDigits(seq.mean_tokens), GroupDigits(seq.max_tokens));
+  }
+  out += "\nNot counted in any convention: the vision tower, the MoE routers";
+  out += in.include_mtp ? ".\n" : " and MTP blocks.\n";
+  return out;
+}
+
+Json MfuJson(const MfuReport& report, const ThroughputSource& source) {
+  const MfuInputs& in = report.inputs;
+  Json doc = JsonDocument("mfu");
+  doc["model"] = in.model.name;
+  doc["gpu"] = in.gpu_name;
+  doc["gpus"] = in.throughput.gpus;
+  doc["peak_flop_per_s_per_gpu"] = RoundSig(in.peak_per_gpu.flop_per_s());
+  if (source.tokens_per_step > 0) {
+    doc["tokens_per_step"] = RoundSig(source.tokens_per_step);
+    doc["step_time_s"] = RoundSig(source.step_time_s);
+  }
+  doc["tokens_per_s"] = RoundSig(in.throughput.tokens_per_s);
+  doc["tokens_per_s_per_gpu"] = RoundSig(in.throughput.tokens_per_s_per_gpu());
+  doc["recompute"] = std::string(RecomputeName(in.recompute));
+  doc["sequence"] = {{"mean_tokens", RoundSig(in.sequence.mean_tokens)},
+                     {"max_tokens", RoundSig(in.sequence.max_tokens)},
+                     {"exact", in.sequence.exact}};
+  Json points = Json::array();
+  for (const MfuPoint& point : report.points) {
+    Json p;
+    p["label"] = point.label;
+    p["attention_tokens"] = RoundSig(point.attention_tokens);
+    Json rows = Json::array();
+    for (const MfuRow& row : point.rows) {
+      rows.push_back({{"convention", std::string(FlopConventionName(row.convention))},
+                      {"training_flop_per_token", RoundSig(row.training_per_token.count())},
+                      {"achieved_flop_per_s_per_gpu", RoundSig(row.achieved_per_gpu.flop_per_s())},
+                      {"mfu_percent", RoundSig(100.0 * row.mfu, 4)}});
+    }
+    p["conventions"] = rows;
+    p["hfu"] = {{"hardware_flop_per_token", RoundSig(point.hardware_per_token.count())},
+                {"hfu_percent", RoundSig(100.0 * point.hfu, 4)}};
+    points.push_back(p);
+  }
+  doc["points"] = points;
+  return doc;
+}
+
+}  // namespace strata

@@ -1,0 +1,119 @@
+#include "strata/comm/layout_traffic.h"
+
+#include <gtest/gtest.h>
+
+#include "strata/model/model_config.h"
+
+namespace strata {
+namespace {
+
+const TrafficItem* Find(const std::vector<TrafficItem>& items, GroupKind g, CollectiveOp op) {
+  for (const auto& i : items) {
+    if (i.group == g && i.op == op) return &i;
+  }
+  return nullptr;
+}
+
+// The reference job: Qwen3.6-35B-A3B, TP1 PP1 EP8 DP40, micro batch 1, ~29K-token samples, 2
+// micro batches per step (80 = 40 x 1 x 2), full recompute, bf16 gradients, distributed optimizer.
+TEST(LayoutTraffic, ReferenceJobByHand) {
+  auto config = LoadModelConfig("qwen3.6-35b-a3b");
+  ASSERT_TRUE(config.ok()) << config.error().Format();
+  const ModelTrafficShape shape = TrafficShapeOf(*config, /*with_mtp=*/false);
+  // From the config: hidden 2048, 40 layers, all MoE, 10 full-attention, top-8 routing.
+  EXPECT_EQ(shape.hidden_size, 2048);
+  EXPECT_EQ(shape.layers, 40);
+  EXPECT_EQ(shape.moe_layers, 40);
+  EXPECT_EQ(shape.full_attention_layers, 10);
+  EXPECT_EQ(shape.top_k, 8);
+  // The reference parameter counts (reference/models/README.md): non-expert text
+  // 2,448,355,968 + vision 446,571,248 = 2,894,927,216; experts 32,212,254,720.
+  EXPECT_EQ(shape.non_expert_params, 2894927216);
+  EXPECT_EQ(shape.expert_params, 32212254720);
+
+  TrafficInputs in;
+  in.layout.ep = 8;
+  in.layout.dp = 40;
+  in.micro_batch = 1;
+  in.tokens_per_sample = 29000;
+  in.micro_batches_per_step = 2;
+  in.grad_bytes = 2;
+  in.full_recompute = true;
+  const auto items = LayoutTraffic(shape, in);
+  ASSERT_EQ(items.size(), 5u);  // EP all-to-all; DP RS + AG; expert-DP RS + AG
+
+  // EP: 29,000 tokens x top-8 x 2048 x 2 B = 950,272,000 B per all-to-all; dispatch + combine
+  // in forward, backward and the recomputed forward: 6 per layer, x 40 layers x 2 micro batches.
+  const TrafficItem* ep = Find(items, GroupKind::kEp, CollectiveOp::kAllToAll);
+  ASSERT_NE(ep, nullptr);
+  EXPECT_NEAR(ep->size.count(), 950272000.0, 0.5);
+  EXPECT_NEAR(ep->calls_per_unit, 6.0, 1e-12);
+  EXPECT_NEAR(ep->calls_per_step, 480.0, 1e-12);
+  EXPECT_EQ(ep->frequency, TrafficFrequency::kPerLayerPerMicroBatch);
+
+  // DP: 2,894,927,216 non-expert params x 2 B bf16 gradients = 5,789,854,432 B, once a step.
+  const TrafficItem* dp = Find(items, GroupKind::kDp, CollectiveOp::kReduceScatter);
+  ASSERT_NE(dp, nullptr);
+  EXPECT_NEAR(dp->size.count(), 5789854432.0, 0.5);
+  EXPECT_EQ(dp->frequency, TrafficFrequency::kPerStep);
+  // Expert-DP: 32,212,254,720 / 8 x 2 B = 8,053,063,680 B.
+  const TrafficItem* edp = Find(items, GroupKind::kExpertDp, CollectiveOp::kAllGather);
+  ASSERT_NE(edp, nullptr);
+  EXPECT_NEAR(edp->size.count(), 8053063680.0, 0.5);
+}
+
+TEST(LayoutTraffic, DenseModelWithTpPpCpByHand) {
+  // A made-up dense model: h = 1000, 8 layers, 4 of them full attention, K+V 256 wide;
+  // 1e9 non-expert params. Layout TP2 PP2 CP2 DP2, 4 samples of 8,000 tokens per micro batch,
+  // 3 micro batches, no recompute, fp32 gradients, plain all-reduce (no distributed optimizer).
+  ModelTrafficShape m;
+  m.hidden_size = 1000;
+  m.layers = 8;
+  m.full_attention_layers = 4;
+  m.kv_width = 256;
+  m.non_expert_params = 1000000000;
+  TrafficInputs in;
+  in.layout.tp = 2;
+  in.layout.pp = 2;
+  in.layout.cp = 2;
+  in.layout.dp = 2;
+  in.micro_batch = 4;
+  in.tokens_per_sample = 8000;
+  in.micro_batches_per_step = 3;
+  in.distributed_optimizer = false;
+  const auto items = LayoutTraffic(m, in);
+  // Tokens on one rank: 4 x 8,000 / CP2 = 16,000.
+  // TP: 16,000 x 1000 x 2 B = 32 MB, 4 per layer (2 forward + 2 backward), 4 layers per stage
+  // (8 / PP2), 3 micro batches: 48 calls.
+  const TrafficItem* tp = Find(items, GroupKind::kTp, CollectiveOp::kAllReduce);
+  ASSERT_NE(tp, nullptr);
+  EXPECT_NEAR(tp->size.count(), 32e6, 1e-3);
+  EXPECT_NEAR(tp->calls_per_step, 48.0, 1e-12);
+  // CP: K/V of the whole sequence 16,000 x 2 x 256 x 2 B = 16,384,000 B; 2 attention layers per
+  // stage x 3 micro batches = 6 all-gathers (forward only, no recompute) and 6 reduce-scatters.
+  const TrafficItem* cp = Find(items, GroupKind::kCp, CollectiveOp::kAllGather);
+  ASSERT_NE(cp, nullptr);
+  EXPECT_NEAR(cp->size.count(), 16384000.0, 1e-3);
+  EXPECT_NEAR(cp->calls_per_step, 6.0, 1e-12);
+  // PP: 32 MB activations, forward + backward per micro batch: 6 send/recvs.
+  const TrafficItem* pp = Find(items, GroupKind::kPp, CollectiveOp::kSendRecv);
+  ASSERT_NE(pp, nullptr);
+  EXPECT_NEAR(pp->size.count(), 32e6, 1e-3);
+  EXPECT_NEAR(pp->calls_per_step, 6.0, 1e-12);
+  // Gradients over DP x CP: 1e9 / (TP2 x PP2) x 4 B = 1 GB all-reduce.
+  const TrafficItem* grads = Find(items, GroupKind::kDpCp, CollectiveOp::kAllReduce);
+  ASSERT_NE(grads, nullptr);
+  EXPECT_NEAR(grads->size.count(), 1e9, 1e-3);
+  EXPECT_EQ(Find(items, GroupKind::kEp, CollectiveOp::kAllToAll), nullptr);  // dense: no EP
+}
+
+TEST(LayoutTraffic, SingleGpuIssuesNothing) {
+  ModelTrafficShape m;
+  m.hidden_size = 1000;
+  m.layers = 2;
+  m.non_expert_params = 1000;
+  EXPECT_TRUE(LayoutTraffic(m, TrafficInputs{}).empty());
+}
+
+}  // namespace
+}  // namespace strata

@@ -1,0 +1,168 @@
+// `strata hang` end to end on the fixture bundles in tests/golden/hang/<case>/input (written by
+// `strata hang --synth`, see tests/golden/hang/README.md): text and JSON verdicts are goldens,
+// and the facts each verdict must contain are asserted independently below.
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <map>
+#include <string>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "support/golden.h"
+
+namespace strata::hang {
+namespace {
+
+using testing::RunCli;
+using testing::TestPath;
+
+// Output names the input paths; the fixtures' absolute location is replaced so goldens are stable.
+std::string Normalise(std::string text) {
+  const std::string root = TestPath("");
+  for (size_t at = text.find(root); at != std::string::npos; at = text.find(root, at)) {
+    text.replace(at, root.size(), "tests/");
+  }
+  return text;
+}
+
+int ExpectedExit(const std::string& c) {
+  return c == "clean" ? 0 : 1;  // 0: no hang found; 1: a hang (or problem) found
+}
+
+TEST(HangCliGolden, EveryFixtureCaseTextAndJson) {
+  const auto cases = testing::GoldenCases("golden/hang");
+  ASSERT_GE(cases.size(), 8u);
+  for (const std::string& c : cases) {
+    SCOPED_TRACE(c);
+    const std::string input = TestPath("golden/hang/" + c + "/input");
+    const auto text = RunCli({"hang", input});
+    EXPECT_EQ(text.exit_code, ExpectedExit(c)) << text.err;
+    EXPECT_TRUE(testing::MatchesGolden("golden/hang/" + c + "/expected.txt", Normalise(text.out)));
+    EXPECT_TRUE(testing::MatchesGolden("golden/hang/" + c + "/expected.stderr", Normalise(text.err)));
+    const auto json = RunCli({"hang", "--json", input});
+    EXPECT_EQ(json.exit_code, ExpectedExit(c));
+    EXPECT_TRUE(testing::MatchesGolden("golden/hang/" + c + "/expected.json", Normalise(json.out)));
+  }
+}
+
+nlohmann::json Verdict(const std::string& c) {
+  const auto r = RunCli({"hang", "--json", TestPath("golden/hang/" + c + "/input")});
+  return nlohmann::json::parse(r.out);
+}
+
+// The reference incident (seed case incidents 1 and 5): 40 ranks on 5 nodes, rank 17 OOMed at
+// its first optimizer step and sits in destroy_process_group; the other 39 wait in the
+// data-parallel all-reduce. Facts from the fixture's construction, not from the tool.
+TEST(HangCliVerdicts, ReferenceIncidentNamesRank17ThePhaseAndThe39Waiters) {
+  const auto v = Verdict("reference-oom-teardown");
+  EXPECT_EQ(v["schema_version"], 1);
+  EXPECT_EQ(v["hang"], true);
+  EXPECT_EQ(v["culprit"]["ranks"]["ranges"], "17");
+  EXPECT_EQ(v["culprit"]["phase"], "first optimizer step");
+  EXPECT_EQ(v["culprit"]["host"], "h20-node03 (LOCAL_RANK 1, GPU 1)");  // rank 17 = node 2*8 + 1
+  ASSERT_EQ(v["stack_groups"].size(), 2u);
+  EXPECT_EQ(v["stack_groups"][0]["ranks"]["count"], 39);
+  EXPECT_EQ(v["stack_groups"][0]["ranks"]["ranges"], "0-16,18-39");
+  EXPECT_EQ(v["stack_groups"][0]["op"], "all_reduce");
+  EXPECT_EQ(v["stack_groups"][1]["op"], "destroy_process_group");
+  EXPECT_EQ(v["patterns"][0]["id"], "oom_first_optimizer_step");
+  EXPECT_EQ(v["patterns"][1]["id"], "stuck_in_teardown");
+  // Incident 2: ms-swift's default ddp_timeout, 18,000,000 s, from data/hang/framework_timeouts.yaml.
+  EXPECT_EQ(v["timeout"]["effective_timeout_s"], 18000000);
+  EXPECT_EQ(v["timeout"]["framework"], "ms-swift");
+}
+
+TEST(HangCliVerdicts, EachPatternIsNamed) {
+  struct Case {
+    const char* name;
+    const char* pattern;   // the first pattern the verdict must list
+    const char* culprit;   // rank ranges, or "" when no single culprit exists
+  };
+  const Case cases[] = {
+      {"wrong-nic", "inconsistent_nccl_env", "16-23"},  // node03 (ranks 16-23) has docker0
+      {"mismatch", "mismatched_collectives", "7"},      // rank 7 all-gathers, the rest all-reduce
+      {"p2p-deadlock", "pipeline_p2p_deadlock", ""},    // both stages in recv: nobody to blame alone
+      {"dead-rank", "oom_first_optimizer_step", "17"},  // py-spy: rank 17's process is gone
+      {"missing-node", "dead_or_missing_ranks", "16-23"},  // node03's bundle never came back
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    const auto v = Verdict(c.name);
+    EXPECT_EQ(v["hang"], true);
+    ASSERT_FALSE(v["patterns"].empty());
+    EXPECT_EQ(v["patterns"][0]["id"], c.pattern);
+    if (*c.culprit) {
+      EXPECT_EQ(v["culprit"]["ranks"]["ranges"], c.culprit);
+    } else {
+      EXPECT_TRUE(v["culprit"].is_null());
+    }
+  }
+  const auto wrong_nic = Verdict("wrong-nic");
+  EXPECT_EQ(wrong_nic["timeout"]["watchdog_applies"], false);  // no WorkNCCL during comm init
+  const auto dead = Verdict("dead-rank");
+  EXPECT_EQ(dead["ranks"]["dead"]["ranges"], "17");
+  const auto clean = Verdict("clean");
+  EXPECT_EQ(clean["hang"], false);
+  EXPECT_TRUE(clean["patterns"].empty());
+}
+
+TEST(HangCliVerdicts, UnreadableFilesAreReportedWithTheReasonAndSkipped) {
+  const auto v = Verdict("unreadable-files");
+  std::map<std::string, std::string> reasons;
+  for (const auto& u : v["unreadable_files"]) {
+    const std::string file = u["file"];
+    reasons[file.substr(file.rfind('/') + 1)] = u["reason"];
+  }
+  // One entry per bad file in the fixture, each saying why.
+  EXPECT_EQ(reasons.size(), 6u);
+  EXPECT_NE(reasons["rank3.txt"].find("not a py-spy dump line"), std::string::npos);
+  EXPECT_NE(reasons["rank9.json"].find("malformed py-spy JSON"), std::string::npos);
+  EXPECT_NE(reasons["core.bin"].find("binary file"), std::string::npos);
+  EXPECT_NE(reasons["manifest-copy.json"].find("pass the bundle's directory"), std::string::npos);
+  EXPECT_NE(reasons["manifest.json"].find("unknown key 'hots'"), std::string::npos);
+  EXPECT_FALSE(reasons["nccl_trace_rank_3"].empty());
+  // The three good dumps were still analysed.
+  EXPECT_EQ(v["ranks"]["seen"]["ranges"], "0-2");
+}
+
+TEST(HangCli, PipesDevicesAndLinkLoopsAreReportedNeverReadOrFollowed) {
+  // A FIFO would block a reader forever; a link to its own parent would recurse forever.
+  const std::string dir = ::testing::TempDir() + "strata-hang-adversarial";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir + "/loop");
+  ASSERT_EQ(::mkfifo((dir + "/fifo").c_str(), 0600), 0);
+  std::filesystem::create_directory_symlink("..", dir + "/loop/up");
+  const auto r = RunCli({"hang", "--json", dir, "/dev/null"});
+  std::filesystem::remove_all(dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;  // nothing readable: no hang found, and no hang of our own
+  const auto v = nlohmann::json::parse(r.out);
+  ASSERT_EQ(v["unreadable_files"].size(), 3u);
+  EXPECT_EQ(v["unreadable_files"][0]["reason"], "not a regular file (a pipe or device?)");
+  EXPECT_EQ(v["unreadable_files"][1]["reason"], "a link to a directory: not followed (pass it directly)");
+  EXPECT_EQ(v["unreadable_files"][2]["file"], "/dev/null");
+  EXPECT_EQ(v["headline"], "no verdict: no readable evidence of any rank");
+}
+
+TEST(HangCli, UsageErrorsExitTwo) {
+  struct Case {
+    std::vector<std::string> args;
+    const char* stderr_start;
+  };
+  const Case cases[] = {
+      {{"hang"}, "strata: error: no evidence given"},
+      {{"hang", "/nonexistent/bundle"}, "strata: error: /nonexistent/bundle: no such file or directory"},
+      {{"hang", "--synth", "oom-teardwn", "--out", "/tmp/x"},
+       "strata: error: --synth: unknown synthetic case 'oom-teardwn'\n  hint: did you mean 'oom-teardown'?"},
+      {{"hang", "--bogus"}, "strata: error: The following argument was not expected: --bogus"},
+  };
+  for (const Case& c : cases) {
+    const auto r = RunCli(c.args);
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_EQ(r.err.rfind(c.stderr_start, 0), 0u) << r.err;
+  }
+}
+
+}  // namespace
+}  // namespace strata::hang

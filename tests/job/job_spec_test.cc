@@ -1,0 +1,147 @@
+#include "strata/job/job_spec.h"
+
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+namespace strata {
+namespace {
+
+// A small valid job; the cases below break one thing each.
+constexpr const char* kValid =
+    "model: qwen3.6-35b-a3b\n"
+    "cluster: {gpu: H20, gpus_per_node: 8, nodes: 5}\n"
+    "parallel: {tp: 1, ep: 8}\n"
+    "batch: {micro_batch: 1, global_batch: 80}\n"
+    "sequence: {max_tokens: 4096}\n";
+
+TEST(JobSpec, ParsesTheReferenceJob) {
+  auto job = LoadJobSpec(kReferenceJobName);
+  ASSERT_TRUE(job.ok()) << job.error().Format();
+  EXPECT_EQ(job->model, "qwen3.6-35b-a3b");
+  EXPECT_EQ(job->cluster.gpu, "H20");
+  EXPECT_EQ(job->cluster.world(), 40);  // 5 nodes x 8 GPUs (seed case)
+  EXPECT_EQ(job->layout.ep, 8);
+  EXPECT_EQ(job->layout.dp, 40);
+  EXPECT_EQ(job->layout.expert_dp(), 5);  // 40 / 8: "the experts' DP group is only 5"
+  EXPECT_EQ(job->num_micro_batches(), 2);  // 80 = 40 x 1 x 2
+  EXPECT_DOUBLE_EQ(job->sequence.max_tokens, 49152.0);
+  EXPECT_DOUBLE_EQ(job->sequence.mean_tokens, 29000.0);  // "29K" is decimal
+  EXPECT_TRUE(job->sequence.variable_length());
+  EXPECT_EQ(job->recompute.granularity, RecomputeGranularity::kFull);
+  EXPECT_EQ(job->grad_dtype, DType::kBf16);
+  EXPECT_TRUE(job->optimizer.distributed);
+}
+
+TEST(JobSpec, DerivesDpAndDefaults) {
+  auto job = ParseJobSpec(kValid, "j.yaml");
+  ASSERT_TRUE(job.ok()) << job.error().Format();
+  EXPECT_EQ(job->layout.dp, 40);  // 40 GPUs / (TP 1 x PP 1 x CP 1)
+  EXPECT_EQ(job->grad_dtype, DType::kFp32);
+  EXPECT_EQ(job->recompute.granularity, RecomputeGranularity::kNone);
+  EXPECT_FALSE(job->sequence.variable_length());
+}
+
+struct OverrideCase {
+  const char* name;
+  std::vector<std::string> sets;
+  int64_t tp, ep, dp;
+  DType grads;
+};
+
+TEST(JobSpec, OverridesReplaceFileValues) {
+  const OverrideCase cases[] = {
+      {"ep", {"parallel.ep=4"}, 1, 4, 40, DType::kFp32},
+      // Changing TP re-derives DP: 40 / 2 = 20.
+      {"tp_rederives_dp", {"parallel.tp=2"}, 2, 8, 20, DType::kFp32},
+      {"grads", {"precision.grads=bf16"}, 1, 8, 40, DType::kBf16},
+      {"new_section", {"parallel.dp=40", "precision.grads=bf16"}, 1, 8, 40, DType::kBf16},
+  };
+  for (const auto& c : cases) {
+    auto job = ParseJobSpec(kValid, "j.yaml", c.sets);
+    ASSERT_TRUE(job.ok()) << c.name << ": " << job.error().Format();
+    EXPECT_EQ(job->layout.tp, c.tp) << c.name;
+    EXPECT_EQ(job->layout.ep, c.ep) << c.name;
+    EXPECT_EQ(job->layout.dp, c.dp) << c.name;
+    EXPECT_EQ(job->grad_dtype, c.grads) << c.name;
+  }
+  auto frozen = ParseJobSpec(kValid, "j.yaml", {"frozen=[vision]"});
+  ASSERT_TRUE(frozen.ok());
+  EXPECT_EQ(frozen->frozen, std::vector<std::string>{"vision"});
+}
+
+struct ErrorCase {
+  const char* name;
+  std::string yaml;
+  std::vector<std::string> sets;
+  const char* expected;
+};
+
+TEST(JobSpec, BadFilesAndFlagsGiveClearErrors) {
+  const std::string v = kValid;
+  const ErrorCase cases[] = {
+      {"empty", "", {}, "j.yaml: the file is empty, expected a YAML mapping"},
+      {"not_a_mapping", "- a\n- b\n", {}, "j.yaml: expected a mapping of key: value at the top of a job file"},
+      {"truncated", "model: qwen3.6-35b-a3b\ncluster: {gpu: H20, gpus_per", {}, nullptr},
+      {"missing_model", "cluster: {gpu: H20, gpus_per_node: 8, nodes: 5}\n", {},
+       "j.yaml:1: model: missing required field"},
+      {"unknown_top_key", v + "recompte: {granularity: full}\n", {},
+       "j.yaml:6: recompte: unknown field 'recompte'\n  hint: did you mean 'recompute'?"},
+      {"unknown_nested_key", "model: m\ncluster: {gpu: H20, gpus_per_nod: 8, nodes: 5}\n", {},
+       "j.yaml:2: cluster.gpus_per_node: missing required field"},
+      {"bad_int", v + "mtp: maybe\n", {}, "j.yaml:6: mtp: expected true or false, got 'maybe'"},
+      {"bad_enum", v + "recompute: {granularity: ful}\n", {},
+       "j.yaml:6: recompute.granularity: unknown value 'ful', expected one of: none, selective, "
+       "full\n  hint: did you mean 'full'?"},
+      {"method_without_full", v + "recompute: {granularity: selective, method: block}\n", {},
+       "j.yaml:6: recompute.method: 'method' applies only to granularity: full"},
+      {"grads_fp8", v + "precision: {grads: fp8}\n", {},
+       "j.yaml:6: precision.grads: gradient buffers are fp32 or bf16, got 'fp8'"},
+      {"mean_over_max", "model: m\ncluster: {gpu: H20, gpus_per_node: 8, nodes: 5}\n"
+                        "parallel: {tp: 1}\nbatch: {micro_batch: 1, global_batch: 40}\n"
+                        "sequence: {max_tokens: 4096, mean_tokens: 5000}\n",
+       {}, "j.yaml:5: sequence.mean_tokens: mean_tokens 5000 is larger than max_tokens 4096"},
+      {"negative_tp", "model: m\ncluster: {gpu: H20, gpus_per_node: 8, nodes: 5}\n"
+                      "parallel: {tp: -2}\n", {},
+       "j.yaml:3: parallel.tp: expected a positive integer, got -2"},
+      {"frozen_not_list", v + "frozen: vision\n", {},
+       "j.yaml:6: frozen: expected a list of module kinds, e.g. [vision]"},
+      {"set_unknown_key", v, {"parallel.epp=16"},
+       "--set: unknown key 'parallel.epp'\n  hint: did you mean 'parallel.pp'?"},
+      {"set_no_equals", v, {"parallel.ep"},
+       "--set: expected key=value, got 'parallel.ep'\n  hint: e.g. --set parallel.ep=16 --set "
+       "precision.grads=bf16"},
+      {"set_empty_value", v, {"parallel.ep="}, "--set: 'parallel.ep=': empty value"},
+      {"set_bad_value", v, {"parallel.ep=many"},
+       "j.yaml: --set parallel.ep: expected an integer, got 'many'"},
+  };
+  for (const auto& c : cases) {
+    auto job = ParseJobSpec(c.yaml, "j.yaml", c.sets);
+    ASSERT_FALSE(job.ok()) << c.name;
+    if (c.expected == nullptr) {
+      // Malformed YAML: the parser's message varies by version; file and line must be there.
+      EXPECT_EQ(job.error().file, "j.yaml") << c.name;
+      EXPECT_GT(job.error().line, 0) << c.name;
+      continue;
+    }
+    EXPECT_EQ(job.error().Format(), c.expected) << c.name;
+  }
+}
+
+TEST(JobSpec, UnknownCatalogJob) {
+  auto job = LoadJobSpec("qwen-sft");
+  ASSERT_FALSE(job.ok());
+  EXPECT_EQ(job.error().message, "no job named 'qwen-sft' in the catalog (data/jobs/)");
+}
+
+TEST(JobSpec, DTypeBytes) {
+  // fp32 is 4 bytes, bf16 and fp16 2, fp8 1 (IEEE / OCP formats).
+  EXPECT_EQ(DTypeBytes(DType::kFp32), 4);
+  EXPECT_EQ(DTypeBytes(DType::kBf16), 2);
+  EXPECT_EQ(DTypeBytes(DType::kFp16), 2);
+  EXPECT_EQ(DTypeBytes(DType::kFp8), 1);
+}
+
+}  // namespace
+}  // namespace strata

@@ -1,0 +1,63 @@
+#include "strata/memory/memory_constants.h"
+
+#include <gtest/gtest.h>
+
+namespace strata {
+namespace {
+
+constexpr const char* kValid =
+    "cuda_context: {bytes: 768MiB, source: s}\n"
+    "nccl_per_communicator: {bytes: 512MiB, source: s}\n"
+    "allocator_fragmentation: {fixed_shapes: 0.05, variable_shapes: 0.3, source: s}\n"
+    "backward_gradient_fraction: {value: 0.5, source: s}\n"
+    "gated_deltanet: {chunk_tokens: 64, state_bytes_per_element: 4, source: s}\n"
+    "moe_dispatch: {transient_copies: 2, source: s}\n";
+
+TEST(MemoryConstants, ShippedFileLoads) {
+  auto c = LoadMemoryConstants();
+  ASSERT_TRUE(c.ok()) << c.error().Format();
+  EXPECT_DOUBLE_EQ(c->cuda_context.mib(), 768.0);
+  EXPECT_EQ(c->gdn_chunk_tokens, 64);
+  EXPECT_EQ(c->sources.size(), 6u);  // every section carries a source
+}
+
+TEST(MemoryConstants, ParsesUnitsExactly) {
+  auto c = ParseMemoryConstants(kValid, "m.yaml");
+  ASSERT_TRUE(c.ok()) << c.error().Format();
+  EXPECT_DOUBLE_EQ(c->nccl_per_communicator.count(), 512.0 * 1048576);  // 512 x 2^20
+  EXPECT_DOUBLE_EQ(c->fragmentation_variable_shapes, 0.3);
+}
+
+TEST(MemoryConstants, BadFilesGiveClearErrors) {
+  struct Case {
+    const char* name;
+    std::string text;
+    const char* expected;
+  };
+  const std::string v = kValid;
+  const Case cases[] = {
+      {"empty", "", "m.yaml: the file is empty, expected a YAML mapping"},
+      // Cut after the first line: the second section is missing.
+      {"truncated", "cuda_context: {bytes: 768MiB, source: s}\n",
+       "m.yaml:1: nccl_per_communicator: missing required field"},
+      {"no_unit", "cuda_context: {bytes: 768, source: s}\n", nullptr},
+      {"no_source", "cuda_context: {bytes: 768MiB}\n", "m.yaml:1: cuda_context.source: missing required field"},
+      {"fraction_range", "cuda_context: {bytes: 1GiB, source: s}\nnccl_per_communicator: {bytes: 1GiB, source: s}\n"
+                         "allocator_fragmentation: {fixed_shapes: 2, variable_shapes: 0.3, source: s}\n",
+       "m.yaml:3: allocator_fragmentation.fixed_shapes: expected a fraction in [0, 1], got 2"},
+      {"unknown_key", v + "cuda_contxt: {bytes: 1GiB, source: s}\n",
+       "m.yaml:7: cuda_contxt: unknown field 'cuda_contxt'\n  hint: did you mean 'cuda_context'?"},
+  };
+  for (const auto& c : cases) {
+    auto r = ParseMemoryConstants(c.text, "m.yaml");
+    ASSERT_FALSE(r.ok()) << c.name;
+    if (c.expected == nullptr) {
+      EXPECT_EQ(r.error().field, "cuda_context.bytes") << c.name;
+      continue;
+    }
+    EXPECT_EQ(r.error().Format(), c.expected) << c.name;
+  }
+}
+
+}  // namespace
+}  // namespace strata

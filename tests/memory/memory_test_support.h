@@ -1,0 +1,40 @@
+// Shared by the memory tests: the reference job with overrides, and the ledger of a job.
+#ifndef STRATA_TESTS_MEMORY_MEMORY_TEST_SUPPORT_H_
+#define STRATA_TESTS_MEMORY_MEMORY_TEST_SUPPORT_H_
+
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "strata/memory/ledger.h"
+
+namespace strata::testing {
+
+/// The reference job (data/jobs/) with --set overrides, resolved; fails the test on error.
+inline Job ReferenceJob(const std::vector<std::string>& sets = {}) {
+  auto spec = LoadJobSpec(kReferenceJobName, sets);
+  EXPECT_TRUE(spec.ok()) << spec.error().Format();
+  auto job = ResolveJob(*spec);
+  EXPECT_TRUE(job.ok()) << job.error().Format();
+  return *job;
+}
+
+inline MemoryConstants Constants() {
+  auto c = LoadMemoryConstants();
+  EXPECT_TRUE(c.ok()) << c.error().Format();
+  return *c;
+}
+
+/// The item with this exact name; fails the test when absent.
+inline Bytes ItemBytes(const MemoryLedger& ledger, const std::string& name) {
+  for (const auto& item : ledger.items) {
+    if (item.name == name) return item.bytes;
+  }
+  ADD_FAILURE() << "no ledger item '" << name << "'";
+  return Bytes();
+}
+
+}  // namespace strata::testing
+
+#endif  // STRATA_TESTS_MEMORY_MEMORY_TEST_SUPPORT_H_
