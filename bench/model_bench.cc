@@ -1,8 +1,8 @@
 // Accounting a 128-layer hybrid MoE config (parameters, per-layer table, FLOPs under every
 // convention) should take microseconds: the planner calls it for every candidate layout.
-#include <string>
-
 #include <benchmark/benchmark.h>
+
+#include <string>
 
 #include "strata/model/flop_conventions.h"
 #include "strata/model/model_config.h"
@@ -19,7 +19,8 @@ std::string Synthetic128LayerConfig() {
                    ((i + 1) % 4 == 0 ? "\"full_attention\"" : "\"linear_attention\"");
   }
   return R"({"model_type": "qwen3_next", "architectures": ["Qwen3NextForCausalLM"],
-    "hidden_size": 4096, "num_hidden_layers": 128, "layer_types": [)" + layer_types + R"(],
+    "hidden_size": 4096, "num_hidden_layers": 128, "layer_types": [)" +
+         layer_types + R"(],
     "num_attention_heads": 32, "num_key_value_heads": 4, "head_dim": 256,
     "linear_num_key_heads": 16, "linear_num_value_heads": 32, "linear_key_head_dim": 128,
     "linear_value_head_dim": 128, "linear_conv_kernel_dim": 4, "num_experts": 256,

@@ -77,6 +77,7 @@ TEST(PgStall, DifferentOpsAtTheSameSequenceNumberAreAMismatch) {
   ASSERT_EQ(stalls.size(), 1u);
   EXPECT_EQ(stalls[0].mismatch,
             "_all_gather_base [[58720256]] on ranks 0-2; all_reduce [[58720256]] on rank 3");
+  EXPECT_EQ(stalls[0].mismatch_minority, std::vector<int64_t>{3});
 }
 
 TEST(PgStall, DrainedQueuesAreNotStalls) {

@@ -129,6 +129,19 @@ TEST(JobSpec, BadFilesAndFlagsGiveClearErrors) {
   }
 }
 
+TEST(JobSpec, ClusterFileReference) {
+  // data/clusters/h20-5x8.yaml: the reference cluster, 5 nodes x 8 H20.
+  auto job = ParseJobSpec(kValid, "j.yaml", {"cluster=h20-5x8"});
+  ASSERT_TRUE(job.ok()) << job.error().Format();
+  EXPECT_EQ(job->cluster.name, "h20-5x8");
+  EXPECT_EQ(job->cluster.gpu, "H20");
+  EXPECT_EQ(job->cluster.world(), 40);
+  EXPECT_EQ(job->layout.dp, 40);
+  auto unknown = ParseJobSpec(kValid, "j.yaml", {"cluster=h20-5x9"});
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_FALSE(unknown.error().hint.empty()) << unknown.error().Format();
+}
+
 TEST(JobSpec, UnknownCatalogJob) {
   auto job = LoadJobSpec("qwen-sft");
   ASSERT_FALSE(job.ok());

@@ -3,11 +3,11 @@
 // the case directory) and expected.out (stdout then stderr, and the exit code). The numbers in
 // the goldens are checked independently by param_count_test, flops_test and mfu_test; these
 // tests pin the presentation (units in every header, JSON field names, error text).
+#include <gtest/gtest.h>
+
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "support/golden.h"
 
@@ -32,8 +32,8 @@ void RunSuite(const std::string& suite) {
   for (const auto& name : cases) {
     const std::string dir = "golden/" + suite + "/" + name;
     const testing::CliResult r = testing::RunCli(ReadArgs(dir));
-    std::string actual = r.out + "--- stderr\n" + r.err + "--- exit code " +
-                         std::to_string(r.exit_code) + "\n";
+    std::string actual =
+        r.out + "--- stderr\n" + r.err + "--- exit code " + std::to_string(r.exit_code) + "\n";
     // Paths of the checkout differ between machines: write the case directory as {golden}.
     const std::string abs = testing::TestPath(dir);
     for (size_t pos; (pos = actual.find(abs)) != std::string::npos;) {

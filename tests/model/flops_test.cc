@@ -33,8 +33,8 @@ const LayerFlopCase kLayerCases[] = {
     {"llama causal", "llama-3.1-8b", 0, 4096, AttentionMask::kCausal, 83'886'080, 33'554'432, 0,
      352'321'536},
     // Non-causal doubles only the core attention: 67,108,864.
-    {"llama non-causal", "llama-3.1-8b", 0, 4096, AttentionMask::kNonCausal, 83'886'080,
-     67'108'864, 0, 352'321'536},
+    {"llama non-causal", "llama-3.1-8b", 0, 4096, AttentionMask::kNonCausal, 83'886'080, 67'108'864,
+     0, 352'321'536},
     // Qwen3.6 GDN layer: in_proj 2048 x (8192 + 4096 + 64) + out 4096 x 2048 -> 2 x 33,685,504
     // = 67,371,008; conv 2 x 4 x 8192 = 65,536 + delta rule 2 x 4 x 32 x 128 x 128 = 4,194,304
     // -> 4,259,840; FFN 2 x 3 x 2048 x (8 x 512 + 512) = 56,623,104.
@@ -47,8 +47,8 @@ const LayerFlopCase kLayerCases[] = {
     // GPT-OSS sliding layer, window 128, S = 4096: mean attended 128 - 128^2/(2 x 4096) = 126;
     // 2 x 2 x 4096 (64 heads x 64) x 126 = 2,064,384. Projections: q and o 2880 x 4096, k and
     // v 2880 x 512 -> 2 x 2880 x 9216 = 53,084,160; 4 of 128 experts: 2 x 3 x 2880^2 x 4.
-    {"gpt-oss sliding", "gpt-oss-120b", 0, 4096, AttentionMask::kCausal, 53'084'160,
-     2'064'384, 0, 2 * 3 * 2880.0 * 2880 * 4},
+    {"gpt-oss sliding", "gpt-oss-120b", 0, 4096, AttentionMask::kCausal, 53'084'160, 2'064'384, 0,
+     2 * 3 * 2880.0 * 2880 * 4},
 };
 
 TEST(FlopsTest, PerLayer) {
@@ -111,8 +111,7 @@ struct HistogramErrorCase {
 TEST(SequenceLengthsTest, HistogramFileErrors) {
   const HistogramErrorCase cases[] = {
       {"empty", "# only a comment\n\n", "h.txt: no 'length count' lines: the histogram is empty"},
-      {"one column", "1000 5\n2000\n",
-       "h.txt:2: expected 'length count' on each line, got '2000'"},
+      {"one column", "1000 5\n2000\n", "h.txt:2: expected 'length count' on each line, got '2000'"},
       {"not a number", "1000 five\n", "h.txt:1: count: expected a number, got 'five'"},
       {"zero length", "0 3\n", "h.txt:1: length: a sequence length must be positive, got 0"},
       {"negative count", "100 -1\n", "h.txt:1: count: a count must be >= 0, got -1"},
@@ -140,7 +139,8 @@ TEST(SequenceLengthsTest, TokenCounts) {
     ASSERT_TRUE(v.ok()) << c.text;
     EXPECT_NEAR(*v, c.expected, 1e-6) << c.text;
   }
-  for (const char* bad : {"", "0", "-3K", "12G", "K"}) EXPECT_FALSE(ParseTokenCount(bad).ok()) << bad;
+  for (const char* bad : {"", "0", "-3K", "12G", "K"})
+    EXPECT_FALSE(ParseTokenCount(bad).ok()) << bad;
 }
 
 }  // namespace

@@ -2,10 +2,10 @@
 // and malformed or truncated input gives a clear error.
 #include "strata/model/model_catalog.h"
 
+#include <gtest/gtest.h>
+
 #include <filesystem>
 #include <string>
-
-#include <gtest/gtest.h>
 
 #include "strata/core/file_io.h"
 

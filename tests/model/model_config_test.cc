@@ -2,9 +2,9 @@
 // input, with the full error text asserted.
 #include "strata/model/model_config.h"
 
-#include <string>
-
 #include <gtest/gtest.h>
+
+#include <string>
 
 #include "strata/core/file_io.h"
 #include "strata/model/param_count.h"
@@ -45,7 +45,10 @@ TEST(ModelConfigTest, BadInputGivesAClearError) {
       {"trailing comma", "{\"model_type\": \"llama\",}",
        "cfg.json:1:24: malformed JSON: syntax error while parsing object key - unexpected '}'; "
        "expected string literal"},
-      {"not an object", "[1, 2]", "cfg.json: expected a JSON object at the top level, got an array"},
+      {"number out of range", "{\"model_type\": \"llama\", \"hidden_size\": 1e400}",
+       "cfg.json: malformed JSON: number overflow parsing '1e400'"},
+      {"not an object", "[1, 2]",
+       "cfg.json: expected a JSON object at the top level, got an array"},
       {"misspelt field", Edit(llama, "\"hidden_size\"", "\"hiden_size\""),
        "cfg.json: hidden_size: missing required field\n  hint: found 'hiden_size': did you mean "
        "'hidden_size'?"},
@@ -57,7 +60,8 @@ TEST(ModelConfigTest, BadInputGivesAClearError) {
        "cfg.json: vocab_size: expected a positive integer, got -5"},
       {"fractional size", Edit(llama, "\"intermediate_size\": 14336", "\"intermediate_size\": 1.5"),
        "cfg.json: intermediate_size: expected a positive integer, got 1.5"},
-      {"heads do not divide", Edit(llama, "\"num_key_value_heads\": 8", "\"num_key_value_heads\": 5"),
+      {"heads do not divide",
+       Edit(llama, "\"num_key_value_heads\": 8", "\"num_key_value_heads\": 5"),
        "cfg.json: num_key_value_heads: num_attention_heads (32) is not a multiple of "
        "num_key_value_heads (5)"},
       {"unknown model type", Edit(llama, "\"model_type\": \"llama\"", "\"model_type\": \"lama\""),
@@ -76,16 +80,19 @@ TEST(ModelConfigTest, BadInputGivesAClearError) {
        Edit(qwen, "\"linear_num_value_heads\": 32", "\"linear_num_value_heads\": 24"),
        "cfg.json: text_config.linear_num_value_heads: linear_num_value_heads (24) is not a "
        "multiple of linear_num_key_heads (16)"},
-      {"absurd layer count", Edit(llama, "\"num_hidden_layers\": 32", "\"num_hidden_layers\": 1000000000000"),
+      {"absurd layer count",
+       Edit(llama, "\"num_hidden_layers\": 32", "\"num_hidden_layers\": 1000000000000"),
        "cfg.json: num_hidden_layers: expected at most 65536 layers, got 1000000000000"},
       // The bound counts 32 layers plus one spare: 33 x 3 x 2^40 x 2^40 = 1.197e26 (the
       // SwiGLU term dominates), far past int64; refused before any int64 count is formed.
       {"overflowing sizes",
-       Edit(Edit(llama, "\"hidden_size\": 4096", "\"hidden_size\": 1099511627776, \"head_dim\": 128"),
+       Edit(Edit(llama, "\"hidden_size\": 4096",
+                 "\"hidden_size\": 1099511627776, \"head_dim\": 128"),
             "\"intermediate_size\": 14336", "\"intermediate_size\": 1099511627776"),
        "cfg.json: the sizes describe about 1.2e+26 parameters, more than the 1e+16 strata "
        "accepts; check the widths and counts"},
-      {"top-k above experts", Edit(qwen, "\"num_experts_per_tok\": 8", "\"num_experts_per_tok\": 300"),
+      {"top-k above experts",
+       Edit(qwen, "\"num_experts_per_tok\": 8", "\"num_experts_per_tok\": 300"),
        "cfg.json: text_config.num_experts_per_tok: routes each token to 300 experts but there are "
        "only 256"},
   };
@@ -93,6 +100,23 @@ TEST(ModelConfigTest, BadInputGivesAClearError) {
     auto result = ParseModelConfig(c.json, "cfg.json");
     ASSERT_FALSE(result.ok()) << c.name;
     EXPECT_EQ(result.error().Format(), c.expected_error) << c.name;
+  }
+}
+
+TEST(ModelConfigTest, EveryTruncationIsAnError) {
+  // A strict prefix of a JSON object is never a complete document, so every cut of every
+  // shipped config must be refused (and never crash: CI runs this under ASan and UBSan).
+  for (const char* name : {"qwen3.6-35b-a3b", "deepseek-v3", "gpt-oss-120b", "llama-3.1-8b",
+                           "mixtral-8x7b", "qwen3-next-80b-a3b"}) {
+    const std::string text = Catalog(name);
+    const size_t last_brace = text.rfind('}');
+    for (size_t n = 0; n < last_brace; ++n) {
+      auto result = ParseModelConfig(std::string_view(text).substr(0, n), "cut.json");
+      EXPECT_FALSE(result.ok()) << name << " cut at " << n;
+      if (!result.ok()) {
+        EXPECT_EQ(result.error().file, "cut.json");
+      }
+    }
   }
 }
 
@@ -134,11 +158,11 @@ TEST(ModelConfigTest, FlatAndNestedLayoutsAgree) {
       {"nested text_config", qwen, 34'660'610'688},
       {"flat layout", inner, 34'660'610'688},
       // layer_types removed: full_attention_interval 4 gives the same 30 + 10 split.
-      {"interval instead of list",
-       Edit(qwen, "\"layer_types\"", "\"unused_layer_types\""), 34'660'610'688},
-      // rope_theta at the top level instead of inside rope_parameters.
-      {"rope at the top", Edit(qwen, "\"rope_parameters\": {", "\"rope_theta\": 10000000, \"x\": {"),
+      {"interval instead of list", Edit(qwen, "\"layer_types\"", "\"unused_layer_types\""),
        34'660'610'688},
+      // rope_theta at the top level instead of inside rope_parameters.
+      {"rope at the top",
+       Edit(qwen, "\"rope_parameters\": {", "\"rope_theta\": 10000000, \"x\": {"), 34'660'610'688},
   };
   for (const auto& c : cases) {
     auto config = ParseModelConfig(c.json, "cfg.json");

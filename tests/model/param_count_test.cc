@@ -3,9 +3,9 @@
 // totals); the derivation of each is written beside it.
 #include "strata/model/param_count.h"
 
-#include <string>
-
 #include <gtest/gtest.h>
+
+#include <string>
 
 #include "strata/core/file_io.h"
 #include "strata/model/model_config.h"

@@ -6,8 +6,8 @@
 //   17,928,683,520 FLOP/token without attention + 6 x 10 layers x 4096 (16 heads x 256) x S
 //   = 17.9287e9 + 245,760 S. The course's 25.06 (+-0.005) GFLOP needs S in [28,998, 29,038]
 //   -> S = 29,000 gives 25.0557 (decimal K: 29 x 1000); 29,696 (29 x 1024) would give 25.23.
-//   Its 30.01 GFLOP needs S in [49,139, 49,180]: 49,152 = 48 x 1024 (30.0083); 49,000 gives 29.97 and
-//   50,176 (49 x 1024) 30.26. So the mean is 29,000 tokens and the max 49,152 tokens.
+//   Its 30.01 GFLOP needs S in [49,139, 49,180]: 49,152 = 48 x 1024 (30.0083); 49,000 gives 29.97
+//   and 50,176 (49 x 1024) 30.26. So the mean is 29,000 tokens and the max 49,152 tokens.
 // MFU = 481.25 x FLOP/token / 148e12:
 //   S = 29,000: 481.25 x 25.0557e9 / 148e12 = 8.147% (the course prints 8.2%; 0.1-point tolerance)
 //   S = 49,152: 481.25 x 30.0083e9 / 148e12 = 9.758% (course: 9.8%)

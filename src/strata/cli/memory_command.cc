@@ -28,8 +28,9 @@ std::string Header(const Job& job, const MemoryLedger& ledger) {
                              s.recompute.num_layers, s.recompute.num_layers == 1 ? "" : "s");
   }
   std::string out;
-  out += fmt::format("job: {} on {} x {} ({} per GPU){}\n", job.model.name, s.cluster.world(),
+  out += fmt::format("job: {} on {} x {} ({} per GPU{}){}\n", job.model.name, s.cluster.world(),
                      job.gpu.name, FormatGB(job.gpu.memory),
+                     s.cluster.name.empty() ? "" : ", cluster " + s.cluster.name,
                      s.file.empty() ? "" : fmt::format(", from {}", s.file));
   out += fmt::format("layout: TP {} PP {} VPP {} CP {} EP {} ETP {} DP {} (expert-DP {}){}\n",
                      l.tp, l.pp, l.vpp, l.cp, l.ep, l.etp, l.dp, l.expert_dp(),

@@ -1,10 +1,9 @@
 // strata mfu: MFU and HFU of a training run under each FLOP convention, side by side.
 // With no arguments: the reference case (Qwen3.6-35B-A3B SFT on 40 H20, 2.31M tokens per
 // 120 s step, 29K mean / 49,152 max tokens, full recompute).
+#include <CLI/CLI.hpp>
 #include <optional>
 #include <string>
-
-#include <CLI/CLI.hpp>
 
 #include "strata/cli/cli_common.h"
 #include "strata/cli/commands.h"
@@ -44,7 +43,8 @@ Result<Recompute> ParseRecompute(const std::string& text) {
   if (text == "none") return Recompute::kNone;
   if (text == "selective") return Recompute::kSelective;
   if (text == "full") return Recompute::kFull;
-  return InvalidInput("unknown recompute '" + text + "'").InField("--recompute")
+  return InvalidInput("unknown recompute '" + text + "'")
+      .InField("--recompute")
       .WithHint("expected one of: none, selective, full");
 }
 
@@ -60,8 +60,8 @@ Result<SequenceLengths> Sequence(const MfuOptions& o, bool seq_given) {
   auto max = ParseTokenCount(o.seq_max);
   if (!max.ok()) return Error(max.error()).InField("--seq-max");
   if (*max < *mean) {
-    return InvalidInput("the max length (" + o.seq_max + ") is below the mean (" + o.seq_mean +
-                        ")").InField("--seq-max");
+    return InvalidInput("the max length (" + o.seq_max + ") is below the mean (" + o.seq_mean + ")")
+        .InField("--seq-max");
   }
   return SequenceLengths::MeanMax(*mean, *max);
 }
@@ -76,12 +76,14 @@ Result<MfuInputs> BuildInputs(const MfuOptions& o, bool seq_given, bool rate_giv
     in.peak_per_gpu = gpu.bf16_dense;
   } else if (o.peak_dtype == "fp8") {
     if (!gpu.has_fp8()) {
-      return InvalidInput(gpu.name + " has no FP8 tensor cores").InField("--peak-dtype")
+      return InvalidInput(gpu.name + " has no FP8 tensor cores")
+          .InField("--peak-dtype")
           .WithHint("use --peak-dtype bf16");
     }
     in.peak_per_gpu = gpu.fp8_dense;
   } else {
-    return InvalidInput("unknown peak dtype '" + o.peak_dtype + "'").InField("--peak-dtype")
+    return InvalidInput("unknown peak dtype '" + o.peak_dtype + "'")
+        .InField("--peak-dtype")
         .WithHint("expected one of: bf16, fp8");
   }
   if (o.gpus <= 0) {
@@ -118,9 +120,10 @@ Result<MfuInputs> BuildInputs(const MfuOptions& o, bool seq_given, bool rate_giv
 }  // namespace
 
 int RunMfu(int argc, char** argv) {
-  CLI::App app{"MFU and HFU of a training run under each FLOP convention (no arguments: the "
-               "reference case)",
-               "strata mfu"};
+  CLI::App app{
+      "MFU and HFU of a training run under each FLOP convention (no arguments: the "
+      "reference case)",
+      "strata mfu"};
   MfuOptions o;
   app.add_option("model", o.model, "config.json path or catalog name")->capture_default_str();
   app.add_option("--gpu", o.gpu, "GPU type from data/gpus.yaml")->capture_default_str();
@@ -138,8 +141,10 @@ int RunMfu(int argc, char** argv) {
   // One of a pair alone would silently mix with the reference case's default for the other.
   per_step->needs(step);
   step->needs(per_step);
-  auto* seq = app.add_option("--seq", o.seq, "one sequence length for every sample (4096, 32K, 48Ki)");
-  auto* mean = app.add_option("--seq-mean", o.seq_mean, "mean sample length")->capture_default_str();
+  auto* seq =
+      app.add_option("--seq", o.seq, "one sequence length for every sample (4096, 32K, 48Ki)");
+  auto* mean =
+      app.add_option("--seq-mean", o.seq_mean, "mean sample length")->capture_default_str();
   auto* max = app.add_option("--seq-max", o.seq_max, "max sample length")->capture_default_str();
   auto* hist = app.add_option("--seq-histogram", o.seq_histogram,
                               "file of 'length count' lines: exact E[S^2]/E[S]");
@@ -160,8 +165,8 @@ int RunMfu(int argc, char** argv) {
   auto inputs = BuildInputs(o, seq->count() > 0, rate->count() > 0, source);
   if (!inputs.ok()) return ReportError(inputs.error());
   const MfuReport report = ComputeMfu(*inputs);
-  const std::string text = o.json ? DumpJson(MfuJson(report, source))
-                                  : RenderMfuText(report, source, o.explain);
+  const std::string text =
+      o.json ? DumpJson(MfuJson(report, source)) : RenderMfuText(report, source, o.explain);
   return EmitOutput(text, o.output);
 }
 

@@ -1,10 +1,9 @@
 // strata model: parameters by module kind, totals, active parameters, a per-layer table and
 // FLOPs per token of a Hugging Face config.json (a path or a catalog name; none: the
 // reference model).
+#include <CLI/CLI.hpp>
 #include <optional>
 #include <string>
-
-#include <CLI/CLI.hpp>
 
 #include "strata/cli/cli_common.h"
 #include "strata/cli/commands.h"

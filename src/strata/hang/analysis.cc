@@ -46,10 +46,14 @@ std::vector<RankView> BuildViews(const EvidenceSet& ev, Verdict& verdict) {
       views[it->second] = v;
     }
   }
+  std::vector<int64_t> unranked;
   for (const auto& [id, i] : index) {
-    if (!views[i].evidence->process.rank) {
-      verdict.notes.push_back(fmt::format("pid {} has no RANK: shown by its pid", id));
-    }
+    if (!views[i].evidence->process.rank) unranked.push_back(id);
+  }
+  if (!unranked.empty()) {
+    verdict.notes.push_back(fmt::format("{} process{} without a known RANK {} shown by pid: {}", unranked.size(),
+                                        unranked.size() == 1 ? "" : "es", unranked.size() == 1 ? "is" : "are",
+                                        FormatRankRanges(unranked)));
   }
   return views;
 }

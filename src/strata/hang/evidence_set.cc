@@ -8,20 +8,10 @@
 #include <fmt/format.h>
 
 #include "strata/core/file_io.h"
-#include "strata/hang/pyspy.h"
-
-#if __has_include("strata/hang/flight_recorder.h")
 #include "strata/hang/flight_recorder.h"
-#define STRATA_HANG_HAVE_FR 1
-#endif
-#if __has_include("strata/hang/watchdog_log.h")
-#include "strata/hang/watchdog_log.h"
-#define STRATA_HANG_HAVE_WATCHDOG 1
-#endif
-#if __has_include("strata/hang/nccl_ras.h")
 #include "strata/hang/nccl_ras.h"
-#define STRATA_HANG_HAVE_RAS 1
-#endif
+#include "strata/hang/pyspy.h"
+#include "strata/hang/watchdog_log.h"
 
 namespace strata::hang {
 namespace fs = std::filesystem;
@@ -128,13 +118,11 @@ void AddLog(EvidenceSet& set, std::string_view contents, const std::string& file
     if (!s.global_rank) s.global_rank = rank;
     set.log_signals.push_back(std::move(s));
   }
-#ifdef STRATA_HANG_HAVE_WATCHDOG
   std::vector<WatchdogEvent> events = ParseWatchdogLog(contents, file);
   for (WatchdogEvent& e : events) {
     if (!e.global_rank) e.global_rank = rank;
     set.watchdog.push_back(std::move(e));
   }
-#endif
 }
 
 void AddFile(EvidenceSet& set, std::string_view contents, const std::string& file,
@@ -146,7 +134,6 @@ void AddFile(EvidenceSet& set, std::string_view contents, const std::string& fil
       return;
     case FileKind::kFrPickle:
     case FileKind::kFrJson: {
-#ifdef STRATA_HANG_HAVE_FR
       auto dump = ParseFlightRecorder(contents, file);
       if (!dump.ok()) {
         set.unreadable.push_back({file, Reason(dump.error())});
@@ -155,23 +142,16 @@ void AddFile(EvidenceSet& set, std::string_view contents, const std::string& fil
       if (!dump->rank) dump->rank = RankFromFileName(file);
       if (!dump->rank) dump->rank = rank;
       set.fr_dumps.emplace_back(file, std::move(dump).value());
-#else
-      set.unreadable.push_back({file, "a flight-recorder dump, but this build reads none"});
-#endif
       return;
     }
     case FileKind::kRasText:
     case FileKind::kRasJson: {
-#ifdef STRATA_HANG_HAVE_RAS
       auto report = ParseNcclRas(contents, file);
       if (!report.ok()) {
         set.unreadable.push_back({file, Reason(report.error())});
         return;
       }
       set.ras.push_back(std::move(report).value());
-#else
-      set.unreadable.push_back({file, "NCCL RAS output, but this build reads none"});
-#endif
       return;
     }
     case FileKind::kManifest:

@@ -205,6 +205,8 @@ void DetectMismatch(const PatternInput& in, std::vector<Pattern>& out) {
     p.id = "mismatched_collectives";
     p.title = fmt::format("mismatched collectives in process group {} ({}) at sequence number {}",
                           s.pg, s.desc, s.stalled_seq);
+    p.ranks = s.mismatch_minority;
+    std::sort(p.ranks.begin(), p.ranks.end());
     p.evidence.push_back(fmt::format("{}: {}", s.source, s.mismatch));
     out.push_back(std::move(p));
   }

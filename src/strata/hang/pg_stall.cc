@@ -77,8 +77,13 @@ std::optional<PgStall> Evaluate(const std::string& pg, const GroupQueues& g, con
     }
   }
   if (variants.size() > 1) {
+    size_t largest = 0;
+    for (const auto& [what, ranks] : variants) largest = std::max(largest, ranks.size());
     std::vector<std::string> parts;
     for (const auto& [what, ranks] : variants) {
+      if (ranks.size() < largest) {
+        stall.mismatch_minority.insert(stall.mismatch_minority.end(), ranks.begin(), ranks.end());
+      }
       parts.push_back(fmt::format("{} on {} {}", what, ranks.size() == 1 ? "rank" : "ranks",
                                   FormatRankRanges(ranks)));
     }

@@ -36,6 +36,7 @@ struct PgStall {              // one process group's queue, from flight-recorder
   std::vector<int64_t> missing;  // members with no evidence for this group
   std::optional<int64_t> timeout_ms;
   std::string mismatch;          // "" or what differs at stalled_seq (ops or sizes by rank)
+  std::vector<int64_t> mismatch_minority;  // ranks outside the most common (op, sizes) at stalled_seq
 };
 
 struct Pattern {

@@ -71,6 +71,7 @@ Json VerdictToJson(const Verdict& v) {
     e["missing"] = RankSet(s.missing);
     e["timeout_ms"] = s.timeout_ms ? Json(*s.timeout_ms) : Json(nullptr);
     e["mismatch"] = s.mismatch;
+    e["mismatch_minority"] = RankSet(s.mismatch_minority);
     stalls.push_back(std::move(e));
   }
   j["process_groups"] = std::move(stalls);

@@ -1,6 +1,7 @@
 #include "strata/job/job_spec.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <utility>
 
 #include <fmt/format.h>
@@ -9,6 +10,7 @@
 #include "strata/core/did_you_mean.h"
 #include "strata/core/file_io.h"
 #include "strata/core/yaml_fields.h"
+#include "strata/hw/cluster.h"
 #include "strata/job/job_validation.h"
 #include "strata/model/sequence_lengths.h"
 
@@ -103,6 +105,27 @@ Status ApplyOverride(YAML::Node& root, const std::string& assignment) {
 }
 
 Status ParseCluster(YamlMap& top, JobSpec& job) {
+  STRATA_ASSIGN_OR_RETURN(YAML::Node node, top.Node("cluster"));
+  if (node.IsScalar()) {
+    // A cluster file by name or path; a relative path is relative to the job file.
+    std::string ref = node.Scalar();
+    if (ref.find('/') != std::string::npos && !job.file.empty() &&
+        std::filesystem::path(ref).is_relative()) {
+      const auto beside = std::filesystem::path(job.file).parent_path() / ref;
+      if (std::error_code ec; std::filesystem::exists(beside, ec)) ref = beside.string();
+    }
+    auto cluster = LoadCluster(ref);
+    if (!cluster.ok()) {
+      Error e = std::move(cluster).error();
+      if (e.file.empty()) e = top.ErrorAt("cluster", e.message).WithHint(e.hint);
+      return e;
+    }
+    job.cluster.name = cluster->name;
+    job.cluster.gpu = cluster->gpu.name;
+    job.cluster.gpus_per_node = cluster->gpus_per_node;
+    job.cluster.nodes = cluster->nodes;
+    return OkStatus();
+  }
   STRATA_ASSIGN_OR_RETURN(YamlMap cluster, top.Map("cluster"));
   STRATA_ASSIGN_OR_RETURN(job.cluster.gpu, cluster.String("gpu"));
   STRATA_ASSIGN_OR_RETURN(job.cluster.gpus_per_node, cluster.PositiveInt("gpus_per_node"));
@@ -252,7 +275,7 @@ int64_t DTypeBytes(DType dtype) {
 
 const std::vector<std::string>& JobSpecKeys() {
   static const std::vector<std::string> keys = {
-      "model", "cluster.gpu", "cluster.gpus_per_node", "cluster.nodes",
+      "model", "cluster", "cluster.gpu", "cluster.gpus_per_node", "cluster.nodes",
       "parallel.tp", "parallel.pp", "parallel.vpp", "parallel.cp", "parallel.ep",
       "parallel.etp", "parallel.dp", "parallel.sequence_parallel",
       "batch.micro_batch", "batch.global_batch",

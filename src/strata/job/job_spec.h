@@ -33,8 +33,10 @@ std::string_view RecomputeMethodName(RecomputeMethod m);
 enum class CrossEntropyImpl { kFused, kNative };
 std::string_view CrossEntropyImplName(CrossEntropyImpl impl);
 
+/// Either a cluster file (data/clusters/<name>.yaml or a path), or a GPU type and counts.
 struct ClusterSpec {
-  std::string gpu;  // a GPU catalog name ("H20")
+  std::string name;  // the cluster file's name when the job refers to one, else ""
+  std::string gpu;   // a GPU catalog name ("H20")
   int64_t gpus_per_node = 0;
   int64_t nodes = 0;
   int64_t world() const { return gpus_per_node * nodes; }

@@ -213,7 +213,7 @@ Result<Job> ResolveJob(const JobSpec& spec) {
   const bool is_path = model_ref.ends_with(".json") || model_ref.find('/') != std::string::npos;
   if (is_path && !spec.file.empty() && std::filesystem::path(model_ref).is_relative()) {
     const auto beside = std::filesystem::path(spec.file).parent_path() / model_ref;
-    if (std::filesystem::exists(beside)) model_ref = beside.string();
+    if (std::error_code ec; std::filesystem::exists(beside, ec)) model_ref = beside.string();
   }
   auto model = LoadModelConfig(model_ref);
   if (!model.ok()) {

@@ -211,8 +211,8 @@ ActivationMemory ComputeActivations(const Job& job, const MemoryConstants& const
   // What each layer kind saves for backward, so --explain shows the per-kind split.
   std::string by_kind;
   for (const auto& [label, per_token] : per_token_by_kind) {
-    by_kind += fmt::format("{}{}: {:.0f} B/token x {} tokens = {}", by_kind.empty() ? "" : "; ",
-                           label, per_token, FormatCount(t), Gb(Bytes::Count(per_token * t)));
+    by_kind += fmt::format("{}{}: {} B/token x {} tokens = {}", by_kind.empty() ? "" : "; ",
+                           label, FormatCount(per_token), FormatCount(t), Gb(Bytes::Count(per_token * t)));
   }
   out.items.back().formula += "; one layer's saved activations by kind: " + by_kind;
   const Bytes forward_layer = Bytes::Count(max_fwd);

@@ -47,9 +47,12 @@ double MegatronGatedDeltaNet(const ModelConfig& c) {
 double MegatronMixer(const ModelConfig& c, MixerKind kind, double s) {
   switch (kind) {
     case MixerKind::kFullAttention:
-    case MixerKind::kSlidingAttention: return MegatronAttention(c, s);
-    case MixerKind::kMla: return MegatronMla(c, s);
-    case MixerKind::kGatedDeltaNet: return MegatronGatedDeltaNet(c);
+    case MixerKind::kSlidingAttention:
+      return MegatronAttention(c, s);
+    case MixerKind::kMla:
+      return MegatronMla(c, s);
+    case MixerKind::kGatedDeltaNet:
+      return MegatronGatedDeltaNet(c);
   }
   return 0;
 }
@@ -67,21 +70,30 @@ double MegatronFfn(const ModelConfig& c, FfnKind kind) {
 
 std::string_view FlopConventionName(FlopConvention convention) {
   switch (convention) {
-    case FlopConvention::kSixNNominal: return "6N-nominal";
-    case FlopConvention::kSixNActive: return "6N-active";
-    case FlopConvention::kSixNWithEmbedding: return "6N-with-embedding";
-    case FlopConvention::kMegatron: return "megatron";
-    case FlopConvention::kPalm: return "palm";
-    case FlopConvention::kFirstPrinciples: return "first-principles";
+    case FlopConvention::kSixNNominal:
+      return "6N-nominal";
+    case FlopConvention::kSixNActive:
+      return "6N-active";
+    case FlopConvention::kSixNWithEmbedding:
+      return "6N-with-embedding";
+    case FlopConvention::kMegatron:
+      return "megatron";
+    case FlopConvention::kPalm:
+      return "palm";
+    case FlopConvention::kFirstPrinciples:
+      return "first-principles";
   }
   return "?";
 }
 
 std::string_view RecomputeName(Recompute recompute) {
   switch (recompute) {
-    case Recompute::kNone: return "none";
-    case Recompute::kSelective: return "selective";
-    case Recompute::kFull: return "full";
+    case Recompute::kNone:
+      return "none";
+    case Recompute::kSelective:
+      return "selective";
+    case Recompute::kFull:
+      return "full";
   }
   return "?";
 }
@@ -128,11 +140,12 @@ std::vector<ConventionFlops> TrainingFlopsPerToken(const ModelConfig& config,
   const FlopCount megatron = MegatronTrainingFlopsPerToken(config, s, inputs.include_mtp);
   const FlopCount megatron_no_attention =
       MegatronTrainingFlopsPerToken(config, 0.0, inputs.include_mtp);
-  out.push_back({FlopConvention::kMegatron, megatron,
-                 fmt::format("6 x (GEMM weights + GDN terms + logits) + 6 x causal attention = "
-                             "{:.4g} + {:.4g} (S = {:.0f}) = {:.4g} FLOP/token",
-                             megatron_no_attention.count(),
-                             FlopCount(megatron - megatron_no_attention).count(), s, megatron.count())});
+  out.push_back(
+      {FlopConvention::kMegatron, megatron,
+       fmt::format("6 x (GEMM weights + GDN terms + logits) + 6 x causal attention = "
+                   "{:.4g} + {:.4g} (S = {:.0f}) = {:.4g} FLOP/token",
+                   megatron_no_attention.count(),
+                   FlopCount(megatron - megatron_no_attention).count(), s, megatron.count())});
 
   // PaLM: 6N + 12 L H Q S over the softmax-attention layers, no causal halving.
   double attention_width = 0;  // sum over attention layers of H x Q (MLA: mean of qk and v)
@@ -141,8 +154,8 @@ std::vector<ConventionFlops> TrainingFlopsPerToken(const ModelConfig& config,
       attention_width += D(config.attention.num_heads * config.attention.head_dim);
     } else if (layer.mixer == MixerKind::kMla) {
       const MlaConfig& m = config.mla;
-      attention_width += D(m.num_heads) *
-                         D(m.qk_nope_head_dim + m.qk_rope_head_dim + m.v_head_dim) / 2.0;
+      attention_width +=
+          D(m.num_heads) * D(m.qk_nope_head_dim + m.qk_rope_head_dim + m.v_head_dim) / 2.0;
     }
   }
   const double palm_attention = 12.0 * attention_width * s;
@@ -156,17 +169,19 @@ std::vector<ConventionFlops> TrainingFlopsPerToken(const ModelConfig& config,
   out.push_back({FlopConvention::kFirstPrinciples, first,
                  fmt::format("3 x (GEMMs {:.4g} + attention {:.4g} + GDN state {:.4g} + logits "
                              "{:.4g}) = {:.4g} FLOP/token (router {:.4g} not included)",
-                             FlopCount(fwd.projections + fwd.ffn).count(), fwd.core_attention.count(),
-                             fwd.linear_state.count(), fwd.logits.count(), first.count(),
-                             3 * fwd.router.count())});
+                             FlopCount(fwd.projections + fwd.ffn).count(),
+                             fwd.core_attention.count(), fwd.linear_state.count(),
+                             fwd.logits.count(), first.count(), 3 * fwd.router.count())});
   return out;
 }
 
 FlopCount HardwareFlopsPerToken(FlopCount model_training_per_token, const ForwardFlops& forward,
                                 Recompute recompute) {
   switch (recompute) {
-    case Recompute::kNone: return model_training_per_token;
-    case Recompute::kSelective: return model_training_per_token + forward.core_attention;
+    case Recompute::kNone:
+      return model_training_per_token;
+    case Recompute::kSelective:
+      return model_training_per_token + forward.core_attention;
     case Recompute::kFull:
       // The forward (a third of training) runs once more: x (3 + 1) / 3.
       return model_training_per_token * ((kTrainingToForwardRatio + 1) / kTrainingToForwardRatio);

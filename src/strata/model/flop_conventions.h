@@ -35,9 +35,9 @@ struct ConventionFlops {
 };
 
 struct ConventionInputs {
-  double attention_tokens = 0;                 // E[S^2]/E[S], or a bound of it
+  double attention_tokens = 0;                   // E[S^2]/E[S], or a bound of it
   std::optional<int64_t> nominal_active_params;  // from the catalog; absent: no 6N-nominal row
-  bool include_mtp = false;                    // whether the MTP blocks are built and trained
+  bool include_mtp = false;                      // whether the MTP blocks are built and trained
 };
 
 /// Megatron-core's count per token (its total divided by batch x seq_length): 6 x (GEMM
@@ -61,8 +61,8 @@ enum class Recompute {
 std::string_view RecomputeName(Recompute recompute);  // "none", "selective", "full"
 
 /// Hardware FLOP per token: model FLOP plus the recomputed forward work.
-FlopCount HardwareFlopsPerToken(FlopCount model_training_per_token,
-                                const ForwardFlops& forward, Recompute recompute);
+FlopCount HardwareFlopsPerToken(FlopCount model_training_per_token, const ForwardFlops& forward,
+                                Recompute recompute);
 
 }  // namespace strata
 

@@ -80,8 +80,8 @@ FlopCount VisionPerPatch(const VisionConfig& v) {
   const double f = static_cast<double>(v.intermediate_size);
   const double merge = static_cast<double>(v.spatial_merge_size * v.spatial_merge_size);
   const double m = d * merge;
-  const double patch_in = static_cast<double>(v.in_channels * v.temporal_patch_size *
-                                              v.patch_size * v.patch_size);
+  const double patch_in =
+      static_cast<double>(v.in_channels * v.temporal_patch_size * v.patch_size * v.patch_size);
   // GEMMs only (attention inside the tower depends on the image size): patch embedding, the
   // blocks' qkv, proj and MLP, and the merger, which runs once per merge x merge patches.
   const double blocks = static_cast<double>(v.depth) * (3 * d * d + d * d + 2 * d * f);

@@ -19,16 +19,22 @@ std::string Truncated(std::string text) {
 
 std::string DescribeJsonValue(const nlohmann::json& value) {
   switch (value.type()) {
-    case nlohmann::json::value_t::null: return "null";
-    case nlohmann::json::value_t::boolean: return value.get<bool>() ? "true" : "false";
+    case nlohmann::json::value_t::null:
+      return "null";
+    case nlohmann::json::value_t::boolean:
+      return value.get<bool>() ? "true" : "false";
     case nlohmann::json::value_t::string:
       return "the string " + Truncated(value.dump());
     case nlohmann::json::value_t::number_integer:
     case nlohmann::json::value_t::number_unsigned:
-    case nlohmann::json::value_t::number_float: return value.dump();
-    case nlohmann::json::value_t::array: return "an array";
-    case nlohmann::json::value_t::object: return "an object";
-    default: return "an unsupported value";
+    case nlohmann::json::value_t::number_float:
+      return value.dump();
+    case nlohmann::json::value_t::array:
+      return "an array";
+    case nlohmann::json::value_t::object:
+      return "an object";
+    default:
+      return "an unsupported value";
   }
 }
 

@@ -32,7 +32,8 @@ Result<std::vector<CatalogModel>> ParseModelCatalog(const std::string& yaml_text
   STRATA_ASSIGN_OR_RETURN(YAML::Node node, top.Node("models"));
   for (auto it = node.begin(); it != node.end(); ++it) {
     CatalogModel m;
-    m.name = it->first.as<std::string>();
+    if (!it->first.IsScalar()) return models.ErrorAt("", "expected model names as keys");
+    m.name = it->first.Scalar();
     STRATA_ASSIGN_OR_RETURN(YamlMap entry, models.Map(m.name));
     // A misspelt key is better reported as unknown (with "did you mean") than as missing.
     const std::vector<std::string> keys = {"nominal_params", "nominal_active_params", "source"};

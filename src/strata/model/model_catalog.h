@@ -13,8 +13,8 @@
 namespace strata {
 
 struct CatalogModel {
-  std::string name;                 // the config's file stem in data/models/
-  int64_t nominal_params = 0;       // total, as the name advertises
+  std::string name;            // the config's file stem in data/models/
+  int64_t nominal_params = 0;  // total, as the name advertises
   int64_t nominal_active_params = 0;
   std::string source;
 };

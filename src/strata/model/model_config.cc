@@ -1,13 +1,13 @@
 #include "strata/model/model_config.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <utility>
 #include <vector>
-
-#include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include "strata/core/did_you_mean.h"
 #include "strata/core/file_io.h"
@@ -21,10 +21,16 @@ namespace {
 // family is refused rather than counted wrongly.
 const std::vector<std::string>& KnownModelTypes() {
   static const std::vector<std::string> kTypes = {
-      "llama",        "mistral",      "mixtral",           "qwen2",     "qwen2_moe",
-      "qwen3",        "qwen3_moe",    "qwen3_next",        "qwen3_5_moe", "qwen3_5_moe_text",
-      "qwen3_5",      "qwen3_5_text", "qwen3_vl",          "qwen3_vl_text", "qwen3_vl_moe",
-      "qwen3_vl_moe_text", "deepseek_v2", "deepseek_v3",     "gpt_oss",
+      "llama",        "mistral",
+      "mixtral",      "qwen2",
+      "qwen2_moe",    "qwen3",
+      "qwen3_moe",    "qwen3_next",
+      "qwen3_5_moe",  "qwen3_5_moe_text",
+      "qwen3_5",      "qwen3_5_text",
+      "qwen3_vl",     "qwen3_vl_text",
+      "qwen3_vl_moe", "qwen3_vl_moe_text",
+      "deepseek_v2",  "deepseek_v3",
+      "gpt_oss",
   };
   return kTypes;
 }
@@ -54,16 +60,16 @@ Status ParseAttention(const JsonFields& text, const std::string& model_type, int
   STRATA_ASSIGN_OR_RETURN(out.num_kv_heads,
                           text.PositiveIntOr("num_key_value_heads", out.num_heads));
   if (out.num_heads % out.num_kv_heads != 0) {
-    return text.ErrorAt("num_key_value_heads",
-                        "num_attention_heads (" + std::to_string(out.num_heads) +
-                            ") is not a multiple of num_key_value_heads (" +
-                            std::to_string(out.num_kv_heads) + ")");
+    return text.ErrorAt("num_key_value_heads", "num_attention_heads (" +
+                                                   std::to_string(out.num_heads) +
+                                                   ") is not a multiple of num_key_value_heads (" +
+                                                   std::to_string(out.num_kv_heads) + ")");
   }
   if (!text.Has("head_dim") && hidden % out.num_heads != 0) {
-    return text.ErrorAt("num_attention_heads",
-                        "hidden_size (" + std::to_string(hidden) +
-                            ") is not a multiple of num_attention_heads (" +
-                            std::to_string(out.num_heads) + ") and head_dim is not given");
+    return text.ErrorAt("num_attention_heads", "hidden_size (" + std::to_string(hidden) +
+                                                   ") is not a multiple of num_attention_heads (" +
+                                                   std::to_string(out.num_heads) +
+                                                   ") and head_dim is not given");
   }
   STRATA_ASSIGN_OR_RETURN(out.head_dim, text.PositiveIntOr("head_dim", hidden / out.num_heads));
   // Qwen3-Next always gates the attention output; Qwen3.5 says so with attn_output_gate.
@@ -108,13 +114,12 @@ Status ParseMoe(const JsonFields& text, const std::string& model_type, int64_t n
   out.num_experts = num_experts;
   STRATA_ASSIGN_OR_RETURN(out.top_k, text.PositiveInt("num_experts_per_tok"));
   if (out.top_k > num_experts) {
-    return text.ErrorAt("num_experts_per_tok", "routes each token to " +
-                                                   std::to_string(out.top_k) +
+    return text.ErrorAt("num_experts_per_tok", "routes each token to " + std::to_string(out.top_k) +
                                                    " experts but there are only " +
                                                    std::to_string(num_experts));
   }
-  const char* size_key = text.Has("moe_intermediate_size") ? "moe_intermediate_size"
-                                                           : "intermediate_size";
+  const char* size_key =
+      text.Has("moe_intermediate_size") ? "moe_intermediate_size" : "intermediate_size";
   STRATA_ASSIGN_OR_RETURN(out.expert_intermediate_size, text.PositiveInt(size_key));
   if (StartsWith(model_type, "deepseek")) {
     // DeepSeek: n_shared_experts experts of the routed size, no gate; a per-expert score bias.
@@ -170,8 +175,7 @@ Result<std::vector<FfnKind>> FfnPattern(const JsonFields& text, const std::strin
 }
 
 // The token mixer of each layer: layer_types, else full_attention_interval, else one kind.
-Result<std::vector<MixerKind>> MixerPattern(const JsonFields& text, int64_t num_layers,
-                                            bool mla) {
+Result<std::vector<MixerKind>> MixerPattern(const JsonFields& text, int64_t num_layers, bool mla) {
   std::vector<MixerKind> mixers(static_cast<size_t>(num_layers),
                                 mla ? MixerKind::kMla : MixerKind::kFullAttention);
   if (text.Has("layer_types")) {
@@ -255,26 +259,30 @@ double ParamUpperBound(const ModelConfig& c) {
   const double q = D(a.num_heads) * D(a.head_dim);
   const double kv = D(a.num_kv_heads) * D(a.head_dim);
   const double attention = h * (3 * q + 2 * kv) + 3 * q + 2 * kv + h + D(a.num_heads);
-  const double mla_heads = D(m.num_heads) * (D(m.qk_nope_head_dim) + D(m.qk_rope_head_dim) +
-                                             D(m.v_head_dim));
+  const double mla_heads =
+      D(m.num_heads) * (D(m.qk_nope_head_dim) + D(m.qk_rope_head_dim) + D(m.v_head_dim));
   const double mla = (h + 1) * (D(m.q_lora_rank) + D(m.kv_lora_rank) + D(m.qk_rope_head_dim)) +
                      (D(m.q_lora_rank) + D(m.kv_lora_rank) + h + 1) * mla_heads + h * mla_heads;
   const double lin_k = D(g.num_key_heads) * D(g.key_head_dim);
   const double lin_v = D(g.num_value_heads) * D(g.value_head_dim);
-  const double linear = (h + D(g.conv_kernel) + 2) * (2 * lin_k + 2 * lin_v + 2 * D(g.num_value_heads)) +
-                        lin_v * h + D(g.value_head_dim);
-  const double experts = D(e.num_experts) * (3 * h * D(e.expert_intermediate_size) + 2 *
-                                             D(e.expert_intermediate_size) + 2 * h + 1) +
+  const double linear =
+      (h + D(g.conv_kernel) + 2) * (2 * lin_k + 2 * lin_v + 2 * D(g.num_value_heads)) + lin_v * h +
+      D(g.value_head_dim);
+  const double experts = D(e.num_experts) * (3 * h * D(e.expert_intermediate_size) +
+                                             2 * D(e.expert_intermediate_size) + 2 * h + 1) +
                          D(e.num_shared_experts) * 3 * h * D(e.shared_expert_intermediate_size) + h;
-  const double layer = attention + mla + linear + experts + 3 * h * D(c.dense_mlp.intermediate_size) + 2 * h;
+  const double layer =
+      attention + mla + linear + experts + 3 * h * D(c.dense_mlp.intermediate_size) + 2 * h;
   const VisionConfig& v = c.vision;
   const double vd = D(v.hidden_size);
   const double vm = vd * D(v.spatial_merge_size) * D(v.spatial_merge_size);
-  const double vision = D(v.depth) * (4 * vd * vd + 2 * vd * D(v.intermediate_size) + 9 * vd +
-                                      D(v.intermediate_size)) +
-                        (D(v.deepstack_mergers) + 1) * (vm * vm + vm * D(v.out_hidden_size) + 4 * vm + D(v.out_hidden_size)) +
-                        vd * (D(v.in_channels) * D(v.temporal_patch_size) * D(v.patch_size) *
-                                  D(v.patch_size) + D(v.num_position_embeddings) + 1);
+  const double vision =
+      D(v.depth) *
+          (4 * vd * vd + 2 * vd * D(v.intermediate_size) + 9 * vd + D(v.intermediate_size)) +
+      (D(v.deepstack_mergers) + 1) *
+          (vm * vm + vm * D(v.out_hidden_size) + 4 * vm + D(v.out_hidden_size)) +
+      vd * (D(v.in_channels) * D(v.temporal_patch_size) * D(v.patch_size) * D(v.patch_size) +
+            D(v.num_position_embeddings) + 1);
   return (D(static_cast<int64_t>(c.layers.size())) + D(c.mtp_layers) + 1) * layer +
          2 * D(c.vocab_size) * h + h + 2 * h * h * D(c.mtp_layers) + vision;
 }
@@ -303,7 +311,8 @@ Status ParseText(const JsonFields& text, const std::string& model_type, ModelCon
                         "layer_types has sliding_attention layers but no sliding_window size");
   }
 
-  const auto expert_key = text.FirstPresent({"num_experts", "num_local_experts", "n_routed_experts"});
+  const auto expert_key =
+      text.FirstPresent({"num_experts", "num_local_experts", "n_routed_experts"});
   int64_t num_experts = 0;
   if (expert_key) {
     STRATA_ASSIGN_OR_RETURN(num_experts, text.NonNegativeIntOr(*expert_key, 0));
@@ -337,10 +346,14 @@ Status ParseText(const JsonFields& text, const std::string& model_type, ModelCon
 
 std::string_view MixerKindName(MixerKind kind) {
   switch (kind) {
-    case MixerKind::kFullAttention: return "full_attention";
-    case MixerKind::kSlidingAttention: return "sliding_attention";
-    case MixerKind::kGatedDeltaNet: return "gated_deltanet";
-    case MixerKind::kMla: return "mla";
+    case MixerKind::kFullAttention:
+      return "full_attention";
+    case MixerKind::kSlidingAttention:
+      return "sliding_attention";
+    case MixerKind::kGatedDeltaNet:
+      return "gated_deltanet";
+    case MixerKind::kMla:
+      return "mla";
   }
   return "?";
 }
@@ -374,10 +387,15 @@ Result<ModelConfig> ParseModelConfig(std::string_view json_text, const std::stri
     Error err = InvalidInput("malformed JSON: " + what).InFile(file).AtLine(line);
     err.column = column;
     return err;
+  } catch (const nlohmann::json::exception& e) {
+    // Numbers beyond double range ("1e400") fail after the syntax check, without a position.
+    std::string what = e.what();
+    if (auto pos = what.find("] "); pos != std::string::npos) what = what.substr(pos + 2);
+    return InvalidInput("malformed JSON: " + what).InFile(file);
   }
   if (!root.is_object()) {
-    return InvalidInput("expected a JSON object at the top level, got " +
-                        DescribeJsonValue(root)).InFile(file);
+    return InvalidInput("expected a JSON object at the top level, got " + DescribeJsonValue(root))
+        .InFile(file);
   }
   const JsonFields top(root, file, "");
   ModelConfig config;
@@ -390,12 +408,11 @@ Result<ModelConfig> ParseModelConfig(std::string_view json_text, const std::stri
     if (!archs->empty() && (*archs)[0].is_string()) config.architecture = (*archs)[0];
   }
   if (config.model_type.empty()) {
-    return top.ErrorAt("model_type", "missing required field")
-        .WithHint("expected one of: " + [] {
-          std::string all;
-          for (const auto& t : KnownModelTypes()) all += (all.empty() ? "" : ", ") + t;
-          return all;
-        }());
+    return top.ErrorAt("model_type", "missing required field").WithHint("expected one of: " + [] {
+      std::string all;
+      for (const auto& t : KnownModelTypes()) all += (all.empty() ? "" : ", ") + t;
+      return all;
+    }());
   }
   const auto& known = KnownModelTypes();
   if (std::find(known.begin(), known.end(), config.model_type) == known.end()) {
@@ -419,10 +436,10 @@ Result<ModelConfig> ParseModelConfig(std::string_view json_text, const std::stri
   STRATA_ASSIGN_OR_RETURN(auto vision, top.Object("vision_config"));
   if (vision) STRATA_RETURN_IF_ERROR(ParseVision(*vision, config.vision));
   if (config.mtp_layers > kMaxLayers) {
-    return text.ErrorAt(text.Has("mtp_num_hidden_layers") ? "mtp_num_hidden_layers"
-                                                          : "num_nextn_predict_layers",
-                        "expected at most " + std::to_string(kMaxLayers) + " MTP layers, got " +
-                            std::to_string(config.mtp_layers));
+    return text.ErrorAt(
+        text.Has("mtp_num_hidden_layers") ? "mtp_num_hidden_layers" : "num_nextn_predict_layers",
+        "expected at most " + std::to_string(kMaxLayers) + " MTP layers, got " +
+            std::to_string(config.mtp_layers));
   }
   if (const double bound = ParamUpperBound(config); !(bound < kMaxParams)) {
     return InvalidInput(fmt::format("the sizes describe about {:.3g} parameters, more than the "
@@ -436,8 +453,8 @@ Result<ModelConfig> ParseModelConfig(std::string_view json_text, const std::stri
 Result<ModelConfig> LoadModelConfig(const std::string& path_or_catalog_name) {
   namespace fs = std::filesystem;
   const std::string& arg = path_or_catalog_name;
-  const bool looks_like_path = arg.find('/') != std::string::npos ||
-                               fs::path(arg).extension() == ".json" || fs::exists(arg);
+  const bool looks_like_path =
+      arg.find('/') != std::string::npos || fs::path(arg).extension() == ".json" || fs::exists(arg);
   std::string path = arg;
   std::string name;
   if (!looks_like_path) {

@@ -32,12 +32,12 @@ struct AttentionConfig {
   int64_t num_heads = 0;
   int64_t num_kv_heads = 0;
   int64_t head_dim = 0;
-  bool output_gate = false;     // q_proj also produces a sigmoid gate on the output (2x q width)
-  bool bias = false;            // q/k/v/o projections carry biases (GPT-OSS)
-  bool qkv_bias = false;        // q/k/v carry biases but o does not (Qwen2)
-  bool qk_norm = false;         // per-head RMSNorm on q and k (Qwen3 family)
-  bool sinks = false;           // one learned attention-sink logit per head (GPT-OSS)
-  int64_t sliding_window = 0;   // tokens, for kSlidingAttention layers; 0 when none
+  bool output_gate = false;    // q_proj also produces a sigmoid gate on the output (2x q width)
+  bool bias = false;           // q/k/v/o projections carry biases (GPT-OSS)
+  bool qkv_bias = false;       // q/k/v carry biases but o does not (Qwen2)
+  bool qk_norm = false;        // per-head RMSNorm on q and k (Qwen3 family)
+  bool sinks = false;          // one learned attention-sink logit per head (GPT-OSS)
+  int64_t sliding_window = 0;  // tokens, for kSlidingAttention layers; 0 when none
 };
 
 /// DeepSeek multi-head latent attention.
@@ -106,17 +106,17 @@ struct ModelConfig {
   std::string file;          // where it was read from
   std::string architecture;  // architectures[0]
   std::string model_type;
-  std::string dtype;         // torch_dtype when given, else "bfloat16"
+  std::string dtype;  // torch_dtype when given, else "bfloat16"
 
   int64_t hidden_size = 0;
   int64_t vocab_size = 0;
   bool tie_word_embeddings = false;
 
-  AttentionConfig attention;  // for kFullAttention / kSlidingAttention layers
-  MlaConfig mla;              // for kMla layers
+  AttentionConfig attention;               // for kFullAttention / kSlidingAttention layers
+  MlaConfig mla;                           // for kMla layers
   LinearAttentionConfig linear_attention;  // for kGatedDeltaNet layers
-  DenseMlpConfig dense_mlp;   // for kDense layers
-  MoeConfig moe;              // for kMoe layers
+  DenseMlpConfig dense_mlp;                // for kDense layers
+  MoeConfig moe;                           // for kMoe layers
   std::vector<LayerSpec> layers;
 
   int64_t mtp_layers = 0;  // multi-token-prediction blocks (not part of the main stack)

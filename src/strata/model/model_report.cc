@@ -21,9 +21,9 @@ std::string Group(int64_t value) {
 std::string Gflop(FlopCount f) { return fmt::format("{:.3f}", f.gflop()); }
 
 std::string Share(int64_t part, int64_t whole) {
-  return whole > 0 ? fmt::format("{:.2f}", 100.0 * static_cast<double>(part) /
-                                               static_cast<double>(whole))
-                   : "-";
+  return whole > 0
+             ? fmt::format("{:.2f}", 100.0 * static_cast<double>(part) / static_cast<double>(whole))
+             : "-";
 }
 
 std::string LayerSummary(const ModelConfig& c) {
@@ -48,6 +48,59 @@ std::string LayerSummary(const ModelConfig& c) {
   return fmt::format("{} layers: {}; {}{}", c.layers.size(), mixers, ffns, moe);
 }
 
+// The per-kind formulas with this model's shapes substituted (docs/formulas.md, "Parameters").
+std::string ExplainShapes(const ModelConfig& c) {
+  const int64_t h = c.hidden_size;
+  std::string out;
+  auto layer_of = [&](MixerKind mixer, FfnKind ffn) {
+    return CountLayerParams(c, LayerSpec{mixer, ffn}, 0);
+  };
+  const FfnKind any_ffn = c.layers.empty() ? FfnKind::kDense : c.layers.front().ffn;
+  if (c.CountLayers(MixerKind::kFullAttention) + c.CountLayers(MixerKind::kSlidingAttention) > 0) {
+    const AttentionConfig& a = c.attention;
+    const int64_t q = a.num_heads * a.head_dim;
+    const int64_t kv = a.num_kv_heads * a.head_dim;
+    out += fmt::format(
+        "  attention  = h q{} + 2 h kv + q h{}{}{} = {} x {} + 2 x {} x {} + {} x {}{}{}{} = {}\n",
+        a.output_gate ? " x 2 (output gate)" : "", a.bias ? " + biases" : "",
+        a.qk_norm ? " + q/k norms" : "", a.sinks ? " + sinks" : "", h, q * (a.output_gate ? 2 : 1),
+        h, kv, q, h, a.bias ? fmt::format(" + {}", q + 2 * kv + h) : "",
+        a.qk_norm ? fmt::format(" + {}", 2 * a.head_dim) : "",
+        a.sinks ? fmt::format(" + {}", a.num_heads) : "",
+        Group(layer_of(MixerKind::kFullAttention, any_ffn).modules[ModuleKind::kAttention]));
+  }
+  if (c.CountLayers(MixerKind::kGatedDeltaNet) > 0) {
+    const LinearAttentionConfig& g = c.linear_attention;
+    out += fmt::format(
+        "  GDN        = h conv + h v + 2 h n_v + conv x kernel + 2 n_v + d_v + v h = {} x {} + {} "
+        "x "
+        "{} + 2 x {} x {} + {} x {} + {} + {} + {} x {} = {}\n",
+        h, g.conv_dim(), h, g.value_dim(), h, g.num_value_heads, g.conv_dim(), g.conv_kernel,
+        2 * g.num_value_heads, g.value_head_dim, g.value_dim(), h,
+        Group(layer_of(MixerKind::kGatedDeltaNet, any_ffn).modules[ModuleKind::kLinearAttention]));
+  }
+  if (c.CountLayers(MixerKind::kMla) > 0) {
+    out += fmt::format("  MLA        = {} per layer (docs/formulas.md, MLA)\n",
+                       Group(layer_of(MixerKind::kMla, any_ffn).modules[ModuleKind::kAttention]));
+  }
+  if (c.CountLayers(FfnKind::kDense) > 0) {
+    out += fmt::format("  dense MLP  = 3 h f = 3 x {} x {} = {}\n", h,
+                       c.dense_mlp.intermediate_size, Group(3 * h * c.dense_mlp.intermediate_size));
+  }
+  if (c.CountLayers(FfnKind::kMoe) > 0) {
+    const MoeConfig& m = c.moe;
+    const LayerParams l = layer_of(MixerKind::kFullAttention, FfnKind::kMoe);
+    out += fmt::format("  experts    = E x one expert = {} x {} (3 h f = 3 x {} x {}{}) = {}\n",
+                       m.num_experts, Group(l.per_expert), h, m.expert_intermediate_size,
+                       m.expert_bias ? " + biases" : "", Group(l.expert()));
+    out += fmt::format("  router     = E h{} = {}; shared = {} x 3 h f_s{} = {}\n",
+                       m.router_bias ? " + E" : "", Group(l.modules[ModuleKind::kRouter]),
+                       m.num_shared_experts, m.shared_expert_gate ? " + gate h" : "",
+                       Group(l.modules[ModuleKind::kSharedExperts]));
+  }
+  return out;
+}
+
 }  // namespace
 
 ModelReport BuildModelReport(const ModelConfig& config, double seq_tokens,
@@ -68,11 +121,11 @@ std::string RenderModelText(const ModelReport& r, bool explain) {
   std::string out;
   out += fmt::format("Model {} ({}, model_type {})\n", c.name,
                      c.architecture.empty() ? "?" : c.architecture, c.model_type);
-  out += fmt::format("  {}\n  hidden {}, vocab {}, head {}{}{}\n\n", LayerSummary(c),
-                     c.hidden_size, Group(c.vocab_size), c.tie_word_embeddings ? "tied" : "untied",
-                     c.mtp_layers > 0 ? fmt::format(", {} MTP layer(s)", c.mtp_layers) : "",
-                     c.vision.present ? fmt::format(", vision tower of {} blocks", c.vision.depth)
-                                      : "");
+  out += fmt::format(
+      "  {}\n  hidden {}, vocab {}, head {}{}{}\n\n", LayerSummary(c), c.hidden_size,
+      Group(c.vocab_size), c.tie_word_embeddings ? "tied" : "untied",
+      c.mtp_layers > 0 ? fmt::format(", {} MTP layer(s)", c.mtp_layers) : "",
+      c.vision.present ? fmt::format(", vision tower of {} blocks", c.vision.depth) : "");
 
   out += "Parameters by module kind\n";
   Table kinds({{"module", Align::kLeft}, {"parameters"}, {"share of total (%)"}});
@@ -83,10 +136,10 @@ std::string RenderModelText(const ModelReport& r, bool explain) {
   kinds.AddSeparator();
   kinds.AddRow({"text model (layers + embedding + head + final norm)", Group(p.text_total()),
                 Share(p.text_total(), p.Total())});
-  kinds.AddRow({"  of which routed experts", Group(p.text_expert()),
-                Share(p.text_expert(), p.Total())});
-  kinds.AddRow({"  of which non-expert", Group(p.text_non_expert()),
-                Share(p.text_non_expert(), p.Total())});
+  kinds.AddRow(
+      {"  of which routed experts", Group(p.text_expert()), Share(p.text_expert(), p.Total())});
+  kinds.AddRow(
+      {"  of which non-expert", Group(p.text_non_expert()), Share(p.text_non_expert(), p.Total())});
   kinds.AddRow({"total (text + MTP + vision)", Group(p.Total()), "100.00"});
   out += kinds.Render();
 
@@ -97,17 +150,23 @@ std::string RenderModelText(const ModelReport& r, bool explain) {
   out += active.Render();
   if (explain) {
     out += "  text total = sum of layers + embedding V h + head V h + final norm h\n";
-    out += fmt::format("             = {} + {} + {} + {} = {}\n",
-                       Group(p.text_total() - all[ModuleKind::kEmbedding] -
-                             all[ModuleKind::kHead] - p.final_norm),
-                       Group(all[ModuleKind::kEmbedding]), Group(all[ModuleKind::kHead]),
-                       Group(p.final_norm), Group(p.text_total()));
+    out += fmt::format(
+        "             = {} + {} + {} + {} = {}\n",
+        Group(p.text_total() - all[ModuleKind::kEmbedding] - all[ModuleKind::kHead] - p.final_norm),
+        Group(all[ModuleKind::kEmbedding]), Group(all[ModuleKind::kHead]), Group(p.final_norm),
+        Group(p.text_total()));
     out += "  active     = sum over layers of (non-expert + top_k x one expert) + head V h\n";
+    out += ExplainShapes(c);
   }
 
   out += "\nPer layer (consecutive identical layers grouped)\n";
-  Table layers({{"layers", Align::kLeft}, {"mixer", Align::kLeft}, {"ffn", Align::kLeft},
-                {"params/layer"}, {"experts/layer"}, {"non-expert/layer"}, {"active/layer"}});
+  Table layers({{"layers", Align::kLeft},
+                {"mixer", Align::kLeft},
+                {"ffn", Align::kLeft},
+                {"params/layer"},
+                {"experts/layer"},
+                {"non-expert/layer"},
+                {"active/layer"}});
   for (size_t i = 0; i < p.layers.size();) {
     size_t j = i;
     while (j + 1 < p.layers.size() && p.layers[j + 1].spec.mixer == p.layers[i].spec.mixer &&
@@ -123,8 +182,8 @@ std::string RenderModelText(const ModelReport& r, bool explain) {
   out += layers.Render();
 
   const ForwardFlops& f = r.forward;
-  out += fmt::format("\nFLOPs per token at S = {} tokens (causal attention)\n", Group(
-                         static_cast<int64_t>(r.seq_tokens)));
+  out += fmt::format("\nFLOPs per token at S = {} tokens (causal attention)\n",
+                     Group(static_cast<int64_t>(r.seq_tokens)));
   Table flops({{"work", Align::kLeft}, {"forward (GFLOP)"}, {"training (GFLOP)"}});
   auto row = [&](const std::string& name, FlopCount v) {
     flops.AddRow({name, Gflop(v), Gflop(FlopCount(kTrainingToForwardRatio * v))});

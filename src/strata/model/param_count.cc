@@ -81,27 +81,40 @@ VisionParams CountVision(const VisionConfig& v) {
 
 std::string_view ModuleKindName(ModuleKind kind) {
   switch (kind) {
-    case ModuleKind::kEmbedding: return "embedding";
-    case ModuleKind::kHead: return "head";
-    case ModuleKind::kAttention: return "attention";
-    case ModuleKind::kLinearAttention: return "linear_attention";
-    case ModuleKind::kDenseMlp: return "dense_mlp";
-    case ModuleKind::kRouter: return "router";
-    case ModuleKind::kSharedExperts: return "shared_experts";
-    case ModuleKind::kRoutedExperts: return "routed_experts";
-    case ModuleKind::kNorms: return "norms";
-    case ModuleKind::kMtp: return "mtp";
-    case ModuleKind::kVision: return "vision";
+    case ModuleKind::kEmbedding:
+      return "embedding";
+    case ModuleKind::kHead:
+      return "head";
+    case ModuleKind::kAttention:
+      return "attention";
+    case ModuleKind::kLinearAttention:
+      return "linear_attention";
+    case ModuleKind::kDenseMlp:
+      return "dense_mlp";
+    case ModuleKind::kRouter:
+      return "router";
+    case ModuleKind::kSharedExperts:
+      return "shared_experts";
+    case ModuleKind::kRoutedExperts:
+      return "routed_experts";
+    case ModuleKind::kNorms:
+      return "norms";
+    case ModuleKind::kMtp:
+      return "mtp";
+    case ModuleKind::kVision:
+      return "vision";
   }
   return "?";
 }
 
 const std::array<ModuleKind, kModuleKindCount>& AllModuleKinds() {
   static const std::array<ModuleKind, kModuleKindCount> kAll = {
-      ModuleKind::kEmbedding,     ModuleKind::kHead,          ModuleKind::kAttention,
-      ModuleKind::kLinearAttention, ModuleKind::kDenseMlp,    ModuleKind::kRouter,
-      ModuleKind::kSharedExperts, ModuleKind::kRoutedExperts, ModuleKind::kNorms,
-      ModuleKind::kMtp,           ModuleKind::kVision};
+      ModuleKind::kEmbedding,     ModuleKind::kHead,
+      ModuleKind::kAttention,     ModuleKind::kLinearAttention,
+      ModuleKind::kDenseMlp,      ModuleKind::kRouter,
+      ModuleKind::kSharedExperts, ModuleKind::kRoutedExperts,
+      ModuleKind::kNorms,         ModuleKind::kMtp,
+      ModuleKind::kVision};
   return kAll;
 }
 
@@ -130,8 +143,7 @@ LayerParams CountLayerParams(const ModelConfig& config, const LayerSpec& spec, i
       layer.modules[ModuleKind::kAttention] = MlaParams(h, config.mla);
       break;
     case MixerKind::kGatedDeltaNet:
-      layer.modules[ModuleKind::kLinearAttention] =
-          GatedDeltaNetParams(h, config.linear_attention);
+      layer.modules[ModuleKind::kLinearAttention] = GatedDeltaNetParams(h, config.linear_attention);
       break;
   }
   int64_t active_experts = 0;
@@ -177,16 +189,15 @@ ParamBreakdown CountParams(const ModelConfig& config) {
   // Active matmul parameters: every layer with top_k experts, plus the head (the tied
   // embedding when the head is tied: the logits GEMM still runs).
   out.active_matmul = active_layers + config.vocab_size * h;
-  out.active_with_embedding =
-      active_layers + out.text[ModuleKind::kEmbedding] + out.text[ModuleKind::kHead] +
-      out.final_norm;
+  out.active_with_embedding = active_layers + out.text[ModuleKind::kEmbedding] +
+                              out.text[ModuleKind::kHead] + out.final_norm;
 
   if (config.mtp_layers > 0) {
     // One MTP block: eh_proj 2h -> h, enorm + hnorm, a full-attention decoder layer whose FFN
     // follows the last main layer, and a final norm.
     const FfnKind ffn = config.layers.empty() ? FfnKind::kDense : config.layers.back().ffn;
-    const MixerKind mixer = config.mla.kv_lora_rank > 0 ? MixerKind::kMla
-                                                        : MixerKind::kFullAttention;
+    const MixerKind mixer =
+        config.mla.kv_lora_rank > 0 ? MixerKind::kMla : MixerKind::kFullAttention;
     const LayerParams mtp_layer = CountLayerParams(config, LayerSpec{mixer, ffn}, 0);
     const int64_t block = 2 * h * h + 2 * h + mtp_layer.total() + h;
     out.mtp.total = config.mtp_layers * block;

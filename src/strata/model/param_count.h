@@ -47,9 +47,9 @@ class ModuleParams {
 struct LayerParams {
   int64_t index = 0;  // 0-based position in the decoder stack
   LayerSpec spec;
-  ModuleParams modules;       // only the kinds a decoder layer has
-  int64_t per_expert = 0;     // one routed expert (0 in dense layers)
-  int64_t active = 0;         // parameters one token touches: top_k of the routed experts
+  ModuleParams modules;    // only the kinds a decoder layer has
+  int64_t per_expert = 0;  // one routed expert (0 in dense layers)
+  int64_t active = 0;      // parameters one token touches: top_k of the routed experts
 
   int64_t total() const { return modules.Total(); }
   int64_t expert() const { return modules[ModuleKind::kRoutedExperts]; }

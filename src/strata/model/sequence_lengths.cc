@@ -71,19 +71,25 @@ Result<SequenceLengths> ParseSequenceHistogram(std::string_view text, const std:
     const size_t space = line.find_first_of(" \t,");
     if (space == std::string_view::npos) {
       return InvalidInput("expected 'length count' on each line, got '" + std::string(line) + "'")
-          .InFile(file).AtLine(line_no);
+          .InFile(file)
+          .AtLine(line_no);
     }
     auto length = ParseNumber(Trim(line.substr(0, space)));
     auto count = ParseNumber(Trim(line.substr(space + 1)));
     if (!length.ok()) return Error(length.error()).InFile(file).AtLine(line_no).InField("length");
     if (!count.ok()) return Error(count.error()).InFile(file).AtLine(line_no).InField("count");
     if (*length <= 0) {
-      return InvalidInput("a sequence length must be positive, got " + std::string(Trim(line.substr(0, space))))
-          .InFile(file).AtLine(line_no).InField("length");
+      return InvalidInput("a sequence length must be positive, got " +
+                          std::string(Trim(line.substr(0, space))))
+          .InFile(file)
+          .AtLine(line_no)
+          .InField("length");
     }
     if (*count < 0) {
       return InvalidInput("a count must be >= 0, got " + std::string(Trim(line.substr(space + 1))))
-          .InFile(file).AtLine(line_no).InField("count");
+          .InFile(file)
+          .AtLine(line_no)
+          .InField("count");
     }
     bins.push_back({*length, *count});
     if (end == text.size()) break;
@@ -116,8 +122,10 @@ Result<double> ParseTokenCount(std::string_view text) {
   }
   auto value = ParseNumber(t);
   if (!value.ok() || *value <= 0) {
-    return InvalidInput("expected a positive token count such as 29000, 29K (x1000), 48Ki "
-                        "(x1024) or 2.31M (x1e6), got '" + std::string(text) + "'");
+    return InvalidInput(
+        "expected a positive token count such as 29000, 29K (x1000), 48Ki "
+        "(x1024) or 2.31M (x1e6), got '" +
+        std::string(text) + "'");
   }
   return *value * scale;
 }

@@ -1,8 +1,8 @@
 #include "strata/sim/mfu.h"
 
-#include <cmath>
-
 #include <fmt/format.h>
+
+#include <cmath>
 
 #include "strata/sim/mfu_report.h"
 
@@ -35,8 +35,8 @@ MfuPoint Evaluate(const MfuInputs& in, const ParamBreakdown& params, std::string
   }
   const ForwardFlops fwd = CountForwardFlops(in.model, attention_tokens, AttentionMask::kCausal);
   point.hardware_per_token = HardwareFlopsPerToken(megatron, fwd, in.recompute);
-  point.hfu = FlopPerSecond::Of(tokens_per_gpu * point.hardware_per_token.count()) /
-              in.peak_per_gpu;
+  point.hfu =
+      FlopPerSecond::Of(tokens_per_gpu * point.hardware_per_token.count()) / in.peak_per_gpu;
   return point;
 }
 
@@ -68,20 +68,17 @@ MfuReport ComputeMfu(const MfuInputs& inputs) {
   const SequenceLengths& seq = inputs.sequence;
   if (seq.exact) {
     const bool fixed = seq.mean_square_tokens == seq.mean_tokens * seq.mean_tokens;
-    report.points.push_back(Evaluate(
-        inputs, report.params,
-        fixed ? "S = " + GroupDigits(seq.mean_tokens)
-              : "E[S^2]/E[S] = " + GroupDigits(seq.AttentionTokens()) + " (mean " +
-                  GroupDigits(seq.mean_tokens) + ")",
-        seq.AttentionTokens()));
+    report.points.push_back(Evaluate(inputs, report.params,
+                                     fixed ? "S = " + GroupDigits(seq.mean_tokens)
+                                           : "E[S^2]/E[S] = " + GroupDigits(seq.AttentionTokens()) +
+                                                 " (mean " + GroupDigits(seq.mean_tokens) + ")",
+                                     seq.AttentionTokens()));
   } else {
     // Only mean and max known: E[S^2]/E[S] lies between them; report both bounds.
-    report.points.push_back(Evaluate(inputs, report.params,
-                                     "S = " + GroupDigits(seq.mean_tokens) + " (mean)",
-                                     seq.mean_tokens));
-    report.points.push_back(Evaluate(inputs, report.params,
-                                     "S = " + GroupDigits(seq.max_tokens) + " (max)",
-                                     seq.max_tokens));
+    report.points.push_back(Evaluate(
+        inputs, report.params, "S = " + GroupDigits(seq.mean_tokens) + " (mean)", seq.mean_tokens));
+    report.points.push_back(Evaluate(
+        inputs, report.params, "S = " + GroupDigits(seq.max_tokens) + " (max)", seq.max_tokens));
   }
   return report;
 }

@@ -36,7 +36,7 @@ struct MfuRow {
 /// MFU at one attention length (a sequence description gives one or two: see
 /// SequenceLengths).
 struct MfuPoint {
-  std::string label;           // "S = 29,000 (mean)", "E[S^2]/E[S] = ..."
+  std::string label;  // "S = 29,000 (mean)", "E[S^2]/E[S] = ..."
   double attention_tokens = 0;
   std::vector<MfuRow> rows;
   FlopCount hardware_per_token;  // Megatron FLOP with recompute added

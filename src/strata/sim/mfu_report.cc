@@ -1,8 +1,8 @@
 #include "strata/sim/mfu_report.h"
 
-#include <cmath>
-
 #include <fmt/format.h>
+
+#include <cmath>
 
 #include "strata/core/table.h"
 
@@ -14,12 +14,18 @@ std::string Percent(double fraction) { return fmt::format("{:.2f}", 100.0 * frac
 
 std::string ConventionNote(FlopConvention c) {
   switch (c) {
-    case FlopConvention::kSixNNominal: return "6 x advertised active params";
-    case FlopConvention::kSixNActive: return "6 x active matmul params";
-    case FlopConvention::kSixNWithEmbedding: return "6 x active params incl. embedding";
-    case FlopConvention::kMegatron: return "megatron-core, causal attention";
-    case FlopConvention::kPalm: return "PaLM, non-causal attention";
-    case FlopConvention::kFirstPrinciples: return "3 x forward GEMMs+attention+GDN+logits";
+    case FlopConvention::kSixNNominal:
+      return "6 x advertised active params";
+    case FlopConvention::kSixNActive:
+      return "6 x active matmul params";
+    case FlopConvention::kSixNWithEmbedding:
+      return "6 x active params incl. embedding";
+    case FlopConvention::kMegatron:
+      return "megatron-core, causal attention";
+    case FlopConvention::kPalm:
+      return "PaLM, non-causal attention";
+    case FlopConvention::kFirstPrinciples:
+      return "3 x forward GEMMs+attention+GDN+logits";
   }
   return "";
 }
@@ -44,14 +50,15 @@ std::string RenderMfuText(const MfuReport& report, const ThroughputSource& sourc
   const double per_gpu = in.throughput.tokens_per_s_per_gpu();
   std::string out;
   out += fmt::format("MFU of {} on {} x {} ({} dense peak per GPU), recompute: {}\n\n",
-                     in.model.name, in.throughput.gpus, in.gpu_name,
-                     FormatTflops(in.peak_per_gpu), RecomputeName(in.recompute));
+                     in.model.name, in.throughput.gpus, in.gpu_name, FormatTflops(in.peak_per_gpu),
+                     RecomputeName(in.recompute));
   out += "Throughput\n";
   if (source.tokens_per_step > 0) {
     out += fmt::format("  tokens per step   {} tokens\n", GroupDigits(source.tokens_per_step));
     out += fmt::format("  step time         {} s\n", GroupDigits(source.step_time_s, 1));
   }
-  out += fmt::format("  job               {} tokens/s\n", GroupDigits(in.throughput.tokens_per_s, 1));
+  out +=
+      fmt::format("  job               {} tokens/s\n", GroupDigits(in.throughput.tokens_per_s, 1));
   out += fmt::format("  per GPU           {} tokens/s/GPU\n", GroupDigits(per_gpu, 2));
   if (explain) {
     if (source.tokens_per_step > 0) {
@@ -95,10 +102,10 @@ std::string RenderMfuText(const MfuReport& report, const ThroughputSource& sourc
                         : in.recompute == Recompute::kSelective
                             ? "selective recompute adds one more core-attention forward"
                             : "no recompute: HFU = MFU";
-      out += fmt::format("  HFU: {}: {:.4g} FLOP/token; {:.2f} x {:.4g} / {:.4g} = {:.2f}%\n", why,
-                         point.hardware_per_token.count(), per_gpu,
-                         point.hardware_per_token.count(), in.peak_per_gpu.flop_per_s(),
-                         100.0 * point.hfu);
+      out +=
+          fmt::format("  HFU: {}: {:.4g} FLOP/token; {:.2f} x {:.4g} / {:.4g} = {:.2f}%\n", why,
+                      point.hardware_per_token.count(), per_gpu, point.hardware_per_token.count(),
+                      in.peak_per_gpu.flop_per_s(), 100.0 * point.hfu);
     }
   }
   const SequenceLengths& seq = in.sequence;
