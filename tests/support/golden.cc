@@ -114,4 +114,36 @@ CliResult RunCli(const std::vector<std::string>& args) {
   return result;
 }
 
+namespace {
+
+std::vector<std::string> CaseArgs(const std::string& dir) {
+  std::vector<std::string> args;
+  std::istringstream in(ReadTestFile(dir + "/args"));
+  std::string line;
+  while (std::getline(in, line)) {
+    const auto pos = line.find("{golden}");
+    if (pos != std::string::npos) line.replace(pos, 8, TestPath(dir));
+    if (!line.empty()) args.push_back(line);
+  }
+  return args;
+}
+
+}  // namespace
+
+void RunCliGoldenSuite(const std::string& suite, size_t min_cases) {
+  const auto cases = GoldenCases("golden/" + suite);
+  ASSERT_GE(cases.size(), min_cases) << suite;
+  for (const auto& name : cases) {
+    const std::string dir = "golden/" + suite + "/" + name;
+    const CliResult r = RunCli(CaseArgs(dir));
+    std::string actual =
+        r.out + "--- stderr\n" + r.err + "--- exit code " + std::to_string(r.exit_code) + "\n";
+    const std::string abs = TestPath(dir);
+    for (size_t pos; (pos = actual.find(abs)) != std::string::npos;) {
+      actual.replace(pos, abs.size(), "{golden}");
+    }
+    EXPECT_TRUE(MatchesGolden(dir + "/expected.out", actual)) << dir;
+  }
+}
+
 }  // namespace strata::testing

@@ -29,6 +29,12 @@ struct CliResult {
 };
 CliResult RunCli(const std::vector<std::string>& args);
 
+/// Runs every case of tests/golden/<suite>/: each case directory holds `args` (one argument per
+/// line, "{golden}" standing for the case directory, so goldens do not depend on where the
+/// checkout lies) and expected.out (stdout, "--- stderr", stderr, "--- exit code N").
+/// Fails when the suite has fewer than `min_cases` cases.
+void RunCliGoldenSuite(const std::string& suite, size_t min_cases = 1);
+
 }  // namespace strata::testing
 
 #endif  // STRATA_TESTS_SUPPORT_GOLDEN_H_

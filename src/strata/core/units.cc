@@ -1,5 +1,6 @@
 #include "strata/core/units.h"
 
+
 #include <cctype>
 #include <charconv>
 #include <cmath>
@@ -7,6 +8,8 @@
 #include <vector>
 
 #include <fmt/format.h>
+
+#include "strata/core/text_scan.h"
 
 namespace strata {
 namespace {
@@ -16,11 +19,6 @@ struct UnitScale {
   double scale;
 };
 
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
-}
 
 std::string UnitList(const std::vector<UnitScale>& units) {
   std::string out;
@@ -34,7 +32,7 @@ std::string UnitList(const std::vector<UnitScale>& units) {
 // Splits "12.5GiB" into 12.5 and "GiB"; the number must be finite and non-negative.
 Result<std::pair<double, std::string_view>> SplitNumberUnit(std::string_view text,
                                                             std::string_view what) {
-  std::string_view s = Trim(text);
+  std::string_view s = TrimSpace(text);
   size_t i = 0;
   while (i < s.size() && (std::isdigit(static_cast<unsigned char>(s[i])) || s[i] == '.' ||
                           s[i] == 'e' || s[i] == 'E' || s[i] == '-' || s[i] == '+')) {
@@ -53,7 +51,7 @@ Result<std::pair<double, std::string_view>> SplitNumberUnit(std::string_view tex
   if (number < 0) {
     return InvalidInput(fmt::format("expected a non-negative {}, got '{}'", what, text));
   }
-  return std::pair{number, Trim(s.substr(i))};
+  return std::pair{number, TrimSpace(s.substr(i))};
 }
 
 Result<double> ParseWithUnits(std::string_view text, std::string_view what,

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <utility>
 
+#include "strata/core/text_scan.h"
 #include "strata/hang/pickle_reader.h"
 
 namespace strata::hang {
@@ -361,36 +362,13 @@ Result<FrDump> DumpFromJson(const json& top, const std::string& file) {
   return dump;
 }
 
-// nlohmann's parser is iterative, but destroying and walking a value recurses: refuse JSON nested
-// deeper than the format ever is before handing it over.
-Status CheckJsonDepth(std::string_view text, const std::string& file) {
-  size_t depth = 0;
-  bool in_string = false;
-  for (size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (in_string) {
-      if (c == '\\')
-        ++i;
-      else if (c == '"')
-        in_string = false;
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '{' || c == '[') {
-      if (++depth > kMaxJsonDepth) {
-        return InvalidInput(fmt::format("byte {}: JSON nested deeper than {} levels, expected a "
-                                        "Flight Recorder dump",
-                                        i, kMaxJsonDepth))
-            .InFile(file);
-      }
-    } else if ((c == '}' || c == ']') && depth > 0) {
-      --depth;
-    }
-  }
-  return OkStatus();
-}
 
 Result<json> ParseJsonText(std::string_view text, const std::string& file) {
-  STRATA_RETURN_IF_ERROR(CheckJsonDepth(text, file));
+  if (auto at = JsonTooDeepAt(text, kMaxJsonDepth)) {
+    return InvalidInput(fmt::format("byte {}: JSON nested deeper than {} levels, expected a Flight Recorder dump",
+                                    *at, kMaxJsonDepth))
+        .InFile(file);
+  }
   try {
     return json::parse(text);
   } catch (const json::parse_error& e) {

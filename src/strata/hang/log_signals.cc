@@ -2,17 +2,12 @@
 
 #include <charconv>
 
+#include "strata/core/text_scan.h"
+
 namespace strata::hang {
 namespace {
 
 bool Contains(std::string_view s, std::string_view part) { return s.find(part) != std::string_view::npos; }
-
-std::optional<int64_t> LeadingInt(std::string_view s) {
-  int64_t v = 0;
-  const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || ptr == s.data()) return std::nullopt;
-  return v;
-}
 
 std::string Trimmed(std::string_view s) {
   const size_t a = s.find_first_not_of(" \t\r");

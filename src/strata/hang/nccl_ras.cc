@@ -1,16 +1,18 @@
 #include "strata/hang/nccl_ras.h"
 
-#include <fmt/format.h>
-#include <fmt/ranges.h>
-
 #include <algorithm>
 #include <charconv>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
 #include <utility>
 #include <vector>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
+
+#include "strata/core/text_scan.h"
 
 namespace strata::hang {
 namespace {
@@ -21,36 +23,6 @@ constexpr size_t kMaxJsonDepth = 64;  // the RAS JSON nests four deep
 
 bool Contains(std::string_view s, std::string_view p) {
   return s.find(p) != std::string_view::npos;
-}
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r'))
-    s.remove_suffix(1);
-  return s;
-}
-
-std::optional<int64_t> ParseInt(std::string_view s) {
-  s = Trim(s);
-  int64_t v = 0;
-  if (s.empty() || s.size() > 18) return std::nullopt;
-  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || end != s.data() + s.size()) return std::nullopt;
-  return v;
-}
-
-// The integer at the start of s (after spaces); 18 digits at most.
-std::optional<int64_t> LeadingInt(std::string_view s) {
-  s = Trim(s);
-  size_t n = 0;
-  while (n < s.size() && s[n] >= '0' && s[n] <= '9') ++n;
-  return ParseInt(s.substr(0, n));
-}
-
-std::optional<int64_t> IntAfter(std::string_view s, std::string_view key) {
-  const size_t at = s.find(key);
-  if (at == std::string_view::npos) return std::nullopt;
-  return LeadingInt(s.substr(at + key.size()));
 }
 
 std::string WordAfter(std::string_view s, std::string_view key) {
@@ -99,7 +71,7 @@ class TextParser {
       const std::string_view raw = text.substr(start, end - start);
       start = end + 1;
       if (number == 1 || first_content_line_ == 0) {
-        const std::string_view t = Trim(raw);
+        const std::string_view t = TrimSpace(raw);
         if (!t.empty() && first_content_line_ == 0) {
           first_content_line_ = number;
           first_content_ = std::string(t.substr(0, 80));
@@ -127,7 +99,7 @@ class TextParser {
     for (RasCommunicator& c : report_.communicators) {
       const size_t dash = c.id.find('-');
       if (c.id.size() > 1 && dash != std::string::npos) {
-        if (auto group = ParseInt(std::string_view(c.id).substr(1, dash - 1))) {
+        if (auto group = ParseInt64(std::string_view(c.id).substr(1, dash - 1))) {
           if (auto it = group_ranks_.find(*group); it != group_ranks_.end()) c.nranks = it->second;
         }
       }
@@ -152,7 +124,7 @@ class TextParser {
   enum class Block { kNone, kJobSummary, kTable, kDead, kIncompleteProcesses, kComm, kTimeout };
 
   void Line(std::string_view raw) {
-    const std::string_view line = Trim(raw);
+    const std::string_view line = TrimSpace(raw);
     if (line.empty()) return;
     const bool indented = raw.front() == ' ' || raw.front() == '\t';
     if (line.starts_with("NCCL version ")) {
@@ -201,7 +173,7 @@ class TextParser {
         // "      5          8            1         40       40": processes (total) is the 4th.
         const auto tokens = Tokens(line);
         if (tokens.size() >= 5) {
-          if (auto total = ParseInt(tokens[3])) report_.total_processes = *total;
+          if (auto total = ParseInt64(tokens[3])) report_.total_processes = *total;
         }
         return;
       }
@@ -209,8 +181,8 @@ class TextParser {
         // "    0         1         5       7-8        40        40   RUNNING  INCOMPLETE"
         const auto tokens = Tokens(line);
         if (tokens.size() >= 8) {
-          const auto group = ParseInt(tokens[0]);
-          const auto ranks_per_comm = ParseInt(tokens[4]);
+          const auto group = ParseInt64(tokens[0]);
+          const auto ranks_per_comm = ParseInt64(tokens[4]);
           if (group && ranks_per_comm) group_ranks_[*group] = *ranks_per_comm;
           if (group && tokens[7] != "OK") group_errors_[*group] = std::string(tokens[7]);
         }
@@ -242,7 +214,7 @@ class TextParser {
     block_ = Block::kComm;
     const size_t close = line.find(')');
     const std::string id(line.substr(0, close == std::string_view::npos ? line.size() : close + 1));
-    const std::string status(Trim(close == std::string_view::npos ? "" : line.substr(close + 1)));
+    const std::string status(TrimSpace(close == std::string_view::npos ? "" : line.substr(close + 1)));
     auto it = std::find_if(report_.communicators.begin(), report_.communicators.end(),
                            [&](const RasCommunicator& c) { return c.id == id; });
     if (it == report_.communicators.end()) {
@@ -276,7 +248,7 @@ class TextParser {
       std::string_view list = line.substr(line.find(':') + 1);
       while (!list.empty()) {
         const size_t comma = list.find(',');
-        if (auto r = ParseInt(list.substr(0, comma))) {
+        if (auto r = ParseInt64(list.substr(0, comma))) {
           RasProcess p;
           p.comm_rank = *r;
           p.status = "MISSING";
@@ -342,32 +314,6 @@ class TextParser {
 };
 
 // --- JSON (ncclras -f json) -------------------------------------------------------------
-
-Status CheckJsonDepth(std::string_view text, const std::string& file) {
-  size_t depth = 0;
-  bool in_string = false;
-  for (size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (in_string) {
-      if (c == '\\')
-        ++i;
-      else if (c == '"')
-        in_string = false;
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '{' || c == '[') {
-      if (++depth > kMaxJsonDepth) {
-        return InvalidInput(fmt::format("byte {}: JSON nested deeper than {} levels, expected "
-                                        "NCCL RAS output",
-                                        i, kMaxJsonDepth))
-            .InFile(file);
-      }
-    } else if ((c == '}' || c == ']') && depth > 0) {
-      --depth;
-    }
-  }
-  return OkStatus();
-}
 
 int64_t IntField(const json& j, const char* key) {
   const auto it = j.find(key);
@@ -483,7 +429,11 @@ Result<RasReport> FromJson(const json& top, const std::string& file) {
 }
 
 Result<json> ParseJsonText(std::string_view text, const std::string& file) {
-  STRATA_RETURN_IF_ERROR(CheckJsonDepth(text, file));
+  if (auto at = JsonTooDeepAt(text, kMaxJsonDepth)) {
+    return InvalidInput(fmt::format("byte {}: JSON nested deeper than {} levels, expected NCCL RAS output",
+                                    *at, kMaxJsonDepth))
+        .InFile(file);
+  }
   try {
     return json::parse(text);
   } catch (const json::parse_error& e) {
@@ -508,7 +458,7 @@ Result<RasReport> ParseJsonReport(std::string_view text, const std::string& file
     size_t end = text.find('\n', start);
     if (end == std::string_view::npos) end = text.size();
     ++number;
-    const std::string_view line = Trim(text.substr(start, end - start));
+    const std::string_view line = TrimSpace(text.substr(start, end - start));
     start = end + 1;
     if (line.empty()) continue;
     auto value = ParseJsonText(line, file);

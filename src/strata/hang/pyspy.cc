@@ -8,13 +8,15 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "strata/core/text_scan.h"
+
 namespace strata::hang {
 namespace {
 
 // Reprs and error paragraphs are kept for the report, but never without bound.
 constexpr size_t kMaxKeptText = 4096;
 // py-spy's JSON is 4 levels deep (array, trace, frames, locals); anything far deeper is hostile.
-constexpr int kMaxJsonDepth = 32;
+constexpr size_t kMaxJsonDepth = 32;
 
 bool StartsWith(std::string_view s, std::string_view prefix) {
   return s.size() >= prefix.size() && s.compare(0, prefix.size(), prefix) == 0;
@@ -284,25 +286,6 @@ class TextParser {
 
 // --- JSON ---------------------------------------------------------------------------------
 
-int JsonDepth(std::string_view text) {
-  int depth = 0, max_depth = 0;
-  bool in_string = false;
-  for (size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (in_string) {
-      if (c == '\\') ++i;
-      else if (c == '"') in_string = false;
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '[' || c == '{') {
-      max_depth = std::max(max_depth, ++depth);
-    } else if (c == ']' || c == '}') {
-      --depth;
-    }
-  }
-  return max_depth;
-}
-
 int LineOfOffset(std::string_view text, size_t offset) {
   offset = std::min(offset, text.size());
   return 1 + static_cast<int>(std::count(text.begin(), text.begin() + static_cast<ptrdiff_t>(offset), '\n'));
@@ -384,7 +367,7 @@ Result<PyThread> ThreadFromJson(const JsonValue& trace, const std::string& field
 }
 
 Result<std::vector<PySpyDump>> ParseJson(std::string_view text, const std::string& file) {
-  if (JsonDepth(text) > kMaxJsonDepth) {
+  if (JsonTooDeepAt(text, kMaxJsonDepth)) {
     return InvalidInput(fmt::format("py-spy JSON nests deeper than {} levels; py-spy writes 4",
                                     kMaxJsonDepth))
         .InFile(file);

@@ -8,6 +8,8 @@
 #include <limits>
 #include <utility>
 
+#include "strata/core/text_scan.h"
+
 namespace strata::hang {
 namespace {
 
@@ -19,28 +21,6 @@ bool Contains(std::string_view s, std::string_view p) {
   return s.find(p) != std::string_view::npos;
 }
 
-bool IsDigit(char c) { return c >= '0' && c <= '9'; }
-
-// The integer at the start of `s` (after spaces), or nullopt; 18 digits at most, so no overflow.
-std::optional<int64_t> LeadingInt(std::string_view s, size_t* consumed = nullptr) {
-  size_t i = 0;
-  while (i < s.size() && s[i] == ' ') ++i;
-  const size_t start = i;
-  if (i < s.size() && s[i] == '-') ++i;
-  while (i < s.size() && IsDigit(s[i])) ++i;
-  if (i == start || (i == start + 1 && s[start] == '-') || i - start > 18) return std::nullopt;
-  int64_t value = 0;
-  std::from_chars(s.data() + start, s.data() + i, value);
-  if (consumed) *consumed = i;
-  return value;
-}
-
-// The integer right after the first occurrence of `key` (e.g. "SeqNum=").
-std::optional<int64_t> IntAfter(std::string_view s, std::string_view key) {
-  const size_t at = s.find(key);
-  if (at == std::string_view::npos) return std::nullopt;
-  return LeadingInt(s.substr(at + key.size()));
-}
 
 std::string WordAfter(std::string_view s, std::string_view key) {
   const size_t at = s.find(key);

@@ -5,20 +5,12 @@
 #include <string>
 
 #include "strata/core/file_io.h"
+#include "strata/core/text_scan.h"
 
 namespace strata {
 
 namespace {
 
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r')) {
-    s.remove_prefix(1);
-  }
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) {
-    s.remove_suffix(1);
-  }
-  return s;
-}
 
 Result<double> ParseNumber(std::string_view text) {
   double value = 0;
@@ -66,7 +58,7 @@ Result<SequenceLengths> ParseSequenceHistogram(std::string_view text, const std:
     pos = end + 1;
     ++line_no;
     if (auto hash = line.find('#'); hash != std::string_view::npos) line = line.substr(0, hash);
-    line = Trim(line);
+    line = TrimSpace(line);
     if (line.empty()) continue;
     const size_t space = line.find_first_of(" \t,");
     if (space == std::string_view::npos) {
@@ -74,19 +66,19 @@ Result<SequenceLengths> ParseSequenceHistogram(std::string_view text, const std:
           .InFile(file)
           .AtLine(line_no);
     }
-    auto length = ParseNumber(Trim(line.substr(0, space)));
-    auto count = ParseNumber(Trim(line.substr(space + 1)));
+    auto length = ParseNumber(TrimSpace(line.substr(0, space)));
+    auto count = ParseNumber(TrimSpace(line.substr(space + 1)));
     if (!length.ok()) return Error(length.error()).InFile(file).AtLine(line_no).InField("length");
     if (!count.ok()) return Error(count.error()).InFile(file).AtLine(line_no).InField("count");
     if (*length <= 0) {
       return InvalidInput("a sequence length must be positive, got " +
-                          std::string(Trim(line.substr(0, space))))
+                          std::string(TrimSpace(line.substr(0, space))))
           .InFile(file)
           .AtLine(line_no)
           .InField("length");
     }
     if (*count < 0) {
-      return InvalidInput("a count must be >= 0, got " + std::string(Trim(line.substr(space + 1))))
+      return InvalidInput("a count must be >= 0, got " + std::string(TrimSpace(line.substr(space + 1))))
           .InFile(file)
           .AtLine(line_no)
           .InField("count");
@@ -108,7 +100,7 @@ Result<SequenceLengths> LoadSequenceHistogram(const std::string& path) {
 }
 
 Result<double> ParseTokenCount(std::string_view text) {
-  std::string_view t = Trim(text);
+  std::string_view t = TrimSpace(text);
   double scale = 1;
   if (t.size() >= 2 && (t.substr(t.size() - 2) == "Ki" || t.substr(t.size() - 2) == "ki")) {
     scale = 1024;
