@@ -136,7 +136,7 @@ TEST(HangCli, PipesDevicesAndLinkLoopsAreReportedNeverReadOrFollowed) {
   std::filesystem::create_directory_symlink("..", dir + "/loop/up");
   const auto r = RunCli({"hang", "--json", dir, "/dev/null"});
   std::filesystem::remove_all(dir);
-  ASSERT_EQ(r.exit_code, 0) << r.err;  // nothing readable: no hang found, and no hang of our own
+  ASSERT_EQ(r.exit_code, 2) << r.err;  // nothing readable is bad input, and no hang of our own
   const auto v = nlohmann::json::parse(r.out);
   ASSERT_EQ(v["unreadable_files"].size(), 3u);
   EXPECT_EQ(v["unreadable_files"][0]["reason"], "not a regular file (a pipe or device?)");

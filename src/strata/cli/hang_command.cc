@@ -77,6 +77,11 @@ int RunHang(int argc, char** argv) {
   const hang::Verdict verdict = hang::Analyze(*evidence, {std::move(frameworks).value()});
   const std::string text = json ? DumpJson(hang::VerdictToJson(verdict)) : hang::VerdictToText(verdict, frames);
   if (int code = EmitOutput(text, output); code != kExitOk) return code;
+  // Every file unreadable is bad input, not "no hang": the verdict above says which and why.
+  const bool nothing_read = evidence->ranks.empty() && evidence->fr_dumps.empty() &&
+                            evidence->watchdog.empty() && evidence->ras.empty() &&
+                            evidence->logs.empty() && evidence->gpu_apps.empty();
+  if (nothing_read && !evidence->unreadable.empty()) return kExitBadInput;
   return verdict.hang ? kExitCheckFailed : kExitOk;
 }
 
