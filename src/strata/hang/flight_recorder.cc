@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <utility>
 
-#include "strata/core/text_scan.h"
+#include "strata/core/json_input.h"
 #include "strata/hang/pickle_reader.h"
 
 namespace strata::hang {
@@ -362,25 +362,8 @@ Result<FrDump> DumpFromJson(const json& top, const std::string& file) {
   return dump;
 }
 
-
 Result<json> ParseJsonText(std::string_view text, const std::string& file) {
-  if (auto at = JsonTooDeepAt(text, kMaxJsonDepth)) {
-    return InvalidInput(fmt::format("byte {}: JSON nested deeper than {} levels, expected a Flight Recorder dump",
-                                    *at, kMaxJsonDepth))
-        .InFile(file);
-  }
-  try {
-    return json::parse(text);
-  } catch (const json::parse_error& e) {
-    // e.what() is "[json.exception.parse_error.101] parse error at line 1, column 9: ..."; keep
-    // the part after the location, which says what was expected.
-    std::string what = e.what();
-    const size_t colon = what.find(": ", what.find("column"));
-    if (colon != std::string::npos) what = what.substr(colon + 2);
-    return InvalidInput(
-               fmt::format("byte {}: not valid JSON: {}", e.byte > 0 ? e.byte - 1 : 0, what))
-        .InFile(file);
-  }
+  return ParseUntrustedJson(text, file, kMaxJsonDepth, "a Flight Recorder dump");
 }
 
 std::string_view BaseName(std::string_view path) {

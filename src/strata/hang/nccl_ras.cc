@@ -12,6 +12,7 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include "strata/core/json_input.h"
 #include "strata/core/text_scan.h"
 
 namespace strata::hang {
@@ -429,21 +430,7 @@ Result<RasReport> FromJson(const json& top, const std::string& file) {
 }
 
 Result<json> ParseJsonText(std::string_view text, const std::string& file) {
-  if (auto at = JsonTooDeepAt(text, kMaxJsonDepth)) {
-    return InvalidInput(fmt::format("byte {}: JSON nested deeper than {} levels, expected NCCL RAS output",
-                                    *at, kMaxJsonDepth))
-        .InFile(file);
-  }
-  try {
-    return json::parse(text);
-  } catch (const json::parse_error& e) {
-    std::string what = e.what();
-    const size_t colon = what.find(": ", what.find("column"));
-    if (colon != std::string::npos) what = what.substr(colon + 2);
-    return InvalidInput(
-               fmt::format("byte {}: not valid JSON: {}", e.byte > 0 ? e.byte - 1 : 0, what))
-        .InFile(file);
-  }
+  return ParseUntrustedJson(text, file, kMaxJsonDepth, "NCCL RAS output");
 }
 
 Result<RasReport> ParseJsonReport(std::string_view text, const std::string& file) {

@@ -1,0 +1,24 @@
+// Parsing untrusted JSON (dumps, reports): depth bounded before parsing, errors with the byte
+// offset and what was expected, never an exception escaping.
+#ifndef STRATA_CORE_JSON_INPUT_H_
+#define STRATA_CORE_JSON_INPUT_H_
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "strata/core/result.h"
+
+namespace strata {
+
+/// `text` as JSON. Nesting deeper than `max_depth` is refused before parsing (walking and
+/// destroying a value recurses); errors read "byte N: ..." and name `expected` (e.g. "a Flight
+/// Recorder dump") and the file.
+Result<nlohmann::json> ParseUntrustedJson(std::string_view text, const std::string& file,
+                                          size_t max_depth, std::string_view expected);
+
+}  // namespace strata
+
+#endif  // STRATA_CORE_JSON_INPUT_H_
