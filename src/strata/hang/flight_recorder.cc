@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "strata/core/json_input.h"
+#include "strata/hang/frames_json.h"
 #include "strata/hang/pickle_reader.h"
 
 namespace strata::hang {
@@ -460,11 +461,7 @@ Json ToJson(const FrDump& dump) {
     j["output_sizes"] = e.output_sizes;
     j["input_dtypes"] = e.input_dtypes;
     j["output_dtypes"] = e.output_dtypes;
-    Json frames = Json::array();
-    for (const PyFrame& f : e.frames) {
-      frames.push_back({{"function", f.function}, {"file", f.file}, {"line", f.line}});
-    }
-    j["frames"] = std::move(frames);
+    j["frames"] = FramesToJson(e.frames);
     entries.push_back(std::move(j));
   }
   out["entries"] = std::move(entries);

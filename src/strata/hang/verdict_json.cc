@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "strata/hang/frames_json.h"
 #include "strata/hang/stack_tree.h"
 
 namespace strata::hang {
@@ -48,11 +49,7 @@ Json VerdictToJson(const Verdict& v) {
     e["op"] = g.activity.op;
     e["phase"] = g.activity.phase;
     e["diverges_below"] = g.diverges_below;
-    Json frames = Json::array();
-    for (const PyFrame& f : g.frames) {
-      frames.push_back({{"function", f.function}, {"file", f.file}, {"line", f.line}});
-    }
-    e["frames"] = std::move(frames);
+    e["frames"] = FramesToJson(g.frames);
     groups.push_back(std::move(e));
   }
   j["stack_groups"] = std::move(groups);
