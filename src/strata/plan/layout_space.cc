@@ -1,0 +1,147 @@
+#include "strata/plan/layout_space.h"
+
+#include <algorithm>
+
+namespace strata::plan {
+namespace {
+
+bool Divides(int64_t d, int64_t n) { return d > 0 && n % d == 0; }
+
+/// A fixed value (0 = free) admits v.
+bool Admits(int64_t fixed, int64_t v) { return fixed == 0 || fixed == v; }
+
+/// The divisors of n among `pool` (the divisors of the world size, ascending): every layout
+/// dimension divides the world, so one table serves every loop.
+void DivisorsFrom(const std::vector<int64_t>& pool, int64_t n, std::vector<int64_t>& out) {
+  out.clear();
+  for (int64_t d : pool) {
+    if (d > n) break;
+    if (n % d == 0) out.push_back(d);
+  }
+}
+
+}  // namespace
+
+std::string_view RuleDescription(Rule rule) {
+  switch (rule) {
+    case Rule::kTpDividesModel: return "TP must divide the heads, KV heads and MLP widths";
+    case Rule::kLayersDividePp: return "the layers must split evenly into PP x VPP chunks";
+    case Rule::kCpSplitsSequence: return "max_tokens must be divisible by 2 x CP";
+    case Rule::kExpertsDivideEp: return "EP must divide the number of experts (1 for a dense model)";
+    case Rule::kExpertFfnDividesEtp:
+      return "ETP must divide the expert FFN width (1 for a dense model)";
+    case Rule::kBatchDividesDp: return "the global batch must be a multiple of micro batch x DP";
+    case Rule::kFixedValue: return "outside a value fixed with --fix";
+    case Rule::kCount: break;
+  }
+  return "?";
+}
+
+std::vector<int64_t> Divisors(int64_t n) {
+  std::vector<int64_t> small, large;
+  for (int64_t d = 1; d * d <= n; ++d) {
+    if (n % d != 0) continue;
+    small.push_back(d);
+    if (d != n / d) large.push_back(n / d);
+  }
+  small.insert(small.end(), large.rbegin(), large.rend());
+  return small;
+}
+
+// Mirrors CheckLayoutAgainstModel (job/job_validation.cc): keep the two in step; the test
+// LayoutSpace.AgreesWithJobValidation compares them layout by layout.
+ModelRules RulesOf(const ModelConfig& model) {
+  ModelRules r;
+  auto add = [&](int64_t count) {
+    if (count > 0) r.tp_divides.push_back(count);
+  };
+  if (model.CountLayers(MixerKind::kFullAttention) + model.CountLayers(MixerKind::kSlidingAttention) >
+      0) {
+    add(model.attention.num_heads);
+    add(model.attention.num_kv_heads);
+  }
+  if (model.CountLayers(MixerKind::kMla) > 0) add(model.mla.num_heads);
+  if (model.CountLayers(MixerKind::kGatedDeltaNet) > 0) {
+    add(model.linear_attention.num_key_heads);
+    add(model.linear_attention.num_value_heads);
+  }
+  if (model.CountLayers(FfnKind::kDense) > 0) add(model.dense_mlp.intermediate_size);
+  r.num_layers = static_cast<int64_t>(model.layers.size());
+  if (model.CountLayers(FfnKind::kMoe) > 0) {
+    r.num_experts = model.moe.num_experts;
+    r.expert_ffn = model.moe.expert_intermediate_size;
+  }
+  return r;
+}
+
+PruneCounts EnumerateLayouts(const ModelRules& rules, const SearchSpace& space,
+                             const std::function<bool(const Candidate&)>& visit) {
+  PruneCounts counts;
+  if (space.world <= 0) return counts;
+  const ParallelLayout& fix = space.fixed;
+  const std::vector<int64_t> pool = Divisors(space.world);
+  std::vector<int64_t> pps, cps, eps, etps, mbs;
+  Candidate c;
+  for (int64_t tp : pool) {
+    if (!Admits(fix.tp, tp)) { ++counts[Rule::kFixedValue]; continue; }
+    if (std::any_of(rules.tp_divides.begin(), rules.tp_divides.end(),
+                    [&](int64_t n) { return !Divides(tp, n); })) {
+      ++counts[Rule::kTpDividesModel];
+      continue;
+    }
+    DivisorsFrom(pool, space.world / tp, pps);
+    for (int64_t pp : pps) {
+      if (!Admits(fix.pp, pp)) { ++counts[Rule::kFixedValue]; continue; }
+      if (!Divides(pp, rules.num_layers)) { ++counts[Rule::kLayersDividePp]; continue; }
+      DivisorsFrom(pool, space.world / (tp * pp), cps);
+      for (int64_t cp : cps) {
+        const int64_t dp = space.world / (tp * pp * cp);
+        if (!Admits(fix.cp, cp) || !Admits(fix.dp, dp)) { ++counts[Rule::kFixedValue]; continue; }
+        if (cp > 1 && !Divides(2 * cp, space.max_tokens)) {
+          ++counts[Rule::kCpSplitsSequence];
+          continue;
+        }
+        if (!Divides(dp, space.global_batch)) { ++counts[Rule::kBatchDividesDp]; continue; }
+        DivisorsFrom(Divisors(space.global_batch / dp), space.global_batch / dp, mbs);
+        const int64_t expert_space = tp * cp * dp;
+        const int64_t chunks = rules.num_layers / pp;
+        for (int64_t vpp = 1; vpp <= std::min(chunks, space.max_vpp); ++vpp) {
+          // VPP needs PP > 1 and divides the layers of a stage; other values are not layouts.
+          if (!Divides(vpp, chunks) || (vpp > 1 && pp == 1)) continue;
+          if (!Admits(fix.vpp, vpp)) { ++counts[Rule::kFixedValue]; continue; }
+          DivisorsFrom(pool, expert_space, eps);
+          for (int64_t ep : eps) {
+            if (!Admits(fix.ep, ep)) { ++counts[Rule::kFixedValue]; continue; }
+            if (rules.num_experts == 0 ? ep > 1 : !Divides(ep, rules.num_experts)) {
+              ++counts[Rule::kExpertsDivideEp];
+              continue;
+            }
+            DivisorsFrom(pool, expert_space / ep, etps);
+            for (int64_t etp : etps) {
+              if (!Admits(fix.etp, etp)) { ++counts[Rule::kFixedValue]; continue; }
+              if (rules.num_experts == 0 ? etp > 1 : !Divides(etp, rules.expert_ffn)) {
+                ++counts[Rule::kExpertFfnDividesEtp];
+                continue;
+              }
+              for (int64_t mb : mbs) {
+                if (!Admits(space.fixed_micro_batch, mb)) { ++counts[Rule::kFixedValue]; continue; }
+                for (RecomputeGranularity rc : space.recompute) {
+                  // Megatron-core requires sequence parallelism with TP > 1 and EP > 1; the
+                  // planner turns it on whenever TP > 1, where it only saves memory.
+                  c.layout = ParallelLayout{tp, pp, vpp, cp, ep, etp, dp, tp > 1};
+                  c.micro_batch = mb;
+                  c.recompute = rc;
+                  ++counts.valid;
+                  if (!visit(c)) return counts;
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  return counts;
+}
+
+}  // namespace strata::plan

@@ -1,0 +1,81 @@
+// The space of layouts the planner searches: every TP/PP/VPP/CP/EP/ETP/DP, micro batch and
+// recompute choice for a model on a number of GPUs, enumerated exhaustively under megatron-core's
+// rules. The rules are the ones job/job_validation.h enforces, reduced to integer predicates so
+// that a search over millions of candidates pays no string formatting; a test checks on a grid
+// that both agree layout by layout.
+#ifndef STRATA_PLAN_LAYOUT_SPACE_H_
+#define STRATA_PLAN_LAYOUT_SPACE_H_
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "strata/job/job_spec.h"
+#include "strata/model/model_config.h"
+
+namespace strata::plan {
+
+/// The divisibility facts of a model that the layout rules need, computed once per model.
+struct ModelRules {
+  std::vector<int64_t> tp_divides;  // counts TP must divide: heads, KV heads, MLP widths...
+  int64_t num_layers = 0;
+  int64_t num_experts = 0;          // 0: a dense model (EP and ETP must be 1)
+  int64_t expert_ffn = 0;           // the routed experts' FFN width (ETP must divide it)
+};
+ModelRules RulesOf(const ModelConfig& model);
+
+/// One candidate: a layout plus the per-step choices that change memory and time.
+struct Candidate {
+  ParallelLayout layout;
+  int64_t micro_batch = 1;
+  RecomputeGranularity recompute = RecomputeGranularity::kNone;
+};
+
+/// What bounds the search. A value of 0 in `fixed` leaves that dimension free.
+struct SearchSpace {
+  int64_t world = 0;
+  int64_t global_batch = 0;       // kept fixed: micro batch x DP x accumulation = global batch
+  int64_t max_tokens = 0;         // CP cuts each sequence into 2 x CP chunks
+  int64_t max_vpp = 8;            // interleaving deeper than this is never worth its bubbles' cost
+  std::vector<RecomputeGranularity> recompute = {RecomputeGranularity::kNone,
+                                                 RecomputeGranularity::kSelective,
+                                                 RecomputeGranularity::kFull};
+  ParallelLayout fixed{0, 0, 0, 0, 0, 0, 0, false};  // --fix tp=1 ...
+  int64_t fixed_micro_batch = 0;
+};
+
+/// Why a partial layout was dropped; each rule is one of job_validation.cc's checks.
+enum class Rule {
+  kTpDividesModel,      // heads, KV heads, MLP widths divisible by TP
+  kLayersDividePp,      // layers split evenly into PP x VPP chunks
+  kCpSplitsSequence,    // max_tokens divisible by 2 x CP
+  kExpertsDivideEp,     // experts split evenly over EP (or EP = 1 for a dense model)
+  kExpertFfnDividesEtp, // the expert FFN width divisible by ETP (or ETP = 1 for a dense model)
+  kBatchDividesDp,      // global batch a multiple of micro batch x DP
+  kFixedValue,          // outside a --fix value
+  kCount
+};
+std::string_view RuleDescription(Rule rule);
+
+struct PruneCounts {
+  std::array<int64_t, static_cast<size_t>(Rule::kCount)> by_rule{};
+  int64_t valid = 0;
+  int64_t& operator[](Rule r) { return by_rule[static_cast<size_t>(r)]; }
+  int64_t operator[](Rule r) const { return by_rule[static_cast<size_t>(r)]; }
+};
+
+/// Calls `visit` for every valid candidate, in a fixed order (TP, PP, CP, VPP, EP, ETP, micro
+/// batch, recompute ascending). A rule that fails prunes the whole subtree below it and counts one
+/// removal at the level where it was checked. `visit` returns false to stop the search.
+PruneCounts EnumerateLayouts(const ModelRules& rules, const SearchSpace& space,
+                             const std::function<bool(const Candidate&)>& visit);
+
+/// The positive divisors of n, ascending.
+std::vector<int64_t> Divisors(int64_t n);
+
+}  // namespace strata::plan
+
+#endif  // STRATA_PLAN_LAYOUT_SPACE_H_

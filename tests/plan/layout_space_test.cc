@@ -1,0 +1,148 @@
+#include "strata/plan/layout_space.h"
+
+#include <set>
+#include <string>
+#include <tuple>
+
+#include <gtest/gtest.h>
+
+#include "strata/job/job_validation.h"
+
+namespace strata::plan {
+namespace {
+
+// A small Mixtral-style MoE: 8 heads (MHA, 8 KV heads), 4 layers, 4 experts of FFN width 1024.
+constexpr const char* kTinyMoe = R"({
+  "architectures": ["MixtralForCausalLM"], "model_type": "mixtral",
+  "hidden_size": 512, "intermediate_size": 1024, "num_hidden_layers": 4,
+  "num_attention_heads": 8, "num_key_value_heads": 8, "num_local_experts": 4,
+  "num_experts_per_tok": 2, "vocab_size": 1000, "tie_word_embeddings": false
+})";
+
+ModelConfig TinyMoe() {
+  auto model = ParseModelConfig(kTinyMoe, "tiny-moe.json");
+  EXPECT_TRUE(model.ok()) << model.error().Format();
+  return *model;
+}
+
+TEST(LayoutSpace, DivisorsAscending) {
+  EXPECT_EQ(Divisors(40), (std::vector<int64_t>{1, 2, 4, 5, 8, 10, 20, 40}));
+  EXPECT_EQ(Divisors(1), (std::vector<int64_t>{1}));
+  EXPECT_EQ(Divisors(16384).size(), 15u);  // 2^0 .. 2^14
+}
+
+TEST(LayoutSpace, HandCountedSixteenGpus) {
+  // 16 GPUs, global batch 16, with CP, VPP, micro batch and recompute fixed (cp=1, vpp=1, mb=1,
+  // recompute none) so that the count can be done by hand:
+  //   TP in {1,2,4,8} (TP 16 does not divide 8 heads: 1 removal).
+  //   PP divides 16/TP and the 4 layers: PP in {1,2,4}; PP 8 and 16 at TP 1 and PP 8 at TP 2 are
+  //   removed by the layer rule (3 removals); TP 8 x PP 4 = 32 > 16 is not a layout at all.
+  //   DP = 16 / (TP x PP); experts live in TP x DP = 16 / PP ranks; EP divides 4 and 16/PP,
+  //   ETP divides 16 / (PP x EP):
+  //     PP 1 (4 TPs): EP 1 -> ETP in {1,2,4,8,16} (5), EP 2 -> 4, EP 4 -> 3: 12 each -> 48;
+  //                   EP 8 and 16 removed: 2 each -> 8 removals
+  //     PP 2 (4 TPs): EP 1 -> 4, EP 2 -> 3, EP 4 -> 2: 9 each -> 36; EP 8 removed: 4 removals
+  //     PP 4 (3 TPs): EP 1 -> 3, EP 2 -> 2, EP 4 -> 1: 6 each -> 18
+  //   Valid: 48 + 36 + 18 = 102; expert-rule removals 12.
+  SearchSpace space;
+  space.world = 16;
+  space.global_batch = 16;
+  space.max_tokens = 4096;
+  space.recompute = {RecomputeGranularity::kNone};
+  space.fixed.cp = 1;
+  space.fixed.vpp = 1;
+  space.fixed_micro_batch = 1;
+  std::set<std::tuple<int64_t, int64_t, int64_t, int64_t>> seen;
+  const PruneCounts counts = EnumerateLayouts(RulesOf(TinyMoe()), space, [&](const Candidate& c) {
+    EXPECT_EQ(c.layout.world(), 16);
+    EXPECT_EQ(c.layout.sequence_parallel, c.layout.tp > 1);
+    seen.insert({c.layout.tp, c.layout.pp, c.layout.ep, c.layout.etp});
+    return true;
+  });
+  EXPECT_EQ(counts.valid, 102);
+  EXPECT_EQ(seen.size(), 102u);  // each one once
+  EXPECT_EQ(counts[Rule::kTpDividesModel], 1);
+  EXPECT_EQ(counts[Rule::kLayersDividePp], 3);
+  EXPECT_EQ(counts[Rule::kExpertsDivideEp], 12);
+  EXPECT_EQ(counts[Rule::kExpertFfnDividesEtp], 0);  // 1024 is divisible by every ETP <= 16
+}
+
+TEST(LayoutSpace, StopsWhenTheVisitorSaysSo) {
+  SearchSpace space;
+  space.world = 16;
+  space.global_batch = 16;
+  space.max_tokens = 4096;
+  int visited = 0;
+  const PruneCounts counts = EnumerateLayouts(RulesOf(TinyMoe()), space, [&](const Candidate&) {
+    return ++visited < 5;
+  });
+  EXPECT_EQ(visited, 5);
+  EXPECT_EQ(counts.valid, 5);
+}
+
+TEST(LayoutSpace, FixedValuesAreRespected) {
+  SearchSpace space;
+  space.world = 16;
+  space.global_batch = 32;
+  space.max_tokens = 4096;
+  space.fixed.tp = 2;
+  space.fixed.ep = 4;
+  int64_t n = 0;
+  EnumerateLayouts(RulesOf(TinyMoe()), space, [&](const Candidate& c) {
+    EXPECT_EQ(c.layout.tp, 2);
+    EXPECT_EQ(c.layout.ep, 4);
+    ++n;
+    return true;
+  });
+  EXPECT_GT(n, 0);
+}
+
+// The enumerator's integer rules and the job validation's rules must agree on every layout of a
+// grid: a layout is enumerated exactly when the validation accepts it.
+TEST(LayoutSpace, AgreesWithJobValidation) {
+  const ModelConfig model = TinyMoe();
+  SearchSpace space;
+  space.world = 16;
+  space.global_batch = 16;
+  space.max_tokens = 4096;
+  space.recompute = {RecomputeGranularity::kNone};
+  std::set<std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t>> enumerated;
+  EnumerateLayouts(RulesOf(model), space, [&](const Candidate& c) {
+    const ParallelLayout& l = c.layout;
+    enumerated.insert({l.tp, l.pp, l.vpp, l.cp, l.ep, l.etp, c.micro_batch});
+    return true;
+  });
+  int checked = 0, accepted = 0;
+  for (int64_t tp : {1, 2, 3, 4, 8, 16}) {
+    for (int64_t pp : {1, 2, 4, 8}) {
+      for (int64_t vpp : {1, 2, 4}) {
+        for (int64_t cp : {1, 2, 4}) {
+          for (int64_t ep : {1, 2, 4, 8}) {
+            for (int64_t etp : {1, 2, 4}) {
+              for (int64_t mb : {1, 2, 3}) {
+                JobSpec job;
+                job.cluster = {"", "H100-SXM", 8, 2};
+                job.layout = ParallelLayout{tp, pp, vpp, cp, ep, etp, 0, tp > 1};
+                job.micro_batch = mb;
+                job.global_batch = 16;
+                job.sequence.max_tokens = 4096;
+                const bool valid = CheckLayoutArithmetic(job).ok() &&
+                                   CheckLayoutAgainstModel(job, model).ok();
+                const bool listed = enumerated.count({tp, pp, vpp, cp, ep, etp, mb}) > 0;
+                EXPECT_EQ(valid, listed) << "TP" << tp << " PP" << pp << " VPP" << vpp << " CP"
+                                         << cp << " EP" << ep << " ETP" << etp << " MB" << mb;
+                ++checked;
+                accepted += valid;
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  EXPECT_EQ(checked, 6 * 4 * 3 * 3 * 4 * 3 * 3);
+  EXPECT_GT(accepted, 50);  // the grid exercises both answers
+}
+
+}  // namespace
+}  // namespace strata::plan
