@@ -1,11 +1,11 @@
 // The analysis over hand-built evidence (stubs of each parser's output), so every join rule is
 // tested without files: flight-recorder queues, watchdog lines, RAS deaths, log signals.
-#include "strata/hang/analysis.h"
+#include "strata/hang/analysis/analysis.h"
 
 #include <gtest/gtest.h>
 
-#include "strata/hang/pg_stall.h"
-#include "strata/hang/stack_activity.h"
+#include "strata/hang/analysis/pg_stall.h"
+#include "strata/hang/analysis/stack_activity.h"
 
 namespace strata::hang {
 namespace {

@@ -1,6 +1,6 @@
 // `strata collect` against a fake /proc tree and tests/fixtures/fake-py-spy on PATH. The fake
 // pids are above Linux's largest pid (2^22), so even the CLI's real SIGCONT reaches no process.
-#include "strata/hang/collect.h"
+#include "strata/hang/collect/collect.h"
 
 #include <unistd.h>
 
@@ -11,8 +11,8 @@
 
 #include <gtest/gtest.h>
 
-#include "strata/hang/analysis.h"
-#include "strata/hang/evidence_set.h"
+#include "strata/hang/analysis/analysis.h"
+#include "strata/hang/evidence/evidence_set.h"
 #include "support/golden.h"
 
 namespace strata::hang {

@@ -1,4 +1,4 @@
-#include "strata/hang/pickle_reader.h"
+#include "strata/hang/parsers/pickle_reader.h"
 
 #include <gtest/gtest.h>
 

@@ -8,8 +8,8 @@
 #include "strata/cli/cli_common.h"
 #include "strata/cli/commands.h"
 #include "strata/core/units.h"
-#include "strata/hang/collect.h"
-#include "strata/hang/stack_tree.h"
+#include "strata/hang/collect/collect.h"
+#include "strata/hang/analysis/stack_tree.h"
 
 namespace strata::cli {
 

@@ -8,10 +8,10 @@
 #include "strata/cli/cli_common.h"
 #include "strata/cli/commands.h"
 #include "strata/core/json_output.h"
-#include "strata/hang/analysis.h"
-#include "strata/hang/evidence_set.h"
-#include "strata/hang/synth.h"
-#include "strata/hang/verdict_json.h"
+#include "strata/hang/analysis/analysis.h"
+#include "strata/hang/evidence/evidence_set.h"
+#include "strata/hang/collect/synth.h"
+#include "strata/hang/analysis/verdict_json.h"
 
 namespace strata::cli {
 namespace {
