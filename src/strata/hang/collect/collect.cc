@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <ctime>
@@ -17,6 +18,7 @@
 #include <fmt/format.h>
 
 #include "strata/core/file_io.h"
+#include "strata/core/text_scan.h"
 
 #ifndef STRATA_VERSION
 #define STRATA_VERSION "unknown"
@@ -30,6 +32,7 @@ constexpr const char* kComputeAppsQuery =
     "--query-compute-apps=pid,process_name,used_gpu_memory,gpu_uuid";
 // /proc files are small; a cap keeps a hostile fake tree from exhausting memory.
 constexpr size_t kMaxProcFileBytes = size_t{1} << 20;
+constexpr size_t kMaxMapsBytes = size_t{64} << 20;  // a torch process maps thousands of files
 constexpr auto kPollInterval = std::chrono::milliseconds(10);
 constexpr auto kKillGrace = std::chrono::seconds(2);
 
@@ -60,8 +63,83 @@ bool KeepEnv(const std::string& key) {
   for (const char* prefix : {"NCCL_", "TORCH_NCCL_", "TORCH_FR_", "TORCH_DISTRIBUTED", "CUDA_VISIBLE"}) {
     if (key.rfind(prefix, 0) == 0) return true;
   }
-  return key == "MASTER_ADDR" || key == "MASTER_PORT" || key == "LOCAL_WORLD_SIZE" || key == "HOME" ||
-         key == "XDG_CACHE_HOME";
+  // HOME and XDG_CACHE_HOME are read only to find torch's default flight-recorder path; they are
+  // not copied into the bundle (a home directory names a person).
+  return key == "MASTER_ADDR" || key == "MASTER_PORT" || key == "LOCAL_WORLD_SIZE";
+}
+
+// torch's flight-recorder dump prefix for a process environment (research note 2.1).
+std::string FrPrefix(const std::map<std::string, std::string>& env) {
+  for (const char* key : {"TORCH_FR_DUMP_TEMP_FILE", "TORCH_NCCL_DEBUG_INFO_TEMP_FILE"}) {
+    if (auto it = env.find(key); it != env.end() && !it->second.empty()) return it->second;
+  }
+  if (auto it = env.find("XDG_CACHE_HOME"); it != env.end()) return it->second + "/torch/comm_lib_trace_rank_";
+  if (auto it = env.find("HOME"); it != env.end()) return it->second + "/.cache/torch/comm_lib_trace_rank_";
+  return "";
+}
+
+bool IsShell(const std::string& cmdline) {
+  std::string exe = cmdline.substr(0, cmdline.find(' '));
+  exe = exe.substr(exe.rfind('/') == std::string::npos ? 0 : exe.rfind('/') + 1);
+  for (const char* shell : {"sh", "bash", "dash", "zsh", "srun", "timeout", "env", "numactl", "taskset"}) {
+    if (exe == shell) return true;
+  }
+  return false;
+}
+
+// A process found by FindTrainers, with what is needed to pick one among those sharing a RANK.
+struct Found {
+  ProcessRecord record;
+  int64_t ppid = 0;
+  bool cuda = false;        // libcuda is mapped: the process (or its forked parent) holds a CUDA context
+  std::string fr_prefix;
+};
+
+// Several processes can carry the same RANK: DataLoader workers forked from the trainer, a shell
+// wrapper around it. Dumping them all into pyspy/rank<R>.txt would interleave their output, so
+// one is chosen: among those holding a CUDA context (or all, if none does) and that are not
+// shells (unless all are), the one whose parent is not itself in the set, i.e. the trainer that
+// forked the others. The rest are named in a note and not dumped.
+std::vector<Found> OnePerRank(std::vector<Found> found, std::vector<std::string>& notes) {
+  std::map<int64_t, std::vector<size_t>> by_rank;
+  for (size_t i = 0; i < found.size(); ++i) {
+    if (found[i].record.rank) by_rank[*found[i].record.rank].push_back(i);
+  }
+  std::vector<bool> keep(found.size(), true);
+  for (const auto& [rank, members] : by_rank) {
+    if (members.size() < 2) continue;
+    auto narrow = [&](std::vector<size_t> in, auto pred) {
+      std::vector<size_t> out;
+      for (size_t i : in) {
+        if (pred(found[i])) out.push_back(i);
+      }
+      return out.empty() ? in : out;
+    };
+    std::vector<size_t> candidates = narrow(members, [](const Found& f) { return f.cuda; });
+    candidates = narrow(candidates, [](const Found& f) { return !IsShell(f.record.cmdline); });
+    candidates = narrow(candidates, [&](const Found& f) {
+      return std::none_of(candidates.begin(), candidates.end(),
+                          [&](size_t j) { return found[j].record.pid == f.ppid; });
+    });
+    const size_t chosen = candidates.front();
+    std::string others;
+    for (size_t i : members) {
+      if (i == chosen) continue;
+      keep[i] = false;
+      others += (others.empty() ? "" : ", ") + std::to_string(found[i].record.pid);
+    }
+    notes.push_back(fmt::format("rank {}: {} processes share RANK={}; collected pid {} (the trainer: {}), "
+                                "not the others (pids {}: forked workers or wrappers)",
+                                rank, members.size(), rank, found[chosen].record.pid,
+                                found[chosen].cuda ? "holds a CUDA context, parent of the others"
+                                                   : "the parent of the others",
+                                others));
+  }
+  std::vector<Found> out;
+  for (size_t i = 0; i < found.size(); ++i) {
+    if (keep[i]) out.push_back(std::move(found[i]));
+  }
+  return out;
 }
 
 struct Running {
@@ -173,7 +251,8 @@ Result<std::pair<std::string, int64_t>> Tail(const std::string& path, size_t max
   return std::make_pair(std::move(data), size);
 }
 
-void FindTrainers(const CollectOptions& o, Manifest& m) {
+std::vector<Found> FindTrainers(const CollectOptions& o, Manifest& m) {
+  std::vector<Found> found;
   std::error_code ec;
   std::vector<std::pair<int64_t, fs::path>> pids;
   for (fs::directory_iterator it(o.proc_root, ec), end; !ec && it != end; it.increment(ec)) {
@@ -201,7 +280,9 @@ void FindTrainers(const CollectOptions& o, Manifest& m) {
       ++unreadable_env;
     }
     if (o.match.empty() && !env.count("RANK")) continue;
-    ProcessRecord p;
+    Found f;
+    ProcessRecord& p = f.record;
+    f.fr_prefix = FrPrefix(env);
     p.pid = pid;
     p.cmdline = joined;
     if (env.count("RANK")) p.rank = ToInt(env["RANK"]);
@@ -217,23 +298,25 @@ void FindTrainers(const CollectOptions& o, Manifest& m) {
         const size_t end = status->find('\n', at);
         if (begin != std::string::npos && begin < end) p.state = status->substr(begin, end - begin);
       }
+      if (auto ppid = IntAfter(*status, "PPid:\t")) f.ppid = *ppid;
     }
-    m.processes.push_back(std::move(p));
+    if (auto maps = ReadFile((dir / "maps").string(), kMaxMapsBytes); maps.ok()) {
+      f.cuda = maps->find("libcuda.so") != std::string::npos;
+    }
+    found.push_back(std::move(f));
   }
   if (unreadable_env > 0) {
-    m.notes.push_back(fmt::format("{} processes' environ could not be read (another user's? run as "
-                                  "the job's user or root)", unreadable_env));
+    // root reads every environ: when it cannot, the process exited meanwhile or is a kernel
+    // thread or zombie, not another user's.
+    m.notes.push_back(::geteuid() == 0
+                          ? fmt::format("{} processes' environ could not be read (they exited while "
+                                        "being listed, or are zombies or kernel threads)",
+                                        unreadable_env)
+                          : fmt::format("{} processes' environ could not be read (another user's? run as "
+                                        "the job's user or root)",
+                                        unreadable_env));
   }
-}
-
-std::string FrPrefix(const ProcessRecord& p) {
-  for (const char* key : {"TORCH_FR_DUMP_TEMP_FILE", "TORCH_NCCL_DEBUG_INFO_TEMP_FILE"}) {
-    if (auto it = p.env.find(key); it != p.env.end() && !it->second.empty()) return it->second;
-  }
-  // torch's default prefix when none is set (research note 2.1).
-  if (auto it = p.env.find("XDG_CACHE_HOME"); it != p.env.end()) return it->second + "/torch/comm_lib_trace_rank_";
-  if (auto it = p.env.find("HOME"); it != p.env.end()) return it->second + "/.cache/torch/comm_lib_trace_rank_";
-  return "";
+  return OnePerRank(std::move(found), m.notes);
 }
 
 }  // namespace
@@ -256,6 +339,12 @@ std::string FindExecutable(const std::string& name, const std::string& path) {
 
 Result<CollectResult> Collect(const CollectOptions& o) {
   if (o.out_dir.empty()) return InvalidInput("no output directory").InField("--out");
+  std::error_code exists_ec;
+  if (!fs::is_directory(o.out_dir, exists_ec)) {
+    // Not created silently: a typo in --out would scatter bundles where nobody looks for them.
+    return IoError("the output directory does not exist").InFile(o.out_dir).WithHint(
+        fmt::format("create it first (mkdir -p {}), or pass an existing --out", o.out_dir));
+  }
   Manifest m;
   m.host = o.host.empty() ? HostName() : o.host;
   m.time_utc = o.time_utc.empty() ? NowUtc() : o.time_utc;
@@ -270,7 +359,8 @@ Result<CollectResult> Collect(const CollectOptions& o) {
   fs::create_directories(staging / "pyspy", ec);
   if (ec) return IoError(fmt::format("cannot create: {}", ec.message())).InFile(staging.string());
 
-  FindTrainers(o, m);
+  const std::vector<Found> found = FindTrainers(o, m);
+  for (const Found& f : found) m.processes.push_back(f.record);
   // py-spy on every trainer at once, so the node's dumps are one instant and the timeout is paid once.
   const std::string pyspy = FindExecutable("py-spy", o.path);
   if (pyspy.empty()) {
@@ -310,8 +400,9 @@ Result<CollectResult> Collect(const CollectOptions& o) {
                                          : fmt::format("nvidia-smi failed with exit code {}", result[0].first));
     }
   }
-  for (ProcessRecord& p : m.processes) {
-    const std::string prefix = FrPrefix(p);
+  for (size_t i = 0; i < m.processes.size(); ++i) {
+    ProcessRecord& p = m.processes[i];
+    const std::string& prefix = found[i].fr_prefix;
     if (prefix.empty() || !p.rank) continue;
     const std::string dump = prefix + std::to_string(*p.rank);
     if (!fs::is_regular_file(dump, ec)) continue;
