@@ -402,7 +402,8 @@ Result<FrDump> ParseFlightRecorder(std::string_view bytes, const std::string& fi
   const auto first = static_cast<unsigned char>(bytes[0]);
   const size_t text_start = bytes.find_first_not_of(" \t\r\n");
   if (first == 0x80) {
-    STRATA_ASSIGN_OR_RETURN(top, ReadPickle(bytes, file));
+    STRATA_ASSIGN_OR_RETURN(const std::string text, ReadPickle(bytes, file));
+    STRATA_ASSIGN_OR_RETURN(top, ParseJsonText(text, file));
   } else if (text_start != std::string_view::npos && bytes[text_start] == '{') {
     const PickleLimits limits;
     if (bytes.size() > limits.max_input_bytes) {

@@ -1,5 +1,7 @@
 #include "strata/hang/parsers/pickle_reader.h"
 
+#include <nlohmann/json.hpp>
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -629,9 +631,11 @@ Result<json> Decoder::Run() {
 
 }  // namespace
 
-Result<nlohmann::json> ReadPickle(std::string_view bytes, const std::string& file,
-                                  const PickleLimits& limits) {
-  return Decoder(bytes, file, limits).Run();
+Result<std::string> ReadPickle(std::string_view bytes, const std::string& file,
+                               const PickleLimits& limits) {
+  STRATA_ASSIGN_OR_RETURN(const json value, Decoder(bytes, file, limits).Run());
+  // Strings were checked for UTF-8 while decoding; `replace` only guards the dump itself.
+  return value.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
 }  // namespace strata::hang

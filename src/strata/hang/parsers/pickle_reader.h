@@ -12,7 +12,6 @@
 #define STRATA_HANG_PARSERS_PICKLE_READER_H_
 
 #include <cstddef>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 
@@ -31,12 +30,14 @@ struct PickleLimits {
   size_t max_values = size_t{8} << 20;
 };
 
-/// Decodes one pickle into a JSON value (tuples become arrays; dict keys must be strings or
-/// integers, which become their decimal text). Key order is not kept: nlohmann::json's sorted
-/// objects make a hostile dict with millions of keys cost n log n, not n^2.
+/// Decodes one pickle into compact JSON text (tuples become arrays; dict keys must be strings or
+/// integers, which become their decimal text; keys come out sorted, so a hostile dict with
+/// millions of keys costs n log n, not n^2). Text, not a JSON library's value: the Flight
+/// Recorder reader parses it exactly as it parses torch's JSON dumps, one path for both formats,
+/// and this header pulls no JSON library into its includers.
 /// `file` only labels errors, which read "<file>: byte <offset>: <what>, expected <what>".
-Result<nlohmann::json> ReadPickle(std::string_view bytes, const std::string& file,
-                                  const PickleLimits& limits = {});
+Result<std::string> ReadPickle(std::string_view bytes, const std::string& file,
+                               const PickleLimits& limits = {});
 
 /// The pickle opcode's name for a byte ("GLOBAL" for 'c'), or "" when the byte is no opcode.
 std::string_view PickleOpcodeName(unsigned char opcode);
