@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "strata/hang/analysis/finding.h"
 #include "strata/hang/analysis/patterns.h"
 #include "strata/hang/analysis/pg_stall.h"
 #include "strata/hang/parsers/pyspy.h"
@@ -28,6 +29,34 @@ void Sort(std::vector<int64_t>& v) {
   v.erase(std::unique(v.begin(), v.end()), v.end());
 }
 
+std::string StackKey(const PyThread& t) {
+  std::string key;
+  for (const PyFrame& f : t.frames) key += fmt::format("{}@{}:{};", f.function, f.file, f.line);
+  return key;
+}
+
+// Two snapshots of the same rank (bundles collected at different times, `strata hang A/ B/`):
+// a rank whose main-thread stack differs between them moved, so it is progressing, not hung.
+std::vector<int64_t> MovedBetweenSnapshots(const EvidenceSet& ev, Verdict& verdict) {
+  std::map<int64_t, std::map<std::string, std::string>> stacks;  // rank -> snapshot -> stack
+  for (const RankEvidence& r : ev.ranks) {
+    if (!r.process.rank || r.snapshot.empty() || !r.pyspy || !r.pyspy->error.empty()) continue;
+    if (const PyThread* main = MainThread(*r.pyspy)) stacks[*r.process.rank][r.snapshot] = StackKey(*main);
+  }
+  std::vector<int64_t> moved;
+  std::set<std::string> times;
+  for (const auto& [rank, by_time] : stacks) {
+    if (by_time.size() < 2) continue;
+    for (const auto& [time, key] : by_time) times.insert(time);
+    if (by_time.begin()->second != by_time.rbegin()->second) moved.push_back(rank);
+  }
+  if (!moved.empty()) {
+    verdict.notes.push_back(fmt::format("{} moved between the snapshots ({} to {}): progressing, not hung",
+                                        RanksText(moved), *times.begin(), *times.rbegin()));
+  }
+  return moved;
+}
+
 // One view per distinct rank (or pid), preferring the record that has a stack.
 std::vector<RankView> BuildViews(const EvidenceSet& ev, Verdict& verdict) {
   std::vector<RankView> views;
@@ -42,8 +71,9 @@ std::vector<RankView> BuildViews(const EvidenceSet& ev, Verdict& verdict) {
     if (it == index.end()) {
       index[v.id] = views.size();
       views.push_back(v);
-    } else if (!views[it->second].main && v.main) {
-      views[it->second] = v;
+    } else if ((!views[it->second].main && v.main) ||
+               (v.main && r.snapshot > views[it->second].evidence->snapshot)) {
+      views[it->second] = v;  // the record with a stack, and of two snapshots the later one
     }
   }
   std::vector<int64_t> unranked;
@@ -204,7 +234,12 @@ void FindCulprit(Verdict& v, const std::vector<RankView>& views, std::optional<i
     for (size_t i = 1; i < v.groups.size(); ++i) {
       const StackGroup& g = v.groups[i];
       if (g.activity.kind == major.activity.kind && g.activity.op == major.activity.op) continue;
-      if (g.ranks.size() * 4 > major.ranks.size() && !ranks.count(g.ranks.front())) continue;
+      // A minority is at most a quarter of the majority in a large job; in a job of four ranks or
+      // fewer, any group smaller than the majority is the odd one out (3 against 1 is plain).
+      const bool small_job = major.ranks.size() <= 4;
+      const bool minority = small_job ? g.ranks.size() < major.ranks.size()
+                                      : g.ranks.size() * 4 <= major.ranks.size();
+      if (!minority && !ranks.count(g.ranks.front())) continue;
       add(g.ranks);
       chain.push_back(fmt::format("py-spy: {} {} in {} ({}) while {} wait in {}{}", RanksText(g.ranks),
                                   g.ranks.size() == 1 ? "is" : "are", g.activity.op,
@@ -258,12 +293,25 @@ std::string Headline(const Verdict& v) {
                        v.culprit->phase.empty() ? "" : ", phase: " + v.culprit->phase, waiting);
   }
   for (const Pattern& p : v.patterns) return "hang: " + p.title;
+  if (IsProblem(v.finding)) return fmt::format("hang: {}: {}", v.finding.kind, v.finding.summary);
   for (const PgStall& s : v.pg_stalls) {
     return fmt::format("hang: process group {} ({}) stalled at collective #{}", s.pg, s.desc, s.stalled_seq);
   }
   if (v.ranks_seen.empty()) return "no verdict: no readable evidence of any rank";
+  if (!v.moved.empty() && v.groups.empty()) {
+    return fmt::format("no hang: {} moved between the snapshots", RanksText(v.moved));
+  }
   return fmt::format("no hang found: {} in {} stack group{}, none left behind by its peers",
                      RanksText(v.ranks_seen), v.groups.size(), v.groups.size() == 1 ? "" : "s");
+}
+
+// "read 812 lines of train.log, recognised none": said per file, never "no hang found".
+void NoteUnrecognised(const EvidenceSet& ev, Verdict& v) {
+  for (const LoadedLog& l : ev.logs) {
+    v.notes.push_back(fmt::format("read {} line{} of {}, recognised none: no watchdog, NCCL, CUDA, "
+                                  "launcher or traceback line",
+                                  l.lines, l.lines == 1 ? "" : "s", l.file));
+  }
 }
 
 }  // namespace
@@ -324,20 +372,31 @@ Verdict Analyze(const EvidenceSet& ev, const AnalyzeOptions& options) {
     }
   }
   Sort(v.ranks_seen);
-  v.groups = BuildGroups(views);
+  v.moved = MovedBetweenSnapshots(ev, v);
+  std::vector<RankView> still;  // ranks that did not move: only they can be hung
+  for (const RankView& view : views) {
+    if (!std::binary_search(v.moved.begin(), v.moved.end(), view.id)) still.push_back(view);
+  }
+  v.groups = BuildGroups(still);
   v.pg_stalls = StallsFromFlightRecorder(ev.fr_dumps);
   for (PgStall& s : StallsFromWatchdog(ev.watchdog)) v.pg_stalls.push_back(std::move(s));
   const std::optional<int64_t> step = StalledStep(ev);
   std::vector<int64_t> dead_or_missing = v.dead;
   dead_or_missing.insert(dead_or_missing.end(), v.missing.begin(), v.missing.end());
   Sort(dead_or_missing);
-  v.patterns = FindPatterns({ev, views, v.groups, v.pg_stalls, dead_or_missing, step});
-  FindCulprit(v, views, step);
+  v.patterns = FindPatterns({ev, still, v.groups, v.pg_stalls, dead_or_missing, step});
+  FindCulprit(v, still, step);
   v.timeout = FindTimeout(ev, v, options);
   bool stalled = false;
   for (const PgStall& s : v.pg_stalls) stalled = stalled || !s.behind.empty() || !s.missing.empty();
   v.hang = v.culprit.has_value() || !v.patterns.empty() || stalled;
+  FindFirstFailure(ev, v);
+  v.hang = v.hang || IsProblem(v.finding);
   v.headline = Headline(v);
+  if (v.finding.kind == "unknown" && !ev.logs.empty()) {
+    v.headline = "no verdict: nothing in the evidence was recognised (see the notes for each file)";
+    NoteUnrecognised(ev, v);
+  }
   return v;
 }
 

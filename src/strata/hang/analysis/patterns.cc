@@ -124,7 +124,12 @@ void DetectEnvDifferences(const PatternInput& in, std::vector<Pattern>& out,
   if (with_env < 2) return;
   Pattern p;
   p.id = "inconsistent_nccl_env";
-  for (const std::string& key : keys) {
+  // NCCL_SOCKET_IFNAME first: the interface is what a wrong-NIC hang is about, and the chain of
+  // evidence quotes only the first difference.
+  std::vector<std::string> ordered(keys.begin(), keys.end());
+  std::stable_partition(ordered.begin(), ordered.end(),
+                        [](const std::string& k) { return k == "NCCL_SOCKET_IFNAME"; });
+  for (const std::string& key : ordered) {
     std::map<std::string, std::vector<int64_t>> by_value;
     for (const RankView& v : in.views) {
       if (v.evidence->process.env.empty()) continue;

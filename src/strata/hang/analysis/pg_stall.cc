@@ -136,21 +136,29 @@ std::vector<PgStall> StallsFromFlightRecorder(const std::vector<std::pair<std::s
 std::vector<PgStall> StallsFromWatchdog(const std::vector<WatchdogEvent>& events) {
   // The timeout line names no group ("[Rank N] Watchdog caught ..."); the lines after it do
   // ("[PG ID 1 PG GUID 12(DATA_PARALLEL_GROUP) Rank N]"). A rank that names one group owns it.
+  // Without torchrun's "[rankN]:" prefix a line still names its rank inside the message
+  // ("[Rank 3]", "[PG 0 Rank 3]"): in the group's own numbering, which is the global one for the
+  // default group, and a line without a group prefix belongs to the default group.
+  const auto rank_of = [](const WatchdogEvent& e) { return e.global_rank ? e.global_rank : e.pg_rank; };
   std::map<int64_t, std::set<std::string>> groups_of_rank;
   for (const WatchdogEvent& e : events) {
-    if (e.global_rank && !e.pg_id.empty()) groups_of_rank[*e.global_rank].insert(e.pg_id);
+    if (rank_of(e) && !e.pg_id.empty()) groups_of_rank[*rank_of(e)].insert(e.pg_id);
   }
   std::map<std::string, GroupQueues> groups;  // key: pg id
   for (const WatchdogEvent& e : events) {
-    if (!e.global_rank) continue;
+    const std::optional<int64_t> rank = rank_of(e);
+    // Only lines that say where a queue stands: a heartbeat or "taking the process down" line
+    // names a rank but no counter, and must not make that rank look behind.
+    const bool has_queue = (e.kind == WatchdogEventKind::kTimeout && e.seq) || e.last_enqueued || e.last_completed;
+    if (!rank || !has_queue) continue;
     std::string pg = e.pg_id;
     if (pg.empty()) {
-      const auto& named = groups_of_rank[*e.global_rank];
-      pg = named.size() == 1 ? *named.begin() : "?";
+      const auto& named = groups_of_rank[*rank];
+      pg = named.size() == 1 ? *named.begin() : named.empty() ? "0" : "?";
     }
     GroupQueues& g = groups[pg];
     if (g.desc.empty()) g.desc = e.pg_desc;
-    RankQueue& q = g.by_rank[*e.global_rank];
+    RankQueue& q = g.by_rank[*rank];
     if (e.last_enqueued) q.last_enqueued = std::max(q.last_enqueued, *e.last_enqueued);
     if (e.last_completed) q.last_completed = std::max(q.last_completed, *e.last_completed);
     if (e.kind == WatchdogEventKind::kTimeout && e.seq) {

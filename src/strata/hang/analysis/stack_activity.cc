@@ -35,6 +35,10 @@ bool OneOf(std::string_view s, const std::array<std::string_view, N>& set) {
 
 bool InC10d(const PyFrame& f) { return EndsWith(f.file, "distributed_c10d.py"); }
 
+// DeepSpeed wraps torch's collectives under the same names (deepspeed/comm, ZeRO-3's
+// partition_parameters.all_gather_coalesced); a partial dump can end there, torch's frame cut.
+bool InCollectiveWrapper(const PyFrame& f) { return InC10d(f) || Contains(f.file, "deepspeed/"); }
+
 bool IsCommInit(const PyFrame& f) {
   if (f.native) {
     return f.function.rfind("ncclCommInit", 0) == 0 || Contains(f.function, "initNCCLComm") ||
@@ -120,7 +124,7 @@ StackActivity ClassifyStack(const std::vector<PyFrame>& frames, bool thread_idle
   for (size_t i = 0; i < frames.size(); ++i) {
     const PyFrame& f = frames[i];
     if (f.native) continue;
-    if (InC10d(f) && OneOf(f.function, kCollectives)) {
+    if (InCollectiveWrapper(f) && OneOf(f.function, kCollectives)) {
       a.kind = Activity::kCollective;
       a.op = f.function;
     } else if ((InC10d(f) && OneOf(f.function, kP2p)) ||

@@ -61,6 +61,18 @@ struct TimeoutFinding {
   std::string note;
 };
 
+struct Finding {               // the first failure, in the vocabulary of finding.h
+  std::string kind = "unknown";
+  std::vector<int64_t> ranks;  // the ranks the evidence names as the cause; [] when it names none
+  std::string op;              // the stalled or mismatched collective, as printed
+  std::optional<int64_t> seq;  // its sequence number
+  std::optional<int64_t> timeout_ms;
+  std::string peer;            // the network peer (address or host) the evidence names
+  std::string setting;         // the setting to check first: "NCCL_SOCKET_IFNAME=eth2"
+  std::string summary;         // one line for people
+  std::vector<std::string> evidence;  // "file:line: text", strongest first
+};
+
 struct Verdict {
   bool hang = false;                  // a hang or another problem was found (exit code 1)
   std::string headline;
@@ -69,6 +81,7 @@ struct Verdict {
   std::vector<int64_t> dead;              // no process: py-spy "process gone", RAS DEAD
   std::vector<int64_t> missing;           // expected but absent from every bundle
   std::vector<int64_t> no_stack;          // present but py-spy failed (permission, timeout)
+  std::vector<int64_t> moved;             // stacks differ between two snapshots: progressing, not hung
   std::vector<StackGroup> groups;
   std::vector<PgStall> pg_stalls;
   std::vector<Pattern> patterns;
@@ -76,6 +89,7 @@ struct Verdict {
   TimeoutFinding timeout;
   std::vector<Unreadable> unreadable;
   std::vector<std::string> notes;
+  Finding finding;
   size_t bytes_read = 0;
   size_t hosts = 0;
 };

@@ -34,13 +34,23 @@ Json VerdictToJson(const Verdict& v) {
   Json j = JsonDocument(kVerdictKind);
   j["hang"] = v.hang;
   j["headline"] = v.headline;
+  j["finding"] = {{"kind", v.finding.kind},
+                  {"ranks", v.finding.ranks},
+                  {"op", v.finding.op},
+                  {"seq", v.finding.seq ? Json(*v.finding.seq) : Json(nullptr)},
+                  {"timeout_ms", v.finding.timeout_ms ? Json(*v.finding.timeout_ms) : Json(nullptr)},
+                  {"peer", v.finding.peer},
+                  {"setting", v.finding.setting},
+                  {"summary", v.finding.summary},
+                  {"evidence", v.finding.evidence}};
   j["expected_world_size"] = v.expected_world ? Json(*v.expected_world) : Json(nullptr);
   j["hosts"] = v.hosts;
   j["evidence_bytes"] = v.bytes_read;
   j["ranks"] = {{"seen", RankSet(v.ranks_seen)},
                 {"dead", RankSet(v.dead)},
                 {"missing", RankSet(v.missing)},
-                {"no_stack", RankSet(v.no_stack)}};
+                {"no_stack", RankSet(v.no_stack)},
+                {"moved", RankSet(v.moved)}};
   Json groups = Json::array();
   for (const StackGroup& g : v.groups) {
     Json e;
@@ -101,6 +111,13 @@ std::string VerdictToText(const Verdict& v, size_t max_frames) {
   std::string out;
   auto line = [&](const std::string& s) { out += s + "\n"; };
   line(fmt::format("{}{}", v.hang ? "HANG: " : "", v.headline.substr(v.headline.rfind("hang: ", 0) == 0 ? 6 : 0)));
+  line(fmt::format("finding: {}{}{}{}{}", v.finding.kind,
+                   v.finding.ranks.empty() ? "" : ", rank " + FormatRankRanges(v.finding.ranks),
+                   v.finding.op.empty() ? "" : ", " + v.finding.op,
+                   v.finding.seq ? fmt::format(" #{}", *v.finding.seq) : "",
+                   v.finding.peer.empty() ? "" : ", peer " + v.finding.peer));
+  if (!v.finding.setting.empty()) line("  check first: " + v.finding.setting);
+  for (const std::string& e : v.finding.evidence) line("  " + e);
   line("");
   line(fmt::format("ranks: expected {}, live {} ({}), dead {}, missing {}, without a stack {}",
                    v.expected_world ? std::to_string(*v.expected_world) : "unknown", v.ranks_seen.size(),

@@ -1,6 +1,7 @@
 #include "strata/hang/evidence/evidence_set.h"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <filesystem>
 #include <system_error>
@@ -74,8 +75,11 @@ FileKind Sniff(std::string_view contents) {
                                               line.substr(0, colon) != "Error") {
       line = line.substr(colon + 2);
     }
-    if (StartsWith(line, "Process ") || StartsWith(line, "Thread ") ||
-        StartsWith(line, "Error: Failed") || StartsWith(line, "Permission Denied")) {
+    // py-spy's "Thread 1234 (idle)"; not faulthandler's "Thread 0x00007f... (most recent call first)".
+    const bool pyspy_thread = StartsWith(line, "Thread ") && line.size() > 7 &&
+                              std::isdigit(static_cast<unsigned char>(line[7])) && !StartsWith(line, "Thread 0x");
+    if (StartsWith(line, "Process ") || pyspy_thread || StartsWith(line, "Error: Failed") ||
+        StartsWith(line, "Permission Denied")) {
       return FileKind::kPySpy;
     }
   }
@@ -112,7 +116,13 @@ void AddPySpy(EvidenceSet& set, std::string_view contents, const std::string& fi
 
 void AddLog(EvidenceSet& set, std::string_view contents, const std::string& file,
             std::optional<int64_t> rank, const std::string& host, bool complete) {
-  set.logs.push_back({file, host, rank, complete});
+  set.logs.push_back({file, host, rank, complete,
+                      static_cast<size_t>(std::count(contents.begin(), contents.end(), '\n')) +
+                          (contents.empty() || contents.back() == '\n' ? 0 : 1)});
+  for (FailureSignal& f : ScanFailures(contents, file)) {
+    if (!f.global_rank && f.kind != FailureKind::kChildFailed) f.global_rank = rank;
+    set.failures.push_back(std::move(f));
+  }
   std::vector<LogSignal> signals = ScanLogSignals(contents, file);
   for (LogSignal& s : signals) {
     if (!s.global_rank) s.global_rank = rank;
@@ -197,13 +207,15 @@ void LoadBundle(EvidenceSet& set, const fs::path& dir, const std::string& manife
     return std::move(text).value();
   };
   for (const ProcessRecord& p : manifest->processes) {
+    const size_t first = set.ranks.size();
     if (p.pyspy_file.empty()) {
-      set.ranks.push_back({p, host, std::nullopt, ""});
+      set.ranks.push_back({p, host, std::nullopt, "", ""});
     } else if (auto text = read(p.pyspy_file)) {
       AddPySpy(set, *text, (dir / p.pyspy_file).string(), p.rank, host, &p);
     } else {
-      set.ranks.push_back({p, host, std::nullopt, (dir / p.pyspy_file).string()});
+      set.ranks.push_back({p, host, std::nullopt, (dir / p.pyspy_file).string(), ""});
     }
+    for (size_t i = first; i < set.ranks.size(); ++i) set.ranks[i].snapshot = manifest->time_utc;
     for (const std::string& fr : p.fr_files) {
       const std::string path = (dir / fr).string();
       if (auto text = ReadFile(path); text.ok()) {

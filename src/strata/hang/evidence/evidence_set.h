@@ -14,6 +14,7 @@
 #include "strata/core/result.h"
 #include "strata/hang/collect/bundle.h"
 #include "strata/hang/evidence/evidence.h"
+#include "strata/hang/parsers/failure_log.h"
 #include "strata/hang/parsers/log_signals.h"
 
 namespace strata::hang {
@@ -23,6 +24,7 @@ struct RankEvidence {
   std::string host;
   std::optional<PySpyDump> pyspy;   // absent when py-spy was not run or its file was unreadable
   std::string pyspy_file;
+  std::string snapshot;             // the bundle's collection time (manifest time_utc); "" for loose files
 };
 
 struct GpuApp {  // one row of nvidia-smi --query-compute-apps
@@ -43,6 +45,7 @@ struct LoadedLog {
   std::string host;
   std::optional<int64_t> rank;
   bool complete = true;  // the whole log, not a tail: absence of a line means it never printed
+  size_t lines = 0;
 };
 
 struct EvidenceSet {
@@ -52,6 +55,7 @@ struct EvidenceSet {
   std::vector<RasReport> ras;
   std::vector<LoadedLog> logs;
   std::vector<LogSignal> log_signals;
+  std::vector<FailureSignal> failures;
   std::vector<GpuApp> gpu_apps;
   std::vector<Unreadable> unreadable;
   std::vector<std::string> hosts;

@@ -322,7 +322,8 @@ class LogScanner {
  private:
   bool Classify(std::string_view line, std::string_view m, WatchdogEvent* e) {
     using K = WatchdogEventKind;
-    if (Contains(m, "Watchdog caught collective operation timeout")) {
+    if (Contains(m, "Watchdog caught collective operation timeout") ||
+        Contains(m, "timed out in blocking wait")) {
       e->kind = K::kTimeout;
       ReadWorkNccl(m, e);
       if (!e->pg_rank) e->pg_rank = IntAfter(m, "[Rank ");
@@ -419,17 +420,53 @@ class LogScanner {
   int64_t snapshot_seq_ = -1;
 };
 
+// A terminal wraps long lines at its width, inside words: "NumelIn=112, Numel" + "Out=112, ...".
+// A line whose WorkNCCL(...) is not closed is joined with the lines after it (at most
+// kMaxJoinedLines, and never with one that starts a new prefixed message).
+constexpr int kMaxJoinedLines = 4;
+
+bool OpenWorkNccl(std::string_view line, std::string_view next) {
+  const size_t at = line.find("WorkNCCL(");
+  if (at == std::string_view::npos) {  // "... operation timeout: " + "WorkNCCL(SeqNum=..."
+    return line.find("operation timeout:") != std::string_view::npos && next.starts_with("WorkNCCL(");
+  }
+  int depth = 0;
+  for (size_t i = at + 8; i < line.size(); ++i) {
+    if (line[i] == '(') ++depth;
+    if (line[i] == ')' && --depth == 0) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 std::vector<WatchdogEvent> ParseWatchdogLog(std::string_view text, const std::string& file) {
   LogScanner scanner(file);
   int number = 0;
   size_t start = 0;
+  auto next_line = [&](size_t from) {
+    size_t end = text.find('\n', from);
+    return end == std::string_view::npos ? text.size() : end;
+  };
   while (start < text.size()) {
-    size_t end = text.find('\n', start);
-    if (end == std::string_view::npos) end = text.size();
+    size_t end = next_line(start);
     if (number < std::numeric_limits<int>::max()) ++number;
-    scanner.Line(text.substr(start, end - start), number);
+    std::string_view line = text.substr(start, end - start);
+    std::string joined;
+    int extra = 0;
+    while (extra < kMaxJoinedLines && end < text.size()) {
+      const size_t next_end = next_line(end + 1);
+      std::string_view next = text.substr(end + 1, next_end - end - 1);
+      if (!next.empty() && next.back() == '\r') next.remove_suffix(1);
+      if (next.empty() || next.front() == '[') break;
+      if (!OpenWorkNccl(joined.empty() ? line : std::string_view(joined), next)) break;
+      if (joined.empty()) joined = std::string(line.ends_with('\r') ? line.substr(0, line.size() - 1) : line);
+      joined += next;
+      end = next_end;
+      ++extra;
+    }
+    scanner.Line(joined.empty() ? line : std::string_view(joined), number);
+    if (number < std::numeric_limits<int>::max() - extra) number += extra;
     start = end + 1;
   }
   return scanner.Take();
