@@ -6,10 +6,10 @@
 
 #include <benchmark/benchmark.h>
 
-#include "strata/hang/analysis.h"
-#include "strata/hang/evidence_set.h"
-#include "strata/hang/pyspy.h"
-#include "strata/hang/synth.h"
+#include "strata/hang/analysis/analysis.h"
+#include "strata/hang/evidence/evidence_set.h"
+#include "strata/hang/parsers/pyspy.h"
+#include "strata/hang/collect/synth.h"
 
 namespace {
 

@@ -7,9 +7,9 @@
 #include <cstdint>
 #include <string>
 
-#include "strata/hang/flight_recorder.h"
-#include "strata/hang/nccl_ras.h"
-#include "strata/hang/watchdog_log.h"
+#include "strata/hang/parsers/flight_recorder.h"
+#include "strata/hang/parsers/nccl_ras.h"
+#include "strata/hang/parsers/watchdog_log.h"
 
 namespace {
 

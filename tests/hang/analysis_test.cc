@@ -1,11 +1,13 @@
 // The analysis over hand-built evidence (stubs of each parser's output), so every join rule is
 // tested without files: flight-recorder queues, watchdog lines, RAS deaths, log signals.
-#include "strata/hang/analysis.h"
+#include "strata/hang/analysis/analysis.h"
+
+#include <algorithm>
 
 #include <gtest/gtest.h>
 
-#include "strata/hang/pg_stall.h"
-#include "strata/hang/stack_activity.h"
+#include "strata/hang/analysis/pg_stall.h"
+#include "strata/hang/analysis/stack_activity.h"
 
 namespace strata::hang {
 namespace {
@@ -160,6 +162,60 @@ PyFrame F(const char* function, const char* file, bool native = false) {
   f.file = file;
   f.native = native;
   return f;
+}
+
+// One rank's py-spy main thread, innermost frame first; `line` tells two snapshots apart.
+RankEvidence StackOf(int64_t rank, const std::string& snapshot, std::vector<PyFrame> frames, int line = 9) {
+  RankEvidence e;
+  e.process.pid = 1000 + rank;
+  e.process.rank = rank;
+  e.snapshot = snapshot;
+  PySpyDump d;
+  d.pid = e.process.pid;
+  PyThread t;
+  t.thread_id = static_cast<uint64_t>(d.pid);
+  t.name = "MainThread";
+  for (PyFrame& f : frames) f.line = f.line ? f.line : line;
+  t.frames = std::move(frames);
+  d.threads.push_back(std::move(t));
+  e.pyspy = std::move(d);
+  return e;
+}
+
+std::vector<PyFrame> InAllReduce() {
+  return {F("all_reduce", "torch/distributed/distributed_c10d.py"), F("train_step", "train.py")};
+}
+std::vector<PyFrame> SavingACheckpoint() {
+  return {F("write", "torch/serialization.py"), F("save_checkpoint", "train.py"), F("train_step", "train.py")};
+}
+
+// Four ranks: three wait in all_reduce, one is still saving a checkpoint. With four ranks or
+// fewer the lone rank is the odd one out (before, a minority had to be under a quarter of the
+// majority, which one rank of four never is).
+TEST(Analyze, FourRanksStillNameTheOddOneOut) {
+  EvidenceSet set;
+  for (int64_t r = 0; r < 3; ++r) set.ranks.push_back(StackOf(r, "", InAllReduce()));
+  set.ranks.push_back(StackOf(3, "", SavingACheckpoint()));
+  const Verdict v = Analyze(set, {});
+  ASSERT_TRUE(v.culprit.has_value()) << v.headline;
+  EXPECT_EQ(v.culprit->ranks, std::vector<int64_t>{3});
+}
+
+// `strata hang A/ B/`: the same four ranks a minute apart. Rank 3's stack changed (it moved on
+// in the checkpoint write), so it is progressing, not hung, and is no culprit; ranks 0-2 did not
+// move.
+TEST(Analyze, RanksThatMovedBetweenSnapshotsAreNotHung) {
+  EvidenceSet set;
+  for (const char* time : {"2026-01-01T00:00:00Z", "2026-01-01T00:01:00Z"}) {
+    for (int64_t r = 0; r < 3; ++r) set.ranks.push_back(StackOf(r, time, InAllReduce()));
+    set.ranks.push_back(StackOf(3, time, SavingACheckpoint(), time[15] == '0' ? 40 : 57));
+  }
+  const Verdict v = Analyze(set, {});
+  EXPECT_EQ(v.moved, std::vector<int64_t>{3});
+  EXPECT_FALSE(v.culprit.has_value() && std::count(v.culprit->ranks.begin(), v.culprit->ranks.end(), 3) > 0)
+      << v.headline;
+  ASSERT_EQ(v.groups.size(), 1u);
+  EXPECT_EQ(v.groups[0].ranks, (std::vector<int64_t>{0, 1, 2}));
 }
 
 TEST(StackActivity, Table) {

@@ -1,18 +1,21 @@
 // `strata collect` against a fake /proc tree and tests/fixtures/fake-py-spy on PATH. The fake
 // pids are above Linux's largest pid (2^22), so even the CLI's real SIGCONT reaches no process.
-#include "strata/hang/collect.h"
+#include "strata/hang/collect/collect.h"
 
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <set>
 
 #include <gtest/gtest.h>
 
-#include "strata/hang/analysis.h"
-#include "strata/hang/evidence_set.h"
+#include "strata/hang/analysis/analysis.h"
+#include "strata/hang/evidence/evidence_set.h"
 #include "support/golden.h"
 
 namespace strata::hang {
@@ -45,7 +48,7 @@ class CollectTest : public ::testing::Test {
       const fs::path dir = root_ / "proc" / std::to_string(pid);
       Write(dir / "cmdline", Nul({"/usr/bin/python3", "-u", "train.py", "--ddp_timeout", "7200"}));
       Write(dir / "environ", Nul({"RANK=" + std::to_string(rank), "LOCAL_RANK=" + std::to_string(rank),
-                                  "WORLD_SIZE=4", "NCCL_SOCKET_IFNAME=eth0", "SECRET_TOKEN=x",
+                                  "WORLD_SIZE=4", "NCCL_SOCKET_IFNAME=eth0", "SECRET_TOKEN=x", "HOME=/home/alice",
                                   "TORCH_NCCL_DEBUG_INFO_TEMP_FILE=" + fr_prefix}));
       Write(dir / "status", "Name:\tpython3\nState:\tS (sleeping)\nTgid:\t1\n");
     };
@@ -72,6 +75,7 @@ class CollectTest : public ::testing::Test {
     Write(root_ / "logs" / "rank0.log", log);
     ::setenv("FAKE_PYSPY_DIR", (root_ / "dumps").c_str(), 1);
     ::setenv("FAKE_PYSPY_HANG_PID", std::to_string(kHung).c_str(), 1);
+    fs::create_directories(root_ / "out");
   }
   void TearDown() override { fs::remove_all(root_); }
 
@@ -107,6 +111,7 @@ TEST_F(CollectTest, WritesABundleAndResumesEveryTrainerExactlyOnce) {
   EXPECT_EQ(m.processes[0].cmdline, "/usr/bin/python3 -u train.py --ddp_timeout 7200");
   EXPECT_EQ(m.processes[0].state, "S (sleeping)");
   EXPECT_EQ(m.processes[0].env.count("SECRET_TOKEN"), 0u);  // only NCCL/torch/launcher variables
+  EXPECT_EQ(m.processes[0].env.count("HOME"), 0u);  // read for torch's default dump path, not copied
   EXPECT_EQ(m.processes[0].env.at("NCCL_SOCKET_IFNAME"), "eth0");
   EXPECT_EQ(m.processes[0].pyspy_exit_code, 0);
   EXPECT_FALSE(m.processes[0].pyspy_timed_out);
@@ -155,6 +160,7 @@ TEST_F(CollectTest, WithoutPySpyTheBundleSaysSo) {
 }
 
 TEST_F(CollectTest, CliPrintsASummaryAndExitsZero) {
+  fs::create_directories(root_ / "cli-out");
   const std::string old_path = std::getenv("PATH") ? std::getenv("PATH") : "";
   ::setenv("PATH", ((root_ / "bin").string() + ":" + old_path).c_str(), 1);
   const auto r = testing::RunCli({"collect", "--out", (root_ / "cli-out").string(), "--host", "node-b",
@@ -166,6 +172,79 @@ TEST_F(CollectTest, CliPrintsASummaryAndExitsZero) {
   ::setenv("PATH", old_path.c_str(), 1);
   const auto bad = testing::RunCli({"collect", "--out", "x", "--timeout", "10"});
   EXPECT_EQ(bad.exit_code, 2);  // a bare number has no unit
+}
+
+TEST_F(CollectTest, OutIntoAMissingDirectoryIsAnErrorNotASilentMkdir) {
+  CollectOptions o = Options();
+  o.out_dir = (root_ / "typo" / "out").string();
+  auto result = Collect(o);
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.error().Format(), o.out_dir + ": the output directory does not exist\n  hint: create it first "
+                                                 "(mkdir -p " + o.out_dir + "), or pass an existing --out");
+  EXPECT_FALSE(fs::exists(root_ / "typo"));
+}
+
+TEST_F(CollectTest, AnUnreadableEnvironIsNotBlamedOnPermissionsWhenRunningAsRoot) {
+  // A process listed but gone before its environ was read: cmdline without environ.
+  Write(root_ / "proc" / "9000500" / "cmdline", Nul({"/usr/bin/python3", "train.py"}));
+  auto result = Collect(Options());
+  ASSERT_TRUE(result.ok()) << result.error().Format();
+  std::string note;
+  for (const std::string& n : result->manifest.notes) {
+    if (n.find("environ could not be read") != std::string::npos) note = n;
+  }
+  ASSERT_FALSE(note.empty());
+  if (::geteuid() == 0) {
+    EXPECT_EQ(note, "1 processes' environ could not be read (they exited while being listed, or are "
+                    "zombies or kernel threads)");
+  } else {
+    EXPECT_NE(note.find("another user's"), std::string::npos) << note;
+  }
+}
+
+// Real processes: a trainer stand-in with RANK=7 that forks two children (as DataLoader workers
+// are forked), all three carrying RANK=7 and the marker on their command lines. Only the parent
+// is collected, into one file; the children are named in a note.
+TEST_F(CollectTest, ProcessesSharingARankAreCollectedOnceAsTheirParent) {
+  const std::string marker = "strata-shared-rank-" + std::to_string(::getpid());
+  const pid_t trainer = ::fork();
+  ASSERT_GE(trainer, 0);
+  if (trainer == 0) {
+    ::setpgid(0, 0);
+    ::setenv("RANK", "7", 1);
+    ::execl("/bin/sh", "sh", "-c", "sh -c 'sleep 30; true' \"$0\" & sh -c 'sleep 30; true' \"$0\" & wait",
+            marker.c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  // Wait (at most 5 s) until both children exist.
+  size_t seen = 0;
+  for (int i = 0; i < 500 && seen < 3; ++i) {
+    seen = 0;
+    for (const auto& e : fs::directory_iterator("/proc")) {
+      std::ifstream in(e.path() / "cmdline", std::ios::binary);
+      std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      if (cmdline.find(marker) != std::string::npos) ++seen;
+    }
+    if (seen < 3) ::usleep(10000);
+  }
+  CollectOptions o = Options();
+  o.proc_root = "/proc";
+  o.match = marker;
+  o.path = (root_ / "nowhere").string();  // no py-spy: nothing is signalled
+  o.logs.clear();
+  auto result = Collect(o);
+  ::kill(-trainer, SIGKILL);
+  int status = 0;
+  ::waitpid(trainer, &status, 0);
+  ASSERT_EQ(seen, 3u) << "the forked children did not start";
+  ASSERT_TRUE(result.ok()) << result.error().Format();
+  const Manifest& m = result->manifest;
+  ASSERT_EQ(m.processes.size(), 1u);
+  EXPECT_EQ(m.processes[0].pid, trainer);
+  EXPECT_EQ(m.processes[0].rank, 7);
+  bool named = false;
+  for (const std::string& n : m.notes) named = named || n.find("3 processes share RANK=7") != std::string::npos;
+  EXPECT_TRUE(named);
 }
 
 }  // namespace

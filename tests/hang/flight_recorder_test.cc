@@ -1,4 +1,4 @@
-#include "strata/hang/flight_recorder.h"
+#include "strata/hang/parsers/flight_recorder.h"
 
 #include <gtest/gtest.h>
 

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <string>
 
@@ -101,6 +102,11 @@ TEST(HangCliVerdicts, EachPatternIsNamed) {
   }
   const auto wrong_nic = Verdict("wrong-nic");
   EXPECT_EQ(wrong_nic["timeout"]["watchdog_applies"], false);  // no WorkNCCL during comm init
+  // The chain quotes the interface setting first (node03 was built with docker0), not NCCL_DEBUG.
+  ASSERT_GE(wrong_nic["culprit"]["evidence"].size(), 2u);
+  EXPECT_EQ(wrong_nic["culprit"]["evidence"][1].get<std::string>().rfind("  NCCL_SOCKET_IFNAME=docker0 on ranks 16-23", 0),
+            0u)
+      << wrong_nic["culprit"]["evidence"][1];
   const auto dead = Verdict("dead-rank");
   EXPECT_EQ(dead["ranks"]["dead"]["ranges"], "17");
   const auto clean = Verdict("clean");
@@ -143,6 +149,26 @@ TEST(HangCli, PipesDevicesAndLinkLoopsAreReportedNeverReadOrFollowed) {
   EXPECT_EQ(v["unreadable_files"][1]["reason"], "a link to a directory: not followed (pass it directly)");
   EXPECT_EQ(v["unreadable_files"][2]["file"], "/dev/null");
   EXPECT_EQ(v["headline"], "no verdict: no readable evidence of any rank");
+}
+
+TEST(HangCli, AnEmptyBundleOrALogWithNothingRecognisedIsExitTwoNeverNoHang) {
+  const std::string dir = ::testing::TempDir() + "strata-hang-empty";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir + "/empty-bundle");
+  const auto empty = RunCli({"hang", dir + "/empty-bundle"});
+  EXPECT_EQ(empty.exit_code, 2) << empty.out;
+  EXPECT_EQ(empty.out.find("no hang found"), std::string::npos) << empty.out;
+  {
+    std::ofstream(dir + "/train.log") << "epoch 1 loss 2.3\nepoch 2 loss 2.1\nsaving checkpoint\n";
+  }
+  const auto log = RunCli({"hang", "--json", dir + "/train.log"});
+  std::filesystem::remove_all(dir);
+  EXPECT_EQ(log.exit_code, 2) << log.out;
+  const auto v = nlohmann::json::parse(log.out);
+  EXPECT_EQ(v["finding"]["kind"], "unknown");
+  ASSERT_FALSE(v["notes"].empty());
+  EXPECT_EQ(v["notes"].back(), "read 3 lines of " + dir + "/train.log, recognised none: no watchdog, NCCL, "
+                               "CUDA, launcher or traceback line");
 }
 
 TEST(HangCli, UsageErrorsExitTwo) {

@@ -1,10 +1,10 @@
 // The bundle manifest (strict reader), log signals and framework timeouts.
 #include <gtest/gtest.h>
 
-#include "strata/hang/bundle.h"
-#include "strata/hang/evidence_set.h"
-#include "strata/hang/framework_timeouts.h"
-#include "strata/hang/log_signals.h"
+#include "strata/hang/collect/bundle.h"
+#include "strata/hang/evidence/evidence_set.h"
+#include "strata/hang/analysis/framework_timeouts.h"
+#include "strata/hang/parsers/log_signals.h"
 
 namespace strata::hang {
 namespace {

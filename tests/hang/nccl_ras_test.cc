@@ -1,4 +1,4 @@
-#include "strata/hang/nccl_ras.h"
+#include "strata/hang/parsers/nccl_ras.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // py-spy dump parser: golden cases (tests/golden/pyspy/<case>/input.{txt,json} -> expected.json),
 // the full error text for malformed input, and robustness (every truncation, hostile bytes).
-#include "strata/hang/pyspy.h"
+#include "strata/hang/parsers/pyspy.h"
 
 #include <filesystem>
 #include <string>

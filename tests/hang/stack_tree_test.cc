@@ -1,4 +1,4 @@
-#include "strata/hang/stack_tree.h"
+#include "strata/hang/analysis/stack_tree.h"
 
 #include <gtest/gtest.h>
 

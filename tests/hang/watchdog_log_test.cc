@@ -1,4 +1,4 @@
-#include "strata/hang/watchdog_log.h"
+#include "strata/hang/parsers/watchdog_log.h"
 
 #include <gtest/gtest.h>
 

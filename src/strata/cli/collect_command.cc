@@ -8,8 +8,8 @@
 #include "strata/cli/cli_common.h"
 #include "strata/cli/commands.h"
 #include "strata/core/units.h"
-#include "strata/hang/collect.h"
-#include "strata/hang/stack_tree.h"
+#include "strata/hang/collect/collect.h"
+#include "strata/hang/analysis/stack_tree.h"
 
 namespace strata::cli {
 
@@ -23,7 +23,7 @@ int RunCollect(int argc, char** argv) {
   hang::CollectOptions options;
   std::string timeout_text = "10s";
   std::string tail_text = "256KiB";
-  app.add_option("--out", options.out_dir, "directory that receives <host>/ (shared storage is easiest)")
+  app.add_option("--out", options.out_dir, "an existing directory that receives <host>/ (shared storage is easiest)")
       ->required();
   app.add_option("--log", options.logs, "a rank log file whose tail is kept (repeat the flag)");
   app.add_option("--match", options.match,

@@ -8,10 +8,10 @@
 #include "strata/cli/cli_common.h"
 #include "strata/cli/commands.h"
 #include "strata/core/json_output.h"
-#include "strata/hang/analysis.h"
-#include "strata/hang/evidence_set.h"
-#include "strata/hang/synth.h"
-#include "strata/hang/verdict_json.h"
+#include "strata/hang/analysis/analysis.h"
+#include "strata/hang/evidence/evidence_set.h"
+#include "strata/hang/collect/synth.h"
+#include "strata/hang/analysis/verdict_json.h"
 
 namespace strata::cli {
 namespace {
@@ -38,7 +38,8 @@ int RunHang(int argc, char** argv) {
   CLI::App app{
       "Find the culprit rank of a hung job: reads bundle directories written by 'strata collect' "
       "and/or loose files (py-spy dumps, flight-recorder dumps, logs, NCCL RAS output).\n"
-      "Exit codes: 0 no hang found, 1 a hang or problem found, 2 bad usage or input.",
+      "Exit codes: 0 the evidence shows a healthy job, 1 a hang or problem found, 2 bad usage, "
+      "unreadable input, or nothing in the input recognised.",
       "strata hang"};
   std::vector<std::string> paths;
   bool json = false;
@@ -82,6 +83,8 @@ int RunHang(int argc, char** argv) {
                             evidence->watchdog.empty() && evidence->ras.empty() &&
                             evidence->logs.empty() && evidence->gpu_apps.empty();
   if (nothing_read && !evidence->unreadable.empty()) return kExitBadInput;
+  // Files were read but nothing in them was understood: not "no hang".
+  if (!verdict.hang && verdict.finding.kind == "unknown") return kExitBadInput;
   return verdict.hang ? kExitCheckFailed : kExitOk;
 }
 

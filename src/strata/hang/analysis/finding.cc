@@ -1,0 +1,516 @@
+#include "strata/hang/analysis/finding.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "strata/hang/analysis/stack_tree.h"
+
+namespace strata::hang {
+namespace {
+
+std::string Cite(const std::string& file, int line, const std::string& text) {
+  const size_t slash = file.rfind('/');
+  return fmt::format("{}:{}: {}", slash == std::string::npos ? file : file.substr(slash + 1), line, text);
+}
+std::string Cite(const FailureSignal& s) { return Cite(s.file, s.line, s.text); }
+std::string Cite(const WatchdogEvent& e) { return Cite(e.file, e.line, e.text); }
+
+std::vector<int64_t> Sorted(std::set<int64_t> s) { return {s.begin(), s.end()}; }
+
+std::vector<const FailureSignal*> Of(const EvidenceSet& ev, FailureKind kind) {
+  std::vector<const FailureSignal*> out;
+  for (const FailureSignal& s : ev.failures) {
+    if (s.kind == kind) out.push_back(&s);
+  }
+  return out;
+}
+
+std::vector<const WatchdogEvent*> Of(const EvidenceSet& ev, WatchdogEventKind kind) {
+  std::vector<const WatchdogEvent*> out;
+  for (const WatchdogEvent& e : ev.watchdog) {
+    if (e.kind == kind) out.push_back(&e);
+  }
+  return out;
+}
+
+// The rank a line speaks for: torchrun's prefix, else the rank inside the default group's (or the
+// only group's) message prefix.
+std::optional<int64_t> SpeakingRank(const FailureSignal& s) {
+  if (s.global_rank) return s.global_rank;
+  return s.pg_rank;
+}
+
+// The settings a network or bootstrap failure points at: NCCL_SOCKET_IFNAME first (the usual
+// cause of a wrong-NIC hang), then the others in the order they appear.
+std::string SettingToCheck(const EvidenceSet& ev, std::string_view prefer) {
+  std::string first;
+  for (const FailureSignal* s : Of(ev, FailureKind::kSetting)) {
+    if (s->detail.starts_with(prefer)) return s->detail;
+    if (first.empty()) first = s->detail;
+  }
+  return prefer == "NCCL_SOCKET_IFNAME" ? std::string(prefer) : first;
+}
+
+std::string FirstPeer(const std::vector<const FailureSignal*>& signals) {
+  for (const FailureSignal* s : signals) {
+    if (!s->peer.empty()) return s->peer;
+  }
+  return "";
+}
+
+bool Cuda(const EvidenceSet& ev, Finding& f) {
+  const auto lines = Of(ev, FailureKind::kCudaError);
+  if (lines.empty()) return false;
+  std::set<int64_t> ranks;
+  for (const FailureSignal* s : lines) {
+    if (auto r = SpeakingRank(*s)) ranks.insert(*r);
+  }
+  f.kind = "cuda_error";
+  f.ranks = Sorted(ranks);
+  f.summary = fmt::format("CUDA error{}: {}", ranks.empty() ? "" : " on rank " + FormatRankRanges(f.ranks),
+                          lines.front()->detail.empty() ? lines.front()->text : lines.front()->detail);
+  f.evidence.push_back(Cite(*lines.front()));
+  return true;
+}
+
+bool Oom(const Verdict& v, Finding& f) {
+  for (const Pattern& p : v.patterns) {
+    if (!p.id.starts_with("oom")) continue;
+    f.kind = "oom";
+    f.ranks = p.ranks;
+    f.summary = p.title;
+    f.evidence = p.evidence;
+    return true;
+  }
+  return false;
+}
+
+bool Crash(const EvidenceSet& ev, Finding& f) {
+  const auto lines = Of(ev, FailureKind::kCrash);
+  if (lines.empty()) return false;
+  std::set<int64_t> ranks;
+  for (const FailureSignal* s : lines) {
+    if (s->global_rank) ranks.insert(*s->global_rank);
+  }
+  f.kind = "crash";
+  f.ranks = Sorted(ranks);
+  f.summary = "a process crashed: " + lines.front()->signal;
+  f.evidence.push_back(Cite(*lines.front()));
+  return true;
+}
+
+bool Network(const EvidenceSet& ev, Finding& f) {
+  const auto boot = Of(ev, FailureKind::kBootstrap);
+  const auto net = Of(ev, FailureKind::kNetwork);
+  const bool via_bootstrap = !Of(ev, FailureKind::kBootstrapTrace).empty();
+  if (!boot.empty() || (!net.empty() && via_bootstrap)) {
+    f.kind = "bootstrap";
+    f.peer = FirstPeer(net);
+    f.setting = SettingToCheck(ev, "NCCL_SOCKET_IFNAME");
+    const FailureSignal* first = boot.empty() ? net.front() : boot.front();
+    f.summary = fmt::format("NCCL bootstrap failed{}: {}; check {} first", f.peer.empty() ? "" : " with peer " + f.peer,
+                            first->detail, f.setting);
+    f.evidence.push_back(Cite(*first));
+    return true;
+  }
+  if (const auto mismatch = Of(ev, FailureKind::kNetMismatch); !mismatch.empty()) {
+    f.kind = "collective_mismatch";
+    f.peer = mismatch.front()->peer;
+    f.summary = fmt::format("NCCL network transport saw a collective mismatch with peer {}: {}", f.peer,
+                            mismatch.front()->detail);
+    f.evidence.push_back(Cite(*mismatch.front()));
+    return true;
+  }
+  if (net.empty()) return false;
+  f.kind = "network";
+  f.peer = FirstPeer(net);
+  const bool gdr = std::any_of(net.begin(), net.end(), [](const FailureSignal* s) {
+    return s->detail.find("GPU Direct RDMA") != std::string::npos;
+  });
+  f.setting = SettingToCheck(ev, gdr ? "NCCL_NET_GDR_LEVEL" : "NCCL_IB_");
+  const FailureSignal* first = net.front();
+  for (const FailureSignal* s : net) {
+    if (!s->peer.empty()) {
+      first = s;
+      break;
+    }
+  }
+  f.summary = fmt::format("network failure{}: {}", f.peer.empty() ? "" : " with peer " + f.peer, first->detail);
+  f.evidence.push_back(Cite(*first));
+  return true;
+}
+
+bool ChildFailed(const EvidenceSet& ev, Finding& f) {
+  const auto records = Of(ev, FailureKind::kChildFailed);
+  const FailureSignal* root = nullptr;
+  for (const FailureSignal* s : records) {
+    if (s->root_cause) root = s;
+  }
+  if (!root) return false;
+  // Other ranks that failed the same way in the same second: an ordering of near-simultaneous
+  // exits, not a culprit.
+  bool together = false;
+  for (const FailureSignal* s : records) {
+    if (s != root && !s->root_cause && s->time == root->time && s->exit_code == root->exit_code) together = true;
+  }
+  const bool killed = root->signal == "SIGKILL" || root->exit_code == -9;
+  f.kind = killed ? "dead_rank" : "crash";
+  if (!together && root->global_rank) f.ranks = {*root->global_rank};
+  f.summary = fmt::format("torchrun: rank {} on {} failed first (exit code {}{}){}", *root->global_rank, root->host,
+                          root->exit_code.value_or(0), root->signal.empty() ? "" : ", " + root->signal,
+                          together ? "; other ranks failed the same way in the same second" : "");
+  f.evidence.push_back(Cite(root->file, root->line, root->text));
+  return true;
+}
+
+bool FlightRecorderReport(const EvidenceSet& ev, Finding& f) {
+  const auto reports = Of(ev, FailureKind::kFrNotJoined);
+  if (reports.empty()) return false;
+  const FailureSignal& r = *reports.front();
+  f.kind = "lagging_rank";
+  f.ranks = r.ranks;
+  f.op = r.op;
+  f.seq = r.seq;
+  f.summary = fmt::format("Flight Recorder analyser: ranks {} never joined collective #{} ({})",
+                          FormatRankRanges(r.ranks), r.seq.value_or(0), r.op);
+  f.evidence.push_back(Cite(r));
+  return true;
+}
+
+bool Fingerprints(const EvidenceSet& ev, Finding& f) {
+  std::map<int64_t, const FailureSignal*> by_rank;  // the last fingerprint of each rank
+  for (const FailureSignal* s : Of(ev, FailureKind::kFingerprint)) {
+    if (auto r = SpeakingRank(*s); r && s->seq) by_rank[*r] = s;
+  }
+  if (by_rank.size() < 2) return false;
+  int64_t low = INT64_MAX, high = INT64_MIN;
+  for (const auto& [rank, s] : by_rank) {
+    low = std::min(low, *s->seq);
+    high = std::max(high, *s->seq);
+  }
+  if (low == high) return false;
+  std::set<int64_t> behind;
+  for (const auto& [rank, s] : by_rank) {
+    if (*s->seq == low) behind.insert(rank);
+  }
+  f.kind = "lagging_rank";
+  f.ranks = Sorted(behind);
+  f.op = by_rank[*behind.begin()]->op;
+  f.seq = low;
+  f.summary = fmt::format("rank {} runs collective #{} while the others are at #{}", FormatRankRanges(f.ranks), low, high);
+  f.evidence.push_back(Cite(*by_rank[*behind.begin()]));
+  return true;
+}
+
+// The rank a watchdog line speaks for: torchrun's prefix, else "[Rank N]" in the message.
+std::optional<int64_t> RankOf(const WatchdogEvent& e) { return e.global_rank ? e.global_rank : e.pg_rank; }
+std::string GroupOf(const WatchdogEvent& e) { return e.pg_id.empty() ? "0" : e.pg_id; }
+
+// Timeout lines of one group at the same sequence number (or, in the oldest format, without
+// one) naming different collectives: the ranks called different operations. Both sides are
+// named in the summary; no rank is the culprit, since either side may be the wrong one.
+bool TimeoutOpMismatch(const EvidenceSet& ev, Finding& f) {
+  std::map<std::pair<std::string, int64_t>, std::map<std::string, std::set<int64_t>>> ops;
+  std::map<std::pair<std::string, int64_t>, const WatchdogEvent*> first;
+  for (const WatchdogEvent* e : Of(ev, WatchdogEventKind::kTimeout)) {
+    if (e->op_type.empty() || !RankOf(*e)) continue;
+    const auto key = std::make_pair(GroupOf(*e), e->seq.value_or(-1));
+    ops[key][e->op_type].insert(*RankOf(*e));
+    first.try_emplace(key, e);
+  }
+  for (const auto& [key, by_op] : ops) {
+    if (by_op.size() < 2) continue;
+    std::string minority;
+    size_t fewest = SIZE_MAX;
+    std::string sides;
+    for (const auto& [op, ranks] : by_op) {
+      if (ranks.size() < fewest) {
+        fewest = ranks.size();
+        minority = op;
+      }
+      sides += fmt::format("{}{} on rank {}", sides.empty() ? "" : " vs ", op,
+                           FormatRankRanges(std::vector<int64_t>(ranks.begin(), ranks.end())));
+    }
+    f.kind = "collective_mismatch";
+    f.op = minority;
+    if (key.second >= 0) f.seq = key.second;
+    f.timeout_ms = first[key]->timeout_ms;
+    f.summary = fmt::format("ranks of process group {} time out in different collectives{}: {}", key.first,
+                            key.second >= 0 ? fmt::format(" at SeqNum {}", key.second) : "", sides);
+    f.evidence.push_back(Cite(*first[key]));
+    return true;
+  }
+  return false;
+}
+
+// "last enqueued work: N, last completed work: M" on each rank of a group: a rank whose
+// completed counter differs from the others' is named (the odd one out; of two, the one behind).
+// torch's placeholders (-1, 2^64-1) mean unknown and are skipped.
+bool CompletedCounters(const EvidenceSet& ev, Finding& f) {
+  std::map<std::string, std::map<int64_t, int64_t>> completed;  // group -> rank -> last completed
+  std::map<std::string, const WatchdogEvent*> cite;
+  for (const WatchdogEvent& e : ev.watchdog) {
+    if (!e.last_completed || *e.last_completed < 0 || !RankOf(e)) continue;
+    auto& slot = completed[GroupOf(e)][*RankOf(e)];
+    slot = std::max(slot, *e.last_completed);
+    cite.try_emplace(GroupOf(e), &e);
+  }
+  for (const auto& [group, by_rank] : completed) {
+    std::map<int64_t, std::vector<int64_t>> ranks_at;  // value -> ranks
+    for (const auto& [rank, value] : by_rank) ranks_at[value].push_back(rank);
+    if (ranks_at.size() < 2) continue;
+    const std::vector<int64_t>* named = &ranks_at.begin()->second;  // the lowest: behind
+    for (const auto& [value, ranks] : ranks_at) {
+      if (ranks.size() < named->size()) named = &ranks;
+    }
+    f.kind = "lagging_rank";
+    f.ranks = *named;
+    const int64_t low = ranks_at.begin()->first;
+    const int64_t high = ranks_at.rbegin()->first;
+    const int64_t mine = by_rank.at(named->front());
+    f.summary = fmt::format("process group {}: rank {} last completed collective #{}, the others #{}: it is {}",
+                            group, FormatRankRanges(*named), mine, mine == low ? high : low,
+                            mine == low ? "behind" : "ahead");
+    f.evidence.push_back(Cite(*cite[group]));
+    return true;
+  }
+  return false;
+}
+
+bool Mismatch(const Verdict& v, Finding& f) {
+  for (const PgStall& s : v.pg_stalls) {
+    if (s.mismatch.empty()) continue;
+    f.kind = "collective_mismatch";  // both sides are named in the summary, neither is "the" culprit
+    f.op = s.op;
+    f.seq = s.stalled_seq;
+    f.timeout_ms = s.timeout_ms;
+    f.summary = fmt::format("mismatched collectives in process group {} at #{}: {}", s.pg, s.stalled_seq, s.mismatch);
+    f.evidence.push_back(s.source + ": " + s.mismatch);
+    return true;
+  }
+  return false;
+}
+
+bool Ras(const EvidenceSet& ev, Finding& f) {
+  for (const RasReport& r : ev.ras) {
+    for (const RasCommunicator& c : r.communicators) {
+      if (c.status.find("INCOMPLETE") == std::string::npos || c.missing.empty()) continue;
+      const RasProcess& p = c.missing.front();
+      f.kind = "silent_rank";
+      f.peer = p.host;
+      f.summary = fmt::format("NCCL RAS: process {} on {} did not answer (INCOMPLETE, not reported dead)", p.pid, p.host);
+      f.evidence.push_back("NCCL RAS communicator " + c.id + ": " + c.status);
+      return true;
+    }
+  }
+  for (const RasReport& r : ev.ras) {
+    for (const RasCommunicator& c : r.communicators) {
+      if (c.status.find("MISMATCH") == std::string::npos || c.count_groups.size() < 2) continue;
+      int64_t low = INT64_MAX;
+      for (const RasCountGroup& g : c.count_groups) low = std::min(low, g.op_count);
+      std::set<int64_t> behind;
+      for (const RasCountGroup& g : c.count_groups) {
+        if (g.op_count == low) behind.insert(g.ranks.begin(), g.ranks.end());
+      }
+      f.kind = "lagging_rank";
+      f.ranks = Sorted(behind);  // communicator-local; only where NCCL named them
+      f.summary = fmt::format("NCCL RAS: communicator {} ranks launched different operation counts; the "
+                              "lowest is {}",
+                              c.id, low);
+      f.evidence.push_back("NCCL RAS communicator " + c.id + ": MISMATCH");
+      return true;
+    }
+  }
+  return false;
+}
+
+bool Behind(const Verdict& v, Finding& f) {
+  for (const PgStall& s : v.pg_stalls) {
+    if (s.behind.empty()) continue;
+    f.kind = "lagging_rank";
+    f.ranks = s.behind;
+    f.op = s.op;
+    f.seq = s.stalled_seq;
+    f.timeout_ms = s.timeout_ms;
+    f.summary = fmt::format("process group {} ({}) is stalled at collective #{}: rank {} never enqueued it", s.pg,
+                            s.desc, s.stalled_seq, FormatRankRanges(s.behind));
+    f.evidence.push_back(s.source);
+    return true;
+  }
+  return false;
+}
+
+bool Teardown(const EvidenceSet& ev, const Verdict& v, Finding& f) {
+  const auto teardown = Of(ev, FailureKind::kTeardown);
+  const auto ended = Of(ev, FailureKind::kTrainingEnded);
+  const auto stuck = Of(ev, WatchdogEventKind::kHeartbeatTimeout);
+  const Pattern* in_teardown = nullptr;
+  for (const Pattern& p : v.patterns) {
+    if (p.id == "stuck_in_teardown") in_teardown = &p;
+  }
+  // Some ranks in destroy_process_group while the others wait in a collective: those ranks left
+  // the training loop on an error (not printed while teardown blocks), not a hang at exit.
+  if (in_teardown && in_teardown->ranks.size() < v.ranks_seen.size()) {
+    f.kind = "crash";
+    f.ranks = in_teardown->ranks;
+    f.summary = in_teardown->title;
+    f.evidence = in_teardown->evidence;
+    return true;
+  }
+  const bool stack_teardown = in_teardown != nullptr;
+  if (teardown.empty() && !stack_teardown && (ended.empty() || stuck.empty())) return false;
+  // Teardown frames also print under a collective timeout (the watchdog aborts the communicator):
+  // only after the end of training, or without any timeout, is it a hang at exit.
+  if (ended.empty() && !Of(ev, WatchdogEventKind::kTimeout).empty()) return false;
+  f.kind = "hang_at_exit";
+  f.summary = "the job hangs while shutting down: communicator teardown after the work finished";
+  if (!ended.empty()) f.evidence.push_back(Cite(*ended.front()));
+  if (!teardown.empty()) f.evidence.push_back(Cite(*teardown.front()));
+  if (!stuck.empty()) f.evidence.push_back(Cite(*stuck.front()));
+  return true;
+}
+
+bool Timeout(const EvidenceSet& ev, const Verdict& v, Finding& f) {
+  const WatchdogEvent* first = nullptr;
+  for (const WatchdogEvent& e : ev.watchdog) {
+    const bool timeout = e.kind == WatchdogEventKind::kTimeout ||
+                         (e.kind == WatchdogEventKind::kWorkStatus && e.seq);
+    if (timeout && (!first || (!first->seq && e.seq))) first = &e;
+    if (first && first->seq) break;
+  }
+  if (!first) {
+    // No WorkNCCL line survived (a cut paste), but the watchdog said it: "Some NCCL operations
+    // have failed or timed out ... taking the entire process down", or a dump signal "due to a
+    // collective timeout". A collective timed out; which one, the evidence does not say.
+    for (const WatchdogEvent& e : ev.watchdog) {
+      if (e.kind == WatchdogEventKind::kTakingDown ||
+          (e.kind == WatchdogEventKind::kDumpSignal && e.text.find("collective timeout") != std::string::npos)) {
+        f.kind = "collective_timeout";
+        f.summary = "a collective timed out (the watchdog's own lines; the WorkNCCL line is not in the evidence)";
+        f.evidence.push_back(Cite(e));
+        return true;
+      }
+    }
+    return false;
+  }
+  f.kind = "collective_timeout";
+  f.op = first->op_type;
+  f.seq = first->seq;
+  f.timeout_ms = first->timeout_ms;
+  if (!f.timeout_ms && v.timeout.effective_s) f.timeout_ms = static_cast<int64_t>(*v.timeout.effective_s * 1000);
+  f.summary = fmt::format("collective timeout{}{}{}", f.op.empty() ? "" : " in " + f.op,
+                          f.seq ? fmt::format(" (SeqNum {})", *f.seq) : "",
+                          first->pg_id.empty() ? "" : fmt::format(", process group {}", first->pg_id));
+  f.evidence.push_back(Cite(*first));
+  return true;
+}
+
+bool Stuck(const EvidenceSet& ev, Finding& f) {
+  const auto stuck = Of(ev, WatchdogEventKind::kHeartbeatTimeout);
+  if (stuck.empty()) return false;
+  f.kind = "watchdog_stuck";
+  f.summary = "the ProcessGroupNCCL watchdog itself got stuck (heartbeat monitor)";
+  f.evidence.push_back(Cite(*stuck.front()));
+  return true;
+}
+
+bool Stacks(const EvidenceSet& ev, const Verdict& v, Finding& f) {
+  std::vector<int64_t> known_ranks;
+  for (const RankEvidence& r : ev.ranks) {
+    if (r.process.rank) known_ranks.push_back(*r.process.rank);
+  }
+  std::sort(known_ranks.begin(), known_ranks.end());
+  for (const Pattern& p : v.patterns) {
+    if (p.id == "stuck_in_comm_init") {
+      f.kind = "bootstrap";
+      f.ranks = p.ranks.size() == v.ranks_seen.size() ? std::vector<int64_t>{} : p.ranks;
+      f.setting = "NCCL_SOCKET_IFNAME";
+    } else if (p.id == "dead_or_missing_ranks") {
+      f.kind = "dead_rank";
+      f.ranks = p.ranks;
+    } else if (p.id == "mismatched_collectives") {
+      f.kind = "collective_mismatch";
+      f.ranks = p.ranks;
+    } else if (p.id == "pipeline_p2p_deadlock") {
+      f.kind = "p2p_deadlock";
+    } else if (p.id == "all_ranks_identical") {
+      f.kind = "collective_timeout";
+    } else {
+      continue;
+    }
+    f.summary = p.title;
+    f.evidence = p.evidence;
+    return true;
+  }
+  if (v.culprit) {
+    f.kind = "lagging_rank";
+    // Processes without a known RANK are shown by pid: a pid is not a rank to name.
+    for (int64_t id : v.culprit->ranks) {
+      if (std::binary_search(known_ranks.begin(), known_ranks.end(), id)) f.ranks.push_back(id);
+    }
+    f.summary = "ranks are at different places: " + FormatRankRanges(f.ranks) + " parted from the others";
+    f.evidence = v.culprit->chain;
+    return true;
+  }
+  const bool someone_waits = std::any_of(v.groups.begin(), v.groups.end(),
+                                         [](const StackGroup& g) { return IsBlockedOnPeers(g.activity.kind); });
+  const bool someone_runs = std::any_of(v.groups.begin(), v.groups.end(),
+                                        [](const StackGroup& g) { return !IsBlockedOnPeers(g.activity.kind); });
+  if (someone_waits && someone_runs) {  // some wait on peers while others are elsewhere, none known by rank
+    f.kind = "lagging_rank";
+    f.summary = fmt::format("the processes are at {} different places", v.groups.size());
+    return true;
+  }
+  if (v.groups.size() == 1 && IsBlockedOnPeers(v.groups[0].activity.kind)) {
+    f.kind = "collective_timeout";
+    f.op = v.groups[0].activity.op;
+    f.summary = "every process shown waits in " + f.op;
+    return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+void FindFirstFailure(const EvidenceSet& ev, Verdict& v) {
+  Finding f;
+  const bool timed_out = !Of(ev, WatchdogEventKind::kTimeout).empty();
+  // Strongest first: a device or process failure explains the timeouts that follow it.
+  const bool found = Cuda(ev, f) || Oom(v, f) || Crash(ev, f) || Network(ev, f) ||
+                     (!timed_out && ChildFailed(ev, f)) || FlightRecorderReport(ev, f) ||
+                     Fingerprints(ev, f) || Mismatch(v, f) || TimeoutOpMismatch(ev, f) || Ras(ev, f) ||
+                     Behind(v, f) || CompletedCounters(ev, f) ||
+                     Teardown(ev, v, f) || Timeout(ev, v, f) || Stuck(ev, f) || Stacks(ev, v, f) ||
+                     ChildFailed(ev, f);
+  if (!found) {
+    const bool read_state = !ev.fr_dumps.empty() || !v.ranks_seen.empty() || !ev.ras.empty();
+    f.kind = read_state ? "healthy" : "unknown";
+    f.summary = read_state ? "no problem found in the evidence" : "nothing in the evidence was recognised";
+  }
+  // A failure without a WorkNCCL line still names its collective when a traceback passes
+  // through torch's distributed_c10d.py.
+  if (f.op.empty() && f.kind != "healthy" && f.kind != "unknown") {
+    if (const auto frames = Of(ev, FailureKind::kC10dFrame); !frames.empty()) f.op = frames.front()->op;
+  }
+  const bool stall = f.kind == "collective_timeout" || f.kind == "lagging_rank" || f.kind == "collective_mismatch";
+  if (stall && !f.timeout_ms) {
+    for (const WatchdogEvent* e : Of(ev, WatchdogEventKind::kTimeout)) {
+      if (e->timeout_ms) {
+        f.timeout_ms = e->timeout_ms;
+        break;
+      }
+    }
+  }
+  if (stall && !f.timeout_ms && v.timeout.effective_s) {
+    f.timeout_ms = static_cast<int64_t>(*v.timeout.effective_s * 1000);
+  }
+  v.finding = std::move(f);
+}
+
+bool IsProblem(const Finding& f) { return f.kind != "healthy" && f.kind != "unknown"; }
+
+}  // namespace strata::hang

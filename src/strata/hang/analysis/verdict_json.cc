@@ -1,0 +1,189 @@
+#include "strata/hang/analysis/verdict_json.h"
+
+#include <fmt/format.h>
+
+#include "strata/hang/evidence/frames_json.h"
+#include "strata/hang/analysis/stack_tree.h"
+
+namespace strata::hang {
+namespace {
+
+std::string Frame(const PyFrame& f) {
+  return f.line > 0 ? fmt::format("{} ({}:{})", f.function, f.file, f.line)
+                    : fmt::format("{} ({})", f.function, f.file);
+}
+
+std::string RangesOrNone(const std::vector<int64_t>& ranks) {
+  return ranks.empty() ? "none" : FormatRankRanges(ranks);
+}
+
+std::string Count(size_t n, const char* what) {
+  return fmt::format("{} {}{}", n, what, n == 1 ? "" : "s");
+}
+
+Json RankSet(const std::vector<int64_t>& ranks) {
+  Json j;
+  j["count"] = ranks.size();
+  j["ranges"] = FormatRankRanges(ranks);
+  return j;
+}
+
+}  // namespace
+
+Json VerdictToJson(const Verdict& v) {
+  Json j = JsonDocument(kVerdictKind);
+  j["hang"] = v.hang;
+  j["headline"] = v.headline;
+  j["finding"] = {{"kind", v.finding.kind},
+                  {"ranks", v.finding.ranks},
+                  {"op", v.finding.op},
+                  {"seq", v.finding.seq ? Json(*v.finding.seq) : Json(nullptr)},
+                  {"timeout_ms", v.finding.timeout_ms ? Json(*v.finding.timeout_ms) : Json(nullptr)},
+                  {"peer", v.finding.peer},
+                  {"setting", v.finding.setting},
+                  {"summary", v.finding.summary},
+                  {"evidence", v.finding.evidence}};
+  j["expected_world_size"] = v.expected_world ? Json(*v.expected_world) : Json(nullptr);
+  j["hosts"] = v.hosts;
+  j["evidence_bytes"] = v.bytes_read;
+  j["ranks"] = {{"seen", RankSet(v.ranks_seen)},
+                {"dead", RankSet(v.dead)},
+                {"missing", RankSet(v.missing)},
+                {"no_stack", RankSet(v.no_stack)},
+                {"moved", RankSet(v.moved)}};
+  Json groups = Json::array();
+  for (const StackGroup& g : v.groups) {
+    Json e;
+    e["ranks"] = RankSet(g.ranks);
+    e["activity"] = ActivityName(g.activity.kind);
+    e["op"] = g.activity.op;
+    e["phase"] = g.activity.phase;
+    e["diverges_below"] = g.diverges_below;
+    e["frames"] = FramesToJson(g.frames);
+    groups.push_back(std::move(e));
+  }
+  j["stack_groups"] = std::move(groups);
+  Json stalls = Json::array();
+  for (const PgStall& s : v.pg_stalls) {
+    Json e;
+    e["process_group"] = s.pg;
+    e["desc"] = s.desc;
+    e["source"] = s.source;
+    e["stalled_seq"] = s.stalled_seq;
+    e["op"] = s.op;
+    e["input_sizes"] = s.input_sizes;
+    e["members"] = RankSet(s.members);
+    e["waiting"] = RankSet(s.waiting);
+    e["behind"] = RankSet(s.behind);
+    e["missing"] = RankSet(s.missing);
+    e["timeout_ms"] = s.timeout_ms ? Json(*s.timeout_ms) : Json(nullptr);
+    e["mismatch"] = s.mismatch;
+    e["mismatch_minority"] = RankSet(s.mismatch_minority);
+    stalls.push_back(std::move(e));
+  }
+  j["process_groups"] = std::move(stalls);
+  Json patterns = Json::array();
+  for (const Pattern& p : v.patterns) {
+    patterns.push_back({{"id", p.id}, {"title", p.title}, {"ranks", RankSet(p.ranks)}, {"evidence", p.evidence}});
+  }
+  j["patterns"] = std::move(patterns);
+  if (v.culprit) {
+    j["culprit"] = {{"ranks", RankSet(v.culprit->ranks)},
+                    {"host", v.culprit->host},
+                    {"phase", v.culprit->phase},
+                    {"evidence", v.culprit->chain}};
+  } else {
+    j["culprit"] = nullptr;
+  }
+  j["timeout"] = {{"effective_timeout_s", v.timeout.effective_s ? Json(RoundSig(*v.timeout.effective_s)) : Json(nullptr)},
+                  {"source", v.timeout.source},
+                  {"framework", v.timeout.framework},
+                  {"watchdog_applies", v.timeout.watchdog_applies},
+                  {"note", v.timeout.note}};
+  Json unreadable = Json::array();
+  for (const Unreadable& u : v.unreadable) unreadable.push_back({{"file", u.file}, {"reason", u.reason}});
+  j["unreadable_files"] = std::move(unreadable);
+  j["notes"] = v.notes;
+  return j;
+}
+
+std::string VerdictToText(const Verdict& v, size_t max_frames) {
+  std::string out;
+  auto line = [&](const std::string& s) { out += s + "\n"; };
+  line(fmt::format("{}{}", v.hang ? "HANG: " : "", v.headline.substr(v.headline.rfind("hang: ", 0) == 0 ? 6 : 0)));
+  line(fmt::format("finding: {}{}{}{}{}", v.finding.kind,
+                   v.finding.ranks.empty() ? "" : ", rank " + FormatRankRanges(v.finding.ranks),
+                   v.finding.op.empty() ? "" : ", " + v.finding.op,
+                   v.finding.seq ? fmt::format(" #{}", *v.finding.seq) : "",
+                   v.finding.peer.empty() ? "" : ", peer " + v.finding.peer));
+  if (!v.finding.setting.empty()) line("  check first: " + v.finding.setting);
+  for (const std::string& e : v.finding.evidence) line("  " + e);
+  line("");
+  line(fmt::format("ranks: expected {}, live {} ({}), dead {}, missing {}, without a stack {}",
+                   v.expected_world ? std::to_string(*v.expected_world) : "unknown", v.ranks_seen.size(),
+                   RangesOrNone(v.ranks_seen), RangesOrNone(v.dead), RangesOrNone(v.missing),
+                   RangesOrNone(v.no_stack)));
+  line(fmt::format("evidence: {}{}, {:.2f} MB read", v.hosts ? Count(v.hosts, "node bundle") : "loose files",
+                   v.hosts ? "" : "", static_cast<double>(v.bytes_read) / 1e6));
+  if (!v.groups.empty()) {
+    line("");
+    line(fmt::format("stack groups (py-spy main threads, innermost frame first): {}", v.groups.size()));
+    for (size_t i = 0; i < v.groups.size(); ++i) {
+      const StackGroup& g = v.groups[i];
+      line(fmt::format("  #{} {:<9} {}: {} {}{}", i + 1, Count(g.ranks.size(), "rank"), FormatRankRanges(g.ranks),
+                       ActivityName(g.activity.kind), g.activity.op,
+                       g.activity.phase.empty() ? "" : " [" + g.activity.phase + "]"));
+      if (!g.diverges_below.empty()) line("      parts from group #1 below " + g.diverges_below);
+      for (size_t f = 0; f < g.frames.size() && f < max_frames; ++f) line("      " + Frame(g.frames[f]));
+      if (g.frames.size() > max_frames) line(fmt::format("      ... {} outer frames", g.frames.size() - max_frames));
+    }
+  }
+  if (!v.pg_stalls.empty()) {
+    line("");
+    line("process groups:");
+    for (const PgStall& s : v.pg_stalls) {
+      line(fmt::format("  PG {} ({}) from the {}: stalled at collective #{} {}", s.pg, s.desc, s.source,
+                       s.stalled_seq, s.op.empty() ? "(op unknown)" : s.op));
+      line(fmt::format("      waiting {} ({}), behind {} ({}), missing {} ({})", s.waiting.size(),
+                       RangesOrNone(s.waiting), s.behind.size(), RangesOrNone(s.behind), s.missing.size(),
+                       RangesOrNone(s.missing)));
+      if (!s.mismatch.empty()) line("      mismatch: " + s.mismatch);
+    }
+  }
+  if (!v.patterns.empty()) {
+    line("");
+    line("patterns:");
+    for (const Pattern& p : v.patterns) {
+      line(fmt::format("  [{}] {}", p.id, p.title));
+      for (const std::string& e : p.evidence) line("      " + e);
+    }
+  }
+  if (v.culprit) {
+    line("");
+    line(fmt::format("culprit: {} {}{}{}", v.culprit->ranks.size() == 1 ? "rank" : "ranks",
+                     FormatRankRanges(v.culprit->ranks), v.culprit->host.empty() ? "" : " on " + v.culprit->host,
+                     v.culprit->phase.empty() ? "" : ", phase: " + v.culprit->phase));
+    line("  chain of evidence:");
+    for (const std::string& c : v.culprit->chain) line("    " + c);
+  }
+  line("");
+  if (v.timeout.effective_s) {
+    line(fmt::format("collective timeout: {:.0f} s, from {}", *v.timeout.effective_s, v.timeout.source));
+  } else {
+    line("collective timeout: unknown (no flight recorder, watchdog line or known framework)");
+  }
+  if (!v.timeout.note.empty()) line("  " + v.timeout.note);
+  if (!v.unreadable.empty()) {
+    line("");
+    line(fmt::format("unreadable files (skipped): {}", v.unreadable.size()));
+    for (const Unreadable& u : v.unreadable) line(fmt::format("  {}: {}", u.file, u.reason));
+  }
+  if (!v.notes.empty()) {
+    line("");
+    line("notes:");
+    for (const std::string& n : v.notes) line("  " + n);
+  }
+  return out;
+}
+
+}  // namespace strata::hang

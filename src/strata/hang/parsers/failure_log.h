@@ -1,0 +1,63 @@
+// First-failure lines a log holds beyond the watchdog's own messages (watchdog_log.h): CUDA
+// errors and kernel Xid events, crashes (faulthandler, fatal signals), torchrun's ChildFailedError
+// summary, NCCL bootstrap and network failures with the peer they name, NCCL's collective-size
+// mismatch, communicator teardown, the end of training, the Flight Recorder analyser's report
+// ("Not all ranks joining collective") and ProcessGroupWrapper fingerprints.
+//
+// Lines that match nothing are skipped: a log is mostly other text.
+#ifndef STRATA_HANG_PARSERS_FAILURE_LOG_H_
+#define STRATA_HANG_PARSERS_FAILURE_LOG_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace strata::hang {
+
+enum class FailureKind {
+  kCudaError,      // "CUDA error: ...", NCCL "Cuda failure N", "NVRM: Xid", a GPU nvidia-smi lost
+  kCrash,          // "Fatal Python error: Segmentation fault", "Segmentation fault (core dumped)"
+  kChildFailed,    // one record of torchrun's ChildFailedError summary
+  kBootstrap,      // "no socket interface found", "Bootstrap Root : rank N ... already checked in"
+  kBootstrapTrace, // NCCL's unwinding through bootstrap.cc ("bootstrap.cc:270 -> 2")
+  kNetwork,        // IB completion errors, "Broken pipe", "Connection closed by remote peer", retcode
+  kNetMismatch,    // "NET/IB : ... collective mismatch error, local size X remote size Y"
+  kFrNotJoined,    // the Flight Recorder analyser: "Not all ranks joining collective", missing ranks
+  kFingerprint,    // TORCH_DISTRIBUTED_DEBUG=DETAIL "CollectiveFingerPrint(SequenceNumber=...)"
+  kTeardown,       // ncclCommAbort / commReclaim / ProcessGroupNCCL::abort / "Abort COMPLETE"
+  kTrainingEnded,  // the training loop said it finished
+  kSetting,        // a setting to check: "NCCL_SOCKET_IFNAME set by environment to eth2", env dumps
+  kC10dFrame,      // a traceback or faulthandler frame in torch's distributed_c10d.py: the collective
+};
+
+struct FailureSignal {
+  FailureKind kind = FailureKind::kCudaError;
+  std::optional<int64_t> global_rank;  // torchrun's "[rankN]:" prefix, or the summary's "rank : N"
+  std::optional<int64_t> pg_rank;      // "[PG ... Rank N]" / "[Rank N]" inside the message
+  std::string pg_id;                   // "0" for the default group
+  std::string peer;                    // the network peer the line names: "10.0.0.3", a host
+  std::string host;                    // NCCL lines: "<host>:<pid>:<tid>"; summary: "host : h"
+  std::optional<int64_t> seq;          // kFrNotJoined, kFingerprint
+  std::string op;                      // kFrNotJoined ("all_reduce"), kFingerprint ("ALLREDUCE")
+  std::vector<int64_t> ranks;          // kFrNotJoined: the missing ranks
+  std::optional<int64_t> exit_code;    // kChildFailed
+  std::string signal;                  // kChildFailed: "SIGABRT"; kCrash: "Segmentation fault"
+  std::string time;                    // kChildFailed: "2024-07-26_10:59:45"
+  bool root_cause = false;             // kChildFailed: the "Root Cause (first observed failure)"
+  std::string detail;                  // what the line says, kind-specific ("Xid 45", "NCCL_SOCKET_IFNAME=eth2")
+  std::string file;
+  int line = 0;                        // 1-based
+  std::string text;                    // the line, cleaned, at most 300 characters
+};
+
+/// Every recognised failure line of `text`, in line order.
+std::vector<FailureSignal> ScanFailures(std::string_view text, const std::string& file);
+
+/// "cuda_error", "crash", ... (the enum's name in snake case, without the k).
+std::string_view FailureKindName(FailureKind kind);
+
+}  // namespace strata::hang
+
+#endif  // STRATA_HANG_PARSERS_FAILURE_LOG_H_

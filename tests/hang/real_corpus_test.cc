@@ -1,0 +1,228 @@
+// The hang doctor on public evidence: runs `strata hang --json` on every case of
+// tests/golden/hang-real/ (verbatim pastes from public threads, each with its source and the
+// verdict a human reads in it, in case.yaml) and compares the finding with the expectation.
+// docs/hang-accuracy.md is generated from the same results, so it cannot drift: a change in any
+// case's outcome fails the test until the document is regenerated (UPDATE_GOLDEN=1) and the
+// diff reviewed. Every miss needs its explanation in real_corpus_misses.yaml.
+#include <algorithm>
+#include <cctype>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+#include <yaml-cpp/yaml.h>
+
+#include "support/golden.h"
+
+namespace strata::hang {
+namespace {
+
+using strata::testing::GoldenCases;
+using strata::testing::RunCli;
+using strata::testing::TestPath;
+
+constexpr const char* kSuite = "golden/hang-real";
+// The count of right cases may only go up: lower it only with a reason in the commit message.
+constexpr size_t kMinRight = 67;
+
+struct Expected {
+  bool problem = true;
+  std::string kind;
+  std::vector<int64_t> ranks;
+  std::string op;
+  std::optional<int64_t> seq;
+  std::optional<int64_t> timeout_ms;
+  std::string peer;
+  std::string source;
+};
+
+struct Outcome {
+  int exit_code = -1;
+  std::string kind;
+  std::vector<int64_t> ranks;
+  std::string op;
+  std::optional<int64_t> seq;
+  std::optional<int64_t> timeout_ms;
+  std::string peer;
+  std::vector<std::string> wrong;  // what differs from the expectation; empty when right
+};
+
+std::string Scalar(const YAML::Node& n) { return n && n.IsScalar() ? n.as<std::string>() : ""; }
+
+Expected ReadExpected(const std::string& name) {
+  const YAML::Node doc = YAML::LoadFile(TestPath(std::string(kSuite) + "/" + name + "/case.yaml"));
+  Expected e;
+  const YAML::Node x = doc["expected"];
+  e.problem = x["problem"] ? x["problem"].as<bool>() : true;
+  e.kind = Scalar(x["kind"]);
+  if (x["culprit_ranks"] && x["culprit_ranks"].IsSequence()) {
+    for (const auto& r : x["culprit_ranks"]) e.ranks.push_back(r.as<int64_t>());
+  }
+  std::sort(e.ranks.begin(), e.ranks.end());
+  e.op = Scalar(x["op"]);
+  if (x["seq"]) e.seq = x["seq"].as<int64_t>();
+  if (x["timeout_ms"]) e.timeout_ms = x["timeout_ms"].as<int64_t>();
+  e.peer = Scalar(x["peer"]);
+  const std::string repo = Scalar(doc["repo"]);
+  const std::string number = Scalar(doc["number"]);
+  const bool numbered = !number.empty() && number.find_first_not_of("0123456789") == std::string::npos;
+  e.source = !repo.empty() && numbered ? repo + "#" + number : Scalar(doc["source"]);
+  return e;
+}
+
+// "_ALLGATHER_BASE", "nccl:all_gather" and "ALLGATHER" name the same collective.
+std::string OpKey(std::string op) {
+  if (const size_t colon = op.find(':'); colon != std::string::npos) op = op.substr(colon + 1);
+  std::string out;
+  for (char c : op) {
+    if (c != '_') out.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+  }
+  if (out.ends_with("base")) out.resize(out.size() - 4);
+  if (out.ends_with("coalesced")) out.resize(out.size() - 9);
+  return out;
+}
+
+std::string Port(std::string peer) { return peer.substr(0, peer.find('<')); }
+
+Outcome Run(const std::string& name, const Expected& e) {
+  Outcome o;
+  const auto r = RunCli({"hang", "--json", TestPath(std::string(kSuite) + "/" + name + "/input")});
+  o.exit_code = r.exit_code;
+  const auto j = nlohmann::json::parse(r.out, nullptr, false);
+  if (j.is_discarded() || !j.contains("finding")) {
+    o.kind = "no output";
+    o.wrong.push_back("no JSON verdict (exit " + std::to_string(r.exit_code) + ")");
+    return o;
+  }
+  const auto& f = j["finding"];
+  o.kind = f.value("kind", "");
+  for (const auto& rank : f["ranks"]) o.ranks.push_back(rank.get<int64_t>());
+  std::sort(o.ranks.begin(), o.ranks.end());
+  o.op = f.value("op", "");
+  if (f["seq"].is_number()) o.seq = f["seq"].get<int64_t>();
+  if (f["timeout_ms"].is_number()) o.timeout_ms = f["timeout_ms"].get<int64_t>();
+  o.peer = f.value("peer", "");
+  if (o.exit_code != (e.problem ? 1 : 0)) o.wrong.push_back(fmt::format("exit code {}", o.exit_code));
+  if (o.kind != e.kind) o.wrong.push_back("kind");
+  if (o.ranks != e.ranks) o.wrong.push_back("ranks");
+  if (!e.op.empty() && OpKey(o.op) != OpKey(e.op)) o.wrong.push_back("op");
+  if (e.seq && o.seq != e.seq) o.wrong.push_back("seq");
+  if (e.timeout_ms && o.timeout_ms != e.timeout_ms) o.wrong.push_back("timeout");
+  if (!e.peer.empty() && Port(o.peer) != Port(e.peer)) o.wrong.push_back("peer");
+  return o;
+}
+
+std::string Ranks(const std::vector<int64_t>& ranks) {
+  return ranks.empty() ? "" : fmt::format(" [{}]", fmt::join(ranks, ","));
+}
+
+std::string Describe(const std::string& kind, const std::vector<int64_t>& ranks, const std::string& op,
+                     std::optional<int64_t> seq, const std::string& peer) {
+  std::string s = kind + Ranks(ranks);
+  if (!op.empty()) s += " " + op;
+  if (seq) s += fmt::format(" #{}", *seq);
+  if (!peer.empty()) s += " peer " + Port(peer);
+  return s;
+}
+
+struct Results {
+  std::vector<std::string> cases;
+  std::map<std::string, Expected> expected;
+  std::map<std::string, Outcome> outcome;
+};
+
+const Results& All() {
+  static const Results results = [] {
+    Results r;
+    r.cases = GoldenCases(kSuite);
+    for (const std::string& c : r.cases) {
+      r.expected[c] = ReadExpected(c);
+      r.outcome[c] = Run(c, r.expected[c]);
+    }
+    return r;
+  }();
+  return results;
+}
+
+std::map<std::string, std::string> Misses() {
+  std::map<std::string, std::string> out;
+  const YAML::Node doc = YAML::LoadFile(TestPath("hang/real_corpus_misses.yaml"));
+  for (const auto& kv : doc) out[kv.first.as<std::string>()] = kv.second.as<std::string>();
+  return out;
+}
+
+std::string AccuracyDocument(const Results& r, const std::map<std::string, std::string>& misses) {
+  size_t right = 0;
+  for (const std::string& c : r.cases) right += r.outcome.at(c).wrong.empty() ? 1 : 0;
+  std::string rows;
+  for (const std::string& c : r.cases) {
+    const Expected& e = r.expected.at(c);
+    const Outcome& o = r.outcome.at(c);
+    rows += fmt::format("| {} | {} | {} | {} (exit {}) | {} |\n", c, e.source,
+                        Describe(e.kind, e.ranks, e.op, e.seq, e.peer),
+                        Describe(o.kind, o.ranks, o.op, o.seq, o.peer), o.exit_code,
+                        o.wrong.empty() ? "yes" : "no: " + fmt::format("{}", fmt::join(o.wrong, ", ")));
+  }
+  std::string explained;
+  for (const std::string& c : r.cases) {
+    if (r.outcome.at(c).wrong.empty()) continue;
+    auto it = misses.find(c);
+    explained += fmt::format("- **{}**: {}\n", c, it == misses.end() ? "(not explained)" : it->second);
+  }
+  const double percent = r.cases.empty() ? 0.0 : 100.0 * static_cast<double>(right) / static_cast<double>(r.cases.size());
+  return fmt::format(
+      "# The hang doctor on public evidence\n\n"
+      "Each case under `tests/golden/hang-real/` is evidence pasted into a public bug report or forum\n"
+      "thread, kept verbatim, with its source and the verdict a human reads in it (`case.yaml`).\n"
+      "`strata hang --json` runs on each case's `input/` folder; a case is right when the exit code is\n"
+      "1 for a problem (0 for a healthy job), the finding's kind and ranks equal the expected kind\n"
+      "and culprit ranks, and, where the case names them, the collective (compared without case,\n"
+      "underscores, a `nccl:` prefix or a `_base`/`_coalesced` suffix), its sequence number, the\n"
+      "timeout and the network peer agree.\n\n"
+      "This file is generated by `tests/hang/real_corpus_test.cc` and checked by it: regenerate\n"
+      "with `UPDATE_GOLDEN=1 build/strata_tests --gtest_filter='HangRealCorpus.*'` and review the diff.\n"
+      "Explanations of the misses live in `tests/hang/real_corpus_misses.yaml`.\n\n"
+      "**Right: {} of {} cases ({:.0f}%).**\n\n"
+      "| case | source | expected | strata's verdict | right? |\n"
+      "| --- | --- | --- | --- | --- |\n"
+      "{}\n"
+      "## Misses\n\n{}",
+      right, r.cases.size(), percent, rows, explained.empty() ? "None.\n" : explained);
+}
+
+TEST(HangRealCorpus, HasTheCasesTheIssueAsksFor) {
+  EXPECT_GE(All().cases.size(), 40u) << "issue 9 asks for at least 40 real cases";
+}
+
+TEST(HangRealCorpus, EveryCaseIsRightOrItsMissIsExplained) {
+  const auto misses = Misses();
+  const Results& r = All();
+  size_t right = 0;
+  for (const std::string& c : r.cases) {
+    const Outcome& o = r.outcome.at(c);
+    if (o.wrong.empty()) {
+      ++right;
+      EXPECT_FALSE(misses.count(c)) << c << " is right now: remove its entry from real_corpus_misses.yaml";
+    } else {
+      EXPECT_TRUE(misses.count(c)) << c << ": " << fmt::format("{}", fmt::join(o.wrong, ", "))
+                                   << " (got " << Describe(o.kind, o.ranks, o.op, o.seq, o.peer)
+                                   << "), and real_corpus_misses.yaml does not explain it";
+    }
+  }
+  for (const auto& [c, why] : misses) {
+    EXPECT_TRUE(r.expected.count(c)) << "real_corpus_misses.yaml names " << c << ", which is not a case";
+  }
+  EXPECT_GE(right, kMinRight) << "fewer cases right than before";
+}
+
+TEST(HangRealCorpus, AccuracyDocumentIsCurrent) {
+  EXPECT_TRUE(strata::testing::MatchesGolden("../docs/hang-accuracy.md", AccuracyDocument(All(), Misses())));
+}
+
+}  // namespace
+}  // namespace strata::hang
