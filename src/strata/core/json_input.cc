@@ -24,6 +24,12 @@ Result<nlohmann::json> ParseUntrustedJson(std::string_view text, const std::stri
     return InvalidInput(
                fmt::format("byte {}: not valid JSON: {}", e.byte > 0 ? e.byte - 1 : 0, what))
         .InFile(file);
+  } catch (const nlohmann::json::exception& e) {
+    // A number beyond double range ("1e400") is an out_of_range error after the syntax check,
+    // with no position: say what it was.
+    std::string what = e.what();
+    if (const size_t pos = what.find("] "); pos != std::string::npos) what = what.substr(pos + 2);
+    return InvalidInput(fmt::format("not valid JSON: {}, expected {}", what, expected)).InFile(file);
   }
 }
 

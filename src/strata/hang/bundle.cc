@@ -168,6 +168,8 @@ Result<Manifest> ParseManifest(std::string_view text, const std::string& file) {
     j = Json::parse(text);
   } catch (const nlohmann::json::parse_error& e) {
     return InvalidInput(fmt::format("malformed bundle manifest (truncated?): {}", e.what())).InFile(file);
+  } catch (const nlohmann::json::exception& e) {  // out_of_range: a number such as 1e400
+    return InvalidInput(fmt::format("malformed bundle manifest: {}", e.what())).InFile(file);
   }
   if (!j.is_object()) return InvalidInput("a bundle manifest must be a JSON object").InFile(file);
   ObjectReader r(j, file, "");

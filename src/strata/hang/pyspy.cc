@@ -379,6 +379,8 @@ Result<std::vector<PySpyDump>> ParseJson(std::string_view text, const std::strin
     return InvalidInput(fmt::format("malformed py-spy JSON (truncated?): {}", e.what()))
         .InFile(file)
         .AtLine(LineOfOffset(text, e.byte));
+  } catch (const nlohmann::json::exception& e) {  // out_of_range: a number such as 1e400
+    return InvalidInput(fmt::format("malformed py-spy JSON: {}", e.what())).InFile(file);
   }
   const JsonReader reader{file};
   if (!root.is_array()) return reader.Bad("", "an array of thread traces (py-spy dump --json)", root);
