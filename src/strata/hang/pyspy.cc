@@ -229,7 +229,8 @@ class TextParser {
       StartError(line);
       return true;
     }
-    if (StartsWith(line, "            ") && locals_) {
+    if (StartsWith(line, "            ") && locals_ && !Current().threads.empty() &&
+        !Current().threads.back().frames.empty()) {
       const std::string_view body = line.substr(12);
       const size_t colon = body.find(": ");
       if (colon == std::string_view::npos) return false;
@@ -276,6 +277,7 @@ class TextParser {
     error = permission ? "permission denied: " : gone ? "process gone: " : "py-spy failed: ";
     AppendBounded(error, permission ? line : line.substr(7));
     in_error_ = true;
+    locals_ = false;  // the error starts a dump with no threads: no frame owns later locals
   }
 
   const std::string& file_;
