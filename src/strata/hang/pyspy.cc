@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "strata/core/json_input.h"
 #include "strata/core/text_scan.h"
 
 namespace strata::hang {
@@ -299,7 +300,7 @@ struct JsonReader {
   const std::string& file;
   Error Bad(const std::string& field, const std::string& expected, const JsonValue& got) const {
     return InvalidInput(fmt::format("expected {}, got {} '{}'", expected, got.type_name(),
-                                    got.dump().substr(0, 60)))
+                                    JsonPreview(got, 60)))
         .InFile(file)
         .InField(field);
   }
