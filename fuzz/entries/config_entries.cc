@@ -21,7 +21,7 @@
 
 namespace strata::fuzz {
 
-void ModelConfig(std::string_view input) {
+void HfModelConfig(std::string_view input) {
   auto config = ParseModelConfig(input, "config.json");
   if (!config.ok()) return;
   const ModelReport report = BuildModelReport(*config, 4096, std::nullopt);

@@ -47,7 +47,7 @@ void LogSignals(std::string_view input);
 void NcclRas(std::string_view input);
 void BundleManifest(std::string_view input);
 void Evidence(std::string_view input);
-void ModelConfig(std::string_view input);
+void HfModelConfig(std::string_view input);
 void JobYaml(std::string_view input);
 void ClusterYaml(std::string_view input);
 void SeqHistogram(std::string_view input);

@@ -14,7 +14,7 @@ const std::vector<Target>& Targets() {
       {"nccl_ras", NcclRas},
       {"bundle_manifest", BundleManifest},
       {"evidence", Evidence},
-      {"model_config", ModelConfig},
+      {"model_config", HfModelConfig},
       {"job_yaml", JobYaml},
       {"cluster_yaml", ClusterYaml},
       {"seq_histogram", SeqHistogram},
