@@ -24,17 +24,17 @@ std::string DoublingPickle(size_t length, int levels) {
 
 TEST(PickleByteLimit, SharedStringIsCountedEachTimeItIsUsed) {
   // 16 KiB reused 2^13 times: 8192 * (16384 + 16) bytes of strings plus 2^13 - 1 lists of 16
-  // bytes = 134,479,856 bytes, over the 16 MiB budget (16,777,216; the 16,498-byte pickle times
-  // 64 is only 1,055,872). Before the byte limit the decoder built all 128 MiB.
+  // bytes = 134,479,856 bytes, over the budget of 16,498 * 64 = 1,055,872 bytes (above the 1 MiB
+  // floor). Before the byte limit the decoder built all 128 MiB.
   const std::string pickle = DoublingPickle(16384, 13);
   ASSERT_EQ(pickle.size(), 16498u);
   const auto r = ReadPickle(pickle, "p");
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().message,
-            "byte 16497: the decoded value would take 134479856 bytes, over the limit of 16777216 "
-            "bytes (64 times the pickle's size, at least 16777216, at most 536870912; shared "
+            "byte 16497: the decoded value would take 134479856 bytes, over the limit of 1055872 "
+            "bytes (64 times the pickle's size, at least 1048576, at most 536870912; shared "
             "strings count each time they are used)");
-  // Two levels (4 uses, 65,600 bytes) are well inside the budget and decode.
+  // Two levels (4 uses, 65,648 bytes) are well inside the budget and decode.
   const auto small = ReadPickle(DoublingPickle(16384, 2), "p");
   ASSERT_TRUE(small.ok()) << small.error().Format();
   EXPECT_EQ((*small)[1][0].get<std::string>().size(), 16384u);
@@ -42,7 +42,7 @@ TEST(PickleByteLimit, SharedStringIsCountedEachTimeItIsUsed) {
 
 TEST(PickleByteLimit, BillionLaughsUnderTheValueLimitIsRefusedByBytes) {
   // 22 doublings of an empty list: 2^23 - 1 = 8,388,607 values, one under the 8 Mi value limit,
-  // from 182 bytes. At 16 bytes a value that is 134,217,712 bytes, over the 16 MiB floor.
+  // from 182 bytes. At 16 bytes a value that is 134,217,712 bytes, over the 1 MiB floor.
   std::string p = std::string("\x80\x02]q\x00", 5);
   for (int k = 0; k < 22; ++k) {
     p += std::string{'(', 'h', static_cast<char>(k), 'h', static_cast<char>(k), 'l', 'q',
@@ -52,7 +52,7 @@ TEST(PickleByteLimit, BillionLaughsUnderTheValueLimitIsRefusedByBytes) {
   ASSERT_EQ(p.size(), 182u);
   const auto r = ReadPickle(p, "p");
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.error().message.find("would take 134217712 bytes, over the limit of 16777216"),
+  EXPECT_NE(r.error().message.find("would take 134217712 bytes, over the limit of 1048576"),
             std::string::npos)
       << r.error().message;
 }
