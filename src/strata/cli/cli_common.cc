@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "strata/core/file_io.h"
+#include "strata/core/utf8.h"
 
 namespace strata::cli {
 
@@ -26,13 +27,17 @@ std::optional<int> ParseArgs(CLI::App& app, int argc, char** argv) {
 }
 
 int ReportError(const Error& error) {
-  fmt::print(stderr, "strata: error: {}\n", error.Format());
+  fmt::print(stderr, "strata: error: {}\n", SanitizeUtf8(error.Format()));
   return error.code == ErrorCode::kCheckFailed ? kExitCheckFailed : kExitBadInput;
 }
 
-void Warn(const std::string& message) { fmt::print(stderr, "strata: warning: {}\n", message); }
+void Warn(const std::string& message) {
+  fmt::print(stderr, "strata: warning: {}\n", SanitizeUtf8(message));
+}
 
-int EmitOutput(const std::string& text, const std::string& path) {
+int EmitOutput(const std::string& raw, const std::string& path) {
+  // Names and lines copied from inputs may hold bytes that are not UTF-8: show them as U+FFFD.
+  const std::string text = SanitizeUtf8(raw);
   if (path.empty()) {
     std::fwrite(text.data(), 1, text.size(), stdout);
     return kExitOk;

@@ -1,5 +1,6 @@
 // strata <command> [options]: parses the command name and dispatches; all work is in the library.
 #include <cstring>
+#include <exception>
 #include <string>
 #include <vector>
 
@@ -9,6 +10,7 @@
 #include "strata/cli/exit_status.h"
 #include "strata/core/did_you_mean.h"
 #include "strata/core/json_output.h"
+#include "strata/core/utf8.h"
 
 namespace strata::cli {
 
@@ -35,6 +37,12 @@ void PrintUsage() {
       "Exit codes: 0 ok, 1 a check found problems, 2 bad usage or input.\n");
 }
 
+std::string CommandLine(int argc, char** argv) {
+  std::string line;
+  for (int i = 1; i < argc; ++i) line += (i > 1 ? " " : "") + std::string(argv[i]);
+  return line;
+}
+
 }  // namespace
 }  // namespace strata::cli
 
@@ -56,7 +64,18 @@ int main(int argc, char** argv) {
     if (name == c.name) {
       std::string prog = "strata " + name;
       argv[1] = prog.data();
-      return c.run(argc - 1, argv + 1);
+      // The last resort: parsers return errors, but an exception that still escapes must not
+      // abort with a core dump. Exit 2 naming the command line, which names the input.
+      try {
+        return c.run(argc - 1, argv + 1);
+      } catch (const std::exception& e) {
+        fmt::print(stderr, "strata: error: {} failed on its input: {}\n  input: {}\n", prog,
+                   strata::SanitizeUtf8(e.what()), strata::SanitizeUtf8(CommandLine(argc, argv)));
+      } catch (...) {
+        fmt::print(stderr, "strata: error: {} failed on its input (unknown exception)\n  input: {}\n",
+                   prog, strata::SanitizeUtf8(CommandLine(argc, argv)));
+      }
+      return kExitBadInput;
     }
   }
   fmt::print(stderr, "strata: error: unknown command '{}'\n  hint: {}\n", name,

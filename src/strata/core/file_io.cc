@@ -1,8 +1,11 @@
 #include "strata/core/file_io.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -14,27 +17,67 @@
 
 namespace strata {
 
-Result<std::string> ReadFile(const std::string& path, size_t max_bytes) {
-  std::error_code ec;
-  const auto status = std::filesystem::status(path, ec);
-  if (ec || !std::filesystem::exists(status)) {
-    return IoError("cannot read: no such file").InFile(path);
+namespace {
+
+Error CannotRead(const std::string& path, int err) {
+  switch (err) {
+    case ENOENT:
+      return IoError("cannot read: no such file").InFile(path);
+    case ELOOP:
+      return IoError("cannot read: too many levels of symbolic links (a symlink loop?)")
+          .InFile(path);
+    default:
+      return IoError(fmt::format("cannot read: {}", std::strerror(err))).InFile(path);
   }
-  if (std::filesystem::is_directory(status)) {
+}
+
+// Only regular files are read: a FIFO blocks forever, a device such as /dev/zero never ends.
+Status CheckRegular(const std::string& path, const struct stat& st, size_t max_bytes) {
+  if (S_ISDIR(st.st_mode)) {
     return IoError("cannot read: is a directory, expected a file").InFile(path);
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return IoError(fmt::format("cannot open: {}", std::strerror(errno))).InFile(path);
+  if (!S_ISREG(st.st_mode)) {
+    return IoError("cannot read: not a regular file (a FIFO, socket or device), expected a file")
+        .InFile(path);
+  }
+  if (static_cast<uintmax_t>(st.st_size) > max_bytes) {
+    return IoError(fmt::format("file is {} bytes, larger than the {} byte limit; not read",
+                               st.st_size, max_bytes))
+        .InFile(path);
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
+Result<std::string> ReadFile(const std::string& path, size_t max_bytes) {
+  // stat, then a non-blocking open, then fstat again: the file may be swapped between the two.
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return CannotRead(path, errno);
+  STRATA_RETURN_IF_ERROR(CheckRegular(path, st, max_bytes));
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  if (fd < 0) return CannotRead(path, errno);
+  struct Closer {
+    int handle;
+    ~Closer() { ::close(handle); }
+  } closer{fd};
+  if (::fstat(fd, &st) != 0) return CannotRead(path, errno);
+  STRATA_RETURN_IF_ERROR(CheckRegular(path, st, max_bytes));
   std::string data;
+  data.reserve(static_cast<size_t>(st.st_size));
   char buffer[1 << 16];
-  while (in) {
-    in.read(buffer, sizeof buffer);
-    data.append(buffer, static_cast<size_t>(in.gcount()));
-    if (data.size() > max_bytes) {
+  while (true) {
+    const ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n == 0) break;
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return IoError(fmt::format("read failed: {}", std::strerror(errno))).InFile(path);
+    }
+    data.append(buffer, static_cast<size_t>(n));
+    if (data.size() > max_bytes) {  // the file grew after fstat
       return IoError(fmt::format("file is larger than the {} byte limit", max_bytes)).InFile(path);
     }
   }
-  if (in.bad()) return IoError("read failed").InFile(path);
   return data;
 }
 

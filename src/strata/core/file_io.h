@@ -13,6 +13,8 @@ namespace strata {
 inline constexpr size_t kMaxInputFileBytes = size_t{1} << 30;
 
 /// The whole file; errors name the path and the reason (missing, a directory, too large, ...).
+/// Only regular files are opened (non-blocking, so a FIFO swapped in cannot hang), and the size
+/// is checked before a byte is read.
 Result<std::string> ReadFile(const std::string& path, size_t max_bytes = kMaxInputFileBytes);
 
 /// Writes to "path.tmp.<pid>" then renames over `path`, so readers never see half a file.

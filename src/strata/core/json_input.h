@@ -19,6 +19,11 @@ namespace strata {
 Result<nlohmann::json> ParseUntrustedJson(std::string_view text, const std::string& file,
                                           size_t max_depth, std::string_view expected);
 
+/// `value` as compact JSON text for an error message, cut to about `max_chars` ("..." marks the
+/// cut). Built piece by piece: showing one field of a 100 MB dump must not serialise the dump,
+/// and invalid UTF-8 in a string shows as U+FFFD instead of throwing.
+std::string JsonPreview(const nlohmann::json& value, size_t max_chars = 60);
+
 }  // namespace strata
 
 #endif  // STRATA_CORE_JSON_INPUT_H_

@@ -18,6 +18,10 @@ double RoundSig(double value, int significant) {
   return std::round(value * scale) / scale;
 }
 
-std::string DumpJson(const Json& json) { return json.dump(2) + "\n"; }
+// Strings from inputs may hold bytes that are not UTF-8 (py-spy frame names, log lines, host
+// names); the strict dump would throw. Replace them with U+FFFD: visible, never an abort.
+std::string DumpJson(const Json& json) {
+  return json.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
+}
 
 }  // namespace strata

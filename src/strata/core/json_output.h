@@ -19,7 +19,7 @@ Json JsonDocument(const std::string& kind);
 /// A double rounded to `significant` significant digits, so goldens do not churn on the last bit.
 double RoundSig(double value, int significant = 6);
 
-/// Two-space indented, newline-terminated.
+/// Two-space indented, newline-terminated, valid UTF-8 (invalid bytes become U+FFFD).
 std::string DumpJson(const Json& json);
 
 }  // namespace strata

@@ -280,6 +280,14 @@ void FindCulprit(Verdict& v, const std::vector<RankView>& views, std::optional<i
   v.culprit = std::move(c);
 }
 
+// A queue stall is a hang when a member is behind or missing, or when the watchdog reported it
+// (it logs a queue only when a collective timed out or failed). A flight-recorder queue where
+// every member waits at the same collective may be one in flight. The headline and the exit code
+// use this one test, so they cannot disagree.
+bool IsHangStall(const PgStall& s) {
+  return !s.behind.empty() || !s.missing.empty() || s.source == "watchdog log";
+}
+
 std::string Headline(const Verdict& v) {
   const StackGroup* major = v.groups.empty() ? nullptr : &v.groups.front();
   std::string waiting;
@@ -295,7 +303,14 @@ std::string Headline(const Verdict& v) {
   for (const Pattern& p : v.patterns) return "hang: " + p.title;
   if (IsProblem(v.finding)) return fmt::format("hang: {}: {}", v.finding.kind, v.finding.summary);
   for (const PgStall& s : v.pg_stalls) {
+    if (!IsHangStall(s)) continue;
     return fmt::format("hang: process group {} ({}) stalled at collective #{}", s.pg, s.desc, s.stalled_seq);
+  }
+  if (v.ranks_seen.empty() && !v.pg_stalls.empty()) {
+    const PgStall& s = v.pg_stalls.front();
+    return fmt::format("no hang found: process group {} ({}) has collective #{} in flight on every "
+                       "member with a dump",
+                       s.pg, s.desc, s.stalled_seq);
   }
   if (v.ranks_seen.empty()) return "no verdict: no readable evidence of any rank";
   if (!v.moved.empty() && v.groups.empty()) {
@@ -388,7 +403,7 @@ Verdict Analyze(const EvidenceSet& ev, const AnalyzeOptions& options) {
   FindCulprit(v, still, step);
   v.timeout = FindTimeout(ev, v, options);
   bool stalled = false;
-  for (const PgStall& s : v.pg_stalls) stalled = stalled || !s.behind.empty() || !s.missing.empty();
+  for (const PgStall& s : v.pg_stalls) stalled = stalled || IsHangStall(s);
   v.hang = v.culprit.has_value() || !v.patterns.empty() || stalled;
   FindFirstFailure(ev, v);
   v.hang = v.hang || IsProblem(v.finding);

@@ -1,5 +1,7 @@
 #include "strata/hang/collect/bundle.h"
 
+#include <algorithm>
+#include <filesystem>
 #include <set>
 
 #include <fmt/format.h>
@@ -168,6 +170,8 @@ Result<Manifest> ParseManifest(std::string_view text, const std::string& file) {
     j = Json::parse(text);
   } catch (const nlohmann::json::parse_error& e) {
     return InvalidInput(fmt::format("malformed bundle manifest (truncated?): {}", e.what())).InFile(file);
+  } catch (const nlohmann::json::exception& e) {  // out_of_range: a number such as 1e400
+    return InvalidInput(fmt::format("malformed bundle manifest: {}", e.what())).InFile(file);
   }
   if (!j.is_object()) return InvalidInput("a bundle manifest must be a JSON object").InFile(file);
   ObjectReader r(j, file, "");
@@ -207,6 +211,31 @@ Result<Manifest> ParseManifest(std::string_view text, const std::string& file) {
   }
   STRATA_RETURN_IF_ERROR(r.NoUnknownKeys());
   return m;
+}
+
+Result<std::string> PathInBundle(const std::string& dir, const std::string& relative) {
+  namespace fs = std::filesystem;
+  const fs::path rel(relative);
+  const auto outside = [&](std::string_view why) {
+    return InvalidInput(fmt::format("the manifest names '{}', {}; expected a path inside the "
+                                    "bundle",
+                                    relative, why))
+        .InFile((fs::path(dir) / kManifestName).string());
+  };
+  if (rel.empty()) return outside("an empty path");
+  if (rel.is_absolute()) return outside("an absolute path");
+  for (const fs::path& part : rel) {
+    if (part == "..") return outside("a path with '..'");
+  }
+  const fs::path joined = fs::path(dir) / rel;
+  std::error_code ec1, ec2;
+  const fs::path real_dir = fs::weakly_canonical(dir, ec1);
+  const fs::path real = fs::weakly_canonical(joined, ec2);
+  if (!ec1 && !ec2) {
+    const auto [d, r] = std::mismatch(real_dir.begin(), real_dir.end(), real.begin(), real.end());
+    if (d != real_dir.end()) return outside("a link that leads outside the bundle");
+  }
+  return joined.string();
 }
 
 }  // namespace strata::hang

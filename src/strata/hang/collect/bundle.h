@@ -62,6 +62,11 @@ Json ManifestToJson(const Manifest& manifest);
 /// Strict: a wrong type or an unknown key is an error naming the file and field.
 Result<Manifest> ParseManifest(std::string_view text, const std::string& file);
 
+/// `relative` (a path a manifest names) joined to the bundle directory `dir`, or an error when it
+/// would leave the bundle: empty, absolute, a ".." component, or a link resolving outside `dir`.
+/// A manifest is input like any other; it must not make strata read /dev/zero or ~/.ssh.
+Result<std::string> PathInBundle(const std::string& dir, const std::string& relative);
+
 }  // namespace strata::hang
 
 #endif  // STRATA_HANG_COLLECT_BUNDLE_H_

@@ -198,6 +198,11 @@ void LoadBundle(EvidenceSet& set, const fs::path& dir, const std::string& manife
   set.hosts.push_back(host);
   auto read = [&](const std::string& relative) -> std::optional<std::string> {
     const std::string path = (dir / relative).string();
+    auto inside = PathInBundle(dir.string(), relative);
+    if (!inside.ok()) {
+      set.unreadable.push_back({path, inside.error().message});
+      return std::nullopt;
+    }
     auto text = ReadFile(path);
     if (!text.ok()) {
       set.unreadable.push_back({path, text.error().message});
@@ -218,7 +223,9 @@ void LoadBundle(EvidenceSet& set, const fs::path& dir, const std::string& manife
     for (size_t i = first; i < set.ranks.size(); ++i) set.ranks[i].snapshot = manifest->time_utc;
     for (const std::string& fr : p.fr_files) {
       const std::string path = (dir / fr).string();
-      if (auto text = ReadFile(path); text.ok()) {
+      if (auto inside = PathInBundle(dir.string(), fr); !inside.ok()) {
+        set.unreadable.push_back({path, inside.error().message});
+      } else if (auto text = ReadFile(path); text.ok()) {
         AddFile(set, *text, path, p.rank, host, true);
       } else {
         set.unreadable.push_back({path, text.error().message});

@@ -27,11 +27,8 @@ class FieldReader {
     return InvalidInput(message).InFile(file_).InField(path);
   }
 
-  static std::string Show(const json& value) {
-    std::string text = value.dump(-1, ' ', false, json::error_handler_t::replace);
-    if (text.size() > 60) text = text.substr(0, 57) + "...";
-    return text;
-  }
+  // Bounded: a field holding a huge (or hugely shared) value is shown, not serialised whole.
+  static std::string Show(const json& value) { return JsonPreview(value, 60); }
 
   const json* Find(const json& object, std::string_view key) const {
     const auto it = object.find(key);

@@ -131,8 +131,9 @@ class Decoder {
   std::vector<uint32_t> stack_;
   std::vector<size_t> marks_;
   std::unordered_map<uint64_t, uint32_t> memo_;
-  // Per node, filled by MeasureHeight: expanded element count (saturating) and height.
+  // Per node, filled by MeasureHeight: expanded element count and bytes (saturating), height.
   std::vector<size_t> expanded_size_;
+  std::vector<size_t> expanded_bytes_;
   std::vector<size_t> height_;
   std::vector<uint8_t> visit_;  // 0 new, 1 in progress (a cycle if met again), 2 done
 };
@@ -574,6 +575,10 @@ Result<json> Decoder::ToJson(uint32_t index, size_t depth, size_t* values) const
   return Fail(op_offset_, "internal: unknown node kind");
 }
 
+// What one decoded value costs besides its text: the size of a JSON value.
+constexpr size_t kValueBytes = sizeof(json);
+constexpr size_t kSaturated = size_t{1} << 62;
+
 // Before building any JSON, measure what the graph expands to, in time linear in the graph: a
 // few hundred bytes of memo references can describe 2^40 values or a list that contains itself.
 Result<size_t> Decoder::MeasureHeight(uint32_t index, size_t depth) {
@@ -588,16 +593,25 @@ Result<size_t> Decoder::MeasureHeight(uint32_t index, size_t depth) {
   visit_[index] = 1;
   size_t size = 1, height = 0;
   const Node& node = nodes_[index];
+  size_t bytes = kValueBytes + node.text.size();
   const bool is_dict = node.kind == Kind::kDict;
   for (size_t i = 0; i < node.items.size(); ++i) {
-    if (is_dict && i % 2 == 0) continue;  // keys are strings or integers, leaves
     const uint32_t child = node.items[i];
+    if (is_dict && i % 2 == 0) {  // keys are strings or integers, leaves: only their text counts
+      const Node& key = nodes_[child];
+      const size_t key_bytes =
+          key.kind == Kind::kInt ? std::to_string(key.integer).size() : key.text.size();
+      bytes = std::min(bytes + kValueBytes + key_bytes, kSaturated);
+      continue;
+    }
     STRATA_ASSIGN_OR_RETURN(const size_t child_height, MeasureHeight(child, depth + 1));
     height = std::max(height, child_height + 1);
     size = std::min(size + expanded_size_[child], limits_.max_values + 1);
+    bytes = std::min(bytes + expanded_bytes_[child], kSaturated);
   }
   visit_[index] = 2;
   expanded_size_[index] = size;
+  expanded_bytes_[index] = bytes;
   height_[index] = height;
   return height;
 }
@@ -616,6 +630,7 @@ Result<json> Decoder::Run() {
     STRATA_RETURN_IF_ERROR(Step());
   }
   expanded_size_.assign(nodes_.size(), 0);
+  expanded_bytes_.assign(nodes_.size(), 0);
   height_.assign(nodes_.size(), 0);
   visit_.assign(nodes_.size(), 0);
   STRATA_ASSIGN_OR_RETURN(const size_t height, MeasureHeight(stack_.back(), 0));
@@ -624,6 +639,20 @@ Result<json> Decoder::Run() {
     return Fail(op_offset_, fmt::format("the decoded value has more than {} elements (shared "
                                         "values count each time they are used)",
                                         limits_.max_values));
+  }
+  const size_t scaled = limits_.max_expansion != 0 && in_.size() > SIZE_MAX / limits_.max_expansion
+                            ? SIZE_MAX
+                            : in_.size() * limits_.max_expansion;
+  const size_t budget =
+      std::min(limits_.max_decoded_bytes, std::max(limits_.min_decoded_bytes, scaled));
+  if (expanded_bytes_[stack_.back()] > budget) {
+    return Fail(op_offset_,
+                fmt::format("the decoded value would take {} bytes, over the limit of "
+                            "{} bytes ({} times the pickle's size, at least {}, at most {}; shared "
+                            "strings count each time they are used)",
+                            std::min(expanded_bytes_[stack_.back()], kSaturated - 1), budget,
+                            limits_.max_expansion, limits_.min_decoded_bytes,
+                            limits_.max_decoded_bytes));
   }
   size_t values = 0;
   return ToJson(stack_.back(), 0, &values);

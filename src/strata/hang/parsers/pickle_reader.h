@@ -5,8 +5,8 @@
 // is an error naming the opcode and its byte offset, except the few torch.jit._pickle functions
 // that older torch wraps around plain lists and dicts, which are read as the identity.
 //
-// Hostile input is bounded: the input size, the nesting depth of the result and the number of
-// values built (a memo reference counts every time it is expanded) all have hard limits, and no
+// Hostile input is bounded: the input size, the nesting depth of the result, the number of values
+// built and their bytes (a memo reference counts every time it is expanded) all have limits, and no
 // allocation is sized by a length prefix before the bytes it promises have been seen.
 #ifndef STRATA_HANG_PARSERS_PICKLE_READER_H_
 #define STRATA_HANG_PARSERS_PICKLE_READER_H_
@@ -28,6 +28,15 @@ struct PickleLimits {
   // Values in the decoded result, counting each expansion of a shared (memoized) value. Bounds
   // both the decoder's own storage and "billion laughs" pickles that reuse one list many times.
   size_t max_values = size_t{8} << 20;
+  // Bytes of the decoded result (16 per value plus the text of every string and key, counting
+  // each use of a shared string): a memoized 1 MiB string reused 2^10 times is 1 GiB of JSON.
+  // The budget is linear in the input, `max_expansion` decoded bytes per pickle byte but at least
+  // `min_decoded_bytes`, and never more than `max_decoded_bytes`. A Flight Recorder dump shares
+  // few values, so it expands a few times at most. The floor is small on purpose: with 16 MiB a
+  // 327-byte pickle still built a million lists (fuzzing: 14 s under ASan).
+  size_t max_expansion = 64;
+  size_t min_decoded_bytes = size_t{1} << 20;
+  size_t max_decoded_bytes = size_t{512} << 20;
 };
 
 /// Decodes one pickle into compact JSON text (tuples become arrays; dict keys must be strings or

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "strata/core/json_input.h"
 #include "strata/core/text_scan.h"
 
 namespace strata::hang {
@@ -229,7 +230,8 @@ class TextParser {
       StartError(line);
       return true;
     }
-    if (StartsWith(line, "            ") && locals_) {
+    if (StartsWith(line, "            ") && locals_ && !Current().threads.empty() &&
+        !Current().threads.back().frames.empty()) {
       const std::string_view body = line.substr(12);
       const size_t colon = body.find(": ");
       if (colon == std::string_view::npos) return false;
@@ -276,6 +278,7 @@ class TextParser {
     error = permission ? "permission denied: " : gone ? "process gone: " : "py-spy failed: ";
     AppendBounded(error, permission ? line : line.substr(7));
     in_error_ = true;
+    locals_ = false;  // the error starts a dump with no threads: no frame owns later locals
   }
 
   const std::string& file_;
@@ -297,7 +300,7 @@ struct JsonReader {
   const std::string& file;
   Error Bad(const std::string& field, const std::string& expected, const JsonValue& got) const {
     return InvalidInput(fmt::format("expected {}, got {} '{}'", expected, got.type_name(),
-                                    got.dump().substr(0, 60)))
+                                    JsonPreview(got, 60)))
         .InFile(file)
         .InField(field);
   }
@@ -379,6 +382,8 @@ Result<std::vector<PySpyDump>> ParseJson(std::string_view text, const std::strin
     return InvalidInput(fmt::format("malformed py-spy JSON (truncated?): {}", e.what()))
         .InFile(file)
         .AtLine(LineOfOffset(text, e.byte));
+  } catch (const nlohmann::json::exception& e) {  // out_of_range: a number such as 1e400
+    return InvalidInput(fmt::format("malformed py-spy JSON: {}", e.what())).InFile(file);
   }
   const JsonReader reader{file};
   if (!root.is_array()) return reader.Bad("", "an array of thread traces (py-spy dump --json)", root);

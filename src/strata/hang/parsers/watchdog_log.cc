@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "strata/core/text_scan.h"
+#include "strata/core/utf8.h"
 
 namespace strata::hang {
 namespace {
@@ -57,17 +58,14 @@ std::string CleanLine(std::string_view raw) {
       out.push_back(static_cast<char>(c));
       continue;
     }
-    size_t extra = (c & 0xE0) == 0xC0 ? 1 : (c & 0xF0) == 0xE0 ? 2 : (c & 0xF8) == 0xF0 ? 3 : 0;
-    bool valid = extra > 0 && i + extra < raw.size();
-    for (size_t k = 1; valid && k <= extra; ++k) {
-      valid = (static_cast<unsigned char>(raw[i + k]) & 0xC0) == 0x80;
-    }
-    if (!valid) {
+    // Overlong forms, surrogates and code points past U+10FFFF are invalid too.
+    const size_t length = Utf8SequenceLength(raw, i);
+    if (length == 0) {
       out.push_back('?');
       continue;
     }
-    out.append(raw.substr(i, extra + 1));
-    i += extra;
+    out.append(raw.substr(i, length));
+    i += length - 1;
   }
   const size_t first = out.find_first_not_of(" \t");
   if (first == std::string::npos) return "";
