@@ -1,6 +1,6 @@
 // The bundle manifest `strata collect` writes and `strata hang` reads.
 #include "entries/fuzz_entries.h"
-#include "strata/hang/bundle.h"
+#include "strata/hang/collect/bundle.h"
 
 namespace strata::fuzz {
 

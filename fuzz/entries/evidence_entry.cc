@@ -2,10 +2,10 @@
 #include <string>
 
 #include "entries/fuzz_entries.h"
-#include "strata/hang/analysis.h"
-#include "strata/hang/evidence_set.h"
-#include "strata/hang/framework_timeouts.h"
-#include "strata/hang/verdict_json.h"
+#include "strata/hang/analysis/analysis.h"
+#include "strata/hang/evidence/evidence_set.h"
+#include "strata/hang/analysis/framework_timeouts.h"
+#include "strata/hang/analysis/verdict_json.h"
 
 namespace strata::fuzz {
 

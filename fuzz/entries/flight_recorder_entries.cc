@@ -3,8 +3,8 @@
 #include <string>
 
 #include "entries/fuzz_entries.h"
-#include "strata/hang/flight_recorder.h"
-#include "strata/hang/pickle_reader.h"
+#include "strata/hang/parsers/flight_recorder.h"
+#include "strata/hang/parsers/pickle_reader.h"
 
 namespace strata::fuzz {
 

@@ -1,7 +1,7 @@
 // Watchdog / NCCL log lines and the log signals (OOM, iteration, NCCL interface, traceback).
 #include "entries/fuzz_entries.h"
-#include "strata/hang/log_signals.h"
-#include "strata/hang/watchdog_log.h"
+#include "strata/hang/parsers/log_signals.h"
+#include "strata/hang/parsers/watchdog_log.h"
 
 namespace strata::fuzz {
 

@@ -1,6 +1,6 @@
 // NCCL RAS output, text and JSON.
 #include "entries/fuzz_entries.h"
-#include "strata/hang/nccl_ras.h"
+#include "strata/hang/parsers/nccl_ras.h"
 
 namespace strata::fuzz {
 

@@ -2,8 +2,8 @@
 #include <string>
 
 #include "entries/fuzz_entries.h"
-#include "strata/hang/frames_json.h"
-#include "strata/hang/pyspy.h"
+#include "strata/hang/evidence/frames_json.h"
+#include "strata/hang/parsers/pyspy.h"
 
 namespace strata::fuzz {
 namespace {

@@ -4,8 +4,8 @@
 
 #include <gtest/gtest.h>
 
-#include "strata/hang/bundle.h"
-#include "strata/hang/pyspy.h"
+#include "strata/hang/collect/bundle.h"
+#include "strata/hang/parsers/pyspy.h"
 
 namespace strata::hang {
 namespace {

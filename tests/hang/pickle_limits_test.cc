@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-#include "strata/hang/pickle_reader.h"
+#include "strata/hang/parsers/pickle_reader.h"
 
 namespace strata::hang {
 namespace {
