@@ -47,7 +47,8 @@ struct CompatSummary {
 struct TimeoutSummary {
   std::string framework;   // "ms-swift"
   Seconds collective_timeout;
-  std::string from;        // "--ddp_timeout 7200 on the command line" or "ms-swift's default"
+  std::string from;        // "--ddp_timeout in the --launch command" or "ms-swift's default, ..."
+  std::string source;      // where the framework's default comes from
   Seconds ib_retry_window;  // NCCL_IB_TIMEOUT/RETRY_CNT: time before an RDMA error surfaces
   std::string ib_formula;
 };

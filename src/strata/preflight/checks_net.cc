@@ -205,29 +205,34 @@ void CompareNodes(const std::vector<NodeSummary>& nodes, PreflightReport& report
                                                   parts),
                                       fmt::format("NCCL_SOCKET_IFNAME=={} on every node", iface_of_subnet[ordered[0].first])});
   }
-  // RDMA rails: a node with fewer active ports than the others is missing a device.
-  std::map<size_t, std::vector<std::string>> by_count;
+  // RDMA rails: a node with fewer active ports than most nodes is missing a device. (A node with
+  // more, e.g. one whose NCCL_IB_HCA also selects the management HCA, is reported by CheckHcas.)
+  std::map<size_t, size_t> hosts_with;  // port count -> number of nodes
   std::set<std::string> all_ports;
   for (const NodeSummary& n : nodes) {
     if (n.hca.disabled || !n.rdma_read) continue;
-    by_count[n.hca.ports.size()].push_back(n.host);
+    ++hosts_with[n.hca.ports.size()];
     all_ports.insert(n.hca.ports.begin(), n.hca.ports.end());
   }
-  if (by_count.size() > 1) {
-    const size_t most = by_count.rbegin()->first;
-    for (const NodeSummary& n : nodes) {
-      if (n.hca.disabled || !n.rdma_read || n.hca.ports.size() == most) continue;
-      std::vector<std::string> missing;
-      for (const std::string& p : all_ports) {
-        if (std::find(n.hca.ports.begin(), n.hca.ports.end(), p) == n.hca.ports.end()) missing.push_back(p);
-      }
-      report.findings.push_back(Finding{Severity::kError, "rdma", n.host,
-                                        fmt::format("{} RDMA port{} in use, other nodes use {}: missing {}{}", n.hca.ports.size(),
-                                                    n.hca.ports.size() == 1 ? "" : "s", most, Join(missing),
-                                                    n.hca.ignored_down.empty() ? "" : " (down: " + Join(n.hca.ignored_down) + ")"),
-                                        "bring the missing port up or drain the node: rings through it run at a fraction of "
-                                        "the others' bandwidth"});
+  size_t usual = 0, most_hosts = 0;
+  for (const auto& [count, hosts] : hosts_with) {
+    if (hosts >= most_hosts) {  // ties go to the larger count
+      usual = count;
+      most_hosts = hosts;
     }
+  }
+  for (const NodeSummary& n : nodes) {
+    if (n.hca.disabled || !n.rdma_read || n.hca.ports.size() >= usual) continue;
+    std::vector<std::string> missing;
+    for (const std::string& p : all_ports) {
+      if (std::find(n.hca.ports.begin(), n.hca.ports.end(), p) == n.hca.ports.end()) missing.push_back(p);
+    }
+    report.findings.push_back(Finding{Severity::kError, "rdma", n.host,
+                                      fmt::format("{} RDMA port{} in use, other nodes use {}: missing {}{}", n.hca.ports.size(),
+                                                  n.hca.ports.size() == 1 ? "" : "s", usual, Join(missing),
+                                                  n.hca.ignored_down.empty() ? "" : " (down: " + Join(n.hca.ignored_down) + ")"),
+                                      "bring the missing port up or drain the node: rings through it run at a fraction of "
+                                      "the others' bandwidth"});
   }
 }
 

@@ -24,6 +24,15 @@ std::string WheelCuda(const std::string& version) {
 
 int Major(const std::string& v) { return std::atoi(v.c_str()); }
 
+// "18000000 s = 208.3 days", "1800 s = 30 min": timeouts span seconds to months.
+std::string Duration(Seconds t) {
+  const double s = t.s();
+  if (s >= 86400) return fmt::format("{:.0f} s = {:.1f} days", s, s / 86400);
+  if (s >= 3600) return fmt::format("{:.0f} s = {:.1f} h", s, s / 3600);
+  if (s >= 60) return fmt::format("{:.0f} s = {:.0f} min", s, s / 60);
+  return FormatSeconds(t);
+}
+
 bool RunsOn(const std::vector<std::string>& wheels, const std::string& cuda) {
   return std::any_of(wheels.begin(), wheels.end(), [&](const std::string& c) { return CompareVersions(c, cuda) <= 0; });
 }
@@ -104,8 +113,8 @@ void CheckSoftware(const std::vector<NodeState>& nodes, const CudaCompat& compat
       for (const std::string& c : release->second) wheels += (wheels.empty() ? "" : " or ") + c;
       report.findings.push_back(Finding{
           Severity::kError, "cuda-compat", n.host,
-          fmt::format("{} {} needs CUDA {}; driver {} supports CUDA {} (source: {})", name, version, wheels,
-                      n.driver_version, n.cuda_version, p->second.source),
+          fmt::format("{} {} needs CUDA {}; driver {} supports CUDA {} (data/preflight/cuda_compat.yaml, with its source)",
+                  name, version, wheels, n.driver_version, n.cuda_version),
           NewestRunnable(p->second, n.cuda_version) == "none"
               ? fmt::format("no {} release runs on this driver: upgrade the driver", name)
               : fmt::format("install {} {} (the newest that runs on CUDA {}), or upgrade the driver", name,
@@ -118,12 +127,13 @@ void CheckTimeouts(const std::vector<NodeState>& nodes, const Rules& rules,
                    const std::vector<hang::FrameworkTimeout>& timeouts, const PreflightOptions& options,
                    PreflightReport& report) {
   std::string cmdline = options.launch;
+  std::string whose = "the --launch command";
   std::map<std::string, std::string> env;
   for (const NodeState& n : nodes) {
     for (const ProcessInfo& p : n.processes) {
-      if (!p.trainer() || !p.exists) continue;
-      if (cmdline.empty()) cmdline = p.cmdline;
-      break;
+      if (!p.trainer() || !p.exists || !cmdline.empty()) continue;
+      cmdline = p.cmdline;
+      whose = fmt::format("the command line of trainer pid {} on {}", p.pid, n.host);
     }
   }
   if (!nodes.empty()) env = ValuesOf(EffectiveEnvWithOrigin(nodes[0]));
@@ -146,21 +156,22 @@ void CheckTimeouts(const std::vector<NodeState>& nodes, const Rules& rules,
   t.framework = f->name;
   if (auto flag = hang::TimeoutFromCommandLine(*f, cmdline)) {
     t.collective_timeout = *flag;
-    t.from = fmt::format("{} on the command line", f->flag);
+    t.from = fmt::format("{} in {}", f->flag, whose);
   } else {
     t.collective_timeout = f->default_timeout;
-    t.from = fmt::format("{}'s default ({})", f->name, f->source);
+    t.from = fmt::format("{}'s default, no {} in {}", f->name, f->flag.empty() ? "timeout" : f->flag, whose);
   }
+  t.source = f->source;
   report.timeout = t;
   if (t.collective_timeout > rules.max_collective_timeout) {
     const double in_units = rules.max_collective_timeout / f->flag_unit;
     report.findings.push_back(Finding{
         Severity::kWarning, "timeout", "",
-        fmt::format("the collective timeout is {} ({}, {}): a rank that dies or OOMs leaves the others waiting that "
+        fmt::format("the collective timeout is {} ({}): a rank that dies or OOMs leaves the others waiting that "
                     "long before the NCCL watchdog reports anything",
-                    FormatSeconds(t.collective_timeout), f->name, t.from),
+                    Duration(t.collective_timeout), t.from),
         f->flag.empty() ? "pass timeout=datetime.timedelta(minutes=30) to init_process_group"
-                        : fmt::format("{} {:.0f} ({})", f->flag, in_units, FormatSeconds(rules.max_collective_timeout))});
+                        : fmt::format("{} {:.0f} ({})", f->flag, in_units, Duration(rules.max_collective_timeout))});
   }
 }
 

@@ -52,6 +52,7 @@ Json ReportToJson(const PreflightReport& r) {
     t["framework"] = r.timeout->framework;
     t["collective_timeout_s"] = RoundSig(r.timeout->collective_timeout.s());
     t["from"] = r.timeout->from;
+    t["source"] = r.timeout->source;
     t["ib_retry_window_s"] = RoundSig(r.timeout->ib_retry_window.s());
     t["ib_formula"] = r.timeout->ib_formula;
     j["timeouts"] = t;
