@@ -10,8 +10,8 @@
 namespace strata {
 namespace {
 
-const std::vector<std::string> kCommands = {"model", "mfu",  "memory", "map",
-                                            "comm",  "hang", "collect"};
+const std::vector<std::string> kCommands = {"model", "mfu",  "memory",  "map",      "comm",
+                                            "hang",  "collect", "preflight", "checkpoint"};
 
 TEST(CliTable, EveryCommandHasHelpAndRejectsUnknownFlags) {
   for (const auto& command : kCommands) {

@@ -7,6 +7,7 @@
 
 #include "strata/cli/cli_common.h"
 #include "strata/cli/commands.h"
+#include "strata/cli/node_state_collect.h"
 #include "strata/core/units.h"
 #include "strata/hang/collect/collect.h"
 #include "strata/hang/analysis/stack_tree.h"
@@ -35,7 +36,11 @@ int RunCollect(int argc, char** argv) {
   app.add_flag("--native", options.native, "py-spy --native: C/C++ frames too (NCCL, slower)");
   app.add_option("--host", options.host, "the bundle's name (default: this host's name)");
   app.add_option("--proc-root", options.proc_root, "the /proc tree to read (tests)")->capture_default_str();
+  bool node_state = false;
+  app.add_flag("--node-state", node_state,
+               "collect this node's state for 'strata preflight' instead (GPUs, NICs, RDMA, shell env, versions)");
   if (auto code = ParseArgs(app, argc, argv)) return *code;
+  if (node_state) return RunCollectNodeState(options.out_dir, options.host, options.proc_root, timeout_text);
 
   auto timeout = ParseSeconds(timeout_text);
   if (!timeout.ok()) return ReportError(Error(timeout.error()).InField("--timeout"));

@@ -23,6 +23,8 @@ const std::vector<Command>& Commands() {
       {"comm", "cost of one collective on a cluster (time, algbw, busbw)", RunComm},
       {"hang", "find the culprit rank of a hung job from collected evidence", RunHang},
       {"collect", "collect hang evidence on this node (py-spy, env, logs)", RunCollect},
+      {"preflight", "check node snapshots before a launch (GPUs, NCCL env, NICs)", RunPreflight},
+      {"checkpoint", "checkpoint size, write/load time and the interval to take one", RunCheckpoint},
   };
   return kCommands;
 }

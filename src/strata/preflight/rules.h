@@ -1,0 +1,55 @@
+// The data behind the preflight's judgements: thresholds and dangerous settings
+// (data/preflight/rules.yaml) and which CUDA each framework release needs
+// (data/preflight/cuda_compat.yaml). Both are read strictly: unknown keys are errors.
+#ifndef STRATA_PREFLIGHT_RULES_H_
+#define STRATA_PREFLIGHT_RULES_H_
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "strata/core/result.h"
+#include "strata/core/units.h"
+
+namespace strata::preflight {
+
+enum class Severity { kError, kWarning };
+std::string_view SeverityName(Severity s);  // "error", "warning"
+
+struct DangerousSetting {
+  std::string variable;
+  std::vector<std::string> values;  // empty: any value
+  Severity severity = Severity::kWarning;
+  std::string why;
+  std::string fix;
+  std::string source;
+};
+
+struct Rules {
+  Bytes dirty_memory;
+  Seconds release_wait;
+  Seconds max_collective_timeout;
+  std::map<std::string, std::string> sources;
+  std::vector<DangerousSetting> dangerous;
+};
+
+struct PackageReleases {
+  std::string source;
+  /// version ("2.11", or "any") -> CUDA versions with a wheel ("12.8")
+  std::vector<std::pair<std::string, std::vector<std::string>>> releases;
+};
+
+struct CudaCompat {
+  std::map<std::string, PackageReleases> packages;  // "torch", "vllm", "sglang"
+};
+
+Result<Rules> LoadRules(const std::string& path = "");
+Result<CudaCompat> LoadCudaCompat(const std::string& path = "");
+
+/// Compares dotted versions numerically: "2.10" > "2.9", "12.8" < "12.9". Non-numeric parts
+/// compare as 0.
+int CompareVersions(const std::string& a, const std::string& b);
+
+}  // namespace strata::preflight
+
+#endif  // STRATA_PREFLIGHT_RULES_H_
