@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "strata/core/units.h"
-#include "strata/hang/framework_timeouts.h"
+#include "strata/hang/analysis/framework_timeouts.h"
 #include "strata/preflight/nccl_select.h"
 #include "strata/preflight/node_state.h"
 #include "strata/preflight/rules.h"

@@ -10,7 +10,7 @@
 #include <fmt/format.h>
 
 #include "strata/core/file_io.h"
-#include "strata/hang/collect.h"
+#include "strata/hang/collect/collect.h"
 #include "strata/preflight/bundle.h"
 #include "strata/preflight/env_parse.h"
 #include "strata/preflight/run_command.h"
