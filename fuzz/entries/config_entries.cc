@@ -6,7 +6,7 @@
 #include "entries/fuzz_entries.h"
 #include "strata/comm/collective.h"
 #include "strata/comm/collective_cost.h"
-#include "strata/comm/map_report.h"
+#include "strata/report/map_report.h"
 #include "strata/core/units.h"
 #include "strata/hw/bandwidth_map.h"
 #include "strata/hw/cluster.h"
