@@ -352,6 +352,12 @@ Verdict Analyze(const EvidenceSet& ev, const AnalyzeOptions& options) {
   }
   for (const RasReport& ras : ev.ras) {
     for (const RasProcess& p : ras.dead_or_unreachable) {
+      if (p.status == "INCOMPLETE") {  // it did not answer RAS in time: alive as far as we know
+        v.notes.push_back(fmt::format("NCCL RAS: process {} on {} is INCOMPLETE (its data is missing; "
+                                      "not reported dead or unreachable)",
+                                      p.pid, p.host));
+        continue;
+      }
       bool placed = false;
       for (const RankView& view : views) {
         if (view.evidence->process.pid == p.pid && (p.host.empty() || view.evidence->host.empty() ||
