@@ -150,6 +150,27 @@ TEST(Analyze, RasDeadProcessIsMappedToItsRankByPid) {
   EXPECT_EQ(v.culprit->ranks, std::vector<int64_t>{1});
 }
 
+// NCCL RAS keeps INCOMPLETE (a process whose data did not arrive in time) apart from DEAD and
+// UNREACHABLE: such a process is not dead, and its rank must not be reported as dead.
+TEST(Analyze, RasIncompleteProcessIsNotDead) {
+  EvidenceSet set;
+  for (int64_t r = 0; r < 2; ++r) {
+    RankEvidence e;
+    e.process.pid = 100 + r;
+    e.process.rank = r;
+    e.process.world_size = 2;
+    e.host = "10.10.0.13";
+    set.ranks.push_back(e);
+  }
+  RasReport ras;
+  ras.dead_or_unreachable.push_back({"10.10.0.13", 101, std::nullopt, 1, "INCOMPLETE"});
+  set.ras.push_back(ras);
+  const Verdict v = Analyze(set, {});
+  EXPECT_TRUE(v.dead.empty());
+  ASSERT_FALSE(v.notes.empty());
+  EXPECT_NE(v.notes.back().find("INCOMPLETE"), std::string::npos) << v.notes.back();
+}
+
 TEST(Analyze, NoEvidenceIsNoVerdictNotACrash) {
   const Verdict v = Analyze(EvidenceSet{}, {});
   EXPECT_FALSE(v.hang);

@@ -158,7 +158,7 @@ std::map<std::string, std::string> Misses() {
 
 std::string AccuracyDocument(const Results& r, const std::map<std::string, std::string>& misses) {
   size_t right = 0;
-  for (const std::string& c : r.cases) right += r.outcome.at(c).wrong.empty() ? 1 : 0;
+  for (const std::string& c : r.cases) right += r.outcome.at(c).wrong.empty() ? 1u : 0u;
   std::string rows;
   for (const std::string& c : r.cases) {
     const Expected& e = r.expected.at(c);

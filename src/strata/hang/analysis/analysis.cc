@@ -130,13 +130,18 @@ std::vector<StackGroup> BuildGroups(const std::vector<RankView>& views) {
 }
 
 // The iteration that stalled: one after the last "iteration N" line; 1 when complete logs have
-// none (the first step never finished); unknown without logs.
-std::optional<int64_t> StalledStep(const EvidenceSet& ev) {
+// none and the stacks show the ranks inside a training step (the first step never finished: the
+// absence of a line counts only once training is known to have started); else unknown.
+std::optional<int64_t> StalledStep(const EvidenceSet& ev, const std::vector<StackGroup>& groups) {
   std::optional<int64_t> last;
   for (const LogSignal& s : ev.log_signals) {
     if (s.kind == LogSignalKind::kIteration) last = std::max(last.value_or(0), s.value);
   }
   if (last) return *last + 1;
+  const bool in_a_step = std::any_of(groups.begin(), groups.end(), [](const StackGroup& g) {
+    return g.activity.phase == "forward" || g.activity.phase == "backward" || g.activity.phase == "optimizer step";
+  });
+  if (!in_a_step) return std::nullopt;
   for (const LoadedLog& l : ev.logs) {
     if (l.complete) return 1;
   }
@@ -362,6 +367,12 @@ Verdict Analyze(const EvidenceSet& ev, const AnalyzeOptions& options) {
   }
   for (const RasReport& ras : ev.ras) {
     for (const RasProcess& p : ras.dead_or_unreachable) {
+      if (p.status == "INCOMPLETE") {  // it did not answer RAS in time: alive as far as we know
+        v.notes.push_back(fmt::format("NCCL RAS: process {} on {} is INCOMPLETE (its data is missing; "
+                                      "not reported dead or unreachable)",
+                                      p.pid, p.host));
+        continue;
+      }
       bool placed = false;
       for (const RankView& view : views) {
         if (view.evidence->process.pid == p.pid && (p.host.empty() || view.evidence->host.empty() ||
@@ -395,7 +406,7 @@ Verdict Analyze(const EvidenceSet& ev, const AnalyzeOptions& options) {
   v.groups = BuildGroups(still);
   v.pg_stalls = StallsFromFlightRecorder(ev.fr_dumps);
   for (PgStall& s : StallsFromWatchdog(ev.watchdog)) v.pg_stalls.push_back(std::move(s));
-  const std::optional<int64_t> step = StalledStep(ev);
+  const std::optional<int64_t> step = StalledStep(ev, v.groups);
   std::vector<int64_t> dead_or_missing = v.dead;
   dead_or_missing.insert(dead_or_missing.end(), v.missing.begin(), v.missing.end());
   Sort(dead_or_missing);

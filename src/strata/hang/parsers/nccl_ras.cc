@@ -196,7 +196,9 @@ class TextParser {
         return;
       case Block::kIncompleteProcesses:
         if (line.starts_with("Process ")) {
-          report_.dead_or_unreachable.push_back(ReadProcess(line, "UNREACHABLE"));
+          // "Missing communicator data from N job processes": no answer in time, not a lost
+          // connection. Kept apart from UNREACHABLE and DEAD.
+          report_.dead_or_unreachable.push_back(ReadProcess(line, "INCOMPLETE"));
         }
         return;
       case Block::kTimeout:
