@@ -156,8 +156,9 @@ TEST_F(HostileFiles, JsonNestedOneHundredThousandDeep) {
   const CliRun model = RunGuarded({"model", config});
   EXPECT_EQ(model.exit_code, 2) << model.err;
   EXPECT_NE(model.err.find(config), std::string::npos) << model.err;
-  // `hang` sniffs it as py-spy JSON and refuses the depth; nothing readable is left: exit 2.
-  const std::string dump = Write("rank0.json", deep);
+  // As a Flight Recorder dump (sniffed by its "entries" key) `hang` refuses the depth before
+  // parsing; nothing readable is left: exit 2.
+  const std::string dump = Write("rank0.json", "{\"entries\": " + deep + "}");
   const CliRun hang = RunGuarded({"hang", dump});
   EXPECT_EQ(hang.exit_code, 2) << hang.err;
   EXPECT_NE(hang.err.find("deeper than"), std::string::npos) << hang.err;
