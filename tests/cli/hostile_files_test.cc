@@ -22,7 +22,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct Run {
+struct CliRun {
   int exit_code = -1;
   std::string err;
 };
@@ -42,7 +42,7 @@ constexpr bool kAddressSanitizer = false;
 // Runs strata with a hang guard (SIGALRM after 60 s, which a blocked read would hit: exit 142)
 // and, outside AddressSanitizer (whose shadow memory needs a huge address space), 1 GiB of
 // address space: reading a 2 GB file or expanding a bomb would fail with a crash, not pass.
-Run RunGuarded(const std::vector<std::string>& args) {
+CliRun RunGuarded(const std::vector<std::string>& args) {
   const std::string err_path = ::testing::TempDir() + "strata-hostile-stderr";
   const pid_t pid = fork();
   if (pid == 0) {
@@ -65,7 +65,7 @@ Run RunGuarded(const std::vector<std::string>& args) {
   }
   int status = 0;
   waitpid(pid, &status, 0);
-  Run run;
+  CliRun run;
   run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   std::ifstream in(err_path);
   run.err.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
@@ -89,7 +89,7 @@ class HostileFiles : public ::testing::Test {
 };
 
 // Exit 2 and a message naming the file and containing `reason`.
-void ExpectRefused(const Run& run, const std::string& file, const std::string& reason) {
+void ExpectRefused(const CliRun& run, const std::string& file, const std::string& reason) {
   EXPECT_EQ(run.exit_code, 2) << run.err;
   EXPECT_NE(run.err.find(file), std::string::npos) << run.err;
   EXPECT_NE(run.err.find(reason), std::string::npos) << run.err;
@@ -141,11 +141,11 @@ TEST_F(HostileFiles, YamlAliasBomb) {
             ", " + p + ", " + p + ", " + p + ", " + p + ", " + p + ", " + p + "]\n";
   }
   const std::string job = Write("job.yaml", yaml + "model: *a9\n");
-  const Run memory = RunGuarded({"memory", job});
+  const CliRun memory = RunGuarded({"memory", job});
   EXPECT_EQ(memory.exit_code, 2) << memory.err;
   EXPECT_NE(memory.err.find(job), std::string::npos) << memory.err;
   const std::string cluster = Write("cluster.yaml", yaml + "name: *a9\n");
-  const Run map = RunGuarded({"map", "--cluster", cluster});
+  const CliRun map = RunGuarded({"map", "--cluster", cluster});
   EXPECT_EQ(map.exit_code, 2) << map.err;
   EXPECT_NE(map.err.find(cluster), std::string::npos) << map.err;
 }
@@ -153,12 +153,13 @@ TEST_F(HostileFiles, YamlAliasBomb) {
 TEST_F(HostileFiles, JsonNestedOneHundredThousandDeep) {
   const std::string deep = std::string(100000, '[') + std::string(100000, ']');
   const std::string config = Write("config.json", deep);
-  const Run model = RunGuarded({"model", config});
+  const CliRun model = RunGuarded({"model", config});
   EXPECT_EQ(model.exit_code, 2) << model.err;
   EXPECT_NE(model.err.find(config), std::string::npos) << model.err;
-  // `hang` sniffs it as py-spy JSON and refuses the depth; nothing readable is left: exit 2.
-  const std::string dump = Write("rank0.json", deep);
-  const Run hang = RunGuarded({"hang", dump});
+  // As a Flight Recorder dump (sniffed by its "entries" key) `hang` refuses the depth before
+  // parsing; nothing readable is left: exit 2.
+  const std::string dump = Write("rank0.json", "{\"entries\": " + deep + "}");
+  const CliRun hang = RunGuarded({"hang", dump});
   EXPECT_EQ(hang.exit_code, 2) << hang.err;
   EXPECT_NE(hang.err.find("deeper than"), std::string::npos) << hang.err;
 }
@@ -175,7 +176,7 @@ TEST_F(HostileFiles, PickleStringBombIsRefusedWithTheLimitItHit) {
   }
   pickle += ".";
   const std::string file = Write("fr_trace_rank_0", pickle);
-  const Run hang = RunGuarded({"hang", file});
+  const CliRun hang = RunGuarded({"hang", file});
   EXPECT_EQ(hang.exit_code, 2) << hang.err;
   EXPECT_NE(hang.err.find(file), std::string::npos) << hang.err;
   // The budget: 64 bytes per byte of the 16,522-byte pickle = 1,057,408 bytes.
