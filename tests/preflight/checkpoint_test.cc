@@ -2,15 +2,16 @@
 // TP1 PP1 EP8 DP40, bf16 weights, fp32 master weights and Adam moments, distributed optimizer,
 // NFS at 1 GB/s per node: data/clusters/h20-5x8.yaml). Expected values derived by hand:
 //   unique parameters = text non-expert 2,448,355,968 + experts 32,212,254,720 + vision
-//     446,571,248 = 35,107,181,936 (../shared/reference/seed-case.md; the per-GPU count 6,921,459,056
-//     is the same split with experts / 8)
+//     446,571,248 = 35,107,181,936 (../shared/reference/seed-case.md; the per-GPU count
+//     6,921,459,056 is the same split with experts / 8)
 //   weights = 2 B x 35,107,181,936 = 70,214,363,872 B (70.21 GB)
 //   optimizer = (4 B master + 2 x 4 B moments) x 35,107,181,936 = 421,286,183,232 B
 //   megatron checkpoint = 14 B x 35,107,181,936 = 491,500,547,104 B; write over 5 nodes x 1 GB/s
 //     = 98.30 s; HF safetensors 70.21 GB by one writer at 1 GB/s = 70.21 s
 //   MTBF = 3600 s / (1.9733e-5 x 40) = 4,560,888 s (52.8 days)
 //   Young = sqrt(2 x 98.30 x 4,560,888) = 29,944 s (8.32 h); Daly = 29,879 s (8.30 h)
-//   lost = 98.30/29,879 + (29,879/2 + 98.30)/4,560,888 = 0.6587 % -> x 40 GPUs x 24 h = 6.32 GPU-h/day
+//   lost = 98.30/29,879 + (29,879/2 + 98.30)/4,560,888 = 0.6587 % -> x 40 GPUs x 24 h = 6.32
+//   GPU-h/day
 #include "strata/preflight/checkpoint.h"
 
 #include <gtest/gtest.h>
@@ -65,7 +66,8 @@ TEST(Checkpoint, TimesOnTheNfsLevel) {
 }
 
 TEST(Checkpoint, YoungAndDalyInterval) {
-  const CheckpointInterval c = ComputeInterval(1.9733e-5, 40, Seconds::Of(98.3001094208), Seconds::Of(98.3001094208));
+  const CheckpointInterval c =
+      ComputeInterval(1.9733e-5, 40, Seconds::Of(98.3001094208), Seconds::Of(98.3001094208));
   EXPECT_NEAR(c.mtbf.s(), 4560887.85, 0.1);
   EXPECT_NEAR(c.young.s(), 29944.47, 0.1);
   EXPECT_NEAR(c.daly.s(), 29878.98, 0.1);

@@ -5,14 +5,13 @@
 // The fake pids are above Linux's largest pid (2^22), so they name no real process.
 #include "strata/preflight/collect_node.h"
 
+#include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 #include <map>
-
-#include <gtest/gtest.h>
 
 #include "strata/preflight/bundle.h"
 #include "support/golden.h"
@@ -34,16 +33,19 @@ std::string Nul(std::initializer_list<std::string> parts) {
 }
 
 // path -> (size, mtime, permissions) of every entry under `root` except `skip`.
-std::map<std::string, std::tuple<uintmax_t, int64_t, unsigned>> Snapshot(const fs::path& root, const fs::path& skip) {
+std::map<std::string, std::tuple<uintmax_t, int64_t, unsigned>> Snapshot(const fs::path& root,
+                                                                         const fs::path& skip) {
   std::map<std::string, std::tuple<uintmax_t, int64_t, unsigned>> out;
-  for (auto it = fs::recursive_directory_iterator(root); it != fs::recursive_directory_iterator(); ++it) {
+  for (auto it = fs::recursive_directory_iterator(root); it != fs::recursive_directory_iterator();
+       ++it) {
     if (it->path() == skip) {
       it.disable_recursion_pending();
       continue;
     }
     struct stat st {};
     ::lstat(it->path().c_str(), &st);
-    out[it->path().string()] = {it->is_regular_file() ? it->file_size() : 0, static_cast<int64_t>(st.st_mtime),
+    out[it->path().string()] = {it->is_regular_file() ? it->file_size() : 0,
+                                static_cast<int64_t>(st.st_mtime),
                                 static_cast<unsigned>(st.st_mode)};
   }
   return out;
@@ -58,29 +60,47 @@ class CollectNodeTest : public ::testing::Test {
     // Each tool answers only the exact query the collector should make; anything else exits 3.
     Write(bin / "nvidia-smi",
           "#!/bin/sh\ncase \"$*\" in\n"
-          "'') echo '| NVIDIA-SMI 570.133.20             Driver Version: 570.133.20     CUDA Version: 12.8     |';;\n"
-          "'--query-gpu=" + std::string(kGpuQuery) + " --format=csv')\n"
-          "  echo 'index, uuid, name, memory.used [MiB], memory.total [MiB], utilization.gpu [%], "
-          "clocks_throttle_reasons.active, ecc.errors.uncorrected.volatile.total, retired_pages.pending'\n"
-          "  echo '0, GPU-0, NVIDIA H20, 81922 MiB, 97871 MiB, 0 %, 0x0000000000000001, 0, No';;\n"
-          "'--query-compute-apps=pid,process_name,used_gpu_memory,gpu_uuid --format=csv')\n"
-          "  echo 'pid, process_name, used_gpu_memory [MiB], gpu_uuid'\n"
-          "  echo '9000100, /usr/bin/python3, 40960 MiB, GPU-0'\n"
-          "  echo '9000999, [Not Found], 40960 MiB, GPU-0';;\n"
-          "*) exit 3;;\nesac\n",
+          "'') echo '| NVIDIA-SMI 570.133.20             Driver Version: 570.133.20     CUDA "
+          "Version: 12.8     |';;\n"
+          "'--query-gpu=" +
+              std::string(kGpuQuery) +
+              " --format=csv')\n"
+              "  echo 'index, uuid, name, memory.used [MiB], memory.total [MiB], utilization.gpu "
+              "[%], "
+              "clocks_throttle_reasons.active, ecc.errors.uncorrected.volatile.total, "
+              "retired_pages.pending'\n"
+              "  echo '0, GPU-0, NVIDIA H20, 81922 MiB, 97871 MiB, 0 %, 0x0000000000000001, 0, "
+              "No';;\n"
+              "'--query-compute-apps=pid,process_name,used_gpu_memory,gpu_uuid --format=csv')\n"
+              "  echo 'pid, process_name, used_gpu_memory [MiB], gpu_uuid'\n"
+              "  echo '9000100, /usr/bin/python3, 40960 MiB, GPU-0'\n"
+              "  echo '9000999, [Not Found], 40960 MiB, GPU-0';;\n"
+              "*) exit 3;;\nesac\n",
           true);
     Write(bin / "ip",
           "#!/bin/sh\ncase \"$*\" in\n"
-          "'-j addr') echo '[{\"ifindex\":2,\"ifname\":\"ens1np0\",\"flags\":[\"UP\",\"LOWER_UP\"],\"operstate\":\"UP\","
-          "\"addr_info\":[{\"family\":\"inet\",\"local\":\"192.168.1.11\",\"prefixlen\":24,\"scope\":\"global\"}]}]';;\n"
+          "'-j addr') echo "
+          "'[{\"ifindex\":2,\"ifname\":\"ens1np0\",\"flags\":[\"UP\",\"LOWER_UP\"],\"operstate\":"
+          "\"UP\","
+          "\"addr_info\":[{\"family\":\"inet\",\"local\":\"192.168.1.11\",\"prefixlen\":24,"
+          "\"scope\":\"global\"}]}]';;\n"
           "'-j route') echo '[{\"dst\":\"192.168.1.0/24\",\"dev\":\"ens1np0\"}]';;\n"
           "*) exit 3;;\nesac\n",
           true);
-    Write(bin / "ibdev2netdev", "#!/bin/sh\n[ $# -eq 0 ] || exit 3\necho 'mlx5_1 port 1 ==> ens1np0 (Up)'\n", true);
-    Write(bin / "rdma", "#!/bin/sh\n[ \"$*\" = link ] || exit 3\necho 'link mlx5_1/1 state ACTIVE physical_state LINK_UP netdev ens1np0'\n", true);
-    Write(bin / "dmesg", "#!/bin/sh\n[ $# -eq 0 ] || exit 3\necho '[  1.0] eth0: up'\n"
-                         "echo '[  2.0] NVRM: Xid (PCI:0000:3b:00): 79, pid=1, GPU has fallen off the bus.'\n", true);
-    Write(bin / "python3", "#!/bin/sh\n[ \"$1\" = -c ] || exit 3\necho 'torch 2.11.0+cu128'\necho 'vllm -'\necho 'sglang -'\n", true);
+    Write(bin / "ibdev2netdev",
+          "#!/bin/sh\n[ $# -eq 0 ] || exit 3\necho 'mlx5_1 port 1 ==> ens1np0 (Up)'\n", true);
+    Write(bin / "rdma",
+          "#!/bin/sh\n[ \"$*\" = link ] || exit 3\necho 'link mlx5_1/1 state ACTIVE physical_state "
+          "LINK_UP netdev ens1np0'\n",
+          true);
+    Write(bin / "dmesg",
+          "#!/bin/sh\n[ $# -eq 0 ] || exit 3\necho '[  1.0] eth0: up'\n"
+          "echo '[  2.0] NVRM: Xid (PCI:0000:3b:00): 79, pid=1, GPU has fallen off the bus.'\n",
+          true);
+    Write(bin / "python3",
+          "#!/bin/sh\n[ \"$1\" = -c ] || exit 3\necho 'torch 2.11.0+cu128'\necho 'vllm -'\necho "
+          "'sglang -'\n",
+          true);
     fs::create_symlink("/bin/bash", bin / "bash");
     // The GID table from sysfs (no show_gids on this node): index 3 = RoCE v2 of 192.168.1.11.
     const fs::path port = root_ / "sys" / "class" / "infiniband" / "mlx5_1" / "ports" / "1";
@@ -93,16 +113,19 @@ class CollectNodeTest : public ::testing::Test {
     // Shell files: the global bashrc of incident 6; the user's bashrc returns early when the
     // shell is not interactive, as Debian's default one does.
     Write(root_ / "etc" / "profile", "export NCCL_SOCKET_IFNAME==ens1np0\n");
-    Write(root_ / "etc" / "bash.bashrc", "export NCCL_SOCKET_IFNAME=eth0\nexport NCCL_DEBUG=INFO\n");
+    Write(root_ / "etc" / "bash.bashrc",
+          "export NCCL_SOCKET_IFNAME=eth0\nexport NCCL_DEBUG=INFO\n");
     Write(root_ / "etc" / "nccl.conf", "NCCL_IB_TIMEOUT=22\n");
     Write(root_ / "home" / ".bashrc",
-          "export NCCL_IB_HCA==mlx5_1\ncase $- in *i*) ;; *) return;; esac\nexport NCCL_DEBUG_SUBSYS=ALL\n");
+          "export NCCL_IB_HCA==mlx5_1\ncase $- in *i*) ;; *) return;; esac\nexport "
+          "NCCL_DEBUG_SUBSYS=ALL\n");
     Write(root_ / "home" / ".profile", "export CUDA_DEVICE_MAX_CONNECTIONS=1\n");
     // /proc: one trainer, one other process.
     const fs::path trainer = root_ / "proc" / "9000100";
     Write(trainer / "cmdline", Nul({"/usr/bin/python3", "train.py"}));
     Write(trainer / "environ", Nul({"RANK=3", "NCCL_SOCKET_IFNAME==ens1np0", "SECRET_TOKEN=x"}));
-    Write(trainer / "status", "Name:\tpython3\nState:\tS (sleeping)\nUid:\t1000\t1000\t1000\t1000\n");
+    Write(trainer / "status",
+          "Name:\tpython3\nState:\tS (sleeping)\nUid:\t1000\t1000\t1000\t1000\n");
     Write(root_ / "proc" / "9000400" / "cmdline", Nul({"vim"}));
     Write(root_ / "proc" / "9000400" / "environ", Nul({"HOME=/root"}));
     fs::create_directories(root_ / "out");
@@ -132,12 +155,14 @@ TEST_F(CollectNodeTest, WritesOnlyItsBundleAndChangesNothingOnTheNode) {
   ASSERT_TRUE(result.ok()) << result.error().Format();
   EXPECT_EQ(Snapshot(root_, root_ / "out"), before);  // no file outside --out created or touched
   std::vector<std::string> in_out;
-  for (const auto& e : fs::directory_iterator(root_ / "out")) in_out.push_back(e.path().filename().string());
+  for (const auto& e : fs::directory_iterator(root_ / "out"))
+    in_out.push_back(e.path().filename().string());
   EXPECT_EQ(in_out, std::vector<std::string>{"node-a"});  // no staging directory or temp file left
   // No tool was called with anything but its read-only query (those exit 3 and would be noted);
   // only the missing tools are noted.
-  EXPECT_EQ(result->state.notes, (std::vector<std::string>{"ibstat.txt: ibstat not found on PATH",
-                                                           "gids.txt: show_gids not found on PATH"}));
+  EXPECT_EQ(result->state.notes,
+            (std::vector<std::string>{"ibstat.txt: ibstat not found on PATH",
+                                      "gids.txt: show_gids not found on PATH"}));
 }
 
 TEST_F(CollectNodeTest, TheBundleReadsBack) {

@@ -28,7 +28,8 @@
 namespace strata::preflight {
 namespace {
 
-NetInterface If(const std::string& name, const std::string& ip, bool running = true, const std::string& family = "inet") {
+NetInterface If(const std::string& name, const std::string& ip, bool running = true,
+                const std::string& family = "inet") {
   NetInterface n;
   n.name = name;
   n.flags = running ? std::vector<std::string>{"BROADCAST", "MULTICAST", "UP", "LOWER_UP"}
@@ -43,8 +44,12 @@ std::vector<NetInterface> Node() {
   NetInterface lo = If("lo", "127.0.0.1");
   lo.flags = {"LOOPBACK", "UP", "LOWER_UP"};
   lo.addresses[0].prefixlen = 8;
-  return {lo, If("eth0", "10.0.0.11"), If("eth1", "10.0.1.11"), If("eth10", "10.0.10.11"),
-          If("ens1np0", "192.168.1.11"), If("docker0", "172.17.0.1")};
+  return {lo,
+          If("eth0", "10.0.0.11"),
+          If("eth1", "10.0.1.11"),
+          If("eth10", "10.0.10.11"),
+          If("ens1np0", "192.168.1.11"),
+          If("docker0", "172.17.0.1")};
 }
 
 using Env = std::map<std::string, std::string>;
@@ -77,9 +82,15 @@ TEST(NcclSelect, SocketInterfacesFollowTheDocumentedRules) {
       {"exact_list", Node(), {{"NCCL_SOCKET_IFNAME", "=eth0,eth1"}}, {"eth0", "eth1"}},
       // "^docker : Do not use any interface starting with docker"; a manual selection bypasses
       // the automatic one, so lo is selected too.
-      {"exclude_prefix", Node(), {{"NCCL_SOCKET_IFNAME", "^docker"}}, {"lo", "eth0", "eth1", "eth10", "ens1np0"}},
+      {"exclude_prefix",
+       Node(),
+       {{"NCCL_SOCKET_IFNAME", "^docker"}},
+       {"lo", "eth0", "eth1", "eth10", "ens1np0"}},
       // "^=docker0 : Do not use interface docker0."
-      {"exclude_exact", Node(), {{"NCCL_SOCKET_IFNAME", "^=docker0"}}, {"lo", "eth0", "eth1", "eth10", "ens1np0"}},
+      {"exclude_exact",
+       Node(),
+       {{"NCCL_SOCKET_IFNAME", "^=docker0"}},
+       {"lo", "eth0", "eth1", "eth10", "ens1np0"}},
       {"exclude_list", Node(), {{"NCCL_SOCKET_IFNAME", "^eth,lo"}}, {"ens1np0", "docker0"}},
       // A name that matches nothing selects nothing (NCCL: "no socket interface found").
       {"no_match", Node(), {{"NCCL_SOCKET_IFNAME", "=eth9"}}, {}},
@@ -90,7 +101,10 @@ TEST(NcclSelect, SocketInterfacesFollowTheDocumentedRules) {
       // "...unless there are no other interfaces available": docker before lo.
       {"auto_last_resort", only_local, {}, {"docker0"}},
       // One character is ignored (strlen > 1 in the source): automatic selection.
-      {"one_character", Node(), {{"NCCL_SOCKET_IFNAME", "e"}}, {"eth0", "eth1", "eth10", "ens1np0"}},
+      {"one_character",
+       Node(),
+       {{"NCCL_SOCKET_IFNAME", "e"}},
+       {"eth0", "eth1", "eth10", "ens1np0"}},
       // Only running interfaces with an address.
       {"not_running", carrier_lost, {{"NCCL_SOCKET_IFNAME", "eth"}}, {"eth1", "eth10"}},
       {"no_address", no_address, {{"NCCL_SOCKET_IFNAME", "=eth0"}}, {}},
@@ -110,7 +124,8 @@ TEST(NcclSelect, SocketAddressesAndRuleAreReported) {
   EXPECT_EQ(c.addresses, std::vector<std::string>{"192.168.1.11/24"});
   EXPECT_EQ(c.rule, "NCCL_SOCKET_IFNAME==ens1np0");
   EXPECT_EQ(PredictSocketInterfaces(Node(), {}).rule,
-            "automatic: no 'ib' interface, so every running interface except docker*, lo*, virbr* in address order");
+            "automatic: no 'ib' interface, so every running interface except docker*, lo*, virbr* "
+            "in address order");
 }
 
 std::vector<RdmaPort> Hcas() {
@@ -138,7 +153,9 @@ TEST(NcclSelect, IbHcaListFollowsTheDocumentedRules) {
       {"exact_ports", {{"NCCL_IB_HCA", "=mlx5_0:1,mlx5_1:1"}}, {"mlx5_0:1", "mlx5_1:1"}},
       {"port_filter", {{"NCCL_IB_HCA", "=mlx5_10:2"}}, {"mlx5_10:2"}},
       // "^=mlx5_1,mlx5_4 : Do not use cards mlx5_1 and mlx5_4."
-      {"exclude_exact", {{"NCCL_IB_HCA", "^=mlx5_1,mlx5_4"}}, {"mlx5_0:1", "mlx5_10:1", "mlx5_10:2"}},
+      {"exclude_exact",
+       {{"NCCL_IB_HCA", "^=mlx5_1,mlx5_4"}},
+       {"mlx5_0:1", "mlx5_10:1", "mlx5_10:2"}},
   };
   for (const Case& c : cases) EXPECT_EQ(PredictIbPorts(Hcas(), c.env).ports, c.ports) << c.name;
   const HcaChoice named_down = PredictIbPorts(Hcas(), {{"NCCL_IB_HCA", "=mlx5_4"}});
@@ -152,10 +169,11 @@ TEST(NcclSelect, IbHcaListFollowsTheDocumentedRules) {
 // The GID table of NVIDIA/nccl #1131 (show_gids, mlx5_0 on ens3np0): per address one RoCE v1
 // and one v2 entry; 0/1 link-local, 2/3 the IPv4-mapped 11.0.0.72.
 std::vector<GidEntry> Gids1131() {
-  return {{"mlx5_0", 1, 0, "fe80:0000:0000:0000:a288:c2ff:fe5b:03ec", "", "v1", "ens3np0"},
-          {"mlx5_0", 1, 1, "fe80:0000:0000:0000:a288:c2ff:fe5b:03ec", "", "v2", "ens3np0"},
-          {"mlx5_0", 1, 2, "0000:0000:0000:0000:0000:ffff:0b00:0048", "11.0.0.72", "v1", "ens3np0"},
-          {"mlx5_0", 1, 3, "0000:0000:0000:0000:0000:ffff:0b00:0048", "11.0.0.72", "v2", "ens3np0"}};
+  return {
+      {"mlx5_0", 1, 0, "fe80:0000:0000:0000:a288:c2ff:fe5b:03ec", "", "v1", "ens3np0"},
+      {"mlx5_0", 1, 1, "fe80:0000:0000:0000:a288:c2ff:fe5b:03ec", "", "v2", "ens3np0"},
+      {"mlx5_0", 1, 2, "0000:0000:0000:0000:0000:ffff:0b00:0048", "11.0.0.72", "v1", "ens3np0"},
+      {"mlx5_0", 1, 3, "0000:0000:0000:0000:0000:ffff:0b00:0048", "11.0.0.72", "v2", "ens3np0"}};
 }
 
 TEST(NcclSelect, GidIndexIsTheSetOneOrTheRoceV2Ipv4Entry) {

@@ -17,10 +17,13 @@ using ::testing::StartsWith;
 // The header our collector asks for, with units as nvidia-smi prints them; the first row is the
 // real H20 idle row of the formats reference 2.1 (28 MiB used of 97871 MiB).
 constexpr const char* kGpuCsv =
-    "index, uuid, name, memory.used [MiB], memory.total [MiB], utilization.gpu [%], clocks_throttle_reasons.active, "
+    "index, uuid, name, memory.used [MiB], memory.total [MiB], utilization.gpu [%], "
+    "clocks_throttle_reasons.active, "
     "ecc.errors.uncorrected.volatile.total, retired_pages.pending\n"
-    "0, GPU-3f1a2b7c-0d4e-5f60-7182-93a4b5c6d7e0, NVIDIA H20, 28 MiB, 97871 MiB, 0 %, 0x0000000000000001, 0, No\n"
-    "5, GPU-8e6f70c1-5293-a4b5-c6d7-e8f90a1b2c35, NVIDIA H20, 81922 MiB, 97871 MiB, [N/A], 0x0000000000000040, 2, Yes\n";
+    "0, GPU-3f1a2b7c-0d4e-5f60-7182-93a4b5c6d7e0, NVIDIA H20, 28 MiB, 97871 MiB, 0 %, "
+    "0x0000000000000001, 0, No\n"
+    "5, GPU-8e6f70c1-5293-a4b5-c6d7-e8f90a1b2c35, NVIDIA H20, 81922 MiB, 97871 MiB, [N/A], "
+    "0x0000000000000040, 2, Yes\n";
 
 TEST(SmiParse, GpuCsvByHeaderName) {
   auto gpus = ParseGpuCsv(kGpuCsv, "gpus.csv");
@@ -37,9 +40,10 @@ TEST(SmiParse, GpuCsvByHeaderName) {
   EXPECT_EQ((*gpus)[1].ecc_uncorrected, 2);
   EXPECT_EQ((*gpus)[1].retired_pages_pending, true);
   // The reference's real shorter query reads too (column order is free).
-  auto short_query = ParseGpuCsv("index, name, memory.total [MiB], memory.used [MiB], utilization.gpu [%]\n"
-                                 "0, NVIDIA H20, 97871 MiB, 28 MiB, 0 %\n",
-                                 "g.csv");
+  auto short_query = ParseGpuCsv(
+      "index, name, memory.total [MiB], memory.used [MiB], utilization.gpu [%]\n"
+      "0, NVIDIA H20, 97871 MiB, 28 MiB, 0 %\n",
+      "g.csv");
   ASSERT_TRUE(short_query.ok());
   EXPECT_DOUBLE_EQ(*(*short_query)[0].memory_used_mib, 28);
 }
@@ -52,12 +56,19 @@ TEST(SmiParse, GpuCsvErrors) {
   };
   const std::string header = "index, uuid, memory.used [MiB]\n";
   const std::vector<Case> cases = {
-      {"truncated_row", header + "0, GPU-a, 28 MiB\n1, GPU-b", "gpus.csv:3: expected 3 cells as in the header, found 2 (a truncated file?)"},
-      {"bad_number", header + "0, GPU-a, lots MiB\n", "gpus.csv:2: memory.used: 'lots MiB' is not a number (expected e.g. '97871 MiB' or '[N/A]')"},
-      {"bad_index", header + "x, GPU-a, 1 MiB\n", "gpus.csv:2: index: GPU index 'x' is not an integer"},
-      {"no_header", "0, GPU-a, 28 MiB\n", "gpus.csv:1: the header has no 'index' column (expected the header line of nvidia-smi --query-gpu)"},
+      {"truncated_row", header + "0, GPU-a, 28 MiB\n1, GPU-b",
+       "gpus.csv:3: expected 3 cells as in the header, found 2 (a truncated file?)"},
+      {"bad_number", header + "0, GPU-a, lots MiB\n",
+       "gpus.csv:2: memory.used: 'lots MiB' is not a number (expected e.g. '97871 MiB' or "
+       "'[N/A]')"},
+      {"bad_index", header + "x, GPU-a, 1 MiB\n",
+       "gpus.csv:2: index: GPU index 'x' is not an integer"},
+      {"no_header", "0, GPU-a, 28 MiB\n",
+       "gpus.csv:1: the header has no 'index' column (expected the header line of nvidia-smi "
+       "--query-gpu)"},
       {"bad_bitmask", "index, memory.used [MiB], clocks_throttle_reasons.active\n0, 1 MiB, 4\n",
-       "gpus.csv:2: clocks_throttle_reasons.active: '4' is not a hexadecimal bitmask such as 0x0000000000000004"},
+       "gpus.csv:2: clocks_throttle_reasons.active: '4' is not a hexadecimal bitmask such as "
+       "0x0000000000000004"},
   };
   for (const Case& c : cases) {
     auto r = ParseGpuCsv(c.input, "gpus.csv");
@@ -72,10 +83,11 @@ TEST(SmiParse, GpuCsvErrors) {
 TEST(SmiParse, ComputeApps) {
   // The header of `nvidia-smi --query-compute-apps=pid,process_name,used_gpu_memory,gpu_uuid
   // --format=csv`; a pid the driver lists without a visible process reads "[Not Found]".
-  auto apps = ParseComputeAppsCsv("pid, process_name, used_gpu_memory [MiB], gpu_uuid\n"
-                                  "2291734, /usr/bin/python3.10, 81920 MiB, GPU-8e6f\n"
-                                  "2291802, [Not Found], [N/A], GPU-9f70\n",
-                                  "apps.csv");
+  auto apps = ParseComputeAppsCsv(
+      "pid, process_name, used_gpu_memory [MiB], gpu_uuid\n"
+      "2291734, /usr/bin/python3.10, 81920 MiB, GPU-8e6f\n"
+      "2291802, [Not Found], [N/A], GPU-9f70\n",
+      "apps.csv");
   ASSERT_TRUE(apps.ok()) << apps.error().Format();
   ASSERT_EQ(apps->size(), 2u);
   EXPECT_EQ((*apps)[0].pid, 2291734);
@@ -84,10 +96,13 @@ TEST(SmiParse, ComputeApps) {
   EXPECT_FALSE((*apps)[1].used_mib.has_value());
   // With noheader and no process the output is empty: no process.
   EXPECT_TRUE(ParseComputeAppsCsv("", "a.csv")->empty());
-  EXPECT_TRUE(ParseComputeAppsCsv("pid, process_name, used_gpu_memory [MiB], gpu_uuid\n", "a.csv")->empty());
-  auto cut = ParseComputeAppsCsv("pid, process_name, used_gpu_memory [MiB], gpu_uuid\n2291734, /usr/bin/py", "a.csv");
+  EXPECT_TRUE(ParseComputeAppsCsv("pid, process_name, used_gpu_memory [MiB], gpu_uuid\n", "a.csv")
+                  ->empty());
+  auto cut = ParseComputeAppsCsv(
+      "pid, process_name, used_gpu_memory [MiB], gpu_uuid\n2291734, /usr/bin/py", "a.csv");
   ASSERT_FALSE(cut.ok());
-  EXPECT_EQ(cut.error().Format(), "a.csv:2: expected 4 cells as in the header, found 2 (a truncated file?)");
+  EXPECT_EQ(cut.error().Format(),
+            "a.csv:2: expected 4 cells as in the header, found 2 (a truncated file?)");
   auto bad = ParseComputeAppsCsv("pid, gpu_uuid\nabc, GPU-1\n", "a.csv");
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.error().Format(), "a.csv:2: pid: pid 'abc' is not an integer");
@@ -96,27 +111,34 @@ TEST(SmiParse, ComputeApps) {
 TEST(SmiParse, DriverBanner) {
   // speaches-ai/speaches PR #438 (verbatim banner line).
   auto classic = ParseDriverBanner(
-      "| NVIDIA-SMI 570.133.20             Driver Version: 570.133.20     CUDA Version: 12.8     |\n", "smi.txt");
+      "| NVIDIA-SMI 570.133.20             Driver Version: 570.133.20     CUDA Version: 12.8     "
+      "|\n",
+      "smi.txt");
   ASSERT_TRUE(classic.ok());
   EXPECT_EQ(classic->driver_version, "570.133.20");
   EXPECT_EQ(classic->cuda_version, "12.8");
   // nvidia-smi -q (NVIDIA/nvidia-docker #1724): "Driver Version : 525.78.01 / CUDA Version : 12.0".
-  auto q = ParseDriverBanner("Driver Version                            : 525.78.01\n"
-                             "CUDA Version                              : 12.0\n",
-                             "q.txt");
+  auto q = ParseDriverBanner(
+      "Driver Version                            : 525.78.01\n"
+      "CUDA Version                              : 12.0\n",
+      "q.txt");
   ASSERT_TRUE(q.ok());
   EXPECT_EQ(q->driver_version, "525.78.01");
   EXPECT_EQ(q->cuda_version, "12.0");
   // Driver 610+ renamed the fields (formats reference 2.4).
   auto renamed = ParseDriverBanner(
-      "| NVIDIA-SMI 610.57.04              KMD Version: 610.57.04     CUDA UMD Version: 13.3     |\n", "n.txt");
+      "| NVIDIA-SMI 610.57.04              KMD Version: 610.57.04     CUDA UMD Version: 13.3     "
+      "|\n",
+      "n.txt");
   ASSERT_TRUE(renamed.ok());
   EXPECT_EQ(renamed->driver_version, "610.57.04");
   EXPECT_EQ(renamed->cuda_version, "13.3");
-  auto cut = ParseDriverBanner("| NVIDIA-SMI 570.133.20             Driver Version: 570.1", "smi.txt");
+  auto cut =
+      ParseDriverBanner("| NVIDIA-SMI 570.133.20             Driver Version: 570.1", "smi.txt");
   ASSERT_FALSE(cut.ok());
   EXPECT_EQ(cut.error().Format(),
-            "smi.txt: no 'Driver Version: X ... CUDA Version: Y' (or 'KMD Version' / 'CUDA UMD Version') found "
+            "smi.txt: no 'Driver Version: X ... CUDA Version: Y' (or 'KMD Version' / 'CUDA UMD "
+            "Version') found "
             "(expected the output of nvidia-smi or nvidia-smi -q)");
 }
 
@@ -124,7 +146,8 @@ TEST(SmiParse, XidLines) {
   // The NVRM Xid line layout ("NVRM: Xid (PCI:<bus>): <code>, pid=..."); other lines ignored,
   // and a line cut before its code is skipped rather than misread.
   const auto xids = ParseXidLines(
-      "[  123.456] NVRM: Xid (PCI:0000:3b:00): 79, pid=2291734, name=python3, GPU has fallen off the bus.\n"
+      "[  123.456] NVRM: Xid (PCI:0000:3b:00): 79, pid=2291734, name=python3, GPU has fallen off "
+      "the bus.\n"
       "[  124.000] eth0: link up\n"
       "[  125.000] NVRM: Xid (PCI:0000:86:00): ");
   ASSERT_EQ(xids.size(), 1u);
@@ -144,8 +167,9 @@ TEST(NetParse, IpAddrAndRoute) {
   EXPECT_FALSE((*ifs)[1].Running());
   ASSERT_EQ((*ifs)[0].addresses.size(), 1u);
   EXPECT_EQ((*ifs)[0].addresses[0].local, "10.0.0.11");
-  auto routes = ParseIpRouteJson(R"([{"dst":"default","gateway":"10.0.0.1","dev":"eth0","protocol":"static","metric":100,"flags":[]}])",
-                                 "ip-route.json");
+  auto routes = ParseIpRouteJson(
+      R"([{"dst":"default","gateway":"10.0.0.1","dev":"eth0","protocol":"static","metric":100,"flags":[]}])",
+      "ip-route.json");
   ASSERT_TRUE(routes.ok());
   EXPECT_EQ((*routes)[0].dev, "eth0");
 
@@ -155,10 +179,14 @@ TEST(NetParse, IpAddrAndRoute) {
     std::string error;
   };
   const std::vector<Case> cases = {
-      {"not_array", R"({"ifname":"eth0"})", "ip-addr.json: expected a JSON array (the output of ip -j addr)"},
-      {"no_name", R"([{"ifindex":1}])", "ip-addr.json: [0].ifname: missing (expected the output of ip -j)"},
-      {"bad_flags", R"([{"ifname":"eth0","flags":"UP"}])", "ip-addr.json: [0].flags: expected an array of strings"},
-      {"bad_prefix", R"([{"ifname":"eth0","addr_info":[{"family":"inet","local":"1.2.3.4","prefixlen":"24"}]}])",
+      {"not_array", R"({"ifname":"eth0"})",
+       "ip-addr.json: expected a JSON array (the output of ip -j addr)"},
+      {"no_name", R"([{"ifindex":1}])",
+       "ip-addr.json: [0].ifname: missing (expected the output of ip -j)"},
+      {"bad_flags", R"([{"ifname":"eth0","flags":"UP"}])",
+       "ip-addr.json: [0].flags: expected an array of strings"},
+      {"bad_prefix",
+       R"([{"ifname":"eth0","addr_info":[{"family":"inet","local":"1.2.3.4","prefixlen":"24"}]}])",
        "ip-addr.json: [0].addr_info[0].prefixlen: expected an integer from 0 to 128"},
   };
   for (const Case& c : cases) {
@@ -172,24 +200,28 @@ TEST(NetParse, IpAddrAndRoute) {
   EXPECT_THAT(cut.error().Format(), HasSubstr("not valid JSON"));
   auto bad_route = ParseIpRouteJson(R"([{"dev":"eth0"}])", "ip-route.json");
   ASSERT_FALSE(bad_route.ok());
-  EXPECT_EQ(bad_route.error().Format(), "ip-route.json: [0].dst: missing (expected the output of ip -j)");
+  EXPECT_EQ(bad_route.error().Format(),
+            "ip-route.json: [0].dst: missing (expected the output of ip -j)");
 }
 
 TEST(NetParse, RdmaDevices) {
   // imbue-ai/cluster-health #4 (verbatim spacing).
-  auto ports = ParseIbdev2netdev("mlx5_0   port  1  ==>  ibp26s0        (Down)\n"
-                                 "mlx5_1   port  1  ==>  enp27s0f0np0   (Up)\n",
-                                 "ibdev2netdev.txt");
+  auto ports = ParseIbdev2netdev(
+      "mlx5_0   port  1  ==>  ibp26s0        (Down)\n"
+      "mlx5_1   port  1  ==>  enp27s0f0np0   (Up)\n",
+      "ibdev2netdev.txt");
   ASSERT_TRUE(ports.ok()) << ports.error().Format();
   ASSERT_EQ(ports->size(), 2u);
   EXPECT_EQ((*ports)[1].netdev, "enp27s0f0np0");
   EXPECT_EQ((*ports)[0].netdev_up, false);
   // deepseek-ai/3FS PR #283 (RoCE, trailing space) and ROCm/rccl #1423 (IB, no netdev).
-  ASSERT_TRUE(MergeRdmaLink("link mlx5_1/1 state ACTIVE physical_state LINK_UP netdev enp27s0f0np0 \n"
-                            "link mlx5_7/1 subnet_prefix fe80:0000:0000:0000 lid 3403 sm_lid 1 lmc 0 state DOWN "
-                            "physical_state POLLING\n",
-                            "rdma-link.txt", *ports)
-                  .ok());
+  ASSERT_TRUE(
+      MergeRdmaLink(
+          "link mlx5_1/1 state ACTIVE physical_state LINK_UP netdev enp27s0f0np0 \n"
+          "link mlx5_7/1 subnet_prefix fe80:0000:0000:0000 lid 3403 sm_lid 1 lmc 0 state DOWN "
+          "physical_state POLLING\n",
+          "rdma-link.txt", *ports)
+          .ok());
   ASSERT_EQ(ports->size(), 3u);
   EXPECT_EQ((*ports)[1].port_active, true);
   EXPECT_EQ((*ports)[2].device, "mlx5_7");
@@ -197,15 +229,18 @@ TEST(NetParse, RdmaDevices) {
 
   auto bad = ParseIbdev2netdev("mlx5_0 port 1 ==> eth0\n", "i.txt");
   ASSERT_FALSE(bad.ok());
-  EXPECT_EQ(bad.error().Format(), "i.txt:1: 'mlx5_0 port 1 ==> eth0' is not '<ibdev> port <n> ==> <netdev> (Up|Down)'");
+  EXPECT_EQ(bad.error().Format(),
+            "i.txt:1: 'mlx5_0 port 1 ==> eth0' is not '<ibdev> port <n> ==> <netdev> (Up|Down)'");
   auto bad_state = ParseIbdev2netdev("mlx5_0 port 1 ==> eth0 (Maybe)\n", "i.txt");
   ASSERT_FALSE(bad_state.ok());
   EXPECT_EQ(bad_state.error().Format(), "i.txt:1: state 'Maybe' is neither Up nor Down");
   std::vector<RdmaPort> none;
   auto bad_link = MergeRdmaLink("link mlx5_1 state ACTIVE\n", "r.txt", none);
   ASSERT_FALSE(bad_link.ok());
-  EXPECT_EQ(bad_link.error().Format(), "r.txt:1: 'link mlx5_1 state ACTIVE' is not 'link <dev>/<port> state <STATE> ...'");
-  auto cut_link = MergeRdmaLink("link mlx5_1/1 physical_state LINK_UP netdev e\nlink mlx5_2/", "r.txt", none);
+  EXPECT_EQ(bad_link.error().Format(),
+            "r.txt:1: 'link mlx5_1 state ACTIVE' is not 'link <dev>/<port> state <STATE> ...'");
+  auto cut_link =
+      MergeRdmaLink("link mlx5_1/1 physical_state LINK_UP netdev e\nlink mlx5_2/", "r.txt", none);
   ASSERT_FALSE(cut_link.ok());
   EXPECT_EQ(cut_link.error().Format(), "r.txt:1: no 'state <STATE>' on the line");
 }
@@ -213,10 +248,14 @@ TEST(NetParse, RdmaDevices) {
 TEST(NetParse, ShowGids) {
   // NVIDIA/nccl #1131 (spaces) and NVIDIA/nccl #1573 (tabs), verbatim rows.
   auto gids = ParseShowGids(
-      "DEV     PORT    INDEX   GID                                     IPv4            VER     DEV\n"
-      "---     ----    -----   ---                                     ------------    ---     ---\n"
-      "mlx5_0  1       0       fe80:0000:0000:0000:a288:c2ff:fe5b:03ec                 v1      ens3np0\n"
-      "mlx5_0  1       3       0000:0000:0000:0000:0000:ffff:0b00:0048 11.0.0.72       v2      ens3np0\n"
+      "DEV     PORT    INDEX   GID                                     IPv4            VER     "
+      "DEV\n"
+      "---     ----    -----   ---                                     ------------    ---     "
+      "---\n"
+      "mlx5_0  1       0       fe80:0000:0000:0000:a288:c2ff:fe5b:03ec                 v1      "
+      "ens3np0\n"
+      "mlx5_0  1       3       0000:0000:0000:0000:0000:ffff:0b00:0048 11.0.0.72       v2      "
+      "ens3np0\n"
       "mlx5_0\t1\t7\t0000:0000:0000:0000:0000:ffff:0a98:000c\t10.152.0.12  \tv2\tnet1\n"
       "n_gids_found=3\n",
       "gids.txt");
@@ -227,10 +266,12 @@ TEST(NetParse, ShowGids) {
   EXPECT_EQ((*gids)[1].index, 3);
   EXPECT_EQ((*gids)[1].ipv4, "11.0.0.72");
   EXPECT_EQ((*gids)[2].netdev, "net1");
-  auto cut = ParseShowGids("mlx5_0  1       3       0000:0000:0000:0000:0000:ffff:0b00:0048 11.0.0", "g.txt");
+  auto cut = ParseShowGids("mlx5_0  1       3       0000:0000:0000:0000:0000:ffff:0b00:0048 11.0.0",
+                           "g.txt");
   ASSERT_FALSE(cut.ok());
   EXPECT_EQ(cut.error().Format(),
-            "g.txt:1: 'mlx5_0  1       3       0000:0000:0000:0000:0000:ffff:0b00:0048 11.0.0' is not a show_gids row "
+            "g.txt:1: 'mlx5_0  1       3       0000:0000:0000:0000:0000:ffff:0b00:0048 11.0.0' is "
+            "not a show_gids row "
             "(DEV PORT INDEX GID IPv4 VER DEV)");
   auto bad = ParseShowGids("mlx5_0 1 3 fe80::1 v3 eth0\n", "g.txt");
   ASSERT_FALSE(bad.ok());
@@ -239,19 +280,20 @@ TEST(NetParse, ShowGids) {
 
 TEST(EnvParse, ShellEnvAttributesEachVariableToTheFileThatSetIt) {
   // Incident 6: the node's global bashrc overrides what /etc/profile exported.
-  auto shells = ParseShellEnv("== login (start)\n"
-                              "NCCL_DEBUG=WARN\n"
-                              "== login /etc/profile\n"
-                              "NCCL_DEBUG=WARN\n"
-                              "NCCL_SOCKET_IFNAME==ens1np0\n"
-                              "== non-interactive (start)\n"
-                              "== non-interactive /etc/bash.bashrc\n"
-                              "NCCL_SOCKET_IFNAME=eth0\n"
-                              "NCCL_DEBUG_SUBSYS=ALL\n"
-                              "== non-interactive ~/.bashrc\n"
-                              "NCCL_SOCKET_IFNAME=eth0\n"
-                              "NCCL_DEBUG_SUBSYS=INIT=x\n",
-                              "shell-env.txt");
+  auto shells = ParseShellEnv(
+      "== login (start)\n"
+      "NCCL_DEBUG=WARN\n"
+      "== login /etc/profile\n"
+      "NCCL_DEBUG=WARN\n"
+      "NCCL_SOCKET_IFNAME==ens1np0\n"
+      "== non-interactive (start)\n"
+      "== non-interactive /etc/bash.bashrc\n"
+      "NCCL_SOCKET_IFNAME=eth0\n"
+      "NCCL_DEBUG_SUBSYS=ALL\n"
+      "== non-interactive ~/.bashrc\n"
+      "NCCL_SOCKET_IFNAME=eth0\n"
+      "NCCL_DEBUG_SUBSYS=INIT=x\n",
+      "shell-env.txt");
   ASSERT_TRUE(shells.ok()) << shells.error().Format();
   ASSERT_EQ(shells->size(), 2u);
   const ShellEnv& login = (*shells)[0];
@@ -261,7 +303,7 @@ TEST(EnvParse, ShellEnvAttributesEachVariableToTheFileThatSetIt) {
   const ShellEnv& batch = (*shells)[1];
   EXPECT_EQ(batch.vars.at("NCCL_SOCKET_IFNAME").value, "eth0");
   EXPECT_EQ(batch.vars.at("NCCL_SOCKET_IFNAME").file, "/etc/bash.bashrc");  // ~/.bashrc kept it
-  EXPECT_EQ(batch.vars.at("NCCL_DEBUG_SUBSYS").value, "INIT=x");          // split on the first '='
+  EXPECT_EQ(batch.vars.at("NCCL_DEBUG_SUBSYS").value, "INIT=x");  // split on the first '='
   EXPECT_EQ(batch.vars.at("NCCL_DEBUG_SUBSYS").file, "~/.bashrc");
   EXPECT_EQ(batch.vars.count("NCCL_DEBUG"), 0u);
 
@@ -272,10 +314,12 @@ TEST(EnvParse, ShellEnvAttributesEachVariableToTheFileThatSetIt) {
   };
   const std::vector<Case> cases = {
       {"empty", "", "s.txt: no '== <shell> (start)' section (a truncated file?)"},
-      {"var_first", "NCCL_DEBUG=INFO\n", "s.txt:1: a variable before the first '== <shell> (start)' line"},
+      {"var_first", "NCCL_DEBUG=INFO\n",
+       "s.txt:1: a variable before the first '== <shell> (start)' line"},
       {"no_equals", "== login (start)\nNCCL_DEBUG\n", "s.txt:2: 'NCCL_DEBUG' is not KEY=VALUE"},
       {"bad_key", "== login (start)\n1X=2\n", "s.txt:2: '1X=2' is not KEY=VALUE"},
-      {"no_start", "== login /etc/profile\n", "s.txt:1: section '== login /etc/profile' comes before '== login (start)'"},
+      {"no_start", "== login /etc/profile\n",
+       "s.txt:1: section '== login /etc/profile' comes before '== login (start)'"},
       {"cut_header", "== login (start)\n==", "s.txt:2: '==' is not KEY=VALUE"},
   };
   for (const Case& c : cases) {
@@ -287,7 +331,8 @@ TEST(EnvParse, ShellEnvAttributesEachVariableToTheFileThatSetIt) {
 
 TEST(EnvParse, NcclConfAndVersions) {
   // The NCCL docs' own /etc/nccl.conf example.
-  auto conf = ParseNcclConf("# site defaults\nNCCL_DEBUG=WARN\nNCCL_SOCKET_IFNAME==ens1f0\n", "nccl.conf");
+  auto conf =
+      ParseNcclConf("# site defaults\nNCCL_DEBUG=WARN\nNCCL_SOCKET_IFNAME==ens1f0\n", "nccl.conf");
   ASSERT_TRUE(conf.ok());
   EXPECT_EQ(conf->at("NCCL_SOCKET_IFNAME"), "=ens1f0");
   auto bad = ParseNcclConf("NCCL_DEBUG WARN\n", "nccl.conf");
@@ -299,7 +344,8 @@ TEST(EnvParse, NcclConfAndVersions) {
   EXPECT_EQ(v->count("sglang"), 0u);
   auto cut = ParseVersions("torch 2.11.0\nvllm", "versions.txt");
   ASSERT_FALSE(cut.ok());
-  EXPECT_EQ(cut.error().Format(), "versions.txt:2: 'vllm' is not '<package> <version>' (or '<package> -')");
+  EXPECT_EQ(cut.error().Format(),
+            "versions.txt:2: 'vllm' is not '<package> <version>' (or '<package> -')");
 }
 
 TEST(Bundle, ManifestIsStrict) {
@@ -321,9 +367,11 @@ TEST(Bundle, ManifestIsStrict) {
       {"kind", R"({"schema_version":1,"kind":"hang_bundle","host":"n"})",
        "m.json: kind: expected \"kind\": \"node_state\" (is this a node-state bundle?)"},
       {"unknown", R"({"schema_version":1,"kind":"node_state","host":"n","hosts":1})",
-       "m.json: hosts: unknown key 'hosts' (expected one of: schema_version, kind, strata_version, host, time_utc, uid, "
+       "m.json: hosts: unknown key 'hosts' (expected one of: schema_version, kind, strata_version, "
+       "host, time_utc, uid, "
        "processes, notes)"},
-      {"pid_type", R"({"schema_version":1,"kind":"node_state","host":"n","processes":[{"pid":"5"}]})",
+      {"pid_type",
+       R"({"schema_version":1,"kind":"node_state","host":"n","processes":[{"pid":"5"}]})",
        "m.json: processes[0].pid: expected an integer"},
       {"version", R"({"schema_version":9,"kind":"node_state","host":"n"})",
        "m.json: schema_version: unsupported schema_version (this strata reads 1)"},

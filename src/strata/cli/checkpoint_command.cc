@@ -1,10 +1,10 @@
 // strata checkpoint [job.yaml]: what a checkpoint of the job costs (size per rank and in total,
 // megatron distributed and HF safetensors; time to write and load on the cluster's storage) and
 // how often to take one for a failure rate (Young/Daly), with the GPU-hours lost per day.
+#include <fmt/format.h>
+
 #include <string>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "strata/cli/cli_common.h"
 #include "strata/cli/commands.h"
@@ -32,9 +32,11 @@ Result<Cluster> ClusterForJob(const Job& job, const std::string& flag) {
   if (!job.spec.cluster.name.empty()) return LoadCluster(job.spec.cluster.name);
   for (const std::string& name : ShippedClusterNames()) {
     auto c = LoadCluster(name);
-    if (c.ok() && c->gpu.name == job.gpu.name && c->gpus_per_node == job.spec.cluster.gpus_per_node) return c;
+    if (c.ok() && c->gpu.name == job.gpu.name && c->gpus_per_node == job.spec.cluster.gpus_per_node)
+      return c;
   }
-  return InvalidInput(fmt::format("no cluster file describes {} x {} GPUs per node, so there is no storage level to time",
+  return InvalidInput(fmt::format("no cluster file describes {} x {} GPUs per node, so there is no "
+                                  "storage level to time",
                                   job.gpu.name, job.spec.cluster.gpus_per_node))
       .InField("--cluster")
       .WithHint("pass --cluster <file or name under data/clusters/>");
@@ -42,61 +44,76 @@ Result<Cluster> ClusterForJob(const Job& job, const std::string& flag) {
 
 std::string Hours(Seconds t) { return fmt::format("{:.1f} h", t.s() / 3600); }
 
-std::string RenderText(const Job& job, const std::string& cluster, const preflight::CheckpointPlan& p,
-                       const preflight::FailureRate& rate, bool explain) {
+std::string RenderText(const Job& job, const std::string& cluster,
+                       const preflight::CheckpointPlan& p, const preflight::FailureRate& rate,
+                       bool explain) {
   const ParallelLayout& l = job.spec.layout;
   const preflight::CheckpointSizes& s = p.sizes;
   const preflight::CheckpointTimes& t = p.times;
   const preflight::CheckpointInterval& c = p.interval;
-  std::string out = fmt::format("job: {} on {} x {} (TP {} PP {} EP {} DP {}){}\n\n", job.model.name, s.world,
-                                job.gpu.name, l.tp, l.pp, l.ep, l.dp,
+  std::string out = fmt::format("job: {} on {} x {} (TP {} PP {} EP {} DP {}){}\n\n",
+                                job.model.name, s.world, job.gpu.name, l.tp, l.pp, l.ep, l.dp,
                                 job.spec.file.empty() ? "" : ", from " + job.spec.file);
   Table sizes({{"checkpoint", Align::kLeft}, {"per rank (GB)"}, {"total (GB)"}, {"total (GiB)"}});
   auto row = [&](const std::string& name, Bytes per_rank, Bytes total) {
     sizes.AddRow({name, per_rank.count() > 0 ? fmt::format("{:.2f}", per_rank.gb()) : "-",
                   fmt::format("{:.1f}", total.gb()), fmt::format("{:.1f}", total.gib())});
   };
-  row(fmt::format("weights ({})", DTypeName(job.spec.param_dtype)), s.weights_per_rank, s.weights_total);
+  row(fmt::format("weights ({})", DTypeName(job.spec.param_dtype)), s.weights_per_rank,
+      s.weights_total);
   row("optimizer (master weights + Adam moments)", s.optimizer_per_rank, s.optimizer_total);
   sizes.AddSeparator();
   row("megatron distributed (torch_dist)", s.megatron_per_rank(), s.megatron_total());
   row("HF safetensors (weights only)", Bytes(), s.hf_total());
   out += sizes.Render();
-  out += "  per rank: weights and optimizer are what one GPU holds; the megatron row is its share of the write "
-         "(fully parallel save spreads the unique shards over all ranks)\n";
+  out +=
+      "  per rank: weights and optimizer are what one GPU holds; the megatron row is its share of "
+      "the write "
+      "(fully parallel save spreads the unique shards over all ranks)\n";
   if (explain) {
     out += fmt::format(
-        "\n  weights total = per-GPU weights of each module x its shard count (TP for dense modules, EP x ETP for "
+        "\n  weights total = per-GPU weights of each module x its shard count (TP for dense "
+        "modules, EP x ETP for "
         "routed experts, 1 for router, norms and vision), summed over stages = {}\n"
-        "  optimizer total = per-GPU optimizer shard x {} ranks (the distributed optimizer's shards are disjoint) = {}\n",
+        "  optimizer total = per-GPU optimizer shard x {} ranks (the distributed optimizer's "
+        "shards are disjoint) = {}\n",
         FormatGB(s.weights_total), s.world, FormatGB(s.optimizer_total));
   }
-  out += fmt::format("\nstorage: {} of cluster {}, {} per node x {} nodes\n", t.storage, cluster, FormatGBps(t.per_node),
-                     t.nodes);
-  out += fmt::format("  megatron distributed: write {}, load {} (all {} nodes at once; one NFS server may cap the "
-                     "aggregate lower)\n",
-                     FormatSeconds(t.megatron_write), FormatSeconds(t.megatron_load), t.nodes);
-  out += fmt::format("  HF safetensors: write {} (one writer), load {} (every node reads the whole model)\n",
-                     FormatSeconds(t.hf_write), FormatSeconds(t.hf_load));
-  out += fmt::format("\nfailures: {:.4g} interruptions per GPU-hour x {} GPUs: one every {} ({:.1f} days)\n",
-                     c.failure_rate_per_gpu_hour, c.gpus, Hours(c.mtbf), c.mtbf.s() / 86400);
+  out += fmt::format("\nstorage: {} of cluster {}, {} per node x {} nodes\n", t.storage, cluster,
+                     FormatGBps(t.per_node), t.nodes);
+  out += fmt::format(
+      "  megatron distributed: write {}, load {} (all {} nodes at once; one NFS server may cap the "
+      "aggregate lower)\n",
+      FormatSeconds(t.megatron_write), FormatSeconds(t.megatron_load), t.nodes);
+  out += fmt::format(
+      "  HF safetensors: write {} (one writer), load {} (every node reads the whole model)\n",
+      FormatSeconds(t.hf_write), FormatSeconds(t.hf_load));
+  out += fmt::format(
+      "\nfailures: {:.4g} interruptions per GPU-hour x {} GPUs: one every {} ({:.1f} days)\n",
+      c.failure_rate_per_gpu_hour, c.gpus, Hours(c.mtbf), c.mtbf.s() / 86400);
   out += fmt::format("  source: {}\n", rate.source);
-  out += fmt::format("interval: Young sqrt(2 x {} x {:.0f} s) = {}; Daly {}\n", FormatSeconds(c.cost), c.mtbf.s(),
-                     Hours(c.young), Hours(c.daly));
+  out += fmt::format("interval: Young sqrt(2 x {} x {:.0f} s) = {}; Daly {}\n",
+                     FormatSeconds(c.cost), c.mtbf.s(), Hours(c.young), Hours(c.daly));
   if (explain) {
-    out += fmt::format("  delta = megatron write time {}; R = its load time {}; M = 3600 s / ({:.4g} x {})\n",
-                       FormatSeconds(c.cost), FormatSeconds(c.restart), c.failure_rate_per_gpu_hour, c.gpus);
-    out += fmt::format("  lost fraction = delta/tau + (tau/2 + R)/M = {:.0f}/{:.0f} + ({:.0f}/2 + {:.0f})/{:.0f}\n",
-                       c.cost.s(), c.daly.s(), c.daly.s(), c.restart.s(), c.mtbf.s());
+    out += fmt::format(
+        "  delta = megatron write time {}; R = its load time {}; M = 3600 s / ({:.4g} x {})\n",
+        FormatSeconds(c.cost), FormatSeconds(c.restart), c.failure_rate_per_gpu_hour, c.gpus);
+    out += fmt::format(
+        "  lost fraction = delta/tau + (tau/2 + R)/M = {:.0f}/{:.0f} + ({:.0f}/2 + "
+        "{:.0f})/{:.0f}\n",
+        c.cost.s(), c.daly.s(), c.daly.s(), c.restart.s(), c.mtbf.s());
   }
-  out += fmt::format("lost: {:.2f}% of the job's time = {:.1f} GPU-hours per day ({:.1f} checkpoints per day)\n",
-                     100 * c.lost_fraction, c.gpu_hours_lost_per_day, c.checkpoints_per_day);
+  out += fmt::format(
+      "lost: {:.2f}% of the job's time = {:.1f} GPU-hours per day ({:.1f} checkpoints per day)\n",
+      100 * c.lost_fraction, c.gpu_hours_lost_per_day, c.checkpoints_per_day);
   out += fmt::format("\nverdict: a checkpoint costs {} of training ({} GB); take one every {}\n",
-                     FormatSeconds(c.cost), fmt::format("{:.0f}", s.megatron_total().gb()), Hours(c.daly));
+                     FormatSeconds(c.cost), fmt::format("{:.0f}", s.megatron_total().gb()),
+                     Hours(c.daly));
   return out;
 }
 
-Json ToJson(const Job& job, const preflight::CheckpointPlan& p, const preflight::FailureRate& rate) {
+Json ToJson(const Job& job, const preflight::CheckpointPlan& p,
+            const preflight::FailureRate& rate) {
   Json j = JsonDocument("checkpoint");
   j["model"] = job.model.name;
   j["gpus"] = p.sizes.world;
@@ -136,9 +153,12 @@ Json ToJson(const Job& job, const preflight::CheckpointPlan& p, const preflight:
 }  // namespace
 
 int RunCheckpoint(int argc, char** argv) {
-  CLI::App app{"What a checkpoint of the job costs (size, write and load time on the cluster's storage) and how "
-               "often to take one (Young/Daly interval for a failure rate), with the GPU-hours lost per day.",
-               "strata checkpoint"};
+  CLI::App app{
+      "What a checkpoint of the job costs (size, write and load time on the cluster's storage) and "
+      "how "
+      "often to take one (Young/Daly interval for a failure rate), with the GPU-hours lost per "
+      "day.",
+      "strata checkpoint"};
   std::string job_path;
   std::vector<std::string> sets;
   std::string cluster_name;
@@ -146,11 +166,14 @@ int RunCheckpoint(int argc, char** argv) {
   bool explain = false;
   bool json = false;
   std::string output;
-  app.add_option("job", job_path, "job file (YAML) or a name from data/jobs/; default: the reference job");
+  app.add_option("job", job_path,
+                 "job file (YAML) or a name from data/jobs/; default: the reference job");
   app.add_option("--set", sets, "override a job field: --set parallel.ep=16 (repeatable)");
-  app.add_option("--cluster", cluster_name, "cluster file or name for the storage level (default: the job's)");
+  app.add_option("--cluster", cluster_name,
+                 "cluster file or name for the storage level (default: the job's)");
   app.add_option("--failure-rate", failure_rate,
-                 "interruptions per GPU-hour (default: data/checkpoint/failure_rate.yaml, from the Llama 3 run)");
+                 "interruptions per GPU-hour (default: data/checkpoint/failure_rate.yaml, from the "
+                 "Llama 3 run)");
   app.add_flag("--explain", explain, "print the formulas with the numbers substituted");
   app.add_flag("--json", json, "print JSON for scripts");
   app.add_option("-o,--output", output, "write the output to this file (atomically)");
@@ -168,9 +191,11 @@ int RunCheckpoint(int argc, char** argv) {
   if (!rate.ok()) return ReportError(rate.error());
   if (app.count("--failure-rate") > 0) {
     if (!(failure_rate > 0)) {
-      return ReportError(InvalidInput(fmt::format("{} is not a positive rate (interruptions per GPU-hour, e.g. 2e-5)",
-                                                  failure_rate))
-                             .InField("--failure-rate"));
+      return ReportError(
+          InvalidInput(
+              fmt::format("{} is not a positive rate (interruptions per GPU-hour, e.g. 2e-5)",
+                          failure_rate))
+              .InField("--failure-rate"));
     }
     rate->per_gpu_hour = failure_rate;
     rate->source = "--failure-rate";
@@ -182,9 +207,10 @@ int RunCheckpoint(int argc, char** argv) {
   auto times = preflight::ComputeCheckpointTimes(plan.sizes, *map, job->spec.cluster.nodes);
   if (!times.ok()) return ReportError(times.error());
   plan.times = *times;
-  plan.interval = preflight::ComputeInterval(rate->per_gpu_hour, plan.sizes.world, plan.times.megatron_write,
-                                             plan.times.megatron_load);
-  const std::string text = json ? DumpJson(ToJson(*job, plan, *rate)) : RenderText(*job, cluster->name, plan, *rate, explain);
+  plan.interval = preflight::ComputeInterval(rate->per_gpu_hour, plan.sizes.world,
+                                             plan.times.megatron_write, plan.times.megatron_load);
+  const std::string text = json ? DumpJson(ToJson(*job, plan, *rate))
+                                : RenderText(*job, cluster->name, plan, *rate, explain);
   return EmitOutput(text, output);
 }
 

@@ -7,8 +7,8 @@
 
 namespace strata::cli {
 
-int RunCollectNodeState(const std::string& out_dir, const std::string& host, const std::string& proc_root,
-                        const std::string& timeout_text) {
+int RunCollectNodeState(const std::string& out_dir, const std::string& host,
+                        const std::string& proc_root, const std::string& timeout_text) {
   preflight::NodeStateOptions options;
   options.out_dir = out_dir;
   options.host = host;
@@ -21,11 +21,14 @@ int RunCollectNodeState(const std::string& out_dir, const std::string& host, con
   for (const std::string& note : result->state.notes) Warn(note);
   size_t trainers = 0;
   for (const auto& p : result->state.processes) trainers += p.trainer() ? 1u : 0u;
-  fmt::print("{}: node state ({} trainer process{}, {} other GPU process{}, {} part{} not collected); check with "
-             "'strata preflight {}/*'\n",
-             result->bundle_dir, trainers, trainers == 1 ? "" : "es", result->state.processes.size() - trainers,
-             result->state.processes.size() - trainers == 1 ? "" : "es", result->state.notes.size(),
-             result->state.notes.size() == 1 ? "" : "s", out_dir);
+  fmt::print(
+      "{}: node state ({} trainer process{}, {} other GPU process{}, {} part{} not collected); "
+      "check with "
+      "'strata preflight {}/*'\n",
+      result->bundle_dir, trainers, trainers == 1 ? "" : "es",
+      result->state.processes.size() - trainers,
+      result->state.processes.size() - trainers == 1 ? "" : "es", result->state.notes.size(),
+      result->state.notes.size() == 1 ? "" : "s", out_dir);
   return kExitOk;
 }
 

@@ -7,8 +7,8 @@
 
 namespace strata::cli {
 
-int RunCollectNodeState(const std::string& out_dir, const std::string& host, const std::string& proc_root,
-                        const std::string& timeout_text);
+int RunCollectNodeState(const std::string& out_dir, const std::string& host,
+                        const std::string& proc_root, const std::string& timeout_text);
 
 }  // namespace strata::cli
 

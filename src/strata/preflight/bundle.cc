@@ -1,9 +1,9 @@
 #include "strata/preflight/bundle.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <filesystem>
-
-#include <fmt/format.h>
 
 #include "strata/core/file_io.h"
 #include "strata/core/json_input.h"
@@ -19,14 +19,15 @@ using nlohmann::json;
 constexpr size_t kMaxManifestDepth = 8;
 constexpr size_t kMaxPartBytes = size_t{64} << 20;
 
-Status CheckKeys(const json& object, const std::vector<std::string>& allowed, const std::string& file,
-                 const std::string& where) {
+Status CheckKeys(const json& object, const std::vector<std::string>& allowed,
+                 const std::string& file, const std::string& where) {
   for (const auto& [key, value] : object.items()) {
     if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
       std::string list;
       for (const std::string& a : allowed) list += (list.empty() ? "" : ", ") + a;
       return InvalidInput(fmt::format("unknown key '{}' (expected one of: {})", key, list))
-          .InFile(file).InField(where.empty() ? key : where + "." + key);
+          .InFile(file)
+          .InField(where.empty() ? key : where + "." + key);
     }
   }
   return OkStatus();
@@ -62,22 +63,31 @@ Json ManifestToJson(const NodeState& s) {
 }
 
 Status ParseManifestInto(std::string_view text, const std::string& file, NodeState& s) {
-  STRATA_ASSIGN_OR_RETURN(json root, ParseUntrustedJson(text, file, kMaxManifestDepth, "a node-state manifest"));
+  STRATA_ASSIGN_OR_RETURN(
+      json root, ParseUntrustedJson(text, file, kMaxManifestDepth, "a node-state manifest"));
   if (!root.is_object()) return TypeError(file, "", "a JSON object");
-  STRATA_RETURN_IF_ERROR(CheckKeys(root, {"schema_version", "kind", "strata_version", "host", "time_utc", "uid",
-                                          "processes", "notes"},
-                                   file, ""));
+  STRATA_RETURN_IF_ERROR(CheckKeys(
+      root,
+      {"schema_version", "kind", "strata_version", "host", "time_utc", "uid", "processes", "notes"},
+      file, ""));
   if (!root.contains("kind") || root["kind"] != kNodeStateKind) {
-    return InvalidInput(fmt::format("expected \"kind\": \"{}\" (is this a node-state bundle?)", kNodeStateKind))
-        .InFile(file).InField("kind");
+    return InvalidInput(fmt::format("expected \"kind\": \"{}\" (is this a node-state bundle?)",
+                                    kNodeStateKind))
+        .InFile(file)
+        .InField("kind");
   }
   if (!root.contains("schema_version") || !root["schema_version"].is_number_integer() ||
       root["schema_version"].get<int64_t>() != kSchemaVersion) {
     return Error{ErrorCode::kUnsupportedVersion,
-                 fmt::format("unsupported schema_version (this strata reads {})", kSchemaVersion), file, 0, 0,
-                 "schema_version", ""};
+                 fmt::format("unsupported schema_version (this strata reads {})", kSchemaVersion),
+                 file,
+                 0,
+                 0,
+                 "schema_version",
+                 ""};
   }
-  if (!root.contains("host") || !root["host"].is_string() || root["host"].get<std::string>().empty()) {
+  if (!root.contains("host") || !root["host"].is_string() ||
+      root["host"].get<std::string>().empty()) {
     return TypeError(file, "host", "a non-empty string");
   }
   s.host = root["host"].get<std::string>();
@@ -96,9 +106,11 @@ Status ParseManifestInto(std::string_view text, const std::string& file, NodeSta
       const std::string where = fmt::format("processes[{}]", i);
       const json& o = list[i];
       if (!o.is_object()) return TypeError(file, where, "an object");
-      STRATA_RETURN_IF_ERROR(CheckKeys(o, {"pid", "exists", "uid", "state", "cmdline", "env"}, file, where));
+      STRATA_RETURN_IF_ERROR(
+          CheckKeys(o, {"pid", "exists", "uid", "state", "cmdline", "env"}, file, where));
       ProcessInfo p;
-      if (!o.contains("pid") || !o["pid"].is_number_integer()) return TypeError(file, where + ".pid", "an integer");
+      if (!o.contains("pid") || !o["pid"].is_number_integer())
+        return TypeError(file, where + ".pid", "an integer");
       p.pid = o["pid"].get<int64_t>();
       if (o.contains("exists")) {
         if (!o["exists"].is_boolean()) return TypeError(file, where + ".exists", "true or false");
@@ -138,7 +150,9 @@ Result<NodeState> LoadNodeState(const std::string& dir) {
   s.dir = dir;
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) {
-    return IoError("not a directory (expected a node-state bundle written by 'strata collect --node-state')")
+    return IoError(
+               "not a directory (expected a node-state bundle written by 'strata collect "
+               "--node-state')")
         .InFile(dir);
   }
   const std::string manifest = (fs::path(dir) / kNodeStateManifest).string();
@@ -148,14 +162,16 @@ Result<NodeState> LoadNodeState(const std::string& dir) {
     s.read.push_back("manifest");
   } else {
     s.host = fs::path(dir).filename().string();
-    s.unread.push_back(std::string(kNodeStateManifest) + ": not found (no process list, no collector notes)");
+    s.unread.push_back(std::string(kNodeStateManifest) +
+                       ": not found (no process list, no collector notes)");
   }
   // Each part: a file name, the part it fills, and the parser.
   auto part = [&](const char* name, const char* what, auto&& parse) -> Status {
     const std::string path = (fs::path(dir) / name).string();
     if (!fs::exists(path, ec)) {
       // /etc/nccl.conf is optional on a node: its absence is not a gap in the evidence.
-      if (std::string_view(name) != "nccl.conf") s.unread.push_back(fmt::format("{}: not collected ({})", name, what));
+      if (std::string_view(name) != "nccl.conf")
+        s.unread.push_back(fmt::format("{}: not collected ({})", name, what));
       return OkStatus();
     }
     STRATA_ASSIGN_OR_RETURN(std::string text, ReadFile(path, kMaxPartBytes));
@@ -163,55 +179,67 @@ Result<NodeState> LoadNodeState(const std::string& dir) {
     s.read.push_back(what);
     return OkStatus();
   };
-  STRATA_RETURN_IF_ERROR(part("nvidia-smi.txt", "driver", [&](const std::string& t, const std::string& f) -> Status {
-    STRATA_ASSIGN_OR_RETURN(DriverInfo d, ParseDriverBanner(t, f));
-    s.driver_version = d.driver_version;
-    s.cuda_version = d.cuda_version;
-    return OkStatus();
-  }));
-  STRATA_RETURN_IF_ERROR(part("gpus.csv", "gpus", [&](const std::string& t, const std::string& f) -> Status {
-    STRATA_ASSIGN_OR_RETURN(s.gpus, ParseGpuCsv(t, f));
-    return OkStatus();
-  }));
-  STRATA_RETURN_IF_ERROR(part("compute-apps.csv", "compute_apps", [&](const std::string& t, const std::string& f) -> Status {
-    STRATA_ASSIGN_OR_RETURN(s.compute_apps, ParseComputeAppsCsv(t, f));
-    return OkStatus();
-  }));
-  STRATA_RETURN_IF_ERROR(part("xid.txt", "xid", [&](const std::string& t, const std::string&) -> Status {
-    s.xids = ParseXidLines(t);
-    return OkStatus();
-  }));
-  STRATA_RETURN_IF_ERROR(part("ip-addr.json", "interfaces", [&](const std::string& t, const std::string& f) -> Status {
-    STRATA_ASSIGN_OR_RETURN(s.interfaces, ParseIpAddrJson(t, f));
-    return OkStatus();
-  }));
-  STRATA_RETURN_IF_ERROR(part("ip-route.json", "routes", [&](const std::string& t, const std::string& f) -> Status {
-    STRATA_ASSIGN_OR_RETURN(s.routes, ParseIpRouteJson(t, f));
-    return OkStatus();
-  }));
-  STRATA_RETURN_IF_ERROR(part("ibdev2netdev.txt", "rdma", [&](const std::string& t, const std::string& f) -> Status {
-    STRATA_ASSIGN_OR_RETURN(s.rdma, ParseIbdev2netdev(t, f));
-    return OkStatus();
-  }));
-  STRATA_RETURN_IF_ERROR(part("rdma-link.txt", "rdma_link", [&](const std::string& t, const std::string& f) -> Status {
-    return MergeRdmaLink(t, f, s.rdma);
-  }));
-  STRATA_RETURN_IF_ERROR(part("gids.txt", "gids", [&](const std::string& t, const std::string& f) -> Status {
-    STRATA_ASSIGN_OR_RETURN(s.gids, ParseShowGids(t, f));
-    return OkStatus();
-  }));
-  STRATA_RETURN_IF_ERROR(part("shell-env.txt", "shells", [&](const std::string& t, const std::string& f) -> Status {
-    STRATA_ASSIGN_OR_RETURN(s.shells, ParseShellEnv(t, f));
-    return OkStatus();
-  }));
-  STRATA_RETURN_IF_ERROR(part("nccl.conf", "nccl_conf", [&](const std::string& t, const std::string& f) -> Status {
-    STRATA_ASSIGN_OR_RETURN(s.nccl_conf, ParseNcclConf(t, f));
-    return OkStatus();
-  }));
-  STRATA_RETURN_IF_ERROR(part("versions.txt", "versions", [&](const std::string& t, const std::string& f) -> Status {
-    STRATA_ASSIGN_OR_RETURN(s.versions, ParseVersions(t, f));
-    return OkStatus();
-  }));
+  STRATA_RETURN_IF_ERROR(
+      part("nvidia-smi.txt", "driver", [&](const std::string& t, const std::string& f) -> Status {
+        STRATA_ASSIGN_OR_RETURN(DriverInfo d, ParseDriverBanner(t, f));
+        s.driver_version = d.driver_version;
+        s.cuda_version = d.cuda_version;
+        return OkStatus();
+      }));
+  STRATA_RETURN_IF_ERROR(
+      part("gpus.csv", "gpus", [&](const std::string& t, const std::string& f) -> Status {
+        STRATA_ASSIGN_OR_RETURN(s.gpus, ParseGpuCsv(t, f));
+        return OkStatus();
+      }));
+  STRATA_RETURN_IF_ERROR(part("compute-apps.csv", "compute_apps",
+                              [&](const std::string& t, const std::string& f) -> Status {
+                                STRATA_ASSIGN_OR_RETURN(s.compute_apps, ParseComputeAppsCsv(t, f));
+                                return OkStatus();
+                              }));
+  STRATA_RETURN_IF_ERROR(
+      part("xid.txt", "xid", [&](const std::string& t, const std::string&) -> Status {
+        s.xids = ParseXidLines(t);
+        return OkStatus();
+      }));
+  STRATA_RETURN_IF_ERROR(
+      part("ip-addr.json", "interfaces", [&](const std::string& t, const std::string& f) -> Status {
+        STRATA_ASSIGN_OR_RETURN(s.interfaces, ParseIpAddrJson(t, f));
+        return OkStatus();
+      }));
+  STRATA_RETURN_IF_ERROR(
+      part("ip-route.json", "routes", [&](const std::string& t, const std::string& f) -> Status {
+        STRATA_ASSIGN_OR_RETURN(s.routes, ParseIpRouteJson(t, f));
+        return OkStatus();
+      }));
+  STRATA_RETURN_IF_ERROR(
+      part("ibdev2netdev.txt", "rdma", [&](const std::string& t, const std::string& f) -> Status {
+        STRATA_ASSIGN_OR_RETURN(s.rdma, ParseIbdev2netdev(t, f));
+        return OkStatus();
+      }));
+  STRATA_RETURN_IF_ERROR(
+      part("rdma-link.txt", "rdma_link", [&](const std::string& t, const std::string& f) -> Status {
+        return MergeRdmaLink(t, f, s.rdma);
+      }));
+  STRATA_RETURN_IF_ERROR(
+      part("gids.txt", "gids", [&](const std::string& t, const std::string& f) -> Status {
+        STRATA_ASSIGN_OR_RETURN(s.gids, ParseShowGids(t, f));
+        return OkStatus();
+      }));
+  STRATA_RETURN_IF_ERROR(
+      part("shell-env.txt", "shells", [&](const std::string& t, const std::string& f) -> Status {
+        STRATA_ASSIGN_OR_RETURN(s.shells, ParseShellEnv(t, f));
+        return OkStatus();
+      }));
+  STRATA_RETURN_IF_ERROR(
+      part("nccl.conf", "nccl_conf", [&](const std::string& t, const std::string& f) -> Status {
+        STRATA_ASSIGN_OR_RETURN(s.nccl_conf, ParseNcclConf(t, f));
+        return OkStatus();
+      }));
+  STRATA_RETURN_IF_ERROR(
+      part("versions.txt", "versions", [&](const std::string& t, const std::string& f) -> Status {
+        STRATA_ASSIGN_OR_RETURN(s.versions, ParseVersions(t, f));
+        return OkStatus();
+      }));
   return s;
 }
 

@@ -1,8 +1,8 @@
 #include "strata/preflight/checkpoint.h"
 
-#include <cmath>
-
 #include <fmt/format.h>
+
+#include <cmath>
 
 #include "strata/core/file_io.h"
 #include "strata/core/yaml_fields.h"
@@ -35,7 +35,8 @@ Result<FailureRate> LoadFailureRate(const std::string& path_in) {
   STRATA_ASSIGN_OR_RETURN(rate.derivation, m.String("derivation"));
   STRATA_ASSIGN_OR_RETURN(rate.source, m.String("source"));
   STRATA_RETURN_IF_ERROR(m.CheckNoUnknownKeys());
-  if (!(rate.per_gpu_hour > 0)) return m.ErrorAt("failure_rate_per_gpu_hour", "expected a positive rate");
+  if (!(rate.per_gpu_hour > 0))
+    return m.ErrorAt("failure_rate_per_gpu_hour", "expected a positive rate");
   return rate;
 }
 
@@ -69,7 +70,8 @@ CheckpointSizes ComputeCheckpointSizes(const Job& job) {
   return s;
 }
 
-Result<CheckpointTimes> ComputeCheckpointTimes(const CheckpointSizes& sizes, const BandwidthMap& map, int64_t nodes) {
+Result<CheckpointTimes> ComputeCheckpointTimes(const CheckpointSizes& sizes,
+                                               const BandwidthMap& map, int64_t nodes) {
   for (const MapLevel& level : map.levels) {
     if (level.kind != MapLevelKind::kStorage) continue;
     CheckpointTimes t;
@@ -83,7 +85,8 @@ Result<CheckpointTimes> ComputeCheckpointTimes(const CheckpointSizes& sizes, con
     t.hf_load = sizes.hf_total() / level.per_node;
     return t;
   }
-  return InvalidInput(fmt::format("cluster '{}' has no storage level in its bandwidth map", map.cluster))
+  return InvalidInput(
+             fmt::format("cluster '{}' has no storage level in its bandwidth map", map.cluster))
       .InField("storage")
       .WithHint("add a storage entry (e.g. nfs with bandwidth_per_node) to the cluster file");
 }
@@ -100,7 +103,8 @@ CheckpointInterval ComputeInterval(double rate, int64_t gpus, Seconds cost, Seco
   // Daly (2006), "A higher order estimate of the optimum checkpoint interval for restart dumps",
   // eq. 37: for delta < 2M, tau = sqrt(2 delta M) [1 + sqrt(delta/2M)/3 + (delta/2M)/9] - delta.
   const double x = d / (2 * m);
-  c.daly = d < 2 * m ? Seconds::Of(std::sqrt(2 * d * m) * (1 + std::sqrt(x) / 3 + x / 9) - d) : c.mtbf;
+  c.daly =
+      d < 2 * m ? Seconds::Of(std::sqrt(2 * d * m) * (1 + std::sqrt(x) / 3 + x / 9) - d) : c.mtbf;
   const double tau = c.daly.s();
   // Per interval the job pays delta; per failure it loses half an interval of work on average
   // and the restart (first-order model behind Young's formula).

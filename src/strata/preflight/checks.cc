@@ -5,12 +5,14 @@
 namespace strata::preflight {
 
 size_t PreflightReport::Count(Severity s) const {
-  return static_cast<size_t>(
-      std::count_if(findings.begin(), findings.end(), [s](const Finding& f) { return f.severity == s; }));
+  return static_cast<size_t>(std::count_if(findings.begin(), findings.end(),
+                                           [s](const Finding& f) { return f.severity == s; }));
 }
 
-PreflightReport RunPreflight(const std::vector<NodeState>& nodes, const Rules& rules, const CudaCompat& compat,
-                             const std::vector<hang::FrameworkTimeout>& timeouts, const PreflightOptions& options) {
+PreflightReport RunPreflight(const std::vector<NodeState>& nodes, const Rules& rules,
+                             const CudaCompat& compat,
+                             const std::vector<hang::FrameworkTimeout>& timeouts,
+                             const PreflightOptions& options) {
   PreflightReport report;
   for (const NodeState& n : nodes) {
     NodeSummary s;
@@ -29,9 +31,8 @@ PreflightReport RunPreflight(const std::vector<NodeState>& nodes, const Rules& r
   CheckSoftware(nodes, compat, report);
   CheckTimeouts(nodes, rules, timeouts, options, report);
   // Errors first, then by node, keeping each check's own order.
-  std::stable_sort(report.findings.begin(), report.findings.end(), [](const Finding& a, const Finding& b) {
-    return a.severity < b.severity;
-  });
+  std::stable_sort(report.findings.begin(), report.findings.end(),
+                   [](const Finding& a, const Finding& b) { return a.severity < b.severity; });
   return report;
 }
 

@@ -33,22 +33,23 @@ struct NodeSummary {
   SocketChoice socket;
   HcaChoice hca;
   std::vector<std::string> gids;  // "mlx5_1:1 GID 3 (v2, 192.168.1.11)"
-  bool rdma_read = false;   // ibdev2netdev or rdma link was collected
-  std::string env_source;  // whose environment was judged: "trainer pid N" or "non-interactive shell"
+  bool rdma_read = false;         // ibdev2netdev or rdma link was collected
+  std::string
+      env_source;  // whose environment was judged: "trainer pid N" or "non-interactive shell"
   std::vector<std::string> unread;
 };
 
 struct CompatSummary {
-  std::string cuda;  // the highest CUDA every node's driver supports
+  std::string cuda;                           // the highest CUDA every node's driver supports
   std::map<std::string, std::string> newest;  // package -> newest release that runs ("none")
   std::map<std::string, std::string> sources;
 };
 
 struct TimeoutSummary {
-  std::string framework;   // "ms-swift"
+  std::string framework;  // "ms-swift"
   Seconds collective_timeout;
-  std::string from;        // "--ddp_timeout in the --launch command" or "ms-swift's default, ..."
-  std::string source;      // where the framework's default comes from
+  std::string from;         // "--ddp_timeout in the --launch command" or "ms-swift's default, ..."
+  std::string source;       // where the framework's default comes from
   Seconds ib_retry_window;  // NCCL_IB_TIMEOUT/RETRY_CNT: time before an RDMA error surfaces
   std::string ib_formula;
 };
@@ -67,17 +68,20 @@ struct PreflightReport {
   size_t Count(Severity s) const;
 };
 
-PreflightReport RunPreflight(const std::vector<NodeState>& nodes, const Rules& rules, const CudaCompat& compat,
-                             const std::vector<hang::FrameworkTimeout>& timeouts, const PreflightOptions& options);
+PreflightReport RunPreflight(const std::vector<NodeState>& nodes, const Rules& rules,
+                             const CudaCompat& compat,
+                             const std::vector<hang::FrameworkTimeout>& timeouts,
+                             const PreflightOptions& options);
 
 // The checks, one family each (checks_*.cc); RunPreflight calls them in this order.
 void CheckGpus(const std::vector<NodeState>& nodes, const Rules& rules, PreflightReport& report);
 void CheckEnv(const std::vector<NodeState>& nodes, const Rules& rules, PreflightReport& report);
 void CheckNetwork(const std::vector<NodeState>& nodes, PreflightReport& report);
-void CheckSoftware(const std::vector<NodeState>& nodes, const CudaCompat& compat, PreflightReport& report);
-void CheckTimeouts(const std::vector<NodeState>& nodes, const Rules& rules,
-                   const std::vector<hang::FrameworkTimeout>& timeouts, const PreflightOptions& options,
+void CheckSoftware(const std::vector<NodeState>& nodes, const CudaCompat& compat,
                    PreflightReport& report);
+void CheckTimeouts(const std::vector<NodeState>& nodes, const Rules& rules,
+                   const std::vector<hang::FrameworkTimeout>& timeouts,
+                   const PreflightOptions& options, PreflightReport& report);
 
 }  // namespace strata::preflight
 

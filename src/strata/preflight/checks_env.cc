@@ -1,12 +1,12 @@
 // Environment checks: NCCL/CUDA/torch variables that differ across nodes or between a node's
 // login and non-interactive shells (incident 6: a node's global bashrc exported its own NCCL
 // debug variables), naming the file that set each; and settings known to be dangerous.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <map>
 #include <optional>
 #include <set>
-
-#include <fmt/format.h>
 
 #include "strata/preflight/checks.h"
 #include "strata/preflight/effective_env.h"
@@ -25,7 +25,8 @@ std::string JoinHosts(const std::vector<std::string>& hosts) {
   return out;
 }
 
-void CheckAcrossNodes(const std::vector<NodeState>& nodes, const std::vector<std::map<std::string, EnvValue>>& envs,
+void CheckAcrossNodes(const std::vector<NodeState>& nodes,
+                      const std::vector<std::map<std::string, EnvValue>>& envs,
                       PreflightReport& report) {
   if (nodes.size() < 2) return;
   std::set<std::string> keys;
@@ -48,12 +49,15 @@ void CheckAcrossNodes(const std::vector<NodeState>& nodes, const std::vector<std
     }
     if (groups.size() < 2) continue;
     // The majority value first: the odd nodes out are the ones to fix.
-    std::vector<std::pair<std::string, std::vector<std::string>>> ordered(groups.begin(), groups.end());
-    std::stable_sort(ordered.begin(), ordered.end(),
-                     [](const auto& a, const auto& b) { return a.second.size() > b.second.size(); });
+    std::vector<std::pair<std::string, std::vector<std::string>>> ordered(groups.begin(),
+                                                                          groups.end());
+    std::stable_sort(ordered.begin(), ordered.end(), [](const auto& a, const auto& b) {
+      return a.second.size() > b.second.size();
+    });
     std::string parts;
     for (const auto& [value, hosts] : ordered) {
-      parts += fmt::format("{}{} on {}", parts.empty() ? "" : "; ", Describe(example[value]), JoinHosts(hosts));
+      parts += fmt::format("{}{} on {}", parts.empty() ? "" : "; ", Describe(example[value]),
+                           JoinHosts(hosts));
     }
     std::string fix;
     for (size_t g = 1; g < ordered.size(); ++g) {
@@ -62,9 +66,10 @@ void CheckAcrossNodes(const std::vector<NodeState>& nodes, const std::vector<std
                          ex ? fmt::format("remove {} from {}", key, ex->origin)
                             : fmt::format("set {} as on the other nodes", key));
     }
-    report.findings.push_back(Finding{Severity::kError, "env-divergence", "",
-                                      fmt::format("{} differs across nodes: {}", key, parts),
-                                      fix + " (or set it once in the launch command, for every node)"});
+    report.findings.push_back(
+        Finding{Severity::kError, "env-divergence", "",
+                fmt::format("{} differs across nodes: {}", key, parts),
+                fix + " (or set it once in the launch command, for every node)"});
   }
 }
 
@@ -82,33 +87,39 @@ void CheckShells(const NodeState& node, PreflightReport& report) {
     const bool has_a = a != login->vars.end(), has_b = b != batch->vars.end();
     if (has_a && has_b && a->second.value == b->second.value) continue;
     auto describe = [](bool has, const auto& it) {
-      return has ? fmt::format("'{}' (set by {})", it->second.value, it->second.file) : std::string("unset");
+      return has ? fmt::format("'{}' (set by {})", it->second.value, it->second.file)
+                 : std::string("unset");
     };
     report.findings.push_back(Finding{
         Severity::kWarning, "env-shells", node.host,
-        fmt::format("{}: login shell {}, non-interactive shell {}: a job started over ssh, pdsh or srun gets the "
+        fmt::format("{}: login shell {}, non-interactive shell {}: a job started over ssh, pdsh or "
+                    "srun gets the "
                     "non-interactive value, an interactive test run the login one",
                     key, describe(has_a, a), describe(has_b, b)),
         fmt::format("set {} in one place that both shells read (or in the launch command)", key)});
   }
 }
 
-void CheckDangerous(const std::vector<NodeState>& nodes, const std::vector<std::map<std::string, EnvValue>>& envs,
-                    const Rules& rules, PreflightReport& report) {
+void CheckDangerous(const std::vector<NodeState>& nodes,
+                    const std::vector<std::map<std::string, EnvValue>>& envs, const Rules& rules,
+                    PreflightReport& report) {
   for (const DangerousSetting& d : rules.dangerous) {
     // "value (origin)" -> hosts
     std::map<std::string, std::vector<std::string>> hits;
     for (size_t i = 0; i < nodes.size(); ++i) {
       auto it = envs[i].find(d.variable);
       if (it == envs[i].end()) continue;
-      const bool bad = d.values.empty() ||
-                       std::find(d.values.begin(), d.values.end(), it->second.value) != d.values.end();
-      if (bad) hits[fmt::format("{}={} (set by {})", d.variable, it->second.value, it->second.origin)].push_back(nodes[i].host);
+      const bool bad = d.values.empty() || std::find(d.values.begin(), d.values.end(),
+                                                     it->second.value) != d.values.end();
+      if (bad)
+        hits[fmt::format("{}={} (set by {})", d.variable, it->second.value, it->second.origin)]
+            .push_back(nodes[i].host);
     }
     for (const auto& [what, hosts] : hits) {
-      report.findings.push_back(Finding{d.severity, "dangerous-setting", hosts.size() == 1 ? hosts[0] : "",
-                                        fmt::format("{}{}: {}", what, hosts.size() == 1 ? "" : " on " + JoinHosts(hosts), d.why),
-                                        d.fix});
+      report.findings.push_back(Finding{
+          d.severity, "dangerous-setting", hosts.size() == 1 ? hosts[0] : "",
+          fmt::format("{}{}: {}", what, hosts.size() == 1 ? "" : " on " + JoinHosts(hosts), d.why),
+          d.fix});
     }
   }
 }

@@ -1,9 +1,9 @@
 // GPU checks: memory held by processes that should not hold it (dead, zombie, another user's,
 // a leftover trainer), memory in use with no process listed (the release race of incident 3),
 // and Xid, ECC, retired-page and clock-throttle warnings.
-#include <map>
-
 #include <fmt/format.h>
+
+#include <map>
 
 #include "strata/preflight/checks.h"
 
@@ -14,8 +14,10 @@ namespace {
 // (nvidia-smi --help-query-gpu: hw_slowdown 0x8, sw_thermal_slowdown 0x20,
 // hw_thermal_slowdown 0x40, hw_power_brake_slowdown 0x80). Idle (0x1) and the software power
 // cap (0x4) are normal.
-constexpr std::pair<uint64_t, const char*> kThrottleBits[] = {
-    {0x8, "HW slowdown"}, {0x20, "SW thermal slowdown"}, {0x40, "HW thermal slowdown"}, {0x80, "HW power brake"}};
+constexpr std::pair<uint64_t, const char*> kThrottleBits[] = {{0x8, "HW slowdown"},
+                                                              {0x20, "SW thermal slowdown"},
+                                                              {0x40, "HW thermal slowdown"},
+                                                              {0x80, "HW power brake"}};
 
 const ProcessInfo* FindProcess(const NodeState& node, int64_t pid) {
   for (const ProcessInfo& p : node.processes) {
@@ -31,33 +33,43 @@ void CheckHolders(const NodeState& node, const Rules& rules, PreflightReport& re
   for (const GpuRow& g : node.gpus) index_of[g.uuid] = g.index;
   for (const ComputeApp& app : node.compute_apps) {
     const auto idx = index_of.find(app.gpu_uuid);
-    const std::string gpu = idx == index_of.end() ? app.gpu_uuid : fmt::format("GPU {}", idx->second);
+    const std::string gpu =
+        idx == index_of.end() ? app.gpu_uuid : fmt::format("GPU {}", idx->second);
     const std::string amount = app.used_mib ? Gib(*app.used_mib) : "memory (amount not reported)";
     const ProcessInfo* p = FindProcess(node, app.pid);
-    const std::string what = fmt::format("{}: {} held by pid {} ({})", gpu, amount, app.pid, app.process_name);
+    const std::string what =
+        fmt::format("{}: {} held by pid {} ({})", gpu, amount, app.pid, app.process_name);
     Finding f{Severity::kError, "gpu-memory", node.host, "", ""};
     if (!p || !p->exists) {
-      f.message = what + ", which does not exist on the node: it exited and the driver is still releasing its "
-                         "memory, or it runs in another PID namespace (a container)";
-      f.fix = fmt::format("wait {} and re-run the preflight; if the memory stays, find the owner on the host: "
-                          "fuser -v /dev/nvidia{}",
-                          FormatSeconds(rules.release_wait), idx == index_of.end() ? std::string("*") : std::to_string(idx->second));
+      f.message =
+          what +
+          ", which does not exist on the node: it exited and the driver is still releasing its "
+          "memory, or it runs in another PID namespace (a container)";
+      f.fix = fmt::format(
+          "wait {} and re-run the preflight; if the memory stays, find the owner on the host: "
+          "fuser -v /dev/nvidia{}",
+          FormatSeconds(rules.release_wait),
+          idx == index_of.end() ? std::string("*") : std::to_string(idx->second));
     } else if (!p->state.empty() && p->state[0] == 'Z') {
       f.message = what + ", a zombie: its memory is released only when its parent reaps it";
       f.fix = fmt::format("kill the parent of pid {} (or wait for it to exit)", app.pid);
     } else if (!p->state.empty() && p->state[0] == 'D') {
-      f.message = what + ", in uninterruptible sleep (D): kill -9 takes effect only when it leaves it";
-      f.fix = fmt::format("kill -9 {}; if it stays in D, drain the node and reset the GPU or reboot", app.pid);
+      f.message =
+          what + ", in uninterruptible sleep (D): kill -9 takes effect only when it leaves it";
+      f.fix = fmt::format(
+          "kill -9 {}; if it stays in D, drain the node and reset the GPU or reboot", app.pid);
     } else if (p->uid && node.uid && *p->uid != *node.uid) {
       f.message = fmt::format("{}, owned by another user (uid {}): {}", what, *p->uid, p->cmdline);
       f.fix = fmt::format("the job cannot use {}: ask its owner, or exclude the node", gpu);
     } else {
       const auto rank = p->env.find("RANK");
       f.message = rank != p->env.end()
-                      ? fmt::format("{}, a leftover trainer (RANK={}) of an earlier run: {}", what, rank->second, p->cmdline)
+                      ? fmt::format("{}, a leftover trainer (RANK={}) of an earlier run: {}", what,
+                                    rank->second, p->cmdline)
                       : fmt::format("{}, a leftover process: {}", what, p->cmdline);
-      f.fix = fmt::format("kill {} (then re-run the preflight: the memory is freed when its context is torn down)",
-                          app.pid);
+      f.fix = fmt::format(
+          "kill {} (then re-run the preflight: the memory is freed when its context is torn down)",
+          app.pid);
     }
     report.findings.push_back(std::move(f));
   }
@@ -68,28 +80,33 @@ void CheckHolders(const NodeState& node, const Rules& rules, PreflightReport& re
     if (listed) continue;
     report.findings.push_back(Finding{
         Severity::kError, "gpu-memory", node.host,
-        fmt::format("GPU {}: {} in use (above the {} clean threshold) but no process is listed: memory of a killed "
-                    "process not yet released (the release race), or a process in another PID namespace{}",
-                    g.index, Gib(*g.memory_used_mib), FormatGiB(rules.dirty_memory, 0),
-                    node.Has("compute_apps") ? "" : " (compute-apps.csv was not collected)"),
-        fmt::format("wait {} and re-run the preflight before launching; if it stays, on the host: fuser -v "
-                    "/dev/nvidia{}",
-                    FormatSeconds(rules.release_wait), g.index)});
+        fmt::format(
+            "GPU {}: {} in use (above the {} clean threshold) but no process is listed: memory of "
+            "a killed "
+            "process not yet released (the release race), or a process in another PID namespace{}",
+            g.index, Gib(*g.memory_used_mib), FormatGiB(rules.dirty_memory, 0),
+            node.Has("compute_apps") ? "" : " (compute-apps.csv was not collected)"),
+        fmt::format(
+            "wait {} and re-run the preflight before launching; if it stays, on the host: fuser -v "
+            "/dev/nvidia{}",
+            FormatSeconds(rules.release_wait), g.index)});
   }
 }
 
 void CheckHealth(const NodeState& node, PreflightReport& report) {
   for (const XidEvent& x : node.xids) {
-    report.findings.push_back(Finding{Severity::kWarning, "xid", node.host,
-                                      fmt::format("Xid {} on {}: {}", x.code, x.pci, x.line),
-                                      "look the code up in NVIDIA's Xid catalog; drain the node if it repeats"});
+    report.findings.push_back(
+        Finding{Severity::kWarning, "xid", node.host,
+                fmt::format("Xid {} on {}: {}", x.code, x.pci, x.line),
+                "look the code up in NVIDIA's Xid catalog; drain the node if it repeats"});
   }
   for (const GpuRow& g : node.gpus) {
     if (g.ecc_uncorrected && *g.ecc_uncorrected > 0) {
-      report.findings.push_back(Finding{Severity::kWarning, "ecc", node.host,
-                                        fmt::format("GPU {}: {} uncorrected ECC error{} since the last driver load", g.index,
-                                                    *g.ecc_uncorrected, *g.ecc_uncorrected == 1 ? "" : "s"),
-                                        "drain the node and run dcgmi diag -r 3"});
+      report.findings.push_back(
+          Finding{Severity::kWarning, "ecc", node.host,
+                  fmt::format("GPU {}: {} uncorrected ECC error{} since the last driver load",
+                              g.index, *g.ecc_uncorrected, *g.ecc_uncorrected == 1 ? "" : "s"),
+                  "drain the node and run dcgmi diag -r 3"});
     }
     if (g.retired_pages_pending.value_or(false)) {
       report.findings.push_back(Finding{Severity::kWarning, "ecc", node.host,
@@ -102,10 +119,11 @@ void CheckHealth(const NodeState& node, PreflightReport& report) {
         if (*g.throttle_reasons & bit) reasons += std::string(reasons.empty() ? "" : ", ") + name;
       }
       if (!reasons.empty()) {
-        report.findings.push_back(Finding{Severity::kWarning, "throttle", node.host,
-                                          fmt::format("GPU {}: clocks throttled ({}; reasons 0x{:016x})", g.index, reasons,
-                                                      *g.throttle_reasons),
-                                          "check cooling and power; this GPU will be the straggler"});
+        report.findings.push_back(
+            Finding{Severity::kWarning, "throttle", node.host,
+                    fmt::format("GPU {}: clocks throttled ({}; reasons 0x{:016x})", g.index,
+                                reasons, *g.throttle_reasons),
+                    "check cooling and power; this GPU will be the straggler"});
       }
     }
   }

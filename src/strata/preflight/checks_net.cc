@@ -2,11 +2,11 @@
 // and the RDMA ports and GIDs its IB transport will use (nccl_select.h), compared across nodes.
 // Different subnets, the management port, docker0, a missing interface or a missing RDMA device
 // are findings with the setting that fixes them (incident 6).
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <map>
 #include <set>
-
-#include <fmt/format.h>
 
 #include "strata/preflight/checks.h"
 #include "strata/preflight/effective_env.h"
@@ -40,41 +40,46 @@ std::string SuggestInterface(const NodeState& node) {
   }
   for (const NetInterface& n : node.interfaces) {
     if (!n.Running() || n.addresses.empty() || n.name == mgmt) continue;
-    if (StartsWith(n.name, "docker") || StartsWith(n.name, "lo") || StartsWith(n.name, "virbr")) continue;
+    if (StartsWith(n.name, "docker") || StartsWith(n.name, "lo") || StartsWith(n.name, "virbr"))
+      continue;
     return n.name;
   }
   return "";
 }
 
-void CheckSocket(const NodeState& node, const std::map<std::string, std::string>& env, NodeSummary& summary,
-                 PreflightReport& report) {
+void CheckSocket(const NodeState& node, const std::map<std::string, std::string>& env,
+                 NodeSummary& summary, PreflightReport& report) {
   const SocketChoice& s = summary.socket;
   const std::string suggestion = SuggestInterface(node);
-  const std::string fix = suggestion.empty() ? "set NCCL_SOCKET_IFNAME to an interface that is up and has an address"
-                                             : fmt::format("NCCL_SOCKET_IFNAME=={}", suggestion);
+  const std::string fix =
+      suggestion.empty() ? "set NCCL_SOCKET_IFNAME to an interface that is up and has an address"
+                         : fmt::format("NCCL_SOCKET_IFNAME=={}", suggestion);
   if (s.interfaces.empty()) {
     std::string detail;
     auto it = env.find("NCCL_SOCKET_IFNAME");
     if (it != env.end()) {
       const NcclList list = ParseNcclList(it->second);
       for (const NetInterface& n : node.interfaces) {
-        if (Selects(list, n.name) && !n.Running()) detail += fmt::format(" ({} matches but is not running)", n.name);
+        if (Selects(list, n.name) && !n.Running())
+          detail += fmt::format(" ({} matches but is not running)", n.name);
       }
     }
-    report.findings.push_back(Finding{Severity::kError, "nic", node.host,
-                                      fmt::format("no interface is selected by {}{}: NCCL fails at init with "
-                                                  "'Bootstrap : no socket interface found'",
-                                                  s.rule, detail),
-                                      fix});
+    report.findings.push_back(
+        Finding{Severity::kError, "nic", node.host,
+                fmt::format("no interface is selected by {}{}: NCCL fails at init with "
+                            "'Bootstrap : no socket interface found'",
+                            s.rule, detail),
+                fix});
     return;
   }
   const std::string& first = s.interfaces[0];
   if (StartsWith(first, "docker") || StartsWith(first, "lo") || StartsWith(first, "virbr")) {
-    report.findings.push_back(Finding{Severity::kError, "nic", node.host,
-                                      fmt::format("NCCL's bootstrap will use {} ({}), a local-only interface other "
-                                                  "nodes cannot reach ({})",
-                                                  first, s.addresses[0], s.rule),
-                                      fix});
+    report.findings.push_back(
+        Finding{Severity::kError, "nic", node.host,
+                fmt::format("NCCL's bootstrap will use {} ({}), a local-only interface other "
+                            "nodes cannot reach ({})",
+                            first, s.addresses[0], s.rule),
+                fix});
     return;
   }
   const std::string mgmt = node.DefaultRouteDevice();
@@ -82,18 +87,22 @@ void CheckSocket(const NodeState& node, const std::map<std::string, std::string>
     const bool no_rdma = summary.hca.ports.empty();
     report.findings.push_back(Finding{
         no_rdma ? Severity::kError : Severity::kWarning, "nic", node.host,
-        no_rdma ? fmt::format("NCCL will use {} ({}), the management port (it carries the default route), and no RDMA "
-                              "port is in use: all inter-node collective traffic goes over TCP on {} ({})",
-                              first, s.addresses[0], first, s.rule)
-                : fmt::format("NCCL's bootstrap and RDMA out-of-band connections will use {} ({}), the management "
-                              "port (it carries the default route), while the data network is on {} ({})",
-                              first, s.addresses[0], suggestion, s.rule),
+        no_rdma ? fmt::format(
+                      "NCCL will use {} ({}), the management port (it carries the default route), "
+                      "and no RDMA "
+                      "port is in use: all inter-node collective traffic goes over TCP on {} ({})",
+                      first, s.addresses[0], first, s.rule)
+                : fmt::format(
+                      "NCCL's bootstrap and RDMA out-of-band connections will use {} ({}), the "
+                      "management "
+                      "port (it carries the default route), while the data network is on {} ({})",
+                      first, s.addresses[0], suggestion, s.rule),
         fix});
   }
 }
 
-void CheckHcas(const NodeState& node, const std::map<std::string, std::string>& env, NodeSummary& summary,
-               PreflightReport& report) {
+void CheckHcas(const NodeState& node, const std::map<std::string, std::string>& env,
+               NodeSummary& summary, PreflightReport& report) {
   HcaChoice& h = summary.hca;
   if (h.disabled) return;  // reported as a dangerous setting
   const std::string mgmt = node.DefaultRouteDevice();
@@ -105,10 +114,11 @@ void CheckHcas(const NodeState& node, const std::map<std::string, std::string>& 
         bool present = false;
         for (const RdmaPort& p : node.rdma) present |= p.device == e.prefix;
         if (!present) {
-          report.findings.push_back(Finding{Severity::kError, "rdma", node.host,
-                                            fmt::format("NCCL_IB_HCA={} names {}, which this node does not have",
-                                                        hca_it->second, e.prefix),
-                                            "list only devices every node has (compare ibdev2netdev across nodes)"});
+          report.findings.push_back(
+              Finding{Severity::kError, "rdma", node.host,
+                      fmt::format("NCCL_IB_HCA={} names {}, which this node does not have",
+                                  hca_it->second, e.prefix),
+                      "list only devices every node has (compare ibdev2netdev across nodes)"});
         }
       }
     }
@@ -118,15 +128,20 @@ void CheckHcas(const NodeState& node, const std::map<std::string, std::string>& 
       for (const RdmaPort& p : node.rdma) {
         bool named = false;
         for (const NcclList::Entry& e : list.entries) named |= p.device == e.prefix;
-        if (named) wanted.push_back(p.device);
-        else if (Selects(list, p.device, p.port)) extra.push_back(p.device + (p.netdev == mgmt && !mgmt.empty() ? " (" + p.netdev + ", the management port)" : ""));
+        if (named)
+          wanted.push_back(p.device);
+        else if (Selects(list, p.device, p.port))
+          extra.push_back(p.device + (p.netdev == mgmt && !mgmt.empty()
+                                          ? " (" + p.netdev + ", the management port)"
+                                          : ""));
       }
       if (!extra.empty()) {
-        report.findings.push_back(Finding{Severity::kWarning, "rdma", node.host,
-                                          fmt::format("NCCL_IB_HCA={} is a list of prefixes, so it also selects {}",
-                                                      hca_it->second, Join(extra)),
-                                          wanted.empty() ? "name the data devices exactly: NCCL_IB_HCA==<dev>,<dev>"
-                                                         : fmt::format("NCCL_IB_HCA=={}", Join(wanted, ","))});
+        report.findings.push_back(
+            Finding{Severity::kWarning, "rdma", node.host,
+                    fmt::format("NCCL_IB_HCA={} is a list of prefixes, so it also selects {}",
+                                hca_it->second, Join(extra)),
+                    wanted.empty() ? "name the data devices exactly: NCCL_IB_HCA==<dev>,<dev>"
+                                   : fmt::format("NCCL_IB_HCA=={}", Join(wanted, ","))});
       }
     }
   }
@@ -134,18 +149,20 @@ void CheckHcas(const NodeState& node, const std::map<std::string, std::string>& 
     const std::string device = port.substr(0, port.find(':'));
     for (const RdmaPort& p : node.rdma) {
       if (p.device == device && !mgmt.empty() && p.netdev == mgmt && hca_it == env.end()) {
-        report.findings.push_back(Finding{Severity::kWarning, "rdma", node.host,
-                                          fmt::format("NCCL will send data over {} ({}), the management port's HCA", port, mgmt),
-                                          "exclude it: NCCL_IB_HCA=^=" + device});
+        report.findings.push_back(Finding{
+            Severity::kWarning, "rdma", node.host,
+            fmt::format("NCCL will send data over {} ({}), the management port's HCA", port, mgmt),
+            "exclude it: NCCL_IB_HCA=^=" + device});
       }
     }
   }
   if (!node.rdma.empty() && h.ports.empty()) {
-    report.findings.push_back(Finding{Severity::kError, "rdma", node.host,
-                                      fmt::format("no active RDMA port is selected ({}{}): NCCL falls back to TCP "
-                                                  "sockets for all inter-node traffic",
-                                                  h.rule, h.ignored_down.empty() ? "" : "; down: " + Join(h.ignored_down)),
-                                      "bring the ports up (ibdev2netdev, rdma link) or fix NCCL_IB_HCA"});
+    report.findings.push_back(Finding{
+        Severity::kError, "rdma", node.host,
+        fmt::format("no active RDMA port is selected ({}{}): NCCL falls back to TCP "
+                    "sockets for all inter-node traffic",
+                    h.rule, h.ignored_down.empty() ? "" : "; down: " + Join(h.ignored_down)),
+        "bring the ports up (ibdev2netdev, rdma link) or fix NCCL_IB_HCA"});
   }
   // GIDs, for RoCE ports whose table was collected.
   auto gid_env = env.find("NCCL_IB_GID_INDEX");
@@ -165,18 +182,22 @@ void CheckHcas(const NodeState& node, const std::map<std::string, std::string>& 
           "give the port's netdev an IPv4 address, or unset NCCL_IB_GID_INDEX"});
       continue;
     }
-    summary.gids.push_back(fmt::format("{} GID {} ({}, {})", port, g->index, g->version, g->ipv4.empty() ? g->gid : g->ipv4));
+    summary.gids.push_back(fmt::format("{} GID {} ({}, {})", port, g->index, g->version,
+                                       g->ipv4.empty() ? g->gid : g->ipv4));
     if (g->version != "v2") {
-      report.findings.push_back(Finding{Severity::kError, "gid", node.host,
-                                        fmt::format("GID index {} on {} is RoCE {}: NCCL needs RoCE v2 to route between subnets",
-                                                    g->index, port, g->version),
-                                        "unset NCCL_IB_GID_INDEX (NCCL >= 2.21 picks the RoCE v2 IPv4 GID) or set the v2 index"});
+      report.findings.push_back(Finding{
+          Severity::kError, "gid", node.host,
+          fmt::format("GID index {} on {} is RoCE {}: NCCL needs RoCE v2 to route between subnets",
+                      g->index, port, g->version),
+          "unset NCCL_IB_GID_INDEX (NCCL >= 2.21 picks the RoCE v2 IPv4 GID) or set the v2 index"});
     } else if (g->ipv4.empty()) {
-      report.findings.push_back(Finding{Severity::kError, "gid", node.host,
-                                        fmt::format("GID index {} on {} is {}, a link-local address that is not routed "
-                                                    "(NVIDIA/nccl #769): connections time out",
-                                                    g->index, port, g->gid),
-                                        "unset NCCL_IB_GID_INDEX (NCCL >= 2.21 picks the RoCE v2 IPv4 GID) or set the v2 IPv4 index"});
+      report.findings.push_back(
+          Finding{Severity::kError, "gid", node.host,
+                  fmt::format("GID index {} on {} is {}, a link-local address that is not routed "
+                              "(NVIDIA/nccl #769): connections time out",
+                              g->index, port, g->gid),
+                  "unset NCCL_IB_GID_INDEX (NCCL >= 2.21 picks the RoCE v2 IPv4 GID) or set the v2 "
+                  "IPv4 index"});
     }
   }
 }
@@ -195,15 +216,20 @@ void CompareNodes(const std::vector<NodeSummary>& nodes, PreflightReport& report
     iface_of_subnet[subnet] = n.socket.interfaces[0];
   }
   if (subnets.size() > 1) {
-    std::vector<std::pair<std::string, std::vector<std::string>>> ordered(subnets.begin(), subnets.end());
-    std::stable_sort(ordered.begin(), ordered.end(), [](const auto& a, const auto& b) { return a.second.size() > b.second.size(); });
+    std::vector<std::pair<std::string, std::vector<std::string>>> ordered(subnets.begin(),
+                                                                          subnets.end());
+    std::stable_sort(ordered.begin(), ordered.end(), [](const auto& a, const auto& b) {
+      return a.second.size() > b.second.size();
+    });
     std::string parts;
-    for (const auto& [subnet, hosts] : ordered) parts += fmt::format("{}{}: {}", parts.empty() ? "" : "; ", subnet, Join(hosts));
-    report.findings.push_back(Finding{Severity::kError, "nic", "",
-                                      fmt::format("NCCL's bootstrap interfaces are in different subnets ({}): ranks "
-                                                  "cannot connect and init hangs or times out",
-                                                  parts),
-                                      fmt::format("NCCL_SOCKET_IFNAME=={} on every node", iface_of_subnet[ordered[0].first])});
+    for (const auto& [subnet, hosts] : ordered)
+      parts += fmt::format("{}{}: {}", parts.empty() ? "" : "; ", subnet, Join(hosts));
+    report.findings.push_back(Finding{
+        Severity::kError, "nic", "",
+        fmt::format("NCCL's bootstrap interfaces are in different subnets ({}): ranks "
+                    "cannot connect and init hangs or times out",
+                    parts),
+        fmt::format("NCCL_SOCKET_IFNAME=={} on every node", iface_of_subnet[ordered[0].first])});
   }
   // RDMA rails: a node with fewer active ports than most nodes is missing a device. (A node with
   // more, e.g. one whose NCCL_IB_HCA also selects the management HCA, is reported by CheckHcas.)
@@ -225,14 +251,16 @@ void CompareNodes(const std::vector<NodeSummary>& nodes, PreflightReport& report
     if (n.hca.disabled || !n.rdma_read || n.hca.ports.size() >= usual) continue;
     std::vector<std::string> missing;
     for (const std::string& p : all_ports) {
-      if (std::find(n.hca.ports.begin(), n.hca.ports.end(), p) == n.hca.ports.end()) missing.push_back(p);
+      if (std::find(n.hca.ports.begin(), n.hca.ports.end(), p) == n.hca.ports.end())
+        missing.push_back(p);
     }
-    report.findings.push_back(Finding{Severity::kError, "rdma", n.host,
-                                      fmt::format("{} RDMA port{} in use, other nodes use {}: missing {}{}", n.hca.ports.size(),
-                                                  n.hca.ports.size() == 1 ? "" : "s", usual, Join(missing),
-                                                  n.hca.ignored_down.empty() ? "" : " (down: " + Join(n.hca.ignored_down) + ")"),
-                                      "bring the missing port up or drain the node: rings through it run at a fraction of "
-                                      "the others' bandwidth"});
+    report.findings.push_back(Finding{
+        Severity::kError, "rdma", n.host,
+        fmt::format("{} RDMA port{} in use, other nodes use {}: missing {}{}", n.hca.ports.size(),
+                    n.hca.ports.size() == 1 ? "" : "s", usual, Join(missing),
+                    n.hca.ignored_down.empty() ? "" : " (down: " + Join(n.hca.ignored_down) + ")"),
+        "bring the missing port up or drain the node: rings through it run at a fraction of "
+        "the others' bandwidth"});
   }
 }
 
@@ -242,7 +270,8 @@ void CheckNetwork(const std::vector<NodeState>& nodes, PreflightReport& report) 
   for (size_t i = 0; i < nodes.size(); ++i) {
     const NodeState& node = nodes[i];
     NodeSummary& summary = report.nodes[i];
-    const std::map<std::string, std::string> env = ValuesOf(EffectiveEnvWithOrigin(node, &summary.env_source));
+    const std::map<std::string, std::string> env =
+        ValuesOf(EffectiveEnvWithOrigin(node, &summary.env_source));
     summary.hca = PredictIbPorts(node.rdma, env);
     summary.rdma_read = node.Has("rdma") || node.Has("rdma_link");
     if (!node.Has("interfaces")) continue;

@@ -1,11 +1,11 @@
 // Software checks: driver -> highest CUDA -> the newest torch / vLLM / SGLang that can run
 // (data/preflight/cuda_compat.yaml) against what each node has installed; and the watchdog and
 // timeout settings of the launch with the time to detection they imply (incident 2).
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <map>
-
-#include <fmt/format.h>
 
 #include "strata/preflight/checks.h"
 #include "strata/preflight/effective_env.h"
@@ -34,11 +34,13 @@ std::string Duration(Seconds t) {
 }
 
 bool RunsOn(const std::vector<std::string>& wheels, const std::string& cuda) {
-  return std::any_of(wheels.begin(), wheels.end(), [&](const std::string& c) { return CompareVersions(c, cuda) <= 0; });
+  return std::any_of(wheels.begin(), wheels.end(),
+                     [&](const std::string& c) { return CompareVersions(c, cuda) <= 0; });
 }
 
 // The release entry for an installed version: "0.20" covers "0.20.1"; "any" covers all.
-const std::pair<std::string, std::vector<std::string>>* ReleaseOf(const PackageReleases& p, const std::string& version) {
+const std::pair<std::string, std::vector<std::string>>* ReleaseOf(const PackageReleases& p,
+                                                                  const std::string& version) {
   const std::string plain = version.substr(0, version.find('+'));
   for (const auto& r : p.releases) {
     if (r.first == "any" || plain == r.first || plain.rfind(r.first + ".", 0) == 0) return &r;
@@ -58,7 +60,8 @@ std::string NewestRunnable(const PackageReleases& p, const std::string& cuda) {
 
 }  // namespace
 
-void CheckSoftware(const std::vector<NodeState>& nodes, const CudaCompat& compat, PreflightReport& report) {
+void CheckSoftware(const std::vector<NodeState>& nodes, const CudaCompat& compat,
+                   PreflightReport& report) {
   std::map<std::string, std::vector<std::string>> drivers;
   std::string cuda;  // the lowest "highest CUDA" over the nodes
   for (const NodeState& n : nodes) {
@@ -95,15 +98,23 @@ void CheckSoftware(const std::vector<NodeState>& nodes, const CudaCompat& compat
         const bool major = Major(tag) > Major(n.cuda_version);
         report.findings.push_back(Finding{
             major ? Severity::kError : Severity::kWarning, "cuda-compat", n.host,
-            major ? fmt::format("{} {} is built for CUDA {}; driver {} supports CUDA {}: a newer major version, it "
+            major ? fmt::format("{} {} is built for CUDA {}; driver {} supports CUDA {}: a newer "
+                                "major version, it "
                                 "cannot run",
                                 name, version, tag, n.driver_version, n.cuda_version)
-                  : fmt::format("{} {} is built for CUDA {}; driver {} supports CUDA {}: it runs only through "
-                                "minor-version compatibility (anything that JIT-compiles newer PTX fails)",
-                                name, version, tag, n.driver_version, n.cuda_version),
-            fmt::format("install a +cu{} build, or a driver that supports CUDA {}",
-                        [&] { std::string c = n.cuda_version; c.erase(std::remove(c.begin(), c.end(), '.'), c.end()); return c; }(),
-                        tag)});
+                  : fmt::format(
+                        "{} {} is built for CUDA {}; driver {} supports CUDA {}: it runs only "
+                        "through "
+                        "minor-version compatibility (anything that JIT-compiles newer PTX fails)",
+                        name, version, tag, n.driver_version, n.cuda_version),
+            fmt::format(
+                "install a +cu{} build, or a driver that supports CUDA {}",
+                [&] {
+                  std::string c = n.cuda_version;
+                  c.erase(std::remove(c.begin(), c.end(), '.'), c.end());
+                  return c;
+                }(),
+                tag)});
         continue;
       }
       if (p == compat.packages.end()) continue;
@@ -113,19 +124,21 @@ void CheckSoftware(const std::vector<NodeState>& nodes, const CudaCompat& compat
       for (const std::string& c : release->second) wheels += (wheels.empty() ? "" : " or ") + c;
       report.findings.push_back(Finding{
           Severity::kError, "cuda-compat", n.host,
-          fmt::format("{} {} needs CUDA {}; driver {} supports CUDA {} (data/preflight/cuda_compat.yaml, with its source)",
-                  name, version, wheels, n.driver_version, n.cuda_version),
+          fmt::format("{} {} needs CUDA {}; driver {} supports CUDA {} "
+                      "(data/preflight/cuda_compat.yaml, with its source)",
+                      name, version, wheels, n.driver_version, n.cuda_version),
           NewestRunnable(p->second, n.cuda_version) == "none"
               ? fmt::format("no {} release runs on this driver: upgrade the driver", name)
-              : fmt::format("install {} {} (the newest that runs on CUDA {}), or upgrade the driver", name,
-                            NewestRunnable(p->second, n.cuda_version), n.cuda_version)});
+              : fmt::format(
+                    "install {} {} (the newest that runs on CUDA {}), or upgrade the driver", name,
+                    NewestRunnable(p->second, n.cuda_version), n.cuda_version)});
     }
   }
 }
 
 void CheckTimeouts(const std::vector<NodeState>& nodes, const Rules& rules,
-                   const std::vector<hang::FrameworkTimeout>& timeouts, const PreflightOptions& options,
-                   PreflightReport& report) {
+                   const std::vector<hang::FrameworkTimeout>& timeouts,
+                   const PreflightOptions& options, PreflightReport& report) {
   std::string cmdline = options.launch;
   std::string whose = "the --launch command";
   std::map<std::string, std::string> env;
@@ -140,11 +153,14 @@ void CheckTimeouts(const std::vector<NodeState>& nodes, const Rules& rules,
   TimeoutSummary t;
   // NCCL's IB transport: each attempt waits 4.096 us x 2^NCCL_IB_TIMEOUT, and it retries
   // NCCL_IB_RETRY_CNT times (defaults 20 and 7; NCCL docs, env.html) before the error surfaces.
-  const int ib_timeout = env.count("NCCL_IB_TIMEOUT") ? std::atoi(env["NCCL_IB_TIMEOUT"].c_str()) : 20;
-  const int retry = env.count("NCCL_IB_RETRY_CNT") ? std::atoi(env["NCCL_IB_RETRY_CNT"].c_str()) : 7;
+  const int ib_timeout =
+      env.count("NCCL_IB_TIMEOUT") ? std::atoi(env["NCCL_IB_TIMEOUT"].c_str()) : 20;
+  const int retry =
+      env.count("NCCL_IB_RETRY_CNT") ? std::atoi(env["NCCL_IB_RETRY_CNT"].c_str()) : 7;
   const Seconds attempt = Seconds::Us(4.096 * std::pow(2.0, ib_timeout));
   t.ib_retry_window = attempt * (retry + 1);
-  t.ib_formula = fmt::format("4.096 us x 2^{} x ({} retries + 1) = {}", ib_timeout, retry, FormatSeconds(t.ib_retry_window));
+  t.ib_formula = fmt::format("4.096 us x 2^{} x ({} retries + 1) = {}", ib_timeout, retry,
+                             FormatSeconds(t.ib_retry_window));
   if (cmdline.empty()) {
     t.framework = "";
     t.from = "no launch command (pass --launch '<command>') and no running trainer";
@@ -159,7 +175,8 @@ void CheckTimeouts(const std::vector<NodeState>& nodes, const Rules& rules,
     t.from = fmt::format("{} in {}", f->flag, whose);
   } else {
     t.collective_timeout = f->default_timeout;
-    t.from = fmt::format("{}'s default, no {} in {}", f->name, f->flag.empty() ? "timeout" : f->flag, whose);
+    t.from = fmt::format("{}'s default, no {} in {}", f->name,
+                         f->flag.empty() ? "timeout" : f->flag, whose);
   }
   t.source = f->source;
   report.timeout = t;
@@ -167,11 +184,13 @@ void CheckTimeouts(const std::vector<NodeState>& nodes, const Rules& rules,
     const double in_units = rules.max_collective_timeout / f->flag_unit;
     report.findings.push_back(Finding{
         Severity::kWarning, "timeout", "",
-        fmt::format("the collective timeout is {} ({}): a rank that dies or OOMs leaves the others waiting that "
+        fmt::format("the collective timeout is {} ({}): a rank that dies or OOMs leaves the others "
+                    "waiting that "
                     "long before the NCCL watchdog reports anything",
                     Duration(t.collective_timeout), t.from),
         f->flag.empty() ? "pass timeout=datetime.timedelta(minutes=30) to init_process_group"
-                        : fmt::format("{} {:.0f} ({})", f->flag, in_units, Duration(rules.max_collective_timeout))});
+                        : fmt::format("{} {:.0f} ({})", f->flag, in_units,
+                                      Duration(rules.max_collective_timeout))});
   }
 }
 

@@ -1,13 +1,12 @@
 #include "strata/preflight/collect_node.h"
 
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
-
-#include <fmt/format.h>
 
 #include "strata/core/file_io.h"
 #include "strata/hang/collect/collect.h"
@@ -86,9 +85,11 @@ std::vector<std::string> SplitNul(const std::string& text) {
   return parts;
 }
 
-std::optional<int64_t> StatusField(const std::string& status, const std::string& key, std::string* text = nullptr) {
+std::optional<int64_t> StatusField(const std::string& status, const std::string& key,
+                                   std::string* text = nullptr) {
   const size_t at = status.find("\n" + key + ":");
-  const size_t start = status.rfind(key + ":", 0) == 0 ? 0 : (at == std::string::npos ? at : at + 1);
+  const size_t start =
+      status.rfind(key + ":", 0) == 0 ? 0 : (at == std::string::npos ? at : at + 1);
   if (start == std::string::npos) return std::nullopt;
   const size_t begin = status.find_first_not_of(" \t", start + key.size() + 1);
   const size_t end = status.find('\n', start);
@@ -107,7 +108,8 @@ ProcessInfo ReadProcess(const fs::path& dir, int64_t pid, bool* readable_env) {
     return p;
   }
   if (auto cmdline = ReadFile((dir / "cmdline").string(), kMaxProcFileBytes); cmdline.ok()) {
-    for (const std::string& part : SplitNul(*cmdline)) p.cmdline += (p.cmdline.empty() ? "" : " ") + part;
+    for (const std::string& part : SplitNul(*cmdline))
+      p.cmdline += (p.cmdline.empty() ? "" : " ") + part;
   }
   if (auto status = ReadFile((dir / "status").string(), kMaxProcFileBytes); status.ok()) {
     StatusField(*status, "State", &p.state);
@@ -118,7 +120,8 @@ ProcessInfo ReadProcess(const fs::path& dir, int64_t pid, bool* readable_env) {
   if (environ.ok()) {
     for (const std::string& kv : SplitNul(*environ)) {
       const size_t eq = kv.find('=');
-      if (eq != std::string::npos && IsTrackedVariable(kv.substr(0, eq))) p.env[kv.substr(0, eq)] = kv.substr(eq + 1);
+      if (eq != std::string::npos && IsTrackedVariable(kv.substr(0, eq)))
+        p.env[kv.substr(0, eq)] = kv.substr(eq + 1);
     }
   }
   return p;
@@ -145,15 +148,18 @@ class Collector {
     if (r.started && !r.timed_out && r.exit_code == 0) return true;
     std::error_code ec;
     fs::remove(out, ec);
-    s_.notes.push_back(r.timed_out ? fmt::format("{}: {} timed out after {}", file, name, FormatSeconds(o_.timeout))
-                                   : fmt::format("{}: {} failed (exit code {})", file, name, r.exit_code));
+    s_.notes.push_back(
+        r.timed_out
+            ? fmt::format("{}: {} timed out after {}", file, name, FormatSeconds(o_.timeout))
+            : fmt::format("{}: {} failed (exit code {})", file, name, r.exit_code));
     return false;
   }
 
   void Gpus() {
     Run("nvidia-smi", {}, "nvidia-smi.txt");
     Run("nvidia-smi", {std::string("--query-gpu=") + kGpuQuery, "--format=csv"}, "gpus.csv");
-    Run("nvidia-smi", {"--query-compute-apps=pid,process_name,used_gpu_memory,gpu_uuid", "--format=csv"},
+    Run("nvidia-smi",
+        {"--query-compute-apps=pid,process_name,used_gpu_memory,gpu_uuid", "--format=csv"},
         "compute-apps.csv");
     // The kernel log may need privileges: keep only the Xid lines, or say it could not be read.
     const fs::path raw = staging_ / ".dmesg";
@@ -162,7 +168,8 @@ class Collector {
       std::string xids;
       if (text.ok()) {
         for (const Line& l : SplitLines(*text)) {
-          if (l.text.find("NVRM: Xid") != std::string_view::npos) xids += std::string(l.text) + "\n";
+          if (l.text.find("NVRM: Xid") != std::string_view::npos)
+            xids += std::string(l.text) + "\n";
         }
       }
       (void)WriteFileAtomic((staging_ / "xid.txt").string(), xids);
@@ -193,8 +200,10 @@ class Collector {
       for (const auto& port : fs::directory_iterator(dev / "ports", ec)) {
         for (int i = 0; i < 256; ++i) {
           auto gid = ReadFile((port.path() / "gids" / std::to_string(i)).string(), 256);
-          auto type = ReadFile((port.path() / "gid_attrs" / "types" / std::to_string(i)).string(), 256);
-          auto ndev = ReadFile((port.path() / "gid_attrs" / "ndevs" / std::to_string(i)).string(), 256);
+          auto type =
+              ReadFile((port.path() / "gid_attrs" / "types" / std::to_string(i)).string(), 256);
+          auto ndev =
+              ReadFile((port.path() / "gid_attrs" / "ndevs" / std::to_string(i)).string(), 256);
           if (!gid.ok() || !type.ok() || !ndev.ok()) continue;
           const std::string g(TrimLine(*gid));
           if (g == "0000:0000:0000:0000:0000:0000:0000:0000") continue;
@@ -202,10 +211,12 @@ class Collector {
           if (g.rfind("0000:0000:0000:0000:0000:ffff:", 0) == 0) {
             const std::string hex = g.substr(30, 4) + g.substr(35, 4);
             const unsigned long v = std::strtoul(hex.c_str(), nullptr, 16);
-            ipv4 = fmt::format("{}.{}.{}.{}", (v >> 24) & 255, (v >> 16) & 255, (v >> 8) & 255, v & 255);
+            ipv4 = fmt::format("{}.{}.{}.{}", (v >> 24) & 255, (v >> 16) & 255, (v >> 8) & 255,
+                               v & 255);
           }
-          table += fmt::format("{}\t{}\t{}\t{}\t{}\t{}\t{}\n", dev.filename().string(), port.path().filename().string(), i, g,
-                               ipv4, TrimLine(*type) == "RoCE v2" ? "v2" : "v1", TrimLine(*ndev));
+          table += fmt::format("{}\t{}\t{}\t{}\t{}\t{}\t{}\n", dev.filename().string(),
+                               port.path().filename().string(), i, g, ipv4,
+                               TrimLine(*type) == "RoCE v2" ? "v2" : "v1", TrimLine(*ndev));
         }
       }
     }
@@ -228,9 +239,10 @@ class Collector {
     const std::string home = !o_.home.empty() ? o_.home : home_env ? home_env : "/";
     const char* user = std::getenv("USER");
     // A clean environment, as sshd gives a remote command: nothing of this shell leaks in.
-    const std::vector<std::string> envp = {"HOME=" + home, std::string("USER=") + (user ? user : ""),
-                                           "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
-                                           "SHELL=/bin/bash", "STRATA_ETC=" + o_.etc_root};
+    const std::vector<std::string> envp = {
+        "HOME=" + home, std::string("USER=") + (user ? user : ""),
+        "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "SHELL=/bin/bash",
+        "STRATA_ETC=" + o_.etc_root};
     Run("bash", {"--noprofile", "--norc", "-c", kShellScript}, "shell-env.txt", envp);
   }
 
@@ -253,7 +265,8 @@ class Collector {
       if (p.trainer()) s_.processes.push_back(std::move(p));
     }
     if (unreadable > 0) {
-      s_.notes.push_back(fmt::format("{} processes' environ could not be read (run as the job's user or root)", unreadable));
+      s_.notes.push_back(fmt::format(
+          "{} processes' environ could not be read (run as the job's user or root)", unreadable));
     }
     // Every pid nvidia-smi lists as holding GPU memory, even when /proc has no such pid.
     auto apps_text = ReadFile((staging_ / "compute-apps.csv").string());
@@ -264,8 +277,11 @@ class Collector {
       return;
     }
     for (const ComputeApp& a : *apps) {
-      const bool known = std::any_of(s_.processes.begin(), s_.processes.end(), [&](const ProcessInfo& p) { return p.pid == a.pid; });
-      if (!known) s_.processes.push_back(ReadProcess(fs::path(o_.proc_root) / std::to_string(a.pid), a.pid, nullptr));
+      const bool known = std::any_of(s_.processes.begin(), s_.processes.end(),
+                                     [&](const ProcessInfo& p) { return p.pid == a.pid; });
+      if (!known)
+        s_.processes.push_back(
+            ReadProcess(fs::path(o_.proc_root) / std::to_string(a.pid), a.pid, nullptr));
     }
   }
 
@@ -290,10 +306,12 @@ Result<NodeStateResult> CollectNodeState(const NodeStateOptions& o) {
   s.time_utc = o.time_utc.empty() ? NowUtc() : o.time_utc;
   s.uid = static_cast<int64_t>(::getuid());
   const fs::path final_dir = fs::path(o.out_dir) / s.host;
-  const fs::path staging = fs::path(o.out_dir) / fmt::format(".{}.node-state.partial.{}", s.host, ::getpid());
+  const fs::path staging =
+      fs::path(o.out_dir) / fmt::format(".{}.node-state.partial.{}", s.host, ::getpid());
   std::error_code ec;
   if (fs::exists(final_dir, ec)) {
-    return IoError("a bundle for this host already exists").InFile(final_dir.string())
+    return IoError("a bundle for this host already exists")
+        .InFile(final_dir.string())
         .WithHint("remove it, or pass another --out (e.g. one per collection time)");
   }
   fs::create_directories(staging, ec);
@@ -306,9 +324,12 @@ Result<NodeStateResult> CollectNodeState(const NodeStateOptions& o) {
   c.Processes();
   Json manifest = ManifestToJson(s);
   manifest["strata_version"] = STRATA_VERSION;
-  STRATA_RETURN_IF_ERROR(WriteFileAtomic((staging / kNodeStateManifest).string(), DumpJson(manifest)));
+  STRATA_RETURN_IF_ERROR(
+      WriteFileAtomic((staging / kNodeStateManifest).string(), DumpJson(manifest)));
   fs::rename(staging, final_dir, ec);
-  if (ec) return IoError(fmt::format("cannot move the bundle into place: {}", ec.message())).InFile(final_dir.string());
+  if (ec)
+    return IoError(fmt::format("cannot move the bundle into place: {}", ec.message()))
+        .InFile(final_dir.string());
   return NodeStateResult{final_dir.string(), std::move(s)};
 }
 

@@ -22,11 +22,11 @@ struct NodeStateOptions {
   std::string host;                 // "" = this machine's host name
   std::string proc_root = "/proc";  // fake trees in tests
   std::string sys_root = "/sys";
-  std::string etc_root;             // prefix of /etc/profile, /etc/bash.bashrc, /etc/nccl.conf
-  std::string home;                 // "" = $HOME
-  std::string path;                 // where the tools are looked up; "" = $PATH
+  std::string etc_root;               // prefix of /etc/profile, /etc/bash.bashrc, /etc/nccl.conf
+  std::string home;                   // "" = $HOME
+  std::string path;                   // where the tools are looked up; "" = $PATH
   Seconds timeout = Seconds::Of(10);  // per command
-  std::string time_utc;             // "" = now
+  std::string time_utc;               // "" = now
 };
 
 struct NodeStateResult {

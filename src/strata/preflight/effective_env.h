@@ -17,7 +17,8 @@ struct EnvValue {
 /// /etc/nccl.conf overridden by the environment of the non-interactive shell (what srun, pdsh
 /// and ssh start), else of the login shell, else of a running trainer (the lowest pid).
 /// `source` receives which environment was used.
-std::map<std::string, EnvValue> EffectiveEnvWithOrigin(const NodeState& node, std::string* source = nullptr);
+std::map<std::string, EnvValue> EffectiveEnvWithOrigin(const NodeState& node,
+                                                       std::string* source = nullptr);
 
 /// The values alone, for the selection rules.
 std::map<std::string, std::string> ValuesOf(const std::map<std::string, EnvValue>& env);

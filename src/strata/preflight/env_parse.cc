@@ -1,8 +1,8 @@
 #include "strata/preflight/env_parse.h"
 
-#include <cctype>
-
 #include <fmt/format.h>
+
+#include <cctype>
 
 #include "strata/core/text_scan.h"
 #include "strata/preflight/text_lines.h"
@@ -18,7 +18,8 @@ bool ValidKey(std::string_view key) {
   return true;
 }
 
-Result<std::pair<std::string, std::string>> KeyValue(std::string_view line, const std::string& file, int number) {
+Result<std::pair<std::string, std::string>> KeyValue(std::string_view line, const std::string& file,
+                                                     int number) {
   const size_t eq = line.find('=');
   const std::string_view key = eq == std::string_view::npos ? line : line.substr(0, eq);
   if (eq == std::string_view::npos || !ValidKey(key)) {
@@ -33,7 +34,8 @@ bool IsTrackedVariable(std::string_view key) {
   for (std::string_view prefix : {"NCCL_", "CUDA_", "TORCH_", "UCX_", "GLOO_", "MASTER_"}) {
     if (key.substr(0, prefix.size()) == prefix) return true;
   }
-  return key == "PYTORCH_CUDA_ALLOC_CONF" || key == "RANK" || key == "LOCAL_RANK" || key == "WORLD_SIZE";
+  return key == "PYTORCH_CUDA_ALLOC_CONF" || key == "RANK" || key == "LOCAL_RANK" ||
+         key == "WORLD_SIZE";
 }
 
 Result<std::vector<ShellEnv>> ParseShellEnv(std::string_view text, const std::string& file) {
@@ -65,7 +67,9 @@ Result<std::vector<ShellEnv>> ParseShellEnv(std::string_view text, const std::st
       close_section();
       const std::vector<std::string_view> w = SplitWords(line.substr(3));
       if (w.size() < 2) {
-        return InvalidInput(fmt::format("'{}' is not '== <shell> <file>'", line)).InFile(file).AtLine(l.number);
+        return InvalidInput(fmt::format("'{}' is not '== <shell> <file>'", line))
+            .InFile(file)
+            .AtLine(l.number);
       }
       const std::string shell(w[0]);
       const std::string source(line.substr(line.find(w[1])));
@@ -76,7 +80,8 @@ Result<std::vector<ShellEnv>> ParseShellEnv(std::string_view text, const std::st
       } else {
         if (shells.empty() || shells.back().shell != shell) {
           return InvalidInput(fmt::format("section '{}' comes before '== {} (start)'", line, shell))
-              .InFile(file).AtLine(l.number);
+              .InFile(file)
+              .AtLine(l.number);
         }
         shells.back().files.push_back(source);
         section_file = source;
@@ -84,17 +89,21 @@ Result<std::vector<ShellEnv>> ParseShellEnv(std::string_view text, const std::st
       continue;
     }
     if (shells.empty()) {
-      return InvalidInput("a variable before the first '== <shell> (start)' line").InFile(file).AtLine(l.number);
+      return InvalidInput("a variable before the first '== <shell> (start)' line")
+          .InFile(file)
+          .AtLine(l.number);
     }
     STRATA_ASSIGN_OR_RETURN(auto kv, KeyValue(line, file, l.number));
     current[kv.first] = kv.second;
   }
   close_section();
-  if (shells.empty()) return InvalidInput("no '== <shell> (start)' section (a truncated file?)").InFile(file);
+  if (shells.empty())
+    return InvalidInput("no '== <shell> (start)' section (a truncated file?)").InFile(file);
   return shells;
 }
 
-Result<std::map<std::string, std::string>> ParseNcclConf(std::string_view text, const std::string& file) {
+Result<std::map<std::string, std::string>> ParseNcclConf(std::string_view text,
+                                                         const std::string& file) {
   std::map<std::string, std::string> conf;
   for (const Line& l : SplitLines(text)) {
     const std::string_view line = TrimSpace(l.text);
@@ -105,14 +114,17 @@ Result<std::map<std::string, std::string>> ParseNcclConf(std::string_view text, 
   return conf;
 }
 
-Result<std::map<std::string, std::string>> ParseVersions(std::string_view text, const std::string& file) {
+Result<std::map<std::string, std::string>> ParseVersions(std::string_view text,
+                                                         const std::string& file) {
   std::map<std::string, std::string> versions;
   for (const Line& l : SplitLines(text)) {
     const std::vector<std::string_view> w = SplitWords(l.text);
     if (w.empty()) continue;
     if (w.size() != 2) {
-      return InvalidInput(fmt::format("'{}' is not '<package> <version>' (or '<package> -')", TrimSpace(l.text)))
-          .InFile(file).AtLine(l.number);
+      return InvalidInput(fmt::format("'{}' is not '<package> <version>' (or '<package> -')",
+                                      TrimSpace(l.text)))
+          .InFile(file)
+          .AtLine(l.number);
     }
     if (w[1] != "-") versions[std::string(w[0])] = std::string(w[1]);
   }

@@ -29,10 +29,12 @@ inline constexpr const char* kInherited = "(inherited)";
 Result<std::vector<ShellEnv>> ParseShellEnv(std::string_view text, const std::string& file);
 
 /// KEY=VALUE lines; '#' comments and blank lines skipped.
-Result<std::map<std::string, std::string>> ParseNcclConf(std::string_view text, const std::string& file);
+Result<std::map<std::string, std::string>> ParseNcclConf(std::string_view text,
+                                                         const std::string& file);
 
 /// "<package> <version>" lines; "-" for a package that is not installed (left out of the map).
-Result<std::map<std::string, std::string>> ParseVersions(std::string_view text, const std::string& file);
+Result<std::map<std::string, std::string>> ParseVersions(std::string_view text,
+                                                         const std::string& file);
 
 /// The variables a preflight compares: NCCL_*, CUDA_*, TORCH_*, UCX_*, GLOO_*, MASTER_*,
 /// PYTORCH_CUDA_ALLOC_CONF and the launcher's rank variables.

@@ -1,10 +1,9 @@
 #include "strata/preflight/nccl_select.h"
 
 #include <arpa/inet.h>
+#include <fmt/format.h>
 
 #include <cstdlib>
-
-#include <fmt/format.h>
 
 namespace strata::preflight {
 namespace {
@@ -63,7 +62,8 @@ NcclList ParseNcclList(std::string_view value) {
       NcclList::Entry e;
       const size_t colon = item.find(':');
       e.prefix = std::string(item.substr(0, colon));
-      if (colon != std::string_view::npos) e.port = std::atoi(std::string(item.substr(colon + 1)).c_str());
+      if (colon != std::string_view::npos)
+        e.port = std::atoi(std::string(item.substr(colon + 1)).c_str());
       list.entries.push_back(std::move(e));
     }
     start = end + 1;
@@ -74,7 +74,8 @@ NcclList ParseNcclList(std::string_view value) {
 bool MatchesAny(const NcclList& list, std::string_view name, int port) {
   if (list.entries.empty()) return true;
   for (const NcclList::Entry& e : list.entries) {
-    const bool name_ok = list.exact ? name == e.prefix : name.substr(0, e.prefix.size()) == e.prefix;
+    const bool name_ok =
+        list.exact ? name == e.prefix : name.substr(0, e.prefix.size()) == e.prefix;
     const bool port_ok = e.port == -1 || port == -1 || e.port == port;
     if (name_ok && port_ok) return true;
   }
@@ -98,7 +99,8 @@ SocketChoice PredictSocketInterfaces(const std::vector<NetInterface>& interfaces
     FindInterfaces(interfaces, ifname, family, choice);
     return choice;
   }
-  const std::string ignored = ifname.empty() ? "" : fmt::format(" (NCCL_SOCKET_IFNAME={} ignored: one character)", ifname);
+  const std::string ignored =
+      ifname.empty() ? "" : fmt::format(" (NCCL_SOCKET_IFNAME={} ignored: one character)", ifname);
   FindInterfaces(interfaces, "ib", family, choice);
   if (!choice.interfaces.empty()) {
     choice.rule = "automatic: interfaces starting with 'ib' come first" + ignored;
@@ -128,14 +130,17 @@ SocketChoice PredictSocketInterfaces(const std::vector<NetInterface>& interfaces
   }
   FindInterfaces(interfaces, "^docker,lo,virbr", family, choice);
   if (!choice.interfaces.empty()) {
-    choice.rule = "automatic: no 'ib' interface, so every running interface except docker*, lo*, virbr* "
-                  "in address order" + ignored;
+    choice.rule =
+        "automatic: no 'ib' interface, so every running interface except docker*, lo*, virbr* "
+        "in address order" +
+        ignored;
     return choice;
   }
   for (const char* last : {"docker", "lo", "virbr"}) {
     FindInterfaces(interfaces, last, family, choice);
     if (!choice.interfaces.empty()) {
-      choice.rule = fmt::format("automatic: nothing else is up, so '{}*' as a last resort{}", last, ignored);
+      choice.rule =
+          fmt::format("automatic: nothing else is up, so '{}*' as a last resort{}", last, ignored);
       return choice;
     }
   }
@@ -143,7 +148,8 @@ SocketChoice PredictSocketInterfaces(const std::vector<NetInterface>& interfaces
   return choice;
 }
 
-HcaChoice PredictIbPorts(const std::vector<RdmaPort>& ports, const std::map<std::string, std::string>& env) {
+HcaChoice PredictIbPorts(const std::vector<RdmaPort>& ports,
+                         const std::map<std::string, std::string>& env) {
   HcaChoice choice;
   if (Get(env, "NCCL_IB_DISABLE") == "1") {
     choice.disabled = true;
@@ -186,8 +192,10 @@ const GidEntry* ChooseGid(const std::vector<GidEntry>& gids, const std::string& 
 
 std::string SubnetOf(const IpAddress& address) {
   in_addr a{};
-  if (address.family != "inet" || ::inet_pton(AF_INET, address.local.c_str(), &a) != 1) return address.local;
-  const uint32_t mask = address.prefixlen == 0 ? 0 : htonl(~uint32_t{0} << (32 - address.prefixlen));
+  if (address.family != "inet" || ::inet_pton(AF_INET, address.local.c_str(), &a) != 1)
+    return address.local;
+  const uint32_t mask =
+      address.prefixlen == 0 ? 0 : htonl(~uint32_t{0} << (32 - address.prefixlen));
   a.s_addr &= mask;
   char buffer[INET_ADDRSTRLEN] = {};
   ::inet_ntop(AF_INET, &a, buffer, sizeof buffer);

@@ -50,15 +50,16 @@ SocketChoice PredictSocketInterfaces(const std::vector<NetInterface>& interfaces
                                      const std::map<std::string, std::string>& env);
 
 struct HcaChoice {
-  std::vector<std::string> ports;  // "mlx5_1:1", in device order
+  std::vector<std::string> ports;         // "mlx5_1:1", in device order
   std::vector<std::string> ignored_down;  // selected by name but not active: NCCL skips them
-  bool disabled = false;           // NCCL_IB_DISABLE=1
+  bool disabled = false;                  // NCCL_IB_DISABLE=1
   std::string rule;
 };
 
 /// The RDMA ports NCCL's IB transport uses: active ports matching NCCL_IB_HCA (all active ports
 /// when unset); none when NCCL_IB_DISABLE=1.
-HcaChoice PredictIbPorts(const std::vector<RdmaPort>& ports, const std::map<std::string, std::string>& env);
+HcaChoice PredictIbPorts(const std::vector<RdmaPort>& ports,
+                         const std::map<std::string, std::string>& env);
 
 /// The GID NCCL uses on one port: NCCL_IB_GID_INDEX when set, else the first RoCE v2 entry with
 /// an IPv4-mapped address (NCCL >= 2.21 selects by NCCL_IB_ADDR_FAMILY, AF_INET by default, and

@@ -30,7 +30,8 @@ Result<std::string> StringField(const json& object, const char* key, const std::
 
 Result<json> TopArray(std::string_view text, const std::string& file, std::string_view what) {
   STRATA_ASSIGN_OR_RETURN(json root, ParseUntrustedJson(text, file, kMaxJsonDepth, what));
-  if (!root.is_array()) return InvalidInput(fmt::format("expected a JSON array ({})", what)).InFile(file);
+  if (!root.is_array())
+    return InvalidInput(fmt::format("expected a JSON array ({})", what)).InFile(file);
   return root;
 }
 
@@ -49,7 +50,8 @@ Result<std::vector<NetInterface>> ParseIpAddrJson(std::string_view text, const s
     if (auto f = o.find("flags"); f != o.end()) {
       if (!f->is_array()) return FieldError(file, where + ".flags", "expected an array of strings");
       for (const json& flag : *f) {
-        if (!flag.is_string()) return FieldError(file, where + ".flags", "expected an array of strings");
+        if (!flag.is_string())
+          return FieldError(file, where + ".flags", "expected an array of strings");
         n.flags.push_back(flag.get<std::string>());
       }
     }
@@ -66,7 +68,8 @@ Result<std::vector<NetInterface>> ParseIpAddrJson(std::string_view text, const s
         STRATA_ASSIGN_OR_RETURN(addr.local, StringField(ai, "local", file, at, true));
         STRATA_ASSIGN_OR_RETURN(addr.scope, StringField(ai, "scope", file, at, false));
         auto p = ai.find("prefixlen");
-        if (p == ai.end() || !p->is_number_integer() || p->get<int64_t>() < 0 || p->get<int64_t>() > 128) {
+        if (p == ai.end() || !p->is_number_integer() || p->get<int64_t>() < 0 ||
+            p->get<int64_t>() > 128) {
           return FieldError(file, at + ".prefixlen", "expected an integer from 0 to 128");
         }
         addr.prefixlen = static_cast<int>(p->get<int64_t>());
@@ -99,22 +102,28 @@ Result<std::vector<RdmaPort>> ParseIbdev2netdev(std::string_view text, const std
     const std::vector<std::string_view> w = SplitWords(l.text);
     if (w.empty()) continue;
     // <ibdev> port <n> ==> <netdev> (<Up|Down>)
-    if (w.size() != 6 || w[1] != "port" || w[3] != "==>" || w[5].size() < 3 || w[5].front() != '(' ||
-        w[5].back() != ')') {
-      return InvalidInput(fmt::format("'{}' is not '<ibdev> port <n> ==> <netdev> (Up|Down)'", TrimSpace(l.text)))
-          .InFile(file).AtLine(l.number);
+    if (w.size() != 6 || w[1] != "port" || w[3] != "==>" || w[5].size() < 3 ||
+        w[5].front() != '(' || w[5].back() != ')') {
+      return InvalidInput(fmt::format("'{}' is not '<ibdev> port <n> ==> <netdev> (Up|Down)'",
+                                      TrimSpace(l.text)))
+          .InFile(file)
+          .AtLine(l.number);
     }
     RdmaPort p;
     p.device = std::string(w[0]);
     auto port = ParseInt64(w[2]);
     if (!port || *port < 1 || *port > 255) {
-      return InvalidInput(fmt::format("port '{}' is not a port number", w[2])).InFile(file).AtLine(l.number);
+      return InvalidInput(fmt::format("port '{}' is not a port number", w[2]))
+          .InFile(file)
+          .AtLine(l.number);
     }
     p.port = static_cast<int>(*port);
     p.netdev = std::string(w[4]);
     const std::string_view state = w[5].substr(1, w[5].size() - 2);
     if (state != "Up" && state != "Down") {
-      return InvalidInput(fmt::format("state '{}' is neither Up nor Down", state)).InFile(file).AtLine(l.number);
+      return InvalidInput(fmt::format("state '{}' is neither Up nor Down", state))
+          .InFile(file)
+          .AtLine(l.number);
     }
     p.netdev_up = state == "Up";
     ports.push_back(std::move(p));
@@ -127,21 +136,26 @@ Status MergeRdmaLink(std::string_view text, const std::string& file, std::vector
     const std::vector<std::string_view> w = SplitWords(l.text);
     if (w.empty()) continue;
     if (w.size() < 4 || w[0] != "link" || w[1].find('/') == std::string_view::npos) {
-      return InvalidInput(fmt::format("'{}' is not 'link <dev>/<port> state <STATE> ...'", TrimSpace(l.text)))
-          .InFile(file).AtLine(l.number);
+      return InvalidInput(fmt::format("'{}' is not 'link <dev>/<port> state <STATE> ...'",
+                                      TrimSpace(l.text)))
+          .InFile(file)
+          .AtLine(l.number);
     }
     const size_t slash = w[1].find('/');
     const std::string device(w[1].substr(0, slash));
     auto port = ParseInt64(w[1].substr(slash + 1));
     if (!port || *port < 1 || *port > 255) {
-      return InvalidInput(fmt::format("'{}' does not end in a port number", w[1])).InFile(file).AtLine(l.number);
+      return InvalidInput(fmt::format("'{}' does not end in a port number", w[1]))
+          .InFile(file)
+          .AtLine(l.number);
     }
     std::string state, netdev;
     for (size_t i = 2; i + 1 < w.size(); ++i) {
       if (w[i] == "state") state = std::string(w[i + 1]);
       if (w[i] == "netdev") netdev = std::string(w[i + 1]);
     }
-    if (state.empty()) return InvalidInput("no 'state <STATE>' on the line").InFile(file).AtLine(l.number);
+    if (state.empty())
+      return InvalidInput("no 'state <STATE>' on the line").InFile(file).AtLine(l.number);
     RdmaPort* target = nullptr;
     for (RdmaPort& p : ports) {
       if (p.device == device && p.port == *port) target = &p;
@@ -166,15 +180,20 @@ Result<std::vector<GidEntry>> ParseShowGids(std::string_view text, const std::st
     }
     // DEV PORT INDEX GID [IPv4] VER DEV
     if (w.size() != 6 && w.size() != 7) {
-      return InvalidInput(fmt::format("'{}' is not a show_gids row (DEV PORT INDEX GID IPv4 VER DEV)", TrimSpace(l.text)))
-          .InFile(file).AtLine(l.number);
+      return InvalidInput(
+                 fmt::format("'{}' is not a show_gids row (DEV PORT INDEX GID IPv4 VER DEV)",
+                             TrimSpace(l.text)))
+          .InFile(file)
+          .AtLine(l.number);
     }
     GidEntry g;
     g.device = std::string(w[0]);
     auto port = ParseInt64(w[1]);
     auto index = ParseInt64(w[2]);
     if (!port || !index || *port < 1 || *index < 0 || *index > 65535) {
-      return InvalidInput(fmt::format("port '{}' or index '{}' is not a number", w[1], w[2])).InFile(file).AtLine(l.number);
+      return InvalidInput(fmt::format("port '{}' or index '{}' is not a number", w[1], w[2]))
+          .InFile(file)
+          .AtLine(l.number);
     }
     g.port = static_cast<int>(*port);
     g.index = static_cast<int>(*index);
@@ -184,7 +203,9 @@ Result<std::vector<GidEntry>> ParseShowGids(std::string_view text, const std::st
     g.version = std::string(w[next++]);
     g.netdev = std::string(w[next]);
     if (g.version != "v1" && g.version != "v2") {
-      return InvalidInput(fmt::format("version '{}' is neither v1 nor v2", g.version)).InFile(file).AtLine(l.number);
+      return InvalidInput(fmt::format("version '{}' is neither v1 nor v2", g.version))
+          .InFile(file)
+          .AtLine(l.number);
     }
     gids.push_back(std::move(g));
   }

@@ -10,7 +10,9 @@ bool NetInterface::HasFlag(const std::string& flag) const {
 
 // IFF_RUNNING is what ip prints as LOWER_UP (carrier) on an UP interface; loopback reports
 // operstate UNKNOWN but is running.
-bool NetInterface::Running() const { return HasFlag("UP") && HasFlag("LOWER_UP") && !HasFlag("NO-CARRIER"); }
+bool NetInterface::Running() const {
+  return HasFlag("UP") && HasFlag("LOWER_UP") && !HasFlag("NO-CARRIER");
+}
 
 bool NodeState::Has(const std::string& part) const {
   return std::find(read.begin(), read.end(), part) != read.end();

@@ -22,9 +22,9 @@ struct GpuRow {
   std::optional<double> memory_used_mib;
   std::optional<double> memory_total_mib;
   std::optional<double> utilization_pct;
-  std::optional<uint64_t> throttle_reasons;     // clocks_throttle_reasons.active bitmask
-  std::optional<int64_t> ecc_uncorrected;       // ecc.errors.uncorrected.volatile.total
-  std::optional<bool> retired_pages_pending;    // retired_pages.pending
+  std::optional<uint64_t> throttle_reasons;   // clocks_throttle_reasons.active bitmask
+  std::optional<int64_t> ecc_uncorrected;     // ecc.errors.uncorrected.volatile.total
+  std::optional<bool> retired_pages_pending;  // retired_pages.pending
 };
 
 /// One row of `nvidia-smi --query-compute-apps=pid,process_name,used_gpu_memory,gpu_uuid`.
@@ -42,8 +42,8 @@ struct ProcessInfo {
   int64_t pid = 0;
   bool exists = true;
   std::optional<int64_t> uid;
-  std::string state;    // "S (sleeping)", "Z (zombie)", "D (disk sleep)"
-  std::string cmdline;  // argv joined by spaces
+  std::string state;                       // "S (sleeping)", "Z (zombie)", "D (disk sleep)"
+  std::string cmdline;                     // argv joined by spaces
   std::map<std::string, std::string> env;  // NCCL_*, CUDA_*, TORCH_*, launcher variables
   bool trainer() const { return env.count("RANK") > 0; }
 };
@@ -52,7 +52,7 @@ struct IpAddress {
   std::string family;  // "inet" or "inet6"
   std::string local;   // "192.168.1.11"
   int prefixlen = 0;
-  std::string scope;   // "global", "link", "host"
+  std::string scope;  // "global", "link", "host"
 };
 
 /// One object of `ip -j addr`, in the order ip prints them (ifindex order).
@@ -88,8 +88,8 @@ struct GidEntry {
   std::string device;
   int port = 1;
   int index = 0;
-  std::string gid;   // "0000:0000:0000:0000:0000:ffff:c0a8:010b"
-  std::string ipv4;  // "" when the GID is not IPv4-mapped
+  std::string gid;      // "0000:0000:0000:0000:0000:ffff:c0a8:010b"
+  std::string ipv4;     // "" when the GID is not IPv4-mapped
   std::string version;  // "v1" or "v2"
   std::string netdev;
 };
@@ -116,7 +116,7 @@ struct XidEvent {
 
 struct NodeState {
   std::string host;
-  std::string dir;       // the bundle directory it was read from
+  std::string dir;  // the bundle directory it was read from
   std::string time_utc;
   std::optional<int64_t> uid;  // the collecting user
   std::string driver_version;  // "570.133.20"
@@ -130,7 +130,7 @@ struct NodeState {
   std::vector<GidEntry> gids;
   std::vector<ShellEnv> shells;
   std::map<std::string, std::string> nccl_conf;  // /etc/nccl.conf (NCCL reads it; env wins)
-  std::map<std::string, std::string> versions;   // "torch" -> "2.11.0+cu128"; absent = not installed
+  std::map<std::string, std::string> versions;  // "torch" -> "2.11.0+cu128"; absent = not installed
   std::vector<XidEvent> xids;
   std::vector<std::string> unread;  // "ibstat: not collected", "rdma-link.txt: not found"
   std::vector<std::string> notes;   // the collector's own notes

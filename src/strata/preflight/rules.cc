@@ -57,16 +57,19 @@ Result<Rules> LoadRules(const std::string& path_in) {
   STRATA_RETURN_IF_ERROR(t.CheckNoUnknownKeys());
   STRATA_ASSIGN_OR_RETURN(YAML::Node sources, top.Node("sources"));
   if (!sources.IsMap()) return top.ErrorAt("sources", "expected a mapping of field -> source");
-  for (const auto& kv : sources) rules.sources[kv.first.as<std::string>()] = kv.second.as<std::string>();
+  for (const auto& kv : sources)
+    rules.sources[kv.first.as<std::string>()] = kv.second.as<std::string>();
   STRATA_ASSIGN_OR_RETURN(YAML::Node list, top.Node("dangerous"));
   if (!list.IsSequence()) return top.ErrorAt("dangerous", "expected a list");
   for (size_t i = 0; i < list.size(); ++i) {
-    STRATA_ASSIGN_OR_RETURN(YamlMap m, YamlMap::Of(list[i], path, "dangerous[" + std::to_string(i) + "]"));
+    STRATA_ASSIGN_OR_RETURN(YamlMap m,
+                            YamlMap::Of(list[i], path, "dangerous[" + std::to_string(i) + "]"));
     DangerousSetting d;
     STRATA_ASSIGN_OR_RETURN(d.variable, m.String("variable"));
     STRATA_ASSIGN_OR_RETURN(d.values, StringList(m, "values"));
     STRATA_ASSIGN_OR_RETURN(std::string severity, m.String("severity"));
-    if (severity != "error" && severity != "warning") return m.ErrorAt("severity", "expected error or warning");
+    if (severity != "error" && severity != "warning")
+      return m.ErrorAt("severity", "expected error or warning");
     d.severity = severity == "error" ? Severity::kError : Severity::kWarning;
     STRATA_ASSIGN_OR_RETURN(d.why, m.String("why"));
     STRATA_ASSIGN_OR_RETURN(d.fix, m.String("fix"));
@@ -85,7 +88,8 @@ Result<CudaCompat> LoadCudaCompat(const std::string& path_in) {
   STRATA_ASSIGN_OR_RETURN(YamlMap top, YamlMap::Of(root, path, ""));
   STRATA_ASSIGN_OR_RETURN(YAML::Node packages, top.Node("packages"));
   STRATA_RETURN_IF_ERROR(top.CheckNoUnknownKeys());
-  if (!packages.IsMap()) return top.ErrorAt("packages", "expected a mapping of package -> releases");
+  if (!packages.IsMap())
+    return top.ErrorAt("packages", "expected a mapping of package -> releases");
   CudaCompat compat;
   for (const auto& kv : packages) {
     const std::string name = kv.first.as<std::string>();
@@ -96,8 +100,9 @@ Result<CudaCompat> LoadCudaCompat(const std::string& path_in) {
     STRATA_RETURN_IF_ERROR(p.CheckNoUnknownKeys());
     if (!releases.IsSequence()) return p.ErrorAt("releases", "expected a list");
     for (size_t i = 0; i < releases.size(); ++i) {
-      STRATA_ASSIGN_OR_RETURN(YamlMap r, YamlMap::Of(releases[i], path,
-                                                     "packages." + name + ".releases[" + std::to_string(i) + "]"));
+      STRATA_ASSIGN_OR_RETURN(
+          YamlMap r, YamlMap::Of(releases[i], path,
+                                 "packages." + name + ".releases[" + std::to_string(i) + "]"));
       STRATA_ASSIGN_OR_RETURN(std::string version, r.String("version"));
       STRATA_ASSIGN_OR_RETURN(std::vector<std::string> cuda, StringList(r, "cuda"));
       STRATA_RETURN_IF_ERROR(r.CheckNoUnknownKeys());

@@ -24,7 +24,8 @@ std::vector<char*> Pointers(std::vector<std::string>& strings) {
 }  // namespace
 
 CommandOutcome RunToFile(const std::string& exe, const std::vector<std::string>& argv_in,
-                         const std::vector<std::string>& envp_in, const std::string& output, Seconds timeout) {
+                         const std::vector<std::string>& envp_in, const std::string& output,
+                         Seconds timeout) {
   CommandOutcome outcome;
   const int out_fd = ::open(output.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (out_fd < 0) return outcome;
@@ -50,7 +51,8 @@ CommandOutcome RunToFile(const std::string& exe, const std::vector<std::string>&
   if (null_fd >= 0) ::close(null_fd);
   if (child < 0) return outcome;
   outcome.started = true;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::microseconds(static_cast<int64_t>(timeout.us()));
+  const auto deadline = std::chrono::steady_clock::now() +
+                        std::chrono::microseconds(static_cast<int64_t>(timeout.us()));
   int status = 0;
   while (true) {
     const pid_t done = ::waitpid(child, &status, WNOHANG);

@@ -19,7 +19,8 @@ struct CommandOutcome {
 
 /// `argv[0]` is the name shown to the command; `exe` the path run. `envp` empty: inherit.
 CommandOutcome RunToFile(const std::string& exe, const std::vector<std::string>& argv,
-                         const std::vector<std::string>& envp, const std::string& output, Seconds timeout);
+                         const std::vector<std::string>& envp, const std::string& output,
+                         Seconds timeout);
 
 }  // namespace strata::preflight
 

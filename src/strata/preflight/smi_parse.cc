@@ -1,11 +1,11 @@
 #include "strata/preflight/smi_parse.h"
 
+#include <fmt/format.h>
+
 #include <cctype>
 #include <cstdlib>
 #include <map>
 #include <optional>
-
-#include <fmt/format.h>
 
 #include "strata/core/text_scan.h"
 #include "strata/preflight/text_lines.h"
@@ -19,7 +19,8 @@ std::vector<std::string> SplitCells(std::string_view line) {
   size_t start = 0;
   while (true) {
     const size_t at = line.find(',', start);
-    cells.emplace_back(TrimSpace(line.substr(start, at == std::string_view::npos ? line.size() - start : at - start)));
+    cells.emplace_back(TrimSpace(
+        line.substr(start, at == std::string_view::npos ? line.size() - start : at - start)));
     if (at == std::string_view::npos) break;
     start = at + 1;
   }
@@ -32,7 +33,9 @@ std::string ColumnName(const std::string& header) {
   return header.substr(0, bracket);
 }
 
-bool NoValue(const std::string& cell) { return cell.empty() || (cell.front() == '[' && cell.back() == ']'); }
+bool NoValue(const std::string& cell) {
+  return cell.empty() || (cell.front() == '[' && cell.back() == ']');
+}
 
 // "97871 MiB", "97871", "0 %" -> the number; nullopt for "[N/A]"; an error for anything else.
 Result<std::optional<double>> Number(const std::string& cell, const std::string& file, int line,
@@ -49,8 +52,11 @@ Result<std::optional<double>> Number(const std::string& cell, const std::string&
   char* end = nullptr;
   const double v = std::strtod(digits.c_str(), &end);
   if (digits.empty() || *end != '\0') {
-    return InvalidInput(fmt::format("'{}' is not a number (expected e.g. '97871 MiB' or '[N/A]')", cell))
-        .InFile(file).AtLine(line).InField(column);
+    return InvalidInput(
+               fmt::format("'{}' is not a number (expected e.g. '97871 MiB' or '[N/A]')", cell))
+        .InFile(file)
+        .AtLine(line)
+        .InField(column);
   }
   return std::optional<double>(v);
 }
@@ -60,8 +66,8 @@ struct Csv {
   std::vector<std::pair<int, std::vector<std::string>>> rows;  // line number, cells
 };
 
-Result<Csv> ReadCsv(std::string_view text, const std::string& file, const std::vector<std::string>& required,
-                    std::string_view what) {
+Result<Csv> ReadCsv(std::string_view text, const std::string& file,
+                    const std::vector<std::string>& required, std::string_view what) {
   Csv csv;
   const std::vector<Line> lines = SplitLines(text);
   size_t i = 0;
@@ -71,24 +77,30 @@ Result<Csv> ReadCsv(std::string_view text, const std::string& file, const std::v
   for (size_t c = 0; c < header.size(); ++c) csv.columns[ColumnName(header[c])] = c;
   for (const std::string& r : required) {
     if (!csv.columns.count(r)) {
-      return InvalidInput(fmt::format("the header has no '{}' column (expected the header line of {})", r, what))
-          .InFile(file).AtLine(lines[i].number);
+      return InvalidInput(
+                 fmt::format("the header has no '{}' column (expected the header line of {})", r,
+                             what))
+          .InFile(file)
+          .AtLine(lines[i].number);
     }
   }
   for (++i; i < lines.size(); ++i) {
     if (TrimSpace(lines[i].text).empty()) continue;
     std::vector<std::string> cells = SplitCells(lines[i].text);
     if (cells.size() != header.size()) {
-      return InvalidInput(fmt::format("expected {} cells as in the header, found {} (a truncated file?)",
-                                      header.size(), cells.size()))
-          .InFile(file).AtLine(lines[i].number);
+      return InvalidInput(
+                 fmt::format("expected {} cells as in the header, found {} (a truncated file?)",
+                             header.size(), cells.size()))
+          .InFile(file)
+          .AtLine(lines[i].number);
     }
     csv.rows.emplace_back(lines[i].number, std::move(cells));
   }
   return csv;
 }
 
-const std::string* Cell(const Csv& csv, const std::vector<std::string>& cells, const std::string& column) {
+const std::string* Cell(const Csv& csv, const std::vector<std::string>& cells,
+                        const std::string& column) {
   auto it = csv.columns.find(column);
   return it == csv.columns.end() ? nullptr : &cells[it->second];
 }
@@ -96,19 +108,24 @@ const std::string* Cell(const Csv& csv, const std::vector<std::string>& cells, c
 }  // namespace
 
 Result<std::vector<GpuRow>> ParseGpuCsv(std::string_view text, const std::string& file) {
-  STRATA_ASSIGN_OR_RETURN(Csv csv, ReadCsv(text, file, {"index", "memory.used"}, "nvidia-smi --query-gpu"));
+  STRATA_ASSIGN_OR_RETURN(Csv csv,
+                          ReadCsv(text, file, {"index", "memory.used"}, "nvidia-smi --query-gpu"));
   std::vector<GpuRow> gpus;
   for (const auto& [line, cells] : csv.rows) {
     GpuRow g;
     auto index = ParseInt64(*Cell(csv, cells, "index"));
     if (!index) {
-      return InvalidInput(fmt::format("GPU index '{}' is not an integer", *Cell(csv, cells, "index")))
-          .InFile(file).AtLine(line).InField("index");
+      return InvalidInput(
+                 fmt::format("GPU index '{}' is not an integer", *Cell(csv, cells, "index")))
+          .InFile(file)
+          .AtLine(line)
+          .InField("index");
     }
     g.index = *index;
     if (auto* c = Cell(csv, cells, "uuid")) g.uuid = *c;
     if (auto* c = Cell(csv, cells, "name")) g.name = *c;
-    STRATA_ASSIGN_OR_RETURN(g.memory_used_mib, Number(*Cell(csv, cells, "memory.used"), file, line, "memory.used"));
+    STRATA_ASSIGN_OR_RETURN(g.memory_used_mib,
+                            Number(*Cell(csv, cells, "memory.used"), file, line, "memory.used"));
     if (auto* c = Cell(csv, cells, "memory.total")) {
       STRATA_ASSIGN_OR_RETURN(g.memory_total_mib, Number(*c, file, line, "memory.total"));
     }
@@ -121,8 +138,11 @@ Result<std::vector<GpuRow>> ParseGpuCsv(std::string_view text, const std::string
       char* end = nullptr;
       const unsigned long long v = std::strtoull(c->c_str(), &end, 16);
       if (c->rfind("0x", 0) != 0 || *end != '\0') {
-        return InvalidInput(fmt::format("'{}' is not a hexadecimal bitmask such as 0x0000000000000004", *c))
-            .InFile(file).AtLine(line).InField(name);
+        return InvalidInput(
+                   fmt::format("'{}' is not a hexadecimal bitmask such as 0x0000000000000004", *c))
+            .InFile(file)
+            .AtLine(line)
+            .InField(name);
       }
       g.throttle_reasons = static_cast<uint64_t>(v);
     }
@@ -130,14 +150,18 @@ Result<std::vector<GpuRow>> ParseGpuCsv(std::string_view text, const std::string
       auto v = ParseInt64(*c);
       if (!v) {
         return InvalidInput(fmt::format("'{}' is not an error count", *c))
-            .InFile(file).AtLine(line).InField("ecc.errors.uncorrected.volatile.total");
+            .InFile(file)
+            .AtLine(line)
+            .InField("ecc.errors.uncorrected.volatile.total");
       }
       g.ecc_uncorrected = *v;
     }
     if (auto* c = Cell(csv, cells, "retired_pages.pending"); c && !NoValue(*c)) {
       if (*c != "Yes" && *c != "No") {
         return InvalidInput(fmt::format("'{}' is neither Yes nor No", *c))
-            .InFile(file).AtLine(line).InField("retired_pages.pending");
+            .InFile(file)
+            .AtLine(line)
+            .InField("retired_pages.pending");
       }
       g.retired_pages_pending = *c == "Yes";
     }
@@ -146,15 +170,19 @@ Result<std::vector<GpuRow>> ParseGpuCsv(std::string_view text, const std::string
   return gpus;
 }
 
-Result<std::vector<ComputeApp>> ParseComputeAppsCsv(std::string_view text, const std::string& file) {
-  STRATA_ASSIGN_OR_RETURN(Csv csv, ReadCsv(text, file, {"pid", "gpu_uuid"}, "nvidia-smi --query-compute-apps"));
+Result<std::vector<ComputeApp>> ParseComputeAppsCsv(std::string_view text,
+                                                    const std::string& file) {
+  STRATA_ASSIGN_OR_RETURN(
+      Csv csv, ReadCsv(text, file, {"pid", "gpu_uuid"}, "nvidia-smi --query-compute-apps"));
   std::vector<ComputeApp> apps;
   for (const auto& [line, cells] : csv.rows) {
     ComputeApp a;
     auto pid = ParseInt64(*Cell(csv, cells, "pid"));
     if (!pid) {
       return InvalidInput(fmt::format("pid '{}' is not an integer", *Cell(csv, cells, "pid")))
-          .InFile(file).AtLine(line).InField("pid");
+          .InFile(file)
+          .AtLine(line)
+          .InField("pid");
     }
     a.pid = *pid;
     for (const char* name : {"process_name", "name"}) {
@@ -179,7 +207,9 @@ Result<DriverInfo> ParseDriverBanner(std::string_view text, const std::string& f
     size_t v = at + key.size();
     while (v < text.size() && (text[v] == ' ' || text[v] == ':' || text[v] == '\t')) ++v;
     size_t end = v;
-    while (end < text.size() && (std::isdigit(static_cast<unsigned char>(text[end])) || text[end] == '.')) ++end;
+    while (end < text.size() &&
+           (std::isdigit(static_cast<unsigned char>(text[end])) || text[end] == '.'))
+      ++end;
     return std::string(text.substr(v, end - v));
   };
   info.driver_version = value_after("Driver Version");
@@ -188,7 +218,8 @@ Result<DriverInfo> ParseDriverBanner(std::string_view text, const std::string& f
   if (info.cuda_version.empty()) info.cuda_version = value_after("CUDA Version");
   if (info.driver_version.empty() || info.cuda_version.empty()) {
     return InvalidInput(
-               "no 'Driver Version: X ... CUDA Version: Y' (or 'KMD Version' / 'CUDA UMD Version') found "
+               "no 'Driver Version: X ... CUDA Version: Y' (or 'KMD Version' / 'CUDA UMD Version') "
+               "found "
                "(expected the output of nvidia-smi or nvidia-smi -q)")
         .InFile(file);
   }
