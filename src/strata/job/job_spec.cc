@@ -11,7 +11,9 @@
 #include "strata/core/file_io.h"
 #include "strata/core/yaml_fields.h"
 #include "strata/hw/cluster.h"
+#include "strata/hw/custom_gpu.h"
 #include "strata/job/job_validation.h"
+#include "strata/job/training_modes_parse.h"
 #include "strata/model/sequence_lengths.h"
 
 namespace strata {
@@ -122,12 +124,15 @@ Status ParseCluster(YamlMap& top, JobSpec& job) {
     }
     job.cluster.name = cluster->name;
     job.cluster.gpu = cluster->gpu.name;
+    job.cluster.gpu_spec = cluster->gpu;
     job.cluster.gpus_per_node = cluster->gpus_per_node;
     job.cluster.nodes = cluster->nodes;
     return OkStatus();
   }
   STRATA_ASSIGN_OR_RETURN(YamlMap cluster, top.Map("cluster"));
-  STRATA_ASSIGN_OR_RETURN(job.cluster.gpu, cluster.String("gpu"));
+  STRATA_ASSIGN_OR_RETURN(GpuSpec gpu, ReadGpuField(cluster, "gpu"));
+  job.cluster.gpu = gpu.name;
+  job.cluster.gpu_spec = std::move(gpu);
   STRATA_ASSIGN_OR_RETURN(job.cluster.gpus_per_node, cluster.PositiveInt("gpus_per_node"));
   STRATA_ASSIGN_OR_RETURN(job.cluster.nodes, cluster.PositiveInt("nodes"));
   return cluster.CheckNoUnknownKeys();
@@ -137,7 +142,9 @@ Status ParseParallel(YamlMap& top, JobSpec& job) {
   STRATA_ASSIGN_OR_RETURN(YamlMap p, top.Map("parallel"));
   ParallelLayout& l = job.layout;
   const std::pair<const char*, int64_t*> sizes[] = {{"tp", &l.tp}, {"pp", &l.pp}, {"vpp", &l.vpp},
-                                                    {"cp", &l.cp}, {"ep", &l.ep}, {"etp", &l.etp}};
+                                                    {"cp", &l.cp}, {"ep", &l.ep}, {"etp", &l.etp},
+                                                    {"first_stage_layers", &l.first_stage_layers},
+                                                    {"last_stage_layers", &l.last_stage_layers}};
   for (const auto& [key, target] : sizes) {
     if (p.Has(key)) {
       STRATA_ASSIGN_OR_RETURN(*target, p.PositiveInt(key));
@@ -192,6 +199,9 @@ Status ParseRecompute(YamlMap& top, JobSpec& job) {
   if (r.Has("num_layers")) {
     STRATA_ASSIGN_OR_RETURN(job.recompute.num_layers, r.PositiveInt("num_layers"));
   }
+  if (r.Has("modules")) {
+    STRATA_RETURN_IF_ERROR(ParseRecomputeModules(r, job));
+  }
   return r.CheckNoUnknownKeys();
 }
 
@@ -214,10 +224,11 @@ Status ParsePrecisionAndOptimizer(YamlMap& top, JobSpec& job) {
     STRATA_ASSIGN_OR_RETURN(YamlMap o, top.Map("optimizer"));
     if (o.Has("name")) {
       STRATA_ASSIGN_OR_RETURN(job.optimizer.name, o.String("name"));
-      if (job.optimizer.name != "adam" && job.optimizer.name != "adamw") {
-        return o.ErrorAt("name", fmt::format("unknown optimizer '{}', expected adam or adamw",
-                                             job.optimizer.name))
-            .WithHint(DidYouMeanHint(job.optimizer.name, {"adam", "adamw"}));
+      const std::vector<std::string> optimizers = {"adam", "adamw", "muon", "adam8bit"};
+      if (std::find(optimizers.begin(), optimizers.end(), job.optimizer.name) == optimizers.end()) {
+        return o.ErrorAt("name", fmt::format("unknown optimizer '{}', expected one of: {}",
+                                             job.optimizer.name, fmt::join(optimizers, ", ")))
+            .WithHint(DidYouMeanHint(job.optimizer.name, optimizers));
       }
     }
     if (o.Has("distributed")) {
@@ -276,14 +287,20 @@ int64_t DTypeBytes(DType dtype) {
 const std::vector<std::string>& JobSpecKeys() {
   static const std::vector<std::string> keys = {
       "model", "cluster", "cluster.gpu", "cluster.gpus_per_node", "cluster.nodes",
+      "cluster.gpu.base", "cluster.gpu.name", "cluster.gpu.memory", "cluster.gpu.hbm_bandwidth",
+      "cluster.gpu.bf16_dense", "cluster.gpu.fp8_dense", "cluster.gpu.power_w",
       "parallel.tp", "parallel.pp", "parallel.vpp", "parallel.cp", "parallel.ep",
       "parallel.etp", "parallel.dp", "parallel.sequence_parallel",
       "batch.micro_batch", "batch.global_batch",
       "sequence.max_tokens", "sequence.mean_tokens", "sequence.histogram", "sequence.packing",
-      "recompute.granularity", "recompute.method", "recompute.num_layers",
+      "recompute.granularity", "recompute.method", "recompute.num_layers", "recompute.modules",
       "precision.params", "precision.grads",
       "optimizer.name", "optimizer.distributed", "optimizer.master_weights", "optimizer.moments",
-      "loss.cross_entropy", "frozen", "mtp"};
+      "loss.cross_entropy", "frozen", "mtp",
+      "parallel.first_stage_layers", "parallel.last_stage_layers",
+      "sharding.mode", "sharding.reshard_after_forward", "sharding.replicate",
+      "sharding.prefetch_layers", "sharding.offload_optimizer", "sharding.offload_param",
+      "fp8.recipe", "fp8.param_gather", "fp8.amax_history", "moe.routing_imbalance"};
   return keys;
 }
 
@@ -317,6 +334,10 @@ Result<JobSpec> ParseJobSpec(const std::string& text, const std::string& file,
       root["recompute"].remove("method");
       root["recompute"].remove("num_layers");
     }
+    if (assignment.starts_with("recompute.granularity=") &&
+        !assignment.ends_with("=selective") && root["recompute"].IsMap()) {
+      root["recompute"].remove("modules");
+    }
   }
   auto job = ParseFields(root, file);
   if (job.ok()) return job;
@@ -349,6 +370,7 @@ Result<JobSpec> ParseFields(YAML::Node& root, const std::string& file) {
   STRATA_RETURN_IF_ERROR(ParseRecompute(top, job));
   STRATA_RETURN_IF_ERROR(ParsePrecisionAndOptimizer(top, job));
   STRATA_RETURN_IF_ERROR(ParseFrozen(top, job));
+  STRATA_RETURN_IF_ERROR(ParseTrainingModes(top, job));
   if (top.Has("mtp")) {
     STRATA_ASSIGN_OR_RETURN(job.mtp, top.Bool("mtp"));
   }
