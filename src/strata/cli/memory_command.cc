@@ -41,6 +41,23 @@ std::string Header(const Job& job, const MemoryLedger& ledger) {
       s.micro_batch, FormatCount(s.sequence.max_tokens), recompute, DTypeName(s.param_dtype),
       DTypeName(s.grad_dtype), s.optimizer.distributed ? "distributed" : "replicated",
       CrossEntropyImplName(s.cross_entropy));
+  // Training modes beyond megatron-core's defaults (distributed optimizer, bf16 GEMMs).
+  const ShardingSpec& sh = s.sharding;
+  if (sh.mode != ShardingMode::kZero1 || sh.replicate > 1 || s.fp8.on() ||
+      sh.offload_optimizer != OffloadTarget::kNone) {
+    out += fmt::format("modes: sharding {}{}{}{}{}{}\n", ShardingModeName(sh.mode),
+                       sh.replicate > 1 ? fmt::format(" (HSDP: replicate {})", sh.replicate) : "",
+                       sh.shards_weights() && !sh.reshard_after_forward ? ", no reshard after forward" : "",
+                       sh.offload_optimizer != OffloadTarget::kNone
+                           ? fmt::format(", optimizer offloaded to {}", OffloadTargetName(sh.offload_optimizer))
+                           : "",
+                       sh.offload_param != OffloadTarget::kNone
+                           ? fmt::format(", parameters offloaded to {}", OffloadTargetName(sh.offload_param))
+                           : "",
+                       s.fp8.on() ? fmt::format(", FP8 {}{}", Fp8RecipeName(s.fp8.recipe),
+                                                s.fp8.param_gather ? " with param gather" : "")
+                                  : "");
+  }
   out += fmt::format("rank: {}; {} parameters on it ({} trainable)\n\n", ledger.rank,
                      FormatCount(static_cast<double>(ledger.params_per_gpu)),
                      FormatCount(static_cast<double>(ledger.trainable_params_per_gpu)));
@@ -55,6 +72,11 @@ std::string RenderText(const Job& job, const MemoryLedger& ledger,
     items.AddRow({item.name, Gb(item.bytes), Gib(item.bytes), item.note});
   }
   out += items.Render();
+  if (!ledger.host_items.empty()) {
+    Table host({{"offloaded to host memory or NVMe", Align::kLeft}, {"size (GB)"}, {"size (GiB)"}});
+    for (const auto& item : ledger.host_items) host.AddRow({item.name, Gb(item.bytes), Gib(item.bytes)});
+    out += "\n" + host.Render();
+  }
   if (explain) {
     out += "\nhow each item is computed (docs/formulas.md, \"Memory\"):\n";
     for (const auto& item : ledger.items) {
