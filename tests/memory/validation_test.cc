@@ -19,6 +19,16 @@ struct Row {
   std::vector<std::string> sets;  // --set variants the table shows besides the row itself
 };
 
+std::vector<std::string> kDeepSpeed01(const std::string& mode) {
+  return {"parallel.tp=1", "parallel.sequence_parallel=false", "sharding.mode=" + mode,
+          "recompute.granularity=full", "precision.grads=bf16"};
+}
+
+std::vector<std::string> kDeepSpeed02(const std::string& mode) {
+  return {"parallel.pp=1", "parallel.ep=1", "parallel.sequence_parallel=false",
+          "sharding.mode=" + mode, "precision.grads=bf16"};
+}
+
 TEST(MemoryValidation, DocumentedPredictionsAreCurrent) {
   const Row rows[] = {
       {"SEED-01", "", 82.84, {}},
@@ -33,6 +43,12 @@ TEST(MemoryValidation, DocumentedPredictionsAreCurrent) {
        {"fp8.param_gather=false"}},
       {"MS-06", "memory/validation/ms-06.yaml", 56.45, {}},
       {"MS-07", "memory/validation/ms-07.yaml", 45.19, {}},
+      // The DeepSpeed variants in the notes of MS-01 and MS-02 (HF Trainer): TP 1, no SP, full
+      // recompute (gradient checkpointing), bf16 gradient partitions.
+      {"MS-01, ZeRO-2", "memory/validation/ms-01.yaml", 70.36, kDeepSpeed01("zero2")},
+      {"MS-01, ZeRO-3", "memory/validation/ms-01.yaml", 47.63, kDeepSpeed01("zero3")},
+      {"MS-02, ZeRO-2", "memory/validation/ms-02.yaml", 100.44, kDeepSpeed02("zero2")},
+      {"MS-02, ZeRO-3", "memory/validation/ms-02.yaml", 45.68, kDeepSpeed02("zero3")},
   };
   const MemoryConstants constants = testing::Constants();
   for (const Row& row : rows) {
