@@ -183,7 +183,7 @@ ActivationMemory ComputeActivations(const Job& job, const MemoryConstants& const
                          fmt::format("activations: {} x {} layers, saved", entry.first, label),
                          bytes,
                          fmt::format("{} layers x {} tokens x {:.0f} B/token{} = {}", entry.first,
-                                     FormatCount(t), entry.second / t / static_cast<double>(entry.first),
+                                     GroupDigits(t), entry.second / t / static_cast<double>(entry.first),
                                      in_flight_text, Gb(bytes)),
                          ""});
   }
@@ -192,7 +192,7 @@ ActivationMemory ComputeActivations(const Job& job, const MemoryConstants& const
     out.items.push_back(
         {ItemKind::kActivations, "activations: checkpointed layer inputs", bytes,
          fmt::format("{} inputs x {} tokens x {} hidden x {:.0f} B{}{} = {}", checkpointed,
-                     FormatCount(t), job.model.hidden_size, a,
+                     GroupDigits(t), job.model.hidden_size, a,
                      rep_div > 1 ? fmt::format(" / SP {}", rep_div) : "", in_flight_text, Gb(bytes)),
          fmt::format("full recompute, method {}, num_layers {}", RecomputeMethodName(rc.method),
                      rc.num_layers)});
@@ -222,7 +222,7 @@ ActivationMemory ComputeActivations(const Job& job, const MemoryConstants& const
   std::string by_kind;
   for (const auto& [label, per_token] : per_token_by_kind) {
     by_kind += fmt::format("{}{}: {} B/token x {} tokens = {}", by_kind.empty() ? "" : "; ",
-                           label, FormatCount(per_token), FormatCount(t), Gb(Bytes::Count(per_token * t)));
+                           label, GroupDigits(per_token), GroupDigits(t), Gb(Bytes::Count(per_token * t)));
   }
   out.items.back().formula += "; one layer's saved activations by kind: " + by_kind;
   const Bytes forward_layer = Bytes::Count(max_fwd);
@@ -241,15 +241,15 @@ ActivationMemory ComputeActivations(const Job& job, const MemoryConstants& const
     const Bytes logits = Bytes::Count(a * elements);
     out.items.push_back(
         {ItemKind::kActivations, "activations: logits", logits,
-         fmt::format("{} tokens x {} vocab / TP {}{} x {:.0f} B = {}", FormatCount(t),
-                     FormatCount(vocab), l.tp, heads > 1 ? " x 2 (MTP head)" : "", a, Gb(logits)),
+         fmt::format("{} tokens x {} vocab / TP {}{} x {:.0f} B = {}", GroupDigits(t),
+                     GroupDigits(vocab), l.tp, heads > 1 ? " x 2 (MTP head)" : "", a, Gb(logits)),
          "the gradient of the logits reuses or replaces this buffer"});
     Bytes loss = Bytes::Count(0);
     if (job.spec.cross_entropy == CrossEntropyImpl::kNative) {
       loss = Bytes::Count(4.0 * elements);
       out.items.push_back(
           {ItemKind::kActivations, "activations: cross-entropy fp32 softmax", loss,
-           fmt::format("{} logits x 4 B = {}", FormatCount(elements), Gb(loss)),
+           fmt::format("{} logits x 4 B = {}", GroupDigits(elements), Gb(loss)),
            "megatron-core vocab_parallel_cross_entropy keeps the softmax in fp32 for backward"});
     }
     out.forward_working = std::max(out.forward_working, Bytes(logits + loss));

@@ -129,7 +129,7 @@ ModeMemory ComputeModeMemory(const Job& job, const ParamBreakdown& params, int64
       out.gathered.bytes = Bytes::Count(live * gathered_bytes(*largest));
       out.gathered.formula =
           fmt::format("(1 computing + {} prefetched) x largest unit ({}: {} params{}) = {}",
-                      sh.prefetch_layers, largest->name, FormatCount(largest->params),
+                      sh.prefetch_layers, largest->name, GroupDigits(largest->params),
                       fp8_gather ? ", GEMM weights gathered in FP8" : fmt::format(" x {:.0f} B", param_b),
                       Gb(out.gathered.bytes));
       out.gathered.note = "freed after each unit's forward, gathered again for its backward";
@@ -155,7 +155,7 @@ ModeMemory ComputeModeMemory(const Job& job, const ParamBreakdown& params, int64
     out.reduce_scatter.bytes = Bytes::Count(per * biggest->trainable);
     out.reduce_scatter.formula =
         fmt::format("{} trainable params of the largest unit ({}) x ({:.0f} B{}) = {}",
-                    FormatCount(biggest->trainable), biggest->name, param_b,
+                    GroupDigits(biggest->trainable), biggest->name, param_b,
                     grad_b != param_b ? fmt::format(" + {:.0f} B reduce copy", grad_b) : "",
                     Gb(out.reduce_scatter.bytes));
     out.reduce_scatter.note = "live while that unit's gradients are reduce-scattered";
@@ -170,7 +170,7 @@ ModeMemory ComputeModeMemory(const Job& job, const ParamBreakdown& params, int64
     out.fp8_copies.formula =
         per_weight == 0
             ? fmt::format("0: {} casts to FP8 per GEMM and keeps no copy", Fp8RecipeName(fp8.recipe))
-            : fmt::format("{:.4f} B x {} GEMM weights ({}{}) = {}", per_weight, FormatCount(covered),
+            : fmt::format("{:.4f} B x {} GEMM weights ({}{}) = {}", per_weight, GroupDigits(covered),
                           Fp8RecipeName(fp8.recipe),
                           fp8.param_gather ? ": transposed copy; the rowwise copy is the weight"
                                            : ": rowwise and transposed copies next to the bf16 weight",
@@ -186,7 +186,7 @@ ModeMemory ComputeModeMemory(const Job& job, const ParamBreakdown& params, int64
       out.fp8_state.bytes = Bytes::Count(bytes);
       out.fp8_state.formula =
           fmt::format("{} GEMMs x 3 tensors x ({} amax history + scale + scale_inv) x 4 B = {}",
-                      FormatCount(gemms), fp8.amax_history, Gb(out.fp8_state.bytes));
+                      GroupDigits(gemms), fp8.amax_history, Gb(out.fp8_state.bytes));
     } else {
       out.fp8_state.formula = "per-block scales counted with the copies";
     }

@@ -1,5 +1,7 @@
 #include "strata/memory/static_memory.h"
 
+#include "strata/core/strings.h"
+
 #include <algorithm>
 #include <cmath>
 
@@ -24,17 +26,6 @@ bool IsFrozen(const Job& job, ModuleKind kind) {
 std::string GbAndGib(Bytes b) { return fmt::format("{} ({})", FormatGB(b), FormatGiB(b)); }
 
 }  // namespace
-
-std::string FormatCount(double count) {
-  const auto rounded = static_cast<long long>(std::llround(count));
-  std::string digits = std::to_string(rounded < 0 ? -rounded : rounded);
-  std::string out;
-  for (size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
-  return rounded < 0 ? "-" + out : out;
-}
 
 std::vector<int64_t> StageLayerIndices(const Job& job, int64_t stage) {
   const ParallelLayout& l = job.spec.layout;
@@ -73,7 +64,7 @@ StaticMemory ComputeStaticMemory(const Job& job, const ParamBreakdown& params, i
   for (ModuleKind k : {ModuleKind::kAttention, ModuleKind::kLinearAttention,
                        ModuleKind::kDenseMlp, ModuleKind::kSharedExperts}) {
     at(k) = {layer_sum[k] / l.tp, fmt::format("{}: {} / TP {}", of_layers,
-                                              FormatCount(static_cast<double>(layer_sum[k])), l.tp)};
+                                              GroupDigits(static_cast<double>(layer_sum[k])), l.tp)};
   }
   at(ModuleKind::kRouter) = {layer_sum[ModuleKind::kRouter],
                              fmt::format("{}, replicated over TP", of_layers)};
@@ -84,13 +75,13 @@ StaticMemory ComputeStaticMemory(const Job& job, const ParamBreakdown& params, i
   at(ModuleKind::kRoutedExperts) = {
       layer_sum[ModuleKind::kRoutedExperts] / expert_ways,
       fmt::format("{}: {} / (EP {} x ETP {})", of_layers,
-                  FormatCount(static_cast<double>(layer_sum[ModuleKind::kRoutedExperts])), l.ep,
+                  GroupDigits(static_cast<double>(layer_sum[ModuleKind::kRoutedExperts])), l.ep,
                   l.etp)};
   // The vocabulary is padded so that every TP rank holds an equal slice.
   const int64_t padded_vocab = PaddedVocab(job.model.vocab_size, l.tp);
   const int64_t vocab_slice = job.model.hidden_size * padded_vocab / l.tp;
   const std::string vocab_how = fmt::format("{} hidden x {} vocab (padded) / TP {}",
-                                            job.model.hidden_size, FormatCount(static_cast<double>(padded_vocab)), l.tp);
+                                            job.model.hidden_size, GroupDigits(static_cast<double>(padded_vocab)), l.tp);
   if (first) at(ModuleKind::kEmbedding) = {vocab_slice, vocab_how};
   if (last && (!job.model.tie_word_embeddings || l.pp > 1)) {
     at(ModuleKind::kHead) = {vocab_slice, job.model.tie_word_embeddings
@@ -156,7 +147,7 @@ StaticMemory ComputeStaticMemory(const Job& job, const ParamBreakdown& params, i
     if (ways > 1) how += fmt::format(", sharded over {}", expert ? groups.expert_text : groups.dense_text);
     LedgerItem item{ItemKind::kWeights, fmt::format("weights: {}", ModuleKindName(k)), bytes,
                     fmt::format("{} B x {} params ({}){} = {}", elem_bytes,
-                                FormatCount(static_cast<double>(s.params)), how,
+                                GroupDigits(static_cast<double>(s.params)), how,
                                 ways > 1 ? fmt::format(" / {}", ways) : "", GbAndGib(bytes)),
                     frozen ? "frozen: no gradient or optimizer state"
                     : elem_bytes == 1 ? "FP8 primary weights (fp8 param gather)"
@@ -173,8 +164,8 @@ StaticMemory ComputeStaticMemory(const Job& job, const ParamBreakdown& params, i
               : out.dense_trainable + out.expert_trainable;
   };
   auto shard_text = [&](bool on) {
-    return fmt::format("({} dense / {} + {} expert / {})", FormatCount(out.dense_trainable),
-                       on ? groups.dense_text : "1 (not sharded)", FormatCount(out.expert_trainable),
+    return fmt::format("({} dense / {} + {} expert / {})", GroupDigits(out.dense_trainable),
+                       on ? groups.dense_text : "1 (not sharded)", GroupDigits(out.expert_trainable),
                        on ? groups.expert_text : "1 (not sharded)");
   };
   const int64_t grad_bytes = DTypeBytes(job.spec.grad_dtype);
@@ -186,7 +177,7 @@ StaticMemory ComputeStaticMemory(const Job& job, const ParamBreakdown& params, i
       grads_sharded ? fmt::format("{} B x {} = {}", grad_bytes, shard_text(true),
                                   GbAndGib(out.gradients.bytes))
                     : fmt::format("{} B x {} trainable params = {}", grad_bytes,
-                                  FormatCount(static_cast<double>(out.trainable_params)),
+                                  GroupDigits(static_cast<double>(out.trainable_params)),
                                   GbAndGib(out.gradients.bytes));
   if (grads_sharded) {
     out.gradients.note = fmt::format("{}: gradients sharded", ShardingModeName(sh.mode));
