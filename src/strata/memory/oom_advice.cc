@@ -102,8 +102,10 @@ std::vector<std::string> Overrides(const JobSpec& from, const JobSpec& to) {
   if (from.grad_dtype != to.grad_dtype) {
     out.push_back(fmt::format("precision.grads={}", DTypeName(to.grad_dtype)));
   }
-  if (from.sharding.mode != to.sharding.mode) {
-    out.push_back(fmt::format("sharding.mode={}", ShardingModeName(to.sharding.mode)));
+  // The distributed-optimizer fix: optimizer.distributed sets sharding.mode zero1 when the job
+  // has no sharding section (a job that states `sharding.mode: none` gets a contradiction error).
+  if (from.optimizer.distributed != to.optimizer.distributed) {
+    out.push_back(fmt::format("optimizer.distributed={}", to.optimizer.distributed));
   }
   if (from.cross_entropy != to.cross_entropy) {
     out.push_back(fmt::format("loss.cross_entropy={}", CrossEntropyImplName(to.cross_entropy)));
