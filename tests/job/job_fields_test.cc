@@ -36,6 +36,12 @@ TEST(JobFields, EveryFieldsExampleParsesThroughSet) {
       sets.push_back("recompute.granularity=full");
     }
     if (key == "throughput.tokens_per_step") sets.push_back("throughput.step_time=120s");
+    if (key == "recompute.modules") sets.push_back("recompute.granularity=selective");
+    if (key == "sharding.reshard_after_forward" || key == "sharding.offload_param") {
+      sets.push_back("sharding.mode=zero3");
+    }
+    if (key == "fp8.param_gather") sets.push_back("fp8.recipe=blockwise");
+    if (key == "fp8.amax_history") sets.push_back("fp8.recipe=delayed");
     sets.push_back(key + "=" + f.example);
     auto spec = BuildJobSpec("qwen3.6-35b-a3b", sets);
     EXPECT_TRUE(spec.ok()) << spec.error().Format();

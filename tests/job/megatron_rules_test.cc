@@ -58,9 +58,10 @@ TEST(MegatronRules, Fp8IsRejectedWithTheReason) {
   auto spec = LoadJobSpec(kReferenceJobName, {"precision.params=fp8"});
   ASSERT_FALSE(spec.ok());
   EXPECT_EQ(spec.error().field, "--set precision.params");
-  EXPECT_NE(spec.error().message.find("FP8 training is not modelled yet"), std::string::npos)
+  EXPECT_NE(spec.error().message.find("FP8 training keeps bf16 parameters"), std::string::npos)
       << spec.error().Format();
-  EXPECT_NE(spec.error().message.find("embedding and output layer in bf16"), std::string::npos);
+  // FP8 is configured as a recipe (training-modes), which the hint names.
+  EXPECT_NE(spec.error().hint.find("fp8: {recipe:"), std::string::npos);
 }
 
 TEST(MegatronRules, TheLayoutHeaderAlwaysStatesSequenceParallelism) {

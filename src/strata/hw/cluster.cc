@@ -1,5 +1,6 @@
 #include "strata/hw/cluster.h"
 
+#include "strata/hw/custom_gpu.h"
 #include "strata/hw/interconnects.h"
 
 #include <algorithm>
@@ -139,14 +140,8 @@ Result<Cluster> ParseCluster(const std::string& text, const std::string& file) {
   }
   STRATA_ASSIGN_OR_RETURN(c.nodes, map.PositiveInt("nodes"));
   STRATA_ASSIGN_OR_RETURN(c.gpus_per_node, map.PositiveInt("gpus_per_node"));
-  STRATA_ASSIGN_OR_RETURN(std::string gpu_name, map.String("gpu"));
-  auto gpu = FindGpu(gpu_name);
-  if (!gpu.ok()) {
-    Error e = map.ErrorAt("gpu", gpu.error().message);
-    e.hint = gpu.error().hint;
-    return e;
-  }
-  c.gpu = *gpu;
+  // A catalog name, or a variant derived from one ({base: H100-SXM, memory: 96GB}).
+  STRATA_ASSIGN_OR_RETURN(c.gpu, ReadGpuField(map, "gpu"));
   STRATA_ASSIGN_OR_RETURN(c.fabric, ReadEnum(map, "intra_node_fabric", kFabrics));
   if (c.fabric != IntraNodeFabric::kPcieOnly && !c.gpu.has_gpu_fabric()) {
     return map.ErrorAt("intra_node_fabric",

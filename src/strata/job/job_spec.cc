@@ -11,8 +11,10 @@
 #include "strata/core/file_io.h"
 #include "strata/core/yaml_fields.h"
 #include "strata/hw/cluster.h"
+#include "strata/hw/custom_gpu.h"
 #include "strata/job/job_fields.h"
 #include "strata/job/job_validation.h"
+#include "strata/job/training_modes_parse.h"
 #include "strata/model/sequence_lengths.h"
 
 namespace strata {
@@ -137,12 +139,15 @@ Status ParseCluster(YamlMap& top, JobSpec& job) {
     job.cluster.name = cluster->name;
     job.cluster.file = ref;
     job.cluster.gpu = cluster->gpu.name;
+    job.cluster.gpu_spec = cluster->gpu;
     job.cluster.gpus_per_node = cluster->gpus_per_node;
     job.cluster.nodes = cluster->nodes;
     return OkStatus();
   }
   STRATA_ASSIGN_OR_RETURN(YamlMap cluster, top.Map("cluster"));
-  STRATA_ASSIGN_OR_RETURN(job.cluster.gpu, cluster.String("gpu"));
+  STRATA_ASSIGN_OR_RETURN(GpuSpec gpu, ReadGpuField(cluster, "gpu"));
+  job.cluster.gpu = gpu.name;
+  job.cluster.gpu_spec = std::move(gpu);
   STRATA_ASSIGN_OR_RETURN(job.cluster.gpus_per_node, cluster.PositiveInt("gpus_per_node"));
   STRATA_ASSIGN_OR_RETURN(job.cluster.nodes, cluster.PositiveInt("nodes"));
   return cluster.CheckNoUnknownKeys();
@@ -152,7 +157,9 @@ Status ParseParallel(YamlMap& top, JobSpec& job) {
   STRATA_ASSIGN_OR_RETURN(YamlMap p, top.Map("parallel"));
   ParallelLayout& l = job.layout;
   const std::pair<const char*, int64_t*> sizes[] = {{"tp", &l.tp}, {"pp", &l.pp}, {"vpp", &l.vpp},
-                                                    {"cp", &l.cp}, {"ep", &l.ep}, {"etp", &l.etp}};
+                                                    {"cp", &l.cp}, {"ep", &l.ep}, {"etp", &l.etp},
+                                                    {"first_stage_layers", &l.first_stage_layers},
+                                                    {"last_stage_layers", &l.last_stage_layers}};
   for (const auto& [key, target] : sizes) {
     if (p.Has(key)) {
       STRATA_ASSIGN_OR_RETURN(*target, p.PositiveInt(key));
@@ -207,6 +214,9 @@ Status ParseRecompute(YamlMap& top, JobSpec& job) {
   if (r.Has("num_layers")) {
     STRATA_ASSIGN_OR_RETURN(job.recompute.num_layers, r.PositiveInt("num_layers"));
   }
+  if (r.Has("modules")) {
+    STRATA_RETURN_IF_ERROR(ParseRecomputeModules(r, job));
+  }
   return r.CheckNoUnknownKeys();
 }
 
@@ -217,14 +227,13 @@ Status ParsePrecisionAndOptimizer(YamlMap& top, JobSpec& job) {
       STRATA_ASSIGN_OR_RETURN(job.param_dtype, EnumField(p, "params", kDTypes));
       if (job.param_dtype == DType::kFp8) {
         // FP8 is not "weights at 1 byte": the embedding and output layer stay bf16, Transformer
-        // Engine keeps bf16/fp32 copies and scaling state, and the measured ms-swift FP8 run
-        // used more memory than its bf16 twin. Rather than print a saving that is not there:
+        // Engine keeps FP8 copies and transposes next to the bf16 weights, and the measured
+        // ms-swift FP8 run used more memory than its bf16 twin. FP8 is the `fp8:` section.
         return p.ErrorAt("params",
-                         "FP8 training is not modelled yet: megatron-core keeps the embedding and "
-                         "output layer in bf16 and Transformer Engine keeps extra copies, so "
-                         "weights at 1 byte would print a saving the measurements contradict")
-            .WithHint("model the job as bf16 (precision.params: bf16); MFU against the FP8 peak "
-                      "is strata mfu --peak-dtype fp8");
+                         "FP8 training keeps bf16 parameters and adds FP8 copies; 'params: fp8' "
+                         "would print a saving the measurements contradict")
+            .WithHint("set precision.params: bf16 and fp8: {recipe: delayed | tensorwise | "
+                      "blockwise | mxfp8 | torchao_tensorwise | torchao_rowwise}");
       }
     }
     if (p.Has("grads")) {
@@ -240,10 +249,11 @@ Status ParsePrecisionAndOptimizer(YamlMap& top, JobSpec& job) {
     STRATA_ASSIGN_OR_RETURN(YamlMap o, top.Map("optimizer"));
     if (o.Has("name")) {
       STRATA_ASSIGN_OR_RETURN(job.optimizer.name, o.String("name"));
-      if (job.optimizer.name != "adam" && job.optimizer.name != "adamw") {
-        return o.ErrorAt("name", fmt::format("unknown optimizer '{}', expected adam or adamw",
-                                             job.optimizer.name))
-            .WithHint(DidYouMeanHint(job.optimizer.name, {"adam", "adamw"}));
+      const std::vector<std::string> optimizers = {"adam", "adamw", "muon", "adam8bit"};
+      if (std::find(optimizers.begin(), optimizers.end(), job.optimizer.name) == optimizers.end()) {
+        return o.ErrorAt("name", fmt::format("unknown optimizer '{}', expected one of: {}",
+                                             job.optimizer.name, fmt::join(optimizers, ", ")))
+            .WithHint(DidYouMeanHint(job.optimizer.name, optimizers));
       }
     }
     if (o.Has("distributed")) {
@@ -405,6 +415,10 @@ Result<JobSpec> ParseRoot(YAML::Node root, const std::string& file,
       root["recompute"].remove("method");
       root["recompute"].remove("num_layers");
     }
+    if (assignment.starts_with("recompute.granularity=") &&
+        !assignment.ends_with("=selective") && root["recompute"].IsMap()) {
+      root["recompute"].remove("modules");
+    }
   }
   if (!model_only.empty()) {
     // No job file: the sections nothing can stand in for must all come from --set.
@@ -455,6 +469,7 @@ Result<JobSpec> ParseFields(YAML::Node& root, const std::string& file) {
   STRATA_RETURN_IF_ERROR(ParseRecompute(top, job));
   STRATA_RETURN_IF_ERROR(ParsePrecisionAndOptimizer(top, job));
   STRATA_RETURN_IF_ERROR(ParseFrozen(top, job));
+  STRATA_RETURN_IF_ERROR(ParseTrainingModes(top, job));
   STRATA_RETURN_IF_ERROR(ParseThroughput(top, job));
   if (top.Has("mtp")) {
     STRATA_ASSIGN_OR_RETURN(job.mtp, top.Bool("mtp"));

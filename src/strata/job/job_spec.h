@@ -5,12 +5,15 @@
 #define STRATA_JOB_JOB_SPEC_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "strata/core/result.h"
+#include "strata/hw/gpu_catalog.h"
 #include "strata/job/parallel_layout.h"
+#include "strata/job/training_modes.h"
 
 namespace strata {
 
@@ -40,6 +43,9 @@ struct ClusterSpec {
   std::string gpu;   // a GPU catalog name ("H20")
   int64_t gpus_per_node = 0;
   int64_t nodes = 0;
+  /// The GPU as the job or cluster file defined it (a catalog entry or a custom variant);
+  /// empty for a job built in code, which is then looked up by `gpu`.
+  std::optional<GpuSpec> gpu_spec;
   int64_t world() const { return gpus_per_node * nodes; }
 };
 
@@ -58,9 +64,13 @@ struct RecomputeSpec {
   RecomputeGranularity granularity = RecomputeGranularity::kNone;
   RecomputeMethod method = RecomputeMethod::kUniform;
   int64_t num_layers = 1;
+  RecomputeModules modules;  // granularity selective: which modules (default core_attn)
 };
 
 struct OptimizerSpec {
+  /// adam / adamw: two moments; muon: one momentum buffer on the hidden matrices (AdamW on
+  /// embeddings, output layer, norms and routers); adam8bit: two moments of 1 byte each with
+  /// one fp32 scale per 2048-element block (bitsandbytes).
   std::string name = "adam";
   bool distributed = true;         // megatron-core --use-distributed-optimizer (ZeRO-1)
   DType master_dtype = DType::kFp32;
@@ -94,6 +104,10 @@ struct JobSpec {
   CrossEntropyImpl cross_entropy = CrossEntropyImpl::kNative;
   std::vector<std::string> frozen;  // module kinds without gradients ("vision")
   bool mtp = false;                 // build the multi-token-prediction block
+  ShardingSpec sharding;            // ZeRO / FSDP2 / HSDP and offload (default zero1)
+  Fp8Spec fp8;                      // FP8 recipe (default none: bf16 GEMMs)
+  /// Tokens the busiest EP rank receives over the mean (dropless routing); 1 = balanced.
+  double moe_routing_imbalance = 1.0;
   ThroughputSpec throughput;        // optional
 
   /// Micro batches per step per data-parallel rank (gradient accumulation).

@@ -7,6 +7,7 @@
 #include <fmt/ranges.h>
 
 #include "strata/core/did_you_mean.h"
+#include "strata/job/training_modes_parse.h"
 #include "strata/model/param_count.h"
 #include "strata/model/sequence_lengths.h"
 
@@ -175,18 +176,27 @@ Status CheckLayoutAgainstModel(const JobSpec& job, const ModelConfig& model) {
     }
   }
   const auto layers = static_cast<int64_t>(model.layers.size());
-  if (!Divides(l.pp * l.vpp, layers)) {
-    return RuleError(job, "parallel.pp",
-                     fmt::format("{} layers cannot be split evenly into PP x VPP = {} x {} = {} "
-                                 "chunks",
-                                 layers, l.pp, l.vpp, l.pp * l.vpp),
-                     ValuesThatWork(layers, [&](int64_t v) {
-                       return Divides(v * l.vpp, layers) && Divides(l.tp * v * l.cp, world);
-                     }),
-                     "PP values (at this VPP)");
+  if (!l.uneven_pipeline() && !Divides(l.pp * l.vpp, layers)) {
+    Error e = RuleError(job, "parallel.pp",
+                        fmt::format("{} layers cannot be split evenly into PP x VPP = {} x {} = {} "
+                                    "chunks",
+                                    layers, l.pp, l.vpp, l.pp * l.vpp),
+                        ValuesThatWork(layers, [&](int64_t v) {
+                          return Divides(v * l.vpp, layers) && Divides(l.tp * v * l.cp, world);
+                        }),
+                        "PP values (at this VPP)");
+    // megatron-core's uneven split (VPP 1): --decoder-first/last-pipeline-num-layers.
+    if (l.vpp == 1 && l.pp > 1) {
+      e.hint += fmt::format("{}or give the first/last stage their own layer counts "
+                            "(parallel.first_stage_layers, parallel.last_stage_layers)",
+                            e.hint.empty() ? "" : "; ");
+    }
+    return e;
   }
+  STRATA_RETURN_IF_ERROR(CheckTrainingModes(job, model));
   if (job.recompute.granularity == RecomputeGranularity::kFull) {
-    const int64_t per_chunk = layers / (l.pp * l.vpp);
+    const auto counts = StageLayerCounts(l, layers);
+    const int64_t per_chunk = *std::min_element(counts.begin(), counts.end()) / l.vpp;
     if (job.recompute.num_layers > per_chunk) {
       return RuleError(job, "recompute.num_layers",
                        fmt::format("recompute.num_layers {} exceeds the {} layers of one "

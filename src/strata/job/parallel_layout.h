@@ -18,6 +18,12 @@ struct ParallelLayout {
   int64_t etp = 1;  // expert tensor parallel
   int64_t dp = 1;   // data parallel
   bool sequence_parallel = false;
+  /// Uneven pipelines (megatron-core --decoder-first-pipeline-num-layers and
+  /// --decoder-last-pipeline-num-layers): layers of the first and the last stage, 0 = the even
+  /// share; the stages in between split the rest evenly.
+  int64_t first_stage_layers = 0;
+  int64_t last_stage_layers = 0;
+  bool uneven_pipeline() const { return first_stage_layers > 0 || last_stage_layers > 0; }
 
   int64_t world() const { return tp * pp * cp * dp; }
   /// Ranks holding the same experts: (tp * cp * dp) / (ep * etp).

@@ -28,7 +28,9 @@ Result<Cluster> ClusterOf(const JobSpec& spec) {
     if (!cluster.ok()) return Error(std::move(cluster).error()).InField("cluster");
     return cluster;
   }
-  auto gpu = FindGpu(spec.cluster.gpu);
+  // The GPU as the job file gave it (a catalog entry or a custom variant), else by name.
+  auto gpu = spec.cluster.gpu_spec ? Result<GpuSpec>(*spec.cluster.gpu_spec)
+                                   : FindGpu(spec.cluster.gpu);
   if (!gpu.ok()) {
     Error e = std::move(gpu).error();
     e.InField("cluster.gpu").InFile(spec.file);

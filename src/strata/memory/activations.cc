@@ -42,16 +42,16 @@ LayerActivationBytes LayerActivationsPerToken(const Job& job, const MemoryConsta
   const double rep_div = ReplicatedDivisor(job);
   const double a = ActivationBytes(job);
   const auto h = static_cast<double>(m.hidden_size);
-  // Selective recompute = megatron-core's default --recompute-modules [core_attn]: only core
-  // attention is recomputed. With flash attention its inputs (q, k, v) are kept anyway for the
-  // projections' backward and its output for o_proj's, so what is saved is the softmax
-  // statistics (fp32 LSE per head). Norms and activation functions are kept, as megatron keeps
-  // them unless moe_act / layernorm are named explicitly.
+  // Selective recompute re-runs the modules megatron-core's --recompute-modules names
+  // (default core_attn) instead of keeping what they saved; see RecomputeModules.
   const bool selective = job.spec.recompute.granularity == RecomputeGranularity::kSelective;
+  RecomputeModules rm;
+  rm.core_attn = false;
+  if (selective) rm = job.spec.recompute.modules;
   double replicated = 0, sharded = 0, fp32_replicated = 0, fp32_sharded = 0;
   LayerActivationBytes out;
 
-  replicated += 2 * h;  // mixer norm: input and output
+  replicated += rm.layernorm ? h : 2 * h;  // mixer norm: input (+ output)
   switch (layer.mixer) {
     case MixerKind::kFullAttention:
     case MixerKind::kSlidingAttention: {
@@ -61,7 +61,7 @@ LayerActivationBytes LayerActivationsPerToken(const Job& job, const MemoryConsta
       sharded += q + 2 * kv + q;                // q, k, v into flash attention; its output
       if (at.qk_norm) sharded += q + kv;        // q and k before their norms
       if (at.output_gate) sharded += 2 * q;     // the gate and the gated o_proj input
-      if (!selective) fp32_sharded += 4.0 * static_cast<double>(at.num_heads);  // softmax LSE
+      if (!rm.core_attn) fp32_sharded += 4.0 * static_cast<double>(at.num_heads);  // softmax LSE
       break;
     }
     case MixerKind::kMla: {
@@ -69,9 +69,10 @@ LayerActivationBytes LayerActivationsPerToken(const Job& job, const MemoryConsta
       const auto heads = static_cast<double>(mla.num_heads);
       const auto qk = static_cast<double>(mla.qk_nope_head_dim + mla.qk_rope_head_dim);
       const auto v = static_cast<double>(mla.v_head_dim);
-      sharded += heads * (2 * qk + 2 * v);  // q, k, v, attention output
+      // q, k, v (re-run from the latents under mla_up_proj), attention output
+      sharded += heads * ((rm.mla_up_proj ? 0.0 : 2 * qk + v) + v);
       replicated += static_cast<double>(mla.q_lora_rank + mla.kv_lora_rank + mla.qk_rope_head_dim);
-      if (!selective) fp32_sharded += 4.0 * heads;
+      if (!rm.core_attn) fp32_sharded += 4.0 * heads;
       break;
     }
     case MixerKind::kGatedDeltaNet: {
@@ -92,10 +93,15 @@ LayerActivationBytes LayerActivationsPerToken(const Job& job, const MemoryConsta
     }
   }
 
-  replicated += 2 * h;  // feed-forward norm: input and output
+  // Feed-forward norm: input, and output unless recomputed (a wholly recomputed MLP or MoE
+  // keeps it as its checkpoint input).
+  const bool whole_ffn = layer.ffn == FfnKind::kDense ? rm.mlp : rm.moe;
+  replicated += rm.layernorm && !whole_ffn ? h : 2 * h;
   if (layer.ffn == FfnKind::kDense) {
     const auto f = static_cast<double>(m.dense_mlp.intermediate_size);
-    sharded += 3 * f;  // gate+up output and activation output
+    if (!rm.mlp) sharded += 3 * f;  // gate+up output, activation output
+  } else if (rm.moe) {
+    // The whole MoE block re-runs in backward; only its input is kept (counted above).
   } else {
     const MoeConfig& moe = m.moe;
     const auto k = static_cast<double>(moe.top_k);
@@ -104,12 +110,14 @@ LayerActivationBytes LayerActivationsPerToken(const Job& job, const MemoryConsta
         static_cast<double>(moe.num_shared_experts * moe.shared_expert_intermediate_size);
     fp32_replicated += 4.0 * static_cast<double>(moe.num_experts);  // router logits in fp32
     // Every token is replicated top_k times: expert input, fc1 output (+ activation), and the
-    // expert output kept to differentiate the routing probabilities.
-    replicated += k * (2 * h + 3 * f / etp);
-    sharded += 3 * fs;
+    // expert output kept to differentiate the routing probabilities. The busiest EP rank gets
+    // `moe_routing_imbalance` times the mean share of those copies.
+    const double busiest = job.spec.layout.ep > 1 ? job.spec.moe_routing_imbalance : 1.0;
+    replicated += busiest * k * (2 * h + (rm.moe_act ? 2 * f : 3 * f) / etp);
+    if (!rm.shared_experts) sharded += 3 * fs;
     if (moe.shared_expert_gate) replicated += h;
-    const double dispatch =
-        a * k * h * static_cast<double>(constants.moe_dispatch_transient_copies) / rep_div;
+    const double dispatch = busiest * a * k * h *
+                            static_cast<double>(constants.moe_dispatch_transient_copies) / rep_div;
     out.forward_transient += dispatch;
     out.backward_transient += dispatch;
   }

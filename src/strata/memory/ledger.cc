@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "strata/memory/activations.h"
+#include "strata/memory/sharding.h"
 #include "strata/memory/static_memory.h"
 
 namespace strata {
@@ -107,6 +108,14 @@ MemoryLedger ComputeStageLedger(const Job& job, const MemoryConstants& constants
   ledger.items.push_back(st.master_weights);
   ledger.items.push_back(st.moments);
   ledger.items.push_back(st.step_transient);
+  ledger.host_items = st.host;
+  // ZeRO-3/FSDP2 gathered weights and reduce-scatter buffers, FP8 weight copies: only the
+  // items this job has (a bf16 megatron job's ledger is unchanged).
+  const ModeMemory mode = ComputeModeMemory(job, params, stage);
+  for (const LedgerItem* item : {&mode.gathered, &mode.reduce_scatter, &mode.fp8_copies,
+                                 &mode.fp8_state}) {
+    if (item->bytes.value() > 0) ledger.items.push_back(*item);
+  }
 
   const ActivationMemory act = ComputeActivations(job, constants, stage);
   ledger.items.insert(ledger.items.end(), act.items.begin(), act.items.end());
@@ -132,7 +141,7 @@ MemoryLedger ComputeStageLedger(const Job& job, const MemoryConstants& constants
                    variable ? "variable" : "fixed", Gb(dynamic_peak), Gb(fragmentation)),
        "reserved but not allocated: counted by nvidia-smi and max_memory_reserved"});
 
-  Bytes weights = ledger.Total(ItemKind::kWeights);
+  Bytes weights = ledger.Total(ItemKind::kWeights) - mode.gathered.bytes - mode.fp8_copies.bytes;
   const Bytes init = weights + st.gradients.bytes + st.master_weights.bytes +
                      constants.cuda_context + nccl;
   const std::string init_text = fmt::format(
@@ -140,24 +149,38 @@ MemoryLedger ComputeStageLedger(const Job& job, const MemoryConstants& constants
       FormatGB(weights), FormatGB(st.gradients.bytes), FormatGB(st.master_weights.bytes),
       FormatGB(constants.cuda_context), FormatGB(nccl));
   auto with_reserve = [&](Bytes dynamic) { return dynamic * (1.0 + fraction); };
-  const Bytes forward = init + with_reserve(act.forward_dynamic());
-  const Bytes backward = init + with_reserve(act.backward_dynamic());
-  const Bytes step = init + st.moments.bytes + st.step_transient.bytes;
+  // FP8 copies exist from the first forward on; gathered weights and reduce-scatter buffers
+  // only while layers run.
+  const Bytes kept = init + mode.persistent();
+  const Bytes forward = kept + with_reserve(act.forward_dynamic()) + mode.forward_working();
+  const Bytes backward = kept + with_reserve(act.backward_dynamic()) + mode.backward_working();
+  const Bytes step = kept + st.moments.bytes + st.step_transient.bytes;
+  std::string mode_text;
+  if (mode.persistent().value() > 0) mode_text += fmt::format(" + FP8 copies {}", FormatGB(mode.persistent()));
+  std::string fwd_mode = mode_text, bwd_mode = mode_text;
+  if (mode.forward_working().value() > 0) {
+    fwd_mode += fmt::format(" + gathered weights {}", FormatGB(mode.forward_working()));
+  }
+  if (mode.backward_working().value() > 0) {
+    bwd_mode += fmt::format(" + gathered weights and reduce-scatter buffer {}",
+                            FormatGB(mode.backward_working()));
+  }
   const Bytes steady = std::max(forward, backward) + st.moments.bytes;
   const std::string reserve_text = fmt::format(" x (1 + {:.2f} fragmentation)", fraction);
   ledger.phases = {
       {Phase::kAfterInit, init, init_text},
       {Phase::kForwardPeak, forward,
-       fmt::format("after init {} + (stored activations {} + forward working set {}){}",
-                   FormatGB(init), FormatGB(act.stored), FormatGB(act.forward_working),
+       fmt::format("after init {}{} + (stored activations {} + forward working set {}){}",
+                   FormatGB(init), fwd_mode, FormatGB(act.stored), FormatGB(act.forward_working),
                    reserve_text)},
       {Phase::kBackwardPeak, backward,
-       fmt::format("after init {} + (stored activations {} + backward working set {}){}",
-                   FormatGB(init), FormatGB(act.stored), FormatGB(act.backward_working),
+       fmt::format("after init {}{} + (stored activations {} + backward working set {}){}",
+                   FormatGB(init), bwd_mode, FormatGB(act.stored), FormatGB(act.backward_working),
                    reserve_text)},
       {Phase::kFirstOptimizerStep, step,
-       fmt::format("after init {} + Adam moments {} (allocated now) + gradient shard copy {}",
-                   FormatGB(init), FormatGB(st.moments.bytes), FormatGB(st.step_transient.bytes))},
+       fmt::format("after init {}{} + Adam moments {} (allocated now) + gradient shard copy {}",
+                   FormatGB(init), mode_text, FormatGB(st.moments.bytes),
+                   FormatGB(st.step_transient.bytes))},
       {Phase::kSteadyPeak, steady,
        fmt::format("step-1 peak {} + Adam moments {}", FormatGB(std::max(forward, backward)),
                    FormatGB(st.moments.bytes))},
@@ -205,11 +228,13 @@ std::string_view MemoryVerdictText(MemoryVerdict v) {
 }
 
 MemoryLedger ComputeLedger(const Job& job, const MemoryConstants& constants) {
-  MemoryLedger first = ComputeStageLedger(job, constants, 0);
-  const int64_t last_stage = job.spec.layout.pp - 1;
-  if (last_stage == 0) return first;
-  MemoryLedger last = ComputeStageLedger(job, constants, last_stage);
-  return last.Peak() > first.Peak() ? last : first;
+  // Every stage: with an uneven split a middle stage can hold the most.
+  MemoryLedger most = ComputeStageLedger(job, constants, 0);
+  for (int64_t stage = 1; stage < job.spec.layout.pp; ++stage) {
+    MemoryLedger other = ComputeStageLedger(job, constants, stage);
+    if (other.Peak() > most.Peak()) most = std::move(other);
+  }
+  return most;
 }
 
 }  // namespace strata

@@ -52,6 +52,9 @@ struct MemoryLedger {
   int64_t trainable_params_per_gpu = 0;
   std::vector<LedgerItem> items;
   std::vector<PhaseMemory> phases;
+  /// What offload (DeepSpeed offload_optimizer/offload_param, FSDP2 CPUOffloadPolicy) keeps in
+  /// host memory or on NVMe instead of the GPU; those items read 0 bytes in `items`.
+  std::vector<LedgerItem> host_items;
   Bytes capacity;            // the GPU's memory
   Bytes peak_before_step1;   // the largest of after_init, forward and backward peak of step 1
   Bytes peak_after_step1;    // with the lazily allocated optimizer moments
@@ -73,7 +76,7 @@ struct MemoryLedger {
 /// The ledger of one pipeline stage.
 MemoryLedger ComputeStageLedger(const Job& job, const MemoryConstants& constants, int64_t stage);
 
-/// The ledger of the most loaded stage (the larger peak of the first and the last stage).
+/// The ledger of the most loaded stage (the largest peak over all pipeline stages).
 MemoryLedger ComputeLedger(const Job& job, const MemoryConstants& constants);
 
 }  // namespace strata

@@ -26,8 +26,9 @@ std::vector<Candidate> Candidates() {
        }},
       {"distributed optimizer", "a reduce-scatter and all-gather instead of an all-reduce",
        [](JobSpec& s) {
-         if (s.optimizer.distributed) return false;
+         if (s.sharding.shards_optimizer()) return false;
          s.optimizer.distributed = true;
+         s.sharding.mode = ShardingMode::kZero1;
          return true;
        }},
       {"fused cross entropy", "none (same loss)",
@@ -56,7 +57,7 @@ std::vector<Candidate> Candidates() {
       {"full recompute (uniform, 1 layer)", "about a third more compute",
        [](JobSpec& s) {
          if (s.recompute.granularity == G::kFull) return false;
-         s.recompute = {G::kFull, RecomputeMethod::kUniform, 1};
+         s.recompute = {G::kFull, RecomputeMethod::kUniform, 1, {}};
          return true;
        }},
       {"twice the TP", "two collectives per layer; half the DP",
@@ -101,6 +102,8 @@ std::vector<std::string> Overrides(const JobSpec& from, const JobSpec& to) {
   if (from.grad_dtype != to.grad_dtype) {
     out.push_back(fmt::format("precision.grads={}", DTypeName(to.grad_dtype)));
   }
+  // The distributed-optimizer fix: optimizer.distributed sets sharding.mode zero1 when the job
+  // has no sharding section (a job that states `sharding.mode: none` gets a contradiction error).
   if (from.optimizer.distributed != to.optimizer.distributed) {
     out.push_back(fmt::format("optimizer.distributed={}", to.optimizer.distributed));
   }

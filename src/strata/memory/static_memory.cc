@@ -7,6 +7,9 @@
 
 #include <fmt/format.h>
 
+#include "strata/job/training_modes_parse.h"
+#include "strata/memory/sharding.h"
+
 namespace strata {
 namespace {
 
@@ -27,8 +30,18 @@ std::string GbAndGib(Bytes b) { return fmt::format("{} ({})", FormatGB(b), Forma
 std::vector<int64_t> StageLayerIndices(const Job& job, int64_t stage) {
   const ParallelLayout& l = job.spec.layout;
   const auto layers = static_cast<int64_t>(job.model.layers.size());
-  const int64_t per_chunk = layers / (l.pp * l.vpp);
   std::vector<int64_t> indices;
+  if (l.uneven_pipeline()) {
+    // megatron-core's uneven split (VPP 1): consecutive blocks of the per-stage counts.
+    const auto counts = StageLayerCounts(l, layers);
+    int64_t first = 0;
+    for (int64_t s = 0; s < stage; ++s) first += counts[static_cast<size_t>(s)];
+    for (int64_t i = first; i < first + counts[static_cast<size_t>(stage)]; ++i) {
+      indices.push_back(i);
+    }
+    return indices;
+  }
+  const int64_t per_chunk = layers / (l.pp * l.vpp);
   for (int64_t chunk = 0; chunk < l.vpp; ++chunk) {
     const int64_t first = (chunk * l.pp + stage) * per_chunk;
     for (int64_t i = first; i < first + per_chunk; ++i) indices.push_back(i);
@@ -88,7 +101,26 @@ StaticMemory ComputeStaticMemory(const Job& job, const ParamBreakdown& params, i
   }
 
   StaticMemory out;
-  const int64_t param_bytes = DTypeBytes(job.spec.param_dtype);
+  const ShardingSpec& sh = job.spec.sharding;
+  const OptimizerSpec& opt = job.spec.optimizer;
+  const ShardGroups groups = DataShardGroups(job);
+  const bool fsdp2 = sh.mode == ShardingMode::kFsdp2;
+  const bool te_fp8_weights = job.spec.fp8.transformer_engine() && job.spec.fp8.param_gather;
+  // FSDP2 keeps the sharded parameter in the master dtype and casts on all-gather; the others
+  // store weights in the parameter dtype (GEMM weights in FP8 under --fp8-param-gather).
+  const int64_t param_bytes = fsdp2 ? DTypeBytes(opt.master_dtype) : DTypeBytes(job.spec.param_dtype);
+  const bool params_offloaded = sh.offload_param != OffloadTarget::kNone;
+  const bool optimizer_offloaded = sh.offload_optimizer != OffloadTarget::kNone ||
+                                   (fsdp2 && params_offloaded);
+  auto offload = [&](LedgerItem& item, OffloadTarget target) {
+    if (target == OffloadTarget::kNone || item.bytes.value() == 0) return;
+    LedgerItem host = item;
+    host.note = fmt::format("offloaded to {}", OffloadTargetName(target));
+    out.host.push_back(host);
+    item.note = fmt::format("offloaded to {}: {} there, 0 on the GPU", OffloadTargetName(target),
+                            FormatGB(item.bytes));
+    item.bytes = Bytes::Count(0);
+  };
   for (ModuleKind k : AllModuleKinds()) {
     const KindShare& s = at(k);
     if (s.params == 0) continue;
@@ -101,51 +133,76 @@ StaticMemory ComputeStaticMemory(const Job& job, const ParamBreakdown& params, i
       out.trainable_params += s.params;
       out.expert_trainable += expert_part;
       out.dense_trainable += static_cast<double>(s.params) - expert_part;
+      if (k == ModuleKind::kEmbedding || k == ModuleKind::kHead || k == ModuleKind::kNorms ||
+          k == ModuleKind::kRouter) {
+        out.adamw_only_trainable += static_cast<double>(s.params);
+      }
     }
-    const Bytes bytes = Bytes::Count(static_cast<double>(param_bytes * s.params));
-    out.weights.push_back(
-        {ItemKind::kWeights, fmt::format("weights: {}", ModuleKindName(k)), bytes,
-         fmt::format("{} B x {} params ({}) = {}", param_bytes, GroupDigits(static_cast<double>(s.params)), s.how,
-                     GbAndGib(bytes)),
-         frozen ? "frozen: no gradient or optimizer state" : ""});
+    const bool linear = IsGemmKind(k);
+    const int64_t elem_bytes = te_fp8_weights && linear && !fsdp2 ? 1 : param_bytes;
+    const int64_t ways = sh.shards_weights() ? (expert ? groups.expert : groups.dense) : 1;
+    const Bytes bytes = Bytes::Count(static_cast<double>(elem_bytes * s.params) /
+                                     static_cast<double>(ways));
+    std::string how = s.how;
+    if (ways > 1) how += fmt::format(", sharded over {}", expert ? groups.expert_text : groups.dense_text);
+    LedgerItem item{ItemKind::kWeights, fmt::format("weights: {}", ModuleKindName(k)), bytes,
+                    fmt::format("{} B x {} params ({}){} = {}", elem_bytes,
+                                GroupDigits(static_cast<double>(s.params)), how,
+                                ways > 1 ? fmt::format(" / {}", ways) : "", GbAndGib(bytes)),
+                    frozen ? "frozen: no gradient or optimizer state"
+                    : elem_bytes == 1 ? "FP8 primary weights (fp8 param gather)"
+                    : fsdp2 ? "FSDP2 sharded parameter, stored in the master dtype" : ""};
+    offload(item, sh.offload_param);
+    out.weights.push_back(item);
   }
 
+  // State sharded over the data-parallel shard group: dense over DP x CP, experts over
+  // expert-DP (the reference case: 40 vs 5).
+  auto sharded = [&](bool on) {
+    return on ? out.dense_trainable / static_cast<double>(groups.dense) +
+                    out.expert_trainable / static_cast<double>(groups.expert)
+              : out.dense_trainable + out.expert_trainable;
+  };
+  auto shard_text = [&](bool on) {
+    return fmt::format("({} dense / {} + {} expert / {})", GroupDigits(out.dense_trainable),
+                       on ? groups.dense_text : "1 (not sharded)", GroupDigits(out.expert_trainable),
+                       on ? groups.expert_text : "1 (not sharded)");
+  };
   const int64_t grad_bytes = DTypeBytes(job.spec.grad_dtype);
+  const bool grads_sharded = sh.shards_gradients();
   out.gradients.kind = ItemKind::kGradients;
   out.gradients.name = fmt::format("gradient buffer ({})", DTypeName(job.spec.grad_dtype));
-  out.gradients.bytes = Bytes::Count(static_cast<double>(grad_bytes * out.trainable_params));
-  out.gradients.formula = fmt::format("{} B x {} trainable params = {}", grad_bytes,
-                                      GroupDigits(static_cast<double>(out.trainable_params)),
-                                      GbAndGib(out.gradients.bytes));
+  out.gradients.bytes = Bytes::Count(static_cast<double>(grad_bytes) * sharded(grads_sharded));
+  out.gradients.formula =
+      grads_sharded ? fmt::format("{} B x {} = {}", grad_bytes, shard_text(true),
+                                  GbAndGib(out.gradients.bytes))
+                    : fmt::format("{} B x {} trainable params = {}", grad_bytes,
+                                  GroupDigits(static_cast<double>(out.trainable_params)),
+                                  GbAndGib(out.gradients.bytes));
+  if (grads_sharded) {
+    out.gradients.note = fmt::format("{}: gradients sharded", ShardingModeName(sh.mode));
+    offload(out.gradients, fsdp2 ? sh.offload_param : sh.offload_optimizer);
+  }
 
-  // The distributed optimizer shards dense states over DP x CP and expert states over the
-  // expert-data-parallel group, which is smaller by EP x ETP (the reference case: 40 vs 5).
-  const OptimizerSpec& opt = job.spec.optimizer;
-  const int64_t dense_ways = opt.distributed ? l.dp * l.cp : 1;
-  const int64_t expert_dp = opt.distributed ? l.expert_dp() : 1;
-  const double shard = out.dense_trainable / static_cast<double>(dense_ways) +
-                       out.expert_trainable / static_cast<double>(expert_dp);
-  const std::string shard_text =
-      fmt::format("({} dense / {} + {} expert / {})", GroupDigits(out.dense_trainable),
-                  opt.distributed ? fmt::format("DP x CP {}", dense_ways) : "1 (not sharded)",
-                  GroupDigits(out.expert_trainable),
-                  opt.distributed ? fmt::format("expert-DP {}", expert_dp) : "1 (not sharded)");
-  const bool needs_master = job.spec.param_dtype != opt.master_dtype;
+  const bool opt_sharded = sh.shards_optimizer();
+  const double shard = sharded(opt_sharded);
+  const std::string shard_str = shard_text(opt_sharded);
+  const bool needs_master = !fsdp2 && job.spec.param_dtype != opt.master_dtype;
   const int64_t master_bytes = needs_master ? DTypeBytes(opt.master_dtype) : 0;
   out.master_weights = {ItemKind::kOptimizer,
                         fmt::format("optimizer: master weights ({})", DTypeName(opt.master_dtype)),
                         Bytes::Count(static_cast<double>(master_bytes) * shard), "",
                         "allocated when the optimizer is built"};
   out.master_weights.formula =
-      needs_master ? fmt::format("{} B x {} = {}", master_bytes, shard_text,
+      needs_master ? fmt::format("{} B x {} = {}", master_bytes, shard_str,
                                  GbAndGib(out.master_weights.bytes))
+      : fsdp2      ? "0: FSDP2's sharded parameter is the master copy"
                    : "0: the parameters are already the master copy";
-  const int64_t moment_bytes = 2 * DTypeBytes(opt.moment_dtype);
-  out.moments = {ItemKind::kOptimizer,
-                 fmt::format("optimizer: Adam moments ({})", DTypeName(opt.moment_dtype)),
-                 Bytes::Count(static_cast<double>(moment_bytes) * shard), "",
+  const OptimizerStates states = OptimizerStatesOf(opt, out.trainable_params, out.adamw_only_trainable);
+  out.moments = {ItemKind::kOptimizer, states.name,
+                 Bytes::Count(states.bytes_per_param * shard), "",
                  "allocated lazily at the first optimizer step"};
-  out.moments.formula = fmt::format("2 x {} B x {} = {}", DTypeBytes(opt.moment_dtype), shard_text,
+  out.moments.formula = fmt::format("{} x {} = {}", states.formula, shard_str,
                                     GbAndGib(out.moments.bytes));
   // With bf16 gradients the optimizer copies its gradient shard to the master dtype.
   const bool copies_grads = job.spec.grad_dtype != opt.master_dtype;
@@ -154,10 +211,46 @@ StaticMemory ComputeStaticMemory(const Job& job, const ParamBreakdown& params, i
                         Bytes::Count(static_cast<double>(copy_bytes) * shard), "",
                         "only during optimizer.step()"};
   out.step_transient.formula =
-      copies_grads ? fmt::format("{} B x {} = {}", copy_bytes, shard_text,
+      copies_grads ? fmt::format("{} B x {} = {}", copy_bytes, shard_str,
                                  GbAndGib(out.step_transient.bytes))
                    : "0: the gradient buffer is already in the master dtype";
+  if (optimizer_offloaded) {
+    const OffloadTarget target = fsdp2 ? sh.offload_param : sh.offload_optimizer;
+    offload(out.master_weights, target);
+    offload(out.moments, target);
+    offload(out.step_transient, target);
+  }
   return out;
+}
+
+bool IsGemmKind(ModuleKind k) {
+  return k == ModuleKind::kAttention || k == ModuleKind::kLinearAttention ||
+         k == ModuleKind::kDenseMlp || k == ModuleKind::kSharedExperts ||
+         k == ModuleKind::kRoutedExperts;
+}
+
+OptimizerStates OptimizerStatesOf(const OptimizerSpec& opt, int64_t trainable,
+                                  double adamw_only) {
+  const auto m = static_cast<double>(DTypeBytes(opt.moment_dtype));
+  const std::string dt(DTypeName(opt.moment_dtype));
+  OptimizerStates s;
+  if (opt.name == "muon") {
+    // One momentum buffer on the hidden matrices; AdamW's two moments on the rest.
+    const double frac = trainable > 0 ? adamw_only / static_cast<double>(trainable) : 0.0;
+    s.bytes_per_param = m * (1.0 + frac);
+    s.name = fmt::format("optimizer: Muon momentum ({}; AdamW moments on embeddings, head, norms)", dt);
+    s.formula = fmt::format("{:.0f} B x (1 + {:.4f} AdamW share)", m, frac);
+  } else if (opt.name == "adam8bit") {
+    // bitsandbytes 8-bit Adam: two uint8 states plus one fp32 absmax per 2048-element block each.
+    s.bytes_per_param = 2.0 * (1.0 + 4.0 / 2048.0);
+    s.name = "optimizer: 8-bit Adam moments (uint8, block-wise scales)";
+    s.formula = "2 x (1 B + 4 B / 2048)";
+  } else {
+    s.bytes_per_param = 2.0 * m;
+    s.name = fmt::format("optimizer: Adam moments ({})", dt);
+    s.formula = fmt::format("2 x {:.0f} B", m);
+  }
+  return s;
 }
 
 }  // namespace strata

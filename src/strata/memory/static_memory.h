@@ -27,7 +27,21 @@ struct StaticMemory {
   int64_t trainable_params = 0;
   double dense_trainable = 0;       // per GPU, sharded over DP x CP by the distributed optimizer
   double expert_trainable = 0;      // per GPU, sharded over the expert-data-parallel group
+  double adamw_only_trainable = 0;  // embedding, head, norms, routers (AdamW even under Muon)
+  std::vector<LedgerItem> host;     // what offload moves to CPU or NVMe (bytes there)
 };
+
+/// GEMM weights (what FP8 recipes quantise): attention, linear attention, MLPs, experts.
+bool IsGemmKind(ModuleKind k);
+
+/// The optimizer's per-parameter state besides master weights: Adam's two moments, Muon's
+/// momentum (AdamW on the `adamw_only` parameters), 8-bit Adam's uint8 states with scales.
+struct OptimizerStates {
+  std::string name;
+  double bytes_per_param = 0;
+  std::string formula;
+};
+OptimizerStates OptimizerStatesOf(const OptimizerSpec& opt, int64_t trainable, double adamw_only);
 
 StaticMemory ComputeStaticMemory(const Job& job, const ParamBreakdown& params, int64_t stage);
 

@@ -30,6 +30,8 @@ Json LedgerToJson(const Job& job, const MemoryLedger& ledger, const std::vector<
                 {"grad_dtype", DTypeName(s.grad_dtype)},
                 {"distributed_optimizer", s.optimizer.distributed},
                 {"cross_entropy", CrossEntropyImplName(s.cross_entropy)}};
+  doc["job"]["sharding"] = ShardingModeName(s.sharding.mode);
+  doc["job"]["fp8_recipe"] = Fp8RecipeName(s.fp8.recipe);
   doc["rank"] = ledger.rank;
   doc["pipeline_stage"] = ledger.stage;
   doc["params_per_gpu"] = ledger.params_per_gpu;
@@ -45,6 +47,11 @@ Json LedgerToJson(const Job& job, const MemoryLedger& ledger, const std::vector<
                      {"note", item.note}});
   }
   doc["items"] = std::move(items);
+  Json host = Json::array();
+  for (const auto& item : ledger.host_items) {
+    host.push_back({{"name", item.name}, {"bytes", WholeBytes(item.bytes)}, {"note", item.note}});
+  }
+  doc["host_items"] = std::move(host);
   Json phases = Json::array();
   for (const auto& p : ledger.phases) {
     phases.push_back({{"phase", PhaseName(p.phase)},

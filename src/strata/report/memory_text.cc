@@ -32,6 +32,25 @@ std::string Header(const Job& job, const MemoryLedger& ledger) {
       s.micro_batch, GroupDigits(s.sequence.max_tokens), recompute, DTypeName(s.param_dtype),
       DTypeName(s.grad_dtype), s.optimizer.distributed ? "distributed" : "replicated",
       CrossEntropyImplName(s.cross_entropy));
+  // Training modes beyond megatron-core's defaults (distributed optimizer, bf16 GEMMs).
+  const ShardingSpec& sh = s.sharding;
+  if (sh.mode != ShardingMode::kZero1 || sh.replicate > 1 || s.fp8.on() ||
+      sh.offload_optimizer != OffloadTarget::kNone) {
+    std::string modes = fmt::format("sharding {}", ShardingModeName(sh.mode));
+    if (sh.replicate > 1) modes += fmt::format(" (HSDP: replicate {})", sh.replicate);
+    if (sh.shards_weights() && !sh.reshard_after_forward) modes += ", no reshard after forward";
+    if (sh.offload_optimizer != OffloadTarget::kNone) {
+      modes += fmt::format(", optimizer offloaded to {}", OffloadTargetName(sh.offload_optimizer));
+    }
+    if (sh.offload_param != OffloadTarget::kNone) {
+      modes += fmt::format(", parameters offloaded to {}", OffloadTargetName(sh.offload_param));
+    }
+    if (s.fp8.on()) {
+      modes += fmt::format(", FP8 {}{}", Fp8RecipeName(s.fp8.recipe),
+                           s.fp8.param_gather ? " with param gather" : "");
+    }
+    out += fmt::format("modes: {}\n", modes);
+  }
   out += fmt::format("rank: {}; {} parameters on it ({} trainable)\n\n", ledger.rank,
                      GroupDigits(static_cast<double>(ledger.params_per_gpu)),
                      GroupDigits(static_cast<double>(ledger.trainable_params_per_gpu)));
@@ -48,6 +67,13 @@ std::string RenderMemoryText(const Job& job, const MemoryLedger& ledger,
     items.AddRow({item.name, Gb(item.bytes), Gib(item.bytes), item.note});
   }
   out += items.Render();
+  if (!ledger.host_items.empty()) {
+    Table host({{"offloaded to host memory or NVMe", Align::kLeft}, {"size (GB)"}, {"size (GiB)"}});
+    for (const auto& item : ledger.host_items) {
+      host.AddRow({item.name, Gb(item.bytes), Gib(item.bytes)});
+    }
+    out += "\n" + host.Render();
+  }
   if (explain) {
     out += "\nhow each item is computed (docs/formulas.md, \"Memory\"):\n";
     for (const auto& item : ledger.items) {

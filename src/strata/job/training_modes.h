@@ -1,0 +1,95 @@
+// The ways a job shards and stores its training state beyond megatron-core's defaults: ZeRO
+// stages and FSDP2 (with HSDP), CPU/NVMe offload, FP8 recipes. Parsed from the job file's
+// `sharding:` and `precision.fp8:` sections; the memory ledger reads them (docs/formulas.md,
+// "Sharding, offload and FP8").
+#ifndef STRATA_JOB_TRAINING_MODES_H_
+#define STRATA_JOB_TRAINING_MODES_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace strata {
+
+/// What is sharded over the data-parallel group (DP x CP for dense parameters, expert-DP for
+/// experts; over the shard group only, under HSDP):
+///   none   DDP: nothing (weights, gradients and optimizer state replicated);
+///   zero1  optimizer state (megatron-core's distributed optimizer);
+///   zero2  optimizer state and gradients (DeepSpeed stage 2);
+///   zero3  optimizer state, gradients and weights (DeepSpeed stage 3, megatron FSDP);
+///   fsdp2  the same, per parameter (torch FSDP2): the sharded parameter is the fp32 master.
+enum class ShardingMode { kNone, kZero1, kZero2, kZero3, kFsdp2 };
+std::string_view ShardingModeName(ShardingMode mode);
+
+/// DeepSpeed's offload_optimizer / offload_param device (FSDP2's CPUOffloadPolicy is `cpu` on
+/// offload_param and moves parameters, gradients and optimizer state together).
+enum class OffloadTarget { kNone, kCpu, kNvme };
+std::string_view OffloadTargetName(OffloadTarget target);
+
+struct ShardingSpec {
+  ShardingMode mode = ShardingMode::kZero1;
+  /// FSDP2 reshard_after_forward / ZeRO-3: free the gathered weights after each layer's forward
+  /// (gather again in backward). Off: every gathered layer stays until its backward.
+  bool reshard_after_forward = true;
+  /// HSDP: the data-parallel ranks form replicate x shard; state is sharded over the shard
+  /// group only (megatron-core: --num-distributed-optimizer-instances).
+  int64_t replicate = 1;
+  /// Layers whose weights are gathered ahead of the one computing (FSDP2 and ZeRO-3 prefetch).
+  int64_t prefetch_layers = 1;
+  OffloadTarget offload_optimizer = OffloadTarget::kNone;
+  OffloadTarget offload_param = OffloadTarget::kNone;
+
+  bool shards_optimizer() const { return mode != ShardingMode::kNone; }
+  bool shards_gradients() const {
+    return mode == ShardingMode::kZero2 || mode == ShardingMode::kZero3 ||
+           mode == ShardingMode::kFsdp2;
+  }
+  bool shards_weights() const { return mode == ShardingMode::kZero3 || mode == ShardingMode::kFsdp2; }
+};
+
+/// FP8 training recipes as people configure them:
+///   delayed     Transformer Engine DelayedScaling (tensorwise, amax history);
+///   tensorwise  TE Float8CurrentScaling;
+///   blockwise   TE Float8BlockScaling (DeepSeek-V3 style: 1x128 activations, 128x128 weights);
+///   mxfp8       TE MXFP8BlockScaling (Blackwell; 1x32 blocks, one E8M0 scale per block);
+///   torchao_tensorwise, torchao_rowwise  torchao.float8 (cast per GEMM, no cached copies).
+enum class Fp8Recipe { kNone, kDelayed, kTensorwise, kBlockwise, kMxfp8, kTorchaoTensorwise,
+                       kTorchaoRowwise };
+std::string_view Fp8RecipeName(Fp8Recipe recipe);
+
+struct Fp8Spec {
+  Fp8Recipe recipe = Fp8Recipe::kNone;
+  /// megatron --fp8-param-gather / torchao enable_fsdp_float8_all_gather: the weights are kept
+  /// (megatron) or all-gathered (torchao) in FP8 instead of bf16.
+  bool param_gather = false;
+  /// DelayedScaling amax_history_len (megatron --fp8-amax-history-len, default 1).
+  int64_t amax_history = 1;
+
+  bool on() const { return recipe != Fp8Recipe::kNone; }
+  bool transformer_engine() const {
+    return recipe == Fp8Recipe::kDelayed || recipe == Fp8Recipe::kTensorwise ||
+           recipe == Fp8Recipe::kBlockwise || recipe == Fp8Recipe::kMxfp8;
+  }
+};
+
+/// megatron-core --recompute-modules (granularity selective): which parts of a layer re-run
+/// their forward in backward instead of keeping what they saved. The default, as
+/// megatron-core's, is core_attn alone.
+struct RecomputeModules {
+  bool core_attn = true;        // flash attention's softmax statistics
+  bool mlp = false;             // the whole dense MLP (keeps its input)
+  bool moe = false;             // the whole MoE layer (keeps its input)
+  bool moe_act = false;         // the experts' activation function output
+  bool layernorm = false;       // the norm outputs (input_layernorm, pre_mlp_layernorm)
+  bool mla_up_proj = false;     // MLA's up-projected q, k, v (keeps the compressed latents)
+  bool shared_experts = false;  // the shared experts (keeps their input)
+};
+/// "core_attn", "mlp", ...: every name, in megatron-core's spelling.
+const std::vector<std::string>& RecomputeModuleNames();
+/// Sets the named module; false when the name is unknown.
+bool SetRecomputeModule(RecomputeModules& modules, const std::string& name);
+
+}  // namespace strata
+
+#endif  // STRATA_JOB_TRAINING_MODES_H_

@@ -1,0 +1,93 @@
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "strata/job/training_modes_parse.h"
+
+namespace strata {
+namespace {
+
+Error ModeError(const JobSpec& job, std::string field, std::string message, std::string hint) {
+  Error e = InvalidInput(std::move(message));
+  e.field = std::move(field);
+  e.file = job.file;
+  e.hint = std::move(hint);
+  return e;
+}
+
+Status CheckUnevenPipeline(const JobSpec& job, int64_t layers) {
+  const ParallelLayout& l = job.layout;
+  if (!l.uneven_pipeline()) return OkStatus();
+  const char* field = l.first_stage_layers > 0 ? "parallel.first_stage_layers"
+                                               : "parallel.last_stage_layers";
+  if (l.pp < 2) {
+    return ModeError(job, field, "first/last stage layer counts need PP > 1", "remove them");
+  }
+  if (l.vpp > 1) {
+    return ModeError(job, field,
+                     "uneven first/last stages together with VPP > 1 are not modelled",
+                     "set parallel.vpp: 1");
+  }
+  const int64_t given = l.first_stage_layers + l.last_stage_layers;
+  const int64_t others = l.pp - (l.first_stage_layers > 0) - (l.last_stage_layers > 0);
+  const int64_t rest = layers - given;
+  if (rest < others || (others == 0 && rest != 0) || (others > 0 && rest % others != 0)) {
+    return ModeError(
+        job, field,
+        fmt::format("{} layers minus first {} and last {} leave {} for the {} other stage(s), "
+                    "which must share them evenly (at least one layer each)",
+                    layers, l.first_stage_layers, l.last_stage_layers, rest, others),
+        others == 1 || (l.pp == 2 && l.last_stage_layers > 0)
+            ? fmt::format("with PP {}: first + last = {}", l.pp, layers)
+            : "choose counts that leave a multiple of the other stages");
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
+std::vector<int64_t> StageLayerCounts(const ParallelLayout& l, int64_t layers) {
+  std::vector<int64_t> counts(static_cast<size_t>(l.pp), 0);
+  const int64_t others = l.pp - (l.first_stage_layers > 0) - (l.last_stage_layers > 0);
+  const int64_t rest = layers - l.first_stage_layers - l.last_stage_layers;
+  const int64_t share = others > 0 ? rest / others : 0;
+  for (int64_t s = 0; s < l.pp; ++s) {
+    int64_t n = l.uneven_pipeline() ? share : layers / l.pp;
+    if (s == 0 && l.first_stage_layers > 0) n = l.first_stage_layers;
+    if (s == l.pp - 1 && l.last_stage_layers > 0) n = l.last_stage_layers;
+    counts[static_cast<size_t>(s)] = n;
+  }
+  return counts;
+}
+
+Status CheckTrainingModes(const JobSpec& job, const ModelConfig& model) {
+  if (job.param_dtype == DType::kFp8) {
+    return ModeError(job, "precision.params",
+                     "FP8 training keeps bf16 (or fp32) parameters and adds FP8 copies; "
+                     "'params: fp8' would undercount them",
+                     "set precision.params: bf16 and fp8: {recipe: delayed | tensorwise | "
+                     "blockwise | mxfp8 | torchao_tensorwise | torchao_rowwise}");
+  }
+  const ParallelLayout& l = job.layout;
+  const ShardingSpec& sh = job.sharding;
+  if (sh.replicate > 1) {
+    const int64_t dense = l.dp * l.cp;
+    if (dense % sh.replicate != 0) {
+      return ModeError(job, "sharding.replicate",
+                       fmt::format("replicate {} must divide DP x CP = {}", sh.replicate, dense),
+                       "HSDP splits the data-parallel ranks into replicate x shard");
+    }
+    if (model.CountLayers(FfnKind::kMoe) > 0 && l.expert_dp() % sh.replicate != 0) {
+      return ModeError(job, "sharding.replicate",
+                       fmt::format("replicate {} must divide the expert-data-parallel group "
+                                   "({})",
+                                   sh.replicate, l.expert_dp()),
+                       "lower EP or the replicate degree");
+    }
+  }
+  return CheckUnevenPipeline(job, static_cast<int64_t>(model.layers.size()));
+}
+
+}  // namespace strata

@@ -1,0 +1,228 @@
+#include "strata/job/training_modes_parse.h"
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "strata/core/did_you_mean.h"
+
+namespace strata {
+namespace {
+
+template <class E>
+struct Named {
+  E value;
+  const char* name;
+};
+
+constexpr Named<ShardingMode> kModes[] = {{ShardingMode::kNone, "none"},
+                                          {ShardingMode::kZero1, "zero1"},
+                                          {ShardingMode::kZero2, "zero2"},
+                                          {ShardingMode::kZero3, "zero3"},
+                                          {ShardingMode::kFsdp2, "fsdp2"}};
+constexpr Named<OffloadTarget> kTargets[] = {
+    {OffloadTarget::kNone, "none"}, {OffloadTarget::kCpu, "cpu"}, {OffloadTarget::kNvme, "nvme"}};
+constexpr Named<Fp8Recipe> kRecipes[] = {{Fp8Recipe::kNone, "none"},
+                                         {Fp8Recipe::kDelayed, "delayed"},
+                                         {Fp8Recipe::kTensorwise, "tensorwise"},
+                                         {Fp8Recipe::kBlockwise, "blockwise"},
+                                         {Fp8Recipe::kMxfp8, "mxfp8"},
+                                         {Fp8Recipe::kTorchaoTensorwise, "torchao_tensorwise"},
+                                         {Fp8Recipe::kTorchaoRowwise, "torchao_rowwise"}};
+
+template <class E, size_t N>
+std::string_view NameIn(const Named<E> (&table)[N], E value) {
+  for (const auto& entry : table) {
+    if (entry.value == value) return entry.name;
+  }
+  return "?";
+}
+
+template <class E, size_t N>
+Result<E> ReadEnum(YamlMap& map, const std::string& key, const Named<E> (&table)[N]) {
+  STRATA_ASSIGN_OR_RETURN(std::string text, map.String(key));
+  std::vector<std::string> names;
+  for (const auto& entry : table) {
+    if (text == entry.name) return entry.value;
+    names.emplace_back(entry.name);
+  }
+  return map.ErrorAt(key, fmt::format("unknown value '{}', expected one of: {}", text,
+                                      fmt::join(names, ", ")))
+      .WithHint(DidYouMeanHint(text, names));
+}
+
+Status ParseSharding(YamlMap& top, JobSpec& job) {
+  // Without a sharding section the megatron switch decides: distributed optimizer = ZeRO-1.
+  job.sharding.mode = job.optimizer.distributed ? ShardingMode::kZero1 : ShardingMode::kNone;
+  if (!top.Has("sharding")) return OkStatus();
+  STRATA_ASSIGN_OR_RETURN(YamlMap s, top.Map("sharding"));
+  ShardingSpec& sh = job.sharding;
+  if (s.Has("mode")) {
+    STRATA_ASSIGN_OR_RETURN(sh.mode, ReadEnum(s, "mode", kModes));
+  }
+  const std::string mode(ShardingModeName(sh.mode));
+  if (s.Has("reshard_after_forward")) {
+    STRATA_ASSIGN_OR_RETURN(sh.reshard_after_forward, s.Bool("reshard_after_forward"));
+    if (!sh.shards_weights()) {
+      return s.ErrorAt("reshard_after_forward",
+                       fmt::format("applies only to zero3 and fsdp2 (weights sharded), not {}", mode));
+    }
+  }
+  if (s.Has("prefetch_layers")) {
+    STRATA_ASSIGN_OR_RETURN(sh.prefetch_layers, s.Int("prefetch_layers"));
+    if (sh.prefetch_layers < 0) return s.ErrorAt("prefetch_layers", "expected 0 or more layers");
+  }
+  if (s.Has("replicate")) {
+    STRATA_ASSIGN_OR_RETURN(sh.replicate, s.PositiveInt("replicate"));
+    if (sh.replicate > 1 && !sh.shards_optimizer()) {
+      return s.ErrorAt("replicate", "replicate x shard (HSDP) needs a sharding mode, not none");
+    }
+  }
+  if (s.Has("offload_optimizer")) {
+    STRATA_ASSIGN_OR_RETURN(sh.offload_optimizer, ReadEnum(s, "offload_optimizer", kTargets));
+  }
+  if (s.Has("offload_param")) {
+    STRATA_ASSIGN_OR_RETURN(sh.offload_param, ReadEnum(s, "offload_param", kTargets));
+  }
+  if (sh.offload_param != OffloadTarget::kNone && !sh.shards_weights()) {
+    return s.ErrorAt("offload_param",
+                     fmt::format("offloading parameters needs sharded weights (zero3 or fsdp2), "
+                                 "not {}", mode))
+        .WithHint("set sharding.mode: zero3, or offload only the optimizer");
+  }
+  if (sh.mode == ShardingMode::kFsdp2 && sh.offload_optimizer != OffloadTarget::kNone) {
+    return s.ErrorAt("offload_optimizer",
+                     "FSDP2's CPUOffloadPolicy moves parameters, gradients and optimizer state "
+                     "together")
+        .WithHint("set sharding.offload_param: cpu (and no offload_optimizer)");
+  }
+  if (sh.mode == ShardingMode::kFsdp2 && sh.offload_param == OffloadTarget::kNvme) {
+    return s.ErrorAt("offload_param", "FSDP2 offloads to CPU memory only, not NVMe");
+  }
+  if (sh.mode != ShardingMode::kZero3 && sh.offload_optimizer == OffloadTarget::kNvme) {
+    return s.ErrorAt("offload_optimizer",
+                     "NVMe offload of the optimizer is DeepSpeed ZeRO-Infinity: zero3 only")
+        .WithHint("use offload_optimizer: cpu, or sharding.mode: zero3");
+  }
+  if (sh.offload_optimizer != OffloadTarget::kNone && sh.mode == ShardingMode::kNone) {
+    return s.ErrorAt("offload_optimizer", "offloading the optimizer needs a ZeRO stage (zero1 or more)");
+  }
+  STRATA_RETURN_IF_ERROR(s.CheckNoUnknownKeys());
+  // optimizer.distributed, when the file gives it, must agree with the mode.
+  if (top.Has("optimizer")) {
+    STRATA_ASSIGN_OR_RETURN(YamlMap o, top.Map("optimizer"));
+    if (o.Has("distributed") && job.optimizer.distributed != sh.shards_optimizer()) {
+      return o.ErrorAt("distributed",
+                       fmt::format("optimizer.distributed: {} contradicts sharding.mode: {}",
+                                   job.optimizer.distributed, mode))
+          .WithHint("drop optimizer.distributed; sharding.mode says it");
+    }
+  }
+  job.optimizer.distributed = sh.shards_optimizer();
+  return OkStatus();
+}
+
+Status ParseFp8(YamlMap& top, JobSpec& job) {
+  if (!top.Has("fp8")) return OkStatus();
+  STRATA_ASSIGN_OR_RETURN(YamlMap f, top.Map("fp8"));
+  Fp8Spec& fp8 = job.fp8;
+  STRATA_ASSIGN_OR_RETURN(fp8.recipe, ReadEnum(f, "recipe", kRecipes));
+  if (f.Has("param_gather")) {
+    STRATA_ASSIGN_OR_RETURN(fp8.param_gather, f.Bool("param_gather"));
+  }
+  if (f.Has("amax_history")) {
+    STRATA_ASSIGN_OR_RETURN(fp8.amax_history, f.PositiveInt("amax_history"));
+    if (fp8.recipe != Fp8Recipe::kDelayed) {
+      return f.ErrorAt("amax_history", "applies only to recipe: delayed");
+    }
+  }
+  if (fp8.param_gather && fp8.recipe == Fp8Recipe::kTorchaoRowwise) {
+    return f.ErrorAt("param_gather",
+                     "torchao's float8 all-gather exists for tensorwise scaling only");
+  }
+  if (fp8.param_gather && !fp8.transformer_engine() &&
+      job.sharding.mode != ShardingMode::kFsdp2) {
+    return f.ErrorAt("param_gather", "torchao's float8 all-gather is an FSDP2 feature")
+        .WithHint("set sharding.mode: fsdp2");
+  }
+  return f.CheckNoUnknownKeys();
+}
+
+}  // namespace
+
+std::string_view ShardingModeName(ShardingMode mode) { return NameIn(kModes, mode); }
+std::string_view OffloadTargetName(OffloadTarget target) { return NameIn(kTargets, target); }
+std::string_view Fp8RecipeName(Fp8Recipe recipe) { return NameIn(kRecipes, recipe); }
+
+const std::vector<std::string>& RecomputeModuleNames() {
+  static const std::vector<std::string> names = {"core_attn", "mlp",         "moe",
+                                                 "moe_act",   "layernorm",   "mla_up_proj",
+                                                 "shared_experts"};
+  return names;
+}
+
+bool SetRecomputeModule(RecomputeModules& m, const std::string& name) {
+  bool* flags[] = {&m.core_attn, &m.mlp, &m.moe, &m.moe_act, &m.layernorm, &m.mla_up_proj,
+                   &m.shared_experts};
+  const auto& names = RecomputeModuleNames();
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (names[i] == name) {
+      *flags[i] = true;
+      return true;
+    }
+  }
+  return false;
+}
+
+Status ParseRecomputeModules(YamlMap& r, JobSpec& job) {
+  if (job.recompute.granularity != RecomputeGranularity::kSelective) {
+    return r.ErrorAt("modules", "applies only to granularity: selective");
+  }
+  STRATA_ASSIGN_OR_RETURN(YAML::Node list, r.Node("modules"));
+  if (!list.IsSequence() || list.size() == 0) {
+    return r.ErrorAt("modules", fmt::format("expected a list of module names, e.g. [core_attn, "
+                                            "moe_act]; known: {}",
+                                            fmt::join(RecomputeModuleNames(), ", ")));
+  }
+  RecomputeModules modules;
+  modules.core_attn = false;  // a list replaces the default
+  for (const auto& item : list) {
+    const std::string name = item.IsScalar() ? item.Scalar() : "";
+    if (!SetRecomputeModule(modules, name)) {
+      return r.ErrorAt("modules", fmt::format("unknown recompute module '{}', expected one of: {}",
+                                              name, fmt::join(RecomputeModuleNames(), ", ")))
+          .WithHint(DidYouMeanHint(name, RecomputeModuleNames()));
+    }
+  }
+  job.recompute.modules = modules;
+  return OkStatus();
+}
+
+Status ParseMoe(YamlMap& top, JobSpec& job) {
+  if (!top.Has("moe")) return OkStatus();
+  STRATA_ASSIGN_OR_RETURN(YamlMap m, top.Map("moe"));
+  STRATA_ASSIGN_OR_RETURN(job.moe_routing_imbalance, m.Number("routing_imbalance"));
+  if (!(job.moe_routing_imbalance >= 1.0)) {
+    return m.ErrorAt("routing_imbalance",
+                     fmt::format("expected the busiest EP rank's tokens over the mean, at least 1, "
+                                 "got {}",
+                                 job.moe_routing_imbalance));
+  }
+  if (job.moe_routing_imbalance > static_cast<double>(job.layout.ep)) {
+    return m.ErrorAt("routing_imbalance",
+                     fmt::format("{} exceeds EP {}: one rank cannot receive more than every token",
+                                 job.moe_routing_imbalance, job.layout.ep));
+  }
+  return m.CheckNoUnknownKeys();
+}
+
+Status ParseTrainingModes(YamlMap& top, JobSpec& job) {
+  STRATA_RETURN_IF_ERROR(ParseSharding(top, job));
+  STRATA_RETURN_IF_ERROR(ParseMoe(top, job));
+  return ParseFp8(top, job);
+}
+
+}  // namespace strata

@@ -1,0 +1,197 @@
+#include "strata/memory/sharding.h"
+
+#include <algorithm>
+#include <numeric>
+
+#include <fmt/format.h>
+
+#include "strata/memory/static_memory.h"
+
+namespace strata {
+namespace {
+
+std::string Gb(Bytes b) { return fmt::format("{} ({})", FormatGB(b), FormatGiB(b)); }
+
+bool Frozen(const Job& job, ModuleKind kind) {
+  const auto name = std::string(ModuleKindName(kind));
+  return std::find(job.spec.frozen.begin(), job.spec.frozen.end(), name) != job.spec.frozen.end();
+}
+
+}  // namespace
+
+ShardGroups DataShardGroups(const Job& job) {
+  const ParallelLayout& l = job.spec.layout;
+  const ShardingSpec& sh = job.spec.sharding;
+  ShardGroups g;
+  if (!sh.shards_optimizer()) return g;
+  const int64_t r = sh.replicate;
+  g.dense = l.dp * l.cp / r;
+  g.expert = std::max<int64_t>(1, l.expert_dp() / r);
+  const std::string rep = r > 1 ? fmt::format(" / replicate {}", r) : "";
+  g.dense_text = fmt::format("DP x CP {}{}", l.dp * l.cp, rep);
+  g.expert_text = fmt::format("expert-DP {}{}", l.expert_dp(), rep);
+  return g;
+}
+
+std::vector<ShardUnit> StageUnits(const Job& job, const ParamBreakdown& params, int64_t stage) {
+  const ParallelLayout& l = job.spec.layout;
+  const auto tp = static_cast<double>(l.tp);
+  const auto experts = static_cast<double>(l.ep * l.etp);
+  std::vector<ShardUnit> units;
+  const int64_t padded_vocab = PaddedVocab(job.model.vocab_size, l.tp);
+  const double vocab_slice =
+      static_cast<double>(job.model.hidden_size) * static_cast<double>(padded_vocab) / tp;
+  if (stage == 0) {
+    const bool frozen = Frozen(job, ModuleKind::kEmbedding);
+    units.push_back({"embedding", vocab_slice, 0, frozen ? 0 : vocab_slice});
+  }
+  for (int64_t i : StageLayerIndices(job, stage)) {
+    const ModuleParams& m = params.layers[static_cast<size_t>(i)].modules;
+    ShardUnit u{fmt::format("layer {}", i), 0, 0, 0};
+    for (ModuleKind k : AllModuleKinds()) {
+      double n = static_cast<double>(m[k]);
+      if (n == 0) continue;
+      if (k == ModuleKind::kRoutedExperts) {
+        n /= experts;
+      } else if (k != ModuleKind::kRouter && k != ModuleKind::kNorms) {
+        n /= tp;
+      }
+      u.params += n;
+      if (IsGemmKind(k)) u.linear += n;
+      if (!Frozen(job, k)) u.trainable += n;
+    }
+    units.push_back(u);
+  }
+  if (stage == l.pp - 1) {
+    // The final norm goes with the output layer (torchtitan wraps norm + output together).
+    const auto norm = static_cast<double>(params.final_norm);
+    const bool head = !job.model.tie_word_embeddings || l.pp > 1;
+    const double n = (head ? vocab_slice : 0.0) + norm;
+    const double trainable = (head && !Frozen(job, ModuleKind::kHead) ? vocab_slice : 0.0) +
+                             (Frozen(job, ModuleKind::kNorms) ? 0.0 : norm);
+    units.push_back({head ? "final norm + output layer" : "final norm", n, 0, trainable});
+  }
+  return units;
+}
+
+double StageLinearParams(const Job& job, const ParamBreakdown& params, int64_t stage) {
+  double total = 0;
+  for (const ShardUnit& u : StageUnits(job, params, stage)) total += u.linear;
+  return total;
+}
+
+double Fp8CopyBytesPerWeight(const Fp8Spec& fp8) {
+  // Per weight element: a rowwise FP8 copy for the forward GEMM and a columnwise (transposed)
+  // one for the backward GEMMs (Hopper's FP8 tensor cores take only the TN layout), each with
+  // its scales: one fp32 per 128x128 block (blockwise), one E8M0 byte per 32 elements (MXFP8).
+  // Under fp8 param gather the rowwise copy is the weight itself (counted with the weights).
+  double scale = 0;
+  switch (fp8.recipe) {
+    case Fp8Recipe::kNone:
+    case Fp8Recipe::kTorchaoTensorwise:
+    case Fp8Recipe::kTorchaoRowwise: return 0;
+    case Fp8Recipe::kDelayed:
+    case Fp8Recipe::kTensorwise: scale = 0; break;
+    case Fp8Recipe::kBlockwise: scale = 4.0 / (128.0 * 128.0); break;
+    case Fp8Recipe::kMxfp8: scale = 1.0 / 32.0; break;
+  }
+  return 2.0 * (1.0 + scale) - (fp8.param_gather ? 1.0 : 0.0);
+}
+
+ModeMemory ComputeModeMemory(const Job& job, const ParamBreakdown& params, int64_t stage) {
+  const ShardingSpec& sh = job.spec.sharding;
+  const Fp8Spec& fp8 = job.spec.fp8;
+  const std::vector<ShardUnit> units = StageUnits(job, params, stage);
+  ModeMemory out;
+  out.gathered = {ItemKind::kWeights, "weights: all-gathered (ZeRO-3/FSDP2 working set)",
+                  Bytes::Count(0), "0: weights are not sharded", ""};
+  out.reduce_scatter = {ItemKind::kGradients, "gradients: unsharded, before reduce-scatter",
+                        Bytes::Count(0), "0: gradients are not sharded", ""};
+  out.fp8_copies = {ItemKind::kWeights, "weights: FP8 copies", Bytes::Count(0),
+                    "0: no FP8 recipe", ""};
+  out.fp8_state = {ItemKind::kOverhead, "FP8 scaling state", Bytes::Count(0), "0: no FP8 recipe",
+                   ""};
+  if (units.empty()) return out;
+  const double param_b = static_cast<double>(DTypeBytes(job.spec.param_dtype));
+  // torchao's float8 all-gather moves the GEMM weights in FP8.
+  const bool fp8_gather = fp8.param_gather && !fp8.transformer_engine();
+  auto gathered_bytes = [&](const ShardUnit& u) {
+    return fp8_gather ? (u.params - u.linear) * param_b + u.linear : u.params * param_b;
+  };
+  const auto largest = std::max_element(units.begin(), units.end(),
+                                        [&](const ShardUnit& a, const ShardUnit& b) {
+                                          return gathered_bytes(a) < gathered_bytes(b);
+                                        });
+  if (sh.shards_weights()) {
+    if (sh.reshard_after_forward) {
+      // The unit computing plus the ones prefetched; sized by the largest unit (upper bound).
+      const double live = static_cast<double>(1 + sh.prefetch_layers);
+      out.gathered.bytes = Bytes::Count(live * gathered_bytes(*largest));
+      out.gathered.formula =
+          fmt::format("(1 computing + {} prefetched) x largest unit ({}: {} params{}) = {}",
+                      sh.prefetch_layers, largest->name, GroupDigits(largest->params),
+                      fp8_gather ? ", GEMM weights gathered in FP8" : fmt::format(" x {:.0f} B", param_b),
+                      Gb(out.gathered.bytes));
+      out.gathered.note = "freed after each unit's forward, gathered again for its backward";
+    } else {
+      double all = 0;
+      for (const ShardUnit& u : units) all += gathered_bytes(u);
+      out.gathered.bytes = Bytes::Count(all);
+      out.gathered.formula = fmt::format("every unit of the stage stays gathered from its forward "
+                                         "to its backward: {} units = {}",
+                                         units.size(), Gb(out.gathered.bytes));
+      out.gathered.note = "reshard_after_forward: false";
+    }
+  }
+  if (sh.shards_gradients()) {
+    // The largest unit's gradients in the compute dtype, plus their copy in the reduce dtype
+    // when it differs (FSDP2 reduce_dtype fp32; DeepSpeed's reduce bucket).
+    const double grad_b = static_cast<double>(DTypeBytes(job.spec.grad_dtype));
+    const double per = param_b + (grad_b != param_b ? grad_b : 0.0);
+    const auto biggest = std::max_element(units.begin(), units.end(),
+                                          [](const ShardUnit& a, const ShardUnit& b) {
+                                            return a.trainable < b.trainable;
+                                          });
+    out.reduce_scatter.bytes = Bytes::Count(per * biggest->trainable);
+    out.reduce_scatter.formula =
+        fmt::format("{} trainable params of the largest unit ({}) x ({:.0f} B{}) = {}",
+                    GroupDigits(biggest->trainable), biggest->name, param_b,
+                    grad_b != param_b ? fmt::format(" + {:.0f} B reduce copy", grad_b) : "",
+                    Gb(out.reduce_scatter.bytes));
+    out.reduce_scatter.note = "live while that unit's gradients are reduce-scattered";
+  }
+  if (fp8.on()) {
+    const double per_weight = Fp8CopyBytesPerWeight(fp8);
+    double linear = 0;
+    for (const ShardUnit& u : units) linear += u.linear;
+    // Under ZeRO-3/FSDP2 the copies exist only for the gathered units.
+    const double covered = sh.shards_weights() ? largest->linear * (1.0 + static_cast<double>(sh.prefetch_layers)) : linear;
+    out.fp8_copies.bytes = Bytes::Count(per_weight * covered);
+    out.fp8_copies.formula =
+        per_weight == 0
+            ? fmt::format("0: {} casts to FP8 per GEMM and keeps no copy", Fp8RecipeName(fp8.recipe))
+            : fmt::format("{:.4f} B x {} GEMM weights ({}{}) = {}", per_weight, GroupDigits(covered),
+                          Fp8RecipeName(fp8.recipe),
+                          fp8.param_gather ? ": transposed copy; the rowwise copy is the weight"
+                                           : ": rowwise and transposed copies next to the bf16 weight",
+                          Gb(out.fp8_copies.bytes));
+    out.fp8_copies.note = "made at the first forward, kept across micro batches";
+    if (fp8.recipe == Fp8Recipe::kDelayed) {
+      // Per GEMM: input, weight and output-gradient amax histories and scales, fp32. Count
+      // two GEMMs per attention and MLP and two per local expert.
+      const auto local_experts = static_cast<double>(
+          job.model.moe.num_experts > 0 ? job.model.moe.num_experts / job.spec.layout.ep : 0);
+      const double gemms = static_cast<double>(units.size()) * (4.0 + 2.0 * local_experts);
+      const double bytes = gemms * 3.0 * (static_cast<double>(fp8.amax_history) + 2.0) * 4.0;
+      out.fp8_state.bytes = Bytes::Count(bytes);
+      out.fp8_state.formula =
+          fmt::format("{} GEMMs x 3 tensors x ({} amax history + scale + scale_inv) x 4 B = {}",
+                      GroupDigits(gemms), fp8.amax_history, Gb(out.fp8_state.bytes));
+    } else {
+      out.fp8_state.formula = "per-block scales counted with the copies";
+    }
+  }
+  return out;
+}
+
+}  // namespace strata

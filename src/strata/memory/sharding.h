@@ -1,0 +1,60 @@
+// How the job's sharding mode (none, ZeRO-1/2/3, FSDP2, HSDP), offload and FP8 recipe change
+// what one GPU holds: the shard group of each state, the gathered weights and reduce-scatter
+// buffers of ZeRO-3/FSDP2, the FP8 weight copies Transformer Engine keeps. Formulas:
+// docs/formulas.md, "Sharding, offload and FP8".
+#ifndef STRATA_MEMORY_SHARDING_H_
+#define STRATA_MEMORY_SHARDING_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "strata/job/job_validation.h"
+#include "strata/memory/ledger.h"
+#include "strata/model/param_count.h"
+
+namespace strata {
+
+/// The ranks one state is split over: DP x CP for dense parameters and expert-DP for experts
+/// (megatron-core's layout), divided by the HSDP replicate degree.
+struct ShardGroups {
+  int64_t dense = 1;
+  int64_t expert = 1;
+  std::string dense_text;   // "DP x CP 8", "DP x CP 8 / replicate 2"
+  std::string expert_text;  // "expert-DP 5"
+};
+ShardGroups DataShardGroups(const Job& job);
+
+/// One FSDP/ZeRO-3 unit (a decoder layer, the embedding, the output layer) on this GPU after
+/// TP/EP, before data-parallel sharding.
+struct ShardUnit {
+  std::string name;     // "layer 3", "embedding"
+  double params = 0;
+  double linear = 0;    // of which in GEMM weights (FP8-eligible)
+  double trainable = 0;
+};
+std::vector<ShardUnit> StageUnits(const Job& job, const ParamBreakdown& params, int64_t stage);
+
+/// GEMM weights on this GPU after TP/EP (attention, linear attention, MLP, shared and routed
+/// experts): what FP8 recipes quantise. Embedding, output layer, norms and routers stay bf16.
+double StageLinearParams(const Job& job, const ParamBreakdown& params, int64_t stage);
+
+/// The items the sharding mode and FP8 recipe add on the GPU, and what offload moves to host.
+struct ModeMemory {
+  LedgerItem gathered;        // all-gathered weights live at once (ZeRO-3/FSDP2), fwd and bwd
+  LedgerItem reduce_scatter;  // one unit's unsharded gradients before reduce-scatter (bwd)
+  LedgerItem fp8_copies;      // FP8 weight copies and transposes, from the first forward on
+  LedgerItem fp8_state;       // scales and amax history
+  Bytes forward_working() const { return gathered.bytes; }
+  Bytes backward_working() const { return gathered.bytes + reduce_scatter.bytes; }
+  Bytes persistent() const { return fp8_copies.bytes + fp8_state.bytes; }
+};
+ModeMemory ComputeModeMemory(const Job& job, const ParamBreakdown& params, int64_t stage);
+
+/// Bytes per element of the FP8 copies a recipe keeps next to each GEMM weight (rowwise and
+/// columnwise data plus block scales); 0 for torchao (casts per GEMM, keeps nothing).
+double Fp8CopyBytesPerWeight(const Fp8Spec& fp8);
+
+}  // namespace strata
+
+#endif  // STRATA_MEMORY_SHARDING_H_

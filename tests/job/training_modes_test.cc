@@ -1,0 +1,177 @@
+// The job file's sharding/fp8 sections, uneven pipeline stages and optimizer names: what
+// parses, what is refused and why.
+#include "strata/job/training_modes_parse.h"
+
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "strata/job/job_validation.h"
+
+namespace strata {
+namespace {
+
+constexpr const char* kJob =
+    "model: qwen3.6-35b-a3b\n"
+    "cluster: {gpu: H20, gpus_per_node: 8, nodes: 5}\n"
+    "parallel: {tp: 1, ep: 8}\n"
+    "batch: {micro_batch: 1, global_batch: 80}\n"
+    "sequence: {max_tokens: 4096}\n";
+
+TEST(TrainingModes, DefaultsFollowTheDistributedOptimizer) {
+  auto job = ParseJobSpec(kJob, "j.yaml");
+  ASSERT_TRUE(job.ok()) << job.error().Format();
+  EXPECT_EQ(job->sharding.mode, ShardingMode::kZero1);
+  auto ddp = ParseJobSpec(kJob, "j.yaml", {"optimizer.distributed=false"});
+  ASSERT_TRUE(ddp.ok()) << ddp.error().Format();
+  EXPECT_EQ(ddp->sharding.mode, ShardingMode::kNone);
+  auto z3 = ParseJobSpec(kJob, "j.yaml", {"sharding.mode=zero3", "sharding.offload_param=cpu"});
+  ASSERT_TRUE(z3.ok()) << z3.error().Format();
+  EXPECT_EQ(z3->sharding.mode, ShardingMode::kZero3);
+  EXPECT_EQ(z3->sharding.offload_param, OffloadTarget::kCpu);
+  EXPECT_TRUE(z3->optimizer.distributed);
+}
+
+struct BadCase {
+  const char* name;
+  std::vector<std::string> sets;
+  const char* field;    // the error's field (after "--set " when it came from --set)
+  const char* message;  // a part of the message
+};
+
+TEST(TrainingModes, RefusesCombinationsNoFrameworkRuns) {
+  const BadCase cases[] = {
+      {"unknown mode", {"sharding.mode=zero4"}, "sharding.mode", "expected one of"},
+      {"offload params without zero3", {"sharding.mode=zero2", "sharding.offload_param=cpu"},
+       "sharding.offload_param", "zero3 or fsdp2"},
+      {"fsdp2 optimizer-only offload", {"sharding.mode=fsdp2", "sharding.offload_optimizer=cpu"},
+       "sharding.offload_optimizer", "together"},
+      {"nvme optimizer below zero3", {"sharding.mode=zero2", "sharding.offload_optimizer=nvme"},
+       "sharding.offload_optimizer", "ZeRO-Infinity"},
+      {"reshard without sharded weights", {"sharding.mode=zero1", "sharding.reshard_after_forward=false"},
+       "sharding.reshard_after_forward", "zero3 and fsdp2"},
+      {"hsdp without sharding", {"sharding.mode=none", "sharding.replicate=2"},
+       "sharding.replicate", "HSDP"},
+      {"contradicting switch", {"sharding.mode=none", "optimizer.distributed=true"},
+       "optimizer.distributed", "contradicts"},
+      {"rowwise fp8 all-gather", {"sharding.mode=fsdp2", "fp8.recipe=torchao_rowwise", "fp8.param_gather=true"},
+       "fp8.param_gather", "tensorwise"},
+      {"amax history off delayed", {"fp8.recipe=blockwise", "fp8.amax_history=16"},
+       "fp8.amax_history", "delayed"},
+      {"unknown optimizer", {"optimizer.name=lion"}, "optimizer.name", "muon"},
+  };
+  for (const BadCase& c : cases) {
+    auto job = ParseJobSpec(kJob, "j.yaml", c.sets);
+    ASSERT_FALSE(job.ok()) << c.name;
+    EXPECT_NE(job.error().field.find(c.field), std::string::npos)
+        << c.name << ": " << job.error().Format();
+    EXPECT_NE(job.error().message.find(c.message), std::string::npos)
+        << c.name << ": " << job.error().Format();
+  }
+}
+
+TEST(TrainingModes, ModelRulesForHsdpAndFp8Params) {
+  // Expert-DP is 40 / 8 = 5: replicate 2 divides DP 40 but not 5.
+  auto spec = ParseJobSpec(kJob, "j.yaml", {"sharding.replicate=2"});
+  ASSERT_TRUE(spec.ok()) << spec.error().Format();
+  auto job = ResolveJob(*spec);
+  ASSERT_FALSE(job.ok());
+  EXPECT_EQ(job.error().field, "sharding.replicate");
+  // FP8 weights at 1 byte are refused at parse time (the fp8 section models FP8).
+  auto fp8 = ParseJobSpec(kJob, "j.yaml", {"precision.params=fp8"});
+  ASSERT_FALSE(fp8.ok());
+  EXPECT_EQ(fp8.error().field, "--set precision.params");
+}
+
+TEST(UnevenPipeline, StageCountsAsMegatronSplitsThem) {
+  ParallelLayout l;
+  l.pp = 2;
+  l.last_stage_layers = 11;  // MS-03: Qwen1.5-MoE, 24 layers -> 13 + 11
+  EXPECT_EQ(StageLayerCounts(l, 24), (std::vector<int64_t>{13, 11}));
+  l.pp = 4;
+  l.first_stage_layers = 5;  // 61 layers (DeepSeek-V3)
+  l.last_stage_layers = 6;   // 61 - 5 - 6 = 50 over 2 middle stages: 25 each
+  EXPECT_EQ(StageLayerCounts(l, 61), (std::vector<int64_t>{5, 25, 25, 6}));
+  ParallelLayout even;
+  even.pp = 4;
+  EXPECT_EQ(StageLayerCounts(even, 48), (std::vector<int64_t>{12, 12, 12, 12}));
+}
+
+TEST(UnevenPipeline, ExpressesAnOddLayerCountAndRefusesBadSplits) {
+  // DeepSeek-V3 has 61 layers: PP 2 is refused evenly, accepted as 31 + 30.
+  const std::vector<std::string> base = {"model=deepseek-v3", "parallel.pp=2", "parallel.ep=4"};
+  auto even = ParseJobSpec(kJob, "j.yaml", base);
+  ASSERT_TRUE(even.ok()) << even.error().Format();
+  EXPECT_FALSE(ResolveJob(*even).ok());
+  std::vector<std::string> uneven = base;
+  uneven.push_back("parallel.last_stage_layers=30");
+  auto ok = ParseJobSpec(kJob, "j.yaml", uneven);
+  ASSERT_TRUE(ok.ok()) << ok.error().Format();
+  auto job = ResolveJob(*ok);
+  EXPECT_TRUE(job.ok()) << job.error().Format();
+  std::vector<std::string> bad = base;
+  bad.push_back("parallel.first_stage_layers=40");
+  bad.push_back("parallel.last_stage_layers=30");  // 70 > 61
+  auto refused = ParseJobSpec(kJob, "j.yaml", bad);
+  ASSERT_TRUE(refused.ok()) << refused.error().Format();
+  auto r = ResolveJob(*refused);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("61 layers"), std::string::npos) << r.error().Format();
+}
+
+}  // namespace
+}  // namespace strata
+
+namespace strata {
+namespace {
+
+TEST(CustomGpu, DerivedFromTheCatalogInAJob) {
+  // An H100 SXM variant with 96 GB and a 500 W cap: everything else from the catalog entry.
+  auto spec = ParseJobSpec(
+      "model: qwen3.6-35b-a3b\n"
+      "cluster:\n"
+      "  gpu: {base: H100-SXM, memory: 96GB, power_w: 500}\n"
+      "  gpus_per_node: 8\n"
+      "  nodes: 5\n"
+      "parallel: {tp: 1, ep: 8}\n"
+      "batch: {micro_batch: 1, global_batch: 80}\n"
+      "sequence: {max_tokens: 4096}\n",
+      "j.yaml");
+  ASSERT_TRUE(spec.ok()) << spec.error().Format();
+  auto job = ResolveJob(*spec);
+  ASSERT_TRUE(job.ok()) << job.error().Format();
+  auto catalog = FindGpu("H100-SXM");
+  ASSERT_TRUE(catalog.ok());
+  EXPECT_DOUBLE_EQ(job->gpu.memory.value(), 96e9);
+  EXPECT_DOUBLE_EQ(job->gpu.tdp_watts, 500.0);
+  EXPECT_DOUBLE_EQ(job->gpu.bf16_dense.value(), catalog->bf16_dense.value());
+  EXPECT_EQ(job->gpu.sources.at("memory"), "given in j.yaml");
+  EXPECT_NE(job->gpu.name.find("custom"), std::string::npos);
+}
+
+TEST(CustomGpu, IncompleteOrWrongDefinitionsAreErrors) {
+  const std::string head = "model: qwen3.6-35b-a3b\ncluster:\n  gpu: ";
+  const std::string tail =
+      "\n  gpus_per_node: 8\n  nodes: 5\nparallel: {tp: 1, ep: 8}\n"
+      "batch: {micro_batch: 1, global_batch: 80}\nsequence: {max_tokens: 4096}\n";
+  struct Case {
+    const char* gpu;
+    const char* message;
+  } cases[] = {
+      {"{name: X1, memory: 80GB}", "needs 'hbm_bandwidth'"},
+      {"{base: H100-SMX}", "did you mean"},
+      {"{base: H100-SXM, memory: 96}", "memory"},
+      {"{base: H100-SXM, power_w: -5}", "positive power"},
+      {"{base: H100-SXM, memroy: 96GB}", "memory"},
+  };
+  for (const Case& c : cases) {
+    auto spec = ParseJobSpec(head + c.gpu + tail, "j.yaml");
+    ASSERT_FALSE(spec.ok()) << c.gpu;
+    const std::string text = spec.error().Format();
+    EXPECT_NE(text.find(c.message), std::string::npos) << c.gpu << ": " << text;
+  }
+}
+
+}  // namespace
+}  // namespace strata

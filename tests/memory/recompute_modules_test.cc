@@ -1,0 +1,78 @@
+// megatron-core's --recompute-modules in the activation ledger, per layer, by hand.
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "memory/memory_test_support.h"
+#include "strata/memory/activations.h"
+#include "support/golden.h"
+
+namespace strata {
+namespace {
+
+// Qwen3-14B layer at TP 4 with sequence parallelism, bf16 (a = 2 B), per token:
+//   replicated (split by SP 4): mixer norm in + out, MLP norm in + out = 4 x 5120 = 20,480
+//   sharded (split by TP 4): q 5120 + k, v 1024 each + attention out 5120 = 12,288,
+//     + q, k before their norms 5120 + 1024 = 18,432; MLP gate+up 2 x 17408 + act 17408 = 52,224
+//     -> 70,656
+//   fp32 softmax LSE: 4 B x 40 heads = 160, split by TP 4 = 40
+//   no recompute: 2 x (20,480 / 4 + 70,656 / 4) + 40 = 45,608 B
+double SavedPerToken(const std::vector<std::string>& sets) {
+  auto spec = LoadJobSpec(testing::TestPath("memory/validation/ms-06.yaml"), sets);
+  EXPECT_TRUE(spec.ok()) << spec.error().Format();
+  auto job = ResolveJob(*spec);
+  EXPECT_TRUE(job.ok()) << job.error().Format();
+  return LayerActivationsPerToken(*job, testing::Constants(), job->model.layers[0]).saved;
+}
+
+TEST(RecomputeModules, ByHand) {
+  EXPECT_DOUBLE_EQ(SavedPerToken({"recompute.granularity=none"}), 45608.0);
+  // megatron-core's default selective = core_attn: the LSE goes, 45,568 B.
+  EXPECT_DOUBLE_EQ(SavedPerToken({}), 45568.0);
+  // mlp: the MLP's 52,224 sharded values go; its input (the norm output) stays:
+  //   2 x (5120 + 18,432 / 4) + 40 = 19,496 B.
+  EXPECT_DOUBLE_EQ(SavedPerToken({"recompute.modules=[mlp]"}), 19496.0);
+  // layernorm: both norm outputs go: 2 x (2 x 5120 / 4 + 17,664) + 40 = 40,488 B.
+  EXPECT_DOUBLE_EQ(SavedPerToken({"recompute.modules=[layernorm]"}), 40488.0);
+  // layernorm + mlp: the MLP norm's output stays as the MLP's checkpoint input:
+  //   2 x (3 x 5120 / 4 + 18,432 / 4) + 40 = 16,936 B.
+  EXPECT_DOUBLE_EQ(SavedPerToken({"recompute.modules=[layernorm, mlp]"}), 16936.0);
+}
+
+TEST(RecomputeModules, UnknownNameIsRefusedWithSuggestion) {
+  auto spec = LoadJobSpec(testing::TestPath("memory/validation/ms-06.yaml"),
+                          {"recompute.modules=[core_atn]"});
+  ASSERT_FALSE(spec.ok());
+  EXPECT_NE(spec.error().message.find("unknown recompute module 'core_atn'"), std::string::npos);
+  EXPECT_NE(spec.error().hint.find("core_attn"), std::string::npos);
+  auto full = LoadJobSpec(testing::TestPath("memory/validation/ms-07.yaml"),
+                          {"recompute.modules=[mlp]"});
+  ASSERT_FALSE(full.ok());  // ms-07 is full recompute
+}
+
+}  // namespace
+}  // namespace strata
+
+namespace strata {
+namespace {
+
+TEST(RoutingImbalance, RaisesTheBusiestRanksExpertCopies) {
+  // Reference MoE layer (docs/formulas.md): the top-k copies are 8 x (2 x 2048 + 3 x 512) =
+  // 45,056 values = 90,112 B per token. At 1.5 times the mean the busiest EP rank keeps
+  // 0.5 x 90,112 = 45,056 B more per token (no SP, so nothing divides it).
+  const MemoryConstants c = testing::Constants();
+  const Job even = testing::ReferenceJob();
+  const Job skewed = testing::ReferenceJob({"moe.routing_imbalance=1.5"});
+  size_t moe_layer = 0;
+  while (even.model.layers[moe_layer].ffn != FfnKind::kMoe) ++moe_layer;
+  const double delta = LayerActivationsPerToken(skewed, c, skewed.model.layers[moe_layer]).saved -
+                       LayerActivationsPerToken(even, c, even.model.layers[moe_layer]).saved;
+  EXPECT_DOUBLE_EQ(delta, 45056.0);
+  // More than EP 8 times the mean is impossible.
+  EXPECT_FALSE(LoadJobSpec(kReferenceJobName, {"moe.routing_imbalance=9"}).ok());
+  EXPECT_FALSE(LoadJobSpec(kReferenceJobName, {"moe.routing_imbalance=0.5"}).ok());
+}
+
+}  // namespace
+}  // namespace strata

@@ -1,0 +1,181 @@
+// ZeRO stages, FSDP2/HSDP, offload, FP8 copies and optimizer variants in the memory ledger,
+// against values derived by hand below.
+#include "strata/memory/sharding.h"
+
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "memory/memory_test_support.h"
+#include "strata/memory/static_memory.h"
+#include "support/golden.h"
+
+namespace strata {
+namespace {
+
+using testing::Constants;
+using testing::ItemBytes;
+
+// Qwen3-14B (tests/memory/validation/qwen3-14b.json): hidden 5120, 40 layers, 40 heads x 128,
+// 8 KV heads, MLP 17408, vocab 151,936 (= 1,187 x 128: no padding at TP 1), untied.
+//   attention per layer: q 5120x5120 + k, v 5120x1024 each + o 5120x5120 + q/k norms 2 x 128
+//                        = 26,214,400 x 2 + 5,242,880 x 2 + 256 = 62,914,816
+//   MLP per layer: 3 x 5120 x 17408 = 267,386,880; norms per layer 2 x 5120 = 10,240
+//   layer: 330,311,936; embedding = output layer = 5120 x 151,936 = 777,912,320; final norm 5120
+//   total P = 40 x 330,311,936 + 2 x 777,912,320 + 5,120 = 14,768,307,200
+constexpr double kP = 14768307200.0;
+constexpr double kEmbedding = 777912320.0;
+
+Job Resolve(const std::string& yaml, const std::vector<std::string>& sets = {}) {
+  auto spec = ParseJobSpec(yaml, testing::TestPath("memory/validation/inline.yaml"), sets);
+  EXPECT_TRUE(spec.ok()) << spec.error().Format();
+  auto job = ResolveJob(*spec);
+  EXPECT_TRUE(job.ok()) << job.error().Format();
+  return *job;
+}
+
+constexpr const char* kDense8 =
+    "model: qwen3-14b.json\n"
+    "cluster: {gpu: H100-SXM, gpus_per_node: 8, nodes: 1}\n"
+    "parallel: {tp: 1, pp: 1}\n"
+    "batch: {micro_batch: 1, global_batch: 8}\n"
+    "sequence: {max_tokens: 4096, packing: true}\n"
+    "precision: {params: bf16, grads: bf16}\n";
+
+TEST(Sharding, Zero3ShardsEverythingAndGathersTwoUnits) {
+  const Job job = Resolve(std::string(kDense8) + "sharding: {mode: zero3}\n");
+  const MemoryLedger ledger = ComputeLedger(job, Constants());
+  // DeepSpeed ZeRO-3 over DP 8: bf16 weights 2 B x P / 8 = 3,692,076,800 B, spread over kinds.
+  EXPECT_NEAR(ledger.Total(ItemKind::kWeights).count() -
+                  ItemBytes(ledger, "weights: all-gathered (ZeRO-3/FSDP2 working set)").count(),
+              2 * kP / 8, 2.0);
+  // bf16 gradient shard 2 B x P / 8; fp32 master 4 B x P / 8; Adam moments 8 B x P / 8.
+  EXPECT_NEAR(ItemBytes(ledger, "gradient buffer (bf16)").count(), 2 * kP / 8, 1.0);
+  EXPECT_NEAR(ItemBytes(ledger, "optimizer: master weights (fp32)").count(), 4 * kP / 8, 1.0);
+  EXPECT_NEAR(ItemBytes(ledger, "optimizer: Adam moments (fp32)").count(), 8 * kP / 8, 1.0);
+  // Gathered: the largest unit is the final norm + output layer, 777,912,320 + 5,120 params;
+  // computing + 1 prefetched, 2 B each: 2 x 2 x 777,917,440 = 3,111,669,760 B.
+  EXPECT_NEAR(ItemBytes(ledger, "weights: all-gathered (ZeRO-3/FSDP2 working set)").count(),
+              3111669760.0, 1.0);
+  // Reduce-scatter: that unit's bf16 gradients (grads are bf16: no reduce copy), 2 B x 777,917,440.
+  EXPECT_NEAR(ItemBytes(ledger, "gradients: unsharded, before reduce-scatter").count(),
+              1555834880.0, 1.0);
+}
+
+TEST(Sharding, Zero2ShardsGradientsNotWeights) {
+  const Job job = Resolve(std::string(kDense8) + "sharding: {mode: zero2}\n");
+  const MemoryLedger ledger = ComputeLedger(job, Constants());
+  EXPECT_NEAR(ItemBytes(ledger, "weights: embedding").count(), 2 * kEmbedding, 1.0);
+  EXPECT_NEAR(ItemBytes(ledger, "gradient buffer (bf16)").count(), 2 * kP / 8, 1.0);
+  EXPECT_NEAR(ItemBytes(ledger, "optimizer: Adam moments (fp32)").count(), 8 * kP / 8, 1.0);
+  for (const auto& item : ledger.items) EXPECT_NE(item.name, "weights: all-gathered (ZeRO-3/FSDP2 working set)");
+}
+
+TEST(Sharding, DdpReplicatesEverything) {
+  const Job job = Resolve(std::string(kDense8) + "sharding: {mode: none}\n");
+  const MemoryLedger ledger = ComputeLedger(job, Constants());
+  EXPECT_NEAR(ItemBytes(ledger, "optimizer: Adam moments (fp32)").count(), 8 * kP, 1.0);
+  EXPECT_NEAR(ItemBytes(ledger, "gradient buffer (bf16)").count(), 2 * kP, 1.0);
+}
+
+TEST(Sharding, Fsdp2HsdpWithoutReshardKeepsEveryLayerGathered) {
+  // 16 GPUs, DP 16 = replicate 2 x shard 8. FSDP2 stores the shard in fp32 (the master).
+  const Job job = Resolve(std::string(kDense8) +
+                              "sharding: {mode: fsdp2, replicate: 2, reshard_after_forward: false}\n",
+                          {"cluster.nodes=2", "batch.global_batch=16", "precision.grads=fp32"});
+  const MemoryLedger ledger = ComputeLedger(job, Constants());
+  EXPECT_NEAR(ItemBytes(ledger, "weights: embedding").count(), 4 * kEmbedding / 8, 1.0);
+  EXPECT_NEAR(ItemBytes(ledger, "gradient buffer (fp32)").count(), 4 * kP / 8, 1.0);
+  EXPECT_EQ(ItemBytes(ledger, "optimizer: master weights (fp32)").count(), 0.0);
+  EXPECT_NEAR(ItemBytes(ledger, "optimizer: Adam moments (fp32)").count(), 8 * kP / 8, 1.0);
+  // Every unit gathered in bf16: 2 B x P = 29,536,614,400 B.
+  EXPECT_NEAR(ItemBytes(ledger, "weights: all-gathered (ZeRO-3/FSDP2 working set)").count(),
+              2 * kP, 1.0);
+  // Reduce-scatter: bf16 gradient + fp32 reduce copy of the output unit: 6 B x 777,917,440.
+  EXPECT_NEAR(ItemBytes(ledger, "gradients: unsharded, before reduce-scatter").count(),
+              6 * 777917440.0, 1.0);
+}
+
+TEST(Sharding, OffloadMovesStatesToTheHost) {
+  const Job job = Resolve(std::string(kDense8) +
+                          "sharding: {mode: zero3, offload_optimizer: cpu, offload_param: cpu}\n");
+  const MemoryLedger ledger = ComputeLedger(job, Constants());
+  EXPECT_EQ(ItemBytes(ledger, "optimizer: Adam moments (fp32)").count(), 0.0);
+  EXPECT_EQ(ItemBytes(ledger, "weights: embedding").count(), 0.0);
+  // Host: weights 2 + gradients 2 + master 4 + moments 8 + step copy of the bf16 gradient
+  // shard in fp32 4 = 20 B x P / 8 = 36,920,768,000 B.
+  Bytes host;
+  for (const auto& item : ledger.host_items) host += item.bytes;
+  EXPECT_NEAR(host.count(), 20 * kP / 8, 2.0);
+}
+
+TEST(Sharding, Zero3ReleasesMemoryAgainstZero1) {
+  // Property: sharding more never raises the steady peak of the same job.
+  const MemoryConstants c = Constants();
+  double previous = 1e300;
+  for (const char* mode : {"none", "zero1", "zero2", "zero3"}) {
+    const Job job = Resolve(std::string(kDense8) + "sharding: {mode: " + mode + "}\n");
+    const double peak = ComputeLedger(job, c).peak_after_step1.count();
+    EXPECT_LT(peak, previous) << mode;
+    previous = peak;
+  }
+}
+
+TEST(Optimizer, MuonAndEightBitAdamStates) {
+  const MemoryConstants c = Constants();
+  // Muon, fp32 momentum: 4 B on the matrices, 8 B on embedding, output layer and norms.
+  //   AdamW share = (2 x 777,912,320 + 40 x 10,240 + 5,120) / P = 1,556,239,360 / P.
+  //   bytes = 4 x (P + 1,556,239,360) / 8 = 8,162,273,280 B (zero1 over DP 8).
+  const Job muon = Resolve(std::string(kDense8) + "optimizer: {name: muon}\n");
+  const MemoryLedger a = ComputeLedger(muon, c);
+  Bytes moments;
+  for (const auto& item : a.items) {
+    if (item.name.starts_with("optimizer: Muon")) moments = item.bytes;
+  }
+  EXPECT_NEAR(moments.count(), 4 * (kP + 1556239360.0) / 8, 2.0);
+  // 8-bit Adam: 2 x (1 + 4/2048) B x P / 8 = 3,699,287,417 B.
+  const Job adam8 = Resolve(std::string(kDense8) + "optimizer: {name: adam8bit}\n");
+  const MemoryLedger b = ComputeLedger(adam8, c);
+  EXPECT_NEAR(ItemBytes(b, "optimizer: 8-bit Adam moments (uint8, block-wise scales)").count(),
+              2 * (1 + 4.0 / 2048) * kP / 8, 2.0);
+}
+
+// MS-05's configuration: Qwen3-14B, TP 4, blockwise FP8 with fp8 param gather.
+//   GEMM weights per GPU: 40 x (62,914,816 + 267,386,880) / 4 = 3,303,016,960
+//   (the q/k norms, 256 per layer, sit with attention and are counted with it).
+TEST(Fp8, BlockwiseParamGatherKeepsTheTransposeOnly) {
+  const Job job = Resolve(
+      "model: qwen3-14b.json\n"
+      "cluster: {gpu: H20, gpus_per_node: 8, nodes: 1}\n"
+      "parallel: {tp: 4, sequence_parallel: true}\n"
+      "batch: {micro_batch: 1, global_batch: 16}\n"
+      "sequence: {max_tokens: 8192, packing: true}\n"
+      "fp8: {recipe: blockwise, param_gather: true}\n");
+  const MemoryLedger ledger = ComputeLedger(job, Constants());
+  // Primary weights in FP8: attention 1 B x 40 x 62,914,816 / 4 = 629,148,160 B.
+  EXPECT_NEAR(ItemBytes(ledger, "weights: attention").count(), 629148160.0, 1.0);
+  // Copies: transposed FP8 (1 B) + one fp32 scale per 128x128 block on each of the two
+  // layouts: (1 + 2 x 4 / 16384) B x 3,303,016,960 = 3,304,629,761 B.
+  EXPECT_NEAR(ItemBytes(ledger, "weights: FP8 copies").count(),
+              3303016960.0 * (1 + 8.0 / 16384), 2.0);
+  // The embedding and the output layer stay bf16. At TP 4 the vocabulary is padded to a
+  // multiple of 512: 151,936 -> 152,064; 2 B x 5120 x 152,064 / 4 = 389,283,840 B.
+  EXPECT_NEAR(ItemBytes(ledger, "weights: head").count(), 389283840.0, 1.0);
+}
+
+TEST(Fp8, DelayedWithoutParamGatherAddsTwoBytesPerGemmWeight) {
+  const Job job = Resolve(std::string(kDense8) + "fp8: {recipe: delayed}\n");
+  const MemoryLedger ledger = ComputeLedger(job, Constants());
+  // TP 1: 40 x 330,301,696 = 13,212,067,840 GEMM weights x 2 B (rowwise + transposed).
+  EXPECT_NEAR(ItemBytes(ledger, "weights: FP8 copies").count(), 2 * 13212067840.0, 1.0);
+  EXPECT_NEAR(ItemBytes(ledger, "weights: attention").count(), 2 * 40 * 62914816.0, 1.0);
+}
+
+TEST(Fp8, TorchaoKeepsNoCopies) {
+  EXPECT_EQ(Fp8CopyBytesPerWeight({Fp8Recipe::kTorchaoTensorwise, false, 1}), 0.0);
+  // MXFP8: two layouts of 1 B + 1/32 B scale: 2.0625 B.
+  EXPECT_DOUBLE_EQ(Fp8CopyBytesPerWeight({Fp8Recipe::kMxfp8, false, 1}), 2.0625);
+}
+
+}  // namespace
+}  // namespace strata
