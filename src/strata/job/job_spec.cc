@@ -239,6 +239,20 @@ Status ParsePrecisionAndOptimizer(YamlMap& top, JobSpec& job) {
   return OkStatus();
 }
 
+Status ParseOverlap(YamlMap& top, JobSpec& job) {
+  if (!top.Has("overlap")) return OkStatus();
+  STRATA_ASSIGN_OR_RETURN(YamlMap o, top.Map("overlap"));
+  OverlapSpec& v = job.overlap;
+  for (auto [key, target] : {std::pair{"tp_comm", &v.tp_comm}, {"moe_a2a", &v.moe_a2a},
+                             {"cp_comm", &v.cp_comm}, {"pp_p2p", &v.pp_p2p},
+                             {"grad_reduce", &v.grad_reduce}, {"param_gather", &v.param_gather}}) {
+    if (o.Has(key)) {
+      STRATA_ASSIGN_OR_RETURN(*target, o.Bool(key));
+    }
+  }
+  return o.CheckNoUnknownKeys();
+}
+
 Status ParseFrozen(YamlMap& top, JobSpec& job) {
   if (!top.Has("frozen")) return OkStatus();
   STRATA_ASSIGN_OR_RETURN(YAML::Node list, top.Node("frozen"));
@@ -283,7 +297,9 @@ const std::vector<std::string>& JobSpecKeys() {
       "recompute.granularity", "recompute.method", "recompute.num_layers",
       "precision.params", "precision.grads",
       "optimizer.name", "optimizer.distributed", "optimizer.master_weights", "optimizer.moments",
-      "loss.cross_entropy", "frozen", "mtp"};
+      "loss.cross_entropy", "frozen", "mtp",
+      "overlap.tp_comm", "overlap.moe_a2a", "overlap.cp_comm", "overlap.pp_p2p",
+      "overlap.grad_reduce", "overlap.param_gather"};
   return keys;
 }
 
@@ -349,6 +365,7 @@ Result<JobSpec> ParseFields(YAML::Node& root, const std::string& file) {
   STRATA_RETURN_IF_ERROR(ParseRecompute(top, job));
   STRATA_RETURN_IF_ERROR(ParsePrecisionAndOptimizer(top, job));
   STRATA_RETURN_IF_ERROR(ParseFrozen(top, job));
+  STRATA_RETURN_IF_ERROR(ParseOverlap(top, job));
   if (top.Has("mtp")) {
     STRATA_ASSIGN_OR_RETURN(job.mtp, top.Bool("mtp"));
   }

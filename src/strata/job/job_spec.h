@@ -66,6 +66,17 @@ struct OptimizerSpec {
   DType moment_dtype = DType::kFp32;  // exp_avg and exp_avg_sq
 };
 
+/// Which communication overlaps with compute (megatron-core's flags). What is not overlapped
+/// sits on the step's critical path; see docs/formulas.md, "Step time".
+struct OverlapSpec {
+  bool tp_comm = false;       // --tp-comm-overlap: TP collectives behind the layer's GEMMs
+  bool moe_a2a = false;       // --overlap-moe-expert-parallel-comm: EP all-to-all behind compute
+  bool cp_comm = true;        // ring attention overlaps its K/V exchange with attention
+  bool pp_p2p = false;        // --overlap-p2p-communication (interleaved schedules)
+  bool grad_reduce = false;   // --overlap-grad-reduce: DP reduce-scatter behind the backward
+  bool param_gather = false;  // --overlap-param-gather: DP all-gather behind the forward
+};
+
 struct JobSpec {
   std::string file;   // where it was read from ("" for a job built in code)
   std::string model;  // catalog name or config.json path
@@ -81,6 +92,7 @@ struct JobSpec {
   CrossEntropyImpl cross_entropy = CrossEntropyImpl::kFused;
   std::vector<std::string> frozen;  // module kinds without gradients ("vision")
   bool mtp = false;                 // build the multi-token-prediction block
+  OverlapSpec overlap;
 
   /// Micro batches per step per data-parallel rank (gradient accumulation).
   int64_t num_micro_batches() const { return global_batch / (micro_batch * layout.dp); }
