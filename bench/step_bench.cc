@@ -28,10 +28,9 @@ struct Reference {
 
 const Reference& Ref() {
   static const Reference ref = [] {
-    auto spec = OrDie(strata::LoadJobSpec(strata::kReferenceJobName));
-    auto job = OrDie(strata::ResolveJob(spec));
+    auto job = OrDie(strata::ResolveJob(strata::JobRequest{}));
     auto setup = OrDie(strata::PrepareStep(job));
-    auto comm = OrDie(strata::CollectiveModel::Create(setup.cluster,
+    auto comm = OrDie(strata::CollectiveModel::Create(setup.job.cluster,
                                                       OrDie(strata::LoadInterconnects())));
     return Reference{std::move(setup), std::move(comm)};
   }();

@@ -69,6 +69,7 @@ TEST(LayoutTraffic, DenseModelWithTpPpCpByHand) {
   ModelTrafficShape m;
   m.hidden_size = 1000;
   m.layers = 8;
+  m.dense_ffn_layers = 8;  // every layer has a dense MLP: 2 TP blocks per layer
   m.full_attention_layers = 4;
   m.kv_width = 256;
   m.non_expert_params = 1000000000;

@@ -119,6 +119,12 @@ TEST(Cluster, BadFilesNameTheField) {
        "c.yaml:10: nics[0].speed: unknown unit 'G' in '200G' (expected one of: B/s, KB/s, MB/s, "
        "GB/s, TB/s, Kb/s, Mb/s, Gb/s, Tb/s, Mbps, Gbps, GiB/s)\n  hint: write the unit with its "
        "rate: 400Gb/s (bits) or 50GB/s (bytes)"},
+      // Bytes written for bits: a 400 Gb/s NIC as "400GB/s" is 3,200 Gb/s, more than the
+      // 63 GB/s per direction of the PCIe Gen5 x16 slot it sits in (data/interconnects.yaml).
+      {"nic faster than its pcie slot", Replace("200Gb/s", "400GB/s"),
+       "c.yaml:10: nics[0].speed: NIC 'roce' at 400 GB/s (3200 Gb/s) is faster than its PCIe "
+       "Gen5 x16 slot (63.00 GB/s per direction): no such NIC exists\n  hint: NIC speeds are "
+       "quoted in bits: did you mean 400Gb/s?"},
       {"nic zero count", Replace("count: 4", "count: 0"),
        "c.yaml:9: nics[0].count: expected a positive integer, got 0"},
       {"unknown transport", Replace("transport: roce", "transport: rocev2"),

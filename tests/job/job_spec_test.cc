@@ -54,7 +54,8 @@ TEST(JobSpec, OverridesReplaceFileValues) {
   const OverrideCase cases[] = {
       {"ep", {"parallel.ep=4"}, 1, 4, 40, DType::kFp32},
       // Changing TP re-derives DP: 40 / 2 = 20.
-      {"tp_rederives_dp", {"parallel.tp=2"}, 2, 8, 20, DType::kFp32},
+      {"tp_rederives_dp", {"parallel.tp=2", "parallel.sequence_parallel=true"}, 2, 8, 20,
+       DType::kFp32},
       {"grads", {"precision.grads=bf16"}, 1, 8, 40, DType::kBf16},
       {"new_section", {"parallel.dp=40", "precision.grads=bf16"}, 1, 8, 40, DType::kBf16},
   };

@@ -58,7 +58,7 @@ TEST(JobValidation, EachRuleHasAClearError) {
       {"cp_chunks", {"parallel.cp=2", "sequence.max_tokens=49153"},
        "--set sequence.max_tokens: max_tokens 49153 is not divisible by 2 x CP = 4"},
       // 2 KV heads cannot split over TP 4; TP 1 and 2 divide 2 and 40.
-      {"kv_heads", {"parallel.tp=4"},
+      {"kv_heads", {"parallel.tp=4", "parallel.sequence_parallel=true"},
        "parallel.tp: KV heads (query groups) (2) must be divisible by TP (4)\n  hint: TP values "
        "that would work: 1, 2"},
       // 256 experts over EP 5: EP must divide 256 and 40 -> 1, 2, 4, 8.

@@ -35,7 +35,9 @@ std::optional<Job> Layout(const std::string& model, int64_t tp, int64_t pp, int6
   std::vector<std::string> sets = {
       "model=" + model, "cluster.nodes=8", "batch.global_batch=512",
       "sequence.max_tokens=32768", fmt::format("parallel.tp={}", tp),
-      fmt::format("parallel.pp={}", pp), fmt::format("parallel.ep={}", ep)};
+      fmt::format("parallel.pp={}", pp), fmt::format("parallel.ep={}", ep),
+      // megatron-core requires sequence parallelism with TP > 1 and EP > 1.
+      fmt::format("parallel.sequence_parallel={}", tp > 1)};
   sets.insert(sets.end(), extra.begin(), extra.end());
   auto spec = LoadJobSpec(kReferenceJobName, sets);
   if (!spec.ok()) return std::nullopt;

@@ -11,14 +11,15 @@ constexpr const char* kValid =
     "allocator_fragmentation: {fixed_shapes: 0.05, variable_shapes: 0.3, source: s}\n"
     "backward_gradient_fraction: {value: 0.5, source: s}\n"
     "gated_deltanet: {chunk_tokens: 64, state_bytes_per_element: 4, source: s}\n"
-    "moe_dispatch: {transient_copies: 2, source: s}\n";
+    "moe_dispatch: {transient_copies: 2, source: s}\n"
+    "model_error: {lowest: -0.232, highest: 0.011, source: s}\n";
 
 TEST(MemoryConstants, ShippedFileLoads) {
   auto c = LoadMemoryConstants();
   ASSERT_TRUE(c.ok()) << c.error().Format();
   EXPECT_DOUBLE_EQ(c->cuda_context.mib(), 768.0);
   EXPECT_EQ(c->gdn_chunk_tokens, 64);
-  EXPECT_EQ(c->sources.size(), 6u);  // every section carries a source
+  EXPECT_EQ(c->sources.size(), 7u);  // every section carries a source
 }
 
 TEST(MemoryConstants, ParsesUnitsExactly) {
@@ -46,7 +47,7 @@ TEST(MemoryConstants, BadFilesGiveClearErrors) {
                          "allocator_fragmentation: {fixed_shapes: 2, variable_shapes: 0.3, source: s}\n",
        "m.yaml:3: allocator_fragmentation.fixed_shapes: expected a fraction in [0, 1], got 2"},
       {"unknown_key", v + "cuda_contxt: {bytes: 1GiB, source: s}\n",
-       "m.yaml:7: cuda_contxt: unknown field 'cuda_contxt'\n  hint: did you mean 'cuda_context'?"},
+       "m.yaml:8: cuda_contxt: unknown field 'cuda_contxt'\n  hint: did you mean 'cuda_context'?"},
   };
   for (const auto& c : cases) {
     auto r = ParseMemoryConstants(c.text, "m.yaml");

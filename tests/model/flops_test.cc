@@ -133,14 +133,30 @@ struct TokenCountCase {
 TEST(SequenceLengthsTest, TokenCounts) {
   const TokenCountCase cases[] = {
       {"29000", 29000}, {"29K", 29000}, {"48Ki", 49152}, {"2.31M", 2310000}, {"4096", 4096},
+      // "4Mi" like "48Ki": 4 x 1,048,576; G is 1e9 in a count.
+      {"4Mi", 4194304}, {"12G", 12e9},
   };
   for (const auto& c : cases) {
     auto v = ParseTokenCount(c.text);
     ASSERT_TRUE(v.ok()) << c.text;
     EXPECT_NEAR(*v, c.expected, 1e-6) << c.text;
   }
-  for (const char* bad : {"", "0", "-3K", "12G", "K"})
+  for (const char* bad : {"", "0", "-3K", "12GB", "K", "Mi"})
     EXPECT_FALSE(ParseTokenCount(bad).ok()) << bad;
+}
+
+// Sequence lengths are quoted in binary: an "8K context" is 8,192 tokens, "128K" 131,072.
+TEST(SequenceLengthsTest, SequenceLengthsReadKAsBinary) {
+  const TokenCountCase cases[] = {
+      {"8K", 8192}, {"128K", 131072}, {"1M", 1048576}, {"8Ki", 8192}, {"4Mi", 4194304},
+      {"8192", 8192}, {"29000", 29000},
+  };
+  for (const auto& c : cases) {
+    auto v = ParseSequenceLength(c.text);
+    ASSERT_TRUE(v.ok()) << c.text;
+    EXPECT_DOUBLE_EQ(*v, c.expected) << c.text;
+  }
+  EXPECT_FALSE(ParseSequenceLength("8KB").ok());
 }
 
 }  // namespace

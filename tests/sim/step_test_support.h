@@ -22,16 +22,16 @@ struct ReferenceStep {
 
 inline ReferenceStep LoadReferenceStep(const std::vector<std::string>& sets = {}) {
   ReferenceStep out;
-  auto spec = LoadJobSpec(kReferenceJobName, sets);
-  EXPECT_TRUE(spec.ok()) << (spec.ok() ? "" : spec.error().Format());
-  auto job = ResolveJob(*spec);
+  JobRequest request;
+  request.overrides = sets;
+  auto job = ResolveJob(request);
   EXPECT_TRUE(job.ok()) << (job.ok() ? "" : job.error().Format());
   auto setup = PrepareStep(*job);
   EXPECT_TRUE(setup.ok()) << (setup.ok() ? "" : setup.error().Format());
   out.setup = *setup;
   auto links = LoadInterconnects();
   EXPECT_TRUE(links.ok());
-  auto comm = CollectiveModel::Create(out.setup.cluster, *links);
+  auto comm = CollectiveModel::Create(out.setup.job.cluster, *links);
   EXPECT_TRUE(comm.ok());
   out.comm.emplace(*comm);
   return out;

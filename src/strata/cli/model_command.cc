@@ -24,14 +24,14 @@ int RunModel(int argc, char** argv) {
   std::string output;
   app.add_option("model", model, "config.json path or catalog name in data/models/")
       ->capture_default_str();
-  app.add_option("--seq", seq, "sequence length the attention FLOPs are given at (4096, 29K)")
+  app.add_option("--seq", seq, "sequence length the attention FLOPs are given at (4096, 32K = 32,768, 48Ki)")
       ->capture_default_str();
   app.add_flag("--json", json, "JSON for scripts");
   app.add_flag("--explain", explain, "print the formulas with the numbers substituted");
   app.add_option("-o,--output", output, "write to this file (atomically) instead of stdout");
   if (auto code = ParseArgs(app, argc, argv)) return *code;
 
-  auto seq_tokens = ParseTokenCount(seq);
+  auto seq_tokens = ParseSequenceLength(seq);
   if (!seq_tokens.ok()) return ReportError(Error(seq_tokens.error()).InField("--seq"));
   auto config = LoadModelConfig(model);
   if (!config.ok()) return ReportError(config.error());

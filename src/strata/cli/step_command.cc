@@ -9,8 +9,9 @@
 
 #include "strata/cli/cli_common.h"
 #include "strata/cli/commands.h"
+#include "strata/cli/job_options.h"
 #include "strata/core/table.h"
-#include "strata/sim/mfu_report.h"
+#include "strata/core/strings.h"
 #include "strata/sim/step_explain.h"
 #include "strata/sim/step_json.h"
 
@@ -26,7 +27,7 @@ std::string Header(const StepSetup& setup) {
   const StepTables& t = setup.tables;
   std::string out;
   out += fmt::format("job: {} on {} x {} (cluster {}){}\n", setup.job.model.name, l.world(),
-                     setup.job.gpu.name, setup.cluster.name,
+                     setup.job.gpu.name, setup.job.cluster.name,
                      s.file.empty() ? "" : fmt::format(", from {}", s.file));
   out += fmt::format("layout: TP {} PP {} VPP {} CP {} EP {} ETP {} DP {} (expert-DP {}), "
                      "sequence parallel {}\n",
@@ -113,33 +114,28 @@ int RunStep(int argc, char** argv) {
                "each group's communication (exposed or hidden), the pipeline bubble, "
                "stragglers, the optimizer.",
                "strata step"};
-  std::string job_path;
-  std::vector<std::string> sets;
+  JobRequest request;
   bool explain = false;
   bool json = false;
   std::string output;
-  app.add_option("job", job_path,
-                 "job file (YAML) or a name from data/jobs/; default: the reference job");
-  app.add_option("--set", sets, "override a job field: --set parallel.ep=16 (repeatable)");
+  AddJobOptions(app, request);
   app.add_flag("--explain", explain,
                "print each formula with the numbers substituted and a timeline of one micro batch");
   app.add_flag("--json", json, "print JSON for scripts");
   app.add_option("-o,--output", output, "write the output to this file (atomically)");
   if (auto exit = ParseArgs(app, argc, argv)) return *exit;
 
-  auto spec = LoadJobSpec(job_path.empty() ? kReferenceJobName : job_path, sets);
-  if (!spec.ok()) return ReportError(spec.error());
-  auto job = ResolveJob(*spec);
+  auto job = ResolveJob(request);
   if (!job.ok()) return ReportError(job.error());
   auto setup = PrepareStep(*job);
   if (!setup.ok()) return ReportError(setup.error());
   auto links = LoadInterconnects();
   if (!links.ok()) return ReportError(links.error());
-  auto comm = CollectiveModel::Create(setup->cluster, *links);
+  auto comm = CollectiveModel::Create(setup->job.cluster, *links);
   if (!comm.ok()) return ReportError(comm.error());
   auto result = EvaluateStep(setup->tables, setup->layout, *comm);
   if (!result.ok()) return ReportError(result.error());
-  const bool reference = job_path.empty() && sets.empty();
+  const bool reference = job->reference;
   const std::string text = json ? DumpJson(StepToJson(*setup, *result))
                                 : RenderText(*setup, *result, explain, reference);
   return EmitOutput(text, output);

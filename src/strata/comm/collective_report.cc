@@ -20,12 +20,12 @@ std::string FactorText(CollectiveOp op) {
 Json CostJson(const CollectiveCost& c) {
   return {{"algorithm", ToString(c.algorithm)},
           {"level", c.level},
-          {"time_s", RoundSig(c.time.s())},
-          {"latency_time_s", RoundSig(c.latency_time.s())},
-          {"bandwidth_time_s", RoundSig(c.bandwidth_time.s())},
-          {"algbw_gbps", RoundSig(c.algbw.gb_per_s())},
-          {"busbw_gbps", RoundSig(c.busbw.gb_per_s())},
-          {"path_busbw_gbps", RoundSig(c.path_busbw.gb_per_s())}};
+          {"time_s", JsonNumber(c.time.s())},
+          {"latency_time_s", JsonNumber(c.latency_time.s())},
+          {"bandwidth_time_s", JsonNumber(c.bandwidth_time.s())},
+          {"algbw_gbps", JsonNumber(c.algbw.gb_per_s())},
+          {"busbw_gbps", JsonNumber(c.busbw.gb_per_s())},
+          {"path_busbw_gbps", JsonNumber(c.path_busbw.gb_per_s())}};
 }
 
 }  // namespace
@@ -83,11 +83,11 @@ Json CollectiveJson(const CollectiveReport& r) {
   Json j = JsonDocument("collective_cost");
   j["cluster"] = r.cluster;
   j["op"] = ToString(c.op);
-  j["size_bytes"] = RoundSig(c.size.count(), 12);
+  j["size_bytes"] = JsonNumber(c.size.count());
   j["ranks"] = c.shape.ranks;
   j["nodes"] = c.shape.nodes;
   j["ranks_per_node"] = c.shape.ranks_per_node;
-  j["busbw_factor"] = RoundSig(BusBwFactor(c.op, c.shape.ranks));
+  j["busbw_factor"] = JsonNumber(BusBwFactor(c.op, c.shape.ranks));
   j["requested_algorithm"] = ToString(r.requested);
   j["result"] = CostJson(c);
   Json alts = Json::array();

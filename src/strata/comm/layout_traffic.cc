@@ -9,6 +9,7 @@ ModelTrafficShape TrafficShapeOf(const ModelConfig& config, bool with_mtp) {
   s.hidden_size = config.hidden_size;
   s.layers = static_cast<int64_t>(config.layers.size());
   s.moe_layers = config.CountLayers(FfnKind::kMoe);
+  s.dense_ffn_layers = config.CountLayers(FfnKind::kDense);
   s.full_attention_layers = config.CountLayers(MixerKind::kFullAttention) +
                             config.CountLayers(MixerKind::kSlidingAttention) +
                             config.CountLayers(MixerKind::kMla);
@@ -24,6 +25,20 @@ ModelTrafficShape TrafficShapeOf(const ModelConfig& config, bool with_mtp) {
   s.non_expert_params =
       p.text_non_expert() + p.vision.total + (with_mtp ? p.mtp.total - p.mtp.expert : 0);
   return s;
+}
+
+TrafficInputs TrafficInputsOf(const ResolvedJob& job) {
+  TrafficInputs in;
+  in.layout = job.layout;
+  in.micro_batch = job.step.micro_batch;
+  in.tokens_per_sample = job.step.sequence.mean_tokens;
+  in.micro_batches_per_step = job.step.micro_batches;
+  in.activation_bytes = job.spec.param_dtype == DType::kFp32 ? 4 : 2;
+  in.param_bytes = DTypeBytes(job.spec.param_dtype);
+  in.grad_bytes = DTypeBytes(job.spec.grad_dtype);
+  in.distributed_optimizer = job.spec.optimizer.distributed;
+  in.full_recompute = job.spec.recompute.granularity == RecomputeGranularity::kFull;
+  return in;
 }
 
 std::string ToString(TrafficFrequency f) {
@@ -61,11 +76,33 @@ std::vector<TrafficItem> LayoutTraffic(const ModelTrafficShape& model, const Tra
   };
 
   if (l.tp > 1) {
-    // Megatron TP: one all-reduce after attention and one after the MLP, on the full activation
-    // [tokens, h] (with sequence parallelism the same bytes move as all-gather + reduce-scatter).
-    per_layer(GroupKind::kTp, "TP activations (attention + MLP outputs)", CollectiveOp::kAllReduce,
-              tokens * h * act, 2.0 * passes, layers);
+    // Megatron TP, per transformer block (attention; MLP): without sequence parallelism one
+    // all-reduce of the block's output [tokens, h] in forward and one of its input gradient in
+    // backward; with it, an all-gather of the input and a reduce-scatter of the output in
+    // forward (and the reverse pair in backward), the same bytes. An MoE block with ETP 1 has no
+    // TP collective: the TP ranks' token shards go straight into the EP all-to-all.
+    const double attention_blocks = layers;
+    const double mlp_blocks =
+        (static_cast<double>(model.dense_ffn_layers) + (l.etp > 1 ? static_cast<double>(model.moe_layers) : 0.0)) /
+        static_cast<double>(l.pp);
+    const double blocks = attention_blocks + mlp_blocks;
+    const std::string what = mlp_blocks > 0 ? "TP activations (attention + MLP blocks)"
+                                            : "TP activations (attention blocks; MoE with ETP 1 has none)";
+    // Calls per layer on average: one per block per pass.
+    const double per_layer_calls = passes * blocks / layers;
+    if (l.sequence_parallel) {
+      per_layer(GroupKind::kTp, what + ", sequence parallel: all-gather", CollectiveOp::kAllGather,
+                tokens * h * act, per_layer_calls, layers);
+      per_layer(GroupKind::kTp, what + ", sequence parallel: reduce-scatter",
+                CollectiveOp::kReduceScatter, tokens * h * act, per_layer_calls, layers);
+    } else {
+      per_layer(GroupKind::kTp, what, CollectiveOp::kAllReduce, tokens * h * act,
+                per_layer_calls, layers);
+    }
   }
+  // With sequence parallelism each TP rank holds tokens / TP of the sequence outside the TP
+  // blocks: that is what the MoE all-to-all and the pipeline send carry.
+  const double sp_tokens = l.sequence_parallel ? tokens / static_cast<double>(l.tp) : tokens;
   if (l.cp > 1 && model.full_attention_layers > 0) {
     // Ring attention: every rank sees every other rank's K and V once per pass (all-gather of
     // the [tokens x cp, kv_width] K/V), and the backward returns dK, dV (reduce-scatter).
@@ -79,12 +116,12 @@ std::vector<TrafficItem> LayoutTraffic(const ModelTrafficShape& model, const Tra
     // Token dispatch and combine: each token goes to top_k experts, h elements each. The size
     // is one rank's whole send buffer (nccl-tests' all-to-all size).
     per_layer(GroupKind::kEp, "MoE token dispatch + combine", CollectiveOp::kAllToAll,
-              tokens * static_cast<double>(model.top_k) * h * act, 2.0 * passes, moe_layers);
+              sp_tokens * static_cast<double>(model.top_k) * h * act, 2.0 * passes, moe_layers);
   }
   if (l.pp > 1) {
     // One activation send forward and one gradient send backward per micro batch per boundary.
     items.push_back({GroupKind::kPp, "PP activations / gradients between stages",
-                     CollectiveOp::kSendRecv, Bytes::Count(tokens * h * act),
+                     CollectiveOp::kSendRecv, Bytes::Count(sp_tokens * h * act),
                      TrafficFrequency::kPerMicroBatch, 2.0, 2.0 * micro_batches});
   }
   // Gradient synchronisation, once per step. Non-expert parameters are replicated over DP x CP

@@ -13,6 +13,7 @@
 #include "strata/core/units.h"
 #include "strata/job/parallel_layout.h"
 #include "strata/job/placement.h"
+#include "strata/job/resolved_job.h"
 #include "strata/model/model_config.h"
 
 namespace strata {
@@ -22,6 +23,7 @@ struct ModelTrafficShape {
   int64_t hidden_size = 0;
   int64_t layers = 0;                 // decoder layers (MTP not included)
   int64_t moe_layers = 0;
+  int64_t dense_ffn_layers = 0;       // layers with a dense MLP (not MoE)
   int64_t full_attention_layers = 0;  // softmax or MLA layers (context parallel exchanges K, V)
   int64_t kv_width = 0;               // per token, K and V together, elements
   int64_t top_k = 0;
@@ -56,6 +58,10 @@ struct TrafficItem {
   double calls_per_unit = 1;  // calls per layer / per micro batch / per step, as frequency says
   double calls_per_step = 1;  // all calls of one step on one rank (layers are per pipeline stage)
 };
+
+/// A resolved job's traffic inputs: its layout, micro batch, mean sample length, micro batches
+/// per step (global / (micro x DP)), dtypes, optimizer and recompute.
+TrafficInputs TrafficInputsOf(const ResolvedJob& job);
 
 /// The items with a group larger than one rank (TP1 issues no TP traffic).
 std::vector<TrafficItem> LayoutTraffic(const ModelTrafficShape& model, const TrafficInputs& in);

@@ -13,6 +13,10 @@
 
 namespace strata {
 
+/// The one nesting limit for JSON that strata reads: config.json files nest 3-4 levels, dumps and
+/// reports fewer than 10; 64 leaves room and keeps the recursion of walking a value shallow.
+inline constexpr size_t kJsonMaxDepth = 64;
+
 /// `text` as JSON. Nesting deeper than `max_depth` is refused before parsing (walking and
 /// destroying a value recurses); errors read "byte N: ..." and name `expected` (e.g. "a Flight
 /// Recorder dump") and the file.

@@ -1,6 +1,7 @@
 #include "strata/core/json_output.h"
 
 #include <cmath>
+#include <cstdint>
 
 namespace strata {
 
@@ -16,6 +17,15 @@ double RoundSig(double value, int significant) {
   const double magnitude = std::floor(std::log10(std::fabs(value)));
   const double scale = std::pow(10.0, significant - 1 - magnitude);
   return std::round(value * scale) / scale;
+}
+
+Json JsonNumber(double value) {
+  // 2^53: beyond it not every integer is a double, and the double is already what it is.
+  constexpr double kExactIntegers = 9007199254740992.0;
+  if (std::isfinite(value) && std::fabs(value) < kExactIntegers && value == std::trunc(value)) {
+    return static_cast<int64_t>(value);
+  }
+  return value;
 }
 
 std::string DumpJson(const Json& json) { return json.dump(2) + "\n"; }

@@ -1,4 +1,5 @@
-// JSON output for scripts: stable key order, a schema_version, numbers rounded for stability.
+// JSON output for scripts: stable key order, a schema_version, exact numbers (integers as
+// integers, doubles with every digit a round trip needs).
 #ifndef STRATA_CORE_JSON_OUTPUT_H_
 #define STRATA_CORE_JSON_OUTPUT_H_
 
@@ -16,8 +17,12 @@ using Json = nlohmann::ordered_json;
 /// {"schema_version": 1, "kind": kind} to which a command adds its fields.
 Json JsonDocument(const std::string& kind);
 
-/// A double rounded to `significant` significant digits, so goldens do not churn on the last bit.
+/// A double rounded to `significant` significant digits (for text, never for JSON).
 double RoundSig(double value, int significant = 6);
+
+/// A number for JSON: an integral value (a parameter, byte or FLOP count held in a double) as
+/// an integer, anything else as the double itself (printed with full round-trip precision).
+Json JsonNumber(double value);
 
 /// Two-space indented, newline-terminated.
 std::string DumpJson(const Json& json);

@@ -1,5 +1,7 @@
 #include "strata/hw/cluster.h"
 
+#include "strata/hw/interconnects.h"
+
 #include <algorithm>
 #include <filesystem>
 #include <set>
@@ -169,6 +171,25 @@ Result<Cluster> ParseCluster(const std::string& text, const std::string& file) {
       return e;
     }
     c.nics.push_back(std::move(nic));
+  }
+  // A NIC cannot move more than the PCIe x16 slot it sits in (data/interconnects.yaml). The
+  // usual cause is bytes written for bits: "400GB/s" for a 400 Gb/s NIC is 3,200 Gb/s.
+  if (auto links = LoadInterconnects(); links.ok()) {
+    auto slot = links->pcie_x16_per_direction.find(c.pcie_generation);
+    for (size_t i = 0; slot != links->pcie_x16_per_direction.end() && i < c.nics.size(); ++i) {
+      const NicGroup& nic = c.nics[i];
+      if (nic.speed.value() <= slot->second.value()) continue;
+      Error e = map.ErrorAt(
+          "nics", fmt::format("NIC '{}' at {:.0f} GB/s ({:.0f} Gb/s) is faster than its PCIe Gen{} "
+                              "x16 slot ({:.2f} GB/s per direction): no such NIC exists",
+                              nic.name, nic.speed.value() / 1e9, nic.speed.value() * 8 / 1e9,
+                              c.pcie_generation, slot->second.value() / 1e9));
+      e.field = fmt::format("nics[{}].speed", i);
+      e.line = nics[i]["speed"] ? nics[i]["speed"].Mark().line + 1 : nics[i].Mark().line + 1;
+      e.hint = fmt::format("NIC speeds are quoted in bits: did you mean {:.0f}Gb/s?",
+                           nic.speed.value() / 1e9);
+      return e;
+    }
   }
   if (c.nodes > 1 && c.DataNicBandwidthPerNode().value() <= 0) {
     return map.ErrorAt("nics", fmt::format("{} nodes but no NIC with role: data; collectives "

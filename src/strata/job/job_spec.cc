@@ -11,6 +11,7 @@
 #include "strata/core/file_io.h"
 #include "strata/core/yaml_fields.h"
 #include "strata/hw/cluster.h"
+#include "strata/job/job_fields.h"
 #include "strata/job/job_validation.h"
 #include "strata/model/sequence_lengths.h"
 
@@ -56,10 +57,11 @@ Result<E> EnumField(YamlMap& map, const std::string& key, const EnumName<E> (&ta
       .WithHint(DidYouMeanHint(text, names));
 }
 
-/// "49152", "48Ki", "29K": token counts through the one parser the model module owns.
-Result<double> TokenField(YamlMap& map, const std::string& key) {
+/// "49152", "48Ki", "2.31M": token counts through the one parser the model module owns.
+/// Sequence lengths read K as 1,024 ("8K" = 8,192), other counts as 1,000.
+Result<double> TokenField(YamlMap& map, const std::string& key, bool sequence_length = false) {
   STRATA_ASSIGN_OR_RETURN(std::string text, map.String(key));
-  auto tokens = ParseTokenCount(text);
+  auto tokens = sequence_length ? ParseSequenceLength(text) : ParseTokenCount(text);
   if (!tokens.ok()) return map.ErrorAt(key, tokens.error().message).WithHint(tokens.error().hint);
   if (*tokens < 1) return map.ErrorAt(key, fmt::format("expected at least 1 token, got '{}'", text));
   return *tokens;
@@ -93,8 +95,20 @@ Status ApplyOverride(YAML::Node& root, const std::string& assignment) {
   size_t start = 0;
   for (size_t dot = key.find('.'); dot != std::string::npos; dot = key.find('.', start)) {
     const std::string part = key.substr(start, dot - start);
+    if (start == 0 && part == "cluster" && cursor[part] && cursor[part].IsScalar()) {
+      // `--set cluster.gpu=H100` on a job that names a cluster file: the file's GPU and counts
+      // become the job's own, then the override changes one of them.
+      auto cluster = LoadCluster(cursor[part].Scalar());
+      if (!cluster.ok()) return Error(cluster.error()).InField("cluster");
+      YAML::Node own(YAML::NodeType::Map);
+      own["gpu"] = cluster->gpu.name;
+      own["gpus_per_node"] = cluster->gpus_per_node;
+      own["nodes"] = cluster->nodes;
+      cursor[part] = own;
+    }
     if (cursor[part] && !cursor[part].IsMap()) {
-      return set_error(fmt::format("'{}': '{}' is not a mapping in the job file", key, part));
+      return set_error(fmt::format("'{}': '{}' is not a mapping in the job file", key, part))
+          .WithHint(fmt::format("set '{}' itself, or write it as a mapping in the job file", part));
     }
     YAML::Node next = cursor[part];
     cursor.reset(next);
@@ -121,6 +135,7 @@ Status ParseCluster(YamlMap& top, JobSpec& job) {
       return e;
     }
     job.cluster.name = cluster->name;
+    job.cluster.file = ref;
     job.cluster.gpu = cluster->gpu.name;
     job.cluster.gpus_per_node = cluster->gpus_per_node;
     job.cluster.nodes = cluster->nodes;
@@ -155,12 +170,12 @@ Status ParseParallel(YamlMap& top, JobSpec& job) {
 
 Status ParseSequence(YamlMap& top, JobSpec& job) {
   STRATA_ASSIGN_OR_RETURN(YamlMap seq, top.Map("sequence"));
-  STRATA_ASSIGN_OR_RETURN(job.sequence.max_tokens, TokenField(seq, "max_tokens"));
+  STRATA_ASSIGN_OR_RETURN(job.sequence.max_tokens, TokenField(seq, "max_tokens", true));
   if (seq.Has("mean_tokens") && seq.Has("histogram")) {
     return seq.ErrorAt("histogram", "give mean_tokens or histogram, not both");
   }
   if (seq.Has("mean_tokens")) {
-    STRATA_ASSIGN_OR_RETURN(job.sequence.mean_tokens, TokenField(seq, "mean_tokens"));
+    STRATA_ASSIGN_OR_RETURN(job.sequence.mean_tokens, TokenField(seq, "mean_tokens", true));
     if (job.sequence.mean_tokens > job.sequence.max_tokens) {
       return seq.ErrorAt("mean_tokens",
                          fmt::format("mean_tokens {} is larger than max_tokens {}",
@@ -200,6 +215,17 @@ Status ParsePrecisionAndOptimizer(YamlMap& top, JobSpec& job) {
     STRATA_ASSIGN_OR_RETURN(YamlMap p, top.Map("precision"));
     if (p.Has("params")) {
       STRATA_ASSIGN_OR_RETURN(job.param_dtype, EnumField(p, "params", kDTypes));
+      if (job.param_dtype == DType::kFp8) {
+        // FP8 is not "weights at 1 byte": the embedding and output layer stay bf16, Transformer
+        // Engine keeps bf16/fp32 copies and scaling state, and the measured ms-swift FP8 run
+        // used more memory than its bf16 twin. Rather than print a saving that is not there:
+        return p.ErrorAt("params",
+                         "FP8 training is not modelled yet: megatron-core keeps the embedding and "
+                         "output layer in bf16 and Transformer Engine keeps extra copies, so "
+                         "weights at 1 byte would print a saving the measurements contradict")
+            .WithHint("model the job as bf16 (precision.params: bf16); MFU against the FP8 peak "
+                      "is strata mfu --peak-dtype fp8");
+      }
     }
     if (p.Has("grads")) {
       STRATA_ASSIGN_OR_RETURN(job.grad_dtype, EnumField(p, "grads", kDTypes));
@@ -253,6 +279,35 @@ Status ParseOverlap(YamlMap& top, JobSpec& job) {
   return o.CheckNoUnknownKeys();
 }
 
+Status ParseThroughput(YamlMap& top, JobSpec& job) {
+  if (!top.Has("throughput")) return OkStatus();
+  STRATA_ASSIGN_OR_RETURN(YamlMap t, top.Map("throughput"));
+  ThroughputSpec& out = job.throughput;
+  if (t.Has("tokens_per_s") && (t.Has("step_time") || t.Has("tokens_per_step"))) {
+    return t.ErrorAt("tokens_per_s", "give tokens_per_s or step_time (with tokens_per_step), "
+                                     "not both");
+  }
+  if (t.Has("tokens_per_s")) {
+    STRATA_ASSIGN_OR_RETURN(out.tokens_per_s, TokenField(t, "tokens_per_s"));
+  }
+  if (t.Has("tokens_per_step")) {
+    if (!t.Has("step_time")) {
+      return t.ErrorAt("tokens_per_step", "tokens_per_step needs step_time beside it");
+    }
+    STRATA_ASSIGN_OR_RETURN(out.tokens_per_step, TokenField(t, "tokens_per_step"));
+  }
+  if (t.Has("step_time")) {
+    STRATA_ASSIGN_OR_RETURN(std::string text, t.String("step_time"));
+    auto seconds = ParseSeconds(text);
+    if (!seconds.ok()) {
+      return t.ErrorAt("step_time", seconds.error().message).WithHint("e.g. 120s, 950ms, 2min");
+    }
+    if (!(seconds->s() > 0)) return t.ErrorAt("step_time", "expected a positive time");
+    out.step_time_s = seconds->s();
+  }
+  return t.CheckNoUnknownKeys();
+}
+
 Status ParseFrozen(YamlMap& top, JobSpec& job) {
   if (!top.Has("frozen")) return OkStatus();
   STRATA_ASSIGN_OR_RETURN(YAML::Node list, top.Node("frozen"));
@@ -288,23 +343,23 @@ int64_t DTypeBytes(DType dtype) {
 }
 
 const std::vector<std::string>& JobSpecKeys() {
-  static const std::vector<std::string> keys = {
-      "model", "cluster", "cluster.gpu", "cluster.gpus_per_node", "cluster.nodes",
-      "parallel.tp", "parallel.pp", "parallel.vpp", "parallel.cp", "parallel.ep",
-      "parallel.etp", "parallel.dp", "parallel.sequence_parallel",
-      "batch.micro_batch", "batch.global_batch",
-      "sequence.max_tokens", "sequence.mean_tokens", "sequence.histogram", "sequence.packing",
-      "recompute.granularity", "recompute.method", "recompute.num_layers",
-      "precision.params", "precision.grads",
-      "optimizer.name", "optimizer.distributed", "optimizer.master_weights", "optimizer.moments",
-      "loss.cross_entropy", "frozen", "mtp",
-      "overlap.tp_comm", "overlap.moe_a2a", "overlap.cp_comm", "overlap.pp_p2p",
-      "overlap.grad_reduce", "overlap.param_gather"};
+  // The one table (job_fields.cc) that docs/job-file.md is generated from.
+  static const std::vector<std::string> keys = [] {
+    std::vector<std::string> out;
+    for (const JobField& f : JobFields()) out.emplace_back(f.key);
+    return out;
+  }();
   return keys;
 }
 
 namespace {
 Result<JobSpec> ParseFields(YAML::Node& root, const std::string& file);
+}  // namespace
+
+namespace {
+Result<JobSpec> ParseRoot(YAML::Node root, const std::string& file,
+                          const std::vector<std::string>& overrides,
+                          const std::string& model_only = "");
 }  // namespace
 
 Result<JobSpec> ParseJobSpec(const std::string& text, const std::string& file,
@@ -313,18 +368,49 @@ Result<JobSpec> ParseJobSpec(const std::string& text, const std::string& file,
   if (!root.IsMap()) {
     return InvalidInput("expected a mapping of key: value at the top of a job file").InFile(file);
   }
+  return ParseRoot(root, file, overrides);
+}
+
+Result<JobSpec> BuildJobSpec(const std::string& model, const std::vector<std::string>& overrides) {
+  YAML::Node root(YAML::NodeType::Map);
+  root["model"] = model;
+  return ParseRoot(root, "", overrides, model);
+}
+
+namespace {
+Result<JobSpec> ParseRoot(YAML::Node root, const std::string& file,
+                          const std::vector<std::string>& overrides,
+                          const std::string& model_only) {
   bool sets_model_parallel = false, sets_dp = false;
   for (const std::string& assignment : overrides) {
     STRATA_RETURN_IF_ERROR(ApplyOverride(root, assignment));
-    for (const char* key : {"parallel.tp=", "parallel.pp=", "parallel.cp="}) {
+    for (const char* key : {"parallel.tp=", "parallel.pp=", "parallel.cp=", "cluster=",
+                            "cluster.nodes=", "cluster.gpus_per_node="}) {
       if (assignment.starts_with(key)) sets_model_parallel = true;
     }
     if (assignment.starts_with("parallel.dp=")) sets_dp = true;
   }
-  // Changing TP, PP or CP from the command line re-derives DP rather than contradicting the
+  // Changing TP, PP, CP or the cluster from the command line re-derives DP rather than contradicting the
   // file's DP: world = TP x PP x CP x DP holds by construction.
   if (sets_model_parallel && !sets_dp && root["parallel"] && root["parallel"].IsMap()) {
     root["parallel"].remove("dp");
+  }
+  // A rate from the command line replaces the file's step time, and the other way round.
+  auto sets = [&](const char* key) {
+    for (const std::string& a : overrides) {
+      if (a.starts_with(std::string(key) + "=")) return true;
+    }
+    return false;
+  };
+  if (root["throughput"] && root["throughput"].IsMap()) {
+    if (sets("throughput.tokens_per_s") && !sets("throughput.step_time")) {
+      root["throughput"].remove("step_time");
+      root["throughput"].remove("tokens_per_step");
+    }
+    if (sets("throughput.step_time") && !sets("throughput.tokens_per_s")) {
+      root["throughput"].remove("tokens_per_s");
+      if (!sets("throughput.tokens_per_step")) root["throughput"].remove("tokens_per_step");
+    }
   }
   // Likewise switching recompute away from full drops the file's full-only settings.
   for (const std::string& assignment : overrides) {
@@ -332,6 +418,23 @@ Result<JobSpec> ParseJobSpec(const std::string& text, const std::string& file,
         !assignment.ends_with("=full") && root["recompute"].IsMap()) {
       root["recompute"].remove("method");
       root["recompute"].remove("num_layers");
+    }
+  }
+  if (!model_only.empty()) {
+    // No job file: the sections nothing can stand in for must all come from --set.
+    std::vector<std::string> missing;
+    for (const char* section : {"cluster", "parallel", "batch", "sequence"}) {
+      if (!root[section]) missing.emplace_back(section);
+    }
+    if (!missing.empty()) {
+      return InvalidInput(fmt::format("a job for model '{}' given without a job file is missing: "
+                                      "{}",
+                                      model_only, fmt::join(missing, ", ")))
+          .InField("--model")
+          .WithHint(
+              "give them with --set (e.g. --set cluster=h100-8x8-ib400 --set parallel.tp=8 "
+              "--set batch.micro_batch=1 --set batch.global_batch=512 "
+              "--set sequence.max_tokens=8Ki), or write a job file (docs/job-file.md)");
     }
   }
   auto job = ParseFields(root, file);
@@ -346,6 +449,7 @@ Result<JobSpec> ParseJobSpec(const std::string& text, const std::string& file,
   }
   return e;
 }
+}  // namespace
 
 namespace {
 Result<JobSpec> ParseFields(YAML::Node& root, const std::string& file) {
@@ -366,6 +470,7 @@ Result<JobSpec> ParseFields(YAML::Node& root, const std::string& file) {
   STRATA_RETURN_IF_ERROR(ParsePrecisionAndOptimizer(top, job));
   STRATA_RETURN_IF_ERROR(ParseFrozen(top, job));
   STRATA_RETURN_IF_ERROR(ParseOverlap(top, job));
+  STRATA_RETURN_IF_ERROR(ParseThroughput(top, job));
   if (top.Has("mtp")) {
     STRATA_ASSIGN_OR_RETURN(job.mtp, top.Bool("mtp"));
   }
@@ -392,6 +497,7 @@ Result<JobSpec> LoadJobSpec(const std::string& path_or_name,
   if (!text.ok()) {
     Error e = std::move(text).error();
     if (!looks_like_path) {
+      e.file.clear();  // the catalog's absolute path says nothing the message does not
       e.message = fmt::format("no job named '{}' in the catalog (data/jobs/)", path_or_name);
       e.hint = fmt::format("give a path to a job file, or a catalog name such as '{}'",
                            kReferenceJobName);

@@ -36,6 +36,7 @@ std::string_view CrossEntropyImplName(CrossEntropyImpl impl);
 /// Either a cluster file (data/clusters/<name>.yaml or a path), or a GPU type and counts.
 struct ClusterSpec {
   std::string name;  // the cluster file's name when the job refers to one, else ""
+  std::string file;  // the path or catalog name it was loaded from, else ""
   std::string gpu;   // a GPU catalog name ("H20")
   int64_t gpus_per_node = 0;
   int64_t nodes = 0;
@@ -77,6 +78,15 @@ struct OverlapSpec {
   bool param_gather = false;  // --overlap-param-gather: DP all-gather behind the forward
 };
 
+/// A measured or planned speed: a rate, or a step time (with the tokens of one step, which
+/// default to global batch x mean sample length).
+struct ThroughputSpec {
+  double tokens_per_s = 0;
+  double tokens_per_step = 0;
+  double step_time_s = 0;
+  bool given() const { return tokens_per_s > 0 || step_time_s > 0; }
+};
+
 struct JobSpec {
   std::string file;   // where it was read from ("" for a job built in code)
   std::string model;  // catalog name or config.json path
@@ -87,12 +97,16 @@ struct JobSpec {
   SequenceSpec sequence;
   RecomputeSpec recompute;
   DType param_dtype = DType::kBf16;
+  // megatron-core's defaults unless the job says otherwise: an fp32 gradient accumulation
+  // buffer (--accumulate-allreduce-grads-in-fp32 is how Megatron-LM trains bf16) and the
+  // unfused vocab_parallel_cross_entropy (--cross-entropy-loss-fusion is off by default).
   DType grad_dtype = DType::kFp32;
   OptimizerSpec optimizer;
-  CrossEntropyImpl cross_entropy = CrossEntropyImpl::kFused;
+  CrossEntropyImpl cross_entropy = CrossEntropyImpl::kNative;
   std::vector<std::string> frozen;  // module kinds without gradients ("vision")
   bool mtp = false;                 // build the multi-token-prediction block
   OverlapSpec overlap;
+  ThroughputSpec throughput;        // optional
 
   /// Micro batches per step per data-parallel rank (gradient accumulation).
   int64_t num_micro_batches() const { return global_batch / (micro_batch * layout.dp); }
@@ -106,6 +120,10 @@ Result<JobSpec> ParseJobSpec(const std::string& text, const std::string& file,
 /// Reads a job file by path, or by name from data/jobs/ ("qwen3.6-35b-a3b-sft-h20x40").
 Result<JobSpec> LoadJobSpec(const std::string& path_or_name,
                             const std::vector<std::string>& overrides = {});
+
+/// A job from a model and `--set` overrides alone (no file). The sections a job cannot do
+/// without (cluster, parallel, batch, sequence) must all be set: the error names the missing ones.
+Result<JobSpec> BuildJobSpec(const std::string& model, const std::vector<std::string>& overrides);
 
 /// Every key a job file may hold, dotted ("parallel.tp"): for --set and "did you mean".
 const std::vector<std::string>& JobSpecKeys();

@@ -77,6 +77,18 @@ Status CheckLayoutArithmetic(JobSpec& job) {
                                     [&](int64_t v) { return Divides(v * l.etp, expert_space); }),
                      "EP values (at this ETP)");
   }
+  if (l.tp > 1 && l.ep > 1 && !l.sequence_parallel) {
+    // megatron-core's TransformerConfig.__post_init__ (megatron/core/transformer/
+    // transformer_config.py) raises "When using expert parallelism and tensor parallelism,
+    // sequence parallelism must be used".
+    Error e = RuleError(job, "parallel.sequence_parallel",
+                        fmt::format("TP {} with EP {} requires sequence parallelism in "
+                                    "megatron-core, and the job has it off",
+                                    l.tp, l.ep),
+                        {}, "");
+    e.hint = "set parallel.sequence_parallel: true (--set parallel.sequence_parallel=true)";
+    return e;
+  }
   if (l.vpp > 1 && l.pp == 1) {
     return RuleError(job, "parallel.vpp",
                      fmt::format("virtual pipeline stages (VPP {}) need PP > 1", l.vpp), {1},
@@ -203,51 +215,6 @@ Status CheckLayoutAgainstModel(const JobSpec& job, const ModelConfig& model) {
     return e;
   }
   return OkStatus();
-}
-
-Result<Job> ResolveJob(const JobSpec& spec) {
-  Job job;
-  job.spec = spec;
-  // A relative config path in a job file is relative to that file, not to the working directory.
-  std::string model_ref = spec.model;
-  const bool is_path = model_ref.ends_with(".json") || model_ref.find('/') != std::string::npos;
-  if (is_path && !spec.file.empty() && std::filesystem::path(model_ref).is_relative()) {
-    const auto beside = std::filesystem::path(spec.file).parent_path() / model_ref;
-    if (std::error_code ec; std::filesystem::exists(beside, ec)) model_ref = beside.string();
-  }
-  auto model = LoadModelConfig(model_ref);
-  if (!model.ok()) {
-    Error e = std::move(model).error();
-    if (e.field.empty() && e.file.empty()) e.field = "model";
-    return e;
-  }
-  job.model = std::move(model).value();
-  auto gpu = FindGpu(spec.cluster.gpu);
-  if (!gpu.ok()) {
-    Error e = std::move(gpu).error();
-    e.InField("cluster.gpu").InFile(spec.file);
-    return e;
-  }
-  job.gpu = std::move(gpu).value();
-  STRATA_RETURN_IF_ERROR(CheckLayoutAgainstModel(job.spec, job.model));
-  if (!spec.sequence.histogram.empty()) {
-    // Activations are sized for max_tokens; a histogram with longer samples contradicts it.
-    std::filesystem::path path = spec.sequence.histogram;
-    if (path.is_relative() && !spec.file.empty()) {
-      path = std::filesystem::path(spec.file).parent_path() / path;
-    }
-    STRATA_ASSIGN_OR_RETURN(SequenceLengths lengths, LoadSequenceHistogram(path.string()));
-    if (lengths.max_tokens > spec.sequence.max_tokens) {
-      Error e = InvalidInput(fmt::format(
-          "the histogram's longest sample ({} tokens) exceeds max_tokens ({})",
-          lengths.max_tokens, spec.sequence.max_tokens));
-      e.field = "sequence.histogram";
-      e.file = spec.file;
-      e.hint = fmt::format("set sequence.max_tokens to at least {}", lengths.max_tokens);
-      return e;
-    }
-  }
-  return job;
 }
 
 }  // namespace strata

@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "strata/core/result.h"
-#include "strata/hw/gpu_catalog.h"
 #include "strata/job/job_spec.h"
+#include "strata/job/resolved_job.h"
 #include "strata/model/model_config.h"
 
 namespace strata {
@@ -28,16 +28,6 @@ Status CheckLayoutAgainstModel(const JobSpec& job, const ModelConfig& model);
 /// The values in [1, limit] that satisfy `ok` (divisors of the world size, typically), for
 /// "values that would work" hints.
 std::vector<int64_t> ValuesThatWork(int64_t limit, const std::function<bool(int64_t)>& ok);
-
-/// A job with everything it refers to resolved and every rule checked.
-struct Job {
-  JobSpec spec;
-  ModelConfig model;
-  GpuSpec gpu;
-};
-
-/// Loads the model and GPU the spec names and runs both rule sets.
-Result<Job> ResolveJob(const JobSpec& spec);
 
 /// The vocabulary as megatron-core pads it: a multiple of 128 x TP
 /// (--make-vocab-size-divisible-by 128), so every TP rank holds an equal slice.

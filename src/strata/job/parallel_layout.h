@@ -3,6 +3,7 @@
 #define STRATA_JOB_PARALLEL_LAYOUT_H_
 
 #include <cstdint>
+#include <string>
 
 namespace strata {
 
@@ -22,6 +23,10 @@ struct ParallelLayout {
   /// Ranks holding the same experts: (tp * cp * dp) / (ep * etp).
   int64_t expert_dp() const { return (tp * cp * dp) / (ep * etp); }
 };
+
+/// The one way every view names a layout: "TP1 PP1 VPP1 CP1 EP8 ETP1 DP40 (expert-DP 5), SP off".
+/// Sequence parallelism is always stated, on or off.
+std::string LayoutHeader(const ParallelLayout& layout);
 
 }  // namespace strata
 

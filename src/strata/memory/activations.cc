@@ -42,14 +42,16 @@ LayerActivationBytes LayerActivationsPerToken(const Job& job, const MemoryConsta
   const double rep_div = ReplicatedDivisor(job);
   const double a = ActivationBytes(job);
   const auto h = static_cast<double>(m.hidden_size);
-  // Selective recompute = megatron-core recompute_modules [core_attn, moe_act, layernorm]: the
-  // norm outputs, the activation-function outputs and flash attention's softmax statistics are
-  // recomputed instead of kept.
+  // Selective recompute = megatron-core's default --recompute-modules [core_attn]: only core
+  // attention is recomputed. With flash attention its inputs (q, k, v) are kept anyway for the
+  // projections' backward and its output for o_proj's, so what is saved is the softmax
+  // statistics (fp32 LSE per head). Norms and activation functions are kept, as megatron keeps
+  // them unless moe_act / layernorm are named explicitly.
   const bool selective = job.spec.recompute.granularity == RecomputeGranularity::kSelective;
   double replicated = 0, sharded = 0, fp32_replicated = 0, fp32_sharded = 0;
   LayerActivationBytes out;
 
-  replicated += selective ? h : 2 * h;  // mixer norm: input (+ output)
+  replicated += 2 * h;  // mixer norm: input and output
   switch (layer.mixer) {
     case MixerKind::kFullAttention:
     case MixerKind::kSlidingAttention: {
@@ -90,10 +92,10 @@ LayerActivationBytes LayerActivationsPerToken(const Job& job, const MemoryConsta
     }
   }
 
-  replicated += selective ? h : 2 * h;  // feed-forward norm: input (+ output)
+  replicated += 2 * h;  // feed-forward norm: input and output
   if (layer.ffn == FfnKind::kDense) {
     const auto f = static_cast<double>(m.dense_mlp.intermediate_size);
-    sharded += selective ? 2 * f : 3 * f;  // gate+up output (+ activation output)
+    sharded += 3 * f;  // gate+up output and activation output
   } else {
     const MoeConfig& moe = m.moe;
     const auto k = static_cast<double>(moe.top_k);
@@ -103,8 +105,8 @@ LayerActivationBytes LayerActivationsPerToken(const Job& job, const MemoryConsta
     fp32_replicated += 4.0 * static_cast<double>(moe.num_experts);  // router logits in fp32
     // Every token is replicated top_k times: expert input, fc1 output (+ activation), and the
     // expert output kept to differentiate the routing probabilities.
-    replicated += k * (2 * h + (selective ? 2 * f : 3 * f) / etp);
-    sharded += selective ? 2 * fs : 3 * fs;
+    replicated += k * (2 * h + 3 * f / etp);
+    sharded += 3 * fs;
     if (moe.shared_expert_gate) replicated += h;
     const double dispatch =
         a * k * h * static_cast<double>(constants.moe_dispatch_transient_copies) / rep_div;
@@ -173,7 +175,7 @@ ActivationMemory ComputeActivations(const Job& job, const MemoryConstants& const
                          fmt::format("activations: {} x {} layers, saved", entry.first, label),
                          bytes,
                          fmt::format("{} layers x {} tokens x {:.0f} B/token{} = {}", entry.first,
-                                     FormatCount(t), entry.second / t / static_cast<double>(entry.first),
+                                     GroupDigits(t), entry.second / t / static_cast<double>(entry.first),
                                      in_flight_text, Gb(bytes)),
                          ""});
   }
@@ -182,7 +184,7 @@ ActivationMemory ComputeActivations(const Job& job, const MemoryConstants& const
     out.items.push_back(
         {ItemKind::kActivations, "activations: checkpointed layer inputs", bytes,
          fmt::format("{} inputs x {} tokens x {} hidden x {:.0f} B{}{} = {}", checkpointed,
-                     FormatCount(t), job.model.hidden_size, a,
+                     GroupDigits(t), job.model.hidden_size, a,
                      rep_div > 1 ? fmt::format(" / SP {}", rep_div) : "", in_flight_text, Gb(bytes)),
          fmt::format("full recompute, method {}, num_layers {}", RecomputeMethodName(rc.method),
                      rc.num_layers)});
@@ -212,7 +214,7 @@ ActivationMemory ComputeActivations(const Job& job, const MemoryConstants& const
   std::string by_kind;
   for (const auto& [label, per_token] : per_token_by_kind) {
     by_kind += fmt::format("{}{}: {} B/token x {} tokens = {}", by_kind.empty() ? "" : "; ",
-                           label, FormatCount(per_token), FormatCount(t), Gb(Bytes::Count(per_token * t)));
+                           label, GroupDigits(per_token), GroupDigits(t), Gb(Bytes::Count(per_token * t)));
   }
   out.items.back().formula += "; one layer's saved activations by kind: " + by_kind;
   const Bytes forward_layer = Bytes::Count(max_fwd);
@@ -231,15 +233,15 @@ ActivationMemory ComputeActivations(const Job& job, const MemoryConstants& const
     const Bytes logits = Bytes::Count(a * elements);
     out.items.push_back(
         {ItemKind::kActivations, "activations: logits", logits,
-         fmt::format("{} tokens x {} vocab / TP {}{} x {:.0f} B = {}", FormatCount(t),
-                     FormatCount(vocab), l.tp, heads > 1 ? " x 2 (MTP head)" : "", a, Gb(logits)),
+         fmt::format("{} tokens x {} vocab / TP {}{} x {:.0f} B = {}", GroupDigits(t),
+                     GroupDigits(vocab), l.tp, heads > 1 ? " x 2 (MTP head)" : "", a, Gb(logits)),
          "the gradient of the logits reuses or replaces this buffer"});
     Bytes loss = Bytes::Count(0);
     if (job.spec.cross_entropy == CrossEntropyImpl::kNative) {
       loss = Bytes::Count(4.0 * elements);
       out.items.push_back(
           {ItemKind::kActivations, "activations: cross-entropy fp32 softmax", loss,
-           fmt::format("{} logits x 4 B = {}", FormatCount(elements), Gb(loss)),
+           fmt::format("{} logits x 4 B = {}", GroupDigits(elements), Gb(loss)),
            "megatron-core vocab_parallel_cross_entropy keeps the softmax in fp32 for backward"});
     }
     out.forward_working = std::max(out.forward_working, Bytes(logits + loss));

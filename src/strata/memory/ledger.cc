@@ -173,7 +173,35 @@ MemoryLedger ComputeStageLedger(const Job& job, const MemoryConstants& constants
   }
   ledger.only_after_step1_exceeds =
       ledger.peak_before_step1 <= ledger.capacity && ledger.peak_after_step1 > ledger.capacity;
+  // measured = predicted / (1 + error): the highest error gives the lowest measured peak.
+  ledger.band_low = ledger.Peak() / (1.0 + constants.model_error_highest);
+  ledger.band_high = ledger.Peak() / (1.0 + constants.model_error_lowest);
+  if (!ledger.fits || ledger.headroom().value() < 0) {
+    ledger.fits = false;
+    ledger.verdict = MemoryVerdict::kOom;
+  } else {
+    ledger.verdict =
+        ledger.band_high > ledger.capacity ? MemoryVerdict::kAtRisk : MemoryVerdict::kFits;
+  }
   return ledger;
+}
+
+std::string_view MemoryVerdictName(MemoryVerdict v) {
+  switch (v) {
+    case MemoryVerdict::kFits: return "fits";
+    case MemoryVerdict::kAtRisk: return "at_risk";
+    case MemoryVerdict::kOom: return "oom";
+  }
+  return "?";
+}
+
+std::string_view MemoryVerdictText(MemoryVerdict v) {
+  switch (v) {
+    case MemoryVerdict::kFits: return "fits, within the model's error";
+    case MemoryVerdict::kAtRisk: return "at risk";
+    case MemoryVerdict::kOom: return "OOM";
+  }
+  return "?";
 }
 
 MemoryLedger ComputeLedger(const Job& job, const MemoryConstants& constants) {

@@ -37,6 +37,14 @@ struct PhaseMemory {
   std::string formula;  // which items add up to it
 };
 
+/// The verdict with the model's error band: kFits when even the top of the band fits the card,
+/// kAtRisk when the prediction fits but the band reaches over the card, kOom when the
+/// prediction itself does not fit.
+enum class MemoryVerdict { kFits, kAtRisk, kOom };
+std::string_view MemoryVerdictName(MemoryVerdict v);  // "fits", "at_risk", "oom"
+/// "fits, within the model's error", "at risk", "OOM".
+std::string_view MemoryVerdictText(MemoryVerdict v);
+
 struct MemoryLedger {
   int64_t stage = 0;         // the pipeline stage this ledger is for (the most loaded one)
   std::string rank;          // "pipeline stage 0 of 1 (first and last)"
@@ -51,6 +59,10 @@ struct MemoryLedger {
   Phase oom_phase = Phase::kAfterInit;  // the first phase over capacity, when !fits
   /// The trap of lazy optimizer states: step 1 fits, the moments allocated at its end do not.
   bool only_after_step1_exceeds = false;
+  /// Where the measured peak would lie given the model's error on the validation rows.
+  Bytes band_low;
+  Bytes band_high;
+  MemoryVerdict verdict = MemoryVerdict::kFits;
 
   Bytes Total(ItemKind kind) const;
   Bytes headroom() const { return capacity - Peak(); }

@@ -64,6 +64,17 @@ Result<MemoryConstants> ParseMemoryConstants(const std::string& text, const std:
     }
     STRATA_RETURN_IF_ERROR(s.CheckNoUnknownKeys());
   }
+  {
+    STRATA_ASSIGN_OR_RETURN(YamlMap s, Section(top, "model_error", c));
+    STRATA_ASSIGN_OR_RETURN(c.model_error_lowest, s.Number("lowest"));
+    STRATA_ASSIGN_OR_RETURN(c.model_error_highest, s.Number("highest"));
+    if (!(c.model_error_lowest > -1) || c.model_error_highest < c.model_error_lowest ||
+        c.model_error_highest > 10) {
+      return s.ErrorAt("highest", fmt::format("expected -1 < lowest <= highest, got {} and {}",
+                                              c.model_error_lowest, c.model_error_highest));
+    }
+    STRATA_RETURN_IF_ERROR(s.CheckNoUnknownKeys());
+  }
   STRATA_RETURN_IF_ERROR(top.CheckNoUnknownKeys());
   return c;
 }

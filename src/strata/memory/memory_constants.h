@@ -21,6 +21,11 @@ struct MemoryConstants {
   int64_t gdn_chunk_tokens = 0;
   int64_t gdn_state_bytes_per_element = 0;
   int64_t moe_dispatch_transient_copies = 0;
+  /// The ledger's error on the measured rows of docs/memory-validation.md, as
+  /// (predicted - measured) / measured: the lowest and the highest. A measured peak is then
+  /// predicted / (1 + error), between predicted / (1 + highest) and predicted / (1 + lowest).
+  double model_error_lowest = 0;
+  double model_error_highest = 0;
   std::map<std::string, std::string> sources;  // top-level key -> source text
 };
 

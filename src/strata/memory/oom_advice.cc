@@ -63,6 +63,9 @@ std::vector<Candidate> Candidates() {
        [](JobSpec& s) {
          s.layout.tp *= 2;
          s.layout.dp = 0;
+         // megatron-core requires sequence parallelism with TP and EP; it is the right choice
+         // with TP in any case (the norms' activations are sharded too).
+         s.layout.sequence_parallel = true;
          return true;
        }},
       {"twice the PP", "pipeline bubbles; half the DP",
@@ -92,6 +95,9 @@ std::vector<std::string> Overrides(const JobSpec& from, const JobSpec& to) {
   add_int("parallel.ep", from.layout.ep, to.layout.ep);
   add_int("parallel.dp", from.layout.dp, to.layout.dp);
   add_int("batch.micro_batch", from.micro_batch, to.micro_batch);
+  if (from.layout.sequence_parallel != to.layout.sequence_parallel) {
+    out.push_back(fmt::format("parallel.sequence_parallel={}", to.layout.sequence_parallel));
+  }
   if (from.grad_dtype != to.grad_dtype) {
     out.push_back(fmt::format("precision.grads={}", DTypeName(to.grad_dtype)));
   }
@@ -124,8 +130,8 @@ std::vector<MemoryFix> SuggestMemoryFixes(const Job& job, const MemoryConstants&
       change += (change.empty() ? "" : " + ") + candidates[i].change;
       cost += (cost.empty() ? "" : "; ") + candidates[i].cost;
     }
-    if (!CheckLayoutArithmetic(changed.spec).ok()) return std::nullopt;
-    if (!CheckLayoutAgainstModel(changed.spec, changed.model).ok()) return std::nullopt;
+    // Only what validation accepts is suggested: the same rules as for the user's own job.
+    if (!RederiveJob(changed).ok()) return std::nullopt;
     const MemoryLedger ledger = ComputeLedger(changed, constants);
     return MemoryFix{change, Overrides(job.spec, changed.spec), cost, ledger.Peak(), ledger.fits};
   };

@@ -1,5 +1,7 @@
 #include "strata/memory/static_memory.h"
 
+#include "strata/core/strings.h"
+
 #include <algorithm>
 #include <cmath>
 
@@ -21,17 +23,6 @@ bool IsFrozen(const Job& job, ModuleKind kind) {
 std::string GbAndGib(Bytes b) { return fmt::format("{} ({})", FormatGB(b), FormatGiB(b)); }
 
 }  // namespace
-
-std::string FormatCount(double count) {
-  const auto rounded = static_cast<long long>(std::llround(count));
-  std::string digits = std::to_string(rounded < 0 ? -rounded : rounded);
-  std::string out;
-  for (size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
-  return rounded < 0 ? "-" + out : out;
-}
 
 std::vector<int64_t> StageLayerIndices(const Job& job, int64_t stage) {
   const ParallelLayout& l = job.spec.layout;
@@ -60,7 +51,7 @@ StaticMemory ComputeStaticMemory(const Job& job, const ParamBreakdown& params, i
   for (ModuleKind k : {ModuleKind::kAttention, ModuleKind::kLinearAttention,
                        ModuleKind::kDenseMlp, ModuleKind::kSharedExperts}) {
     at(k) = {layer_sum[k] / l.tp, fmt::format("{}: {} / TP {}", of_layers,
-                                              FormatCount(static_cast<double>(layer_sum[k])), l.tp)};
+                                              GroupDigits(static_cast<double>(layer_sum[k])), l.tp)};
   }
   at(ModuleKind::kRouter) = {layer_sum[ModuleKind::kRouter],
                              fmt::format("{}, replicated over TP", of_layers)};
@@ -71,13 +62,13 @@ StaticMemory ComputeStaticMemory(const Job& job, const ParamBreakdown& params, i
   at(ModuleKind::kRoutedExperts) = {
       layer_sum[ModuleKind::kRoutedExperts] / expert_ways,
       fmt::format("{}: {} / (EP {} x ETP {})", of_layers,
-                  FormatCount(static_cast<double>(layer_sum[ModuleKind::kRoutedExperts])), l.ep,
+                  GroupDigits(static_cast<double>(layer_sum[ModuleKind::kRoutedExperts])), l.ep,
                   l.etp)};
   // The vocabulary is padded so that every TP rank holds an equal slice.
   const int64_t padded_vocab = PaddedVocab(job.model.vocab_size, l.tp);
   const int64_t vocab_slice = job.model.hidden_size * padded_vocab / l.tp;
   const std::string vocab_how = fmt::format("{} hidden x {} vocab (padded) / TP {}",
-                                            job.model.hidden_size, FormatCount(static_cast<double>(padded_vocab)), l.tp);
+                                            job.model.hidden_size, GroupDigits(static_cast<double>(padded_vocab)), l.tp);
   if (first) at(ModuleKind::kEmbedding) = {vocab_slice, vocab_how};
   if (last && (!job.model.tie_word_embeddings || l.pp > 1)) {
     at(ModuleKind::kHead) = {vocab_slice, job.model.tie_word_embeddings
@@ -114,7 +105,7 @@ StaticMemory ComputeStaticMemory(const Job& job, const ParamBreakdown& params, i
     const Bytes bytes = Bytes::Count(static_cast<double>(param_bytes * s.params));
     out.weights.push_back(
         {ItemKind::kWeights, fmt::format("weights: {}", ModuleKindName(k)), bytes,
-         fmt::format("{} B x {} params ({}) = {}", param_bytes, FormatCount(static_cast<double>(s.params)), s.how,
+         fmt::format("{} B x {} params ({}) = {}", param_bytes, GroupDigits(static_cast<double>(s.params)), s.how,
                      GbAndGib(bytes)),
          frozen ? "frozen: no gradient or optimizer state" : ""});
   }
@@ -124,7 +115,7 @@ StaticMemory ComputeStaticMemory(const Job& job, const ParamBreakdown& params, i
   out.gradients.name = fmt::format("gradient buffer ({})", DTypeName(job.spec.grad_dtype));
   out.gradients.bytes = Bytes::Count(static_cast<double>(grad_bytes * out.trainable_params));
   out.gradients.formula = fmt::format("{} B x {} trainable params = {}", grad_bytes,
-                                      FormatCount(static_cast<double>(out.trainable_params)),
+                                      GroupDigits(static_cast<double>(out.trainable_params)),
                                       GbAndGib(out.gradients.bytes));
 
   // The distributed optimizer shards dense states over DP x CP and expert states over the
@@ -135,9 +126,9 @@ StaticMemory ComputeStaticMemory(const Job& job, const ParamBreakdown& params, i
   const double shard = out.dense_trainable / static_cast<double>(dense_ways) +
                        out.expert_trainable / static_cast<double>(expert_dp);
   const std::string shard_text =
-      fmt::format("({} dense / {} + {} expert / {})", FormatCount(out.dense_trainable),
+      fmt::format("({} dense / {} + {} expert / {})", GroupDigits(out.dense_trainable),
                   opt.distributed ? fmt::format("DP x CP {}", dense_ways) : "1 (not sharded)",
-                  FormatCount(out.expert_trainable),
+                  GroupDigits(out.expert_trainable),
                   opt.distributed ? fmt::format("expert-DP {}", expert_dp) : "1 (not sharded)");
   const bool needs_master = job.spec.param_dtype != opt.master_dtype;
   const int64_t master_bytes = needs_master ? DTypeBytes(opt.master_dtype) : 0;

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "strata/core/strings.h"
 #include "strata/job/job_validation.h"
 #include "strata/memory/ledger.h"
 #include "strata/model/param_count.h"
@@ -30,8 +31,6 @@ struct StaticMemory {
 
 StaticMemory ComputeStaticMemory(const Job& job, const ParamBreakdown& params, int64_t stage);
 
-/// "6,921,459,056"
-std::string FormatCount(double count);
 
 }  // namespace strata
 

@@ -11,7 +11,9 @@
 
 #include "strata/core/did_you_mean.h"
 #include "strata/core/file_io.h"
-#include "strata/model/json_fields.h"
+#include "strata/core/json_fields.h"
+#include "strata/core/json_input.h"
+#include "strata/core/text_scan.h"
 
 namespace strata {
 
@@ -373,6 +375,18 @@ int64_t ModelConfig::CountLayers(FfnKind kind) const {
 Result<ModelConfig> ParseModelConfig(std::string_view json_text, const std::string& file) {
   if (json_text.find_first_not_of(" \t\r\n") == std::string_view::npos) {
     return InvalidInput("the file is empty; expected a config.json object").InFile(file);
+  }
+  // The same depth bound as every other JSON strata reads (core/json_input.h): a hostile
+  // config nested 100,000 deep must not exhaust the stack.
+  if (auto at = JsonTooDeepAt(json_text, kJsonMaxDepth)) {
+    auto [line, column] = LineColumn(json_text, *at);
+    Error err = InvalidInput(fmt::format("JSON nested deeper than {} levels; expected a "
+                                         "config.json object",
+                                         kJsonMaxDepth))
+                    .InFile(file)
+                    .AtLine(line);
+    err.column = column;
+    return err;
   }
   nlohmann::json root;
   try {

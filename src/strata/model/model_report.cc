@@ -250,21 +250,21 @@ Json ModelJson(const ModelReport& r) {
   }
   doc["layers"] = layers;
   const ForwardFlops& f = r.forward;
-  Json fwd = {{"projections", RoundSig(f.projections.count())},
-              {"core_attention", RoundSig(f.core_attention.count())},
-              {"linear_state", RoundSig(f.linear_state.count())},
-              {"ffn", RoundSig(f.ffn.count())},
-              {"logits", RoundSig(f.logits.count())},
-              {"main", RoundSig(f.main().count())},
-              {"router", RoundSig(f.router.count())},
-              {"mtp", RoundSig(f.mtp.count())},
-              {"vision_per_patch", RoundSig(f.vision_per_patch.count())}};
+  Json fwd = {{"projections", JsonNumber(f.projections.count())},
+              {"core_attention", JsonNumber(f.core_attention.count())},
+              {"linear_state", JsonNumber(f.linear_state.count())},
+              {"ffn", JsonNumber(f.ffn.count())},
+              {"logits", JsonNumber(f.logits.count())},
+              {"main", JsonNumber(f.main().count())},
+              {"router", JsonNumber(f.router.count())},
+              {"mtp", JsonNumber(f.mtp.count())},
+              {"vision_per_patch", JsonNumber(f.vision_per_patch.count())}};
   Json conv = Json::array();
   for (const auto& cf : r.conventions) {
     conv.push_back({{"convention", std::string(FlopConventionName(cf.convention))},
-                    {"training_flop_per_token", RoundSig(cf.training_per_token.count())}});
+                    {"training_flop_per_token", JsonNumber(cf.training_per_token.count())}});
   }
-  doc["flops"] = {{"seq_tokens", RoundSig(r.seq_tokens)},
+  doc["flops"] = {{"seq_tokens", JsonNumber(r.seq_tokens)},
                   {"attention_mask", "causal"},
                   {"forward_flop_per_token", fwd},
                   {"training_to_forward_ratio", kTrainingToForwardRatio},

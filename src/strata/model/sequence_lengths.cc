@@ -99,27 +99,46 @@ Result<SequenceLengths> LoadSequenceHistogram(const std::string& path) {
   return ParseSequenceHistogram(text, path);
 }
 
-Result<double> ParseTokenCount(std::string_view text) {
+namespace {
+
+/// `binary_plain`: K and M mean 1,024 and 1,048,576 (sequence lengths), else 1e3 and 1e6.
+Result<double> ParseTokens(std::string_view text, bool binary_plain) {
   std::string_view t = TrimSpace(text);
+  struct Suffix {
+    std::string_view text;
+    double decimal;
+    double binary;
+  };
+  // Longest suffixes first: "Mi" before "M"... "i" suffixes are binary in every field.
+  constexpr Suffix kSuffixes[] = {{"Ki", 1024.0, 1024.0}, {"ki", 1024.0, 1024.0},
+                                  {"Mi", 1048576.0, 1048576.0}, {"K", 1e3, 1024.0},
+                                  {"k", 1e3, 1024.0}, {"M", 1e6, 1048576.0},
+                                  {"G", 1e9, 1073741824.0}};
   double scale = 1;
-  if (t.size() >= 2 && (t.substr(t.size() - 2) == "Ki" || t.substr(t.size() - 2) == "ki")) {
-    scale = 1024;
-    t.remove_suffix(2);
-  } else if (!t.empty() && (t.back() == 'K' || t.back() == 'k')) {
-    scale = 1e3;
-    t.remove_suffix(1);
-  } else if (!t.empty() && t.back() == 'M') {
-    scale = 1e6;
-    t.remove_suffix(1);
+  for (const Suffix& s : kSuffixes) {
+    if (t.size() > s.text.size() && t.ends_with(s.text)) {
+      scale = binary_plain ? s.binary : s.decimal;
+      t.remove_suffix(s.text.size());
+      break;
+    }
   }
   auto value = ParseNumber(t);
   if (!value.ok() || *value <= 0) {
     return InvalidInput(
-        "expected a positive token count such as 29000, 29K (x1000), 48Ki "
-        "(x1024) or 2.31M (x1e6), got '" +
-        std::string(text) + "'");
+        std::string(binary_plain
+                        ? "expected a positive sequence length such as 49152, 8K (= 8Ki = "
+                          "8,192: sequence lengths count K as 1,024) or 1Mi"
+                        : "expected a positive token count such as 29000, 29K (x1,000), 48Ki "
+                          "(x1,024), 2.31M (x1e6) or 4Mi (x1,048,576)") +
+        ", got '" + std::string(text) + "'");
   }
   return *value * scale;
 }
+
+}  // namespace
+
+Result<double> ParseTokenCount(std::string_view text) { return ParseTokens(text, false); }
+
+Result<double> ParseSequenceLength(std::string_view text) { return ParseTokens(text, true); }
 
 }  // namespace strata

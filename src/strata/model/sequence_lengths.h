@@ -38,8 +38,13 @@ Result<SequenceLengths> FromHistogram(const std::vector<HistogramBin>& bins);
 Result<SequenceLengths> ParseSequenceHistogram(std::string_view text, const std::string& file);
 Result<SequenceLengths> LoadSequenceHistogram(const std::string& path);
 
-/// "29000", "29K" (x 1,000), "48Ki" (x 1,024), "2.31M" (x 1e6): K is decimal like GB, Ki binary.
+/// A count of tokens (per step, per second): "29000", "29K" (x 1,000), "2.31M" (x 1e6), "1G";
+/// "48Ki" (x 1,024) and "4Mi" (x 1,048,576) are binary. K is decimal like GB.
 Result<double> ParseTokenCount(std::string_view text);
+
+/// A sequence length: as users write context lengths, K and M are binary here ("8K" = 8,192,
+/// "128K" = 131,072, "1M" = 1,048,576); "Ki"/"Mi" say the same outright; plain numbers are exact.
+Result<double> ParseSequenceLength(std::string_view text);
 
 }  // namespace strata
 

@@ -4,7 +4,7 @@
 
 #include <cmath>
 
-#include "strata/sim/mfu_report.h"
+#include "strata/core/strings.h"
 
 namespace strata {
 

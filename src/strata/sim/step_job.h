@@ -5,35 +5,25 @@
 
 #include "strata/comm/collective_cost.h"
 #include "strata/core/result.h"
-#include "strata/hw/cluster.h"
-#include "strata/job/job_validation.h"
+#include "strata/job/resolved_job.h"
 #include "strata/sim/step_model.h"
 #include "strata/sim/step_tables.h"
 
 namespace strata {
 
-/// The cluster a job runs on: its cluster file when it names one, else the shipped cluster
-/// with the job's GPU and GPUs per node, resized to the job's node count. Fails, naming the
-/// shipped clusters, when none matches (the network between nodes cannot be guessed).
-Result<Cluster> ClusterForJob(const JobSpec& spec);
-
-/// The sample lengths of the job: its histogram file, or mean and max, or one fixed length.
-Result<SequenceLengths> SequenceOf(const JobSpec& spec);
-
 /// The per-layout inputs of the job's own layout.
-StepLayout StepLayoutOf(const JobSpec& spec, int64_t layers);
+StepLayout StepLayoutOf(const ResolvedJob& job);
 
 /// Everything `strata step` evaluates, built once.
 struct StepSetup {
-  Job job;
-  Cluster cluster;
+  ResolvedJob job;
   KernelEfficiencyFile efficiency;
   StepTables tables;
   StepLayout layout;
 };
 
-/// Loads the cluster, the link calibration and the kernel efficiencies for a resolved job.
-Result<StepSetup> PrepareStep(const Job& job);
+/// Loads the kernel efficiencies and builds the per-model tables for a resolved job.
+Result<StepSetup> PrepareStep(const ResolvedJob& job);
 
 }  // namespace strata
 

@@ -20,7 +20,7 @@ Json StepToJson(const StepSetup& setup, const StepResult& r) {
   doc["job"] = {{"file", s.file},
                 {"model", setup.job.model.name},
                 {"gpu", setup.job.gpu.name},
-                {"cluster", setup.cluster.name},
+                {"cluster", setup.job.cluster.name},
                 {"gpus", l.world()},
                 {"tp", l.tp}, {"pp", l.pp}, {"vpp", l.vpp}, {"cp", l.cp},
                 {"ep", l.ep}, {"etp", l.etp}, {"dp", l.dp}, {"expert_dp", l.expert_dp()},

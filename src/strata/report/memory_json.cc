@@ -1,4 +1,4 @@
-#include "strata/memory/ledger_json.h"
+#include "strata/report/memory_json.h"
 
 #include <cmath>
 #include <cstdint>
@@ -15,6 +15,7 @@ Json LedgerToJson(const Job& job, const MemoryLedger& ledger, const std::vector<
   const ParallelLayout& l = s.layout;
   Json doc = JsonDocument("memory");
   doc["job"] = {{"file", s.file},
+                {"cluster", job.cluster.name},
                 {"model", job.model.name},
                 {"gpu", job.gpu.name},
                 {"gpus", s.cluster.world()},
@@ -39,7 +40,7 @@ Json LedgerToJson(const Job& job, const MemoryLedger& ledger, const std::vector<
     items.push_back({{"kind", ItemKindName(item.kind)},
                      {"name", item.name},
                      {"bytes", WholeBytes(item.bytes)},
-                     {"size_gb", RoundSig(item.bytes.gb())},
+                     {"size_gb", JsonNumber(item.bytes.gb())},
                      {"formula", item.formula},
                      {"note", item.note}});
   }
@@ -48,20 +49,25 @@ Json LedgerToJson(const Job& job, const MemoryLedger& ledger, const std::vector<
   for (const auto& p : ledger.phases) {
     phases.push_back({{"phase", PhaseName(p.phase)},
                       {"bytes", WholeBytes(p.bytes)},
-                      {"size_gb", RoundSig(p.bytes.gb())},
+                      {"size_gb", JsonNumber(p.bytes.gb())},
                       {"formula", p.formula}});
   }
   doc["phases"] = std::move(phases);
   doc["peak_before_step1_bytes"] = WholeBytes(ledger.peak_before_step1);
   doc["peak_after_step1_bytes"] = WholeBytes(ledger.peak_after_step1);
   doc["headroom_bytes"] = WholeBytes(ledger.headroom());
-  doc["verdict"] = ledger.fits ? "fits" : "oom";
+  doc["verdict"] = MemoryVerdictName(ledger.verdict);
+  doc["fits_as_predicted"] = ledger.fits;
+  doc["error_band"] = {{"measured_peak_low_bytes", WholeBytes(ledger.band_low)},
+                       {"measured_peak_high_bytes", WholeBytes(ledger.band_high)},
+                       {"source", "docs/memory-validation.md"}};
   doc["oom_phase"] = ledger.fits ? Json() : Json(PhaseName(ledger.oom_phase));
   doc["only_after_step1_exceeds"] = ledger.only_after_step1_exceeds;
   Json fix_list = Json::array();
   for (const auto& f : fixes) {
     fix_list.push_back({{"change", f.change},
                         {"set", f.overrides},
+                        {"command", job.CommandLine("memory", f.overrides)},
                         {"cost", f.cost},
                         {"peak_bytes", WholeBytes(f.peak)},
                         {"fits", f.fits}});

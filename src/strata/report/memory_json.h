@@ -1,7 +1,7 @@
 // The memory ledger as JSON for scripts (`strata memory --json`). Byte fields end in _bytes,
 // decimal gigabytes in _gb.
-#ifndef STRATA_MEMORY_LEDGER_JSON_H_
-#define STRATA_MEMORY_LEDGER_JSON_H_
+#ifndef STRATA_REPORT_MEMORY_JSON_H_
+#define STRATA_REPORT_MEMORY_JSON_H_
 
 #include <vector>
 
@@ -15,4 +15,4 @@ Json LedgerToJson(const Job& job, const MemoryLedger& ledger, const std::vector<
 
 }  // namespace strata
 
-#endif  // STRATA_MEMORY_LEDGER_JSON_H_
+#endif  // STRATA_REPORT_MEMORY_JSON_H_

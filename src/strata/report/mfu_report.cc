@@ -1,4 +1,4 @@
-#include "strata/sim/mfu_report.h"
+#include "strata/report/mfu_report.h"
 
 #include <fmt/format.h>
 
@@ -31,19 +31,6 @@ std::string ConventionNote(FlopConvention c) {
 }
 
 }  // namespace
-
-std::string GroupDigits(double value, int decimals) {
-  std::string s = fmt::format("{:.{}f}", std::fabs(value), decimals);
-  const size_t dot = s.find('.');
-  const size_t int_end = dot == std::string::npos ? s.size() : dot;
-  std::string out;
-  for (size_t i = 0; i < int_end; ++i) {
-    if (i > 0 && (int_end - i) % 3 == 0) out += ',';
-    out += s[i];
-  }
-  out += s.substr(int_end);
-  return value < 0 ? "-" + out : out;
-}
 
 std::string RenderMfuText(const MfuReport& report, const ThroughputSource& source, bool explain) {
   const MfuInputs& in = report.inputs;
@@ -126,32 +113,32 @@ Json MfuJson(const MfuReport& report, const ThroughputSource& source) {
   doc["model"] = in.model.name;
   doc["gpu"] = in.gpu_name;
   doc["gpus"] = in.throughput.gpus;
-  doc["peak_flop_per_s_per_gpu"] = RoundSig(in.peak_per_gpu.flop_per_s());
+  doc["peak_flop_per_s_per_gpu"] = JsonNumber(in.peak_per_gpu.flop_per_s());
   if (source.tokens_per_step > 0) {
-    doc["tokens_per_step"] = RoundSig(source.tokens_per_step);
-    doc["step_time_s"] = RoundSig(source.step_time_s);
+    doc["tokens_per_step"] = JsonNumber(source.tokens_per_step);
+    doc["step_time_s"] = JsonNumber(source.step_time_s);
   }
-  doc["tokens_per_s"] = RoundSig(in.throughput.tokens_per_s);
-  doc["tokens_per_s_per_gpu"] = RoundSig(in.throughput.tokens_per_s_per_gpu());
+  doc["tokens_per_s"] = JsonNumber(in.throughput.tokens_per_s);
+  doc["tokens_per_s_per_gpu"] = JsonNumber(in.throughput.tokens_per_s_per_gpu());
   doc["recompute"] = std::string(RecomputeName(in.recompute));
-  doc["sequence"] = {{"mean_tokens", RoundSig(in.sequence.mean_tokens)},
-                     {"max_tokens", RoundSig(in.sequence.max_tokens)},
+  doc["sequence"] = {{"mean_tokens", JsonNumber(in.sequence.mean_tokens)},
+                     {"max_tokens", JsonNumber(in.sequence.max_tokens)},
                      {"exact", in.sequence.exact}};
   Json points = Json::array();
   for (const MfuPoint& point : report.points) {
     Json p;
     p["label"] = point.label;
-    p["attention_tokens"] = RoundSig(point.attention_tokens);
+    p["attention_tokens"] = JsonNumber(point.attention_tokens);
     Json rows = Json::array();
     for (const MfuRow& row : point.rows) {
       rows.push_back({{"convention", std::string(FlopConventionName(row.convention))},
-                      {"training_flop_per_token", RoundSig(row.training_per_token.count())},
-                      {"achieved_flop_per_s_per_gpu", RoundSig(row.achieved_per_gpu.flop_per_s())},
-                      {"mfu_percent", RoundSig(100.0 * row.mfu, 4)}});
+                      {"training_flop_per_token", JsonNumber(row.training_per_token.count())},
+                      {"achieved_flop_per_s_per_gpu", JsonNumber(row.achieved_per_gpu.flop_per_s())},
+                      {"mfu_percent", JsonNumber(100.0 * row.mfu)}});
     }
     p["conventions"] = rows;
-    p["hfu"] = {{"hardware_flop_per_token", RoundSig(point.hardware_per_token.count())},
-                {"hfu_percent", RoundSig(100.0 * point.hfu, 4)}};
+    p["hfu"] = {{"hardware_flop_per_token", JsonNumber(point.hardware_per_token.count())},
+                {"hfu_percent", JsonNumber(100.0 * point.hfu)}};
     points.push_back(p);
   }
   doc["points"] = points;

@@ -1,4 +1,6 @@
-#include "strata/model/json_fields.h"
+#include "strata/core/json_fields.h"
+
+#include <nlohmann/json.hpp>
 
 #include <utility>
 #include <vector>

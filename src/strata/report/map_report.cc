@@ -1,4 +1,4 @@
-#include "strata/comm/map_report.h"
+#include "strata/report/map_report.h"
 
 #include <fmt/format.h>
 
@@ -6,10 +6,6 @@
 
 namespace strata {
 namespace {
-
-std::string LayoutName(const ParallelLayout& l) {
-  return fmt::format("TP{} PP{} CP{} EP{} ETP{} DP{}", l.tp, l.pp, l.cp, l.ep, l.etp, l.dp);
-}
 
 std::string RatioCell(double ratio) { return ratio > 0 ? fmt::format("{:.1f}x", ratio) : ""; }
 
@@ -74,9 +70,9 @@ std::string RenderMapText(const MapReport& r) {
   const LayoutSection& s = *r.layout;
   const ParallelLayout& l = s.inputs.layout;
   out += fmt::format(
-      "\nLayout {} (expert-DP {}), rank order {}; model {}; micro batch {} x {:.0f} tokens, {} "
+      "\nLayout {}, rank order {}; model {}; micro batch {} x {:.0f} tokens, {} "
       "micro batch(es) per step{}\n",
-      LayoutName(l), l.expert_dp(), s.rank_order, s.model, s.inputs.micro_batch,
+      LayoutHeader(l), s.rank_order, s.model, s.inputs.micro_batch,
       s.inputs.tokens_per_sample, s.inputs.micro_batches_per_step,
       s.inputs.full_recompute ? ", full recompute" : "");
   out += "Groups (ranks fill nodes in order: node = rank / GPUs per node)\n";
@@ -135,10 +131,10 @@ Json MapJson(const MapReport& r) {
   for (const auto& l : r.map.levels) {
     levels.push_back({{"kind", ToString(l.kind)},
                       {"name", l.name},
-                      {"per_gpu_gbps", RoundSig(l.per_gpu.gb_per_s())},
-                      {"per_node_gbps", RoundSig(l.per_node.gb_per_s())},
-                      {"latency_us", RoundSig(l.latency.us())},
-                      {"slower_than_above", RoundSig(l.slower_than_above, 4)},
+                      {"per_gpu_gbps", JsonNumber(l.per_gpu.gb_per_s())},
+                      {"per_node_gbps", JsonNumber(l.per_node.gb_per_s())},
+                      {"latency_us", JsonNumber(l.latency.us())},
+                      {"slower_than_above", JsonNumber(l.slower_than_above)},
                       {"note", l.note}});
   }
   j["levels"] = levels;
@@ -152,10 +148,11 @@ Json MapJson(const MapReport& r) {
                  {"etp", l.etp},
                  {"dp", l.dp},
                  {"expert_dp", l.expert_dp()},
+                 {"sequence_parallel", l.sequence_parallel},
                  {"rank_order", s.rank_order},
                  {"model", s.model},
                  {"micro_batch", s.inputs.micro_batch},
-                 {"tokens_per_sample", RoundSig(s.inputs.tokens_per_sample)},
+                 {"tokens_per_sample", JsonNumber(s.inputs.tokens_per_sample)},
                  {"micro_batches_per_step", s.inputs.micro_batches_per_step},
                  {"full_recompute", s.inputs.full_recompute}};
   Json groups = Json::array();
@@ -176,19 +173,19 @@ Json MapJson(const MapReport& r) {
                        {"purpose", t.item.purpose},
                        {"op", ToString(t.item.op)},
                        {"algorithm", ToString(t.cost.algorithm)},
-                       {"size_bytes", RoundSig(t.item.size.count(), 9)},
+                       {"size_bytes", JsonNumber(t.item.size.count())},
                        {"frequency", ToString(t.item.frequency)},
                        {"calls_per_unit", t.item.calls_per_unit},
                        {"calls_per_step", t.item.calls_per_step},
                        {"level", t.cost.level},
-                       {"algbw_gbps", RoundSig(t.cost.algbw.gb_per_s())},
-                       {"busbw_gbps", RoundSig(t.cost.busbw.gb_per_s())},
-                       {"time_per_call_s", RoundSig(t.cost.time.s())},
-                       {"time_per_step_s", RoundSig(t.time_per_step.s())}});
+                       {"algbw_gbps", JsonNumber(t.cost.algbw.gb_per_s())},
+                       {"busbw_gbps", JsonNumber(t.cost.busbw.gb_per_s())},
+                       {"time_per_call_s", JsonNumber(t.cost.time.s())},
+                       {"time_per_step_s", JsonNumber(t.time_per_step.s())}});
     total_s += t.time_per_step.s();
   }
   j["traffic"] = traffic;
-  j["comm_time_per_step_s"] = RoundSig(total_s);
+  j["comm_time_per_step_s"] = JsonNumber(total_s);
   return j;
 }
 

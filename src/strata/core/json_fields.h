@@ -1,15 +1,18 @@
-// Typed reading of one JSON object of a config.json. Hugging Face configs carry many keys
-// strata does not need, so unknown keys are allowed; a missing key that looks like a typo of
-// one present ("hiden_size") is reported with "did you mean".
-#ifndef STRATA_MODEL_JSON_FIELDS_H_
-#define STRATA_MODEL_JSON_FIELDS_H_
+// The one typed JSON reader: typed reading of one JSON object (a config.json, a dump). Hugging
+// Face configs carry many keys strata does not need, so unknown keys are allowed; a missing key
+// that looks like a typo of one present ("hiden_size") is reported with "did you mean".
+// Only nlohmann's forward declarations are included here: the full json.hpp (a third of the
+// library's compile time when every includer parsed it) is compiled by the .cc files that read.
+#ifndef STRATA_CORE_JSON_FIELDS_H_
+#define STRATA_CORE_JSON_FIELDS_H_
 
 #include <cstdint>
 #include <initializer_list>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
+
+#include <nlohmann/json_fwd.hpp>
 
 #include "strata/core/result.h"
 
@@ -56,4 +59,4 @@ std::string DescribeJsonValue(const nlohmann::json& value);
 
 }  // namespace strata
 
-#endif  // STRATA_MODEL_JSON_FIELDS_H_
+#endif  // STRATA_CORE_JSON_FIELDS_H_

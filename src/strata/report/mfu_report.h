@@ -1,11 +1,12 @@
 // Rendering of an MfuReport: the text `strata mfu` prints, its --explain derivations and its
 // JSON document. Returns strings; the CLI decides where they go.
-#ifndef STRATA_SIM_MFU_REPORT_H_
-#define STRATA_SIM_MFU_REPORT_H_
+#ifndef STRATA_REPORT_MFU_REPORT_H_
+#define STRATA_REPORT_MFU_REPORT_H_
 
 #include <string>
 
 #include "strata/core/json_output.h"
+#include "strata/core/strings.h"
 #include "strata/sim/mfu.h"
 
 namespace strata {
@@ -19,9 +20,6 @@ struct ThroughputSource {
 std::string RenderMfuText(const MfuReport& report, const ThroughputSource& source, bool explain);
 Json MfuJson(const MfuReport& report, const ThroughputSource& source);
 
-/// 2310000 -> "2,310,000"; fractional digits are kept as given by `decimals`.
-std::string GroupDigits(double value, int decimals = 0);
-
 }  // namespace strata
 
-#endif  // STRATA_SIM_MFU_REPORT_H_
+#endif  // STRATA_REPORT_MFU_REPORT_H_

@@ -1,0 +1,42 @@
+// What a bandwidth map of a job holds: the cluster's map and, for the job's layout, which
+// parallel group talks on which level, how much and how often (report/map_report.h renders it).
+#ifndef STRATA_COMM_MAP_LAYOUT_H_
+#define STRATA_COMM_MAP_LAYOUT_H_
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "strata/comm/collective_cost.h"
+#include "strata/comm/layout_traffic.h"
+#include "strata/comm/traffic_pricing.h"
+#include "strata/hw/bandwidth_map.h"
+#include "strata/hw/cluster.h"
+#include "strata/job/placement.h"
+#include "strata/job/resolved_job.h"
+
+namespace strata {
+
+struct LayoutSection {
+  std::string model;       // the model's name
+  std::string rank_order;  // "tp-cp-ep-dp-pp"
+  TrafficInputs inputs;
+  std::vector<GroupPlacement> groups;
+  std::vector<PricedTraffic> traffic;
+};
+
+struct MapReport {
+  Cluster cluster;
+  BandwidthMap map;
+  std::optional<LayoutSection> layout;
+};
+
+/// The layout section of a resolved job on its own cluster: groups placed by `rank_order`, the
+/// traffic priced on the links those groups cross.
+Result<LayoutSection> LayoutSectionOf(const ResolvedJob& job, const CollectiveModel& model,
+                                      std::string_view rank_order);
+
+}  // namespace strata
+
+#endif  // STRATA_COMM_MAP_LAYOUT_H_

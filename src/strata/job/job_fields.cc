@@ -1,0 +1,134 @@
+#include "strata/job/job_fields.h"
+
+#include <fmt/format.h>
+
+namespace strata {
+
+const std::vector<JobField>& JobFields() {
+  static const std::vector<JobField> fields = {
+      {"model", "name or path", "", "required", "", "model.name",
+       "qwen3.6-35b-a3b", "a catalog name (data/models/) or a HF config.json path, relative to the job file"},
+      {"cluster", "name or path", "", "required (or the three cluster.* fields)", "", "",
+       "h20-5x8", "a cluster file (data/clusters/) with the network; `map` needs one"},
+      {"cluster.gpu", "GPU name", "", "required without a cluster file", "", "", "H20",
+       "a GPU from data/gpus.yaml (case and '-'/'_'/' ' ignored)"},
+      {"cluster.gpus_per_node", "integer >= 1", "GPUs", "required without a cluster file",
+       "--nproc-per-node (torchrun)", "", "8", "GPUs in one node"},
+      {"cluster.nodes", "integer >= 1", "nodes", "required without a cluster file",
+       "--nnodes (torchrun)", "", "5", "nodes in the job"},
+      {"parallel.tp", "integer >= 1", "GPUs", "1", "--tensor-model-parallel-size",
+       "parallelism.tensor_parallel_degree", "1", "tensor parallel size"},
+      {"parallel.pp", "integer >= 1", "stages", "1", "--pipeline-model-parallel-size",
+       "parallelism.pipeline_parallel_degree", "1", "pipeline parallel size"},
+      {"parallel.vpp", "integer >= 1", "chunks per stage", "1",
+       "--num-virtual-stages-per-pipeline-rank", "", "1",
+       "virtual pipeline stages per rank (interleaved 1F1B); needs PP > 1"},
+      {"parallel.cp", "integer >= 1", "GPUs", "1", "--context-parallel-size",
+       "parallelism.context_parallel_degree", "1",
+       "context parallel size; max_tokens must divide by 2 x CP"},
+      {"parallel.ep", "integer >= 1", "GPUs", "1", "--expert-model-parallel-size",
+       "parallelism.expert_parallel_degree", "8", "expert parallel size; divides the experts"},
+      {"parallel.etp", "integer >= 1", "GPUs", "1", "--expert-tensor-parallel-size",
+       "parallelism.expert_tensor_parallel_degree", "1", "expert tensor parallel size"},
+      {"parallel.dp", "integer >= 1", "GPUs", "derived: world / (TP x PP x CP)", "",
+       "parallelism.data_parallel_shard_degree", "40",
+       "data parallel size; when given it is checked; --set of TP, PP, CP or the cluster "
+       "re-derives it"},
+      {"parallel.sequence_parallel", "true | false", "", "false", "--sequence-parallel", "",
+       "false", "sequence parallelism; megatron-core requires it when TP > 1 and EP > 1"},
+      {"batch.micro_batch", "integer >= 1", "samples", "required", "--micro-batch-size",
+       "training.local_batch_size", "1", "samples per micro batch per rank"},
+      {"batch.global_batch", "integer >= 1", "samples", "required", "--global-batch-size",
+       "training.global_batch_size", "80",
+       "samples per optimizer step; a multiple of micro batch x DP"},
+      {"sequence.max_tokens", "token count", "tokens", "required", "--seq-length",
+       "training.seq_len", "48Ki", "the longest sample: activations are sized for it"},
+      {"sequence.mean_tokens", "token count", "tokens", "= max_tokens", "", "", "29K",
+       "mean sample length (variable-length data); FLOPs and traffic use it"},
+      {"sequence.histogram", "path", "", "none", "", "", "",
+       "a file of 'length count' lines: the exact E[S^2]/E[S]; excludes mean_tokens"},
+      {"sequence.packing", "true | false", "", "false", "--packing (ms-swift)", "", "false",
+       "samples packed to max_tokens: one shape per micro batch"},
+      {"recompute.granularity", "none | selective | full", "", "none", "--recompute-granularity",
+       "activation_checkpoint.mode", "full",
+       "selective = megatron-core's default --recompute-modules core_attn (core attention only)"},
+      {"recompute.method", "uniform | block", "", "uniform", "--recompute-method", "", "uniform",
+       "full recompute only"},
+      {"recompute.num_layers", "integer >= 1", "layers", "1", "--recompute-num-layers", "", "1",
+       "full recompute only; at most the layers of one pipeline chunk"},
+      {"precision.params", "fp32 | bf16 | fp16", "", "bf16", "--bf16 / --fp16",
+       "training.mixed_precision_param", "bf16",
+       "weight and activation dtype; fp8 is rejected until FP8 recipes are modelled"},
+      {"precision.grads", "fp32 | bf16", "", "fp32 (megatron-core's default)",
+       "--accumulate-allreduce-grads-in-fp32 / --grad-reduce-in-bf16",
+       "training.mixed_precision_reduce", "bf16", "gradient accumulation buffer dtype"},
+      {"optimizer.name", "adam | adamw", "", "adam", "--optimizer", "optimizer.name", "adam",
+       "the optimizer (Adam's two moments)"},
+      {"optimizer.distributed", "true | false", "", "true", "--use-distributed-optimizer", "",
+       "true", "optimizer states sharded over DP (ZeRO-1)"},
+      {"optimizer.master_weights", "fp32 | bf16", "", "fp32", "--main-params-dtype", "", "fp32",
+       "master weight dtype"},
+      {"optimizer.moments", "fp32 | bf16", "", "fp32",
+       "--exp-avg-dtype / --exp-avg-sq-dtype", "", "fp32", "Adam moment dtype"},
+      {"loss.cross_entropy", "native | fused", "", "native (megatron-core's default)",
+       "--cross-entropy-loss-fusion --cross-entropy-fusion-impl te", "", "fused",
+       "native keeps an fp32 softmax of the logits; fused writes the gradient over them"},
+      {"frozen", "list of module kinds", "", "[]", "--freeze-parameters (ms-swift)", "", "[vision]",
+       "module kinds without gradients or optimizer states"},
+      {"mtp", "true | false", "", "false", "--mtp-num-layers", "", "false",
+       "build and train the multi-token-prediction block"},
+      {"overlap.tp_comm", "true | false", "", "false", "--tp-comm-overlap", "", "true",
+       "TP collectives hidden behind the layer's GEMMs (`step`)"},
+      {"overlap.moe_a2a", "true | false", "", "false", "--overlap-moe-expert-parallel-comm", "",
+       "true", "EP all-to-all hidden behind other compute (`step`)"},
+      {"overlap.cp_comm", "true | false", "", "true", "", "", "true",
+       "ring attention overlaps its K/V exchange with attention (`step`)"},
+      {"overlap.pp_p2p", "true | false", "", "false", "--overlap-p2p-communication", "", "true",
+       "pipeline send/recv hidden behind compute (`step`)"},
+      {"overlap.grad_reduce", "true | false", "", "false", "--overlap-grad-reduce", "", "true",
+       "DP gradient reduce behind the last backward; one layer stays exposed (`step`)"},
+      {"overlap.param_gather", "true | false", "", "false", "--overlap-param-gather", "", "true",
+       "DP parameter all-gather behind the next forward (`step`)"},
+      {"throughput.tokens_per_s", "token count", "tokens/s", "none", "", "", "50K",
+       "measured job throughput (`mfu`); excludes step_time"},
+      {"throughput.tokens_per_step", "token count", "tokens", "global batch x mean_tokens", "",
+       "", "2.31M", "tokens in one optimizer step; needs step_time"},
+      {"throughput.step_time", "duration", "s", "none", "", "", "120s",
+       "wall time of one optimizer step (120s, 950ms, 2min)"},
+  };
+  return fields;
+}
+
+std::string JobFieldsMarkdown() {
+  std::string out =
+      "# Job file reference\n\n"
+      "Generated from `src/strata/job/job_fields.cc`, the table the parser's `--set` uses; "
+      "`tests/job/job_fields_test.cc` fails when this file and the table differ "
+      "(regenerate with `UPDATE_GOLDEN=1`).\n\n"
+      "Every command that reads a job (`memory`, `mfu`, `map`, ...) takes the same arguments: "
+      "a job file or a name under `data/jobs/`, and/or `--model NAME`, plus `--set key=value` "
+      "for any field below. With none of them, the reference job "
+      "(`data/jobs/qwen3.6-35b-a3b-sft-h20x40.yaml`) is used. A model without a job file needs "
+      "`cluster`, `parallel`, `batch` and `sequence` from `--set`.\n\n"
+      "Token counts. Sequence lengths (`sequence.max_tokens`, `sequence.mean_tokens`, "
+      "`--seq`) count `K` and `M` in binary, as context lengths are quoted: `8K` = 8,192, "
+      "`128K` = 131,072, `1M` = 1,048,576. Other token counts (throughput, tokens per step) "
+      "count them in decimal: `50K` = 50,000, `2.31M` = 2,310,000. `Ki` and `Mi` are binary "
+      "everywhere (`48Ki` = 49,152, `4Mi` = 4,194,304); plain numbers are exact.\n\n"
+      "| field | type | unit | default | megatron | torchtitan | example | meaning |\n"
+      "|---|---|---|---|---|---|---|---|\n";
+  auto cell = [](const char* text) {
+    std::string s(text);
+    return s.empty() ? std::string("-") : s;
+  };
+  for (const JobField& f : JobFields()) {
+    out += fmt::format("| `{}` | {} | {} | {} | {} | {} | {} | {} |\n", f.key, cell(f.type),
+                       cell(f.unit), cell(f.default_value),
+                       *f.megatron ? fmt::format("`{}`", f.megatron) : "-",
+                       *f.torchtitan ? fmt::format("`{}`", f.torchtitan) : "-",
+                       *f.example ? fmt::format("`{}`", f.example) : "-", f.meaning);
+  }
+  return out;
+}
+
+}  // namespace strata

@@ -1,0 +1,182 @@
+#include "strata/job/resolved_job.h"
+
+#include <filesystem>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "strata/job/job_validation.h"
+#include "strata/model/model_catalog.h"
+
+namespace strata {
+namespace {
+
+/// A relative path in a job file is relative to that file, not to the working directory.
+std::string BesideJobFile(const std::string& ref, const std::string& job_file) {
+  const bool is_path = ref.ends_with(".json") || ref.find('/') != std::string::npos;
+  if (!is_path || job_file.empty() || !std::filesystem::path(ref).is_relative()) return ref;
+  const auto beside = std::filesystem::path(job_file).parent_path() / ref;
+  std::error_code ec;
+  return std::filesystem::exists(beside, ec) ? beside.string() : ref;
+}
+
+/// The cluster file the job names, or a cluster of `nodes` identical nodes built from the GPU
+/// alone (no NICs known: views that need the network say so).
+Result<Cluster> ClusterOf(const JobSpec& spec) {
+  if (!spec.cluster.file.empty()) {
+    auto cluster = LoadCluster(spec.cluster.file);
+    if (!cluster.ok()) return Error(std::move(cluster).error()).InField("cluster");
+    return cluster;
+  }
+  auto gpu = FindGpu(spec.cluster.gpu);
+  if (!gpu.ok()) {
+    Error e = std::move(gpu).error();
+    e.InField("cluster.gpu").InFile(spec.file);
+    return e;
+  }
+  Cluster c;
+  c.name = "";
+  c.description = "described in the job file (GPU and counts only)";
+  c.nodes = spec.cluster.nodes;
+  c.gpus_per_node = spec.cluster.gpus_per_node;
+  c.gpu = std::move(gpu).value();
+  c.fabric = c.gpu.has_gpu_fabric() ? IntraNodeFabric::kNvSwitch : IntraNodeFabric::kPcieOnly;
+  return c;
+}
+
+Result<SequenceLengths> SequenceOf(const JobSpec& spec) {
+  if (!spec.sequence.histogram.empty()) {
+    std::filesystem::path path = spec.sequence.histogram;
+    if (path.is_relative() && !spec.file.empty()) {
+      path = std::filesystem::path(spec.file).parent_path() / path;
+    }
+    STRATA_ASSIGN_OR_RETURN(SequenceLengths lengths, LoadSequenceHistogram(path.string()));
+    // Activations are sized for max_tokens; a histogram with longer samples contradicts it.
+    if (lengths.max_tokens > spec.sequence.max_tokens) {
+      Error e = InvalidInput(fmt::format(
+          "the histogram's longest sample ({} tokens) exceeds max_tokens ({})",
+          lengths.max_tokens, spec.sequence.max_tokens));
+      e.field = "sequence.histogram";
+      e.file = spec.file;
+      e.hint = fmt::format("set sequence.max_tokens to at least {}", lengths.max_tokens);
+      return e;
+    }
+    return lengths;
+  }
+  if (spec.sequence.packing || spec.sequence.mean_tokens <= 0) {
+    return SequenceLengths::Fixed(spec.sequence.max_tokens);
+  }
+  return SequenceLengths::MeanMax(spec.sequence.mean_tokens, spec.sequence.max_tokens);
+}
+
+Status Derive(ResolvedJob& job);
+
+/// A word as a POSIX shell reads it back: quoted only when it needs to be.
+std::string ShellWord(const std::string& word) {
+  const bool plain = !word.empty() && word.find_first_not_of(
+                                          "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                          "0123456789_./=:,+-@%") == std::string::npos;
+  if (plain) return word;
+  std::string out = "'";
+  for (char c : word) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+}  // namespace
+
+std::string ResolvedJob::CommandLine(std::string_view command,
+                                     const std::vector<std::string>& extra) const {
+  std::string out = fmt::format("strata {}", command);
+  if (!request.job.empty()) out += " " + ShellWord(request.job);
+  if (!request.model.empty()) out += " --model " + ShellWord(request.model);
+  auto key_of = [](const std::string& assignment) {
+    return assignment.substr(0, assignment.find('='));
+  };
+  for (const std::string& set : request.overrides) {
+    bool replaced = false;
+    for (const std::string& e : extra) replaced = replaced || key_of(e) == key_of(set);
+    if (!replaced) out += " --set " + ShellWord(set);
+  }
+  for (const std::string& e : extra) out += " --set " + ShellWord(e);
+  return out;
+}
+
+Result<ResolvedJob> ResolveJob(const JobSpec& spec) {
+  ResolvedJob job;
+  job.spec = spec;
+  auto model = LoadModelConfig(BesideJobFile(spec.model, spec.file));
+  if (!model.ok()) {
+    Error e = std::move(model).error();
+    if (e.field.empty() && e.file.empty()) e.field = "model";
+    return e;
+  }
+  job.model = std::move(model).value();
+  STRATA_ASSIGN_OR_RETURN(job.cluster, ClusterOf(spec));
+  job.gpu = job.cluster.gpu;
+  STRATA_ASSIGN_OR_RETURN(job.step.sequence, SequenceOf(spec));
+  STRATA_RETURN_IF_ERROR(Derive(job));
+  return job;
+}
+
+Status RederiveJob(ResolvedJob& job) {
+  STRATA_RETURN_IF_ERROR(CheckLayoutArithmetic(job.spec));
+  return Derive(job);
+}
+
+namespace {
+Status Derive(ResolvedJob& job) {
+  const JobSpec& spec = job.spec;
+  STRATA_RETURN_IF_ERROR(CheckLayoutAgainstModel(spec, job.model));
+  job.layout = spec.layout;
+  StepShape& step = job.step;
+  step.micro_batch = spec.micro_batch;
+  step.global_batch = spec.global_batch;
+  step.micro_batches = spec.num_micro_batches();
+  step.tokens_per_step = static_cast<double>(spec.global_batch) * step.sequence.mean_tokens;
+  job.throughput.reset();
+  if (spec.throughput.given()) {
+    Throughput t;
+    if (spec.throughput.tokens_per_s > 0) {
+      t.tokens_per_s = spec.throughput.tokens_per_s;
+    } else {
+      t.step_time_s = spec.throughput.step_time_s;
+      t.tokens_per_step = spec.throughput.tokens_per_step > 0 ? spec.throughput.tokens_per_step
+                                                               : step.tokens_per_step;
+      t.tokens_per_s = t.tokens_per_step / t.step_time_s;
+    }
+    job.throughput = t;
+  }
+  return OkStatus();
+}
+}  // namespace
+
+Result<ResolvedJob> ResolveJob(const JobRequest& request) {
+  const bool reference = request.job.empty() && request.model.empty();
+  Result<JobSpec> spec = [&]() -> Result<JobSpec> {
+    if (!request.job.empty() || reference) {
+      std::vector<std::string> overrides = request.overrides;
+      if (!request.model.empty()) overrides.insert(overrides.begin(), "model=" + request.model);
+      return LoadJobSpec(reference ? kReferenceJobName : request.job, overrides);
+    }
+    return BuildJobSpec(request.model, request.overrides);
+  }();
+  if (!spec.ok()) {
+    Error e = std::move(spec).error();
+    // `strata mfu llama-3.1-70b`: a model name where a job was expected.
+    if (!request.job.empty() && request.model.empty()) {
+      auto entry = FindCatalogModel(request.job);
+      if (entry.ok() && entry->has_value()) {
+        e.hint = fmt::format("'{}' is a model, not a job: give --model {} with --set for the "
+                             "cluster, layout, batch and sequence, or a job file that names it",
+                             request.job, request.job);
+      }
+    }
+    return e;
+  }
+  STRATA_ASSIGN_OR_RETURN(ResolvedJob job, ResolveJob(*spec));
+  job.request = request;
+  job.reference = reference;
+  return job;
+}
+
+}  // namespace strata

@@ -1,0 +1,88 @@
+// The one job every view reads. `ResolveJob` turns what the user gave (a job file or catalog
+// name, and/or a model, plus `--set key=value` overrides) into everything a view needs: the
+// model's architecture, the cluster with its GPU, the validated parallel layout (DP derived,
+// sequence parallelism on or off), the step's shape and, when given, the measured throughput.
+// `memory`, `mfu`, `map` (and every later command) call it with the same arguments and so see
+// the same job, the same defaults and the same validation.
+#ifndef STRATA_JOB_RESOLVED_JOB_H_
+#define STRATA_JOB_RESOLVED_JOB_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "strata/core/result.h"
+#include "strata/hw/cluster.h"
+#include "strata/hw/gpu_catalog.h"
+#include "strata/job/job_spec.h"
+#include "strata/job/parallel_layout.h"
+#include "strata/model/model_config.h"
+#include "strata/model/sequence_lengths.h"
+
+namespace strata {
+
+/// The shape of one optimizer step.
+struct StepShape {
+  int64_t micro_batch = 1;    // samples per micro batch
+  int64_t global_batch = 1;   // samples per optimizer step, all DP ranks together
+  int64_t micro_batches = 1;  // per DP rank per step: global / (micro x DP)
+  /// The sample lengths: max sizes the activations, E[S^2]/E[S] the attention FLOPs, the mean
+  /// the tokens.
+  SequenceLengths sequence;
+  double tokens_per_step = 0;  // global batch x mean sample length
+};
+
+/// Measured (or planned) speed of the job, when the job or the command line gives it.
+struct Throughput {
+  double tokens_per_s = 0;     // whole job
+  double tokens_per_step = 0;  // 0 when only a rate was given
+  double step_time_s = 0;      // 0 when only a rate was given
+};
+
+/// What the user asked for, as they wrote it: repeated verbatim in advice so that a suggested
+/// command can be pasted.
+struct JobRequest {
+  std::string job;    // a job file or data/jobs/ name; "" = none given
+  std::string model;  // --model: a catalog name or config.json; "" = the job's
+  std::vector<std::string> overrides;  // --set key=value, in order
+  bool empty() const { return job.empty() && model.empty() && overrides.empty(); }
+};
+
+struct ResolvedJob {
+  JobSpec spec;             // the job as written, --set applied, DP derived
+  ModelConfig model;        // the architecture the spec names
+  Cluster cluster;          // the cluster file's, or one built from cluster.gpu/nodes
+  GpuSpec gpu;              // == cluster.gpu
+  ParallelLayout layout;    // == spec.layout: validated against the model and the cluster
+  StepShape step;
+  std::optional<Throughput> throughput;
+  JobRequest request;       // how it was asked for (empty for a job built in code)
+  bool reference = false;   // the built-in reference job, chosen because nothing was given
+
+  int64_t world() const { return layout.world(); }
+  /// "strata memory job.yaml --set a=1 --set b=2": the user's own command with `extra` --set
+  /// flags appended (an extra key replaces the user's value for the same key).
+  std::string CommandLine(std::string_view command,
+                          const std::vector<std::string>& extra = {}) const;
+};
+
+/// The name the older code used; the same type.
+using Job = ResolvedJob;
+
+/// The reference job only when the request is empty. A model without a job file must name a
+/// cluster, a layout, a batch and a sequence (`--set`): the error lists what is missing.
+Result<ResolvedJob> ResolveJob(const JobRequest& request);
+
+/// Loads the model, the cluster and its GPU the spec names and runs every rule.
+Result<ResolvedJob> ResolveJob(const JobSpec& spec);
+
+/// After a change to `job.spec` (what-if advice, layout search): runs every rule again and
+/// refreshes the derived fields (layout with DP, step shape, throughput) without reading any
+/// file. The sequence lengths are kept.
+Status RederiveJob(ResolvedJob& job);
+
+}  // namespace strata
+
+#endif  // STRATA_JOB_RESOLVED_JOB_H_

@@ -1,0 +1,107 @@
+#include "strata/report/memory_text.h"
+
+#include <fmt/format.h>
+
+#include "strata/core/strings.h"
+#include "strata/core/table.h"
+
+namespace strata {
+namespace {
+
+std::string Gb(Bytes b) { return fmt::format("{:.2f}", b.gb()); }
+std::string Gib(Bytes b) { return fmt::format("{:.2f}", b.gib()); }
+
+std::string Header(const Job& job, const MemoryLedger& ledger) {
+  const JobSpec& s = job.spec;
+  const ParallelLayout& l = s.layout;
+  std::string recompute(RecomputeGranularityName(s.recompute.granularity));
+  if (s.recompute.granularity == RecomputeGranularity::kFull) {
+    recompute += fmt::format(" ({}, {} layer{})", RecomputeMethodName(s.recompute.method),
+                             s.recompute.num_layers, s.recompute.num_layers == 1 ? "" : "s");
+  }
+  std::string out;
+  out += fmt::format("job: {} on {} x {} ({} per GPU{}){}{}\n", job.model.name, job.world(),
+                     job.gpu.name, FormatGB(job.gpu.memory),
+                     job.cluster.name.empty() ? "" : ", cluster " + job.cluster.name,
+                     s.file.empty() ? "" : fmt::format(", from {}", s.file),
+                     job.reference ? " (the reference job: no job or model was given)" : "");
+  out += fmt::format("layout: {}\n", LayoutHeader(l));
+  out += fmt::format(
+      "step: micro batch {} x {} tokens (longest sample), {} recompute, {} params, {} gradient "
+      "buffer, {} optimizer, {} cross entropy\n",
+      s.micro_batch, GroupDigits(s.sequence.max_tokens), recompute, DTypeName(s.param_dtype),
+      DTypeName(s.grad_dtype), s.optimizer.distributed ? "distributed" : "replicated",
+      CrossEntropyImplName(s.cross_entropy));
+  out += fmt::format("rank: {}; {} parameters on it ({} trainable)\n\n", ledger.rank,
+                     GroupDigits(static_cast<double>(ledger.params_per_gpu)),
+                     GroupDigits(static_cast<double>(ledger.trainable_params_per_gpu)));
+  return out;
+}
+
+}  // namespace
+
+std::string RenderMemoryText(const Job& job, const MemoryLedger& ledger,
+                             const std::vector<MemoryFix>& fixes, bool explain) {
+  std::string out = Header(job, ledger);
+  Table items({{"item", Align::kLeft}, {"size (GB)"}, {"size (GiB)"}, {"note", Align::kLeft}});
+  for (const auto& item : ledger.items) {
+    items.AddRow({item.name, Gb(item.bytes), Gib(item.bytes), item.note});
+  }
+  out += items.Render();
+  if (explain) {
+    out += "\nhow each item is computed (docs/formulas.md, \"Memory\"):\n";
+    for (const auto& item : ledger.items) {
+      out += fmt::format("  {}\n    = {}\n", item.name, item.formula);
+    }
+  }
+  out += "\n";
+  Table phases({{"phase", Align::kLeft}, {"peak (GB)"}, {"peak (GiB)"}, {"of card (%)"}});
+  for (const auto& p : ledger.phases) {
+    phases.AddRow({std::string(PhaseDescription(p.phase)), Gb(p.bytes), Gib(p.bytes),
+                   fmt::format("{:.1f}", 100.0 * (p.bytes / ledger.capacity))});
+  }
+  out += phases.Render();
+  if (explain) {
+    out += "\nhow each phase adds up:\n";
+    for (const auto& p : ledger.phases) {
+      out += fmt::format("  {}\n    = {}\n", PhaseDescription(p.phase), p.formula);
+    }
+  }
+  out += fmt::format("\npeak before the first optimizer step: {} ({})\n",
+                     FormatGB(ledger.peak_before_step1), FormatGiB(ledger.peak_before_step1));
+  out += fmt::format("peak after it (Adam moments allocated): {} ({})\n",
+                     FormatGB(ledger.peak_after_step1), FormatGiB(ledger.peak_after_step1));
+  out += fmt::format("card: {} ({}); headroom {} ({})\n", FormatGB(ledger.capacity),
+                     FormatGiB(ledger.capacity), FormatGB(ledger.headroom()),
+                     FormatGiB(ledger.headroom()));
+  out += fmt::format(
+      "model's error band: a measured peak of {} to {} (measured / predicted ran from {:.3f} to "
+      "{:.3f} on the rows of docs/memory-validation.md)\n",
+      FormatGB(ledger.band_low), FormatGB(ledger.band_high), ledger.band_low / ledger.Peak(),
+      ledger.band_high / ledger.Peak());
+  if (ledger.verdict == MemoryVerdict::kOom) {
+    out += fmt::format("verdict: OOM in phase '{}'\n", PhaseDescription(ledger.oom_phase));
+  } else if (ledger.verdict == MemoryVerdict::kAtRisk) {
+    out += fmt::format("verdict: at risk: fits by {} as predicted, but the top of the error band "
+                       "({}) is over the card\n",
+                       FormatGB(ledger.headroom()), FormatGB(ledger.band_high));
+  } else {
+    out += "verdict: fits, within the model's error\n";
+  }
+  for (const bool fitting : {true, false}) {
+    std::string list;
+    for (const auto& f : fixes) {
+      if (f.fits != fitting) continue;
+      list += fmt::format("  {}: peak {}; cost: {}\n    {}\n", f.change, FormatGB(f.peak),
+                          f.cost, job.CommandLine("memory", f.overrides));
+    }
+    if (list.empty()) continue;
+    out += fitting ? "\nchanges that make it fit, cheapest first:\n"
+                   : "\nchanges that help but do not fit alone (combine them), best first:\n";
+    out += list;
+  }
+  return out;
+}
+
+
+}  // namespace strata

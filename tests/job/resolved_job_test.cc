@@ -1,0 +1,121 @@
+// ResolveJob: the one job every view reads. Expected values are read off the job file and the
+// catalogs by hand (data/jobs/qwen3.6-35b-a3b-sft-h20x40.yaml, data/clusters/, data/gpus.yaml).
+#include "strata/job/resolved_job.h"
+
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+namespace strata {
+namespace {
+
+TEST(ResolveJob, NothingGivenIsTheReferenceJobWithEverythingAViewNeeds) {
+  auto job = ResolveJob(JobRequest{});
+  ASSERT_TRUE(job.ok()) << job.error().Format();
+  EXPECT_TRUE(job->reference);
+  EXPECT_EQ(job->model.name, "qwen3.6-35b-a3b");
+  // Cluster with its GPU: 5 nodes x 8 H20 (96 GB each).
+  EXPECT_EQ(job->cluster.nodes, 5);
+  EXPECT_EQ(job->cluster.gpus_per_node, 8);
+  EXPECT_EQ(job->cluster.gpu.name, "H20");
+  EXPECT_EQ(job->gpu.name, "H20");
+  EXPECT_DOUBLE_EQ(job->gpu.memory.gb(), 96.0);
+  // Layout TP1 PP1 EP8, DP = 40 / 1 = 40, sequence parallelism off.
+  EXPECT_EQ(job->layout.ep, 8);
+  EXPECT_EQ(job->layout.dp, 40);
+  EXPECT_FALSE(job->layout.sequence_parallel);
+  EXPECT_EQ(job->world(), 40);
+  // Step: global batch 80 = 40 DP x 1 micro batch x 2 accumulation steps; mean 29,000 tokens
+  // (the job states 29000), max 49,152 -> 80 x 29,000 = 2,320,000 tokens per step.
+  EXPECT_EQ(job->step.micro_batch, 1);
+  EXPECT_EQ(job->step.global_batch, 80);
+  EXPECT_EQ(job->step.micro_batches, 2);
+  EXPECT_DOUBLE_EQ(job->step.sequence.mean_tokens, 29000.0);
+  EXPECT_DOUBLE_EQ(job->step.sequence.max_tokens, 49152.0);
+  EXPECT_DOUBLE_EQ(job->step.tokens_per_step, 2320000.0);
+}
+
+TEST(ResolveJob, SetOverridesReachEveryDerivedField) {
+  // TP 2 re-derives DP = 40 / 2 = 20; global batch 80 = 20 x 1 x 4 micro batches.
+  auto job = ResolveJob(JobRequest{"", "", {"parallel.tp=2", "parallel.sequence_parallel=true"}});
+  ASSERT_TRUE(job.ok()) << job.error().Format();
+  EXPECT_EQ(job->layout.tp, 2);
+  EXPECT_EQ(job->layout.dp, 20);
+  EXPECT_TRUE(job->layout.sequence_parallel);
+  EXPECT_EQ(job->step.micro_batches, 4);
+}
+
+TEST(ResolveJob, ThroughputFromARateOrAStep) {
+  // 50,000 tokens/s given as a rate.
+  auto rate = ResolveJob(JobRequest{"", "", {"throughput.tokens_per_s=50000"}});
+  ASSERT_TRUE(rate.ok()) << rate.error().Format();
+  ASSERT_TRUE(rate->throughput.has_value());
+  EXPECT_DOUBLE_EQ(rate->throughput->tokens_per_s, 50000.0);
+  // A step time alone: tokens per step = 80 x 29,000 = 2,320,000; / 116 s = 20,000 tokens/s.
+  auto step = ResolveJob(JobRequest{"", "", {"throughput.step_time=116s"}});
+  ASSERT_TRUE(step.ok()) << step.error().Format();
+  ASSERT_TRUE(step->throughput.has_value());
+  EXPECT_DOUBLE_EQ(step->throughput->tokens_per_s, 20000.0);
+}
+
+TEST(ResolveJob, AModelWithoutAJobFileNamesWhatIsMissing) {
+  auto job = ResolveJob(JobRequest{"", "llama-3.1-70b", {}});
+  ASSERT_FALSE(job.ok());
+  EXPECT_NE(job.error().message.find("missing: cluster, parallel, batch, sequence"),
+            std::string::npos)
+      << job.error().Format();
+  // Half given: only the rest is named.
+  auto half = ResolveJob(JobRequest{"", "llama-3.1-70b", {"cluster=h100-8x8-ib400", "parallel.tp=8"}});
+  ASSERT_FALSE(half.ok());
+  EXPECT_NE(half.error().message.find("missing: batch, sequence"), std::string::npos)
+      << half.error().Format();
+}
+
+TEST(ResolveJob, AModelWithEverythingSetResolves) {
+  // Llama-3.1-70B on 8 nodes x 8 H100: TP8 PP2 -> DP = 64 / 16 = 4.
+  auto job = ResolveJob(JobRequest{"",
+                                   "llama-3.1-70b",
+                                   {"cluster=h100-8x8-ib400", "parallel.tp=8", "parallel.pp=2",
+                                    "parallel.sequence_parallel=true", "batch.micro_batch=1",
+                                    "batch.global_batch=64", "sequence.max_tokens=8Ki"}});
+  ASSERT_TRUE(job.ok()) << job.error().Format();
+  EXPECT_FALSE(job->reference);
+  EXPECT_EQ(job->layout.dp, 4);
+  EXPECT_EQ(job->cluster.name, "h100-8x8-ib400");
+  EXPECT_EQ(job->step.micro_batches, 16);  // 64 / (1 x 4)
+  EXPECT_DOUBLE_EQ(job->step.sequence.max_tokens, 8192.0);
+}
+
+TEST(ResolveJob, AModelNameGivenAsTheJobPointsAtModel) {
+  auto job = ResolveJob(JobRequest{"llama-3.1-70b", "", {}});
+  ASSERT_FALSE(job.ok());
+  EXPECT_NE(job.error().hint.find("--model llama-3.1-70b"), std::string::npos)
+      << job.error().Format();
+}
+
+TEST(ResolveJob, CommandLineRepeatsTheUsersJobAndSetFlags) {
+  ResolvedJob job;
+  job.request = JobRequest{"my job.yaml", "", {"precision.grads=fp32", "parallel.ep=4"}};
+  // An advice override of the same key replaces the user's value; others are appended.
+  EXPECT_EQ(job.CommandLine("memory", {"parallel.ep=8", "recompute.granularity=full"}),
+            "strata memory 'my job.yaml' --set precision.grads=fp32 --set parallel.ep=8 "
+            "--set recompute.granularity=full");
+}
+
+TEST(ResolveJob, RederiveRunsTheRulesAgain) {
+  auto job = ResolveJob(JobRequest{});
+  ASSERT_TRUE(job.ok());
+  ResolvedJob changed = *job;
+  changed.spec.layout.tp = 2;
+  changed.spec.layout.dp = 0;
+  changed.spec.layout.sequence_parallel = true;  // TP with EP needs it (megatron-core)
+  ASSERT_TRUE(RederiveJob(changed).ok());
+  EXPECT_EQ(changed.layout.dp, 20);
+  changed.spec.layout.tp = 3;  // 40 GPUs are not divisible by 3
+  changed.spec.layout.dp = 0;
+  EXPECT_FALSE(RederiveJob(changed).ok());
+}
+
+}  // namespace
+}  // namespace strata

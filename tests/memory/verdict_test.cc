@@ -1,0 +1,57 @@
+// The memory verdict carries the model's error band (data/memory_overheads.yaml, model_error:
+// the lowest and highest (predicted - measured) / measured over docs/memory-validation.md).
+// measured = predicted / (1 + error), so the band is [peak / (1 + highest), peak / (1 + lowest)].
+#include <gtest/gtest.h>
+
+#include "memory/memory_test_support.h"
+
+namespace strata {
+namespace {
+
+TEST(MemoryVerdict, BandComesFromTheValidationErrors) {
+  const MemoryConstants c = testing::Constants();
+  const MemoryLedger ledger = ComputeLedger(testing::ReferenceJob(), c);
+  EXPECT_NEAR(ledger.band_low.count(), ledger.Peak().count() / (1.0 + c.model_error_highest), 1.0);
+  EXPECT_NEAR(ledger.band_high.count(), ledger.Peak().count() / (1.0 + c.model_error_lowest), 1.0);
+  EXPECT_LT(ledger.band_low.count(), ledger.band_high.count());
+}
+
+TEST(MemoryVerdict, ThreeAnswers) {
+  const MemoryConstants c = testing::Constants();
+  // The reference job: 82.84 GB predicted on a 96 GB card (13% headroom), but the ledger ran up
+  // to 23% low on the measured rows: 82.84 / (1 - 0.232) = 107.9 GB > 96 GB -> at risk.
+  const MemoryLedger reference = ComputeLedger(testing::ReferenceJob(), c);
+  EXPECT_TRUE(reference.fits);
+  EXPECT_EQ(reference.verdict, MemoryVerdict::kAtRisk);
+  // 4,096-token samples: the 33.6 GB of states after initialisation dominate; even at the top
+  // of the band (x 1.30) the peak stays far below 96 GB.
+  const MemoryLedger roomy =
+      ComputeLedger(testing::ReferenceJob({"sequence.max_tokens=4Ki", "sequence.mean_tokens=2Ki"}),
+                    c);
+  EXPECT_EQ(roomy.verdict, MemoryVerdict::kFits) << roomy.band_high.gb();
+  EXPECT_LE(roomy.band_high.count(), roomy.capacity.count());
+  // fp32 gradients: over the card as predicted (the course's incident).
+  const MemoryLedger oom = ComputeLedger(testing::ReferenceJob({"precision.grads=fp32"}), c);
+  EXPECT_EQ(oom.verdict, MemoryVerdict::kOom);
+  EXPECT_FALSE(oom.fits);
+}
+
+TEST(MemoryVerdict, NeverFitsWithNegativeHeadroom) {
+  const MemoryConstants c = testing::Constants();
+  for (const char* grads : {"precision.grads=bf16", "precision.grads=fp32"}) {
+    for (const char* tokens : {"sequence.max_tokens=32Ki", "sequence.max_tokens=48Ki",
+                               "sequence.max_tokens=64Ki"}) {
+      const MemoryLedger l = ComputeLedger(testing::ReferenceJob({grads, tokens,
+                                                                  "sequence.mean_tokens=16Ki"}),
+                                           c);
+      if (l.headroom().count() < 0) {
+        EXPECT_EQ(l.verdict, MemoryVerdict::kOom) << grads << " " << tokens;
+      } else {
+        EXPECT_NE(l.verdict, MemoryVerdict::kOom) << grads << " " << tokens;
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace strata
