@@ -57,18 +57,27 @@ void BM_StepEvaluateReference(benchmark::State& state) {
 }
 BENCHMARK(BM_StepEvaluateReference);
 
-// TP 2 with sequence parallelism, PP 4 interleaved (VPP 2), EP 8, DP 5: every group talks.
+// 128 GPUs (the reference nodes, 16 of them): TP 2 with sequence parallelism, PP 4 interleaved
+// (VPP 2), EP 8, DP 16: every group talks, and the groups cross nodes.
 void BM_StepEvaluatePipelined(benchmark::State& state) {
   const Reference& ref = Ref();
+  strata::Cluster cluster = ref.comm.cluster();
+  cluster.nodes = 16;
+  const auto comm = OrDie(strata::CollectiveModel::Create(cluster, ref.comm.links()));
   strata::StepLayout layout = ref.setup.layout;
   layout.layout.tp = 2;
   layout.layout.pp = 4;
   layout.layout.vpp = 2;
-  layout.layout.dp = 5;
+  layout.layout.dp = 16;
+  layout.layout.ep = 8;
   layout.layout.sequence_parallel = true;
-  layout.micro_batches = 16;
+  layout.micro_batches = 8;
+  if (!strata::EvaluateStep(ref.setup.tables, layout, comm).ok()) {
+    state.SkipWithError("the pipelined layout does not place");
+    return;
+  }
   for (auto _ : state) {
-    auto r = strata::EvaluateStep(ref.setup.tables, layout, ref.comm);
+    auto r = strata::EvaluateStep(ref.setup.tables, layout, comm);
     benchmark::DoNotOptimize(r);
   }
 }

@@ -1,8 +1,10 @@
 #include "strata/sim/step_model.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "strata/model/flop_conventions.h"
+#include "strata/sim/step_placement.h"
 
 namespace strata {
 namespace {
@@ -165,8 +167,14 @@ Result<StepResult> EvaluateStep(const StepTables& t, const StepLayout& s,
   const Seconds compute_mb = fwd.total() + bwd.total() + rec.total() + skew_mb;
 
   // Communication, priced on the bandwidth map by the collective model.
-  STRATA_ASSIGN_OR_RETURN(std::vector<GroupPlacement> groups,
-                          PlaceGroups(l, comm.cluster().gpus_per_node));
+  // The group shapes from the layout alone when node-aligned (the planner's common case);
+  // otherwise enumerate the ranks.
+  std::optional<std::vector<GroupPlacement>> aligned =
+      AlignedGroupShapes(l, comm.cluster().gpus_per_node);
+  if (!aligned) {
+    STRATA_ASSIGN_OR_RETURN(aligned, PlaceGroups(l, comm.cluster().gpus_per_node));
+  }
+  const std::vector<GroupPlacement>& groups = *aligned;
   TrafficInputs ti;
   ti.layout = l;
   ti.micro_batch = s.micro_batch;
