@@ -19,6 +19,7 @@ struct Command {
 int RunModel(int argc, char** argv);
 int RunMfu(int argc, char** argv);
 int RunMemory(int argc, char** argv);
+int RunStep(int argc, char** argv);
 int RunMap(int argc, char** argv);
 int RunComm(int argc, char** argv);
 int RunHang(int argc, char** argv);

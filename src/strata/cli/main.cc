@@ -19,6 +19,7 @@ const std::vector<Command>& Commands() {
       {"model", "parameters by module, active parameters, FLOPs per token", RunModel},
       {"mfu", "MFU and HFU under each convention, from throughput", RunMfu},
       {"memory", "per-GPU memory ledger, item by item, phase by phase", RunMemory},
+      {"step", "predicted step time and where it goes (compute, comm, bubble)", RunStep},
       {"map", "bandwidth map of a cluster and where a layout's traffic runs", RunMap},
       {"comm", "cost of one collective on a cluster (time, algbw, busbw)", RunComm},
       {"hang", "find the culprit rank of a hung job from collected evidence", RunHang},

@@ -275,6 +275,20 @@ Status ParsePrecisionAndOptimizer(YamlMap& top, JobSpec& job) {
   return OkStatus();
 }
 
+Status ParseOverlap(YamlMap& top, JobSpec& job) {
+  if (!top.Has("overlap")) return OkStatus();
+  STRATA_ASSIGN_OR_RETURN(YamlMap o, top.Map("overlap"));
+  OverlapSpec& v = job.overlap;
+  for (auto [key, target] : {std::pair{"tp_comm", &v.tp_comm}, {"moe_a2a", &v.moe_a2a},
+                             {"cp_comm", &v.cp_comm}, {"pp_p2p", &v.pp_p2p},
+                             {"grad_reduce", &v.grad_reduce}, {"param_gather", &v.param_gather}}) {
+    if (o.Has(key)) {
+      STRATA_ASSIGN_OR_RETURN(*target, o.Bool(key));
+    }
+  }
+  return o.CheckNoUnknownKeys();
+}
+
 Status ParseThroughput(YamlMap& top, JobSpec& job) {
   if (!top.Has("throughput")) return OkStatus();
   STRATA_ASSIGN_OR_RETURN(YamlMap t, top.Map("throughput"));
@@ -470,6 +484,7 @@ Result<JobSpec> ParseFields(YAML::Node& root, const std::string& file) {
   STRATA_RETURN_IF_ERROR(ParsePrecisionAndOptimizer(top, job));
   STRATA_RETURN_IF_ERROR(ParseFrozen(top, job));
   STRATA_RETURN_IF_ERROR(ParseTrainingModes(top, job));
+  STRATA_RETURN_IF_ERROR(ParseOverlap(top, job));
   STRATA_RETURN_IF_ERROR(ParseThroughput(top, job));
   if (top.Has("mtp")) {
     STRATA_ASSIGN_OR_RETURN(job.mtp, top.Bool("mtp"));

@@ -77,6 +77,17 @@ struct OptimizerSpec {
   DType moment_dtype = DType::kFp32;  // exp_avg and exp_avg_sq
 };
 
+/// Which communication overlaps with compute (megatron-core's flags). What is not overlapped
+/// sits on the step's critical path; see docs/formulas.md, "Step time".
+struct OverlapSpec {
+  bool tp_comm = false;       // --tp-comm-overlap: TP collectives behind the layer's GEMMs
+  bool moe_a2a = false;       // --overlap-moe-expert-parallel-comm: EP all-to-all behind compute
+  bool cp_comm = true;        // ring attention overlaps its K/V exchange with attention
+  bool pp_p2p = false;        // --overlap-p2p-communication (interleaved schedules)
+  bool grad_reduce = false;   // --overlap-grad-reduce: DP reduce-scatter behind the backward
+  bool param_gather = false;  // --overlap-param-gather: DP all-gather behind the forward
+};
+
 /// A measured or planned speed: a rate, or a step time (with the tokens of one step, which
 /// default to global batch x mean sample length).
 struct ThroughputSpec {
@@ -108,6 +119,7 @@ struct JobSpec {
   Fp8Spec fp8;                      // FP8 recipe (default none: bf16 GEMMs)
   /// Tokens the busiest EP rank receives over the mean (dropless routing); 1 = balanced.
   double moe_routing_imbalance = 1.0;
+  OverlapSpec overlap;
   ThroughputSpec throughput;        // optional
 
   /// Micro batches per step per data-parallel rank (gradient accumulation).

@@ -25,11 +25,11 @@ Result<double> ParseNumber(std::string_view text) {
 }  // namespace
 
 SequenceLengths SequenceLengths::Fixed(double tokens) {
-  return SequenceLengths{tokens, tokens * tokens, tokens, true};
+  return SequenceLengths{tokens, tokens * tokens, tokens, true, {}};
 }
 
 SequenceLengths SequenceLengths::MeanMax(double mean_tokens, double max_tokens) {
-  return SequenceLengths{mean_tokens, mean_tokens * mean_tokens, max_tokens, false};
+  return SequenceLengths{mean_tokens, mean_tokens * mean_tokens, max_tokens, false, {}};
 }
 
 Result<SequenceLengths> FromHistogram(const std::vector<HistogramBin>& bins) {
@@ -44,7 +44,7 @@ Result<SequenceLengths> FromHistogram(const std::vector<HistogramBin>& bins) {
     if (b.count > 0 && b.length_tokens > max) max = b.length_tokens;
   }
   if (n <= 0) return InvalidInput("the histogram has no samples (all counts are zero)");
-  return SequenceLengths{sum / n, sum_sq / n, max, true};
+  return SequenceLengths{sum / n, sum_sq / n, max, true, bins};
 }
 
 Result<SequenceLengths> ParseSequenceHistogram(std::string_view text, const std::string& file) {

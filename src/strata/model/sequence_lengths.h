@@ -12,11 +12,17 @@
 
 namespace strata {
 
+struct HistogramBin {
+  double length_tokens = 0;
+  double count = 0;  // samples of that length (a weight; need not be an integer)
+};
+
 struct SequenceLengths {
   double mean_tokens = 0;         // E[S] over samples
   double mean_square_tokens = 0;  // E[S^2] over samples
   double max_tokens = 0;
   bool exact = true;  // false when only mean and max are known: E[S^2] is then bounded only
+  std::vector<HistogramBin> bins;  // the histogram when the lengths came from one
 
   /// The length a token's attention sees on average: E[S^2]/E[S].
   double AttentionTokens() const { return mean_square_tokens / mean_tokens; }
@@ -24,11 +30,6 @@ struct SequenceLengths {
   static SequenceLengths Fixed(double tokens);
   /// Mean and max only: E[S^2]/E[S] lies between them; the lower bound is used as the value.
   static SequenceLengths MeanMax(double mean_tokens, double max_tokens);
-};
-
-struct HistogramBin {
-  double length_tokens = 0;
-  double count = 0;  // samples of that length (a weight; need not be an integer)
 };
 
 Result<SequenceLengths> FromHistogram(const std::vector<HistogramBin>& bins);

@@ -1,0 +1,121 @@
+#include "strata/sim/step_constants.h"
+
+#include <fmt/format.h>
+
+#include "strata/core/file_io.h"
+#include "strata/core/yaml_fields.h"
+
+namespace strata {
+namespace {
+
+Result<YamlMap> Section(YamlMap& top, const std::string& key, KernelEfficiencyFile& out) {
+  STRATA_ASSIGN_OR_RETURN(YamlMap section, top.Map(key));
+  STRATA_ASSIGN_OR_RETURN(std::string source, section.String("source"));
+  if (source.empty()) return section.ErrorAt("source", "every value needs a source");
+  out.sources[key] = source;
+  return section;
+}
+
+Result<double> Fraction(YamlMap& map, const std::string& key) {
+  STRATA_ASSIGN_OR_RETURN(double v, map.Number(key));
+  if (!(v > 0) || v > 1) {
+    return map.ErrorAt(key, fmt::format("expected a fraction in (0, 1], got {}", v));
+  }
+  return v;
+}
+
+Result<double> Positive(YamlMap& map, const std::string& key) {
+  STRATA_ASSIGN_OR_RETURN(double v, map.Number(key));
+  if (!(v > 0)) return map.ErrorAt(key, fmt::format("expected a positive number, got {}", v));
+  return v;
+}
+
+// `per_gpu:` maps a GPU name to a value (gemm) or to a mapping (attention); `apply` stores it.
+template <class Apply>
+Status PerGpu(YamlMap& section, KernelEfficiencyFile& out, Apply apply) {
+  if (!section.Has("per_gpu")) return OkStatus();
+  STRATA_ASSIGN_OR_RETURN(YAML::Node node, section.Node("per_gpu"));
+  STRATA_ASSIGN_OR_RETURN(YamlMap gpus, YamlMap::Of(node, section.file(), section.FieldPath("per_gpu")));
+  for (const auto& entry : node) {
+    const std::string name = entry.first.as<std::string>();
+    auto [it, inserted] = out.per_gpu.try_emplace(name, out.defaults);
+    STRATA_RETURN_IF_ERROR(apply(gpus, name, it->second));
+  }
+  return gpus.CheckNoUnknownKeys();
+}
+
+}  // namespace
+
+const KernelEfficiency& KernelEfficiencyFile::For(const std::string& gpu_name) const {
+  auto it = per_gpu.find(gpu_name);
+  return it == per_gpu.end() ? defaults : it->second;
+}
+
+Result<KernelEfficiencyFile> ParseKernelEfficiency(const std::string& text,
+                                                   const std::string& file) {
+  STRATA_ASSIGN_OR_RETURN(YAML::Node root, ParseYaml(text, file));
+  STRATA_ASSIGN_OR_RETURN(YamlMap top, YamlMap::Of(root, file, ""));
+  KernelEfficiencyFile out;
+  KernelEfficiency& d = out.defaults;
+  // Scalars first, so the per-GPU copies start from complete defaults.
+  {
+    STRATA_ASSIGN_OR_RETURN(YamlMap s, Section(top, "grouped_gemm", out));
+    STRATA_ASSIGN_OR_RETURN(d.grouped_gemm_factor, Fraction(s, "factor"));
+    STRATA_RETURN_IF_ERROR(s.CheckNoUnknownKeys());
+  }
+  {
+    STRATA_ASSIGN_OR_RETURN(YamlMap s, Section(top, "gated_deltanet", out));
+    STRATA_ASSIGN_OR_RETURN(d.gated_deltanet, Fraction(s, "efficiency"));
+    STRATA_RETURN_IF_ERROR(s.CheckNoUnknownKeys());
+  }
+  {
+    STRATA_ASSIGN_OR_RETURN(YamlMap s, Section(top, "memory_bound", out));
+    STRATA_ASSIGN_OR_RETURN(d.hbm_efficiency, Fraction(s, "hbm_efficiency"));
+    STRATA_RETURN_IF_ERROR(s.CheckNoUnknownKeys());
+  }
+  {
+    STRATA_ASSIGN_OR_RETURN(YamlMap s, Section(top, "moe_routing_skew", out));
+    STRATA_ASSIGN_OR_RETURN(d.moe_routing_skew, Positive(s, "factor"));
+    if (d.moe_routing_skew < 1) {
+      return s.ErrorAt("factor", fmt::format("the busiest rank receives at least the mean: "
+                                             "expected >= 1, got {}",
+                                             d.moe_routing_skew));
+    }
+    STRATA_RETURN_IF_ERROR(s.CheckNoUnknownKeys());
+  }
+  STRATA_ASSIGN_OR_RETURN(YamlMap gemm, Section(top, "gemm", out));
+  STRATA_ASSIGN_OR_RETURN(d.gemm_large, Fraction(gemm, "default"));
+  STRATA_ASSIGN_OR_RETURN(d.gemm_half_dim, Positive(gemm, "half_dim"));
+  STRATA_ASSIGN_OR_RETURN(YamlMap attention, Section(top, "flash_attention", out));
+  {
+    STRATA_ASSIGN_OR_RETURN(YamlMap a, attention.Map("default"));
+    STRATA_ASSIGN_OR_RETURN(d.attention_forward, Fraction(a, "forward"));
+    STRATA_ASSIGN_OR_RETURN(d.attention_backward, Fraction(a, "backward"));
+    STRATA_RETURN_IF_ERROR(a.CheckNoUnknownKeys());
+  }
+  STRATA_ASSIGN_OR_RETURN(d.attention_half_seq, Positive(attention, "half_seq_tokens"));
+  STRATA_RETURN_IF_ERROR(PerGpu(gemm, out, [](YamlMap& gpus, const std::string& name,
+                                              KernelEfficiency& e) -> Status {
+    STRATA_ASSIGN_OR_RETURN(e.gemm_large, Fraction(gpus, name));
+    return OkStatus();
+  }));
+  STRATA_RETURN_IF_ERROR(PerGpu(attention, out, [](YamlMap& gpus, const std::string& name,
+                                                   KernelEfficiency& e) -> Status {
+    STRATA_ASSIGN_OR_RETURN(YamlMap a, gpus.Map(name));
+    STRATA_ASSIGN_OR_RETURN(e.attention_forward, Fraction(a, "forward"));
+    STRATA_ASSIGN_OR_RETURN(e.attention_backward, Fraction(a, "backward"));
+    return a.CheckNoUnknownKeys();
+  }));
+  STRATA_RETURN_IF_ERROR(gemm.CheckNoUnknownKeys());
+  STRATA_RETURN_IF_ERROR(attention.CheckNoUnknownKeys());
+  STRATA_RETURN_IF_ERROR(top.CheckNoUnknownKeys());
+  return out;
+}
+
+Result<KernelEfficiencyFile> LoadKernelEfficiency() {
+  const std::string path = DataDir() + "/kernel_efficiency.yaml";
+  STRATA_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
+  return ParseKernelEfficiency(text, path);
+}
+
+}  // namespace strata

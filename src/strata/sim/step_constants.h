@@ -1,0 +1,45 @@
+// The kernel efficiencies of the step-time model (data/kernel_efficiency.yaml): what fraction of
+// the GPU's dense peak each kind of kernel reaches, and of HBM bandwidth the memory-bound ones,
+// each with the source the file gives. Resolved for one GPU, so the hot path reads plain numbers.
+#ifndef STRATA_SIM_STEP_CONSTANTS_H_
+#define STRATA_SIM_STEP_CONSTANTS_H_
+
+#include <map>
+#include <string>
+
+#include "strata/core/result.h"
+
+namespace strata {
+
+/// The values for one GPU (per-GPU overrides applied).
+struct KernelEfficiency {
+  double gemm_large = 0;           // dense GEMM on large, well-shaped operands
+  double gemm_half_dim = 0;        // a dimension d reaches d / (d + half_dim) of gemm_large
+  double grouped_gemm_factor = 0;  // MoE grouped GEMM vs a dense GEMM of the same shape
+  double attention_forward = 0;    // flash attention, long sequences
+  double attention_backward = 0;
+  double attention_half_seq = 0;   // tokens: S / (S + half) of the long-sequence value
+  double gated_deltanet = 0;       // on the FLOP megatron-core counts for the GDN state
+  double hbm_efficiency = 0;       // memory-bound kernels: achieved / HBM bandwidth
+  double moe_routing_skew = 1;     // busiest expert rank's tokens / the mean
+};
+
+struct KernelEfficiencyFile {
+  KernelEfficiency defaults;
+  std::map<std::string, KernelEfficiency> per_gpu;  // canonical GPU name -> values
+  std::map<std::string, std::string> sources;       // section -> source text
+
+  /// The values for `gpu_name` (its overrides, else the defaults).
+  const KernelEfficiency& For(const std::string& gpu_name) const;
+};
+
+/// Parses the YAML text; `file` names it in errors.
+Result<KernelEfficiencyFile> ParseKernelEfficiency(const std::string& text,
+                                                   const std::string& file);
+
+/// Reads data/kernel_efficiency.yaml (via DataDir()).
+Result<KernelEfficiencyFile> LoadKernelEfficiency();
+
+}  // namespace strata
+
+#endif  // STRATA_SIM_STEP_CONSTANTS_H_

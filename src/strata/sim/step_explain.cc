@@ -1,0 +1,187 @@
+#include "strata/sim/step_explain.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+namespace strata {
+namespace {
+
+std::string Ms(Seconds t) { return fmt::format("{:.1f} ms", t.ms()); }
+std::string S(Seconds t) { return fmt::format("{:.3f} s", t.s()); }
+std::string On(bool b) { return b ? "on" : "off"; }
+
+std::string GemmKindName(GemmKind k) {
+  switch (k) {
+    case GemmKind::kDense: return "dense";
+    case GemmKind::kExpert: return "routed experts";
+    case GemmKind::kRouter: return "router";
+    case GemmKind::kLogits: return "output layer";
+  }
+  return "?";
+}
+
+}  // namespace
+
+std::vector<StepFormula> ExplainStep(const StepTables& t, const StepLayout& s,
+                                     const StepResult& r) {
+  const ParallelLayout& l = s.layout;
+  const KernelEfficiency& e = t.efficiency;
+  const double tokens = static_cast<double>(s.micro_batch) * t.mean_tokens / static_cast<double>(l.cp);
+  const double peak_t = t.peak.tflop_per_s();
+  std::vector<StepFormula> out;
+  auto add = [&](std::string name, std::string formula) {
+    out.push_back({std::move(name), std::move(formula)});
+  };
+  add("tokens of one micro batch on one rank",
+      fmt::format("T = micro batch x E[S] / CP = {} x {:.0f} / {} = {:.0f}; attention sees "
+                  "E[S^2]/E[S] = {:.0f} tokens{}",
+                  s.micro_batch, t.mean_tokens, l.cp, tokens, t.attention_tokens,
+                  t.lengths.assumed ? " (lengths ASSUMED uniform on [2 mean - max, max])" : ""));
+  for (const GemmGroup& g : t.gemms) {
+    const bool logits = g.kind == GemmKind::kLogits;
+    const bool expert = g.kind == GemmKind::kExpert;
+    const double rows = g.kind == GemmKind::kRouter && l.sequence_parallel
+                            ? tokens / static_cast<double>(l.tp)
+                            : tokens;
+    const double split = g.kind == GemmKind::kRouter ? 1.0 : static_cast<double>(l.tp);
+    const double flop = g.flop_per_token * rows / split / (logits ? 1.0 : static_cast<double>(l.pp));
+    double m = rows, n = g.n / split;
+    if (expert) {
+      m = tokens / static_cast<double>(l.tp) * static_cast<double>(l.etp * t.top_k * l.ep) /
+          static_cast<double>(std::max<int64_t>(t.num_experts, 1));
+      n = g.n / static_cast<double>(l.etp);
+    }
+    double eff = GemmEfficiency(e, m, n, g.k) * (expert ? e.grouped_gemm_factor : 1.0);
+    add(fmt::format("{} GEMMs, n = {:.0f}, k = {:.0f} (forward)", GemmKindName(g.kind), g.n, g.k),
+        fmt::format("{:.4g} FLOP/token x {:.0f} tokens / {} (TP){} = {:.4g} FLOP; efficiency {} x "
+                    "f({:.0f}) f({:.0f}) f({:.0f}){} = {:.3f}; t = FLOP / ({:.1f} TFLOP/s x {:.3f}) "
+                    "= {}",
+                    g.flop_per_token, rows, split, logits ? "" : fmt::format(" / {} (PP)", l.pp),
+                    flop, e.gemm_large, m, n, g.k,
+                    expert ? fmt::format(" x {} (grouped)", e.grouped_gemm_factor) : "", eff,
+                    peak_t, eff, Ms(Seconds::Of(flop / (t.peak.flop_per_s() * eff)))));
+  }
+  if (t.attention_flop_per_token > 0) {
+    add("flash attention (causal)",
+        fmt::format("{:.4g} FLOP/token x {:.0f} / {} (TP) / {} (PP); forward at {:.3f} of peak -> "
+                    "{}, backward 2x FLOP at {:.3f} -> {}",
+                    t.attention_flop_per_token, tokens, l.tp, l.pp,
+                    AttentionEfficiency(e, t.attention_tokens, false), Ms(r.forward.attention),
+                    AttentionEfficiency(e, t.attention_tokens, true), Ms(r.backward.attention)));
+  }
+  if (t.gdn_flop_per_token > 0) {
+    add("Gated DeltaNet chunked kernel",
+        fmt::format("{:.4g} FLOP/token x {:.0f} / {} / {} at {:.2f} of peak = {}",
+                    t.gdn_flop_per_token, tokens, l.tp, l.pp, e.gated_deltanet,
+                    Ms(r.forward.gated_deltanet)));
+  }
+  add("memory-bound operations (forward)",
+      fmt::format("({:.0f} B/token{} + {:.0f} B/token / {} (TP)) x {:.0f} tokens / {} (PP) / "
+                  "({:.0f} GB/s x {:.2f}) = {}",
+                  t.replicated_bytes_per_token, l.sequence_parallel ? " / TP" : "",
+                  t.split_bytes_per_token, l.tp, tokens, l.pp, t.hbm.gb_per_s(), e.hbm_efficiency,
+                  Ms(r.forward.memory_bound)));
+  add("output layer + cross entropy (last stage, forward)",
+      fmt::format("logits GEMM + {} B x {:.0f} tokens x {} vocab / {} (TP) / 3 on HBM = {}",
+                  t.loss_bytes_per_vocab_entry, tokens, t.vocab, l.tp,
+                  Ms(r.forward.logits_and_loss)));
+  add("one micro batch",
+      fmt::format("forward {} + backward {} (2x the forward's GEMMs) + recompute {} + routing skew "
+                  "{} + exposed TP/CP/EP/PP {} = {}",
+                  Ms(r.forward.total()), Ms(r.backward.total()), Ms(r.recompute.total()),
+                  Ms(r[StepPart::kMoeImbalance].total / static_cast<double>(s.micro_batches)),
+                  Ms(r.micro_batch - r.forward.total() - r.backward.total() - r.recompute.total() -
+                     r[StepPart::kMoeImbalance].total / static_cast<double>(s.micro_batches)),
+                  Ms(r.micro_batch)));
+  add("MoE routing skew",
+      fmt::format("busiest expert rank gets {:.2f} x the mean tokens: + {:.2f} x expert GEMM time",
+                  e.moe_routing_skew, e.moe_routing_skew - 1));
+  for (const PricedTraffic& p : r.traffic) {
+    add(fmt::format("{}: {}", ToString(p.item.group), p.item.purpose),
+        fmt::format("{} of {} on {} ranks over {} node(s), {} per call on {}; {:.0f} calls per step "
+                    "= {}",
+                    ToString(p.item.op), FormatBytesAuto(p.item.size), p.cost.shape.ranks,
+                    p.cost.shape.nodes, Ms(p.cost.time), p.cost.level, p.item.calls_per_step,
+                    S(p.time_per_step)));
+  }
+  add("overlap options",
+      fmt::format("tp_comm {}, moe_a2a {}, cp_comm {}, pp_p2p {}, grad_reduce {}, param_gather {} "
+                  "(job file section overlap:)",
+                  On(s.overlap.tp_comm), On(s.overlap.moe_a2a), On(s.overlap.cp_comm),
+                  On(s.overlap.pp_p2p), On(s.overlap.grad_reduce), On(s.overlap.param_gather)));
+  add("pipeline bubble",
+      fmt::format("(p - 1) / (m v) = ({} - 1) / ({} x {}) = {:.4f} of {} micro batches x {} = {}",
+                  l.pp, s.micro_batches, l.vpp, r.bubble_fraction, s.micro_batches,
+                  Ms(r.micro_batch), S(r[StepPart::kBubble].total)));
+  if (r[StepPart::kStraggler].total.s() > 0) {
+    add("variable-length stragglers",
+        fmt::format("each DP rank runs {} samples; t(S) = a S + b S^2 per sample; E[max over {} DP "
+                    "ranks] - mean = {}",
+                    s.micro_batches * s.micro_batch, l.dp, S(r[StepPart::kStraggler].total)));
+  }
+  add("optimizer step",
+      fmt::format("{:.4g} local parameters x (2 x {} + 4 x {} + 2 x {} + {}) B / ({:.0f} GB/s x "
+                  "{:.2f}) = {}",
+                  r.local_params, s.master_bytes, s.moment_bytes, s.grad_bytes, s.param_bytes,
+                  t.hbm.gb_per_s(), e.hbm_efficiency, Ms(r[StepPart::kOptimizer].total)));
+  std::string sum = "step = ";
+  bool first = true;
+  for (size_t i = 0; i < kStepPartCount; ++i) {
+    if (r.parts[i].exposed.s() <= 0) continue;
+    sum += fmt::format("{}{}", first ? "" : " + ", S(r.parts[i].exposed));
+    first = false;
+  }
+  add("step time (exposed parts)", fmt::format("{} = {}", sum, S(r.step)));
+  add("throughput and MFU",
+      fmt::format("{:.0f} tokens / {} / {} GPUs = {:.1f} tokens/s/GPU; MFU = {:.1f} x {:.4g} FLOP / "
+                  "{:.1f} TFLOP/s = {:.2f}%; HFU {:.2f}%",
+                  r.tokens_per_step, S(r.step), l.world(), r.tokens_per_s_per_gpu,
+                  r.tokens_per_s_per_gpu, t.megatron_flop_per_token, peak_t, 100 * r.mfu,
+                  100 * r.hfu));
+  return out;
+}
+
+std::vector<std::string> MicroBatchTimeline(const StepLayout& s, const StepResult& r) {
+  const double m = static_cast<double>(s.micro_batches);
+  // Exposed per-micro-batch communication, split evenly over the passes that issue it.
+  const double passes = s.recompute == RecomputeGranularity::kFull ? 3.0 : 2.0;
+  const Seconds comm = (r[StepPart::kTp].exposed + r[StepPart::kCp].exposed +
+                        r[StepPart::kEp].exposed + r[StepPart::kPp].exposed) / m;
+  const Seconds skew = r[StepPart::kMoeImbalance].total / m;
+  struct Phase {
+    std::string name;
+    Seconds time;
+  };
+  // The routing skew lengthens each pass's expert GEMMs in proportion to their time.
+  const Seconds expert = r.forward.expert_gemm + r.backward.expert_gemm + r.recompute.expert_gemm;
+  auto skew_of = [&](Seconds pass_expert) {
+    return expert.s() > 0 ? skew * (pass_expert / expert) : Seconds();
+  };
+  std::vector<Phase> phases = {{"forward compute", r.forward.total() + skew_of(r.forward.expert_gemm)}};
+  phases.push_back({"forward exposed comm", comm / passes});
+  if (r.recompute.total().s() > 0) {
+    phases.push_back({"recompute", r.recompute.total() + skew_of(r.recompute.expert_gemm)});
+    if (passes > 2) phases.push_back({"recompute exposed comm", comm / passes});
+  }
+  phases.push_back({"backward compute", r.backward.total() + skew_of(r.backward.expert_gemm)});
+  phases.push_back({"backward exposed comm", comm / passes});
+  const double total = r.micro_batch.s();
+  constexpr int kWidth = 50;
+  std::vector<std::string> lines;
+  double start = 0;
+  for (const Phase& p : phases) {
+    if (p.time.s() <= 0) continue;
+    const int from = static_cast<int>(std::lround(kWidth * start / total));
+    const int to = std::max(from + 1, static_cast<int>(std::lround(kWidth * (start + p.time.s()) / total)));
+    std::string bar(static_cast<size_t>(kWidth), ' ');
+    for (int i = from; i < std::min(to, kWidth); ++i) bar[static_cast<size_t>(i)] = '#';
+    lines.push_back(fmt::format("{:>9.3f} s - {:>9.3f} s  |{}|  {}", start, start + p.time.s(), bar,
+                                p.name));
+    start += p.time.s();
+  }
+  return lines;
+}
+
+}  // namespace strata

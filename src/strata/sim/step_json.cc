@@ -1,0 +1,75 @@
+#include "strata/sim/step_json.h"
+
+namespace strata {
+namespace {
+
+Json KernelsJson(const KernelTimes& k) {
+  return {{"dense_gemm_s", k.dense_gemm.s()},       {"expert_gemm_s", k.expert_gemm.s()},
+          {"attention_s", k.attention.s()},         {"gated_deltanet_s", k.gated_deltanet.s()},
+          {"memory_bound_s", k.memory_bound.s()},   {"logits_and_loss_s", k.logits_and_loss.s()},
+          {"total_s", k.total().s()}};
+}
+
+}  // namespace
+
+Json StepToJson(const StepSetup& setup, const StepResult& r) {
+  const JobSpec& s = setup.job.spec;
+  const ParallelLayout& l = s.layout;
+  const StepLayout& sl = setup.layout;
+  Json doc = JsonDocument("step");
+  doc["job"] = {{"file", s.file},
+                {"model", setup.job.model.name},
+                {"gpu", setup.job.gpu.name},
+                {"cluster", setup.job.cluster.name},
+                {"gpus", l.world()},
+                {"tp", l.tp}, {"pp", l.pp}, {"vpp", l.vpp}, {"cp", l.cp},
+                {"ep", l.ep}, {"etp", l.etp}, {"dp", l.dp}, {"expert_dp", l.expert_dp()},
+                {"sequence_parallel", l.sequence_parallel},
+                {"micro_batch", s.micro_batch},
+                {"micro_batches_per_step", sl.micro_batches},
+                {"global_batch", s.global_batch},
+                {"recompute", RecomputeGranularityName(s.recompute.granularity)}};
+  doc["overlap"] = {{"tp_comm", sl.overlap.tp_comm},         {"moe_a2a", sl.overlap.moe_a2a},
+                    {"cp_comm", sl.overlap.cp_comm},         {"pp_p2p", sl.overlap.pp_p2p},
+                    {"grad_reduce", sl.overlap.grad_reduce}, {"param_gather", sl.overlap.param_gather}};
+  doc["sequence"] = {{"mean_tokens", setup.tables.mean_tokens},
+                     {"attention_tokens", setup.tables.attention_tokens},
+                     {"max_tokens", setup.tables.lengths.max_tokens},
+                     {"length_distribution_assumed", setup.tables.lengths.assumed}};
+  doc["step_time_s"] = r.step.s();
+  doc["micro_batch_time_s"] = r.micro_batch.s();
+  doc["tokens_per_step"] = r.tokens_per_step;
+  doc["tokens_per_s_per_gpu"] = r.tokens_per_s_per_gpu;
+  doc["mfu"] = r.mfu;
+  doc["hfu"] = r.hfu;
+  doc["bubble_fraction"] = r.bubble_fraction;
+  Json parts = Json::array();
+  for (size_t i = 0; i < kStepPartCount; ++i) {
+    const StepPartTime& p = r.parts[i];
+    if (p.total.s() <= 0) continue;
+    parts.push_back({{"name", StepPartName(static_cast<StepPart>(i))},
+                     {"total_s", p.total.s()},
+                     {"exposed_s", p.exposed.s()},
+                     {"hidden_s", (p.total - p.exposed).value()},
+                     {"share_of_step", p.exposed / r.step}});
+  }
+  doc["breakdown"] = parts;
+  doc["micro_batch"] = {{"forward", KernelsJson(r.forward)},
+                        {"backward", KernelsJson(r.backward)},
+                        {"recompute", KernelsJson(r.recompute)}};
+  Json traffic = Json::array();
+  for (const PricedTraffic& p : r.traffic) {
+    traffic.push_back({{"group", ToString(p.item.group)},
+                       {"purpose", p.item.purpose},
+                       {"op", ToString(p.item.op)},
+                       {"size_bytes", p.item.size.count()},
+                       {"calls_per_step", p.item.calls_per_step},
+                       {"time_per_call_s", p.cost.time.s()},
+                       {"time_per_step_s", p.time_per_step.s()},
+                       {"level", p.cost.level}});
+  }
+  doc["traffic"] = traffic;
+  return doc;
+}
+
+}  // namespace strata

@@ -1,0 +1,16 @@
+// The JSON form of a step prediction (strata step --json), schema_version from core.
+#ifndef STRATA_SIM_STEP_JSON_H_
+#define STRATA_SIM_STEP_JSON_H_
+
+#include "strata/core/json_output.h"
+#include "strata/sim/step_job.h"
+#include "strata/sim/step_model.h"
+
+namespace strata {
+
+/// Times in seconds (fields end in _s), shares as fractions of the step (0..1).
+Json StepToJson(const StepSetup& setup, const StepResult& result);
+
+}  // namespace strata
+
+#endif  // STRATA_SIM_STEP_JSON_H_

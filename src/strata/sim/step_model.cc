@@ -1,0 +1,270 @@
+#include "strata/sim/step_model.h"
+
+#include <algorithm>
+#include <optional>
+
+#include "strata/model/flop_conventions.h"
+#include "strata/sim/step_placement.h"
+
+namespace strata {
+namespace {
+
+constexpr std::array<std::string_view, kStepPartCount> kPartNames = {
+    "forward compute",
+    "backward compute",
+    "recompute (forward again)",
+    "MoE routing skew (busiest expert rank)",
+    "TP communication",
+    "CP K/V exchange",
+    "EP all-to-all",
+    "PP send/recv",
+    "pipeline bubble",
+    "variable-length stragglers",
+    "DP gradient reduce",
+    "DP parameter all-gather",
+    "expert-DP gradient reduce",
+    "expert-DP parameter all-gather",
+    "optimizer step + gradient clipping",
+};
+
+double Saturation(double d, double half) { return d / (d + half); }
+
+struct GroupTotals {
+  double tp = 0, cp = 0, ep = 0, pp = 0;
+  double dp_grad = 0, dp_param = 0, edp_grad = 0, edp_param = 0;
+};
+
+GroupTotals SumByGroup(const std::vector<PricedTraffic>& traffic) {
+  GroupTotals g;
+  for (const auto& p : traffic) {
+    const double t = p.time_per_step.s();
+    const bool param = p.item.op == CollectiveOp::kAllGather;
+    switch (p.item.group) {
+      case GroupKind::kTp:
+      case GroupKind::kEtp: g.tp += t; break;
+      case GroupKind::kCp: g.cp += t; break;
+      case GroupKind::kEp: g.ep += t; break;
+      case GroupKind::kPp: g.pp += t; break;
+      case GroupKind::kDp:
+      case GroupKind::kDpCp: (param ? g.dp_param : g.dp_grad) += t; break;
+      case GroupKind::kExpertDp: (param ? g.edp_param : g.edp_grad) += t; break;
+    }
+  }
+  return g;
+}
+
+// What of `total` stays on the critical path when it may hide behind `capacity` of compute.
+double Exposed(double total, bool overlapped, double capacity) {
+  return overlapped ? std::max(0.0, total - capacity) : total;
+}
+
+}  // namespace
+
+std::string_view StepPartName(StepPart part) { return kPartNames[static_cast<size_t>(part)]; }
+
+double GemmEfficiency(const KernelEfficiency& e, double m, double n, double k) {
+  const double half = e.gemm_half_dim;
+  return e.gemm_large * Saturation(m, half) * Saturation(n, half) * Saturation(k, half);
+}
+
+double AttentionEfficiency(const KernelEfficiency& e, double tokens, bool backward) {
+  return (backward ? e.attention_backward : e.attention_forward) *
+         Saturation(tokens, e.attention_half_seq);
+}
+
+double BubbleFraction(int64_t pp, int64_t micro_batches, int64_t vpp) {
+  if (pp <= 1) return 0;
+  return static_cast<double>(pp - 1) / static_cast<double>(micro_batches * vpp);
+}
+
+Result<StepResult> EvaluateStep(const StepTables& t, const StepLayout& s,
+                                const CollectiveModel& comm) {
+  const ParallelLayout& l = s.layout;
+  const KernelEfficiency& e = t.efficiency;
+  const double tp = static_cast<double>(l.tp);
+  const double pp = static_cast<double>(l.pp);
+  const double m = static_cast<double>(s.micro_batches);
+  const double mbs = static_cast<double>(s.micro_batch);
+  // Tokens of one micro batch on one rank (CP splits the sequence); the most loaded rank is on
+  // the last pipeline stage: layers / PP of every kind, plus the output layer and the loss.
+  const double tokens = mbs * t.mean_tokens / static_cast<double>(l.cp);
+  const double stage = 1.0 / pp;
+  const double sp_split = l.sequence_parallel ? tp : 1.0;
+  const double peak = t.peak.flop_per_s();
+  const double hbm = t.hbm.bytes_per_s() * e.hbm_efficiency;
+
+  StepResult r;
+  KernelTimes& fwd = r.forward;
+  double logits_gemm = 0;
+  for (const GemmGroup& g : t.gemms) {
+    switch (g.kind) {
+      case GemmKind::kDense: {
+        const double flop = g.flop_per_token * tokens / tp * stage;
+        fwd.dense_gemm += Seconds::Of(flop / (peak * GemmEfficiency(e, tokens, g.n / tp, g.k)));
+        break;
+      }
+      case GemmKind::kRouter: {
+        // Replicated over TP; sequence parallelism gives each TP rank its share of tokens.
+        const double rows = tokens / sp_split;
+        const double flop = g.flop_per_token * rows * stage;
+        fwd.dense_gemm += Seconds::Of(flop / (peak * GemmEfficiency(e, rows, g.n, g.k)));
+        break;
+      }
+      case GemmKind::kExpert: {
+        // Each local expert receives (tokens / TP) x ETP x top_k x EP / E tokens on average;
+        // the FLOP per rank are the same whatever the EP x ETP split.
+        const double per_expert = tokens / tp * static_cast<double>(l.etp) *
+                                  static_cast<double>(t.top_k * l.ep) /
+                                  static_cast<double>(std::max<int64_t>(t.num_experts, 1));
+        const double eff = GemmEfficiency(e, per_expert, g.n / static_cast<double>(l.etp), g.k) *
+                           e.grouped_gemm_factor;
+        fwd.expert_gemm += Seconds::Of(g.flop_per_token * tokens / tp * stage / (peak * eff));
+        break;
+      }
+      case GemmKind::kLogits: {
+        const double flop = g.flop_per_token * tokens / tp;
+        logits_gemm += flop / (peak * GemmEfficiency(e, tokens, g.n / tp, g.k));
+        break;
+      }
+    }
+  }
+  const double attention_flop = t.attention_flop_per_token * tokens / tp * stage;
+  fwd.attention = Seconds::Of(
+      attention_flop / (peak * AttentionEfficiency(e, t.attention_tokens, false)));
+  const Seconds attention_backward = Seconds::Of(
+      2 * attention_flop / (peak * AttentionEfficiency(e, t.attention_tokens, true)));
+  fwd.gated_deltanet =
+      Seconds::Of(t.gdn_flop_per_token * tokens / tp * stage / (peak * e.gated_deltanet));
+  fwd.memory_bound = Seconds::Of(
+      (t.replicated_bytes_per_token / sp_split + t.split_bytes_per_token / tp) * tokens * stage / hbm);
+  const double loss = t.loss_bytes_per_vocab_entry * tokens * static_cast<double>(t.vocab) / tp / hbm;
+  fwd.logits_and_loss = Seconds::Of(logits_gemm + loss / 3);
+
+  // Backward: twice the forward's FLOP (data and weight gradients) and memory traffic.
+  KernelTimes& bwd = r.backward;
+  bwd.dense_gemm = fwd.dense_gemm * 2;
+  bwd.expert_gemm = fwd.expert_gemm * 2;
+  bwd.attention = attention_backward;
+  bwd.gated_deltanet = fwd.gated_deltanet * 2;
+  bwd.memory_bound = fwd.memory_bound * 2;
+  bwd.logits_and_loss = Seconds::Of(2 * logits_gemm + 2 * loss / 3);
+
+  // Recompute re-runs the forward of what it dropped: the layers (not the output layer) for
+  // full recompute, core attention for selective.
+  KernelTimes& rec = r.recompute;
+  if (s.recompute == RecomputeGranularity::kFull) {
+    const double f = s.recompute_layer_fraction;
+    rec.dense_gemm = fwd.dense_gemm * f;
+    rec.expert_gemm = fwd.expert_gemm * f;
+    rec.attention = fwd.attention * f;
+    rec.gated_deltanet = fwd.gated_deltanet * f;
+    rec.memory_bound = fwd.memory_bound * f;
+  } else if (s.recompute == RecomputeGranularity::kSelective) {
+    rec.attention = fwd.attention;
+  }
+  const Seconds skew_mb =
+      (fwd.expert_gemm + bwd.expert_gemm + rec.expert_gemm) * (e.moe_routing_skew - 1);
+  const Seconds compute_mb = fwd.total() + bwd.total() + rec.total() + skew_mb;
+
+  // Communication, priced on the bandwidth map by the collective model.
+  // The group shapes from the layout alone when node-aligned (the planner's common case);
+  // otherwise enumerate the ranks.
+  std::optional<std::vector<GroupPlacement>> aligned =
+      AlignedGroupShapes(l, comm.cluster().gpus_per_node);
+  if (!aligned) {
+    STRATA_ASSIGN_OR_RETURN(aligned, PlaceGroups(l, comm.cluster().gpus_per_node));
+  }
+  const std::vector<GroupPlacement>& groups = *aligned;
+  TrafficInputs ti;
+  ti.layout = l;
+  ti.micro_batch = s.micro_batch;
+  ti.tokens_per_sample = t.mean_tokens;
+  ti.micro_batches_per_step = s.micro_batches;
+  ti.param_bytes = s.param_bytes;
+  ti.grad_bytes = s.grad_bytes;
+  ti.distributed_optimizer = s.distributed_optimizer;
+  ti.full_recompute = s.recompute == RecomputeGranularity::kFull;
+  STRATA_ASSIGN_OR_RETURN(r.traffic, PriceTraffic(LayoutTraffic(t.traffic, ti), groups, comm));
+  const GroupTotals g = SumByGroup(r.traffic);
+
+  const Seconds dense_mb = fwd.dense_gemm + bwd.dense_gemm + rec.dense_gemm;
+  const Seconds attention_mb = fwd.attention + bwd.attention + rec.attention;
+  const Seconds expert_mb = fwd.expert_gemm + bwd.expert_gemm + rec.expert_gemm + skew_mb;
+  auto set = [&](StepPart part, double total, double exposed) {
+    r[part] = {Seconds::Of(total), Seconds::Of(exposed)};
+  };
+  set(StepPart::kTp, g.tp, Exposed(g.tp, s.overlap.tp_comm, m * dense_mb.s()));
+  set(StepPart::kCp, g.cp, Exposed(g.cp, s.overlap.cp_comm, m * attention_mb.s()));
+  set(StepPart::kEp, g.ep, Exposed(g.ep, s.overlap.moe_a2a, m * (compute_mb - expert_mb).value()));
+  set(StepPart::kPp, g.pp, Exposed(g.pp, s.overlap.pp_p2p, m * compute_mb.s()));
+  const double comm_mb = (r[StepPart::kTp].exposed + r[StepPart::kCp].exposed +
+                          r[StepPart::kEp].exposed + r[StepPart::kPp].exposed).value() / m;
+  r.micro_batch = compute_mb + Seconds::Of(comm_mb);
+
+  set(StepPart::kForward, m * fwd.total().s(), m * fwd.total().s());
+  set(StepPart::kBackward, m * bwd.total().s(), m * bwd.total().s());
+  set(StepPart::kRecompute, m * rec.total().s(), m * rec.total().s());
+  set(StepPart::kMoeImbalance, m * skew_mb.s(), m * skew_mb.s());
+
+  // 1F1B: (m + (p - 1) / v) micro-batch times; the (p - 1) / v extra is the bubble.
+  r.bubble_fraction = BubbleFraction(l.pp, s.micro_batches, l.vpp);
+  const double bubble = r.bubble_fraction * m * r.micro_batch.s();
+  set(StepPart::kBubble, bubble, bubble);
+
+  // Stragglers: a rank's micro batches cost a S + b S^2 per sample; the step waits for the
+  // slowest of the DP ranks. docs/formulas.md, "Stragglers".
+  double straggler = 0;
+  if (t.lengths.length_tokens.size() > 1 && l.dp > 1) {
+    const double b = attention_mb.s() / (mbs * t.lengths.moment[2]);
+    const double a = (r.micro_batch - attention_mb).value() / (mbs * t.lengths.moment[1]);
+    const double worst = ExpectedMaxWork(t.lengths, a, b, s.micro_batches * s.micro_batch, l.dp);
+    straggler = std::max(0.0, worst - m * r.micro_batch.s());
+  }
+  set(StepPart::kStraggler, straggler, straggler);
+
+  // DP synchronisation: with overlap, megatron-core reduces layer by layer behind the last
+  // micro batch's backward (and gathers behind the next forward); one layer's chunk stays
+  // exposed.
+  const double layers_per_stage = std::max(1.0, static_cast<double>(t.layers) / pp);
+  auto sync = [&](StepPart dp_part, double dp, StepPart edp_part, double edp, bool overlapped,
+                  double capacity) {
+    const double total = dp + edp;
+    double exposed = total;
+    if (overlapped) exposed = std::max(total / layers_per_stage, total - capacity);
+    const double share = total > 0 ? exposed / total : 0;
+    set(dp_part, dp, dp * share);
+    set(edp_part, edp, edp * share);
+  };
+  sync(StepPart::kDpGrad, g.dp_grad, StepPart::kExpertDpGrad, g.edp_grad, s.overlap.grad_reduce,
+       (bwd.total() + rec.total()).value());
+  sync(StepPart::kDpParam, g.dp_param, StepPart::kExpertDpParam, g.edp_param,
+       s.overlap.param_gather, fwd.total().s());
+
+  // Adam over the local shard: read and write master weights and both moments, read the
+  // gradient twice (clipping norm, update), write the bf16 weights.
+  const double non_expert = static_cast<double>(t.traffic.non_expert_params) / (tp * pp);
+  const double expert = static_cast<double>(t.traffic.expert_params) /
+                        static_cast<double>(l.ep * l.etp * l.pp);
+  r.local_params = s.distributed_optimizer
+                       ? non_expert / static_cast<double>(l.dp * l.cp) +
+                             expert / static_cast<double>(std::max<int64_t>(l.expert_dp(), 1))
+                       : non_expert + expert;
+  const double bytes_per_param = static_cast<double>(2 * s.master_bytes + 4 * s.moment_bytes +
+                                                     2 * s.grad_bytes + s.param_bytes);
+  const double optimizer = r.local_params * bytes_per_param / hbm;
+  set(StepPart::kOptimizer, optimizer, optimizer);
+
+  for (const auto& part : r.parts) r.step += part.exposed;
+  r.tokens_per_step = m * mbs * static_cast<double>(l.dp) * t.mean_tokens;
+  r.tokens_per_s_per_gpu = r.tokens_per_step / r.step.s() / static_cast<double>(l.world());
+  r.mfu = r.tokens_per_s_per_gpu * t.megatron_flop_per_token / peak;
+  const Recompute hw = s.recompute == RecomputeGranularity::kFull        ? Recompute::kFull
+                       : s.recompute == RecomputeGranularity::kSelective ? Recompute::kSelective
+                                                                         : Recompute::kNone;
+  r.hfu = r.tokens_per_s_per_gpu *
+          HardwareFlopsPerToken(FlopCount::Of(t.megatron_flop_per_token), t.forward, hw).count() /
+          peak;
+  return r;
+}
+
+}  // namespace strata

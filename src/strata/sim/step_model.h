@@ -1,0 +1,115 @@
+// The step-time model: for one parallel layout, how long a training step takes and where the
+// time goes (compute by kind of kernel, recompute, each group's communication and how much of
+// it is hidden behind compute, the pipeline bubble, variable-length stragglers, MoE routing
+// skew, the optimizer). Per-model work lives in StepTables (step_tables.h); this is the
+// per-layout arithmetic the planner calls millions of times, so it formats no text.
+// Formulas with the reference job substituted: docs/formulas.md, "Step time".
+#ifndef STRATA_SIM_STEP_MODEL_H_
+#define STRATA_SIM_STEP_MODEL_H_
+
+#include <array>
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "strata/comm/collective_cost.h"
+#include "strata/comm/traffic_pricing.h"
+#include "strata/core/result.h"
+#include "strata/core/units.h"
+#include "strata/job/job_spec.h"
+#include "strata/job/parallel_layout.h"
+#include "strata/sim/step_tables.h"
+
+namespace strata {
+
+/// What varies from layout to layout (the planner's search space) and the job's options.
+struct StepLayout {
+  ParallelLayout layout;
+  int64_t micro_batch = 1;    // samples per micro batch
+  int64_t micro_batches = 1;  // per DP rank per step (gradient accumulation)
+  RecomputeGranularity recompute = RecomputeGranularity::kNone;
+  double recompute_layer_fraction = 1;  // full recompute, block method: the layers it covers
+  OverlapSpec overlap;
+  bool distributed_optimizer = true;
+  int64_t param_bytes = 2;
+  int64_t grad_bytes = 4;
+  int64_t master_bytes = 4;  // fp32 master weights
+  int64_t moment_bytes = 4;  // each Adam moment
+};
+
+/// The rows of the breakdown, in the order they are printed.
+enum class StepPart {
+  kForward,
+  kBackward,
+  kRecompute,
+  kMoeImbalance,
+  kTp,
+  kCp,
+  kEp,
+  kPp,
+  kBubble,
+  kStraggler,
+  kDpGrad,
+  kDpParam,
+  kExpertDpGrad,
+  kExpertDpParam,
+  kOptimizer,
+};
+inline constexpr size_t kStepPartCount = 15;
+std::string_view StepPartName(StepPart part);  // "forward compute", "EP all-to-all", ...
+
+struct StepPartTime {
+  Seconds total;    // per step, before any overlap
+  Seconds exposed;  // on the critical path; total - exposed is hidden behind compute
+};
+
+/// One micro batch's compute on the most loaded rank, by kind of kernel.
+struct KernelTimes {
+  Seconds dense_gemm;     // mixer projections, dense MLP, shared experts, router
+  Seconds expert_gemm;    // routed experts at the mean load (the skew is its own row)
+  Seconds attention;      // flash attention (core attention)
+  Seconds gated_deltanet; // the chunked linear-attention kernel
+  Seconds memory_bound;   // norms, activations, rotary, residuals, router softmax, permutation
+  Seconds logits_and_loss;  // the output layer GEMM and cross entropy (last stage)
+  Seconds total() const {
+    return dense_gemm + expert_gemm + attention + gated_deltanet + memory_bound + logits_and_loss;
+  }
+};
+
+struct StepResult {
+  std::array<StepPartTime, kStepPartCount> parts{};
+  KernelTimes forward;    // one micro batch
+  KernelTimes backward;
+  KernelTimes recompute;
+  Seconds micro_batch;    // one micro batch's compute + its exposed per-micro-batch communication
+  Seconds step;           // the sum of the exposed parts
+  double bubble_fraction = 0;      // (p - 1) / (m v)
+  double tokens_per_step = 0;
+  double tokens_per_s_per_gpu = 0;
+  double mfu = 0;  // megatron-core's FLOP convention over the dense peak
+  double hfu = 0;  // with the recomputed forward counted
+  double local_params = 0;  // parameters the optimizer updates on one rank
+  std::vector<PricedTraffic> traffic;  // the layout's communication on the bandwidth map
+
+  const StepPartTime& operator[](StepPart p) const { return parts[static_cast<size_t>(p)]; }
+  StepPartTime& operator[](StepPart p) { return parts[static_cast<size_t>(p)]; }
+};
+
+/// Evaluates one layout. Fails when the layout does not fit the cluster the collective model
+/// describes (placement or pricing errors).
+Result<StepResult> EvaluateStep(const StepTables& tables, const StepLayout& layout,
+                                const CollectiveModel& comm);
+
+/// The efficiency of a dense GEMM of m x k by k x n on this GPU (gemm_large x f(m) f(n) f(k),
+/// f(d) = d / (d + half_dim)). Exposed for tests and --explain.
+double GemmEfficiency(const KernelEfficiency& e, double m, double n, double k);
+
+/// Flash attention's efficiency at `tokens` attended (forward or backward).
+double AttentionEfficiency(const KernelEfficiency& e, double tokens, bool backward);
+
+/// The pipeline bubble as a fraction of the ideal time: (p - 1) / (m v).
+double BubbleFraction(int64_t pp, int64_t micro_batches, int64_t vpp);
+
+}  // namespace strata
+
+#endif  // STRATA_SIM_STEP_MODEL_H_

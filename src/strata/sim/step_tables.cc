@@ -1,0 +1,142 @@
+#include "strata/sim/step_tables.h"
+
+#include <algorithm>
+
+#include "strata/model/flop_conventions.h"
+
+namespace strata {
+namespace {
+
+constexpr double kActivationBytes = 2;  // bf16 activations
+
+// Merges GEMMs of one kind and shape, so the hot path loops over a handful of groups.
+void AddGemm(std::vector<GemmGroup>& groups, GemmKind kind, double flop, double n, double k) {
+  if (flop <= 0) return;
+  for (auto& g : groups) {
+    if (g.kind == kind && g.n == n && g.k == k) {
+      g.flop_per_token += flop;
+      return;
+    }
+  }
+  groups.push_back({kind, flop, n, k});
+}
+
+// The width a mixer's projections mostly produce: the representative n of its GEMMs.
+double MixerWidth(const ModelConfig& c, MixerKind kind) {
+  switch (kind) {
+    case MixerKind::kFullAttention:
+    case MixerKind::kSlidingAttention:
+      return static_cast<double>(c.attention.num_heads * c.attention.head_dim);
+    case MixerKind::kMla: return static_cast<double>(c.mla.num_heads * c.mla.v_head_dim);
+    case MixerKind::kGatedDeltaNet: return static_cast<double>(c.linear_attention.conv_dim());
+  }
+  return static_cast<double>(c.hidden_size);
+}
+
+// Memory-bound bytes per token of one layer's forward (bf16 elements), by kind of tensor.
+// docs/formulas.md, "Step time", "Memory-bound operations".
+void AddLayerBytes(const ModelConfig& c, const LayerSpec& spec, StepTables& t) {
+  const double h = static_cast<double>(c.hidden_size);
+  const double b = kActivationBytes;
+  // Two norms (read h, write h) and two residual adds (read 2h, write h).
+  t.replicated_bytes_per_token += b * (2 * 2 * h + 2 * 3 * h);
+  switch (spec.mixer) {
+    case MixerKind::kFullAttention:
+    case MixerKind::kSlidingAttention: {
+      const auto& a = c.attention;
+      const double q = static_cast<double>(a.num_heads * a.head_dim);
+      const double kv = static_cast<double>(a.num_kv_heads * a.head_dim);
+      double elems = 2 * (q + kv);                // rotary on q and k: read + write
+      if (a.qk_norm) elems += 2 * (q + kv);       // per-head norms on q and k
+      if (a.output_gate) elems += 3 * q;          // sigmoid gate: read 2q, write q
+      t.split_bytes_per_token += b * elems;
+      break;
+    }
+    case MixerKind::kMla: {
+      const auto& m = c.mla;
+      const double rope = static_cast<double>(m.num_heads * m.qk_rope_head_dim);
+      const double latent = static_cast<double>(m.kv_lora_rank + m.q_lora_rank);
+      t.split_bytes_per_token += b * (2 * 2 * rope + 2 * latent);
+      break;
+    }
+    case MixerKind::kGatedDeltaNet: {
+      const auto& g = c.linear_attention;
+      // Causal conv over q, k, v (read + write) and the gated norm of the output (read o and
+      // the gate z, write the result, plus the decay and beta gates).
+      t.split_bytes_per_token +=
+          b * (2 * static_cast<double>(g.conv_dim()) + 4 * static_cast<double>(g.value_dim()));
+      break;
+    }
+  }
+  if (spec.ffn == FfnKind::kDense) {
+    // SwiGLU: read gate and up (2f), write f.
+    t.split_bytes_per_token += b * 3 * static_cast<double>(c.dense_mlp.intermediate_size);
+    return;
+  }
+  const auto& m = c.moe;
+  t.split_bytes_per_token += b * 3 * static_cast<double>(m.top_k * m.expert_intermediate_size +
+                                                          m.num_shared_experts *
+                                                              m.shared_expert_intermediate_size);
+  // Router: fp32 logits over E experts written, softmaxed and top-k'd (3 passes of 4 B); the
+  // token permutation and its inverse each read h and write top_k x h (or the reverse).
+  t.replicated_bytes_per_token += 3 * 4 * static_cast<double>(m.num_experts) +
+                                  2 * b * (1 + static_cast<double>(m.top_k)) * h;
+}
+
+}  // namespace
+
+StepTables BuildStepTables(const StepTableInputs& in) {
+  const ModelConfig& c = *in.model;
+  StepTables t;
+  t.model_name = c.name;
+  t.gpu_name = in.gpu->name;
+  t.peak = in.gpu->bf16_dense;
+  t.hbm = in.gpu->hbm_bandwidth;
+  t.efficiency = in.efficiency->For(in.gpu->name);
+  t.layers = static_cast<int64_t>(c.layers.size());
+  t.hidden = c.hidden_size;
+  t.vocab = c.vocab_size;
+  t.num_experts = c.moe.num_experts;
+  t.top_k = c.moe.top_k;
+
+  t.lengths = in.packed ? LengthDistribution::Fixed(in.sequence.max_tokens)
+                        : LengthDistribution::FromSequence(in.sequence);
+  t.mean_tokens = t.lengths.moment[1];
+  t.attention_tokens = t.lengths.moment[2] / t.lengths.moment[1];
+
+  t.forward = CountForwardFlops(c, t.attention_tokens, AttentionMask::kCausal);
+  t.megatron_flop_per_token =
+      MegatronTrainingFlopsPerToken(c, t.attention_tokens, in.mtp).count();
+  const double h = static_cast<double>(c.hidden_size);
+  for (const LayerFlops& layer : t.forward.layers) {
+    AddGemm(t.gemms, GemmKind::kDense, layer.projections.count(), MixerWidth(c, layer.spec.mixer), h);
+    t.attention_flop_per_token += layer.core_attention.count();
+    t.gdn_flop_per_token += layer.linear_state.count();
+    if (layer.spec.ffn == FfnKind::kDense) {
+      AddGemm(t.gemms, GemmKind::kDense, layer.ffn.count(),
+              static_cast<double>(c.dense_mlp.intermediate_size), h);
+    } else {
+      // flops.cc counts routed and shared experts together: split them by their widths.
+      const auto& m = c.moe;
+      const double routed = static_cast<double>(m.top_k * m.expert_intermediate_size);
+      const double shared =
+          static_cast<double>(m.num_shared_experts * m.shared_expert_intermediate_size);
+      const double share = routed / (routed + shared);
+      AddGemm(t.gemms, GemmKind::kExpert, layer.ffn.count() * share,
+              static_cast<double>(m.expert_intermediate_size), h);
+      AddGemm(t.gemms, GemmKind::kDense, layer.ffn.count() * (1 - share),
+              static_cast<double>(m.shared_expert_intermediate_size), h);
+      AddGemm(t.gemms, GemmKind::kRouter, layer.router.count(), static_cast<double>(m.num_experts), h);
+    }
+    AddLayerBytes(c, layer.spec, t);
+  }
+  AddGemm(t.gemms, GemmKind::kLogits, t.forward.logits.count(), static_cast<double>(c.vocab_size), h);
+  // Cross entropy over the vocabulary: the fused kernel reads the bf16 logits and writes their
+  // gradient in place (3 passes of 2 B); megatron-core's native one also writes and reads an
+  // fp32 softmax (2 x 4 B more).
+  t.loss_bytes_per_vocab_entry = in.cross_entropy == CrossEntropyImpl::kFused ? 6 : 14;
+  t.traffic = TrafficShapeOf(c, in.mtp);
+  return t;
+}
+
+}  // namespace strata

@@ -1,0 +1,81 @@
+// The per-model half of the step-time model: everything that depends on the model, the GPU and
+// the data (sequence lengths) but not on the parallel layout, computed once. The planner builds
+// these tables once per model and then evaluates millions of layouts against them
+// (step_model.h), so nothing here is recomputed per layout and nothing in the hot path formats
+// text. FLOP come from the model's one FLOP accounting (model/flops.h); the shapes recorded
+// here only choose each GEMM's efficiency. Formulas: docs/formulas.md, "Step time".
+#ifndef STRATA_SIM_STEP_TABLES_H_
+#define STRATA_SIM_STEP_TABLES_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "strata/comm/layout_traffic.h"
+#include "strata/core/units.h"
+#include "strata/hw/gpu_catalog.h"
+#include "strata/job/job_spec.h"
+#include "strata/model/flops.h"
+#include "strata/model/model_config.h"
+#include "strata/sim/step_constants.h"
+#include "strata/sim/straggler.h"
+
+namespace strata {
+
+enum class GemmKind { kDense, kExpert, kRouter, kLogits };
+
+/// GEMMs of one kind that share a representative shape, summed over the model's layers.
+struct GemmGroup {
+  GemmKind kind = GemmKind::kDense;
+  double flop_per_token = 0;  // forward, whole model, before any parallel split
+  double n = 0;               // output width of the representative weight (before TP / ETP)
+  double k = 0;               // its reduction dimension
+};
+
+struct StepTables {
+  std::string model_name;
+  std::string gpu_name;
+  FlopPerSecond peak;       // dense bf16 peak of one GPU
+  BytesPerSecond hbm;       // HBM bandwidth of one GPU
+  KernelEfficiency efficiency;
+
+  int64_t layers = 0;
+  int64_t hidden = 0;
+  int64_t vocab = 0;
+  int64_t num_experts = 0;
+  int64_t top_k = 0;
+
+  std::vector<GemmGroup> gemms;
+  double attention_flop_per_token = 0;  // core attention forward, all layers, causal
+  double gdn_flop_per_token = 0;        // Gated DeltaNet state forward, all layers
+  // Memory-bound bytes per token, forward, all layers. "Replicated" tensors are hidden-wide
+  // (norms, residual adds, MoE permutation): TP ranks each hold all tokens unless sequence
+  // parallelism splits them. "Split" tensors are TP-sharded (activations, rotary, gates).
+  double replicated_bytes_per_token = 0;
+  double split_bytes_per_token = 0;
+  double loss_bytes_per_vocab_entry = 0;  // cross entropy, forward + backward, per token x V
+
+  LengthDistribution lengths;  // of the samples
+  double mean_tokens = 0;      // E[S]
+  double attention_tokens = 0; // E[S^2] / E[S]: what a token's attention sees on average
+
+  double megatron_flop_per_token = 0;  // the MFU convention (model/flop_conventions.h)
+  ForwardFlops forward;                // for HFU (recompute) and --explain
+  ModelTrafficShape traffic;           // what comm/layout_traffic.h needs
+};
+
+struct StepTableInputs {
+  const ModelConfig* model = nullptr;
+  SequenceLengths sequence;
+  bool packed = false;  // every micro batch holds max_tokens (packing): no length spread
+  const GpuSpec* gpu = nullptr;
+  const KernelEfficiencyFile* efficiency = nullptr;
+  bool mtp = false;
+  CrossEntropyImpl cross_entropy = CrossEntropyImpl::kFused;
+};
+
+StepTables BuildStepTables(const StepTableInputs& in);
+
+}  // namespace strata
+
+#endif  // STRATA_SIM_STEP_TABLES_H_

@@ -1,0 +1,181 @@
+// The step model's components, each against a value derived by hand (derivations in comments).
+#include "strata/sim/step_model.h"
+
+#include <gtest/gtest.h>
+
+#include "sim/step_test_support.h"
+#include "strata/sim/step_explain.h"
+#include "strata/sim/straggler.h"
+
+namespace strata {
+namespace {
+
+using testing::LoadReferenceStep;
+
+// A 4096 x 4096 x 4096 GEMM at gemm_large 0.80, half_dim 64 (the shipped H20 values):
+//   f(4096) = 4096 / 4160 = 0.984615; f^3 = 0.954553; efficiency = 0.8 x 0.954553 = 0.763642
+//   time = 2 x 4096^3 FLOP / (148e12 FLOP/s x 0.763642) = 1.37439e11 / 1.13019e14 = 1.21607 ms
+TEST(StepModel, GemmAtItsStatedEfficiency) {
+  KernelEfficiency e;
+  e.gemm_large = 0.80;
+  e.gemm_half_dim = 64;
+  const double eff = GemmEfficiency(e, 4096, 4096, 4096);
+  EXPECT_NEAR(eff, 0.763642, 1e-6);
+  EXPECT_NEAR(2.0 * 4096 * 4096 * 4096 / (148e12 * eff) * 1e3, 1.21607, 1e-4);
+  // A skinny GEMM (64 tokens) runs at half the large-shape rate in that dimension.
+  EXPECT_NEAR(GemmEfficiency(e, 64, 4096, 4096) / eff, 0.5 / 0.984615, 1e-6);
+}
+
+TEST(StepModel, LoadsTheShippedEfficiencies) {
+  auto file = LoadKernelEfficiency();
+  ASSERT_TRUE(file.ok()) << file.error().Format();
+  EXPECT_DOUBLE_EQ(file->For("H20").gemm_large, 0.80);   // default (H100 MAMF, 80.1%)
+  EXPECT_DOUBLE_EQ(file->For("A800").gemm_large, 0.859);  // A100 MAMF, 85.9%
+  EXPECT_DOUBLE_EQ(file->For("A800").attention_forward, 0.65);
+  EXPECT_FALSE(file->sources.at("gemm").empty());
+}
+
+TEST(StepModel, RejectsMalformedEfficiencyFiles) {
+  const std::string good = R"(gemm: {default: 0.8, half_dim: 64, source: s}
+grouped_gemm: {factor: 0.9, source: s}
+flash_attention: {default: {forward: 0.6, backward: 0.45}, half_seq_tokens: 512, source: s}
+gated_deltanet: {efficiency: 0.25, source: s}
+memory_bound: {hbm_efficiency: 0.7, source: s}
+moe_routing_skew: {factor: 1.15, source: s}
+)";
+  ASSERT_TRUE(ParseKernelEfficiency(good, "k.yaml").ok());
+  auto bad = ParseKernelEfficiency(
+      good.substr(0, good.find("grouped")) + "grouped_gemm: {factor: 1.5, source: s}\n" +
+          good.substr(good.find("flash")),
+      "k.yaml");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().Format().find("expected a fraction in (0, 1], got 1.5"), std::string::npos)
+      << bad.error().Format();
+  auto no_source = ParseKernelEfficiency(
+      "gemm: {default: 0.8, half_dim: 64}\n" + good.substr(good.find("grouped")), "k.yaml");
+  ASSERT_FALSE(no_source.ok());
+  auto unknown = ParseKernelEfficiency(good + "gemm_typo: 1\n", "k.yaml");
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_NE(unknown.error().Format().find("gemm_typo"), std::string::npos);
+  auto truncated = ParseKernelEfficiency(good.substr(0, 60), "k.yaml");
+  EXPECT_FALSE(truncated.ok());
+}
+
+// p = 4 stages, m = 8 micro batches, v = 2 virtual stages: bubble = (4 - 1) / (8 x 2) = 0.1875.
+// Without interleaving (v = 1): 3 / 8 = 0.375. No pipeline: 0.
+TEST(StepModel, BubbleFraction) {
+  EXPECT_DOUBLE_EQ(BubbleFraction(4, 8, 2), 0.1875);
+  EXPECT_DOUBLE_EQ(BubbleFraction(4, 8, 1), 0.375);
+  EXPECT_DOUBLE_EQ(BubbleFraction(1, 8, 1), 0.0);
+}
+
+// The reference job's EP all-to-all on the map (docs/formulas.md, "Layout traffic"):
+//   29,000 tokens x 8 (top-k) x 2048 x 2 B = 950,272,000 B per call, 8 ranks on one NVSwitch
+//   node: 8.4 us + 7 x 5.7 us + 7/8 x 950.272 MB / 369.9 GB/s = 2.29617 ms;
+//   2 (dispatch, combine) x 3 passes (full recompute) x 40 MoE layers x 2 micro batches = 480
+//   calls: 1.10216 s per step, all of it exposed (overlap.moe_a2a is off).
+TEST(StepModel, ReferenceAllToAllOnTheMap) {
+  auto ref = LoadReferenceStep();
+  auto r = EvaluateStep(ref.setup.tables, ref.setup.layout, *ref.comm);
+  ASSERT_TRUE(r.ok()) << r.error().Format();
+  EXPECT_NEAR((*r)[StepPart::kEp].total.s(), 1.10216, 1e-4);
+  EXPECT_NEAR((*r)[StepPart::kEp].exposed.s(), 1.10216, 1e-4);
+  EXPECT_EQ((*r)[StepPart::kTp].total.s(), 0.0);  // TP 1: no TP traffic
+  EXPECT_EQ((*r)[StepPart::kBubble].total.s(), 0.0);
+}
+
+// A ring all-reduce on the map: the reference model at TP 2 (DP 20), no sequence parallelism.
+// The TP all-reduce carries 29,000 x 2048 x 2 B = 118,784,000 B among 2 ranks on one node; on
+// 2 ranks only the ring applies (tree needs 3, NVLS the whole node):
+//   8.4 us + 2 x (2 - 1) x 5.7 us + 2 x 1/2 x 118.784 MB / 369.9 GB/s = 340.92 us;
+//   one per attention block and pass (the MoE blocks have ETP 1: no TP collective, see
+//   comm/layout_traffic.h) = 3 passes x 40 layers x 2 micro batches = 240 calls: 0.0818219 s.
+TEST(StepModel, RingAllReduceOnTheMap) {
+  auto ref = LoadReferenceStep();
+  StepLayout layout = ref.setup.layout;
+  layout.layout.tp = 2;
+  layout.layout.dp = 20;
+  layout.micro_batches = 2;
+  auto r = EvaluateStep(ref.setup.tables, layout, *ref.comm);
+  ASSERT_TRUE(r.ok()) << r.error().Format();
+  EXPECT_NEAR((*r)[StepPart::kTp].total.s(), 0.0818219, 1e-5);
+  ASSERT_FALSE(r->traffic.empty());
+  EXPECT_EQ(r->traffic.front().cost.algorithm, CommAlgorithm::kRing);
+}
+
+// Full recompute re-runs the layers' forward (not the output layer): recompute = forward minus
+// the logits and loss; selective recompute re-runs core attention only; none adds nothing.
+TEST(StepModel, RecomputeRerunsTheForwardOfWhatItDropped) {
+  auto ref = LoadReferenceStep();
+  StepLayout layout = ref.setup.layout;
+  auto full = EvaluateStep(ref.setup.tables, layout, *ref.comm);
+  ASSERT_TRUE(full.ok());
+  EXPECT_NEAR(full->recompute.total().s(),
+              (full->forward.total() - full->forward.logits_and_loss).value(), 1e-12);
+  layout.recompute = RecomputeGranularity::kSelective;
+  auto selective = EvaluateStep(ref.setup.tables, layout, *ref.comm);
+  ASSERT_TRUE(selective.ok());
+  EXPECT_NEAR(selective->recompute.total().s(), selective->forward.attention.s(), 1e-12);
+  layout.recompute = RecomputeGranularity::kNone;
+  auto none = EvaluateStep(ref.setup.tables, layout, *ref.comm);
+  ASSERT_TRUE(none.ok());
+  EXPECT_EQ(none->recompute.total().s(), 0.0);
+}
+
+// Backward = 2 x forward for GEMMs and memory-bound work (data and weight gradients).
+TEST(StepModel, BackwardIsTwiceTheForwardForGemms) {
+  auto ref = LoadReferenceStep();
+  auto r = EvaluateStep(ref.setup.tables, ref.setup.layout, *ref.comm);
+  ASSERT_TRUE(r.ok());
+  EXPECT_NEAR(r->backward.dense_gemm / r->forward.dense_gemm, 2.0, 1e-12);
+  EXPECT_NEAR(r->backward.expert_gemm / r->forward.expert_gemm, 2.0, 1e-12);
+}
+
+// The step is the sum of the exposed parts; shares add up to 1.
+TEST(StepModel, StepIsTheSumOfExposedParts) {
+  auto ref = LoadReferenceStep();
+  auto r = EvaluateStep(ref.setup.tables, ref.setup.layout, *ref.comm);
+  ASSERT_TRUE(r.ok());
+  double sum = 0;
+  for (const auto& p : r->parts) {
+    EXPECT_LE(p.exposed.s(), p.total.s() + 1e-12);
+    sum += p.exposed.s();
+  }
+  EXPECT_NEAR(sum, r->step.s(), 1e-9);
+  // 80 samples x 29,000 tokens (the mean) per step.
+  EXPECT_DOUBLE_EQ(r->tokens_per_step, 2'320'000.0);
+}
+
+// Overlapping the DP gradient reduce hides all but one layer's chunk when the backward of a
+// micro batch is longer than the reduce: exposed = total / layers per stage.
+TEST(StepModel, GradReduceOverlapLeavesOneLayerExposed) {
+  auto ref = LoadReferenceStep();
+  StepLayout layout = ref.setup.layout;
+  layout.overlap.grad_reduce = true;
+  auto r = EvaluateStep(ref.setup.tables, layout, *ref.comm);
+  ASSERT_TRUE(r.ok());
+  const auto& g = (*r)[StepPart::kDpGrad];
+  ASSERT_GT(g.total.s(), 0);
+  EXPECT_NEAR(g.exposed.s(), g.total.s() / 40, 1e-12);  // 40 layers on the one stage
+}
+
+TEST(StepModel, ExplainAndTimelineSubstituteTheNumbers) {
+  auto ref = LoadReferenceStep();
+  auto r = EvaluateStep(ref.setup.tables, ref.setup.layout, *ref.comm);
+  ASSERT_TRUE(r.ok());
+  const auto formulas = ExplainStep(ref.setup.tables, ref.setup.layout, *r);
+  bool found = false;
+  for (const auto& f : formulas) {
+    if (f.name.find("ep: MoE token dispatch") != std::string::npos) {
+      found = true;
+      EXPECT_NE(f.formula.find("480 calls per step"), std::string::npos) << f.formula;
+    }
+  }
+  EXPECT_TRUE(found);
+  const auto timeline = MicroBatchTimeline(ref.setup.layout, *r);
+  ASSERT_GE(timeline.size(), 4u);
+  EXPECT_NE(timeline.front().find("forward compute"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace strata
