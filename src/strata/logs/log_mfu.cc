@@ -87,7 +87,9 @@ Result<LogMfu> RecomputeLogMfu(const RankSummary& run, const LogJob& job) {
     out.step_time_s = *wall / static_cast<double>(run.steps_advanced);
     out.step_time_source = "wall time / steps (log clock)";
   } else {
-    return InvalidInput("the log gives no step time, samples/s or clock to derive one from")
+    return InvalidInput(
+               "the log gives no step time past the warm-up steps, and no samples/s or clock to "
+               "derive one from")
         .WithHint("a step time is needed to recompute throughput and MFU");
   }
   // Tokens per step: printed by the log, else batch x mean length (the job's lengths).

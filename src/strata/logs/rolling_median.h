@@ -1,5 +1,5 @@
 // The median of the last N values, with memory independent of how many were pushed. The
-// median is recomputed lazily and at most every few pushes once the window is full, because a
+// median is recomputed lazily and at most every 16 pushes once the window is full, because a
 // multi-GB log pushes millions of values and the median of a full window moves slowly.
 #ifndef STRATA_LOGS_ROLLING_MEDIAN_H_
 #define STRATA_LOGS_ROLLING_MEDIAN_H_
@@ -29,19 +29,20 @@ class RollingMedian {
     if (size_ == 0) return NAN;
     if (size_ < kWindow || since_ >= kRefreshEvery || std::isnan(cached_)) {
       cached_ = Compute(false, 0);
-      mad_ = Compute(true, cached_);
+      mad_ = NAN;
       since_ = 0;
     }
     return cached_;
   }
-  /// The median absolute deviation around Median().
+  /// The median absolute deviation around Median() (computed only when asked for).
   double Mad() {
     Median();
+    if (std::isnan(mad_)) mad_ = Compute(true, cached_);
     return mad_;
   }
 
  private:
-  static constexpr size_t kRefreshEvery = 8;
+  static constexpr size_t kRefreshEvery = kWindow / 2;
 
   // Median of the values, or of |value - center| when `deviations`.
   double Compute(bool deviations, double center) const {
