@@ -26,6 +26,7 @@ int RunHang(int argc, char** argv);
 int RunCollect(int argc, char** argv);
 int RunPreflight(int argc, char** argv);
 int RunCheckpoint(int argc, char** argv);
+int RunLogs(int argc, char** argv);
 
 /// The table `strata help` prints and main dispatches on.
 const std::vector<Command>& Commands();

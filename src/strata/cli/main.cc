@@ -26,6 +26,7 @@ const std::vector<Command>& Commands() {
       {"collect", "collect hang evidence on this node (py-spy, env, logs)", RunCollect},
       {"preflight", "check node snapshots before a launch (GPUs, NCCL env, NICs)", RunPreflight},
       {"checkpoint", "checkpoint size, write/load time and the interval to take one", RunCheckpoint},
+      {"logs", "training-log analyser: steps, real MFU, stalls and anomalies", RunLogs},
   };
   return kCommands;
 }

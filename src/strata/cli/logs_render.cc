@@ -1,0 +1,235 @@
+#include "strata/cli/logs_render.h"
+
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "strata/core/table.h"
+#include "strata/core/units.h"
+#include "strata/sim/mfu_report.h"
+
+namespace strata::cli {
+
+namespace {
+
+std::string Cell(const std::optional<double>& v, const char* spec) {
+  if (!v) return "-";
+  if (!std::isfinite(*v)) return fmt::format("{}", *v);
+  return fmt::format(fmt::runtime(spec), *v);
+}
+
+std::string CsvNum(const std::optional<double>& v) {
+  if (!v) return "";
+  if (!std::isfinite(*v)) return fmt::format("{}", *v);
+  return fmt::format("{:.10g}", *v);
+}
+
+std::string Duration(double s) {
+  if (!std::isfinite(s)) return "-";
+  if (s < 10) return fmt::format("{:.3g} s", s);
+  if (s < 120) return fmt::format("{:.0f} s", s);
+  const auto total = static_cast<int64_t>(std::llround(s));
+  const int64_t d = total / 86400, h = total % 86400 / 3600, m = total % 3600 / 60;
+  if (d > 0) return fmt::format("{}d {}h {}m", d, h, m);
+  if (h > 0) return fmt::format("{}h {}m", h, m);
+  return fmt::format("{}m {}s", m, total % 60);
+}
+
+std::string Pct(double fraction) { return fmt::format("{:.2f}%", 100 * fraction); }
+
+void AddRow(Table& table, const KeptStep& k, const std::optional<LogJob>& job, bool show_rank) {
+  const StepRecord& s = k.step;
+  std::string step = std::to_string(s.step);
+  if (show_rank) {
+    step = k.rank >= 0 ? fmt::format("{} (rank {})", s.step, k.rank) : step + " (no prefix)";
+  }
+  table.AddRow({step, Cell(s.loss, "{:.4f}"), Cell(s.grad_norm, "{:.3f}"),
+                Cell(s.learning_rate, "{:.3e}"), Cell(s.step_time_s, "{:.4g}"),
+                Cell(StepTokensPerGpu(s, job), "{:.1f}"), Cell(s.printed_tflops_per_gpu, "{:.1f}"),
+                Cell(s.memory_gib, "{:.2f}"), std::to_string(s.line)});
+}
+
+std::string RenderMfu(const LogsText& in) {
+  const LogMfu& m = *in.mfu;
+  const LogJob& job = **in.job;
+  std::string out = fmt::format("\nthroughput and MFU, recomputed (model {}, {} x {}, {} bf16 dense each):\n",
+                                job.model.name, job.gpus, job.gpu_name, FormatTflops(job.peak_per_gpu));
+  out += fmt::format("  tokens per step: {} ({})\n", GroupDigits(m.tokens_per_step), m.tokens_source);
+  out += fmt::format("  step time: {:.2f} s ({})\n", m.step_time_s, m.step_time_source);
+  out += fmt::format("  throughput: {:.2f} tokens/s per GPU ({} tokens/s for the job)\n",
+                     m.tokens_per_s_per_gpu, GroupDigits(m.tokens_per_s_per_gpu * static_cast<double>(job.gpus)));
+  std::string mfus, hfus;
+  for (const auto& p : m.report.points) {
+    for (const auto& row : p.rows) {
+      if (row.convention != FlopConvention::kMegatron) continue;
+      mfus += fmt::format("{}{} at {} ({:.2f} GFLOP/token)", mfus.empty() ? "" : ", ", Pct(row.mfu),
+                          p.label, row.training_per_token.gflop());
+    }
+    hfus += fmt::format("{}{} at {}", hfus.empty() ? "" : ", ", Pct(p.hfu), p.label);
+  }
+  out += fmt::format("  MFU (megatron convention, as strata mfu): {}\n", mfus);
+  out += fmt::format("  HFU (with the job's recompute): {}\n", hfus);
+  if (in.explain) {
+    out += fmt::format(
+        "  how: tokens/s per GPU = tokens per step / step time / GPUs = {} / {:.2f} s / {} = {:.1f}\n",
+        GroupDigits(m.tokens_per_step), m.step_time_s, job.gpus, m.tokens_per_s_per_gpu);
+    for (const auto& p : m.report.points) {
+      for (const auto& row : p.rows) {
+        if (row.convention != FlopConvention::kMegatron) continue;
+        out += fmt::format(
+            "       MFU at {} = {:.1f} tokens/s x {:.2f} GFLOP/token / {} = {}\n"
+            "         FLOP/token = {}\n",
+            p.label, m.tokens_per_s_per_gpu, row.training_per_token.gflop(),
+            FormatTflops(job.peak_per_gpu), Pct(row.mfu), row.formula);
+      }
+    }
+    out += "       (docs/formulas.md, \"MFU and HFU\"; the same functions as `strata mfu`)\n";
+  }
+  if (m.printed.empty()) {
+    out += "  the framework printed no throughput or MFU to compare with\n";
+  } else {
+    out += "  what the framework printed, beside ours:\n";
+    for (const auto& p : m.printed) {
+      const bool pct = p.quantity == "MFU";
+      out += fmt::format("    {}: printed {}, ours {}: {}\n", p.quantity,
+                         pct ? Pct(p.printed) : fmt::format("{:.4g}", p.printed),
+                         pct ? Pct(p.ours) : fmt::format("{:.4g}", p.ours), p.reason);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::optional<double> StepTokensPerGpu(const StepRecord& s, const std::optional<LogJob>& job) {
+  if (s.printed_tokens_per_s_per_gpu) return s.printed_tokens_per_s_per_gpu;
+  if (!job || !s.step_time_s || *s.step_time_s <= 0 || job->gpus <= 0) return std::nullopt;
+  double tokens = 0;
+  if (s.tokens) {
+    tokens = *s.tokens;
+  } else {
+    tokens = s.global_batch.value_or(job->global_batch) * job->seq_mean_tokens;
+  }
+  return tokens / *s.step_time_s / static_cast<double>(job->gpus);
+}
+
+std::string CsvHeader() {
+  return "rank,step,line,format,loss,grad_norm,learning_rate,step_time_s,global_batch_samples,"
+         "tokens,samples_per_s,tokens_per_s_per_gpu,printed_tflop_per_s_per_gpu,"
+         "printed_mfu_fraction,memory_gib,skipped_iterations,nan_iterations,timestamp_s,"
+         "elapsed_s\n";
+}
+
+std::string CsvRow(int rank, const StepRecord& s, const std::optional<LogJob>& job) {
+  return fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
+                     rank < 0 ? "" : std::to_string(rank), s.step, s.line, LogFormatName(s.format),
+                     CsvNum(s.loss), CsvNum(s.grad_norm), CsvNum(s.learning_rate),
+                     CsvNum(s.step_time_s), CsvNum(s.global_batch), CsvNum(s.tokens),
+                     CsvNum(s.samples_per_s), CsvNum(StepTokensPerGpu(s, job)),
+                     CsvNum(s.printed_tflops_per_gpu), CsvNum(s.printed_mfu), CsvNum(s.memory_gib),
+                     CsvNum(s.skipped_iterations), CsvNum(s.nan_iterations),
+                     CsvNum(s.timestamp_s), CsvNum(s.elapsed_s));
+}
+
+std::string FormatAnomaly(const Anomaly& a) {
+  return fmt::format("line {}, step {}{}: {}: {}", a.line, a.step,
+                     a.rank >= 0 ? fmt::format(" (rank {})", a.rank) : "", AnomalyKindName(a.kind),
+                     a.message);
+}
+
+std::string RenderLogsText(const LogsText& in) {
+  const LogSummary& s = *in.summary;
+  std::string formats;
+  for (auto f : s.formats) formats += (formats.empty() ? "" : ", ") + std::string(LogFormatName(f));
+  std::string out = fmt::format("log: {}\n  {} lines read, {} recognised ({})\n", in.path,
+                                GroupDigits(static_cast<double>(s.lines)),
+                                GroupDigits(static_cast<double>(s.recognised_lines)), formats);
+  if (s.duplicate_lines > 0) {
+    out += fmt::format("  {} lines repeated a step already seen (several ranks printing without "
+                       "a prefix); merged\n", s.duplicate_lines);
+  }
+  if (in.ends_mid_line) out += "  the last line has no newline: the log is cut or still being written\n";
+  if (in.long_lines > 0) out += fmt::format("  {} lines longer than 1 MiB were cut\n", in.long_lines);
+  if (s.ranks.size() > 1) {
+    out += "  split by rank prefix:";
+    for (const auto& r : s.ranks) {
+      out += fmt::format(" {} ({} steps)", r.rank < 0 ? std::string("no prefix") : fmt::format("rank {}", r.rank), r.records);
+    }
+    out += "\n";
+  }
+
+  const std::optional<LogJob> no_job;
+  const std::optional<LogJob>& job = in.job ? *in.job : no_job;
+  const bool recomputed = job.has_value();
+  Table table({{"step", Align::kRight}, {"loss"}, {"grad norm"}, {"learning rate"},
+               {"step time (s)"},
+               {recomputed ? "tokens/s/GPU" : "tokens/s/GPU (printed)"},
+               {"TFLOP/s/GPU (printed)"}, {"memory (GiB)"}, {"line"}});
+  const bool show_rank = s.ranks.size() > 1;
+  for (const auto& k : in.first_rows) AddRow(table, k, job, show_rank);
+  const int64_t shown = static_cast<int64_t>(in.first_rows.size() + in.last_rows.size());
+  if (shown < in.rows_total) table.AddSeparator();
+  for (const auto& k : in.last_rows) AddRow(table, k, job, show_rank);
+  out += shown < in.rows_total
+             ? fmt::format("\nsteps (the first {} and the last {} of {}; --csv or --json for every step):\n",
+                           in.first_rows.size(), in.last_rows.size(), in.rows_total)
+             : fmt::format("\nsteps ({}):\n", in.rows_total);
+  out += table.Render();
+
+  if (in.mfu) {
+    out += RenderMfu(in);
+  } else {
+    out += fmt::format("\nthroughput and MFU: {}\n", in.mfu_note);
+  }
+
+  if (!in.implied_peak.empty()) out += fmt::format("  the framework's peak: {}\n", in.implied_peak);
+
+  out += "\nrun summary:\n";
+  for (const auto& r : s.ranks) {
+    const std::string who = s.ranks.size() > 1 ? (r.rank < 0 ? "  no prefix: " : fmt::format("  rank {}: ", r.rank)) : "  ";
+    out += fmt::format("{}steps {} to {}{}, {} records ({}), lines {} to {}\n", who, r.first_step,
+                       r.last_step, r.total_steps ? fmt::format(" of {}", *r.total_steps) : "",
+                       r.records, LogFormatName(r.format), r.first_line, r.last_line);
+    const auto step_time = r.step_time_s.Mean();
+    const auto wall = r.WallSeconds();
+    out += fmt::format("{}steady step time {}; wall time {}{}\n", who,
+                       step_time ? fmt::format("{:.2f} s", *step_time) : "-",
+                       wall ? Duration(*wall) : "-",
+                       r.first_clock_s ? " (log clock)" : (wall ? " (step times)" : ""));
+    if (auto t = r.tokens.Mean()) {
+      out += fmt::format("{}tokens: {} (printed per step x steps)\n", who,
+                         GroupDigits(*t * static_cast<double>(r.steps_advanced + 1)));
+    } else if (recomputed) {
+      const double gbs = r.global_batch.Mean().value_or(job->global_batch);
+      out += fmt::format("{}tokens: ~{} ({} steps x global batch {} x mean length {})\n", who,
+                         GroupDigits(gbs * job->seq_mean_tokens * static_cast<double>(r.steps_advanced + 1)),
+                         r.steps_advanced + 1, gbs, GroupDigits(job->seq_mean_tokens));
+    }
+    out += fmt::format("{}time lost: {} to stalls, {} to restarts ({} restart{}, {} steps redone)\n",
+                       who, Duration(r.stall_lost_s), Duration(r.restart_lost_s), r.restarts,
+                       r.restarts == 1 ? "" : "s", r.steps_redone);
+    if (auto eta = r.EtaSeconds()) {
+      out += fmt::format("{}expected time to finish: {} ({} steps left at {:.2f} s)\n", who,
+                         Duration(*eta), *r.total_steps - r.last_step, *step_time);
+    }
+    if (r.last_loss) out += fmt::format("{}last loss {:.4f}\n", who, *r.last_loss);
+  }
+  const std::string last = s.tail.last_text.size() > 160 ? s.tail.last_text.substr(0, 160) + "..." : s.tail.last_text;
+  out += fmt::format("  last line {}: \"{}\"{}\n", s.tail.last_line, last,
+                     s.tail.finished ? " (the run reports it finished)" : "");
+
+  if (s.anomalies.empty()) {
+    out += fmt::format("\nanomalies: none found in {} steps (stalls > 3 x the median step, "
+                       "throughput -30%, loss and grad-norm spikes, nan/inf, skipped steps, "
+                       "memory creep, restarts, a hang at the end)\n", in.rows_total);
+  } else {
+    out += s.anomalies_total > static_cast<int64_t>(s.anomalies.size())
+               ? fmt::format("\nanomalies ({}; the first {} kept):\n", s.anomalies_total,
+                             s.anomalies.size())
+               : fmt::format("\nanomalies ({}):\n", s.anomalies.size());
+    for (const auto& a : s.anomalies) out += "  " + FormatAnomaly(a) + "\n";
+  }
+  return out;
+}
+
+}  // namespace strata::cli

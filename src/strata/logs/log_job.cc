@@ -1,0 +1,46 @@
+#include "strata/logs/log_job.h"
+
+#include "strata/core/file_io.h"
+#include "strata/hw/gpu_catalog.h"
+#include "strata/job/job_spec.h"
+#include "strata/job/job_validation.h"
+#include "strata/model/model_catalog.h"
+
+namespace strata {
+
+namespace {
+
+Recompute ToRecompute(RecomputeGranularity g) {
+  switch (g) {
+    case RecomputeGranularity::kNone: return Recompute::kNone;
+    case RecomputeGranularity::kSelective: return Recompute::kSelective;
+    case RecomputeGranularity::kFull: return Recompute::kFull;
+  }
+  return Recompute::kNone;
+}
+
+}  // namespace
+
+Result<LogJob> LoadLogJob(const std::string& job_name, const std::vector<std::string>& sets) {
+  STRATA_ASSIGN_OR_RETURN(JobSpec spec,
+                          LoadJobSpec(job_name.empty() ? kReferenceJobName : job_name, sets));
+  STRATA_ASSIGN_OR_RETURN(Job job, ResolveJob(spec));
+  LogJob j;
+  j.model = job.model;
+  j.gpu_name = job.gpu.name;
+  j.peak_per_gpu = job.gpu.bf16_dense;
+  j.gpus = job.spec.cluster.world();
+  j.seq_max_tokens = job.spec.sequence.max_tokens;
+  j.seq_mean_tokens =
+      job.spec.sequence.mean_tokens > 0 ? job.spec.sequence.mean_tokens : j.seq_max_tokens;
+  j.global_batch = static_cast<double>(job.spec.global_batch);
+  j.recompute = ToRecompute(job.spec.recompute.granularity);
+  j.include_mtp = job.spec.mtp;
+  STRATA_ASSIGN_OR_RETURN(auto entry, FindCatalogModel(job.model.name));
+  if (entry) j.nominal_active_params = entry->nominal_active_params;
+  STRATA_ASSIGN_OR_RETURN(auto catalog, LoadGpuCatalog(DataDir() + "/gpus.yaml"));
+  for (const auto& g : catalog) j.other_peaks.emplace_back(g.name, g.bf16_dense);
+  return j;
+}
+
+}  // namespace strata

@@ -1,0 +1,22 @@
+// The job a log is recomputed against, from a job file or name and --set overrides (as
+// `strata memory` takes them). One function, so the shared job views can replace it.
+#ifndef STRATA_LOGS_LOG_JOB_H_
+#define STRATA_LOGS_LOG_JOB_H_
+
+#include <string>
+#include <vector>
+
+#include "strata/core/result.h"
+#include "strata/logs/log_mfu.h"
+
+namespace strata {
+
+/// Loads and validates the job (job/ResolveJob), then takes what the recomputation needs: the
+/// model, the GPU's dense bf16 peak, the GPU count, the sequence lengths, the batch and the
+/// recompute; plus every catalog GPU's peak, to recognise an MFU against the wrong one.
+/// An empty `job_name` with overrides starts from the reference job.
+Result<LogJob> LoadLogJob(const std::string& job_name, const std::vector<std::string>& sets);
+
+}  // namespace strata
+
+#endif  // STRATA_LOGS_LOG_JOB_H_

@@ -1,0 +1,43 @@
+// What one log line says: a step record (in any of the formats of step_record.h), a memory
+// report, an error, the end of the run, or nothing we read. Formats are recognised by content,
+// never by file name, so one file may mix them.
+#ifndef STRATA_LOGS_LOG_LINE_PARSER_H_
+#define STRATA_LOGS_LOG_LINE_PARSER_H_
+
+#include <string_view>
+#include <vector>
+
+#include "strata/logs/step_record.h"
+
+namespace strata {
+
+struct ParsedLine {
+  LineKind kind = LineKind::kOther;
+  StepRecord record;  // for kStep; for kMemory: step and memory_gib
+};
+
+/// Appends what `text` says to `out` (more than one entry when several dictionaries share a
+/// physical line, as ms-swift's do when tqdm eats the newlines). `text` has its launcher prefix,
+/// ANSI escapes and carriage returns removed already. Appends nothing for an unread line.
+void ParseLogLine(std::string_view text, std::vector<ParsedLine>& out);
+
+// The per-format parsers (each returns false when the line is not theirs).
+bool ParseMegatronLine(std::string_view text, StepRecord& record);
+bool ParseMegatronMemoryLine(std::string_view text, StepRecord& record);
+bool ParseNemoLine(std::string_view text, StepRecord& record);
+bool ParseLightningBar(std::string_view text, StepRecord& record);
+bool ParseDictLine(std::string_view text, std::vector<ParsedLine>& out);
+bool ParseDeepSpeedLine(std::string_view text, StepRecord& record);
+bool ParseTorchtitanLine(std::string_view text, StepRecord& record);
+bool ParseVerlLine(std::string_view text, StepRecord& record);
+
+/// "label: value" segments split by '|' (Megatron, NeMo 2, ms-swift), or by another separator.
+/// Calls fn(label, value) for each segment that has a colon; labels and values are trimmed.
+template <class Fn>
+void ForEachLabelled(std::string_view text, char separator, Fn&& fn);
+
+}  // namespace strata
+
+#include "strata/logs/log_line_parser_inl.h"
+
+#endif  // STRATA_LOGS_LOG_LINE_PARSER_H_

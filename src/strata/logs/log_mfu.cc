@@ -1,0 +1,198 @@
+#include "strata/logs/log_mfu.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "strata/core/units.h"
+#include "strata/model/sequence_lengths.h"
+#include "strata/sim/mfu_report.h"
+
+namespace strata {
+
+namespace {
+
+struct Candidate {
+  std::string reason;
+  double value = 0;
+};
+
+const MfuRow* Row(const MfuPoint& point, FlopConvention c) {
+  for (const auto& row : point.rows) {
+    if (row.convention == c) return &row;
+  }
+  return nullptr;
+}
+
+// The candidate closest to `printed`; "agrees" when ours is within tolerance.
+PrintedVsOurs Explain(std::string quantity, double printed, double ours,
+                      const std::vector<Candidate>& candidates) {
+  PrintedVsOurs p{std::move(quantity), printed, ours, false, ""};
+  auto rel = [&](double v) { return v > 0 ? std::fabs(printed / v - 1) : INFINITY; };
+  if (rel(ours) <= kPrintedTolerance) {
+    p.agrees = true;
+    p.reason = fmt::format("agrees within {:.0f}% ({:+.1f}%)", 100 * kPrintedTolerance,
+                           100 * (printed / ours - 1));
+    return p;
+  }
+  const Candidate* best = nullptr;
+  for (const auto& c : candidates) {
+    if (rel(c.value) <= kPrintedTolerance && (!best || rel(c.value) < rel(best->value))) best = &c;
+  }
+  if (best) {
+    p.reason = fmt::format("{:+.0f}% vs ours: {} (that gives {:.4g}, {:+.1f}%)",
+                           100 * (printed / ours - 1), best->reason, best->value,
+                           100 * (printed / best->value - 1));
+  } else {
+    p.reason = fmt::format(
+        "{:+.0f}% vs ours, and no known convention explains it (6N, padded length, attention "
+        "length, another GPU's peak): check the job's batch, lengths and GPU count",
+        100 * (printed / ours - 1));
+  }
+  return p;
+}
+
+}  // namespace
+
+std::optional<std::string> DescribeImpliedPeak(
+    const RankSummary& run, const std::vector<std::pair<std::string, FlopPerSecond>>& peaks) {
+  auto tflops = run.printed_tflops_per_gpu.Mean();
+  auto mfu = run.printed_mfu.Mean();
+  if (!tflops || !mfu || *mfu <= 0) return std::nullopt;
+  const double implied = *tflops * 1e12 / *mfu;
+  std::string names;
+  for (const auto& [name, peak] : peaks) {
+    if (std::fabs(implied / peak.flop_per_s() - 1) <= 0.02) names += (names.empty() ? "" : " / ") + name;
+  }
+  return fmt::format("printed TFLOP/s / printed MFU = {:.4g} / {:.4g}% = {}: {}", *tflops,
+                     100 * *mfu, FormatTflops(FlopPerSecond::Of(implied)),
+                     names.empty() ? "no GPU in data/gpus.yaml has that dense bf16 peak"
+                                   : "the dense bf16 peak of the " + names);
+}
+
+Result<LogMfu> RecomputeLogMfu(const RankSummary& run, const LogJob& job) {
+  LogMfu out;
+  const double gbs = run.global_batch.Mean().value_or(job.global_batch);
+  const std::string gbs_source = run.global_batch.Mean() ? "log" : "job";
+  // Step time: the framework's own, else from samples/s (DeepSpeed), else the clock.
+  if (auto t = run.step_time_s.Mean()) {
+    out.step_time_s = *t;
+    out.step_time_source = "the log's step times, mean over steady steps: warm-up, stalls, drops excluded";
+  } else if (auto sps = run.samples_per_s.Mean(); sps && gbs > 0) {
+    out.step_time_s = gbs / *sps;
+    out.step_time_source = fmt::format("global batch {} ({}) / {:.4g} samples/s (log)", gbs,
+                                       gbs_source, *sps);
+  } else if (auto wall = run.WallSeconds(); wall && run.steps_advanced > 0) {
+    out.step_time_s = *wall / static_cast<double>(run.steps_advanced);
+    out.step_time_source = "wall time / steps (log clock)";
+  } else {
+    return InvalidInput(
+               "the log gives no step time past the warm-up steps, and no samples/s or clock to "
+               "derive one from")
+        .WithHint("a step time is needed to recompute throughput and MFU");
+  }
+  // Tokens per step: printed by the log, else batch x mean length (the job's lengths).
+  if (auto tokens = run.tokens.Mean()) {
+    out.tokens_per_step = *tokens;
+    out.tokens_source = "tokens per step printed in the log";
+  } else if (gbs > 0) {
+    out.tokens_per_step = gbs * job.seq_mean_tokens;
+    out.tokens_source = fmt::format("global batch {} ({}) x mean length {} tokens (job)", gbs,
+                                    gbs_source, GroupDigits(job.seq_mean_tokens));
+  } else if (auto tps = run.printed_tokens_per_s_per_gpu.Mean()) {
+    out.tokens_per_step = *tps * static_cast<double>(job.gpus) * out.step_time_s;
+    out.tokens_source = "tokens/s per GPU printed in the log x GPUs x step time";
+  } else {
+    return InvalidInput("the log gives no global batch or token count, and the job none either")
+        .WithHint("set the job's batch.global_batch (--set batch.global_batch=N)");
+  }
+  MfuInputs in;
+  in.model = job.model;
+  in.sequence = job.seq_mean_tokens < job.seq_max_tokens
+                    ? SequenceLengths::MeanMax(job.seq_mean_tokens, job.seq_max_tokens)
+                    : SequenceLengths::Fixed(job.seq_max_tokens);
+  STRATA_ASSIGN_OR_RETURN(in.throughput, ThroughputFromStep(out.tokens_per_step,
+                                                            Seconds::Of(out.step_time_s), job.gpus));
+  in.peak_per_gpu = job.peak_per_gpu;
+  in.gpu_name = job.gpu_name;
+  in.recompute = job.recompute;
+  in.nominal_active_params = job.nominal_active_params;
+  in.include_mtp = job.include_mtp;
+  out.report = ComputeMfu(in);
+  out.tokens_per_s_per_gpu = in.throughput.tokens_per_s_per_gpu();
+  const MfuPoint& mean_point = out.report.points.front();
+  const MfuPoint& max_point = out.report.points.back();
+  const MfuRow* megatron = Row(mean_point, FlopConvention::kMegatron);
+  if (megatron == nullptr) return InvalidInput("no Megatron FLOP count for this model");
+  out.mfu = megatron->mfu;
+  out.achieved_per_gpu = megatron->achieved_per_gpu;
+
+  const double tps = out.tokens_per_s_per_gpu;
+  const double padded = job.seq_max_tokens / job.seq_mean_tokens;
+  const double peak = job.peak_per_gpu.flop_per_s();
+  // The same throughput under the conventions frameworks use, in FLOP/s per GPU.
+  std::vector<Candidate> flops;
+  auto add_row = [&](const MfuPoint& point, FlopConvention c, double token_scale, std::string why) {
+    if (const MfuRow* row = Row(point, c)) {
+      flops.push_back({std::move(why), tps * token_scale * row->training_per_token.count()});
+    }
+  };
+  add_row(mean_point, FlopConvention::kSixNNominal, 1,
+          "the framework counts 6N with N the advertised active parameters (6N-nominal)");
+  add_row(mean_point, FlopConvention::kSixNActive, 1,
+          "the framework counts 6N (active matmul parameters, no attention)");
+  add_row(mean_point, FlopConvention::kPalm, 1, "the framework counts PaLM's 6N + 12LHQS");
+  if (padded > 1) {
+    add_row(max_point, FlopConvention::kMegatron, padded,
+            fmt::format("the framework uses the padded length ({} tokens per sample, not the "
+                        "mean {}): megatron's seq_length",
+                        GroupDigits(job.seq_max_tokens), GroupDigits(job.seq_mean_tokens)));
+    add_row(max_point, FlopConvention::kMegatron, 1,
+            fmt::format("the framework's attention term uses {} tokens (E[S^2]/E[S] lies above "
+                        "the mean when lengths vary)",
+                        GroupDigits(job.seq_max_tokens)));
+  }
+  if (auto printed = run.printed_tflops_per_gpu.Mean()) {
+    std::vector<Candidate> in_tflops;
+    for (const auto& c : flops) in_tflops.push_back({c.reason, c.value / 1e12});
+    out.printed.push_back(Explain("TFLOP/s per GPU", *printed,
+                                  megatron->achieved_per_gpu.tflop_per_s(), in_tflops));
+  }
+  if (auto printed = run.printed_tokens_per_s_per_gpu.Mean()) {
+    std::vector<Candidate> c;
+    if (padded > 1) {
+      c.push_back({fmt::format("the framework counts padded tokens ({} per sample, not {})",
+                               GroupDigits(job.seq_max_tokens), GroupDigits(job.seq_mean_tokens)),
+                   tps * padded});
+    }
+    out.printed.push_back(Explain("tokens/s per GPU", *printed, tps, c));
+  }
+  if (auto printed = run.printed_mfu.Mean()) {
+    std::vector<Candidate> c;
+    for (const auto& f : flops) c.push_back({f.reason, f.value / peak});
+    // GPUs that share a peak (H100 SXM, H800, H200) are named together.
+    std::vector<std::pair<std::string, double>> peaks;
+    for (const auto& [name, other] : job.other_peaks) {
+      if (std::fabs(other.flop_per_s() / peak - 1) < 0.01) continue;
+      auto same = std::find_if(peaks.begin(), peaks.end(), [&](const auto& p) {
+        return std::fabs(p.second / other.flop_per_s() - 1) < 0.005;
+      });
+      if (same == peaks.end()) {
+        peaks.emplace_back(name, other.flop_per_s());
+      } else {
+        same->first += " / " + name;
+      }
+    }
+    for (const auto& [names, other] : peaks) {
+      c.push_back({fmt::format("the framework divides by the {} peak ({}), not the {} ({})", names,
+                               FormatTflops(FlopPerSecond::Of(other)), job.gpu_name,
+                               FormatTflops(job.peak_per_gpu)),
+                   megatron->achieved_per_gpu.flop_per_s() / other});
+    }
+    out.printed.push_back(Explain("MFU", *printed, out.mfu, c));
+  }
+  return out;
+}
+
+}  // namespace strata

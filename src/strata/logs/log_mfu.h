@@ -1,0 +1,69 @@
+// Throughput and MFU recomputed from a log's steady state and the job, with the functions
+// `strata mfu` uses (sim/mfu.h, model/flop_conventions.h), next to what the framework printed,
+// and the reason when the two differ: the FLOP convention (6N), the padded length, the peak.
+#ifndef STRATA_LOGS_LOG_MFU_H_
+#define STRATA_LOGS_LOG_MFU_H_
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "strata/core/result.h"
+#include "strata/logs/rank_state.h"
+#include "strata/model/model_config.h"
+#include "strata/sim/mfu.h"
+
+namespace strata {
+
+/// What the recomputation needs from the job (model, GPUs, sequence lengths, batch).
+struct LogJob {
+  ModelConfig model;
+  std::string gpu_name;
+  FlopPerSecond peak_per_gpu;
+  int64_t gpus = 0;
+  double seq_mean_tokens = 0;  // E[S]; the max when the job gives no mean
+  double seq_max_tokens = 0;
+  double global_batch = 0;     // samples per step, when the log does not print it
+  Recompute recompute = Recompute::kNone;
+  std::optional<int64_t> nominal_active_params;
+  bool include_mtp = false;
+  /// Other GPUs' dense bf16 peaks, to recognise an MFU computed against the wrong peak.
+  std::vector<std::pair<std::string, FlopPerSecond>> other_peaks;
+};
+
+/// One number the framework printed, beside ours.
+struct PrintedVsOurs {
+  std::string quantity;  // "TFLOP/s per GPU", "tokens/s per GPU", "MFU"
+  double printed = 0;
+  double ours = 0;       // same unit as printed (MFU as a fraction)
+  bool agrees = false;   // within the tolerance
+  std::string reason;    // why they differ (or "agrees ...")
+};
+
+struct LogMfu {
+  double tokens_per_step = 0;
+  std::string tokens_source;  // where tokens per step came from, in words
+  double step_time_s = 0;
+  std::string step_time_source;
+  MfuReport report;  // points: S = mean (and S = max when the lengths vary)
+  double tokens_per_s_per_gpu = 0;
+  double mfu = 0;  // Megatron convention at the mean length, a fraction
+  FlopPerSecond achieved_per_gpu;
+  std::vector<PrintedVsOurs> printed;
+};
+
+/// Relative tolerance under which a printed number "agrees" with a recomputed one: the log
+/// rounds to 3-4 digits and averages over an interval.
+inline constexpr double kPrintedTolerance = 0.03;
+
+/// A framework that prints both TFLOP/s and MFU tells the peak it divides by: printed TFLOP/s /
+/// printed MFU. Says which catalog GPUs have that dense bf16 peak (within 2%), or that none has.
+std::optional<std::string> DescribeImpliedPeak(
+    const RankSummary& run, const std::vector<std::pair<std::string, FlopPerSecond>>& peaks);
+
+/// Errors when the run has no step time and no rate to derive one from.
+Result<LogMfu> RecomputeLogMfu(const RankSummary& run, const LogJob& job);
+
+}  // namespace strata
+
+#endif  // STRATA_LOGS_LOG_MFU_H_

@@ -1,0 +1,42 @@
+// Small scanners for training-log lines: numbers as frameworks print them (1.8E+00, nan, 7,282,
+// np.float64(0.5)), wall-clock stamps, ms-swift/tqdm durations, and the launcher prefixes that
+// say which rank printed a line. They never throw and never read past the view.
+#ifndef STRATA_LOGS_LOG_SCAN_H_
+#define STRATA_LOGS_LOG_SCAN_H_
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace strata {
+
+/// A number: decimal or exponent form, nan/inf (any case, signed), thousands separators
+/// ("7,282"), a trailing '%' is NOT accepted (callers strip units), np.float64(x) wrappers.
+std::optional<double> ParseLogNumber(std::string_view text);
+
+/// "2024-04-06 02:55:45", with ".123456" or ",338" fractions: seconds since 1970-01-01 on the
+/// log's own clock (no time zone is known, so only differences mean anything).
+std::optional<double> ParseLogTimestamp(std::string_view text);
+
+/// A timestamp anywhere in the first 64 bytes of a line ("[2024-04-06 02:55:45]",
+/// "[titan] 2026-05-18 16:04:46,338 - ..."), or nullopt.
+std::optional<double> FindLeadingTimestamp(std::string_view line);
+
+/// ms-swift's format_time ("2d 0h 8m 17s", "20m 3s", "2s") and tqdm's "H:MM:SS" / "MM:SS".
+std::optional<double> ParseDurationSeconds(std::string_view text);
+
+/// A line with its launcher prefix removed: torchrun "[rank3]:" / "[default3]:", srun -l "3: ",
+/// mpirun "[1,3]<stdout>:", Ray "(TaskRunner pid=123) ". `rank` is -1 when the prefix names none.
+struct PrefixedLine {
+  std::string_view text;
+  int rank = -1;
+};
+PrefixedLine StripLauncherPrefix(std::string_view line);
+
+/// The line without ANSI colour escapes (ESC [ ... letter). Returns `line` itself when it has
+/// none; otherwise writes into `buffer` and returns a view of it.
+std::string_view StripAnsi(std::string_view line, std::string& buffer);
+
+}  // namespace strata
+
+#endif  // STRATA_LOGS_LOG_SCAN_H_

@@ -1,0 +1,162 @@
+// DeepSpeed engine lines, torchtitan's metrics line and verl's console metrics line.
+#include "strata/logs/log_line_parser.h"
+#include "strata/logs/log_scan.h"
+
+namespace strata {
+
+namespace {
+
+void SetNumber(std::optional<double>& field, std::string_view value, double scale = 1.0) {
+  if (auto v = ParseLogNumber(value)) field = *v * scale;
+}
+
+// The value after "key=" up to the next ", " (DeepSpeed's separator) or the end.
+std::optional<std::string_view> EqValue(std::string_view text, std::string_view key) {
+  size_t pos = text.find(key);
+  while (pos != std::string_view::npos && pos > 0 && text[pos - 1] != ' ' && text[pos - 1] != ',' &&
+         text[pos - 1] != '/' && text[pos - 1] != ']') {
+    pos = text.find(key, pos + 1);
+  }
+  if (pos == std::string_view::npos) return std::nullopt;
+  const size_t start = pos + key.size();
+  size_t end = text.find(", ", start);
+  if (end == std::string_view::npos) end = text.size();
+  return TrimSpace(text.substr(start, end - start));
+}
+
+}  // namespace
+
+bool ParseDeepSpeedLine(std::string_view text, StepRecord& r) {
+  // Progress: "[Rank 0] step=35, skipped=0, lr=[2.17e-06, 2.17e-06], mom=[[0.9, 0.95], ...]"
+  if (auto skipped = EqValue(text, "skipped=")) {
+    auto step = EqValue(text, "step=");
+    if (!step) return false;
+    auto s = ParseInt64(*step);
+    if (!s) return false;
+    r.step = *s;
+    SetNumber(r.skipped_iterations, *skipped);
+    if (auto lr = EqValue(text, "lr=[")) {
+      const size_t end = lr->find_first_of(",]");
+      SetNumber(r.learning_rate, lr->substr(0, end));
+    }
+  } else if (text.find("SamplesPerSec=") != std::string_view::npos) {
+    // Throughput: "epoch=0/micro_step=34/global_step=34, RunningAvgSamplesPerSec=7.86,
+    // CurrSamplesPerSec=8.0, MemAllocated=59.65GB, MaxMemAllocated=63.31GB", or before 2023
+    // "0/40, SamplesPerSec=83.48, MemAllocated=0.26GB, MaxMemAllocated=9.02GB".
+    if (auto gs = EqValue(text, "global_step=")) {
+      auto s = ParseInt64(*gs);
+      if (!s) return false;
+      r.step = *s;
+    } else {
+      const size_t sps = text.find(", SamplesPerSec=");
+      if (sps == std::string_view::npos) return false;
+      const size_t slash = text.rfind('/', sps);
+      if (slash == std::string_view::npos) return false;
+      auto s = ParseInt64(text.substr(slash + 1, sps - slash - 1));
+      if (!s) return false;
+      r.step = *s;
+    }
+    if (auto v = EqValue(text, "CurrSamplesPerSec=")) {
+      SetNumber(r.samples_per_s, *v);
+    } else if (auto v2 = EqValue(text, "SamplesPerSec=")) {
+      SetNumber(r.samples_per_s, *v2);
+    }
+    // DeepSpeed divides by 1024**3 and prints "GB": the value is GiB.
+    if (auto m = EqValue(text, "MaxMemAllocated=")) {
+      if (m->size() > 2 && m->substr(m->size() - 2) == "GB") SetNumber(r.memory_gib, m->substr(0, m->size() - 2));
+    }
+  } else {
+    return false;
+  }
+  r.format = LogFormat::kDeepSpeed;
+  if (auto t = FindLeadingTimestamp(text)) r.timestamp_s = *t;
+  return true;
+}
+
+bool ParseTorchtitanLine(std::string_view text, StepRecord& r) {
+  // "[titan] 2026-05-18 16:04:46,338 - root - INFO - step: 14  loss:  3.24405  grad_norm:  0.8319
+  //  memory:  9.46GiB(64.99%)  tps: 7,282  tflops: 0.52  mfu: 0.17%"
+  const size_t st = text.find("step:");
+  if (st == std::string_view::npos || text.find("tps:", st) == std::string_view::npos) return false;
+  std::string_view body = text.substr(st);
+  // Fields are separated by two spaces; a value may be preceded by spaces ("loss:  3.24").
+  bool have_step = false;
+  size_t pos = 0;
+  while (pos < body.size()) {
+    const size_t colon = body.find(':', pos);
+    if (colon == std::string_view::npos) break;
+    const std::string_view key = TrimSpace(body.substr(pos, colon - pos));
+    size_t vstart = colon + 1;
+    while (vstart < body.size() && body[vstart] == ' ') ++vstart;
+    size_t vend = body.find("  ", vstart);
+    if (vend == std::string_view::npos) vend = body.size();
+    std::string_view value = TrimSpace(body.substr(vstart, vend - vstart));
+    pos = vend;
+    // mfu is the last field: a line that ends on another field was cut, its value maybe too.
+    if (vend == body.size() && key != "mfu") break;
+    if (key == "step") {
+      if (auto s = ParseInt64(value)) r.step = *s, have_step = true;
+    } else if (key == "loss") {
+      SetNumber(r.loss, value);
+    } else if (key == "grad_norm") {
+      SetNumber(r.grad_norm, value);
+    } else if (key == "memory") {
+      const size_t gib = value.find("GiB");
+      if (gib != std::string_view::npos) SetNumber(r.memory_gib, value.substr(0, gib));
+    } else if (key == "tps" || key == "wps") {
+      SetNumber(r.printed_tokens_per_s_per_gpu, value);
+    } else if (key == "tflops") {
+      SetNumber(r.printed_tflops_per_gpu, value);
+    } else if (key == "mfu") {
+      if (!value.empty() && value.back() == '%') SetNumber(r.printed_mfu, value.substr(0, value.size() - 1), 0.01);
+    }
+  }
+  if (!have_step) return false;
+  r.format = LogFormat::kTorchtitan;
+  if (auto t = FindLeadingTimestamp(text.substr(0, st))) r.timestamp_s = *t;
+  return true;
+}
+
+bool ParseVerlLine(std::string_view text, StepRecord& r) {
+  // "step:12 - global_seqlen/min:2031442 - ... - timing_s/step:1238.5 - perf/throughput:170.57"
+  const size_t st = text.find("step:");
+  if (st == std::string_view::npos || (st > 0 && text[st - 1] != ' ')) return false;
+  if (text.find(" - ", st) == std::string_view::npos) return false;
+  bool have_step = false, trained = false;
+  size_t pos = st;
+  while (pos < text.size()) {
+    size_t end = text.find(" - ", pos);
+    if (end == std::string_view::npos) end = text.size();
+    const std::string_view part = text.substr(pos, end - pos);
+    pos = end + 3;
+    const size_t colon = part.rfind(':');
+    if (colon == std::string_view::npos) continue;
+    const std::string_view key = TrimSpace(part.substr(0, colon));
+    const std::string_view value = part.substr(colon + 1);
+    if (key == "step") {
+      if (auto s = ParseInt64(value)) r.step = *s, have_step = true;
+    } else if (key == "timing_s/step") {
+      SetNumber(r.step_time_s, value);
+      trained = true;
+    } else if (key == "actor/grad_norm") {
+      SetNumber(r.grad_norm, value);
+      trained = true;
+    } else if (key == "actor/lr") {
+      SetNumber(r.learning_rate, value);
+    } else if (key == "perf/total_num_tokens") {
+      SetNumber(r.tokens, value);
+    } else if (key == "perf/throughput") {
+      SetNumber(r.printed_tokens_per_s_per_gpu, value);
+    } else if (key == "perf/mfu/actor") {
+      SetNumber(r.printed_mfu, value);  // verl prints a fraction
+    } else if (key == "perf/max_memory_reserved_gb") {
+      SetNumber(r.memory_gib, value);  // verl divides by 1024**3
+    }
+  }
+  // step:0 carries validation metrics only: not a training step.
+  if (!have_step || !trained) return false;
+  r.format = LogFormat::kVerl;
+  return true;
+}
+
+}  // namespace strata

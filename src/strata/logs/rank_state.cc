@@ -1,0 +1,335 @@
+#include "strata/logs/rank_state.h"
+
+#include <cmath>
+
+#include <fmt/format.h>
+
+namespace strata {
+
+namespace {
+
+// Fills the fields `into` lacks from `from`; returns how many it filled.
+int Merge(StepRecord& into, const StepRecord& from) {
+  int filled = 0;
+  auto take = [&](auto& dst, const auto& src) {
+    if (!dst && src) {
+      dst = src;
+      ++filled;
+    }
+  };
+  take(into.total_steps, from.total_steps);
+  take(into.loss, from.loss);
+  take(into.grad_norm, from.grad_norm);
+  take(into.learning_rate, from.learning_rate);
+  take(into.step_time_s, from.step_time_s);
+  take(into.global_batch, from.global_batch);
+  take(into.tokens, from.tokens);
+  take(into.samples_per_s, from.samples_per_s);
+  take(into.memory_gib, from.memory_gib);
+  take(into.skipped_iterations, from.skipped_iterations);
+  take(into.nan_iterations, from.nan_iterations);
+  take(into.timestamp_s, from.timestamp_s);
+  take(into.elapsed_s, from.elapsed_s);
+  take(into.printed_tflops_per_gpu, from.printed_tflops_per_gpu);
+  take(into.printed_tokens_per_s_per_gpu, from.printed_tokens_per_s_per_gpu);
+  take(into.printed_mfu, from.printed_mfu);
+  return filled;
+}
+
+std::string Num(double v) {
+  if (!std::isfinite(v)) return fmt::format("{}", v);
+  if (std::fabs(v) >= 100) return fmt::format("{:.0f}", v);
+  if (std::fabs(v) >= 1) return fmt::format("{:.3g}", v);
+  return fmt::format("{:.3g}", v);
+}
+
+}  // namespace
+
+std::optional<double> RankSummary::WallSeconds() const {
+  if (first_clock_s && last_clock_s && *last_clock_s > *first_clock_s) {
+    return *last_clock_s - *first_clock_s;
+  }
+  if (auto t = step_time_s.Mean()) return *t * static_cast<double>(steps_advanced);
+  return std::nullopt;
+}
+
+std::optional<double> RankSummary::EtaSeconds() const {
+  auto t = step_time_s.Mean();
+  if (!t || !total_steps || *total_steps < last_step) return std::nullopt;
+  return *t * static_cast<double>(*total_steps - last_step);
+}
+
+RankState::RankState(int rank, const AnomalyThresholds& thresholds)
+    : rank_(rank), t_(thresholds) {
+  summary_.rank = rank;
+}
+
+Anomaly RankState::Make(AnomalyKind kind, const StepRecord& r, std::string message,
+                        double lost_s) const {
+  Anomaly a;
+  a.kind = kind;
+  a.rank = rank_;
+  a.line = r.line;
+  a.step = r.step;
+  a.lost_s = lost_s;
+  a.message = std::move(message);
+  return a;
+}
+
+bool RankState::Add(const ParsedLine& parsed, int64_t line, std::vector<Anomaly>& out,
+                    const StepFn& on_step) {
+  if (parsed.kind == LineKind::kMemory) {
+    const double gib = parsed.record.memory_gib.value_or(0);
+    if (pending_ && pending_->step == parsed.record.step) {
+      pending_->memory_gib = std::max(pending_->memory_gib.value_or(0), gib);
+    } else {
+      if (memory_step_ != parsed.record.step) memory_gib_ = 0;
+      memory_step_ = parsed.record.step;
+      memory_gib_ = std::max(memory_gib_, gib);
+    }
+    return false;
+  }
+  if (parsed.kind == LineKind::kSkip) {
+    StepRecord r;
+    r.line = line;
+    r.step = pending_ ? pending_->step : (last_ ? last_->step : 0);
+    out.push_back(Make(AnomalyKind::kSkippedStep, r,
+                       "the loss scaler skipped a step (fp16 overflow): the step did nothing"));
+    overflow_seen_ = true;
+    return false;
+  }
+  StepRecord r = parsed.record;
+  r.line = line;
+  if (r.step < 0) {  // HF Trainer prints no step: number its lines
+    r.step = (pending_ ? pending_->step : (last_ ? last_->step : 0)) + 1;
+  }
+  if (pending_ && pending_->step == r.step) {
+    return Merge(*pending_, r) == 0;
+  }
+  if (!pending_ && last_ && last_->step == r.step) return true;  // already checked (--follow)
+  Flush(out, on_step);
+  pending_ = r;
+  return false;
+}
+
+void RankState::Flush(std::vector<Anomaly>& out, const StepFn& on_step) {
+  if (!pending_) return;
+  StepRecord r = *pending_;
+  pending_.reset();
+  if (memory_step_ == r.step) {
+    r.memory_gib = std::max(r.memory_gib.value_or(0), memory_gib_);
+    memory_step_ = -1;
+  }
+  Check(r, out);
+  if (on_step) on_step(rank_, r);
+}
+
+void RankState::Check(StepRecord& r, std::vector<Anomaly>& out) {
+  RankSummary& s = summary_;
+  if (s.records == 0) {
+    s.first_step = r.step;
+    s.first_line = r.line;
+    s.format = r.format;
+  }
+  ++s.records;
+  s.last_line = r.line;
+  if (r.total_steps) s.total_steps = r.total_steps;
+  int64_t advanced = 0;
+  if (last_) {
+    advanced = r.step - last_->step;
+    if (advanced < 0) {
+      const int64_t redone = last_->step - r.step;
+      const double median = step_time_.Median();
+      const double lost = std::isfinite(median) ? median * static_cast<double>(redone) : 0;
+      ++s.restarts;
+      s.steps_redone += redone;
+      s.restart_lost_s += lost;
+      out.push_back(Make(
+          AnomalyKind::kRestart, r,
+          fmt::format("the step counter went back from {} (line {}) to {}: the job restarted "
+                      "from a checkpoint; {} steps are done again{}",
+                      last_->step, last_->line, r.step, redone,
+                      lost > 0 ? fmt::format(" (~{:.0f} s at the median step time)", lost) : "")));
+      last_clock_.reset();  // a restart's gap is not a stall
+      memory_baseline_.reset();
+      in_drop_ = false;
+    } else {
+      s.steps_advanced += advanced;
+    }
+  }
+  s.last_step = r.step;
+  bool steady = r.step > t_.warmup_steps;
+  CheckTiming(r, std::max<int64_t>(advanced, 0), out, steady);
+  CheckValues(r, out);
+
+  const double weight = static_cast<double>(std::max<int64_t>(advanced, 1));
+  if (steady) {
+    if (r.step_time_s) s.step_time_s.Add(*r.step_time_s, weight);
+    if (r.printed_tflops_per_gpu) s.printed_tflops_per_gpu.Add(*r.printed_tflops_per_gpu, weight);
+    if (r.printed_tokens_per_s_per_gpu) {
+      s.printed_tokens_per_s_per_gpu.Add(*r.printed_tokens_per_s_per_gpu, weight);
+    }
+    if (r.printed_mfu) s.printed_mfu.Add(*r.printed_mfu, weight);
+    if (r.samples_per_s) s.samples_per_s.Add(*r.samples_per_s, weight);
+  }
+  if (r.global_batch) s.global_batch.Add(*r.global_batch, 1);
+  if (r.tokens) s.tokens.Add(*r.tokens, 1);
+  if (r.loss) s.last_loss = r.loss;
+  if (r.memory_gib) s.max_memory_gib = std::max(s.max_memory_gib, *r.memory_gib);
+  last_ = r;
+}
+
+void RankState::CheckTiming(const StepRecord& r, int64_t advanced, std::vector<Anomaly>& out,
+                            bool& steady) {
+  RankSummary& s = summary_;
+  const std::optional<double> clock = r.timestamp_s ? r.timestamp_s : r.elapsed_s;
+  if (clock) {
+    if (!s.first_clock_s) s.first_clock_s = clock;
+    s.last_clock_s = clock;
+  }
+  const bool judge = r.step > t_.warmup_steps;
+  bool stalled = false;
+  // 1. The wall-clock gap between two step lines, per step advanced.
+  if (clock && last_clock_ && advanced > 0) {
+    const double gap = *clock - *last_clock_;
+    const double per_step = gap / static_cast<double>(advanced);
+    double expected = gap_per_step_.size() >= static_cast<size_t>(t_.min_window)
+                          ? gap_per_step_.Median()
+                          : step_time_.Median();
+    if (judge && std::isfinite(expected) && expected > 0 && per_step > t_.stall_factor * expected) {
+      const double lost = gap - expected * static_cast<double>(advanced);
+      s.stall_lost_s += lost;
+      stalled = true;
+      out.push_back(Make(AnomalyKind::kStall, r,
+                         fmt::format("{:.0f} s of wall time for {} step{} before this line: "
+                                     "{:.1f} x the median {} s per step (threshold {} x)",
+                                     gap, advanced, advanced == 1 ? "" : "s", per_step / expected,
+                                     Num(expected), t_.stall_factor),
+                         lost));
+    } else if (judge) {
+      gap_per_step_.Push(per_step);
+    }
+  }
+  if (clock) last_clock_ = clock;
+  // 2. The framework's own step time (an interval average in Megatron).
+  bool degraded = false;
+  if (r.step_time_s && judge) {
+    const double median = step_time_.Median();
+    const double t = *r.step_time_s;
+    if (step_time_.size() >= static_cast<size_t>(t_.min_window) && median > 0) {
+      if (!stalled && !clock && t > t_.stall_factor * median) {
+        const double lost = (t - median) * static_cast<double>(std::max<int64_t>(advanced, 1));
+        s.stall_lost_s += lost;
+        stalled = true;
+        out.push_back(Make(AnomalyKind::kStall, r,
+                           fmt::format("step time {} s is {:.1f} x the median {} s (threshold {} x)",
+                                       Num(t), t / median, Num(median), t_.stall_factor),
+                           lost));
+      } else if (!stalled && t > median / (1 - t_.drop_fraction)) {
+        degraded = true;
+        if (!in_drop_) {
+          out.push_back(Make(AnomalyKind::kThroughputDrop, r,
+                             fmt::format("step time {} s vs the median {} s: throughput down "
+                                         "{:.0f}% (threshold {:.0f}%)",
+                                         Num(t), Num(median), 100 * (1 - median / t),
+                                         100 * t_.drop_fraction)));
+        }
+      }
+    }
+    if (!stalled && !degraded) step_time_.Push(t);
+  }
+  // 3. A printed rate (TFLOP/s, tokens/s) when the log has no step time.
+  const std::optional<double> rate =
+      r.printed_tflops_per_gpu ? r.printed_tflops_per_gpu : r.printed_tokens_per_s_per_gpu;
+  if (rate && judge && !r.step_time_s) {
+    const double median = printed_rate_.Median();
+    if (printed_rate_.size() >= static_cast<size_t>(t_.min_window) && median > 0 &&
+        *rate < median * (1 - t_.drop_fraction)) {
+      degraded = true;
+      if (!in_drop_) {
+        out.push_back(Make(AnomalyKind::kThroughputDrop, r,
+                           fmt::format("printed throughput {} vs the median {}: down {:.0f}% "
+                                       "(threshold {:.0f}%)",
+                                       Num(*rate), Num(median), 100 * (1 - *rate / median),
+                                       100 * t_.drop_fraction)));
+      }
+    } else {
+      printed_rate_.Push(*rate);
+    }
+  }
+  in_drop_ = degraded;
+  if (stalled || degraded || !judge) steady = false;
+}
+
+void RankState::CheckValues(const StepRecord& r, std::vector<Anomaly>& out) {
+  const bool loss_bad = r.loss && !std::isfinite(*r.loss);
+  const bool grad_bad = r.grad_norm && !std::isfinite(*r.grad_norm);
+  if (loss_bad || grad_bad) {
+    std::string what;
+    if (loss_bad) what += fmt::format("loss is {}", *r.loss);
+    if (grad_bad) what += fmt::format("{}grad norm is {}", loss_bad ? ", " : "", *r.grad_norm);
+    out.push_back(Make(AnomalyKind::kNanInf, r, what));
+  }
+  if (r.loss && !loss_bad) {
+    if (loss_.size() >= static_cast<size_t>(t_.min_window)) {
+      const double med = loss_.Median();
+      const double sigma = 1.4826 * std::max(loss_.Mad(), 1e-3 * std::fabs(med));
+      if (*r.loss > med * t_.loss_spike_factor && *r.loss > med + t_.loss_spike_mads * sigma) {
+        out.push_back(Make(AnomalyKind::kLossSpike, r,
+                           fmt::format("loss {} vs the rolling median {} ({:.1f} x; threshold "
+                                       "{} x and {} robust sigma)",
+                                       Num(*r.loss), Num(med), *r.loss / med,
+                                       t_.loss_spike_factor, t_.loss_spike_mads)));
+      }
+    }
+    loss_.Push(*r.loss);
+  }
+  if (r.grad_norm && !grad_bad) {
+    if (grad_norm_.size() >= static_cast<size_t>(t_.min_window)) {
+      const double med = grad_norm_.Median();
+      if (med > 0 && *r.grad_norm > t_.grad_norm_factor * med) {
+        out.push_back(Make(AnomalyKind::kGradNormSpike, r,
+                           fmt::format("grad norm {} vs the rolling median {} ({:.0f} x; "
+                                       "threshold {} x)",
+                                       Num(*r.grad_norm), Num(med), *r.grad_norm / med,
+                                       t_.grad_norm_factor)));
+      }
+    }
+    grad_norm_.Push(*r.grad_norm);
+  }
+  // Skipped steps: Megatron counts per interval; DeepSpeed's skipped= is cumulative.
+  if (r.format == LogFormat::kDeepSpeed) {
+    if (r.skipped_iterations && last_ && last_->skipped_iterations &&
+        *r.skipped_iterations > *last_->skipped_iterations && !overflow_seen_) {
+      out.push_back(Make(AnomalyKind::kSkippedStep, r,
+                         fmt::format("skipped steps went from {} to {} (fp16 overflow or nan)",
+                                     *last_->skipped_iterations, *r.skipped_iterations)));
+    }
+    if (r.skipped_iterations) overflow_seen_ = false;
+  } else if (r.skipped_iterations.value_or(0) > 0 || r.nan_iterations.value_or(0) > 0) {
+    out.push_back(Make(AnomalyKind::kSkippedStep, r,
+                       fmt::format("{} skipped and {} nan iterations in the interval ending at "
+                                   "step {}",
+                                   r.skipped_iterations.value_or(0), r.nan_iterations.value_or(0),
+                                   r.step)));
+  }
+  // Memory creep: growth after warm-up (the optimizer states are allocated at step 1).
+  if (r.memory_gib && r.step > t_.warmup_steps) {
+    if (!memory_baseline_) {
+      memory_baseline_ = r.memory_gib;
+      memory_baseline_step_ = r.step;
+    } else if (*r.memory_gib > *memory_baseline_ * (1 + t_.memory_creep_fraction) &&
+               *r.memory_gib - *memory_baseline_ >= t_.memory_creep_min_gib) {
+      out.push_back(Make(AnomalyKind::kMemoryCreep, r,
+                         fmt::format("memory {:.2f} GiB, up {:.1f}% from {:.2f} GiB at step {} "
+                                     "(threshold {:.0f}% and {} GiB)",
+                                     *r.memory_gib, 100 * (*r.memory_gib / *memory_baseline_ - 1),
+                                     *memory_baseline_, memory_baseline_step_,
+                                     100 * t_.memory_creep_fraction, t_.memory_creep_min_gib)));
+      memory_baseline_ = r.memory_gib;
+      memory_baseline_step_ = r.step;
+    }
+  }
+}
+
+}  // namespace strata

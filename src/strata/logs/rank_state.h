@@ -1,0 +1,99 @@
+// The analysis of one rank's stream of step records: merges the lines of one step, runs the
+// anomaly checks against rolling windows, and keeps the run summary (bounded memory).
+#ifndef STRATA_LOGS_RANK_STATE_H_
+#define STRATA_LOGS_RANK_STATE_H_
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <vector>
+
+#include "strata/logs/anomaly.h"
+#include "strata/logs/log_line_parser.h"
+#include "strata/logs/rolling_median.h"
+#include "strata/logs/step_record.h"
+
+namespace strata {
+
+/// A mean weighted by steps (Megatron's values are averages over the logging interval).
+struct WeightedMean {
+  double sum = 0;
+  double weight = 0;
+  void Add(double value, double w) {
+    sum += value * w;
+    weight += w;
+  }
+  std::optional<double> Mean() const {
+    if (weight <= 0) return std::nullopt;
+    return sum / weight;
+  }
+};
+
+struct RankSummary {
+  int rank = -1;
+  LogFormat format = LogFormat::kUnknown;
+  int64_t records = 0;
+  int64_t first_step = 0;
+  int64_t last_step = 0;
+  int64_t first_line = 0;
+  int64_t last_line = 0;
+  std::optional<int64_t> total_steps;
+  int64_t steps_advanced = 0;  // steps between the first and the last record, restarts excluded
+  int64_t restarts = 0;
+  int64_t steps_redone = 0;
+  double stall_lost_s = 0;
+  double restart_lost_s = 0;
+  std::optional<double> first_clock_s, last_clock_s;  // timestamps or elapsed time
+  std::optional<double> last_loss;
+  double max_memory_gib = 0;
+  // Steady state: warm-up steps, stalls and throughput drops excluded; weighted by steps.
+  WeightedMean step_time_s, printed_tflops_per_gpu, printed_tokens_per_s_per_gpu, printed_mfu,
+      global_batch, tokens, samples_per_s;
+
+  /// Wall time covered by the log: the clock span when the log has one, else the step times.
+  std::optional<double> WallSeconds() const;
+  /// Time to finish at the steady step time, when the total is known.
+  std::optional<double> EtaSeconds() const;
+};
+
+class RankState {
+ public:
+  using StepFn = std::function<void(int rank, const StepRecord&)>;
+  RankState(int rank, const AnomalyThresholds& thresholds);
+
+  /// A parsed line of this rank (kStep, kMemory, kSkip). Anomalies are appended to `out`.
+  /// Returns true when the line only repeated the current step (several ranks, no prefix).
+  bool Add(const ParsedLine& parsed, int64_t line, std::vector<Anomaly>& out, const StepFn& on_step);
+  /// Checks and emits the step still waiting for lines that might complete it.
+  void Flush(std::vector<Anomaly>& out, const StepFn& on_step);
+
+  const RankSummary& summary() const { return summary_; }
+  /// The median step time of the recent window, NaN when unknown.
+  double MedianStepTime() { return step_time_.Median(); }
+  int64_t last_step_line() const { return last_ ? last_->line : 0; }
+  int64_t last_step() const { return last_ ? last_->step : 0; }
+
+ private:
+  void Check(StepRecord& r, std::vector<Anomaly>& out);
+  void CheckTiming(const StepRecord& r, int64_t advanced, std::vector<Anomaly>& out, bool& steady);
+  void CheckValues(const StepRecord& r, std::vector<Anomaly>& out);
+  Anomaly Make(AnomalyKind kind, const StepRecord& r, std::string message, double lost_s = 0) const;
+
+  int rank_;
+  AnomalyThresholds t_;
+  RankSummary summary_;
+  std::optional<StepRecord> pending_;
+  std::optional<StepRecord> last_;
+  std::optional<double> last_clock_;
+  int64_t memory_step_ = -1;  // a memory report waiting for its step
+  double memory_gib_ = 0;
+  RollingMedian step_time_, gap_per_step_, loss_, grad_norm_, printed_rate_;
+  std::optional<double> memory_baseline_;
+  int64_t memory_baseline_step_ = 0;
+  bool in_drop_ = false;
+  bool overflow_seen_ = false;
+};
+
+}  // namespace strata
+
+#endif  // STRATA_LOGS_RANK_STATE_H_

@@ -1,0 +1,63 @@
+// One training step as a log reported it, normalised across frameworks: every field is optional
+// because every format drifts (see ../shared/reference/formats/logs-and-node-state.md, section 1).
+// Units are in the field names; what the framework computed itself is kept apart from what the
+// log merely states, so the analyser can recompute it and say why the two differ.
+#ifndef STRATA_LOGS_STEP_RECORD_H_
+#define STRATA_LOGS_STEP_RECORD_H_
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace strata {
+
+enum class LogFormat {
+  kUnknown,
+  kMegatron,        // megatron training_log: "iteration N/ M | consumed samples: ... |"
+  kMsSwiftMegatron, // the same line with ms-swift's "memory(GiB): | elapsed time: |" inserted
+  kDict,            // HF Trainer / ms-swift "{'loss': ...}" lines and logging.jsonl
+  kDeepSpeed,       // "step=N, skipped=K, lr=[...]" and "global_step=N, ...SamplesPerSec=..."
+  kTorchtitan,      // "step: N  loss: ...  memory: ...GiB(..%)  tps: ...  tflops: ...  mfu: ...%"
+  kVerl,            // "step:N - key:value - key:value"
+  kNemo,            // NeMo 2 "Training epoch E, iteration N/M | ..." and Lightning progress bars
+};
+std::string_view LogFormatName(LogFormat format);  // "megatron", "ms-swift-megatron", ...
+
+struct StepRecord {
+  LogFormat format = LogFormat::kUnknown;
+  int64_t line = 0;  // 1-based line of the (first) line that reported this step
+  int64_t step = 0;  // the optimizer step (iteration) counter as printed
+  std::optional<int64_t> total_steps;
+
+  std::optional<double> loss;
+  std::optional<double> grad_norm;
+  std::optional<double> learning_rate;
+  std::optional<double> step_time_s;  // one step's wall time (an interval average in Megatron)
+  std::optional<double> global_batch;  // samples per step
+  std::optional<double> tokens;        // tokens in this step, when the log states it
+  std::optional<double> samples_per_s;
+  std::optional<double> memory_gib;  // peak reserved (or allocated) per GPU, GiB = 2^30 bytes
+  std::optional<double> skipped_iterations;  // in the interval (Megatron) or cumulative (DS)
+  std::optional<double> nan_iterations;
+  std::optional<double> timestamp_s;  // seconds on the log's clock (no time zone)
+  std::optional<double> elapsed_s;    // seconds since the run started (ms-swift elapsed_time)
+
+  // What the framework computed itself (the analyser recomputes these from the model).
+  std::optional<double> printed_tflops_per_gpu;         // TFLOP/s per GPU, decimal
+  std::optional<double> printed_tokens_per_s_per_gpu;   // torchtitan tps, verl perf/throughput
+  std::optional<double> printed_mfu;                    // a fraction, 0..1
+};
+
+/// What one line of a log says, beyond a step.
+enum class LineKind {
+  kOther,    // not understood (banners, warnings, progress bars without a step)
+  kStep,     // a step record
+  kMemory,   // a memory report for the current step (Megatron "[Rank N] ... memory (MB)")
+  kError,    // an error or watchdog line: a crash or a hang follows
+  kFinished, // the run says it finished ("train_runtime", "after training is done")
+  kSkip,     // a skipped step (DeepSpeed/apex "OVERFLOW! ... Skipping step")
+};
+
+}  // namespace strata
+
+#endif  // STRATA_LOGS_STEP_RECORD_H_

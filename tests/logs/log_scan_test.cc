@@ -1,0 +1,111 @@
+// The small scanners under the log parsers: numbers as frameworks print them, clocks, durations,
+// launcher prefixes and ANSI colours. Expected values are read off the inputs by hand.
+#include "strata/logs/log_scan.h"
+
+#include <cmath>
+
+#include <gtest/gtest.h>
+
+namespace strata {
+namespace {
+
+TEST(ParseLogNumber, FrameworkSpellings) {
+  struct Case {
+    const char* text;
+    double expected;
+  };
+  const Case cases[] = {
+      {"1.818812E+00", 1.818812},  // megatron's {:.6E}
+      {"9.150E-06", 9.150e-06},    // older forks' {:.3E}
+      {"2e-06", 2e-06},            // python repr
+      {" 5630.1 ", 5630.1},        // padded
+      {"7,282", 7282},             // torchtitan tps with thousands separators
+      {"1,234,567.5", 1234567.5},
+      {"-0.003", -0.003},
+      {"np.float64(0.343)", 0.343},  // verl under numpy 2
+      {"np.int64(12)", 12},
+  };
+  for (const auto& c : cases) {
+    auto v = ParseLogNumber(c.text);
+    ASSERT_TRUE(v.has_value()) << c.text;
+    EXPECT_DOUBLE_EQ(*v, c.expected) << c.text;
+  }
+  EXPECT_TRUE(std::isnan(*ParseLogNumber("nan")));
+  EXPECT_TRUE(std::isnan(*ParseLogNumber("NaN")));
+  EXPECT_TRUE(std::isinf(*ParseLogNumber("inf")));
+  EXPECT_LT(*ParseLogNumber("-inf"), 0);
+  for (const char* bad : {"", "abc", "1.2.3", "12x", "7,28a", "np.float64(1.0", "--1", "1e"}) {
+    EXPECT_FALSE(ParseLogNumber(bad).has_value()) << bad;
+  }
+}
+
+TEST(ParseLogTimestamp, DifferencesInSeconds) {
+  // 2024-04-06 03:02:12 -> 03:02:18 is 6 s; a day boundary adds 86,400 s.
+  auto a = ParseLogTimestamp("2024-04-06 03:02:12");
+  auto b = ParseLogTimestamp("2024-04-06 03:02:18");
+  ASSERT_TRUE(a && b);
+  EXPECT_DOUBLE_EQ(*b - *a, 6.0);
+  auto c = ParseLogTimestamp("2024-04-07 03:02:12");
+  EXPECT_DOUBLE_EQ(*c - *a, 86400.0);
+  // Fractions: megatron-core 0.16 prints microseconds, Python logging milliseconds after ','.
+  auto us = ParseLogTimestamp("2026-05-12 03:14:07.512345");
+  auto ms = ParseLogTimestamp("2026-05-12 03:14:07,512");
+  auto whole = ParseLogTimestamp("2026-05-12 03:14:07");
+  EXPECT_NEAR(*us - *whole, 0.512345, 1e-6);
+  EXPECT_NEAR(*ms - *whole, 0.512, 1e-6);
+  // 1970-01-01 is day 0.
+  EXPECT_DOUBLE_EQ(*ParseLogTimestamp("1970-01-02 00:00:01"), 86401.0);
+  for (const char* bad : {"2024-13-06 03:02:12", "2024-04-06 25:02:12", "2024/04/06 03:02:12",
+                          "2024-04-06", "garbage"}) {
+    EXPECT_FALSE(ParseLogTimestamp(bad).has_value()) << bad;
+  }
+  EXPECT_TRUE(FindLeadingTimestamp(" [2024-04-06 02:55:45] iteration 2/ 100").has_value());
+  EXPECT_TRUE(FindLeadingTimestamp("[titan] 2026-05-18 16:04:46,338 - root").has_value());
+  EXPECT_FALSE(FindLeadingTimestamp(" iteration      122/  250000 |").has_value());
+}
+
+TEST(ParseDurationSeconds, SwiftAndTqdm) {
+  EXPECT_DOUBLE_EQ(*ParseDurationSeconds("2s"), 2);
+  EXPECT_DOUBLE_EQ(*ParseDurationSeconds("20m 3s"), 1203);
+  EXPECT_DOUBLE_EQ(*ParseDurationSeconds("2d 0h 8m 17s"), 2 * 86400 + 8 * 60 + 17);
+  EXPECT_DOUBLE_EQ(*ParseDurationSeconds("9:07:58"), 9 * 3600 + 7 * 60 + 58);
+  EXPECT_DOUBLE_EQ(*ParseDurationSeconds("01:02"), 62);
+  for (const char* bad : {"", "3x", "1:2:3:4", "m", "5"}) {
+    EXPECT_FALSE(ParseDurationSeconds(bad).has_value()) << bad;
+  }
+}
+
+TEST(StripLauncherPrefix, KnownLaunchers) {
+  struct Case {
+    const char* line;
+    int rank;
+    const char* text;
+  };
+  const Case cases[] = {
+      {"[rank3]:[titan] step: 1", 3, "[titan] step: 1"},
+      {"[default12]:iteration 1", 12, "iteration 1"},
+      {"7: {'loss': 1.0}", 7, "{'loss': 1.0}"},
+      {"[1,5]<stdout>: step=3, skipped=0", 5, " step=3, skipped=0"},
+      {"(TaskRunner pid=16292) step:2 - a:1", -1, "step:2 - a:1"},
+      // Not launcher prefixes: content that looks alike.
+      {"[Rank 0] (after 1 iterations) memory (MB)", -1, "[Rank 0] (after 1 iterations) memory (MB)"},
+      {"[2024-04-06 02:55:45] x", -1, "[2024-04-06 02:55:45] x"},
+      {"2024-01-01 x", -1, "2024-01-01 x"},
+  };
+  for (const auto& c : cases) {
+    const PrefixedLine p = StripLauncherPrefix(c.line);
+    EXPECT_EQ(p.rank, c.rank) << c.line;
+    EXPECT_EQ(p.text, c.text) << c.line;
+  }
+}
+
+TEST(StripAnsi, ColoursAndTruncatedEscape) {
+  std::string buffer;
+  EXPECT_EQ(StripAnsi("plain", buffer), "plain");
+  EXPECT_EQ(StripAnsi("\x1b[31mstep: 10  \x1b[38;2;180;60;0mgrad_norm: 0.4\x1b[39m", buffer),
+            "step: 10  grad_norm: 0.4");
+  EXPECT_EQ(StripAnsi("tail \x1b[3", buffer), "tail ");
+}
+
+}  // namespace
+}  // namespace strata
