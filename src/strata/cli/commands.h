@@ -23,6 +23,7 @@ int RunMap(int argc, char** argv);
 int RunComm(int argc, char** argv);
 int RunHang(int argc, char** argv);
 int RunCollect(int argc, char** argv);
+int RunImport(int argc, char** argv);
 
 /// The table `strata help` prints and main dispatches on.
 const std::vector<Command>& Commands();

@@ -21,6 +21,7 @@ const std::vector<Command>& Commands() {
       {"comm", "cost of one collective on a cluster (time, algbw, busbw)", RunComm},
       {"hang", "find the culprit rank of a hung job from collected evidence", RunHang},
       {"collect", "collect hang evidence on this node (py-spy, env, logs)", RunCollect},
+      {"import", "job YAML from a Megatron/ms-swift/torchtitan/DeepSpeed/verl launch", RunImport},
   };
   return kCommands;
 }
