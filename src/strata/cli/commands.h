@@ -20,6 +20,7 @@ int RunModel(int argc, char** argv);
 int RunMfu(int argc, char** argv);
 int RunMemory(int argc, char** argv);
 int RunStep(int argc, char** argv);
+int RunPlan(int argc, char** argv);
 int RunMap(int argc, char** argv);
 int RunComm(int argc, char** argv);
 int RunHang(int argc, char** argv);
@@ -27,6 +28,7 @@ int RunCollect(int argc, char** argv);
 int RunPreflight(int argc, char** argv);
 int RunCheckpoint(int argc, char** argv);
 int RunLogs(int argc, char** argv);
+int RunImport(int argc, char** argv);
 
 /// The table `strata help` prints and main dispatches on.
 const std::vector<Command>& Commands();

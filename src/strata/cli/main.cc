@@ -20,6 +20,7 @@ const std::vector<Command>& Commands() {
       {"mfu", "MFU and HFU under each convention, from throughput", RunMfu},
       {"memory", "per-GPU memory ledger, item by item, phase by phase", RunMemory},
       {"step", "predicted step time and where it goes (compute, comm, bubble)", RunStep},
+      {"plan", "every valid layout ranked by step time, with the reason for the winner", RunPlan},
       {"map", "bandwidth map of a cluster and where a layout's traffic runs", RunMap},
       {"comm", "cost of one collective on a cluster (time, algbw, busbw)", RunComm},
       {"hang", "find the culprit rank of a hung job from collected evidence", RunHang},
@@ -27,6 +28,7 @@ const std::vector<Command>& Commands() {
       {"preflight", "check node snapshots before a launch (GPUs, NCCL env, NICs)", RunPreflight},
       {"checkpoint", "checkpoint size, write/load time and the interval to take one", RunCheckpoint},
       {"logs", "training-log analyser: steps, real MFU, stalls and anomalies", RunLogs},
+      {"import", "job YAML from a Megatron/ms-swift/torchtitan/DeepSpeed/verl launch", RunImport},
   };
   return kCommands;
 }
@@ -35,7 +37,7 @@ namespace {
 
 void PrintUsage() {
   fmt::print("usage: strata <command> [options]\n\ncommands:\n");
-  for (const auto& c : Commands()) fmt::print("  {:<9} {}\n", c.name, c.summary);
+  for (const auto& c : Commands()) fmt::print("  {:<10} {}\n", c.name, c.summary);
   fmt::print(
       "\nRun 'strata <command> --help' for a command's options.\n"
       "Exit codes: 0 ok, 1 a check found problems, 2 bad usage or input.\n");

@@ -51,7 +51,9 @@ LayerActivationBytes LayerActivationsPerToken(const Job& job, const MemoryConsta
   double replicated = 0, sharded = 0, fp32_replicated = 0, fp32_sharded = 0;
   LayerActivationBytes out;
 
-  replicated += rm.layernorm ? h : 2 * h;  // mixer norm: input (+ output)
+  if (layer.mixer != MixerKind::kNone) {
+    replicated += rm.layernorm ? h : 2 * h;  // mixer norm: input (+ output)
+  }
   switch (layer.mixer) {
     case MixerKind::kFullAttention:
     case MixerKind::kSlidingAttention: {
@@ -91,13 +93,31 @@ LayerActivationBytes LayerActivationsPerToken(const Job& job, const MemoryConsta
       out.backward_transient += 2 * state;
       break;
     }
+    case MixerKind::kMamba2: {
+      const MambaConfig& mb = m.mamba;
+      const auto chunk = static_cast<double>(constants.gdn_chunk_tokens);
+      // in_proj output (z, x, B, C, dt), conv output, scan output and gated-norm output.
+      sharded += static_cast<double>(mb.in_proj_width() + mb.conv_dim() + 2 * mb.inner());
+      // The SSM state per chunk: heads x head_dim x d_state, in the same precision as the GDN
+      // state (the chunked scans keep one state per chunk boundary).
+      const double state = static_cast<double>(mb.num_heads) / tp *
+                           static_cast<double>(mb.head_dim * mb.state_size) *
+                           static_cast<double>(constants.gdn_state_bytes_per_element) / chunk;
+      out.forward_transient += state;
+      out.backward_transient += 2 * state;
+      break;
+    }
+    case MixerKind::kNone:
+      break;
   }
 
   // Feed-forward norm: input, and output unless recomputed (a wholly recomputed MLP or MoE
-  // keeps it as its checkpoint input).
+  // keeps it as its checkpoint input). A mixer-only block of a hybrid has none.
   const bool whole_ffn = layer.ffn == FfnKind::kDense ? rm.mlp : rm.moe;
-  replicated += rm.layernorm && !whole_ffn ? h : 2 * h;
-  if (layer.ffn == FfnKind::kDense) {
+  if (layer.ffn != FfnKind::kNone) replicated += rm.layernorm && !whole_ffn ? h : 2 * h;
+  if (layer.ffn == FfnKind::kNone) {
+    // A mixer-only block of a hybrid.
+  } else if (layer.ffn == FfnKind::kDense) {
     const auto f = static_cast<double>(m.dense_mlp.intermediate_size);
     if (!rm.mlp) sharded += 3 * f;  // gate+up output, activation output
   } else if (rm.moe) {

@@ -53,13 +53,24 @@ double MegatronMixer(const ModelConfig& c, MixerKind kind, double s) {
       return MegatronMla(c, s);
     case MixerKind::kGatedDeltaNet:
       return MegatronGatedDeltaNet(c);
+    case MixerKind::kMamba2: {
+      // megatron-core's Mamba term: in_proj and out_proj GEMMs and the scan, constant in S.
+      const MambaConfig& m = c.mamba;
+      return 6.0 * (D(c.hidden_size) * D(m.in_proj_width() + m.inner()) +
+                    D(m.conv_kernel * m.conv_dim()) + 2.0 * D(m.inner() * m.state_size));
+    }
+    case MixerKind::kNone:
+      return 0;
   }
   return 0;
 }
 
 double MegatronFfn(const ModelConfig& c, FfnKind kind) {
   const double h = D(c.hidden_size);
-  if (kind == FfnKind::kDense) return 6.0 * h * D(c.dense_mlp.intermediate_size) * 3.0;
+  if (kind == FfnKind::kNone) return 0;
+  if (kind == FfnKind::kDense) {
+    return 6.0 * h * D(c.dense_mlp.intermediate_size) * D(c.MlpMatrices());
+  }
   const MoeConfig& m = c.moe;
   return 6.0 * h * 3.0 *
          D(m.expert_intermediate_size * m.top_k +

@@ -58,13 +58,26 @@ void AddMixer(const ModelConfig& c, double s, AttentionMask mask, LayerFlops& f)
                             4.0 * nv * static_cast<double>(g.key_head_dim * g.value_head_dim));
       break;
     }
+    case MixerKind::kMamba2: {
+      const MambaConfig& m = c.mamba;
+      f.projections = Gemm(h * static_cast<double>(m.in_proj_width() + m.inner()));
+      // Depthwise conv, then per head the recurrent form of the scan on a d_state x head_dim
+      // state: the update (B x^T) and the read-out (C^T S), 2 d_state head_dim MACs.
+      f.linear_state = Gemm(static_cast<double>(m.conv_kernel * m.conv_dim()) +
+                            2.0 * static_cast<double>(m.num_heads * m.head_dim * m.state_size));
+      break;
+    }
+    case MixerKind::kNone:
+      break;
   }
 }
 
 void AddFfn(const ModelConfig& c, LayerFlops& f) {
   const double h = static_cast<double>(c.hidden_size);
+  if (f.spec.ffn == FfnKind::kNone) return;
   if (f.spec.ffn == FfnKind::kDense) {
-    f.ffn = Gemm(3.0 * h * static_cast<double>(c.dense_mlp.intermediate_size));
+    f.ffn = Gemm(static_cast<double>(c.MlpMatrices()) * h *
+                 static_cast<double>(c.dense_mlp.intermediate_size));
     return;
   }
   const MoeConfig& m = c.moe;

@@ -14,32 +14,11 @@
 #include "strata/core/json_fields.h"
 #include "strata/core/json_input.h"
 #include "strata/core/text_scan.h"
+#include "strata/model/megatron_model.h"
 
 namespace strata {
 
 namespace {
-
-// The model_type values whose layer structure this parser understands. A config of another
-// family is refused rather than counted wrongly.
-const std::vector<std::string>& KnownModelTypes() {
-  static const std::vector<std::string> kTypes = {
-      "llama",        "mistral",
-      "mixtral",      "qwen2",
-      "qwen2_moe",    "qwen3",
-      "qwen3_moe",    "qwen3_next",
-      "qwen3_5_moe",  "qwen3_5_moe_text",
-      "qwen3_5",      "qwen3_5_text",
-      "qwen3_vl",     "qwen3_vl_text",
-      "qwen3_vl_moe", "qwen3_vl_moe_text",
-      "deepseek_v2",  "deepseek_v3",
-      "gpt_oss",
-  };
-  return kTypes;
-}
-
-bool StartsWith(std::string_view s, std::string_view prefix) {
-  return s.substr(0, prefix.size()) == prefix;
-}
 
 // 1-based line and column of a byte offset, for JSON syntax errors.
 std::pair<int, int> LineColumn(std::string_view text, size_t offset) {
@@ -56,11 +35,15 @@ std::pair<int, int> LineColumn(std::string_view text, size_t offset) {
   return {line, column};
 }
 
-Status ParseAttention(const JsonFields& text, const std::string& model_type, int64_t hidden,
+Status ParseAttention(const JsonFields& text, const FamilyTraits& traits, int64_t hidden,
                       AttentionConfig& out) {
   STRATA_ASSIGN_OR_RETURN(out.num_heads, text.PositiveInt("num_attention_heads"));
   STRATA_ASSIGN_OR_RETURN(out.num_kv_heads,
                           text.PositiveIntOr("num_key_value_heads", out.num_heads));
+  if (traits.multi_query_key) {
+    STRATA_ASSIGN_OR_RETURN(bool mqa, text.BoolOr("multi_query", true));
+    if (mqa) out.num_kv_heads = 1;
+  }
   if (out.num_heads % out.num_kv_heads != 0) {
     return text.ErrorAt("num_key_value_heads", "num_attention_heads (" +
                                                    std::to_string(out.num_heads) +
@@ -75,14 +58,32 @@ Status ParseAttention(const JsonFields& text, const std::string& model_type, int
   }
   STRATA_ASSIGN_OR_RETURN(out.head_dim, text.PositiveIntOr("head_dim", hidden / out.num_heads));
   // Qwen3-Next always gates the attention output; Qwen3.5 says so with attn_output_gate.
-  STRATA_ASSIGN_OR_RETURN(out.output_gate,
-                          text.BoolOr("attn_output_gate", model_type == "qwen3_next"));
-  STRATA_ASSIGN_OR_RETURN(out.bias, text.BoolOr("attention_bias", false));
-  // Qwen2 hard-codes q/k/v biases (no o bias) and has no field for them.
-  out.qkv_bias = !out.bias && StartsWith(model_type, "qwen2");
-  out.qk_norm = StartsWith(model_type, "qwen3");
-  out.sinks = model_type == "gpt_oss";
+  STRATA_ASSIGN_OR_RETURN(out.output_gate, text.BoolOr("attn_output_gate", traits.output_gate));
+  // StarCoder2 names its bias switch use_bias; GLM-4's attention_bias covers q/k/v only.
+  const char* bias_key = text.Has("use_bias") ? "use_bias" : "attention_bias";
+  STRATA_ASSIGN_OR_RETURN(bool bias_key_value, text.BoolOr(bias_key, traits.attention_bias));
+  out.bias = bias_key_value && !traits.bias_key_is_qkv;
+  out.qkv_bias = !out.bias && (traits.qkv_bias || (traits.bias_key_is_qkv && bias_key_value));
+  out.qk_norm = traits.qk_norm;
+  out.qk_norm_full_width = traits.qk_norm_full_width;
+  out.sinks = traits.sinks;
   STRATA_ASSIGN_OR_RETURN(out.sliding_window, text.NonNegativeIntOr("sliding_window", 0));
+  return OkStatus();
+}
+
+Status ParseMamba(const JsonFields& text, MambaConfig& out) {
+  STRATA_ASSIGN_OR_RETURN(out.num_heads, text.PositiveInt("mamba_num_heads"));
+  STRATA_ASSIGN_OR_RETURN(out.head_dim, text.PositiveInt("mamba_head_dim"));
+  STRATA_ASSIGN_OR_RETURN(out.state_size, text.PositiveInt("ssm_state_size"));
+  STRATA_ASSIGN_OR_RETURN(out.n_groups, text.PositiveInt("n_groups"));
+  STRATA_ASSIGN_OR_RETURN(out.conv_kernel, text.PositiveInt("conv_kernel"));
+  STRATA_ASSIGN_OR_RETURN(out.conv_bias, text.BoolOr("use_conv_bias", true));
+  STRATA_ASSIGN_OR_RETURN(out.proj_bias, text.BoolOr("use_bias", false));
+  if (out.num_heads % out.n_groups != 0) {
+    return text.ErrorAt("n_groups", "mamba_num_heads (" + std::to_string(out.num_heads) +
+                                        ") is not a multiple of n_groups (" +
+                                        std::to_string(out.n_groups) + ")");
+  }
   return OkStatus();
 }
 
@@ -111,7 +112,7 @@ Status ParseLinearAttention(const JsonFields& text, LinearAttentionConfig& out) 
   return OkStatus();
 }
 
-Status ParseMoe(const JsonFields& text, const std::string& model_type, int64_t num_experts,
+Status ParseMoe(const JsonFields& text, const FamilyTraits& traits, int64_t num_experts,
                 MoeConfig& out) {
   out.num_experts = num_experts;
   STRATA_ASSIGN_OR_RETURN(out.top_k, text.PositiveInt("num_experts_per_tok"));
@@ -123,20 +124,20 @@ Status ParseMoe(const JsonFields& text, const std::string& model_type, int64_t n
   const char* size_key =
       text.Has("moe_intermediate_size") ? "moe_intermediate_size" : "intermediate_size";
   STRATA_ASSIGN_OR_RETURN(out.expert_intermediate_size, text.PositiveInt(size_key));
-  if (StartsWith(model_type, "deepseek")) {
+  if (traits.moe == MoeStyle::kDeepSeek) {
     // DeepSeek: n_shared_experts experts of the routed size, no gate; a per-expert score bias.
     STRATA_ASSIGN_OR_RETURN(out.num_shared_experts, text.NonNegativeIntOr("n_shared_experts", 0));
     out.shared_expert_intermediate_size = out.expert_intermediate_size;
     STRATA_ASSIGN_OR_RETURN(std::string topk_method, text.StringOr("topk_method", "greedy"));
     out.router_bias = topk_method == "noaux_tc";
-  } else {
+  } else if (traits.moe == MoeStyle::kQwen) {
     // Qwen MoE: one shared expert of its own width behind a sigmoid gate.
     STRATA_ASSIGN_OR_RETURN(out.shared_expert_intermediate_size,
                             text.NonNegativeIntOr("shared_expert_intermediate_size", 0));
     out.num_shared_experts = out.shared_expert_intermediate_size > 0 ? 1 : 0;
     out.shared_expert_gate = out.num_shared_experts > 0;
   }
-  if (model_type == "gpt_oss") {
+  if (traits.expert_biases) {
     out.router_bias = true;
     out.expert_bias = true;
   }
@@ -144,11 +145,15 @@ Status ParseMoe(const JsonFields& text, const std::string& model_type, int64_t n
 }
 
 // Which layers are MoE, following each family's config convention.
-Result<std::vector<FfnKind>> FfnPattern(const JsonFields& text, const std::string& model_type,
+Result<std::vector<FfnKind>> FfnPattern(const JsonFields& text, const FamilyTraits& traits,
                                         int64_t num_layers, bool has_experts) {
   std::vector<FfnKind> ffn(static_cast<size_t>(num_layers), FfnKind::kDense);
   if (!has_experts) return ffn;
-  if (StartsWith(model_type, "deepseek")) {
+  if (traits.moe == MoeStyle::kPlain) {
+    std::fill(ffn.begin(), ffn.end(), FfnKind::kMoe);
+    return ffn;
+  }
+  if (traits.moe == MoeStyle::kDeepSeek) {
     STRATA_ASSIGN_OR_RETURN(int64_t first_dense, text.NonNegativeIntOr("first_k_dense_replace", 0));
     STRATA_ASSIGN_OR_RETURN(int64_t freq, text.PositiveIntOr("moe_layer_freq", 1));
     for (int64_t i = 0; i < num_layers; ++i) {
@@ -177,6 +182,50 @@ Result<std::vector<FfnKind>> FfnPattern(const JsonFields& text, const std::strin
 }
 
 // The token mixer of each layer: layer_types, else full_attention_interval, else one kind.
+// Sliding-window layers of the families whose configs give only sliding_window (no layer_types).
+Status ApplyWindowTraits(const JsonFields& text, const FamilyTraits& traits, int64_t window,
+                         std::vector<MixerKind>& mixers) {
+  if (window == 0 || traits.window == WindowLayers::kNone) return OkStatus();
+  int64_t every = 2;
+  if (traits.window == WindowLayers::kEveryNthFull) {
+    STRATA_ASSIGN_OR_RETURN(every, text.PositiveIntOr("sliding_window_pattern", 6));
+  }
+  for (size_t i = 0; i < mixers.size(); ++i) {
+    if (mixers[i] != MixerKind::kFullAttention) continue;
+    const auto n = static_cast<int64_t>(i);
+    const bool sliding = traits.window == WindowLayers::kAll ||
+                         (traits.window == WindowLayers::kEvenLayers && n % 2 == 0) ||
+                         (traits.window == WindowLayers::kEveryNthFull && (n + 1) % every != 0);
+    if (sliding) mixers[i] = MixerKind::kSlidingAttention;
+  }
+  return OkStatus();
+}
+
+// Nemotron-H: one character per block, M Mamba-2, * attention, - MLP, E MoE.
+Result<std::vector<LayerSpec>> NemotronHPattern(const JsonFields& text, int64_t num_layers) {
+  STRATA_ASSIGN_OR_RETURN(std::string pattern, text.StringOr("hybrid_override_pattern", ""));
+  if (static_cast<int64_t>(pattern.size()) != num_layers) {
+    return text.ErrorAt("hybrid_override_pattern",
+                        "has " + std::to_string(pattern.size()) +
+                            " characters but num_hidden_layers is " + std::to_string(num_layers));
+  }
+  std::vector<LayerSpec> layers;
+  for (size_t i = 0; i < pattern.size(); ++i) {
+    switch (pattern[i]) {
+      case 'M': layers.push_back({MixerKind::kMamba2, FfnKind::kNone}); break;
+      case '*': layers.push_back({MixerKind::kFullAttention, FfnKind::kNone}); break;
+      case '-': layers.push_back({MixerKind::kNone, FfnKind::kDense}); break;
+      case 'E': layers.push_back({MixerKind::kNone, FfnKind::kMoe}); break;
+      default:
+        return text.ErrorAt("hybrid_override_pattern",
+                            "character " + std::to_string(i) + " is '" +
+                                std::string(1, pattern[i]) +
+                                "'; expected M (Mamba-2), * (attention), - (MLP) or E (MoE)");
+    }
+  }
+  return layers;
+}
+
 Result<std::vector<MixerKind>> MixerPattern(const JsonFields& text, int64_t num_layers, bool mla) {
   std::vector<MixerKind> mixers(static_cast<size_t>(num_layers),
                                 mla ? MixerKind::kMla : MixerKind::kFullAttention);
@@ -273,8 +322,12 @@ double ParamUpperBound(const ModelConfig& c) {
   const double experts = D(e.num_experts) * (3 * h * D(e.expert_intermediate_size) +
                                              2 * D(e.expert_intermediate_size) + 2 * h + 1) +
                          D(e.num_shared_experts) * 3 * h * D(e.shared_expert_intermediate_size) + h;
-  const double layer =
-      attention + mla + linear + experts + 3 * h * D(c.dense_mlp.intermediate_size) + 2 * h;
+  const MambaConfig& s = c.mamba;
+  const double mamba = (h + D(s.conv_kernel) + 4) * (D(s.in_proj_width()) + D(s.conv_dim())) +
+                       D(s.inner()) * (h + 2) + D(s.num_heads) * 3;
+  const double layer = attention + mla + linear + experts + mamba +
+                       3 * h * D(c.dense_mlp.intermediate_size) + 8 * D(c.dense_mlp.intermediate_size) +
+                       8 * h + 2 * (q + kv);
   const VisionConfig& v = c.vision;
   const double vd = D(v.hidden_size);
   const double vm = vd * D(v.spatial_merge_size) * D(v.spatial_merge_size);
@@ -286,10 +339,15 @@ double ParamUpperBound(const ModelConfig& c) {
       vd * (D(v.in_channels) * D(v.temporal_patch_size) * D(v.patch_size) * D(v.patch_size) +
             D(v.num_position_embeddings) + 1);
   return (D(static_cast<int64_t>(c.layers.size())) + D(c.mtp_layers) + 1) * layer +
-         2 * D(c.vocab_size) * h + h + 2 * h * h * D(c.mtp_layers) + vision;
+         2 * D(c.vocab_size) * (h + 1) + 2 * h + 2 * h * h * D(c.mtp_layers) + vision +
+         D(c.position_embeddings) * h;
 }
 
-Status ParseText(const JsonFields& text, const std::string& model_type, ModelConfig& config) {
+Status ParseText(const JsonFields& text, const FamilyTraits& traits, ModelConfig& config) {
+  config.family = std::string(traits.model_type);
+  config.norm = traits.norm;
+  config.norms_per_layer = traits.norms_per_layer;
+  config.mlp = traits.mlp;
   STRATA_ASSIGN_OR_RETURN(config.hidden_size, text.PositiveInt("hidden_size"));
   STRATA_ASSIGN_OR_RETURN(config.vocab_size, text.PositiveInt("vocab_size"));
   STRATA_ASSIGN_OR_RETURN(int64_t num_layers, text.PositiveInt("num_hidden_layers"));
@@ -298,20 +356,20 @@ Status ParseText(const JsonFields& text, const std::string& model_type, ModelCon
                                                  " layers, got " + std::to_string(num_layers));
   }
   STRATA_ASSIGN_OR_RETURN(config.dtype, text.StringOr("torch_dtype", config.dtype));
+  STRATA_ASSIGN_OR_RETURN(config.mlp_bias,
+                          text.BoolOr(text.Has("use_bias") ? "use_bias" : "mlp_bias",
+                                      traits.mlp_bias));
+  if (traits.pattern == LayerPattern::kNemotronH) config.mlp_bias = false;
+  STRATA_ASSIGN_OR_RETURN(config.head_bias, text.BoolOr("lm_head_bias", traits.head_bias));
+  if (traits.learned_positions) {
+    STRATA_ASSIGN_OR_RETURN(config.position_embeddings,
+                            text.PositiveInt("max_position_embeddings"));
+  }
 
   const bool mla = text.Has("kv_lora_rank");
   if (mla) STRATA_RETURN_IF_ERROR(ParseMla(text, config.mla));
   // MLA configs also carry num_key_value_heads; the GQA shapes are kept for reference only.
-  STRATA_RETURN_IF_ERROR(ParseAttention(text, model_type, config.hidden_size, config.attention));
-  STRATA_ASSIGN_OR_RETURN(auto mixers, MixerPattern(text, num_layers, mla));
-  const bool has_linear = std::count(mixers.begin(), mixers.end(), MixerKind::kGatedDeltaNet) > 0;
-  if (has_linear) STRATA_RETURN_IF_ERROR(ParseLinearAttention(text, config.linear_attention));
-  const bool has_sliding =
-      std::count(mixers.begin(), mixers.end(), MixerKind::kSlidingAttention) > 0;
-  if (has_sliding && config.attention.sliding_window == 0) {
-    return text.ErrorAt("sliding_window",
-                        "layer_types has sliding_attention layers but no sliding_window size");
-  }
+  STRATA_RETURN_IF_ERROR(ParseAttention(text, traits, config.hidden_size, config.attention));
 
   const auto expert_key =
       text.FirstPresent({"num_experts", "num_local_experts", "n_routed_experts"});
@@ -319,15 +377,43 @@ Status ParseText(const JsonFields& text, const std::string& model_type, ModelCon
   if (expert_key) {
     STRATA_ASSIGN_OR_RETURN(num_experts, text.NonNegativeIntOr(*expert_key, 0));
   }
-  if (num_experts > 0) STRATA_RETURN_IF_ERROR(ParseMoe(text, model_type, num_experts, config.moe));
-  STRATA_ASSIGN_OR_RETURN(auto ffns, FfnPattern(text, model_type, num_layers, num_experts > 0));
-  if (std::count(ffns.begin(), ffns.end(), FfnKind::kDense) > 0) {
-    STRATA_ASSIGN_OR_RETURN(config.dense_mlp.intermediate_size,
-                            text.PositiveInt("intermediate_size"));
-  }
+  if (num_experts > 0) STRATA_RETURN_IF_ERROR(ParseMoe(text, traits, num_experts, config.moe));
+
   config.layers.clear();
-  for (size_t i = 0; i < static_cast<size_t>(num_layers); ++i) {
-    config.layers.push_back(LayerSpec{mixers[i], ffns[i]});
+  if (traits.pattern == LayerPattern::kNemotronH) {
+    STRATA_ASSIGN_OR_RETURN(config.layers, NemotronHPattern(text, num_layers));
+    if (config.CountLayers(MixerKind::kMamba2) > 0) {
+      STRATA_RETURN_IF_ERROR(ParseMamba(text, config.mamba));
+    }
+    if (config.CountLayers(FfnKind::kMoe) > 0 && num_experts == 0) {
+      return text.ErrorAt("hybrid_override_pattern", "has E (MoE) blocks but no n_routed_experts");
+    }
+  } else {
+    STRATA_ASSIGN_OR_RETURN(auto mixers, MixerPattern(text, num_layers, mla));
+    if (!text.Has("layer_types")) {
+      STRATA_RETURN_IF_ERROR(
+          ApplyWindowTraits(text, traits, config.attention.sliding_window, mixers));
+    }
+    STRATA_ASSIGN_OR_RETURN(auto ffns, FfnPattern(text, traits, num_layers, num_experts > 0));
+    for (size_t i = 0; i < static_cast<size_t>(num_layers); ++i) {
+      config.layers.push_back(LayerSpec{mixers[i], ffns[i]});
+    }
+  }
+  if (config.CountLayers(MixerKind::kGatedDeltaNet) > 0) {
+    STRATA_RETURN_IF_ERROR(ParseLinearAttention(text, config.linear_attention));
+  }
+  if (config.CountLayers(MixerKind::kSlidingAttention) > 0 &&
+      config.attention.sliding_window == 0) {
+    return text.ErrorAt("sliding_window",
+                        "layer_types has sliding_attention layers but no sliding_window size");
+  }
+  if (config.CountLayers(FfnKind::kDense) > 0) {
+    if (traits.learned_positions && !text.Has("intermediate_size")) {
+      config.dense_mlp.intermediate_size = 4 * config.hidden_size;  // GPT-2: n_inner null = 4h
+    } else {
+      STRATA_ASSIGN_OR_RETURN(config.dense_mlp.intermediate_size,
+                              text.PositiveInt("intermediate_size"));
+    }
   }
 
   const auto mtp_key = text.FirstPresent({"mtp_num_hidden_layers", "num_nextn_predict_layers"});
@@ -344,6 +430,26 @@ Status ParseText(const JsonFields& text, const std::string& model_type, ModelCon
   return OkStatus();
 }
 
+// Copies the keys a family spells differently to strata's names ("n_embd" -> "hidden_size",
+// "attn_config.kv_n_heads" -> "num_key_value_heads"); a key already present wins.
+void ApplyAliases(const FamilyTraits& traits, nlohmann::json& object) {
+  for (const auto& [from, to] : traits.aliases) {
+    const nlohmann::json* value = &object;
+    std::string_view rest = from;
+    while (value != nullptr && !rest.empty()) {
+      const size_t dot = rest.find('.');
+      const std::string part(rest.substr(0, dot));
+      auto it = value->is_object() ? value->find(part) : value->end();
+      value = (value->is_object() && it != value->end()) ? &*it : nullptr;
+      rest = dot == std::string_view::npos ? std::string_view() : rest.substr(dot + 1);
+    }
+    const std::string key(to);
+    if (value != nullptr && !value->is_null() && (!object.contains(key) || object[key].is_null())) {
+      object[key] = *value;
+    }
+  }
+}
+
 }  // namespace
 
 std::string_view MixerKindName(MixerKind kind) {
@@ -356,11 +462,25 @@ std::string_view MixerKindName(MixerKind kind) {
       return "gated_deltanet";
     case MixerKind::kMla:
       return "mla";
+    case MixerKind::kMamba2:
+      return "mamba2";
+    case MixerKind::kNone:
+      return "none";
   }
   return "?";
 }
 
-std::string_view FfnKindName(FfnKind kind) { return kind == FfnKind::kMoe ? "moe" : "dense"; }
+std::string_view FfnKindName(FfnKind kind) {
+  switch (kind) {
+    case FfnKind::kMoe:
+      return "moe";
+    case FfnKind::kDense:
+      return "dense";
+    case FfnKind::kNone:
+      return "none";
+  }
+  return "?";
+}
 
 int64_t ModelConfig::CountLayers(MixerKind kind) const {
   return std::count_if(layers.begin(), layers.end(),
@@ -411,38 +531,67 @@ Result<ModelConfig> ParseModelConfig(std::string_view json_text, const std::stri
     return InvalidInput("expected a JSON object at the top level, got " + DescribeJsonValue(root))
         .InFile(file);
   }
-  const JsonFields top(root, file, "");
+  if (LooksLikeMegatronModel(root)) {
+    STRATA_ASSIGN_OR_RETURN(ModelConfig megatron, ParseMegatronModel(root, file));
+    if (const double bound = ParamUpperBound(megatron); !(bound < kMaxParams)) {
+      return InvalidInput(fmt::format("the sizes describe about {:.3g} parameters, more than the "
+                                      "{:.0e} strata accepts; check the widths and counts",
+                                      bound, kMaxParams))
+          .InFile(file);
+    }
+    return megatron;
+  }
   ModelConfig config;
   config.file = file;
   config.name = std::filesystem::path(file).stem().string();
   config.dtype = "bfloat16";
-  STRATA_ASSIGN_OR_RETURN(config.model_type, top.StringOr("model_type", ""));
+  {
+    const JsonFields top(root, file, "");
+    STRATA_ASSIGN_OR_RETURN(config.model_type, top.StringOr("model_type", ""));
+  }
+  auto config_keys = [](const nlohmann::json& object) {
+    std::vector<std::string> keys;
+    for (const auto& item : object.items()) keys.push_back(item.key());
+    return keys;
+  };
+  if (config.model_type.empty()) {
+    return JsonFields(root, file, "")
+        .ErrorAt("model_type", "missing required field")
+        .WithHint(DescribeUnknownFamily("", config_keys(root)) +
+                  "; a Megatron-style description needs num_layers, hidden_size, "
+                  "num_attention_heads and ffn_hidden_size");
+  }
+  const FamilyTraits* wrapper = FindFamily(config.model_type);
+  if (wrapper == nullptr) {
+    return JsonFields(root, file, "")
+        .ErrorAt("model_type", "unknown model type '" + config.model_type + "'")
+        .WithHint(DescribeUnknownFamily(config.model_type, config_keys(root)));
+  }
+  ApplyAliases(*wrapper, root);
+  const JsonFields top(root, file, "");
   if (top.Has("architectures")) {
     STRATA_ASSIGN_OR_RETURN(const nlohmann::json* archs, top.Array("architectures"));
     if (!archs->empty() && (*archs)[0].is_string()) config.architecture = (*archs)[0];
   }
-  if (config.model_type.empty()) {
-    return top.ErrorAt("model_type", "missing required field").WithHint("expected one of: " + [] {
-      std::string all;
-      for (const auto& t : KnownModelTypes()) all += (all.empty() ? "" : ", ") + t;
-      return all;
-    }());
-  }
-  const auto& known = KnownModelTypes();
-  if (std::find(known.begin(), known.end(), config.model_type) == known.end()) {
-    return top.ErrorAt("model_type", "unknown model type '" + config.model_type + "'")
-        .WithHint(DidYouMeanHint(config.model_type, known));
-  }
-  STRATA_ASSIGN_OR_RETURN(config.tie_word_embeddings, top.BoolOr("tie_word_embeddings", false));
+  STRATA_ASSIGN_OR_RETURN(config.tie_word_embeddings,
+                          top.BoolOr("tie_word_embeddings", wrapper->tied_by_default));
   STRATA_ASSIGN_OR_RETURN(config.dtype, top.StringOr("torch_dtype", config.dtype));
 
+  STRATA_ASSIGN_OR_RETURN(auto text_probe, top.Object("text_config"));
+  const FamilyTraits* traits = wrapper;
+  if (text_probe) {
+    STRATA_ASSIGN_OR_RETURN(std::string text_type,
+                            text_probe->StringOr("model_type", config.model_type));
+    traits = FindFamily(text_type);
+    if (traits == nullptr) {
+      return text_probe->ErrorAt("model_type", "unknown model type '" + text_type + "'")
+          .WithHint(DescribeUnknownFamily(text_type, config_keys(root["text_config"])));
+    }
+    ApplyAliases(*traits, root["text_config"]);
+  }
   STRATA_ASSIGN_OR_RETURN(auto text_config, top.Object("text_config"));
   const JsonFields& text = text_config ? *text_config : top;
-  std::string text_type = config.model_type;
-  if (text_config) {
-    STRATA_ASSIGN_OR_RETURN(text_type, text.StringOr("model_type", text_type));
-  }
-  STRATA_RETURN_IF_ERROR(ParseText(text, text_type, config));
+  STRATA_RETURN_IF_ERROR(ParseText(text, *traits, config));
   if (text_config) {
     STRATA_ASSIGN_OR_RETURN(config.tie_word_embeddings,
                             text.BoolOr("tie_word_embeddings", config.tie_word_embeddings));

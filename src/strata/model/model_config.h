@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "strata/core/result.h"
+#include "strata/model/family_traits.h"
 
 namespace strata {
 
@@ -19,10 +20,13 @@ enum class MixerKind {
   kSlidingAttention,  // softmax attention over the last `sliding_window` tokens
   kGatedDeltaNet,     // linear attention with the gated delta rule (Qwen3-Next, Qwen3.5)
   kMla,               // multi-head latent attention (DeepSeek-V2/V3)
+  kMamba2,            // Mamba-2 selective state space (Nemotron-H)
+  kNone,              // no token mixer: an MLP-only block of a hybrid (Nemotron-H "-")
 };
 
 /// The feed-forward block of one decoder layer.
-enum class FfnKind { kDense, kMoe };
+/// kNone: a mixer-only block of a hybrid (Nemotron-H "M" and "*" blocks have no MLP).
+enum class FfnKind { kDense, kMoe, kNone };
 
 std::string_view MixerKindName(MixerKind kind);  // "full_attention", "gated_deltanet", ...
 std::string_view FfnKindName(FfnKind kind);      // "dense", "moe"
@@ -36,6 +40,7 @@ struct AttentionConfig {
   bool bias = false;           // q/k/v/o projections carry biases (GPT-OSS)
   bool qkv_bias = false;       // q/k/v carry biases but o does not (Qwen2)
   bool qk_norm = false;        // per-head RMSNorm on q and k (Qwen3 family)
+  bool qk_norm_full_width = false;  // one RMSNorm over all q heads, one over all k (OLMo 2)
   bool sinks = false;          // one learned attention-sink logit per head (GPT-OSS)
   int64_t sliding_window = 0;  // tokens, for kSlidingAttention layers; 0 when none
 };
@@ -63,7 +68,23 @@ struct LinearAttentionConfig {
   int64_t conv_dim() const { return 2 * key_dim() + value_dim(); }
 };
 
-/// A gated (SwiGLU) MLP: gate and up h -> f, down f -> h.
+/// Mamba-2 mixer (Nemotron-H): in_proj h -> (z, x, B, C, dt), depthwise conv over (x, B, C),
+/// A_log, D and dt_bias per head, a gated RMSNorm over the inner width, out_proj.
+struct MambaConfig {
+  int64_t num_heads = 0;
+  int64_t head_dim = 0;
+  int64_t state_size = 0;  // d_state
+  int64_t n_groups = 0;    // B and C are shared by the heads of a group
+  int64_t conv_kernel = 0;
+  bool conv_bias = true;
+  bool proj_bias = false;
+
+  int64_t inner() const { return num_heads * head_dim; }
+  int64_t conv_dim() const { return inner() + 2 * n_groups * state_size; }
+  int64_t in_proj_width() const { return 2 * inner() + 2 * n_groups * state_size + num_heads; }
+};
+
+/// The MLP: gated (gate and up h -> f, down f -> h) or plain (up, down), per FamilyTraits.
 struct DenseMlpConfig {
   int64_t intermediate_size = 0;
 };
@@ -107,6 +128,14 @@ struct ModelConfig {
   std::string architecture;  // architectures[0]
   std::string model_type;
   std::string dtype;  // torch_dtype when given, else "bfloat16"
+  std::string family;  // the FamilyTraits row the text model was read with
+
+  NormKind norm = NormKind::kRmsNorm;
+  int64_t norms_per_layer = 2;  // per layer with both a mixer and an MLP; 4 for sandwich norms
+  MlpKind mlp = MlpKind::kGated;
+  bool mlp_bias = false;
+  int64_t position_embeddings = 0;  // rows of a learned absolute position table (GPT-2)
+  bool head_bias = false;           // lm_head carries a bias (PhiMoE)
 
   int64_t hidden_size = 0;
   int64_t vocab_size = 0;
@@ -115,6 +144,7 @@ struct ModelConfig {
   AttentionConfig attention;               // for kFullAttention / kSlidingAttention layers
   MlaConfig mla;                           // for kMla layers
   LinearAttentionConfig linear_attention;  // for kGatedDeltaNet layers
+  MambaConfig mamba;                       // for kMamba2 layers
   DenseMlpConfig dense_mlp;                // for kDense layers
   MoeConfig moe;                           // for kMoe layers
   std::vector<LayerSpec> layers;
@@ -124,6 +154,10 @@ struct ModelConfig {
 
   int64_t CountLayers(MixerKind kind) const;
   int64_t CountLayers(FfnKind kind) const;
+  /// Parameters of one norm: the width, twice for LayerNorm with a bias.
+  int64_t NormParams(int64_t width) const { return norm == NormKind::kLayerNorm ? 2 * width : width; }
+  /// Weight matrices of the MLP per h x f: 3 gated, 2 plain.
+  int64_t MlpMatrices() const { return mlp == MlpKind::kGated ? 3 : 2; }
 };
 
 /// Reads a config.json given as a path, or as a name from the catalog in data/models/

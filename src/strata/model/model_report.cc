@@ -29,13 +29,14 @@ std::string Share(int64_t part, int64_t whole) {
 std::string LayerSummary(const ModelConfig& c) {
   std::string mixers;
   for (MixerKind k : {MixerKind::kFullAttention, MixerKind::kSlidingAttention,
-                      MixerKind::kGatedDeltaNet, MixerKind::kMla}) {
+                      MixerKind::kGatedDeltaNet, MixerKind::kMla, MixerKind::kMamba2,
+                      MixerKind::kNone}) {
     if (int64_t n = c.CountLayers(k); n > 0) {
       mixers += fmt::format("{}{} {}", mixers.empty() ? "" : " + ", n, MixerKindName(k));
     }
   }
   std::string ffns;
-  for (FfnKind k : {FfnKind::kDense, FfnKind::kMoe}) {
+  for (FfnKind k : {FfnKind::kDense, FfnKind::kMoe, FfnKind::kNone}) {
     if (int64_t n = c.CountLayers(k); n > 0) {
       ffns += fmt::format("{}{} {}", ffns.empty() ? "" : " + ", n, FfnKindName(k));
     }
@@ -84,8 +85,11 @@ std::string ExplainShapes(const ModelConfig& c) {
                        Group(layer_of(MixerKind::kMla, any_ffn).modules[ModuleKind::kAttention]));
   }
   if (c.CountLayers(FfnKind::kDense) > 0) {
-    out += fmt::format("  dense MLP  = 3 h f = 3 x {} x {} = {}\n", h,
-                       c.dense_mlp.intermediate_size, Group(3 * h * c.dense_mlp.intermediate_size));
+    out += fmt::format("  dense MLP  = {} h f{} = {} x {} x {} = {}\n", c.MlpMatrices(),
+                       c.mlp_bias ? " + biases" : "", c.MlpMatrices(), h,
+                       c.dense_mlp.intermediate_size,
+                       Group(CountLayerParams(c, LayerSpec{MixerKind::kNone, FfnKind::kDense}, 0)
+                                 .modules[ModuleKind::kDenseMlp]));
   }
   if (c.CountLayers(FfnKind::kMoe) > 0) {
     const MoeConfig& m = c.moe;

@@ -13,7 +13,26 @@ int64_t AttentionParams(int64_t h, const AttentionConfig& a) {
   if (a.bias) p += q + 2 * kv + h;
   if (a.qkv_bias) p += q + 2 * kv;
   if (a.qk_norm) p += 2 * a.head_dim;
+  if (a.qk_norm_full_width) p += q + kv;
   if (a.sinks) p += a.num_heads;
+  return p;
+}
+
+// Mamba-2: in_proj, depthwise conv (and its bias), A_log, D and dt_bias per head, the gated
+// RMSNorm over the inner width, out_proj. transformers NemotronHMamba2Mixer.
+int64_t Mamba2Params(int64_t h, const MambaConfig& m) {
+  int64_t p = h * m.in_proj_width() + m.conv_dim() * m.conv_kernel + 3 * m.num_heads + m.inner() +
+              m.inner() * h;
+  if (m.conv_bias) p += m.conv_dim();
+  if (m.proj_bias) p += m.in_proj_width() + h;
+  return p;
+}
+
+// The dense MLP: 3 h f gated or 2 h f plain, plus biases (fc1 2f or f, fc2 h) when present.
+int64_t MlpParams(const ModelConfig& c, int64_t f) {
+  const int64_t h = c.hidden_size;
+  int64_t p = c.MlpMatrices() * h * f;
+  if (c.mlp_bias) p += (c.MlpMatrices() - 1) * f + h;
   return p;
 }
 
@@ -145,11 +164,16 @@ LayerParams CountLayerParams(const ModelConfig& config, const LayerSpec& spec, i
     case MixerKind::kGatedDeltaNet:
       layer.modules[ModuleKind::kLinearAttention] = GatedDeltaNetParams(h, config.linear_attention);
       break;
+    case MixerKind::kMamba2:
+      layer.modules[ModuleKind::kLinearAttention] = Mamba2Params(h, config.mamba);
+      break;
+    case MixerKind::kNone:
+      break;
   }
   int64_t active_experts = 0;
   if (spec.ffn == FfnKind::kDense) {
-    layer.modules[ModuleKind::kDenseMlp] = SwigluParams(h, config.dense_mlp.intermediate_size);
-  } else {
+    layer.modules[ModuleKind::kDenseMlp] = MlpParams(config, config.dense_mlp.intermediate_size);
+  } else if (spec.ffn == FfnKind::kMoe) {
     const MoeConfig& m = config.moe;
     layer.per_expert = OneExpertParams(h, m);
     layer.modules[ModuleKind::kRoutedExperts] = m.num_experts * layer.per_expert;
@@ -159,7 +183,10 @@ LayerParams CountLayerParams(const ModelConfig& config, const LayerSpec& spec, i
         (m.shared_expert_gate ? h : 0);
     active_experts = m.top_k * layer.per_expert;
   }
-  layer.modules[ModuleKind::kNorms] = 2 * h;  // input and post-attention RMSNorm
+  // One pre-norm per sub-block (two more with sandwich norms); a hybrid's single-purpose block
+  // has one sub-block.
+  const int64_t blocks = (spec.mixer != MixerKind::kNone ? 1 : 0) + (spec.ffn != FfnKind::kNone ? 1 : 0);
+  layer.modules[ModuleKind::kNorms] = blocks * (config.norms_per_layer / 2) * config.NormParams(h);
   layer.active = layer.non_expert() + active_experts;
   return layer;
 }
@@ -181,9 +208,10 @@ ParamBreakdown CountParams(const ModelConfig& config) {
     active_layers += layer.active;
     out.layers.push_back(layer);
   }
-  out.text[ModuleKind::kEmbedding] = config.vocab_size * h;
-  out.text[ModuleKind::kHead] = config.tie_word_embeddings ? 0 : config.vocab_size * h;
-  out.final_norm = h;
+  out.text[ModuleKind::kEmbedding] = config.vocab_size * h + config.position_embeddings * h;
+  out.text[ModuleKind::kHead] = (config.tie_word_embeddings ? 0 : config.vocab_size * h) +
+                                (config.head_bias ? config.vocab_size : 0);
+  out.final_norm = config.NormParams(h);
   out.text[ModuleKind::kNorms] += out.final_norm;
 
   // Active matmul parameters: every layer with top_k experts, plus the head (the tied

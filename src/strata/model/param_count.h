@@ -15,10 +15,10 @@
 namespace strata {
 
 enum class ModuleKind {
-  kEmbedding,        // input token embedding
+  kEmbedding,        // input token embedding (and a learned position table)
   kHead,             // output projection to the vocabulary (0 when tied)
   kAttention,        // softmax attention and MLA projections, q/k norms, sinks
-  kLinearAttention,  // Gated DeltaNet projections, conv, decay and norm parameters
+  kLinearAttention,  // Gated DeltaNet and Mamba-2 projections, conv, decay and norm parameters
   kDenseMlp,         // dense SwiGLU MLPs
   kRouter,           // MoE router (and its bias)
   kSharedExperts,    // shared experts and their gate

@@ -1,0 +1,100 @@
+// strata import FILE: a strata job YAML from how the job is launched (Megatron-LM command or log,
+// ms-swift command or args.json, torchtitan TOML, DeepSpeed JSON + HF TrainingArguments, verl
+// YAML). All reading and mapping is in the library (importer/import_job.h); this parses flags,
+// writes the files atomically and renders the report.
+#include <CLI/CLI.hpp>
+#include <filesystem>
+#include <string>
+
+#include "strata/cli/cli_common.h"
+#include "strata/cli/commands.h"
+#include "strata/core/file_io.h"
+#include "strata/core/json_output.h"
+#include "strata/importer/import_job.h"
+
+namespace strata::cli {
+
+namespace {
+
+Json ImportJson(const ImportReport& r) {
+  Json j = JsonDocument("import");
+  j["format"] = r.format;
+  Json fields = Json::array();
+  for (const auto& f : r.fields) {
+    fields.push_back({{"key", f.key}, {"value", f.value}, {"source", f.source}});
+  }
+  j["fields"] = fields;
+  j["defaults"] = r.defaults;
+  j["notes"] = r.notes;
+  j["unused"] = r.unused;
+  j["yaml"] = r.yaml;
+  if (!r.model_json.empty()) j["model_json"] = r.model_json;
+  return j;
+}
+
+}  // namespace
+
+int RunImport(int argc, char** argv) {
+  CLI::App app{"Write a strata job YAML from a launch command, a Megatron log, ms-swift "
+               "args.json, a torchtitan TOML, a DeepSpeed/HF config or a verl YAML",
+               "strata import"};
+  std::string input;
+  std::string output;
+  ImportOptions options;
+  bool json = false;
+  bool explain = false;
+  app.add_option("file", input, "launch script, log, JSON, TOML or YAML to import")->required();
+  app.add_option("-o,--output", output,
+                 "write the job YAML here (atomically); a Megatron-style model description goes "
+                 "beside it as <stem>.model.json");
+  app.add_option("--gpu", options.gpu, "GPU catalog name (launch commands do not say: H20, ...)");
+  app.add_option("--nodes", options.nodes, "node count, when the input does not give it")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--gpus-per-node", options.gpus_per_node,
+                 "GPUs per node, when the input does not give it")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--model", options.model, "catalog name or config.json path to use instead");
+  app.add_option("--set", options.overrides,
+                 "job field the input cannot give, key=value (sequence.mean_tokens=29K)");
+  app.add_flag("--json", json, "JSON for scripts (fields with their sources, defaults, unused)");
+  app.add_flag("--explain", explain,
+               "also list every framework default applied and every setting not used");
+  if (auto code = ParseArgs(app, argc, argv)) return *code;
+
+  std::string model_json_path;
+  if (!output.empty()) {
+    std::filesystem::path out(output);
+    model_json_path = (out.parent_path() / (out.stem().string() + ".model.json")).string();
+    options.model_json_path = model_json_path;
+  }
+  auto report = ImportJobFile(input, options);
+  if (!report.ok()) return ReportError(report.error());
+  if (!report->model_json.empty() && !model_json_path.empty()) {
+    if (auto st = WriteFileAtomic(model_json_path, report->model_json); !st.ok()) {
+      return ReportError(st.error());
+    }
+  }
+  if (!output.empty()) {
+    if (int code = EmitOutput(report->yaml, output); code != kExitOk) return code;
+  }
+  if (json) return EmitOutput(DumpJson(ImportJson(*report)), "");
+  if (!output.empty()) {
+    std::string summary = "wrote " + output + " (" + report->format + ")\n";
+    if (!report->model_json.empty()) summary += "wrote " + model_json_path + "\n";
+    if (explain) summary += RenderImportText(*report).substr(report->yaml.size());
+    return EmitOutput(summary, "");
+  }
+  std::string text = explain ? RenderImportText(*report) : report->yaml;
+  if (!report->model_json.empty()) {
+    text += "\n# model.json (Megatron-style description; written beside the job with -o):\n";
+    text += report->model_json;
+  }
+  if (!explain) {
+    text += "\n# " + std::to_string(report->defaults.size()) + " framework defaults applied, " +
+            std::to_string(report->unused.size()) +
+            " settings read but not used by a strata job: --explain lists them\n";
+  }
+  return EmitOutput(text, "");
+}
+
+}  // namespace strata::cli

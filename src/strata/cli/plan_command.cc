@@ -1,0 +1,121 @@
+// strata plan [job.yaml] [--set k=v] [--gpus N | --nodes N] [--top K] [--fix tp=1 ...]: every
+// valid layout of the job, ranked by predicted step time, with the reason for the winner. All
+// arithmetic is in src/strata/plan/; this file parses flags and renders.
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "strata/cli/cli_common.h"
+#include "strata/cli/commands.h"
+#include "strata/core/did_you_mean.h"
+#include "strata/plan/planner.h"
+#include "strata/report/plan_report.h"
+
+namespace strata::cli {
+namespace {
+
+/// "--fix tp=1" -> space.fixed.tp = 1. Keys are the layout dimensions and mb.
+Status ApplyFix(const std::string& text, plan::SearchSpace& space) {
+  static const std::vector<std::string> kKeys = {"tp", "pp", "vpp", "cp", "ep", "etp", "dp", "mb"};
+  const size_t eq = text.find('=');
+  const std::string key = text.substr(0, eq);
+  Error bad = InvalidInput(fmt::format("--fix '{}': expected KEY=N with KEY one of tp, pp, vpp, "
+                                       "cp, ep, etp, dp, mb and N a positive integer",
+                                       text));
+  bad.field = "--fix";
+  if (eq == std::string::npos) return bad;
+  int64_t value = 0;
+  try {
+    size_t used = 0;
+    value = std::stoll(text.substr(eq + 1), &used);
+    if (used != text.size() - eq - 1 || value <= 0) return bad;
+  } catch (const std::exception&) {
+    return bad;
+  }
+  ParallelLayout& f = space.fixed;
+  int64_t* slot = key == "tp"    ? &f.tp
+                  : key == "pp"  ? &f.pp
+                  : key == "vpp" ? &f.vpp
+                  : key == "cp"  ? &f.cp
+                  : key == "ep"  ? &f.ep
+                  : key == "etp" ? &f.etp
+                  : key == "dp"  ? &f.dp
+                  : key == "mb"  ? &space.fixed_micro_batch
+                                 : nullptr;
+  if (slot == nullptr) return bad.WithHint(DidYouMeanHint(key, kKeys));
+  *slot = value;
+  return OkStatus();
+}
+
+}  // namespace
+
+int RunPlan(int argc, char** argv) {
+  CLI::App app{"Every valid parallel layout of a job, ranked by predicted step time, with the "
+               "memory ledger deciding which fit and the reason for the winner.",
+               "strata plan"};
+  std::string job_path;
+  std::vector<std::string> sets, fixes;
+  int64_t top_k = 5, nodes = 0, gpus = 0;
+  std::string objective = "time";
+  bool explain = false, json = false;
+  std::string output;
+  app.add_option("job", job_path,
+                 "job file (YAML) or a name from data/jobs/; default: the reference job");
+  app.add_option("--set", sets, "override a job field: --set batch.global_batch=160 (repeatable)");
+  app.add_option("--nodes", nodes, "search on this many nodes of the job's cluster")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--gpus", gpus, "search on this many GPUs (a multiple of the GPUs per node)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--top", top_k, "how many layouts to list")->check(CLI::Range(1, 1000));
+  app.add_option("--fix", fixes, "keep a dimension fixed: --fix tp=1 --fix ep=8 (tp pp vpp cp ep "
+                                 "etp dp mb)");
+  app.add_option("--objective", objective,
+                 "rank by: time (step time) or cost (GPU-hours per token; the same order at a "
+                 "fixed GPU count)")
+      ->check(CLI::IsMember({"time", "cost"}));
+  app.add_flag("--explain", explain, "print the pruning counts of every rule");
+  app.add_flag("--json", json, "print JSON for scripts");
+  app.add_option("-o,--output", output, "write the output to this file (atomically)");
+  if (auto exit = ParseArgs(app, argc, argv)) return *exit;
+
+  auto spec = LoadJobSpec(job_path.empty() ? kReferenceJobName : job_path, sets);
+  if (!spec.ok()) return ReportError(spec.error());
+  if (gpus > 0) {
+    if (gpus % spec->cluster.gpus_per_node != 0) {
+      Error e = InvalidInput(fmt::format("--gpus {} is not a multiple of the {} GPUs per node",
+                                         gpus, spec->cluster.gpus_per_node));
+      e.field = "--gpus";
+      return ReportError(e);
+    }
+    nodes = gpus / spec->cluster.gpus_per_node;
+  }
+  plan::PlanOptions options;
+  options.top_k = top_k;
+  for (const std::string& fix : fixes) {
+    if (Status s = ApplyFix(fix, options.space); !s.ok()) return ReportError(s.error());
+  }
+  if (nodes > 0 && nodes != spec->cluster.nodes) {
+    // The job's own layout is kept except for DP, which follows the new world size.
+    spec->cluster.nodes = nodes;
+    spec->layout.dp = 0;
+    if (Status s = CheckLayoutArithmetic(*spec); !s.ok()) return ReportError(s.error());
+  }
+  auto job = ResolveJob(*spec);
+  if (!job.ok()) return ReportError(job.error());
+  auto setup = PrepareStep(*job);
+  if (!setup.ok()) return ReportError(setup.error());
+  auto links = LoadInterconnects();
+  if (!links.ok()) return ReportError(links.error());
+  auto comm = CollectiveModel::Create(setup->cluster, *links);
+  if (!comm.ok()) return ReportError(comm.error());
+  auto memory = LoadMemoryConstants();
+  if (!memory.ok()) return ReportError(memory.error());
+  auto plan = plan::PlanLayouts(*setup, *comm, *memory, options);
+  if (!plan.ok()) return ReportError(plan.error());
+  const std::string text =
+      json ? DumpJson(PlanToJson(*setup, *plan)) : PlanToText(*setup, *plan, explain);
+  return EmitOutput(text, output);
+}
+
+}  // namespace strata::cli

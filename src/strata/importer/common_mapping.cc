@@ -1,0 +1,82 @@
+// The cluster and data-parallel fields every mapper shares, and the list of unused settings.
+#include <charconv>
+
+#include <fmt/format.h>
+
+#include "strata/importer/framework_mappers.h"
+
+namespace strata {
+
+namespace {
+
+// A positive integer from the environment of the launch command; an unresolved "$VAR" or a
+// non-number is reported with what to pass instead.
+Result<std::optional<int64_t>> EnvInt(const MapContext& ctx, const char* name,
+                                      const char* strata_flag) {
+  auto it = ctx.env.find(name);
+  if (it == ctx.env.end()) return std::optional<int64_t>();
+  int64_t v = 0;
+  const std::string& text = it->second;
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || ptr != text.data() + text.size() || v <= 0) {
+    return InvalidInput(fmt::format("{}={} is not a number known before the job runs", name, text))
+        .WithHint(fmt::format("pass {} to strata import", strata_flag));
+  }
+  return std::optional<int64_t>(v);
+}
+
+}  // namespace
+
+Status FinishCommon(Settings& s, MapContext& ctx, JobBuilder& job, int64_t world_divisor) {
+  const ImportOptions& o = *ctx.options;
+  if (!o.gpu.empty()) {
+    job.Set("cluster.gpu", o.gpu, "--gpu of strata import");
+  } else if (!job.Has("cluster.gpu")) {
+    return InvalidInput("the launch input does not say which GPU the job runs on")
+        .WithHint("pass --gpu with a GPU catalog name, e.g. --gpu H20");
+  }
+  if (o.gpus_per_node > 0) {
+    job.Set("cluster.gpus_per_node", std::to_string(o.gpus_per_node),
+            "--gpus-per-node of strata import");
+  } else if (!job.Has("cluster.gpus_per_node")) {
+    STRATA_ASSIGN_OR_RETURN(auto env, EnvInt(ctx, "NPROC_PER_NODE", "--gpus-per-node"));
+    if (!env) {
+      STRATA_ASSIGN_OR_RETURN(env, EnvInt(ctx, "GPUS_PER_NODE", "--gpus-per-node"));
+    }
+    if (!env) {
+      return InvalidInput("the launch input does not say how many GPUs each node runs")
+          .WithHint("pass --gpus-per-node (or set NPROC_PER_NODE in the command)");
+    }
+    job.Set("cluster.gpus_per_node", std::to_string(*env), "environment NPROC_PER_NODE");
+  }
+  if (o.nodes > 0) {
+    job.Set("cluster.nodes", std::to_string(o.nodes), "--nodes of strata import");
+  } else if (!job.Has("cluster.nodes")) {
+    STRATA_ASSIGN_OR_RETURN(auto env, EnvInt(ctx, "NNODES", "--nodes"));
+    if (!env) {
+      STRATA_ASSIGN_OR_RETURN(env, EnvInt(ctx, "NUM_NODES", "--nodes"));
+    }
+    if (env) {
+      job.Set("cluster.nodes", std::to_string(*env), "environment NNODES");
+    } else {
+      job.Default("cluster.nodes", "1", "torchrun's --nnodes defaults to 1");
+    }
+  }
+  const int64_t world = std::stoll(job.Get("cluster.gpus_per_node")) *
+                        std::stoll(job.Get("cluster.nodes"));
+  if (world_divisor <= 0 || world % world_divisor != 0) {
+    return InvalidInput(fmt::format("the world of {} GPUs is not a multiple of TP x PP x CP = {}",
+                                    world, world_divisor))
+        .WithHint("check the node count and GPUs per node (--nodes, --gpus-per-node)");
+  }
+  if (!job.Has("parallel.dp")) {
+    job.Set("parallel.dp", std::to_string(world / world_divisor),
+            fmt::format("derived: world {} / (TP x PP x CP = {})", world, world_divisor));
+  }
+  for (const auto& [key, value] : s.Unused()) {
+    job.Unused(fmt::format("{} = {} ({})", key, value.value, value.source));
+  }
+  return OkStatus();
+}
+
+}  // namespace strata

@@ -1,0 +1,39 @@
+// One mapper per framework: from that framework's settings to strata job fields. Each applies
+// the framework's own defaults (named in the report) and leaves unused settings unmarked so
+// they are listed.
+#ifndef STRATA_IMPORTER_FRAMEWORK_MAPPERS_H_
+#define STRATA_IMPORTER_FRAMEWORK_MAPPERS_H_
+
+#include <map>
+#include <string>
+
+#include "strata/core/result.h"
+#include "strata/importer/job_builder.h"
+#include "strata/importer/settings.h"
+
+namespace strata {
+
+enum class MegatronFlavor {
+  kMegatronLm,    // pretrain_gpt.py and friends, or the argument dump of its log
+  kMsSwiftMcore,  // ms-swift `megatron sft|pt|rlhf` (Megatron-SWIFT) and its args.json
+};
+
+struct MapContext {
+  const ImportOptions* options = nullptr;
+  std::map<std::string, std::string> env;  // environment of the launch command
+  std::string model_json;                  // out: a Megatron-style model description
+  bool ms_swift = false;                   // `swift sft`: ms-swift's defaults over the HF Trainer's
+};
+
+Status MapMegatron(MegatronFlavor flavor, Settings& s, MapContext& ctx, JobBuilder& job);
+Status MapTorchtitan(Settings& s, MapContext& ctx, JobBuilder& job);
+Status MapHfDeepSpeed(Settings& s, MapContext& ctx, JobBuilder& job);
+Status MapVerl(Settings& s, MapContext& ctx, JobBuilder& job);
+
+/// Fields every mapper ends with: cluster from the options when the input lacks it, dp derived
+/// from the world size, the unused settings listed.
+Status FinishCommon(Settings& s, MapContext& ctx, JobBuilder& job, int64_t world_divisor);
+
+}  // namespace strata
+
+#endif  // STRATA_IMPORTER_FRAMEWORK_MAPPERS_H_

@@ -1,0 +1,335 @@
+#include "strata/importer/import_job.h"
+
+#include <cctype>
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "strata/core/file_io.h"
+#include "strata/importer/framework_mappers.h"
+#include "strata/importer/input_readers.h"
+#include "strata/importer/job_builder.h"
+#include "strata/importer/shell_script.h"
+
+namespace strata {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+enum class Framework { kMegatronLm, kMsSwiftMcore, kHfDeepSpeed, kTorchtitan, kVerl };
+
+struct Detected {
+  Framework framework;
+  std::string format;  // for people
+  Settings settings;
+  MapContext ctx;
+  JobBuilder job;  // launcher-derived cluster fields
+};
+
+std::string Extension(const std::string& file) { return fs::path(file).extension().string(); }
+
+// ms-swift's DeepSpeed presets (--deepspeed zero2) -> the ZeRO stage they configure.
+void ExpandSwiftDeepSpeedPreset(Settings& s) {
+  const SourcedValue* v = s.Use("deepspeed");
+  if (v == nullptr) return;
+  const std::string preset = v->value;
+  const std::string source = v->source;
+  if (preset.starts_with("zero") && preset.size() >= 5 && std::isdigit(preset[4])) {
+    s.Set("ds.zero_optimization.stage", std::string(1, preset[4]),
+          source + " (ms-swift preset " + preset + ")");
+    if (preset.find("offload") != std::string::npos) {
+      s.Set("ds.zero_optimization.offload_optimizer.device", "cpu", source);
+    }
+  }
+}
+
+// A DeepSpeed config named by --deepspeed (a path), read relative to the input's directory.
+Status MergeDeepSpeedFile(Settings& s, const fs::path& base) {
+  const SourcedValue* v = s.Use("deepspeed");
+  if (v == nullptr) return OkStatus();
+  const std::string value = v->value;
+  if (value.starts_with("zero")) {
+    s.Set("deepspeed", value, v->source);
+    ExpandSwiftDeepSpeedPreset(s);
+    return OkStatus();
+  }
+  fs::path path = value;
+  if (path.is_relative()) path = base / path;
+  STRATA_ASSIGN_OR_RETURN(std::string text, ReadFile(path.string()));
+  STRATA_ASSIGN_OR_RETURN(Settings ds, ReadJsonSettings(text, path.string()));
+  for (const auto& [key, sv] : ds.Unused()) s.Set("ds." + key, sv.value, sv.source);
+  return OkStatus();
+}
+
+// Launcher options (torchrun, deepspeed, accelerate) before the training program.
+void ReadLauncher(const std::vector<ShellWord>& words, size_t program, Detected& d) {
+  Settings launcher;
+  ReadCommandArgs(words, 1, launcher);
+  (void)program;
+  auto set = [&](const char* key, const char* job_key) {
+    const SourcedValue* v = launcher.Use(key);
+    if (v == nullptr || v->value.find_first_not_of("0123456789") != std::string::npos) return;
+    d.job.Set(job_key, v->value, words[0].text + " " + v->source);
+  };
+  set("nproc_per_node", "cluster.gpus_per_node");
+  set("num_gpus", "cluster.gpus_per_node");
+  set("nnodes", "cluster.nodes");
+  set("num_nodes", "cluster.nodes");
+}
+
+Result<Detected> DetectCommand(std::string_view text, const std::string& file) {
+  STRATA_ASSIGN_OR_RETURN(auto commands, ParseShellScript(text, file));
+  const fs::path base = fs::path(file).parent_path();
+  for (auto it = commands.rbegin(); it != commands.rend(); ++it) {
+    const auto& w = it->words;
+    if (w.empty()) continue;
+    Detected d;
+    d.ctx.env = it->env;
+    size_t program = w.size();
+    for (size_t i = 0; i < w.size(); ++i) {
+      const std::string& t = w[i].text;
+      const std::string next = i + 1 < w.size() ? w[i + 1].text : "";
+      const bool swift_sub = next == "sft" || next == "pt" || next == "rlhf";
+      if ((t == "megatron" || t.ends_with("/megatron")) && swift_sub) {
+        d.framework = Framework::kMsSwiftMcore;
+        d.format = "ms-swift command (megatron " + next + ", Megatron-SWIFT)";
+        program = i + 1;
+        break;
+      }
+      if ((t == "swift" || t.ends_with("/swift")) && swift_sub) {
+        d.framework = Framework::kHfDeepSpeed;
+        d.format = "ms-swift command (swift " + next + ", HF Trainer)";
+        d.ctx.ms_swift = true;
+        program = i + 1;
+        break;
+      }
+      if (t.find("verl.trainer") != std::string::npos) {
+        d.framework = Framework::kVerl;
+        d.format = "verl trainer command (Hydra overrides)";
+        program = i;
+        break;
+      }
+      if (t.find("torchtitan") != std::string::npos) {
+        d.framework = Framework::kTorchtitan;
+        d.format = "torchtitan command";
+        program = i;
+        break;
+      }
+      if (t.ends_with(".py") && fs::path(t).filename().string().starts_with("pretrain_")) {
+        d.framework = Framework::kMegatronLm;
+        d.format = "Megatron-LM command line (" + fs::path(t).filename().string() + ")";
+        program = i;
+        break;
+      }
+      if (t.ends_with(".py")) {
+        bool hf = false;
+        for (size_t j = i + 1; j < w.size(); ++j) {
+          hf = hf || w[j].text == "--deepspeed" || w[j].text == "--per_device_train_batch_size";
+        }
+        if (hf) {
+          d.framework = Framework::kHfDeepSpeed;
+          d.format = "HF Trainer command (" + fs::path(t).filename().string() + ")";
+          program = i;
+          break;
+        }
+      }
+    }
+    if (program == w.size()) continue;
+    ReadLauncher(w, program, d);
+    ReadCommandArgs(w, program + 1, d.settings);
+    if (d.ctx.ms_swift && d.settings.Has("model") && !d.settings.Has("model_name_or_path")) {
+      const SourcedValue* m = d.settings.Use("model");
+      d.settings.Set("model_name_or_path", m->value, m->source);
+    }
+    if (d.framework == Framework::kHfDeepSpeed) {
+      STRATA_RETURN_IF_ERROR(MergeDeepSpeedFile(d.settings, base));
+    }
+    if (d.framework == Framework::kTorchtitan) {
+      const SourcedValue* cfg = d.settings.Use("job.config_file");
+      if (cfg == nullptr) {
+        return InvalidInput("the torchtitan command has no --job.config_file").InFile(file);
+      }
+      fs::path path = cfg->value;
+      if (path.is_relative()) path = base / path;
+      STRATA_ASSIGN_OR_RETURN(std::string toml, ReadFile(path.string()));
+      STRATA_ASSIGN_OR_RETURN(Settings from_file, ReadTomlSettings(toml, path.string()));
+      // Command-line overrides win over the file, as in torchtitan's JobConfig.
+      for (const auto& [key, sv] : d.settings.Unused()) from_file.Set(key, sv.value, sv.source);
+      d.settings = std::move(from_file);
+    }
+    return d;
+  }
+  return InvalidInput("no training launch recognised: expected a Megatron-LM pretrain_*.py, "
+                      "`megatron sft`, `swift sft`, torchtitan, verl.trainer or an HF Trainer "
+                      "script with --deepspeed / --per_device_train_batch_size")
+      .InFile(file)
+      .WithHint("strata import also reads a Megatron log (its argument dump), ms-swift "
+                "args.json, training_args.json, a DeepSpeed JSON, a torchtitan TOML and a verl "
+                "YAML");
+}
+
+Result<Detected> DetectJson(std::string_view text, const std::string& file) {
+  Detected d;
+  STRATA_ASSIGN_OR_RETURN(d.settings, ReadJsonSettings(text, file));
+  Settings& s = d.settings;
+  const bool megatron_keys = s.Has("tensor_model_parallel_size") || s.Has("micro_batch_size");
+  if (megatron_keys) {
+    const bool swift = s.Has("model") || s.Has("train_type") || s.Has("max_length");
+    d.framework = swift ? Framework::kMsSwiftMcore : Framework::kMegatronLm;
+    d.format = swift ? "ms-swift args.json (Megatron-SWIFT)" : "Megatron arguments (JSON)";
+    return d;
+  }
+  if (s.Has("per_device_train_batch_size")) {
+    d.framework = Framework::kHfDeepSpeed;
+    d.format = s.Has("model") ? "ms-swift args.json (HF Trainer)" : "HF training_args.json";
+    d.ctx.ms_swift = s.Has("model");
+    if (s.Has("model") && !s.Has("model_name_or_path")) {
+      const SourcedValue* m = s.Use("model");
+      s.Set("model_name_or_path", m->value, m->source);
+    }
+    STRATA_RETURN_IF_ERROR(MergeDeepSpeedFile(s, fs::path(file).parent_path()));
+    return d;
+  }
+  if (s.Has("zero_optimization.stage") || s.Has("train_micro_batch_size_per_gpu")) {
+    d.framework = Framework::kHfDeepSpeed;
+    d.format = "DeepSpeed JSON config";
+    Settings prefixed;
+    for (const auto& [key, sv] : s.Unused()) prefixed.Set("ds." + key, sv.value, sv.source);
+    d.settings = std::move(prefixed);
+    return d;
+  }
+  return InvalidInput("a JSON file strata cannot import: no Megatron arguments "
+                      "(tensor_model_parallel_size), TrainingArguments "
+                      "(per_device_train_batch_size) or DeepSpeed keys (zero_optimization)")
+      .InFile(file);
+}
+
+}  // namespace
+
+Result<ImportReport> ImportJob(std::string_view text, const std::string& file,
+                               const ImportOptions& options) {
+  if (text.find_first_not_of(" \t\r\n") == std::string_view::npos) {
+    return InvalidInput("the file is empty: nothing to import").InFile(file);
+  }
+  const std::string ext = Extension(file);
+  const size_t first = text.find_first_not_of(" \t\r\n");
+  Result<Detected> detected = InvalidInput("unreachable");
+  if (HasMegatronArgumentDump(text)) {
+    Detected d;
+    STRATA_ASSIGN_OR_RETURN(d.settings, ReadMegatronArgumentDump(text, file));
+    d.framework = Framework::kMegatronLm;
+    d.format = "Megatron argument dump (log)";
+    if (const SourcedValue* w = d.settings.Use("world_size")) {
+      if (options.gpus_per_node == 0 && options.nodes == 0) {
+        d.job.Set("cluster.gpus_per_node", w->value, w->source);
+        d.job.Default("cluster.nodes", "1",
+                      "the dump gives world_size only; one node assumed (pass --nodes)");
+      }
+    }
+    detected = std::move(d);
+  } else if (ext == ".toml") {
+    Detected d;
+    STRATA_ASSIGN_OR_RETURN(d.settings, ReadTomlSettings(text, file));
+    if (!d.settings.Has("model.name") && !d.settings.Has("parallelism.tensor_parallel_degree")) {
+      return InvalidInput("a TOML file without torchtitan's [model] or [parallelism] sections")
+          .InFile(file);
+    }
+    d.framework = Framework::kTorchtitan;
+    d.format = "torchtitan TOML";
+    detected = std::move(d);
+  } else if (ext == ".json" || text[first] == '{') {
+    detected = DetectJson(text, file);
+  } else if (ext == ".yaml" || ext == ".yml") {
+    Detected d;
+    STRATA_ASSIGN_OR_RETURN(d.settings, ReadYamlSettings(text, file));
+    bool verl = false;
+    for (const auto& [key, sv] : d.settings.Unused()) verl = verl || key.starts_with("actor_rollout_ref.");
+    if (!verl) {
+      return InvalidInput("a YAML file that is not a verl trainer config (no actor_rollout_ref)")
+          .InFile(file)
+          .WithHint("a strata job file is used directly: pass it as the job, not to import");
+    }
+    d.framework = Framework::kVerl;
+    d.format = "verl trainer YAML";
+    detected = std::move(d);
+  } else {
+    detected = DetectCommand(text, file);
+  }
+  if (!detected.ok()) {
+    Error e = std::move(detected).error();
+    if (e.file.empty()) e.InFile(file);
+    return e;
+  }
+  Detected& d = *detected;
+  d.ctx.options = &options;
+  Status mapped = OkStatus();
+  switch (d.framework) {
+    case Framework::kMegatronLm:
+      mapped = MapMegatron(MegatronFlavor::kMegatronLm, d.settings, d.ctx, d.job);
+      break;
+    case Framework::kMsSwiftMcore:
+      mapped = MapMegatron(MegatronFlavor::kMsSwiftMcore, d.settings, d.ctx, d.job);
+      break;
+    case Framework::kHfDeepSpeed:
+      mapped = MapHfDeepSpeed(d.settings, d.ctx, d.job);
+      break;
+    case Framework::kTorchtitan:
+      mapped = MapTorchtitan(d.settings, d.ctx, d.job);
+      break;
+    case Framework::kVerl:
+      mapped = MapVerl(d.settings, d.ctx, d.job);
+      break;
+  }
+  if (!mapped.ok()) {
+    Error e = mapped.error();
+    if (e.file.empty()) e.InFile(file);
+    return e;
+  }
+  for (const std::string& assignment : options.overrides) {
+    const size_t eq = assignment.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      return InvalidInput("--set expects key=value, got '" + assignment + "'");
+    }
+    d.job.Set(assignment.substr(0, eq), assignment.substr(eq + 1), "--set of strata import");
+  }
+  ImportReport report;
+  report.format = d.format;
+  d.job.Fill(report);
+  report.model_json = d.ctx.model_json;
+  report.yaml = d.job.Yaml(fmt::format(
+      "Imported by `strata import` from {} ({}).\nEach value says where it came from; "
+      "\"default:\" marks the framework's own default.",
+      fs::path(file).filename().string(), d.format));
+  auto job = ParseJobSpec(report.yaml, file + " (imported)");
+  if (!job.ok()) {
+    Error e = std::move(job).error();
+    e.message = "the imported job is not valid: " + e.message;
+    return e;
+  }
+  report.job = *job;
+  return report;
+}
+
+Result<ImportReport> ImportJobFile(const std::string& path, const ImportOptions& options) {
+  STRATA_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
+  return ImportJob(text, path, options);
+}
+
+std::string RenderImportText(const ImportReport& report) {
+  std::string out = report.yaml;
+  out += fmt::format("\n# read {} job fields from the {}\n", report.fields.size(), report.format);
+  if (!report.defaults.empty()) {
+    out += "# framework defaults applied:\n";
+    for (const auto& d : report.defaults) out += "#   " + d + "\n";
+  }
+  if (!report.notes.empty()) {
+    out += "# approximations and settings kept for later:\n";
+    for (const auto& n : report.notes) out += "#   " + n + "\n";
+  }
+  out += fmt::format("# read but not used by a strata job ({}):\n", report.unused.size());
+  for (const auto& u : report.unused) out += "#   " + u + "\n";
+  return out;
+}
+
+}  // namespace strata

@@ -1,0 +1,66 @@
+// Importing a job from how people launch it: a Megatron-LM command line or the argument dump at
+// the top of its log, an ms-swift command (`megatron sft`, `swift sft`) or its args.json, a
+// torchtitan TOML, a DeepSpeed JSON with HF TrainingArguments (command line or
+// training_args.json), a verl trainer YAML or command. The result is strata job YAML plus a
+// report: every field set and where it came from, the framework defaults applied, and what was
+// read but cannot be used. The one entry point of every command's `--from FILE`.
+#ifndef STRATA_IMPORTER_IMPORT_JOB_H_
+#define STRATA_IMPORTER_IMPORT_JOB_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "strata/core/result.h"
+#include "strata/job/job_spec.h"
+
+namespace strata {
+
+/// What the launch input cannot say (which GPU) or what the user wants to pin.
+struct ImportOptions {
+  std::string gpu;            // GPU catalog name; required unless the input names one
+  int64_t nodes = 0;          // 0: from the input
+  int64_t gpus_per_node = 0;  // 0: from the input
+  std::string model;          // catalog name or config.json path; overrides the input's
+  /// Where a Megatron-style model description is written when the input describes the model
+  /// by its arguments (job.yaml -> job.model.json). Empty: the job refers to "<stem>.model.json".
+  std::string model_json_path;
+  /// "key=value" job fields the input cannot give (sequence.mean_tokens=29K), as `--set`.
+  std::vector<std::string> overrides;
+};
+
+/// One job field and where its value came from.
+struct ImportedField {
+  std::string key;     // strata's dotted key ("parallel.ep")
+  std::string value;   // YAML scalar or flow text
+  std::string source;  // "--expert_model_parallel_size (line 14)", "default: ...", "derived: ..."
+};
+
+struct ImportReport {
+  std::string format;                // "ms-swift command (megatron sft)", ...
+  std::vector<ImportedField> fields;  // in job-file order
+  std::vector<std::string> defaults;  // framework defaults applied, each with its reason
+  std::vector<std::string> unused;    // read but not used by a strata job: "key = value (source)"
+  std::vector<std::string> notes;     // approximations strata makes for this framework
+  std::string yaml;                   // the job file
+  std::string model_json;             // Megatron-style model description, when one was built
+  JobSpec job;                        // the YAML parsed back (proves it is a valid job)
+};
+
+/// Imports `text` (the contents of `file`). Errors name the file, the line or key, and what
+/// was expected; an input in which no known framework is recognised is an error, never an
+/// empty job.
+Result<ImportReport> ImportJob(std::string_view text, const std::string& file,
+                               const ImportOptions& options);
+
+/// Reads `path` and imports it (JSON and TOML files named from a command line, such as
+/// `--deepspeed ds.json` or `--job.config_file x.toml`, are read relative to it).
+Result<ImportReport> ImportJobFile(const std::string& path, const ImportOptions& options);
+
+/// Renders the report for people: the job YAML first, then the provenance table.
+std::string RenderImportText(const ImportReport& report);
+
+}  // namespace strata
+
+#endif  // STRATA_IMPORTER_IMPORT_JOB_H_

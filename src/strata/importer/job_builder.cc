@@ -1,0 +1,85 @@
+#include "strata/importer/job_builder.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+namespace strata {
+
+void JobBuilder::Set(const std::string& key, std::string value, std::string source) {
+  for (auto& f : fields_) {
+    if (f.key == key) {
+      f.value = std::move(value);
+      f.source = std::move(source);
+      return;
+    }
+  }
+  fields_.push_back({key, std::move(value), std::move(source)});
+}
+
+void JobBuilder::Default(const std::string& key, std::string value, const std::string& why) {
+  defaults_.push_back(fmt::format("{} = {}: {}", key, value, why));
+  Set(key, std::move(value), "default: " + why);
+}
+
+bool JobBuilder::Has(const std::string& key) const {
+  return std::any_of(fields_.begin(), fields_.end(),
+                     [&](const ImportedField& f) { return f.key == key; });
+}
+
+std::string JobBuilder::Get(const std::string& key) const {
+  for (const auto& f : fields_) {
+    if (f.key == key) return f.value;
+  }
+  return "";
+}
+
+std::string JobBuilder::Yaml(const std::string& header) const {
+  std::string out;
+  size_t pos = 0;
+  while (pos < header.size()) {
+    const size_t nl = header.find('\n', pos);
+    out += "# " + header.substr(pos, nl - pos) + "\n";
+    pos = nl == std::string::npos ? header.size() : nl + 1;
+  }
+  // The order of a job file (data/jobs/*.yaml).
+  static const char* kOrder[] = {
+      "model", "cluster.gpu", "cluster.gpus_per_node", "cluster.nodes", "parallel.tp",
+      "parallel.pp", "parallel.vpp", "parallel.cp", "parallel.ep", "parallel.etp", "parallel.dp",
+      "parallel.sequence_parallel", "batch.micro_batch", "batch.global_batch",
+      "sequence.max_tokens", "sequence.mean_tokens", "sequence.packing",
+      "recompute.granularity", "recompute.method", "recompute.num_layers", "precision.params",
+      "precision.grads", "optimizer.name", "optimizer.distributed", "optimizer.master_weights",
+      "optimizer.moments", "loss.cross_entropy", "frozen", "mtp"};
+  std::string section;
+  for (const char* key : kOrder) {
+    auto it = std::find_if(fields_.begin(), fields_.end(),
+                           [&](const ImportedField& f) { return f.key == key; });
+    if (it == fields_.end()) continue;
+    const std::string k = key;
+    const size_t dot = k.find('.');
+    std::string line;
+    if (dot == std::string::npos) {
+      section.clear();
+      line = fmt::format("{}: {}", k, it->value);
+    } else {
+      const std::string sec = k.substr(0, dot);
+      if (sec != section) {
+        out += sec + ":\n";
+        section = sec;
+      }
+      line = fmt::format("  {}: {}", k.substr(dot + 1), it->value);
+    }
+    out += fmt::format("{:<34} # {}\n", line, it->source);
+  }
+  return out;
+}
+
+void JobBuilder::Fill(ImportReport& report) const {
+  report.fields = fields_;
+  report.defaults = defaults_;
+  report.notes = notes_;
+  report.unused = unused_;
+}
+
+}  // namespace strata

@@ -1,0 +1,40 @@
+// Collects job fields with their provenance and writes the job YAML in the order of a job file,
+// each value commented with where it came from.
+#ifndef STRATA_IMPORTER_JOB_BUILDER_H_
+#define STRATA_IMPORTER_JOB_BUILDER_H_
+
+#include <string>
+#include <vector>
+
+#include "strata/importer/import_job.h"
+
+namespace strata {
+
+class JobBuilder {
+ public:
+  void Set(const std::string& key, std::string value, std::string source);
+  /// A framework default: recorded as the field's source and in the report's defaults.
+  void Default(const std::string& key, std::string value, const std::string& why);
+  bool Has(const std::string& key) const;
+  std::string Get(const std::string& key) const;  // "" when unset
+
+  /// A framework default that matters but is not a job field (a timeout, a dataset behaviour).
+  void NamedDefault(std::string text) { defaults_.push_back(std::move(text)); }
+  void Note(std::string note) { notes_.push_back(std::move(note)); }
+  void Unused(std::string line) { unused_.push_back(std::move(line)); }
+
+  /// The YAML text: `header` as comment lines, then the fields grouped as in a job file.
+  std::string Yaml(const std::string& header) const;
+  /// Moves the collected fields, defaults, notes and unused lines into `report`.
+  void Fill(ImportReport& report) const;
+
+ private:
+  std::vector<ImportedField> fields_;
+  std::vector<std::string> defaults_;
+  std::vector<std::string> notes_;
+  std::vector<std::string> unused_;
+};
+
+}  // namespace strata
+
+#endif  // STRATA_IMPORTER_JOB_BUILDER_H_

@@ -1,0 +1,418 @@
+// Megatron-LM and Megatron-SWIFT (ms-swift `megatron sft`) arguments to a strata job. Both use
+// Megatron's argument names; ms-swift changes some defaults (distributed optimizer on, selective
+// recompute, batch sizes) and adds its own (model, max_length, packing, freeze_vit).
+#include <nlohmann/json.hpp>
+
+#include <fmt/format.h>
+
+#include "strata/importer/framework_mappers.h"
+#include "strata/importer/model_match.h"
+#include "strata/model/megatron_model.h"
+#include "strata/model/model_config.h"
+
+namespace strata {
+
+namespace {
+
+bool IsNone(const SourcedValue* v) { return v == nullptr || v->value == "None" || v->value.empty(); }
+
+// Copies a Megatron model argument into the description, typed as the model parser expects.
+Status CopyModelArgs(Settings& s, nlohmann::json& m) {
+  static const char* kInts[] = {"num_layers", "hidden_size", "ffn_hidden_size",
+                                "num_attention_heads", "num_query_groups", "kv_channels",
+                                "max_position_embeddings", "seq_length", "num_experts",
+                                "moe_router_topk", "moe_ffn_hidden_size",
+                                "moe_shared_expert_intermediate_size",
+                                "make_vocab_size_divisible_by", "padded_vocab_size", "vocab_size"};
+  for (const char* key : kInts) {
+    if (!s.Has(key) || IsNone(s.Use(key))) continue;
+    STRATA_ASSIGN_OR_RETURN(auto v, s.Int(key));
+    if (v) m[std::string(key) == "num_experts" ? "num_moe_experts" : key] = *v;
+  }
+  static const char* kBools[] = {"group_query_attention", "swiglu", "squared_relu",
+                                 "untie_embeddings_and_output_weights", "add_bias_linear",
+                                 "add_qkv_bias", "qk_layernorm"};
+  for (const char* key : kBools) {
+    if (!s.Has(key)) continue;
+    STRATA_ASSIGN_OR_RETURN(auto v, s.Bool(key));
+    if (v) m[key] = *v;
+  }
+  if (s.Has("disable_bias_linear")) {
+    STRATA_ASSIGN_OR_RETURN(auto v, s.Bool("disable_bias_linear"));
+    if (v && *v) m["add_bias_linear"] = false;
+  }
+  if (auto norm = s.String("normalization")) m["normalization"] = *norm;
+  if (auto pos = s.String("position_embedding_type")) m["position_embedding_type"] = *pos;
+  if (s.Has("use_rotary_position_embeddings")) {
+    STRATA_ASSIGN_OR_RETURN(auto v, s.Bool("use_rotary_position_embeddings"));
+    if (v && *v) m["position_embedding_type"] = "rope";
+  }
+  return OkStatus();
+}
+
+// The model: a Megatron-style description from the model arguments (Megatron-LM), or the
+// checkpoint ms-swift loads matched to the catalog.
+Status MapModel(MegatronFlavor flavor, Settings& s, MapContext& ctx, JobBuilder& job,
+                int64_t tp) {
+  const ImportOptions& o = *ctx.options;
+  if (!o.model.empty()) {
+    job.Set("model", o.model, "--model of strata import");
+    return OkStatus();
+  }
+  if (flavor == MegatronFlavor::kMsSwiftMcore) {
+    for (const char* key : {"model", "load", "mcore_model"}) {
+      const SourcedValue* v = s.Use(key);
+      if (IsNone(v)) continue;
+      STRATA_ASSIGN_OR_RETURN(ModelMatch match, MatchModel(v->value));
+      job.Set("model", match.model, fmt::format("{} '{}' ({})", v->source, v->value, match.how));
+      return OkStatus();
+    }
+    return InvalidInput("the command names no model (--model or --load)")
+        .WithHint("pass --model with a catalog name or a config.json path");
+  }
+  nlohmann::json m = nlohmann::json::object();
+  STRATA_RETURN_IF_ERROR(CopyModelArgs(s, m));
+  if (!m.contains("num_layers") || !m.contains("hidden_size")) {
+    return InvalidInput("the arguments describe no model: num_layers and hidden_size are missing")
+        .WithHint("pass --model with a catalog name or a config.json path");
+  }
+  m["tensor_model_parallel_size"] = tp;
+  if (!m.contains("vocab_size") && !m.contains("padded_vocab_size")) {
+    // The vocabulary comes from the tokenizer files, not the arguments; GPT-2's BPE is known.
+    auto tok = s.String("tokenizer_type");
+    // Without --tokenizer-type, --vocab-file + --merge-file are GPT-2's BPE files.
+    if ((tok && *tok == "GPT2BPETokenizer") || (!tok && s.Has("merge_file"))) {
+      m["vocab_size"] = 50257;
+      job.NamedDefault("vocab_size = 50257: the GPT-2 BPE tokenizer (--tokenizer-type "
+                       "GPT2BPETokenizer); Megatron pads it by make_vocab_size_divisible_by x TP");
+    } else {
+      return InvalidInput("the vocabulary size is not in the arguments (it comes from the "
+                          "tokenizer)")
+          .WithHint("pass --model with a config.json, or add --vocab-size N to the command");
+    }
+  }
+  STRATA_ASSIGN_OR_RETURN(ModelConfig parsed, ParseMegatronModel(m, "megatron model arguments"));
+  (void)parsed;
+  ctx.model_json = m.dump(2) + "\n";
+  const std::string path =
+      o.model_json_path.empty() ? std::string("model.json") : o.model_json_path;
+  job.Set("model", path, "Megatron-style description of the model arguments, written beside");
+  return OkStatus();
+}
+
+struct Sizes {
+  int64_t tp = 1, pp = 1, cp = 1;
+};
+
+Result<int64_t> IntOr(Settings& s, JobBuilder& job, const std::string& key,
+                      const std::string& job_key, int64_t fallback, const std::string& why) {
+  if (s.Has(key) && !IsNone(s.Use(key))) {
+    const std::string source = s.Use(key)->source;
+    STRATA_ASSIGN_OR_RETURN(auto v, s.Int(key));
+    if (*v <= 0) return InvalidInput(fmt::format("expected a positive {}", key)).InField(key);
+    if (!job_key.empty()) job.Set(job_key, std::to_string(*v), source);
+    return *v;
+  }
+  if (!job_key.empty()) job.Default(job_key, std::to_string(fallback), why);
+  return fallback;
+}
+
+Result<bool> BoolOr(Settings& s, JobBuilder& job, const std::string& key,
+                    const std::string& job_key, bool fallback, const std::string& why) {
+  if (s.Has(key) && !IsNone(s.Use(key))) {
+    const std::string source = s.Use(key)->source;
+    STRATA_ASSIGN_OR_RETURN(auto v, s.Bool(key));
+    if (!job_key.empty()) job.Set(job_key, *v ? "true" : "false", source);
+    return *v;
+  }
+  if (!job_key.empty()) job.Default(job_key, fallback ? "true" : "false", why);
+  return fallback;
+}
+
+Status MapParallel(MegatronFlavor flavor, Settings& s, JobBuilder& job, Sizes& sizes) {
+  (void)flavor;
+  STRATA_ASSIGN_OR_RETURN(sizes.tp, IntOr(s, job, "tensor_model_parallel_size", "parallel.tp", 1,
+                                          "Megatron's tensor_model_parallel_size defaults to 1"));
+  STRATA_ASSIGN_OR_RETURN(sizes.pp,
+                          IntOr(s, job, "pipeline_model_parallel_size", "parallel.pp", 1,
+                                "Megatron's pipeline_model_parallel_size defaults to 1"));
+  if (s.Has("virtual_pipeline_model_parallel_size") &&
+      !IsNone(s.Use("virtual_pipeline_model_parallel_size"))) {
+    STRATA_RETURN_IF_ERROR(
+        IntOr(s, job, "virtual_pipeline_model_parallel_size", "parallel.vpp", 1, ""));
+  }
+  STRATA_ASSIGN_OR_RETURN(sizes.cp, IntOr(s, job, "context_parallel_size", "parallel.cp", 1,
+                                          "Megatron's context_parallel_size defaults to 1"));
+  STRATA_RETURN_IF_ERROR(IntOr(s, job, "expert_model_parallel_size", "parallel.ep", 1,
+                               "Megatron's expert_model_parallel_size defaults to 1")
+                             );
+  STRATA_RETURN_IF_ERROR(
+      IntOr(s, job, "expert_tensor_parallel_size", "parallel.etp", sizes.tp,
+            "megatron-core's expert_tensor_parallel_size defaults to tensor_model_parallel_size")
+          );
+  STRATA_RETURN_IF_ERROR(BoolOr(s, job, "sequence_parallel", "parallel.sequence_parallel", false,
+                                "Megatron's sequence_parallel is off unless given")
+                             );
+  return OkStatus();
+}
+
+Status MapBatchAndSequence(MegatronFlavor flavor, Settings& s, JobBuilder& job) {
+  const bool swift = flavor == MegatronFlavor::kMsSwiftMcore;
+  if (!swift && !s.Has("micro_batch_size")) {
+    return InvalidInput("--micro-batch-size is missing (Megatron requires it)");
+  }
+  STRATA_ASSIGN_OR_RETURN(int64_t mbs, IntOr(s, job, "micro_batch_size", "batch.micro_batch", 1,
+                                             "ms-swift's micro_batch_size defaults to 1"));
+  if (s.Has("global_batch_size") && !IsNone(s.Use("global_batch_size"))) {
+    STRATA_RETURN_IF_ERROR(
+        IntOr(s, job, "global_batch_size", "batch.global_batch", 0, ""));
+  } else if (swift) {
+    job.Default("batch.global_batch", "16", "ms-swift's global_batch_size defaults to 16");
+  } else {
+    job.NamedDefault("batch.global_batch: Megatron's global_batch_size defaults to "
+                     "micro_batch_size x data-parallel size");
+    job.Set("batch.global_batch", "", "");  // filled once DP is known
+  }
+  (void)mbs;
+  const char* len_key = swift ? "max_length" : "seq_length";
+  if (!s.Has(len_key) || IsNone(s.Use(len_key))) {
+    return InvalidInput(fmt::format("--{} is missing: strata sizes activations for the longest "
+                                    "sample",
+                                    len_key));
+  }
+  STRATA_RETURN_IF_ERROR(IntOr(s, job, len_key, "sequence.max_tokens", 0, ""));
+  if (swift) {
+    STRATA_RETURN_IF_ERROR(BoolOr(s, job, "packing", "sequence.packing", false,
+                                  "ms-swift's packing defaults to false: one sample per row")
+                               );
+  } else {
+    job.Default("sequence.packing", "true",
+                "Megatron's GPTDataset concatenates documents into seq_length samples");
+  }
+  return OkStatus();
+}
+
+Status MapRecompute(MegatronFlavor flavor, Settings& s, JobBuilder& job) {
+  const bool swift = flavor == MegatronFlavor::kMsSwiftMcore;
+  std::string granularity;
+  std::string source;
+  if (const SourcedValue* v = s.Use("recompute_granularity"); !IsNone(v)) {
+    granularity = v->value;
+    source = v->source;
+  } else if (s.Has("recompute_activations")) {
+    STRATA_ASSIGN_OR_RETURN(auto on, s.Bool("recompute_activations"));
+    if (on && *on) {
+      granularity = "selective";
+      source = "--recompute-activations (Megatron: recompute_granularity = selective)";
+    }
+  }
+  if (granularity.empty()) {
+    job.Default("recompute.granularity", swift ? "selective" : "none",
+                swift ? "ms-swift's recompute_granularity defaults to selective"
+                      : "Megatron recomputes nothing unless --recompute-granularity is given");
+    return OkStatus();
+  }
+  if (granularity != "full" && granularity != "selective" && granularity != "none") {
+    return InvalidInput("unknown recompute_granularity '" + granularity +
+                        "'; expected full or selective")
+        .InField("recompute_granularity")
+        .WithHint("read from " + source);
+  }
+  job.Set("recompute.granularity", granularity, source);
+  if (granularity != "full") return OkStatus();
+  if (const SourcedValue* v = s.Use("recompute_method"); !IsNone(v)) {
+    job.Set("recompute.method", v->value, v->source);
+  } else {
+    job.Default("recompute.method", "uniform", "recompute_method unset: strata assumes uniform");
+  }
+  STRATA_RETURN_IF_ERROR(IntOr(s, job, "recompute_num_layers", "recompute.num_layers", 1,
+                               "recompute_num_layers unset: 1")
+                             );
+  return OkStatus();
+}
+
+Status MapPrecision(MegatronFlavor flavor, Settings& s, JobBuilder& job) {
+  const bool swift = flavor == MegatronFlavor::kMsSwiftMcore;
+  std::string params;
+  std::string params_source;
+  for (const auto& [key, dtype] : {std::pair<const char*, const char*>{"bf16", "bf16"},
+                                   {"fp16", "fp16"}}) {
+    if (s.Has(key)) {
+      const std::string source = s.Use(key)->source;
+      STRATA_ASSIGN_OR_RETURN(auto on, s.Bool(key));
+      if (on && *on) {
+        params = dtype;
+        params_source = source;
+      }
+    }
+  }
+  if (params.empty()) {
+    if (auto v = s.String("torch_dtype")) {
+      params = *v == "bfloat16" ? "bf16" : *v == "float16" ? "fp16" : *v == "float32" ? "fp32" : "";
+      params_source = "--torch_dtype " + *v;
+    }
+  }
+  if (params.empty() && s.Has("params_dtype")) {
+    auto v = s.String("params_dtype");
+    params = *v == "torch.bfloat16" ? "bf16" : *v == "torch.float16" ? "fp16" : "fp32";
+    params_source = "params_dtype " + *v;
+  }
+  if (params.empty()) {
+    job.Default("precision.params", swift ? "bf16" : "fp32",
+                swift ? "ms-swift loads the checkpoint in its torch_dtype (bfloat16)"
+                      : "Megatron keeps fp32 parameters unless --bf16 or --fp16");
+    params = swift ? "bf16" : "fp32";
+  } else {
+    job.Set("precision.params", params, params_source);
+  }
+
+  // Gradients: megatron-core accumulates and all-reduces bf16 gradients in fp32 (arguments.py
+  // forces accumulate_allreduce_grads_in_fp32 on for bf16) unless --grad-reduce-in-bf16.
+  std::string grads;
+  if (s.Has("grad_reduce_in_bf16")) {
+    const std::string source = s.Use("grad_reduce_in_bf16")->source;
+    STRATA_ASSIGN_OR_RETURN(auto on, s.Bool("grad_reduce_in_bf16"));
+    if (on && *on) job.Set("precision.grads", "bf16", source);
+  }
+  if (!job.Has("precision.grads") && s.Has("main_grads_dtype")) {
+    const SourcedValue* v = s.Use("main_grads_dtype");
+    if (v->value == "bf16" || v->value == "torch.bfloat16") job.Set("precision.grads", "bf16", v->source);
+  }
+  if (!job.Has("precision.grads") && s.Has("accumulate_allreduce_grads_in_fp32")) {
+    // The dump holds the value after validate_args: authoritative.
+    const std::string source = s.Use("accumulate_allreduce_grads_in_fp32")->source;
+    STRATA_ASSIGN_OR_RETURN(auto on, s.Bool("accumulate_allreduce_grads_in_fp32"));
+    if (on && *on) {
+      job.Set("precision.grads", "fp32", source);
+    } else if (params == "fp32") {
+      job.Set("precision.grads", "fp32", source + " (fp32 parameters: fp32 gradients)");
+    }
+  }
+  if (!job.Has("precision.grads")) {
+    if (params == "bf16") {
+      job.Default("precision.grads", "fp32",
+                  "megatron-core accumulates and all-reduces bf16 gradients in fp32 "
+                  "(accumulate_allreduce_grads_in_fp32) unless --grad-reduce-in-bf16");
+    } else {
+      job.Default("precision.grads", "fp32", "gradients in the main-gradient dtype, fp32");
+    }
+  }
+  return OkStatus();
+}
+
+Status MapOptimizer(MegatronFlavor flavor, Settings& s, JobBuilder& job) {
+  const bool swift = flavor == MegatronFlavor::kMsSwiftMcore;
+  if (const SourcedValue* v = s.Use("optimizer"); !IsNone(v)) {
+    if (v->value != "adam" && v->value != "adamw") {
+      return InvalidInput("optimizer '" + v->value + "': strata models Adam's states only")
+          .InField("optimizer")
+          .WithHint("read from " + v->source);
+    }
+    job.Set("optimizer.name", "adam", v->source);
+  } else {
+    job.Default("optimizer.name", "adam", "Megatron's optimizer defaults to adam");
+  }
+  STRATA_RETURN_IF_ERROR(BoolOr(s, job, "use_distributed_optimizer", "optimizer.distributed",
+                                swift,
+                                swift ? "ms-swift turns use_distributed_optimizer on by default"
+                                      : "Megatron's distributed optimizer is off unless "
+                                        "--use-distributed-optimizer")
+                             );
+  job.Default("optimizer.master_weights", "fp32", "Megatron keeps fp32 master weights");
+  std::string moments = "fp32";
+  std::string source = "Adam moments in fp32 unless --use-precision-aware-optimizer";
+  if (const SourcedValue* v = s.Use("exp_avg_dtype"); !IsNone(v)) {
+    if (v->value == "bf16" || v->value == "torch.bfloat16") {
+      moments = "bf16";
+      source = v->source;
+    }
+  }
+  if (source.starts_with("--") || source.find("line") != std::string::npos) {
+    job.Set("optimizer.moments", moments, source);
+  } else {
+    job.Default("optimizer.moments", moments, source);
+  }
+  if (s.Has("cross_entropy_loss_fusion")) {
+    const std::string src = s.Use("cross_entropy_loss_fusion")->source;
+    STRATA_ASSIGN_OR_RETURN(auto on, s.Bool("cross_entropy_loss_fusion"));
+    job.Set("loss.cross_entropy", on && *on ? "fused" : "native", src);
+  } else {
+    job.Default("loss.cross_entropy", "native",
+                "Megatron computes vocab_parallel_cross_entropy unfused unless "
+                "--cross-entropy-loss-fusion (it keeps an fp32 softmax of the logits)");
+  }
+  return OkStatus();
+}
+
+Status MapSwiftExtras(Settings& s, JobBuilder& job) {
+  // Vision tower: ms-swift freezes it unless --freeze_vit false.
+  bool freeze_vit = true;
+  std::string source = "ms-swift's freeze_vit defaults to true";
+  if (s.Has("freeze_vit")) {
+    source = s.Use("freeze_vit")->source;
+    STRATA_ASSIGN_OR_RETURN(auto v, s.Bool("freeze_vit"));
+    freeze_vit = *v;
+  }
+  // Only a model with a vision tower has something to freeze.
+  bool has_vision = true;
+  if (auto model = LoadModelConfig(job.Get("model")); model.ok()) has_vision = model->vision.present;
+  if (!has_vision) {
+    job.Default("frozen", "[]", "the model has no vision tower (freeze_vit has nothing to freeze)");
+  } else if (source.starts_with("ms-swift")) {
+    job.Default("frozen", freeze_vit ? "[vision]" : "[]", source);
+  } else {
+    job.Set("frozen", freeze_vit ? "[vision]" : "[]", source);
+  }
+  if (s.Has("freeze_llm")) {
+    STRATA_ASSIGN_OR_RETURN(auto v, s.Bool("freeze_llm"));
+    if (v && *v) job.Note("freeze_llm true: strata cannot freeze the text model; counted trainable");
+  }
+  if (auto t = s.String("train_type"); t && *t != "full") {
+    job.Note("train_type " + *t + ": strata models full-parameter training; the job is "
+             "imported as full training");
+  }
+  job.NamedDefault("ddp_timeout = 18000000 s (ms-swift's default, 5000 h): the NCCL watchdog "
+                   "practically never fires (see `strata hang`; not a job field)");
+  return OkStatus();
+}
+
+}  // namespace
+
+Status MapMegatron(MegatronFlavor flavor, Settings& s, MapContext& ctx, JobBuilder& job) {
+  const bool swift = flavor == MegatronFlavor::kMsSwiftMcore;
+  Sizes sizes;
+  // The model first (its position in the YAML), but it needs TP for the vocabulary padding.
+  const SourcedValue* tp_value = s.Use("tensor_model_parallel_size");
+  int64_t tp = 1;
+  if (!IsNone(tp_value)) tp = std::max<int64_t>(1, std::atoll(tp_value->value.c_str()));
+  STRATA_RETURN_IF_ERROR(MapModel(flavor, s, ctx, job, tp));
+  STRATA_RETURN_IF_ERROR(MapParallel(flavor, s, job, sizes));
+  STRATA_RETURN_IF_ERROR(MapBatchAndSequence(flavor, s, job));
+  STRATA_RETURN_IF_ERROR(MapRecompute(flavor, s, job));
+  STRATA_RETURN_IF_ERROR(MapPrecision(flavor, s, job));
+  STRATA_RETURN_IF_ERROR(MapOptimizer(flavor, s, job));
+  if (swift) STRATA_RETURN_IF_ERROR(MapSwiftExtras(s, job));
+  if (s.Has("mtp_num_layers") && !IsNone(s.Use("mtp_num_layers"))) {
+    const std::string src = s.Use("mtp_num_layers")->source;
+    STRATA_ASSIGN_OR_RETURN(auto n, s.Int("mtp_num_layers"));
+    job.Set("mtp", *n > 0 ? "true" : "false", src);
+  } else {
+    job.Default("mtp", "false", "the MTP block is built only with --mtp-num-layers");
+  }
+  if (!swift) {
+    job.NamedDefault("distributed_timeout_minutes = 10: Megatron's collective timeout "
+                     "(not a job field; `strata hang` reads it)");
+  }
+  // Settings that mean nothing for memory or time, read so they are not listed as unknown.
+  for (const char* key : {"use_mcore_models", "transformer_impl", "attention_backend"}) s.Ignore(key);
+  STRATA_RETURN_IF_ERROR(FinishCommon(s, ctx, job, sizes.tp * sizes.pp * sizes.cp));
+  if (job.Get("batch.global_batch").empty()) {
+    const int64_t dp = std::stoll(job.Get("parallel.dp"));
+    const int64_t mbs = std::stoll(job.Get("batch.micro_batch"));
+    job.Set("batch.global_batch", std::to_string(dp * mbs),
+            "default: Megatron's global_batch_size = micro_batch_size x DP");
+  }
+  return OkStatus();
+}
+
+}  // namespace strata

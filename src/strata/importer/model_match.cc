@@ -1,0 +1,80 @@
+#include "strata/importer/model_match.h"
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+#include <vector>
+
+#include "strata/core/did_you_mean.h"
+#include "strata/core/file_io.h"
+
+namespace strata {
+
+namespace {
+
+std::vector<std::string> CatalogNames() {
+  namespace fs = std::filesystem;
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(fs::path(DataDir()) / "models", ec)) {
+    if (entry.path().extension() == ".json") names.push_back(entry.path().stem().string());
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+std::string Lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+
+}  // namespace
+
+Result<ModelMatch> MatchModel(const std::string& name) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::is_regular_file(name, ec) && fs::path(name).extension() == ".json") {
+    return ModelMatch{name, "a config.json path"};
+  }
+  if (fs::is_directory(name, ec) && fs::exists(fs::path(name) / "config.json", ec)) {
+    return ModelMatch{(fs::path(name) / "config.json").string(), "the checkpoint's config.json"};
+  }
+  const std::vector<std::string> names = CatalogNames();
+  std::string base = name;
+  while (!base.empty() && base.back() == '/') base.pop_back();
+  base = Lower(fs::path(base).filename().string());
+  static const char* kSuffixes[] = {"-mcore", "-megatron", "-hf", "-instruct", "-base",
+                                    "-chat", "-it", "-fp8", "-thinking", "-2507", "-0905"};
+  std::vector<std::string> dropped;
+  for (bool changed = true; changed;) {
+    if (std::find(names.begin(), names.end(), base) != names.end()) {
+      std::string how = "catalog name";
+      if (!dropped.empty()) {
+        how += " after dropping";
+        for (size_t i = 0; i < dropped.size(); ++i) how += (i ? ", " : " ") + dropped[i];
+      }
+      return ModelMatch{base, how};
+    }
+    changed = false;
+    for (const char* suffix : kSuffixes) {
+      const std::string s = suffix;
+      if (base.size() > s.size() && base.ends_with(s)) {
+        base.resize(base.size() - s.size());
+        dropped.push_back(s);
+        changed = true;
+        break;
+      }
+    }
+    if (!changed && base.starts_with("meta-")) {
+      base = base.substr(5);
+      dropped.push_back("meta-");
+      changed = true;
+    }
+  }
+  return InvalidInput("no model in the catalog matches '" + name + "'")
+      .WithHint("pass --model with a catalog name or a config.json path; " +
+                DidYouMeanHint(base, names));
+}
+
+}  // namespace strata

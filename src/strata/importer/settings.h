@@ -1,0 +1,54 @@
+// What an importer reads: a flat view of one framework's configuration, each value with where it
+// came from (a flag on line 12, a key of a JSON file, a line of Megatron's argument dump), and
+// which values a mapper consumed, so that the rest can be listed instead of silently dropped.
+#ifndef STRATA_IMPORTER_SETTINGS_H_
+#define STRATA_IMPORTER_SETTINGS_H_
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "strata/core/result.h"
+
+namespace strata {
+
+struct SourcedValue {
+  std::string value;   // as written ("true" for a bare flag)
+  std::string source;  // "--tensor-model-parallel-size (line 12)"
+};
+
+class Settings {
+ public:
+  /// `key` is normalised: leading dashes dropped, '-' -> '_'. A later value replaces an earlier
+  /// one, as argparse and Hydra do.
+  void Set(const std::string& key, std::string value, std::string source);
+
+  bool Has(const std::string& key) const;
+  /// The value, marking the key as used; nullptr when absent.
+  const SourcedValue* Use(const std::string& key);
+  /// Marks keys as read without using their value (known to be irrelevant for a job).
+  void Ignore(const std::string& key);
+
+  /// Typed reads; an unparsable value is an error naming the key and its source.
+  Result<std::optional<int64_t>> Int(const std::string& key);
+  Result<std::optional<bool>> Bool(const std::string& key);
+  std::optional<std::string> String(const std::string& key);
+
+  /// The keys no mapper used, in key order, with their values and sources.
+  std::vector<std::pair<std::string, SourcedValue>> Unused() const;
+  size_t size() const { return values_.size(); }
+
+ private:
+  std::map<std::string, SourcedValue> values_;
+  std::set<std::string> used_;
+};
+
+/// "--tensor-model-parallel-size" -> "tensor_model_parallel_size".
+std::string NormaliseKey(std::string key);
+
+}  // namespace strata
+
+#endif  // STRATA_IMPORTER_SETTINGS_H_

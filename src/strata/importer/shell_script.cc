@@ -1,0 +1,350 @@
+#include "strata/importer/shell_script.h"
+
+#include <cctype>
+#include <charconv>
+#include <cstdint>
+#include <optional>
+
+namespace strata {
+
+namespace {
+
+struct RawWord {
+  std::string text;
+  int line = 0;
+  bool quoted_single = false;  // no expansion inside
+};
+
+bool IsNameChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+
+// Splits the script into commands of raw words. Newlines end a command unless escaped, inside
+// quotes, or inside an array assignment's parentheses; ';', '&&' and '||' end one too.
+Result<std::vector<std::vector<RawWord>>> Tokenise(std::string_view text, const std::string& file) {
+  std::vector<std::vector<RawWord>> commands(1);
+  RawWord word;
+  bool in_word = false;
+  int line = 1;
+  int paren_depth = 0;  // inside NAME=( ... )
+  auto end_word = [&] {
+    if (in_word) commands.back().push_back(word);
+    word = RawWord{};
+    in_word = false;
+  };
+  auto end_command = [&] {
+    end_word();
+    if (!commands.back().empty()) commands.emplace_back();
+  };
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '\\' && i + 1 < text.size() && text[i + 1] == '\n') {
+      end_word();
+      ++line;
+      ++i;
+      continue;
+    }
+    if (c == '\\' && i + 1 < text.size()) {
+      if (!in_word) word.line = line;
+      in_word = true;
+      word.text += text[++i];
+      continue;
+    }
+    if (c == '#' && !in_word) {
+      while (i < text.size() && text[i] != '\n') ++i;
+      --i;
+      continue;
+    }
+    if (c == '\'' || c == '"') {
+      if (!in_word) word.line = line;
+      in_word = true;
+      const size_t close = text.find(c, i + 1);
+      if (close == std::string_view::npos) {
+        return InvalidInput(std::string("unterminated ") + (c == '\'' ? "single" : "double") +
+                            " quote")
+            .InFile(file)
+            .AtLine(line);
+      }
+      const std::string_view inner = text.substr(i + 1, close - i - 1);
+      for (char q : inner) line += q == '\n' ? 1 : 0;
+      // Inside double quotes newlines and spaces belong to the word.
+      word.text += std::string(inner);
+      if (c == '\'') word.quoted_single = true;
+      i = close;
+      continue;
+    }
+    if (c == '\n') {
+      ++line;
+      if (paren_depth > 0) {
+        end_word();
+      } else {
+        end_command();
+      }
+      continue;
+    }
+    if (c == ' ' || c == '\t' || c == '\r') {
+      end_word();
+      continue;
+    }
+    if (c == ';' || ((c == '&' || c == '|') && i + 1 < text.size() && text[i + 1] == c)) {
+      end_command();
+      if (c != ';') ++i;
+      continue;
+    }
+    if (c == '$' && i + 1 < text.size() && text[i + 1] == '(') {
+      // $(( arithmetic )) or $( command ): one word up to the matching parenthesis.
+      int depth = 0;
+      size_t j = i + 1;
+      for (; j < text.size(); ++j) {
+        if (text[j] == '(') ++depth;
+        if (text[j] == ')' && --depth == 0) break;
+      }
+      if (j >= text.size()) {
+        return InvalidInput("unterminated $( in the script").InFile(file).AtLine(line);
+      }
+      if (!in_word) word.line = line;
+      in_word = true;
+      for (size_t k = i; k <= j; ++k) line += text[k] == '\n' ? 1 : 0;
+      word.text += std::string(text.substr(i, j - i + 1));
+      i = j;
+      continue;
+    }
+    if (c == '(' && in_word && !word.text.empty() && word.text.back() == '=') {
+      word.text += '(';
+      end_word();
+      ++paren_depth;
+      continue;
+    }
+    if (c == ')' && paren_depth > 0) {
+      end_word();
+      commands.back().push_back(RawWord{")", line, false});
+      --paren_depth;
+      continue;
+    }
+    if (!in_word) word.line = line;
+    in_word = true;
+    word.text += c;
+  }
+  end_command();
+  if (commands.back().empty()) commands.pop_back();
+  return commands;
+}
+
+struct Vars {
+  std::map<std::string, std::string> scalars;
+  std::map<std::string, std::vector<ShellWord>> arrays;
+};
+
+// $(( ... )) arithmetic on integers: + - * / %, parentheses, variables with or without '$'.
+class Arithmetic {
+ public:
+  Arithmetic(std::string_view expr, const std::map<std::string, std::string>& vars)
+      : s_(expr), vars_(vars) {}
+  std::optional<int64_t> Eval() {
+    auto v = Sum();
+    Skip();
+    if (!v || pos_ != s_.size()) return std::nullopt;
+    return v;
+  }
+
+ private:
+  void Skip() {
+    while (pos_ < s_.size() && (s_[pos_] == ' ' || s_[pos_] == '\t')) ++pos_;
+  }
+  std::optional<int64_t> Sum() {
+    auto v = Product();
+    while (v) {
+      Skip();
+      if (pos_ >= s_.size() || (s_[pos_] != '+' && s_[pos_] != '-')) break;
+      const char op = s_[pos_++];
+      auto r = Product();
+      if (!r) return std::nullopt;
+      v = op == '+' ? *v + *r : *v - *r;
+    }
+    return v;
+  }
+  std::optional<int64_t> Product() {
+    auto v = Atom();
+    while (v) {
+      Skip();
+      if (pos_ >= s_.size() || (s_[pos_] != '*' && s_[pos_] != '/' && s_[pos_] != '%')) break;
+      const char op = s_[pos_++];
+      auto r = Atom();
+      if (!r || ((op == '/' || op == '%') && *r == 0)) return std::nullopt;
+      v = op == '*' ? *v * *r : op == '/' ? *v / *r : *v % *r;
+    }
+    return v;
+  }
+  std::optional<int64_t> Atom() {
+    Skip();
+    if (pos_ >= s_.size()) return std::nullopt;
+    if (s_[pos_] == '(') {
+      ++pos_;
+      auto v = Sum();
+      Skip();
+      if (!v || pos_ >= s_.size() || s_[pos_] != ')') return std::nullopt;
+      ++pos_;
+      return v;
+    }
+    if (s_[pos_] == '-') {
+      ++pos_;
+      auto v = Atom();
+      if (!v) return std::nullopt;
+      return -*v;
+    }
+    if (s_[pos_] == '$') ++pos_;
+    const size_t start = pos_;
+    while (pos_ < s_.size() && IsNameChar(s_[pos_])) ++pos_;
+    if (start == pos_) return std::nullopt;
+    std::string token(s_.substr(start, pos_ - start));
+    if (!std::isdigit(static_cast<unsigned char>(token[0]))) {
+      auto it = vars_.find(token);
+      if (it == vars_.end()) return std::nullopt;
+      token = it->second;
+    }
+    int64_t out = 0;
+    auto [ptr, ec] = std::from_chars(token.data(), token.data() + token.size(), out);
+    if (ec != std::errc() || ptr != token.data() + token.size()) return std::nullopt;
+    return out;
+  }
+
+  std::string_view s_;
+  const std::map<std::string, std::string>& vars_;
+  size_t pos_ = 0;
+};
+
+// Expands $VAR, ${VAR} and ${VAR:-default} inside one word (no word splitting of scalars, as
+// launch scripts quote them or hold single words). Unknown variables stay as written.
+std::string ExpandScalar(const std::string& text, const Vars& vars) {
+  std::string out;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] != '$' || i + 1 >= text.size()) {
+      out += text[i];
+      continue;
+    }
+    std::string name, fallback;
+    size_t end = i + 1;
+    bool has_fallback = false;
+    if (text.compare(i, 3, "$((") == 0) {
+      const size_t close = text.rfind("))");
+      if (close != std::string::npos && close > i + 2) {
+        const auto value = Arithmetic(std::string_view(text).substr(i + 3, close - i - 3),
+                                      vars.scalars)
+                               .Eval();
+        if (value) {
+          out += std::to_string(*value);
+          i = close + 1;
+          continue;
+        }
+      }
+      out += text.substr(i);  // left as written: reported as an unparsable value later
+      break;
+    }
+    if (text[i + 1] == '{') {
+      const size_t close = text.find('}', i + 2);
+      if (close == std::string::npos) {
+        out += text[i];
+        continue;
+      }
+      name = text.substr(i + 2, close - i - 2);
+      if (auto dash = name.find(":-"); dash != std::string::npos) {
+        fallback = name.substr(dash + 2);
+        name = name.substr(0, dash);
+        has_fallback = true;
+      }
+      end = close + 1;
+    } else {
+      while (end < text.size() && IsNameChar(text[end])) ++end;
+      name = text.substr(i + 1, end - i - 1);
+    }
+    auto it = vars.scalars.find(name);
+    if (it != vars.scalars.end()) {
+      out += it->second;
+    } else if (has_fallback) {
+      out += ExpandScalar(fallback, vars);
+    } else {
+      out += text.substr(i, end - i);
+    }
+    i = end - 1;
+  }
+  return out;
+}
+
+bool IsAssignment(const std::string& text) {
+  const size_t eq = text.find('=');
+  if (eq == std::string::npos || eq == 0) return false;
+  for (size_t i = 0; i < eq; ++i) {
+    if (!IsNameChar(text[i])) return false;
+  }
+  return !std::isdigit(static_cast<unsigned char>(text[0]));
+}
+
+}  // namespace
+
+Result<std::vector<ShellCommandLine>> ParseShellScript(std::string_view text,
+                                                       const std::string& file) {
+  STRATA_ASSIGN_OR_RETURN(auto commands, Tokenise(text, file));
+  Vars vars;
+  std::vector<ShellCommandLine> out;
+  for (auto& raw : commands) {
+    size_t i = 0;
+    if (!raw.empty() && raw[0].text == "export") i = 1;
+    // Array assignment: NAME=( words... )
+    if (i < raw.size() && raw[i].text.size() > 2 && raw[i].text.back() == '(' &&
+        IsAssignment(raw[i].text)) {
+      const std::string name = raw[i].text.substr(0, raw[i].text.find('='));
+      std::vector<ShellWord> items;
+      for (size_t j = i + 1; j < raw.size() && raw[j].text != ")"; ++j) {
+        items.push_back({raw[j].quoted_single ? raw[j].text : ExpandScalar(raw[j].text, vars),
+                         raw[j].line});
+      }
+      vars.arrays[name] = items;
+      continue;
+    }
+    ShellCommandLine cmd;
+    cmd.line = raw.empty() ? 0 : raw[0].line;
+    std::map<std::string, std::string> prefix_env;
+    for (; i < raw.size() && IsAssignment(raw[i].text); ++i) {
+      const size_t eq = raw[i].text.find('=');
+      prefix_env[raw[i].text.substr(0, eq)] =
+          raw[i].quoted_single ? raw[i].text.substr(eq + 1)
+                               : ExpandScalar(raw[i].text.substr(eq + 1), vars);
+    }
+    if (i >= raw.size()) {
+      // Only assignments: they set shell variables for the rest of the script.
+      for (auto& [k, v] : prefix_env) vars.scalars[k] = v;
+      continue;
+    }
+    cmd.env = vars.scalars;
+    for (auto& [k, v] : prefix_env) cmd.env[k] = v;
+    for (; i < raw.size(); ++i) {
+      const std::string& w = raw[i].text;
+      if (!raw[i].quoted_single && w.starts_with("${") && w.ends_with("[@]}")) {
+        const std::string name = w.substr(2, w.size() - 6);
+        auto it = vars.arrays.find(name);
+        if (it != vars.arrays.end()) {
+          cmd.words.insert(cmd.words.end(), it->second.begin(), it->second.end());
+          continue;
+        }
+      }
+      std::string expanded = raw[i].quoted_single ? w : ExpandScalar(w, vars);
+      // An unquoted expansion of a scalar holding several words splits them (FIXED_ARGS="..."),
+      // which only matters when the word was a bare $VAR.
+      if (!raw[i].quoted_single && w.starts_with("$") && expanded != w &&
+          expanded.find(' ') != std::string::npos) {
+        size_t pos = 0;
+        while (pos < expanded.size()) {
+          const size_t start = expanded.find_first_not_of(" \t\n", pos);
+          if (start == std::string::npos) break;
+          const size_t stop = expanded.find_first_of(" \t\n", start);
+          cmd.words.push_back({expanded.substr(start, stop - start), raw[i].line});
+          pos = stop == std::string::npos ? expanded.size() : stop;
+        }
+        continue;
+      }
+      cmd.words.push_back({expanded, raw[i].line});
+    }
+    out.push_back(std::move(cmd));
+  }
+  return out;
+}
+
+}  // namespace strata

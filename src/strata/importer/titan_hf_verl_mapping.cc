@@ -1,0 +1,422 @@
+// torchtitan TOML, DeepSpeed + Hugging Face TrainingArguments, and verl trainer settings to a
+// strata job. These frameworks shard with FSDP or ZeRO; strata's memory model shards only the
+// optimizer states (ZeRO-1), which each mapper says in a note.
+#include <fmt/format.h>
+
+#include "strata/importer/framework_mappers.h"
+#include "strata/importer/model_match.h"
+
+namespace strata {
+
+namespace {
+
+Result<int64_t> IntSetting(Settings& s, const std::string& key, int64_t fallback) {
+  STRATA_ASSIGN_OR_RETURN(auto v, s.Int(key));
+  return v ? *v : fallback;
+}
+
+// Sets `job_key` from `key` when present, else the default with its reason. Returns the value.
+Result<int64_t> IntField(Settings& s, JobBuilder& job, const std::string& key,
+                         const std::string& job_key, int64_t fallback, const std::string& why) {
+  if (s.Has(key)) {
+    const std::string source = s.Use(key)->source;
+    STRATA_ASSIGN_OR_RETURN(auto v, s.Int(key));
+    if (!job_key.empty()) job.Set(job_key, std::to_string(*v), source);
+    return *v;
+  }
+  if (!job_key.empty()) job.Default(job_key, std::to_string(fallback), why);
+  return fallback;
+}
+
+Status SetModel(Settings& s, MapContext& ctx, JobBuilder& job, const char* key) {
+  if (!ctx.options->model.empty()) {
+    job.Set("model", ctx.options->model, "--model of strata import");
+    return OkStatus();
+  }
+  const SourcedValue* v = s.Use(key);
+  if (v == nullptr) {
+    return InvalidInput(fmt::format("the input names no model ({})", key))
+        .WithHint("pass --model with a catalog name or a config.json path");
+  }
+  STRATA_ASSIGN_OR_RETURN(ModelMatch match, MatchModel(v->value));
+  job.Set("model", match.model, fmt::format("{} '{}' ({})", v->source, v->value, match.how));
+  return OkStatus();
+}
+
+std::string DtypeName(const std::string& torch_name) {
+  if (torch_name == "bfloat16" || torch_name == "bf16") return "bf16";
+  if (torch_name == "float16" || torch_name == "fp16") return "fp16";
+  if (torch_name == "float32" || torch_name == "fp32") return "fp32";
+  return "";
+}
+
+}  // namespace
+
+Status MapTorchtitan(Settings& s, MapContext& ctx, JobBuilder& job) {
+  if (ctx.options->model.empty()) {
+    const SourcedValue* name = s.Use("model.name");
+    const SourcedValue* flavor = s.Use("model.flavor");
+    if (name == nullptr || flavor == nullptr) {
+      return InvalidInput("the TOML has no [model] name and flavor")
+          .WithHint("pass --model with a catalog name or a config.json path");
+    }
+    // torchtitan's model registry (torchtitan/models/*/__init__.py) -> strata's catalog.
+    static const std::pair<const char*, const char*> kFlavors[] = {
+        {"llama3/8B", "llama-3.1-8b"},          {"llama3/70B", "llama-3.1-70b"},
+        {"llama3/405B", "llama-3.1-405b"},      {"deepseek_v3/671B", "deepseek-v3"},
+        {"qwen3/30B-A3B", "qwen3-30b-a3b"},     {"qwen3/235B-A22B", "qwen3-235b-a22b"}};
+    const std::string key = name->value + "/" + flavor->value;
+    std::string model;
+    for (const auto& [k, v] : kFlavors) {
+      if (key == k) model = v;
+    }
+    if (model.empty()) {
+      return InvalidInput("torchtitan model '" + key + "' has no strata catalog entry")
+          .WithHint("pass --model with a catalog name or a config.json path (read from " +
+                    name->source + ")");
+    }
+    job.Set("model", model,
+            fmt::format("{} + {} ('{}': same architecture)", name->source, flavor->source, key));
+  } else {
+    job.Set("model", ctx.options->model, "--model of strata import");
+  }
+  STRATA_ASSIGN_OR_RETURN(int64_t tp, IntField(s, job, "parallelism.tensor_parallel_degree",
+                                               "parallel.tp", 1, "torchtitan's default 1"));
+  STRATA_ASSIGN_OR_RETURN(int64_t pp, IntField(s, job, "parallelism.pipeline_parallel_degree",
+                                               "parallel.pp", 1, "torchtitan's default 1"));
+  STRATA_ASSIGN_OR_RETURN(int64_t cp, IntField(s, job, "parallelism.context_parallel_degree",
+                                               "parallel.cp", 1, "torchtitan's default 1"));
+  STRATA_RETURN_IF_ERROR(IntField(s, job, "parallelism.expert_parallel_degree", "parallel.ep", 1,
+                                  "torchtitan's default 1")
+                             );
+  STRATA_RETURN_IF_ERROR(IntField(s, job, "parallelism.expert_tensor_parallel_degree",
+                                  "parallel.etp", 1, "torchtitan's default 1")
+                             );
+  job.Default("parallel.sequence_parallel", tp > 1 ? "true" : "false",
+              tp > 1 ? "torchtitan's TP plan runs the norms sequence-parallel (SequenceParallel)"
+                     : "no tensor parallelism (TP 1)");
+  STRATA_ASSIGN_OR_RETURN(int64_t replicate,
+                          IntSetting(s, "parallelism.data_parallel_replicate_degree", 1));
+  STRATA_ASSIGN_OR_RETURN(int64_t shard, IntSetting(s, "parallelism.data_parallel_shard_degree", -1));
+  const char* micro_key =
+      s.Has("training.local_batch_size") ? "training.local_batch_size" : "training.batch_size";
+  STRATA_ASSIGN_OR_RETURN(int64_t micro, IntField(s, job, micro_key, "batch.micro_batch", 8,
+                                                  "torchtitan's local batch size defaults to 8"));
+  STRATA_ASSIGN_OR_RETURN(int64_t global, IntSetting(s, "training.global_batch_size", -1));
+  STRATA_RETURN_IF_ERROR(IntField(s, job, "training.seq_len", "sequence.max_tokens", 2048,
+                                  "torchtitan's seq_len defaults to 2048")
+                             );
+  job.Default("sequence.packing", "true",
+              "torchtitan's text datasets pack tokens into seq_len samples");
+  std::string mode = "selective";
+  std::string mode_source;
+  if (const SourcedValue* v = s.Use("activation_checkpoint.mode")) {
+    mode = v->value;
+    mode_source = v->source;
+  }
+  if (mode != "none" && mode != "selective" && mode != "full") {
+    return InvalidInput("activation_checkpoint.mode '" + mode + "': expected none, selective or full")
+        .WithHint("read from " + mode_source);
+  }
+  if (mode_source.empty()) {
+    job.Default("recompute.granularity", mode, "torchtitan's activation_checkpoint.mode default");
+  } else {
+    job.Set("recompute.granularity", mode, mode_source);
+  }
+  if (mode == "full") {
+    job.Default("recompute.method", "uniform", "torchtitan checkpoints every block");
+    job.Default("recompute.num_layers", "1", "torchtitan checkpoints every block");
+  }
+  s.Ignore("activation_checkpoint.selective_ac_option");
+  std::string param_dtype = "bf16", reduce_dtype = "fp32";
+  if (auto v = s.String("training.mixed_precision_param")) param_dtype = DtypeName(*v);
+  if (auto v = s.String("training.mixed_precision_reduce")) reduce_dtype = DtypeName(*v);
+  job.Default("precision.params", param_dtype.empty() ? "bf16" : param_dtype,
+              "FSDP2 mixed precision: training.mixed_precision_param (default bfloat16)");
+  job.Default("precision.grads", reduce_dtype.empty() ? "fp32" : reduce_dtype,
+              "FSDP2 reduces gradients in training.mixed_precision_reduce (default float32)");
+  if (const SourcedValue* v = s.Use("optimizer.name")) {
+    if (v->value != "AdamW" && v->value != "Adam") {
+      return InvalidInput("optimizer '" + v->value + "': strata models Adam's states only")
+          .WithHint("read from " + v->source);
+    }
+    job.Set("optimizer.name", v->value == "AdamW" ? "adamw" : "adam", v->source);
+  } else {
+    job.Default("optimizer.name", "adamw", "torchtitan's optimizer defaults to AdamW");
+  }
+  job.Default("optimizer.distributed", "true",
+              "FSDP2 shards the optimizer states over data_parallel_shard_degree");
+  job.Default("optimizer.master_weights", "fp32", "FSDP2 keeps the sharded parameters in fp32");
+  job.Default("optimizer.moments", "fp32", "AdamW states in the parameters' fp32");
+  job.Default("loss.cross_entropy", "native",
+              "torchtitan's cross_entropy_loss casts the logits to fp32 before the loss");
+  job.Default("frozen", "[]", "torchtitan trains every parameter");
+  job.Default("mtp", "false", "no multi-token prediction in torchtitan's llama3");
+  job.Note("FSDP2 also shards parameters and gradients (ZeRO-3); strata shards only the "
+           "optimizer states, so its parameter and gradient bytes are an upper bound");
+  STRATA_RETURN_IF_ERROR(FinishCommon(s, ctx, job, tp * pp * cp));
+  const int64_t dp = std::stoll(job.Get("parallel.dp"));
+  if (shard > 0 && replicate * shard != dp) {
+    return InvalidInput(fmt::format("data_parallel_replicate_degree x data_parallel_shard_degree "
+                                    "= {} x {} but the world gives DP = {}",
+                                    replicate, shard, dp))
+        .WithHint("check --nodes and --gpus-per-node");
+  }
+  if (global > 0) {
+    job.Set("batch.global_batch", std::to_string(global), "training.global_batch_size");
+  } else {
+    job.Set("batch.global_batch", std::to_string(micro * dp),
+            "default: torchtitan's global batch = local batch x DP (no accumulation)");
+  }
+  return OkStatus();
+}
+
+Status MapHfDeepSpeed(Settings& s, MapContext& ctx, JobBuilder& job) {
+  STRATA_RETURN_IF_ERROR(SetModel(s, ctx, job, "model_name_or_path"));
+  for (const char* key : {"parallel.tp", "parallel.pp", "parallel.cp", "parallel.ep", "parallel.etp"}) {
+    job.Default(key, "1", "DeepSpeed ZeRO with the HF Trainer is data parallelism only");
+  }
+  job.Default("parallel.sequence_parallel", "false", "no tensor parallelism");
+  auto ds_int = [&](const char* key) -> Result<std::optional<int64_t>> {
+    const SourcedValue* v = s.Use(key);
+    if (v == nullptr || v->value == "auto") return std::optional<int64_t>();
+    return s.Int(key);
+  };
+  if (s.Has("per_device_train_batch_size")) {
+    STRATA_RETURN_IF_ERROR(IntField(s, job, "per_device_train_batch_size", "batch.micro_batch", 8, ""));
+  } else {
+    STRATA_ASSIGN_OR_RETURN(auto ds, ds_int("ds.train_micro_batch_size_per_gpu"));
+    if (ds) {
+      job.Set("batch.micro_batch", std::to_string(*ds), "ds: train_micro_batch_size_per_gpu");
+    } else {
+      job.Default("batch.micro_batch", "8", "TrainingArguments.per_device_train_batch_size defaults to 8");
+    }
+  }
+  int64_t accumulation = 1;
+  std::string accumulation_source = "TrainingArguments.gradient_accumulation_steps defaults to 1";
+  if (s.Has("gradient_accumulation_steps")) {
+    accumulation_source = s.Use("gradient_accumulation_steps")->source;
+    STRATA_ASSIGN_OR_RETURN(accumulation, IntSetting(s, "gradient_accumulation_steps", 1));
+  } else {
+    STRATA_ASSIGN_OR_RETURN(auto ds, ds_int("ds.gradient_accumulation_steps"));
+    if (ds) {
+      accumulation = *ds;
+      accumulation_source = "ds: gradient_accumulation_steps";
+    }
+  }
+  std::string len_key;
+  for (const char* key : {"max_seq_length", "max_length", "model_max_length", "cutoff_len",
+                          "block_size", "seq_length", "max_seq_len"}) {
+    if (s.Has(key)) {
+      len_key = key;
+      break;
+    }
+  }
+  if (len_key.empty()) {
+    return InvalidInput("no sequence length in the arguments (max_seq_length, max_length, "
+                        "model_max_length, cutoff_len or block_size)")
+        .WithHint("strata sizes activations for the longest sample; add one of them");
+  }
+  STRATA_RETURN_IF_ERROR(IntField(s, job, len_key, "sequence.max_tokens", 0, ""));
+  if (s.Has("packing")) {
+    const std::string src = s.Use("packing")->source;
+    STRATA_ASSIGN_OR_RETURN(auto v, s.Bool("packing"));
+    job.Set("sequence.packing", *v ? "true" : "false", src);
+  } else {
+    job.Default("sequence.packing", "false", "the HF Trainer pads each batch to its longest sample");
+  }
+  bool checkpointing = false;
+  std::string ckpt_source;
+  if (s.Has("gradient_checkpointing")) {
+    ckpt_source = s.Use("gradient_checkpointing")->source;
+    STRATA_ASSIGN_OR_RETURN(auto v, s.Bool("gradient_checkpointing"));
+    checkpointing = *v;
+  }
+  if (checkpointing) {
+    job.Set("recompute.granularity", "full", ckpt_source);
+    job.Default("recompute.method", "uniform", "HF gradient checkpointing wraps every layer");
+    job.Default("recompute.num_layers", "1", "HF gradient checkpointing wraps every layer");
+  } else {
+    job.Default("recompute.granularity", "none", "gradient_checkpointing defaults to false");
+  }
+  std::string params = "fp32";
+  std::string params_source = "TrainingArguments trains in fp32 unless --bf16 or --fp16";
+  for (const auto& [key, dtype] :
+       {std::pair<const char*, const char*>{"bf16", "bf16"}, {"fp16", "fp16"},
+        {"ds.bf16.enabled", "bf16"}, {"ds.fp16.enabled", "fp16"}}) {
+    if (!s.Has(key)) continue;
+    const SourcedValue* raw = s.Use(key);
+    if (raw->value == "auto") continue;
+    const std::string src = raw->source;
+    STRATA_ASSIGN_OR_RETURN(auto v, s.Bool(key));
+    if (*v) {
+      params = dtype;
+      params_source = src;
+      break;
+    }
+  }
+  if (params_source.starts_with("TrainingArguments")) {
+    if (auto v = s.String("torch_dtype"); v && !DtypeName(*v).empty()) {
+      params = DtypeName(*v);
+      params_source = "--torch_dtype " + *v;
+    }
+  }
+  if (params_source.starts_with("TrainingArguments")) {
+    job.Default("precision.params", params, params_source);
+  } else {
+    job.Set("precision.params", params, params_source);
+  }
+  STRATA_ASSIGN_OR_RETURN(auto stage_opt, ds_int("ds.zero_optimization.stage"));
+  const int64_t stage = stage_opt.value_or(0);
+  job.Default("precision.grads", "fp32",
+              "DeepSpeed keeps fp32 gradients for the fp32 optimizer step (bf16/fp16 "
+              "optimizer wrappers accumulate in fp32)");
+  job.Default("optimizer.name", "adamw", "TrainingArguments.optim defaults to adamw_torch");
+  s.Ignore("optim");
+  s.Ignore("ds.optimizer.type");
+  job.Set("optimizer.distributed", stage >= 1 ? "true" : "false",
+          stage_opt ? fmt::format("ds: zero_optimization.stage {}", stage)
+                    : "default: no ZeRO stage given (stage 0)");
+  job.Default("optimizer.master_weights", "fp32", "DeepSpeed keeps fp32 master weights");
+  job.Default("optimizer.moments", "fp32", "Adam states in fp32");
+  job.Default("loss.cross_entropy", "native",
+              "transformers upcasts the logits to fp32 for the loss");
+  job.Default("frozen", "[]", "full fine-tuning");
+  job.Default("mtp", "false", "the HF Trainer does not build MTP blocks");
+  if (stage >= 2) {
+    job.Note(fmt::format("ZeRO stage {} also shards gradients{}; strata shards only the "
+                         "optimizer states, so those bytes are an upper bound",
+                         stage, stage >= 3 ? " and parameters" : ""));
+  }
+  for (const char* key : {"ds.zero_optimization.offload_optimizer.device",
+                          "ds.zero_optimization.offload_param.device"}) {
+    if (const SourcedValue* v = s.Use(key); v != nullptr && v->value != "none") {
+      job.Note(fmt::format("{} = {}: offloading is not modelled; the GPU ledger counts the "
+                           "states on the GPU", key, v->value));
+    }
+  }
+  job.NamedDefault(ctx.ms_swift
+                       ? "ddp_timeout = 18000000 s (ms-swift's default, 5000 h): the NCCL "
+                         "watchdog practically never fires (not a job field; see `strata hang`)"
+                       : "ddp_timeout = 1800 s: TrainingArguments' default collective timeout "
+                         "(not a job field; `strata hang` reads it)");
+  STRATA_RETURN_IF_ERROR(FinishCommon(s, ctx, job, 1));
+  const int64_t dp = std::stoll(job.Get("parallel.dp"));
+  const int64_t micro = std::stoll(job.Get("batch.micro_batch"));
+  job.Set("batch.global_batch", std::to_string(micro * accumulation * dp),
+          fmt::format("derived: micro {} x accumulation {} ({}) x DP {}", micro, accumulation,
+                      accumulation_source, dp));
+  return OkStatus();
+}
+
+Status MapVerl(Settings& s, MapContext& ctx, JobBuilder& job) {
+  STRATA_RETURN_IF_ERROR(SetModel(s, ctx, job, "actor_rollout_ref.model.path"));
+  if (s.Has("trainer.n_gpus_per_node")) {
+    const std::string src = s.Use("trainer.n_gpus_per_node")->source;
+    STRATA_ASSIGN_OR_RETURN(int64_t n, IntSetting(s, "trainer.n_gpus_per_node", 8));
+    job.Set("cluster.gpus_per_node", std::to_string(n), src);
+  }
+  if (s.Has("trainer.nnodes")) {
+    const std::string src = s.Use("trainer.nnodes")->source;
+    STRATA_ASSIGN_OR_RETURN(int64_t n, IntSetting(s, "trainer.nnodes", 1));
+    job.Set("cluster.nodes", std::to_string(n), src);
+  }
+  std::string strategy = "fsdp";
+  // --config-name ppo_megatron_trainer selects the megatron actor (verl/trainer/config).
+  if (auto v = s.String("config_name"); v && v->find("megatron") != std::string::npos) {
+    strategy = "megatron";
+  }
+  if (auto v = s.String("actor_rollout_ref.actor.strategy")) strategy = *v;
+  const bool megatron = strategy == "megatron";
+  const std::string mp = "actor_rollout_ref.actor.megatron.";
+  int64_t tp = 1, pp = 1, cp = 1;
+  if (megatron) {
+    STRATA_ASSIGN_OR_RETURN(tp, IntField(s, job, mp + "tensor_model_parallel_size", "parallel.tp", 1, "verl's default 1"));
+    STRATA_ASSIGN_OR_RETURN(pp, IntField(s, job, mp + "pipeline_model_parallel_size", "parallel.pp", 1, "verl's default 1"));
+    STRATA_ASSIGN_OR_RETURN(cp, IntField(s, job, mp + "context_parallel_size", "parallel.cp", 1, "verl's default 1"));
+    STRATA_RETURN_IF_ERROR(IntField(s, job, mp + "expert_model_parallel_size", "parallel.ep", 1, "verl's default 1"));
+    STRATA_RETURN_IF_ERROR(IntField(s, job, mp + "expert_tensor_parallel_size", "parallel.etp", 1, "verl's default 1"));
+    job.Default("parallel.sequence_parallel", tp > 1 ? "true" : "false",
+                "verl's megatron actor turns sequence parallelism on with TP");
+  } else {
+    for (const char* key : {"parallel.tp", "parallel.pp", "parallel.ep", "parallel.etp"}) {
+      job.Default(key, "1", "verl's FSDP actor is data parallel");
+    }
+    STRATA_ASSIGN_OR_RETURN(cp, IntField(s, job, "actor_rollout_ref.actor.ulysses_sequence_parallel_size",
+                                         "parallel.cp", 1, "ulysses_sequence_parallel_size defaults to 1"));
+    job.Default("parallel.sequence_parallel", "false", "no tensor parallelism in the FSDP actor");
+  }
+  if (const SourcedValue* v = s.Use("actor_rollout_ref.actor.use_dynamic_bsz");
+      v != nullptr && (v->value == "True" || v->value == "true")) {
+    job.Note(fmt::format("use_dynamic_bsz = {} ({}): micro batches are packed up to "
+                         "ppo_max_token_len_per_gpu tokens, not a fixed count of sequences",
+                         v->value, v->source));
+  }
+  STRATA_RETURN_IF_ERROR(IntField(s, job, "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu",
+                                  "batch.micro_batch", 1, "micro batch per GPU not given: 1")
+                             );
+  STRATA_ASSIGN_OR_RETURN(int64_t mini, IntSetting(s, "actor_rollout_ref.actor.ppo_mini_batch_size", 256));
+  STRATA_ASSIGN_OR_RETURN(int64_t n, IntSetting(s, "actor_rollout_ref.rollout.n", 1));
+  job.Set("batch.global_batch", std::to_string(mini * n),
+          fmt::format("derived: ppo_mini_batch_size {} prompts x rollout.n {} responses per "
+                      "optimizer step", mini, n));
+  STRATA_ASSIGN_OR_RETURN(int64_t prompt, IntSetting(s, "data.max_prompt_length", 512));
+  STRATA_ASSIGN_OR_RETURN(int64_t response, IntSetting(s, "data.max_response_length", 512));
+  job.Set("sequence.max_tokens", std::to_string(prompt + response),
+          fmt::format("derived: data.max_prompt_length {} + data.max_response_length {}", prompt,
+                      response));
+  job.Default("sequence.packing", "false", "one prompt + response per row");
+  bool ckpt = false;
+  if (s.Has("actor_rollout_ref.model.enable_gradient_checkpointing")) {
+    const std::string src = s.Use("actor_rollout_ref.model.enable_gradient_checkpointing")->source;
+    STRATA_ASSIGN_OR_RETURN(auto v, s.Bool("actor_rollout_ref.model.enable_gradient_checkpointing"));
+    ckpt = *v;
+    job.Set("recompute.granularity", ckpt ? "full" : "none", src);
+  } else {
+    job.Default("recompute.granularity", "none", "enable_gradient_checkpointing defaults to false");
+  }
+  if (ckpt) {
+    job.Default("recompute.method", "uniform", "every layer is checkpointed");
+    job.Default("recompute.num_layers", "1", "every layer is checkpointed");
+  }
+  job.Default("precision.params", "bf16", "verl's actor mixed precision: param_dtype bfloat16");
+  job.Default("precision.grads", "fp32", "verl's actor mixed precision: reduce_dtype float32");
+  job.Default("optimizer.name", "adamw", "verl's actor optimizer is AdamW");
+  job.Default("optimizer.distributed", "true",
+              megatron ? "verl's megatron actor uses the distributed optimizer"
+                       : "FSDP shards the optimizer states");
+  job.Default("optimizer.master_weights", "fp32", "fp32 master weights");
+  job.Default("optimizer.moments", "fp32", "AdamW states in fp32");
+  job.Default("loss.cross_entropy", "native", "verl computes log-probabilities from fp32 logits");
+  job.Default("frozen", "[]", "the actor trains every parameter");
+  job.Default("mtp", "false", "no MTP in the actor");
+  // The rollout and reference sections: read for the RL work, not part of the training job.
+  for (const char* key : {"actor_rollout_ref.rollout.name",
+                          "actor_rollout_ref.rollout.tensor_model_parallel_size",
+                          "actor_rollout_ref.rollout.gpu_memory_utilization",
+                          "actor_rollout_ref.ref.fsdp_config.param_offload",
+                          "actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu",
+                          "actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu"}) {
+    if (const SourcedValue* v = s.Use(key)) {
+      job.Note(fmt::format("{} = {} ({}): rollout/reference setting, kept for the RL model; the "
+                           "job models the actor's training step", key, v->value, v->source));
+    }
+  }
+  for (const char* key : {"actor_rollout_ref.actor.fsdp_config.param_offload",
+                          "actor_rollout_ref.actor.fsdp_config.optimizer_offload",
+                          "actor_rollout_ref.actor.megatron.param_offload",
+                          "actor_rollout_ref.actor.megatron.grad_offload",
+                          "actor_rollout_ref.actor.megatron.optimizer_offload"}) {
+    if (const SourcedValue* v = s.Use(key); v != nullptr && (v->value == "True" || v->value == "true")) {
+      job.Note(fmt::format("{} = {} ({}): offloading is not modelled; the ledger counts these "
+                           "bytes on the GPU", key, v->value, v->source));
+    }
+  }
+  if (!megatron) {
+    job.Note("FSDP also shards parameters and gradients; strata shards only the optimizer "
+             "states, so those bytes are an upper bound");
+  }
+  return FinishCommon(s, ctx, job, tp * pp * cp);
+}
+
+}  // namespace strata

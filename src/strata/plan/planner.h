@@ -1,0 +1,69 @@
+// The planner: every valid layout of a job (layout_space.h), ranked by the step-time model, with
+// the memory ledger deciding which fit. The search is exhaustive in time (every layout gets a
+// predicted step time) and lazy in memory: layouts are checked against the ledger in order of
+// predicted time until the top K that fit are known, so a layout slower than the K-th fitting one
+// is never a candidate for the top K whatever its memory. Formulas: docs/formulas.md, "Planner".
+#ifndef STRATA_PLAN_PLANNER_H_
+#define STRATA_PLAN_PLANNER_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "strata/comm/collective_cost.h"
+#include "strata/core/result.h"
+#include "strata/memory/ledger.h"
+#include "strata/memory/memory_constants.h"
+#include "strata/plan/layout_space.h"
+#include "strata/sim/step_job.h"
+#include "strata/sim/step_model.h"
+
+namespace strata::plan {
+
+struct PlanOptions {
+  int64_t top_k = 5;
+  SearchSpace space;  // world, global batch and max_tokens are filled from the job when 0
+};
+
+/// One evaluated layout.
+struct RankedLayout {
+  Candidate candidate;
+  StepResult step;
+  Bytes peak;            // the memory ledger's peak (from the second step on)
+  Bytes capacity;
+  bool memory_checked = false;
+  bool fits = false;
+};
+
+struct PlanResult {
+  PruneCounts rules;                 // removals per layout rule; rules.valid = layouts ranked
+  int64_t unplaceable = 0;           // valid layouts the step model could not place
+  int64_t memory_checked = 0;        // layouts evaluated with the ledger (fastest first)
+  int64_t removed_by_memory = 0;     // of those, the ones over the card
+  int64_t not_memory_checked = 0;    // slower than the K-th fitting layout: cannot enter the top
+  std::vector<RankedLayout> top;     // the K fastest that fit, fastest first
+  RankedLayout current;              // the job's own layout, evaluated the same way
+  std::optional<int64_t> current_rank;  // 1-based rank of the job's layout among all that fit
+                                        // faster-or-equal; empty when it does not fit
+};
+
+/// Searches every layout of `setup`'s job on its cluster.
+Result<PlanResult> PlanLayouts(const StepSetup& setup, const CollectiveModel& comm,
+                               const MemoryConstants& memory, const PlanOptions& options);
+
+/// The step inputs of a candidate: the job's options (overlap, dtypes, optimizer) with the
+/// candidate's layout, micro batch and recompute.
+StepLayout StepLayoutFor(const StepSetup& setup, const Candidate& c);
+
+/// One line per step-model component whose exposed time differs between `a` and `b` by more than
+/// `min_s`, largest first: "EP all-to-all: 1.10 s -> 0.20 s (-0.90 s), NVSwitch -> RoCE".
+std::vector<std::string> CompareLayouts(const RankedLayout& a, const RankedLayout& b,
+                                        double min_s = 0.01);
+
+/// "TP1 PP1 VPP1 CP1 EP8 ETP1 DP40 mb1 full".
+std::string LayoutName(const Candidate& c);
+
+}  // namespace strata::plan
+
+#endif  // STRATA_PLAN_PLANNER_H_

@@ -1,0 +1,157 @@
+#include "strata/report/plan_report.h"
+
+#include <fmt/format.h>
+
+#include "strata/core/table.h"
+
+namespace strata {
+namespace {
+
+using plan::Candidate;
+using plan::PlanResult;
+using plan::RankedLayout;
+using plan::Rule;
+
+constexpr StepPart kCommParts[] = {StepPart::kTp,           StepPart::kCp,
+                                   StepPart::kEp,           StepPart::kPp,
+                                   StepPart::kDpGrad,       StepPart::kDpParam,
+                                   StepPart::kExpertDpGrad, StepPart::kExpertDpParam};
+
+double ExposedComm(const StepResult& s) {
+  double total = 0;
+  for (StepPart p : kCommParts) total += s[p].exposed.s();
+  return total;
+}
+
+std::string Digits(int64_t n) {
+  std::string s = std::to_string(n < 0 ? -n : n);
+  for (int i = static_cast<int>(s.size()) - 3; i > 0; i -= 3) s.insert(static_cast<size_t>(i), ",");
+  return n < 0 ? "-" + s : s;
+}
+
+void AddRow(Table& table, const std::string& rank, const RankedLayout& r) {
+  table.AddRow({rank, plan::LayoutName(r.candidate), fmt::format("{:.2f}", r.step.step.s()),
+                fmt::format("{:.1f}", r.step.tokens_per_s_per_gpu),
+                fmt::format("{:.2f}", 100 * r.step.mfu), fmt::format("{:.2f}", r.peak.gb()),
+                r.fits ? "yes" : "NO", fmt::format("{:.2f}", ExposedComm(r.step))});
+}
+
+Json LayoutJson(const RankedLayout& r) {
+  const ParallelLayout& l = r.candidate.layout;
+  Json j;
+  j["tp"] = l.tp;
+  j["pp"] = l.pp;
+  j["vpp"] = l.vpp;
+  j["cp"] = l.cp;
+  j["ep"] = l.ep;
+  j["etp"] = l.etp;
+  j["dp"] = l.dp;
+  j["sequence_parallel"] = l.sequence_parallel;
+  j["micro_batch"] = r.candidate.micro_batch;
+  j["recompute"] = std::string(RecomputeGranularityName(r.candidate.recompute));
+  j["step_time_s"] = r.step.step.s();
+  j["tokens_per_s_per_gpu"] = r.step.tokens_per_s_per_gpu;
+  j["mfu"] = r.step.mfu;
+  j["peak_memory_bytes"] = static_cast<int64_t>(r.peak.value());
+  j["capacity_bytes"] = static_cast<int64_t>(r.capacity.value());
+  j["fits"] = r.fits;
+  Json exposed = Json::object();
+  for (size_t p = 0; p < kStepPartCount; ++p) {
+    const double s = r.step.parts[p].exposed.s();
+    if (s > 0) exposed[std::string(StepPartName(static_cast<StepPart>(p)))] = s;
+  }
+  j["exposed_s"] = std::move(exposed);
+  return j;
+}
+
+}  // namespace
+
+std::string PlanToText(const StepSetup& setup, const PlanResult& plan, bool explain) {
+  const JobSpec& spec = setup.job.spec;
+  std::string out = fmt::format(
+      "plan: {} on {} x {} (cluster {}), global batch {}, sequences up to {} tokens\n",
+      setup.job.model.name, spec.cluster.world(), setup.job.gpu.name, setup.cluster.name,
+      spec.global_batch, Digits(static_cast<int64_t>(spec.sequence.max_tokens)));
+  int64_t removed = 0;
+  for (int64_t n : plan.rules.by_rule) removed += n;
+  out += fmt::format("searched every layout: {} valid ({} partial layouts removed by the layout "
+                     "rules{})\n",
+                     Digits(plan.rules.valid), Digits(removed),
+                     plan.unplaceable ? fmt::format(", {} not placeable on the cluster",
+                                                    Digits(plan.unplaceable))
+                                      : "");
+  out += fmt::format("memory: the {} fastest checked with the ledger, {} over the card; {} slower "
+                     "layouts cannot enter the top {} and were not memory-checked\n\n",
+                     Digits(plan.memory_checked), Digits(plan.removed_by_memory),
+                     Digits(plan.not_memory_checked), plan.top.size());
+  if (plan.top.empty()) {
+    out += "no layout fits: every layout checked is over the card's memory\n";
+    return out;
+  }
+  Table table({{"rank", Align::kLeft},
+               {"layout", Align::kLeft},
+               {"step (s)"},
+               {"tokens/s/GPU"},
+               {"MFU (%)"},
+               {"peak (GB)"},
+               {"fits"},
+               {"exposed comm (s)"}});
+  for (size_t i = 0; i < plan.top.size(); ++i) AddRow(table, std::to_string(i + 1), plan.top[i]);
+  table.AddSeparator();
+  AddRow(table, plan.current_rank ? fmt::format("yours ({})", Digits(*plan.current_rank)) : "yours",
+         plan.current);
+  out += table.Render();
+
+  const RankedLayout& winner = plan.top.front();
+  auto explain_pair = [&](const std::string& title, const RankedLayout& other) {
+    const double gap = other.step.step.s() - winner.step.step.s();
+    out += fmt::format("\n{} ({}): {:+.2f} s per step slower than the winner\n", title,
+                       plan::LayoutName(other.candidate), gap);
+    const auto lines = plan::CompareLayouts(winner, other);
+    if (lines.empty()) out += "  the same time in every component (a tie)\n";
+    for (const std::string& line : lines) out += "  " + line + "\n";
+  };
+  out += fmt::format("\nwinner: {}\n", plan::LayoutName(winner.candidate));
+  if (plan.top.size() > 1) explain_pair("against the runner-up", plan.top[1]);
+  if (plan::LayoutName(plan.current.candidate) != plan::LayoutName(winner.candidate)) {
+    explain_pair("against your layout", plan.current);
+    if (!plan.current.fits) out += "  (your layout does not fit the card)\n";
+  } else {
+    out += "your layout is the winner\n";
+  }
+  out += "\ncomponent lines read winner -> other, exposed seconds per step, with the bandwidth-map\n"
+         "level each group's traffic runs on; see `strata step --explain` for the arithmetic.\n";
+  if (explain) {
+    out += "\nlayouts removed by each rule (a removal prunes everything below it in the search):\n";
+    for (size_t r = 0; r < plan.rules.by_rule.size(); ++r) {
+      out += fmt::format("  {:>10}  {}\n", Digits(plan.rules.by_rule[r]),
+                         plan::RuleDescription(static_cast<Rule>(r)));
+    }
+  }
+  return out;
+}
+
+Json PlanToJson(const StepSetup& setup, const PlanResult& plan) {
+  Json j = JsonDocument("plan");
+  j["model"] = setup.job.model.name;
+  j["gpus"] = setup.job.spec.cluster.world();
+  j["gpu"] = setup.job.gpu.name;
+  j["layouts_valid"] = plan.rules.valid;
+  Json rules = Json::object();
+  for (size_t r = 0; r < plan.rules.by_rule.size(); ++r) {
+    rules[std::string(plan::RuleDescription(static_cast<Rule>(r)))] = plan.rules.by_rule[r];
+  }
+  j["removed_by_rule"] = std::move(rules);
+  j["unplaceable"] = plan.unplaceable;
+  j["memory_checked"] = plan.memory_checked;
+  j["removed_by_memory"] = plan.removed_by_memory;
+  j["not_memory_checked"] = plan.not_memory_checked;
+  Json top = Json::array();
+  for (const RankedLayout& r : plan.top) top.push_back(LayoutJson(r));
+  j["top"] = std::move(top);
+  j["current"] = LayoutJson(plan.current);
+  if (plan.current_rank) j["current_rank"] = *plan.current_rank;
+  return j;
+}
+
+}  // namespace strata

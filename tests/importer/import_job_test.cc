@@ -1,0 +1,250 @@
+// strata import on real launch inputs (tests/golden/cli_import/SOURCES.md): each expected value
+// is read off the input by hand, with the framework rule that produces it named beside it.
+#include "strata/importer/import_job.h"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "strata/core/file_io.h"
+#include "strata/model/megatron_model.h"
+#include "strata/model/param_count.h"
+
+namespace strata {
+namespace {
+
+std::string Golden(const std::string& file) {
+  return std::string(STRATA_TEST_DIR) + "/golden/cli_import/" + file;
+}
+
+ImportReport Import(const std::string& file, ImportOptions options) {
+  auto report = ImportJobFile(Golden(file), options);
+  EXPECT_TRUE(report.ok()) << file << ": " << (report.ok() ? "" : report.error().Format());
+  return report.ok() ? *report : ImportReport{};
+}
+
+ImportOptions Gpu(const char* gpu) {
+  ImportOptions o;
+  o.gpu = gpu;
+  return o;
+}
+
+std::string SourceOf(const ImportReport& r, const std::string& key) {
+  for (const auto& f : r.fields) {
+    if (f.key == key) return f.source;
+  }
+  return "(not set)";
+}
+
+TEST(ImportJobTest, CourseCommandImportsToTheReferenceJobExactly) {
+  ImportOptions o = Gpu("H20");
+  // The one figure no launch command holds: the mean sample length of the data.
+  o.overrides = {"sequence.mean_tokens=29K"};
+  const ImportReport r = Import("course_ms_swift/course_sft.sh", o);
+  auto ref = LoadJobSpec(kReferenceJobName);
+  ASSERT_TRUE(ref.ok()) << ref.error().Format();
+  const JobSpec& a = r.job;
+  const JobSpec& b = *ref;
+  EXPECT_EQ(a.model, b.model);
+  EXPECT_EQ(a.cluster.gpu, b.cluster.gpu);
+  EXPECT_EQ(a.cluster.gpus_per_node, b.cluster.gpus_per_node);
+  EXPECT_EQ(a.cluster.nodes, b.cluster.nodes);
+  EXPECT_EQ(a.layout.tp, b.layout.tp);
+  EXPECT_EQ(a.layout.pp, b.layout.pp);
+  EXPECT_EQ(a.layout.vpp, b.layout.vpp);
+  EXPECT_EQ(a.layout.cp, b.layout.cp);
+  EXPECT_EQ(a.layout.ep, b.layout.ep);
+  EXPECT_EQ(a.layout.etp, b.layout.etp);
+  EXPECT_EQ(a.layout.dp, b.layout.dp);
+  EXPECT_EQ(a.layout.sequence_parallel, b.layout.sequence_parallel);
+  EXPECT_EQ(a.micro_batch, b.micro_batch);
+  EXPECT_EQ(a.global_batch, b.global_batch);
+  EXPECT_EQ(a.sequence.max_tokens, b.sequence.max_tokens);
+  EXPECT_EQ(a.sequence.mean_tokens, b.sequence.mean_tokens);
+  EXPECT_EQ(a.sequence.packing, b.sequence.packing);
+  EXPECT_EQ(a.recompute.granularity, b.recompute.granularity);
+  EXPECT_EQ(a.recompute.method, b.recompute.method);
+  EXPECT_EQ(a.recompute.num_layers, b.recompute.num_layers);
+  EXPECT_EQ(a.param_dtype, b.param_dtype);
+  EXPECT_EQ(a.grad_dtype, b.grad_dtype);
+  EXPECT_EQ(a.optimizer.name, b.optimizer.name);
+  EXPECT_EQ(a.optimizer.distributed, b.optimizer.distributed);
+  EXPECT_EQ(a.optimizer.master_dtype, b.optimizer.master_dtype);
+  EXPECT_EQ(a.optimizer.moment_dtype, b.optimizer.moment_dtype);
+  EXPECT_EQ(a.cross_entropy, b.cross_entropy);
+  EXPECT_EQ(a.frozen, b.frozen);
+  EXPECT_EQ(a.mtp, b.mtp);
+  // Provenance: EP from its flag and line; DP derived; the bf16 gradient buffer from the flag
+  // that megatron-core honours (accumulate_allreduce_grads_in_fp32 alone is forced back on).
+  EXPECT_EQ(SourceOf(r, "parallel.ep"), "--expert_model_parallel_size (line 14)");
+  EXPECT_EQ(SourceOf(r, "parallel.dp"), "derived: world 40 / (TP x PP x CP = 1)");
+  EXPECT_EQ(SourceOf(r, "precision.grads"), "--grad_reduce_in_bf16 (line 25)");
+  EXPECT_EQ(SourceOf(r, "sequence.mean_tokens"), "--set of strata import");
+}
+
+TEST(ImportJobTest, WithoutTheGradFlagMegatronKeepsFp32Gradients) {
+  // The same command without --grad_reduce_in_bf16: the fp32 default the course first ran with.
+  auto text = ReadFile(Golden("course_ms_swift/course_sft.sh"));
+  ASSERT_TRUE(text.ok());
+  std::string cmd = *text;
+  cmd.replace(cmd.find("    --grad_reduce_in_bf16 true \\\n"), 33, "");
+  auto r = ImportJob(cmd, "course_fp32.sh", Gpu("H20"));
+  ASSERT_TRUE(r.ok()) << r.error().Format();
+  EXPECT_EQ(r->job.grad_dtype, DType::kFp32);
+  EXPECT_NE(SourceOf(*r, "precision.grads").find("default: megatron-core accumulates"),
+            std::string::npos);
+}
+
+TEST(ImportJobTest, MegatronDumpRebuildsTheModelMegatronCounted) {
+  // sfantao/lumi-ai-workflow-tests rccltest/log-megatron.sh: 28 layers, hidden 3072, FFN 10752
+  // SwiGLU, 24 heads (24 query groups), kv_channels 128, RMSNorm, no biases, untied, vocabulary
+  // 50257 padded to 50688 (128 x TP 4). The same log prints "number of parameters on (tensor,
+  // pipeline) model parallel rank (0, 0): 1035906048".
+  const ImportReport r = Import("megatron_log_dump/log-megatron-excerpt.txt", Gpu("MI300X"));
+  EXPECT_EQ(r.job.layout.tp, 4);
+  EXPECT_EQ(r.job.layout.dp, 1);
+  EXPECT_TRUE(r.job.layout.sequence_parallel);
+  EXPECT_EQ(r.job.global_batch, 512);
+  EXPECT_EQ(r.job.sequence.max_tokens, 2048);
+  EXPECT_EQ(r.job.recompute.granularity, RecomputeGranularity::kSelective);
+  EXPECT_EQ(r.job.grad_dtype, DType::kFp32);  // accumulate_allreduce_grads_in_fp32 True
+  EXPECT_EQ(r.job.cross_entropy, CrossEntropyImpl::kNative);
+  ASSERT_FALSE(r.model_json.empty());
+  auto config = ParseMegatronModel(nlohmann::json::parse(r.model_json), "model.json");
+  ASSERT_TRUE(config.ok()) << config.error().Format();
+  EXPECT_EQ(config->vocab_size, 50'688);
+  const ParamBreakdown p = CountParams(*config);
+  // Per layer 4 x 3072^2 + 3 x 3072 x 10752 + 2 x 3072 = 136,845,312; x 28 + 2 x 50688 x 3072
+  // + 3072 = 4,143,098,880.
+  EXPECT_EQ(p.text_total(), 4'143'098'880);
+  // TP 4 splits every matrix (the embedding and head by vocabulary rows) and keeps the norms.
+  const int64_t norms = p.text[ModuleKind::kNorms];
+  EXPECT_EQ((p.text_total() - norms) / 4 + norms, 1'035'906'048);
+}
+
+TEST(ImportJobTest, MegatronExampleScriptWithBashArrays) {
+  // NVIDIA/Megatron-LM examples/gpt3/train_gpt3_175b_distributed.sh: torchrun
+  // --nproc_per_node $GPUS_PER_NODE (8) --nnodes $NUM_NODES (1), TP 2, PP 2 -> DP 2; --fp16.
+  const ImportReport r = Import("megatron_gpt3_script/train_gpt3_175b_distributed.sh",
+                                Gpu("H100 SXM"));
+  EXPECT_EQ(r.job.cluster.gpus_per_node, 8);
+  EXPECT_EQ(r.job.cluster.nodes, 1);
+  EXPECT_EQ(r.job.layout.tp, 2);
+  EXPECT_EQ(r.job.layout.pp, 2);
+  EXPECT_EQ(r.job.layout.dp, 2);
+  EXPECT_EQ(r.job.micro_batch, 1);
+  EXPECT_EQ(r.job.global_batch, 64);
+  EXPECT_EQ(r.job.param_dtype, DType::kFp16);
+  EXPECT_FALSE(r.job.optimizer.distributed);  // no --use-distributed-optimizer
+  EXPECT_EQ(SourceOf(r, "parallel.tp"), "--tensor-model-parallel-size (line 48)");
+  auto config = ParseMegatronModel(nlohmann::json::parse(r.model_json), "model.json");
+  ASSERT_TRUE(config.ok()) << config.error().Format();
+  // Megatron defaults: LayerNorm with bias, biases on every linear, GELU 4h, learned positions
+  // (512), tied head; GPT-2 BPE 50257 padded to 50432 (128 x TP 2). Per layer: norms 1024,
+  // qkv 256x768 + 768, proj 256^2 + 256, fc1 256x1024 + 1024, fc2 1024x256 + 256 = 789,760;
+  // x 8 + 50432 x 256 + 512 x 256 + final norm 512 = 19,360,256.
+  EXPECT_EQ(config->vocab_size, 50'432);
+  EXPECT_EQ(CountParams(*config).text_total(), 19'360'256);
+}
+
+TEST(ImportJobTest, MsSwiftMoeExample) {
+  // modelscope/ms-swift examples/megatron/moe/qwen3_moe.sh on 2 nodes x 8 A800 (MS-02).
+  ImportOptions o = Gpu("A800");
+  o.nodes = 2;
+  o.gpus_per_node = 8;
+  const ImportReport r = Import("ms_swift_qwen3_moe/qwen3_moe.sh", o);
+  EXPECT_EQ(r.job.model, "qwen3-30b-a3b");  // --load Qwen3-30B-A3B-Base-mcore
+  EXPECT_EQ(r.job.layout.pp, 2);
+  EXPECT_EQ(r.job.layout.ep, 8);
+  EXPECT_EQ(r.job.layout.dp, 8);  // 16 / (TP 1 x PP 2 x CP 1)
+  EXPECT_TRUE(r.job.layout.sequence_parallel);
+  EXPECT_EQ(r.job.global_batch, 16);
+  EXPECT_TRUE(r.job.sequence.packing);
+  EXPECT_EQ(r.job.recompute.granularity, RecomputeGranularity::kFull);
+  EXPECT_EQ(r.job.cross_entropy, CrossEntropyImpl::kFused);
+  EXPECT_TRUE(r.job.optimizer.distributed);  // ms-swift's default
+  EXPECT_TRUE(r.job.frozen.empty());         // no vision tower
+}
+
+TEST(ImportJobTest, TorchtitanToml) {
+  // pytorch/torchtitan llama3_8b.toml, "a preset for 64 A100 GPUs": data_parallel_shard_degree
+  // -1 takes the rest of the world: DP 64; batch_size 1 per rank, no accumulation: global 64.
+  ImportOptions o = Gpu("A100 80GB");
+  o.nodes = 8;
+  o.gpus_per_node = 8;
+  const ImportReport r = Import("torchtitan_llama3_8b/llama3_8b.toml", o);
+  EXPECT_EQ(r.job.model, "llama-3.1-8b");
+  EXPECT_EQ(r.job.layout.dp, 64);
+  EXPECT_EQ(r.job.micro_batch, 1);
+  EXPECT_EQ(r.job.global_batch, 64);
+  EXPECT_EQ(r.job.sequence.max_tokens, 8192);
+  EXPECT_EQ(r.job.recompute.granularity, RecomputeGranularity::kSelective);
+  EXPECT_EQ(r.job.grad_dtype, DType::kFp32);  // FSDP2 reduce dtype float32
+  EXPECT_EQ(SourceOf(r, "sequence.max_tokens"), "llama3_8b.toml:34: training.seq_len");
+}
+
+TEST(ImportJobTest, SwiftDeepSpeedPreset) {
+  // ms-swift examples/megatron/benchmark/deepspeed.sh: NPROC_PER_NODE=8, per-device batch 1,
+  // accumulation 2 -> global 16; --deepspeed zero2 shards the optimizer states.
+  ImportOptions o = Gpu("A800");
+  o.model = Golden("swift_deepspeed_zero2/qwen2.5-14b.json");
+  const ImportReport r = Import("swift_deepspeed_zero2/deepspeed.sh", o);
+  EXPECT_EQ(r.job.layout.dp, 8);
+  EXPECT_EQ(r.job.global_batch, 16);
+  EXPECT_EQ(r.job.param_dtype, DType::kBf16);
+  EXPECT_TRUE(r.job.optimizer.distributed);
+  EXPECT_TRUE(r.job.sequence.packing);
+  EXPECT_EQ(r.job.sequence.max_tokens, 8192);
+}
+
+TEST(ImportJobTest, VerlMegatronActor) {
+  // volcengine/verl examples/grpo_trainer/run_qwen3moe-30b_megatron_96gb.sh: 1 node x 8 H20,
+  // actor TP 1 EP 8, 128 prompts x 16 responses per optimizer step, prompt 2048 + response 8192.
+  const ImportReport r = Import("verl_qwen3moe_megatron/run_qwen3moe-30b_megatron_96gb.sh",
+                                Gpu("H20"));
+  EXPECT_EQ(r.job.model, "qwen3-30b-a3b");
+  EXPECT_EQ(r.job.cluster.nodes, 1);
+  EXPECT_EQ(r.job.cluster.gpus_per_node, 8);
+  EXPECT_EQ(r.job.layout.ep, 8);
+  EXPECT_EQ(r.job.layout.dp, 8);
+  EXPECT_EQ(r.job.micro_batch, 2);
+  EXPECT_EQ(r.job.global_batch, 2048);
+  EXPECT_EQ(r.job.sequence.max_tokens, 10240);
+}
+
+struct BadCase {
+  const char* file;
+  const char* expected_fragment;
+};
+
+TEST(ImportJobTest, MalformedInputsFailClearly) {
+  const BadCase kCases[] = {
+      {"truncated_dump/log.txt", "truncated: no 'end of arguments' line"},
+      {"malformed_toml/llama3_8b.toml", "malformed TOML"},
+      {"unterminated_quote/run.sh", "unterminated single quote"},
+      {"empty_file/run.sh", "the file is empty"},
+      {"not_a_launch/run.sh", "no training launch recognised"},
+  };
+  for (const auto& c : kCases) {
+    auto r = ImportJobFile(Golden(c.file), Gpu("H20"));
+    ASSERT_FALSE(r.ok()) << c.file;
+    EXPECT_NE(r.error().Format().find(c.expected_fragment), std::string::npos)
+        << c.file << ": " << r.error().Format();
+    EXPECT_NE(r.error().Format().find(c.file), std::string::npos) << r.error().Format();
+  }
+  // No GPU: the command cannot say, so the user is asked, never guessed for.
+  auto no_gpu = ImportJobFile(Golden("missing_gpu/course_sft.sh"), ImportOptions{});
+  ASSERT_FALSE(no_gpu.ok());
+  EXPECT_NE(no_gpu.error().Format().find("--gpu"), std::string::npos);
+  // NNODES=$WORLD_SIZE is set by the launcher at run time: ask for --nodes.
+  ImportOptions o = Gpu("A800");
+  o.gpus_per_node = 8;
+  auto unresolved = ImportJobFile(Golden("ms_swift_unresolved_nodes/qwen3_moe.sh"), o);
+  ASSERT_FALSE(unresolved.ok());
+  EXPECT_NE(unresolved.error().Format().find("NNODES=$WORLD_SIZE"), std::string::npos)
+      << unresolved.error().Format();
+}
+
+}  // namespace
+}  // namespace strata
