@@ -6,7 +6,7 @@
 
 #include "strata/core/table.h"
 #include "strata/core/units.h"
-#include "strata/sim/mfu_report.h"
+#include "strata/core/strings.h"
 
 namespace strata::cli {
 

@@ -7,7 +7,7 @@
 
 #include "strata/core/units.h"
 #include "strata/model/sequence_lengths.h"
-#include "strata/sim/mfu_report.h"
+#include "strata/core/strings.h"
 
 namespace strata {
 

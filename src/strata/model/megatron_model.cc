@@ -2,7 +2,7 @@
 
 #include <filesystem>
 
-#include "strata/model/json_fields.h"
+#include "strata/core/json_fields.h"
 
 namespace strata {
 

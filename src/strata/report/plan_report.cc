@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "strata/core/strings.h"
 #include "strata/core/table.h"
 
 namespace strata {
@@ -21,12 +22,6 @@ double ExposedComm(const StepResult& s) {
   double total = 0;
   for (StepPart p : kCommParts) total += s[p].exposed.s();
   return total;
-}
-
-std::string Digits(int64_t n) {
-  std::string s = std::to_string(n < 0 ? -n : n);
-  for (int i = static_cast<int>(s.size()) - 3; i > 0; i -= 3) s.insert(static_cast<size_t>(i), ",");
-  return n < 0 ? "-" + s : s;
 }
 
 void AddRow(Table& table, const std::string& rank, const RankedLayout& r) {
@@ -71,19 +66,19 @@ std::string PlanToText(const StepSetup& setup, const PlanResult& plan, bool expl
   std::string out = fmt::format(
       "plan: {} on {} x {} (cluster {}), global batch {}, sequences up to {} tokens\n",
       setup.job.model.name, spec.cluster.world(), setup.job.gpu.name, setup.cluster.name,
-      spec.global_batch, Digits(static_cast<int64_t>(spec.sequence.max_tokens)));
+      spec.global_batch, GroupDigits(spec.sequence.max_tokens));
   int64_t removed = 0;
   for (int64_t n : plan.rules.by_rule) removed += n;
   out += fmt::format("searched every layout: {} valid ({} partial layouts removed by the layout "
                      "rules{})\n",
-                     Digits(plan.rules.valid), Digits(removed),
+                     GroupDigits(plan.rules.valid), GroupDigits(removed),
                      plan.unplaceable ? fmt::format(", {} not placeable on the cluster",
-                                                    Digits(plan.unplaceable))
+                                                    GroupDigits(plan.unplaceable))
                                       : "");
   out += fmt::format("memory: the {} fastest checked with the ledger, {} over the card; {} slower "
                      "layouts cannot enter the top {} and were not memory-checked\n\n",
-                     Digits(plan.memory_checked), Digits(plan.removed_by_memory),
-                     Digits(plan.not_memory_checked), plan.top.size());
+                     GroupDigits(plan.memory_checked), GroupDigits(plan.removed_by_memory),
+                     GroupDigits(plan.not_memory_checked), plan.top.size());
   if (plan.top.empty()) {
     out += "no layout fits: every layout checked is over the card's memory\n";
     return out;
@@ -98,7 +93,7 @@ std::string PlanToText(const StepSetup& setup, const PlanResult& plan, bool expl
                {"exposed comm (s)"}});
   for (size_t i = 0; i < plan.top.size(); ++i) AddRow(table, std::to_string(i + 1), plan.top[i]);
   table.AddSeparator();
-  AddRow(table, plan.current_rank ? fmt::format("yours ({})", Digits(*plan.current_rank)) : "yours",
+  AddRow(table, plan.current_rank ? fmt::format("yours ({})", GroupDigits(*plan.current_rank)) : "yours",
          plan.current);
   out += table.Render();
 
@@ -124,7 +119,7 @@ std::string PlanToText(const StepSetup& setup, const PlanResult& plan, bool expl
   if (explain) {
     out += "\nlayouts removed by each rule (a removal prunes everything below it in the search):\n";
     for (size_t r = 0; r < plan.rules.by_rule.size(); ++r) {
-      out += fmt::format("  {:>10}  {}\n", Digits(plan.rules.by_rule[r]),
+      out += fmt::format("  {:>10}  {}\n", GroupDigits(plan.rules.by_rule[r]),
                          plan::RuleDescription(static_cast<Rule>(r)));
     }
   }
