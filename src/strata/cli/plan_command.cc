@@ -8,6 +8,7 @@
 
 #include "strata/cli/cli_common.h"
 #include "strata/cli/commands.h"
+#include "strata/cli/job_options.h"
 #include "strata/core/did_you_mean.h"
 #include "strata/plan/planner.h"
 #include "strata/report/plan_report.h"
@@ -54,15 +55,13 @@ int RunPlan(int argc, char** argv) {
   CLI::App app{"Every valid parallel layout of a job, ranked by predicted step time, with the "
                "memory ledger deciding which fit and the reason for the winner.",
                "strata plan"};
-  std::string job_path;
-  std::vector<std::string> sets, fixes;
+  JobRequest request;
+  std::vector<std::string> fixes;
   int64_t top_k = 5, nodes = 0, gpus = 0;
   std::string objective = "time";
   bool explain = false, json = false;
   std::string output;
-  app.add_option("job", job_path,
-                 "job file (YAML) or a name from data/jobs/; default: the reference job");
-  app.add_option("--set", sets, "override a job field: --set batch.global_batch=160 (repeatable)");
+  AddJobOptions(app, request);
   app.add_option("--nodes", nodes, "search on this many nodes of the job's cluster")
       ->check(CLI::PositiveNumber);
   app.add_option("--gpus", gpus, "search on this many GPUs (a multiple of the GPUs per node)")
@@ -79,35 +78,34 @@ int RunPlan(int argc, char** argv) {
   app.add_option("-o,--output", output, "write the output to this file (atomically)");
   if (auto exit = ParseArgs(app, argc, argv)) return *exit;
 
-  auto spec = LoadJobSpec(job_path.empty() ? kReferenceJobName : job_path, sets);
-  if (!spec.ok()) return ReportError(spec.error());
-  if (gpus > 0) {
-    if (gpus % spec->cluster.gpus_per_node != 0) {
-      Error e = InvalidInput(fmt::format("--gpus {} is not a multiple of the {} GPUs per node",
-                                         gpus, spec->cluster.gpus_per_node));
-      e.field = "--gpus";
-      return ReportError(e);
-    }
-    nodes = gpus / spec->cluster.gpus_per_node;
-  }
   plan::PlanOptions options;
   options.top_k = top_k;
   for (const std::string& fix : fixes) {
-    if (Status s = ApplyFix(fix, options.space); !s.ok()) return ReportError(s.error());
+    if (Status st = ApplyFix(fix, options.space); !st.ok()) return ReportError(st.error());
   }
-  if (nodes > 0 && nodes != spec->cluster.nodes) {
-    // The job's own layout is kept except for DP, which follows the new world size.
-    spec->cluster.nodes = nodes;
-    spec->layout.dp = 0;
-    if (Status s = CheckLayoutArithmetic(*spec); !s.ok()) return ReportError(s.error());
-  }
-  auto job = ResolveJob(*spec);
+  auto job = ResolveJob(request);
   if (!job.ok()) return ReportError(job.error());
+  const int64_t per_node = job->spec.cluster.gpus_per_node;
+  if (gpus > 0) {
+    if (per_node <= 0 || gpus % per_node != 0) {
+      Error e = InvalidInput(
+          fmt::format("--gpus {} is not a multiple of the {} GPUs per node", gpus, per_node));
+      e.field = "--gpus";
+      return ReportError(e);
+    }
+    nodes = gpus / per_node;
+  }
+  if (nodes > 0 && nodes != job->spec.cluster.nodes) {
+    // The job's own layout is kept except for DP, which follows the new world size.
+    request.overrides.push_back(fmt::format("cluster.nodes={}", nodes));
+    job = ResolveJob(request);
+    if (!job.ok()) return ReportError(job.error());
+  }
   auto setup = PrepareStep(*job);
   if (!setup.ok()) return ReportError(setup.error());
   auto links = LoadInterconnects();
   if (!links.ok()) return ReportError(links.error());
-  auto comm = CollectiveModel::Create(setup->cluster, *links);
+  auto comm = CollectiveModel::Create(setup->job.cluster, *links);
   if (!comm.ok()) return ReportError(comm.error());
   auto memory = LoadMemoryConstants();
   if (!memory.ok()) return ReportError(memory.error());

@@ -57,10 +57,16 @@ void CheckMemory(const StepSetup& setup, const MemoryConstants& memory, RankedLa
     job.spec.recompute.num_layers = 1;  // uniform, one layer per checkpoint: the least memory
     job.spec.recompute.method = RecomputeMethod::kUniform;
   }
+  if (!RederiveJob(job).ok()) {  // the enumeration's rules are the validation's: not expected
+    r.memory_checked = true;
+    r.fits = false;
+    return;
+  }
   const MemoryLedger ledger = ComputeLedger(job, memory);
   r.peak = ledger.Peak();
   r.capacity = ledger.capacity;
   r.fits = ledger.fits;
+  r.verdict = ledger.verdict;
   r.memory_checked = true;
 }
 
@@ -111,6 +117,7 @@ Result<PlanResult> PlanLayouts(const StepSetup& setup, const CollectiveModel& co
   plan.current.peak = own.Peak();
   plan.current.capacity = own.capacity;
   plan.current.fits = own.fits;
+  plan.current.verdict = own.verdict;
   plan.current.memory_checked = true;
   const double current_s = plan.current.step.step.s();
 

@@ -33,7 +33,8 @@ struct RankedLayout {
   Bytes peak;            // the memory ledger's peak (from the second step on)
   Bytes capacity;
   bool memory_checked = false;
-  bool fits = false;
+  bool fits = false;     // the predicted peak fits the card
+  MemoryVerdict verdict = MemoryVerdict::kOom;  // with the ledger's error band: fits / at risk
 };
 
 struct PlanResult {

@@ -28,7 +28,7 @@ void AddRow(Table& table, const std::string& rank, const RankedLayout& r) {
   table.AddRow({rank, plan::LayoutName(r.candidate), fmt::format("{:.2f}", r.step.step.s()),
                 fmt::format("{:.1f}", r.step.tokens_per_s_per_gpu),
                 fmt::format("{:.2f}", 100 * r.step.mfu), fmt::format("{:.2f}", r.peak.gb()),
-                r.fits ? "yes" : "NO", fmt::format("{:.2f}", ExposedComm(r.step))});
+                std::string(MemoryVerdictName(r.verdict)), fmt::format("{:.2f}", ExposedComm(r.step))});
 }
 
 Json LayoutJson(const RankedLayout& r) {
@@ -50,6 +50,7 @@ Json LayoutJson(const RankedLayout& r) {
   j["peak_memory_bytes"] = static_cast<int64_t>(r.peak.value());
   j["capacity_bytes"] = static_cast<int64_t>(r.capacity.value());
   j["fits"] = r.fits;
+  j["memory_verdict"] = std::string(MemoryVerdictName(r.verdict));
   Json exposed = Json::object();
   for (size_t p = 0; p < kStepPartCount; ++p) {
     const double s = r.step.parts[p].exposed.s();
@@ -65,20 +66,20 @@ std::string PlanToText(const StepSetup& setup, const PlanResult& plan, bool expl
   const JobSpec& spec = setup.job.spec;
   std::string out = fmt::format(
       "plan: {} on {} x {} (cluster {}), global batch {}, sequences up to {} tokens\n",
-      setup.job.model.name, spec.cluster.world(), setup.job.gpu.name, setup.cluster.name,
+      setup.job.model.name, spec.cluster.world(), setup.job.gpu.name, setup.job.cluster.name,
       spec.global_batch, GroupDigits(spec.sequence.max_tokens));
   int64_t removed = 0;
   for (int64_t n : plan.rules.by_rule) removed += n;
   out += fmt::format("searched every layout: {} valid ({} partial layouts removed by the layout "
                      "rules{})\n",
-                     GroupDigits(plan.rules.valid), GroupDigits(removed),
+                     GroupDigits(static_cast<double>(plan.rules.valid)), GroupDigits(static_cast<double>(removed)),
                      plan.unplaceable ? fmt::format(", {} not placeable on the cluster",
-                                                    GroupDigits(plan.unplaceable))
+                                                    GroupDigits(static_cast<double>(plan.unplaceable)))
                                       : "");
   out += fmt::format("memory: the {} fastest checked with the ledger, {} over the card; {} slower "
                      "layouts cannot enter the top {} and were not memory-checked\n\n",
-                     GroupDigits(plan.memory_checked), GroupDigits(plan.removed_by_memory),
-                     GroupDigits(plan.not_memory_checked), plan.top.size());
+                     GroupDigits(static_cast<double>(plan.memory_checked)), GroupDigits(static_cast<double>(plan.removed_by_memory)),
+                     GroupDigits(static_cast<double>(plan.not_memory_checked)), plan.top.size());
   if (plan.top.empty()) {
     out += "no layout fits: every layout checked is over the card's memory\n";
     return out;
@@ -89,11 +90,11 @@ std::string PlanToText(const StepSetup& setup, const PlanResult& plan, bool expl
                {"tokens/s/GPU"},
                {"MFU (%)"},
                {"peak (GB)"},
-               {"fits"},
+               {"memory"},
                {"exposed comm (s)"}});
   for (size_t i = 0; i < plan.top.size(); ++i) AddRow(table, std::to_string(i + 1), plan.top[i]);
   table.AddSeparator();
-  AddRow(table, plan.current_rank ? fmt::format("yours ({})", GroupDigits(*plan.current_rank)) : "yours",
+  AddRow(table, plan.current_rank ? fmt::format("yours ({})", GroupDigits(static_cast<double>(*plan.current_rank))) : "yours",
          plan.current);
   out += table.Render();
 
@@ -114,12 +115,14 @@ std::string PlanToText(const StepSetup& setup, const PlanResult& plan, bool expl
   } else {
     out += "your layout is the winner\n";
   }
+  out += "\nmemory: fits = even the top of the ledger's error band fits the card; at_risk = the\n"
+         "prediction fits but the band reaches over it (docs/memory-validation.md).\n";
   out += "\ncomponent lines read winner -> other, exposed seconds per step, with the bandwidth-map\n"
          "level each group's traffic runs on; see `strata step --explain` for the arithmetic.\n";
   if (explain) {
     out += "\nlayouts removed by each rule (a removal prunes everything below it in the search):\n";
     for (size_t r = 0; r < plan.rules.by_rule.size(); ++r) {
-      out += fmt::format("  {:>10}  {}\n", GroupDigits(plan.rules.by_rule[r]),
+      out += fmt::format("  {:>10}  {}\n", GroupDigits(static_cast<double>(plan.rules.by_rule[r])),
                          plan::RuleDescription(static_cast<Rule>(r)));
     }
   }

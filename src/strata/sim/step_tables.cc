@@ -29,6 +29,8 @@ double MixerWidth(const ModelConfig& c, MixerKind kind) {
       return static_cast<double>(c.attention.num_heads * c.attention.head_dim);
     case MixerKind::kMla: return static_cast<double>(c.mla.num_heads * c.mla.v_head_dim);
     case MixerKind::kGatedDeltaNet: return static_cast<double>(c.linear_attention.conv_dim());
+    case MixerKind::kMamba2: return static_cast<double>(c.mamba.in_proj_width());
+    case MixerKind::kNone: break;
   }
   return static_cast<double>(c.hidden_size);
 }
@@ -67,7 +69,17 @@ void AddLayerBytes(const ModelConfig& c, const LayerSpec& spec, StepTables& t) {
           b * (2 * static_cast<double>(g.conv_dim()) + 4 * static_cast<double>(g.value_dim()));
       break;
     }
+    case MixerKind::kMamba2: {
+      // Causal conv over x, B, C (read + write) and the gated norm of the scan output (read the
+      // output and the gate z, write the result), as for Gated DeltaNet.
+      const auto& mb = c.mamba;
+      t.split_bytes_per_token += b * (2 * static_cast<double>(mb.conv_dim()) +
+                                      3 * static_cast<double>(mb.inner()));
+      break;
+    }
+    case MixerKind::kNone: break;  // an MLP-only block of a hybrid
   }
+  if (spec.ffn == FfnKind::kNone) return;  // a mixer-only block of a hybrid
   if (spec.ffn == FfnKind::kDense) {
     // SwiGLU: read gate and up (2f), write f.
     t.split_bytes_per_token += b * 3 * static_cast<double>(c.dense_mlp.intermediate_size);
@@ -112,7 +124,9 @@ StepTables BuildStepTables(const StepTableInputs& in) {
     AddGemm(t.gemms, GemmKind::kDense, layer.projections.count(), MixerWidth(c, layer.spec.mixer), h);
     t.attention_flop_per_token += layer.core_attention.count();
     t.gdn_flop_per_token += layer.linear_state.count();
-    if (layer.spec.ffn == FfnKind::kDense) {
+    if (layer.spec.ffn == FfnKind::kNone) {
+      // a mixer-only block of a hybrid: no feed-forward GEMMs
+    } else if (layer.spec.ffn == FfnKind::kDense) {
       AddGemm(t.gemms, GemmKind::kDense, layer.ffn.count(),
               static_cast<double>(c.dense_mlp.intermediate_size), h);
     } else {
