@@ -2,6 +2,8 @@
 #include <algorithm>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "entries/fuzz_entries.h"
 #include "strata/hang/parsers/flight_recorder.h"
 #include "strata/hang/parsers/pickle_reader.h"
@@ -34,16 +36,20 @@ static size_t DecodedBytes(const nlohmann::json& value) {
 
 void Pickle(std::string_view input) {
   const PickleLimits limits;
-  auto value = ReadPickle(input, "fuzz.pkl", limits);
-  if (!value.ok()) return;
-  // Strings are checked UTF-8 when read: the strict dump must not throw.
+  auto text = ReadPickle(input, "fuzz.pkl", limits);
+  if (!text.ok()) return;
+  // ReadPickle returns the value as JSON text: it must parse back, and strings are checked UTF-8
+  // when read, so the strict dump must not throw.
+  const nlohmann::json parsed = nlohmann::json::parse(*text, nullptr, false);
+  Require(!parsed.is_discarded(), "pickle: the JSON text parses back");
+  const nlohmann::json* value = &parsed;
   static_cast<void>(value->dump(-1, ' ', false, nlohmann::json::error_handler_t::strict));
   // Work and memory stay linear in the input: what was built fits the byte budget.
   const size_t budget = std::min(limits.max_decoded_bytes,
                                  std::max(limits.min_decoded_bytes, input.size() * limits.max_expansion));
   Require(DecodedBytes(*value) <= budget, "pickle: the decoded value fits the byte budget");
   auto again = ReadPickle(input, "fuzz.pkl", limits);
-  Require(again.ok() && *again == *value, "pickle: decoding twice gives one result");
+  Require(again.ok() && *again == *text, "pickle: decoding twice gives one result");
 }
 
 }  // namespace strata::fuzz

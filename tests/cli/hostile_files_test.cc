@@ -81,6 +81,17 @@ class HostileFiles : public ::testing::Test {
   }
   void TearDown() override { fs::remove_all(dir_); }
   std::string Path(const std::string& name) const { return dir_ + "/" + name; }
+  /// The reference job with its mean length replaced by a histogram file (a job may give one or
+  /// the other), written next to the test's files; returns its path.
+  std::string JobWithHistogram(const std::string& histogram) const {
+    std::ifstream in(std::string(STRATA_TEST_DIR) + "/../data/jobs/qwen3.6-35b-a3b-sft-h20x40.yaml");
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const size_t at = text.find("mean_tokens:");
+    text.replace(at, text.find('\n', at) - at, "histogram: " + histogram);
+    const std::string job = Path("job-with-histogram.yaml");
+    std::ofstream(job) << text;
+    return job;
+  }
   std::string Write(const std::string& name, const std::string& bytes) const {
     std::ofstream(Path(name), std::ios::binary) << bytes;
     return Path(name);
@@ -103,7 +114,7 @@ TEST_F(HostileFiles, FifoIsRefusedNotOpenedByEveryFileOption) {
   ExpectRefused(RunGuarded({"model", fifo}), fifo, kReason);
   ExpectRefused(RunGuarded({"memory", fifo}), fifo, kReason);
   ExpectRefused(RunGuarded({"map", "--cluster", fifo}), fifo, kReason);
-  ExpectRefused(RunGuarded({"mfu", "--seq-histogram", fifo}), fifo, kReason);
+  ExpectRefused(RunGuarded({"mfu", JobWithHistogram(fifo)}), fifo, kReason);
 }
 
 TEST_F(HostileFiles, DirectoryWhereAFileIsExpected) {
@@ -128,7 +139,7 @@ TEST_F(HostileFiles, TwoGigabyteSparseFileIsRefusedBeforeReading) {
   fs::resize_file(big, uintmax_t{2} << 30);
   const std::string kReason = "file is 2147483648 bytes, larger than the 1073741824 byte limit; not read";
   ExpectRefused(RunGuarded({"model", big}), big, kReason);
-  ExpectRefused(RunGuarded({"mfu", "--seq-histogram", big}), big, kReason);
+  ExpectRefused(RunGuarded({"mfu", JobWithHistogram(big)}), big, kReason);
 }
 
 TEST_F(HostileFiles, YamlAliasBomb) {

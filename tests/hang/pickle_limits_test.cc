@@ -37,7 +37,8 @@ TEST(PickleByteLimit, SharedStringIsCountedEachTimeItIsUsed) {
   // Two levels (4 uses, 65,648 bytes) are well inside the budget and decode.
   const auto small = ReadPickle(DoublingPickle(16384, 2), "p");
   ASSERT_TRUE(small.ok()) << small.error().Format();
-  EXPECT_EQ((*small)[1][0].get<std::string>().size(), 16384u);
+  // ReadPickle returns JSON text: the decoded list holds the 16 KiB string, quoted.
+  EXPECT_NE(small->find(std::string(16384, 'a')), std::string::npos);
 }
 
 TEST(PickleByteLimit, BillionLaughsUnderTheValueLimitIsRefusedByBytes) {

@@ -40,7 +40,7 @@ std::string SourceOf(const ImportReport& r, const std::string& key) {
 TEST(ImportJobTest, CourseCommandImportsToTheReferenceJobExactly) {
   ImportOptions o = Gpu("H20");
   // The one figure no launch command holds: the mean sample length of the data.
-  o.overrides = {"sequence.mean_tokens=29K"};
+  o.overrides = {"sequence.mean_tokens=29000"};  // the reference job states 29,000
   const ImportReport r = Import("course_ms_swift/course_sft.sh", o);
   auto ref = LoadJobSpec(kReferenceJobName);
   ASSERT_TRUE(ref.ok()) << ref.error().Format();

@@ -121,7 +121,9 @@ TEST(LayoutSpace, AgreesWithJobValidation) {
             for (int64_t etp : {1, 2, 4}) {
               for (int64_t mb : {1, 2, 3}) {
                 JobSpec job;
-                job.cluster = {"", "H100-SXM", 8, 2};
+                job.cluster.gpu = "H100-SXM";
+                job.cluster.gpus_per_node = 8;
+                job.cluster.nodes = 2;
                 job.layout = ParallelLayout{tp, pp, vpp, cp, ep, etp, 0, tp > 1};
                 job.micro_batch = mb;
                 job.global_batch = 16;
