@@ -43,7 +43,9 @@ constexpr bool kAddressSanitizer = false;
 // and, outside AddressSanitizer (whose shadow memory needs a huge address space), 1 GiB of
 // address space: reading a 2 GB file or expanding a bomb would fail with a crash, not pass.
 CliRun RunGuarded(const std::vector<std::string>& args) {
-  const std::string err_path = ::testing::TempDir() + "strata-hostile-stderr";
+  // One stderr file per test process: ctest runs the tests of this file in parallel.
+  const std::string err_path =
+      ::testing::TempDir() + "strata-hostile-stderr-" + std::to_string(::getpid());
   const pid_t pid = fork();
   if (pid == 0) {
     const int fd = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);

@@ -1,3 +1,4 @@
+#include "strata/core/system_info.h"
 #include "strata/preflight/collect_node.h"
 
 #include <fmt/format.h>
@@ -57,21 +58,6 @@ for p in ("torch", "vllm", "sglang"):
     except Exception:
         print(p, "-")
 )PY";
-
-std::string NowUtc() {
-  const std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  ::gmtime_r(&now, &tm);
-  char buffer[32];
-  std::strftime(buffer, sizeof buffer, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buffer;
-}
-
-std::string HostName() {
-  char buffer[256] = {};
-  if (::gethostname(buffer, sizeof buffer - 1) != 0) return "unknown-host";
-  return buffer;
-}
 
 std::vector<std::string> SplitNul(const std::string& text) {
   std::vector<std::string> parts;

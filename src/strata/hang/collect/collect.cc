@@ -1,3 +1,4 @@
+#include "strata/core/system_info.h"
 #include "strata/hang/collect/collect.h"
 
 #include <fcntl.h>
@@ -213,21 +214,6 @@ std::vector<std::pair<int, bool>> WaitAll(const std::vector<pid_t>& children, Se
     std::this_thread::sleep_for(kPollInterval);
   }
   return result;
-}
-
-std::string NowUtc() {
-  const std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  ::gmtime_r(&now, &tm);
-  char buffer[32];
-  std::strftime(buffer, sizeof buffer, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buffer;
-}
-
-std::string HostName() {
-  char buffer[256] = {};
-  if (::gethostname(buffer, sizeof buffer - 1) != 0) return "unknown-host";
-  return buffer;
 }
 
 Status CopyFile(const std::string& from, const std::string& to) {
