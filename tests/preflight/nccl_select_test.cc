@@ -181,8 +181,10 @@ TEST(NcclSelect, GidIndexIsTheSetOneOrTheRoceV2Ipv4Entry) {
   ASSERT_NE(ChooseGid(Gids1131(), "mlx5_0", 1, {}), nullptr);
   EXPECT_EQ(ChooseGid(Gids1131(), "mlx5_0", 1, {})->index, 3);
   EXPECT_EQ(ChooseGid(Gids1131(), "mlx5_0", 1, {{"NCCL_IB_GID_INDEX", "-1"}})->index, 3);
-  // Set: exactly that entry, even the link-local v2 one that #1131 could not use.
-  const GidEntry* one = ChooseGid(Gids1131(), "mlx5_0", 1, {{"NCCL_IB_GID_INDEX", "1"}});
+  // Set: exactly that entry, even the link-local v2 one that #1131 could not use. ChooseGid
+  // points into the table, so the table must outlive the pointer.
+  const auto gids = Gids1131();
+  const GidEntry* one = ChooseGid(gids, "mlx5_0", 1, {{"NCCL_IB_GID_INDEX", "1"}});
   ASSERT_NE(one, nullptr);
   EXPECT_EQ(one->version, "v2");
   EXPECT_TRUE(one->ipv4.empty());
