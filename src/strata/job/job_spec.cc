@@ -1,3 +1,4 @@
+#include "strata/job/enum_names.h"
 #include "strata/job/job_spec.h"
 
 #include <algorithm>
@@ -20,12 +21,6 @@
 namespace strata {
 namespace {
 
-template <class E>
-struct EnumName {
-  E value;
-  const char* name;
-};
-
 constexpr EnumName<DType> kDTypes[] = {
     {DType::kFp32, "fp32"}, {DType::kBf16, "bf16"}, {DType::kFp16, "fp16"}, {DType::kFp8, "fp8"}};
 constexpr EnumName<RecomputeGranularity> kGranularities[] = {
@@ -36,28 +31,6 @@ constexpr EnumName<RecomputeMethod> kMethods[] = {{RecomputeMethod::kUniform, "u
                                                   {RecomputeMethod::kBlock, "block"}};
 constexpr EnumName<CrossEntropyImpl> kCrossEntropies[] = {{CrossEntropyImpl::kFused, "fused"},
                                                           {CrossEntropyImpl::kNative, "native"}};
-
-template <class E, size_t N>
-std::string_view NameOf(const EnumName<E> (&table)[N], E value) {
-  for (const auto& entry : table) {
-    if (entry.value == value) return entry.name;
-  }
-  return "?";
-}
-
-/// Reads `key` as one of the table's names; the error lists them with "did you mean".
-template <class E, size_t N>
-Result<E> EnumField(YamlMap& map, const std::string& key, const EnumName<E> (&table)[N]) {
-  STRATA_ASSIGN_OR_RETURN(std::string text, map.String(key));
-  std::vector<std::string> names;
-  for (const auto& entry : table) {
-    if (text == entry.name) return entry.value;
-    names.emplace_back(entry.name);
-  }
-  return map.ErrorAt(key, fmt::format("unknown value '{}', expected one of: {}", text,
-                                      fmt::join(names, ", ")))
-      .WithHint(DidYouMeanHint(text, names));
-}
 
 /// "49152", "48Ki", "2.31M": token counts through the one parser the model module owns.
 /// Sequence lengths read K as 1,024 ("8K" = 8,192), other counts as 1,000.

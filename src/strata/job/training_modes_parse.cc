@@ -1,3 +1,4 @@
+#include "strata/job/enum_names.h"
 #include "strata/job/training_modes_parse.h"
 
 #include <string>
@@ -12,47 +13,20 @@
 namespace strata {
 namespace {
 
-template <class E>
-struct Named {
-  E value;
-  const char* name;
-};
-
-constexpr Named<ShardingMode> kModes[] = {{ShardingMode::kNone, "none"},
+constexpr EnumName<ShardingMode> kModes[] = {{ShardingMode::kNone, "none"},
                                           {ShardingMode::kZero1, "zero1"},
                                           {ShardingMode::kZero2, "zero2"},
                                           {ShardingMode::kZero3, "zero3"},
                                           {ShardingMode::kFsdp2, "fsdp2"}};
-constexpr Named<OffloadTarget> kTargets[] = {
+constexpr EnumName<OffloadTarget> kTargets[] = {
     {OffloadTarget::kNone, "none"}, {OffloadTarget::kCpu, "cpu"}, {OffloadTarget::kNvme, "nvme"}};
-constexpr Named<Fp8Recipe> kRecipes[] = {{Fp8Recipe::kNone, "none"},
+constexpr EnumName<Fp8Recipe> kRecipes[] = {{Fp8Recipe::kNone, "none"},
                                          {Fp8Recipe::kDelayed, "delayed"},
                                          {Fp8Recipe::kTensorwise, "tensorwise"},
                                          {Fp8Recipe::kBlockwise, "blockwise"},
                                          {Fp8Recipe::kMxfp8, "mxfp8"},
                                          {Fp8Recipe::kTorchaoTensorwise, "torchao_tensorwise"},
                                          {Fp8Recipe::kTorchaoRowwise, "torchao_rowwise"}};
-
-template <class E, size_t N>
-std::string_view NameIn(const Named<E> (&table)[N], E value) {
-  for (const auto& entry : table) {
-    if (entry.value == value) return entry.name;
-  }
-  return "?";
-}
-
-template <class E, size_t N>
-Result<E> ReadEnum(YamlMap& map, const std::string& key, const Named<E> (&table)[N]) {
-  STRATA_ASSIGN_OR_RETURN(std::string text, map.String(key));
-  std::vector<std::string> names;
-  for (const auto& entry : table) {
-    if (text == entry.name) return entry.value;
-    names.emplace_back(entry.name);
-  }
-  return map.ErrorAt(key, fmt::format("unknown value '{}', expected one of: {}", text,
-                                      fmt::join(names, ", ")))
-      .WithHint(DidYouMeanHint(text, names));
-}
 
 Status ParseSharding(YamlMap& top, JobSpec& job) {
   // Without a sharding section the megatron switch decides: distributed optimizer = ZeRO-1.
@@ -61,7 +35,7 @@ Status ParseSharding(YamlMap& top, JobSpec& job) {
   STRATA_ASSIGN_OR_RETURN(YamlMap s, top.Map("sharding"));
   ShardingSpec& sh = job.sharding;
   if (s.Has("mode")) {
-    STRATA_ASSIGN_OR_RETURN(sh.mode, ReadEnum(s, "mode", kModes));
+    STRATA_ASSIGN_OR_RETURN(sh.mode, EnumField(s, "mode", kModes));
   }
   const std::string mode(ShardingModeName(sh.mode));
   if (s.Has("reshard_after_forward")) {
@@ -82,10 +56,10 @@ Status ParseSharding(YamlMap& top, JobSpec& job) {
     }
   }
   if (s.Has("offload_optimizer")) {
-    STRATA_ASSIGN_OR_RETURN(sh.offload_optimizer, ReadEnum(s, "offload_optimizer", kTargets));
+    STRATA_ASSIGN_OR_RETURN(sh.offload_optimizer, EnumField(s, "offload_optimizer", kTargets));
   }
   if (s.Has("offload_param")) {
-    STRATA_ASSIGN_OR_RETURN(sh.offload_param, ReadEnum(s, "offload_param", kTargets));
+    STRATA_ASSIGN_OR_RETURN(sh.offload_param, EnumField(s, "offload_param", kTargets));
   }
   if (sh.offload_param != OffloadTarget::kNone && !sh.shards_weights()) {
     return s.ErrorAt("offload_param",
@@ -129,7 +103,7 @@ Status ParseFp8(YamlMap& top, JobSpec& job) {
   if (!top.Has("fp8")) return OkStatus();
   STRATA_ASSIGN_OR_RETURN(YamlMap f, top.Map("fp8"));
   Fp8Spec& fp8 = job.fp8;
-  STRATA_ASSIGN_OR_RETURN(fp8.recipe, ReadEnum(f, "recipe", kRecipes));
+  STRATA_ASSIGN_OR_RETURN(fp8.recipe, EnumField(f, "recipe", kRecipes));
   if (f.Has("param_gather")) {
     STRATA_ASSIGN_OR_RETURN(fp8.param_gather, f.Bool("param_gather"));
   }
@@ -153,9 +127,9 @@ Status ParseFp8(YamlMap& top, JobSpec& job) {
 
 }  // namespace
 
-std::string_view ShardingModeName(ShardingMode mode) { return NameIn(kModes, mode); }
-std::string_view OffloadTargetName(OffloadTarget target) { return NameIn(kTargets, target); }
-std::string_view Fp8RecipeName(Fp8Recipe recipe) { return NameIn(kRecipes, recipe); }
+std::string_view ShardingModeName(ShardingMode mode) { return NameOf(kModes, mode); }
+std::string_view OffloadTargetName(OffloadTarget target) { return NameOf(kTargets, target); }
+std::string_view Fp8RecipeName(Fp8Recipe recipe) { return NameOf(kRecipes, recipe); }
 
 const std::vector<std::string>& RecomputeModuleNames() {
   static const std::vector<std::string> names = {"core_attn", "mlp",         "moe",
