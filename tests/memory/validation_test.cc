@@ -51,6 +51,14 @@ const std::vector<Row>& Rows() {
        {"fp8.param_gather=false"}, false},
       {"MS-06", "memory/validation/ms-06.yaml", 56.45, 52.0 * kGiB, {}},
       {"MS-07", "memory/validation/ms-07.yaml", 45.19, 50.0, {}},
+      // Measured on one H200 (bench/device/h200_measure.py, docs/kernel-measurements.md): the
+      // device's used memory (cudaMemGetInfo total - free, what nvidia-smi shows for the one
+      // process) at its highest over steps 2-6, in decimal GB.
+      {"H200-01", "memory/validation/h200-01.yaml", 69.48, 74.51, {}},
+      {"H200-02", "memory/validation/h200-02.yaml", 87.54, 99.28, {}},
+      {"H200-03", "memory/validation/h200-03.yaml", 76.29, 82.83, {}},
+      {"H200-04", "memory/validation/h200-04.yaml", 82.58, 94.43, {}},
+      {"H200-05", "memory/validation/h200-05.yaml", 91.61, 107.14, {}},
       {"MS-01, ZeRO-2", "memory/validation/ms-01.yaml", 70.36, 80.0, DeepSpeed01("zero2"), false},
       {"MS-01, ZeRO-3", "memory/validation/ms-01.yaml", 47.63, 58.0, DeepSpeed01("zero3"), false},
       {"MS-02, ZeRO-2 (OOM)", "memory/validation/ms-02.yaml", 100.44, 0, DeepSpeed02("zero2"),
