@@ -163,7 +163,7 @@ def part_kernels():
 
 
 # ----------------------------------------------------------------------------------------------
-def part_memory(label, layers, seq, recompute, mode, steps=6):
+def part_memory(label, layers, seq, recompute, mode, micro_batch=1, sdpa="auto", steps=6):
     """One training run; mode 'bf16' = pure bf16 (weights, grads, fused AdamW moments in bf16,
     no master copy); 'fsdp2' = FSDP2 on one rank, fp32 sharded parameters as master, bf16 compute,
     fp32 gradients and moments."""
@@ -172,7 +172,7 @@ def part_memory(label, layers, seq, recompute, mode, steps=6):
     from transformers import AutoModelForCausalLM, LlamaConfig
 
     rec = {"part": "memory", "label": label, "layers": layers, "seq": seq, "recompute": recompute,
-           "mode": mode, "micro_batch": 1}
+           "mode": mode, "micro_batch": micro_batch, "sdpa": sdpa}
     with open(LLAMA_8B) as f:
         cfg_json = json.load(f)
     cfg_json["num_hidden_layers"] = layers
@@ -214,7 +214,15 @@ def part_memory(label, layers, seq, recompute, mode, steps=6):
         opt = torch.optim.AdamW(model.parameters(), lr=1e-5, foreach=True)
         rec["adamw"] = f"foreach ({repr(e)[:120]})"
     vocab = cfg.vocab_size
-    ids = [torch.randint(0, vocab, (1, seq), device="cuda") for _ in range(2)]
+    ids = [torch.randint(0, vocab, (micro_batch, seq), device="cuda") for _ in range(2)]
+    import contextlib
+
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    backends = {"auto": None, "flash": SDPBackend.FLASH_ATTENTION, "cudnn": SDPBackend.CUDNN_ATTENTION,
+                "efficient": SDPBackend.EFFICIENT_ATTENTION}
+    def attn_ctx():  # a fresh context each time: one from sdpa_kernel() cannot be entered twice
+        return contextlib.nullcontext() if backends[sdpa] is None else sdpa_kernel(backends[sdpa])
     per_step = []
     try:
         for i in range(steps):
@@ -224,11 +232,13 @@ def part_memory(label, layers, seq, recompute, mode, steps=6):
             b = torch.cuda.Event(enable_timing=True)
             a.record()
             x = ids[i % 2]
-            out = model(input_ids=x, labels=x)
+            with attn_ctx():
+                out = model(input_ids=x, labels=x)
             torch.cuda.synchronize()
             s["alloc_after_forward"] = torch.cuda.memory_allocated()
             s["peak_forward"] = torch.cuda.max_memory_allocated()
-            out.loss.backward()
+            with attn_ctx():
+                out.loss.backward()
             torch.cuda.synchronize()
             s["alloc_after_backward"] = torch.cuda.memory_allocated()
             s["peak_forward_backward"] = torch.cuda.max_memory_allocated()
@@ -248,7 +258,7 @@ def part_memory(label, layers, seq, recompute, mode, steps=6):
         rec["steps"] = per_step
         later = [s["ms"] for s in per_step[2:]]
         rec["step_ms_median"] = statistics.median(later)
-        rec["tokens_per_s"] = seq / (rec["step_ms_median"] / 1e3)
+        rec["tokens_per_s"] = micro_batch * seq / (rec["step_ms_median"] / 1e3)
         rec["peak_first_step"] = per_step[0]["peak"]
         rec["peak_later_steps"] = max(s["peak"] for s in per_step[1:])
         rec["reserved_peak_later"] = max(s["reserved_peak"] for s in per_step[1:])
@@ -286,8 +296,9 @@ def part_fr_nccl():
     except Exception as e:  # noqa: BLE001
         print("pickle dump failed:", repr(e), flush=True)
     try:
-        with open(os.path.join(OUT, "fr_nccl_api.json"), "w") as f:
-            f.write(c._dump_nccl_trace_json(True, False))
+        data = c._dump_nccl_trace_json(True, False)
+        with open(os.path.join(OUT, "fr_nccl_api.json"), "wb" if isinstance(data, bytes) else "w") as f:
+            f.write(data)
     except Exception as e:  # noqa: BLE001
         print("json dump failed:", repr(e), flush=True)
     # About 60 s of GPU sleep ahead of the all-reduce on the same stream: the collective is
@@ -297,6 +308,30 @@ def part_fr_nccl():
     print("all_reduce enqueued behind the sleep kernel; waiting for the watchdog", flush=True)
     time.sleep(80)
     print("the watchdog did not end the process in 80 s", flush=True)
+
+
+def part_fr_json():
+    """The flight recorder's JSON dump (the format `fr_trace -j` reads), after completed
+    collectives of a one-rank NCCL job, with one collective still queued behind a GPU sleep."""
+    import torch
+    import torch.distributed as dist
+
+    dist.init_process_group("nccl", rank=0, world_size=1, device_id=torch.device("cuda:0"))
+    x = torch.ones(1 << 20, device="cuda")
+    dist.all_reduce(x)
+    out = torch.empty(1 << 20, device="cuda")
+    dist.all_gather_into_tensor(out, x)
+    dist.reduce_scatter_tensor(x, out)
+    torch.cuda.synchronize()
+    torch.cuda._sleep(int(5 * 2.0e9))
+    dist.all_reduce(x)  # queued behind about 5 s of GPU sleep: not started when dumped
+    c = torch._C._distributed_c10d
+    data = c._dump_nccl_trace_json(True, False)
+    with open(os.path.join(OUT, "fr_nccl_api.json"), "wb" if isinstance(data, bytes) else "w") as f:
+        f.write(data)
+    print(f"wrote {len(data)} bytes of flight-recorder JSON", flush=True)
+    torch.cuda.synchronize()
+    dist.destroy_process_group()
 
 
 def _gloo_rank(rank):
@@ -351,6 +386,72 @@ def part_fr_gloo():
             p.kill()
 
 
+def _scenario_rank(scenario, rank, world):
+    """One rank of a four-rank Gloo job that goes wrong at its third collective; every rank that
+    is still alive dumps its flight recorder (pickle) into $OUT/scenarios/<scenario>/."""
+    from datetime import timedelta
+
+    import torch
+    import torch.distributed as dist
+
+    os.environ["MASTER_ADDR"] = "127.0.0.1"
+    os.environ["MASTER_PORT"] = str({"mismatch": 29561, "dead": 29562, "size": 29563}[scenario])
+    out_dir = os.path.join(OUT, "scenarios", scenario)
+    os.makedirs(out_dir, exist_ok=True)
+    dist.init_process_group("gloo", rank=rank, world_size=world, timeout=timedelta(seconds=8))
+    t = torch.ones(1024)
+    dist.all_reduce(t)
+    dist.broadcast(t, 0)
+    try:
+        if scenario == "mismatch" and rank == 2:
+            print(f"rank {rank}: calling broadcast where the others call all_reduce", flush=True)
+            dist.broadcast(t, 0)
+        elif scenario == "dead" and rank == 3:
+            print(f"rank {rank}: exiting before the third collective", flush=True)
+            os._exit(1)
+        elif scenario == "size" and rank == 1:
+            print(f"rank {rank}: all_reduce of 2048 elements where the others use 1024", flush=True)
+            dist.all_reduce(torch.ones(2048))
+        else:
+            dist.all_reduce(t)
+        print(f"rank {rank}: third collective returned", flush=True)
+    except Exception as e:  # noqa: BLE001
+        print(f"rank {rank}: third collective raised: {repr(e)[:1500]}", flush=True)
+    data = torch._C._distributed_c10d._dump_fr_trace(True, True, False)
+    with open(os.path.join(out_dir, f"fr-rank{rank}.pickle"), "wb") as f:
+        f.write(data)
+    print(f"rank {rank}: wrote {len(data)} bytes of flight recorder", flush=True)
+    os._exit(0)  # skip the process group's teardown, which can block on a dead peer
+
+
+def part_gloo_scenarios():
+    import tarfile
+
+    os.environ["TORCH_FR_BUFFER_SIZE"] = "2000"
+    base = os.path.join(OUT, "scenarios")
+    for scenario in ("mismatch", "dead", "size"):
+        d = os.path.join(base, scenario)
+        os.makedirs(d, exist_ok=True)
+        procs = []
+        for r in range(4):
+            log = open(os.path.join(d, f"rank{r}.log"), "w")
+            procs.append((subprocess.Popen([sys.executable, __file__, "scenario_rank", scenario, str(r)],
+                                           stdout=log, stderr=subprocess.STDOUT), log))
+        for p, log in procs:
+            try:
+                p.wait(timeout=40)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                log.write("\n[killed by the harness after 40 s]\n")
+            log.close()
+        print(f"scenario {scenario}: return codes {[p.returncode for p, _ in procs]}", flush=True)
+    with tarfile.open(os.path.join(OUT, "gloo_scenarios.tar.gz"), "w:gz") as tar:
+        tar.add(base, arcname="scenarios")
+    import shutil
+
+    shutil.rmtree(base)
+
+
 # ----------------------------------------------------------------------------------------------
 MEMORY_RUNS = [
     ("h200-llama8b-bf16-full-4k", 32, 4096, True, "bf16"),
@@ -358,6 +459,14 @@ MEMORY_RUNS = [
     ("h200-llama8b-bf16-none-2k", 32, 2048, False, "bf16"),
     ("h200-llama16l-fsdp2-full-4k", 16, 4096, True, "fsdp2"),
     ("h200-llama16l-fsdp2-none-4k", 16, 4096, False, "fsdp2"),
+]
+# Second round: which attention kernel the default SDPA path ran (the same job with each backend
+# forced), and a micro batch of two.
+MEMORY_RUNS_2 = [
+    ("h200-llama8b-bf16-none-4k-flash", 32, 4096, False, "bf16", 1, "flash"),
+    ("h200-llama8b-bf16-none-4k-cudnn", 32, 4096, False, "bf16", 1, "cudnn"),
+    ("h200-llama8b-bf16-none-4k-efficient", 32, 4096, False, "bf16", 1, "efficient"),
+    ("h200-llama8b-bf16-full-4k-mbs2", 32, 4096, True, "bf16", 2, "auto"),
 ]
 
 
@@ -387,14 +496,20 @@ def main():
         elif what == "kernels":
             part_kernels()
         elif what == "memory":
-            run = [r for r in MEMORY_RUNS if r[0] == sys.argv[2]][0]
+            run = [r for r in MEMORY_RUNS + MEMORY_RUNS_2 if r[0] == sys.argv[2]][0]
             part_memory(*run)
         elif what == "fr_nccl":
             part_fr_nccl()
+        elif what == "fr_json":
+            part_fr_json()
         elif what == "fr_gloo":
             part_fr_gloo()
         elif what == "gloo_rank":
             _gloo_rank(int(sys.argv[2]))
+        elif what == "scenario_rank":
+            _scenario_rank(sys.argv[2], int(sys.argv[3]), 4)
+        elif what == "gloo_scenarios":
+            part_gloo_scenarios()
         return
     only = os.environ.get("STRATA_PARTS", "env,fr_nccl,fr_gloo,memory,kernels").split(",")
     if "env" in only:
@@ -406,6 +521,9 @@ def main():
             "TORCH_NCCL_DUMP_ON_TIMEOUT": "1", "TORCH_NCCL_DEBUG_INFO_TEMP_FILE": prefix,
             "TORCH_FR_DUMP_TEMP_FILE": prefix, "TORCH_NCCL_ENABLE_TIMING": "1",
             "NCCL_DEBUG": "INFO", "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": "29522"})
+    if "fr_json" in only:
+        run_child(["fr_json"], 60, "run.log", {"TORCH_FR_BUFFER_SIZE": "2000", "TORCH_NCCL_ENABLE_TIMING": "1",
+                                              "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": "29523"})
     if "fr_gloo" in only:
         run_child(["fr_gloo"], 60, "gloo.log")
     if "memory" in only:
@@ -413,6 +531,13 @@ def main():
             run_child(["memory", run[0]], 100)
     if "kernels" in only:
         run_child(["kernels"], 120)
+    if "gloo_scenarios" in only:
+        run_child(["gloo_scenarios"], 170, "gloo_scenarios.log")
+    if "memory2" in only:
+        for run in MEMORY_RUNS_2:
+            if os.environ.get("STRATA_RUNS") and run[0] not in os.environ["STRATA_RUNS"].split(","):
+                continue
+            run_child(["memory", run[0]], 100)
     records = []
     path = os.path.join(OUT, "results.jsonl")
     if os.path.exists(path):
@@ -420,10 +545,11 @@ def main():
             records = [json.loads(line) for line in f if line.strip()]
     with open(os.path.join(OUT, "results.json"), "w") as f:
         json.dump(records, f, indent=1)
-    os.remove(path)
+    if os.path.exists(path):
+        os.remove(path)
     for r in records:
         if r["part"] == "memory":
-            print(f"{r['label']:32s} params {r.get('params')} peak1 {r.get('peak_first_step', 0)/2**30:.2f} GiB "
+            print(f"{r['label']:34s} sdpa {r.get('sdpa', 'auto')} mbs {r.get('micro_batch')} params {r.get('params')} peak1 {r.get('peak_first_step', 0)/2**30:.2f} GiB "
                   f"peak {r.get('peak_later_steps', 0)/2**30:.2f} GiB reserved {r.get('reserved_peak_later', 0)/2**30:.2f} GiB "
                   f"step {r.get('step_ms_median', 0):.0f} ms {'OOM' if 'oom' in r else ''}")
         elif r.get("kind") == "gemm_bf16":

@@ -32,6 +32,7 @@ TEST(StepH200Rows, DocumentedPredictionsAreCurrent) {
       {"H200-03", "memory/validation/h200-03.yaml", 0.193, 0.252},
       {"H200-04", "memory/validation/h200-04.yaml", 0.251, 0.355},
       {"H200-05", "memory/validation/h200-05.yaml", 0.205, 0.307},
+      {"H200-06", "memory/validation/h200-06.yaml", 0.808, 1.022},
   };
   auto links = LoadInterconnects();
   ASSERT_TRUE(links.ok());
