@@ -23,8 +23,7 @@ Result<Objective> ParseObjective(std::string_view text) {
     if (text == ObjectiveName(o)) return o;
   }
   const std::vector<std::string> names = {"time", "cost", "tokens-per-joule"};
-  Error e = InvalidInput(fmt::format(
-      "--objective '{}': expected one of time, cost, tokens-per-joule", text));
+  Error e = InvalidInput(fmt::format("'{}' is not an objective", text));
   e.field = "--objective";
   return e.WithHint(DidYouMeanHint(text, names));
 }
