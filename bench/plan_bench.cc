@@ -2,14 +2,25 @@
 // (the integer layout rules, before any memory or step-time evaluation) produces, for three sizes
 // of search: the reference job (35B MoE, 40 GPUs), Llama-3.1-70B on 1,024 GPUs and DeepSeek-V3
 // (671B MoE) on 16,384 GPUs. Reported as items_per_second = layouts per second.
+//
+// BM_Plan* run the whole search end to end, as `strata plan` does after reading its files: every
+// valid layout gets a step-model evaluation, the fastest are checked with the memory ledger until
+// the top 5 that fit (and the job's own rank) are known. items_per_second = valid layouts ranked
+// per second; the counters give the layouts and the ledger evaluations per search.
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <benchmark/benchmark.h>
 
+#include "strata/hw/interconnects.h"
+#include "strata/memory/memory_constants.h"
 #include "strata/model/model_config.h"
 #include "strata/plan/layout_space.h"
+#include "strata/plan/planner.h"
+#include "strata/sim/step_job.h"
 
 namespace {
 
@@ -53,6 +64,48 @@ void BM_EnumerateDeepseekV3_16384(benchmark::State& state) {
   Enumerate(state, "deepseek-v3", 16384, 16384, 4096);
 }
 
+template <class T>
+T OrDie(strata::Result<T> r) {
+  if (!r.ok()) {
+    std::fprintf(stderr, "%s\n", r.error().Format().c_str());
+    std::exit(2);
+  }
+  return std::move(r).value();
+}
+
+/// The whole planner on a data/jobs/ job (with --set overrides), files read once outside the loop.
+void Plan(benchmark::State& state, const std::vector<std::string>& sets) {
+  const auto spec = OrDie(strata::LoadJobSpec(strata::kReferenceJobName, sets));
+  const auto job = OrDie(strata::ResolveJob(spec));
+  const auto setup = OrDie(strata::PrepareStep(job));
+  const auto links = OrDie(strata::LoadInterconnects());
+  const auto comm = OrDie(strata::CollectiveModel::Create(setup.job.cluster, links));
+  const auto memory = OrDie(strata::LoadMemoryConstants());
+  strata::plan::PlanOptions options;
+  int64_t layouts = 0, ledgers = 0;
+  for (auto _ : state) {
+    const auto plan = OrDie(strata::plan::PlanLayouts(setup, comm, memory, options));
+    benchmark::DoNotOptimize(plan.top.data());
+    layouts += plan.rules.valid;
+    ledgers += plan.memory_checked + 1;  // + the job's own layout
+  }
+  state.SetItemsProcessed(layouts);
+  const auto n = static_cast<double>(state.iterations());
+  state.counters["layouts"] = static_cast<double>(layouts) / n;
+  state.counters["ledgers"] = static_cast<double>(ledgers) / n;
+}
+
+// The reference job: Qwen3.6-35B-A3B on 40 H20.
+void BM_PlanReference40(benchmark::State& state) { Plan(state, {}); }
+// Llama-3.1-70B on the 64 H100 of data/clusters/h100-8x8-ib400.yaml, 8K sequences, batch 512.
+void BM_PlanLlama70b64(benchmark::State& state) {
+  Plan(state, {"model=llama-3.1-70b", "cluster=h100-8x8-ib400", "parallel.ep=1",
+               "parallel.tp=8", "parallel.dp=8", "batch.global_batch=512",
+               "sequence.max_tokens=8192", "sequence.mean_tokens=8192"});
+}
+
+BENCHMARK(BM_PlanReference40)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_PlanLlama70b64)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_EnumerateReference40)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_EnumerateLlama70b1024)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_EnumerateDeepseekV3_16384)->Unit(benchmark::kMillisecond);

@@ -1,4 +1,5 @@
-// strata plan [job.yaml] [--set k=v] [--gpus N | --nodes N] [--top K] [--fix tp=1 ...]: every
+// strata plan [job.yaml] [--set k=v] [--gpus N | --nodes N] [--top K] [--fix tp=1 ...]
+// [--objective time|cost|tokens-per-joule]: every
 // valid layout of the job, ranked by predicted step time, with the reason for the winner. All
 // arithmetic is in src/strata/plan/; this file parses flags and renders.
 #include <string>
@@ -70,9 +71,10 @@ int RunPlan(int argc, char** argv) {
   app.add_option("--fix", fixes, "keep a dimension fixed: --fix tp=1 --fix ep=8 (tp pp vpp cp ep "
                                  "etp dp mb)");
   app.add_option("--objective", objective,
-                 "rank by: time (step time) or cost (GPU-hours per token; the same order at a "
-                 "fixed GPU count)")
-      ->check(CLI::IsMember({"time", "cost"}));
+                 "the figure beside each layout: time (step time), cost (GPU-hours per million "
+                 "tokens; no price is known) or tokens-per-joule (at the GPUs' TDP: a lower "
+                 "bound). One search keeps the GPUs and the tokens per step, so the order is the "
+                 "step time's for all three");
   app.add_flag("--explain", explain, "print the pruning counts of every rule");
   app.add_flag("--json", json, "print JSON for scripts");
   app.add_option("-o,--output", output, "write the output to this file (atomically)");
@@ -80,6 +82,9 @@ int RunPlan(int argc, char** argv) {
 
   plan::PlanOptions options;
   options.top_k = top_k;
+  auto parsed_objective = plan::ParseObjective(objective);
+  if (!parsed_objective.ok()) return ReportError(parsed_objective.error());
+  options.objective = *parsed_objective;
   for (const std::string& fix : fixes) {
     if (Status st = ApplyFix(fix, options.space); !st.ok()) return ReportError(st.error());
   }
@@ -96,10 +101,13 @@ int RunPlan(int argc, char** argv) {
     nodes = gpus / per_node;
   }
   if (nodes > 0 && nodes != job->spec.cluster.nodes) {
-    // The job's own layout is kept except for DP, which follows the new world size.
-    request.overrides.push_back(fmt::format("cluster.nodes={}", nodes));
-    job = ResolveJob(request);
-    if (!job.ok()) return ReportError(job.error());
+    if (Status st = plan::ResizeJob(*job, nodes); !st.ok()) {
+      Error e = st.error();
+      return ReportError(e.WithHint(fmt::format(
+          "the planner also ranks the job's own layout, which must be valid on {} nodes: change "
+          "it with --set (parallel.*, batch.*){}",
+          nodes, e.hint.empty() ? "" : "; " + e.hint)));
+    }
   }
   auto setup = PrepareStep(*job);
   if (!setup.ok()) return ReportError(setup.error());

@@ -88,6 +88,13 @@ StepLayout StepLayoutFor(const StepSetup& setup, const Candidate& c) {
   return s;
 }
 
+Status ResizeJob(ResolvedJob& job, int64_t nodes) {
+  job.spec.cluster.nodes = nodes;
+  job.cluster.nodes = nodes;
+  job.spec.layout.dp = 0;
+  return RederiveJob(job);
+}
+
 Result<PlanResult> PlanLayouts(const StepSetup& setup, const CollectiveModel& comm,
                                const MemoryConstants& memory, const PlanOptions& options) {
   const JobSpec& spec = setup.job.spec;
@@ -96,7 +103,9 @@ Result<PlanResult> PlanLayouts(const StepSetup& setup, const CollectiveModel& co
   if (space.global_batch == 0) space.global_batch = spec.global_batch;
   if (space.max_tokens == 0) space.max_tokens = static_cast<int64_t>(spec.sequence.max_tokens);
 
+  STRATA_RETURN_IF_ERROR(CheckObjective(setup, options.objective));
   PlanResult plan;
+  plan.objective = options.objective;
   std::vector<Timed> timed;
   plan.rules = EnumerateLayouts(RulesOf(setup.job.model), space, [&](const Candidate& c) {
     auto step = EvaluateStep(setup.tables, StepLayoutFor(setup, c), comm);

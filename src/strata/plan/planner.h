@@ -16,6 +16,7 @@
 #include "strata/memory/ledger.h"
 #include "strata/memory/memory_constants.h"
 #include "strata/plan/layout_space.h"
+#include "strata/plan/objective.h"
 #include "strata/sim/step_job.h"
 #include "strata/sim/step_model.h"
 
@@ -23,6 +24,9 @@ namespace strata::plan {
 
 struct PlanOptions {
   int64_t top_k = 5;
+  /// The figure printed beside each layout; the order is the step time's whatever the objective
+  /// (objective.h: the GPU count and the tokens per step are fixed in one search).
+  Objective objective = Objective::kTime;
   SearchSpace space;  // world, global batch and max_tokens are filled from the job when 0
 };
 
@@ -38,6 +42,7 @@ struct RankedLayout {
 };
 
 struct PlanResult {
+  Objective objective = Objective::kTime;
   PruneCounts rules;                 // removals per layout rule; rules.valid = layouts ranked
   int64_t unplaceable = 0;           // valid layouts the step model could not place
   int64_t memory_checked = 0;        // layouts evaluated with the ledger (fastest first)
@@ -48,6 +53,11 @@ struct PlanResult {
   std::optional<int64_t> current_rank;  // 1-based rank of the job's layout among all that fit
                                         // faster-or-equal; empty when it does not fit
 };
+
+/// The job on `nodes` nodes of the same kind (the cluster file's GPU, fabric and NICs kept), its
+/// layout kept except DP, which follows the world size; the job's rules run again. (`--set
+/// cluster.nodes=N` would replace the cluster file by a GPU and counts, without its network.)
+Status ResizeJob(ResolvedJob& job, int64_t nodes);
 
 /// Searches every layout of `setup`'s job on its cluster.
 Result<PlanResult> PlanLayouts(const StepSetup& setup, const CollectiveModel& comm,

@@ -1,5 +1,8 @@
 #include "strata/report/plan_report.h"
 
+#include <string>
+#include <vector>
+
 #include <fmt/format.h>
 
 #include "strata/core/strings.h"
@@ -24,14 +27,38 @@ double ExposedComm(const StepResult& s) {
   return total;
 }
 
-void AddRow(Table& table, const std::string& rank, const RankedLayout& r) {
-  table.AddRow({rank, plan::LayoutName(r.candidate), fmt::format("{:.2f}", r.step.step.s()),
-                fmt::format("{:.1f}", r.step.tokens_per_s_per_gpu),
-                fmt::format("{:.2f}", 100 * r.step.mfu), fmt::format("{:.2f}", r.peak.gb()),
-                std::string(MemoryVerdictName(r.verdict)), fmt::format("{:.2f}", ExposedComm(r.step))});
+/// The objective's column beside the step time, "" for time (the step column is the objective).
+std::string ObjectiveHeader(plan::Objective objective) {
+  switch (objective) {
+    case plan::Objective::kCost: return "GPU-h per 1M tokens";
+    case plan::Objective::kTokensPerJoule: return "tokens/J (at TDP)";
+    case plan::Objective::kTime: break;
+  }
+  return "";
 }
 
-Json LayoutJson(const RankedLayout& r) {
+std::string ObjectiveCell(const StepSetup& setup, plan::Objective objective,
+                          const RankedLayout& r) {
+  const plan::StepEconomy e = plan::EconomyOf(setup, r.step);
+  if (objective == plan::Objective::kCost) return fmt::format("{:.3f}", e.gpu_hours_per_million_tokens);
+  return e.tokens_per_joule ? fmt::format("{:.3f}", *e.tokens_per_joule) : "n/a";
+}
+
+void AddRow(Table& table, const StepSetup& setup, plan::Objective objective,
+            const std::string& rank, const RankedLayout& r) {
+  std::vector<std::string> cells = {rank, plan::LayoutName(r.candidate),
+                                    fmt::format("{:.2f}", r.step.step.s())};
+  if (objective != plan::Objective::kTime) cells.push_back(ObjectiveCell(setup, objective, r));
+  for (std::string cell :
+       {fmt::format("{:.1f}", r.step.tokens_per_s_per_gpu), fmt::format("{:.2f}", 100 * r.step.mfu),
+        fmt::format("{:.2f}", r.peak.gb()), std::string(MemoryVerdictName(r.verdict)),
+        fmt::format("{:.2f}", ExposedComm(r.step))}) {
+    cells.push_back(std::move(cell));
+  }
+  table.AddRow(cells);
+}
+
+Json LayoutJson(const StepSetup& setup, const RankedLayout& r) {
   const ParallelLayout& l = r.candidate.layout;
   Json j;
   j["tp"] = l.tp;
@@ -47,6 +74,12 @@ Json LayoutJson(const RankedLayout& r) {
   j["step_time_s"] = r.step.step.s();
   j["tokens_per_s_per_gpu"] = r.step.tokens_per_s_per_gpu;
   j["mfu"] = r.step.mfu;
+  const plan::StepEconomy economy = plan::EconomyOf(setup, r.step);
+  j["gpu_hours_per_million_tokens"] = economy.gpu_hours_per_million_tokens;
+  if (economy.tokens_per_joule) {
+    j["energy_per_step_j_at_tdp"] = *economy.energy_per_step_j;
+    j["tokens_per_joule_at_tdp"] = *economy.tokens_per_joule;
+  }
   j["peak_memory_bytes"] = static_cast<int64_t>(r.peak.value());
   j["capacity_bytes"] = static_cast<int64_t>(r.capacity.value());
   j["fits"] = r.fits;
@@ -84,17 +117,17 @@ std::string PlanToText(const StepSetup& setup, const PlanResult& plan, bool expl
     out += "no layout fits: every layout checked is over the card's memory\n";
     return out;
   }
-  Table table({{"rank", Align::kLeft},
-               {"layout", Align::kLeft},
-               {"step (s)"},
-               {"tokens/s/GPU"},
-               {"MFU (%)"},
-               {"peak (GB)"},
-               {"memory"},
-               {"exposed comm (s)"}});
-  for (size_t i = 0; i < plan.top.size(); ++i) AddRow(table, std::to_string(i + 1), plan.top[i]);
+  std::vector<Column> columns = {{"rank", Align::kLeft}, {"layout", Align::kLeft}, {"step (s)"}};
+  if (plan.objective != plan::Objective::kTime) columns.push_back({ObjectiveHeader(plan.objective)});
+  for (const char* name : {"tokens/s/GPU", "MFU (%)", "peak (GB)", "memory", "exposed comm (s)"}) {
+    columns.push_back({name});
+  }
+  Table table(columns);
+  for (size_t i = 0; i < plan.top.size(); ++i) {
+    AddRow(table, setup, plan.objective, std::to_string(i + 1), plan.top[i]);
+  }
   table.AddSeparator();
-  AddRow(table, plan.current_rank ? fmt::format("yours ({})", GroupDigits(static_cast<double>(*plan.current_rank))) : "yours",
+  AddRow(table, setup, plan.objective, plan.current_rank ? fmt::format("yours ({})", GroupDigits(static_cast<double>(*plan.current_rank))) : "yours",
          plan.current);
   out += table.Render();
 
@@ -117,6 +150,18 @@ std::string PlanToText(const StepSetup& setup, const PlanResult& plan, bool expl
   }
   out += "\nmemory: fits = even the top of the ledger's error band fits the card; at_risk = the\n"
          "prediction fits but the band reaches over it (docs/memory-validation.md).\n";
+  if (plan.objective == plan::Objective::kCost) {
+    out += "\ncost = GPUs x step time / tokens per step, in GPU-hours per million tokens: no price\n"
+           "per GPU-hour is known (data/gpus.yaml has none). The GPU count and the tokens per\n"
+           "step are fixed in one search, so the order is the step time's.\n";
+  } else if (plan.objective == plan::Objective::kTokensPerJoule) {
+    out += fmt::format(
+        "\ntokens/J = tokens per step / ({:.0f} W TDP x {} GPUs x step time). Every GPU is taken to\n"
+        "draw its TDP for the whole step (GPUs only: no host, network or cooling), so the energy\n"
+        "per token is an upper bound and tokens/J a lower bound. The GPU count and the tokens per\n"
+        "step are fixed in one search, so the order is the step time's.\n",
+        setup.job.gpu.tdp_watts, spec.cluster.world());
+  }
   out += "\ncomponent lines read winner -> other, exposed seconds per step, with the bandwidth-map\n"
          "level each group's traffic runs on; see `strata step --explain` for the arithmetic.\n";
   if (explain) {
@@ -134,6 +179,7 @@ Json PlanToJson(const StepSetup& setup, const PlanResult& plan) {
   j["model"] = setup.job.model.name;
   j["gpus"] = setup.job.spec.cluster.world();
   j["gpu"] = setup.job.gpu.name;
+  j["objective"] = std::string(plan::ObjectiveName(plan.objective));
   j["layouts_valid"] = plan.rules.valid;
   Json rules = Json::object();
   for (size_t r = 0; r < plan.rules.by_rule.size(); ++r) {
@@ -145,9 +191,9 @@ Json PlanToJson(const StepSetup& setup, const PlanResult& plan) {
   j["removed_by_memory"] = plan.removed_by_memory;
   j["not_memory_checked"] = plan.not_memory_checked;
   Json top = Json::array();
-  for (const RankedLayout& r : plan.top) top.push_back(LayoutJson(r));
+  for (const RankedLayout& r : plan.top) top.push_back(LayoutJson(setup, r));
   j["top"] = std::move(top);
-  j["current"] = LayoutJson(plan.current);
+  j["current"] = LayoutJson(setup, plan.current);
   if (plan.current_rank) j["current_rank"] = *plan.current_rank;
   return j;
 }
