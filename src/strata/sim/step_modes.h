@@ -17,8 +17,9 @@
 //                   gradient shard goes down, every micro batch. PCIe at the cluster map's x16
 //                   per-direction rate.
 //   FP8             the linear layers' GEMMs (dense and expert) at the GPU's FP8 peak times the
-//                   same GEMM efficiency; plus the casts (docs/formulas.md, "FP8 casts").
-// Formulas with numbers substituted: docs/formulas.md; tests: tests/sim/step_modes_test.cc.
+//                   same GEMM efficiency; plus the casts (Fp8CastBytesPerMicroBatch).
+// Formulas with numbers substituted: docs/formulas.md, "ZeRO-2/3, FSDP2, HSDP, offload and FP8";
+// tests: tests/sim/step_modes_test.cc.
 #ifndef STRATA_SIM_STEP_MODES_H_
 #define STRATA_SIM_STEP_MODES_H_
 
