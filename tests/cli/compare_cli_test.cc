@@ -1,9 +1,9 @@
 // strata compare as a user meets it: two job files, one job with --variant, --json, and the
 // errors (nothing to compare, a bad --tokens, a misspelt key in a variant).
-#include <string>
-
 #include <gtest/gtest.h>
+
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "support/golden.h"
 
@@ -16,10 +16,10 @@ constexpr const char* kZero3 = "qwen3.6-35b-a3b-sft-h20x40-zero3";
 TEST(CompareCli, TheReferenceJobAgainstItsDeepSpeedZero3Version) {
   const auto r = testing::RunCli({"compare", kMegatron, kZero3, "--tokens", "1000M"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  for (const char* want : {"days to train", "days / A", "memory peak per GPU (GB)",
-                           "why B differs from A", "RoCE", "expert-DP parameter all-gather",
-                           "TP1 PP1 EP8 DP40 (expert-DP 5), zero1, bf16",
-                           "TP1 PP1 EP1 DP40 (expert-DP 40), zero3, bf16"}) {
+  for (const char* want :
+       {"days to train", "days / A", "memory peak per GPU (GB)", "why B differs from A", "RoCE",
+        "expert-DP parameter all-gather", "TP1 PP1 EP8 DP40 (expert-DP 5), zero1, bf16",
+        "TP1 PP1 EP1 DP40 (expert-DP 40), zero3, bf16"}) {
     EXPECT_NE(r.out.find(want), std::string::npos) << want << "\n" << r.out;
   }
 }
@@ -43,9 +43,9 @@ TEST(CompareCli, JsonHasTheDaysAndTheirRatio) {
 }
 
 TEST(CompareCli, OneJobWithVariants) {
-  const auto r = testing::RunCli({"compare", kMegatron, "--variant",
-                                  "sharding.mode=zero3,parallel.ep=1", "--variant",
-                                  "sharding.offload_optimizer=cpu", "--json"});
+  const auto r =
+      testing::RunCli({"compare", kMegatron, "--variant", "sharding.mode=zero3,parallel.ep=1",
+                       "--variant", "sharding.offload_optimizer=cpu", "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto doc = nlohmann::json::parse(r.out);
   ASSERT_EQ(doc["systems"].size(), 3u);

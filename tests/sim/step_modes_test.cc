@@ -70,8 +70,8 @@ TEST(StepModes, Zero3GathersEveryLayerTwicePerMicroBatch) {
 // reshard_after_forward off: the forward's gather is kept for the backward, one gather per layer
 // per micro batch: 40 x 2 = 80 calls.
 TEST(StepModes, NoReshardGathersOnce) {
-  auto ref = LoadReferenceStep({"sharding.mode=fsdp2", "parallel.ep=1",
-                                "sharding.reshard_after_forward=false"});
+  auto ref = LoadReferenceStep(
+      {"sharding.mode=fsdp2", "parallel.ep=1", "sharding.reshard_after_forward=false"});
   auto r = EvaluateStep(ref.setup.tables, ref.setup.layout, *ref.comm);
   ASSERT_TRUE(r.ok()) << r.error().Format();
   const auto gathers = Find(*r, GroupKind::kExpertDp, CollectiveOp::kAllGather);
@@ -125,12 +125,22 @@ TEST(StepModes, ShardedExposureByHand) {
   s.micro_batches = 2;
   s.sharding.mode = ShardingMode::kZero3;
   PricedTraffic gather;
-  gather.item = {GroupKind::kDp, "gather", CollectiveOp::kAllGather, Bytes::Count(1),
-                 TrafficFrequency::kPerLayerPerMicroBatch, 2, 16};
+  gather.item = {GroupKind::kDp,
+                 "gather",
+                 CollectiveOp::kAllGather,
+                 Bytes::Count(1),
+                 TrafficFrequency::kPerLayerPerMicroBatch,
+                 2,
+                 16};
   gather.time_per_step = Seconds::Of(0.160);
   PricedTraffic rs;
-  rs.item = {GroupKind::kDp, "rs", CollectiveOp::kReduceScatter, Bytes::Count(1),
-             TrafficFrequency::kPerLayerPerMicroBatch, 1, 8};
+  rs.item = {GroupKind::kDp,
+             "rs",
+             CollectiveOp::kReduceScatter,
+             Bytes::Count(1),
+             TrafficFrequency::kPerLayerPerMicroBatch,
+             1,
+             8};
   rs.time_per_step = Seconds::Of(0.080);
   ShardedExposure e =
       ExposeShardedTraffic({gather, rs}, s, 4, Seconds::Of(0.020), Seconds::Of(0.080));

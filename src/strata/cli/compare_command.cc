@@ -2,10 +2,10 @@
 // [--explain] [--json]: the same training run under several systems side by side (memory peak,
 // step time, days to train N tokens) and why they differ, in bandwidth-map terms. All numbers
 // come from the memory ledger and the step model (src/strata/report/compare_report.h).
+#include <fmt/format.h>
+
 #include <string>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "strata/cli/cli_common.h"
 #include "strata/cli/commands.h"
@@ -40,10 +40,11 @@ std::string JoinSets(const std::vector<std::string>& sets) {
 }  // namespace
 
 int RunCompare(int argc, char** argv) {
-  CLI::App app{"The same training run under several systems side by side: per-GPU memory peak, "
-               "step time, days to train N tokens, and the cause of the difference (which "
-               "traffic runs on which link, in seconds). The first system is the baseline.",
-               "strata compare"};
+  CLI::App app{
+      "The same training run under several systems side by side: per-GPU memory peak, "
+      "step time, days to train N tokens, and the cause of the difference (which "
+      "traffic runs on which link, in seconds). The first system is the baseline.",
+      "strata compare"};
   std::vector<std::string> jobs;
   std::vector<std::string> variants;
   std::vector<std::string> sets;
@@ -61,17 +62,16 @@ int RunCompare(int argc, char** argv) {
   app.add_option("--tokens", tokens_text,
                  "tokens to train, for the time to train (500M, 2.31M, 29K; "
                  "default 1000M)");
-  app.add_flag("--explain", explain,
-               "print each system's formulas with the numbers substituted");
+  app.add_flag("--explain", explain, "print each system's formulas with the numbers substituted");
   app.add_flag("--json", json, "print JSON for scripts");
   app.add_option("-o,--output", output, "write the output to this file (atomically)");
   if (auto exit = ParseArgs(app, argc, argv)) return *exit;
 
   auto tokens = ParseTokenCount(tokens_text);
   if (!tokens.ok() || *tokens < 1) {
-    Error e = tokens.ok() ? InvalidInput(fmt::format("expected at least 1 token, got '{}'",
-                                                     tokens_text))
-                          : tokens.error();
+    Error e = tokens.ok()
+                  ? InvalidInput(fmt::format("expected at least 1 token, got '{}'", tokens_text))
+                  : tokens.error();
     return ReportError(e.InField("--tokens"));
   }
   if (jobs.empty()) jobs.push_back(kReferenceJobName);

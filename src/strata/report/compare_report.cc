@@ -1,11 +1,11 @@
 #include "strata/report/compare_report.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <map>
 #include <set>
-
-#include <fmt/format.h>
 
 #include "strata/core/strings.h"
 #include "strata/core/table.h"
@@ -24,15 +24,24 @@ bool InGroup(const PricedTraffic& p, StepPart part) {
   const GroupKind g = p.item.group;
   const bool gather = p.item.op == CollectiveOp::kAllGather;
   switch (part) {
-    case StepPart::kTp: return g == GroupKind::kTp || g == GroupKind::kEtp;
-    case StepPart::kCp: return g == GroupKind::kCp;
-    case StepPart::kEp: return g == GroupKind::kEp;
-    case StepPart::kPp: return g == GroupKind::kPp;
-    case StepPart::kDpGrad: return (g == GroupKind::kDp || g == GroupKind::kDpCp) && !gather;
-    case StepPart::kDpParam: return (g == GroupKind::kDp || g == GroupKind::kDpCp) && gather;
-    case StepPart::kExpertDpGrad: return g == GroupKind::kExpertDp && !gather;
-    case StepPart::kExpertDpParam: return g == GroupKind::kExpertDp && gather;
-    default: return false;
+    case StepPart::kTp:
+      return g == GroupKind::kTp || g == GroupKind::kEtp;
+    case StepPart::kCp:
+      return g == GroupKind::kCp;
+    case StepPart::kEp:
+      return g == GroupKind::kEp;
+    case StepPart::kPp:
+      return g == GroupKind::kPp;
+    case StepPart::kDpGrad:
+      return (g == GroupKind::kDp || g == GroupKind::kDpCp) && !gather;
+    case StepPart::kDpParam:
+      return (g == GroupKind::kDp || g == GroupKind::kDpCp) && gather;
+    case StepPart::kExpertDpGrad:
+      return g == GroupKind::kExpertDp && !gather;
+    case StepPart::kExpertDpParam:
+      return g == GroupKind::kExpertDp && gather;
+    default:
+      return false;
   }
 }
 
@@ -87,8 +96,9 @@ std::vector<CompareCause> Causes(const StepResult& a, const StepResult& b) {
 }
 
 std::string CauseText(const CompareCause& c) {
-  std::string line = fmt::format("{} {:.2f} s -> {:.2f} s exposed ({:+.2f} s)", StepPartName(c.part),
-                                 c.baseline_s, c.other_s, c.other_s - c.baseline_s);
+  std::string line =
+      fmt::format("{} {:.2f} s -> {:.2f} s exposed ({:+.2f} s)", StepPartName(c.part), c.baseline_s,
+                  c.other_s, c.other_s - c.baseline_s);
   if (c.baseline_level != c.other_level) {
     line += fmt::format(", {} -> {}", c.baseline_level.empty() ? "no traffic" : c.baseline_level,
                         c.other_level.empty() ? "no traffic" : c.other_level);
@@ -107,7 +117,8 @@ std::string SystemSummary(const ResolvedJob& job) {
   const JobSpec& s = job.spec;
   std::string out = fmt::format("TP{} PP{} EP{} DP{}", l.tp, l.pp, l.ep, l.dp);
   if (l.cp > 1) out += fmt::format(" CP{}", l.cp);
-  if (job.model.CountLayers(FfnKind::kMoe) > 0) out += fmt::format(" (expert-DP {})", l.expert_dp());
+  if (job.model.CountLayers(FfnKind::kMoe) > 0)
+    out += fmt::format(" (expert-DP {})", l.expert_dp());
   out += fmt::format(", {}", ShardingModeName(s.sharding.mode));
   if (s.sharding.replicate > 1) out += fmt::format(" x{} replicas", s.sharding.replicate);
   if (s.sharding.offload_optimizer != OffloadTarget::kNone) {
@@ -215,15 +226,19 @@ std::string RenderCompareText(const CompareReport& report, bool explain) {
   };
   row("memory peak per GPU (GB)", [](const ComparedSystem& s) {
     return fmt::format("{} of {} ({})", Fixed(s.ledger.Peak().count() / 1e9, 1),
-                       Fixed(s.ledger.capacity.count() / 1e9, 0), MemoryVerdictName(s.ledger.verdict));
+                       Fixed(s.ledger.capacity.count() / 1e9, 0),
+                       MemoryVerdictName(s.ledger.verdict));
   });
   row("step time (s)", [](const ComparedSystem& s) { return Fixed(s.step.step.s(), 2); });
-  row("tokens per step", [](const ComparedSystem& s) { return GroupDigits(s.step.tokens_per_step); });
-  row("tokens/s/GPU", [](const ComparedSystem& s) { return Fixed(s.step.tokens_per_s_per_gpu, 1); });
+  row("tokens per step",
+      [](const ComparedSystem& s) { return GroupDigits(s.step.tokens_per_step); });
+  row("tokens/s/GPU",
+      [](const ComparedSystem& s) { return Fixed(s.step.tokens_per_s_per_gpu, 1); });
   row("MFU (%)", [](const ComparedSystem& s) { return Fixed(100 * s.step.mfu, 2); });
   row("days to train", [](const ComparedSystem& s) { return Fixed(s.days, 2); });
   const double base_days = report.systems.front().days;
-  row("days / A", [&](const ComparedSystem& s) { return fmt::format("{:.2f}x", s.days / base_days); });
+  row("days / A",
+      [&](const ComparedSystem& s) { return fmt::format("{:.2f}x", s.days / base_days); });
   table.AddSeparator();
   for (size_t p = 0; p < kStepPartCount; ++p) {
     const auto part = static_cast<StepPart>(p);
@@ -254,21 +269,24 @@ std::string RenderCompareText(const CompareReport& report, bool explain) {
                        s.system);
   }
   for (size_t i = 1; i < report.systems.size(); ++i) {
-    out += fmt::format("\nwhy {} differs from A:\n  {}\n", static_cast<char>('A' + std::min<size_t>(i, 25)),
-                       CompareParagraph(report, i));
+    out +=
+        fmt::format("\nwhy {} differs from A:\n  {}\n",
+                    static_cast<char>('A' + std::min<size_t>(i, 25)), CompareParagraph(report, i));
   }
-  out += "\nlink seconds are each collective's time x calls before overlap; \"s exposed\" is what "
-         "stays on the step's critical path. Step-model error on measured rows: "
-         "docs/step-validation.md.\n";
+  out +=
+      "\nlink seconds are each collective's time x calls before overlap; \"s exposed\" is what "
+      "stays on the step's critical path. Step-model error on measured rows: "
+      "docs/step-validation.md.\n";
   if (explain) {
     for (size_t i = 0; i < report.systems.size(); ++i) {
       const ComparedSystem& s = report.systems[i];
       out += fmt::format("\n{} ({}): how each number is computed\n",
                          static_cast<char>('A' + std::min<size_t>(i, 25)), s.label);
-      out += fmt::format("  days to train\n    {} tokens / {} tokens per step = {:.1f} steps x "
-                         "{:.2f} s / 86,400 s = {:.3f} days\n",
-                         GroupDigits(report.tokens), GroupDigits(s.step.tokens_per_step), s.steps,
-                         s.step.step.s(), s.days);
+      out += fmt::format(
+          "  days to train\n    {} tokens / {} tokens per step = {:.1f} steps x "
+          "{:.2f} s / 86,400 s = {:.3f} days\n",
+          GroupDigits(report.tokens), GroupDigits(s.step.tokens_per_step), s.steps, s.step.step.s(),
+          s.days);
       out += fmt::format("  memory peak\n    the ledger's peak {} (strata memory {} --explain)\n",
                          FormatGB(s.ledger.Peak()), s.label);
       for (const StepFormula& f : ExplainStep(s.setup.tables, s.setup.layout, s.step)) {
@@ -296,7 +314,8 @@ Json CompareToJson(const CompareReport& report) {
     }
     Json links = Json::array();
     for (const LinkLoad& l : s.links) {
-      links.push_back({{"level", l.level}, {"seconds_per_step", l.seconds}, {"bytes_per_step", l.bytes}});
+      links.push_back(
+          {{"level", l.level}, {"seconds_per_step", l.seconds}, {"bytes_per_step", l.bytes}});
     }
     Json causes = Json::array();
     for (const CompareCause& c : report.causes[i]) {

@@ -21,7 +21,7 @@ namespace strata {
 struct LinkLoad {
   std::string level;  // "RoCE 4 x 200Gb/s", "NVSwitch (NVLink4)", "PCIe Gen5 x16"
   double seconds = 0;
-  double bytes = 0;   // nccl-tests sizes x calls (collectives), copied bytes (offload)
+  double bytes = 0;  // nccl-tests sizes x calls (collectives), copied bytes (offload)
 };
 
 struct ComparedSystem {
@@ -30,8 +30,8 @@ struct ComparedSystem {
   StepSetup setup;
   StepResult step;
   MemoryLedger ledger;
-  double steps = 0;    // optimizer steps to train the tokens
-  double days = 0;     // steps x step time / 86,400 s
+  double steps = 0;             // optimizer steps to train the tokens
+  double days = 0;              // steps x step time / 86,400 s
   std::vector<LinkLoad> links;  // slowest first
 };
 

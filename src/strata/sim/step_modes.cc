@@ -1,8 +1,8 @@
 #include "strata/sim/step_modes.h"
 
-#include <algorithm>
-
 #include <fmt/format.h>
+
+#include <algorithm>
 
 #include "strata/sim/step_model.h"
 
@@ -60,17 +60,18 @@ Result<std::vector<PricedTraffic>> PriceShardedTraffic(const ModelTrafficShape& 
                                                        const CollectiveModel& comm) {
   const ParallelLayout& l = s.layout;
   const ShardingSpec& sh = s.sharding;
-  const double layers = std::max(1.0, static_cast<double>(model.layers) / static_cast<double>(l.pp));
+  const double layers =
+      std::max(1.0, static_cast<double>(model.layers) / static_cast<double>(l.pp));
   const double m = static_cast<double>(s.micro_batches);
   const bool weights_sharded = sh.shards_weights();
   // FP8 all-gather (megatron --fp8-param-gather, torchao enable_fsdp_float8_all_gather).
-  const double gather_bytes = s.fp8.on() && s.fp8.param_gather ? 1.0 : static_cast<double>(s.param_bytes);
+  const double gather_bytes =
+      s.fp8.on() && s.fp8.param_gather ? 1.0 : static_cast<double>(s.param_bytes);
   const double grad_bytes = static_cast<double>(s.grad_bytes);
   std::vector<PricedTraffic> out;
 
-  auto add = [&](const GroupPlacement& group, GroupKind kind, std::string purpose,
-                 CollectiveOp op, double bytes, TrafficFrequency f, double per_unit,
-                 double per_step) -> Status {
+  auto add = [&](const GroupPlacement& group, GroupKind kind, std::string purpose, CollectiveOp op,
+                 double bytes, TrafficFrequency f, double per_unit, double per_step) -> Status {
     if (group.size <= 1 || bytes <= 0) return OkStatus();
     TrafficItem item{kind, std::move(purpose), op, Bytes::Count(bytes), f, per_unit, per_step};
     auto cost = comm.Cost(op, item.size, ShapeOf(group));
@@ -93,13 +94,14 @@ Result<std::vector<PricedTraffic>> PriceShardedTraffic(const ModelTrafficShape& 
       {dense_kind, "non-expert",
        static_cast<double>(model.non_expert_params) / static_cast<double>(l.tp * l.pp)}};
   if (model.expert_params > 0) {
-    sides.push_back({GroupKind::kExpertDp, "expert",
-                     static_cast<double>(model.expert_params) /
-                         static_cast<double>(l.ep * l.etp * l.pp)});
+    sides.push_back(
+        {GroupKind::kExpertDp, "expert",
+         static_cast<double>(model.expert_params) / static_cast<double>(l.ep * l.etp * l.pp)});
   }
   for (const Side& side : sides) {
     const GroupPlacement* dp = Find(groups, side.kind);
-    if (dp == nullptr) return InvalidInput(fmt::format("no placement for the {} group", ToString(side.kind)));
+    if (dp == nullptr)
+      return InvalidInput(fmt::format("no placement for the {} group", ToString(side.kind)));
     const int64_t replicate = std::min<int64_t>(sh.replicate, dp->size);
     const GroupPlacement shard = replicate > 1 ? ShardGroup(*dp, replicate) : *dp;
     const std::string of = fmt::format("{} parameters", side.what);
@@ -109,23 +111,25 @@ Result<std::vector<PricedTraffic>> PriceShardedTraffic(const ModelTrafficShape& 
       // unless the forward kept the gathered weights; a reduce-scatter after the backward.
       // (The embedding and output layer are spread over the layers: the same bytes per step.)
       const double gathers = sh.reshard_after_forward ? 2.0 : 1.0;
-      STRATA_RETURN_IF_ERROR(add(shard, side.kind,
-                                 fmt::format("ZeRO-3/FSDP: gather {} per layer ({})", of,
-                                             sh.reshard_after_forward ? "forward + backward" : "forward"),
-                                 CollectiveOp::kAllGather, per_layer * gather_bytes,
-                                 TrafficFrequency::kPerLayerPerMicroBatch, gathers,
-                                 gathers * layers * m));
-      STRATA_RETURN_IF_ERROR(add(shard, side.kind,
-                                 fmt::format("ZeRO-3/FSDP: reduce-scatter gradients of {} per layer", of),
-                                 CollectiveOp::kReduceScatter, per_layer * grad_bytes,
-                                 TrafficFrequency::kPerLayerPerMicroBatch, 1.0, layers * m));
+      STRATA_RETURN_IF_ERROR(
+          add(shard, side.kind,
+              fmt::format("ZeRO-3/FSDP: gather {} per layer ({})", of,
+                          sh.reshard_after_forward ? "forward + backward" : "forward"),
+              CollectiveOp::kAllGather, per_layer * gather_bytes,
+              TrafficFrequency::kPerLayerPerMicroBatch, gathers, gathers * layers * m));
+      STRATA_RETURN_IF_ERROR(
+          add(shard, side.kind,
+              fmt::format("ZeRO-3/FSDP: reduce-scatter gradients of {} per layer", of),
+              CollectiveOp::kReduceScatter, per_layer * grad_bytes,
+              TrafficFrequency::kPerLayerPerMicroBatch, 1.0, layers * m));
     } else if (sh.shards_gradients()) {
       // ZeRO-2: sharded gradients cannot accumulate whole, so every micro batch reduces them
       // (bucket by bucket, as layers finish their backward).
-      STRATA_RETURN_IF_ERROR(add(shard, side.kind,
-                                 fmt::format("ZeRO-2: reduce-scatter gradients of {} per micro batch", of),
-                                 CollectiveOp::kReduceScatter, per_layer * grad_bytes,
-                                 TrafficFrequency::kPerLayerPerMicroBatch, 1.0, layers * m));
+      STRATA_RETURN_IF_ERROR(
+          add(shard, side.kind,
+              fmt::format("ZeRO-2: reduce-scatter gradients of {} per micro batch", of),
+              CollectiveOp::kReduceScatter, per_layer * grad_bytes,
+              TrafficFrequency::kPerLayerPerMicroBatch, 1.0, layers * m));
       STRATA_RETURN_IF_ERROR(add(shard, side.kind, fmt::format("updated {}", of),
                                  CollectiveOp::kAllGather, side.params_per_rank * gather_bytes,
                                  TrafficFrequency::kPerStep, 1.0, 1.0));
@@ -140,19 +144,20 @@ Result<std::vector<PricedTraffic>> PriceShardedTraffic(const ModelTrafficShape& 
     }
     if (replicate > 1) {
       // HSDP: the shard's gradient is averaged over the replicas once per step.
-      STRATA_RETURN_IF_ERROR(add(ReplicateGroup(*dp, replicate), side.kind,
-                                 fmt::format("HSDP: all-reduce gradient shard of {} over replicas", of),
-                                 CollectiveOp::kAllReduce,
-                                 side.params_per_rank / static_cast<double>(shard.size) * grad_bytes,
-                                 TrafficFrequency::kPerStep, 1.0, 1.0));
+      STRATA_RETURN_IF_ERROR(
+          add(ReplicateGroup(*dp, replicate), side.kind,
+              fmt::format("HSDP: all-reduce gradient shard of {} over replicas", of),
+              CollectiveOp::kAllReduce,
+              side.params_per_rank / static_cast<double>(shard.size) * grad_bytes,
+              TrafficFrequency::kPerStep, 1.0, 1.0));
     }
   }
   return out;
 }
 
-ShardedExposure ExposeShardedTraffic(const std::vector<PricedTraffic>& sharded,
-                                     const StepLayout& s, double layers_per_stage,
-                                     Seconds forward_mb, Seconds backward_mb) {
+ShardedExposure ExposeShardedTraffic(const std::vector<PricedTraffic>& sharded, const StepLayout& s,
+                                     double layers_per_stage, Seconds forward_mb,
+                                     Seconds backward_mb) {
   const double m = static_cast<double>(s.micro_batches);
   const double y_fwd = forward_mb.s() / layers_per_stage;
   const double y_bwd = backward_mb.s() / layers_per_stage;
@@ -166,7 +171,8 @@ ShardedExposure ExposeShardedTraffic(const std::vector<PricedTraffic>& sharded,
     const double per_mb_layer = p.time_per_step.s() / (m * layers_per_stage);
     if (!PerLayer(p)) {
       (IsExpert(p) ? (IsParamGather(p) ? once.expert_param : once.expert_grad)
-                   : (IsParamGather(p) ? once.dense_param : once.dense_grad)) += p.time_per_step.s();
+                   : (IsParamGather(p) ? once.dense_param : once.dense_grad)) +=
+          p.time_per_step.s();
       continue;
     }
     if (IsParamGather(p)) {
@@ -216,8 +222,9 @@ Result<std::vector<HostTraffic>> OffloadTraffic(const ModelTrafficShape& model, 
     return out;
   }
   if (sh.offload_optimizer == OffloadTarget::kNvme || sh.offload_param == OffloadTarget::kNvme) {
-    return InvalidInput("NVMe offload: the step-time model prices only CPU offload (the NVMe "
-                        "path's bandwidth is not in the bandwidth map)")
+    return InvalidInput(
+               "NVMe offload: the step-time model prices only CPU offload (the NVMe "
+               "path's bandwidth is not in the bandwidth map)")
         .InField("sharding.offload_optimizer")
         .WithHint("set the offload target to cpu to get a (faster) bound");
   }
@@ -247,7 +254,8 @@ Result<std::vector<HostTraffic>> OffloadTraffic(const ModelTrafficShape& model, 
     add("offload_param: weight shard to the GPU before each gather",
         gathers * m * shard * static_cast<double>(s.param_bytes));
     if (sh.offload_optimizer != OffloadTarget::kCpu) {
-      add("offload_param: gradient shard to the CPU", m * shard * static_cast<double>(s.grad_bytes));
+      add("offload_param: gradient shard to the CPU",
+          m * shard * static_cast<double>(s.grad_bytes));
     }
   }
   return out;
@@ -271,8 +279,8 @@ double Fp8CastBytesPerMicroBatch(const StepTables& t, const StepLayout& s, doubl
   const double weights_on_rank =
       static_cast<double>(t.traffic.non_expert_params) / static_cast<double>(l.tp * l.pp) +
       static_cast<double>(t.traffic.expert_params) / static_cast<double>(l.ep * l.etp * l.pp);
-  const bool torchao = s.fp8.recipe == Fp8Recipe::kTorchaoTensorwise ||
-                       s.fp8.recipe == Fp8Recipe::kTorchaoRowwise;
+  const bool torchao =
+      s.fp8.recipe == Fp8Recipe::kTorchaoTensorwise || s.fp8.recipe == Fp8Recipe::kTorchaoRowwise;
   const double weight_casts_per_mb =
       torchao ? 1.0 : 1.0 / static_cast<double>(std::max<int64_t>(1, s.micro_batches));
   return activations + 4 * weights_on_rank * weight_casts_per_mb;

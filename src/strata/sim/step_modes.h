@@ -62,9 +62,9 @@ Result<std::vector<PricedTraffic>> PriceShardedTraffic(const ModelTrafficShape& 
 struct ShardedExposure {
   double dp_grad = 0, dp_param = 0, edp_grad = 0, edp_param = 0;  // exposed, s per step
 };
-ShardedExposure ExposeShardedTraffic(const std::vector<PricedTraffic>& sharded,
-                                     const StepLayout& s, double layers_per_stage,
-                                     Seconds forward_mb, Seconds backward_mb);
+ShardedExposure ExposeShardedTraffic(const std::vector<PricedTraffic>& sharded, const StepLayout& s,
+                                     double layers_per_stage, Seconds forward_mb,
+                                     Seconds backward_mb);
 
 /// exposed = x + (L - 1) max(0, x - y): L layers, x one layer's communication, y its compute,
 /// the next layer's communication running behind this layer's compute.
