@@ -17,6 +17,7 @@
 #include <cmath>
 #include <functional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <fmt/format.h>
@@ -45,6 +46,11 @@ struct Row {
   bool sp = false;
   RecomputeGranularity recompute = RecomputeGranularity::kNone;
   bool distributed_optimizer = true;
+  ShardingMode sharding = ShardingMode::kZero1;  // zero2/zero3: DeepSpeed under swift sft
+  Fp8Recipe fp8 = Fp8Recipe::kNone;
+  bool fp8_param_gather = false;
+  int64_t grad_bytes = 4;    // megatron-core's fp32 gradient buffer; DeepSpeed bf16: 2
+  int64_t moment_bytes = 4;  // 2: precision-aware optimizer with bf16 moments
   OverlapSpec overlap;
   Measure measure = Measure::kStepTime;
   double measured = 0;  // s, or TFLOP/s per GPU
@@ -271,6 +277,41 @@ std::vector<Row> Rows() {
                     [] { return QwenDense("qwen2.5-7b", 28, 3584, 28, 4, 18944, 152064, false); },
                     "a100-8x200g", "", 4, 32768, 8, 4, 1, 1, 1, full, 23.0,
                     "packed to 32K; 4 A100 80GB"));
+  // The training modes (ZeRO-2/3, FP8) make these rows expressible.
+  // MS-05: the FP8 twin of MS-06 (Megatron-SWIFT, TE blockwise FP8 with --fp8-param-gather and
+  // the precision-aware optimizer's bf16 moments).
+  Row ms05 = ms("MS-05", "Qwen3-14B FP8", [] {
+                  return QwenDense("qwen3-14b", 40, 5120, 40, 8, 17408, 151936, true);
+                },
+                "h20-5x8", "", 8, 8192, 16, 4, 1, 1, 2, sel, 8.0,
+                "packed; H20 96GB; FP8 blockwise, fp8_param_gather, bf16 moments");
+  ms05.fp8 = Fp8Recipe::kBlockwise;
+  ms05.fp8_param_gather = true;
+  ms05.moment_bytes = 2;
+  rows.push_back(ms05);
+  // MS-01's header: "DeepSpeed ZeRO2/ZeRO3 on same task: 10.32/10.56 s/it" (swift sft on the
+  // 8 A800): every GPU a DP rank, the same 16 packed samples per step.
+  for (const auto& [id, mode, step_s] :
+       std::vector<std::tuple<const char*, ShardingMode, double>>{
+           {"MS-01-Z2", ShardingMode::kZero2, 10.32}, {"MS-01-Z3", ShardingMode::kZero3, 10.56}}) {
+    Row r = ms(id, "Qwen2.5-14B",
+               [] { return QwenDense("qwen2.5-14b", 48, 5120, 40, 8, 13824, 152064, false); },
+               "a100-8x200g", "A800", 8, 8192, 16, 1, 1, 1, 8, full, step_s,
+               "DeepSpeed under swift sft, ASSUMED: micro batch 1, gradient checkpointing, bf16 "
+               "gradients, overlap_comm");
+    r.sharding = mode;
+    r.grad_bytes = 2;
+    r.overlap.grad_reduce = true;
+    rows.push_back(r);
+  }
+  // MS-02's header: "DeepSpeed ZeRO3: 91.2 s/it" for Qwen3-30B-A3B on the 16 A800 (no EP).
+  Row ms02z3 = ms("MS-02-Z3", "Qwen3-30B-A3B", [] { return Catalog("qwen3-30b-a3b"); },
+                  "a100-8x200g", "A800", 16, 8192, 16, 1, 1, 1, 16, full, 91.2,
+                  "DeepSpeed ZeRO-3 under swift sft (HF experts, no EP); ASSUMED as MS-01-Z3");
+  ms02z3.sharding = ShardingMode::kZero3;
+  ms02z3.grad_bytes = 2;
+  ms02z3.overlap.grad_reduce = true;
+  rows.push_back(ms02z3);
   return rows;
 }
 
@@ -309,15 +350,22 @@ Outcome Evaluate(const Row& row, const KernelEfficiencyFile& eff, const Intercon
   s.recompute = row.recompute;
   s.overlap = row.overlap;
   s.distributed_optimizer = row.distributed_optimizer;
-  s.grad_bytes = 4;
+  s.grad_bytes = row.grad_bytes;
+  s.moment_bytes = row.moment_bytes;
+  s.sharding.mode = row.sharding;
+  s.fp8.recipe = row.fp8;
+  s.fp8.param_gather = row.fp8_param_gather;
   auto comm = CollectiveModel::Create(c, links);
   EXPECT_TRUE(comm.ok()) << row.id;
   auto r = EvaluateStep(tables, s, *comm);
   EXPECT_TRUE(r.ok()) << row.id << ": " << (r.ok() ? "" : r.error().Format());
   if (!r.ok()) return o;
-  o.layout = fmt::format("TP{} PP{}{} EP{} DP{}, mbs {} x {}", row.tp, row.pp,
+  o.layout = fmt::format("TP{} PP{}{} EP{} DP{}, mbs {} x {}{}", row.tp, row.pp,
                          row.vpp > 1 ? fmt::format(" VPP{}", row.vpp) : "", row.ep, row.dp,
-                         row.mbs, s.micro_batches);
+                         row.mbs, s.micro_batches,
+                         row.sharding == ShardingMode::kZero1
+                             ? ""
+                             : fmt::format(", {}", ShardingModeName(row.sharding)));
   o.predicted_step = r->step.s();
   if (row.measure == Measure::kStepTime) {
     o.measured_step = row.measured;
@@ -393,8 +441,9 @@ the same formula. Constants come from `data/kernel_efficiency.yaml` and
       "within 25%: {} rows. Targets: median within 10%, no row beyond 25%.\n",
       n, 100 * median, 100 * worst_error, worst, within10, within25);
   doc += R"(
-Not expressible yet: MS-05 (Qwen3-14B in FP8 blockwise): FP8 training is rejected until the
-training-modes issue models its recipes; its bf16 twin is MS-06.
+Rows from the training modes: MS-05 (FP8 blockwise, the FP8 twin of MS-06) and the DeepSpeed
+runs the ms-swift headers report next to MS-01 (ZeRO-2, ZeRO-3) and MS-02 (ZeRO-3). Every row of
+the measurements with a step time is now expressible.
 )";
   return doc;
 }

@@ -29,6 +29,7 @@ int RunPreflight(int argc, char** argv);
 int RunCheckpoint(int argc, char** argv);
 int RunLogs(int argc, char** argv);
 int RunImport(int argc, char** argv);
+int RunCompare(int argc, char** argv);
 
 /// The table `strata help` prints and main dispatches on.
 const std::vector<Command>& Commands();

@@ -29,6 +29,7 @@ const std::vector<Command>& Commands() {
       {"checkpoint", "checkpoint size, write/load time and the interval to take one", RunCheckpoint},
       {"logs", "training-log analyser: steps, real MFU, stalls and anomalies", RunLogs},
       {"import", "job YAML from a Megatron/ms-swift/torchtitan/DeepSpeed/verl launch", RunImport},
+      {"compare", "systems side by side: memory, step time, days to train, and why", RunCompare},
   };
   return kCommands;
 }

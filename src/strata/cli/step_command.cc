@@ -63,6 +63,7 @@ std::string RenderText(const StepSetup& setup, const StepResult& r, bool explain
   table.AddSeparator();
   table.AddRow({"step", "", fmt::format("{:.3f}", r.step.s()), "", "100.0"});
   out += table.Render();
+  for (const std::string& c : r.caveats) out += fmt::format("not modelled: {}\n", c);
   out += "\none micro batch on the most loaded rank, by kind of kernel (s):\n";
   Table kernels({{"kernel", Align::kLeft}, {"forward (s)"}, {"backward (s)"}, {"recompute (s)"}});
   auto row = [&](const char* name, Seconds KernelTimes::*field) {

@@ -54,6 +54,9 @@ std::vector<StepFormula> ExplainStep(const StepTables& t, const StepLayout& s,
       n = g.n / static_cast<double>(l.etp);
     }
     double eff = GemmEfficiency(e, m, n, g.k) * (expert ? e.grouped_gemm_factor : 1.0);
+    // FP8 recipes run the linear layers (dense, experts) on the FP8 peak.
+    const bool fp8 = s.fp8.on() && (expert || g.kind == GemmKind::kDense);
+    const FlopPerSecond gemm_peak = fp8 ? t.fp8_peak : t.peak;
     add(fmt::format("{} GEMMs, n = {:.0f}, k = {:.0f} (forward)", GemmKindName(g.kind), g.n, g.k),
         fmt::format("{:.4g} FLOP/token x {:.0f} tokens / {} (TP){} = {:.4g} FLOP; efficiency {} x "
                     "f({:.0f}) f({:.0f}) f({:.0f}){} = {:.3f}; t = FLOP / ({:.1f} TFLOP/s x {:.3f}) "
@@ -61,7 +64,9 @@ std::vector<StepFormula> ExplainStep(const StepTables& t, const StepLayout& s,
                     g.flop_per_token, rows, split, logits ? "" : fmt::format(" / {} (PP)", l.pp),
                     flop, e.gemm_large, m, n, g.k,
                     expert ? fmt::format(" x {} (grouped)", e.grouped_gemm_factor) : "", eff,
-                    peak_t, eff, Ms(Seconds::Of(flop / (t.peak.flop_per_s() * eff)))));
+                    gemm_peak.tflop_per_s(), eff,
+                    Ms(Seconds::Of(flop / (gemm_peak.flop_per_s() * eff)))) +
+            (fp8 ? fmt::format(" (FP8 peak, recipe {})", Fp8RecipeName(s.fp8.recipe)) : ""));
   }
   if (t.attention_flop_per_token > 0) {
     add("flash attention (causal)",
@@ -106,6 +111,35 @@ std::vector<StepFormula> ExplainStep(const StepTables& t, const StepLayout& s,
                     p.cost.shape.nodes, Ms(p.cost.time), p.cost.level, p.item.calls_per_step,
                     S(p.time_per_step)));
   }
+  if (ShardingOwnsDpTraffic(s)) {
+    add("sharded data parallelism",
+        fmt::format("sharding {} (reshard_after_forward {}, prefetch {} layer(s), replicate {}): "
+                    "per pass exposed = x + (L - 1) max(0, x - y), x one layer's gathers and "
+                    "reduce-scatters, y one layer's compute, L = {:.0f}; exposed DP {} + "
+                    "expert-DP {}",
+                    ShardingModeName(s.sharding.mode), On(s.sharding.reshard_after_forward),
+                    s.sharding.prefetch_layers, s.sharding.replicate,
+                    static_cast<double>(t.layers) / static_cast<double>(l.pp),
+                    S(r[StepPart::kDpGrad].exposed + r[StepPart::kDpParam].exposed),
+                    S(r[StepPart::kExpertDpGrad].exposed + r[StepPart::kExpertDpParam].exposed)));
+  }
+  for (const HostTraffic& h : r.host_traffic) {
+    add(fmt::format("offload: {}", h.purpose),
+        fmt::format("{} per step / {} per direction = {}", FormatBytesAuto(h.size_per_step),
+                    h.level, S(h.time_per_step)));
+  }
+  if (r[StepPart::kFp8Cast].total.s() > 0) {
+    add("FP8 casts + transposes",
+        fmt::format("4 B per GEMM input element (forward, and again in recompute) and per "
+                    "output-gradient element (backward), plus 4 B per local weight per {} / "
+                    "({:.0f} GB/s x {:.2f}) = {} per step",
+                    s.fp8.recipe == Fp8Recipe::kTorchaoTensorwise ||
+                            s.fp8.recipe == Fp8Recipe::kTorchaoRowwise
+                        ? "micro batch"
+                        : "step",
+                    t.hbm.gb_per_s(), e.hbm_efficiency, S(r[StepPart::kFp8Cast].total)));
+  }
+  for (const std::string& c : r.caveats) add("not modelled", c);
   add("overlap options",
       fmt::format("tp_comm {}, moe_a2a {}, cp_comm {}, pp_p2p {}, grad_reduce {}, param_gather {} "
                   "(job file section overlap:)",

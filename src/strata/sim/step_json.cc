@@ -69,6 +69,15 @@ Json StepToJson(const StepSetup& setup, const StepResult& r) {
                        {"level", p.cost.level}});
   }
   doc["traffic"] = traffic;
+  Json host = Json::array();
+  for (const HostTraffic& h : r.host_traffic) {
+    host.push_back({{"purpose", h.purpose},
+                    {"level", h.level},
+                    {"size_per_step_bytes", h.size_per_step.count()},
+                    {"time_per_step_s", h.time_per_step.s()}});
+  }
+  doc["host_traffic"] = host;
+  doc["caveats"] = r.caveats;
   return doc;
 }
 

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <optional>
 
+#include <fmt/format.h>
+
 #include "strata/model/flop_conventions.h"
 #include "strata/sim/step_placement.h"
 
@@ -25,6 +27,8 @@ constexpr std::array<std::string_view, kStepPartCount> kPartNames = {
     "expert-DP gradient reduce",
     "expert-DP parameter all-gather",
     "optimizer step + gradient clipping",
+    "CPU offload copies (PCIe)",
+    "FP8 casts + transposes",
 };
 
 double Saturation(double d, double half) { return d / (d + half); }
@@ -92,6 +96,15 @@ Result<StepResult> EvaluateStep(const StepTables& t, const StepLayout& s,
   const double sp_split = l.sequence_parallel ? tp : 1.0;
   const double peak = t.peak.flop_per_s();
   const double hbm = t.hbm.bytes_per_s() * e.hbm_efficiency;
+  // FP8 recipes run the linear layers' GEMMs (dense and routed experts) on the FP8 tensor cores
+  // at the same shape efficiency; the router, the output layer and attention stay in bf16.
+  if (s.fp8.on() && t.fp8_peak.flop_per_s() <= 0) {
+    return InvalidInput(fmt::format("FP8 recipe {} on {}, which has no FP8 tensor cores",
+                                    Fp8RecipeName(s.fp8.recipe), t.gpu_name))
+        .InField("precision.fp8")
+        .WithHint("remove precision.fp8 (bf16 GEMMs) or choose a GPU with FP8 (Hopper or later)");
+  }
+  const double linear_peak = s.fp8.on() ? t.fp8_peak.flop_per_s() : peak;
 
   StepResult r;
   KernelTimes& fwd = r.forward;
@@ -100,7 +113,8 @@ Result<StepResult> EvaluateStep(const StepTables& t, const StepLayout& s,
     switch (g.kind) {
       case GemmKind::kDense: {
         const double flop = g.flop_per_token * tokens / tp * stage;
-        fwd.dense_gemm += Seconds::Of(flop / (peak * GemmEfficiency(e, tokens, g.n / tp, g.k)));
+        fwd.dense_gemm +=
+            Seconds::Of(flop / (linear_peak * GemmEfficiency(e, tokens, g.n / tp, g.k)));
         break;
       }
       case GemmKind::kRouter: {
@@ -118,7 +132,8 @@ Result<StepResult> EvaluateStep(const StepTables& t, const StepLayout& s,
                                   static_cast<double>(std::max<int64_t>(t.num_experts, 1));
         const double eff = GemmEfficiency(e, per_expert, g.n / static_cast<double>(l.etp), g.k) *
                            e.grouped_gemm_factor;
-        fwd.expert_gemm += Seconds::Of(g.flop_per_token * tokens / tp * stage / (peak * eff));
+        fwd.expert_gemm +=
+            Seconds::Of(g.flop_per_token * tokens / tp * stage / (linear_peak * eff));
         break;
       }
       case GemmKind::kLogits: {
@@ -185,7 +200,18 @@ Result<StepResult> EvaluateStep(const StepTables& t, const StepLayout& s,
   ti.distributed_optimizer = s.distributed_optimizer;
   ti.full_recompute = s.recompute == RecomputeGranularity::kFull;
   STRATA_ASSIGN_OR_RETURN(r.traffic, PriceTraffic(LayoutTraffic(t.traffic, ti), groups, comm));
+  // ZeRO-2/3, FSDP2 and HSDP replace megatron-core's once-per-step DP traffic (step_modes.h).
+  const bool sharded_dp = ShardingOwnsDpTraffic(s);
+  std::vector<PricedTraffic> sharded;
+  if (sharded_dp) {
+    std::erase_if(r.traffic, [](const PricedTraffic& p) {
+      return p.item.group == GroupKind::kDp || p.item.group == GroupKind::kDpCp ||
+             p.item.group == GroupKind::kExpertDp;
+    });
+    STRATA_ASSIGN_OR_RETURN(sharded, PriceShardedTraffic(t.traffic, s, groups, comm));
+  }
   const GroupTotals g = SumByGroup(r.traffic);
+  r.traffic.insert(r.traffic.end(), sharded.begin(), sharded.end());
 
   const Seconds dense_mb = fwd.dense_gemm + bwd.dense_gemm + rec.dense_gemm;
   const Seconds attention_mb = fwd.attention + bwd.attention + rec.attention;
@@ -235,24 +261,56 @@ Result<StepResult> EvaluateStep(const StepTables& t, const StepLayout& s,
     set(dp_part, dp, dp * share);
     set(edp_part, edp, edp * share);
   };
-  sync(StepPart::kDpGrad, g.dp_grad, StepPart::kExpertDpGrad, g.edp_grad, s.overlap.grad_reduce,
-       (bwd.total() + rec.total()).value());
-  sync(StepPart::kDpParam, g.dp_param, StepPart::kExpertDpParam, g.edp_param,
-       s.overlap.param_gather, fwd.total().s());
+  if (sharded_dp) {
+    const GroupTotals sg = SumByGroup(sharded);
+    const ShardedExposure x =
+        ExposeShardedTraffic(sharded, s, layers_per_stage, fwd.total(), bwd.total() + rec.total());
+    set(StepPart::kDpGrad, sg.dp_grad, x.dp_grad);
+    set(StepPart::kDpParam, sg.dp_param, x.dp_param);
+    set(StepPart::kExpertDpGrad, sg.edp_grad, x.edp_grad);
+    set(StepPart::kExpertDpParam, sg.edp_param, x.edp_param);
+  } else {
+    sync(StepPart::kDpGrad, g.dp_grad, StepPart::kExpertDpGrad, g.edp_grad, s.overlap.grad_reduce,
+         (bwd.total() + rec.total()).value());
+    sync(StepPart::kDpParam, g.dp_param, StepPart::kExpertDpParam, g.edp_param,
+         s.overlap.param_gather, fwd.total().s());
+  }
 
   // Adam over the local shard: read and write master weights and both moments, read the
   // gradient twice (clipping norm, update), write the bf16 weights.
   const double non_expert = static_cast<double>(t.traffic.non_expert_params) / (tp * pp);
   const double expert = static_cast<double>(t.traffic.expert_params) /
                         static_cast<double>(l.ep * l.etp * l.pp);
-  r.local_params = s.distributed_optimizer
-                       ? non_expert / static_cast<double>(l.dp * l.cp) +
-                             expert / static_cast<double>(std::max<int64_t>(l.expert_dp(), 1))
-                       : non_expert + expert;
+  // HSDP shards over the shard group only (DP / replicate).
+  const double replicate = static_cast<double>(std::max<int64_t>(1, s.sharding.replicate));
+  r.local_params =
+      s.distributed_optimizer
+          ? non_expert * replicate / static_cast<double>(l.dp * l.cp) +
+                expert * replicate / static_cast<double>(std::max<int64_t>(l.expert_dp(), 1))
+          : non_expert + expert;
   const double bytes_per_param = static_cast<double>(2 * s.master_bytes + 4 * s.moment_bytes +
                                                      2 * s.grad_bytes + s.param_bytes);
-  const double optimizer = r.local_params * bytes_per_param / hbm;
+  double optimizer = r.local_params * bytes_per_param / hbm;
+  if (s.sharding.offload_optimizer != OffloadTarget::kNone) {
+    optimizer = 0;
+    r.caveats.push_back("the optimizer runs on the CPU (offload_optimizer): its own time is not "
+                        "modelled (no host-memory calibration); only the PCIe copies are");
+  }
   set(StepPart::kOptimizer, optimizer, optimizer);
+
+  STRATA_ASSIGN_OR_RETURN(r.host_traffic, OffloadTraffic(t.traffic, s, r.local_params, comm));
+  double offload = 0;
+  for (const HostTraffic& h : r.host_traffic) offload += h.time_per_step.s();
+  if (offload > 0) {
+    r.caveats.push_back("offload copies are priced at the PCIe x16 line rate, on the critical "
+                        "path (no overlap with compute): a bound, not a measurement");
+  }
+  set(StepPart::kOffload, offload, offload);
+
+  const double rec_fraction = s.recompute == RecomputeGranularity::kFull ? s.recompute_layer_fraction : 0.0;
+  const double fp8_cast =
+      m * Fp8CastBytesPerMicroBatch(t, s, tokens, stage, rec_fraction) / hbm;
+  set(StepPart::kFp8Cast, fp8_cast, fp8_cast);
 
   for (const auto& part : r.parts) r.step += part.exposed;
   r.tokens_per_step = m * mbs * static_cast<double>(l.dp) * t.mean_tokens;

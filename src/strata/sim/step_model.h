@@ -9,6 +9,7 @@
 
 #include <array>
 #include <cstdint>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -18,6 +19,7 @@
 #include "strata/core/units.h"
 #include "strata/job/job_spec.h"
 #include "strata/job/parallel_layout.h"
+#include "strata/sim/step_modes.h"
 #include "strata/sim/step_tables.h"
 
 namespace strata {
@@ -35,6 +37,8 @@ struct StepLayout {
   int64_t grad_bytes = 4;
   int64_t master_bytes = 4;  // fp32 master weights
   int64_t moment_bytes = 4;  // each Adam moment
+  ShardingSpec sharding;     // ZeRO-2/3, FSDP2, HSDP, offload (step_modes.h); zero1 by default
+  Fp8Spec fp8;               // FP8 GEMMs and their casts (step_modes.h)
 };
 
 /// The rows of the breakdown, in the order they are printed.
@@ -54,8 +58,10 @@ enum class StepPart {
   kExpertDpGrad,
   kExpertDpParam,
   kOptimizer,
+  kOffload,  // host <-> GPU copies of offloaded state (step_modes.h)
+  kFp8Cast,  // FP8 casts and transposes, memory-bound
 };
-inline constexpr size_t kStepPartCount = 15;
+inline constexpr size_t kStepPartCount = 17;
 std::string_view StepPartName(StepPart part);  // "forward compute", "EP all-to-all", ...
 
 struct StepPartTime {
@@ -90,6 +96,9 @@ struct StepResult {
   double hfu = 0;  // with the recomputed forward counted
   double local_params = 0;  // parameters the optimizer updates on one rank
   std::vector<PricedTraffic> traffic;  // the layout's communication on the bandwidth map
+  std::vector<HostTraffic> host_traffic;  // offload copies over PCIe
+  /// What the model leaves out for this layout, said where the number is shown.
+  std::vector<std::string> caveats;
 
   const StepPartTime& operator[](StepPart p) const { return parts[static_cast<size_t>(p)]; }
   StepPartTime& operator[](StepPart p) { return parts[static_cast<size_t>(p)]; }

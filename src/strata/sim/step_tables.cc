@@ -103,6 +103,7 @@ StepTables BuildStepTables(const StepTableInputs& in) {
   t.model_name = c.name;
   t.gpu_name = in.gpu->name;
   t.peak = in.gpu->bf16_dense;
+  t.fp8_peak = in.gpu->fp8_dense;
   t.hbm = in.gpu->hbm_bandwidth;
   t.efficiency = in.efficiency->For(in.gpu->name);
   t.layers = static_cast<int64_t>(c.layers.size());

@@ -36,6 +36,7 @@ struct StepTables {
   std::string model_name;
   std::string gpu_name;
   FlopPerSecond peak;       // dense bf16 peak of one GPU
+  FlopPerSecond fp8_peak;   // dense FP8 peak; zero where the GPU has none
   BytesPerSecond hbm;       // HBM bandwidth of one GPU
   KernelEfficiency efficiency;
 

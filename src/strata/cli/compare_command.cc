@@ -1,0 +1,116 @@
+// strata compare A.yaml B.yaml [...] [--variant k=v,k=v ...] [--set k=v] [--tokens N]
+// [--explain] [--json]: the same training run under several systems side by side (memory peak,
+// step time, days to train N tokens) and why they differ, in bandwidth-map terms. All numbers
+// come from the memory ledger and the step model (src/strata/report/compare_report.h).
+#include <fmt/format.h>
+
+#include <string>
+#include <vector>
+
+#include "strata/cli/cli_common.h"
+#include "strata/cli/commands.h"
+#include "strata/core/strings.h"
+#include "strata/model/sequence_lengths.h"
+#include "strata/report/compare_report.h"
+
+namespace strata::cli {
+namespace {
+
+// "sharding.mode=zero3,parallel.ep=1" -> {"sharding.mode=zero3", "parallel.ep=1"}.
+std::vector<std::string> SplitVariant(const std::string& variant) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= variant.size()) {
+    const size_t comma = variant.find(',', start);
+    const std::string part =
+        variant.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    if (!part.empty()) out.push_back(part);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+std::string JoinSets(const std::vector<std::string>& sets) {
+  std::string out;
+  for (const std::string& s : sets) out += " --set " + s;
+  return out;
+}
+
+}  // namespace
+
+int RunCompare(int argc, char** argv) {
+  CLI::App app{
+      "The same training run under several systems side by side: per-GPU memory peak, "
+      "step time, days to train N tokens, and the cause of the difference (which "
+      "traffic runs on which link, in seconds). The first system is the baseline.",
+      "strata compare"};
+  std::vector<std::string> jobs;
+  std::vector<std::string> variants;
+  std::vector<std::string> sets;
+  std::string tokens_text = "1000M";
+  bool explain = false;
+  bool json = false;
+  std::string output;
+  app.add_option("jobs", jobs,
+                 "job files (YAML) or names from data/jobs/; the first is the baseline. With one "
+                 "job and --variant, the job itself is the baseline");
+  app.add_option("--variant", variants,
+                 "a variant of the first job: comma-separated key=value overrides, e.g. "
+                 "--variant sharding.mode=zero3,parallel.ep=1 (repeatable)");
+  app.add_option("--set", sets, "override a field in every job: --set batch.global_batch=160");
+  app.add_option("--tokens", tokens_text,
+                 "tokens to train, for the time to train (500M, 2.31M, 29K; "
+                 "default 1000M)");
+  app.add_flag("--explain", explain, "print each system's formulas with the numbers substituted");
+  app.add_flag("--json", json, "print JSON for scripts");
+  app.add_option("-o,--output", output, "write the output to this file (atomically)");
+  if (auto exit = ParseArgs(app, argc, argv)) return *exit;
+
+  auto tokens = ParseTokenCount(tokens_text);
+  if (!tokens.ok() || *tokens < 1) {
+    Error e = tokens.ok()
+                  ? InvalidInput(fmt::format("expected at least 1 token, got '{}'", tokens_text))
+                  : tokens.error();
+    return ReportError(e.InField("--tokens"));
+  }
+  if (jobs.empty()) jobs.push_back(kReferenceJobName);
+  if (jobs.size() + variants.size() < 2) {
+    return ReportError(InvalidInput("nothing to compare: give two or more jobs, or one job and "
+                                    "--variant k=v,...")
+                           .WithHint(fmt::format("strata compare {} {}-zero3", kReferenceJobName,
+                                                 kReferenceJobName)));
+  }
+  std::vector<JobRequest> requests;
+  std::vector<std::string> labels;
+  for (const std::string& job : jobs) {
+    JobRequest r;
+    r.job = job;
+    r.overrides = sets;
+    requests.push_back(r);
+    labels.push_back(job + JoinSets(sets));
+  }
+  for (const std::string& variant : variants) {
+    const std::vector<std::string> extra = SplitVariant(variant);
+    if (extra.empty()) return ReportError(InvalidInput("empty --variant").InField("--variant"));
+    JobRequest r;
+    r.job = jobs.front();
+    r.overrides = sets;
+    r.overrides.insert(r.overrides.end(), extra.begin(), extra.end());
+    requests.push_back(r);
+    labels.push_back(jobs.front() + JoinSets(r.overrides));
+  }
+  std::vector<ResolvedJob> resolved;
+  for (size_t i = 0; i < requests.size(); ++i) {
+    auto job = ResolveJob(requests[i]);
+    if (!job.ok()) return ReportError(job.error());
+    resolved.push_back(*std::move(job));
+  }
+  auto report = CompareSystems(resolved, labels, *tokens);
+  if (!report.ok()) return ReportError(report.error());
+  const std::string text =
+      json ? DumpJson(CompareToJson(*report)) : RenderCompareText(*report, explain);
+  return EmitOutput(text, output);
+}
+
+}  // namespace strata::cli

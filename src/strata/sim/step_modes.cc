@@ -1,0 +1,289 @@
+#include "strata/sim/step_modes.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "strata/sim/step_model.h"
+
+namespace strata {
+namespace {
+
+// The DP sub-groups HSDP uses. The replicate dimension is the outer one (torch's
+// init_device_mesh((replicate, shard)) and megatron-core's distributed-optimizer instances):
+// a shard group spans 1 / replicate of the DP group's nodes with the same ranks per node; a
+// replicate group holds one rank per node where the DP group spans nodes.
+GroupPlacement ShardGroup(const GroupPlacement& dp, int64_t replicate) {
+  GroupPlacement g = dp;
+  g.size = dp.size / replicate;
+  g.count = dp.count * replicate;
+  g.nodes_spanned = std::max<int64_t>(1, dp.nodes_spanned / replicate);
+  g.ranks_per_node = std::min(g.size, dp.ranks_per_node);
+  g.first_group.clear();
+  return g;
+}
+
+GroupPlacement ReplicateGroup(const GroupPlacement& dp, int64_t replicate) {
+  GroupPlacement g = dp;
+  g.size = replicate;
+  g.count = dp.count * (dp.size / replicate);
+  g.nodes_spanned = std::min(replicate, dp.nodes_spanned);
+  g.ranks_per_node = g.nodes_spanned > 1 ? 1 : replicate;
+  g.first_group.clear();
+  return g;
+}
+
+const GroupPlacement* Find(const std::vector<GroupPlacement>& groups, GroupKind kind) {
+  return FindGroup(groups, kind);
+}
+
+bool IsParamGather(const PricedTraffic& p) { return p.item.op == CollectiveOp::kAllGather; }
+bool IsExpert(const PricedTraffic& p) { return p.item.group == GroupKind::kExpertDp; }
+bool PerLayer(const PricedTraffic& p) {
+  return p.item.frequency == TrafficFrequency::kPerLayerPerMicroBatch;
+}
+
+}  // namespace
+
+bool ShardingOwnsDpTraffic(const StepLayout& s) {
+  return s.distributed_optimizer && (s.sharding.shards_gradients() || s.sharding.replicate > 1);
+}
+
+double LayerPipelinedExposure(double layers, double comm_per_layer, double compute_per_layer) {
+  if (layers <= 0 || comm_per_layer <= 0) return 0;
+  return comm_per_layer + (layers - 1) * std::max(0.0, comm_per_layer - compute_per_layer);
+}
+
+Result<std::vector<PricedTraffic>> PriceShardedTraffic(const ModelTrafficShape& model,
+                                                       const StepLayout& s,
+                                                       const std::vector<GroupPlacement>& groups,
+                                                       const CollectiveModel& comm) {
+  const ParallelLayout& l = s.layout;
+  const ShardingSpec& sh = s.sharding;
+  const double layers =
+      std::max(1.0, static_cast<double>(model.layers) / static_cast<double>(l.pp));
+  const double m = static_cast<double>(s.micro_batches);
+  const bool weights_sharded = sh.shards_weights();
+  // FP8 all-gather (megatron --fp8-param-gather, torchao enable_fsdp_float8_all_gather).
+  const double gather_bytes =
+      s.fp8.on() && s.fp8.param_gather ? 1.0 : static_cast<double>(s.param_bytes);
+  const double grad_bytes = static_cast<double>(s.grad_bytes);
+  std::vector<PricedTraffic> out;
+
+  auto add = [&](const GroupPlacement& group, GroupKind kind, std::string purpose, CollectiveOp op,
+                 double bytes, TrafficFrequency f, double per_unit, double per_step) -> Status {
+    if (group.size <= 1 || bytes <= 0) return OkStatus();
+    TrafficItem item{kind, std::move(purpose), op, Bytes::Count(bytes), f, per_unit, per_step};
+    auto cost = comm.Cost(op, item.size, ShapeOf(group));
+    if (!cost.ok()) {
+      Error e = std::move(cost).error();
+      e.message = fmt::format("{} group: {}", ToString(kind), e.message);
+      return e;
+    }
+    out.push_back({item, group, *cost, cost->time * per_step, item.size * per_step});
+    return OkStatus();
+  };
+
+  struct Side {
+    GroupKind kind;
+    const char* what;
+    double params_per_rank;  // this rank's TP/PP (or EP/ETP/PP) slice, before sharding
+  };
+  const GroupKind dense_kind = l.cp > 1 ? GroupKind::kDpCp : GroupKind::kDp;
+  std::vector<Side> sides = {
+      {dense_kind, "non-expert",
+       static_cast<double>(model.non_expert_params) / static_cast<double>(l.tp * l.pp)}};
+  if (model.expert_params > 0) {
+    sides.push_back(
+        {GroupKind::kExpertDp, "expert",
+         static_cast<double>(model.expert_params) / static_cast<double>(l.ep * l.etp * l.pp)});
+  }
+  for (const Side& side : sides) {
+    const GroupPlacement* dp = Find(groups, side.kind);
+    if (dp == nullptr)
+      return InvalidInput(fmt::format("no placement for the {} group", ToString(side.kind)));
+    const int64_t replicate = std::min<int64_t>(sh.replicate, dp->size);
+    const GroupPlacement shard = replicate > 1 ? ShardGroup(*dp, replicate) : *dp;
+    const std::string of = fmt::format("{} parameters", side.what);
+    const double per_layer = side.params_per_rank / layers;
+    if (weights_sharded) {
+      // Per layer per micro batch: a gather before the forward, another before the backward
+      // unless the forward kept the gathered weights; a reduce-scatter after the backward.
+      // (The embedding and output layer are spread over the layers: the same bytes per step.)
+      const double gathers = sh.reshard_after_forward ? 2.0 : 1.0;
+      STRATA_RETURN_IF_ERROR(
+          add(shard, side.kind,
+              fmt::format("ZeRO-3/FSDP: gather {} per layer ({})", of,
+                          sh.reshard_after_forward ? "forward + backward" : "forward"),
+              CollectiveOp::kAllGather, per_layer * gather_bytes,
+              TrafficFrequency::kPerLayerPerMicroBatch, gathers, gathers * layers * m));
+      STRATA_RETURN_IF_ERROR(
+          add(shard, side.kind,
+              fmt::format("ZeRO-3/FSDP: reduce-scatter gradients of {} per layer", of),
+              CollectiveOp::kReduceScatter, per_layer * grad_bytes,
+              TrafficFrequency::kPerLayerPerMicroBatch, 1.0, layers * m));
+    } else if (sh.shards_gradients()) {
+      // ZeRO-2: sharded gradients cannot accumulate whole, so every micro batch reduces them
+      // (bucket by bucket, as layers finish their backward).
+      STRATA_RETURN_IF_ERROR(
+          add(shard, side.kind,
+              fmt::format("ZeRO-2: reduce-scatter gradients of {} per micro batch", of),
+              CollectiveOp::kReduceScatter, per_layer * grad_bytes,
+              TrafficFrequency::kPerLayerPerMicroBatch, 1.0, layers * m));
+      STRATA_RETURN_IF_ERROR(add(shard, side.kind, fmt::format("updated {}", of),
+                                 CollectiveOp::kAllGather, side.params_per_rank * gather_bytes,
+                                 TrafficFrequency::kPerStep, 1.0, 1.0));
+    } else {
+      // ZeRO-1 over the shard group (HSDP / distributed-optimizer instances).
+      STRATA_RETURN_IF_ERROR(add(shard, side.kind, fmt::format("gradients of {}", of),
+                                 CollectiveOp::kReduceScatter, side.params_per_rank * grad_bytes,
+                                 TrafficFrequency::kPerStep, 1.0, 1.0));
+      STRATA_RETURN_IF_ERROR(add(shard, side.kind, fmt::format("updated {}", of),
+                                 CollectiveOp::kAllGather, side.params_per_rank * gather_bytes,
+                                 TrafficFrequency::kPerStep, 1.0, 1.0));
+    }
+    if (replicate > 1) {
+      // HSDP: the shard's gradient is averaged over the replicas once per step.
+      STRATA_RETURN_IF_ERROR(
+          add(ReplicateGroup(*dp, replicate), side.kind,
+              fmt::format("HSDP: all-reduce gradient shard of {} over replicas", of),
+              CollectiveOp::kAllReduce,
+              side.params_per_rank / static_cast<double>(shard.size) * grad_bytes,
+              TrafficFrequency::kPerStep, 1.0, 1.0));
+    }
+  }
+  return out;
+}
+
+ShardedExposure ExposeShardedTraffic(const std::vector<PricedTraffic>& sharded, const StepLayout& s,
+                                     double layers_per_stage, Seconds forward_mb,
+                                     Seconds backward_mb) {
+  const double m = static_cast<double>(s.micro_batches);
+  const double y_fwd = forward_mb.s() / layers_per_stage;
+  const double y_bwd = backward_mb.s() / layers_per_stage;
+  // Per layer per micro batch: forward gathers; backward gathers (reshard) + reduce-scatters.
+  struct Pass {
+    double dense_grad = 0, dense_param = 0, expert_grad = 0, expert_param = 0;
+    double total() const { return dense_grad + dense_param + expert_grad + expert_param; }
+  };
+  Pass fwd, bwd, once;  // once: per-step items (ZeRO-2's weight gather, HSDP's all-reduce)
+  for (const PricedTraffic& p : sharded) {
+    const double per_mb_layer = p.time_per_step.s() / (m * layers_per_stage);
+    if (!PerLayer(p)) {
+      (IsExpert(p) ? (IsParamGather(p) ? once.expert_param : once.expert_grad)
+                   : (IsParamGather(p) ? once.dense_param : once.dense_grad)) +=
+          p.time_per_step.s();
+      continue;
+    }
+    if (IsParamGather(p)) {
+      // calls_per_unit gathers per layer: one in the forward, the other (if any) in backward.
+      const double each = per_mb_layer / p.item.calls_per_unit;
+      (IsExpert(p) ? fwd.expert_param : fwd.dense_param) += each;
+      (IsExpert(p) ? bwd.expert_param : bwd.dense_param) += per_mb_layer - each;
+    } else {
+      (IsExpert(p) ? bwd.expert_grad : bwd.dense_grad) += per_mb_layer;
+    }
+  }
+  ShardedExposure e;
+  auto spread = [&](const Pass& pass, double exposed) {
+    const double total = pass.total();
+    if (total <= 0) return;
+    const double share = exposed / total;
+    e.dp_grad += pass.dense_grad * share;
+    e.dp_param += pass.dense_param * share;
+    e.edp_grad += pass.expert_grad * share;
+    e.edp_param += pass.expert_param * share;
+  };
+  // Prefetch 0: nothing runs ahead, every layer waits for its own communication.
+  const bool prefetch = s.sharding.prefetch_layers > 0;
+  auto expose = [&](double x, double y) {
+    return m * (prefetch ? LayerPipelinedExposure(layers_per_stage, x, y) : layers_per_stage * x);
+  };
+  spread(fwd, expose(fwd.total(), y_fwd));
+  spread(bwd, expose(bwd.total(), y_bwd));
+  // Per-step items: ZeRO-2's updated-weight gather sits after the optimizer (exposed, unless
+  // megatron-style --overlap-param-gather hides it behind the next forward); HSDP's replica
+  // all-reduce follows the last backward.
+  auto once_exposed = [&](double total, bool overlapped, double capacity) {
+    return overlapped ? std::max(total / layers_per_stage, total - capacity) : total;
+  };
+  Pass grads{once.dense_grad, 0, once.expert_grad, 0};
+  Pass params{0, once.dense_param, 0, once.expert_param};
+  spread(grads, once_exposed(grads.total(), s.overlap.grad_reduce, backward_mb.s()));
+  spread(params, once_exposed(params.total(), s.overlap.param_gather, forward_mb.s()));
+  return e;
+}
+
+Result<std::vector<HostTraffic>> OffloadTraffic(const ModelTrafficShape& model, const StepLayout& s,
+                                                double local_params, const CollectiveModel& comm) {
+  const ShardingSpec& sh = s.sharding;
+  std::vector<HostTraffic> out;
+  if (sh.offload_optimizer == OffloadTarget::kNone && sh.offload_param == OffloadTarget::kNone) {
+    return out;
+  }
+  if (sh.offload_optimizer == OffloadTarget::kNvme || sh.offload_param == OffloadTarget::kNvme) {
+    return InvalidInput(
+               "NVMe offload: the step-time model prices only CPU offload (the NVMe "
+               "path's bandwidth is not in the bandwidth map)")
+        .InField("sharding.offload_optimizer")
+        .WithHint("set the offload target to cpu to get a (faster) bound");
+  }
+  const MapLevel* pcie = nullptr;
+  for (const MapLevel& level : comm.map().levels) {
+    if (level.kind == MapLevelKind::kPcie) pcie = &level;
+  }
+  if (pcie == nullptr) return InvalidInput("the cluster's bandwidth map has no PCIe level");
+  // The x16 per-direction line rate: pinned copies reach most of it; an upper bound.
+  const double rate = pcie->per_gpu.bytes_per_s();
+  auto add = [&](std::string purpose, double bytes) {
+    out.push_back({std::move(purpose), pcie->name, Bytes::Count(bytes), Seconds::Of(bytes / rate)});
+  };
+  const double m = static_cast<double>(s.micro_batches);
+  if (sh.offload_optimizer == OffloadTarget::kCpu) {
+    add("offload_optimizer: gradient shard to the CPU",
+        local_params * static_cast<double>(s.grad_bytes));
+    add("offload_optimizer: updated weights back to the GPU",
+        local_params * static_cast<double>(s.param_bytes));
+  }
+  if (sh.offload_param == OffloadTarget::kCpu) {
+    // The weight shard lives on the CPU: every gather copies it up first (forward and, when
+    // resharded, backward), and each micro batch's gradient shard comes down.
+    const double gathers = sh.reshard_after_forward ? 2.0 : 1.0;
+    const double shard = local_params;
+    (void)model;
+    add("offload_param: weight shard to the GPU before each gather",
+        gathers * m * shard * static_cast<double>(s.param_bytes));
+    if (sh.offload_optimizer != OffloadTarget::kCpu) {
+      add("offload_param: gradient shard to the CPU",
+          m * shard * static_cast<double>(s.grad_bytes));
+    }
+  }
+  return out;
+}
+
+double Fp8CastBytesPerMicroBatch(const StepTables& t, const StepLayout& s, double tokens,
+                                 double stage, double recompute_fraction) {
+  if (!s.fp8.on()) return 0;
+  const ParallelLayout& l = s.layout;
+  double forward_elements = 0, backward_elements = 0;  // per token, whole model
+  for (const GemmGroup& g : t.gemms) {
+    if (g.kind != GemmKind::kDense && g.kind != GemmKind::kExpert) continue;
+    if (g.n <= 0 || g.k <= 0) continue;
+    // flop_per_token = 2 n k x (GEMM instances a token passes through, top-k included).
+    const double instances = g.flop_per_token / (2 * g.n * g.k);
+    forward_elements += instances * g.k;
+    backward_elements += instances * g.n;
+  }
+  const double per_token = 4 * (forward_elements * (1 + recompute_fraction) + backward_elements);
+  const double activations = per_token * tokens / static_cast<double>(l.tp) * stage;
+  const double weights_on_rank =
+      static_cast<double>(t.traffic.non_expert_params) / static_cast<double>(l.tp * l.pp) +
+      static_cast<double>(t.traffic.expert_params) / static_cast<double>(l.ep * l.etp * l.pp);
+  const bool torchao =
+      s.fp8.recipe == Fp8Recipe::kTorchaoTensorwise || s.fp8.recipe == Fp8Recipe::kTorchaoRowwise;
+  const double weight_casts_per_mb =
+      torchao ? 1.0 : 1.0 / static_cast<double>(std::max<int64_t>(1, s.micro_batches));
+  return activations + 4 * weights_on_rank * weight_casts_per_mb;
+}
+
+}  // namespace strata
