@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "strata/hang/analysis/gloo_finding.h"
+#include "strata/hang/analysis/gloo_sequences.h"
 #include "strata/hang/analysis/stack_tree.h"
 
 namespace strata::hang {
@@ -482,14 +484,22 @@ void FindFirstFailure(const EvidenceSet& ev, Verdict& v) {
   // Strongest first: a device or process failure explains the timeouts that follow it.
   const bool found = Cuda(ev, f) || Oom(v, f) || Crash(ev, f) || Network(ev, f) ||
                      (!timed_out && ChildFailed(ev, f)) || FlightRecorderReport(ev, f) ||
-                     Fingerprints(ev, f) || Mismatch(v, f) || TimeoutOpMismatch(ev, f) || Ras(ev, f) ||
+                     Fingerprints(ev, f) || GlooFinding(ev, v, f) || Mismatch(v, f) || TimeoutOpMismatch(ev, f) || Ras(ev, f) ||
                      Behind(v, f) || CompletedCounters(ev, f) ||
                      Teardown(ev, v, f) || Timeout(ev, v, f) || Stuck(ev, f) || Stacks(ev, v, f) ||
                      ChildFailed(ev, f);
   if (!found) {
-    const bool read_state = !ev.fr_dumps.empty() || !v.ranks_seen.empty() || !ev.ras.empty();
+    // Only evidence that observes state can show a healthy job: a Gloo dump's states are
+    // placeholders (gloo_sequences.h), so sequences that agree say nothing about completion.
+    const bool trusted_dump = std::any_of(ev.fr_dumps.begin(), ev.fr_dumps.end(),
+                                          [](const auto& d) { return !IsGlooDump(d.second); });
+    const bool read_state = trusted_dump || !v.ranks_seen.empty() || !ev.ras.empty();
     f.kind = read_state ? "healthy" : "unknown";
-    f.summary = read_state ? "no problem found in the evidence" : "nothing in the evidence was recognised";
+    f.summary = read_state ? "no problem found in the evidence"
+                : ev.fr_dumps.empty() ? "nothing in the evidence was recognised"
+                                      : "the flight-recorder sequences agree and their state fields are "
+                                        "placeholders (Gloo): nothing shows a failure, nor that the last "
+                                        "collective completed";
   }
   // A failure without a WorkNCCL line still names its collective when a traceback passes
   // through torch's distributed_c10d.py.
