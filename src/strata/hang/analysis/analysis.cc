@@ -12,6 +12,9 @@
 #include "strata/hang/analysis/gloo_sequences.h"
 #include "strata/hang/analysis/patterns.h"
 #include "strata/hang/analysis/pg_stall.h"
+#include "strata/hang/analysis/placeholders.h"
+#include "strata/hang/analysis/rank_places.h"
+#include "strata/hang/analysis/silent_ranks.h"
 #include "strata/hang/parsers/pyspy.h"
 #include "strata/hang/analysis/stack_tree.h"
 
@@ -260,6 +263,12 @@ void FindCulprit(Verdict& v, const std::vector<RankView>& views, std::optional<i
     add(v.dead);
     add(v.missing);
   }
+  if (!v.silent.empty()) {
+    add(v.silent);
+    chain.push_back(fmt::format("no line, dump or stack from {} while the others time out: it never "
+                                "reached the collective (stuck elsewhere or dead)",
+                                RanksText(v.silent)));
+  }
   if (ranks.empty()) return;
   // A group the culprits belong to that waits for them: the flight recorder's side of the story.
   for (const PgStall& s : v.pg_stalls) {
@@ -379,6 +388,8 @@ Verdict Analyze(const EvidenceSet& ev, const AnalyzeOptions& options) {
   v.unreadable = ev.unreadable;
   v.bytes_read = ev.bytes_read;
   v.hosts = std::set<std::string>(ev.hosts.begin(), ev.hosts.end()).size();
+  v.places = PlaceRanks(ev);
+  v.placeholders = FindPlaceholders(ev);
   const std::vector<RankView> views = BuildViews(ev, v);
   std::set<int64_t> present;
   for (const RankView& view : views) {
@@ -451,6 +462,16 @@ Verdict Analyze(const EvidenceSet& ev, const AnalyzeOptions& options) {
   dead_or_missing.insert(dead_or_missing.end(), v.missing.begin(), v.missing.end());
   Sort(dead_or_missing);
   v.patterns = FindPatterns({ev, still, v.groups, v.pg_stalls, dead_or_missing, step});
+  const SilentRanks silence = InferSilentRanks(ev, v);
+  v.silent = silence.silent;
+  if (!silence.silent.empty() || !silence.unheard.empty()) {
+    const auto& ranks = silence.silent.empty() ? silence.unheard : silence.silent;
+    v.notes.push_back(fmt::format(
+        "{} of a world of {} (from {}) left no line, dump or stack while {} timed out{}", RanksText(ranks),
+        *silence.world, silence.world_source, RanksText(silence.waiting),
+        silence.silent.empty() ? ": too many to name as silent (the evidence may be a partial copy)"
+                               : ": silent, a suspect (a rank that never reached the collective often writes nothing)"));
+  }
   FindCulprit(v, still, step);
   v.timeout = FindTimeout(ev, v, options);
   bool stalled = false;

@@ -411,6 +411,28 @@ bool Timeout(const EvidenceSet& ev, const Verdict& v, Finding& f) {
   return true;
 }
 
+// Ranks that time out while a rank of the job left no trace at all (silent_ranks.h): the silent
+// rank is the suspect; the collective is the one the others wait in.
+bool Silent(const EvidenceSet& ev, const Verdict& v, Finding& f) {
+  if (v.silent.empty()) return false;
+  const WatchdogEvent* first = nullptr;
+  for (const WatchdogEvent* e : Of(ev, WatchdogEventKind::kTimeout)) {
+    if (!first || (!first->seq && e->seq)) first = e;
+  }
+  if (!first) return false;
+  f.kind = "silent_rank";
+  f.ranks = v.silent;
+  f.op = first->op_type;
+  f.seq = first->seq;
+  f.timeout_ms = first->timeout_ms;
+  f.summary = fmt::format("rank {} left no line, dump or stack while the others timed out{}{}: it never reached "
+                          "the collective",
+                          FormatRankRanges(v.silent), f.op.empty() ? "" : " in " + f.op,
+                          f.seq ? fmt::format(" (SeqNum {})", *f.seq) : "");
+  f.evidence.push_back(Cite(*first));
+  return true;
+}
+
 bool Stuck(const EvidenceSet& ev, Finding& f) {
   const auto stuck = Of(ev, WatchdogEventKind::kHeartbeatTimeout);
   if (stuck.empty()) return false;
@@ -439,6 +461,9 @@ bool Stacks(const EvidenceSet& ev, const Verdict& v, Finding& f) {
       f.ranks = p.ranks;
     } else if (p.id == "pipeline_p2p_deadlock") {
       f.kind = "p2p_deadlock";
+    } else if (p.id == "odd_other_thread") {
+      f.kind = "lagging_rank";
+      f.ranks = p.ranks;
     } else if (p.id == "all_ranks_identical") {
       f.kind = "collective_timeout";
     } else {
@@ -486,7 +511,7 @@ void FindFirstFailure(const EvidenceSet& ev, Verdict& v) {
                      (!timed_out && ChildFailed(ev, f)) || FlightRecorderReport(ev, f) ||
                      Fingerprints(ev, f) || GlooFinding(ev, v, f) || Mismatch(v, f) || TimeoutOpMismatch(ev, f) || Ras(ev, f) ||
                      Behind(v, f) || CompletedCounters(ev, f) ||
-                     Teardown(ev, v, f) || Timeout(ev, v, f) || Stuck(ev, f) || Stacks(ev, v, f) ||
+                     Teardown(ev, v, f) || Silent(ev, v, f) || Timeout(ev, v, f) || Stuck(ev, f) || Stacks(ev, v, f) ||
                      ChildFailed(ev, f);
   if (!found) {
     // Only evidence that observes state can show a healthy job: a Gloo dump's states are
