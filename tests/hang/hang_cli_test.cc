@@ -151,7 +151,9 @@ TEST(HangCli, PipesDevicesAndLinkLoopsAreReportedNeverReadOrFollowed) {
   EXPECT_EQ(v["headline"], "no verdict: no readable evidence of any rank");
 }
 
-TEST(HangCli, AnEmptyBundleOrALogWithNothingRecognisedIsExitTwoNeverNoHang) {
+// An empty directory is no input (2); a log that was read but held nothing usable is no verdict
+// (3, documented in --help): neither is ever "no hang".
+TEST(HangCli, AnEmptyBundleIsExitTwoAndALogWithNothingRecognisedIsExitThreeNeverNoHang) {
   const std::string dir = ::testing::TempDir() + "strata-hang-empty";
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir + "/empty-bundle");
@@ -163,9 +165,10 @@ TEST(HangCli, AnEmptyBundleOrALogWithNothingRecognisedIsExitTwoNeverNoHang) {
   }
   const auto log = RunCli({"hang", "--json", dir + "/train.log"});
   std::filesystem::remove_all(dir);
-  EXPECT_EQ(log.exit_code, 2) << log.out;
+  EXPECT_EQ(log.exit_code, 3) << log.out;
   const auto v = nlohmann::json::parse(log.out);
   EXPECT_EQ(v["finding"]["kind"], "unknown");
+  EXPECT_EQ(v["headline"], "no verdict: read 1 log; nothing in it could be used (see the notes)");
   ASSERT_FALSE(v["notes"].empty());
   EXPECT_EQ(v["notes"].back(), "read 3 lines of " + dir + "/train.log, recognised none: no watchdog, NCCL, "
                                "CUDA, launcher or traceback line");
@@ -187,6 +190,15 @@ TEST(HangCli, UsageErrorsExitTwo) {
     const auto r = RunCli(c.args);
     EXPECT_EQ(r.exit_code, 2) << r.err;
     EXPECT_EQ(r.err.rfind(c.stderr_start, 0), 0u) << r.err;
+  }
+}
+
+TEST(HangCli, HelpDocumentsEveryExitCode) {
+  const auto r = RunCli({"hang", "--help"});
+  EXPECT_EQ(r.exit_code, 0);
+  for (const char* code : {"0 the evidence shows a healthy job", "1 a hang or problem found", "2 bad usage",
+                           "3 no verdict: files were read but nothing in them could be used"}) {
+    EXPECT_NE(r.out.find(code), std::string::npos) << code << "\n" << r.out;
   }
 }
 

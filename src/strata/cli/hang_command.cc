@@ -16,6 +16,10 @@
 namespace strata::cli {
 namespace {
 
+// Files were read, but no rank, dump or signal in them could be used: neither a verdict (0 or 1)
+// nor bad input (2, which is for what cannot be read at all). Said in --help.
+constexpr int kExitNoVerdict = 3;
+
 int RunSynth(const std::string& name, const hang::SynthOptions& base, const std::string& out_dir) {
   auto kind = hang::ParseSynthCase(name);
   if (!kind.ok()) return ReportError(kind.error());
@@ -38,8 +42,8 @@ int RunHang(int argc, char** argv) {
   CLI::App app{
       "Find the culprit rank of a hung job: reads bundle directories written by 'strata collect' "
       "and/or loose files (py-spy dumps, flight-recorder dumps, logs, NCCL RAS output).\n"
-      "Exit codes: 0 the evidence shows a healthy job, 1 a hang or problem found, 2 bad usage, "
-      "unreadable input, or nothing in the input recognised.",
+      "Exit codes: 0 the evidence shows a healthy job, 1 a hang or problem found, 2 bad usage or "
+      "no readable input, 3 no verdict: files were read but nothing in them could be used.",
       "strata hang"};
   std::vector<std::string> paths;
   bool json = false;
@@ -82,9 +86,9 @@ int RunHang(int argc, char** argv) {
   const bool nothing_read = evidence->ranks.empty() && evidence->fr_dumps.empty() &&
                             evidence->watchdog.empty() && evidence->ras.empty() &&
                             evidence->logs.empty() && evidence->gpu_apps.empty();
-  if (nothing_read && !evidence->unreadable.empty()) return kExitBadInput;
-  // Files were read but nothing in them was understood: not "no hang".
-  if (!verdict.hang && verdict.finding.kind == "unknown") return kExitBadInput;
+  if (nothing_read && !verdict.hang) return kExitBadInput;
+  // Files were read but nothing in them could be used: not "no hang", and not bad input either.
+  if (!verdict.hang && verdict.finding.kind == "unknown") return kExitNoVerdict;
   return verdict.hang ? kExitCheckFailed : kExitOk;
 }
 

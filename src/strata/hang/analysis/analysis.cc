@@ -6,10 +6,15 @@
 #include <set>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "strata/hang/analysis/finding.h"
+#include "strata/hang/analysis/gloo_sequences.h"
 #include "strata/hang/analysis/patterns.h"
 #include "strata/hang/analysis/pg_stall.h"
+#include "strata/hang/analysis/placeholders.h"
+#include "strata/hang/analysis/rank_places.h"
+#include "strata/hang/analysis/silent_ranks.h"
 #include "strata/hang/parsers/pyspy.h"
 #include "strata/hang/analysis/stack_tree.h"
 
@@ -197,6 +202,8 @@ TimeoutFinding FindTimeout(const EvidenceSet& ev, const Verdict& v, const Analyz
     t.watchdog_applies = false;
     t.note = "the ranks wait in communicator initialisation, where no watchdog looks: the job "
              "hangs until it is killed, whatever the timeout";
+  } else if (t.effective_s && t.source.rfind(kGlooSource, 0) == 0) {
+    t.note = fmt::format("Gloo has no watchdog: the collective itself raises after {:.0f} s", *t.effective_s);
   } else if (t.effective_s) {
     const double s = *t.effective_s;
     t.note = fmt::format("the NCCL watchdog reports a stuck collective only after {:.0f} s ({})", s,
@@ -255,6 +262,12 @@ void FindCulprit(Verdict& v, const std::vector<RankView>& views, std::optional<i
   if (!v.dead.empty() || !v.missing.empty()) {
     add(v.dead);
     add(v.missing);
+  }
+  if (!v.silent.empty()) {
+    add(v.silent);
+    chain.push_back(fmt::format("no line, dump or stack from {} while the others time out: it never "
+                                "reached the collective (stuck elsewhere or dead)",
+                                RanksText(v.silent)));
   }
   if (ranks.empty()) return;
   // A group the culprits belong to that waits for them: the flight recorder's side of the story.
@@ -325,9 +338,43 @@ std::string Headline(const Verdict& v) {
                      RanksText(v.ranks_seen), v.groups.size(), v.groups.size() == 1 ? "" : "s");
 }
 
+bool NothingRead(const EvidenceSet& ev) {
+  return ev.ranks.empty() && ev.fr_dumps.empty() && ev.logs.empty() && ev.ras.empty() && ev.gpu_apps.empty();
+}
+
+// Files were read but nothing in them could be used: say what was read, never "no hang found".
+std::string NothingUsableHeadline(const EvidenceSet& ev) {
+  std::vector<std::string> parts;
+  size_t stacks = 0, items = 0;
+  const auto count = [&](size_t n, const char* one, const char* many) {
+    if (n > 0) parts.push_back(fmt::format("{} {}", n, n == 1 ? one : many));
+    items += n;
+  };
+  for (const RankEvidence& r : ev.ranks) stacks += r.pyspy ? 1u : 0u;
+  count(ev.logs.size(), "log", "logs");
+  count(ev.fr_dumps.size(), "flight-recorder dump", "flight-recorder dumps");
+  count(stacks, "py-spy dump", "py-spy dumps");
+  count(ev.ras.size(), "NCCL RAS report", "NCCL RAS reports");
+  count(ev.ranks.size() - stacks, "process record", "process records");
+  count(ev.gpu_apps.size(), "GPU process row", "GPU process rows");
+  return fmt::format("no verdict: read {}; nothing in {} could be used (see the notes)", fmt::join(parts, ", "),
+                     items == 1 ? "it" : "them");
+}
+
 // "read 812 lines of train.log, recognised none": said per file, never "no hang found".
 void NoteUnrecognised(const EvidenceSet& ev, Verdict& v) {
+  std::map<std::string, size_t> recognised;  // file -> lines recognised
+  for (const GlooSignal& s : ev.gloo) ++recognised[s.file];
+  for (const FailureSignal& s : ev.failures) ++recognised[s.file];
+  for (const WatchdogEvent& e : ev.watchdog) ++recognised[e.file];
+  for (const LogSignal& s : ev.log_signals) ++recognised[s.file];
   for (const LoadedLog& l : ev.logs) {
+    if (auto it = recognised.find(l.file); it != recognised.end()) {
+      v.notes.push_back(fmt::format("read {} line{} of {}: recognised {} line{}, none that says what failed",
+                                    l.lines, l.lines == 1 ? "" : "s", l.file, it->second,
+                                    it->second == 1 ? "" : "s"));
+      continue;
+    }
     v.notes.push_back(fmt::format("read {} line{} of {}, recognised none: no watchdog, NCCL, CUDA, "
                                   "launcher or traceback line",
                                   l.lines, l.lines == 1 ? "" : "s", l.file));
@@ -341,6 +388,8 @@ Verdict Analyze(const EvidenceSet& ev, const AnalyzeOptions& options) {
   v.unreadable = ev.unreadable;
   v.bytes_read = ev.bytes_read;
   v.hosts = std::set<std::string>(ev.hosts.begin(), ev.hosts.end()).size();
+  v.places = PlaceRanks(ev);
+  v.placeholders = FindPlaceholders(ev);
   const std::vector<RankView> views = BuildViews(ev, v);
   std::set<int64_t> present;
   for (const RankView& view : views) {
@@ -405,12 +454,24 @@ Verdict Analyze(const EvidenceSet& ev, const AnalyzeOptions& options) {
   }
   v.groups = BuildGroups(still);
   v.pg_stalls = StallsFromFlightRecorder(ev.fr_dumps);
+  for (PgStall& s : StallsFromGlooSequences(ev.fr_dumps)) v.pg_stalls.push_back(std::move(s));
+  for (std::string& n : GlooPlaceholderNotes(ev.fr_dumps)) v.notes.push_back(std::move(n));
   for (PgStall& s : StallsFromWatchdog(ev.watchdog)) v.pg_stalls.push_back(std::move(s));
   const std::optional<int64_t> step = StalledStep(ev, v.groups);
   std::vector<int64_t> dead_or_missing = v.dead;
   dead_or_missing.insert(dead_or_missing.end(), v.missing.begin(), v.missing.end());
   Sort(dead_or_missing);
   v.patterns = FindPatterns({ev, still, v.groups, v.pg_stalls, dead_or_missing, step});
+  const SilentRanks silence = InferSilentRanks(ev, v);
+  v.silent = silence.silent;
+  if (!silence.silent.empty() || !silence.unheard.empty()) {
+    const auto& ranks = silence.silent.empty() ? silence.unheard : silence.silent;
+    v.notes.push_back(fmt::format(
+        "{} of a world of {} (from {}) left no line, dump or stack while {} timed out{}", RanksText(ranks),
+        *silence.world, silence.world_source, RanksText(silence.waiting),
+        silence.silent.empty() ? ": too many to name as silent (the evidence may be a partial copy)"
+                               : ": silent, a suspect (a rank that never reached the collective often writes nothing)"));
+  }
   FindCulprit(v, still, step);
   v.timeout = FindTimeout(ev, v, options);
   bool stalled = false;
@@ -419,8 +480,8 @@ Verdict Analyze(const EvidenceSet& ev, const AnalyzeOptions& options) {
   FindFirstFailure(ev, v);
   v.hang = v.hang || IsProblem(v.finding);
   v.headline = Headline(v);
-  if (v.finding.kind == "unknown" && !ev.logs.empty()) {
-    v.headline = "no verdict: nothing in the evidence was recognised (see the notes for each file)";
+  if (v.finding.kind == "unknown" && !v.hang && !NothingRead(ev)) {
+    v.headline = NothingUsableHeadline(ev);
     NoteUnrecognised(ev, v);
   }
   return v;

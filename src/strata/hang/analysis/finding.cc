@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "strata/hang/analysis/gloo_finding.h"
+#include "strata/hang/analysis/gloo_sequences.h"
 #include "strata/hang/analysis/stack_tree.h"
 
 namespace strata::hang {
@@ -409,6 +411,28 @@ bool Timeout(const EvidenceSet& ev, const Verdict& v, Finding& f) {
   return true;
 }
 
+// Ranks that time out while a rank of the job left no trace at all (silent_ranks.h): the silent
+// rank is the suspect; the collective is the one the others wait in.
+bool Silent(const EvidenceSet& ev, const Verdict& v, Finding& f) {
+  if (v.silent.empty()) return false;
+  const WatchdogEvent* first = nullptr;
+  for (const WatchdogEvent* e : Of(ev, WatchdogEventKind::kTimeout)) {
+    if (!first || (!first->seq && e->seq)) first = e;
+  }
+  if (!first) return false;
+  f.kind = "silent_rank";
+  f.ranks = v.silent;
+  f.op = first->op_type;
+  f.seq = first->seq;
+  f.timeout_ms = first->timeout_ms;
+  f.summary = fmt::format("rank {} left no line, dump or stack while the others timed out{}{}: it never reached "
+                          "the collective",
+                          FormatRankRanges(v.silent), f.op.empty() ? "" : " in " + f.op,
+                          f.seq ? fmt::format(" (SeqNum {})", *f.seq) : "");
+  f.evidence.push_back(Cite(*first));
+  return true;
+}
+
 bool Stuck(const EvidenceSet& ev, Finding& f) {
   const auto stuck = Of(ev, WatchdogEventKind::kHeartbeatTimeout);
   if (stuck.empty()) return false;
@@ -437,6 +461,9 @@ bool Stacks(const EvidenceSet& ev, const Verdict& v, Finding& f) {
       f.ranks = p.ranks;
     } else if (p.id == "pipeline_p2p_deadlock") {
       f.kind = "p2p_deadlock";
+    } else if (p.id == "odd_other_thread") {
+      f.kind = "lagging_rank";
+      f.ranks = p.ranks;
     } else if (p.id == "all_ranks_identical") {
       f.kind = "collective_timeout";
     } else {
@@ -482,14 +509,22 @@ void FindFirstFailure(const EvidenceSet& ev, Verdict& v) {
   // Strongest first: a device or process failure explains the timeouts that follow it.
   const bool found = Cuda(ev, f) || Oom(v, f) || Crash(ev, f) || Network(ev, f) ||
                      (!timed_out && ChildFailed(ev, f)) || FlightRecorderReport(ev, f) ||
-                     Fingerprints(ev, f) || Mismatch(v, f) || TimeoutOpMismatch(ev, f) || Ras(ev, f) ||
+                     Fingerprints(ev, f) || GlooFinding(ev, v, f) || Mismatch(v, f) || TimeoutOpMismatch(ev, f) || Ras(ev, f) ||
                      Behind(v, f) || CompletedCounters(ev, f) ||
-                     Teardown(ev, v, f) || Timeout(ev, v, f) || Stuck(ev, f) || Stacks(ev, v, f) ||
+                     Teardown(ev, v, f) || Silent(ev, v, f) || Timeout(ev, v, f) || Stuck(ev, f) || Stacks(ev, v, f) ||
                      ChildFailed(ev, f);
   if (!found) {
-    const bool read_state = !ev.fr_dumps.empty() || !v.ranks_seen.empty() || !ev.ras.empty();
+    // Only evidence that observes state can show a healthy job: a Gloo dump's states are
+    // placeholders (gloo_sequences.h), so sequences that agree say nothing about completion.
+    const bool trusted_dump = std::any_of(ev.fr_dumps.begin(), ev.fr_dumps.end(),
+                                          [](const auto& d) { return !IsGlooDump(d.second); });
+    const bool read_state = trusted_dump || !v.ranks_seen.empty() || !ev.ras.empty();
     f.kind = read_state ? "healthy" : "unknown";
-    f.summary = read_state ? "no problem found in the evidence" : "nothing in the evidence was recognised";
+    f.summary = read_state ? "no problem found in the evidence"
+                : ev.fr_dumps.empty() ? "nothing in the evidence was recognised"
+                                      : "the flight-recorder sequences agree and their state fields are "
+                                        "placeholders (Gloo): nothing shows a failure, nor that the last "
+                                        "collective completed";
   }
   // A failure without a WorkNCCL line still names its collective when a traceback passes
   // through torch's distributed_c10d.py.

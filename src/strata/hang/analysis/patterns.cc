@@ -1,5 +1,7 @@
 #include "strata/hang/analysis/patterns.h"
 
+#include "strata/hang/analysis/other_threads.h"
+
 #include <algorithm>
 #include <map>
 #include <set>
@@ -278,6 +280,11 @@ void DetectAllIdentical(const PatternInput& in, std::vector<Pattern>& out) {
   }
   for (const PgStall& s : in.stalls) {
     if (!s.behind.empty()) return;  // someone is behind: not a device-side stall
+  }
+  // The main threads agree; another thread may not (a checkpoint writer busy on one rank only).
+  if (auto odd = FindOddOtherThread(in.views, g)) {
+    out.push_back(std::move(*odd));
+    return;
   }
   Pattern p;
   p.id = "all_ranks_identical";

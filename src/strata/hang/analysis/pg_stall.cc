@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "strata/hang/analysis/gloo_sequences.h"
 #include "strata/hang/analysis/stack_tree.h"
 
 namespace strata::hang {
@@ -98,6 +99,7 @@ std::vector<PgStall> StallsFromFlightRecorder(const std::vector<std::pair<std::s
   std::map<std::string, GroupQueues> groups;  // key: pg name
   for (const auto& [file, dump] : dumps) {
     if (!dump.rank) continue;  // cannot be placed; the loader reports such files
+    if (IsGlooDump(dump)) continue;  // placeholder states: gloo_sequences.h compares sequences
     const int64_t rank = *dump.rank;
     std::map<int64_t, std::string> name_of_id;
     for (const FrEntry& e : dump.entries) name_of_id[e.pg_id] = e.pg_name;

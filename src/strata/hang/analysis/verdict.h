@@ -73,6 +73,27 @@ struct Finding {               // the first failure, in the vocabulary of findin
   std::vector<std::string> evidence;  // "file:line: text", strongest first
 };
 
+// Where a rank ran, as the evidence names it: a manifest (RANK, LOCAL_RANK, host), torchrun's
+// failure summary ("host : node3", "rank : 17 (local_rank: 1)") or an NCCL line with a [rankN]:
+// prefix ("node3:4242:4242 [1] NCCL ..."). Fields the evidence does not give stay empty.
+struct RankPlace {
+  int64_t rank = 0;
+  std::string host;                   // "" when unknown
+  std::optional<int64_t> local_rank;
+  std::optional<int64_t> pid;
+  std::string source;                 // "manifest", "torchrun summary", "NCCL log line"
+};
+
+// A value the evidence printed that is a placeholder for "unknown", not a measurement: torch's
+// 2^64-1 sizes and -1 counters, the Flight Recorder's "N/A" and -1 dimensions, py-spy's and the
+// recorder's "<unknown>" frames. Reported so that nobody reads them as real numbers.
+struct Placeholder {
+  std::string where;     // "log.txt:12" or "fr-rank0.json: entries[3].input_sizes[0][1]"
+  std::string field;     // "NumelIn", "last completed work", "input_sizes", "frame"
+  std::string value;     // as printed: "18446744073709551615", "-1", "N/A", "<unknown>"
+  std::string meaning;   // "unknown size (2^64-1 is torch's placeholder)"
+};
+
 struct Verdict {
   bool hang = false;                  // a hang or another problem was found (exit code 1)
   std::string headline;
@@ -82,6 +103,9 @@ struct Verdict {
   std::vector<int64_t> missing;           // expected but absent from every bundle
   std::vector<int64_t> no_stack;          // present but py-spy failed (permission, timeout)
   std::vector<int64_t> moved;             // stacks differ between two snapshots: progressing, not hung
+  std::vector<int64_t> silent;            // expected, and no line, dump or stack of theirs anywhere
+  std::vector<RankPlace> places;          // host and local rank of every rank the evidence places
+  std::vector<Placeholder> placeholders;  // values printed as "unknown" placeholders
   std::vector<StackGroup> groups;
   std::vector<PgStall> pg_stalls;
   std::vector<Pattern> patterns;

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "strata/hang/evidence/frames_json.h"
+#include "strata/hang/analysis/rank_places.h"
 #include "strata/hang/analysis/stack_tree.h"
 
 namespace strata::hang {
@@ -21,11 +22,27 @@ std::string Count(size_t n, const char* what) {
   return fmt::format("{} {}{}", n, what, n == 1 ? "" : "s");
 }
 
+// "ranges" ("16-23,40") for people; "list" ([16, 17, ..., 23, 40]) for scripts.
 Json RankSet(const std::vector<int64_t>& ranks) {
   Json j;
   j["count"] = ranks.size();
   j["ranges"] = FormatRankRanges(ranks);
+  j["list"] = ranks;
   return j;
+}
+
+// {"rank": 17, "host": "node3", "local_rank": 1, "pid": 4242, "source": "manifest"}: null where
+// the evidence does not say.
+Json Places(const std::vector<RankPlace>& places) {
+  Json out = Json::array();
+  for (const RankPlace& p : places) {
+    out.push_back({{"rank", p.rank},
+                   {"host", p.host.empty() ? Json(nullptr) : Json(p.host)},
+                   {"local_rank", p.local_rank ? Json(*p.local_rank) : Json(nullptr)},
+                   {"pid", p.pid ? Json(*p.pid) : Json(nullptr)},
+                   {"source", p.source}});
+  }
+  return out;
 }
 
 }  // namespace
@@ -42,7 +59,8 @@ Json VerdictToJson(const Verdict& v) {
                   {"peer", v.finding.peer},
                   {"setting", v.finding.setting},
                   {"summary", v.finding.summary},
-                  {"evidence", v.finding.evidence}};
+                  {"evidence", v.finding.evidence},
+                  {"processes", Places(PlacesOf(v.places, v.finding.ranks))}};
   j["expected_world_size"] = v.expected_world ? Json(*v.expected_world) : Json(nullptr);
   j["hosts"] = v.hosts;
   j["evidence_bytes"] = v.bytes_read;
@@ -50,7 +68,9 @@ Json VerdictToJson(const Verdict& v) {
                 {"dead", RankSet(v.dead)},
                 {"missing", RankSet(v.missing)},
                 {"no_stack", RankSet(v.no_stack)},
-                {"moved", RankSet(v.moved)}};
+                {"moved", RankSet(v.moved)},
+                {"silent", RankSet(v.silent)}};
+  j["processes"] = Places(v.places);
   Json groups = Json::array();
   for (const StackGroup& g : v.groups) {
     Json e;
@@ -90,6 +110,7 @@ Json VerdictToJson(const Verdict& v) {
   if (v.culprit) {
     j["culprit"] = {{"ranks", RankSet(v.culprit->ranks)},
                     {"host", v.culprit->host},
+                    {"processes", Places(PlacesOf(v.places, v.culprit->ranks))},
                     {"phase", v.culprit->phase},
                     {"evidence", v.culprit->chain}};
   } else {
@@ -103,6 +124,11 @@ Json VerdictToJson(const Verdict& v) {
   Json unreadable = Json::array();
   for (const Unreadable& u : v.unreadable) unreadable.push_back({{"file", u.file}, {"reason", u.reason}});
   j["unreadable_files"] = std::move(unreadable);
+  Json placeholders = Json::array();
+  for (const Placeholder& p : v.placeholders) {
+    placeholders.push_back({{"where", p.where}, {"field", p.field}, {"value", p.value}, {"meaning", p.meaning}});
+  }
+  j["placeholders"] = std::move(placeholders);
   j["notes"] = v.notes;
   return j;
 }
@@ -123,6 +149,10 @@ std::string VerdictToText(const Verdict& v, size_t max_frames) {
                    v.expected_world ? std::to_string(*v.expected_world) : "unknown", v.ranks_seen.size(),
                    RangesOrNone(v.ranks_seen), RangesOrNone(v.dead), RangesOrNone(v.missing),
                    RangesOrNone(v.no_stack)));
+  if (!v.silent.empty()) {
+    line(fmt::format("silent: {} ({}): expected, but no line, dump or stack of theirs in the evidence",
+                     Count(v.silent.size(), "rank"), FormatRankRanges(v.silent)));
+  }
   line(fmt::format("evidence: {}{}, {:.2f} MB read", v.hosts ? Count(v.hosts, "node bundle") : "loose files",
                    v.hosts ? "" : "", static_cast<double>(v.bytes_read) / 1e6));
   if (!v.groups.empty()) {
@@ -177,6 +207,13 @@ std::string VerdictToText(const Verdict& v, size_t max_frames) {
     line("");
     line(fmt::format("unreadable files (skipped): {}", v.unreadable.size()));
     for (const Unreadable& u : v.unreadable) line(fmt::format("  {}: {}", u.file, u.reason));
+  }
+  if (!v.placeholders.empty()) {
+    line("");
+    line(fmt::format("placeholders (read as unknown, not as values): {}", v.placeholders.size()));
+    for (const Placeholder& p : v.placeholders) {
+      line(fmt::format("  {}: {}={}: {}", p.where, p.field, p.value, p.meaning));
+    }
   }
   if (!v.notes.empty()) {
     line("");

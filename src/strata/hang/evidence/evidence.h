@@ -83,6 +83,10 @@ struct FrDump {
   std::map<std::string, FrPgConfig> pg_config;   // key: pg name
   std::map<std::string, FrPgStatus> pg_status;   // key: pg id as string
   std::vector<FrEntry> entries;             // oldest first
+  // Fields holding a placeholder for "unknown" rather than a value, as (field path, value as
+  // written): ("entries[3].timeout_ms", "N/A"), ("entries[0].input_sizes[1][0]", "-1"). The
+  // field keeps its default; the placeholder is reported, not read as a number.
+  std::vector<std::pair<std::string, std::string>> placeholders;
 };
 
 // --- ProcessGroupNCCL watchdog and related log lines ---------------------------
@@ -118,6 +122,10 @@ struct WatchdogEvent {
   std::optional<int64_t> last_completed;
   std::optional<int64_t> from_rank;    // the rank that signalled a dump
   std::vector<int64_t> ranks;          // kDesyncReport: the PG-local ranks the line names
+  // torch's placeholders for "unknown" the line printed, as (field, value as printed):
+  // ("NumelIn", "18446744073709551615"), ("last completed work", "-1"). The field itself stays
+  // unset (or, for the counters, -1, which the analysis skips).
+  std::vector<std::pair<std::string, std::string>> placeholders;
   std::string host;                    // NCCL lines: "<host>:<pid>:<tid> [<dev>] NCCL ..."
   std::optional<int64_t> pid;
   std::string detail;                  // kind-specific: the exception text, the NCCL message,

@@ -128,6 +128,10 @@ void AddLog(EvidenceSet& set, std::string_view contents, const std::string& file
     if (!s.global_rank) s.global_rank = rank;
     set.log_signals.push_back(std::move(s));
   }
+  for (GlooSignal& g : ScanGlooLog(contents, file)) {
+    if (!g.global_rank) g.global_rank = rank;
+    set.gloo.push_back(std::move(g));
+  }
   std::vector<WatchdogEvent> events = ParseWatchdogLog(contents, file);
   for (WatchdogEvent& e : events) {
     if (!e.global_rank) e.global_rank = rank;

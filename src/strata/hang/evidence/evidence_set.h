@@ -15,6 +15,7 @@
 #include "strata/hang/collect/bundle.h"
 #include "strata/hang/evidence/evidence.h"
 #include "strata/hang/parsers/failure_log.h"
+#include "strata/hang/parsers/gloo_log.h"
 #include "strata/hang/parsers/log_signals.h"
 
 namespace strata::hang {
@@ -56,6 +57,7 @@ struct EvidenceSet {
   std::vector<LoadedLog> logs;
   std::vector<LogSignal> log_signals;
   std::vector<FailureSignal> failures;
+  std::vector<GlooSignal> gloo;
   std::vector<GpuApp> gpu_apps;
   std::vector<Unreadable> unreadable;
   std::vector<std::string> hosts;

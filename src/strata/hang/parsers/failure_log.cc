@@ -184,6 +184,7 @@ class Scanner {
     const std::string_view value = TrimSpace(line.substr(colon + 1));
     if (key == "rank") {
       record_->global_rank = LeadingInt(value);
+      record_->local_rank = IntAfter(value, "local_rank:");
     } else if (key == "host") {
       record_->host = std::string(value);
     } else if (key == "time") {

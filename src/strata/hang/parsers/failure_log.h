@@ -36,6 +36,7 @@ struct FailureSignal {
   FailureKind kind = FailureKind::kCudaError;
   std::optional<int64_t> global_rank;  // torchrun's "[rankN]:" prefix, or the summary's "rank : N"
   std::optional<int64_t> pg_rank;      // "[PG ... Rank N]" / "[Rank N]" inside the message
+  std::optional<int64_t> local_rank;   // kChildFailed: the summary's "rank : N (local_rank: L)"
   std::string pg_id;                   // "0" for the default group
   std::string peer;                    // the network peer the line names: "10.0.0.3", a host
   std::string host;                    // NCCL lines: "<host>:<pid>:<tid>"; summary: "host : h"

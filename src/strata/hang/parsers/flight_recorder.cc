@@ -23,6 +23,12 @@ class FieldReader {
  public:
   explicit FieldReader(const std::string& file) : file_(file) {}
 
+  // Placeholders met while reading ("N/A" where a number belongs, -1 as a tensor dimension):
+  // kept, with the field path, so the verdict can say they were not values.
+  std::vector<std::pair<std::string, std::string>> TakePlaceholders() const {
+    return std::exchange(placeholders_, {});
+  }
+
   Error Fail(const std::string& path, const std::string& message) const {
     return InvalidInput(message).InFile(file_).InField(path);
   }
@@ -85,6 +91,10 @@ class FieldReader {
                      int64_t* out) const {
     const json* value = Find(object, key);
     if (value == nullptr || value->is_null()) return OkStatus();
+    if (value->is_string() && value->get_ref<const std::string&>() == "N/A") {
+      placeholders_.emplace_back(Join(path, key), "N/A");
+      return OkStatus();
+    }
     STRATA_ASSIGN_OR_RETURN(*out, Int(*value, Join(path, key)));
     return OkStatus();
   }
@@ -110,6 +120,7 @@ class FieldReader {
       for (size_t d = 0; d < (*value)[i].size(); ++d) {
         STRATA_ASSIGN_OR_RETURN(int64_t dim,
                                 Int((*value)[i][d], fmt::format("{}[{}]", item_path, d)));
+        if (dim == -1) placeholders_.emplace_back(fmt::format("{}[{}]", item_path, d), "-1");
         shape.push_back(dim);
       }
       shapes.push_back(std::move(shape));
@@ -137,6 +148,7 @@ class FieldReader {
 
  private:
   const std::string& file_;
+  mutable std::vector<std::pair<std::string, std::string>> placeholders_;
 };
 
 // "[0, 1, 2]" (torch writes the member list as a string) or a real list.
@@ -357,6 +369,7 @@ Result<FrDump> DumpFromJson(const json& top, const std::string& file) {
       dump.entries.push_back(std::move(entry));
     }
   }
+  dump.placeholders = r.TakePlaceholders();
   return dump;
 }
 

@@ -139,6 +139,19 @@ void ReadPgPrefix(std::string_view message, WatchdogEvent* e) {
   e->pg_rank = IntAfter(inside, "Rank ");
 }
 
+// torch prints an unset size or counter as -1, or as -1 cast to uint64_t (2^64-1): a placeholder
+// for "unknown", never a value. Records the field with the value as printed.
+void NotePlaceholder(std::string_view s, std::string_view key, const std::string& field, WatchdogEvent* e) {
+  const size_t at = s.find(key);
+  if (at == std::string_view::npos) return;
+  std::string_view v = s.substr(at + key.size());
+  while (!v.empty() && v.front() == ' ') v.remove_prefix(1);
+  size_t end = !v.empty() && v.front() == '-' ? 1 : 0;
+  while (end < v.size() && std::isdigit(static_cast<unsigned char>(v[end]))) ++end;
+  const std::string_view number = v.substr(0, end);
+  if (number == "-1" || number == "18446744073709551615") e->placeholders.emplace_back(field, number);
+}
+
 // The fields of a rendered WorkNCCL(...) in any generation: SeqNum from ~1.10, NumelIn/NumelOut
 // from 2.0, TensorShape in the oldest.
 void ReadWorkNccl(std::string_view message, WatchdogEvent* e) {
@@ -151,6 +164,12 @@ void ReadWorkNccl(std::string_view message, WatchdogEvent* e) {
   e->numel_out = IntAfter(work, "NumelOut=");
   e->timeout_ms = IntAfter(work, "Timeout(ms)=");
   e->ran_for_ms = IntAfter(work, "ran for ");
+  NotePlaceholder(work, "SeqNum=", "SeqNum", e);
+  NotePlaceholder(work, "NumelIn=", "NumelIn", e);
+  NotePlaceholder(work, "NumelOut=", "NumelOut", e);
+  if (e->seq && *e->seq < 0) e->seq.reset();
+  if (e->numel_in && *e->numel_in < 0) e->numel_in.reset();
+  if (e->numel_out && *e->numel_out < 0) e->numel_out.reset();
 }
 
 // "[0, 1, 2]" -> ranks; returns the position after ']' or npos.
@@ -273,8 +292,10 @@ bool ReadNcclLine(std::string_view line, WatchdogEvent* e) {
                                                        "no socket interface",
                                                        "Got completion from peer",
                                                        "ncclRemoteError"};
+  // "comm 0x... rank 3 nranks 8 ... Init COMPLETE" gives the communicator's size: the world
+  // size when no manifest states it (silent-rank inference).
   const bool relevant =
-      is_warn || std::any_of(std::begin(kNetworkWords), std::end(kNetworkWords),
+      is_warn || Contains(message, " nranks ") || std::any_of(std::begin(kNetworkWords), std::end(kNetworkWords),
                              [&](std::string_view w) { return Contains(message, w); });
   if (!relevant) return false;
   // The head is "<host>:<pid>:<tid>" (host names have no ':'), after any "[rankN]:" prefix.
@@ -409,6 +430,15 @@ class LogScanner {
     };
     e->last_enqueued = value_after("last enqueued", "Last enqueued");
     e->last_completed = value_after("last completed", "Last completed");
+    const auto note = [&](std::string_view a, std::string_view b, const char* field) {
+      size_t at = m.find(a);
+      if (at == std::string_view::npos) at = m.find(b);
+      if (at == std::string_view::npos) return;
+      const size_t colon = m.find(':', at);
+      if (colon != std::string_view::npos && colon - at <= 40) NotePlaceholder(m.substr(colon), ":", field, e);
+    };
+    note("last enqueued", "Last enqueued", "last enqueued work");
+    note("last completed", "Last completed", "last completed work");
     return e->last_enqueued || e->last_completed;
   }
 
