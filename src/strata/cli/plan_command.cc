@@ -83,7 +83,7 @@ int RunPlan(int argc, char** argv) {
   for (const std::string& fix : fixes) {
     if (Status st = ApplyFix(fix, options.space); !st.ok()) return ReportError(st.error());
   }
-  auto job = ResolveJob(request);
+  auto job = ResolveJobRequest(request);
   if (!job.ok()) return ReportError(job.error());
   const int64_t per_node = job->spec.cluster.gpus_per_node;
   if (gpus > 0) {
@@ -98,7 +98,7 @@ int RunPlan(int argc, char** argv) {
   if (nodes > 0 && nodes != job->spec.cluster.nodes) {
     // The job's own layout is kept except for DP, which follows the new world size.
     request.overrides.push_back(fmt::format("cluster.nodes={}", nodes));
-    job = ResolveJob(request);
+    job = ResolveJobRequest(request);
     if (!job.ok()) return ReportError(job.error());
   }
   auto setup = PrepareStep(*job);
