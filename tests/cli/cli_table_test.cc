@@ -37,10 +37,10 @@ TEST(CliTable, TheTableIsReadFromTheBinary) {
 
 // The commands that read a job take the same job arguments (job_options.h).
 TEST(CliTable, JobCommandsShareTheJobOptions) {
-  for (const char* command : {"memory", "mfu", "map"}) {
+  for (const char* command : {"memory", "mfu", "map", "step", "plan", "checkpoint"}) {
     SCOPED_TRACE(command);
     const auto help = testing::RunCli({command, "--help"});
-    for (const char* option : {"--model", "--set", "job"}) {
+    for (const char* option : {"--model", "--set", "--from", "job"}) {
       EXPECT_NE(help.out.find(option), std::string::npos) << option << "\n" << help.out;
     }
   }

@@ -167,9 +167,10 @@ TEST(FamilyParamsTest, MegatronDefaultsAreMegatrons) {
 }
 
 TEST(FamilyParamsTest, UnknownFamiliesSayWhatIsClose) {
-  auto jamba = ParseModelConfig(R"({"model_type": "jamba", "hidden_size": 4096})", "j.json");
-  ASSERT_FALSE(jamba.ok());
-  EXPECT_NE(jamba.error().Format().find("Mamba-1"), std::string::npos) << jamba.error().Format();
+  // gemma3 (the vision wrapper) is still a known gap: the message names what is missing.
+  auto gemma3 = ParseModelConfig(R"({"model_type": "gemma3", "hidden_size": 4096})", "g.json");
+  ASSERT_FALSE(gemma3.ok());
+  EXPECT_NE(gemma3.error().Format().find("SigLIP"), std::string::npos) << gemma3.error().Format();
   auto other = ParseModelConfig(
       R"({"model_type": "brand_new", "kv_lora_rank": 512, "hidden_size": 1})", "b.json");
   ASSERT_FALSE(other.ok());

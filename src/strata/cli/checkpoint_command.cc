@@ -8,6 +8,7 @@
 
 #include "strata/cli/cli_common.h"
 #include "strata/cli/commands.h"
+#include "strata/cli/job_options.h"
 #include "strata/core/json_output.h"
 #include "strata/core/table.h"
 #include "strata/hw/bandwidth_map.h"
@@ -17,13 +18,6 @@
 
 namespace strata::cli {
 namespace {
-
-// The job, taken the way the job commands take it: the one place to switch when job loading is
-// unified across commands.
-Result<Job> LoadCheckpointJob(const std::string& path, const std::vector<std::string>& sets) {
-  STRATA_ASSIGN_OR_RETURN(JobSpec spec, LoadJobSpec(path.empty() ? kReferenceJobName : path, sets));
-  return ResolveJob(spec);
-}
 
 // The cluster whose storage the job checkpoints to: --cluster, else the job's cluster file, else
 // the shipped cluster with the job's GPU and GPUs per node (the reference job names only those).
@@ -159,16 +153,13 @@ int RunCheckpoint(int argc, char** argv) {
       "often to take one (Young/Daly interval for a failure rate), with the GPU-hours lost per "
       "day.",
       "strata checkpoint"};
-  std::string job_path;
-  std::vector<std::string> sets;
+  JobRequest request;
   std::string cluster_name;
   double failure_rate = 0;
   bool explain = false;
   bool json = false;
   std::string output;
-  app.add_option("job", job_path,
-                 "job file (YAML) or a name from data/jobs/; default: the reference job");
-  app.add_option("--set", sets, "override a job field: --set parallel.ep=16 (repeatable)");
+  AddJobOptions(app, request);  // JOB, --from, --model, --set as every job command takes them
   app.add_option("--cluster", cluster_name,
                  "cluster file or name for the storage level (default: the job's)");
   app.add_option("--failure-rate", failure_rate,
@@ -179,7 +170,7 @@ int RunCheckpoint(int argc, char** argv) {
   app.add_option("-o,--output", output, "write the output to this file (atomically)");
   if (auto exit = ParseArgs(app, argc, argv)) return *exit;
 
-  auto job = LoadCheckpointJob(job_path, sets);
+  auto job = ResolveJobRequest(request);
   if (!job.ok()) return ReportError(job.error());
   auto cluster = ClusterForJob(*job, cluster_name);
   if (!cluster.ok()) return ReportError(cluster.error());

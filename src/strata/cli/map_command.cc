@@ -38,7 +38,7 @@ Result<MapReport> Build(const MapOptions& o) {
   } else {
     JobRequest request = o.request;
     if (!o.cluster.empty()) request.overrides.push_back("cluster=" + o.cluster);
-    STRATA_ASSIGN_OR_RETURN(job, ResolveJob(request));
+    STRATA_ASSIGN_OR_RETURN(job, ResolveJobRequest(request));
     cluster = job->cluster;
     if (cluster.nics.empty() && cluster.nodes > 1) {
       return InvalidInput("the job describes its GPUs only (cluster.gpu, gpus_per_node, nodes): "

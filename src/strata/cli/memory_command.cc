@@ -28,7 +28,7 @@ int RunMemory(int argc, char** argv) {
   app.add_option("-o,--output", output, "write the output to this file (atomically)");
   if (auto exit = ParseArgs(app, argc, argv)) return *exit;
 
-  auto job = ResolveJob(request);
+  auto job = ResolveJobRequest(request);
   if (!job.ok()) return ReportError(job.error());
   auto constants = LoadMemoryConstants();
   if (!constants.ok()) return ReportError(constants.error());

@@ -50,7 +50,7 @@ int RunMfu(int argc, char** argv) {
   if (!tokens_per_step.empty()) {
     request.overrides.push_back("throughput.tokens_per_step=" + tokens_per_step);
   }
-  auto job = ResolveJob(request);
+  auto job = ResolveJobRequest(request);
   if (!job.ok()) return ReportError(job.error());
   MfuOptions options;
   options.peak_dtype = peak_dtype;

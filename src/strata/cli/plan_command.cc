@@ -88,7 +88,7 @@ int RunPlan(int argc, char** argv) {
   for (const std::string& fix : fixes) {
     if (Status st = ApplyFix(fix, options.space); !st.ok()) return ReportError(st.error());
   }
-  auto job = ResolveJob(request);
+  auto job = ResolveJobRequest(request);
   if (!job.ok()) return ReportError(job.error());
   const int64_t per_node = job->spec.cluster.gpus_per_node;
   if (gpus > 0) {

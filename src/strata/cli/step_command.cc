@@ -126,7 +126,7 @@ int RunStep(int argc, char** argv) {
   app.add_option("-o,--output", output, "write the output to this file (atomically)");
   if (auto exit = ParseArgs(app, argc, argv)) return *exit;
 
-  auto job = ResolveJob(request);
+  auto job = ResolveJobRequest(request);
   if (!job.ok()) return ReportError(job.error());
   auto setup = PrepareStep(*job);
   if (!setup.ok()) return ReportError(setup.error());

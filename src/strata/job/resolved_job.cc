@@ -90,6 +90,7 @@ std::string ResolvedJob::CommandLine(std::string_view command,
                                      const std::vector<std::string>& extra) const {
   std::string out = fmt::format("strata {}", command);
   if (!request.job.empty()) out += " " + ShellWord(request.job);
+  if (!request.from.empty()) out += " --from " + ShellWord(request.from);
   if (!request.model.empty()) out += " --model " + ShellWord(request.model);
   auto key_of = [](const std::string& assignment) {
     return assignment.substr(0, assignment.find('='));
@@ -104,15 +105,19 @@ std::string ResolvedJob::CommandLine(std::string_view command,
 }
 
 Result<ResolvedJob> ResolveJob(const JobSpec& spec) {
-  ResolvedJob job;
-  job.spec = spec;
   auto model = LoadModelConfig(BesideJobFile(spec.model, spec.file));
   if (!model.ok()) {
     Error e = std::move(model).error();
     if (e.field.empty() && e.file.empty()) e.field = "model";
     return e;
   }
-  job.model = std::move(model).value();
+  return ResolveJobWithModel(spec, std::move(model).value());
+}
+
+Result<ResolvedJob> ResolveJobWithModel(const JobSpec& spec, ModelConfig model) {
+  ResolvedJob job;
+  job.spec = spec;
+  job.model = std::move(model);
   STRATA_ASSIGN_OR_RETURN(job.cluster, ClusterOf(spec));
   job.gpu = job.cluster.gpu;
   STRATA_ASSIGN_OR_RETURN(job.step.sequence, SequenceOf(spec));

@@ -47,7 +47,12 @@ struct JobRequest {
   std::string job;    // a job file or data/jobs/ name; "" = none given
   std::string model;  // --model: a catalog name or config.json; "" = the job's
   std::vector<std::string> overrides;  // --set key=value, in order
-  bool empty() const { return job.empty() && model.empty() && overrides.empty(); }
+  /// --from: a launch command, Megatron log, args.json, TOML, DeepSpeed or verl file the job is
+  /// imported from (cli/job_options.h resolves it; the job module cannot read those formats).
+  std::string from;
+  bool empty() const {
+    return job.empty() && model.empty() && overrides.empty() && from.empty();
+  }
 };
 
 struct ResolvedJob {
@@ -77,6 +82,10 @@ Result<ResolvedJob> ResolveJob(const JobRequest& request);
 
 /// Loads the model, the cluster and its GPU the spec names and runs every rule.
 Result<ResolvedJob> ResolveJob(const JobSpec& spec);
+
+/// The same with the model already parsed (an imported job whose model came as Megatron
+/// arguments, not as a file): spec.model is kept as its name only.
+Result<ResolvedJob> ResolveJobWithModel(const JobSpec& spec, ModelConfig model);
 
 /// After a change to `job.spec` (what-if advice, layout search): runs every rule again and
 /// refreshes the derived fields (layout with DP, step shape, throughput) without reading any

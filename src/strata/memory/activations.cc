@@ -93,7 +93,21 @@ LayerActivationBytes LayerActivationsPerToken(const Job& job, const MemoryConsta
       out.backward_transient += 2 * state;
       break;
     }
-    case MixerKind::kMamba2: {
+    case MixerKind::kLightning: {
+      const LightningConfig& l = m.lightning;
+      const auto chunk = static_cast<double>(constants.gdn_chunk_tokens);
+      // qkv, the output gate, the core output and the gated-norm output.
+      sharded += 6 * static_cast<double>(l.width());
+      // One d x d state per head per chunk, kept as the GDN state is.
+      const double state = static_cast<double>(l.num_heads) / tp *
+                           static_cast<double>(l.head_dim * l.head_dim) *
+                           static_cast<double>(constants.gdn_state_bytes_per_element) / chunk;
+      out.forward_transient += state;
+      out.backward_transient += 2 * state;
+      break;
+    }
+    case MixerKind::kMamba2:
+    case MixerKind::kMamba1: {
       const MambaConfig& mb = m.mamba;
       const auto chunk = static_cast<double>(constants.gdn_chunk_tokens);
       // in_proj output (z, x, B, C, dt), conv output, scan output and gated-norm output.

@@ -165,6 +165,52 @@ std::vector<FamilyTraits> BuildTable() {
                  {"ffn_config.moe_top_k", "num_experts_per_tok"}};
     add(t);
   }
+  {
+    FamilyTraits t = Llama("ernie4_5_moe");  // ERNIE 4.5: Llama attention, shared experts
+    t.moe = MoeStyle::kErnie;
+    t.router_score_bias = true;  // moe_statics.e_score_correction_bias
+    t.aliases = {{"moe_num_experts", "num_experts"}, {"moe_k", "num_experts_per_tok"}};
+    add(t);
+  }
+  {
+    FamilyTraits t = Llama("glm4_moe");  // GLM-4.5: DeepSeek-V3 MoE layout on GQA attention
+    t.moe = MoeStyle::kDeepSeek;
+    t.bias_key_is_qkv = true;     // attention_bias: q/k/v only
+    t.router_score_bias = true;   // e_score_correction_bias, no topk_method key
+    t.mtp_embedding_copies = true;  // model.layers.N.embed_tokens and shared_head.head
+    add(t);
+  }
+  {
+    FamilyTraits t = Llama("jamba");  // Mamba-1 / attention 1:7, MoE every other layer
+    t.moe = MoeStyle::kPlain;
+    t.pattern = LayerPattern::kJamba;
+    add(t);
+  }
+  // MiniMax-Text-01 ("minimax" in transformers, "minimax_text_01" in its own repository) and
+  // MiniMax-M1 (the same architecture): 7 lightning : 1 softmax attention layers, all MoE.
+  for (std::string_view type : {"minimax", "minimax_text_01", "minimax_m1"}) {
+    FamilyTraits t = Llama(type);
+    t.moe = MoeStyle::kPlain;
+    t.pattern = LayerPattern::kMiniMax;
+    add(t);
+  }
+  {
+    FamilyTraits t = Llama("llava");  // CLIP tower + 2-layer projector + text_config's family
+    t.vision = VisionTower::kClip;
+    add(t);
+  }
+  {
+    FamilyTraits t = Llama("internvl_chat");  // InternViT + mlp1 + llm_config's family
+    t.vision = VisionTower::kInternVit;
+    t.text_key = "llm_config";
+    add(t);
+  }
+  {
+    FamilyTraits t = Llama("qwen2_5_vl");  // Qwen2 text at the top level, its own tower
+    t.qkv_bias = true;
+    t.vision = VisionTower::kQwen25Vl;
+    add(t);
+  }
   std::sort(rows.begin(), rows.end(), [](const FamilyTraits& a, const FamilyTraits& b) {
     return a.model_type < b.model_type;
   });
@@ -185,24 +231,8 @@ struct KnownGap {
 };
 
 constexpr KnownGap kGaps[] = {
-    {"jamba", "nemotron_h (hybrid) and mixtral (MoE)",
-     "Mamba-1 mixers (mamba_d_state, mamba_dt_rank, mamba_expand) are not modelled"},
-    {"minimax", "mixtral (MoE)",
-     "lightning-attention layers (attn_type_list, layer_types) are not modelled"},
-    {"minimax_m1", "mixtral (MoE)",
-     "lightning-attention layers (attn_type_list) are not modelled"},
-    {"ernie4_5_moe", "qwen2_moe / deepseek_v3 (MoE with shared experts)",
-     "moe_num_shared_experts and moe_layer_start_index/interval are not read yet"},
-    {"glm4_moe", "deepseek_v3 (first_k_dense_replace, n_shared_experts) and glm4",
-     "its MTP layer layout and partial-rotary q/k norms are not modelled"},
     {"gemma3", "gemma3_text (its text_config)",
      "the SigLIP vision tower (vision_config.model_type siglip_vision_model) is not modelled"},
-    {"llava", "the text_config's own family",
-     "CLIP/SigLIP vision towers and the multi-modal projector are not modelled"},
-    {"internvl_chat", "qwen2 / internlm2 (llm_config)",
-     "InternViT (vision_config) and the mlp1 projector are not modelled"},
-    {"qwen2_5_vl", "qwen2 (the text part) and qwen3_vl (vision tower)",
-     "the Qwen2.5-VL tower (RMSNorm, SwiGLU blocks, window attention) differs from Qwen3-VL's"},
 };
 
 }  // namespace
@@ -233,6 +263,8 @@ std::string DescribeUnknownFamily(std::string_view model_type,
   std::string close;
   if (has("kv_lora_rank")) close = "deepseek_v3 (it has kv_lora_rank: MLA)";
   else if (has("hybrid_override_pattern")) close = "nemotron_h (hybrid_override_pattern)";
+  else if (has("mamba_d_state") || has("attn_layer_period")) close = "jamba (Mamba-1 hybrid)";
+  else if (has("attn_type_list")) close = "minimax (lightning-attention hybrid)";
   else if (has("layer_types") && has("linear_num_value_heads")) close = "qwen3_next";
   else if (has("num_local_experts") || has("num_experts")) close = "mixtral / qwen3_moe (MoE)";
   else if (has("num_attention_heads") && has("intermediate_size")) close = "llama (dense GQA)";

@@ -29,6 +29,8 @@ enum class MoeStyle {
   kQwen,      // decoder_sparse_step / mlp_only_layers; one gated shared expert of its own width
   kDeepSeek,  // first_k_dense_replace / moe_layer_freq; n_shared_experts of the routed width
   kPlain,     // every layer MoE, no shared expert (Mixtral, OLMoE, DBRX, PhiMoE)
+  kErnie,     // moe_layer_start_index..end_index every moe_layer_interval; shared experts of the
+              // routed width (ERNIE 4.5)
 };
 
 /// Which layers use the sliding window when config.json has no layer_types.
@@ -39,8 +41,13 @@ enum class WindowLayers {
   kEveryNthFull, // all but every sliding_window_pattern-th layer (Gemma 3)
 };
 
-/// The token mixers of a hybrid are given as one character per layer (Nemotron-H).
-enum class LayerPattern { kUniform, kNemotronH };
+/// How a hybrid says which layer has which mixer and FFN: one character per layer
+/// (Nemotron-H); attn_layer_period/offset and expert_layer_period/offset (Jamba); attn_type_list
+/// with 0 lightning and 1 softmax attention (MiniMax-Text-01).
+enum class LayerPattern { kUniform, kNemotronH, kJamba, kMiniMax };
+
+/// Which vision tower a vision-language wrapper carries (model_config.h VisionKind).
+enum class VisionTower { kNone, kQwen3Vl, kQwen25Vl, kClip, kInternVit };
 
 struct FamilyTraits {
   std::string_view model_type;
@@ -60,6 +67,10 @@ struct FamilyTraits {
   bool bias_key_is_qkv = false;      // attention_bias: true means q/k/v only (GLM-4)
   bool multi_query_key = false;      // multi_query: true means one KV head (GPT-BigCode)
   bool expert_biases = false;        // router and expert biases (GPT-OSS)
+  bool router_score_bias = false;    // e_score_correction_bias on every router (GLM-4.5, ERNIE)
+  bool mtp_embedding_copies = false;  // the MTP block stores embedding and head copies (GLM-4.5)
+  VisionTower vision = VisionTower::kNone;  // a wrapper's tower: its vision_config's layout
+  std::string_view text_key = "text_config";  // where a wrapper keeps the language model
   MoeStyle moe = MoeStyle::kQwen;
   WindowLayers window = WindowLayers::kNone;
   LayerPattern pattern = LayerPattern::kUniform;

@@ -53,11 +53,18 @@ double MegatronMixer(const ModelConfig& c, MixerKind kind, double s) {
       return MegatronMla(c, s);
     case MixerKind::kGatedDeltaNet:
       return MegatronGatedDeltaNet(c);
-    case MixerKind::kMamba2: {
-      // megatron-core's Mamba term: in_proj and out_proj GEMMs and the scan, constant in S.
+    case MixerKind::kMamba2:
+    case MixerKind::kMamba1: {
+      // megatron-core's Mamba term: in_proj and out_proj GEMMs and the scan, constant in S
+      // (plus Mamba-1's x_proj and dt_proj, 0 for Mamba-2).
       const MambaConfig& m = c.mamba;
-      return 6.0 * (D(c.hidden_size) * D(m.in_proj_width() + m.inner()) +
+      return 6.0 * (D(c.hidden_size) * D(m.in_proj_width() + m.inner()) + D(m.dt_proj_weights()) +
                     D(m.conv_kernel * m.conv_dim()) + 2.0 * D(m.inner() * m.state_size));
+    }
+    case MixerKind::kLightning: {
+      // The same GEMMs and state terms as CountForwardFlops, x 6 (forward and backward).
+      const LightningConfig& l = c.lightning;
+      return 6.0 * (5.0 * D(c.hidden_size) * D(l.width()) + 2.0 * D(l.width() * l.head_dim));
     }
     case MixerKind::kNone:
       return 0;

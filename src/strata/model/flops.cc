@@ -58,13 +58,24 @@ void AddMixer(const ModelConfig& c, double s, AttentionMask mask, LayerFlops& f)
                             4.0 * nv * static_cast<double>(g.key_head_dim * g.value_head_dim));
       break;
     }
-    case MixerKind::kMamba2: {
+    case MixerKind::kMamba2:
+    case MixerKind::kMamba1: {
       const MambaConfig& m = c.mamba;
-      f.projections = Gemm(h * static_cast<double>(m.in_proj_width() + m.inner()));
+      // Mamba-1 adds x_proj and dt_proj (dt_proj_weights is 0 for Mamba-2).
+      f.projections = Gemm(h * static_cast<double>(m.in_proj_width() + m.inner()) +
+                           static_cast<double>(m.dt_proj_weights()));
       // Depthwise conv, then per head the recurrent form of the scan on a d_state x head_dim
       // state: the update (B x^T) and the read-out (C^T S), 2 d_state head_dim MACs.
       f.linear_state = Gemm(static_cast<double>(m.conv_kernel * m.conv_dim()) +
                             2.0 * static_cast<double>(m.num_heads * m.head_dim * m.state_size));
+      break;
+    }
+    case MixerKind::kLightning: {
+      // qkv, output gate and out_proj GEMMs; per head the recurrent form on a d x d state:
+      // the update (k v^T) and the read-out (q^T S), 2 d^2 MACs (the decay is elementwise).
+      const LightningConfig& l = c.lightning;
+      f.projections = Gemm(5.0 * h * static_cast<double>(l.width()));
+      f.linear_state = Gemm(2.0 * static_cast<double>(l.width() * l.head_dim));
       break;
     }
     case MixerKind::kNone:
@@ -97,8 +108,13 @@ FlopCount VisionPerPatch(const VisionConfig& v) {
       static_cast<double>(v.in_channels * v.temporal_patch_size * v.patch_size * v.patch_size);
   // GEMMs only (attention inside the tower depends on the image size): patch embedding, the
   // blocks' qkv, proj and MLP, and the merger, which runs once per merge x merge patches.
-  const double blocks = static_cast<double>(v.depth) * (3 * d * d + d * d + 2 * d * f);
-  const double merger = (m * m + m * static_cast<double>(v.out_hidden_size)) / merge;
+  // Qwen2.5-VL's blocks have a SwiGLU MLP (3 d f), the others a GELU MLP (2 d f). The
+  // projector: Qwen's merger m -> m -> out; llava's d -> t -> t and InternVL's m -> t -> t.
+  const double mlp = v.kind == VisionKind::kQwen25Vl ? 3 * d * f : 2 * d * f;
+  const double blocks = static_cast<double>(v.depth) * (3 * d * d + d * d + mlp);
+  const double t = static_cast<double>(v.out_hidden_size);
+  const bool qwen = v.kind == VisionKind::kQwen3Vl || v.kind == VisionKind::kQwen25Vl;
+  const double merger = (qwen ? m * m + m * t : m * t + t * t) / merge;
   return Gemm(patch_in * d + blocks + merger);
 }
 

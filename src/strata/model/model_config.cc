@@ -14,6 +14,7 @@
 #include "strata/core/json_fields.h"
 #include "strata/core/json_input.h"
 #include "strata/core/text_scan.h"
+#include "strata/model/config_sections.h"
 #include "strata/model/megatron_model.h"
 
 namespace strata {
@@ -64,7 +65,8 @@ Status ParseAttention(const JsonFields& text, const FamilyTraits& traits, int64_
   STRATA_ASSIGN_OR_RETURN(bool bias_key_value, text.BoolOr(bias_key, traits.attention_bias));
   out.bias = bias_key_value && !traits.bias_key_is_qkv;
   out.qkv_bias = !out.bias && (traits.qkv_bias || (traits.bias_key_is_qkv && bias_key_value));
-  out.qk_norm = traits.qk_norm;
+  // GLM-4.5 says use_qk_norm (GLM-4.5 itself true, GLM-4.5-Air false).
+  STRATA_ASSIGN_OR_RETURN(out.qk_norm, text.BoolOr("use_qk_norm", traits.qk_norm));
   out.qk_norm_full_width = traits.qk_norm_full_width;
   out.sinks = traits.sinks;
   STRATA_ASSIGN_OR_RETURN(out.sliding_window, text.NonNegativeIntOr("sliding_window", 0));
@@ -129,7 +131,14 @@ Status ParseMoe(const JsonFields& text, const FamilyTraits& traits, int64_t num_
     STRATA_ASSIGN_OR_RETURN(out.num_shared_experts, text.NonNegativeIntOr("n_shared_experts", 0));
     out.shared_expert_intermediate_size = out.expert_intermediate_size;
     STRATA_ASSIGN_OR_RETURN(std::string topk_method, text.StringOr("topk_method", "greedy"));
-    out.router_bias = topk_method == "noaux_tc";
+    out.router_bias = topk_method == "noaux_tc" || traits.router_score_bias;
+  } else if (traits.moe == MoeStyle::kErnie) {
+    // ERNIE 4.5: one shared MLP of moe_num_shared_experts x the routed width (the same count
+    // as that many shared experts), and the router's e_score_correction_bias.
+    STRATA_ASSIGN_OR_RETURN(out.num_shared_experts,
+                            text.NonNegativeIntOr("moe_num_shared_experts", 0));
+    out.shared_expert_intermediate_size = out.expert_intermediate_size;
+    out.router_bias = traits.router_score_bias;
   } else if (traits.moe == MoeStyle::kQwen) {
     // Qwen MoE: one shared expert of its own width behind a sigmoid gate.
     STRATA_ASSIGN_OR_RETURN(out.shared_expert_intermediate_size,
@@ -158,6 +167,23 @@ Result<std::vector<FfnKind>> FfnPattern(const JsonFields& text, const FamilyTrai
     STRATA_ASSIGN_OR_RETURN(int64_t freq, text.PositiveIntOr("moe_layer_freq", 1));
     for (int64_t i = 0; i < num_layers; ++i) {
       if (i >= first_dense && i % freq == 0) ffn[static_cast<size_t>(i)] = FfnKind::kMoe;
+    }
+    return ffn;
+  }
+  if (traits.moe == MoeStyle::kErnie) {
+    // transformers Ernie4_5_MoeDecoderLayer: MoE when (i + 1) % interval == 0 and
+    // start <= i <= end (end -1 or absent: the last layer).
+    STRATA_ASSIGN_OR_RETURN(int64_t start, text.NonNegativeIntOr("moe_layer_start_index", 0));
+    STRATA_ASSIGN_OR_RETURN(int64_t interval, text.PositiveIntOr("moe_layer_interval", 1));
+    int64_t end = num_layers - 1;
+    if (text.Has("moe_layer_end_index")) {
+      auto given = text.NonNegativeIntOr("moe_layer_end_index", end);
+      if (given.ok()) end = *given;  // -1 (the default spelled out) keeps the last layer
+    }
+    for (int64_t i = 0; i < num_layers; ++i) {
+      if ((i + 1) % interval == 0 && i >= start && i <= end) {
+        ffn[static_cast<size_t>(i)] = FfnKind::kMoe;
+      }
     }
     return ffn;
   }
@@ -324,8 +350,10 @@ double ParamUpperBound(const ModelConfig& c) {
                          D(e.num_shared_experts) * 3 * h * D(e.shared_expert_intermediate_size) + h;
   const MambaConfig& s = c.mamba;
   const double mamba = (h + D(s.conv_kernel) + 4) * (D(s.in_proj_width()) + D(s.conv_dim())) +
-                       D(s.inner()) * (h + 2) + D(s.num_heads) * 3;
-  const double layer = attention + mla + linear + experts + mamba +
+                       D(s.inner()) * (h + 2) + D(s.num_heads) * (3 + D(s.state_size)) +
+                       D(s.dt_proj_weights()) + D(s.dt_rank) + 2 * D(s.state_size);
+  const double lightning = 6 * h * D(c.lightning.width());
+  const double layer = attention + mla + linear + experts + mamba + lightning +
                        3 * h * D(c.dense_mlp.intermediate_size) + 8 * D(c.dense_mlp.intermediate_size) +
                        8 * h + 2 * (q + kv);
   const VisionConfig& v = c.vision;
@@ -339,7 +367,8 @@ double ParamUpperBound(const ModelConfig& c) {
       vd * (D(v.in_channels) * D(v.temporal_patch_size) * D(v.patch_size) * D(v.patch_size) +
             D(v.num_position_embeddings) + 1);
   return (D(static_cast<int64_t>(c.layers.size())) + D(c.mtp_layers) + 1) * layer +
-         2 * D(c.vocab_size) * (h + 1) + 2 * h + 2 * h * h * D(c.mtp_layers) + vision +
+         2 * D(c.vocab_size) * (h + 1) * (1 + D(c.mtp_layers)) + 2 * h + 2 * h * h * D(c.mtp_layers) +
+         vision +
          D(c.position_embeddings) * h;
 }
 
@@ -380,7 +409,11 @@ Status ParseText(const JsonFields& text, const FamilyTraits& traits, ModelConfig
   if (num_experts > 0) STRATA_RETURN_IF_ERROR(ParseMoe(text, traits, num_experts, config.moe));
 
   config.layers.clear();
-  if (traits.pattern == LayerPattern::kNemotronH) {
+  if (traits.pattern == LayerPattern::kJamba) {
+    STRATA_RETURN_IF_ERROR(ParseJambaLayers(text, num_layers, num_experts > 1, config));
+  } else if (traits.pattern == LayerPattern::kMiniMax) {
+    STRATA_RETURN_IF_ERROR(ParseMiniMaxLayers(text, num_layers, num_experts > 0, config));
+  } else if (traits.pattern == LayerPattern::kNemotronH) {
     STRATA_ASSIGN_OR_RETURN(config.layers, NemotronHPattern(text, num_layers));
     if (config.CountLayers(MixerKind::kMamba2) > 0) {
       STRATA_RETURN_IF_ERROR(ParseMamba(text, config.mamba));
@@ -420,6 +453,7 @@ Status ParseText(const JsonFields& text, const FamilyTraits& traits, ModelConfig
   if (mtp_key) {
     STRATA_ASSIGN_OR_RETURN(config.mtp_layers, text.NonNegativeIntOr(*mtp_key, 0));
   }
+  config.mtp_embedding_copies = traits.mtp_embedding_copies;
 
   // Rope settings do not change parameter or FLOP counts, but a malformed block is still an
   // error: they may sit at the top level (rope_theta) or nested (rope_parameters/rope_scaling).
@@ -450,6 +484,20 @@ void ApplyAliases(const FamilyTraits& traits, nlohmann::json& object) {
   }
 }
 
+// llava configs give only what differs from transformers' LlamaConfig defaults (llava-1.5's
+// text_config has no widths at all): fill those defaults in, as transformers does.
+void ApplyLlamaDefaults(nlohmann::json& text) {
+  const std::pair<const char*, int64_t> kDefaults[] = {{"hidden_size", 4096},
+                                                       {"intermediate_size", 11008},
+                                                       {"num_hidden_layers", 32},
+                                                       {"num_attention_heads", 32},
+                                                       {"vocab_size", 32000}};
+  if (!text.is_object()) return;
+  for (const auto& [key, value] : kDefaults) {
+    if (!text.contains(key) || text[key].is_null()) text[key] = value;
+  }
+}
+
 }  // namespace
 
 std::string_view MixerKindName(MixerKind kind) {
@@ -464,6 +512,10 @@ std::string_view MixerKindName(MixerKind kind) {
       return "mla";
     case MixerKind::kMamba2:
       return "mamba2";
+    case MixerKind::kMamba1:
+      return "mamba1";
+    case MixerKind::kLightning:
+      return "lightning_attention";
     case MixerKind::kNone:
       return "none";
   }
@@ -577,7 +629,8 @@ Result<ModelConfig> ParseModelConfig(std::string_view json_text, const std::stri
                           top.BoolOr("tie_word_embeddings", wrapper->tied_by_default));
   STRATA_ASSIGN_OR_RETURN(config.dtype, top.StringOr("torch_dtype", config.dtype));
 
-  STRATA_ASSIGN_OR_RETURN(auto text_probe, top.Object("text_config"));
+  const std::string text_key(wrapper->text_key);  // "llm_config" in InternVL
+  STRATA_ASSIGN_OR_RETURN(auto text_probe, top.Object(text_key));
   const FamilyTraits* traits = wrapper;
   if (text_probe) {
     STRATA_ASSIGN_OR_RETURN(std::string text_type,
@@ -585,11 +638,14 @@ Result<ModelConfig> ParseModelConfig(std::string_view json_text, const std::stri
     traits = FindFamily(text_type);
     if (traits == nullptr) {
       return text_probe->ErrorAt("model_type", "unknown model type '" + text_type + "'")
-          .WithHint(DescribeUnknownFamily(text_type, config_keys(root["text_config"])));
+          .WithHint(DescribeUnknownFamily(text_type, config_keys(root[text_key])));
     }
-    ApplyAliases(*traits, root["text_config"]);
+    if (wrapper->vision == VisionTower::kClip && text_type == "llama") {
+      ApplyLlamaDefaults(root[text_key]);
+    }
+    ApplyAliases(*traits, root[text_key]);
   }
-  STRATA_ASSIGN_OR_RETURN(auto text_config, top.Object("text_config"));
+  STRATA_ASSIGN_OR_RETURN(auto text_config, top.Object(text_key));
   const JsonFields& text = text_config ? *text_config : top;
   STRATA_RETURN_IF_ERROR(ParseText(text, *traits, config));
   if (text_config) {
@@ -597,7 +653,20 @@ Result<ModelConfig> ParseModelConfig(std::string_view json_text, const std::stri
                             text.BoolOr("tie_word_embeddings", config.tie_word_embeddings));
   }
   STRATA_ASSIGN_OR_RETURN(auto vision, top.Object("vision_config"));
-  if (vision) STRATA_RETURN_IF_ERROR(ParseVision(*vision, config.vision));
+  if (vision && (wrapper->vision == VisionTower::kNone || wrapper->vision == VisionTower::kQwen3Vl)) {
+    STRATA_RETURN_IF_ERROR(ParseVision(*vision, config.vision));
+  } else if (vision) {
+    double ratio = 0.5;  // InternVL's default pixel-shuffle ratio
+    if (auto it = root.find("downsample_ratio"); it != root.end() && !it->is_null()) {
+      if (!it->is_number()) {
+        return top.ErrorAt("downsample_ratio",
+                           "expected a number such as 0.5, got " + DescribeJsonValue(*it));
+      }
+      ratio = it->get<double>();
+    }
+    STRATA_RETURN_IF_ERROR(
+        ParseVisionTower(*vision, wrapper->vision, top, ratio, config.hidden_size, config.vision));
+  }
   if (config.mtp_layers > kMaxLayers) {
     return text.ErrorAt(
         text.Has("mtp_num_hidden_layers") ? "mtp_num_hidden_layers" : "num_nextn_predict_layers",

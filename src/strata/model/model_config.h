@@ -21,6 +21,8 @@ enum class MixerKind {
   kGatedDeltaNet,     // linear attention with the gated delta rule (Qwen3-Next, Qwen3.5)
   kMla,               // multi-head latent attention (DeepSeek-V2/V3)
   kMamba2,            // Mamba-2 selective state space (Nemotron-H)
+  kMamba1,            // Mamba-1 selective state space, per-channel decay (Jamba)
+  kLightning,         // lightning attention: linear attention with a decay (MiniMax-Text-01)
   kNone,              // no token mixer: an MLP-only block of a hybrid (Nemotron-H "-")
 };
 
@@ -70,7 +72,11 @@ struct LinearAttentionConfig {
 
 /// Mamba-2 mixer (Nemotron-H): in_proj h -> (z, x, B, C, dt), depthwise conv over (x, B, C),
 /// A_log, D and dt_bias per head, a gated RMSNorm over the inner width, out_proj.
+/// Mamba-1 (Jamba) in the same struct with version 1: one "head" per channel (head_dim 1),
+/// in_proj h -> (x, z), conv over x only, x_proj inner -> (dt, B, C), dt_proj dt_rank -> inner
+/// with a bias, A_log inner x d_state, D per channel, out_proj; Jamba adds RMSNorms on dt, B, C.
 struct MambaConfig {
+  int version = 2;
   int64_t num_heads = 0;
   int64_t head_dim = 0;
   int64_t state_size = 0;  // d_state
@@ -78,10 +84,26 @@ struct MambaConfig {
   int64_t conv_kernel = 0;
   bool conv_bias = true;
   bool proj_bias = false;
+  int64_t dt_rank = 0;      // Mamba-1: width of the low-rank dt projection
+  bool dt_bc_norms = false;  // Mamba-1 (Jamba): RMSNorm weights on dt (dt_rank), B and C (d_state)
 
   int64_t inner() const { return num_heads * head_dim; }
-  int64_t conv_dim() const { return inner() + 2 * n_groups * state_size; }
-  int64_t in_proj_width() const { return 2 * inner() + 2 * n_groups * state_size + num_heads; }
+  int64_t conv_dim() const { return version == 1 ? inner() : inner() + 2 * n_groups * state_size; }
+  int64_t in_proj_width() const {
+    return version == 1 ? 2 * inner() : 2 * inner() + 2 * n_groups * state_size + num_heads;
+  }
+  /// Mamba-1's x_proj and dt_proj weights (0 for Mamba-2): GEMMs beside in_proj and out_proj.
+  int64_t dt_proj_weights() const {
+    return version == 1 ? inner() * (dt_rank + 2 * state_size) + dt_rank * inner() : 0;
+  }
+};
+
+/// Lightning attention (MiniMax-Text-01): qkv_proj h -> 3 H d, a sigmoid output gate h -> H d,
+/// an RMSNorm over H d, out_proj; the state is d x d per head with a fixed per-head decay.
+struct LightningConfig {
+  int64_t num_heads = 0;
+  int64_t head_dim = 0;
+  int64_t width() const { return num_heads * head_dim; }
 };
 
 /// The MLP: gated (gate and up h -> f, down f -> h) or plain (up, down), per FamilyTraits.
@@ -107,8 +129,18 @@ struct LayerSpec {
 
 /// A Qwen2.5/3-VL style vision tower: patch embedding, learned position embedding, ViT blocks
 /// (LayerNorm, fused qkv, GELU MLP, all with biases) and a patch merger into the text width.
+/// Which tower: the Qwen3-VL one described above; Qwen2.5-VL (RMSNorm, SwiGLU blocks, no
+/// position table, conv without bias); CLIP (llava: class token, position table, pre and post
+/// LayerNorm, q/k/v/o, GELU MLP) with a 2-layer projector; InternViT (layer scales, no final
+/// norm) with InternVL's mlp1 projector (LayerNorm over the shuffled width, 2 linears).
+enum class VisionKind { kQwen3Vl, kQwen25Vl, kClip, kInternVit };
+
 struct VisionConfig {
   bool present = false;
+  VisionKind kind = VisionKind::kQwen3Vl;
+  int64_t image_size = 0;  // CLIP / InternViT: sizes the position table
+  bool qkv_bias = true;    // InternViT: qkv_bias
+  bool qk_norm = false;    // InternViT: qk_normalization (RMSNorm over all q heads, all k heads)
   int64_t depth = 0;
   int64_t hidden_size = 0;
   int64_t intermediate_size = 0;
@@ -144,12 +176,16 @@ struct ModelConfig {
   AttentionConfig attention;               // for kFullAttention / kSlidingAttention layers
   MlaConfig mla;                           // for kMla layers
   LinearAttentionConfig linear_attention;  // for kGatedDeltaNet layers
-  MambaConfig mamba;                       // for kMamba2 layers
+  MambaConfig mamba;                       // for kMamba2 / kMamba1 layers
+  LightningConfig lightning;               // for kLightning layers
   DenseMlpConfig dense_mlp;                // for kDense layers
   MoeConfig moe;                           // for kMoe layers
   std::vector<LayerSpec> layers;
 
   int64_t mtp_layers = 0;  // multi-token-prediction blocks (not part of the main stack)
+  /// The checkpoint stores a copy of the embedding and the head in each MTP block (GLM-4.5's
+  /// model.layers.N.embed_tokens and shared_head.head): counted, as the safetensors hold them.
+  bool mtp_embedding_copies = false;
   VisionConfig vision;
 
   int64_t CountLayers(MixerKind kind) const;

@@ -30,7 +30,7 @@ std::string LayerSummary(const ModelConfig& c) {
   std::string mixers;
   for (MixerKind k : {MixerKind::kFullAttention, MixerKind::kSlidingAttention,
                       MixerKind::kGatedDeltaNet, MixerKind::kMla, MixerKind::kMamba2,
-                      MixerKind::kNone}) {
+                      MixerKind::kMamba1, MixerKind::kLightning, MixerKind::kNone}) {
     if (int64_t n = c.CountLayers(k); n > 0) {
       mixers += fmt::format("{}{} {}", mixers.empty() ? "" : " + ", n, MixerKindName(k));
     }
@@ -79,6 +79,11 @@ std::string ExplainShapes(const ModelConfig& c) {
         h, g.conv_dim(), h, g.value_dim(), h, g.num_value_heads, g.conv_dim(), g.conv_kernel,
         2 * g.num_value_heads, g.value_head_dim, g.value_dim(), h,
         Group(layer_of(MixerKind::kGatedDeltaNet, any_ffn).modules[ModuleKind::kLinearAttention]));
+  }
+  for (MixerKind k : {MixerKind::kMamba2, MixerKind::kMamba1, MixerKind::kLightning}) {
+    if (c.CountLayers(k) == 0) continue;
+    out += fmt::format("  {:<10} = {} per layer (docs/formulas.md)\n", MixerKindName(k),
+                       Group(layer_of(k, any_ffn).modules[ModuleKind::kLinearAttention]));
   }
   if (c.CountLayers(MixerKind::kMla) > 0) {
     out += fmt::format("  MLA        = {} per layer (docs/formulas.md, MLA)\n",

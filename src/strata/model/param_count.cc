@@ -21,6 +21,18 @@ int64_t AttentionParams(int64_t h, const AttentionConfig& a) {
 // Mamba-2: in_proj, depthwise conv (and its bias), A_log, D and dt_bias per head, the gated
 // RMSNorm over the inner width, out_proj. transformers NemotronHMamba2Mixer.
 int64_t Mamba2Params(int64_t h, const MambaConfig& m) {
+  if (m.version == 1) {
+    // Mamba-1 (transformers JambaMambaMixer): in_proj h -> 2 inner, depthwise conv over inner,
+    // x_proj inner -> dt_rank + 2 d_state, dt_proj dt_rank -> inner with a bias, A_log
+    // inner x d_state, D per channel, out_proj; Jamba's RMSNorms on dt, B and C.
+    const int64_t inner = m.inner();
+    int64_t p = h * m.in_proj_width() + inner * m.conv_kernel + m.dt_proj_weights() + inner +
+                inner * m.state_size + inner + inner * h;
+    if (m.conv_bias) p += inner;
+    if (m.proj_bias) p += m.in_proj_width() + h;
+    if (m.dt_bc_norms) p += m.dt_rank + 2 * m.state_size;
+    return p;
+  }
   int64_t p = h * m.in_proj_width() + m.conv_dim() * m.conv_kernel + 3 * m.num_heads + m.inner() +
               m.inner() * h;
   if (m.conv_bias) p += m.conv_dim();
@@ -59,6 +71,13 @@ int64_t GatedDeltaNetParams(int64_t h, const LinearAttentionConfig& g) {
          g.value_dim() * h;
 }
 
+// Lightning attention (transformers MiniMaxLightningAttention): qkv_proj h -> 3 w, output_gate
+// h -> w, the RMSNorm over w, out_proj w -> h; no biases. w = heads x head_dim.
+int64_t LightningParams(int64_t h, const LightningConfig& l) {
+  const int64_t w = l.width();
+  return h * 3 * w + h * w + w + w * h;
+}
+
 int64_t SwigluParams(int64_t h, int64_t f) { return 3 * h * f; }
 
 int64_t OneExpertParams(int64_t h, const MoeConfig& m) {
@@ -81,9 +100,50 @@ int64_t MergerParams(const VisionConfig& v, int64_t norm_width) {
   return 2 * norm_width + (m * m + m) + (m * v.out_hidden_size + v.out_hidden_size);
 }
 
+// Qwen2.5-VL: RMSNorms, fused qkv and proj with biases, a SwiGLU MLP with biases; the patch
+// conv has no bias, no position table; the merger is RMSNorm(d) and two linears with biases.
+VisionParams CountQwen25Vision(const VisionConfig& v) {
+  VisionParams out;
+  const int64_t d = v.hidden_size;
+  const int64_t f = v.intermediate_size;
+  const int64_t m = d * v.spatial_merge_size * v.spatial_merge_size;
+  out.patch_embed = v.in_channels * v.temporal_patch_size * v.patch_size * v.patch_size * d;
+  out.per_block = 2 * d + (d * 3 * d + 3 * d) + (d * d + d) + (3 * d * f + 2 * f + d);
+  out.blocks = v.depth * out.per_block;
+  out.mergers = d + (m * m + m) + (m * v.out_hidden_size + v.out_hidden_size);
+  out.total = out.patch_embed + out.blocks + out.mergers;
+  return out;
+}
+
+// CLIP (llava) and InternViT (InternVL): a patch conv, a class token and a position table,
+// blocks of two LayerNorms, attention with biases and a GELU MLP with biases. CLIP has
+// separate q/k/v/o, a pre- and a post-LayerNorm; InternViT a fused qkv (bias per qkv_bias) and
+// two layer-scale vectors per block. The projector into the text width: llava's two linears
+// (d -> t -> t); InternVL's mlp1, a LayerNorm over the shuffled width m then m -> t -> t.
+VisionParams CountVitVision(const VisionConfig& v) {
+  VisionParams out;
+  const bool clip = v.kind == VisionKind::kClip;
+  const int64_t d = v.hidden_size;
+  const int64_t f = v.intermediate_size;
+  const int64_t t = v.out_hidden_size;
+  const int64_t m = d * v.spatial_merge_size * v.spatial_merge_size;
+  out.patch_embed = v.in_channels * v.patch_size * v.patch_size * d + (clip ? 0 : d) + d;
+  out.position_embed = v.num_position_embeddings * d;
+  const int64_t attention =
+      4 * d * d + (clip || v.qkv_bias ? 3 * d : 0) + d + (v.qk_norm ? 2 * d : 0);
+  out.per_block = 4 * d + attention + (d * f + f) + (f * d + d) + (clip ? 0 : 2 * d);
+  out.blocks = v.depth * out.per_block;
+  const int64_t tower_norms = clip ? 4 * d : 0;  // pre_layrnorm and post_layernorm
+  out.mergers = clip ? (d * t + t) + (t * t + t) : 2 * m + (m * t + t) + (t * t + t);
+  out.total = out.patch_embed + out.position_embed + out.blocks + tower_norms + out.mergers;
+  return out;
+}
+
 VisionParams CountVision(const VisionConfig& v) {
   VisionParams out;
   if (!v.present) return out;
+  if (v.kind == VisionKind::kQwen25Vl) return CountQwen25Vision(v);
+  if (v.kind == VisionKind::kClip || v.kind == VisionKind::kInternVit) return CountVitVision(v);
   const int64_t d = v.hidden_size;
   out.patch_embed = v.in_channels * v.temporal_patch_size * v.patch_size * v.patch_size * d + d;
   out.position_embed = v.num_position_embeddings * d;
@@ -165,7 +225,11 @@ LayerParams CountLayerParams(const ModelConfig& config, const LayerSpec& spec, i
       layer.modules[ModuleKind::kLinearAttention] = GatedDeltaNetParams(h, config.linear_attention);
       break;
     case MixerKind::kMamba2:
+    case MixerKind::kMamba1:  // version 1 in the same struct
       layer.modules[ModuleKind::kLinearAttention] = Mamba2Params(h, config.mamba);
+      break;
+    case MixerKind::kLightning:
+      layer.modules[ModuleKind::kLinearAttention] = LightningParams(h, config.lightning);
       break;
     case MixerKind::kNone:
       break;
@@ -227,7 +291,8 @@ ParamBreakdown CountParams(const ModelConfig& config) {
     const MixerKind mixer =
         config.mla.kv_lora_rank > 0 ? MixerKind::kMla : MixerKind::kFullAttention;
     const LayerParams mtp_layer = CountLayerParams(config, LayerSpec{mixer, ffn}, 0);
-    const int64_t block = 2 * h * h + 2 * h + mtp_layer.total() + h;
+    int64_t block = 2 * h * h + 2 * h + mtp_layer.total() + h;
+    if (config.mtp_embedding_copies) block += 2 * config.vocab_size * h;
     out.mtp.total = config.mtp_layers * block;
     out.mtp.expert = config.mtp_layers * mtp_layer.expert();
   }

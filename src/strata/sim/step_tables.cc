@@ -29,7 +29,9 @@ double MixerWidth(const ModelConfig& c, MixerKind kind) {
       return static_cast<double>(c.attention.num_heads * c.attention.head_dim);
     case MixerKind::kMla: return static_cast<double>(c.mla.num_heads * c.mla.v_head_dim);
     case MixerKind::kGatedDeltaNet: return static_cast<double>(c.linear_attention.conv_dim());
-    case MixerKind::kMamba2: return static_cast<double>(c.mamba.in_proj_width());
+    case MixerKind::kMamba2:
+    case MixerKind::kMamba1: return static_cast<double>(c.mamba.in_proj_width());
+    case MixerKind::kLightning: return static_cast<double>(3 * c.lightning.width());
     case MixerKind::kNone: break;
   }
   return static_cast<double>(c.hidden_size);
@@ -69,7 +71,12 @@ void AddLayerBytes(const ModelConfig& c, const LayerSpec& spec, StepTables& t) {
           b * (2 * static_cast<double>(g.conv_dim()) + 4 * static_cast<double>(g.value_dim()));
       break;
     }
-    case MixerKind::kMamba2: {
+    case MixerKind::kLightning:
+      // The gated norm of the output (read the output and the gate, write the result).
+      t.split_bytes_per_token += b * 3 * static_cast<double>(c.lightning.width());
+      break;
+    case MixerKind::kMamba2:
+    case MixerKind::kMamba1: {
       // Causal conv over x, B, C (read + write) and the gated norm of the scan output (read the
       // output and the gate z, write the result), as for Gated DeltaNet.
       const auto& mb = c.mamba;
