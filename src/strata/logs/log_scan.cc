@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "strata/core/text_scan.h"
+#include "strata/logs/log_line_parser_inl.h"
 
 namespace strata {
 
@@ -45,10 +46,56 @@ int64_t DaysFromCivil(int64_t y, int64_t m, int64_t d) {
   return era * 146097 + doe - 719468;
 }
 
+// Powers of ten that a double holds exactly (10^22 is the largest).
+constexpr std::array<double, 23> kExactPow10 = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                                1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                                1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+
+// The common case of a log number ("1.234567E-05", "501.2", "80"): the whole view is
+// digits[.digits][(e|E)[+-]digits] with at most 18 digits. When the digits fit in 53 bits and the
+// power of ten in 10^-22..10^22, one IEEE multiplication or division of two exact values rounds
+// once, so the result is the correctly rounded double, bit for bit what from_chars gives
+// (Clinger's fast path). Anything else is nullopt, and the caller uses from_chars.
+std::optional<double> SimpleDecimal(std::string_view s) {
+  const size_t n = s.size();
+  size_t i = 0;
+  uint64_t mantissa = 0;
+  int digits = 0;
+  int fraction_digits = 0;
+  for (; i < n && IsDigit(s[i]); ++i) {
+    if (++digits > 18) return std::nullopt;
+    mantissa = mantissa * 10 + static_cast<uint64_t>(s[i] - '0');
+  }
+  if (i < n && s[i] == '.') {
+    for (++i; i < n && IsDigit(s[i]); ++i) {
+      if (++digits > 18) return std::nullopt;
+      mantissa = mantissa * 10 + static_cast<uint64_t>(s[i] - '0');
+      ++fraction_digits;
+    }
+  }
+  if (digits == 0) return std::nullopt;
+  int exponent = 0;
+  if (i < n && (s[i] == 'e' || s[i] == 'E')) {
+    ++i;
+    bool negative = false;
+    if (i < n && (s[i] == '+' || s[i] == '-')) negative = s[i++] == '-';
+    const size_t start = i;
+    for (; i < n && IsDigit(s[i]) && i - start < 4; ++i) exponent = exponent * 10 + (s[i] - '0');
+    if (i == start) return std::nullopt;
+    if (negative) exponent = -exponent;
+  }
+  if (i != n || mantissa > (uint64_t{1} << 53)) return std::nullopt;
+  const int power = exponent - fraction_digits;
+  if (power < -22 || power > 22) return std::nullopt;
+  const double m = static_cast<double>(mantissa);
+  return power < 0 ? m / kExactPow10[static_cast<size_t>(-power)]
+                   : m * kExactPow10[static_cast<size_t>(power)];
+}
+
 }  // namespace
 
 std::optional<double> ParseLogNumber(std::string_view text) {
-  text = TrimSpace(text);
+  text = TrimLogSpace(text);
   if (text.size() > 11 && (text.substr(0, 11) == "np.float64(" || text.substr(0, 11) == "np.float32(")) {
     text.remove_prefix(11);
     if (text.empty() || text.back() != ')') return std::nullopt;
@@ -66,6 +113,7 @@ std::optional<double> ParseLogNumber(std::string_view text) {
     body.remove_prefix(1);
     if (body.empty() || body[0] == '-' || body[0] == '+') return std::nullopt;
   }
+  if (auto simple = SimpleDecimal(body)) return negative ? -*simple : *simple;
   if (IEquals(body, "nan")) return std::nan("");
   if (IEquals(body, "inf") || IEquals(body, "infinity")) {
     return negative ? -INFINITY : INFINITY;

@@ -33,9 +33,10 @@ void SetNumber(std::optional<double>& field, std::string_view value, double scal
 
 bool ParseMegatronLine(std::string_view text, StepRecord& r) {
   // Cheap rejection first: the hot path of a multi-GB log runs through here on every line.
-  const size_t it = text.find("iteration ");
-  if (it == std::string_view::npos || it > 64) return false;
-  if (text.find("elapsed time per iteration", it) == std::string_view::npos) return false;
+  // Only the first 64 + 10 bytes can hold "iteration " at an offset <= 64.
+  const size_t it = FindLiteral(text.substr(0, 64 + 10), "iteration ");
+  if (it == std::string_view::npos) return false;
+  if (FindLiteral(text, "elapsed time per iteration", it) == std::string_view::npos) return false;
   auto after = StepOverTotal(text, it + 10, r);
   if (!after) return false;
   r.format = LogFormat::kMegatron;
