@@ -38,7 +38,7 @@ TEST(ResolveJob, NothingGivenIsTheReferenceJobWithEverythingAViewNeeds) {
 
 TEST(ResolveJob, SetOverridesReachEveryDerivedField) {
   // TP 2 re-derives DP = 40 / 2 = 20; global batch 80 = 20 x 1 x 4 micro batches.
-  auto job = ResolveJob(JobRequest{"", "", {"parallel.tp=2", "parallel.sequence_parallel=true"}});
+  auto job = ResolveJob(JobRequest{"", "", {"parallel.tp=2", "parallel.sequence_parallel=true"}, ""});
   ASSERT_TRUE(job.ok()) << job.error().Format();
   EXPECT_EQ(job->layout.tp, 2);
   EXPECT_EQ(job->layout.dp, 20);
@@ -48,25 +48,25 @@ TEST(ResolveJob, SetOverridesReachEveryDerivedField) {
 
 TEST(ResolveJob, ThroughputFromARateOrAStep) {
   // 50,000 tokens/s given as a rate.
-  auto rate = ResolveJob(JobRequest{"", "", {"throughput.tokens_per_s=50000"}});
+  auto rate = ResolveJob(JobRequest{"", "", {"throughput.tokens_per_s=50000"}, ""});
   ASSERT_TRUE(rate.ok()) << rate.error().Format();
   ASSERT_TRUE(rate->throughput.has_value());
   EXPECT_DOUBLE_EQ(rate->throughput->tokens_per_s, 50000.0);
   // A step time alone: tokens per step = 80 x 29,000 = 2,320,000; / 116 s = 20,000 tokens/s.
-  auto step = ResolveJob(JobRequest{"", "", {"throughput.step_time=116s"}});
+  auto step = ResolveJob(JobRequest{"", "", {"throughput.step_time=116s"}, ""});
   ASSERT_TRUE(step.ok()) << step.error().Format();
   ASSERT_TRUE(step->throughput.has_value());
   EXPECT_DOUBLE_EQ(step->throughput->tokens_per_s, 20000.0);
 }
 
 TEST(ResolveJob, AModelWithoutAJobFileNamesWhatIsMissing) {
-  auto job = ResolveJob(JobRequest{"", "llama-3.1-70b", {}});
+  auto job = ResolveJob(JobRequest{"", "llama-3.1-70b", {}, ""});
   ASSERT_FALSE(job.ok());
   EXPECT_NE(job.error().message.find("missing: cluster, parallel, batch, sequence"),
             std::string::npos)
       << job.error().Format();
   // Half given: only the rest is named.
-  auto half = ResolveJob(JobRequest{"", "llama-3.1-70b", {"cluster=h100-8x8-ib400", "parallel.tp=8"}});
+  auto half = ResolveJob(JobRequest{"", "llama-3.1-70b", {"cluster=h100-8x8-ib400", "parallel.tp=8"}, ""});
   ASSERT_FALSE(half.ok());
   EXPECT_NE(half.error().message.find("missing: batch, sequence"), std::string::npos)
       << half.error().Format();
@@ -78,7 +78,7 @@ TEST(ResolveJob, AModelWithEverythingSetResolves) {
                                    "llama-3.1-70b",
                                    {"cluster=h100-8x8-ib400", "parallel.tp=8", "parallel.pp=2",
                                     "parallel.sequence_parallel=true", "batch.micro_batch=1",
-                                    "batch.global_batch=64", "sequence.max_tokens=8Ki"}});
+                                    "batch.global_batch=64", "sequence.max_tokens=8Ki"}, ""});
   ASSERT_TRUE(job.ok()) << job.error().Format();
   EXPECT_FALSE(job->reference);
   EXPECT_EQ(job->layout.dp, 4);
@@ -88,7 +88,7 @@ TEST(ResolveJob, AModelWithEverythingSetResolves) {
 }
 
 TEST(ResolveJob, AModelNameGivenAsTheJobPointsAtModel) {
-  auto job = ResolveJob(JobRequest{"llama-3.1-70b", "", {}});
+  auto job = ResolveJob(JobRequest{"llama-3.1-70b", "", {}, ""});
   ASSERT_FALSE(job.ok());
   EXPECT_NE(job.error().hint.find("--model llama-3.1-70b"), std::string::npos)
       << job.error().Format();
@@ -96,7 +96,7 @@ TEST(ResolveJob, AModelNameGivenAsTheJobPointsAtModel) {
 
 TEST(ResolveJob, CommandLineRepeatsTheUsersJobAndSetFlags) {
   ResolvedJob job;
-  job.request = JobRequest{"my job.yaml", "", {"precision.grads=fp32", "parallel.ep=4"}};
+  job.request = JobRequest{"my job.yaml", "", {"precision.grads=fp32", "parallel.ep=4"}, ""};
   // An advice override of the same key replaces the user's value; others are appended.
   EXPECT_EQ(job.CommandLine("memory", {"parallel.ep=8", "recompute.granularity=full"}),
             "strata memory 'my job.yaml' --set precision.grads=fp32 --set parallel.ep=8 "

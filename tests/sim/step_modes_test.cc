@@ -172,8 +172,9 @@ TEST(StepModes, OffloadOptimizerCopiesOverPcie) {
 // FP8 on the H20: the linear layers' GEMMs run on 296 instead of 148 TFLOP/s at the same
 // efficiency, so their time halves exactly; the router, the output layer and attention stay
 // bf16. The "dense GEMMs" row holds the router too, so 2 x fp8 - bf16 = the router's time:
-//   2 x 2048 x 256 x 40 layers x 29,000 tokens = 1.21634e12 FLOP at 148 TFLOP/s x 0.8 x
-//   f(29000) f(256) f(2048) = 0.8 x 0.997798 x 0.8 x 0.969697 = 0.619230 -> 13.27 ms.
+//   2 x 2048 x 256 x 40 layers x 29,000 tokens = 1.21634e12 FLOP at 148 TFLOP/s x 0.878 x
+//   f(29000) f(256) f(2048), f(d) = d / (d + 253): 0.878 x 0.991351 x 0.502947 x 0.890048 =
+//   0.389635 -> 21.09 ms.
 TEST(StepModes, Fp8HalvesTheLinearGemmsOnH20) {
   auto ref = LoadReferenceStep();
   auto bf16 = EvaluateStep(ref.setup.tables, ref.setup.layout, *ref.comm);
@@ -181,8 +182,8 @@ TEST(StepModes, Fp8HalvesTheLinearGemmsOnH20) {
   fp8.fp8.recipe = Fp8Recipe::kBlockwise;
   auto r = EvaluateStep(ref.setup.tables, fp8, *ref.comm);
   ASSERT_TRUE(bf16.ok() && r.ok());
-  EXPECT_NEAR(2 * r->forward.dense_gemm.s() - bf16->forward.dense_gemm.s(), 0.013272,
-              0.013272 * 0.01);
+  EXPECT_NEAR(2 * r->forward.dense_gemm.s() - bf16->forward.dense_gemm.s(), 0.021093,
+              0.021093 * 0.01);
   EXPECT_NEAR(r->forward.expert_gemm.s(), bf16->forward.expert_gemm.s() / 2, 1e-6);
   EXPECT_DOUBLE_EQ(r->forward.attention.s(), bf16->forward.attention.s());
   EXPECT_DOUBLE_EQ(r->forward.logits_and_loss.s(), bf16->forward.logits_and_loss.s());
