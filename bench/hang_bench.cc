@@ -1,15 +1,15 @@
 // The hang analysis at scale: 10,000 ranks of py-spy text dumps (about 40 MB, the reference
 // incident's stacks from `strata hang --synth oom-teardown`) parsed and analysed. The goal is
 // under 1 s on a 2-core machine; bytes_per_second is the input rate.
+#include <benchmark/benchmark.h>
+
 #include <string>
 #include <vector>
 
-#include <benchmark/benchmark.h>
-
 #include "strata/hang/analysis/analysis.h"
+#include "strata/hang/collect/synth.h"
 #include "strata/hang/evidence/evidence_set.h"
 #include "strata/hang/parsers/pyspy.h"
-#include "strata/hang/collect/synth.h"
 
 namespace {
 
@@ -55,7 +55,8 @@ void BM_AnalyseHang10kRanks(benchmark::State& state) {
   bool found = false;
   for (auto _ : state) {
     strata::hang::EvidenceSet set;
-    for (size_t i = 0; i < in.dumps.size(); ++i) strata::hang::AddEvidenceFile(set, in.dumps[i], in.names[i]);
+    for (size_t i = 0; i < in.dumps.size(); ++i)
+      strata::hang::AddEvidenceFile(set, in.dumps[i], in.names[i]);
     const strata::hang::Verdict verdict = strata::hang::Analyze(set, {});
     found = verdict.culprit && verdict.culprit->ranks == std::vector<int64_t>{17};
     benchmark::DoNotOptimize(found);

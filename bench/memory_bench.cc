@@ -1,12 +1,12 @@
 // One memory-ledger evaluation (what the planner runs per candidate layout) should take
 // microseconds: the reference job, a pipelined layout with interleaving (two stages evaluated),
 // and the OOM advice, which re-evaluates the ledger once per candidate change.
+#include <benchmark/benchmark.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <vector>
-
-#include <benchmark/benchmark.h>
 
 #include "strata/memory/ledger.h"
 #include "strata/memory/oom_advice.h"

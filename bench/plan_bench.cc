@@ -7,13 +7,13 @@
 // valid layout gets a step-model evaluation, the fastest are checked with the memory ledger until
 // the top 5 that fit (and the job's own rank) are known. items_per_second = valid layouts ranked
 // per second; the counters give the layouts and the ledger evaluations per search.
+#include <benchmark/benchmark.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <utility>
 #include <vector>
-
-#include <benchmark/benchmark.h>
 
 #include "strata/hw/interconnects.h"
 #include "strata/memory/memory_constants.h"
@@ -51,7 +51,8 @@ void Enumerate(benchmark::State& state, const std::string& model, int64_t world,
     layouts += counts.valid;
   }
   state.SetItemsProcessed(layouts);
-  state.counters["layouts"] = static_cast<double>(layouts) / static_cast<double>(state.iterations());
+  state.counters["layouts"] =
+      static_cast<double>(layouts) / static_cast<double>(state.iterations());
 }
 
 void BM_EnumerateReference40(benchmark::State& state) {
@@ -99,9 +100,9 @@ void Plan(benchmark::State& state, const std::vector<std::string>& sets) {
 void BM_PlanReference40(benchmark::State& state) { Plan(state, {}); }
 // Llama-3.1-70B on the 64 H100 of data/clusters/h100-8x8-ib400.yaml, 8K sequences, batch 512.
 void BM_PlanLlama70b64(benchmark::State& state) {
-  Plan(state, {"model=llama-3.1-70b", "cluster=h100-8x8-ib400", "parallel.ep=1",
-               "parallel.tp=8", "parallel.dp=8", "batch.global_batch=512",
-               "sequence.max_tokens=8192", "sequence.mean_tokens=8192"});
+  Plan(state, {"model=llama-3.1-70b", "cluster=h100-8x8-ib400", "parallel.ep=1", "parallel.tp=8",
+               "parallel.dp=8", "batch.global_batch=512", "sequence.max_tokens=8192",
+               "sequence.mean_tokens=8192"});
 }
 
 BENCHMARK(BM_PlanReference40)->Unit(benchmark::kMillisecond);

@@ -2,10 +2,10 @@
 // runs per candidate layout: it must take microseconds. BM_StepTables shows the per-model work
 // the planner pays once; BM_StepEvaluate* the per-layout arithmetic (placement, traffic,
 // pricing on the bandwidth map, compute, overlap, bubble, stragglers, optimizer).
+#include <benchmark/benchmark.h>
+
 #include <cstdio>
 #include <cstdlib>
-
-#include <benchmark/benchmark.h>
 
 #include "strata/hw/interconnects.h"
 #include "strata/sim/step_job.h"
@@ -30,8 +30,8 @@ const Reference& Ref() {
   static const Reference ref = [] {
     auto job = OrDie(strata::ResolveJob(strata::JobRequest{}));
     auto setup = OrDie(strata::PrepareStep(job));
-    auto comm = OrDie(strata::CollectiveModel::Create(setup.job.cluster,
-                                                      OrDie(strata::LoadInterconnects())));
+    auto comm = OrDie(
+        strata::CollectiveModel::Create(setup.job.cluster, OrDie(strata::LoadInterconnects())));
     return Reference{std::move(setup), std::move(comm)};
   }();
   return ref;

@@ -28,7 +28,8 @@ TEST(FuzzRegressions, EveryKeptInputReplaysCleanly) {
       if (!file.is_regular_file() || file.path().extension() == ".md") continue;
       SCOPED_TRACE(file.path().string());
       std::ifstream in(file.path(), std::ios::binary);
-      const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      const std::string bytes((std::istreambuf_iterator<char>(in)),
+                              std::istreambuf_iterator<char>());
       target->entry(bytes);
       ++replayed;
     }

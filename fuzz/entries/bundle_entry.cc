@@ -17,11 +17,13 @@ void BundleManifest(std::string_view input) {
     // Only a string that was not UTF-8 (now U+FFFD) may change; the structure must read back.
     Require(false, "manifest: its own rendering parses back");
   }
-  RequireSame(text, CheckJsonOutput(ManifestToJson(*again)), "manifest: render, parse, render is stable");
+  RequireSame(text, CheckJsonOutput(ManifestToJson(*again)),
+              "manifest: render, parse, render is stable");
   for (const ProcessRecord& p : manifest->processes) {
     for (const std::string& fr : p.fr_files) {
       auto inside = PathInBundle("/bundle", fr);
-      if (inside.ok()) Require(inside->starts_with("/bundle/"), "manifest: paths stay in the bundle");
+      if (inside.ok())
+        Require(inside->starts_with("/bundle/"), "manifest: paths stay in the bundle");
     }
   }
 }

@@ -6,7 +6,6 @@
 #include "entries/fuzz_entries.h"
 #include "strata/comm/collective.h"
 #include "strata/comm/collective_cost.h"
-#include "strata/report/map_report.h"
 #include "strata/core/units.h"
 #include "strata/hw/bandwidth_map.h"
 #include "strata/hw/cluster.h"
@@ -18,6 +17,7 @@
 #include "strata/model/model_config.h"
 #include "strata/model/model_report.h"
 #include "strata/model/sequence_lengths.h"
+#include "strata/report/map_report.h"
 
 namespace strata::fuzz {
 

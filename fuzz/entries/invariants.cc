@@ -2,7 +2,6 @@
 // its own parser).
 #include <cstdio>
 #include <cstdlib>
-
 #include <nlohmann/json.hpp>
 
 #include "entries/fuzz_entries.h"

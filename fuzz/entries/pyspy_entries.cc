@@ -46,7 +46,8 @@ void PySpy(std::string_view input) {
   const std::string text = CheckJsonOutput(DumpsToJson(*first));
   auto second = ParsePySpy(input, "fuzz.txt");
   Require(second.ok(), "py-spy: a second parse of the same input succeeds");
-  RequireSame(text, CheckJsonOutput(DumpsToJson(*second)), "py-spy: parsing twice gives one result");
+  RequireSame(text, CheckJsonOutput(DumpsToJson(*second)),
+              "py-spy: parsing twice gives one result");
 }
 
 }  // namespace

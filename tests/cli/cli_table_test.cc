@@ -1,10 +1,10 @@
 // The command table as a user meets it: every subcommand answers --help, rejects an unknown
 // flag with exit code 2, and a misspelt command gets "did you mean".
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "support/golden.h"
 

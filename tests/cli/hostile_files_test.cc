@@ -3,6 +3,7 @@
 // string bomb. Each must end quickly with exit 2 and a message naming the file and the reason;
 // none may block, read gigabytes, crash or print a verdict. (Issue: fuzzing round one.)
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -15,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include <gtest/gtest.h>
+#include "support/golden.h"
 
 namespace strata {
 namespace {
@@ -58,7 +59,7 @@ CliRun RunGuarded(const std::vector<std::string>& args) {
       setrlimit(RLIMIT_AS, &limit);
     }
     std::vector<std::string> copy = args;
-    std::string binary = STRATA_BINARY;
+    std::string binary = strata::testing::StrataBinary();
     std::vector<char*> argv{binary.data()};
     for (auto& a : copy) argv.push_back(a.data());
     argv.push_back(nullptr);
@@ -86,7 +87,7 @@ class HostileFiles : public ::testing::Test {
   /// The reference job with its mean length replaced by a histogram file (a job may give one or
   /// the other), written next to the test's files; returns its path.
   std::string JobWithHistogram(const std::string& histogram) const {
-    std::ifstream in(std::string(STRATA_TEST_DIR) + "/../data/jobs/qwen3.6-35b-a3b-sft-h20x40.yaml");
+    std::ifstream in(strata::testing::TestPath("../data/jobs/qwen3.6-35b-a3b-sft-h20x40.yaml"));
     std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     const size_t at = text.find("mean_tokens:");
     text.replace(at, text.find('\n', at) - at, "histogram: " + histogram);
@@ -139,7 +140,8 @@ TEST_F(HostileFiles, TwoGigabyteSparseFileIsRefusedBeforeReading) {
   const std::string big = Path("config.json");
   { std::ofstream(big, std::ios::binary); }
   fs::resize_file(big, uintmax_t{2} << 30);
-  const std::string kReason = "file is 2147483648 bytes, larger than the 1073741824 byte limit; not read";
+  const std::string kReason =
+      "file is 2147483648 bytes, larger than the 1073741824 byte limit; not read";
   ExpectRefused(RunGuarded({"model", big}), big, kReason);
   ExpectRefused(RunGuarded({"mfu", JobWithHistogram(big)}), big, kReason);
 }
@@ -184,8 +186,8 @@ TEST_F(HostileFiles, PickleStringBombIsRefusedWithTheLimitItHit) {
   std::string pickle = "\x80\x02X";
   pickle += std::string("\x00\x40\x00\x00", 4) + std::string(16384, 'a') + std::string("q\x00", 2);
   for (int k = 0; k < 16; ++k) {
-    pickle += std::string{'(', 'h', static_cast<char>(k), 'h', static_cast<char>(k), 'l', 'q',
-                          static_cast<char>(k + 1)};
+    pickle += std::string{'(', 'h', static_cast<char>(k),    'h', static_cast<char>(k),
+                          'l', 'q', static_cast<char>(k + 1)};
   }
   pickle += ".";
   const std::string file = Write("fr_trace_rank_0", pickle);

@@ -1,9 +1,9 @@
 #include "strata/comm/collective_cost.h"
 
-#include <string>
-
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+
+#include <string>
 
 namespace strata {
 namespace {
@@ -101,26 +101,56 @@ TEST(CollectiveCost, MatchesPublishedMeasurements) {
   };
   const Case cases[] = {
       // NVIDIA/nccl-tests#272: 8 x H200, all_reduce_perf peak busbw 475 GB/s (NVLS), 4 GiB.
-      {"H200 NVLS", Model("H200", 1, 8, "400Gb/s", "infiniband"), CollectiveOp::kAllReduce,
-       {8, 1, 8}, Bytes::GiB(4), 475, 0.05},
+      {"H200 NVLS",
+       Model("H200", 1, 8, "400Gb/s", "infiniband"),
+       CollectiveOp::kAllReduce,
+       {8, 1, 8},
+       Bytes::GiB(4),
+       475,
+       0.05},
       // NVIDIA/nccl#1374: 8 x H800 all-reduce busbw 215 GB/s (NVLS on a 200 GB/s-per-direction
       // fabric).
-      {"H800 NVLS", Model("H800", 1, 8, "400Gb/s", "infiniband"), CollectiveOp::kAllReduce,
-       {8, 1, 8}, Bytes::GiB(4), 215, 0.05},
+      {"H800 NVLS",
+       Model("H800", 1, 8, "400Gb/s", "infiniband"),
+       CollectiveOp::kAllReduce,
+       {8, 1, 8},
+       Bytes::GiB(4),
+       215,
+       0.05},
       // NVIDIA/nccl-tests#175: 8 x A100 single node all_reduce_perf up to 4 GB: 232.54 GB/s.
-      {"A100 ring", Model("A100 80GB", 1, 8, "200Gb/s", "infiniband"), CollectiveOp::kAllReduce,
-       {8, 1, 8}, Bytes::GiB(4), 232.54, 0.10},
+      {"A100 ring",
+       Model("A100 80GB", 1, 8, "200Gb/s", "infiniband"),
+       CollectiveOp::kAllReduce,
+       {8, 1, 8},
+       Bytes::GiB(4),
+       232.54,
+       0.10},
       // NVIDIA/nccl#412 (maintainer): 8 x A800 intra-node all-reduce busbw ~160 GB/s at 8 GB.
-      {"A800 ring", Model("A800", 1, 8, "200Gb/s", "infiniband"), CollectiveOp::kAllReduce,
-       {8, 1, 8}, Bytes::GB(8), 160, 0.05},
+      {"A800 ring",
+       Model("A800", 1, 8, "200Gb/s", "infiniband"),
+       CollectiveOp::kAllReduce,
+       {8, 1, 8},
+       Bytes::GB(8),
+       160,
+       0.05},
       // NVIDIA/nccl#812 (maintainer): DGX-A100 nodes with 8 x 200Gb/s IB: 192 GB/s all-reduce
       // busbw across nodes.
-      {"DGX-A100 8x HDR", Model("A100 80GB", 2, 8, "200Gb/s", "infiniband"),
-       CollectiveOp::kAllReduce, {16, 2, 8}, Bytes::GB(8), 192, 0.05},
+      {"DGX-A100 8x HDR",
+       Model("A100 80GB", 2, 8, "200Gb/s", "infiniband"),
+       CollectiveOp::kAllReduce,
+       {16, 2, 8},
+       Bytes::GB(8),
+       192,
+       0.05},
       // NVIDIA/nccl#412 (maintainer): one 200Gb/s HDR NIC per node: ~24 GB/s inter-node busbw
       // (12 x 8 A800 in the thread).
-      {"A800 1x HDR", Model("A800", 12, 1, "200Gb/s", "infiniband"), CollectiveOp::kAllReduce,
-       {96, 12, 8}, Bytes::GB(8), 24, 0.05},
+      {"A800 1x HDR",
+       Model("A800", 12, 1, "200Gb/s", "infiniband"),
+       CollectiveOp::kAllReduce,
+       {96, 12, 8},
+       Bytes::GB(8),
+       24,
+       0.05},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.source);
@@ -178,8 +208,8 @@ TEST(CollectiveCost, LargerMessagesApproachPathBandwidth) {
   const CollectiveModel model = Reference();
   double previous = 0;
   for (double mb : {1.0, 16.0, 256.0, 4096.0}) {
-    auto cost = model.Cost(CollectiveOp::kAllReduce, Bytes::MB(mb), {8, 1, 8},
-                           CommAlgorithm::kRing);
+    auto cost =
+        model.Cost(CollectiveOp::kAllReduce, Bytes::MB(mb), {8, 1, 8}, CommAlgorithm::kRing);
     ASSERT_TRUE(cost.ok());
     EXPECT_GT(cost->busbw.gb_per_s(), previous);
     EXPECT_LT(cost->busbw.gb_per_s(), cost->path_busbw.gb_per_s());

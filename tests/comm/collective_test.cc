@@ -13,16 +13,16 @@ TEST(Collective, BusBwFactorsAreNcclTests) {
     double factor;  // worked by hand from the doc's formulas
   };
   const Case cases[] = {
-      {CollectiveOp::kAllReduce, 8, 1.75},         // 2 x 7 / 8
-      {CollectiveOp::kAllReduce, 40, 1.95},        // 2 x 39 / 40
-      {CollectiveOp::kAllReduce, 2, 1.0},          // 2 x 1 / 2
-      {CollectiveOp::kAllGather, 8, 0.875},        // 7 / 8
-      {CollectiveOp::kReduceScatter, 5, 0.8},      // 4 / 5
-      {CollectiveOp::kAllToAll, 8, 0.875},         // 7 / 8
+      {CollectiveOp::kAllReduce, 8, 1.75},     // 2 x 7 / 8
+      {CollectiveOp::kAllReduce, 40, 1.95},    // 2 x 39 / 40
+      {CollectiveOp::kAllReduce, 2, 1.0},      // 2 x 1 / 2
+      {CollectiveOp::kAllGather, 8, 0.875},    // 7 / 8
+      {CollectiveOp::kReduceScatter, 5, 0.8},  // 4 / 5
+      {CollectiveOp::kAllToAll, 8, 0.875},     // 7 / 8
       {CollectiveOp::kBroadcast, 40, 1.0},
       {CollectiveOp::kReduce, 40, 1.0},
       {CollectiveOp::kSendRecv, 2, 1.0},
-      {CollectiveOp::kAllGather, 1, 0.0},          // one rank moves nothing
+      {CollectiveOp::kAllGather, 1, 0.0},  // one rank moves nothing
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(ToString(c.op) + " n=" + std::to_string(c.ranks));

@@ -1,12 +1,11 @@
 #include "strata/core/file_io.h"
 
+#include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
-
-#include <gtest/gtest.h>
 
 namespace strata {
 namespace {
@@ -35,9 +34,11 @@ TEST_F(ReadFileTest, RefusesWhatIsNotARegularFileWithoutOpeningIt) {
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);  // opening it for reading would block forever
   EXPECT_EQ(ReadFile(fifo).error().Format(),
             fifo + ": cannot read: not a regular file (a FIFO, socket or device), expected a file");
-  EXPECT_EQ(ReadFile("/dev/zero").error().Format(),
-            "/dev/zero: cannot read: not a regular file (a FIFO, socket or device), expected a file");
-  EXPECT_EQ(ReadFile(dir_).error().Format(), dir_ + ": cannot read: is a directory, expected a file");
+  EXPECT_EQ(
+      ReadFile("/dev/zero").error().Format(),
+      "/dev/zero: cannot read: not a regular file (a FIFO, socket or device), expected a file");
+  EXPECT_EQ(ReadFile(dir_).error().Format(),
+            dir_ + ": cannot read: is a directory, expected a file");
   const std::string loop = dir_ + "/loop";
   fs::create_symlink("loop", loop);
   EXPECT_EQ(ReadFile(loop).error().Format(),

@@ -1,9 +1,9 @@
 #include "strata/core/units.h"
 
+#include <gtest/gtest.h>
+
 #include <functional>
 #include <type_traits>
-
-#include <gtest/gtest.h>
 
 namespace strata {
 namespace {

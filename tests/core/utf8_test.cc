@@ -35,8 +35,9 @@ TEST(Utf8, SanitizeReplacesEachBadByteAndKeepsTheRest) {
 TEST(Utf8, JsonOutputOfInvalidBytesIsValidJsonNotAnAbort) {
   Json j = JsonDocument("test");
   j["frame"] = "\xC0 ()";
-  EXPECT_EQ(DumpJson(j),
-            "{\n  \"schema_version\": 1,\n  \"kind\": \"test\",\n  \"frame\": \"\xEF\xBF\xBD ()\"\n}\n");
+  EXPECT_EQ(
+      DumpJson(j),
+      "{\n  \"schema_version\": 1,\n  \"kind\": \"test\",\n  \"frame\": \"\xEF\xBF\xBD ()\"\n}\n");
 }
 
 }  // namespace

@@ -2,9 +2,9 @@
 // tested without files: flight-recorder queues, watchdog lines, RAS deaths, log signals.
 #include "strata/hang/analysis/analysis.h"
 
-#include <algorithm>
-
 #include <gtest/gtest.h>
+
+#include <algorithm>
 
 #include "strata/hang/analysis/pg_stall.h"
 #include "strata/hang/analysis/stack_activity.h"
@@ -41,7 +41,8 @@ FrDump FrRank(int64_t rank, bool culprit) {
 
 TEST(PgStall, FlightRecorderNamesTheStalledCollectiveAndWhoIsBehind) {
   std::vector<std::pair<std::string, FrDump>> dumps;
-  for (int64_t r = 0; r < 40; ++r) dumps.emplace_back("trace_" + std::to_string(r), FrRank(r, r == 17));
+  for (int64_t r = 0; r < 40; ++r)
+    dumps.emplace_back("trace_" + std::to_string(r), FrRank(r, r == 17));
   const auto stalls = StallsFromFlightRecorder(dumps);
   ASSERT_EQ(stalls.size(), 1u);
   const PgStall& s = stalls[0];
@@ -121,7 +122,8 @@ TEST(PgStall, WatchdogLinesGiveAheadAndBehindWithoutFlightRecorder) {
 
 TEST(Analyze, FlightRecorderAloneNamesTheCulprit) {
   EvidenceSet set;
-  for (int64_t r = 0; r < 40; ++r) set.fr_dumps.emplace_back("trace_" + std::to_string(r), FrRank(r, r == 17));
+  for (int64_t r = 0; r < 40; ++r)
+    set.fr_dumps.emplace_back("trace_" + std::to_string(r), FrRank(r, r == 17));
   const Verdict v = Analyze(set, {});
   EXPECT_TRUE(v.hang);
   ASSERT_TRUE(v.culprit.has_value());
@@ -186,7 +188,8 @@ PyFrame F(const char* function, const char* file, bool native = false) {
 }
 
 // One rank's py-spy main thread, innermost frame first; `line` tells two snapshots apart.
-RankEvidence StackOf(int64_t rank, const std::string& snapshot, std::vector<PyFrame> frames, int line = 9) {
+RankEvidence StackOf(int64_t rank, const std::string& snapshot, std::vector<PyFrame> frames,
+                     int line = 9) {
   RankEvidence e;
   e.process.pid = 1000 + rank;
   e.process.rank = rank;
@@ -207,7 +210,8 @@ std::vector<PyFrame> InAllReduce() {
   return {F("all_reduce", "torch/distributed/distributed_c10d.py"), F("train_step", "train.py")};
 }
 std::vector<PyFrame> SavingACheckpoint() {
-  return {F("write", "torch/serialization.py"), F("save_checkpoint", "train.py"), F("train_step", "train.py")};
+  return {F("write", "torch/serialization.py"), F("save_checkpoint", "train.py"),
+          F("train_step", "train.py")};
 }
 
 // Four ranks: three wait in all_reduce, one is still saving a checkpoint. With four ranks or
@@ -233,7 +237,8 @@ TEST(Analyze, RanksThatMovedBetweenSnapshotsAreNotHung) {
   }
   const Verdict v = Analyze(set, {});
   EXPECT_EQ(v.moved, std::vector<int64_t>{3});
-  EXPECT_FALSE(v.culprit.has_value() && std::count(v.culprit->ranks.begin(), v.culprit->ranks.end(), 3) > 0)
+  EXPECT_FALSE(v.culprit.has_value() &&
+               std::count(v.culprit->ranks.begin(), v.culprit->ranks.end(), 3) > 0)
       << v.headline;
   ASSERT_EQ(v.groups.size(), 1u);
   EXPECT_EQ(v.groups[0].ranks, (std::vector<int64_t>{0, 1, 2}));
@@ -249,27 +254,54 @@ TEST(StackActivity, Table) {
   };
   const Case cases[] = {
       {"collective in the optimizer",
-       {F("all_reduce", "torch/distributed/distributed_c10d.py"), F("step", "megatron/core/optimizer/optimizer.py")},
-       Activity::kCollective, "all_reduce", "optimizer step"},
+       {F("all_reduce", "torch/distributed/distributed_c10d.py"),
+        F("step", "megatron/core/optimizer/optimizer.py")},
+       Activity::kCollective,
+       "all_reduce",
+       "optimizer step"},
       {"lazy communicator creation under a collective",
-       {F("ncclCommInitRankConfig", "libnccl.so.2", true), F("all_reduce", "torch/distributed/distributed_c10d.py")},
-       Activity::kCommInit, "ncclCommInitRankConfig", ""},
-      {"teardown", {F("destroy_process_group", "torch/distributed/distributed_c10d.py"), F("main", "train.py")},
-       Activity::kTeardown, "destroy_process_group", "teardown"},
+       {F("ncclCommInitRankConfig", "libnccl.so.2", true),
+        F("all_reduce", "torch/distributed/distributed_c10d.py")},
+       Activity::kCommInit,
+       "ncclCommInitRankConfig",
+       ""},
+      {"teardown",
+       {F("destroy_process_group", "torch/distributed/distributed_c10d.py"), F("main", "train.py")},
+       Activity::kTeardown,
+       "destroy_process_group",
+       "teardown"},
       {"pipeline recv",
        {F("recv", "torch/distributed/distributed_c10d.py"),
         F("recv_forward", "megatron/core/pipeline_parallel/p2p_communication.py")},
-       Activity::kP2p, "recv", ""},
+       Activity::kP2p,
+       "recv",
+       ""},
       {"megatron send+recv helper",
        {F("send_forward_recv_backward", "megatron/core/pipeline_parallel/p2p_communication.py")},
-       Activity::kP2p, "send+recv", ""},
-      {"cuda synchronize", {F("synchronize", "torch/cuda/__init__.py"), F("train_step", "train.py")},
-       Activity::kDeviceSync, "synchronize", ""},
-      {"data loader", {F("wait", "threading.py"), F("_try_get_data", "torch/utils/data/dataloader.py")},
-       Activity::kDataLoader, "_try_get_data", "data loading"},
-      {"backward compute", {F("_engine_run_backward", "torch/autograd/graph.py"), F("backward", "torch/autograd/__init__.py")},
-       Activity::kRunning, "_engine_run_backward", "backward"},
-      {"a user function called send is not p2p", {F("send", "mylib/mail.py")}, Activity::kRunning, "send", ""},
+       Activity::kP2p,
+       "send+recv",
+       ""},
+      {"cuda synchronize",
+       {F("synchronize", "torch/cuda/__init__.py"), F("train_step", "train.py")},
+       Activity::kDeviceSync,
+       "synchronize",
+       ""},
+      {"data loader",
+       {F("wait", "threading.py"), F("_try_get_data", "torch/utils/data/dataloader.py")},
+       Activity::kDataLoader,
+       "_try_get_data",
+       "data loading"},
+      {"backward compute",
+       {F("_engine_run_backward", "torch/autograd/graph.py"),
+        F("backward", "torch/autograd/__init__.py")},
+       Activity::kRunning,
+       "_engine_run_backward",
+       "backward"},
+      {"a user function called send is not p2p",
+       {F("send", "mylib/mail.py")},
+       Activity::kRunning,
+       "send",
+       ""},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);

@@ -2,6 +2,7 @@
 // pids are above Linux's largest pid (2^22), so even the CLI's real SIGCONT reaches no process.
 #include "strata/hang/collect/collect.h"
 
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -12,8 +13,6 @@
 #include <iterator>
 #include <set>
 
-#include <gtest/gtest.h>
-
 #include "strata/hang/analysis/analysis.h"
 #include "strata/hang/evidence/evidence_set.h"
 #include "support/golden.h"
@@ -22,9 +21,9 @@ namespace strata::hang {
 namespace {
 namespace fs = std::filesystem;
 
-constexpr int64_t kHealthy = 9000100;   // rank 0: py-spy prints a dump
-constexpr int64_t kHung = 9000200;      // rank 1: py-spy never returns
-constexpr int64_t kGone = 9000300;      // rank 2: py-spy finds no process
+constexpr int64_t kHealthy = 9000100;  // rank 0: py-spy prints a dump
+constexpr int64_t kHung = 9000200;     // rank 1: py-spy never returns
+constexpr int64_t kGone = 9000300;     // rank 2: py-spy finds no process
 constexpr int64_t kNotTrainer = 9000400;
 
 void Write(const fs::path& path, const std::string& text) {
@@ -47,9 +46,10 @@ class CollectTest : public ::testing::Test {
     auto trainer = [&](int64_t pid, int rank) {
       const fs::path dir = root_ / "proc" / std::to_string(pid);
       Write(dir / "cmdline", Nul({"/usr/bin/python3", "-u", "train.py", "--ddp_timeout", "7200"}));
-      Write(dir / "environ", Nul({"RANK=" + std::to_string(rank), "LOCAL_RANK=" + std::to_string(rank),
-                                  "WORLD_SIZE=4", "NCCL_SOCKET_IFNAME=eth0", "SECRET_TOKEN=x", "HOME=/home/alice",
-                                  "TORCH_NCCL_DEBUG_INFO_TEMP_FILE=" + fr_prefix}));
+      Write(dir / "environ",
+            Nul({"RANK=" + std::to_string(rank), "LOCAL_RANK=" + std::to_string(rank),
+                 "WORLD_SIZE=4", "NCCL_SOCKET_IFNAME=eth0", "SECRET_TOKEN=x", "HOME=/home/alice",
+                 "TORCH_NCCL_DEBUG_INFO_TEMP_FILE=" + fr_prefix}));
       Write(dir / "status", "Name:\tpython3\nState:\tS (sleeping)\nTgid:\t1\n");
     };
     trainer(kHealthy, 0);
@@ -58,10 +58,11 @@ class CollectTest : public ::testing::Test {
     Write(root_ / "proc" / std::to_string(kNotTrainer) / "cmdline", Nul({"vim", "notes.txt"}));
     Write(root_ / "proc" / std::to_string(kNotTrainer) / "environ", Nul({"HOME=/root"}));
     Write(root_ / "proc" / "self" / "cmdline", "ignored");
-    Write(root_ / "dumps" / (std::to_string(kHealthy) + ".txt"),
-          "Process 9000100: /usr/bin/python3 -u train.py\nPython v3.10.12 (/usr/bin/python3.10)\n\n"
-          "Thread 9000100 (active): \"MainThread\"\n"
-          "    all_reduce (torch/distributed/distributed_c10d.py:2806)\n    <module> (train.py:9)\n");
+    Write(
+        root_ / "dumps" / (std::to_string(kHealthy) + ".txt"),
+        "Process 9000100: /usr/bin/python3 -u train.py\nPython v3.10.12 (/usr/bin/python3.10)\n\n"
+        "Thread 9000100 (active): \"MainThread\"\n"
+        "    all_reduce (torch/distributed/distributed_c10d.py:2806)\n    <module> (train.py:9)\n");
     fs::create_directories(root_ / "bin");
     fs::copy_file(testing::TestPath("fixtures/fake-py-spy"), root_ / "bin" / "py-spy");
     Write(root_ / "bin" / "nvidia-smi",
@@ -111,11 +112,12 @@ TEST_F(CollectTest, WritesABundleAndResumesEveryTrainerExactlyOnce) {
   EXPECT_EQ(m.processes[0].cmdline, "/usr/bin/python3 -u train.py --ddp_timeout 7200");
   EXPECT_EQ(m.processes[0].state, "S (sleeping)");
   EXPECT_EQ(m.processes[0].env.count("SECRET_TOKEN"), 0u);  // only NCCL/torch/launcher variables
-  EXPECT_EQ(m.processes[0].env.count("HOME"), 0u);  // read for torch's default dump path, not copied
+  EXPECT_EQ(m.processes[0].env.count("HOME"),
+            0u);  // read for torch's default dump path, not copied
   EXPECT_EQ(m.processes[0].env.at("NCCL_SOCKET_IFNAME"), "eth0");
   EXPECT_EQ(m.processes[0].pyspy_exit_code, 0);
   EXPECT_FALSE(m.processes[0].pyspy_timed_out);
-  EXPECT_TRUE(m.processes[1].pyspy_timed_out);  // killed after 500 ms
+  EXPECT_TRUE(m.processes[1].pyspy_timed_out);   // killed after 500 ms
   EXPECT_EQ(m.processes[2].pyspy_exit_code, 1);  // py-spy's own failure
   EXPECT_EQ(resumed_, (std::multiset<int64_t>{kHealthy, kHung, kGone}));
   ASSERT_EQ(m.processes[0].fr_files.size(), 1u);
@@ -137,16 +139,17 @@ TEST_F(CollectTest, WritesABundleAndResumesEveryTrainerExactlyOnce) {
   EXPECT_EQ(v.missing, std::vector<int64_t>{3});  // WORLD_SIZE=4, rank 3 on no node
   EXPECT_EQ(v.ranks_seen, (std::vector<int64_t>{0, 1}));
   EXPECT_EQ(v.no_stack, std::vector<int64_t>{1});  // its py-spy timed out: an empty file
-  EXPECT_EQ(evidence->gpu_apps.size(), 1u);  // the fake nvidia-smi printed one row
+  EXPECT_EQ(evidence->gpu_apps.size(), 1u);        // the fake nvidia-smi printed one row
 }
 
 TEST_F(CollectTest, RefusesToOverwriteAnExistingBundle) {
   ASSERT_TRUE(Collect(Options()).ok());
   auto again = Collect(Options());
   ASSERT_FALSE(again.ok());
-  EXPECT_EQ(again.error().Format(), (root_ / "out" / "node-a").string() +
-                                        ": a bundle for this host already exists\n  hint: remove it, or "
-                                        "pass another --out (e.g. one per collection time)");
+  EXPECT_EQ(again.error().Format(),
+            (root_ / "out" / "node-a").string() +
+                ": a bundle for this host already exists\n  hint: remove it, or "
+                "pass another --out (e.g. one per collection time)");
 }
 
 TEST_F(CollectTest, WithoutPySpyTheBundleSaysSo) {
@@ -156,15 +159,17 @@ TEST_F(CollectTest, WithoutPySpyTheBundleSaysSo) {
   ASSERT_TRUE(result.ok());
   EXPECT_TRUE(resumed_.empty());  // no py-spy ran, so no trainer was stopped or resumed
   ASSERT_FALSE(result->manifest.notes.empty());
-  EXPECT_EQ(result->manifest.notes[0], "py-spy not found on PATH: no stacks collected (pip install py-spy)");
+  EXPECT_EQ(result->manifest.notes[0],
+            "py-spy not found on PATH: no stacks collected (pip install py-spy)");
 }
 
 TEST_F(CollectTest, CliPrintsASummaryAndExitsZero) {
   fs::create_directories(root_ / "cli-out");
   const std::string old_path = std::getenv("PATH") ? std::getenv("PATH") : "";
   ::setenv("PATH", ((root_ / "bin").string() + ":" + old_path).c_str(), 1);
-  const auto r = testing::RunCli({"collect", "--out", (root_ / "cli-out").string(), "--host", "node-b",
-                                  "--proc-root", (root_ / "proc").string(), "--timeout", "500ms"});
+  const auto r =
+      testing::RunCli({"collect", "--out", (root_ / "cli-out").string(), "--host", "node-b",
+                       "--proc-root", (root_ / "proc").string(), "--timeout", "500ms"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, (root_ / "cli-out" / "node-b").string() +
                        ": 3 trainer processes (ranks 0-2); py-spy: 1 ok, 1 timed out, 1 failed; "
@@ -179,8 +184,11 @@ TEST_F(CollectTest, OutIntoAMissingDirectoryIsAnErrorNotASilentMkdir) {
   o.out_dir = (root_ / "typo" / "out").string();
   auto result = Collect(o);
   ASSERT_FALSE(result.ok());
-  EXPECT_EQ(result.error().Format(), o.out_dir + ": the output directory does not exist\n  hint: create it first "
-                                                 "(mkdir -p " + o.out_dir + "), or pass an existing --out");
+  EXPECT_EQ(result.error().Format(),
+            o.out_dir +
+                ": the output directory does not exist\n  hint: create it first "
+                "(mkdir -p " +
+                o.out_dir + "), or pass an existing --out");
   EXPECT_FALSE(fs::exists(root_ / "typo"));
 }
 
@@ -195,8 +203,9 @@ TEST_F(CollectTest, AnUnreadableEnvironIsNotBlamedOnPermissionsWhenRunningAsRoot
   }
   ASSERT_FALSE(note.empty());
   if (::geteuid() == 0) {
-    EXPECT_EQ(note, "1 processes' environ could not be read (they exited while being listed, or are "
-                    "zombies or kernel threads)");
+    EXPECT_EQ(note,
+              "1 processes' environ could not be read (they exited while being listed, or are "
+              "zombies or kernel threads)");
   } else {
     EXPECT_NE(note.find("another user's"), std::string::npos) << note;
   }
@@ -212,8 +221,9 @@ TEST_F(CollectTest, ProcessesSharingARankAreCollectedOnceAsTheirParent) {
   if (trainer == 0) {
     ::setpgid(0, 0);
     ::setenv("RANK", "7", 1);
-    ::execl("/bin/sh", "sh", "-c", "sh -c 'sleep 30; true' \"$0\" & sh -c 'sleep 30; true' \"$0\" & wait",
-            marker.c_str(), static_cast<char*>(nullptr));
+    ::execl("/bin/sh", "sh", "-c",
+            "sh -c 'sleep 30; true' \"$0\" & sh -c 'sleep 30; true' \"$0\" & wait", marker.c_str(),
+            static_cast<char*>(nullptr));
     ::_exit(127);
   }
   // Wait (at most 5 s) until both children exist.
@@ -243,7 +253,8 @@ TEST_F(CollectTest, ProcessesSharingARankAreCollectedOnceAsTheirParent) {
   EXPECT_EQ(m.processes[0].pid, trainer);
   EXPECT_EQ(m.processes[0].rank, 7);
   bool named = false;
-  for (const std::string& n : m.notes) named = named || n.find("3 processes share RANK=7") != std::string::npos;
+  for (const std::string& n : m.notes)
+    named = named || n.find("3 processes share RANK=7") != std::string::npos;
   EXPECT_TRUE(named);
 }
 

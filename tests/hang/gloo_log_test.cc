@@ -72,28 +72,36 @@ TEST(GlooLog, EnforceOnReceivedSizeIsASizeMismatch) {
   ASSERT_EQ(s.size(), 1u);  // the "terminate called" line names no failure of its own
   EXPECT_EQ(s[0].kind, GlooSignalKind::kSizeMismatch);
   EXPECT_EQ(s[0].line, 2);
-  EXPECT_EQ(s[0].detail.rfind("op.preamble.length <= op.nbytes. 1024 vs 512.", 0), 0u) << s[0].detail;
+  EXPECT_EQ(s[0].detail.rfind("op.preamble.length <= op.nbytes. 1024 vs 512.", 0), 0u)
+      << s[0].detail;
 }
 
 TEST(GlooLog, OtherLinesAndNcclsOwnWordingAreNotGloos) {
   // NCCL's socket message (tests/golden/hang-real/nccl-1612-*), and the harness's own lines.
-  EXPECT_TRUE(ScanGlooLog("[0] misc/socket.cc:71 NCCL WARN socketProgress: Connection closed by remote peer "
-                          "10.10.1.3<36138>\n"
-                          "rank 3: exiting before the third collective\n"
-                          "rank 1: stuck before the second all_reduce\n",
-                          "log")
-                  .empty());
+  EXPECT_TRUE(
+      ScanGlooLog(
+          "[0] misc/socket.cc:71 NCCL WARN socketProgress: Connection closed by remote peer "
+          "10.10.1.3<36138>\n"
+          "rank 3: exiting before the third collective\n"
+          "rank 1: stuck before the second all_reduce\n",
+          "log")
+          .empty());
 }
 
 TEST(GlooLog, TruncatedOrMalformedLinesAreSkippedOrKeptWithoutTheMissingPart) {
   // Cut before the operation, a number that is not one, a negative wait: not Gloo's sentence.
-  EXPECT_TRUE(ScanGlooLog("RuntimeError('[gloo/transport/tcp/unbound_buffer.cc:78] Timed out waiting 8000ms for re",
-                          "cut.log")
-                  .empty());
-  EXPECT_TRUE(ScanGlooLog("Timed out waiting ms for recv operation to complete", "bad.log").empty());
-  EXPECT_TRUE(ScanGlooLog("Timed out waiting -5ms for recv operation to complete", "bad.log").empty());
+  EXPECT_TRUE(
+      ScanGlooLog(
+          "RuntimeError('[gloo/transport/tcp/unbound_buffer.cc:78] Timed out waiting 8000ms for re",
+          "cut.log")
+          .empty());
+  EXPECT_TRUE(
+      ScanGlooLog("Timed out waiting ms for recv operation to complete", "bad.log").empty());
+  EXPECT_TRUE(
+      ScanGlooLog("Timed out waiting -5ms for recv operation to complete", "bad.log").empty());
   // Cut inside the address: the peer left, the address is unknown.
-  const auto cut = ScanGlooLog("[gloo/transport/tcp/pair.cc:547] Connection closed by peer [127.0.0", "cut.log");
+  const auto cut =
+      ScanGlooLog("[gloo/transport/tcp/pair.cc:547] Connection closed by peer [127.0.0", "cut.log");
   ASSERT_EQ(cut.size(), 1u);
   EXPECT_EQ(cut[0].kind, GlooSignalKind::kPeerLeft);
   EXPECT_EQ(cut[0].peer, "");

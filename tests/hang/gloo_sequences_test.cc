@@ -35,7 +35,8 @@ TEST(GlooSequences, GlooDumpsAreRecognisedAndNcclDumpsAreNot) {
 
 TEST(GlooSequences, AnOpDifferentFromTheOthersAtOnePositionIsAMismatchNamingTheOddRank) {
   // #3: gloo:broadcast on rank 2, gloo:all_reduce on ranks 0, 1, 3, all [[1024]].
-  const PgStall s = OnlyStall(StallsFromGlooSequences(Load("strata-h200-gloo4-broadcast-vs-allreduce").fr_dumps));
+  const PgStall s =
+      OnlyStall(StallsFromGlooSequences(Load("strata-h200-gloo4-broadcast-vs-allreduce").fr_dumps));
   EXPECT_EQ(s.stalled_seq, 3);
   EXPECT_EQ(s.op, "all_reduce");  // what the three that agree called
   EXPECT_EQ(s.mismatch_minority, (std::vector<int64_t>{2}));
@@ -47,7 +48,8 @@ TEST(GlooSequences, AnOpDifferentFromTheOthersAtOnePositionIsAMismatchNamingTheO
 
 TEST(GlooSequences, ADifferentInputSizeIsAMismatchAndTheRankWithoutADumpIsMissing) {
   // #3 all_reduce: [[2048]] on rank 1, [[1024]] on ranks 2, 3; rank 0 (aborted) wrote none.
-  const PgStall s = OnlyStall(StallsFromGlooSequences(Load("strata-h200-gloo4-size-mismatch").fr_dumps));
+  const PgStall s =
+      OnlyStall(StallsFromGlooSequences(Load("strata-h200-gloo4-size-mismatch").fr_dumps));
   EXPECT_EQ(s.stalled_seq, 3);
   EXPECT_EQ(s.op, "all_reduce");
   EXPECT_EQ(s.input_sizes, (std::vector<std::vector<int64_t>>{{1024}}));
@@ -57,7 +59,8 @@ TEST(GlooSequences, ADifferentInputSizeIsAMismatchAndTheRankWithoutADumpIsMissin
 
 TEST(GlooSequences, AgreeingSequencesStopAtTheLastPositionAndNameTheMembersWithoutADump) {
   // Ranks 0-2: all_reduce #1, broadcast #2, all_reduce #3; rank 3 of the four left no dump.
-  const PgStall s = OnlyStall(StallsFromGlooSequences(Load("strata-h200-gloo4-dead-rank").fr_dumps));
+  const PgStall s =
+      OnlyStall(StallsFromGlooSequences(Load("strata-h200-gloo4-dead-rank").fr_dumps));
   EXPECT_EQ(s.stalled_seq, 3);
   EXPECT_EQ(s.op, "all_reduce");
   EXPECT_TRUE(s.mismatch.empty());
@@ -90,7 +93,8 @@ TEST(GlooSequences, PlaceholderStatesAreReportedAndNeverReadAsCompletion) {
   // would be pending. The note says why it is not.
   const Verdict v = Analyze(Load("strata-h200-gloo4-dead-rank"), {});
   bool noted = false;
-  for (const std::string& n : v.notes) noted = noted || n.rfind("3 Gloo flight-recorder dumps (ranks 0-2)", 0) == 0;
+  for (const std::string& n : v.notes)
+    noted = noted || n.rfind("3 Gloo flight-recorder dumps (ranks 0-2)", 0) == 0;
   EXPECT_TRUE(noted);
   EXPECT_TRUE(v.hang);
   EXPECT_EQ(v.finding.kind, "dead_rank");
@@ -107,7 +111,9 @@ TEST(GlooSequences, AgreeingDumpsWithNobodyMissingAndNoFailureLineAreNoVerdictNo
   const Verdict v = Analyze(ev, {});
   EXPECT_FALSE(v.hang);
   EXPECT_EQ(v.finding.kind, "unknown");
-  EXPECT_EQ(v.headline, "no verdict: read 3 flight-recorder dumps; nothing in them could be used (see the notes)");
+  EXPECT_EQ(
+      v.headline,
+      "no verdict: read 3 flight-recorder dumps; nothing in them could be used (see the notes)");
 }
 
 }  // namespace

@@ -1,15 +1,14 @@
 // `strata hang` end to end on the fixture bundles in tests/golden/hang/<case>/input (written by
 // `strata hang --synth`, see tests/golden/hang/README.md): text and JSON verdicts are goldens,
 // and the facts each verdict must contain are asserted independently below.
+#include <gtest/gtest.h>
 #include <sys/stat.h>
 
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <string>
-
-#include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "support/golden.h"
 
@@ -41,7 +40,8 @@ TEST(HangCliGolden, EveryFixtureCaseTextAndJson) {
     const auto text = RunCli({"hang", input});
     EXPECT_EQ(text.exit_code, ExpectedExit(c)) << text.err;
     EXPECT_TRUE(testing::MatchesGolden("golden/hang/" + c + "/expected.txt", Normalise(text.out)));
-    EXPECT_TRUE(testing::MatchesGolden("golden/hang/" + c + "/expected.stderr", Normalise(text.err)));
+    EXPECT_TRUE(
+        testing::MatchesGolden("golden/hang/" + c + "/expected.stderr", Normalise(text.err)));
     const auto json = RunCli({"hang", "--json", input});
     EXPECT_EQ(json.exit_code, ExpectedExit(c));
     EXPECT_TRUE(testing::MatchesGolden("golden/hang/" + c + "/expected.json", Normalise(json.out)));
@@ -70,7 +70,8 @@ TEST(HangCliVerdicts, ReferenceIncidentNamesRank17ThePhaseAndThe39Waiters) {
   EXPECT_EQ(v["stack_groups"][1]["op"], "destroy_process_group");
   EXPECT_EQ(v["patterns"][0]["id"], "oom_first_optimizer_step");
   EXPECT_EQ(v["patterns"][1]["id"], "stuck_in_teardown");
-  // Incident 2: ms-swift's default ddp_timeout, 18,000,000 s, from data/hang/framework_timeouts.yaml.
+  // Incident 2: ms-swift's default ddp_timeout, 18,000,000 s, from
+  // data/hang/framework_timeouts.yaml.
   EXPECT_EQ(v["timeout"]["effective_timeout_s"], 18000000);
   EXPECT_EQ(v["timeout"]["framework"], "ms-swift");
 }
@@ -78,14 +79,14 @@ TEST(HangCliVerdicts, ReferenceIncidentNamesRank17ThePhaseAndThe39Waiters) {
 TEST(HangCliVerdicts, EachPatternIsNamed) {
   struct Case {
     const char* name;
-    const char* pattern;   // the first pattern the verdict must list
-    const char* culprit;   // rank ranges, or "" when no single culprit exists
+    const char* pattern;  // the first pattern the verdict must list
+    const char* culprit;  // rank ranges, or "" when no single culprit exists
   };
   const Case cases[] = {
       {"wrong-nic", "inconsistent_nccl_env", "16-23"},  // node03 (ranks 16-23) has docker0
       {"mismatch", "mismatched_collectives", "7"},      // rank 7 all-gathers, the rest all-reduce
-      {"p2p-deadlock", "pipeline_p2p_deadlock", ""},    // both stages in recv: nobody to blame alone
-      {"dead-rank", "oom_first_optimizer_step", "17"},  // py-spy: rank 17's process is gone
+      {"p2p-deadlock", "pipeline_p2p_deadlock", ""},  // both stages in recv: nobody to blame alone
+      {"dead-rank", "oom_first_optimizer_step", "17"},     // py-spy: rank 17's process is gone
       {"missing-node", "dead_or_missing_ranks", "16-23"},  // node03's bundle never came back
   };
   for (const Case& c : cases) {
@@ -104,7 +105,8 @@ TEST(HangCliVerdicts, EachPatternIsNamed) {
   EXPECT_EQ(wrong_nic["timeout"]["watchdog_applies"], false);  // no WorkNCCL during comm init
   // The chain quotes the interface setting first (node03 was built with docker0), not NCCL_DEBUG.
   ASSERT_GE(wrong_nic["culprit"]["evidence"].size(), 2u);
-  EXPECT_EQ(wrong_nic["culprit"]["evidence"][1].get<std::string>().rfind("  NCCL_SOCKET_IFNAME=docker0 on ranks 16-23", 0),
+  EXPECT_EQ(wrong_nic["culprit"]["evidence"][1].get<std::string>().rfind(
+                "  NCCL_SOCKET_IFNAME=docker0 on ranks 16-23", 0),
             0u)
       << wrong_nic["culprit"]["evidence"][1];
   const auto dead = Verdict("dead-rank");
@@ -146,7 +148,8 @@ TEST(HangCli, PipesDevicesAndLinkLoopsAreReportedNeverReadOrFollowed) {
   const auto v = nlohmann::json::parse(r.out);
   ASSERT_EQ(v["unreadable_files"].size(), 3u);
   EXPECT_EQ(v["unreadable_files"][0]["reason"], "not a regular file (a pipe or device?)");
-  EXPECT_EQ(v["unreadable_files"][1]["reason"], "a link to a directory: not followed (pass it directly)");
+  EXPECT_EQ(v["unreadable_files"][1]["reason"],
+            "a link to a directory: not followed (pass it directly)");
   EXPECT_EQ(v["unreadable_files"][2]["file"], "/dev/null");
   EXPECT_EQ(v["headline"], "no verdict: no readable evidence of any rank");
 }
@@ -170,8 +173,9 @@ TEST(HangCli, AnEmptyBundleIsExitTwoAndALogWithNothingRecognisedIsExitThreeNever
   EXPECT_EQ(v["finding"]["kind"], "unknown");
   EXPECT_EQ(v["headline"], "no verdict: read 1 log; nothing in it could be used (see the notes)");
   ASSERT_FALSE(v["notes"].empty());
-  EXPECT_EQ(v["notes"].back(), "read 3 lines of " + dir + "/train.log, recognised none: no watchdog, NCCL, "
-                               "CUDA, launcher or traceback line");
+  EXPECT_EQ(v["notes"].back(), "read 3 lines of " + dir +
+                                   "/train.log, recognised none: no watchdog, NCCL, "
+                                   "CUDA, launcher or traceback line");
 }
 
 TEST(HangCli, UsageErrorsExitTwo) {
@@ -181,9 +185,11 @@ TEST(HangCli, UsageErrorsExitTwo) {
   };
   const Case cases[] = {
       {{"hang"}, "strata: error: no evidence given"},
-      {{"hang", "/nonexistent/bundle"}, "strata: error: /nonexistent/bundle: no such file or directory"},
+      {{"hang", "/nonexistent/bundle"},
+       "strata: error: /nonexistent/bundle: no such file or directory"},
       {{"hang", "--synth", "oom-teardwn", "--out", "/tmp/x"},
-       "strata: error: --synth: unknown synthetic case 'oom-teardwn'\n  hint: did you mean 'oom-teardown'?"},
+       "strata: error: --synth: unknown synthetic case 'oom-teardwn'\n  hint: did you mean "
+       "'oom-teardown'?"},
       {{"hang", "--bogus"}, "strata: error: The following argument was not expected: --bogus"},
   };
   for (const Case& c : cases) {
@@ -196,8 +202,9 @@ TEST(HangCli, UsageErrorsExitTwo) {
 TEST(HangCli, HelpDocumentsEveryExitCode) {
   const auto r = RunCli({"hang", "--help"});
   EXPECT_EQ(r.exit_code, 0);
-  for (const char* code : {"0 the evidence shows a healthy job", "1 a hang or problem found", "2 bad usage",
-                           "3 no verdict: files were read but nothing in them could be used"}) {
+  for (const char* code :
+       {"0 the evidence shows a healthy job", "1 a hang or problem found", "2 bad usage",
+        "3 no verdict: files were read but nothing in them could be used"}) {
     EXPECT_NE(r.out.find(code), std::string::npos) << code << "\n" << r.out;
   }
 }

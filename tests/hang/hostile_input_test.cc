@@ -1,8 +1,8 @@
 // Findings of the first fuzzing round in the hang parsers, each pinned by the smallest input that
 // showed it (the same inputs are kept under fuzz/regressions/ and replayed through the targets).
-#include <string>
-
 #include <gtest/gtest.h>
+
+#include <string>
 
 #include "strata/hang/collect/bundle.h"
 #include "strata/hang/parsers/pyspy.h"

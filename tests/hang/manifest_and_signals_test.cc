@@ -1,9 +1,9 @@
 // The bundle manifest (strict reader), log signals and framework timeouts.
 #include <gtest/gtest.h>
 
+#include "strata/hang/analysis/framework_timeouts.h"
 #include "strata/hang/collect/bundle.h"
 #include "strata/hang/evidence/evidence_set.h"
-#include "strata/hang/analysis/framework_timeouts.h"
 #include "strata/hang/parsers/log_signals.h"
 
 namespace strata::hang {
@@ -43,9 +43,11 @@ TEST(Manifest, MalformedAndTruncatedInputIsAnErrorNamingTheField) {
        "m.json: processes[0].pid: expected an integer, got string"},
       {"{\"schema_version\": 1, \"kind\": \"hang_bundle\", \"hots\": \"a\"}",
        "m.json: hots: unknown key 'hots'\n  hint: did you mean 'host'?"},
-      {"{\"schema_version\": 1, \"kind\": \"verdict\"}", "m.json: kind: expected 'hang_bundle', got 'verdict'"},
+      {"{\"schema_version\": 1, \"kind\": \"verdict\"}",
+       "m.json: kind: expected 'hang_bundle', got 'verdict'"},
       {"{\"schema_version\": 9, \"kind\": \"hang_bundle\"}",
-       "m.json: schema_version: bundle schema_version 9 is not one this strata reads (<= 1)\n  hint: collect "
+       "m.json: schema_version: bundle schema_version 9 is not one this strata reads (<= 1)\n  "
+       "hint: collect "
        "the bundle with the same strata version"},
       {"[1]", "m.json: a bundle manifest must be a JSON object"},
       {"{\"schema_version\": 1, \"kind\": \"hang_bundle\", \"logs\": [{\"rank\": 1}]}",
@@ -64,10 +66,12 @@ TEST(Manifest, MalformedAndTruncatedInputIsAnErrorNamingTheField) {
 
 TEST(LogSignals, Table) {
   const std::string log =
-      "[rank17]: [ERROR:swift] torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 3.25 GiB.\n"
+      "[rank17]: [ERROR:swift] torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 3.25 "
+      "GiB.\n"
       " [2026-01-01 03:01:00] iteration       12/    5000 | consumed samples: 960 |\n"
       "h20-node04:9120:9120 [0] NCCL INFO Bootstrap: Using docker0:172.17.0.1<0>\n"
-      "h20-node01:21288:21288 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/RoCE [1]mlx5_1:1/RoCE ; OOB eth0:10.10.0.11<0>\n"
+      "h20-node01:21288:21288 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/RoCE [1]mlx5_1:1/RoCE ; OOB "
+      "eth0:10.10.0.11<0>\n"
       "[rank3]:   File \"/opt/x/fused_adam.py\", line 170, in step\n"
       "an ordinary line\n";
   const auto s = ScanLogSignals(log, "train.log");
@@ -96,7 +100,8 @@ TEST(RankInFileName, Table) {
 TEST(FrameworkTimeouts, TheDataFileLoadsAndMatchesTheReferenceCase) {
   auto table = LoadFrameworkTimeouts();
   ASSERT_TRUE(table.ok()) << table.error().Format();
-  const std::string swift = "/usr/bin/python3 -u /opt/ms-swift/swift/cli/_megatron/sft.py --model x";
+  const std::string swift =
+      "/usr/bin/python3 -u /opt/ms-swift/swift/cli/_megatron/sft.py --model x";
   const FrameworkTimeout* f = FindFramework(*table, swift);
   ASSERT_NE(f, nullptr);
   EXPECT_EQ(f->name, "ms-swift");
@@ -105,9 +110,11 @@ TEST(FrameworkTimeouts, TheDataFileLoadsAndMatchesTheReferenceCase) {
   auto flagged = TimeoutFromCommandLine(*f, swift + " --ddp_timeout 7200");
   ASSERT_TRUE(flagged.has_value());
   EXPECT_NEAR(flagged->s(), 7200.0, 1e-9);
-  const FrameworkTimeout* megatron = FindFramework(*table, "python pretrain_gpt.py --distributed-timeout-minutes=30");
+  const FrameworkTimeout* megatron =
+      FindFramework(*table, "python pretrain_gpt.py --distributed-timeout-minutes=30");
   ASSERT_NE(megatron, nullptr);
-  auto minutes = TimeoutFromCommandLine(*megatron, "python pretrain_gpt.py --distributed-timeout-minutes=30");
+  auto minutes =
+      TimeoutFromCommandLine(*megatron, "python pretrain_gpt.py --distributed-timeout-minutes=30");
   ASSERT_TRUE(minutes.has_value());
   EXPECT_NEAR(minutes->s(), 1800.0, 1e-9);  // 30 min x 60 s
   EXPECT_EQ(FindFramework(*table, "python my_loop.py")->name, "torch.distributed");  // the fallback

@@ -37,10 +37,13 @@ RankEvidence Rank(int64_t rank, bool writer) {
   d.threads.push_back(Thread(static_cast<uint64_t>(d.pid), "MainThread",
                              {F("all_reduce", "torch/distributed/distributed_c10d.py", 2050),
                               F("train_step", "train.py", 88), F("main", "train.py", 120)}));
-  d.threads.push_back(Thread(0x7f01, "pin_memory", {F("get", "queue.py", 180), F("_pin_memory_loop", "torch/utils/data/_utils/pin_memory.py", 51)}));
+  d.threads.push_back(Thread(0x7f01, "pin_memory",
+                             {F("get", "queue.py", 180),
+                              F("_pin_memory_loop", "torch/utils/data/_utils/pin_memory.py", 51)}));
   if (writer) {
-    d.threads.push_back(Thread(0x7f02, "checkpoint", {F("write", "torch/serialization.py", 650),
-                                                      F("save_checkpoint", "train.py", 40)}));
+    d.threads.push_back(
+        Thread(0x7f02, "checkpoint",
+               {F("write", "torch/serialization.py", 650), F("save_checkpoint", "train.py", 40)}));
   }
   e.pyspy = std::move(d);
   return e;
@@ -59,8 +62,9 @@ TEST(OtherThreads, IdenticalMainStacksStillNameTheRankWhoseOtherThreadDiffers) {
   ASSERT_FALSE(v.patterns.empty());
   EXPECT_EQ(v.patterns[0].id, "odd_other_thread");
   ASSERT_FALSE(v.patterns[0].evidence.empty());
-  EXPECT_EQ(v.patterns[0].evidence[0],
-            "py-spy: rank 5: thread checkpoint in write (torch/serialization.py) (not on the others)");
+  EXPECT_EQ(
+      v.patterns[0].evidence[0],
+      "py-spy: rank 5: thread checkpoint in write (torch/serialization.py) (not on the others)");
 }
 
 TEST(OtherThreads, SameOtherThreadsEverywhereIsTheDeviceSideStallAsBefore) {

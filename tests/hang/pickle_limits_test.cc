@@ -1,8 +1,8 @@
 // The unpickler's byte budget (fuzzing round one, findings 4 and 5): shared values are counted at
 // every use, and the decoded size is measured before any JSON is built.
-#include <string>
-
 #include <gtest/gtest.h>
+
+#include <string>
 
 #include "strata/hang/parsers/pickle_reader.h"
 
@@ -16,8 +16,8 @@ std::string DoublingPickle(size_t length, int levels) {
   for (int i = 0; i < 4; ++i) p += static_cast<char>((length >> (8 * i)) & 0xFF);
   p += std::string(length, 'a') + std::string("q\x00", 2);
   for (int k = 0; k < levels; ++k) {
-    p += std::string{'(', 'h', static_cast<char>(k), 'h', static_cast<char>(k), 'l', 'q',
-                     static_cast<char>(k + 1)};
+    p += std::string{'(', 'h', static_cast<char>(k),    'h', static_cast<char>(k),
+                     'l', 'q', static_cast<char>(k + 1)};
   }
   return p + ".";
 }
@@ -46,8 +46,8 @@ TEST(PickleByteLimit, BillionLaughsUnderTheValueLimitIsRefusedByBytes) {
   // from 182 bytes. At 16 bytes a value that is 134,217,712 bytes, over the 1 MiB floor.
   std::string p = std::string("\x80\x02]q\x00", 5);
   for (int k = 0; k < 22; ++k) {
-    p += std::string{'(', 'h', static_cast<char>(k), 'h', static_cast<char>(k), 'l', 'q',
-                     static_cast<char>(k + 1)};
+    p += std::string{'(', 'h', static_cast<char>(k),    'h', static_cast<char>(k),
+                     'l', 'q', static_cast<char>(k + 1)};
   }
   p += ".";
   ASSERT_EQ(p.size(), 182u);

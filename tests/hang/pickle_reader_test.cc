@@ -1,11 +1,13 @@
 #include "strata/hang/parsers/pickle_reader.h"
 
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
+
+#include "support/golden.h"
 
 namespace strata::hang {
 namespace {
@@ -180,7 +182,7 @@ TEST(PickleReader, LimitsBoundWorkAndMemory) {
 // The reader's header exposes no JSON library type: a third of the library once compiled
 // nlohmann/json.hpp through headers like this one.
 TEST(PickleReader, HeaderPullsInNoJsonLibrary) {
-  std::ifstream in(std::string(STRATA_TEST_DIR) + "/../src/strata/hang/parsers/pickle_reader.h");
+  std::ifstream in(strata::testing::TestPath("../src/strata/hang/parsers/pickle_reader.h"));
   std::stringstream text;
   text << in.rdbuf();
   ASSERT_FALSE(text.str().empty());

@@ -3,9 +3,9 @@
 // placeholder, never as a size or a counter.
 #include "strata/hang/analysis/placeholders.h"
 
-#include <string>
-
 #include <gtest/gtest.h>
+
+#include <string>
 
 #include "strata/hang/analysis/analysis.h"
 #include "strata/hang/evidence/evidence_set.h"
@@ -17,7 +17,8 @@ namespace {
 
 using strata::testing::TestPath;
 
-const Placeholder* Find(const std::vector<Placeholder>& all, const std::string& field, const std::string& value) {
+const Placeholder* Find(const std::vector<Placeholder>& all, const std::string& field,
+                        const std::string& value) {
   for (const Placeholder& p : all) {
     if (p.field == field && p.value == value) return &p;
   }
@@ -28,7 +29,8 @@ const Placeholder* Find(const std::vector<Placeholder>& all, const std::string& 
 // NCCL work: -1" (nothing completed yet), line 7 "WorkNCCL(SeqNum=1, OpType=COALESCED,
 // NumelIn=18446744073709551615, NumelOut=18446744073709551615, ...)".
 TEST(Placeholders, TorchsMinusOneAndTwoToThe64MinusOneAreReportedAsUnknown) {
-  auto ev = LoadEvidence({TestPath("golden/hang-real/nccl-1504-placeholder-numel-coalesced-last-completed-minus1/input")});
+  auto ev = LoadEvidence({TestPath(
+      "golden/hang-real/nccl-1504-placeholder-numel-coalesced-last-completed-minus1/input")});
   ASSERT_TRUE(ev.ok());
   const Verdict v = Analyze(*ev, {});
   const Placeholder* completed = Find(v.placeholders, "last completed work", "-1");

@@ -2,10 +2,10 @@
 // the full error text for malformed input, and robustness (every truncation, hostile bytes).
 #include "strata/hang/parsers/pyspy.h"
 
+#include <gtest/gtest.h>
+
 #include <filesystem>
 #include <string>
-
-#include <gtest/gtest.h>
 
 #include "strata/core/json_output.h"
 #include "support/golden.h"
@@ -34,7 +34,8 @@ Json DumpsToJson(const std::vector<PySpyDump>& dumps) {
       tj["gil"] = t.gil;
       Json frames = Json::array();
       for (const PyFrame& f : t.frames) {
-        Json fj = {{"function", f.function}, {"file", f.file}, {"line", f.line}, {"native", f.native}};
+        Json fj = {
+            {"function", f.function}, {"file", f.file}, {"line", f.line}, {"native", f.native}};
         if (!f.locals.empty()) {
           Json locals = Json::array();
           for (const auto& [name, repr] : f.locals) locals.push_back({name, repr});
@@ -65,7 +66,8 @@ TEST(PySpyGolden, EveryCaseMatchesItsExpectedJson) {
     const std::string input = InputOf(c);
     auto dumps = ParsePySpy(testing::ReadTestFile(input), input);
     ASSERT_TRUE(dumps.ok()) << dumps.error().Format();
-    EXPECT_TRUE(testing::MatchesGolden("golden/pyspy/" + c + "/expected.json", DumpJson(DumpsToJson(*dumps))));
+    EXPECT_TRUE(testing::MatchesGolden("golden/pyspy/" + c + "/expected.json",
+                                       DumpJson(DumpsToJson(*dumps))));
   }
 }
 
@@ -115,27 +117,36 @@ TEST(PySpyErrors, MalformedInputNamesFileLineAndExpectation) {
   const ErrorCase cases[] = {
       {"empty", "",
        "dump.txt: empty py-spy dump: no 'Process', 'Thread' or error line found\n"
-       "  hint: was py-spy run with 'dump --pid <PID>'? an empty file usually means it was killed by "
+       "  hint: was py-spy run with 'dump --pid <PID>'? an empty file usually means it was killed "
+       "by "
        "the collection timeout"},
       {"frame with no location", "Thread 12 (active): \"MainThread\"\n    all_reduce\n",
        "dump.txt:2: not a py-spy dump line: '    all_reduce'; expected 'Process <pid>: ...', "
-       "'Thread <tid> (<status>): \"<name>\"', a 4-space frame 'func (file:line)', or a py-spy error"},
+       "'Thread <tid> (<status>): \"<name>\"', a 4-space frame 'func (file:line)', or a py-spy "
+       "error"},
       {"bad status", "Thread 12 (sleeping): \"MainThread\"\n",
-       "dump.txt:1: not a py-spy dump line: 'Thread 12 (sleeping): \"MainThread\"'; expected 'Process "
-       "<pid>: ...', 'Thread <tid> (<status>): \"<name>\"', a 4-space frame 'func (file:line)', or a "
+       "dump.txt:1: not a py-spy dump line: 'Thread 12 (sleeping): \"MainThread\"'; expected "
+       "'Process "
+       "<pid>: ...', 'Thread <tid> (<status>): \"<name>\"', a 4-space frame 'func (file:line)', or "
+       "a "
        "py-spy error"},
       {"pid not a number", "Process abc: python\n",
        "dump.txt:1: not a py-spy dump line: 'Process abc: python'; expected 'Process <pid>: ...', "
-       "'Thread <tid> (<status>): \"<name>\"', a 4-space frame 'func (file:line)', or a py-spy error"},
+       "'Thread <tid> (<status>): \"<name>\"', a 4-space frame 'func (file:line)', or a py-spy "
+       "error"},
       {"thread id overflows", "Thread 99999999999999999999999 (idle)\n",
-       "dump.txt:1: not a py-spy dump line: 'Thread 99999999999999999999999 (idle)'; expected 'Process "
-       "<pid>: ...', 'Thread <tid> (<status>): \"<name>\"', a 4-space frame 'func (file:line)', or a "
+       "dump.txt:1: not a py-spy dump line: 'Thread 99999999999999999999999 (idle)'; expected "
+       "'Process "
+       "<pid>: ...', 'Thread <tid> (<status>): \"<name>\"', a 4-space frame 'func (file:line)', or "
+       "a "
        "py-spy error"},
       {"a log, not a dump", "[rank0]: loss 1.2\n",
        "dump.txt:1: not a py-spy dump line: '[rank0]: loss 1.2'; expected 'Process <pid>: ...', "
-       "'Thread <tid> (<status>): \"<name>\"', a 4-space frame 'func (file:line)', or a py-spy error"},
+       "'Thread <tid> (<status>): \"<name>\"', a 4-space frame 'func (file:line)', or a py-spy "
+       "error"},
       {"json truncated", "[{\"pid\": 1, \"frames\": [",
-       "dump.json:1: malformed py-spy JSON (truncated?): [json.exception.parse_error.101] parse error "
+       "dump.json:1: malformed py-spy JSON (truncated?): [json.exception.parse_error.101] parse "
+       "error "
        "at line 1, column 24: syntax error while parsing value - unexpected end of input; expected "
        "'[', '{', or a literal"},
       {"json wrong type", "[{\"pid\": \"one\"}]",
@@ -158,7 +169,8 @@ TEST(PySpyErrors, DeeplyNestedJsonIsRefusedBeforeParsing) {
   const std::string hostile = std::string(100000, '[') + std::string(100000, ']');
   auto result = ParsePySpy(hostile, "deep.json");
   ASSERT_FALSE(result.ok());
-  EXPECT_EQ(result.error().Format(), "deep.json: py-spy JSON nests deeper than 32 levels; py-spy writes 4");
+  EXPECT_EQ(result.error().Format(),
+            "deep.json: py-spy JSON nests deeper than 32 levels; py-spy writes 4");
 }
 
 TEST(PySpyRobustness, EveryTruncationOfEverySampleParsesOrFailsCleanly) {

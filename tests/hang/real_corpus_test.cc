@@ -4,18 +4,18 @@
 // docs/hang-accuracy.md is generated from the same results, so it cannot drift: a change in any
 // case's outcome fails the test until the document is regenerated (UPDATE_GOLDEN=1) and the
 // diff reviewed. Every miss needs its explanation in real_corpus_misses.yaml.
-#include <algorithm>
-#include <cctype>
-#include <map>
-#include <optional>
-#include <string>
-#include <vector>
-
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 #include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include "support/golden.h"
 
@@ -70,7 +70,8 @@ Expected ReadExpected(const std::string& name) {
   e.peer = Scalar(x["peer"]);
   const std::string repo = Scalar(doc["repo"]);
   const std::string number = Scalar(doc["number"]);
-  const bool numbered = !number.empty() && number.find_first_not_of("0123456789") == std::string::npos;
+  const bool numbered =
+      !number.empty() && number.find_first_not_of("0123456789") == std::string::npos;
   e.source = !repo.empty() && numbered ? repo + "#" + number : Scalar(doc["source"]);
   return e;
 }
@@ -107,7 +108,8 @@ Outcome Run(const std::string& name, const Expected& e) {
   if (f["seq"].is_number()) o.seq = f["seq"].get<int64_t>();
   if (f["timeout_ms"].is_number()) o.timeout_ms = f["timeout_ms"].get<int64_t>();
   o.peer = f.value("peer", "");
-  if (o.exit_code != (e.problem ? 1 : 0)) o.wrong.push_back(fmt::format("exit code {}", o.exit_code));
+  if (o.exit_code != (e.problem ? 1 : 0))
+    o.wrong.push_back(fmt::format("exit code {}", o.exit_code));
   if (o.kind != e.kind) o.wrong.push_back("kind");
   if (o.ranks != e.ranks) o.wrong.push_back("ranks");
   if (!e.op.empty() && OpKey(o.op) != OpKey(e.op)) o.wrong.push_back("op");
@@ -121,8 +123,8 @@ std::string Ranks(const std::vector<int64_t>& ranks) {
   return ranks.empty() ? "" : fmt::format(" [{}]", fmt::join(ranks, ","));
 }
 
-std::string Describe(const std::string& kind, const std::vector<int64_t>& ranks, const std::string& op,
-                     std::optional<int64_t> seq, const std::string& peer) {
+std::string Describe(const std::string& kind, const std::vector<int64_t>& ranks,
+                     const std::string& op, std::optional<int64_t> seq, const std::string& peer) {
   std::string s = kind + Ranks(ranks);
   if (!op.empty()) s += " " + op;
   if (seq) s += fmt::format(" #{}", *seq);
@@ -163,29 +165,37 @@ std::string AccuracyDocument(const Results& r, const std::map<std::string, std::
   for (const std::string& c : r.cases) {
     const Expected& e = r.expected.at(c);
     const Outcome& o = r.outcome.at(c);
-    rows += fmt::format("| {} | {} | {} | {} (exit {}) | {} |\n", c, e.source,
-                        Describe(e.kind, e.ranks, e.op, e.seq, e.peer),
-                        Describe(o.kind, o.ranks, o.op, o.seq, o.peer), o.exit_code,
-                        o.wrong.empty() ? "yes" : "no: " + fmt::format("{}", fmt::join(o.wrong, ", ")));
+    rows +=
+        fmt::format("| {} | {} | {} | {} (exit {}) | {} |\n", c, e.source,
+                    Describe(e.kind, e.ranks, e.op, e.seq, e.peer),
+                    Describe(o.kind, o.ranks, o.op, o.seq, o.peer), o.exit_code,
+                    o.wrong.empty() ? "yes" : "no: " + fmt::format("{}", fmt::join(o.wrong, ", ")));
   }
   std::string explained;
   for (const std::string& c : r.cases) {
     if (r.outcome.at(c).wrong.empty()) continue;
     auto it = misses.find(c);
-    explained += fmt::format("- **{}**: {}\n", c, it == misses.end() ? "(not explained)" : it->second);
+    explained +=
+        fmt::format("- **{}**: {}\n", c, it == misses.end() ? "(not explained)" : it->second);
   }
-  const double percent = r.cases.empty() ? 0.0 : 100.0 * static_cast<double>(right) / static_cast<double>(r.cases.size());
+  const double percent =
+      r.cases.empty() ? 0.0
+                      : 100.0 * static_cast<double>(right) / static_cast<double>(r.cases.size());
   return fmt::format(
       "# The hang doctor on public evidence\n\n"
-      "Each case under `tests/golden/hang-real/` is evidence pasted into a public bug report or forum\n"
+      "Each case under `tests/golden/hang-real/` is evidence pasted into a public bug report or "
+      "forum\n"
       "thread, kept verbatim, with its source and the verdict a human reads in it (`case.yaml`).\n"
-      "`strata hang --json` runs on each case's `input/` folder; a case is right when the exit code is\n"
-      "1 for a problem (0 for a healthy job), the finding's kind and ranks equal the expected kind\n"
+      "`strata hang --json` runs on each case's `input/` folder; a case is right when the exit "
+      "code is\n"
+      "1 for a problem (0 for a healthy job), the finding's kind and ranks equal the expected "
+      "kind\n"
       "and culprit ranks, and, where the case names them, the collective (compared without case,\n"
       "underscores, a `nccl:` prefix or a `_base`/`_coalesced` suffix), its sequence number, the\n"
       "timeout and the network peer agree.\n\n"
       "This file is generated by `tests/hang/real_corpus_test.cc` and checked by it: regenerate\n"
-      "with `UPDATE_GOLDEN=1 build/strata_tests --gtest_filter='HangRealCorpus.*'` and review the diff.\n"
+      "with `UPDATE_GOLDEN=1 build/strata_tests --gtest_filter='HangRealCorpus.*'` and review the "
+      "diff.\n"
       "Explanations of the misses live in `tests/hang/real_corpus_misses.yaml`.\n\n"
       "**Right: {} of {} cases ({:.0f}%).**\n\n"
       "| case | source | expected | strata's verdict | right? |\n"
@@ -207,7 +217,8 @@ TEST(HangRealCorpus, EveryCaseIsRightOrItsMissIsExplained) {
     const Outcome& o = r.outcome.at(c);
     if (o.wrong.empty()) {
       ++right;
-      EXPECT_FALSE(misses.count(c)) << c << " is right now: remove its entry from real_corpus_misses.yaml";
+      EXPECT_FALSE(misses.count(c))
+          << c << " is right now: remove its entry from real_corpus_misses.yaml";
     } else {
       EXPECT_TRUE(misses.count(c)) << c << ": " << fmt::format("{}", fmt::join(o.wrong, ", "))
                                    << " (got " << Describe(o.kind, o.ranks, o.op, o.seq, o.peer)
@@ -215,13 +226,15 @@ TEST(HangRealCorpus, EveryCaseIsRightOrItsMissIsExplained) {
     }
   }
   for (const auto& [c, why] : misses) {
-    EXPECT_TRUE(r.expected.count(c)) << "real_corpus_misses.yaml names " << c << ", which is not a case";
+    EXPECT_TRUE(r.expected.count(c))
+        << "real_corpus_misses.yaml names " << c << ", which is not a case";
   }
   EXPECT_GE(right, kMinRight) << "fewer cases right than before";
 }
 
 TEST(HangRealCorpus, AccuracyDocumentIsCurrent) {
-  EXPECT_TRUE(strata::testing::MatchesGolden("../docs/hang-accuracy.md", AccuracyDocument(All(), Misses())));
+  EXPECT_TRUE(strata::testing::MatchesGolden("../docs/hang-accuracy.md",
+                                             AccuracyDocument(All(), Misses())));
 }
 
 }  // namespace

@@ -15,8 +15,8 @@ TEST(FormatRankRanges, Table) {
       {{5}, "5"},
       {{0, 1, 2}, "0-2"},
       {{3, 1, 2, 2}, "1-3"},  // unsorted with a duplicate
-      {{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 18, 19, 20, 21, 22, 23, 24, 25,
-        26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39},
+      {{0,  1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11, 12, 13, 14, 15, 16, 18, 19, 20,
+        21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39},
        "0-16,18-39"},  // the reference incident's 39 waiting ranks
       {{0, 2, 4}, "0,2,4"},
       {{-1, 0}, "-1-0"},
@@ -35,8 +35,8 @@ PyFrame F(const char* function, const char* file, int line = 1) {
 TEST(StackTree, TenThousandRanksCollapseIntoGroupsWithTheOddOneNamed) {
   const std::vector<PyFrame> waiting = {F("all_reduce", "c10d.py"), F("step", "optimizer.py"),
                                         F("train_step", "training.py"), F("<module>", "sft.py")};
-  const std::vector<PyFrame> teardown = {F("destroy_process_group", "c10d.py"),
-                                         F("main", "sft.py"), F("<module>", "sft.py")};
+  const std::vector<PyFrame> teardown = {F("destroy_process_group", "c10d.py"), F("main", "sft.py"),
+                                         F("<module>", "sft.py")};
   // Same place, different line: still the same group (lines are not part of the key).
   std::vector<PyFrame> waiting_other_line = waiting;
   waiting_other_line[0].line = 99;

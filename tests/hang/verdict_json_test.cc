@@ -2,12 +2,12 @@
 // integers next to its "16-23" string, and a rank placed on a host carries host and local rank as
 // separate fields. Checked on the fixture bundles of tests/golden/hang/ (40 ranks as 5 nodes of
 // 8, h20-node01..05, RANK = 8 * node index + LOCAL_RANK; tests/golden/hang/README.md).
+#include <gtest/gtest.h>
+
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 #include "support/golden.h"
 

@@ -2,10 +2,10 @@
 // code must agree (fuzzing round one: the headline said "stalled at collective #12" while the JSON
 // said "hang": false and the exit code was 0). A watchdog logs a queue only when a collective
 // timed out or failed, so each of these real logs is a hang.
-#include <string>
-
 #include <gtest/gtest.h>
+
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "support/golden.h"
 
@@ -13,7 +13,8 @@ namespace strata::hang {
 namespace {
 
 TEST(WatchdogOnlyVerdict, HeadlineHangFieldAndExitCodeAgree) {
-  for (const char* c : {"timeout_generations", "desync_report", "torch_2_6_followon", "ansi_crlf"}) {
+  for (const char* c :
+       {"timeout_generations", "desync_report", "torch_2_6_followon", "ansi_crlf"}) {
     SCOPED_TRACE(c);
     const auto r = testing::RunCli(
         {"hang", "--json", testing::TestPath(std::string("golden/watchdog/") + c + "/input.log")});

@@ -1,8 +1,8 @@
 #include "strata/hw/cluster.h"
 
-#include <string>
-
 #include <gtest/gtest.h>
+
+#include <string>
 
 namespace strata {
 namespace {
@@ -59,22 +59,22 @@ TEST(Cluster, UnknownNameSuggests) {
 
 // A valid file; each bad case replaces one line.
 constexpr const char* kGood =
-    "name: t\n"                           // 1
-    "nodes: 2\n"                          // 2
-    "gpus_per_node: 8\n"                  // 3
-    "gpu: H20\n"                          // 4
-    "intra_node_fabric: nvswitch\n"       // 5
-    "pcie_generation: 5\n"                // 6
-    "nics:\n"                             // 7
-    "  - name: roce\n"                    // 8
-    "    count: 4\n"                      // 9
-    "    speed: 200Gb/s\n"                // 10
-    "    transport: roce\n"               // 11
-    "    role: data\n"                    // 12
-    "storage:\n"                          // 13
-    "  - name: nfs\n"                     // 14
-    "    kind: nfs\n"                     // 15
-    "    bandwidth_per_node: 1GB/s\n";    // 16
+    "name: t\n"                         // 1
+    "nodes: 2\n"                        // 2
+    "gpus_per_node: 8\n"                // 3
+    "gpu: H20\n"                        // 4
+    "intra_node_fabric: nvswitch\n"     // 5
+    "pcie_generation: 5\n"              // 6
+    "nics:\n"                           // 7
+    "  - name: roce\n"                  // 8
+    "    count: 4\n"                    // 9
+    "    speed: 200Gb/s\n"              // 10
+    "    transport: roce\n"             // 11
+    "    role: data\n"                  // 12
+    "storage:\n"                        // 13
+    "  - name: nfs\n"                   // 14
+    "    kind: nfs\n"                   // 15
+    "    bandwidth_per_node: 1GB/s\n";  // 16
 
 std::string Replace(const std::string& from, const std::string& to) {
   std::string text = kGood;
@@ -137,9 +137,10 @@ TEST(Cluster, BadFilesNameTheField) {
       {"no data nic on a multi-node cluster", Replace("role: data", "role: management"),
        "c.yaml:8: nics: 2 nodes but no NIC with role: data; collectives between nodes need a "
        "data network\n  hint: add the RoCE/InfiniBand NICs with role: data"},
-      {"empty nic list", Replace("nics:\n  - name: roce\n    count: 4\n    speed: 200Gb/s\n"
-                                 "    transport: roce\n    role: data\n",
-                                 "nics: []\n"),
+      {"empty nic list",
+       Replace("nics:\n  - name: roce\n    count: 4\n    speed: 200Gb/s\n"
+               "    transport: roce\n    role: data\n",
+               "nics: []\n"),
        "c.yaml:7: nics: expected a non-empty list"},
       {"storage without unit", Replace("1GB/s", "fast"),
        "c.yaml:16: storage[0].bandwidth_per_node: expected a bandwidth with a unit, got 'fast'"},

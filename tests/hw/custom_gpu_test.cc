@@ -1,9 +1,9 @@
 // A cluster file may define its own GPU variant: the catalog entry with the values that differ.
 #include "strata/hw/custom_gpu.h"
 
-#include <string>
-
 #include <gtest/gtest.h>
+
+#include <string>
 
 #include "strata/core/file_io.h"
 #include "strata/hw/cluster.h"

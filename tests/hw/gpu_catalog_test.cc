@@ -8,13 +8,13 @@ namespace {
 // Expected values are the datasheet figures (see the sources in data/gpus.yaml), written here
 // independently: dense = the datasheet's "with sparsity" figure / 2.
 struct GpuCase {
-  const char* lookup;        // as a user would type it
-  const char* name;          // canonical
-  double memory_gb;          // decimal GB
+  const char* lookup;  // as a user would type it
+  const char* name;    // canonical
+  double memory_gb;    // decimal GB
   double hbm_tb_per_s;
-  double bf16_tflop_per_s;   // dense
-  double fp8_tflop_per_s;    // dense; 0 = no FP8
-  double nvlink_gb_per_s;    // bidirectional per GPU
+  double bf16_tflop_per_s;  // dense
+  double fp8_tflop_per_s;   // dense; 0 = no FP8
+  double nvlink_gb_per_s;   // bidirectional per GPU
 };
 
 TEST(GpuCatalog, ShippedCatalogHasTheDatasheetNumbers) {

@@ -16,7 +16,8 @@ namespace {
 constexpr const char* kReferenceJob = "qwen3.6-35b-a3b-sft-h20x40";
 
 const std::string& CourseCommand() {
-  static const std::string path = testing::TestPath("golden/cli_import/course_ms_swift/course_sft.sh");
+  static const std::string path =
+      testing::TestPath("golden/cli_import/course_ms_swift/course_sft.sh");
   return path;
 }
 
@@ -48,7 +49,8 @@ std::string WithoutProvenance(const std::string& text) {
     size_t end = text.find('\n', pos);
     if (end == std::string::npos) end = text.size();
     const std::string line = text.substr(pos, end - pos);
-    const bool provenance = line.rfind("job: ", 0) == 0 || line.find("strata ") != std::string::npos ||
+    const bool provenance = line.rfind("job: ", 0) == 0 ||
+                            line.find("strata ") != std::string::npos ||
                             line.find("\"file\"") != std::string::npos;
     if (!provenance) out += line + "\n";
     pos = end + 1;

@@ -10,12 +10,13 @@
 #include "strata/core/file_io.h"
 #include "strata/model/megatron_model.h"
 #include "strata/model/param_count.h"
+#include "support/golden.h"
 
 namespace strata {
 namespace {
 
 std::string Golden(const std::string& file) {
-  return std::string(STRATA_TEST_DIR) + "/golden/cli_import/" + file;
+  return strata::testing::TestPath("golden/cli_import/" + file);
 }
 
 ImportReport Import(const std::string& file, ImportOptions options) {
@@ -126,8 +127,8 @@ TEST(ImportJobTest, MegatronDumpRebuildsTheModelMegatronCounted) {
 TEST(ImportJobTest, MegatronExampleScriptWithBashArrays) {
   // NVIDIA/Megatron-LM examples/gpt3/train_gpt3_175b_distributed.sh: torchrun
   // --nproc_per_node $GPUS_PER_NODE (8) --nnodes $NUM_NODES (1), TP 2, PP 2 -> DP 2; --fp16.
-  const ImportReport r = Import("megatron_gpt3_script/train_gpt3_175b_distributed.sh",
-                                Gpu("H100 SXM"));
+  const ImportReport r =
+      Import("megatron_gpt3_script/train_gpt3_175b_distributed.sh", Gpu("H100 SXM"));
   EXPECT_EQ(r.job.cluster.gpus_per_node, 8);
   EXPECT_EQ(r.job.cluster.nodes, 1);
   EXPECT_EQ(r.job.layout.tp, 2);
@@ -201,8 +202,8 @@ TEST(ImportJobTest, SwiftDeepSpeedPreset) {
 TEST(ImportJobTest, VerlMegatronActor) {
   // volcengine/verl examples/grpo_trainer/run_qwen3moe-30b_megatron_96gb.sh: 1 node x 8 H20,
   // actor TP 1 EP 8, 128 prompts x 16 responses per optimizer step, prompt 2048 + response 8192.
-  const ImportReport r = Import("verl_qwen3moe_megatron/run_qwen3moe-30b_megatron_96gb.sh",
-                                Gpu("H20"));
+  const ImportReport r =
+      Import("verl_qwen3moe_megatron/run_qwen3moe-30b_megatron_96gb.sh", Gpu("H20"));
   EXPECT_EQ(r.job.model, "qwen3-30b-a3b");
   EXPECT_EQ(r.job.cluster.nodes, 1);
   EXPECT_EQ(r.job.cluster.gpus_per_node, 8);

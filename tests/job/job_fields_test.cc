@@ -3,10 +3,10 @@
 // example value does not parse (the table would then document a field the parser does not take).
 #include "strata/job/job_fields.h"
 
+#include <gtest/gtest.h>
+
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "strata/job/job_spec.h"
 #include "support/golden.h"
@@ -22,9 +22,8 @@ TEST(JobFields, TheDocumentIsGeneratedFromTheTable) {
 TEST(JobFields, EveryFieldsExampleParsesThroughSet) {
   // A job from a model and --set alone: cluster by its parts, the reference layout.
   const std::vector<std::string> base = {
-      "cluster.gpu=H20",      "cluster.gpus_per_node=8", "cluster.nodes=5",
-      "parallel.ep=8",        "batch.micro_batch=1",     "batch.global_batch=80",
-      "sequence.max_tokens=49152"};
+      "cluster.gpu=H20",     "cluster.gpus_per_node=8", "cluster.nodes=5",          "parallel.ep=8",
+      "batch.micro_batch=1", "batch.global_batch=80",   "sequence.max_tokens=49152"};
   for (const JobField& f : JobFields()) {
     SCOPED_TRACE(f.key);
     if (std::string(f.example).empty()) continue;  // a path: nothing portable to give
@@ -51,8 +50,7 @@ TEST(JobFields, EveryFieldsExampleParsesThroughSet) {
 TEST(JobFields, SetRejectsAKeyNotInTheTable) {
   auto spec = LoadJobSpec(kReferenceJobName, {"parallel.tensor=2"});
   ASSERT_FALSE(spec.ok());
-  EXPECT_NE(spec.error().Format().find("did you mean"), std::string::npos)
-      << spec.error().Format();
+  EXPECT_NE(spec.error().Format().find("did you mean"), std::string::npos) << spec.error().Format();
 }
 
 }  // namespace

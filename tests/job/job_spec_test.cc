@@ -1,9 +1,9 @@
 #include "strata/job/job_spec.h"
 
+#include <gtest/gtest.h>
+
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 namespace strata {
 namespace {
@@ -24,7 +24,7 @@ TEST(JobSpec, ParsesTheReferenceJob) {
   EXPECT_EQ(job->cluster.world(), 40);  // 5 nodes x 8 GPUs (seed case)
   EXPECT_EQ(job->layout.ep, 8);
   EXPECT_EQ(job->layout.dp, 40);
-  EXPECT_EQ(job->layout.expert_dp(), 5);  // 40 / 8: "the experts' DP group is only 5"
+  EXPECT_EQ(job->layout.expert_dp(), 5);   // 40 / 8: "the experts' DP group is only 5"
   EXPECT_EQ(job->num_micro_batches(), 2);  // 80 = 40 x 1 x 2
   EXPECT_DOUBLE_EQ(job->sequence.max_tokens, 49152.0);
   EXPECT_DOUBLE_EQ(job->sequence.mean_tokens, 29000.0);  // "29K" is decimal
@@ -54,7 +54,11 @@ TEST(JobSpec, OverridesReplaceFileValues) {
   const OverrideCase cases[] = {
       {"ep", {"parallel.ep=4"}, 1, 4, 40, DType::kFp32},
       // Changing TP re-derives DP: 40 / 2 = 20.
-      {"tp_rederives_dp", {"parallel.tp=2", "parallel.sequence_parallel=true"}, 2, 8, 20,
+      {"tp_rederives_dp",
+       {"parallel.tp=2", "parallel.sequence_parallel=true"},
+       2,
+       8,
+       20,
        DType::kFp32},
       {"grads", {"precision.grads=bf16"}, 1, 8, 40, DType::kBf16},
       {"new_section", {"parallel.dp=40", "precision.grads=bf16"}, 1, 8, 40, DType::kBf16},
@@ -83,38 +87,65 @@ TEST(JobSpec, BadFilesAndFlagsGiveClearErrors) {
   const std::string v = kValid;
   const ErrorCase cases[] = {
       {"empty", "", {}, "j.yaml: the file is empty, expected a YAML mapping"},
-      {"not_a_mapping", "- a\n- b\n", {}, "j.yaml: expected a mapping of key: value at the top of a job file"},
+      {"not_a_mapping",
+       "- a\n- b\n",
+       {},
+       "j.yaml: expected a mapping of key: value at the top of a job file"},
       {"truncated", "model: qwen3.6-35b-a3b\ncluster: {gpu: H20, gpus_per", {}, nullptr},
-      {"missing_model", "cluster: {gpu: H20, gpus_per_node: 8, nodes: 5}\n", {},
+      {"missing_model",
+       "cluster: {gpu: H20, gpus_per_node: 8, nodes: 5}\n",
+       {},
        "j.yaml:1: model: missing required field"},
-      {"unknown_top_key", v + "recompte: {granularity: full}\n", {},
+      {"unknown_top_key",
+       v + "recompte: {granularity: full}\n",
+       {},
        "j.yaml:6: recompte: unknown field 'recompte'\n  hint: did you mean 'recompute'?"},
-      {"unknown_nested_key", "model: m\ncluster: {gpu: H20, gpus_per_nod: 8, nodes: 5}\n", {},
+      {"unknown_nested_key",
+       "model: m\ncluster: {gpu: H20, gpus_per_nod: 8, nodes: 5}\n",
+       {},
        "j.yaml:2: cluster.gpus_per_node: missing required field"},
       {"bad_int", v + "mtp: maybe\n", {}, "j.yaml:6: mtp: expected true or false, got 'maybe'"},
-      {"bad_enum", v + "recompute: {granularity: ful}\n", {},
+      {"bad_enum",
+       v + "recompute: {granularity: ful}\n",
+       {},
        "j.yaml:6: recompute.granularity: unknown value 'ful', expected one of: none, selective, "
        "full\n  hint: did you mean 'full'?"},
-      {"method_without_full", v + "recompute: {granularity: selective, method: block}\n", {},
+      {"method_without_full",
+       v + "recompute: {granularity: selective, method: block}\n",
+       {},
        "j.yaml:6: recompute.method: 'method' applies only to granularity: full"},
-      {"grads_fp8", v + "precision: {grads: fp8}\n", {},
+      {"grads_fp8",
+       v + "precision: {grads: fp8}\n",
+       {},
        "j.yaml:6: precision.grads: gradient buffers are fp32 or bf16, got 'fp8'"},
-      {"mean_over_max", "model: m\ncluster: {gpu: H20, gpus_per_node: 8, nodes: 5}\n"
-                        "parallel: {tp: 1}\nbatch: {micro_batch: 1, global_batch: 40}\n"
-                        "sequence: {max_tokens: 4096, mean_tokens: 5000}\n",
-       {}, "j.yaml:5: sequence.mean_tokens: mean_tokens 5000 is larger than max_tokens 4096"},
-      {"negative_tp", "model: m\ncluster: {gpu: H20, gpus_per_node: 8, nodes: 5}\n"
-                      "parallel: {tp: -2}\n", {},
+      {"mean_over_max",
+       "model: m\ncluster: {gpu: H20, gpus_per_node: 8, nodes: 5}\n"
+       "parallel: {tp: 1}\nbatch: {micro_batch: 1, global_batch: 40}\n"
+       "sequence: {max_tokens: 4096, mean_tokens: 5000}\n",
+       {},
+       "j.yaml:5: sequence.mean_tokens: mean_tokens 5000 is larger than max_tokens 4096"},
+      {"negative_tp",
+       "model: m\ncluster: {gpu: H20, gpus_per_node: 8, nodes: 5}\n"
+       "parallel: {tp: -2}\n",
+       {},
        "j.yaml:3: parallel.tp: expected a positive integer, got -2"},
-      {"frozen_not_list", v + "frozen: vision\n", {},
+      {"frozen_not_list",
+       v + "frozen: vision\n",
+       {},
        "j.yaml:6: frozen: expected a list of module kinds, e.g. [vision]"},
-      {"set_unknown_key", v, {"parallel.epp=16"},
+      {"set_unknown_key",
+       v,
+       {"parallel.epp=16"},
        "--set: unknown key 'parallel.epp'\n  hint: did you mean 'parallel.pp'?"},
-      {"set_no_equals", v, {"parallel.ep"},
+      {"set_no_equals",
+       v,
+       {"parallel.ep"},
        "--set: expected key=value, got 'parallel.ep'\n  hint: e.g. --set parallel.ep=16 --set "
        "precision.grads=bf16"},
       {"set_empty_value", v, {"parallel.ep="}, "--set: 'parallel.ep=': empty value"},
-      {"set_bad_value", v, {"parallel.ep=many"},
+      {"set_bad_value",
+       v,
+       {"parallel.ep=many"},
        "j.yaml: --set parallel.ep: expected an integer, got 'many'"},
   };
   for (const auto& c : cases) {

@@ -1,9 +1,9 @@
 #include "strata/job/job_validation.h"
 
+#include <gtest/gtest.h>
+
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "support/golden.h"
 
@@ -36,49 +36,64 @@ TEST(JobValidation, TheReferenceJobIsValid) {
 TEST(JobValidation, EachRuleHasAClearError) {
   const RuleCase cases[] = {
       // 40 GPUs / 3 is not whole; divisors of 40 work.
-      {"world_not_divisible", {"parallel.tp=3"},
+      {"world_not_divisible",
+       {"parallel.tp=3"},
        "parallel: world size 40 (5 nodes x 8 GPUs) is not divisible by TP x PP x CP = 3 x 1 x 1 "
        "= 3\n  hint: TP values (at this PP and CP) that would work: 1, 2, 4, 5, 8, 10, 20, 40"},
-      {"dp_mismatch", {"parallel.dp=20"},
-       "--set parallel.dp: DP 20 does not match world / (TP x PP x CP) = 40 / 1 = 40\n  hint: DP that "
+      {"dp_mismatch",
+       {"parallel.dp=20"},
+       "--set parallel.dp: DP 20 does not match world / (TP x PP x CP) = 40 / 1 = 40\n  hint: DP "
+       "that "
        "would work: 40"},
       // EP x ETP must divide TP x CP x DP = 40.
-      {"ep_outside_tp_cp_dp", {"parallel.ep=16"},
-       "--set parallel.ep: EP x ETP = 16 x 1 = 16 must divide TP x CP x DP = 40 (experts are laid out "
+      {"ep_outside_tp_cp_dp",
+       {"parallel.ep=16"},
+       "--set parallel.ep: EP x ETP = 16 x 1 = 16 must divide TP x CP x DP = 40 (experts are laid "
+       "out "
        "inside the TP x CP x DP ranks)\n  hint: EP values (at this ETP) that would work: 1, 2, 4, "
        "5, 8, 10, 20, 40"},
-      {"vpp_without_pp", {"parallel.vpp=2"},
-       "--set parallel.vpp: virtual pipeline stages (VPP 2) need PP > 1\n  hint: VPP that would work: 1"},
+      {"vpp_without_pp",
+       {"parallel.vpp=2"},
+       "--set parallel.vpp: virtual pipeline stages (VPP 2) need PP > 1\n  hint: VPP that would "
+       "work: 1"},
       // 80 is not a multiple of 3 x 40 = 120.
-      {"global_batch", {"batch.micro_batch=3"},
+      {"global_batch",
+       {"batch.micro_batch=3"},
        "batch.global_batch: global batch 80 is not a multiple of micro batch x DP = 3 x 40 = 120\n"
        "  hint: global batches that would work: 120, 240, 480"},
       // Rule errors caused by a --set value say so.
       // CP 2 cuts 49,153 tokens into 4 chunks: not whole.
-      {"cp_chunks", {"parallel.cp=2", "sequence.max_tokens=49153"},
+      {"cp_chunks",
+       {"parallel.cp=2", "sequence.max_tokens=49153"},
        "--set sequence.max_tokens: max_tokens 49153 is not divisible by 2 x CP = 4"},
       // 2 KV heads cannot split over TP 4; TP 1 and 2 divide 2 and 40.
-      {"kv_heads", {"parallel.tp=4", "parallel.sequence_parallel=true"},
+      {"kv_heads",
+       {"parallel.tp=4", "parallel.sequence_parallel=true"},
        "parallel.tp: KV heads (query groups) (2) must be divisible by TP (4)\n  hint: TP values "
        "that would work: 1, 2"},
       // 256 experts over EP 5: EP must divide 256 and 40 -> 1, 2, 4, 8.
-      {"experts", {"parallel.ep=5"},
+      {"experts",
+       {"parallel.ep=5"},
        "parallel.ep: 256 experts cannot be split evenly over EP 5\n  hint: EP values that would "
        "work: 1, 2, 4, 8"},
       // Expert FFN 512 over ETP 5: ETP must divide 512 and 40 / EP 8 = 5 -> 1.
-      {"etp", {"parallel.ep=1", "parallel.etp=5"},
+      {"etp",
+       {"parallel.ep=1", "parallel.etp=5"},
        "parallel.etp: the expert FFN width (512) must be divisible by ETP (5)\n  hint: ETP values "
        "that would work: 1, 2, 4, 8"},
       // 40 layers over PP 8 x VPP 2 = 16 chunks: not whole; PP values dividing 40/2 and 40.
-      {"layers", {"parallel.pp=8", "parallel.vpp=2", "parallel.ep=1"},
+      {"layers",
+       {"parallel.pp=8", "parallel.vpp=2", "parallel.ep=1"},
        "parallel.pp: 40 layers cannot be split evenly into PP x VPP = 8 x 2 = 16 chunks\n  hint: "
        "PP values (at this VPP) that would work: 1, 2, 4, 5, 10, 20"},
-      {"recompute_layers", {"recompute.num_layers=41"},
+      {"recompute_layers",
+       {"recompute.num_layers=41"},
        "recompute.num_layers: recompute.num_layers 41 exceeds the 40 layers of one pipeline "
        "chunk\n  hint: num_layers values that would work: 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, "
        "13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, "
        "35, 36, 37, 38, 39, 40"},
-      {"frozen_name", {"frozen=[visoin]"},
+      {"frozen_name",
+       {"frozen=[visoin]"},
        "frozen: unknown module kind 'visoin' in frozen\n  hint: did you mean 'vision'?"},
       {"unknown_gpu", {"cluster.gpu=H2O"}, nullptr},
       {"unknown_model", {"model=qwen3.6-35b"}, nullptr},

@@ -5,10 +5,10 @@
 //    recipe's default) and the cross entropy unfused (--cross-entropy-loss-fusion off);
 //  - FP8 is not weights at 1 byte (embedding and output layer stay bf16, Transformer Engine keeps
 //    extra copies): rejected until modelled.
+#include <gtest/gtest.h>
+
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "strata/job/job_spec.h"
 #include "strata/job/job_validation.h"
@@ -17,9 +17,8 @@
 namespace strata {
 namespace {
 
-const std::vector<std::string> kNoFile = {
-    "cluster=h20-5x8", "parallel.ep=8", "batch.micro_batch=1", "batch.global_batch=80",
-    "sequence.max_tokens=8Ki"};
+const std::vector<std::string> kNoFile = {"cluster=h20-5x8", "parallel.ep=8", "batch.micro_batch=1",
+                                          "batch.global_batch=80", "sequence.max_tokens=8Ki"};
 
 TEST(MegatronRules, TpWithEpRequiresSequenceParallel) {
   // Reference job at TP2: DP 20, EP 8 divides TP x CP x DP = 40; SP off in the file.
@@ -78,9 +77,9 @@ TEST(MegatronRules, TheLayoutHeaderAlwaysStatesSequenceParallelism) {
 
 TEST(TokenCounts, SequenceLengthsReadKAsBinary) {
   // "8K context" = 8,192 tokens; "128K" = 131,072; Ki/Mi say it outright.
-  auto spec = BuildJobSpec("qwen3.6-35b-a3b", {"cluster=h20-5x8", "parallel.ep=8",
-                                                "batch.micro_batch=1", "batch.global_batch=80",
-                                                "sequence.max_tokens=8K"});
+  auto spec =
+      BuildJobSpec("qwen3.6-35b-a3b", {"cluster=h20-5x8", "parallel.ep=8", "batch.micro_batch=1",
+                                       "batch.global_batch=80", "sequence.max_tokens=8K"});
   ASSERT_TRUE(spec.ok()) << spec.error().Format();
   EXPECT_DOUBLE_EQ(spec->sequence.max_tokens, 8192.0);
   // Throughput counts stay decimal: 50K tokens/s = 50,000.
@@ -88,8 +87,8 @@ TEST(TokenCounts, SequenceLengthsReadKAsBinary) {
   ASSERT_TRUE(rate.ok()) << rate.error().Format();
   EXPECT_DOUBLE_EQ(rate->throughput.tokens_per_s, 50000.0);
   // 4Mi is accepted like 48Ki: 4 x 1,048,576.
-  auto mi = LoadJobSpec(kReferenceJobName, {"throughput.tokens_per_step=4Mi",
-                                            "throughput.step_time=100s"});
+  auto mi = LoadJobSpec(kReferenceJobName,
+                        {"throughput.tokens_per_step=4Mi", "throughput.step_time=100s"});
   ASSERT_TRUE(mi.ok()) << mi.error().Format();
   EXPECT_DOUBLE_EQ(mi->throughput.tokens_per_step, 4194304.0);
 }

@@ -2,10 +2,10 @@
 // catalogs by hand (data/jobs/qwen3.6-35b-a3b-sft-h20x40.yaml, data/clusters/, data/gpus.yaml).
 #include "strata/job/resolved_job.h"
 
+#include <gtest/gtest.h>
+
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 namespace strata {
 namespace {
@@ -38,7 +38,8 @@ TEST(ResolveJob, NothingGivenIsTheReferenceJobWithEverythingAViewNeeds) {
 
 TEST(ResolveJob, SetOverridesReachEveryDerivedField) {
   // TP 2 re-derives DP = 40 / 2 = 20; global batch 80 = 20 x 1 x 4 micro batches.
-  auto job = ResolveJob(JobRequest{"", "", {"parallel.tp=2", "parallel.sequence_parallel=true"}, ""});
+  auto job =
+      ResolveJob(JobRequest{"", "", {"parallel.tp=2", "parallel.sequence_parallel=true"}, ""});
   ASSERT_TRUE(job.ok()) << job.error().Format();
   EXPECT_EQ(job->layout.tp, 2);
   EXPECT_EQ(job->layout.dp, 20);
@@ -66,7 +67,8 @@ TEST(ResolveJob, AModelWithoutAJobFileNamesWhatIsMissing) {
             std::string::npos)
       << job.error().Format();
   // Half given: only the rest is named.
-  auto half = ResolveJob(JobRequest{"", "llama-3.1-70b", {"cluster=h100-8x8-ib400", "parallel.tp=8"}, ""});
+  auto half =
+      ResolveJob(JobRequest{"", "llama-3.1-70b", {"cluster=h100-8x8-ib400", "parallel.tp=8"}, ""});
   ASSERT_FALSE(half.ok());
   EXPECT_NE(half.error().message.find("missing: batch, sequence"), std::string::npos)
       << half.error().Format();
@@ -78,7 +80,8 @@ TEST(ResolveJob, AModelWithEverythingSetResolves) {
                                    "llama-3.1-70b",
                                    {"cluster=h100-8x8-ib400", "parallel.tp=8", "parallel.pp=2",
                                     "parallel.sequence_parallel=true", "batch.micro_batch=1",
-                                    "batch.global_batch=64", "sequence.max_tokens=8Ki"}, ""});
+                                    "batch.global_batch=64", "sequence.max_tokens=8Ki"},
+                                   ""});
   ASSERT_TRUE(job.ok()) << job.error().Format();
   EXPECT_FALSE(job->reference);
   EXPECT_EQ(job->layout.dp, 4);

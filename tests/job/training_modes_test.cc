@@ -1,13 +1,12 @@
 // The job file's sharding/fp8 sections, uneven pipeline stages and optimizer names: what
 // parses, what is refused and why.
-#include "strata/job/training_modes_parse.h"
+#include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
-#include <gtest/gtest.h>
-
 #include "strata/job/job_validation.h"
+#include "strata/job/training_modes_parse.h"
 
 namespace strata {
 namespace {
@@ -43,22 +42,38 @@ struct BadCase {
 TEST(TrainingModes, RefusesCombinationsNoFrameworkRuns) {
   const BadCase cases[] = {
       {"unknown mode", {"sharding.mode=zero4"}, "sharding.mode", "expected one of"},
-      {"offload params without zero3", {"sharding.mode=zero2", "sharding.offload_param=cpu"},
-       "sharding.offload_param", "zero3 or fsdp2"},
-      {"fsdp2 optimizer-only offload", {"sharding.mode=fsdp2", "sharding.offload_optimizer=cpu"},
-       "sharding.offload_optimizer", "together"},
-      {"nvme optimizer below zero3", {"sharding.mode=zero2", "sharding.offload_optimizer=nvme"},
-       "sharding.offload_optimizer", "ZeRO-Infinity"},
-      {"reshard without sharded weights", {"sharding.mode=zero1", "sharding.reshard_after_forward=false"},
-       "sharding.reshard_after_forward", "zero3 and fsdp2"},
-      {"hsdp without sharding", {"sharding.mode=none", "sharding.replicate=2"},
-       "sharding.replicate", "HSDP"},
-      {"contradicting switch", {"sharding.mode=none", "optimizer.distributed=true"},
-       "optimizer.distributed", "contradicts"},
-      {"rowwise fp8 all-gather", {"sharding.mode=fsdp2", "fp8.recipe=torchao_rowwise", "fp8.param_gather=true"},
-       "fp8.param_gather", "tensorwise"},
-      {"amax history off delayed", {"fp8.recipe=blockwise", "fp8.amax_history=16"},
-       "fp8.amax_history", "delayed"},
+      {"offload params without zero3",
+       {"sharding.mode=zero2", "sharding.offload_param=cpu"},
+       "sharding.offload_param",
+       "zero3 or fsdp2"},
+      {"fsdp2 optimizer-only offload",
+       {"sharding.mode=fsdp2", "sharding.offload_optimizer=cpu"},
+       "sharding.offload_optimizer",
+       "together"},
+      {"nvme optimizer below zero3",
+       {"sharding.mode=zero2", "sharding.offload_optimizer=nvme"},
+       "sharding.offload_optimizer",
+       "ZeRO-Infinity"},
+      {"reshard without sharded weights",
+       {"sharding.mode=zero1", "sharding.reshard_after_forward=false"},
+       "sharding.reshard_after_forward",
+       "zero3 and fsdp2"},
+      {"hsdp without sharding",
+       {"sharding.mode=none", "sharding.replicate=2"},
+       "sharding.replicate",
+       "HSDP"},
+      {"contradicting switch",
+       {"sharding.mode=none", "optimizer.distributed=true"},
+       "optimizer.distributed",
+       "contradicts"},
+      {"rowwise fp8 all-gather",
+       {"sharding.mode=fsdp2", "fp8.recipe=torchao_rowwise", "fp8.param_gather=true"},
+       "fp8.param_gather",
+       "tensorwise"},
+      {"amax history off delayed",
+       {"fp8.recipe=blockwise", "fp8.amax_history=16"},
+       "fp8.amax_history",
+       "delayed"},
       {"unknown optimizer", {"optimizer.name=lion"}, "optimizer.name", "muon"},
   };
   for (const BadCase& c : cases) {

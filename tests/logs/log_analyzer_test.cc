@@ -2,9 +2,9 @@
 // Expected lines and numbers come from the fixtures' SOURCE files, derived by hand.
 #include "strata/logs/log_analyzer.h"
 
-#include <cmath>
-
 #include <gtest/gtest.h>
+
+#include <cmath>
 
 #include "strata/logs/log_reader.h"
 #include "support/golden.h"
@@ -43,15 +43,15 @@ TEST(LogAnalyzer, EveryAnomalyOfTheSyntheticMegatronLog) {
   // tests/golden/logs/synth-megatron-anomalies/SOURCE lists them; line numbers are the file's.
   const LogSummary s = Analyze("golden/logs/synth-megatron-anomalies/input.log");
   const Expected expected[] = {
-      {AnomalyKind::kLossSpike, 4, 40},      // 4.87 vs median 1.199 of 1.235, 1.199, 1.177
-      {AnomalyKind::kGradNormSpike, 4, 40},  // 38.2 vs median 0.405: 94 x > 10 x
-      {AnomalyKind::kNanInf, 5, 50},         // grad norm nan
-      {AnomalyKind::kSkippedStep, 5, 50},    // 1 skipped, 1 nan iteration
-      {AnomalyKind::kStall, 8, 80},          // 6,501.3 s for 10 steps, median 120.27 s/step
-      {AnomalyKind::kRestart, 11, 70},       // 80 -> 70 after the checkpoint reload
-      {AnomalyKind::kMemoryCreep, 15, 90},   // 91.0 GiB vs 85.6 GiB at step 70: +6.3%
+      {AnomalyKind::kLossSpike, 4, 40},         // 4.87 vs median 1.199 of 1.235, 1.199, 1.177
+      {AnomalyKind::kGradNormSpike, 4, 40},     // 38.2 vs median 0.405: 94 x > 10 x
+      {AnomalyKind::kNanInf, 5, 50},            // grad norm nan
+      {AnomalyKind::kSkippedStep, 5, 50},       // 1 skipped, 1 nan iteration
+      {AnomalyKind::kStall, 8, 80},             // 6,501.3 s for 10 steps, median 120.27 s/step
+      {AnomalyKind::kRestart, 11, 70},          // 80 -> 70 after the checkpoint reload
+      {AnomalyKind::kMemoryCreep, 15, 90},      // 91.0 GiB vs 85.6 GiB at step 70: +6.3%
       {AnomalyKind::kThroughputDrop, 17, 100},  // 180.4 s vs ~120.3 s: -33%
-      {AnomalyKind::kHang, 19, 110},         // the watchdog line after the last step
+      {AnomalyKind::kHang, 19, 110},            // the watchdog line after the last step
   };
   ASSERT_EQ(s.anomalies.size(), std::size(expected));
   for (size_t i = 0; i < std::size(expected); ++i) {

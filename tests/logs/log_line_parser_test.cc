@@ -2,9 +2,9 @@
 // the line by hand; then cut and malformed lines that must give nothing rather than a wrong number.
 #include "strata/logs/log_line_parser.h"
 
-#include <cmath>
-
 #include <gtest/gtest.h>
+
+#include <cmath>
 
 namespace strata {
 namespace {
@@ -88,8 +88,9 @@ TEST(ParseLogLine, MsSwiftMegatron) {
 
 TEST(ParseLogLine, MegatronMemoryReport) {
   // Megatron-LM #756: "MB" is MiB; max reserved 61480.0 MiB = 60.039 GiB.
-  auto out = Parse("[Rank 1] (after 1 iterations) memory (MB) | allocated: 54250.97802734375 | "
-                   "max allocated: 54250.98583984375 | reserved: 61480.0 | max reserved: 61480.0");
+  auto out = Parse(
+      "[Rank 1] (after 1 iterations) memory (MB) | allocated: 54250.97802734375 | "
+      "max allocated: 54250.98583984375 | reserved: 61480.0 | max reserved: 61480.0");
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].kind, LineKind::kMemory);
   EXPECT_EQ(out[0].record.step, 1);
@@ -98,26 +99,29 @@ TEST(ParseLogLine, MegatronMemoryReport) {
 
 TEST(ParseLogLine, HfTrainerAndSwiftDicts) {
   // hiyouga/LlamaFactory #8261 (as quoted in the format reference): no step in the line.
-  StepRecord r = OneStep("{'loss': 3.5534, 'grad_norm': 1.4142135381698608, 'learning_rate': "
-                         "2.0454545454545457e-06, 'epoch': 0.01}");
+  StepRecord r = OneStep(
+      "{'loss': 3.5534, 'grad_norm': 1.4142135381698608, 'learning_rate': "
+      "2.0454545454545457e-06, 'epoch': 0.01}");
   EXPECT_EQ(r.format, LogFormat::kDict);
   EXPECT_EQ(r.step, -1);  // the analyser numbers them
   EXPECT_DOUBLE_EQ(*r.loss, 3.5534);
   EXPECT_DOUBLE_EQ(*r.grad_norm, 1.4142135381698608);
   // ms-swift v3 (docs/source_en/BestPractices/Metax-support.md): step 1 of 94, 0.345807 it/s.
-  r = OneStep("{'loss': 1.47077751, 'grad_norm': 10.5625, 'learning_rate': 2e-06, 'token_acc': "
-              "0.65511727, 'epoch': 0.01, 'global_step/max_steps': '1/94', 'percentage': '1.06%', "
-              "'elapsed_time': '2s', 'remaining_time': '4m 28s', 'memory(GiB)': 4.87, "
-              "'train_speed(iter/s)': 0.345807}");
+  r = OneStep(
+      "{'loss': 1.47077751, 'grad_norm': 10.5625, 'learning_rate': 2e-06, 'token_acc': "
+      "0.65511727, 'epoch': 0.01, 'global_step/max_steps': '1/94', 'percentage': '1.06%', "
+      "'elapsed_time': '2s', 'remaining_time': '4m 28s', 'memory(GiB)': 4.87, "
+      "'train_speed(iter/s)': 0.345807}");
   EXPECT_EQ(r.step, 1);
   EXPECT_EQ(r.total_steps, 94);
   EXPECT_NEAR(*r.step_time_s, 1 / 0.345807, 1e-9);
   EXPECT_DOUBLE_EQ(*r.memory_gib, 4.87);
   EXPECT_DOUBLE_EQ(*r.elapsed_s, 2);
   // ms-swift v4 megatron (format reference SYNTH): iteration '10/1450', train_speed(s/it).
-  r = OneStep("{'loss': 1.23456789, 'grad_norm': 0.41234567, 'learning_rate': 9.999e-06, "
-              "'iteration': '10/1450', 'elapsed_time': '20m 3s', 'memory(GiB)': 85.6, "
-              "'train_speed(s/it)': 120.345612}");
+  r = OneStep(
+      "{'loss': 1.23456789, 'grad_norm': 0.41234567, 'learning_rate': 9.999e-06, "
+      "'iteration': '10/1450', 'elapsed_time': '20m 3s', 'memory(GiB)': 85.6, "
+      "'train_speed(s/it)': 120.345612}");
   EXPECT_EQ(r.step, 10);
   EXPECT_DOUBLE_EQ(*r.step_time_s, 120.345612);
   // logging.jsonl: the same keys as JSON.
@@ -125,8 +129,9 @@ TEST(ParseLogLine, HfTrainerAndSwiftDicts) {
   EXPECT_EQ(r.step, 3);
   EXPECT_TRUE(std::isnan(*r.grad_norm));
   // The final summary says the run finished.
-  auto out = Parse("{'train_runtime': 183.4332, 'train_samples_per_second': 8.177, 'train_loss': "
-                   "1.50650934, 'epoch': 1.0}");
+  auto out = Parse(
+      "{'train_runtime': 183.4332, 'train_samples_per_second': 8.177, 'train_loss': "
+      "1.50650934, 'epoch': 1.0}");
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].kind, LineKind::kFinished);
 }
@@ -136,8 +141,9 @@ TEST(ParseLogLine, CutAndGluedDicts) {
   EXPECT_TRUE(Parse("{'loss': 0.0, 'grad_norm': nan, 'learning_rate': 0.0002").empty());
   EXPECT_TRUE(Parse("{'epoch': 0.5}").empty());  // no metric
   // Two dictionaries on one physical line: two steps.
-  auto out = Parse("{'loss': 1.0, 'global_step/max_steps': '1/9'} {'loss': 2.0, "
-                   "'global_step/max_steps': '2/9'}");
+  auto out = Parse(
+      "{'loss': 1.0, 'global_step/max_steps': '1/9'} {'loss': 2.0, "
+      "'global_step/max_steps': '2/9'}");
   ASSERT_EQ(out.size(), 2u);
   EXPECT_EQ(out[1].record.step, 2);
   EXPECT_DOUBLE_EQ(*out[1].record.loss, 2.0);
@@ -153,19 +159,22 @@ TEST(ParseLogLine, DeepSpeed) {
   EXPECT_EQ(r.step, 34);
   EXPECT_DOUBLE_EQ(*r.samples_per_s, 8.00912418308922);  // Curr, not RunningAvg
   EXPECT_DOUBLE_EQ(*r.memory_gib, 63.31);
-  r = OneStep("[2023-07-25 21:03:21,037] [INFO] [logging.py:96:log_dist] [Rank 0] step=35, "
-              "skipped=0, lr=[2.1731931451279077e-06, 2.1731931451279077e-06], mom=[[0.9, 0.95], "
-              "[0.9, 0.95]]");
+  r = OneStep(
+      "[2023-07-25 21:03:21,037] [INFO] [logging.py:96:log_dist] [Rank 0] step=35, "
+      "skipped=0, lr=[2.1731931451279077e-06, 2.1731931451279077e-06], mom=[[0.9, 0.95], "
+      "[0.9, 0.95]]");
   EXPECT_EQ(r.step, 35);
   EXPECT_DOUBLE_EQ(*r.skipped_iterations, 0);
   EXPECT_DOUBLE_EQ(*r.learning_rate, 2.1731931451279077e-06);
   // deepspeedai/DeepSpeed #1825: the pre-2023 throughput line.
-  r = OneStep("[2022-03-11 02:06:58,985] [INFO] [timer.py:189:stop] 0/40, "
-              "SamplesPerSec=83.48609168106144, MemAllocated=0.26GB, MaxMemAllocated=9.02GB");
+  r = OneStep(
+      "[2022-03-11 02:06:58,985] [INFO] [timer.py:189:stop] 0/40, "
+      "SamplesPerSec=83.48609168106144, MemAllocated=0.26GB, MaxMemAllocated=9.02GB");
   EXPECT_EQ(r.step, 40);
   EXPECT_DOUBLE_EQ(*r.samples_per_s, 83.48609168106144);
-  auto skip = Parse("[deepspeed] OVERFLOW! Rank 0 Skipping step. Attempted loss scale: 65536, "
-                    "reducing to 32768");
+  auto skip = Parse(
+      "[deepspeed] OVERFLOW! Rank 0 Skipping step. Attempted loss scale: 65536, "
+      "reducing to 32768");
   ASSERT_EQ(skip.size(), 1u);
   EXPECT_EQ(skip[0].kind, LineKind::kSkip);
 }
@@ -206,15 +215,17 @@ TEST(ParseLogLine, Verl) {
 }
 
 TEST(ParseLogLine, Nemo) {
-  StepRecord r = OneStep("Training epoch 0, iteration 120/149 | lr: 3e-05 | consumed_samples: 121 "
-                         "| global_batch_size: 1 | global_step: 120 | reduced_train_loss: 1.233 | "
-                         "train_step_timing in s: 0.03146 | val_loss: 4.106");
+  StepRecord r = OneStep(
+      "Training epoch 0, iteration 120/149 | lr: 3e-05 | consumed_samples: 121 "
+      "| global_batch_size: 1 | global_step: 120 | reduced_train_loss: 1.233 | "
+      "train_step_timing in s: 0.03146 | val_loss: 4.106");
   EXPECT_EQ(r.format, LogFormat::kNemo);
   EXPECT_EQ(r.step, 120);
   EXPECT_DOUBLE_EQ(*r.loss, 1.233);
   EXPECT_DOUBLE_EQ(*r.step_time_s, 0.03146);
-  r = OneStep("Epoch 0:   1%|          | 795/77225 [9:07:58<878:01:48, 41.36s/it, loss=3.1, "
-              "v_num=, reduced_train_loss=3.090, global_step=794.0, consumed_samples=1.63e+6]");
+  r = OneStep(
+      "Epoch 0:   1%|          | 795/77225 [9:07:58<878:01:48, 41.36s/it, loss=3.1, "
+      "v_num=, reduced_train_loss=3.090, global_step=794.0, consumed_samples=1.63e+6]");
   EXPECT_EQ(r.step, 794);
   EXPECT_EQ(r.total_steps, 77225);
   EXPECT_DOUBLE_EQ(*r.step_time_s, 41.36);
@@ -222,13 +233,14 @@ TEST(ParseLogLine, Nemo) {
 }
 
 TEST(ParseLogLine, ErrorsAndNoise) {
-  auto out = Parse("[rank0]:[E321 02:07:08.408271257 ProcessGroupNCCL.cpp:607] [Rank 0] Watchdog "
-                   "caught collective operation timeout: WorkNCCL(SeqNum=1580)");
+  auto out = Parse(
+      "[rank0]:[E321 02:07:08.408271257 ProcessGroupNCCL.cpp:607] [Rank 0] Watchdog "
+      "caught collective operation timeout: WorkNCCL(SeqNum=1580)");
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].kind, LineKind::kError);
-  for (const char* noise : {"", "training ...", "<IPython.core.display.HTML object>",
-                            "  1%|▏  | 22/1752 [01:02<1:21:36,  2.83s/it]",
-                            "iteration", "step: 1", "{{{{", "{'a"}) {
+  for (const char* noise :
+       {"", "training ...", "<IPython.core.display.HTML object>",
+        "  1%|▏  | 22/1752 [01:02<1:21:36,  2.83s/it]", "iteration", "step: 1", "{{{{", "{'a"}) {
     EXPECT_TRUE(Parse(noise).empty()) << noise;
   }
 }

@@ -2,6 +2,7 @@
 // --follow on a file that grows while it is read (bounded: it stops after 1 s of silence).
 #include "strata/logs/log_reader.h"
 
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -9,8 +10,6 @@
 #include <cstdio>
 #include <fstream>
 #include <thread>
-
-#include <gtest/gtest.h>
 
 namespace strata {
 namespace {

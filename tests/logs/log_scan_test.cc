@@ -2,9 +2,9 @@
 // launcher prefixes and ANSI colours. Expected values are read off the inputs by hand.
 #include "strata/logs/log_scan.h"
 
-#include <cmath>
-
 #include <gtest/gtest.h>
+
+#include <cmath>
 
 namespace strata {
 namespace {
@@ -88,7 +88,8 @@ TEST(StripLauncherPrefix, KnownLaunchers) {
       {"[1,5]<stdout>: step=3, skipped=0", 5, " step=3, skipped=0"},
       {"(TaskRunner pid=16292) step:2 - a:1", -1, "step:2 - a:1"},
       // Not launcher prefixes: content that looks alike.
-      {"[Rank 0] (after 1 iterations) memory (MB)", -1, "[Rank 0] (after 1 iterations) memory (MB)"},
+      {"[Rank 0] (after 1 iterations) memory (MB)", -1,
+       "[Rank 0] (after 1 iterations) memory (MB)"},
       {"[2024-04-06 02:55:45] x", -1, "[2024-04-06 02:55:45] x"},
       {"2024-01-01 x", -1, "2024-01-01 x"},
   };

@@ -57,8 +57,7 @@ TEST(ReferenceCase, ANumberFrom6NIsRecognised) {
   auto mfu = RecomputeLogMfu(run, *job);
   ASSERT_TRUE(mfu.ok());
   ASSERT_EQ(mfu->printed.size(), 1u);
-  EXPECT_NE(mfu->printed[0].reason.find("6N-nominal"), std::string::npos)
-      << mfu->printed[0].reason;
+  EXPECT_NE(mfu->printed[0].reason.find("6N-nominal"), std::string::npos) << mfu->printed[0].reason;
 }
 
 TEST(ReferenceCase, AnMfuAgainstTheWrongPeakIsRecognised) {

@@ -1,13 +1,13 @@
 // Properties the ledger must keep for every model and layout, checked over a grid: sharding
 // more never adds weight bytes, the distributed optimizer never adds optimizer bytes, full
 // recompute never adds activation bytes over none.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <fmt/format.h>
-#include <gtest/gtest.h>
 
 #include "memory/memory_test_support.h"
 
@@ -33,9 +33,9 @@ const ModelCase kModels[] = {
 std::optional<Job> Layout(const std::string& model, int64_t tp, int64_t pp, int64_t ep,
                           const std::vector<std::string>& extra = {}) {
   std::vector<std::string> sets = {
-      "model=" + model, "cluster.nodes=8", "batch.global_batch=512",
-      "sequence.max_tokens=32768", fmt::format("parallel.tp={}", tp),
-      fmt::format("parallel.pp={}", pp), fmt::format("parallel.ep={}", ep),
+      "model=" + model, "cluster.nodes=8", "batch.global_batch=512", "sequence.max_tokens=32768",
+      fmt::format("parallel.tp={}", tp), fmt::format("parallel.pp={}", pp),
+      fmt::format("parallel.ep={}", ep),
       // megatron-core requires sequence parallelism with TP > 1 and EP > 1.
       fmt::format("parallel.sequence_parallel={}", tp > 1)};
   sets.insert(sets.end(), extra.begin(), extra.end());
@@ -115,10 +115,12 @@ TEST(LedgerProperties, RecomputeNeverRaisesActivationBytes) {
         for (Phase phase : {Phase::kForwardPeak, Phase::kBackwardPeak}) {
           for (int64_t stage : {int64_t{0}, pp - 1}) {
             ++compared;
-            const double n = ComputeStageLedger(*none, constants, stage).PhaseOf(phase).bytes.value();
+            const double n =
+                ComputeStageLedger(*none, constants, stage).PhaseOf(phase).bytes.value();
             const double s =
                 ComputeStageLedger(*selective, constants, stage).PhaseOf(phase).bytes.value();
-            const double f = ComputeStageLedger(*full, constants, stage).PhaseOf(phase).bytes.value();
+            const double f =
+                ComputeStageLedger(*full, constants, stage).PhaseOf(phase).bytes.value();
             EXPECT_LE(f, n) << m.model << " TP" << tp << " PP" << pp << " stage " << stage << " "
                             << PhaseName(phase);
             EXPECT_LE(s, n) << m.model << " TP" << tp << " PP" << pp << " stage " << stage;

@@ -17,7 +17,7 @@ using testing::ReferenceJob;
 //   per GPU: 2,448,355,968 + 32,212,254,720 / 8 + 446,571,248 = 6,921,459,056.
 constexpr double kParamsPerGpu = 6921459056.0;
 constexpr double kDenseTrainable = 2448355968.0 + 446571248.0;  // 2,894,927,216
-constexpr double kExpertPerGpu = 32212254720.0 / 8;              // 4,026,531,840
+constexpr double kExpertPerGpu = 32212254720.0 / 8;             // 4,026,531,840
 // Distributed optimizer shard: dense / DP 40 + experts / expert-DP (40 / 8 = 5)
 //   = 72,373,180.4 + 805,306,368 = 877,679,548.4 parameters.
 constexpr double kOptimizerShard = kDenseTrainable / 40 + kExpertPerGpu / 5;
@@ -42,21 +42,30 @@ TEST(MemoryLedger, ReferenceItemsByHand) {
       {"grads_bf16", {}, "gradient buffer (bf16)", 2 * kParamsPerGpu, 0.5},
       {"grads_fp32", {"precision.grads=fp32"}, "gradient buffer (fp32)", 4 * kParamsPerGpu, 0.5},
       // Frozen vision tower: no gradient for its 446,571,248 parameters.
-      {"grads_frozen_vision", {"frozen=[vision]"}, "gradient buffer (bf16)",
-       2 * (kParamsPerGpu - 446571248.0), 0.5},
+      {"grads_frozen_vision",
+       {"frozen=[vision]"},
+       "gradient buffer (bf16)",
+       2 * (kParamsPerGpu - 446571248.0),
+       0.5},
       // Master weights 4 B x 877,679,548.4 = 3,510,718,193.6 B; moments 8 B x it = 7.02 GB.
       {"master", {}, "optimizer: master weights (fp32)", 4 * kOptimizerShard, 1},
       {"moments", {}, "optimizer: Adam moments (fp32)", 8 * kOptimizerShard, 1},
       // Without the distributed optimizer nothing is sharded: 8 B x 6,921,459,056.
-      {"moments_replicated", {"optimizer.distributed=false"}, "optimizer: Adam moments (fp32)",
-       8 * kParamsPerGpu, 1},
+      {"moments_replicated",
+       {"optimizer.distributed=false"},
+       "optimizer: Adam moments (fp32)",
+       8 * kParamsPerGpu,
+       1},
       // Full recompute keeps each layer's input: 40 x 49,152 x 2,048 x 2 B = 8,053,063,680 B.
       {"checkpoints", {}, "activations: checkpointed layer inputs", 40.0 * 49152 * 2048 * 2, 1},
       // bf16 logits: 49,152 x 248,320 x 2 B = 24,410,849,280 B (the "about 24 GB").
       {"logits", {}, "activations: logits", 49152.0 * 248320 * 2, 1},
       // Native cross entropy keeps an fp32 softmax: 4 B x 49,152 x 248,320 = 48.8 GB.
-      {"ce_native", {"loss.cross_entropy=native"}, "activations: cross-entropy fp32 softmax",
-       49152.0 * 248320 * 4, 1},
+      {"ce_native",
+       {"loss.cross_entropy=native"},
+       "activations: cross-entropy fp32 softmax",
+       49152.0 * 248320 * 4,
+       1},
       // NCCL: 3 communicators (DP 40, EP 8, expert-DP 5) x 512 MiB (data file).
       {"nccl", {}, "NCCL buffers", 3 * 512.0 * 1048576, 1},
   };

@@ -42,9 +42,11 @@ TEST(MemoryConstants, BadFilesGiveClearErrors) {
       {"truncated", "cuda_context: {bytes: 768MiB, source: s}\n",
        "m.yaml:1: nccl_per_communicator: missing required field"},
       {"no_unit", "cuda_context: {bytes: 768, source: s}\n", nullptr},
-      {"no_source", "cuda_context: {bytes: 768MiB}\n", "m.yaml:1: cuda_context.source: missing required field"},
-      {"fraction_range", "cuda_context: {bytes: 1GiB, source: s}\nnccl_per_communicator: {bytes: 1GiB, source: s}\n"
-                         "allocator_fragmentation: {fixed_shapes: 2, variable_shapes: 0.3, source: s}\n",
+      {"no_source", "cuda_context: {bytes: 768MiB}\n",
+       "m.yaml:1: cuda_context.source: missing required field"},
+      {"fraction_range",
+       "cuda_context: {bytes: 1GiB, source: s}\nnccl_per_communicator: {bytes: 1GiB, source: s}\n"
+       "allocator_fragmentation: {fixed_shapes: 2, variable_shapes: 0.3, source: s}\n",
        "m.yaml:3: allocator_fragmentation.fixed_shapes: expected a fraction in [0, 1], got 2"},
       {"unknown_key", v + "cuda_contxt: {bytes: 1GiB, source: s}\n",
        "m.yaml:8: cuda_contxt: unknown field 'cuda_contxt'\n  hint: did you mean 'cuda_context'?"},

@@ -2,10 +2,10 @@
 #ifndef STRATA_TESTS_MEMORY_MEMORY_TEST_SUPPORT_H_
 #define STRATA_TESTS_MEMORY_MEMORY_TEST_SUPPORT_H_
 
+#include <gtest/gtest.h>
+
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "strata/memory/ledger.h"
 

@@ -1,8 +1,8 @@
 // megatron-core's --recompute-modules in the activation ledger, per layer, by hand.
+#include <gtest/gtest.h>
+
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "memory/memory_test_support.h"
 #include "strata/memory/activations.h"
@@ -46,8 +46,8 @@ TEST(RecomputeModules, UnknownNameIsRefusedWithSuggestion) {
   ASSERT_FALSE(spec.ok());
   EXPECT_NE(spec.error().message.find("unknown recompute module 'core_atn'"), std::string::npos);
   EXPECT_NE(spec.error().hint.find("core_attn"), std::string::npos);
-  auto full = LoadJobSpec(testing::TestPath("memory/validation/ms-07.yaml"),
-                          {"recompute.modules=[mlp]"});
+  auto full =
+      LoadJobSpec(testing::TestPath("memory/validation/ms-07.yaml"), {"recompute.modules=[mlp]"});
   ASSERT_FALSE(full.ok());  // ms-07 is full recompute
 }
 

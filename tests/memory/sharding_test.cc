@@ -2,9 +2,9 @@
 // against values derived by hand below.
 #include "strata/memory/sharding.h"
 
-#include <string>
-
 #include <gtest/gtest.h>
+
+#include <string>
 
 #include "memory/memory_test_support.h"
 #include "strata/memory/static_memory.h"
@@ -68,7 +68,8 @@ TEST(Sharding, Zero2ShardsGradientsNotWeights) {
   EXPECT_NEAR(ItemBytes(ledger, "weights: embedding").count(), 2 * kEmbedding, 1.0);
   EXPECT_NEAR(ItemBytes(ledger, "gradient buffer (bf16)").count(), 2 * kP / 8, 1.0);
   EXPECT_NEAR(ItemBytes(ledger, "optimizer: Adam moments (fp32)").count(), 8 * kP / 8, 1.0);
-  for (const auto& item : ledger.items) EXPECT_NE(item.name, "weights: all-gathered (ZeRO-3/FSDP2 working set)");
+  for (const auto& item : ledger.items)
+    EXPECT_NE(item.name, "weights: all-gathered (ZeRO-3/FSDP2 working set)");
 }
 
 TEST(Sharding, DdpReplicatesEverything) {
@@ -80,17 +81,18 @@ TEST(Sharding, DdpReplicatesEverything) {
 
 TEST(Sharding, Fsdp2HsdpWithoutReshardKeepsEveryLayerGathered) {
   // 16 GPUs, DP 16 = replicate 2 x shard 8. FSDP2 stores the shard in fp32 (the master).
-  const Job job = Resolve(std::string(kDense8) +
-                              "sharding: {mode: fsdp2, replicate: 2, reshard_after_forward: false}\n",
-                          {"cluster.nodes=2", "batch.global_batch=16", "precision.grads=fp32"});
+  const Job job =
+      Resolve(std::string(kDense8) +
+                  "sharding: {mode: fsdp2, replicate: 2, reshard_after_forward: false}\n",
+              {"cluster.nodes=2", "batch.global_batch=16", "precision.grads=fp32"});
   const MemoryLedger ledger = ComputeLedger(job, Constants());
   EXPECT_NEAR(ItemBytes(ledger, "weights: embedding").count(), 4 * kEmbedding / 8, 1.0);
   EXPECT_NEAR(ItemBytes(ledger, "gradient buffer (fp32)").count(), 4 * kP / 8, 1.0);
   EXPECT_EQ(ItemBytes(ledger, "optimizer: master weights (fp32)").count(), 0.0);
   EXPECT_NEAR(ItemBytes(ledger, "optimizer: Adam moments (fp32)").count(), 8 * kP / 8, 1.0);
   // Every unit gathered in bf16: 2 B x P = 29,536,614,400 B.
-  EXPECT_NEAR(ItemBytes(ledger, "weights: all-gathered (ZeRO-3/FSDP2 working set)").count(),
-              2 * kP, 1.0);
+  EXPECT_NEAR(ItemBytes(ledger, "weights: all-gathered (ZeRO-3/FSDP2 working set)").count(), 2 * kP,
+              1.0);
   // Reduce-scatter: bf16 gradient + fp32 reduce copy of the output unit: 6 B x 777,917,440.
   EXPECT_NEAR(ItemBytes(ledger, "gradients: unsharded, before reduce-scatter").count(),
               6 * 777917440.0, 1.0);
@@ -156,8 +158,8 @@ TEST(Fp8, BlockwiseParamGatherKeepsTheTransposeOnly) {
   EXPECT_NEAR(ItemBytes(ledger, "weights: attention").count(), 629148160.0, 1.0);
   // Copies: transposed FP8 (1 B) + one fp32 scale per 128x128 block on each of the two
   // layouts: (1 + 2 x 4 / 16384) B x 3,303,016,960 = 3,304,629,761 B.
-  EXPECT_NEAR(ItemBytes(ledger, "weights: FP8 copies").count(),
-              3303016960.0 * (1 + 8.0 / 16384), 2.0);
+  EXPECT_NEAR(ItemBytes(ledger, "weights: FP8 copies").count(), 3303016960.0 * (1 + 8.0 / 16384),
+              2.0);
   // The embedding and the output layer stay bf16. At TP 4 the vocabulary is padded to a
   // multiple of 512: 151,936 -> 152,064; 2 B x 5120 x 152,064 / 4 = 389,283,840 B.
   EXPECT_NEAR(ItemBytes(ledger, "weights: head").count(), 389283840.0, 1.0);

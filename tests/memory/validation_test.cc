@@ -1,11 +1,11 @@
 // Keeps docs/memory-validation.md honest: the predicted column there is recomputed here. The
 // measured values are not asserted against (the model's error is reported, not tuned away);
 // what is asserted is that the documented prediction is still what the ledger says.
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "memory/memory_test_support.h"
 #include "support/golden.h"
@@ -15,11 +15,11 @@ namespace {
 
 struct Row {
   const char* id;
-  const char* job;            // under tests/, or "" for the reference job
-  double predicted_gb;        // the table's predicted peak from step 2 on, decimal GB
-  double measured_gb;         // the row's measurement, in decimal GB (GiB converted); 0 = none
+  const char* job;                // under tests/, or "" for the reference job
+  double predicted_gb;            // the table's predicted peak from step 2 on, decimal GB
+  double measured_gb;             // the row's measurement, in decimal GB (GiB converted); 0 = none
   std::vector<std::string> sets;  // --set variants the table shows besides the row itself
-  bool in_band = true;        // a row as configured (not a what-if variant or an HF-Trainer row)
+  bool in_band = true;  // a row as configured (not a what-if variant or an HF-Trainer row)
 };
 
 constexpr double kGiB = 1.073741824;  // GB per GiB
@@ -43,12 +43,20 @@ const std::vector<Row>& Rows() {
       {"MS-01", "memory/validation/ms-01.yaml", 63.48, 64.0, {}},
       {"MS-02", "memory/validation/ms-02.yaml", 49.50, 60.0 * kGiB, {}},
       {"MS-03", "memory/validation/ms-03.yaml", 44.54, 57.0 * kGiB, {}},
-      {"MS-03, even split", "memory/validation/ms-03.yaml", 47.07, 57.0 * kGiB,
-       {"parallel.last_stage_layers=12"}, false},
+      {"MS-03, even split",
+       "memory/validation/ms-03.yaml",
+       47.07,
+       57.0 * kGiB,
+       {"parallel.last_stage_layers=12"},
+       false},
       {"MS-04", "memory/validation/ms-04.yaml", 50.39, 60.0 * kGiB, {}},
       {"MS-05", "memory/validation/ms-05.yaml", 56.45, 58.0 * kGiB, {}},
-      {"MS-05, bf16 weights kept", "memory/validation/ms-05.yaml", 63.05, 58.0 * kGiB,
-       {"fp8.param_gather=false"}, false},
+      {"MS-05, bf16 weights kept",
+       "memory/validation/ms-05.yaml",
+       63.05,
+       58.0 * kGiB,
+       {"fp8.param_gather=false"},
+       false},
       {"MS-06", "memory/validation/ms-06.yaml", 56.45, 52.0 * kGiB, {}},
       {"MS-07", "memory/validation/ms-07.yaml", 45.19, 50.0, {}},
       // Measured on one H200 (bench/device/h200_measure.py, docs/kernel-measurements.md): the
@@ -103,8 +111,8 @@ TEST(MemoryValidation, TheErrorBandIsTheTablesErrors) {
 TEST(MemoryValidation, UnevenPipelineSplitNeedsStageCounts) {
   // An odd layer count at PP 2 without first/last stage counts is still refused, not guessed.
   // DeepSeek-V3 has 61 layers.
-  auto spec = LoadJobSpec(kReferenceJobName,
-                          {"model=deepseek-v3", "parallel.pp=2", "parallel.ep=4"});
+  auto spec =
+      LoadJobSpec(kReferenceJobName, {"model=deepseek-v3", "parallel.pp=2", "parallel.ep=4"});
   ASSERT_TRUE(spec.ok()) << spec.error().Format();
   auto job = ResolveJob(*spec);
   ASSERT_FALSE(job.ok());

@@ -25,9 +25,8 @@ TEST(MemoryVerdict, ThreeAnswers) {
   EXPECT_EQ(reference.verdict, MemoryVerdict::kAtRisk);
   // 4,096-token samples: the 33.6 GB of states after initialisation dominate; even at the top
   // of the band (x 1.30) the peak stays far below 96 GB.
-  const MemoryLedger roomy =
-      ComputeLedger(testing::ReferenceJob({"sequence.max_tokens=4Ki", "sequence.mean_tokens=2Ki"}),
-                    c);
+  const MemoryLedger roomy = ComputeLedger(
+      testing::ReferenceJob({"sequence.max_tokens=4Ki", "sequence.mean_tokens=2Ki"}), c);
   EXPECT_EQ(roomy.verdict, MemoryVerdict::kFits) << roomy.band_high.gb();
   EXPECT_LE(roomy.band_high.count(), roomy.capacity.count());
   // fp32 gradients: over the card as predicted (the course's incident).
@@ -39,11 +38,10 @@ TEST(MemoryVerdict, ThreeAnswers) {
 TEST(MemoryVerdict, NeverFitsWithNegativeHeadroom) {
   const MemoryConstants c = testing::Constants();
   for (const char* grads : {"precision.grads=bf16", "precision.grads=fp32"}) {
-    for (const char* tokens : {"sequence.max_tokens=32Ki", "sequence.max_tokens=48Ki",
-                               "sequence.max_tokens=64Ki"}) {
-      const MemoryLedger l = ComputeLedger(testing::ReferenceJob({grads, tokens,
-                                                                  "sequence.mean_tokens=16Ki"}),
-                                           c);
+    for (const char* tokens :
+         {"sequence.max_tokens=32Ki", "sequence.max_tokens=48Ki", "sequence.max_tokens=64Ki"}) {
+      const MemoryLedger l =
+          ComputeLedger(testing::ReferenceJob({grads, tokens, "sequence.mean_tokens=16Ki"}), c);
       if (l.headroom().count() < 0) {
         EXPECT_EQ(l.verdict, MemoryVerdict::kOom) << grads << " " << tokens;
       } else {

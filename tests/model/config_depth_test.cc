@@ -1,9 +1,9 @@
 // A config.json goes through the same depth bound as every JSON strata reads
 // (core/json_input.h, kJsonMaxDepth): a hostile file nested 100,000 deep is an error naming the
 // line, not a stack overflow in the parser or in the destructor of the parsed value.
-#include <string>
-
 #include <gtest/gtest.h>
+
+#include <string>
 
 #include "strata/model/model_config.h"
 

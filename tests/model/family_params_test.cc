@@ -9,12 +9,13 @@
 #include "strata/model/flops.h"
 #include "strata/model/model_config.h"
 #include "strata/model/param_count.h"
+#include "support/golden.h"
 
 namespace strata {
 namespace {
 
 std::string ConfigPath(const std::string& name) {
-  return std::string(STRATA_TEST_DIR) + "/model/configs/" + name + ".json";
+  return strata::testing::TestPath("model/configs/" + name + ".json");
 }
 
 ModelConfig LoadTestConfig(const std::string& name) {

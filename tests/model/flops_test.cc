@@ -132,9 +132,14 @@ struct TokenCountCase {
 
 TEST(SequenceLengthsTest, TokenCounts) {
   const TokenCountCase cases[] = {
-      {"29000", 29000}, {"29K", 29000}, {"48Ki", 49152}, {"2.31M", 2310000}, {"4096", 4096},
+      {"29000", 29000},
+      {"29K", 29000},
+      {"48Ki", 49152},
+      {"2.31M", 2310000},
+      {"4096", 4096},
       // "4Mi" like "48Ki": 4 x 1,048,576; G is 1e9 in a count.
-      {"4Mi", 4194304}, {"12G", 12e9},
+      {"4Mi", 4194304},
+      {"12G", 12e9},
   };
   for (const auto& c : cases) {
     auto v = ParseTokenCount(c.text);
@@ -148,8 +153,8 @@ TEST(SequenceLengthsTest, TokenCounts) {
 // Sequence lengths are quoted in binary: an "8K context" is 8,192 tokens, "128K" 131,072.
 TEST(SequenceLengthsTest, SequenceLengthsReadKAsBinary) {
   const TokenCountCase cases[] = {
-      {"8K", 8192}, {"128K", 131072}, {"1M", 1048576}, {"8Ki", 8192}, {"4Mi", 4194304},
-      {"8192", 8192}, {"29000", 29000},
+      {"8K", 8192},     {"128K", 131072}, {"1M", 1048576},  {"8Ki", 8192},
+      {"4Mi", 4194304}, {"8192", 8192},   {"29000", 29000},
   };
   for (const auto& c : cases) {
     auto v = ParseSequenceLength(c.text);

@@ -1,10 +1,10 @@
 #include "strata/plan/layout_space.h"
 
+#include <gtest/gtest.h>
+
 #include <set>
 #include <string>
 #include <tuple>
-
-#include <gtest/gtest.h>
 
 #include "strata/job/job_validation.h"
 
@@ -73,9 +73,8 @@ TEST(LayoutSpace, StopsWhenTheVisitorSaysSo) {
   space.global_batch = 16;
   space.max_tokens = 4096;
   int visited = 0;
-  const PruneCounts counts = EnumerateLayouts(RulesOf(TinyMoe()), space, [&](const Candidate&) {
-    return ++visited < 5;
-  });
+  const PruneCounts counts =
+      EnumerateLayouts(RulesOf(TinyMoe()), space, [&](const Candidate&) { return ++visited < 5; });
   EXPECT_EQ(visited, 5);
   EXPECT_EQ(counts.valid, 5);
 }
@@ -128,8 +127,8 @@ TEST(LayoutSpace, AgreesWithJobValidation) {
                 job.micro_batch = mb;
                 job.global_batch = 16;
                 job.sequence.max_tokens = 4096;
-                const bool valid = CheckLayoutArithmetic(job).ok() &&
-                                   CheckLayoutAgainstModel(job, model).ok();
+                const bool valid =
+                    CheckLayoutArithmetic(job).ok() && CheckLayoutAgainstModel(job, model).ok();
                 const bool listed = enumerated.count({tp, pp, vpp, cp, ep, etp, mb}) > 0;
                 EXPECT_EQ(valid, listed) << "TP" << tp << " PP" << pp << " VPP" << vpp << " CP"
                                          << cp << " EP" << ep << " ETP" << etp << " MB" << mb;

@@ -1,8 +1,8 @@
 #include "strata/plan/objective.h"
 
-#include <string>
-
 #include <gtest/gtest.h>
+
+#include <string>
 
 #include "strata/plan/planner.h"
 

@@ -3,11 +3,11 @@
 #ifndef STRATA_TESTS_PLAN_PLAN_TEST_SUPPORT_H_
 #define STRATA_TESTS_PLAN_PLAN_TEST_SUPPORT_H_
 
+#include <gtest/gtest.h>
+
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "strata/hw/interconnects.h"
 #include "strata/job/resolved_job.h"

@@ -10,13 +10,13 @@
 // What is asserted besides the document: the published layout is in the searched space (it
 // passes the same rules: otherwise its rank would be meaningless), its rank is at least 1 and
 // the winner is never slower than it (the winner is the fastest layout that fits).
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
 #include <cstdint>
 #include <cstdlib>
 #include <string>
 #include <vector>
-
-#include <fmt/format.h>
-#include <gtest/gtest.h>
 
 #include "plan/plan_test_support.h"
 #include "support/golden.h"
@@ -156,8 +156,8 @@ TEST(PlanValidation, DocumentMatchesThePlanner) {
     if (row.gpus > kQuickGpus) continue;
     const std::string line = RowLine(row);
     EXPECT_NE(doc.find(line), std::string::npos)
-        << "docs/plan-validation.md lacks (or has another value in) the line\n" << line
-        << "rerun with UPDATE_GOLDEN=1";
+        << "docs/plan-validation.md lacks (or has another value in) the line\n"
+        << line << "rerun with UPDATE_GOLDEN=1";
     ++quick;
   }
   EXPECT_GE(quick, 9);

@@ -6,11 +6,11 @@
 //     predicted step time worse;
 //   - under --fix the winner (and every listed layout) has the fixed values, and is never faster
 //     than the unconstrained winner; fixing the unconstrained winner's own values changes nothing.
+#include <gtest/gtest.h>
+
 #include <cmath>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "plan/plan_test_support.h"
 #include "strata/memory/ledger.h"
@@ -25,10 +25,10 @@ using testing::Planned;
 
 // A dense job on the H100 pod of data/clusters/h100-8x8-ib400.yaml: Llama-3.1-8B, 8K sequences,
 // global batch 64; the job's own layout is plain data parallelism. Plan it with nodes = 1..8.
-const std::vector<std::string> kDenseJob = {"model=llama-3.1-8b",      "cluster=h100-8x8-ib400",
-                                            "parallel.ep=1",           "parallel.dp=64",
-                                            "batch.global_batch=64",   "sequence.max_tokens=8192",
-                                            "sequence.mean_tokens=8192"};
+const std::vector<std::string> kDenseJob = {
+    "model=llama-3.1-8b",       "cluster=h100-8x8-ib400", "parallel.ep=1",
+    "parallel.dp=64",           "batch.global_batch=64",  "sequence.max_tokens=8192",
+    "sequence.mean_tokens=8192"};
 
 // The job a printed row stands for: the planned job with the row's layout, micro batch and
 // recompute choice ("full" is megatron-core's uniform recompute of every layer, one per
@@ -130,8 +130,8 @@ double FixedWinner(const char* dim, int64_t value, double free_best) {
   EXPECT_FALSE(p.result.top.empty()) << dim << "=" << value;
   if (!p.ok || p.result.top.empty()) return 0;
   for (const RankedLayout& r : p.result.top) {
-    EXPECT_EQ(r.candidate.layout.*member, value) << dim << "=" << value << ": "
-                                                 << plan::LayoutName(r.candidate);
+    EXPECT_EQ(r.candidate.layout.*member, value)
+        << dim << "=" << value << ": " << plan::LayoutName(r.candidate);
   }
   // Fixing a value that not every layout has removes something.
   EXPECT_GT(p.result.rules[plan::Rule::kFixedValue], 0) << dim << "=" << value;

@@ -48,10 +48,10 @@ memory_bound: {hbm_efficiency: 0.7, source: s}
 moe_routing_skew: {factor: 1.15, source: s}
 )";
   ASSERT_TRUE(ParseKernelEfficiency(good, "k.yaml").ok());
-  auto bad = ParseKernelEfficiency(
-      good.substr(0, good.find("grouped")) + "grouped_gemm: {factor: 1.5, source: s}\n" +
-          good.substr(good.find("flash")),
-      "k.yaml");
+  auto bad = ParseKernelEfficiency(good.substr(0, good.find("grouped")) +
+                                       "grouped_gemm: {factor: 1.5, source: s}\n" +
+                                       good.substr(good.find("flash")),
+                                   "k.yaml");
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.error().Format().find("expected a fraction in (0, 1], got 1.5"), std::string::npos)
       << bad.error().Format();

@@ -30,11 +30,10 @@ TEST(StepPlacement, AlignedShapesEqualPlaceGroups) {
                 for (const GroupPlacement& f : *fast) {
                   const GroupPlacement* r = FindGroup(*ref, f.kind);
                   ASSERT_NE(r, nullptr);
-                  const std::string where = ToString(f.kind) + " tp" + std::to_string(tp) +
-                                            " cp" + std::to_string(cp) + " pp" +
-                                            std::to_string(pp) + " dp" + std::to_string(dp) +
-                                            " ep" + std::to_string(ep) + " etp" +
-                                            std::to_string(etp) + " g" + std::to_string(g);
+                  const std::string where =
+                      ToString(f.kind) + " tp" + std::to_string(tp) + " cp" + std::to_string(cp) +
+                      " pp" + std::to_string(pp) + " dp" + std::to_string(dp) + " ep" +
+                      std::to_string(ep) + " etp" + std::to_string(etp) + " g" + std::to_string(g);
                   EXPECT_EQ(r->size, f.size) << where;
                   EXPECT_EQ(r->count, f.count) << where;
                   EXPECT_EQ(r->nodes_spanned, f.nodes_spanned) << where;

@@ -13,6 +13,9 @@
 //       F = 96 L h^2 + 16 L h S + 6 h V
 //     Megatron-Core v0.9 (MoE, GQA, SwiGLU; Mixtral):
 //       F = 12 L h^2 [(1 + g/n + S/h) + 3/2 k f/h] + 6 h V   (g KV heads, n heads, k top-k)
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <cmath>
 #include <functional>
@@ -20,14 +23,11 @@
 #include <tuple>
 #include <vector>
 
-#include <fmt/format.h>
-#include <gtest/gtest.h>
-
 #include "sim/step_test_support.h"
-#include "support/golden.h"
 #include "strata/hw/gpu_catalog.h"
 #include "strata/hw/interconnects.h"
 #include "strata/sim/step_job.h"
+#include "support/golden.h"
 
 namespace strata {
 namespace {
@@ -38,8 +38,8 @@ struct Row {
   std::string id;
   std::string model_label;
   std::function<ModelConfig()> model;
-  std::string cluster;   // shipped cluster file the row's GPUs resemble
-  std::string gpu;       // the row's GPU, when it differs from the cluster file's
+  std::string cluster;  // shipped cluster file the row's GPUs resemble
+  std::string gpu;      // the row's GPU, when it differs from the cluster file's
   int64_t gpus = 8;
   double seq = 4096;
   int64_t gbs = 1, mbs = 1, tp = 1, pp = 1, vpp = 1, ep = 1, dp = 1;
@@ -83,8 +83,8 @@ ModelConfig Gpt(int64_t layers, int64_t h, int64_t heads, int64_t vocab) {
 // Qwen2.5 / Qwen3 dense models, from their Hugging Face config.json
 // (huggingface.co/Qwen/Qwen2.5-14B, Qwen2.5-7B, Qwen3-14B: hidden_size, num_hidden_layers,
 // num_attention_heads, num_key_value_heads, head_dim 128, intermediate_size, vocab_size).
-ModelConfig QwenDense(const std::string& name, int64_t layers, int64_t h, int64_t heads,
-                      int64_t kv, int64_t ffn, int64_t vocab, bool qwen3) {
+ModelConfig QwenDense(const std::string& name, int64_t layers, int64_t h, int64_t heads, int64_t kv,
+                      int64_t ffn, int64_t vocab, bool qwen3) {
   ModelConfig c = Gpt(layers, h, heads, vocab);
   c.name = name;
   c.attention.num_kv_heads = kv;
@@ -142,7 +142,11 @@ double MegatronMoeV09(const ModelConfig& c, double s) {
 std::vector<Row> Rows() {
   std::vector<Row> rows;
   // Megatron-LM README weak scaling (Megatron-Core r0.8.0, H100): TFLOP/s per GPU.
-  struct Mlm { const char* id; int64_t l, h, heads, gpus, gbs, tp, pp; double tflops; };
+  struct Mlm {
+    const char* id;
+    int64_t l, h, heads, gpus, gbs, tp, pp;
+    double tflops;
+  };
   for (const Mlm& m : std::vector<Mlm>{{"MLM-01", 24, 2048, 16, 48, 192, 1, 1, 408.8},
                                        {"MLM-02", 30, 4096, 32, 96, 192, 2, 1, 465.9},
                                        {"MLM-03", 32, 6144, 48, 192, 192, 4, 1, 489.1},
@@ -173,17 +177,22 @@ std::vector<Row> Rows() {
     rows.push_back(r);
   }
   // SC21 Table 1 (A100 80GB, Selene): TFLOP/s per GPU counting the recomputed forward.
-  struct Sc { const char* id; int64_t l, h, heads, gpus, gbs, mbs, tp, pp, vpp, dp; double tflops; };
-  for (const Sc& m : std::vector<Sc>{{"SC21-01", 24, 2304, 24, 32, 512, 16, 1, 1, 1, 32, 137},
-                                     {"SC21-02", 30, 3072, 32, 64, 512, 16, 2, 1, 1, 32, 138},
-                                     {"SC21-03", 36, 4096, 32, 128, 512, 16, 4, 1, 1, 32, 142},
-                                     {"SC21-04", 40, 6144, 48, 256, 1024, 8, 8, 1, 1, 32, 135},
-                                     {"SC21-05", 48, 8192, 64, 512, 1536, 4, 8, 2, 1, 32, 138},
-                                     {"SC21-06", 60, 10240, 80, 1024, 1792, 2, 8, 4, 3, 32, 140},
-                                     {"SC21-07", 80, 12288, 96, 1536, 2304, 2, 8, 8, 2, 24, 148},
-                                     {"SC21-08", 96, 16384, 128, 1920, 2160, 1, 8, 16, 2, 15, 155},
-                                     {"SC21-09", 105, 20480, 128, 2520, 2520, 1, 8, 35, 3, 9, 163},
-                                     {"SC21-10", 128, 25600, 160, 3072, 3072, 1, 8, 64, 1, 6, 163}}) {
+  struct Sc {
+    const char* id;
+    int64_t l, h, heads, gpus, gbs, mbs, tp, pp, vpp, dp;
+    double tflops;
+  };
+  for (const Sc& m :
+       std::vector<Sc>{{"SC21-01", 24, 2304, 24, 32, 512, 16, 1, 1, 1, 32, 137},
+                       {"SC21-02", 30, 3072, 32, 64, 512, 16, 2, 1, 1, 32, 138},
+                       {"SC21-03", 36, 4096, 32, 128, 512, 16, 4, 1, 1, 32, 142},
+                       {"SC21-04", 40, 6144, 48, 256, 1024, 8, 8, 1, 1, 32, 135},
+                       {"SC21-05", 48, 8192, 64, 512, 1536, 4, 8, 2, 1, 32, 138},
+                       {"SC21-06", 60, 10240, 80, 1024, 1792, 2, 8, 4, 3, 32, 140},
+                       {"SC21-07", 80, 12288, 96, 1536, 2304, 2, 8, 8, 2, 24, 148},
+                       {"SC21-08", 96, 16384, 128, 1920, 2160, 1, 8, 16, 2, 15, 155},
+                       {"SC21-09", 105, 20480, 128, 2520, 2520, 1, 8, 35, 3, 9, 163},
+                       {"SC21-10", 128, 25600, 160, 3072, 3072, 1, 8, 64, 1, 6, 163}}) {
     Row r;
     r.id = m.id;
     r.model_label = fmt::format("GPT {}L h{}", m.l, m.h);
@@ -253,61 +262,64 @@ std::vector<Row> Rows() {
   };
   const auto sel = RecomputeGranularity::kSelective;
   const auto full = RecomputeGranularity::kFull;
-  rows.push_back(ms("MS-01", "Qwen2.5-14B",
-                    [] { return QwenDense("qwen2.5-14b", 48, 5120, 40, 8, 13824, 152064, false); },
-                    "a100-8x200g", "A800", 8, 8192, 16, 4, 1, 1, 2, sel, 9.04,
-                    "packed to 8,192 tokens per sample (tokens per step an upper bound)"));
-  rows.push_back(ms("MS-02", "Qwen3-30B-A3B", [] { return Catalog("qwen3-30b-a3b"); },
-                    "a100-8x200g", "A800", 16, 8192, 16, 1, 2, 8, 8, full, 9.6,
-                    "packed; 2 nodes of A800 (network assumed as the A100 pod's)"));
-  Row ms03 = ms("MS-03", "Qwen1.5-MoE-A2.7B", Qwen15Moe, "a100-8x200g", "", 8, 8192, 16, 1, 2, 4,
-                4, full, 2.95,
-                "grade C; GPU type not stated (A100 80GB assumed); uneven PP (13/11) taken as 12/12");
+  rows.push_back(ms(
+      "MS-01", "Qwen2.5-14B",
+      [] { return QwenDense("qwen2.5-14b", 48, 5120, 40, 8, 13824, 152064, false); }, "a100-8x200g",
+      "A800", 8, 8192, 16, 4, 1, 1, 2, sel, 9.04,
+      "packed to 8,192 tokens per sample (tokens per step an upper bound)"));
+  rows.push_back(ms(
+      "MS-02", "Qwen3-30B-A3B", [] { return Catalog("qwen3-30b-a3b"); }, "a100-8x200g", "A800", 16,
+      8192, 16, 1, 2, 8, 8, full, 9.6,
+      "packed; 2 nodes of A800 (network assumed as the A100 pod's)"));
+  Row ms03 = ms(
+      "MS-03", "Qwen1.5-MoE-A2.7B", Qwen15Moe, "a100-8x200g", "", 8, 8192, 16, 1, 2, 4, 4, full,
+      2.95, "grade C; GPU type not stated (A100 80GB assumed); uneven PP (13/11) taken as 12/12");
   ms03.overlap.grad_reduce = ms03.overlap.param_gather = true;
   rows.push_back(ms03);
   rows.push_back(ms("MS-04", "Moonlight-16B-A3B", Moonlight, "a100-8x200g", "", 8, 8192, 16, 1, 2,
                     4, 4, full, 9.0,
                     "grade C; GPU type not stated (A100 80GB assumed); uneven PP (14/13) taken as "
                     "13.5/13.5"));
-  rows.push_back(ms("MS-06", "Qwen3-14B", [] {
-                      return QwenDense("qwen3-14b", 40, 5120, 40, 8, 17408, 151936, true);
-                    },
-                    "h20-5x8", "", 8, 8192, 16, 4, 1, 1, 2, sel, 13.0, "packed; H20 96GB"));
-  rows.push_back(ms("MS-07", "Qwen2.5-7B",
-                    [] { return QwenDense("qwen2.5-7b", 28, 3584, 28, 4, 18944, 152064, false); },
-                    "a100-8x200g", "", 4, 32768, 8, 4, 1, 1, 1, full, 23.0,
-                    "packed to 32K; 4 A100 80GB"));
+  rows.push_back(ms(
+      "MS-06", "Qwen3-14B",
+      [] { return QwenDense("qwen3-14b", 40, 5120, 40, 8, 17408, 151936, true); }, "h20-5x8", "", 8,
+      8192, 16, 4, 1, 1, 2, sel, 13.0, "packed; H20 96GB"));
+  rows.push_back(ms(
+      "MS-07", "Qwen2.5-7B",
+      [] { return QwenDense("qwen2.5-7b", 28, 3584, 28, 4, 18944, 152064, false); }, "a100-8x200g",
+      "", 4, 32768, 8, 4, 1, 1, 1, full, 23.0, "packed to 32K; 4 A100 80GB"));
   // The training modes (ZeRO-2/3, FP8) make these rows expressible.
   // MS-05: the FP8 twin of MS-06 (Megatron-SWIFT, TE blockwise FP8 with --fp8-param-gather and
   // the precision-aware optimizer's bf16 moments).
-  Row ms05 = ms("MS-05", "Qwen3-14B FP8", [] {
-                  return QwenDense("qwen3-14b", 40, 5120, 40, 8, 17408, 151936, true);
-                },
-                "h20-5x8", "", 8, 8192, 16, 4, 1, 1, 2, sel, 8.0,
-                "packed; H20 96GB; FP8 blockwise, fp8_param_gather, bf16 moments");
+  Row ms05 = ms(
+      "MS-05", "Qwen3-14B FP8",
+      [] { return QwenDense("qwen3-14b", 40, 5120, 40, 8, 17408, 151936, true); }, "h20-5x8", "", 8,
+      8192, 16, 4, 1, 1, 2, sel, 8.0,
+      "packed; H20 96GB; FP8 blockwise, fp8_param_gather, bf16 moments");
   ms05.fp8 = Fp8Recipe::kBlockwise;
   ms05.fp8_param_gather = true;
   ms05.moment_bytes = 2;
   rows.push_back(ms05);
   // MS-01's header: "DeepSpeed ZeRO2/ZeRO3 on same task: 10.32/10.56 s/it" (swift sft on the
   // 8 A800): every GPU a DP rank, the same 16 packed samples per step.
-  for (const auto& [id, mode, step_s] :
-       std::vector<std::tuple<const char*, ShardingMode, double>>{
+  for (const auto& [id, mode, step_s] : std::vector<std::tuple<const char*, ShardingMode, double>>{
            {"MS-01-Z2", ShardingMode::kZero2, 10.32}, {"MS-01-Z3", ShardingMode::kZero3, 10.56}}) {
-    Row r = ms(id, "Qwen2.5-14B",
-               [] { return QwenDense("qwen2.5-14b", 48, 5120, 40, 8, 13824, 152064, false); },
-               "a100-8x200g", "A800", 8, 8192, 16, 1, 1, 1, 8, full, step_s,
-               "DeepSpeed under swift sft, ASSUMED: micro batch 1, gradient checkpointing, bf16 "
-               "gradients, overlap_comm");
+    Row r = ms(
+        id, "Qwen2.5-14B",
+        [] { return QwenDense("qwen2.5-14b", 48, 5120, 40, 8, 13824, 152064, false); },
+        "a100-8x200g", "A800", 8, 8192, 16, 1, 1, 1, 8, full, step_s,
+        "DeepSpeed under swift sft, ASSUMED: micro batch 1, gradient checkpointing, bf16 "
+        "gradients, overlap_comm");
     r.sharding = mode;
     r.grad_bytes = 2;
     r.overlap.grad_reduce = true;
     rows.push_back(r);
   }
   // MS-02's header: "DeepSpeed ZeRO3: 91.2 s/it" for Qwen3-30B-A3B on the 16 A800 (no EP).
-  Row ms02z3 = ms("MS-02-Z3", "Qwen3-30B-A3B", [] { return Catalog("qwen3-30b-a3b"); },
-                  "a100-8x200g", "A800", 16, 8192, 16, 1, 1, 1, 16, full, 91.2,
-                  "DeepSpeed ZeRO-3 under swift sft (HF experts, no EP); ASSUMED as MS-01-Z3");
+  Row ms02z3 = ms(
+      "MS-02-Z3", "Qwen3-30B-A3B", [] { return Catalog("qwen3-30b-a3b"); }, "a100-8x200g", "A800",
+      16, 8192, 16, 1, 1, 1, 16, full, 91.2,
+      "DeepSpeed ZeRO-3 under swift sft (HF experts, no EP); ASSUMED as MS-01-Z3");
   ms02z3.sharding = ShardingMode::kZero3;
   ms02z3.grad_bytes = 2;
   ms02z3.overlap.grad_reduce = true;
@@ -360,20 +372,19 @@ Outcome Evaluate(const Row& row, const KernelEfficiencyFile& eff, const Intercon
   auto r = EvaluateStep(tables, s, *comm);
   EXPECT_TRUE(r.ok()) << row.id << ": " << (r.ok() ? "" : r.error().Format());
   if (!r.ok()) return o;
-  o.layout = fmt::format("TP{} PP{}{} EP{} DP{}, mbs {} x {}{}", row.tp, row.pp,
-                         row.vpp > 1 ? fmt::format(" VPP{}", row.vpp) : "", row.ep, row.dp,
-                         row.mbs, s.micro_batches,
-                         row.sharding == ShardingMode::kZero1
-                             ? ""
-                             : fmt::format(", {}", ShardingModeName(row.sharding)));
+  o.layout = fmt::format(
+      "TP{} PP{}{} EP{} DP{}, mbs {} x {}{}", row.tp, row.pp,
+      row.vpp > 1 ? fmt::format(" VPP{}", row.vpp) : "", row.ep, row.dp, row.mbs, s.micro_batches,
+      row.sharding == ShardingMode::kZero1 ? ""
+                                           : fmt::format(", {}", ShardingModeName(row.sharding)));
   o.predicted_step = r->step.s();
   if (row.measure == Measure::kStepTime) {
     o.measured_step = row.measured;
     o.measured_text = fmt::format("{:.2f} s/step", row.measured);
     o.predicted_text = fmt::format("{:.2f} s/step", o.predicted_step);
   } else {
-    const double flop_per_step = row.source_flop_per_token(model, row.seq) *
-                                 static_cast<double>(row.gbs) * row.seq;
+    const double flop_per_step =
+        row.source_flop_per_token(model, row.seq) * static_cast<double>(row.gbs) * row.seq;
     o.measured_step = flop_per_step / (row.measured * 1e12 * static_cast<double>(row.gpus));
     o.measured_text = fmt::format("{:.1f} TFLOP/s", row.measured);
     o.predicted_text = fmt::format(

@@ -1,5 +1,6 @@
 #include "support/golden.h"
 
+#include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -8,8 +9,6 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
-
-#include <gtest/gtest.h>
 
 namespace strata::testing {
 namespace {
@@ -26,6 +25,8 @@ std::string Slurp(const std::string& path) {
 std::string TestPath(const std::string& relative) {
   return std::string(STRATA_TEST_DIR) + "/" + relative;
 }
+
+std::string StrataBinary() { return STRATA_BINARY; }
 
 std::string ReadTestFile(const std::string& relative) {
   const std::string path = TestPath(relative);
@@ -59,7 +60,8 @@ bool MatchesGolden(const std::string& relative, const std::string& actual) {
     const bool ha = static_cast<bool>(std::getline(a, al));
     if (!he && !ha) break;
     if (!he || !ha || el != al) {
-      ADD_FAILURE() << path << ":" << line << ": golden differs\n  expected: " << (he ? el : "<eof>")
+      ADD_FAILURE() << path << ":" << line
+                    << ": golden differs\n  expected: " << (he ? el : "<eof>")
                     << "\n  actual:   " << (ha ? al : "<eof>")
                     << "\n(UPDATE_GOLDEN=1 rewrites it; review the diff)";
       return false;
@@ -93,7 +95,7 @@ CliResult RunCli(const std::vector<std::string>& args) {
     dup2(out_fd, 1);
     dup2(err_fd, 2);
     std::vector<char*> argv;
-    std::string binary = STRATA_BINARY;
+    std::string binary = StrataBinary();
     argv.push_back(binary.data());
     std::vector<std::string> copy = args;
     for (auto& s : copy) argv.push_back(s.data());

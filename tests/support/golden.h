@@ -11,6 +11,9 @@ namespace strata::testing {
 /// Absolute path of a file under tests/ (e.g. "golden/pyspy/basic/input.txt").
 std::string TestPath(const std::string& relative);
 
+/// Absolute path of the strata binary of this build (what RunCli executes).
+std::string StrataBinary();
+
 /// The file's contents; fails the current test (and returns "") when it cannot be read.
 std::string ReadTestFile(const std::string& relative);
 

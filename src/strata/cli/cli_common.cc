@@ -1,8 +1,8 @@
 #include "strata/cli/cli_common.h"
 
-#include <cstdio>
-
 #include <fmt/format.h>
+
+#include <cstdio>
 
 #include "strata/core/file_io.h"
 #include "strata/core/utf8.h"

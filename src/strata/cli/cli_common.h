@@ -2,10 +2,9 @@
 #ifndef STRATA_CLI_CLI_COMMON_H_
 #define STRATA_CLI_CLI_COMMON_H_
 
+#include <CLI/CLI.hpp>
 #include <optional>
 #include <string>
-
-#include <CLI/CLI.hpp>
 
 #include "strata/cli/exit_status.h"
 #include "strata/core/result.h"

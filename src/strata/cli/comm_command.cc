@@ -1,10 +1,10 @@
 // strata comm: the cost of one collective on a cluster, with time, algbw and busbw as
 // nccl-tests reports them, and the level it runs on. Example:
 //   strata comm --op all_reduce --size 1GiB --ranks 40 --cluster h20-5x8
-#include <string>
+#include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
-#include <fmt/format.h>
+#include <string>
 
 #include "strata/cli/cli_common.h"
 #include "strata/cli/commands.h"
@@ -42,9 +42,10 @@ Result<CollectiveReport> Build(const CommOptions& o) {
 }  // namespace
 
 int RunComm(int argc, char** argv) {
-  CLI::App app{"The cost of one collective on a cluster: time, algbw and busbw (as nccl-tests "
-               "defines them) and the level of the bandwidth map it runs on",
-               "strata comm"};
+  CLI::App app{
+      "The cost of one collective on a cluster: time, algbw and busbw (as nccl-tests "
+      "defines them) and the level of the bandwidth map it runs on",
+      "strata comm"};
   CommOptions o;
   app.add_option("--op", o.op,
                  "all_reduce, all_gather, reduce_scatter, all_to_all, broadcast, reduce, send_recv")
@@ -53,8 +54,9 @@ int RunComm(int argc, char** argv) {
                  "nccl-tests' size: one rank's buffer (all-reduce), the whole gathered buffer "
                  "(all-gather); a unit is required: 1GiB, 256MB")
       ->capture_default_str();
-  app.add_option("--ranks", o.ranks, "ranks in the group, placed on consecutive GPUs (default: "
-                                     "every GPU of the cluster)");
+  app.add_option("--ranks", o.ranks,
+                 "ranks in the group, placed on consecutive GPUs (default: "
+                 "every GPU of the cluster)");
   app.add_option("--cluster", o.cluster, "cluster file, or a name under data/clusters/")
       ->capture_default_str();
   app.add_option("--algorithm", o.algorithm, "auto, ring, tree, hierarchical or nvls")

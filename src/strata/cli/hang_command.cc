@@ -1,17 +1,17 @@
 // strata hang BUNDLE_DIR... | FILE...: the culprit rank of a hung job, from whatever evidence was
 // collected. Also `strata hang --synth CASE --out DIR`: synthetic bundles to try it on.
+#include <fmt/format.h>
+
 #include <string>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "strata/cli/cli_common.h"
 #include "strata/cli/commands.h"
 #include "strata/core/json_output.h"
 #include "strata/hang/analysis/analysis.h"
-#include "strata/hang/evidence/evidence_set.h"
-#include "strata/hang/collect/synth.h"
 #include "strata/hang/analysis/verdict_json.h"
+#include "strata/hang/collect/synth.h"
+#include "strata/hang/evidence/evidence_set.h"
 
 namespace strata::cli {
 namespace {
@@ -54,23 +54,28 @@ int RunHang(int argc, char** argv) {
   hang::SynthOptions synth_options;
   app.add_option("paths", paths, "bundle directories or evidence files");
   app.add_flag("--json", json, "print the verdict as JSON (with a schema_version)");
-  app.add_option("-o,--output", output, "write the verdict to this file (atomically) instead of stdout");
+  app.add_option("-o,--output", output,
+                 "write the verdict to this file (atomically) instead of stdout");
   app.add_option("--frames", frames, "frames shown per stack group in the text summary")
       ->capture_default_str();
-  app.add_option("--synth", synth,
-                 "write synthetic bundles instead: oom-teardown, wrong-nic, mismatch, p2p-deadlock, clean");
+  app.add_option(
+      "--synth", synth,
+      "write synthetic bundles instead: oom-teardown, wrong-nic, mismatch, p2p-deadlock, clean");
   app.add_option("--out", out_dir, "with --synth: the directory to write the bundles into");
   app.add_option("--ranks", synth_options.ranks, "with --synth: world size")->capture_default_str();
-  app.add_option("--ranks-per-node", synth_options.ranks_per_node, "with --synth: ranks on each node")
+  app.add_option("--ranks-per-node", synth_options.ranks_per_node,
+                 "with --synth: ranks on each node")
       ->capture_default_str();
-  app.add_option("--culprit", synth_options.culprit, "with --synth: the odd rank")->capture_default_str();
+  app.add_option("--culprit", synth_options.culprit, "with --synth: the odd rank")
+      ->capture_default_str();
   if (auto code = ParseArgs(app, argc, argv)) return *code;
 
   if (!synth.empty()) return RunSynth(synth, synth_options, out_dir);
   if (paths.empty()) {
-    return ReportError(InvalidInput("no evidence given: pass bundle directories from 'strata collect' "
-                                    "or py-spy dumps, flight-recorder dumps, logs")
-                           .WithHint("strata hang bundles/*   (see 'strata hang --help')"));
+    return ReportError(
+        InvalidInput("no evidence given: pass bundle directories from 'strata collect' "
+                     "or py-spy dumps, flight-recorder dumps, logs")
+            .WithHint("strata hang bundles/*   (see 'strata hang --help')"));
   }
   auto frameworks = hang::LoadFrameworkTimeouts();
   if (!frameworks.ok()) return ReportError(frameworks.error());
@@ -80,7 +85,8 @@ int RunHang(int argc, char** argv) {
     Warn(fmt::format("skipped unreadable file {}: {}", u.file, u.reason));
   }
   const hang::Verdict verdict = hang::Analyze(*evidence, {std::move(frameworks).value()});
-  const std::string text = json ? DumpJson(hang::VerdictToJson(verdict)) : hang::VerdictToText(verdict, frames);
+  const std::string text =
+      json ? DumpJson(hang::VerdictToJson(verdict)) : hang::VerdictToText(verdict, frames);
   if (int code = EmitOutput(text, output); code != kExitOk) return code;
   // Every file unreadable is bad input, not "no hang": the verdict above says which and why.
   const bool nothing_read = evidence->ranks.empty() && evidence->fr_dumps.empty() &&

@@ -35,9 +35,10 @@ Json ImportJson(const ImportReport& r) {
 }  // namespace
 
 int RunImport(int argc, char** argv) {
-  CLI::App app{"Write a strata job YAML from a launch command, a Megatron log, ms-swift "
-               "args.json, a torchtitan TOML, a DeepSpeed/HF config or a verl YAML",
-               "strata import"};
+  CLI::App app{
+      "Write a strata job YAML from a launch command, a Megatron log, ms-swift "
+      "args.json, a torchtitan TOML, a DeepSpeed/HF config or a verl YAML",
+      "strata import"};
   std::string input;
   std::string output;
   ImportOptions options;

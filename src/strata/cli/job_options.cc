@@ -89,9 +89,9 @@ Result<ResolvedJob> ResolveJobRequest(const JobRequest& request) {
     STRATA_ASSIGN_OR_RETURN(JobSpec spec, ParseJobSpec(report->yaml, report->job.file, sets));
     if (report->model_json.empty() || !request.model.empty()) return ResolveJob(spec);
     // The launch described the model by its arguments (Megatron): no file to point at.
-    STRATA_ASSIGN_OR_RETURN(ModelConfig model,
-                            ParseModelConfig(report->model_json,
-                                             request.from + " (model arguments)"));
+    STRATA_ASSIGN_OR_RETURN(
+        ModelConfig model,
+        ParseModelConfig(report->model_json, request.from + " (model arguments)"));
     return ResolveJobWithModel(spec, std::move(model));
   }();
   if (!job.ok()) {

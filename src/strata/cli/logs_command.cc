@@ -2,6 +2,8 @@
 // log (Megatron, ms-swift, HF Trainer, DeepSpeed, torchtitan, verl, NeMo; detected by content),
 // prints a per-step table, throughput and MFU recomputed from the model next to what the
 // framework printed, the anomalies with their line numbers, and a summary of the run.
+#include <fmt/format.h>
+
 #include <atomic>
 #include <csignal>
 #include <cstdio>
@@ -9,17 +11,15 @@
 #include <string>
 #include <vector>
 
-#include <fmt/format.h>
-
 #include "strata/cli/cli_common.h"
 #include "strata/cli/commands.h"
 #include "strata/cli/logs_render.h"
 #include "strata/core/file_io.h"
+#include "strata/core/units.h"
 #include "strata/hw/gpu_catalog.h"
 #include "strata/logs/log_job.h"
 #include "strata/logs/log_json.h"
 #include "strata/logs/log_reader.h"
-#include "strata/core/units.h"
 
 namespace strata::cli {
 
@@ -146,11 +146,11 @@ int RunLogs(int argc, char** argv) {
   const RankSummary* primary = Primary(summary);
   if (primary == nullptr) {
     return ReportError(
-        InvalidInput(fmt::format(
-                         "read {} lines ({} bytes), recognised none of them as training steps: "
-                         "not a log of Megatron-LM, ms-swift, HF Trainer, DeepSpeed, "
-                         "torchtitan, verl or NeMo, or one whose step lines were not kept",
-                         summary.lines, read->bytes))
+        InvalidInput(
+            fmt::format("read {} lines ({} bytes), recognised none of them as training steps: "
+                        "not a log of Megatron-LM, ms-swift, HF Trainer, DeepSpeed, "
+                        "torchtitan, verl or NeMo, or one whose step lines were not kept",
+                        summary.lines, read->bytes))
             .InFile(o.path)
             .WithHint("nothing was checked; the formats and their lines are listed in "
                       "docs/readme/logs.md"));

@@ -1,12 +1,12 @@
 #include "strata/cli/logs_render.h"
 
-#include <cmath>
-
 #include <fmt/format.h>
 
+#include <cmath>
+
+#include "strata/core/strings.h"
 #include "strata/core/table.h"
 #include "strata/core/units.h"
-#include "strata/core/strings.h"
 
 namespace strata::cli {
 
@@ -52,12 +52,15 @@ void AddRow(Table& table, const KeptStep& k, const std::optional<LogJob>& job, b
 std::string RenderMfu(const LogsText& in) {
   const LogMfu& m = *in.mfu;
   const LogJob& job = **in.job;
-  std::string out = fmt::format("\nthroughput and MFU, recomputed (model {}, {} x {}, {} bf16 dense each):\n",
-                                job.model.name, job.gpus, job.gpu_name, FormatTflops(job.peak_per_gpu));
-  out += fmt::format("  tokens per step: {} ({})\n", GroupDigits(m.tokens_per_step), m.tokens_source);
+  std::string out =
+      fmt::format("\nthroughput and MFU, recomputed (model {}, {} x {}, {} bf16 dense each):\n",
+                  job.model.name, job.gpus, job.gpu_name, FormatTflops(job.peak_per_gpu));
+  out +=
+      fmt::format("  tokens per step: {} ({})\n", GroupDigits(m.tokens_per_step), m.tokens_source);
   out += fmt::format("  step time: {:.2f} s ({})\n", m.step_time_s, m.step_time_source);
   out += fmt::format("  throughput: {:.2f} tokens/s per GPU ({} tokens/s for the job)\n",
-                     m.tokens_per_s_per_gpu, GroupDigits(m.tokens_per_s_per_gpu * static_cast<double>(job.gpus)));
+                     m.tokens_per_s_per_gpu,
+                     GroupDigits(m.tokens_per_s_per_gpu * static_cast<double>(job.gpus)));
   std::string mfus, hfus;
   for (const auto& p : m.report.points) {
     for (const auto& row : p.rows) {
@@ -71,7 +74,8 @@ std::string RenderMfu(const LogsText& in) {
   out += fmt::format("  HFU (with the job's recompute): {}\n", hfus);
   if (in.explain) {
     out += fmt::format(
-        "  how: tokens/s per GPU = tokens per step / step time / GPUs = {} / {:.2f} s / {} = {:.1f}\n",
+        "  how: tokens/s per GPU = tokens per step / step time / GPUs = {} / {:.2f} s / {} = "
+        "{:.1f}\n",
         GroupDigits(m.tokens_per_step), m.step_time_s, job.gpus, m.tokens_per_s_per_gpu);
     for (const auto& p : m.report.points) {
       for (const auto& row : p.rows) {
@@ -127,8 +131,8 @@ std::string CsvRow(int rank, const StepRecord& s, const std::optional<LogJob>& j
                      CsvNum(s.step_time_s), CsvNum(s.global_batch), CsvNum(s.tokens),
                      CsvNum(s.samples_per_s), CsvNum(StepTokensPerGpu(s, job)),
                      CsvNum(s.printed_tflops_per_gpu), CsvNum(s.printed_mfu), CsvNum(s.memory_gib),
-                     CsvNum(s.skipped_iterations), CsvNum(s.nan_iterations),
-                     CsvNum(s.timestamp_s), CsvNum(s.elapsed_s));
+                     CsvNum(s.skipped_iterations), CsvNum(s.nan_iterations), CsvNum(s.timestamp_s),
+                     CsvNum(s.elapsed_s));
 }
 
 std::string FormatAnomaly(const Anomaly& a) {
@@ -145,15 +149,21 @@ std::string RenderLogsText(const LogsText& in) {
                                 GroupDigits(static_cast<double>(s.lines)),
                                 GroupDigits(static_cast<double>(s.recognised_lines)), formats);
   if (s.duplicate_lines > 0) {
-    out += fmt::format("  {} lines repeated a step already seen (several ranks printing without "
-                       "a prefix); merged\n", s.duplicate_lines);
+    out += fmt::format(
+        "  {} lines repeated a step already seen (several ranks printing without "
+        "a prefix); merged\n",
+        s.duplicate_lines);
   }
-  if (in.ends_mid_line) out += "  the last line has no newline: the log is cut or still being written\n";
-  if (in.long_lines > 0) out += fmt::format("  {} lines longer than 1 MiB were cut\n", in.long_lines);
+  if (in.ends_mid_line)
+    out += "  the last line has no newline: the log is cut or still being written\n";
+  if (in.long_lines > 0)
+    out += fmt::format("  {} lines longer than 1 MiB were cut\n", in.long_lines);
   if (s.ranks.size() > 1) {
     out += "  split by rank prefix:";
     for (const auto& r : s.ranks) {
-      out += fmt::format(" {} ({} steps)", r.rank < 0 ? std::string("no prefix") : fmt::format("rank {}", r.rank), r.records);
+      out += fmt::format(" {} ({} steps)",
+                         r.rank < 0 ? std::string("no prefix") : fmt::format("rank {}", r.rank),
+                         r.records);
     }
     out += "\n";
   }
@@ -161,19 +171,26 @@ std::string RenderLogsText(const LogsText& in) {
   const std::optional<LogJob> no_job;
   const std::optional<LogJob>& job = in.job ? *in.job : no_job;
   const bool recomputed = job.has_value();
-  Table table({{"step", Align::kRight}, {"loss"}, {"grad norm"}, {"learning rate"},
+  Table table({{"step", Align::kRight},
+               {"loss"},
+               {"grad norm"},
+               {"learning rate"},
                {"step time (s)"},
                {recomputed ? "tokens/s/GPU" : "tokens/s/GPU (printed)"},
-               {"TFLOP/s/GPU (printed)"}, {"memory (GiB)"}, {"line"}});
+               {"TFLOP/s/GPU (printed)"},
+               {"memory (GiB)"},
+               {"line"}});
   const bool show_rank = s.ranks.size() > 1;
   for (const auto& k : in.first_rows) AddRow(table, k, job, show_rank);
   const int64_t shown = static_cast<int64_t>(in.first_rows.size() + in.last_rows.size());
   if (shown < in.rows_total) table.AddSeparator();
   for (const auto& k : in.last_rows) AddRow(table, k, job, show_rank);
-  out += shown < in.rows_total
-             ? fmt::format("\nsteps (the first {} and the last {} of {}; --csv or --json for every step):\n",
-                           in.first_rows.size(), in.last_rows.size(), in.rows_total)
-             : fmt::format("\nsteps ({}):\n", in.rows_total);
+  out +=
+      shown < in.rows_total
+          ? fmt::format(
+                "\nsteps (the first {} and the last {} of {}; --csv or --json for every step):\n",
+                in.first_rows.size(), in.last_rows.size(), in.rows_total)
+          : fmt::format("\nsteps ({}):\n", in.rows_total);
   out += table.Render();
 
   if (in.mfu) {
@@ -186,7 +203,9 @@ std::string RenderLogsText(const LogsText& in) {
 
   out += "\nrun summary:\n";
   for (const auto& r : s.ranks) {
-    const std::string who = s.ranks.size() > 1 ? (r.rank < 0 ? "  no prefix: " : fmt::format("  rank {}: ", r.rank)) : "  ";
+    const std::string who =
+        s.ranks.size() > 1 ? (r.rank < 0 ? "  no prefix: " : fmt::format("  rank {}: ", r.rank))
+                           : "  ";
     out += fmt::format("{}steps {} to {}{}, {} records ({}), lines {} to {}\n", who, r.first_step,
                        r.last_step, r.total_steps ? fmt::format(" of {}", *r.total_steps) : "",
                        r.records, LogFormatName(r.format), r.first_line, r.last_line);
@@ -201,27 +220,32 @@ std::string RenderLogsText(const LogsText& in) {
                          GroupDigits(*t * static_cast<double>(r.steps_advanced + 1)));
     } else if (recomputed) {
       const double gbs = r.global_batch.Mean().value_or(job->global_batch);
-      out += fmt::format("{}tokens: ~{} ({} steps x global batch {} x mean length {})\n", who,
-                         GroupDigits(gbs * job->seq_mean_tokens * static_cast<double>(r.steps_advanced + 1)),
-                         r.steps_advanced + 1, gbs, GroupDigits(job->seq_mean_tokens));
+      out += fmt::format(
+          "{}tokens: ~{} ({} steps x global batch {} x mean length {})\n", who,
+          GroupDigits(gbs * job->seq_mean_tokens * static_cast<double>(r.steps_advanced + 1)),
+          r.steps_advanced + 1, gbs, GroupDigits(job->seq_mean_tokens));
     }
-    out += fmt::format("{}time lost: {} to stalls, {} to restarts ({} restart{}, {} steps redone)\n",
-                       who, Duration(r.stall_lost_s), Duration(r.restart_lost_s), r.restarts,
-                       r.restarts == 1 ? "" : "s", r.steps_redone);
+    out +=
+        fmt::format("{}time lost: {} to stalls, {} to restarts ({} restart{}, {} steps redone)\n",
+                    who, Duration(r.stall_lost_s), Duration(r.restart_lost_s), r.restarts,
+                    r.restarts == 1 ? "" : "s", r.steps_redone);
     if (auto eta = r.EtaSeconds()) {
       out += fmt::format("{}expected time to finish: {} ({} steps left at {:.2f} s)\n", who,
                          Duration(*eta), *r.total_steps - r.last_step, *step_time);
     }
     if (r.last_loss) out += fmt::format("{}last loss {:.4f}\n", who, *r.last_loss);
   }
-  const std::string last = s.tail.last_text.size() > 160 ? s.tail.last_text.substr(0, 160) + "..." : s.tail.last_text;
+  const std::string last =
+      s.tail.last_text.size() > 160 ? s.tail.last_text.substr(0, 160) + "..." : s.tail.last_text;
   out += fmt::format("  last line {}: \"{}\"{}\n", s.tail.last_line, last,
                      s.tail.finished ? " (the run reports it finished)" : "");
 
   if (s.anomalies.empty()) {
-    out += fmt::format("\nanomalies: none found in {} steps (stalls > 3 x the median step, "
-                       "throughput -30%, loss and grad-norm spikes, nan/inf, skipped steps, "
-                       "memory creep, restarts, a hang at the end)\n", in.rows_total);
+    out += fmt::format(
+        "\nanomalies: none found in {} steps (stalls > 3 x the median step, "
+        "throughput -30%, loss and grad-norm spikes, nan/inf, skipped steps, "
+        "memory creep, restarts, a hang at the end)\n",
+        in.rows_total);
   } else {
     out += s.anomalies_total > static_cast<int64_t>(s.anomalies.size())
                ? fmt::format("\nanomalies ({}; the first {} kept):\n", s.anomalies_total,

@@ -1,10 +1,10 @@
 // strata <command> [options]: parses the command name and dispatches; all work is in the library.
+#include <fmt/format.h>
+
 #include <cstring>
 #include <exception>
 #include <string>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "strata/cli/commands.h"
 #include "strata/cli/exit_status.h"
@@ -26,7 +26,8 @@ const std::vector<Command>& Commands() {
       {"hang", "find the culprit rank of a hung job from collected evidence", RunHang},
       {"collect", "collect hang evidence on this node (py-spy, env, logs)", RunCollect},
       {"preflight", "check node snapshots before a launch (GPUs, NCCL env, NICs)", RunPreflight},
-      {"checkpoint", "checkpoint size, write/load time and the interval to take one", RunCheckpoint},
+      {"checkpoint", "checkpoint size, write/load time and the interval to take one",
+       RunCheckpoint},
       {"logs", "training-log analyser: steps, real MFU, stalls and anomalies", RunLogs},
       {"import", "job YAML from a Megatron/ms-swift/torchtitan/DeepSpeed/verl launch", RunImport},
       {"compare", "systems side by side: memory, step time, days to train, and why", RunCompare},
@@ -79,8 +80,9 @@ int main(int argc, char** argv) {
         fmt::print(stderr, "strata: error: {} failed on its input: {}\n  input: {}\n", prog,
                    strata::SanitizeUtf8(e.what()), strata::SanitizeUtf8(CommandLine(argc, argv)));
       } catch (...) {
-        fmt::print(stderr, "strata: error: {} failed on its input (unknown exception)\n  input: {}\n",
-                   prog, strata::SanitizeUtf8(CommandLine(argc, argv)));
+        fmt::print(stderr,
+                   "strata: error: {} failed on its input (unknown exception)\n  input: {}\n", prog,
+                   strata::SanitizeUtf8(CommandLine(argc, argv)));
       }
       return kExitBadInput;
     }

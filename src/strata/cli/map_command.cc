@@ -2,21 +2,21 @@
 // map from HBM down to storage and, for the job's layout, which parallel group talks on which
 // level, how much and how often. The job is read as every command reads it (job_options.h);
 // with nothing given, the reference job on its cluster (data/clusters/h20-5x8.yaml).
-#include <optional>
-#include <string>
-
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+
+#include <CLI/CLI.hpp>
+#include <optional>
+#include <string>
 
 #include "strata/cli/cli_common.h"
 #include "strata/cli/commands.h"
 #include "strata/cli/job_options.h"
 #include "strata/comm/collective_cost.h"
-#include "strata/report/map_report.h"
 #include "strata/hw/cluster.h"
 #include "strata/hw/interconnects.h"
 #include "strata/job/placement.h"
+#include "strata/report/map_report.h"
 
 namespace strata::cli {
 namespace {
@@ -41,8 +41,9 @@ Result<MapReport> Build(const MapOptions& o) {
     STRATA_ASSIGN_OR_RETURN(job, ResolveJobRequest(request));
     cluster = job->cluster;
     if (cluster.nics.empty() && cluster.nodes > 1) {
-      return InvalidInput("the job describes its GPUs only (cluster.gpu, gpus_per_node, nodes): "
-                          "the bandwidth map needs a cluster file with the network")
+      return InvalidInput(
+                 "the job describes its GPUs only (cluster.gpu, gpus_per_node, nodes): "
+                 "the bandwidth map needs a cluster file with the network")
           .InField("cluster")
           .WithHint(fmt::format("--cluster NAME or --set cluster=NAME; shipped: {}",
                                 fmt::join(ShippedClusterNames(), ", ")));
@@ -59,10 +60,11 @@ Result<MapReport> Build(const MapOptions& o) {
 }  // namespace
 
 int RunMap(int argc, char** argv) {
-  CLI::App app{"The bandwidth map of a cluster (HBM, GPU fabric, PCIe, data NICs, management "
-               "network, storage) and where a job's traffic runs on it. No arguments: the "
-               "reference job on its cluster.",
-               "strata map"};
+  CLI::App app{
+      "The bandwidth map of a cluster (HBM, GPU fabric, PCIe, data NICs, management "
+      "network, storage) and where a job's traffic runs on it. No arguments: the "
+      "reference job on its cluster.",
+      "strata map"};
   MapOptions o;
   AddJobOptions(app, o.request);
   app.add_option("--cluster", o.cluster,

@@ -1,10 +1,10 @@
 // strata memory [JOB] [--model M] [--set key=value ...] [--explain] [--json]: will the job fit, and
 // what eats the memory? Per-GPU items in GB and GiB, the peak of each phase against the card,
 // the verdict and, for an OOM, the cheapest changes that make it fit.
+#include <fmt/format.h>
+
 #include <string>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "strata/cli/cli_common.h"
 #include "strata/cli/commands.h"

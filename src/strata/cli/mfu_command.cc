@@ -2,17 +2,16 @@
 // N]]: MFU and HFU of a training run under each FLOP convention, side by side. The job is read
 // as every command reads it (job_options.h); with nothing given, the reference case (its job
 // file states its own throughput: 2.31M tokens per 120 s step).
+#include <CLI/CLI.hpp>
 #include <optional>
 #include <string>
-
-#include <CLI/CLI.hpp>
 
 #include "strata/cli/cli_common.h"
 #include "strata/cli/commands.h"
 #include "strata/cli/job_options.h"
 #include "strata/model/sequence_lengths.h"
-#include "strata/sim/mfu_job.h"
 #include "strata/report/mfu_report.h"
+#include "strata/sim/mfu_job.h"
 
 namespace strata::cli {
 

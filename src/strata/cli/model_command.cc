@@ -24,7 +24,8 @@ int RunModel(int argc, char** argv) {
   std::string output;
   app.add_option("model", model, "config.json path or catalog name in data/models/")
       ->capture_default_str();
-  app.add_option("--seq", seq, "sequence length the attention FLOPs are given at (4096, 32K = 32,768, 48Ki)")
+  app.add_option("--seq", seq,
+                 "sequence length the attention FLOPs are given at (4096, 32K = 32,768, 48Ki)")
       ->capture_default_str();
   app.add_flag("--json", json, "JSON for scripts");
   app.add_flag("--explain", explain, "print the formulas with the numbers substituted");

@@ -2,10 +2,10 @@
 // [--objective time|cost|tokens-per-joule]: every
 // valid layout of the job, ranked by predicted step time, with the reason for the winner. All
 // arithmetic is in src/strata/plan/; this file parses flags and renders.
+#include <fmt/format.h>
+
 #include <string>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "strata/cli/cli_common.h"
 #include "strata/cli/commands.h"
@@ -22,9 +22,10 @@ Status ApplyFix(const std::string& text, plan::SearchSpace& space) {
   static const std::vector<std::string> kKeys = {"tp", "pp", "vpp", "cp", "ep", "etp", "dp", "mb"};
   const size_t eq = text.find('=');
   const std::string key = text.substr(0, eq);
-  Error bad = InvalidInput(fmt::format("--fix '{}': expected KEY=N with KEY one of tp, pp, vpp, "
-                                       "cp, ep, etp, dp, mb and N a positive integer",
-                                       text));
+  Error bad =
+      InvalidInput(fmt::format("--fix '{}': expected KEY=N with KEY one of tp, pp, vpp, "
+                               "cp, ep, etp, dp, mb and N a positive integer",
+                               text));
   bad.field = "--fix";
   if (eq == std::string::npos) return bad;
   int64_t value = 0;
@@ -53,9 +54,10 @@ Status ApplyFix(const std::string& text, plan::SearchSpace& space) {
 }  // namespace
 
 int RunPlan(int argc, char** argv) {
-  CLI::App app{"Every valid parallel layout of a job, ranked by predicted step time, with the "
-               "memory ledger deciding which fit and the reason for the winner.",
-               "strata plan"};
+  CLI::App app{
+      "Every valid parallel layout of a job, ranked by predicted step time, with the "
+      "memory ledger deciding which fit and the reason for the winner.",
+      "strata plan"};
   JobRequest request;
   std::vector<std::string> fixes;
   int64_t top_k = 5, nodes = 0, gpus = 0;
@@ -68,8 +70,9 @@ int RunPlan(int argc, char** argv) {
   app.add_option("--gpus", gpus, "search on this many GPUs (a multiple of the GPUs per node)")
       ->check(CLI::PositiveNumber);
   app.add_option("--top", top_k, "how many layouts to list")->check(CLI::Range(1, 1000));
-  app.add_option("--fix", fixes, "keep a dimension fixed: --fix tp=1 --fix ep=8 (tp pp vpp cp ep "
-                                 "etp dp mb)");
+  app.add_option("--fix", fixes,
+                 "keep a dimension fixed: --fix tp=1 --fix ep=8 (tp pp vpp cp ep "
+                 "etp dp mb)");
   app.add_option("--objective", objective,
                  "the figure beside each layout: time (step time), cost (GPU-hours per million "
                  "tokens; no price is known) or tokens-per-joule (at the GPUs' TDP: a lower "

@@ -1,17 +1,17 @@
 // strata step [job.yaml] [--set key=value ...] [--explain] [--json]: how long one training step
 // takes and where the time goes. With no job file: the reference job, compared with the 120 s
 // the course measured. All arithmetic is in src/strata/sim/; this file parses and renders.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <string>
 #include <vector>
 
-#include <fmt/format.h>
-
 #include "strata/cli/cli_common.h"
 #include "strata/cli/commands.h"
 #include "strata/cli/job_options.h"
-#include "strata/core/table.h"
 #include "strata/core/strings.h"
+#include "strata/core/table.h"
 #include "strata/sim/step_explain.h"
 #include "strata/sim/step_json.h"
 
@@ -29,28 +29,32 @@ std::string Header(const StepSetup& setup) {
   out += fmt::format("job: {} on {} x {} (cluster {}){}\n", setup.job.model.name, l.world(),
                      setup.job.gpu.name, setup.job.cluster.name,
                      s.file.empty() ? "" : fmt::format(", from {}", s.file));
-  out += fmt::format("layout: TP {} PP {} VPP {} CP {} EP {} ETP {} DP {} (expert-DP {}), "
-                     "sequence parallel {}\n",
-                     l.tp, l.pp, l.vpp, l.cp, l.ep, l.etp, l.dp, l.expert_dp(),
-                     l.sequence_parallel ? "on" : "off");
-  out += fmt::format("step: {} micro batch{} of {} x {} tokens (mean; attention sees E[S^2]/E[S] "
-                     "= {}{}), {} recompute\n",
-                     setup.layout.micro_batches, setup.layout.micro_batches == 1 ? "" : "es",
-                     s.micro_batch, GroupDigits(t.mean_tokens), GroupDigits(t.attention_tokens),
-                     t.lengths.assumed ? ", lengths assumed uniform up to the max" : "",
-                     RecomputeGranularityName(s.recompute.granularity));
+  out += fmt::format(
+      "layout: TP {} PP {} VPP {} CP {} EP {} ETP {} DP {} (expert-DP {}), "
+      "sequence parallel {}\n",
+      l.tp, l.pp, l.vpp, l.cp, l.ep, l.etp, l.dp, l.expert_dp(),
+      l.sequence_parallel ? "on" : "off");
+  out += fmt::format(
+      "step: {} micro batch{} of {} x {} tokens (mean; attention sees E[S^2]/E[S] "
+      "= {}{}), {} recompute\n",
+      setup.layout.micro_batches, setup.layout.micro_batches == 1 ? "" : "es", s.micro_batch,
+      GroupDigits(t.mean_tokens), GroupDigits(t.attention_tokens),
+      t.lengths.assumed ? ", lengths assumed uniform up to the max" : "",
+      RecomputeGranularityName(s.recompute.granularity));
   return out;
 }
 
-std::string RenderText(const StepSetup& setup, const StepResult& r, bool explain,
-                       bool reference) {
+std::string RenderText(const StepSetup& setup, const StepResult& r, bool explain, bool reference) {
   std::string out = Header(setup);
   out += fmt::format("\npredicted step time: {:.2f} s\n", r.step.s());
-  out += fmt::format("throughput: {:.1f} tokens/s/GPU ({} tokens per step); MFU {:.2f}% "
-                     "(megatron-core FLOP), HFU {:.2f}%\n\n",
-                     r.tokens_per_s_per_gpu, GroupDigits(r.tokens_per_step), 100 * r.mfu,
-                     100 * r.hfu);
-  Table table({{"component", Align::kLeft}, {"time (s)"}, {"exposed (s)"}, {"hidden (s)"},
+  out += fmt::format(
+      "throughput: {:.1f} tokens/s/GPU ({} tokens per step); MFU {:.2f}% "
+      "(megatron-core FLOP), HFU {:.2f}%\n\n",
+      r.tokens_per_s_per_gpu, GroupDigits(r.tokens_per_step), 100 * r.mfu, 100 * r.hfu);
+  Table table({{"component", Align::kLeft},
+               {"time (s)"},
+               {"exposed (s)"},
+               {"hidden (s)"},
                {"share of step (%)"}});
   for (size_t i = 0; i < kStepPartCount; ++i) {
     const StepPartTime& p = r.parts[i];
@@ -92,18 +96,19 @@ std::string RenderText(const StepSetup& setup, const StepResult& r, bool explain
     std::sort(order.begin(), order.end(),
               [&](size_t a, size_t b) { return r.parts[a].exposed > r.parts[b].exposed; });
     const double gap = r.step.s() - kReferenceMeasuredStepS;
-    out += fmt::format("\nthe course measured {:.0f} s per step on this job: the model predicts "
-                       "{:.1f} s, {:+.1f} s ({:+.1f}%).\n",
-                       kReferenceMeasuredStepS, r.step.s(), gap,
-                       100 * gap / kReferenceMeasuredStepS);
+    out += fmt::format(
+        "\nthe course measured {:.0f} s per step on this job: the model predicts "
+        "{:.1f} s, {:+.1f} s ({:+.1f}%).\n",
+        kReferenceMeasuredStepS, r.step.s(), gap, 100 * gap / kReferenceMeasuredStepS);
     out += "the model attributes most of its step to: ";
     for (size_t j = 0; j < 3; ++j) {
       const StepPartTime& p = r.parts[order[j]];
-      out += fmt::format("{}{} ({:.1f} s)", j ? ", " : "", StepPartName(static_cast<StepPart>(order[j])),
-                         p.exposed.s());
+      out += fmt::format("{}{} ({:.1f} s)", j ? ", " : "",
+                         StepPartName(static_cast<StepPart>(order[j])), p.exposed.s());
     }
-    out += ".\nthe gap is not hidden or tuned away: see docs/step-validation.md for the model's "
-           "error on every measured row.\n";
+    out +=
+        ".\nthe gap is not hidden or tuned away: see docs/step-validation.md for the model's "
+        "error on every measured row.\n";
   }
   return out;
 }
@@ -111,10 +116,11 @@ std::string RenderText(const StepSetup& setup, const StepResult& r, bool explain
 }  // namespace
 
 int RunStep(int argc, char** argv) {
-  CLI::App app{"Predicted time of one training step and where it goes: compute, recompute, "
-               "each group's communication (exposed or hidden), the pipeline bubble, "
-               "stragglers, the optimizer.",
-               "strata step"};
+  CLI::App app{
+      "Predicted time of one training step and where it goes: compute, recompute, "
+      "each group's communication (exposed or hidden), the pipeline bubble, "
+      "stragglers, the optimizer.",
+      "strata step"};
   JobRequest request;
   bool explain = false;
   bool json = false;

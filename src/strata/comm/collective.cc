@@ -1,8 +1,8 @@
 #include "strata/comm/collective.h"
 
-#include <cctype>
-
 #include <fmt/format.h>
+
+#include <cctype>
 
 #include "strata/core/did_you_mean.h"
 
@@ -18,13 +18,20 @@ const std::vector<CollectiveOp>& AllCollectiveOps() {
 
 std::string ToString(CollectiveOp op) {
   switch (op) {
-    case CollectiveOp::kAllReduce: return "all_reduce";
-    case CollectiveOp::kAllGather: return "all_gather";
-    case CollectiveOp::kReduceScatter: return "reduce_scatter";
-    case CollectiveOp::kAllToAll: return "all_to_all";
-    case CollectiveOp::kBroadcast: return "broadcast";
-    case CollectiveOp::kReduce: return "reduce";
-    case CollectiveOp::kSendRecv: return "send_recv";
+    case CollectiveOp::kAllReduce:
+      return "all_reduce";
+    case CollectiveOp::kAllGather:
+      return "all_gather";
+    case CollectiveOp::kReduceScatter:
+      return "reduce_scatter";
+    case CollectiveOp::kAllToAll:
+      return "all_to_all";
+    case CollectiveOp::kBroadcast:
+      return "broadcast";
+    case CollectiveOp::kReduce:
+      return "reduce";
+    case CollectiveOp::kSendRecv:
+      return "send_recv";
   }
   return "?";
 }
@@ -53,13 +60,16 @@ Result<CollectiveOp> ParseCollectiveOp(std::string_view text) {
 double BusBwFactor(CollectiveOp op, int64_t ranks) {
   const double n = static_cast<double>(ranks);
   switch (op) {
-    case CollectiveOp::kAllReduce: return 2.0 * (n - 1) / n;
+    case CollectiveOp::kAllReduce:
+      return 2.0 * (n - 1) / n;
     case CollectiveOp::kAllGather:
     case CollectiveOp::kReduceScatter:
-    case CollectiveOp::kAllToAll: return (n - 1) / n;
+    case CollectiveOp::kAllToAll:
+      return (n - 1) / n;
     case CollectiveOp::kBroadcast:
     case CollectiveOp::kReduce:
-    case CollectiveOp::kSendRecv: return 1.0;
+    case CollectiveOp::kSendRecv:
+      return 1.0;
   }
   return 1.0;
 }

@@ -1,10 +1,10 @@
 #include "strata/comm/collective_cost.h"
 
-#include <algorithm>
-#include <cmath>
-
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cmath>
 
 #include "strata/core/did_you_mean.h"
 
@@ -22,9 +22,12 @@ double CeilLog2(int64_t n) { return n <= 1 ? 0.0 : std::ceil(std::log2(static_ca
 
 std::string FabricKey(const Cluster& c) {
   switch (c.fabric) {
-    case IntraNodeFabric::kNvSwitch: return "nvswitch";
-    case IntraNodeFabric::kNvLinkMesh: return "nvlink_mesh";
-    case IntraNodeFabric::kPcieOnly: return "pcie";
+    case IntraNodeFabric::kNvSwitch:
+      return "nvswitch";
+    case IntraNodeFabric::kNvLinkMesh:
+      return "nvlink_mesh";
+    case IntraNodeFabric::kPcieOnly:
+      return "pcie";
   }
   return "pcie";
 }
@@ -80,7 +83,8 @@ BytesPerSecond CollectiveModel::NicBusBwPerGpu() const {
 }
 
 Result<GroupShape> CollectiveModel::ContiguousShape(int64_t ranks) const {
-  if (ranks < 1) return InvalidInput(fmt::format("ranks must be at least 1, got {}", ranks)).InField("ranks");
+  if (ranks < 1)
+    return InvalidInput(fmt::format("ranks must be at least 1, got {}", ranks)).InField("ranks");
   if (ranks > cluster_.world_size()) {
     return InvalidInput(fmt::format("{} ranks do not fit on cluster '{}' ({} nodes x {} GPUs = {})",
                                     ranks, cluster_.name, cluster_.nodes, cluster_.gpus_per_node,
@@ -91,8 +95,8 @@ Result<GroupShape> CollectiveModel::ContiguousShape(int64_t ranks) const {
   shape.ranks = ranks;
   shape.nodes = (ranks + cluster_.gpus_per_node - 1) / cluster_.gpus_per_node;
   // The last node may be partly filled: it holds the fewest ranks.
-  shape.ranks_per_node = std::min(cluster_.gpus_per_node,
-                                  ranks - (shape.nodes - 1) * cluster_.gpus_per_node);
+  shape.ranks_per_node =
+      std::min(cluster_.gpus_per_node, ranks - (shape.nodes - 1) * cluster_.gpus_per_node);
   return shape;
 }
 
@@ -167,7 +171,7 @@ CollectiveCost CollectiveModel::CostWith(CollectiveOp op, Bytes size, const Grou
     double beta = b_in;
     if (multi) beta = op == CollectiveOp::kSendRecv ? b_nic : std::min(b_in, r * b_nic);
     if (multi && beta >= b_in) cost.level_kind = intra_kind;
-    const double steps = op == CollectiveOp::kSendRecv ? 1.0
+    const double steps = op == CollectiveOp::kSendRecv    ? 1.0
                          : op == CollectiveOp::kAllReduce ? 2.0 * (n - 1)
                                                           : n - 1;
     if (algorithm == CommAlgorithm::kTree) {
@@ -180,8 +184,8 @@ CollectiveCost CollectiveModel::CostWith(CollectiveOp op, Bytes size, const Grou
     }
     bw_time = factor * bytes / beta;
   }
-  cost.latency_time = Seconds::Of(links_.nccl_base_latency.s() + steps_in * alpha_in +
-                                  steps_net * alpha_net);
+  cost.latency_time =
+      Seconds::Of(links_.nccl_base_latency.s() + steps_in * alpha_in + steps_net * alpha_net);
   cost.bandwidth_time = Seconds::Of(bw_time);
   cost.time = cost.latency_time + cost.bandwidth_time;
   cost.algbw = AlgBw(size, cost.time);

@@ -9,11 +9,14 @@ namespace {
 
 std::string FactorText(CollectiveOp op) {
   switch (op) {
-    case CollectiveOp::kAllReduce: return "2(n-1)/n";
+    case CollectiveOp::kAllReduce:
+      return "2(n-1)/n";
     case CollectiveOp::kAllGather:
     case CollectiveOp::kReduceScatter:
-    case CollectiveOp::kAllToAll: return "(n-1)/n";
-    default: return "1";
+    case CollectiveOp::kAllToAll:
+      return "(n-1)/n";
+    default:
+      return "1";
   }
 }
 
@@ -47,10 +50,10 @@ Result<CollectiveReport> BuildCollectiveReport(const CollectiveModel& model, Col
 
 std::string RenderCollectiveText(const CollectiveReport& r) {
   const CollectiveCost& c = r.chosen;
-  std::string out = fmt::format(
-      "{} of {} ({:.4g} GB) on {} ranks ({} node(s), at least {} per node) of {}\n",
-      ToString(c.op), FormatBytesAuto(c.size), c.size.gb(), c.shape.ranks,
-      c.shape.nodes, c.shape.ranks_per_node, r.cluster);
+  std::string out =
+      fmt::format("{} of {} ({:.4g} GB) on {} ranks ({} node(s), at least {} per node) of {}\n",
+                  ToString(c.op), FormatBytesAuto(c.size), c.size.gb(), c.shape.ranks,
+                  c.shape.nodes, c.shape.ranks_per_node, r.cluster);
   out += fmt::format("  algorithm   {}{}\n", ToString(c.algorithm),
                      r.requested == CommAlgorithm::kAuto ? " (the fastest modelled)" : "");
   out += fmt::format("  level       {}\n", c.level);

@@ -16,8 +16,8 @@ ModelTrafficShape TrafficShapeOf(const ModelConfig& config, bool with_mtp) {
   s.kv_width = 2 * config.attention.num_kv_heads * config.attention.head_dim;
   if (config.CountLayers(MixerKind::kMla) > 0) {
     // MLA's context-parallel exchange carries the full K and V heads after up-projection.
-    s.kv_width = config.mla.num_heads *
-                 (config.mla.qk_nope_head_dim + config.mla.qk_rope_head_dim + config.mla.v_head_dim);
+    s.kv_width = config.mla.num_heads * (config.mla.qk_nope_head_dim + config.mla.qk_rope_head_dim +
+                                         config.mla.v_head_dim);
   }
   s.top_k = config.moe.top_k;
   const ParamBreakdown p = CountParams(config);
@@ -43,9 +43,12 @@ TrafficInputs TrafficInputsOf(const ResolvedJob& job) {
 
 std::string ToString(TrafficFrequency f) {
   switch (f) {
-    case TrafficFrequency::kPerLayerPerMicroBatch: return "per layer per micro batch";
-    case TrafficFrequency::kPerMicroBatch: return "per micro batch";
-    case TrafficFrequency::kPerStep: return "per step";
+    case TrafficFrequency::kPerLayerPerMicroBatch:
+      return "per layer per micro batch";
+    case TrafficFrequency::kPerMicroBatch:
+      return "per micro batch";
+    case TrafficFrequency::kPerStep:
+      return "per step";
   }
   return "?";
 }
@@ -59,8 +62,8 @@ std::vector<TrafficItem> LayoutTraffic(const ModelTrafficShape& model, const Tra
   const double attn_layers =
       static_cast<double>(model.full_attention_layers) / static_cast<double>(l.pp);
   // Tokens one rank holds in a micro batch: the sequence is split by CP.
-  const double tokens = static_cast<double>(in.micro_batch) * in.tokens_per_sample /
-                        static_cast<double>(l.cp);
+  const double tokens =
+      static_cast<double>(in.micro_batch) * in.tokens_per_sample / static_cast<double>(l.cp);
   const double h = static_cast<double>(model.hidden_size);
   const double act = static_cast<double>(in.activation_bytes);
   // Forward and backward each issue the forward's collectives once; full recompute re-runs the
@@ -82,12 +85,13 @@ std::vector<TrafficItem> LayoutTraffic(const ModelTrafficShape& model, const Tra
     // forward (and the reverse pair in backward), the same bytes. An MoE block with ETP 1 has no
     // TP collective: the TP ranks' token shards go straight into the EP all-to-all.
     const double attention_blocks = layers;
-    const double mlp_blocks =
-        (static_cast<double>(model.dense_ffn_layers) + (l.etp > 1 ? static_cast<double>(model.moe_layers) : 0.0)) /
-        static_cast<double>(l.pp);
+    const double mlp_blocks = (static_cast<double>(model.dense_ffn_layers) +
+                               (l.etp > 1 ? static_cast<double>(model.moe_layers) : 0.0)) /
+                              static_cast<double>(l.pp);
     const double blocks = attention_blocks + mlp_blocks;
-    const std::string what = mlp_blocks > 0 ? "TP activations (attention + MLP blocks)"
-                                            : "TP activations (attention blocks; MoE with ETP 1 has none)";
+    const std::string what = mlp_blocks > 0
+                                 ? "TP activations (attention + MLP blocks)"
+                                 : "TP activations (attention blocks; MoE with ETP 1 has none)";
     // Calls per layer on average: one per block per pass.
     const double per_layer_calls = passes * blocks / layers;
     if (l.sequence_parallel) {
@@ -96,8 +100,8 @@ std::vector<TrafficItem> LayoutTraffic(const ModelTrafficShape& model, const Tra
       per_layer(GroupKind::kTp, what + ", sequence parallel: reduce-scatter",
                 CollectiveOp::kReduceScatter, tokens * h * act, per_layer_calls, layers);
     } else {
-      per_layer(GroupKind::kTp, what, CollectiveOp::kAllReduce, tokens * h * act,
-                per_layer_calls, layers);
+      per_layer(GroupKind::kTp, what, CollectiveOp::kAllReduce, tokens * h * act, per_layer_calls,
+                layers);
     }
   }
   // With sequence parallelism each TP rank holds tokens / TP of the sequence outside the TP
@@ -106,7 +110,8 @@ std::vector<TrafficItem> LayoutTraffic(const ModelTrafficShape& model, const Tra
   if (l.cp > 1 && model.full_attention_layers > 0) {
     // Ring attention: every rank sees every other rank's K and V once per pass (all-gather of
     // the [tokens x cp, kv_width] K/V), and the backward returns dK, dV (reduce-scatter).
-    const double kv = tokens * static_cast<double>(l.cp) * static_cast<double>(model.kv_width) * act;
+    const double kv =
+        tokens * static_cast<double>(l.cp) * static_cast<double>(model.kv_width) * act;
     per_layer(GroupKind::kCp, "CP K/V exchange (full-attention layers)", CollectiveOp::kAllGather,
               kv, passes - 1.0, attn_layers);
     per_layer(GroupKind::kCp, "CP dK/dV return (full-attention layers)",
@@ -133,8 +138,8 @@ std::vector<TrafficItem> LayoutTraffic(const ModelTrafficShape& model, const Tra
   const double grad = static_cast<double>(in.grad_bytes);
   const double param = static_cast<double>(in.param_bytes);
   auto per_step = [&](GroupKind g, std::string purpose, CollectiveOp op, double bytes) {
-    items.push_back({g, std::move(purpose), op, Bytes::Count(bytes), TrafficFrequency::kPerStep,
-                     1.0, 1.0});
+    items.push_back(
+        {g, std::move(purpose), op, Bytes::Count(bytes), TrafficFrequency::kPerStep, 1.0, 1.0});
   };
   // With CP1 the DP x CP group is the DP group: name it as users know it.
   const GroupKind dp_group = l.cp > 1 ? GroupKind::kDpCp : GroupKind::kDp;
@@ -151,8 +156,8 @@ std::vector<TrafficItem> LayoutTraffic(const ModelTrafficShape& model, const Tra
   }
   if (l.expert_dp() > 1 && model.expert_params > 0) {
     if (in.distributed_optimizer) {
-      per_step(GroupKind::kExpertDp, "gradients of expert parameters",
-               CollectiveOp::kReduceScatter, expert_per_rank * grad);
+      per_step(GroupKind::kExpertDp, "gradients of expert parameters", CollectiveOp::kReduceScatter,
+               expert_per_rank * grad);
       per_step(GroupKind::kExpertDp, "updated expert parameters", CollectiveOp::kAllGather,
                expert_per_rank * param);
     } else {

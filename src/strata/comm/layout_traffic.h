@@ -21,14 +21,14 @@ namespace strata {
 /// The few model sizes the traffic depends on.
 struct ModelTrafficShape {
   int64_t hidden_size = 0;
-  int64_t layers = 0;                 // decoder layers (MTP not included)
+  int64_t layers = 0;  // decoder layers (MTP not included)
   int64_t moe_layers = 0;
   int64_t dense_ffn_layers = 0;       // layers with a dense MLP (not MoE)
   int64_t full_attention_layers = 0;  // softmax or MLA layers (context parallel exchanges K, V)
   int64_t kv_width = 0;               // per token, K and V together, elements
   int64_t top_k = 0;
-  int64_t non_expert_params = 0;      // replicated across DP (text non-expert + vision + MTP)
-  int64_t expert_params = 0;          // routed experts, sharded by EP x ETP
+  int64_t non_expert_params = 0;  // replicated across DP (text non-expert + vision + MTP)
+  int64_t expert_params = 0;      // routed experts, sharded by EP x ETP
 };
 
 /// From a parsed config; `with_mtp` counts the MTP block as trained.
@@ -36,14 +36,14 @@ ModelTrafficShape TrafficShapeOf(const ModelConfig& config, bool with_mtp);
 
 struct TrafficInputs {
   ParallelLayout layout;
-  int64_t micro_batch = 1;           // samples per micro batch
-  double tokens_per_sample = 4096;   // the mean sample length (traffic is an average)
+  int64_t micro_batch = 1;          // samples per micro batch
+  double tokens_per_sample = 4096;  // the mean sample length (traffic is an average)
   int64_t micro_batches_per_step = 1;
-  int64_t activation_bytes = 2;      // bf16 activations
-  int64_t param_bytes = 2;           // bf16 weights (the all-gather of the distributed optimizer)
-  int64_t grad_bytes = 4;            // gradient buffer dtype (fp32 by default in megatron-core)
-  bool distributed_optimizer = true; // reduce-scatter grads + all-gather params, not all-reduce
-  bool full_recompute = false;       // the forward's collectives run again in the backward
+  int64_t activation_bytes = 2;       // bf16 activations
+  int64_t param_bytes = 2;            // bf16 weights (the all-gather of the distributed optimizer)
+  int64_t grad_bytes = 4;             // gradient buffer dtype (fp32 by default in megatron-core)
+  bool distributed_optimizer = true;  // reduce-scatter grads + all-gather params, not all-reduce
+  bool full_recompute = false;        // the forward's collectives run again in the backward
 };
 
 enum class TrafficFrequency { kPerLayerPerMicroBatch, kPerMicroBatch, kPerStep };
@@ -51,9 +51,9 @@ std::string ToString(TrafficFrequency f);  // "per layer per micro batch", ...
 
 struct TrafficItem {
   GroupKind group = GroupKind::kTp;
-  std::string purpose;      // "MoE token dispatch + combine"
+  std::string purpose;  // "MoE token dispatch + combine"
   CollectiveOp op = CollectiveOp::kAllReduce;
-  Bytes size;               // nccl-tests' size of one call
+  Bytes size;  // nccl-tests' size of one call
   TrafficFrequency frequency = TrafficFrequency::kPerStep;
   double calls_per_unit = 1;  // calls per layer / per micro batch / per step, as frequency says
   double calls_per_step = 1;  // all calls of one step on one rank (layers are per pipeline stage)

@@ -1,7 +1,6 @@
 #include "strata/core/json_fields.h"
 
 #include <nlohmann/json.hpp>
-
 #include <utility>
 #include <vector>
 

@@ -8,11 +8,10 @@
 
 #include <cstdint>
 #include <initializer_list>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
-
-#include <nlohmann/json_fwd.hpp>
 
 #include "strata/core/result.h"
 

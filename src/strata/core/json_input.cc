@@ -29,7 +29,8 @@ Result<nlohmann::json> ParseUntrustedJson(std::string_view text, const std::stri
     // with no position: say what it was.
     std::string what = e.what();
     if (const size_t pos = what.find("] "); pos != std::string::npos) what = what.substr(pos + 2);
-    return InvalidInput(fmt::format("not valid JSON: {}, expected {}", what, expected)).InFile(file);
+    return InvalidInput(fmt::format("not valid JSON: {}, expected {}", what, expected))
+        .InFile(file);
   }
 }
 

@@ -4,10 +4,9 @@
 #define STRATA_CORE_JSON_INPUT_H_
 
 #include <cstddef>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
-
-#include <nlohmann/json.hpp>
 
 #include "strata/core/result.h"
 

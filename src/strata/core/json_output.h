@@ -3,9 +3,8 @@
 #ifndef STRATA_CORE_JSON_OUTPUT_H_
 #define STRATA_CORE_JSON_OUTPUT_H_
 
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 namespace strata {
 

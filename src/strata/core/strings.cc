@@ -1,8 +1,8 @@
 #include "strata/core/strings.h"
 
-#include <cmath>
-
 #include <fmt/format.h>
+
+#include <cmath>
 
 namespace strata {
 

@@ -1,13 +1,12 @@
 #include "strata/core/units.h"
 
+#include <fmt/format.h>
 
 #include <cctype>
 #include <charconv>
 #include <cmath>
 #include <utility>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "strata/core/text_scan.h"
 
@@ -18,7 +17,6 @@ struct UnitScale {
   std::string_view unit;
   double scale;
 };
-
 
 std::string UnitList(const std::vector<UnitScale>& units) {
   std::string out;
@@ -55,16 +53,17 @@ Result<std::pair<double, std::string_view>> SplitNumberUnit(std::string_view tex
 }
 
 Result<double> ParseWithUnits(std::string_view text, std::string_view what,
-                              const std::vector<UnitScale>& units, std::string_view ambiguous_hint) {
+                              const std::vector<UnitScale>& units,
+                              std::string_view ambiguous_hint) {
   STRATA_ASSIGN_OR_RETURN(auto split, SplitNumberUnit(text, what));
   auto [number, unit] = split;
   for (const auto& u : units) {
     if (unit == u.unit) return number * u.scale;
   }
-  Error e = InvalidInput(unit.empty()
-                             ? fmt::format("'{}' has no unit (expected one of: {})", text, UnitList(units))
-                             : fmt::format("unknown unit '{}' in '{}' (expected one of: {})", unit,
-                                           text, UnitList(units)));
+  Error e = InvalidInput(
+      unit.empty() ? fmt::format("'{}' has no unit (expected one of: {})", text, UnitList(units))
+                   : fmt::format("unknown unit '{}' in '{}' (expected one of: {})", unit, text,
+                                 UnitList(units)));
   if (!ambiguous_hint.empty() && unit.size() <= 1) e.hint = std::string(ambiguous_hint);
   return e;
 }
@@ -73,9 +72,9 @@ Result<double> ParseWithUnits(std::string_view text, std::string_view what,
 
 Result<Bytes> ParseBytes(std::string_view text) {
   static const std::vector<UnitScale> kUnits = {
-      {"B", 1},       {"KB", 1e3},           {"MB", 1e6},           {"GB", 1e9},
-      {"TB", 1e12},   {"KiB", 1024.0},       {"MiB", 1048576.0},    {"GiB", 1073741824.0},
-      {"TiB", 1099511627776.0}};
+      {"B", 1},           {"KB", 1e3},           {"MB", 1e6},
+      {"GB", 1e9},        {"TB", 1e12},          {"KiB", 1024.0},
+      {"MiB", 1048576.0}, {"GiB", 1073741824.0}, {"TiB", 1099511627776.0}};
   STRATA_ASSIGN_OR_RETURN(
       double v, ParseWithUnits(text, "size", kUnits,
                                "a bare K/M/G is ambiguous (decimal or binary?): write GB (1e9) or "
@@ -86,9 +85,9 @@ Result<Bytes> ParseBytes(std::string_view text) {
 Result<BytesPerSecond> ParseBandwidth(std::string_view text) {
   // Bits (b) and bytes (B) are told apart by case: 400Gb/s is 50GB/s.
   static const std::vector<UnitScale> kUnits = {
-      {"B/s", 1},        {"KB/s", 1e3},      {"MB/s", 1e6},      {"GB/s", 1e9},
-      {"TB/s", 1e12},    {"Kb/s", 1e3 / 8},  {"Mb/s", 1e6 / 8},  {"Gb/s", 1e9 / 8},
-      {"Tb/s", 1e12 / 8}, {"Mbps", 1e6 / 8}, {"Gbps", 1e9 / 8},  {"GiB/s", 1073741824.0}};
+      {"B/s", 1},         {"KB/s", 1e3},     {"MB/s", 1e6},     {"GB/s", 1e9},
+      {"TB/s", 1e12},     {"Kb/s", 1e3 / 8}, {"Mb/s", 1e6 / 8}, {"Gb/s", 1e9 / 8},
+      {"Tb/s", 1e12 / 8}, {"Mbps", 1e6 / 8}, {"Gbps", 1e9 / 8}, {"GiB/s", 1073741824.0}};
   STRATA_ASSIGN_OR_RETURN(
       double v, ParseWithUnits(text, "bandwidth", kUnits,
                                "write the unit with its rate: 400Gb/s (bits) or 50GB/s (bytes)"));
@@ -96,13 +95,15 @@ Result<BytesPerSecond> ParseBandwidth(std::string_view text) {
 }
 
 Result<Seconds> ParseSeconds(std::string_view text) {
-  static const std::vector<UnitScale> kUnits = {
-      {"s", 1}, {"ms", 1e-3}, {"us", 1e-6}, {"ns", 1e-9}, {"min", 60}, {"h", 3600}};
+  static const std::vector<UnitScale> kUnits = {{"s", 1},     {"ms", 1e-3}, {"us", 1e-6},
+                                                {"ns", 1e-9}, {"min", 60},  {"h", 3600}};
   STRATA_ASSIGN_OR_RETURN(double v, ParseWithUnits(text, "duration", kUnits, ""));
   return Seconds::Of(v);
 }
 
-std::string FormatGiB(Bytes b, int decimals) { return fmt::format("{:.{}f} GiB", b.gib(), decimals); }
+std::string FormatGiB(Bytes b, int decimals) {
+  return fmt::format("{:.{}f} GiB", b.gib(), decimals);
+}
 std::string FormatGB(Bytes b, int decimals) { return fmt::format("{:.{}f} GB", b.gb(), decimals); }
 
 std::string FormatBytesAuto(Bytes b) {

@@ -26,8 +26,14 @@ class Quantity {
 
   constexpr Quantity operator+(Quantity o) const { return Quantity(value_ + o.value_); }
   constexpr Quantity operator-(Quantity o) const { return Quantity(value_ - o.value_); }
-  constexpr Quantity& operator+=(Quantity o) { value_ += o.value_; return *this; }
-  constexpr Quantity& operator-=(Quantity o) { value_ -= o.value_; return *this; }
+  constexpr Quantity& operator+=(Quantity o) {
+    value_ += o.value_;
+    return *this;
+  }
+  constexpr Quantity& operator-=(Quantity o) {
+    value_ -= o.value_;
+    return *this;
+  }
   constexpr Quantity operator*(double k) const { return Quantity(value_ * k); }
   constexpr Quantity operator/(double k) const { return Quantity(value_ / k); }
   friend constexpr Quantity operator*(double k, Quantity q) { return Quantity(k * q.value_); }
@@ -129,7 +135,9 @@ class BytesPerSecond : public Quantity<BytesPerSecondTag> {
   static constexpr BytesPerSecond GBps(double n) { return BytesPerSecond(n * 1e9); }
   static constexpr BytesPerSecond TBps(double n) { return BytesPerSecond(n * 1e12); }
   /// Link rates are quoted in bits: 400 Gb/s is 50 GB/s. The one bits-to-bytes conversion.
-  static constexpr BytesPerSecond Gbps(double gigabits) { return BytesPerSecond(gigabits * 1e9 / 8); }
+  static constexpr BytesPerSecond Gbps(double gigabits) {
+    return BytesPerSecond(gigabits * 1e9 / 8);
+  }
   constexpr double bytes_per_s() const { return value_; }
   constexpr double gb_per_s() const { return value_ / 1e9; }
   constexpr double tb_per_s() const { return value_ / 1e12; }
@@ -140,12 +148,24 @@ class BytesPerSecond : public Quantity<BytesPerSecondTag> {
 };
 
 // Cross-kind operators: only the physically meaningful ones.
-constexpr Seconds operator/(FlopCount f, FlopPerSecond r) { return Seconds::Of(f.value() / r.value()); }
-constexpr FlopPerSecond operator/(FlopCount f, Seconds t) { return FlopPerSecond::Of(f.value() / t.value()); }
-constexpr FlopCount operator*(FlopPerSecond r, Seconds t) { return FlopCount::Of(r.value() * t.value()); }
-constexpr Seconds operator/(Bytes b, BytesPerSecond r) { return Seconds::Of(b.value() / r.value()); }
-constexpr BytesPerSecond operator/(Bytes b, Seconds t) { return BytesPerSecond::Of(b.value() / t.value()); }
-constexpr Bytes operator*(BytesPerSecond r, Seconds t) { return Bytes::Count(r.value() * t.value()); }
+constexpr Seconds operator/(FlopCount f, FlopPerSecond r) {
+  return Seconds::Of(f.value() / r.value());
+}
+constexpr FlopPerSecond operator/(FlopCount f, Seconds t) {
+  return FlopPerSecond::Of(f.value() / t.value());
+}
+constexpr FlopCount operator*(FlopPerSecond r, Seconds t) {
+  return FlopCount::Of(r.value() * t.value());
+}
+constexpr Seconds operator/(Bytes b, BytesPerSecond r) {
+  return Seconds::Of(b.value() / r.value());
+}
+constexpr BytesPerSecond operator/(Bytes b, Seconds t) {
+  return BytesPerSecond::Of(b.value() / t.value());
+}
+constexpr Bytes operator*(BytesPerSecond r, Seconds t) {
+  return Bytes::Count(r.value() * t.value());
+}
 
 // --- parsing: a unit is always required ------------------------------------
 /// "96GB", "80GiB", "1.5 TiB", "512MiB". Decimal KB/MB/GB/TB, binary KiB/MiB/GiB/TiB, "B".
@@ -157,12 +177,12 @@ Result<BytesPerSecond> ParseBandwidth(std::string_view text);
 Result<Seconds> ParseSeconds(std::string_view text);
 
 // --- formatting: the unit is always printed ---------------------------------
-std::string FormatGiB(Bytes b, int decimals = 2);   // "12.89 GiB"
-std::string FormatGB(Bytes b, int decimals = 2);    // "13.84 GB"
-std::string FormatBytesAuto(Bytes b);               // "512 B", "1.50 KiB", "12.89 GiB"
-std::string FormatGBps(BytesPerSecond r, int decimals = 1);      // "450.0 GB/s"
-std::string FormatTflops(FlopPerSecond r, int decimals = 1);     // "148.0 TFLOP/s"
-std::string FormatSeconds(Seconds t);                            // "120 s", "3.2 ms", "15 us"
+std::string FormatGiB(Bytes b, int decimals = 2);             // "12.89 GiB"
+std::string FormatGB(Bytes b, int decimals = 2);              // "13.84 GB"
+std::string FormatBytesAuto(Bytes b);                         // "512 B", "1.50 KiB", "12.89 GiB"
+std::string FormatGBps(BytesPerSecond r, int decimals = 1);   // "450.0 GB/s"
+std::string FormatTflops(FlopPerSecond r, int decimals = 1);  // "148.0 TFLOP/s"
+std::string FormatSeconds(Seconds t);                         // "120 s", "3.2 ms", "15 us"
 
 }  // namespace strata
 

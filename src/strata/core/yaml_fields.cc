@@ -1,8 +1,8 @@
 #include "strata/core/yaml_fields.h"
 
-#include <charconv>
-
 #include <fmt/format.h>
+
+#include <charconv>
 
 #include "strata/core/did_you_mean.h"
 
@@ -150,7 +150,8 @@ Status YamlMap::CheckNoUnknownKeys(const std::vector<std::string>& also_allowed)
   known.insert(known.end(), also_allowed.begin(), also_allowed.end());
   for (const auto& kv : node_) {
     const std::string key = kv.first.as<std::string>();
-    if (read_.count(key) || std::find(also_allowed.begin(), also_allowed.end(), key) != also_allowed.end())
+    if (read_.count(key) ||
+        std::find(also_allowed.begin(), also_allowed.end(), key) != also_allowed.end())
       continue;
     Error e = InvalidInput(fmt::format("unknown field '{}'", key));
     e.file = file_;

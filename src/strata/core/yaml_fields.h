@@ -3,13 +3,13 @@
 #ifndef STRATA_CORE_YAML_FIELDS_H_
 #define STRATA_CORE_YAML_FIELDS_H_
 
+#include <yaml-cpp/yaml.h>
+
 #include <cstdint>
 #include <optional>
 #include <set>
 #include <string>
 #include <vector>
-
-#include <yaml-cpp/yaml.h>
 
 #include "strata/core/result.h"
 #include "strata/core/units.h"
@@ -27,11 +27,11 @@ class YamlMap {
 
   bool Has(const std::string& key) const;
   Result<std::string> String(const std::string& key);
-  Result<int64_t> Int(const std::string& key);     // an integer (no fraction, no unit)
+  Result<int64_t> Int(const std::string& key);  // an integer (no fraction, no unit)
   Result<int64_t> PositiveInt(const std::string& key);
   Result<double> Number(const std::string& key);
   Result<bool> Bool(const std::string& key);
-  Result<Bytes> Size(const std::string& key);      // "96GB", "80GiB": a unit is required
+  Result<Bytes> Size(const std::string& key);                // "96GB", "80GiB": a unit is required
   Result<BytesPerSecond> Bandwidth(const std::string& key);  // "400Gb/s", "900GB/s"
   Result<YamlMap> Map(const std::string& key);
   Result<YAML::Node> Node(const std::string& key);  // raw, e.g. a sequence

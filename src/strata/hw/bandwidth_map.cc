@@ -7,27 +7,36 @@ namespace {
 
 std::string FabricName(const Cluster& c) {
   switch (c.fabric) {
-    case IntraNodeFabric::kNvSwitch: return fmt::format("NVSwitch ({})", c.gpu.nvlink_generation);
-    case IntraNodeFabric::kNvLinkMesh: return fmt::format("GPU mesh ({})", c.gpu.nvlink_generation);
-    case IntraNodeFabric::kPcieOnly: return "PCIe";
+    case IntraNodeFabric::kNvSwitch:
+      return fmt::format("NVSwitch ({})", c.gpu.nvlink_generation);
+    case IntraNodeFabric::kNvLinkMesh:
+      return fmt::format("GPU mesh ({})", c.gpu.nvlink_generation);
+    case IntraNodeFabric::kPcieOnly:
+      return "PCIe";
   }
   return "?";
 }
 
 std::string TransportName(NicTransport t) {
   switch (t) {
-    case NicTransport::kRoce: return "RoCE";
-    case NicTransport::kInfiniBand: return "InfiniBand";
-    case NicTransport::kEthernet: return "Ethernet";
+    case NicTransport::kRoce:
+      return "RoCE";
+    case NicTransport::kInfiniBand:
+      return "InfiniBand";
+    case NicTransport::kEthernet:
+      return "Ethernet";
   }
   return "?";
 }
 
 std::string StorageName(StorageKind k) {
   switch (k) {
-    case StorageKind::kNfs: return "NFS";
-    case StorageKind::kLustre: return "Lustre";
-    case StorageKind::kLocalNvme: return "local NVMe";
+    case StorageKind::kNfs:
+      return "NFS";
+    case StorageKind::kLustre:
+      return "Lustre";
+    case StorageKind::kLocalNvme:
+      return "local NVMe";
   }
   return "?";
 }
@@ -47,12 +56,18 @@ std::string NicSummary(const Cluster& c, NicRole role) {
 
 std::string ToString(MapLevelKind kind) {
   switch (kind) {
-    case MapLevelKind::kHbm: return "hbm";
-    case MapLevelKind::kGpuFabric: return "gpu_fabric";
-    case MapLevelKind::kPcie: return "pcie";
-    case MapLevelKind::kDataNic: return "data_nic";
-    case MapLevelKind::kManagementNic: return "management_nic";
-    case MapLevelKind::kStorage: return "storage";
+    case MapLevelKind::kHbm:
+      return "hbm";
+    case MapLevelKind::kGpuFabric:
+      return "gpu_fabric";
+    case MapLevelKind::kPcie:
+      return "pcie";
+    case MapLevelKind::kDataNic:
+      return "data_nic";
+    case MapLevelKind::kManagementNic:
+      return "management_nic";
+    case MapLevelKind::kStorage:
+      return "storage";
   }
   return "?";
 }
@@ -69,10 +84,10 @@ Result<BandwidthMap> BuildBandwidthMap(const Cluster& c, const Interconnects& li
   if (c.fabric != IntraNodeFabric::kPcieOnly) {
     const std::string key = c.fabric == IntraNodeFabric::kNvSwitch ? "nvswitch" : "nvlink_mesh";
     const BytesPerSecond one_way = c.gpu.nvlink_bandwidth_per_direction();
-    map.levels.push_back({MapLevelKind::kGpuFabric, FabricName(c), key, one_way, one_way * gpus,
-                          links.Level(key).latency, 0,
-                          fmt::format("{:g} GB/s bidirectional per GPU",
-                                      c.gpu.nvlink_bandwidth.gb_per_s())});
+    map.levels.push_back(
+        {MapLevelKind::kGpuFabric, FabricName(c), key, one_way, one_way * gpus,
+         links.Level(key).latency, 0,
+         fmt::format("{:g} GB/s bidirectional per GPU", c.gpu.nvlink_bandwidth.gb_per_s())});
   }
 
   auto pcie = links.pcie_x16_per_direction.find(c.pcie_generation);
@@ -103,10 +118,10 @@ Result<BandwidthMap> BuildBandwidthMap(const Cluster& c, const Interconnects& li
     const double nics_per_gpu = static_cast<double>(data_nics) / gpus;
     std::string note = nics_per_gpu >= 1 ? fmt::format("{:.3g} NIC(s) per GPU", nics_per_gpu)
                                          : fmt::format("1 NIC per {:.3g} GPUs", 1 / nics_per_gpu);
-    map.levels.push_back({MapLevelKind::kDataNic,
-                          fmt::format("{} {}", TransportName(c.DataTransport()),
-                                      NicSummary(c, NicRole::kData)),
-                          key, data_node / gpus, data_node, links.Level(key).latency, 0, note});
+    map.levels.push_back(
+        {MapLevelKind::kDataNic,
+         fmt::format("{} {}", TransportName(c.DataTransport()), NicSummary(c, NicRole::kData)), key,
+         data_node / gpus, data_node, links.Level(key).latency, 0, note});
   }
   const BytesPerSecond mgmt_node = c.ManagementBandwidthPerNode();
   if (mgmt_node.value() > 0) {
@@ -114,15 +129,16 @@ Result<BandwidthMap> BuildBandwidthMap(const Cluster& c, const Interconnects& li
     for (const auto& nic : c.nics) {
       if (nic.role == NicRole::kManagement) names += (names.empty() ? "" : ", ") + nic.name;
     }
-    map.levels.push_back({MapLevelKind::kManagementNic,
-                          fmt::format("management {} ({})", NicSummary(c, NicRole::kManagement),
-                                      names),
-                          "ethernet", mgmt_node / gpus, mgmt_node, links.Level("ethernet").latency,
-                          0, "TCP; NCCL must not pick it (NCCL_SOCKET_IFNAME)"});
+    map.levels.push_back(
+        {MapLevelKind::kManagementNic,
+         fmt::format("management {} ({})", NicSummary(c, NicRole::kManagement), names), "ethernet",
+         mgmt_node / gpus, mgmt_node, links.Level("ethernet").latency, 0,
+         "TCP; NCCL must not pick it (NCCL_SOCKET_IFNAME)"});
   }
   for (const auto& s : c.storage) {
-    map.levels.push_back({MapLevelKind::kStorage, fmt::format("{} ({})", StorageName(s.kind), s.name),
-                          ToString(s.kind), s.bandwidth_per_node / gpus, s.bandwidth_per_node,
+    map.levels.push_back({MapLevelKind::kStorage,
+                          fmt::format("{} ({})", StorageName(s.kind), s.name), ToString(s.kind),
+                          s.bandwidth_per_node / gpus, s.bandwidth_per_node,
                           links.Level(ToString(s.kind)).latency, 0,
                           s.shared ? "shared by all nodes" : "local to each node"});
   }

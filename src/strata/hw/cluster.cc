@@ -1,25 +1,24 @@
 #include "strata/hw/cluster.h"
 
-#include "strata/hw/custom_gpu.h"
-#include "strata/hw/interconnects.h"
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <filesystem>
 #include <set>
 
-#include <fmt/format.h>
-#include <fmt/ranges.h>
-
 #include "strata/core/did_you_mean.h"
 #include "strata/core/file_io.h"
 #include "strata/core/yaml_fields.h"
+#include "strata/hw/custom_gpu.h"
+#include "strata/hw/interconnects.h"
 
 namespace strata {
 namespace {
 
-const std::vector<std::string> kTopKeys = {"name",      "description",       "nodes",
-                                           "gpus_per_node", "gpu",           "intra_node_fabric",
-                                           "pcie_generation", "nics",        "storage"};
+const std::vector<std::string> kTopKeys = {
+    "name", "description", "nodes", "gpus_per_node", "gpu", "intra_node_fabric", "pcie_generation",
+    "nics", "storage"};
 
 // Reads a string field that must be one of `allowed` (the enum's spellings in the file).
 template <class Enum>
@@ -49,7 +48,8 @@ const std::vector<std::pair<std::string, NicTransport>> kTransports = {
 const std::vector<std::pair<std::string, NicRole>> kRoles = {{"data", NicRole::kData},
                                                              {"management", NicRole::kManagement}};
 const std::vector<std::pair<std::string, StorageKind>> kStorageKinds = {
-    {"nfs", StorageKind::kNfs}, {"lustre", StorageKind::kLustre},
+    {"nfs", StorageKind::kNfs},
+    {"lustre", StorageKind::kLustre},
     {"local_nvme", StorageKind::kLocalNvme}};
 
 template <class Enum>
@@ -144,15 +144,16 @@ Result<Cluster> ParseCluster(const std::string& text, const std::string& file) {
   STRATA_ASSIGN_OR_RETURN(c.gpu, ReadGpuField(map, "gpu"));
   STRATA_ASSIGN_OR_RETURN(c.fabric, ReadEnum(map, "intra_node_fabric", kFabrics));
   if (c.fabric != IntraNodeFabric::kPcieOnly && !c.gpu.has_gpu_fabric()) {
-    return map.ErrorAt("intra_node_fabric",
-                       fmt::format("'{}' needs a GPU with NVLink, but {} has none",
-                                   ToString(c.fabric), c.gpu.name))
+    return map
+        .ErrorAt("intra_node_fabric", fmt::format("'{}' needs a GPU with NVLink, but {} has none",
+                                                  ToString(c.fabric), c.gpu.name))
         .WithHint("use intra_node_fabric: pcie");
   }
   STRATA_ASSIGN_OR_RETURN(c.pcie_generation, map.Int("pcie_generation"));
   if (c.pcie_generation < 3 || c.pcie_generation > 6) {
-    return map.ErrorAt("pcie_generation",
-                       fmt::format("expected a PCIe generation from 3 to 6, got {}", c.pcie_generation));
+    return map.ErrorAt(
+        "pcie_generation",
+        fmt::format("expected a PCIe generation from 3 to 6, got {}", c.pcie_generation));
   }
 
   STRATA_ASSIGN_OR_RETURN(YAML::Node nics, ReadList(map, "nics"));
@@ -187,9 +188,10 @@ Result<Cluster> ParseCluster(const std::string& text, const std::string& file) {
     }
   }
   if (c.nodes > 1 && c.DataNicBandwidthPerNode().value() <= 0) {
-    return map.ErrorAt("nics", fmt::format("{} nodes but no NIC with role: data; collectives "
-                                           "between nodes need a data network",
-                                           c.nodes))
+    return map
+        .ErrorAt("nics", fmt::format("{} nodes but no NIC with role: data; collectives "
+                                     "between nodes need a data network",
+                                     c.nodes))
         .WithHint("add the RoCE/InfiniBand NICs with role: data");
   }
   if (map.Has("storage")) {
@@ -215,8 +217,7 @@ Result<Cluster> ParseCluster(const std::string& text, const std::string& file) {
 std::vector<std::string> ShippedClusterNames() {
   std::vector<std::string> names;
   std::error_code ec;
-  for (const auto& entry :
-       std::filesystem::directory_iterator(DataDir() + "/clusters", ec)) {
+  for (const auto& entry : std::filesystem::directory_iterator(DataDir() + "/clusters", ec)) {
     if (entry.path().extension() == ".yaml") names.push_back(entry.path().stem().string());
   }
   std::sort(names.begin(), names.end());

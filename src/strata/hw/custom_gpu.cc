@@ -36,8 +36,9 @@ Result<GpuSpec> ReadGpuField(YamlMap& parent, const std::string& key) {
     for (const char* required : {"name", "memory", "hbm_bandwidth", "bf16_dense"}) {
       if (!m.Has(required)) {
         return m.ErrorAt("", fmt::format("a GPU without 'base' needs '{}'", required))
-            .WithHint("derive from the catalog instead: base: H100-SXM, then the values that "
-                      "differ");
+            .WithHint(
+                "derive from the catalog instead: base: H100-SXM, then the values that "
+                "differ");
       }
     }
   }
@@ -52,7 +53,8 @@ Result<GpuSpec> ReadGpuField(YamlMap& parent, const std::string& key) {
   }
   if (m.Has("hbm_bandwidth")) {
     STRATA_ASSIGN_OR_RETURN(gpu.hbm_bandwidth, m.Bandwidth("hbm_bandwidth"));
-    if (gpu.hbm_bandwidth.value() <= 0) return m.ErrorAt("hbm_bandwidth", "expected a positive bandwidth");
+    if (gpu.hbm_bandwidth.value() <= 0)
+      return m.ErrorAt("hbm_bandwidth", "expected a positive bandwidth");
     gpu.sources["hbm_bandwidth"] = given;
   }
   const std::pair<const char*, FlopPerSecond*> rates[] = {{"bf16_dense", &gpu.bf16_dense},
@@ -74,7 +76,8 @@ Result<GpuSpec> ReadGpuField(YamlMap& parent, const std::string& key) {
     STRATA_ASSIGN_OR_RETURN(gpu.nvlink_bandwidth, m.Bandwidth("nvlink_bandwidth"));
     gpu.sources["nvlink_bandwidth"] = given;
   }
-  if (gpu.nvlink_generation.empty()) gpu.nvlink_generation = gpu.has_gpu_fabric() ? "custom" : "none";
+  if (gpu.nvlink_generation.empty())
+    gpu.nvlink_generation = gpu.has_gpu_fabric() ? "custom" : "none";
   STRATA_RETURN_IF_ERROR(m.CheckNoUnknownKeys());
   return gpu;
 }

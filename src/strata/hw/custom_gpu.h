@@ -20,8 +20,8 @@ Result<GpuSpec> ReadGpuField(YamlMap& map, const std::string& key);
 
 /// Every key a GPU mapping may hold.
 inline constexpr const char* kCustomGpuKeys[] = {
-    "base",       "name",       "memory",     "hbm_bandwidth",   "bf16_dense", "fp16_dense",
-    "fp8_dense",  "tf32_dense", "power_w",    "nvlink_bandwidth"};
+    "base",       "name",      "memory",     "hbm_bandwidth", "bf16_dense",
+    "fp16_dense", "fp8_dense", "tf32_dense", "power_w",       "nvlink_bandwidth"};
 
 }  // namespace strata
 

@@ -1,12 +1,12 @@
 #include "strata/hw/gpu_catalog.h"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <cctype>
 #include <charconv>
 #include <cmath>
 #include <set>
-
-#include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include "strata/core/did_you_mean.h"
 #include "strata/core/file_io.h"
@@ -68,8 +68,9 @@ Result<GpuSpec> ParseGpu(const YAML::Node& node, const std::string& file, const 
     STRATA_ASSIGN_OR_RETURN(gpu.nvlink_bandwidth, map.Bandwidth("nvlink_bandwidth"));
   }
   if ((gpu.nvlink_generation == "none") != (nvlink_text == "none")) {
-    return map.ErrorAt("nvlink_bandwidth",
-                       "nvlink_generation and nvlink_bandwidth must both be 'none' or both be given");
+    return map.ErrorAt(
+        "nvlink_bandwidth",
+        "nvlink_generation and nvlink_bandwidth must both be 'none' or both be given");
   }
   STRATA_ASSIGN_OR_RETURN(gpu.tdp_watts, map.Number("tdp_watts"));
   if (!(gpu.tdp_watts > 0)) return map.ErrorAt("tdp_watts", "expected a positive power in watts");

@@ -23,8 +23,8 @@ struct GpuSpec {
   FlopPerSecond fp16_dense;
   FlopPerSecond fp8_dense;  // zero where the part has no FP8 tensor cores (A100, A800)
   FlopPerSecond tf32_dense;
-  std::string nvlink_generation;   // "NVLink4", "NVLink3", "InfinityFabric", "none"
-  BytesPerSecond nvlink_bandwidth; // bidirectional, per GPU; zero when there is no GPU fabric
+  std::string nvlink_generation;    // "NVLink4", "NVLink3", "InfinityFabric", "none"
+  BytesPerSecond nvlink_bandwidth;  // bidirectional, per GPU; zero when there is no GPU fabric
   double tdp_watts = 0;
   std::map<std::string, std::string> sources;  // value name -> datasheet name or URL
 

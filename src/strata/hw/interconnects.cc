@@ -1,8 +1,8 @@
 #include "strata/hw/interconnects.h"
 
-#include <algorithm>
-
 #include <fmt/format.h>
+
+#include <algorithm>
 
 #include "strata/core/file_io.h"
 #include "strata/core/yaml_fields.h"
@@ -11,8 +11,8 @@ namespace strata {
 namespace {
 
 // Levels a collective runs on must say how efficient they are; storage and HBM need not.
-const std::vector<std::string> kCommLevels = {"nvswitch", "nvswitch_nvls", "nvlink_mesh", "pcie",
-                                              "infiniband", "roce", "ethernet"};
+const std::vector<std::string> kCommLevels = {"nvswitch",   "nvswitch_nvls", "nvlink_mesh", "pcie",
+                                              "infiniband", "roce",          "ethernet"};
 
 Result<LinkCalibration> ParseLevel(YamlMap& levels, const std::string& name) {
   STRATA_ASSIGN_OR_RETURN(YamlMap map, levels.Map(name));
@@ -52,8 +52,8 @@ Result<LinkCalibration> ParseLevel(YamlMap& levels, const std::string& name) {
 
 const std::vector<std::string>& RequiredLevelNames() {
   static const std::vector<std::string> kNames = {
-      "hbm",      "nvswitch", "nvswitch_nvls", "nvlink_mesh", "pcie",      "infiniband",
-      "roce",     "ethernet", "nfs",           "lustre",      "local_nvme"};
+      "hbm",  "nvswitch", "nvswitch_nvls", "nvlink_mesh", "pcie",      "infiniband",
+      "roce", "ethernet", "nfs",           "lustre",      "local_nvme"};
   return kNames;
 }
 
@@ -94,7 +94,8 @@ Result<Interconnects> ParseInterconnects(const std::string& text, const std::str
   STRATA_ASSIGN_OR_RETURN(YAML::Node pcie, top.Node("pcie_x16"));
   if (!pcie.IsSequence()) return top.ErrorAt("pcie_x16", "expected a list");
   for (size_t i = 0; i < pcie.size(); ++i) {
-    STRATA_ASSIGN_OR_RETURN(YamlMap entry, YamlMap::Of(pcie[i], file, fmt::format("pcie_x16[{}]", i)));
+    STRATA_ASSIGN_OR_RETURN(YamlMap entry,
+                            YamlMap::Of(pcie[i], file, fmt::format("pcie_x16[{}]", i)));
     STRATA_ASSIGN_OR_RETURN(int64_t generation, entry.PositiveInt("generation"));
     STRATA_ASSIGN_OR_RETURN(BytesPerSecond bandwidth, entry.Bandwidth("bandwidth"));
     STRATA_ASSIGN_OR_RETURN(std::string source, entry.String("source"));

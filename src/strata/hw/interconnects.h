@@ -15,8 +15,8 @@
 namespace strata {
 
 struct LinkCalibration {
-  Seconds latency;                      // alpha: one step of a collective on this level
-  std::optional<double> busbw_fraction; // beta / line rate; absent for storage and HBM
+  Seconds latency;                       // alpha: one step of a collective on this level
+  std::optional<double> busbw_fraction;  // beta / line rate; absent for storage and HBM
   std::map<std::string, std::string> sources;
 };
 

@@ -1,7 +1,7 @@
 // The cluster and data-parallel fields every mapper shares, and the list of unused settings.
-#include <charconv>
-
 #include <fmt/format.h>
+
+#include <charconv>
 
 #include "strata/importer/framework_mappers.h"
 
@@ -62,8 +62,8 @@ Status FinishCommon(Settings& s, MapContext& ctx, JobBuilder& job, int64_t world
       job.Default("cluster.nodes", "1", "torchrun's --nnodes defaults to 1");
     }
   }
-  const int64_t world = std::stoll(job.Get("cluster.gpus_per_node")) *
-                        std::stoll(job.Get("cluster.nodes"));
+  const int64_t world =
+      std::stoll(job.Get("cluster.gpus_per_node")) * std::stoll(job.Get("cluster.nodes"));
   if (world_divisor <= 0 || world % world_divisor != 0) {
     return InvalidInput(fmt::format("the world of {} GPUs is not a multiple of TP x PP x CP = {}",
                                     world, world_divisor))

@@ -1,9 +1,9 @@
 #include "strata/importer/import_job.h"
 
+#include <fmt/format.h>
+
 #include <cctype>
 #include <filesystem>
-
-#include <fmt/format.h>
 
 #include "strata/core/file_io.h"
 #include "strata/importer/framework_mappers.h"
@@ -160,13 +160,15 @@ Result<Detected> DetectCommand(std::string_view text, const std::string& file) {
     }
     return d;
   }
-  return InvalidInput("no training launch recognised: expected a Megatron-LM pretrain_*.py, "
-                      "`megatron sft`, `swift sft`, torchtitan, verl.trainer or an HF Trainer "
-                      "script with --deepspeed / --per_device_train_batch_size")
+  return InvalidInput(
+             "no training launch recognised: expected a Megatron-LM pretrain_*.py, "
+             "`megatron sft`, `swift sft`, torchtitan, verl.trainer or an HF Trainer "
+             "script with --deepspeed / --per_device_train_batch_size")
       .InFile(file)
-      .WithHint("strata import also reads a Megatron log (its argument dump), ms-swift "
-                "args.json, training_args.json, a DeepSpeed JSON, a torchtitan TOML and a verl "
-                "YAML");
+      .WithHint(
+          "strata import also reads a Megatron log (its argument dump), ms-swift "
+          "args.json, training_args.json, a DeepSpeed JSON, a torchtitan TOML and a verl "
+          "YAML");
 }
 
 Result<Detected> DetectJson(std::string_view text, const std::string& file) {
@@ -199,9 +201,10 @@ Result<Detected> DetectJson(std::string_view text, const std::string& file) {
     d.settings = std::move(prefixed);
     return d;
   }
-  return InvalidInput("a JSON file strata cannot import: no Megatron arguments "
-                      "(tensor_model_parallel_size), TrainingArguments "
-                      "(per_device_train_batch_size) or DeepSpeed keys (zero_optimization)")
+  return InvalidInput(
+             "a JSON file strata cannot import: no Megatron arguments "
+             "(tensor_model_parallel_size), TrainingArguments "
+             "(per_device_train_batch_size) or DeepSpeed keys (zero_optimization)")
       .InFile(file);
 }
 
@@ -244,7 +247,8 @@ Result<ImportReport> ImportJob(std::string_view text, const std::string& file,
     Detected d;
     STRATA_ASSIGN_OR_RETURN(d.settings, ReadYamlSettings(text, file));
     bool verl = false;
-    for (const auto& [key, sv] : d.settings.Unused()) verl = verl || key.starts_with("actor_rollout_ref.");
+    for (const auto& [key, sv] : d.settings.Unused())
+      verl = verl || key.starts_with("actor_rollout_ref.");
     if (!verl) {
       return InvalidInput("a YAML file that is not a verl trainer config (no actor_rollout_ref)")
           .InFile(file)
@@ -297,10 +301,10 @@ Result<ImportReport> ImportJob(std::string_view text, const std::string& file,
   report.format = d.format;
   d.job.Fill(report);
   report.model_json = d.ctx.model_json;
-  report.yaml = d.job.Yaml(fmt::format(
-      "Imported by `strata import` from {} ({}).\nEach value says where it came from; "
-      "\"default:\" marks the framework's own default.",
-      fs::path(file).filename().string(), d.format));
+  report.yaml = d.job.Yaml(
+      fmt::format("Imported by `strata import` from {} ({}).\nEach value says where it came from; "
+                  "\"default:\" marks the framework's own default.",
+                  fs::path(file).filename().string(), d.format));
   auto job = ParseJobSpec(report.yaml, file + " (imported)");
   if (!job.ok()) {
     Error e = std::move(job).error();

@@ -38,7 +38,7 @@ struct ImportedField {
 };
 
 struct ImportReport {
-  std::string format;                // "ms-swift command (megatron sft)", ...
+  std::string format;                 // "ms-swift command (megatron sft)", ...
   std::vector<ImportedField> fields;  // in job-file order
   std::vector<std::string> defaults;  // framework defaults applied, each with its reason
   std::vector<std::string> unused;    // read but not used by a strata job: "key = value (source)"

@@ -1,18 +1,20 @@
 #include "strata/importer/input_readers.h"
 
-#include <filesystem>
-#include <sstream>
-#include <nlohmann/json.hpp>
+#include <fmt/format.h>
 #include <toml++/toml.h>
 #include <yaml-cpp/yaml.h>
 
-#include <fmt/format.h>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <sstream>
 
 namespace strata {
 
 namespace {
 
-std::string Base(const std::string& file) { return std::filesystem::path(file).filename().string(); }
+std::string Base(const std::string& file) {
+  return std::filesystem::path(file).filename().string();
+}
 
 void FlattenJson(const nlohmann::json& j, const std::string& prefix, const std::string& file,
                  Settings& out) {
@@ -52,7 +54,8 @@ void FlattenYaml(const YAML::Node& node, const std::string& prefix, const std::s
 void FlattenToml(const toml::table& table, const std::string& prefix, const std::string& file,
                  Settings& out) {
   for (const auto& [k, v] : table) {
-    const std::string key = prefix.empty() ? std::string(k.str()) : prefix + "." + std::string(k.str());
+    const std::string key =
+        prefix.empty() ? std::string(k.str()) : prefix + "." + std::string(k.str());
     if (const toml::table* sub = v.as_table()) {
       FlattenToml(*sub, key, file, out);
       continue;
@@ -177,7 +180,8 @@ Result<Settings> ReadMegatronArgumentDump(std::string_view text, const std::stri
   while (pos != std::string_view::npos && pos < end) {
     ++line;
     const size_t next = text.find('\n', pos + 1);
-    std::string_view row = text.substr(pos + 1, (next == std::string_view::npos ? text.size() : next) - pos - 1);
+    std::string_view row =
+        text.substr(pos + 1, (next == std::string_view::npos ? text.size() : next) - pos - 1);
     pos = next;
     // "  name ........... value" (some logs prefix each line, e.g. "> " or "[rank0]: ").
     const size_t dots = row.find(" ..");
@@ -188,7 +192,8 @@ Result<Settings> ReadMegatronArgumentDump(std::string_view text, const std::stri
     size_t value_start = row.find_first_not_of('.', dots + 1);
     if (value_start == std::string_view::npos) continue;
     value_start = row.find_first_not_of(' ', value_start);
-    std::string value = value_start == std::string_view::npos ? "" : std::string(row.substr(value_start));
+    std::string value =
+        value_start == std::string_view::npos ? "" : std::string(row.substr(value_start));
     while (!value.empty() && (value.back() == '\r' || value.back() == ' ')) value.pop_back();
     if (name.empty() || value == "None") continue;
     out.Set(name, value, fmt::format("{}:{}: {}", Base(file), line, name));

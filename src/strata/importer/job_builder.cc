@@ -1,8 +1,8 @@
 #include "strata/importer/job_builder.h"
 
-#include <algorithm>
-
 #include <fmt/format.h>
+
+#include <algorithm>
 
 namespace strata {
 
@@ -43,14 +43,35 @@ std::string JobBuilder::Yaml(const std::string& header) const {
     pos = nl == std::string::npos ? header.size() : nl + 1;
   }
   // The order of a job file (data/jobs/*.yaml).
-  static const char* kOrder[] = {
-      "model", "cluster.gpu", "cluster.gpus_per_node", "cluster.nodes", "parallel.tp",
-      "parallel.pp", "parallel.vpp", "parallel.cp", "parallel.ep", "parallel.etp", "parallel.dp",
-      "parallel.sequence_parallel", "batch.micro_batch", "batch.global_batch",
-      "sequence.max_tokens", "sequence.mean_tokens", "sequence.packing",
-      "recompute.granularity", "recompute.method", "recompute.num_layers", "precision.params",
-      "precision.grads", "optimizer.name", "optimizer.distributed", "optimizer.master_weights",
-      "optimizer.moments", "loss.cross_entropy", "frozen", "mtp"};
+  static const char* kOrder[] = {"model",
+                                 "cluster.gpu",
+                                 "cluster.gpus_per_node",
+                                 "cluster.nodes",
+                                 "parallel.tp",
+                                 "parallel.pp",
+                                 "parallel.vpp",
+                                 "parallel.cp",
+                                 "parallel.ep",
+                                 "parallel.etp",
+                                 "parallel.dp",
+                                 "parallel.sequence_parallel",
+                                 "batch.micro_batch",
+                                 "batch.global_batch",
+                                 "sequence.max_tokens",
+                                 "sequence.mean_tokens",
+                                 "sequence.packing",
+                                 "recompute.granularity",
+                                 "recompute.method",
+                                 "recompute.num_layers",
+                                 "precision.params",
+                                 "precision.grads",
+                                 "optimizer.name",
+                                 "optimizer.distributed",
+                                 "optimizer.master_weights",
+                                 "optimizer.moments",
+                                 "loss.cross_entropy",
+                                 "frozen",
+                                 "mtp"};
   std::string section;
   for (const char* key : kOrder) {
     auto it = std::find_if(fields_.begin(), fields_.end(),

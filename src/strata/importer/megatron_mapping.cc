@@ -1,9 +1,9 @@
 // Megatron-LM and Megatron-SWIFT (ms-swift `megatron sft`) arguments to a strata job. Both use
 // Megatron's argument names; ms-swift changes some defaults (distributed optimizer on, selective
 // recompute, batch sizes) and adds its own (model, max_length, packing, freeze_vit).
-#include <nlohmann/json.hpp>
-
 #include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
 
 #include "strata/importer/framework_mappers.h"
 #include "strata/importer/model_match.h"
@@ -14,24 +14,36 @@ namespace strata {
 
 namespace {
 
-bool IsNone(const SourcedValue* v) { return v == nullptr || v->value == "None" || v->value.empty(); }
+bool IsNone(const SourcedValue* v) {
+  return v == nullptr || v->value == "None" || v->value.empty();
+}
 
 // Copies a Megatron model argument into the description, typed as the model parser expects.
 Status CopyModelArgs(Settings& s, nlohmann::json& m) {
-  static const char* kInts[] = {"num_layers", "hidden_size", "ffn_hidden_size",
-                                "num_attention_heads", "num_query_groups", "kv_channels",
-                                "max_position_embeddings", "seq_length", "num_experts",
-                                "moe_router_topk", "moe_ffn_hidden_size",
+  static const char* kInts[] = {"num_layers",
+                                "hidden_size",
+                                "ffn_hidden_size",
+                                "num_attention_heads",
+                                "num_query_groups",
+                                "kv_channels",
+                                "max_position_embeddings",
+                                "seq_length",
+                                "num_experts",
+                                "moe_router_topk",
+                                "moe_ffn_hidden_size",
                                 "moe_shared_expert_intermediate_size",
-                                "make_vocab_size_divisible_by", "padded_vocab_size", "vocab_size"};
+                                "make_vocab_size_divisible_by",
+                                "padded_vocab_size",
+                                "vocab_size"};
   for (const char* key : kInts) {
     if (!s.Has(key) || IsNone(s.Use(key))) continue;
     STRATA_ASSIGN_OR_RETURN(auto v, s.Int(key));
     if (v) m[std::string(key) == "num_experts" ? "num_moe_experts" : key] = *v;
   }
-  static const char* kBools[] = {"group_query_attention", "swiglu", "squared_relu",
-                                 "untie_embeddings_and_output_weights", "add_bias_linear",
-                                 "add_qkv_bias", "qk_layernorm"};
+  static const char* kBools[] = {"group_query_attention", "swiglu",
+                                 "squared_relu",          "untie_embeddings_and_output_weights",
+                                 "add_bias_linear",       "add_qkv_bias",
+                                 "qk_layernorm"};
   for (const char* key : kBools) {
     if (!s.Has(key)) continue;
     STRATA_ASSIGN_OR_RETURN(auto v, s.Bool(key));
@@ -52,8 +64,7 @@ Status CopyModelArgs(Settings& s, nlohmann::json& m) {
 
 // The model: a Megatron-style description from the model arguments (Megatron-LM), or the
 // checkpoint ms-swift loads matched to the catalog.
-Status MapModel(MegatronFlavor flavor, Settings& s, MapContext& ctx, JobBuilder& job,
-                int64_t tp) {
+Status MapModel(MegatronFlavor flavor, Settings& s, MapContext& ctx, JobBuilder& job, int64_t tp) {
   const ImportOptions& o = *ctx.options;
   if (!o.model.empty()) {
     job.Set("model", o.model, "--model of strata import");
@@ -83,11 +94,13 @@ Status MapModel(MegatronFlavor flavor, Settings& s, MapContext& ctx, JobBuilder&
     // Without --tokenizer-type, --vocab-file + --merge-file are GPT-2's BPE files.
     if ((tok && *tok == "GPT2BPETokenizer") || (!tok && s.Has("merge_file"))) {
       m["vocab_size"] = 50257;
-      job.NamedDefault("vocab_size = 50257: the GPT-2 BPE tokenizer (--tokenizer-type "
-                       "GPT2BPETokenizer); Megatron pads it by make_vocab_size_divisible_by x TP");
+      job.NamedDefault(
+          "vocab_size = 50257: the GPT-2 BPE tokenizer (--tokenizer-type "
+          "GPT2BPETokenizer); Megatron pads it by make_vocab_size_divisible_by x TP");
     } else {
-      return InvalidInput("the vocabulary size is not in the arguments (it comes from the "
-                          "tokenizer)")
+      return InvalidInput(
+                 "the vocabulary size is not in the arguments (it comes from the "
+                 "tokenizer)")
           .WithHint("pass --model with a config.json, or add --vocab-size N to the command");
     }
   }
@@ -133,9 +146,8 @@ Status MapParallel(MegatronFlavor flavor, Settings& s, JobBuilder& job, Sizes& s
   (void)flavor;
   STRATA_ASSIGN_OR_RETURN(sizes.tp, IntOr(s, job, "tensor_model_parallel_size", "parallel.tp", 1,
                                           "Megatron's tensor_model_parallel_size defaults to 1"));
-  STRATA_ASSIGN_OR_RETURN(sizes.pp,
-                          IntOr(s, job, "pipeline_model_parallel_size", "parallel.pp", 1,
-                                "Megatron's pipeline_model_parallel_size defaults to 1"));
+  STRATA_ASSIGN_OR_RETURN(sizes.pp, IntOr(s, job, "pipeline_model_parallel_size", "parallel.pp", 1,
+                                          "Megatron's pipeline_model_parallel_size defaults to 1"));
   if (s.Has("virtual_pipeline_model_parallel_size") &&
       !IsNone(s.Use("virtual_pipeline_model_parallel_size"))) {
     STRATA_RETURN_IF_ERROR(
@@ -144,15 +156,12 @@ Status MapParallel(MegatronFlavor flavor, Settings& s, JobBuilder& job, Sizes& s
   STRATA_ASSIGN_OR_RETURN(sizes.cp, IntOr(s, job, "context_parallel_size", "parallel.cp", 1,
                                           "Megatron's context_parallel_size defaults to 1"));
   STRATA_RETURN_IF_ERROR(IntOr(s, job, "expert_model_parallel_size", "parallel.ep", 1,
-                               "Megatron's expert_model_parallel_size defaults to 1")
-                             );
+                               "Megatron's expert_model_parallel_size defaults to 1"));
   STRATA_RETURN_IF_ERROR(
       IntOr(s, job, "expert_tensor_parallel_size", "parallel.etp", sizes.tp,
-            "megatron-core's expert_tensor_parallel_size defaults to tensor_model_parallel_size")
-          );
+            "megatron-core's expert_tensor_parallel_size defaults to tensor_model_parallel_size"));
   STRATA_RETURN_IF_ERROR(BoolOr(s, job, "sequence_parallel", "parallel.sequence_parallel", false,
-                                "Megatron's sequence_parallel is off unless given")
-                             );
+                                "Megatron's sequence_parallel is off unless given"));
   return OkStatus();
 }
 
@@ -164,27 +173,27 @@ Status MapBatchAndSequence(MegatronFlavor flavor, Settings& s, JobBuilder& job) 
   STRATA_ASSIGN_OR_RETURN(int64_t mbs, IntOr(s, job, "micro_batch_size", "batch.micro_batch", 1,
                                              "ms-swift's micro_batch_size defaults to 1"));
   if (s.Has("global_batch_size") && !IsNone(s.Use("global_batch_size"))) {
-    STRATA_RETURN_IF_ERROR(
-        IntOr(s, job, "global_batch_size", "batch.global_batch", 0, ""));
+    STRATA_RETURN_IF_ERROR(IntOr(s, job, "global_batch_size", "batch.global_batch", 0, ""));
   } else if (swift) {
     job.Default("batch.global_batch", "16", "ms-swift's global_batch_size defaults to 16");
   } else {
-    job.NamedDefault("batch.global_batch: Megatron's global_batch_size defaults to "
-                     "micro_batch_size x data-parallel size");
+    job.NamedDefault(
+        "batch.global_batch: Megatron's global_batch_size defaults to "
+        "micro_batch_size x data-parallel size");
     job.Set("batch.global_batch", "", "");  // filled once DP is known
   }
   (void)mbs;
   const char* len_key = swift ? "max_length" : "seq_length";
   if (!s.Has(len_key) || IsNone(s.Use(len_key))) {
-    return InvalidInput(fmt::format("--{} is missing: strata sizes activations for the longest "
-                                    "sample",
-                                    len_key));
+    return InvalidInput(
+        fmt::format("--{} is missing: strata sizes activations for the longest "
+                    "sample",
+                    len_key));
   }
   STRATA_RETURN_IF_ERROR(IntOr(s, job, len_key, "sequence.max_tokens", 0, ""));
   if (swift) {
     STRATA_RETURN_IF_ERROR(BoolOr(s, job, "packing", "sequence.packing", false,
-                                  "ms-swift's packing defaults to false: one sample per row")
-                               );
+                                  "ms-swift's packing defaults to false: one sample per row"));
   } else {
     job.Default("sequence.packing", "true",
                 "Megatron's GPTDataset concatenates documents into seq_length samples");
@@ -226,8 +235,7 @@ Status MapRecompute(MegatronFlavor flavor, Settings& s, JobBuilder& job) {
     job.Default("recompute.method", "uniform", "recompute_method unset: strata assumes uniform");
   }
   STRATA_RETURN_IF_ERROR(IntOr(s, job, "recompute_num_layers", "recompute.num_layers", 1,
-                               "recompute_num_layers unset: 1")
-                             );
+                               "recompute_num_layers unset: 1"));
   return OkStatus();
 }
 
@@ -235,8 +243,8 @@ Status MapPrecision(MegatronFlavor flavor, Settings& s, JobBuilder& job) {
   const bool swift = flavor == MegatronFlavor::kMsSwiftMcore;
   std::string params;
   std::string params_source;
-  for (const auto& [key, dtype] : {std::pair<const char*, const char*>{"bf16", "bf16"},
-                                   {"fp16", "fp16"}}) {
+  for (const auto& [key, dtype] :
+       {std::pair<const char*, const char*>{"bf16", "bf16"}, {"fp16", "fp16"}}) {
     if (s.Has(key)) {
       const std::string source = s.Use(key)->source;
       STRATA_ASSIGN_OR_RETURN(auto on, s.Bool(key));
@@ -276,7 +284,8 @@ Status MapPrecision(MegatronFlavor flavor, Settings& s, JobBuilder& job) {
   }
   if (!job.Has("precision.grads") && s.Has("main_grads_dtype")) {
     const SourcedValue* v = s.Use("main_grads_dtype");
-    if (v->value == "bf16" || v->value == "torch.bfloat16") job.Set("precision.grads", "bf16", v->source);
+    if (v->value == "bf16" || v->value == "torch.bfloat16")
+      job.Set("precision.grads", "bf16", v->source);
   }
   if (!job.Has("precision.grads") && s.Has("accumulate_allreduce_grads_in_fp32")) {
     // The dump holds the value after validate_args: authoritative.
@@ -312,12 +321,10 @@ Status MapOptimizer(MegatronFlavor flavor, Settings& s, JobBuilder& job) {
   } else {
     job.Default("optimizer.name", "adam", "Megatron's optimizer defaults to adam");
   }
-  STRATA_RETURN_IF_ERROR(BoolOr(s, job, "use_distributed_optimizer", "optimizer.distributed",
-                                swift,
+  STRATA_RETURN_IF_ERROR(BoolOr(s, job, "use_distributed_optimizer", "optimizer.distributed", swift,
                                 swift ? "ms-swift turns use_distributed_optimizer on by default"
                                       : "Megatron's distributed optimizer is off unless "
-                                        "--use-distributed-optimizer")
-                             );
+                                        "--use-distributed-optimizer"));
   job.Default("optimizer.master_weights", "fp32", "Megatron keeps fp32 master weights");
   std::string moments = "fp32";
   std::string source = "Adam moments in fp32 unless --use-precision-aware-optimizer";
@@ -355,7 +362,8 @@ Status MapSwiftExtras(Settings& s, JobBuilder& job) {
   }
   // Only a model with a vision tower has something to freeze.
   bool has_vision = true;
-  if (auto model = LoadModelConfig(job.Get("model")); model.ok()) has_vision = model->vision.present;
+  if (auto model = LoadModelConfig(job.Get("model")); model.ok())
+    has_vision = model->vision.present;
   if (!has_vision) {
     job.Default("frozen", "[]", "the model has no vision tower (freeze_vit has nothing to freeze)");
   } else if (source.starts_with("ms-swift")) {
@@ -365,14 +373,17 @@ Status MapSwiftExtras(Settings& s, JobBuilder& job) {
   }
   if (s.Has("freeze_llm")) {
     STRATA_ASSIGN_OR_RETURN(auto v, s.Bool("freeze_llm"));
-    if (v && *v) job.Note("freeze_llm true: strata cannot freeze the text model; counted trainable");
+    if (v && *v)
+      job.Note("freeze_llm true: strata cannot freeze the text model; counted trainable");
   }
   if (auto t = s.String("train_type"); t && *t != "full") {
-    job.Note("train_type " + *t + ": strata models full-parameter training; the job is "
+    job.Note("train_type " + *t +
+             ": strata models full-parameter training; the job is "
              "imported as full training");
   }
-  job.NamedDefault("ddp_timeout = 18000000 s (ms-swift's default, 5000 h): the NCCL watchdog "
-                   "practically never fires (see `strata hang`; not a job field)");
+  job.NamedDefault(
+      "ddp_timeout = 18000000 s (ms-swift's default, 5000 h): the NCCL watchdog "
+      "practically never fires (see `strata hang`; not a job field)");
   return OkStatus();
 }
 
@@ -400,11 +411,13 @@ Status MapMegatron(MegatronFlavor flavor, Settings& s, MapContext& ctx, JobBuild
     job.Default("mtp", "false", "the MTP block is built only with --mtp-num-layers");
   }
   if (!swift) {
-    job.NamedDefault("distributed_timeout_minutes = 10: Megatron's collective timeout "
-                     "(not a job field; `strata hang` reads it)");
+    job.NamedDefault(
+        "distributed_timeout_minutes = 10: Megatron's collective timeout "
+        "(not a job field; `strata hang` reads it)");
   }
   // Settings that mean nothing for memory or time, read so they are not listed as unknown.
-  for (const char* key : {"use_mcore_models", "transformer_impl", "attention_backend"}) s.Ignore(key);
+  for (const char* key : {"use_mcore_models", "transformer_impl", "attention_backend"})
+    s.Ignore(key);
   STRATA_RETURN_IF_ERROR(FinishCommon(s, ctx, job, sizes.tp * sizes.pp * sizes.cp));
   if (job.Get("batch.global_batch").empty()) {
     const int64_t dp = std::stoll(job.Get("parallel.dp"));

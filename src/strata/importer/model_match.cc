@@ -44,8 +44,9 @@ Result<ModelMatch> MatchModel(const std::string& name) {
   std::string base = name;
   while (!base.empty() && base.back() == '/') base.pop_back();
   base = Lower(fs::path(base).filename().string());
-  static const char* kSuffixes[] = {"-mcore", "-megatron", "-hf", "-instruct", "-base",
-                                    "-chat", "-it", "-fp8", "-thinking", "-2507", "-0905"};
+  static const char* kSuffixes[] = {"-mcore",    "-megatron", "-hf",  "-instruct",
+                                    "-base",     "-chat",     "-it",  "-fp8",
+                                    "-thinking", "-2507",     "-0905"};
   std::vector<std::string> dropped;
   for (bool changed = true; changed;) {
     if (std::find(names.begin(), names.end(), base) != names.end()) {

@@ -226,9 +226,8 @@ std::string ExpandScalar(const std::string& text, const Vars& vars) {
     if (text.compare(i, 3, "$((") == 0) {
       const size_t close = text.rfind("))");
       if (close != std::string::npos && close > i + 2) {
-        const auto value = Arithmetic(std::string_view(text).substr(i + 3, close - i - 3),
-                                      vars.scalars)
-                               .Eval();
+        const auto value =
+            Arithmetic(std::string_view(text).substr(i + 3, close - i - 3), vars.scalars).Eval();
         if (value) {
           out += std::to_string(*value);
           i = close + 1;
@@ -293,8 +292,8 @@ Result<std::vector<ShellCommandLine>> ParseShellScript(std::string_view text,
       const std::string name = raw[i].text.substr(0, raw[i].text.find('='));
       std::vector<ShellWord> items;
       for (size_t j = i + 1; j < raw.size() && raw[j].text != ")"; ++j) {
-        items.push_back({raw[j].quoted_single ? raw[j].text : ExpandScalar(raw[j].text, vars),
-                         raw[j].line});
+        items.push_back(
+            {raw[j].quoted_single ? raw[j].text : ExpandScalar(raw[j].text, vars), raw[j].line});
       }
       vars.arrays[name] = items;
       continue;
@@ -304,9 +303,9 @@ Result<std::vector<ShellCommandLine>> ParseShellScript(std::string_view text,
     std::map<std::string, std::string> prefix_env;
     for (; i < raw.size() && IsAssignment(raw[i].text); ++i) {
       const size_t eq = raw[i].text.find('=');
-      prefix_env[raw[i].text.substr(0, eq)] =
-          raw[i].quoted_single ? raw[i].text.substr(eq + 1)
-                               : ExpandScalar(raw[i].text.substr(eq + 1), vars);
+      prefix_env[raw[i].text.substr(0, eq)] = raw[i].quoted_single
+                                                  ? raw[i].text.substr(eq + 1)
+                                                  : ExpandScalar(raw[i].text.substr(eq + 1), vars);
     }
     if (i >= raw.size()) {
       // Only assignments: they set shell variables for the rest of the script.

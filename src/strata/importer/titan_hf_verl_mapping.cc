@@ -62,9 +62,9 @@ Status MapTorchtitan(Settings& s, MapContext& ctx, JobBuilder& job) {
     }
     // torchtitan's model registry (torchtitan/models/*/__init__.py) -> strata's catalog.
     static const std::pair<const char*, const char*> kFlavors[] = {
-        {"llama3/8B", "llama-3.1-8b"},          {"llama3/70B", "llama-3.1-70b"},
-        {"llama3/405B", "llama-3.1-405b"},      {"deepseek_v3/671B", "deepseek-v3"},
-        {"qwen3/30B-A3B", "qwen3-30b-a3b"},     {"qwen3/235B-A22B", "qwen3-235b-a22b"}};
+        {"llama3/8B", "llama-3.1-8b"},      {"llama3/70B", "llama-3.1-70b"},
+        {"llama3/405B", "llama-3.1-405b"},  {"deepseek_v3/671B", "deepseek-v3"},
+        {"qwen3/30B-A3B", "qwen3-30b-a3b"}, {"qwen3/235B-A22B", "qwen3-235b-a22b"}};
     const std::string key = name->value + "/" + flavor->value;
     std::string model;
     for (const auto& [k, v] : kFlavors) {
@@ -87,25 +87,23 @@ Status MapTorchtitan(Settings& s, MapContext& ctx, JobBuilder& job) {
   STRATA_ASSIGN_OR_RETURN(int64_t cp, IntField(s, job, "parallelism.context_parallel_degree",
                                                "parallel.cp", 1, "torchtitan's default 1"));
   STRATA_RETURN_IF_ERROR(IntField(s, job, "parallelism.expert_parallel_degree", "parallel.ep", 1,
-                                  "torchtitan's default 1")
-                             );
+                                  "torchtitan's default 1"));
   STRATA_RETURN_IF_ERROR(IntField(s, job, "parallelism.expert_tensor_parallel_degree",
-                                  "parallel.etp", 1, "torchtitan's default 1")
-                             );
+                                  "parallel.etp", 1, "torchtitan's default 1"));
   job.Default("parallel.sequence_parallel", tp > 1 ? "true" : "false",
               tp > 1 ? "torchtitan's TP plan runs the norms sequence-parallel (SequenceParallel)"
                      : "no tensor parallelism (TP 1)");
   STRATA_ASSIGN_OR_RETURN(int64_t replicate,
                           IntSetting(s, "parallelism.data_parallel_replicate_degree", 1));
-  STRATA_ASSIGN_OR_RETURN(int64_t shard, IntSetting(s, "parallelism.data_parallel_shard_degree", -1));
+  STRATA_ASSIGN_OR_RETURN(int64_t shard,
+                          IntSetting(s, "parallelism.data_parallel_shard_degree", -1));
   const char* micro_key =
       s.Has("training.local_batch_size") ? "training.local_batch_size" : "training.batch_size";
   STRATA_ASSIGN_OR_RETURN(int64_t micro, IntField(s, job, micro_key, "batch.micro_batch", 8,
                                                   "torchtitan's local batch size defaults to 8"));
   STRATA_ASSIGN_OR_RETURN(int64_t global, IntSetting(s, "training.global_batch_size", -1));
   STRATA_RETURN_IF_ERROR(IntField(s, job, "training.seq_len", "sequence.max_tokens", 2048,
-                                  "torchtitan's seq_len defaults to 2048")
-                             );
+                                  "torchtitan's seq_len defaults to 2048"));
   job.Default("sequence.packing", "true",
               "torchtitan's text datasets pack tokens into seq_len samples");
   std::string mode = "selective";
@@ -115,7 +113,8 @@ Status MapTorchtitan(Settings& s, MapContext& ctx, JobBuilder& job) {
     mode_source = v->source;
   }
   if (mode != "none" && mode != "selective" && mode != "full") {
-    return InvalidInput("activation_checkpoint.mode '" + mode + "': expected none, selective or full")
+    return InvalidInput("activation_checkpoint.mode '" + mode +
+                        "': expected none, selective or full")
         .WithHint("read from " + mode_source);
   }
   if (mode_source.empty()) {
@@ -152,8 +151,9 @@ Status MapTorchtitan(Settings& s, MapContext& ctx, JobBuilder& job) {
               "torchtitan's cross_entropy_loss casts the logits to fp32 before the loss");
   job.Default("frozen", "[]", "torchtitan trains every parameter");
   job.Default("mtp", "false", "no multi-token prediction in torchtitan's llama3");
-  job.Note("FSDP2 also shards parameters and gradients (ZeRO-3); strata shards only the "
-           "optimizer states, so its parameter and gradient bytes are an upper bound");
+  job.Note(
+      "FSDP2 also shards parameters and gradients (ZeRO-3); strata shards only the "
+      "optimizer states, so its parameter and gradient bytes are an upper bound");
   STRATA_RETURN_IF_ERROR(FinishCommon(s, ctx, job, tp * pp * cp));
   const int64_t dp = std::stoll(job.Get("parallel.dp"));
   if (shard > 0 && replicate * shard != dp) {
@@ -173,7 +173,8 @@ Status MapTorchtitan(Settings& s, MapContext& ctx, JobBuilder& job) {
 
 Status MapHfDeepSpeed(Settings& s, MapContext& ctx, JobBuilder& job) {
   STRATA_RETURN_IF_ERROR(SetModel(s, ctx, job, "model_name_or_path"));
-  for (const char* key : {"parallel.tp", "parallel.pp", "parallel.cp", "parallel.ep", "parallel.etp"}) {
+  for (const char* key :
+       {"parallel.tp", "parallel.pp", "parallel.cp", "parallel.ep", "parallel.etp"}) {
     job.Default(key, "1", "DeepSpeed ZeRO with the HF Trainer is data parallelism only");
   }
   job.Default("parallel.sequence_parallel", "false", "no tensor parallelism");
@@ -183,13 +184,15 @@ Status MapHfDeepSpeed(Settings& s, MapContext& ctx, JobBuilder& job) {
     return s.Int(key);
   };
   if (s.Has("per_device_train_batch_size")) {
-    STRATA_RETURN_IF_ERROR(IntField(s, job, "per_device_train_batch_size", "batch.micro_batch", 8, ""));
+    STRATA_RETURN_IF_ERROR(
+        IntField(s, job, "per_device_train_batch_size", "batch.micro_batch", 8, ""));
   } else {
     STRATA_ASSIGN_OR_RETURN(auto ds, ds_int("ds.train_micro_batch_size_per_gpu"));
     if (ds) {
       job.Set("batch.micro_batch", std::to_string(*ds), "ds: train_micro_batch_size_per_gpu");
     } else {
-      job.Default("batch.micro_batch", "8", "TrainingArguments.per_device_train_batch_size defaults to 8");
+      job.Default("batch.micro_batch", "8",
+                  "TrainingArguments.per_device_train_batch_size defaults to 8");
     }
   }
   int64_t accumulation = 1;
@@ -213,8 +216,9 @@ Status MapHfDeepSpeed(Settings& s, MapContext& ctx, JobBuilder& job) {
     }
   }
   if (len_key.empty()) {
-    return InvalidInput("no sequence length in the arguments (max_seq_length, max_length, "
-                        "model_max_length, cutoff_len or block_size)")
+    return InvalidInput(
+               "no sequence length in the arguments (max_seq_length, max_length, "
+               "model_max_length, cutoff_len or block_size)")
         .WithHint("strata sizes activations for the longest sample; add one of them");
   }
   STRATA_RETURN_IF_ERROR(IntField(s, job, len_key, "sequence.max_tokens", 0, ""));
@@ -223,7 +227,8 @@ Status MapHfDeepSpeed(Settings& s, MapContext& ctx, JobBuilder& job) {
     STRATA_ASSIGN_OR_RETURN(auto v, s.Bool("packing"));
     job.Set("sequence.packing", *v ? "true" : "false", src);
   } else {
-    job.Default("sequence.packing", "false", "the HF Trainer pads each batch to its longest sample");
+    job.Default("sequence.packing", "false",
+                "the HF Trainer pads each batch to its longest sample");
   }
   bool checkpointing = false;
   std::string ckpt_source;
@@ -241,9 +246,10 @@ Status MapHfDeepSpeed(Settings& s, MapContext& ctx, JobBuilder& job) {
   }
   std::string params = "fp32";
   std::string params_source = "TrainingArguments trains in fp32 unless --bf16 or --fp16";
-  for (const auto& [key, dtype] :
-       {std::pair<const char*, const char*>{"bf16", "bf16"}, {"fp16", "fp16"},
-        {"ds.bf16.enabled", "bf16"}, {"ds.fp16.enabled", "fp16"}}) {
+  for (const auto& [key, dtype] : {std::pair<const char*, const char*>{"bf16", "bf16"},
+                                   {"fp16", "fp16"},
+                                   {"ds.bf16.enabled", "bf16"},
+                                   {"ds.fp16.enabled", "fp16"}}) {
     if (!s.Has(key)) continue;
     const SourcedValue* raw = s.Use(key);
     if (raw->value == "auto") continue;
@@ -284,15 +290,18 @@ Status MapHfDeepSpeed(Settings& s, MapContext& ctx, JobBuilder& job) {
   job.Default("frozen", "[]", "full fine-tuning");
   job.Default("mtp", "false", "the HF Trainer does not build MTP blocks");
   if (stage >= 2) {
-    job.Note(fmt::format("ZeRO stage {} also shards gradients{}; strata shards only the "
-                         "optimizer states, so those bytes are an upper bound",
-                         stage, stage >= 3 ? " and parameters" : ""));
+    job.Note(
+        fmt::format("ZeRO stage {} also shards gradients{}; strata shards only the "
+                    "optimizer states, so those bytes are an upper bound",
+                    stage, stage >= 3 ? " and parameters" : ""));
   }
   for (const char* key : {"ds.zero_optimization.offload_optimizer.device",
                           "ds.zero_optimization.offload_param.device"}) {
     if (const SourcedValue* v = s.Use(key); v != nullptr && v->value != "none") {
-      job.Note(fmt::format("{} = {}: offloading is not modelled; the GPU ledger counts the "
-                           "states on the GPU", key, v->value));
+      job.Note(
+          fmt::format("{} = {}: offloading is not modelled; the GPU ledger counts the "
+                      "states on the GPU",
+                      key, v->value));
     }
   }
   job.NamedDefault(ctx.ms_swift
@@ -331,35 +340,43 @@ Status MapVerl(Settings& s, MapContext& ctx, JobBuilder& job) {
   const std::string mp = "actor_rollout_ref.actor.megatron.";
   int64_t tp = 1, pp = 1, cp = 1;
   if (megatron) {
-    STRATA_ASSIGN_OR_RETURN(tp, IntField(s, job, mp + "tensor_model_parallel_size", "parallel.tp", 1, "verl's default 1"));
-    STRATA_ASSIGN_OR_RETURN(pp, IntField(s, job, mp + "pipeline_model_parallel_size", "parallel.pp", 1, "verl's default 1"));
-    STRATA_ASSIGN_OR_RETURN(cp, IntField(s, job, mp + "context_parallel_size", "parallel.cp", 1, "verl's default 1"));
-    STRATA_RETURN_IF_ERROR(IntField(s, job, mp + "expert_model_parallel_size", "parallel.ep", 1, "verl's default 1"));
-    STRATA_RETURN_IF_ERROR(IntField(s, job, mp + "expert_tensor_parallel_size", "parallel.etp", 1, "verl's default 1"));
+    STRATA_ASSIGN_OR_RETURN(tp, IntField(s, job, mp + "tensor_model_parallel_size", "parallel.tp",
+                                         1, "verl's default 1"));
+    STRATA_ASSIGN_OR_RETURN(pp, IntField(s, job, mp + "pipeline_model_parallel_size", "parallel.pp",
+                                         1, "verl's default 1"));
+    STRATA_ASSIGN_OR_RETURN(
+        cp, IntField(s, job, mp + "context_parallel_size", "parallel.cp", 1, "verl's default 1"));
+    STRATA_RETURN_IF_ERROR(
+        IntField(s, job, mp + "expert_model_parallel_size", "parallel.ep", 1, "verl's default 1"));
+    STRATA_RETURN_IF_ERROR(IntField(s, job, mp + "expert_tensor_parallel_size", "parallel.etp", 1,
+                                    "verl's default 1"));
     job.Default("parallel.sequence_parallel", tp > 1 ? "true" : "false",
                 "verl's megatron actor turns sequence parallelism on with TP");
   } else {
     for (const char* key : {"parallel.tp", "parallel.pp", "parallel.ep", "parallel.etp"}) {
       job.Default(key, "1", "verl's FSDP actor is data parallel");
     }
-    STRATA_ASSIGN_OR_RETURN(cp, IntField(s, job, "actor_rollout_ref.actor.ulysses_sequence_parallel_size",
-                                         "parallel.cp", 1, "ulysses_sequence_parallel_size defaults to 1"));
+    STRATA_ASSIGN_OR_RETURN(
+        cp, IntField(s, job, "actor_rollout_ref.actor.ulysses_sequence_parallel_size",
+                     "parallel.cp", 1, "ulysses_sequence_parallel_size defaults to 1"));
     job.Default("parallel.sequence_parallel", "false", "no tensor parallelism in the FSDP actor");
   }
   if (const SourcedValue* v = s.Use("actor_rollout_ref.actor.use_dynamic_bsz");
       v != nullptr && (v->value == "True" || v->value == "true")) {
-    job.Note(fmt::format("use_dynamic_bsz = {} ({}): micro batches are packed up to "
-                         "ppo_max_token_len_per_gpu tokens, not a fixed count of sequences",
-                         v->value, v->source));
+    job.Note(
+        fmt::format("use_dynamic_bsz = {} ({}): micro batches are packed up to "
+                    "ppo_max_token_len_per_gpu tokens, not a fixed count of sequences",
+                    v->value, v->source));
   }
   STRATA_RETURN_IF_ERROR(IntField(s, job, "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu",
-                                  "batch.micro_batch", 1, "micro batch per GPU not given: 1")
-                             );
-  STRATA_ASSIGN_OR_RETURN(int64_t mini, IntSetting(s, "actor_rollout_ref.actor.ppo_mini_batch_size", 256));
+                                  "batch.micro_batch", 1, "micro batch per GPU not given: 1"));
+  STRATA_ASSIGN_OR_RETURN(int64_t mini,
+                          IntSetting(s, "actor_rollout_ref.actor.ppo_mini_batch_size", 256));
   STRATA_ASSIGN_OR_RETURN(int64_t n, IntSetting(s, "actor_rollout_ref.rollout.n", 1));
   job.Set("batch.global_batch", std::to_string(mini * n),
           fmt::format("derived: ppo_mini_batch_size {} prompts x rollout.n {} responses per "
-                      "optimizer step", mini, n));
+                      "optimizer step",
+                      mini, n));
   STRATA_ASSIGN_OR_RETURN(int64_t prompt, IntSetting(s, "data.max_prompt_length", 512));
   STRATA_ASSIGN_OR_RETURN(int64_t response, IntSetting(s, "data.max_response_length", 512));
   job.Set("sequence.max_tokens", std::to_string(prompt + response),
@@ -369,7 +386,8 @@ Status MapVerl(Settings& s, MapContext& ctx, JobBuilder& job) {
   bool ckpt = false;
   if (s.Has("actor_rollout_ref.model.enable_gradient_checkpointing")) {
     const std::string src = s.Use("actor_rollout_ref.model.enable_gradient_checkpointing")->source;
-    STRATA_ASSIGN_OR_RETURN(auto v, s.Bool("actor_rollout_ref.model.enable_gradient_checkpointing"));
+    STRATA_ASSIGN_OR_RETURN(auto v,
+                            s.Bool("actor_rollout_ref.model.enable_gradient_checkpointing"));
     ckpt = *v;
     job.Set("recompute.granularity", ckpt ? "full" : "none", src);
   } else {
@@ -391,15 +409,17 @@ Status MapVerl(Settings& s, MapContext& ctx, JobBuilder& job) {
   job.Default("frozen", "[]", "the actor trains every parameter");
   job.Default("mtp", "false", "no MTP in the actor");
   // The rollout and reference sections: read for the RL work, not part of the training job.
-  for (const char* key : {"actor_rollout_ref.rollout.name",
-                          "actor_rollout_ref.rollout.tensor_model_parallel_size",
-                          "actor_rollout_ref.rollout.gpu_memory_utilization",
-                          "actor_rollout_ref.ref.fsdp_config.param_offload",
-                          "actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu",
-                          "actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu"}) {
+  for (const char* key :
+       {"actor_rollout_ref.rollout.name", "actor_rollout_ref.rollout.tensor_model_parallel_size",
+        "actor_rollout_ref.rollout.gpu_memory_utilization",
+        "actor_rollout_ref.ref.fsdp_config.param_offload",
+        "actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu",
+        "actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu"}) {
     if (const SourcedValue* v = s.Use(key)) {
-      job.Note(fmt::format("{} = {} ({}): rollout/reference setting, kept for the RL model; the "
-                           "job models the actor's training step", key, v->value, v->source));
+      job.Note(
+          fmt::format("{} = {} ({}): rollout/reference setting, kept for the RL model; the "
+                      "job models the actor's training step",
+                      key, v->value, v->source));
     }
   }
   for (const char* key : {"actor_rollout_ref.actor.fsdp_config.param_offload",
@@ -407,14 +427,18 @@ Status MapVerl(Settings& s, MapContext& ctx, JobBuilder& job) {
                           "actor_rollout_ref.actor.megatron.param_offload",
                           "actor_rollout_ref.actor.megatron.grad_offload",
                           "actor_rollout_ref.actor.megatron.optimizer_offload"}) {
-    if (const SourcedValue* v = s.Use(key); v != nullptr && (v->value == "True" || v->value == "true")) {
-      job.Note(fmt::format("{} = {} ({}): offloading is not modelled; the ledger counts these "
-                           "bytes on the GPU", key, v->value, v->source));
+    if (const SourcedValue* v = s.Use(key);
+        v != nullptr && (v->value == "True" || v->value == "true")) {
+      job.Note(
+          fmt::format("{} = {} ({}): offloading is not modelled; the ledger counts these "
+                      "bytes on the GPU",
+                      key, v->value, v->source));
     }
   }
   if (!megatron) {
-    job.Note("FSDP also shards parameters and gradients; strata shards only the optimizer "
-             "states, so those bytes are an upper bound");
+    job.Note(
+        "FSDP also shards parameters and gradients; strata shards only the optimizer "
+        "states, so those bytes are an upper bound");
   }
   return FinishCommon(s, ctx, job, tp * pp * cp);
 }

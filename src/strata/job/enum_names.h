@@ -3,12 +3,12 @@
 #ifndef STRATA_JOB_ENUM_NAMES_H_
 #define STRATA_JOB_ENUM_NAMES_H_
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include "strata/core/did_you_mean.h"
 #include "strata/core/result.h"
@@ -39,8 +39,9 @@ Result<E> EnumField(YamlMap& map, const std::string& key, const EnumName<E> (&ta
     if (text == entry.name) return entry.value;
     names.emplace_back(entry.name);
   }
-  return map.ErrorAt(key, fmt::format("unknown value '{}', expected one of: {}", text,
-                                      fmt::join(names, ", ")))
+  return map
+      .ErrorAt(key,
+               fmt::format("unknown value '{}', expected one of: {}", text, fmt::join(names, ", ")))
       .WithHint(DidYouMeanHint(text, names));
 }
 

@@ -6,10 +6,10 @@ namespace strata {
 
 const std::vector<JobField>& JobFields() {
   static const std::vector<JobField> fields = {
-      {"model", "name or path", "", "required", "", "model.name",
-       "qwen3.6-35b-a3b", "a catalog name (data/models/) or a HF config.json path, relative to the job file"},
-      {"cluster", "name or path", "", "required (or the three cluster.* fields)", "", "",
-       "h20-5x8", "a cluster file (data/clusters/) with the network; `map` needs one"},
+      {"model", "name or path", "", "required", "", "model.name", "qwen3.6-35b-a3b",
+       "a catalog name (data/models/) or a HF config.json path, relative to the job file"},
+      {"cluster", "name or path", "", "required (or the three cluster.* fields)", "", "", "h20-5x8",
+       "a cluster file (data/clusters/) with the network; `map` needs one"},
       {"cluster.gpu", "GPU name, or {base: NAME, memory: SIZE, power_w: W, ...}", "",
        "required without a cluster file", "", "", "H20",
        "a GPU from data/gpus.yaml (case and '-'/'_'/' ' ignored), or a variant: `base` and the "
@@ -65,8 +65,10 @@ const std::vector<JobField>& JobFields() {
        "full recompute only"},
       {"recompute.num_layers", "integer >= 1", "layers", "1", "--recompute-num-layers", "", "1",
        "full recompute only; at most the layers of one pipeline chunk"},
-      {"recompute.modules", "list of core_attn | mlp | moe | moe_act | layernorm | mla_up_proj | "
-       "shared_experts", "", "[core_attn]", "--recompute-modules", "", "[core_attn, moe_act]",
+      {"recompute.modules",
+       "list of core_attn | mlp | moe | moe_act | layernorm | mla_up_proj | "
+       "shared_experts",
+       "", "[core_attn]", "--recompute-modules", "", "[core_attn, moe_act]",
        "selective recompute only: the modules that re-run their forward in backward"},
       {"precision.params", "fp32 | bf16 | fp16", "", "bf16", "--bf16 / --fp16",
        "training.mixed_precision_param", "bf16",
@@ -83,8 +85,8 @@ const std::vector<JobField>& JobFields() {
        "true", "optimizer states sharded over DP (ZeRO-1); false = sharding.mode none"},
       {"optimizer.master_weights", "fp32 | bf16", "", "fp32", "--main-params-dtype", "", "fp32",
        "master weight dtype"},
-      {"optimizer.moments", "fp32 | bf16", "", "fp32",
-       "--exp-avg-dtype / --exp-avg-sq-dtype", "", "fp32", "Adam moment dtype"},
+      {"optimizer.moments", "fp32 | bf16", "", "fp32", "--exp-avg-dtype / --exp-avg-sq-dtype", "",
+       "fp32", "Adam moment dtype"},
       {"loss.cross_entropy", "native | fused", "", "native (megatron-core's default)",
        "--cross-entropy-loss-fusion --cross-entropy-fusion-impl te", "", "fused",
        "native keeps an fp32 softmax of the logits; fused writes the gradient over them"},
@@ -92,7 +94,8 @@ const std::vector<JobField>& JobFields() {
        "module kinds without gradients or optimizer states"},
       {"mtp", "true | false", "", "false", "--mtp-num-layers", "", "false",
        "build and train the multi-token-prediction block"},
-      {"sharding.mode", "none | zero1 | zero2 | zero3 | fsdp2", "", "zero1 (= optimizer.distributed)",
+      {"sharding.mode", "none | zero1 | zero2 | zero3 | fsdp2", "",
+       "zero1 (= optimizer.distributed)",
        "--use-distributed-optimizer; --data-parallel-sharding-strategy (megatron FSDP)",
        "parallelism.data_parallel_shard_degree", "zero3",
        "what is sharded over the data-parallel ranks: optimizer state (zero1), + gradients "
@@ -100,8 +103,8 @@ const std::vector<JobField>& JobFields() {
       {"sharding.reshard_after_forward", "true | false", "", "true", "",
        "parallelism.fsdp_reshard_after_forward", "false",
        "zero3/fsdp2: free the gathered weights after each layer's forward"},
-      {"sharding.replicate", "integer >= 1", "GPUs", "1",
-       "--num-distributed-optimizer-instances", "parallelism.data_parallel_replicate_degree", "1",
+      {"sharding.replicate", "integer >= 1", "GPUs", "1", "--num-distributed-optimizer-instances",
+       "parallelism.data_parallel_replicate_degree", "1",
        "HSDP: state sharded over DP / replicate ranks, replicated replicate times"},
       {"sharding.prefetch_layers", "integer >= 0", "layers", "1", "", "", "1",
        "zero3/fsdp2: layers gathered ahead of the one computing"},
@@ -111,9 +114,11 @@ const std::vector<JobField>& JobFields() {
       {"sharding.offload_param", "none | cpu | nvme", "", "none",
        "offload_param.device (DeepSpeed)", "training.enable_cpu_offload", "cpu",
        "zero3/fsdp2: the weight shard in host memory (fsdp2: with gradients and optimizer)"},
-      {"fp8.recipe", "none | delayed | tensorwise | blockwise | mxfp8 | torchao_tensorwise | "
-       "torchao_rowwise", "", "none", "--fp8-format --fp8-recipe", "float8.recipe_name",
-       "blockwise", "FP8 GEMMs; TE recipes keep FP8 copies and transposes of the GEMM weights"},
+      {"fp8.recipe",
+       "none | delayed | tensorwise | blockwise | mxfp8 | torchao_tensorwise | "
+       "torchao_rowwise",
+       "", "none", "--fp8-format --fp8-recipe", "float8.recipe_name", "blockwise",
+       "FP8 GEMMs; TE recipes keep FP8 copies and transposes of the GEMM weights"},
       {"fp8.param_gather", "true | false", "", "false", "--fp8-param-gather",
        "float8.enable_fsdp_float8_all_gather", "true",
        "weights kept (megatron) or all-gathered (torchao, fsdp2) in FP8"},
@@ -136,8 +141,8 @@ const std::vector<JobField>& JobFields() {
        "DP parameter all-gather behind the next forward (`step`)"},
       {"throughput.tokens_per_s", "token count", "tokens/s", "none", "", "", "50K",
        "measured job throughput (`mfu`); excludes step_time"},
-      {"throughput.tokens_per_step", "token count", "tokens", "global batch x mean_tokens", "",
-       "", "2.31M", "tokens in one optimizer step; needs step_time"},
+      {"throughput.tokens_per_step", "token count", "tokens", "global batch x mean_tokens", "", "",
+       "2.31M", "tokens in one optimizer step; needs step_time"},
       {"throughput.step_time", "duration", "s", "none", "", "", "120s",
        "wall time of one optimizer step (120s, 950ms, 2min)"},
   };

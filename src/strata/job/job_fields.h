@@ -10,13 +10,13 @@
 namespace strata {
 
 struct JobField {
-  const char* key;          // dotted, as in --set: "parallel.tp"
-  const char* type;         // "integer >= 1", "token count", "fp32 | bf16", ...
-  const char* unit;         // "GPUs", "samples", "tokens", "" when none
+  const char* key;            // dotted, as in --set: "parallel.tp"
+  const char* type;           // "integer >= 1", "token count", "fp32 | bf16", ...
+  const char* unit;           // "GPUs", "samples", "tokens", "" when none
   const char* default_value;  // "required", "1", "derived: ..."
-  const char* megatron;     // the megatron-core / Megatron-LM argument, "" when none
-  const char* torchtitan;   // the torchtitan job-config option, "" when none
-  const char* example;      // a value that parses (docs and the drift test use it)
+  const char* megatron;       // the megatron-core / Megatron-LM argument, "" when none
+  const char* torchtitan;     // the torchtitan job-config option, "" when none
+  const char* example;        // a value that parses (docs and the drift test use it)
   const char* meaning;
 };
 

@@ -1,18 +1,18 @@
-#include "strata/job/enum_names.h"
 #include "strata/job/job_spec.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <filesystem>
 #include <utility>
-
-#include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include "strata/core/did_you_mean.h"
 #include "strata/core/file_io.h"
 #include "strata/core/yaml_fields.h"
 #include "strata/hw/cluster.h"
 #include "strata/hw/custom_gpu.h"
+#include "strata/job/enum_names.h"
 #include "strata/job/job_fields.h"
 #include "strata/job/job_validation.h"
 #include "strata/job/training_modes_parse.h"
@@ -38,7 +38,8 @@ Result<double> TokenField(YamlMap& map, const std::string& key, bool sequence_le
   STRATA_ASSIGN_OR_RETURN(std::string text, map.String(key));
   auto tokens = sequence_length ? ParseSequenceLength(text) : ParseTokenCount(text);
   if (!tokens.ok()) return map.ErrorAt(key, tokens.error().message).WithHint(tokens.error().hint);
-  if (*tokens < 1) return map.ErrorAt(key, fmt::format("expected at least 1 token, got '{}'", text));
+  if (*tokens < 1)
+    return map.ErrorAt(key, fmt::format("expected at least 1 token, got '{}'", text));
   return *tokens;
 }
 
@@ -129,8 +130,12 @@ Status ParseCluster(YamlMap& top, JobSpec& job) {
 Status ParseParallel(YamlMap& top, JobSpec& job) {
   STRATA_ASSIGN_OR_RETURN(YamlMap p, top.Map("parallel"));
   ParallelLayout& l = job.layout;
-  const std::pair<const char*, int64_t*> sizes[] = {{"tp", &l.tp}, {"pp", &l.pp}, {"vpp", &l.vpp},
-                                                    {"cp", &l.cp}, {"ep", &l.ep}, {"etp", &l.etp},
+  const std::pair<const char*, int64_t*> sizes[] = {{"tp", &l.tp},
+                                                    {"pp", &l.pp},
+                                                    {"vpp", &l.vpp},
+                                                    {"cp", &l.cp},
+                                                    {"ep", &l.ep},
+                                                    {"etp", &l.etp},
                                                     {"first_stage_layers", &l.first_stage_layers},
                                                     {"last_stage_layers", &l.last_stage_layers}};
   for (const auto& [key, target] : sizes) {
@@ -202,11 +207,13 @@ Status ParsePrecisionAndOptimizer(YamlMap& top, JobSpec& job) {
         // FP8 is not "weights at 1 byte": the embedding and output layer stay bf16, Transformer
         // Engine keeps FP8 copies and transposes next to the bf16 weights, and the measured
         // ms-swift FP8 run used more memory than its bf16 twin. FP8 is the `fp8:` section.
-        return p.ErrorAt("params",
-                         "FP8 training keeps bf16 parameters and adds FP8 copies; 'params: fp8' "
-                         "would print a saving the measurements contradict")
-            .WithHint("set precision.params: bf16 and fp8: {recipe: delayed | tensorwise | "
-                      "blockwise | mxfp8 | torchao_tensorwise | torchao_rowwise}");
+        return p
+            .ErrorAt("params",
+                     "FP8 training keeps bf16 parameters and adds FP8 copies; 'params: fp8' "
+                     "would print a saving the measurements contradict")
+            .WithHint(
+                "set precision.params: bf16 and fp8: {recipe: delayed | tensorwise | "
+                "blockwise | mxfp8 | torchao_tensorwise | torchao_rowwise}");
       }
     }
     if (p.Has("grads")) {
@@ -224,8 +231,9 @@ Status ParsePrecisionAndOptimizer(YamlMap& top, JobSpec& job) {
       STRATA_ASSIGN_OR_RETURN(job.optimizer.name, o.String("name"));
       const std::vector<std::string> optimizers = {"adam", "adamw", "muon", "adam8bit"};
       if (std::find(optimizers.begin(), optimizers.end(), job.optimizer.name) == optimizers.end()) {
-        return o.ErrorAt("name", fmt::format("unknown optimizer '{}', expected one of: {}",
-                                             job.optimizer.name, fmt::join(optimizers, ", ")))
+        return o
+            .ErrorAt("name", fmt::format("unknown optimizer '{}', expected one of: {}",
+                                         job.optimizer.name, fmt::join(optimizers, ", ")))
             .WithHint(DidYouMeanHint(job.optimizer.name, optimizers));
       }
     }
@@ -252,9 +260,12 @@ Status ParseOverlap(YamlMap& top, JobSpec& job) {
   if (!top.Has("overlap")) return OkStatus();
   STRATA_ASSIGN_OR_RETURN(YamlMap o, top.Map("overlap"));
   OverlapSpec& v = job.overlap;
-  for (auto [key, target] : {std::pair{"tp_comm", &v.tp_comm}, {"moe_a2a", &v.moe_a2a},
-                             {"cp_comm", &v.cp_comm}, {"pp_p2p", &v.pp_p2p},
-                             {"grad_reduce", &v.grad_reduce}, {"param_gather", &v.param_gather}}) {
+  for (auto [key, target] : {std::pair{"tp_comm", &v.tp_comm},
+                             {"moe_a2a", &v.moe_a2a},
+                             {"cp_comm", &v.cp_comm},
+                             {"pp_p2p", &v.pp_p2p},
+                             {"grad_reduce", &v.grad_reduce},
+                             {"param_gather", &v.param_gather}}) {
     if (o.Has(key)) {
       STRATA_ASSIGN_OR_RETURN(*target, o.Bool(key));
     }
@@ -267,8 +278,9 @@ Status ParseThroughput(YamlMap& top, JobSpec& job) {
   STRATA_ASSIGN_OR_RETURN(YamlMap t, top.Map("throughput"));
   ThroughputSpec& out = job.throughput;
   if (t.Has("tokens_per_s") && (t.Has("step_time") || t.Has("tokens_per_step"))) {
-    return t.ErrorAt("tokens_per_s", "give tokens_per_s or step_time (with tokens_per_step), "
-                                     "not both");
+    return t.ErrorAt("tokens_per_s",
+                     "give tokens_per_s or step_time (with tokens_per_step), "
+                     "not both");
   }
   if (t.Has("tokens_per_s")) {
     STRATA_ASSIGN_OR_RETURN(out.tokens_per_s, TokenField(t, "tokens_per_s"));
@@ -317,10 +329,13 @@ std::string_view CrossEntropyImplName(CrossEntropyImpl impl) {
 
 int64_t DTypeBytes(DType dtype) {
   switch (dtype) {
-    case DType::kFp32: return 4;
+    case DType::kFp32:
+      return 4;
     case DType::kBf16:
-    case DType::kFp16: return 2;
-    case DType::kFp8: return 1;
+    case DType::kFp16:
+      return 2;
+    case DType::kFp8:
+      return 1;
   }
   return 4;
 }
@@ -373,8 +388,8 @@ Result<JobSpec> ParseRoot(YAML::Node root, const std::string& file,
     }
     if (assignment.starts_with("parallel.dp=")) sets_dp = true;
   }
-  // Changing TP, PP, CP or the cluster from the command line re-derives DP rather than contradicting the
-  // file's DP: world = TP x PP x CP x DP holds by construction.
+  // Changing TP, PP, CP or the cluster from the command line re-derives DP rather than
+  // contradicting the file's DP: world = TP x PP x CP x DP holds by construction.
   if (sets_model_parallel && !sets_dp && root["parallel"] && root["parallel"].IsMap()) {
     root["parallel"].remove("dp");
   }
@@ -397,13 +412,13 @@ Result<JobSpec> ParseRoot(YAML::Node root, const std::string& file,
   }
   // Likewise switching recompute away from full drops the file's full-only settings.
   for (const std::string& assignment : overrides) {
-    if (assignment.starts_with("recompute.granularity=") &&
-        !assignment.ends_with("=full") && root["recompute"].IsMap()) {
+    if (assignment.starts_with("recompute.granularity=") && !assignment.ends_with("=full") &&
+        root["recompute"].IsMap()) {
       root["recompute"].remove("method");
       root["recompute"].remove("num_layers");
     }
-    if (assignment.starts_with("recompute.granularity=") &&
-        !assignment.ends_with("=selective") && root["recompute"].IsMap()) {
+    if (assignment.starts_with("recompute.granularity=") && !assignment.ends_with("=selective") &&
+        root["recompute"].IsMap()) {
       root["recompute"].remove("modules");
     }
   }

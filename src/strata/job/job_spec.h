@@ -72,7 +72,7 @@ struct OptimizerSpec {
   /// embeddings, output layer, norms and routers); adam8bit: two moments of 1 byte each with
   /// one fp32 scale per 2048-element block (bitsandbytes).
   std::string name = "adam";
-  bool distributed = true;         // megatron-core --use-distributed-optimizer (ZeRO-1)
+  bool distributed = true;  // megatron-core --use-distributed-optimizer (ZeRO-1)
   DType master_dtype = DType::kFp32;
   DType moment_dtype = DType::kFp32;  // exp_avg and exp_avg_sq
 };
@@ -120,7 +120,7 @@ struct JobSpec {
   /// Tokens the busiest EP rank receives over the mean (dropless routing); 1 = balanced.
   double moe_routing_imbalance = 1.0;
   OverlapSpec overlap;
-  ThroughputSpec throughput;        // optional
+  ThroughputSpec throughput;  // optional
 
   /// Micro batches per step per data-parallel rank (gradient accumulation).
   int64_t num_micro_batches() const { return global_batch / (micro_batch * layout.dp); }

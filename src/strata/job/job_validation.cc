@@ -1,10 +1,10 @@
 #include "strata/job/job_validation.h"
 
-#include <algorithm>
-#include <filesystem>
-
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+
+#include <algorithm>
+#include <filesystem>
 
 #include "strata/core/did_you_mean.h"
 #include "strata/job/training_modes_parse.h"
@@ -63,20 +63,20 @@ Status CheckLayoutArithmetic(JobSpec& job) {
   const int64_t derived_dp = world / model_parallel;
   if (l.dp != 0 && l.dp != derived_dp) {
     return RuleError(job, "parallel.dp",
-                     fmt::format("DP {} does not match world / (TP x PP x CP) = {} / {} = {}",
-                                 l.dp, world, model_parallel, derived_dp),
+                     fmt::format("DP {} does not match world / (TP x PP x CP) = {} / {} = {}", l.dp,
+                                 world, model_parallel, derived_dp),
                      {derived_dp}, "DP");
   }
   l.dp = derived_dp;
   const int64_t expert_space = l.tp * l.cp * l.dp;
   if (!Divides(l.ep * l.etp, expert_space)) {
-    return RuleError(job, "parallel.ep",
-                     fmt::format("EP x ETP = {} x {} = {} must divide TP x CP x DP = {} (experts "
-                                 "are laid out inside the TP x CP x DP ranks)",
-                                 l.ep, l.etp, l.ep * l.etp, expert_space),
-                     ValuesThatWork(expert_space,
-                                    [&](int64_t v) { return Divides(v * l.etp, expert_space); }),
-                     "EP values (at this ETP)");
+    return RuleError(
+        job, "parallel.ep",
+        fmt::format("EP x ETP = {} x {} = {} must divide TP x CP x DP = {} (experts "
+                    "are laid out inside the TP x CP x DP ranks)",
+                    l.ep, l.etp, l.ep * l.etp, expert_space),
+        ValuesThatWork(expert_space, [&](int64_t v) { return Divides(v * l.etp, expert_space); }),
+        "EP values (at this ETP)");
   }
   if (l.tp > 1 && l.ep > 1 && !l.sequence_parallel) {
     // megatron-core's TransformerConfig.__post_init__ (megatron/core/transformer/
@@ -107,10 +107,10 @@ Status CheckLayoutArithmetic(JobSpec& job) {
     // Context parallelism cuts each sequence into 2 x CP chunks (load-balanced causal masks).
     const auto max_tokens = static_cast<int64_t>(job.sequence.max_tokens);
     if (!Divides(2 * l.cp, max_tokens)) {
-      return RuleError(job, "sequence.max_tokens",
-                       fmt::format("max_tokens {} is not divisible by 2 x CP = {}", max_tokens,
-                                   2 * l.cp),
-                       {}, "");
+      return RuleError(
+          job, "sequence.max_tokens",
+          fmt::format("max_tokens {} is not divisible by 2 x CP = {}", max_tokens, 2 * l.cp), {},
+          "");
     }
   }
   return OkStatus();
@@ -121,15 +121,15 @@ Status CheckLayoutAgainstModel(const JobSpec& job, const ModelConfig& model) {
   const int64_t world = job.cluster.world();
   auto tp_rule = [&](int64_t count, const char* what) -> Status {
     if (count == 0 || Divides(l.tp, count)) return OkStatus();
-    return RuleError(job, "parallel.tp",
-                     fmt::format("{} ({}) must be divisible by TP ({})", what, count, l.tp),
-                     ValuesThatWork(world, [&](int64_t v) {
-                       return Divides(v, count) && Divides(v * l.pp * l.cp, world);
-                     }),
-                     "TP values");
+    return RuleError(
+        job, "parallel.tp", fmt::format("{} ({}) must be divisible by TP ({})", what, count, l.tp),
+        ValuesThatWork(
+            world, [&](int64_t v) { return Divides(v, count) && Divides(v * l.pp * l.cp, world); }),
+        "TP values");
   };
   const bool has_attention = model.CountLayers(MixerKind::kFullAttention) +
-                                 model.CountLayers(MixerKind::kSlidingAttention) > 0;
+                                 model.CountLayers(MixerKind::kSlidingAttention) >
+                             0;
   if (has_attention) {
     STRATA_RETURN_IF_ERROR(tp_rule(model.attention.num_heads, "attention heads"));
     STRATA_RETURN_IF_ERROR(tp_rule(model.attention.num_kv_heads, "KV heads (query groups)"));
@@ -138,7 +138,8 @@ Status CheckLayoutAgainstModel(const JobSpec& job, const ModelConfig& model) {
     STRATA_RETURN_IF_ERROR(tp_rule(model.mla.num_heads, "MLA heads"));
   }
   if (model.CountLayers(MixerKind::kGatedDeltaNet) > 0) {
-    STRATA_RETURN_IF_ERROR(tp_rule(model.linear_attention.num_key_heads, "linear-attention key heads"));
+    STRATA_RETURN_IF_ERROR(
+        tp_rule(model.linear_attention.num_key_heads, "linear-attention key heads"));
     STRATA_RETURN_IF_ERROR(
         tp_rule(model.linear_attention.num_value_heads, "linear-attention value heads"));
   }
@@ -147,31 +148,33 @@ Status CheckLayoutAgainstModel(const JobSpec& job, const ModelConfig& model) {
   }
   const bool has_moe = model.CountLayers(FfnKind::kMoe) > 0;
   if (!has_moe && (l.ep > 1 || l.etp > 1)) {
-    return RuleError(job, "parallel.ep",
-                     fmt::format("EP {} / ETP {} given but {} has no experts", l.ep, l.etp,
-                                 model.name),
-                     {1}, "EP and ETP");
+    return RuleError(
+        job, "parallel.ep",
+        fmt::format("EP {} / ETP {} given but {} has no experts", l.ep, l.etp, model.name), {1},
+        "EP and ETP");
   }
   if (has_moe) {
     const int64_t expert_space = l.tp * l.cp * l.dp;
     if (!Divides(l.ep, model.moe.num_experts)) {
-      return RuleError(job, "parallel.ep",
-                       fmt::format("{} experts cannot be split evenly over EP {}",
-                                   model.moe.num_experts, l.ep),
-                       ValuesThatWork(expert_space, [&](int64_t v) {
-                         return Divides(v, model.moe.num_experts) &&
-                                Divides(v * l.etp, expert_space);
-                       }),
-                       "EP values");
+      return RuleError(
+          job, "parallel.ep",
+          fmt::format("{} experts cannot be split evenly over EP {}", model.moe.num_experts, l.ep),
+          ValuesThatWork(expert_space,
+                         [&](int64_t v) {
+                           return Divides(v, model.moe.num_experts) &&
+                                  Divides(v * l.etp, expert_space);
+                         }),
+          "EP values");
     }
     if (!Divides(l.etp, model.moe.expert_intermediate_size)) {
       return RuleError(job, "parallel.etp",
                        fmt::format("the expert FFN width ({}) must be divisible by ETP ({})",
                                    model.moe.expert_intermediate_size, l.etp),
-                       ValuesThatWork(expert_space / l.ep, [&](int64_t v) {
-                         return Divides(v, model.moe.expert_intermediate_size) &&
-                                Divides(v * l.ep, expert_space);
-                       }),
+                       ValuesThatWork(expert_space / l.ep,
+                                      [&](int64_t v) {
+                                        return Divides(v, model.moe.expert_intermediate_size) &&
+                                               Divides(v * l.ep, expert_space);
+                                      }),
                        "ETP values");
     }
   }
@@ -181,15 +184,18 @@ Status CheckLayoutAgainstModel(const JobSpec& job, const ModelConfig& model) {
                         fmt::format("{} layers cannot be split evenly into PP x VPP = {} x {} = {} "
                                     "chunks",
                                     layers, l.pp, l.vpp, l.pp * l.vpp),
-                        ValuesThatWork(layers, [&](int64_t v) {
-                          return Divides(v * l.vpp, layers) && Divides(l.tp * v * l.cp, world);
-                        }),
+                        ValuesThatWork(layers,
+                                       [&](int64_t v) {
+                                         return Divides(v * l.vpp, layers) &&
+                                                Divides(l.tp * v * l.cp, world);
+                                       }),
                         "PP values (at this VPP)");
     // megatron-core's uneven split (VPP 1): --decoder-first/last-pipeline-num-layers.
     if (l.vpp == 1 && l.pp > 1) {
-      e.hint += fmt::format("{}or give the first/last stage their own layer counts "
-                            "(parallel.first_stage_layers, parallel.last_stage_layers)",
-                            e.hint.empty() ? "" : "; ");
+      e.hint += fmt::format(
+          "{}or give the first/last stage their own layer counts "
+          "(parallel.first_stage_layers, parallel.last_stage_layers)",
+          e.hint.empty() ? "" : "; ");
     }
     return e;
   }

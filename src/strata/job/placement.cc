@@ -1,10 +1,10 @@
 #include "strata/job/placement.h"
 
-#include <algorithm>
-#include <set>
-
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+
+#include <algorithm>
+#include <set>
 
 #include "strata/core/did_you_mean.h"
 
@@ -76,15 +76,20 @@ struct KindInfo {
   bool expert;       // from the expert generator
 };
 const KindInfo kKinds[] = {
-    {GroupKind::kTp, "tp", "", false},  {GroupKind::kCp, "cp", "", false},
-    {GroupKind::kDp, "dp", "", false},  {GroupKind::kDpCp, "dp", "cp", false},
-    {GroupKind::kPp, "pp", "", false},  {GroupKind::kEp, "ep", "", true},
-    {GroupKind::kEtp, "tp", "", true},  {GroupKind::kExpertDp, "dp", "", true}};
+    {GroupKind::kTp, "tp", "", false}, {GroupKind::kCp, "cp", "", false},
+    {GroupKind::kDp, "dp", "", false}, {GroupKind::kDpCp, "dp", "cp", false},
+    {GroupKind::kPp, "pp", "", false}, {GroupKind::kEp, "ep", "", true},
+    {GroupKind::kEtp, "tp", "", true}, {GroupKind::kExpertDp, "dp", "", true}};
 
 Status CheckLayout(const ParallelLayout& l) {
-  for (auto [name, v] : {std::pair{"tp", l.tp}, {"pp", l.pp}, {"cp", l.cp}, {"ep", l.ep},
-                         {"etp", l.etp}, {"dp", l.dp}}) {
-    if (v < 1) return InvalidInput(fmt::format("{} must be at least 1, got {}", name, v)).InField(name);
+  for (auto [name, v] : {std::pair{"tp", l.tp},
+                         {"pp", l.pp},
+                         {"cp", l.cp},
+                         {"ep", l.ep},
+                         {"etp", l.etp},
+                         {"dp", l.dp}}) {
+    if (v < 1)
+      return InvalidInput(fmt::format("{} must be at least 1, got {}", name, v)).InField(name);
   }
   if ((l.tp * l.cp * l.dp) % (l.ep * l.etp) != 0) {
     return InvalidInput(fmt::format("ep x etp = {} x {} = {} must divide tp x cp x dp = {}", l.ep,
@@ -99,14 +104,22 @@ Status CheckLayout(const ParallelLayout& l) {
 
 std::string ToString(GroupKind kind) {
   switch (kind) {
-    case GroupKind::kTp: return "tp";
-    case GroupKind::kCp: return "cp";
-    case GroupKind::kDp: return "dp";
-    case GroupKind::kDpCp: return "dp_cp";
-    case GroupKind::kPp: return "pp";
-    case GroupKind::kEp: return "ep";
-    case GroupKind::kEtp: return "etp";
-    case GroupKind::kExpertDp: return "expert_dp";
+    case GroupKind::kTp:
+      return "tp";
+    case GroupKind::kCp:
+      return "cp";
+    case GroupKind::kDp:
+      return "dp";
+    case GroupKind::kDpCp:
+      return "dp_cp";
+    case GroupKind::kPp:
+      return "pp";
+    case GroupKind::kEp:
+      return "ep";
+    case GroupKind::kEtp:
+      return "etp";
+    case GroupKind::kExpertDp:
+      return "expert_dp";
   }
   return "?";
 }
@@ -122,7 +135,8 @@ Result<std::vector<std::string>> ParseRankOrder(std::string_view order) {
   const std::string text(order);
   while (start <= text.size()) {
     const size_t dash = text.find('-', start);
-    names.push_back(text.substr(start, dash == std::string::npos ? std::string::npos : dash - start));
+    names.push_back(
+        text.substr(start, dash == std::string::npos ? std::string::npos : dash - start));
     if (dash == std::string::npos) break;
     start = dash + 1;
   }
@@ -139,8 +153,8 @@ Result<std::vector<std::string>> ParseRankOrder(std::string_view order) {
     }
   }
   if (names.size() != kOrderNames.size()) {
-    return InvalidInput(fmt::format("rank order '{}' must name each of tp, cp, ep, dp, pp once",
-                                    order))
+    return InvalidInput(
+               fmt::format("rank order '{}' must name each of tp, cp, ep, dp, pp once", order))
         .InField("rank_order")
         .WithHint(fmt::format("megatron-core's default is '{}'", kDefaultRankOrder));
   }
@@ -152,7 +166,8 @@ Result<std::vector<std::vector<int64_t>>> GroupRanks(const ParallelLayout& layou
   STRATA_RETURN_IF_ERROR(CheckLayout(layout));
   STRATA_ASSIGN_OR_RETURN(std::vector<std::string> order, ParseRankOrder(rank_order));
   for (const auto& k : kKinds) {
-    if (k.kind == kind) return OrthogonalGroups(GeneratorDims(layout, order, k.expert), k.dim, k.dim2);
+    if (k.kind == kind)
+      return OrthogonalGroups(GeneratorDims(layout, order, k.expert), k.dim, k.dim2);
   }
   Error e = InvalidInput("unknown group kind");
   e.code = ErrorCode::kInternal;

@@ -35,11 +35,11 @@ std::string ToString(GroupKind kind);  // "tp", "cp", "dp", "dp_cp", "pp", "ep",
 
 struct GroupPlacement {
   GroupKind kind = GroupKind::kTp;
-  int64_t size = 1;        // ranks in one group
-  int64_t count = 0;       // groups of this kind
+  int64_t size = 1;                  // ranks in one group
+  int64_t count = 0;                 // groups of this kind
   std::vector<int64_t> first_group;  // the ranks of the group holding rank 0
-  int64_t nodes_spanned = 1;   // the most nodes any group touches
-  int64_t ranks_per_node = 1;  // the fewest of a group's ranks on one of its nodes
+  int64_t nodes_spanned = 1;         // the most nodes any group touches
+  int64_t ranks_per_node = 1;        // the fewest of a group's ranks on one of its nodes
   bool intra_node() const { return nodes_spanned == 1; }
 };
 
@@ -50,8 +50,8 @@ Result<std::vector<GroupPlacement>> PlaceGroups(const ParallelLayout& layout, in
                                                 std::string_view rank_order = kDefaultRankOrder);
 
 /// The groups of one kind as rank lists (for tests and --explain).
-Result<std::vector<std::vector<int64_t>>> GroupRanks(const ParallelLayout& layout, GroupKind kind,
-                                                     std::string_view rank_order = kDefaultRankOrder);
+Result<std::vector<std::vector<int64_t>>> GroupRanks(
+    const ParallelLayout& layout, GroupKind kind, std::string_view rank_order = kDefaultRankOrder);
 
 const GroupPlacement* FindGroup(const std::vector<GroupPlacement>& groups, GroupKind kind);
 

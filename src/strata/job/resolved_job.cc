@@ -1,9 +1,9 @@
 #include "strata/job/resolved_job.h"
 
+#include <fmt/format.h>
+
 #include <filesystem>
 #include <utility>
-
-#include <fmt/format.h>
 
 #include "strata/job/job_validation.h"
 #include "strata/model/model_catalog.h"
@@ -29,8 +29,8 @@ Result<Cluster> ClusterOf(const JobSpec& spec) {
     return cluster;
   }
   // The GPU as the job file gave it (a catalog entry or a custom variant), else by name.
-  auto gpu = spec.cluster.gpu_spec ? Result<GpuSpec>(*spec.cluster.gpu_spec)
-                                   : FindGpu(spec.cluster.gpu);
+  auto gpu =
+      spec.cluster.gpu_spec ? Result<GpuSpec>(*spec.cluster.gpu_spec) : FindGpu(spec.cluster.gpu);
   if (!gpu.ok()) {
     Error e = std::move(gpu).error();
     e.InField("cluster.gpu").InFile(spec.file);
@@ -55,9 +55,9 @@ Result<SequenceLengths> SequenceOf(const JobSpec& spec) {
     STRATA_ASSIGN_OR_RETURN(SequenceLengths lengths, LoadSequenceHistogram(path.string()));
     // Activations are sized for max_tokens; a histogram with longer samples contradicts it.
     if (lengths.max_tokens > spec.sequence.max_tokens) {
-      Error e = InvalidInput(fmt::format(
-          "the histogram's longest sample ({} tokens) exceeds max_tokens ({})",
-          lengths.max_tokens, spec.sequence.max_tokens));
+      Error e = InvalidInput(
+          fmt::format("the histogram's longest sample ({} tokens) exceeds max_tokens ({})",
+                      lengths.max_tokens, spec.sequence.max_tokens));
       e.field = "sequence.histogram";
       e.file = spec.file;
       e.hint = fmt::format("set sequence.max_tokens to at least {}", lengths.max_tokens);
@@ -148,7 +148,7 @@ Status Derive(ResolvedJob& job) {
     } else {
       t.step_time_s = spec.throughput.step_time_s;
       t.tokens_per_step = spec.throughput.tokens_per_step > 0 ? spec.throughput.tokens_per_step
-                                                               : step.tokens_per_step;
+                                                              : step.tokens_per_step;
       t.tokens_per_s = t.tokens_per_step / t.step_time_s;
     }
     job.throughput = t;
@@ -173,9 +173,10 @@ Result<ResolvedJob> ResolveJob(const JobRequest& request) {
     if (!request.job.empty() && request.model.empty()) {
       auto entry = FindCatalogModel(request.job);
       if (entry.ok() && entry->has_value()) {
-        e.hint = fmt::format("'{}' is a model, not a job: give --model {} with --set for the "
-                             "cluster, layout, batch and sequence, or a job file that names it",
-                             request.job, request.job);
+        e.hint = fmt::format(
+            "'{}' is a model, not a job: give --model {} with --set for the "
+            "cluster, layout, batch and sequence, or a job file that names it",
+            request.job, request.job);
       }
     }
     return e;

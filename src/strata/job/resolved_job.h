@@ -44,27 +44,25 @@ struct Throughput {
 /// What the user asked for, as they wrote it: repeated verbatim in advice so that a suggested
 /// command can be pasted.
 struct JobRequest {
-  std::string job;    // a job file or data/jobs/ name; "" = none given
-  std::string model;  // --model: a catalog name or config.json; "" = the job's
+  std::string job;                     // a job file or data/jobs/ name; "" = none given
+  std::string model;                   // --model: a catalog name or config.json; "" = the job's
   std::vector<std::string> overrides;  // --set key=value, in order
   /// --from: a launch command, Megatron log, args.json, TOML, DeepSpeed or verl file the job is
   /// imported from (cli/job_options.h resolves it; the job module cannot read those formats).
   std::string from;
-  bool empty() const {
-    return job.empty() && model.empty() && overrides.empty() && from.empty();
-  }
+  bool empty() const { return job.empty() && model.empty() && overrides.empty() && from.empty(); }
 };
 
 struct ResolvedJob {
-  JobSpec spec;             // the job as written, --set applied, DP derived
-  ModelConfig model;        // the architecture the spec names
-  Cluster cluster;          // the cluster file's, or one built from cluster.gpu/nodes
-  GpuSpec gpu;              // == cluster.gpu
-  ParallelLayout layout;    // == spec.layout: validated against the model and the cluster
+  JobSpec spec;           // the job as written, --set applied, DP derived
+  ModelConfig model;      // the architecture the spec names
+  Cluster cluster;        // the cluster file's, or one built from cluster.gpu/nodes
+  GpuSpec gpu;            // == cluster.gpu
+  ParallelLayout layout;  // == spec.layout: validated against the model and the cluster
   StepShape step;
   std::optional<Throughput> throughput;
-  JobRequest request;       // how it was asked for (empty for a job built in code)
-  bool reference = false;   // the built-in reference job, chosen because nothing was given
+  JobRequest request;      // how it was asked for (empty for a job built in code)
+  bool reference = false;  // the built-in reference job, chosen because nothing was given
 
   int64_t world() const { return layout.world(); }
   /// "strata memory job.yaml --set a=1 --set b=2": the user's own command with `extra` --set

@@ -45,7 +45,9 @@ struct ShardingSpec {
     return mode == ShardingMode::kZero2 || mode == ShardingMode::kZero3 ||
            mode == ShardingMode::kFsdp2;
   }
-  bool shards_weights() const { return mode == ShardingMode::kZero3 || mode == ShardingMode::kFsdp2; }
+  bool shards_weights() const {
+    return mode == ShardingMode::kZero3 || mode == ShardingMode::kFsdp2;
+  }
 };
 
 /// FP8 training recipes as people configure them:
@@ -54,8 +56,15 @@ struct ShardingSpec {
 ///   blockwise   TE Float8BlockScaling (DeepSeek-V3 style: 1x128 activations, 128x128 weights);
 ///   mxfp8       TE MXFP8BlockScaling (Blackwell; 1x32 blocks, one E8M0 scale per block);
 ///   torchao_tensorwise, torchao_rowwise  torchao.float8 (cast per GEMM, no cached copies).
-enum class Fp8Recipe { kNone, kDelayed, kTensorwise, kBlockwise, kMxfp8, kTorchaoTensorwise,
-                       kTorchaoRowwise };
+enum class Fp8Recipe {
+  kNone,
+  kDelayed,
+  kTensorwise,
+  kBlockwise,
+  kMxfp8,
+  kTorchaoTensorwise,
+  kTorchaoRowwise
+};
 std::string_view Fp8RecipeName(Fp8Recipe recipe);
 
 struct Fp8Spec {

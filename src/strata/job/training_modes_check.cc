@@ -1,8 +1,8 @@
+#include <fmt/format.h>
+
 #include <string>
 #include <utility>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "strata/job/training_modes_parse.h"
 
@@ -20,14 +20,13 @@ Error ModeError(const JobSpec& job, std::string field, std::string message, std:
 Status CheckUnevenPipeline(const JobSpec& job, int64_t layers) {
   const ParallelLayout& l = job.layout;
   if (!l.uneven_pipeline()) return OkStatus();
-  const char* field = l.first_stage_layers > 0 ? "parallel.first_stage_layers"
-                                               : "parallel.last_stage_layers";
+  const char* field =
+      l.first_stage_layers > 0 ? "parallel.first_stage_layers" : "parallel.last_stage_layers";
   if (l.pp < 2) {
     return ModeError(job, field, "first/last stage layer counts need PP > 1", "remove them");
   }
   if (l.vpp > 1) {
-    return ModeError(job, field,
-                     "uneven first/last stages together with VPP > 1 are not modelled",
+    return ModeError(job, field, "uneven first/last stages together with VPP > 1 are not modelled",
                      "set parallel.vpp: 1");
   }
   const int64_t given = l.first_stage_layers + l.last_stage_layers;

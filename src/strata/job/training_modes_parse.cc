@@ -1,32 +1,32 @@
-#include "strata/job/enum_names.h"
 #include "strata/job/training_modes_parse.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <string>
 #include <utility>
 #include <vector>
 
-#include <fmt/format.h>
-#include <fmt/ranges.h>
-
 #include "strata/core/did_you_mean.h"
+#include "strata/job/enum_names.h"
 
 namespace strata {
 namespace {
 
 constexpr EnumName<ShardingMode> kModes[] = {{ShardingMode::kNone, "none"},
-                                          {ShardingMode::kZero1, "zero1"},
-                                          {ShardingMode::kZero2, "zero2"},
-                                          {ShardingMode::kZero3, "zero3"},
-                                          {ShardingMode::kFsdp2, "fsdp2"}};
+                                             {ShardingMode::kZero1, "zero1"},
+                                             {ShardingMode::kZero2, "zero2"},
+                                             {ShardingMode::kZero3, "zero3"},
+                                             {ShardingMode::kFsdp2, "fsdp2"}};
 constexpr EnumName<OffloadTarget> kTargets[] = {
     {OffloadTarget::kNone, "none"}, {OffloadTarget::kCpu, "cpu"}, {OffloadTarget::kNvme, "nvme"}};
 constexpr EnumName<Fp8Recipe> kRecipes[] = {{Fp8Recipe::kNone, "none"},
-                                         {Fp8Recipe::kDelayed, "delayed"},
-                                         {Fp8Recipe::kTensorwise, "tensorwise"},
-                                         {Fp8Recipe::kBlockwise, "blockwise"},
-                                         {Fp8Recipe::kMxfp8, "mxfp8"},
-                                         {Fp8Recipe::kTorchaoTensorwise, "torchao_tensorwise"},
-                                         {Fp8Recipe::kTorchaoRowwise, "torchao_rowwise"}};
+                                            {Fp8Recipe::kDelayed, "delayed"},
+                                            {Fp8Recipe::kTensorwise, "tensorwise"},
+                                            {Fp8Recipe::kBlockwise, "blockwise"},
+                                            {Fp8Recipe::kMxfp8, "mxfp8"},
+                                            {Fp8Recipe::kTorchaoTensorwise, "torchao_tensorwise"},
+                                            {Fp8Recipe::kTorchaoRowwise, "torchao_rowwise"}};
 
 Status ParseSharding(YamlMap& top, JobSpec& job) {
   // Without a sharding section the megatron switch decides: distributed optimizer = ZeRO-1.
@@ -41,8 +41,9 @@ Status ParseSharding(YamlMap& top, JobSpec& job) {
   if (s.Has("reshard_after_forward")) {
     STRATA_ASSIGN_OR_RETURN(sh.reshard_after_forward, s.Bool("reshard_after_forward"));
     if (!sh.shards_weights()) {
-      return s.ErrorAt("reshard_after_forward",
-                       fmt::format("applies only to zero3 and fsdp2 (weights sharded), not {}", mode));
+      return s.ErrorAt(
+          "reshard_after_forward",
+          fmt::format("applies only to zero3 and fsdp2 (weights sharded), not {}", mode));
     }
   }
   if (s.Has("prefetch_layers")) {
@@ -62,36 +63,42 @@ Status ParseSharding(YamlMap& top, JobSpec& job) {
     STRATA_ASSIGN_OR_RETURN(sh.offload_param, EnumField(s, "offload_param", kTargets));
   }
   if (sh.offload_param != OffloadTarget::kNone && !sh.shards_weights()) {
-    return s.ErrorAt("offload_param",
-                     fmt::format("offloading parameters needs sharded weights (zero3 or fsdp2), "
-                                 "not {}", mode))
+    return s
+        .ErrorAt("offload_param",
+                 fmt::format("offloading parameters needs sharded weights (zero3 or fsdp2), "
+                             "not {}",
+                             mode))
         .WithHint("set sharding.mode: zero3, or offload only the optimizer");
   }
   if (sh.mode == ShardingMode::kFsdp2 && sh.offload_optimizer != OffloadTarget::kNone) {
-    return s.ErrorAt("offload_optimizer",
-                     "FSDP2's CPUOffloadPolicy moves parameters, gradients and optimizer state "
-                     "together")
+    return s
+        .ErrorAt("offload_optimizer",
+                 "FSDP2's CPUOffloadPolicy moves parameters, gradients and optimizer state "
+                 "together")
         .WithHint("set sharding.offload_param: cpu (and no offload_optimizer)");
   }
   if (sh.mode == ShardingMode::kFsdp2 && sh.offload_param == OffloadTarget::kNvme) {
     return s.ErrorAt("offload_param", "FSDP2 offloads to CPU memory only, not NVMe");
   }
   if (sh.mode != ShardingMode::kZero3 && sh.offload_optimizer == OffloadTarget::kNvme) {
-    return s.ErrorAt("offload_optimizer",
-                     "NVMe offload of the optimizer is DeepSpeed ZeRO-Infinity: zero3 only")
+    return s
+        .ErrorAt("offload_optimizer",
+                 "NVMe offload of the optimizer is DeepSpeed ZeRO-Infinity: zero3 only")
         .WithHint("use offload_optimizer: cpu, or sharding.mode: zero3");
   }
   if (sh.offload_optimizer != OffloadTarget::kNone && sh.mode == ShardingMode::kNone) {
-    return s.ErrorAt("offload_optimizer", "offloading the optimizer needs a ZeRO stage (zero1 or more)");
+    return s.ErrorAt("offload_optimizer",
+                     "offloading the optimizer needs a ZeRO stage (zero1 or more)");
   }
   STRATA_RETURN_IF_ERROR(s.CheckNoUnknownKeys());
   // optimizer.distributed, when the file gives it, must agree with the mode.
   if (top.Has("optimizer")) {
     STRATA_ASSIGN_OR_RETURN(YamlMap o, top.Map("optimizer"));
     if (o.Has("distributed") && job.optimizer.distributed != sh.shards_optimizer()) {
-      return o.ErrorAt("distributed",
-                       fmt::format("optimizer.distributed: {} contradicts sharding.mode: {}",
-                                   job.optimizer.distributed, mode))
+      return o
+          .ErrorAt("distributed",
+                   fmt::format("optimizer.distributed: {} contradicts sharding.mode: {}",
+                               job.optimizer.distributed, mode))
           .WithHint("drop optimizer.distributed; sharding.mode says it");
     }
   }
@@ -117,8 +124,7 @@ Status ParseFp8(YamlMap& top, JobSpec& job) {
     return f.ErrorAt("param_gather",
                      "torchao's float8 all-gather exists for tensorwise scaling only");
   }
-  if (fp8.param_gather && !fp8.transformer_engine() &&
-      job.sharding.mode != ShardingMode::kFsdp2) {
+  if (fp8.param_gather && !fp8.transformer_engine() && job.sharding.mode != ShardingMode::kFsdp2) {
     return f.ErrorAt("param_gather", "torchao's float8 all-gather is an FSDP2 feature")
         .WithHint("set sharding.mode: fsdp2");
   }
@@ -132,15 +138,14 @@ std::string_view OffloadTargetName(OffloadTarget target) { return NameOf(kTarget
 std::string_view Fp8RecipeName(Fp8Recipe recipe) { return NameOf(kRecipes, recipe); }
 
 const std::vector<std::string>& RecomputeModuleNames() {
-  static const std::vector<std::string> names = {"core_attn", "mlp",         "moe",
-                                                 "moe_act",   "layernorm",   "mla_up_proj",
-                                                 "shared_experts"};
+  static const std::vector<std::string> names = {
+      "core_attn", "mlp", "moe", "moe_act", "layernorm", "mla_up_proj", "shared_experts"};
   return names;
 }
 
 bool SetRecomputeModule(RecomputeModules& m, const std::string& name) {
-  bool* flags[] = {&m.core_attn, &m.mlp, &m.moe, &m.moe_act, &m.layernorm, &m.mla_up_proj,
-                   &m.shared_experts};
+  bool* flags[] = {&m.core_attn, &m.mlp,         &m.moe,           &m.moe_act,
+                   &m.layernorm, &m.mla_up_proj, &m.shared_experts};
   const auto& names = RecomputeModuleNames();
   for (size_t i = 0; i < names.size(); ++i) {
     if (names[i] == name) {
@@ -166,8 +171,9 @@ Status ParseRecomputeModules(YamlMap& r, JobSpec& job) {
   for (const auto& item : list) {
     const std::string name = item.IsScalar() ? item.Scalar() : "";
     if (!SetRecomputeModule(modules, name)) {
-      return r.ErrorAt("modules", fmt::format("unknown recompute module '{}', expected one of: {}",
-                                              name, fmt::join(RecomputeModuleNames(), ", ")))
+      return r
+          .ErrorAt("modules", fmt::format("unknown recompute module '{}', expected one of: {}",
+                                          name, fmt::join(RecomputeModuleNames(), ", ")))
           .WithHint(DidYouMeanHint(name, RecomputeModuleNames()));
     }
   }

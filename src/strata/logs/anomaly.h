@@ -33,15 +33,15 @@ struct Anomaly {
 };
 
 struct AnomalyThresholds {
-  double stall_factor = 3.0;           // gap > 3 x the median step time
-  double drop_fraction = 0.30;         // throughput more than 30% below the median
-  double loss_spike_factor = 1.5;      // loss > 1.5 x the rolling median ...
-  double loss_spike_mads = 6.0;        // ... and > median + 6 robust standard deviations
-  double grad_norm_factor = 10.0;      // grad norm > 10 x its rolling median
-  double memory_creep_fraction = 0.05; // memory 5% above its level after warm-up
-  double memory_creep_min_gib = 1.0;   // ... and at least 1 GiB above it
-  int64_t warmup_steps = 2;            // steps 1..2 compile and allocate: not judged
-  int min_window = 3;                  // values in a rolling window before it judges
+  double stall_factor = 3.0;            // gap > 3 x the median step time
+  double drop_fraction = 0.30;          // throughput more than 30% below the median
+  double loss_spike_factor = 1.5;       // loss > 1.5 x the rolling median ...
+  double loss_spike_mads = 6.0;         // ... and > median + 6 robust standard deviations
+  double grad_norm_factor = 10.0;       // grad norm > 10 x its rolling median
+  double memory_creep_fraction = 0.05;  // memory 5% above its level after warm-up
+  double memory_creep_min_gib = 1.0;    // ... and at least 1 GiB above it
+  int64_t warmup_steps = 2;             // steps 1..2 compile and allocate: not judged
+  int min_window = 3;                   // values in a rolling window before it judges
 };
 
 }  // namespace strata

@@ -1,9 +1,9 @@
 #include "strata/logs/log_analyzer.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
-
-#include <fmt/format.h>
 
 #include "strata/core/text_scan.h"
 #include "strata/logs/log_scan.h"
@@ -24,15 +24,24 @@ std::string Capped(std::string_view text) {
 
 std::string_view AnomalyKindName(AnomalyKind kind) {
   switch (kind) {
-    case AnomalyKind::kStall: return "stall";
-    case AnomalyKind::kLossSpike: return "loss_spike";
-    case AnomalyKind::kNanInf: return "nan_inf";
-    case AnomalyKind::kGradNormSpike: return "grad_norm_spike";
-    case AnomalyKind::kThroughputDrop: return "throughput_drop";
-    case AnomalyKind::kMemoryCreep: return "memory_creep";
-    case AnomalyKind::kSkippedStep: return "skipped_step";
-    case AnomalyKind::kRestart: return "restart";
-    case AnomalyKind::kHang: return "hang";
+    case AnomalyKind::kStall:
+      return "stall";
+    case AnomalyKind::kLossSpike:
+      return "loss_spike";
+    case AnomalyKind::kNanInf:
+      return "nan_inf";
+    case AnomalyKind::kGradNormSpike:
+      return "grad_norm_spike";
+    case AnomalyKind::kThroughputDrop:
+      return "throughput_drop";
+    case AnomalyKind::kMemoryCreep:
+      return "memory_creep";
+    case AnomalyKind::kSkippedStep:
+      return "skipped_step";
+    case AnomalyKind::kRestart:
+      return "restart";
+    case AnomalyKind::kHang:
+      return "hang";
   }
   return "unknown";
 }
@@ -49,7 +58,8 @@ RankState& LogAnalyzer::Rank(int rank) {
 void LogAnalyzer::Emit(Anomaly anomaly) {
   if (callbacks_.on_anomaly) callbacks_.on_anomaly(anomaly);
   ++summary_.anomalies_total;
-  if (summary_.anomalies.size() < kMaxKeptAnomalies) summary_.anomalies.push_back(std::move(anomaly));
+  if (summary_.anomalies.size() < kMaxKeptAnomalies)
+    summary_.anomalies.push_back(std::move(anomaly));
 }
 
 void LogAnalyzer::FeedLine(std::string_view raw) {
@@ -159,7 +169,8 @@ void LogAnalyzer::CheckIdle(double idle_s, double min_idle_s) {
       step = state.last_step();
     }
   }
-  const double limit = std::max(min_idle_s, std::isfinite(median) ? thresholds_.stall_factor * median : 0.0);
+  const double limit =
+      std::max(min_idle_s, std::isfinite(median) ? thresholds_.stall_factor * median : 0.0);
   if (idle_s < limit) return;
   idle_flagged_ = true;
   Anomaly a;
@@ -171,8 +182,9 @@ void LogAnalyzer::CheckIdle(double idle_s, double min_idle_s) {
       "no new line for {:.0f} s (limit {:.0f} s{}); the last step is {} at line {}; the last "
       "line is {}: \"{}\"",
       idle_s, limit,
-      std::isfinite(median) ? fmt::format(" = {} x the median step {:.3g} s", thresholds_.stall_factor, median)
-                            : "",
+      std::isfinite(median)
+          ? fmt::format(" = {} x the median step {:.3g} s", thresholds_.stall_factor, median)
+          : "",
       step, summary_.tail.last_step_line, summary_.tail.last_line, summary_.tail.last_text);
   Emit(std::move(a));
 }

@@ -37,8 +37,8 @@ inline constexpr size_t kMaxKeptAnomalies = 10000;
 
 struct LogSummary {
   int64_t lines = 0;
-  int64_t recognised_lines = 0;  // lines that gave a step, a memory report, a skip or the end
-  int64_t duplicate_lines = 0;   // the same step printed again (several ranks, no prefix)
+  int64_t recognised_lines = 0;    // lines that gave a step, a memory report, a skip or the end
+  int64_t duplicate_lines = 0;     // the same step printed again (several ranks, no prefix)
   std::vector<LogFormat> formats;  // in the order first seen
   std::vector<RankSummary> ranks;  // by rank; -1 (no prefix) first
   std::vector<Anomaly> anomalies;  // in log order, the first kMaxKeptAnomalies

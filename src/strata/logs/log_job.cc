@@ -12,9 +12,12 @@ namespace {
 
 Recompute ToRecompute(RecomputeGranularity g) {
   switch (g) {
-    case RecomputeGranularity::kNone: return Recompute::kNone;
-    case RecomputeGranularity::kSelective: return Recompute::kSelective;
-    case RecomputeGranularity::kFull: return Recompute::kFull;
+    case RecomputeGranularity::kNone:
+      return Recompute::kNone;
+    case RecomputeGranularity::kSelective:
+      return Recompute::kSelective;
+    case RecomputeGranularity::kFull:
+      return Recompute::kFull;
   }
   return Recompute::kNone;
 }

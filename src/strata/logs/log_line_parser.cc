@@ -37,14 +37,22 @@ bool Contains(std::string_view text, std::string_view what) {
 
 std::string_view LogFormatName(LogFormat format) {
   switch (format) {
-    case LogFormat::kUnknown: return "unknown";
-    case LogFormat::kMegatron: return "megatron";
-    case LogFormat::kMsSwiftMegatron: return "ms-swift-megatron";
-    case LogFormat::kDict: return "hf-trainer-dict";
-    case LogFormat::kDeepSpeed: return "deepspeed";
-    case LogFormat::kTorchtitan: return "torchtitan";
-    case LogFormat::kVerl: return "verl";
-    case LogFormat::kNemo: return "nemo";
+    case LogFormat::kUnknown:
+      return "unknown";
+    case LogFormat::kMegatron:
+      return "megatron";
+    case LogFormat::kMsSwiftMegatron:
+      return "ms-swift-megatron";
+    case LogFormat::kDict:
+      return "hf-trainer-dict";
+    case LogFormat::kDeepSpeed:
+      return "deepspeed";
+    case LogFormat::kTorchtitan:
+      return "torchtitan";
+    case LogFormat::kVerl:
+      return "verl";
+    case LogFormat::kNemo:
+      return "nemo";
   }
   return "unknown";
 }

@@ -23,7 +23,8 @@ inline std::string_view TrimLogSpace(std::string_view s) {
 inline size_t FindLiteral(std::string_view text, std::string_view literal, size_t pos = 0) {
   if (literal.empty()) return pos <= text.size() ? pos : std::string_view::npos;
   while (pos + literal.size() <= text.size()) {
-    const void* hit = std::memchr(text.data() + pos, literal[0], text.size() - literal.size() + 1 - pos);
+    const void* hit =
+        std::memchr(text.data() + pos, literal[0], text.size() - literal.size() + 1 - pos);
     if (hit == nullptr) return std::string_view::npos;
     pos = static_cast<size_t>(static_cast<const char*>(hit) - text.data());
     if (std::memcmp(text.data() + pos + 1, literal.data() + 1, literal.size() - 1) == 0) return pos;

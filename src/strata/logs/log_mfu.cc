@@ -1,13 +1,13 @@
 #include "strata/logs/log_mfu.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 
-#include <fmt/format.h>
-
+#include "strata/core/strings.h"
 #include "strata/core/units.h"
 #include "strata/model/sequence_lengths.h"
-#include "strata/core/strings.h"
 
 namespace strata {
 
@@ -63,7 +63,8 @@ std::optional<std::string> DescribeImpliedPeak(
   const double implied = *tflops * 1e12 / *mfu;
   std::string names;
   for (const auto& [name, peak] : peaks) {
-    if (std::fabs(implied / peak.flop_per_s() - 1) <= 0.02) names += (names.empty() ? "" : " / ") + name;
+    if (std::fabs(implied / peak.flop_per_s() - 1) <= 0.02)
+      names += (names.empty() ? "" : " / ") + name;
   }
   return fmt::format("printed TFLOP/s / printed MFU = {:.4g} / {:.4g}% = {}: {}", *tflops,
                      100 * *mfu, FormatTflops(FlopPerSecond::Of(implied)),
@@ -78,11 +79,12 @@ Result<LogMfu> RecomputeLogMfu(const RankSummary& run, const LogJob& job) {
   // Step time: the framework's own, else from samples/s (DeepSpeed), else the clock.
   if (auto t = run.step_time_s.Mean()) {
     out.step_time_s = *t;
-    out.step_time_source = "the log's step times, mean over steady steps: warm-up, stalls, drops excluded";
+    out.step_time_source =
+        "the log's step times, mean over steady steps: warm-up, stalls, drops excluded";
   } else if (auto sps = run.samples_per_s.Mean(); sps && gbs > 0) {
     out.step_time_s = gbs / *sps;
-    out.step_time_source = fmt::format("global batch {} ({}) / {:.4g} samples/s (log)", gbs,
-                                       gbs_source, *sps);
+    out.step_time_source =
+        fmt::format("global batch {} ({}) / {:.4g} samples/s (log)", gbs, gbs_source, *sps);
   } else if (auto wall = run.WallSeconds(); wall && run.steps_advanced > 0) {
     out.step_time_s = *wall / static_cast<double>(run.steps_advanced);
     out.step_time_source = "wall time / steps (log clock)";
@@ -112,8 +114,9 @@ Result<LogMfu> RecomputeLogMfu(const RankSummary& run, const LogJob& job) {
   in.sequence = job.seq_mean_tokens < job.seq_max_tokens
                     ? SequenceLengths::MeanMax(job.seq_mean_tokens, job.seq_max_tokens)
                     : SequenceLengths::Fixed(job.seq_max_tokens);
-  STRATA_ASSIGN_OR_RETURN(in.throughput, ThroughputFromStep(out.tokens_per_step,
-                                                            Seconds::Of(out.step_time_s), job.gpus));
+  STRATA_ASSIGN_OR_RETURN(
+      in.throughput,
+      ThroughputFromStep(out.tokens_per_step, Seconds::Of(out.step_time_s), job.gpus));
   in.peak_per_gpu = job.peak_per_gpu;
   in.gpu_name = job.gpu_name;
   in.recompute = job.recompute;
@@ -156,8 +159,8 @@ Result<LogMfu> RecomputeLogMfu(const RankSummary& run, const LogJob& job) {
   if (auto printed = run.printed_tflops_per_gpu.Mean()) {
     std::vector<Candidate> in_tflops;
     for (const auto& c : flops) in_tflops.push_back({c.reason, c.value / 1e12});
-    out.printed.push_back(Explain("TFLOP/s per GPU", *printed,
-                                  megatron->achieved_per_gpu.tflop_per_s(), in_tflops));
+    out.printed.push_back(
+        Explain("TFLOP/s per GPU", *printed, megatron->achieved_per_gpu.tflop_per_s(), in_tflops));
   }
   if (auto printed = run.printed_tokens_per_s_per_gpu.Mean()) {
     std::vector<Candidate> c;

@@ -23,7 +23,7 @@ struct LogJob {
   int64_t gpus = 0;
   double seq_mean_tokens = 0;  // E[S]; the max when the job gives no mean
   double seq_max_tokens = 0;
-  double global_batch = 0;     // samples per step, when the log does not print it
+  double global_batch = 0;  // samples per step, when the log does not print it
   Recompute recompute = Recompute::kNone;
   std::optional<int64_t> nominal_active_params;
   bool include_mtp = false;
@@ -35,9 +35,9 @@ struct LogJob {
 struct PrintedVsOurs {
   std::string quantity;  // "TFLOP/s per GPU", "tokens/s per GPU", "MFU"
   double printed = 0;
-  double ours = 0;       // same unit as printed (MFU as a fraction)
-  bool agrees = false;   // within the tolerance
-  std::string reason;    // why they differ (or "agrees ...")
+  double ours = 0;      // same unit as printed (MFU as a fraction)
+  bool agrees = false;  // within the tolerance
+  std::string reason;   // why they differ (or "agrees ...")
 };
 
 struct LogMfu {

@@ -17,7 +17,7 @@ inline constexpr size_t kMaxLogLineBytes = size_t{1} << 20;
 
 struct ReadStats {
   int64_t bytes = 0;
-  int64_t long_lines = 0;  // lines cut at kMaxLogLineBytes
+  int64_t long_lines = 0;      // lines cut at kMaxLogLineBytes
   bool ends_mid_line = false;  // the last line had no newline (a truncated log or a live one)
 };
 
@@ -25,10 +25,10 @@ struct ReadStats {
 Result<ReadStats> ReadLogFile(const std::string& path, LogAnalyzer& analyzer);
 
 struct FollowOptions {
-  double poll_s = 0.5;        // how often to look for new bytes
+  double poll_s = 0.5;           // how often to look for new bytes
   double exit_after_idle_s = 0;  // stop after this long without a new line; 0: never
-  double hang_min_idle_s = 60;  // never call a silence shorter than this a hang
-  std::function<bool()> stop;   // polled between reads; true stops the follow
+  double hang_min_idle_s = 60;   // never call a silence shorter than this a hang
+  std::function<bool()> stop;    // polled between reads; true stops the follow
 };
 
 /// Reads `path` to its end, then keeps reading what is appended, like tail -f. A partial last

@@ -96,7 +96,8 @@ std::optional<double> SimpleDecimal(std::string_view s) {
 
 std::optional<double> ParseLogNumber(std::string_view text) {
   text = TrimLogSpace(text);
-  if (text.size() > 11 && (text.substr(0, 11) == "np.float64(" || text.substr(0, 11) == "np.float32(")) {
+  if (text.size() > 11 &&
+      (text.substr(0, 11) == "np.float64(" || text.substr(0, 11) == "np.float32(")) {
     text.remove_prefix(11);
     if (text.empty() || text.back() != ')') return std::nullopt;
     text.remove_suffix(1);
@@ -147,12 +148,12 @@ std::optional<double> ParseLogTimestamp(std::string_view s) {
   }
   auto y = Digits(s, 0, 4), mo = Digits(s, 5, 2), d = Digits(s, 8, 2);
   auto h = Digits(s, 11, 2), mi = Digits(s, 14, 2), se = Digits(s, 17, 2);
-  if (!y || !mo || !d || !h || !mi || !se || *mo < 1 || *mo > 12 || *d < 1 || *d > 31 ||
-      *h > 23 || *mi > 59 || *se > 60) {
+  if (!y || !mo || !d || !h || !mi || !se || *mo < 1 || *mo > 12 || *d < 1 || *d > 31 || *h > 23 ||
+      *mi > 59 || *se > 60) {
     return std::nullopt;
   }
-  double t = static_cast<double>(DaysFromCivil(*y, *mo, *d)) * 86400.0 + *h * 3600.0 +
-             *mi * 60.0 + *se;
+  double t =
+      static_cast<double>(DaysFromCivil(*y, *mo, *d)) * 86400.0 + *h * 3600.0 + *mi * 60.0 + *se;
   if (s.size() > 20 && (s[19] == '.' || s[19] == ',')) {
     double scale = 0.1;
     for (size_t i = 20; i < s.size() && i < 29 && IsDigit(s[i]); ++i, scale /= 10) {
@@ -181,7 +182,8 @@ std::optional<double> ParseDurationSeconds(std::string_view text) {
     int parts = 0;
     while (pos <= text.size()) {
       const size_t colon = text.find(':', pos);
-      const std::string_view part = text.substr(pos, colon == std::string_view::npos ? text.npos : colon - pos);
+      const std::string_view part =
+          text.substr(pos, colon == std::string_view::npos ? text.npos : colon - pos);
       auto v = ParseInt64(part);
       if (!v || *v < 0) return std::nullopt;
       total = total * 60 + static_cast<double>(*v);
@@ -205,11 +207,20 @@ std::optional<double> ParseDurationSeconds(std::string_view text) {
     auto [p, ec] = std::from_chars(text.data() + pos, text.data() + end, v);
     if (ec != std::errc() || p != text.data() + end) return std::nullopt;
     switch (text[end]) {
-      case 'd': total += v * 86400; break;
-      case 'h': total += v * 3600; break;
-      case 'm': total += v * 60; break;
-      case 's': total += v; break;
-      default: return std::nullopt;
+      case 'd':
+        total += v * 86400;
+        break;
+      case 'h':
+        total += v * 3600;
+        break;
+      case 'm':
+        total += v * 60;
+        break;
+      case 's':
+        total += v;
+        break;
+      default:
+        return std::nullopt;
     }
     any = true;
     pos = end + 1;

@@ -8,7 +8,6 @@ namespace strata {
 
 namespace {
 
-
 // "   12/  250000" at text[pos...]: fills step and total; returns the offset past them.
 std::optional<size_t> StepOverTotal(std::string_view text, size_t pos, StepRecord& r) {
   size_t used = 0;

@@ -63,7 +63,8 @@ bool ParseDeepSpeedLine(std::string_view text, StepRecord& r) {
     }
     // DeepSpeed divides by 1024**3 and prints "GB": the value is GiB.
     if (auto m = EqValue(text, "MaxMemAllocated=")) {
-      if (m->size() > 2 && m->substr(m->size() - 2) == "GB") SetNumber(r.memory_gib, m->substr(0, m->size() - 2));
+      if (m->size() > 2 && m->substr(m->size() - 2) == "GB")
+        SetNumber(r.memory_gib, m->substr(0, m->size() - 2));
     }
   } else {
     return false;
@@ -108,7 +109,8 @@ bool ParseTorchtitanLine(std::string_view text, StepRecord& r) {
     } else if (key == "tflops") {
       SetNumber(r.printed_tflops_per_gpu, value);
     } else if (key == "mfu") {
-      if (!value.empty() && value.back() == '%') SetNumber(r.printed_mfu, value.substr(0, value.size() - 1), 0.01);
+      if (!value.empty() && value.back() == '%')
+        SetNumber(r.printed_mfu, value.substr(0, value.size() - 1), 0.01);
     }
   }
   if (!have_step) return false;

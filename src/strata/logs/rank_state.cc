@@ -1,8 +1,8 @@
 #include "strata/logs/rank_state.h"
 
-#include <cmath>
-
 #include <fmt/format.h>
+
+#include <cmath>
 
 namespace strata {
 
@@ -59,8 +59,7 @@ std::optional<double> RankSummary::EtaSeconds() const {
   return *t * static_cast<double>(*total_steps - last_step);
 }
 
-RankState::RankState(int rank, const AnomalyThresholds& thresholds)
-    : rank_(rank), t_(thresholds) {
+RankState::RankState(int rank, const AnomalyThresholds& thresholds) : rank_(rank), t_(thresholds) {
   summary_.rank = rank;
 }
 
@@ -221,18 +220,19 @@ void RankState::CheckTiming(const StepRecord& r, int64_t advanced, std::vector<A
         const double lost = (t - median) * static_cast<double>(std::max<int64_t>(advanced, 1));
         s.stall_lost_s += lost;
         stalled = true;
-        out.push_back(Make(AnomalyKind::kStall, r,
-                           fmt::format("step time {} s is {:.1f} x the median {} s (threshold {} x)",
-                                       Num(t), t / median, Num(median), t_.stall_factor),
-                           lost));
+        out.push_back(
+            Make(AnomalyKind::kStall, r,
+                 fmt::format("step time {} s is {:.1f} x the median {} s (threshold {} x)", Num(t),
+                             t / median, Num(median), t_.stall_factor),
+                 lost));
       } else if (!stalled && t > median / (1 - t_.drop_fraction)) {
         degraded = true;
         if (!in_drop_) {
-          out.push_back(Make(AnomalyKind::kThroughputDrop, r,
-                             fmt::format("step time {} s vs the median {} s: throughput down "
-                                         "{:.0f}% (threshold {:.0f}%)",
-                                         Num(t), Num(median), 100 * (1 - median / t),
-                                         100 * t_.drop_fraction)));
+          out.push_back(Make(
+              AnomalyKind::kThroughputDrop, r,
+              fmt::format("step time {} s vs the median {} s: throughput down "
+                          "{:.0f}% (threshold {:.0f}%)",
+                          Num(t), Num(median), 100 * (1 - median / t), 100 * t_.drop_fraction)));
         }
       }
     }
@@ -278,8 +278,8 @@ void RankState::CheckValues(const StepRecord& r, std::vector<Anomaly>& out) {
         out.push_back(Make(AnomalyKind::kLossSpike, r,
                            fmt::format("loss {} vs the rolling median {} ({:.1f} x; threshold "
                                        "{} x and {} robust sigma)",
-                                       Num(*r.loss), Num(med), *r.loss / med,
-                                       t_.loss_spike_factor, t_.loss_spike_mads)));
+                                       Num(*r.loss), Num(med), *r.loss / med, t_.loss_spike_factor,
+                                       t_.loss_spike_mads)));
       }
     }
     loss_.Push(*r.loss);
@@ -288,11 +288,11 @@ void RankState::CheckValues(const StepRecord& r, std::vector<Anomaly>& out) {
     if (grad_norm_.size() >= static_cast<size_t>(t_.min_window)) {
       const double med = grad_norm_.Median();
       if (med > 0 && *r.grad_norm > t_.grad_norm_factor * med) {
-        out.push_back(Make(AnomalyKind::kGradNormSpike, r,
-                           fmt::format("grad norm {} vs the rolling median {} ({:.0f} x; "
-                                       "threshold {} x)",
-                                       Num(*r.grad_norm), Num(med), *r.grad_norm / med,
-                                       t_.grad_norm_factor)));
+        out.push_back(Make(
+            AnomalyKind::kGradNormSpike, r,
+            fmt::format("grad norm {} vs the rolling median {} ({:.0f} x; "
+                        "threshold {} x)",
+                        Num(*r.grad_norm), Num(med), *r.grad_norm / med, t_.grad_norm_factor)));
       }
     }
     grad_norm_.Push(*r.grad_norm);
@@ -307,11 +307,11 @@ void RankState::CheckValues(const StepRecord& r, std::vector<Anomaly>& out) {
     }
     if (r.skipped_iterations) overflow_seen_ = false;
   } else if (r.skipped_iterations.value_or(0) > 0 || r.nan_iterations.value_or(0) > 0) {
-    out.push_back(Make(AnomalyKind::kSkippedStep, r,
-                       fmt::format("{} skipped and {} nan iterations in the interval ending at "
-                                   "step {}",
-                                   r.skipped_iterations.value_or(0), r.nan_iterations.value_or(0),
-                                   r.step)));
+    out.push_back(
+        Make(AnomalyKind::kSkippedStep, r,
+             fmt::format("{} skipped and {} nan iterations in the interval ending at "
+                         "step {}",
+                         r.skipped_iterations.value_or(0), r.nan_iterations.value_or(0), r.step)));
   }
   // Memory creep: growth after warm-up (the optimizer states are allocated at step 1).
   if (r.memory_gib && r.step > t_.warmup_steps) {

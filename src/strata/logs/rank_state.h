@@ -63,7 +63,8 @@ class RankState {
 
   /// A parsed line of this rank (kStep, kMemory, kSkip). Anomalies are appended to `out`.
   /// Returns true when the line only repeated the current step (several ranks, no prefix).
-  bool Add(const ParsedLine& parsed, int64_t line, std::vector<Anomaly>& out, const StepFn& on_step);
+  bool Add(const ParsedLine& parsed, int64_t line, std::vector<Anomaly>& out,
+           const StepFn& on_step);
   /// Checks and emits the step still waiting for lines that might complete it.
   void Flush(std::vector<Anomaly>& out, const StepFn& on_step);
 

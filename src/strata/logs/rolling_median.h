@@ -47,7 +47,8 @@ class RollingMedian {
   // Median of the values, or of |value - center| when `deviations`.
   double Compute(bool deviations, double center) const {
     std::array<double, kWindow> copy;
-    for (size_t i = 0; i < size_; ++i) copy[i] = !deviations ? values_[i] : std::fabs(values_[i] - center);
+    for (size_t i = 0; i < size_; ++i)
+      copy[i] = !deviations ? values_[i] : std::fabs(values_[i] - center);
     auto mid = copy.begin() + static_cast<std::ptrdiff_t>(size_ / 2);
     std::nth_element(copy.begin(), mid, copy.begin() + static_cast<std::ptrdiff_t>(size_));
     double m = *mid;

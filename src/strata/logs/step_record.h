@@ -13,13 +13,13 @@ namespace strata {
 
 enum class LogFormat {
   kUnknown,
-  kMegatron,        // megatron training_log: "iteration N/ M | consumed samples: ... |"
-  kMsSwiftMegatron, // the same line with ms-swift's "memory(GiB): | elapsed time: |" inserted
-  kDict,            // HF Trainer / ms-swift "{'loss': ...}" lines and logging.jsonl
-  kDeepSpeed,       // "step=N, skipped=K, lr=[...]" and "global_step=N, ...SamplesPerSec=..."
-  kTorchtitan,      // "step: N  loss: ...  memory: ...GiB(..%)  tps: ...  tflops: ...  mfu: ...%"
-  kVerl,            // "step:N - key:value - key:value"
-  kNemo,            // NeMo 2 "Training epoch E, iteration N/M | ..." and Lightning progress bars
+  kMegatron,         // megatron training_log: "iteration N/ M | consumed samples: ... |"
+  kMsSwiftMegatron,  // the same line with ms-swift's "memory(GiB): | elapsed time: |" inserted
+  kDict,             // HF Trainer / ms-swift "{'loss': ...}" lines and logging.jsonl
+  kDeepSpeed,        // "step=N, skipped=K, lr=[...]" and "global_step=N, ...SamplesPerSec=..."
+  kTorchtitan,       // "step: N  loss: ...  memory: ...GiB(..%)  tps: ...  tflops: ...  mfu: ...%"
+  kVerl,             // "step:N - key:value - key:value"
+  kNemo,             // NeMo 2 "Training epoch E, iteration N/M | ..." and Lightning progress bars
 };
 std::string_view LogFormatName(LogFormat format);  // "megatron", "ms-swift-megatron", ...
 
@@ -32,7 +32,7 @@ struct StepRecord {
   std::optional<double> loss;
   std::optional<double> grad_norm;
   std::optional<double> learning_rate;
-  std::optional<double> step_time_s;  // one step's wall time (an interval average in Megatron)
+  std::optional<double> step_time_s;   // one step's wall time (an interval average in Megatron)
   std::optional<double> global_batch;  // samples per step
   std::optional<double> tokens;        // tokens in this step, when the log states it
   std::optional<double> samples_per_s;
@@ -43,19 +43,19 @@ struct StepRecord {
   std::optional<double> elapsed_s;    // seconds since the run started (ms-swift elapsed_time)
 
   // What the framework computed itself (the analyser recomputes these from the model).
-  std::optional<double> printed_tflops_per_gpu;         // TFLOP/s per GPU, decimal
-  std::optional<double> printed_tokens_per_s_per_gpu;   // torchtitan tps, verl perf/throughput
-  std::optional<double> printed_mfu;                    // a fraction, 0..1
+  std::optional<double> printed_tflops_per_gpu;        // TFLOP/s per GPU, decimal
+  std::optional<double> printed_tokens_per_s_per_gpu;  // torchtitan tps, verl perf/throughput
+  std::optional<double> printed_mfu;                   // a fraction, 0..1
 };
 
 /// What one line of a log says, beyond a step.
 enum class LineKind {
-  kOther,    // not understood (banners, warnings, progress bars without a step)
-  kStep,     // a step record
-  kMemory,   // a memory report for the current step (Megatron "[Rank N] ... memory (MB)")
-  kError,    // an error or watchdog line: a crash or a hang follows
-  kFinished, // the run says it finished ("train_runtime", "after training is done")
-  kSkip,     // a skipped step (DeepSpeed/apex "OVERFLOW! ... Skipping step")
+  kOther,     // not understood (banners, warnings, progress bars without a step)
+  kStep,      // a step record
+  kMemory,    // a memory report for the current step (Megatron "[Rank N] ... memory (MB)")
+  kError,     // an error or watchdog line: a crash or a hang follows
+  kFinished,  // the run says it finished ("train_runtime", "after training is done")
+  kSkip,      // a skipped step (DeepSpeed/apex "OVERFLOW! ... Skipping step")
 };
 
 }  // namespace strata

@@ -1,9 +1,9 @@
 #include "strata/memory/activations.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <map>
-
-#include <fmt/format.h>
 
 #include "strata/memory/static_memory.h"
 
@@ -60,9 +60,9 @@ LayerActivationBytes LayerActivationsPerToken(const Job& job, const MemoryConsta
       const AttentionConfig& at = m.attention;
       const auto q = static_cast<double>(at.num_heads * at.head_dim);
       const auto kv = static_cast<double>(at.num_kv_heads * at.head_dim);
-      sharded += q + 2 * kv + q;                // q, k, v into flash attention; its output
-      if (at.qk_norm) sharded += q + kv;        // q and k before their norms
-      if (at.output_gate) sharded += 2 * q;     // the gate and the gated o_proj input
+      sharded += q + 2 * kv + q;             // q, k, v into flash attention; its output
+      if (at.qk_norm) sharded += q + kv;     // q and k before their norms
+      if (at.output_gate) sharded += 2 * q;  // the gate and the gated o_proj input
       if (!rm.core_attn) fp32_sharded += 4.0 * static_cast<double>(at.num_heads);  // softmax LSE
       break;
     }
@@ -155,8 +155,8 @@ LayerActivationBytes LayerActivationsPerToken(const Job& job, const MemoryConsta
     out.forward_transient += dispatch;
     out.backward_transient += dispatch;
   }
-  out.saved = a * (replicated / rep_div + sharded / tp) + fp32_replicated / rep_div +
-              fp32_sharded / tp;
+  out.saved =
+      a * (replicated / rep_div + sharded / tp) + fp32_replicated / rep_div + fp32_sharded / tp;
   return out;
 }
 
@@ -198,7 +198,8 @@ ActivationMemory ComputeActivations(const Job& job, const MemoryConstants& const
                             (rc.method == RecomputeMethod::kUniform || in_chunk < rc.num_layers);
     if (recomputed) {
       // Uniform keeps one input per group of num_layers layers; block one per recomputed layer.
-      const bool group_start = rc.method == RecomputeMethod::kBlock || in_chunk % rc.num_layers == 0;
+      const bool group_start =
+          rc.method == RecomputeMethod::kBlock || in_chunk % rc.num_layers == 0;
       if (group_start) ++checkpointed;
     } else {
       auto& entry = saved_by_kind[LayerKindLabel(spec)];
@@ -213,23 +214,24 @@ ActivationMemory ComputeActivations(const Job& job, const MemoryConstants& const
       out.in_flight == 1.0 ? "" : fmt::format(" x {} micro batches in flight", out.in_flight);
   for (const auto& [label, entry] : saved_by_kind) {
     const Bytes bytes = Bytes::Count(entry.second * out.in_flight);
-    out.items.push_back({ItemKind::kActivations,
-                         fmt::format("activations: {} x {} layers, saved", entry.first, label),
-                         bytes,
-                         fmt::format("{} layers x {} tokens x {:.0f} B/token{} = {}", entry.first,
-                                     GroupDigits(t), entry.second / t / static_cast<double>(entry.first),
-                                     in_flight_text, Gb(bytes)),
-                         ""});
+    out.items.push_back(
+        {ItemKind::kActivations,
+         fmt::format("activations: {} x {} layers, saved", entry.first, label), bytes,
+         fmt::format("{} layers x {} tokens x {:.0f} B/token{} = {}", entry.first, GroupDigits(t),
+                     entry.second / t / static_cast<double>(entry.first), in_flight_text,
+                     Gb(bytes)),
+         ""});
   }
   if (checkpointed > 0) {
-    const Bytes bytes = Bytes::Count(static_cast<double>(checkpointed) * checkpoint * out.in_flight);
-    out.items.push_back(
-        {ItemKind::kActivations, "activations: checkpointed layer inputs", bytes,
-         fmt::format("{} inputs x {} tokens x {} hidden x {:.0f} B{}{} = {}", checkpointed,
-                     GroupDigits(t), job.model.hidden_size, a,
-                     rep_div > 1 ? fmt::format(" / SP {}", rep_div) : "", in_flight_text, Gb(bytes)),
-         fmt::format("full recompute, method {}, num_layers {}", RecomputeMethodName(rc.method),
-                     rc.num_layers)});
+    const Bytes bytes =
+        Bytes::Count(static_cast<double>(checkpointed) * checkpoint * out.in_flight);
+    out.items.push_back({ItemKind::kActivations, "activations: checkpointed layer inputs", bytes,
+                         fmt::format("{} inputs x {} tokens x {} hidden x {:.0f} B{}{} = {}",
+                                     checkpointed, GroupDigits(t), job.model.hidden_size, a,
+                                     rep_div > 1 ? fmt::format(" / SP {}", rep_div) : "",
+                                     in_flight_text, Gb(bytes)),
+                         fmt::format("full recompute, method {}, num_layers {}",
+                                     RecomputeMethodName(rc.method), rc.num_layers)});
   }
   out.stored = Bytes::Count(stored_per_mb * out.in_flight);
 
@@ -255,8 +257,8 @@ ActivationMemory ComputeActivations(const Job& job, const MemoryConstants& const
   // What each layer kind saves for backward, so --explain shows the per-kind split.
   std::string by_kind;
   for (const auto& [label, per_token] : per_token_by_kind) {
-    by_kind += fmt::format("{}{}: {} B/token x {} tokens = {}", by_kind.empty() ? "" : "; ",
-                           label, GroupDigits(per_token), GroupDigits(t), Gb(Bytes::Count(per_token * t)));
+    by_kind += fmt::format("{}{}: {} B/token x {} tokens = {}", by_kind.empty() ? "" : "; ", label,
+                           GroupDigits(per_token), GroupDigits(t), Gb(Bytes::Count(per_token * t)));
   }
   out.items.back().formula += "; one layer's saved activations by kind: " + by_kind;
   const Bytes forward_layer = Bytes::Count(max_fwd);

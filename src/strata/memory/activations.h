@@ -15,9 +15,9 @@ namespace strata {
 
 /// Bytes per token of one decoder layer (after TP/SP sharding).
 struct LayerActivationBytes {
-  double saved = 0;              // kept for backward when the layer is not recomputed
-  double forward_transient = 0;  // alive only while the layer runs forward
-  double backward_transient = 0; // alive only while the layer runs backward (besides gradients)
+  double saved = 0;               // kept for backward when the layer is not recomputed
+  double forward_transient = 0;   // alive only while the layer runs forward
+  double backward_transient = 0;  // alive only while the layer runs backward (besides gradients)
 };
 
 LayerActivationBytes LayerActivationsPerToken(const Job& job, const MemoryConstants& constants,

@@ -1,8 +1,8 @@
 #include "strata/memory/ledger.h"
 
-#include <algorithm>
-
 #include <fmt/format.h>
+
+#include <algorithm>
 
 #include "strata/memory/activations.h"
 #include "strata/memory/sharding.h"
@@ -42,33 +42,48 @@ std::string JoinNames(const std::vector<std::string>& names) {
 
 std::string_view ItemKindName(ItemKind kind) {
   switch (kind) {
-    case ItemKind::kWeights: return "weights";
-    case ItemKind::kGradients: return "gradients";
-    case ItemKind::kOptimizer: return "optimizer";
-    case ItemKind::kActivations: return "activations";
-    case ItemKind::kOverhead: return "overhead";
+    case ItemKind::kWeights:
+      return "weights";
+    case ItemKind::kGradients:
+      return "gradients";
+    case ItemKind::kOptimizer:
+      return "optimizer";
+    case ItemKind::kActivations:
+      return "activations";
+    case ItemKind::kOverhead:
+      return "overhead";
   }
   return "?";
 }
 
 std::string_view PhaseName(Phase phase) {
   switch (phase) {
-    case Phase::kAfterInit: return "after_init";
-    case Phase::kForwardPeak: return "forward_peak";
-    case Phase::kBackwardPeak: return "backward_peak";
-    case Phase::kFirstOptimizerStep: return "first_optimizer_step";
-    case Phase::kSteadyPeak: return "steady_peak";
+    case Phase::kAfterInit:
+      return "after_init";
+    case Phase::kForwardPeak:
+      return "forward_peak";
+    case Phase::kBackwardPeak:
+      return "backward_peak";
+    case Phase::kFirstOptimizerStep:
+      return "first_optimizer_step";
+    case Phase::kSteadyPeak:
+      return "steady_peak";
   }
   return "?";
 }
 
 std::string_view PhaseDescription(Phase phase) {
   switch (phase) {
-    case Phase::kAfterInit: return "after initialisation";
-    case Phase::kForwardPeak: return "forward peak, step 1";
-    case Phase::kBackwardPeak: return "backward peak, step 1";
-    case Phase::kFirstOptimizerStep: return "first optimizer step";
-    case Phase::kSteadyPeak: return "peak from step 2 on";
+    case Phase::kAfterInit:
+      return "after initialisation";
+    case Phase::kForwardPeak:
+      return "forward peak, step 1";
+    case Phase::kBackwardPeak:
+      return "backward peak, step 1";
+    case Phase::kFirstOptimizerStep:
+      return "first optimizer step";
+    case Phase::kSteadyPeak:
+      return "peak from step 2 on";
   }
   return "?";
 }
@@ -94,9 +109,10 @@ MemoryLedger ComputeStageLedger(const Job& job, const MemoryConstants& constants
   MemoryLedger ledger;
   ledger.stage = stage;
   ledger.rank = fmt::format("pipeline stage {} of {}{}", stage, l.pp,
-                            l.pp == 1 ? " (first and last)"
+                            l.pp == 1    ? " (first and last)"
                             : stage == 0 ? " (first: embedding, most micro batches in flight)"
-                            : stage == l.pp - 1 ? " (last: output layer and logits)" : "");
+                            : stage == l.pp - 1 ? " (last: output layer and logits)"
+                                                : "");
   ledger.capacity = job.gpu.memory;
 
   const ParamBreakdown params = CountParams(job.model);
@@ -112,8 +128,8 @@ MemoryLedger ComputeStageLedger(const Job& job, const MemoryConstants& constants
   // ZeRO-3/FSDP2 gathered weights and reduce-scatter buffers, FP8 weight copies: only the
   // items this job has (a bf16 megatron job's ledger is unchanged).
   const ModeMemory mode = ComputeModeMemory(job, params, stage);
-  for (const LedgerItem* item : {&mode.gathered, &mode.reduce_scatter, &mode.fp8_copies,
-                                 &mode.fp8_state}) {
+  for (const LedgerItem* item :
+       {&mode.gathered, &mode.reduce_scatter, &mode.fp8_copies, &mode.fp8_state}) {
     if (item->bytes.value() > 0) ledger.items.push_back(*item);
   }
 
@@ -122,9 +138,10 @@ MemoryLedger ComputeStageLedger(const Job& job, const MemoryConstants& constants
 
   const auto communicators = Communicators(job);
   const Bytes nccl = constants.nccl_per_communicator * static_cast<double>(communicators.size());
-  ledger.items.push_back({ItemKind::kOverhead, "CUDA context", constants.cuda_context,
-                          fmt::format("{} (data/memory_overheads.yaml)", Gb(constants.cuda_context)),
-                          "seen by nvidia-smi, not by torch.cuda.max_memory_*"});
+  ledger.items.push_back(
+      {ItemKind::kOverhead, "CUDA context", constants.cuda_context,
+       fmt::format("{} (data/memory_overheads.yaml)", Gb(constants.cuda_context)),
+       "seen by nvidia-smi, not by torch.cuda.max_memory_*"});
   ledger.items.push_back(
       {ItemKind::kOverhead, "NCCL buffers", nccl,
        fmt::format("{} communicators ({}) x {} = {}", communicators.size(),
@@ -142,8 +159,8 @@ MemoryLedger ComputeStageLedger(const Job& job, const MemoryConstants& constants
        "reserved but not allocated: counted by nvidia-smi and max_memory_reserved"});
 
   Bytes weights = ledger.Total(ItemKind::kWeights) - mode.gathered.bytes - mode.fp8_copies.bytes;
-  const Bytes init = weights + st.gradients.bytes + st.master_weights.bytes +
-                     constants.cuda_context + nccl;
+  const Bytes init =
+      weights + st.gradients.bytes + st.master_weights.bytes + constants.cuda_context + nccl;
   const std::string init_text = fmt::format(
       "weights {} + gradients {} + master weights {} + CUDA context {} + NCCL {}",
       FormatGB(weights), FormatGB(st.gradients.bytes), FormatGB(st.master_weights.bytes),
@@ -156,7 +173,8 @@ MemoryLedger ComputeStageLedger(const Job& job, const MemoryConstants& constants
   const Bytes backward = kept + with_reserve(act.backward_dynamic()) + mode.backward_working();
   const Bytes step = kept + st.moments.bytes + st.step_transient.bytes;
   std::string mode_text;
-  if (mode.persistent().value() > 0) mode_text += fmt::format(" + FP8 copies {}", FormatGB(mode.persistent()));
+  if (mode.persistent().value() > 0)
+    mode_text += fmt::format(" + FP8 copies {}", FormatGB(mode.persistent()));
   std::string fwd_mode = mode_text, bwd_mode = mode_text;
   if (mode.forward_working().value() > 0) {
     fwd_mode += fmt::format(" + gathered weights {}", FormatGB(mode.forward_working()));
@@ -211,18 +229,24 @@ MemoryLedger ComputeStageLedger(const Job& job, const MemoryConstants& constants
 
 std::string_view MemoryVerdictName(MemoryVerdict v) {
   switch (v) {
-    case MemoryVerdict::kFits: return "fits";
-    case MemoryVerdict::kAtRisk: return "at_risk";
-    case MemoryVerdict::kOom: return "oom";
+    case MemoryVerdict::kFits:
+      return "fits";
+    case MemoryVerdict::kAtRisk:
+      return "at_risk";
+    case MemoryVerdict::kOom:
+      return "oom";
   }
   return "?";
 }
 
 std::string_view MemoryVerdictText(MemoryVerdict v) {
   switch (v) {
-    case MemoryVerdict::kFits: return "fits, within the model's error";
-    case MemoryVerdict::kAtRisk: return "at risk";
-    case MemoryVerdict::kOom: return "OOM";
+    case MemoryVerdict::kFits:
+      return "fits, within the model's error";
+    case MemoryVerdict::kAtRisk:
+      return "at risk";
+    case MemoryVerdict::kOom:
+      return "OOM";
   }
   return "?";
 }

@@ -21,7 +21,7 @@ std::string_view ItemKindName(ItemKind kind);  // "weights", "gradients", ...
 
 struct LedgerItem {
   ItemKind kind = ItemKind::kWeights;
-  std::string name;     // "weights: routed_experts", "activations: logits"
+  std::string name;  // "weights: routed_experts", "activations: logits"
   Bytes bytes;
   std::string formula;  // with the job's numbers substituted (--explain)
   std::string note;     // "replicated over TP", "allocated lazily at the first optimizer step"
@@ -46,8 +46,8 @@ std::string_view MemoryVerdictName(MemoryVerdict v);  // "fits", "at_risk", "oom
 std::string_view MemoryVerdictText(MemoryVerdict v);
 
 struct MemoryLedger {
-  int64_t stage = 0;         // the pipeline stage this ledger is for (the most loaded one)
-  std::string rank;          // "pipeline stage 0 of 1 (first and last)"
+  int64_t stage = 0;  // the pipeline stage this ledger is for (the most loaded one)
+  std::string rank;   // "pipeline stage 0 of 1 (first and last)"
   int64_t params_per_gpu = 0;
   int64_t trainable_params_per_gpu = 0;
   std::vector<LedgerItem> items;
@@ -55,9 +55,9 @@ struct MemoryLedger {
   /// What offload (DeepSpeed offload_optimizer/offload_param, FSDP2 CPUOffloadPolicy) keeps in
   /// host memory or on NVMe instead of the GPU; those items read 0 bytes in `items`.
   std::vector<LedgerItem> host_items;
-  Bytes capacity;            // the GPU's memory
-  Bytes peak_before_step1;   // the largest of after_init, forward and backward peak of step 1
-  Bytes peak_after_step1;    // with the lazily allocated optimizer moments
+  Bytes capacity;           // the GPU's memory
+  Bytes peak_before_step1;  // the largest of after_init, forward and backward peak of step 1
+  Bytes peak_after_step1;   // with the lazily allocated optimizer moments
   bool fits = true;
   Phase oom_phase = Phase::kAfterInit;  // the first phase over capacity, when !fits
   /// The trap of lazy optimizer states: step 1 fits, the moments allocated at its end do not.
@@ -69,7 +69,9 @@ struct MemoryLedger {
 
   Bytes Total(ItemKind kind) const;
   Bytes headroom() const { return capacity - Peak(); }
-  Bytes Peak() const { return peak_after_step1 > peak_before_step1 ? peak_after_step1 : peak_before_step1; }
+  Bytes Peak() const {
+    return peak_after_step1 > peak_before_step1 ? peak_after_step1 : peak_before_step1;
+  }
   const PhaseMemory& PhaseOf(Phase phase) const;
 };
 

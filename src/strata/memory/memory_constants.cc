@@ -19,7 +19,8 @@ Result<YamlMap> Section(YamlMap& top, const std::string& key, MemoryConstants& o
 
 Result<double> Fraction(YamlMap& map, const std::string& key) {
   STRATA_ASSIGN_OR_RETURN(double v, map.Number(key));
-  if (v < 0 || v > 1) return map.ErrorAt(key, fmt::format("expected a fraction in [0, 1], got {}", v));
+  if (v < 0 || v > 1)
+    return map.ErrorAt(key, fmt::format("expected a fraction in [0, 1], got {}", v));
   return v;
 }
 
@@ -53,7 +54,8 @@ Result<MemoryConstants> ParseMemoryConstants(const std::string& text, const std:
   {
     STRATA_ASSIGN_OR_RETURN(YamlMap s, Section(top, "gated_deltanet", c));
     STRATA_ASSIGN_OR_RETURN(c.gdn_chunk_tokens, s.PositiveInt("chunk_tokens"));
-    STRATA_ASSIGN_OR_RETURN(c.gdn_state_bytes_per_element, s.PositiveInt("state_bytes_per_element"));
+    STRATA_ASSIGN_OR_RETURN(c.gdn_state_bytes_per_element,
+                            s.PositiveInt("state_bytes_per_element"));
     STRATA_RETURN_IF_ERROR(s.CheckNoUnknownKeys());
   }
   {

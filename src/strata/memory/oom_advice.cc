@@ -1,10 +1,10 @@
 #include "strata/memory/oom_advice.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <functional>
 #include <optional>
-
-#include <fmt/format.h>
 
 namespace strata {
 namespace {

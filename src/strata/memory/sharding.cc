@@ -1,9 +1,9 @@
 #include "strata/memory/sharding.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <numeric>
-
-#include <fmt/format.h>
 
 #include "strata/memory/static_memory.h"
 
@@ -89,11 +89,18 @@ double Fp8CopyBytesPerWeight(const Fp8Spec& fp8) {
   switch (fp8.recipe) {
     case Fp8Recipe::kNone:
     case Fp8Recipe::kTorchaoTensorwise:
-    case Fp8Recipe::kTorchaoRowwise: return 0;
+    case Fp8Recipe::kTorchaoRowwise:
+      return 0;
     case Fp8Recipe::kDelayed:
-    case Fp8Recipe::kTensorwise: scale = 0; break;
-    case Fp8Recipe::kBlockwise: scale = 4.0 / (128.0 * 128.0); break;
-    case Fp8Recipe::kMxfp8: scale = 1.0 / 32.0; break;
+    case Fp8Recipe::kTensorwise:
+      scale = 0;
+      break;
+    case Fp8Recipe::kBlockwise:
+      scale = 4.0 / (128.0 * 128.0);
+      break;
+    case Fp8Recipe::kMxfp8:
+      scale = 1.0 / 32.0;
+      break;
   }
   return 2.0 * (1.0 + scale) - (fp8.param_gather ? 1.0 : 0.0);
 }
@@ -107,8 +114,8 @@ ModeMemory ComputeModeMemory(const Job& job, const ParamBreakdown& params, int64
                   Bytes::Count(0), "0: weights are not sharded", ""};
   out.reduce_scatter = {ItemKind::kGradients, "gradients: unsharded, before reduce-scatter",
                         Bytes::Count(0), "0: gradients are not sharded", ""};
-  out.fp8_copies = {ItemKind::kWeights, "weights: FP8 copies", Bytes::Count(0),
-                    "0: no FP8 recipe", ""};
+  out.fp8_copies = {ItemKind::kWeights, "weights: FP8 copies", Bytes::Count(0), "0: no FP8 recipe",
+                    ""};
   out.fp8_state = {ItemKind::kOverhead, "FP8 scaling state", Bytes::Count(0), "0: no FP8 recipe",
                    ""};
   if (units.empty()) return out;
@@ -118,28 +125,29 @@ ModeMemory ComputeModeMemory(const Job& job, const ParamBreakdown& params, int64
   auto gathered_bytes = [&](const ShardUnit& u) {
     return fp8_gather ? (u.params - u.linear) * param_b + u.linear : u.params * param_b;
   };
-  const auto largest = std::max_element(units.begin(), units.end(),
-                                        [&](const ShardUnit& a, const ShardUnit& b) {
-                                          return gathered_bytes(a) < gathered_bytes(b);
-                                        });
+  const auto largest =
+      std::max_element(units.begin(), units.end(), [&](const ShardUnit& a, const ShardUnit& b) {
+        return gathered_bytes(a) < gathered_bytes(b);
+      });
   if (sh.shards_weights()) {
     if (sh.reshard_after_forward) {
       // The unit computing plus the ones prefetched; sized by the largest unit (upper bound).
       const double live = static_cast<double>(1 + sh.prefetch_layers);
       out.gathered.bytes = Bytes::Count(live * gathered_bytes(*largest));
-      out.gathered.formula =
-          fmt::format("(1 computing + {} prefetched) x largest unit ({}: {} params{}) = {}",
-                      sh.prefetch_layers, largest->name, GroupDigits(largest->params),
-                      fp8_gather ? ", GEMM weights gathered in FP8" : fmt::format(" x {:.0f} B", param_b),
-                      Gb(out.gathered.bytes));
+      out.gathered.formula = fmt::format(
+          "(1 computing + {} prefetched) x largest unit ({}: {} params{}) = {}", sh.prefetch_layers,
+          largest->name, GroupDigits(largest->params),
+          fp8_gather ? ", GEMM weights gathered in FP8" : fmt::format(" x {:.0f} B", param_b),
+          Gb(out.gathered.bytes));
       out.gathered.note = "freed after each unit's forward, gathered again for its backward";
     } else {
       double all = 0;
       for (const ShardUnit& u : units) all += gathered_bytes(u);
       out.gathered.bytes = Bytes::Count(all);
-      out.gathered.formula = fmt::format("every unit of the stage stays gathered from its forward "
-                                         "to its backward: {} units = {}",
-                                         units.size(), Gb(out.gathered.bytes));
+      out.gathered.formula = fmt::format(
+          "every unit of the stage stays gathered from its forward "
+          "to its backward: {} units = {}",
+          units.size(), Gb(out.gathered.bytes));
       out.gathered.note = "reshard_after_forward: false";
     }
   }
@@ -148,10 +156,9 @@ ModeMemory ComputeModeMemory(const Job& job, const ParamBreakdown& params, int64
     // when it differs (FSDP2 reduce_dtype fp32; DeepSpeed's reduce bucket).
     const double grad_b = static_cast<double>(DTypeBytes(job.spec.grad_dtype));
     const double per = param_b + (grad_b != param_b ? grad_b : 0.0);
-    const auto biggest = std::max_element(units.begin(), units.end(),
-                                          [](const ShardUnit& a, const ShardUnit& b) {
-                                            return a.trainable < b.trainable;
-                                          });
+    const auto biggest = std::max_element(
+        units.begin(), units.end(),
+        [](const ShardUnit& a, const ShardUnit& b) { return a.trainable < b.trainable; });
     out.reduce_scatter.bytes = Bytes::Count(per * biggest->trainable);
     out.reduce_scatter.formula =
         fmt::format("{} trainable params of the largest unit ({}) x ({:.0f} B{}) = {}",
@@ -165,15 +172,19 @@ ModeMemory ComputeModeMemory(const Job& job, const ParamBreakdown& params, int64
     double linear = 0;
     for (const ShardUnit& u : units) linear += u.linear;
     // Under ZeRO-3/FSDP2 the copies exist only for the gathered units.
-    const double covered = sh.shards_weights() ? largest->linear * (1.0 + static_cast<double>(sh.prefetch_layers)) : linear;
+    const double covered = sh.shards_weights()
+                               ? largest->linear * (1.0 + static_cast<double>(sh.prefetch_layers))
+                               : linear;
     out.fp8_copies.bytes = Bytes::Count(per_weight * covered);
     out.fp8_copies.formula =
         per_weight == 0
-            ? fmt::format("0: {} casts to FP8 per GEMM and keeps no copy", Fp8RecipeName(fp8.recipe))
-            : fmt::format("{:.4f} B x {} GEMM weights ({}{}) = {}", per_weight, GroupDigits(covered),
-                          Fp8RecipeName(fp8.recipe),
-                          fp8.param_gather ? ": transposed copy; the rowwise copy is the weight"
-                                           : ": rowwise and transposed copies next to the bf16 weight",
+            ? fmt::format("0: {} casts to FP8 per GEMM and keeps no copy",
+                          Fp8RecipeName(fp8.recipe))
+            : fmt::format("{:.4f} B x {} GEMM weights ({}{}) = {}", per_weight,
+                          GroupDigits(covered), Fp8RecipeName(fp8.recipe),
+                          fp8.param_gather
+                              ? ": transposed copy; the rowwise copy is the weight"
+                              : ": rowwise and transposed copies next to the bf16 weight",
                           Gb(out.fp8_copies.bytes));
     out.fp8_copies.note = "made at the first forward, kept across micro batches";
     if (fp8.recipe == Fp8Recipe::kDelayed) {

@@ -28,9 +28,9 @@ ShardGroups DataShardGroups(const Job& job);
 /// One FSDP/ZeRO-3 unit (a decoder layer, the embedding, the output layer) on this GPU after
 /// TP/EP, before data-parallel sharding.
 struct ShardUnit {
-  std::string name;     // "layer 3", "embedding"
+  std::string name;  // "layer 3", "embedding"
   double params = 0;
-  double linear = 0;    // of which in GEMM weights (FP8-eligible)
+  double linear = 0;  // of which in GEMM weights (FP8-eligible)
   double trainable = 0;
 };
 std::vector<ShardUnit> StageUnits(const Job& job, const ParamBreakdown& params, int64_t stage);

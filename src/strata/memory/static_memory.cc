@@ -1,12 +1,11 @@
 #include "strata/memory/static_memory.h"
 
-#include "strata/core/strings.h"
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
 
-#include <fmt/format.h>
-
+#include "strata/core/strings.h"
 #include "strata/job/training_modes_parse.h"
 #include "strata/memory/sharding.h"
 
@@ -59,18 +58,19 @@ StaticMemory ComputeStaticMemory(const Job& job, const ParamBreakdown& params, i
   ModuleParams layer_sum;
   const auto stage_layers = StageLayerIndices(job, stage);
   for (int64_t i : stage_layers) layer_sum += params.layers[static_cast<size_t>(i)].modules;
-  const std::string of_layers = fmt::format("{} of {} layers", stage_layers.size(),
-                                            params.layers.size());
-  for (ModuleKind k : {ModuleKind::kAttention, ModuleKind::kLinearAttention,
-                       ModuleKind::kDenseMlp, ModuleKind::kSharedExperts}) {
-    at(k) = {layer_sum[k] / l.tp, fmt::format("{}: {} / TP {}", of_layers,
-                                              GroupDigits(static_cast<double>(layer_sum[k])), l.tp)};
+  const std::string of_layers =
+      fmt::format("{} of {} layers", stage_layers.size(), params.layers.size());
+  for (ModuleKind k : {ModuleKind::kAttention, ModuleKind::kLinearAttention, ModuleKind::kDenseMlp,
+                       ModuleKind::kSharedExperts}) {
+    at(k) = {layer_sum[k] / l.tp,
+             fmt::format("{}: {} / TP {}", of_layers,
+                         GroupDigits(static_cast<double>(layer_sum[k])), l.tp)};
   }
   at(ModuleKind::kRouter) = {layer_sum[ModuleKind::kRouter],
                              fmt::format("{}, replicated over TP", of_layers)};
   const int64_t norms = layer_sum[ModuleKind::kNorms] + (last ? params.final_norm : 0);
-  at(ModuleKind::kNorms) = {norms, fmt::format("{}{}, replicated over TP", of_layers,
-                                               last ? " + final norm" : "")};
+  at(ModuleKind::kNorms) = {
+      norms, fmt::format("{}{}, replicated over TP", of_layers, last ? " + final norm" : "")};
   const int64_t expert_ways = l.ep * l.etp;
   at(ModuleKind::kRoutedExperts) = {
       layer_sum[ModuleKind::kRoutedExperts] / expert_ways,
@@ -80,8 +80,9 @@ StaticMemory ComputeStaticMemory(const Job& job, const ParamBreakdown& params, i
   // The vocabulary is padded so that every TP rank holds an equal slice.
   const int64_t padded_vocab = PaddedVocab(job.model.vocab_size, l.tp);
   const int64_t vocab_slice = job.model.hidden_size * padded_vocab / l.tp;
-  const std::string vocab_how = fmt::format("{} hidden x {} vocab (padded) / TP {}",
-                                            job.model.hidden_size, GroupDigits(static_cast<double>(padded_vocab)), l.tp);
+  const std::string vocab_how =
+      fmt::format("{} hidden x {} vocab (padded) / TP {}", job.model.hidden_size,
+                  GroupDigits(static_cast<double>(padded_vocab)), l.tp);
   if (first) at(ModuleKind::kEmbedding) = {vocab_slice, vocab_how};
   if (last && (!job.model.tie_word_embeddings || l.pp > 1)) {
     at(ModuleKind::kHead) = {vocab_slice, job.model.tie_word_embeddings
@@ -95,9 +96,9 @@ StaticMemory ComputeStaticMemory(const Job& job, const ParamBreakdown& params, i
   int64_t mtp_expert = 0;
   if (last && job.spec.mtp && params.mtp.total > 0) {
     mtp_expert = params.mtp.expert / expert_ways;
-    at(ModuleKind::kMtp) = {(params.mtp.total - params.mtp.expert) / l.tp + mtp_expert,
-                            fmt::format("non-expert / TP {} + experts / (EP x ETP {})", l.tp,
-                                        expert_ways)};
+    at(ModuleKind::kMtp) = {
+        (params.mtp.total - params.mtp.expert) / l.tp + mtp_expert,
+        fmt::format("non-expert / TP {} + experts / (EP x ETP {})", l.tp, expert_ways)};
   }
 
   StaticMemory out;
@@ -108,10 +109,11 @@ StaticMemory ComputeStaticMemory(const Job& job, const ParamBreakdown& params, i
   const bool te_fp8_weights = job.spec.fp8.transformer_engine() && job.spec.fp8.param_gather;
   // FSDP2 keeps the sharded parameter in the master dtype and casts on all-gather; the others
   // store weights in the parameter dtype (GEMM weights in FP8 under --fp8-param-gather).
-  const int64_t param_bytes = fsdp2 ? DTypeBytes(opt.master_dtype) : DTypeBytes(job.spec.param_dtype);
+  const int64_t param_bytes =
+      fsdp2 ? DTypeBytes(opt.master_dtype) : DTypeBytes(job.spec.param_dtype);
   const bool params_offloaded = sh.offload_param != OffloadTarget::kNone;
-  const bool optimizer_offloaded = sh.offload_optimizer != OffloadTarget::kNone ||
-                                   (fsdp2 && params_offloaded);
+  const bool optimizer_offloaded =
+      sh.offload_optimizer != OffloadTarget::kNone || (fsdp2 && params_offloaded);
   auto offload = [&](LedgerItem& item, OffloadTarget target) {
     if (target == OffloadTarget::kNone || item.bytes.value() == 0) return;
     LedgerItem host = item;
@@ -127,8 +129,9 @@ StaticMemory ComputeStaticMemory(const Job& job, const ParamBreakdown& params, i
     const bool frozen = IsFrozen(job, k);
     out.params += s.params;
     const bool expert = k == ModuleKind::kRoutedExperts;
-    const double expert_part = expert ? static_cast<double>(s.params)
-                               : k == ModuleKind::kMtp ? static_cast<double>(mtp_expert) : 0.0;
+    const double expert_part = expert                  ? static_cast<double>(s.params)
+                               : k == ModuleKind::kMtp ? static_cast<double>(mtp_expert)
+                                                       : 0.0;
     if (!frozen) {
       out.trainable_params += s.params;
       out.expert_trainable += expert_part;
@@ -141,17 +144,19 @@ StaticMemory ComputeStaticMemory(const Job& job, const ParamBreakdown& params, i
     const bool linear = IsGemmKind(k);
     const int64_t elem_bytes = te_fp8_weights && linear && !fsdp2 ? 1 : param_bytes;
     const int64_t ways = sh.shards_weights() ? (expert ? groups.expert : groups.dense) : 1;
-    const Bytes bytes = Bytes::Count(static_cast<double>(elem_bytes * s.params) /
-                                     static_cast<double>(ways));
+    const Bytes bytes =
+        Bytes::Count(static_cast<double>(elem_bytes * s.params) / static_cast<double>(ways));
     std::string how = s.how;
-    if (ways > 1) how += fmt::format(", sharded over {}", expert ? groups.expert_text : groups.dense_text);
+    if (ways > 1)
+      how += fmt::format(", sharded over {}", expert ? groups.expert_text : groups.dense_text);
     LedgerItem item{ItemKind::kWeights, fmt::format("weights: {}", ModuleKindName(k)), bytes,
                     fmt::format("{} B x {} params ({}){} = {}", elem_bytes,
                                 GroupDigits(static_cast<double>(s.params)), how,
                                 ways > 1 ? fmt::format(" / {}", ways) : "", GbAndGib(bytes)),
-                    frozen ? "frozen: no gradient or optimizer state"
+                    frozen            ? "frozen: no gradient or optimizer state"
                     : elem_bytes == 1 ? "FP8 primary weights (fp8 param gather)"
-                    : fsdp2 ? "FSDP2 sharded parameter, stored in the master dtype" : ""};
+                    : fsdp2           ? "FSDP2 sharded parameter, stored in the master dtype"
+                                      : ""};
     offload(item, sh.offload_param);
     out.weights.push_back(item);
   }
@@ -165,7 +170,8 @@ StaticMemory ComputeStaticMemory(const Job& job, const ParamBreakdown& params, i
   };
   auto shard_text = [&](bool on) {
     return fmt::format("({} dense / {} + {} expert / {})", GroupDigits(out.dense_trainable),
-                       on ? groups.dense_text : "1 (not sharded)", GroupDigits(out.expert_trainable),
+                       on ? groups.dense_text : "1 (not sharded)",
+                       GroupDigits(out.expert_trainable),
                        on ? groups.expert_text : "1 (not sharded)");
   };
   const int64_t grad_bytes = DTypeBytes(job.spec.grad_dtype);
@@ -173,12 +179,12 @@ StaticMemory ComputeStaticMemory(const Job& job, const ParamBreakdown& params, i
   out.gradients.kind = ItemKind::kGradients;
   out.gradients.name = fmt::format("gradient buffer ({})", DTypeName(job.spec.grad_dtype));
   out.gradients.bytes = Bytes::Count(static_cast<double>(grad_bytes) * sharded(grads_sharded));
-  out.gradients.formula =
-      grads_sharded ? fmt::format("{} B x {} = {}", grad_bytes, shard_text(true),
-                                  GbAndGib(out.gradients.bytes))
-                    : fmt::format("{} B x {} trainable params = {}", grad_bytes,
-                                  GroupDigits(static_cast<double>(out.trainable_params)),
-                                  GbAndGib(out.gradients.bytes));
+  out.gradients.formula = grads_sharded
+                              ? fmt::format("{} B x {} = {}", grad_bytes, shard_text(true),
+                                            GbAndGib(out.gradients.bytes))
+                              : fmt::format("{} B x {} trainable params = {}", grad_bytes,
+                                            GroupDigits(static_cast<double>(out.trainable_params)),
+                                            GbAndGib(out.gradients.bytes));
   if (grads_sharded) {
     out.gradients.note = fmt::format("{}: gradients sharded", ShardingModeName(sh.mode));
     offload(out.gradients, fsdp2 ? sh.offload_param : sh.offload_optimizer);
@@ -193,17 +199,16 @@ StaticMemory ComputeStaticMemory(const Job& job, const ParamBreakdown& params, i
                         fmt::format("optimizer: master weights ({})", DTypeName(opt.master_dtype)),
                         Bytes::Count(static_cast<double>(master_bytes) * shard), "",
                         "allocated when the optimizer is built"};
-  out.master_weights.formula =
-      needs_master ? fmt::format("{} B x {} = {}", master_bytes, shard_str,
-                                 GbAndGib(out.master_weights.bytes))
-      : fsdp2      ? "0: FSDP2's sharded parameter is the master copy"
-                   : "0: the parameters are already the master copy";
-  const OptimizerStates states = OptimizerStatesOf(opt, out.trainable_params, out.adamw_only_trainable);
-  out.moments = {ItemKind::kOptimizer, states.name,
-                 Bytes::Count(states.bytes_per_param * shard), "",
-                 "allocated lazily at the first optimizer step"};
-  out.moments.formula = fmt::format("{} x {} = {}", states.formula, shard_str,
-                                    GbAndGib(out.moments.bytes));
+  out.master_weights.formula = needs_master ? fmt::format("{} B x {} = {}", master_bytes, shard_str,
+                                                          GbAndGib(out.master_weights.bytes))
+                               : fsdp2      ? "0: FSDP2's sharded parameter is the master copy"
+                                            : "0: the parameters are already the master copy";
+  const OptimizerStates states =
+      OptimizerStatesOf(opt, out.trainable_params, out.adamw_only_trainable);
+  out.moments = {ItemKind::kOptimizer, states.name, Bytes::Count(states.bytes_per_param * shard),
+                 "", "allocated lazily at the first optimizer step"};
+  out.moments.formula =
+      fmt::format("{} x {} = {}", states.formula, shard_str, GbAndGib(out.moments.bytes));
   // With bf16 gradients the optimizer copies its gradient shard to the master dtype.
   const bool copies_grads = job.spec.grad_dtype != opt.master_dtype;
   const int64_t copy_bytes = copies_grads ? DTypeBytes(opt.master_dtype) : 0;
@@ -211,9 +216,9 @@ StaticMemory ComputeStaticMemory(const Job& job, const ParamBreakdown& params, i
                         Bytes::Count(static_cast<double>(copy_bytes) * shard), "",
                         "only during optimizer.step()"};
   out.step_transient.formula =
-      copies_grads ? fmt::format("{} B x {} = {}", copy_bytes, shard_str,
-                                 GbAndGib(out.step_transient.bytes))
-                   : "0: the gradient buffer is already in the master dtype";
+      copies_grads
+          ? fmt::format("{} B x {} = {}", copy_bytes, shard_str, GbAndGib(out.step_transient.bytes))
+          : "0: the gradient buffer is already in the master dtype";
   if (optimizer_offloaded) {
     const OffloadTarget target = fsdp2 ? sh.offload_param : sh.offload_optimizer;
     offload(out.master_weights, target);
@@ -229,8 +234,7 @@ bool IsGemmKind(ModuleKind k) {
          k == ModuleKind::kRoutedExperts;
 }
 
-OptimizerStates OptimizerStatesOf(const OptimizerSpec& opt, int64_t trainable,
-                                  double adamw_only) {
+OptimizerStates OptimizerStatesOf(const OptimizerSpec& opt, int64_t trainable, double adamw_only) {
   const auto m = static_cast<double>(DTypeBytes(opt.moment_dtype));
   const std::string dt(DTypeName(opt.moment_dtype));
   OptimizerStates s;
@@ -238,7 +242,8 @@ OptimizerStates OptimizerStatesOf(const OptimizerSpec& opt, int64_t trainable,
     // One momentum buffer on the hidden matrices; AdamW's two moments on the rest.
     const double frac = trainable > 0 ? adamw_only / static_cast<double>(trainable) : 0.0;
     s.bytes_per_param = m * (1.0 + frac);
-    s.name = fmt::format("optimizer: Muon momentum ({}; AdamW moments on embeddings, head, norms)", dt);
+    s.name =
+        fmt::format("optimizer: Muon momentum ({}; AdamW moments on embeddings, head, norms)", dt);
     s.formula = fmt::format("{:.0f} B x (1 + {:.4f} AdamW share)", m, frac);
   } else if (opt.name == "adam8bit") {
     // bitsandbytes 8-bit Adam: two uint8 states plus one fp32 absmax per 2048-element block each.

@@ -20,10 +20,10 @@ std::vector<int64_t> StageLayerIndices(const Job& job, int64_t stage);
 struct StaticMemory {
   std::vector<LedgerItem> weights;  // one per module kind present on the stage
   LedgerItem gradients;
-  LedgerItem master_weights;        // zero when the parameters are already fp32
-  LedgerItem moments;               // allocated lazily at the first optimizer step
-  LedgerItem step_transient;        // fp32 copy of the bf16 gradient shard during the step
-  int64_t params = 0;               // per GPU
+  LedgerItem master_weights;  // zero when the parameters are already fp32
+  LedgerItem moments;         // allocated lazily at the first optimizer step
+  LedgerItem step_transient;  // fp32 copy of the bf16 gradient shard during the step
+  int64_t params = 0;         // per GPU
   int64_t trainable_params = 0;
   double dense_trainable = 0;       // per GPU, sharded over DP x CP by the distributed optimizer
   double expert_trainable = 0;      // per GPU, sharded over the expert-data-parallel group
@@ -44,7 +44,6 @@ struct OptimizerStates {
 OptimizerStates OptimizerStatesOf(const OptimizerSpec& opt, int64_t trainable, double adamw_only);
 
 StaticMemory ComputeStaticMemory(const Job& job, const ParamBreakdown& params, int64_t stage);
-
 
 }  // namespace strata
 

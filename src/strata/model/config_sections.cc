@@ -46,8 +46,8 @@ Status ParseJambaLayers(const JsonFields& text, int64_t num_layers, bool has_exp
   STRATA_ASSIGN_OR_RETURN(int64_t expert_period, text.PositiveIntOr("expert_layer_period", 2));
   STRATA_ASSIGN_OR_RETURN(int64_t expert_offset, text.NonNegativeIntOr("expert_layer_offset", 1));
   if (attn_offset >= attn_period) {
-    return text.ErrorAt("attn_layer_offset", "must be below attn_layer_period (" +
-                                                 std::to_string(attn_period) + ")");
+    return text.ErrorAt("attn_layer_offset",
+                        "must be below attn_layer_period (" + std::to_string(attn_period) + ")");
   }
   if (expert_offset >= expert_period) {
     return text.ErrorAt("expert_layer_offset", "must be below expert_layer_period (" +
@@ -72,9 +72,9 @@ Status ParseJambaLayers(const JsonFields& text, int64_t num_layers, bool has_exp
 
 Status ParseMiniMaxLayers(const JsonFields& text, int64_t num_layers, bool has_experts,
                           ModelConfig& config) {
-  config.layers.assign(static_cast<size_t>(num_layers),
-                       LayerSpec{MixerKind::kLightning, has_experts ? FfnKind::kMoe
-                                                                    : FfnKind::kDense});
+  config.layers.assign(
+      static_cast<size_t>(num_layers),
+      LayerSpec{MixerKind::kLightning, has_experts ? FfnKind::kMoe : FfnKind::kDense});
   const char* key = text.Has("attn_type_list") ? "attn_type_list" : "layer_types";
   if (!text.Has(key)) {
     return text.ErrorAt("attn_type_list",
@@ -84,8 +84,7 @@ Status ParseMiniMaxLayers(const JsonFields& text, int64_t num_layers, bool has_e
   STRATA_ASSIGN_OR_RETURN(const nlohmann::json* list, text.Array(key));
   if (static_cast<int64_t>(list->size()) != num_layers) {
     return text.ErrorAt(key, "has " + std::to_string(list->size()) +
-                                 " entries but num_hidden_layers is " +
-                                 std::to_string(num_layers));
+                                 " entries but num_hidden_layers is " + std::to_string(num_layers));
   }
   for (size_t i = 0; i < list->size(); ++i) {
     const nlohmann::json& v = (*list)[i];
@@ -93,14 +92,14 @@ Status ParseMiniMaxLayers(const JsonFields& text, int64_t num_layers, bool has_e
     bool softmax = false;
     if (v.is_number_integer() && (v.get<int64_t>() == 0 || v.get<int64_t>() == 1)) {
       softmax = v.get<int64_t>() == 1;
-    } else if (v.is_string() &&
-               (v.get<std::string>() == "full_attention" ||
-                v.get<std::string>() == "linear_attention")) {
+    } else if (v.is_string() && (v.get<std::string>() == "full_attention" ||
+                                 v.get<std::string>() == "linear_attention")) {
       softmax = v.get<std::string>() == "full_attention";
     } else {
-      return text.ErrorAt(field, "expected 0 (lightning), 1 (softmax), \"linear_attention\" or "
-                                 "\"full_attention\", got " +
-                                     DescribeJsonValue(v));
+      return text.ErrorAt(field,
+                          "expected 0 (lightning), 1 (softmax), \"linear_attention\" or "
+                          "\"full_attention\", got " +
+                              DescribeJsonValue(v));
     }
     if (softmax) config.layers[i].mixer = MixerKind::kFullAttention;
   }
@@ -157,8 +156,9 @@ Status ParseVisionTower(const JsonFields& v, VisionTower tower, const JsonFields
         STRATA_ASSIGN_OR_RETURN(out.qk_norm, v.BoolOr("qk_normalization", false));
         STRATA_ASSIGN_OR_RETURN(bool moe, v.BoolOr("use_moe", false));
         if (moe) {
-          return v.ErrorAt("use_moe", "an InternViT tower with MoE blocks is not modelled; "
-                                      "strata counts dense InternViT blocks only");
+          return v.ErrorAt("use_moe",
+                           "an InternViT tower with MoE blocks is not modelled; "
+                           "strata counts dense InternViT blocks only");
         }
         // InternVL's pixel shuffle keeps 1 token of every (1 / downsample_ratio)^2.
         if (!(downsample_ratio > 0 && downsample_ratio <= 1)) {
@@ -167,17 +167,17 @@ Status ParseVisionTower(const JsonFields& v, VisionTower tower, const JsonFields
         out.spatial_merge_size = static_cast<int64_t>(std::lround(1.0 / downsample_ratio));
       }
       out.out_hidden_size = text_hidden;
-      out.num_position_embeddings = (out.image_size / out.patch_size) *
-                                        (out.image_size / out.patch_size) +
-                                    1;  // the patches and the class token
+      out.num_position_embeddings =
+          (out.image_size / out.patch_size) * (out.image_size / out.patch_size) +
+          1;  // the patches and the class token
       break;
     }
   }
   if (out.hidden_size % out.num_heads != 0) {
     return v.ErrorAt(tower == VisionTower::kQwen25Vl ? "num_heads" : "num_attention_heads",
                      "hidden_size (" + std::to_string(out.hidden_size) +
-                         ") is not a multiple of the head count (" +
-                         std::to_string(out.num_heads) + ")");
+                         ") is not a multiple of the head count (" + std::to_string(out.num_heads) +
+                         ")");
   }
   return OkStatus();
 }

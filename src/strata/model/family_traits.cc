@@ -175,8 +175,8 @@ std::vector<FamilyTraits> BuildTable() {
   {
     FamilyTraits t = Llama("glm4_moe");  // GLM-4.5: DeepSeek-V3 MoE layout on GQA attention
     t.moe = MoeStyle::kDeepSeek;
-    t.bias_key_is_qkv = true;     // attention_bias: q/k/v only
-    t.router_score_bias = true;   // e_score_correction_bias, no topk_method key
+    t.bias_key_is_qkv = true;       // attention_bias: q/k/v only
+    t.router_score_bias = true;     // e_score_correction_bias, no topk_method key
     t.mtp_embedding_copies = true;  // model.layers.N.embed_tokens and shared_head.head
     add(t);
   }
@@ -261,13 +261,20 @@ std::string DescribeUnknownFamily(std::string_view model_type,
     return std::find(config_keys.begin(), config_keys.end(), key) != config_keys.end();
   };
   std::string close;
-  if (has("kv_lora_rank")) close = "deepseek_v3 (it has kv_lora_rank: MLA)";
-  else if (has("hybrid_override_pattern")) close = "nemotron_h (hybrid_override_pattern)";
-  else if (has("mamba_d_state") || has("attn_layer_period")) close = "jamba (Mamba-1 hybrid)";
-  else if (has("attn_type_list")) close = "minimax (lightning-attention hybrid)";
-  else if (has("layer_types") && has("linear_num_value_heads")) close = "qwen3_next";
-  else if (has("num_local_experts") || has("num_experts")) close = "mixtral / qwen3_moe (MoE)";
-  else if (has("num_attention_heads") && has("intermediate_size")) close = "llama (dense GQA)";
+  if (has("kv_lora_rank"))
+    close = "deepseek_v3 (it has kv_lora_rank: MLA)";
+  else if (has("hybrid_override_pattern"))
+    close = "nemotron_h (hybrid_override_pattern)";
+  else if (has("mamba_d_state") || has("attn_layer_period"))
+    close = "jamba (Mamba-1 hybrid)";
+  else if (has("attn_type_list"))
+    close = "minimax (lightning-attention hybrid)";
+  else if (has("layer_types") && has("linear_num_value_heads"))
+    close = "qwen3_next";
+  else if (has("num_local_experts") || has("num_experts"))
+    close = "mixtral / qwen3_moe (MoE)";
+  else if (has("num_attention_heads") && has("intermediate_size"))
+    close = "llama (dense GQA)";
   // A near spelling of a known family is most likely a typo: say only that.
   std::string hint = DidYouMeanHint(std::string(model_type), KnownFamilies());
   if (hint.starts_with("did you mean")) return hint;
@@ -278,11 +285,12 @@ std::string DescribeUnknownFamily(std::string_view model_type,
     if (!has(key)) need += (need.empty() ? "" : ", ") + std::string(key);
   }
   if (!need.empty()) out += (out.empty() ? "" : "; ") + ("missing keys strata needs: " + need);
-  if (out.empty()) out = "known families: " + [] {
-    std::string all;
-    for (const auto& n : KnownFamilies()) all += (all.empty() ? "" : ", ") + n;
-    return all;
-  }();
+  if (out.empty())
+    out = "known families: " + [] {
+      std::string all;
+      for (const auto& n : KnownFamilies()) all += (all.empty() ? "" : ", ") + n;
+      return all;
+    }();
   return out;
 }
 

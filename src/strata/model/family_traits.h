@@ -35,10 +35,10 @@ enum class MoeStyle {
 
 /// Which layers use the sliding window when config.json has no layer_types.
 enum class WindowLayers {
-  kNone,         // a sliding_window key is ignored (Qwen2 without use_sliding_window)
-  kAll,          // every layer (Mistral 7B v0.1, Phi-3, StarCoder2)
-  kEvenLayers,   // layers 0, 2, 4, ... (Gemma 2)
-  kEveryNthFull, // all but every sliding_window_pattern-th layer (Gemma 3)
+  kNone,          // a sliding_window key is ignored (Qwen2 without use_sliding_window)
+  kAll,           // every layer (Mistral 7B v0.1, Phi-3, StarCoder2)
+  kEvenLayers,    // layers 0, 2, 4, ... (Gemma 2)
+  kEveryNthFull,  // all but every sliding_window_pattern-th layer (Gemma 3)
 };
 
 /// How a hybrid says which layer has which mixer and FFN: one character per layer
@@ -54,22 +54,22 @@ struct FamilyTraits {
   NormKind norm = NormKind::kRmsNorm;
   int64_t norms_per_layer = 2;  // 4 for sandwich norms (Gemma 2/3, GLM-4)
   MlpKind mlp = MlpKind::kGated;
-  bool mlp_bias = false;             // biases in the MLP (GPT-2, StarCoder2)
-  bool attention_bias = false;       // q/k/v/o biases without a config key (GPT-2, PhiMoE)
-  bool qkv_bias = false;             // q/k/v biases, no o bias (Qwen2, GLM-4)
-  bool qk_norm = false;              // per-head RMSNorm on q and k (Qwen3, Gemma 3)
-  bool qk_norm_full_width = false;   // one norm over all q heads and one over all k (OLMo 2)
-  bool learned_positions = false;    // an absolute position table (GPT-2)
-  bool tied_by_default = false;      // tie_word_embeddings when the key is absent
-  bool head_bias = false;            // lm_head has a bias (PhiMoE)
-  bool output_gate = false;          // attention output gate (Qwen3-Next)
-  bool sinks = false;                // attention sinks (GPT-OSS)
-  bool bias_key_is_qkv = false;      // attention_bias: true means q/k/v only (GLM-4)
-  bool multi_query_key = false;      // multi_query: true means one KV head (GPT-BigCode)
-  bool expert_biases = false;        // router and expert biases (GPT-OSS)
-  bool router_score_bias = false;    // e_score_correction_bias on every router (GLM-4.5, ERNIE)
+  bool mlp_bias = false;              // biases in the MLP (GPT-2, StarCoder2)
+  bool attention_bias = false;        // q/k/v/o biases without a config key (GPT-2, PhiMoE)
+  bool qkv_bias = false;              // q/k/v biases, no o bias (Qwen2, GLM-4)
+  bool qk_norm = false;               // per-head RMSNorm on q and k (Qwen3, Gemma 3)
+  bool qk_norm_full_width = false;    // one norm over all q heads and one over all k (OLMo 2)
+  bool learned_positions = false;     // an absolute position table (GPT-2)
+  bool tied_by_default = false;       // tie_word_embeddings when the key is absent
+  bool head_bias = false;             // lm_head has a bias (PhiMoE)
+  bool output_gate = false;           // attention output gate (Qwen3-Next)
+  bool sinks = false;                 // attention sinks (GPT-OSS)
+  bool bias_key_is_qkv = false;       // attention_bias: true means q/k/v only (GLM-4)
+  bool multi_query_key = false;       // multi_query: true means one KV head (GPT-BigCode)
+  bool expert_biases = false;         // router and expert biases (GPT-OSS)
+  bool router_score_bias = false;     // e_score_correction_bias on every router (GLM-4.5, ERNIE)
   bool mtp_embedding_copies = false;  // the MTP block stores embedding and head copies (GLM-4.5)
-  VisionTower vision = VisionTower::kNone;  // a wrapper's tower: its vision_config's layout
+  VisionTower vision = VisionTower::kNone;    // a wrapper's tower: its vision_config's layout
   std::string_view text_key = "text_config";  // where a wrapper keeps the language model
   MoeStyle moe = MoeStyle::kQwen;
   WindowLayers window = WindowLayers::kNone;

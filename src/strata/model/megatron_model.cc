@@ -53,15 +53,16 @@ Result<ModelConfig> ParseMegatronModel(const nlohmann::json& object, const std::
   c.dtype = "bfloat16";
   STRATA_ASSIGN_OR_RETURN(int64_t num_layers, m.PositiveInt("num_layers"));
   if (num_layers > (1 << 16)) {
-    return m.ErrorAt("num_layers", "expected at most 65536 layers, got " +
-                                       std::to_string(num_layers));
+    return m.ErrorAt("num_layers",
+                     "expected at most 65536 layers, got " + std::to_string(num_layers));
   }
   STRATA_ASSIGN_OR_RETURN(c.hidden_size, m.PositiveInt("hidden_size"));
   const int64_t h = c.hidden_size;
   STRATA_ASSIGN_OR_RETURN(c.attention.num_heads, m.PositiveInt("num_attention_heads"));
   // num_query_groups applies only with --group-query-attention; NeMo configs give it alone.
   STRATA_ASSIGN_OR_RETURN(bool gqa, m.BoolOr("group_query_attention", m.Has("num_query_groups")));
-  STRATA_ASSIGN_OR_RETURN(int64_t groups, m.PositiveIntOr("num_query_groups", c.attention.num_heads));
+  STRATA_ASSIGN_OR_RETURN(int64_t groups,
+                          m.PositiveIntOr("num_query_groups", c.attention.num_heads));
   c.attention.num_kv_heads = gqa ? groups : c.attention.num_heads;
   if (c.attention.num_heads % c.attention.num_kv_heads != 0) {
     return m.ErrorAt("num_query_groups", "num_attention_heads (" +
@@ -70,8 +71,9 @@ Result<ModelConfig> ParseMegatronModel(const nlohmann::json& object, const std::
                                              std::to_string(c.attention.num_kv_heads) + ")");
   }
   if (!m.Has("kv_channels") && h % c.attention.num_heads != 0) {
-    return m.ErrorAt("num_attention_heads", "hidden_size is not a multiple of "
-                                            "num_attention_heads and kv_channels is not given");
+    return m.ErrorAt("num_attention_heads",
+                     "hidden_size is not a multiple of "
+                     "num_attention_heads and kv_channels is not given");
   }
   STRATA_ASSIGN_OR_RETURN(c.attention.head_dim,
                           m.PositiveIntOr("kv_channels", h / c.attention.num_heads));
@@ -96,8 +98,8 @@ Result<ModelConfig> ParseMegatronModel(const nlohmann::json& object, const std::
   } else if (norm == "RMSNorm") {
     c.norm = NormKind::kRmsNorm;
   } else {
-    return m.ErrorAt("normalization", "unknown normalization '" + norm +
-                                          "'; expected LayerNorm or RMSNorm");
+    return m.ErrorAt("normalization",
+                     "unknown normalization '" + norm + "'; expected LayerNorm or RMSNorm");
   }
 
   // Tied unless --untie-embeddings-and-output-weights (NeMo: share_embeddings_and_output_weights).
@@ -114,7 +116,8 @@ Result<ModelConfig> ParseMegatronModel(const nlohmann::json& object, const std::
     STRATA_ASSIGN_OR_RETURN(c.vocab_size, m.PositiveInt("padded_vocab_size"));
   } else {
     STRATA_ASSIGN_OR_RETURN(int64_t vocab, m.PositiveInt("vocab_size"));
-    STRATA_ASSIGN_OR_RETURN(int64_t divisible, m.PositiveIntOr("make_vocab_size_divisible_by", 128));
+    STRATA_ASSIGN_OR_RETURN(int64_t divisible,
+                            m.PositiveIntOr("make_vocab_size_divisible_by", 128));
     STRATA_ASSIGN_OR_RETURN(int64_t tp, m.PositiveIntOr("tensor_model_parallel_size", 1));
     c.vocab_size = MegatronPaddedVocab(vocab, divisible, tp);
   }
@@ -122,7 +125,8 @@ Result<ModelConfig> ParseMegatronModel(const nlohmann::json& object, const std::
   STRATA_ASSIGN_OR_RETURN(std::string positions,
                           m.StringOr("position_embedding_type", "learned_absolute"));
   if (positions == "learned_absolute") {
-    const auto key = m.FirstPresent({"max_position_embeddings", "encoder_seq_length", "seq_length"});
+    const auto key =
+        m.FirstPresent({"max_position_embeddings", "encoder_seq_length", "seq_length"});
     if (!key) {
       return m.ErrorAt("max_position_embeddings",
                        "learned_absolute positions (Megatron's default) need "

@@ -231,17 +231,25 @@ Status ApplyWindowTraits(const JsonFields& text, const FamilyTraits& traits, int
 Result<std::vector<LayerSpec>> NemotronHPattern(const JsonFields& text, int64_t num_layers) {
   STRATA_ASSIGN_OR_RETURN(std::string pattern, text.StringOr("hybrid_override_pattern", ""));
   if (static_cast<int64_t>(pattern.size()) != num_layers) {
-    return text.ErrorAt("hybrid_override_pattern",
-                        "has " + std::to_string(pattern.size()) +
-                            " characters but num_hidden_layers is " + std::to_string(num_layers));
+    return text.ErrorAt("hybrid_override_pattern", "has " + std::to_string(pattern.size()) +
+                                                       " characters but num_hidden_layers is " +
+                                                       std::to_string(num_layers));
   }
   std::vector<LayerSpec> layers;
   for (size_t i = 0; i < pattern.size(); ++i) {
     switch (pattern[i]) {
-      case 'M': layers.push_back({MixerKind::kMamba2, FfnKind::kNone}); break;
-      case '*': layers.push_back({MixerKind::kFullAttention, FfnKind::kNone}); break;
-      case '-': layers.push_back({MixerKind::kNone, FfnKind::kDense}); break;
-      case 'E': layers.push_back({MixerKind::kNone, FfnKind::kMoe}); break;
+      case 'M':
+        layers.push_back({MixerKind::kMamba2, FfnKind::kNone});
+        break;
+      case '*':
+        layers.push_back({MixerKind::kFullAttention, FfnKind::kNone});
+        break;
+      case '-':
+        layers.push_back({MixerKind::kNone, FfnKind::kDense});
+        break;
+      case 'E':
+        layers.push_back({MixerKind::kNone, FfnKind::kMoe});
+        break;
       default:
         return text.ErrorAt("hybrid_override_pattern",
                             "character " + std::to_string(i) + " is '" +
@@ -354,8 +362,8 @@ double ParamUpperBound(const ModelConfig& c) {
                        D(s.dt_proj_weights()) + D(s.dt_rank) + 2 * D(s.state_size);
   const double lightning = 6 * h * D(c.lightning.width());
   const double layer = attention + mla + linear + experts + mamba + lightning +
-                       3 * h * D(c.dense_mlp.intermediate_size) + 8 * D(c.dense_mlp.intermediate_size) +
-                       8 * h + 2 * (q + kv);
+                       3 * h * D(c.dense_mlp.intermediate_size) +
+                       8 * D(c.dense_mlp.intermediate_size) + 8 * h + 2 * (q + kv);
   const VisionConfig& v = c.vision;
   const double vd = D(v.hidden_size);
   const double vm = vd * D(v.spatial_merge_size) * D(v.spatial_merge_size);
@@ -367,9 +375,8 @@ double ParamUpperBound(const ModelConfig& c) {
       vd * (D(v.in_channels) * D(v.temporal_patch_size) * D(v.patch_size) * D(v.patch_size) +
             D(v.num_position_embeddings) + 1);
   return (D(static_cast<int64_t>(c.layers.size())) + D(c.mtp_layers) + 1) * layer +
-         2 * D(c.vocab_size) * (h + 1) * (1 + D(c.mtp_layers)) + 2 * h + 2 * h * h * D(c.mtp_layers) +
-         vision +
-         D(c.position_embeddings) * h;
+         2 * D(c.vocab_size) * (h + 1) * (1 + D(c.mtp_layers)) + 2 * h +
+         2 * h * h * D(c.mtp_layers) + vision + D(c.position_embeddings) * h;
 }
 
 Status ParseText(const JsonFields& text, const FamilyTraits& traits, ModelConfig& config) {
@@ -385,9 +392,9 @@ Status ParseText(const JsonFields& text, const FamilyTraits& traits, ModelConfig
                                                  " layers, got " + std::to_string(num_layers));
   }
   STRATA_ASSIGN_OR_RETURN(config.dtype, text.StringOr("torch_dtype", config.dtype));
-  STRATA_ASSIGN_OR_RETURN(config.mlp_bias,
-                          text.BoolOr(text.Has("use_bias") ? "use_bias" : "mlp_bias",
-                                      traits.mlp_bias));
+  STRATA_ASSIGN_OR_RETURN(
+      config.mlp_bias,
+      text.BoolOr(text.Has("use_bias") ? "use_bias" : "mlp_bias", traits.mlp_bias));
   if (traits.pattern == LayerPattern::kNemotronH) config.mlp_bias = false;
   STRATA_ASSIGN_OR_RETURN(config.head_bias, text.BoolOr("lm_head_bias", traits.head_bias));
   if (traits.learned_positions) {
@@ -653,7 +660,8 @@ Result<ModelConfig> ParseModelConfig(std::string_view json_text, const std::stri
                             text.BoolOr("tie_word_embeddings", config.tie_word_embeddings));
   }
   STRATA_ASSIGN_OR_RETURN(auto vision, top.Object("vision_config"));
-  if (vision && (wrapper->vision == VisionTower::kNone || wrapper->vision == VisionTower::kQwen3Vl)) {
+  if (vision &&
+      (wrapper->vision == VisionTower::kNone || wrapper->vision == VisionTower::kQwen3Vl)) {
     STRATA_RETURN_IF_ERROR(ParseVision(*vision, config.vision));
   } else if (vision) {
     double ratio = 0.5;  // InternVL's default pixel-shuffle ratio

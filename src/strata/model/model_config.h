@@ -38,13 +38,13 @@ struct AttentionConfig {
   int64_t num_heads = 0;
   int64_t num_kv_heads = 0;
   int64_t head_dim = 0;
-  bool output_gate = false;    // q_proj also produces a sigmoid gate on the output (2x q width)
-  bool bias = false;           // q/k/v/o projections carry biases (GPT-OSS)
-  bool qkv_bias = false;       // q/k/v carry biases but o does not (Qwen2)
-  bool qk_norm = false;        // per-head RMSNorm on q and k (Qwen3 family)
+  bool output_gate = false;  // q_proj also produces a sigmoid gate on the output (2x q width)
+  bool bias = false;         // q/k/v/o projections carry biases (GPT-OSS)
+  bool qkv_bias = false;     // q/k/v carry biases but o does not (Qwen2)
+  bool qk_norm = false;      // per-head RMSNorm on q and k (Qwen3 family)
   bool qk_norm_full_width = false;  // one RMSNorm over all q heads, one over all k (OLMo 2)
-  bool sinks = false;          // one learned attention-sink logit per head (GPT-OSS)
-  int64_t sliding_window = 0;  // tokens, for kSlidingAttention layers; 0 when none
+  bool sinks = false;               // one learned attention-sink logit per head (GPT-OSS)
+  int64_t sliding_window = 0;       // tokens, for kSlidingAttention layers; 0 when none
 };
 
 /// DeepSeek multi-head latent attention.
@@ -84,7 +84,7 @@ struct MambaConfig {
   int64_t conv_kernel = 0;
   bool conv_bias = true;
   bool proj_bias = false;
-  int64_t dt_rank = 0;      // Mamba-1: width of the low-rank dt projection
+  int64_t dt_rank = 0;       // Mamba-1: width of the low-rank dt projection
   bool dt_bc_norms = false;  // Mamba-1 (Jamba): RMSNorm weights on dt (dt_rank), B and C (d_state)
 
   int64_t inner() const { return num_heads * head_dim; }
@@ -159,7 +159,7 @@ struct ModelConfig {
   std::string file;          // where it was read from
   std::string architecture;  // architectures[0]
   std::string model_type;
-  std::string dtype;  // torch_dtype when given, else "bfloat16"
+  std::string dtype;   // torch_dtype when given, else "bfloat16"
   std::string family;  // the FamilyTraits row the text model was read with
 
   NormKind norm = NormKind::kRmsNorm;
@@ -191,7 +191,9 @@ struct ModelConfig {
   int64_t CountLayers(MixerKind kind) const;
   int64_t CountLayers(FfnKind kind) const;
   /// Parameters of one norm: the width, twice for LayerNorm with a bias.
-  int64_t NormParams(int64_t width) const { return norm == NormKind::kLayerNorm ? 2 * width : width; }
+  int64_t NormParams(int64_t width) const {
+    return norm == NormKind::kLayerNorm ? 2 * width : width;
+  }
   /// Weight matrices of the MLP per h x f: 3 gated, 2 plain.
   int64_t MlpMatrices() const { return mlp == MlpKind::kGated ? 3 : 2; }
 };

@@ -249,7 +249,8 @@ LayerParams CountLayerParams(const ModelConfig& config, const LayerSpec& spec, i
   }
   // One pre-norm per sub-block (two more with sandwich norms); a hybrid's single-purpose block
   // has one sub-block.
-  const int64_t blocks = (spec.mixer != MixerKind::kNone ? 1 : 0) + (spec.ffn != FfnKind::kNone ? 1 : 0);
+  const int64_t blocks =
+      (spec.mixer != MixerKind::kNone ? 1 : 0) + (spec.ffn != FfnKind::kNone ? 1 : 0);
   layer.modules[ModuleKind::kNorms] = blocks * (config.norms_per_layer / 2) * config.NormParams(h);
   layer.active = layer.non_expert() + active_experts;
   return layer;

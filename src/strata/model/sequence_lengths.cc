@@ -11,7 +11,6 @@ namespace strata {
 
 namespace {
 
-
 Result<double> ParseNumber(std::string_view text) {
   double value = 0;
   const char* end = text.data() + text.size();
@@ -78,7 +77,8 @@ Result<SequenceLengths> ParseSequenceHistogram(std::string_view text, const std:
           .InField("length");
     }
     if (*count < 0) {
-      return InvalidInput("a count must be >= 0, got " + std::string(TrimSpace(line.substr(space + 1))))
+      return InvalidInput("a count must be >= 0, got " +
+                          std::string(TrimSpace(line.substr(space + 1))))
           .InFile(file)
           .AtLine(line_no)
           .InField("count");
@@ -110,9 +110,9 @@ Result<double> ParseTokens(std::string_view text, bool binary_plain) {
     double binary;
   };
   // Longest suffixes first: "Mi" before "M"... "i" suffixes are binary in every field.
-  constexpr Suffix kSuffixes[] = {{"Ki", 1024.0, 1024.0}, {"ki", 1024.0, 1024.0},
+  constexpr Suffix kSuffixes[] = {{"Ki", 1024.0, 1024.0},       {"ki", 1024.0, 1024.0},
                                   {"Mi", 1048576.0, 1048576.0}, {"K", 1e3, 1024.0},
-                                  {"k", 1e3, 1024.0}, {"M", 1e6, 1048576.0},
+                                  {"k", 1e3, 1024.0},           {"M", 1e6, 1048576.0},
                                   {"G", 1e9, 1073741824.0}};
   double scale = 1;
   for (const Suffix& s : kSuffixes) {

@@ -24,15 +24,22 @@ void DivisorsFrom(const std::vector<int64_t>& pool, int64_t n, std::vector<int64
 
 std::string_view RuleDescription(Rule rule) {
   switch (rule) {
-    case Rule::kTpDividesModel: return "TP must divide the heads, KV heads and MLP widths";
-    case Rule::kLayersDividePp: return "the layers must split evenly into PP x VPP chunks";
-    case Rule::kCpSplitsSequence: return "max_tokens must be divisible by 2 x CP";
-    case Rule::kExpertsDivideEp: return "EP must divide the number of experts (1 for a dense model)";
+    case Rule::kTpDividesModel:
+      return "TP must divide the heads, KV heads and MLP widths";
+    case Rule::kLayersDividePp:
+      return "the layers must split evenly into PP x VPP chunks";
+    case Rule::kCpSplitsSequence:
+      return "max_tokens must be divisible by 2 x CP";
+    case Rule::kExpertsDivideEp:
+      return "EP must divide the number of experts (1 for a dense model)";
     case Rule::kExpertFfnDividesEtp:
       return "ETP must divide the expert FFN width (1 for a dense model)";
-    case Rule::kBatchDividesDp: return "the global batch must be a multiple of micro batch x DP";
-    case Rule::kFixedValue: return "outside a value fixed with --fix";
-    case Rule::kCount: break;
+    case Rule::kBatchDividesDp:
+      return "the global batch must be a multiple of micro batch x DP";
+    case Rule::kFixedValue:
+      return "outside a value fixed with --fix";
+    case Rule::kCount:
+      break;
   }
   return "?";
 }
@@ -55,7 +62,8 @@ ModelRules RulesOf(const ModelConfig& model) {
   auto add = [&](int64_t count) {
     if (count > 0) r.tp_divides.push_back(count);
   };
-  if (model.CountLayers(MixerKind::kFullAttention) + model.CountLayers(MixerKind::kSlidingAttention) >
+  if (model.CountLayers(MixerKind::kFullAttention) +
+          model.CountLayers(MixerKind::kSlidingAttention) >
       0) {
     add(model.attention.num_heads);
     add(model.attention.num_kv_heads);
@@ -83,7 +91,10 @@ PruneCounts EnumerateLayouts(const ModelRules& rules, const SearchSpace& space,
   std::vector<int64_t> pps, cps, eps, etps, mbs;
   Candidate c;
   for (int64_t tp : pool) {
-    if (!Admits(fix.tp, tp)) { ++counts[Rule::kFixedValue]; continue; }
+    if (!Admits(fix.tp, tp)) {
+      ++counts[Rule::kFixedValue];
+      continue;
+    }
     if (std::any_of(rules.tp_divides.begin(), rules.tp_divides.end(),
                     [&](int64_t n) { return !Divides(tp, n); })) {
       ++counts[Rule::kTpDividesModel];
@@ -91,40 +102,64 @@ PruneCounts EnumerateLayouts(const ModelRules& rules, const SearchSpace& space,
     }
     DivisorsFrom(pool, space.world / tp, pps);
     for (int64_t pp : pps) {
-      if (!Admits(fix.pp, pp)) { ++counts[Rule::kFixedValue]; continue; }
-      if (!Divides(pp, rules.num_layers)) { ++counts[Rule::kLayersDividePp]; continue; }
+      if (!Admits(fix.pp, pp)) {
+        ++counts[Rule::kFixedValue];
+        continue;
+      }
+      if (!Divides(pp, rules.num_layers)) {
+        ++counts[Rule::kLayersDividePp];
+        continue;
+      }
       DivisorsFrom(pool, space.world / (tp * pp), cps);
       for (int64_t cp : cps) {
         const int64_t dp = space.world / (tp * pp * cp);
-        if (!Admits(fix.cp, cp) || !Admits(fix.dp, dp)) { ++counts[Rule::kFixedValue]; continue; }
+        if (!Admits(fix.cp, cp) || !Admits(fix.dp, dp)) {
+          ++counts[Rule::kFixedValue];
+          continue;
+        }
         if (cp > 1 && !Divides(2 * cp, space.max_tokens)) {
           ++counts[Rule::kCpSplitsSequence];
           continue;
         }
-        if (!Divides(dp, space.global_batch)) { ++counts[Rule::kBatchDividesDp]; continue; }
+        if (!Divides(dp, space.global_batch)) {
+          ++counts[Rule::kBatchDividesDp];
+          continue;
+        }
         DivisorsFrom(Divisors(space.global_batch / dp), space.global_batch / dp, mbs);
         const int64_t expert_space = tp * cp * dp;
         const int64_t chunks = rules.num_layers / pp;
         for (int64_t vpp = 1; vpp <= std::min(chunks, space.max_vpp); ++vpp) {
           // VPP needs PP > 1 and divides the layers of a stage; other values are not layouts.
           if (!Divides(vpp, chunks) || (vpp > 1 && pp == 1)) continue;
-          if (!Admits(fix.vpp, vpp)) { ++counts[Rule::kFixedValue]; continue; }
+          if (!Admits(fix.vpp, vpp)) {
+            ++counts[Rule::kFixedValue];
+            continue;
+          }
           DivisorsFrom(pool, expert_space, eps);
           for (int64_t ep : eps) {
-            if (!Admits(fix.ep, ep)) { ++counts[Rule::kFixedValue]; continue; }
+            if (!Admits(fix.ep, ep)) {
+              ++counts[Rule::kFixedValue];
+              continue;
+            }
             if (rules.num_experts == 0 ? ep > 1 : !Divides(ep, rules.num_experts)) {
               ++counts[Rule::kExpertsDivideEp];
               continue;
             }
             DivisorsFrom(pool, expert_space / ep, etps);
             for (int64_t etp : etps) {
-              if (!Admits(fix.etp, etp)) { ++counts[Rule::kFixedValue]; continue; }
+              if (!Admits(fix.etp, etp)) {
+                ++counts[Rule::kFixedValue];
+                continue;
+              }
               if (rules.num_experts == 0 ? etp > 1 : !Divides(etp, rules.expert_ffn)) {
                 ++counts[Rule::kExpertFfnDividesEtp];
                 continue;
               }
               for (int64_t mb : mbs) {
-                if (!Admits(space.fixed_micro_batch, mb)) { ++counts[Rule::kFixedValue]; continue; }
+                if (!Admits(space.fixed_micro_batch, mb)) {
+                  ++counts[Rule::kFixedValue];
+                  continue;
+                }
                 for (RecomputeGranularity rc : space.recompute) {
                   // Megatron-core requires sequence parallelism with TP > 1 and EP > 1; the
                   // planner turns it on whenever TP > 1, where it only saves memory.

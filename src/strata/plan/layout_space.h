@@ -22,8 +22,8 @@ namespace strata::plan {
 struct ModelRules {
   std::vector<int64_t> tp_divides;  // counts TP must divide: heads, KV heads, MLP widths...
   int64_t num_layers = 0;
-  int64_t num_experts = 0;          // 0: a dense model (EP and ETP must be 1)
-  int64_t expert_ffn = 0;           // the routed experts' FFN width (ETP must divide it)
+  int64_t num_experts = 0;  // 0: a dense model (EP and ETP must be 1)
+  int64_t expert_ffn = 0;   // the routed experts' FFN width (ETP must divide it)
 };
 ModelRules RulesOf(const ModelConfig& model);
 
@@ -37,25 +37,24 @@ struct Candidate {
 /// What bounds the search. A value of 0 in `fixed` leaves that dimension free.
 struct SearchSpace {
   int64_t world = 0;
-  int64_t global_batch = 0;       // kept fixed: micro batch x DP x accumulation = global batch
-  int64_t max_tokens = 0;         // CP cuts each sequence into 2 x CP chunks
-  int64_t max_vpp = 8;            // interleaving deeper than this is never worth its bubbles' cost
-  std::vector<RecomputeGranularity> recompute = {RecomputeGranularity::kNone,
-                                                 RecomputeGranularity::kSelective,
-                                                 RecomputeGranularity::kFull};
+  int64_t global_batch = 0;  // kept fixed: micro batch x DP x accumulation = global batch
+  int64_t max_tokens = 0;    // CP cuts each sequence into 2 x CP chunks
+  int64_t max_vpp = 8;       // interleaving deeper than this is never worth its bubbles' cost
+  std::vector<RecomputeGranularity> recompute = {
+      RecomputeGranularity::kNone, RecomputeGranularity::kSelective, RecomputeGranularity::kFull};
   ParallelLayout fixed{0, 0, 0, 0, 0, 0, 0, false};  // --fix tp=1 ...
   int64_t fixed_micro_batch = 0;
 };
 
 /// Why a partial layout was dropped; each rule is one of job_validation.cc's checks.
 enum class Rule {
-  kTpDividesModel,      // heads, KV heads, MLP widths divisible by TP
-  kLayersDividePp,      // layers split evenly into PP x VPP chunks
-  kCpSplitsSequence,    // max_tokens divisible by 2 x CP
-  kExpertsDivideEp,     // experts split evenly over EP (or EP = 1 for a dense model)
-  kExpertFfnDividesEtp, // the expert FFN width divisible by ETP (or ETP = 1 for a dense model)
-  kBatchDividesDp,      // global batch a multiple of micro batch x DP
-  kFixedValue,          // outside a --fix value
+  kTpDividesModel,       // heads, KV heads, MLP widths divisible by TP
+  kLayersDividePp,       // layers split evenly into PP x VPP chunks
+  kCpSplitsSequence,     // max_tokens divisible by 2 x CP
+  kExpertsDivideEp,      // experts split evenly over EP (or EP = 1 for a dense model)
+  kExpertFfnDividesEtp,  // the expert FFN width divisible by ETP (or ETP = 1 for a dense model)
+  kBatchDividesDp,       // global batch a multiple of micro batch x DP
+  kFixedValue,           // outside a --fix value
   kCount
 };
 std::string_view RuleDescription(Rule rule);

@@ -1,9 +1,9 @@
 #include "strata/plan/objective.h"
 
+#include <fmt/format.h>
+
 #include <string>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "strata/core/did_you_mean.h"
 
@@ -11,9 +11,12 @@ namespace strata::plan {
 
 std::string_view ObjectiveName(Objective objective) {
   switch (objective) {
-    case Objective::kTime: return "time";
-    case Objective::kCost: return "cost";
-    case Objective::kTokensPerJoule: return "tokens-per-joule";
+    case Objective::kTime:
+      return "time";
+    case Objective::kCost:
+      return "cost";
+    case Objective::kTokensPerJoule:
+      return "tokens-per-joule";
   }
   return "?";
 }
@@ -46,12 +49,13 @@ StepEconomy EconomyOf(const StepSetup& setup, const StepResult& step) {
 
 Status CheckObjective(const StepSetup& setup, Objective objective) {
   if (objective == Objective::kTokensPerJoule && !(setup.job.gpu.tdp_watts > 0)) {
-    Error e = InvalidInput(fmt::format(
-        "--objective tokens-per-joule needs the GPU's power, and '{}' has no tdp_watts",
-        setup.job.gpu.name));
+    Error e = InvalidInput(
+        fmt::format("--objective tokens-per-joule needs the GPU's power, and '{}' has no tdp_watts",
+                    setup.job.gpu.name));
     e.field = "--objective";
-    return e.WithHint("give the GPU a power in the job file (cluster.gpu: {base: NAME, "
-                      "power_w: W}) or rank by time");
+    return e.WithHint(
+        "give the GPU a power in the job file (cluster.gpu: {base: NAME, "
+        "power_w: W}) or rank by time");
   }
   return OkStatus();
 }

@@ -1,10 +1,10 @@
 #include "strata/plan/planner.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <utility>
-
-#include <fmt/format.h>
 
 namespace strata::plan {
 namespace {
@@ -17,15 +17,22 @@ struct Timed {
 /// The group whose link a communication component of the step model runs on.
 std::optional<GroupKind> GroupOf(StepPart part) {
   switch (part) {
-    case StepPart::kTp: return GroupKind::kTp;
-    case StepPart::kCp: return GroupKind::kCp;
-    case StepPart::kEp: return GroupKind::kEp;
-    case StepPart::kPp: return GroupKind::kPp;
+    case StepPart::kTp:
+      return GroupKind::kTp;
+    case StepPart::kCp:
+      return GroupKind::kCp;
+    case StepPart::kEp:
+      return GroupKind::kEp;
+    case StepPart::kPp:
+      return GroupKind::kPp;
     case StepPart::kDpGrad:
-    case StepPart::kDpParam: return GroupKind::kDp;
+    case StepPart::kDpParam:
+      return GroupKind::kDp;
     case StepPart::kExpertDpGrad:
-    case StepPart::kExpertDpParam: return GroupKind::kExpertDp;
-    default: return std::nullopt;
+    case StepPart::kExpertDpParam:
+      return GroupKind::kExpertDp;
+    default:
+      return std::nullopt;
   }
 }
 
@@ -148,8 +155,8 @@ Result<PlanResult> PlanLayouts(const StepSetup& setup, const CollectiveModel& co
     }
     if (timed[i].step_s < current_s) ++faster_fitting;
     if (!top_full) {
-      STRATA_ASSIGN_OR_RETURN(r.step, EvaluateStep(setup.tables,
-                                                   StepLayoutFor(setup, r.candidate), comm));
+      STRATA_ASSIGN_OR_RETURN(r.step,
+                              EvaluateStep(setup.tables, StepLayoutFor(setup, r.candidate), comm));
       plan.top.push_back(std::move(r));
     }
   }
@@ -170,8 +177,8 @@ std::vector<std::string> CompareLayouts(const RankedLayout& a, const RankedLayou
     const double ta = a.step[part].exposed.s();
     const double tb = b.step[part].exposed.s();
     if (std::fabs(tb - ta) <= min_s) continue;
-    std::string line = fmt::format("{}: {:.2f} s -> {:.2f} s ({:+.2f} s)", StepPartName(part), ta,
-                                   tb, tb - ta);
+    std::string line =
+        fmt::format("{}: {:.2f} s -> {:.2f} s ({:+.2f} s)", StepPartName(part), ta, tb, tb - ta);
     if (auto group = GroupOf(part)) {
       const std::string la = LevelOf(a.step, *group);
       const std::string lb = LevelOf(b.step, *group);

@@ -34,22 +34,22 @@ struct PlanOptions {
 struct RankedLayout {
   Candidate candidate;
   StepResult step;
-  Bytes peak;            // the memory ledger's peak (from the second step on)
+  Bytes peak;  // the memory ledger's peak (from the second step on)
   Bytes capacity;
   bool memory_checked = false;
-  bool fits = false;     // the predicted peak fits the card
+  bool fits = false;                            // the predicted peak fits the card
   MemoryVerdict verdict = MemoryVerdict::kOom;  // with the ledger's error band: fits / at risk
 };
 
 struct PlanResult {
   Objective objective = Objective::kTime;
-  PruneCounts rules;                 // removals per layout rule; rules.valid = layouts ranked
-  int64_t unplaceable = 0;           // valid layouts the step model could not place
-  int64_t memory_checked = 0;        // layouts evaluated with the ledger (fastest first)
-  int64_t removed_by_memory = 0;     // of those, the ones over the card
-  int64_t not_memory_checked = 0;    // slower than the K-th fitting layout: cannot enter the top
-  std::vector<RankedLayout> top;     // the K fastest that fit, fastest first
-  RankedLayout current;              // the job's own layout, evaluated the same way
+  PruneCounts rules;                    // removals per layout rule; rules.valid = layouts ranked
+  int64_t unplaceable = 0;              // valid layouts the step model could not place
+  int64_t memory_checked = 0;           // layouts evaluated with the ledger (fastest first)
+  int64_t removed_by_memory = 0;        // of those, the ones over the card
+  int64_t not_memory_checked = 0;       // slower than the K-th fitting layout: cannot enter the top
+  std::vector<RankedLayout> top;        // the K fastest that fit, fastest first
+  RankedLayout current;                 // the job's own layout, evaluated the same way
   std::optional<int64_t> current_rank;  // 1-based rank of the job's layout among all that fit
                                         // faster-or-equal; empty when it does not fit
 };

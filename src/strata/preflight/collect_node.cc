@@ -1,4 +1,3 @@
-#include "strata/core/system_info.h"
 #include "strata/preflight/collect_node.h"
 
 #include <fmt/format.h>
@@ -10,6 +9,7 @@
 #include <filesystem>
 
 #include "strata/core/file_io.h"
+#include "strata/core/system_info.h"
 #include "strata/hang/collect/collect.h"
 #include "strata/preflight/bundle.h"
 #include "strata/preflight/env_parse.h"

@@ -12,7 +12,8 @@ std::string RatioCell(double ratio) { return ratio > 0 ? fmt::format("{:.1f}x", 
 std::string GroupLevel(const GroupPlacement& g, const BandwidthMap& map) {
   if (g.size == 1) return "-";
   for (const auto& level : map.levels) {
-    if (g.intra_node() && (level.kind == MapLevelKind::kGpuFabric || level.kind == MapLevelKind::kPcie))
+    if (g.intra_node() &&
+        (level.kind == MapLevelKind::kGpuFabric || level.kind == MapLevelKind::kPcie))
       return level.name;
     if (!g.intra_node() && level.kind == MapLevelKind::kDataNic) return level.name;
   }
@@ -49,11 +50,12 @@ std::string RankList(const std::vector<int64_t>& ranks) {
 
 std::string RenderMapText(const MapReport& r) {
   const Cluster& c = r.cluster;
-  std::string out = fmt::format(
-      "Cluster {}: {} nodes x {} {} = {} GPUs, intra-node {}\n\n", c.name, c.nodes,
-      c.gpus_per_node, c.gpu.name, c.world_size(), ToString(c.fabric));
-  out += "Bandwidth map (decimal GB/s; links per direction, as nccl-tests' busbw counts them; "
-         "HBM and storage in total)\n";
+  std::string out =
+      fmt::format("Cluster {}: {} nodes x {} {} = {} GPUs, intra-node {}\n\n", c.name, c.nodes,
+                  c.gpus_per_node, c.gpu.name, c.world_size(), ToString(c.fabric));
+  out +=
+      "Bandwidth map (decimal GB/s; links per direction, as nccl-tests' busbw counts them; "
+      "HBM and storage in total)\n";
   Table levels({{"level", Align::kLeft},
                 {"per GPU (GB/s)"},
                 {"per node (GB/s)"},
@@ -72,9 +74,8 @@ std::string RenderMapText(const MapReport& r) {
   out += fmt::format(
       "\nLayout {}, rank order {}; model {}; micro batch {} x {:.0f} tokens, {} "
       "micro batch(es) per step{}\n",
-      LayoutHeader(l), s.rank_order, s.model, s.inputs.micro_batch,
-      s.inputs.tokens_per_sample, s.inputs.micro_batches_per_step,
-      s.inputs.full_recompute ? ", full recompute" : "");
+      LayoutHeader(l), s.rank_order, s.model, s.inputs.micro_batch, s.inputs.tokens_per_sample,
+      s.inputs.micro_batches_per_step, s.inputs.full_recompute ? ", full recompute" : "");
   out += "Groups (ranks fill nodes in order: node = rank / GPUs per node)\n";
   Table groups({{"group", Align::kLeft},
                 {"size"},
@@ -115,7 +116,8 @@ std::string RenderMapText(const MapReport& r) {
   traffic.AddSeparator();
   traffic.AddRow({"total", "", "", "", "", "", "", "", "", MsCell(total)});
   out += traffic.Render();
-  if (s.traffic.empty()) out += "  (no group larger than one rank: this layout does not communicate)\n";
+  if (s.traffic.empty())
+    out += "  (no group larger than one rank: this layout does not communicate)\n";
   return out;
 }
 

@@ -108,9 +108,10 @@ std::string RenderMemoryText(const Job& job, const MemoryLedger& ledger,
   if (ledger.verdict == MemoryVerdict::kOom) {
     out += fmt::format("verdict: OOM in phase '{}'\n", PhaseDescription(ledger.oom_phase));
   } else if (ledger.verdict == MemoryVerdict::kAtRisk) {
-    out += fmt::format("verdict: at risk: fits by {} as predicted, but the top of the error band "
-                       "({}) is over the card\n",
-                       FormatGB(ledger.headroom()), FormatGB(ledger.band_high));
+    out += fmt::format(
+        "verdict: at risk: fits by {} as predicted, but the top of the error band "
+        "({}) is over the card\n",
+        FormatGB(ledger.headroom()), FormatGB(ledger.band_high));
   } else {
     out += "verdict: fits, within the model's error\n";
   }
@@ -118,8 +119,8 @@ std::string RenderMemoryText(const Job& job, const MemoryLedger& ledger,
     std::string list;
     for (const auto& f : fixes) {
       if (f.fits != fitting) continue;
-      list += fmt::format("  {}: peak {}; cost: {}\n    {}\n", f.change, FormatGB(f.peak),
-                          f.cost, job.CommandLine("memory", f.overrides));
+      list += fmt::format("  {}: peak {}; cost: {}\n    {}\n", f.change, FormatGB(f.peak), f.cost,
+                          job.CommandLine("memory", f.overrides));
     }
     if (list.empty()) continue;
     out += fitting ? "\nchanges that make it fit, cheapest first:\n"
@@ -128,6 +129,5 @@ std::string RenderMemoryText(const Job& job, const MemoryLedger& ledger,
   }
   return out;
 }
-
 
 }  // namespace strata

@@ -131,10 +131,11 @@ Json MfuJson(const MfuReport& report, const ThroughputSource& source) {
     p["attention_tokens"] = JsonNumber(point.attention_tokens);
     Json rows = Json::array();
     for (const MfuRow& row : point.rows) {
-      rows.push_back({{"convention", std::string(FlopConventionName(row.convention))},
-                      {"training_flop_per_token", JsonNumber(row.training_per_token.count())},
-                      {"achieved_flop_per_s_per_gpu", JsonNumber(row.achieved_per_gpu.flop_per_s())},
-                      {"mfu_percent", JsonNumber(100.0 * row.mfu)}});
+      rows.push_back(
+          {{"convention", std::string(FlopConventionName(row.convention))},
+           {"training_flop_per_token", JsonNumber(row.training_per_token.count())},
+           {"achieved_flop_per_s_per_gpu", JsonNumber(row.achieved_per_gpu.flop_per_s())},
+           {"mfu_percent", JsonNumber(100.0 * row.mfu)}});
     }
     p["conventions"] = rows;
     p["hfu"] = {{"hardware_flop_per_token", JsonNumber(point.hardware_per_token.count())},

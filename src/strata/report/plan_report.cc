@@ -1,9 +1,9 @@
 #include "strata/report/plan_report.h"
 
+#include <fmt/format.h>
+
 #include <string>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "strata/core/strings.h"
 #include "strata/core/table.h"
@@ -16,10 +16,9 @@ using plan::PlanResult;
 using plan::RankedLayout;
 using plan::Rule;
 
-constexpr StepPart kCommParts[] = {StepPart::kTp,           StepPart::kCp,
-                                   StepPart::kEp,           StepPart::kPp,
-                                   StepPart::kDpGrad,       StepPart::kDpParam,
-                                   StepPart::kExpertDpGrad, StepPart::kExpertDpParam};
+constexpr StepPart kCommParts[] = {
+    StepPart::kTp,     StepPart::kCp,      StepPart::kEp,           StepPart::kPp,
+    StepPart::kDpGrad, StepPart::kDpParam, StepPart::kExpertDpGrad, StepPart::kExpertDpParam};
 
 double ExposedComm(const StepResult& s) {
   double total = 0;
@@ -30,9 +29,12 @@ double ExposedComm(const StepResult& s) {
 /// The objective's column beside the step time, "" for time (the step column is the objective).
 std::string ObjectiveHeader(plan::Objective objective) {
   switch (objective) {
-    case plan::Objective::kCost: return "GPU-h per 1M tokens";
-    case plan::Objective::kTokensPerJoule: return "tokens/J (at TDP)";
-    case plan::Objective::kTime: break;
+    case plan::Objective::kCost:
+      return "GPU-h per 1M tokens";
+    case plan::Objective::kTokensPerJoule:
+      return "tokens/J (at TDP)";
+    case plan::Objective::kTime:
+      break;
   }
   return "";
 }
@@ -40,7 +42,8 @@ std::string ObjectiveHeader(plan::Objective objective) {
 std::string ObjectiveCell(const StepSetup& setup, plan::Objective objective,
                           const RankedLayout& r) {
   const plan::StepEconomy e = plan::EconomyOf(setup, r.step);
-  if (objective == plan::Objective::kCost) return fmt::format("{:.3f}", e.gpu_hours_per_million_tokens);
+  if (objective == plan::Objective::kCost)
+    return fmt::format("{:.3f}", e.gpu_hours_per_million_tokens);
   return e.tokens_per_joule ? fmt::format("{:.3f}", *e.tokens_per_joule) : "n/a";
 }
 
@@ -97,28 +100,32 @@ Json LayoutJson(const StepSetup& setup, const RankedLayout& r) {
 
 std::string PlanToText(const StepSetup& setup, const PlanResult& plan, bool explain) {
   const JobSpec& spec = setup.job.spec;
-  std::string out = fmt::format(
-      "plan: {} on {} x {} (cluster {}), global batch {}, sequences up to {} tokens\n",
-      setup.job.model.name, spec.cluster.world(), setup.job.gpu.name, setup.job.cluster.name,
-      spec.global_batch, GroupDigits(spec.sequence.max_tokens));
+  std::string out =
+      fmt::format("plan: {} on {} x {} (cluster {}), global batch {}, sequences up to {} tokens\n",
+                  setup.job.model.name, spec.cluster.world(), setup.job.gpu.name,
+                  setup.job.cluster.name, spec.global_batch, GroupDigits(spec.sequence.max_tokens));
   int64_t removed = 0;
   for (int64_t n : plan.rules.by_rule) removed += n;
-  out += fmt::format("searched every layout: {} valid ({} partial layouts removed by the layout "
-                     "rules{})\n",
-                     GroupDigits(static_cast<double>(plan.rules.valid)), GroupDigits(static_cast<double>(removed)),
-                     plan.unplaceable ? fmt::format(", {} not placeable on the cluster",
-                                                    GroupDigits(static_cast<double>(plan.unplaceable)))
-                                      : "");
-  out += fmt::format("memory: the {} fastest checked with the ledger, {} over the card; {} slower "
-                     "layouts cannot enter the top {} and were not memory-checked\n\n",
-                     GroupDigits(static_cast<double>(plan.memory_checked)), GroupDigits(static_cast<double>(plan.removed_by_memory)),
-                     GroupDigits(static_cast<double>(plan.not_memory_checked)), plan.top.size());
+  out += fmt::format(
+      "searched every layout: {} valid ({} partial layouts removed by the layout "
+      "rules{})\n",
+      GroupDigits(static_cast<double>(plan.rules.valid)), GroupDigits(static_cast<double>(removed)),
+      plan.unplaceable ? fmt::format(", {} not placeable on the cluster",
+                                     GroupDigits(static_cast<double>(plan.unplaceable)))
+                       : "");
+  out += fmt::format(
+      "memory: the {} fastest checked with the ledger, {} over the card; {} slower "
+      "layouts cannot enter the top {} and were not memory-checked\n\n",
+      GroupDigits(static_cast<double>(plan.memory_checked)),
+      GroupDigits(static_cast<double>(plan.removed_by_memory)),
+      GroupDigits(static_cast<double>(plan.not_memory_checked)), plan.top.size());
   if (plan.top.empty()) {
     out += "no layout fits: every layout checked is over the card's memory\n";
     return out;
   }
   std::vector<Column> columns = {{"rank", Align::kLeft}, {"layout", Align::kLeft}, {"step (s)"}};
-  if (plan.objective != plan::Objective::kTime) columns.push_back({ObjectiveHeader(plan.objective)});
+  if (plan.objective != plan::Objective::kTime)
+    columns.push_back({ObjectiveHeader(plan.objective)});
   for (const char* name : {"tokens/s/GPU", "MFU (%)", "peak (GB)", "memory", "exposed comm (s)"}) {
     columns.push_back({name});
   }
@@ -127,7 +134,10 @@ std::string PlanToText(const StepSetup& setup, const PlanResult& plan, bool expl
     AddRow(table, setup, plan.objective, std::to_string(i + 1), plan.top[i]);
   }
   table.AddSeparator();
-  AddRow(table, setup, plan.objective, plan.current_rank ? fmt::format("yours ({})", GroupDigits(static_cast<double>(*plan.current_rank))) : "yours",
+  AddRow(table, setup, plan.objective,
+         plan.current_rank
+             ? fmt::format("yours ({})", GroupDigits(static_cast<double>(*plan.current_rank)))
+             : "yours",
          plan.current);
   out += table.Render();
 
@@ -148,22 +158,26 @@ std::string PlanToText(const StepSetup& setup, const PlanResult& plan, bool expl
   } else {
     out += "your layout is the winner\n";
   }
-  out += "\nmemory: fits = even the top of the ledger's error band fits the card; at_risk = the\n"
-         "prediction fits but the band reaches over it (docs/memory-validation.md).\n";
+  out +=
+      "\nmemory: fits = even the top of the ledger's error band fits the card; at_risk = the\n"
+      "prediction fits but the band reaches over it (docs/memory-validation.md).\n";
   if (plan.objective == plan::Objective::kCost) {
-    out += "\ncost = GPUs x step time / tokens per step, in GPU-hours per million tokens: no price\n"
-           "per GPU-hour is known (data/gpus.yaml has none). The GPU count and the tokens per\n"
-           "step are fixed in one search, so the order is the step time's.\n";
+    out +=
+        "\ncost = GPUs x step time / tokens per step, in GPU-hours per million tokens: no price\n"
+        "per GPU-hour is known (data/gpus.yaml has none). The GPU count and the tokens per\n"
+        "step are fixed in one search, so the order is the step time's.\n";
   } else if (plan.objective == plan::Objective::kTokensPerJoule) {
     out += fmt::format(
-        "\ntokens/J = tokens per step / ({:.0f} W TDP x {} GPUs x step time). Every GPU is taken to\n"
+        "\ntokens/J = tokens per step / ({:.0f} W TDP x {} GPUs x step time). Every GPU is taken "
+        "to\n"
         "draw its TDP for the whole step (GPUs only: no host, network or cooling), so the energy\n"
         "per token is an upper bound and tokens/J a lower bound. The GPU count and the tokens per\n"
         "step are fixed in one search, so the order is the step time's.\n",
         setup.job.gpu.tdp_watts, spec.cluster.world());
   }
-  out += "\ncomponent lines read winner -> other, exposed seconds per step, with the bandwidth-map\n"
-         "level each group's traffic runs on; see `strata step --explain` for the arithmetic.\n";
+  out +=
+      "\ncomponent lines read winner -> other, exposed seconds per step, with the bandwidth-map\n"
+      "level each group's traffic runs on; see `strata step --explain` for the arithmetic.\n";
   if (explain) {
     out += "\nlayouts removed by each rule (a removal prunes everything below it in the search):\n";
     for (size_t r = 0; r < plan.rules.by_rule.size(); ++r) {

@@ -1,11 +1,11 @@
 #include "strata/sim/mfu_job.h"
 
-#include <algorithm>
-
 #include <fmt/format.h>
 
-#include "strata/model/model_catalog.h"
+#include <algorithm>
+
 #include "strata/core/strings.h"
+#include "strata/model/model_catalog.h"
 
 namespace strata {
 
@@ -26,9 +26,12 @@ Result<FlopPerSecond> DensePeak(const GpuSpec& gpu, std::string_view dtype) {
 
 Recompute RecomputeOf(const JobSpec& spec) {
   switch (spec.recompute.granularity) {
-    case RecomputeGranularity::kNone: return Recompute::kNone;
-    case RecomputeGranularity::kSelective: return Recompute::kSelective;
-    case RecomputeGranularity::kFull: return Recompute::kFull;
+    case RecomputeGranularity::kNone:
+      return Recompute::kNone;
+    case RecomputeGranularity::kSelective:
+      return Recompute::kSelective;
+    case RecomputeGranularity::kFull:
+      return Recompute::kFull;
   }
   return Recompute::kNone;
 }
@@ -38,14 +41,15 @@ Result<MfuReport> ComputeJobMfu(const ResolvedJob& job, const MfuOptions& option
     return InvalidInput(fmt::format("MFU needs the job's throughput, and {} gives none",
                                     job.spec.file.empty() ? "the job" : job.spec.file))
         .InField("throughput")
-        .WithHint("give --tokens-per-s N, or --step-time T (with --tokens-per-step N, else "
-                  "global batch x mean length), or a throughput: section in the job file");
+        .WithHint(
+            "give --tokens-per-s N, or --step-time T (with --tokens-per-step N, else "
+            "global batch x mean length), or a throughput: section in the job file");
   }
   MfuInputs in;
   in.model = job.model;
   in.sequence = job.step.sequence;
-  STRATA_ASSIGN_OR_RETURN(in.throughput, ThroughputFromRate(job.throughput->tokens_per_s,
-                                                            job.world()));
+  STRATA_ASSIGN_OR_RETURN(in.throughput,
+                          ThroughputFromRate(job.throughput->tokens_per_s, job.world()));
   STRATA_ASSIGN_OR_RETURN(in.peak_per_gpu, DensePeak(job.gpu, options.peak_dtype));
   in.gpu_name = job.gpu.name;
   in.recompute = RecomputeOf(job.spec);
@@ -62,14 +66,17 @@ Result<MfuReport> ComputeJobMfu(const ResolvedJob& job, const MfuOptions& option
     double worst = point.hfu;
     for (const MfuRow& row : point.rows) worst = std::max(worst, row.mfu);
     if (worst > 1.0) {
-      return InvalidInput(fmt::format(
-                 "{:.2f}% of the {} dense peak at {} tokens/s on {} x {} ({}): no GPU runs "
-                 "above its peak, so the throughput or the job is wrong",
-                 100.0 * worst, options.peak_dtype, GroupDigits(job.throughput->tokens_per_s, 1),
-                 job.world(), job.gpu.name, point.label))
+      return InvalidInput(
+                 fmt::format(
+                     "{:.2f}% of the {} dense peak at {} tokens/s on {} x {} ({}): no GPU runs "
+                     "above its peak, so the throughput or the job is wrong",
+                     100.0 * worst, options.peak_dtype,
+                     GroupDigits(job.throughput->tokens_per_s, 1), job.world(), job.gpu.name,
+                     point.label))
           .InField("throughput")
-          .WithHint("check the tokens/s (whole job, not per GPU), the GPU count, the model and "
-                    "the sequence lengths of the job");
+          .WithHint(
+              "check the tokens/s (whole job, not per GPU), the GPU count, the model and "
+              "the sequence lengths of the job");
     }
   }
   return report;

@@ -35,7 +35,8 @@ template <class Apply>
 Status PerGpu(YamlMap& section, KernelEfficiencyFile& out, Apply apply) {
   if (!section.Has("per_gpu")) return OkStatus();
   STRATA_ASSIGN_OR_RETURN(YAML::Node node, section.Node("per_gpu"));
-  STRATA_ASSIGN_OR_RETURN(YamlMap gpus, YamlMap::Of(node, section.file(), section.FieldPath("per_gpu")));
+  STRATA_ASSIGN_OR_RETURN(YamlMap gpus,
+                          YamlMap::Of(node, section.file(), section.FieldPath("per_gpu")));
   for (const auto& entry : node) {
     const std::string name = entry.first.as<std::string>();
     auto [it, inserted] = out.per_gpu.try_emplace(name, out.defaults);
@@ -94,18 +95,18 @@ Result<KernelEfficiencyFile> ParseKernelEfficiency(const std::string& text,
     STRATA_RETURN_IF_ERROR(a.CheckNoUnknownKeys());
   }
   STRATA_ASSIGN_OR_RETURN(d.attention_half_seq, Positive(attention, "half_seq_tokens"));
-  STRATA_RETURN_IF_ERROR(PerGpu(gemm, out, [](YamlMap& gpus, const std::string& name,
-                                              KernelEfficiency& e) -> Status {
-    STRATA_ASSIGN_OR_RETURN(e.gemm_large, Fraction(gpus, name));
-    return OkStatus();
-  }));
-  STRATA_RETURN_IF_ERROR(PerGpu(attention, out, [](YamlMap& gpus, const std::string& name,
-                                                   KernelEfficiency& e) -> Status {
-    STRATA_ASSIGN_OR_RETURN(YamlMap a, gpus.Map(name));
-    STRATA_ASSIGN_OR_RETURN(e.attention_forward, Fraction(a, "forward"));
-    STRATA_ASSIGN_OR_RETURN(e.attention_backward, Fraction(a, "backward"));
-    return a.CheckNoUnknownKeys();
-  }));
+  STRATA_RETURN_IF_ERROR(
+      PerGpu(gemm, out, [](YamlMap& gpus, const std::string& name, KernelEfficiency& e) -> Status {
+        STRATA_ASSIGN_OR_RETURN(e.gemm_large, Fraction(gpus, name));
+        return OkStatus();
+      }));
+  STRATA_RETURN_IF_ERROR(PerGpu(
+      attention, out, [](YamlMap& gpus, const std::string& name, KernelEfficiency& e) -> Status {
+        STRATA_ASSIGN_OR_RETURN(YamlMap a, gpus.Map(name));
+        STRATA_ASSIGN_OR_RETURN(e.attention_forward, Fraction(a, "forward"));
+        STRATA_ASSIGN_OR_RETURN(e.attention_backward, Fraction(a, "backward"));
+        return a.CheckNoUnknownKeys();
+      }));
   STRATA_RETURN_IF_ERROR(gemm.CheckNoUnknownKeys());
   STRATA_RETURN_IF_ERROR(attention.CheckNoUnknownKeys());
   STRATA_RETURN_IF_ERROR(top.CheckNoUnknownKeys());

@@ -1,9 +1,9 @@
 #include "strata/sim/step_explain.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
-
-#include <fmt/format.h>
 
 namespace strata {
 namespace {
@@ -14,10 +14,14 @@ std::string On(bool b) { return b ? "on" : "off"; }
 
 std::string GemmKindName(GemmKind k) {
   switch (k) {
-    case GemmKind::kDense: return "dense";
-    case GemmKind::kExpert: return "routed experts";
-    case GemmKind::kRouter: return "router";
-    case GemmKind::kLogits: return "output layer";
+    case GemmKind::kDense:
+      return "dense";
+    case GemmKind::kExpert:
+      return "routed experts";
+    case GemmKind::kRouter:
+      return "router";
+    case GemmKind::kLogits:
+      return "output layer";
   }
   return "?";
 }
@@ -28,7 +32,8 @@ std::vector<StepFormula> ExplainStep(const StepTables& t, const StepLayout& s,
                                      const StepResult& r) {
   const ParallelLayout& l = s.layout;
   const KernelEfficiency& e = t.efficiency;
-  const double tokens = static_cast<double>(s.micro_batch) * t.mean_tokens / static_cast<double>(l.cp);
+  const double tokens =
+      static_cast<double>(s.micro_batch) * t.mean_tokens / static_cast<double>(l.cp);
   const double peak_t = t.peak.tflop_per_s();
   std::vector<StepFormula> out;
   auto add = [&](std::string name, std::string formula) {
@@ -46,7 +51,8 @@ std::vector<StepFormula> ExplainStep(const StepTables& t, const StepLayout& s,
                             ? tokens / static_cast<double>(l.tp)
                             : tokens;
     const double split = g.kind == GemmKind::kRouter ? 1.0 : static_cast<double>(l.tp);
-    const double flop = g.flop_per_token * rows / split / (logits ? 1.0 : static_cast<double>(l.pp));
+    const double flop =
+        g.flop_per_token * rows / split / (logits ? 1.0 : static_cast<double>(l.pp));
     double m = rows, n = g.n / split;
     if (expert) {
       m = tokens / static_cast<double>(l.tp) * static_cast<double>(l.etp * t.top_k * l.ep) /
@@ -58,14 +64,14 @@ std::vector<StepFormula> ExplainStep(const StepTables& t, const StepLayout& s,
     const bool fp8 = s.fp8.on() && (expert || g.kind == GemmKind::kDense);
     const FlopPerSecond gemm_peak = fp8 ? t.fp8_peak : t.peak;
     add(fmt::format("{} GEMMs, n = {:.0f}, k = {:.0f} (forward)", GemmKindName(g.kind), g.n, g.k),
-        fmt::format("{:.4g} FLOP/token x {:.0f} tokens / {} (TP){} = {:.4g} FLOP; efficiency {} x "
-                    "f({:.0f}) f({:.0f}) f({:.0f}){} = {:.3f}; t = FLOP / ({:.1f} TFLOP/s x {:.3f}) "
-                    "= {}",
-                    g.flop_per_token, rows, split, logits ? "" : fmt::format(" / {} (PP)", l.pp),
-                    flop, e.gemm_large, m, n, g.k,
-                    expert ? fmt::format(" x {} (grouped)", e.grouped_gemm_factor) : "", eff,
-                    gemm_peak.tflop_per_s(), eff,
-                    Ms(Seconds::Of(flop / (gemm_peak.flop_per_s() * eff)))) +
+        fmt::format(
+            "{:.4g} FLOP/token x {:.0f} tokens / {} (TP){} = {:.4g} FLOP; efficiency {} x "
+            "f({:.0f}) f({:.0f}) f({:.0f}){} = {:.3f}; t = FLOP / ({:.1f} TFLOP/s x {:.3f}) "
+            "= {}",
+            g.flop_per_token, rows, split, logits ? "" : fmt::format(" / {} (PP)", l.pp), flop,
+            e.gemm_large, m, n, g.k,
+            expert ? fmt::format(" x {} (grouped)", e.grouped_gemm_factor) : "", eff,
+            gemm_peak.tflop_per_s(), eff, Ms(Seconds::Of(flop / (gemm_peak.flop_per_s() * eff)))) +
             (fp8 ? fmt::format(" (FP8 peak, recipe {})", Fp8RecipeName(s.fp8.recipe)) : ""));
   }
   if (t.attention_flop_per_token > 0) {
@@ -105,11 +111,12 @@ std::vector<StepFormula> ExplainStep(const StepTables& t, const StepLayout& s,
                   e.moe_routing_skew, e.moe_routing_skew - 1));
   for (const PricedTraffic& p : r.traffic) {
     add(fmt::format("{}: {}", ToString(p.item.group), p.item.purpose),
-        fmt::format("{} of {} on {} ranks over {} node(s), {} per call on {}; {:.0f} calls per step "
-                    "= {}",
-                    ToString(p.item.op), FormatBytesAuto(p.item.size), p.cost.shape.ranks,
-                    p.cost.shape.nodes, Ms(p.cost.time), p.cost.level, p.item.calls_per_step,
-                    S(p.time_per_step)));
+        fmt::format(
+            "{} of {} on {} ranks over {} node(s), {} per call on {}; {:.0f} calls per step "
+            "= {}",
+            ToString(p.item.op), FormatBytesAuto(p.item.size), p.cost.shape.ranks,
+            p.cost.shape.nodes, Ms(p.cost.time), p.cost.level, p.item.calls_per_step,
+            S(p.time_per_step)));
   }
   if (ShardingOwnsDpTraffic(s)) {
     add("sharded data parallelism",
@@ -169,11 +176,11 @@ std::vector<StepFormula> ExplainStep(const StepTables& t, const StepLayout& s,
   }
   add("step time (exposed parts)", fmt::format("{} = {}", sum, S(r.step)));
   add("throughput and MFU",
-      fmt::format("{:.0f} tokens / {} / {} GPUs = {:.1f} tokens/s/GPU; MFU = {:.1f} x {:.4g} FLOP / "
-                  "{:.1f} TFLOP/s = {:.2f}%; HFU {:.2f}%",
-                  r.tokens_per_step, S(r.step), l.world(), r.tokens_per_s_per_gpu,
-                  r.tokens_per_s_per_gpu, t.megatron_flop_per_token, peak_t, 100 * r.mfu,
-                  100 * r.hfu));
+      fmt::format(
+          "{:.0f} tokens / {} / {} GPUs = {:.1f} tokens/s/GPU; MFU = {:.1f} x {:.4g} FLOP / "
+          "{:.1f} TFLOP/s = {:.2f}%; HFU {:.2f}%",
+          r.tokens_per_step, S(r.step), l.world(), r.tokens_per_s_per_gpu, r.tokens_per_s_per_gpu,
+          t.megatron_flop_per_token, peak_t, 100 * r.mfu, 100 * r.hfu));
   return out;
 }
 
@@ -182,7 +189,8 @@ std::vector<std::string> MicroBatchTimeline(const StepLayout& s, const StepResul
   // Exposed per-micro-batch communication, split evenly over the passes that issue it.
   const double passes = s.recompute == RecomputeGranularity::kFull ? 3.0 : 2.0;
   const Seconds comm = (r[StepPart::kTp].exposed + r[StepPart::kCp].exposed +
-                        r[StepPart::kEp].exposed + r[StepPart::kPp].exposed) / m;
+                        r[StepPart::kEp].exposed + r[StepPart::kPp].exposed) /
+                       m;
   const Seconds skew = r[StepPart::kMoeImbalance].total / m;
   struct Phase {
     std::string name;
@@ -193,7 +201,8 @@ std::vector<std::string> MicroBatchTimeline(const StepLayout& s, const StepResul
   auto skew_of = [&](Seconds pass_expert) {
     return expert.s() > 0 ? skew * (pass_expert / expert) : Seconds();
   };
-  std::vector<Phase> phases = {{"forward compute", r.forward.total() + skew_of(r.forward.expert_gemm)}};
+  std::vector<Phase> phases = {
+      {"forward compute", r.forward.total() + skew_of(r.forward.expert_gemm)}};
   phases.push_back({"forward exposed comm", comm / passes});
   if (r.recompute.total().s() > 0) {
     phases.push_back({"recompute", r.recompute.total() + skew_of(r.recompute.expert_gemm)});
@@ -208,11 +217,12 @@ std::vector<std::string> MicroBatchTimeline(const StepLayout& s, const StepResul
   for (const Phase& p : phases) {
     if (p.time.s() <= 0) continue;
     const int from = static_cast<int>(std::lround(kWidth * start / total));
-    const int to = std::max(from + 1, static_cast<int>(std::lround(kWidth * (start + p.time.s()) / total)));
+    const int to =
+        std::max(from + 1, static_cast<int>(std::lround(kWidth * (start + p.time.s()) / total)));
     std::string bar(static_cast<size_t>(kWidth), ' ');
     for (int i = from; i < std::min(to, kWidth); ++i) bar[static_cast<size_t>(i)] = '#';
-    lines.push_back(fmt::format("{:>9.3f} s - {:>9.3f} s  |{}|  {}", start, start + p.time.s(), bar,
-                                p.name));
+    lines.push_back(
+        fmt::format("{:>9.3f} s - {:>9.3f} s  |{}|  {}", start, start + p.time.s(), bar, p.name));
     start += p.time.s();
   }
   return lines;

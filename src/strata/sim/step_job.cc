@@ -1,8 +1,8 @@
 #include "strata/sim/step_job.h"
 
-#include <algorithm>
-
 #include <fmt/format.h>
+
+#include <algorithm>
 
 namespace strata {
 
@@ -13,7 +13,8 @@ StepLayout StepLayoutOf(const ResolvedJob& job) {
   s.micro_batch = job.step.micro_batch;
   s.micro_batches = std::max<int64_t>(1, job.step.micro_batches);
   s.recompute = spec.recompute.granularity;
-  if (s.recompute == RecomputeGranularity::kFull && spec.recompute.method == RecomputeMethod::kBlock) {
+  if (s.recompute == RecomputeGranularity::kFull &&
+      spec.recompute.method == RecomputeMethod::kBlock) {
     // block: only the first num_layers layers of each (virtual) stage are recomputed.
     const double per_stage = static_cast<double>(job.model.layers.size()) /
                              static_cast<double>(job.layout.pp * job.layout.vpp);
@@ -32,14 +33,17 @@ StepLayout StepLayoutOf(const ResolvedJob& job) {
 }
 
 Result<StepSetup> PrepareStep(const ResolvedJob& job) {
-  if (job.layout.world() > job.cluster.gpus_per_node && job.cluster.DataNicBandwidthPerNode().value() <= 0) {
-    return InvalidInput(fmt::format("the job spans {} nodes but its cluster describes no data NICs, "
-                                    "so the network between nodes is unknown",
-                                    (job.layout.world() + job.cluster.gpus_per_node - 1) /
-                                        job.cluster.gpus_per_node))
+  if (job.layout.world() > job.cluster.gpus_per_node &&
+      job.cluster.DataNicBandwidthPerNode().value() <= 0) {
+    return InvalidInput(
+               fmt::format("the job spans {} nodes but its cluster describes no data NICs, "
+                           "so the network between nodes is unknown",
+                           (job.layout.world() + job.cluster.gpus_per_node - 1) /
+                               job.cluster.gpus_per_node))
         .InField("cluster")
-        .WithHint("name a cluster file in the job (cluster: h20-5x8) or give one with --set "
-                  "cluster=PATH");
+        .WithHint(
+            "name a cluster file in the job (cluster: h20-5x8) or give one with --set "
+            "cluster=PATH");
   }
   StepSetup setup{job, {}, {}, {}};
   STRATA_ASSIGN_OR_RETURN(setup.efficiency, LoadKernelEfficiency());

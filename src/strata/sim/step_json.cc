@@ -4,9 +4,12 @@ namespace strata {
 namespace {
 
 Json KernelsJson(const KernelTimes& k) {
-  return {{"dense_gemm_s", k.dense_gemm.s()},       {"expert_gemm_s", k.expert_gemm.s()},
-          {"attention_s", k.attention.s()},         {"gated_deltanet_s", k.gated_deltanet.s()},
-          {"memory_bound_s", k.memory_bound.s()},   {"logits_and_loss_s", k.logits_and_loss.s()},
+  return {{"dense_gemm_s", k.dense_gemm.s()},
+          {"expert_gemm_s", k.expert_gemm.s()},
+          {"attention_s", k.attention.s()},
+          {"gated_deltanet_s", k.gated_deltanet.s()},
+          {"memory_bound_s", k.memory_bound.s()},
+          {"logits_and_loss_s", k.logits_and_loss.s()},
           {"total_s", k.total().s()}};
 }
 
@@ -22,16 +25,23 @@ Json StepToJson(const StepSetup& setup, const StepResult& r) {
                 {"gpu", setup.job.gpu.name},
                 {"cluster", setup.job.cluster.name},
                 {"gpus", l.world()},
-                {"tp", l.tp}, {"pp", l.pp}, {"vpp", l.vpp}, {"cp", l.cp},
-                {"ep", l.ep}, {"etp", l.etp}, {"dp", l.dp}, {"expert_dp", l.expert_dp()},
+                {"tp", l.tp},
+                {"pp", l.pp},
+                {"vpp", l.vpp},
+                {"cp", l.cp},
+                {"ep", l.ep},
+                {"etp", l.etp},
+                {"dp", l.dp},
+                {"expert_dp", l.expert_dp()},
                 {"sequence_parallel", l.sequence_parallel},
                 {"micro_batch", s.micro_batch},
                 {"micro_batches_per_step", sl.micro_batches},
                 {"global_batch", s.global_batch},
                 {"recompute", RecomputeGranularityName(s.recompute.granularity)}};
-  doc["overlap"] = {{"tp_comm", sl.overlap.tp_comm},         {"moe_a2a", sl.overlap.moe_a2a},
-                    {"cp_comm", sl.overlap.cp_comm},         {"pp_p2p", sl.overlap.pp_p2p},
-                    {"grad_reduce", sl.overlap.grad_reduce}, {"param_gather", sl.overlap.param_gather}};
+  doc["overlap"] = {
+      {"tp_comm", sl.overlap.tp_comm},         {"moe_a2a", sl.overlap.moe_a2a},
+      {"cp_comm", sl.overlap.cp_comm},         {"pp_p2p", sl.overlap.pp_p2p},
+      {"grad_reduce", sl.overlap.grad_reduce}, {"param_gather", sl.overlap.param_gather}};
   doc["sequence"] = {{"mean_tokens", setup.tables.mean_tokens},
                      {"attention_tokens", setup.tables.attention_tokens},
                      {"max_tokens", setup.tables.lengths.max_tokens},

@@ -1,9 +1,9 @@
 #include "strata/sim/step_model.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <optional>
-
-#include <fmt/format.h>
 
 #include "strata/model/flop_conventions.h"
 #include "strata/sim/step_placement.h"
@@ -45,13 +45,25 @@ GroupTotals SumByGroup(const std::vector<PricedTraffic>& traffic) {
     const bool param = p.item.op == CollectiveOp::kAllGather;
     switch (p.item.group) {
       case GroupKind::kTp:
-      case GroupKind::kEtp: g.tp += t; break;
-      case GroupKind::kCp: g.cp += t; break;
-      case GroupKind::kEp: g.ep += t; break;
-      case GroupKind::kPp: g.pp += t; break;
+      case GroupKind::kEtp:
+        g.tp += t;
+        break;
+      case GroupKind::kCp:
+        g.cp += t;
+        break;
+      case GroupKind::kEp:
+        g.ep += t;
+        break;
+      case GroupKind::kPp:
+        g.pp += t;
+        break;
       case GroupKind::kDp:
-      case GroupKind::kDpCp: (param ? g.dp_param : g.dp_grad) += t; break;
-      case GroupKind::kExpertDp: (param ? g.edp_param : g.edp_grad) += t; break;
+      case GroupKind::kDpCp:
+        (param ? g.dp_param : g.dp_grad) += t;
+        break;
+      case GroupKind::kExpertDp:
+        (param ? g.edp_param : g.edp_grad) += t;
+        break;
     }
   }
   return g;
@@ -144,15 +156,17 @@ Result<StepResult> EvaluateStep(const StepTables& t, const StepLayout& s,
     }
   }
   const double attention_flop = t.attention_flop_per_token * tokens / tp * stage;
-  fwd.attention = Seconds::Of(
-      attention_flop / (peak * AttentionEfficiency(e, t.attention_tokens, false)));
-  const Seconds attention_backward = Seconds::Of(
-      2 * attention_flop / (peak * AttentionEfficiency(e, t.attention_tokens, true)));
+  fwd.attention =
+      Seconds::Of(attention_flop / (peak * AttentionEfficiency(e, t.attention_tokens, false)));
+  const Seconds attention_backward =
+      Seconds::Of(2 * attention_flop / (peak * AttentionEfficiency(e, t.attention_tokens, true)));
   fwd.gated_deltanet =
       Seconds::Of(t.gdn_flop_per_token * tokens / tp * stage / (peak * e.gated_deltanet));
-  fwd.memory_bound = Seconds::Of(
-      (t.replicated_bytes_per_token / sp_split + t.split_bytes_per_token / tp) * tokens * stage / hbm);
-  const double loss = t.loss_bytes_per_vocab_entry * tokens * static_cast<double>(t.vocab) / tp / hbm;
+  fwd.memory_bound =
+      Seconds::Of((t.replicated_bytes_per_token / sp_split + t.split_bytes_per_token / tp) *
+                  tokens * stage / hbm);
+  const double loss =
+      t.loss_bytes_per_vocab_entry * tokens * static_cast<double>(t.vocab) / tp / hbm;
   fwd.logits_and_loss = Seconds::Of(logits_gemm + loss / 3);
 
   // Backward: twice the forward's FLOP (data and weight gradients) and memory traffic.
@@ -224,7 +238,9 @@ Result<StepResult> EvaluateStep(const StepTables& t, const StepLayout& s,
   set(StepPart::kEp, g.ep, Exposed(g.ep, s.overlap.moe_a2a, m * (compute_mb - expert_mb).value()));
   set(StepPart::kPp, g.pp, Exposed(g.pp, s.overlap.pp_p2p, m * compute_mb.s()));
   const double comm_mb = (r[StepPart::kTp].exposed + r[StepPart::kCp].exposed +
-                          r[StepPart::kEp].exposed + r[StepPart::kPp].exposed).value() / m;
+                          r[StepPart::kEp].exposed + r[StepPart::kPp].exposed)
+                             .value() /
+                         m;
   r.micro_batch = compute_mb + Seconds::Of(comm_mb);
 
   set(StepPart::kForward, m * fwd.total().s(), m * fwd.total().s());
@@ -279,8 +295,8 @@ Result<StepResult> EvaluateStep(const StepTables& t, const StepLayout& s,
   // Adam over the local shard: read and write master weights and both moments, read the
   // gradient twice (clipping norm, update), write the bf16 weights.
   const double non_expert = static_cast<double>(t.traffic.non_expert_params) / (tp * pp);
-  const double expert = static_cast<double>(t.traffic.expert_params) /
-                        static_cast<double>(l.ep * l.etp * l.pp);
+  const double expert =
+      static_cast<double>(t.traffic.expert_params) / static_cast<double>(l.ep * l.etp * l.pp);
   // HSDP shards over the shard group only (DP / replicate).
   const double replicate = static_cast<double>(std::max<int64_t>(1, s.sharding.replicate));
   r.local_params =
@@ -293,8 +309,9 @@ Result<StepResult> EvaluateStep(const StepTables& t, const StepLayout& s,
   double optimizer = r.local_params * bytes_per_param / hbm;
   if (s.sharding.offload_optimizer != OffloadTarget::kNone) {
     optimizer = 0;
-    r.caveats.push_back("the optimizer runs on the CPU (offload_optimizer): its own time is not "
-                        "modelled (no host-memory calibration); only the PCIe copies are");
+    r.caveats.push_back(
+        "the optimizer runs on the CPU (offload_optimizer): its own time is not "
+        "modelled (no host-memory calibration); only the PCIe copies are");
   }
   set(StepPart::kOptimizer, optimizer, optimizer);
 
@@ -302,14 +319,15 @@ Result<StepResult> EvaluateStep(const StepTables& t, const StepLayout& s,
   double offload = 0;
   for (const HostTraffic& h : r.host_traffic) offload += h.time_per_step.s();
   if (offload > 0) {
-    r.caveats.push_back("offload copies are priced at the PCIe x16 line rate, on the critical "
-                        "path (no overlap with compute): a bound, not a measurement");
+    r.caveats.push_back(
+        "offload copies are priced at the PCIe x16 line rate, on the critical "
+        "path (no overlap with compute): a bound, not a measurement");
   }
   set(StepPart::kOffload, offload, offload);
 
-  const double rec_fraction = s.recompute == RecomputeGranularity::kFull ? s.recompute_layer_fraction : 0.0;
-  const double fp8_cast =
-      m * Fp8CastBytesPerMicroBatch(t, s, tokens, stage, rec_fraction) / hbm;
+  const double rec_fraction =
+      s.recompute == RecomputeGranularity::kFull ? s.recompute_layer_fraction : 0.0;
+  const double fp8_cast = m * Fp8CastBytesPerMicroBatch(t, s, tokens, stage, rec_fraction) / hbm;
   set(StepPart::kFp8Cast, fp8_cast, fp8_cast);
 
   for (const auto& part : r.parts) r.step += part.exposed;

@@ -71,11 +71,11 @@ struct StepPartTime {
 
 /// One micro batch's compute on the most loaded rank, by kind of kernel.
 struct KernelTimes {
-  Seconds dense_gemm;     // mixer projections, dense MLP, shared experts, router
-  Seconds expert_gemm;    // routed experts at the mean load (the skew is its own row)
-  Seconds attention;      // flash attention (core attention)
-  Seconds gated_deltanet; // the chunked linear-attention kernel
-  Seconds memory_bound;   // norms, activations, rotary, residuals, router softmax, permutation
+  Seconds dense_gemm;       // mixer projections, dense MLP, shared experts, router
+  Seconds expert_gemm;      // routed experts at the mean load (the skew is its own row)
+  Seconds attention;        // flash attention (core attention)
+  Seconds gated_deltanet;   // the chunked linear-attention kernel
+  Seconds memory_bound;     // norms, activations, rotary, residuals, router softmax, permutation
   Seconds logits_and_loss;  // the output layer GEMM and cross entropy (last stage)
   Seconds total() const {
     return dense_gemm + expert_gemm + attention + gated_deltanet + memory_bound + logits_and_loss;
@@ -84,18 +84,18 @@ struct KernelTimes {
 
 struct StepResult {
   std::array<StepPartTime, kStepPartCount> parts{};
-  KernelTimes forward;    // one micro batch
+  KernelTimes forward;  // one micro batch
   KernelTimes backward;
   KernelTimes recompute;
-  Seconds micro_batch;    // one micro batch's compute + its exposed per-micro-batch communication
-  Seconds step;           // the sum of the exposed parts
-  double bubble_fraction = 0;      // (p - 1) / (m v)
+  Seconds micro_batch;  // one micro batch's compute + its exposed per-micro-batch communication
+  Seconds step;         // the sum of the exposed parts
+  double bubble_fraction = 0;  // (p - 1) / (m v)
   double tokens_per_step = 0;
   double tokens_per_s_per_gpu = 0;
-  double mfu = 0;  // megatron-core's FLOP convention over the dense peak
-  double hfu = 0;  // with the recomputed forward counted
-  double local_params = 0;  // parameters the optimizer updates on one rank
-  std::vector<PricedTraffic> traffic;  // the layout's communication on the bandwidth map
+  double mfu = 0;                         // megatron-core's FLOP convention over the dense peak
+  double hfu = 0;                         // with the recomputed forward counted
+  double local_params = 0;                // parameters the optimizer updates on one rank
+  std::vector<PricedTraffic> traffic;     // the layout's communication on the bandwidth map
   std::vector<HostTraffic> host_traffic;  // offload copies over PCIe
   /// What the model leaves out for this layout, said where the number is shown.
   std::vector<std::string> caveats;

@@ -36,8 +36,7 @@ bool Shape(int64_t stride, int64_t size, int64_t g, GroupPlacement& p) {
 
 }  // namespace
 
-std::optional<std::vector<GroupPlacement>> AlignedGroupShapes(const ParallelLayout& l,
-                                                              int64_t g) {
+std::optional<std::vector<GroupPlacement>> AlignedGroupShapes(const ParallelLayout& l, int64_t g) {
   if (g < 1 || l.tp < 1 || l.pp < 1 || l.cp < 1 || l.dp < 1 || l.ep < 1 || l.etp < 1) {
     return std::nullopt;
   }

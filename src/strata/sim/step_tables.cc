@@ -27,12 +27,17 @@ double MixerWidth(const ModelConfig& c, MixerKind kind) {
     case MixerKind::kFullAttention:
     case MixerKind::kSlidingAttention:
       return static_cast<double>(c.attention.num_heads * c.attention.head_dim);
-    case MixerKind::kMla: return static_cast<double>(c.mla.num_heads * c.mla.v_head_dim);
-    case MixerKind::kGatedDeltaNet: return static_cast<double>(c.linear_attention.conv_dim());
+    case MixerKind::kMla:
+      return static_cast<double>(c.mla.num_heads * c.mla.v_head_dim);
+    case MixerKind::kGatedDeltaNet:
+      return static_cast<double>(c.linear_attention.conv_dim());
     case MixerKind::kMamba2:
-    case MixerKind::kMamba1: return static_cast<double>(c.mamba.in_proj_width());
-    case MixerKind::kLightning: return static_cast<double>(3 * c.lightning.width());
-    case MixerKind::kNone: break;
+    case MixerKind::kMamba1:
+      return static_cast<double>(c.mamba.in_proj_width());
+    case MixerKind::kLightning:
+      return static_cast<double>(3 * c.lightning.width());
+    case MixerKind::kNone:
+      break;
   }
   return static_cast<double>(c.hidden_size);
 }
@@ -50,9 +55,9 @@ void AddLayerBytes(const ModelConfig& c, const LayerSpec& spec, StepTables& t) {
       const auto& a = c.attention;
       const double q = static_cast<double>(a.num_heads * a.head_dim);
       const double kv = static_cast<double>(a.num_kv_heads * a.head_dim);
-      double elems = 2 * (q + kv);                // rotary on q and k: read + write
-      if (a.qk_norm) elems += 2 * (q + kv);       // per-head norms on q and k
-      if (a.output_gate) elems += 3 * q;          // sigmoid gate: read 2q, write q
+      double elems = 2 * (q + kv);           // rotary on q and k: read + write
+      if (a.qk_norm) elems += 2 * (q + kv);  // per-head norms on q and k
+      if (a.output_gate) elems += 3 * q;     // sigmoid gate: read 2q, write q
       t.split_bytes_per_token += b * elems;
       break;
     }
@@ -80,11 +85,12 @@ void AddLayerBytes(const ModelConfig& c, const LayerSpec& spec, StepTables& t) {
       // Causal conv over x, B, C (read + write) and the gated norm of the scan output (read the
       // output and the gate z, write the result), as for Gated DeltaNet.
       const auto& mb = c.mamba;
-      t.split_bytes_per_token += b * (2 * static_cast<double>(mb.conv_dim()) +
-                                      3 * static_cast<double>(mb.inner()));
+      t.split_bytes_per_token +=
+          b * (2 * static_cast<double>(mb.conv_dim()) + 3 * static_cast<double>(mb.inner()));
       break;
     }
-    case MixerKind::kNone: break;  // an MLP-only block of a hybrid
+    case MixerKind::kNone:
+      break;  // an MLP-only block of a hybrid
   }
   if (spec.ffn == FfnKind::kNone) return;  // a mixer-only block of a hybrid
   if (spec.ffn == FfnKind::kDense) {
@@ -93,13 +99,14 @@ void AddLayerBytes(const ModelConfig& c, const LayerSpec& spec, StepTables& t) {
     return;
   }
   const auto& m = c.moe;
-  t.split_bytes_per_token += b * 3 * static_cast<double>(m.top_k * m.expert_intermediate_size +
-                                                          m.num_shared_experts *
-                                                              m.shared_expert_intermediate_size);
+  t.split_bytes_per_token +=
+      b * 3 *
+      static_cast<double>(m.top_k * m.expert_intermediate_size +
+                          m.num_shared_experts * m.shared_expert_intermediate_size);
   // Router: fp32 logits over E experts written, softmaxed and top-k'd (3 passes of 4 B); the
   // token permutation and its inverse each read h and write top_k x h (or the reverse).
-  t.replicated_bytes_per_token += 3 * 4 * static_cast<double>(m.num_experts) +
-                                  2 * b * (1 + static_cast<double>(m.top_k)) * h;
+  t.replicated_bytes_per_token +=
+      3 * 4 * static_cast<double>(m.num_experts) + 2 * b * (1 + static_cast<double>(m.top_k)) * h;
 }
 
 }  // namespace
@@ -125,11 +132,11 @@ StepTables BuildStepTables(const StepTableInputs& in) {
   t.attention_tokens = t.lengths.moment[2] / t.lengths.moment[1];
 
   t.forward = CountForwardFlops(c, t.attention_tokens, AttentionMask::kCausal);
-  t.megatron_flop_per_token =
-      MegatronTrainingFlopsPerToken(c, t.attention_tokens, in.mtp).count();
+  t.megatron_flop_per_token = MegatronTrainingFlopsPerToken(c, t.attention_tokens, in.mtp).count();
   const double h = static_cast<double>(c.hidden_size);
   for (const LayerFlops& layer : t.forward.layers) {
-    AddGemm(t.gemms, GemmKind::kDense, layer.projections.count(), MixerWidth(c, layer.spec.mixer), h);
+    AddGemm(t.gemms, GemmKind::kDense, layer.projections.count(), MixerWidth(c, layer.spec.mixer),
+            h);
     t.attention_flop_per_token += layer.core_attention.count();
     t.gdn_flop_per_token += layer.linear_state.count();
     if (layer.spec.ffn == FfnKind::kNone) {
@@ -148,11 +155,13 @@ StepTables BuildStepTables(const StepTableInputs& in) {
               static_cast<double>(m.expert_intermediate_size), h);
       AddGemm(t.gemms, GemmKind::kDense, layer.ffn.count() * (1 - share),
               static_cast<double>(m.shared_expert_intermediate_size), h);
-      AddGemm(t.gemms, GemmKind::kRouter, layer.router.count(), static_cast<double>(m.num_experts), h);
+      AddGemm(t.gemms, GemmKind::kRouter, layer.router.count(), static_cast<double>(m.num_experts),
+              h);
     }
     AddLayerBytes(c, layer.spec, t);
   }
-  AddGemm(t.gemms, GemmKind::kLogits, t.forward.logits.count(), static_cast<double>(c.vocab_size), h);
+  AddGemm(t.gemms, GemmKind::kLogits, t.forward.logits.count(), static_cast<double>(c.vocab_size),
+          h);
   // Cross entropy over the vocabulary: the fused kernel reads the bf16 logits and writes their
   // gradient in place (3 passes of 2 B); megatron-core's native one also writes and reads an
   // fp32 softmax (2 x 4 B more).

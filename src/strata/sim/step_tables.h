@@ -35,9 +35,9 @@ struct GemmGroup {
 struct StepTables {
   std::string model_name;
   std::string gpu_name;
-  FlopPerSecond peak;       // dense bf16 peak of one GPU
-  FlopPerSecond fp8_peak;   // dense FP8 peak; zero where the GPU has none
-  BytesPerSecond hbm;       // HBM bandwidth of one GPU
+  FlopPerSecond peak;      // dense bf16 peak of one GPU
+  FlopPerSecond fp8_peak;  // dense FP8 peak; zero where the GPU has none
+  BytesPerSecond hbm;      // HBM bandwidth of one GPU
   KernelEfficiency efficiency;
 
   int64_t layers = 0;
@@ -56,9 +56,9 @@ struct StepTables {
   double split_bytes_per_token = 0;
   double loss_bytes_per_vocab_entry = 0;  // cross entropy, forward + backward, per token x V
 
-  LengthDistribution lengths;  // of the samples
-  double mean_tokens = 0;      // E[S]
-  double attention_tokens = 0; // E[S^2] / E[S]: what a token's attention sees on average
+  LengthDistribution lengths;   // of the samples
+  double mean_tokens = 0;       // E[S]
+  double attention_tokens = 0;  // E[S^2] / E[S]: what a token's attention sees on average
 
   double megatron_flop_per_token = 0;  // the MFU convention (model/flop_conventions.h)
   ForwardFlops forward;                // for HFU (recompute) and --explain

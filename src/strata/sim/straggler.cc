@@ -35,8 +35,9 @@ LengthDistribution LengthDistribution::FromSequence(const SequenceLengths& seq) 
   LengthDistribution d;
   if (!seq.bins.empty()) {
     std::vector<HistogramBin> bins = seq.bins;
-    std::sort(bins.begin(), bins.end(),
-              [](const HistogramBin& x, const HistogramBin& y) { return x.length_tokens < y.length_tokens; });
+    std::sort(bins.begin(), bins.end(), [](const HistogramBin& x, const HistogramBin& y) {
+      return x.length_tokens < y.length_tokens;
+    });
     double total = 0;
     for (const auto& b : bins) total += b.count;
     for (const auto& b : bins) {

@@ -1,12 +1,12 @@
 #include "strata/hang/analysis/analysis.h"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <algorithm>
 #include <cmath>
 #include <map>
 #include <set>
-
-#include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include "strata/hang/analysis/finding.h"
 #include "strata/hang/analysis/gloo_sequences.h"
@@ -15,8 +15,8 @@
 #include "strata/hang/analysis/placeholders.h"
 #include "strata/hang/analysis/rank_places.h"
 #include "strata/hang/analysis/silent_ranks.h"
-#include "strata/hang/parsers/pyspy.h"
 #include "strata/hang/analysis/stack_tree.h"
+#include "strata/hang/parsers/pyspy.h"
 
 namespace strata::hang {
 namespace {
@@ -46,7 +46,8 @@ std::vector<int64_t> MovedBetweenSnapshots(const EvidenceSet& ev, Verdict& verdi
   std::map<int64_t, std::map<std::string, std::string>> stacks;  // rank -> snapshot -> stack
   for (const RankEvidence& r : ev.ranks) {
     if (!r.process.rank || r.snapshot.empty() || !r.pyspy || !r.pyspy->error.empty()) continue;
-    if (const PyThread* main = MainThread(*r.pyspy)) stacks[*r.process.rank][r.snapshot] = StackKey(*main);
+    if (const PyThread* main = MainThread(*r.pyspy))
+      stacks[*r.process.rank][r.snapshot] = StackKey(*main);
   }
   std::vector<int64_t> moved;
   std::set<std::string> times;
@@ -56,8 +57,9 @@ std::vector<int64_t> MovedBetweenSnapshots(const EvidenceSet& ev, Verdict& verdi
     if (by_time.begin()->second != by_time.rbegin()->second) moved.push_back(rank);
   }
   if (!moved.empty()) {
-    verdict.notes.push_back(fmt::format("{} moved between the snapshots ({} to {}): progressing, not hung",
-                                        RanksText(moved), *times.begin(), *times.rbegin()));
+    verdict.notes.push_back(
+        fmt::format("{} moved between the snapshots ({} to {}): progressing, not hung",
+                    RanksText(moved), *times.begin(), *times.rbegin()));
   }
   return moved;
 }
@@ -86,8 +88,9 @@ std::vector<RankView> BuildViews(const EvidenceSet& ev, Verdict& verdict) {
     if (!views[i].evidence->process.rank) unranked.push_back(id);
   }
   if (!unranked.empty()) {
-    verdict.notes.push_back(fmt::format("{} process{} without a known RANK {} shown by pid: {}", unranked.size(),
-                                        unranked.size() == 1 ? "" : "es", unranked.size() == 1 ? "is" : "are",
+    verdict.notes.push_back(fmt::format("{} process{} without a known RANK {} shown by pid: {}",
+                                        unranked.size(), unranked.size() == 1 ? "" : "es",
+                                        unranked.size() == 1 ? "is" : "are",
                                         FormatRankRanges(unranked)));
   }
   return views;
@@ -101,7 +104,8 @@ std::optional<int64_t> ExpectedWorld(const EvidenceSet& ev) {
   if (world) return world;
   for (const auto& [file, dump] : ev.fr_dumps) {
     for (const auto& [name, config] : dump.pg_config) {
-      if (config.desc == "default_pg") world = std::max<int64_t>(world.value_or(0), static_cast<int64_t>(config.ranks.size()));
+      if (config.desc == "default_pg")
+        world = std::max<int64_t>(world.value_or(0), static_cast<int64_t>(config.ranks.size()));
     }
   }
   if (world) return world;
@@ -144,7 +148,8 @@ std::optional<int64_t> StalledStep(const EvidenceSet& ev, const std::vector<Stac
   }
   if (last) return *last + 1;
   const bool in_a_step = std::any_of(groups.begin(), groups.end(), [](const StackGroup& g) {
-    return g.activity.phase == "forward" || g.activity.phase == "backward" || g.activity.phase == "optimizer step";
+    return g.activity.phase == "forward" || g.activity.phase == "backward" ||
+           g.activity.phase == "optimizer step";
   });
   if (!in_a_step) return std::nullopt;
   for (const LoadedLog& l : ev.logs) {
@@ -158,7 +163,8 @@ TimeoutFinding FindTimeout(const EvidenceSet& ev, const Verdict& v, const Analyz
   for (const PgStall& s : v.pg_stalls) {
     if (s.timeout_ms) {
       t.effective_s = static_cast<double>(*s.timeout_ms) / 1e3;
-      t.source = fmt::format("{}: process group {} ({}) timeout_ms={}", s.source, s.pg, s.desc, *s.timeout_ms);
+      t.source = fmt::format("{}: process group {} ({}) timeout_ms={}", s.source, s.pg, s.desc,
+                             *s.timeout_ms);
       break;
     }
   }
@@ -178,21 +184,24 @@ TimeoutFinding FindTimeout(const EvidenceSet& ev, const Verdict& v, const Analyz
       break;
     }
   }
-  const FrameworkTimeout* framework = cmdline.empty() ? nullptr : FindFramework(options.frameworks, cmdline);
+  const FrameworkTimeout* framework =
+      cmdline.empty() ? nullptr : FindFramework(options.frameworks, cmdline);
   if (framework) t.framework = framework->name;
-  if (t.effective_s && framework && std::abs(*t.effective_s - framework->default_timeout.s()) < 0.5) {
+  if (t.effective_s && framework &&
+      std::abs(*t.effective_s - framework->default_timeout.s()) < 0.5) {
     t.source += fmt::format(": {}'s default", framework->name);
   }
   if (!t.effective_s && !cmdline.empty()) {
     if (const FrameworkTimeout* f = framework) {
       if (auto flag = TimeoutFromCommandLine(*f, cmdline)) {
         t.effective_s = flag->s();
-        t.source = fmt::format("the trainer's command line: {} {}", f->flag, flag->s() / f->flag_unit.s());
+        t.source =
+            fmt::format("the trainer's command line: {} {}", f->flag, flag->s() / f->flag_unit.s());
       } else {
         t.effective_s = f->default_timeout.s();
-        t.source = fmt::format("{} default{} (source: {})", f->name,
-                               f->flag.empty() ? "" : ", as " + f->flag + " is not on the command line",
-                               f->source);
+        t.source = fmt::format(
+            "{} default{} (source: {})", f->name,
+            f->flag.empty() ? "" : ", as " + f->flag + " is not on the command line", f->source);
       }
     }
   }
@@ -200,10 +209,12 @@ TimeoutFinding FindTimeout(const EvidenceSet& ev, const Verdict& v, const Analyz
   const StackGroup* majority = v.groups.empty() ? nullptr : &v.groups.front();
   if (majority && majority->activity.kind == Activity::kCommInit) {
     t.watchdog_applies = false;
-    t.note = "the ranks wait in communicator initialisation, where no watchdog looks: the job "
-             "hangs until it is killed, whatever the timeout";
+    t.note =
+        "the ranks wait in communicator initialisation, where no watchdog looks: the job "
+        "hangs until it is killed, whatever the timeout";
   } else if (t.effective_s && t.source.rfind(kGlooSource, 0) == 0) {
-    t.note = fmt::format("Gloo has no watchdog: the collective itself raises after {:.0f} s", *t.effective_s);
+    t.note = fmt::format("Gloo has no watchdog: the collective itself raises after {:.0f} s",
+                         *t.effective_s);
   } else if (t.effective_s) {
     const double s = *t.effective_s;
     t.note = fmt::format("the NCCL watchdog reports a stuck collective only after {:.0f} s ({})", s,
@@ -234,10 +245,11 @@ void FindCulprit(Verdict& v, const std::vector<RankView>& views, std::optional<i
   for (const PgStall& s : v.pg_stalls) {
     if (s.behind.empty()) continue;
     add(s.behind);
-    chain.push_back(fmt::format("{}: process group {} ({}) is stalled at collective #{} ({}): {} "
-                                "enqueued it, {} never did",
-                                s.source, s.pg, s.desc, s.stalled_seq, s.op.empty() ? "op unknown" : s.op,
-                                RanksText(s.waiting), RanksText(s.behind)));
+    chain.push_back(
+        fmt::format("{}: process group {} ({}) is stalled at collective #{} ({}): {} "
+                    "enqueued it, {} never did",
+                    s.source, s.pg, s.desc, s.stalled_seq, s.op.empty() ? "op unknown" : s.op,
+                    RanksText(s.waiting), RanksText(s.behind)));
   }
   // Odd ones out: the majority waits on peers, a minority is elsewhere.
   if (v.groups.size() > 1 && IsBlockedOnPeers(v.groups[0].activity.kind) &&
@@ -253,10 +265,11 @@ void FindCulprit(Verdict& v, const std::vector<RankView>& views, std::optional<i
                                       : g.ranks.size() * 4 <= major.ranks.size();
       if (!minority && !ranks.count(g.ranks.front())) continue;
       add(g.ranks);
-      chain.push_back(fmt::format("py-spy: {} {} in {} ({}) while {} wait in {}{}", RanksText(g.ranks),
-                                  g.ranks.size() == 1 ? "is" : "are", g.activity.op,
-                                  ActivityName(g.activity.kind), RanksText(major.ranks), major.activity.op,
-                                  g.diverges_below.empty() ? "" : "; it parts from them below " + g.diverges_below));
+      chain.push_back(fmt::format(
+          "py-spy: {} {} in {} ({}) while {} wait in {}{}", RanksText(g.ranks),
+          g.ranks.size() == 1 ? "is" : "are", g.activity.op, ActivityName(g.activity.kind),
+          RanksText(major.ranks), major.activity.op,
+          g.diverges_below.empty() ? "" : "; it parts from them below " + g.diverges_below));
     }
   }
   if (!v.dead.empty() || !v.missing.empty()) {
@@ -265,9 +278,10 @@ void FindCulprit(Verdict& v, const std::vector<RankView>& views, std::optional<i
   }
   if (!v.silent.empty()) {
     add(v.silent);
-    chain.push_back(fmt::format("no line, dump or stack from {} while the others time out: it never "
-                                "reached the collective (stuck elsewhere or dead)",
-                                RanksText(v.silent)));
+    chain.push_back(
+        fmt::format("no line, dump or stack from {} while the others time out: it never "
+                    "reached the collective (stuck elsewhere or dead)",
+                    RanksText(v.silent)));
   }
   if (ranks.empty()) return;
   // A group the culprits belong to that waits for them: the flight recorder's side of the story.
@@ -277,10 +291,11 @@ void FindCulprit(Verdict& v, const std::vector<RankView>& views, std::optional<i
       if (ranks.count(r)) absent.push_back(r);
     }
     if (absent.empty()) continue;
-    chain.push_back(fmt::format("{}: process group {} ({}) is stalled at collective #{} ({}): {} "
-                                "enqueued it; {} left no dump",
-                                s.source, s.pg, s.desc, s.stalled_seq, s.op.empty() ? "op unknown" : s.op,
-                                RanksText(s.waiting), RanksText(absent)));
+    chain.push_back(
+        fmt::format("{}: process group {} ({}) is stalled at collective #{} ({}): {} "
+                    "enqueued it; {} left no dump",
+                    s.source, s.pg, s.desc, s.stalled_seq, s.op.empty() ? "op unknown" : s.op,
+                    RanksText(s.waiting), RanksText(absent)));
   }
   Culprit c;
   c.ranks.assign(ranks.begin(), ranks.end());
@@ -310,8 +325,10 @@ std::string Headline(const Verdict& v) {
   const StackGroup* major = v.groups.empty() ? nullptr : &v.groups.front();
   std::string waiting;
   if (major && IsBlockedOnPeers(major->activity.kind)) {
-    waiting = fmt::format("; {} ({}) wait in {}", major->ranks.size() == 1 ? "1 rank" : fmt::format("{} ranks", major->ranks.size()),
-                          FormatRankRanges(major->ranks), major->activity.op);
+    waiting = fmt::format(
+        "; {} ({}) wait in {}",
+        major->ranks.size() == 1 ? "1 rank" : fmt::format("{} ranks", major->ranks.size()),
+        FormatRankRanges(major->ranks), major->activity.op);
   }
   if (v.culprit) {
     return fmt::format("hang: culprit {}{}{}{}", RanksText(v.culprit->ranks),
@@ -322,13 +339,15 @@ std::string Headline(const Verdict& v) {
   if (IsProblem(v.finding)) return fmt::format("hang: {}: {}", v.finding.kind, v.finding.summary);
   for (const PgStall& s : v.pg_stalls) {
     if (!IsHangStall(s)) continue;
-    return fmt::format("hang: process group {} ({}) stalled at collective #{}", s.pg, s.desc, s.stalled_seq);
+    return fmt::format("hang: process group {} ({}) stalled at collective #{}", s.pg, s.desc,
+                       s.stalled_seq);
   }
   if (v.ranks_seen.empty() && !v.pg_stalls.empty()) {
     const PgStall& s = v.pg_stalls.front();
-    return fmt::format("no hang found: process group {} ({}) has collective #{} in flight on every "
-                       "member with a dump",
-                       s.pg, s.desc, s.stalled_seq);
+    return fmt::format(
+        "no hang found: process group {} ({}) has collective #{} in flight on every "
+        "member with a dump",
+        s.pg, s.desc, s.stalled_seq);
   }
   if (v.ranks_seen.empty()) return "no verdict: no readable evidence of any rank";
   if (!v.moved.empty() && v.groups.empty()) {
@@ -339,7 +358,8 @@ std::string Headline(const Verdict& v) {
 }
 
 bool NothingRead(const EvidenceSet& ev) {
-  return ev.ranks.empty() && ev.fr_dumps.empty() && ev.logs.empty() && ev.ras.empty() && ev.gpu_apps.empty();
+  return ev.ranks.empty() && ev.fr_dumps.empty() && ev.logs.empty() && ev.ras.empty() &&
+         ev.gpu_apps.empty();
 }
 
 // Files were read but nothing in them could be used: say what was read, never "no hang found".
@@ -357,8 +377,8 @@ std::string NothingUsableHeadline(const EvidenceSet& ev) {
   count(ev.ras.size(), "NCCL RAS report", "NCCL RAS reports");
   count(ev.ranks.size() - stacks, "process record", "process records");
   count(ev.gpu_apps.size(), "GPU process row", "GPU process rows");
-  return fmt::format("no verdict: read {}; nothing in {} could be used (see the notes)", fmt::join(parts, ", "),
-                     items == 1 ? "it" : "them");
+  return fmt::format("no verdict: read {}; nothing in {} could be used (see the notes)",
+                     fmt::join(parts, ", "), items == 1 ? "it" : "them");
 }
 
 // "read 812 lines of train.log, recognised none": said per file, never "no hang found".
@@ -370,14 +390,15 @@ void NoteUnrecognised(const EvidenceSet& ev, Verdict& v) {
   for (const LogSignal& s : ev.log_signals) ++recognised[s.file];
   for (const LoadedLog& l : ev.logs) {
     if (auto it = recognised.find(l.file); it != recognised.end()) {
-      v.notes.push_back(fmt::format("read {} line{} of {}: recognised {} line{}, none that says what failed",
-                                    l.lines, l.lines == 1 ? "" : "s", l.file, it->second,
-                                    it->second == 1 ? "" : "s"));
+      v.notes.push_back(fmt::format(
+          "read {} line{} of {}: recognised {} line{}, none that says what failed", l.lines,
+          l.lines == 1 ? "" : "s", l.file, it->second, it->second == 1 ? "" : "s"));
       continue;
     }
-    v.notes.push_back(fmt::format("read {} line{} of {}, recognised none: no watchdog, NCCL, CUDA, "
-                                  "launcher or traceback line",
-                                  l.lines, l.lines == 1 ? "" : "s", l.file));
+    v.notes.push_back(
+        fmt::format("read {} line{} of {}, recognised none: no watchdog, NCCL, CUDA, "
+                    "launcher or traceback line",
+                    l.lines, l.lines == 1 ? "" : "s", l.file));
   }
 }
 
@@ -402,8 +423,8 @@ Verdict Analyze(const EvidenceSet& ev, const AnalyzeOptions& options) {
     v.ranks_seen.push_back(view.id);
     if (!view.main || view.main->frames.empty()) v.no_stack.push_back(view.id);
     if (dump && dump->truncated) {
-      v.notes.push_back(fmt::format("the py-spy dump of rank {} was cut short: its stack may be incomplete",
-                                    view.id));
+      v.notes.push_back(fmt::format(
+          "the py-spy dump of rank {} was cut short: its stack may be incomplete", view.id));
     }
     if (dump && !dump->error.empty()) {
       v.notes.push_back(fmt::format("rank {}: py-spy failed ({}): no stack, not evidence of death",
@@ -417,15 +438,16 @@ Verdict Analyze(const EvidenceSet& ev, const AnalyzeOptions& options) {
   for (const RasReport& ras : ev.ras) {
     for (const RasProcess& p : ras.dead_or_unreachable) {
       if (p.status == "INCOMPLETE") {  // it did not answer RAS in time: alive as far as we know
-        v.notes.push_back(fmt::format("NCCL RAS: process {} on {} is INCOMPLETE (its data is missing; "
-                                      "not reported dead or unreachable)",
-                                      p.pid, p.host));
+        v.notes.push_back(
+            fmt::format("NCCL RAS: process {} on {} is INCOMPLETE (its data is missing; "
+                        "not reported dead or unreachable)",
+                        p.pid, p.host));
         continue;
       }
       bool placed = false;
       for (const RankView& view : views) {
-        if (view.evidence->process.pid == p.pid && (p.host.empty() || view.evidence->host.empty() ||
-                                                    view.evidence->host == p.host)) {
+        if (view.evidence->process.pid == p.pid &&
+            (p.host.empty() || view.evidence->host.empty() || view.evidence->host == p.host)) {
           v.dead.push_back(view.id);
           placed = true;
         }
@@ -443,7 +465,8 @@ Verdict Analyze(const EvidenceSet& ev, const AnalyzeOptions& options) {
   Sort(v.dead);
   if (v.expected_world) {
     for (int64_t r = 0; r < *v.expected_world; ++r) {
-      if (!present.count(r) && !std::binary_search(v.dead.begin(), v.dead.end(), r)) v.missing.push_back(r);
+      if (!present.count(r) && !std::binary_search(v.dead.begin(), v.dead.end(), r))
+        v.missing.push_back(r);
     }
   }
   Sort(v.ranks_seen);
@@ -467,10 +490,11 @@ Verdict Analyze(const EvidenceSet& ev, const AnalyzeOptions& options) {
   if (!silence.silent.empty() || !silence.unheard.empty()) {
     const auto& ranks = silence.silent.empty() ? silence.unheard : silence.silent;
     v.notes.push_back(fmt::format(
-        "{} of a world of {} (from {}) left no line, dump or stack while {} timed out{}", RanksText(ranks),
-        *silence.world, silence.world_source, RanksText(silence.waiting),
+        "{} of a world of {} (from {}) left no line, dump or stack while {} timed out{}",
+        RanksText(ranks), *silence.world, silence.world_source, RanksText(silence.waiting),
         silence.silent.empty() ? ": too many to name as silent (the evidence may be a partial copy)"
-                               : ": silent, a suspect (a rank that never reached the collective often writes nothing)"));
+                               : ": silent, a suspect (a rank that never reached the collective "
+                                 "often writes nothing)"));
   }
   FindCulprit(v, still, step);
   v.timeout = FindTimeout(ev, v, options);

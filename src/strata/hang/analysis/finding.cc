@@ -1,11 +1,11 @@
 #include "strata/hang/analysis/finding.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstdint>
 #include <map>
 #include <set>
-
-#include <fmt/format.h>
 
 #include "strata/hang/analysis/gloo_finding.h"
 #include "strata/hang/analysis/gloo_sequences.h"
@@ -16,7 +16,8 @@ namespace {
 
 std::string Cite(const std::string& file, int line, const std::string& text) {
   const size_t slash = file.rfind('/');
-  return fmt::format("{}:{}: {}", slash == std::string::npos ? file : file.substr(slash + 1), line, text);
+  return fmt::format("{}:{}: {}", slash == std::string::npos ? file : file.substr(slash + 1), line,
+                     text);
 }
 std::string Cite(const FailureSignal& s) { return Cite(s.file, s.line, s.text); }
 std::string Cite(const WatchdogEvent& e) { return Cite(e.file, e.line, e.text); }
@@ -73,8 +74,9 @@ bool Cuda(const EvidenceSet& ev, Finding& f) {
   }
   f.kind = "cuda_error";
   f.ranks = Sorted(ranks);
-  f.summary = fmt::format("CUDA error{}: {}", ranks.empty() ? "" : " on rank " + FormatRankRanges(f.ranks),
-                          lines.front()->detail.empty() ? lines.front()->text : lines.front()->detail);
+  f.summary =
+      fmt::format("CUDA error{}: {}", ranks.empty() ? "" : " on rank " + FormatRankRanges(f.ranks),
+                  lines.front()->detail.empty() ? lines.front()->text : lines.front()->detail);
   f.evidence.push_back(Cite(*lines.front()));
   return true;
 }
@@ -114,16 +116,16 @@ bool Network(const EvidenceSet& ev, Finding& f) {
     f.peer = FirstPeer(net);
     f.setting = SettingToCheck(ev, "NCCL_SOCKET_IFNAME");
     const FailureSignal* first = boot.empty() ? net.front() : boot.front();
-    f.summary = fmt::format("NCCL bootstrap failed{}: {}; check {} first", f.peer.empty() ? "" : " with peer " + f.peer,
-                            first->detail, f.setting);
+    f.summary = fmt::format("NCCL bootstrap failed{}: {}; check {} first",
+                            f.peer.empty() ? "" : " with peer " + f.peer, first->detail, f.setting);
     f.evidence.push_back(Cite(*first));
     return true;
   }
   if (const auto mismatch = Of(ev, FailureKind::kNetMismatch); !mismatch.empty()) {
     f.kind = "collective_mismatch";
     f.peer = mismatch.front()->peer;
-    f.summary = fmt::format("NCCL network transport saw a collective mismatch with peer {}: {}", f.peer,
-                            mismatch.front()->detail);
+    f.summary = fmt::format("NCCL network transport saw a collective mismatch with peer {}: {}",
+                            f.peer, mismatch.front()->detail);
     f.evidence.push_back(Cite(*mismatch.front()));
     return true;
   }
@@ -141,7 +143,8 @@ bool Network(const EvidenceSet& ev, Finding& f) {
       break;
     }
   }
-  f.summary = fmt::format("network failure{}: {}", f.peer.empty() ? "" : " with peer " + f.peer, first->detail);
+  f.summary = fmt::format("network failure{}: {}", f.peer.empty() ? "" : " with peer " + f.peer,
+                          first->detail);
   f.evidence.push_back(Cite(*first));
   return true;
 }
@@ -157,13 +160,15 @@ bool ChildFailed(const EvidenceSet& ev, Finding& f) {
   // exits, not a culprit.
   bool together = false;
   for (const FailureSignal* s : records) {
-    if (s != root && !s->root_cause && s->time == root->time && s->exit_code == root->exit_code) together = true;
+    if (s != root && !s->root_cause && s->time == root->time && s->exit_code == root->exit_code)
+      together = true;
   }
   const bool killed = root->signal == "SIGKILL" || root->exit_code == -9;
   f.kind = killed ? "dead_rank" : "crash";
   if (!together && root->global_rank) f.ranks = {*root->global_rank};
-  f.summary = fmt::format("torchrun: rank {} on {} failed first (exit code {}{}){}", *root->global_rank, root->host,
-                          root->exit_code.value_or(0), root->signal.empty() ? "" : ", " + root->signal,
+  f.summary = fmt::format("torchrun: rank {} on {} failed first (exit code {}{}){}",
+                          *root->global_rank, root->host, root->exit_code.value_or(0),
+                          root->signal.empty() ? "" : ", " + root->signal,
                           together ? "; other ranks failed the same way in the same second" : "");
   f.evidence.push_back(Cite(root->file, root->line, root->text));
   return true;
@@ -203,13 +208,16 @@ bool Fingerprints(const EvidenceSet& ev, Finding& f) {
   f.ranks = Sorted(behind);
   f.op = by_rank[*behind.begin()]->op;
   f.seq = low;
-  f.summary = fmt::format("rank {} runs collective #{} while the others are at #{}", FormatRankRanges(f.ranks), low, high);
+  f.summary = fmt::format("rank {} runs collective #{} while the others are at #{}",
+                          FormatRankRanges(f.ranks), low, high);
   f.evidence.push_back(Cite(*by_rank[*behind.begin()]));
   return true;
 }
 
 // The rank a watchdog line speaks for: torchrun's prefix, else "[Rank N]" in the message.
-std::optional<int64_t> RankOf(const WatchdogEvent& e) { return e.global_rank ? e.global_rank : e.pg_rank; }
+std::optional<int64_t> RankOf(const WatchdogEvent& e) {
+  return e.global_rank ? e.global_rank : e.pg_rank;
+}
 std::string GroupOf(const WatchdogEvent& e) { return e.pg_id.empty() ? "0" : e.pg_id; }
 
 // Timeout lines of one group at the same sequence number (or, in the oldest format, without
@@ -241,8 +249,9 @@ bool TimeoutOpMismatch(const EvidenceSet& ev, Finding& f) {
     f.op = minority;
     if (key.second >= 0) f.seq = key.second;
     f.timeout_ms = first[key]->timeout_ms;
-    f.summary = fmt::format("ranks of process group {} time out in different collectives{}: {}", key.first,
-                            key.second >= 0 ? fmt::format(" at SeqNum {}", key.second) : "", sides);
+    f.summary =
+        fmt::format("ranks of process group {} time out in different collectives{}: {}", key.first,
+                    key.second >= 0 ? fmt::format(" at SeqNum {}", key.second) : "", sides);
     f.evidence.push_back(Cite(*first[key]));
     return true;
   }
@@ -274,9 +283,9 @@ bool CompletedCounters(const EvidenceSet& ev, Finding& f) {
     const int64_t low = ranks_at.begin()->first;
     const int64_t high = ranks_at.rbegin()->first;
     const int64_t mine = by_rank.at(named->front());
-    f.summary = fmt::format("process group {}: rank {} last completed collective #{}, the others #{}: it is {}",
-                            group, FormatRankRanges(*named), mine, mine == low ? high : low,
-                            mine == low ? "behind" : "ahead");
+    f.summary = fmt::format(
+        "process group {}: rank {} last completed collective #{}, the others #{}: it is {}", group,
+        FormatRankRanges(*named), mine, mine == low ? high : low, mine == low ? "behind" : "ahead");
     f.evidence.push_back(Cite(*cite[group]));
     return true;
   }
@@ -286,11 +295,13 @@ bool CompletedCounters(const EvidenceSet& ev, Finding& f) {
 bool Mismatch(const Verdict& v, Finding& f) {
   for (const PgStall& s : v.pg_stalls) {
     if (s.mismatch.empty()) continue;
-    f.kind = "collective_mismatch";  // both sides are named in the summary, neither is "the" culprit
+    f.kind =
+        "collective_mismatch";  // both sides are named in the summary, neither is "the" culprit
     f.op = s.op;
     f.seq = s.stalled_seq;
     f.timeout_ms = s.timeout_ms;
-    f.summary = fmt::format("mismatched collectives in process group {} at #{}: {}", s.pg, s.stalled_seq, s.mismatch);
+    f.summary = fmt::format("mismatched collectives in process group {} at #{}: {}", s.pg,
+                            s.stalled_seq, s.mismatch);
     f.evidence.push_back(s.source + ": " + s.mismatch);
     return true;
   }
@@ -304,7 +315,9 @@ bool Ras(const EvidenceSet& ev, Finding& f) {
       const RasProcess& p = c.missing.front();
       f.kind = "silent_rank";
       f.peer = p.host;
-      f.summary = fmt::format("NCCL RAS: process {} on {} did not answer (INCOMPLETE, not reported dead)", p.pid, p.host);
+      f.summary =
+          fmt::format("NCCL RAS: process {} on {} did not answer (INCOMPLETE, not reported dead)",
+                      p.pid, p.host);
       f.evidence.push_back("NCCL RAS communicator " + c.id + ": " + c.status);
       return true;
     }
@@ -320,9 +333,10 @@ bool Ras(const EvidenceSet& ev, Finding& f) {
       }
       f.kind = "lagging_rank";
       f.ranks = Sorted(behind);  // communicator-local; only where NCCL named them
-      f.summary = fmt::format("NCCL RAS: communicator {} ranks launched different operation counts; the "
-                              "lowest is {}",
-                              c.id, low);
+      f.summary = fmt::format(
+          "NCCL RAS: communicator {} ranks launched different operation counts; the "
+          "lowest is {}",
+          c.id, low);
       f.evidence.push_back("NCCL RAS communicator " + c.id + ": MISMATCH");
       return true;
     }
@@ -338,8 +352,9 @@ bool Behind(const Verdict& v, Finding& f) {
     f.op = s.op;
     f.seq = s.stalled_seq;
     f.timeout_ms = s.timeout_ms;
-    f.summary = fmt::format("process group {} ({}) is stalled at collective #{}: rank {} never enqueued it", s.pg,
-                            s.desc, s.stalled_seq, FormatRankRanges(s.behind));
+    f.summary =
+        fmt::format("process group {} ({}) is stalled at collective #{}: rank {} never enqueued it",
+                    s.pg, s.desc, s.stalled_seq, FormatRankRanges(s.behind));
     f.evidence.push_back(s.source);
     return true;
   }
@@ -390,9 +405,12 @@ bool Timeout(const EvidenceSet& ev, const Verdict& v, Finding& f) {
     // collective timeout". A collective timed out; which one, the evidence does not say.
     for (const WatchdogEvent& e : ev.watchdog) {
       if (e.kind == WatchdogEventKind::kTakingDown ||
-          (e.kind == WatchdogEventKind::kDumpSignal && e.text.find("collective timeout") != std::string::npos)) {
+          (e.kind == WatchdogEventKind::kDumpSignal &&
+           e.text.find("collective timeout") != std::string::npos)) {
         f.kind = "collective_timeout";
-        f.summary = "a collective timed out (the watchdog's own lines; the WorkNCCL line is not in the evidence)";
+        f.summary =
+            "a collective timed out (the watchdog's own lines; the WorkNCCL line is not in the "
+            "evidence)";
         f.evidence.push_back(Cite(e));
         return true;
       }
@@ -403,10 +421,12 @@ bool Timeout(const EvidenceSet& ev, const Verdict& v, Finding& f) {
   f.op = first->op_type;
   f.seq = first->seq;
   f.timeout_ms = first->timeout_ms;
-  if (!f.timeout_ms && v.timeout.effective_s) f.timeout_ms = static_cast<int64_t>(*v.timeout.effective_s * 1000);
-  f.summary = fmt::format("collective timeout{}{}{}", f.op.empty() ? "" : " in " + f.op,
-                          f.seq ? fmt::format(" (SeqNum {})", *f.seq) : "",
-                          first->pg_id.empty() ? "" : fmt::format(", process group {}", first->pg_id));
+  if (!f.timeout_ms && v.timeout.effective_s)
+    f.timeout_ms = static_cast<int64_t>(*v.timeout.effective_s * 1000);
+  f.summary =
+      fmt::format("collective timeout{}{}{}", f.op.empty() ? "" : " in " + f.op,
+                  f.seq ? fmt::format(" (SeqNum {})", *f.seq) : "",
+                  first->pg_id.empty() ? "" : fmt::format(", process group {}", first->pg_id));
   f.evidence.push_back(Cite(*first));
   return true;
 }
@@ -425,10 +445,11 @@ bool Silent(const EvidenceSet& ev, const Verdict& v, Finding& f) {
   f.op = first->op_type;
   f.seq = first->seq;
   f.timeout_ms = first->timeout_ms;
-  f.summary = fmt::format("rank {} left no line, dump or stack while the others timed out{}{}: it never reached "
-                          "the collective",
-                          FormatRankRanges(v.silent), f.op.empty() ? "" : " in " + f.op,
-                          f.seq ? fmt::format(" (SeqNum {})", *f.seq) : "");
+  f.summary = fmt::format(
+      "rank {} left no line, dump or stack while the others timed out{}{}: it never reached "
+      "the collective",
+      FormatRankRanges(v.silent), f.op.empty() ? "" : " in " + f.op,
+      f.seq ? fmt::format(" (SeqNum {})", *f.seq) : "");
   f.evidence.push_back(Cite(*first));
   return true;
 }
@@ -479,15 +500,19 @@ bool Stacks(const EvidenceSet& ev, const Verdict& v, Finding& f) {
     for (int64_t id : v.culprit->ranks) {
       if (std::binary_search(known_ranks.begin(), known_ranks.end(), id)) f.ranks.push_back(id);
     }
-    f.summary = "ranks are at different places: " + FormatRankRanges(f.ranks) + " parted from the others";
+    f.summary =
+        "ranks are at different places: " + FormatRankRanges(f.ranks) + " parted from the others";
     f.evidence = v.culprit->chain;
     return true;
   }
-  const bool someone_waits = std::any_of(v.groups.begin(), v.groups.end(),
-                                         [](const StackGroup& g) { return IsBlockedOnPeers(g.activity.kind); });
-  const bool someone_runs = std::any_of(v.groups.begin(), v.groups.end(),
-                                        [](const StackGroup& g) { return !IsBlockedOnPeers(g.activity.kind); });
-  if (someone_waits && someone_runs) {  // some wait on peers while others are elsewhere, none known by rank
+  const bool someone_waits = std::any_of(v.groups.begin(), v.groups.end(), [](const StackGroup& g) {
+    return IsBlockedOnPeers(g.activity.kind);
+  });
+  const bool someone_runs = std::any_of(v.groups.begin(), v.groups.end(), [](const StackGroup& g) {
+    return !IsBlockedOnPeers(g.activity.kind);
+  });
+  if (someone_waits &&
+      someone_runs) {  // some wait on peers while others are elsewhere, none known by rank
     f.kind = "lagging_rank";
     f.summary = fmt::format("the processes are at {} different places", v.groups.size());
     return true;
@@ -509,10 +534,10 @@ void FindFirstFailure(const EvidenceSet& ev, Verdict& v) {
   // Strongest first: a device or process failure explains the timeouts that follow it.
   const bool found = Cuda(ev, f) || Oom(v, f) || Crash(ev, f) || Network(ev, f) ||
                      (!timed_out && ChildFailed(ev, f)) || FlightRecorderReport(ev, f) ||
-                     Fingerprints(ev, f) || GlooFinding(ev, v, f) || Mismatch(v, f) || TimeoutOpMismatch(ev, f) || Ras(ev, f) ||
-                     Behind(v, f) || CompletedCounters(ev, f) ||
-                     Teardown(ev, v, f) || Silent(ev, v, f) || Timeout(ev, v, f) || Stuck(ev, f) || Stacks(ev, v, f) ||
-                     ChildFailed(ev, f);
+                     Fingerprints(ev, f) || GlooFinding(ev, v, f) || Mismatch(v, f) ||
+                     TimeoutOpMismatch(ev, f) || Ras(ev, f) || Behind(v, f) ||
+                     CompletedCounters(ev, f) || Teardown(ev, v, f) || Silent(ev, v, f) ||
+                     Timeout(ev, v, f) || Stuck(ev, f) || Stacks(ev, v, f) || ChildFailed(ev, f);
   if (!found) {
     // Only evidence that observes state can show a healthy job: a Gloo dump's states are
     // placeholders (gloo_sequences.h), so sequences that agree say nothing about completion.
@@ -521,17 +546,20 @@ void FindFirstFailure(const EvidenceSet& ev, Verdict& v) {
     const bool read_state = trusted_dump || !v.ranks_seen.empty() || !ev.ras.empty();
     f.kind = read_state ? "healthy" : "unknown";
     f.summary = read_state ? "no problem found in the evidence"
-                : ev.fr_dumps.empty() ? "nothing in the evidence was recognised"
-                                      : "the flight-recorder sequences agree and their state fields are "
-                                        "placeholders (Gloo): nothing shows a failure, nor that the last "
-                                        "collective completed";
+                : ev.fr_dumps.empty()
+                    ? "nothing in the evidence was recognised"
+                    : "the flight-recorder sequences agree and their state fields are "
+                      "placeholders (Gloo): nothing shows a failure, nor that the last "
+                      "collective completed";
   }
   // A failure without a WorkNCCL line still names its collective when a traceback passes
   // through torch's distributed_c10d.py.
   if (f.op.empty() && f.kind != "healthy" && f.kind != "unknown") {
-    if (const auto frames = Of(ev, FailureKind::kC10dFrame); !frames.empty()) f.op = frames.front()->op;
+    if (const auto frames = Of(ev, FailureKind::kC10dFrame); !frames.empty())
+      f.op = frames.front()->op;
   }
-  const bool stall = f.kind == "collective_timeout" || f.kind == "lagging_rank" || f.kind == "collective_mismatch";
+  const bool stall =
+      f.kind == "collective_timeout" || f.kind == "lagging_rank" || f.kind == "collective_mismatch";
   if (stall && !f.timeout_ms) {
     for (const WatchdogEvent* e : Of(ev, WatchdogEventKind::kTimeout)) {
       if (e->timeout_ms) {

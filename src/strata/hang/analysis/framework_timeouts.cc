@@ -17,7 +17,8 @@ Result<std::vector<FrameworkTimeout>> LoadFrameworkTimeouts(const std::string& p
   if (!list.IsSequence()) return top.ErrorAt("frameworks", "expected a list of frameworks");
   std::vector<FrameworkTimeout> table;
   for (size_t i = 0; i < list.size(); ++i) {
-    STRATA_ASSIGN_OR_RETURN(YamlMap m, YamlMap::Of(list[i], path, "frameworks[" + std::to_string(i) + "]"));
+    STRATA_ASSIGN_OR_RETURN(YamlMap m,
+                            YamlMap::Of(list[i], path, "frameworks[" + std::to_string(i) + "]"));
     FrameworkTimeout f;
     STRATA_ASSIGN_OR_RETURN(f.name, m.String("name"));
     STRATA_ASSIGN_OR_RETURN(YAML::Node match, m.Node("match"));

@@ -1,9 +1,9 @@
 #include "strata/hang/analysis/gloo_finding.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <set>
-
-#include <fmt/format.h>
 
 #include "strata/hang/analysis/gloo_sequences.h"
 #include "strata/hang/analysis/stack_tree.h"
@@ -13,7 +13,8 @@ namespace {
 
 std::string Cite(const GlooSignal& s) {
   const size_t slash = s.file.rfind('/');
-  return fmt::format("{}:{}: {}", slash == std::string::npos ? s.file : s.file.substr(slash + 1), s.line, s.text);
+  return fmt::format("{}:{}: {}", slash == std::string::npos ? s.file : s.file.substr(slash + 1),
+                     s.line, s.text);
 }
 
 std::vector<const GlooSignal*> Of(const EvidenceSet& ev, GlooSignalKind kind) {
@@ -58,11 +59,12 @@ std::string RanksText(const std::vector<int64_t>& ranks) {
 }
 
 std::string StallText(const PgStall& s) {
-  return fmt::format("{}: process group {} ({}) at collective #{} ({}): {} recorded it{}{}", s.source, s.pg,
-                     s.desc.empty() ? "no description" : s.desc, s.stalled_seq, s.op.empty() ? "op unknown" : s.op,
-                     s.waiting.empty() ? "no rank" : RanksText(s.waiting),
-                     s.behind.empty() ? "" : "; " + RanksText(s.behind) + " stopped before it",
-                     s.missing.empty() ? "" : "; " + RanksText(s.missing) + " of the group left no dump");
+  return fmt::format(
+      "{}: process group {} ({}) at collective #{} ({}): {} recorded it{}{}", s.source, s.pg,
+      s.desc.empty() ? "no description" : s.desc, s.stalled_seq, s.op.empty() ? "op unknown" : s.op,
+      s.waiting.empty() ? "no rank" : RanksText(s.waiting),
+      s.behind.empty() ? "" : "; " + RanksText(s.behind) + " stopped before it",
+      s.missing.empty() ? "" : "; " + RanksText(s.missing) + " of the group left no dump");
 }
 
 }  // namespace
@@ -73,15 +75,17 @@ bool GlooFinding(const EvidenceSet& ev, const Verdict& v, Finding& f) {
   const auto left = Of(ev, GlooSignalKind::kPeerLeft);
   const auto sizes = Of(ev, GlooSignalKind::kSizeMismatch);
   if (!stall && ev.gloo.empty()) return false;
-  const std::optional<int64_t> signalled_timeout = timeouts.empty() ? std::nullopt : timeouts.front()->timeout_ms;
+  const std::optional<int64_t> signalled_timeout =
+      timeouts.empty() ? std::nullopt : timeouts.front()->timeout_ms;
   if (stall && !stall->mismatch.empty()) {
     f.kind = "collective_mismatch";
     f.ranks = stall->mismatch_minority;
     PlaceAt(stall, f);
     if (signalled_timeout) f.timeout_ms = signalled_timeout;
-    f.summary = fmt::format("mismatched collectives in process group {} at #{}: {}{}", stall->pg, stall->stalled_seq,
-                            stall->mismatch,
-                            f.ranks.empty() ? "" : "; rank " + FormatRankRanges(f.ranks) + " is the odd one out");
+    f.summary = fmt::format(
+        "mismatched collectives in process group {} at #{}: {}{}", stall->pg, stall->stalled_seq,
+        stall->mismatch,
+        f.ranks.empty() ? "" : "; rank " + FormatRankRanges(f.ranks) + " is the odd one out");
     f.evidence.push_back(fmt::format("{}: {}", stall->source, stall->mismatch));
     if (!sizes.empty()) f.evidence.push_back(Cite(*sizes.front()));
     return true;
@@ -89,8 +93,10 @@ bool GlooFinding(const EvidenceSet& ev, const Verdict& v, Finding& f) {
   if (!sizes.empty()) {
     f.kind = "collective_mismatch";
     PlaceAt(stall, f);
-    f.summary = "Gloo received a message of another size than the collective expected: the ranks passed "
-                "different sizes (" + sizes.front()->detail + ")";
+    f.summary =
+        "Gloo received a message of another size than the collective expected: the ranks passed "
+        "different sizes (" +
+        sizes.front()->detail + ")";
     f.evidence.push_back(Cite(*sizes.front()));
     if (stall) f.evidence.push_back(StallText(*stall));
     return true;
@@ -101,8 +107,10 @@ bool GlooFinding(const EvidenceSet& ev, const Verdict& v, Finding& f) {
     PlaceAt(stall, f);
     f.peer = left.front()->peer;
     f.summary = fmt::format("a Gloo peer closed its connections{}: {}",
-                            f.ranks.empty() ? "" : "; rank " + FormatRankRanges(f.ranks) +
-                                                       " of the group left no dump and is the one that went away",
+                            f.ranks.empty()
+                                ? ""
+                                : "; rank " + FormatRankRanges(f.ranks) +
+                                      " of the group left no dump and is the one that went away",
                             left.front()->detail);
     f.evidence.push_back(Cite(*left.front()));
     if (stall) f.evidence.push_back(StallText(*stall));
@@ -113,9 +121,10 @@ bool GlooFinding(const EvidenceSet& ev, const Verdict& v, Finding& f) {
     f.ranks = stall && !stall->behind.empty() ? stall->behind : Candidates(ev, stall);
     PlaceAt(stall, f);
     f.timeout_ms = signalled_timeout;
-    f.summary = fmt::format("a Gloo collective timed out after {} ms ({}){}", signalled_timeout.value_or(0),
-                            timeouts.front()->operation,
-                            f.ranks.empty() ? "" : "; rank " + FormatRankRanges(f.ranks) + " never joined it");
+    f.summary = fmt::format(
+        "a Gloo collective timed out after {} ms ({}){}", signalled_timeout.value_or(0),
+        timeouts.front()->operation,
+        f.ranks.empty() ? "" : "; rank " + FormatRankRanges(f.ranks) + " never joined it");
     f.evidence.push_back(Cite(*timeouts.front()));
     if (stall) f.evidence.push_back(StallText(*stall));
     return true;

@@ -1,11 +1,11 @@
 #include "strata/hang/analysis/gloo_sequences.h"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <algorithm>
 #include <map>
 #include <set>
-
-#include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include "strata/hang/analysis/stack_tree.h"
 
@@ -58,17 +58,20 @@ bool FindMismatch(const Group& g, PgStall& stall) {
     }
     // The odd ranks are named only when all the others agree: two variants, one smaller.
     if (variants.size() == 2) {
-      const auto& other = largest == variants.begin() ? std::next(variants.begin())->second : variants.begin()->second;
+      const auto& other = largest == variants.begin() ? std::next(variants.begin())->second
+                                                      : variants.begin()->second;
       if (other.size() < largest->second.size()) stall.mismatch_minority = other;
     }
     std::vector<std::string> parts;
-    for (const auto& [what, ranks] : variants) parts.push_back(fmt::format("{} on {}", what, RanksText(ranks)));
+    for (const auto& [what, ranks] : variants)
+      parts.push_back(fmt::format("{} on {}", what, RanksText(ranks)));
     stall.mismatch = fmt::format("{}", fmt::join(parts, "; "));
     stall.stalled_seq = seq;
     stall.op = example[largest->first]->op;
     stall.input_sizes = example[largest->first]->sizes;
-    stall.timeout_ms = example[largest->first]->timeout_ms > 0 ? std::optional<int64_t>(example[largest->first]->timeout_ms)
-                                                                 : std::nullopt;
+    stall.timeout_ms = example[largest->first]->timeout_ms > 0
+                           ? std::optional<int64_t>(example[largest->first]->timeout_ms)
+                           : std::nullopt;
     stall.waiting = reached;
     return true;
   }
@@ -105,7 +108,8 @@ bool IsGlooDump(const FrDump& dump) {
                      [](const FrEntry& e) { return e.profiling_name.rfind("gloo:", 0) == 0; });
 }
 
-std::vector<PgStall> StallsFromGlooSequences(const std::vector<std::pair<std::string, FrDump>>& dumps) {
+std::vector<PgStall> StallsFromGlooSequences(
+    const std::vector<std::pair<std::string, FrDump>>& dumps) {
   std::map<std::string, Group> groups;  // key: the entries' pg name
   for (const auto& [file, dump] : dumps) {
     if (!dump.rank || !IsGlooDump(dump)) continue;
@@ -115,7 +119,8 @@ std::vector<PgStall> StallsFromGlooSequences(const std::vector<std::pair<std::st
       used.insert(e.pg_name);
       Group& g = groups[e.pg_name];
       if (g.desc.empty()) g.desc = e.pg_desc;
-      g.calls[*dump.rank][e.collective_seq_id] = {e.op.empty() ? e.profiling_name : e.op, e.input_sizes, e.timeout_ms};
+      g.calls[*dump.rank][e.collective_seq_id] = {e.op.empty() ? e.profiling_name : e.op,
+                                                  e.input_sizes, e.timeout_ms};
     }
     for (const auto& [key, config] : dump.pg_config) {
       std::string name = key;
@@ -141,7 +146,8 @@ std::vector<PgStall> StallsFromGlooSequences(const std::vector<std::pair<std::st
   return stalls;
 }
 
-std::vector<std::string> GlooPlaceholderNotes(const std::vector<std::pair<std::string, FrDump>>& dumps) {
+std::vector<std::string> GlooPlaceholderNotes(
+    const std::vector<std::pair<std::string, FrDump>>& dumps) {
   std::vector<int64_t> ranks;
   size_t files = 0;
   for (const auto& [file, dump] : dumps) {

@@ -29,10 +29,12 @@ bool IsGlooDump(const FrDump& dump);
 /// ranks differ (mismatch, with the odd ranks in mismatch_minority when all the others agree), else
 /// the last position any rank reached (ranks that stopped earlier are `behind`). `missing`: members
 /// of the group with no dump.
-std::vector<PgStall> StallsFromGlooSequences(const std::vector<std::pair<std::string, FrDump>>& dumps);
+std::vector<PgStall> StallsFromGlooSequences(
+    const std::vector<std::pair<std::string, FrDump>>& dumps);
 
 /// A note per set of Gloo dumps: that their state fields are placeholders, and what was compared.
-std::vector<std::string> GlooPlaceholderNotes(const std::vector<std::pair<std::string, FrDump>>& dumps);
+std::vector<std::string> GlooPlaceholderNotes(
+    const std::vector<std::pair<std::string, FrDump>>& dumps);
 
 }  // namespace strata::hang
 

@@ -1,11 +1,11 @@
 #include "strata/hang/analysis/other_threads.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <map>
 #include <set>
 #include <string>
-
-#include <fmt/format.h>
 
 #include "strata/hang/analysis/stack_tree.h"
 
@@ -21,7 +21,8 @@ std::string Key(const PyThread& t) {
 }
 
 std::string Describe(const PyThread& t) {
-  const std::string name = t.name.empty() ? fmt::format("thread {:#x}", t.thread_id) : "thread " + t.name;
+  const std::string name =
+      t.name.empty() ? fmt::format("thread {:#x}", t.thread_id) : "thread " + t.name;
   if (t.frames.empty()) return name;
   const PyFrame& top = t.frames.front();
   return fmt::format("{} in {} ({})", name, top.function, top.file);
@@ -33,12 +34,14 @@ std::string RanksText(const std::vector<int64_t>& ranks) {
 
 }  // namespace
 
-std::optional<Pattern> FindOddOtherThread(const std::vector<RankView>& views, const StackGroup& group) {
+std::optional<Pattern> FindOddOtherThread(const std::vector<RankView>& views,
+                                          const StackGroup& group) {
   // rank -> the stacks of its other threads that are doing something
   std::map<int64_t, std::set<std::string>> other;
   std::map<int64_t, std::map<std::string, const PyThread*>> thread_of;
   for (const RankView& v : views) {
-    if (!v.evidence->process.rank || !v.main || !v.evidence->pyspy || v.evidence->pyspy->truncated) continue;
+    if (!v.evidence->process.rank || !v.main || !v.evidence->pyspy || v.evidence->pyspy->truncated)
+      continue;
     if (!std::binary_search(group.ranks.begin(), group.ranks.end(), v.id)) continue;
     auto& keys = other[v.id];
     for (const PyThread& t : v.evidence->pyspy->threads) {
@@ -51,9 +54,9 @@ std::optional<Pattern> FindOddOtherThread(const std::vector<RankView>& views, co
   std::map<std::set<std::string>, std::vector<int64_t>> ranks_with;  // thread set -> ranks
   for (const auto& [rank, keys] : other) ranks_with[keys].push_back(rank);
   if (ranks_with.size() < 2) return std::nullopt;
-  const auto major = std::max_element(ranks_with.begin(), ranks_with.end(), [](const auto& a, const auto& b) {
-    return a.second.size() < b.second.size();
-  });
+  const auto major = std::max_element(
+      ranks_with.begin(), ranks_with.end(),
+      [](const auto& a, const auto& b) { return a.second.size() < b.second.size(); });
   const size_t m = major->second.size();
   std::vector<int64_t> odd;
   for (const auto& [keys, ranks] : ranks_with) {
@@ -66,12 +69,15 @@ std::optional<Pattern> FindOddOtherThread(const std::vector<RankView>& views, co
   Pattern p;
   p.id = "odd_other_thread";
   p.ranks = odd;
-  p.title = fmt::format("every rank's main thread is at the same place, but {} {} different other threads "
-                        "from the other {} ranks",
-                        RanksText(odd), odd.size() == 1 ? "has" : "have", m);
+  p.title = fmt::format(
+      "every rank's main thread is at the same place, but {} {} different other threads "
+      "from the other {} ranks",
+      RanksText(odd), odd.size() == 1 ? "has" : "have", m);
   for (int64_t r : odd) {
     for (const auto& [key, thread] : thread_of[r]) {
-      if (!major->first.count(key)) p.evidence.push_back(fmt::format("py-spy: rank {}: {} (not on the others)", r, Describe(*thread)));
+      if (!major->first.count(key))
+        p.evidence.push_back(
+            fmt::format("py-spy: rank {}: {} (not on the others)", r, Describe(*thread)));
     }
     for (const std::string& key : major->first) {
       if (!other[r].count(key) && !thread_of[major->second.front()].empty()) {

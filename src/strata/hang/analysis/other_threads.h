@@ -15,7 +15,8 @@ namespace strata::hang {
 /// Pattern "odd_other_thread" when the ranks of `group` (one stack group holding every rank)
 /// split on their other threads into a majority and a minority (at most a quarter of the
 /// majority; in four ranks or fewer, any smaller set). Only processes with a known RANK count.
-std::optional<Pattern> FindOddOtherThread(const std::vector<RankView>& views, const StackGroup& group);
+std::optional<Pattern> FindOddOtherThread(const std::vector<RankView>& views,
+                                          const StackGroup& group);
 
 }  // namespace strata::hang
 

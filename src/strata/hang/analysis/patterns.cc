@@ -1,14 +1,13 @@
 #include "strata/hang/analysis/patterns.h"
 
-#include "strata/hang/analysis/other_threads.h"
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <map>
 #include <set>
 
-#include <fmt/format.h>
-#include <fmt/ranges.h>
-
+#include "strata/hang/analysis/other_threads.h"
 #include "strata/hang/analysis/stack_tree.h"
 
 namespace strata::hang {
@@ -68,17 +67,20 @@ void DetectOom(const PatternInput& in, std::vector<Pattern>& out) {
     if (!phase.empty()) phase_source = fmt::format("the traceback before {}:{}", s->file, s->line);
   }
   if (phase.empty()) {
-    if (const StackGroup* waiting = LargestBlocked(in.groups); waiting && !waiting->activity.phase.empty()) {
+    if (const StackGroup* waiting = LargestBlocked(in.groups);
+        waiting && !waiting->activity.phase.empty()) {
       phase = waiting->activity.phase;
-      phase_source = fmt::format("the stacks of the {} waiting ranks ({}), which wait in the step "
-                                 "the failed rank never finished",
-                                 waiting->ranks.size(), FormatRankRanges(waiting->ranks));
+      phase_source = fmt::format(
+          "the stacks of the {} waiting ranks ({}), which wait in the step "
+          "the failed rank never finished",
+          waiting->ranks.size(), FormatRankRanges(waiting->ranks));
     }
   }
   const std::string named = NamePhase(phase, in.step);
   p.id = named == "first optimizer step" ? "oom_first_optimizer_step" : "oom";
-  p.title = fmt::format("CUDA out of memory on {}{}", p.ranks.empty() ? "a rank" : RanksText(p.ranks),
-                        named.empty() ? "" : " at the " + named);
+  p.title =
+      fmt::format("CUDA out of memory on {}{}", p.ranks.empty() ? "a rank" : RanksText(p.ranks),
+                  named.empty() ? "" : " at the " + named);
   if (!phase_source.empty()) p.evidence.push_back("phase from " + phase_source);
   if (in.step && *in.step == 1) {
     p.evidence.push_back("no 'iteration N' line in the complete logs: step 1 never finished");
@@ -105,8 +107,9 @@ void DetectTeardown(const PatternInput& in, std::vector<Pattern>& out) {
     std::string where = Where(g.frames[i]);
     if (i + 1 < g.frames.size()) where += ", called from " + Where(g.frames[i + 1]);
     p.evidence.push_back("py-spy main thread: " + where);
-    p.evidence.push_back("print or log the error before calling destroy_process_group: it waits "
-                         "for peers that are themselves waiting");
+    p.evidence.push_back(
+        "print or log the error before calling destroy_process_group: it waits "
+        "for peers that are themselves waiting");
     out.push_back(std::move(p));
   }
 }
@@ -152,10 +155,10 @@ void DetectEnvDifferences(const PatternInput& in, std::vector<Pattern>& out,
   std::sort(odd_ranks.begin(), odd_ranks.end());
   odd_ranks.erase(std::unique(odd_ranks.begin(), odd_ranks.end()), odd_ranks.end());
   p.ranks = odd_ranks;
-  p.title = fmt::format("NCCL environment differs between ranks (/proc/<pid>/environ): {} {} the odd "
-                        "one{} out",
-                        RanksText(odd_ranks), odd_ranks.size() == 1 ? "is" : "are",
-                        odd_ranks.size() == 1 ? "" : "s");
+  p.title = fmt::format(
+      "NCCL environment differs between ranks (/proc/<pid>/environ): {} {} the odd "
+      "one{} out",
+      RanksText(odd_ranks), odd_ranks.size() == 1 ? "is" : "are", odd_ranks.size() == 1 ? "" : "s");
   out.push_back(std::move(p));
 }
 
@@ -192,16 +195,19 @@ void DetectCommInit(const PatternInput& in, std::vector<Pattern>& out) {
   p.id = "stuck_in_comm_init";
   p.ranks = stuck;
   const bool wrong_nic = suspicious_if || !env_odd.empty();
-  p.title = fmt::format("{} {} stuck in NCCL communicator initialisation ({}){}", RanksText(stuck),
-                        stuck.size() == 1 ? "is" : "are", op,
-                        wrong_nic ? ": the network interface differs between nodes (wrong NIC)" : "");
+  p.title =
+      fmt::format("{} {} stuck in NCCL communicator initialisation ({}){}", RanksText(stuck),
+                  stuck.size() == 1 ? "is" : "are", op,
+                  wrong_nic ? ": the network interface differs between nodes (wrong NIC)" : "");
   if (!env_odd.empty()) {
     p.evidence.push_back(fmt::format("NCCL environment differs; odd {} out: {}",
-                                     env_odd.size() == 1 ? "one" : "ones", FormatRankRanges(env_odd)));
+                                     env_odd.size() == 1 ? "one" : "ones",
+                                     FormatRankRanges(env_odd)));
   }
   for (const std::string& line : if_lines) p.evidence.push_back(line);
-  p.evidence.push_back("no WorkNCCL exists while a communicator is created, so the NCCL watchdog "
-                       "never fires here: the job waits forever");
+  p.evidence.push_back(
+      "no WorkNCCL exists while a communicator is created, so the NCCL watchdog "
+      "never fires here: the job waits forever");
   out.push_back(std::move(p));
 }
 
@@ -263,11 +269,12 @@ void DetectP2pDeadlock(const PatternInput& in, std::vector<Pattern>& out) {
                 : "pipeline send/recv deadlock: every rank waits to receive and none is sending";
   for (const StackGroup& g : in.groups) {
     const auto i = static_cast<size_t>(g.activity.frame_index);
-    p.evidence.push_back(fmt::format("py-spy: {} in {}: {}", RanksText(g.ranks), g.activity.op,
-                                     Where(g.frames[i])));
+    p.evidence.push_back(
+        fmt::format("py-spy: {} in {}: {}", RanksText(g.ranks), g.activity.op, Where(g.frames[i])));
   }
-  p.evidence.push_back("adjacent pipeline stages must pair each send with a recv in the same "
-                       "order; check the schedule (microbatch count, warm-up steps) on each stage");
+  p.evidence.push_back(
+      "adjacent pipeline stages must pair each send with a recv in the same "
+      "order; check the schedule (microbatch count, warm-up steps) on each stage");
   out.push_back(std::move(p));
 }
 
@@ -289,13 +296,15 @@ void DetectAllIdentical(const PatternInput& in, std::vector<Pattern>& out) {
   Pattern p;
   p.id = "all_ranks_identical";
   p.ranks = g.ranks;
-  p.title = fmt::format("every rank ({}) has the same stack, in {}: nobody is behind, so the stall "
-                        "is on the device or network side",
-                        FormatRankRanges(g.ranks), g.activity.op);
+  p.title = fmt::format(
+      "every rank ({}) has the same stack, in {}: nobody is behind, so the stall "
+      "is on the device or network side",
+      FormatRankRanges(g.ranks), g.activity.op);
   p.evidence.push_back("py-spy: all main threads in " +
                        Where(g.frames[static_cast<size_t>(g.activity.frame_index)]));
-  p.evidence.push_back("a kernel or an NCCL transfer never completes: check GPU and NIC health "
-                       "(nvidia-smi, dmesg Xid, NCCL RAS) before the application");
+  p.evidence.push_back(
+      "a kernel or an NCCL transfer never completes: check GPU and NIC health "
+      "(nvidia-smi, dmesg Xid, NCCL RAS) before the application");
   out.push_back(std::move(p));
 }
 
@@ -306,7 +315,8 @@ void DetectDeadOrMissing(const PatternInput& in, std::vector<Pattern>& out) {
   p.ranks = in.dead_or_missing;
   p.title = fmt::format("{} {} no live process in the evidence: dead or never collected",
                         RanksText(p.ranks), p.ranks.size() == 1 ? "has" : "have");
-  p.evidence.push_back("a dead rank writes no dump and prints no stack: its absence is the finding");
+  p.evidence.push_back(
+      "a dead rank writes no dump and prints no stack: its absence is the finding");
   out.push_back(std::move(p));
 }
 
@@ -314,7 +324,8 @@ void DetectDeadOrMissing(const PatternInput& in, std::vector<Pattern>& out) {
 
 std::string NamePhase(const std::string& phase, std::optional<int64_t> step) {
   // Only the phases of a training step have an iteration number.
-  if (!step || (phase != "optimizer step" && phase != "forward" && phase != "backward")) return phase;
+  if (!step || (phase != "optimizer step" && phase != "forward" && phase != "backward"))
+    return phase;
   if (*step == 1) return "first " + phase;
   return fmt::format("{} of iteration {}", phase, *step);
 }

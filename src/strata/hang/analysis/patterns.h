@@ -11,13 +11,13 @@
 #include <string>
 #include <vector>
 
-#include "strata/hang/evidence/evidence_set.h"
 #include "strata/hang/analysis/verdict.h"
+#include "strata/hang/evidence/evidence_set.h"
 
 namespace strata::hang {
 
 struct RankView {
-  int64_t id = 0;                  // the global rank, or the pid when no rank is known
+  int64_t id = 0;  // the global rank, or the pid when no rank is known
   const RankEvidence* evidence = nullptr;
   const PyThread* main = nullptr;  // null when py-spy gave no stack
   StackActivity activity;
@@ -26,10 +26,10 @@ struct RankView {
 struct PatternInput {
   const EvidenceSet& evidence;
   const std::vector<RankView>& views;
-  const std::vector<StackGroup>& groups;   // largest first
+  const std::vector<StackGroup>& groups;  // largest first
   const std::vector<PgStall>& stalls;
   const std::vector<int64_t>& dead_or_missing;
-  std::optional<int64_t> step;             // the training iteration that stalled, if known
+  std::optional<int64_t> step;  // the training iteration that stalled, if known
 };
 
 std::vector<Pattern> FindPatterns(const PatternInput& in);

@@ -1,12 +1,12 @@
 #include "strata/hang/analysis/pg_stall.h"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <algorithm>
 #include <map>
 #include <optional>
 #include <set>
-
-#include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include "strata/hang/analysis/gloo_sequences.h"
 #include "strata/hang/analysis/stack_tree.h"
@@ -18,9 +18,9 @@ namespace {
 struct RankQueue {
   int64_t last_enqueued = -1;
   int64_t last_completed = -1;
-  std::map<int64_t, std::string> op_at;                              // seq -> op
-  std::map<int64_t, std::vector<std::vector<int64_t>>> sizes_at;     // seq -> input sizes
-  std::map<int64_t, int64_t> timeout_at;                             // seq -> timeout_ms
+  std::map<int64_t, std::string> op_at;                           // seq -> op
+  std::map<int64_t, std::vector<std::vector<int64_t>>> sizes_at;  // seq -> input sizes
+  std::map<int64_t, int64_t> timeout_at;                          // seq -> timeout_ms
 };
 
 struct GroupQueues {
@@ -37,7 +37,8 @@ std::string SizesText(const std::vector<std::vector<int64_t>>& sizes) {
   return out + "]";
 }
 
-std::optional<PgStall> Evaluate(const std::string& pg, const GroupQueues& g, const std::string& source) {
+std::optional<PgStall> Evaluate(const std::string& pg, const GroupQueues& g,
+                                const std::string& source) {
   if (g.by_rank.empty()) return std::nullopt;
   int64_t s = INT64_MAX, max_enqueued = -1;
   for (const auto& [rank, q] : g.by_rank) {
@@ -95,10 +96,11 @@ std::optional<PgStall> Evaluate(const std::string& pg, const GroupQueues& g, con
 
 }  // namespace
 
-std::vector<PgStall> StallsFromFlightRecorder(const std::vector<std::pair<std::string, FrDump>>& dumps) {
+std::vector<PgStall> StallsFromFlightRecorder(
+    const std::vector<std::pair<std::string, FrDump>>& dumps) {
   std::map<std::string, GroupQueues> groups;  // key: pg name
   for (const auto& [file, dump] : dumps) {
-    if (!dump.rank) continue;  // cannot be placed; the loader reports such files
+    if (!dump.rank) continue;        // cannot be placed; the loader reports such files
     if (IsGlooDump(dump)) continue;  // placeholder states: gloo_sequences.h compares sequences
     const int64_t rank = *dump.rank;
     std::map<int64_t, std::string> name_of_id;
@@ -141,7 +143,9 @@ std::vector<PgStall> StallsFromWatchdog(const std::vector<WatchdogEvent>& events
   // Without torchrun's "[rankN]:" prefix a line still names its rank inside the message
   // ("[Rank 3]", "[PG 0 Rank 3]"): in the group's own numbering, which is the global one for the
   // default group, and a line without a group prefix belongs to the default group.
-  const auto rank_of = [](const WatchdogEvent& e) { return e.global_rank ? e.global_rank : e.pg_rank; };
+  const auto rank_of = [](const WatchdogEvent& e) {
+    return e.global_rank ? e.global_rank : e.pg_rank;
+  };
   std::map<int64_t, std::set<std::string>> groups_of_rank;
   for (const WatchdogEvent& e : events) {
     if (rank_of(e) && !e.pg_id.empty()) groups_of_rank[*rank_of(e)].insert(e.pg_id);
@@ -151,7 +155,8 @@ std::vector<PgStall> StallsFromWatchdog(const std::vector<WatchdogEvent>& events
     const std::optional<int64_t> rank = rank_of(e);
     // Only lines that say where a queue stands: a heartbeat or "taking the process down" line
     // names a rank but no counter, and must not make that rank look behind.
-    const bool has_queue = (e.kind == WatchdogEventKind::kTimeout && e.seq) || e.last_enqueued || e.last_completed;
+    const bool has_queue =
+        (e.kind == WatchdogEventKind::kTimeout && e.seq) || e.last_enqueued || e.last_completed;
     if (!rank || !has_queue) continue;
     std::string pg = e.pg_id;
     if (pg.empty()) {

@@ -10,8 +10,8 @@
 #include <utility>
 #include <vector>
 
-#include "strata/hang/evidence/evidence.h"
 #include "strata/hang/analysis/verdict.h"
+#include "strata/hang/evidence/evidence.h"
 
 namespace strata::hang {
 

@@ -1,9 +1,9 @@
 #include "strata/hang/analysis/placeholders.h"
 
+#include <fmt/format.h>
+
 #include <set>
 #include <tuple>
-
-#include <fmt/format.h>
 
 namespace strata::hang {
 namespace {
@@ -15,7 +15,8 @@ std::string Base(const std::string& file) {
 
 std::string Meaning(const std::string& field, const std::string& value) {
   if (value == "18446744073709551615") {
-    return "unknown: 2^64-1 is -1 printed unsigned, torch's placeholder for a value it does not have";
+    return "unknown: 2^64-1 is -1 printed unsigned, torch's placeholder for a value it does not "
+           "have";
   }
   if (value == "N/A") return "unknown: the recorder wrote N/A, not a number";
   if (value == "<unknown>") return "unknown frame: the recorder or py-spy could not name it";
@@ -23,7 +24,8 @@ std::string Meaning(const std::string& field, const std::string& value) {
       field.find("started") != std::string::npos) {
     return "unknown: -1 is torch's placeholder (no work of this kind recorded yet), not a counter";
   }
-  if (field.find("sizes") != std::string::npos) return "unknown dimension: -1 is a placeholder, not a size";
+  if (field.find("sizes") != std::string::npos)
+    return "unknown dimension: -1 is a placeholder, not a size";
   return "unknown: -1 is torch's placeholder, not a value";
 }
 
@@ -46,7 +48,8 @@ std::vector<Placeholder> FindPlaceholders(const EvidenceSet& ev) {
     for (const auto& [path, value] : dump.placeholders) {
       // "entries[3].input_sizes[0][1]" -> field "input_sizes": one line per kind of field.
       std::string field = path;
-      if (const size_t dot = field.rfind('.'); dot != std::string::npos) field = field.substr(dot + 1);
+      if (const size_t dot = field.rfind('.'); dot != std::string::npos)
+        field = field.substr(dot + 1);
       field = field.substr(0, field.find('['));
       add(file, fmt::format("{}: {}", Base(file), path), field, value);
     }
@@ -63,7 +66,8 @@ std::vector<Placeholder> FindPlaceholders(const EvidenceSet& ev) {
     for (const PyThread& t : r.pyspy->threads) {
       for (const PyFrame& f : t.frames) {
         if (f.function == "<unknown>" || f.file == "<unknown>") {
-          add(r.pyspy_file, fmt::format("{}: thread {}", Base(r.pyspy_file), t.thread_id), "frame", "<unknown>");
+          add(r.pyspy_file, fmt::format("{}: thread {}", Base(r.pyspy_file), t.thread_id), "frame",
+              "<unknown>");
         }
       }
     }

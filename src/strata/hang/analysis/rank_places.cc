@@ -55,7 +55,8 @@ std::vector<RankPlace> PlaceRanks(const EvidenceSet& ev) {
   return out;
 }
 
-std::vector<RankPlace> PlacesOf(const std::vector<RankPlace>& places, const std::vector<int64_t>& ranks) {
+std::vector<RankPlace> PlacesOf(const std::vector<RankPlace>& places,
+                                const std::vector<int64_t>& ranks) {
   std::vector<RankPlace> out;
   for (const RankPlace& p : places) {
     if (std::find(ranks.begin(), ranks.end(), p.rank) != ranks.end()) out.push_back(p);

@@ -17,7 +17,8 @@ namespace strata::hang {
 std::vector<RankPlace> PlaceRanks(const EvidenceSet& evidence);
 
 /// The entries of `places` for `ranks` (ranks without a place are left out).
-std::vector<RankPlace> PlacesOf(const std::vector<RankPlace>& places, const std::vector<int64_t>& ranks);
+std::vector<RankPlace> PlacesOf(const std::vector<RankPlace>& places,
+                                const std::vector<int64_t>& ranks);
 
 }  // namespace strata::hang
 

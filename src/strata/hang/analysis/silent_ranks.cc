@@ -1,9 +1,9 @@
 #include "strata/hang/analysis/silent_ranks.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <set>
-
-#include <fmt/format.h>
 
 #include "strata/core/text_scan.h"
 

@@ -18,11 +18,11 @@
 namespace strata::hang {
 
 struct SilentRanks {
-  std::vector<int64_t> silent;    // named as suspects: a minority of the job, the rest waiting
-  std::vector<int64_t> unheard;   // without evidence, but too many to call silent (a partial paste)
-  std::vector<int64_t> waiting;   // ranks whose timeout lines are in the evidence
+  std::vector<int64_t> silent;   // named as suspects: a minority of the job, the rest waiting
+  std::vector<int64_t> unheard;  // without evidence, but too many to call silent (a partial paste)
+  std::vector<int64_t> waiting;  // ranks whose timeout lines are in the evidence
   std::optional<int64_t> world;
-  std::string world_source;       // "WORLD_SIZE / the default group", "NCCL init lines (nranks 4)", ...
+  std::string world_source;  // "WORLD_SIZE / the default group", "NCCL init lines (nranks 4)", ...
 };
 
 /// `v` must have expected_world, ranks_seen and dead filled.

@@ -7,23 +7,44 @@ namespace strata::hang {
 namespace {
 
 // torch.distributed's public collectives and their older private spellings.
-constexpr std::array<std::string_view, 26> kCollectives = {
-    "all_reduce", "all_gather", "all_gather_into_tensor", "all_gather_object", "_all_gather_base",
-    "reduce_scatter", "reduce_scatter_tensor", "_reduce_scatter_base", "broadcast",
-    "broadcast_object_list", "all_to_all", "all_to_all_single", "reduce", "gather", "scatter",
-    "barrier", "monitored_barrier", "all_reduce_coalesced", "all_gather_coalesced",
-    "gather_object", "scatter_object_list", "_coalescing_manager", "all_gather_object",
-    "reduce_scatter_tensor_coalesced", "all_gather_into_tensor_coalesced", "allreduce_coalesced"};
-constexpr std::array<std::string_view, 7> kP2p = {"send",           "recv",           "isend",
-                                                  "irecv",          "batch_isend_irecv",
-                                                  "send_object_list", "recv_object_list"};
+constexpr std::array<std::string_view, 26> kCollectives = {"all_reduce",
+                                                           "all_gather",
+                                                           "all_gather_into_tensor",
+                                                           "all_gather_object",
+                                                           "_all_gather_base",
+                                                           "reduce_scatter",
+                                                           "reduce_scatter_tensor",
+                                                           "_reduce_scatter_base",
+                                                           "broadcast",
+                                                           "broadcast_object_list",
+                                                           "all_to_all",
+                                                           "all_to_all_single",
+                                                           "reduce",
+                                                           "gather",
+                                                           "scatter",
+                                                           "barrier",
+                                                           "monitored_barrier",
+                                                           "all_reduce_coalesced",
+                                                           "all_gather_coalesced",
+                                                           "gather_object",
+                                                           "scatter_object_list",
+                                                           "_coalescing_manager",
+                                                           "all_gather_object",
+                                                           "reduce_scatter_tensor_coalesced",
+                                                           "all_gather_into_tensor_coalesced",
+                                                           "allreduce_coalesced"};
+constexpr std::array<std::string_view, 7> kP2p = {
+    "send", "recv", "isend", "irecv", "batch_isend_irecv", "send_object_list", "recv_object_list"};
 constexpr std::array<std::string_view, 7> kInitPython = {
-    "init_process_group", "new_group", "_new_group_with_tag", "new_subgroups",
+    "init_process_group",   "new_group",  "_new_group_with_tag", "new_subgroups",
     "_store_based_barrier", "rendezvous", "init_device_mesh"};
 
-bool Contains(std::string_view s, std::string_view part) { return s.find(part) != std::string_view::npos; }
+bool Contains(std::string_view s, std::string_view part) {
+  return s.find(part) != std::string_view::npos;
+}
 bool EndsWith(std::string_view s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 template <size_t N>
 bool OneOf(std::string_view s, const std::array<std::string_view, N>& set) {
@@ -49,10 +70,10 @@ bool IsCommInit(const PyFrame& f) {
 
 bool IsTeardown(const PyFrame& f) {
   if (f.function == "destroy_process_group") return true;
-  return f.native && (Contains(f.function, "ProcessGroupNCCL::shutdown") ||
-                      Contains(f.function, "ProcessGroupNCCL::abort") ||
-                      f.function.rfind("ncclCommDestroy", 0) == 0 ||
-                      f.function.rfind("ncclCommAbort", 0) == 0);
+  return f.native &&
+         (Contains(f.function, "ProcessGroupNCCL::shutdown") ||
+          Contains(f.function, "ProcessGroupNCCL::abort") ||
+          f.function.rfind("ncclCommDestroy", 0) == 0 || f.function.rfind("ncclCommAbort", 0) == 0);
 }
 
 std::string P2pOp(std::string_view function) {
@@ -76,20 +97,26 @@ std::string PhaseOfStack(const std::vector<PyFrame>& frames) {
       })) {
     return "optimizer step";
   }
-  if (any([](const PyFrame& f) { return f.function == "destroy_process_group"; })) return "teardown";
-  if (any([](const PyFrame& f) { return f.function == "save_checkpoint"; })) return "checkpoint save";
-  if (any([](const PyFrame& f) { return f.function == "load_checkpoint"; })) return "checkpoint load";
+  if (any([](const PyFrame& f) { return f.function == "destroy_process_group"; }))
+    return "teardown";
+  if (any([](const PyFrame& f) { return f.function == "save_checkpoint"; }))
+    return "checkpoint save";
+  if (any([](const PyFrame& f) { return f.function == "load_checkpoint"; }))
+    return "checkpoint load";
   if (any([](const PyFrame& f) {
         return f.function == "backward_step" ||
                (f.function == "backward" && Contains(f.file, "autograd"));
       })) {
     return "backward";
   }
-  if (any([](const PyFrame& f) { return f.function == "forward_step" || f.function == "forward"; })) {
+  if (any([](const PyFrame& f) {
+        return f.function == "forward_step" || f.function == "forward";
+      })) {
     return "forward";
   }
   if (any([](const PyFrame& f) { return f.function == "evaluate"; })) return "evaluation";
-  if (any([](const PyFrame& f) { return Contains(f.file, "torch/utils/data/"); })) return "data loading";
+  if (any([](const PyFrame& f) { return Contains(f.file, "torch/utils/data/"); }))
+    return "data loading";
   if (any([](const PyFrame& f) {
         return OneOf(f.function, kInitPython) || f.function == "initialize_model_parallel" ||
                f.function == "setup_model_and_optimizer";
@@ -133,8 +160,8 @@ StackActivity ClassifyStack(const std::vector<PyFrame>& frames, bool thread_idle
       a.kind = Activity::kP2p;
       a.op = P2pOp(f.function);
     } else if ((f.function == "synchronize" && Contains(f.file, "torch/cuda")) ||
-               (f.function == "wait" && (Contains(f.file, "torch/cuda/streams") ||
-                                         Contains(f.file, "torch/cuda/event")))) {
+               (f.function == "wait" &&
+                (Contains(f.file, "torch/cuda/streams") || Contains(f.file, "torch/cuda/event")))) {
       a.kind = Activity::kDeviceSync;
       a.op = f.function;
     } else if (Contains(f.file, "torch/utils/data/dataloader")) {
@@ -154,15 +181,24 @@ StackActivity ClassifyStack(const std::vector<PyFrame>& frames, bool thread_idle
 
 std::string ActivityName(Activity kind) {
   switch (kind) {
-    case Activity::kCollective: return "collective";
-    case Activity::kP2p: return "point-to-point";
-    case Activity::kCommInit: return "communicator init";
-    case Activity::kTeardown: return "teardown";
-    case Activity::kDeviceSync: return "device sync";
-    case Activity::kDataLoader: return "data loader";
-    case Activity::kIdle: return "idle";
-    case Activity::kRunning: return "running";
-    case Activity::kNoStack: return "no stack";
+    case Activity::kCollective:
+      return "collective";
+    case Activity::kP2p:
+      return "point-to-point";
+    case Activity::kCommInit:
+      return "communicator init";
+    case Activity::kTeardown:
+      return "teardown";
+    case Activity::kDeviceSync:
+      return "device sync";
+    case Activity::kDataLoader:
+      return "data loader";
+    case Activity::kIdle:
+      return "idle";
+    case Activity::kRunning:
+      return "running";
+    case Activity::kNoStack:
+      return "no stack";
   }
   return "unknown";
 }

@@ -12,15 +12,15 @@
 namespace strata::hang {
 
 enum class Activity {
-  kCollective,   // in a torch.distributed collective (all_reduce, all_gather_into_tensor, ...)
-  kP2p,          // in send/recv (pipeline parallelism)
-  kCommInit,     // creating an NCCL communicator, init_process_group, new_group, rendezvous
-  kTeardown,     // destroy_process_group / ProcessGroupNCCL shutdown or abort
-  kDeviceSync,   // waiting for the GPU (torch.cuda.synchronize, an event or stream wait)
-  kDataLoader,   // waiting for a batch
-  kIdle,         // py-spy says the thread sleeps (queue, lock, select)
-  kRunning,      // anything else: computing
-  kNoStack,      // no main thread (py-spy failed or printed none)
+  kCollective,  // in a torch.distributed collective (all_reduce, all_gather_into_tensor, ...)
+  kP2p,         // in send/recv (pipeline parallelism)
+  kCommInit,    // creating an NCCL communicator, init_process_group, new_group, rendezvous
+  kTeardown,    // destroy_process_group / ProcessGroupNCCL shutdown or abort
+  kDeviceSync,  // waiting for the GPU (torch.cuda.synchronize, an event or stream wait)
+  kDataLoader,  // waiting for a batch
+  kIdle,        // py-spy says the thread sleeps (queue, lock, select)
+  kRunning,     // anything else: computing
+  kNoStack,     // no main thread (py-spy failed or printed none)
 };
 
 struct StackActivity {

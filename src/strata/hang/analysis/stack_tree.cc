@@ -1,9 +1,9 @@
 #include "strata/hang/analysis/stack_tree.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <unordered_set>
-
-#include <fmt/format.h>
 
 namespace strata::hang {
 
@@ -86,7 +86,8 @@ std::vector<StackClass> StackTree::Classes() const {
   if (sorted.empty()) return sorted;
   // Ancestors of the largest class's leaf; every other leaf climbs until it meets one.
   std::unordered_set<int> majority_path;
-  for (int n = class_leaf[0]; n >= 0; n = nodes_[static_cast<size_t>(n)].parent) majority_path.insert(n);
+  for (int n = class_leaf[0]; n >= 0; n = nodes_[static_cast<size_t>(n)].parent)
+    majority_path.insert(n);
   for (size_t i = 0; i < sorted.size(); ++i) {
     int n = class_leaf[i];
     while (n >= 0 && !majority_path.count(n)) n = nodes_[static_cast<size_t>(n)].parent;

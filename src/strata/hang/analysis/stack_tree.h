@@ -37,15 +37,15 @@ class StackTree {
     int parent = -1;
     size_t depth = 0;
     std::unordered_map<int, int> children;  // interned frame -> node
-    std::vector<int64_t> members;            // processes whose stack ends here
-    size_t stack_index = 0;                  // into stacks_: the first member's stack
+    std::vector<int64_t> members;           // processes whose stack ends here
+    size_t stack_index = 0;                 // into stacks_: the first member's stack
   };
   int Intern(const PyFrame& frame);
 
   std::vector<Node> nodes_{Node{}};
   std::unordered_map<std::string, int> frame_ids_;
   std::vector<std::vector<PyFrame>> stacks_;  // kept so classes can show a representative
-  std::string key_;                            // scratch buffer for Intern
+  std::string key_;                           // scratch buffer for Intern
 };
 
 }  // namespace strata::hang

@@ -2,9 +2,9 @@
 
 #include <fmt/format.h>
 
-#include "strata/hang/evidence/frames_json.h"
 #include "strata/hang/analysis/rank_places.h"
 #include "strata/hang/analysis/stack_tree.h"
+#include "strata/hang/evidence/frames_json.h"
 
 namespace strata::hang {
 namespace {
@@ -51,25 +51,23 @@ Json VerdictToJson(const Verdict& v) {
   Json j = JsonDocument(kVerdictKind);
   j["hang"] = v.hang;
   j["headline"] = v.headline;
-  j["finding"] = {{"kind", v.finding.kind},
-                  {"ranks", v.finding.ranks},
-                  {"op", v.finding.op},
-                  {"seq", v.finding.seq ? Json(*v.finding.seq) : Json(nullptr)},
-                  {"timeout_ms", v.finding.timeout_ms ? Json(*v.finding.timeout_ms) : Json(nullptr)},
-                  {"peer", v.finding.peer},
-                  {"setting", v.finding.setting},
-                  {"summary", v.finding.summary},
-                  {"evidence", v.finding.evidence},
-                  {"processes", Places(PlacesOf(v.places, v.finding.ranks))}};
+  j["finding"] = {
+      {"kind", v.finding.kind},
+      {"ranks", v.finding.ranks},
+      {"op", v.finding.op},
+      {"seq", v.finding.seq ? Json(*v.finding.seq) : Json(nullptr)},
+      {"timeout_ms", v.finding.timeout_ms ? Json(*v.finding.timeout_ms) : Json(nullptr)},
+      {"peer", v.finding.peer},
+      {"setting", v.finding.setting},
+      {"summary", v.finding.summary},
+      {"evidence", v.finding.evidence},
+      {"processes", Places(PlacesOf(v.places, v.finding.ranks))}};
   j["expected_world_size"] = v.expected_world ? Json(*v.expected_world) : Json(nullptr);
   j["hosts"] = v.hosts;
   j["evidence_bytes"] = v.bytes_read;
-  j["ranks"] = {{"seen", RankSet(v.ranks_seen)},
-                {"dead", RankSet(v.dead)},
-                {"missing", RankSet(v.missing)},
-                {"no_stack", RankSet(v.no_stack)},
-                {"moved", RankSet(v.moved)},
-                {"silent", RankSet(v.silent)}};
+  j["ranks"] = {{"seen", RankSet(v.ranks_seen)}, {"dead", RankSet(v.dead)},
+                {"missing", RankSet(v.missing)}, {"no_stack", RankSet(v.no_stack)},
+                {"moved", RankSet(v.moved)},     {"silent", RankSet(v.silent)}};
   j["processes"] = Places(v.places);
   Json groups = Json::array();
   for (const StackGroup& g : v.groups) {
@@ -104,7 +102,8 @@ Json VerdictToJson(const Verdict& v) {
   j["process_groups"] = std::move(stalls);
   Json patterns = Json::array();
   for (const Pattern& p : v.patterns) {
-    patterns.push_back({{"id", p.id}, {"title", p.title}, {"ranks", RankSet(p.ranks)}, {"evidence", p.evidence}});
+    patterns.push_back(
+        {{"id", p.id}, {"title", p.title}, {"ranks", RankSet(p.ranks)}, {"evidence", p.evidence}});
   }
   j["patterns"] = std::move(patterns);
   if (v.culprit) {
@@ -116,17 +115,20 @@ Json VerdictToJson(const Verdict& v) {
   } else {
     j["culprit"] = nullptr;
   }
-  j["timeout"] = {{"effective_timeout_s", v.timeout.effective_s ? Json(RoundSig(*v.timeout.effective_s)) : Json(nullptr)},
+  j["timeout"] = {{"effective_timeout_s",
+                   v.timeout.effective_s ? Json(RoundSig(*v.timeout.effective_s)) : Json(nullptr)},
                   {"source", v.timeout.source},
                   {"framework", v.timeout.framework},
                   {"watchdog_applies", v.timeout.watchdog_applies},
                   {"note", v.timeout.note}};
   Json unreadable = Json::array();
-  for (const Unreadable& u : v.unreadable) unreadable.push_back({{"file", u.file}, {"reason", u.reason}});
+  for (const Unreadable& u : v.unreadable)
+    unreadable.push_back({{"file", u.file}, {"reason", u.reason}});
   j["unreadable_files"] = std::move(unreadable);
   Json placeholders = Json::array();
   for (const Placeholder& p : v.placeholders) {
-    placeholders.push_back({{"where", p.where}, {"field", p.field}, {"value", p.value}, {"meaning", p.meaning}});
+    placeholders.push_back(
+        {{"where", p.where}, {"field", p.field}, {"value", p.value}, {"meaning", p.meaning}});
   }
   j["placeholders"] = std::move(placeholders);
   j["notes"] = v.notes;
@@ -136,7 +138,8 @@ Json VerdictToJson(const Verdict& v) {
 std::string VerdictToText(const Verdict& v, size_t max_frames) {
   std::string out;
   auto line = [&](const std::string& s) { out += s + "\n"; };
-  line(fmt::format("{}{}", v.hang ? "HANG: " : "", v.headline.substr(v.headline.rfind("hang: ", 0) == 0 ? 6 : 0)));
+  line(fmt::format("{}{}", v.hang ? "HANG: " : "",
+                   v.headline.substr(v.headline.rfind("hang: ", 0) == 0 ? 6 : 0)));
   line(fmt::format("finding: {}{}{}{}{}", v.finding.kind,
                    v.finding.ranks.empty() ? "" : ", rank " + FormatRankRanges(v.finding.ranks),
                    v.finding.op.empty() ? "" : ", " + v.finding.op,
@@ -146,37 +149,42 @@ std::string VerdictToText(const Verdict& v, size_t max_frames) {
   for (const std::string& e : v.finding.evidence) line("  " + e);
   line("");
   line(fmt::format("ranks: expected {}, live {} ({}), dead {}, missing {}, without a stack {}",
-                   v.expected_world ? std::to_string(*v.expected_world) : "unknown", v.ranks_seen.size(),
-                   RangesOrNone(v.ranks_seen), RangesOrNone(v.dead), RangesOrNone(v.missing),
-                   RangesOrNone(v.no_stack)));
+                   v.expected_world ? std::to_string(*v.expected_world) : "unknown",
+                   v.ranks_seen.size(), RangesOrNone(v.ranks_seen), RangesOrNone(v.dead),
+                   RangesOrNone(v.missing), RangesOrNone(v.no_stack)));
   if (!v.silent.empty()) {
-    line(fmt::format("silent: {} ({}): expected, but no line, dump or stack of theirs in the evidence",
-                     Count(v.silent.size(), "rank"), FormatRankRanges(v.silent)));
+    line(fmt::format(
+        "silent: {} ({}): expected, but no line, dump or stack of theirs in the evidence",
+        Count(v.silent.size(), "rank"), FormatRankRanges(v.silent)));
   }
-  line(fmt::format("evidence: {}{}, {:.2f} MB read", v.hosts ? Count(v.hosts, "node bundle") : "loose files",
-                   v.hosts ? "" : "", static_cast<double>(v.bytes_read) / 1e6));
+  line(fmt::format("evidence: {}{}, {:.2f} MB read",
+                   v.hosts ? Count(v.hosts, "node bundle") : "loose files", v.hosts ? "" : "",
+                   static_cast<double>(v.bytes_read) / 1e6));
   if (!v.groups.empty()) {
     line("");
-    line(fmt::format("stack groups (py-spy main threads, innermost frame first): {}", v.groups.size()));
+    line(fmt::format("stack groups (py-spy main threads, innermost frame first): {}",
+                     v.groups.size()));
     for (size_t i = 0; i < v.groups.size(); ++i) {
       const StackGroup& g = v.groups[i];
-      line(fmt::format("  #{} {:<9} {}: {} {}{}", i + 1, Count(g.ranks.size(), "rank"), FormatRankRanges(g.ranks),
-                       ActivityName(g.activity.kind), g.activity.op,
+      line(fmt::format("  #{} {:<9} {}: {} {}{}", i + 1, Count(g.ranks.size(), "rank"),
+                       FormatRankRanges(g.ranks), ActivityName(g.activity.kind), g.activity.op,
                        g.activity.phase.empty() ? "" : " [" + g.activity.phase + "]"));
       if (!g.diverges_below.empty()) line("      parts from group #1 below " + g.diverges_below);
-      for (size_t f = 0; f < g.frames.size() && f < max_frames; ++f) line("      " + Frame(g.frames[f]));
-      if (g.frames.size() > max_frames) line(fmt::format("      ... {} outer frames", g.frames.size() - max_frames));
+      for (size_t f = 0; f < g.frames.size() && f < max_frames; ++f)
+        line("      " + Frame(g.frames[f]));
+      if (g.frames.size() > max_frames)
+        line(fmt::format("      ... {} outer frames", g.frames.size() - max_frames));
     }
   }
   if (!v.pg_stalls.empty()) {
     line("");
     line("process groups:");
     for (const PgStall& s : v.pg_stalls) {
-      line(fmt::format("  PG {} ({}) from the {}: stalled at collective #{} {}", s.pg, s.desc, s.source,
-                       s.stalled_seq, s.op.empty() ? "(op unknown)" : s.op));
+      line(fmt::format("  PG {} ({}) from the {}: stalled at collective #{} {}", s.pg, s.desc,
+                       s.source, s.stalled_seq, s.op.empty() ? "(op unknown)" : s.op));
       line(fmt::format("      waiting {} ({}), behind {} ({}), missing {} ({})", s.waiting.size(),
-                       RangesOrNone(s.waiting), s.behind.size(), RangesOrNone(s.behind), s.missing.size(),
-                       RangesOrNone(s.missing)));
+                       RangesOrNone(s.waiting), s.behind.size(), RangesOrNone(s.behind),
+                       s.missing.size(), RangesOrNone(s.missing)));
       if (!s.mismatch.empty()) line("      mismatch: " + s.mismatch);
     }
   }
@@ -191,14 +199,16 @@ std::string VerdictToText(const Verdict& v, size_t max_frames) {
   if (v.culprit) {
     line("");
     line(fmt::format("culprit: {} {}{}{}", v.culprit->ranks.size() == 1 ? "rank" : "ranks",
-                     FormatRankRanges(v.culprit->ranks), v.culprit->host.empty() ? "" : " on " + v.culprit->host,
+                     FormatRankRanges(v.culprit->ranks),
+                     v.culprit->host.empty() ? "" : " on " + v.culprit->host,
                      v.culprit->phase.empty() ? "" : ", phase: " + v.culprit->phase));
     line("  chain of evidence:");
     for (const std::string& c : v.culprit->chain) line("    " + c);
   }
   line("");
   if (v.timeout.effective_s) {
-    line(fmt::format("collective timeout: {:.0f} s, from {}", *v.timeout.effective_s, v.timeout.source));
+    line(fmt::format("collective timeout: {:.0f} s, from {}", *v.timeout.effective_s,
+                     v.timeout.source));
   } else {
     line("collective timeout: unknown (no flight recorder, watchdog line or known framework)");
   }

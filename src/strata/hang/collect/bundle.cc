@@ -1,10 +1,10 @@
 #include "strata/hang/collect/bundle.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <set>
-
-#include <fmt/format.h>
 
 #include "strata/core/did_you_mean.h"
 
@@ -37,7 +37,8 @@ class ObjectReader {
   Status Int(const std::string& key, std::optional<int64_t>& out) {
     const Json* v = Get(key);
     if (!v) return OkStatus();
-    if (!v->is_number_integer()) return Bad(key, fmt::format("expected an integer, got {}", v->type_name()));
+    if (!v->is_number_integer())
+      return Bad(key, fmt::format("expected an integer, got {}", v->type_name()));
     out = v->get<int64_t>();
     return OkStatus();
   }
@@ -50,7 +51,8 @@ class ObjectReader {
   Status Bool(const std::string& key, bool& out) {
     const Json* v = Get(key);
     if (!v) return OkStatus();
-    if (!v->is_boolean()) return Bad(key, fmt::format("expected true or false, got {}", v->type_name()));
+    if (!v->is_boolean())
+      return Bad(key, fmt::format("expected true or false, got {}", v->type_name()));
     out = v->get<bool>();
     return OkStatus();
   }
@@ -82,8 +84,10 @@ class ObjectReader {
   std::set<std::string> seen_;
 };
 
-Result<ProcessRecord> ParseProcess(const Json& j, const std::string& file, const std::string& field) {
-  if (!j.is_object()) return InvalidInput("expected an object (one process)").InFile(file).InField(field);
+Result<ProcessRecord> ParseProcess(const Json& j, const std::string& file,
+                                   const std::string& field) {
+  if (!j.is_object())
+    return InvalidInput("expected an object (one process)").InFile(file).InField(field);
   ObjectReader r(j, file, field);
   ProcessRecord p;
   STRATA_RETURN_IF_ERROR(r.Int("pid", p.pid));
@@ -110,7 +114,8 @@ Result<ProcessRecord> ParseProcess(const Json& j, const std::string& file, const
 }
 
 Result<LogRecord> ParseLog(const Json& j, const std::string& file, const std::string& field) {
-  if (!j.is_object()) return InvalidInput("expected an object (one log)").InFile(file).InField(field);
+  if (!j.is_object())
+    return InvalidInput("expected an object (one log)").InFile(file).InField(field);
   ObjectReader r(j, file, field);
   LogRecord l;
   STRATA_RETURN_IF_ERROR(r.String("file", l.file));
@@ -169,7 +174,8 @@ Result<Manifest> ParseManifest(std::string_view text, const std::string& file) {
   try {
     j = Json::parse(text);
   } catch (const nlohmann::json::parse_error& e) {
-    return InvalidInput(fmt::format("malformed bundle manifest (truncated?): {}", e.what())).InFile(file);
+    return InvalidInput(fmt::format("malformed bundle manifest (truncated?): {}", e.what()))
+        .InFile(file);
   } catch (const nlohmann::json::exception& e) {  // out_of_range: a number such as 1e400
     return InvalidInput(fmt::format("malformed bundle manifest: {}", e.what())).InFile(file);
   }
@@ -186,7 +192,11 @@ Result<Manifest> ParseManifest(std::string_view text, const std::string& file) {
     return Error{ErrorCode::kUnsupportedVersion,
                  fmt::format("bundle schema_version {} is not one this strata reads (<= {})",
                              version ? std::to_string(*version) : "missing", kSchemaVersion),
-                 file, 0, 0, "schema_version", "collect the bundle with the same strata version"};
+                 file,
+                 0,
+                 0,
+                 "schema_version",
+                 "collect the bundle with the same strata version"};
   }
   Manifest m;
   STRATA_RETURN_IF_ERROR(r.String("host", m.host));

@@ -27,34 +27,34 @@ inline constexpr const char* kManifestKind = "hang_bundle";
 
 struct ProcessRecord {
   int64_t pid = 0;
-  std::optional<int64_t> rank;        // RANK from /proc/<pid>/environ
-  std::optional<int64_t> local_rank;  // LOCAL_RANK
-  std::optional<int64_t> world_size;  // WORLD_SIZE
-  std::string cmdline;                // argv joined by spaces
-  std::string state;                  // /proc/<pid>/status "State:", e.g. "S (sleeping)"
+  std::optional<int64_t> rank;             // RANK from /proc/<pid>/environ
+  std::optional<int64_t> local_rank;       // LOCAL_RANK
+  std::optional<int64_t> world_size;       // WORLD_SIZE
+  std::string cmdline;                     // argv joined by spaces
+  std::string state;                       // /proc/<pid>/status "State:", e.g. "S (sleeping)"
   std::map<std::string, std::string> env;  // NCCL_*, TORCH_NCCL_*, TORCH_FR_*, MASTER_ADDR, ...
-  std::string pyspy_file;             // relative to the bundle; "" when py-spy was not run
+  std::string pyspy_file;                  // relative to the bundle; "" when py-spy was not run
   int pyspy_exit_code = 0;
   bool pyspy_timed_out = false;       // py-spy was killed after the timeout (trainer resumed)
   std::vector<std::string> fr_files;  // relative to the bundle
 };
 
 struct LogRecord {
-  std::string file;                   // relative to the bundle
-  std::string source;                 // the path it was read from on the node
-  std::optional<int64_t> rank;        // from the file name, when it names one
-  int64_t bytes_total = 0;            // size of the source file
-  bool truncated = false;             // only the tail was kept: earlier lines are missing
+  std::string file;             // relative to the bundle
+  std::string source;           // the path it was read from on the node
+  std::optional<int64_t> rank;  // from the file name, when it names one
+  int64_t bytes_total = 0;      // size of the source file
+  bool truncated = false;       // only the tail was kept: earlier lines are missing
 };
 
 struct Manifest {
   std::string host;
-  std::string time_utc;               // ISO 8601, e.g. "2026-01-01T03:12:44Z"
+  std::string time_utc;  // ISO 8601, e.g. "2026-01-01T03:12:44Z"
   std::string strata_version;
   std::vector<ProcessRecord> processes;
-  std::string nvidia_smi_file;        // relative; "" when nvidia-smi was not available
+  std::string nvidia_smi_file;  // relative; "" when nvidia-smi was not available
   std::vector<LogRecord> logs;
-  std::vector<std::string> notes;     // what the collector could not do, and why
+  std::vector<std::string> notes;  // what the collector could not do, and why
 };
 
 Json ManifestToJson(const Manifest& manifest);

@@ -1,7 +1,7 @@
-#include "strata/core/system_info.h"
 #include "strata/hang/collect/collect.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -16,9 +16,8 @@
 #include <map>
 #include <thread>
 
-#include <fmt/format.h>
-
 #include "strata/core/file_io.h"
+#include "strata/core/system_info.h"
 #include "strata/core/text_scan.h"
 
 #ifndef STRATA_VERSION
@@ -61,7 +60,8 @@ std::optional<int64_t> ToInt(const std::string& s) {
 }
 
 bool KeepEnv(const std::string& key) {
-  for (const char* prefix : {"NCCL_", "TORCH_NCCL_", "TORCH_FR_", "TORCH_DISTRIBUTED", "CUDA_VISIBLE"}) {
+  for (const char* prefix :
+       {"NCCL_", "TORCH_NCCL_", "TORCH_FR_", "TORCH_DISTRIBUTED", "CUDA_VISIBLE"}) {
     if (key.rfind(prefix, 0) == 0) return true;
   }
   // HOME and XDG_CACHE_HOME are read only to find torch's default flight-recorder path; they are
@@ -74,15 +74,18 @@ std::string FrPrefix(const std::map<std::string, std::string>& env) {
   for (const char* key : {"TORCH_FR_DUMP_TEMP_FILE", "TORCH_NCCL_DEBUG_INFO_TEMP_FILE"}) {
     if (auto it = env.find(key); it != env.end() && !it->second.empty()) return it->second;
   }
-  if (auto it = env.find("XDG_CACHE_HOME"); it != env.end()) return it->second + "/torch/comm_lib_trace_rank_";
-  if (auto it = env.find("HOME"); it != env.end()) return it->second + "/.cache/torch/comm_lib_trace_rank_";
+  if (auto it = env.find("XDG_CACHE_HOME"); it != env.end())
+    return it->second + "/torch/comm_lib_trace_rank_";
+  if (auto it = env.find("HOME"); it != env.end())
+    return it->second + "/.cache/torch/comm_lib_trace_rank_";
   return "";
 }
 
 bool IsShell(const std::string& cmdline) {
   std::string exe = cmdline.substr(0, cmdline.find(' '));
   exe = exe.substr(exe.rfind('/') == std::string::npos ? 0 : exe.rfind('/') + 1);
-  for (const char* shell : {"sh", "bash", "dash", "zsh", "srun", "timeout", "env", "numactl", "taskset"}) {
+  for (const char* shell :
+       {"sh", "bash", "dash", "zsh", "srun", "timeout", "env", "numactl", "taskset"}) {
     if (exe == shell) return true;
   }
   return false;
@@ -92,7 +95,7 @@ bool IsShell(const std::string& cmdline) {
 struct Found {
   ProcessRecord record;
   int64_t ppid = 0;
-  bool cuda = false;        // libcuda is mapped: the process (or its forked parent) holds a CUDA context
+  bool cuda = false;  // libcuda is mapped: the process (or its forked parent) holds a CUDA context
   std::string fr_prefix;
 };
 
@@ -129,12 +132,13 @@ std::vector<Found> OnePerRank(std::vector<Found> found, std::vector<std::string>
       keep[i] = false;
       others += (others.empty() ? "" : ", ") + std::to_string(found[i].record.pid);
     }
-    notes.push_back(fmt::format("rank {}: {} processes share RANK={}; collected pid {} (the trainer: {}), "
-                                "not the others (pids {}: forked workers or wrappers)",
-                                rank, members.size(), rank, found[chosen].record.pid,
-                                found[chosen].cuda ? "holds a CUDA context, parent of the others"
-                                                   : "the parent of the others",
-                                others));
+    notes.push_back(
+        fmt::format("rank {}: {} processes share RANK={}; collected pid {} (the trainer: {}), "
+                    "not the others (pids {}: forked workers or wrappers)",
+                    rank, members.size(), rank, found[chosen].record.pid,
+                    found[chosen].cuda ? "holds a CUDA context, parent of the others"
+                                       : "the parent of the others",
+                    others));
   }
   std::vector<Found> out;
   for (size_t i = 0; i < found.size(); ++i) {
@@ -150,7 +154,8 @@ struct Running {
 
 // fork/exec with stdout+stderr to `output`; the child gets its own process group so a kill on
 // timeout reaches whatever it spawned, and nothing else.
-pid_t Spawn(const std::string& exe, const std::vector<std::string>& args, const std::string& output) {
+pid_t Spawn(const std::string& exe, const std::vector<std::string>& args,
+            const std::string& output) {
   const int fd = ::open(output.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return -1;
   std::vector<std::string> copy = args;
@@ -178,8 +183,10 @@ std::vector<std::pair<int, bool>> WaitAll(const std::vector<pid_t>& children, Se
                         std::chrono::microseconds(static_cast<int64_t>(timeout.us()));
   size_t remaining = 0;
   for (size_t i = 0; i < children.size(); ++i) {
-    if (children[i] > 0) ++remaining;
-    else done[i] = true;
+    if (children[i] > 0)
+      ++remaining;
+    else
+      done[i] = true;
   }
   while (remaining > 0) {
     for (size_t i = 0; i < children.size(); ++i) {
@@ -205,7 +212,8 @@ std::vector<std::pair<int, bool>> WaitAll(const std::vector<pid_t>& children, Se
       for (size_t i = 0; i < children.size(); ++i) {
         if (done[i]) continue;
         int status = 0;
-        while (::waitpid(children[i], &status, WNOHANG) == 0 && std::chrono::steady_clock::now() < grace_end) {
+        while (::waitpid(children[i], &status, WNOHANG) == 0 &&
+               std::chrono::steady_clock::now() < grace_end) {
           std::this_thread::sleep_for(kPollInterval);
         }
       }
@@ -294,13 +302,14 @@ std::vector<Found> FindTrainers(const CollectOptions& o, Manifest& m) {
   if (unreadable_env > 0) {
     // root reads every environ: when it cannot, the process exited meanwhile or is a kernel
     // thread or zombie, not another user's.
-    m.notes.push_back(::geteuid() == 0
-                          ? fmt::format("{} processes' environ could not be read (they exited while "
-                                        "being listed, or are zombies or kernel threads)",
-                                        unreadable_env)
-                          : fmt::format("{} processes' environ could not be read (another user's? run as "
-                                        "the job's user or root)",
-                                        unreadable_env));
+    m.notes.push_back(
+        ::geteuid() == 0
+            ? fmt::format("{} processes' environ could not be read (they exited while "
+                          "being listed, or are zombies or kernel threads)",
+                          unreadable_env)
+            : fmt::format("{} processes' environ could not be read (another user's? run as "
+                          "the job's user or root)",
+                          unreadable_env));
   }
   return OnePerRank(std::move(found), m.notes);
 }
@@ -328,8 +337,10 @@ Result<CollectResult> Collect(const CollectOptions& o) {
   std::error_code exists_ec;
   if (!fs::is_directory(o.out_dir, exists_ec)) {
     // Not created silently: a typo in --out would scatter bundles where nobody looks for them.
-    return IoError("the output directory does not exist").InFile(o.out_dir).WithHint(
-        fmt::format("create it first (mkdir -p {}), or pass an existing --out", o.out_dir));
+    return IoError("the output directory does not exist")
+        .InFile(o.out_dir)
+        .WithHint(
+            fmt::format("create it first (mkdir -p {}), or pass an existing --out", o.out_dir));
   }
   Manifest m;
   m.host = o.host.empty() ? HostName() : o.host;
@@ -339,7 +350,8 @@ Result<CollectResult> Collect(const CollectOptions& o) {
   const fs::path staging = fs::path(o.out_dir) / fmt::format(".{}.partial.{}", m.host, ::getpid());
   std::error_code ec;
   if (fs::exists(final_dir, ec)) {
-    return IoError("a bundle for this host already exists").InFile(final_dir.string())
+    return IoError("a bundle for this host already exists")
+        .InFile(final_dir.string())
         .WithHint("remove it, or pass another --out (e.g. one per collection time)");
   }
   fs::create_directories(staging / "pyspy", ec);
@@ -347,14 +359,16 @@ Result<CollectResult> Collect(const CollectOptions& o) {
 
   const std::vector<Found> found = FindTrainers(o, m);
   for (const Found& f : found) m.processes.push_back(f.record);
-  // py-spy on every trainer at once, so the node's dumps are one instant and the timeout is paid once.
+  // py-spy on every trainer at once, so the node's dumps are one instant and the timeout is paid
+  // once.
   const std::string pyspy = FindExecutable("py-spy", o.path);
   if (pyspy.empty()) {
     m.notes.push_back("py-spy not found on PATH: no stacks collected (pip install py-spy)");
   } else {
     std::vector<pid_t> children;
     for (ProcessRecord& p : m.processes) {
-      p.pyspy_file = p.rank ? fmt::format("pyspy/rank{}.txt", *p.rank) : fmt::format("pyspy/pid{}.txt", p.pid);
+      p.pyspy_file =
+          p.rank ? fmt::format("pyspy/rank{}.txt", *p.rank) : fmt::format("pyspy/pid{}.txt", p.pid);
       std::vector<std::string> args = {"py-spy", "dump", "--pid", std::to_string(p.pid)};
       if (o.native) args.push_back("--native");
       children.push_back(Spawn(pyspy, args, (staging / p.pyspy_file).string()));
@@ -364,7 +378,8 @@ Result<CollectResult> Collect(const CollectOptions& o) {
       ProcessRecord& p = m.processes[i];
       p.pyspy_exit_code = results[i].first;
       p.pyspy_timed_out = results[i].second;
-      if (children[i] < 0) m.notes.push_back(fmt::format("could not start py-spy for pid {}", p.pid));
+      if (children[i] < 0)
+        m.notes.push_back(fmt::format("could not start py-spy for pid {}", p.pid));
       // Always: a py-spy killed mid-dump can leave its target stopped (py-spy #390, #416).
       if (o.resume) {
         o.resume(p.pid);
@@ -382,8 +397,9 @@ Result<CollectResult> Collect(const CollectOptions& o) {
     if (result[0].first == 0) {
       m.nvidia_smi_file = "nvidia-smi.csv";
     } else {
-      m.notes.push_back(result[0].second ? "nvidia-smi timed out (a GPU in a bad state?)"
-                                         : fmt::format("nvidia-smi failed with exit code {}", result[0].first));
+      m.notes.push_back(result[0].second
+                            ? "nvidia-smi timed out (a GPU in a bad state?)"
+                            : fmt::format("nvidia-smi failed with exit code {}", result[0].first));
     }
   }
   for (size_t i = 0; i < m.processes.size(); ++i) {
@@ -413,13 +429,17 @@ Result<CollectResult> Collect(const CollectOptions& o) {
     l.bytes_total = tail->second;
     l.truncated = static_cast<size_t>(tail->second) > tail->first.size();
     const std::string name = fs::path(o.logs[i]).filename().string();
-    if (auto at = name.find("rank"); at != std::string::npos) l.rank = ToInt(name.substr(at + 4, name.find_first_not_of("0123456789", at + 4) - at - 4));
+    if (auto at = name.find("rank"); at != std::string::npos)
+      l.rank = ToInt(name.substr(at + 4, name.find_first_not_of("0123456789", at + 4) - at - 4));
     STRATA_RETURN_IF_ERROR(WriteFileAtomic((staging / l.file).string(), tail->first));
     m.logs.push_back(std::move(l));
   }
-  STRATA_RETURN_IF_ERROR(WriteFileAtomic((staging / kManifestName).string(), DumpJson(ManifestToJson(m))));
+  STRATA_RETURN_IF_ERROR(
+      WriteFileAtomic((staging / kManifestName).string(), DumpJson(ManifestToJson(m))));
   fs::rename(staging, final_dir, ec);
-  if (ec) return IoError(fmt::format("cannot move the bundle into place: {}", ec.message())).InFile(final_dir.string());
+  if (ec)
+    return IoError(fmt::format("cannot move the bundle into place: {}", ec.message()))
+        .InFile(final_dir.string());
   return CollectResult{final_dir.string(), std::move(m)};
 }
 

@@ -22,16 +22,16 @@
 namespace strata::hang {
 
 struct CollectOptions {
-  std::string out_dir;                 // the bundle is written to <out_dir>/<host>
-  std::string host;                    // "" = this machine's host name
-  std::string proc_root = "/proc";     // a fake tree in tests
-  std::string path;                    // where py-spy and nvidia-smi are looked up; "" = $PATH
-  std::string match;                   // command-line substring of a trainer; "" = RANK in environ
-  std::vector<std::string> logs;       // rank log files whose tails are kept
+  std::string out_dir;              // the bundle is written to <out_dir>/<host>
+  std::string host;                 // "" = this machine's host name
+  std::string proc_root = "/proc";  // a fake tree in tests
+  std::string path;                 // where py-spy and nvidia-smi are looked up; "" = $PATH
+  std::string match;                // command-line substring of a trainer; "" = RANK in environ
+  std::vector<std::string> logs;    // rank log files whose tails are kept
   Bytes log_tail = Bytes::KiB(256);
   Seconds pyspy_timeout = Seconds::Of(10);
-  bool native = false;                 // py-spy --native (slower; shows NCCL frames)
-  std::string time_utc;                // "" = now
+  bool native = false;   // py-spy --native (slower; shows NCCL frames)
+  std::string time_utc;  // "" = now
   // Sends SIGCONT to a trainer; replaced in tests, which must not signal real processes.
   std::function<void(int64_t pid)> resume;
 };

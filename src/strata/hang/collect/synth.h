@@ -25,7 +25,7 @@ struct SynthOptions {
   SynthCase kind = SynthCase::kOomTeardown;
   int64_t ranks = 40;
   int64_t ranks_per_node = 8;
-  int64_t culprit = 17;  // the odd rank (kOomTeardown, kMismatch)
+  int64_t culprit = 17;        // the odd rank (kOomTeardown, kMismatch)
   int64_t helper_threads = 4;  // idle Python threads besides MainThread (pin-memory, async save)
 };
 

@@ -1,12 +1,12 @@
 #include "strata/hang/evidence/evidence_set.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <filesystem>
 #include <system_error>
-
-#include <fmt/format.h>
 
 #include "strata/core/file_io.h"
 #include "strata/hang/parsers/flight_recorder.h"
@@ -31,13 +31,26 @@ std::string Reason(const Error& e) {
   if (!e.hint.empty()) out += " (" + e.hint + ")";
   return out;
 }
-bool Contains(std::string_view s, std::string_view p) { return s.find(p) != std::string_view::npos; }
+bool Contains(std::string_view s, std::string_view p) {
+  return s.find(p) != std::string_view::npos;
+}
 
-enum class FileKind { kPySpy, kFrPickle, kFrJson, kRasText, kRasJson, kManifest, kComputeApps,
-                      kBinary, kUnknownJson, kLog };
+enum class FileKind {
+  kPySpy,
+  kFrPickle,
+  kFrJson,
+  kRasText,
+  kRasJson,
+  kManifest,
+  kComputeApps,
+  kBinary,
+  kUnknownJson,
+  kLog
+};
 
 FileKind Sniff(std::string_view contents) {
-  if (!contents.empty() && static_cast<unsigned char>(contents[0]) == 0x80) return FileKind::kFrPickle;
+  if (!contents.empty() && static_cast<unsigned char>(contents[0]) == 0x80)
+    return FileKind::kFrPickle;
   const std::string_view head = contents.substr(0, 4096);
   const size_t first = head.find_first_not_of(" \t\r\n");
   if (first == std::string_view::npos) return FileKind::kPySpy;  // empty: py-spy killed early
@@ -70,14 +83,17 @@ FileKind Sniff(std::string_view contents) {
     if (nl == std::string_view::npos) nl = head.size();
     std::string_view line = head.substr(pos, nl - pos);
     pos = nl + 1;
-    if (const size_t colon = line.find(": "); colon != std::string_view::npos &&
-                                              line.substr(0, colon).find(' ') == std::string_view::npos &&
-                                              line.substr(0, colon) != "Error") {
+    if (const size_t colon = line.find(": ");
+        colon != std::string_view::npos &&
+        line.substr(0, colon).find(' ') == std::string_view::npos &&
+        line.substr(0, colon) != "Error") {
       line = line.substr(colon + 2);
     }
-    // py-spy's "Thread 1234 (idle)"; not faulthandler's "Thread 0x00007f... (most recent call first)".
+    // py-spy's "Thread 1234 (idle)"; not faulthandler's "Thread 0x00007f... (most recent call
+    // first)".
     const bool pyspy_thread = StartsWith(line, "Thread ") && line.size() > 7 &&
-                              std::isdigit(static_cast<unsigned char>(line[7])) && !StartsWith(line, "Thread 0x");
+                              std::isdigit(static_cast<unsigned char>(line[7])) &&
+                              !StartsWith(line, "Thread 0x");
     if (StartsWith(line, "Process ") || pyspy_thread || StartsWith(line, "Error: Failed") ||
         StartsWith(line, "Permission Denied")) {
       return FileKind::kPySpy;
@@ -177,13 +193,15 @@ void AddFile(EvidenceSet& set, std::string_view contents, const std::string& fil
       return;
     }
     case FileKind::kBinary:
-      set.unreadable.push_back({file, "binary file of no known kind (not a flight-recorder pickle: "
-                                      "those start with byte 0x80)"});
+      set.unreadable.push_back({file,
+                                "binary file of no known kind (not a flight-recorder pickle: "
+                                "those start with byte 0x80)"});
       return;
     case FileKind::kUnknownJson:
-      set.unreadable.push_back({file, "JSON of no known kind: expected a py-spy dump (array), a "
-                                      "flight-recorder dump (pg_config/entries) or NCCL RAS "
-                                      "(communicators)"});
+      set.unreadable.push_back({file,
+                                "JSON of no known kind: expected a py-spy dump (array), a "
+                                "flight-recorder dump (pg_config/entries) or NCCL RAS "
+                                "(communicators)"});
       return;
     case FileKind::kLog:
       AddLog(set, contents, file, rank, host, log_complete);
@@ -237,7 +255,8 @@ void LoadBundle(EvidenceSet& set, const fs::path& dir, const std::string& manife
     }
   }
   for (const LogRecord& l : manifest->logs) {
-    if (auto text = read(l.file)) AddLog(set, *text, (dir / l.file).string(), l.rank, host, !l.truncated);
+    if (auto text = read(l.file))
+      AddLog(set, *text, (dir / l.file).string(), l.rank, host, !l.truncated);
   }
   if (!manifest->nvidia_smi_file.empty()) {
     if (auto text = read(manifest->nvidia_smi_file)) {
@@ -250,7 +269,8 @@ void LoadBundle(EvidenceSet& set, const fs::path& dir, const std::string& manife
 void LoadPath(EvidenceSet& set, const fs::path& path, int depth) {
   std::error_code ec;
   if (depth > 0 && fs::is_symlink(path, ec) && fs::is_directory(path, ec)) {
-    set.unreadable.push_back({path.string(), "a link to a directory: not followed (pass it directly)"});
+    set.unreadable.push_back(
+        {path.string(), "a link to a directory: not followed (pass it directly)"});
     return;
   }
   if (fs::is_directory(path, ec)) {
@@ -294,7 +314,8 @@ void LoadPath(EvidenceSet& set, const fs::path& path, int depth) {
 std::optional<int64_t> RankInFileName(std::string_view path) {
   const size_t slash = path.rfind('/');
   std::string_view name = slash == std::string_view::npos ? path : path.substr(slash + 1);
-  for (size_t at = name.find("rank"); at != std::string_view::npos; at = name.find("rank", at + 1)) {
+  for (size_t at = name.find("rank"); at != std::string_view::npos;
+       at = name.find("rank", at + 1)) {
     std::string_view rest = name.substr(at + 4);
     if (!rest.empty() && (rest.front() == '_' || rest.front() == '-')) rest.remove_prefix(1);
     int64_t v = 0;
@@ -330,7 +351,8 @@ std::vector<GpuApp> ParseComputeApps(std::string_view csv, const std::string& ho
     }
     if (cells.size() != 4) continue;
     GpuApp app;
-    const auto [ptr, ec] = std::from_chars(cells[0].data(), cells[0].data() + cells[0].size(), app.pid);
+    const auto [ptr, ec] =
+        std::from_chars(cells[0].data(), cells[0].data() + cells[0].size(), app.pid);
     if (ec != std::errc()) continue;
     app.host = host;
     app.process_name = cells[1];
@@ -351,9 +373,11 @@ Result<EvidenceSet> LoadEvidence(const std::vector<std::string>& paths) {
   for (const std::string& p : paths) {
     std::error_code ec;
     if (!fs::exists(p, ec)) {
-      return IoError("no such file or directory").InFile(p).WithHint(
-          "pass bundle directories written by 'strata collect', or py-spy dumps, "
-          "flight-recorder dumps, logs or NCCL RAS output");
+      return IoError("no such file or directory")
+          .InFile(p)
+          .WithHint(
+              "pass bundle directories written by 'strata collect', or py-spy dumps, "
+              "flight-recorder dumps, logs or NCCL RAS output");
     }
     LoadPath(set, p, 0);
   }

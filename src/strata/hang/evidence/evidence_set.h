@@ -21,11 +21,11 @@
 namespace strata::hang {
 
 struct RankEvidence {
-  ProcessRecord process;            // from a manifest; a loose dump fills pid (and rank, if named)
+  ProcessRecord process;  // from a manifest; a loose dump fills pid (and rank, if named)
   std::string host;
-  std::optional<PySpyDump> pyspy;   // absent when py-spy was not run or its file was unreadable
+  std::optional<PySpyDump> pyspy;  // absent when py-spy was not run or its file was unreadable
   std::string pyspy_file;
-  std::string snapshot;             // the bundle's collection time (manifest time_utc); "" for loose files
+  std::string snapshot;  // the bundle's collection time (manifest time_utc); "" for loose files
 };
 
 struct GpuApp {  // one row of nvidia-smi --query-compute-apps
@@ -77,7 +77,8 @@ void AddEvidenceFile(EvidenceSet& set, std::string_view contents, const std::str
 /// The N of "rank17", "rank_17" or "rank-17" in a file name, if any.
 std::optional<int64_t> RankInFileName(std::string_view path);
 
-/// Rows of `nvidia-smi --query-compute-apps=pid,process_name,used_gpu_memory,gpu_uuid --format=csv`.
+/// Rows of `nvidia-smi --query-compute-apps=pid,process_name,used_gpu_memory,gpu_uuid
+/// --format=csv`.
 std::vector<GpuApp> ParseComputeApps(std::string_view csv, const std::string& host);
 
 }  // namespace strata::hang

@@ -11,7 +11,9 @@ namespace {
 
 constexpr size_t kMaxTextChars = 300;
 
-bool Contains(std::string_view s, std::string_view p) { return s.find(p) != std::string_view::npos; }
+bool Contains(std::string_view s, std::string_view p) {
+  return s.find(p) != std::string_view::npos;
+}
 
 // Without ANSI escape sequences and CR, trimmed.
 std::string Clean(std::string_view raw) {
@@ -87,7 +89,8 @@ std::vector<int64_t> RankSet(std::string_view s) {
     if (!r) break;
     out.push_back(*r);
     inside.remove_prefix(used);
-    while (!inside.empty() && (inside.front() == ',' || inside.front() == ' ')) inside.remove_prefix(1);
+    while (!inside.empty() && (inside.front() == ',' || inside.front() == ' '))
+      inside.remove_prefix(1);
   }
   return out;
 }
@@ -154,10 +157,12 @@ class Scanner {
       if (line.starts_with("missing ranks:")) fr_->ranks = RankSet(line);
       if (line.starts_with("collective: ")) {
         std::string_view op = line.substr(12);
-        if (const size_t colon = op.find(':'); colon != std::string_view::npos) op.remove_prefix(colon + 1);
+        if (const size_t colon = op.find(':'); colon != std::string_view::npos)
+          op.remove_prefix(colon + 1);
         fr_->op = std::string(op);
       }
-      if (line.starts_with("group info: ")) fr_->pg_id = std::string(line.substr(12, line.find(':', 12) - 12));
+      if (line.starts_with("group info: "))
+        fr_->pg_id = std::string(line.substr(12, line.find(':', 12) - 12));
     }
     if (!in_summary_) return false;
     if (line.front() == '[' && line.ends_with("]:") && line.size() < 12) {
@@ -276,7 +281,8 @@ class Scanner {
     }
     if (const size_t at = line.find("set by environment to "); at != std::string_view::npos) {
       const size_t name_end = line.rfind(' ', at - 1);
-      const size_t name_start = line.rfind(' ', name_end == std::string_view::npos ? 0 : name_end - 1);
+      const size_t name_start =
+          line.rfind(' ', name_end == std::string_view::npos ? 0 : name_end - 1);
       if (name_end != std::string_view::npos && name_start != std::string_view::npos) {
         s->kind = K::kSetting;
         s->detail = std::string(line.substr(name_start + 1, name_end - name_start - 1)) + "=" +
@@ -320,7 +326,8 @@ class Scanner {
       s->detail = "Connection closed by remote peer";
       return true;
     }
-    if (Contains(line, "socketStartConnect: Connect to ") || Contains(line, "Call to connect returned")) {
+    if (Contains(line, "socketStartConnect: Connect to ") ||
+        Contains(line, "Call to connect returned")) {
       s->kind = K::kNetwork;
       s->peer = TokenAfter(line, "Connect to ");
       s->detail = "connect failed";
@@ -398,19 +405,32 @@ std::vector<FailureSignal> ScanFailures(std::string_view text, const std::string
 
 std::string_view FailureKindName(FailureKind kind) {
   switch (kind) {
-    case FailureKind::kCudaError: return "cuda_error";
-    case FailureKind::kCrash: return "crash";
-    case FailureKind::kChildFailed: return "child_failed";
-    case FailureKind::kBootstrap: return "bootstrap";
-    case FailureKind::kBootstrapTrace: return "bootstrap_trace";
-    case FailureKind::kNetwork: return "network";
-    case FailureKind::kNetMismatch: return "net_mismatch";
-    case FailureKind::kFrNotJoined: return "fr_not_joined";
-    case FailureKind::kFingerprint: return "fingerprint";
-    case FailureKind::kTeardown: return "teardown";
-    case FailureKind::kTrainingEnded: return "training_ended";
-    case FailureKind::kSetting: return "setting";
-    case FailureKind::kC10dFrame: return "c10d_frame";
+    case FailureKind::kCudaError:
+      return "cuda_error";
+    case FailureKind::kCrash:
+      return "crash";
+    case FailureKind::kChildFailed:
+      return "child_failed";
+    case FailureKind::kBootstrap:
+      return "bootstrap";
+    case FailureKind::kBootstrapTrace:
+      return "bootstrap_trace";
+    case FailureKind::kNetwork:
+      return "network";
+    case FailureKind::kNetMismatch:
+      return "net_mismatch";
+    case FailureKind::kFrNotJoined:
+      return "fr_not_joined";
+    case FailureKind::kFingerprint:
+      return "fingerprint";
+    case FailureKind::kTeardown:
+      return "teardown";
+    case FailureKind::kTrainingEnded:
+      return "training_ended";
+    case FailureKind::kSetting:
+      return "setting";
+    case FailureKind::kC10dFrame:
+      return "c10d_frame";
   }
   return "other";
 }

@@ -17,19 +17,19 @@
 namespace strata::hang {
 
 enum class FailureKind {
-  kCudaError,      // "CUDA error: ...", NCCL "Cuda failure N", "NVRM: Xid", a GPU nvidia-smi lost
-  kCrash,          // "Fatal Python error: Segmentation fault", "Segmentation fault (core dumped)"
-  kChildFailed,    // one record of torchrun's ChildFailedError summary
-  kBootstrap,      // "no socket interface found", "Bootstrap Root : rank N ... already checked in"
-  kBootstrapTrace, // NCCL's unwinding through bootstrap.cc ("bootstrap.cc:270 -> 2")
-  kNetwork,        // IB completion errors, "Broken pipe", "Connection closed by remote peer", retcode
-  kNetMismatch,    // "NET/IB : ... collective mismatch error, local size X remote size Y"
-  kFrNotJoined,    // the Flight Recorder analyser: "Not all ranks joining collective", missing ranks
-  kFingerprint,    // TORCH_DISTRIBUTED_DEBUG=DETAIL "CollectiveFingerPrint(SequenceNumber=...)"
-  kTeardown,       // ncclCommAbort / commReclaim / ProcessGroupNCCL::abort / "Abort COMPLETE"
+  kCudaError,       // "CUDA error: ...", NCCL "Cuda failure N", "NVRM: Xid", a GPU nvidia-smi lost
+  kCrash,           // "Fatal Python error: Segmentation fault", "Segmentation fault (core dumped)"
+  kChildFailed,     // one record of torchrun's ChildFailedError summary
+  kBootstrap,       // "no socket interface found", "Bootstrap Root : rank N ... already checked in"
+  kBootstrapTrace,  // NCCL's unwinding through bootstrap.cc ("bootstrap.cc:270 -> 2")
+  kNetwork,      // IB completion errors, "Broken pipe", "Connection closed by remote peer", retcode
+  kNetMismatch,  // "NET/IB : ... collective mismatch error, local size X remote size Y"
+  kFrNotJoined,  // the Flight Recorder analyser: "Not all ranks joining collective", missing ranks
+  kFingerprint,  // TORCH_DISTRIBUTED_DEBUG=DETAIL "CollectiveFingerPrint(SequenceNumber=...)"
+  kTeardown,     // ncclCommAbort / commReclaim / ProcessGroupNCCL::abort / "Abort COMPLETE"
   kTrainingEnded,  // the training loop said it finished
   kSetting,        // a setting to check: "NCCL_SOCKET_IFNAME set by environment to eth2", env dumps
-  kC10dFrame,      // a traceback or faulthandler frame in torch's distributed_c10d.py: the collective
+  kC10dFrame,  // a traceback or faulthandler frame in torch's distributed_c10d.py: the collective
 };
 
 struct FailureSignal {
@@ -47,10 +47,10 @@ struct FailureSignal {
   std::string signal;                  // kChildFailed: "SIGABRT"; kCrash: "Segmentation fault"
   std::string time;                    // kChildFailed: "2024-07-26_10:59:45"
   bool root_cause = false;             // kChildFailed: the "Root Cause (first observed failure)"
-  std::string detail;                  // what the line says, kind-specific ("Xid 45", "NCCL_SOCKET_IFNAME=eth2")
+  std::string detail;  // what the line says, kind-specific ("Xid 45", "NCCL_SOCKET_IFNAME=eth2")
   std::string file;
-  int line = 0;                        // 1-based
-  std::string text;                    // the line, cleaned, at most 300 characters
+  int line = 0;      // 1-based
+  std::string text;  // the line, cleaned, at most 300 characters
 };
 
 /// Every recognised failure line of `text`, in line order.

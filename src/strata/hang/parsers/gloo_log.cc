@@ -21,8 +21,8 @@ std::string Trimmed(std::string_view s) {
 // ("...complete')") are the exception's wrapping, not Gloo's words.
 std::string MessageFrom(std::string_view line, size_t at) {
   std::string_view m = line.substr(at);
-  while (!m.empty() && (m.back() == ' ' || m.back() == '\r' || m.back() == ')' || m.back() == '\'' ||
-                        m.back() == '"')) {
+  while (!m.empty() && (m.back() == ' ' || m.back() == '\r' || m.back() == ')' ||
+                        m.back() == '\'' || m.back() == '"')) {
     m.remove_suffix(1);
   }
   return std::string(m.substr(0, kMaxText));
@@ -59,7 +59,8 @@ bool ReadTimeout(std::string_view line, GlooSignal& s) {
   if (rest.substr(0, kFor.size()) != kFor) return false;
   rest.remove_prefix(kFor.size());
   const size_t space = rest.find(' ');
-  if (space == std::string_view::npos || !rest.substr(space).starts_with(" operation to complete")) return false;
+  if (space == std::string_view::npos || !rest.substr(space).starts_with(" operation to complete"))
+    return false;
   s.kind = GlooSignalKind::kTimeout;
   s.timeout_ms = *ms;
   s.operation = std::string(rest.substr(0, space));
@@ -77,7 +78,8 @@ bool ReadPeerLeft(std::string_view line, GlooSignal& s) {
     return true;
   }
   const size_t at = line.find(kRead);
-  if (at == std::string_view::npos || line.find("Connection reset by peer", at) == std::string_view::npos) {
+  if (at == std::string_view::npos ||
+      line.find("Connection reset by peer", at) == std::string_view::npos) {
     return false;
   }
   s.peer = BracketedPeer(line.substr(at + kRead.size() - 1));
@@ -87,10 +89,12 @@ bool ReadPeerLeft(std::string_view line, GlooSignal& s) {
 }
 
 bool ReadSizeMismatch(std::string_view line, GlooSignal& s) {
-  if (line.find("Received data size doesn't match expected size") == std::string_view::npos) return false;
+  if (line.find("Received data size doesn't match expected size") == std::string_view::npos)
+    return false;
   s.kind = GlooSignalKind::kSizeMismatch;
   const size_t enforce = line.find("op.preamble");
-  s.detail = MessageFrom(line, enforce == std::string_view::npos ? line.find("Received data size") : enforce);
+  s.detail = MessageFrom(
+      line, enforce == std::string_view::npos ? line.find("Received data size") : enforce);
   return true;
 }
 

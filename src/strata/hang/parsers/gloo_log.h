@@ -19,8 +19,9 @@
 namespace strata::hang {
 
 enum class GlooSignalKind {
-  kTimeout,       // "Timed out waiting Nms for recv|send operation to complete"
-  kPeerLeft,      // "Connection closed by peer [ip]:port", "Read error [ip]:port: Connection reset by peer"
+  kTimeout,   // "Timed out waiting Nms for recv|send operation to complete"
+  kPeerLeft,  // "Connection closed by peer [ip]:port", "Read error [ip]:port: Connection reset by
+              // peer"
   kSizeMismatch,  // "Received data size doesn't match expected size"
 };
 
@@ -33,8 +34,8 @@ struct GlooSignal {
   std::string detail;                  // the message from "Timed out", "Connection", "Read error"
                                        // or "op.preamble" (kSizeMismatch's enforce) onwards
   std::string file;
-  int line = 0;                        // 1-based
-  std::string text;                    // the line, trimmed, at most 300 characters
+  int line = 0;      // 1-based
+  std::string text;  // the line, trimmed, at most 300 characters
 };
 
 /// Every Gloo failure line of `text`, in line order; other lines are skipped.

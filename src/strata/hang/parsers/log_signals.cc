@@ -7,7 +7,9 @@
 namespace strata::hang {
 namespace {
 
-bool Contains(std::string_view s, std::string_view part) { return s.find(part) != std::string_view::npos; }
+bool Contains(std::string_view s, std::string_view part) {
+  return s.find(part) != std::string_view::npos;
+}
 
 std::string Trimmed(std::string_view s) {
   const size_t a = s.find_first_not_of(" \t\r");
@@ -57,8 +59,8 @@ std::vector<LogSignal> ScanLogSignals(std::string_view text, const std::string& 
     LogSignal s;
     if (Contains(line, "CUDA out of memory") || Contains(line, "OutOfMemoryError")) {
       s.kind = LogSignalKind::kOom;
-    } else if (const size_t it = line.find(" iteration "); it != std::string_view::npos &&
-                                                           Contains(line, "/")) {
+    } else if (const size_t it = line.find(" iteration ");
+               it != std::string_view::npos && Contains(line, "/")) {
       std::string_view rest = line.substr(it + 11);
       while (!rest.empty() && rest.front() == ' ') rest.remove_prefix(1);
       const auto n = LeadingInt(rest);
@@ -80,8 +82,8 @@ std::vector<LogSignal> ScanLogSignals(std::string_view text, const std::string& 
       if (auto r = RankPrefix(line)) head = line.substr(line.find("]:") + 2);
       s.host = std::string(head.substr(0, head.find(':')));
     } else if (const size_t f = line.find("File \""); f != std::string_view::npos &&
-                                                    Contains(line, "\", line ") &&
-                                                    Contains(line, ", in ")) {
+                                                      Contains(line, "\", line ") &&
+                                                      Contains(line, ", in ")) {
       const std::string_view rest = line.substr(f + 6);
       const size_t q = rest.find('"');
       const size_t in = rest.rfind(", in ");

@@ -15,10 +15,10 @@
 namespace strata::hang {
 
 enum class LogSignalKind {
-  kOom,            // "CUDA out of memory" / "OutOfMemoryError"
-  kIteration,      // Megatron " iteration   12/ 1000 |", HF "{'loss': ..., 'epoch': ...}" excluded
-  kNcclInterface,  // "Bootstrap: Using eth0:10.0.0.1<0>", "NET/Socket : Using [0]docker0:..."
-  kTracebackFrame, // '  File "x.py", line 3, in step'
+  kOom,             // "CUDA out of memory" / "OutOfMemoryError"
+  kIteration,       // Megatron " iteration   12/ 1000 |", HF "{'loss': ..., 'epoch': ...}" excluded
+  kNcclInterface,   // "Bootstrap: Using eth0:10.0.0.1<0>", "NET/Socket : Using [0]docker0:..."
+  kTracebackFrame,  // '  File "x.py", line 3, in step'
 };
 
 struct LogSignal {
@@ -29,8 +29,8 @@ struct LogSignal {
   std::string detail;                  // kNcclInterface: "eth0:10.0.0.1"; kTracebackFrame: function
   std::string frame_file;              // kTracebackFrame: the file
   std::string file;
-  int line = 0;                        // 1-based
-  std::string text;                    // the line, trimmed, at most 300 characters
+  int line = 0;      // 1-based
+  std::string text;  // the line, trimmed, at most 300 characters
 };
 
 /// Scans a log (or a log tail); unrecognised lines are skipped: a log is free text.

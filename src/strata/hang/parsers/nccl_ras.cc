@@ -1,16 +1,16 @@
 #include "strata/hang/parsers/nccl_ras.h"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <algorithm>
 #include <charconv>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
 #include <utility>
 #include <vector>
-
-#include <fmt/format.h>
-#include <fmt/ranges.h>
-#include <nlohmann/json.hpp>
 
 #include "strata/core/json_input.h"
 #include "strata/core/text_scan.h"
@@ -217,7 +217,8 @@ class TextParser {
     block_ = Block::kComm;
     const size_t close = line.find(')');
     const std::string id(line.substr(0, close == std::string_view::npos ? line.size() : close + 1));
-    const std::string status(TrimSpace(close == std::string_view::npos ? "" : line.substr(close + 1)));
+    const std::string status(
+        TrimSpace(close == std::string_view::npos ? "" : line.substr(close + 1)));
     auto it = std::find_if(report_.communicators.begin(), report_.communicators.end(),
                            [&](const RasCommunicator& c) { return c.id == id; });
     if (it == report_.communicators.end()) {

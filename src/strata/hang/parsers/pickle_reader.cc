@@ -1,12 +1,11 @@
 #include "strata/hang/parsers/pickle_reader.h"
 
-#include <nlohmann/json.hpp>
-
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <bit>
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -646,13 +645,13 @@ Result<json> Decoder::Run() {
   const size_t budget =
       std::min(limits_.max_decoded_bytes, std::max(limits_.min_decoded_bytes, scaled));
   if (expanded_bytes_[stack_.back()] > budget) {
-    return Fail(op_offset_,
-                fmt::format("the decoded value would take {} bytes, over the limit of "
-                            "{} bytes ({} times the pickle's size, at least {}, at most {}; shared "
-                            "strings count each time they are used)",
-                            std::min(expanded_bytes_[stack_.back()], kSaturated - 1), budget,
-                            limits_.max_expansion, limits_.min_decoded_bytes,
-                            limits_.max_decoded_bytes));
+    return Fail(
+        op_offset_,
+        fmt::format("the decoded value would take {} bytes, over the limit of "
+                    "{} bytes ({} times the pickle's size, at least {}, at most {}; shared "
+                    "strings count each time they are used)",
+                    std::min(expanded_bytes_[stack_.back()], kSaturated - 1), budget,
+                    limits_.max_expansion, limits_.min_decoded_bytes, limits_.max_decoded_bytes));
   }
   size_t values = 0;
   return ToJson(stack_.back(), 0, &values);

@@ -1,12 +1,12 @@
 #include "strata/hang/parsers/pyspy.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <charconv>
 #include <cstdint>
-#include <optional>
-
-#include <fmt/format.h>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "strata/core/json_input.h"
 #include "strata/core/text_scan.h"
@@ -23,7 +23,8 @@ bool StartsWith(std::string_view s, std::string_view prefix) {
   return s.size() >= prefix.size() && s.compare(0, prefix.size(), prefix) == 0;
 }
 bool EndsWith(std::string_view s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
 std::string StripAnsi(std::string_view line) {
@@ -155,19 +156,20 @@ class TextParser {
         dumps_.back().truncated = true;
         break;
       }
-      return InvalidInput(fmt::format(
-                              "not a py-spy dump line: '{}'; expected 'Process <pid>: ...', "
-                              "'Thread <tid> (<status>): \"<name>\"', a 4-space frame "
-                              "'func (file:line)', or a py-spy error",
-                              std::string(raw.substr(0, 120))))
+      return InvalidInput(
+                 fmt::format("not a py-spy dump line: '{}'; expected 'Process <pid>: ...', "
+                             "'Thread <tid> (<status>): \"<name>\"', a 4-space frame "
+                             "'func (file:line)', or a py-spy error",
+                             std::string(raw.substr(0, 120))))
           .InFile(file_)
           .AtLine(line_no);
     }
     if (dumps_.empty()) {
       return InvalidInput("empty py-spy dump: no 'Process', 'Thread' or error line found")
           .InFile(file_)
-          .WithHint("was py-spy run with 'dump --pid <PID>'? an empty file usually means it "
-                    "was killed by the collection timeout");
+          .WithHint(
+              "was py-spy run with 'dump --pid <PID>'? an empty file usually means it "
+              "was killed by the collection timeout");
     }
     return std::move(dumps_);
   }
@@ -185,9 +187,8 @@ class TextParser {
     if (line.find_first_not_of('-') == std::string_view::npos) return true;
     if (StartsWith(line, "Process ")) {
       const size_t colon = line.find(':');
-      const auto pid = ParseInt<int64_t>(line.substr(8, colon == std::string_view::npos
-                                                             ? std::string_view::npos
-                                                             : colon - 8));
+      const auto pid = ParseInt<int64_t>(
+          line.substr(8, colon == std::string_view::npos ? std::string_view::npos : colon - 8));
       if (!pid) return false;
       dumps_.emplace_back();
       dumps_.back().pid = *pid;
@@ -242,7 +243,8 @@ class TextParser {
     if (StartsWith(line, "        ") && !dumps_.empty() && !Current().threads.empty() &&
         !Current().threads.back().frames.empty()) {
       const std::string_view body = line.substr(8);
-      if (body == "Arguments:" || body == "Locals:" || body == "Arguments::" || body == "Locals::") {
+      if (body == "Arguments:" || body == "Locals:" || body == "Arguments::" ||
+          body == "Locals::") {
         locals_ = true;
         return true;
       }
@@ -291,7 +293,8 @@ class TextParser {
 
 int LineOfOffset(std::string_view text, size_t offset) {
   offset = std::min(offset, text.size());
-  return 1 + static_cast<int>(std::count(text.begin(), text.begin() + static_cast<ptrdiff_t>(offset), '\n'));
+  return 1 + static_cast<int>(
+                 std::count(text.begin(), text.begin() + static_cast<ptrdiff_t>(offset), '\n'));
 }
 
 using JsonValue = nlohmann::json;
@@ -327,8 +330,10 @@ Result<PyThread> ThreadFromJson(const JsonValue& trace, const std::string& field
     if (!it->is_string()) return reader.Bad(field + ".thread_name", "a string or null", *it);
     thread.name = it->get<std::string>();
   }
-  if (auto it = trace.find("active"); it != trace.end() && it->is_boolean()) thread.idle = !it->get<bool>();
-  if (auto it = trace.find("owns_gil"); it != trace.end() && it->is_boolean()) thread.gil = it->get<bool>();
+  if (auto it = trace.find("active"); it != trace.end() && it->is_boolean())
+    thread.idle = !it->get<bool>();
+  if (auto it = trace.find("owns_gil"); it != trace.end() && it->is_boolean())
+    thread.gil = it->get<bool>();
   auto frames = trace.find("frames");
   if (frames == trace.end() || frames->is_null()) return thread;
   if (!frames->is_array()) return reader.Bad(field + ".frames", "an array", *frames);
@@ -386,14 +391,16 @@ Result<std::vector<PySpyDump>> ParseJson(std::string_view text, const std::strin
     return InvalidInput(fmt::format("malformed py-spy JSON: {}", e.what())).InFile(file);
   }
   const JsonReader reader{file};
-  if (!root.is_array()) return reader.Bad("", "an array of thread traces (py-spy dump --json)", root);
+  if (!root.is_array())
+    return reader.Bad("", "an array of thread traces (py-spy dump --json)", root);
   std::vector<PySpyDump> dumps;
   // py-spy's JSON lists threads newest first; text prints oldest (MainThread) first. Match text.
   for (size_t i = root.size(); i-- > 0;) {
     int64_t pid = 0;
     STRATA_ASSIGN_OR_RETURN(PyThread thread,
                             ThreadFromJson(root[i], fmt::format("[{}]", i), reader, pid));
-    auto it = std::find_if(dumps.begin(), dumps.end(), [&](const PySpyDump& d) { return d.pid == pid; });
+    auto it =
+        std::find_if(dumps.begin(), dumps.end(), [&](const PySpyDump& d) { return d.pid == pid; });
     if (it == dumps.end()) {
       dumps.emplace_back();
       dumps.back().pid = pid;

@@ -1,6 +1,6 @@
 // py-spy `dump` output, text or --json, in the layouts of py-spy 0.3.x and 0.4.x, with the
-// --native and --locals variants, wrapper prefixes (pdsh "host: ", srun "N: ", Ray "(Worker pid=N) ")
-// and py-spy's own failures ("Permission Denied", "Error: Failed to open process ...").
+// --native and --locals variants, wrapper prefixes (pdsh "host: ", srun "N: ", Ray "(Worker pid=N)
+// ") and py-spy's own failures ("Permission Denied", "Error: Failed to open process ...").
 #ifndef STRATA_HANG_PARSERS_PYSPY_H_
 #define STRATA_HANG_PARSERS_PYSPY_H_
 

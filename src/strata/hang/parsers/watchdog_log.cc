@@ -22,7 +22,6 @@ bool Contains(std::string_view s, std::string_view p) {
   return s.find(p) != std::string_view::npos;
 }
 
-
 std::string WordAfter(std::string_view s, std::string_view key) {
   const size_t at = s.find(key);
   if (at == std::string_view::npos) return "";
@@ -141,7 +140,8 @@ void ReadPgPrefix(std::string_view message, WatchdogEvent* e) {
 
 // torch prints an unset size or counter as -1, or as -1 cast to uint64_t (2^64-1): a placeholder
 // for "unknown", never a value. Records the field with the value as printed.
-void NotePlaceholder(std::string_view s, std::string_view key, const std::string& field, WatchdogEvent* e) {
+void NotePlaceholder(std::string_view s, std::string_view key, const std::string& field,
+                     WatchdogEvent* e) {
   const size_t at = s.find(key);
   if (at == std::string_view::npos) return;
   std::string_view v = s.substr(at + key.size());
@@ -149,7 +149,8 @@ void NotePlaceholder(std::string_view s, std::string_view key, const std::string
   size_t end = !v.empty() && v.front() == '-' ? 1 : 0;
   while (end < v.size() && std::isdigit(static_cast<unsigned char>(v[end]))) ++end;
   const std::string_view number = v.substr(0, end);
-  if (number == "-1" || number == "18446744073709551615") e->placeholders.emplace_back(field, number);
+  if (number == "-1" || number == "18446744073709551615")
+    e->placeholders.emplace_back(field, number);
 }
 
 // The fields of a rendered WorkNCCL(...) in any generation: SeqNum from ~1.10, NumelIn/NumelOut
@@ -294,9 +295,9 @@ bool ReadNcclLine(std::string_view line, WatchdogEvent* e) {
                                                        "ncclRemoteError"};
   // "comm 0x... rank 3 nranks 8 ... Init COMPLETE" gives the communicator's size: the world
   // size when no manifest states it (silent-rank inference).
-  const bool relevant =
-      is_warn || Contains(message, " nranks ") || std::any_of(std::begin(kNetworkWords), std::end(kNetworkWords),
-                             [&](std::string_view w) { return Contains(message, w); });
+  const bool relevant = is_warn || Contains(message, " nranks ") ||
+                        std::any_of(std::begin(kNetworkWords), std::end(kNetworkWords),
+                                    [&](std::string_view w) { return Contains(message, w); });
   if (!relevant) return false;
   // The head is "<host>:<pid>:<tid>" (host names have no ':'), after any "[rankN]:" prefix.
   std::string_view head = line.substr(0, line.find(' '));
@@ -435,7 +436,8 @@ class LogScanner {
       if (at == std::string_view::npos) at = m.find(b);
       if (at == std::string_view::npos) return;
       const size_t colon = m.find(':', at);
-      if (colon != std::string_view::npos && colon - at <= 40) NotePlaceholder(m.substr(colon), ":", field, e);
+      if (colon != std::string_view::npos && colon - at <= 40)
+        NotePlaceholder(m.substr(colon), ":", field, e);
     };
     note("last enqueued", "Last enqueued", "last enqueued work");
     note("last completed", "Last completed", "last completed work");
@@ -456,7 +458,8 @@ constexpr int kMaxJoinedLines = 4;
 bool OpenWorkNccl(std::string_view line, std::string_view next) {
   const size_t at = line.find("WorkNCCL(");
   if (at == std::string_view::npos) {  // "... operation timeout: " + "WorkNCCL(SeqNum=..."
-    return line.find("operation timeout:") != std::string_view::npos && next.starts_with("WorkNCCL(");
+    return line.find("operation timeout:") != std::string_view::npos &&
+           next.starts_with("WorkNCCL(");
   }
   int depth = 0;
   for (size_t i = at + 8; i < line.size(); ++i) {
@@ -488,7 +491,8 @@ std::vector<WatchdogEvent> ParseWatchdogLog(std::string_view text, const std::st
       if (!next.empty() && next.back() == '\r') next.remove_suffix(1);
       if (next.empty() || next.front() == '[') break;
       if (!OpenWorkNccl(joined.empty() ? line : std::string_view(joined), next)) break;
-      if (joined.empty()) joined = std::string(line.ends_with('\r') ? line.substr(0, line.size() - 1) : line);
+      if (joined.empty())
+        joined = std::string(line.ends_with('\r') ? line.substr(0, line.size() - 1) : line);
       joined += next;
       end = next_end;
       ++extra;
