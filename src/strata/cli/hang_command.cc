@@ -16,10 +16,6 @@
 namespace strata::cli {
 namespace {
 
-// Files were read, but no rank, dump or signal in them could be used: neither a verdict (0 or 1)
-// nor bad input (2, which is for what cannot be read at all). Said in --help.
-constexpr int kExitNoVerdict = 3;
-
 int RunSynth(const std::string& name, const hang::SynthOptions& base, const std::string& out_dir) {
   auto kind = hang::ParseSynthCase(name);
   if (!kind.ok()) return ReportError(kind.error());

@@ -86,7 +86,7 @@ Json CollectiveJson(const CollectiveReport& r) {
   Json j = JsonDocument("collective_cost");
   j["cluster"] = r.cluster;
   j["op"] = ToString(c.op);
-  j["size_bytes"] = JsonNumber(c.size.count());
+  j["size_bytes"] = JsonBytes(c.size);
   j["ranks"] = c.shape.ranks;
   j["nodes"] = c.shape.nodes;
   j["ranks_per_node"] = c.shape.ranks_per_node;

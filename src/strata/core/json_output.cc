@@ -28,6 +28,12 @@ Json JsonNumber(double value) {
   return value;
 }
 
+Json JsonBytes(Bytes bytes) {
+  const double b = bytes.count();
+  if (!std::isfinite(b) || std::fabs(b) >= 9007199254740992.0) return b;
+  return static_cast<int64_t>(std::llround(b));
+}
+
 // Strings from inputs may hold bytes that are not UTF-8 (py-spy frame names, log lines, host
 // names); the strict dump would throw. Replace them with U+FFFD: visible, never an abort.
 std::string DumpJson(const Json& json) {

@@ -6,6 +6,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "strata/core/units.h"
+
 namespace strata {
 
 /// Bumped when a field changes meaning or disappears; adding fields does not bump it.
@@ -22,6 +24,10 @@ double RoundSig(double value, int significant = 6);
 /// A number for JSON: an integral value (a parameter, byte or FLOP count held in a double) as
 /// an integer, anything else as the double itself (printed with full round-trip precision).
 Json JsonNumber(double value);
+
+/// A byte count as an integer, rounded to the nearest byte: every view of the same ledger
+/// (memory, plan, compare, step, map, checkpoint) prints the same integer for the same bytes.
+Json JsonBytes(Bytes bytes);
 
 /// Two-space indented, newline-terminated, valid UTF-8 (invalid bytes become U+FFFD).
 std::string DumpJson(const Json& json);

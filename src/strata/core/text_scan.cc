@@ -68,4 +68,23 @@ std::optional<size_t> JsonTooDeepAt(std::string_view text, size_t max_depth) {
   return std::nullopt;
 }
 
+std::vector<TextLine> SplitLines(std::string_view text) {
+  std::vector<TextLine> lines;
+  ForEachLine(text, [&](const TextLine& line) { lines.push_back(line); });
+  return lines;
+}
+
+std::vector<std::string_view> SplitWords(std::string_view text) {
+  std::vector<std::string_view> words;
+  size_t i = 0;
+  while (i < text.size()) {
+    while (i < text.size() && (text[i] == ' ' || text[i] == '\t')) ++i;
+    size_t j = i;
+    while (j < text.size() && text[j] != ' ' && text[j] != '\t') ++j;
+    if (j > i) words.push_back(text.substr(i, j - i));
+    i = j;
+  }
+  return words;
+}
+
 }  // namespace strata

@@ -7,8 +7,37 @@
 #include <cstdint>
 #include <optional>
 #include <string_view>
+#include <vector>
 
 namespace strata {
+
+/// One line of a text: its 1-based number and its bytes without the '\n' (and a trailing '\r').
+struct TextLine {
+  int number = 0;
+  std::string_view text;
+};
+
+/// Calls fn(const TextLine&) for every line of `text` in order; a last line without '\n' counts,
+/// an empty text has no lines. The one line splitter of every "file:line"-reporting parser.
+template <typename Fn>
+void ForEachLine(std::string_view text, Fn&& fn) {
+  size_t start = 0;
+  int number = 1;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view line = text.substr(start, end - start);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    fn(TextLine{number++, line});
+    start = end + 1;
+  }
+}
+
+/// The lines of `text`, as ForEachLine visits them.
+std::vector<TextLine> SplitLines(std::string_view text);
+
+/// Splits on runs of spaces and tabs.
+std::vector<std::string_view> SplitWords(std::string_view text);
 
 /// Without leading and trailing spaces, tabs, CR and LF.
 std::string_view TrimSpace(std::string_view s);

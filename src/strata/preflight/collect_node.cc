@@ -10,12 +10,12 @@
 
 #include "strata/core/file_io.h"
 #include "strata/core/system_info.h"
+#include "strata/core/text_scan.h"
 #include "strata/hang/collect/collect.h"
 #include "strata/preflight/bundle.h"
 #include "strata/preflight/env_parse.h"
 #include "strata/preflight/run_command.h"
 #include "strata/preflight/smi_parse.h"
-#include "strata/preflight/text_lines.h"
 
 #ifndef STRATA_VERSION
 #define STRATA_VERSION "unknown"
@@ -153,7 +153,7 @@ class Collector {
       auto text = ReadFile(raw.string());
       std::string xids;
       if (text.ok()) {
-        for (const Line& l : SplitLines(*text)) {
+        for (const TextLine& l : SplitLines(*text)) {
           if (l.text.find("NVRM: Xid") != std::string_view::npos)
             xids += std::string(l.text) + "\n";
         }

@@ -5,7 +5,6 @@
 #include <cctype>
 
 #include "strata/core/text_scan.h"
-#include "strata/preflight/text_lines.h"
 
 namespace strata::preflight {
 namespace {
@@ -60,7 +59,7 @@ Result<std::vector<ShellEnv>> ParseShellEnv(std::string_view text, const std::st
     previous = current;
     current.clear();
   };
-  for (const Line& l : SplitLines(text)) {
+  for (const TextLine& l : SplitLines(text)) {
     const std::string_view line = l.text;
     if (line.empty() || line[0] == '#') continue;
     if (line.rfind("== ", 0) == 0) {
@@ -105,7 +104,7 @@ Result<std::vector<ShellEnv>> ParseShellEnv(std::string_view text, const std::st
 Result<std::map<std::string, std::string>> ParseNcclConf(std::string_view text,
                                                          const std::string& file) {
   std::map<std::string, std::string> conf;
-  for (const Line& l : SplitLines(text)) {
+  for (const TextLine& l : SplitLines(text)) {
     const std::string_view line = TrimSpace(l.text);
     if (line.empty() || line[0] == '#') continue;
     STRATA_ASSIGN_OR_RETURN(auto kv, KeyValue(line, file, l.number));
@@ -117,7 +116,7 @@ Result<std::map<std::string, std::string>> ParseNcclConf(std::string_view text,
 Result<std::map<std::string, std::string>> ParseVersions(std::string_view text,
                                                          const std::string& file) {
   std::map<std::string, std::string> versions;
-  for (const Line& l : SplitLines(text)) {
+  for (const TextLine& l : SplitLines(text)) {
     const std::vector<std::string_view> w = SplitWords(l.text);
     if (w.empty()) continue;
     if (w.size() != 2) {

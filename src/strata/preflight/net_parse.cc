@@ -4,7 +4,6 @@
 
 #include "strata/core/json_input.h"
 #include "strata/core/text_scan.h"
-#include "strata/preflight/text_lines.h"
 
 namespace strata::preflight {
 namespace {
@@ -98,7 +97,7 @@ Result<std::vector<Route>> ParseIpRouteJson(std::string_view text, const std::st
 
 Result<std::vector<RdmaPort>> ParseIbdev2netdev(std::string_view text, const std::string& file) {
   std::vector<RdmaPort> ports;
-  for (const Line& l : SplitLines(text)) {
+  for (const TextLine& l : SplitLines(text)) {
     const std::vector<std::string_view> w = SplitWords(l.text);
     if (w.empty()) continue;
     // <ibdev> port <n> ==> <netdev> (<Up|Down>)
@@ -132,7 +131,7 @@ Result<std::vector<RdmaPort>> ParseIbdev2netdev(std::string_view text, const std
 }
 
 Status MergeRdmaLink(std::string_view text, const std::string& file, std::vector<RdmaPort>& ports) {
-  for (const Line& l : SplitLines(text)) {
+  for (const TextLine& l : SplitLines(text)) {
     const std::vector<std::string_view> w = SplitWords(l.text);
     if (w.empty()) continue;
     if (w.size() < 4 || w[0] != "link" || w[1].find('/') == std::string_view::npos) {
@@ -172,7 +171,7 @@ Status MergeRdmaLink(std::string_view text, const std::string& file, std::vector
 
 Result<std::vector<GidEntry>> ParseShowGids(std::string_view text, const std::string& file) {
   std::vector<GidEntry> gids;
-  for (const Line& l : SplitLines(text)) {
+  for (const TextLine& l : SplitLines(text)) {
     const std::vector<std::string_view> w = SplitWords(l.text);
     if (w.empty() || w[0] == "DEV" || w[0].find_first_not_of('-') == std::string_view::npos ||
         w[0].rfind("n_gids_found", 0) == 0) {

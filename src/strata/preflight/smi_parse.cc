@@ -8,7 +8,6 @@
 #include <optional>
 
 #include "strata/core/text_scan.h"
-#include "strata/preflight/text_lines.h"
 
 namespace strata::preflight {
 namespace {
@@ -69,7 +68,7 @@ struct Csv {
 Result<Csv> ReadCsv(std::string_view text, const std::string& file,
                     const std::vector<std::string>& required, std::string_view what) {
   Csv csv;
-  const std::vector<Line> lines = SplitLines(text);
+  const std::vector<TextLine> lines = SplitLines(text);
   size_t i = 0;
   while (i < lines.size() && TrimSpace(lines[i].text).empty()) ++i;
   if (i == lines.size()) return csv;
@@ -228,7 +227,7 @@ Result<DriverInfo> ParseDriverBanner(std::string_view text, const std::string& f
 
 std::vector<XidEvent> ParseXidLines(std::string_view text) {
   std::vector<XidEvent> events;
-  for (const Line& l : SplitLines(text)) {
+  for (const TextLine& l : SplitLines(text)) {
     const size_t at = l.text.find("NVRM: Xid (");
     if (at == std::string_view::npos) continue;
     const size_t close = l.text.find("):", at);

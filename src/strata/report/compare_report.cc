@@ -327,8 +327,8 @@ Json CompareToJson(const CompareReport& report) {
     }
     Json entry = {{"label", s.label},
                   {"system", s.system},
-                  {"memory_peak_bytes", s.ledger.Peak().count()},
-                  {"memory_capacity_bytes", s.ledger.capacity.count()},
+                  {"memory_peak_bytes", JsonBytes(s.ledger.Peak())},
+                  {"memory_capacity_bytes", JsonBytes(s.ledger.capacity)},
                   {"memory_verdict", MemoryVerdictName(s.ledger.verdict)},
                   {"step_time_s", s.step.step.s()},
                   {"tokens_per_step", s.step.tokens_per_step},

@@ -175,7 +175,7 @@ Json MapJson(const MapReport& r) {
                        {"purpose", t.item.purpose},
                        {"op", ToString(t.item.op)},
                        {"algorithm", ToString(t.cost.algorithm)},
-                       {"size_bytes", JsonNumber(t.item.size.count())},
+                       {"size_bytes", JsonBytes(t.item.size)},
                        {"frequency", ToString(t.item.frequency)},
                        {"calls_per_unit", t.item.calls_per_unit},
                        {"calls_per_step", t.item.calls_per_step},

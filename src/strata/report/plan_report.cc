@@ -83,8 +83,8 @@ Json LayoutJson(const StepSetup& setup, const RankedLayout& r) {
     j["energy_per_step_j_at_tdp"] = *economy.energy_per_step_j;
     j["tokens_per_joule_at_tdp"] = *economy.tokens_per_joule;
   }
-  j["peak_memory_bytes"] = static_cast<int64_t>(r.peak.value());
-  j["capacity_bytes"] = static_cast<int64_t>(r.capacity.value());
+  j["peak_memory_bytes"] = JsonBytes(r.peak);
+  j["capacity_bytes"] = JsonBytes(r.capacity);
   j["fits"] = r.fits;
   j["memory_verdict"] = std::string(MemoryVerdictName(r.verdict));
   Json exposed = Json::object();

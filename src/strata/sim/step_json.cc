@@ -1,5 +1,7 @@
 #include "strata/sim/step_json.h"
 
+#include "strata/job/job_json.h"
+
 namespace strata {
 namespace {
 
@@ -16,28 +18,10 @@ Json KernelsJson(const KernelTimes& k) {
 }  // namespace
 
 Json StepToJson(const StepSetup& setup, const StepResult& r) {
-  const JobSpec& s = setup.job.spec;
-  const ParallelLayout& l = s.layout;
   const StepLayout& sl = setup.layout;
   Json doc = JsonDocument("step");
-  doc["job"] = {{"file", s.file},
-                {"model", setup.job.model.name},
-                {"gpu", setup.job.gpu.name},
-                {"cluster", setup.job.cluster.name},
-                {"gpus", l.world()},
-                {"tp", l.tp},
-                {"pp", l.pp},
-                {"vpp", l.vpp},
-                {"cp", l.cp},
-                {"ep", l.ep},
-                {"etp", l.etp},
-                {"dp", l.dp},
-                {"expert_dp", l.expert_dp()},
-                {"sequence_parallel", l.sequence_parallel},
-                {"micro_batch", s.micro_batch},
-                {"micro_batches_per_step", sl.micro_batches},
-                {"global_batch", s.global_batch},
-                {"recompute", RecomputeGranularityName(s.recompute.granularity)}};
+  doc["job"] = JobToJson(setup.job);
+  doc["job"]["micro_batches_per_step"] = sl.micro_batches;
   doc["overlap"] = {
       {"tp_comm", sl.overlap.tp_comm},         {"moe_a2a", sl.overlap.moe_a2a},
       {"cp_comm", sl.overlap.cp_comm},         {"pp_p2p", sl.overlap.pp_p2p},
@@ -72,7 +56,7 @@ Json StepToJson(const StepSetup& setup, const StepResult& r) {
     traffic.push_back({{"group", ToString(p.item.group)},
                        {"purpose", p.item.purpose},
                        {"op", ToString(p.item.op)},
-                       {"size_bytes", p.item.size.count()},
+                       {"size_bytes", JsonBytes(p.item.size)},
                        {"calls_per_step", p.item.calls_per_step},
                        {"time_per_call_s", p.cost.time.s()},
                        {"time_per_step_s", p.time_per_step.s()},
@@ -83,7 +67,7 @@ Json StepToJson(const StepSetup& setup, const StepResult& r) {
   for (const HostTraffic& h : r.host_traffic) {
     host.push_back({{"purpose", h.purpose},
                     {"level", h.level},
-                    {"size_per_step_bytes", h.size_per_step.count()},
+                    {"size_per_step_bytes", JsonBytes(h.size_per_step)},
                     {"time_per_step_s", h.time_per_step.s()}});
   }
   doc["host_traffic"] = host;

@@ -478,7 +478,6 @@ Verdict Analyze(const EvidenceSet& ev, const AnalyzeOptions& options) {
   v.groups = BuildGroups(still);
   v.pg_stalls = StallsFromFlightRecorder(ev.fr_dumps);
   for (PgStall& s : StallsFromGlooSequences(ev.fr_dumps)) v.pg_stalls.push_back(std::move(s));
-  for (std::string& n : GlooPlaceholderNotes(ev.fr_dumps)) v.notes.push_back(std::move(n));
   for (PgStall& s : StallsFromWatchdog(ev.watchdog)) v.pg_stalls.push_back(std::move(s));
   const std::optional<int64_t> step = StalledStep(ev, v.groups);
   std::vector<int64_t> dead_or_missing = v.dead;

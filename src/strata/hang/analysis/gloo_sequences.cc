@@ -146,23 +146,4 @@ std::vector<PgStall> StallsFromGlooSequences(
   return stalls;
 }
 
-std::vector<std::string> GlooPlaceholderNotes(
-    const std::vector<std::pair<std::string, FrDump>>& dumps) {
-  std::vector<int64_t> ranks;
-  size_t files = 0;
-  for (const auto& [file, dump] : dumps) {
-    if (!IsGlooDump(dump)) continue;
-    ++files;
-    if (dump.rank) ranks.push_back(*dump.rank);
-  }
-  if (files == 0) return {};
-  std::sort(ranks.begin(), ranks.end());
-  return {fmt::format(
-      "{} Gloo flight-recorder dump{} ({}): Gloo leaves state (\"scheduled\"), retired, "
-      "time_discovered_started_ns/time_discovered_completed_ns and pg_status last_started/"
-      "last_completed as placeholders; they are not read as evidence, the ranks' sequences of "
-      "collectives are compared instead",
-      files, files == 1 ? "" : "s", ranks.empty() ? "rank unknown" : RanksText(ranks))};
-}
-
 }  // namespace strata::hang

@@ -32,10 +32,6 @@ bool IsGlooDump(const FrDump& dump);
 std::vector<PgStall> StallsFromGlooSequences(
     const std::vector<std::pair<std::string, FrDump>>& dumps);
 
-/// A note per set of Gloo dumps: that their state fields are placeholders, and what was compared.
-std::vector<std::string> GlooPlaceholderNotes(
-    const std::vector<std::pair<std::string, FrDump>>& dumps);
-
 }  // namespace strata::hang
 
 #endif  // STRATA_HANG_ANALYSIS_GLOO_SEQUENCES_H_

@@ -5,6 +5,8 @@
 #include <set>
 #include <tuple>
 
+#include "strata/hang/analysis/gloo_sequences.h"
+
 namespace strata::hang {
 namespace {
 
@@ -35,9 +37,9 @@ std::vector<Placeholder> FindPlaceholders(const EvidenceSet& ev) {
   std::vector<Placeholder> out;
   std::set<std::tuple<std::string, std::string, std::string>> seen;  // file, field, value
   auto add = [&](const std::string& file, const std::string& where, const std::string& field,
-                 const std::string& value) {
+                 const std::string& value, const std::string& meaning = "") {
     if (!seen.emplace(file, field, value).second) return;
-    out.push_back({where, field, value, Meaning(field, value)});
+    out.push_back({where, field, value, meaning.empty() ? Meaning(field, value) : meaning});
   };
   for (const WatchdogEvent& e : ev.watchdog) {
     for (const auto& [field, value] : e.placeholders) {
@@ -45,6 +47,20 @@ std::vector<Placeholder> FindPlaceholders(const EvidenceSet& ev) {
     }
   }
   for (const auto& [file, dump] : ev.fr_dumps) {
+    if (IsGlooDump(dump)) {
+      // Gloo's recorder never updates these (torch 2.10 and 2.11 dumps written on an H200,
+      // tests/golden/hang-real/strata-h200-gloo*): every entry stays "scheduled" and retired, the
+      // discovery times stay null, and pg_status's completion counter repeats the enqueue
+      // counter. The ranks' sequences of collectives are compared instead (gloo_sequences.h).
+      const std::string where = fmt::format("{}: every Gloo entry", Base(file));
+      const std::string gloo = "not tracked by Gloo: a fixed value, not evidence of progress";
+      add(file, where, "state", "scheduled", gloo);
+      add(file, where, "retired", "true", gloo);
+      add(file, where, "time_discovered_started_ns", "null", gloo);
+      add(file, where, "time_discovered_completed_ns", "null", gloo);
+      add(file, fmt::format("{}: pg_status", Base(file)), "last_completed_collective",
+          "= last_enqueued_collective", gloo);
+    }
     for (const auto& [path, value] : dump.placeholders) {
       // "entries[3].input_sizes[0][1]" -> field "input_sizes": one line per kind of field.
       std::string field = path;

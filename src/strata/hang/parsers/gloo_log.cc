@@ -102,22 +102,16 @@ bool ReadSizeMismatch(std::string_view line, GlooSignal& s) {
 
 std::vector<GlooSignal> ScanGlooLog(std::string_view text, const std::string& file) {
   std::vector<GlooSignal> out;
-  int line_no = 0;
-  size_t pos = 0;
-  while (pos < text.size()) {
-    size_t nl = text.find('\n', pos);
-    if (nl == std::string_view::npos) nl = text.size();
-    const std::string_view line = text.substr(pos, nl - pos);
-    pos = nl + 1;
-    ++line_no;
+  ForEachLine(text, [&](const TextLine& l) {
+    const std::string_view line = l.text;
     GlooSignal s;
-    if (!ReadTimeout(line, s) && !ReadPeerLeft(line, s) && !ReadSizeMismatch(line, s)) continue;
+    if (!ReadTimeout(line, s) && !ReadPeerLeft(line, s) && !ReadSizeMismatch(line, s)) return;
     s.global_rank = RankPrefix(line);
     s.file = file;
-    s.line = line_no;
+    s.line = l.number;
     s.text = Trimmed(line);
     out.push_back(std::move(s));
-  }
+  });
   return out;
 }
 

@@ -48,14 +48,8 @@ std::optional<int64_t> RankPrefix(std::string_view line) {
 
 std::vector<LogSignal> ScanLogSignals(std::string_view text, const std::string& file) {
   std::vector<LogSignal> out;
-  int line_no = 0;
-  size_t pos = 0;
-  while (pos < text.size()) {
-    size_t nl = text.find('\n', pos);
-    if (nl == std::string_view::npos) nl = text.size();
-    const std::string_view line = text.substr(pos, nl - pos);
-    pos = nl + 1;
-    ++line_no;
+  ForEachLine(text, [&](const TextLine& l) {
+    const std::string_view line = l.text;
     LogSignal s;
     if (Contains(line, "CUDA out of memory") || Contains(line, "OutOfMemoryError")) {
       s.kind = LogSignalKind::kOom;
@@ -64,7 +58,7 @@ std::vector<LogSignal> ScanLogSignals(std::string_view text, const std::string& 
       std::string_view rest = line.substr(it + 11);
       while (!rest.empty() && rest.front() == ' ') rest.remove_prefix(1);
       const auto n = LeadingInt(rest);
-      if (!n) continue;
+      if (!n) return;
       s.kind = LogSignalKind::kIteration;
       s.value = *n;
     } else if (Contains(line, "NCCL INFO") &&
@@ -91,14 +85,14 @@ std::vector<LogSignal> ScanLogSignals(std::string_view text, const std::string& 
       s.frame_file = std::string(rest.substr(0, q));
       s.detail = Trimmed(rest.substr(in + 5));
     } else {
-      continue;
+      return;
     }
     s.global_rank = RankPrefix(line);
     s.file = file;
-    s.line = line_no;
+    s.line = l.number;
     s.text = Trimmed(line);
     out.push_back(std::move(s));
-  }
+  });
   return out;
 }
 

@@ -1,0 +1,18 @@
+// The resolved job as the "job" object of every --json view (memory, step), so that the same
+// job is described by the same fields, in the same order, with the same names.
+#ifndef STRATA_JOB_JOB_JSON_H_
+#define STRATA_JOB_JOB_JSON_H_
+
+#include "strata/core/json_output.h"
+#include "strata/job/resolved_job.h"
+
+namespace strata {
+
+/// file, cluster, model, gpu, gpus, the layout (tp pp vpp cp ep etp dp expert_dp
+/// sequence_parallel), micro and global batch, max_tokens, recompute, dtypes, distributed
+/// optimizer, cross entropy, sharding and FP8 recipe.
+Json JobToJson(const ResolvedJob& job);
+
+}  // namespace strata
+
+#endif  // STRATA_JOB_JOB_JSON_H_
