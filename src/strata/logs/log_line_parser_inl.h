@@ -48,20 +48,20 @@ inline constexpr double kExactPow10[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1
 /// then use a full parser). The caller checks that the number ends there.
 inline const char* ScanPlainDecimal(const char* p, const char* end, double& value) {
   auto digit = [](char c) { return c >= '0' && c <= '9'; };
+  // Digits are counted from the positions after each run; a run of more than 18 digits may
+  // wrap the mantissa, and is refused before it is used.
   uint64_t mantissa = 0;
-  int digits = 0;
+  const char* run = p;
+  for (; p < end && digit(*p); ++p) mantissa = mantissa * 10 + static_cast<uint64_t>(*p - '0');
+  int digits = static_cast<int>(p - run);
   int fraction_digits = 0;
-  for (; p < end && digit(*p); ++p) {
-    if (++digits > 18) return nullptr;
-    mantissa = mantissa * 10 + static_cast<uint64_t>(*p - '0');
-  }
   if (p < end && *p == '.') {
-    for (++p; p < end && digit(*p); ++p) {
-      if (++digits > 18) return nullptr;
-      mantissa = mantissa * 10 + static_cast<uint64_t>(*p - '0');
-      ++fraction_digits;
-    }
+    run = ++p;
+    for (; p < end && digit(*p); ++p) mantissa = mantissa * 10 + static_cast<uint64_t>(*p - '0');
+    fraction_digits = static_cast<int>(p - run);
+    digits += fraction_digits;
   }
+  if (digits > 18) return nullptr;
   if (digits == 0) return nullptr;
   int exponent = 0;
   if (p < end && (*p == 'e' || *p == 'E')) {

@@ -9,6 +9,7 @@
 #include <array>
 #include <cstdint>
 #include <cstring>
+#include <utility>
 
 #include "strata/logs/log_line_parser.h"
 #include "strata/logs/log_scan.h"
@@ -18,60 +19,46 @@ namespace strata {
 
 namespace {
 
-bool IsLogSpace(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
-bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+// TrimLogSpace's whitespace, by table: one load per byte skipped.
+constexpr std::array<bool, 256> kLogSpace = [] {
+  std::array<bool, 256> t{};
+  t[' '] = t['\t'] = t['\r'] = t['\n'] = true;
+  return t;
+}();
+inline bool IsLogSpace(char c) { return kLogSpace[static_cast<unsigned char>(c)]; }
 
-// For each first byte, the run of kMegatronLabels entries that start with it.
-struct LabelRun {
-  uint8_t first = 0;
-  uint8_t count = 0;
-};
-
-constexpr std::array<LabelRun, 256> BuildLabelIndex() {
-  std::array<LabelRun, 256> index{};
-  for (size_t i = 0; i < kMegatronLabels.size(); ++i) {
-    LabelRun& run = index[static_cast<unsigned char>(kMegatronLabels[i].text[0])];
-    if (run.count == 0) run.first = static_cast<uint8_t>(i);
-    ++run.count;
+// Whether label I of kMegatronLabels starts at p, followed by spaces and ':'; then `value` is
+// just past the ':'. The label scan's label is the segment up to its first ':', trimmed; no
+// label we read holds ':' or '|', so this is exactly when the label scan would read it as I.
+// The length is a constant, so the comparison compiles to a few word compares, not a call.
+template <size_t I>
+bool LabelAt(const char* p, const char* end, const char*& value) {
+  constexpr std::string_view label = kMegatronLabels[I].text;
+  if (static_cast<size_t>(end - p) <= label.size() ||
+      std::memcmp(p, label.data(), label.size()) != 0) {
+    return false;
   }
-  return index;
-}
-
-constexpr bool LabelsGroupedByFirstByte() {
-  for (size_t i = 0; i < kMegatronLabels.size(); ++i) {
-    for (size_t j = i + 2; j < kMegatronLabels.size(); ++j) {
-      if (kMegatronLabels[j].text[0] == kMegatronLabels[i].text[0] &&
-          kMegatronLabels[i + 1].text[0] != kMegatronLabels[i].text[0]) {
-        return false;
-      }
-    }
-  }
+  const char* q = p + label.size();
+  while (q < end && IsLogSpace(*q)) ++q;
+  if (q == end || *q != ':') return false;
+  value = q + 1;
   return true;
 }
-static_assert(LabelsGroupedByFirstByte(), "the index needs labels with one first byte adjacent");
 
-constexpr std::array<LabelRun, 256> kLabelIndex = BuildLabelIndex();
+// The field of the label that starts at p (not a space), or kNone; the first byte selects the
+// labels to compare.
+template <size_t... I>
+MegatronField MatchLabel(const char* p, const char* end, const char*& value,
+                         std::index_sequence<I...>) {
+  MegatronField field = MegatronField::kNone;
+  static_cast<void>(((kMegatronLabels[I].text[0] == *p && LabelAt<I>(p, end, value) &&
+                      (field = kMegatronLabels[I].field, true)) ||
+                     ...));
+  return field;
+}
 
-// The field of the label that starts at p (leading spaces skipped), with `value` just past its
-// ':'. The label scan's label is the segment up to its first ':', trimmed; since no label we
-// read holds ':' or '|', it is one of ours exactly when the segment starts with that label
-// followed by spaces and ':'. kNone otherwise.
 MegatronField MatchLabel(const char* p, const char* end, const char*& value) {
-  const LabelRun run = kLabelIndex[static_cast<unsigned char>(*p)];
-  for (size_t i = run.first; i < size_t{run.first} + run.count; ++i) {
-    const std::string_view label = kMegatronLabels[i].text;
-    if (static_cast<size_t>(end - p) <= label.size() ||
-        std::memcmp(p + 1, label.data() + 1, label.size() - 1) != 0) {
-      continue;
-    }
-    const char* q = p + label.size();
-    while (q < end && IsLogSpace(*q)) ++q;
-    if (q < end && *q == ':') {
-      value = q + 1;
-      return kMegatronLabels[i].field;
-    }
-  }
-  return MegatronField::kNone;
+  return MatchLabel(p, end, value, std::make_index_sequence<kMegatronLabels.size()>());
 }
 
 // LeadingInt (core/text_scan.h) in place: spaces, an optional '-', 1 to 18 digits.
@@ -81,7 +68,7 @@ const char* ScanInt(const char* p, const char* end, int64_t& value) {
   if (negative) ++p;
   const char* digits = p;
   uint64_t v = 0;
-  for (; p < end && IsDigit(*p); ++p) v = v * 10 + static_cast<uint64_t>(*p - '0');
+  for (; p < end && *p >= '0' && *p <= '9'; ++p) v = v * 10 + static_cast<uint64_t>(*p - '0');
   if (p == digits || p - digits > 18) return nullptr;
   value = negative ? -static_cast<int64_t>(v) : static_cast<int64_t>(v);
   return p;
@@ -93,7 +80,8 @@ struct Value {
   MegatronField field;
   bool is_number;
   double number;
-  std::string_view text;
+  const char* text;  // not a string_view: its constructor would zero the array on every line
+  size_t size;
 };
 
 constexpr size_t kMaxValues = 32;  // more read labels on one line: not a line we know
@@ -155,7 +143,9 @@ std::optional<bool> ParseMegatronLineFast(std::string_view text, StepRecord& r) 
     if (bar == nullptr) break;
     const char* b = static_cast<const char*>(bar);
     value.is_number = false;
-    value.text = TrimLogSpace(std::string_view(v, static_cast<size_t>(b - v)));
+    const std::string_view trimmed = TrimLogSpace(std::string_view(v, static_cast<size_t>(b - v)));
+    value.text = trimmed.data();
+    value.size = trimmed.size();
     ++count;
     p = b + 1;
   }
@@ -175,7 +165,7 @@ std::optional<bool> ParseMegatronLineFast(std::string_view text, StepRecord& r) 
     if (value.is_number) {
       SetMegatronNumber(value.field, value.number, r, seqlen);
     } else {
-      ApplyMegatronField(value.field, value.text, r, seqlen);
+      ApplyMegatronField(value.field, std::string_view(value.text, value.size), r, seqlen);
     }
   }
   if (seqlen && r.global_batch) r.tokens = *seqlen * *r.global_batch;
