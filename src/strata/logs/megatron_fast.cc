@@ -101,9 +101,21 @@ std::optional<bool> ParseMegatronLineFast(std::string_view text, StepRecord& r) 
   p = ScanInt(p + 1, end, total);
   if (p == nullptr) return std::nullopt;
 
-  std::array<Value, kMaxValues> values;
-  size_t count = 0;
-  bool step_time_seen = false;
+  // The record must stay untouched unless the line proves to be ours, which the step-time label
+  // settles: values before it wait in `early` (in practice none: it comes second), the header
+  // and they are written when it is seen, and every value after it goes straight to the record.
+  // The order of writes is the label scan's: header, then each value left to right.
+  std::array<Value, kMaxValues> early;
+  size_t early_count = 0;
+  bool ours = false;
+  std::optional<double> seqlen;
+  auto apply = [&](const Value& value) {
+    if (value.is_number) {
+      SetMegatronNumber(value.field, value.number, r, seqlen);
+    } else {
+      ApplyMegatronField(value.field, std::string_view(value.text, value.size), r, seqlen);
+    }
+  };
   // Each segment ends with '|'; text after the last '|' is a cut segment, ignored.
   while (p < end) {
     while (p < end && IsLogSpace(*p)) ++p;
@@ -116,9 +128,18 @@ std::optional<bool> ParseMegatronLineFast(std::string_view text, StepRecord& r) 
       p = static_cast<const char*>(bar) + 1;
       continue;
     }
-    if (field == MegatronField::kStepTimeMs) step_time_seen = true;
-    if (count == kMaxValues) return std::nullopt;
-    Value& value = values[count];
+    if (field == MegatronField::kStepTimeMs && !ours) {
+      ours = true;
+      r.step = step;
+      r.total_steps = total;
+      r.format = LogFormat::kMegatron;
+      if (it > 0) {
+        if (auto t = FindLeadingTimestamp(text.substr(0, it))) r.timestamp_s = *t;
+      }
+      for (size_t i = 0; i < early_count; ++i) apply(early[i]);
+    }
+    if (!ours && early_count == kMaxValues) return std::nullopt;
+    Value value;
     value.field = field;
     while (v < end && IsLogSpace(*v)) ++v;
     if (IsNumericField(field)) {
@@ -131,9 +152,14 @@ std::optional<bool> ParseMegatronLineFast(std::string_view text, StepRecord& r) 
       if (q != nullptr) {
         while (q < end && IsLogSpace(*q)) ++q;
         if (q < end && *q == '|') {
-          value.is_number = true;
-          value.number = negative ? -number : number;
-          ++count;
+          number = negative ? -number : number;
+          if (ours) {
+            SetMegatronNumber(field, number, r, seqlen);
+          } else {
+            value.is_number = true;
+            value.number = number;
+            early[early_count++] = value;
+          }
           p = q + 1;
           continue;
         }
@@ -142,32 +168,20 @@ std::optional<bool> ParseMegatronLineFast(std::string_view text, StepRecord& r) 
     const void* bar = std::memchr(v, '|', static_cast<size_t>(end - v));
     if (bar == nullptr) break;
     const char* b = static_cast<const char*>(bar);
-    value.is_number = false;
     const std::string_view trimmed = TrimLogSpace(std::string_view(v, static_cast<size_t>(b - v)));
+    value.is_number = false;
     value.text = trimmed.data();
     value.size = trimmed.size();
-    ++count;
+    if (ours) {
+      apply(value);
+    } else {
+      early[early_count++] = value;
+    }
     p = b + 1;
   }
   // The label scan reads only lines that say "elapsed time per iteration" after "iteration ";
   // a line without that label is left to it (NeMo's "iteration N/M |" lines, odd variants).
-  if (!step_time_seen) return std::nullopt;
-
-  r.step = step;
-  r.total_steps = total;
-  r.format = LogFormat::kMegatron;
-  if (it > 0) {
-    if (auto t = FindLeadingTimestamp(text.substr(0, it))) r.timestamp_s = *t;
-  }
-  std::optional<double> seqlen;
-  for (size_t i = 0; i < count; ++i) {
-    const Value& value = values[i];
-    if (value.is_number) {
-      SetMegatronNumber(value.field, value.number, r, seqlen);
-    } else {
-      ApplyMegatronField(value.field, std::string_view(value.text, value.size), r, seqlen);
-    }
-  }
+  if (!ours) return std::nullopt;
   if (seqlen && r.global_batch) r.tokens = *seqlen * *r.global_batch;
   return true;
 }

@@ -65,7 +65,51 @@ constexpr bool IsNumericField(MegatronField f) {
 }
 
 /// Stores the number of a numeric field in its unit (ms -> s) and marks ms-swift's field.
-void SetMegatronNumber(MegatronField f, double value, StepRecord& r, std::optional<double>& seqlen);
+/// Inline: the single-pass reader calls it for every value of every line.
+inline void SetMegatronNumber(MegatronField f, double v, StepRecord& r,
+                              std::optional<double>& seqlen) {
+  switch (f) {
+    case MegatronField::kStepTimeMs:
+      r.step_time_s = v * 1e-3;
+      break;
+    case MegatronField::kMemoryGib:
+      r.memory_gib = v;
+      r.format = LogFormat::kMsSwiftMegatron;
+      break;
+    case MegatronField::kTflops:
+    case MegatronField::kTflopsDs:
+      r.printed_tflops_per_gpu = v;
+      break;
+    case MegatronField::kLearningRate:
+      r.learning_rate = v;
+      break;
+    case MegatronField::kLoss:
+      r.loss = v;
+      break;
+    case MegatronField::kGlobalBatch:
+      r.global_batch = v;
+      break;
+    case MegatronField::kGradNorm:
+      r.grad_norm = v;
+      break;
+    case MegatronField::kSkipped:
+      r.skipped_iterations = v;
+      break;
+    case MegatronField::kNan:
+      r.nan_iterations = v;
+      break;
+    case MegatronField::kSeqlen:
+      seqlen = v;
+      break;
+    case MegatronField::kSamplesPerS:
+      r.samples_per_s = v;
+      break;
+    case MegatronField::kNone:
+    case MegatronField::kElapsed:
+    case MegatronField::kRemaining:
+      break;
+  }
+}
 
 /// One "label: value" segment (value trimmed): what the general label scan does with it.
 void ApplyMegatronField(MegatronField f, std::string_view value, StepRecord& r,
