@@ -46,30 +46,42 @@ inline constexpr double kExactPow10[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1
 /// rounded double, bit for bit what from_chars gives (Clinger's fast path). Returns the end of
 /// what it read; nullptr when the text there is not of that form or not in that range (callers
 /// then use a full parser). The caller checks that the number ends there.
-inline const char* ScanPlainDecimal(const char* p, const char* end, double& value) {
-  auto digit = [](char c) { return c >= '0' && c <= '9'; };
+template <bool kCheckEnd>
+inline const char* ScanPlainDecimalImpl(const char* p, const char* end, double& value) {
+  auto digit = [&](const char* q) {
+    if constexpr (kCheckEnd) {
+      if (q >= end) return false;
+    }
+    return *q >= '0' && *q <= '9';
+  };
+  auto at = [&](const char* q, char c) {
+    if constexpr (kCheckEnd) {
+      if (q >= end) return false;
+    }
+    return *q == c;
+  };
   // Digits are counted from the positions after each run; a run of more than 18 digits may
   // wrap the mantissa, and is refused before it is used.
   uint64_t mantissa = 0;
   const char* run = p;
-  for (; p < end && digit(*p); ++p) mantissa = mantissa * 10 + static_cast<uint64_t>(*p - '0');
+  for (; digit(p); ++p) mantissa = mantissa * 10 + static_cast<uint64_t>(*p - '0');
   int digits = static_cast<int>(p - run);
   int fraction_digits = 0;
-  if (p < end && *p == '.') {
+  if (at(p, '.')) {
     run = ++p;
-    for (; p < end && digit(*p); ++p) mantissa = mantissa * 10 + static_cast<uint64_t>(*p - '0');
+    for (; digit(p); ++p) mantissa = mantissa * 10 + static_cast<uint64_t>(*p - '0');
     fraction_digits = static_cast<int>(p - run);
     digits += fraction_digits;
   }
   if (digits > 18) return nullptr;
   if (digits == 0) return nullptr;
   int exponent = 0;
-  if (p < end && (*p == 'e' || *p == 'E')) {
+  if (at(p, 'e') || at(p, 'E')) {
     ++p;
     bool negative = false;
-    if (p < end && (*p == '+' || *p == '-')) negative = *p++ == '-';
+    if (at(p, '+') || at(p, '-')) negative = *p++ == '-';
     const char* start = p;
-    for (; p < end && digit(*p) && p - start < 4; ++p) exponent = exponent * 10 + (*p - '0');
+    for (; digit(p) && p - start < 4; ++p) exponent = exponent * 10 + (*p - '0');
     if (p == start) return nullptr;
     if (negative) exponent = -exponent;
   }
@@ -79,6 +91,16 @@ inline const char* ScanPlainDecimal(const char* p, const char* end, double& valu
   const double m = static_cast<double>(mantissa);
   value = power < 0 ? m / kExactPow10[-power] : m * kExactPow10[power];
   return p;
+}
+
+inline const char* ScanPlainDecimal(const char* p, const char* end, double& value) {
+  return ScanPlainDecimalImpl<true>(p, end, value);
+}
+
+/// ScanPlainDecimal for text known to hold, before its end, a byte that ends every number (a
+/// '|', a space): no end checks.
+inline const char* ScanPlainDecimalBeforeStop(const char* p, double& value) {
+  return ScanPlainDecimalImpl<false>(p, nullptr, value);
 }
 
 template <class Fn>

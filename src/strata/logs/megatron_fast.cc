@@ -39,8 +39,8 @@ bool LabelAt(const char* p, const char* end, const char*& value) {
     return false;
   }
   const char* q = p + label.size();
-  while (q < end && IsLogSpace(*q)) ++q;
-  if (q == end || *q != ':') return false;
+  while (IsLogSpace(*q)) ++q;  // stops at the line's last '|' at the latest
+  if (*q != ':') return false;
   value = q + 1;
   return true;
 }
@@ -61,14 +61,15 @@ MegatronField MatchLabel(const char* p, const char* end, const char*& value) {
   return MatchLabel(p, end, value, std::make_index_sequence<kMegatronLabels.size()>());
 }
 
-// LeadingInt (core/text_scan.h) in place: spaces, an optional '-', 1 to 18 digits.
-const char* ScanInt(const char* p, const char* end, int64_t& value) {
-  while (p < end && *p == ' ') ++p;
-  const bool negative = p < end && *p == '-';
+// LeadingInt (core/text_scan.h) in place: spaces, an optional '-', 1 to 18 digits. The text
+// holds a '|' further on, which ends every loop here.
+const char* ScanInt(const char* p, int64_t& value) {
+  while (*p == ' ') ++p;
+  const bool negative = *p == '-';
   if (negative) ++p;
   const char* digits = p;
   uint64_t v = 0;
-  for (; p < end && *p >= '0' && *p <= '9'; ++p) v = v * 10 + static_cast<uint64_t>(*p - '0');
+  for (; *p >= '0' && *p <= '9'; ++p) v = v * 10 + static_cast<uint64_t>(*p - '0');
   if (p == digits || p - digits > 18) return nullptr;
   value = negative ? -static_cast<int64_t>(v) : static_cast<int64_t>(v);
   return p;
@@ -92,13 +93,18 @@ std::optional<bool> ParseMegatronLineFast(std::string_view text, StepRecord& r) 
   // The label scan's cheap rejection, unchanged: it is the answer for most non-step lines.
   const size_t it = FindLiteral(text.substr(0, 64 + 10), "iteration ");
   if (it == std::string_view::npos) return false;
-  const char* const end = text.data() + text.size();
+  // Only segments that end with '|' are read, so the scan stops at the last '|'. That byte is
+  // no space, digit, sign, '.', 'e', '/' or ':', so it ends every loop below: they need no end
+  // checks. A line whose last '|' comes before its step counter is left to the label scan.
+  const size_t last_bar = text.rfind('|');
+  if (last_bar == std::string_view::npos || last_bar < it + 10) return std::nullopt;
+  const char* const end = text.data() + last_bar + 1;
   int64_t step = 0, total = 0;
-  const char* p = ScanInt(text.data() + it + 10, end, step);
+  const char* p = ScanInt(text.data() + it + 10, step);
   if (p == nullptr || step < 0) return std::nullopt;
-  while (p < end && *p == ' ') ++p;
-  if (p == end || *p != '/') return std::nullopt;
-  p = ScanInt(p + 1, end, total);
+  while (*p == ' ') ++p;
+  if (*p != '/') return std::nullopt;
+  p = ScanInt(p + 1, total);
   if (p == nullptr) return std::nullopt;
 
   // The record must stay untouched unless the line proves to be ours, which the step-time label
@@ -118,8 +124,7 @@ std::optional<bool> ParseMegatronLineFast(std::string_view text, StepRecord& r) 
   };
   // Each segment ends with '|'; text after the last '|' is a cut segment, ignored.
   while (p < end) {
-    while (p < end && IsLogSpace(*p)) ++p;
-    if (p == end) break;
+    while (IsLogSpace(*p)) ++p;
     const char* v = nullptr;
     const MegatronField field = MatchLabel(p, end, v);
     if (field == MegatronField::kNone) {
@@ -141,17 +146,17 @@ std::optional<bool> ParseMegatronLineFast(std::string_view text, StepRecord& r) 
     if (!ours && early_count == kMaxValues) return std::nullopt;
     Value value;
     value.field = field;
-    while (v < end && IsLogSpace(*v)) ++v;
+    while (IsLogSpace(*v)) ++v;
     if (IsNumericField(field)) {
       // ParseLogNumber's common case: [+-] plain decimal, then only spaces up to the '|'.
       const char* q = v;
-      const bool negative = q < end && *q == '-';
-      if (q < end && (*q == '-' || *q == '+')) ++q;
+      const bool negative = *q == '-';
+      if (*q == '-' || *q == '+') ++q;
       double number = 0;
-      q = q < end ? ScanPlainDecimal(q, end, number) : nullptr;
+      q = ScanPlainDecimalBeforeStop(q, number);
       if (q != nullptr) {
-        while (q < end && IsLogSpace(*q)) ++q;
-        if (q < end && *q == '|') {
+        while (IsLogSpace(*q)) ++q;
+        if (*q == '|') {
           number = negative ? -number : number;
           if (ours) {
             SetMegatronNumber(field, number, r, seqlen);
