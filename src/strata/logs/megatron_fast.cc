@@ -30,15 +30,15 @@ inline bool IsLogSpace(char c) { return kLogSpace[static_cast<unsigned char>(c)]
 // Whether label I of kMegatronLabels starts at p, followed by spaces and ':'; then `value` is
 // just past the ':'. The label scan's label is the segment up to its first ':', trimmed; no
 // label we read holds ':' or '|', so this is exactly when the label scan would read it as I.
-// The length is a constant, so the comparison compiles to a few word compares, not a call.
+// The length is a constant, so most comparisons compile to a few word compares, not a call.
 template <size_t I>
 bool LabelAt(const char* p, const char* end, const char*& value) {
-  constexpr std::string_view label = kMegatronLabels[I].text;
-  if (static_cast<size_t>(end - p) <= label.size() ||
-      std::memcmp(p, label.data(), label.size()) != 0) {
+  constexpr std::string_view kLabel = kMegatronLabels[I].text;
+  if (static_cast<size_t>(end - p) <= kLabel.size() ||
+      std::memcmp(p, kLabel.data(), kLabel.size()) != 0) {
     return false;
   }
-  const char* q = p + label.size();
+  const char* q = p + kLabel.size();
   while (IsLogSpace(*q)) ++q;  // stops at the line's last '|' at the latest
   if (*q != ':') return false;
   value = q + 1;
