@@ -59,13 +59,16 @@ std::string_view LogFormatName(LogFormat format) {
 
 void ParseLogLine(std::string_view text, std::vector<ParsedLine>& out) {
   if (text.size() < 6) return;
+  // Ordered by how often each occurs in large logs: megatron's line first, parsed straight into
+  // its place in `out` (neither parser touches the record when it returns false).
+  {
+    ParsedLine& step = out.emplace_back();
+    step.kind = LineKind::kStep;
+    if (ParseMegatronLine(text, step.record) || ParseNemoLine(text, step.record)) return;
+    out.pop_back();
+  }
   ParsedLine p;
   p.kind = LineKind::kStep;
-  // Ordered by how often each occurs in large logs: megatron's line first.
-  if (ParseMegatronLine(text, p.record) || ParseNemoLine(text, p.record)) {
-    out.push_back(p);
-    return;
-  }
   if (text.find('{') != std::string_view::npos && ParseDictLine(text, out)) return;
   if (ParseTorchtitanLine(text, p.record) || ParseVerlLine(text, p.record) ||
       ParseDeepSpeedLine(text, p.record) || ParseLightningBar(text, p.record)) {

@@ -4,6 +4,7 @@
 #ifndef STRATA_LOGS_LOG_LINE_PARSER_H_
 #define STRATA_LOGS_LOG_LINE_PARSER_H_
 
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -23,6 +24,13 @@ void ParseLogLine(std::string_view text, std::vector<ParsedLine>& out);
 
 // The per-format parsers (each returns false when the line is not theirs).
 bool ParseMegatronLine(std::string_view text, StepRecord& record);
+/// Megatron's iteration line in one left-to-right pass (labels recognised by their first bytes,
+/// numbers read in place): true or false as ParseMegatronLineByLabels would answer, with the same
+/// record; nullopt for a variant it does not read, which ParseMegatronLine then hands to the
+/// label scan. `record` is untouched unless it returns true.
+std::optional<bool> ParseMegatronLineFast(std::string_view text, StepRecord& record);
+/// The general reader: the line split at '|', each "label: value" matched by name.
+bool ParseMegatronLineByLabels(std::string_view text, StepRecord& record);
 bool ParseMegatronMemoryLine(std::string_view text, StepRecord& record);
 bool ParseNemoLine(std::string_view text, StepRecord& record);
 bool ParseLightningBar(std::string_view text, StepRecord& record);

@@ -3,6 +3,7 @@
 // Labels are matched by name, never by position: every version adds, drops or reorders them.
 #include "strata/logs/log_line_parser.h"
 #include "strata/logs/log_scan.h"
+#include "strata/logs/megatron_fields.h"
 
 namespace strata {
 
@@ -30,8 +31,34 @@ void SetNumber(std::optional<double>& field, std::string_view value, double scal
 
 }  // namespace
 
-bool ParseMegatronLine(std::string_view text, StepRecord& r) {
-  // Cheap rejection first: the hot path of a multi-GB log runs through here on every line.
+MegatronField MegatronFieldOf(std::string_view label) {
+  if (label.empty()) return MegatronField::kNone;
+  for (const MegatronLabel& l : kMegatronLabels) {
+    if (l.text[0] == label[0] && l.text == label) return l.field;
+  }
+  return MegatronField::kNone;
+}
+
+void ApplyMegatronField(MegatronField f, std::string_view value, StepRecord& r,
+                        std::optional<double>& seqlen) {
+  switch (f) {
+    case MegatronField::kNone:
+      return;
+    case MegatronField::kElapsed:  // ms-swift: "20m 3s"
+      if (auto s = ParseDurationSeconds(value)) r.elapsed_s = *s;
+      r.format = LogFormat::kMsSwiftMegatron;
+      return;
+    case MegatronField::kRemaining:
+      r.format = LogFormat::kMsSwiftMegatron;
+      return;
+    default:
+      if (auto v = ParseLogNumber(value)) SetMegatronNumber(f, *v, r, seqlen);
+      if (f == MegatronField::kMemoryGib) r.format = LogFormat::kMsSwiftMegatron;
+      return;
+  }
+}
+
+bool ParseMegatronLineByLabels(std::string_view text, StepRecord& r) {
   // Only the first 64 + 10 bytes can hold "iteration " at an offset <= 64.
   const size_t it = FindLiteral(text.substr(0, 64 + 10), "iteration ");
   if (it == std::string_view::npos) return false;
@@ -51,64 +78,16 @@ bool ParseMegatronLine(std::string_view text, StepRecord& r) {
   }
   std::optional<double> seqlen;
   ForEachLabelled(fields, '|', [&](std::string_view label, std::string_view value) {
-    if (label.empty()) return;
-    switch (label[0]) {
-      case 'e':
-        if (label == "elapsed time per iteration (ms)") {
-          SetNumber(r.step_time_s, value, 1e-3);
-        } else if (label == "elapsed time") {  // ms-swift: "20m 3s"
-          if (auto s = ParseDurationSeconds(value)) r.elapsed_s = *s;
-          r.format = LogFormat::kMsSwiftMegatron;
-        }
-        break;
-      case 't':
-        if (label == "throughput per GPU (TFLOP/s/GPU)") SetNumber(r.printed_tflops_per_gpu, value);
-        break;
-      case 'T':
-        if (label == "TFLOPs") SetNumber(r.printed_tflops_per_gpu, value);  // Megatron-DeepSpeed
-        break;
-      case 'l':
-        if (label == "learning rate") {
-          SetNumber(r.learning_rate, value);
-        } else if (label == "lm loss") {
-          SetNumber(r.loss, value);
-        }
-        break;
-      case 'g':
-        if (label == "global batch size") {
-          SetNumber(r.global_batch, value);
-        } else if (label == "grad norm") {
-          SetNumber(r.grad_norm, value);
-        }
-        break;
-      case 'n':
-        if (label == "number of skipped iterations") {
-          SetNumber(r.skipped_iterations, value);
-        } else if (label == "number of nan iterations") {
-          SetNumber(r.nan_iterations, value);
-        }
-        break;
-      case 'm':
-        if (label == "memory(GiB)") {
-          SetNumber(r.memory_gib, value);
-          r.format = LogFormat::kMsSwiftMegatron;
-        }
-        break;
-      case 'r':
-        if (label == "remaining time") r.format = LogFormat::kMsSwiftMegatron;
-        break;
-      case 'a':
-        if (label == "actual seqlen") SetNumber(seqlen, value);  // Megatron-DeepSpeed
-        break;
-      case 's':
-        if (label == "samples per second") SetNumber(r.samples_per_s, value);
-        break;
-      default:
-        break;
-    }
+    ApplyMegatronField(MegatronFieldOf(label), value, r, seqlen);
   });
   if (seqlen && r.global_batch) r.tokens = *seqlen * *r.global_batch;
   return true;
+}
+
+bool ParseMegatronLine(std::string_view text, StepRecord& r) {
+  // The hot path of a multi-GB log: one pass for the lines it knows, the label scan for the rest.
+  if (auto fast = ParseMegatronLineFast(text, r)) return *fast;
+  return ParseMegatronLineByLabels(text, r);
 }
 
 bool ParseMegatronMemoryLine(std::string_view text, StepRecord& r) {

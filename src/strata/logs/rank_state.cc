@@ -97,30 +97,32 @@ bool RankState::Add(const ParsedLine& parsed, int64_t line, std::vector<Anomaly>
     overflow_seen_ = true;
     return false;
   }
-  StepRecord r = parsed.record;
-  r.line = line;
-  if (r.step < 0) {  // HF Trainer prints no step: number its lines
-    r.step = (pending_ ? pending_->step : (last_ ? last_->step : 0)) + 1;
+  // The record is copied once, into pending_: a large log passes millions through here.
+  int64_t step = parsed.record.step;
+  if (step < 0) {  // HF Trainer prints no step: number its lines
+    step = (pending_ ? pending_->step : (last_ ? last_->step : 0)) + 1;
   }
-  if (pending_ && pending_->step == r.step) {
-    return Merge(*pending_, r) == 0;
+  if (pending_ && pending_->step == step) {
+    return Merge(*pending_, parsed.record) == 0;  // Merge reads neither line nor step
   }
-  if (!pending_ && last_ && last_->step == r.step) return true;  // already checked (--follow)
+  if (!pending_ && last_ && last_->step == step) return true;  // already checked (--follow)
   Flush(out, on_step);
-  pending_ = r;
+  pending_ = parsed.record;
+  pending_->line = line;
+  pending_->step = step;
   return false;
 }
 
 void RankState::Flush(std::vector<Anomaly>& out, const StepFn& on_step) {
   if (!pending_) return;
-  StepRecord r = *pending_;
-  pending_.reset();
+  StepRecord& r = *pending_;  // checked in place (Check reads last_, never pending_)
   if (memory_step_ == r.step) {
     r.memory_gib = std::max(r.memory_gib.value_or(0), memory_gib_);
     memory_step_ = -1;
   }
   Check(r, out);
   if (on_step) on_step(rank_, r);
+  pending_.reset();
 }
 
 void RankState::Check(StepRecord& r, std::vector<Anomaly>& out) {
