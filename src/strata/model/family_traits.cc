@@ -226,8 +226,8 @@ std::vector<FamilyTraits> BuildTable() {
 }
 
 const std::vector<FamilyTraits>& Table() {
-  static const std::vector<FamilyTraits> kTable = BuildTable();
-  return kTable;
+  static const std::vector<FamilyTraits> table = BuildTable();
+  return table;
 }
 
 // Families strata does not count yet, with the nearest known family and what is missing: the

@@ -270,8 +270,8 @@ Result<std::vector<MixerKind>> MixerPattern(const JsonFields& text, int64_t num_
                                              " entries but num_hidden_layers is " +
                                              std::to_string(num_layers));
     }
-    const std::vector<std::string> kNames = {"full_attention", "sliding_attention",
-                                             "linear_attention"};
+    const std::vector<std::string> names = {"full_attention", "sliding_attention",
+                                            "linear_attention"};
     for (size_t i = 0; i < list->size(); ++i) {
       const auto& v = (*list)[i];
       const std::string field = "layer_types[" + std::to_string(i) + "]";
@@ -287,7 +287,7 @@ Result<std::vector<MixerKind>> MixerPattern(const JsonFields& text, int64_t num_
         mixers[i] = MixerKind::kGatedDeltaNet;
       } else {
         return text.ErrorAt(field, "unknown layer type '" + name + "'")
-            .WithHint(DidYouMeanHint(name, kNames));
+            .WithHint(DidYouMeanHint(name, names));
       }
     }
     return mixers;

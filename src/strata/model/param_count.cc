@@ -206,14 +206,14 @@ std::string_view ModuleKindName(ModuleKind kind) {
 }
 
 const std::array<ModuleKind, kModuleKindCount>& AllModuleKinds() {
-  static const std::array<ModuleKind, kModuleKindCount> kAll = {
+  static const std::array<ModuleKind, kModuleKindCount> all = {
       ModuleKind::kEmbedding,     ModuleKind::kHead,
       ModuleKind::kAttention,     ModuleKind::kLinearAttention,
       ModuleKind::kDenseMlp,      ModuleKind::kRouter,
       ModuleKind::kSharedExperts, ModuleKind::kRoutedExperts,
       ModuleKind::kNorms,         ModuleKind::kMtp,
       ModuleKind::kVision};
-  return kAll;
+  return all;
 }
 
 int64_t ModuleParams::Total() const {
