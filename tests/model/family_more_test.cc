@@ -1,9 +1,10 @@
 // Parameter counts of the families added after the first family table: Jamba (Mamba-1 hybrid),
 // MiniMax (lightning-attention hybrid), GLM-4.5 (glm4_moe), ERNIE 4.5 (ernie4_5_moe), the
-// vision-language wrappers (llava, Qwen2.5-VL) with their towers counted apart, and the
-// families that were accepted but untested (gpt_bigcode, starcoder2, nemotron). Each config is
-// the public config.json (tests/model/configs/SOURCES.md names its source); each total is the
-// published figure where one exists, else a hand derivation written out here.
+// vision-language wrappers (llava, Qwen2.5-VL, InternVL; Gemma 3 in gemma3_vision_test.cc) with
+// their towers counted apart, and the families that were accepted but untested (gpt_bigcode,
+// starcoder2, nemotron). Each config is the public config.json (tests/model/configs/SOURCES.md
+// names its source); each total is the published figure where one exists, else a hand derivation
+// written out here.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -90,14 +91,16 @@ TEST(FamilyMoreTest, Glm45AirIncludesItsMtpLayer) {
   EXPECT_EQ(p.Total(), 110'468'824'832);
 }
 
-TEST(FamilyMoreTest, ErnieMoeLayersAndSharedExperts) {
-  // ERNIE-4.5-21B-A3B: the model card says 21B total / 3B active; no exact count was found
-  // published for the text model alone (a public table lists 21.95B for the -PT checkpoint,
-  // which also holds a multi-token-prediction block that transformers does not load). By hand:
-  // 28 x (q 2560 x 2560 + k/v 2 x 2560 x 512 + o 2560 x 2560 + 2 x 2560) + layer 0 dense
+TEST(FamilyMoreTest, ErnieMatchesItsSafetensorsTotal) {
+  // ERNIE-4.5-21B-A3B (transformers layout, ernie4_5_moe): the Hub API's safetensors total for
+  // baidu/ERNIE-4.5-21B-A3B-Thinking, the same architecture released in this layout, is
+  // 21,825,437,888 ({"F32": 4,425,408, "BF16": 21,821,012,480}; a public copy of the API record
+  // is cited in tests/model/configs/SOURCES.md). The model card says "21B total / 3B active".
+  // By hand: 28 x (q 2560 x 2560 + k/v 2 x 2560 x 512 + o 2560 x 2560 + 2 x 2560) + layer 0 dense
   // 3 x 2560 x 12288 + 27 MoE layers (moe_layer_start_index 1 .. end 27) x (64 x 3 x 2560 x 1536
   // + 2 shared = 3 x 2560 x 3072 + router 64 x 2560 + e_score_correction_bias 64)
-  // + 103424 x 2560 (tied) + 2560 = 21,825,437,888.
+  // + 103424 x 2560 (tied) + 2560 = 21,825,437,888. The F32 tensors are the routers and their
+  // correction biases: 27 x (64 x 2560 + 64) = 4,425,408.
   const ModelConfig e = Load("ernie-4.5-21b-a3b");
   EXPECT_EQ(e.family, "ernie4_5_moe");
   EXPECT_EQ(e.CountLayers(FfnKind::kMoe), 27);
@@ -105,7 +108,9 @@ TEST(FamilyMoreTest, ErnieMoeLayersAndSharedExperts) {
   EXPECT_EQ(e.moe.num_experts, 64);
   EXPECT_EQ(e.moe.top_k, 6);
   EXPECT_EQ(e.moe.num_shared_experts, 2);
-  EXPECT_EQ(CountParams(e).text_total(), 21'825'437'888);
+  const ParamBreakdown p = CountParams(e);
+  EXPECT_EQ(p.text[ModuleKind::kRouter], 4'425'408);
+  EXPECT_EQ(p.text_total(), 4'425'408 + 21'821'012'480);
 }
 
 TEST(FamilyMoreTest, LlavaCountsTheClipTowerApart) {
@@ -234,10 +239,10 @@ TEST(FamilyMoreTest, MalformedHybridKeys) {
 }
 
 TEST(FamilyMoreTest, UnknownFamiliesStillSayWhatIsClose) {
-  auto gemma3 = ParseModelConfig(R"({"model_type": "gemma3", "hidden_size": 1})", "g.json");
-  ASSERT_FALSE(gemma3.ok());
-  EXPECT_NE(gemma3.error().Format().find("gemma3_text"), std::string::npos)
-      << gemma3.error().Format();
+  auto gemma3n = ParseModelConfig(R"({"model_type": "gemma3n", "hidden_size": 1})", "g.json");
+  ASSERT_FALSE(gemma3n.ok());
+  EXPECT_NE(gemma3n.error().Format().find("gemma3_text"), std::string::npos)
+      << gemma3n.error().Format();
   auto mamba = ParseModelConfig(
       R"({"model_type": "falcon_mamba_x", "mamba_d_state": 16, "hidden_size": 1})", "m.json");
   ASSERT_FALSE(mamba.ok());

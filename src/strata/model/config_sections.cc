@@ -37,6 +37,41 @@ Status ReadDtRank(const JsonFields& text, int64_t hidden, MambaConfig& out) {
   return OkStatus();
 }
 
+// Gemma 3's SigLIP tower (transformers SiglipVisionConfig defaults for absent keys) and its
+// projector: mm_tokens_per_image (Gemma3Config default 256) tokens per image, so the average
+// pool takes (image_size / patch_size) / sqrt(mm_tokens_per_image) patches a side.
+Status ParseSiglip(const JsonFields& v, const JsonFields& top, VisionConfig& out) {
+  out.kind = VisionKind::kSiglip;
+  STRATA_ASSIGN_OR_RETURN(out.depth, v.PositiveIntOr("num_hidden_layers", 12));
+  STRATA_ASSIGN_OR_RETURN(out.hidden_size, v.PositiveIntOr("hidden_size", 768));
+  STRATA_ASSIGN_OR_RETURN(out.intermediate_size, v.PositiveIntOr("intermediate_size", 3072));
+  STRATA_ASSIGN_OR_RETURN(out.num_heads, v.PositiveIntOr("num_attention_heads", 12));
+  STRATA_ASSIGN_OR_RETURN(out.patch_size, v.PositiveIntOr("patch_size", 16));
+  STRATA_ASSIGN_OR_RETURN(out.image_size, v.PositiveIntOr("image_size", 224));
+  STRATA_ASSIGN_OR_RETURN(out.in_channels, v.PositiveIntOr("num_channels", 3));
+  STRATA_ASSIGN_OR_RETURN(bool head, v.BoolOr("vision_use_head", false));
+  if (head) {
+    return v.ErrorAt("vision_use_head",
+                     "a SigLIP attention-pooling head is not modelled; Gemma 3 sets it false");
+  }
+  if (out.image_size % out.patch_size != 0) {
+    return v.ErrorAt("image_size",
+                     "is not a multiple of patch_size (" + std::to_string(out.patch_size) + ")");
+  }
+  const int64_t side = out.image_size / out.patch_size;
+  STRATA_ASSIGN_OR_RETURN(int64_t tokens, top.PositiveIntOr("mm_tokens_per_image", 256));
+  const auto tokens_side = static_cast<int64_t>(std::llround(std::sqrt(double(tokens))));
+  if (tokens_side * tokens_side != tokens || tokens_side > side || side % tokens_side != 0) {
+    return top.ErrorAt("mm_tokens_per_image",
+                       "expected a square number whose root divides the " + std::to_string(side) +
+                           " patches a side (image_size / patch_size), such as 256");
+  }
+  out.temporal_patch_size = 1;
+  out.spatial_merge_size = side / tokens_side;
+  out.num_position_embeddings = side * side;  // no class token
+  return OkStatus();
+}
+
 }  // namespace
 
 Status ParseJambaLayers(const JsonFields& text, int64_t num_layers, bool has_experts,
@@ -127,6 +162,11 @@ Status ParseVisionTower(const JsonFields& v, VisionTower tower, const JsonFields
       STRATA_ASSIGN_OR_RETURN(out.in_channels, v.PositiveIntOr("in_chans", 3));
       STRATA_ASSIGN_OR_RETURN(out.spatial_merge_size, v.PositiveIntOr("spatial_merge_size", 2));
       STRATA_ASSIGN_OR_RETURN(out.out_hidden_size, v.PositiveIntOr("out_hidden_size", text_hidden));
+      break;
+    }
+    case VisionTower::kSiglip: {
+      STRATA_RETURN_IF_ERROR(ParseSiglip(v, top, out));
+      out.out_hidden_size = text_hidden;
       break;
     }
     case VisionTower::kClip:

@@ -211,6 +211,14 @@ std::vector<FamilyTraits> BuildTable() {
     t.vision = VisionTower::kQwen25Vl;
     add(t);
   }
+  {
+    // Gemma3ForConditionalGeneration: SigLIP tower + pooling projector + text_config's
+    // gemma3_text; tied like Gemma3Config (the Hub file names no tie_word_embeddings).
+    FamilyTraits t = Llama("gemma3");
+    t.tied_by_default = true;
+    t.vision = VisionTower::kSiglip;
+    add(t);
+  }
   std::sort(rows.begin(), rows.end(), [](const FamilyTraits& a, const FamilyTraits& b) {
     return a.model_type < b.model_type;
   });
@@ -218,8 +226,8 @@ std::vector<FamilyTraits> BuildTable() {
 }
 
 const std::vector<FamilyTraits>& Table() {
-  static const std::vector<FamilyTraits> kTable = BuildTable();
-  return kTable;
+  static const std::vector<FamilyTraits> table = BuildTable();
+  return table;
 }
 
 // Families strata does not count yet, with the nearest known family and what is missing: the
@@ -231,8 +239,9 @@ struct KnownGap {
 };
 
 constexpr KnownGap kGaps[] = {
-    {"gemma3", "gemma3_text (its text_config)",
-     "the SigLIP vision tower (vision_config.model_type siglip_vision_model) is not modelled"},
+    {"gemma3n", "gemma3_text / gemma3 (SigLIP wrapper)",
+     "Gemma 3n's per-layer embeddings, AltUp, LAuReL blocks and its MobileNet and audio towers "
+     "are not modelled"},
 };
 
 }  // namespace

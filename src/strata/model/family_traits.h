@@ -47,7 +47,7 @@ enum class WindowLayers {
 enum class LayerPattern { kUniform, kNemotronH, kJamba, kMiniMax };
 
 /// Which vision tower a vision-language wrapper carries (model_config.h VisionKind).
-enum class VisionTower { kNone, kQwen3Vl, kQwen25Vl, kClip, kInternVit };
+enum class VisionTower { kNone, kQwen3Vl, kQwen25Vl, kClip, kInternVit, kSiglip };
 
 struct FamilyTraits {
   std::string_view model_type;

@@ -109,12 +109,15 @@ FlopCount VisionPerPatch(const VisionConfig& v) {
   // GEMMs only (attention inside the tower depends on the image size): patch embedding, the
   // blocks' qkv, proj and MLP, and the merger, which runs once per merge x merge patches.
   // Qwen2.5-VL's blocks have a SwiGLU MLP (3 d f), the others a GELU MLP (2 d f). The
-  // projector: Qwen's merger m -> m -> out; llava's d -> t -> t and InternVL's m -> t -> t.
+  // projector: Qwen's merger m -> m -> out; llava's d -> t -> t and InternVL's m -> t -> t;
+  // Gemma 3's d -> t once per pooled merge x merge patches.
   const double mlp = v.kind == VisionKind::kQwen25Vl ? 3 * d * f : 2 * d * f;
   const double blocks = static_cast<double>(v.depth) * (3 * d * d + d * d + mlp);
   const double t = static_cast<double>(v.out_hidden_size);
   const bool qwen = v.kind == VisionKind::kQwen3Vl || v.kind == VisionKind::kQwen25Vl;
-  const double merger = (qwen ? m * m + m * t : m * t + t * t) / merge;
+  const double merger = v.kind == VisionKind::kSiglip ? d * t / merge
+                        : qwen                        ? (m * m + m * t) / merge
+                                                      : (m * t + t * t) / merge;
   return Gemm(patch_in * d + blocks + merger);
 }
 

@@ -270,8 +270,8 @@ Result<std::vector<MixerKind>> MixerPattern(const JsonFields& text, int64_t num_
                                              " entries but num_hidden_layers is " +
                                              std::to_string(num_layers));
     }
-    const std::vector<std::string> kNames = {"full_attention", "sliding_attention",
-                                             "linear_attention"};
+    const std::vector<std::string> names = {"full_attention", "sliding_attention",
+                                            "linear_attention"};
     for (size_t i = 0; i < list->size(); ++i) {
       const auto& v = (*list)[i];
       const std::string field = "layer_types[" + std::to_string(i) + "]";
@@ -287,7 +287,7 @@ Result<std::vector<MixerKind>> MixerPattern(const JsonFields& text, int64_t num_
         mixers[i] = MixerKind::kGatedDeltaNet;
       } else {
         return text.ErrorAt(field, "unknown layer type '" + name + "'")
-            .WithHint(DidYouMeanHint(name, kNames));
+            .WithHint(DidYouMeanHint(name, names));
       }
     }
     return mixers;
@@ -491,17 +491,26 @@ void ApplyAliases(const FamilyTraits& traits, nlohmann::json& object) {
   }
 }
 
-// llava configs give only what differs from transformers' LlamaConfig defaults (llava-1.5's
-// text_config has no widths at all): fill those defaults in, as transformers does.
-void ApplyLlamaDefaults(nlohmann::json& text) {
-  const std::pair<const char*, int64_t> kDefaults[] = {{"hidden_size", 4096},
-                                                       {"intermediate_size", 11008},
-                                                       {"num_hidden_layers", 32},
-                                                       {"num_attention_heads", 32},
-                                                       {"vocab_size", 32000}};
-  if (!text.is_object()) return;
-  for (const auto& [key, value] : kDefaults) {
-    if (!text.contains(key) || text[key].is_null()) text[key] = value;
+// Wrappers whose text_config names only what differs from the text family's transformers
+// defaults get those defaults filled in, as transformers does: llava-1.5's text_config has no
+// widths at all (LlamaConfig), and gemma-3-4b-it's Hub config.json gives no head counts, head_dim
+// or vocabulary (Gemma3TextConfig).
+using KeyDefault = std::pair<const char*, int64_t>;
+constexpr KeyDefault kLlamaDefaults[] = {{"hidden_size", 4096},
+                                         {"intermediate_size", 11008},
+                                         {"num_hidden_layers", 32},
+                                         {"num_attention_heads", 32},
+                                         {"vocab_size", 32000}};
+constexpr KeyDefault kGemma3TextDefaults[] = {
+    {"vocab_size", 262208},    {"hidden_size", 2304},      {"intermediate_size", 9216},
+    {"num_hidden_layers", 26}, {"num_attention_heads", 8}, {"num_key_value_heads", 4},
+    {"head_dim", 256},         {"sliding_window", 4096},   {"sliding_window_pattern", 6}};
+
+template <size_t N>
+void ApplyDefaults(nlohmann::json& object, const KeyDefault (&defaults)[N]) {
+  if (!object.is_object()) return;
+  for (const auto& [key, value] : defaults) {
+    if (!object.contains(key) || object[key].is_null()) object[key] = value;
   }
 }
 
@@ -648,7 +657,9 @@ Result<ModelConfig> ParseModelConfig(std::string_view json_text, const std::stri
           .WithHint(DescribeUnknownFamily(text_type, config_keys(root[text_key])));
     }
     if (wrapper->vision == VisionTower::kClip && text_type == "llama") {
-      ApplyLlamaDefaults(root[text_key]);
+      ApplyDefaults(root[text_key], kLlamaDefaults);
+    } else if (wrapper->vision == VisionTower::kSiglip && text_type == "gemma3_text") {
+      ApplyDefaults(root[text_key], kGemma3TextDefaults);
     }
     ApplyAliases(*traits, root[text_key]);
   }

@@ -132,8 +132,10 @@ struct LayerSpec {
 /// Which tower: the Qwen3-VL one described above; Qwen2.5-VL (RMSNorm, SwiGLU blocks, no
 /// position table, conv without bias); CLIP (llava: class token, position table, pre and post
 /// LayerNorm, q/k/v/o, GELU MLP) with a 2-layer projector; InternViT (layer scales, no final
-/// norm) with InternVL's mlp1 projector (LayerNorm over the shuffled width, 2 linears).
-enum class VisionKind { kQwen3Vl, kQwen25Vl, kClip, kInternVit };
+/// norm) with InternVL's mlp1 projector (LayerNorm over the shuffled width, 2 linears); SigLIP
+/// (Gemma 3: no class token, post-LayerNorm only) with Gemma 3's projector (average pooling of
+/// spatial_merge_size^2 patches, an RMSNorm and one linear without bias).
+enum class VisionKind { kQwen3Vl, kQwen25Vl, kClip, kInternVit, kSiglip };
 
 struct VisionConfig {
   bool present = false;

@@ -139,9 +139,28 @@ VisionParams CountVitVision(const VisionConfig& v) {
   return out;
 }
 
+// SigLIP (Gemma 3): a patch conv with bias, a position table of the patches (no class token),
+// blocks of two LayerNorms, q/k/v/o with biases and a GELU MLP with biases, one post-LayerNorm.
+// Gemma 3's projector: mm_soft_emb_norm, an RMSNorm over d, and mm_input_projection_weight, a
+// d x t matrix without bias (the average pool has no parameters).
+VisionParams CountSiglipVision(const VisionConfig& v) {
+  VisionParams out;
+  const int64_t d = v.hidden_size;
+  const int64_t f = v.intermediate_size;
+  out.patch_embed = v.in_channels * v.patch_size * v.patch_size * d + d;
+  out.position_embed = v.num_position_embeddings * d;
+  out.per_block = 4 * d + (4 * d * d + 4 * d) + (d * f + f) + (f * d + d);
+  out.blocks = v.depth * out.per_block;
+  out.mergers = d + d * v.out_hidden_size;
+  const int64_t post_layernorm = 2 * d;
+  out.total = out.patch_embed + out.position_embed + out.blocks + post_layernorm + out.mergers;
+  return out;
+}
+
 VisionParams CountVision(const VisionConfig& v) {
   VisionParams out;
   if (!v.present) return out;
+  if (v.kind == VisionKind::kSiglip) return CountSiglipVision(v);
   if (v.kind == VisionKind::kQwen25Vl) return CountQwen25Vision(v);
   if (v.kind == VisionKind::kClip || v.kind == VisionKind::kInternVit) return CountVitVision(v);
   const int64_t d = v.hidden_size;
@@ -187,14 +206,14 @@ std::string_view ModuleKindName(ModuleKind kind) {
 }
 
 const std::array<ModuleKind, kModuleKindCount>& AllModuleKinds() {
-  static const std::array<ModuleKind, kModuleKindCount> kAll = {
+  static const std::array<ModuleKind, kModuleKindCount> all = {
       ModuleKind::kEmbedding,     ModuleKind::kHead,
       ModuleKind::kAttention,     ModuleKind::kLinearAttention,
       ModuleKind::kDenseMlp,      ModuleKind::kRouter,
       ModuleKind::kSharedExperts, ModuleKind::kRoutedExperts,
       ModuleKind::kNorms,         ModuleKind::kMtp,
       ModuleKind::kVision};
-  return kAll;
+  return all;
 }
 
 int64_t ModuleParams::Total() const {
