@@ -38,6 +38,14 @@ Json LedgerToJson(const Job& job, const MemoryLedger& ledger, const std::vector<
                 {"cross_entropy", CrossEntropyImplName(s.cross_entropy)}};
   doc["job"]["sharding"] = ShardingModeName(s.sharding.mode);
   doc["job"]["fp8_recipe"] = Fp8RecipeName(s.fp8.recipe);
+  // Only when set, so the JSON of jobs without them is unchanged.
+  if (s.recompute.titan.on()) {
+    doc["job"]["selective_ac_option"] =
+        s.recompute.titan.op ? std::string("op") : std::to_string(s.recompute.titan.every_n_layers);
+  }
+  if (s.activation_offload.on()) {
+    doc["job"]["activation_offload_layers"] = s.activation_offload.num_layers;
+  }
   doc["rank"] = ledger.rank;
   doc["pipeline_stage"] = ledger.stage;
   doc["params_per_gpu"] = ledger.params_per_gpu;

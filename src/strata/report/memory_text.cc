@@ -23,7 +23,6 @@ std::string Header(const Job& job, const MemoryLedger& ledger) {
   if (s.recompute.titan.every_n_layers > 0) {
     recompute += fmt::format(" (torchtitan: every {}-th layer)", s.recompute.titan.every_n_layers);
   }
-
   std::string out;
   out += fmt::format("job: {} on {} x {} ({} per GPU{}){}{}\n", job.model.name, job.world(),
                      job.gpu.name, FormatGB(job.gpu.memory),

@@ -38,6 +38,14 @@ Json StepToJson(const StepSetup& setup, const StepResult& r) {
                 {"micro_batches_per_step", sl.micro_batches},
                 {"global_batch", s.global_batch},
                 {"recompute", RecomputeGranularityName(s.recompute.granularity)}};
+  // Only when set, so the JSON of jobs without them is unchanged.
+  if (s.recompute.titan.on()) {
+    doc["job"]["selective_ac_option"] =
+        s.recompute.titan.op ? std::string("op") : std::to_string(s.recompute.titan.every_n_layers);
+  }
+  if (s.activation_offload.on()) {
+    doc["job"]["activation_offload_layers"] = s.activation_offload.num_layers;
+  }
   doc["overlap"] = {
       {"tp_comm", sl.overlap.tp_comm},         {"moe_a2a", sl.overlap.moe_a2a},
       {"cp_comm", sl.overlap.cp_comm},         {"pp_p2p", sl.overlap.pp_p2p},
