@@ -181,6 +181,10 @@ TEST(ImportJobTest, TorchtitanToml) {
   EXPECT_EQ(r.job.global_batch, 64);
   EXPECT_EQ(r.job.sequence.max_tokens, 8192);
   EXPECT_EQ(r.job.recompute.granularity, RecomputeGranularity::kSelective);
+  // selective_ac_option = "op" (line 57): torchtitan's per-op policy, not megatron's modules.
+  EXPECT_TRUE(r.job.recompute.titan.op);
+  EXPECT_EQ(SourceOf(r, "recompute.selective_ac_option"),
+            "llama3_8b.toml:57: activation_checkpoint.selective_ac_option");
   EXPECT_EQ(r.job.grad_dtype, DType::kFp32);  // FSDP2 reduce dtype float32
   EXPECT_EQ(SourceOf(r, "sequence.max_tokens"), "llama3_8b.toml:34: training.seq_len");
 }
@@ -245,6 +249,43 @@ TEST(ImportJobTest, MalformedInputsFailClearly) {
   ASSERT_FALSE(unresolved.ok());
   EXPECT_NE(unresolved.error().Format().find("NNODES=$WORLD_SIZE"), std::string::npos)
       << unresolved.error().Format();
+}
+
+}  // namespace
+}  // namespace strata
+
+namespace strata {
+namespace {
+
+// Megatron-LM's GPT-3 example with the activation-offload flags as NVIDIA's benchmark scripts
+// pass them ("--cpu-offloading --cpu-offloading-num-layers ${MP_AC_LAYERS}") and PP 1, which
+// megatron-core requires for offloading.
+TEST(ImportJobTest, MegatronCpuOffloadingBecomesActivationOffload) {
+  auto text = ReadFile(Golden("megatron_gpt3_script/train_gpt3_175b_distributed.sh"));
+  ASSERT_TRUE(text.ok());
+  std::string script = *text;
+  const std::string pp = "--pipeline-model-parallel-size 2";
+  const size_t at = script.find(pp);
+  ASSERT_NE(at, std::string::npos);
+  script.replace(at, pp.size(),
+                 "--pipeline-model-parallel-size 1\n    --cpu-offloading\n"
+                 "    --cpu-offloading-num-layers 4");
+  auto r = ImportJob(script, "train_gpt3_175b_distributed.sh", Gpu("H100 SXM"));
+  ASSERT_TRUE(r.ok()) << r.error().Format();
+  EXPECT_EQ(r->job.activation_offload.num_layers, 4);
+  EXPECT_NE(SourceOf(*r, "activation_offload.num_layers").find("--cpu-offloading-num-layers"),
+            std::string::npos)
+      << SourceOf(*r, "activation_offload.num_layers");
+  // Without --cpu-offloading the layer count alone offloads nothing, and the report says so.
+  const size_t flag = script.find("--cpu-offloading\n");
+  script.erase(flag, std::string("--cpu-offloading\n").size());
+  auto off = ImportJob(script, "train_gpt3_175b_distributed.sh", Gpu("H100 SXM"));
+  ASSERT_TRUE(off.ok()) << off.error().Format();
+  EXPECT_EQ(off->job.activation_offload.num_layers, 0);
+  bool noted = false;
+  for (const std::string& n : off->notes)
+    noted = noted || n.find("not imported") != std::string::npos;
+  EXPECT_TRUE(noted);
 }
 
 }  // namespace

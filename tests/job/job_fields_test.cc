@@ -35,7 +35,9 @@ TEST(JobFields, EveryFieldsExampleParsesThroughSet) {
       sets.push_back("recompute.granularity=full");
     }
     if (key == "throughput.tokens_per_step") sets.push_back("throughput.step_time=120s");
-    if (key == "recompute.modules") sets.push_back("recompute.granularity=selective");
+    if (key == "recompute.modules" || key == "recompute.selective_ac_option") {
+      sets.push_back("recompute.granularity=selective");
+    }
     if (key == "sharding.reshard_after_forward" || key == "sharding.offload_param") {
       sets.push_back("sharding.mode=zero3");
     }

@@ -36,11 +36,19 @@ std::string Header(const StepSetup& setup) {
       l.sequence_parallel ? "on" : "off");
   out += fmt::format(
       "step: {} micro batch{} of {} x {} tokens (mean; attention sees E[S^2]/E[S] "
-      "= {}{}), {} recompute\n",
+      "= {}{}), {} recompute{}\n",
       setup.layout.micro_batches, setup.layout.micro_batches == 1 ? "" : "es", s.micro_batch,
       GroupDigits(t.mean_tokens), GroupDigits(t.attention_tokens),
       t.lengths.assumed ? ", lengths assumed uniform up to the max" : "",
-      RecomputeGranularityName(s.recompute.granularity));
+      RecomputeGranularityName(s.recompute.granularity),
+      s.recompute.titan.op ? " (torchtitan per-op)"
+      : s.recompute.titan.every_n_layers > 0
+          ? fmt::format(" (torchtitan: every {}-th layer)", s.recompute.titan.every_n_layers)
+          : "");
+  if (s.activation_offload.on()) {
+    out += fmt::format("activation offload: the first {} layers' activations to host memory\n",
+                       s.activation_offload.num_layers);
+  }
   return out;
 }
 

@@ -63,6 +63,7 @@ std::string JobBuilder::Yaml(const std::string& header) const {
                                  "recompute.granularity",
                                  "recompute.method",
                                  "recompute.num_layers",
+                                 "recompute.selective_ac_option",
                                  "precision.params",
                                  "precision.grads",
                                  "optimizer.name",
@@ -71,7 +72,8 @@ std::string JobBuilder::Yaml(const std::string& header) const {
                                  "optimizer.moments",
                                  "loss.cross_entropy",
                                  "frozen",
-                                 "mtp"};
+                                 "mtp",
+                                 "activation_offload.num_layers"};
   std::string section;
   for (const char* key : kOrder) {
     auto it = std::find_if(fields_.begin(), fields_.end(),

@@ -239,6 +239,44 @@ Status MapRecompute(MegatronFlavor flavor, Settings& s, JobBuilder& job) {
   return OkStatus();
 }
 
+// megatron-core --cpu-offloading with --cpu-offloading-num-layers N (TransformerConfig; the
+// activations flag defaults to on). Weight offloading moves no parameter off the GPU in bf16
+// (the parameters stay resident), so only the activations are a job field.
+Status MapActivationOffload(Settings& s, JobBuilder& job) {
+  bool on = false;
+  std::string source;
+  if (s.Has("cpu_offloading") && !IsNone(s.Use("cpu_offloading"))) {
+    source = s.Use("cpu_offloading")->source;
+    STRATA_ASSIGN_OR_RETURN(auto v, s.Bool("cpu_offloading"));
+    on = v && *v;
+  }
+  bool activations = true;
+  if (s.Has("cpu_offloading_activations") && !IsNone(s.Use("cpu_offloading_activations"))) {
+    STRATA_ASSIGN_OR_RETURN(auto v, s.Bool("cpu_offloading_activations"));
+    activations = !v || *v;
+  }
+  if (s.Has("cpu_offloading_weights")) {
+    s.Use("cpu_offloading_weights");
+    if (on) job.Note("cpu_offloading_weights: not modelled (the bf16 parameters stay on the GPU)");
+  }
+  const SourcedValue* n =
+      s.Has("cpu_offloading_num_layers") ? s.Use("cpu_offloading_num_layers") : nullptr;
+  if (!on && !IsNone(n)) {
+    job.Note("cpu_offloading_num_layers " + n->value +
+             " without --cpu-offloading: TransformerConfig offloads only when cpu_offloading is "
+             "set; not imported");
+  }
+  if (!on || !activations) return OkStatus();
+  if (IsNone(n)) {
+    job.Set("activation_offload.num_layers", "0",
+            source + " without --cpu-offloading-num-layers (megatron-core's default 0)");
+    return OkStatus();
+  }
+  STRATA_ASSIGN_OR_RETURN(auto layers, s.Int("cpu_offloading_num_layers"));
+  job.Set("activation_offload.num_layers", std::to_string(*layers), n->source);
+  return OkStatus();
+}
+
 Status MapPrecision(MegatronFlavor flavor, Settings& s, JobBuilder& job) {
   const bool swift = flavor == MegatronFlavor::kMsSwiftMcore;
   std::string params;
@@ -400,6 +438,7 @@ Status MapMegatron(MegatronFlavor flavor, Settings& s, MapContext& ctx, JobBuild
   STRATA_RETURN_IF_ERROR(MapParallel(flavor, s, job, sizes));
   STRATA_RETURN_IF_ERROR(MapBatchAndSequence(flavor, s, job));
   STRATA_RETURN_IF_ERROR(MapRecompute(flavor, s, job));
+  STRATA_RETURN_IF_ERROR(MapActivationOffload(s, job));
   STRATA_RETURN_IF_ERROR(MapPrecision(flavor, s, job));
   STRATA_RETURN_IF_ERROR(MapOptimizer(flavor, s, job));
   if (swift) STRATA_RETURN_IF_ERROR(MapSwiftExtras(s, job));

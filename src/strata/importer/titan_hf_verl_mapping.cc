@@ -126,7 +126,18 @@ Status MapTorchtitan(Settings& s, MapContext& ctx, JobBuilder& job) {
     job.Default("recompute.method", "uniform", "torchtitan checkpoints every block");
     job.Default("recompute.num_layers", "1", "torchtitan checkpoints every block");
   }
-  s.Ignore("activation_checkpoint.selective_ac_option");
+  if (mode == "selective") {
+    // torchtitan's ActivationCheckpoint.selective_ac_option: "op" or a layer frequency, "2" by
+    // default (torchtitan/config/job_config.py); not megatron-core's module list.
+    if (const SourcedValue* v = s.Use("activation_checkpoint.selective_ac_option")) {
+      job.Set("recompute.selective_ac_option", v->value, v->source);
+    } else {
+      job.Default("recompute.selective_ac_option", "2",
+                  "torchtitan's selective_ac_option default: every 2nd block in full AC");
+    }
+  } else {
+    s.Ignore("activation_checkpoint.selective_ac_option");
+  }
   std::string param_dtype = "bf16", reduce_dtype = "fp32";
   if (auto v = s.String("training.mixed_precision_param")) param_dtype = DtypeName(*v);
   if (auto v = s.String("training.mixed_precision_reduce")) reduce_dtype = DtypeName(*v);

@@ -70,6 +70,16 @@ const std::vector<JobField>& JobFields() {
        "shared_experts",
        "", "[core_attn]", "--recompute-modules", "", "[core_attn, moe_act]",
        "selective recompute only: the modules that re-run their forward in backward"},
+      {"recompute.selective_ac_option", "op | integer >= 1", "",
+       "none (megatron-core modules); torchtitan's own default is 2", "",
+       "activation_checkpoint.selective_ac_option", "op",
+       "selective recompute the torchtitan way, instead of `modules`: op keeps the outputs of "
+       "every other matmul, SDPA and reduce-scatter of each block and recomputes the rest; N "
+       "checkpoints every N-th block in full"},
+      {"activation_offload.num_layers", "integer >= 0", "layers", "0 (off)",
+       "--cpu-offloading --cpu-offloading-num-layers", "", "4",
+       "activations of the first N layers to host memory, copied over PCIe behind compute; "
+       "fewer than the model's layers, PP 1, no recompute (megatron-core's rules)"},
       {"precision.params", "fp32 | bf16 | fp16", "", "bf16", "--bf16 / --fp16",
        "training.mixed_precision_param", "bf16",
        "weight and activation dtype; fp8 is rejected: FP8 training is `fp8.recipe`, which keeps "

@@ -10,7 +10,8 @@ namespace strata {
 
 /// file, cluster, model, gpu, gpus, the layout (tp pp vpp cp ep etp dp expert_dp
 /// sequence_parallel), micro and global batch, max_tokens, recompute, dtypes, distributed
-/// optimizer, cross entropy, sharding and FP8 recipe.
+/// optimizer, cross entropy, sharding and FP8 recipe; torchtitan's selective_ac_option and the
+/// activation-offload layers only when the job sets them.
 Json JobToJson(const ResolvedJob& job);
 
 }  // namespace strata

@@ -195,6 +195,9 @@ Status ParseRecompute(YamlMap& top, JobSpec& job) {
   if (r.Has("modules")) {
     STRATA_RETURN_IF_ERROR(ParseRecomputeModules(r, job));
   }
+  if (r.Has("selective_ac_option")) {
+    STRATA_RETURN_IF_ERROR(ParseTitanSelectiveAc(r, job));
+  }
   return r.CheckNoUnknownKeys();
 }
 
@@ -419,6 +422,18 @@ Result<JobSpec> ParseRoot(YAML::Node root, const std::string& file,
     }
     if (assignment.starts_with("recompute.granularity=") && !assignment.ends_with("=selective") &&
         root["recompute"].IsMap()) {
+      root["recompute"].remove("modules");
+      // The file's torchtitan option goes; one given with --set stays, to be refused.
+      if (!sets("recompute.selective_ac_option")) root["recompute"].remove("selective_ac_option");
+    }
+    // megatron-core's module list and torchtitan's option exclude each other: the one --set
+    // names replaces the file's other one.
+    if (assignment.starts_with("recompute.modules=") && root["recompute"].IsMap() &&
+        !sets("recompute.selective_ac_option")) {
+      root["recompute"].remove("selective_ac_option");
+    }
+    if (assignment.starts_with("recompute.selective_ac_option=") && root["recompute"].IsMap() &&
+        !sets("recompute.modules")) {
       root["recompute"].remove("modules");
     }
   }

@@ -65,6 +65,7 @@ struct RecomputeSpec {
   RecomputeMethod method = RecomputeMethod::kUniform;
   int64_t num_layers = 1;
   RecomputeModules modules;  // granularity selective: which modules (default core_attn)
+  TitanSelectiveAc titan;    // granularity selective: torchtitan's selective_ac_option
 };
 
 struct OptimizerSpec {
@@ -119,6 +120,7 @@ struct JobSpec {
   Fp8Spec fp8;                      // FP8 recipe (default none: bf16 GEMMs)
   /// Tokens the busiest EP rank receives over the mean (dropless routing); 1 = balanced.
   double moe_routing_imbalance = 1.0;
+  ActivationOffloadSpec activation_offload;  // megatron-core --cpu-offloading (default off)
   OverlapSpec overlap;
   ThroughputSpec throughput;  // optional
 

@@ -94,6 +94,29 @@ struct RecomputeModules {
   bool mla_up_proj = false;     // MLA's up-projected q, k, v (keeps the compressed latents)
   bool shared_experts = false;  // the shared experts (keeps their input)
 };
+/// torchtitan's `[activation_checkpoint] mode = "selective"`, by `selective_ac_option`
+/// (torchtitan/distributed/activation_checkpoint.py):
+///   "op"  every block checkpointed with the per-op policy: the outputs of the save-list ops
+///         (every other aten.mm of the block, SDPA, reduce_scatter, max) are kept, the rest is
+///         recomputed (model/op_sac.h);
+///   "N"   every N-th block (the N-th, 2N-th, ... of the rank) in full AC, the others keep
+///         everything. torchtitan's default option is "2".
+/// Neither set: granularity selective means megatron-core's --recompute-modules.
+struct TitanSelectiveAc {
+  bool op = false;
+  int64_t every_n_layers = 0;
+  bool on() const { return op || every_n_layers > 0; }
+};
+
+/// megatron-core --cpu-offloading --cpu-offloading-num-layers N: the tensors the first N
+/// transformer layers save for backward are copied to pinned host memory on a side stream after
+/// each layer's forward and copied back one layer ahead in backward (Transformer Engine's
+/// cpu_offload.py). 0 = off.
+struct ActivationOffloadSpec {
+  int64_t num_layers = 0;
+  bool on() const { return num_layers > 0; }
+};
+
 /// "core_attn", "mlp", ...: every name, in megatron-core's spelling.
 const std::vector<std::string>& RecomputeModuleNames();
 /// Sets the named module; false when the name is unknown.

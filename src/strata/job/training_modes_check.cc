@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "strata/job/training_modes_parse.h"
+#include "strata/model/op_sac.h"
 
 namespace strata {
 namespace {
@@ -15,6 +16,44 @@ Error ModeError(const JobSpec& job, std::string field, std::string message, std:
   e.file = job.file;
   e.hint = std::move(hint);
   return e;
+}
+
+// torchtitan's op-level SAC on blocks it is modelled for, and megatron-core's --cpu-offloading
+// under the rules its TransformerConfig.__post_init__ enforces (megatron/core/transformer/
+// transformer_config.py): fewer layers than the model has, no pipeline parallelism, no
+// recompute.
+Status CheckActivationModes(const JobSpec& job, const ModelConfig& model) {
+  if (job.recompute.titan.op) {
+    for (const LayerSpec& layer : model.layers) {
+      const OpSacBlock block = OpSacPlan(model, layer);
+      if (!block.unsupported.empty()) {
+        return ModeError(job, "recompute.selective_ac_option", block.unsupported,
+                         "use selective_ac_option: N (every N-th layer in full AC) or "
+                         "granularity: full");
+      }
+    }
+  }
+  const int64_t offload = job.activation_offload.num_layers;
+  if (offload == 0) return OkStatus();
+  const auto layers = static_cast<int64_t>(model.layers.size());
+  if (offload >= layers) {
+    return ModeError(job, "activation_offload.num_layers",
+                     fmt::format("megatron-core offloads fewer layers than the model has ({}); "
+                                 "got {}",
+                                 layers, offload),
+                     fmt::format("a value from 1 to {}", layers - 1));
+  }
+  if (job.layout.pp > 1) {
+    return ModeError(job, "activation_offload.num_layers",
+                     "megatron-core's --cpu-offloading does not support pipeline parallelism",
+                     "set parallel.pp: 1 or remove activation_offload");
+  }
+  if (job.recompute.granularity != RecomputeGranularity::kNone) {
+    return ModeError(job, "activation_offload.num_layers",
+                     "megatron-core's --cpu-offloading does not work with activation recompute",
+                     "set recompute.granularity: none or remove activation_offload");
+  }
+  return OkStatus();
 }
 
 Status CheckUnevenPipeline(const JobSpec& job, int64_t layers) {
@@ -86,6 +125,7 @@ Status CheckTrainingModes(const JobSpec& job, const ModelConfig& model) {
                        "lower EP or the replicate degree");
     }
   }
+  STRATA_RETURN_IF_ERROR(CheckActivationModes(job, model));
   return CheckUnevenPipeline(job, static_cast<int64_t>(model.layers.size()));
 }
 

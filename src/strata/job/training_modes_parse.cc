@@ -181,6 +181,54 @@ Status ParseRecomputeModules(YamlMap& r, JobSpec& job) {
   return OkStatus();
 }
 
+Status ParseTitanSelectiveAc(YamlMap& r, JobSpec& job) {
+  const char* key = "selective_ac_option";
+  if (job.recompute.granularity != RecomputeGranularity::kSelective) {
+    return r.ErrorAt(key, "applies only to granularity: selective (torchtitan's mode)");
+  }
+  if (r.Has("modules")) {
+    return r
+        .ErrorAt(key,
+                 "'modules' (megatron-core's --recompute-modules) and 'selective_ac_option' "
+                 "(torchtitan's) describe different frameworks; give one")
+        .WithHint("remove one of the two");
+  }
+  STRATA_ASSIGN_OR_RETURN(std::string value, r.String(key));
+  TitanSelectiveAc titan;
+  if (value == "op") {
+    titan.op = true;
+  } else {
+    int64_t n = 0;
+    bool digits = !value.empty() && value.size() <= 9;
+    for (char c : value) {
+      digits = digits && c >= '0' && c <= '9';
+      if (digits) n = n * 10 + (c - '0');
+    }
+    if (!digits || n < 1) {
+      return r
+          .ErrorAt(key, fmt::format("expected 'op' or a layer frequency N >= 1 (every N-th "
+                                    "layer in full AC), got '{}'",
+                                    value))
+          .WithHint(DidYouMeanHint(value, {"op"}));
+    }
+    titan.every_n_layers = n;
+  }
+  job.recompute.titan = titan;
+  return OkStatus();
+}
+
+Status ParseActivationOffload(YamlMap& top, JobSpec& job) {
+  if (!top.Has("activation_offload")) return OkStatus();
+  STRATA_ASSIGN_OR_RETURN(YamlMap a, top.Map("activation_offload"));
+  STRATA_ASSIGN_OR_RETURN(job.activation_offload.num_layers, a.Int("num_layers"));
+  if (job.activation_offload.num_layers < 0) {
+    return a.ErrorAt("num_layers", fmt::format("expected 0 (off) or the number of layers whose "
+                                               "activations go to host memory, got {}",
+                                               job.activation_offload.num_layers));
+  }
+  return a.CheckNoUnknownKeys();
+}
+
 Status ParseMoe(YamlMap& top, JobSpec& job) {
   if (!top.Has("moe")) return OkStatus();
   STRATA_ASSIGN_OR_RETURN(YamlMap m, top.Map("moe"));
@@ -202,6 +250,7 @@ Status ParseMoe(YamlMap& top, JobSpec& job) {
 Status ParseTrainingModes(YamlMap& top, JobSpec& job) {
   STRATA_RETURN_IF_ERROR(ParseSharding(top, job));
   STRATA_RETURN_IF_ERROR(ParseMoe(top, job));
+  STRATA_RETURN_IF_ERROR(ParseActivationOffload(top, job));
   return ParseFp8(top, job);
 }
 

@@ -18,6 +18,10 @@ Status ParseTrainingModes(YamlMap& top, JobSpec& job);
 /// Reads `recompute.modules: [core_attn, moe_act, ...]` (granularity selective only).
 Status ParseRecomputeModules(YamlMap& recompute, JobSpec& job);
 
+/// Reads torchtitan's `recompute.selective_ac_option: op | N` (granularity selective only; not
+/// with `modules`).
+Status ParseTitanSelectiveAc(YamlMap& recompute, JobSpec& job);
+
 /// The rules that need the derived layout or the model: HSDP's replicate degree dividing the
 /// data-parallel groups, uneven pipeline stages adding up, `precision.params: fp8` refused.
 Status CheckTrainingModes(const JobSpec& job, const ModelConfig& model);

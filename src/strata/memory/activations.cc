@@ -6,6 +6,7 @@
 #include <map>
 
 #include "strata/memory/static_memory.h"
+#include "strata/model/op_sac.h"
 
 namespace strata {
 namespace {
@@ -47,7 +48,8 @@ LayerActivationBytes LayerActivationsPerToken(const Job& job, const MemoryConsta
   const bool selective = job.spec.recompute.granularity == RecomputeGranularity::kSelective;
   RecomputeModules rm;
   rm.core_attn = false;
-  if (selective) rm = job.spec.recompute.modules;
+  // torchtitan's selective options (TitanSelectiveAc) re-run no megatron-core module.
+  if (selective && !job.spec.recompute.titan.on()) rm = job.spec.recompute.modules;
   double replicated = 0, sharded = 0, fp32_replicated = 0, fp32_sharded = 0;
   LayerActivationBytes out;
 
@@ -160,6 +162,37 @@ LayerActivationBytes LayerActivationsPerToken(const Job& job, const MemoryConsta
   return out;
 }
 
+// The block input (kept by the checkpoint wrapper) and, by torchtitan's save list, the saved
+// matmul outputs, every reduce-scatter output and SDPA's output with its fp32 log-sum-exp.
+double OpSacSavedPerToken(const Job& job, const LayerSpec& layer) {
+  const OpSacBlock block = OpSacPlan(job.model, layer);
+  const auto tp = static_cast<double>(job.spec.layout.tp);
+  const double rep_div = ReplicatedDivisor(job);
+  const bool reduce_scatter = job.spec.layout.tp > 1 && job.spec.layout.sequence_parallel;
+  double replicated = static_cast<double>(job.model.hidden_size);
+  double sharded = 0, whole = 0;
+  for (const OpSacMatmul& m : block.matmuls) {
+    // A row-parallel output is reduce-scattered over the sequence (sequence parallelism);
+    // reduce_scatter_tensor is on the save list whatever the mm's parity.
+    if (m.row_parallel && reduce_scatter) replicated += m.out_width;
+    if (!m.saved) continue;
+    if (m.row_parallel) {
+      whole += m.out_width;  // partial sums: h wide on every token of the rank, before the RS
+    } else if (m.out_width <= 1) {
+      replicated += m.out_width;  // a gate h -> 1 is replicated over TP
+    } else {
+      sharded += m.out_width;
+    }
+  }
+  const AttentionConfig& at = job.model.attention;
+  double fp32_sharded = 0;
+  if (!block.matmuls.empty()) {
+    sharded += static_cast<double>(at.num_heads * at.head_dim);  // SDPA output
+    fp32_sharded += 4.0 * static_cast<double>(at.num_heads);     // its log-sum-exp
+  }
+  return ActivationBytes(job) * (replicated / rep_div + sharded / tp + whole) + fp32_sharded / tp;
+}
+
 ActivationMemory ComputeActivations(const Job& job, const MemoryConstants& constants,
                                     int64_t stage) {
   const ParallelLayout& l = job.spec.layout;
@@ -186,6 +219,13 @@ ActivationMemory ComputeActivations(const Job& job, const MemoryConstants& const
   std::map<std::string, std::pair<int64_t, double>> saved_by_kind;  // label -> (layers, bytes)
   std::map<std::string, double> per_token_by_kind;  // label -> saved bytes per token
   int64_t checkpointed = 0;
+  // torchtitan's selective AC (selective_ac_option): op-level, or every N-th block in full AC.
+  const bool titan = rc.granularity == RecomputeGranularity::kSelective && rc.titan.on();
+  double max_regenerated = 0;  // op SAC: what one block's recompute brings back in backward
+  // megatron-core --cpu-offloading: the first N layers' saved tensors go to host memory; one
+  // of them is on the GPU at a time while its copy runs behind the next layer (TE's handler).
+  const int64_t offloaded = job.spec.activation_offload.num_layers;
+  double host_per_mb = 0, offload_in_flight = 0;
   for (size_t i = 0; i < layers.size(); ++i) {
     const LayerSpec& spec = job.model.layers[static_cast<size_t>(layers[i])];
     const LayerActivationBytes per_token = LayerActivationsPerToken(job, constants, spec);
@@ -194,13 +234,28 @@ ActivationMemory ComputeActivations(const Job& job, const MemoryConstants& const
     max_fwd = std::max(max_fwd, per_token.forward_transient * t);
     max_bwd = std::max(max_bwd, per_token.backward_transient * t);
     const auto in_chunk = static_cast<int64_t>(i) % per_chunk;
-    const bool recomputed = rc.granularity == RecomputeGranularity::kFull &&
-                            (rc.method == RecomputeMethod::kUniform || in_chunk < rc.num_layers);
-    if (recomputed) {
-      // Uniform keeps one input per group of num_layers layers; block one per recomputed layer.
-      const bool group_start =
-          rc.method == RecomputeMethod::kBlock || in_chunk % rc.num_layers == 0;
+    const bool recomputed =
+        (rc.granularity == RecomputeGranularity::kFull &&
+         (rc.method == RecomputeMethod::kUniform || in_chunk < rc.num_layers)) ||
+        (titan && rc.titan.every_n_layers > 0 &&
+         (static_cast<int64_t>(i) + 1) % rc.titan.every_n_layers == 0);
+    if (titan && rc.titan.op) {
+      const double kept = OpSacSavedPerToken(job, spec);
+      max_regenerated = std::max(max_regenerated, (per_token.saved - kept) * t);
+      auto& entry = saved_by_kind[LayerKindLabel(spec) + ", op-level SAC"];
+      entry.first += 1;
+      entry.second += kept * t;
+      stored_per_mb += kept * t;
+    } else if (recomputed) {
+      // Uniform keeps one input per group of num_layers layers; block (and torchtitan's every
+      // N-th layer) one per recomputed layer.
+      const bool group_start = rc.granularity != RecomputeGranularity::kFull ||
+                               rc.method == RecomputeMethod::kBlock ||
+                               in_chunk % rc.num_layers == 0;
       if (group_start) ++checkpointed;
+    } else if (static_cast<int64_t>(i) < offloaded) {
+      host_per_mb += per_token.saved * t;
+      offload_in_flight = std::max(offload_in_flight, per_token.saved * t);
     } else {
       auto& entry = saved_by_kind[LayerKindLabel(spec)];
       entry.first += 1;
@@ -208,7 +263,7 @@ ActivationMemory ComputeActivations(const Job& job, const MemoryConstants& const
       stored_per_mb += per_token.saved * t;
     }
   }
-  stored_per_mb += static_cast<double>(checkpointed) * checkpoint;
+  stored_per_mb += static_cast<double>(checkpointed) * checkpoint + offload_in_flight;
 
   const std::string in_flight_text =
       out.in_flight == 1.0 ? "" : fmt::format(" x {} micro batches in flight", out.in_flight);
@@ -225,13 +280,29 @@ ActivationMemory ComputeActivations(const Job& job, const MemoryConstants& const
   if (checkpointed > 0) {
     const Bytes bytes =
         Bytes::Count(static_cast<double>(checkpointed) * checkpoint * out.in_flight);
-    out.items.push_back({ItemKind::kActivations, "activations: checkpointed layer inputs", bytes,
-                         fmt::format("{} inputs x {} tokens x {} hidden x {:.0f} B{}{} = {}",
-                                     checkpointed, GroupDigits(t), job.model.hidden_size, a,
-                                     rep_div > 1 ? fmt::format(" / SP {}", rep_div) : "",
-                                     in_flight_text, Gb(bytes)),
-                         fmt::format("full recompute, method {}, num_layers {}",
-                                     RecomputeMethodName(rc.method), rc.num_layers)});
+    out.items.push_back(
+        {ItemKind::kActivations, "activations: checkpointed layer inputs", bytes,
+         fmt::format("{} inputs x {} tokens x {} hidden x {:.0f} B{}{} = {}", checkpointed,
+                     GroupDigits(t), job.model.hidden_size, a,
+                     rep_div > 1 ? fmt::format(" / SP {}", rep_div) : "", in_flight_text,
+                     Gb(bytes)),
+         titan ? fmt::format("torchtitan selective_ac_option {}: every {}-th layer in full AC",
+                             rc.titan.every_n_layers, rc.titan.every_n_layers)
+               : fmt::format("full recompute, method {}, num_layers {}",
+                             RecomputeMethodName(rc.method), rc.num_layers)});
+  }
+  if (offloaded > 0) {
+    const Bytes host = Bytes::Count(host_per_mb * out.in_flight);
+    out.host_items.push_back(
+        {ItemKind::kActivations, "activations: offloaded to host memory", host,
+         fmt::format("the saved activations of the first {} layers x {} tokens = {}", offloaded,
+                     GroupDigits(t), Gb(host)),
+         "megatron-core --cpu-offloading-num-layers: pinned host memory, per GPU"});
+    const Bytes buffer = Bytes::Count(offload_in_flight * out.in_flight);
+    out.items.push_back(
+        {ItemKind::kActivations, "activations: offload copy in flight (one layer)", buffer,
+         fmt::format("the largest offloaded layer's saved activations = {}", Gb(buffer)),
+         "on the GPU while its copy to the host (or back) runs behind the next layer"});
   }
   out.stored = Bytes::Count(stored_per_mb * out.in_flight);
 
@@ -239,18 +310,24 @@ ActivationMemory ComputeActivations(const Job& job, const MemoryConstants& const
   // gradients of part of them, and its transient buffers.
   const bool full = rc.granularity == RecomputeGranularity::kFull;
   // The recomputed group's first input is the checkpoint itself, already counted in `stored`.
-  const double recompute_set =
+  double recompute_set =
       full ? (rc.method == RecomputeMethod::kUniform ? static_cast<double>(rc.num_layers) : 1.0) *
                      max_saved -
                  checkpoint
            : 0.0;
+  if (titan) {
+    // op: the block's recompute regenerates what it did not keep; every N-th: one whole layer.
+    recompute_set = rc.titan.op ? max_regenerated : (checkpointed > 0 ? max_saved - checkpoint : 0);
+  }
   const double gradients = constants.backward_gradient_fraction * max_saved;
   const Bytes backward_layer = Bytes::Count(recompute_set + gradients + max_bwd);
   out.items.push_back(
       {ItemKind::kActivations, "activations: backward working set of one layer", backward_layer,
        fmt::format("{}{:.2f} x {} saved (gradients) + {} transient (MoE dispatch copies, "
                    "chunk states and their gradients) = {}",
-                   full ? fmt::format("{} recomputed + ", Gb(Bytes::Count(recompute_set))) : "",
+                   recompute_set > 0
+                       ? fmt::format("{} recomputed + ", Gb(Bytes::Count(recompute_set)))
+                       : "",
                    constants.backward_gradient_fraction, Gb(Bytes::Count(max_saved)),
                    Gb(Bytes::Count(max_bwd)), Gb(backward_layer)),
        "the largest layer of the stage; live only while it runs backward"});

@@ -23,8 +23,15 @@ struct LayerActivationBytes {
 LayerActivationBytes LayerActivationsPerToken(const Job& job, const MemoryConstants& constants,
                                               const LayerSpec& layer);
 
+/// Bytes per token one block keeps under torchtitan's op-level SAC (model/op_sac.h): its input,
+/// the saved matmul outputs (a row-parallel one h wide on every token: TP partial sums), the
+/// reduce-scatter outputs under TP with sequence parallelism, SDPA's output and fp32 LSE.
+double OpSacSavedPerToken(const Job& job, const LayerSpec& layer);
+
 struct ActivationMemory {
   std::vector<LedgerItem> items;
+  /// Activations megatron-core's --cpu-offloading keeps in pinned host memory instead.
+  std::vector<LedgerItem> host_items;
   double in_flight = 1;    // micro batches whose saved activations the stage holds at once
   Bytes stored;            // saved or checkpointed activations of all micro batches in flight
   Bytes forward_working;   // the largest forward-only buffer on top of `stored`

@@ -135,6 +135,7 @@ MemoryLedger ComputeStageLedger(const Job& job, const MemoryConstants& constants
 
   const ActivationMemory act = ComputeActivations(job, constants, stage);
   ledger.items.insert(ledger.items.end(), act.items.begin(), act.items.end());
+  ledger.host_items.insert(ledger.host_items.end(), act.host_items.begin(), act.host_items.end());
 
   const auto communicators = Communicators(job);
   const Bytes nccl = constants.nccl_per_communicator * static_cast<double>(communicators.size());

@@ -57,7 +57,8 @@ std::vector<Candidate> Candidates() {
       {"full recompute (uniform, 1 layer)", "about a third more compute",
        [](JobSpec& s) {
          if (s.recompute.granularity == G::kFull) return false;
-         s.recompute = {G::kFull, RecomputeMethod::kUniform, 1, {}};
+         s.recompute = {G::kFull, RecomputeMethod::kUniform, 1, {}, {}};
+         s.activation_offload = {};  // megatron-core refuses offload with recompute
          return true;
        }},
       {"twice the TP", "two collectives per layer; half the DP",

@@ -64,6 +64,9 @@ void CheckMemory(const StepSetup& setup, const MemoryConstants& memory, RankedLa
     job.spec.recompute.num_layers = 1;  // uniform, one layer per checkpoint: the least memory
     job.spec.recompute.method = RecomputeMethod::kUniform;
   }
+  if (r.candidate.layout.pp > 1 || r.candidate.recompute != RecomputeGranularity::kNone) {
+    job.spec.activation_offload = {};  // as StepLayoutFor: no offload where megatron refuses it
+  }
   if (!RederiveJob(job).ok()) {  // the enumeration's rules are the validation's: not expected
     r.memory_checked = true;
     r.fits = false;
@@ -92,6 +95,11 @@ StepLayout StepLayoutFor(const StepSetup& setup, const Candidate& c) {
   s.micro_batches = setup.job.spec.global_batch / (c.micro_batch * c.layout.dp);
   s.recompute = c.recompute;
   s.recompute_layer_fraction = 1;
+  // megatron-core offloads activations only at PP 1 without recompute; elsewhere none.
+  if (c.layout.pp > 1 || c.recompute != RecomputeGranularity::kNone) {
+    s.offload_activation_layers = 0;
+    s.offload_activation_bytes_per_token = 0;
+  }
   return s;
 }
 

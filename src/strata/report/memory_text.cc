@@ -19,6 +19,10 @@ std::string Header(const Job& job, const MemoryLedger& ledger) {
     recompute += fmt::format(" ({}, {} layer{})", RecomputeMethodName(s.recompute.method),
                              s.recompute.num_layers, s.recompute.num_layers == 1 ? "" : "s");
   }
+  if (s.recompute.titan.op) recompute += " (torchtitan per-op)";
+  if (s.recompute.titan.every_n_layers > 0) {
+    recompute += fmt::format(" (torchtitan: every {}-th layer)", s.recompute.titan.every_n_layers);
+  }
   std::string out;
   out += fmt::format("job: {} on {} x {} ({} per GPU{}){}{}\n", job.model.name, job.world(),
                      job.gpu.name, FormatGB(job.gpu.memory),
@@ -32,6 +36,10 @@ std::string Header(const Job& job, const MemoryLedger& ledger) {
       s.micro_batch, GroupDigits(s.sequence.max_tokens), recompute, DTypeName(s.param_dtype),
       DTypeName(s.grad_dtype), s.optimizer.distributed ? "distributed" : "replicated",
       CrossEntropyImplName(s.cross_entropy));
+  if (s.activation_offload.on()) {
+    out += fmt::format("activation offload: the first {} layers' activations to host memory\n",
+                       s.activation_offload.num_layers);
+  }
   // Training modes beyond megatron-core's defaults (distributed optimizer, bf16 GEMMs).
   const ShardingSpec& sh = s.sharding;
   if (sh.mode != ShardingMode::kZero1 || sh.replicate > 1 || s.fp8.on() ||

@@ -3,6 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
+
+#include "strata/memory/activations.h"
+#include "strata/memory/memory_constants.h"
 
 namespace strata {
 
@@ -20,6 +24,17 @@ StepLayout StepLayoutOf(const ResolvedJob& job) {
                              static_cast<double>(job.layout.pp * job.layout.vpp);
     s.recompute_layer_fraction =
         std::min(1.0, static_cast<double>(spec.recompute.num_layers) / per_stage);
+  }
+  const TitanSelectiveAc& titan = spec.recompute.titan;
+  if (s.recompute == RecomputeGranularity::kSelective && titan.op) s.op_sac = true;
+  if (s.recompute == RecomputeGranularity::kSelective && titan.every_n_layers > 0) {
+    // torchtitan's every N-th block in full AC: floor(layers / N) of each rank's blocks re-run
+    // their whole forward, as megatron-core's block method does for its first num_layers.
+    const double per_rank =
+        static_cast<double>(job.model.layers.size()) / static_cast<double>(job.layout.pp);
+    s.recompute = RecomputeGranularity::kFull;
+    s.recompute_layer_fraction =
+        std::floor(per_rank / static_cast<double>(titan.every_n_layers)) / per_rank;
   }
   s.overlap = spec.overlap;
   s.distributed_optimizer = spec.optimizer.distributed;
@@ -57,6 +72,18 @@ Result<StepSetup> PrepareStep(const ResolvedJob& job) {
   in.cross_entropy = job.spec.cross_entropy;
   setup.tables = BuildStepTables(in);
   setup.layout = StepLayoutOf(job);
+  if (job.spec.activation_offload.on()) {
+    // What the offloaded layers save, from the memory ledger's per-layer decomposition.
+    STRATA_ASSIGN_OR_RETURN(MemoryConstants constants, LoadMemoryConstants());
+    const int64_t n = job.spec.activation_offload.num_layers;
+    double bytes = 0;
+    for (int64_t i = 0; i < n && i < static_cast<int64_t>(job.model.layers.size()); ++i) {
+      bytes +=
+          LayerActivationsPerToken(job, constants, job.model.layers[static_cast<size_t>(i)]).saved;
+    }
+    setup.layout.offload_activation_layers = n;
+    setup.layout.offload_activation_bytes_per_token = bytes;
+  }
   return setup;
 }
 

@@ -188,6 +188,18 @@ Result<StepResult> EvaluateStep(const StepTables& t, const StepLayout& s,
     rec.attention = fwd.attention * f;
     rec.gated_deltanet = fwd.gated_deltanet * f;
     rec.memory_bound = fwd.memory_bound * f;
+  } else if (s.op_sac && s.recompute == RecomputeGranularity::kSelective) {
+    // torchtitan's op-level SAC keeps SDPA's output and every other block matmul; backward
+    // re-runs the other matmuls (by FLOP share), the routed experts (grouped_mm is not on the
+    // save list) and every memory-bound op.
+    rec.dense_gemm = fwd.dense_gemm * t.op_sac_matmul_recompute_fraction;
+    rec.expert_gemm = fwd.expert_gemm;
+    rec.memory_bound = fwd.memory_bound;
+    if (l.tp > 1 || l.ep > 1) {
+      r.caveats.push_back(
+          "op-level SAC also re-runs the TP all-gathers and EP all-to-alls of the ops it "
+          "recomputes; that traffic is not priced");
+    }
   } else if (s.recompute == RecomputeGranularity::kSelective) {
     rec.attention = fwd.attention;
   }
@@ -323,7 +335,36 @@ Result<StepResult> EvaluateStep(const StepTables& t, const StepLayout& s,
         "offload copies are priced at the PCIe x16 line rate, on the critical "
         "path (no overlap with compute): a bound, not a measurement");
   }
-  set(StepPart::kOffload, offload, offload);
+  // megatron-core --cpu-offloading: each offloaded layer's saved activations go down over PCIe
+  // after its forward and come back before its backward, each copy behind the next layer's
+  // compute (TE's double-buffered handler; the N-th offloaded layer is followed by a kept one):
+  //   exposed per pass = N max(0, x - y), x one layer's copy, y one layer's compute.
+  double act_offload = 0, act_offload_exposed = 0;
+  if (s.offload_activation_layers > 0) {
+    const MapLevel* pcie = nullptr;
+    for (const MapLevel& level : comm.map().levels) {
+      if (level.kind == MapLevelKind::kPcie) pcie = &level;
+    }
+    if (pcie == nullptr) return InvalidInput("the cluster's bandwidth map has no PCIe level");
+    const double n = static_cast<double>(s.offload_activation_layers);
+    const double bytes = s.offload_activation_bytes_per_token * tokens;  // one micro batch
+    const double x = bytes / n / pcie->per_gpu.bytes_per_s();
+    const double layers = std::max(1.0, static_cast<double>(t.layers) / pp);
+    const double y_fwd = (fwd.total() - fwd.logits_and_loss).value() / layers;
+    const double y_bwd = (bwd.total() - bwd.logits_and_loss + rec.total()).value() / layers;
+    act_offload = m * 2 * n * x;
+    act_offload_exposed = m * n * (std::max(0.0, x - y_fwd) + std::max(0.0, x - y_bwd));
+    for (const char* way : {"to the host after each forward", "back to the GPU before backward"}) {
+      r.host_traffic.push_back({fmt::format("activation offload: {} layers' saved activations {}",
+                                            s.offload_activation_layers, way),
+                                pcie->name, Bytes::Count(m * bytes), Seconds::Of(m * n * x)});
+    }
+    r.caveats.push_back(
+        "activation offload copies are priced at the PCIe x16 line rate of one GPU and hidden "
+        "behind the next layer's compute; GPUs sharing a PCIe switch or its NIC traffic are "
+        "not modelled");
+  }
+  set(StepPart::kOffload, offload + act_offload, offload + act_offload_exposed);
 
   const double rec_fraction =
       s.recompute == RecomputeGranularity::kFull ? s.recompute_layer_fraction : 0.0;
@@ -340,6 +381,10 @@ Result<StepResult> EvaluateStep(const StepTables& t, const StepLayout& s,
   r.hfu = r.tokens_per_s_per_gpu *
           HardwareFlopsPerToken(FlopCount::Of(t.megatron_flop_per_token), t.forward, hw).count() /
           peak;
+  if (s.op_sac && s.recompute == RecomputeGranularity::kSelective) {
+    r.hfu = r.tokens_per_s_per_gpu *
+            (t.megatron_flop_per_token + t.op_sac_recompute_flop_per_token) / peak;
+  }
   return r;
 }
 

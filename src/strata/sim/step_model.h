@@ -31,6 +31,14 @@ struct StepLayout {
   int64_t micro_batches = 1;  // per DP rank per step (gradient accumulation)
   RecomputeGranularity recompute = RecomputeGranularity::kNone;
   double recompute_layer_fraction = 1;  // full recompute, block method: the layers it covers
+  /// torchtitan's op-level SAC (selective_ac_option "op"): re-runs the unsaved matmuls, every
+  /// routed expert and the memory-bound ops, not attention (StepTables' op_sac_* shares).
+  bool op_sac = false;
+  /// megatron-core --cpu-offloading: layers whose saved activations go to the host, and their
+  /// saved bytes per token on the rank (all of them together); copied down in forward and up
+  /// in backward, behind the next layer's compute.
+  int64_t offload_activation_layers = 0;
+  double offload_activation_bytes_per_token = 0;
   OverlapSpec overlap;
   bool distributed_optimizer = true;
   int64_t param_bytes = 2;

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "strata/model/flop_conventions.h"
+#include "strata/model/op_sac.h"
 
 namespace strata {
 namespace {
@@ -167,6 +168,20 @@ StepTables BuildStepTables(const StepTableInputs& in) {
   // fp32 softmax (2 x 4 B more).
   t.loss_bytes_per_vocab_entry = in.cross_entropy == CrossEntropyImpl::kFused ? 6 : 14;
   t.traffic = TrafficShapeOf(c, in.mtp);
+  // torchtitan's op-level SAC (model/op_sac.h): the share of the listed matmuls' FLOP it
+  // re-runs, and for HFU the forward FLOP it re-runs (those matmuls and every routed expert).
+  t.op_sac_matmul_recompute_fraction = OpSacRecomputedMatmulFraction(c);
+  double expert_flop = 0;
+  for (const GemmGroup& g : t.gemms) {
+    if (g.kind == GemmKind::kExpert) expert_flop += g.flop_per_token;
+  }
+  double recomputed_matmuls = 0;
+  for (const LayerSpec& layer : c.layers) {
+    for (const OpSacMatmul& m : OpSacPlan(c, layer).matmuls) {
+      if (!m.saved) recomputed_matmuls += m.flop_per_token();
+    }
+  }
+  t.op_sac_recompute_flop_per_token = recomputed_matmuls + expert_flop;
   return t;
 }
 

@@ -60,6 +60,11 @@ struct StepTables {
   double mean_tokens = 0;       // E[S]
   double attention_tokens = 0;  // E[S^2] / E[S]: what a token's attention sees on average
 
+  /// torchtitan's op-level SAC (model/op_sac.h): the recomputed share of the block matmuls'
+  /// FLOP, and the forward FLOP per token it re-runs (those matmuls and the routed experts).
+  double op_sac_matmul_recompute_fraction = 0;
+  double op_sac_recompute_flop_per_token = 0;
+
   double megatron_flop_per_token = 0;  // the MFU convention (model/flop_conventions.h)
   ForwardFlops forward;                // for HFU (recompute) and --explain
   ModelTrafficShape traffic;           // what comm/layout_traffic.h needs
