@@ -153,7 +153,7 @@ int RunLogs(int argc, char** argv) {
                         summary.lines, read->bytes))
             .InFile(o.path)
             .WithHint("nothing was checked; the formats and their lines are listed in "
-                      "docs/readme/logs.md"));
+                      "the README, section `strata logs` (Formats read)"));
   }
 
   std::optional<LogMfu> mfu;
