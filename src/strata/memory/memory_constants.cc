@@ -3,25 +3,17 @@
 #include <fmt/format.h>
 
 #include "strata/core/file_io.h"
-#include "strata/core/yaml_fields.h"
+#include "strata/core/sourced_yaml.h"
 
 namespace strata {
 namespace {
 
-/// Opens the sub-mapping `key`, which must carry a non-empty `source`.
 Result<YamlMap> Section(YamlMap& top, const std::string& key, MemoryConstants& out) {
-  STRATA_ASSIGN_OR_RETURN(YamlMap section, top.Map(key));
-  STRATA_ASSIGN_OR_RETURN(std::string source, section.String("source"));
-  if (source.empty()) return section.ErrorAt("source", "every value needs a source");
-  out.sources[key] = source;
-  return section;
+  return SourcedSection(top, key, out.sources);
 }
 
 Result<double> Fraction(YamlMap& map, const std::string& key) {
-  STRATA_ASSIGN_OR_RETURN(double v, map.Number(key));
-  if (v < 0 || v > 1)
-    return map.ErrorAt(key, fmt::format("expected a fraction in [0, 1], got {}", v));
-  return v;
+  return FractionAt(map, key, ZeroFraction::kAllowed);
 }
 
 }  // namespace
