@@ -3,6 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <vector>
+
+#include "strata/job/job_fields.h"
 
 namespace strata {
 
@@ -42,40 +45,12 @@ std::string JobBuilder::Yaml(const std::string& header) const {
     out += "# " + header.substr(pos, nl - pos) + "\n";
     pos = nl == std::string::npos ? header.size() : nl + 1;
   }
-  // The order of a job file (data/jobs/*.yaml).
-  static const char* kOrder[] = {"model",
-                                 "cluster.gpu",
-                                 "cluster.gpus_per_node",
-                                 "cluster.nodes",
-                                 "parallel.tp",
-                                 "parallel.pp",
-                                 "parallel.vpp",
-                                 "parallel.cp",
-                                 "parallel.ep",
-                                 "parallel.etp",
-                                 "parallel.dp",
-                                 "parallel.sequence_parallel",
-                                 "batch.micro_batch",
-                                 "batch.global_batch",
-                                 "sequence.max_tokens",
-                                 "sequence.mean_tokens",
-                                 "sequence.packing",
-                                 "recompute.granularity",
-                                 "recompute.method",
-                                 "recompute.num_layers",
-                                 "recompute.selective_ac_option",
-                                 "precision.params",
-                                 "precision.grads",
-                                 "optimizer.name",
-                                 "optimizer.distributed",
-                                 "optimizer.master_weights",
-                                 "optimizer.moments",
-                                 "loss.cross_entropy",
-                                 "frozen",
-                                 "mtp",
-                                 "activation_offload.num_layers"};
+  // The order of the job-field table (docs/job-file.md), so that no field the importer set is
+  // left out of the file: a field missing here would silently fall back to strata's default.
+  std::vector<std::string> order;
+  for (const JobField& f : JobFields()) order.emplace_back(f.key);
   std::string section;
-  for (const char* key : kOrder) {
+  for (const std::string& key : order) {
     auto it = std::find_if(fields_.begin(), fields_.end(),
                            [&](const ImportedField& f) { return f.key == key; });
     if (it == fields_.end()) continue;
@@ -94,6 +69,11 @@ std::string JobBuilder::Yaml(const std::string& header) const {
       line = fmt::format("  {}: {}", k.substr(dot + 1), it->value);
     }
     out += fmt::format("{:<34} # {}\n", line, it->source);
+  }
+  for (const ImportedField& f : fields_) {
+    if (std::find(order.begin(), order.end(), f.key) == order.end()) {
+      out += fmt::format("# not a job field, left out: {} = {} ({})\n", f.key, f.value, f.source);
+    }
   }
   return out;
 }

@@ -162,9 +162,6 @@ Status MapTorchtitan(Settings& s, MapContext& ctx, JobBuilder& job) {
               "torchtitan's cross_entropy_loss casts the logits to fp32 before the loss");
   job.Default("frozen", "[]", "torchtitan trains every parameter");
   job.Default("mtp", "false", "no multi-token prediction in torchtitan's llama3");
-  job.Note(
-      "FSDP2 also shards parameters and gradients (ZeRO-3); strata shards only the "
-      "optimizer states, so its parameter and gradient bytes are an upper bound");
   STRATA_RETURN_IF_ERROR(FinishCommon(s, ctx, job, tp * pp * cp));
   const int64_t dp = std::stoll(job.Get("parallel.dp"));
   if (shard > 0 && replicate * shard != dp) {
@@ -172,6 +169,27 @@ Status MapTorchtitan(Settings& s, MapContext& ctx, JobBuilder& job) {
                                     "= {} x {} but the world gives DP = {}",
                                     replicate, shard, dp))
         .WithHint("check --nodes and --gpus-per-node");
+  }
+  // FSDP2 shards parameters, gradients and optimizer states over the shard degree (-1: every
+  // DP rank not taken by replication); with a replicate degree it is HSDP.
+  const int64_t shard_degree = shard > 0 ? shard : dp / replicate;
+  if (shard_degree > 1) {
+    job.Set("sharding.mode", "fsdp2",
+            shard > 0 ? "parallelism.data_parallel_shard_degree"
+                      : "default: data_parallel_shard_degree -1 shards over the remaining DP");
+    if (replicate > 1) {
+      job.Set("sharding.replicate", std::to_string(replicate),
+              "parallelism.data_parallel_replicate_degree");
+    }
+    if (const SourcedValue* v = s.Use("parallelism.fsdp_reshard_after_forward")) {
+      // "default" reshards every block but the last; "always" every one; "never" none.
+      job.Set("sharding.reshard_after_forward", v->value == "never" ? "false" : "true", v->source);
+    }
+  } else {
+    job.Set("sharding.mode", "none", "one shard: no FSDP sharding (replicated data parallelism)");
+  }
+  if (const SourcedValue* v = s.Use("training.enable_cpu_offload"); v && v->value == "true") {
+    job.Set("sharding.offload_param", "cpu", v->source);
   }
   if (global > 0) {
     job.Set("batch.global_batch", std::to_string(global), "training.global_batch_size");
@@ -300,19 +318,20 @@ Status MapHfDeepSpeed(Settings& s, MapContext& ctx, JobBuilder& job) {
               "transformers upcasts the logits to fp32 for the loss");
   job.Default("frozen", "[]", "full fine-tuning");
   job.Default("mtp", "false", "the HF Trainer does not build MTP blocks");
-  if (stage >= 2) {
-    job.Note(
-        fmt::format("ZeRO stage {} also shards gradients{}; strata shards only the "
-                    "optimizer states, so those bytes are an upper bound",
-                    stage, stage >= 3 ? " and parameters" : ""));
+  if (stage >= 1 && stage <= 3) {
+    job.Set("sharding.mode", fmt::format("zero{}", stage),
+            stage_opt ? fmt::format("ds: zero_optimization.stage {}", stage)
+                      : "default: no ZeRO stage given (stage 0)");
+  } else {
+    job.Set("sharding.mode", "none",
+            stage_opt ? fmt::format("ds: zero_optimization.stage {}", stage)
+                      : "default: no ZeRO stage given (stage 0)");
   }
-  for (const char* key : {"ds.zero_optimization.offload_optimizer.device",
-                          "ds.zero_optimization.offload_param.device"}) {
+  for (const auto& [key, field] :
+       {std::pair{"ds.zero_optimization.offload_optimizer.device", "sharding.offload_optimizer"},
+        std::pair{"ds.zero_optimization.offload_param.device", "sharding.offload_param"}}) {
     if (const SourcedValue* v = s.Use(key); v != nullptr && v->value != "none") {
-      job.Note(
-          fmt::format("{} = {}: offloading is not modelled; the GPU ledger counts the "
-                      "states on the GPU",
-                      key, v->value));
+      job.Set(field, v->value, v->source);
     }
   }
   job.NamedDefault(ctx.ms_swift
