@@ -252,10 +252,21 @@ std::string_view MemoryVerdictText(MemoryVerdict v) {
 }
 
 MemoryLedger ComputeLedger(const Job& job, const MemoryConstants& constants) {
+  Bytes floor;
+  return ComputeLedger(job, constants, floor);
+}
+
+MemoryLedger ComputeLedger(const Job& job, const MemoryConstants& constants, Bytes& floor) {
+  auto activation_free = [](const MemoryLedger& l) {
+    return std::max(l.PhaseOf(Phase::kAfterInit).bytes,
+                    l.PhaseOf(Phase::kFirstOptimizerStep).bytes);
+  };
   // Every stage: with an uneven split a middle stage can hold the most.
   MemoryLedger most = ComputeStageLedger(job, constants, 0);
+  floor = activation_free(most);
   for (int64_t stage = 1; stage < job.spec.layout.pp; ++stage) {
     MemoryLedger other = ComputeStageLedger(job, constants, stage);
+    floor = std::max(floor, activation_free(other));
     if (other.Peak() > most.Peak()) most = std::move(other);
   }
   return most;
