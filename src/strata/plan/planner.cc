@@ -8,6 +8,7 @@
 #include <map>
 #include <utility>
 
+#include "strata/memory/ledger_statics.h"
 #include "strata/plan/time_order.h"
 
 namespace strata::plan {
@@ -53,10 +54,18 @@ Candidate CurrentCandidate(const StepSetup& setup) {
   return c;
 }
 
-/// Fills the memory fields of `r` from the ledger of the job with r's layout. `floor`, when
-/// given, receives the layout's activation-free floor (ComputeLedger).
+/// What the fast path keeps per parallel layout: the ledger's statics (the same for every micro
+/// batch and recompute choice) and the activation-free floor, once a ledger of it was computed.
+struct LayoutMemory {
+  bool known = false;
+  std::vector<StageStatics> statics;
+  Bytes floor;
+};
+
+/// Fills the memory fields of `r` from the ledger of the job with r's layout, reusing and
+/// filling `layout` when given.
 void CheckMemory(const StepSetup& setup, const MemoryConstants& memory, RankedLayout& r,
-                 Bytes* floor = nullptr) {
+                 LayoutMemory* layout = nullptr) {
   Job job = setup.job;
   job.spec.layout = r.candidate.layout;
   job.spec.micro_batch = r.candidate.micro_batch;
@@ -70,8 +79,14 @@ void CheckMemory(const StepSetup& setup, const MemoryConstants& memory, RankedLa
     r.fits = false;
     return;
   }
-  Bytes unused;
-  const MemoryLedger ledger = ComputeLedger(job, memory, floor != nullptr ? *floor : unused);
+  MemoryLedger ledger;
+  if (layout == nullptr) {
+    ledger = ComputeLedger(job, memory);
+  } else {
+    if (!layout->known) layout->statics = ComputeStageStatics(job);
+    ledger = ComputeLedger(job, memory, layout->statics, layout->floor);
+    layout->known = true;
+  }
   r.peak = ledger.Peak();
   r.capacity = ledger.capacity;
   r.fits = ledger.fits;
@@ -115,9 +130,6 @@ SearchSpace SpaceOf(const StepSetup& setup, const PlanOptions& options) {
   return space;
 }
 
-/// Takes the layouts from `next` (fastest first, ties in enumeration order) and checks them with
-/// the memory ledger until the top K that fit are known and, when the job's own layout fits,
-/// every faster layout has been checked (so its rank is exact). `placeable` layouts in all.
 /// The ledger check of the fast path: a layout whose activation-free floor is over the card does
 /// not fit with any micro batch or recompute choice, so its other candidates skip the ledger.
 class FloorCheckedMemory {
@@ -128,15 +140,14 @@ class FloorCheckedMemory {
   void operator()(RankedLayout& r) {
     const ParallelLayout& l = r.candidate.layout;
     const std::array<int64_t, 7> key = {l.tp, l.pp, l.vpp, l.cp, l.ep, l.etp, l.dp};
-    if (auto it = floors_.find(key); it != floors_.end() && it->second > capacity_) {
+    LayoutMemory& layout = layouts_[key];
+    if (layout.known && layout.floor > capacity_) {
       r.memory_checked = true;
       r.fits = false;
       r.verdict = MemoryVerdict::kOom;
       return;
     }
-    Bytes floor;
-    CheckMemory(setup_, memory_, r, &floor);
-    floors_.emplace(key, floor);
+    CheckMemory(setup_, memory_, r, &layout);
     ++ledgers_;
   }
   int64_t ledgers() const { return ledgers_; }
@@ -145,10 +156,13 @@ class FloorCheckedMemory {
   const StepSetup& setup_;
   const MemoryConstants& memory_;
   Bytes capacity_;
-  std::map<std::array<int64_t, 7>, Bytes> floors_;
+  std::map<std::array<int64_t, 7>, LayoutMemory> layouts_;
   int64_t ledgers_ = 0;
 };
 
+/// Takes the layouts from `next` (fastest first, ties in enumeration order) and checks them with
+/// the memory ledger until the top K that fit are known and, when the job's own layout fits,
+/// every faster layout has been checked (so its rank is exact). `placeable` layouts in all.
 template <class NextFn, class CheckFn>
 Result<PlanResult> RankByMemory(const StepSetup& setup, const CollectiveModel& comm,
                                 const MemoryConstants& memory, const PlanOptions& options,
