@@ -3,10 +3,15 @@
 // of search: the reference job (35B MoE, 40 GPUs), Llama-3.1-70B on 1,024 GPUs and DeepSeek-V3
 // (671B MoE) on 16,384 GPUs. Reported as items_per_second = layouts per second.
 //
-// BM_Plan* run the whole search end to end, as `strata plan` does after reading its files: every
-// valid layout gets a step-model evaluation, the fastest are checked with the memory ledger until
-// the top 5 that fit (and the job's own rank) are known. items_per_second = valid layouts ranked
-// per second; the counters give the layouts and the ledger evaluations per search.
+// BM_Plan* run the whole search end to end, as `strata plan` does after reading its files, on
+// the same three sizes (the reference job on its 40 H20; Llama-3.1-70B on 1,024 H100 and
+// DeepSeek-V3 on 16,384 H100, both on nodes of data/clusters/h100-8x8-ib400.yaml) and on
+// Llama-3.1-70B on 64 H100. Every valid layout is bounded by its compute and evaluated in full
+// when the bound could rank it before where the walk stops (plan/time_order.h); the fastest are
+// checked with the memory ledger until the top 5 that fit (and the job's own rank) are known.
+// items_per_second = valid layouts ranked per second; the counters give per search the layouts,
+// the full step evaluations and the ledger evaluations. BM_*_Slow run PlanLayoutsReference (every
+// layout evaluated in full, every walked layout through the ledger) for comparison.
 #include <benchmark/benchmark.h>
 
 #include <cstdio>
@@ -114,54 +119,54 @@ void Plan(benchmark::State& state, const std::vector<std::string>& sets, int64_t
 }
 
 // The reference job: Qwen3.6-35B-A3B on 40 H20.
-const std::vector<std::string> kReference = {};
+const std::vector<std::string> reference_sets = {};
 // Llama-3.1-70B on the 64 H100 of data/clusters/h100-8x8-ib400.yaml, 8K sequences, batch 512.
-const std::vector<std::string> kLlama70b64 = {"model=llama-3.1-70b",
-                                              "cluster=h100-8x8-ib400",
-                                              "parallel.ep=1",
-                                              "parallel.tp=8",
-                                              "parallel.dp=8",
-                                              "batch.global_batch=512",
-                                              "sequence.max_tokens=8192",
-                                              "sequence.mean_tokens=8192"};
+const std::vector<std::string> llama70b64_sets = {"model=llama-3.1-70b",
+                                                  "cluster=h100-8x8-ib400",
+                                                  "parallel.ep=1",
+                                                  "parallel.tp=8",
+                                                  "parallel.dp=8",
+                                                  "batch.global_batch=512",
+                                                  "sequence.max_tokens=8192",
+                                                  "sequence.mean_tokens=8192"};
 // The enumeration benchmarks' two larger searches, end to end: Llama-3.1-70B on 1,024 H100
 // (128 nodes of that cluster), batch 1,024 of 8K; DeepSeek-V3 (671B MoE) on 16,384 H100 (2,048
 // nodes), batch 16,384 of 4K, its own layout EP64 with full recompute.
-const std::vector<std::string> kLlama70b1024 = {"model=llama-3.1-70b",
-                                                "cluster=h100-8x8-ib400",
-                                                "parallel.ep=1",
-                                                "parallel.tp=8",
-                                                "parallel.dp=8",
-                                                "batch.global_batch=1024",
-                                                "sequence.max_tokens=8192",
-                                                "sequence.mean_tokens=8192"};
-const std::vector<std::string> kDeepseekV3_16384 = {
+const std::vector<std::string> llama70b1024_sets = {"model=llama-3.1-70b",
+                                                    "cluster=h100-8x8-ib400",
+                                                    "parallel.ep=1",
+                                                    "parallel.tp=8",
+                                                    "parallel.dp=8",
+                                                    "batch.global_batch=1024",
+                                                    "sequence.max_tokens=8192",
+                                                    "sequence.mean_tokens=8192"};
+const std::vector<std::string> deepseek_v3_16384_sets = {
     "model=deepseek-v3",        "cluster=h100-8x8-ib400",
     "parallel.ep=64",           "parallel.tp=1",
     "parallel.dp=64",           "batch.global_batch=16384",
     "sequence.max_tokens=4096", "sequence.mean_tokens=4096"};
 
 void BM_PlanReference40(benchmark::State& state) {
-  Plan(state, kReference, 0, strata::plan::PlanLayouts);
+  Plan(state, reference_sets, 0, strata::plan::PlanLayouts);
 }
 void BM_PlanLlama70b64(benchmark::State& state) {
-  Plan(state, kLlama70b64, 0, strata::plan::PlanLayouts);
+  Plan(state, llama70b64_sets, 0, strata::plan::PlanLayouts);
 }
 void BM_PlanLlama70b1024(benchmark::State& state) {
-  Plan(state, kLlama70b1024, 128, strata::plan::PlanLayouts);
+  Plan(state, llama70b1024_sets, 128, strata::plan::PlanLayouts);
 }
 void BM_PlanDeepseekV3_16384(benchmark::State& state) {
-  Plan(state, kDeepseekV3_16384, 2048, strata::plan::PlanLayouts);
+  Plan(state, deepseek_v3_16384_sets, 2048, strata::plan::PlanLayouts);
 }
 // The reference search (every layout evaluated in full), for comparison.
 void BM_PlanReference40_Slow(benchmark::State& state) {
-  Plan(state, kReference, 0, strata::plan::PlanLayoutsReference);
+  Plan(state, reference_sets, 0, strata::plan::PlanLayoutsReference);
 }
 void BM_PlanLlama70b64_Slow(benchmark::State& state) {
-  Plan(state, kLlama70b64, 0, strata::plan::PlanLayoutsReference);
+  Plan(state, llama70b64_sets, 0, strata::plan::PlanLayoutsReference);
 }
 void BM_PlanLlama70b1024_Slow(benchmark::State& state) {
-  Plan(state, kLlama70b1024, 128, strata::plan::PlanLayoutsReference);
+  Plan(state, llama70b1024_sets, 128, strata::plan::PlanLayoutsReference);
 }
 
 BENCHMARK(BM_PlanReference40)->Unit(benchmark::kMillisecond);

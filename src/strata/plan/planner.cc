@@ -150,7 +150,7 @@ class FloorCheckedMemory {
     CheckMemory(setup_, memory_, r, &layout);
     ++ledgers_;
   }
-  int64_t ledgers() const { return ledgers_; }
+  int64_t LedgerCount() const { return ledgers_; }
 
  private:
   const StepSetup& setup_;
@@ -221,7 +221,7 @@ Result<PlanResult> PlanLayouts(const StepSetup& setup, const CollectiveModel& co
   ranked->rules = layouts.rules();
   ranked->unplaceable = layouts.unplaceable();
   ranked->step_evaluations = layouts.full_evaluations();
-  ranked->ledger_evaluations = check.ledgers();
+  ranked->ledger_evaluations = check.LedgerCount();
   return ranked;
 }
 
