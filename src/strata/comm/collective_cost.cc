@@ -208,8 +208,7 @@ CollectiveCost CollectiveModel::CostWith(CollectiveOp op, Bytes size, const Grou
   cost.algbw = AlgBw(size, cost.time);
   cost.busbw = cost.algbw * factor;
   cost.path_busbw = BytesPerSecond::Of(bw_time > 0 ? factor * bytes / bw_time : 0.0);
-  cost.level = LevelOf(cost.level_kind).name;
-  return cost;
+  return cost;  // `level` is named by Cost, once the algorithm is chosen
 }
 
 Result<CollectiveCost> CollectiveModel::Cost(CollectiveOp op, Bytes size, const GroupShape& shape,
@@ -232,6 +231,7 @@ Result<CollectiveCost> CollectiveModel::Cost(CollectiveOp op, Bytes size, const 
       CollectiveCost c = CostWith(op, size, shape, a);
       if (c.time < best.time) best = c;
     }
+    best.level = LevelOf(best.level_kind).name;
     return best;
   }
   if (std::find(applicable.begin(), applicable.end(), algorithm) == applicable.end()) {
@@ -243,7 +243,9 @@ Result<CollectiveCost> CollectiveModel::Cost(CollectiveOp op, Bytes size, const 
                                     fmt::format("{}", fmt::join(names, ", "))))
         .InField("algorithm");
   }
-  return CostWith(op, size, shape, algorithm);
+  CollectiveCost cost = CostWith(op, size, shape, algorithm);
+  cost.level = LevelOf(cost.level_kind).name;
+  return cost;
 }
 
 }  // namespace strata
