@@ -53,7 +53,22 @@ Result<CommAlgorithm> ParseCommAlgorithm(std::string_view text) {
 }
 
 CollectiveModel::CollectiveModel(Cluster cluster, Interconnects links, BandwidthMap map)
-    : cluster_(std::move(cluster)), links_(std::move(links)), map_(std::move(map)) {}
+    : cluster_(std::move(cluster)), links_(std::move(links)), map_(std::move(map)) {
+  const std::string fabric = FabricKey(cluster_);
+  const std::string transport = ToString(cluster_.DataTransport());
+  const bool has_pcie = std::any_of(map_.levels.begin(), map_.levels.end(), [](const MapLevel& l) {
+    return l.kind == MapLevelKind::kPcie;
+  });
+  if (links_.levels.count(fabric) == 0 || links_.levels.count(transport) == 0 ||
+      (cluster_.fabric == IntraNodeFabric::kPcieOnly && !has_pcie)) {
+    return;
+  }
+  constants_.alpha_in = links_.Level(fabric).latency.s();
+  constants_.alpha_net = links_.Level(transport).latency.s();
+  constants_.b_in = IntraNodeBusBw().bytes_per_s();
+  constants_.b_nic = NicBusBwPerGpu().bytes_per_s();
+  constants_.ready = true;
+}
 
 Result<CollectiveModel> CollectiveModel::Create(Cluster cluster, Interconnects links) {
   STRATA_ASSIGN_OR_RETURN(BandwidthMap map, BuildBandwidthMap(cluster, links));
@@ -128,11 +143,13 @@ CollectiveCost CollectiveModel::CostWith(CollectiveOp op, Bytes size, const Grou
   const bool multi = shape.nodes > 1;
   const double factor = BusBwFactor(op, shape.ranks);
   const double bytes = size.count();
-  const double alpha_in = links_.Level(FabricKey(cluster_)).latency.s();
+  const LinkConstants& k = constants_;
+  const double alpha_in = k.ready ? k.alpha_in : links_.Level(FabricKey(cluster_)).latency.s();
   const double alpha_net =
-      multi ? links_.Level(ToString(cluster_.DataTransport())).latency.s() : alpha_in;
-  const double b_in = IntraNodeBusBw().bytes_per_s();
-  const double b_nic = NicBusBwPerGpu().bytes_per_s();
+      multi ? (k.ready ? k.alpha_net : links_.Level(ToString(cluster_.DataTransport())).latency.s())
+            : alpha_in;
+  const double b_in = k.ready ? k.b_in : IntraNodeBusBw().bytes_per_s();
+  const double b_nic = k.ready ? k.b_nic : NicBusBwPerGpu().bytes_per_s();
   const MapLevelKind intra_kind = cluster_.fabric == IntraNodeFabric::kPcieOnly
                                       ? MapLevelKind::kPcie
                                       : MapLevelKind::kGpuFabric;
@@ -191,8 +208,7 @@ CollectiveCost CollectiveModel::CostWith(CollectiveOp op, Bytes size, const Grou
   cost.algbw = AlgBw(size, cost.time);
   cost.busbw = cost.algbw * factor;
   cost.path_busbw = BytesPerSecond::Of(bw_time > 0 ? factor * bytes / bw_time : 0.0);
-  cost.level = LevelOf(cost.level_kind).name;
-  return cost;
+  return cost;  // `level` is named by Cost, once the algorithm is chosen
 }
 
 Result<CollectiveCost> CollectiveModel::Cost(CollectiveOp op, Bytes size, const GroupShape& shape,
@@ -215,6 +231,7 @@ Result<CollectiveCost> CollectiveModel::Cost(CollectiveOp op, Bytes size, const 
       CollectiveCost c = CostWith(op, size, shape, a);
       if (c.time < best.time) best = c;
     }
+    best.level = LevelOf(best.level_kind).name;
     return best;
   }
   if (std::find(applicable.begin(), applicable.end(), algorithm) == applicable.end()) {
@@ -226,7 +243,9 @@ Result<CollectiveCost> CollectiveModel::Cost(CollectiveOp op, Bytes size, const 
                                     fmt::format("{}", fmt::join(names, ", "))))
         .InField("algorithm");
   }
-  return CostWith(op, size, shape, algorithm);
+  CollectiveCost cost = CostWith(op, size, shape, algorithm);
+  cost.level = LevelOf(cost.level_kind).name;
+  return cost;
 }
 
 }  // namespace strata

@@ -85,6 +85,15 @@ class CollectiveModel {
   Cluster cluster_;
   Interconnects links_;
   BandwidthMap map_;
+  // The link constants every Cost reads (latencies and betas by name from the calibration
+  // file), looked up once here: the planner prices millions of collectives. `ready` is false
+  // when a level is missing (hand-built test inputs); Cost then looks them up as it used to.
+  struct LinkConstants {
+    bool ready = false;
+    double alpha_in = 0, alpha_net = 0;  // s per step: the fabric's, the data network's
+    double b_in = 0, b_nic = 0;          // bytes/s: IntraNodeBusBw, NicBusBwPerGpu
+  };
+  LinkConstants constants_;
 };
 
 }  // namespace strata

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "strata/memory/activations.h"
+#include "strata/memory/ledger_statics.h"
 #include "strata/memory/sharding.h"
 #include "strata/memory/static_memory.h"
 
@@ -104,7 +105,30 @@ const PhaseMemory& MemoryLedger::PhaseOf(Phase phase) const {
   return phases.front();
 }
 
+namespace {
+MemoryLedger StageLedgerFrom(const Job& job, const MemoryConstants& constants, int64_t stage,
+                             const StageStatics& statics);
+}  // namespace
+
+std::vector<StageStatics> ComputeStageStatics(const Job& job) {
+  const ParamBreakdown params = CountParams(job.model);
+  std::vector<StageStatics> out;
+  for (int64_t stage = 0; stage < std::max<int64_t>(1, job.spec.layout.pp); ++stage) {
+    out.push_back({ComputeStaticMemory(job, params, stage), ComputeModeMemory(job, params, stage)});
+  }
+  return out;
+}
+
 MemoryLedger ComputeStageLedger(const Job& job, const MemoryConstants& constants, int64_t stage) {
+  const ParamBreakdown params = CountParams(job.model);
+  return StageLedgerFrom(
+      job, constants, stage,
+      {ComputeStaticMemory(job, params, stage), ComputeModeMemory(job, params, stage)});
+}
+
+namespace {
+MemoryLedger StageLedgerFrom(const Job& job, const MemoryConstants& constants, int64_t stage,
+                             const StageStatics& statics) {
   const ParallelLayout& l = job.spec.layout;
   MemoryLedger ledger;
   ledger.stage = stage;
@@ -115,8 +139,7 @@ MemoryLedger ComputeStageLedger(const Job& job, const MemoryConstants& constants
                                                 : "");
   ledger.capacity = job.gpu.memory;
 
-  const ParamBreakdown params = CountParams(job.model);
-  const StaticMemory st = ComputeStaticMemory(job, params, stage);
+  const StaticMemory& st = statics.st;
   ledger.params_per_gpu = st.params;
   ledger.trainable_params_per_gpu = st.trainable_params;
   ledger.items = st.weights;
@@ -127,7 +150,7 @@ MemoryLedger ComputeStageLedger(const Job& job, const MemoryConstants& constants
   ledger.host_items = st.host;
   // ZeRO-3/FSDP2 gathered weights and reduce-scatter buffers, FP8 weight copies: only the
   // items this job has (a bf16 megatron job's ledger is unchanged).
-  const ModeMemory mode = ComputeModeMemory(job, params, stage);
+  const ModeMemory& mode = statics.mode;
   for (const LedgerItem* item :
        {&mode.gathered, &mode.reduce_scatter, &mode.fp8_copies, &mode.fp8_state}) {
     if (item->bytes.value() > 0) ledger.items.push_back(*item);
@@ -227,6 +250,7 @@ MemoryLedger ComputeStageLedger(const Job& job, const MemoryConstants& constants
   }
   return ledger;
 }
+}  // namespace
 
 std::string_view MemoryVerdictName(MemoryVerdict v) {
   switch (v) {
@@ -253,10 +277,27 @@ std::string_view MemoryVerdictText(MemoryVerdict v) {
 }
 
 MemoryLedger ComputeLedger(const Job& job, const MemoryConstants& constants) {
+  Bytes floor;
+  return ComputeLedger(job, constants, floor);
+}
+
+MemoryLedger ComputeLedger(const Job& job, const MemoryConstants& constants, Bytes& floor) {
+  return ComputeLedger(job, constants, ComputeStageStatics(job), floor);
+}
+
+MemoryLedger ComputeLedger(const Job& job, const MemoryConstants& constants,
+                           const std::vector<StageStatics>& statics, Bytes& floor) {
+  auto activation_free = [](const MemoryLedger& l) {
+    return std::max(l.PhaseOf(Phase::kAfterInit).bytes,
+                    l.PhaseOf(Phase::kFirstOptimizerStep).bytes);
+  };
   // Every stage: with an uneven split a middle stage can hold the most.
-  MemoryLedger most = ComputeStageLedger(job, constants, 0);
+  MemoryLedger most = StageLedgerFrom(job, constants, 0, statics.at(0));
+  floor = activation_free(most);
   for (int64_t stage = 1; stage < job.spec.layout.pp; ++stage) {
-    MemoryLedger other = ComputeStageLedger(job, constants, stage);
+    MemoryLedger other =
+        StageLedgerFrom(job, constants, stage, statics.at(static_cast<size_t>(stage)));
+    floor = std::max(floor, activation_free(other));
     if (other.Peak() > most.Peak()) most = std::move(other);
   }
   return most;

@@ -81,6 +81,13 @@ MemoryLedger ComputeStageLedger(const Job& job, const MemoryConstants& constants
 /// The ledger of the most loaded stage (the largest peak over all pipeline stages).
 MemoryLedger ComputeLedger(const Job& job, const MemoryConstants& constants);
 
+/// The same ledger, and in `floor` the largest after-initialisation or first-optimizer-step
+/// phase over all stages. Neither phase holds activations (weights, gradients, optimizer states,
+/// mode buffers, CUDA context, NCCL), so no micro batch or recompute choice changes the floor,
+/// and every ledger of the same parallel layout peaks at or above it: the planner rules out a
+/// layout's other micro batches and recompute choices when it is over the card.
+MemoryLedger ComputeLedger(const Job& job, const MemoryConstants& constants, Bytes& floor);
+
 }  // namespace strata
 
 #endif  // STRATA_MEMORY_LEDGER_H_

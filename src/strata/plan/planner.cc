@@ -3,16 +3,16 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <map>
 #include <utility>
+
+#include "strata/memory/ledger_statics.h"
+#include "strata/plan/time_order.h"
 
 namespace strata::plan {
 namespace {
-
-struct Timed {
-  double step_s;
-  Candidate candidate;
-};
 
 /// The group whose link a communication component of the step model runs on.
 std::optional<GroupKind> GroupOf(StepPart part) {
@@ -54,8 +54,18 @@ Candidate CurrentCandidate(const StepSetup& setup) {
   return c;
 }
 
-/// Fills the memory fields of `r` from the ledger of the job with r's layout.
-void CheckMemory(const StepSetup& setup, const MemoryConstants& memory, RankedLayout& r) {
+/// What the fast path keeps per parallel layout: the ledger's statics (the same for every micro
+/// batch and recompute choice) and the activation-free floor, once a ledger of it was computed.
+struct LayoutMemory {
+  bool known = false;
+  std::vector<StageStatics> statics;
+  Bytes floor;
+};
+
+/// Fills the memory fields of `r` from the ledger of the job with r's layout, reusing and
+/// filling `layout` when given.
+void CheckMemory(const StepSetup& setup, const MemoryConstants& memory, RankedLayout& r,
+                 LayoutMemory* layout = nullptr) {
   Job job = setup.job;
   job.spec.layout = r.candidate.layout;
   job.spec.micro_batch = r.candidate.micro_batch;
@@ -72,7 +82,14 @@ void CheckMemory(const StepSetup& setup, const MemoryConstants& memory, RankedLa
     r.fits = false;
     return;
   }
-  const MemoryLedger ledger = ComputeLedger(job, memory);
+  MemoryLedger ledger;
+  if (layout == nullptr) {
+    ledger = ComputeLedger(job, memory);
+  } else {
+    if (!layout->known) layout->statics = ComputeStageStatics(job);
+    ledger = ComputeLedger(job, memory, layout->statics, layout->floor);
+    layout->known = true;
+  }
   r.peak = ledger.Peak();
   r.capacity = ledger.capacity;
   r.fits = ledger.fits;
@@ -110,30 +127,54 @@ Status ResizeJob(ResolvedJob& job, int64_t nodes) {
   return RederiveJob(job);
 }
 
-Result<PlanResult> PlanLayouts(const StepSetup& setup, const CollectiveModel& comm,
-                               const MemoryConstants& memory, const PlanOptions& options) {
+namespace {
+
+SearchSpace SpaceOf(const StepSetup& setup, const PlanOptions& options) {
   const JobSpec& spec = setup.job.spec;
   SearchSpace space = options.space;
   if (space.world == 0) space.world = spec.cluster.world();
   if (space.global_batch == 0) space.global_batch = spec.global_batch;
   if (space.max_tokens == 0) space.max_tokens = static_cast<int64_t>(spec.sequence.max_tokens);
+  return space;
+}
 
-  STRATA_RETURN_IF_ERROR(CheckObjective(setup, options.objective));
-  PlanResult plan;
-  plan.objective = options.objective;
-  std::vector<Timed> timed;
-  plan.rules = EnumerateLayouts(RulesOf(setup.job.model), space, [&](const Candidate& c) {
-    auto step = EvaluateStep(setup.tables, StepLayoutFor(setup, c), comm);
-    if (!step.ok()) {
-      ++plan.unplaceable;
-    } else {
-      timed.push_back({step->step.s(), c});
+/// The ledger check of the fast path: a layout whose activation-free floor is over the card does
+/// not fit with any micro batch or recompute choice, so its other candidates skip the ledger.
+class FloorCheckedMemory {
+ public:
+  FloorCheckedMemory(const StepSetup& setup, const MemoryConstants& memory)
+      : setup_(setup), memory_(memory), capacity_(setup.job.gpu.memory) {}
+
+  void operator()(RankedLayout& r) {
+    const ParallelLayout& l = r.candidate.layout;
+    const std::array<int64_t, 7> key = {l.tp, l.pp, l.vpp, l.cp, l.ep, l.etp, l.dp};
+    LayoutMemory& layout = layouts_[key];
+    if (layout.known && layout.floor > capacity_) {
+      r.memory_checked = true;
+      r.fits = false;
+      r.verdict = MemoryVerdict::kOom;
+      return;
     }
-    return true;
-  });
-  std::sort(timed.begin(), timed.end(),
-            [](const Timed& a, const Timed& b) { return a.step_s < b.step_s; });
+    CheckMemory(setup_, memory_, r, &layout);
+    ++ledgers_;
+  }
+  int64_t LedgerCount() const { return ledgers_; }
 
+ private:
+  const StepSetup& setup_;
+  const MemoryConstants& memory_;
+  Bytes capacity_;
+  std::map<std::array<int64_t, 7>, LayoutMemory> layouts_;
+  int64_t ledgers_ = 0;
+};
+
+/// Takes the layouts from `next` (fastest first, ties in enumeration order) and checks them with
+/// the memory ledger until the top K that fit are known and, when the job's own layout fits,
+/// every faster layout has been checked (so its rank is exact). `placeable` layouts in all.
+template <class NextFn, class CheckFn>
+Result<PlanResult> RankByMemory(const StepSetup& setup, const CollectiveModel& comm,
+                                const MemoryConstants& memory, const PlanOptions& options,
+                                PlanResult plan, int64_t placeable, NextFn next, CheckFn& check) {
   // The job's own layout keeps all of its options (recompute method and layer count included).
   plan.current.candidate = CurrentCandidate(setup);
   STRATA_ASSIGN_OR_RETURN(plan.current.step, EvaluateStep(setup.tables, setup.layout, comm));
@@ -145,32 +186,87 @@ Result<PlanResult> PlanLayouts(const StepSetup& setup, const CollectiveModel& co
   plan.current.memory_checked = true;
   const double current_s = plan.current.step.step.s();
 
-  // Walk fastest first until the top K that fit are known and, when the job's own layout fits,
-  // every faster layout has been checked (so its rank is exact).
-  int64_t faster_fitting = 0;
-  size_t i = 0;
-  for (; i < timed.size(); ++i) {
+  int64_t faster_fitting = 0, walked = 0;
+  while (std::optional<Timed> t = next()) {
     const bool top_full = static_cast<int64_t>(plan.top.size()) >= options.top_k;
-    const bool past_current = !plan.current.fits || timed[i].step_s >= current_s;
+    const bool past_current = !plan.current.fits || t->step_s >= current_s;
     if (top_full && past_current) break;
+    ++walked;
     RankedLayout r;
-    r.candidate = timed[i].candidate;
-    CheckMemory(setup, memory, r);
+    r.candidate = t->candidate;
+    check(r);
     ++plan.memory_checked;
     if (!r.fits) {
       ++plan.removed_by_memory;
       continue;
     }
-    if (timed[i].step_s < current_s) ++faster_fitting;
+    if (t->step_s < current_s) ++faster_fitting;
     if (!top_full) {
       STRATA_ASSIGN_OR_RETURN(r.step,
                               EvaluateStep(setup.tables, StepLayoutFor(setup, r.candidate), comm));
       plan.top.push_back(std::move(r));
     }
   }
-  plan.not_memory_checked = static_cast<int64_t>(timed.size() - i);
+  plan.not_memory_checked = placeable - walked;
   if (plan.current.fits) plan.current_rank = faster_fitting + 1;
   return plan;
+}
+
+}  // namespace
+
+Result<PlanResult> PlanLayouts(const StepSetup& setup, const CollectiveModel& comm,
+                               const MemoryConstants& memory, const PlanOptions& options) {
+  STRATA_RETURN_IF_ERROR(CheckObjective(setup, options.objective));
+  PlanResult plan;
+  plan.objective = options.objective;
+  LayoutsByTime layouts(setup, comm, SpaceOf(setup, options));
+  FloorCheckedMemory check(setup, memory);
+  auto ranked = RankByMemory(
+      setup, comm, memory, options, std::move(plan), layouts.placeable(),
+      [&] { return layouts.Next(); }, check);
+  if (!ranked.ok()) return ranked;
+  // Counted after the walk: a layout found unplaceable while walking (not expected) counts too.
+  ranked->rules = layouts.rules();
+  ranked->unplaceable = layouts.unplaceable();
+  ranked->step_evaluations = layouts.full_evaluations();
+  ranked->ledger_evaluations = check.LedgerCount();
+  return ranked;
+}
+
+Result<PlanResult> PlanLayoutsReference(const StepSetup& setup, const CollectiveModel& comm,
+                                        const MemoryConstants& memory, const PlanOptions& options) {
+  STRATA_RETURN_IF_ERROR(CheckObjective(setup, options.objective));
+  PlanResult plan;
+  plan.objective = options.objective;
+  std::vector<Timed> timed;
+  int64_t index = 0;
+  plan.rules =
+      EnumerateLayouts(RulesOf(setup.job.model), SpaceOf(setup, options), [&](const Candidate& c) {
+        auto step = EvaluateStep(setup.tables, StepLayoutFor(setup, c), comm);
+        if (!step.ok()) {
+          ++plan.unplaceable;
+        } else {
+          timed.push_back({step->step.s(), c, index});
+        }
+        ++index;
+        return true;
+      });
+  plan.step_evaluations = plan.rules.valid;
+  // Ties keep the enumeration order, as the fast path's heap does.
+  std::stable_sort(timed.begin(), timed.end(),
+                   [](const Timed& a, const Timed& b) { return a.step_s < b.step_s; });
+  size_t i = 0;
+  auto check = [&](RankedLayout& r) { CheckMemory(setup, memory, r); };
+  const auto placeable = static_cast<int64_t>(timed.size());
+  auto ranked = RankByMemory(
+      setup, comm, memory, options, std::move(plan), placeable,
+      [&]() -> std::optional<Timed> {
+        if (i == timed.size()) return std::nullopt;
+        return timed[i++];
+      },
+      check);
+  if (ranked.ok()) ranked->ledger_evaluations = ranked->memory_checked;
+  return ranked;
 }
 
 std::vector<std::string> CompareLayouts(const RankedLayout& a, const RankedLayout& b,

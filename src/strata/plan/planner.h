@@ -43,13 +43,17 @@ struct RankedLayout {
 
 struct PlanResult {
   Objective objective = Objective::kTime;
-  PruneCounts rules;                    // removals per layout rule; rules.valid = layouts ranked
-  int64_t unplaceable = 0;              // valid layouts the step model could not place
-  int64_t memory_checked = 0;           // layouts evaluated with the ledger (fastest first)
-  int64_t removed_by_memory = 0;        // of those, the ones over the card
-  int64_t not_memory_checked = 0;       // slower than the K-th fitting layout: cannot enter the top
-  std::vector<RankedLayout> top;        // the K fastest that fit, fastest first
-  RankedLayout current;                 // the job's own layout, evaluated the same way
+  PruneCounts rules;               // removals per layout rule; rules.valid = layouts ranked
+  int64_t unplaceable = 0;         // valid layouts the step model could not place
+  int64_t memory_checked = 0;      // layouts evaluated with the ledger (fastest first)
+  int64_t removed_by_memory = 0;   // of those, the ones over the card
+  int64_t not_memory_checked = 0;  // slower than the K-th fitting layout: cannot enter the top
+  int64_t ledger_evaluations = 0;  // of the memory-checked, those the ledger computed; the others
+                                   // were over the card on their layout's floor alone
+  int64_t step_evaluations = 0;    // layouts the step model evaluated in full; the others' compute
+                                   // alone was slower than where the walk stopped (time_order.h)
+  std::vector<RankedLayout> top;   // the K fastest that fit, fastest first
+  RankedLayout current;            // the job's own layout, evaluated the same way
   std::optional<int64_t> current_rank;  // 1-based rank of the job's layout among all that fit
                                         // faster-or-equal; empty when it does not fit
 };
@@ -59,9 +63,17 @@ struct PlanResult {
 /// cluster.nodes=N` would replace the cluster file by a GPU and counts, without its network.)
 Status ResizeJob(ResolvedJob& job, int64_t nodes);
 
-/// Searches every layout of `setup`'s job on its cluster.
+/// Searches every layout of `setup`'s job on its cluster: each is bounded by its compute alone
+/// and evaluated in full only when that bound could place it before where the walk stops
+/// (time_order.h); the result is the reference search's.
 Result<PlanResult> PlanLayouts(const StepSetup& setup, const CollectiveModel& comm,
                                const MemoryConstants& memory, const PlanOptions& options);
+
+/// The same search the simple way: every layout evaluated in full (groups placed per layout) and
+/// sorted. Slow (thousands of layouts per second); kept as the reference the fast path is tested
+/// against.
+Result<PlanResult> PlanLayoutsReference(const StepSetup& setup, const CollectiveModel& comm,
+                                        const MemoryConstants& memory, const PlanOptions& options);
 
 /// The step inputs of a candidate: the job's options (overlap, dtypes, optimizer) with the
 /// candidate's layout, micro batch and recompute.

@@ -93,13 +93,11 @@ double BubbleFraction(int64_t pp, int64_t micro_batches, int64_t vpp) {
   return static_cast<double>(pp - 1) / static_cast<double>(micro_batches * vpp);
 }
 
-Result<StepResult> EvaluateStep(const StepTables& t, const StepLayout& s,
-                                const CollectiveModel& comm) {
+MicroBatchCompute ComputeMicroBatch(const StepTables& t, const StepLayout& s) {
   const ParallelLayout& l = s.layout;
   const KernelEfficiency& e = t.efficiency;
   const double tp = static_cast<double>(l.tp);
   const double pp = static_cast<double>(l.pp);
-  const double m = static_cast<double>(s.micro_batches);
   const double mbs = static_cast<double>(s.micro_batch);
   // Tokens of one micro batch on one rank (CP splits the sequence); the most loaded rank is on
   // the last pipeline stage: layers / PP of every kind, plus the output layer and the loss.
@@ -110,16 +108,10 @@ Result<StepResult> EvaluateStep(const StepTables& t, const StepLayout& s,
   const double hbm = t.hbm.bytes_per_s() * e.hbm_efficiency;
   // FP8 recipes run the linear layers' GEMMs (dense and routed experts) on the FP8 tensor cores
   // at the same shape efficiency; the router, the output layer and attention stay in bf16.
-  if (s.fp8.on() && t.fp8_peak.flop_per_s() <= 0) {
-    return InvalidInput(fmt::format("FP8 recipe {} on {}, which has no FP8 tensor cores",
-                                    Fp8RecipeName(s.fp8.recipe), t.gpu_name))
-        .InField("precision.fp8")
-        .WithHint("remove precision.fp8 (bf16 GEMMs) or choose a GPU with FP8 (Hopper or later)");
-  }
   const double linear_peak = s.fp8.on() ? t.fp8_peak.flop_per_s() : peak;
 
-  StepResult r;
-  KernelTimes& fwd = r.forward;
+  MicroBatchCompute c;
+  KernelTimes& fwd = c.forward;
   double logits_gemm = 0;
   for (const GemmGroup& g : t.gemms) {
     switch (g.kind) {
@@ -170,7 +162,7 @@ Result<StepResult> EvaluateStep(const StepTables& t, const StepLayout& s,
   fwd.logits_and_loss = Seconds::Of(logits_gemm + loss / 3);
 
   // Backward: twice the forward's FLOP (data and weight gradients) and memory traffic.
-  KernelTimes& bwd = r.backward;
+  KernelTimes& bwd = c.backward;
   bwd.dense_gemm = fwd.dense_gemm * 2;
   bwd.expert_gemm = fwd.expert_gemm * 2;
   bwd.attention = attention_backward;
@@ -180,7 +172,7 @@ Result<StepResult> EvaluateStep(const StepTables& t, const StepLayout& s,
 
   // Recompute re-runs the forward of what it dropped: the layers (not the output layer) for
   // full recompute, core attention for selective.
-  KernelTimes& rec = r.recompute;
+  KernelTimes& rec = c.recompute;
   if (s.recompute == RecomputeGranularity::kFull) {
     const double f = s.recompute_layer_fraction;
     rec.dense_gemm = fwd.dense_gemm * f;
@@ -203,19 +195,64 @@ Result<StepResult> EvaluateStep(const StepTables& t, const StepLayout& s,
   } else if (s.recompute == RecomputeGranularity::kSelective) {
     rec.attention = fwd.attention;
   }
-  const Seconds skew_mb =
-      (fwd.expert_gemm + bwd.expert_gemm + rec.expert_gemm) * (e.moe_routing_skew - 1);
-  const Seconds compute_mb = fwd.total() + bwd.total() + rec.total() + skew_mb;
+  c.skew = (fwd.expert_gemm + bwd.expert_gemm + rec.expert_gemm) * (e.moe_routing_skew - 1);
+  return c;
+}
 
-  // Communication, priced on the bandwidth map by the collective model.
+Seconds StepComputeBound(const StepTables& t, const StepLayout& s) {
+  const MicroBatchCompute c = ComputeMicroBatch(t, s);
+  const double m = static_cast<double>(s.micro_batches);
+  const double compute_mb =
+      (c.forward.total() + c.backward.total() + c.recompute.total() + c.skew).value();
+  // forward + backward + recompute + skew rows, and the bubble's share of the compute alone.
+  return Seconds::Of(m * compute_mb +
+                     BubbleFraction(s.layout.pp, s.micro_batches, s.layout.vpp) * m * compute_mb);
+}
+
+Result<StepResult> EvaluateStep(const StepTables& t, const StepLayout& s,
+                                const CollectiveModel& comm) {
   // The group shapes from the layout alone when node-aligned (the planner's common case);
   // otherwise enumerate the ranks.
   std::optional<std::vector<GroupPlacement>> aligned =
-      AlignedGroupShapes(l, comm.cluster().gpus_per_node);
+      AlignedGroupShapes(s.layout, comm.cluster().gpus_per_node);
   if (!aligned) {
-    STRATA_ASSIGN_OR_RETURN(aligned, PlaceGroups(l, comm.cluster().gpus_per_node));
+    STRATA_ASSIGN_OR_RETURN(aligned, PlaceGroups(s.layout, comm.cluster().gpus_per_node));
   }
-  const std::vector<GroupPlacement>& groups = *aligned;
+  return EvaluateStepOn(t, s, comm, *aligned);
+}
+
+Result<StepResult> EvaluateStepOn(const StepTables& t, const StepLayout& s,
+                                  const CollectiveModel& comm,
+                                  const std::vector<GroupPlacement>& groups) {
+  const ParallelLayout& l = s.layout;
+  const KernelEfficiency& e = t.efficiency;
+  const double tp = static_cast<double>(l.tp);
+  const double pp = static_cast<double>(l.pp);
+  const double m = static_cast<double>(s.micro_batches);
+  const double mbs = static_cast<double>(s.micro_batch);
+  const double tokens = mbs * t.mean_tokens / static_cast<double>(l.cp);
+  const double stage = 1.0 / pp;
+  const double peak = t.peak.flop_per_s();
+  const double hbm = t.hbm.bytes_per_s() * e.hbm_efficiency;
+  if (s.fp8.on() && t.fp8_peak.flop_per_s() <= 0) {
+    return InvalidInput(fmt::format("FP8 recipe {} on {}, which has no FP8 tensor cores",
+                                    Fp8RecipeName(s.fp8.recipe), t.gpu_name))
+        .InField("precision.fp8")
+        .WithHint("remove precision.fp8 (bf16 GEMMs) or choose a GPU with FP8 (Hopper or later)");
+  }
+
+  StepResult r;
+  // Compute: ComputeMicroBatch (the same arithmetic the planner's bound uses).
+  MicroBatchCompute c = ComputeMicroBatch(t, s);
+  r.forward = c.forward;
+  r.backward = c.backward;
+  r.recompute = c.recompute;
+  const KernelTimes& fwd = r.forward;
+  const KernelTimes& bwd = r.backward;
+  const KernelTimes& rec = r.recompute;
+  const Seconds skew_mb = c.skew;
+  const Seconds compute_mb = fwd.total() + bwd.total() + rec.total() + skew_mb;
+  // Communication, priced on the bandwidth map by the collective model.
   TrafficInputs ti;
   ti.layout = l;
   ti.micro_batch = s.micro_batch;

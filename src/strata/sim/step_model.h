@@ -19,6 +19,7 @@
 #include "strata/core/units.h"
 #include "strata/job/job_spec.h"
 #include "strata/job/parallel_layout.h"
+#include "strata/job/placement.h"
 #include "strata/sim/step_modes.h"
 #include "strata/sim/step_tables.h"
 
@@ -116,6 +117,29 @@ struct StepResult {
 /// describes (placement or pricing errors).
 Result<StepResult> EvaluateStep(const StepTables& tables, const StepLayout& layout,
                                 const CollectiveModel& comm);
+
+/// The same evaluation on groups already placed for `layout.layout` (AlignedGroupShapes or
+/// PlaceGroups with the default rank order): the planner places each layout once and reuses the
+/// groups for every micro batch, recompute and VPP choice. EvaluateStep = placement + this.
+Result<StepResult> EvaluateStepOn(const StepTables& tables, const StepLayout& layout,
+                                  const CollectiveModel& comm,
+                                  const std::vector<GroupPlacement>& groups);
+
+/// One micro batch's compute on the most loaded rank, before any communication: the kernel
+/// times EvaluateStep reports and the MoE skew row's per-micro-batch time.
+struct MicroBatchCompute {
+  KernelTimes forward;
+  KernelTimes backward;
+  KernelTimes recompute;
+  Seconds skew;  // the routed experts' GEMMs of the three passes x (routing skew - 1)
+};
+MicroBatchCompute ComputeMicroBatch(const StepTables& tables, const StepLayout& layout);
+
+/// A lower bound on EvaluateStep(...).step, from compute alone: m micro batches of compute plus
+/// the bubble's share of that compute ((p - 1) / (m v) of it). Every other row of the step
+/// (communication, stragglers, DP sync, optimizer, offload, FP8 casts) is >= 0, so the step is
+/// never below it (up to rounding: callers keep a relative margin). No allocation, no placement.
+Seconds StepComputeBound(const StepTables& tables, const StepLayout& layout);
 
 /// The efficiency of a dense GEMM of m x k by k x n on this GPU (gemm_large x f(m) f(n) f(k),
 /// f(d) = d / (d + half_dim)). Exposed for tests and --explain.
