@@ -187,11 +187,6 @@ MicroBatchCompute ComputeMicroBatch(const StepTables& t, const StepLayout& s) {
     rec.dense_gemm = fwd.dense_gemm * t.op_sac_matmul_recompute_fraction;
     rec.expert_gemm = fwd.expert_gemm;
     rec.memory_bound = fwd.memory_bound;
-    if (l.tp > 1 || l.ep > 1) {
-      r.caveats.push_back(
-          "op-level SAC also re-runs the TP all-gathers and EP all-to-alls of the ops it "
-          "recomputes; that traffic is not priced");
-    }
   } else if (s.recompute == RecomputeGranularity::kSelective) {
     rec.attention = fwd.attention;
   }
@@ -244,6 +239,12 @@ Result<StepResult> EvaluateStepOn(const StepTables& t, const StepLayout& s,
   StepResult r;
   // Compute: ComputeMicroBatch (the same arithmetic the planner's bound uses).
   MicroBatchCompute c = ComputeMicroBatch(t, s);
+  if (s.op_sac && s.recompute == RecomputeGranularity::kSelective &&
+      (s.layout.tp > 1 || s.layout.ep > 1)) {
+    r.caveats.push_back(
+        "op-level SAC also re-runs the TP all-gathers and EP all-to-alls of the ops it "
+        "recomputes; that traffic is not priced");
+  }
   r.forward = c.forward;
   r.backward = c.backward;
   r.recompute = c.recompute;
