@@ -63,12 +63,14 @@ void FlattenToml(const toml::table& table, const std::string& prefix, const std:
     std::string value;
     if (auto s = v.value<std::string>()) {
       value = *s;
-    } else if (auto b = v.value<bool>(); b && v.is_boolean()) {
-      value = *b ? "true" : "false";
-    } else if (auto i = v.value<int64_t>(); i && v.is_integer()) {
-      value = std::to_string(*i);
-    } else if (auto d = v.value<double>()) {
-      value = fmt::format("{}", *d);
+    } else if (const auto* b = v.as_boolean()) {
+      value = b->get() ? "true" : "false";
+    } else if (const auto* i = v.as_integer()) {
+      value = std::to_string(i->get());
+    } else if (const auto* d = v.as_floating_point()) {
+      // The node's own type first: value<int64_t>() on a float such as 1e38 converts it out
+      // of range, undefined behaviour (fuzz finding 10).
+      value = fmt::format("{}", d->get());
     } else {
       std::ostringstream os;
       if (const toml::array* arr = v.as_array()) {
