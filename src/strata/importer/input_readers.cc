@@ -204,8 +204,8 @@ Result<Settings> ReadMegatronArgumentDump(std::string_view text, const std::stri
     return InvalidInput("the Megatron argument dump has no 'name ..... value' lines").InFile(file);
   }
   // "> padded vocab (size: 50257) with 431 dummy tokens (new size: 50688)"
-  const std::string_view kPadded = "padded vocab (size: ";
-  if (size_t p = text.find(kPadded); p != std::string_view::npos) {
+  const std::string_view padded_head = "padded vocab (size: ";
+  if (size_t p = text.find(padded_head); p != std::string_view::npos) {
     const size_t ns = text.find("(new size: ", p);
     const size_t close = ns == std::string_view::npos ? ns : text.find(')', ns);
     if (close != std::string_view::npos) {
