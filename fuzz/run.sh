@@ -25,6 +25,29 @@ case "$target" in
   cluster_yaml) seeds=(data/clusters tests/golden/cli_map) ;;
   seq_histogram) seeds=(data/sequence_histograms) ;;
   unit_strings) seeds=(fuzz/seeds/unit_strings) ;;
+  gloo_log) seeds=(tests/golden/hang-real/strata-h200-gloo4-broadcast-vs-allreduce
+                   tests/golden/hang-real/strata-h200-gloo-rank-never-joins tests/golden/watchdog) ;;
+  import_cmdline) seeds=(tests/golden/cli_import) ;;
+  import_toml) seeds=(tests/golden/cli_import/torchtitan_llama3_8b tests/golden/cli_import/malformed_toml) ;;
+  import_json) seeds=(fuzz/seeds/import_json tests/golden/cli_import/swift_deepspeed_zero2) ;;
+  import_yaml) seeds=(fuzz/seeds/import_yaml) ;;
+  training_log) seeds=(tests/golden/logs) ;;
+  node_state)
+    # One seed per node bundle: its files in the order the entry reads them (node_state_entry.cc),
+    # split at a line "----8<----"; an absent file is an empty part.
+    seeds=("$BUILD_DIR/fuzz-seeds/node_state")
+    mkdir -p "${seeds[0]}"
+    for node in tests/golden/preflight/*/*/; do
+      out="${seeds[0]}/$(basename "$(dirname "$node")")_$(basename "$node")"
+      first=1
+      for part in node-state.json nvidia-smi.txt gpus.csv compute-apps.csv xid.txt ip-addr.json \
+                  ip-route.json ibdev2netdev.txt rdma-link.txt gids.txt shell-env.txt nccl.conf \
+                  versions.txt; do
+        ((first)) || printf '\n----8<----\n'
+        first=0
+        [[ -f "$node$part" ]] && cat "$node$part"
+      done >"$out"
+    done ;;
   *) echo "fuzz/run.sh: unknown target '$target'" >&2; exit 2 ;;
 esac
 [[ -d "fuzz/regressions/$target" ]] && seeds+=("fuzz/regressions/$target")

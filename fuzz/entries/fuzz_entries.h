@@ -52,6 +52,13 @@ void JobYaml(std::string_view input);
 void ClusterYaml(std::string_view input);
 void SeqHistogram(std::string_view input);
 void UnitStrings(std::string_view input);
+void GlooLog(std::string_view input);
+void ImportCmdline(std::string_view input);
+void ImportToml(std::string_view input);
+void ImportJson(std::string_view input);
+void ImportYaml(std::string_view input);
+void TrainingLog(std::string_view input);
+void NodeState(std::string_view input);
 
 }  // namespace strata::fuzz
 

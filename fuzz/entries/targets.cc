@@ -19,6 +19,13 @@ const std::vector<Target>& Targets() {
       {"cluster_yaml", ClusterYaml},
       {"seq_histogram", SeqHistogram},
       {"unit_strings", UnitStrings},
+      {"gloo_log", GlooLog},
+      {"import_cmdline", ImportCmdline},
+      {"import_toml", ImportToml},
+      {"import_json", ImportJson},
+      {"import_yaml", ImportYaml},
+      {"training_log", TrainingLog},
+      {"node_state", NodeState},
   };
   return kTargets;
 }

@@ -120,11 +120,36 @@ TEST_F(HostileFiles, FifoIsRefusedNotOpenedByEveryFileOption) {
   ExpectRefused(RunGuarded({"mfu", JobWithHistogram(fifo)}), fifo, kReason);
 }
 
+TEST_F(HostileFiles, FifoIsRefusedByImportLogsAndPreflight) {
+  // The commands added after round one. `logs` has its own streaming reader: before its fix it
+  // blocked in open() on a FIFO without a writer (the guard's exit 142).
+  const std::string fifo = Path("input.fifo");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const std::string kReason = "not a regular file (a FIFO, socket or device)";
+  ExpectRefused(RunGuarded({"import", "--gpu", "H20", fifo}), fifo, kReason);
+  ExpectRefused(RunGuarded({"logs", fifo}), fifo, kReason);
+  // A node-state bundle whose gpus.csv is a FIFO.
+  const std::string node = Path("node1");
+  fs::create_directory(node);
+  const std::string gpus = node + "/gpus.csv";
+  ASSERT_EQ(::mkfifo(gpus.c_str(), 0600), 0);
+  ExpectRefused(RunGuarded({"preflight", node}), gpus, kReason);
+}
+
+TEST_F(HostileFiles, LogsRefusesADeviceThatNeverEnds) {
+  // /dev/zero never reaches end of file: before the fix `strata logs` read it until the guard's
+  // alarm (exit 142), cutting a "line" every MiB. A log is a regular file.
+  ExpectRefused(RunGuarded({"logs", "/dev/zero"}), "/dev/zero",
+                "not a regular file (a FIFO, socket or device)");
+}
+
 TEST_F(HostileFiles, DirectoryWhereAFileIsExpected) {
   const std::string dir = Path("config.json");
   fs::create_directory(dir);
   ExpectRefused(RunGuarded({"model", dir}), dir, "is a directory, expected a file");
   ExpectRefused(RunGuarded({"memory", dir}), dir, "is a directory, expected a file");
+  ExpectRefused(RunGuarded({"import", "--gpu", "H20", dir}), dir,
+                "is a directory, expected a file");
 }
 
 TEST_F(HostileFiles, SymlinkLoop) {

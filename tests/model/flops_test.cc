@@ -117,6 +117,13 @@ TEST(SequenceLengthsTest, HistogramFileErrors) {
       {"negative count", "100 -1\n", "h.txt:1: count: a count must be >= 0, got -1"},
       {"all zero", "100 0\n", "h.txt: the histogram has no samples (all counts are zero)"},
       {"truncated", "1000 5\n20", "h.txt:2: expected 'length count' on each line, got '20'"},
+      // Fuzz finding 11: 1e308 squared is inf, and E[S^2]/E[S] was printed as inf.
+      {"length beyond 1e9", "1e308 1\n",
+       "h.txt:1: length: a sequence length must be at most 1e9 tokens, got 1e308"},
+      // 1e300 samples of 1e9 tokens: count x length^2 = 1e318, beyond double range.
+      {"totals overflow", "1000000000 1e300\n",
+       "h.txt: the histogram's totals overflow (sum of count x length^2 is not finite): counts "
+       "too large"},
   };
   for (const auto& c : cases) {
     auto s = ParseSequenceHistogram(c.text, "h.txt");

@@ -63,12 +63,14 @@ void FlattenToml(const toml::table& table, const std::string& prefix, const std:
     std::string value;
     if (auto s = v.value<std::string>()) {
       value = *s;
-    } else if (auto b = v.value<bool>(); b && v.is_boolean()) {
-      value = *b ? "true" : "false";
-    } else if (auto i = v.value<int64_t>(); i && v.is_integer()) {
-      value = std::to_string(*i);
-    } else if (auto d = v.value<double>()) {
-      value = fmt::format("{}", *d);
+    } else if (const auto* b = v.as_boolean()) {
+      value = b->get() ? "true" : "false";
+    } else if (const auto* i = v.as_integer()) {
+      value = std::to_string(i->get());
+    } else if (const auto* d = v.as_floating_point()) {
+      // The node's own type first: value<int64_t>() on a float such as 1e38 converts it out
+      // of range, undefined behaviour (fuzz finding 10).
+      value = fmt::format("{}", d->get());
     } else {
       std::ostringstream os;
       if (const toml::array* arr = v.as_array()) {
@@ -202,8 +204,8 @@ Result<Settings> ReadMegatronArgumentDump(std::string_view text, const std::stri
     return InvalidInput("the Megatron argument dump has no 'name ..... value' lines").InFile(file);
   }
   // "> padded vocab (size: 50257) with 431 dummy tokens (new size: 50688)"
-  const std::string_view kPadded = "padded vocab (size: ";
-  if (size_t p = text.find(kPadded); p != std::string_view::npos) {
+  const std::string_view padded_head = "padded vocab (size: ";
+  if (size_t p = text.find(padded_head); p != std::string_view::npos) {
     const size_t ns = text.find("(new size: ", p);
     const size_t close = ns == std::string_view::npos ? ns : text.find(')', ns);
     if (close != std::string_view::npos) {

@@ -177,12 +177,14 @@ Result<LogMfu> RecomputeLogMfu(const RankSummary& run, const LogJob& job) {
     // GPUs that share a peak (H100 SXM, H800, H200) are named together.
     std::vector<std::pair<std::string, double>> peaks;
     for (const auto& [name, other] : job.other_peaks) {
-      if (std::fabs(other.flop_per_s() / peak - 1) < 0.01) continue;
+      // A plain local for the lambda: clang 14 (the fuzz build) cannot capture a binding.
+      const double other_flops = other.flop_per_s();
+      if (std::fabs(other_flops / peak - 1) < 0.01) continue;
       auto same = std::find_if(peaks.begin(), peaks.end(), [&](const auto& p) {
-        return std::fabs(p.second / other.flop_per_s() - 1) < 0.005;
+        return std::fabs(p.second / other_flops - 1) < 0.005;
       });
       if (same == peaks.end()) {
-        peaks.emplace_back(name, other.flop_per_s());
+        peaks.emplace_back(name, other_flops);
       } else {
         same->first += " / " + name;
       }

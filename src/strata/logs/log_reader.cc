@@ -77,15 +77,34 @@ class LineSplitter {
   bool skipping_ = false;
 };
 
+// A log is a regular file: a FIFO without a writer blocks open() forever and a device such as
+// /dev/zero never ends. Checked before the (non-blocking) open and again on what was opened.
+Status CheckLogFile(const std::string& path, const struct stat& st) {
+  if (S_ISDIR(st.st_mode)) return IoError("'" + path + "' is a directory, not a log file");
+  if (!S_ISREG(st.st_mode)) {
+    return IoError("cannot read log '" + path +
+                   "': not a regular file (a FIFO, socket or device), expected a file");
+  }
+  return OkStatus();
+}
+
 Result<int> OpenLog(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return IoError(ReadError(path, errno));
+  STRATA_RETURN_IF_ERROR(CheckLogFile(path, st));
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) {
     return IoError(ReadError(path, errno));
   }
-  struct stat st {};
-  if (::fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+  Status checked = OkStatus();
+  if (::fstat(fd, &st) != 0) {
+    checked = IoError(ReadError(path, errno));
+  } else {
+    checked = CheckLogFile(path, st);
+  }
+  if (!checked.ok()) {
     ::close(fd);
-    return IoError("'" + path + "' is a directory, not a log file");
+    return std::move(checked).error();
   }
   return fd;
 }

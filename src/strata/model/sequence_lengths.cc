@@ -11,6 +11,8 @@ namespace strata {
 
 namespace {
 
+constexpr double kMaxSequenceTokens = 1e9;
+
 Result<double> ParseNumber(std::string_view text) {
   double value = 0;
   const char* end = text.data() + text.size();
@@ -43,6 +45,12 @@ Result<SequenceLengths> FromHistogram(const std::vector<HistogramBin>& bins) {
     if (b.count > 0 && b.length_tokens > max) max = b.length_tokens;
   }
   if (n <= 0) return InvalidInput("the histogram has no samples (all counts are zero)");
+  // Counts near the top of double range overflow the sums: refuse rather than print inf/NaN.
+  if (!std::isfinite(n) || !std::isfinite(sum) || !std::isfinite(sum_sq)) {
+    return InvalidInput(
+        "the histogram's totals overflow (sum of count x length^2 is not finite): counts too "
+        "large");
+  }
   return SequenceLengths{sum / n, sum_sq / n, max, true, bins};
 }
 
@@ -71,6 +79,14 @@ Result<SequenceLengths> ParseSequenceHistogram(std::string_view text, const std:
     if (!count.ok()) return Error(count.error()).InFile(file).AtLine(line_no).InField("count");
     if (*length <= 0) {
       return InvalidInput("a sequence length must be positive, got " +
+                          std::string(TrimSpace(line.substr(0, space))))
+          .InFile(file)
+          .AtLine(line_no)
+          .InField("length");
+    }
+    if (*length > kMaxSequenceTokens) {
+      // Squared for E[S^2], 1e308 overflowed to inf (fuzz finding 11); no sample is this long.
+      return InvalidInput("a sequence length must be at most 1e9 tokens, got " +
                           std::string(TrimSpace(line.substr(0, space))))
           .InFile(file)
           .AtLine(line_no)

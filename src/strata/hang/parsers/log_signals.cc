@@ -81,6 +81,8 @@ std::vector<LogSignal> ScanLogSignals(std::string_view text, const std::string& 
       const std::string_view rest = line.substr(f + 6);
       const size_t q = rest.find('"');
       const size_t in = rest.rfind(", in ");
+      // The ", in " the condition saw may come before `File "` (fuzz finding 9): not a frame.
+      if (q == std::string_view::npos || in == std::string_view::npos) continue;
       s.kind = LogSignalKind::kTracebackFrame;
       s.frame_file = std::string(rest.substr(0, q));
       s.detail = Trimmed(rest.substr(in + 5));
