@@ -82,7 +82,7 @@ std::vector<LogSignal> ScanLogSignals(std::string_view text, const std::string& 
       const size_t q = rest.find('"');
       const size_t in = rest.rfind(", in ");
       // The ", in " the condition saw may come before `File "` (fuzz finding 9): not a frame.
-      if (q == std::string_view::npos || in == std::string_view::npos) continue;
+      if (q == std::string_view::npos || in == std::string_view::npos) return;
       s.kind = LogSignalKind::kTracebackFrame;
       s.frame_file = std::string(rest.substr(0, q));
       s.detail = Trimmed(rest.substr(in + 5));
