@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -38,6 +39,9 @@ struct JobArgs {
   std::string name;
   std::vector<std::string> args;
 };
+
+// gtest prints a parameter with this instead of its bytes.
+void PrintTo(const JobArgs& job, std::ostream* os) { *os << job.name; }
 
 class ViewsAgree : public ::testing::TestWithParam<JobArgs> {};
 

@@ -1,6 +1,6 @@
 // torchtitan TOML, DeepSpeed + Hugging Face TrainingArguments, and verl trainer settings to a
-// strata job. These frameworks shard with FSDP or ZeRO; strata's memory model shards only the
-// optimizer states (ZeRO-1), which each mapper says in a note.
+// strata job. These frameworks shard with FSDP or ZeRO: each mapper sets sharding.mode (and the
+// offload devices) from the framework's own settings.
 #include <fmt/format.h>
 
 #include "strata/importer/framework_mappers.h"
@@ -452,9 +452,22 @@ Status MapVerl(Settings& s, MapContext& ctx, JobBuilder& job) {
                       key, v->value, v->source));
     }
   }
-  for (const char* key : {"actor_rollout_ref.actor.fsdp_config.param_offload",
-                          "actor_rollout_ref.actor.fsdp_config.optimizer_offload",
-                          "actor_rollout_ref.actor.megatron.param_offload",
+  if (!megatron) {
+    // verl's FSDP actor shards parameters, gradients and optimizer states (FSDP1 FULL_SHARD is
+    // ZeRO-3; strategy fsdp2 is FSDP2), and can keep the shards in host memory.
+    job.Set("sharding.mode", strategy == "fsdp2" ? "fsdp2" : "zero3",
+            "actor_rollout_ref.actor.strategy = " + strategy);
+    for (const auto& [key, field] :
+         {std::pair{"actor_rollout_ref.actor.fsdp_config.param_offload", "sharding.offload_param"},
+          std::pair{"actor_rollout_ref.actor.fsdp_config.optimizer_offload",
+                    "sharding.offload_optimizer"}}) {
+      if (const SourcedValue* v = s.Use(key);
+          v != nullptr && (v->value == "True" || v->value == "true")) {
+        job.Set(field, "cpu", v->source);
+      }
+    }
+  }
+  for (const char* key : {"actor_rollout_ref.actor.megatron.param_offload",
                           "actor_rollout_ref.actor.megatron.grad_offload",
                           "actor_rollout_ref.actor.megatron.optimizer_offload"}) {
     if (const SourcedValue* v = s.Use(key);
@@ -464,11 +477,6 @@ Status MapVerl(Settings& s, MapContext& ctx, JobBuilder& job) {
                       "bytes on the GPU",
                       key, v->value, v->source));
     }
-  }
-  if (!megatron) {
-    job.Note(
-        "FSDP also shards parameters and gradients; strata shards only the optimizer "
-        "states, so those bytes are an upper bound");
   }
   return FinishCommon(s, ctx, job, tp * pp * cp);
 }
