@@ -5,24 +5,9 @@
 #include "strata/job/job_spec.h"
 #include "strata/job/job_validation.h"
 #include "strata/model/model_catalog.h"
+#include "strata/sim/mfu_job.h"
 
 namespace strata {
-
-namespace {
-
-Recompute ToRecompute(RecomputeGranularity g) {
-  switch (g) {
-    case RecomputeGranularity::kNone:
-      return Recompute::kNone;
-    case RecomputeGranularity::kSelective:
-      return Recompute::kSelective;
-    case RecomputeGranularity::kFull:
-      return Recompute::kFull;
-  }
-  return Recompute::kNone;
-}
-
-}  // namespace
 
 Result<LogJob> LoadLogJob(const std::string& job_name, const std::vector<std::string>& sets) {
   STRATA_ASSIGN_OR_RETURN(JobSpec spec,
@@ -37,7 +22,7 @@ Result<LogJob> LoadLogJob(const std::string& job_name, const std::vector<std::st
   j.seq_mean_tokens =
       job.spec.sequence.mean_tokens > 0 ? job.spec.sequence.mean_tokens : j.seq_max_tokens;
   j.global_batch = static_cast<double>(job.spec.global_batch);
-  j.recompute = ToRecompute(job.spec.recompute.granularity);
+  j.recompute = RecomputeOf(job.spec);
   j.include_mtp = job.spec.mtp;
   STRATA_ASSIGN_OR_RETURN(auto entry, FindCatalogModel(job.model.name));
   if (entry) j.nominal_active_params = entry->nominal_active_params;
