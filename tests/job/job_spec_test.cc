@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "strata/job/resolved_job.h"
+
 namespace strata {
 namespace {
 
@@ -172,6 +174,26 @@ TEST(JobSpec, ClusterFileReference) {
   auto unknown = ParseJobSpec(kValid, "j.yaml", {"cluster=h20-5x9"});
   ASSERT_FALSE(unknown.ok());
   EXPECT_FALSE(unknown.error().hint.empty()) << unknown.error().Format();
+}
+
+// `--set cluster.nodes=2` on a job that names a cluster file used to turn the cluster into a GPU
+// and two counts, losing the file's NICs (step and plan then refused the job for want of a
+// network). The file stays: h20-5x8 with 2 of its 5 nodes, its 8 GPUs per node and its NICs.
+// Another GPUs-per-node is another node, which the file does not describe: refused.
+TEST(JobSpec, NodeCountOverrideKeepsTheClusterFile) {
+  auto spec = ParseJobSpec(kValid, "j.yaml", {"cluster=h20-5x8", "cluster.nodes=2"});
+  ASSERT_TRUE(spec.ok()) << spec.error().Format();
+  EXPECT_EQ(spec->cluster.name, "h20-5x8");
+  EXPECT_EQ(spec->cluster.world(), 16);
+  auto job = ResolveJob(*spec);
+  ASSERT_TRUE(job.ok()) << job.error().Format();
+  EXPECT_EQ(job->cluster.nodes, 2);
+  EXPECT_EQ(job->cluster.gpus_per_node, 8);
+  EXPECT_FALSE(job->cluster.nics.empty());
+  auto other_node = ParseJobSpec(kValid, "j.yaml", {"cluster=h20-5x8", "cluster.gpus_per_node=4"});
+  ASSERT_FALSE(other_node.ok());
+  EXPECT_NE(other_node.error().Format().find("8 GPUs per node"), std::string::npos)
+      << other_node.error().Format();
 }
 
 TEST(JobSpec, UnknownCatalogJob) {

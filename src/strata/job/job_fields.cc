@@ -10,6 +10,10 @@ const std::vector<JobField>& JobFields() {
        "a catalog name (data/models/) or a HF config.json path, relative to the job file"},
       {"cluster", "name or path", "", "required (or the three cluster.* fields)", "", "", "h20-5x8",
        "a cluster file (data/clusters/) with the network; `map` needs one"},
+      {"cluster.file", "name or path", "", "-", "", "", "h20-5x8",
+       "with cluster.gpu/gpus_per_node/nodes: that file's network, PCIe and storage, with the "
+       "job's own GPU and node count (what `--set cluster.nodes=N` on a named cluster writes); "
+       "gpus_per_node must be the file's"},
       {"cluster.gpu", "GPU name, or {base: NAME, memory: SIZE, power_w: W, ...}", "",
        "required without a cluster file", "", "", "H20",
        "a GPU from data/gpus.yaml (case and '-'/'_'/' ' ignored), or a variant: `base` and the "

@@ -72,11 +72,13 @@ Status ApplyOverride(YAML::Node& root, const std::string& assignment) {
   for (size_t dot = key.find('.'); dot != std::string::npos; dot = key.find('.', start)) {
     const std::string part = key.substr(start, dot - start);
     if (start == 0 && part == "cluster" && cursor[part] && cursor[part].IsScalar()) {
-      // `--set cluster.gpu=H100` on a job that names a cluster file: the file's GPU and counts
-      // become the job's own, then the override changes one of them.
+      // `--set cluster.nodes=2` on a job that names a cluster file: the file stays (its network,
+      // PCIe and storage), its GPU and counts become the job's own, and the override changes
+      // one of them.
       auto cluster = LoadCluster(cursor[part].Scalar());
       if (!cluster.ok()) return Error(cluster.error()).InField("cluster");
       YAML::Node own(YAML::NodeType::Map);
+      own["file"] = cursor[part].Scalar();
       own["gpu"] = cluster->gpu.name;
       own["gpus_per_node"] = cluster->gpus_per_node;
       own["nodes"] = cluster->nodes;
@@ -119,6 +121,24 @@ Status ParseCluster(YamlMap& top, JobSpec& job) {
     return OkStatus();
   }
   STRATA_ASSIGN_OR_RETURN(YamlMap cluster, top.Map("cluster"));
+  if (cluster.Has("file")) {
+    // A cluster file with the job's own GPU and counts (what --set on a named cluster writes):
+    // the file keeps the network; the node count may change, the node itself may not.
+    STRATA_ASSIGN_OR_RETURN(std::string ref, cluster.String("file"));
+    auto file = LoadCluster(ref);
+    if (!file.ok()) return Error(std::move(file).error()).InField("cluster.file");
+    job.cluster.name = file->name;
+    job.cluster.file = ref;
+    STRATA_ASSIGN_OR_RETURN(job.cluster.gpus_per_node, cluster.PositiveInt("gpus_per_node"));
+    if (job.cluster.gpus_per_node != file->gpus_per_node) {
+      return cluster
+          .ErrorAt("gpus_per_node",
+                   fmt::format("cluster {} has {} GPUs per node and its NICs are wired to them; {} "
+                               "GPUs per node is another node",
+                               file->name, file->gpus_per_node, job.cluster.gpus_per_node))
+          .WithHint("copy the cluster file and describe the other node in it");
+    }
+  }
   STRATA_ASSIGN_OR_RETURN(GpuSpec gpu, ReadGpuField(cluster, "gpu"));
   job.cluster.gpu = gpu.name;
   job.cluster.gpu_spec = std::move(gpu);

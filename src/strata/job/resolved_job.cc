@@ -26,6 +26,9 @@ Result<Cluster> ClusterOf(const JobSpec& spec) {
   if (!spec.cluster.file.empty()) {
     auto cluster = LoadCluster(spec.cluster.file);
     if (!cluster.ok()) return Error(std::move(cluster).error()).InField("cluster");
+    // The job's own node count and GPU (a --set on a named cluster) on the file's network.
+    if (spec.cluster.nodes > 0) cluster->nodes = spec.cluster.nodes;
+    if (spec.cluster.gpu_spec) cluster->gpu = *spec.cluster.gpu_spec;
     return cluster;
   }
   // The GPU as the job file gave it (a catalog entry or a custom variant), else by name.
