@@ -244,13 +244,26 @@ Status MapHfDeepSpeed(Settings& s, MapContext& ctx, JobBuilder& job) {
       break;
     }
   }
-  if (len_key.empty()) {
+  // The training script's own default length is in its Python, which strata does not read:
+  // without a length argument, `--set sequence.max_tokens=N` gives it.
+  std::string set_length;
+  for (const std::string& o : ctx.options->overrides) {
+    if (o.rfind("sequence.max_tokens=", 0) == 0) set_length = o.substr(o.find('=') + 1);
+  }
+  if (len_key.empty() && set_length.empty()) {
     return InvalidInput(
                "no sequence length in the arguments (max_seq_length, max_length, "
                "model_max_length, cutoff_len or block_size)")
-        .WithHint("strata sizes activations for the longest sample; add one of them");
+        .WithHint(
+            "strata sizes activations for the longest sample; add one of them, or give it "
+            "with --set sequence.max_tokens=N");
   }
-  STRATA_RETURN_IF_ERROR(IntField(s, job, len_key, "sequence.max_tokens", 0, ""));
+  if (len_key.empty()) {
+    job.Set("sequence.max_tokens", set_length,
+            "--set sequence.max_tokens (the arguments give no length)");
+  } else {
+    STRATA_RETURN_IF_ERROR(IntField(s, job, len_key, "sequence.max_tokens", 0, ""));
+  }
   if (s.Has("packing")) {
     const std::string src = s.Use("packing")->source;
     STRATA_ASSIGN_OR_RETURN(auto v, s.Bool("packing"));
