@@ -30,6 +30,12 @@ TEST(TrainingModes, DefaultsFollowTheDistributedOptimizer) {
   EXPECT_EQ(z3->sharding.mode, ShardingMode::kZero3);
   EXPECT_EQ(z3->sharding.offload_param, OffloadTarget::kCpu);
   EXPECT_TRUE(z3->optimizer.distributed);
+  EXPECT_EQ(z3->sharding.prefetch_layers, 1.0);
+  // DeepSpeed's prefetch bucket smaller than one layer: a fraction of a layer.
+  auto part =
+      ParseJobSpec(kJob, "j.yaml", {"sharding.mode=zero3", "sharding.prefetch_layers=0.0047"});
+  ASSERT_TRUE(part.ok()) << part.error().Format();
+  EXPECT_DOUBLE_EQ(part->sharding.prefetch_layers, 0.0047);
 }
 
 struct BadCase {
@@ -75,6 +81,18 @@ TEST(TrainingModes, RefusesCombinationsNoFrameworkRuns) {
        "fp8.amax_history",
        "delayed"},
       {"unknown optimizer", {"optimizer.name=lion"}, "optimizer.name", "muon"},
+      {"negative prefetch",
+       {"sharding.mode=zero3", "sharding.prefetch_layers=-0.5"},
+       "sharding.prefetch_layers",
+       "0 or more layers"},
+      {"prefetch not a number",
+       {"sharding.mode=zero3", "sharding.prefetch_layers=one"},
+       "sharding.prefetch_layers",
+       "expected a number"},
+      {"infinite prefetch",
+       {"sharding.mode=zero3", "sharding.prefetch_layers=inf"},
+       "sharding.prefetch_layers",
+       "0 or more layers"},
   };
   for (const BadCase& c : cases) {
     auto job = ParseJobSpec(kJob, "j.yaml", c.sets);

@@ -178,9 +178,12 @@ TEST(FamilyMoreTest, GptBigCodeStarCoder) {
   EXPECT_EQ(CountParams(sc).text_total(), 15'517'456'384);
 }
 
-TEST(FamilyMoreTest, StarCoder2ByHand) {
-  // bigcode/starcoder2-15b: published only as "15B" (the Hub rounds its total to 16B); no exact
-  // figure was found. By hand: 40 x (q 6144^2 + k/v 2 x 6144 x 512 + o 6144^2 + biases 6144
+TEST(FamilyMoreTest, StarCoder2) {
+  // bigcode/starcoder2-15b: 15,957,889,024 parameters, the Hugging Face Hub's safetensors
+  // metadata for the repository at revision 46d44742909c03ac8cee08eb03fdebce02e193ec (F32
+  // weights, 63,831,628,056 bytes of files), as listed in a public model-card collection; the
+  // model card itself says only "15B". The same count by hand: 40 x (q 6144^2 + k/v 2 x 6144 x 512
+  // + o 6144^2 + biases 6144
   // + 2 x 512 + 6144 + c_fc 6144 x 24576 + 24576 + c_proj 24576 x 6144 + 6144 + 2 LayerNorms
   // with bias 4 x 6144 = 383,847,424) + 2 x 49152 x 6144 (untied) + 2 x 6144 = 15,957,889,024.
   const ModelConfig sc2 = Load("starcoder2-15b");

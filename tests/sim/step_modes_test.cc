@@ -116,10 +116,14 @@ TEST(StepModes, HsdpShardsInsideANodeAndAllReducesAcross) {
 
 // Exposure on made-up numbers: L = 4 layers, m = 2 micro batches, one dense gather of 10 ms
 // (twice per layer) and one reduce-scatter of 10 ms per layer per micro batch.
-//   forward: x = 10 ms, y = 20 ms / 4 = 5 ms: 10 + 3 x 5 = 25 ms per micro batch -> 50 ms (param)
-//   backward: x = 10 + 10 = 20 ms, y = 80 ms / 4 = 20 ms: 20 ms per micro batch -> 40 ms, half
-//   gather, half reduce-scatter: param 50 + 20 = 70 ms, grad 20 ms.
-//   prefetch 0: nothing hides: param 2 x 4 x 2 x 10 = 160 ms, grad 80 ms.
+//   forward: g = 10 ms, y = 20 ms / 4 = 5 ms: 10 + 3 x 5 = 25 ms per micro batch -> 50 ms (param)
+//   backward: g = 10, r = 10, y = 80 ms / 4 = 20 ms: the first layer's 10 + 10, then
+//   max(0, 20 - 20) = 0: param 50 + 2 x 10 = 70 ms, grad 2 x 10 = 20 ms.
+//   prefetch 0: every gather waits: forward 4 x 10 = 40 ms per micro batch, backward 4 x 10;
+//   the reduce-scatters still hide after the first layer (max(0, 10 - 20) = 0):
+//   param 2 x (40 + 40) = 160 ms, grad 2 x 10 = 20 ms.
+//   prefetch 0.5: forward 10 + 3 x (5 + max(0, 5 - 5)) = 25; backward 10 + 3 x 5 = 25 (and
+//   max(0, 5 + 10 - 20) = 0): param 2 x (25 + 25) = 100 ms, grad 20 ms.
 TEST(StepModes, ShardedExposureByHand) {
   StepLayout s;
   s.micro_batches = 2;
@@ -150,7 +154,27 @@ TEST(StepModes, ShardedExposureByHand) {
   s.sharding.prefetch_layers = 0;
   e = ExposeShardedTraffic({gather, rs}, s, 4, Seconds::Of(0.020), Seconds::Of(0.080));
   EXPECT_NEAR(e.dp_param, 0.160, 1e-12);
-  EXPECT_NEAR(e.dp_grad, 0.080, 1e-12);
+  EXPECT_NEAR(e.dp_grad, 0.020, 1e-12);
+  s.sharding.prefetch_layers = 0.5;
+  e = ExposeShardedTraffic({gather, rs}, s, 4, Seconds::Of(0.020), Seconds::Of(0.080));
+  EXPECT_NEAR(e.dp_param, 0.100, 1e-12);
+  EXPECT_NEAR(e.dp_grad, 0.020, 1e-12);
+}
+
+// One layer pass split by cause: L = 3, g = 4, r = 6, y = 5, f = 0.5: the first layer 4 + 6;
+// each later layer (1 - 0.5) x 4 = 2 of gather serial, then max(0, 2 + 6 - 5) = 3 overlapped
+// remainder split 2 : 6 -> 0.75 gather, 2.25 reduce-scatter: gather 4 + 2 x 2.75 = 9.5,
+// other 6 + 2 x 2.25 = 10.5; the sum 20 = (g + r) + 2 x (2 + 3).
+TEST(StepModes, PartlyPrefetchedExposureByHand) {
+  const PassExposure p = PartlyPrefetchedExposure(3, 4, 6, 5, 0.5);
+  EXPECT_NEAR(p.gather, 9.5, 1e-12);
+  EXPECT_NEAR(p.other, 10.5, 1e-12);
+  // f = 1 is the pipelined formula: 10 + 2 x max(0, 10 - 5) = 20.
+  const PassExposure full = PartlyPrefetchedExposure(3, 4, 6, 5, 1);
+  EXPECT_NEAR(full.gather + full.other, LayerPipelinedExposure(3, 10, 5), 1e-12);
+  // More than one layer of prefetch hides no more than one.
+  const PassExposure two = PartlyPrefetchedExposure(3, 4, 6, 5, 2);
+  EXPECT_NEAR(two.gather + two.other, 20, 1e-12);
 }
 
 // offload_optimizer cpu on the reference job (ZeRO-1, EP 8): the local shard is

@@ -47,6 +47,7 @@ struct Row {
   RecomputeGranularity recompute = RecomputeGranularity::kNone;
   bool distributed_optimizer = true;
   ShardingMode sharding = ShardingMode::kZero1;  // zero2/zero3: DeepSpeed under swift sft
+  double prefetch_layers = 1;                    // zero3: how far ahead the gather reaches
   Fp8Recipe fp8 = Fp8Recipe::kNone;
   bool fp8_param_gather = false;
   int64_t grad_bytes = 4;    // megatron-core's fp32 gradient buffer; DeepSpeed bf16: 2
@@ -321,6 +322,11 @@ std::vector<Row> Rows() {
       16, 8192, 16, 1, 1, 1, 16, full, 91.2,
       "DeepSpeed ZeRO-3 under swift sft (HF experts, no EP); ASSUMED as MS-01-Z3");
   ms02z3.sharding = ShardingMode::kZero3;
+  // swift's zero3.json sets stage3_prefetch_bucket_size "auto", which the HF Trainer fills with
+  // 0.9 x hidden^2 = 0.9 x 2048^2 = 3,774,873 parameters; the MoE block is fetched whole (a
+  // ZeRO-3 leaf module: 128 experts x 3 x 2048 x 768 + router 128 x 2048 = 604,241,920), so the
+  // prefetch reaches 3,774,873 / 604,241,920 = 0.00625 of the next layer.
+  ms02z3.prefetch_layers = 3'774'873.0 / 604'241'920.0;
   ms02z3.grad_bytes = 2;
   ms02z3.overlap.grad_reduce = true;
   rows.push_back(ms02z3);
@@ -365,6 +371,7 @@ Outcome Evaluate(const Row& row, const KernelEfficiencyFile& eff, const Intercon
   s.grad_bytes = row.grad_bytes;
   s.moment_bytes = row.moment_bytes;
   s.sharding.mode = row.sharding;
+  s.sharding.prefetch_layers = row.prefetch_layers;
   s.fp8.recipe = row.fp8;
   s.fp8.param_gather = row.fp8_param_gather;
   auto comm = CollectiveModel::Create(c, links);

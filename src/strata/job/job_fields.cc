@@ -120,8 +120,10 @@ const std::vector<JobField>& JobFields() {
       {"sharding.replicate", "integer >= 1", "GPUs", "1", "--num-distributed-optimizer-instances",
        "parallelism.data_parallel_replicate_degree", "1",
        "HSDP: state sharded over DP / replicate ranks, replicated replicate times"},
-      {"sharding.prefetch_layers", "integer >= 0", "layers", "1", "", "", "1",
-       "zero3/fsdp2: layers gathered ahead of the one computing"},
+      {"sharding.prefetch_layers", "number >= 0", "layers", "1",
+       "stage3_prefetch_bucket_size (DeepSpeed) / params of one fetch unit", "", "0.005",
+       "zero3/fsdp2: how far ahead of the layer computing its weights are gathered; a fraction "
+       "when the prefetch buffer is smaller than a layer (the rest of the gather is exposed)"},
       {"sharding.offload_optimizer", "none | cpu | nvme", "", "none",
        "offload_optimizer.device (DeepSpeed)", "", "cpu",
        "optimizer state (and zero2/zero3 gradient shards) in host memory or on NVMe (zero3)"},

@@ -35,8 +35,11 @@ struct ShardingSpec {
   /// HSDP: the data-parallel ranks form replicate x shard; state is sharded over the shard
   /// group only (megatron-core: --num-distributed-optimizer-instances).
   int64_t replicate = 1;
-  /// Layers whose weights are gathered ahead of the one computing (FSDP2 and ZeRO-3 prefetch).
-  int64_t prefetch_layers = 1;
+  /// How far ahead of the layer computing its weights are gathered, in layers (FSDP2 and
+  /// ZeRO-3 prefetch). A fraction when the prefetch buffer is smaller than a layer: DeepSpeed
+  /// prefetches stage3_prefetch_bucket_size parameters, and with an MoE block fetched whole
+  /// (a ZeRO-3 leaf module) that is a small part of the next layer; the rest waits.
+  double prefetch_layers = 1;
   OffloadTarget offload_optimizer = OffloadTarget::kNone;
   OffloadTarget offload_param = OffloadTarget::kNone;
 

@@ -47,8 +47,12 @@ Status ParseSharding(YamlMap& top, JobSpec& job) {
     }
   }
   if (s.Has("prefetch_layers")) {
-    STRATA_ASSIGN_OR_RETURN(sh.prefetch_layers, s.Int("prefetch_layers"));
-    if (sh.prefetch_layers < 0) return s.ErrorAt("prefetch_layers", "expected 0 or more layers");
+    STRATA_ASSIGN_OR_RETURN(sh.prefetch_layers, s.Number("prefetch_layers"));
+    if (!(sh.prefetch_layers >= 0) || sh.prefetch_layers > 1e6) {
+      return s.ErrorAt("prefetch_layers",
+                       "expected 0 or more layers (a fraction when the prefetch buffer is "
+                       "smaller than one layer)");
+    }
   }
   if (s.Has("replicate")) {
     STRATA_ASSIGN_OR_RETURN(sh.replicate, s.PositiveInt("replicate"));

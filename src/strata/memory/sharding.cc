@@ -132,11 +132,11 @@ ModeMemory ComputeModeMemory(const Job& job, const ParamBreakdown& params, int64
   if (sh.shards_weights()) {
     if (sh.reshard_after_forward) {
       // The unit computing plus the ones prefetched; sized by the largest unit (upper bound).
-      const double live = static_cast<double>(1 + sh.prefetch_layers);
+      const double live = 1.0 + sh.prefetch_layers;
       out.gathered.bytes = Bytes::Count(live * gathered_bytes(*largest));
       out.gathered.formula = fmt::format(
-          "(1 computing + {} prefetched) x largest unit ({}: {} params{}) = {}", sh.prefetch_layers,
-          largest->name, GroupDigits(largest->params),
+          "(1 computing + {:.4g} prefetched) x largest unit ({}: {} params{}) = {}",
+          sh.prefetch_layers, largest->name, GroupDigits(largest->params),
           fp8_gather ? ", GEMM weights gathered in FP8" : fmt::format(" x {:.0f} B", param_b),
           Gb(out.gathered.bytes));
       out.gathered.note = "freed after each unit's forward, gathered again for its backward";
@@ -172,9 +172,8 @@ ModeMemory ComputeModeMemory(const Job& job, const ParamBreakdown& params, int64
     double linear = 0;
     for (const ShardUnit& u : units) linear += u.linear;
     // Under ZeRO-3/FSDP2 the copies exist only for the gathered units.
-    const double covered = sh.shards_weights()
-                               ? largest->linear * (1.0 + static_cast<double>(sh.prefetch_layers))
-                               : linear;
+    const double covered =
+        sh.shards_weights() ? largest->linear * (1.0 + sh.prefetch_layers) : linear;
     out.fp8_copies.bytes = Bytes::Count(per_weight * covered);
     out.fp8_copies.formula =
         per_weight == 0

@@ -120,10 +120,10 @@ std::vector<StepFormula> ExplainStep(const StepTables& t, const StepLayout& s,
   }
   if (ShardingOwnsDpTraffic(s)) {
     add("sharded data parallelism",
-        fmt::format("sharding {} (reshard_after_forward {}, prefetch {} layer(s), replicate {}): "
-                    "per pass exposed = x + (L - 1) max(0, x - y), x one layer's gathers and "
-                    "reduce-scatters, y one layer's compute, L = {:.0f}; exposed DP {} + "
-                    "expert-DP {}",
+        fmt::format("sharding {} (reshard_after_forward {}, prefetch {:.4g} layer(s), replicate "
+                    "{}): per pass exposed = (g + r) + (L - 1) [(1 - f) g + max(0, f g + r - y)], "
+                    "g one layer's weight gathers, r its reduce-scatters, y its compute, f = "
+                    "min(1, prefetch), L = {:.0f}; exposed DP {} + expert-DP {}",
                     ShardingModeName(s.sharding.mode), On(s.sharding.reshard_after_forward),
                     s.sharding.prefetch_layers, s.sharding.replicate,
                     static_cast<double>(t.layers) / static_cast<double>(l.pp),

@@ -54,6 +54,21 @@ double LayerPipelinedExposure(double layers, double comm_per_layer, double compu
   return comm_per_layer + (layers - 1) * std::max(0.0, comm_per_layer - compute_per_layer);
 }
 
+PassExposure PartlyPrefetchedExposure(double layers, double gather_per_layer,
+                                      double other_per_layer, double compute_per_layer,
+                                      double prefetch_layers) {
+  const double g = gather_per_layer;
+  const double r = other_per_layer;
+  if (layers <= 0 || g + r <= 0) return {};
+  const double f = std::clamp(prefetch_layers, 0.0, 1.0);
+  const double early = f * g;  // the part of the gather that runs behind the previous layer
+  const double overlapped = std::max(0.0, early + r - compute_per_layer);
+  const double to_gather = early + r > 0 ? early / (early + r) : 0.0;
+  const double later = layers - 1;
+  return {g + later * ((1 - f) * g + overlapped * to_gather),
+          r + later * overlapped * (1 - to_gather)};
+}
+
 Result<std::vector<PricedTraffic>> PriceShardedTraffic(const ModelTrafficShape& model,
                                                        const StepLayout& s,
                                                        const std::vector<GroupPlacement>& groups,
@@ -194,13 +209,24 @@ ShardedExposure ExposeShardedTraffic(const std::vector<PricedTraffic>& sharded, 
     e.edp_grad += pass.expert_grad * share;
     e.edp_param += pass.expert_param * share;
   };
-  // Prefetch 0: nothing runs ahead, every layer waits for its own communication.
-  const bool prefetch = s.sharding.prefetch_layers > 0;
-  auto expose = [&](double x, double y) {
-    return m * (prefetch ? LayerPipelinedExposure(layers_per_stage, x, y) : layers_per_stage * x);
+  // A pass's gathers and reduce-scatters are exposed separately, then shared between the dense
+  // and expert groups in proportion to their link time.
+  auto spread_pass = [&](const Pass& pass, const PassExposure& exposed) {
+    spread(Pass{0, pass.dense_param, 0, pass.expert_param}, exposed.gather);
+    spread(Pass{pass.dense_grad, 0, pass.expert_grad, 0}, exposed.other);
   };
-  spread(fwd, expose(fwd.total(), y_fwd));
-  spread(bwd, expose(bwd.total(), y_bwd));
+  // The next layer's weight gather starts early only as far as the prefetch reaches (a
+  // fraction of a layer when the buffer is smaller); reduce-scatters of the layer just computed
+  // run behind the next layer's backward either way. Prefetch 0: every gather waits.
+  const double ahead = s.sharding.prefetch_layers;
+  auto expose = [&](const Pass& pass, double y) {
+    const PassExposure one =
+        PartlyPrefetchedExposure(layers_per_stage, pass.dense_param + pass.expert_param,
+                                 pass.dense_grad + pass.expert_grad, y, ahead);
+    return PassExposure{m * one.gather, m * one.other};
+  };
+  spread_pass(fwd, expose(fwd, y_fwd));
+  spread_pass(bwd, expose(bwd, y_bwd));
   // Per-step items: ZeRO-2's updated-weight gather sits after the optimizer (exposed, unless
   // megatron-style --overlap-param-gather hides it behind the next forward); HSDP's replica
   // all-reduce follows the last backward.

@@ -70,6 +70,21 @@ ShardedExposure ExposeShardedTraffic(const std::vector<PricedTraffic>& sharded, 
 /// the next layer's communication running behind this layer's compute.
 double LayerPipelinedExposure(double layers, double comm_per_layer, double compute_per_layer);
 
+/// The same when only a fraction f = min(1, prefetch_layers) of the next layer's weight gather
+/// g may start early (a prefetch buffer smaller than a layer); r, the layer's other traffic
+/// (reduce-scatters), still runs behind compute y:
+///   exposed = (g + r) + (L - 1) [(1 - f) g + max(0, f g + r - y)]
+/// f = 1 is LayerPipelinedExposure(L, g + r, y); f = 0 leaves every gather on the critical path.
+/// Split by cause: the first layer's g and r, the gathers' (1 - f) g, and the overlapped
+/// remainder in proportion f g : r.
+struct PassExposure {
+  double gather = 0;  // s, weight all-gathers on the critical path
+  double other = 0;   // s, reduce-scatters on the critical path
+};
+PassExposure PartlyPrefetchedExposure(double layers, double gather_per_layer,
+                                      double other_per_layer, double compute_per_layer,
+                                      double prefetch_layers);
+
 /// The offload copies over PCIe of one step on one rank. `local_params` is the rank's shard of
 /// the parameters the optimizer updates. Fails for NVMe offload (not modelled).
 Result<std::vector<HostTraffic>> OffloadTraffic(const ModelTrafficShape& model, const StepLayout& s,
