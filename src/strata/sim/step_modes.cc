@@ -179,7 +179,7 @@ ShardedExposure ExposeShardedTraffic(const std::vector<PricedTraffic>& sharded, 
   // Per layer per micro batch: forward gathers; backward gathers (reshard) + reduce-scatters.
   struct Pass {
     double dense_grad = 0, dense_param = 0, expert_grad = 0, expert_param = 0;
-    double total() const { return dense_grad + dense_param + expert_grad + expert_param; }
+    double Total() const { return dense_grad + dense_param + expert_grad + expert_param; }
   };
   Pass fwd, bwd, once;  // once: per-step items (ZeRO-2's weight gather, HSDP's all-reduce)
   for (const PricedTraffic& p : sharded) {
@@ -201,7 +201,7 @@ ShardedExposure ExposeShardedTraffic(const std::vector<PricedTraffic>& sharded, 
   }
   ShardedExposure e;
   auto spread = [&](const Pass& pass, double exposed) {
-    const double total = pass.total();
+    const double total = pass.Total();
     if (total <= 0) return;
     const double share = exposed / total;
     e.dp_grad += pass.dense_grad * share;
@@ -235,8 +235,8 @@ ShardedExposure ExposeShardedTraffic(const std::vector<PricedTraffic>& sharded, 
   };
   Pass grads{once.dense_grad, 0, once.expert_grad, 0};
   Pass params{0, once.dense_param, 0, once.expert_param};
-  spread(grads, once_exposed(grads.total(), s.overlap.grad_reduce, backward_mb.s()));
-  spread(params, once_exposed(params.total(), s.overlap.param_gather, forward_mb.s()));
+  spread(grads, once_exposed(grads.Total(), s.overlap.grad_reduce, backward_mb.s()));
+  spread(params, once_exposed(params.Total(), s.overlap.param_gather, forward_mb.s()));
   return e;
 }
 
