@@ -75,6 +75,22 @@ TEST(MegatronRules, TheLayoutHeaderAlwaysStatesSequenceParallelism) {
   EXPECT_EQ(LayoutHeader(l).substr(LayoutHeader(l).size() - 6), "SP off");
 }
 
+// An uneven pipeline says its split in the header (megatron's first/last stage layer counts).
+TEST(MegatronRules, TheLayoutHeaderStatesAnUnevenPipeline) {
+  ParallelLayout l;
+  l.pp = 2;
+  l.dp = 4;
+  l.last_stage_layers = 11;
+  EXPECT_EQ(LayoutHeader(l),
+            "TP1 PP2 (last 11 layers) VPP1 CP1 EP1 ETP1 DP4 (expert-DP 4), SP off");
+  l.first_stage_layers = 13;
+  EXPECT_EQ(StageSplitSuffix(l), " (first 13, last 11 layers)");
+  l.last_stage_layers = 0;
+  EXPECT_EQ(StageSplitSuffix(l), " (first 13 layers)");
+  l.first_stage_layers = 0;
+  EXPECT_EQ(StageSplitSuffix(l), "");
+}
+
 TEST(TokenCounts, SequenceLengthsReadKAsBinary) {
   // "8K context" = 8,192 tokens; "128K" = 131,072; Ki/Mi say it outright.
   auto spec =

@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "strata/job/job_validation.h"
+#include "strata/job/training_modes_parse.h"
 
 namespace strata::plan {
 namespace {
@@ -43,7 +44,10 @@ TEST(LayoutSpace, HandCountedSixteenGpus) {
   //                   EP 8 and 16 removed: 2 each -> 8 removals
   //     PP 2 (4 TPs): EP 1 -> 4, EP 2 -> 3, EP 4 -> 2: 9 each -> 36; EP 8 removed: 4 removals
   //     PP 4 (3 TPs): EP 1 -> 3, EP 2 -> 2, EP 4 -> 1: 6 each -> 18
-  //   Valid: 48 + 36 + 18 = 102; expert-rule removals 12.
+  //   Even stages: 48 + 36 + 18 = 102; expert-rule removals 12.
+  //   Uneven stages (UnevenSplits): PP 2 adds first 3 + last 1 (the other stage ceil(4/2) + 1 =
+  //   3 layers, the last the 1 left), the same 36 layouts and 4 EP removals again; PP 4 has none
+  //   (one layer a stage). Valid: 102 + 36 = 138; expert-rule removals 16.
   SearchSpace space;
   space.world = 16;
   space.global_batch = 16;
@@ -52,19 +56,59 @@ TEST(LayoutSpace, HandCountedSixteenGpus) {
   space.fixed.cp = 1;
   space.fixed.vpp = 1;
   space.fixed_micro_batch = 1;
-  std::set<std::tuple<int64_t, int64_t, int64_t, int64_t>> seen;
+  std::set<std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t>> seen;
   const PruneCounts counts = EnumerateLayouts(RulesOf(TinyMoe()), space, [&](const Candidate& c) {
     EXPECT_EQ(c.layout.world(), 16);
     EXPECT_EQ(c.layout.sequence_parallel, c.layout.tp > 1);
-    seen.insert({c.layout.tp, c.layout.pp, c.layout.ep, c.layout.etp});
+    seen.insert({c.layout.tp, c.layout.pp, c.layout.ep, c.layout.etp, c.layout.last_stage_layers});
+    if (c.layout.uneven_pipeline()) {
+      EXPECT_EQ(c.layout.pp, 2);
+      EXPECT_EQ(c.layout.last_stage_layers, 1);
+    }
     return true;
   });
-  EXPECT_EQ(counts.valid, 102);
-  EXPECT_EQ(seen.size(), 102u);  // each one once
+  EXPECT_EQ(counts.valid, 138);
+  EXPECT_EQ(seen.size(), 138u);  // each one once
   EXPECT_EQ(counts[Rule::kTpDividesModel], 1);
   EXPECT_EQ(counts[Rule::kLayersDividePp], 3);
-  EXPECT_EQ(counts[Rule::kExpertsDivideEp], 12);
+  EXPECT_EQ(counts[Rule::kExpertsDivideEp], 16);
   EXPECT_EQ(counts[Rule::kExpertFfnDividesEtp], 0);  // 1024 is divisible by every ETP <= 16
+}
+
+// UnevenSplits by hand (ceil(L / PP) = c; the other stages take c or c + 1 layers each, the last
+// the rest, which must be at least 1 and fewer than theirs; the first likewise with c):
+//   27 layers, PP 2 (Moonlight, MS-04): c = 14: last 13; c + 1 = 15: last 12; first 13.
+//   24 layers, PP 2 (Qwen1.5-MoE, MS-03): c = 12 leaves 12 (not lighter); 13: last 11; first none.
+//   61 layers, PP 8 (DeepSeek-V3): c = 8: 61 - 7 x 8 = 5 last; 9: 61 - 63 < 1; first 5.
+//   4 layers, PP 4: one layer a stage, no lighter stage.
+TEST(LayoutSpace, UnevenSplitsByHand) {
+  auto pairs = [](const std::vector<StageSplit>& v) {
+    std::vector<std::pair<int64_t, int64_t>> out;
+    for (const StageSplit& s : v) out.emplace_back(s.first, s.last);
+    return out;
+  };
+  using P = std::vector<std::pair<int64_t, int64_t>>;
+  EXPECT_EQ(pairs(UnevenSplits(27, 2)), (P{{0, 13}, {0, 12}, {13, 0}}));
+  EXPECT_EQ(pairs(UnevenSplits(24, 2)), (P{{0, 11}}));
+  EXPECT_EQ(pairs(UnevenSplits(61, 8)), (P{{0, 5}, {5, 0}}));
+  EXPECT_TRUE(UnevenSplits(4, 4).empty());
+  EXPECT_TRUE(UnevenSplits(24, 1).empty());
+  // Every split is one the job validation accepts.
+  for (const auto& [layers, pp] : P{{27, 2}, {24, 2}, {61, 8}, {40, 4}, {94, 16}}) {
+    for (const StageSplit& s : UnevenSplits(layers, pp)) {
+      ParallelLayout l;
+      l.pp = pp;
+      l.first_stage_layers = s.first;
+      l.last_stage_layers = s.last;
+      const std::vector<int64_t> counts = StageLayerCounts(l, layers);
+      int64_t sum = 0;
+      for (int64_t n : counts) {
+        EXPECT_GE(n, 1) << layers << " on " << pp;
+        sum += n;
+      }
+      EXPECT_EQ(sum, layers) << layers << " on " << pp;
+    }
+  }
 }
 
 TEST(LayoutSpace, StopsWhenTheVisitorSaysSo) {

@@ -67,7 +67,7 @@ const std::vector<Row>& Rows() {
 
 std::string Compact(const plan::Candidate& c) {
   const ParallelLayout& l = c.layout;
-  std::string s = fmt::format("TP{} PP{}", l.tp, l.pp);
+  std::string s = fmt::format("TP{} PP{}{}", l.tp, l.pp, StageSplitSuffix(l));
   if (l.vpp > 1) s += fmt::format(" VPP{}", l.vpp);
   if (l.cp > 1) s += fmt::format(" CP{}", l.cp);
   if (l.ep > 1) s += fmt::format(" EP{}", l.ep);

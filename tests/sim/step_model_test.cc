@@ -73,6 +73,40 @@ TEST(StepModel, BubbleFraction) {
   EXPECT_DOUBLE_EQ(BubbleFraction(1, 8, 1), 0.0);
 }
 
+// The stage that paces 1F1B, on made-up times: 24 layers of 1 s forward and 2 s backward
+// (72 s for the stack), the output layer and loss 0.5 s forward + 1 s backward.
+//   PP 2, last 11 (first 13): first 13/24 x 72 = 39 s > last 11/24 x 72 + 1.5 = 34.5 s.
+//   PP 2, last 13 (first 11): last 39 + 1.5 = 40.5 s > first 33 s.
+//   PP 2 even: last 36 + 1.5 > first 36 (and a tie without the output layer goes to the last).
+//   PP 1: the whole stack and the output layer.
+TEST(StepModel, CriticalStageOfUnevenPipelines) {
+  MicroBatchCompute whole;
+  whole.forward.dense_gemm = Seconds::Of(24);
+  whole.forward.logits_and_loss = Seconds::Of(0.5);
+  whole.backward.dense_gemm = Seconds::Of(48);
+  whole.backward.logits_and_loss = Seconds::Of(1);
+  ParallelLayout l;
+  l.pp = 2;
+  l.last_stage_layers = 11;
+  StageShare s = CriticalStageOf(l, 24, whole);
+  EXPECT_DOUBLE_EQ(s.layers, 13.0 / 24);
+  EXPECT_FALSE(s.last);
+  l.last_stage_layers = 13;
+  s = CriticalStageOf(l, 24, whole);
+  EXPECT_DOUBLE_EQ(s.layers, 13.0 / 24);
+  EXPECT_TRUE(s.last);
+  l.last_stage_layers = 0;
+  s = CriticalStageOf(l, 24, whole);
+  EXPECT_DOUBLE_EQ(s.layers, 0.5);
+  EXPECT_TRUE(s.last);
+  whole.forward.logits_and_loss = whole.backward.logits_and_loss = Seconds::Of(0);
+  EXPECT_TRUE(CriticalStageOf(l, 24, whole).last);
+  l.pp = 1;
+  s = CriticalStageOf(l, 24, whole);
+  EXPECT_DOUBLE_EQ(s.layers, 1.0);
+  EXPECT_TRUE(s.last);
+}
+
 // The reference job's EP all-to-all on the map (docs/formulas.md, "Layout traffic"):
 //   29,000 tokens x 8 (top-k) x 2048 x 2 B = 950,272,000 B per call, 8 ranks on one NVSwitch
 //   node: 8.4 us + 7 x 5.7 us + 7/8 x 950.272 MB / 369.9 GB/s = 2.29617 ms;

@@ -48,6 +48,7 @@ struct Row {
   bool distributed_optimizer = true;
   ShardingMode sharding = ShardingMode::kZero1;  // zero2/zero3: DeepSpeed under swift sft
   double prefetch_layers = 1;                    // zero3: how far ahead the gather reaches
+  int64_t last_stage_layers = 0;  // megatron's decoder_last_pipeline_num_layers (0: even)
   Fp8Recipe fp8 = Fp8Recipe::kNone;
   bool fp8_param_gather = false;
   int64_t grad_bytes = 4;    // megatron-core's fp32 gradient buffer; DeepSpeed bf16: 2
@@ -272,15 +273,16 @@ std::vector<Row> Rows() {
       "MS-02", "Qwen3-30B-A3B", [] { return Catalog("qwen3-30b-a3b"); }, "a100-8x200g", "A800", 16,
       8192, 16, 1, 2, 8, 8, full, 9.6,
       "packed; 2 nodes of A800 (network assumed as the A100 pod's)"));
-  Row ms03 = ms(
-      "MS-03", "Qwen1.5-MoE-A2.7B", Qwen15Moe, "a100-8x200g", "", 8, 8192, 16, 1, 2, 4, 4, full,
-      2.95, "grade C; GPU type not stated (A100 80GB assumed); uneven PP (13/11) taken as 12/12");
+  // The scripts set decoder_last_pipeline_num_layers: 24 layers as 13 + 11, 27 as 14 + 13.
+  Row ms03 = ms("MS-03", "Qwen1.5-MoE-A2.7B", Qwen15Moe, "a100-8x200g", "", 8, 8192, 16, 1, 2, 4, 4,
+                full, 2.95, "grade C; GPU type not stated (A100 80GB assumed); uneven PP 13/11");
   ms03.overlap.grad_reduce = ms03.overlap.param_gather = true;
+  ms03.last_stage_layers = 11;
   rows.push_back(ms03);
-  rows.push_back(ms("MS-04", "Moonlight-16B-A3B", Moonlight, "a100-8x200g", "", 8, 8192, 16, 1, 2,
-                    4, 4, full, 9.0,
-                    "grade C; GPU type not stated (A100 80GB assumed); uneven PP (14/13) taken as "
-                    "13.5/13.5"));
+  Row ms04 = ms("MS-04", "Moonlight-16B-A3B", Moonlight, "a100-8x200g", "", 8, 8192, 16, 1, 2, 4, 4,
+                full, 9.0, "grade C; GPU type not stated (A100 80GB assumed); uneven PP 14/13");
+  ms04.last_stage_layers = 13;
+  rows.push_back(ms04);
   rows.push_back(ms(
       "MS-06", "Qwen3-14B",
       [] { return QwenDense("qwen3-14b", 40, 5120, 40, 8, 17408, 151936, true); }, "h20-5x8", "", 8,
@@ -372,6 +374,7 @@ Outcome Evaluate(const Row& row, const KernelEfficiencyFile& eff, const Intercon
   s.moment_bytes = row.moment_bytes;
   s.sharding.mode = row.sharding;
   s.sharding.prefetch_layers = row.prefetch_layers;
+  s.layout.last_stage_layers = row.last_stage_layers;
   s.fp8.recipe = row.fp8;
   s.fp8.param_gather = row.fp8_param_gather;
   auto comm = CollectiveModel::Create(c, links);

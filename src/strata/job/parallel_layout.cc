@@ -4,9 +4,18 @@
 
 namespace strata {
 
+std::string StageSplitSuffix(const ParallelLayout& l) {
+  if (!l.uneven_pipeline()) return "";
+  if (l.first_stage_layers > 0 && l.last_stage_layers > 0) {
+    return fmt::format(" (first {}, last {} layers)", l.first_stage_layers, l.last_stage_layers);
+  }
+  return l.first_stage_layers > 0 ? fmt::format(" (first {} layers)", l.first_stage_layers)
+                                  : fmt::format(" (last {} layers)", l.last_stage_layers);
+}
+
 std::string LayoutHeader(const ParallelLayout& l) {
-  return fmt::format("TP{} PP{} VPP{} CP{} EP{} ETP{} DP{} (expert-DP {}), SP {}", l.tp, l.pp,
-                     l.vpp, l.cp, l.ep, l.etp, l.dp, l.expert_dp(),
+  return fmt::format("TP{} PP{}{} VPP{} CP{} EP{} ETP{} DP{} (expert-DP {}), SP {}", l.tp, l.pp,
+                     StageSplitSuffix(l), l.vpp, l.cp, l.ep, l.etp, l.dp, l.expert_dp(),
                      l.sequence_parallel ? "on" : "off");
 }
 

@@ -34,6 +34,10 @@ struct ParallelLayout {
 /// Sequence parallelism is always stated, on or off.
 std::string LayoutHeader(const ParallelLayout& layout);
 
+/// " (last 11 layers)" for an uneven pipeline (megatron's first/last stage layer counts), "" for
+/// even stages.
+std::string StageSplitSuffix(const ParallelLayout& layout);
+
 }  // namespace strata
 
 #endif  // STRATA_JOB_PARALLEL_LAYOUT_H_

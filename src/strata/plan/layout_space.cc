@@ -1,6 +1,7 @@
 #include "strata/plan/layout_space.h"
 
 #include <algorithm>
+#include <utility>
 
 namespace strata::plan {
 namespace {
@@ -22,12 +23,36 @@ void DivisorsFrom(const std::vector<int64_t>& pool, int64_t n, std::vector<int64
 
 }  // namespace
 
+std::vector<StageSplit> UnevenSplits(int64_t layers, int64_t pp) {
+  std::vector<StageSplit> out;
+  if (pp < 2 || layers < pp) return out;
+  const int64_t others = pp - 1;
+  const int64_t ceil_share = (layers + pp - 1) / pp;
+  auto add = [&](StageSplit s) {
+    for (const StageSplit& o : out) {
+      if (o.first == s.first && o.last == s.last) return;
+    }
+    out.push_back(s);
+  };
+  // A lighter last stage (it also runs the output layer and the loss): the other stages take
+  // ceil(L / PP) or one more layer each, the last what is left.
+  for (int64_t k : {ceil_share, ceil_share + 1}) {
+    const int64_t last = layers - others * k;
+    if (last >= 1 && last < k) add({0, last});
+  }
+  // A lighter first stage (it holds the embedding): the same with the first.
+  const int64_t first = layers - others * ceil_share;
+  if (first >= 1 && first < ceil_share) add({first, 0});
+  return out;
+}
+
 std::string_view RuleDescription(Rule rule) {
   switch (rule) {
     case Rule::kTpDividesModel:
       return "TP must divide the heads, KV heads and MLP widths";
     case Rule::kLayersDividePp:
-      return "the layers must split evenly into PP x VPP chunks";
+      return "the layers must split into PP x VPP chunks (evenly, or with an uneven first or last "
+             "stage at VPP 1)";
     case Rule::kCpSplitsSequence:
       return "max_tokens must be divisible by 2 x CP";
     case Rule::kExpertsDivideEp:
@@ -89,6 +114,7 @@ PruneCounts EnumerateLayouts(const ModelRules& rules, const SearchSpace& space,
   const ParallelLayout& fix = space.fixed;
   const std::vector<int64_t> pool = Divisors(space.world);
   std::vector<int64_t> pps, cps, eps, etps, mbs;
+  std::vector<std::pair<int64_t, StageSplit>> splits;  // (VPP, uneven split) per PP
   Candidate c;
   for (int64_t tp : pool) {
     if (!Admits(fix.tp, tp)) {
@@ -106,7 +132,13 @@ PruneCounts EnumerateLayouts(const ModelRules& rules, const SearchSpace& space,
         ++counts[Rule::kFixedValue];
         continue;
       }
-      if (!Divides(pp, rules.num_layers)) {
+      // Even stages (with VPP) when PP divides the layers; megatron's uneven first/last stage
+      // counts (VPP 1) either way.
+      const bool even = Divides(pp, rules.num_layers);
+      const std::vector<StageSplit> uneven = (fix.vpp == 0 || fix.vpp == 1)
+                                                 ? UnevenSplits(rules.num_layers, pp)
+                                                 : std::vector<StageSplit>{};
+      if (!even && uneven.empty()) {
         ++counts[Rule::kLayersDividePp];
         continue;
       }
@@ -127,14 +159,23 @@ PruneCounts EnumerateLayouts(const ModelRules& rules, const SearchSpace& space,
         }
         DivisorsFrom(Divisors(space.global_batch / dp), space.global_batch / dp, mbs);
         const int64_t expert_space = tp * cp * dp;
-        const int64_t chunks = rules.num_layers / pp;
-        for (int64_t vpp = 1; vpp <= std::min(chunks, space.max_vpp); ++vpp) {
-          // VPP needs PP > 1 and divides the layers of a stage; other values are not layouts.
-          if (!Divides(vpp, chunks) || (vpp > 1 && pp == 1)) continue;
-          if (!Admits(fix.vpp, vpp)) {
-            ++counts[Rule::kFixedValue];
-            continue;
+        // The stage shapes: even with VPP 1..max (when PP divides the layers), then each
+        // uneven split at VPP 1.
+        splits.clear();
+        if (even) {
+          const int64_t chunks = rules.num_layers / pp;
+          for (int64_t vpp = 1; vpp <= std::min(chunks, space.max_vpp); ++vpp) {
+            // VPP needs PP > 1 and divides the layers of a stage; other values are not layouts.
+            if (!Divides(vpp, chunks) || (vpp > 1 && pp == 1)) continue;
+            if (!Admits(fix.vpp, vpp)) {
+              ++counts[Rule::kFixedValue];
+              continue;
+            }
+            splits.push_back({vpp, {}});
           }
+        }
+        for (const StageSplit& u : uneven) splits.push_back({1, u});
+        for (const auto& [vpp, split] : splits) {
           DivisorsFrom(pool, expert_space, eps);
           for (int64_t ep : eps) {
             if (!Admits(fix.ep, ep)) {
@@ -164,6 +205,8 @@ PruneCounts EnumerateLayouts(const ModelRules& rules, const SearchSpace& space,
                   // Megatron-core requires sequence parallelism with TP > 1 and EP > 1; the
                   // planner turns it on whenever TP > 1, where it only saves memory.
                   c.layout = ParallelLayout{tp, pp, vpp, cp, ep, etp, dp, tp > 1};
+                  c.layout.first_stage_layers = split.first;
+                  c.layout.last_stage_layers = split.last;
                   c.micro_batch = mb;
                   c.recompute = rc;
                   ++counts.valid;

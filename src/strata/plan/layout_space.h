@@ -49,7 +49,7 @@ struct SearchSpace {
 /// Why a partial layout was dropped; each rule is one of job_validation.cc's checks.
 enum class Rule {
   kTpDividesModel,       // heads, KV heads, MLP widths divisible by TP
-  kLayersDividePp,       // layers split evenly into PP x VPP chunks
+  kLayersDividePp,       // layers split into PP x VPP chunks, evenly or as an uneven split
   kCpSplitsSequence,     // max_tokens divisible by 2 x CP
   kExpertsDivideEp,      // experts split evenly over EP (or EP = 1 for a dense model)
   kExpertFfnDividesEtp,  // the expert FFN width divisible by ETP (or ETP = 1 for a dense model)
@@ -65,6 +65,17 @@ struct PruneCounts {
   int64_t& operator[](Rule r) { return by_rule[static_cast<size_t>(r)]; }
   int64_t operator[](Rule r) const { return by_rule[static_cast<size_t>(r)]; }
 };
+
+/// Megatron's uneven pipeline (--decoder-first/last-pipeline-num-layers); 0 = the even share.
+struct StageSplit {
+  int64_t first = 0;
+  int64_t last = 0;
+};
+
+/// The uneven splits the planner tries for L layers on PP stages: a lighter last stage (the other
+/// stages take ceil(L / PP) or ceil(L / PP) + 1 layers each, the last the rest) and a lighter
+/// first stage (the others ceil(L / PP)); only splits job validation accepts, at VPP 1.
+std::vector<StageSplit> UnevenSplits(int64_t layers, int64_t pp);
 
 /// Calls `visit` for every valid candidate, in a fixed order (TP, PP, CP, VPP, EP, ETP, micro
 /// batch, recompute ascending). A rule that fails prunes the whole subtree below it and counts one

@@ -101,8 +101,9 @@ void CheckMemory(const StepSetup& setup, const MemoryConstants& memory, RankedLa
 
 std::string LayoutName(const Candidate& c) {
   const ParallelLayout& l = c.layout;
-  return fmt::format("TP{} PP{} VPP{} CP{} EP{} ETP{} DP{} mb{} {}", l.tp, l.pp, l.vpp, l.cp, l.ep,
-                     l.etp, l.dp, c.micro_batch, RecomputeGranularityName(c.recompute));
+  return fmt::format("TP{} PP{}{} VPP{} CP{} EP{} ETP{} DP{} mb{} {}", l.tp, l.pp,
+                     StageSplitSuffix(l), l.vpp, l.cp, l.ep, l.etp, l.dp, c.micro_batch,
+                     RecomputeGranularityName(c.recompute));
 }
 
 StepLayout StepLayoutFor(const StepSetup& setup, const Candidate& c) {
@@ -147,7 +148,8 @@ class FloorCheckedMemory {
 
   void operator()(RankedLayout& r) {
     const ParallelLayout& l = r.candidate.layout;
-    const std::array<int64_t, 7> key = {l.tp, l.pp, l.vpp, l.cp, l.ep, l.etp, l.dp};
+    const std::array<int64_t, 9> key = {
+        l.tp, l.pp, l.vpp, l.cp, l.ep, l.etp, l.dp, l.first_stage_layers, l.last_stage_layers};
     LayoutMemory& layout = layouts_[key];
     if (layout.known && layout.floor > capacity_) {
       r.memory_checked = true;
@@ -164,7 +166,7 @@ class FloorCheckedMemory {
   const StepSetup& setup_;
   const MemoryConstants& memory_;
   Bytes capacity_;
-  std::map<std::array<int64_t, 7>, LayoutMemory> layouts_;
+  std::map<std::array<int64_t, 9>, LayoutMemory> layouts_;
   int64_t ledgers_ = 0;
 };
 

@@ -115,7 +115,8 @@ std::string Fixed(double v, int decimals) { return fmt::format("{:.{}f}", v, dec
 std::string SystemSummary(const ResolvedJob& job) {
   const ParallelLayout& l = job.layout;
   const JobSpec& s = job.spec;
-  std::string out = fmt::format("TP{} PP{} EP{} DP{}", l.tp, l.pp, l.ep, l.dp);
+  std::string out =
+      fmt::format("TP{} PP{}{} EP{} DP{}", l.tp, l.pp, StageSplitSuffix(l), l.ep, l.dp);
   if (l.cp > 1) out += fmt::format(" CP{}", l.cp);
   if (job.model.CountLayers(FfnKind::kMoe) > 0)
     out += fmt::format(" (expert-DP {})", l.expert_dp());

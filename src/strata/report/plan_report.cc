@@ -66,6 +66,8 @@ Json LayoutJson(const StepSetup& setup, const RankedLayout& r) {
   Json j;
   j["tp"] = l.tp;
   j["pp"] = l.pp;
+  j["first_stage_layers"] = l.first_stage_layers;  // 0: the even share
+  j["last_stage_layers"] = l.last_stage_layers;
   j["vpp"] = l.vpp;
   j["cp"] = l.cp;
   j["ep"] = l.ep;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "strata/job/training_modes_parse.h"
 #include "strata/model/flop_conventions.h"
 #include "strata/sim/step_placement.h"
 
@@ -93,16 +94,31 @@ double BubbleFraction(int64_t pp, int64_t micro_batches, int64_t vpp) {
   return static_cast<double>(pp - 1) / static_cast<double>(micro_batches * vpp);
 }
 
+StageShare CriticalStageOf(const ParallelLayout& l, int64_t layers,
+                           const MicroBatchCompute& whole) {
+  if (l.pp <= 1 || layers <= 0) return {1.0, true};
+  auto without_logits = [](const KernelTimes& k) { return k.total() - k.logits_and_loss; };
+  const double stack = (without_logits(whole.forward) + without_logits(whole.backward) +
+                        without_logits(whole.recompute))
+                           .value();
+  const double logits = (whole.forward.logits_and_loss + whole.backward.logits_and_loss).value();
+  const std::vector<int64_t> counts = StageLayerCounts(l, layers);
+  const double n = static_cast<double>(layers);
+  const double last = static_cast<double>(counts.back()) / n;
+  const double other = static_cast<double>(*std::max_element(counts.begin(), counts.end() - 1)) / n;
+  // Ties go to the last stage, which holds the output layer.
+  if (other * stack > last * stack + logits) return {other, false};
+  return {last, true};
+}
+
 MicroBatchCompute ComputeMicroBatch(const StepTables& t, const StepLayout& s) {
   const ParallelLayout& l = s.layout;
   const KernelEfficiency& e = t.efficiency;
   const double tp = static_cast<double>(l.tp);
-  const double pp = static_cast<double>(l.pp);
   const double mbs = static_cast<double>(s.micro_batch);
-  // Tokens of one micro batch on one rank (CP splits the sequence); the most loaded rank is on
-  // the last pipeline stage: layers / PP of every kind, plus the output layer and the loss.
+  // Tokens of one micro batch on one rank (CP splits the sequence). The layers' times are first
+  // summed over the whole stack (stage = 1), then cut to the critical stage (CriticalStageOf).
   const double tokens = mbs * t.mean_tokens / static_cast<double>(l.cp);
-  const double stage = 1.0 / pp;
   const double sp_split = l.sequence_parallel ? tp : 1.0;
   const double peak = t.peak.flop_per_s();
   const double hbm = t.hbm.bytes_per_s() * e.hbm_efficiency;
@@ -116,7 +132,7 @@ MicroBatchCompute ComputeMicroBatch(const StepTables& t, const StepLayout& s) {
   for (const GemmGroup& g : t.gemms) {
     switch (g.kind) {
       case GemmKind::kDense: {
-        const double flop = g.flop_per_token * tokens / tp * stage;
+        const double flop = g.flop_per_token * tokens / tp;
         fwd.dense_gemm +=
             Seconds::Of(flop / (linear_peak * GemmEfficiency(e, tokens, g.n / tp, g.k)));
         break;
@@ -124,7 +140,7 @@ MicroBatchCompute ComputeMicroBatch(const StepTables& t, const StepLayout& s) {
       case GemmKind::kRouter: {
         // Replicated over TP; sequence parallelism gives each TP rank its share of tokens.
         const double rows = tokens / sp_split;
-        const double flop = g.flop_per_token * rows * stage;
+        const double flop = g.flop_per_token * rows;
         fwd.dense_gemm += Seconds::Of(flop / (peak * GemmEfficiency(e, rows, g.n, g.k)));
         break;
       }
@@ -136,8 +152,7 @@ MicroBatchCompute ComputeMicroBatch(const StepTables& t, const StepLayout& s) {
                                   static_cast<double>(std::max<int64_t>(t.num_experts, 1));
         const double eff = GemmEfficiency(e, per_expert, g.n / static_cast<double>(l.etp), g.k) *
                            e.grouped_gemm_factor;
-        fwd.expert_gemm +=
-            Seconds::Of(g.flop_per_token * tokens / tp * stage / (linear_peak * eff));
+        fwd.expert_gemm += Seconds::Of(g.flop_per_token * tokens / tp / (linear_peak * eff));
         break;
       }
       case GemmKind::kLogits: {
@@ -147,16 +162,14 @@ MicroBatchCompute ComputeMicroBatch(const StepTables& t, const StepLayout& s) {
       }
     }
   }
-  const double attention_flop = t.attention_flop_per_token * tokens / tp * stage;
+  const double attention_flop = t.attention_flop_per_token * tokens / tp;
   fwd.attention =
       Seconds::Of(attention_flop / (peak * AttentionEfficiency(e, t.attention_tokens, false)));
   const Seconds attention_backward =
       Seconds::Of(2 * attention_flop / (peak * AttentionEfficiency(e, t.attention_tokens, true)));
-  fwd.gated_deltanet =
-      Seconds::Of(t.gdn_flop_per_token * tokens / tp * stage / (peak * e.gated_deltanet));
-  fwd.memory_bound =
-      Seconds::Of((t.replicated_bytes_per_token / sp_split + t.split_bytes_per_token / tp) *
-                  tokens * stage / hbm);
+  fwd.gated_deltanet = Seconds::Of(t.gdn_flop_per_token * tokens / tp / (peak * e.gated_deltanet));
+  fwd.memory_bound = Seconds::Of(
+      (t.replicated_bytes_per_token / sp_split + t.split_bytes_per_token / tp) * tokens / hbm);
   const double loss =
       t.loss_bytes_per_vocab_entry * tokens * static_cast<double>(t.vocab) / tp / hbm;
   fwd.logits_and_loss = Seconds::Of(logits_gemm + loss / 3);
@@ -189,6 +202,15 @@ MicroBatchCompute ComputeMicroBatch(const StepTables& t, const StepLayout& s) {
     rec.memory_bound = fwd.memory_bound;
   } else if (s.recompute == RecomputeGranularity::kSelective) {
     rec.attention = fwd.attention;
+  }
+  const StageShare critical = CriticalStageOf(l, t.layers, c);
+  for (KernelTimes* k : {&fwd, &bwd, &rec}) {
+    k->dense_gemm = k->dense_gemm * critical.layers;
+    k->expert_gemm = k->expert_gemm * critical.layers;
+    k->attention = k->attention * critical.layers;
+    k->gated_deltanet = k->gated_deltanet * critical.layers;
+    k->memory_bound = k->memory_bound * critical.layers;
+    if (!critical.last) k->logits_and_loss = Seconds::Of(0);
   }
   c.skew = (fwd.expert_gemm + bwd.expert_gemm + rec.expert_gemm) * (e.moe_routing_skew - 1);
   return c;

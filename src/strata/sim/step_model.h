@@ -135,6 +135,18 @@ struct MicroBatchCompute {
 };
 MicroBatchCompute ComputeMicroBatch(const StepTables& tables, const StepLayout& layout);
 
+/// The pipeline stage that sets the pace of 1F1B: its share of the decoder layers and whether it
+/// is the last stage (which also runs the output layer and the loss). Even stages: the last, with
+/// layers / PP. Uneven (parallel.first_stage_layers / last_stage_layers): the last stage unless a
+/// fuller stage's layers take longer than the last stage's layers plus the output layer. `whole`
+/// holds the kernel times of every layer (stage share 1).
+struct StageShare {
+  double layers = 1;  // the stage's decoder layers / all decoder layers
+  bool last = true;
+};
+StageShare CriticalStageOf(const ParallelLayout& layout, int64_t layers,
+                           const MicroBatchCompute& whole);
+
 /// A lower bound on EvaluateStep(...).step, from compute alone: m micro batches of compute plus
 /// the bubble's share of that compute ((p - 1) / (m v) of it). Every other row of the step
 /// (communication, stragglers, DP sync, optimizer, offload, FP8 casts) is >= 0, so the step is
