@@ -111,6 +111,29 @@ TEST(LayoutSpace, UnevenSplitsByHand) {
   }
 }
 
+// Sharding modes are the innermost choice: each layout once per mode, in the order given.
+TEST(LayoutSpace, ShardingModesMultiplyTheSpace) {
+  SearchSpace space;
+  space.world = 16;
+  space.global_batch = 16;
+  space.max_tokens = 4096;
+  space.recompute = {RecomputeGranularity::kNone};
+  space.fixed.cp = 1;
+  space.fixed.vpp = 1;
+  space.fixed_micro_batch = 1;
+  space.sharding = {ShardingMode::kZero1, ShardingMode::kZero3};
+  std::vector<ShardingMode> order;
+  const PruneCounts counts = EnumerateLayouts(RulesOf(TinyMoe()), space, [&](const Candidate& c) {
+    order.push_back(c.sharding);
+    return true;
+  });
+  EXPECT_EQ(counts.valid, 2 * 138);  // HandCountedSixteenGpus' 138 layouts, twice
+  ASSERT_EQ(order.size(), 276u);
+  for (size_t i = 0; i < order.size(); ++i) {
+    EXPECT_EQ(order[i], i % 2 == 0 ? ShardingMode::kZero1 : ShardingMode::kZero3) << i;
+  }
+}
+
 TEST(LayoutSpace, StopsWhenTheVisitorSaysSo) {
   SearchSpace space;
   space.world = 16;

@@ -31,6 +31,23 @@ TEST(PlanObjective, NamesRoundTripAndTyposAreCaught) {
   EXPECT_NE(typo.error().hint.find("tokens-per-joule"), std::string::npos);
 }
 
+TEST(PlanObjective, ShardingChoices) {
+  auto job = ParseShardingChoice("job");
+  ASSERT_TRUE(job.ok());
+  EXPECT_TRUE(job->empty());  // the job's own mode
+  auto any = ParseShardingChoice("any");
+  ASSERT_TRUE(any.ok());
+  EXPECT_EQ(*any, (std::vector<ShardingMode>{ShardingMode::kZero1, ShardingMode::kZero3,
+                                             ShardingMode::kFsdp2}));
+  auto megatron = ParseShardingChoice("megatron");
+  ASSERT_TRUE(megatron.ok());
+  EXPECT_EQ(*megatron, std::vector<ShardingMode>{ShardingMode::kZero1});
+  auto typo = ParseShardingChoice("fsdp");
+  ASSERT_FALSE(typo.ok());
+  EXPECT_EQ(typo.error().field, "--sharding");
+  EXPECT_NE(typo.error().hint.find("fsdp2"), std::string::npos) << typo.error().Format();
+}
+
 TEST(PlanObjective, EconomyOfTheReferenceStepByHand) {
   // The reference job: 40 H20 (data/gpus.yaml: tdp_watts 400), global batch 80 of 29,000 tokens
   // on average = 2,320,000 tokens per step. At the course's measured 120 s per step:

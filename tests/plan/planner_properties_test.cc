@@ -35,13 +35,9 @@ const std::vector<std::string> kDenseJob = {
 // checkpoint, as the planner evaluates it).
 JobSpec SpecOf(const Planned& p, const RankedLayout& r) {
   JobSpec spec = p.setup.job.spec;
-  spec.layout = r.candidate.layout;
-  spec.micro_batch = r.candidate.micro_batch;
-  spec.recompute.granularity = r.candidate.recompute;
-  if (r.candidate.recompute == RecomputeGranularity::kFull) {
-    spec.recompute.method = RecomputeMethod::kUniform;
-    spec.recompute.num_layers = 1;
-  }
+  plan::ApplyCandidate(spec, r.candidate);
+  EXPECT_EQ(spec.sharding.mode, r.candidate.sharding);
+  EXPECT_EQ(spec.optimizer.distributed, r.candidate.sharding != ShardingMode::kNone);
   return spec;
 }
 
@@ -138,6 +134,27 @@ double FixedWinner(const char* dim, int64_t value, double free_best) {
   const double winner = p.result.top.front().step.step.s();
   EXPECT_GE(winner, free_best) << dim << "=" << value;
   return winner;
+}
+
+// --sharding any tries zero1, zero3 and FSDP2 for every layout: a superset of the job's own mode,
+// so its winner is never slower, and every row it prints (whatever its mode) is a job that
+// resolves, fits and gives the printed step time.
+TEST(PlannerProperties, MoreShardingModesNeverMakeTheWinnerSlower) {
+  PlanOptions options;
+  options.top_k = 5;
+  const Planned own = PlanJob(kReferenceJobName, {}, options);
+  options.space.sharding = {ShardingMode::kZero1, ShardingMode::kZero3, ShardingMode::kFsdp2};
+  const Planned any = PlanJob(kReferenceJobName, {}, options);
+  ASSERT_TRUE(own.ok && any.ok);
+  ASSERT_FALSE(own.result.top.empty());
+  ASSERT_FALSE(any.result.top.empty());
+  EXPECT_LE(any.result.top.front().step.step.s(), own.result.top.front().step.step.s());
+  EXPECT_EQ(any.result.rules.valid, 3 * own.result.rules.valid);
+  ExpectPrintedLayoutsAreJobsThatFit(any, 5);
+  // The job's own layout keeps its own mode (the reference job's zero1) and rank order holds.
+  EXPECT_EQ(any.result.current.candidate.sharding, ShardingMode::kZero1);
+  ASSERT_TRUE(any.result.current_rank.has_value());
+  EXPECT_GE(*any.result.current_rank, *own.result.current_rank);
 }
 
 TEST(PlannerProperties, FixedValuesBindTheWinner) {

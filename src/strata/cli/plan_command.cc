@@ -1,5 +1,5 @@
 // strata plan [job.yaml] [--set k=v] [--gpus N | --nodes N] [--top K] [--fix tp=1 ...]
-// [--objective time|cost|tokens-per-joule]: every
+// [--objective time|cost|tokens-per-joule] [--sharding job|megatron|zero3|fsdp2|any]: every
 // valid layout of the job, ranked by predicted step time, with the reason for the winner. All
 // arithmetic is in src/strata/plan/; this file parses flags and renders.
 #include <fmt/format.h>
@@ -62,6 +62,7 @@ int RunPlan(int argc, char** argv) {
   std::vector<std::string> fixes;
   int64_t top_k = 5, nodes = 0, gpus = 0;
   std::string objective = "time";
+  std::string sharding = "job";
   bool explain = false, json = false;
   std::string output;
   AddJobOptions(app, request);
@@ -78,6 +79,9 @@ int RunPlan(int argc, char** argv) {
                  "tokens; no price is known) or tokens-per-joule (at the GPUs' TDP: a lower "
                  "bound). One search keeps the GPUs and the tokens per step, so the order is the "
                  "step time's for all three");
+  app.add_option("--sharding", sharding,
+                 "the sharding modes tried for every layout: job (the job's own, default), "
+                 "megatron (distributed optimizer, zero1), zero3, fsdp2, or any (all three)");
   app.add_flag("--explain", explain, "print the pruning counts of every rule");
   app.add_flag("--json", json, "print JSON for scripts");
   app.add_option("-o,--output", output, "write the output to this file (atomically)");
@@ -88,6 +92,9 @@ int RunPlan(int argc, char** argv) {
   auto parsed_objective = plan::ParseObjective(objective);
   if (!parsed_objective.ok()) return ReportError(parsed_objective.error());
   options.objective = *parsed_objective;
+  auto modes = plan::ParseShardingChoice(sharding);
+  if (!modes.ok()) return ReportError(modes.error());
+  options.space.sharding = *modes;
   for (const std::string& fix : fixes) {
     if (Status st = ApplyFix(fix, options.space); !st.ok()) return ReportError(st.error());
   }

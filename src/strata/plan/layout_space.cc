@@ -115,6 +115,8 @@ PruneCounts EnumerateLayouts(const ModelRules& rules, const SearchSpace& space,
   const std::vector<int64_t> pool = Divisors(space.world);
   std::vector<int64_t> pps, cps, eps, etps, mbs;
   std::vector<std::pair<int64_t, StageSplit>> splits;  // (VPP, uneven split) per PP
+  const std::vector<ShardingMode> modes =
+      space.sharding.empty() ? std::vector<ShardingMode>{ShardingMode::kZero1} : space.sharding;
   Candidate c;
   for (int64_t tp : pool) {
     if (!Admits(fix.tp, tp)) {
@@ -202,15 +204,18 @@ PruneCounts EnumerateLayouts(const ModelRules& rules, const SearchSpace& space,
                   continue;
                 }
                 for (RecomputeGranularity rc : space.recompute) {
-                  // Megatron-core requires sequence parallelism with TP > 1 and EP > 1; the
-                  // planner turns it on whenever TP > 1, where it only saves memory.
-                  c.layout = ParallelLayout{tp, pp, vpp, cp, ep, etp, dp, tp > 1};
-                  c.layout.first_stage_layers = split.first;
-                  c.layout.last_stage_layers = split.last;
-                  c.micro_batch = mb;
-                  c.recompute = rc;
-                  ++counts.valid;
-                  if (!visit(c)) return counts;
+                  for (ShardingMode sh : modes) {
+                    // Megatron-core requires sequence parallelism with TP > 1 and EP > 1; the
+                    // planner turns it on whenever TP > 1, where it only saves memory.
+                    c.layout = ParallelLayout{tp, pp, vpp, cp, ep, etp, dp, tp > 1};
+                    c.layout.first_stage_layers = split.first;
+                    c.layout.last_stage_layers = split.last;
+                    c.micro_batch = mb;
+                    c.recompute = rc;
+                    c.sharding = sh;
+                    ++counts.valid;
+                    if (!visit(c)) return counts;
+                  }
                 }
               }
             }

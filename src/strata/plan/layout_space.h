@@ -32,6 +32,7 @@ struct Candidate {
   ParallelLayout layout;
   int64_t micro_batch = 1;
   RecomputeGranularity recompute = RecomputeGranularity::kNone;
+  ShardingMode sharding = ShardingMode::kZero1;  // what the data-parallel ranks shard
 };
 
 /// What bounds the search. A value of 0 in `fixed` leaves that dimension free.
@@ -44,6 +45,8 @@ struct SearchSpace {
       RecomputeGranularity::kNone, RecomputeGranularity::kSelective, RecomputeGranularity::kFull};
   ParallelLayout fixed{0, 0, 0, 0, 0, 0, 0, false};  // --fix tp=1 ...
   int64_t fixed_micro_batch = 0;
+  /// The sharding modes tried for every layout (`--sharding`); the job's own mode when empty.
+  std::vector<ShardingMode> sharding;
 };
 
 /// Why a partial layout was dropped; each rule is one of job_validation.cc's checks.
@@ -78,8 +81,9 @@ struct StageSplit {
 std::vector<StageSplit> UnevenSplits(int64_t layers, int64_t pp);
 
 /// Calls `visit` for every valid candidate, in a fixed order (TP, PP, CP, VPP, EP, ETP, micro
-/// batch, recompute ascending). A rule that fails prunes the whole subtree below it and counts one
-/// removal at the level where it was checked. `visit` returns false to stop the search.
+/// batch, recompute, sharding ascending; sharding as listed in the space, once with an empty list).
+/// A rule that fails prunes the whole subtree below it and counts one removal at the level where it
+/// was checked. `visit` returns false to stop the search.
 PruneCounts EnumerateLayouts(const ModelRules& rules, const SearchSpace& space,
                              const std::function<bool(const Candidate&)>& visit);
 

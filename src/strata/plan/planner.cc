@@ -8,6 +8,7 @@
 #include <map>
 #include <utility>
 
+#include "strata/core/did_you_mean.h"
 #include "strata/memory/ledger_statics.h"
 #include "strata/plan/time_order.h"
 
@@ -51,7 +52,25 @@ Candidate CurrentCandidate(const StepSetup& setup) {
   c.layout = setup.job.spec.layout;
   c.micro_batch = setup.job.spec.micro_batch;
   c.recompute = setup.job.spec.recompute.granularity;
+  c.sharding = setup.job.spec.sharding.mode;
   return c;
+}
+
+/// A job's sharding section with another mode: the distributed-optimizer switch follows it, and
+/// what only sharded weights allow (reshard-after-forward off, parameter offload) is dropped for
+/// a mode that keeps whole weights.
+void UseShardingMode(ShardingSpec& sh, bool& distributed_optimizer, ShardingMode mode) {
+  sh.mode = mode;
+  distributed_optimizer = mode != ShardingMode::kNone;
+  if (!sh.shards_weights()) {
+    sh.reshard_after_forward = true;
+    sh.offload_param = OffloadTarget::kNone;
+  }
+  if (mode == ShardingMode::kFsdp2) sh.offload_optimizer = OffloadTarget::kNone;
+  if (sh.offload_optimizer == OffloadTarget::kNvme && mode != ShardingMode::kZero3) {
+    sh.offload_optimizer = OffloadTarget::kNone;
+  }
+  if (mode == ShardingMode::kNone) sh.replicate = 1;
 }
 
 /// What the fast path keeps per parallel layout: the ledger's statics (the same for every micro
@@ -67,16 +86,7 @@ struct LayoutMemory {
 void CheckMemory(const StepSetup& setup, const MemoryConstants& memory, RankedLayout& r,
                  LayoutMemory* layout = nullptr) {
   Job job = setup.job;
-  job.spec.layout = r.candidate.layout;
-  job.spec.micro_batch = r.candidate.micro_batch;
-  job.spec.recompute.granularity = r.candidate.recompute;
-  if (r.candidate.recompute == RecomputeGranularity::kFull) {
-    job.spec.recompute.num_layers = 1;  // uniform, one layer per checkpoint: the least memory
-    job.spec.recompute.method = RecomputeMethod::kUniform;
-  }
-  if (r.candidate.layout.pp > 1 || r.candidate.recompute != RecomputeGranularity::kNone) {
-    job.spec.activation_offload = {};  // as StepLayoutFor: no offload where megatron refuses it
-  }
+  ApplyCandidate(job.spec, r.candidate);
   if (!RederiveJob(job).ok()) {  // the enumeration's rules are the validation's: not expected
     r.memory_checked = true;
     r.fits = false;
@@ -99,11 +109,43 @@ void CheckMemory(const StepSetup& setup, const MemoryConstants& memory, RankedLa
 
 }  // namespace
 
+Result<std::vector<ShardingMode>> ParseShardingChoice(std::string_view text) {
+  static const std::vector<std::string> kChoices = {"job", "megatron", "zero3", "fsdp2", "any"};
+  if (text == "job") return std::vector<ShardingMode>{};
+  if (text == "megatron") return std::vector<ShardingMode>{ShardingMode::kZero1};
+  if (text == "zero3") return std::vector<ShardingMode>{ShardingMode::kZero3};
+  if (text == "fsdp2") return std::vector<ShardingMode>{ShardingMode::kFsdp2};
+  if (text == "any") {
+    return std::vector<ShardingMode>{ShardingMode::kZero1, ShardingMode::kZero3,
+                                     ShardingMode::kFsdp2};
+  }
+  Error e = InvalidInput(
+      fmt::format("--sharding '{}': expected job, megatron (zero1), zero3, fsdp2 or any", text));
+  e.field = "--sharding";
+  return e.WithHint(DidYouMeanHint(std::string(text), kChoices));
+}
+
+void ApplyCandidate(JobSpec& spec, const Candidate& c) {
+  spec.layout = c.layout;
+  spec.micro_batch = c.micro_batch;
+  spec.recompute.granularity = c.recompute;
+  UseShardingMode(spec.sharding, spec.optimizer.distributed, c.sharding);
+  if (c.recompute == RecomputeGranularity::kFull) {
+    spec.recompute.num_layers = 1;  // uniform, one layer per checkpoint: the least memory
+    spec.recompute.method = RecomputeMethod::kUniform;
+  }
+  if (c.layout.pp > 1 || c.recompute != RecomputeGranularity::kNone) {
+    spec.activation_offload = {};  // as StepLayoutFor: no offload where megatron refuses it
+  }
+}
+
 std::string LayoutName(const Candidate& c) {
   const ParallelLayout& l = c.layout;
-  return fmt::format("TP{} PP{}{} VPP{} CP{} EP{} ETP{} DP{} mb{} {}", l.tp, l.pp,
-                     StageSplitSuffix(l), l.vpp, l.cp, l.ep, l.etp, l.dp, c.micro_batch,
-                     RecomputeGranularityName(c.recompute));
+  // The sharding mode is named when it is not megatron's distributed optimizer (zero1).
+  return fmt::format(
+      "TP{} PP{}{} VPP{} CP{} EP{} ETP{} DP{} mb{} {}{}", l.tp, l.pp, StageSplitSuffix(l), l.vpp,
+      l.cp, l.ep, l.etp, l.dp, c.micro_batch, RecomputeGranularityName(c.recompute),
+      c.sharding == ShardingMode::kZero1 ? "" : fmt::format(" {}", ShardingModeName(c.sharding)));
 }
 
 StepLayout StepLayoutFor(const StepSetup& setup, const Candidate& c) {
@@ -113,6 +155,7 @@ StepLayout StepLayoutFor(const StepSetup& setup, const Candidate& c) {
   s.micro_batches = setup.job.spec.global_batch / (c.micro_batch * c.layout.dp);
   s.recompute = c.recompute;
   s.recompute_layer_fraction = 1;
+  UseShardingMode(s.sharding, s.distributed_optimizer, c.sharding);
   // megatron-core offloads activations only at PP 1 without recompute; elsewhere none.
   if (c.layout.pp > 1 || c.recompute != RecomputeGranularity::kNone) {
     s.offload_activation_layers = 0;
@@ -136,6 +179,7 @@ SearchSpace SpaceOf(const StepSetup& setup, const PlanOptions& options) {
   if (space.world == 0) space.world = spec.cluster.world();
   if (space.global_batch == 0) space.global_batch = spec.global_batch;
   if (space.max_tokens == 0) space.max_tokens = static_cast<int64_t>(spec.sequence.max_tokens);
+  if (space.sharding.empty()) space.sharding = {spec.sharding.mode};
   return space;
 }
 
@@ -148,8 +192,16 @@ class FloorCheckedMemory {
 
   void operator()(RankedLayout& r) {
     const ParallelLayout& l = r.candidate.layout;
-    const std::array<int64_t, 9> key = {
-        l.tp, l.pp, l.vpp, l.cp, l.ep, l.etp, l.dp, l.first_stage_layers, l.last_stage_layers};
+    const std::array<int64_t, 10> key = {l.tp,
+                                         l.pp,
+                                         l.vpp,
+                                         l.cp,
+                                         l.ep,
+                                         l.etp,
+                                         l.dp,
+                                         l.first_stage_layers,
+                                         l.last_stage_layers,
+                                         static_cast<int64_t>(r.candidate.sharding)};
     LayoutMemory& layout = layouts_[key];
     if (layout.known && layout.floor > capacity_) {
       r.memory_checked = true;
@@ -166,7 +218,7 @@ class FloorCheckedMemory {
   const StepSetup& setup_;
   const MemoryConstants& memory_;
   Bytes capacity_;
-  std::map<std::array<int64_t, 9>, LayoutMemory> layouts_;
+  std::map<std::array<int64_t, 10>, LayoutMemory> layouts_;
   int64_t ledgers_ = 0;
 };
 
@@ -221,6 +273,7 @@ Result<PlanResult> PlanLayouts(const StepSetup& setup, const CollectiveModel& co
   STRATA_RETURN_IF_ERROR(CheckObjective(setup, options.objective));
   PlanResult plan;
   plan.objective = options.objective;
+  plan.sharding = SpaceOf(setup, options).sharding;
   LayoutsByTime layouts(setup, comm, SpaceOf(setup, options));
   FloorCheckedMemory check(setup, memory);
   auto ranked = RankByMemory(
@@ -240,6 +293,7 @@ Result<PlanResult> PlanLayoutsReference(const StepSetup& setup, const Collective
   STRATA_RETURN_IF_ERROR(CheckObjective(setup, options.objective));
   PlanResult plan;
   plan.objective = options.objective;
+  plan.sharding = SpaceOf(setup, options).sharding;
   std::vector<Timed> timed;
   int64_t index = 0;
   plan.rules =

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "strata/comm/collective_cost.h"
@@ -43,11 +44,12 @@ struct RankedLayout {
 
 struct PlanResult {
   Objective objective = Objective::kTime;
-  PruneCounts rules;               // removals per layout rule; rules.valid = layouts ranked
-  int64_t unplaceable = 0;         // valid layouts the step model could not place
-  int64_t memory_checked = 0;      // layouts evaluated with the ledger (fastest first)
-  int64_t removed_by_memory = 0;   // of those, the ones over the card
-  int64_t not_memory_checked = 0;  // slower than the K-th fitting layout: cannot enter the top
+  PruneCounts rules;                   // removals per layout rule; rules.valid = layouts ranked
+  std::vector<ShardingMode> sharding;  // the modes tried for every layout
+  int64_t unplaceable = 0;             // valid layouts the step model could not place
+  int64_t memory_checked = 0;          // layouts evaluated with the ledger (fastest first)
+  int64_t removed_by_memory = 0;       // of those, the ones over the card
+  int64_t not_memory_checked = 0;      // slower than the K-th fitting layout: cannot enter the top
   int64_t ledger_evaluations = 0;  // of the memory-checked, those the ledger computed; the others
                                    // were over the card on their layout's floor alone
   int64_t step_evaluations = 0;    // layouts the step model evaluated in full; the others' compute
@@ -74,6 +76,16 @@ Result<PlanResult> PlanLayouts(const StepSetup& setup, const CollectiveModel& co
 /// against.
 Result<PlanResult> PlanLayoutsReference(const StepSetup& setup, const CollectiveModel& comm,
                                         const MemoryConstants& memory, const PlanOptions& options);
+
+/// `strata plan --sharding`: "job" (empty: the job's own mode), "megatron" (zero1), "zero3",
+/// "fsdp2" or "any" (all three). Anything else is an error on field --sharding with a hint.
+Result<std::vector<ShardingMode>> ParseShardingChoice(std::string_view text);
+
+/// The job a candidate stands for: the job's spec with the candidate's layout, micro batch,
+/// recompute (full: uniform, one layer per checkpoint) and sharding mode (the distributed-
+/// optimizer switch follows it; options only sharded weights allow are dropped for a mode that
+/// keeps whole weights); activation offload dropped where megatron-core refuses it.
+void ApplyCandidate(JobSpec& spec, const Candidate& c);
 
 /// The step inputs of a candidate: the job's options (overlap, dtypes, optimizer) with the
 /// candidate's layout, micro batch and recompute.

@@ -1,6 +1,7 @@
 #include "strata/report/plan_report.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <string>
 #include <vector>
@@ -76,6 +77,7 @@ Json LayoutJson(const StepSetup& setup, const RankedLayout& r) {
   j["sequence_parallel"] = l.sequence_parallel;
   j["micro_batch"] = r.candidate.micro_batch;
   j["recompute"] = std::string(RecomputeGranularityName(r.candidate.recompute));
+  j["sharding"] = std::string(ShardingModeName(r.candidate.sharding));
   j["step_time_s"] = r.step.step.s();
   j["tokens_per_s_per_gpu"] = r.step.tokens_per_s_per_gpu;
   j["mfu"] = r.step.mfu;
@@ -108,10 +110,13 @@ std::string PlanToText(const StepSetup& setup, const PlanResult& plan, bool expl
                   setup.job.cluster.name, spec.global_batch, GroupDigits(spec.sequence.max_tokens));
   int64_t removed = 0;
   for (int64_t n : plan.rules.by_rule) removed += n;
+  std::vector<std::string> modes;
+  for (ShardingMode m : plan.sharding) modes.emplace_back(ShardingModeName(m));
   out += fmt::format(
-      "searched every layout: {} valid ({} partial layouts removed by the layout "
+      "searched every layout (sharding {}): {} valid ({} partial layouts removed by the layout "
       "rules{})\n",
-      GroupDigits(static_cast<double>(plan.rules.valid)), GroupDigits(static_cast<double>(removed)),
+      fmt::join(modes, ", "), GroupDigits(static_cast<double>(plan.rules.valid)),
+      GroupDigits(static_cast<double>(removed)),
       plan.unplaceable ? fmt::format(", {} not placeable on the cluster",
                                      GroupDigits(static_cast<double>(plan.unplaceable)))
                        : "");
@@ -196,6 +201,9 @@ Json PlanToJson(const StepSetup& setup, const PlanResult& plan) {
   j["gpus"] = setup.job.spec.cluster.world();
   j["gpu"] = setup.job.gpu.name;
   j["objective"] = std::string(plan::ObjectiveName(plan.objective));
+  Json modes = Json::array();
+  for (ShardingMode m : plan.sharding) modes.push_back(std::string(ShardingModeName(m)));
+  j["sharding_searched"] = modes;
   j["layouts_valid"] = plan.rules.valid;
   Json rules = Json::object();
   for (size_t r = 0; r < plan.rules.by_rule.size(); ++r) {
