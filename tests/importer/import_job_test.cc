@@ -6,8 +6,10 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "strata/core/file_io.h"
+#include "strata/job/training_modes_parse.h"
 #include "strata/model/megatron_model.h"
 #include "strata/model/param_count.h"
 #include "support/golden.h"
@@ -286,6 +288,35 @@ TEST(ImportJobTest, MegatronCpuOffloadingBecomesActivationOffload) {
   for (const std::string& n : off->notes)
     noted = noted || n.find("not imported") != std::string::npos;
   EXPECT_TRUE(noted);
+}
+
+// Megatron's uneven pipelines on the GPT-3 175B script (96 layers, PP 2): the last stage's layer
+// count is read (49 + 47), and the account-for-embedding/loss switches give (96 + 2) / 2 = 49
+// slots a stage, one of each end stage's taken by the embedding or the loss: 48 + 48.
+TEST(ImportJobTest, MegatronUnevenPipelineArguments) {
+  auto text = ReadFile(Golden("megatron_gpt3_script/train_gpt3_175b_distributed.sh"));
+  ASSERT_TRUE(text.ok());
+  const std::string pp = "--pipeline-model-parallel-size 2";
+  const size_t at = text->find(pp);
+  ASSERT_NE(at, std::string::npos);
+  std::string last = *text;
+  last.replace(at, pp.size(), pp + "\n    --decoder-last-pipeline-num-layers 47");
+  auto r = ImportJob(last, "train_gpt3_175b_distributed.sh", Gpu("H100 SXM"));
+  ASSERT_TRUE(r.ok()) << r.error().Format();
+  EXPECT_EQ(r->job.layout.last_stage_layers, 47);
+  EXPECT_EQ(StageLayerCounts(r->job.layout, 96), (std::vector<int64_t>{49, 47}));
+  EXPECT_NE(SourceOf(*r, "parallel.last_stage_layers").find("decoder-last-pipeline-num-layers"),
+            std::string::npos)
+      << SourceOf(*r, "parallel.last_stage_layers");
+  std::string accounted = *text;
+  accounted.replace(at, pp.size(),
+                    pp + "\n    --account-for-embedding-in-pipeline-split"
+                         "\n    --account-for-loss-in-pipeline-split");
+  auto a = ImportJob(accounted, "train_gpt3_175b_distributed.sh", Gpu("H100 SXM"));
+  ASSERT_TRUE(a.ok()) << a.error().Format();
+  EXPECT_TRUE(a->job.layout.account_for_embedding);
+  EXPECT_TRUE(a->job.layout.account_for_loss);
+  EXPECT_EQ(StageLayerCounts(a->job.layout, 96), (std::vector<int64_t>{48, 48}));
 }
 
 }  // namespace

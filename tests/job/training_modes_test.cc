@@ -153,6 +153,49 @@ TEST(UnevenPipeline, ExpressesAnOddLayerCountAndRefusesBadSplits) {
   EXPECT_NE(r.error().message.find("61 layers"), std::string::npos) << r.error().Format();
 }
 
+// megatron-core's --account-for-embedding/loss-in-pipeline-split: (L + accounted) / PP per stage,
+// the first (last) stage one decoder layer short. Llama-3.1-405B's 126 layers with both on PP 16:
+// 128 / 16 = 8, so 7 + 14 x 8 + 7 = 126.
+TEST(UnevenPipeline, AccountingTheEmbeddingAndLossAsLayers) {
+  ParallelLayout l;
+  l.pp = 16;
+  l.account_for_embedding = l.account_for_loss = true;
+  std::vector<int64_t> expected(16, 8);
+  expected.front() = expected.back() = 7;
+  EXPECT_EQ(StageLayerCounts(l, 126), expected);
+  EXPECT_TRUE(l.uneven_pipeline());
+  EXPECT_EQ(StageSplitSuffix(l), " (embedding and loss each counted as a layer)");
+  // Loss only, 61 layers (DeepSeek-V3) on PP 2: 62 / 2 = 31 -> 31 + 30.
+  ParallelLayout loss;
+  loss.pp = 2;
+  loss.account_for_loss = true;
+  EXPECT_EQ(StageLayerCounts(loss, 61), (std::vector<int64_t>{31, 30}));
+  // Through the job: DeepSeek-V3 at PP 2 resolves with the loss accounted (62 = 2 x 31), is
+  // refused with the embedding as well (63 is odd), and refuses a combination with stage counts.
+  const std::vector<std::string> base = {"model=deepseek-v3", "parallel.pp=2", "parallel.ep=4",
+                                         "parallel.account_for_loss=true"};
+  auto spec = ParseJobSpec(kJob, "j.yaml", base);
+  ASSERT_TRUE(spec.ok()) << spec.error().Format();
+  auto job = ResolveJob(*spec);
+  ASSERT_TRUE(job.ok()) << job.error().Format();
+  EXPECT_TRUE(job->layout.account_for_loss);
+  std::vector<std::string> both = base;
+  both.push_back("parallel.account_for_embedding=true");
+  auto odd = ResolveJob(*ParseJobSpec(kJob, "j.yaml", both));
+  ASSERT_FALSE(odd.ok());
+  EXPECT_NE(odd.error().message.find("61 layers + 2 accounted = 63"), std::string::npos)
+      << odd.error().Format();
+  std::vector<std::string> mixed = base;
+  mixed.push_back("parallel.last_stage_layers=30");
+  auto refused = ResolveJob(*ParseJobSpec(kJob, "j.yaml", mixed));
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().message.find("not both"), std::string::npos)
+      << refused.error().Format();
+  auto not_bool = ParseJobSpec(kJob, "j.yaml", {"parallel.account_for_loss=maybe"});
+  ASSERT_FALSE(not_bool.ok());
+  EXPECT_NE(not_bool.error().field.find("parallel.account_for_loss"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace strata
 

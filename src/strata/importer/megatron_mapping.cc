@@ -162,6 +162,24 @@ Status MapParallel(MegatronFlavor flavor, Settings& s, JobBuilder& job, Sizes& s
             "megatron-core's expert_tensor_parallel_size defaults to tensor_model_parallel_size"));
   STRATA_RETURN_IF_ERROR(BoolOr(s, job, "sequence_parallel", "parallel.sequence_parallel", false,
                                 "Megatron's sequence_parallel is off unless given"));
+  // Uneven pipelines: megatron-core's first/last stage layer counts (older and newer names) and
+  // the account-for-embedding/loss split. Read only when given; the even split otherwise.
+  for (const auto& [key, field] :
+       {std::pair{"decoder_first_pipeline_num_layers", "parallel.first_stage_layers"},
+        std::pair{"num_layers_in_first_pipeline_stage", "parallel.first_stage_layers"},
+        std::pair{"decoder_last_pipeline_num_layers", "parallel.last_stage_layers"},
+        std::pair{"num_layers_in_last_pipeline_stage", "parallel.last_stage_layers"}}) {
+    if (s.Has(key) && !IsNone(s.Use(key))) {
+      STRATA_RETURN_IF_ERROR(IntOr(s, job, key, field, 1, ""));
+    }
+  }
+  for (const auto& [key, field] :
+       {std::pair{"account_for_embedding_in_pipeline_split", "parallel.account_for_embedding"},
+        std::pair{"account_for_loss_in_pipeline_split", "parallel.account_for_loss"}}) {
+    if (s.Has(key) && !IsNone(s.Use(key))) {
+      STRATA_RETURN_IF_ERROR(BoolOr(s, job, key, field, false, ""));
+    }
+  }
   return OkStatus();
 }
 

@@ -47,6 +47,13 @@ const std::vector<JobField>& JobFields() {
       {"parallel.last_stage_layers", "integer >= 1", "layers", "0 (even split)",
        "--decoder-last-pipeline-num-layers", "", "20",
        "layers of the last pipeline stage (ms-swift: decoder_last_pipeline_num_layers)"},
+      {"parallel.account_for_embedding", "true | false", "", "false",
+       "--account-for-embedding-in-pipeline-split", "", "true",
+       "the embedding counts as a layer of the first stage, which holds one decoder layer fewer "
+       "(layers + accounted split evenly over PP, VPP 1)"},
+      {"parallel.account_for_loss", "true | false", "", "false",
+       "--account-for-loss-in-pipeline-split", "", "true",
+       "the loss counts as a layer of the last stage, which holds one decoder layer fewer"},
       {"parallel.sequence_parallel", "true | false", "", "false", "--sequence-parallel", "",
        "false", "sequence parallelism; megatron-core requires it when TP > 1 and EP > 1"},
       {"batch.micro_batch", "integer >= 1", "samples", "required", "--micro-batch-size",

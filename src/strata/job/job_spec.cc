@@ -167,6 +167,13 @@ Status ParseParallel(YamlMap& top, JobSpec& job) {
   if (p.Has("dp")) {
     STRATA_ASSIGN_OR_RETURN(l.dp, p.PositiveInt("dp"));
   }
+  for (const auto& [key, target] :
+       {std::pair<const char*, bool*>{"account_for_embedding", &l.account_for_embedding},
+        {"account_for_loss", &l.account_for_loss}}) {
+    if (p.Has(key)) {
+      STRATA_ASSIGN_OR_RETURN(*target, p.Bool(key));
+    }
+  }
   if (p.Has("sequence_parallel")) {
     STRATA_ASSIGN_OR_RETURN(l.sequence_parallel, p.Bool("sequence_parallel"));
   }

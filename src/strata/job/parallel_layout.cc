@@ -6,6 +6,12 @@ namespace strata {
 
 std::string StageSplitSuffix(const ParallelLayout& l) {
   if (!l.uneven_pipeline()) return "";
+  if (l.account_for_embedding || l.account_for_loss) {
+    return fmt::format(" ({} counted as a layer)", l.account_for_embedding && l.account_for_loss
+                                                       ? "embedding and loss each"
+                                                   : l.account_for_embedding ? "embedding"
+                                                                             : "loss");
+  }
   if (l.first_stage_layers > 0 && l.last_stage_layers > 0) {
     return fmt::format(" (first {}, last {} layers)", l.first_stage_layers, l.last_stage_layers);
   }

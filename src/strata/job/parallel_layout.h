@@ -23,7 +23,15 @@ struct ParallelLayout {
   /// share; the stages in between split the rest evenly.
   int64_t first_stage_layers = 0;
   int64_t last_stage_layers = 0;
-  bool uneven_pipeline() const { return first_stage_layers > 0 || last_stage_layers > 0; }
+  /// megatron-core --account-for-embedding-in-pipeline-split / --account-for-loss-in-pipeline-
+  /// split: the embedding (loss) counts as one layer of the first (last) stage, so that stage
+  /// holds one decoder layer fewer; (layers + those) split evenly over PP.
+  bool account_for_embedding = false;
+  bool account_for_loss = false;
+  bool uneven_pipeline() const {
+    return first_stage_layers > 0 || last_stage_layers > 0 || account_for_embedding ||
+           account_for_loss;
+  }
 
   int64_t world() const { return tp * pp * cp * dp; }
   /// Ranks holding the same experts: (tp * cp * dp) / (ep * etp).

@@ -56,9 +56,41 @@ Status CheckActivationModes(const JobSpec& job, const ModelConfig& model) {
   return OkStatus();
 }
 
+Status CheckAccountedPipeline(const JobSpec& job, int64_t layers) {
+  const ParallelLayout& l = job.layout;
+  const char* field =
+      l.account_for_embedding ? "parallel.account_for_embedding" : "parallel.account_for_loss";
+  if (l.first_stage_layers > 0 || l.last_stage_layers > 0) {
+    return ModeError(job, field,
+                     "megatron-core takes either the first/last stage layer counts or the "
+                     "account-for-embedding/loss split, not both",
+                     "remove parallel.first_stage_layers / last_stage_layers or this switch");
+  }
+  if (l.pp < 2) {
+    return ModeError(job, field, "accounting the embedding or loss as a layer needs PP > 1",
+                     "remove it");
+  }
+  if (l.vpp > 1) {
+    return ModeError(job, field,
+                     "the account-for-embedding/loss split together with VPP > 1 is not modelled",
+                     "set parallel.vpp: 1");
+  }
+  const int64_t extra = (l.account_for_embedding ? 1 : 0) + (l.account_for_loss ? 1 : 0);
+  const int64_t total = layers + extra;
+  if (total % l.pp != 0 || total / l.pp < 2) {
+    return ModeError(job, field,
+                     fmt::format("{} layers + {} accounted = {} must split evenly into PP {} "
+                                 "stages of at least 2",
+                                 layers, extra, total, l.pp),
+                     "choose a PP that divides that sum, or first/last stage layer counts");
+  }
+  return OkStatus();
+}
+
 Status CheckUnevenPipeline(const JobSpec& job, int64_t layers) {
   const ParallelLayout& l = job.layout;
   if (!l.uneven_pipeline()) return OkStatus();
+  if (l.account_for_embedding || l.account_for_loss) return CheckAccountedPipeline(job, layers);
   const char* field =
       l.first_stage_layers > 0 ? "parallel.first_stage_layers" : "parallel.last_stage_layers";
   if (l.pp < 2) {
@@ -88,6 +120,15 @@ Status CheckUnevenPipeline(const JobSpec& job, int64_t layers) {
 
 std::vector<int64_t> StageLayerCounts(const ParallelLayout& l, int64_t layers) {
   std::vector<int64_t> counts(static_cast<size_t>(l.pp), 0);
+  if (l.account_for_embedding || l.account_for_loss) {
+    // (layers + the accounted embedding/loss) / PP per stage; the first (last) stage gives one
+    // of its slots to the embedding (loss).
+    const int64_t share = (layers + l.account_for_embedding + l.account_for_loss) / l.pp;
+    for (int64_t& n : counts) n = share;
+    if (l.account_for_embedding) counts.front() -= 1;
+    if (l.account_for_loss) counts.back() -= 1;
+    return counts;
+  }
   const int64_t others = l.pp - (l.first_stage_layers > 0) - (l.last_stage_layers > 0);
   const int64_t rest = layers - l.first_stage_layers - l.last_stage_layers;
   const int64_t share = others > 0 ? rest / others : 0;
