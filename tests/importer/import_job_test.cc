@@ -290,6 +290,27 @@ TEST(ImportJobTest, MegatronCpuOffloadingBecomesActivationOffload) {
   EXPECT_TRUE(noted);
 }
 
+// ZeRO-3's prefetch on TigerBot's HF Trainer + DeepSpeed launch (ds_config_zero3.json sets
+// stage3_prefetch_bucket_size "auto"): for Qwen3-30B-A3B the HF Trainer fills 0.9 x 2048^2 =
+// 3,774,873 parameters, against an MoE block fetched whole of 128 x 3 x 2048 x 768 routed
+// experts + 128 x 2048 router = 604,241,920: 0.006247 of a layer. For a dense model (the golden's
+// Llama-3.1-8B) the default one layer stays, and the report says why.
+TEST(ImportJobTest, DeepSpeedZero3PrefetchBucketAsAFractionOfAnMoeBlock) {
+  ImportOptions o = Gpu("A100 80GB");
+  o.nodes = 1;
+  o.gpus_per_node = 2;
+  o.overrides = {"sequence.max_tokens=2048"};
+  o.model = "qwen3-30b-a3b";
+  const ImportReport moe = Import("hf_deepspeed_zero3_offload/train_sft.sh", o);
+  EXPECT_EQ(moe.job.sharding.mode, ShardingMode::kZero3);
+  EXPECT_NEAR(moe.job.sharding.prefetch_layers, 3'774'873.0 / 604'241'920.0, 5e-7);
+  EXPECT_NE(SourceOf(moe, "sharding.prefetch_layers").find("0.9 x hidden^2"), std::string::npos)
+      << SourceOf(moe, "sharding.prefetch_layers");
+  o.model = "llama-3.1-8b";
+  const ImportReport dense = Import("hf_deepspeed_zero3_offload/train_sft.sh", o);
+  EXPECT_EQ(dense.job.sharding.prefetch_layers, 1.0);
+}
+
 // Megatron's uneven pipelines on the GPT-3 175B script (96 layers, PP 2): the last stage's layer
 // count is read (49 + 47), and the account-for-embedding/loss switches give (96 + 2) / 2 = 49
 // slots a stage, one of each end stage's taken by the embedding or the loss: 48 + 48.

@@ -3,8 +3,15 @@
 // offload devices) from the framework's own settings.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+
+#include "strata/core/strings.h"
 #include "strata/importer/framework_mappers.h"
 #include "strata/importer/model_match.h"
+#include "strata/model/model_config.h"
+#include "strata/model/param_count.h"
 
 namespace strata {
 
@@ -200,6 +207,62 @@ Status MapTorchtitan(Settings& s, MapContext& ctx, JobBuilder& job) {
   return OkStatus();
 }
 
+/// ZeRO-3's prefetch as a fraction of a layer (sharding.prefetch_layers). DeepSpeed prefetches
+/// stage3_prefetch_bucket_size parameters ahead (its default 50,000,000; "auto" is filled by the
+/// HF Trainer with 0.9 x hidden^2). An MoE block is fetched whole (transformers and ms-swift mark
+/// it a ZeRO-3 leaf module, ms-swift in deepspeed_set_z3_leaf_modules), so the prefetch reaches
+/// bucket / that block of the next layer; a dense layer's modules are fetched one by one, and the
+/// default of one layer ahead stays.
+Status MapZero3Prefetch(Settings& s, JobBuilder& job) {
+  const std::string key = "ds.zero_optimization.stage3_prefetch_bucket_size";
+  auto model = LoadModelConfig(job.Get("model"));
+  if (!model.ok()) {
+    if (s.Has(key)) s.Use(key);
+    return OkStatus();  // a model strata cannot load is reported where the job is resolved
+  }
+  const auto hidden = static_cast<double>(model->hidden_size);
+  double bucket = 5e7;
+  std::string why = "DeepSpeed's default stage3_prefetch_bucket_size 50,000,000";
+  if (const SourcedValue* v = s.Use(key)) {
+    if (v->value == "auto") {
+      bucket = std::floor(0.9 * hidden * hidden);
+      why = fmt::format(
+          "{} = auto, which the HF Trainer fills with 0.9 x hidden^2 = 0.9 x {}^2 = "
+          "{}",
+          v->source, model->hidden_size, GroupDigits(bucket));
+    } else {
+      char* end = nullptr;
+      bucket = std::strtod(v->value.c_str(), &end);
+      if (end == v->value.c_str() || *end != '\0' || !(bucket >= 0) || bucket > 1e15) {
+        return InvalidInput(
+                   fmt::format("expected a number of parameters or \"auto\", got '{}'", v->value))
+            .InField(key);
+      }
+      why = fmt::format("{} = {}", v->source, GroupDigits(bucket));
+    }
+  }
+  double block = 0;
+  for (const LayerParams& layer : CountParams(*model).layers) {
+    const double moe = static_cast<double>(layer.modules[ModuleKind::kRoutedExperts] +
+                                           layer.modules[ModuleKind::kSharedExperts] +
+                                           layer.modules[ModuleKind::kRouter]);
+    block = std::max(block, moe);
+  }
+  if (block <= 0) {
+    job.NamedDefault(fmt::format(
+        "sharding.prefetch_layers 1: a dense model's modules are fetched one by one, the next "
+        "ones within the prefetch bucket ({})",
+        why));
+    return OkStatus();
+  }
+  const double layers = std::min(1.0, bucket / block);
+  job.Set("sharding.prefetch_layers", fmt::format("{:.4g}", layers),
+          fmt::format("{} / the MoE block fetched whole ({} parameters: routed and shared "
+                      "experts and the router) = {:.4g} of a layer",
+                      why, GroupDigits(block), layers));
+  return OkStatus();
+}
+
 Status MapHfDeepSpeed(Settings& s, MapContext& ctx, JobBuilder& job) {
   STRATA_RETURN_IF_ERROR(SetModel(s, ctx, job, "model_name_or_path"));
   for (const char* key :
@@ -331,6 +394,7 @@ Status MapHfDeepSpeed(Settings& s, MapContext& ctx, JobBuilder& job) {
               "transformers upcasts the logits to fp32 for the loss");
   job.Default("frozen", "[]", "full fine-tuning");
   job.Default("mtp", "false", "the HF Trainer does not build MTP blocks");
+  if (stage == 3) STRATA_RETURN_IF_ERROR(MapZero3Prefetch(s, job));
   if (stage >= 1 && stage <= 3) {
     job.Set("sharding.mode", fmt::format("zero{}", stage),
             stage_opt ? fmt::format("ds: zero_optimization.stage {}", stage)
