@@ -2,6 +2,7 @@
 // parses, what is refused and why.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -129,6 +130,47 @@ TEST(UnevenPipeline, StageCountsAsMegatronSplitsThem) {
   ParallelLayout even;
   even.pp = 4;
   EXPECT_EQ(StageLayerCounts(even, 48), (std::vector<int64_t>{12, 12, 12, 12}));
+}
+
+// StageLayerExtremes is StageLayerCounts' last entry and the largest of the others, on every
+// shape the job accepts (even, first/last counts, accounted embedding/loss) for PP 1 to 16.
+TEST(UnevenPipeline, ExtremesAgreeWithTheCounts) {
+  for (int64_t layers : {24, 27, 61, 96, 126}) {
+    for (int64_t pp = 1; pp <= 16; ++pp) {
+      std::vector<ParallelLayout> shapes;
+      ParallelLayout even;
+      even.pp = pp;
+      if (layers % pp == 0) shapes.push_back(even);
+      for (int64_t first : {0, 3, 7}) {
+        for (int64_t last : {0, 2, 5}) {
+          ParallelLayout u = even;
+          u.first_stage_layers = first;
+          u.last_stage_layers = last;
+          const int64_t others = pp - (first > 0) - (last > 0);
+          const int64_t rest = layers - first - last;
+          if ((first > 0 || last > 0) && pp > 1 && others > 0 && rest >= others &&
+              rest % others == 0) {
+            shapes.push_back(u);
+          }
+        }
+      }
+      for (int mask = 1; mask < 4; ++mask) {
+        ParallelLayout a = even;
+        a.account_for_embedding = (mask & 1) != 0;
+        a.account_for_loss = (mask & 2) != 0;
+        const int64_t total = layers + (mask & 1) + ((mask >> 1) & 1);
+        if (pp > 1 && total % pp == 0 && total / pp >= 2) shapes.push_back(a);
+      }
+      for (const ParallelLayout& l : shapes) {
+        const std::vector<int64_t> counts = StageLayerCounts(l, layers);
+        const StageExtremes e = StageLayerExtremes(l, layers);
+        EXPECT_EQ(e.last, counts.back()) << layers << " on PP " << pp;
+        const int64_t other =
+            pp > 1 ? *std::max_element(counts.begin(), counts.end() - 1) : int64_t{0};
+        EXPECT_EQ(e.max_other, other) << layers << " on PP " << pp << StageSplitSuffix(l);
+      }
+    }
+  }
 }
 
 TEST(UnevenPipeline, ExpressesAnOddLayerCountAndRefusesBadSplits) {

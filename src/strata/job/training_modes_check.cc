@@ -1,5 +1,6 @@
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <string>
 #include <utility>
 #include <vector>
@@ -139,6 +140,22 @@ std::vector<int64_t> StageLayerCounts(const ParallelLayout& l, int64_t layers) {
     counts[static_cast<size_t>(s)] = n;
   }
   return counts;
+}
+
+StageExtremes StageLayerExtremes(const ParallelLayout& l, int64_t layers) {
+  if (l.pp <= 1) return {layers, 0};
+  if (l.account_for_embedding || l.account_for_loss) {
+    const int64_t share = (layers + l.account_for_embedding + l.account_for_loss) / l.pp;
+    const int64_t first = share - (l.account_for_embedding ? 1 : 0);
+    return {share - (l.account_for_loss ? 1 : 0), l.pp > 2 ? std::max(first, share) : first};
+  }
+  if (!l.uneven_pipeline()) return {layers / l.pp, layers / l.pp};
+  const int64_t others = l.pp - (l.first_stage_layers > 0) - (l.last_stage_layers > 0);
+  const int64_t rest = layers - l.first_stage_layers - l.last_stage_layers;
+  const int64_t share = others > 0 ? rest / others : 0;
+  const int64_t first = l.first_stage_layers > 0 ? l.first_stage_layers : share;
+  const int64_t last = l.last_stage_layers > 0 ? l.last_stage_layers : share;
+  return {last, l.pp > 2 ? std::max(first, share) : first};
 }
 
 Status CheckTrainingModes(const JobSpec& job, const ModelConfig& model) {

@@ -30,6 +30,15 @@ Status CheckTrainingModes(const JobSpec& job, const ModelConfig& model);
 /// the first/last stage counts given. Assumes CheckTrainingModes passed.
 std::vector<int64_t> StageLayerCounts(const ParallelLayout& layout, int64_t layers);
 
+/// The last stage's layer count and the largest count among the other stages (0 when PP is 1),
+/// as StageLayerCounts gives them, without building the vector (the planner's bound calls this
+/// for every layout).
+struct StageExtremes {
+  int64_t last = 0;
+  int64_t max_other = 0;
+};
+StageExtremes StageLayerExtremes(const ParallelLayout& layout, int64_t layers);
+
 }  // namespace strata
 
 #endif  // STRATA_JOB_TRAINING_MODES_PARSE_H_

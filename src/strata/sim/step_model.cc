@@ -102,10 +102,10 @@ StageShare CriticalStageOf(const ParallelLayout& l, int64_t layers,
                         without_logits(whole.recompute))
                            .value();
   const double logits = (whole.forward.logits_and_loss + whole.backward.logits_and_loss).value();
-  const std::vector<int64_t> counts = StageLayerCounts(l, layers);
+  const StageExtremes stages = StageLayerExtremes(l, layers);
   const double n = static_cast<double>(layers);
-  const double last = static_cast<double>(counts.back()) / n;
-  const double other = static_cast<double>(*std::max_element(counts.begin(), counts.end() - 1)) / n;
+  const double last = static_cast<double>(stages.last) / n;
+  const double other = static_cast<double>(stages.max_other) / n;
   // Ties go to the last stage, which holds the output layer.
   if (other * stack > last * stack + logits) return {other, false};
   return {last, true};
