@@ -113,6 +113,30 @@ TEST(ViewsAgree, StepMfuLiesBetweenTheMfuCommandsBounds) {
 
 const char* const kReference = "qwen3.6-35b-a3b-sft-h20x40";
 
+// The layout line of the text views: memory and step print LayoutHeader, so an uneven pipeline
+// is named the same way in both (step printed its own header, without the split, before).
+TEST(ViewsAgree, MemoryAndStepNameTheLayoutAlike) {
+  auto layout_line = [](const std::string& out) {
+    const size_t at = out.find("\nlayout: ");
+    if (at == std::string::npos) return std::string();
+    return out.substr(at + 1, out.find('\n', at + 1) - at - 1);
+  };
+  const std::vector<std::string> job = {kReference,
+                                        "--set",
+                                        "parallel.pp=2",
+                                        "--set",
+                                        "parallel.ep=4",
+                                        "--set",
+                                        "parallel.last_stage_layers=19"};
+  const auto memory = testing::RunCli(With("memory", job));
+  const auto step = testing::RunCli(With("step", job));
+  ASSERT_EQ(memory.exit_code, 0) << memory.err;
+  ASSERT_EQ(step.exit_code, 0) << step.err;
+  const std::string line = layout_line(step.out);
+  EXPECT_EQ(line, "layout: TP1 PP2 (last 19 layers) VPP1 CP1 EP4 ETP1 DP20 (expert-DP 5), SP off");
+  EXPECT_EQ(layout_line(memory.out), line) << memory.out.substr(0, 400);
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Jobs, ViewsAgree,
     ::testing::Values(JobArgs{"reference", {kReference}},
@@ -120,6 +144,9 @@ INSTANTIATE_TEST_SUITE_P(
                       JobArgs{"reference_pp2_ep4",
                               {kReference, "--set", "parallel.pp=2", "--set", "parallel.ep=4"}},
                       JobArgs{"reference_fp8", {kReference, "--set", "fp8.recipe=blockwise"}},
+                      JobArgs{"reference_pp2_last19",
+                              {kReference, "--set", "parallel.pp=2", "--set", "parallel.ep=4",
+                               "--set", "parallel.last_stage_layers=19"}},
                       JobArgs{"h200_fsdp2", {testing::TestPath("memory/validation/h200-04.yaml")}}),
     [](const auto& param_info) { return param_info.param.name; });
 

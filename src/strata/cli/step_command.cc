@@ -29,11 +29,7 @@ std::string Header(const StepSetup& setup) {
   out += fmt::format("job: {} on {} x {} (cluster {}){}\n", setup.job.model.name, l.world(),
                      setup.job.gpu.name, setup.job.cluster.name,
                      s.file.empty() ? "" : fmt::format(", from {}", s.file));
-  out += fmt::format(
-      "layout: TP {} PP {} VPP {} CP {} EP {} ETP {} DP {} (expert-DP {}), "
-      "sequence parallel {}\n",
-      l.tp, l.pp, l.vpp, l.cp, l.ep, l.etp, l.dp, l.expert_dp(),
-      l.sequence_parallel ? "on" : "off");
+  out += fmt::format("layout: {}\n", LayoutHeader(l));
   out += fmt::format(
       "step: {} micro batch{} of {} x {} tokens (mean; attention sees E[S^2]/E[S] "
       "= {}{}), {} recompute{}\n",
