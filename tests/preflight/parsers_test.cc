@@ -188,6 +188,11 @@ TEST(NetParse, IpAddrAndRoute) {
       {"bad_prefix",
        R"([{"ifname":"eth0","addr_info":[{"family":"inet","local":"1.2.3.4","prefixlen":"24"}]}])",
        "ip-addr.json: [0].addr_info[0].prefixlen: expected an integer from 0 to 128"},
+      // Fuzz finding 13: an IPv4 prefix of 48 reached the netmask shift (32 - 48: undefined).
+      {"ipv4_prefix_over_32",
+       R"([{"ifname":"eth0","addr_info":[{"family":"inet","local":"10.0.0.13","prefixlen":48}]}])",
+       "ip-addr.json: [0].addr_info[0].prefixlen: expected an integer from 0 to 32 for an IPv4 "
+       "(inet) address, got 48"},
   };
   for (const Case& c : cases) {
     auto r = ParseIpAddrJson(c.input, "ip-addr.json");

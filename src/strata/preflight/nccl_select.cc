@@ -3,10 +3,21 @@
 #include <arpa/inet.h>
 #include <fmt/format.h>
 
+#include <cstdint>
 #include <cstdlib>
+#include <optional>
 
 namespace strata::preflight {
+
 namespace {
+
+/// The IPv4 netmask of a prefix length, in network byte order; none outside 0..32 (the ip-addr
+/// parser refuses those for inet, but a NodeState built in code need not have passed it). A
+/// shift by 32 - prefixlen outside that range is undefined behaviour (fuzz finding 13).
+std::optional<uint32_t> Ipv4Mask(int prefixlen) {
+  if (prefixlen < 0 || prefixlen > 32) return std::nullopt;
+  return prefixlen == 0 ? 0 : htonl(~uint32_t{0} << (32 - prefixlen));
+}
 
 std::string Get(const std::map<std::string, std::string>& env, const std::string& key) {
   auto it = env.find(key);
@@ -117,8 +128,9 @@ SocketChoice PredictSocketInterfaces(const std::vector<NetInterface>& interfaces
         for (const IpAddress& a : n.addresses) {
           in_addr mine{};
           if (a.family != "inet" || ::inet_pton(AF_INET, a.local.c_str(), &mine) != 1) continue;
-          const uint32_t mask = a.prefixlen == 0 ? 0 : htonl(~uint32_t{0} << (32 - a.prefixlen));
-          if ((mine.s_addr & mask) == (target.s_addr & mask)) {
+          const std::optional<uint32_t> mask = Ipv4Mask(a.prefixlen);
+          if (!mask) continue;
+          if ((mine.s_addr & *mask) == (target.s_addr & *mask)) {
             choice.interfaces.push_back(n.name);
             choice.addresses.push_back(fmt::format("{}/{}", a.local, a.prefixlen));
             choice.rule = "automatic: the interface in NCCL_COMM_ID's subnet" + ignored;
@@ -194,9 +206,9 @@ std::string SubnetOf(const IpAddress& address) {
   in_addr a{};
   if (address.family != "inet" || ::inet_pton(AF_INET, address.local.c_str(), &a) != 1)
     return address.local;
-  const uint32_t mask =
-      address.prefixlen == 0 ? 0 : htonl(~uint32_t{0} << (32 - address.prefixlen));
-  a.s_addr &= mask;
+  const std::optional<uint32_t> mask = Ipv4Mask(address.prefixlen);
+  if (!mask) return address.local;
+  a.s_addr &= *mask;
   char buffer[INET_ADDRSTRLEN] = {};
   ::inet_ntop(AF_INET, &a, buffer, sizeof buffer);
   return fmt::format("{}/{}", buffer, address.prefixlen);

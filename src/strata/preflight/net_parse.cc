@@ -72,6 +72,12 @@ Result<std::vector<NetInterface>> ParseIpAddrJson(std::string_view text, const s
           return FieldError(file, at + ".prefixlen", "expected an integer from 0 to 128");
         }
         addr.prefixlen = static_cast<int>(p->get<int64_t>());
+        if (addr.family == "inet" && addr.prefixlen > 32) {
+          return FieldError(file, at + ".prefixlen",
+                            fmt::format("expected an integer from 0 to 32 for an IPv4 (inet) "
+                                        "address, got {}",
+                                        addr.prefixlen));
+        }
         n.addresses.push_back(std::move(addr));
       }
     }
