@@ -26,6 +26,20 @@ ModelConfig TinyMoe() {
   return *model;
 }
 
+// 16 GPUs, global batch 16, with CP, VPP, micro batch and recompute fixed (cp=1, vpp=1, mb=1,
+// recompute none): the space small enough to count by hand.
+SearchSpace HandCountedSpace() {
+  SearchSpace space;
+  space.world = 16;
+  space.global_batch = 16;
+  space.max_tokens = 4096;
+  space.recompute = {RecomputeGranularity::kNone};
+  space.fixed.cp = 1;
+  space.fixed.vpp = 1;
+  space.fixed_micro_batch = 1;
+  return space;
+}
+
 TEST(LayoutSpace, DivisorsAscending) {
   EXPECT_EQ(Divisors(40), (std::vector<int64_t>{1, 2, 4, 5, 8, 10, 20, 40}));
   EXPECT_EQ(Divisors(1), (std::vector<int64_t>{1}));
@@ -48,14 +62,7 @@ TEST(LayoutSpace, HandCountedSixteenGpus) {
   //   Uneven stages (UnevenSplits): PP 2 adds first 3 + last 1 (the other stage ceil(4/2) + 1 =
   //   3 layers, the last the 1 left), the same 36 layouts and 4 EP removals again; PP 4 has none
   //   (one layer a stage). Valid: 102 + 36 = 138; expert-rule removals 16.
-  SearchSpace space;
-  space.world = 16;
-  space.global_batch = 16;
-  space.max_tokens = 4096;
-  space.recompute = {RecomputeGranularity::kNone};
-  space.fixed.cp = 1;
-  space.fixed.vpp = 1;
-  space.fixed_micro_batch = 1;
+  SearchSpace space = HandCountedSpace();
   std::set<std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t>> seen;
   const PruneCounts counts = EnumerateLayouts(RulesOf(TinyMoe()), space, [&](const Candidate& c) {
     EXPECT_EQ(c.layout.world(), 16);
@@ -113,14 +120,7 @@ TEST(LayoutSpace, UnevenSplitsByHand) {
 
 // Sharding modes are the innermost choice: each layout once per mode, in the order given.
 TEST(LayoutSpace, ShardingModesMultiplyTheSpace) {
-  SearchSpace space;
-  space.world = 16;
-  space.global_batch = 16;
-  space.max_tokens = 4096;
-  space.recompute = {RecomputeGranularity::kNone};
-  space.fixed.cp = 1;
-  space.fixed.vpp = 1;
-  space.fixed_micro_batch = 1;
+  SearchSpace space = HandCountedSpace();
   space.sharding = {ShardingMode::kZero1, ShardingMode::kZero3};
   std::vector<ShardingMode> order;
   const PruneCounts counts = EnumerateLayouts(RulesOf(TinyMoe()), space, [&](const Candidate& c) {

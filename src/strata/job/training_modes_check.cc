@@ -117,45 +117,40 @@ Status CheckUnevenPipeline(const JobSpec& job, int64_t layers) {
   return OkStatus();
 }
 
+/// Decoder layers of pipeline stage `stage` (0-based), the one formula behind StageLayerCounts
+/// and StageLayerExtremes: the accounted split ((layers + accounted) / PP a stage, the first and
+/// last giving a slot to the embedding and the loss), the given first/last counts with the rest
+/// shared evenly, or layers / PP.
+int64_t StageLayers(const ParallelLayout& l, int64_t layers, int64_t stage) {
+  const bool first = stage == 0;
+  const bool last = stage == l.pp - 1;
+  if (l.account_for_embedding || l.account_for_loss) {
+    const int64_t share = (layers + l.account_for_embedding + l.account_for_loss) / l.pp;
+    return share - ((first && l.account_for_embedding) ? 1 : 0) -
+           ((last && l.account_for_loss) ? 1 : 0);
+  }
+  if (!l.uneven_pipeline()) return layers / l.pp;
+  if (first && l.first_stage_layers > 0) return l.first_stage_layers;
+  if (last && l.last_stage_layers > 0) return l.last_stage_layers;
+  const int64_t others = l.pp - (l.first_stage_layers > 0) - (l.last_stage_layers > 0);
+  const int64_t rest = layers - l.first_stage_layers - l.last_stage_layers;
+  return others > 0 ? rest / others : 0;
+}
+
 }  // namespace
 
 std::vector<int64_t> StageLayerCounts(const ParallelLayout& l, int64_t layers) {
   std::vector<int64_t> counts(static_cast<size_t>(l.pp), 0);
-  if (l.account_for_embedding || l.account_for_loss) {
-    // (layers + the accounted embedding/loss) / PP per stage; the first (last) stage gives one
-    // of its slots to the embedding (loss).
-    const int64_t share = (layers + l.account_for_embedding + l.account_for_loss) / l.pp;
-    for (int64_t& n : counts) n = share;
-    if (l.account_for_embedding) counts.front() -= 1;
-    if (l.account_for_loss) counts.back() -= 1;
-    return counts;
-  }
-  const int64_t others = l.pp - (l.first_stage_layers > 0) - (l.last_stage_layers > 0);
-  const int64_t rest = layers - l.first_stage_layers - l.last_stage_layers;
-  const int64_t share = others > 0 ? rest / others : 0;
-  for (int64_t s = 0; s < l.pp; ++s) {
-    int64_t n = l.uneven_pipeline() ? share : layers / l.pp;
-    if (s == 0 && l.first_stage_layers > 0) n = l.first_stage_layers;
-    if (s == l.pp - 1 && l.last_stage_layers > 0) n = l.last_stage_layers;
-    counts[static_cast<size_t>(s)] = n;
-  }
+  for (int64_t s = 0; s < l.pp; ++s) counts[static_cast<size_t>(s)] = StageLayers(l, layers, s);
   return counts;
 }
 
 StageExtremes StageLayerExtremes(const ParallelLayout& l, int64_t layers) {
   if (l.pp <= 1) return {layers, 0};
-  if (l.account_for_embedding || l.account_for_loss) {
-    const int64_t share = (layers + l.account_for_embedding + l.account_for_loss) / l.pp;
-    const int64_t first = share - (l.account_for_embedding ? 1 : 0);
-    return {share - (l.account_for_loss ? 1 : 0), l.pp > 2 ? std::max(first, share) : first};
-  }
-  if (!l.uneven_pipeline()) return {layers / l.pp, layers / l.pp};
-  const int64_t others = l.pp - (l.first_stage_layers > 0) - (l.last_stage_layers > 0);
-  const int64_t rest = layers - l.first_stage_layers - l.last_stage_layers;
-  const int64_t share = others > 0 ? rest / others : 0;
-  const int64_t first = l.first_stage_layers > 0 ? l.first_stage_layers : share;
-  const int64_t last = l.last_stage_layers > 0 ? l.last_stage_layers : share;
-  return {last, l.pp > 2 ? std::max(first, share) : first};
+  // The stages between the first and the last all hold the same count.
+  const int64_t first = StageLayers(l, layers, 0);
+  const int64_t middle = l.pp > 2 ? StageLayers(l, layers, 1) : first;
+  return {StageLayers(l, layers, l.pp - 1), std::max(first, middle)};
 }
 
 Status CheckTrainingModes(const JobSpec& job, const ModelConfig& model) {

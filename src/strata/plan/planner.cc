@@ -273,8 +273,9 @@ Result<PlanResult> PlanLayouts(const StepSetup& setup, const CollectiveModel& co
   STRATA_RETURN_IF_ERROR(CheckObjective(setup, options.objective));
   PlanResult plan;
   plan.objective = options.objective;
-  plan.sharding = SpaceOf(setup, options).sharding;
-  LayoutsByTime layouts(setup, comm, SpaceOf(setup, options));
+  const SearchSpace space = SpaceOf(setup, options);
+  plan.sharding = space.sharding;
+  LayoutsByTime layouts(setup, comm, space);
   FloorCheckedMemory check(setup, memory);
   auto ranked = RankByMemory(
       setup, comm, memory, options, std::move(plan), layouts.placeable(),
@@ -293,20 +294,20 @@ Result<PlanResult> PlanLayoutsReference(const StepSetup& setup, const Collective
   STRATA_RETURN_IF_ERROR(CheckObjective(setup, options.objective));
   PlanResult plan;
   plan.objective = options.objective;
-  plan.sharding = SpaceOf(setup, options).sharding;
+  const SearchSpace space = SpaceOf(setup, options);
+  plan.sharding = space.sharding;
   std::vector<Timed> timed;
   int64_t index = 0;
-  plan.rules =
-      EnumerateLayouts(RulesOf(setup.job.model), SpaceOf(setup, options), [&](const Candidate& c) {
-        auto step = EvaluateStep(setup.tables, StepLayoutFor(setup, c), comm);
-        if (!step.ok()) {
-          ++plan.unplaceable;
-        } else {
-          timed.push_back({step->step.s(), c, index});
-        }
-        ++index;
-        return true;
-      });
+  plan.rules = EnumerateLayouts(RulesOf(setup.job.model), space, [&](const Candidate& c) {
+    auto step = EvaluateStep(setup.tables, StepLayoutFor(setup, c), comm);
+    if (!step.ok()) {
+      ++plan.unplaceable;
+    } else {
+      timed.push_back({step->step.s(), c, index});
+    }
+    ++index;
+    return true;
+  });
   plan.step_evaluations = plan.rules.valid;
   // Ties keep the enumeration order, as the fast path's heap does.
   std::stable_sort(timed.begin(), timed.end(),
