@@ -309,6 +309,19 @@ TEST(ImportJobTest, DeepSpeedZero3PrefetchBucketAsAFractionOfAnMoeBlock) {
   o.model = "llama-3.1-8b";
   const ImportReport dense = Import("hf_deepspeed_zero3_offload/train_sft.sh", o);
   EXPECT_EQ(dense.job.sharding.prefetch_layers, 1.0);
+  // A bucket that is neither a number nor "auto" is an error naming the key.
+  auto config = ReadFile(Golden("hf_deepspeed_zero3_offload/ds_config/ds_config_zero3.json"));
+  ASSERT_TRUE(config.ok());
+  std::string bad = *config;
+  const std::string key = "\"stage3_prefetch_bucket_size\": \"auto\"";
+  ASSERT_NE(bad.find(key), std::string::npos);
+  bad.replace(bad.find(key), key.size(), "\"stage3_prefetch_bucket_size\": \"lots\"");
+  o.model = "qwen3-30b-a3b";
+  auto r = ImportJob(bad, "ds_config_zero3.json", o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().Format().find("stage3_prefetch_bucket_size"), std::string::npos)
+      << r.error().Format();
+  EXPECT_NE(r.error().Format().find("'lots'"), std::string::npos) << r.error().Format();
 }
 
 // Megatron's uneven pipelines on the GPT-3 175B script (96 layers, PP 2): the last stage's layer
