@@ -1,6 +1,8 @@
 // One memory-ledger evaluation (what the planner runs per candidate layout) should take
 // microseconds: the reference job, a pipelined layout with interleaving (two stages evaluated),
-// and the OOM advice, which re-evaluates the ledger once per candidate change.
+// and the OOM advice, which re-evaluates the ledger once per candidate change. *_NumbersOnly:
+// the planner's ledger (no items, no text) on statics computed once per layout, as the planner
+// reuses them for a layout's micro batches and recompute choices.
 #include <benchmark/benchmark.h>
 
 #include <cstdio>
@@ -9,6 +11,7 @@
 #include <vector>
 
 #include "strata/memory/ledger.h"
+#include "strata/memory/ledger_statics.h"
 #include "strata/memory/oom_advice.h"
 
 namespace {
@@ -54,6 +57,24 @@ void BM_LedgerPipelined(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_LedgerPipelined)->Unit(benchmark::kMicrosecond);
+
+void NumbersOnly(benchmark::State& state, const std::vector<std::string>& sets) {
+  const strata::Job job = LoadOrDie(sets);
+  const strata::MemoryConstants constants = ConstantsOrDie();
+  const auto statics = strata::ComputeStageStatics(job, strata::CountParams(job.model),
+                                                   strata::LedgerDetail::kNumbersOnly);
+  strata::Bytes floor;
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(
+        strata::ComputeLedger(job, constants, statics, floor, strata::LedgerDetail::kNumbersOnly));
+  }
+}
+void BM_LedgerReferenceJob_NumbersOnly(benchmark::State& state) { NumbersOnly(state, {}); }
+BENCHMARK(BM_LedgerReferenceJob_NumbersOnly)->Unit(benchmark::kMicrosecond);
+void BM_LedgerPipelined_NumbersOnly(benchmark::State& state) {
+  NumbersOnly(state, {"parallel.pp=4", "parallel.vpp=2", "parallel.ep=2", "batch.global_batch=80"});
+}
+BENCHMARK(BM_LedgerPipelined_NumbersOnly)->Unit(benchmark::kMicrosecond);
 
 void BM_OomAdvice(benchmark::State& state) {
   const strata::Job job = LoadOrDie({"precision.grads=fp32"});

@@ -80,5 +80,47 @@ TEST(FastSearch, DeepseekMoeOn512H100RanksAsTheReferenceSearch) {
                      10});
 }
 
+// The search on one thread and on three gives the same result, count for count: each thread
+// writes only its own layouts' slots, and the batches and the prefetch do not depend on the
+// number of threads (time_order.h). The reference job walks to its own layout (PrefetchBelow);
+// DeepSeek-V3's own layout does not fit, so its walk goes through the batches.
+TEST(FastSearch, ThreadsDoNotChangeTheResult) {
+  const std::vector<Case> cases = {
+      {"reference", {}, 0, 20},
+      {"deepseek-v3 on 512 H100",
+       {"model=deepseek-v3", "cluster=h100-8x8-ib400", "parallel.ep=64", "parallel.tp=1",
+        "parallel.dp=64", "batch.global_batch=1024", "sequence.max_tokens=4096",
+        "sequence.mean_tokens=4096"},
+       64,
+       10}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    plan::PlanOptions one;
+    one.top_k = c.top_k;
+    one.threads = 1;
+    plan::PlanOptions three = one;
+    three.threads = 3;
+    const testing::Planned a = testing::PlanJob(kReferenceJobName, c.sets, one, c.nodes);
+    const testing::Planned b = testing::PlanJob(kReferenceJobName, c.sets, three, c.nodes);
+    ASSERT_TRUE(a.ok && b.ok);
+    const plan::PlanResult& x = a.result;
+    const plan::PlanResult& y = b.result;
+    EXPECT_EQ(x.rules.valid, y.rules.valid);
+    EXPECT_EQ(x.unplaceable, y.unplaceable);
+    EXPECT_EQ(x.memory_checked, y.memory_checked);
+    EXPECT_EQ(x.removed_by_memory, y.removed_by_memory);
+    EXPECT_EQ(x.not_memory_checked, y.not_memory_checked);
+    EXPECT_EQ(x.step_evaluations, y.step_evaluations);
+    EXPECT_EQ(x.ledger_evaluations, y.ledger_evaluations);
+    EXPECT_EQ(x.current_rank, y.current_rank);
+    ASSERT_EQ(x.top.size(), y.top.size());
+    for (size_t i = 0; i < x.top.size(); ++i) {
+      EXPECT_EQ(plan::LayoutName(x.top[i].candidate), plan::LayoutName(y.top[i].candidate));
+      EXPECT_EQ(x.top[i].step.step.s(), y.top[i].step.step.s());
+      EXPECT_EQ(x.top[i].peak.value(), y.top[i].peak.value());
+    }
+  }
+}
+
 }  // namespace
 }  // namespace strata

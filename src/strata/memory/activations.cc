@@ -193,8 +193,9 @@ double OpSacSavedPerToken(const Job& job, const LayerSpec& layer) {
   return ActivationBytes(job) * (replicated / rep_div + sharded / tp + whole) + fp32_sharded / tp;
 }
 
-ActivationMemory ComputeActivations(const Job& job, const MemoryConstants& constants,
-                                    int64_t stage) {
+ActivationMemory ComputeActivations(const Job& job, const MemoryConstants& constants, int64_t stage,
+                                    LedgerDetail detail) {
+  const bool explain = detail == LedgerDetail::kExplained;
   const ParallelLayout& l = job.spec.layout;
   const RecomputeSpec& rc = job.spec.recompute;
   const double t = TokensPerRank(job);
@@ -229,7 +230,7 @@ ActivationMemory ComputeActivations(const Job& job, const MemoryConstants& const
   for (size_t i = 0; i < layers.size(); ++i) {
     const LayerSpec& spec = job.model.layers[static_cast<size_t>(layers[i])];
     const LayerActivationBytes per_token = LayerActivationsPerToken(job, constants, spec);
-    per_token_by_kind[LayerKindLabel(spec)] = per_token.saved;
+    if (explain) per_token_by_kind[LayerKindLabel(spec)] = per_token.saved;
     max_saved = std::max(max_saved, per_token.saved * t);
     max_fwd = std::max(max_fwd, per_token.forward_transient * t);
     max_bwd = std::max(max_bwd, per_token.backward_transient * t);
@@ -242,9 +243,11 @@ ActivationMemory ComputeActivations(const Job& job, const MemoryConstants& const
     if (titan && rc.titan.op) {
       const double kept = OpSacSavedPerToken(job, spec);
       max_regenerated = std::max(max_regenerated, (per_token.saved - kept) * t);
-      auto& entry = saved_by_kind[LayerKindLabel(spec) + ", op-level SAC"];
-      entry.first += 1;
-      entry.second += kept * t;
+      if (explain) {
+        auto& entry = saved_by_kind[LayerKindLabel(spec) + ", op-level SAC"];
+        entry.first += 1;
+        entry.second += kept * t;
+      }
       stored_per_mb += kept * t;
     } else if (recomputed) {
       // Uniform keeps one input per group of num_layers layers; block (and torchtitan's every
@@ -257,54 +260,58 @@ ActivationMemory ComputeActivations(const Job& job, const MemoryConstants& const
       host_per_mb += per_token.saved * t;
       offload_in_flight = std::max(offload_in_flight, per_token.saved * t);
     } else {
-      auto& entry = saved_by_kind[LayerKindLabel(spec)];
-      entry.first += 1;
-      entry.second += per_token.saved * t;
+      if (explain) {
+        auto& entry = saved_by_kind[LayerKindLabel(spec)];
+        entry.first += 1;
+        entry.second += per_token.saved * t;
+      }
       stored_per_mb += per_token.saved * t;
     }
   }
   stored_per_mb += static_cast<double>(checkpointed) * checkpoint + offload_in_flight;
-
-  const std::string in_flight_text =
-      out.in_flight == 1.0 ? "" : fmt::format(" x {} micro batches in flight", out.in_flight);
-  for (const auto& [label, entry] : saved_by_kind) {
-    const Bytes bytes = Bytes::Count(entry.second * out.in_flight);
-    out.items.push_back(
-        {ItemKind::kActivations,
-         fmt::format("activations: {} x {} layers, saved", entry.first, label), bytes,
-         fmt::format("{} layers x {} tokens x {:.0f} B/token{} = {}", entry.first, GroupDigits(t),
-                     entry.second / t / static_cast<double>(entry.first), in_flight_text,
-                     Gb(bytes)),
-         ""});
-  }
-  if (checkpointed > 0) {
-    const Bytes bytes =
-        Bytes::Count(static_cast<double>(checkpointed) * checkpoint * out.in_flight);
-    out.items.push_back(
-        {ItemKind::kActivations, "activations: checkpointed layer inputs", bytes,
-         fmt::format("{} inputs x {} tokens x {} hidden x {:.0f} B{}{} = {}", checkpointed,
-                     GroupDigits(t), job.model.hidden_size, a,
-                     rep_div > 1 ? fmt::format(" / SP {}", rep_div) : "", in_flight_text,
-                     Gb(bytes)),
-         titan ? fmt::format("torchtitan selective_ac_option {}: every {}-th layer in full AC",
-                             rc.titan.every_n_layers, rc.titan.every_n_layers)
-               : fmt::format("full recompute, method {}, num_layers {}",
-                             RecomputeMethodName(rc.method), rc.num_layers)});
-  }
-  if (offloaded > 0) {
-    const Bytes host = Bytes::Count(host_per_mb * out.in_flight);
-    out.host_items.push_back(
-        {ItemKind::kActivations, "activations: offloaded to host memory", host,
-         fmt::format("the saved activations of the first {} layers x {} tokens = {}", offloaded,
-                     GroupDigits(t), Gb(host)),
-         "megatron-core --cpu-offloading-num-layers: pinned host memory, per GPU"});
-    const Bytes buffer = Bytes::Count(offload_in_flight * out.in_flight);
-    out.items.push_back(
-        {ItemKind::kActivations, "activations: offload copy in flight (one layer)", buffer,
-         fmt::format("the largest offloaded layer's saved activations = {}", Gb(buffer)),
-         "on the GPU while its copy to the host (or back) runs behind the next layer"});
-  }
   out.stored = Bytes::Count(stored_per_mb * out.in_flight);
+
+  if (explain) {
+    const std::string in_flight_text =
+        out.in_flight == 1.0 ? "" : fmt::format(" x {} micro batches in flight", out.in_flight);
+    for (const auto& [label, entry] : saved_by_kind) {
+      const Bytes bytes = Bytes::Count(entry.second * out.in_flight);
+      out.items.push_back(
+          {ItemKind::kActivations,
+           fmt::format("activations: {} x {} layers, saved", entry.first, label), bytes,
+           fmt::format("{} layers x {} tokens x {:.0f} B/token{} = {}", entry.first, GroupDigits(t),
+                       entry.second / t / static_cast<double>(entry.first), in_flight_text,
+                       Gb(bytes)),
+           ""});
+    }
+    if (checkpointed > 0) {
+      const Bytes bytes =
+          Bytes::Count(static_cast<double>(checkpointed) * checkpoint * out.in_flight);
+      out.items.push_back(
+          {ItemKind::kActivations, "activations: checkpointed layer inputs", bytes,
+           fmt::format("{} inputs x {} tokens x {} hidden x {:.0f} B{}{} = {}", checkpointed,
+                       GroupDigits(t), job.model.hidden_size, a,
+                       rep_div > 1 ? fmt::format(" / SP {}", rep_div) : "", in_flight_text,
+                       Gb(bytes)),
+           titan ? fmt::format("torchtitan selective_ac_option {}: every {}-th layer in full AC",
+                               rc.titan.every_n_layers, rc.titan.every_n_layers)
+                 : fmt::format("full recompute, method {}, num_layers {}",
+                               RecomputeMethodName(rc.method), rc.num_layers)});
+    }
+    if (offloaded > 0) {
+      const Bytes host = Bytes::Count(host_per_mb * out.in_flight);
+      out.host_items.push_back(
+          {ItemKind::kActivations, "activations: offloaded to host memory", host,
+           fmt::format("the saved activations of the first {} layers x {} tokens = {}", offloaded,
+                       GroupDigits(t), Gb(host)),
+           "megatron-core --cpu-offloading-num-layers: pinned host memory, per GPU"});
+      const Bytes buffer = Bytes::Count(offload_in_flight * out.in_flight);
+      out.items.push_back(
+          {ItemKind::kActivations, "activations: offload copy in flight (one layer)", buffer,
+           fmt::format("the largest offloaded layer's saved activations = {}", Gb(buffer)),
+           "on the GPU while its copy to the host (or back) runs behind the next layer"});
+    }
+  }
 
   // Backward of one layer: its saved activations (recomputed first under full recompute), the
   // gradients of part of them, and its transient buffers.
@@ -321,29 +328,32 @@ ActivationMemory ComputeActivations(const Job& job, const MemoryConstants& const
   }
   const double gradients = constants.backward_gradient_fraction * max_saved;
   const Bytes backward_layer = Bytes::Count(recompute_set + gradients + max_bwd);
-  out.items.push_back(
-      {ItemKind::kActivations, "activations: backward working set of one layer", backward_layer,
-       fmt::format("{}{:.2f} x {} saved (gradients) + {} transient (MoE dispatch copies, "
-                   "chunk states and their gradients) = {}",
-                   recompute_set > 0
-                       ? fmt::format("{} recomputed + ", Gb(Bytes::Count(recompute_set)))
-                       : "",
-                   constants.backward_gradient_fraction, Gb(Bytes::Count(max_saved)),
-                   Gb(Bytes::Count(max_bwd)), Gb(backward_layer)),
-       "the largest layer of the stage; live only while it runs backward"});
-  // What each layer kind saves for backward, so --explain shows the per-kind split.
-  std::string by_kind;
-  for (const auto& [label, per_token] : per_token_by_kind) {
-    by_kind += fmt::format("{}{}: {} B/token x {} tokens = {}", by_kind.empty() ? "" : "; ", label,
-                           GroupDigits(per_token), GroupDigits(t), Gb(Bytes::Count(per_token * t)));
-  }
-  out.items.back().formula += "; one layer's saved activations by kind: " + by_kind;
   const Bytes forward_layer = Bytes::Count(max_fwd);
-  out.items.push_back({ItemKind::kActivations, "activations: forward transients of one layer",
-                       forward_layer,
-                       fmt::format("MoE dispatch copies and chunk states of the largest layer = {}",
-                                   Gb(forward_layer)),
-                       "live only while the layer runs forward"});
+  if (explain) {
+    // What each layer kind saves for backward, so --explain shows the per-kind split.
+    std::string by_kind;
+    for (const auto& [label, per_token] : per_token_by_kind) {
+      by_kind +=
+          fmt::format("{}{}: {} B/token x {} tokens = {}", by_kind.empty() ? "" : "; ", label,
+                      GroupDigits(per_token), GroupDigits(t), Gb(Bytes::Count(per_token * t)));
+    }
+    out.items.push_back(
+        {ItemKind::kActivations, "activations: backward working set of one layer", backward_layer,
+         fmt::format("{}{:.2f} x {} saved (gradients) + {} transient (MoE dispatch copies, "
+                     "chunk states and their gradients) = {}; one layer's saved activations by "
+                     "kind: {}",
+                     recompute_set > 0
+                         ? fmt::format("{} recomputed + ", Gb(Bytes::Count(recompute_set)))
+                         : "",
+                     constants.backward_gradient_fraction, Gb(Bytes::Count(max_saved)),
+                     Gb(Bytes::Count(max_bwd)), Gb(backward_layer), by_kind),
+         "the largest layer of the stage; live only while it runs backward"});
+    out.items.push_back(
+        {ItemKind::kActivations, "activations: forward transients of one layer", forward_layer,
+         fmt::format("MoE dispatch copies and chunk states of the largest layer = {}",
+                     Gb(forward_layer)),
+         "live only while the layer runs forward"});
+  }
   out.forward_working = forward_layer;
   out.backward_working = backward_layer;
 
@@ -352,18 +362,22 @@ ActivationMemory ComputeActivations(const Job& job, const MemoryConstants& const
     const double heads = job.spec.mtp && job.model.mtp_layers > 0 ? 2.0 : 1.0;  // MTP: 2nd logits
     const double elements = t * vocab / static_cast<double>(l.tp) * heads;
     const Bytes logits = Bytes::Count(a * elements);
-    out.items.push_back(
-        {ItemKind::kActivations, "activations: logits", logits,
-         fmt::format("{} tokens x {} vocab / TP {}{} x {:.0f} B = {}", GroupDigits(t),
-                     GroupDigits(vocab), l.tp, heads > 1 ? " x 2 (MTP head)" : "", a, Gb(logits)),
-         "the gradient of the logits reuses or replaces this buffer"});
+    if (explain) {
+      out.items.push_back(
+          {ItemKind::kActivations, "activations: logits", logits,
+           fmt::format("{} tokens x {} vocab / TP {}{} x {:.0f} B = {}", GroupDigits(t),
+                       GroupDigits(vocab), l.tp, heads > 1 ? " x 2 (MTP head)" : "", a, Gb(logits)),
+           "the gradient of the logits reuses or replaces this buffer"});
+    }
     Bytes loss = Bytes::Count(0);
     if (job.spec.cross_entropy == CrossEntropyImpl::kNative) {
       loss = Bytes::Count(4.0 * elements);
-      out.items.push_back(
-          {ItemKind::kActivations, "activations: cross-entropy fp32 softmax", loss,
-           fmt::format("{} logits x 4 B = {}", GroupDigits(elements), Gb(loss)),
-           "megatron-core vocab_parallel_cross_entropy keeps the softmax in fp32 for backward"});
+      if (explain) {
+        out.items.push_back(
+            {ItemKind::kActivations, "activations: cross-entropy fp32 softmax", loss,
+             fmt::format("{} logits x 4 B = {}", GroupDigits(elements), Gb(loss)),
+             "megatron-core vocab_parallel_cross_entropy keeps the softmax in fp32 for backward"});
+      }
     }
     out.forward_working = std::max(out.forward_working, Bytes(logits + loss));
     out.backward_working = std::max(out.backward_working, Bytes(logits + loss));

@@ -14,12 +14,13 @@ namespace {
 
 std::string Gb(Bytes b) { return fmt::format("{} ({})", FormatGB(b), FormatGiB(b)); }
 
-/// The process groups of more than one rank the step talks in; each holds NCCL buffers.
-std::vector<std::string> Communicators(const Job& job) {
+/// Calls `fn(name, size)` for each process group of more than one rank the step talks in; each
+/// holds NCCL buffers.
+template <class Fn>
+void ForEachCommunicator(const Job& job, Fn fn) {
   const ParallelLayout& l = job.spec.layout;
-  std::vector<std::string> groups;
   auto add = [&](const char* name, int64_t size) {
-    if (size > 1) groups.push_back(fmt::format("{} {}", name, size));
+    if (size > 1) fn(name, size);
   };
   add("DPxCP", l.dp * l.cp);
   add("TP", l.tp);
@@ -30,13 +31,37 @@ std::vector<std::string> Communicators(const Job& job) {
     add("ETP", l.etp);
     add("expert-DP", l.expert_dp());
   }
-  return groups;
 }
 
-std::string JoinNames(const std::vector<std::string>& names) {
+/// "TP 8, EP 8": the communicators' names, "none" when there are none.
+std::string CommunicatorNames(const Job& job) {
   std::string out;
-  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
+  ForEachCommunicator(job, [&](const char* name, int64_t size) {
+    out += fmt::format("{}{} {}", out.empty() ? "" : ", ", name, size);
+  });
   return out.empty() ? "none" : out;
+}
+
+int64_t CommunicatorCount(const Job& job) {
+  int64_t n = 0;
+  ForEachCommunicator(job, [&](const char*, int64_t) { ++n; });
+  return n;
+}
+
+/// The weights the ledger lists (Total(kWeights)) from a stage's statics, whether or not the
+/// items are kept.
+Bytes StaticWeights(const StaticMemory& st, const ModeMemory& mode) {
+  Bytes total;
+  auto add = [&](const LedgerItem& item) {
+    if (item.kind == ItemKind::kWeights) total += item.bytes;
+  };
+  for (const LedgerItem& item : st.weights) add(item);
+  for (const LedgerItem* item :
+       {&st.gradients, &st.master_weights, &st.moments, &st.step_transient, &mode.gathered,
+        &mode.reduce_scatter, &mode.fp8_copies, &mode.fp8_state}) {
+    add(*item);
+  }
+  return total;
 }
 
 }  // namespace
@@ -107,14 +132,20 @@ const PhaseMemory& MemoryLedger::PhaseOf(Phase phase) const {
 
 namespace {
 MemoryLedger StageLedgerFrom(const Job& job, const MemoryConstants& constants, int64_t stage,
-                             const StageStatics& statics);
+                             const StageStatics& statics,
+                             LedgerDetail detail = LedgerDetail::kExplained);
 }  // namespace
 
 std::vector<StageStatics> ComputeStageStatics(const Job& job) {
-  const ParamBreakdown params = CountParams(job.model);
+  return ComputeStageStatics(job, CountParams(job.model));
+}
+
+std::vector<StageStatics> ComputeStageStatics(const Job& job, const ParamBreakdown& params,
+                                              LedgerDetail detail) {
   std::vector<StageStatics> out;
   for (int64_t stage = 0; stage < std::max<int64_t>(1, job.spec.layout.pp); ++stage) {
-    out.push_back({ComputeStaticMemory(job, params, stage), ComputeModeMemory(job, params, stage)});
+    out.push_back(
+        {ComputeStaticMemory(job, params, stage, detail), ComputeModeMemory(job, params, stage)});
   }
   return out;
 }
@@ -128,67 +159,63 @@ MemoryLedger ComputeStageLedger(const Job& job, const MemoryConstants& constants
 
 namespace {
 MemoryLedger StageLedgerFrom(const Job& job, const MemoryConstants& constants, int64_t stage,
-                             const StageStatics& statics) {
+                             const StageStatics& statics, LedgerDetail detail) {
+  const bool explain = detail == LedgerDetail::kExplained;
   const ParallelLayout& l = job.spec.layout;
   MemoryLedger ledger;
   ledger.stage = stage;
-  ledger.rank = fmt::format("pipeline stage {} of {}{}", stage, l.pp,
-                            l.pp == 1    ? " (first and last)"
-                            : stage == 0 ? " (first: embedding, most micro batches in flight)"
-                            : stage == l.pp - 1 ? " (last: output layer and logits)"
-                                                : "");
   ledger.capacity = job.gpu.memory;
-
   const StaticMemory& st = statics.st;
+  const ModeMemory& mode = statics.mode;
   ledger.params_per_gpu = st.params;
   ledger.trainable_params_per_gpu = st.trainable_params;
-  ledger.items = st.weights;
-  ledger.items.push_back(st.gradients);
-  ledger.items.push_back(st.master_weights);
-  ledger.items.push_back(st.moments);
-  ledger.items.push_back(st.step_transient);
-  ledger.host_items = st.host;
-  // ZeRO-3/FSDP2 gathered weights and reduce-scatter buffers, FP8 weight copies: only the
-  // items this job has (a bf16 megatron job's ledger is unchanged).
-  const ModeMemory& mode = statics.mode;
-  for (const LedgerItem* item :
-       {&mode.gathered, &mode.reduce_scatter, &mode.fp8_copies, &mode.fp8_state}) {
-    if (item->bytes.value() > 0) ledger.items.push_back(*item);
-  }
-
-  const ActivationMemory act = ComputeActivations(job, constants, stage);
-  ledger.items.insert(ledger.items.end(), act.items.begin(), act.items.end());
-  ledger.host_items.insert(ledger.host_items.end(), act.host_items.begin(), act.host_items.end());
-
-  const auto communicators = Communicators(job);
-  const Bytes nccl = constants.nccl_per_communicator * static_cast<double>(communicators.size());
-  ledger.items.push_back(
-      {ItemKind::kOverhead, "CUDA context", constants.cuda_context,
-       fmt::format("{} (data/memory_overheads.yaml)", Gb(constants.cuda_context)),
-       "seen by nvidia-smi, not by torch.cuda.max_memory_*"});
-  ledger.items.push_back(
-      {ItemKind::kOverhead, "NCCL buffers", nccl,
-       fmt::format("{} communicators ({}) x {} = {}", communicators.size(),
-                   JoinNames(communicators), FormatGiB(constants.nccl_per_communicator), Gb(nccl)),
-       ""});
+  const ActivationMemory act = ComputeActivations(job, constants, stage, detail);
+  const Bytes nccl = constants.nccl_per_communicator * static_cast<double>(CommunicatorCount(job));
   const bool variable = job.spec.sequence.variable_length();
   const double fraction =
       variable ? constants.fragmentation_variable_shapes : constants.fragmentation_fixed_shapes;
   const Bytes dynamic_peak = std::max(act.forward_dynamic(), act.backward_dynamic());
   const Bytes fragmentation = dynamic_peak * fraction;
-  ledger.items.push_back(
-      {ItemKind::kOverhead, "allocator reserve and fragmentation", fragmentation,
-       fmt::format("{:.2f} ({} shapes) x {} activation peak = {}", fraction,
-                   variable ? "variable" : "fixed", Gb(dynamic_peak), Gb(fragmentation)),
-       "reserved but not allocated: counted by nvidia-smi and max_memory_reserved"});
 
-  Bytes weights = ledger.Total(ItemKind::kWeights) - mode.gathered.bytes - mode.fp8_copies.bytes;
+  if (explain) {
+    ledger.rank = fmt::format("pipeline stage {} of {}{}", stage, l.pp,
+                              l.pp == 1    ? " (first and last)"
+                              : stage == 0 ? " (first: embedding, most micro batches in flight)"
+                              : stage == l.pp - 1 ? " (last: output layer and logits)"
+                                                  : "");
+    ledger.items = st.weights;
+    ledger.items.push_back(st.gradients);
+    ledger.items.push_back(st.master_weights);
+    ledger.items.push_back(st.moments);
+    ledger.items.push_back(st.step_transient);
+    ledger.host_items = st.host;
+    // ZeRO-3/FSDP2 gathered weights and reduce-scatter buffers, FP8 weight copies: only the
+    // items this job has (a bf16 megatron job's ledger is unchanged).
+    for (const LedgerItem* item :
+         {&mode.gathered, &mode.reduce_scatter, &mode.fp8_copies, &mode.fp8_state}) {
+      if (item->bytes.value() > 0) ledger.items.push_back(*item);
+    }
+    ledger.items.insert(ledger.items.end(), act.items.begin(), act.items.end());
+    ledger.host_items.insert(ledger.host_items.end(), act.host_items.begin(), act.host_items.end());
+    ledger.items.push_back(
+        {ItemKind::kOverhead, "CUDA context", constants.cuda_context,
+         fmt::format("{} (data/memory_overheads.yaml)", Gb(constants.cuda_context)),
+         "seen by nvidia-smi, not by torch.cuda.max_memory_*"});
+    ledger.items.push_back(
+        {ItemKind::kOverhead, "NCCL buffers", nccl,
+         fmt::format("{} communicators ({}) x {} = {}", CommunicatorCount(job),
+                     CommunicatorNames(job), FormatGiB(constants.nccl_per_communicator), Gb(nccl)),
+         ""});
+    ledger.items.push_back(
+        {ItemKind::kOverhead, "allocator reserve and fragmentation", fragmentation,
+         fmt::format("{:.2f} ({} shapes) x {} activation peak = {}", fraction,
+                     variable ? "variable" : "fixed", Gb(dynamic_peak), Gb(fragmentation)),
+         "reserved but not allocated: counted by nvidia-smi and max_memory_reserved"});
+  }
+
+  const Bytes weights = StaticWeights(st, mode) - mode.gathered.bytes - mode.fp8_copies.bytes;
   const Bytes init =
       weights + st.gradients.bytes + st.master_weights.bytes + constants.cuda_context + nccl;
-  const std::string init_text = fmt::format(
-      "weights {} + gradients {} + master weights {} + CUDA context {} + NCCL {}",
-      FormatGB(weights), FormatGB(st.gradients.bytes), FormatGB(st.master_weights.bytes),
-      FormatGB(constants.cuda_context), FormatGB(nccl));
   auto with_reserve = [&](Bytes dynamic) { return dynamic * (1.0 + fraction); };
   // FP8 copies exist from the first forward on; gathered weights and reduce-scatter buffers
   // only while layers run.
@@ -196,37 +223,42 @@ MemoryLedger StageLedgerFrom(const Job& job, const MemoryConstants& constants, i
   const Bytes forward = kept + with_reserve(act.forward_dynamic()) + mode.forward_working();
   const Bytes backward = kept + with_reserve(act.backward_dynamic()) + mode.backward_working();
   const Bytes step = kept + st.moments.bytes + st.step_transient.bytes;
-  std::string mode_text;
-  if (mode.persistent().value() > 0)
-    mode_text += fmt::format(" + FP8 copies {}", FormatGB(mode.persistent()));
-  std::string fwd_mode = mode_text, bwd_mode = mode_text;
-  if (mode.forward_working().value() > 0) {
-    fwd_mode += fmt::format(" + gathered weights {}", FormatGB(mode.forward_working()));
-  }
-  if (mode.backward_working().value() > 0) {
-    bwd_mode += fmt::format(" + gathered weights and reduce-scatter buffer {}",
-                            FormatGB(mode.backward_working()));
-  }
   const Bytes steady = std::max(forward, backward) + st.moments.bytes;
-  const std::string reserve_text = fmt::format(" x (1 + {:.2f} fragmentation)", fraction);
-  ledger.phases = {
-      {Phase::kAfterInit, init, init_text},
-      {Phase::kForwardPeak, forward,
-       fmt::format("after init {}{} + (stored activations {} + forward working set {}){}",
-                   FormatGB(init), fwd_mode, FormatGB(act.stored), FormatGB(act.forward_working),
-                   reserve_text)},
-      {Phase::kBackwardPeak, backward,
-       fmt::format("after init {}{} + (stored activations {} + backward working set {}){}",
-                   FormatGB(init), bwd_mode, FormatGB(act.stored), FormatGB(act.backward_working),
-                   reserve_text)},
-      {Phase::kFirstOptimizerStep, step,
-       fmt::format("after init {}{} + Adam moments {} (allocated now) + gradient shard copy {}",
-                   FormatGB(init), mode_text, FormatGB(st.moments.bytes),
-                   FormatGB(st.step_transient.bytes))},
-      {Phase::kSteadyPeak, steady,
-       fmt::format("step-1 peak {} + Adam moments {}", FormatGB(std::max(forward, backward)),
-                   FormatGB(st.moments.bytes))},
-  };
+  ledger.phases = {{Phase::kAfterInit, init, ""},
+                   {Phase::kForwardPeak, forward, ""},
+                   {Phase::kBackwardPeak, backward, ""},
+                   {Phase::kFirstOptimizerStep, step, ""},
+                   {Phase::kSteadyPeak, steady, ""}};
+  if (explain) {
+    std::string mode_text;
+    if (mode.persistent().value() > 0)
+      mode_text += fmt::format(" + FP8 copies {}", FormatGB(mode.persistent()));
+    std::string fwd_mode = mode_text, bwd_mode = mode_text;
+    if (mode.forward_working().value() > 0) {
+      fwd_mode += fmt::format(" + gathered weights {}", FormatGB(mode.forward_working()));
+    }
+    if (mode.backward_working().value() > 0) {
+      bwd_mode += fmt::format(" + gathered weights and reduce-scatter buffer {}",
+                              FormatGB(mode.backward_working()));
+    }
+    const std::string reserve_text = fmt::format(" x (1 + {:.2f} fragmentation)", fraction);
+    ledger.phases[0].formula = fmt::format(
+        "weights {} + gradients {} + master weights {} + CUDA context {} + NCCL {}",
+        FormatGB(weights), FormatGB(st.gradients.bytes), FormatGB(st.master_weights.bytes),
+        FormatGB(constants.cuda_context), FormatGB(nccl));
+    ledger.phases[1].formula = fmt::format(
+        "after init {}{} + (stored activations {} + forward working set {}){}", FormatGB(init),
+        fwd_mode, FormatGB(act.stored), FormatGB(act.forward_working), reserve_text);
+    ledger.phases[2].formula = fmt::format(
+        "after init {}{} + (stored activations {} + backward working set {}){}", FormatGB(init),
+        bwd_mode, FormatGB(act.stored), FormatGB(act.backward_working), reserve_text);
+    ledger.phases[3].formula = fmt::format(
+        "after init {}{} + Adam moments {} (allocated now) + gradient shard copy {}",
+        FormatGB(init), mode_text, FormatGB(st.moments.bytes), FormatGB(st.step_transient.bytes));
+    ledger.phases[4].formula =
+        fmt::format("step-1 peak {} + Adam moments {}", FormatGB(std::max(forward, backward)),
+                    FormatGB(st.moments.bytes));
+  }
   ledger.peak_before_step1 = std::max({init, forward, backward});
   ledger.peak_after_step1 = std::max(step, steady);
   for (const auto& p : ledger.phases) {
@@ -286,17 +318,18 @@ MemoryLedger ComputeLedger(const Job& job, const MemoryConstants& constants, Byt
 }
 
 MemoryLedger ComputeLedger(const Job& job, const MemoryConstants& constants,
-                           const std::vector<StageStatics>& statics, Bytes& floor) {
+                           const std::vector<StageStatics>& statics, Bytes& floor,
+                           LedgerDetail detail) {
   auto activation_free = [](const MemoryLedger& l) {
     return std::max(l.PhaseOf(Phase::kAfterInit).bytes,
                     l.PhaseOf(Phase::kFirstOptimizerStep).bytes);
   };
   // Every stage: with an uneven split a middle stage can hold the most.
-  MemoryLedger most = StageLedgerFrom(job, constants, 0, statics.at(0));
+  MemoryLedger most = StageLedgerFrom(job, constants, 0, statics.at(0), detail);
   floor = activation_free(most);
   for (int64_t stage = 1; stage < job.spec.layout.pp; ++stage) {
     MemoryLedger other =
-        StageLedgerFrom(job, constants, stage, statics.at(static_cast<size_t>(stage)));
+        StageLedgerFrom(job, constants, stage, statics.at(static_cast<size_t>(stage)), detail);
     floor = std::max(floor, activation_free(other));
     if (other.Peak() > most.Peak()) most = std::move(other);
   }

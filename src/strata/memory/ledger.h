@@ -45,6 +45,11 @@ std::string_view MemoryVerdictName(MemoryVerdict v);  // "fits", "at_risk", "oom
 /// "fits, within the model's error", "at risk", "OOM".
 std::string_view MemoryVerdictText(MemoryVerdict v);
 
+/// How much of a ledger to build. The numbers are the same either way: kNumbersOnly skips the
+/// items, their formula text and the phases' text (the planner checks thousands of layouts and
+/// reads only the peak, the floor and the verdict; formatting cost it most of its time).
+enum class LedgerDetail { kExplained, kNumbersOnly };
+
 struct MemoryLedger {
   int64_t stage = 0;  // the pipeline stage this ledger is for (the most loaded one)
   std::string rank;   // "pipeline stage 0 of 1 (first and last)"

@@ -18,14 +18,19 @@ struct StageStatics {
   StaticMemory st;
   ModeMemory mode;
 };
-/// For every pipeline stage of the job's layout, stage 0 first.
+/// For every pipeline stage of the job's layout, stage 0 first. `params`: CountParams(job.model),
+/// which the caller may compute once for many layouts.
+std::vector<StageStatics> ComputeStageStatics(const Job& job, const ParamBreakdown& params,
+                                              LedgerDetail detail = LedgerDetail::kExplained);
 std::vector<StageStatics> ComputeStageStatics(const Job& job);
 
 /// ComputeLedger on statics computed before for the same parallel layout (and the same job
 /// otherwise): the planner computes them once per layout and reuses them for its micro batches
-/// and recompute choices. `floor`: as for ComputeLedger in ledger.h.
+/// and recompute choices. `floor`: as for ComputeLedger in ledger.h. With kNumbersOnly the
+/// ledger's items, host items, rank and phase texts are empty; its numbers are the same.
 MemoryLedger ComputeLedger(const Job& job, const MemoryConstants& constants,
-                           const std::vector<StageStatics>& statics, Bytes& floor);
+                           const std::vector<StageStatics>& statics, Bytes& floor,
+                           LedgerDetail detail = LedgerDetail::kExplained);
 
 }  // namespace strata
 

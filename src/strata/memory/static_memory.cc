@@ -24,6 +24,12 @@ bool IsFrozen(const Job& job, ModuleKind kind) {
 
 std::string GbAndGib(Bytes b) { return fmt::format("{} ({})", FormatGB(b), FormatGiB(b)); }
 
+/// `make()` when the ledger is explained; empty for the numbers alone (LedgerDetail).
+template <class Make>
+std::string TextIf(bool explain, Make make) {
+  return explain ? std::string(make()) : std::string();
+}
+
 }  // namespace
 
 std::vector<int64_t> StageLayerIndices(const Job& job, int64_t stage) {
@@ -48,7 +54,9 @@ std::vector<int64_t> StageLayerIndices(const Job& job, int64_t stage) {
   return indices;
 }
 
-StaticMemory ComputeStaticMemory(const Job& job, const ParamBreakdown& params, int64_t stage) {
+StaticMemory ComputeStaticMemory(const Job& job, const ParamBreakdown& params, int64_t stage,
+                                 LedgerDetail detail) {
+  const bool explain = detail == LedgerDetail::kExplained;
   const ParallelLayout& l = job.spec.layout;
   const bool first = stage == 0;
   const bool last = stage == l.pp - 1;
@@ -58,13 +66,15 @@ StaticMemory ComputeStaticMemory(const Job& job, const ParamBreakdown& params, i
   ModuleParams layer_sum;
   const auto stage_layers = StageLayerIndices(job, stage);
   for (int64_t i : stage_layers) layer_sum += params.layers[static_cast<size_t>(i)].modules;
-  const std::string of_layers =
-      fmt::format("{} of {} layers", stage_layers.size(), params.layers.size());
+  const std::string of_layers = TextIf(explain, [&] {
+    return fmt::format("{} of {} layers", stage_layers.size(), params.layers.size());
+  });
   for (ModuleKind k : {ModuleKind::kAttention, ModuleKind::kLinearAttention, ModuleKind::kDenseMlp,
                        ModuleKind::kSharedExperts}) {
-    at(k) = {layer_sum[k] / l.tp,
-             fmt::format("{}: {} / TP {}", of_layers,
-                         GroupDigits(static_cast<double>(layer_sum[k])), l.tp)};
+    at(k) = {layer_sum[k] / l.tp, TextIf(explain, [&] {
+               return fmt::format("{}: {} / TP {}", of_layers,
+                                  GroupDigits(static_cast<double>(layer_sum[k])), l.tp);
+             })};
   }
   at(ModuleKind::kRouter) = {layer_sum[ModuleKind::kRouter],
                              fmt::format("{}, replicated over TP", of_layers)};
@@ -73,16 +83,18 @@ StaticMemory ComputeStaticMemory(const Job& job, const ParamBreakdown& params, i
       norms, fmt::format("{}{}, replicated over TP", of_layers, last ? " + final norm" : "")};
   const int64_t expert_ways = l.ep * l.etp;
   at(ModuleKind::kRoutedExperts) = {
-      layer_sum[ModuleKind::kRoutedExperts] / expert_ways,
-      fmt::format("{}: {} / (EP {} x ETP {})", of_layers,
-                  GroupDigits(static_cast<double>(layer_sum[ModuleKind::kRoutedExperts])), l.ep,
-                  l.etp)};
+      layer_sum[ModuleKind::kRoutedExperts] / expert_ways, TextIf(explain, [&] {
+        return fmt::format("{}: {} / (EP {} x ETP {})", of_layers,
+                           GroupDigits(static_cast<double>(layer_sum[ModuleKind::kRoutedExperts])),
+                           l.ep, l.etp);
+      })};
   // The vocabulary is padded so that every TP rank holds an equal slice.
   const int64_t padded_vocab = PaddedVocab(job.model.vocab_size, l.tp);
   const int64_t vocab_slice = job.model.hidden_size * padded_vocab / l.tp;
-  const std::string vocab_how =
-      fmt::format("{} hidden x {} vocab (padded) / TP {}", job.model.hidden_size,
-                  GroupDigits(static_cast<double>(padded_vocab)), l.tp);
+  const std::string vocab_how = TextIf(explain, [&] {
+    return fmt::format("{} hidden x {} vocab (padded) / TP {}", job.model.hidden_size,
+                       GroupDigits(static_cast<double>(padded_vocab)), l.tp);
+  });
   if (first) at(ModuleKind::kEmbedding) = {vocab_slice, vocab_how};
   if (last && (!job.model.tie_word_embeddings || l.pp > 1)) {
     at(ModuleKind::kHead) = {vocab_slice, job.model.tie_word_embeddings
@@ -146,17 +158,20 @@ StaticMemory ComputeStaticMemory(const Job& job, const ParamBreakdown& params, i
     const int64_t ways = sh.shards_weights() ? (expert ? groups.expert : groups.dense) : 1;
     const Bytes bytes =
         Bytes::Count(static_cast<double>(elem_bytes * s.params) / static_cast<double>(ways));
-    std::string how = s.how;
-    if (ways > 1)
-      how += fmt::format(", sharded over {}", expert ? groups.expert_text : groups.dense_text);
-    LedgerItem item{ItemKind::kWeights, fmt::format("weights: {}", ModuleKindName(k)), bytes,
-                    fmt::format("{} B x {} params ({}){} = {}", elem_bytes,
-                                GroupDigits(static_cast<double>(s.params)), how,
-                                ways > 1 ? fmt::format(" / {}", ways) : "", GbAndGib(bytes)),
+    LedgerItem item{ItemKind::kWeights, "", bytes, "",
                     frozen            ? "frozen: no gradient or optimizer state"
                     : elem_bytes == 1 ? "FP8 primary weights (fp8 param gather)"
                     : fsdp2           ? "FSDP2 sharded parameter, stored in the master dtype"
                                       : ""};
+    if (explain) {
+      std::string how = s.how;
+      if (ways > 1)
+        how += fmt::format(", sharded over {}", expert ? groups.expert_text : groups.dense_text);
+      item.name = fmt::format("weights: {}", ModuleKindName(k));
+      item.formula = fmt::format("{} B x {} params ({}){} = {}", elem_bytes,
+                                 GroupDigits(static_cast<double>(s.params)), how,
+                                 ways > 1 ? fmt::format(" / {}", ways) : "", GbAndGib(bytes));
+    }
     offload(item, sh.offload_param);
     out.weights.push_back(item);
   }
@@ -169,6 +184,7 @@ StaticMemory ComputeStaticMemory(const Job& job, const ParamBreakdown& params, i
               : out.dense_trainable + out.expert_trainable;
   };
   auto shard_text = [&](bool on) {
+    if (!explain) return std::string();
     return fmt::format("({} dense / {} + {} expert / {})", GroupDigits(out.dense_trainable),
                        on ? groups.dense_text : "1 (not sharded)",
                        GroupDigits(out.expert_trainable),
@@ -179,12 +195,13 @@ StaticMemory ComputeStaticMemory(const Job& job, const ParamBreakdown& params, i
   out.gradients.kind = ItemKind::kGradients;
   out.gradients.name = fmt::format("gradient buffer ({})", DTypeName(job.spec.grad_dtype));
   out.gradients.bytes = Bytes::Count(static_cast<double>(grad_bytes) * sharded(grads_sharded));
-  out.gradients.formula = grads_sharded
-                              ? fmt::format("{} B x {} = {}", grad_bytes, shard_text(true),
-                                            GbAndGib(out.gradients.bytes))
-                              : fmt::format("{} B x {} trainable params = {}", grad_bytes,
-                                            GroupDigits(static_cast<double>(out.trainable_params)),
-                                            GbAndGib(out.gradients.bytes));
+  out.gradients.formula = TextIf(explain, [&] {
+    return grads_sharded ? fmt::format("{} B x {} = {}", grad_bytes, shard_text(true),
+                                       GbAndGib(out.gradients.bytes))
+                         : fmt::format("{} B x {} trainable params = {}", grad_bytes,
+                                       GroupDigits(static_cast<double>(out.trainable_params)),
+                                       GbAndGib(out.gradients.bytes));
+  });
   if (grads_sharded) {
     out.gradients.note = fmt::format("{}: gradients sharded", ShardingModeName(sh.mode));
     offload(out.gradients, fsdp2 ? sh.offload_param : sh.offload_optimizer);
@@ -199,16 +216,21 @@ StaticMemory ComputeStaticMemory(const Job& job, const ParamBreakdown& params, i
                         fmt::format("optimizer: master weights ({})", DTypeName(opt.master_dtype)),
                         Bytes::Count(static_cast<double>(master_bytes) * shard), "",
                         "allocated when the optimizer is built"};
-  out.master_weights.formula = needs_master ? fmt::format("{} B x {} = {}", master_bytes, shard_str,
-                                                          GbAndGib(out.master_weights.bytes))
-                               : fsdp2      ? "0: FSDP2's sharded parameter is the master copy"
-                                            : "0: the parameters are already the master copy";
+  out.master_weights.formula =
+      needs_master ? TextIf(explain,
+                            [&] {
+                              return fmt::format("{} B x {} = {}", master_bytes, shard_str,
+                                                 GbAndGib(out.master_weights.bytes));
+                            })
+      : fsdp2      ? "0: FSDP2's sharded parameter is the master copy"
+                   : "0: the parameters are already the master copy";
   const OptimizerStates states =
       OptimizerStatesOf(opt, out.trainable_params, out.adamw_only_trainable);
   out.moments = {ItemKind::kOptimizer, states.name, Bytes::Count(states.bytes_per_param * shard),
                  "", "allocated lazily at the first optimizer step"};
-  out.moments.formula =
-      fmt::format("{} x {} = {}", states.formula, shard_str, GbAndGib(out.moments.bytes));
+  out.moments.formula = TextIf(explain, [&] {
+    return fmt::format("{} x {} = {}", states.formula, shard_str, GbAndGib(out.moments.bytes));
+  });
   // With bf16 gradients the optimizer copies its gradient shard to the master dtype.
   const bool copies_grads = job.spec.grad_dtype != opt.master_dtype;
   const int64_t copy_bytes = copies_grads ? DTypeBytes(opt.master_dtype) : 0;
@@ -216,9 +238,12 @@ StaticMemory ComputeStaticMemory(const Job& job, const ParamBreakdown& params, i
                         Bytes::Count(static_cast<double>(copy_bytes) * shard), "",
                         "only during optimizer.step()"};
   out.step_transient.formula =
-      copies_grads
-          ? fmt::format("{} B x {} = {}", copy_bytes, shard_str, GbAndGib(out.step_transient.bytes))
-          : "0: the gradient buffer is already in the master dtype";
+      copies_grads ? TextIf(explain,
+                            [&] {
+                              return fmt::format("{} B x {} = {}", copy_bytes, shard_str,
+                                                 GbAndGib(out.step_transient.bytes));
+                            })
+                   : "0: the gradient buffer is already in the master dtype";
   if (optimizer_offloaded) {
     const OffloadTarget target = fsdp2 ? sh.offload_param : sh.offload_optimizer;
     offload(out.master_weights, target);

@@ -43,7 +43,10 @@ struct OptimizerStates {
 };
 OptimizerStates OptimizerStatesOf(const OptimizerSpec& opt, int64_t trainable, double adamw_only);
 
-StaticMemory ComputeStaticMemory(const Job& job, const ParamBreakdown& params, int64_t stage);
+/// With LedgerDetail::kNumbersOnly the items' names and formulas are left empty (notes kept);
+/// every number is the same.
+StaticMemory ComputeStaticMemory(const Job& job, const ParamBreakdown& params, int64_t stage,
+                                 LedgerDetail detail = LedgerDetail::kExplained);
 
 }  // namespace strata
 

@@ -81,10 +81,16 @@ struct LayoutMemory {
   Bytes floor;
 };
 
-/// Fills the memory fields of `r` from the ledger of the job with r's layout, reusing and
-/// filling `layout` when given.
-void CheckMemory(const StepSetup& setup, const MemoryConstants& memory, RankedLayout& r,
-                 LayoutMemory* layout = nullptr) {
+void SetMemory(RankedLayout& r, const MemoryLedger& ledger) {
+  r.peak = ledger.Peak();
+  r.capacity = ledger.capacity;
+  r.fits = ledger.fits;
+  r.verdict = ledger.verdict;
+  r.memory_checked = true;
+}
+
+/// Fills the memory fields of `r` from the ledger of the job with r's layout.
+void CheckMemory(const StepSetup& setup, const MemoryConstants& memory, RankedLayout& r) {
   Job job = setup.job;
   ApplyCandidate(job.spec, r.candidate);
   if (!RederiveJob(job).ok()) {  // the enumeration's rules are the validation's: not expected
@@ -92,19 +98,7 @@ void CheckMemory(const StepSetup& setup, const MemoryConstants& memory, RankedLa
     r.fits = false;
     return;
   }
-  MemoryLedger ledger;
-  if (layout == nullptr) {
-    ledger = ComputeLedger(job, memory);
-  } else {
-    if (!layout->known) layout->statics = ComputeStageStatics(job);
-    ledger = ComputeLedger(job, memory, layout->statics, layout->floor);
-    layout->known = true;
-  }
-  r.peak = ledger.Peak();
-  r.capacity = ledger.capacity;
-  r.fits = ledger.fits;
-  r.verdict = ledger.verdict;
-  r.memory_checked = true;
+  SetMemory(r, ComputeLedger(job, memory));
 }
 
 }  // namespace
@@ -183,12 +177,19 @@ SearchSpace SpaceOf(const StepSetup& setup, const PlanOptions& options) {
   return space;
 }
 
-/// The ledger check of the fast path: a layout whose activation-free floor is over the card does
+/// The ledger check of the fast path: the ledger's numbers alone (no text), on one job reused
+/// for every candidate (its spec reset from the job's), with the parameter counts and each
+/// layout's statics computed once. A layout whose activation-free floor is over the card does
 /// not fit with any micro batch or recompute choice, so its other candidates skip the ledger.
+/// The result is CheckMemory's, number for number (planner tests compare the two paths).
 class FloorCheckedMemory {
  public:
   FloorCheckedMemory(const StepSetup& setup, const MemoryConstants& memory)
-      : setup_(setup), memory_(memory), capacity_(setup.job.gpu.memory) {}
+      : setup_(setup),
+        memory_(memory),
+        capacity_(setup.job.gpu.memory),
+        job_(setup.job),
+        params_(CountParams(setup.job.model)) {}
 
   void operator()(RankedLayout& r) {
     const ParallelLayout& l = r.candidate.layout;
@@ -209,7 +210,19 @@ class FloorCheckedMemory {
       r.verdict = MemoryVerdict::kOom;
       return;
     }
-    CheckMemory(setup_, memory_, r, &layout);
+    job_.spec = setup_.job.spec;
+    ApplyCandidate(job_.spec, r.candidate);
+    if (!RederiveJob(job_).ok()) {  // not expected, as in CheckMemory
+      r.memory_checked = true;
+      r.fits = false;
+      return;
+    }
+    if (!layout.known) {
+      layout.statics = ComputeStageStatics(job_, params_, LedgerDetail::kNumbersOnly);
+    }
+    SetMemory(
+        r, ComputeLedger(job_, memory_, layout.statics, layout.floor, LedgerDetail::kNumbersOnly));
+    layout.known = true;
     ++ledgers_;
   }
   int64_t LedgerCount() const { return ledgers_; }
@@ -218,6 +231,8 @@ class FloorCheckedMemory {
   const StepSetup& setup_;
   const MemoryConstants& memory_;
   Bytes capacity_;
+  Job job_;  // scratch: the candidate's job
+  ParamBreakdown params_;
   std::map<std::array<int64_t, 10>, LayoutMemory> layouts_;
   int64_t ledgers_ = 0;
 };
@@ -225,10 +240,13 @@ class FloorCheckedMemory {
 /// Takes the layouts from `next` (fastest first, ties in enumeration order) and checks them with
 /// the memory ledger until the top K that fit are known and, when the job's own layout fits,
 /// every faster layout has been checked (so its rank is exact). `placeable` layouts in all.
-template <class NextFn, class CheckFn>
+/// `walk_to(s)` is called before the walk when it will go on at least to a step of s seconds
+/// (the job's own layout fits).
+template <class NextFn, class CheckFn, class WalkToFn>
 Result<PlanResult> RankByMemory(const StepSetup& setup, const CollectiveModel& comm,
                                 const MemoryConstants& memory, const PlanOptions& options,
-                                PlanResult plan, int64_t placeable, NextFn next, CheckFn& check) {
+                                PlanResult plan, int64_t placeable, NextFn next, CheckFn& check,
+                                WalkToFn walk_to) {
   // The job's own layout keeps all of its options (recompute method and layer count included).
   plan.current.candidate = CurrentCandidate(setup);
   STRATA_ASSIGN_OR_RETURN(plan.current.step, EvaluateStep(setup.tables, setup.layout, comm));
@@ -239,6 +257,7 @@ Result<PlanResult> RankByMemory(const StepSetup& setup, const CollectiveModel& c
   plan.current.verdict = own.verdict;
   plan.current.memory_checked = true;
   const double current_s = plan.current.step.step.s();
+  if (plan.current.fits) walk_to(current_s);
 
   int64_t faster_fitting = 0, walked = 0;
   while (std::optional<Timed> t = next()) {
@@ -275,11 +294,12 @@ Result<PlanResult> PlanLayouts(const StepSetup& setup, const CollectiveModel& co
   plan.objective = options.objective;
   const SearchSpace space = SpaceOf(setup, options);
   plan.sharding = space.sharding;
-  LayoutsByTime layouts(setup, comm, space);
+  LayoutsByTime layouts(setup, comm, space, options.threads);
   FloorCheckedMemory check(setup, memory);
   auto ranked = RankByMemory(
       setup, comm, memory, options, std::move(plan), layouts.placeable(),
-      [&] { return layouts.Next(); }, check);
+      [&] { return layouts.Next(); }, check,
+      [&](double current_s) { layouts.PrefetchBelow(current_s); });
   if (!ranked.ok()) return ranked;
   // Counted after the walk: a layout found unplaceable while walking (not expected) counts too.
   ranked->rules = layouts.rules();
@@ -321,7 +341,7 @@ Result<PlanResult> PlanLayoutsReference(const StepSetup& setup, const Collective
         if (i == timed.size()) return std::nullopt;
         return timed[i++];
       },
-      check);
+      check, [](double) {});
   if (ranked.ok()) ranked->ledger_evaluations = ranked->memory_checked;
   return ranked;
 }

@@ -29,6 +29,9 @@ struct PlanOptions {
   /// (objective.h: the GPU count and the tokens per step are fixed in one search).
   Objective objective = Objective::kTime;
   SearchSpace space;  // world, global batch and max_tokens are filled from the job when 0
+  /// Threads the fast search evaluates layouts on (0: the machine's cores). The result is the
+  /// same with any number.
+  unsigned threads = 0;
 };
 
 /// One evaluated layout.

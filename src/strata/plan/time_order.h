@@ -13,6 +13,13 @@
 // choice of that layout (EvaluateStepOn). The first layout of each placement is evaluated in full
 // at once, which also tells whether that placement can be priced on the cluster: the same for
 // all of its layouts, since what fails (a group's shape on the cluster) does not depend on them.
+//
+// The evaluations run on `threads` threads: the first layouts of the placements and the bounds
+// after the enumeration, and, while walking, a batch of the smallest bounds at a time (the batch
+// doubles as the walk goes on, up to kMaxBatch). Evaluating a bound early never changes what
+// Next returns (a full time is never below its bound), so the order, and every count but
+// full_evaluations, is the same with any number of threads and any batch; full_evaluations
+// counts the batches' speculative evaluations too and does not depend on the threads.
 #ifndef STRATA_PLAN_TIME_ORDER_H_
 #define STRATA_PLAN_TIME_ORDER_H_
 
@@ -36,11 +43,19 @@ struct Timed {
 
 class LayoutsByTime {
  public:
-  /// Enumerates `space` (counting the rules' removals into `rules`) and bounds every layout.
-  LayoutsByTime(const StepSetup& setup, const CollectiveModel& comm, const SearchSpace& space);
+  /// Enumerates `space` (counting the rules' removals into `rules`) and bounds every layout, on
+  /// `threads` threads (0: DefaultThreads()).
+  LayoutsByTime(const StepSetup& setup, const CollectiveModel& comm, const SearchSpace& space,
+                unsigned threads = 0);
 
   /// The next layout in order of full step time; nullopt when every placeable layout was given.
   std::optional<Timed> Next();
+
+  /// Before the first Next: evaluates in full, on the threads, every layout whose bound is below
+  /// `limit_s`, all of which a walk to a layout of that time must evaluate (the planner's walk
+  /// to the job's own layout), and sorts those faster than `limit_s`; Next gives them first,
+  /// from that array, then goes on from the heap.
+  void PrefetchBelow(double limit_s);
 
   const PruneCounts& rules() const { return rules_; }
   int64_t unplaceable() const { return unplaceable_; }
@@ -60,10 +75,16 @@ class LayoutsByTime {
   static bool Later(const Entry& a, const Entry& b) {
     return a.key > b.key || (a.key == b.key && a.index > b.index);
   }
-  std::optional<double> FullStep(uint32_t index);
+  static constexpr size_t kMaxBatch = 1024;
+  /// The full step time of candidate `index`; nullopt when its groups cannot be priced.
+  std::optional<double> FullStep(uint32_t index) const;
+  /// Evaluates the heap's smallest bounds in full (a batch) and puts them back with their times.
+  void EvaluateBatch();
 
   const StepSetup& setup_;
   const CollectiveModel& comm_;
+  unsigned threads_ = 1;
+  size_t batch_ = 1;
   PruneCounts rules_;
   int64_t unplaceable_ = 0;
   int64_t full_evaluations_ = 0;
@@ -71,6 +92,10 @@ class LayoutsByTime {
   std::vector<Candidate> candidates_;
   std::vector<uint32_t> placement_of_;  // per candidate
   std::vector<Entry> heap_;
+  std::vector<Entry> ready_;  // PrefetchBelow's layouts, sorted; given from ready_next_ on
+  size_t ready_next_ = 0;
+  std::vector<Entry> pending_;    // the batch being evaluated
+  std::vector<Entry> set_aside_;  // full entries popped while collecting it
 };
 
 }  // namespace strata::plan

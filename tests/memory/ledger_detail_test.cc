@@ -1,0 +1,84 @@
+// The planner's ledger (LedgerDetail::kNumbersOnly: no items, no text) must give the numbers of
+// the ledger `strata memory` prints, on every path the ledger has: pipeline stages (even and
+// uneven), VPP, every recompute mode (megatron full/selective, torchtitan every-N and op SAC),
+// activation offload, ZeRO-2/3, FSDP2 with and without resharding, HSDP, offload, FP8 recipes
+// and native cross entropy. Compared: every phase's bytes, both peaks, the floor, the verdict.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "memory/memory_test_support.h"
+#include "strata/memory/ledger.h"
+#include "strata/memory/ledger_statics.h"
+#include "support/golden.h"
+
+namespace strata {
+namespace {
+
+using testing::Constants;
+using testing::ReferenceJob;
+
+void ExpectSameNumbers(const Job& job) {
+  const MemoryConstants c = Constants();
+  Bytes floor_explained, floor_numbers;
+  const MemoryLedger explained =
+      ComputeLedger(job, c, ComputeStageStatics(job), floor_explained, LedgerDetail::kExplained);
+  const MemoryLedger numbers = ComputeLedger(
+      job, c, ComputeStageStatics(job, CountParams(job.model), LedgerDetail::kNumbersOnly),
+      floor_numbers, LedgerDetail::kNumbersOnly);
+  // The explained ledger has its text and items; the numbers-only one none (or it saved nothing).
+  EXPECT_FALSE(explained.items.empty());
+  EXPECT_FALSE(explained.PhaseOf(Phase::kForwardPeak).formula.empty());
+  EXPECT_TRUE(numbers.items.empty());
+  EXPECT_TRUE(numbers.PhaseOf(Phase::kForwardPeak).formula.empty());
+
+  EXPECT_EQ(numbers.stage, explained.stage);
+  ASSERT_EQ(numbers.phases.size(), explained.phases.size());
+  for (size_t i = 0; i < explained.phases.size(); ++i) {
+    EXPECT_EQ(numbers.phases[i].bytes.value(), explained.phases[i].bytes.value())
+        << PhaseName(explained.phases[i].phase);
+  }
+  EXPECT_EQ(numbers.peak_before_step1.value(), explained.peak_before_step1.value());
+  EXPECT_EQ(numbers.peak_after_step1.value(), explained.peak_after_step1.value());
+  EXPECT_EQ(floor_numbers.value(), floor_explained.value());
+  EXPECT_EQ(numbers.fits, explained.fits);
+  EXPECT_EQ(numbers.verdict, explained.verdict);
+  EXPECT_EQ(numbers.params_per_gpu, explained.params_per_gpu);
+}
+
+TEST(LedgerDetail, NumbersOnlyGivesTheExplainedLedgersNumbers) {
+  const std::vector<std::vector<std::string>> cases = {
+      {},
+      {"parallel.pp=2", "parallel.dp=20", "parallel.ep=4"},
+      {"parallel.pp=2", "parallel.dp=20", "parallel.ep=4", "parallel.first_stage_layers=24"},
+      {"parallel.pp=2", "parallel.dp=20", "parallel.ep=4", "parallel.vpp=2",
+       "recompute.granularity=full"},
+      {"recompute.granularity=selective", "recompute.modules=[layernorm, mlp]"},
+      {"recompute.granularity=none", "activation_offload.num_layers=8"},
+      {"recompute.granularity=selective", "recompute.selective_ac_option=2"},
+      {"sharding.mode=zero2", "precision.grads=bf16"},
+      {"sharding.mode=zero3", "sharding.prefetch_layers=0.0047"},
+      {"sharding.mode=fsdp2", "sharding.reshard_after_forward=false"},
+      {"sharding.mode=fsdp2", "sharding.replicate=5"},
+      {"sharding.mode=zero3", "sharding.offload_optimizer=cpu", "sharding.offload_param=cpu"},
+      {"fp8.recipe=blockwise", "fp8.param_gather=true"},
+      {"fp8.recipe=delayed"},
+      {"sharding.mode=fsdp2", "fp8.recipe=torchao_tensorwise", "fp8.param_gather=true"},
+      {"loss.cross_entropy=native", "precision.grads=fp32"},
+  };
+  for (const auto& sets : cases) {
+    SCOPED_TRACE(::testing::PrintToString(sets));
+    ExpectSameNumbers(ReferenceJob(sets));
+  }
+  // torchtitan's op-level SAC needs softmax-attention blocks: the dense Qwen3-14B row (MS-06).
+  auto spec = LoadJobSpec(testing::TestPath("memory/validation/ms-06.yaml"),
+                          {"recompute.granularity=selective", "recompute.selective_ac_option=op"});
+  ASSERT_TRUE(spec.ok()) << spec.error().Format();
+  auto job = ResolveJob(*spec);
+  ASSERT_TRUE(job.ok()) << job.error().Format();
+  ExpectSameNumbers(*job);
+}
+
+}  // namespace
+}  // namespace strata
