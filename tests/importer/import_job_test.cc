@@ -353,5 +353,32 @@ TEST(ImportJobTest, MegatronUnevenPipelineArguments) {
   EXPECT_EQ(StageLayerCounts(a->job.layout, 96), (std::vector<int64_t>{48, 48}));
 }
 
+// deepspeed --include: TigerBot's train_sft.sh runs `deepspeed --include="localhost:2,3"`, two
+// GPUs of one node, with no --nodes or --gpus-per-node given to strata import.
+TEST(ImportJobTest, DeepSpeedIncludeGivesTheNodesAndGpus) {
+  ImportOptions o = Gpu("A100 80GB");
+  o.overrides = {"sequence.max_tokens=2048"};
+  o.model = "llama-3.1-8b";
+  const ImportReport r = Import("hf_deepspeed_zero3_offload/train_sft.sh", o);
+  EXPECT_EQ(r.job.cluster.nodes, 1);
+  EXPECT_EQ(r.job.cluster.gpus_per_node, 2);
+  EXPECT_EQ(r.job.layout.dp, 2);
+  EXPECT_NE(SourceOf(r, "cluster.gpus_per_node").find("localhost:2,3"), std::string::npos)
+      << SourceOf(r, "cluster.gpus_per_node");
+  // The forms of DeepSpeed's launcher (deepspeed/launcher/runner.py, parse_resource_filter):
+  // hosts separated by '@', each with an optional ':' and slot list.
+  const DeepSpeedHosts two = ParseDeepSpeedInclude("worker-0:0,1,2,3@worker-1:4,5,6,7");
+  EXPECT_EQ(two.nodes, 2);
+  EXPECT_EQ(two.gpus_per_node, 4);
+  const DeepSpeedHosts whole = ParseDeepSpeedInclude("worker-0@worker-1");
+  EXPECT_EQ(whole.nodes, 2);  // all GPUs of each: the count is not in the string
+  EXPECT_FALSE(whole.gpus_per_node.has_value());
+  const DeepSpeedHosts uneven = ParseDeepSpeedInclude("a:0,1@b:0");
+  EXPECT_EQ(uneven.nodes, 2);
+  EXPECT_FALSE(uneven.gpus_per_node.has_value());
+  EXPECT_EQ(ParseDeepSpeedInclude("").nodes, 0);
+  EXPECT_EQ(ParseDeepSpeedInclude("@@").nodes, 0);
+}
+
 }  // namespace
 }  // namespace strata

@@ -193,14 +193,40 @@ TEST(FamilyMoreTest, StarCoder2) {
 }
 
 TEST(FamilyMoreTest, NemotronByHand) {
-  // nvidia/Nemotron-Mini-4B-Instruct (Minitron-4B shapes): the Hub shows "4.19B"; no exact
-  // figure was found. By hand: 32 x (q 3072^2 + k/v 2 x 3072 x 1024 + o 3072^2 + squared-ReLU
+  // nvidia/Nemotron-Mini-4B-Instruct (Minitron-4B shapes), its Hub config.json verbatim. The Hub
+  // shows "4.19B"; by hand: 32 x (q 3072^2 + k/v 2 x 3072 x 1024 + o 3072^2 + squared-ReLU
   // MLP 2 x 3072 x 9216 + 2 LayerNorm1p with bias 4 x 3072 = 81,801,216) + 2 x 256000 x 3072
   // (untied) + 2 x 3072 = 4,190,509,056.
   const ModelConfig n = Load("nemotron-mini-4b");
   EXPECT_EQ(n.family, "nemotron");
   EXPECT_EQ(n.mlp, MlpKind::kPlain);
   EXPECT_EQ(CountParams(n).text_total(), 4'190'509'056);
+}
+
+TEST(FamilyMoreTest, NemotronAgainstAPublishedTrainingLog) {
+  // The one exact published count found: axolotl's QLoRA run of this checkpoint
+  // (axolotl-ai-cloud/axolotl pull request #3506, examples/nemotron/nemotron-mini-4b-qlora.yaml:
+  // lora_r 32 on q/k/v/o/up/down, pad token added) printed
+  //   "trainable params: 46,137,344 || all params: 4,236,652,544".
+  // The LoRA adapters, by hand: r x (in + out) per projection, per layer
+  //   q 32 x (3072 + 3072) = 196,608; k, v 32 x (3072 + 1024) = 131,072 each;
+  //   o 196,608; up, down 32 x (3072 + 9216) = 393,216 each; sum 1,441,792; x 32 layers
+  //   = 46,137,344, the trainable figure exactly.
+  // The log's tokenizer gained a pad token at id 256000 ("Updated tokens: {'pad_token_id':
+  // 256000}"), so the embedding and the untied output layer have 256,001 rows: the base model
+  // counts 2 x 3072 more than at 256,000. Base at 256,001 rows + adapters = all params.
+  auto text = ReadFile(ConfigPath("nemotron-mini-4b"));
+  ASSERT_TRUE(text.ok());
+  std::string resized = *text;
+  const std::string vocab = "\"vocab_size\": 256000";
+  ASSERT_NE(resized.find(vocab), std::string::npos);
+  resized.replace(resized.find(vocab), vocab.size(), "\"vocab_size\": 256001");
+  auto config = ParseModelConfig(resized, "nemotron-mini-4b.json");
+  ASSERT_TRUE(config.ok()) << config.error().Format();
+  constexpr int64_t kLora =
+      32 * (2 * 32 * (3072 + 3072) + 2 * 32 * (3072 + 1024) + 2 * 32 * (3072 + 9216));
+  static_assert(kLora == 46'137'344);
+  EXPECT_EQ(CountParams(*config).text_total() + kLora, 4'236'652'544);
 }
 
 TEST(FamilyMoreTest, JambaFlopsPerTokenByHand) {

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cctype>
 #include <filesystem>
 
@@ -62,6 +63,35 @@ Status MergeDeepSpeedFile(Settings& s, const fs::path& base) {
   return OkStatus();
 }
 
+}  // namespace
+
+DeepSpeedHosts ParseDeepSpeedInclude(std::string_view text) {
+  DeepSpeedHosts out;
+  bool same = true;
+  std::optional<int64_t> slots;
+  size_t start = 0;
+  while (start <= text.size()) {
+    const size_t at = std::min(text.find('@', start), text.size());
+    const std::string_view host = text.substr(start, at - start);
+    start = at + 1;
+    if (host.empty()) continue;
+    ++out.nodes;
+    const size_t colon = host.find(':');
+    // A host without slots runs on all of its GPUs, which the string does not tell.
+    int64_t n = 0;
+    if (colon != std::string_view::npos) {
+      const std::string_view list = host.substr(colon + 1);
+      n = list.empty() ? 0 : 1 + static_cast<int64_t>(std::count(list.begin(), list.end(), ','));
+    }
+    if (n == 0 || (slots && *slots != n)) same = false;
+    slots = n;
+  }
+  if (same && slots && *slots > 0) out.gpus_per_node = *slots;
+  return out;
+}
+
+namespace {
+
 // Launcher options (torchrun, deepspeed, accelerate) before the training program.
 void ReadLauncher(const std::vector<ShellWord>& words, size_t program, Detected& d) {
   Settings launcher;
@@ -76,6 +106,15 @@ void ReadLauncher(const std::vector<ShellWord>& words, size_t program, Detected&
   set("num_gpus", "cluster.gpus_per_node");
   set("nnodes", "cluster.nodes");
   set("num_nodes", "cluster.nodes");
+  // deepspeed --include "worker-0:0,1@worker-1:0,1": a node per host, its listed GPUs.
+  if (const SourcedValue* v = launcher.Use("include")) {
+    const DeepSpeedHosts hosts = ParseDeepSpeedInclude(v->value);
+    const std::string source = fmt::format("{} {} ({})", words[0].text, v->source, v->value);
+    if (hosts.nodes > 0) d.job.Set("cluster.nodes", std::to_string(hosts.nodes), source);
+    if (hosts.gpus_per_node) {
+      d.job.Set("cluster.gpus_per_node", std::to_string(*hosts.gpus_per_node), source);
+    }
+  }
 }
 
 Result<Detected> DetectCommand(std::string_view text, const std::string& file) {

@@ -8,6 +8,7 @@
 #define STRATA_IMPORTER_IMPORT_JOB_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -47,6 +48,15 @@ struct ImportReport {
   std::string model_json;             // Megatron-style model description, when one was built
   JobSpec job;                        // the YAML parsed back (proves it is a valid job)
 };
+
+/// deepspeed's --include ("localhost:2,3", "worker-0:0,1@worker-1:0,1"): one node per host;
+/// the GPUs per node when every host lists the same number of slots (a host without a slot
+/// list runs on all of its GPUs, which the string does not tell).
+struct DeepSpeedHosts {
+  int64_t nodes = 0;
+  std::optional<int64_t> gpus_per_node;
+};
+DeepSpeedHosts ParseDeepSpeedInclude(std::string_view text);
 
 /// Imports `text` (the contents of `file`). Errors name the file, the line or key, and what
 /// was expected; an input in which no known framework is recognised is an error, never an
