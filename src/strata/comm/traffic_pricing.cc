@@ -12,6 +12,7 @@ Result<std::vector<PricedTraffic>> PriceTraffic(const std::vector<TrafficItem>& 
                                                 const std::vector<GroupPlacement>& groups,
                                                 const CollectiveModel& model) {
   std::vector<PricedTraffic> out;
+  out.reserve(items.size());
   for (const auto& item : items) {
     const GroupPlacement* group = FindGroup(groups, item.group);
     if (group == nullptr) {
@@ -23,8 +24,7 @@ Result<std::vector<PricedTraffic>> PriceTraffic(const std::vector<TrafficItem>& 
       e.message = fmt::format("{} group: {}", ToString(item.group), e.message);
       return e;
     }
-    PricedTraffic p{item, *group, *cost, cost->time * item.calls_per_step,
-                    item.size * item.calls_per_step};
+    PricedTraffic p{item, *cost, cost->time * item.calls_per_step, item.size * item.calls_per_step};
     out.push_back(std::move(p));
   }
   return out;

@@ -14,8 +14,7 @@ namespace strata {
 
 struct PricedTraffic {
   TrafficItem item;
-  GroupPlacement group;
-  CollectiveCost cost;    // one call
+  CollectiveCost cost;    // one call, on the group's shape (cost.shape)
   Seconds time_per_step;  // cost.time x calls_per_step, before any overlap with compute
   Bytes size_per_step;    // item.size x calls_per_step
 };

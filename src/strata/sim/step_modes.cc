@@ -95,7 +95,7 @@ Result<std::vector<PricedTraffic>> PriceShardedTraffic(const ModelTrafficShape& 
       e.message = fmt::format("{} group: {}", ToString(kind), e.message);
       return e;
     }
-    out.push_back({item, group, *cost, cost->time * per_step, item.size * per_step});
+    out.push_back({item, *cost, cost->time * per_step, item.size * per_step});
     return OkStatus();
   };
 
