@@ -79,6 +79,17 @@ TEST_P(ViewsAgree, MemoryStepPlanAndCompareGiveTheSameNumbers) {
   EXPECT_EQ(current["memory_verdict"], memory["verdict"]);
   EXPECT_EQ(first["memory_verdict"], memory["verdict"]);
 
+  // The layout: the same fields with the same values in memory's and step's "job" and plan's
+  // "current" (one AddLayoutJson), the uneven split included.
+  for (const char* key :
+       {"tp", "pp", "vpp", "first_stage_layers", "last_stage_layers", "account_for_embedding",
+        "account_for_loss", "cp", "ep", "etp", "dp", "expert_dp", "sequence_parallel"}) {
+    SCOPED_TRACE(key);
+    ASSERT_TRUE(memory["job"].contains(key));
+    EXPECT_EQ(memory["job"][key], step["job"][key]);
+    EXPECT_EQ(memory["job"][key], current[key]);
+  }
+
   // The step time and the MFU.
   const double t = step["step_time_s"].get<double>();
   ExpectSameDouble(current["step_time_s"].get<double>(), t, "plan step time");

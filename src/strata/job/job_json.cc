@@ -7,6 +7,22 @@
 
 namespace strata {
 
+void AddLayoutJson(Json& j, const ParallelLayout& l) {
+  j["tp"] = l.tp;
+  j["pp"] = l.pp;
+  j["vpp"] = l.vpp;
+  j["first_stage_layers"] = l.first_stage_layers;
+  j["last_stage_layers"] = l.last_stage_layers;
+  j["account_for_embedding"] = l.account_for_embedding;
+  j["account_for_loss"] = l.account_for_loss;
+  j["cp"] = l.cp;
+  j["ep"] = l.ep;
+  j["etp"] = l.etp;
+  j["dp"] = l.dp;
+  j["expert_dp"] = l.expert_dp();
+  j["sequence_parallel"] = l.sequence_parallel;
+}
+
 Json JobToJson(const ResolvedJob& job) {
   const JobSpec& s = job.spec;
   const ParallelLayout& l = s.layout;
@@ -14,26 +30,18 @@ Json JobToJson(const ResolvedJob& job) {
               {"cluster", job.cluster.name},
               {"model", job.model.name},
               {"gpu", job.gpu.name},
-              {"gpus", l.world()},
-              {"tp", l.tp},
-              {"pp", l.pp},
-              {"vpp", l.vpp},
-              {"cp", l.cp},
-              {"ep", l.ep},
-              {"etp", l.etp},
-              {"dp", l.dp},
-              {"expert_dp", l.expert_dp()},
-              {"sequence_parallel", l.sequence_parallel},
-              {"micro_batch", s.micro_batch},
-              {"global_batch", s.global_batch},
-              {"max_tokens", static_cast<int64_t>(s.sequence.max_tokens)},
-              {"recompute", RecomputeGranularityName(s.recompute.granularity)},
-              {"param_dtype", DTypeName(s.param_dtype)},
-              {"grad_dtype", DTypeName(s.grad_dtype)},
-              {"distributed_optimizer", s.optimizer.distributed},
-              {"cross_entropy", CrossEntropyImplName(s.cross_entropy)},
-              {"sharding", ShardingModeName(s.sharding.mode)},
-              {"fp8_recipe", Fp8RecipeName(s.fp8.recipe)}};
+              {"gpus", l.world()}};
+  AddLayoutJson(doc, l);
+  doc.update(Json{{"micro_batch", s.micro_batch},
+                  {"global_batch", s.global_batch},
+                  {"max_tokens", static_cast<int64_t>(s.sequence.max_tokens)},
+                  {"recompute", RecomputeGranularityName(s.recompute.granularity)},
+                  {"param_dtype", DTypeName(s.param_dtype)},
+                  {"grad_dtype", DTypeName(s.grad_dtype)},
+                  {"distributed_optimizer", s.optimizer.distributed},
+                  {"cross_entropy", CrossEntropyImplName(s.cross_entropy)},
+                  {"sharding", ShardingModeName(s.sharding.mode)},
+                  {"fp8_recipe", Fp8RecipeName(s.fp8.recipe)}});
   // Only when set, so the JSON of jobs without them is unchanged.
   if (s.recompute.titan.on()) {
     doc["selective_ac_option"] =

@@ -8,10 +8,15 @@
 
 namespace strata {
 
-/// file, cluster, model, gpu, gpus, the layout (tp pp vpp cp ep etp dp expert_dp
-/// sequence_parallel), micro and global batch, max_tokens, recompute, dtypes, distributed
-/// optimizer, cross entropy, sharding and FP8 recipe; torchtitan's selective_ac_option and the
-/// activation-offload layers only when the job sets them.
+/// A layout's fields, appended to `j` in this order: tp, pp, vpp, first_stage_layers and
+/// last_stage_layers (0: the even share), account_for_embedding, account_for_loss, cp, ep, etp,
+/// dp, expert_dp, sequence_parallel. Every view that prints a layout (memory, step, map, plan)
+/// writes it with this, so a layout has the same fields everywhere.
+void AddLayoutJson(Json& j, const ParallelLayout& l);
+
+/// file, cluster, model, gpu, gpus, the layout (AddLayoutJson), micro and global batch, max_tokens,
+/// recompute, dtypes, distributed optimizer, cross entropy, sharding and FP8 recipe; torchtitan's
+/// selective_ac_option and the activation-offload layers only when the job sets them.
 Json JobToJson(const ResolvedJob& job);
 
 }  // namespace strata

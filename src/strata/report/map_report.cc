@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "strata/core/table.h"
+#include "strata/job/job_json.h"
 
 namespace strata {
 namespace {
@@ -143,20 +144,15 @@ Json MapJson(const MapReport& r) {
   if (!r.layout) return j;
   const LayoutSection& s = *r.layout;
   const ParallelLayout& l = s.inputs.layout;
-  j["layout"] = {{"tp", l.tp},
-                 {"pp", l.pp},
-                 {"cp", l.cp},
-                 {"ep", l.ep},
-                 {"etp", l.etp},
-                 {"dp", l.dp},
-                 {"expert_dp", l.expert_dp()},
-                 {"sequence_parallel", l.sequence_parallel},
-                 {"rank_order", s.rank_order},
-                 {"model", s.model},
-                 {"micro_batch", s.inputs.micro_batch},
-                 {"tokens_per_sample", JsonNumber(s.inputs.tokens_per_sample)},
-                 {"micro_batches_per_step", s.inputs.micro_batches_per_step},
-                 {"full_recompute", s.inputs.full_recompute}};
+  Json layout = Json::object();
+  AddLayoutJson(layout, l);
+  layout["rank_order"] = s.rank_order;
+  layout["model"] = s.model;
+  layout["micro_batch"] = s.inputs.micro_batch;
+  layout["tokens_per_sample"] = JsonNumber(s.inputs.tokens_per_sample);
+  layout["micro_batches_per_step"] = s.inputs.micro_batches_per_step;
+  layout["full_recompute"] = s.inputs.full_recompute;
+  j["layout"] = layout;
   Json groups = Json::array();
   for (const auto& g : s.groups) {
     groups.push_back({{"group", ToString(g.kind)},

@@ -8,6 +8,7 @@
 
 #include "strata/core/strings.h"
 #include "strata/core/table.h"
+#include "strata/job/job_json.h"
 
 namespace strata {
 namespace {
@@ -64,17 +65,8 @@ void AddRow(Table& table, const StepSetup& setup, plan::Objective objective,
 
 Json LayoutJson(const StepSetup& setup, const RankedLayout& r) {
   const ParallelLayout& l = r.candidate.layout;
-  Json j;
-  j["tp"] = l.tp;
-  j["pp"] = l.pp;
-  j["first_stage_layers"] = l.first_stage_layers;  // 0: the even share
-  j["last_stage_layers"] = l.last_stage_layers;
-  j["vpp"] = l.vpp;
-  j["cp"] = l.cp;
-  j["ep"] = l.ep;
-  j["etp"] = l.etp;
-  j["dp"] = l.dp;
-  j["sequence_parallel"] = l.sequence_parallel;
+  Json j = Json::object();
+  AddLayoutJson(j, l);
   j["micro_batch"] = r.candidate.micro_batch;
   j["recompute"] = std::string(RecomputeGranularityName(r.candidate.recompute));
   j["sharding"] = std::string(ShardingModeName(r.candidate.sharding));
