@@ -169,13 +169,13 @@ void BM_PlanLlama70b1024_Slow(benchmark::State& state) {
   Plan(state, llama70b1024_sets, 128, strata::plan::PlanLayoutsReference);
 }
 
-BENCHMARK(BM_PlanReference40)->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_PlanLlama70b64)->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_PlanLlama70b1024)->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_PlanDeepseekV3_16384)->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_PlanReference40_Slow)->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_PlanLlama70b64_Slow)->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_PlanLlama70b1024_Slow)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_PlanReference40)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_PlanLlama70b64)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_PlanLlama70b1024)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_PlanDeepseekV3_16384)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_PlanReference40_Slow)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_PlanLlama70b64_Slow)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_PlanLlama70b1024_Slow)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_EnumerateReference40)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_EnumerateLlama70b1024)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_EnumerateDeepseekV3_16384)->Unit(benchmark::kMillisecond);

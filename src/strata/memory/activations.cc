@@ -227,9 +227,16 @@ ActivationMemory ComputeActivations(const Job& job, const MemoryConstants& const
   // of them is on the GPU at a time while its copy runs behind the next layer (TE's handler).
   const int64_t offloaded = job.spec.activation_offload.num_layers;
   double host_per_mb = 0, offload_in_flight = 0;
+  // LayerActivationsPerToken depends on the layer's mixer and feed-forward kinds only: computed
+  // once per kind (a model has a few), not once per layer.
+  const LayerSpec* last_spec = nullptr;
+  LayerActivationBytes per_token;
   for (size_t i = 0; i < layers.size(); ++i) {
     const LayerSpec& spec = job.model.layers[static_cast<size_t>(layers[i])];
-    const LayerActivationBytes per_token = LayerActivationsPerToken(job, constants, spec);
+    if (last_spec == nullptr || spec.mixer != last_spec->mixer || spec.ffn != last_spec->ffn) {
+      per_token = LayerActivationsPerToken(job, constants, spec);
+      last_spec = &spec;
+    }
     if (explain) per_token_by_kind[LayerKindLabel(spec)] = per_token.saved;
     max_saved = std::max(max_saved, per_token.saved * t);
     max_fwd = std::max(max_fwd, per_token.forward_transient * t);
@@ -332,10 +339,10 @@ ActivationMemory ComputeActivations(const Job& job, const MemoryConstants& const
   if (explain) {
     // What each layer kind saves for backward, so --explain shows the per-kind split.
     std::string by_kind;
-    for (const auto& [label, per_token] : per_token_by_kind) {
+    for (const auto& [label, saved] : per_token_by_kind) {
       by_kind +=
           fmt::format("{}{}: {} B/token x {} tokens = {}", by_kind.empty() ? "" : "; ", label,
-                      GroupDigits(per_token), GroupDigits(t), Gb(Bytes::Count(per_token * t)));
+                      GroupDigits(saved), GroupDigits(t), Gb(Bytes::Count(saved * t)));
     }
     out.items.push_back(
         {ItemKind::kActivations, "activations: backward working set of one layer", backward_layer,

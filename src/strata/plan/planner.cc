@@ -6,9 +6,11 @@
 #include <array>
 #include <cmath>
 #include <map>
+#include <mutex>
 #include <utility>
 
 #include "strata/core/did_you_mean.h"
+#include "strata/core/parallel.h"
 #include "strata/memory/ledger_statics.h"
 #include "strata/plan/time_order.h"
 
@@ -177,6 +179,25 @@ SearchSpace SpaceOf(const StepSetup& setup, const PlanOptions& options) {
   return space;
 }
 
+/// What the ledger's statics and floor depend on: the parallel layout (its split included) and
+/// the sharding mode, not the micro batch or the recompute choice.
+using MemoryKey = std::array<int64_t, 12>;
+MemoryKey MemoryKeyOf(const Candidate& c) {
+  const ParallelLayout& l = c.layout;
+  return {l.tp,
+          l.pp,
+          l.vpp,
+          l.cp,
+          l.ep,
+          l.etp,
+          l.dp,
+          l.first_stage_layers,
+          l.last_stage_layers,
+          l.account_for_embedding ? 1 : 0,
+          l.account_for_loss ? 1 : 0,
+          static_cast<int64_t>(c.sharding)};
+}
+
 /// The ledger check of the fast path: the ledger's numbers alone (no text), on one job reused
 /// for every candidate (its spec reset from the job's), with the parameter counts and each
 /// layout's statics computed once. A layout whose activation-free floor is over the card does
@@ -192,18 +213,7 @@ class FloorCheckedMemory {
         params_(CountParams(setup.job.model)) {}
 
   void operator()(RankedLayout& r) {
-    const ParallelLayout& l = r.candidate.layout;
-    const std::array<int64_t, 10> key = {l.tp,
-                                         l.pp,
-                                         l.vpp,
-                                         l.cp,
-                                         l.ep,
-                                         l.etp,
-                                         l.dp,
-                                         l.first_stage_layers,
-                                         l.last_stage_layers,
-                                         static_cast<int64_t>(r.candidate.sharding)};
-    LayoutMemory& layout = layouts_[key];
+    LayoutMemory& layout = layouts_[MemoryKeyOf(r.candidate)];
     if (layout.known && layout.floor > capacity_) {
       r.memory_checked = true;
       r.fits = false;
@@ -227,15 +237,59 @@ class FloorCheckedMemory {
   }
   int64_t LedgerCount() const { return ledgers_; }
 
+  /// Takes over what `other` learnt (layouts checked on another thread, none of them known here)
+  /// and its ledger count.
+  void Absorb(FloorCheckedMemory& other) {
+    layouts_.merge(other.layouts_);
+    ledgers_ += other.ledgers_;
+  }
+
  private:
   const StepSetup& setup_;
   const MemoryConstants& memory_;
   Bytes capacity_;
   Job job_;  // scratch: the candidate's job
   ParamBreakdown params_;
-  std::map<std::array<int64_t, 10>, LayoutMemory> layouts_;
+  std::map<MemoryKey, LayoutMemory> layouts_;
   int64_t ledgers_ = 0;
 };
+
+/// The memory of the layouts in `candidates` (the walk's first layouts, in walk order), checked
+/// on `threads` threads. Each parallel layout's candidates go to one thread, in walk order, so
+/// every floor the serial walk would reuse is reused the same way: the results and the ledger
+/// count do not depend on the threads. What the threads learnt goes into `check` afterwards.
+std::vector<RankedLayout> CheckMemoryInParallel(const StepSetup& setup,
+                                                const MemoryConstants& memory,
+                                                const std::vector<Candidate>& candidates,
+                                                unsigned threads, FloorCheckedMemory& check) {
+  std::vector<RankedLayout> out(candidates.size());
+  // Positions grouped by parallel layout, each group in walk order.
+  std::vector<std::pair<MemoryKey, size_t>> order(candidates.size());
+  for (size_t i = 0; i < candidates.size(); ++i) order[i] = {MemoryKeyOf(candidates[i]), i};
+  std::sort(order.begin(), order.end());
+  std::vector<size_t> group_starts;
+  for (size_t i = 0; i < order.size(); ++i) {
+    if (i == 0 || order[i].first != order[i - 1].first) group_starts.push_back(i);
+  }
+  group_starts.push_back(order.size());
+  const size_t groups = group_starts.size() - 1;
+  std::mutex done_mutex;
+  std::vector<FloorCheckedMemory> done;
+  ParallelChunks(groups, threads, 1, [&](size_t begin, size_t end) {
+    FloorCheckedMemory mine(setup, memory);
+    for (size_t g = begin; g < end; ++g) {
+      for (size_t k = group_starts[g]; k < group_starts[g + 1]; ++k) {
+        RankedLayout& r = out[order[k].second];
+        r.candidate = candidates[order[k].second];
+        mine(r);
+      }
+    }
+    const std::lock_guard<std::mutex> lock(done_mutex);
+    done.push_back(std::move(mine));
+  });
+  for (FloorCheckedMemory& c : done) check.Absorb(c);
+  return out;
+}
 
 /// Takes the layouts from `next` (fastest first, ties in enumeration order) and checks them with
 /// the memory ledger until the top K that fit are known and, when the job's own layout fits,
@@ -296,10 +350,32 @@ Result<PlanResult> PlanLayouts(const StepSetup& setup, const CollectiveModel& co
   plan.sharding = space.sharding;
   LayoutsByTime layouts(setup, comm, space, options.threads);
   FloorCheckedMemory check(setup, memory);
+  // When the walk goes to the job's own layout, every layout faster than it is evaluated and
+  // memory-checked up front, on the threads; the walk then takes those results in order.
+  const unsigned threads = options.threads == 0 ? DefaultThreads() : options.threads;
+  std::vector<RankedLayout> prechecked;
+  size_t walked = 0;
+  auto checked = [&](RankedLayout& r) {
+    if (walked < prechecked.size()) {
+      const RankedLayout& p = prechecked[walked];
+      r.peak = p.peak;
+      r.capacity = p.capacity;
+      r.fits = p.fits;
+      r.verdict = p.verdict;
+      r.memory_checked = p.memory_checked;
+    } else {
+      check(r);
+    }
+    ++walked;
+  };
   auto ranked = RankByMemory(
       setup, comm, memory, options, std::move(plan), layouts.placeable(),
-      [&] { return layouts.Next(); }, check,
-      [&](double current_s) { layouts.PrefetchBelow(current_s); });
+      [&] { return layouts.Next(); }, checked,
+      [&](double current_s) {
+        layouts.PrefetchBelow(current_s);
+        prechecked =
+            CheckMemoryInParallel(setup, memory, layouts.ReadyCandidates(), threads, check);
+      });
   if (!ranked.ok()) return ranked;
   // Counted after the walk: a layout found unplaceable while walking (not expected) counts too.
   ranked->rules = layouts.rules();

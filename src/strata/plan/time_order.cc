@@ -184,6 +184,13 @@ void LayoutsByTime::PrefetchBelow(double limit_s) {
   ready_next_ = 0;
 }
 
+std::vector<Candidate> LayoutsByTime::ReadyCandidates() const {
+  std::vector<Candidate> out;
+  out.reserve(ready_.size() - ready_next_);
+  for (size_t i = ready_next_; i < ready_.size(); ++i) out.push_back(candidates_[ready_[i].index]);
+  return out;
+}
+
 std::optional<Timed> LayoutsByTime::Next() {
   if (ready_next_ < ready_.size()) {
     const Entry& e = ready_[ready_next_++];

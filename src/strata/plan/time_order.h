@@ -56,6 +56,8 @@ class LayoutsByTime {
   /// to the job's own layout), and sorts those faster than `limit_s`; Next gives them first,
   /// from that array, then goes on from the heap.
   void PrefetchBelow(double limit_s);
+  /// The layouts PrefetchBelow found faster than its limit, in the order Next gives them.
+  std::vector<Candidate> ReadyCandidates() const;
 
   const PruneCounts& rules() const { return rules_; }
   int64_t unplaceable() const { return unplaceable_; }
