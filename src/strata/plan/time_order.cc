@@ -62,7 +62,7 @@ LayoutsByTime::LayoutsByTime(const StepSetup& setup, const CollectiveModel& comm
       ++unplaceable_;
       return true;
     }
-    candidates_.push_back(c);
+    candidates_.push_back(Pack(c));
     placement_of_.push_back(last_slot);
     return true;
   });
@@ -92,7 +92,10 @@ LayoutsByTime::LayoutsByTime(const StepSetup& setup, const CollectiveModel& comm
       if (!placements_[placement_of_[i]].placeable) continue;
       keep[i] = 1;
       if (first[i] != 0) continue;
-      const double bound = StepComputeBound(setup.tables, StepLayoutFor(setup, candidates_[i])).s();
+      const double bound =
+          StepComputeBound(setup.tables,
+                           StepLayoutFor(setup, CandidateAt(static_cast<uint32_t>(i))))
+              .s();
       entries[i] = {bound * kBoundMargin, static_cast<uint32_t>(i), false};
     }
   });
@@ -107,8 +110,54 @@ LayoutsByTime::LayoutsByTime(const StepSetup& setup, const CollectiveModel& comm
   std::make_heap(heap_.begin(), heap_.end(), Later);
 }
 
+// Every field of Candidate and of its ParallelLayout: a new field must be packed too (the
+// planner's tests compare the fast search's layouts with the reference search's).
+static_assert(sizeof(ParallelLayout) == 7 * 8 + 8 + 2 * 8 + 8, "pack the new layout field");
+static_assert(sizeof(Candidate) == sizeof(ParallelLayout) + 8 + 8, "pack the new field");
+
+LayoutsByTime::Packed LayoutsByTime::Pack(const Candidate& c) {
+  const ParallelLayout& l = c.layout;
+  auto i32 = [](int64_t v) { return static_cast<int32_t>(v); };
+  return {i32(l.tp),
+          i32(l.pp),
+          i32(l.vpp),
+          i32(l.cp),
+          i32(l.ep),
+          i32(l.etp),
+          i32(l.dp),
+          i32(l.first_stage_layers),
+          i32(l.last_stage_layers),
+          i32(c.micro_batch),
+          static_cast<uint8_t>(l.sequence_parallel),
+          static_cast<uint8_t>(l.account_for_embedding),
+          static_cast<uint8_t>(l.account_for_loss),
+          static_cast<uint8_t>(c.recompute),
+          static_cast<uint8_t>(c.sharding)};
+}
+
+Candidate LayoutsByTime::Unpack(const Packed& p) {
+  Candidate c;
+  ParallelLayout& l = c.layout;
+  l.tp = p.tp;
+  l.pp = p.pp;
+  l.vpp = p.vpp;
+  l.cp = p.cp;
+  l.ep = p.ep;
+  l.etp = p.etp;
+  l.dp = p.dp;
+  l.first_stage_layers = p.first_stage_layers;
+  l.last_stage_layers = p.last_stage_layers;
+  l.sequence_parallel = p.sequence_parallel != 0;
+  l.account_for_embedding = p.account_for_embedding != 0;
+  l.account_for_loss = p.account_for_loss != 0;
+  c.micro_batch = p.micro_batch;
+  c.recompute = static_cast<RecomputeGranularity>(p.recompute);
+  c.sharding = static_cast<ShardingMode>(p.sharding);
+  return c;
+}
+
 std::optional<double> LayoutsByTime::FullStep(uint32_t index) const {
-  auto step = EvaluateStepOn(setup_.tables, StepLayoutFor(setup_, candidates_[index]), comm_,
+  auto step = EvaluateStepOn(setup_.tables, StepLayoutFor(setup_, CandidateAt(index)), comm_,
                              placements_[placement_of_[index]].groups);
   if (!step.ok()) return std::nullopt;
   return step->step.s();
@@ -187,21 +236,21 @@ void LayoutsByTime::PrefetchBelow(double limit_s) {
 std::vector<Candidate> LayoutsByTime::ReadyCandidates() const {
   std::vector<Candidate> out;
   out.reserve(ready_.size() - ready_next_);
-  for (size_t i = ready_next_; i < ready_.size(); ++i) out.push_back(candidates_[ready_[i].index]);
+  for (size_t i = ready_next_; i < ready_.size(); ++i) out.push_back(CandidateAt(ready_[i].index));
   return out;
 }
 
 std::optional<Timed> LayoutsByTime::Next() {
   if (ready_next_ < ready_.size()) {
     const Entry& e = ready_[ready_next_++];
-    return Timed{e.key, candidates_[e.index], e.index};
+    return Timed{e.key, CandidateAt(e.index), e.index};
   }
   while (!heap_.empty()) {
     if (heap_.front().full) {
       std::pop_heap(heap_.begin(), heap_.end(), Later);
       const Entry e = heap_.back();
       heap_.pop_back();
-      return Timed{e.key, candidates_[e.index], e.index};
+      return Timed{e.key, CandidateAt(e.index), e.index};
     }
     // The smallest key left is a bound: evaluate it (and the next smallest) in full.
     EvaluateBatch();

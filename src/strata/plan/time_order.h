@@ -91,7 +91,17 @@ class LayoutsByTime {
   int64_t unplaceable_ = 0;
   int64_t full_evaluations_ = 0;
   std::vector<Placement> placements_;
-  std::vector<Candidate> candidates_;
+  /// A candidate in 48 bytes instead of Candidate's 104: millions are kept (DeepSeek-V3 on
+  /// 16,384 GPUs: 2 million), and their memory was a tenth of the search's time.
+  struct Packed {
+    int32_t tp, pp, vpp, cp, ep, etp, dp, first_stage_layers, last_stage_layers, micro_batch;
+    uint8_t sequence_parallel, account_for_embedding, account_for_loss, recompute, sharding;
+  };
+  static Packed Pack(const Candidate& c);
+  static Candidate Unpack(const Packed& p);
+  Candidate CandidateAt(uint32_t index) const { return Unpack(candidates_[index]); }
+
+  std::vector<Packed> candidates_;
   std::vector<uint32_t> placement_of_;  // per candidate
   std::vector<Entry> heap_;
   std::vector<Entry> ready_;  // PrefetchBelow's layouts, sorted; given from ready_next_ on
