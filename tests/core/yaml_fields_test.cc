@@ -42,5 +42,21 @@ TEST(YamlFields, EmptyAndMalformed) {
   EXPECT_GT(bad.error().line, 0);
 }
 
+// Fuzz finding 14: YAML allows a sequence or a map as a key ("? [a, b]: c"); reading it as a name
+// threw yaml-cpp's bad conversion out of every parser that checks for unknown keys.
+TEST(YamlFields, AKeyThatIsNotANameIsAnErrorNotAnException) {
+  auto node = ParseYaml("gpus: 8\nnode:\n  ? [a, b]\n  : 1\n", "k.yaml");
+  ASSERT_TRUE(node.ok());
+  auto top = YamlMap::Of(*node, "k.yaml", "");
+  ASSERT_TRUE(top.ok());
+  auto inner = top->Map("node");
+  ASSERT_TRUE(inner.ok());
+  const Status s = inner->CheckNoUnknownKeys();
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().Format(),
+            "k.yaml:3: node: a key that is not a name (a YAML sequence or map used as a key)\n"
+            "  hint: keys are plain names, as in the examples under data/");
+}
+
 }  // namespace
 }  // namespace strata

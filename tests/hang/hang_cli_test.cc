@@ -209,5 +209,20 @@ TEST(HangCli, HelpDocumentsEveryExitCode) {
   }
 }
 
+// Fuzz finding 16 (912 bytes, 88 s under ASan): a corrupt NCCL RAS summary gave a process count
+// of 3,181,122 (a PID); every rank up to it was listed as missing, 211 MB of JSON. A world
+// beyond 2^20 ranks is dropped with a note, and nothing is said about ranks the evidence never
+// named.
+TEST(HangCli, AWorldBeyondAnyJobIsIgnoredWithANote) {
+  const auto r =
+      RunCli({"hang", "--json",
+              testing::TestPath("../fuzz/regressions/evidence/f16_pid_read_as_world_size")});
+  EXPECT_LT(r.out.size(), 100'000u);
+  EXPECT_NE(r.out.find("a world of 3181122 ranks (NCCL RAS total processes) is beyond any job"),
+            std::string::npos)
+      << r.out.substr(0, 2000);
+  EXPECT_NE(r.out.find("\"expected_world_size\": null"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace strata::hang

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "strata/core/file_io.h"
+#include "strata/importer/job_builder.h"
 #include "strata/job/training_modes_parse.h"
 #include "strata/model/megatron_model.h"
 #include "strata/model/param_count.h"
@@ -378,6 +379,22 @@ TEST(ImportJobTest, DeepSpeedIncludeGivesTheNodesAndGpus) {
   EXPECT_FALSE(uneven.gpus_per_node.has_value());
   EXPECT_EQ(ParseDeepSpeedInclude("").nodes, 0);
   EXPECT_EQ(ParseDeepSpeedInclude("@@").nodes, 0);
+}
+
+// Fuzz finding 15: a GPU count that is not a number (a word from a cut-off argument dump)
+// reached std::stoll, whose exception escaped the importer. It is an error naming the field,
+// the value and where it came from.
+TEST(ImportJobTest, ANonNumericGpuCountIsAnErrorNamingItsSource) {
+  JobBuilder job;
+  job.Set("cluster.nodes", "two", "torchrun --nnodes (line 1)");
+  auto n = job.GetPositiveInt("cluster.nodes");
+  ASSERT_FALSE(n.ok());
+  EXPECT_NE(n.error().Format().find("cluster.nodes is 'two' (from torchrun --nnodes (line 1))"),
+            std::string::npos)
+      << n.error().Format();
+  EXPECT_FALSE(JobBuilder().GetPositiveInt("parallel.dp").ok());
+  job.Set("parallel.dp", "4", "derived");
+  EXPECT_EQ(*job.GetPositiveInt("parallel.dp"), 4);
 }
 
 }  // namespace

@@ -149,6 +149,13 @@ Status YamlMap::CheckNoUnknownKeys(const std::vector<std::string>& also_allowed)
   std::vector<std::string> known(read_.begin(), read_.end());
   known.insert(known.end(), also_allowed.begin(), also_allowed.end());
   for (const auto& kv : node_) {
+    if (!kv.first.IsScalar()) {  // "? [a, b]: c" or "{a: b}: c": YAML allows it, a job never
+      Error e = InvalidInput("a key that is not a name (a YAML sequence or map used as a key)");
+      e.file = file_;
+      e.field = path_.empty() ? "(top level)" : path_;
+      e.line = kv.first.Mark().line + 1;
+      return e.WithHint("keys are plain names, as in the examples under data/");
+    }
     const std::string key = kv.first.as<std::string>();
     if (read_.count(key) ||
         std::find(also_allowed.begin(), also_allowed.end(), key) != also_allowed.end())

@@ -62,8 +62,9 @@ Status FinishCommon(Settings& s, MapContext& ctx, JobBuilder& job, int64_t world
       job.Default("cluster.nodes", "1", "torchrun's --nnodes defaults to 1");
     }
   }
-  const int64_t world =
-      std::stoll(job.Get("cluster.gpus_per_node")) * std::stoll(job.Get("cluster.nodes"));
+  STRATA_ASSIGN_OR_RETURN(const int64_t gpus_per_node, job.GetPositiveInt("cluster.gpus_per_node"));
+  STRATA_ASSIGN_OR_RETURN(const int64_t nodes, job.GetPositiveInt("cluster.nodes"));
+  const int64_t world = gpus_per_node * nodes;
   if (world_divisor <= 0 || world % world_divisor != 0) {
     return InvalidInput(fmt::format("the world of {} GPUs is not a multiple of TP x PP x CP = {}",
                                     world, world_divisor))

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
 #include <vector>
 
 #include "strata/job/job_fields.h"
@@ -35,6 +36,21 @@ std::string JobBuilder::Get(const std::string& key) const {
     if (f.key == key) return f.value;
   }
   return "";
+}
+
+Result<int64_t> JobBuilder::GetPositiveInt(const std::string& key) const {
+  for (const auto& f : fields_) {
+    if (f.key != key) continue;
+    int64_t v = 0;
+    const char* end = f.value.data() + f.value.size();
+    auto [ptr, ec] = std::from_chars(f.value.data(), end, v);
+    if (ec == std::errc() && ptr == end && v > 0) return v;
+    return InvalidInput(fmt::format("{} is '{}' (from {}): expected a positive whole number", key,
+                                    f.value, f.source))
+        .InField(key)
+        .WithHint("pass the value to strata import (--set, --nodes, --gpus-per-node)");
+  }
+  return InvalidInput(fmt::format("{} is not known from the launch input", key)).InField(key);
 }
 
 std::string JobBuilder::Yaml(const std::string& header) const {

@@ -3,9 +3,11 @@
 #ifndef STRATA_IMPORTER_JOB_BUILDER_H_
 #define STRATA_IMPORTER_JOB_BUILDER_H_
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
+#include "strata/core/result.h"
 #include "strata/importer/import_job.h"
 
 namespace strata {
@@ -17,6 +19,9 @@ class JobBuilder {
   void Default(const std::string& key, std::string value, const std::string& why);
   bool Has(const std::string& key) const;
   std::string Get(const std::string& key) const;  // "" when unset
+  /// The field as a positive whole number; otherwise (unset, a word, an unresolved shell
+  /// variable, out of range) an error naming the field, its value and where it came from.
+  Result<int64_t> GetPositiveInt(const std::string& key) const;
 
   /// A framework default that matters but is not a job field (a timeout, a dataset behaviour).
   void NamedDefault(std::string text) { defaults_.push_back(std::move(text)); }

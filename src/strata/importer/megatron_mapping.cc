@@ -477,8 +477,8 @@ Status MapMegatron(MegatronFlavor flavor, Settings& s, MapContext& ctx, JobBuild
     s.Ignore(key);
   STRATA_RETURN_IF_ERROR(FinishCommon(s, ctx, job, sizes.tp * sizes.pp * sizes.cp));
   if (job.Get("batch.global_batch").empty()) {
-    const int64_t dp = std::stoll(job.Get("parallel.dp"));
-    const int64_t mbs = std::stoll(job.Get("batch.micro_batch"));
+    STRATA_ASSIGN_OR_RETURN(const int64_t dp, job.GetPositiveInt("parallel.dp"));
+    STRATA_ASSIGN_OR_RETURN(const int64_t mbs, job.GetPositiveInt("batch.micro_batch"));
     job.Set("batch.global_batch", std::to_string(dp * mbs),
             "default: Megatron's global_batch_size = micro_batch_size x DP");
   }

@@ -170,7 +170,7 @@ Status MapTorchtitan(Settings& s, MapContext& ctx, JobBuilder& job) {
   job.Default("frozen", "[]", "torchtitan trains every parameter");
   job.Default("mtp", "false", "no multi-token prediction in torchtitan's llama3");
   STRATA_RETURN_IF_ERROR(FinishCommon(s, ctx, job, tp * pp * cp));
-  const int64_t dp = std::stoll(job.Get("parallel.dp"));
+  STRATA_ASSIGN_OR_RETURN(const int64_t dp, job.GetPositiveInt("parallel.dp"));
   if (shard > 0 && replicate * shard != dp) {
     return InvalidInput(fmt::format("data_parallel_replicate_degree x data_parallel_shard_degree "
                                     "= {} x {} but the world gives DP = {}",
@@ -417,8 +417,8 @@ Status MapHfDeepSpeed(Settings& s, MapContext& ctx, JobBuilder& job) {
                        : "ddp_timeout = 1800 s: TrainingArguments' default collective timeout "
                          "(not a job field; `strata hang` reads it)");
   STRATA_RETURN_IF_ERROR(FinishCommon(s, ctx, job, 1));
-  const int64_t dp = std::stoll(job.Get("parallel.dp"));
-  const int64_t micro = std::stoll(job.Get("batch.micro_batch"));
+  STRATA_ASSIGN_OR_RETURN(const int64_t dp, job.GetPositiveInt("parallel.dp"));
+  STRATA_ASSIGN_OR_RETURN(const int64_t micro, job.GetPositiveInt("batch.micro_batch"));
   job.Set("batch.global_batch", std::to_string(micro * accumulation * dp),
           fmt::format("derived: micro {} x accumulation {} ({}) x DP {}", micro, accumulation,
                       accumulation_source, dp));

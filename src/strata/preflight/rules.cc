@@ -57,8 +57,12 @@ Result<Rules> LoadRules(const std::string& path_in) {
   STRATA_RETURN_IF_ERROR(t.CheckNoUnknownKeys());
   STRATA_ASSIGN_OR_RETURN(YAML::Node sources, top.Node("sources"));
   if (!sources.IsMap()) return top.ErrorAt("sources", "expected a mapping of field -> source");
-  for (const auto& kv : sources)
+  for (const auto& kv : sources) {
+    if (!kv.first.IsScalar() || !kv.second.IsScalar()) {
+      return top.ErrorAt("sources", "expected field: source, both plain text");
+    }
     rules.sources[kv.first.as<std::string>()] = kv.second.as<std::string>();
+  }
   STRATA_ASSIGN_OR_RETURN(YAML::Node list, top.Node("dangerous"));
   if (!list.IsSequence()) return top.ErrorAt("dangerous", "expected a list");
   for (size_t i = 0; i < list.size(); ++i) {
@@ -92,6 +96,7 @@ Result<CudaCompat> LoadCudaCompat(const std::string& path_in) {
     return top.ErrorAt("packages", "expected a mapping of package -> releases");
   CudaCompat compat;
   for (const auto& kv : packages) {
+    if (!kv.first.IsScalar()) return top.ErrorAt("packages", "a package name must be plain text");
     const std::string name = kv.first.as<std::string>();
     STRATA_ASSIGN_OR_RETURN(YamlMap p, YamlMap::Of(kv.second, path, "packages." + name));
     PackageReleases pr;

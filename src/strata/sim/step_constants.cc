@@ -26,6 +26,7 @@ Status PerGpu(YamlMap& section, KernelEfficiencyFile& out, Apply apply) {
   STRATA_ASSIGN_OR_RETURN(YamlMap gpus,
                           YamlMap::Of(node, section.file(), section.FieldPath("per_gpu")));
   for (const auto& entry : node) {
+    if (!entry.first.IsScalar()) return section.ErrorAt("per_gpu", "a GPU name must be plain text");
     const std::string name = entry.first.as<std::string>();
     auto [it, inserted] = out.per_gpu.try_emplace(name, out.defaults);
     STRATA_RETURN_IF_ERROR(apply(gpus, name, it->second));

@@ -96,21 +96,37 @@ std::vector<RankView> BuildViews(const EvidenceSet& ev, Verdict& verdict) {
   return views;
 }
 
-std::optional<int64_t> ExpectedWorld(const EvidenceSet& ev) {
+// The largest world a job can have here: the biggest clusters are 1e5 GPUs, and the analysis
+// walks every expected rank. A larger figure in the evidence is a misread or corrupt count
+// (a PID taken for a rank count), not a job: it is dropped with a note.
+constexpr int64_t kMaxWorldSize = int64_t{1} << 20;
+
+std::optional<int64_t> ExpectedWorld(const EvidenceSet& ev, std::vector<std::string>& notes) {
   std::optional<int64_t> world;
+  auto take = [&](int64_t n, const char* source) {
+    if (n > kMaxWorldSize) {
+      notes.push_back(
+          fmt::format("a world of {} ranks ({}) is beyond any job ({} ranks at most): "
+                      "ignored as a misread count",
+                      n, source, kMaxWorldSize));
+      return;
+    }
+    world = std::max(world.value_or(0), n);
+  };
   for (const RankEvidence& r : ev.ranks) {
-    if (r.process.world_size) world = std::max(world.value_or(0), *r.process.world_size);
+    if (r.process.world_size) take(*r.process.world_size, "WORLD_SIZE of a process");
   }
   if (world) return world;
   for (const auto& [file, dump] : ev.fr_dumps) {
     for (const auto& [name, config] : dump.pg_config) {
-      if (config.desc == "default_pg")
-        world = std::max<int64_t>(world.value_or(0), static_cast<int64_t>(config.ranks.size()));
+      if (config.desc == "default_pg") {
+        take(static_cast<int64_t>(config.ranks.size()), "the default group of a flight recorder");
+      }
     }
   }
   if (world) return world;
   for (const RasReport& ras : ev.ras) {
-    if (ras.total_processes > 0) world = std::max(world.value_or(0), ras.total_processes);
+    if (ras.total_processes > 0) take(ras.total_processes, "NCCL RAS total processes");
   }
   return world;
 }
@@ -461,7 +477,7 @@ Verdict Analyze(const EvidenceSet& ev, const AnalyzeOptions& options) {
   for (const auto& [file, dump] : ev.fr_dumps) {
     if (dump.rank) present.insert(*dump.rank);
   }
-  v.expected_world = ExpectedWorld(ev);
+  v.expected_world = ExpectedWorld(ev, v.notes);
   Sort(v.dead);
   if (v.expected_world) {
     for (int64_t r = 0; r < *v.expected_world; ++r) {
