@@ -108,7 +108,6 @@ double Fp8CopyBytesPerWeight(const Fp8Spec& fp8) {
 ModeMemory ComputeModeMemory(const Job& job, const ParamBreakdown& params, int64_t stage) {
   const ShardingSpec& sh = job.spec.sharding;
   const Fp8Spec& fp8 = job.spec.fp8;
-  const std::vector<ShardUnit> units = StageUnits(job, params, stage);
   ModeMemory out;
   out.gathered = {ItemKind::kWeights, "weights: all-gathered (ZeRO-3/FSDP2 working set)",
                   Bytes::Count(0), "0: weights are not sharded", ""};
@@ -118,6 +117,10 @@ ModeMemory ComputeModeMemory(const Job& job, const ParamBreakdown& params, int64
                     ""};
   out.fp8_state = {ItemKind::kOverhead, "FP8 scaling state", Bytes::Count(0), "0: no FP8 recipe",
                    ""};
+  // Megatron's bf16 jobs (zero1, no FP8: most of what the planner tries) have none of these
+  // buffers; the units are built only when one is needed.
+  if (!sh.shards_weights() && !sh.shards_gradients() && !fp8.on()) return out;
+  const std::vector<ShardUnit> units = StageUnits(job, params, stage);
   if (units.empty()) return out;
   const double param_b = static_cast<double>(DTypeBytes(job.spec.param_dtype));
   // torchao's float8 all-gather moves the GEMM weights in FP8.

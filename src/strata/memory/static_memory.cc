@@ -193,7 +193,8 @@ StaticMemory ComputeStaticMemory(const Job& job, const ParamBreakdown& params, i
   const int64_t grad_bytes = DTypeBytes(job.spec.grad_dtype);
   const bool grads_sharded = sh.shards_gradients();
   out.gradients.kind = ItemKind::kGradients;
-  out.gradients.name = fmt::format("gradient buffer ({})", DTypeName(job.spec.grad_dtype));
+  out.gradients.name = TextIf(
+      explain, [&] { return fmt::format("gradient buffer ({})", DTypeName(job.spec.grad_dtype)); });
   out.gradients.bytes = Bytes::Count(static_cast<double>(grad_bytes) * sharded(grads_sharded));
   out.gradients.formula = TextIf(explain, [&] {
     return grads_sharded ? fmt::format("{} B x {} = {}", grad_bytes, shard_text(true),
@@ -213,7 +214,11 @@ StaticMemory ComputeStaticMemory(const Job& job, const ParamBreakdown& params, i
   const bool needs_master = !fsdp2 && job.spec.param_dtype != opt.master_dtype;
   const int64_t master_bytes = needs_master ? DTypeBytes(opt.master_dtype) : 0;
   out.master_weights = {ItemKind::kOptimizer,
-                        fmt::format("optimizer: master weights ({})", DTypeName(opt.master_dtype)),
+                        TextIf(explain,
+                               [&] {
+                                 return fmt::format("optimizer: master weights ({})",
+                                                    DTypeName(opt.master_dtype));
+                               }),
                         Bytes::Count(static_cast<double>(master_bytes) * shard), "",
                         "allocated when the optimizer is built"};
   out.master_weights.formula =
