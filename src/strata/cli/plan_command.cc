@@ -61,6 +61,7 @@ int RunPlan(int argc, char** argv) {
   JobRequest request;
   std::vector<std::string> fixes;
   int64_t top_k = 5, nodes = 0, gpus = 0;
+  unsigned threads = 0;
   std::string objective = "time";
   std::string sharding = "job";
   bool explain = false, json = false;
@@ -82,6 +83,10 @@ int RunPlan(int argc, char** argv) {
   app.add_option("--sharding", sharding,
                  "the sharding modes tried for every layout: job (the job's own, default), "
                  "megatron (distributed optimizer, zero1), zero3, fsdp2, or any (all three)");
+  app.add_option("--threads", threads,
+                 "threads to evaluate layouts on (default: the machine's cores); the result is "
+                 "the same with any number")
+      ->check(CLI::Range(1U, 256U));
   app.add_flag("--explain", explain, "print the pruning counts of every rule");
   app.add_flag("--json", json, "print JSON for scripts");
   app.add_option("-o,--output", output, "write the output to this file (atomically)");
@@ -89,6 +94,7 @@ int RunPlan(int argc, char** argv) {
 
   plan::PlanOptions options;
   options.top_k = top_k;
+  options.threads = threads;
   auto parsed_objective = plan::ParseObjective(objective);
   if (!parsed_objective.ok()) return ReportError(parsed_objective.error());
   options.objective = *parsed_objective;
