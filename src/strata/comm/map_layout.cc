@@ -9,8 +9,8 @@ Result<LayoutSection> LayoutSectionOf(const ResolvedJob& job, const CollectiveMo
   s.rank_order = std::string(rank_order);
   s.inputs = TrafficInputsOf(job);
   STRATA_ASSIGN_OR_RETURN(s.groups, PlaceGroups(job.layout, job.cluster.gpus_per_node, rank_order));
-  const auto items = LayoutTraffic(TrafficShapeOf(job.model, job.spec.mtp), s.inputs);
-  STRATA_ASSIGN_OR_RETURN(s.traffic, PriceTraffic(items, s.groups, model));
+  auto items = LayoutTraffic(TrafficShapeOf(job.model, job.spec.mtp), s.inputs);
+  STRATA_ASSIGN_OR_RETURN(s.traffic, PriceTraffic(std::move(items), s.groups, model));
   return s;
 }
 

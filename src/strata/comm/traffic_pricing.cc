@@ -8,12 +8,12 @@ GroupShape ShapeOf(const GroupPlacement& group) {
   return {group.size, group.nodes_spanned, group.ranks_per_node};
 }
 
-Result<std::vector<PricedTraffic>> PriceTraffic(const std::vector<TrafficItem>& items,
+Result<std::vector<PricedTraffic>> PriceTraffic(std::vector<TrafficItem> items,
                                                 const std::vector<GroupPlacement>& groups,
                                                 const CollectiveModel& model) {
   std::vector<PricedTraffic> out;
   out.reserve(items.size());
-  for (const auto& item : items) {
+  for (auto& item : items) {  // moved into the result: no copy of its text
     const GroupPlacement* group = FindGroup(groups, item.group);
     if (group == nullptr) {
       return InvalidInput(fmt::format("no placement for the {} group", ToString(item.group)));
@@ -24,8 +24,9 @@ Result<std::vector<PricedTraffic>> PriceTraffic(const std::vector<TrafficItem>& 
       e.message = fmt::format("{} group: {}", ToString(item.group), e.message);
       return e;
     }
-    PricedTraffic p{item, *cost, cost->time * item.calls_per_step, item.size * item.calls_per_step};
-    out.push_back(std::move(p));
+    const Seconds time = cost->time * item.calls_per_step;
+    const Bytes size = item.size * item.calls_per_step;
+    out.push_back({std::move(item), std::move(cost).value(), time, size});
   }
   return out;
 }

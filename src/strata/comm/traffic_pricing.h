@@ -20,7 +20,7 @@ struct PricedTraffic {
 };
 
 /// Fails when the layout needs more GPUs than the cluster has.
-Result<std::vector<PricedTraffic>> PriceTraffic(const std::vector<TrafficItem>& items,
+Result<std::vector<PricedTraffic>> PriceTraffic(std::vector<TrafficItem> items,
                                                 const std::vector<GroupPlacement>& groups,
                                                 const CollectiveModel& model);
 
