@@ -10,6 +10,7 @@
 
 #include "strata/core/file_io.h"
 #include "strata/importer/job_builder.h"
+#include "strata/importer/shell_script.h"
 #include "strata/job/training_modes_parse.h"
 #include "strata/model/megatron_model.h"
 #include "strata/model/param_count.h"
@@ -395,6 +396,26 @@ TEST(ImportJobTest, ANonNumericGpuCountIsAnErrorNamingItsSource) {
   EXPECT_FALSE(JobBuilder().GetPositiveInt("parallel.dp").ok());
   job.Set("parallel.dp", "4", "derived");
   EXPECT_EQ(*job.GetPositiveInt("parallel.dp"), 4);
+}
+
+// Fuzz finding 17 (UBSan): $(( 1024 * -8198552921648689606 )) overflowed int64 in the shell
+// arithmetic (undefined behaviour). An overflowing expression is left unexpanded, as any other
+// expression the importer cannot evaluate; the ones launch scripts hold still evaluate.
+TEST(ImportJobTest, ShellArithmeticThatOverflowsIsLeftUnexpanded) {
+  auto cmds = ParseShellScript(
+      "A=$((1024 * -8198552921648689606))\nB=$((-9223372036854775807 - 2))\nC=$((1024 * 8))\n"
+      "echo \"$A\" \"$B\" \"$C\"\n",
+      "s.sh");
+  ASSERT_TRUE(cmds.ok()) << cmds.error().Format();
+  ASSERT_FALSE(cmds->empty());
+  const ShellCommandLine& echo = cmds->back();
+  std::string joined;
+  for (const ShellWord& w : echo.words) joined += w.text + "|";
+  // The wrapped-around product (what a 64-bit shell prints) is not taken for a value.
+  EXPECT_EQ(joined.find("-8395317991766258157"), std::string::npos) << joined;
+  EXPECT_NE(joined.find("8198552921648689606"), std::string::npos) << joined;
+  EXPECT_NE(joined.find("9223372036854775807"), std::string::npos) << joined;
+  EXPECT_EQ(echo.words.back().text, "8192") << joined;
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <cctype>
 #include <charconv>
 #include <cstdint>
+#include <limits>
 #include <optional>
 
 namespace strata {
@@ -157,7 +158,10 @@ class Arithmetic {
       const char op = s_[pos_++];
       auto r = Product();
       if (!r) return std::nullopt;
-      v = op == '+' ? *v + *r : *v - *r;
+      int64_t out = 0;  // an overflow leaves the expression unresolved (no launch value does)
+      if (op == '+' ? __builtin_add_overflow(*v, *r, &out) : __builtin_sub_overflow(*v, *r, &out))
+        return std::nullopt;
+      v = out;
     }
     return v;
   }
@@ -169,7 +173,15 @@ class Arithmetic {
       const char op = s_[pos_++];
       auto r = Atom();
       if (!r || ((op == '/' || op == '%') && *r == 0)) return std::nullopt;
-      v = op == '*' ? *v * *r : op == '/' ? *v / *r : *v % *r;
+      if (op == '*') {
+        int64_t out = 0;
+        if (__builtin_mul_overflow(*v, *r, &out)) return std::nullopt;
+        v = out;
+        continue;
+      }
+      // INT64_MIN / -1 is the one division that overflows.
+      if (*v == std::numeric_limits<int64_t>::min() && *r == -1) return std::nullopt;
+      v = op == '/' ? *v / *r : *v % *r;
     }
     return v;
   }
@@ -187,7 +199,7 @@ class Arithmetic {
     if (s_[pos_] == '-') {
       ++pos_;
       auto v = Atom();
-      if (!v) return std::nullopt;
+      if (!v || *v == std::numeric_limits<int64_t>::min()) return std::nullopt;
       return -*v;
     }
     if (s_[pos_] == '$') ++pos_;
