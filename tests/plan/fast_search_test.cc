@@ -21,6 +21,16 @@ struct Case {
   int64_t top_k;
 };
 
+/// The walk's counts and the job's rank, which every way of running the search must share.
+void ExpectSameWalk(const plan::PlanResult& a, const plan::PlanResult& b) {
+  EXPECT_EQ(a.rules.valid, b.rules.valid);
+  EXPECT_EQ(a.unplaceable, b.unplaceable);
+  EXPECT_EQ(a.memory_checked, b.memory_checked);
+  EXPECT_EQ(a.removed_by_memory, b.removed_by_memory);
+  EXPECT_EQ(a.not_memory_checked, b.not_memory_checked);
+  EXPECT_EQ(a.current_rank, b.current_rank);
+}
+
 void ExpectSameRanking(const Case& c) {
   SCOPED_TRACE(c.name);
   plan::PlanOptions options;
@@ -32,13 +42,8 @@ void ExpectSameRanking(const Case& c) {
   const plan::PlanResult& f = fast.result;
   const plan::PlanResult& s = *slow;
 
-  EXPECT_EQ(f.rules.valid, s.rules.valid);
+  ExpectSameWalk(f, s);
   EXPECT_EQ(f.rules.by_rule, s.rules.by_rule);
-  EXPECT_EQ(f.unplaceable, s.unplaceable);
-  EXPECT_EQ(f.memory_checked, s.memory_checked);
-  EXPECT_EQ(f.removed_by_memory, s.removed_by_memory);
-  EXPECT_EQ(f.not_memory_checked, s.not_memory_checked);
-  EXPECT_EQ(f.current_rank, s.current_rank);
   EXPECT_DOUBLE_EQ(f.current.step.step.s(), s.current.step.step.s());
   ASSERT_EQ(f.top.size(), s.top.size());
   ASSERT_FALSE(s.top.empty());
@@ -105,14 +110,9 @@ TEST(FastSearch, ThreadsDoNotChangeTheResult) {
     ASSERT_TRUE(a.ok && b.ok);
     const plan::PlanResult& x = a.result;
     const plan::PlanResult& y = b.result;
-    EXPECT_EQ(x.rules.valid, y.rules.valid);
-    EXPECT_EQ(x.unplaceable, y.unplaceable);
-    EXPECT_EQ(x.memory_checked, y.memory_checked);
-    EXPECT_EQ(x.removed_by_memory, y.removed_by_memory);
-    EXPECT_EQ(x.not_memory_checked, y.not_memory_checked);
+    ExpectSameWalk(x, y);
     EXPECT_EQ(x.step_evaluations, y.step_evaluations);
     EXPECT_EQ(x.ledger_evaluations, y.ledger_evaluations);
-    EXPECT_EQ(x.current_rank, y.current_rank);
     ASSERT_EQ(x.top.size(), y.top.size());
     for (size_t i = 0; i < x.top.size(); ++i) {
       EXPECT_EQ(plan::LayoutName(x.top[i].candidate), plan::LayoutName(y.top[i].candidate));

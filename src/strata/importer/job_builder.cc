@@ -3,9 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <charconv>
 #include <vector>
 
+#include "strata/core/text_scan.h"
 #include "strata/job/job_fields.h"
 
 namespace strata {
@@ -41,10 +41,7 @@ std::string JobBuilder::Get(const std::string& key) const {
 Result<int64_t> JobBuilder::GetPositiveInt(const std::string& key) const {
   for (const auto& f : fields_) {
     if (f.key != key) continue;
-    int64_t v = 0;
-    const char* end = f.value.data() + f.value.size();
-    auto [ptr, ec] = std::from_chars(f.value.data(), end, v);
-    if (ec == std::errc() && ptr == end && v > 0) return v;
+    if (const std::optional<int64_t> v = ParseInt64(f.value); v && *v > 0) return *v;
     return InvalidInput(fmt::format("{} is '{}' (from {}): expected a positive whole number", key,
                                     f.value, f.source))
         .InField(key)
