@@ -62,11 +62,11 @@ void NumbersOnly(benchmark::State& state, const std::vector<std::string>& sets) 
   const strata::Job job = LoadOrDie(sets);
   const strata::MemoryConstants constants = ConstantsOrDie();
   const auto statics = strata::ComputeStageStatics(job, strata::CountParams(job.model),
-                                                   strata::LedgerDetail::kNumbersOnly);
+                                                   strata::Detail::kNumbersOnly);
   strata::Bytes floor;
   for (auto _ : state) {
     benchmark::DoNotOptimize(
-        strata::ComputeLedger(job, constants, statics, floor, strata::LedgerDetail::kNumbersOnly));
+        strata::ComputeLedger(job, constants, statics, floor, strata::Detail::kNumbersOnly));
   }
 }
 void BM_LedgerReferenceJob_NumbersOnly(benchmark::State& state) { NumbersOnly(state, {}); }

@@ -224,5 +224,21 @@ TEST(HangCli, AWorldBeyondAnyJobIsIgnoredWithANote) {
   EXPECT_NE(r.out.find("\"expected_world_size\": null"), std::string::npos);
 }
 
+// Fuzzing finding 19: a corrupt RAS summary's process count (318,112, under the 2^20 bound) and
+// loose log lines, no rank's bundle or dump: every rank of that world was "missing", named as
+// culprits and listed four times in the JSON (10 s under ASan). With nothing collected absence
+// names nobody: the world is kept, no rank is missing, and a note says why.
+TEST(HangCli, AWorldWithNoRankCollectedCountsNoneMissing) {
+  const auto r = RunCli(
+      {"hang", "--json",
+       testing::TestPath("../fuzz/regressions/evidence/f19_world_size_with_no_rank_collected")});
+  EXPECT_LT(r.out.size(), 100'000u);
+  EXPECT_NE(r.out.find("\"expected_world_size\": 318112"), std::string::npos)
+      << r.out.substr(0, 2000);
+  EXPECT_NE(r.out.find("no rank's bundle, dump or stack was given: none is counted as missing"),
+            std::string::npos);
+  EXPECT_EQ(r.out.find("dead_or_missing_ranks"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace strata::hang

@@ -2,6 +2,7 @@
 // line at all point at that rank: it never reached the collective. The lines follow torch 2.4's
 // watchdog format as pasted in public reports (tests/golden/hang-real/, e.g. basicsr-737).
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <gtest/gtest.h>
 
 #include <string>
@@ -77,6 +78,55 @@ TEST(SilentRank, HalfAJobWithoutLinesIsAPartialCopyNotSilence) {
   for (const std::string& n : v.notes)
     noted = noted || n.find("ranks 0-3 of a world of 8") != std::string::npos;
   EXPECT_TRUE(noted);
+}
+
+bool HasNote(const Verdict& v, const std::string& text) {
+  for (const std::string& n : v.notes)
+    if (n.find(text) != std::string::npos) return true;
+  return false;
+}
+
+// Fuzzing finding 18: a 3 KB input whose lines named a rank in the tens of millions made the
+// analysis walk every rank up to it (40 s, 540 MB). A rank beyond kMaxWorldSize (2^20) is a
+// misread number: no world is inferred from it, so nobody is named silent and no note lists
+// the ranks below it; the timeouts are still reported.
+TEST(SilentRank, ARankNumberBeyondAnyJobInfersNoWorld) {
+  const Verdict v = AnalyzeLog(TimeoutLine(1, 7) + TimeoutLine(2, 7) + TimeoutLine(3, 7) +
+                               "[Rank 1099511627776] Watchdog caught collective operation "
+                               "timeout: WorkNCCL(SeqNum=7, OpType=ALLREDUCE, NumelIn=1, "
+                               "NumelOut=1, Timeout(ms)=600000) ran for 600041 milliseconds "
+                               "before timing out.\n");
+  EXPECT_TRUE(v.silent.empty());
+  EXPECT_FALSE(HasNote(v, "of a world of"));
+  EXPECT_TRUE(HasNote(v, "rank 1099511627776 is beyond any job (1048576 ranks at most)"));
+  EXPECT_EQ(v.finding.kind, "collective_timeout");
+}
+
+// An init line claiming 2^40 ranks is corrupt: ignored, and the world is inferred from the ranks
+// that appear (0..3), where rank 0 alone is unheard against three waiters: named silent.
+TEST(SilentRank, AnNcclInitLineBeyondAnyJobIsIgnored) {
+  const Verdict v = AnalyzeLog(
+      "[rank1]:node1:1:2 [1] NCCL INFO comm 0x55d0c0a0 rank 1 nranks 1099511627776 cudaDev 1 - "
+      "Init COMPLETE\n" +
+      TimeoutLine(1, 7) + TimeoutLine(2, 7) + TimeoutLine(3, 7));
+  EXPECT_EQ(v.silent, std::vector<int64_t>{0});
+}
+
+// WORLD_SIZE 2^20 (the largest world taken) with ranks 1-4 timing out: 1,048,572 ranks unheard,
+// far more than the waiters, listed as runs in one note: "0,5-1048575".
+TEST(SilentRank, AMillionRankWorldIsNotedAsRuns) {
+  EvidenceSet set;
+  AddEvidenceFile(set,
+                  TimeoutLine(1, 3) + TimeoutLine(2, 3) + TimeoutLine(3, 3) + TimeoutLine(4, 3),
+                  "train.log");
+  set.ranks.push_back({});  // the manifest record of rank 1 (a waiter), with its WORLD_SIZE
+  set.ranks.back().process.rank = 1;
+  set.ranks.back().process.pid = 4242;
+  set.ranks.back().process.world_size = int64_t{1} << 20;
+  const Verdict v = Analyze(set, {});
+  EXPECT_TRUE(v.silent.empty());
+  EXPECT_TRUE(HasNote(v, "ranks 0,5-1048575 of a world of 1048576"))
+      << fmt::format("{}", fmt::join(v.notes, "\n"));
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-// The planner's ledger (LedgerDetail::kNumbersOnly: no items, no text) must give the numbers of
+// The planner's ledger (Detail::kNumbersOnly: no items, no text) must give the numbers of
 // the ledger `strata memory` prints, on every path the ledger has: pipeline stages (even and
 // uneven), VPP, every recompute mode (megatron full/selective, torchtitan every-N and op SAC),
 // activation offload, ZeRO-2/3, FSDP2 with and without resharding, HSDP, offload, FP8 recipes
@@ -11,6 +11,7 @@
 #include "memory/memory_test_support.h"
 #include "strata/memory/ledger.h"
 #include "strata/memory/ledger_statics.h"
+#include "strata/memory/static_memory.h"
 #include "support/golden.h"
 
 namespace strata {
@@ -23,10 +24,10 @@ void ExpectSameNumbers(const Job& job) {
   const MemoryConstants c = Constants();
   Bytes floor_explained, floor_numbers;
   const MemoryLedger explained =
-      ComputeLedger(job, c, ComputeStageStatics(job), floor_explained, LedgerDetail::kExplained);
-  const MemoryLedger numbers = ComputeLedger(
-      job, c, ComputeStageStatics(job, CountParams(job.model), LedgerDetail::kNumbersOnly),
-      floor_numbers, LedgerDetail::kNumbersOnly);
+      ComputeLedger(job, c, ComputeStageStatics(job), floor_explained, Detail::kExplained);
+  const MemoryLedger numbers =
+      ComputeLedger(job, c, ComputeStageStatics(job, CountParams(job.model), Detail::kNumbersOnly),
+                    floor_numbers, Detail::kNumbersOnly);
   // The explained ledger has its text and items; the numbers-only one none (or it saved nothing).
   EXPECT_FALSE(explained.items.empty());
   EXPECT_FALSE(explained.PhaseOf(Phase::kForwardPeak).formula.empty());
@@ -47,7 +48,7 @@ void ExpectSameNumbers(const Job& job) {
   EXPECT_EQ(numbers.params_per_gpu, explained.params_per_gpu);
 }
 
-TEST(LedgerDetail, NumbersOnlyGivesTheExplainedLedgersNumbers) {
+TEST(Detail, NumbersOnlyGivesTheExplainedLedgersNumbers) {
   const std::vector<std::vector<std::string>> cases = {
       {},
       {"parallel.pp=2", "parallel.dp=20", "parallel.ep=4"},
@@ -78,6 +79,37 @@ TEST(LedgerDetail, NumbersOnlyGivesTheExplainedLedgersNumbers) {
   auto job = ResolveJob(*spec);
   ASSERT_TRUE(job.ok()) << job.error().Format();
   ExpectSameNumbers(*job);
+}
+
+// The layers a stage holds, without a list (the planner's hot path), against the rule written
+// out by hand for the reference model's 40 layers.
+TEST(StageLayers, EvenVppAndUnevenSplits) {
+  auto list = [](const StageLayers& layers) {
+    std::vector<int64_t> v;
+    for (int64_t i : layers) v.push_back(i);
+    return v;
+  };
+  auto range = [](int64_t from, int64_t to) {  // [from, to)
+    std::vector<int64_t> v;
+    for (int64_t i = from; i < to; ++i) v.push_back(i);
+    return v;
+  };
+  // PP 2: stage 1 holds the second half, 20..39.
+  EXPECT_EQ(list(StageLayerIndices(
+                ReferenceJob({"parallel.pp=2", "parallel.dp=20", "parallel.ep=4"}), 1)),
+            range(20, 40));
+  // PP 2, VPP 2: chunk c of stage s holds [(c x 2 + s) x 10, + 10): stage 1 has 10..19, 30..39.
+  const Job vpp =
+      ReferenceJob({"parallel.pp=2", "parallel.dp=20", "parallel.ep=4", "parallel.vpp=2"});
+  std::vector<int64_t> stage1 = range(10, 20);
+  for (int64_t i : range(30, 40)) stage1.push_back(i);
+  EXPECT_EQ(list(StageLayerIndices(vpp, 1)), stage1);
+  EXPECT_EQ(StageLayerIndices(vpp, 0)[10], 20);  // the first layer of stage 0's second chunk
+  // Uneven: 24 layers on stage 0, the other 16 on stage 1.
+  const Job uneven = ReferenceJob(
+      {"parallel.pp=2", "parallel.dp=20", "parallel.ep=4", "parallel.first_stage_layers=24"});
+  EXPECT_EQ(list(StageLayerIndices(uneven, 0)), range(0, 24));
+  EXPECT_EQ(list(StageLayerIndices(uneven, 1)), range(24, 40));
 }
 
 }  // namespace

@@ -115,9 +115,10 @@ Result<GroupShape> CollectiveModel::ContiguousShape(int64_t ranks) const {
   return shape;
 }
 
-std::vector<CommAlgorithm> CollectiveModel::Applicable(CollectiveOp op,
-                                                       const GroupShape& shape) const {
-  std::vector<CommAlgorithm> out = {CommAlgorithm::kRing};
+CollectiveModel::Algorithms CollectiveModel::Applicable(CollectiveOp op,
+                                                        const GroupShape& shape) const {
+  Algorithms out;
+  out.push_back(CommAlgorithm::kRing);
   const bool multi = shape.nodes > 1;
   if (op == CollectiveOp::kAllReduce && shape.ranks > 2) out.push_back(CommAlgorithm::kTree);
   if (multi && shape.ranks_per_node > 1 &&
@@ -212,7 +213,7 @@ CollectiveCost CollectiveModel::CostWith(CollectiveOp op, Bytes size, const Grou
 }
 
 Result<CollectiveCost> CollectiveModel::Cost(CollectiveOp op, Bytes size, const GroupShape& shape,
-                                             CommAlgorithm algorithm) const {
+                                             CommAlgorithm algorithm, Detail detail) const {
   if (shape.ranks < 1 || shape.nodes < 1 || shape.ranks_per_node < 1 ||
       shape.ranks_per_node > cluster_.gpus_per_node || shape.nodes > cluster_.nodes ||
       shape.ranks_per_node * shape.nodes > shape.ranks ||
@@ -226,12 +227,12 @@ Result<CollectiveCost> CollectiveModel::Cost(CollectiveOp op, Bytes size, const 
   if (size.count() < 0) return InvalidInput("size must not be negative").InField("size");
   const auto applicable = Applicable(op, shape);
   if (algorithm == CommAlgorithm::kAuto) {
-    CollectiveCost best = CostWith(op, size, shape, applicable.front());
-    for (CommAlgorithm a : applicable) {
-      CollectiveCost c = CostWith(op, size, shape, a);
+    CollectiveCost best = CostWith(op, size, shape, *applicable.begin());
+    for (const CommAlgorithm* a = applicable.begin() + 1; a != applicable.end(); ++a) {
+      CollectiveCost c = CostWith(op, size, shape, *a);
       if (c.time < best.time) best = c;
     }
-    best.level = LevelOf(best.level_kind).name;
+    if (detail == Detail::kExplained) best.level = LevelOf(best.level_kind).name;
     return best;
   }
   if (std::find(applicable.begin(), applicable.end(), algorithm) == applicable.end()) {
@@ -244,7 +245,7 @@ Result<CollectiveCost> CollectiveModel::Cost(CollectiveOp op, Bytes size, const 
         .InField("algorithm");
   }
   CollectiveCost cost = CostWith(op, size, shape, algorithm);
-  cost.level = LevelOf(cost.level_kind).name;
+  if (detail == Detail::kExplained) cost.level = LevelOf(cost.level_kind).name;
   return cost;
 }
 

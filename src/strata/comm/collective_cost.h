@@ -12,11 +12,13 @@
 #ifndef STRATA_COMM_COLLECTIVE_COST_H_
 #define STRATA_COMM_COLLECTIVE_COST_H_
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "strata/comm/collective.h"
+#include "strata/core/detail.h"
 #include "strata/core/result.h"
 #include "strata/core/units.h"
 #include "strata/hw/bandwidth_map.h"
@@ -58,9 +60,11 @@ class CollectiveModel {
 
   /// The cost of `op` moving `size` (nccl-tests' size) among the group. kAuto picks the fastest
   /// modelled algorithm; asking for one that does not apply (tree for all-gather, NVLS across
-  /// nodes) is an error naming the ones that do.
+  /// nodes) is an error naming the ones that do. kNumbersOnly leaves `level` (the name) empty;
+  /// `level_kind` says which level it is either way.
   Result<CollectiveCost> Cost(CollectiveOp op, Bytes size, const GroupShape& shape,
-                              CommAlgorithm algorithm = CommAlgorithm::kAuto) const;
+                              CommAlgorithm algorithm = CommAlgorithm::kAuto,
+                              Detail detail = Detail::kExplained) const;
 
   /// `ranks` consecutive ranks from rank 0 (how nccl-tests is launched); fails when the cluster
   /// has fewer GPUs.
@@ -77,7 +81,16 @@ class CollectiveModel {
 
  private:
   CollectiveModel(Cluster cluster, Interconnects links, BandwidthMap map);
-  std::vector<CommAlgorithm> Applicable(CollectiveOp op, const GroupShape& shape) const;
+  /// At most four algorithms apply; kept inline, since Cost is called for every collective of
+  /// every layout the planner prices.
+  struct Algorithms {
+    std::array<CommAlgorithm, 4> items{};
+    size_t count = 0;
+    void push_back(CommAlgorithm a) { items[count++] = a; }
+    const CommAlgorithm* begin() const { return items.data(); }
+    const CommAlgorithm* end() const { return items.data() + count; }
+  };
+  Algorithms Applicable(CollectiveOp op, const GroupShape& shape) const;
   CollectiveCost CostWith(CollectiveOp op, Bytes size, const GroupShape& shape,
                           CommAlgorithm algorithm) const;
   const MapLevel& LevelOf(MapLevelKind kind) const;

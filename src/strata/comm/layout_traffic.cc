@@ -1,5 +1,7 @@
 #include "strata/comm/layout_traffic.h"
 
+#include <string_view>
+
 #include "strata/model/param_count.h"
 
 namespace strata {
@@ -53,7 +55,8 @@ std::string ToString(TrafficFrequency f) {
   return "?";
 }
 
-std::vector<TrafficItem> LayoutTraffic(const ModelTrafficShape& model, const TrafficInputs& in) {
+std::vector<TrafficItem> LayoutTraffic(const ModelTrafficShape& model, const TrafficInputs& in,
+                                       Detail detail) {
   const ParallelLayout& l = in.layout;
   const double micro_batches = static_cast<double>(in.micro_batches_per_step);
   // Layers live on pipeline stages: one rank runs layers / pp of them.
@@ -70,10 +73,13 @@ std::vector<TrafficItem> LayoutTraffic(const ModelTrafficShape& model, const Tra
   // forward (and its collectives) inside the backward.
   const double passes = in.full_recompute ? 3.0 : 2.0;
   std::vector<TrafficItem> items;
-
-  auto per_layer = [&](GroupKind g, std::string purpose, CollectiveOp op, double bytes,
+  // The purpose, `what` then `how`, only when explained (the planner prices millions of items).
+  auto purpose = [&](std::string_view what, std::string_view how = {}) {
+    return detail == Detail::kExplained ? std::string(what).append(how) : std::string();
+  };
+  auto per_layer = [&](GroupKind g, std::string text, CollectiveOp op, double bytes,
                        double calls_per_layer, double layer_count) {
-    items.push_back({g, std::move(purpose), op, Bytes::Count(bytes),
+    items.push_back({g, std::move(text), op, Bytes::Count(bytes),
                      TrafficFrequency::kPerLayerPerMicroBatch, calls_per_layer,
                      calls_per_layer * layer_count * micro_batches});
   };
@@ -89,19 +95,19 @@ std::vector<TrafficItem> LayoutTraffic(const ModelTrafficShape& model, const Tra
                                (l.etp > 1 ? static_cast<double>(model.moe_layers) : 0.0)) /
                               static_cast<double>(l.pp);
     const double blocks = attention_blocks + mlp_blocks;
-    const std::string what = mlp_blocks > 0
-                                 ? "TP activations (attention + MLP blocks)"
-                                 : "TP activations (attention blocks; MoE with ETP 1 has none)";
+    const std::string_view what =
+        mlp_blocks > 0 ? "TP activations (attention + MLP blocks)"
+                       : "TP activations (attention blocks; MoE with ETP 1 has none)";
     // Calls per layer on average: one per block per pass.
     const double per_layer_calls = passes * blocks / layers;
     if (l.sequence_parallel) {
-      per_layer(GroupKind::kTp, what + ", sequence parallel: all-gather", CollectiveOp::kAllGather,
-                tokens * h * act, per_layer_calls, layers);
-      per_layer(GroupKind::kTp, what + ", sequence parallel: reduce-scatter",
+      per_layer(GroupKind::kTp, purpose(what, ", sequence parallel: all-gather"),
+                CollectiveOp::kAllGather, tokens * h * act, per_layer_calls, layers);
+      per_layer(GroupKind::kTp, purpose(what, ", sequence parallel: reduce-scatter"),
                 CollectiveOp::kReduceScatter, tokens * h * act, per_layer_calls, layers);
     } else {
-      per_layer(GroupKind::kTp, what, CollectiveOp::kAllReduce, tokens * h * act, per_layer_calls,
-                layers);
+      per_layer(GroupKind::kTp, purpose(what), CollectiveOp::kAllReduce, tokens * h * act,
+                per_layer_calls, layers);
     }
   }
   // With sequence parallelism each TP rank holds tokens / TP of the sequence outside the TP
@@ -112,20 +118,20 @@ std::vector<TrafficItem> LayoutTraffic(const ModelTrafficShape& model, const Tra
     // the [tokens x cp, kv_width] K/V), and the backward returns dK, dV (reduce-scatter).
     const double kv =
         tokens * static_cast<double>(l.cp) * static_cast<double>(model.kv_width) * act;
-    per_layer(GroupKind::kCp, "CP K/V exchange (full-attention layers)", CollectiveOp::kAllGather,
-              kv, passes - 1.0, attn_layers);
-    per_layer(GroupKind::kCp, "CP dK/dV return (full-attention layers)",
+    per_layer(GroupKind::kCp, purpose("CP K/V exchange (full-attention layers)"),
+              CollectiveOp::kAllGather, kv, passes - 1.0, attn_layers);
+    per_layer(GroupKind::kCp, purpose("CP dK/dV return (full-attention layers)"),
               CollectiveOp::kReduceScatter, kv, 1.0, attn_layers);
   }
   if (l.ep > 1 && model.moe_layers > 0) {
     // Token dispatch and combine: each token goes to top_k experts, h elements each. The size
     // is one rank's whole send buffer (nccl-tests' all-to-all size).
-    per_layer(GroupKind::kEp, "MoE token dispatch + combine", CollectiveOp::kAllToAll,
+    per_layer(GroupKind::kEp, purpose("MoE token dispatch + combine"), CollectiveOp::kAllToAll,
               sp_tokens * static_cast<double>(model.top_k) * h * act, 2.0 * passes, moe_layers);
   }
   if (l.pp > 1) {
     // One activation send forward and one gradient send backward per micro batch per boundary.
-    items.push_back({GroupKind::kPp, "PP activations / gradients between stages",
+    items.push_back({GroupKind::kPp, purpose("PP activations / gradients between stages"),
                      CollectiveOp::kSendRecv, Bytes::Count(sp_tokens * h * act),
                      TrafficFrequency::kPerMicroBatch, 2.0, 2.0 * micro_batches});
   }
@@ -137,9 +143,9 @@ std::vector<TrafficItem> LayoutTraffic(const ModelTrafficShape& model, const Tra
       static_cast<double>(model.expert_params) / static_cast<double>(l.ep * l.etp * l.pp);
   const double grad = static_cast<double>(in.grad_bytes);
   const double param = static_cast<double>(in.param_bytes);
-  auto per_step = [&](GroupKind g, std::string purpose, CollectiveOp op, double bytes) {
+  auto per_step = [&](GroupKind g, std::string_view what, CollectiveOp op, double bytes) {
     items.push_back(
-        {g, std::move(purpose), op, Bytes::Count(bytes), TrafficFrequency::kPerStep, 1.0, 1.0});
+        {g, purpose(what), op, Bytes::Count(bytes), TrafficFrequency::kPerStep, 1.0, 1.0});
   };
   // With CP1 the DP x CP group is the DP group: name it as users know it.
   const GroupKind dp_group = l.cp > 1 ? GroupKind::kDpCp : GroupKind::kDp;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "strata/comm/collective.h"
+#include "strata/core/detail.h"
 #include "strata/core/units.h"
 #include "strata/job/parallel_layout.h"
 #include "strata/job/placement.h"
@@ -63,8 +64,10 @@ struct TrafficItem {
 /// per step (global / (micro x DP)), dtypes, optimizer and recompute.
 TrafficInputs TrafficInputsOf(const ResolvedJob& job);
 
-/// The items with a group larger than one rank (TP1 issues no TP traffic).
-std::vector<TrafficItem> LayoutTraffic(const ModelTrafficShape& model, const TrafficInputs& in);
+/// The items with a group larger than one rank (TP1 issues no TP traffic). kNumbersOnly leaves
+/// their purposes empty.
+std::vector<TrafficItem> LayoutTraffic(const ModelTrafficShape& model, const TrafficInputs& in,
+                                       Detail detail = Detail::kExplained);
 
 }  // namespace strata
 

@@ -10,7 +10,7 @@ GroupShape ShapeOf(const GroupPlacement& group) {
 
 Result<std::vector<PricedTraffic>> PriceTraffic(std::vector<TrafficItem> items,
                                                 const std::vector<GroupPlacement>& groups,
-                                                const CollectiveModel& model) {
+                                                const CollectiveModel& model, Detail detail) {
   std::vector<PricedTraffic> out;
   out.reserve(items.size());
   for (auto& item : items) {  // moved into the result: no copy of its text
@@ -18,7 +18,7 @@ Result<std::vector<PricedTraffic>> PriceTraffic(std::vector<TrafficItem> items,
     if (group == nullptr) {
       return InvalidInput(fmt::format("no placement for the {} group", ToString(item.group)));
     }
-    auto cost = model.Cost(item.op, item.size, ShapeOf(*group));
+    auto cost = model.Cost(item.op, item.size, ShapeOf(*group), CommAlgorithm::kAuto, detail);
     if (!cost.ok()) {
       Error e = std::move(cost).error();
       e.message = fmt::format("{} group: {}", ToString(item.group), e.message);

@@ -19,10 +19,12 @@ struct PricedTraffic {
   Bytes size_per_step;    // item.size x calls_per_step
 };
 
-/// Fails when the layout needs more GPUs than the cluster has.
+/// Fails when the layout needs more GPUs than the cluster has. kNumbersOnly: the costs' level
+/// names are left empty (CollectiveModel::Cost).
 Result<std::vector<PricedTraffic>> PriceTraffic(std::vector<TrafficItem> items,
                                                 const std::vector<GroupPlacement>& groups,
-                                                const CollectiveModel& model);
+                                                const CollectiveModel& model,
+                                                Detail detail = Detail::kExplained);
 
 /// The shape a placed group has on the nodes.
 GroupShape ShapeOf(const GroupPlacement& group);

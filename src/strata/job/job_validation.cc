@@ -127,26 +127,25 @@ Status CheckLayoutAgainstModel(const JobSpec& job, const ModelConfig& model) {
             world, [&](int64_t v) { return Divides(v, count) && Divides(v * l.pp * l.cp, world); }),
         "TP values");
   };
-  const bool has_attention = model.CountLayers(MixerKind::kFullAttention) +
-                                 model.CountLayers(MixerKind::kSlidingAttention) >
-                             0;
+  const bool has_attention =
+      model.HasLayers(MixerKind::kFullAttention) || model.HasLayers(MixerKind::kSlidingAttention);
   if (has_attention) {
     STRATA_RETURN_IF_ERROR(tp_rule(model.attention.num_heads, "attention heads"));
     STRATA_RETURN_IF_ERROR(tp_rule(model.attention.num_kv_heads, "KV heads (query groups)"));
   }
-  if (model.CountLayers(MixerKind::kMla) > 0) {
+  if (model.HasLayers(MixerKind::kMla)) {
     STRATA_RETURN_IF_ERROR(tp_rule(model.mla.num_heads, "MLA heads"));
   }
-  if (model.CountLayers(MixerKind::kGatedDeltaNet) > 0) {
+  if (model.HasLayers(MixerKind::kGatedDeltaNet)) {
     STRATA_RETURN_IF_ERROR(
         tp_rule(model.linear_attention.num_key_heads, "linear-attention key heads"));
     STRATA_RETURN_IF_ERROR(
         tp_rule(model.linear_attention.num_value_heads, "linear-attention value heads"));
   }
-  if (model.CountLayers(FfnKind::kDense) > 0) {
+  if (model.HasLayers(FfnKind::kDense)) {
     STRATA_RETURN_IF_ERROR(tp_rule(model.dense_mlp.intermediate_size, "the MLP width"));
   }
-  const bool has_moe = model.CountLayers(FfnKind::kMoe) > 0;
+  const bool has_moe = model.HasLayers(FfnKind::kMoe);
   if (!has_moe && (l.ep > 1 || l.etp > 1)) {
     return RuleError(
         job, "parallel.ep",
@@ -212,10 +211,12 @@ Status CheckLayoutAgainstModel(const JobSpec& job, const ModelConfig& model) {
                        "num_layers values");
     }
   }
-  std::vector<std::string> kinds;
-  for (ModuleKind kind : AllModuleKinds()) kinds.emplace_back(ModuleKindName(kind));
   for (const std::string& name : job.frozen) {
-    if (std::find(kinds.begin(), kinds.end(), name) == kinds.end()) {
+    const auto& all = AllModuleKinds();
+    if (std::none_of(all.begin(), all.end(),
+                     [&](ModuleKind kind) { return ModuleKindName(kind) == name; })) {
+      std::vector<std::string> kinds;  // for the hint only: the planner validates every layout
+      for (ModuleKind kind : all) kinds.emplace_back(ModuleKindName(kind));
       Error e = InvalidInput(fmt::format("unknown module kind '{}' in frozen", name));
       e.field = "frozen";
       e.file = job.file;

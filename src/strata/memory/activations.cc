@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <map>
 
 #include "strata/memory/static_memory.h"
@@ -194,8 +195,8 @@ double OpSacSavedPerToken(const Job& job, const LayerSpec& layer) {
 }
 
 ActivationMemory ComputeActivations(const Job& job, const MemoryConstants& constants, int64_t stage,
-                                    LedgerDetail detail) {
-  const bool explain = detail == LedgerDetail::kExplained;
+                                    Detail detail) {
+  const bool explain = detail == Detail::kExplained;
   const ParallelLayout& l = job.spec.layout;
   const RecomputeSpec& rc = job.spec.recompute;
   const double t = TokensPerRank(job);
@@ -214,7 +215,7 @@ ActivationMemory ComputeActivations(const Job& job, const MemoryConstants& const
   }
 
   const auto layers = StageLayerIndices(job, stage);
-  const int64_t per_chunk = static_cast<int64_t>(layers.size()) / l.vpp;
+  const int64_t per_chunk = layers.size() / l.vpp;
   const double checkpoint = a * h * t / rep_div;  // one layer input
   double max_saved = 0, max_fwd = 0, max_bwd = 0, stored_per_mb = 0;
   std::map<std::string, std::pair<int64_t, double>> saved_by_kind;  // label -> (layers, bytes)
@@ -228,25 +229,35 @@ ActivationMemory ComputeActivations(const Job& job, const MemoryConstants& const
   const int64_t offloaded = job.spec.activation_offload.num_layers;
   double host_per_mb = 0, offload_in_flight = 0;
   // LayerActivationsPerToken depends on the layer's mixer and feed-forward kinds only: computed
-  // once per kind (a model has a few), not once per layer.
-  const LayerSpec* last_spec = nullptr;
-  LayerActivationBytes per_token;
-  for (size_t i = 0; i < layers.size(); ++i) {
-    const LayerSpec& spec = job.model.layers[static_cast<size_t>(layers[i])];
-    if (last_spec == nullptr || spec.mixer != last_spec->mixer || spec.ffn != last_spec->ffn) {
-      per_token = LayerActivationsPerToken(job, constants, spec);
-      last_spec = &spec;
+  // once per kind (a model has a few; hybrids alternate them layer by layer), not once per layer.
+  struct KindBytes {
+    const LayerSpec* spec;
+    LayerActivationBytes bytes;
+  };
+  std::array<KindBytes, 8> kinds{};
+  size_t kind_count = 0;
+  auto per_token_of = [&](const LayerSpec& spec) {
+    for (size_t k = 0; k < kind_count; ++k) {
+      if (kinds[k].spec->mixer == spec.mixer && kinds[k].spec->ffn == spec.ffn) {
+        return kinds[k].bytes;
+      }
     }
+    const LayerActivationBytes bytes = LayerActivationsPerToken(job, constants, spec);
+    if (kind_count < kinds.size()) kinds[kind_count++] = {&spec, bytes};
+    return bytes;
+  };
+  for (int64_t i = 0; i < layers.size(); ++i) {
+    const LayerSpec& spec = job.model.layers[static_cast<size_t>(layers[i])];
+    const LayerActivationBytes per_token = per_token_of(spec);
     if (explain) per_token_by_kind[LayerKindLabel(spec)] = per_token.saved;
     max_saved = std::max(max_saved, per_token.saved * t);
     max_fwd = std::max(max_fwd, per_token.forward_transient * t);
     max_bwd = std::max(max_bwd, per_token.backward_transient * t);
-    const auto in_chunk = static_cast<int64_t>(i) % per_chunk;
+    const auto in_chunk = i % per_chunk;
     const bool recomputed =
         (rc.granularity == RecomputeGranularity::kFull &&
          (rc.method == RecomputeMethod::kUniform || in_chunk < rc.num_layers)) ||
-        (titan && rc.titan.every_n_layers > 0 &&
-         (static_cast<int64_t>(i) + 1) % rc.titan.every_n_layers == 0);
+        (titan && rc.titan.every_n_layers > 0 && (i + 1) % rc.titan.every_n_layers == 0);
     if (titan && rc.titan.op) {
       const double kept = OpSacSavedPerToken(job, spec);
       max_regenerated = std::max(max_regenerated, (per_token.saved - kept) * t);
@@ -263,7 +274,7 @@ ActivationMemory ComputeActivations(const Job& job, const MemoryConstants& const
                                rc.method == RecomputeMethod::kBlock ||
                                in_chunk % rc.num_layers == 0;
       if (group_start) ++checkpointed;
-    } else if (static_cast<int64_t>(i) < offloaded) {
+    } else if (i < offloaded) {
       host_per_mb += per_token.saved * t;
       offload_in_flight = std::max(offload_in_flight, per_token.saved * t);
     } else {

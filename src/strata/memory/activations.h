@@ -40,10 +40,10 @@ struct ActivationMemory {
   Bytes backward_dynamic() const { return stored + backward_working; }
 };
 
-/// With LedgerDetail::kNumbersOnly the items (and their text) are left empty; every number
+/// With Detail::kNumbersOnly the items (and their text) are left empty; every number
 /// (in_flight, stored, forward_working, backward_working) is the same.
 ActivationMemory ComputeActivations(const Job& job, const MemoryConstants& constants, int64_t stage,
-                                    LedgerDetail detail = LedgerDetail::kExplained);
+                                    Detail detail = Detail::kExplained);
 
 /// Tokens of one micro batch on one rank: max_tokens x micro_batch / CP.
 double TokensPerRank(const Job& job);

@@ -26,7 +26,7 @@ void ForEachCommunicator(const Job& job, Fn fn) {
   add("TP", l.tp);
   add("PP", l.pp);
   add("CP", l.cp);
-  if (job.model.CountLayers(FfnKind::kMoe) > 0) {
+  if (job.model.HasLayers(FfnKind::kMoe)) {
     add("EP", l.ep);
     add("ETP", l.etp);
     add("expert-DP", l.expert_dp());
@@ -132,8 +132,7 @@ const PhaseMemory& MemoryLedger::PhaseOf(Phase phase) const {
 
 namespace {
 MemoryLedger StageLedgerFrom(const Job& job, const MemoryConstants& constants, int64_t stage,
-                             const StageStatics& statics,
-                             LedgerDetail detail = LedgerDetail::kExplained);
+                             const StageStatics& statics, Detail detail = Detail::kExplained);
 }  // namespace
 
 std::vector<StageStatics> ComputeStageStatics(const Job& job) {
@@ -141,7 +140,7 @@ std::vector<StageStatics> ComputeStageStatics(const Job& job) {
 }
 
 std::vector<StageStatics> ComputeStageStatics(const Job& job, const ParamBreakdown& params,
-                                              LedgerDetail detail) {
+                                              Detail detail) {
   std::vector<StageStatics> out;
   for (int64_t stage = 0; stage < std::max<int64_t>(1, job.spec.layout.pp); ++stage) {
     out.push_back(
@@ -159,8 +158,8 @@ MemoryLedger ComputeStageLedger(const Job& job, const MemoryConstants& constants
 
 namespace {
 MemoryLedger StageLedgerFrom(const Job& job, const MemoryConstants& constants, int64_t stage,
-                             const StageStatics& statics, LedgerDetail detail) {
-  const bool explain = detail == LedgerDetail::kExplained;
+                             const StageStatics& statics, Detail detail) {
+  const bool explain = detail == Detail::kExplained;
   const ParallelLayout& l = job.spec.layout;
   MemoryLedger ledger;
   ledger.stage = stage;
@@ -318,8 +317,7 @@ MemoryLedger ComputeLedger(const Job& job, const MemoryConstants& constants, Byt
 }
 
 MemoryLedger ComputeLedger(const Job& job, const MemoryConstants& constants,
-                           const std::vector<StageStatics>& statics, Bytes& floor,
-                           LedgerDetail detail) {
+                           const std::vector<StageStatics>& statics, Bytes& floor, Detail detail) {
   auto activation_free = [](const MemoryLedger& l) {
     return std::max(l.PhaseOf(Phase::kAfterInit).bytes,
                     l.PhaseOf(Phase::kFirstOptimizerStep).bytes);

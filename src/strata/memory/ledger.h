@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "strata/core/detail.h"
 #include "strata/core/units.h"
 #include "strata/job/job_validation.h"
 #include "strata/memory/memory_constants.h"
@@ -44,11 +45,6 @@ enum class MemoryVerdict { kFits, kAtRisk, kOom };
 std::string_view MemoryVerdictName(MemoryVerdict v);  // "fits", "at_risk", "oom"
 /// "fits, within the model's error", "at risk", "OOM".
 std::string_view MemoryVerdictText(MemoryVerdict v);
-
-/// How much of a ledger to build. The numbers are the same either way: kNumbersOnly skips the
-/// items, their formula text and the phases' text (the planner checks thousands of layouts and
-/// reads only the peak, the floor and the verdict; formatting cost it most of its time).
-enum class LedgerDetail { kExplained, kNumbersOnly };
 
 struct MemoryLedger {
   int64_t stage = 0;  // the pipeline stage this ledger is for (the most loaded one)

@@ -21,7 +21,7 @@ struct StageStatics {
 /// For every pipeline stage of the job's layout, stage 0 first. `params`: CountParams(job.model),
 /// which the caller may compute once for many layouts.
 std::vector<StageStatics> ComputeStageStatics(const Job& job, const ParamBreakdown& params,
-                                              LedgerDetail detail = LedgerDetail::kExplained);
+                                              Detail detail = Detail::kExplained);
 std::vector<StageStatics> ComputeStageStatics(const Job& job);
 
 /// ComputeLedger on statics computed before for the same parallel layout (and the same job
@@ -30,7 +30,7 @@ std::vector<StageStatics> ComputeStageStatics(const Job& job);
 /// ledger's items, host items, rank and phase texts are empty; its numbers are the same.
 MemoryLedger ComputeLedger(const Job& job, const MemoryConstants& constants,
                            const std::vector<StageStatics>& statics, Bytes& floor,
-                           LedgerDetail detail = LedgerDetail::kExplained);
+                           Detail detail = Detail::kExplained);
 
 }  // namespace strata
 

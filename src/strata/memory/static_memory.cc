@@ -24,7 +24,7 @@ bool IsFrozen(const Job& job, ModuleKind kind) {
 
 std::string GbAndGib(Bytes b) { return fmt::format("{} ({})", FormatGB(b), FormatGiB(b)); }
 
-/// `make()` when the ledger is explained; empty for the numbers alone (LedgerDetail).
+/// `make()` when the ledger is explained; empty for the numbers alone (Detail).
 template <class Make>
 std::string TextIf(bool explain, Make make) {
   return explain ? std::string(make()) : std::string();
@@ -32,31 +32,23 @@ std::string TextIf(bool explain, Make make) {
 
 }  // namespace
 
-std::vector<int64_t> StageLayerIndices(const Job& job, int64_t stage) {
+StageLayers StageLayerIndices(const Job& job, int64_t stage) {
   const ParallelLayout& l = job.spec.layout;
   const auto layers = static_cast<int64_t>(job.model.layers.size());
-  std::vector<int64_t> indices;
   if (l.uneven_pipeline()) {
     // megatron-core's uneven split (VPP 1): consecutive blocks of the per-stage counts.
     const auto counts = StageLayerCounts(l, layers);
     int64_t first = 0;
     for (int64_t s = 0; s < stage; ++s) first += counts[static_cast<size_t>(s)];
-    for (int64_t i = first; i < first + counts[static_cast<size_t>(stage)]; ++i) {
-      indices.push_back(i);
-    }
-    return indices;
+    return {first, counts[static_cast<size_t>(stage)], 1, 0};
   }
   const int64_t per_chunk = layers / (l.pp * l.vpp);
-  for (int64_t chunk = 0; chunk < l.vpp; ++chunk) {
-    const int64_t first = (chunk * l.pp + stage) * per_chunk;
-    for (int64_t i = first; i < first + per_chunk; ++i) indices.push_back(i);
-  }
-  return indices;
+  return {stage * per_chunk, per_chunk, l.vpp, l.pp * per_chunk};
 }
 
 StaticMemory ComputeStaticMemory(const Job& job, const ParamBreakdown& params, int64_t stage,
-                                 LedgerDetail detail) {
-  const bool explain = detail == LedgerDetail::kExplained;
+                                 Detail detail) {
+  const bool explain = detail == Detail::kExplained;
   const ParallelLayout& l = job.spec.layout;
   const bool first = stage == 0;
   const bool last = stage == l.pp - 1;
@@ -76,11 +68,14 @@ StaticMemory ComputeStaticMemory(const Job& job, const ParamBreakdown& params, i
                                   GroupDigits(static_cast<double>(layer_sum[k])), l.tp);
              })};
   }
-  at(ModuleKind::kRouter) = {layer_sum[ModuleKind::kRouter],
-                             fmt::format("{}, replicated over TP", of_layers)};
+  at(ModuleKind::kRouter) = {layer_sum[ModuleKind::kRouter], TextIf(explain, [&] {
+                               return fmt::format("{}, replicated over TP", of_layers);
+                             })};
   const int64_t norms = layer_sum[ModuleKind::kNorms] + (last ? params.final_norm : 0);
-  at(ModuleKind::kNorms) = {
-      norms, fmt::format("{}{}, replicated over TP", of_layers, last ? " + final norm" : "")};
+  at(ModuleKind::kNorms) = {norms, TextIf(explain, [&] {
+                              return fmt::format("{}{}, replicated over TP", of_layers,
+                                                 last ? " + final norm" : "");
+                            })};
   const int64_t expert_ways = l.ep * l.etp;
   at(ModuleKind::kRoutedExperts) = {
       layer_sum[ModuleKind::kRoutedExperts] / expert_ways, TextIf(explain, [&] {

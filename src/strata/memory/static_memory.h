@@ -13,9 +13,41 @@
 
 namespace strata {
 
-/// The decoder layers (0-based indices) that pipeline stage `stage` holds: with VPP chunks,
-/// chunk c of stage s holds layers [(c x PP + s) x L/(PP x VPP), ... + L/(PP x VPP)).
-std::vector<int64_t> StageLayerIndices(const Job& job, int64_t stage);
+/// The decoder layers (0-based indices) one pipeline stage holds, in order, without a list (the
+/// planner's ledgers ask for them millions of times): `chunks` runs of `per_chunk` consecutive
+/// layers, run c starting at first + c x stride.
+class StageLayers {
+ public:
+  StageLayers(int64_t first, int64_t per_chunk, int64_t chunks, int64_t stride)
+      : first_(first), per_chunk_(per_chunk), chunks_(chunks), stride_(stride) {}
+  int64_t size() const { return per_chunk_ * chunks_; }
+  int64_t operator[](int64_t i) const {
+    return first_ + (i / per_chunk_) * stride_ + i % per_chunk_;
+  }
+  class Iterator {
+   public:
+    Iterator(const StageLayers* layers, int64_t i) : layers_(layers), i_(i) {}
+    int64_t operator*() const { return (*layers_)[i_]; }
+    Iterator& operator++() {
+      ++i_;
+      return *this;
+    }
+    bool operator!=(const Iterator& other) const { return i_ != other.i_; }
+
+   private:
+    const StageLayers* layers_;
+    int64_t i_;
+  };
+  Iterator begin() const { return {this, 0}; }
+  Iterator end() const { return {this, size()}; }
+
+ private:
+  int64_t first_, per_chunk_, chunks_, stride_;
+};
+
+/// The layers pipeline stage `stage` holds: with VPP chunks, chunk c of stage s holds layers
+/// [(c x PP + s) x L/(PP x VPP), ... + L/(PP x VPP)); an uneven split gives each stage one run.
+StageLayers StageLayerIndices(const Job& job, int64_t stage);
 
 struct StaticMemory {
   std::vector<LedgerItem> weights;  // one per module kind present on the stage
@@ -43,10 +75,10 @@ struct OptimizerStates {
 };
 OptimizerStates OptimizerStatesOf(const OptimizerSpec& opt, int64_t trainable, double adamw_only);
 
-/// With LedgerDetail::kNumbersOnly the items' names and formulas are left empty (notes kept);
+/// With Detail::kNumbersOnly the items' names and formulas are left empty (notes kept);
 /// every number is the same.
 StaticMemory ComputeStaticMemory(const Job& job, const ParamBreakdown& params, int64_t stage,
-                                 LedgerDetail detail = LedgerDetail::kExplained);
+                                 Detail detail = Detail::kExplained);
 
 }  // namespace strata
 

@@ -560,6 +560,16 @@ int64_t ModelConfig::CountLayers(FfnKind kind) const {
                        [&](const LayerSpec& l) { return l.ffn == kind; });
 }
 
+bool ModelConfig::HasLayers(MixerKind kind) const {
+  return std::any_of(layers.begin(), layers.end(),
+                     [&](const LayerSpec& l) { return l.mixer == kind; });
+}
+
+bool ModelConfig::HasLayers(FfnKind kind) const {
+  return std::any_of(layers.begin(), layers.end(),
+                     [&](const LayerSpec& l) { return l.ffn == kind; });
+}
+
 Result<ModelConfig> ParseModelConfig(std::string_view json_text, const std::string& file) {
   if (json_text.find_first_not_of(" \t\r\n") == std::string_view::npos) {
     return InvalidInput("the file is empty; expected a config.json object").InFile(file);

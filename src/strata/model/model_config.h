@@ -192,6 +192,9 @@ struct ModelConfig {
 
   int64_t CountLayers(MixerKind kind) const;
   int64_t CountLayers(FfnKind kind) const;
+  /// CountLayers(kind) > 0, stopping at the first such layer (validation asks for every layout).
+  bool HasLayers(MixerKind kind) const;
+  bool HasLayers(FfnKind kind) const;
   /// Parameters of one norm: the width, twice for LayerNorm with a bias.
   int64_t NormParams(int64_t width) const {
     return norm == NormKind::kLayerNorm ? 2 * width : width;

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <map>
 #include <mutex>
+#include <numeric>
 #include <utility>
 
 #include "strata/core/did_you_mean.h"
@@ -83,11 +84,24 @@ struct LayoutMemory {
   Bytes floor;
 };
 
-void SetMemory(RankedLayout& r, const MemoryLedger& ledger) {
-  r.peak = ledger.Peak();
-  r.capacity = ledger.capacity;
-  r.fits = ledger.fits;
-  r.verdict = ledger.verdict;
+/// The memory fields of a RankedLayout, apart: the parallel check returns thousands of these, and
+/// a whole RankedLayout (its step result included) is a kilobyte of fresh pages each.
+struct MemoryFields {
+  Bytes peak;
+  Bytes capacity;
+  bool fits = false;
+  MemoryVerdict verdict = MemoryVerdict::kOom;
+};
+
+MemoryFields MemoryFieldsOf(const MemoryLedger& ledger) {
+  return {ledger.Peak(), ledger.capacity, ledger.fits, ledger.verdict};
+}
+
+void SetMemory(RankedLayout& r, const MemoryFields& m) {
+  r.peak = m.peak;
+  r.capacity = m.capacity;
+  r.fits = m.fits;
+  r.verdict = m.verdict;
   r.memory_checked = true;
 }
 
@@ -95,12 +109,8 @@ void SetMemory(RankedLayout& r, const MemoryLedger& ledger) {
 void CheckMemory(const StepSetup& setup, const MemoryConstants& memory, RankedLayout& r) {
   Job job = setup.job;
   ApplyCandidate(job.spec, r.candidate);
-  if (!RederiveJob(job).ok()) {  // the enumeration's rules are the validation's: not expected
-    r.memory_checked = true;
-    r.fits = false;
-    return;
-  }
-  SetMemory(r, ComputeLedger(job, memory));
+  // The enumeration's rules are the validation's: a failure is not expected; it does not fit.
+  SetMemory(r, RederiveJob(job).ok() ? MemoryFieldsOf(ComputeLedger(job, memory)) : MemoryFields{});
 }
 
 }  // namespace
@@ -122,6 +132,7 @@ Result<std::vector<ShardingMode>> ParseShardingChoice(std::string_view text) {
 }
 
 void ApplyCandidate(JobSpec& spec, const Candidate& c) {
+  // Every field written here is put back by RestoreCandidateFields.
   spec.layout = c.layout;
   spec.micro_batch = c.micro_batch;
   spec.recompute.granularity = c.recompute;
@@ -203,6 +214,18 @@ MemoryKey MemoryKeyOf(const Candidate& c) {
 /// layout's statics computed once. A layout whose activation-free floor is over the card does
 /// not fit with any micro batch or recompute choice, so its other candidates skip the ledger.
 /// The result is CheckMemory's, number for number (planner tests compare the two paths).
+/// Puts back into `spec` every field ApplyCandidate may change, from `base`: followed by
+/// ApplyCandidate, the same job as copying `base` whole, without copying its strings and a custom
+/// GPU's catalog entry (with its sources) for each of the thousands of layouts checked.
+void RestoreCandidateFields(JobSpec& spec, const JobSpec& base) {
+  spec.layout = base.layout;
+  spec.micro_batch = base.micro_batch;
+  spec.recompute = base.recompute;
+  spec.sharding = base.sharding;
+  spec.optimizer.distributed = base.optimizer.distributed;
+  spec.activation_offload = base.activation_offload;
+}
+
 class FloorCheckedMemory {
  public:
   FloorCheckedMemory(const StepSetup& setup, const MemoryConstants& memory)
@@ -212,30 +235,31 @@ class FloorCheckedMemory {
         job_(setup.job),
         params_(CountParams(setup.job.model)) {}
 
-  void operator()(RankedLayout& r) {
-    LayoutMemory& layout = layouts_[MemoryKeyOf(r.candidate)];
-    if (layout.known && layout.floor > capacity_) {
-      r.memory_checked = true;
-      r.fits = false;
-      r.verdict = MemoryVerdict::kOom;
-      return;
+  MemoryFields Check(const Candidate& c) {
+    LayoutMemory& layout = layouts_[MemoryKeyOf(c)];
+    if (layout.known && layout.floor > capacity_) return {};  // over the card: OOM
+    RestoreCandidateFields(job_.spec, setup_.job.spec);
+    ApplyCandidate(job_.spec, c);
+    if (!RederiveJob(job_).ok()) return {};  // not expected, as in CheckMemory
+    if (layout.statics.empty()) {
+      layout.statics = ComputeStageStatics(job_, params_, Detail::kNumbersOnly);
     }
-    job_.spec = setup_.job.spec;
-    ApplyCandidate(job_.spec, r.candidate);
-    if (!RederiveJob(job_).ok()) {  // not expected, as in CheckMemory
-      r.memory_checked = true;
-      r.fits = false;
-      return;
-    }
-    if (!layout.known) {
-      layout.statics = ComputeStageStatics(job_, params_, LedgerDetail::kNumbersOnly);
-    }
-    SetMemory(
-        r, ComputeLedger(job_, memory_, layout.statics, layout.floor, LedgerDetail::kNumbersOnly));
+    const MemoryFields m = MemoryFieldsOf(
+        ComputeLedger(job_, memory_, layout.statics, layout.floor, Detail::kNumbersOnly));
     layout.known = true;
     ++ledgers_;
+    return m;
   }
+  void operator()(RankedLayout& r) { SetMemory(r, Check(r.candidate)); }
   int64_t LedgerCount() const { return ledgers_; }
+  /// Drops the statics of `c`'s layout and keeps its floor: once a layout's candidates are
+  /// checked, the next layout reuses the freed memory instead of touching fresh pages (thousands
+  /// of layouts' statics cost more in page faults than in arithmetic). A later candidate of the
+  /// layout recomputes them.
+  void ReleaseStatics(const Candidate& c) {
+    auto it = layouts_.find(MemoryKeyOf(c));
+    if (it != layouts_.end()) std::vector<StageStatics>().swap(it->second.statics);
+  }
 
   /// Takes over what `other` learnt (layouts checked on another thread, none of them known here)
   /// and its ledger count.
@@ -254,22 +278,29 @@ class FloorCheckedMemory {
   int64_t ledgers_ = 0;
 };
 
-/// The memory of the layouts in `candidates` (the walk's first layouts, in walk order), checked
-/// on `threads` threads. Each parallel layout's candidates go to one thread, in walk order, so
-/// every floor the serial walk would reuse is reused the same way: the results and the ledger
-/// count do not depend on the threads. What the threads learnt goes into `check` afterwards.
-std::vector<RankedLayout> CheckMemoryInParallel(const StepSetup& setup,
-                                                const MemoryConstants& memory,
-                                                const std::vector<Candidate>& candidates,
-                                                unsigned threads, FloorCheckedMemory& check) {
-  std::vector<RankedLayout> out(candidates.size());
-  // Positions grouped by parallel layout, each group in walk order.
-  std::vector<std::pair<MemoryKey, size_t>> order(candidates.size());
-  for (size_t i = 0; i < candidates.size(); ++i) order[i] = {MemoryKeyOf(candidates[i]), i};
-  std::sort(order.begin(), order.end());
+/// The memory of the `n` layouts `candidate_at(i)` gives (the walk's first layouts, in walk
+/// order), checked on `threads` threads. Each parallel layout's candidates go to one thread, in
+/// walk order, so every floor the serial walk would reuse is reused the same way: the results and
+/// the ledger count do not depend on the threads. What the threads learnt goes into `check`
+/// afterwards.
+template <class CandidateAt>
+std::vector<MemoryFields> CheckMemoryInParallel(const StepSetup& setup,
+                                                const MemoryConstants& memory, size_t n,
+                                                CandidateAt candidate_at, unsigned threads,
+                                                FloorCheckedMemory& check) {
+  std::vector<MemoryFields> out(n);
+  // Positions grouped by parallel layout, each group in walk order: indices sorted by key, not
+  // (key, index) pairs, whose hundred bytes a candidate are fresh pages on every call.
+  std::vector<size_t> order(n);
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    const MemoryKey ka = MemoryKeyOf(candidate_at(a)), kb = MemoryKeyOf(candidate_at(b));
+    return ka != kb ? ka < kb : a < b;
+  });
   std::vector<size_t> group_starts;
   for (size_t i = 0; i < order.size(); ++i) {
-    if (i == 0 || order[i].first != order[i - 1].first) group_starts.push_back(i);
+    if (i == 0 || MemoryKeyOf(candidate_at(order[i])) != MemoryKeyOf(candidate_at(order[i - 1])))
+      group_starts.push_back(i);
   }
   group_starts.push_back(order.size());
   const size_t groups = group_starts.size() - 1;
@@ -279,10 +310,9 @@ std::vector<RankedLayout> CheckMemoryInParallel(const StepSetup& setup,
     FloorCheckedMemory mine(setup, memory);
     for (size_t g = begin; g < end; ++g) {
       for (size_t k = group_starts[g]; k < group_starts[g + 1]; ++k) {
-        RankedLayout& r = out[order[k].second];
-        r.candidate = candidates[order[k].second];
-        mine(r);
+        out[order[k]] = mine.Check(candidate_at(order[k]));
       }
+      mine.ReleaseStatics(candidate_at(order[group_starts[g]]));
     }
     const std::lock_guard<std::mutex> lock(done_mutex);
     done.push_back(std::move(mine));
@@ -353,16 +383,11 @@ Result<PlanResult> PlanLayouts(const StepSetup& setup, const CollectiveModel& co
   // When the walk goes to the job's own layout, every layout faster than it is evaluated and
   // memory-checked up front, on the threads; the walk then takes those results in order.
   const unsigned threads = options.threads == 0 ? DefaultThreads() : options.threads;
-  std::vector<RankedLayout> prechecked;
+  std::vector<MemoryFields> prechecked;
   size_t walked = 0;
   auto checked = [&](RankedLayout& r) {
     if (walked < prechecked.size()) {
-      const RankedLayout& p = prechecked[walked];
-      r.peak = p.peak;
-      r.capacity = p.capacity;
-      r.fits = p.fits;
-      r.verdict = p.verdict;
-      r.memory_checked = p.memory_checked;
+      SetMemory(r, prechecked[walked]);
     } else {
       check(r);
     }
@@ -373,8 +398,9 @@ Result<PlanResult> PlanLayouts(const StepSetup& setup, const CollectiveModel& co
       [&] { return layouts.Next(); }, checked,
       [&](double current_s) {
         layouts.PrefetchBelow(current_s);
-        prechecked =
-            CheckMemoryInParallel(setup, memory, layouts.ReadyCandidates(), threads, check);
+        prechecked = CheckMemoryInParallel(
+            setup, memory, layouts.ReadyCount(),
+            [&](size_t i) { return layouts.ReadyCandidate(i); }, threads, check);
       });
   if (!ranked.ok()) return ranked;
   // Counted after the walk: a layout found unplaceable while walking (not expected) counts too.

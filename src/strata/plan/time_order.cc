@@ -158,7 +158,7 @@ Candidate LayoutsByTime::Unpack(const Packed& p) {
 
 std::optional<double> LayoutsByTime::FullStep(uint32_t index) const {
   auto step = EvaluateStepOn(setup_.tables, StepLayoutFor(setup_, CandidateAt(index)), comm_,
-                             placements_[placement_of_[index]].groups);
+                             placements_[placement_of_[index]].groups, Detail::kNumbersOnly);
   if (!step.ok()) return std::nullopt;
   return step->step.s();
 }
@@ -231,13 +231,6 @@ void LayoutsByTime::PrefetchBelow(double limit_s) {
             [](const Entry& a, const Entry& b) { return Later(b, a); });
   ready_ = std::move(faster);
   ready_next_ = 0;
-}
-
-std::vector<Candidate> LayoutsByTime::ReadyCandidates() const {
-  std::vector<Candidate> out;
-  out.reserve(ready_.size() - ready_next_);
-  for (size_t i = ready_next_; i < ready_.size(); ++i) out.push_back(CandidateAt(ready_[i].index));
-  return out;
 }
 
 std::optional<Timed> LayoutsByTime::Next() {

@@ -56,8 +56,10 @@ class LayoutsByTime {
   /// to the job's own layout), and sorts those faster than `limit_s`; Next gives them first,
   /// from that array, then goes on from the heap.
   void PrefetchBelow(double limit_s);
-  /// The layouts PrefetchBelow found faster than its limit, in the order Next gives them.
-  std::vector<Candidate> ReadyCandidates() const;
+  /// The layouts PrefetchBelow found faster than its limit, in the order Next gives them: how
+  /// many, and the i-th (unpacked on demand: a copy of them all is a megabyte of fresh pages).
+  size_t ReadyCount() const { return ready_.size() - ready_next_; }
+  Candidate ReadyCandidate(size_t i) const { return CandidateAt(ready_[ready_next_ + i].index); }
 
   const PruneCounts& rules() const { return rules_; }
   int64_t unplaceable() const { return unplaceable_; }

@@ -240,7 +240,8 @@ Result<StepResult> EvaluateStep(const StepTables& t, const StepLayout& s,
 
 Result<StepResult> EvaluateStepOn(const StepTables& t, const StepLayout& s,
                                   const CollectiveModel& comm,
-                                  const std::vector<GroupPlacement>& groups) {
+                                  const std::vector<GroupPlacement>& groups, Detail detail) {
+  const bool explain = detail == Detail::kExplained;
   const ParallelLayout& l = s.layout;
   const KernelEfficiency& e = t.efficiency;
   const double tp = static_cast<double>(l.tp);
@@ -261,7 +262,7 @@ Result<StepResult> EvaluateStepOn(const StepTables& t, const StepLayout& s,
   StepResult r;
   // Compute: ComputeMicroBatch (the same arithmetic the planner's bound uses).
   MicroBatchCompute c = ComputeMicroBatch(t, s);
-  if (s.op_sac && s.recompute == RecomputeGranularity::kSelective &&
+  if (explain && s.op_sac && s.recompute == RecomputeGranularity::kSelective &&
       (s.layout.tp > 1 || s.layout.ep > 1)) {
     r.caveats.push_back(
         "op-level SAC also re-runs the TP all-gathers and EP all-to-alls of the ops it "
@@ -285,7 +286,8 @@ Result<StepResult> EvaluateStepOn(const StepTables& t, const StepLayout& s,
   ti.grad_bytes = s.grad_bytes;
   ti.distributed_optimizer = s.distributed_optimizer;
   ti.full_recompute = s.recompute == RecomputeGranularity::kFull;
-  STRATA_ASSIGN_OR_RETURN(r.traffic, PriceTraffic(LayoutTraffic(t.traffic, ti), groups, comm));
+  STRATA_ASSIGN_OR_RETURN(r.traffic,
+                          PriceTraffic(LayoutTraffic(t.traffic, ti, detail), groups, comm, detail));
   // ZeRO-2/3, FSDP2 and HSDP replace megatron-core's once-per-step DP traffic (step_modes.h).
   const bool sharded_dp = ShardingOwnsDpTraffic(s);
   std::vector<PricedTraffic> sharded;
@@ -294,7 +296,7 @@ Result<StepResult> EvaluateStepOn(const StepTables& t, const StepLayout& s,
       return p.item.group == GroupKind::kDp || p.item.group == GroupKind::kDpCp ||
              p.item.group == GroupKind::kExpertDp;
     });
-    STRATA_ASSIGN_OR_RETURN(sharded, PriceShardedTraffic(t.traffic, s, groups, comm));
+    STRATA_ASSIGN_OR_RETURN(sharded, PriceShardedTraffic(t.traffic, s, groups, comm, detail));
   }
   const GroupTotals g = SumByGroup(r.traffic);
   r.traffic.insert(r.traffic.end(), sharded.begin(), sharded.end());
@@ -381,16 +383,17 @@ Result<StepResult> EvaluateStepOn(const StepTables& t, const StepLayout& s,
   double optimizer = r.local_params * bytes_per_param / hbm;
   if (s.sharding.offload_optimizer != OffloadTarget::kNone) {
     optimizer = 0;
-    r.caveats.push_back(
-        "the optimizer runs on the CPU (offload_optimizer): its own time is not "
-        "modelled (no host-memory calibration); only the PCIe copies are");
+    if (explain)
+      r.caveats.push_back(
+          "the optimizer runs on the CPU (offload_optimizer): its own time is not "
+          "modelled (no host-memory calibration); only the PCIe copies are");
   }
   set(StepPart::kOptimizer, optimizer, optimizer);
 
   STRATA_ASSIGN_OR_RETURN(r.host_traffic, OffloadTraffic(t.traffic, s, r.local_params, comm));
   double offload = 0;
   for (const HostTraffic& h : r.host_traffic) offload += h.time_per_step.s();
-  if (offload > 0) {
+  if (explain && offload > 0) {
     r.caveats.push_back(
         "offload copies are priced at the PCIe x16 line rate, on the critical "
         "path (no overlap with compute): a bound, not a measurement");
@@ -415,14 +418,17 @@ Result<StepResult> EvaluateStepOn(const StepTables& t, const StepLayout& s,
     act_offload = m * 2 * n * x;
     act_offload_exposed = m * n * (std::max(0.0, x - y_fwd) + std::max(0.0, x - y_bwd));
     for (const char* way : {"to the host after each forward", "back to the GPU before backward"}) {
-      r.host_traffic.push_back({fmt::format("activation offload: {} layers' saved activations {}",
-                                            s.offload_activation_layers, way),
-                                pcie->name, Bytes::Count(m * bytes), Seconds::Of(m * n * x)});
+      r.host_traffic.push_back(
+          {explain ? fmt::format("activation offload: {} layers' saved activations {}",
+                                 s.offload_activation_layers, way)
+                   : std::string(),
+           pcie->name, Bytes::Count(m * bytes), Seconds::Of(m * n * x)});
     }
-    r.caveats.push_back(
-        "activation offload copies are priced at the PCIe x16 line rate of one GPU and hidden "
-        "behind the next layer's compute; GPUs sharing a PCIe switch or its NIC traffic are "
-        "not modelled");
+    if (explain)
+      r.caveats.push_back(
+          "activation offload copies are priced at the PCIe x16 line rate of one GPU and hidden "
+          "behind the next layer's compute; GPUs sharing a PCIe switch or its NIC traffic are "
+          "not modelled");
   }
   set(StepPart::kOffload, offload + act_offload, offload + act_offload_exposed);
 

@@ -15,6 +15,7 @@
 
 #include "strata/comm/collective_cost.h"
 #include "strata/comm/traffic_pricing.h"
+#include "strata/core/detail.h"
 #include "strata/core/result.h"
 #include "strata/core/units.h"
 #include "strata/job/job_spec.h"
@@ -121,9 +122,12 @@ Result<StepResult> EvaluateStep(const StepTables& tables, const StepLayout& layo
 /// The same evaluation on groups already placed for `layout.layout` (AlignedGroupShapes or
 /// PlaceGroups with the default rank order): the planner places each layout once and reuses the
 /// groups for every micro batch, recompute and VPP choice. EvaluateStep = placement + this.
+/// kNumbersOnly (the planner's search): every number is the same; the traffic's purposes and
+/// level names and the caveats are left empty.
 Result<StepResult> EvaluateStepOn(const StepTables& tables, const StepLayout& layout,
                                   const CollectiveModel& comm,
-                                  const std::vector<GroupPlacement>& groups);
+                                  const std::vector<GroupPlacement>& groups,
+                                  Detail detail = Detail::kExplained);
 
 /// One micro batch's compute on the most loaded rank, before any communication: the kernel
 /// times EvaluateStep reports and the MoE skew row's per-micro-batch time.

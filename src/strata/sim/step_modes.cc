@@ -72,7 +72,7 @@ PassExposure PartlyPrefetchedExposure(double layers, double gather_per_layer,
 Result<std::vector<PricedTraffic>> PriceShardedTraffic(const ModelTrafficShape& model,
                                                        const StepLayout& s,
                                                        const std::vector<GroupPlacement>& groups,
-                                                       const CollectiveModel& comm) {
+                                                       const CollectiveModel& comm, Detail detail) {
   const ParallelLayout& l = s.layout;
   const ShardingSpec& sh = s.sharding;
   const double layers =
@@ -89,7 +89,7 @@ Result<std::vector<PricedTraffic>> PriceShardedTraffic(const ModelTrafficShape& 
                  double bytes, TrafficFrequency f, double per_unit, double per_step) -> Status {
     if (group.size <= 1 || bytes <= 0) return OkStatus();
     TrafficItem item{kind, std::move(purpose), op, Bytes::Count(bytes), f, per_unit, per_step};
-    auto cost = comm.Cost(op, item.size, ShapeOf(group));
+    auto cost = comm.Cost(op, item.size, ShapeOf(group), CommAlgorithm::kAuto, detail);
     if (!cost.ok()) {
       Error e = std::move(cost).error();
       e.message = fmt::format("{} group: {}", ToString(kind), e.message);

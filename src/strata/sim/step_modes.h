@@ -55,7 +55,8 @@ bool ShardingOwnsDpTraffic(const StepLayout& s);
 Result<std::vector<PricedTraffic>> PriceShardedTraffic(const ModelTrafficShape& model,
                                                        const StepLayout& s,
                                                        const std::vector<GroupPlacement>& groups,
-                                                       const CollectiveModel& comm);
+                                                       const CollectiveModel& comm,
+                                                       Detail detail = Detail::kExplained);
 
 /// What of the sharded traffic stays exposed, by step part, given one micro batch's forward
 /// and backward (with recompute) compute on the rank.

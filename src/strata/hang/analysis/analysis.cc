@@ -23,10 +23,6 @@ namespace {
 
 std::string Where(const PyFrame& f) { return fmt::format("{} ({})", f.function, f.file); }
 
-std::string RanksText(const std::vector<int64_t>& ranks) {
-  return fmt::format("{} {}", ranks.size() == 1 ? "rank" : "ranks", FormatRankRanges(ranks));
-}
-
 bool StartsWith(const std::string& s, const char* p) { return s.rfind(p, 0) == 0; }
 
 void Sort(std::vector<int64_t>& v) {
@@ -96,11 +92,7 @@ std::vector<RankView> BuildViews(const EvidenceSet& ev, Verdict& verdict) {
   return views;
 }
 
-// The largest world a job can have here: the biggest clusters are 1e5 GPUs, and the analysis
-// walks every expected rank. A larger figure in the evidence is a misread or corrupt count
-// (a PID taken for a rank count), not a job: it is dropped with a note.
-constexpr int64_t kMaxWorldSize = int64_t{1} << 20;
-
+// A world beyond kMaxWorldSize is dropped with a note.
 std::optional<int64_t> ExpectedWorld(const EvidenceSet& ev, std::vector<std::string>& notes) {
   std::optional<int64_t> world;
   auto take = [&](int64_t n, const char* source) {
@@ -479,7 +471,15 @@ Verdict Analyze(const EvidenceSet& ev, const AnalyzeOptions& options) {
   }
   v.expected_world = ExpectedWorld(ev, v.notes);
   Sort(v.dead);
-  if (v.expected_world) {
+  // Absence means something only next to presence: with no rank's bundle, dump or stack
+  // collected (logs and a RAS summary alone), every rank of the world is absent, which names
+  // nobody. The world is kept for the other checks.
+  if (v.expected_world && present.empty()) {
+    v.notes.push_back(fmt::format(
+        "a world of {} ranks, but no rank's bundle, dump or stack was given: none is counted as "
+        "missing",
+        *v.expected_world));
+  } else if (v.expected_world) {
     for (int64_t r = 0; r < *v.expected_world; ++r) {
       if (!present.count(r) && !std::binary_search(v.dead.begin(), v.dead.end(), r))
         v.missing.push_back(r);
@@ -502,11 +502,15 @@ Verdict Analyze(const EvidenceSet& ev, const AnalyzeOptions& options) {
   v.patterns = FindPatterns({ev, still, v.groups, v.pg_stalls, dead_or_missing, step});
   const SilentRanks silence = InferSilentRanks(ev, v);
   v.silent = silence.silent;
-  if (!silence.silent.empty() || !silence.unheard.empty()) {
-    const auto& ranks = silence.silent.empty() ? silence.unheard : silence.silent;
+  if (!silence.note.empty()) v.notes.push_back(silence.note);
+  if (!silence.silent.empty() || silence.unheard_count > 0) {
+    const std::string ranks =
+        silence.silent.empty() ? fmt::format("{} {}", silence.unheard_count == 1 ? "rank" : "ranks",
+                                             silence.unheard_ranges)
+                               : RanksText(silence.silent);
     v.notes.push_back(fmt::format(
-        "{} of a world of {} (from {}) left no line, dump or stack while {} timed out{}",
-        RanksText(ranks), *silence.world, silence.world_source, RanksText(silence.waiting),
+        "{} of a world of {} (from {}) left no line, dump or stack while {} timed out{}", ranks,
+        *silence.world, silence.world_source, RanksText(silence.waiting),
         silence.silent.empty() ? ": too many to name as silent (the evidence may be a partial copy)"
                                : ": silent, a suspect (a rank that never reached the collective "
                                  "often writes nothing)"));

@@ -54,10 +54,6 @@ void PlaceAt(const PgStall* stall, Finding& f) {
   f.timeout_ms = stall->timeout_ms;
 }
 
-std::string RanksText(const std::vector<int64_t>& ranks) {
-  return (ranks.size() == 1 ? "rank " : "ranks ") + FormatRankRanges(ranks);
-}
-
 std::string StallText(const PgStall& s) {
   return fmt::format(
       "{}: process group {} ({}) at collective #{} ({}): {} recorded it{}{}", s.source, s.pg,

@@ -29,10 +29,6 @@ struct Group {
   std::map<int64_t, std::map<int64_t, Call>> calls;  // rank -> collective_seq_id -> call
 };
 
-std::string RanksText(const std::vector<int64_t>& ranks) {
-  return fmt::format("{} {}", ranks.size() == 1 ? "rank" : "ranks", FormatRankRanges(ranks));
-}
-
 // The first position where the ranks that reached it recorded different calls; fills the stall.
 bool FindMismatch(const Group& g, PgStall& stall) {
   std::set<int64_t> positions;

@@ -28,10 +28,6 @@ std::string Describe(const PyThread& t) {
   return fmt::format("{} in {} ({})", name, top.function, top.file);
 }
 
-std::string RanksText(const std::vector<int64_t>& ranks) {
-  return fmt::format("{} {}", ranks.size() == 1 ? "rank" : "ranks", FormatRankRanges(ranks));
-}
-
 }  // namespace
 
 std::optional<Pattern> FindOddOtherThread(const std::vector<RankView>& views,

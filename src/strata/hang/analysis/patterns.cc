@@ -21,10 +21,6 @@ std::string Where(const PyFrame& f) {
                     : fmt::format("{} ({})", f.function, f.file);
 }
 
-std::string RanksText(const std::vector<int64_t>& ranks) {
-  return fmt::format("{} {}", ranks.size() == 1 ? "rank" : "ranks", FormatRankRanges(ranks));
-}
-
 // The largest group whose ranks wait on peers: the victims' side of a hang.
 const StackGroup* LargestBlocked(const std::vector<StackGroup>& groups) {
   for (const StackGroup& g : groups) {

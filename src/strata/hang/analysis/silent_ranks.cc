@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <set>
+#include <utility>
 
 #include "strata/core/text_scan.h"
 
@@ -47,9 +48,23 @@ std::set<int64_t> Heard(const EvidenceSet& ev, const Verdict& v) {
 std::optional<int64_t> NcclInitRanks(const EvidenceSet& ev) {
   std::optional<int64_t> n;
   for (const WatchdogEvent& e : ev.watchdog) {
-    if (auto r = IntAfter(e.text, " nranks "); r && *r > 0) n = std::max(n.value_or(0), *r);
+    if (auto r = IntAfter(e.text, " nranks "); r && *r > 0 && *r <= kMaxWorldSize)
+      n = std::max(n.value_or(0), *r);
   }
   return n;
+}
+
+// The ranks of [0, world) that are not in `heard`, as runs [first, last]. Walked over the heard
+// ranks, not over the world: work and memory follow the evidence, not a count read from it.
+std::vector<std::pair<int64_t, int64_t>> Gaps(const std::set<int64_t>& heard, int64_t world) {
+  std::vector<std::pair<int64_t, int64_t>> gaps;
+  int64_t next = 0;  // the first rank not yet accounted for
+  for (auto it = heard.lower_bound(0); it != heard.end() && *it < world; ++it) {
+    if (*it > next) gaps.emplace_back(next, *it - 1);
+    next = *it + 1;
+  }
+  if (next < world) gaps.emplace_back(next, world - 1);
+  return gaps;
 }
 
 }  // namespace
@@ -75,25 +90,43 @@ SilentRanks InferSilentRanks(const EvidenceSet& ev, const Verdict& v) {
   }
   bool inferred = false;
   if (!out.world || *out.world <= highest) {
+    // A rank beyond any job is a misread number (binary debris, a PID): no world to infer.
+    if (highest >= kMaxWorldSize) {
+      out.note = fmt::format(
+          "rank {} is beyond any job ({} ranks at most): a misread number; no world size is "
+          "inferred from the ranks that appear, and no rank is named silent",
+          highest, kMaxWorldSize);
+      return out;
+    }
     out.world = highest + 1;
     out.world_source = fmt::format("the ranks that appear (up to rank {})", highest);
     inferred = true;
   }
-  std::vector<int64_t> unheard;
-  for (int64_t r = 0; r < *out.world; ++r) {
-    if (!heard.count(r)) unheard.push_back(r);
-  }
-  if (unheard.empty()) return out;
+  const auto gaps = Gaps(heard, *out.world);
+  int64_t unheard = 0;
+  for (const auto& [first, last] : gaps) unheard += last - first + 1;
+  if (unheard == 0) return out;
   // With a stated world size, named only when they are a minority of the job (the rule of the
   // stack groups: in four ranks or fewer, fewer than the waiters; else at most a quarter): half a
   // job without lines is a partial paste, not half a job stuck elsewhere.
   // Without a stated world size, the ranks that appear bound it from below only, and a pasted
   // excerpt of interleaved output may skip any rank: one gap among at least three waiters is
   // named (ranks 1-3 time out, rank 0 never appears); two gaps are more likely a cut paste.
-  const size_t n = waiting.size();
-  const bool minority = inferred ? unheard.size() == 1 && n >= 3
-                                 : (n <= 4 ? unheard.size() < n : unheard.size() * 4 <= n);
-  (minority ? out.silent : out.unheard) = std::move(unheard);
+  const auto n = static_cast<int64_t>(waiting.size());
+  const bool minority =
+      inferred ? unheard == 1 && n >= 3 : (n <= 4 ? unheard < n : unheard * 4 <= n);
+  if (minority) {  // fewer than the waiters: as many ranks as the evidence names, no more
+    for (const auto& [first, last] : gaps) {
+      for (int64_t r = first; r <= last; ++r) out.silent.push_back(r);
+    }
+  } else {
+    out.unheard_count = unheard;
+    for (const auto& [first, last] : gaps) {
+      if (!out.unheard_ranges.empty()) out.unheard_ranges += ',';
+      out.unheard_ranges +=
+          first == last ? fmt::format("{}", first) : fmt::format("{}-{}", first, last);
+    }
+  }
   return out;
 }
 

@@ -17,12 +17,21 @@
 
 namespace strata::hang {
 
+// The largest world a job can have here: the biggest clusters are 1e5 GPUs, and the analysis
+// walks every expected rank. A larger figure in the evidence is a misread or corrupt count
+// (a PID taken for a rank count, a rank number from binary debris), not a job.
+inline constexpr int64_t kMaxWorldSize = int64_t{1} << 20;
+
 struct SilentRanks {
-  std::vector<int64_t> silent;   // named as suspects: a minority of the job, the rest waiting
-  std::vector<int64_t> unheard;  // without evidence, but too many to call silent (a partial paste)
+  std::vector<int64_t> silent;  // named as suspects: a minority of the job, the rest waiting
+  // Without evidence, but too many to call silent (a partial paste): how many, and their runs
+  // ("0-3,9") rather than a list, which could hold a million ranks.
+  int64_t unheard_count = 0;
+  std::string unheard_ranges;
   std::vector<int64_t> waiting;  // ranks whose timeout lines are in the evidence
   std::optional<int64_t> world;
   std::string world_source;  // "WORLD_SIZE / the default group", "NCCL init lines (nranks 4)", ...
+  std::string note;          // why no world was inferred, when a rank number is beyond any job
 };
 
 /// `v` must have expected_world, ranks_seen and dead filled.

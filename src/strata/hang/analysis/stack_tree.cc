@@ -21,6 +21,10 @@ std::string FormatRankRanges(std::vector<int64_t> ranks) {
   return out;
 }
 
+std::string RanksText(const std::vector<int64_t>& ranks) {
+  return fmt::format("{} {}", ranks.size() == 1 ? "rank" : "ranks", FormatRankRanges(ranks));
+}
+
 int StackTree::Intern(const PyFrame& frame) {
   key_.assign(frame.function);
   key_.push_back('\0');

@@ -16,6 +16,9 @@ namespace strata::hang {
 /// "0-16,18-39": sorted, deduplicated, consecutive runs joined.
 std::string FormatRankRanges(std::vector<int64_t> ranks);
 
+/// "rank 3" or "ranks 0-16,18-39".
+std::string RanksText(const std::vector<int64_t>& ranks);
+
 struct StackClass {
   std::vector<int64_t> members;  // ids given to StackTree::Add, sorted
   std::vector<PyFrame> frames;   // the first member's stack, innermost first
