@@ -73,6 +73,7 @@ std::vector<TrafficItem> LayoutTraffic(const ModelTrafficShape& model, const Tra
   // forward (and its collectives) inside the backward.
   const double passes = in.full_recompute ? 3.0 : 2.0;
   std::vector<TrafficItem> items;
+  items.reserve(12);  // every kind of traffic below at most once or twice: one allocation
   // The purpose, `what` then `how`, only when explained (the planner prices millions of items).
   auto purpose = [&](std::string_view what, std::string_view how = {}) {
     return detail == Detail::kExplained ? std::string(what).append(how) : std::string();
