@@ -226,16 +226,19 @@ TEST_F(CollectTest, ProcessesSharingARankAreCollectedOnceAsTheirParent) {
             static_cast<char*>(nullptr));
     ::_exit(127);
   }
-  // Wait (at most 5 s) until both children exist.
+  // Wait (at most 5 s) until both children exist: the parent and its two children carry the
+  // marker, seen twice in a row. A process forked but not yet exec'd still shows its parent's
+  // command line, so a single scan can count a fourth for a moment (seen under load).
   size_t seen = 0;
-  for (int i = 0; i < 500 && seen < 3; ++i) {
+  for (int i = 0, stable = 0; i < 500 && stable < 2; ++i) {
     seen = 0;
     for (const auto& e : fs::directory_iterator("/proc")) {
       std::ifstream in(e.path() / "cmdline", std::ios::binary);
       std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
       if (cmdline.find(marker) != std::string::npos) ++seen;
     }
-    if (seen < 3) ::usleep(10000);
+    stable = seen == 3 ? stable + 1 : 0;
+    if (stable < 2) ::usleep(10000);
   }
   CollectOptions o = Options();
   o.proc_root = "/proc";

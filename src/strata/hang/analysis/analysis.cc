@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <map>
 #include <set>
 
@@ -421,6 +422,7 @@ Verdict Analyze(const EvidenceSet& ev, const AnalyzeOptions& options) {
   v.placeholders = FindPlaceholders(ev);
   const std::vector<RankView> views = BuildViews(ev, v);
   std::set<int64_t> present;
+  bool ranked_present = false;  // a live process whose RANK is known: absence is measured by it
   for (const RankView& view : views) {
     const auto& dump = view.evidence->pyspy;
     if (dump && StartsWith(dump->error, "process gone")) {
@@ -428,6 +430,7 @@ Verdict Analyze(const EvidenceSet& ev, const AnalyzeOptions& options) {
       continue;
     }
     present.insert(view.id);
+    ranked_present = ranked_present || view.evidence->process.rank.has_value();
     v.ranks_seen.push_back(view.id);
     if (!view.main || view.main->frames.empty()) v.no_stack.push_back(view.id);
     if (dump && dump->truncated) {
@@ -467,22 +470,42 @@ Verdict Analyze(const EvidenceSet& ev, const AnalyzeOptions& options) {
     }
   }
   for (const auto& [file, dump] : ev.fr_dumps) {
-    if (dump.rank) present.insert(*dump.rank);
+    if (dump.rank) {
+      present.insert(*dump.rank);
+      ranked_present = true;
+    }
   }
   v.expected_world = ExpectedWorld(ev, v.notes);
   Sort(v.dead);
   // Absence means something only next to presence: with no rank's bundle, dump or stack
-  // collected (logs and a RAS summary alone), every rank of the world is absent, which names
-  // nobody. The world is kept for the other checks.
-  if (v.expected_world && present.empty()) {
+  // collected (logs and a RAS summary alone, or processes whose RANK is unknown), every rank of
+  // the world is absent, which names nobody. The world is kept for the other checks.
+  if (v.expected_world && !ranked_present) {
     v.notes.push_back(fmt::format(
-        "a world of {} ranks, but no rank's bundle, dump or stack was given: none is counted as "
-        "missing",
+        "a world of {} ranks, but no rank's bundle, dump or stack was given (or no process's "
+        "RANK is known): none is counted as missing",
         *v.expected_world));
   } else if (v.expected_world) {
-    for (int64_t r = 0; r < *v.expected_world; ++r) {
-      if (!present.count(r) && !std::binary_search(v.dead.begin(), v.dead.end(), r))
-        v.missing.push_back(r);
+    // The expected ranks with no evidence are missing, a suspect, when they are no more than
+    // the ranks collected (a rank that died among those that wrote their stacks); more of them
+    // is a partial collection (one node's bundles of a larger job), not that many deaths.
+    std::set<int64_t> collected = present;
+    collected.insert(v.dead.begin(), v.dead.end());
+    const RankRuns gaps = RankGaps(collected, *v.expected_world);
+    const int64_t absent = RunsSize(gaps);
+    const auto within = static_cast<int64_t>(
+        std::distance(collected.lower_bound(0), collected.lower_bound(*v.expected_world)));
+    if (absent <= within) {
+      for (const auto& [first, last] : gaps) {
+        for (int64_t r = first; r <= last; ++r) v.missing.push_back(r);
+      }
+    } else {
+      v.uncollected = absent;
+      v.uncollected_ranges = FormatRuns(gaps);
+      v.notes.push_back(fmt::format(
+          "{} {} of a world of {} left no bundle, dump or stack, more than the {} collected: a "
+          "partial collection, not named as dead (collect from every node to find a dead rank)",
+          absent == 1 ? "rank" : "ranks", v.uncollected_ranges, *v.expected_world, within));
     }
   }
   Sort(v.ranks_seen);

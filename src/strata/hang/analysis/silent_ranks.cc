@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "strata/core/text_scan.h"
+#include "strata/hang/analysis/stack_tree.h"
 
 namespace strata::hang {
 namespace {
@@ -54,19 +55,6 @@ std::optional<int64_t> NcclInitRanks(const EvidenceSet& ev) {
   return n;
 }
 
-// The ranks of [0, world) that are not in `heard`, as runs [first, last]. Walked over the heard
-// ranks, not over the world: work and memory follow the evidence, not a count read from it.
-std::vector<std::pair<int64_t, int64_t>> Gaps(const std::set<int64_t>& heard, int64_t world) {
-  std::vector<std::pair<int64_t, int64_t>> gaps;
-  int64_t next = 0;  // the first rank not yet accounted for
-  for (auto it = heard.lower_bound(0); it != heard.end() && *it < world; ++it) {
-    if (*it > next) gaps.emplace_back(next, *it - 1);
-    next = *it + 1;
-  }
-  if (next < world) gaps.emplace_back(next, world - 1);
-  return gaps;
-}
-
 }  // namespace
 
 SilentRanks InferSilentRanks(const EvidenceSet& ev, const Verdict& v) {
@@ -102,9 +90,8 @@ SilentRanks InferSilentRanks(const EvidenceSet& ev, const Verdict& v) {
     out.world_source = fmt::format("the ranks that appear (up to rank {})", highest);
     inferred = true;
   }
-  const auto gaps = Gaps(heard, *out.world);
-  int64_t unheard = 0;
-  for (const auto& [first, last] : gaps) unheard += last - first + 1;
+  const RankRuns gaps = RankGaps(heard, *out.world);
+  const int64_t unheard = RunsSize(gaps);
   if (unheard == 0) return out;
   // With a stated world size, named only when they are a minority of the job (the rule of the
   // stack groups: in four ranks or fewer, fewer than the waiters; else at most a quarter): half a
@@ -121,11 +108,7 @@ SilentRanks InferSilentRanks(const EvidenceSet& ev, const Verdict& v) {
     }
   } else {
     out.unheard_count = unheard;
-    for (const auto& [first, last] : gaps) {
-      if (!out.unheard_ranges.empty()) out.unheard_ranges += ',';
-      out.unheard_ranges +=
-          first == last ? fmt::format("{}", first) : fmt::format("{}-{}", first, last);
-    }
+    out.unheard_ranges = FormatRuns(gaps);
   }
   return out;
 }

@@ -25,6 +25,32 @@ std::string RanksText(const std::vector<int64_t>& ranks) {
   return fmt::format("{} {}", ranks.size() == 1 ? "rank" : "ranks", FormatRankRanges(ranks));
 }
 
+RankRuns RankGaps(const std::set<int64_t>& have, int64_t world) {
+  RankRuns gaps;
+  int64_t next = 0;  // the first rank not yet accounted for
+  for (auto it = have.lower_bound(0); it != have.end() && *it < world; ++it) {
+    if (*it > next) gaps.emplace_back(next, *it - 1);
+    next = *it + 1;
+  }
+  if (next < world) gaps.emplace_back(next, world - 1);
+  return gaps;
+}
+
+int64_t RunsSize(const RankRuns& runs) {
+  int64_t n = 0;
+  for (const auto& [first, last] : runs) n += last - first + 1;
+  return n;
+}
+
+std::string FormatRuns(const RankRuns& runs) {
+  std::string out;
+  for (const auto& [first, last] : runs) {
+    if (!out.empty()) out += ',';
+    out += first == last ? fmt::format("{}", first) : fmt::format("{}-{}", first, last);
+  }
+  return out;
+}
+
 int StackTree::Intern(const PyFrame& frame) {
   key_.assign(frame.function);
   key_.push_back('\0');

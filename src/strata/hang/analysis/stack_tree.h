@@ -5,8 +5,10 @@
 #define STRATA_HANG_ANALYSIS_STACK_TREE_H_
 
 #include <cstdint>
+#include <set>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "strata/hang/evidence/evidence.h"
@@ -18,6 +20,16 @@ std::string FormatRankRanges(std::vector<int64_t> ranks);
 
 /// "rank 3" or "ranks 0-16,18-39".
 std::string RanksText(const std::vector<int64_t>& ranks);
+
+/// Runs of consecutive ranks, [first, last] each.
+using RankRuns = std::vector<std::pair<int64_t, int64_t>>;
+
+/// The ranks of [0, world) that are not in `have`, as runs: walked over `have`, not over the
+/// world, so the work follows the evidence, not a rank count read from it.
+RankRuns RankGaps(const std::set<int64_t>& have, int64_t world);
+int64_t RunsSize(const RankRuns& runs);
+/// "0,5-1048575", as FormatRankRanges writes the same ranks.
+std::string FormatRuns(const RankRuns& runs);
 
 struct StackClass {
   std::vector<int64_t> members;  // ids given to StackTree::Add, sorted

@@ -102,7 +102,11 @@ struct Verdict {
   std::vector<int64_t> ranks_seen;        // a live process with evidence
   std::vector<int64_t> dead;              // no process: py-spy "process gone", RAS DEAD
   std::vector<int64_t> missing;           // expected but absent from every bundle
-  std::vector<int64_t> no_stack;          // present but py-spy failed (permission, timeout)
+  // Expected, absent, and more of them than were collected: a partial collection, not named as
+  // dead. How many and their runs only (a world can be 2^20 ranks with one collected).
+  int64_t uncollected = 0;
+  std::string uncollected_ranges;
+  std::vector<int64_t> no_stack;  // present but py-spy failed (permission, timeout)
   std::vector<int64_t> moved;     // stacks differ between two snapshots: progressing, not hung
   std::vector<int64_t> silent;    // expected, and no line, dump or stack of theirs anywhere
   std::vector<RankPlace> places;  // host and local rank of every rank the evidence places

@@ -22,7 +22,9 @@ std::string Count(size_t n, const char* what) {
   return fmt::format("{} {}{}", n, what, n == 1 ? "" : "s");
 }
 
-// "ranges" ("16-23,40") for people; "list" ([16, 17, ..., 23, 40]) for scripts.
+// "ranges" ("16-23,40") for people; "list" ([16, 17, ..., 23, 40]) for scripts. Every set is
+// bounded by the evidence (ranks absent beyond those collected are "uncollected": a count and
+// runs), never by a rank count read from it.
 Json RankSet(const std::vector<int64_t>& ranks) {
   Json j;
   j["count"] = ranks.size();
@@ -65,9 +67,13 @@ Json VerdictToJson(const Verdict& v) {
   j["expected_world_size"] = v.expected_world ? Json(*v.expected_world) : Json(nullptr);
   j["hosts"] = v.hosts;
   j["evidence_bytes"] = v.bytes_read;
-  j["ranks"] = {{"seen", RankSet(v.ranks_seen)}, {"dead", RankSet(v.dead)},
-                {"missing", RankSet(v.missing)}, {"no_stack", RankSet(v.no_stack)},
-                {"moved", RankSet(v.moved)},     {"silent", RankSet(v.silent)}};
+  j["ranks"] = {{"seen", RankSet(v.ranks_seen)},
+                {"dead", RankSet(v.dead)},
+                {"missing", RankSet(v.missing)},
+                {"no_stack", RankSet(v.no_stack)},
+                {"moved", RankSet(v.moved)},
+                {"silent", RankSet(v.silent)},
+                {"uncollected", {{"count", v.uncollected}, {"ranges", v.uncollected_ranges}}}};
   j["processes"] = Places(v.places);
   Json groups = Json::array();
   for (const StackGroup& g : v.groups) {
@@ -151,7 +157,10 @@ std::string VerdictToText(const Verdict& v, size_t max_frames) {
   line(fmt::format("ranks: expected {}, live {} ({}), dead {}, missing {}, without a stack {}",
                    v.expected_world ? std::to_string(*v.expected_world) : "unknown",
                    v.ranks_seen.size(), RangesOrNone(v.ranks_seen), RangesOrNone(v.dead),
-                   RangesOrNone(v.missing), RangesOrNone(v.no_stack)));
+                   v.uncollected > 0 ? fmt::format("none named ({} not collected: {})",
+                                                   v.uncollected, v.uncollected_ranges)
+                                     : RangesOrNone(v.missing),
+                   RangesOrNone(v.no_stack)));
   if (!v.silent.empty()) {
     line(fmt::format(
         "silent: {} ({}): expected, but no line, dump or stack of theirs in the evidence",
