@@ -166,8 +166,8 @@ std::string VerdictToText(const Verdict& v, size_t max_frames) {
         "silent: {} ({}): expected, but no line, dump or stack of theirs in the evidence",
         Count(v.silent.size(), "rank"), FormatRankRanges(v.silent)));
   }
-  line(fmt::format("evidence: {}{}, {:.2f} MB read",
-                   v.hosts ? Count(v.hosts, "node bundle") : "loose files", v.hosts ? "" : "",
+  line(fmt::format("evidence: {}, {:.2f} MB read",
+                   v.hosts ? Count(v.hosts, "node bundle") : "loose files",
                    static_cast<double>(v.bytes_read) / 1e6));
   if (!v.groups.empty()) {
     line("");
