@@ -39,6 +39,20 @@ TEST(ParseLogNumber, FrameworkSpellings) {
   }
 }
 
+// Fuzzing finding 21: a NeMo line's "global_step: 1.11111e+69" was converted to int64
+// (undefined behaviour). A step is a whole number in [0, 2^53); anything else is no step.
+TEST(StepFromNumber, OnlyWholeNonNegativeExactValues) {
+  EXPECT_EQ(StepFromNumber(794.0), 794);  // Lightning's "global_step=794.0"
+  EXPECT_EQ(StepFromNumber(0), 0);
+  EXPECT_EQ(StepFromNumber(9007199254740991.0), 9007199254740991);  // 2^53 - 1
+  EXPECT_FALSE(StepFromNumber(9007199254740992.0));                 // 2^53
+  EXPECT_FALSE(StepFromNumber(1.11111e69));
+  EXPECT_FALSE(StepFromNumber(-1));
+  EXPECT_FALSE(StepFromNumber(794.5));
+  EXPECT_FALSE(StepFromNumber(std::nan("")));
+  EXPECT_FALSE(StepFromNumber(INFINITY));
+}
+
 TEST(ParseLogTimestamp, DifferencesInSeconds) {
   // 2024-04-06 03:02:12 -> 03:02:18 is 6 s; a day boundary adds 86,400 s.
   auto a = ParseLogTimestamp("2024-04-06 03:02:12");

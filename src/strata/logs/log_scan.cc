@@ -92,6 +92,12 @@ std::optional<double> ParseLogNumber(std::string_view text) {
   return negative ? -value : value;
 }
 
+std::optional<int64_t> StepFromNumber(double v) {
+  constexpr double kExact = 9007199254740992.0;  // 2^53
+  if (!(v >= 0 && v < kExact) || v != std::floor(v)) return std::nullopt;
+  return static_cast<int64_t>(v);
+}
+
 std::optional<double> ParseLogTimestamp(std::string_view s) {
   s = TrimLogSpace(s);
   // YYYY-MM-DD HH:MM:SS

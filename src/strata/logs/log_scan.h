@@ -4,6 +4,7 @@
 #ifndef STRATA_LOGS_LOG_SCAN_H_
 #define STRATA_LOGS_LOG_SCAN_H_
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -13,6 +14,12 @@ namespace strata {
 /// A number: decimal or exponent form, nan/inf (any case, signed), thousands separators
 /// ("7,282"), a trailing '%' is NOT accepted (callers strip units), np.float64(x) wrappers.
 std::optional<double> ParseLogNumber(std::string_view text);
+
+/// A step count as a log prints it, integer or float ("794", "global_step=794.0"): a whole,
+/// non-negative number below 2^53 (the largest a double holds exactly); anything else (a
+/// fraction, nan, 1e69 from a corrupt line) is no step. Converting such a double to int64 is
+/// undefined behaviour, not a large step.
+std::optional<int64_t> StepFromNumber(double v);
 
 /// "2024-04-06 02:55:45", with ".123456" or ",338" fractions: seconds since 1970-01-01 on the
 /// log's own clock (no time zone is known, so only differences mean anything).

@@ -129,7 +129,9 @@ bool ParseNemoLine(std::string_view text, StepRecord& r) {
     if (label == "train_step_timing in s") SetNumber(r.step_time_s, value);
     if (label == "grad_norm") SetNumber(r.grad_norm, value);
     if (label == "global_step") {
-      if (auto v = ParseLogNumber(value); v && *v >= 0) r.step = static_cast<int64_t>(*v);
+      if (auto v = ParseLogNumber(value)) {
+        if (auto step = StepFromNumber(*v)) r.step = *step;
+      }
     }
   });
   return true;
@@ -173,8 +175,8 @@ bool ParseLightningBar(std::string_view text, StepRecord& r) {
     const std::string_view key = part.substr(0, eq), value = part.substr(eq + 1);
     if (key == "reduced_train_loss" || (key == "loss" && !r.loss)) SetNumber(r.loss, value);
     if (key == "global_step") {
-      if (auto v = ParseLogNumber(value); v && *v >= 0) {
-        r.step = static_cast<int64_t>(*v);
+      if (auto v = ParseLogNumber(value); v && StepFromNumber(*v)) {
+        r.step = *StepFromNumber(*v);
         have_step = true;
       }
     }
