@@ -118,6 +118,13 @@ TEST(FrameworkTimeouts, TheDataFileLoadsAndMatchesTheReferenceCase) {
   ASSERT_TRUE(minutes.has_value());
   EXPECT_NEAR(minutes->s(), 1800.0, 1e-9);  // 30 min x 60 s
   EXPECT_EQ(FindFramework(*table, "python my_loop.py")->name, "torch.distributed");  // the fallback
+  // Not a timeout: beyond 1e9 s (it would overflow int64 milliseconds), infinite, not a number.
+  EXPECT_FALSE(TimeoutFromCommandLine(*f, swift + " --ddp_timeout 1e300").has_value());
+  EXPECT_FALSE(TimeoutFromCommandLine(*f, swift + " --ddp_timeout inf").has_value());
+  EXPECT_FALSE(TimeoutFromCommandLine(*f, swift + " --ddp_timeout nan").has_value());
+  EXPECT_FALSE(
+      TimeoutFromCommandLine(*megatron, "pretrain_gpt.py --distributed-timeout-minutes=1e8"));
+  EXPECT_NEAR(TimeoutFromCommandLine(*f, swift + " --ddp_timeout 18000000")->s(), 1.8e7, 1e-6);
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include "strata/hang/analysis/framework_timeouts.h"
 
+#include <cmath>
 #include <cstdlib>
 
 #include "strata/core/file_io.h"
@@ -61,8 +62,10 @@ std::optional<Seconds> TimeoutFromCommandLine(const FrameworkTimeout& framework,
     const char* begin = cmdline.c_str() + v;
     char* end = nullptr;
     const double value = std::strtod(begin, &end);
-    if (end == begin || value <= 0) continue;
-    return framework.flag_unit * value;
+    if (end == begin || !(value > 0) || !std::isfinite(value)) continue;
+    const Seconds timeout = framework.flag_unit * value;
+    if (timeout.s() > kMaxTimeoutS) continue;  // "1e300" or binary debris: not a timeout
+    return timeout;
   }
   return std::nullopt;
 }

@@ -28,7 +28,13 @@ Result<std::vector<FrameworkTimeout>> LoadFrameworkTimeouts(const std::string& p
 const FrameworkTimeout* FindFramework(const std::vector<FrameworkTimeout>& table,
                                       const std::string& cmdline);
 
-/// The value of `--flag N` or `--flag=N` in `cmdline`, times `flag_unit`.
+/// The longest timeout taken from a command line: about 31.7 years. ms-swift's default
+/// ddp_timeout is 18,000,000 s (208 days); a larger figure (1e300, inf) is a misread, and would
+/// not survive the conversion to milliseconds in an int64.
+inline constexpr double kMaxTimeoutS = 1e9;
+
+/// The value of `--flag N` or `--flag=N` in `cmdline`, times `flag_unit`; none when it is not a
+/// positive number up to kMaxTimeoutS seconds.
 std::optional<Seconds> TimeoutFromCommandLine(const FrameworkTimeout& framework,
                                               const std::string& cmdline);
 
