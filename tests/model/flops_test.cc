@@ -169,6 +169,17 @@ TEST(SequenceLengthsTest, SequenceLengthsReadKAsBinary) {
     EXPECT_DOUBLE_EQ(*v, c.expected) << c.text;
   }
   EXPECT_FALSE(ParseSequenceLength("8KB").ok());
+  // Finding 23: max_tokens 1e300 passed and, with CP > 1, reached static_cast<int64_t> in the
+  // layout check (undefined behaviour). 1e9 tokens is the longest sequence taken (as in
+  // histograms), 1e15 the largest token count; inf and nan are not numbers here.
+  EXPECT_TRUE(ParseSequenceLength("1e9").ok());
+  for (const char* bad : {"1e300", "1000001K", "inf", "nan"})
+    EXPECT_FALSE(ParseSequenceLength(bad).ok()) << bad;
+  EXPECT_TRUE(ParseTokenCount("15e12").ok());  // a 15T-token pre-training run
+  EXPECT_FALSE(ParseTokenCount("1e300").ok());
+  const auto error = ParseSequenceLength("1e300");
+  ASSERT_FALSE(error.ok());
+  EXPECT_EQ(error.error().message, "a sequence length must be at most 1e+09 tokens, got '1e300'");
 }
 
 }  // namespace

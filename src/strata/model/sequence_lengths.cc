@@ -1,5 +1,7 @@
 #include "strata/model/sequence_lengths.h"
 
+#include <fmt/format.h>
+
 #include <charconv>
 #include <cmath>
 #include <string>
@@ -12,6 +14,8 @@ namespace strata {
 namespace {
 
 constexpr double kMaxSequenceTokens = 1e9;
+// Tokens to train on: 1e15 is 60 times the largest published pre-training run (15T).
+constexpr double kMaxTokenCount = 1e15;
 
 Result<double> ParseNumber(std::string_view text) {
   double value = 0;
@@ -148,7 +152,16 @@ Result<double> ParseTokens(std::string_view text, bool binary_plain) {
                           "(x1,024), 2.31M (x1e6) or 4Mi (x1,048,576)") +
         ", got '" + std::string(text) + "'");
   }
-  return *value * scale;
+  const double tokens = *value * scale;
+  // A sequence longer than any model's context, or a count no run reaches, is a typo or a
+  // corrupt file; the layout checks also convert lengths to integers, which must not overflow.
+  const double limit = binary_plain ? kMaxSequenceTokens : kMaxTokenCount;
+  if (!(tokens <= limit)) {
+    return InvalidInput(fmt::format("{} must be at most {:g} tokens, got '{}'",
+                                    binary_plain ? "a sequence length" : "a token count", limit,
+                                    text));
+  }
+  return tokens;
 }
 
 }  // namespace
