@@ -28,6 +28,8 @@ std::string Duration(double s) {
   if (!std::isfinite(s)) return "-";
   if (s < 10) return fmt::format("{:.3g} s", s);
   if (s < 120) return fmt::format("{:.0f} s", s);
+  if (s >= 1e12)
+    return fmt::format("{:.3g} s", s);  // a corrupt line's figure: llround would not fit
   const auto total = static_cast<int64_t>(std::llround(s));
   const int64_t d = total / 86400, h = total % 86400 / 3600, m = total % 3600 / 60;
   if (d > 0) return fmt::format("{}d {}h {}m", d, h, m);

@@ -201,8 +201,9 @@ Status ParseVisionTower(const JsonFields& v, VisionTower tower, const JsonFields
                            "strata counts dense InternViT blocks only");
         }
         // InternVL's pixel shuffle keeps 1 token of every (1 / downsample_ratio)^2.
-        if (!(downsample_ratio > 0 && downsample_ratio <= 1)) {
-          return top.ErrorAt("downsample_ratio", "expected a number in (0, 1], such as 0.5");
+        // Below 0.01 (one token kept of 10,000) is no vision model; 1 / ratio must fit an int.
+        if (!(downsample_ratio >= 0.01 && downsample_ratio <= 1)) {
+          return top.ErrorAt("downsample_ratio", "expected a number in [0.01, 1], such as 0.5");
         }
         out.spatial_merge_size = static_cast<int64_t>(std::lround(1.0 / downsample_ratio));
       }
