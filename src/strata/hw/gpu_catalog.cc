@@ -6,7 +6,9 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <mutex>
 #include <set>
+#include <utility>
 
 #include "strata/core/did_you_mean.h"
 #include "strata/core/file_io.h"
@@ -171,8 +173,22 @@ Result<GpuSpec> FindGpuIn(const std::vector<GpuSpec>& catalog, std::string_view 
 }
 
 Result<GpuSpec> FindGpu(std::string_view name) {
-  STRATA_ASSIGN_OR_RETURN(std::vector<GpuSpec> catalog, LoadGpuCatalog(DataDir() + "/gpus.yaml"));
-  return FindGpuIn(catalog, name);
+  // The catalog was parsed on every lookup: yaml-cpp's parse of it was a tenth of `strata plan`
+  // (several lookups per job) and most of the cluster parser's fuzzing time. The file is still
+  // read every time (a few kilobytes), and parsed again only when its text changed, so an edited
+  // catalog or another STRATA_DATA_DIR is never served stale.
+  const std::string path = DataDir() + "/gpus.yaml";
+  STRATA_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
+  static std::mutex mutex;
+  static std::string parsed_text;
+  static std::vector<GpuSpec> parsed;
+  const std::lock_guard<std::mutex> lock(mutex);
+  if (parsed.empty() || text != parsed_text) {
+    STRATA_ASSIGN_OR_RETURN(std::vector<GpuSpec> catalog, ParseGpuCatalog(text, path));
+    parsed = std::move(catalog);
+    parsed_text = std::move(text);
+  }
+  return FindGpuIn(parsed, name);
 }
 
 }  // namespace strata
