@@ -129,8 +129,9 @@ bool OneDict(Scan& sc, ParsedLine& out) {
     } else if (k == "global_step/max_steps" || k == "iteration") {
       if (is_string) StepFraction(value, r, have_step);
     } else if (k == "step" || k == "global_step") {
-      if (auto v = number(); v && StepFromNumber(*v))
-        r.step = *StepFromNumber(*v), have_step = true;
+      if (auto v = number()) {
+        if (auto step = StepFromNumber(*v)) r.step = *step, have_step = true;
+      }
     } else if (k == "memory(GiB)") {
       if (auto v = number()) r.memory_gib = *v;
     } else if (k == "train_speed(s/it)" || k == "elapsed_time_per_iteration") {

@@ -175,9 +175,8 @@ bool ParseLightningBar(std::string_view text, StepRecord& r) {
     const std::string_view key = part.substr(0, eq), value = part.substr(eq + 1);
     if (key == "reduced_train_loss" || (key == "loss" && !r.loss)) SetNumber(r.loss, value);
     if (key == "global_step") {
-      if (auto v = ParseLogNumber(value); v && StepFromNumber(*v)) {
-        r.step = *StepFromNumber(*v);
-        have_step = true;
+      if (auto v = ParseLogNumber(value)) {
+        if (auto step = StepFromNumber(*v)) r.step = *step, have_step = true;
       }
     }
     if (key == "lr") SetNumber(r.learning_rate, value);

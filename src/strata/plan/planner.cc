@@ -210,11 +210,6 @@ MemoryKey MemoryKeyOf(const Candidate& c) {
           static_cast<int64_t>(c.sharding)};
 }
 
-/// The ledger check of the fast path: the ledger's numbers alone (no text), on one job reused
-/// for every candidate (its spec reset from the job's), with the parameter counts and each
-/// layout's statics computed once. A layout whose activation-free floor is over the card does
-/// not fit with any micro batch or recompute choice, so its other candidates skip the ledger.
-/// The result is CheckMemory's, number for number (planner tests compare the two paths).
 /// Puts back into `spec` every field ApplyCandidate may change, from `base`: followed by
 /// ApplyCandidate, the same job as copying `base` whole, without copying its strings and a custom
 /// GPU's catalog entry (with its sources) for each of the thousands of layouts checked.
@@ -227,6 +222,11 @@ void RestoreCandidateFields(JobSpec& spec, const JobSpec& base) {
   spec.activation_offload = base.activation_offload;
 }
 
+/// The ledger check of the fast path: the ledger's numbers alone (no text), on one job reused
+/// for every candidate (its spec reset from the job's), with the parameter counts and each
+/// layout's statics computed once. A layout whose activation-free floor is over the card does
+/// not fit with any micro batch or recompute choice, so its other candidates skip the ledger.
+/// The result is CheckMemory's, number for number (planner tests compare the two paths).
 class FloorCheckedMemory {
  public:
   FloorCheckedMemory(const StepSetup& setup, const MemoryConstants& memory)
