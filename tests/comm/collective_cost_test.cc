@@ -5,6 +5,8 @@
 
 #include <string>
 
+#include "comm/comm_test_support.h"
+
 namespace strata {
 namespace {
 
@@ -16,22 +18,10 @@ CollectiveModel Model(const std::string& gpu, int64_t nodes, int64_t nics,
       "pcie_generation: 5\nnics:\n  - name: data\n    count: {}\n    speed: {}\n"
       "    transport: {}\n    role: data\n",
       nodes, gpu, nics, nic_speed, transport);
-  auto cluster = ParseCluster(text, "test.yaml");
-  STRATA_CHECK(cluster.ok());
-  auto links = LoadInterconnects();
-  STRATA_CHECK(links.ok());
-  auto model = CollectiveModel::Create(*cluster, *links);
-  STRATA_CHECK(model.ok());
-  return *model;
+  return testing::ModelOn(ParseCluster(text, "test.yaml"));
 }
 
-CollectiveModel Reference() {
-  auto cluster = LoadCluster("h20-5x8");
-  STRATA_CHECK(cluster.ok());
-  auto links = LoadInterconnects();
-  STRATA_CHECK(links.ok());
-  return *CollectiveModel::Create(*cluster, *links);
-}
+CollectiveModel Reference() { return testing::ClusterModel("h20-5x8"); }
 
 // The alpha-beta terms on the reference cluster, by hand (docs/formulas.md, "Collective cost"):
 //   fabric beta = 450 GB/s x 0.822 = 369.9 GB/s; NIC beta per GPU = 12.5 GB/s x 0.86 = 10.75 GB/s

@@ -46,6 +46,26 @@ void ExpectSameNumbers(const Job& job) {
   EXPECT_EQ(numbers.fits, explained.fits);
   EXPECT_EQ(numbers.verdict, explained.verdict);
   EXPECT_EQ(numbers.params_per_gpu, explained.params_per_gpu);
+
+  // The planner's stage-by-stage check: the same answer; when the job fits, the same ledger and
+  // floor; when it does not, a lower bound of both (it may stop at the first stage over).
+  LazyStageStatics lazy;
+  Bytes floor_lazy;
+  bool complete = false;
+  const MemoryLedger until =
+      ComputeLedgerUntilOver(job, c, CountParams(job.model), lazy, floor_lazy, complete);
+  EXPECT_EQ(until.fits, explained.fits);
+  if (explained.fits) {
+    EXPECT_TRUE(complete);
+    EXPECT_EQ(until.stage, explained.stage);
+    EXPECT_EQ(until.Peak().value(), explained.Peak().value());
+    EXPECT_EQ(until.verdict, explained.verdict);
+    EXPECT_EQ(floor_lazy.value(), floor_explained.value());
+  } else {
+    EXPECT_GT(until.Peak().value(), until.capacity.value());
+    EXPECT_LE(until.Peak().value(), explained.Peak().value());
+    EXPECT_LE(floor_lazy.value(), floor_explained.value());
+  }
 }
 
 TEST(Detail, NumbersOnlyGivesTheExplainedLedgersNumbers) {
@@ -79,6 +99,28 @@ TEST(Detail, NumbersOnlyGivesTheExplainedLedgersNumbers) {
   auto job = ResolveJob(*spec);
   ASSERT_TRUE(job.ok()) << job.error().Format();
   ExpectSameNumbers(*job);
+}
+
+// The stage-by-stage check stops at the first stage over the card, and stage 0 comes first: on
+// the reference model with PP 4 and no recompute (stage 0 holds 4 micro batches of 49,152-token
+// activations), stage 0 alone decides, and the floor it leaves is at most the whole ledger's.
+TEST(Detail, StageByStageCheckStopsAtTheFirstStageOver) {
+  const Job job = ReferenceJob({"parallel.pp=4", "parallel.dp=10", "parallel.ep=2",
+                                "recompute.granularity=none", "batch.micro_batch=2"});
+  const MemoryConstants c = Constants();
+  Bytes floor_full;
+  const MemoryLedger full = ComputeLedger(job, c, floor_full);
+  ASSERT_FALSE(full.fits);
+  LazyStageStatics lazy;
+  Bytes floor_lazy;
+  bool complete = true;
+  const MemoryLedger until =
+      ComputeLedgerUntilOver(job, c, CountParams(job.model), lazy, floor_lazy, complete);
+  EXPECT_FALSE(until.fits);
+  EXPECT_FALSE(complete);
+  EXPECT_EQ(until.stage, 0);
+  EXPECT_EQ(until.Peak().value(), ComputeStageLedger(job, c, 0).Peak().value());
+  EXPECT_LE(floor_lazy.value(), floor_full.value());
 }
 
 // The layers a stage holds, without a list (the planner's hot path), against the rule written

@@ -5,15 +5,22 @@
 //   - more GPUs of the same kind (more nodes, the global batch kept) never make the best
 //     predicted step time worse;
 //   - under --fix the winner (and every listed layout) has the fixed values, and is never faster
-//     than the unconstrained winner; fixing the unconstrained winner's own values changes nothing.
+//     than the unconstrained winner; fixing the unconstrained winner's own values changes nothing;
+//   - the ledger's peak never falls as the micro batch grows (the rule its memory check infers
+//     the other micro batches' answers from), on every layout of two searches.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <array>
 #include <cmath>
+#include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "plan/plan_test_support.h"
 #include "strata/memory/ledger.h"
+#include "strata/plan/layout_space.h"
 
 namespace strata {
 namespace {
@@ -175,6 +182,81 @@ TEST(PlannerProperties, FixedValuesBindTheWinner) {
   EXPECT_DOUBLE_EQ(FixedWinner("tp", best.candidate.layout.tp, free_best), free_best);
   EXPECT_DOUBLE_EQ(FixedWinner("pp", best.candidate.layout.pp, free_best), free_best);
   EXPECT_DOUBLE_EQ(FixedWinner("ep", best.candidate.layout.ep, free_best), free_best);
+}
+
+}  // namespace
+}  // namespace strata
+
+namespace strata {
+namespace {
+
+/// The rules the planner's memory check infers from (plan/planner.cc, FitBounds and
+/// RecomputeOrderHolds): for one parallel layout, recompute choice and sharding mode, the ledger's
+/// peak never falls as the micro batch grows; and for one layout and micro batch, no recompute
+/// peaks at least as high as selective and as full recompute. Checked on every layout of a
+/// search, each with the full ledger of its job.
+void ExpectPeakNeverFallsWithTheMicroBatch(const std::vector<std::string>& sets, int64_t nodes) {
+  SCOPED_TRACE(::testing::PrintToString(sets));
+  plan::PlanOptions options;
+  options.top_k = 1;
+  const testing::Planned p = testing::PlanJob(kReferenceJobName, sets, options, nodes);
+  ASSERT_TRUE(p.ok);
+  const JobSpec& spec = p.setup.job.spec;
+  plan::SearchSpace space;
+  space.world = spec.cluster.world();
+  space.global_batch = spec.global_batch;
+  space.max_tokens = static_cast<int64_t>(spec.sequence.max_tokens);
+  space.sharding = {spec.sharding.mode};
+  // (layout name without the micro batch, recompute) -> (micro batch, peak), in enumeration order.
+  std::map<std::string, std::vector<std::pair<int64_t, double>>> peaks;
+  // (layout name without the recompute choice) -> peak per recompute choice (-1: not enumerated).
+  std::map<std::string, std::array<double, 3>> by_recompute;
+  int64_t checked = 0;
+  plan::EnumerateLayouts(plan::RulesOf(p.setup.job.model), space, [&](const plan::Candidate& c) {
+    Job job = p.setup.job;
+    plan::ApplyCandidate(job.spec, c);
+    if (!RederiveJob(job).ok()) return true;
+    const double peak = ComputeLedger(job, p.memory).Peak().value();
+    plan::Candidate key = c;
+    key.micro_batch = 0;
+    peaks[plan::LayoutName(key)].emplace_back(c.micro_batch, peak);
+    key = c;
+    key.recompute = RecomputeGranularity::kNone;
+    auto [it, inserted] = by_recompute.try_emplace(plan::LayoutName(key));
+    if (inserted) it->second.fill(-1);
+    it->second.at(static_cast<size_t>(c.recompute)) = peak;
+    ++checked;
+    return true;
+  });
+  EXPECT_GT(checked, 1000);
+  int64_t groups_with_several = 0;
+  for (auto& [name, by_mb] : peaks) {
+    std::sort(by_mb.begin(), by_mb.end());
+    groups_with_several += by_mb.size() > 1 ? 1 : 0;
+    for (size_t i = 1; i < by_mb.size(); ++i) {
+      EXPECT_LE(by_mb[i - 1].second, by_mb[i].second)
+          << name << ": micro batch " << by_mb[i - 1].first << " vs " << by_mb[i].first;
+    }
+  }
+  EXPECT_GT(groups_with_several, 100);  // the rule was exercised
+  int64_t compared = 0;
+  for (const auto& [name, peak] : by_recompute) {
+    const double none = peak[0];
+    for (size_t r = 1; r < 3 && none >= 0; ++r) {
+      if (peak[r] < 0) continue;
+      EXPECT_GE(none, peak[r]) << name << ": no recompute vs "
+                               << RecomputeGranularityName(static_cast<RecomputeGranularity>(r));
+      ++compared;
+    }
+  }
+  EXPECT_GT(compared, 1000);
+}
+
+TEST(PlannerProperties, LedgerPeakNeverFallsAsTheMicroBatchGrows) {
+  // The reference job (MoE, hybrid attention, variable lengths, uneven stages) and the dense
+  // Llama-3.1-8B job on two nodes (micro batches 1 to 8 at DP 8).
+  ExpectPeakNeverFallsWithTheMicroBatch({}, 0);
+  ExpectPeakNeverFallsWithTheMicroBatch(kDenseJob, 2);
 }
 
 }  // namespace

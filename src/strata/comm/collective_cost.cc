@@ -230,7 +230,7 @@ Result<CollectiveCost> CollectiveModel::Cost(CollectiveOp op, Bytes size, const 
     CollectiveCost best = CostWith(op, size, shape, *applicable.begin());
     for (const CommAlgorithm* a = applicable.begin() + 1; a != applicable.end(); ++a) {
       CollectiveCost c = CostWith(op, size, shape, *a);
-      if (c.time < best.time) best = c;
+      if (c.time < best.time) best = std::move(c);
     }
     if (detail == Detail::kExplained) best.level = LevelOf(best.level_kind).name;
     return best;

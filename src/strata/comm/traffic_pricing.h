@@ -7,6 +7,7 @@
 
 #include "strata/comm/collective_cost.h"
 #include "strata/comm/layout_traffic.h"
+#include "strata/comm/pricing_cache.h"
 #include "strata/core/result.h"
 #include "strata/job/placement.h"
 
@@ -20,11 +21,17 @@ struct PricedTraffic {
 };
 
 /// Fails when the layout needs more GPUs than the cluster has. kNumbersOnly: the costs' level
-/// names are left empty (CollectiveModel::Cost).
+/// names are left empty (CollectiveModel::Cost); a `cache` then answers the questions it has seen.
 Result<std::vector<PricedTraffic>> PriceTraffic(std::vector<TrafficItem> items,
                                                 const std::vector<GroupPlacement>& groups,
                                                 const CollectiveModel& model,
-                                                Detail detail = Detail::kExplained);
+                                                Detail detail = Detail::kExplained,
+                                                PricingCache* cache = nullptr);
+
+/// Prices one collective into `cost` (kAuto): from `cache` when given and kNumbersOnly, else
+/// CollectiveModel::Cost with `detail`.
+Status PriceInto(CollectiveCost& cost, const CollectiveModel& model, CollectiveOp op, Bytes size,
+                 const GroupShape& shape, Detail detail, PricingCache* cache);
 
 /// The shape a placed group has on the nodes.
 GroupShape ShapeOf(const GroupPlacement& group);

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
 
 #include "strata/memory/activations.h"
 #include "strata/memory/ledger_statics.h"
@@ -131,8 +132,11 @@ const PhaseMemory& MemoryLedger::PhaseOf(Phase phase) const {
 }
 
 namespace {
+/// `communicators`: CommunicatorCount(job), which the callers count once for all stages (it scans
+/// the model's layers for experts).
 MemoryLedger StageLedgerFrom(const Job& job, const MemoryConstants& constants, int64_t stage,
-                             const StageStatics& statics, Detail detail = Detail::kExplained);
+                             const StageStatics& statics, int64_t communicators,
+                             Detail detail = Detail::kExplained);
 }  // namespace
 
 std::vector<StageStatics> ComputeStageStatics(const Job& job) {
@@ -143,8 +147,8 @@ std::vector<StageStatics> ComputeStageStatics(const Job& job, const ParamBreakdo
                                               Detail detail) {
   std::vector<StageStatics> out;
   for (int64_t stage = 0; stage < std::max<int64_t>(1, job.spec.layout.pp); ++stage) {
-    out.push_back(
-        {ComputeStaticMemory(job, params, stage, detail), ComputeModeMemory(job, params, stage)});
+    out.push_back({ComputeStaticMemory(job, params, stage, detail),
+                   ComputeModeMemory(job, params, stage, detail)});
   }
   return out;
 }
@@ -153,12 +157,13 @@ MemoryLedger ComputeStageLedger(const Job& job, const MemoryConstants& constants
   const ParamBreakdown params = CountParams(job.model);
   return StageLedgerFrom(
       job, constants, stage,
-      {ComputeStaticMemory(job, params, stage), ComputeModeMemory(job, params, stage)});
+      {ComputeStaticMemory(job, params, stage), ComputeModeMemory(job, params, stage)},
+      CommunicatorCount(job));
 }
 
 namespace {
 MemoryLedger StageLedgerFrom(const Job& job, const MemoryConstants& constants, int64_t stage,
-                             const StageStatics& statics, Detail detail) {
+                             const StageStatics& statics, int64_t communicators, Detail detail) {
   const bool explain = detail == Detail::kExplained;
   const ParallelLayout& l = job.spec.layout;
   MemoryLedger ledger;
@@ -169,7 +174,7 @@ MemoryLedger StageLedgerFrom(const Job& job, const MemoryConstants& constants, i
   ledger.params_per_gpu = st.params;
   ledger.trainable_params_per_gpu = st.trainable_params;
   const ActivationMemory act = ComputeActivations(job, constants, stage, detail);
-  const Bytes nccl = constants.nccl_per_communicator * static_cast<double>(CommunicatorCount(job));
+  const Bytes nccl = constants.nccl_per_communicator * static_cast<double>(communicators);
   const bool variable = job.spec.sequence.variable_length();
   const double fraction =
       variable ? constants.fragmentation_variable_shapes : constants.fragmentation_fixed_shapes;
@@ -202,8 +207,8 @@ MemoryLedger StageLedgerFrom(const Job& job, const MemoryConstants& constants, i
          "seen by nvidia-smi, not by torch.cuda.max_memory_*"});
     ledger.items.push_back(
         {ItemKind::kOverhead, "NCCL buffers", nccl,
-         fmt::format("{} communicators ({}) x {} = {}", CommunicatorCount(job),
-                     CommunicatorNames(job), FormatGiB(constants.nccl_per_communicator), Gb(nccl)),
+         fmt::format("{} communicators ({}) x {} = {}", communicators, CommunicatorNames(job),
+                     FormatGiB(constants.nccl_per_communicator), Gb(nccl)),
          ""});
     ledger.items.push_back(
         {ItemKind::kOverhead, "allocator reserve and fragmentation", fragmentation,
@@ -316,18 +321,63 @@ MemoryLedger ComputeLedger(const Job& job, const MemoryConstants& constants, Byt
   return ComputeLedger(job, constants, ComputeStageStatics(job), floor);
 }
 
+namespace {
+Bytes ActivationFree(const MemoryLedger& l) {
+  return std::max(l.PhaseOf(Phase::kAfterInit).bytes, l.PhaseOf(Phase::kFirstOptimizerStep).bytes);
+}
+}  // namespace
+
+const StageStatics& LazyStageStatics::Of(const Job& job, const ParamBreakdown& params,
+                                         int64_t stage) {
+  const auto stages = static_cast<size_t>(std::max<int64_t>(1, job.spec.layout.pp));
+  if (stages_.size() != stages) stages_.resize(stages);
+  std::optional<StageStatics>& s = stages_.at(static_cast<size_t>(stage));
+  if (!s) {
+    s = StageStatics{ComputeStaticMemory(job, params, stage, Detail::kNumbersOnly),
+                     ComputeModeMemory(job, params, stage, Detail::kNumbersOnly)};
+  }
+  return *s;
+}
+
+MemoryLedger ComputeLedgerUntilOver(const Job& job, const MemoryConstants& constants,
+                                    const ParamBreakdown& params, LazyStageStatics& statics,
+                                    Bytes& floor, bool& complete) {
+  const int64_t pp = std::max<int64_t>(1, job.spec.layout.pp);
+  const int64_t communicators = CommunicatorCount(job);
+  complete = false;
+  std::optional<MemoryLedger> most;
+  Bytes seen;  // the activation-free phases of the stages computed
+  for (int64_t k = 0; k < pp; ++k) {
+    // 0, PP - 1, 1, 2, ..., PP - 2.
+    const int64_t stage = k == 0 ? 0 : k == 1 ? pp - 1 : k - 1;
+    MemoryLedger ledger = StageLedgerFrom(job, constants, stage, statics.Of(job, params, stage),
+                                          communicators, Detail::kNumbersOnly);
+    seen = std::max(seen, ActivationFree(ledger));
+    if (!ledger.fits) {
+      floor = std::max(floor, seen);
+      return ledger;
+    }
+    // The most loaded stage, ties to the lower stage as in ComputeLedger.
+    if (!most || ledger.Peak() > most->Peak() ||
+        (ledger.Peak() == most->Peak() && ledger.stage < most->stage)) {
+      most = std::move(ledger);
+    }
+  }
+  complete = true;
+  floor = seen;
+  return std::move(*most);
+}
+
 MemoryLedger ComputeLedger(const Job& job, const MemoryConstants& constants,
                            const std::vector<StageStatics>& statics, Bytes& floor, Detail detail) {
-  auto activation_free = [](const MemoryLedger& l) {
-    return std::max(l.PhaseOf(Phase::kAfterInit).bytes,
-                    l.PhaseOf(Phase::kFirstOptimizerStep).bytes);
-  };
+  auto activation_free = [](const MemoryLedger& l) { return ActivationFree(l); };
   // Every stage: with an uneven split a middle stage can hold the most.
-  MemoryLedger most = StageLedgerFrom(job, constants, 0, statics.at(0), detail);
+  const int64_t communicators = CommunicatorCount(job);
+  MemoryLedger most = StageLedgerFrom(job, constants, 0, statics.at(0), communicators, detail);
   floor = activation_free(most);
   for (int64_t stage = 1; stage < job.spec.layout.pp; ++stage) {
-    MemoryLedger other =
-        StageLedgerFrom(job, constants, stage, statics.at(static_cast<size_t>(stage)), detail);
+    MemoryLedger other = StageLedgerFrom(
+        job, constants, stage, statics.at(static_cast<size_t>(stage)), communicators, detail);
     floor = std::max(floor, activation_free(other));
     if (other.Peak() > most.Peak()) most = std::move(other);
   }

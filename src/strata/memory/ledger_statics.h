@@ -4,6 +4,7 @@
 #ifndef STRATA_MEMORY_LEDGER_STATICS_H_
 #define STRATA_MEMORY_LEDGER_STATICS_H_
 
+#include <optional>
 #include <vector>
 
 #include "strata/memory/ledger.h"
@@ -31,6 +32,31 @@ std::vector<StageStatics> ComputeStageStatics(const Job& job);
 MemoryLedger ComputeLedger(const Job& job, const MemoryConstants& constants,
                            const std::vector<StageStatics>& statics, Bytes& floor,
                            Detail detail = Detail::kExplained);
+
+/// The statics of one parallel layout's stages, each computed (numbers only) the first time a
+/// ledger needs it: a search that stops at the first stage over the card never computes the
+/// others. Valid for one parallel layout of one job; Clear() before another.
+class LazyStageStatics {
+ public:
+  /// `params`: CountParams(job.model), the same on every call.
+  const StageStatics& Of(const Job& job, const ParamBreakdown& params, int64_t stage);
+  void Clear() { std::vector<std::optional<StageStatics>>().swap(stages_); }
+
+ private:
+  std::vector<std::optional<StageStatics>> stages_;
+};
+
+/// Whether the job fits, for a search that needs that answer of thousands of candidates and the
+/// peak of only a few: the numbers-only ledger, stage by stage (stage 0, which holds the most
+/// micro batches in flight, then the last, with the output layer and logits, then the others),
+/// stopping at the first stage over the card. `complete` says whether every stage was computed:
+/// then the ledger and `floor` are ComputeLedger's, number for number; otherwise the job does not
+/// fit, the ledger is the stage that showed it (its peak a lower bound of the job's) and `floor`
+/// is raised to the largest activation-free phase of the stages computed (a lower bound of
+/// ComputeLedger's floor, which is what the planner's floor test needs).
+MemoryLedger ComputeLedgerUntilOver(const Job& job, const MemoryConstants& constants,
+                                    const ParamBreakdown& params, LazyStageStatics& statics,
+                                    Bytes& floor, bool& complete);
 
 }  // namespace strata
 

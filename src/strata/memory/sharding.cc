@@ -12,14 +12,9 @@ namespace {
 
 std::string Gb(Bytes b) { return fmt::format("{} ({})", FormatGB(b), FormatGiB(b)); }
 
-bool Frozen(const Job& job, ModuleKind kind) {
-  const auto name = std::string(ModuleKindName(kind));
-  return std::find(job.spec.frozen.begin(), job.spec.frozen.end(), name) != job.spec.frozen.end();
-}
-
 }  // namespace
 
-ShardGroups DataShardGroups(const Job& job) {
+ShardGroups DataShardGroups(const Job& job, Detail detail) {
   const ParallelLayout& l = job.spec.layout;
   const ShardingSpec& sh = job.spec.sharding;
   ShardGroups g;
@@ -27,13 +22,15 @@ ShardGroups DataShardGroups(const Job& job) {
   const int64_t r = sh.replicate;
   g.dense = l.dp * l.cp / r;
   g.expert = std::max<int64_t>(1, l.expert_dp() / r);
+  if (detail == Detail::kNumbersOnly) return g;
   const std::string rep = r > 1 ? fmt::format(" / replicate {}", r) : "";
   g.dense_text = fmt::format("DP x CP {}{}", l.dp * l.cp, rep);
   g.expert_text = fmt::format("expert-DP {}{}", l.expert_dp(), rep);
   return g;
 }
 
-std::vector<ShardUnit> StageUnits(const Job& job, const ParamBreakdown& params, int64_t stage) {
+std::vector<ShardUnit> StageUnits(const Job& job, const ParamBreakdown& params, int64_t stage,
+                                  Detail detail) {
   const ParallelLayout& l = job.spec.layout;
   const auto tp = static_cast<double>(l.tp);
   const auto experts = static_cast<double>(l.ep * l.etp);
@@ -42,12 +39,12 @@ std::vector<ShardUnit> StageUnits(const Job& job, const ParamBreakdown& params, 
   const double vocab_slice =
       static_cast<double>(job.model.hidden_size) * static_cast<double>(padded_vocab) / tp;
   if (stage == 0) {
-    const bool frozen = Frozen(job, ModuleKind::kEmbedding);
+    const bool frozen = IsFrozen(job, ModuleKind::kEmbedding);
     units.push_back({"embedding", vocab_slice, 0, frozen ? 0 : vocab_slice});
   }
   for (int64_t i : StageLayerIndices(job, stage)) {
     const ModuleParams& m = params.layers[static_cast<size_t>(i)].modules;
-    ShardUnit u{fmt::format("layer {}", i), 0, 0, 0};
+    ShardUnit u{detail == Detail::kExplained ? fmt::format("layer {}", i) : std::string(), 0, 0, 0};
     for (ModuleKind k : AllModuleKinds()) {
       double n = static_cast<double>(m[k]);
       if (n == 0) continue;
@@ -58,7 +55,7 @@ std::vector<ShardUnit> StageUnits(const Job& job, const ParamBreakdown& params, 
       }
       u.params += n;
       if (IsGemmKind(k)) u.linear += n;
-      if (!Frozen(job, k)) u.trainable += n;
+      if (!IsFrozen(job, k)) u.trainable += n;
     }
     units.push_back(u);
   }
@@ -67,8 +64,8 @@ std::vector<ShardUnit> StageUnits(const Job& job, const ParamBreakdown& params, 
     const auto norm = static_cast<double>(params.final_norm);
     const bool head = !job.model.tie_word_embeddings || l.pp > 1;
     const double n = (head ? vocab_slice : 0.0) + norm;
-    const double trainable = (head && !Frozen(job, ModuleKind::kHead) ? vocab_slice : 0.0) +
-                             (Frozen(job, ModuleKind::kNorms) ? 0.0 : norm);
+    const double trainable = (head && !IsFrozen(job, ModuleKind::kHead) ? vocab_slice : 0.0) +
+                             (IsFrozen(job, ModuleKind::kNorms) ? 0.0 : norm);
     units.push_back({head ? "final norm + output layer" : "final norm", n, 0, trainable});
   }
   return units;
@@ -105,22 +102,26 @@ double Fp8CopyBytesPerWeight(const Fp8Spec& fp8) {
   return 2.0 * (1.0 + scale) - (fp8.param_gather ? 1.0 : 0.0);
 }
 
-ModeMemory ComputeModeMemory(const Job& job, const ParamBreakdown& params, int64_t stage) {
+ModeMemory ComputeModeMemory(const Job& job, const ParamBreakdown& params, int64_t stage,
+                             Detail detail) {
+  const bool explain = detail == Detail::kExplained;
+  // Fixed texts only when explained: the planner computes thousands of these (kNumbersOnly).
+  auto say = [&](const char* text) { return explain ? text : ""; };
   const ShardingSpec& sh = job.spec.sharding;
   const Fp8Spec& fp8 = job.spec.fp8;
   ModeMemory out;
-  out.gathered = {ItemKind::kWeights, "weights: all-gathered (ZeRO-3/FSDP2 working set)",
-                  Bytes::Count(0), "0: weights are not sharded", ""};
-  out.reduce_scatter = {ItemKind::kGradients, "gradients: unsharded, before reduce-scatter",
-                        Bytes::Count(0), "0: gradients are not sharded", ""};
-  out.fp8_copies = {ItemKind::kWeights, "weights: FP8 copies", Bytes::Count(0), "0: no FP8 recipe",
-                    ""};
-  out.fp8_state = {ItemKind::kOverhead, "FP8 scaling state", Bytes::Count(0), "0: no FP8 recipe",
-                   ""};
+  out.gathered = {ItemKind::kWeights, say("weights: all-gathered (ZeRO-3/FSDP2 working set)"),
+                  Bytes::Count(0), say("0: weights are not sharded"), ""};
+  out.reduce_scatter = {ItemKind::kGradients, say("gradients: unsharded, before reduce-scatter"),
+                        Bytes::Count(0), say("0: gradients are not sharded"), ""};
+  out.fp8_copies = {ItemKind::kWeights, say("weights: FP8 copies"), Bytes::Count(0),
+                    say("0: no FP8 recipe"), ""};
+  out.fp8_state = {ItemKind::kOverhead, say("FP8 scaling state"), Bytes::Count(0),
+                   say("0: no FP8 recipe"), ""};
   // Megatron's bf16 jobs (zero1, no FP8: most of what the planner tries) have none of these
   // buffers; the units are built only when one is needed.
   if (!sh.shards_weights() && !sh.shards_gradients() && !fp8.on()) return out;
-  const std::vector<ShardUnit> units = StageUnits(job, params, stage);
+  const std::vector<ShardUnit> units = StageUnits(job, params, stage, detail);
   if (units.empty()) return out;
   const double param_b = static_cast<double>(DTypeBytes(job.spec.param_dtype));
   // torchao's float8 all-gather moves the GEMM weights in FP8.
@@ -137,21 +138,24 @@ ModeMemory ComputeModeMemory(const Job& job, const ParamBreakdown& params, int64
       // The unit computing plus the ones prefetched; sized by the largest unit (upper bound).
       const double live = 1.0 + sh.prefetch_layers;
       out.gathered.bytes = Bytes::Count(live * gathered_bytes(*largest));
-      out.gathered.formula = fmt::format(
-          "(1 computing + {:.4g} prefetched) x largest unit ({}: {} params{}) = {}",
-          sh.prefetch_layers, largest->name, GroupDigits(largest->params),
-          fp8_gather ? ", GEMM weights gathered in FP8" : fmt::format(" x {:.0f} B", param_b),
-          Gb(out.gathered.bytes));
-      out.gathered.note = "freed after each unit's forward, gathered again for its backward";
+      if (explain)
+        out.gathered.formula = fmt::format(
+            "(1 computing + {:.4g} prefetched) x largest unit ({}: {} params{}) = {}",
+            sh.prefetch_layers, largest->name, GroupDigits(largest->params),
+            fp8_gather ? ", GEMM weights gathered in FP8" : fmt::format(" x {:.0f} B", param_b),
+            Gb(out.gathered.bytes));
+      if (explain)
+        out.gathered.note = "freed after each unit's forward, gathered again for its backward";
     } else {
       double all = 0;
       for (const ShardUnit& u : units) all += gathered_bytes(u);
       out.gathered.bytes = Bytes::Count(all);
-      out.gathered.formula = fmt::format(
-          "every unit of the stage stays gathered from its forward "
-          "to its backward: {} units = {}",
-          units.size(), Gb(out.gathered.bytes));
-      out.gathered.note = "reshard_after_forward: false";
+      if (explain)
+        out.gathered.formula = fmt::format(
+            "every unit of the stage stays gathered from its forward "
+            "to its backward: {} units = {}",
+            units.size(), Gb(out.gathered.bytes));
+      if (explain) out.gathered.note = "reshard_after_forward: false";
     }
   }
   if (sh.shards_gradients()) {
@@ -163,12 +167,13 @@ ModeMemory ComputeModeMemory(const Job& job, const ParamBreakdown& params, int64
         units.begin(), units.end(),
         [](const ShardUnit& a, const ShardUnit& b) { return a.trainable < b.trainable; });
     out.reduce_scatter.bytes = Bytes::Count(per * biggest->trainable);
-    out.reduce_scatter.formula =
-        fmt::format("{} trainable params of the largest unit ({}) x ({:.0f} B{}) = {}",
-                    GroupDigits(biggest->trainable), biggest->name, param_b,
-                    grad_b != param_b ? fmt::format(" + {:.0f} B reduce copy", grad_b) : "",
-                    Gb(out.reduce_scatter.bytes));
-    out.reduce_scatter.note = "live while that unit's gradients are reduce-scattered";
+    if (explain)
+      out.reduce_scatter.formula =
+          fmt::format("{} trainable params of the largest unit ({}) x ({:.0f} B{}) = {}",
+                      GroupDigits(biggest->trainable), biggest->name, param_b,
+                      grad_b != param_b ? fmt::format(" + {:.0f} B reduce copy", grad_b) : "",
+                      Gb(out.reduce_scatter.bytes));
+    if (explain) out.reduce_scatter.note = "live while that unit's gradients are reduce-scattered";
   }
   if (fp8.on()) {
     const double per_weight = Fp8CopyBytesPerWeight(fp8);
@@ -178,17 +183,18 @@ ModeMemory ComputeModeMemory(const Job& job, const ParamBreakdown& params, int64
     const double covered =
         sh.shards_weights() ? largest->linear * (1.0 + sh.prefetch_layers) : linear;
     out.fp8_copies.bytes = Bytes::Count(per_weight * covered);
-    out.fp8_copies.formula =
-        per_weight == 0
-            ? fmt::format("0: {} casts to FP8 per GEMM and keeps no copy",
-                          Fp8RecipeName(fp8.recipe))
-            : fmt::format("{:.4f} B x {} GEMM weights ({}{}) = {}", per_weight,
-                          GroupDigits(covered), Fp8RecipeName(fp8.recipe),
-                          fp8.param_gather
-                              ? ": transposed copy; the rowwise copy is the weight"
-                              : ": rowwise and transposed copies next to the bf16 weight",
-                          Gb(out.fp8_copies.bytes));
-    out.fp8_copies.note = "made at the first forward, kept across micro batches";
+    if (explain)
+      out.fp8_copies.formula =
+          per_weight == 0
+              ? fmt::format("0: {} casts to FP8 per GEMM and keeps no copy",
+                            Fp8RecipeName(fp8.recipe))
+              : fmt::format("{:.4f} B x {} GEMM weights ({}{}) = {}", per_weight,
+                            GroupDigits(covered), Fp8RecipeName(fp8.recipe),
+                            fp8.param_gather
+                                ? ": transposed copy; the rowwise copy is the weight"
+                                : ": rowwise and transposed copies next to the bf16 weight",
+                            Gb(out.fp8_copies.bytes));
+    if (explain) out.fp8_copies.note = "made at the first forward, kept across micro batches";
     if (fp8.recipe == Fp8Recipe::kDelayed) {
       // Per GEMM: input, weight and output-gradient amax histories and scales, fp32. Count
       // two GEMMs per attention and MLP and two per local expert.
@@ -197,11 +203,12 @@ ModeMemory ComputeModeMemory(const Job& job, const ParamBreakdown& params, int64
       const double gemms = static_cast<double>(units.size()) * (4.0 + 2.0 * local_experts);
       const double bytes = gemms * 3.0 * (static_cast<double>(fp8.amax_history) + 2.0) * 4.0;
       out.fp8_state.bytes = Bytes::Count(bytes);
-      out.fp8_state.formula =
-          fmt::format("{} GEMMs x 3 tensors x ({} amax history + scale + scale_inv) x 4 B = {}",
-                      GroupDigits(gemms), fp8.amax_history, Gb(out.fp8_state.bytes));
+      if (explain)
+        out.fp8_state.formula =
+            fmt::format("{} GEMMs x 3 tensors x ({} amax history + scale + scale_inv) x 4 B = {}",
+                        GroupDigits(gemms), fp8.amax_history, Gb(out.fp8_state.bytes));
     } else {
-      out.fp8_state.formula = "per-block scales counted with the copies";
+      if (explain) out.fp8_state.formula = "per-block scales counted with the copies";
     }
   }
   return out;

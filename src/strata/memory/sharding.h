@@ -23,7 +23,8 @@ struct ShardGroups {
   std::string dense_text;   // "DP x CP 8", "DP x CP 8 / replicate 2"
   std::string expert_text;  // "expert-DP 5"
 };
-ShardGroups DataShardGroups(const Job& job);
+/// kNumbersOnly leaves the texts empty.
+ShardGroups DataShardGroups(const Job& job, Detail detail = Detail::kExplained);
 
 /// One FSDP/ZeRO-3 unit (a decoder layer, the embedding, the output layer) on this GPU after
 /// TP/EP, before data-parallel sharding.
@@ -33,7 +34,9 @@ struct ShardUnit {
   double linear = 0;  // of which in GEMM weights (FP8-eligible)
   double trainable = 0;
 };
-std::vector<ShardUnit> StageUnits(const Job& job, const ParamBreakdown& params, int64_t stage);
+/// kNumbersOnly leaves the units' names empty.
+std::vector<ShardUnit> StageUnits(const Job& job, const ParamBreakdown& params, int64_t stage,
+                                  Detail detail = Detail::kExplained);
 
 /// GEMM weights on this GPU after TP/EP (attention, linear attention, MLP, shared and routed
 /// experts): what FP8 recipes quantise. Embedding, output layer, norms and routers stay bf16.
@@ -49,7 +52,9 @@ struct ModeMemory {
   Bytes backward_working() const { return gathered.bytes + reduce_scatter.bytes; }
   Bytes persistent() const { return fp8_copies.bytes + fp8_state.bytes; }
 };
-ModeMemory ComputeModeMemory(const Job& job, const ParamBreakdown& params, int64_t stage);
+/// kNumbersOnly leaves the items' names, formulas and notes empty; every number is the same.
+ModeMemory ComputeModeMemory(const Job& job, const ParamBreakdown& params, int64_t stage,
+                             Detail detail = Detail::kExplained);
 
 /// Bytes per element of the FP8 copies a recipe keeps next to each GEMM weight (rowwise and
 /// columnwise data plus block scales); 0 for torchao (casts per GEMM, keeps nothing).

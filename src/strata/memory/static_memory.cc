@@ -17,11 +17,6 @@ struct KindShare {
   std::string how;     // how the full count was sharded
 };
 
-bool IsFrozen(const Job& job, ModuleKind kind) {
-  const auto name = std::string(ModuleKindName(kind));
-  return std::find(job.spec.frozen.begin(), job.spec.frozen.end(), name) != job.spec.frozen.end();
-}
-
 std::string GbAndGib(Bytes b) { return fmt::format("{} ({})", FormatGB(b), FormatGiB(b)); }
 
 /// `make()` when the ledger is explained; empty for the numbers alone (Detail).
@@ -30,7 +25,17 @@ std::string TextIf(bool explain, Make make) {
   return explain ? std::string(make()) : std::string();
 }
 
+/// A fixed note or name, only when the ledger is explained: the planner's thousands of ledgers
+/// would otherwise allocate each long string (Detail::kNumbersOnly).
+const char* Say(bool explain, const char* text) { return explain ? text : ""; }
+
 }  // namespace
+
+bool IsFrozen(const Job& job, ModuleKind kind) {
+  const std::string_view name = ModuleKindName(kind);
+  return std::any_of(job.spec.frozen.begin(), job.spec.frozen.end(),
+                     [&](const std::string& f) { return f == name; });
+}
 
 StageLayers StageLayerIndices(const Job& job, int64_t stage) {
   const ParallelLayout& l = job.spec.layout;
@@ -97,21 +102,23 @@ StaticMemory ComputeStaticMemory(const Job& job, const ParamBreakdown& params, i
                                               : vocab_how};
   }
   if (first && params.vision.total > 0) {
-    at(ModuleKind::kVision) = {params.vision.total,
-                               "the whole vision tower on the first stage, replicated over TP"};
+    at(ModuleKind::kVision) = {
+        params.vision.total,
+        Say(explain, "the whole vision tower on the first stage, replicated over TP")};
   }
   int64_t mtp_expert = 0;
   if (last && job.spec.mtp && params.mtp.total > 0) {
     mtp_expert = params.mtp.expert / expert_ways;
     at(ModuleKind::kMtp) = {
-        (params.mtp.total - params.mtp.expert) / l.tp + mtp_expert,
-        fmt::format("non-expert / TP {} + experts / (EP x ETP {})", l.tp, expert_ways)};
+        (params.mtp.total - params.mtp.expert) / l.tp + mtp_expert, TextIf(explain, [&] {
+          return fmt::format("non-expert / TP {} + experts / (EP x ETP {})", l.tp, expert_ways);
+        })};
   }
 
   StaticMemory out;
   const ShardingSpec& sh = job.spec.sharding;
   const OptimizerSpec& opt = job.spec.optimizer;
-  const ShardGroups groups = DataShardGroups(job);
+  const ShardGroups groups = DataShardGroups(job, detail);
   const bool fsdp2 = sh.mode == ShardingMode::kFsdp2;
   const bool te_fp8_weights = job.spec.fp8.transformer_engine() && job.spec.fp8.param_gather;
   // FSDP2 keeps the sharded parameter in the master dtype and casts on all-gather; the others
@@ -124,10 +131,13 @@ StaticMemory ComputeStaticMemory(const Job& job, const ParamBreakdown& params, i
   auto offload = [&](LedgerItem& item, OffloadTarget target) {
     if (target == OffloadTarget::kNone || item.bytes.value() == 0) return;
     LedgerItem host = item;
-    host.note = fmt::format("offloaded to {}", OffloadTargetName(target));
+    host.note =
+        TextIf(explain, [&] { return fmt::format("offloaded to {}", OffloadTargetName(target)); });
     out.host.push_back(host);
-    item.note = fmt::format("offloaded to {}: {} there, 0 on the GPU", OffloadTargetName(target),
-                            FormatGB(item.bytes));
+    item.note = TextIf(explain, [&] {
+      return fmt::format("offloaded to {}: {} there, 0 on the GPU", OffloadTargetName(target),
+                         FormatGB(item.bytes));
+    });
     item.bytes = Bytes::Count(0);
   };
   for (ModuleKind k : AllModuleKinds()) {
@@ -154,10 +164,10 @@ StaticMemory ComputeStaticMemory(const Job& job, const ParamBreakdown& params, i
     const Bytes bytes =
         Bytes::Count(static_cast<double>(elem_bytes * s.params) / static_cast<double>(ways));
     LedgerItem item{ItemKind::kWeights, "", bytes, "",
-                    frozen            ? "frozen: no gradient or optimizer state"
-                    : elem_bytes == 1 ? "FP8 primary weights (fp8 param gather)"
-                    : fsdp2           ? "FSDP2 sharded parameter, stored in the master dtype"
-                                      : ""};
+                    Say(explain, frozen            ? "frozen: no gradient or optimizer state"
+                                 : elem_bytes == 1 ? "FP8 primary weights (fp8 param gather)"
+                                 : fsdp2 ? "FSDP2 sharded parameter, stored in the master dtype"
+                                         : "")};
     if (explain) {
       std::string how = s.how;
       if (ways > 1)
@@ -199,7 +209,8 @@ StaticMemory ComputeStaticMemory(const Job& job, const ParamBreakdown& params, i
                                        GbAndGib(out.gradients.bytes));
   });
   if (grads_sharded) {
-    out.gradients.note = fmt::format("{}: gradients sharded", ShardingModeName(sh.mode));
+    out.gradients.note = TextIf(
+        explain, [&] { return fmt::format("{}: gradients sharded", ShardingModeName(sh.mode)); });
     offload(out.gradients, fsdp2 ? sh.offload_param : sh.offload_optimizer);
   }
 
@@ -215,35 +226,36 @@ StaticMemory ComputeStaticMemory(const Job& job, const ParamBreakdown& params, i
                                                     DTypeName(opt.master_dtype));
                                }),
                         Bytes::Count(static_cast<double>(master_bytes) * shard), "",
-                        "allocated when the optimizer is built"};
+                        Say(explain, "allocated when the optimizer is built")};
   out.master_weights.formula =
       needs_master ? TextIf(explain,
                             [&] {
                               return fmt::format("{} B x {} = {}", master_bytes, shard_str,
                                                  GbAndGib(out.master_weights.bytes));
                             })
-      : fsdp2      ? "0: FSDP2's sharded parameter is the master copy"
-                   : "0: the parameters are already the master copy";
+      : fsdp2      ? Say(explain, "0: FSDP2's sharded parameter is the master copy")
+                   : Say(explain, "0: the parameters are already the master copy");
   const OptimizerStates states =
-      OptimizerStatesOf(opt, out.trainable_params, out.adamw_only_trainable);
+      OptimizerStatesOf(opt, out.trainable_params, out.adamw_only_trainable, detail);
   out.moments = {ItemKind::kOptimizer, states.name, Bytes::Count(states.bytes_per_param * shard),
-                 "", "allocated lazily at the first optimizer step"};
+                 "", Say(explain, "allocated lazily at the first optimizer step")};
   out.moments.formula = TextIf(explain, [&] {
     return fmt::format("{} x {} = {}", states.formula, shard_str, GbAndGib(out.moments.bytes));
   });
   // With bf16 gradients the optimizer copies its gradient shard to the master dtype.
   const bool copies_grads = job.spec.grad_dtype != opt.master_dtype;
   const int64_t copy_bytes = copies_grads ? DTypeBytes(opt.master_dtype) : 0;
-  out.step_transient = {ItemKind::kOptimizer, "optimizer step: gradient shard in master dtype",
+  out.step_transient = {ItemKind::kOptimizer,
+                        Say(explain, "optimizer step: gradient shard in master dtype"),
                         Bytes::Count(static_cast<double>(copy_bytes) * shard), "",
-                        "only during optimizer.step()"};
+                        Say(explain, "only during optimizer.step()")};
   out.step_transient.formula =
       copies_grads ? TextIf(explain,
                             [&] {
                               return fmt::format("{} B x {} = {}", copy_bytes, shard_str,
                                                  GbAndGib(out.step_transient.bytes));
                             })
-                   : "0: the gradient buffer is already in the master dtype";
+                   : Say(explain, "0: the gradient buffer is already in the master dtype");
   if (optimizer_offloaded) {
     const OffloadTarget target = fsdp2 ? sh.offload_param : sh.offload_optimizer;
     offload(out.master_weights, target);
@@ -259,26 +271,32 @@ bool IsGemmKind(ModuleKind k) {
          k == ModuleKind::kRoutedExperts;
 }
 
-OptimizerStates OptimizerStatesOf(const OptimizerSpec& opt, int64_t trainable, double adamw_only) {
+OptimizerStates OptimizerStatesOf(const OptimizerSpec& opt, int64_t trainable, double adamw_only,
+                                  Detail detail) {
+  const bool explain = detail == Detail::kExplained;
   const auto m = static_cast<double>(DTypeBytes(opt.moment_dtype));
-  const std::string dt(DTypeName(opt.moment_dtype));
+  const std::string_view dt = DTypeName(opt.moment_dtype);
   OptimizerStates s;
   if (opt.name == "muon") {
     // One momentum buffer on the hidden matrices; AdamW's two moments on the rest.
     const double frac = trainable > 0 ? adamw_only / static_cast<double>(trainable) : 0.0;
     s.bytes_per_param = m * (1.0 + frac);
-    s.name =
-        fmt::format("optimizer: Muon momentum ({}; AdamW moments on embeddings, head, norms)", dt);
-    s.formula = fmt::format("{:.0f} B x (1 + {:.4f} AdamW share)", m, frac);
+    if (explain) {
+      s.name = fmt::format(
+          "optimizer: Muon momentum ({}; AdamW moments on embeddings, head, norms)", dt);
+      s.formula = fmt::format("{:.0f} B x (1 + {:.4f} AdamW share)", m, frac);
+    }
   } else if (opt.name == "adam8bit") {
     // bitsandbytes 8-bit Adam: two uint8 states plus one fp32 absmax per 2048-element block each.
     s.bytes_per_param = 2.0 * (1.0 + 4.0 / 2048.0);
-    s.name = "optimizer: 8-bit Adam moments (uint8, block-wise scales)";
-    s.formula = "2 x (1 B + 4 B / 2048)";
+    s.name = Say(explain, "optimizer: 8-bit Adam moments (uint8, block-wise scales)");
+    s.formula = Say(explain, "2 x (1 B + 4 B / 2048)");
   } else {
     s.bytes_per_param = 2.0 * m;
-    s.name = fmt::format("optimizer: Adam moments ({})", dt);
-    s.formula = fmt::format("2 x {:.0f} B", m);
+    if (explain) {
+      s.name = fmt::format("optimizer: Adam moments ({})", dt);
+      s.formula = fmt::format("2 x {:.0f} B", m);
+    }
   }
   return s;
 }

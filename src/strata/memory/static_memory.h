@@ -73,9 +73,14 @@ struct OptimizerStates {
   double bytes_per_param = 0;
   std::string formula;
 };
-OptimizerStates OptimizerStatesOf(const OptimizerSpec& opt, int64_t trainable, double adamw_only);
+/// kNumbersOnly leaves the name and formula empty.
+OptimizerStates OptimizerStatesOf(const OptimizerSpec& opt, int64_t trainable, double adamw_only,
+                                  Detail detail = Detail::kExplained);
 
-/// With Detail::kNumbersOnly the items' names and formulas are left empty (notes kept);
+/// Whether the job freezes the module kind (`frozen:` names it): no gradient or optimizer state.
+bool IsFrozen(const Job& job, ModuleKind kind);
+
+/// With Detail::kNumbersOnly the items' names, formulas and notes are left empty;
 /// every number is the same.
 StaticMemory ComputeStaticMemory(const Job& job, const ParamBreakdown& params, int64_t stage,
                                  Detail detail = Detail::kExplained);

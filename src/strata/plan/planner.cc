@@ -6,12 +6,14 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <mutex>
-#include <tuple>
+#include <unordered_map>
 #include <utility>
 
 #include "strata/core/did_you_mean.h"
+#include "strata/core/hash.h"
 #include "strata/core/parallel.h"
 #include "strata/memory/ledger_statics.h"
 #include "strata/plan/time_order.h"
@@ -77,12 +79,37 @@ void UseShardingMode(ShardingSpec& sh, bool& distributed_optimizer, ShardingMode
   if (mode == ShardingMode::kNone) sh.replicate = 1;
 }
 
+/// What one ledger says about a micro batch under one recompute choice, for the others of the
+/// same layout: the ledger's peak never falls as the micro batch grows (every activation and
+/// transient term is tokens-per-micro-batch times a positive constant; the micro batches in flight
+/// times the micro batch, min(PP - stage, global batch / (DP x micro batch)) x micro batch, does
+/// not fall either), so a micro batch that fits vouches for every smaller one and one that does
+/// not fit condemns every larger one. PlannerProperties.LedgerPeakNeverFallsAsTheMicroBatchGrows
+/// checks this on every layout of two searches.
+struct FitBounds {
+  int64_t fits_up_to = 0;                                  // largest micro batch known to fit
+  int64_t oom_from = std::numeric_limits<int64_t>::max();  // smallest known not to fit
+};
+
+/// And across recompute choices, at one micro batch: megatron-core's selective recompute saves a
+/// subset of what no recompute saves, and full recompute (one layer per checkpoint) keeps each
+/// layer's input instead of its activations plus one layer's recomputed set, which is never more
+/// (per stage of L layers, in flight I >= 1: L C I + M - C <= S I, as every layer saves at least
+/// its input C and the largest saves M, S in all). So no recompute fitting vouches for both others
+/// and either of them not fitting condemns no recompute. Not with activation offload (which only
+/// no recompute keeps) or torchtitan's selective modes. The same property test checks this.
+bool RecomputeOrderHolds(const JobSpec& spec) {
+  return !spec.activation_offload.on() && !spec.recompute.titan.on();
+}
+
 /// What the fast path keeps per parallel layout: the ledger's statics (the same for every micro
-/// batch and recompute choice) and the activation-free floor, once a ledger of it was computed.
+/// batch and recompute choice), the activation-free floor once a ledger of it was computed, and
+/// per recompute choice what the ledgers computed say about the other micro batches.
 struct LayoutMemory {
   bool known = false;
-  std::vector<StageStatics> statics;
-  Bytes floor;
+  LazyStageStatics statics;
+  Bytes floor;  // a lower bound of the activation-free floor (ComputeLedgerUntilOver)
+  std::array<FitBounds, 3> by_recompute;  // indexed by RecomputeGranularity
 };
 
 /// The memory fields of a RankedLayout, apart: the parallel check returns thousands of these, and
@@ -92,10 +119,13 @@ struct MemoryFields {
   Bytes capacity;
   bool fits = false;
   MemoryVerdict verdict = MemoryVerdict::kOom;
+  /// False when `fits` was inferred (FitBounds, or the layout's floor over the card) and the
+  /// ledger was not computed: peak and verdict are then not the candidate's own.
+  bool exact = false;
 };
 
 MemoryFields MemoryFieldsOf(const MemoryLedger& ledger) {
-  return {ledger.Peak(), ledger.capacity, ledger.fits, ledger.verdict};
+  return {ledger.Peak(), ledger.capacity, ledger.fits, ledger.verdict, true};
 }
 
 void SetMemory(RankedLayout& r, const MemoryFields& m) {
@@ -106,12 +136,13 @@ void SetMemory(RankedLayout& r, const MemoryFields& m) {
   r.memory_checked = true;
 }
 
-/// Fills the memory fields of `r` from the ledger of the job with r's layout.
-void CheckMemory(const StepSetup& setup, const MemoryConstants& memory, RankedLayout& r) {
+/// The memory fields of the ledger of the job with `c`'s layout.
+MemoryFields CheckMemory(const StepSetup& setup, const MemoryConstants& memory,
+                         const Candidate& c) {
   Job job = setup.job;
-  ApplyCandidate(job.spec, r.candidate);
+  ApplyCandidate(job.spec, c);
   // The enumeration's rules are the validation's: a failure is not expected; it does not fit.
-  SetMemory(r, RederiveJob(job).ok() ? MemoryFieldsOf(ComputeLedger(job, memory)) : MemoryFields{});
+  return RederiveJob(job).ok() ? MemoryFieldsOf(ComputeLedger(job, memory)) : MemoryFields{};
 }
 
 }  // namespace
@@ -225,8 +256,10 @@ void RestoreCandidateFields(JobSpec& spec, const JobSpec& base) {
 /// The ledger check of the fast path: the ledger's numbers alone (no text), on one job reused
 /// for every candidate (its spec reset from the job's), with the parameter counts and each
 /// layout's statics computed once. A layout whose activation-free floor is over the card does
-/// not fit with any micro batch or recompute choice, so its other candidates skip the ledger.
-/// The result is CheckMemory's, number for number (planner tests compare the two paths).
+/// not fit with any micro batch or recompute choice, so its other candidates skip the ledger; a
+/// micro batch whose fit FitBounds already decides skips it too. Whether a candidate fits is
+/// CheckMemory's answer, always (planner tests compare the two paths); its peak and verdict are
+/// the ledger's when `exact` (Exact computes them for the layouts shown).
 class FloorCheckedMemory {
  public:
   FloorCheckedMemory(const StepSetup& setup, const MemoryConstants& memory)
@@ -234,32 +267,45 @@ class FloorCheckedMemory {
         memory_(memory),
         capacity_(setup.job.gpu.memory),
         job_(setup.job),
-        params_(CountParams(setup.job.model)) {}
+        params_(CountParams(setup.job.model)),
+        recompute_order_(RecomputeOrderHolds(setup.job.spec)) {}
 
   MemoryFields Check(const Candidate& c) {
     LayoutMemory& layout = layouts_[MemoryKeyOf(c)];
     if (layout.known && layout.floor > capacity_) return {};  // over the card: OOM
-    RestoreCandidateFields(job_.spec, setup_.job.spec);
-    ApplyCandidate(job_.spec, c);
-    if (!RederiveJob(job_).ok()) return {};  // not expected, as in CheckMemory
-    if (layout.statics.empty()) {
-      layout.statics = ComputeStageStatics(job_, params_, Detail::kNumbersOnly);
+    FitBounds& bounds = layout.by_recompute.at(static_cast<size_t>(c.recompute));
+    const MemoryFields inferred_fit{Bytes(), capacity_, true, MemoryVerdict::kFits, false};
+    if (c.micro_batch <= bounds.fits_up_to) return inferred_fit;
+    if (c.micro_batch >= bounds.oom_from) return {};
+    if (recompute_order_) {
+      const auto& of = layout.by_recompute;
+      constexpr auto kNone = static_cast<size_t>(RecomputeGranularity::kNone);
+      if (c.recompute != RecomputeGranularity::kNone) {
+        if (c.micro_batch <= of[kNone].fits_up_to) return inferred_fit;
+      } else if (c.micro_batch >=
+                     of[static_cast<size_t>(RecomputeGranularity::kSelective)].oom_from ||
+                 c.micro_batch >= of[static_cast<size_t>(RecomputeGranularity::kFull)].oom_from) {
+        return {};
+      }
     }
-    const MemoryFields m = MemoryFieldsOf(
-        ComputeLedger(job_, memory_, layout.statics, layout.floor, Detail::kNumbersOnly));
-    layout.known = true;
-    ++ledgers_;
+    const MemoryFields m = Ledger(c, layout);
+    if (m.fits) {
+      bounds.fits_up_to = std::max(bounds.fits_up_to, c.micro_batch);
+    } else {
+      bounds.oom_from = std::min(bounds.oom_from, c.micro_batch);
+    }
     return m;
   }
-  void operator()(RankedLayout& r) { SetMemory(r, Check(r.candidate)); }
+  /// The ledger's own peak and verdict for `c`, whatever is known about its neighbours.
+  MemoryFields Exact(const Candidate& c) { return Ledger(c, layouts_[MemoryKeyOf(c)]); }
   int64_t LedgerCount() const { return ledgers_; }
-  /// Drops the statics of `c`'s layout and keeps its floor: once a layout's candidates are
-  /// checked, the next layout reuses the freed memory instead of touching fresh pages (thousands
-  /// of layouts' statics cost more in page faults than in arithmetic). A later candidate of the
-  /// layout recomputes them.
+  /// Drops the statics of `c`'s layout and keeps its floor and bounds: once a layout's
+  /// candidates are checked, the next layout reuses the freed memory instead of touching fresh
+  /// pages (thousands of layouts' statics cost more in page faults than in arithmetic). A later
+  /// candidate of the layout recomputes them.
   void ReleaseStatics(const Candidate& c) {
     auto it = layouts_.find(MemoryKeyOf(c));
-    if (it != layouts_.end()) std::vector<StageStatics>().swap(it->second.statics);
+    if (it != layouts_.end()) it->second.statics.Clear();
   }
 
   /// Takes over what `other` learnt (layouts checked on another thread, none of them known here)
@@ -270,52 +316,113 @@ class FloorCheckedMemory {
   }
 
  private:
+  MemoryFields Ledger(const Candidate& c, LayoutMemory& layout) {
+    RestoreCandidateFields(job_.spec, setup_.job.spec);
+    ApplyCandidate(job_.spec, c);
+    if (!RederiveJob(job_).ok()) return {};  // not expected, as in CheckMemory
+    bool complete = false;
+    MemoryFields m = MemoryFieldsOf(
+        ComputeLedgerUntilOver(job_, memory_, params_, layout.statics, layout.floor, complete));
+    m.exact = complete;  // else it does not fit, and its peak is one stage's
+    layout.known = true;
+    ++ledgers_;
+    return m;
+  }
+
   const StepSetup& setup_;
   const MemoryConstants& memory_;
   Bytes capacity_;
   Job job_;  // scratch: the candidate's job
   ParamBreakdown params_;
+  bool recompute_order_;  // RecomputeOrderHolds
   std::map<MemoryKey, LayoutMemory> layouts_;
   int64_t ledgers_ = 0;
 };
 
-/// The memory of the `n` layouts `candidate_at(i)` gives (the walk's first layouts, in walk
-/// order), checked on `threads` threads. Each parallel layout's candidates go to one thread, in
-/// walk order, so every floor the serial walk would reuse is reused the same way: the results and
-/// the ledger count do not depend on the threads. What the threads learnt goes into `check`
-/// afterwards.
+/// Checks the candidates at `positions` (one layout, one recompute choice, micro batches
+/// ascending) so that FitBounds decides as many as it can: the smallest micro batch first (when
+/// it does not fit, neither do the others: most of the layouts a walk checks do not fit), then the
+/// largest (when it fits, so do all), then by halves between the last that fits and the first
+/// that does not. The others are inferred.
+template <class CandidateAt>
+void CheckByMicroBatch(const std::vector<uint32_t>& positions, CandidateAt& candidate_at,
+                       FloorCheckedMemory& check, std::vector<MemoryFields>& out) {
+  auto fits_at = [&](size_t k) {
+    out[positions[k]] = check.Check(candidate_at(positions[k]));
+    return out[positions[k]].fits;
+  };
+  const size_t n = positions.size();
+  if (fits_at(0) && n > 1 && !fits_at(n - 1)) {
+    size_t lo = 0, hi = n - 1;  // lo fits, hi does not
+    while (hi - lo > 1) {
+      const size_t mid = lo + (hi - lo) / 2;
+      (fits_at(mid) ? lo : hi) = mid;
+    }
+  }
+  for (size_t k = 0; k < n; ++k) {
+    if (!out[positions[k]].exact) out[positions[k]] = check.Check(candidate_at(positions[k]));
+  }
+}
+
+/// A hash of a MemoryKey, for grouping thousands of candidates by layout in one pass.
+struct MemoryKeyHash {
+  size_t operator()(const MemoryKey& key) const { return HashFields(key); }
+};
+
+/// The memory of the `n` layouts `candidate_at(i)` gives, checked on `threads` threads. Each
+/// parallel layout's candidates go to one thread, in one pass, so every floor and bound the
+/// serial walk would reuse is reused, and nothing one layout learns is used by another: the
+/// answers and the ledger count do not depend on the threads or on which takes which layout.
+/// What the threads learnt goes into `check` afterwards.
 template <class CandidateAt>
 std::vector<MemoryFields> CheckMemoryInParallel(const StepSetup& setup,
                                                 const MemoryConstants& memory, size_t n,
                                                 CandidateAt candidate_at, unsigned threads,
                                                 FloorCheckedMemory& check) {
   std::vector<MemoryFields> out(n);
-  // Positions grouped by parallel layout, each group in walk order. The keys are narrowed to
-  // 32 bits (every field is a layout dimension, a layer count or a flag) so the sorted array is
-  // half the size: its pages are fresh on every call, and a page fault costs more than a sort.
-  using NarrowKey = std::array<int32_t, std::tuple_size_v<MemoryKey>>;
-  std::vector<std::pair<NarrowKey, uint32_t>> order(n);
+  // Layouts numbered in walk order of their first candidate; the positions sorted by (layout,
+  // recompute) as one integer, then micro batch: far faster to sort than whole keys.
+  std::unordered_map<MemoryKey, uint32_t, MemoryKeyHash> layout_ids;
+  struct Position {
+    uint64_t choice;  // layout id x 4 + recompute
+    int64_t micro_batch;
+    uint32_t index;
+    auto operator<=>(const Position&) const = default;
+  };
+  std::vector<Position> order(n);
   for (size_t i = 0; i < n; ++i) {
-    const MemoryKey key = MemoryKeyOf(candidate_at(i));
-    for (size_t f = 0; f < key.size(); ++f) order[i].first[f] = static_cast<int32_t>(key[f]);
-    order[i].second = static_cast<uint32_t>(i);
+    const Candidate c = candidate_at(i);
+    const uint64_t id = layout_ids.try_emplace(MemoryKeyOf(c), layout_ids.size()).first->second;
+    // Recompute choices in enum order: no recompute first, whose fit vouches for the others.
+    order[i] = {id * 4 + static_cast<uint64_t>(c.recompute), c.micro_batch,
+                static_cast<uint32_t>(i)};
   }
   std::sort(order.begin(), order.end());
-  std::vector<size_t> group_starts;
+  std::vector<size_t> layout_starts;
   for (size_t i = 0; i < order.size(); ++i) {
-    if (i == 0 || order[i].first != order[i - 1].first) group_starts.push_back(i);
+    if (i == 0 || order[i].choice / 4 != order[i - 1].choice / 4) layout_starts.push_back(i);
   }
-  group_starts.push_back(order.size());
-  const size_t groups = group_starts.size() - 1;
+  layout_starts.push_back(order.size());
+  const size_t layouts = layout_starts.size() - 1;
   std::mutex done_mutex;
   std::vector<FloorCheckedMemory> done;
-  ParallelChunks(groups, threads, 1, [&](size_t begin, size_t end) {
+  // Layouts cost unevenly (a ledger has one stage per PP): each thread takes a few at a time.
+  ParallelTake(layouts, threads, 4, [&](auto& take) {
     FloorCheckedMemory mine(setup, memory);
-    for (size_t g = begin; g < end; ++g) {
-      for (size_t k = group_starts[g]; k < group_starts[g + 1]; ++k) {
-        out[order[k].second] = mine.Check(candidate_at(order[k].second));
+    std::vector<uint32_t> positions;
+    size_t begin = 0, end = 0;
+    while (take(begin, end)) {
+      for (size_t g = begin; g < end; ++g) {
+        for (size_t k = layout_starts[g]; k < layout_starts[g + 1];) {
+          positions.clear();
+          const uint64_t choice = order[k].choice;
+          for (; k < layout_starts[g + 1] && order[k].choice == choice; ++k) {
+            positions.push_back(order[k].index);
+          }
+          CheckByMicroBatch(positions, candidate_at, mine, out);
+        }
+        mine.ReleaseStatics(candidate_at(order[layout_starts[g]].index));
       }
-      mine.ReleaseStatics(candidate_at(order[group_starts[g]].second));
     }
     const std::lock_guard<std::mutex> lock(done_mutex);
     done.push_back(std::move(mine));
@@ -324,16 +431,32 @@ std::vector<MemoryFields> CheckMemoryInParallel(const StepSetup& setup,
   return out;
 }
 
+/// What the walk learns about a layout's memory: its fields, and whether it was already counted
+/// among the memory-checked (it belongs to the set `walk_to` checked up front).
+struct WalkCheck {
+  MemoryFields memory;
+  bool counted = false;
+};
+
+/// The layouts `walk_to` checked up front: how many, and how many of them are over the card.
+struct UpFront {
+  int64_t checked = 0;
+  int64_t removed = 0;
+};
+
 /// Takes the layouts from `next` (fastest first, ties in enumeration order) and checks them with
 /// the memory ledger until the top K that fit are known and, when the job's own layout fits,
 /// every faster layout has been checked (so its rank is exact). `placeable` layouts in all.
-/// `walk_to(s)` is called before the walk when it will go on at least to a step of s seconds
-/// (the job's own layout fits).
-template <class NextFn, class CheckFn, class WalkToFn>
+/// When the job's own layout fits, `walk_to(s)` is called first with its step time s; it checks
+/// the memory of every layout whose compute bound (LayoutBound) is below s (a superset of the
+/// faster ones) and returns the counts. `check(t)` says whether a walked layout fits;
+/// `exact(c)` gives its ledger's own peak and verdict for a layout shown when `check` inferred
+/// them. Every layout is counted among the memory-checked once.
+template <class NextFn, class CheckFn, class ExactFn, class WalkToFn>
 Result<PlanResult> RankByMemory(const StepSetup& setup, const CollectiveModel& comm,
                                 const MemoryConstants& memory, const PlanOptions& options,
-                                PlanResult plan, int64_t placeable, NextFn next, CheckFn& check,
-                                WalkToFn walk_to) {
+                                PlanResult plan, int64_t placeable, NextFn next, CheckFn check,
+                                ExactFn exact, WalkToFn walk_to) {
   // The job's own layout keeps all of its options (recompute method and layer count included).
   plan.current.candidate = CurrentCandidate(setup);
   STRATA_ASSIGN_OR_RETURN(plan.current.step, EvaluateStep(setup.tables, setup.layout, comm));
@@ -344,30 +467,35 @@ Result<PlanResult> RankByMemory(const StepSetup& setup, const CollectiveModel& c
   plan.current.verdict = own.verdict;
   plan.current.memory_checked = true;
   const double current_s = plan.current.step.step.s();
-  if (plan.current.fits) walk_to(current_s);
+  if (plan.current.fits) {
+    const UpFront up_front = walk_to(current_s);
+    plan.memory_checked = up_front.checked;
+    plan.removed_by_memory = up_front.removed;
+  }
 
-  int64_t faster_fitting = 0, walked = 0;
+  int64_t faster_fitting = 0;
   while (std::optional<Timed> t = next()) {
     const bool top_full = static_cast<int64_t>(plan.top.size()) >= options.top_k;
     const bool past_current = !plan.current.fits || t->step_s >= current_s;
     if (top_full && past_current) break;
-    ++walked;
     RankedLayout r;
     r.candidate = t->candidate;
-    check(r);
-    ++plan.memory_checked;
-    if (!r.fits) {
-      ++plan.removed_by_memory;
-      continue;
+    const WalkCheck w = check(*t);
+    SetMemory(r, w.memory);
+    if (!w.counted) {
+      ++plan.memory_checked;
+      if (!r.fits) ++plan.removed_by_memory;
     }
+    if (!r.fits) continue;
     if (t->step_s < current_s) ++faster_fitting;
     if (!top_full) {
+      if (!w.memory.exact) SetMemory(r, exact(r.candidate));
       STRATA_ASSIGN_OR_RETURN(r.step,
                               EvaluateStep(setup.tables, StepLayoutFor(setup, r.candidate), comm));
       plan.top.push_back(std::move(r));
     }
   }
-  plan.not_memory_checked = placeable - walked;
+  plan.not_memory_checked = placeable - plan.memory_checked;
   if (plan.current.fits) plan.current_rank = faster_fitting + 1;
   return plan;
 }
@@ -383,28 +511,34 @@ Result<PlanResult> PlanLayouts(const StepSetup& setup, const CollectiveModel& co
   plan.sharding = space.sharding;
   LayoutsByTime layouts(setup, comm, space, options.threads);
   FloorCheckedMemory check(setup, memory);
-  // When the walk goes to the job's own layout, every layout faster than it is evaluated and
-  // memory-checked up front, on the threads; the walk then takes those results in order.
   const unsigned threads = options.threads == 0 ? DefaultThreads() : options.threads;
-  std::vector<MemoryFields> prechecked;
-  size_t walked = 0;
-  auto checked = [&](RankedLayout& r) {
-    if (walked < prechecked.size()) {
-      SetMemory(r, prechecked[walked]);
-    } else {
-      check(r);
+  const Bytes capacity = setup.job.gpu.memory;
+  auto checked = [&](const Timed& t) -> WalkCheck {
+    // A layout of the up-front selection that Next gives fits: the others were dropped.
+    if (t.selected) return {{Bytes(), capacity, true, MemoryVerdict::kFits, false}, true};
+    return {check.Check(t.candidate), false};
+  };
+  // When the walk goes to the job's own layout, every layout that might be faster is
+  // memory-checked up front, on the threads, and only those that fit are evaluated in full.
+  auto walk_to = [&](double current_s) {
+    layouts.SelectBelow(current_s);
+    const std::vector<MemoryFields> fields = CheckMemoryInParallel(
+        setup, memory, layouts.SelectedCount(),
+        [&](size_t i) { return layouts.SelectedCandidate(i); }, threads, check);
+    UpFront up_front;
+    std::vector<uint8_t> fits(fields.size());
+    for (size_t i = 0; i < fields.size(); ++i) {
+      fits[i] = fields[i].fits ? 1 : 0;
+      ++up_front.checked;
+      if (!fields[i].fits) ++up_front.removed;
     }
-    ++walked;
+    layouts.EvaluateSelected(fits);
+    return up_front;
   };
   auto ranked = RankByMemory(
       setup, comm, memory, options, std::move(plan), layouts.placeable(),
-      [&] { return layouts.Next(); }, checked,
-      [&](double current_s) {
-        layouts.PrefetchBelow(current_s);
-        prechecked = CheckMemoryInParallel(
-            setup, memory, layouts.ReadyCount(),
-            [&](size_t i) { return layouts.ReadyCandidate(i); }, threads, check);
-      });
+      [&] { return layouts.Next(); }, checked, [&](const Candidate& c) { return check.Exact(c); },
+      walk_to);
   if (!ranked.ok()) return ranked;
   // Counted after the walk: a layout found unplaceable while walking (not expected) counts too.
   ranked->rules = layouts.rules();
@@ -437,8 +571,26 @@ Result<PlanResult> PlanLayoutsReference(const StepSetup& setup, const Collective
   // Ties keep the enumeration order, as the fast path's heap does.
   std::stable_sort(timed.begin(), timed.end(),
                    [](const Timed& a, const Timed& b) { return a.step_s < b.step_s; });
+  // The up-front set: every layout whose bound is below the job's own step, each with its ledger.
+  std::map<int64_t, MemoryFields> up_front_memory;  // by enumeration index
+  auto walk_to = [&](double current_s) {
+    UpFront up_front;
+    for (const Timed& t : timed) {
+      if (LayoutBound(setup, t.candidate) >= current_s) continue;
+      const MemoryFields m = CheckMemory(setup, memory, t.candidate);
+      up_front_memory[t.index] = m;
+      ++up_front.checked;
+      if (!m.fits) ++up_front.removed;
+    }
+    return up_front;
+  };
+  auto checked = [&](const Timed& t) -> WalkCheck {
+    auto it = up_front_memory.find(t.index);
+    if (it != up_front_memory.end()) return {it->second, true};
+    return {CheckMemory(setup, memory, t.candidate), false};
+  };
+  auto exact = [&](const Candidate& c) { return CheckMemory(setup, memory, c); };
   size_t i = 0;
-  auto check = [&](RankedLayout& r) { CheckMemory(setup, memory, r); };
   const auto placeable = static_cast<int64_t>(timed.size());
   auto ranked = RankByMemory(
       setup, comm, memory, options, std::move(plan), placeable,
@@ -446,7 +598,7 @@ Result<PlanResult> PlanLayoutsReference(const StepSetup& setup, const Collective
         if (i == timed.size()) return std::nullopt;
         return timed[i++];
       },
-      check, [](double) {});
+      checked, exact, walk_to);
   if (ranked.ok()) ranked->ledger_evaluations = ranked->memory_checked;
   return ranked;
 }

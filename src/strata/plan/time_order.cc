@@ -2,8 +2,12 @@
 
 #include <algorithm>
 #include <array>
+#include <limits>
 #include <map>
+#include <unordered_map>
 
+#include "strata/core/check.h"
+#include "strata/core/hash.h"
 #include "strata/core/parallel.h"
 #include "strata/plan/planner.h"
 #include "strata/sim/step_model.h"
@@ -23,9 +27,47 @@ PlacementKey KeyOf(const ParallelLayout& l) { return {l.tp, l.cp, l.ep, l.etp, l
 
 }  // namespace
 
+double LayoutBound(const StepSetup& setup, const Candidate& c) {
+  return StepComputeBound(setup.tables, StepLayoutFor(setup, c)).s() * kBoundMargin;
+}
+
+namespace {
+
+/// LayoutBound with the whole stack's compute (WholeStackCompute) kept per TP, CP, EP, ETP,
+/// sequence parallelism, micro batch and recompute choice, everything it depends on in a
+/// search: DeepSeek-V3's two million layouts have a few thousand of these, and computing it was
+/// most of a bound. The same number as LayoutBound, bit for bit. One per thread.
+class BoundCache {
+ public:
+  double Bound(const StepSetup& setup, const Candidate& c) {
+    const StepLayout s = StepLayoutFor(setup, c);
+    const ParallelLayout& l = c.layout;
+    const Key key{
+        l.tp,          l.cp,
+        l.ep,          l.etp,
+        c.micro_batch, static_cast<int64_t>(c.recompute) * 2 + (l.sequence_parallel ? 1 : 0)};
+    auto it = whole_.find(key);
+    if (it == whole_.end()) it = whole_.emplace(key, WholeStackCompute(setup.tables, s)).first;
+    return StepComputeBound(setup.tables, s, it->second).s() * kBoundMargin;
+  }
+
+ private:
+  using Key = std::array<int64_t, 6>;
+  struct KeyHash {
+    size_t operator()(const Key& k) const { return HashFields(k); }
+  };
+  std::unordered_map<Key, MicroBatchCompute, KeyHash> whole_;
+};
+
+}  // namespace
+
 LayoutsByTime::LayoutsByTime(const StepSetup& setup, const CollectiveModel& comm,
-                             const SearchSpace& space, unsigned threads)
-    : setup_(setup), comm_(comm), threads_(threads == 0 ? DefaultThreads() : threads) {
+                             const SearchSpace& space, unsigned threads, size_t staged_from)
+    : setup_(setup),
+      comm_(comm),
+      threads_(threads == 0 ? DefaultThreads() : threads),
+      staged_from_(staged_from),
+      caches_(threads_) {
   std::map<PlacementKey, uint32_t> slots;
   PlacementKey last_key{};
   uint32_t last_slot = 0;
@@ -70,44 +112,88 @@ LayoutsByTime::LayoutsByTime(const StepSetup& setup, const CollectiveModel& comm
   // Each placement's first layout in full: whether the cluster can price its groups.
   constexpr double kUnplaceable = -1;
   std::vector<double> first_steps(firsts.size());
-  ParallelChunks(firsts.size(), threads_, 64, [&](size_t begin, size_t end) {
+  ParallelNumberedChunks(firsts.size(), threads_, 64, [&](size_t chunk, size_t begin, size_t end) {
     for (size_t i = begin; i < end; ++i)
-      first_steps[i] = FullStep(firsts[i]).value_or(kUnplaceable);
+      first_steps[i] = FullStep(firsts[i], caches_[chunk]).value_or(kUnplaceable);
   });
   full_evaluations_ += static_cast<int64_t>(firsts.size());
-  std::vector<Entry> entries(candidates_.size(), Entry{0, 0, false});
-  std::vector<uint8_t> first(candidates_.size(), 0);
+  // One array of entries, in the order of the candidates; the bounds fill it in place (a copy
+  // would be as many fresh pages again: 32 MB for two million layouts).
+  entries_.assign(candidates_.size(), Entry{0, 0, false});
   for (size_t i = 0; i < firsts.size(); ++i) {
     if (first_steps[i] == kUnplaceable) {
       placements_[placement_of_[firsts[i]]].placeable = false;
     } else {
-      entries[firsts[i]] = {first_steps[i], firsts[i], true};
-      first[firsts[i]] = 1;
+      entries_[firsts[i]] = {first_steps[i], firsts[i], true};
     }
   }
-  // The others' bounds; a layout of a placement found unplaceable is left out.
-  std::vector<uint8_t> keep(candidates_.size(), 0);
+  // The others' bounds; a layout of a placement found unplaceable is marked, then left out.
   ParallelChunks(candidates_.size(), threads_, 4096, [&](size_t begin, size_t end) {
+    BoundCache bounds;
     for (size_t i = begin; i < end; ++i) {
-      if (!placements_[placement_of_[i]].placeable) continue;
-      keep[i] = 1;
-      if (first[i] != 0) continue;
-      const double bound =
-          StepComputeBound(setup.tables,
-                           StepLayoutFor(setup, CandidateAt(static_cast<uint32_t>(i))))
-              .s();
-      entries[i] = {bound * kBoundMargin, static_cast<uint32_t>(i), false};
+      if (!placements_[placement_of_[i]].placeable) {
+        entries_[i].key = kUnplaceable;
+      } else if (!entries_[i].full) {
+        entries_[i] = {bounds.Bound(setup, CandidateAt(static_cast<uint32_t>(i))),
+                       static_cast<uint32_t>(i), false};
+      }
     }
   });
-  heap_.reserve(candidates_.size());
-  for (size_t i = 0; i < entries.size(); ++i) {
-    if (keep[i] != 0) {
-      heap_.push_back(entries[i]);
-    } else {
-      ++unplaceable_;
+  unplaceable_ += static_cast<int64_t>(
+      std::erase_if(entries_, [](const Entry& e) { return e.key == kUnplaceable; }));
+  SplitIntoBuckets();
+  Admit();
+}
+
+void LayoutsByTime::SplitIntoBuckets() {
+  // Thresholds at 1/64, 1/32, ..., 1/2 of the keys, estimated from an even sample of them.
+  const size_t n = entries_.size();
+  std::vector<double> thresholds;
+  if (n >= staged_from_ && n > 0) {
+    const size_t samples = std::min<size_t>(4096, n);
+    std::vector<double> sample;
+    sample.reserve(samples);
+    for (size_t i = 0; i < samples; ++i) sample.push_back(entries_[i * (n / samples)].key);
+    std::sort(sample.begin(), sample.end());
+    for (size_t part = 64; part >= 2; part /= 2) {
+      const double t = sample[samples / part];
+      if (thresholds.empty() || t > thresholds.back()) thresholds.push_back(t);
     }
   }
+  // In place, from the largest threshold down: [<= t1 | (t1, t2] | ... | > t_last].
+  bucket_ends_.assign(thresholds.size() + 1, n);
+  bucket_limits_.assign(thresholds.size() + 1, std::numeric_limits<double>::infinity());
+  size_t end = n;
+  for (size_t b = thresholds.size(); b-- > 0;) {
+    const double t = thresholds[b];
+    end = static_cast<size_t>(std::partition(entries_.begin(),
+                                             entries_.begin() + static_cast<std::ptrdiff_t>(end),
+                                             [t](const Entry& e) { return e.key <= t; }) -
+                              entries_.begin());
+    bucket_ends_[b] = end;
+    bucket_limits_[b] = t;
+  }
+  next_bucket_ = 0;
+}
+
+void LayoutsByTime::Admit() {
+  const size_t begin = next_bucket_ == 0 ? 0 : bucket_ends_[next_bucket_ - 1];
+  const size_t end = bucket_ends_[next_bucket_];
+  frontier_ = bucket_limits_[next_bucket_];
+  ++next_bucket_;
+  heap_.insert(heap_.end(), entries_.begin() + static_cast<std::ptrdiff_t>(begin),
+               entries_.begin() + static_cast<std::ptrdiff_t>(end));
   std::make_heap(heap_.begin(), heap_.end(), Later);
+  if (next_bucket_ == bucket_ends_.size()) BigArray<Entry>().swap(entries_);  // all admitted
+}
+
+bool LayoutsByTime::EnsureTop() {
+  // Every entry not admitted has a key above the frontier: the heap's top is the smallest of
+  // all only when its key is not.
+  while (next_bucket_ < bucket_ends_.size() && (heap_.empty() || heap_.front().key > frontier_)) {
+    Admit();
+  }
+  return !heap_.empty();
 }
 
 // Every field of Candidate and of its ParallelLayout: a new field must be packed too (the
@@ -156,9 +242,10 @@ Candidate LayoutsByTime::Unpack(const Packed& p) {
   return c;
 }
 
-std::optional<double> LayoutsByTime::FullStep(uint32_t index) const {
-  auto step = EvaluateStepOn(setup_.tables, StepLayoutFor(setup_, CandidateAt(index)), comm_,
-                             placements_[placement_of_[index]].groups, Detail::kNumbersOnly);
+std::optional<double> LayoutsByTime::FullStep(uint32_t index, PricingCache& cache) const {
+  auto step =
+      EvaluateStepOn(setup_.tables, StepLayoutFor(setup_, CandidateAt(index)), comm_,
+                     placements_[placement_of_[index]].groups, Detail::kNumbersOnly, &cache);
   if (!step.ok()) return std::nullopt;
   return step->step.s();
 }
@@ -168,7 +255,7 @@ void LayoutsByTime::EvaluateBatch() {
   // back: their order is unchanged).
   pending_.clear();
   set_aside_.clear();
-  while (!heap_.empty() && pending_.size() < batch_) {
+  while (pending_.size() < batch_ && EnsureTop()) {
     std::pop_heap(heap_.begin(), heap_.end(), Later);
     (heap_.back().full ? set_aside_ : pending_).push_back(heap_.back());
     heap_.pop_back();
@@ -177,13 +264,18 @@ void LayoutsByTime::EvaluateBatch() {
     heap_.push_back(e);
     std::push_heap(heap_.begin(), heap_.end(), Later);
   }
+  // In enumeration order, so that the layouts of one placement (and its groups) are evaluated
+  // together, not scattered over the batch by their bounds.
+  std::sort(pending_.begin(), pending_.end(),
+            [](const Entry& a, const Entry& b) { return a.index < b.index; });
   constexpr double kUnplaceable = -1;
-  ParallelChunks(pending_.size(), threads_, 64, [&](size_t begin, size_t end) {
-    for (size_t i = begin; i < end; ++i) {
-      pending_[i].key = FullStep(pending_[i].index).value_or(kUnplaceable);
-      pending_[i].full = true;
-    }
-  });
+  ParallelNumberedChunks(
+      pending_.size(), threads_, 64, [&](size_t chunk, size_t begin, size_t end) {
+        for (size_t i = begin; i < end; ++i) {
+          pending_[i].key = FullStep(pending_[i].index, caches_[chunk]).value_or(kUnplaceable);
+          pending_[i].full = true;
+        }
+      });
   full_evaluations_ += static_cast<int64_t>(pending_.size());
   for (const Entry& e : pending_) {
     if (e.key == kUnplaceable) {
@@ -196,54 +288,73 @@ void LayoutsByTime::EvaluateBatch() {
   batch_ = std::min(2 * batch_, kMaxBatch);
 }
 
-void LayoutsByTime::PrefetchBelow(double limit_s) {
-  if (ready_next_ < ready_.size()) return;  // once, before the walk
-  const auto below =
-      std::partition(heap_.begin(), heap_.end(), [&](const Entry& e) { return e.key < limit_s; });
+void LayoutsByTime::SelectBelow(double limit_s) {
+  if (!ready_.empty() || ready_next_ > 0) return;  // once, before the walk
+  select_limit_s_ = limit_s;
+  while (next_bucket_ < bucket_ends_.size()) Admit();  // every entry, full ones' bounds included
+  // A full entry's key is its time; its bound may still be below the limit when the time is not.
+  const auto below = std::partition(heap_.begin(), heap_.end(), [&](const Entry& e) {
+    return e.key < limit_s || (e.full && LayoutBound(setup_, CandidateAt(e.index)) < limit_s);
+  });
   ready_.assign(heap_.begin(), below);
   heap_.erase(heap_.begin(), below);
+  std::make_heap(heap_.begin(), heap_.end(), Later);
+  awaiting_fits_ = true;
+}
+
+void LayoutsByTime::EvaluateSelected(const std::vector<uint8_t>& fits) {
+  awaiting_fits_ = false;
+  std::vector<Entry> kept;
+  kept.reserve(ready_.size());
+  for (size_t i = 0; i < ready_.size(); ++i) {
+    if (i < fits.size() && fits[i] != 0) {
+      kept.push_back(ready_[i]);
+      kept.back().selected = true;
+    } else {
+      ++dropped_;
+    }
+  }
   constexpr double kUnplaceable = -1;
   int64_t evaluated = 0;
-  for (const Entry& e : ready_) evaluated += e.full ? 0 : 1;
-  ParallelChunks(ready_.size(), threads_, 64, [&](size_t begin, size_t end) {
+  for (const Entry& e : kept) evaluated += e.full ? 0 : 1;
+  ParallelNumberedChunks(kept.size(), threads_, 64, [&](size_t chunk, size_t begin, size_t end) {
     for (size_t i = begin; i < end; ++i) {
-      if (ready_[i].full) continue;
-      ready_[i].key = FullStep(ready_[i].index).value_or(kUnplaceable);
-      ready_[i].full = true;
+      if (kept[i].full) continue;
+      kept[i].key = FullStep(kept[i].index, caches_[chunk]).value_or(kUnplaceable);
+      kept[i].full = true;
     }
   });
   full_evaluations_ += evaluated;
-  // Every entry left in the heap has a key (bound or time) of at least limit_s, so the layouts
-  // faster than limit_s come first, in the order of their times; the others go back.
-  std::vector<Entry> faster;
-  faster.reserve(ready_.size());
-  for (const Entry& e : ready_) {
+  // Every entry left in the heap has a key (bound or time) of at least the limit, so the layouts
+  // faster than it come first, in the order of their times; the others go back.
+  ready_.clear();
+  for (const Entry& e : kept) {
     if (e.key == kUnplaceable) {
       ++unplaceable_;  // not expected, as in EvaluateBatch
-    } else if (e.key < limit_s) {
-      faster.push_back(e);
+    } else if (e.key < select_limit_s_) {
+      ready_.push_back(e);
     } else {
       heap_.push_back(e);
+      std::push_heap(heap_.begin(), heap_.end(), Later);
     }
   }
-  std::make_heap(heap_.begin(), heap_.end(), Later);
-  std::sort(faster.begin(), faster.end(),
+  std::sort(ready_.begin(), ready_.end(),
             [](const Entry& a, const Entry& b) { return Later(b, a); });
-  ready_ = std::move(faster);
   ready_next_ = 0;
 }
 
 std::optional<Timed> LayoutsByTime::Next() {
+  STRATA_CHECK(!awaiting_fits_);  // SelectBelow's layouts are not ordered before EvaluateSelected
   if (ready_next_ < ready_.size()) {
     const Entry& e = ready_[ready_next_++];
-    return Timed{e.key, CandidateAt(e.index), e.index};
+    return Timed{e.key, CandidateAt(e.index), e.index, e.selected};
   }
-  while (!heap_.empty()) {
+  while (EnsureTop()) {
     if (heap_.front().full) {
       std::pop_heap(heap_.begin(), heap_.end(), Later);
       const Entry e = heap_.back();
       heap_.pop_back();
-      return Timed{e.key, CandidateAt(e.index), e.index};
+      return Timed{e.key, CandidateAt(e.index), e.index, e.selected};
     }
     // The smallest key left is a bound: evaluate it (and the next smallest) in full.
     EvaluateBatch();

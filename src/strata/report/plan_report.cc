@@ -112,10 +112,15 @@ std::string PlanToText(const StepSetup& setup, const PlanResult& plan, bool expl
       plan.unplaceable ? fmt::format(", {} not placeable on the cluster",
                                      GroupDigits(static_cast<double>(plan.unplaceable)))
                        : "");
+  // When the job's own layout fits, every layout whose compute alone is faster than its step
+  // is checked (its rank must be exact), whether or not its full step turns out faster.
   out += fmt::format(
-      "memory: the {} fastest checked with the ledger, {} over the card; {} slower "
-      "layouts cannot enter the top {} and were not memory-checked\n\n",
+      "memory: {} layouts checked with the ledger ({}), {} over the card; the other {} cannot "
+      "enter the top {} and were not memory-checked\n\n",
       GroupDigits(static_cast<double>(plan.memory_checked)),
+      plan.current.fits ? "every one whose compute alone beats your layout's step, then the "
+                          "fastest until the top is full"
+                        : "the fastest, until the top is full",
       GroupDigits(static_cast<double>(plan.removed_by_memory)),
       GroupDigits(static_cast<double>(plan.not_memory_checked)), plan.top.size());
   if (plan.top.empty()) {

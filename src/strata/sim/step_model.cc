@@ -112,6 +112,10 @@ StageShare CriticalStageOf(const ParallelLayout& l, int64_t layers,
 }
 
 MicroBatchCompute ComputeMicroBatch(const StepTables& t, const StepLayout& s) {
+  return CutToCriticalStage(t, s, WholeStackCompute(t, s));
+}
+
+MicroBatchCompute WholeStackCompute(const StepTables& t, const StepLayout& s) {
   const ParallelLayout& l = s.layout;
   const KernelEfficiency& e = t.efficiency;
   const double tp = static_cast<double>(l.tp);
@@ -203,7 +207,15 @@ MicroBatchCompute ComputeMicroBatch(const StepTables& t, const StepLayout& s) {
   } else if (s.recompute == RecomputeGranularity::kSelective) {
     rec.attention = fwd.attention;
   }
-  const StageShare critical = CriticalStageOf(l, t.layers, c);
+  return c;
+}
+
+MicroBatchCompute CutToCriticalStage(const StepTables& t, const StepLayout& s,
+                                     MicroBatchCompute c) {
+  KernelTimes& fwd = c.forward;
+  KernelTimes& bwd = c.backward;
+  KernelTimes& rec = c.recompute;
+  const StageShare critical = CriticalStageOf(s.layout, t.layers, c);
   for (KernelTimes* k : {&fwd, &bwd, &rec}) {
     k->dense_gemm = k->dense_gemm * critical.layers;
     k->expert_gemm = k->expert_gemm * critical.layers;
@@ -212,12 +224,17 @@ MicroBatchCompute ComputeMicroBatch(const StepTables& t, const StepLayout& s) {
     k->memory_bound = k->memory_bound * critical.layers;
     if (!critical.last) k->logits_and_loss = Seconds::Of(0);
   }
-  c.skew = (fwd.expert_gemm + bwd.expert_gemm + rec.expert_gemm) * (e.moe_routing_skew - 1);
+  c.skew =
+      (fwd.expert_gemm + bwd.expert_gemm + rec.expert_gemm) * (t.efficiency.moe_routing_skew - 1);
   return c;
 }
 
 Seconds StepComputeBound(const StepTables& t, const StepLayout& s) {
-  const MicroBatchCompute c = ComputeMicroBatch(t, s);
+  return StepComputeBound(t, s, WholeStackCompute(t, s));
+}
+
+Seconds StepComputeBound(const StepTables& t, const StepLayout& s, const MicroBatchCompute& whole) {
+  const MicroBatchCompute c = CutToCriticalStage(t, s, whole);
   const double m = static_cast<double>(s.micro_batches);
   const double compute_mb =
       (c.forward.total() + c.backward.total() + c.recompute.total() + c.skew).value();
@@ -240,7 +257,8 @@ Result<StepResult> EvaluateStep(const StepTables& t, const StepLayout& s,
 
 Result<StepResult> EvaluateStepOn(const StepTables& t, const StepLayout& s,
                                   const CollectiveModel& comm,
-                                  const std::vector<GroupPlacement>& groups, Detail detail) {
+                                  const std::vector<GroupPlacement>& groups, Detail detail,
+                                  PricingCache* cache) {
   const bool explain = detail == Detail::kExplained;
   const ParallelLayout& l = s.layout;
   const KernelEfficiency& e = t.efficiency;
@@ -286,8 +304,8 @@ Result<StepResult> EvaluateStepOn(const StepTables& t, const StepLayout& s,
   ti.grad_bytes = s.grad_bytes;
   ti.distributed_optimizer = s.distributed_optimizer;
   ti.full_recompute = s.recompute == RecomputeGranularity::kFull;
-  STRATA_ASSIGN_OR_RETURN(r.traffic,
-                          PriceTraffic(LayoutTraffic(t.traffic, ti, detail), groups, comm, detail));
+  STRATA_ASSIGN_OR_RETURN(
+      r.traffic, PriceTraffic(LayoutTraffic(t.traffic, ti, detail), groups, comm, detail, cache));
   // ZeRO-2/3, FSDP2 and HSDP replace megatron-core's once-per-step DP traffic (step_modes.h).
   const bool sharded_dp = ShardingOwnsDpTraffic(s);
   std::vector<PricedTraffic> sharded;
@@ -296,7 +314,8 @@ Result<StepResult> EvaluateStepOn(const StepTables& t, const StepLayout& s,
       return p.item.group == GroupKind::kDp || p.item.group == GroupKind::kDpCp ||
              p.item.group == GroupKind::kExpertDp;
     });
-    STRATA_ASSIGN_OR_RETURN(sharded, PriceShardedTraffic(t.traffic, s, groups, comm, detail));
+    STRATA_ASSIGN_OR_RETURN(sharded,
+                            PriceShardedTraffic(t.traffic, s, groups, comm, detail, cache));
   }
   const GroupTotals g = SumByGroup(r.traffic);
   r.traffic.insert(r.traffic.end(), sharded.begin(), sharded.end());

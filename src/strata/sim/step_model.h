@@ -123,11 +123,13 @@ Result<StepResult> EvaluateStep(const StepTables& tables, const StepLayout& layo
 /// PlaceGroups with the default rank order): the planner places each layout once and reuses the
 /// groups for every micro batch, recompute and VPP choice. EvaluateStep = placement + this.
 /// kNumbersOnly (the planner's search): every number is the same; the traffic's purposes and
-/// level names and the caveats are left empty.
+/// level names and the caveats are left empty, and a `cache` (one per thread) answers the
+/// collective costs it has already priced.
 Result<StepResult> EvaluateStepOn(const StepTables& tables, const StepLayout& layout,
                                   const CollectiveModel& comm,
                                   const std::vector<GroupPlacement>& groups,
-                                  Detail detail = Detail::kExplained);
+                                  Detail detail = Detail::kExplained,
+                                  PricingCache* cache = nullptr);
 
 /// One micro batch's compute on the most loaded rank, before any communication: the kernel
 /// times EvaluateStep reports and the MoE skew row's per-micro-batch time.
@@ -138,6 +140,14 @@ struct MicroBatchCompute {
   Seconds skew;  // the routed experts' GEMMs of the three passes x (routing skew - 1)
 };
 MicroBatchCompute ComputeMicroBatch(const StepTables& tables, const StepLayout& layout);
+/// ComputeMicroBatch in its two steps, for a caller that bounds millions of layouts (the
+/// planner): the whole decoder stack's kernel times for one micro batch, which only TP, CP, EP,
+/// ETP, sequence parallelism, the micro batch and the recompute choice decide (not PP, VPP, the
+/// stage split or DP); then their cut to the critical stage with the MoE skew.
+/// ComputeMicroBatch(t, s) == CutToCriticalStage(t, s, WholeStackCompute(t, s)), bit for bit.
+MicroBatchCompute WholeStackCompute(const StepTables& tables, const StepLayout& layout);
+MicroBatchCompute CutToCriticalStage(const StepTables& tables, const StepLayout& layout,
+                                     MicroBatchCompute whole);
 
 /// The pipeline stage that sets the pace of 1F1B: its share of the decoder layers and whether it
 /// is the last stage (which also runs the output layer and the loss). Even stages: the last, with
@@ -156,6 +166,10 @@ StageShare CriticalStageOf(const ParallelLayout& layout, int64_t layers,
 /// (communication, stragglers, DP sync, optimizer, offload, FP8 casts) is >= 0, so the step is
 /// never below it (up to rounding: callers keep a relative margin). No allocation, no placement.
 Seconds StepComputeBound(const StepTables& tables, const StepLayout& layout);
+/// The same bound from the layout's WholeStackCompute, computed before (for another layout with
+/// the same TP, CP, EP, ETP, sequence parallelism, micro batch and recompute choice).
+Seconds StepComputeBound(const StepTables& tables, const StepLayout& layout,
+                         const MicroBatchCompute& whole);
 
 /// The efficiency of a dense GEMM of m x k by k x n on this GPU (gemm_large x f(m) f(n) f(k),
 /// f(d) = d / (d + half_dim)). Exposed for tests and --explain.

@@ -72,7 +72,8 @@ PassExposure PartlyPrefetchedExposure(double layers, double gather_per_layer,
 Result<std::vector<PricedTraffic>> PriceShardedTraffic(const ModelTrafficShape& model,
                                                        const StepLayout& s,
                                                        const std::vector<GroupPlacement>& groups,
-                                                       const CollectiveModel& comm, Detail detail) {
+                                                       const CollectiveModel& comm, Detail detail,
+                                                       PricingCache* cache) {
   const ParallelLayout& l = s.layout;
   const ShardingSpec& sh = s.sharding;
   const double layers =
@@ -88,14 +89,16 @@ Result<std::vector<PricedTraffic>> PriceShardedTraffic(const ModelTrafficShape& 
   auto add = [&](const GroupPlacement& group, GroupKind kind, std::string purpose, CollectiveOp op,
                  double bytes, TrafficFrequency f, double per_unit, double per_step) -> Status {
     if (group.size <= 1 || bytes <= 0) return OkStatus();
-    TrafficItem item{kind, std::move(purpose), op, Bytes::Count(bytes), f, per_unit, per_step};
-    auto cost = comm.Cost(op, item.size, ShapeOf(group), CommAlgorithm::kAuto, detail);
-    if (!cost.ok()) {
-      Error e = std::move(cost).error();
+    PricedTraffic& p = out.emplace_back();
+    p.item = {kind, std::move(purpose), op, Bytes::Count(bytes), f, per_unit, per_step};
+    Status priced = PriceInto(p.cost, comm, op, p.item.size, ShapeOf(group), detail, cache);
+    if (!priced.ok()) {
+      Error e = std::move(priced).error();
       e.message = fmt::format("{} group: {}", ToString(kind), e.message);
       return e;
     }
-    out.push_back({item, *cost, cost->time * per_step, item.size * per_step});
+    p.time_per_step = p.cost.time * per_step;
+    p.size_per_step = p.item.size * per_step;
     return OkStatus();
   };
 

@@ -52,11 +52,9 @@ bool ShardingOwnsDpTraffic(const StepLayout& s);
 
 /// The data-parallel items of a ZeRO-2/3, FSDP2 or HSDP layout, priced on the groups' shapes
 /// (HSDP: the shard and replicate sub-groups of the DP group). Calls are per step.
-Result<std::vector<PricedTraffic>> PriceShardedTraffic(const ModelTrafficShape& model,
-                                                       const StepLayout& s,
-                                                       const std::vector<GroupPlacement>& groups,
-                                                       const CollectiveModel& comm,
-                                                       Detail detail = Detail::kExplained);
+Result<std::vector<PricedTraffic>> PriceShardedTraffic(
+    const ModelTrafficShape& model, const StepLayout& s, const std::vector<GroupPlacement>& groups,
+    const CollectiveModel& comm, Detail detail = Detail::kExplained, PricingCache* cache = nullptr);
 
 /// What of the sharded traffic stays exposed, by step part, given one micro batch's forward
 /// and backward (with recompute) compute on the rank.
