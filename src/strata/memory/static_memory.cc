@@ -116,6 +116,7 @@ StaticMemory ComputeStaticMemory(const Job& job, const ParamBreakdown& params, i
   }
 
   StaticMemory out;
+  out.weights.reserve(kModuleKindCount);  // one item per module kind at most: no regrowth
   const ShardingSpec& sh = job.spec.sharding;
   const OptimizerSpec& opt = job.spec.optimizer;
   const ShardGroups groups = DataShardGroups(job, detail);
@@ -178,7 +179,7 @@ StaticMemory ComputeStaticMemory(const Job& job, const ParamBreakdown& params, i
                                  ways > 1 ? fmt::format(" / {}", ways) : "", GbAndGib(bytes));
     }
     offload(item, sh.offload_param);
-    out.weights.push_back(item);
+    out.weights.push_back(std::move(item));
   }
 
   // State sharded over the data-parallel shard group: dense over DP x CP, experts over
