@@ -20,6 +20,7 @@
 
 #include "plan/plan_test_support.h"
 #include "strata/memory/ledger.h"
+#include "strata/memory/ledger_statics.h"
 #include "strata/plan/layout_space.h"
 
 namespace strata {
@@ -212,11 +213,19 @@ void ExpectPeakNeverFallsWithTheMicroBatch(const std::vector<std::string>& sets,
   // (layout name without the recompute choice) -> peak per recompute choice (-1: not enumerated).
   std::map<std::string, std::array<double, 3>> by_recompute;
   int64_t checked = 0;
+  const ParamBreakdown params = CountParams(p.setup.job.model);
   plan::EnumerateLayouts(plan::RulesOf(p.setup.job.model), space, [&](const plan::Candidate& c) {
     Job job = p.setup.job;
     plan::ApplyCandidate(job.spec, c);
     if (!RederiveJob(job).ok()) return true;
-    const double peak = ComputeLedger(job, p.memory).Peak().value();
+    // The numbers-only ledger (the same numbers as the explained one: ledger_detail_test.cc),
+    // to keep this walk over thousands of layouts quick under the sanitizers.
+    Bytes floor;
+    const double peak =
+        ComputeLedger(job, p.memory, ComputeStageStatics(job, params, Detail::kNumbersOnly), floor,
+                      Detail::kNumbersOnly)
+            .Peak()
+            .value();
     plan::Candidate key = c;
     key.micro_batch = 0;
     peaks[plan::LayoutName(key)].emplace_back(c.micro_batch, peak);
