@@ -241,6 +241,11 @@ MemoryKey MemoryKeyOf(const Candidate& c) {
           static_cast<int64_t>(c.sharding)};
 }
 
+/// A hash of a MemoryKey: the memory check looks a layout up for every candidate.
+struct MemoryKeyHash {
+  size_t operator()(const MemoryKey& key) const { return HashFields(key); }
+};
+
 /// Puts back into `spec` every field ApplyCandidate may change, from `base`: followed by
 /// ApplyCandidate, the same job as copying `base` whole, without copying its strings and a custom
 /// GPU's catalog entry (with its sources) for each of the thousands of layouts checked.
@@ -335,7 +340,7 @@ class FloorCheckedMemory {
   Job job_;  // scratch: the candidate's job
   ParamBreakdown params_;
   bool recompute_order_;  // RecomputeOrderHolds
-  std::map<MemoryKey, LayoutMemory> layouts_;
+  std::unordered_map<MemoryKey, LayoutMemory, MemoryKeyHash> layouts_;
   int64_t ledgers_ = 0;
 };
 
@@ -363,11 +368,6 @@ void CheckByMicroBatch(const std::vector<uint32_t>& positions, CandidateAt& cand
     if (!out[positions[k]].exact) out[positions[k]] = check.Check(candidate_at(positions[k]));
   }
 }
-
-/// A hash of a MemoryKey, for grouping thousands of candidates by layout in one pass.
-struct MemoryKeyHash {
-  size_t operator()(const MemoryKey& key) const { return HashFields(key); }
-};
 
 /// The memory of the `n` layouts `candidate_at(i)` gives, checked on `threads` threads. Each
 /// parallel layout's candidates go to one thread, in one pass, so every floor and bound the
