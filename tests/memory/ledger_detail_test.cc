@@ -87,6 +87,12 @@ TEST(Detail, NumbersOnlyGivesTheExplainedLedgersNumbers) {
       {"fp8.recipe=delayed"},
       {"sharding.mode=fsdp2", "fp8.recipe=torchao_tensorwise", "fp8.param_gather=true"},
       {"loss.cross_entropy=native", "precision.grads=fp32"},
+      // Four and more stages: middle stages alike (PP 5: 8 layers each, two periods of the
+      // model's 3 linear-attention + 1 full-attention pattern) and not (PP 4: 10 layers each,
+      // stage 1 starts mid-period).
+      {"parallel.pp=5", "parallel.dp=8", "parallel.ep=8"},
+      {"parallel.pp=4", "parallel.dp=10", "parallel.ep=2"},
+      {"parallel.pp=5", "parallel.dp=8", "parallel.ep=8", "recompute.granularity=none"},
   };
   for (const auto& sets : cases) {
     SCOPED_TRACE(::testing::PrintToString(sets));
@@ -99,6 +105,24 @@ TEST(Detail, NumbersOnlyGivesTheExplainedLedgersNumbers) {
   auto job = ResolveJob(*spec);
   ASSERT_TRUE(job.ok()) << job.error().Format();
   ExpectSameNumbers(*job);
+}
+
+// Stage 1 stands for the middle stages when they hold alike layers in the same order. The
+// reference model alternates 3 Gated DeltaNet layers and 1 full-attention layer (period 4) over
+// 40 layers: PP 5 gives stages of 8 layers, each two whole periods (alike); PP 4 gives 10, and
+// stage 1 (layers 10-19) starts at position 2 of a period while stage 2 (20-29) starts at 0.
+// PP 8 with 5 layers a stage: stage 1 starts at position 1, stage 2 at 2 (not alike).
+TEST(Detail, MiddleStagesAlikeFollowTheLayerPattern) {
+  const ParamBreakdown params = CountParams(ReferenceJob({}).model);
+  auto alike = [&](const std::vector<std::string>& sets) {
+    LazyStageStatics lazy;
+    return lazy.MiddleStagesAlike(ReferenceJob(sets), params);
+  };
+  EXPECT_TRUE(alike({"parallel.pp=5", "parallel.dp=8", "parallel.ep=8"}));
+  EXPECT_FALSE(alike({"parallel.pp=4", "parallel.dp=10", "parallel.ep=2"}));
+  EXPECT_FALSE(alike({"parallel.pp=8", "parallel.dp=5", "parallel.ep=1"}));
+  // PP 20: 2 layers a stage, stage 1 at position 2 (linear, full), stage 2 at 0 (linear, linear).
+  EXPECT_FALSE(alike({"parallel.pp=20", "parallel.dp=2", "parallel.ep=2"}));
 }
 
 // The stage-by-stage check stops at the first stage over the card, and stage 0 comes first: on

@@ -339,6 +339,28 @@ const StageStatics& LazyStageStatics::Of(const Job& job, const ParamBreakdown& p
   return *s;
 }
 
+bool LazyStageStatics::MiddleStagesAlike(const Job& job, const ParamBreakdown& params) {
+  if (middle_alike_) return *middle_alike_;
+  const int64_t pp = job.spec.layout.pp;
+  bool alike = true;
+  if (pp > 3) {
+    const StageLayers first = StageLayerIndices(job, 1);
+    for (int64_t stage = 2; stage < pp - 1 && alike; ++stage) {
+      const StageLayers other = StageLayerIndices(job, stage);
+      alike = other.size() == first.size();
+      for (int64_t i = 0; alike && i < first.size(); ++i) {
+        const auto a = static_cast<size_t>(first[i]), b = static_cast<size_t>(other[i]);
+        const LayerSpec& la = job.model.layers.at(a);
+        const LayerSpec& lb = job.model.layers.at(b);
+        alike = la.mixer == lb.mixer && la.ffn == lb.ffn &&
+                params.layers.at(a).modules == params.layers.at(b).modules;
+      }
+    }
+  }
+  middle_alike_ = alike;
+  return alike;
+}
+
 MemoryLedger ComputeLedgerUntilOver(const Job& job, const MemoryConstants& constants,
                                     const ParamBreakdown& params, LazyStageStatics& statics,
                                     Bytes& floor, bool& complete) {
@@ -347,8 +369,9 @@ MemoryLedger ComputeLedgerUntilOver(const Job& job, const MemoryConstants& const
   complete = false;
   std::optional<MemoryLedger> most;
   Bytes seen;  // the activation-free phases of the stages computed
-  for (int64_t k = 0; k < pp; ++k) {
-    // 0, PP - 1, 1, 2, ..., PP - 2.
+  // 0, PP - 1, 1, 2, ..., PP - 2; or only 0, PP - 1 and 1 when stage 1 stands for the middle.
+  const int64_t stages = pp > 3 && statics.MiddleStagesAlike(job, params) ? 3 : pp;
+  for (int64_t k = 0; k < stages; ++k) {
     const int64_t stage = k == 0 ? 0 : k == 1 ? pp - 1 : k - 1;
     MemoryLedger ledger = StageLedgerFrom(job, constants, stage, statics.Of(job, params, stage),
                                           communicators, Detail::kNumbersOnly);

@@ -40,19 +40,29 @@ class LazyStageStatics {
  public:
   /// `params`: CountParams(job.model), the same on every call.
   const StageStatics& Of(const Job& job, const ParamBreakdown& params, int64_t stage);
-  void Clear() { std::vector<std::optional<StageStatics>>().swap(stages_); }
+  /// Whether pipeline stages 1 to PP - 2 hold alike layers in the same order (the same mixer and
+  /// feed-forward kinds, the same parameters): then they differ only in the micro batches in
+  /// flight, min(PP - s, m), which fall with the stage, so stage 1 peaks at least as high as
+  /// every later middle stage and has the same activation-free phases. Computed once per layout.
+  bool MiddleStagesAlike(const Job& job, const ParamBreakdown& params);
+  void Clear() {
+    std::vector<std::optional<StageStatics>>().swap(stages_);
+    middle_alike_.reset();
+  }
 
  private:
   std::vector<std::optional<StageStatics>> stages_;
+  std::optional<bool> middle_alike_;
 };
 
 /// Whether the job fits, for a search that needs that answer of thousands of candidates and the
 /// peak of only a few: the numbers-only ledger, stage by stage (stage 0, which holds the most
 /// micro batches in flight, then the last, with the output layer and logits, then the others),
-/// stopping at the first stage over the card. `complete` says whether every stage was computed:
-/// then the ledger and `floor` are ComputeLedger's, number for number; otherwise the job does not
-/// fit, the ledger is the stage that showed it (its peak a lower bound of the job's) and `floor`
-/// is raised to the largest activation-free phase of the stages computed (a lower bound of
+/// stopping at the first stage over the card. When the middle stages are alike
+/// (MiddleStagesAlike), stage 1 stands for all of them. `complete` says whether every stage was
+/// computed: then the ledger and `floor` are ComputeLedger's, number for number; otherwise the job
+/// does not fit, the ledger is the stage that showed it (its peak a lower bound of the job's) and
+/// `floor` is raised to the largest activation-free phase of the stages computed (a lower bound of
 /// ComputeLedger's floor, which is what the planner's floor test needs).
 MemoryLedger ComputeLedgerUntilOver(const Job& job, const MemoryConstants& constants,
                                     const ParamBreakdown& params, LazyStageStatics& statics,

@@ -39,6 +39,7 @@ class ModuleParams {
   int64_t operator[](ModuleKind kind) const { return counts_[static_cast<size_t>(kind)]; }
   int64_t Total() const;
   ModuleParams& operator+=(const ModuleParams& other);
+  bool operator==(const ModuleParams& other) const = default;
 
  private:
   std::array<int64_t, kModuleKindCount> counts_{};
