@@ -73,7 +73,8 @@ LayoutsByTime::LayoutsByTime(const StepSetup& setup, const CollectiveModel& comm
   uint32_t last_slot = 0;
   bool have_last = false;
   const int64_t gpus_per_node = comm.cluster().gpus_per_node;
-  std::vector<uint32_t> firsts;  // per placement that has one: the index of its first layout
+  std::vector<uint32_t> firsts;                // per placement: the index of its first layout
+  std::vector<ParallelLayout> placed_layouts;  // per placement: a layout to place its groups
   const ModelRules rules = RulesOf(setup.job.model);
   // Counted first (a few ms for millions) so that the arrays are allocated once.
   const auto count = static_cast<size_t>(
@@ -85,44 +86,46 @@ LayoutsByTime::LayoutsByTime(const StepSetup& setup, const CollectiveModel& comm
     if (!have_last || key != last_key) {
       auto [it, inserted] = slots.try_emplace(key, static_cast<uint32_t>(placements_.size()));
       if (inserted) {
-        Placement p;
-        if (auto aligned = AlignedGroupShapes(c.layout, gpus_per_node)) {
-          p.groups = std::move(*aligned);
-          p.placeable = true;
-        } else if (auto placed = PlaceGroups(c.layout, gpus_per_node); placed.ok()) {
-          p.groups = std::move(placed).value();
-          p.placeable = true;
-        }
-        if (p.placeable) firsts.push_back(static_cast<uint32_t>(candidates_.size()));
-        placements_.push_back(std::move(p));
+        firsts.push_back(static_cast<uint32_t>(candidates_.size()));
+        placed_layouts.push_back(c.layout);
+        placements_.emplace_back();
       }
       last_key = key;
       last_slot = it->second;
       have_last = true;
-    }
-    if (!placements_[last_slot].placeable) {
-      ++unplaceable_;
-      return true;
     }
     candidates_.push_back(Pack(c));
     placement_of_.push_back(last_slot);
     return true;
   });
 
-  // Each placement's first layout in full: whether the cluster can price its groups.
+  // Each placement's groups (rank enumeration when they do not align with the nodes: the
+  // costliest part of a small search's setup), then its first layout in full, which tells
+  // whether the cluster can price its groups: on the threads.
   constexpr double kUnplaceable = -1;
-  std::vector<double> first_steps(firsts.size());
-  ParallelNumberedChunks(firsts.size(), threads_, 64, [&](size_t chunk, size_t begin, size_t end) {
-    for (size_t i = begin; i < end; ++i)
-      first_steps[i] = FullStep(firsts[i], caches_[chunk]).value_or(kUnplaceable);
+  std::vector<double> first_steps(firsts.size(), kUnplaceable);
+  ParallelNumberedChunks(firsts.size(), threads_, 16, [&](size_t chunk, size_t begin, size_t end) {
+    for (size_t i = begin; i < end; ++i) {
+      Placement& p = placements_[i];
+      if (auto aligned = AlignedGroupShapes(placed_layouts[i], gpus_per_node)) {
+        p.groups = std::move(*aligned);
+        p.placeable = true;
+      } else if (auto placed = PlaceGroups(placed_layouts[i], gpus_per_node); placed.ok()) {
+        p.groups = std::move(placed).value();
+        p.placeable = true;
+      }
+      if (p.placeable) first_steps[i] = FullStep(firsts[i], caches_[chunk]).value_or(kUnplaceable);
+    }
   });
-  full_evaluations_ += static_cast<int64_t>(firsts.size());
+  for (const Placement& p : placements_) {
+    full_evaluations_ += p.placeable ? 1 : 0;
+  }
   // One array of entries, in the order of the candidates; the bounds fill it in place (a copy
   // would be as many fresh pages again: 32 MB for two million layouts).
   entries_.assign(candidates_.size(), Entry{0, 0, false});
   for (size_t i = 0; i < firsts.size(); ++i) {
     if (first_steps[i] == kUnplaceable) {
-      placements_[placement_of_[firsts[i]]].placeable = false;
+      placements_[i].placeable = false;
     } else {
       entries_[firsts[i]] = {first_steps[i], firsts[i], true};
     }
