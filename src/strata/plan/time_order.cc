@@ -4,10 +4,8 @@
 #include <array>
 #include <limits>
 #include <map>
-#include <unordered_map>
 
 #include "strata/core/check.h"
-#include "strata/core/hash.h"
 #include "strata/core/parallel.h"
 #include "strata/plan/planner.h"
 #include "strata/sim/step_model.h"
@@ -30,36 +28,6 @@ PlacementKey KeyOf(const ParallelLayout& l) { return {l.tp, l.cp, l.ep, l.etp, l
 double LayoutBound(const StepSetup& setup, const Candidate& c) {
   return StepComputeBound(setup.tables, StepLayoutFor(setup, c)).s() * kBoundMargin;
 }
-
-namespace {
-
-/// LayoutBound with the whole stack's compute (WholeStackCompute) kept per TP, CP, EP, ETP,
-/// sequence parallelism, micro batch and recompute choice, everything it depends on in a
-/// search: DeepSeek-V3's two million layouts have a few thousand of these, and computing it was
-/// most of a bound. The same number as LayoutBound, bit for bit. One per thread.
-class BoundCache {
- public:
-  double Bound(const StepSetup& setup, const Candidate& c) {
-    const StepLayout s = StepLayoutFor(setup, c);
-    const ParallelLayout& l = c.layout;
-    const Key key{
-        l.tp,          l.cp,
-        l.ep,          l.etp,
-        c.micro_batch, static_cast<int64_t>(c.recompute) * 2 + (l.sequence_parallel ? 1 : 0)};
-    auto it = whole_.find(key);
-    if (it == whole_.end()) it = whole_.emplace(key, WholeStackCompute(setup.tables, s)).first;
-    return StepComputeBound(setup.tables, s, it->second).s() * kBoundMargin;
-  }
-
- private:
-  using Key = std::array<int64_t, 6>;
-  struct KeyHash {
-    size_t operator()(const Key& k) const { return HashFields(k); }
-  };
-  std::unordered_map<Key, MicroBatchCompute, KeyHash> whole_;
-};
-
-}  // namespace
 
 LayoutsByTime::LayoutsByTime(const StepSetup& setup, const CollectiveModel& comm,
                              const SearchSpace& space, unsigned threads, size_t staged_from)
@@ -132,12 +100,11 @@ LayoutsByTime::LayoutsByTime(const StepSetup& setup, const CollectiveModel& comm
   }
   // The others' bounds; a layout of a placement found unplaceable is marked, then left out.
   ParallelChunks(candidates_.size(), threads_, 4096, [&](size_t begin, size_t end) {
-    BoundCache bounds;
     for (size_t i = begin; i < end; ++i) {
       if (!placements_[placement_of_[i]].placeable) {
         entries_[i].key = kUnplaceable;
       } else if (!entries_[i].full) {
-        entries_[i] = {bounds.Bound(setup, CandidateAt(static_cast<uint32_t>(i))),
+        entries_[i] = {LayoutBound(setup, CandidateAt(static_cast<uint32_t>(i))),
                        static_cast<uint32_t>(i), false};
       }
     }

@@ -112,10 +112,6 @@ StageShare CriticalStageOf(const ParallelLayout& l, int64_t layers,
 }
 
 MicroBatchCompute ComputeMicroBatch(const StepTables& t, const StepLayout& s) {
-  return CutToCriticalStage(t, s, WholeStackCompute(t, s));
-}
-
-MicroBatchCompute WholeStackCompute(const StepTables& t, const StepLayout& s) {
   const ParallelLayout& l = s.layout;
   const KernelEfficiency& e = t.efficiency;
   const double tp = static_cast<double>(l.tp);
@@ -207,15 +203,7 @@ MicroBatchCompute WholeStackCompute(const StepTables& t, const StepLayout& s) {
   } else if (s.recompute == RecomputeGranularity::kSelective) {
     rec.attention = fwd.attention;
   }
-  return c;
-}
-
-MicroBatchCompute CutToCriticalStage(const StepTables& t, const StepLayout& s,
-                                     MicroBatchCompute c) {
-  KernelTimes& fwd = c.forward;
-  KernelTimes& bwd = c.backward;
-  KernelTimes& rec = c.recompute;
-  const StageShare critical = CriticalStageOf(s.layout, t.layers, c);
+  const StageShare critical = CriticalStageOf(l, t.layers, c);
   for (KernelTimes* k : {&fwd, &bwd, &rec}) {
     k->dense_gemm = k->dense_gemm * critical.layers;
     k->expert_gemm = k->expert_gemm * critical.layers;
@@ -224,17 +212,12 @@ MicroBatchCompute CutToCriticalStage(const StepTables& t, const StepLayout& s,
     k->memory_bound = k->memory_bound * critical.layers;
     if (!critical.last) k->logits_and_loss = Seconds::Of(0);
   }
-  c.skew =
-      (fwd.expert_gemm + bwd.expert_gemm + rec.expert_gemm) * (t.efficiency.moe_routing_skew - 1);
+  c.skew = (fwd.expert_gemm + bwd.expert_gemm + rec.expert_gemm) * (e.moe_routing_skew - 1);
   return c;
 }
 
 Seconds StepComputeBound(const StepTables& t, const StepLayout& s) {
-  return StepComputeBound(t, s, WholeStackCompute(t, s));
-}
-
-Seconds StepComputeBound(const StepTables& t, const StepLayout& s, const MicroBatchCompute& whole) {
-  const MicroBatchCompute c = CutToCriticalStage(t, s, whole);
+  const MicroBatchCompute c = ComputeMicroBatch(t, s);
   const double m = static_cast<double>(s.micro_batches);
   const double compute_mb =
       (c.forward.total() + c.backward.total() + c.recompute.total() + c.skew).value();

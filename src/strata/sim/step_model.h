@@ -140,14 +140,6 @@ struct MicroBatchCompute {
   Seconds skew;  // the routed experts' GEMMs of the three passes x (routing skew - 1)
 };
 MicroBatchCompute ComputeMicroBatch(const StepTables& tables, const StepLayout& layout);
-/// ComputeMicroBatch in its two steps, for a caller that bounds millions of layouts (the
-/// planner): the whole decoder stack's kernel times for one micro batch, which only TP, CP, EP,
-/// ETP, sequence parallelism, the micro batch and the recompute choice decide (not PP, VPP, the
-/// stage split or DP); then their cut to the critical stage with the MoE skew.
-/// ComputeMicroBatch(t, s) == CutToCriticalStage(t, s, WholeStackCompute(t, s)), bit for bit.
-MicroBatchCompute WholeStackCompute(const StepTables& tables, const StepLayout& layout);
-MicroBatchCompute CutToCriticalStage(const StepTables& tables, const StepLayout& layout,
-                                     MicroBatchCompute whole);
 
 /// The pipeline stage that sets the pace of 1F1B: its share of the decoder layers and whether it
 /// is the last stage (which also runs the output layer and the loss). Even stages: the last, with
@@ -166,10 +158,6 @@ StageShare CriticalStageOf(const ParallelLayout& layout, int64_t layers,
 /// (communication, stragglers, DP sync, optimizer, offload, FP8 casts) is >= 0, so the step is
 /// never below it (up to rounding: callers keep a relative margin). No allocation, no placement.
 Seconds StepComputeBound(const StepTables& tables, const StepLayout& layout);
-/// The same bound from the layout's WholeStackCompute, computed before (for another layout with
-/// the same TP, CP, EP, ETP, sequence parallelism, micro batch and recompute choice).
-Seconds StepComputeBound(const StepTables& tables, const StepLayout& layout,
-                         const MicroBatchCompute& whole);
 
 /// The efficiency of a dense GEMM of m x k by k x n on this GPU (gemm_large x f(m) f(n) f(k),
 /// f(d) = d / (d + half_dim)). Exposed for tests and --explain.
