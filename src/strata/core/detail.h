@@ -9,6 +9,12 @@ namespace strata {
 
 enum class Detail { kExplained, kNumbersOnly };
 
+/// A fixed name or note, only when explained: kNumbersOnly results leave their text empty, and a
+/// long literal assigned to a std::string allocates.
+inline const char* FixedText(Detail detail, const char* text) {
+  return detail == Detail::kExplained ? text : "";
+}
+
 }  // namespace strata
 
 #endif  // STRATA_CORE_DETAIL_H_

@@ -105,19 +105,19 @@ double Fp8CopyBytesPerWeight(const Fp8Spec& fp8) {
 ModeMemory ComputeModeMemory(const Job& job, const ParamBreakdown& params, int64_t stage,
                              Detail detail) {
   const bool explain = detail == Detail::kExplained;
-  // Fixed texts only when explained: the planner computes thousands of these (kNumbersOnly).
-  auto say = [&](const char* text) { return explain ? text : ""; };
   const ShardingSpec& sh = job.spec.sharding;
   const Fp8Spec& fp8 = job.spec.fp8;
   ModeMemory out;
-  out.gathered = {ItemKind::kWeights, say("weights: all-gathered (ZeRO-3/FSDP2 working set)"),
-                  Bytes::Count(0), say("0: weights are not sharded"), ""};
-  out.reduce_scatter = {ItemKind::kGradients, say("gradients: unsharded, before reduce-scatter"),
-                        Bytes::Count(0), say("0: gradients are not sharded"), ""};
-  out.fp8_copies = {ItemKind::kWeights, say("weights: FP8 copies"), Bytes::Count(0),
-                    say("0: no FP8 recipe"), ""};
-  out.fp8_state = {ItemKind::kOverhead, say("FP8 scaling state"), Bytes::Count(0),
-                   say("0: no FP8 recipe"), ""};
+  out.gathered = {ItemKind::kWeights,
+                  FixedText(detail, "weights: all-gathered (ZeRO-3/FSDP2 working set)"),
+                  Bytes::Count(0), FixedText(detail, "0: weights are not sharded"), ""};
+  out.reduce_scatter = {ItemKind::kGradients,
+                        FixedText(detail, "gradients: unsharded, before reduce-scatter"),
+                        Bytes::Count(0), FixedText(detail, "0: gradients are not sharded"), ""};
+  out.fp8_copies = {ItemKind::kWeights, FixedText(detail, "weights: FP8 copies"), Bytes::Count(0),
+                    FixedText(detail, "0: no FP8 recipe"), ""};
+  out.fp8_state = {ItemKind::kOverhead, FixedText(detail, "FP8 scaling state"), Bytes::Count(0),
+                   FixedText(detail, "0: no FP8 recipe"), ""};
   // Megatron's bf16 jobs (zero1, no FP8: most of what the planner tries) have none of these
   // buffers; the units are built only when one is needed.
   if (!sh.shards_weights() && !sh.shards_gradients() && !fp8.on()) return out;

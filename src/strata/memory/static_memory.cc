@@ -25,10 +25,6 @@ std::string TextIf(bool explain, Make make) {
   return explain ? std::string(make()) : std::string();
 }
 
-/// A fixed note or name, only when the ledger is explained: the planner's thousands of ledgers
-/// would otherwise allocate each long string (Detail::kNumbersOnly).
-const char* Say(bool explain, const char* text) { return explain ? text : ""; }
-
 }  // namespace
 
 bool IsFrozen(const Job& job, ModuleKind kind) {
@@ -104,7 +100,7 @@ StaticMemory ComputeStaticMemory(const Job& job, const ParamBreakdown& params, i
   if (first && params.vision.total > 0) {
     at(ModuleKind::kVision) = {
         params.vision.total,
-        Say(explain, "the whole vision tower on the first stage, replicated over TP")};
+        FixedText(detail, "the whole vision tower on the first stage, replicated over TP")};
   }
   int64_t mtp_expert = 0;
   if (last && job.spec.mtp && params.mtp.total > 0) {
@@ -164,11 +160,12 @@ StaticMemory ComputeStaticMemory(const Job& job, const ParamBreakdown& params, i
     const int64_t ways = sh.shards_weights() ? (expert ? groups.expert : groups.dense) : 1;
     const Bytes bytes =
         Bytes::Count(static_cast<double>(elem_bytes * s.params) / static_cast<double>(ways));
-    LedgerItem item{ItemKind::kWeights, "", bytes, "",
-                    Say(explain, frozen            ? "frozen: no gradient or optimizer state"
-                                 : elem_bytes == 1 ? "FP8 primary weights (fp8 param gather)"
-                                 : fsdp2 ? "FSDP2 sharded parameter, stored in the master dtype"
-                                         : "")};
+    LedgerItem item{
+        ItemKind::kWeights, "", bytes, "",
+        FixedText(detail, frozen            ? "frozen: no gradient or optimizer state"
+                          : elem_bytes == 1 ? "FP8 primary weights (fp8 param gather)"
+                          : fsdp2           ? "FSDP2 sharded parameter, stored in the master dtype"
+                                            : "")};
     if (explain) {
       std::string how = s.how;
       if (ways > 1)
@@ -227,19 +224,19 @@ StaticMemory ComputeStaticMemory(const Job& job, const ParamBreakdown& params, i
                                                     DTypeName(opt.master_dtype));
                                }),
                         Bytes::Count(static_cast<double>(master_bytes) * shard), "",
-                        Say(explain, "allocated when the optimizer is built")};
+                        FixedText(detail, "allocated when the optimizer is built")};
   out.master_weights.formula =
       needs_master ? TextIf(explain,
                             [&] {
                               return fmt::format("{} B x {} = {}", master_bytes, shard_str,
                                                  GbAndGib(out.master_weights.bytes));
                             })
-      : fsdp2      ? Say(explain, "0: FSDP2's sharded parameter is the master copy")
-                   : Say(explain, "0: the parameters are already the master copy");
+      : fsdp2      ? FixedText(detail, "0: FSDP2's sharded parameter is the master copy")
+                   : FixedText(detail, "0: the parameters are already the master copy");
   const OptimizerStates states =
       OptimizerStatesOf(opt, out.trainable_params, out.adamw_only_trainable, detail);
   out.moments = {ItemKind::kOptimizer, states.name, Bytes::Count(states.bytes_per_param * shard),
-                 "", Say(explain, "allocated lazily at the first optimizer step")};
+                 "", FixedText(detail, "allocated lazily at the first optimizer step")};
   out.moments.formula = TextIf(explain, [&] {
     return fmt::format("{} x {} = {}", states.formula, shard_str, GbAndGib(out.moments.bytes));
   });
@@ -247,16 +244,16 @@ StaticMemory ComputeStaticMemory(const Job& job, const ParamBreakdown& params, i
   const bool copies_grads = job.spec.grad_dtype != opt.master_dtype;
   const int64_t copy_bytes = copies_grads ? DTypeBytes(opt.master_dtype) : 0;
   out.step_transient = {ItemKind::kOptimizer,
-                        Say(explain, "optimizer step: gradient shard in master dtype"),
+                        FixedText(detail, "optimizer step: gradient shard in master dtype"),
                         Bytes::Count(static_cast<double>(copy_bytes) * shard), "",
-                        Say(explain, "only during optimizer.step()")};
+                        FixedText(detail, "only during optimizer.step()")};
   out.step_transient.formula =
       copies_grads ? TextIf(explain,
                             [&] {
                               return fmt::format("{} B x {} = {}", copy_bytes, shard_str,
                                                  GbAndGib(out.step_transient.bytes));
                             })
-                   : Say(explain, "0: the gradient buffer is already in the master dtype");
+                   : FixedText(detail, "0: the gradient buffer is already in the master dtype");
   if (optimizer_offloaded) {
     const OffloadTarget target = fsdp2 ? sh.offload_param : sh.offload_optimizer;
     offload(out.master_weights, target);
@@ -290,8 +287,8 @@ OptimizerStates OptimizerStatesOf(const OptimizerSpec& opt, int64_t trainable, d
   } else if (opt.name == "adam8bit") {
     // bitsandbytes 8-bit Adam: two uint8 states plus one fp32 absmax per 2048-element block each.
     s.bytes_per_param = 2.0 * (1.0 + 4.0 / 2048.0);
-    s.name = Say(explain, "optimizer: 8-bit Adam moments (uint8, block-wise scales)");
-    s.formula = Say(explain, "2 x (1 B + 4 B / 2048)");
+    s.name = FixedText(detail, "optimizer: 8-bit Adam moments (uint8, block-wise scales)");
+    s.formula = FixedText(detail, "2 x (1 B + 4 B / 2048)");
   } else {
     s.bytes_per_param = 2.0 * m;
     if (explain) {

@@ -106,7 +106,6 @@ bool RecomputeOrderHolds(const JobSpec& spec) {
 /// batch and recompute choice), the activation-free floor once a ledger of it was computed, and
 /// per recompute choice what the ledgers computed say about the other micro batches.
 struct LayoutMemory {
-  bool known = false;
   LazyStageStatics statics;
   Bytes floor;  // a lower bound of the activation-free floor (ComputeLedgerUntilOver)
   std::array<FitBounds, 3> by_recompute;  // indexed by RecomputeGranularity
@@ -277,7 +276,7 @@ class FloorCheckedMemory {
 
   MemoryFields Check(const Candidate& c) {
     LayoutMemory& layout = layouts_[MemoryKeyOf(c)];
-    if (layout.known && layout.floor > capacity_) return {};  // over the card: OOM
+    if (layout.floor > capacity_) return {};  // over the card: OOM (0 until a ledger ran)
     FitBounds& bounds = layout.by_recompute.at(static_cast<size_t>(c.recompute));
     const MemoryFields inferred_fit{Bytes(), capacity_, true, MemoryVerdict::kFits, false};
     if (c.micro_batch <= bounds.fits_up_to) return inferred_fit;
@@ -329,7 +328,6 @@ class FloorCheckedMemory {
     MemoryFields m = MemoryFieldsOf(
         ComputeLedgerUntilOver(job_, memory_, params_, layout.statics, layout.floor, complete));
     m.exact = complete;  // else it does not fit, and its peak is one stage's
-    layout.known = true;
     ++ledgers_;
     return m;
   }
