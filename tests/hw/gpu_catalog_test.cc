@@ -15,29 +15,31 @@ struct GpuCase {
   double bf16_tflop_per_s;  // dense
   double fp8_tflop_per_s;   // dense; 0 = no FP8
   double nvlink_gb_per_s;   // bidirectional per GPU
+  int64_t pcie_generation;  // host link; 0 = the catalog gives none
 };
 
 TEST(GpuCatalog, ShippedCatalogHasTheDatasheetNumbers) {
   const GpuCase cases[] = {
       // H20: export-limited Hopper, 148 dense BF16 (296 sparse), 96 GB, 4.0 TB/s, full NVLink.
-      {"H20", "H20", 96, 4.0, 148, 296, 900},
+      {"H20", "H20", 96, 4.0, 148, 296, 900, 5},
       // H100 SXM: 1,979 TFLOPS BF16 with sparsity -> 989.5 dense; FP8 3,958 -> 1,979.
-      {"h100", "H100 SXM", 80, 3.35, 989.5, 1979, 900},
-      {"H100-SXM", "H100 SXM", 80, 3.35, 989.5, 1979, 900},
-      {"h100 pcie", "H100 PCIe", 80, 2.0, 756.5, 1513, 600},
+      {"h100", "H100 SXM", 80, 3.35, 989.5, 1979, 900, 5},
+      {"H100-SXM", "H100 SXM", 80, 3.35, 989.5, 1979, 900, 5},
+      {"h100 pcie", "H100 PCIe", 80, 2.0, 756.5, 1513, 600, 5},
       // H800: H100 compute, NVLink cut to 400 GB/s.
-      {"H800", "H800", 80, 3.35, 989.5, 1979, 400},
-      {"h200", "H200", 141, 4.8, 989.5, 1979, 900},
+      {"H800", "H800", 80, 3.35, 989.5, 1979, 400, 5},
+      {"h200", "H200", 141, 4.8, 989.5, 1979, 900, 5},
       // A100: 312 dense BF16, no FP8.
-      {"A100_40GB", "A100 40GB", 40, 1.555, 312, 0, 600},
-      {"a100", "A100 80GB", 80, 2.039, 312, 0, 600},
-      {"A800", "A800", 80, 2.039, 312, 0, 400},
+      {"A100_40GB", "A100 40GB", 40, 1.555, 312, 0, 600, 4},
+      {"a100", "A100 80GB", 80, 2.039, 312, 0, 600, 4},
+      {"A800", "A800", 80, 2.039, 312, 0, 400, 4},
+      // B200 and GB200: no host-link generation in the catalog (GB200's is NVLink-C2C).
       // B200: HGX B200 36 PF BF16 sparse / 8 GPUs / 2 = 2.25 PF dense.
-      {"B200", "B200", 180, 8.0, 2250, 4500, 1800},
+      {"B200", "B200", 180, 8.0, 2250, 4500, 1800, 0},
       // GB200 NVL72: 360 PF BF16 sparse / 72 / 2 = 2.5 PF dense.
-      {"gb200", "GB200", 186, 8.0, 2500, 5000, 1800},
-      {"MI300X", "MI300X", 192, 5.3, 1307.4, 2614.9, 896},
-      {"L40S", "L40S", 48, 0.864, 362.05, 733, 0},
+      {"gb200", "GB200", 186, 8.0, 2500, 5000, 1800, 0},
+      {"MI300X", "MI300X", 192, 5.3, 1307.4, 2614.9, 896, 5},
+      {"L40S", "L40S", 48, 0.864, 362.05, 733, 0, 4},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.lookup);
@@ -50,7 +52,10 @@ TEST(GpuCatalog, ShippedCatalogHasTheDatasheetNumbers) {
     EXPECT_NEAR(gpu->fp8_dense.tflop_per_s(), c.fp8_tflop_per_s, 1e-9);
     EXPECT_EQ(gpu->has_fp8(), c.fp8_tflop_per_s > 0);
     EXPECT_NEAR(gpu->nvlink_bandwidth.gb_per_s(), c.nvlink_gb_per_s, 1e-9);
-    EXPECT_EQ(gpu->sources.size(), 9u) << "every value needs a source";
+    // Datasheets: Hopper and MI300X PCIe Gen5 x16 (128 GB/s), Ampere and L40S Gen4 (64 GB/s).
+    EXPECT_EQ(gpu->pcie_generation, c.pcie_generation);
+    EXPECT_EQ(gpu->sources.size(), c.pcie_generation > 0 ? 10u : 9u)
+        << "every value needs a source";
   }
 }
 
@@ -117,6 +122,11 @@ TEST(GpuCatalog, BadCatalogsNameTheField) {
        "sparsity)"},
       {"misspelt key", Entry("96GB", "1TFLOP/s", "    tdp_wats: 3\n"),
        "g.yaml:12: gpus[0].tdp_wats: unknown field 'tdp_wats'\n  hint: did you mean 'tdp_watts'?"},
+      {"pcie generation out of range", Entry("96GB", "1TFLOP/s", "    pcie_generation: 7\n"),
+       "g.yaml:12: gpus[0].pcie_generation: expected a PCIe generation from 3 to 6"},
+      {"pcie generation without a source", Entry("96GB", "1TFLOP/s", "    pcie_generation: 5\n"),
+       "g.yaml:13: gpus[0].sources.pcie_generation: 'pcie_generation' has no source (datasheet "
+       "name or URL)"},
       {"truncated", "gpus:\n  - name: X1\n    memory: 96GB\n",
        "g.yaml:2: gpus[0].hbm_bandwidth: missing required field"},
       {"malformed", "gpus:\n  - name: [X1\n",

@@ -8,7 +8,7 @@
 namespace strata {
 namespace {
 
-TEST(ImportCliGoldenTest, Import) { testing::RunCliGoldenSuite("cli_import", 14); }
+TEST(ImportCliGoldenTest, Import) { testing::RunCliGoldenSuite("cli_import", 16); }
 
 }  // namespace
 }  // namespace strata

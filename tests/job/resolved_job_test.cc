@@ -7,6 +7,9 @@
 #include <string>
 #include <vector>
 
+#include "strata/hw/bandwidth_map.h"
+#include "strata/hw/interconnects.h"
+
 namespace strata {
 namespace {
 
@@ -118,6 +121,45 @@ TEST(ResolveJob, RederiveRunsTheRulesAgain) {
   changed.spec.layout.tp = 3;  // 40 GPUs are not divisible by 3
   changed.spec.layout.dp = 0;
   EXPECT_FALSE(RederiveJob(changed).ok());
+}
+
+}  // namespace
+}  // namespace strata
+
+namespace strata {
+namespace {
+
+TEST(ResolveJob, AnInlineClusterTakesTheHostLinkOfItsGpu) {
+  // A job that names only the GPU and counts (as `strata import` writes for an HF Trainer run):
+  // the host link is the GPU's own, PCIe Gen4 x16 on an A100 (datasheet: PCIe Gen4 64 GB/s),
+  // so the bandwidth map can be built without a cluster file.
+  auto job = ResolveJob(
+      JobRequest{"",
+                 "llama-3.1-8b",
+                 {"cluster.gpu=A100 80GB", "cluster.gpus_per_node=1", "cluster.nodes=1",
+                  "parallel.tp=1", "parallel.pp=1", "parallel.ep=1", "batch.micro_batch=1",
+                  "batch.global_batch=8", "sequence.max_tokens=2048"},
+                 ""});
+  ASSERT_TRUE(job.ok()) << job.error().Format();
+  EXPECT_TRUE(job->cluster.name.empty());
+  EXPECT_EQ(job->cluster.pcie_generation, 4);
+  auto links = LoadInterconnects();
+  ASSERT_TRUE(links.ok()) << links.error().Format();
+  auto map = BuildBandwidthMap(job->cluster, *links);
+  ASSERT_TRUE(map.ok()) << map.error().Format();
+  bool pcie = false;
+  for (const auto& level : map->levels) pcie = pcie || level.name == "PCIe Gen4 x16";
+  EXPECT_TRUE(pcie);
+  // GB200's host link is NVLink-C2C: the catalog gives no PCIe generation, and the map asks for
+  // a cluster file instead of guessing.
+  Cluster gb200 = job->cluster;
+  auto gpu = FindGpu("GB200");
+  ASSERT_TRUE(gpu.ok());
+  gb200.gpu = *gpu;
+  gb200.pcie_generation = gpu->pcie_generation;
+  auto none = BuildBandwidthMap(gb200, *links);
+  ASSERT_FALSE(none.ok());
+  EXPECT_NE(none.error().Format().find("cluster.file"), std::string::npos) << none.error().Format();
 }
 
 }  // namespace

@@ -98,6 +98,21 @@ TEST(FamilyParamsTest, DbrxFromItsNestedKeys) {
   EXPECT_EQ(CountParams(dbrx).text_total(), 131'596'523'520);
 }
 
+TEST(FamilyParamsTest, Baichuan2ByHand) {
+  // Baichuan 2-7B (the model of the ms-swift 1.x import golden; shapes from the Baichuan 2
+  // technical report, arXiv 2309.10305: hidden 4096, FFN 11008, 32 heads, 32 layers, vocabulary
+  // 125,696). W_pack holds q, k and v: 3 x 4096^2; o_proj 4096^2; gate/up/down 3 x 4096 x 11008;
+  // two RMSNorms. 32 x (4 x 16,777,216 + 135,266,304 + 8,192) = 6,476,267,520; embedding and the
+  // untied NormHead 2 x 125,696 x 4096 = 1,029,701,632; final norm 4096: 7,505,973,248. No exact
+  // published figure was found ("7B"); the digits are derived here.
+  auto config = LoadModelConfig(
+      strata::testing::TestPath("golden/cli_import/swift_v1_sft_args/baichuan2-7b.json"));
+  ASSERT_TRUE(config.ok()) << config.error().Format();
+  EXPECT_EQ(config->family, "baichuan");
+  EXPECT_EQ(config->attention.num_kv_heads, 32);  // no num_key_value_heads: multi-head
+  EXPECT_EQ(CountParams(*config).text_total(), 7'505'973'248);
+}
+
 TEST(FamilyParamsTest, LayerPatternsFollowTheFamily) {
   // Mistral 7B v0.1: sliding_window 4096 on all 32 layers.
   EXPECT_EQ(LoadTestConfig("mistral-7b-v0.1").CountLayers(MixerKind::kSlidingAttention), 32);

@@ -26,8 +26,9 @@ std::string Header(const StepSetup& setup) {
   const ParallelLayout& l = s.layout;
   const StepTables& t = setup.tables;
   std::string out;
-  out += fmt::format("job: {} on {} x {} (cluster {}){}\n", setup.job.model.name, l.world(),
-                     setup.job.gpu.name, setup.job.cluster.name,
+  const std::string& cluster = setup.job.cluster.name;
+  out += fmt::format("job: {} on {} x {}{}{}\n", setup.job.model.name, l.world(),
+                     setup.job.gpu.name, cluster.empty() ? "" : " (cluster " + cluster + ")",
                      s.file.empty() ? "" : fmt::format(", from {}", s.file));
   out += fmt::format("layout: {}\n", LayoutHeader(l));
   out += fmt::format(

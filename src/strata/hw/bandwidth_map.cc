@@ -93,11 +93,14 @@ Result<BandwidthMap> BuildBandwidthMap(const Cluster& c, const Interconnects& li
   auto pcie = links.pcie_x16_per_direction.find(c.pcie_generation);
   if (pcie == links.pcie_x16_per_direction.end()) {
     if (c.pcie_generation == 0) {
-      // An inline cluster (cluster.gpu / gpus_per_node / nodes) describes no host or network.
+      // An inline cluster (cluster.gpu / gpus_per_node / nodes) takes the GPU's host link from
+      // the catalog; a part the catalog gives none for needs a cluster file.
       return InvalidInput(
-                 "the cluster gives no PCIe generation, and the bandwidth map needs the host "
-                 "link: name a cluster file (data/clusters/, e.g. `cluster: h100-8x8-ib400`) "
-                 "that sets pcie_generation")
+                 fmt::format(
+                     "neither the cluster nor the GPU catalog gives a PCIe generation for {}, and "
+                     "the bandwidth map needs the host link: name a cluster file (data/clusters/, "
+                     "e.g. `--set cluster.file=h100-8x8-ib400`) that sets pcie_generation",
+                     c.gpu.name))
           .InField("pcie_generation");
     }
     return InvalidInput(fmt::format("no PCIe x16 bandwidth for generation {} in the calibration",

@@ -80,6 +80,14 @@ Result<GpuSpec> ParseGpu(const YAML::Node& node, const std::string& file, const 
   if (gpu.hbm_bandwidth.value() <= 0)
     return map.ErrorAt("hbm_bandwidth", "expected a positive bandwidth");
   if (gpu.bf16_dense.value() <= 0) return map.ErrorAt("bf16_dense", "expected a positive rate");
+  // Optional: a part whose host link is not PCIe (GB200's NVLink-C2C) leaves it out.
+  const bool has_pcie = map.Has("pcie_generation");
+  if (has_pcie) {
+    STRATA_ASSIGN_OR_RETURN(gpu.pcie_generation, map.Int("pcie_generation"));
+    if (gpu.pcie_generation < 3 || gpu.pcie_generation > 6) {
+      return map.ErrorAt("pcie_generation", "expected a PCIe generation from 3 to 6");
+    }
+  }
 
   // Every value carries its source, and every source names a value.
   STRATA_ASSIGN_OR_RETURN(YamlMap sources, map.Map("sources"));
@@ -92,6 +100,14 @@ Result<GpuSpec> ParseGpu(const YAML::Node& node, const std::string& file, const 
     STRATA_ASSIGN_OR_RETURN(std::string source, sources.String(key));
     if (source.empty()) return sources.ErrorAt(key, "expected a non-empty source");
     gpu.sources[key] = source;
+  }
+  if (has_pcie) {
+    if (!sources.Has("pcie_generation")) {
+      Error e = sources.ErrorAt("", "'pcie_generation' has no source (datasheet name or URL)");
+      e.field = sources.FieldPath("pcie_generation");
+      return e;
+    }
+    STRATA_ASSIGN_OR_RETURN(gpu.sources["pcie_generation"], sources.String("pcie_generation"));
   }
   STRATA_RETURN_IF_ERROR(sources.CheckNoUnknownKeys());
   STRATA_RETURN_IF_ERROR(map.CheckNoUnknownKeys());

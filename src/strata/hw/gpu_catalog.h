@@ -26,6 +26,7 @@ struct GpuSpec {
   std::string nvlink_generation;    // "NVLink4", "NVLink3", "InfinityFabric", "none"
   BytesPerSecond nvlink_bandwidth;  // bidirectional, per GPU; zero when there is no GPU fabric
   double tdp_watts = 0;
+  int64_t pcie_generation = 0;  // the host link (PCIe GenN x16); 0 where the catalog does not say
   std::map<std::string, std::string> sources;  // value name -> datasheet name or URL
 
   bool has_fp8() const { return fp8_dense.value() > 0; }

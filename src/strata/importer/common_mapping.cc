@@ -27,6 +27,24 @@ Result<std::optional<int64_t>> EnvInt(const MapContext& ctx, const char* name,
 
 }  // namespace
 
+// LoRA and quantised bases are run modes strata does not model: say what the import assumed.
+void NoteTuningMode(Settings& s, JobBuilder& job) {
+  if (const SourcedValue* t = s.Use("train_type"); t != nullptr && t->value != "full") {
+    job.Note(fmt::format(
+        "{} {}: strata models full-parameter training, so the job is imported as full "
+        "training; the frozen base (no gradients or optimizer states) and the adapters are "
+        "not modelled, and memory and step time are those of full fine-tuning",
+        t->source, t->value));
+  }
+  // ms-swift 3.x's quant_bits (1.x's quantization_bit is renamed to it on reading).
+  if (const SourcedValue* q = s.Use("quant_bits"); q != nullptr && q->value != "0") {
+    job.Note(
+        fmt::format("{} {}: the base weights were {}-bit in the run; strata counts them at "
+                    "precision.params",
+                    q->source, q->value, q->value));
+  }
+}
+
 Status FinishCommon(Settings& s, MapContext& ctx, JobBuilder& job, int64_t world_divisor) {
   const ImportOptions& o = *ctx.options;
   if (!o.gpu.empty()) {

@@ -30,6 +30,10 @@ Status MapTorchtitan(Settings& s, MapContext& ctx, JobBuilder& job);
 Status MapHfDeepSpeed(Settings& s, MapContext& ctx, JobBuilder& job);
 Status MapVerl(Settings& s, MapContext& ctx, JobBuilder& job);
 
+/// ms-swift's train_type (LoRA, ...) and quant_bits: run modes strata does not model, named as
+/// approximations of the import.
+void NoteTuningMode(Settings& s, JobBuilder& job);
+
 /// Fields every mapper ends with: cluster from the options when the input lacks it, dp derived
 /// from the world size, the unused settings listed.
 Status FinishCommon(Settings& s, MapContext& ctx, JobBuilder& job, int64_t world_divisor);

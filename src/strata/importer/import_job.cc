@@ -11,6 +11,7 @@
 #include "strata/importer/input_readers.h"
 #include "strata/importer/job_builder.h"
 #include "strata/importer/shell_script.h"
+#include "strata/importer/swift_saved_args.h"
 
 namespace strata {
 
@@ -214,6 +215,23 @@ Result<Detected> DetectJson(std::string_view text, const std::string& file) {
   Detected d;
   STRATA_ASSIGN_OR_RETURN(d.settings, ReadJsonSettings(text, file));
   Settings& s = d.settings;
+  if (s.Has("sampler_type")) {
+    return InvalidInput(fmt::format("ms-swift `swift sample` arguments (sampler_type {}): a "
+                                    "sampling run, not a training job",
+                                    *s.String("sampler_type")))
+        .InFile(file)
+        .WithHint(
+            "strata imports the args.json that `swift sft`, `swift pt` or `megatron sft` "
+            "save in their output directory");
+  }
+  if (IsSwiftV1SftArgs(s)) {
+    STRATA_RETURN_IF_ERROR(NormaliseSwiftV1SftArgs(s, fs::path(file).parent_path(), d.job));
+    d.framework = Framework::kHfDeepSpeed;
+    d.format = "ms-swift 1.x sft_args.json (HF Trainer)";
+    d.ctx.ms_swift = true;
+    STRATA_RETURN_IF_ERROR(MergeDeepSpeedFile(s, fs::path(file).parent_path()));
+    return d;
+  }
   const bool megatron_keys = s.Has("tensor_model_parallel_size") || s.Has("micro_batch_size");
   if (megatron_keys) {
     const bool swift = s.Has("model") || s.Has("train_type") || s.Has("max_length");
@@ -225,6 +243,7 @@ Result<Detected> DetectJson(std::string_view text, const std::string& file) {
     d.framework = Framework::kHfDeepSpeed;
     d.format = s.Has("model") ? "ms-swift args.json (HF Trainer)" : "HF training_args.json";
     d.ctx.ms_swift = s.Has("model");
+    if (d.ctx.ms_swift) ReadSwiftWorldSize(s, d.job);
     if (s.Has("model") && !s.Has("model_name_or_path")) {
       const SourcedValue* m = s.Use("model");
       s.Set("model_name_or_path", m->value, m->source);
@@ -359,6 +378,13 @@ Result<ImportReport> ImportJobFile(const std::string& path, const ImportOptions&
   return ImportJob(text, path, options);
 }
 
+std::string RenderImportNotes(const ImportReport& report) {
+  if (report.notes.empty()) return "";
+  std::string out = "# approximations and settings kept for later:\n";
+  for (const auto& n : report.notes) out += "#   " + n + "\n";
+  return out;
+}
+
 std::string RenderImportText(const ImportReport& report) {
   std::string out = report.yaml;
   out += fmt::format("\n# read {} job fields from the {}\n", report.fields.size(), report.format);
@@ -366,10 +392,7 @@ std::string RenderImportText(const ImportReport& report) {
     out += "# framework defaults applied:\n";
     for (const auto& d : report.defaults) out += "#   " + d + "\n";
   }
-  if (!report.notes.empty()) {
-    out += "# approximations and settings kept for later:\n";
-    for (const auto& n : report.notes) out += "#   " + n + "\n";
-  }
+  out += RenderImportNotes(report);
   out += fmt::format("# read but not used by a strata job ({}):\n", report.unused.size());
   for (const auto& u : report.unused) out += "#   " + u + "\n";
   return out;

@@ -68,6 +68,10 @@ Result<ImportReport> ImportJob(std::string_view text, const std::string& file,
 /// `--deepspeed ds.json` or `--job.config_file x.toml`, are read relative to it).
 Result<ImportReport> ImportJobFile(const std::string& path, const ImportOptions& options);
 
+/// The approximations an import made (LoRA imported as full training, ...), one per line;
+/// empty when there are none. Shown with and without --explain: they change what the numbers mean.
+std::string RenderImportNotes(const ImportReport& report);
+
 /// Renders the report for people: the job YAML first, then the provenance table.
 std::string RenderImportText(const ImportReport& report);
 

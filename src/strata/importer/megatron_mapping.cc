@@ -432,11 +432,7 @@ Status MapSwiftExtras(Settings& s, JobBuilder& job) {
     if (v && *v)
       job.Note("freeze_llm true: strata cannot freeze the text model; counted trainable");
   }
-  if (auto t = s.String("train_type"); t && *t != "full") {
-    job.Note("train_type " + *t +
-             ": strata models full-parameter training; the job is "
-             "imported as full training");
-  }
+  NoteTuningMode(s, job);
   job.NamedDefault(
       "ddp_timeout = 18000000 s (ms-swift's default, 5000 h): the NCCL watchdog "
       "practically never fires (see `strata hang`; not a job field)");

@@ -264,7 +264,20 @@ Status MapZero3Prefetch(Settings& s, JobBuilder& job) {
 }
 
 Status MapHfDeepSpeed(Settings& s, MapContext& ctx, JobBuilder& job) {
+  if (ctx.options->model.empty() && !s.Has("model_name_or_path")) {
+    if (const SourcedValue* id = s.Use("swift_model_id")) {
+      return InvalidInput(fmt::format("ms-swift 1.x names the model by its own registry id '{}' "
+                                      "({}), not by a Hub id or a config.json strata can read",
+                                      id->value, id->source))
+          .WithHint("pass --model with the checkpoint's config.json (or a catalog name)");
+    }
+  }
   STRATA_RETURN_IF_ERROR(SetModel(s, ctx, job, "model_name_or_path"));
+  if (const SourcedValue* id = s.Use("swift_model_id")) {
+    job.Note(
+        fmt::format("{} '{}': ms-swift 1.x's registry id of the model", id->source, id->value));
+  }
+  if (ctx.ms_swift) NoteTuningMode(s, job);
   for (const char* key :
        {"parallel.tp", "parallel.pp", "parallel.cp", "parallel.ep", "parallel.etp"}) {
     job.Default(key, "1", "DeepSpeed ZeRO with the HF Trainer is data parallelism only");
@@ -346,6 +359,8 @@ Status MapHfDeepSpeed(Settings& s, MapContext& ctx, JobBuilder& job) {
     job.Set("recompute.granularity", "full", ckpt_source);
     job.Default("recompute.method", "uniform", "HF gradient checkpointing wraps every layer");
     job.Default("recompute.num_layers", "1", "HF gradient checkpointing wraps every layer");
+  } else if (!ckpt_source.empty()) {
+    job.Set("recompute.granularity", "none", ckpt_source);
   } else {
     job.Default("recompute.granularity", "none", "gradient_checkpointing defaults to false");
   }

@@ -46,6 +46,7 @@ Result<Cluster> ClusterOf(const JobSpec& spec) {
   c.gpus_per_node = spec.cluster.gpus_per_node;
   c.gpu = std::move(gpu).value();
   c.fabric = c.gpu.has_gpu_fabric() ? IntraNodeFabric::kNvSwitch : IntraNodeFabric::kPcieOnly;
+  c.pcie_generation = c.gpu.pcie_generation;  // the GPU's own host link (data/gpus.yaml)
   return c;
 }
 

@@ -32,6 +32,10 @@ std::vector<FamilyTraits> BuildTable() {
   auto add = [&](FamilyTraits t) { rows.push_back(std::move(t)); };
 
   add(Llama("llama"));
+  // Baichuan 2: Llama's layer with q, k and v in one W_pack matrix (the same 3 h^2 weights) and
+  // a NormHead output layer (the same V x h weights, normalised when applied); the 13B model's
+  // ALiBi has no parameters.
+  add(Llama("baichuan"));
   {
     FamilyTraits t = Llama("mistral");
     t.window = WindowLayers::kAll;  // Mistral 7B v0.1: sliding_window 4096 on every layer

@@ -97,9 +97,10 @@ Json LayoutJson(const StepSetup& setup, const RankedLayout& r) {
 std::string PlanToText(const StepSetup& setup, const PlanResult& plan, bool explain) {
   const JobSpec& spec = setup.job.spec;
   std::string out =
-      fmt::format("plan: {} on {} x {} (cluster {}), global batch {}, sequences up to {} tokens\n",
+      fmt::format("plan: {} on {} x {}{}, global batch {}, sequences up to {} tokens\n",
                   setup.job.model.name, spec.cluster.world(), setup.job.gpu.name,
-                  setup.job.cluster.name, spec.global_batch, GroupDigits(spec.sequence.max_tokens));
+                  setup.job.cluster.name.empty() ? "" : " (cluster " + setup.job.cluster.name + ")",
+                  spec.global_batch, GroupDigits(spec.sequence.max_tokens));
   int64_t removed = 0;
   for (int64_t n : plan.rules.by_rule) removed += n;
   std::vector<std::string> modes;
