@@ -82,8 +82,8 @@ int RunImport(int argc, char** argv) {
   if (!output.empty()) {
     std::string summary = "wrote " + output + " (" + report->format + ")\n";
     if (!report->model_json.empty()) summary += "wrote " + model_json_path + "\n";
-    summary += explain ? RenderImportText(*report).substr(report->yaml.size())
-                       : RenderImportNotes(*report);
+    summary += RenderImportNotes(*report);
+    if (explain) summary += RenderImportText(*report).substr(report->yaml.size());
     return EmitOutput(summary, "");
   }
   std::string text = explain ? RenderImportText(*report) : report->yaml;
@@ -92,7 +92,6 @@ int RunImport(int argc, char** argv) {
     text += report->model_json;
   }
   if (!explain) {
-    if (!report->notes.empty()) text += "\n" + RenderImportNotes(*report);
     text += "\n# " + std::to_string(report->defaults.size()) + " framework defaults applied, " +
             std::to_string(report->unused.size()) +
             " settings read but not used by a strata job: --explain lists them\n";

@@ -370,6 +370,8 @@ Result<ImportReport> ImportJob(std::string_view text, const std::string& file,
     return e;
   }
   report.job = *job;
+  // What the numbers of this job do not model travels with the job file, as comments.
+  if (!report.notes.empty()) report.yaml += "\n" + RenderImportNotes(report);
   return report;
 }
 
@@ -392,7 +394,6 @@ std::string RenderImportText(const ImportReport& report) {
     out += "# framework defaults applied:\n";
     for (const auto& d : report.defaults) out += "#   " + d + "\n";
   }
-  out += RenderImportNotes(report);
   out += fmt::format("# read but not used by a strata job ({}):\n", report.unused.size());
   for (const auto& u : report.unused) out += "#   " + u + "\n";
   return out;

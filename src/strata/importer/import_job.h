@@ -44,7 +44,7 @@ struct ImportReport {
   std::vector<std::string> defaults;  // framework defaults applied, each with its reason
   std::vector<std::string> unused;    // read but not used by a strata job: "key = value (source)"
   std::vector<std::string> notes;     // approximations strata makes for this framework
-  std::string yaml;                   // the job file
+  std::string yaml;                   // the job file (ending with the notes as comments)
   std::string model_json;             // Megatron-style model description, when one was built
   JobSpec job;                        // the YAML parsed back (proves it is a valid job)
 };
@@ -69,7 +69,8 @@ Result<ImportReport> ImportJob(std::string_view text, const std::string& file,
 Result<ImportReport> ImportJobFile(const std::string& path, const ImportOptions& options);
 
 /// The approximations an import made (LoRA imported as full training, ...), one per line;
-/// empty when there are none. Shown with and without --explain: they change what the numbers mean.
+/// empty when there are none. They end the job YAML as comments (ImportReport::yaml), so they
+/// are shown with and without --explain and kept in the written job file.
 std::string RenderImportNotes(const ImportReport& report);
 
 /// Renders the report for people: the job YAML first, then the provenance table.
