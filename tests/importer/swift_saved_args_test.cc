@@ -101,6 +101,14 @@ TEST(SwiftSavedArgsTest, V3ArgsJsonCarriesTheWorldItRanOn) {
   EXPECT_EQ(r->job.layout.dp, 16);
   EXPECT_EQ(r->job.global_batch, 128);  // 2 x 4 x 16
   EXPECT_FALSE(HasNote(*r, "strata models full-parameter training"));
+  EXPECT_EQ(r->job.attention.kernel, AttentionKernel::kFlash);  // unnamed: transformers' sdpa
+  // attn_impl eager: transformers' eager attention writes the S x S scores to HBM.
+  std::string eager = args;
+  eager.insert(eager.size() - 1, R"(, "attn_impl": "eager")");
+  auto e = ImportJob(eager, "out/v0-20250101/args.json", o);
+  ASSERT_TRUE(e.ok()) << e.error().Format();
+  EXPECT_EQ(e->job.attention.kernel, AttentionKernel::kUnfused);
+  EXPECT_EQ(SourceOf(*e, "attention.kernel"), "args.json: attn_impl eager");
   // --nodes and --gpus-per-node still win over the file.
   o.nodes = 4;
   o.gpus_per_node = 8;

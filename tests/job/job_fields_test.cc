@@ -42,6 +42,10 @@ TEST(JobFields, EveryFieldsExampleParsesThroughSet) {
       sets.push_back("sharding.mode=zero3");
     }
     if (key == "fp8.param_gather") sets.push_back("fp8.recipe=blockwise");
+    if (key == "sequence.std_tokens") {
+      sets.push_back("sequence.packing=true");
+      sets.push_back("sequence.mean_tokens=5009");
+    }
     if (key == "fp8.amax_history") sets.push_back("fp8.recipe=delayed");
     sets.push_back(key + "=" + f.example);
     auto spec = BuildJobSpec("qwen3.6-35b-a3b", sets);

@@ -126,6 +126,22 @@ TEST(JobSpec, BadFilesAndFlagsGiveClearErrors) {
        "sequence: {max_tokens: 4096, mean_tokens: 5000}\n",
        {},
        "j.yaml:5: sequence.mean_tokens: mean_tokens 5000 is larger than max_tokens 4096"},
+      {"unknown_attention_kernel",
+       v + "attention: {kernel: flsh}\n",
+       {},
+       "j.yaml:6: attention.kernel: unknown value 'flsh', expected one of: flash, unfused\n  hint: "
+       "did you mean 'flash'?"},
+      {"attention_dropout_out_of_range",
+       v + "attention: {kernel: unfused, dropout: 1.5}\n",
+       {},
+       "j.yaml:6: attention.dropout: expected a probability from 0 to below 1 (Megatron's 0.1)"},
+      {"unfused_with_cp",
+       "model: m\ncluster: {gpu: H20, gpus_per_node: 8, nodes: 5}\n"
+       "parallel: {tp: 1, cp: 2}\nbatch: {micro_batch: 1, global_batch: 40}\n"
+       "sequence: {max_tokens: 4096}\nattention: {kernel: unfused}\n",
+       {},
+       "j.yaml:6: attention.kernel: unfused attention cannot run with context parallelism (cp > "
+       "1)\n  hint: context parallelism runs ring attention over flash kernels: kernel: flash"},
       {"negative_tp",
        "model: m\ncluster: {gpu: H20, gpus_per_node: 8, nodes: 5}\n"
        "parallel: {tp: -2}\n",

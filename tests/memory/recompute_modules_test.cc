@@ -26,6 +26,22 @@ double SavedPerToken(const std::vector<std::string>& sets) {
   return LayerActivationsPerToken(*job, testing::Constants(), job->model.layers[0]).saved;
 }
 
+// Unfused attention (attention.kernel unfused, dropout 0.1) on the same layer: the 8,192 x 8,192
+// scores of each of the 40 heads stay in HBM. Per token: softmax output and dropout output,
+// 2 x 40 x 8,192 values of 2 B, and the 1-byte dropout mask, 40 x 8,192 B, all split by TP 4:
+//   4 x 327,680 / 4 + 327,680 / 4 = 327,680 + 81,920 = 409,600 B; no flash LSE (-40 B):
+//   45,608 - 40 + 409,600 = 455,168 B (Korthikanti et al.'s 5 a s^2 b per layer, per token).
+// Without dropout only the softmax output: 45,608 - 40 + 163,840 = 209,408 B. Selective
+// recompute of core_attn keeps none of it: 45,568 B, as with flash.
+TEST(RecomputeModules, UnfusedAttentionKeepsTheScores) {
+  EXPECT_DOUBLE_EQ(SavedPerToken({"recompute.granularity=none", "attention.kernel=unfused",
+                                  "attention.dropout=0.1"}),
+                   455168.0);
+  EXPECT_DOUBLE_EQ(SavedPerToken({"recompute.granularity=none", "attention.kernel=unfused"}),
+                   209408.0);
+  EXPECT_DOUBLE_EQ(SavedPerToken({"attention.kernel=unfused", "attention.dropout=0.1"}), 45568.0);
+}
+
 TEST(RecomputeModules, ByHand) {
   EXPECT_DOUBLE_EQ(SavedPerToken({"recompute.granularity=none"}), 45608.0);
   // megatron-core's default selective = core_attn: the LSE goes, 45,568 B.

@@ -26,6 +26,38 @@ TEST(StepModel, GemmAtItsStatedEfficiency) {
   EXPECT_NEAR(GemmEfficiency(e, 64, 4096, 4096) / eff, 0.5 / 0.984615, 1e-6);
 }
 
+// Unfused attention, one layer of SC21-01 (GPT h2304, 24 heads of 96, S = 2048, micro batch 16,
+// TP 1) on an A100 (312 TFLOP/s, HBM 2.039 TB/s x 0.70), dropout 0.1:
+//   scores = 24 x 2048 per token x 32,768 tokens = 1,610,612,736
+//   GEMM FLOP (QK^T and AV over the full S x S) = 4 x scores x 96 = 6.18475e11
+//   efficiency = 0.941 x (2048/2301)^2 x 96/349 = 0.941 x 0.792185 x 0.275072 = 0.205051
+//   GEMM time = 6.18475e11 / (312e12 x 0.205051) = 9.6673 ms
+//   forward passes: softmax 4 B + dropout 5 B = 9 B x scores = 1.44955e10 B / 1.4273e12 B/s
+//     = 10.1559 ms -> forward 19.823 ms
+//   backward: 2 x 9.6673 + (6 + 5) B x scores / 1.4273e12 = 19.3346 + 12.4128 = 31.747 ms
+TEST(StepModel, UnfusedAttentionByHand) {
+  StepTables t;
+  t.peak = FlopPerSecond::Of(312e12);
+  t.efficiency.gemm_large = 0.941;
+  t.efficiency.gemm_half_dim = 253;
+  t.unfused_attention = true;
+  t.attention_tokens = 2048;
+  t.score_elements_per_token = 24 * 2048;
+  t.score_head_dim = 96;
+  t.attention_dropout = 0.1;
+  const double hbm = 2.039e12 * 0.70;
+  const UnfusedAttentionTimes u = UnfusedAttention(t, 16 * 2048, hbm);
+  EXPECT_NEAR(u.gemm_efficiency, 0.205051, 1e-6);
+  EXPECT_DOUBLE_EQ(u.score_bytes_forward, 9);
+  EXPECT_DOUBLE_EQ(u.score_bytes_backward, 11);
+  EXPECT_NEAR(u.forward.value() * 1e3, 19.823, 1e-3);
+  EXPECT_NEAR(u.backward.value() * 1e3, 31.747, 1e-3);
+  // Without dropout the passes are the softmax's alone: 4 B forward, 6 B backward.
+  t.attention_dropout = 0;
+  const UnfusedAttentionTimes plain = UnfusedAttention(t, 16 * 2048, hbm);
+  EXPECT_NEAR((u.forward - plain.forward).value() * 1e3, 5.0 * 1'610'612'736 / hbm * 1e3, 1e-6);
+}
+
 TEST(StepModel, LoadsTheShippedEfficiencies) {
   auto file = LoadKernelEfficiency();
   ASSERT_TRUE(file.ok()) << file.error().Format();

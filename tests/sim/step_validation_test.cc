@@ -54,6 +54,10 @@ struct Row {
   int64_t grad_bytes = 4;    // megatron-core's fp32 gradient buffer; DeepSpeed bf16: 2
   int64_t moment_bytes = 4;  // 2: precision-aware optimizer with bf16 moments
   OverlapSpec overlap;
+  AttentionSpec attention;  // flash unless the row predates it
+  // Packed rows whose dataset's sample lengths are published: packed samples attend only within
+  // themselves (PackedAttentionTokens). 0 = unknown: attention at the packed length.
+  double sample_mean = 0, sample_std = 0;
   Measure measure = Measure::kStepTime;
   double measured = 0;  // s, or TFLOP/s per GPU
   std::function<double(const ModelConfig&, double seq)> source_flop_per_token;
@@ -216,7 +220,14 @@ std::vector<Row> Rows() {
     r.measure = Measure::kTflops;
     r.measured = m.tflops;
     r.source_flop_per_token = Sc21;
-    r.note = "fp16 on the A100's 312 TFLOP/s; plain Adam, fp32 gradient all-reduce";
+    // Megatron-LM of April 2021 (commit 6985e58) predates flash attention: QK^T and AV as
+    // batched GEMMs around FusedScaleMaskSoftmax, with Megatron's default attention dropout 0.1
+    // (CONFIG.sh passes no --attention-dropout).
+    r.attention.kernel = AttentionKernel::kUnfused;
+    r.attention.dropout = 0.1;
+    r.note =
+        "fp16 on the A100's 312 TFLOP/s; plain Adam, fp32 gradient all-reduce; unfused attention "
+        "(2021, before flash), dropout 0.1";
     rows.push_back(r);
   }
   // Megatron-LM MoE README: Mixtral 8x7B, 64 H100, TP1 PP4 VPP8 EP8 (mapping paired by inference).
@@ -287,10 +298,18 @@ std::vector<Row> Rows() {
       "MS-06", "Qwen3-14B",
       [] { return QwenDense("qwen3-14b", 40, 5120, 40, 8, 17408, 151936, true); }, "h20-5x8", "", 8,
       8192, 16, 4, 1, 1, 2, sel, 13.0, "packed; H20 96GB"));
-  rows.push_back(ms(
+  // MS-07 trains on ZhipuAI/LongWriter-6k, whose samples ms-swift's dataset table gives as
+  // "5009.0±2932.8, min=117, max=30354" tokens (docs/source_en/Instruction/
+  // Supported-models-and-datasets.md, Qwen2.5 tokenizer and chat template, no truncation).
+  Row ms07 = ms(
       "MS-07", "Qwen2.5-7B",
       [] { return QwenDense("qwen2.5-7b", 28, 3584, 28, 4, 18944, 152064, false); }, "a100-8x200g",
-      "", 4, 32768, 8, 4, 1, 1, 1, full, 23.0, "packed to 32K; 4 A100 80GB"));
+      "", 4, 32768, 8, 4, 1, 1, 1, full, 23.0,
+      "packed to 32K; 4 A100 80GB; LongWriter-6k samples 5,009 +- 2,933 tokens: attention sees "
+      "6,726");
+  ms07.sample_mean = 5009.0;
+  ms07.sample_std = 2932.8;
+  rows.push_back(ms07);
   // The training modes (ZeRO-2/3, FP8) make these rows expressible.
   // MS-05: the FP8 twin of MS-06 (Megatron-SWIFT, TE blockwise FP8 with --fp8-param-gather and
   // the precision-aware optimizer's bf16 moments).
@@ -362,6 +381,11 @@ Outcome Evaluate(const Row& row, const KernelEfficiencyFile& eff, const Intercon
   in.sequence = SequenceLengths::Fixed(row.seq);
   in.gpu = &c.gpu;
   in.efficiency = &eff;
+  in.attention = row.attention;
+  if (row.sample_mean > 0) {
+    in.packed = true;
+    in.packed_attention_tokens = PackedAttentionTokens(row.sample_mean, row.sample_std, row.seq);
+  }
   const StepTables tables = BuildStepTables(in);
   StepLayout s;
   s.layout = {row.tp, row.pp, row.vpp, 1, row.ep, 1, row.dp, row.sp};

@@ -82,7 +82,7 @@ std::string RenderText(const StepSetup& setup, const StepResult& r, bool explain
   };
   row("dense GEMMs", &KernelTimes::dense_gemm);
   row("routed-expert GEMMs", &KernelTimes::expert_gemm);
-  row("flash attention", &KernelTimes::attention);
+  row("core attention", &KernelTimes::attention);
   row("Gated DeltaNet", &KernelTimes::gated_deltanet);
   row("memory-bound ops", &KernelTimes::memory_bound);
   row("output layer + loss", &KernelTimes::logits_and_loss);

@@ -348,6 +348,16 @@ Status MapHfDeepSpeed(Settings& s, MapContext& ctx, JobBuilder& job) {
     job.Default("sequence.packing", "false",
                 "the HF Trainer pads each batch to its longest sample");
   }
+  // transformers' attention: "eager" writes the S x S scores to HBM (attention.kernel unfused);
+  // sdpa, flash_attention_2/3 and ms-swift's flash_attn never do. Unnamed: transformers picks
+  // sdpa, the job's default (flash).
+  for (const char* key : {"attn_impl", "attn_implementation"}) {
+    if (const SourcedValue* v = s.Use(key)) {
+      job.Set("attention.kernel", v->value == "eager" ? "unfused" : "flash",
+              fmt::format("{} {}", v->source, v->value));
+      break;
+    }
+  }
   bool checkpointing = false;
   std::string ckpt_source;
   if (s.Has("gradient_checkpointing")) {

@@ -64,7 +64,11 @@ const std::vector<JobField>& JobFields() {
       {"sequence.max_tokens", "token count", "tokens", "required", "--seq-length",
        "training.seq_len", "48Ki", "the longest sample: activations are sized for it"},
       {"sequence.mean_tokens", "token count", "tokens", "= max_tokens", "", "", "29K",
-       "mean sample length (variable-length data); FLOPs and traffic use it"},
+       "mean sample length (variable-length data); FLOPs and traffic use it. With packing: the "
+       "mean length of the samples packed together (attention only)"},
+      {"sequence.std_tokens", "token count", "tokens", "0", "", "", "2933",
+       "with packing and mean_tokens: the samples' length spread; packed samples attend only "
+       "within themselves, so attention sees (mean^2 + std^2) / mean tokens"},
       {"sequence.histogram", "path", "", "none", "", "", "",
        "a file of 'length count' lines: the exact E[S^2]/E[S]; excludes mean_tokens"},
       {"sequence.packing", "true | false", "", "false", "--packing (ms-swift)", "", "false",
@@ -111,6 +115,13 @@ const std::vector<JobField>& JobFields() {
       {"loss.cross_entropy", "native | fused", "", "native (megatron-core's default)",
        "--cross-entropy-loss-fusion --cross-entropy-fusion-impl te", "", "fused",
        "native keeps an fp32 softmax of the logits; fused writes the gradient over them"},
+      {"attention.kernel", "flash | unfused", "", "flash",
+       "--use-flash-attn (without it, before "
+       "Transformer Engine: unfused)",
+       "", "unfused",
+       "unfused writes the S x S scores to HBM and runs softmax (and dropout) over them"},
+      {"attention.dropout", "probability", "", "0", "--attention-dropout (Megatron: 0.1)", "",
+       "0.1", "with kernel unfused: one more pass over the scores and a 1-byte mask per score"},
       {"frozen", "list of module kinds", "", "[]", "--freeze-parameters (ms-swift)", "", "[vision]",
        "module kinds without gradients or optimizer states"},
       {"mtp", "true | false", "", "false", "--mtp-num-layers", "", "false",

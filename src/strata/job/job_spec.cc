@@ -31,6 +31,8 @@ constexpr EnumName<RecomputeMethod> kMethods[] = {{RecomputeMethod::kUniform, "u
                                                   {RecomputeMethod::kBlock, "block"}};
 constexpr EnumName<CrossEntropyImpl> kCrossEntropies[] = {{CrossEntropyImpl::kFused, "fused"},
                                                           {CrossEntropyImpl::kNative, "native"}};
+constexpr EnumName<AttentionKernel> kAttentionKernels[] = {{AttentionKernel::kFlash, "flash"},
+                                                           {AttentionKernel::kUnfused, "unfused"}};
 
 /// "49152", "48Ki", "2.31M": token counts through the one parser the model module owns.
 /// Sequence lengths read K as 1,024 ("8K" = 8,192), other counts as 1,000.
@@ -200,6 +202,16 @@ Status ParseSequence(YamlMap& top, JobSpec& job) {
   if (seq.Has("packing")) {
     STRATA_ASSIGN_OR_RETURN(job.sequence.packing, seq.Bool("packing"));
   }
+  if (seq.Has("std_tokens")) {
+    STRATA_ASSIGN_OR_RETURN(job.sequence.std_tokens, TokenField(seq, "std_tokens"));
+    if (!job.sequence.packing || job.sequence.mean_tokens <= 0) {
+      return seq
+          .ErrorAt("std_tokens",
+                   "std_tokens describes the samples packed into each sequence: it needs "
+                   "packing: true and mean_tokens")
+          .WithHint("for unpacked samples of varying length give a histogram");
+    }
+  }
   return seq.CheckNoUnknownKeys();
 }
 
@@ -284,6 +296,26 @@ Status ParsePrecisionAndOptimizer(YamlMap& top, JobSpec& job) {
     STRATA_RETURN_IF_ERROR(loss.CheckNoUnknownKeys());
   }
   return OkStatus();
+}
+
+Status ParseAttention(YamlMap& top, JobSpec& job) {
+  if (!top.Has("attention")) return OkStatus();
+  STRATA_ASSIGN_OR_RETURN(YamlMap a, top.Map("attention"));
+  if (a.Has("kernel")) {
+    STRATA_ASSIGN_OR_RETURN(job.attention.kernel, EnumField(a, "kernel", kAttentionKernels));
+  }
+  if (a.Has("dropout")) {
+    STRATA_ASSIGN_OR_RETURN(job.attention.dropout, a.Number("dropout"));
+    if (!(job.attention.dropout >= 0 && job.attention.dropout < 1)) {
+      return a.ErrorAt("dropout", "expected a probability from 0 to below 1 (Megatron's 0.1)");
+    }
+  }
+  // Context parallelism splits each sequence's attention as ring attention over flash kernels.
+  if (job.attention.kernel == AttentionKernel::kUnfused && job.layout.cp > 1) {
+    return a.ErrorAt("kernel", "unfused attention cannot run with context parallelism (cp > 1)")
+        .WithHint("context parallelism runs ring attention over flash kernels: kernel: flash");
+  }
+  return a.CheckNoUnknownKeys();
 }
 
 Status ParseOverlap(YamlMap& top, JobSpec& job) {
@@ -515,6 +547,7 @@ Result<JobSpec> ParseFields(YAML::Node& root, const std::string& file) {
   STRATA_RETURN_IF_ERROR(ParseFrozen(top, job));
   STRATA_RETURN_IF_ERROR(ParseTrainingModes(top, job));
   STRATA_RETURN_IF_ERROR(ParseOverlap(top, job));
+  STRATA_RETURN_IF_ERROR(ParseAttention(top, job));
   STRATA_RETURN_IF_ERROR(ParseThroughput(top, job));
   if (top.Has("mtp")) {
     STRATA_ASSIGN_OR_RETURN(job.mtp, top.Bool("mtp"));

@@ -34,6 +34,19 @@ std::string_view RecomputeMethodName(RecomputeMethod m);
 /// place (megatron-core --cross-entropy-loss-fusion --cross-entropy-fusion-impl te). kNative:
 /// megatron-core's vocab_parallel_cross_entropy, which keeps an fp32 softmax of the logits.
 enum class CrossEntropyImpl { kFused, kNative };
+
+/// How core attention runs. flash: one fused kernel (FlashAttention, cuDNN, Transformer Engine):
+/// the scores never reach HBM. unfused: QK^T and AV as batched GEMMs with the S x S scores written
+/// to HBM and through softmax (and dropout) kernels: Megatron-LM before flash attention (its
+/// FusedScaleMaskSoftmax path), HF "eager".
+enum class AttentionKernel { kFlash, kUnfused };
+
+struct AttentionSpec {
+  AttentionKernel kernel = AttentionKernel::kFlash;
+  /// Attention-probability dropout. With the unfused kernel it is one more pass over the scores
+  /// and a 1-byte mask kept for backward; flash attention applies it inside the kernel.
+  double dropout = 0;
+};
 std::string_view CrossEntropyImplName(CrossEntropyImpl impl);
 
 /// Either a cluster file (data/clusters/<name>.yaml or a path), or a GPU type and counts.
@@ -52,8 +65,11 @@ struct ClusterSpec {
 struct SequenceSpec {
   double max_tokens = 0;   // the longest sample (activations are sized for it)
   double mean_tokens = 0;  // 0 when not given: all samples are max_tokens long
-  std::string histogram;   // a length histogram file, when given
-  bool packing = false;    // samples packed up to max_tokens: every micro batch has one shape
+  /// The samples' length spread (standard deviation), with packing: packed samples attend only
+  /// within themselves, so attention sees (mean^2 + std^2) / mean, not max_tokens.
+  double std_tokens = 0;
+  std::string histogram;  // a length histogram file, when given
+  bool packing = false;   // samples packed up to max_tokens: every micro batch has one shape
   /// Shapes change from micro batch to micro batch (fragments the allocator's cache).
   bool variable_length() const {
     return !packing && ((mean_tokens > 0 && mean_tokens < max_tokens) || !histogram.empty());
@@ -114,6 +130,7 @@ struct JobSpec {
   DType grad_dtype = DType::kFp32;
   OptimizerSpec optimizer;
   CrossEntropyImpl cross_entropy = CrossEntropyImpl::kNative;
+  AttentionSpec attention;          // flash unless the job says otherwise
   std::vector<std::string> frozen;  // module kinds without gradients ("vision")
   bool mtp = false;                 // build the multi-token-prediction block
   ShardingSpec sharding;            // ZeRO / FSDP2 / HSDP and offload (default zero1)

@@ -66,7 +66,20 @@ LayerActivationBytes LayerActivationsPerToken(const Job& job, const MemoryConsta
       sharded += q + 2 * kv + q;             // q, k, v into flash attention; its output
       if (at.qk_norm) sharded += q + kv;     // q and k before their norms
       if (at.output_gate) sharded += 2 * q;  // the gate and the gated o_proj input
-      if (!rm.core_attn) fp32_sharded += 4.0 * static_cast<double>(at.num_heads);  // softmax LSE
+      if (job.spec.attention.kernel == AttentionKernel::kUnfused) {
+        // The S x S scores in HBM: the softmax output is saved for backward, with dropout also
+        // its output and a 1-byte mask (Korthikanti et al. 2022: 5 a s^2 b bytes per layer), S
+        // per head per token, S the longest sample. Selective recompute of core_attn drops them.
+        if (!rm.core_attn) {
+          const double row =
+              static_cast<double>(at.num_heads) * static_cast<double>(job.spec.sequence.max_tokens);
+          const bool dropout = job.spec.attention.dropout > 0;
+          sharded += row * (dropout ? 2 : 1);
+          if (dropout) fp32_sharded += row;  // bytes: one per score
+        }
+      } else if (!rm.core_attn) {
+        fp32_sharded += 4.0 * static_cast<double>(at.num_heads);  // flash attention's LSE
+      }
       break;
     }
     case MixerKind::kMla: {

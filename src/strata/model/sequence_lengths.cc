@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <string>
@@ -28,6 +29,12 @@ Result<double> ParseNumber(std::string_view text) {
 }
 
 }  // namespace
+
+double PackedAttentionTokens(double mean_tokens, double std_tokens, double packed_tokens) {
+  if (mean_tokens <= 0) return packed_tokens;
+  return std::min(packed_tokens,
+                  (mean_tokens * mean_tokens + std_tokens * std_tokens) / mean_tokens);
+}
 
 SequenceLengths SequenceLengths::Fixed(double tokens) {
   return SequenceLengths{tokens, tokens * tokens, tokens, true, {}};

@@ -34,6 +34,11 @@ struct SequenceLengths {
 
 Result<SequenceLengths> FromHistogram(const std::vector<HistogramBin>& bins);
 
+/// Packed samples attend only within themselves (flash attention's variable-length form): the
+/// length a token's attention sees is the samples' E[L^2]/E[L] = (mean^2 + std^2) / mean, at most
+/// the packed length. mean and std as ms-swift prints them ("Dataset Token Length: m±s").
+double PackedAttentionTokens(double mean_tokens, double std_tokens, double packed_tokens);
+
 /// A histogram file: one "length count" pair per line, '#' comments, blank lines ignored.
 Result<SequenceLengths> ParseSequenceHistogram(std::string_view text, const std::string& file);
 Result<SequenceLengths> LoadSequenceHistogram(const std::string& path);

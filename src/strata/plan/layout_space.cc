@@ -55,6 +55,8 @@ std::string_view RuleDescription(Rule rule) {
              "stage at VPP 1)";
     case Rule::kCpSplitsSequence:
       return "max_tokens must be divisible by 2 x CP";
+    case Rule::kCpNeedsFlash:
+      return "CP > 1 needs flash attention (ring attention); the job's attention is unfused";
     case Rule::kExpertsDivideEp:
       return "EP must divide the number of experts (1 for a dense model)";
     case Rule::kExpertFfnDividesEtp:
@@ -149,6 +151,10 @@ PruneCounts EnumerateLayouts(const ModelRules& rules, const SearchSpace& space,
         const int64_t dp = space.world / (tp * pp * cp);
         if (!Admits(fix.cp, cp) || !Admits(fix.dp, dp)) {
           ++counts[Rule::kFixedValue];
+          continue;
+        }
+        if (cp > 1 && !space.cp_allowed) {
+          ++counts[Rule::kCpNeedsFlash];
           continue;
         }
         if (cp > 1 && !Divides(2 * cp, space.max_tokens)) {

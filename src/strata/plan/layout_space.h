@@ -40,6 +40,7 @@ struct SearchSpace {
   int64_t world = 0;
   int64_t global_batch = 0;  // kept fixed: micro batch x DP x accumulation = global batch
   int64_t max_tokens = 0;    // CP cuts each sequence into 2 x CP chunks
+  bool cp_allowed = true;    // false with unfused attention: CP runs ring attention over flash
   int64_t max_vpp = 8;       // interleaving deeper than this is never worth its bubbles' cost
   std::vector<RecomputeGranularity> recompute = {
       RecomputeGranularity::kNone, RecomputeGranularity::kSelective, RecomputeGranularity::kFull};
@@ -54,6 +55,7 @@ enum class Rule {
   kTpDividesModel,       // heads, KV heads, MLP widths divisible by TP
   kLayersDividePp,       // layers split into PP x VPP chunks, evenly or as an uneven split
   kCpSplitsSequence,     // max_tokens divisible by 2 x CP
+  kCpNeedsFlash,         // CP > 1 only with flash attention (attention.kernel)
   kExpertsDivideEp,      // experts split evenly over EP (or EP = 1 for a dense model)
   kExpertFfnDividesEtp,  // the expert FFN width divisible by ETP (or ETP = 1 for a dense model)
   kBatchDividesDp,       // global batch a multiple of micro batch x DP

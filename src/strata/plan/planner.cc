@@ -217,6 +217,7 @@ SearchSpace SpaceOf(const StepSetup& setup, const PlanOptions& options) {
   if (space.world == 0) space.world = spec.cluster.world();
   if (space.global_batch == 0) space.global_batch = spec.global_batch;
   if (space.max_tokens == 0) space.max_tokens = static_cast<int64_t>(spec.sequence.max_tokens);
+  space.cp_allowed = spec.attention.kernel == AttentionKernel::kFlash;
   if (space.sharding.empty()) space.sharding = {spec.sharding.mode};
   return space;
 }

@@ -66,10 +66,15 @@ Result<StepSetup> PrepareStep(const ResolvedJob& job) {
   in.model = &setup.job.model;
   in.sequence = job.step.sequence;
   in.packed = job.spec.sequence.packing;
+  if (in.packed) {
+    in.packed_attention_tokens = PackedAttentionTokens(
+        job.spec.sequence.mean_tokens, job.spec.sequence.std_tokens, job.spec.sequence.max_tokens);
+  }
   in.gpu = &setup.job.gpu;
   in.efficiency = &setup.efficiency;
   in.mtp = job.spec.mtp;
   in.cross_entropy = job.spec.cross_entropy;
+  in.attention = job.spec.attention;
   setup.tables = BuildStepTables(in);
   setup.layout = StepLayoutOf(job);
   if (job.spec.activation_offload.on()) {

@@ -89,6 +89,25 @@ double AttentionEfficiency(const KernelEfficiency& e, double tokens, bool backwa
          Saturation(tokens, e.attention_half_seq);
 }
 
+UnfusedAttentionTimes UnfusedAttention(const StepTables& t, double rank_tokens,
+                                       double hbm_bytes_per_s) {
+  const KernelEfficiency& e = t.efficiency;
+  UnfusedAttentionTimes u;
+  const double scores = t.score_elements_per_token * rank_tokens;
+  const double gemm_flop = 2 * 2 * scores * t.score_head_dim;  // QK^T and AV
+  const double s = t.attention_tokens;
+  u.gemm_efficiency = GemmEfficiency(e, s, s, t.score_head_dim);
+  const double dropout = t.attention_dropout > 0 ? 5.0 : 0.0;
+  u.score_bytes_forward = 4 + dropout;
+  u.score_bytes_backward = 6 + dropout;
+  const double peak = t.peak.flop_per_s();
+  u.forward = Seconds::Of(gemm_flop / (peak * u.gemm_efficiency) +
+                          scores * u.score_bytes_forward / hbm_bytes_per_s);
+  u.backward = Seconds::Of(2 * gemm_flop / (peak * u.gemm_efficiency) +
+                           scores * u.score_bytes_backward / hbm_bytes_per_s);
+  return u;
+}
+
 double BubbleFraction(int64_t pp, int64_t micro_batches, int64_t vpp) {
   if (pp <= 1) return 0;
   return static_cast<double>(pp - 1) / static_cast<double>(micro_batches * vpp);
@@ -165,8 +184,13 @@ MicroBatchCompute ComputeMicroBatch(const StepTables& t, const StepLayout& s) {
   const double attention_flop = t.attention_flop_per_token * tokens / tp;
   fwd.attention =
       Seconds::Of(attention_flop / (peak * AttentionEfficiency(e, t.attention_tokens, false)));
-  const Seconds attention_backward =
+  Seconds attention_backward =
       Seconds::Of(2 * attention_flop / (peak * AttentionEfficiency(e, t.attention_tokens, true)));
+  if (t.unfused_attention) {
+    const UnfusedAttentionTimes u = UnfusedAttention(t, tokens / tp, hbm);
+    fwd.attention = u.forward;
+    attention_backward = u.backward;
+  }
   fwd.gated_deltanet = Seconds::Of(t.gdn_flop_per_token * tokens / tp / (peak * e.gated_deltanet));
   fwd.memory_bound = Seconds::Of(
       (t.replicated_bytes_per_token / sp_split + t.split_bytes_per_token / tp) * tokens / hbm);

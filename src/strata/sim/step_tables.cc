@@ -131,6 +131,7 @@ StepTables BuildStepTables(const StepTableInputs& in) {
                         : LengthDistribution::FromSequence(in.sequence);
   t.mean_tokens = t.lengths.moment[1];
   t.attention_tokens = t.lengths.moment[2] / t.lengths.moment[1];
+  if (in.packed && in.packed_attention_tokens > 0) t.attention_tokens = in.packed_attention_tokens;
 
   t.forward = CountForwardFlops(c, t.attention_tokens, AttentionMask::kCausal);
   t.megatron_flop_per_token = MegatronTrainingFlopsPerToken(c, t.attention_tokens, in.mtp).count();
@@ -139,6 +140,16 @@ StepTables BuildStepTables(const StepTableInputs& in) {
     AddGemm(t.gemms, GemmKind::kDense, layer.projections.count(), MixerWidth(c, layer.spec.mixer),
             h);
     t.attention_flop_per_token += layer.core_attention.count();
+    if (layer.spec.mixer == MixerKind::kFullAttention ||
+        layer.spec.mixer == MixerKind::kSlidingAttention) {
+      // The unfused kernel fills the whole S x S matrix and masks it afterwards (a sliding
+      // window too): a token's query row holds S scores per head.
+      t.score_elements_per_token += static_cast<double>(c.attention.num_heads) * t.attention_tokens;
+      t.score_head_dim = static_cast<double>(c.attention.head_dim);
+    } else if (layer.spec.mixer == MixerKind::kMla) {
+      t.score_elements_per_token += static_cast<double>(c.mla.num_heads) * t.attention_tokens;
+      t.score_head_dim = static_cast<double>(c.mla.qk_nope_head_dim + c.mla.qk_rope_head_dim);
+    }
     t.gdn_flop_per_token += layer.linear_state.count();
     if (layer.spec.ffn == FfnKind::kNone) {
       // a mixer-only block of a hybrid: no feed-forward GEMMs
@@ -167,6 +178,8 @@ StepTables BuildStepTables(const StepTableInputs& in) {
   // gradient in place (3 passes of 2 B); megatron-core's native one also writes and reads an
   // fp32 softmax (2 x 4 B more).
   t.loss_bytes_per_vocab_entry = in.cross_entropy == CrossEntropyImpl::kFused ? 6 : 14;
+  t.unfused_attention = in.attention.kernel == AttentionKernel::kUnfused;
+  t.attention_dropout = in.attention.dropout;
   t.traffic = TrafficShapeOf(c, in.mtp);
   // torchtitan's op-level SAC (model/op_sac.h): the share of the listed matmuls' FLOP it
   // re-runs, and for HFU the forward FLOP it re-runs (those matmuls and every routed expert).

@@ -48,7 +48,14 @@ struct StepTables {
 
   std::vector<GemmGroup> gemms;
   double attention_flop_per_token = 0;  // core attention forward, all layers, causal
-  double gdn_flop_per_token = 0;        // Gated DeltaNet state forward, all layers
+  // Unfused attention (attention.kernel unfused): the score elements one token's query row fills
+  // (heads x the sequence it sits in, E[S^2]/E[S]), summed over the attention layers; the head
+  // dimension of the two batched GEMMs; the dropout that adds a pass over the scores.
+  bool unfused_attention = false;
+  double score_elements_per_token = 0;
+  double score_head_dim = 0;
+  double attention_dropout = 0;
+  double gdn_flop_per_token = 0;  // Gated DeltaNet state forward, all layers
   // Memory-bound bytes per token, forward, all layers. "Replicated" tensors are hidden-wide
   // (norms, residual adds, MoE permutation): TP ranks each hold all tokens unless sequence
   // parallelism splits them. "Split" tensors are TP-sharded (activations, rotary, gates).
@@ -74,10 +81,14 @@ struct StepTableInputs {
   const ModelConfig* model = nullptr;
   SequenceLengths sequence;
   bool packed = false;  // every micro batch holds max_tokens (packing): no length spread
+  /// With packing, the length attention sees when the samples' mean (and spread) are known
+  /// (PackedAttentionTokens); 0 = the packed length.
+  double packed_attention_tokens = 0;
   const GpuSpec* gpu = nullptr;
   const KernelEfficiencyFile* efficiency = nullptr;
   bool mtp = false;
   CrossEntropyImpl cross_entropy = CrossEntropyImpl::kFused;
+  AttentionSpec attention;
 };
 
 StepTables BuildStepTables(const StepTableInputs& in);
