@@ -117,6 +117,19 @@ TEST(SwiftSavedArgsTest, V3ArgsJsonCarriesTheWorldItRanOn) {
   EXPECT_EQ(over->job.layout.dp, 32);
 }
 
+TEST(SwiftSavedArgsTest, V2DeepSpeedPresetNames) {
+  // ms-swift 2.x named its presets default-zero2 / default-zero3 (3.x: zero2, zero3).
+  auto text = ReadFile(Golden("swift_v1_sft_args/sft_args.json"));
+  ASSERT_TRUE(text.ok());
+  std::string zero3 = *text;
+  zero3.insert(zero3.size() - 1, R"(, "deepspeed": "default-zero3")");
+  ImportOptions o = BaichuanOnA100();
+  o.gpus_per_node = 8;
+  auto r = ImportJob(zero3, "elsewhere/sft_args.json", o);
+  ASSERT_TRUE(r.ok()) << r.error().Format();
+  EXPECT_EQ(r->job.sharding.mode, ShardingMode::kZero3);
+}
+
 TEST(SwiftSavedArgsTest, SamplingArgumentsAreNotATrainingJob) {
   ImportOptions o;
   o.gpu = "A100";

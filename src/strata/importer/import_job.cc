@@ -31,11 +31,13 @@ struct Detected {
 
 std::string Extension(const std::string& file) { return fs::path(file).extension().string(); }
 
-// ms-swift's DeepSpeed presets (--deepspeed zero2) -> the ZeRO stage they configure.
+// ms-swift's DeepSpeed presets (--deepspeed zero2; 2.x spelled them default-zero2) -> the ZeRO
+// stage they configure.
 void ExpandSwiftDeepSpeedPreset(Settings& s) {
   const SourcedValue* v = s.Use("deepspeed");
   if (v == nullptr) return;
-  const std::string preset = v->value;
+  std::string preset = v->value;
+  if (preset.starts_with("default-")) preset = preset.substr(8);
   const std::string source = v->source;
   if (preset.starts_with("zero") && preset.size() >= 5 && std::isdigit(preset[4])) {
     s.Set("ds.zero_optimization.stage", std::string(1, preset[4]),
@@ -51,7 +53,7 @@ Status MergeDeepSpeedFile(Settings& s, const fs::path& base) {
   const SourcedValue* v = s.Use("deepspeed");
   if (v == nullptr) return OkStatus();
   const std::string value = v->value;
-  if (value.starts_with("zero")) {
+  if (value.starts_with("zero") || value.starts_with("default-zero")) {
     s.Set("deepspeed", value, v->source);
     ExpandSwiftDeepSpeedPreset(s);
     return OkStatus();
