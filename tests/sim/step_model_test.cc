@@ -41,7 +41,7 @@ TEST(StepModel, UnfusedAttentionByHand) {
   t.efficiency.gemm_large = 0.941;
   t.efficiency.gemm_half_dim = 253;
   t.unfused_attention = true;
-  t.attention_tokens = 2048;
+  t.score_row_tokens = 2048;
   t.score_elements_per_token = 24 * 2048;
   t.score_head_dim = 96;
   t.attention_dropout = 0.1;
@@ -56,6 +56,25 @@ TEST(StepModel, UnfusedAttentionByHand) {
   t.attention_dropout = 0;
   const UnfusedAttentionTimes plain = UnfusedAttention(t, 16 * 2048, hbm);
   EXPECT_NEAR((u.forward - plain.forward).value() * 1e3, 5.0 * 1'610'612'736 / hbm * 1e3, 1e-6);
+}
+
+// Packed samples of mean 5,009 and spread 2,933 tokens in 32,768-token rows: flash attention
+// sees (5,009^2 + 2,933^2) / 5,009 = 6,726.4 tokens; the unfused kernel has no variable-length
+// form, so its score rows stay 32,768 long.
+TEST(StepModel, PackedSamplesAttendWithinThemselvesUnlessUnfused) {
+  EXPECT_NEAR(PackedAttentionTokens(5009, 2933, 32768), 6726.4, 0.1);
+  EXPECT_DOUBLE_EQ(PackedAttentionTokens(0, 0, 32768), 32768);  // no stats: the packed row
+  // (30,000^2 + 12,000^2) / 30,000 = 34,800: at most the row.
+  EXPECT_DOUBLE_EQ(PackedAttentionTokens(30000, 12000, 32768), 32768);
+  const std::vector<std::string> packed = {"sequence.max_tokens=32768", "sequence.packing=true",
+                                           "sequence.mean_tokens=5009", "sequence.std_tokens=2933"};
+  const auto flash = LoadReferenceStep(packed);
+  EXPECT_NEAR(flash.setup.tables.attention_tokens, 6726.4, 0.1);
+  std::vector<std::string> unfused = packed;
+  unfused.push_back("attention.kernel=unfused");
+  const auto eager = LoadReferenceStep(unfused);
+  EXPECT_DOUBLE_EQ(eager.setup.tables.score_row_tokens, 32768);
+  EXPECT_TRUE(eager.setup.tables.unfused_attention);
 }
 
 TEST(StepModel, LoadsTheShippedEfficiencies) {

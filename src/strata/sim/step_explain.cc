@@ -86,7 +86,7 @@ std::vector<StepFormula> ExplainStep(const StepTables& t, const StepLayout& s,
             "{:.0f} B backward, on {:.0f} GB/s x {:.2f}; whole stack forward {}, "
             "backward {}; this stage's share: / {} (PP)",
             t.score_elements_per_token, tokens, l.tp, scores, t.score_head_dim, e.gemm_large,
-            t.attention_tokens, t.score_head_dim, u.gemm_efficiency,
+            t.score_row_tokens, t.score_head_dim, u.gemm_efficiency,
             t.attention_dropout > 0 ? fmt::format(" + dropout {}", t.attention_dropout) : "",
             u.score_bytes_forward, u.score_bytes_backward, t.hbm.gb_per_s(), e.hbm_efficiency,
             Ms(u.forward), Ms(u.backward), l.pp));

@@ -95,7 +95,7 @@ UnfusedAttentionTimes UnfusedAttention(const StepTables& t, double rank_tokens,
   UnfusedAttentionTimes u;
   const double scores = t.score_elements_per_token * rank_tokens;
   const double gemm_flop = 2 * 2 * scores * t.score_head_dim;  // QK^T and AV
-  const double s = t.attention_tokens;
+  const double s = t.score_row_tokens;
   u.gemm_efficiency = GemmEfficiency(e, s, s, t.score_head_dim);
   const double dropout = t.attention_dropout > 0 ? 5.0 : 0.0;
   u.score_bytes_forward = 4 + dropout;

@@ -131,6 +131,8 @@ StepTables BuildStepTables(const StepTableInputs& in) {
                         : LengthDistribution::FromSequence(in.sequence);
   t.mean_tokens = t.lengths.moment[1];
   t.attention_tokens = t.lengths.moment[2] / t.lengths.moment[1];
+  // The unfused kernel has no variable-length form: packed samples fill the whole packed row.
+  t.score_row_tokens = t.attention_tokens;
   if (in.packed && in.packed_attention_tokens > 0) t.attention_tokens = in.packed_attention_tokens;
 
   t.forward = CountForwardFlops(c, t.attention_tokens, AttentionMask::kCausal);
@@ -144,10 +146,10 @@ StepTables BuildStepTables(const StepTableInputs& in) {
         layer.spec.mixer == MixerKind::kSlidingAttention) {
       // The unfused kernel fills the whole S x S matrix and masks it afterwards (a sliding
       // window too): a token's query row holds S scores per head.
-      t.score_elements_per_token += static_cast<double>(c.attention.num_heads) * t.attention_tokens;
+      t.score_elements_per_token += static_cast<double>(c.attention.num_heads) * t.score_row_tokens;
       t.score_head_dim = static_cast<double>(c.attention.head_dim);
     } else if (layer.spec.mixer == MixerKind::kMla) {
-      t.score_elements_per_token += static_cast<double>(c.mla.num_heads) * t.attention_tokens;
+      t.score_elements_per_token += static_cast<double>(c.mla.num_heads) * t.score_row_tokens;
       t.score_head_dim = static_cast<double>(c.mla.qk_nope_head_dim + c.mla.qk_rope_head_dim);
     }
     t.gdn_flop_per_token += layer.linear_state.count();

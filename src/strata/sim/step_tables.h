@@ -52,6 +52,8 @@ struct StepTables {
   // (heads x the sequence it sits in, E[S^2]/E[S]), summed over the attention layers; the head
   // dimension of the two batched GEMMs; the dropout that adds a pass over the scores.
   bool unfused_attention = false;
+  double score_row_tokens =
+      0;  // S of one score row: the packed length even when packed (no varlen)
   double score_elements_per_token = 0;
   double score_head_dim = 0;
   double attention_dropout = 0;
