@@ -117,6 +117,20 @@ TEST(SwiftSavedArgsTest, V3ArgsJsonCarriesTheWorldItRanOn) {
   EXPECT_EQ(over->job.layout.dp, 32);
 }
 
+TEST(SwiftSavedArgsTest, LaterV1FilesNameTheCheckpoint) {
+  // Later 1.x sft_args.json carry model_id_or_path: it names the model, no --model needed.
+  auto text = ReadFile(Golden("swift_v1_sft_args/sft_args.json"));
+  ASSERT_TRUE(text.ok());
+  std::string named = *text;
+  named.insert(named.size() - 1, R"(, "model_id_or_path": "llama-3.1-8b")");
+  ImportOptions o;
+  o.gpu = "A100";
+  o.gpus_per_node = 1;
+  auto r = ImportJob(named, "elsewhere/sft_args.json", o);
+  ASSERT_TRUE(r.ok()) << r.error().Format();
+  EXPECT_EQ(r->job.model, "llama-3.1-8b");
+}
+
 TEST(SwiftSavedArgsTest, V2DeepSpeedPresetNames) {
   // ms-swift 2.x named its presets default-zero2 / default-zero3 (3.x: zero2, zero3).
   auto text = ReadFile(Golden("swift_v1_sft_args/sft_args.json"));
@@ -153,7 +167,9 @@ TEST(SwiftSavedArgsTest, TruncatedSftArgsIsMalformedJsonNamingTheFile) {
   bad.replace(bad.find("\"batch_size\": 1"), 15, "\"batch_size\": \"one\"");
   auto r = ImportJob(bad, "runs/sft_args.json", BaichuanOnA100());
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.error().Format().find("batch_size"), std::string::npos) << r.error().Format();
+  // The error names the key the file has, where it was read (the mapper's name is HF's).
+  EXPECT_NE(r.error().Format().find("read from sft_args.json: batch_size"), std::string::npos)
+      << r.error().Format();
 }
 
 }  // namespace

@@ -140,8 +140,16 @@ TEST(JobSpec, BadFilesAndFlagsGiveClearErrors) {
        "parallel: {tp: 1, cp: 2}\nbatch: {micro_batch: 1, global_batch: 40}\n"
        "sequence: {max_tokens: 4096}\nattention: {kernel: unfused}\n",
        {},
-       "j.yaml:6: attention.kernel: unfused attention cannot run with context parallelism (cp > "
+       "j.yaml: attention.kernel: unfused attention cannot run with context parallelism (cp > "
        "1)\n  hint: context parallelism runs ring attention over flash kernels: kernel: flash"},
+      {"std_tokens_without_packing",
+       "model: m\ncluster: {gpu: H20, gpus_per_node: 8, nodes: 5}\n"
+       "parallel: {tp: 1}\nbatch: {micro_batch: 1, global_batch: 40}\n"
+       "sequence: {max_tokens: 4096, mean_tokens: 2000, std_tokens: 500}\n",
+       {},
+       "j.yaml:5: sequence.std_tokens: std_tokens describes the samples packed into each "
+       "sequence: it needs packing: true and mean_tokens\n  hint: for unpacked samples of varying "
+       "length give a histogram"},
       {"negative_tp",
        "model: m\ncluster: {gpu: H20, gpus_per_node: 8, nodes: 5}\n"
        "parallel: {tp: -2}\n",

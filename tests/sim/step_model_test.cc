@@ -44,6 +44,7 @@ TEST(StepModel, UnfusedAttentionByHand) {
   t.score_row_tokens = 2048;
   t.score_elements_per_token = 24 * 2048;
   t.score_head_dim = 96;
+  t.score_value_dim = 96;
   t.attention_dropout = 0.1;
   const double hbm = 2.039e12 * 0.70;
   const UnfusedAttentionTimes u = UnfusedAttention(t, 16 * 2048, hbm);
@@ -70,6 +71,19 @@ TEST(StepModel, PackedSamplesAttendWithinThemselvesUnlessUnfused) {
                                            "sequence.mean_tokens=5009", "sequence.std_tokens=2933"};
   const auto flash = LoadReferenceStep(packed);
   EXPECT_NEAR(flash.setup.tables.attention_tokens, 6726.4, 0.1);
+  // The resolved job carries it, so MFU (which reads the job's lengths) sees the same length.
+  EXPECT_DOUBLE_EQ(flash.setup.job.step.sequence.AttentionTokens(),
+                   flash.setup.tables.attention_tokens);
+  // A spread of 0 is every sample at the mean ("4K" is 4,096 as a length); the mean alone says
+  // nothing about the spread, so attention stays at the packed length.
+  EXPECT_DOUBLE_EQ(LoadReferenceStep({"sequence.max_tokens=32768", "sequence.packing=true",
+                                      "sequence.mean_tokens=4K", "sequence.std_tokens=0"})
+                       .setup.tables.attention_tokens,
+                   4096);
+  EXPECT_DOUBLE_EQ(LoadReferenceStep({"sequence.max_tokens=32768", "sequence.packing=true",
+                                      "sequence.mean_tokens=4K"})
+                       .setup.tables.attention_tokens,
+                   32768);
   std::vector<std::string> unfused = packed;
   unfused.push_back("attention.kernel=unfused");
   const auto eager = LoadReferenceStep(unfused);

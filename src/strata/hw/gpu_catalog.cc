@@ -107,7 +107,9 @@ Result<GpuSpec> ParseGpu(const YAML::Node& node, const std::string& file, const 
       e.field = sources.FieldPath("pcie_generation");
       return e;
     }
-    STRATA_ASSIGN_OR_RETURN(gpu.sources["pcie_generation"], sources.String("pcie_generation"));
+    STRATA_ASSIGN_OR_RETURN(std::string source, sources.String("pcie_generation"));
+    if (source.empty()) return sources.ErrorAt("pcie_generation", "expected a non-empty source");
+    gpu.sources["pcie_generation"] = source;
   }
   STRATA_RETURN_IF_ERROR(sources.CheckNoUnknownKeys());
   STRATA_RETURN_IF_ERROR(map.CheckNoUnknownKeys());

@@ -43,6 +43,7 @@ bool IsSwiftV1SftArgs(const Settings& s) {
 Status NormaliseSwiftV1SftArgs(Settings& s, const fs::path& dir, JobBuilder& job) {
   Rename(s, "batch_size", "per_device_train_batch_size");
   Rename(s, "sft_type", "train_type");
+  Rename(s, "model_id_or_path", "model_name_or_path");  // later 1.x files name the checkpoint
   Rename(s, "model_type", "swift_model_id");
   Rename(s, "quantization_bit", "quant_bits");
   const fs::path sibling = dir / "training_args.json";
@@ -60,7 +61,8 @@ Status NormaliseSwiftV1SftArgs(Settings& s, const fs::path& dir, JobBuilder& job
       job.Set("cluster.gpus_per_node", std::to_string(*n),
               state->source + " (Num processes: " + std::to_string(*n) + ")");
       job.Default("cluster.nodes", "1",
-                  "the saved state gives the world size only; one node assumed (pass --nodes)");
+                  "the saved state gives the world size only; one node assumed (for several, "
+                  "pass --nodes and --gpus-per-node)");
     }
   }
   return OkStatus();

@@ -203,7 +203,13 @@ Status ParseSequence(YamlMap& top, JobSpec& job) {
     STRATA_ASSIGN_OR_RETURN(job.sequence.packing, seq.Bool("packing"));
   }
   if (seq.Has("std_tokens")) {
-    STRATA_ASSIGN_OR_RETURN(job.sequence.std_tokens, TokenField(seq, "std_tokens"));
+    STRATA_ASSIGN_OR_RETURN(std::string text, seq.String("std_tokens"));
+    // 0 is a spread (every sample the mean's length); the length parser reads K as 1,024.
+    if (text == "0") {
+      job.sequence.std_tokens = 0;
+    } else {
+      STRATA_ASSIGN_OR_RETURN(job.sequence.std_tokens, TokenField(seq, "std_tokens", true));
+    }
     if (!job.sequence.packing || job.sequence.mean_tokens <= 0) {
       return seq
           .ErrorAt("std_tokens",
@@ -310,12 +316,7 @@ Status ParseAttention(YamlMap& top, JobSpec& job) {
       return a.ErrorAt("dropout", "expected a probability from 0 to below 1 (Megatron's 0.1)");
     }
   }
-  // Context parallelism splits each sequence's attention as ring attention over flash kernels.
-  if (job.attention.kernel == AttentionKernel::kUnfused && job.layout.cp > 1) {
-    return a.ErrorAt("kernel", "unfused attention cannot run with context parallelism (cp > 1)")
-        .WithHint("context parallelism runs ring attention over flash kernels: kernel: flash");
-  }
-  return a.CheckNoUnknownKeys();
+  return a.CheckNoUnknownKeys();  // with CP > 1: CheckLayoutArithmetic refuses it
 }
 
 Status ParseOverlap(YamlMap& top, JobSpec& job) {

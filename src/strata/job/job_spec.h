@@ -67,9 +67,9 @@ struct SequenceSpec {
   double mean_tokens = 0;  // 0 when not given: all samples are max_tokens long
   /// The samples' length spread (standard deviation), with packing: packed samples attend only
   /// within themselves, so attention sees (mean^2 + std^2) / mean, not max_tokens.
-  double std_tokens = 0;
-  std::string histogram;  // a length histogram file, when given
-  bool packing = false;   // samples packed up to max_tokens: every micro batch has one shape
+  double std_tokens = -1;  // -1 when not given: the mean alone does not say what attention sees
+  std::string histogram;   // a length histogram file, when given
+  bool packing = false;    // samples packed up to max_tokens: every micro batch has one shape
   /// Shapes change from micro batch to micro batch (fragments the allocator's cache).
   bool variable_length() const {
     return !packing && ((mean_tokens > 0 && mean_tokens < max_tokens) || !histogram.empty());

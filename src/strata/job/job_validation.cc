@@ -52,6 +52,13 @@ Status CheckLayoutArithmetic(JobSpec& job) {
   auto world_divisors = [&](int64_t other) {
     return ValuesThatWork(world, [&](int64_t v) { return Divides(v * other, world); });
   };
+  // Context parallelism splits each sequence's attention as ring attention over flash kernels.
+  if (job.attention.kernel == AttentionKernel::kUnfused && l.cp > 1) {
+    Error e = RuleError(job, "attention.kernel",
+                        "unfused attention cannot run with context parallelism (cp > 1)", {}, "");
+    e.hint = "context parallelism runs ring attention over flash kernels: kernel: flash";
+    return e;
+  }
   if (!Divides(model_parallel, world)) {
     return RuleError(job, "parallel",
                      fmt::format("world size {} ({} nodes x {} GPUs) is not divisible by "

@@ -70,7 +70,16 @@ Result<SequenceLengths> SequenceOf(const JobSpec& spec) {
     return lengths;
   }
   if (spec.sequence.packing || spec.sequence.mean_tokens <= 0) {
-    return SequenceLengths::Fixed(spec.sequence.max_tokens);
+    SequenceLengths fixed = SequenceLengths::Fixed(spec.sequence.max_tokens);
+    // Packed samples attend only within themselves: with their mean and spread given, a token's
+    // attention sees PackedAttentionTokens, not the packed length (every view reads this).
+    if (spec.sequence.packing && spec.sequence.mean_tokens > 0 && spec.sequence.std_tokens >= 0) {
+      fixed.mean_square_tokens =
+          fixed.mean_tokens * PackedAttentionTokens(spec.sequence.mean_tokens,
+                                                    spec.sequence.std_tokens,
+                                                    spec.sequence.max_tokens);
+    }
+    return fixed;
   }
   return SequenceLengths::MeanMax(spec.sequence.mean_tokens, spec.sequence.max_tokens);
 }

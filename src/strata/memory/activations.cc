@@ -54,6 +54,21 @@ LayerActivationBytes LayerActivationsPerToken(const Job& job, const MemoryConsta
   double replicated = 0, sharded = 0, fp32_replicated = 0, fp32_sharded = 0;
   LayerActivationBytes out;
 
+  // What core attention keeps for backward unless selective recompute re-runs it (core_attn):
+  // flash attention an fp32 log-sum-exp per head; the unfused kernel the S x S scores in HBM,
+  // the softmax output and, with dropout, its output and a 1-byte mask (Korthikanti et al.
+  // 2022: 5 a s^2 b bytes per layer): S per head per token, S the longest sample.
+  auto core_attention_state = [&](double heads) {
+    if (rm.core_attn) return;
+    if (job.spec.attention.kernel != AttentionKernel::kUnfused) {
+      fp32_sharded += 4.0 * heads;
+      return;
+    }
+    const double row = heads * static_cast<double>(job.spec.sequence.max_tokens);
+    const bool dropout = job.spec.attention.dropout > 0;
+    sharded += row * (dropout ? 2 : 1);
+    if (dropout) fp32_sharded += row;  // bytes: one per score
+  };
   if (layer.mixer != MixerKind::kNone) {
     replicated += rm.layernorm ? h : 2 * h;  // mixer norm: input (+ output)
   }
@@ -66,20 +81,7 @@ LayerActivationBytes LayerActivationsPerToken(const Job& job, const MemoryConsta
       sharded += q + 2 * kv + q;             // q, k, v into flash attention; its output
       if (at.qk_norm) sharded += q + kv;     // q and k before their norms
       if (at.output_gate) sharded += 2 * q;  // the gate and the gated o_proj input
-      if (job.spec.attention.kernel == AttentionKernel::kUnfused) {
-        // The S x S scores in HBM: the softmax output is saved for backward, with dropout also
-        // its output and a 1-byte mask (Korthikanti et al. 2022: 5 a s^2 b bytes per layer), S
-        // per head per token, S the longest sample. Selective recompute of core_attn drops them.
-        if (!rm.core_attn) {
-          const double row =
-              static_cast<double>(at.num_heads) * static_cast<double>(job.spec.sequence.max_tokens);
-          const bool dropout = job.spec.attention.dropout > 0;
-          sharded += row * (dropout ? 2 : 1);
-          if (dropout) fp32_sharded += row;  // bytes: one per score
-        }
-      } else if (!rm.core_attn) {
-        fp32_sharded += 4.0 * static_cast<double>(at.num_heads);  // flash attention's LSE
-      }
+      core_attention_state(static_cast<double>(at.num_heads));
       break;
     }
     case MixerKind::kMla: {
@@ -90,7 +92,7 @@ LayerActivationBytes LayerActivationsPerToken(const Job& job, const MemoryConsta
       // q, k, v (re-run from the latents under mla_up_proj), attention output
       sharded += heads * ((rm.mla_up_proj ? 0.0 : 2 * qk + v) + v);
       replicated += static_cast<double>(mla.q_lora_rank + mla.kv_lora_rank + mla.qk_rope_head_dim);
-      if (!rm.core_attn) fp32_sharded += 4.0 * heads;
+      core_attention_state(heads);
       break;
     }
     case MixerKind::kGatedDeltaNet: {

@@ -77,16 +77,15 @@ std::vector<StepFormula> ExplainStep(const StepTables& t, const StepLayout& s,
   if (t.unfused_attention && t.score_elements_per_token > 0) {
     const double hbm = t.hbm.bytes_per_s() * e.hbm_efficiency;
     const UnfusedAttentionTimes u = UnfusedAttention(t, tokens / static_cast<double>(l.tp), hbm);
-    const double scores = t.score_elements_per_token * tokens / static_cast<double>(l.tp);
     add("unfused attention (full S x S, then masked)",
         fmt::format(
             "scores = {:.4g} per token (heads x S, all layers) x {:.0f} tokens / {} (TP) "
-            "= {:.4g}; QK^T and AV: 4 x scores x d {:.0f} FLOP at efficiency {} x "
-            "f({:.0f})^2 f({:.0f}) = {:.3f}; softmax{} passes {:.0f} B per score forward, "
-            "{:.0f} B backward, on {:.0f} GB/s x {:.2f}; whole stack forward {}, "
-            "backward {}; this stage's share: / {} (PP)",
-            t.score_elements_per_token, tokens, l.tp, scores, t.score_head_dim, e.gemm_large,
-            t.score_row_tokens, t.score_head_dim, u.gemm_efficiency,
+            "= {:.4g}; QK^T and AV: 2 x scores x (d {:.0f} + d_v {:.0f}) = {:.4g} FLOP "
+            "at efficiency {} x f({:.0f})^2 f({:.0f}) = {:.3f}; softmax{} passes {:.0f} B "
+            "per score forward, {:.0f} B backward, on {:.0f} GB/s x {:.2f}; whole stack "
+            "forward {}, backward {}; this stage's share: / {} (PP)",
+            t.score_elements_per_token, tokens, l.tp, u.scores, t.score_head_dim, t.score_value_dim,
+            u.gemm_flop, e.gemm_large, t.score_row_tokens, t.score_head_dim, u.gemm_efficiency,
             t.attention_dropout > 0 ? fmt::format(" + dropout {}", t.attention_dropout) : "",
             u.score_bytes_forward, u.score_bytes_backward, t.hbm.gb_per_s(), e.hbm_efficiency,
             Ms(u.forward), Ms(u.backward), l.pp));

@@ -66,10 +66,7 @@ Result<StepSetup> PrepareStep(const ResolvedJob& job) {
   in.model = &setup.job.model;
   in.sequence = job.step.sequence;
   in.packed = job.spec.sequence.packing;
-  if (in.packed) {
-    in.packed_attention_tokens = PackedAttentionTokens(
-        job.spec.sequence.mean_tokens, job.spec.sequence.std_tokens, job.spec.sequence.max_tokens);
-  }
+  if (in.packed) in.packed_attention_tokens = job.step.sequence.AttentionTokens();
   in.gpu = &setup.job.gpu;
   in.efficiency = &setup.efficiency;
   in.mtp = job.spec.mtp;

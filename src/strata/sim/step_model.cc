@@ -94,16 +94,19 @@ UnfusedAttentionTimes UnfusedAttention(const StepTables& t, double rank_tokens,
   const KernelEfficiency& e = t.efficiency;
   UnfusedAttentionTimes u;
   const double scores = t.score_elements_per_token * rank_tokens;
-  const double gemm_flop = 2 * 2 * scores * t.score_head_dim;  // QK^T and AV
+  u.scores = scores;
+  // QK^T reduces over the q.k width, AV produces the v width: 2 FLOP per multiply-add each.
+  u.gemm_flop = 2 * scores * (t.score_head_dim + t.score_value_dim);
   const double s = t.score_row_tokens;
   u.gemm_efficiency = GemmEfficiency(e, s, s, t.score_head_dim);
+  if (scores <= 0 || u.gemm_efficiency <= 0) return u;  // no softmax-attention layer
   const double dropout = t.attention_dropout > 0 ? 5.0 : 0.0;
   u.score_bytes_forward = 4 + dropout;
   u.score_bytes_backward = 6 + dropout;
   const double peak = t.peak.flop_per_s();
-  u.forward = Seconds::Of(gemm_flop / (peak * u.gemm_efficiency) +
+  u.forward = Seconds::Of(u.gemm_flop / (peak * u.gemm_efficiency) +
                           scores * u.score_bytes_forward / hbm_bytes_per_s);
-  u.backward = Seconds::Of(2 * gemm_flop / (peak * u.gemm_efficiency) +
+  u.backward = Seconds::Of(2 * u.gemm_flop / (peak * u.gemm_efficiency) +
                            scores * u.score_bytes_backward / hbm_bytes_per_s);
   return u;
 }
@@ -186,7 +189,7 @@ MicroBatchCompute ComputeMicroBatch(const StepTables& t, const StepLayout& s) {
       Seconds::Of(attention_flop / (peak * AttentionEfficiency(e, t.attention_tokens, false)));
   Seconds attention_backward =
       Seconds::Of(2 * attention_flop / (peak * AttentionEfficiency(e, t.attention_tokens, true)));
-  if (t.unfused_attention) {
+  if (t.unfused_attention && t.score_elements_per_token > 0) {
     const UnfusedAttentionTimes u = UnfusedAttention(t, tokens / tp, hbm);
     fwd.attention = u.forward;
     attention_backward = u.backward;

@@ -169,12 +169,14 @@ double AttentionEfficiency(const KernelEfficiency& e, double tokens, bool backwa
 /// Core attention run unfused (attention.kernel unfused), per micro batch on one rank, for
 /// `rank_tokens` query tokens of that rank (tokens / TP: its heads' share). The full S x S
 /// product (the causal mask is applied after, so twice the causal FLOP) as two batched GEMMs
-/// (S x d)(d x S) and (S x S)(S x d) at the GEMM shape rule, plus the element-wise passes over
+/// (S x d)(d x S) and (S x S)(S x d_v) at the GEMM shape rule, plus the element-wise passes over
 /// the 2-byte scores in HBM: forward softmax 4 B per score (+ dropout 5 B: read, write, 1-byte
 /// mask), backward softmax 6 B (+ dropout 5 B). Formulas: docs/formulas.md, "Unfused attention".
 struct UnfusedAttentionTimes {
   Seconds forward;                  // both GEMMs and the forward passes
   Seconds backward;                 // twice the GEMM FLOP and the backward passes
+  double scores = 0;                // score elements on the rank
+  double gemm_flop = 0;             // forward, both batched GEMMs
   double score_bytes_forward = 0;   // per score element
   double score_bytes_backward = 0;  // per score element
   double gemm_efficiency = 0;

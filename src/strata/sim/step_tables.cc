@@ -148,9 +148,11 @@ StepTables BuildStepTables(const StepTableInputs& in) {
       // window too): a token's query row holds S scores per head.
       t.score_elements_per_token += static_cast<double>(c.attention.num_heads) * t.score_row_tokens;
       t.score_head_dim = static_cast<double>(c.attention.head_dim);
+      t.score_value_dim = t.score_head_dim;
     } else if (layer.spec.mixer == MixerKind::kMla) {
       t.score_elements_per_token += static_cast<double>(c.mla.num_heads) * t.score_row_tokens;
       t.score_head_dim = static_cast<double>(c.mla.qk_nope_head_dim + c.mla.qk_rope_head_dim);
+      t.score_value_dim = static_cast<double>(c.mla.v_head_dim);
     }
     t.gdn_flop_per_token += layer.linear_state.count();
     if (layer.spec.ffn == FfnKind::kNone) {

@@ -55,7 +55,8 @@ struct StepTables {
   double score_row_tokens =
       0;  // S of one score row: the packed length even when packed (no varlen)
   double score_elements_per_token = 0;
-  double score_head_dim = 0;
+  double score_head_dim = 0;   // q.k width per head (QK^T's reduction)
+  double score_value_dim = 0;  // v width per head (AV's output width); MLA's differs
   double attention_dropout = 0;
   double gdn_flop_per_token = 0;  // Gated DeltaNet state forward, all layers
   // Memory-bound bytes per token, forward, all layers. "Replicated" tensors are hidden-wide
