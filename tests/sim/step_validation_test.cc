@@ -299,8 +299,9 @@ std::vector<Row> Rows() {
       [] { return QwenDense("qwen3-14b", 40, 5120, 40, 8, 17408, 151936, true); }, "h20-5x8", "", 8,
       8192, 16, 4, 1, 1, 2, sel, 13.0, "packed; H20 96GB"));
   // MS-07 trains on ZhipuAI/LongWriter-6k, whose samples ms-swift's dataset table gives as
-  // "5009.0±2932.8, min=117, max=30354" tokens (docs/source_en/Instruction/
-  // Supported-models-and-datasets.md, Qwen2.5 tokenizer and chat template, no truncation).
+  // "5009.0±2932.8, min=117, max=30354" tokens (modelscope/ms-swift docs/source_en/Instruction/
+  // Supported-models-and-datasets.md @ 009f37a3d66c3eee3014e4629cbd90105f941c6b, "Statistic
+  // (token)"; scripts/utils/run_dataset_info.py: Qwen2.5 tokenizer and template, no truncation).
   Row ms07 = ms(
       "MS-07", "Qwen2.5-7B",
       [] { return QwenDense("qwen2.5-7b", 28, 3584, 28, 4, 18944, 152064, false); }, "a100-8x200g",
