@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "importer/import_test_support.h"
 #include "strata/core/file_io.h"
 #include "strata/importer/job_builder.h"
 #include "strata/importer/shell_script.h"
@@ -19,9 +20,7 @@
 namespace strata {
 namespace {
 
-std::string Golden(const std::string& file) {
-  return strata::testing::TestPath("golden/cli_import/" + file);
-}
+std::string Golden(const std::string& file) { return testing::ImportGolden(file); }
 
 ImportReport Import(const std::string& file, ImportOptions options) {
   auto report = ImportJobFile(Golden(file), options);
@@ -35,12 +34,7 @@ ImportOptions Gpu(const char* gpu) {
   return o;
 }
 
-std::string SourceOf(const ImportReport& r, const std::string& key) {
-  for (const auto& f : r.fields) {
-    if (f.key == key) return f.source;
-  }
-  return "(not set)";
-}
+using testing::SourceOf;
 
 TEST(ImportJobTest, CourseCommandImportsToTheReferenceJobExactly) {
   ImportOptions o = Gpu("H20");

@@ -6,6 +6,7 @@
 
 #include <string>
 
+#include "importer/import_test_support.h"
 #include "strata/core/file_io.h"
 #include "strata/importer/import_job.h"
 #include "support/golden.h"
@@ -13,16 +14,9 @@
 namespace strata {
 namespace {
 
-std::string Golden(const std::string& file) {
-  return strata::testing::TestPath("golden/cli_import/" + file);
-}
+std::string Golden(const std::string& file) { return testing::ImportGolden(file); }
 
-std::string SourceOf(const ImportReport& r, const std::string& key) {
-  for (const auto& f : r.fields) {
-    if (f.key == key) return f.source;
-  }
-  return "(not set)";
-}
+using testing::SourceOf;
 
 bool HasNote(const ImportReport& r, const std::string& fragment) {
   for (const auto& n : r.notes) {

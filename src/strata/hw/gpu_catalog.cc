@@ -9,6 +9,7 @@
 #include <mutex>
 #include <set>
 #include <utility>
+#include <vector>
 
 #include "strata/core/did_you_mean.h"
 #include "strata/core/file_io.h"
@@ -91,7 +92,9 @@ Result<GpuSpec> ParseGpu(const YAML::Node& node, const std::string& file, const 
 
   // Every value carries its source, and every source names a value.
   STRATA_ASSIGN_OR_RETURN(YamlMap sources, map.Map("sources"));
-  for (const auto& key : kValueKeys) {
+  std::vector<std::string> sourced = kValueKeys;
+  if (has_pcie) sourced.emplace_back("pcie_generation");
+  for (const auto& key : sourced) {
     if (!sources.Has(key)) {
       Error e = sources.ErrorAt("", fmt::format("'{}' has no source (datasheet name or URL)", key));
       e.field = sources.FieldPath(key);
@@ -100,16 +103,6 @@ Result<GpuSpec> ParseGpu(const YAML::Node& node, const std::string& file, const 
     STRATA_ASSIGN_OR_RETURN(std::string source, sources.String(key));
     if (source.empty()) return sources.ErrorAt(key, "expected a non-empty source");
     gpu.sources[key] = source;
-  }
-  if (has_pcie) {
-    if (!sources.Has("pcie_generation")) {
-      Error e = sources.ErrorAt("", "'pcie_generation' has no source (datasheet name or URL)");
-      e.field = sources.FieldPath("pcie_generation");
-      return e;
-    }
-    STRATA_ASSIGN_OR_RETURN(std::string source, sources.String("pcie_generation"));
-    if (source.empty()) return sources.ErrorAt("pcie_generation", "expected a non-empty source");
-    gpu.sources["pcie_generation"] = source;
   }
   STRATA_RETURN_IF_ERROR(sources.CheckNoUnknownKeys());
   STRATA_RETURN_IF_ERROR(map.CheckNoUnknownKeys());

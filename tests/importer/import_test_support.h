@@ -1,0 +1,27 @@
+// Helpers the importer tests share: the golden inputs' paths and where an imported field came from.
+#ifndef STRATA_TESTS_IMPORTER_IMPORT_TEST_SUPPORT_H_
+#define STRATA_TESTS_IMPORTER_IMPORT_TEST_SUPPORT_H_
+
+#include <string>
+
+#include "strata/importer/import_job.h"
+#include "support/golden.h"
+
+namespace strata::testing {
+
+/// A file under tests/golden/cli_import (inputs and sources in its SOURCES.md).
+inline std::string ImportGolden(const std::string& file) {
+  return TestPath("golden/cli_import/" + file);
+}
+
+/// The provenance the import wrote for `key`, "(not set)" when the job has no such field.
+inline std::string SourceOf(const ImportReport& r, const std::string& key) {
+  for (const auto& f : r.fields) {
+    if (f.key == key) return f.source;
+  }
+  return "(not set)";
+}
+
+}  // namespace strata::testing
+
+#endif  // STRATA_TESTS_IMPORTER_IMPORT_TEST_SUPPORT_H_
