@@ -26,6 +26,40 @@ TEST(StepModel, GemmAtItsStatedEfficiency) {
   EXPECT_NEAR(GemmEfficiency(e, 64, 4096, 4096) / eff, 0.5 / 0.984615, 1e-6);
 }
 
+// The sustained clock scales every tensor-core rate: the 4096-cube GEMM above at a sustained
+// clock of 0.88 runs at 0.763642 x 0.88 = 0.672005 of peak, 1.21607 / 0.88 = 1.38190 ms.
+TEST(StepModel, SustainedClockSlowsTensorCoreRates) {
+  KernelEfficiency e;
+  e.gemm_large = 0.80;
+  e.gemm_half_dim = 64;
+  e.sustained_clock = 0.88;
+  const double eff = GemmEfficiency(e, 4096, 4096, 4096);
+  EXPECT_NEAR(eff, 0.672005, 1e-6);
+  EXPECT_NEAR(2.0 * 4096 * 4096 * 4096 / (148e12 * eff) * 1e3, 1.38190, 1e-4);
+  // Flash attention at long sequences: forward 0.60 -> 0.528 (x 0.88), at S / (S + 512) = 1
+  // in the limit; 8,192 tokens: 0.6 x 0.88 x 8192 / 8704 = 0.496941.
+  e.attention_forward = 0.60;
+  e.attention_half_seq = 512;
+  EXPECT_NEAR(AttentionEfficiency(e, 8192, false), 0.496941, 1e-6);
+}
+
+// On a whole micro batch of the reference job, halving the sustained clock doubles every
+// tensor-core kernel (dense and expert GEMMs, attention, Gated DeltaNet, the output GEMM) and
+// leaves the memory-bound ones (HBM clock) alone.
+TEST(StepModel, SustainedClockLeavesMemoryBoundKernelsAlone) {
+  auto ref = LoadReferenceStep();
+  StepTables slow = ref.setup.tables;
+  slow.efficiency.sustained_clock = ref.setup.tables.efficiency.sustained_clock / 2;
+  const MicroBatchCompute a = ComputeMicroBatch(ref.setup.tables, ref.setup.layout);
+  const MicroBatchCompute b = ComputeMicroBatch(slow, ref.setup.layout);
+  EXPECT_NEAR(b.forward.dense_gemm / a.forward.dense_gemm, 2.0, 1e-9);
+  EXPECT_NEAR(b.forward.expert_gemm / a.forward.expert_gemm, 2.0, 1e-9);
+  EXPECT_NEAR(b.backward.attention / a.backward.attention, 2.0, 1e-9);
+  EXPECT_NEAR(b.forward.gated_deltanet / a.forward.gated_deltanet, 2.0, 1e-9);
+  EXPECT_DOUBLE_EQ(b.forward.memory_bound.value(), a.forward.memory_bound.value());
+  EXPECT_DOUBLE_EQ(b.backward.memory_bound.value(), a.backward.memory_bound.value());
+}
+
 // Unfused attention, one layer of SC21-01 (GPT h2304, 24 heads of 96, S = 2048, micro batch 16,
 // TP 1) on an A100 (312 TFLOP/s, HBM 2.039 TB/s x 0.70), dropout 0.1:
 //   scores = 24 x 2048 per token x 32,768 tokens = 1,610,612,736
@@ -101,6 +135,13 @@ TEST(StepModel, LoadsTheShippedEfficiencies) {
   EXPECT_DOUBLE_EQ(file->For("H200").gemm_large, 0.878);  // fitted to GEMMs timed on an H200
   EXPECT_DOUBLE_EQ(file->For("H20").gemm_half_dim, 253);
   EXPECT_DOUBLE_EQ(file->For("A800").attention_forward, 0.65);
+  // Sustained / burst matmul rate: H200 MSMF 744.5 / MAMF 846.5 TFLOP/s = 0.8795 -> 0.88; the
+  // H100 SXM shares its die and 700 W limit; no figure for the A100-class parts or the H20.
+  EXPECT_DOUBLE_EQ(file->For("H200").sustained_clock, 0.88);
+  EXPECT_DOUBLE_EQ(file->For("H100 SXM").sustained_clock, 0.88);
+  EXPECT_DOUBLE_EQ(file->For("H200").gemm_large, 0.878);  // the overrides of other sections kept
+  EXPECT_DOUBLE_EQ(file->For("A800").sustained_clock, 1.0);
+  EXPECT_DOUBLE_EQ(file->For("H20").sustained_clock, 1.0);
   EXPECT_FALSE(file->sources.at("gemm").empty());
 }
 
@@ -111,8 +152,23 @@ flash_attention: {default: {forward: 0.6, backward: 0.45}, half_seq_tokens: 512,
 gated_deltanet: {efficiency: 0.25, source: s}
 memory_bound: {hbm_efficiency: 0.7, source: s}
 moe_routing_skew: {factor: 1.15, source: s}
+sustained_clock: {default: 1.0, per_gpu: {H200: 0.88}, source: s}
 )";
-  ASSERT_TRUE(ParseKernelEfficiency(good, "k.yaml").ok());
+  auto parsed = ParseKernelEfficiency(good, "k.yaml");
+  ASSERT_TRUE(parsed.ok()) << parsed.error().Format();
+  EXPECT_DOUBLE_EQ(parsed->For("H200").sustained_clock, 0.88);
+  EXPECT_DOUBLE_EQ(parsed->For("H20").sustained_clock, 1.0);
+  // A clock above the one the efficiencies were measured at is not a sustained clock.
+  auto boosted = ParseKernelEfficiency(
+      good.substr(0, good.find("sustained")) + "sustained_clock: {default: 1.2, source: s}\n",
+      "k.yaml");
+  ASSERT_FALSE(boosted.ok());
+  EXPECT_NE(boosted.error().Format().find("sustained_clock.default"), std::string::npos)
+      << boosted.error().Format();
+  auto missing = ParseKernelEfficiency(good.substr(0, good.find("sustained")), "k.yaml");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.error().Format().find("sustained_clock"), std::string::npos)
+      << missing.error().Format();
   auto bad = ParseKernelEfficiency(good.substr(0, good.find("grouped")) +
                                        "grouped_gemm: {factor: 1.5, source: s}\n" +
                                        good.substr(good.find("flash")),

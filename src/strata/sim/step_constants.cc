@@ -73,6 +73,8 @@ Result<KernelEfficiencyFile> ParseKernelEfficiency(const std::string& text,
     }
     STRATA_RETURN_IF_ERROR(s.CheckNoUnknownKeys());
   }
+  STRATA_ASSIGN_OR_RETURN(YamlMap sustained, Section(top, "sustained_clock", out));
+  STRATA_ASSIGN_OR_RETURN(d.sustained_clock, Fraction(sustained, "default"));
   STRATA_ASSIGN_OR_RETURN(YamlMap gemm, Section(top, "gemm", out));
   STRATA_ASSIGN_OR_RETURN(d.gemm_large, Fraction(gemm, "default"));
   STRATA_ASSIGN_OR_RETURN(d.gemm_half_dim, Positive(gemm, "half_dim"));
@@ -96,6 +98,12 @@ Result<KernelEfficiencyFile> ParseKernelEfficiency(const std::string& text,
         STRATA_ASSIGN_OR_RETURN(e.attention_backward, Fraction(a, "backward"));
         return a.CheckNoUnknownKeys();
       }));
+  STRATA_RETURN_IF_ERROR(PerGpu(
+      sustained, out, [](YamlMap& gpus, const std::string& name, KernelEfficiency& e) -> Status {
+        STRATA_ASSIGN_OR_RETURN(e.sustained_clock, Fraction(gpus, name));
+        return OkStatus();
+      }));
+  STRATA_RETURN_IF_ERROR(sustained.CheckNoUnknownKeys());
   STRATA_RETURN_IF_ERROR(gemm.CheckNoUnknownKeys());
   STRATA_RETURN_IF_ERROR(attention.CheckNoUnknownKeys());
   STRATA_RETURN_IF_ERROR(top.CheckNoUnknownKeys());

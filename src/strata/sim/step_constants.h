@@ -22,6 +22,9 @@ struct KernelEfficiency {
   double gated_deltanet = 0;      // on the FLOP megatron-core counts for the GDN state
   double hbm_efficiency = 0;      // memory-bound kernels: achieved / HBM bandwidth
   double moe_routing_skew = 1;    // busiest expert rank's tokens / the mean
+  // Tensor-core kernels under a training step's sustained load run at the power-capped clock,
+  // not the boost clock the kernel benchmarks above caught: sustained / burst matmul rate.
+  double sustained_clock = 1;
 };
 
 struct KernelEfficiencyFile {

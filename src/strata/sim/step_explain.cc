@@ -44,6 +44,16 @@ std::vector<StepFormula> ExplainStep(const StepTables& t, const StepLayout& s,
                   "E[S^2]/E[S] = {:.0f} tokens{}",
                   s.micro_batch, t.mean_tokens, l.cp, tokens, t.attention_tokens,
                   t.lengths.assumed ? " (lengths ASSUMED uniform on [2 mean - max, max])" : ""));
+  // The factor every tensor-core rate below includes, printed where it multiplies.
+  const std::string sustained =
+      e.sustained_clock < 1 ? fmt::format(" x {} (sustained clock)", e.sustained_clock) : "";
+  if (e.sustained_clock < 1) {
+    add("sustained clock",
+        fmt::format("tensor-core kernels (GEMMs, attention, Gated DeltaNet) run at the "
+                    "power-capped clock a training step settles at: {} of the burst rates the "
+                    "efficiencies were measured at; memory-bound kernels are not slowed",
+                    e.sustained_clock));
+  }
   for (const GemmGroup& g : t.gemms) {
     const bool logits = g.kind == GemmKind::kLogits;
     const bool expert = g.kind == GemmKind::kExpert;
@@ -65,11 +75,11 @@ std::vector<StepFormula> ExplainStep(const StepTables& t, const StepLayout& s,
     const FlopPerSecond gemm_peak = fp8 ? t.fp8_peak : t.peak;
     add(fmt::format("{} GEMMs, n = {:.0f}, k = {:.0f} (forward)", GemmKindName(g.kind), g.n, g.k),
         fmt::format(
-            "{:.4g} FLOP/token x {:.0f} tokens / {} (TP){} = {:.4g} FLOP; efficiency {} x "
+            "{:.4g} FLOP/token x {:.0f} tokens / {} (TP){} = {:.4g} FLOP; efficiency {}{} x "
             "f({:.0f}) f({:.0f}) f({:.0f}){} = {:.3f}; t = FLOP / ({:.1f} TFLOP/s x {:.3f}) "
             "= {}",
             g.flop_per_token, rows, split, logits ? "" : fmt::format(" / {} (PP)", l.pp), flop,
-            e.gemm_large, m, n, g.k,
+            e.gemm_large, sustained, m, n, g.k,
             expert ? fmt::format(" x {} (grouped)", e.grouped_gemm_factor) : "", eff,
             gemm_peak.tflop_per_s(), eff, Ms(Seconds::Of(flop / (gemm_peak.flop_per_s() * eff)))) +
             (fp8 ? fmt::format(" (FP8 peak, recipe {})", Fp8RecipeName(s.fp8.recipe)) : ""));
@@ -81,11 +91,12 @@ std::vector<StepFormula> ExplainStep(const StepTables& t, const StepLayout& s,
         fmt::format(
             "scores = {:.4g} per token (heads x S, all layers) x {:.0f} tokens / {} (TP) "
             "= {:.4g}; QK^T and AV: 2 x scores x (d {:.0f} + d_v {:.0f}) = {:.4g} FLOP "
-            "at efficiency {} x f({:.0f})^2 f({:.0f}) = {:.3f}; softmax{} passes {:.0f} B "
+            "at efficiency {}{} x f({:.0f})^2 f({:.0f}) = {:.3f}; softmax{} passes {:.0f} B "
             "per score forward, {:.0f} B backward, on {:.0f} GB/s x {:.2f}; whole stack "
             "forward {}, backward {}; this stage's share: / {} (PP)",
             t.score_elements_per_token, tokens, l.tp, u.scores, t.score_head_dim, t.score_value_dim,
-            u.gemm_flop, e.gemm_large, t.score_row_tokens, t.score_head_dim, u.gemm_efficiency,
+            u.gemm_flop, e.gemm_large, sustained, t.score_row_tokens, t.score_head_dim,
+            u.gemm_efficiency,
             t.attention_dropout > 0 ? fmt::format(" + dropout {}", t.attention_dropout) : "",
             u.score_bytes_forward, u.score_bytes_backward, t.hbm.gb_per_s(), e.hbm_efficiency,
             Ms(u.forward), Ms(u.backward), l.pp));
@@ -99,8 +110,8 @@ std::vector<StepFormula> ExplainStep(const StepTables& t, const StepLayout& s,
   }
   if (t.gdn_flop_per_token > 0) {
     add("Gated DeltaNet chunked kernel",
-        fmt::format("{:.4g} FLOP/token x {:.0f} / {} / {} at {:.2f} of peak = {}",
-                    t.gdn_flop_per_token, tokens, l.tp, l.pp, e.gated_deltanet,
+        fmt::format("{:.4g} FLOP/token x {:.0f} / {} / {} at {:.2f}{} of peak = {}",
+                    t.gdn_flop_per_token, tokens, l.tp, l.pp, e.gated_deltanet, sustained,
                     Ms(r.forward.gated_deltanet)));
   }
   add("memory-bound operations (forward)",

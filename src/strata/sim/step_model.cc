@@ -81,11 +81,12 @@ std::string_view StepPartName(StepPart part) { return kPartNames[static_cast<siz
 
 double GemmEfficiency(const KernelEfficiency& e, double m, double n, double k) {
   const double half = e.gemm_half_dim;
-  return e.gemm_large * Saturation(m, half) * Saturation(n, half) * Saturation(k, half);
+  return e.gemm_large * e.sustained_clock * Saturation(m, half) * Saturation(n, half) *
+         Saturation(k, half);
 }
 
 double AttentionEfficiency(const KernelEfficiency& e, double tokens, bool backward) {
-  return (backward ? e.attention_backward : e.attention_forward) *
+  return (backward ? e.attention_backward : e.attention_forward) * e.sustained_clock *
          Saturation(tokens, e.attention_half_seq);
 }
 
@@ -194,7 +195,8 @@ MicroBatchCompute ComputeMicroBatch(const StepTables& t, const StepLayout& s) {
     fwd.attention = u.forward;
     attention_backward = u.backward;
   }
-  fwd.gated_deltanet = Seconds::Of(t.gdn_flop_per_token * tokens / tp / (peak * e.gated_deltanet));
+  fwd.gated_deltanet = Seconds::Of(t.gdn_flop_per_token * tokens / tp /
+                                   (peak * e.gated_deltanet * e.sustained_clock));
   fwd.memory_bound = Seconds::Of(
       (t.replicated_bytes_per_token / sp_split + t.split_bytes_per_token / tp) * tokens / hbm);
   const double loss =
