@@ -133,6 +133,12 @@ TEST(StepModel, LoadsTheShippedEfficiencies) {
   EXPECT_DOUBLE_EQ(file->For("H20").gemm_large, 0.878);   // default: H100 MAMF 80.1% / 0.9128
   EXPECT_DOUBLE_EQ(file->For("A800").gemm_large, 0.941);  // A100 MAMF 85.9% / 0.9128
   EXPECT_DOUBLE_EQ(file->For("H200").gemm_large, 0.878);  // fitted to GEMMs timed on an H200
+  // MI300X MAMF 781.9 / 1,307.4 = 0.5981 / 0.9128 = 0.655; B200 1,693.5 / 2,250 = 0.7527 / 0.9128
+  // = 0.825 (the middle of five mamf-finder runs, 1,682-1,705).
+  EXPECT_DOUBLE_EQ(file->For("MI300X").gemm_large, 0.655);
+  EXPECT_DOUBLE_EQ(file->For("B200").gemm_large, 0.825);
+  EXPECT_DOUBLE_EQ(file->For("B200").sustained_clock, 0.84);
+  EXPECT_DOUBLE_EQ(file->For("MI300X").sustained_clock, 1.0);  // at its power cap from the start
   EXPECT_DOUBLE_EQ(file->For("H20").gemm_half_dim, 253);
   EXPECT_DOUBLE_EQ(file->For("A800").attention_forward, 0.65);
   // Sustained / burst matmul rate: H200 MSMF 744.5 / MAMF 846.5 TFLOP/s = 0.8795 -> 0.88; the
