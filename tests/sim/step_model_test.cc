@@ -60,6 +60,19 @@ TEST(StepModel, SustainedClockLeavesMemoryBoundKernelsAlone) {
   EXPECT_DOUBLE_EQ(b.backward.memory_bound.value(), a.backward.memory_bound.value());
 }
 
+// FP8 recipes run the routed experts on the FP8 peak times fp8_gemm: halving it doubles their
+// time (the router and the output layer stay bf16, so the dense group is not a clean 2x).
+TEST(StepModel, Fp8GemmFactorScalesTheFp8Linears) {
+  auto ref = LoadReferenceStep({"fp8.recipe=blockwise"});
+  StepTables half = ref.setup.tables;
+  half.efficiency.fp8_gemm = ref.setup.tables.efficiency.fp8_gemm / 2;
+  const MicroBatchCompute a = ComputeMicroBatch(ref.setup.tables, ref.setup.layout);
+  const MicroBatchCompute b = ComputeMicroBatch(half, ref.setup.layout);
+  EXPECT_NEAR(b.forward.expert_gemm / a.forward.expert_gemm, 2.0, 1e-9);
+  EXPECT_DOUBLE_EQ(b.forward.attention.value(), a.forward.attention.value());
+  EXPECT_DOUBLE_EQ(b.forward.logits_and_loss.value(), a.forward.logits_and_loss.value());
+}
+
 // Unfused attention, one layer of SC21-01 (GPT h2304, 24 heads of 96, S = 2048, micro batch 16,
 // TP 1) on an A100 (312 TFLOP/s, HBM 2.039 TB/s x 0.70), dropout 0.1:
 //   scores = 24 x 2048 per token x 32,768 tokens = 1,610,612,736
@@ -148,6 +161,10 @@ TEST(StepModel, LoadsTheShippedEfficiencies) {
   EXPECT_DOUBLE_EQ(file->For("H200").gemm_large, 0.878);  // the overrides of other sections kept
   EXPECT_DOUBLE_EQ(file->For("A800").sustained_clock, 1.0);
   EXPECT_DOUBLE_EQ(file->For("H20").sustained_clock, 1.0);
+  // FP8 sustained / bf16 sustained fraction of peak on the H200: (1,333.5 / 1,979) /
+  // (744.5 / 989.5) = 0.6738 / 0.7524 = 0.896 -> 0.90.
+  EXPECT_DOUBLE_EQ(file->For("H100 SXM").fp8_gemm, 0.90);
+  EXPECT_DOUBLE_EQ(file->For("H20").fp8_gemm, 1.0);
   EXPECT_FALSE(file->sources.at("gemm").empty());
 }
 
@@ -159,11 +176,17 @@ gated_deltanet: {efficiency: 0.25, source: s}
 memory_bound: {hbm_efficiency: 0.7, source: s}
 moe_routing_skew: {factor: 1.15, source: s}
 sustained_clock: {default: 1.0, per_gpu: {H200: 0.88}, source: s}
+fp8_gemm: {default: 1.0, per_gpu: {H200: 0.9}, source: s}
 )";
   auto parsed = ParseKernelEfficiency(good, "k.yaml");
   ASSERT_TRUE(parsed.ok()) << parsed.error().Format();
   EXPECT_DOUBLE_EQ(parsed->For("H200").sustained_clock, 0.88);
   EXPECT_DOUBLE_EQ(parsed->For("H20").sustained_clock, 1.0);
+  EXPECT_DOUBLE_EQ(parsed->For("H200").fp8_gemm, 0.9);
+  EXPECT_DOUBLE_EQ(parsed->For("H20").fp8_gemm, 1.0);
+  auto no_fp8 = ParseKernelEfficiency(good.substr(0, good.find("fp8_gemm")), "k.yaml");
+  ASSERT_FALSE(no_fp8.ok());
+  EXPECT_NE(no_fp8.error().Format().find("fp8_gemm"), std::string::npos) << no_fp8.error().Format();
   // A clock above the one the efficiencies were measured at is not a sustained clock.
   auto boosted = ParseKernelEfficiency(
       good.substr(0, good.find("sustained")) + "sustained_clock: {default: 1.2, source: s}\n",

@@ -75,6 +75,8 @@ Result<KernelEfficiencyFile> ParseKernelEfficiency(const std::string& text,
   }
   STRATA_ASSIGN_OR_RETURN(YamlMap sustained, Section(top, "sustained_clock", out));
   STRATA_ASSIGN_OR_RETURN(d.sustained_clock, Fraction(sustained, "default"));
+  STRATA_ASSIGN_OR_RETURN(YamlMap fp8, Section(top, "fp8_gemm", out));
+  STRATA_ASSIGN_OR_RETURN(d.fp8_gemm, Fraction(fp8, "default"));
   STRATA_ASSIGN_OR_RETURN(YamlMap gemm, Section(top, "gemm", out));
   STRATA_ASSIGN_OR_RETURN(d.gemm_large, Fraction(gemm, "default"));
   STRATA_ASSIGN_OR_RETURN(d.gemm_half_dim, Positive(gemm, "half_dim"));
@@ -104,6 +106,12 @@ Result<KernelEfficiencyFile> ParseKernelEfficiency(const std::string& text,
         return OkStatus();
       }));
   STRATA_RETURN_IF_ERROR(sustained.CheckNoUnknownKeys());
+  STRATA_RETURN_IF_ERROR(
+      PerGpu(fp8, out, [](YamlMap& gpus, const std::string& name, KernelEfficiency& e) -> Status {
+        STRATA_ASSIGN_OR_RETURN(e.fp8_gemm, Fraction(gpus, name));
+        return OkStatus();
+      }));
+  STRATA_RETURN_IF_ERROR(fp8.CheckNoUnknownKeys());
   STRATA_RETURN_IF_ERROR(gemm.CheckNoUnknownKeys());
   STRATA_RETURN_IF_ERROR(attention.CheckNoUnknownKeys());
   STRATA_RETURN_IF_ERROR(top.CheckNoUnknownKeys());

@@ -25,6 +25,9 @@ struct KernelEfficiency {
   // Tensor-core kernels under a training step's sustained load run at the power-capped clock,
   // not the boost clock the kernel benchmarks above caught: sustained / burst matmul rate.
   double sustained_clock = 1;
+  // FP8 GEMMs: the fraction of the FP8 peak they sustain, relative to what bf16 GEMMs sustain of
+  // the bf16 peak (the FP8 tensor cores draw more power per second at the power cap).
+  double fp8_gemm = 1;
 };
 
 struct KernelEfficiencyFile {

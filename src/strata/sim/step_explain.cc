@@ -72,7 +72,7 @@ std::vector<StepFormula> ExplainStep(const StepTables& t, const StepLayout& s,
     double eff = GemmEfficiency(e, m, n, g.k) * (expert ? e.grouped_gemm_factor : 1.0);
     // FP8 recipes run the linear layers (dense, experts) on the FP8 peak.
     const bool fp8 = s.fp8.on() && (expert || g.kind == GemmKind::kDense);
-    const FlopPerSecond gemm_peak = fp8 ? t.fp8_peak : t.peak;
+    const FlopPerSecond gemm_peak = fp8 ? FlopPerSecond(t.fp8_peak * e.fp8_gemm) : t.peak;
     add(fmt::format("{} GEMMs, n = {:.0f}, k = {:.0f} (forward)", GemmKindName(g.kind), g.n, g.k),
         fmt::format(
             "{:.4g} FLOP/token x {:.0f} tokens / {} (TP){} = {:.4g} FLOP; efficiency {}{} x "
@@ -82,7 +82,11 @@ std::vector<StepFormula> ExplainStep(const StepTables& t, const StepLayout& s,
             e.gemm_large, sustained, m, n, g.k,
             expert ? fmt::format(" x {} (grouped)", e.grouped_gemm_factor) : "", eff,
             gemm_peak.tflop_per_s(), eff, Ms(Seconds::Of(flop / (gemm_peak.flop_per_s() * eff)))) +
-            (fp8 ? fmt::format(" (FP8 peak, recipe {})", Fp8RecipeName(s.fp8.recipe)) : ""));
+            (fp8 ? fmt::format(
+                       " (FP8 peak{}, recipe {})",
+                       e.fp8_gemm < 1 ? fmt::format(" x {} sustained vs bf16", e.fp8_gemm) : "",
+                       Fp8RecipeName(s.fp8.recipe))
+                 : ""));
   }
   if (t.unfused_attention && t.score_elements_per_token > 0) {
     const double hbm = t.hbm.bytes_per_s() * e.hbm_efficiency;

@@ -147,7 +147,7 @@ MicroBatchCompute ComputeMicroBatch(const StepTables& t, const StepLayout& s) {
   const double hbm = t.hbm.bytes_per_s() * e.hbm_efficiency;
   // FP8 recipes run the linear layers' GEMMs (dense and routed experts) on the FP8 tensor cores
   // at the same shape efficiency; the router, the output layer and attention stay in bf16.
-  const double linear_peak = s.fp8.on() ? t.fp8_peak.flop_per_s() : peak;
+  const double linear_peak = s.fp8.on() ? t.fp8_peak.flop_per_s() * e.fp8_gemm : peak;
 
   MicroBatchCompute c;
   KernelTimes& fwd = c.forward;
