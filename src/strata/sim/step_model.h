@@ -159,11 +159,12 @@ StageShare CriticalStageOf(const ParallelLayout& layout, int64_t layers,
 /// never below it (up to rounding: callers keep a relative margin). No allocation, no placement.
 Seconds StepComputeBound(const StepTables& tables, const StepLayout& layout);
 
-/// The efficiency of a dense GEMM of m x k by k x n on this GPU (gemm_large x f(m) f(n) f(k),
-/// f(d) = d / (d + half_dim)). Exposed for tests and --explain.
+/// The efficiency of a dense GEMM of m x k by k x n on this GPU (gemm_large x sustained_clock x
+/// f(m) f(n) f(k), f(d) = d / (d + half_dim)). Exposed for tests and --explain.
 double GemmEfficiency(const KernelEfficiency& e, double m, double n, double k);
 
-/// Flash attention's efficiency at `tokens` attended (forward or backward).
+/// Flash attention's efficiency at `tokens` attended (forward or backward), at the sustained
+/// clock.
 double AttentionEfficiency(const KernelEfficiency& e, double tokens, bool backward);
 
 /// Core attention run unfused (attention.kernel unfused), per micro batch on one rank, for
