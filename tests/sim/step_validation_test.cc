@@ -591,14 +591,15 @@ std::string RenderHeldOut(const std::vector<Outcome>& outcomes) {
   std::string doc = R"(
 ## Held out: Megatron-Bridge's published throughputs
 
-Rows that were not in `../shared/reference/dev-measurements.md` and were not looked at while any
-constant was chosen: NVIDIA-NeMo/Megatron-Bridge `docs/performance-summary.md` (commit df0289c),
+Rows that were not in `../shared/reference/dev-measurements.md` and were not looked at while the
+constants were chosen (one exception, `fp8_gemm`, is told below the table):
+NVIDIA-NeMo/Megatron-Bridge `docs/performance-summary.md` (commit df0289c),
 "26.02 NeMo Container", the DGX-H100 and DGX-B200 pre-training tables (tokens/s/GPU; step =
 global batch x sequence / (tokens/s/GPU x GPUs)). One exception: 26.02's Qwen3-30B-A3B row on
 H100 contradicts itself (2,557 tokens/s/GPU against 118 TFLOP/s, 46 GFLOP a token where the
 model has about 23), so MB-H100-04 is the 25.11 container's row, whose columns agree (5,275
-tokens/s/GPU, 121 TFLOP/s). Their MoE runs force-balance the tokens among
-experts (no routing skew here); recompute and the overlap flags are not published and are
+tokens/s/GPU, 121 TFLOP/s). Their MoE runs force-balance the tokens among experts (no routing
+skew here); recompute and the overlap flags are not published and are
 assumed (none; gradient reduce, parameter gather and TP overlapped). DeepSeek-V3 (61 layers
 with MTP over PP 16) is left out: its stage layout is not published.
 
