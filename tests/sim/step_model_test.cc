@@ -44,8 +44,8 @@ TEST(StepModel, SustainedClockSlowsTensorCoreRates) {
 }
 
 // On a whole micro batch of the reference job, halving the sustained clock doubles every
-// tensor-core kernel (dense and expert GEMMs, attention, Gated DeltaNet, the output GEMM) and
-// leaves the memory-bound ones (HBM clock) alone.
+// tensor-core kernel (dense and expert GEMMs, attention, Gated DeltaNet, and so the recompute
+// of them) and leaves the memory-bound ones (HBM clock) alone.
 TEST(StepModel, SustainedClockLeavesMemoryBoundKernelsAlone) {
   auto ref = LoadReferenceStep();
   StepTables slow = ref.setup.tables;
@@ -54,7 +54,9 @@ TEST(StepModel, SustainedClockLeavesMemoryBoundKernelsAlone) {
   const MicroBatchCompute b = ComputeMicroBatch(slow, ref.setup.layout);
   EXPECT_NEAR(b.forward.dense_gemm / a.forward.dense_gemm, 2.0, 1e-9);
   EXPECT_NEAR(b.forward.expert_gemm / a.forward.expert_gemm, 2.0, 1e-9);
+  EXPECT_NEAR(b.forward.attention / a.forward.attention, 2.0, 1e-9);
   EXPECT_NEAR(b.backward.attention / a.backward.attention, 2.0, 1e-9);
+  EXPECT_NEAR(b.recompute.dense_gemm / a.recompute.dense_gemm, 2.0, 1e-9);  // full recompute
   EXPECT_NEAR(b.forward.gated_deltanet / a.forward.gated_deltanet, 2.0, 1e-9);
   EXPECT_DOUBLE_EQ(b.forward.memory_bound.value(), a.forward.memory_bound.value());
   EXPECT_DOUBLE_EQ(b.backward.memory_bound.value(), a.backward.memory_bound.value());
@@ -71,6 +73,43 @@ TEST(StepModel, Fp8GemmFactorScalesTheFp8Linears) {
   EXPECT_NEAR(b.forward.expert_gemm / a.forward.expert_gemm, 2.0, 1e-9);
   EXPECT_DOUBLE_EQ(b.forward.attention.value(), a.forward.attention.value());
   EXPECT_DOUBLE_EQ(b.forward.logits_and_loss.value(), a.forward.logits_and_loss.value());
+  // Without an FP8 recipe the factor does nothing.
+  auto bf16 = LoadReferenceStep();
+  StepTables bf16_half = bf16.setup.tables;
+  bf16_half.efficiency.fp8_gemm = 0.5;
+  EXPECT_DOUBLE_EQ(ComputeMicroBatch(bf16_half, bf16.setup.layout).forward.total().value(),
+                   ComputeMicroBatch(bf16.setup.tables, bf16.setup.layout).forward.total().value());
+}
+
+// Sliding-window layers run flash attention over their window, not the sequence: a toy stack
+// of 1e9 attention FLOP per token, 0.2e9 of it from layers with a 128-token window, 4,096 tokens
+// (one micro batch), peak 1e15 FLOP/s, forward 0.6 / backward 0.45 x S / (S + 512):
+//   full span:  0.8e9 x 4096 / (1e15 x 0.6 x 4096/4608 = 0.533333) = 6.1440 ms
+//   windowed:   0.2e9 x 4096 / (1e15 x 0.6 x 128/640 = 0.12)       = 6.8267 ms -> 12.9707 ms
+//   backward:   2 x 0.8e9 x 4096 / (1e15 x 0.4)  + 2 x 0.2e9 x 4096 / (1e15 x 0.09)
+//             = 16.384 + 18.2044 = 34.5884 ms
+// Priced at the sequence's efficiency alone, the windowed FLOP would cost 1.536 ms forward.
+TEST(StepModel, SlidingWindowAttentionAtItsWindowsEfficiency) {
+  StepTables t;
+  t.peak = FlopPerSecond::Of(1e15);
+  t.hbm = BytesPerSecond::Of(1e12);
+  t.efficiency.hbm_efficiency = 0.7;
+  t.efficiency.attention_forward = 0.6;
+  t.efficiency.attention_backward = 0.45;
+  t.efficiency.attention_half_seq = 512;
+  t.layers = 1;
+  t.mean_tokens = 4096;
+  t.attention_tokens = 4096;
+  t.attention_flop_per_token = 1e9;
+  t.windowed_attention_flop_per_token = 0.2e9;
+  t.attention_window_tokens = 128;
+  StepLayout s;
+  s.micro_batch = 1;
+  const MicroBatchCompute c = ComputeMicroBatch(t, s);
+  EXPECT_NEAR(c.forward.attention.value() * 1e3, 12.9707, 1e-4);
+  EXPECT_NEAR(c.backward.attention.value() * 1e3, 34.5884, 1e-4);
+  t.windowed_attention_flop_per_token = 0;  // every layer at the full span
+  EXPECT_NEAR(ComputeMicroBatch(t, s).forward.attention.value() * 1e3, 7.680, 1e-4);
 }
 
 // Unfused attention, one layer of SC21-01 (GPT h2304, 24 heads of 96, S = 2048, micro batch 16,
@@ -158,7 +197,7 @@ TEST(StepModel, LoadsTheShippedEfficiencies) {
   // H100 SXM shares its die and 700 W limit; no figure for the A100-class parts or the H20.
   EXPECT_DOUBLE_EQ(file->For("H200").sustained_clock, 0.88);
   EXPECT_DOUBLE_EQ(file->For("H100 SXM").sustained_clock, 0.88);
-  EXPECT_DOUBLE_EQ(file->For("H200").gemm_large, 0.878);  // the overrides of other sections kept
+  EXPECT_DOUBLE_EQ(file->For("A800").sustained_clock, 1.0);
   EXPECT_DOUBLE_EQ(file->For("A800").sustained_clock, 1.0);
   EXPECT_DOUBLE_EQ(file->For("H20").sustained_clock, 1.0);
   // FP8 sustained / bf16 sustained fraction of peak on the H200: (1,333.5 / 1,979) /
@@ -175,13 +214,27 @@ flash_attention: {default: {forward: 0.6, backward: 0.45}, half_seq_tokens: 512,
 gated_deltanet: {efficiency: 0.25, source: s}
 memory_bound: {hbm_efficiency: 0.7, source: s}
 moe_routing_skew: {factor: 1.15, source: s}
-sustained_clock: {default: 1.0, per_gpu: {H200: 0.88}, source: s}
+sustained_clock: {default: 1.0, per_gpu: {H200: 0.88, B200: 0.84}, source: s}
 fp8_gemm: {default: 1.0, per_gpu: {H200: 0.9}, source: s}
 )";
   auto parsed = ParseKernelEfficiency(good, "k.yaml");
   ASSERT_TRUE(parsed.ok()) << parsed.error().Format();
   EXPECT_DOUBLE_EQ(parsed->For("H200").sustained_clock, 0.88);
   EXPECT_DOUBLE_EQ(parsed->For("H20").sustained_clock, 1.0);
+  // A GPU named in several sections keeps each section's value: the attention override of the
+  // good text below is the A800's, so give it a sustained clock too.
+  auto several = ParseKernelEfficiency(
+      good.substr(0, good.find("flash_attention")) +
+          "flash_attention: {default: {forward: 0.6, backward: 0.45}, per_gpu: {A800: {forward: "
+          "0.65, backward: 0.5}}, half_seq_tokens: 512, source: s}\n" +
+          good.substr(good.find("gated_deltanet"), good.find("sustained") - good.find("gated")) +
+          "sustained_clock: {default: 1.0, per_gpu: {A800: 0.95}, source: s}\n" +
+          good.substr(good.find("fp8_gemm")),
+      "k.yaml");
+  ASSERT_TRUE(several.ok()) << several.error().Format();
+  EXPECT_DOUBLE_EQ(several->For("A800").attention_forward, 0.65);
+  EXPECT_DOUBLE_EQ(several->For("A800").sustained_clock, 0.95);
+  EXPECT_DOUBLE_EQ(several->For("A800").gemm_large, 0.8);  // no gemm override: the default
   EXPECT_DOUBLE_EQ(parsed->For("H200").fp8_gemm, 0.9);
   EXPECT_DOUBLE_EQ(parsed->For("H20").fp8_gemm, 1.0);
   auto no_fp8 = ParseKernelEfficiency(good.substr(0, good.find("fp8_gemm")), "k.yaml");

@@ -363,8 +363,9 @@ std::vector<Row> Rows() {
 // Held out: Megatron-Bridge's published pre-training throughputs (NVIDIA-NeMo/Megatron-Bridge
 // docs/performance-summary.md @ df0289c180dd20ff26933455c7a0a11084f6a36f, "26.02 NeMo Container",
 // DGX-H100 and DGX-B200 tables: tokens/s/GPU with the full layout). Not in
-// ../shared/reference/dev-measurements.md and never looked at while the constants were chosen;
-// reported in their own table. "In MoE training benchmarks, we force-balance the token
+// ../shared/reference/dev-measurements.md and not looked at while the constants were chosen,
+// except fp8_gemm (added after a first look; its value from published matmul rates); reported in
+// their own table. "In MoE training benchmarks, we force-balance the token
 // distribution among experts": no routing skew. FP8-CS is current (tensorwise) scaling, FP8-MX
 // MXFP8. Recompute and the overlap flags are not in the table: none and megatron's usual
 // overlaps (gradient reduce, parameter gather, TP with TP > 1) are ASSUMED.

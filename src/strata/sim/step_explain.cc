@@ -111,6 +111,15 @@ std::vector<StepFormula> ExplainStep(const StepTables& t, const StepLayout& s,
                     t.attention_flop_per_token, tokens, l.tp, l.pp,
                     AttentionEfficiency(e, t.attention_tokens, false), Ms(r.forward.attention),
                     AttentionEfficiency(e, t.attention_tokens, true), Ms(r.backward.attention)));
+    if (t.windowed_attention_flop_per_token > 0) {
+      add("sliding-window attention layers",
+          fmt::format("{:.4g} of those FLOP/token attend a window of {:.0f} keys: forward at "
+                      "{:.3f}, backward at {:.3f} of peak (the span, not the sequence, sets the "
+                      "efficiency; the times above include them)",
+                      t.windowed_attention_flop_per_token, t.attention_window_tokens,
+                      AttentionEfficiency(e, t.attention_window_tokens, false),
+                      AttentionEfficiency(e, t.attention_window_tokens, true)));
+    }
   }
   if (t.gdn_flop_per_token > 0) {
     add("Gated DeltaNet chunked kernel",

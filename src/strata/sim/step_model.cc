@@ -185,11 +185,21 @@ MicroBatchCompute ComputeMicroBatch(const StepTables& t, const StepLayout& s) {
       }
     }
   }
-  const double attention_flop = t.attention_flop_per_token * tokens / tp;
-  fwd.attention =
-      Seconds::Of(attention_flop / (peak * AttentionEfficiency(e, t.attention_tokens, false)));
-  Seconds attention_backward =
-      Seconds::Of(2 * attention_flop / (peak * AttentionEfficiency(e, t.attention_tokens, true)));
+  // Full-span layers at the efficiency of E[S^2]/E[S] keys, sliding-window layers at that of
+  // their window: a query tile amortises its fixed costs over the keys it attends.
+  const double windowed_flop = t.windowed_attention_flop_per_token * tokens / tp;
+  const double full_flop = t.attention_flop_per_token * tokens / tp - windowed_flop;
+  auto attention_time = [&](bool backward) {
+    const double passes = backward ? 2.0 : 1.0;  // the backward does twice the forward's FLOP
+    double s = passes * full_flop / (peak * AttentionEfficiency(e, t.attention_tokens, backward));
+    if (windowed_flop > 0) {
+      s += passes * windowed_flop /
+           (peak * AttentionEfficiency(e, t.attention_window_tokens, backward));
+    }
+    return Seconds::Of(s);
+  };
+  fwd.attention = attention_time(false);
+  Seconds attention_backward = attention_time(true);
   if (t.unfused_attention && t.score_elements_per_token > 0) {
     const UnfusedAttentionTimes u = UnfusedAttention(t, tokens / tp, hbm);
     fwd.attention = u.forward;

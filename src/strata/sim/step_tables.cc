@@ -142,6 +142,11 @@ StepTables BuildStepTables(const StepTableInputs& in) {
     AddGemm(t.gemms, GemmKind::kDense, layer.projections.count(), MixerWidth(c, layer.spec.mixer),
             h);
     t.attention_flop_per_token += layer.core_attention.count();
+    if (layer.spec.mixer == MixerKind::kSlidingAttention && c.attention.sliding_window > 0) {
+      t.windowed_attention_flop_per_token += layer.core_attention.count();
+      t.attention_window_tokens =
+          std::min(static_cast<double>(c.attention.sliding_window), t.attention_tokens);
+    }
     if (layer.spec.mixer == MixerKind::kFullAttention ||
         layer.spec.mixer == MixerKind::kSlidingAttention) {
       // The unfused kernel fills the whole S x S matrix and masks it afterwards (a sliding

@@ -48,6 +48,10 @@ struct StepTables {
 
   std::vector<GemmGroup> gemms;
   double attention_flop_per_token = 0;  // core attention forward, all layers, causal
+  // The part of it from sliding-window layers, and the keys one of their queries attends
+  // (min(window, attention_tokens)): flash attention's efficiency follows the attended span.
+  double windowed_attention_flop_per_token = 0;
+  double attention_window_tokens = 0;
   // Unfused attention (attention.kernel unfused): the score elements one token's query row fills
   // (heads x the sequence it sits in, E[S^2]/E[S]), summed over the attention layers; the head
   // dimension of the two batched GEMMs; the dropout that adds a pass over the scores.
