@@ -191,12 +191,13 @@ MicroBatchCompute ComputeMicroBatch(const StepTables& t, const StepLayout& s) {
   const double full_flop = t.attention_flop_per_token * tokens / tp - windowed_flop;
   auto attention_time = [&](bool backward) {
     const double passes = backward ? 2.0 : 1.0;  // the backward does twice the forward's FLOP
-    double s = passes * full_flop / (peak * AttentionEfficiency(e, t.attention_tokens, backward));
+    double time =
+        passes * full_flop / (peak * AttentionEfficiency(e, t.attention_tokens, backward));
     if (windowed_flop > 0) {
-      s += passes * windowed_flop /
-           (peak * AttentionEfficiency(e, t.attention_window_tokens, backward));
+      time += passes * windowed_flop /
+              (peak * AttentionEfficiency(e, t.attention_window_tokens, backward));
     }
-    return Seconds::Of(s);
+    return Seconds::Of(time);
   };
   fwd.attention = attention_time(false);
   Seconds attention_backward = attention_time(true);
