@@ -108,6 +108,12 @@ TEST(StepModel, SlidingWindowAttentionAtItsWindowsEfficiency) {
   const MicroBatchCompute c = ComputeMicroBatch(t, s);
   EXPECT_NEAR(c.forward.attention.value() * 1e3, 12.9707, 1e-4);
   EXPECT_NEAR(c.backward.attention.value() * 1e3, 34.5884, 1e-4);
+  // The windowed part the stragglers' fit takes as linear in S: 6.8267 + 18.2044 = 25.0311 ms,
+  // and with full recompute the forward again: + 6.8267 = 31.8578 ms.
+  EXPECT_NEAR(c.windowed_attention.value() * 1e3, 25.0311, 1e-4);
+  s.recompute = RecomputeGranularity::kFull;
+  EXPECT_NEAR(ComputeMicroBatch(t, s).windowed_attention.value() * 1e3, 31.8578, 1e-4);
+  s.recompute = RecomputeGranularity::kNone;
   t.windowed_attention_flop_per_token = 0;  // every layer at the full span
   EXPECT_NEAR(ComputeMicroBatch(t, s).forward.attention.value() * 1e3, 7.680, 1e-4);
 }

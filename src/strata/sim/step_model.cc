@@ -189,19 +189,25 @@ MicroBatchCompute ComputeMicroBatch(const StepTables& t, const StepLayout& s) {
   // their window: a query tile amortises its fixed costs over the keys it attends.
   const double windowed_flop = t.windowed_attention_flop_per_token * tokens / tp;
   const double full_flop = t.attention_flop_per_token * tokens / tp - windowed_flop;
-  auto attention_time = [&](bool backward) {
+  auto windowed_time = [&](bool backward) {
+    if (windowed_flop <= 0) return Seconds::Of(0);
     const double passes = backward ? 2.0 : 1.0;  // the backward does twice the forward's FLOP
-    double time =
-        passes * full_flop / (peak * AttentionEfficiency(e, t.attention_tokens, backward));
-    if (windowed_flop > 0) {
-      time += passes * windowed_flop /
-              (peak * AttentionEfficiency(e, t.attention_window_tokens, backward));
-    }
-    return Seconds::Of(time);
+    return Seconds::Of(passes * windowed_flop /
+                       (peak * AttentionEfficiency(e, t.attention_window_tokens, backward)));
+  };
+  auto attention_time = [&](bool backward) {
+    const double passes = backward ? 2.0 : 1.0;
+    return Seconds::Of(passes * full_flop /
+                       (peak * AttentionEfficiency(e, t.attention_tokens, backward))) +
+           windowed_time(backward);
   };
   fwd.attention = attention_time(false);
   Seconds attention_backward = attention_time(true);
+  Seconds windowed_forward = windowed_time(false);
+  Seconds windowed_backward = windowed_time(true);
   if (t.unfused_attention && t.score_elements_per_token > 0) {
+    // The unfused kernel fills the whole S x S matrix, windowed layers too: all of it is S^2.
+    windowed_forward = windowed_backward = Seconds::Of(0);
     const UnfusedAttentionTimes u = UnfusedAttention(t, tokens / tp, hbm);
     fwd.attention = u.forward;
     attention_backward = u.backward;
@@ -226,8 +232,10 @@ MicroBatchCompute ComputeMicroBatch(const StepTables& t, const StepLayout& s) {
   // Recompute re-runs the forward of what it dropped: the layers (not the output layer) for
   // full recompute, core attention for selective.
   KernelTimes& rec = c.recompute;
+  Seconds windowed_recompute;
   if (s.recompute == RecomputeGranularity::kFull) {
     const double f = s.recompute_layer_fraction;
+    windowed_recompute = windowed_forward * f;
     rec.dense_gemm = fwd.dense_gemm * f;
     rec.expert_gemm = fwd.expert_gemm * f;
     rec.attention = fwd.attention * f;
@@ -242,6 +250,7 @@ MicroBatchCompute ComputeMicroBatch(const StepTables& t, const StepLayout& s) {
     rec.memory_bound = fwd.memory_bound;
   } else if (s.recompute == RecomputeGranularity::kSelective) {
     rec.attention = fwd.attention;
+    windowed_recompute = windowed_forward;
   }
   const StageShare critical = CriticalStageOf(l, t.layers, c);
   for (KernelTimes* k : {&fwd, &bwd, &rec}) {
@@ -253,6 +262,8 @@ MicroBatchCompute ComputeMicroBatch(const StepTables& t, const StepLayout& s) {
     if (!critical.last) k->logits_and_loss = Seconds::Of(0);
   }
   c.skew = (fwd.expert_gemm + bwd.expert_gemm + rec.expert_gemm) * (e.moe_routing_skew - 1);
+  c.windowed_attention =
+      (windowed_forward + windowed_backward + windowed_recompute) * critical.layers;
   return c;
 }
 
@@ -373,8 +384,10 @@ Result<StepResult> EvaluateStepOn(const StepTables& t, const StepLayout& s,
   // slowest of the DP ranks. docs/formulas.md, "Stragglers".
   double straggler = 0;
   if (t.lengths.length_tokens.size() > 1 && l.dp > 1) {
-    const double b = attention_mb.s() / (mbs * t.lengths.moment[2]);
-    const double a = (r.micro_batch - attention_mb).value() / (mbs * t.lengths.moment[1]);
+    // Only the full-span layers' attention grows with S^2; a window's grows with S.
+    const Seconds quadratic = attention_mb - c.windowed_attention;
+    const double b = quadratic.s() / (mbs * t.lengths.moment[2]);
+    const double a = (r.micro_batch - quadratic).value() / (mbs * t.lengths.moment[1]);
     const double worst = ExpectedMaxWork(t.lengths, a, b, s.micro_batches * s.micro_batch, l.dp);
     straggler = std::max(0.0, worst - m * r.micro_batch.s());
   }

@@ -138,6 +138,9 @@ struct MicroBatchCompute {
   KernelTimes backward;
   KernelTimes recompute;
   Seconds skew;  // the routed experts' GEMMs of the three passes x (routing skew - 1)
+  // The sliding-window layers' part of the three passes' attention: it grows with S (a fixed
+  // window per query), not with S^2 as the full-span layers' part does (the stragglers' fit).
+  Seconds windowed_attention;
 };
 MicroBatchCompute ComputeMicroBatch(const StepTables& tables, const StepLayout& layout);
 
