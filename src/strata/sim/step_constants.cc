@@ -34,6 +34,16 @@ Status PerGpu(YamlMap& section, KernelEfficiencyFile& out, Apply apply) {
   return gpus.CheckNoUnknownKeys();
 }
 
+// A section whose per-GPU values are one fraction each, stored in `field`.
+Status PerGpuFraction(YamlMap& section, KernelEfficiencyFile& out,
+                      double KernelEfficiency::*field) {
+  return PerGpu(section, out,
+                [field](YamlMap& gpus, const std::string& name, KernelEfficiency& e) -> Status {
+                  STRATA_ASSIGN_OR_RETURN(e.*field, Fraction(gpus, name));
+                  return OkStatus();
+                });
+}
+
 }  // namespace
 
 const KernelEfficiency& KernelEfficiencyFile::For(const std::string& gpu_name) const {
@@ -88,11 +98,7 @@ Result<KernelEfficiencyFile> ParseKernelEfficiency(const std::string& text,
     STRATA_RETURN_IF_ERROR(a.CheckNoUnknownKeys());
   }
   STRATA_ASSIGN_OR_RETURN(d.attention_half_seq, Positive(attention, "half_seq_tokens"));
-  STRATA_RETURN_IF_ERROR(
-      PerGpu(gemm, out, [](YamlMap& gpus, const std::string& name, KernelEfficiency& e) -> Status {
-        STRATA_ASSIGN_OR_RETURN(e.gemm_large, Fraction(gpus, name));
-        return OkStatus();
-      }));
+  STRATA_RETURN_IF_ERROR(PerGpuFraction(gemm, out, &KernelEfficiency::gemm_large));
   STRATA_RETURN_IF_ERROR(PerGpu(
       attention, out, [](YamlMap& gpus, const std::string& name, KernelEfficiency& e) -> Status {
         STRATA_ASSIGN_OR_RETURN(YamlMap a, gpus.Map(name));
@@ -100,17 +106,9 @@ Result<KernelEfficiencyFile> ParseKernelEfficiency(const std::string& text,
         STRATA_ASSIGN_OR_RETURN(e.attention_backward, Fraction(a, "backward"));
         return a.CheckNoUnknownKeys();
       }));
-  STRATA_RETURN_IF_ERROR(PerGpu(
-      sustained, out, [](YamlMap& gpus, const std::string& name, KernelEfficiency& e) -> Status {
-        STRATA_ASSIGN_OR_RETURN(e.sustained_clock, Fraction(gpus, name));
-        return OkStatus();
-      }));
+  STRATA_RETURN_IF_ERROR(PerGpuFraction(sustained, out, &KernelEfficiency::sustained_clock));
   STRATA_RETURN_IF_ERROR(sustained.CheckNoUnknownKeys());
-  STRATA_RETURN_IF_ERROR(
-      PerGpu(fp8, out, [](YamlMap& gpus, const std::string& name, KernelEfficiency& e) -> Status {
-        STRATA_ASSIGN_OR_RETURN(e.fp8_gemm, Fraction(gpus, name));
-        return OkStatus();
-      }));
+  STRATA_RETURN_IF_ERROR(PerGpuFraction(fp8, out, &KernelEfficiency::fp8_gemm));
   STRATA_RETURN_IF_ERROR(fp8.CheckNoUnknownKeys());
   STRATA_RETURN_IF_ERROR(gemm.CheckNoUnknownKeys());
   STRATA_RETURN_IF_ERROR(attention.CheckNoUnknownKeys());

@@ -189,22 +189,16 @@ MicroBatchCompute ComputeMicroBatch(const StepTables& t, const StepLayout& s) {
   // their window: a query tile amortises its fixed costs over the keys it attends.
   const double windowed_flop = t.windowed_attention_flop_per_token * tokens / tp;
   const double full_flop = t.attention_flop_per_token * tokens / tp - windowed_flop;
-  auto windowed_time = [&](bool backward) {
-    if (windowed_flop <= 0) return Seconds::Of(0);
-    const double passes = backward ? 2.0 : 1.0;  // the backward does twice the forward's FLOP
-    return Seconds::Of(passes * windowed_flop /
-                       (peak * AttentionEfficiency(e, t.attention_window_tokens, backward)));
+  // FLOP at the efficiency of `span` attended keys; the backward does twice the forward's FLOP.
+  auto flash_time = [&](double flop, double span, bool backward) {
+    if (flop <= 0) return Seconds::Of(0);
+    return Seconds::Of((backward ? 2.0 : 1.0) * flop /
+                       (peak * AttentionEfficiency(e, span, backward)));
   };
-  auto attention_time = [&](bool backward) {
-    const double passes = backward ? 2.0 : 1.0;
-    return Seconds::Of(passes * full_flop /
-                       (peak * AttentionEfficiency(e, t.attention_tokens, backward))) +
-           windowed_time(backward);
-  };
-  fwd.attention = attention_time(false);
-  Seconds attention_backward = attention_time(true);
-  Seconds windowed_forward = windowed_time(false);
-  Seconds windowed_backward = windowed_time(true);
+  Seconds windowed_forward = flash_time(windowed_flop, t.attention_window_tokens, false);
+  Seconds windowed_backward = flash_time(windowed_flop, t.attention_window_tokens, true);
+  fwd.attention = flash_time(full_flop, t.attention_tokens, false) + windowed_forward;
+  Seconds attention_backward = flash_time(full_flop, t.attention_tokens, true) + windowed_backward;
   if (t.unfused_attention && t.score_elements_per_token > 0) {
     // The unfused kernel fills the whole S x S matrix, windowed layers too: all of it is S^2.
     windowed_forward = windowed_backward = Seconds::Of(0);
