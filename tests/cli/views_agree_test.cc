@@ -100,6 +100,33 @@ TEST_P(ViewsAgree, MemoryStepPlanAndCompareGiveTheSameNumbers) {
                    step["tokens_per_s_per_gpu"].get<double>(), "compare tokens/s/GPU");
 }
 
+// `map` prices the job's traffic as `step` does: the same items, sizes and times. Before, the map
+// built its own traffic inputs: activations of an fp32 job at 4 bytes where step used 2 (the map
+// priced its TP/CP/EP traffic at twice step's), and no sharding mode (a ZeRO-3 job's
+// once-per-step traffic at megatron-core's reduce-scatter + all-gather, 1.59 s, where step and
+// compare price ZeRO-3's per-layer gathers, 4.87 s).
+TEST_P(ViewsAgree, MapPricesTheStepsTraffic) {
+  const std::vector<std::string>& job = GetParam().args;
+  const json step = RunJson(With("step", job));
+  const json map = RunJson(With("map", job));
+  ASSERT_FALSE(step.empty() || map.empty());
+  const json& items = map["traffic"];
+  ASSERT_EQ(items.size(), step["traffic"].size()) << map["traffic"].dump(1);
+  double step_total = 0;
+  for (size_t i = 0; i < items.size(); ++i) {
+    const json& a = items[i];
+    const json& b = step["traffic"][i];
+    SCOPED_TRACE(b["purpose"].get<std::string>());
+    EXPECT_EQ(a["group"], b["group"]);
+    EXPECT_EQ(a["purpose"], b["purpose"]);
+    EXPECT_EQ(a["size_bytes"], b["size_bytes"]);
+    ExpectSameDouble(a["time_per_step_s"].get<double>(), b["time_per_step_s"].get<double>(),
+                     "time per step");
+    step_total += b["time_per_step_s"].get<double>();
+  }
+  ExpectSameDouble(map["comm_time_per_step_s"].get<double>(), step_total, "communication per step");
+}
+
 // `strata mfu` at the throughput `strata step` predicts: with only the mean (29,000) and the max
 // (49,152) length known, mfu reports the megatron-convention MFU at both bounds of E[S^2]/E[S];
 // step assumes lengths uniform on [2 mean - max, max], whose E[S^2]/E[S] (33,650) lies between
@@ -158,7 +185,11 @@ INSTANTIATE_TEST_SUITE_P(
                       JobArgs{"reference_pp2_last19",
                               {kReference, "--set", "parallel.pp=2", "--set", "parallel.ep=4",
                                "--set", "parallel.last_stage_layers=19"}},
-                      JobArgs{"h200_fsdp2", {testing::TestPath("memory/validation/h200-04.yaml")}}),
+                      JobArgs{"h200_fsdp2", {testing::TestPath("memory/validation/h200-04.yaml")}},
+                      // fp32 weights and activations: TP/EP traffic of 4-byte elements.
+                      JobArgs{"reference_fp32_tp2",
+                              {kReference, "--set", "precision.params=fp32", "--set",
+                               "precision.grads=fp32", "--set", "parallel.tp=2"}}),
     [](const auto& param_info) { return param_info.param.name; });
 
 }  // namespace

@@ -13,9 +13,11 @@
 #include "strata/cli/commands.h"
 #include "strata/cli/job_options.h"
 #include "strata/comm/collective_cost.h"
+#include "strata/eval/evaluation.h"
 #include "strata/hw/cluster.h"
 #include "strata/hw/interconnects.h"
 #include "strata/job/placement.h"
+#include "strata/report/html_report.h"
 #include "strata/report/map_report.h"
 
 namespace strata::cli {
@@ -49,12 +51,15 @@ Result<MapReport> Build(const MapOptions& o) {
                                 fmt::join(ShippedClusterNames(), ", ")));
     }
   }
-  STRATA_ASSIGN_OR_RETURN(Interconnects links, LoadInterconnects());
-  STRATA_ASSIGN_OR_RETURN(CollectiveModel model, CollectiveModel::Create(cluster, links));
-  MapReport report{cluster, model.map(), std::nullopt};
-  if (o.no_layout) return report;
-  STRATA_ASSIGN_OR_RETURN(report.layout, LayoutSectionOf(*job, model, o.rank_order));
-  return report;
+  STRATA_ASSIGN_OR_RETURN(Workspace workspace, Workspace::Load());
+  if (o.no_layout) {
+    STRATA_ASSIGN_OR_RETURN(CollectiveModel model,
+                            CollectiveModel::Create(cluster, workspace.links));
+    return MapReport{cluster, model.map(), std::nullopt};
+  }
+  // The layout section is the job's evaluation: the step model's own traffic.
+  STRATA_ASSIGN_OR_RETURN(Evaluation e, EvaluateJob(workspace, *job, o.rank_order));
+  return MapReport{cluster, e.comm->map(), std::move(e.traffic)};
 }
 
 }  // namespace
@@ -74,10 +79,16 @@ int RunMap(int argc, char** argv) {
   app.add_flag("--no-layout", o.no_layout, "the bandwidth map only");
   app.add_flag("--json", o.json, "JSON for scripts");
   app.add_option("-o,--output", o.output, "write to this file (atomically) instead of stdout");
+  std::string svg;
+  AddSvgOption(app, svg);
   if (auto code = ParseArgs(app, argc, argv)) return *code;
 
   auto report = Build(o);
   if (!report.ok()) return ReportError(report.error());
+  if (!svg.empty() && report->layout) {
+    if (int rc = WriteSvg(svg, MapFigure(report->map, *report->layout).svg); rc != kExitOk)
+      return rc;
+  }
   return EmitOutput(o.json ? DumpJson(MapJson(*report)) : RenderMapText(*report), o.output);
 }
 

@@ -29,20 +29,6 @@ ModelTrafficShape TrafficShapeOf(const ModelConfig& config, bool with_mtp) {
   return s;
 }
 
-TrafficInputs TrafficInputsOf(const ResolvedJob& job) {
-  TrafficInputs in;
-  in.layout = job.layout;
-  in.micro_batch = job.step.micro_batch;
-  in.tokens_per_sample = job.step.sequence.mean_tokens;
-  in.micro_batches_per_step = job.step.micro_batches;
-  in.activation_bytes = job.spec.param_dtype == DType::kFp32 ? 4 : 2;
-  in.param_bytes = DTypeBytes(job.spec.param_dtype);
-  in.grad_bytes = DTypeBytes(job.spec.grad_dtype);
-  in.distributed_optimizer = job.spec.optimizer.distributed;
-  in.full_recompute = job.spec.recompute.granularity == RecomputeGranularity::kFull;
-  return in;
-}
-
 std::string ToString(TrafficFrequency f) {
   switch (f) {
     case TrafficFrequency::kPerLayerPerMicroBatch:

@@ -14,7 +14,6 @@
 #include "strata/core/units.h"
 #include "strata/job/parallel_layout.h"
 #include "strata/job/placement.h"
-#include "strata/job/resolved_job.h"
 #include "strata/model/model_config.h"
 
 namespace strata {
@@ -59,10 +58,6 @@ struct TrafficItem {
   double calls_per_unit = 1;  // calls per layer / per micro batch / per step, as frequency says
   double calls_per_step = 1;  // all calls of one step on one rank (layers are per pipeline stage)
 };
-
-/// A resolved job's traffic inputs: its layout, micro batch, mean sample length, micro batches
-/// per step (global / (micro x DP)), dtypes, optimizer and recompute.
-TrafficInputs TrafficInputsOf(const ResolvedJob& job);
 
 /// The items with a group larger than one rank (TP1 issues no TP traffic). kNumbersOnly leaves
 /// their purposes empty.

@@ -1,5 +1,6 @@
 // What a bandwidth map of a job holds: the cluster's map and, for the job's layout, which
-// parallel group talks on which level, how much and how often (report/map_report.h renders it).
+// parallel group talks on which level, how much and how often (report/map_report.h renders it;
+// sim/map_section.h fills the layout section from the step model's traffic).
 #ifndef STRATA_COMM_MAP_LAYOUT_H_
 #define STRATA_COMM_MAP_LAYOUT_H_
 
@@ -14,7 +15,6 @@
 #include "strata/hw/bandwidth_map.h"
 #include "strata/hw/cluster.h"
 #include "strata/job/placement.h"
-#include "strata/job/resolved_job.h"
 
 namespace strata {
 
@@ -31,11 +31,6 @@ struct MapReport {
   BandwidthMap map;
   std::optional<LayoutSection> layout;
 };
-
-/// The layout section of a resolved job on its own cluster: groups placed by `rank_order`, the
-/// traffic priced on the links those groups cross.
-Result<LayoutSection> LayoutSectionOf(const ResolvedJob& job, const CollectiveModel& model,
-                                      std::string_view rank_order);
 
 }  // namespace strata
 

@@ -38,6 +38,8 @@ StepLayout StepLayoutOf(const ResolvedJob& job) {
   }
   s.overlap = spec.overlap;
   s.distributed_optimizer = spec.optimizer.distributed;
+  // An fp32 job runs its activations in fp32: its TP/CP/EP collectives move 4-byte elements.
+  s.activation_bytes = spec.param_dtype == DType::kFp32 ? 4 : 2;
   s.param_bytes = DTypeBytes(spec.param_dtype);
   s.grad_bytes = DTypeBytes(spec.grad_dtype);
   s.master_bytes = DTypeBytes(spec.optimizer.master_dtype);
@@ -48,6 +50,13 @@ StepLayout StepLayoutOf(const ResolvedJob& job) {
 }
 
 Result<StepSetup> PrepareStep(const ResolvedJob& job) {
+  STRATA_ASSIGN_OR_RETURN(KernelEfficiencyFile efficiency, LoadKernelEfficiency());
+  STRATA_ASSIGN_OR_RETURN(MemoryConstants memory, LoadMemoryConstants());
+  return PrepareStep(job, efficiency, memory);
+}
+
+Result<StepSetup> PrepareStep(const ResolvedJob& job, const KernelEfficiencyFile& efficiency,
+                              const MemoryConstants& constants) {
   if (job.layout.world() > job.cluster.gpus_per_node &&
       job.cluster.DataNicBandwidthPerNode().value() <= 0) {
     return InvalidInput(
@@ -60,8 +69,7 @@ Result<StepSetup> PrepareStep(const ResolvedJob& job) {
             "name a cluster file in the job (cluster: h20-5x8) or give one with --set "
             "cluster=PATH");
   }
-  StepSetup setup{job, {}, {}, {}};
-  STRATA_ASSIGN_OR_RETURN(setup.efficiency, LoadKernelEfficiency());
+  StepSetup setup{job, efficiency, {}, {}};
   StepTableInputs in;
   in.model = &setup.job.model;
   in.sequence = job.step.sequence;
@@ -76,7 +84,6 @@ Result<StepSetup> PrepareStep(const ResolvedJob& job) {
   setup.layout = StepLayoutOf(job);
   if (job.spec.activation_offload.on()) {
     // What the offloaded layers save, from the memory ledger's per-layer decomposition.
-    STRATA_ASSIGN_OR_RETURN(MemoryConstants constants, LoadMemoryConstants());
     const int64_t n = job.spec.activation_offload.num_layers;
     double bytes = 0;
     for (int64_t i = 0; i < n && i < static_cast<int64_t>(job.model.layers.size()); ++i) {

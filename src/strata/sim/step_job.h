@@ -6,6 +6,7 @@
 #include "strata/comm/collective_cost.h"
 #include "strata/core/result.h"
 #include "strata/job/resolved_job.h"
+#include "strata/memory/memory_constants.h"
 #include "strata/sim/step_model.h"
 #include "strata/sim/step_tables.h"
 
@@ -24,6 +25,10 @@ struct StepSetup {
 
 /// Loads the kernel efficiencies and builds the per-model tables for a resolved job.
 Result<StepSetup> PrepareStep(const ResolvedJob& job);
+
+/// The same with the data files already loaded (eval/workspace.h loads each once).
+Result<StepSetup> PrepareStep(const ResolvedJob& job, const KernelEfficiencyFile& efficiency,
+                              const MemoryConstants& memory);
 
 }  // namespace strata
 

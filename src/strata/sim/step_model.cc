@@ -283,6 +283,20 @@ Result<StepResult> EvaluateStep(const StepTables& t, const StepLayout& s,
   return EvaluateStepOn(t, s, comm, *aligned);
 }
 
+TrafficInputs StepTrafficInputs(const StepTables& t, const StepLayout& s) {
+  TrafficInputs ti;
+  ti.layout = s.layout;
+  ti.micro_batch = s.micro_batch;
+  ti.tokens_per_sample = t.mean_tokens;
+  ti.micro_batches_per_step = s.micro_batches;
+  ti.activation_bytes = s.activation_bytes;
+  ti.param_bytes = s.param_bytes;
+  ti.grad_bytes = s.grad_bytes;
+  ti.distributed_optimizer = s.distributed_optimizer;
+  ti.full_recompute = s.recompute == RecomputeGranularity::kFull;
+  return ti;
+}
+
 Result<StepResult> EvaluateStepOn(const StepTables& t, const StepLayout& s,
                                   const CollectiveModel& comm,
                                   const std::vector<GroupPlacement>& groups, Detail detail,
@@ -323,17 +337,9 @@ Result<StepResult> EvaluateStepOn(const StepTables& t, const StepLayout& s,
   const Seconds skew_mb = c.skew;
   const Seconds compute_mb = fwd.total() + bwd.total() + rec.total() + skew_mb;
   // Communication, priced on the bandwidth map by the collective model.
-  TrafficInputs ti;
-  ti.layout = l;
-  ti.micro_batch = s.micro_batch;
-  ti.tokens_per_sample = t.mean_tokens;
-  ti.micro_batches_per_step = s.micro_batches;
-  ti.param_bytes = s.param_bytes;
-  ti.grad_bytes = s.grad_bytes;
-  ti.distributed_optimizer = s.distributed_optimizer;
-  ti.full_recompute = s.recompute == RecomputeGranularity::kFull;
   STRATA_ASSIGN_OR_RETURN(
-      r.traffic, PriceTraffic(LayoutTraffic(t.traffic, ti, detail), groups, comm, detail, cache));
+      r.traffic, PriceTraffic(LayoutTraffic(t.traffic, StepTrafficInputs(t, s), detail), groups,
+                              comm, detail, cache));
   // ZeRO-2/3, FSDP2 and HSDP replace megatron-core's once-per-step DP traffic (step_modes.h).
   const bool sharded_dp = ShardingOwnsDpTraffic(s);
   std::vector<PricedTraffic> sharded;

@@ -43,6 +43,7 @@ struct StepLayout {
   double offload_activation_bytes_per_token = 0;
   OverlapSpec overlap;
   bool distributed_optimizer = true;
+  int64_t activation_bytes = 2;  // bf16 activations; 4 for an fp32 job (TP/CP/EP traffic)
   int64_t param_bytes = 2;
   int64_t grad_bytes = 4;
   int64_t master_bytes = 4;  // fp32 master weights
@@ -113,6 +114,10 @@ struct StepResult {
   const StepPartTime& operator[](StepPart p) const { return parts[static_cast<size_t>(p)]; }
   StepPartTime& operator[](StepPart p) { return parts[static_cast<size_t>(p)]; }
 };
+
+/// The traffic inputs of one layout: the one builder every view uses (step, plan, compare and
+/// the map's layout section), so each prices the same bytes.
+TrafficInputs StepTrafficInputs(const StepTables& tables, const StepLayout& layout);
 
 /// Evaluates one layout. Fails when the layout does not fit the cluster the collective model
 /// describes (placement or pricing errors).

@@ -1,0 +1,25 @@
+// The data files every evaluation of a job reads (interconnect efficiencies, memory overheads,
+// kernel efficiencies), loaded once. A view that evaluates a job, or many jobs (a report, a
+// comparison), takes a Workspace instead of loading the catalogs again in each function.
+#ifndef STRATA_EVAL_WORKSPACE_H_
+#define STRATA_EVAL_WORKSPACE_H_
+
+#include "strata/core/result.h"
+#include "strata/hw/interconnects.h"
+#include "strata/memory/memory_constants.h"
+#include "strata/sim/step_constants.h"
+
+namespace strata {
+
+struct Workspace {
+  Interconnects links;
+  MemoryConstants memory;
+  KernelEfficiencyFile efficiency;
+
+  /// Loads each file of data/ the evaluation needs; fails naming the file that does not load.
+  static Result<Workspace> Load();
+};
+
+}  // namespace strata
+
+#endif  // STRATA_EVAL_WORKSPACE_H_
