@@ -37,7 +37,7 @@ TEST(CliTable, TheTableIsReadFromTheBinary) {
 
 // The commands that read a job take the same job arguments (job_options.h).
 TEST(CliTable, JobCommandsShareTheJobOptions) {
-  for (const char* command : {"memory", "mfu", "map", "step", "plan", "checkpoint"}) {
+  for (const char* command : {"memory", "mfu", "map", "step", "plan", "checkpoint", "report"}) {
     SCOPED_TRACE(command);
     const auto help = testing::RunCli({command, "--help"});
     for (const char* option : {"--model", "--set", "--from", "job"}) {

@@ -46,4 +46,16 @@ int EmitOutput(const std::string& raw, const std::string& path) {
   return kExitOk;
 }
 
+void AddSvgOption(CLI::App& app, std::string& path) {
+  app.add_option("--svg", path,
+                 "also write the figure `strata report` draws for this view to FILE (SVG, "
+                 "atomically)");
+}
+
+int WriteSvg(const std::string& path, const std::string& svg) {
+  if (path.empty()) return kExitOk;
+  if (auto st = WriteFileAtomic(path, SanitizeUtf8(svg)); !st.ok()) return ReportError(st.error());
+  return kExitOk;
+}
+
 }  // namespace strata::cli

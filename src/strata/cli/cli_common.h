@@ -24,6 +24,12 @@ void Warn(const std::string& message);
 /// Writes `text` to stdout, or atomically to `path` when it is not empty.
 int EmitOutput(const std::string& text, const std::string& path);
 
+/// `--svg FILE`: the command's figure, the one `strata report` draws (report/html_report.h).
+void AddSvgOption(CLI::App& app, std::string& path);
+/// Writes `svg` atomically to `path` when it is not empty; returns an exit code (0: written or
+/// not asked for).
+int WriteSvg(const std::string& path, const std::string& svg);
+
 }  // namespace strata::cli
 
 #endif  // STRATA_CLI_CLI_COMMON_H_

@@ -10,6 +10,7 @@
 #include "strata/cli/commands.h"
 #include "strata/cli/job_options.h"
 #include "strata/memory/oom_advice.h"
+#include "strata/report/html_report.h"
 #include "strata/report/memory_json.h"
 #include "strata/report/memory_text.h"
 
@@ -26,6 +27,8 @@ int RunMemory(int argc, char** argv) {
   app.add_flag("--explain", explain, "print each item's formula with the numbers substituted");
   app.add_flag("--json", json, "print JSON for scripts");
   app.add_option("-o,--output", output, "write the output to this file (atomically)");
+  std::string svg;
+  AddSvgOption(app, svg);
   if (auto exit = ParseArgs(app, argc, argv)) return *exit;
 
   auto job = ResolveJobRequest(request);
@@ -46,6 +49,7 @@ int RunMemory(int argc, char** argv) {
   const std::string text = json ? DumpJson(LedgerToJson(*job, ledger, fixes))
                                 : RenderMemoryText(*job, ledger, fixes, explain);
   if (int rc = EmitOutput(text, output); rc != kExitOk) return rc;
+  if (int rc = WriteSvg(svg, MemoryFigure(ledger).svg); rc != kExitOk) return rc;
   return ledger.fits ? kExitOk : kExitCheckFailed;
 }
 

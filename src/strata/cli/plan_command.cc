@@ -12,6 +12,7 @@
 #include "strata/cli/job_options.h"
 #include "strata/core/did_you_mean.h"
 #include "strata/plan/planner.h"
+#include "strata/report/html_report.h"
 #include "strata/report/plan_report.h"
 
 namespace strata::cli {
@@ -90,6 +91,8 @@ int RunPlan(int argc, char** argv) {
   app.add_flag("--explain", explain, "print the pruning counts of every rule");
   app.add_flag("--json", json, "print JSON for scripts");
   app.add_option("-o,--output", output, "write the output to this file (atomically)");
+  std::string svg;
+  AddSvgOption(app, svg);
   if (auto exit = ParseArgs(app, argc, argv)) return *exit;
 
   plan::PlanOptions options;
@@ -137,6 +140,7 @@ int RunPlan(int argc, char** argv) {
   if (!plan.ok()) return ReportError(plan.error());
   const std::string text =
       json ? DumpJson(PlanToJson(*setup, *plan)) : PlanToText(*setup, *plan, explain);
+  if (int rc = WriteSvg(svg, PlanFigure(*plan).svg); rc != kExitOk) return rc;
   return EmitOutput(text, output);
 }
 

@@ -12,6 +12,7 @@
 #include "strata/cli/job_options.h"
 #include "strata/core/strings.h"
 #include "strata/core/table.h"
+#include "strata/report/html_report.h"
 #include "strata/sim/step_explain.h"
 #include "strata/sim/step_json.h"
 
@@ -135,6 +136,8 @@ int RunStep(int argc, char** argv) {
                "print each formula with the numbers substituted and a timeline of one micro batch");
   app.add_flag("--json", json, "print JSON for scripts");
   app.add_option("-o,--output", output, "write the output to this file (atomically)");
+  std::string svg;
+  AddSvgOption(app, svg);
   if (auto exit = ParseArgs(app, argc, argv)) return *exit;
 
   auto job = ResolveJobRequest(request);
@@ -150,6 +153,7 @@ int RunStep(int argc, char** argv) {
   const bool reference = job->reference;
   const std::string text = json ? DumpJson(StepToJson(*setup, *result))
                                 : RenderText(*setup, *result, explain, reference);
+  if (int rc = WriteSvg(svg, StepFigure(*result).svg); rc != kExitOk) return rc;
   return EmitOutput(text, output);
 }
 
