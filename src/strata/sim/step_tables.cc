@@ -140,7 +140,12 @@ StepTables BuildStepTables(const StepTableInputs& in) {
   t.peak = in.gpu->bf16_dense;
   t.fp8_peak = in.gpu->fp8_dense;
   t.hbm = in.gpu->hbm_bandwidth;
-  t.efficiency = in.efficiency->For(in.gpu->name);
+  // A variant (`base: H100 SXM`) keeps its catalog part's calibration, at its own power limit.
+  const GpuSpec& gpu = *in.gpu;
+  t.efficiency = in.efficiency->For(gpu.catalog_name.empty() ? gpu.name : gpu.catalog_name);
+  t.efficiency.sustained_clock =
+      PowerLimitedClock(t.efficiency.sustained_clock, gpu.tdp_watts, gpu.catalog_tdp_watts,
+                        in.efficiency->power_clock_exponent);
   t.layers = static_cast<int64_t>(c.layers.size());
   t.hidden = c.hidden_size;
   t.vocab = c.vocab_size;
