@@ -108,6 +108,40 @@ TEST(LayoutTraffic, DenseModelWithTpPpCpByHand) {
   EXPECT_EQ(Find(items, GroupKind::kEp, CollectiveOp::kAllToAll), nullptr);  // dense: no EP
 }
 
+// Context parallelism exchanges K and V of the heads a TP rank holds, not of all heads.
+// Llama 3.1 70B (config.json: 8 K/V heads of 128): K+V are 2 x 8 x 128 = 2,048 elements per
+// token. CP4 over one 131,072-token sample: the all-gather carries the whole sequence's K/V,
+// 131,072 x 2,048 x 2 B = 536,870,912 B at TP1; TP2 ranks hold 4 heads (half), TP8 one head
+// (an eighth); at TP16 the 8 heads are replicated, one per rank (still an eighth).
+// DeepSeek-V3 (MLA): the up-projected K and V of 128 heads, 128 x (128 + 64 + 128) = 40,960
+// elements per token: 131,072 x 40,960 x 2 B = 10,737,418,240 B at TP1, / 8 at TP8 (16 heads).
+TEST(LayoutTraffic, CpKvExchangeCarriesOnlyTheTpRanksHeads) {
+  struct Case {
+    const char* model;
+    int64_t tp;
+    double expected_bytes;
+  };
+  const Case cases[] = {
+      {"llama-3.1-70b", 1, 536870912.0}, {"llama-3.1-70b", 2, 268435456.0},
+      {"llama-3.1-70b", 8, 67108864.0},  {"llama-3.1-70b", 16, 67108864.0},
+      {"deepseek-v3", 1, 10737418240.0}, {"deepseek-v3", 8, 1342177280.0},
+  };
+  for (const Case& c : cases) {
+    auto config = LoadModelConfig(c.model);
+    ASSERT_TRUE(config.ok()) << config.error().Format();
+    TrafficInputs in;
+    in.layout.tp = c.tp;
+    in.layout.cp = 4;
+    in.tokens_per_sample = 131072;
+    const auto items = LayoutTraffic(TrafficShapeOf(*config, false), in);
+    for (CollectiveOp op : {CollectiveOp::kAllGather, CollectiveOp::kReduceScatter}) {
+      const TrafficItem* cp = Find(items, GroupKind::kCp, op);
+      ASSERT_NE(cp, nullptr) << c.model << " TP" << c.tp;
+      EXPECT_NEAR(cp->size.count(), c.expected_bytes, 0.5) << c.model << " TP" << c.tp;
+    }
+  }
+}
+
 TEST(LayoutTraffic, SingleGpuIssuesNothing) {
   ModelTrafficShape m;
   m.hidden_size = 1000;

@@ -1,5 +1,6 @@
 #include "strata/comm/layout_traffic.h"
 
+#include <algorithm>
 #include <string_view>
 
 #include "strata/model/param_count.h"
@@ -16,10 +17,12 @@ ModelTrafficShape TrafficShapeOf(const ModelConfig& config, bool with_mtp) {
                             config.CountLayers(MixerKind::kSlidingAttention) +
                             config.CountLayers(MixerKind::kMla);
   s.kv_width = 2 * config.attention.num_kv_heads * config.attention.head_dim;
+  s.kv_heads = std::max<int64_t>(1, config.attention.num_kv_heads);
   if (config.CountLayers(MixerKind::kMla) > 0) {
     // MLA's context-parallel exchange carries the full K and V heads after up-projection.
     s.kv_width = config.mla.num_heads * (config.mla.qk_nope_head_dim + config.mla.qk_rope_head_dim +
                                          config.mla.v_head_dim);
+    s.kv_heads = std::max<int64_t>(1, config.mla.num_heads);
   }
   s.top_k = config.moe.top_k;
   const ParamBreakdown p = CountParams(config);
@@ -102,9 +105,13 @@ std::vector<TrafficItem> LayoutTraffic(const ModelTrafficShape& model, const Tra
   const double sp_tokens = l.sequence_parallel ? tokens / static_cast<double>(l.tp) : tokens;
   if (l.cp > 1 && model.full_attention_layers > 0) {
     // Ring attention: every rank sees every other rank's K and V once per pass (all-gather of
-    // the [tokens x cp, kv_width] K/V), and the backward returns dK, dV (reduce-scatter).
-    const double kv =
-        tokens * static_cast<double>(l.cp) * static_cast<double>(model.kv_width) * act;
+    // the [tokens x cp, kv_width] K/V), and the backward returns dK, dV (reduce-scatter). A TP
+    // rank holds only its heads' K and V: kv_heads / TP of them, or one head replicated when
+    // TP exceeds the K/V heads (megatron-core's GQA with fewer query groups than TP ranks).
+    const double rank_kv_heads =
+        std::max(1.0, static_cast<double>(model.kv_heads) / static_cast<double>(l.tp));
+    const double kv = tokens * static_cast<double>(l.cp) * static_cast<double>(model.kv_width) *
+                      rank_kv_heads / static_cast<double>(model.kv_heads) * act;
     per_layer(GroupKind::kCp, purpose("CP K/V exchange (full-attention layers)"),
               CollectiveOp::kAllGather, kv, passes - 1.0, attn_layers);
     per_layer(GroupKind::kCp, purpose("CP dK/dV return (full-attention layers)"),

@@ -77,6 +77,8 @@ Result<GpuSpec> ParseGpu(const YAML::Node& node, const std::string& file, const 
   }
   STRATA_ASSIGN_OR_RETURN(gpu.tdp_watts, map.Number("tdp_watts"));
   if (!(gpu.tdp_watts > 0)) return map.ErrorAt("tdp_watts", "expected a positive power in watts");
+  gpu.catalog_name = gpu.name;
+  gpu.catalog_tdp_watts = gpu.tdp_watts;
   if (gpu.memory.value() <= 0) return map.ErrorAt("memory", "expected a positive memory size");
   if (gpu.hbm_bandwidth.value() <= 0)
     return map.ErrorAt("hbm_bandwidth", "expected a positive bandwidth");

@@ -26,6 +26,11 @@ struct GpuSpec {
   std::string nvlink_generation;    // "NVLink4", "NVLink3", "InfinityFabric", "none"
   BytesPerSecond nvlink_bandwidth;  // bidirectional, per GPU; zero when there is no GPU fabric
   double tdp_watts = 0;
+  /// The catalog entry this part is, or derives from (`base:`), and that entry's power limit:
+  /// per-GPU calibration (data/kernel_efficiency.yaml) is keyed by it and was measured at it.
+  /// Empty and 0 for a part defined without a base.
+  std::string catalog_name;
+  double catalog_tdp_watts = 0;
   int64_t pcie_generation = 0;  // the host link (PCIe GenN x16); 0 where the catalog does not say
   std::map<std::string, std::string> sources;  // value name -> datasheet name or URL
 

@@ -137,6 +137,7 @@ struct JobSpec {
   Fp8Spec fp8;                      // FP8 recipe (default none: bf16 GEMMs)
   /// Tokens the busiest EP rank receives over the mean (dropless routing); 1 = balanced.
   double moe_routing_imbalance = 1.0;
+  bool moe_routing_imbalance_given = false;  // the job states it (the step model's default else)
   ActivationOffloadSpec activation_offload;  // megatron-core --cpu-offloading (default off)
   OverlapSpec overlap;
   ThroughputSpec throughput;  // optional

@@ -237,6 +237,7 @@ Status ParseMoe(YamlMap& top, JobSpec& job) {
   if (!top.Has("moe")) return OkStatus();
   STRATA_ASSIGN_OR_RETURN(YamlMap m, top.Map("moe"));
   STRATA_ASSIGN_OR_RETURN(job.moe_routing_imbalance, m.Number("routing_imbalance"));
+  job.moe_routing_imbalance_given = true;
   if (!(job.moe_routing_imbalance >= 1.0)) {
     return m.ErrorAt("routing_imbalance",
                      fmt::format("expected the busiest EP rank's tokens over the mean, at least 1, "

@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
+
 #include "strata/core/file_io.h"
 #include "strata/core/sourced_yaml.h"
 
@@ -51,6 +54,12 @@ const KernelEfficiency& KernelEfficiencyFile::For(const std::string& gpu_name) c
   return it == per_gpu.end() ? defaults : it->second;
 }
 
+double PowerLimitedClock(double sustained_clock, double power_w, double catalog_power_w,
+                         double exponent) {
+  if (!(power_w > 0) || !(catalog_power_w > 0)) return sustained_clock;
+  return std::min(1.0, sustained_clock * std::pow(power_w / catalog_power_w, exponent));
+}
+
 Result<KernelEfficiencyFile> ParseKernelEfficiency(const std::string& text,
                                                    const std::string& file) {
   STRATA_ASSIGN_OR_RETURN(YAML::Node root, ParseYaml(text, file));
@@ -81,6 +90,11 @@ Result<KernelEfficiencyFile> ParseKernelEfficiency(const std::string& text,
                                              "expected >= 1, got {}",
                                              d.moe_routing_skew));
     }
+    STRATA_RETURN_IF_ERROR(s.CheckNoUnknownKeys());
+  }
+  {
+    STRATA_ASSIGN_OR_RETURN(YamlMap s, Section(top, "power_limit", out));
+    STRATA_ASSIGN_OR_RETURN(out.power_clock_exponent, Fraction(s, "clock_exponent"));
     STRATA_RETURN_IF_ERROR(s.CheckNoUnknownKeys());
   }
   STRATA_ASSIGN_OR_RETURN(YamlMap sustained, Section(top, "sustained_clock", out));

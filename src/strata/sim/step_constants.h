@@ -34,10 +34,18 @@ struct KernelEfficiencyFile {
   KernelEfficiency defaults;
   std::map<std::string, KernelEfficiency> per_gpu;  // canonical GPU name -> values
   std::map<std::string, std::string> sources;       // section -> source text
+  /// A part at another power limit than its catalog entry's: clock ~ power^exponent.
+  double power_clock_exponent = 0;
 
   /// The values for `gpu_name` (its overrides, else the defaults).
   const KernelEfficiency& For(const std::string& gpu_name) const;
 };
+
+/// The sustained clock factor of a part run at `power_w` whose calibration was measured at
+/// `catalog_power_w`: sustained x (power_w / catalog_power_w)^exponent, at most 1 (the burst
+/// clock). Unchanged when either power is unknown (0).
+double PowerLimitedClock(double sustained_clock, double power_w, double catalog_power_w,
+                         double exponent);
 
 /// Parses the YAML text; `file` names it in errors.
 Result<KernelEfficiencyFile> ParseKernelEfficiency(const std::string& text,

@@ -145,9 +145,15 @@ std::vector<StepFormula> ExplainStep(const StepTables& t, const StepLayout& s,
                   Ms(r.micro_batch - r.forward.total() - r.backward.total() - r.recompute.total() -
                      r[StepPart::kMoeImbalance].total / static_cast<double>(s.micro_batches)),
                   Ms(r.micro_batch)));
+  const double skew = RoutingSkew(e, s);
   add("MoE routing skew",
-      fmt::format("busiest expert rank gets {:.2f} x the mean tokens: + {:.2f} x expert GEMM time",
-                  e.moe_routing_skew, e.moe_routing_skew - 1));
+      fmt::format("busiest expert rank gets {:.2f} x the mean tokens ({}): + {:.2f} x expert GEMM "
+                  "time",
+                  skew,
+                  s.layout.ep <= 1         ? "EP 1: every rank holds every expert"
+                  : s.moe_routing_skew > 0 ? "moe.routing_imbalance"
+                                           : "assumed, data/kernel_efficiency.yaml",
+                  skew - 1));
   for (const PricedTraffic& p : r.traffic) {
     add(fmt::format("{}: {}", ToString(p.item.group), p.item.purpose),
         fmt::format(

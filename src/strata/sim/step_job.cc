@@ -36,6 +36,12 @@ StepLayout StepLayoutOf(const ResolvedJob& job) {
     s.recompute_layer_fraction =
         std::floor(per_rank / static_cast<double>(titan.every_n_layers)) / per_rank;
   }
+  s.recompute_modules = spec.recompute.modules;
+  for (ModuleKind kind : AllModuleKinds()) {
+    s.frozen[static_cast<size_t>(kind)] = std::find(spec.frozen.begin(), spec.frozen.end(),
+                                                    ModuleKindName(kind)) != spec.frozen.end();
+  }
+  if (spec.moe_routing_imbalance_given) s.moe_routing_skew = spec.moe_routing_imbalance;
   s.overlap = spec.overlap;
   s.distributed_optimizer = spec.optimizer.distributed;
   // An fp32 job runs its activations in fp32: its TP/CP/EP collectives move 4-byte elements.

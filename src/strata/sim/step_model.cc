@@ -134,6 +134,11 @@ StageShare CriticalStageOf(const ParallelLayout& l, int64_t layers,
   return {last, true};
 }
 
+double RoutingSkew(const KernelEfficiency& e, const StepLayout& s) {
+  if (s.layout.ep <= 1) return 1;
+  return s.moe_routing_skew > 0 ? s.moe_routing_skew : e.moe_routing_skew;
+}
+
 MicroBatchCompute ComputeMicroBatch(const StepTables& t, const StepLayout& s) {
   const ParallelLayout& l = s.layout;
   const KernelEfficiency& e = t.efficiency;
@@ -151,20 +156,23 @@ MicroBatchCompute ComputeMicroBatch(const StepTables& t, const StepLayout& s) {
 
   MicroBatchCompute c;
   KernelTimes& fwd = c.forward;
+  KernelTimes& bwd = c.backward;
   double logits_gemm = 0;
+  // Forward GEMM time by module kind, for selective recompute of named modules.
+  std::array<double, kModuleKindCount> module_forward{};
   for (const GemmGroup& g : t.gemms) {
+    double gemm_time = 0;
     switch (g.kind) {
       case GemmKind::kDense: {
         const double flop = g.flop_per_token * tokens / tp;
-        fwd.dense_gemm +=
-            Seconds::Of(flop / (linear_peak * GemmEfficiency(e, tokens, g.n / tp, g.k)));
+        gemm_time = flop / (linear_peak * GemmEfficiency(e, tokens, g.n / tp, g.k));
         break;
       }
       case GemmKind::kRouter: {
         // Replicated over TP; sequence parallelism gives each TP rank its share of tokens.
         const double rows = tokens / sp_split;
         const double flop = g.flop_per_token * rows;
-        fwd.dense_gemm += Seconds::Of(flop / (peak * GemmEfficiency(e, rows, g.n, g.k)));
+        gemm_time = flop / (peak * GemmEfficiency(e, rows, g.n, g.k));
         break;
       }
       case GemmKind::kExpert: {
@@ -175,14 +183,33 @@ MicroBatchCompute ComputeMicroBatch(const StepTables& t, const StepLayout& s) {
                                   static_cast<double>(std::max<int64_t>(t.num_experts, 1));
         const double eff = GemmEfficiency(e, per_expert, g.n / static_cast<double>(l.etp), g.k) *
                            e.grouped_gemm_factor;
-        fwd.expert_gemm += Seconds::Of(g.flop_per_token * tokens / tp / (linear_peak * eff));
+        gemm_time = g.flop_per_token * tokens / tp / (linear_peak * eff);
         break;
       }
       case GemmKind::kLogits: {
         const double flop = g.flop_per_token * tokens / tp;
-        logits_gemm += flop / (peak * GemmEfficiency(e, tokens, g.n / tp, g.k));
+        gemm_time = flop / (peak * GemmEfficiency(e, tokens, g.n / tp, g.k));
         break;
       }
+    }
+    // Backward: the data gradient (the forward's FLOP) and, unless the module is frozen, the
+    // weight gradient (as many again).
+    const double backward = gemm_time * (s.frozen[static_cast<size_t>(g.module)] ? 1.0 : 2.0);
+    module_forward[static_cast<size_t>(g.module)] += gemm_time;
+    switch (g.kind) {
+      case GemmKind::kDense:
+      case GemmKind::kRouter:
+        fwd.dense_gemm += Seconds::Of(gemm_time);
+        bwd.dense_gemm += Seconds::Of(backward);
+        break;
+      case GemmKind::kExpert:
+        fwd.expert_gemm += Seconds::Of(gemm_time);
+        bwd.expert_gemm += Seconds::Of(backward);
+        break;
+      case GemmKind::kLogits:
+        logits_gemm += gemm_time;
+        bwd.logits_and_loss += Seconds::Of(backward);
+        break;
     }
   }
   // Full-span layers at the efficiency of E[S^2]/E[S] keys, sliding-window layers at that of
@@ -214,14 +241,12 @@ MicroBatchCompute ComputeMicroBatch(const StepTables& t, const StepLayout& s) {
       t.loss_bytes_per_vocab_entry * tokens * static_cast<double>(t.vocab) / tp / hbm;
   fwd.logits_and_loss = Seconds::Of(logits_gemm + loss / 3);
 
-  // Backward: twice the forward's FLOP (data and weight gradients) and memory traffic.
-  KernelTimes& bwd = c.backward;
-  bwd.dense_gemm = fwd.dense_gemm * 2;
-  bwd.expert_gemm = fwd.expert_gemm * 2;
+  // Backward: the GEMMs above (data and weight gradients), twice the forward's FLOP in the
+  // kernels without weights and twice its memory traffic.
   bwd.attention = attention_backward;
   bwd.gated_deltanet = fwd.gated_deltanet * 2;
   bwd.memory_bound = fwd.memory_bound * 2;
-  bwd.logits_and_loss = Seconds::Of(2 * logits_gemm + 2 * loss / 3);
+  bwd.logits_and_loss += Seconds::Of(2 * loss / 3);
 
   // Recompute re-runs the forward of what it dropped: the layers (not the output layer) for
   // full recompute, core attention for selective.
@@ -243,8 +268,26 @@ MicroBatchCompute ComputeMicroBatch(const StepTables& t, const StepLayout& s) {
     rec.expert_gemm = fwd.expert_gemm;
     rec.memory_bound = fwd.memory_bound;
   } else if (s.recompute == RecomputeGranularity::kSelective) {
-    rec.attention = fwd.attention;
-    windowed_recompute = windowed_forward;
+    // megatron-core --recompute-modules: each named module re-runs its own forward.
+    const RecomputeModules& r = s.recompute_modules;
+    auto module = [&](ModuleKind k) { return module_forward[static_cast<size_t>(k)]; };
+    if (r.core_attn) {
+      rec.attention = fwd.attention;
+      windowed_recompute = windowed_forward;
+    }
+    double gemm = 0;
+    if (r.mlp) gemm += module(ModuleKind::kDenseMlp);
+    if (r.moe) gemm += module(ModuleKind::kRouter) + module(ModuleKind::kSharedExperts);
+    if (r.shared_experts && !r.moe) gemm += module(ModuleKind::kSharedExperts);
+    if (r.mla_up_proj) gemm += module(ModuleKind::kAttention) * t.mla_up_proj_fraction;
+    rec.dense_gemm = Seconds::Of(gemm);
+    if (r.moe) rec.expert_gemm = fwd.expert_gemm;
+    const double replicated = (r.layernorm ? t.norm_bytes_per_token : 0.0) +
+                              (r.moe ? t.moe_dispatch_bytes_per_token : 0.0);
+    const double split = (r.mlp ? t.dense_mlp_act_bytes_per_token : 0.0) +
+                         (r.moe || r.moe_act ? t.routed_act_bytes_per_token : 0.0) +
+                         (r.moe || r.shared_experts ? t.shared_act_bytes_per_token : 0.0);
+    rec.memory_bound = Seconds::Of((replicated / sp_split + split / tp) * tokens / hbm);
   }
   const StageShare critical = CriticalStageOf(l, t.layers, c);
   for (KernelTimes* k : {&fwd, &bwd, &rec}) {
@@ -255,7 +298,7 @@ MicroBatchCompute ComputeMicroBatch(const StepTables& t, const StepLayout& s) {
     k->memory_bound = k->memory_bound * critical.layers;
     if (!critical.last) k->logits_and_loss = Seconds::Of(0);
   }
-  c.skew = (fwd.expert_gemm + bwd.expert_gemm + rec.expert_gemm) * (e.moe_routing_skew - 1);
+  c.skew = (fwd.expert_gemm + bwd.expert_gemm + rec.expert_gemm) * (RoutingSkew(e, s) - 1);
   c.windowed_attention =
       (windowed_forward + windowed_backward + windowed_recompute) * critical.layers;
   return c;

@@ -21,6 +21,8 @@
 #include "strata/job/job_spec.h"
 #include "strata/job/parallel_layout.h"
 #include "strata/job/placement.h"
+#include "strata/job/training_modes.h"
+#include "strata/model/param_count.h"
 #include "strata/sim/step_modes.h"
 #include "strata/sim/step_tables.h"
 
@@ -33,6 +35,13 @@ struct StepLayout {
   int64_t micro_batches = 1;  // per DP rank per step (gradient accumulation)
   RecomputeGranularity recompute = RecomputeGranularity::kNone;
   double recompute_layer_fraction = 1;  // full recompute, block method: the layers it covers
+  /// Selective recompute (megatron-core --recompute-modules): the modules whose forward re-runs.
+  RecomputeModules recompute_modules;
+  /// Module kinds without gradients (`frozen:`): their GEMMs need no weight gradient.
+  std::array<bool, kModuleKindCount> frozen{};
+  /// The busiest EP rank's routed tokens over the mean (moe.routing_imbalance); 0: the kernel
+  /// efficiency file's default. EP 1 has no busiest rank: every rank holds every expert.
+  double moe_routing_skew = 0;
   /// torchtitan's op-level SAC (selective_ac_option "op"): re-runs the unsaved matmuls, every
   /// routed expert and the memory-bound ops, not attention (StepTables' op_sac_* shares).
   bool op_sac = false;
@@ -148,6 +157,9 @@ struct MicroBatchCompute {
   Seconds windowed_attention;
 };
 MicroBatchCompute ComputeMicroBatch(const StepTables& tables, const StepLayout& layout);
+
+/// The routing skew the step uses for this layout: 1 at EP 1, else the job's or the default.
+double RoutingSkew(const KernelEfficiency& e, const StepLayout& layout);
 
 /// The pipeline stage that sets the pace of 1F1B: its share of the decoder layers and whether it
 /// is the last stage (which also runs the output layer and the loss). Even stages: the last, with

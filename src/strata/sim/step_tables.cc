@@ -11,15 +11,28 @@ namespace {
 constexpr double kActivationBytes = 2;  // bf16 activations
 
 // Merges GEMMs of one kind and shape, so the hot path loops over a handful of groups.
-void AddGemm(std::vector<GemmGroup>& groups, GemmKind kind, double flop, double n, double k) {
+void AddGemm(std::vector<GemmGroup>& groups, GemmKind kind, double flop, double n, double k,
+             ModuleKind module) {
   if (flop <= 0) return;
   for (auto& g : groups) {
-    if (g.kind == kind && g.n == n && g.k == k) {
+    if (g.kind == kind && g.n == n && g.k == k && g.module == module) {
       g.flop_per_token += flop;
       return;
     }
   }
-  groups.push_back({kind, flop, n, k});
+  groups.push_back({kind, flop, n, k, module});
+}
+
+ModuleKind MixerModule(MixerKind kind) {
+  switch (kind) {
+    case MixerKind::kGatedDeltaNet:
+    case MixerKind::kMamba2:
+    case MixerKind::kMamba1:
+    case MixerKind::kLightning:
+      return ModuleKind::kLinearAttention;
+    default:
+      return ModuleKind::kAttention;
+  }
 }
 
 // The width a mixer's projections mostly produce: the representative n of its GEMMs.
@@ -50,6 +63,7 @@ void AddLayerBytes(const ModelConfig& c, const LayerSpec& spec, StepTables& t) {
   const double b = kActivationBytes;
   // Two norms (read h, write h) and two residual adds (read 2h, write h).
   t.replicated_bytes_per_token += b * (2 * 2 * h + 2 * 3 * h);
+  t.norm_bytes_per_token += b * 2 * 2 * h;
   switch (spec.mixer) {
     case MixerKind::kFullAttention:
     case MixerKind::kSlidingAttention: {
@@ -97,6 +111,7 @@ void AddLayerBytes(const ModelConfig& c, const LayerSpec& spec, StepTables& t) {
   if (spec.ffn == FfnKind::kDense) {
     // SwiGLU: read gate and up (2f), write f.
     t.split_bytes_per_token += b * 3 * static_cast<double>(c.dense_mlp.intermediate_size);
+    t.dense_mlp_act_bytes_per_token += b * 3 * static_cast<double>(c.dense_mlp.intermediate_size);
     return;
   }
   const auto& m = c.moe;
@@ -104,10 +119,15 @@ void AddLayerBytes(const ModelConfig& c, const LayerSpec& spec, StepTables& t) {
       b * 3 *
       static_cast<double>(m.top_k * m.expert_intermediate_size +
                           m.num_shared_experts * m.shared_expert_intermediate_size);
+  t.routed_act_bytes_per_token += b * 3 * static_cast<double>(m.top_k * m.expert_intermediate_size);
+  t.shared_act_bytes_per_token +=
+      b * 3 * static_cast<double>(m.num_shared_experts * m.shared_expert_intermediate_size);
   // Router: fp32 logits over E experts written, softmaxed and top-k'd (3 passes of 4 B); the
   // token permutation and its inverse each read h and write top_k x h (or the reverse).
-  t.replicated_bytes_per_token +=
+  const double dispatch =
       3 * 4 * static_cast<double>(m.num_experts) + 2 * b * (1 + static_cast<double>(m.top_k)) * h;
+  t.replicated_bytes_per_token += dispatch;
+  t.moe_dispatch_bytes_per_token += dispatch;
 }
 
 }  // namespace
@@ -120,7 +140,12 @@ StepTables BuildStepTables(const StepTableInputs& in) {
   t.peak = in.gpu->bf16_dense;
   t.fp8_peak = in.gpu->fp8_dense;
   t.hbm = in.gpu->hbm_bandwidth;
-  t.efficiency = in.efficiency->For(in.gpu->name);
+  // A variant (`base: H100 SXM`) keeps its catalog part's calibration, at its own power limit.
+  const GpuSpec& gpu = *in.gpu;
+  t.efficiency = in.efficiency->For(gpu.catalog_name.empty() ? gpu.name : gpu.catalog_name);
+  t.efficiency.sustained_clock =
+      PowerLimitedClock(t.efficiency.sustained_clock, gpu.tdp_watts, gpu.catalog_tdp_watts,
+                        in.efficiency->power_clock_exponent);
   t.layers = static_cast<int64_t>(c.layers.size());
   t.hidden = c.hidden_size;
   t.vocab = c.vocab_size;
@@ -138,9 +163,22 @@ StepTables BuildStepTables(const StepTableInputs& in) {
   t.forward = CountForwardFlops(c, t.attention_tokens, AttentionMask::kCausal);
   t.megatron_flop_per_token = MegatronTrainingFlopsPerToken(c, t.attention_tokens, in.mtp).count();
   const double h = static_cast<double>(c.hidden_size);
+  double attention_projection_flop = 0, mla_up_flop = 0;
   for (const LayerFlops& layer : t.forward.layers) {
     AddGemm(t.gemms, GemmKind::kDense, layer.projections.count(), MixerWidth(c, layer.spec.mixer),
-            h);
+            h, MixerModule(layer.spec.mixer));
+    attention_projection_flop +=
+        MixerModule(layer.spec.mixer) == ModuleKind::kAttention ? layer.projections.count() : 0.0;
+    if (layer.spec.mixer == MixerKind::kMla) {
+      // The up-projections from the latents: q (when q is compressed) to heads x (nope + rope),
+      // kv to heads x (nope + v); 2 FLOP per multiply-add.
+      const auto& a = c.mla;
+      const auto heads = static_cast<double>(a.num_heads);
+      mla_up_flop += 2 * (static_cast<double>(a.q_lora_rank) * heads *
+                              static_cast<double>(a.qk_nope_head_dim + a.qk_rope_head_dim) +
+                          static_cast<double>(a.kv_lora_rank) * heads *
+                              static_cast<double>(a.qk_nope_head_dim + a.v_head_dim));
+    }
     t.attention_flop_per_token += layer.core_attention.count();
     if (layer.spec.mixer == MixerKind::kSlidingAttention && c.attention.sliding_window > 0) {
       t.windowed_attention_flop_per_token += layer.core_attention.count();
@@ -164,7 +202,7 @@ StepTables BuildStepTables(const StepTableInputs& in) {
       // a mixer-only block of a hybrid: no feed-forward GEMMs
     } else if (layer.spec.ffn == FfnKind::kDense) {
       AddGemm(t.gemms, GemmKind::kDense, layer.ffn.count(),
-              static_cast<double>(c.dense_mlp.intermediate_size), h);
+              static_cast<double>(c.dense_mlp.intermediate_size), h, ModuleKind::kDenseMlp);
     } else {
       // flops.cc counts routed and shared experts together: split them by their widths.
       const auto& m = c.moe;
@@ -173,16 +211,19 @@ StepTables BuildStepTables(const StepTableInputs& in) {
           static_cast<double>(m.num_shared_experts * m.shared_expert_intermediate_size);
       const double share = routed / (routed + shared);
       AddGemm(t.gemms, GemmKind::kExpert, layer.ffn.count() * share,
-              static_cast<double>(m.expert_intermediate_size), h);
+              static_cast<double>(m.expert_intermediate_size), h, ModuleKind::kRoutedExperts);
       AddGemm(t.gemms, GemmKind::kDense, layer.ffn.count() * (1 - share),
-              static_cast<double>(m.shared_expert_intermediate_size), h);
+              static_cast<double>(m.shared_expert_intermediate_size), h,
+              ModuleKind::kSharedExperts);
       AddGemm(t.gemms, GemmKind::kRouter, layer.router.count(), static_cast<double>(m.num_experts),
-              h);
+              h, ModuleKind::kRouter);
     }
     AddLayerBytes(c, layer.spec, t);
   }
   AddGemm(t.gemms, GemmKind::kLogits, t.forward.logits.count(), static_cast<double>(c.vocab_size),
-          h);
+          h, ModuleKind::kHead);
+  if (attention_projection_flop > 0)
+    t.mla_up_proj_fraction = mla_up_flop / attention_projection_flop;
   // Cross entropy over the vocabulary: the fused kernel reads the bf16 logits and writes their
   // gradient in place (3 passes of 2 B); megatron-core's native one also writes and reads an
   // fp32 softmax (2 x 4 B more).

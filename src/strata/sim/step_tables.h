@@ -17,6 +17,7 @@
 #include "strata/job/job_spec.h"
 #include "strata/model/flops.h"
 #include "strata/model/model_config.h"
+#include "strata/model/param_count.h"
 #include "strata/sim/step_constants.h"
 #include "strata/sim/straggler.h"
 
@@ -30,6 +31,9 @@ struct GemmGroup {
   double flop_per_token = 0;  // forward, whole model, before any parallel split
   double n = 0;               // output width of the representative weight (before TP / ETP)
   double k = 0;               // its reduction dimension
+  /// The parameters' module kind: frozen ones need no weight gradient, and selective recompute
+  /// re-runs the named modules' GEMMs.
+  ModuleKind module = ModuleKind::kAttention;
 };
 
 struct StepTables {
@@ -69,6 +73,16 @@ struct StepTables {
   double replicated_bytes_per_token = 0;
   double split_bytes_per_token = 0;
   double loss_bytes_per_vocab_entry = 0;  // cross entropy, forward + backward, per token x V
+  // Parts of the two above that selective recompute (--recompute-modules) re-runs by module:
+  // the norms' (replicated), the router and token permutation's (replicated), and the SwiGLU
+  // activations of the dense MLPs, the routed experts and the shared experts (split).
+  double norm_bytes_per_token = 0;
+  double moe_dispatch_bytes_per_token = 0;
+  double dense_mlp_act_bytes_per_token = 0;
+  double routed_act_bytes_per_token = 0;
+  double shared_act_bytes_per_token = 0;
+  // MLA's up-projections (mla_up_proj): their share of the attention modules' projection FLOP.
+  double mla_up_proj_fraction = 0;
 
   LengthDistribution lengths;   // of the samples
   double mean_tokens = 0;       // E[S]
