@@ -82,6 +82,12 @@ int RunMap(int argc, char** argv) {
   std::string svg;
   AddSvgOption(app, svg);
   if (auto code = ParseArgs(app, argc, argv)) return *code;
+  if (!svg.empty() && o.no_layout) {
+    return ReportError(InvalidInput("--svg draws the layout's traffic on the map, and "
+                                    "--no-layout leaves the layout out")
+                           .InField("--svg")
+                           .WithHint("drop --no-layout, or --svg"));
+  }
 
   auto report = Build(o);
   if (!report.ok()) return ReportError(report.error());
