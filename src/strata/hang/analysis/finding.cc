@@ -9,6 +9,7 @@
 
 #include "strata/hang/analysis/gloo_finding.h"
 #include "strata/hang/analysis/gloo_sequences.h"
+#include "strata/hang/analysis/pg_stall.h"
 #include "strata/hang/analysis/stack_tree.h"
 
 namespace strata::hang {
@@ -107,8 +108,26 @@ bool Crash(const EvidenceSet& ev, Finding& f) {
   return true;
 }
 
+// A start-up failure cannot follow a collective that ran: a bootstrap line printed after a
+// collective timeout in the same file (a store that went away with a dead rank 0) is a
+// consequence, not the first failure.
+std::vector<const FailureSignal*> StartUpOnly(const EvidenceSet& ev,
+                                              std::vector<const FailureSignal*> lines) {
+  std::map<std::string, int> first_timeout;  // file -> line
+  for (const WatchdogEvent& e : ev.watchdog) {
+    if (e.kind != WatchdogEventKind::kTimeout) continue;
+    auto [it, fresh] = first_timeout.try_emplace(e.file, e.line);
+    if (!fresh) it->second = std::min(it->second, e.line);
+  }
+  std::erase_if(lines, [&](const FailureSignal* s) {
+    auto it = first_timeout.find(s->file);
+    return it != first_timeout.end() && s->line > it->second;
+  });
+  return lines;
+}
+
 bool Network(const EvidenceSet& ev, Finding& f) {
-  const auto boot = Of(ev, FailureKind::kBootstrap);
+  const auto boot = StartUpOnly(ev, Of(ev, FailureKind::kBootstrap));
   const auto net = Of(ev, FailureKind::kNetwork);
   const bool via_bootstrap = !Of(ev, FailureKind::kBootstrapTrace).empty();
   if (!boot.empty() || (!net.empty() && via_bootstrap)) {
@@ -171,6 +190,81 @@ bool ChildFailed(const EvidenceSet& ev, Finding& f) {
                           root->signal.empty() ? "" : ", " + root->signal,
                           together ? "; other ranks failed the same way in the same second" : "");
   f.evidence.push_back(Cite(root->file, root->line, root->text));
+  return true;
+}
+
+// The summary's root cause was killed from outside (SIGKILL: the OOM killer, the scheduler): the
+// others' timeouts follow it, so it is the first failure even when they are in the evidence.
+bool KilledRootCause(const EvidenceSet& ev) {
+  for (const FailureSignal* s : Of(ev, FailureKind::kChildFailed)) {
+    if (s->root_cause && (s->signal == "SIGKILL" || s->exit_code == -9)) return true;
+  }
+  return false;
+}
+
+// torchrun's launcher: "failed (exitcode: -9) local_rank: 3 (pid: 812917) of binary". It prints the
+// local rank only; a global rank comes from a "[rankN]:" prefix or the bundle, when there is one.
+// `killed_only`: only a worker killed by SIGKILL, which the others' timeouts follow.
+bool WorkerFailed(const EvidenceSet& ev, Finding& f, bool killed_only) {
+  for (const FailureSignal* s : Of(ev, FailureKind::kWorkerFailed)) {
+    const bool killed = s->exit_code == -9;
+    if (killed_only && !killed) continue;
+    f.kind = killed ? "dead_rank" : "crash";
+    if (s->global_rank) f.ranks = {*s->global_rank};
+    f.summary = fmt::format(
+        "torchrun: the worker with local rank {} exited with code {}{}{}",
+        s->local_rank.value_or(-1), s->exit_code.value_or(0),
+        s->signal.empty() ? "" : " (" + s->signal + ")",
+        killed ? ": killed from outside (the kernel's OOM killer or the scheduler); the global "
+                 "rank is not printed"
+               : "");
+    f.evidence.push_back(Cite(*s));
+    return true;
+  }
+  return false;
+}
+
+// Horovod's stall inspector names the ranks that have not submitted a tensor the others wait on.
+bool HorovodStall(const EvidenceSet& ev, Finding& f) {
+  const auto lines = Of(ev, FailureKind::kHorovodStall);
+  if (lines.empty()) return false;
+  std::set<int64_t> ranks;
+  for (const FailureSignal* s : lines) ranks.insert(s->ranks.begin(), s->ranks.end());
+  f.kind = "lagging_rank";
+  f.ranks = Sorted(ranks);
+  f.summary = fmt::format(
+      "Horovod stall: rank {} never submitted tensors the other ranks wait on (stall inspector)",
+      FormatRankRanges(f.ranks));
+  f.evidence.push_back(Cite(*lines.front()));
+  return true;
+}
+
+// TORCH_DISTRIBUTED_DEBUG=DETAIL's "Detected mismatch between collectives on ranks": the same
+// SequenceNumber with different collectives or shapes is a mismatch (either side may be wrong);
+// different SequenceNumbers put the rank with the lower one behind.
+bool DetailMismatch(const EvidenceSet& ev, Finding& f) {
+  const auto lines = Of(ev, FailureKind::kDetailMismatch);
+  if (lines.empty()) return false;
+  const FailureSignal& s = *lines.front();
+  if (s.seq && s.other_seq && *s.seq != *s.other_seq && s.ranks.size() == 2) {
+    const bool first_behind = *s.seq < *s.other_seq;
+    f.kind = "lagging_rank";
+    f.ranks = {first_behind ? s.ranks[0] : s.ranks[1]};
+    f.op = first_behind ? s.op : s.other_op;
+    f.seq = std::min(*s.seq, *s.other_seq);
+    f.summary =
+        fmt::format("rank {} runs collective #{} while rank {} runs #{}", f.ranks[0], *f.seq,
+                    first_behind ? s.ranks[1] : s.ranks[0], std::max(*s.seq, *s.other_seq));
+  } else {
+    f.kind = "collective_mismatch";
+    f.op = s.op.empty() ? s.other_op : s.op;
+    f.seq = s.seq ? s.seq : s.other_seq;
+    f.summary =
+        fmt::format("TORCH_DISTRIBUTED_DEBUG=DETAIL: ranks {} run different collectives{}: {}",
+                    FormatRankRanges(s.ranks),
+                    f.seq ? fmt::format(" at SequenceNumber {}", *f.seq) : "", s.detail);
+  }
+  f.evidence.push_back(Cite(s));
   return true;
 }
 
@@ -353,8 +447,8 @@ bool Behind(const Verdict& v, Finding& f) {
     f.seq = s.stalled_seq;
     f.timeout_ms = s.timeout_ms;
     f.summary =
-        fmt::format("process group {} ({}) is stalled at collective #{}: rank {} never enqueued it",
-                    s.pg, s.desc, s.stalled_seq, FormatRankRanges(s.behind));
+        fmt::format("process group {} is stalled at collective #{}: rank {} never enqueued it",
+                    GroupLabel(s), s.stalled_seq, FormatRankRanges(s.behind));
     f.evidence.push_back(s.source);
     return true;
   }
@@ -531,21 +625,29 @@ bool Stacks(const EvidenceSet& ev, const Verdict& v, Finding& f) {
 void FindFirstFailure(const EvidenceSet& ev, Verdict& v) {
   Finding f;
   const bool timed_out = !Of(ev, WatchdogEventKind::kTimeout).empty();
-  // Strongest first: a device or process failure explains the timeouts that follow it.
+  // Strongest first: a device or process failure explains the timeouts that follow it. A rank
+  // killed from outside (SIGKILL) comes before the timeouts it causes; a worker that aborted
+  // (SIGABRT, the watchdog's own way out) after them does not.
   const bool found = Cuda(ev, f) || Oom(v, f) || Crash(ev, f) || Network(ev, f) ||
-                     (!timed_out && ChildFailed(ev, f)) || FlightRecorderReport(ev, f) ||
-                     Fingerprints(ev, f) || GlooFinding(ev, v, f) || Mismatch(v, f) ||
-                     TimeoutOpMismatch(ev, f) || Ras(ev, f) || Behind(v, f) ||
+                     ((!timed_out || KilledRootCause(ev)) && ChildFailed(ev, f)) ||
+                     WorkerFailed(ev, f, true) || HorovodStall(ev, f) || DetailMismatch(ev, f) ||
+                     FlightRecorderReport(ev, f) || Fingerprints(ev, f) || GlooFinding(ev, v, f) ||
+                     Mismatch(v, f) || TimeoutOpMismatch(ev, f) || Ras(ev, f) || Behind(v, f) ||
                      CompletedCounters(ev, f) || Teardown(ev, v, f) || Silent(ev, v, f) ||
-                     Timeout(ev, v, f) || Stuck(ev, f) || Stacks(ev, v, f) || ChildFailed(ev, f);
+                     Timeout(ev, v, f) || Stuck(ev, f) || Stacks(ev, v, f) || ChildFailed(ev, f) ||
+                     WorkerFailed(ev, f, false);
   if (!found) {
     // Only evidence that observes state can show a healthy job: a Gloo dump's states are
     // placeholders (gloo_sequences.h), so sequences that agree say nothing about completion.
     const bool trusted_dump = std::any_of(ev.fr_dumps.begin(), ev.fr_dumps.end(),
                                           [](const auto& d) { return !IsGlooDump(d.second); });
-    const bool read_state = trusted_dump || !v.ranks_seen.empty() || !ev.ras.empty();
+    // A run that says it finished, with no failure line anywhere, ended cleanly: no hang.
+    const bool finished = !Of(ev, FailureKind::kTrainingEnded).empty();
+    const bool read_state = trusted_dump || !v.ranks_seen.empty() || !ev.ras.empty() || finished;
     f.kind = read_state ? "healthy" : "unknown";
-    f.summary = read_state ? "no problem found in the evidence"
+    f.summary = finished && v.ranks_seen.empty()
+                    ? "the run finished (its log says so) and no failure line was found"
+                : read_state ? "no problem found in the evidence"
                 : ev.fr_dumps.empty()
                     ? "nothing in the evidence was recognised"
                     : "the flight-recorder sequences agree and their state fields are "
