@@ -184,5 +184,24 @@ TEST(FirstCause, TimeoutsOfDifferentGroupsAreNotMerged) {
   EXPECT_EQ(v.finding.kind, "collective_timeout");
 }
 
+// lama-324's status lines as a terminal 118 columns wide wraps them: rank 1's inside
+// "NCCL", rank 2's inside "completed". Joined, ranks 0 and 1 completed 4012 and rank 2 only
+// 4011: rank 2 is the one behind, which the cut lines hid.
+TEST(FirstCause, TerminalWrappedStatusLinesKeepTheRankBehind) {
+  const Verdict v = AnalyzeLog(
+      "[rank0]:[E ProcessGroupNCCL.cpp:1537] [PG 0 Rank 0] Timeout at NCCL work: 4013, last "
+      "enqueued NCCL work: 4013, last completed NCCL work: 4012.\n"
+      "[rank1]:[E ProcessGroupNCCL.cpp:1537] [PG 0 Rank 1] Timeout at NCCL work: 4013, last "
+      "enqueued NCCL work: 4013, last completed NCC\n"
+      "L work: 4012.\n"
+      "[rank2]:[E ProcessGroupNCCL.cpp:1537] [PG 0 Rank 2] Timeout at NCCL work: 4012, last "
+      "enqueued NCCL work: 4012, last com\n"
+      "pleted NCCL work: 4011.\n");
+  EXPECT_EQ(v.finding.kind, "lagging_rank");
+  EXPECT_EQ(v.finding.ranks, std::vector<int64_t>{2});
+  ASSERT_EQ(v.pg_stalls.size(), 1u);
+  EXPECT_EQ(v.pg_stalls[0].stalled_seq, 4012);
+}
+
 }  // namespace
 }  // namespace strata::hang
