@@ -143,5 +143,130 @@ TEST(FailureLog, TruncatedAndMalformedInputNeverCrashes) {
   EXPECT_LE(s[0].text.size(), 300u);
 }
 
+// Issue 33's classes, one line each as pasted in the case named (tests/golden/hang-real/).
+TEST(FailureLog, StartUpFaultsWorkerExitsTritonErrorsAndMismatchReports) {
+  struct Case {
+    const char* source;
+    std::string line;
+    FailureKind kind;
+  };
+  const Case cases[] = {
+      {"gpustack-2125",
+       "(RayWorkerWrapper pid=933, ip=50.147.43.24) [rank1]:[E528 08:52:46.164295950 "
+       "ProcessGroupGloo.cpp:145] Gloo connectFullMesh failed with "
+       "[/pytorch/third_party/gloo/gloo/transport/tcp/pair.cc:144] no error",
+       FailureKind::kBootstrap},
+      {"pytorch-85604",
+       "[E socket.cpp:435] [c10d] The server socket has failed to listen on any local network "
+       "address.",
+       FailureKind::kBootstrap},
+      {"megatron-deepspeed-338",
+       "RuntimeError: Timed out initializing process group in store based barrier on rank: 7, for "
+       "key: store_based_barrier_key:32 (world_size=8, worker_count=4, timeout=0:00:30)",
+       FailureKind::kBootstrap},
+      {"colossalai-3514",
+       "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: -9) local_rank: 3 "
+       "(pid: 812917) of binary: /data/chenhao/anaconda3/envs/ColossalAI-Chat/bin/python",
+       FailureKind::kWorkerFailed},
+      {"vllm-17098",
+       "ERROR 04-15 00:31:11 worker_base.py:574] RuntimeError: Triton Error [CUDA]: an illegal "
+       "memory access was encountered",
+       FailureKind::kCudaError},
+  };
+  for (const Case& c : cases) {
+    const auto s = Scan(c.line + "\n");
+    ASSERT_EQ(s.size(), 1u) << c.source;
+    EXPECT_EQ(s[0].kind, c.kind) << c.source;
+  }
+  // The barrier's counts: 4 of 8 processes arrived.
+  EXPECT_EQ(Scan(cases[2].line)[0].detail,
+            "only 4 of 8 processes reached the store-based barrier in time");
+  const auto worker = Scan(cases[3].line)[0];
+  EXPECT_EQ(worker.exit_code, -9);
+  EXPECT_EQ(worker.local_rank, 3);
+  EXPECT_EQ(worker.signal, "SIGKILL");
+  EXPECT_FALSE(worker.global_rank.has_value());  // a local rank is not a global one
+  EXPECT_EQ(Scan(cases[4].line)[0].detail, "an illegal memory access was encountered");
+  // Waiting in the store barrier is normal start-up while processes arrive (2 of 4); more
+  // processes than the world (8 of 4, yolov5-style double launch) is a fault.
+  EXPECT_TRUE(Scan("Waiting in store based barrier to initialize process group for rank: 0, key: "
+                   "store_based_barrier_key:1 (world_size=4, worker_count=2, timeout=0:30:00)\n")
+                  .empty());
+}
+
+// TORCH_DISTRIBUTED_DEBUG=DETAIL's report, ms-swift#9443: both sides at SequenceNumber 3104,
+// ALLREDUCE, ranks 1 and 0 (the second side's fields follow "but Rank 0").
+TEST(FailureLog, DetailMismatchReportReadsBothSides) {
+  const auto s = Scan(
+      "[rank1]: RuntimeError: Detected mismatch between collectives on ranks. Rank 1 is running "
+      "collective: CollectiveFingerPrint(SequenceNumber=3104, OpType=ALLREDUCE, "
+      "TensorShape=[195812480], TensorDtypes=BFloat16), but Rank 0 is running collective: "
+      "CollectiveFingerPrint(SequenceNumber=3104, OpType=ALLREDUCE, TensorShape=[51123456], "
+      "TensorDtypes=BFloat16).Collectives differ in the following aspects:   Tensor Tensor "
+      "shapes: 195812480vs 51123456\n");
+  ASSERT_EQ(s.size(), 1u);
+  EXPECT_EQ(s[0].kind, FailureKind::kDetailMismatch);
+  EXPECT_EQ(s[0].ranks, (std::vector<int64_t>{1, 0}));
+  EXPECT_EQ(s[0].seq, 3104);
+  EXPECT_EQ(s[0].other_seq, 3104);
+  EXPECT_EQ(s[0].op, "ALLREDUCE");
+  EXPECT_EQ(s[0].other_op, "ALLREDUCE");
+  EXPECT_EQ(s[0].detail, "Tensor Tensor shapes: 195812480vs 51123456");
+  // A second side without its comma (bghira/SimpleTuner#2712: "SequenceNumber=0OpType=REDUCE").
+  const auto t = Scan(
+      "[RANK 1] 2026-05-19 10:10:29,701 [ERROR] GPU circuit breaker OPEN: cuda_error - Detected "
+      "mismatch between collectives on ranks. Rank 1 is running "
+      "collective: CollectiveFingerPrint(SequenceNumber=101, OpType=ALLGATHER), but Rank 7 is "
+      "running collective: CollectiveFingerPrint(SequenceNumber=0OpType=REDUCE).\n");
+  ASSERT_EQ(t.size(), 1u);
+  EXPECT_EQ(t[0].ranks, (std::vector<int64_t>{1, 7}));
+  EXPECT_EQ(t[0].other_seq, 0);
+  EXPECT_EQ(t[0].other_op, "REDUCE");
+}
+
+// Inside torchrun's failure record the traceback value is read as a line of its own.
+TEST(FailureLog, AMismatchInsideTheLaunchersFailureRecordIsRead) {
+  const auto s = Scan(
+      "Failures:\n"
+      "[1]:\n"
+      "  time      : 2024-01-01_00:00:00\n"
+      "  host      : node1\n"
+      "  rank      : 3 (local_rank: 3)\n"
+      "  exitcode  : 1 (pid: 99)\n"
+      "  traceback : RuntimeError: Detected mismatch between collectives on ranks. Rank 3 is "
+      "running collective: CollectiveFingerPrint(SequenceNumber=21, OpType=BROADCAST), but Rank "
+      "0 is running collective: CollectiveFingerPrint(SequenceNumber=21, OpType=ALLREDUCE).\n");
+  bool found = false;
+  for (const FailureSignal& f : s) {
+    if (f.kind != FailureKind::kDetailMismatch) continue;
+    found = true;
+    EXPECT_EQ(f.global_rank, 3);
+    EXPECT_EQ(f.op, "BROADCAST");
+    EXPECT_EQ(f.other_op, "ALLREDUCE");
+  }
+  EXPECT_TRUE(found);
+}
+
+// Horovod's stall inspector, both formats: horovod#2564 ("Missing ranks:" then "1: [...]", the
+// list cut mid-name by the paste) and horovod#534 ("name [missing ranks: 0]").
+TEST(FailureLog, HorovodStallInspectorNamesTheMissingRanks) {
+  auto s = Scan(
+      "[2020-12-30 16:35:15.181832: W /tmp/pip-req-build-12flcl_u/horovod/common/"
+      "stall_inspector.cc:105] One or more tensors were submitted to be reduced, gathered or "
+      "broadcasted by subset of ranks and are waiting for remainder of ranks for more than 60 "
+      "seconds.\n"
+      "Missing ranks:\n"
+      "1: [DistributedGradientTape_Allreduce/cond_163/then/_1304/HorovodAllreduce_AddN_103_0, "
+      "DistributedGradientTape_Allreduce/cond_164/then/_1312/HorovodAllreduce_gradient_tap\n");
+  ASSERT_EQ(s.size(), 1u);
+  EXPECT_EQ(s[0].kind, FailureKind::kHorovodStall);
+  EXPECT_EQ(s[0].ranks, std::vector<int64_t>{1});
+  s = Scan("HorovodBroadcast_conv_layer1_Conv_weights_0 [missing ranks: 0, 3]\n");
+  ASSERT_EQ(s.size(), 1u);
+  EXPECT_EQ(s[0].ranks, (std::vector<int64_t>{0, 3}));
+  // Without the inspector's header, "3: [" is any text (a Python dict, a list), not a rank.
+  EXPECT_TRUE(Scan("Missing ranks:\n3: [1, 2]\n").empty());
+}
+
 }  // namespace
 }  // namespace strata::hang

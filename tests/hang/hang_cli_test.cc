@@ -178,6 +178,26 @@ TEST(HangCli, AnEmptyBundleIsExitTwoAndALogWithNothingRecognisedIsExitThreeNever
                                    "CUDA, launcher or traceback line");
 }
 
+// A log that says the run finished, with no failure line, is "no hang": exit 0 (issue 33; it
+// was "no verdict", exit 3). HF Trainer's closing line and metrics dict.
+TEST(HangCli, ACleanExitIsExitZeroNoHang) {
+  const std::string dir = ::testing::TempDir() + "strata-hang-clean";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  {
+    std::ofstream(dir + "/train.log")
+        << "Training completed. Do not forget to share your model on huggingface.co/models =)\n"
+           "{'train_runtime': 5123.4, 'train_samples_per_second': 12.5, 'epoch': 3.0}\n";
+  }
+  const auto r = RunCli({"hang", "--json", dir + "/train.log"});
+  std::filesystem::remove_all(dir);
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  const auto v = nlohmann::json::parse(r.out);
+  EXPECT_EQ(v["finding"]["kind"], "healthy");
+  EXPECT_EQ(v["headline"],
+            "no hang: the run finished (its log says so) and no failure line was found");
+}
+
 TEST(HangCli, UsageErrorsExitTwo) {
   struct Case {
     std::vector<std::string> args;

@@ -84,6 +84,7 @@ std::vector<RankView> BuildViews(const EvidenceSet& ev, Verdict& verdict) {
   for (const auto& [id, i] : index) {
     if (!views[i].evidence->process.rank) unranked.push_back(id);
   }
+  verdict.pid_only = unranked;
   if (!unranked.empty()) {
     verdict.notes.push_back(fmt::format("{} process{} without a known RANK {} shown by pid: {}",
                                         unranked.size(), unranked.size() == 1 ? "" : "es",
@@ -172,8 +173,8 @@ TimeoutFinding FindTimeout(const EvidenceSet& ev, const Verdict& v, const Analyz
   for (const PgStall& s : v.pg_stalls) {
     if (s.timeout_ms) {
       t.effective_s = static_cast<double>(*s.timeout_ms) / 1e3;
-      t.source = fmt::format("{}: process group {} ({}) timeout_ms={}", s.source, s.pg, s.desc,
-                             *s.timeout_ms);
+      t.source =
+          fmt::format("{}: process group {} timeout_ms={}", s.source, GroupLabel(s), *s.timeout_ms);
       break;
     }
   }
@@ -255,10 +256,38 @@ void FindCulprit(Verdict& v, const std::vector<RankView>& views, std::optional<i
     if (s.behind.empty()) continue;
     add(s.behind);
     chain.push_back(
-        fmt::format("{}: process group {} ({}) is stalled at collective #{} ({}): {} "
+        fmt::format("{}: process group {} is stalled at collective #{} ({}): {} "
                     "enqueued it, {} never did",
-                    s.source, s.pg, s.desc, s.stalled_seq, s.op.empty() ? "op unknown" : s.op,
+                    s.source, GroupLabel(s), s.stalled_seq, s.op.empty() ? "op unknown" : s.op,
                     RanksText(s.waiting), RanksText(s.behind)));
+  }
+  // A lone process outside any collective (a FileLock wait, a DataLoader worker, computing) while
+  // every other process waits in one: they wait on it. Needed where no majority exists (every
+  // group one process); with a majority the odd-one-out rule below names it.
+  const StackGroup* lone_named = nullptr;
+  if (v.groups.size() > 1 && v.groups[0].ranks.size() == 1) {
+    const StackGroup* lone = nullptr;
+    size_t outside = 0;
+    for (const StackGroup& g : v.groups) {
+      const Activity k = g.activity.kind;
+      if (k == Activity::kCollective || k == Activity::kP2p) continue;
+      ++outside;
+      lone = &g;
+    }
+    if (outside == 1 && lone->ranks.size() == 1) {
+      std::vector<int64_t> waiters;
+      for (const StackGroup& g : v.groups) {
+        if (&g != lone) waiters.insert(waiters.end(), g.ranks.begin(), g.ranks.end());
+      }
+      std::sort(waiters.begin(), waiters.end());
+      add(lone->ranks);
+      lone_named = lone;
+      chain.push_back(
+          fmt::format("py-spy: {} is in {} ({}), outside any collective, while {} "
+                      "wait in collectives for it",
+                      RanksText(lone->ranks), lone->activity.op, ActivityName(lone->activity.kind),
+                      RanksText(waiters)));
+    }
   }
   // Odd ones out: the majority waits on peers, a minority is elsewhere.
   if (v.groups.size() > 1 && IsBlockedOnPeers(v.groups[0].activity.kind) &&
@@ -266,6 +295,7 @@ void FindCulprit(Verdict& v, const std::vector<RankView>& views, std::optional<i
     const StackGroup& major = v.groups[0];
     for (size_t i = 1; i < v.groups.size(); ++i) {
       const StackGroup& g = v.groups[i];
+      if (&g == lone_named) continue;
       if (g.activity.kind == major.activity.kind && g.activity.op == major.activity.op) continue;
       // A minority is at most a quarter of the majority in a large job; in a job of four ranks or
       // fewer, any group smaller than the majority is the odd one out (3 against 1 is plain).
@@ -301,9 +331,9 @@ void FindCulprit(Verdict& v, const std::vector<RankView>& views, std::optional<i
     }
     if (absent.empty()) continue;
     chain.push_back(
-        fmt::format("{}: process group {} ({}) is stalled at collective #{} ({}): {} "
+        fmt::format("{}: process group {} is stalled at collective #{} ({}): {} "
                     "enqueued it; {} left no dump",
-                    s.source, s.pg, s.desc, s.stalled_seq, s.op.empty() ? "op unknown" : s.op,
+                    s.source, GroupLabel(s), s.stalled_seq, s.op.empty() ? "op unknown" : s.op,
                     RanksText(s.waiting), RanksText(absent)));
   }
   Culprit c;
@@ -330,17 +360,32 @@ bool IsHangStall(const PgStall& s) {
   return !s.behind.empty() || !s.missing.empty() || s.source == "watchdog log";
 }
 
+// "rank 3", or "pid 4242" for a process whose RANK is unknown: a pid is never printed as a rank.
+std::string IdsText(const Verdict& v, const std::vector<int64_t>& ids) {
+  const bool pids = !ids.empty() && std::all_of(ids.begin(), ids.end(), [&](int64_t id) {
+    return std::binary_search(v.pid_only.begin(), v.pid_only.end(), id);
+  });
+  if (!pids) return RanksText(ids);
+  return fmt::format("{} {} (RANK unknown)", ids.size() == 1 ? "pid" : "pids",
+                     FormatRankRanges(ids));
+}
+
 std::string Headline(const Verdict& v) {
   const StackGroup* major = v.groups.empty() ? nullptr : &v.groups.front();
   std::string waiting;
   if (major && IsBlockedOnPeers(major->activity.kind)) {
-    waiting = fmt::format(
-        "; {} ({}) wait in {}",
-        major->ranks.size() == 1 ? "1 rank" : fmt::format("{} ranks", major->ranks.size()),
-        FormatRankRanges(major->ranks), major->activity.op);
+    const bool pids = std::all_of(major->ranks.begin(), major->ranks.end(), [&](int64_t id) {
+      return std::binary_search(v.pid_only.begin(), v.pid_only.end(), id);
+    });
+    const char* noun = pids ? "process" : "rank";
+    waiting = fmt::format("; {} ({}) wait in {}",
+                          major->ranks.size() == 1 ? fmt::format("1 {}", noun)
+                                                   : fmt::format("{} {}{}", major->ranks.size(),
+                                                                 noun, pids ? "es" : "s"),
+                          FormatRankRanges(major->ranks), major->activity.op);
   }
   if (v.culprit) {
-    return fmt::format("hang: culprit {}{}{}{}", RanksText(v.culprit->ranks),
+    return fmt::format("hang: culprit {}{}{}{}", IdsText(v, v.culprit->ranks),
                        v.culprit->host.empty() ? "" : " on " + v.culprit->host,
                        v.culprit->phase.empty() ? "" : ", phase: " + v.culprit->phase, waiting);
   }
@@ -348,16 +393,17 @@ std::string Headline(const Verdict& v) {
   if (IsProblem(v.finding)) return fmt::format("hang: {}: {}", v.finding.kind, v.finding.summary);
   for (const PgStall& s : v.pg_stalls) {
     if (!IsHangStall(s)) continue;
-    return fmt::format("hang: process group {} ({}) stalled at collective #{}", s.pg, s.desc,
+    return fmt::format("hang: process group {} stalled at collective #{}", GroupLabel(s),
                        s.stalled_seq);
   }
   if (v.ranks_seen.empty() && !v.pg_stalls.empty()) {
     const PgStall& s = v.pg_stalls.front();
     return fmt::format(
-        "no hang found: process group {} ({}) has collective #{} in flight on every "
+        "no hang found: process group {} has collective #{} in flight on every "
         "member with a dump",
-        s.pg, s.desc, s.stalled_seq);
+        GroupLabel(s), s.stalled_seq);
   }
+  if (v.finding.kind == "healthy" && v.ranks_seen.empty()) return "no hang: " + v.finding.summary;
   if (v.ranks_seen.empty()) return "no verdict: no readable evidence of any rank";
   if (!v.moved.empty() && v.groups.empty()) {
     return fmt::format("no hang: {} moved between the snapshots", RanksText(v.moved));
@@ -532,8 +578,9 @@ Verdict Analyze(const EvidenceSet& ev, const AnalyzeOptions& options) {
                                              silence.unheard_ranges)
                                : RanksText(silence.silent);
     v.notes.push_back(fmt::format(
-        "{} of a world of {} (from {}) left no line, dump or stack while {} timed out{}", ranks,
-        *silence.world, silence.world_source, RanksText(silence.waiting),
+        "{} of a world of {}{} (from {}) left no line, dump or stack while {} timed out{}", ranks,
+        silence.world_at_least ? "at least " : "", *silence.world, silence.world_source,
+        RanksText(silence.waiting),
         silence.silent.empty() ? ": too many to name as silent (the evidence may be a partial copy)"
                                : ": silent, a suspect (a rank that never reached the collective "
                                  "often writes nothing)"));

@@ -7,38 +7,16 @@
 #include <map>
 #include <set>
 
+#include "strata/hang/analysis/finding_reports.h"
 #include "strata/hang/analysis/gloo_finding.h"
 #include "strata/hang/analysis/gloo_sequences.h"
+#include "strata/hang/analysis/pg_stall.h"
 #include "strata/hang/analysis/stack_tree.h"
 
 namespace strata::hang {
 namespace {
 
-std::string Cite(const std::string& file, int line, const std::string& text) {
-  const size_t slash = file.rfind('/');
-  return fmt::format("{}:{}: {}", slash == std::string::npos ? file : file.substr(slash + 1), line,
-                     text);
-}
-std::string Cite(const FailureSignal& s) { return Cite(s.file, s.line, s.text); }
-std::string Cite(const WatchdogEvent& e) { return Cite(e.file, e.line, e.text); }
-
 std::vector<int64_t> Sorted(std::set<int64_t> s) { return {s.begin(), s.end()}; }
-
-std::vector<const FailureSignal*> Of(const EvidenceSet& ev, FailureKind kind) {
-  std::vector<const FailureSignal*> out;
-  for (const FailureSignal& s : ev.failures) {
-    if (s.kind == kind) out.push_back(&s);
-  }
-  return out;
-}
-
-std::vector<const WatchdogEvent*> Of(const EvidenceSet& ev, WatchdogEventKind kind) {
-  std::vector<const WatchdogEvent*> out;
-  for (const WatchdogEvent& e : ev.watchdog) {
-    if (e.kind == kind) out.push_back(&e);
-  }
-  return out;
-}
 
 // The rank a line speaks for: torchrun's prefix, else the rank inside the default group's (or the
 // only group's) message prefix.
@@ -107,8 +85,26 @@ bool Crash(const EvidenceSet& ev, Finding& f) {
   return true;
 }
 
+// A start-up failure cannot follow a collective that ran: a bootstrap line printed after a
+// collective timeout in the same file (a store that went away with a dead rank 0) is a
+// consequence, not the first failure.
+std::vector<const FailureSignal*> StartUpOnly(const EvidenceSet& ev,
+                                              std::vector<const FailureSignal*> lines) {
+  std::map<std::string, int> first_timeout;  // file -> line
+  for (const WatchdogEvent& e : ev.watchdog) {
+    if (e.kind != WatchdogEventKind::kTimeout) continue;
+    auto [it, fresh] = first_timeout.try_emplace(e.file, e.line);
+    if (!fresh) it->second = std::min(it->second, e.line);
+  }
+  std::erase_if(lines, [&](const FailureSignal* s) {
+    auto it = first_timeout.find(s->file);
+    return it != first_timeout.end() && s->line > it->second;
+  });
+  return lines;
+}
+
 bool Network(const EvidenceSet& ev, Finding& f) {
-  const auto boot = Of(ev, FailureKind::kBootstrap);
+  const auto boot = StartUpOnly(ev, Of(ev, FailureKind::kBootstrap));
   const auto net = Of(ev, FailureKind::kNetwork);
   const bool via_bootstrap = !Of(ev, FailureKind::kBootstrapTrace).empty();
   if (!boot.empty() || (!net.empty() && via_bootstrap)) {
@@ -353,8 +349,8 @@ bool Behind(const Verdict& v, Finding& f) {
     f.seq = s.stalled_seq;
     f.timeout_ms = s.timeout_ms;
     f.summary =
-        fmt::format("process group {} ({}) is stalled at collective #{}: rank {} never enqueued it",
-                    s.pg, s.desc, s.stalled_seq, FormatRankRanges(s.behind));
+        fmt::format("process group {} is stalled at collective #{}: rank {} never enqueued it",
+                    GroupLabel(s), s.stalled_seq, FormatRankRanges(s.behind));
     f.evidence.push_back(s.source);
     return true;
   }
@@ -531,21 +527,29 @@ bool Stacks(const EvidenceSet& ev, const Verdict& v, Finding& f) {
 void FindFirstFailure(const EvidenceSet& ev, Verdict& v) {
   Finding f;
   const bool timed_out = !Of(ev, WatchdogEventKind::kTimeout).empty();
-  // Strongest first: a device or process failure explains the timeouts that follow it.
+  // Strongest first: a device or process failure explains the timeouts that follow it. A rank
+  // killed from outside (SIGKILL) comes before the timeouts it causes; a worker that aborted
+  // (SIGABRT, the watchdog's own way out) after them does not.
   const bool found = Cuda(ev, f) || Oom(v, f) || Crash(ev, f) || Network(ev, f) ||
-                     (!timed_out && ChildFailed(ev, f)) || FlightRecorderReport(ev, f) ||
-                     Fingerprints(ev, f) || GlooFinding(ev, v, f) || Mismatch(v, f) ||
-                     TimeoutOpMismatch(ev, f) || Ras(ev, f) || Behind(v, f) ||
+                     ((!timed_out || KilledRootCause(ev)) && ChildFailed(ev, f)) ||
+                     WorkerFailed(ev, f, true) || HorovodStall(ev, f) || DetailMismatch(ev, f) ||
+                     FlightRecorderReport(ev, f) || Fingerprints(ev, f) || GlooFinding(ev, v, f) ||
+                     Mismatch(v, f) || TimeoutOpMismatch(ev, f) || Ras(ev, f) || Behind(v, f) ||
                      CompletedCounters(ev, f) || Teardown(ev, v, f) || Silent(ev, v, f) ||
-                     Timeout(ev, v, f) || Stuck(ev, f) || Stacks(ev, v, f) || ChildFailed(ev, f);
+                     Timeout(ev, v, f) || Stuck(ev, f) || Stacks(ev, v, f) || ChildFailed(ev, f) ||
+                     WorkerFailed(ev, f, false);
   if (!found) {
     // Only evidence that observes state can show a healthy job: a Gloo dump's states are
     // placeholders (gloo_sequences.h), so sequences that agree say nothing about completion.
     const bool trusted_dump = std::any_of(ev.fr_dumps.begin(), ev.fr_dumps.end(),
                                           [](const auto& d) { return !IsGlooDump(d.second); });
-    const bool read_state = trusted_dump || !v.ranks_seen.empty() || !ev.ras.empty();
+    // A run that says it finished, with no failure line anywhere, ended cleanly: no hang.
+    const bool finished = !Of(ev, FailureKind::kTrainingEnded).empty();
+    const bool read_state = trusted_dump || !v.ranks_seen.empty() || !ev.ras.empty() || finished;
     f.kind = read_state ? "healthy" : "unknown";
-    f.summary = read_state ? "no problem found in the evidence"
+    f.summary = finished && v.ranks_seen.empty()
+                    ? "the run finished (its log says so) and no failure line was found"
+                : read_state ? "no problem found in the evidence"
                 : ev.fr_dumps.empty()
                     ? "nothing in the evidence was recognised"
                     : "the flight-recorder sequences agree and their state fields are "

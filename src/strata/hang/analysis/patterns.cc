@@ -8,6 +8,7 @@
 #include <set>
 
 #include "strata/hang/analysis/other_threads.h"
+#include "strata/hang/analysis/pg_stall.h"
 #include "strata/hang/analysis/stack_tree.h"
 
 namespace strata::hang {
@@ -212,8 +213,8 @@ void DetectMismatch(const PatternInput& in, std::vector<Pattern>& out) {
     if (s.mismatch.empty()) continue;
     Pattern p;
     p.id = "mismatched_collectives";
-    p.title = fmt::format("mismatched collectives in process group {} ({}) at sequence number {}",
-                          s.pg, s.desc, s.stalled_seq);
+    p.title = fmt::format("mismatched collectives in process group {} at sequence number {}",
+                          GroupLabel(s), s.stalled_seq);
     p.ranks = s.mismatch_minority;
     std::sort(p.ranks.begin(), p.ranks.end());
     p.evidence.push_back(fmt::format("{}: {}", s.source, s.mismatch));

@@ -62,10 +62,13 @@ std::optional<PgStall> Evaluate(const std::string& pg, const GroupQueues& g,
   // Variants of (op, sizes) at s among the waiting ranks: more than one is a mismatch.
   std::map<std::string, std::vector<int64_t>> variants;
   for (const auto& [rank, q] : g.by_rank) {
-    if (q.last_enqueued >= s) {
+    if (q.last_completed >= s) {
+      stall.ahead.push_back(rank);  // it passed s: it does not wait there
+    } else if (q.last_enqueued >= s) {
       stall.waiting.push_back(rank);
       auto op = q.op_at.find(s);
-      if (op == q.op_at.end()) continue;
+      // An op the evidence did not name is unknown, not a different collective.
+      if (op == q.op_at.end() || op->second.empty()) continue;
       auto sizes = q.sizes_at.find(s);
       const std::string sizes_text = sizes == q.sizes_at.end() ? "" : SizesText(sizes->second);
       variants[op->second + (sizes_text.empty() ? "" : " " + sizes_text)].push_back(rank);
@@ -150,6 +153,19 @@ std::vector<PgStall> StallsFromWatchdog(const std::vector<WatchdogEvent>& events
   for (const WatchdogEvent& e : events) {
     if (rank_of(e) && !e.pg_id.empty()) groups_of_rank[*rank_of(e)].insert(e.pg_id);
   }
+  // Timeout lines that name no group, and one rank with several of them at different sequence
+  // numbers (pytorch-118369: rank 0 at 96120, 96117 and 96125): each is another group's queue,
+  // which the lines do not name. That rank's lines cannot be placed in any queue, and the other
+  // group-less lines are not assumed to be the default group's.
+  std::map<int64_t, std::set<int64_t>> unnamed_seqs;
+  for (const WatchdogEvent& e : events) {
+    if (e.kind == WatchdogEventKind::kTimeout && e.seq && e.pg_id.empty() && rank_of(e) &&
+        groups_of_rank[*rank_of(e)].empty()) {
+      unnamed_seqs[*rank_of(e)].insert(*e.seq);
+    }
+  }
+  const bool several_unnamed = std::any_of(unnamed_seqs.begin(), unnamed_seqs.end(),
+                                           [](const auto& kv) { return kv.second.size() > 1; });
   std::map<std::string, GroupQueues> groups;  // key: pg id
   for (const WatchdogEvent& e : events) {
     const std::optional<int64_t> rank = rank_of(e);
@@ -161,7 +177,8 @@ std::vector<PgStall> StallsFromWatchdog(const std::vector<WatchdogEvent>& events
     std::string pg = e.pg_id;
     if (pg.empty()) {
       const auto& named = groups_of_rank[*rank];
-      pg = named.size() == 1 ? *named.begin() : named.empty() ? "0" : "?";
+      if (named.empty() && unnamed_seqs[*rank].size() > 1) continue;
+      pg = named.size() == 1 ? *named.begin() : named.empty() && !several_unnamed ? "0" : "?";
     }
     GroupQueues& g = groups[pg];
     if (g.desc.empty()) g.desc = e.pg_desc;
@@ -181,6 +198,10 @@ std::vector<PgStall> StallsFromWatchdog(const std::vector<WatchdogEvent>& events
     if (auto s = Evaluate(id, g, "watchdog log")) stalls.push_back(std::move(*s));
   }
   return stalls;
+}
+
+std::string GroupLabel(const PgStall& s) {
+  return s.desc.empty() ? s.pg : fmt::format("{} ({})", s.pg, s.desc);
 }
 
 }  // namespace strata::hang

@@ -22,6 +22,9 @@ std::vector<PgStall> StallsFromFlightRecorder(
 /// The same from watchdog log events (global ranks from the "[rankN]:" prefix).
 std::vector<PgStall> StallsFromWatchdog(const std::vector<WatchdogEvent>& events);
 
+/// "3 (DATA_PARALLEL_GROUP)", or "3" when the evidence gives the group no description.
+std::string GroupLabel(const PgStall& s);
+
 }  // namespace strata::hang
 
 #endif  // STRATA_HANG_ANALYSIS_PG_STALL_H_

@@ -88,6 +88,7 @@ SilentRanks InferSilentRanks(const EvidenceSet& ev, const Verdict& v) {
     }
     out.world = highest + 1;
     out.world_source = fmt::format("the ranks that appear (up to rank {})", highest);
+    out.world_at_least = true;
     inferred = true;
   }
   const RankRuns gaps = RankGaps(heard, *out.world);

@@ -31,7 +31,8 @@ struct SilentRanks {
   std::vector<int64_t> waiting;  // ranks whose timeout lines are in the evidence
   std::optional<int64_t> world;
   std::string world_source;  // "WORLD_SIZE / the default group", "NCCL init lines (nranks 4)", ...
-  std::string note;          // why no world was inferred, when a rank number is beyond any job
+  bool world_at_least = false;  // inferred from the highest rank seen: a lower bound, not a size
+  std::string note;             // why no world was inferred, when a rank number is beyond any job
 };
 
 /// `v` must have expected_world, ranks_seen and dead filled.

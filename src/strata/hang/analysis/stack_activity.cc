@@ -167,6 +167,11 @@ StackActivity ClassifyStack(const std::vector<PyFrame>& frames, bool thread_idle
     } else if (Contains(f.file, "torch/utils/data/dataloader")) {
       a.kind = Activity::kDataLoader;
       a.op = f.function;
+    } else if (Contains(f.file, "filelock/")) {
+      // A FileLock wait (torch / DeepSpeed extension builds, dataset caches): blocked on another
+      // process's lock file, which no collective and no watchdog sees.
+      a.kind = Activity::kIdle;
+      a.op = "FileLock." + f.function;
     } else {
       continue;
     }

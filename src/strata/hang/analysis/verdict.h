@@ -33,6 +33,7 @@ struct PgStall {            // one process group's queue, from flight-recorder o
   std::vector<int64_t> members;  // expected, from pg_config ranks ([] when unknown)
   std::vector<int64_t> waiting;  // enqueued the stalled collective
   std::vector<int64_t> behind;   // never enqueued it
+  std::vector<int64_t> ahead;    // already completed it: past the stall, neither waiting nor behind
   std::vector<int64_t> missing;  // members with no evidence for this group
   std::optional<int64_t> timeout_ms;
   std::string mismatch;  // "" or what differs at stalled_seq (ops or sizes by rank)
@@ -100,8 +101,9 @@ struct Verdict {
   std::string headline;
   std::optional<int64_t> expected_world;  // WORLD_SIZE or the default group's size
   std::vector<int64_t> ranks_seen;        // a live process with evidence
-  std::vector<int64_t> dead;              // no process: py-spy "process gone", RAS DEAD
-  std::vector<int64_t> missing;           // expected but absent from every bundle
+  std::vector<int64_t> pid_only;  // ids above and in groups that are process ids: RANK unknown
+  std::vector<int64_t> dead;      // no process: py-spy "process gone", RAS DEAD
+  std::vector<int64_t> missing;   // expected but absent from every bundle
   // Expected, absent, and more of them than were collected: a partial collection, not named as
   // dead. How many and their runs only (a world can be 2^20 ranks with one collected).
   int64_t uncollected = 0;

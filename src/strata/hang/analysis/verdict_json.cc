@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "strata/hang/analysis/pg_stall.h"
 #include "strata/hang/analysis/rank_places.h"
 #include "strata/hang/analysis/stack_tree.h"
 #include "strata/hang/evidence/frames_json.h"
@@ -100,6 +101,7 @@ Json VerdictToJson(const Verdict& v) {
     e["waiting"] = RankSet(s.waiting);
     e["behind"] = RankSet(s.behind);
     e["missing"] = RankSet(s.missing);
+    if (!s.ahead.empty()) e["ahead"] = RankSet(s.ahead);
     e["timeout_ms"] = s.timeout_ms ? Json(*s.timeout_ms) : Json(nullptr);
     e["mismatch"] = s.mismatch;
     e["mismatch_minority"] = RankSet(s.mismatch_minority);
@@ -189,11 +191,14 @@ std::string VerdictToText(const Verdict& v, size_t max_frames) {
     line("");
     line("process groups:");
     for (const PgStall& s : v.pg_stalls) {
-      line(fmt::format("  PG {} ({}) from the {}: stalled at collective #{} {}", s.pg, s.desc,
-                       s.source, s.stalled_seq, s.op.empty() ? "(op unknown)" : s.op));
+      line(fmt::format("  PG {} from the {}: stalled at collective #{} {}", GroupLabel(s), s.source,
+                       s.stalled_seq, s.op.empty() ? "(op unknown)" : s.op));
       line(fmt::format("      waiting {} ({}), behind {} ({}), missing {} ({})", s.waiting.size(),
                        RangesOrNone(s.waiting), s.behind.size(), RangesOrNone(s.behind),
                        s.missing.size(), RangesOrNone(s.missing)));
+      if (!s.ahead.empty()) {
+        line(fmt::format("      past it already {} ({})", s.ahead.size(), RangesOrNone(s.ahead)));
+      }
       if (!s.mismatch.empty()) line("      mismatch: " + s.mismatch);
     }
   }

@@ -1,6 +1,7 @@
 #include "strata/hang/parsers/failure_log.h"
 
 #include <algorithm>
+#include <cctype>
 #include <limits>
 
 #include "strata/core/text_scan.h"
@@ -95,6 +96,76 @@ std::vector<int64_t> RankSet(std::string_view s) {
   return out;
 }
 
+// "ALLREDUCE, TensorShape=..." or "REDUCE)." -> the op name: capitals, digits and underscores.
+std::string OpName(std::string_view s) {
+  size_t n = 0;
+  while (n < s.size() && (std::isupper(static_cast<unsigned char>(s[n])) ||
+                          std::isdigit(static_cast<unsigned char>(s[n])) || s[n] == '_')) {
+    ++n;
+  }
+  return std::string(s.substr(0, n));
+}
+
+// ProcessGroupWrapper's report: "Rank 1 is running collective: CollectiveFingerPrint(
+// SequenceNumber=21, OpType=BROADCAST, ...), but Rank 0 is running collective:
+// CollectiveFingerPrint(SequenceNumber=21OpType=ALLREDUCE)" (the second side may lack its comma
+// or be cut off by a paste). Older torch prints "but Rank 1 is running collective: REDUCE.".
+void ReadDetailMismatch(std::string_view line, FailureSignal* s) {
+  const size_t first = line.find("Rank ", line.find("Detected mismatch"));
+  const size_t but = line.find("but Rank ");
+  const std::string_view a = line.substr(
+      first == std::string_view::npos ? line.size() : first,
+      but == std::string_view::npos || but < first ? std::string_view::npos : but - first);
+  const std::string_view b = but == std::string_view::npos ? "" : line.substr(but + 4);
+  if (auto r = IntAfter(a, "Rank ")) s->ranks.push_back(*r);
+  s->seq = IntAfter(a, "SequenceNumber=");
+  if (const size_t op = a.find("OpType="); op != std::string_view::npos)
+    s->op = OpName(a.substr(op + 7));
+  if (auto r = IntAfter(b, "Rank ")) s->ranks.push_back(*r);
+  s->other_seq = IntAfter(b, "SequenceNumber=");
+  if (const size_t op = b.find("OpType="); op != std::string_view::npos) {
+    s->other_op = OpName(b.substr(op + 7));
+  } else if (const size_t colon = b.find("collective: "); colon != std::string_view::npos) {
+    s->other_op = OpName(b.substr(colon + 12));
+  }
+  const size_t aspects = line.find("differ in the following aspects:");
+  s->detail = aspects == std::string_view::npos
+                  ? "the ranks run different collectives"
+                  : std::string(TrimSpace(line.substr(aspects + 32, 120)));
+}
+
+// Horovod's stall inspector: "Missing ranks:" then "1: [tensor, ...]" ("1!: [" when it shuts the
+// job down), possibly behind an mpirun prefix ("[0] 0: [..."): the rank before ": [".
+std::optional<int64_t> HorovodRankLine(std::string_view line) {
+  const size_t at = line.find(": [");
+  if (at == std::string_view::npos || at == 0) return std::nullopt;
+  std::string_view head = line.substr(0, at);
+  if (const size_t sp = head.rfind(' '); sp != std::string_view::npos) head.remove_prefix(sp + 1);
+  if (head.ends_with('!')) head.remove_suffix(1);
+  if (head.empty() || head.size() > 7 ||
+      head.find_first_not_of("0123456789") != std::string_view::npos) {
+    return std::nullopt;
+  }
+  return LeadingInt(head);
+}
+
+// The older format on one line: "HorovodBroadcast_x_0 [missing ranks: 0, 1, 3]".
+std::vector<int64_t> HorovodMissingList(std::string_view line) {
+  std::vector<int64_t> out;
+  const size_t at = line.find("[missing ranks:");
+  if (at == std::string_view::npos) return out;
+  std::string_view rest = line.substr(at + 15);
+  while (!rest.empty() && out.size() < 100000) {
+    while (!rest.empty() && (rest.front() == ' ' || rest.front() == ',')) rest.remove_prefix(1);
+    size_t used = 0;
+    const auto r = LeadingInt(rest, &used);
+    if (!r || used == 0) break;
+    out.push_back(*r);
+    rest.remove_prefix(used);
+  }
+  return out;
+}
+
 class Scanner {
  public:
   explicit Scanner(const std::string& file) : file_(file) {}
@@ -102,6 +173,7 @@ class Scanner {
   void Line(std::string_view raw, int number) {
     const std::string line = Clean(raw);
     if (line.empty()) return;
+    if (ReadHorovod(line, number)) return;
     if (ReadSummary(line, number)) return;
     FailureSignal s;
     if (!Classify(line, &s)) return;
@@ -124,6 +196,35 @@ class Scanner {
     s.line = number;
     s.text = std::string(line.substr(0, kMaxTextChars));
     out_.push_back(std::move(s));
+  }
+
+  bool ReadHorovod(std::string_view line, int number) {
+    if (Contains(line, "waiting for remainder of ranks")) {
+      horovod_list_ = false;  // the list follows "Missing ranks:" / "Stalled ranks:"
+      horovod_header_ = true;
+    } else if (horovod_header_ &&
+               (line.ends_with("Missing ranks:") || line.ends_with("Stalled ranks:"))) {
+      horovod_list_ = true;
+      return true;
+    }
+    std::vector<int64_t> ranks = HorovodMissingList(line);
+    if (ranks.empty() && horovod_list_) {
+      if (auto r = HorovodRankLine(line)) {
+        ranks.push_back(*r);
+      } else {
+        horovod_list_ = false;
+      }
+    }
+    if (ranks.empty()) return false;
+    FailureSignal s;
+    s.kind = FailureKind::kHorovodStall;
+    s.ranks = std::move(ranks);
+    s.detail = "Horovod stall inspector: tensors not submitted by these ranks";
+    s.file = file_;
+    s.line = number;
+    s.text = std::string(line.substr(0, kMaxTextChars));
+    out_.push_back(std::move(s));
+    return true;
   }
 
   // torchrun's summary: "Failures:" / "Root Cause (first observed failure):", then records
@@ -201,6 +302,12 @@ class Scanner {
         record_->signal = std::string(value.substr(open + 1, value.find(')', open) - open - 1));
       }
       record_->text = std::string(value.substr(0, kMaxTextChars));
+      // The failure itself may be printed inside the record ("traceback : RuntimeError: Detected
+      // mismatch between collectives ..."): read it as the line it would have been.
+      if (FailureSignal inner; Classify(value, &inner)) {
+        inner.global_rank = record_->global_rank;
+        Emit(std::move(inner), value, number);
+      }
     } else if (key != "error_file") {
       FlushRecord();
       in_summary_ = false;
@@ -226,6 +333,11 @@ class Scanner {
       if (Contains(line, "out of memory")) return false;
       s->kind = K::kCudaError;
       s->detail = std::string(line.substr(at + 12, 120));
+      return true;
+    }
+    if (const size_t at = line.find("Triton Error [CUDA]: "); at != std::string_view::npos) {
+      s->kind = K::kCudaError;
+      s->detail = std::string(line.substr(at + 21, 120));
       return true;
     }
     if (Contains(line, "Cuda failure")) {
@@ -272,6 +384,55 @@ class Scanner {
         Contains(line, "is neither AF_INET(2) nor AF_INET6(10)")) {
       s->kind = K::kBootstrap;
       s->detail = "no address for the configured interface: check NCCL_SOCKET_IFNAME";
+      return true;
+    }
+    // Start-up: the process group never formed.
+    if (Contains(line, "connectFullMesh failed")) {
+      s->kind = K::kBootstrap;
+      s->detail =
+          "Gloo could not connect to every peer (connectFullMesh): check GLOO_SOCKET_IFNAME";
+      return true;
+    }
+    if (Contains(line, "failed to listen on any local network address") ||
+        Contains(line, "EADDRINUSE") ||
+        (Contains(line, "Address already in use") && Contains(line, "socket"))) {
+      s->kind = K::kBootstrap;
+      s->detail =
+          "the rendezvous store's port is already in use (another job or a leftover process): "
+          "choose a free MASTER_PORT";
+      return true;
+    }
+    if (Contains(line, "Timed out initializing process group in store based barrier")) {
+      s->kind = K::kBootstrap;
+      const auto world = IntAfter(line, "world_size=");
+      const auto count = IntAfter(line, "worker_count=");
+      s->detail = world && count
+                      ? "only " + std::to_string(*count) + " of " + std::to_string(*world) +
+                            " processes reached the store-based barrier in time"
+                      : "a process never reached the store-based barrier of init";
+      return true;
+    }
+    if (Contains(line, "Waiting in store based barrier to initialize process group")) {
+      const auto world = IntAfter(line, "world_size=");
+      const auto count = IntAfter(line, "worker_count=");
+      if (!world || !count || *count <= *world) return false;  // still arriving: normal start-up
+      s->kind = K::kBootstrap;
+      s->detail = std::to_string(*count) + " processes checked in to a world of " +
+                  std::to_string(*world) + ": two launches share one store (MASTER_PORT)";
+      return true;
+    }
+    if ((Contains(line, "DistStoreError") || Contains(line, "Socket Timeout")) &&
+        (Contains(line, "wait timeout") || Contains(line, "Timed out after") ||
+         Contains(line, "Socket Timeout"))) {
+      s->kind = K::kBootstrap;
+      s->detail = "a wait on the rendezvous store timed out at start-up (a rank never arrived)";
+      return true;
+    }
+    if (Contains(line, "Connection refused") &&
+        (Contains(line, "client socket") || Contains(line, "TCPStore") ||
+         Contains(line, "rendezvous") || Contains(line, "DistNetworkError"))) {
+      s->kind = K::kBootstrap;
+      s->detail = "the rendezvous store refused the connection (MASTER_ADDR/MASTER_PORT)";
       return true;
     }
     if (Contains(line, "unhandled system error")) {
@@ -349,6 +510,23 @@ class Scanner {
       s->detail = "GPU Direct RDMA disabled: check NCCL_NET_GDR_LEVEL and the PCIe topology (ACS)";
       return true;
     }
+    // TORCH_DISTRIBUTED_DEBUG=DETAIL: the wrapper's own report of two ranks that differ.
+    if (Contains(line, "Detected mismatch between collectives on ranks")) {
+      s->kind = K::kDetailMismatch;
+      ReadDetailMismatch(line, s);
+      return true;
+    }
+    // torchrun, when a worker exits: "failed (exitcode: -9) local_rank: 3 (pid: 812917)".
+    if (Contains(line, "failed (exitcode: ") && Contains(line, "local_rank: ")) {
+      s->kind = K::kWorkerFailed;
+      s->exit_code = IntAfter(line, "failed (exitcode: ");
+      s->local_rank = IntAfter(line, "local_rank: ");
+      if (s->exit_code == -9) s->signal = "SIGKILL";
+      if (s->exit_code == -6) s->signal = "SIGABRT";
+      if (s->exit_code == -15) s->signal = "SIGTERM";
+      s->detail = "a worker exited with code " + std::to_string(s->exit_code.value_or(0));
+      return true;
+    }
     // TORCH_DISTRIBUTED_DEBUG=DETAIL: each rank's next collective.
     if (Contains(line, "CollectiveFingerPrint(SequenceNumber=")) {
       s->kind = K::kFingerprint;
@@ -363,7 +541,9 @@ class Scanner {
       return true;
     }
     if (Contains(line, "End time of running main") || Contains(line, "Training completed") ||
-        Contains(line, "'train_runtime'") || Contains(line, "Training finished")) {
+        Contains(line, "'train_runtime'") || Contains(line, "Training finished") ||
+        Contains(line, "worker group successfully finished") ||
+        Contains(line, "WorkerState.SUCCEEDED")) {
       s->kind = K::kTrainingEnded;
       return true;
     }
@@ -385,6 +565,8 @@ class Scanner {
   bool root_ = false;
   std::optional<FailureSignal> record_;
   std::optional<FailureSignal> fr_;
+  bool horovod_header_ = false;
+  bool horovod_list_ = false;
 };
 
 }  // namespace
@@ -431,6 +613,12 @@ std::string_view FailureKindName(FailureKind kind) {
       return "setting";
     case FailureKind::kC10dFrame:
       return "c10d_frame";
+    case FailureKind::kWorkerFailed:
+      return "worker_failed";
+    case FailureKind::kDetailMismatch:
+      return "detail_mismatch";
+    case FailureKind::kHorovodStall:
+      return "horovod_stall";
   }
   return "other";
 }

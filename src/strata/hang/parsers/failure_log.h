@@ -2,7 +2,8 @@
 // errors and kernel Xid events, crashes (faulthandler, fatal signals), torchrun's ChildFailedError
 // summary, NCCL bootstrap and network failures with the peer they name, NCCL's collective-size
 // mismatch, communicator teardown, the end of training, the Flight Recorder analyser's report
-// ("Not all ranks joining collective") and ProcessGroupWrapper fingerprints.
+// ("Not all ranks joining collective") and ProcessGroupWrapper fingerprints and mismatch reports,
+// torchrun's "failed (exitcode: -9) local_rank: N" line and Horovod's stall inspector.
 //
 // Lines that match nothing are skipped: a log is mostly other text.
 #ifndef STRATA_HANG_PARSERS_FAILURE_LOG_H_
@@ -30,6 +31,9 @@ enum class FailureKind {
   kTrainingEnded,  // the training loop said it finished
   kSetting,        // a setting to check: "NCCL_SOCKET_IFNAME set by environment to eth2", env dumps
   kC10dFrame,  // a traceback or faulthandler frame in torch's distributed_c10d.py: the collective
+  kWorkerFailed,    // torchrun's launcher: "failed (exitcode: -9) local_rank: 3 (pid: 812917)"
+  kDetailMismatch,  // "Detected mismatch between collectives on ranks. Rank A is running ..."
+  kHorovodStall,    // Horovod's stall inspector: the ranks that have not submitted a tensor
 };
 
 struct FailureSignal {
@@ -42,8 +46,11 @@ struct FailureSignal {
   std::string host;                    // NCCL lines: "<host>:<pid>:<tid>"; summary: "host : h"
   std::optional<int64_t> seq;          // kFrNotJoined, kFingerprint
   std::string op;                      // kFrNotJoined ("all_reduce"), kFingerprint ("ALLREDUCE")
-  std::vector<int64_t> ranks;          // kFrNotJoined: the missing ranks
-  std::optional<int64_t> exit_code;    // kChildFailed
+  std::vector<int64_t> ranks;          // kFrNotJoined, kHorovodStall: the missing ranks;
+                                       // kDetailMismatch: the two ranks compared
+  std::optional<int64_t> other_seq;    // kDetailMismatch: the second rank's SequenceNumber
+  std::string other_op;                // kDetailMismatch: the second rank's OpType
+  std::optional<int64_t> exit_code;    // kChildFailed, kWorkerFailed
   std::string signal;                  // kChildFailed: "SIGABRT"; kCrash: "Segmentation fault"
   std::string time;                    // kChildFailed: "2024-07-26_10:59:45"
   bool root_cause = false;             // kChildFailed: the "Root Cause (first observed failure)"

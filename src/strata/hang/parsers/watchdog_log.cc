@@ -469,6 +469,22 @@ bool OpenWorkNccl(std::string_view line, std::string_view next) {
   return true;
 }
 
+// The queue status sentence wrapped the same way: "... last enqueued NCCL work: 4013, last com" +
+// "pleted NCCL work: 4012.". It is open until its "completed ... work: N" is whole; a line that
+// ends in digits may have had its number cut ("work: 40" + "12.").
+bool OpenStatus(std::string_view line, std::string_view next) {
+  if (!Contains(line, "last enqueued") && !Contains(line, "Last enqueued")) return false;
+  const size_t done = line.rfind("ompleted");
+  if (done == std::string_view::npos) return true;
+  const size_t work = line.find("work:", done);
+  if (work == std::string_view::npos) return true;
+  const std::string_view rest = TrimSpace(line.substr(work + 5));
+  if (rest.empty()) return true;
+  if (rest.find_first_not_of("-0123456789") != std::string_view::npos) return false;
+  return !next.empty() &&
+         (std::isdigit(static_cast<unsigned char>(next.front())) || next.front() == '.');
+}
+
 }  // namespace
 
 std::vector<WatchdogEvent> ParseWatchdogLog(std::string_view text, const std::string& file) {
@@ -490,7 +506,8 @@ std::vector<WatchdogEvent> ParseWatchdogLog(std::string_view text, const std::st
       std::string_view next = text.substr(end + 1, next_end - end - 1);
       if (!next.empty() && next.back() == '\r') next.remove_suffix(1);
       if (next.empty() || next.front() == '[') break;
-      if (!OpenWorkNccl(joined.empty() ? line : std::string_view(joined), next)) break;
+      const std::string_view so_far = joined.empty() ? line : std::string_view(joined);
+      if (!OpenWorkNccl(so_far, next) && !OpenStatus(so_far, next)) break;
       if (joined.empty())
         joined = std::string(line.ends_with('\r') ? line.substr(0, line.size() - 1) : line);
       joined += next;

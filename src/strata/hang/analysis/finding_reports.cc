@@ -1,0 +1,113 @@
+#include "strata/hang/analysis/finding_reports.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <set>
+
+#include "strata/hang/analysis/stack_tree.h"
+
+namespace strata::hang {
+
+std::string Cite(const std::string& file, int line, const std::string& text) {
+  const size_t slash = file.rfind('/');
+  return fmt::format("{}:{}: {}", slash == std::string::npos ? file : file.substr(slash + 1), line,
+                     text);
+}
+
+std::string Cite(const FailureSignal& s) { return Cite(s.file, s.line, s.text); }
+
+std::string Cite(const WatchdogEvent& e) { return Cite(e.file, e.line, e.text); }
+
+std::vector<const FailureSignal*> Of(const EvidenceSet& ev, FailureKind kind) {
+  std::vector<const FailureSignal*> out;
+  for (const FailureSignal& s : ev.failures) {
+    if (s.kind == kind) out.push_back(&s);
+  }
+  return out;
+}
+
+std::vector<const WatchdogEvent*> Of(const EvidenceSet& ev, WatchdogEventKind kind) {
+  std::vector<const WatchdogEvent*> out;
+  for (const WatchdogEvent& e : ev.watchdog) {
+    if (e.kind == kind) out.push_back(&e);
+  }
+  return out;
+}
+
+// The summary's root cause was killed from outside (SIGKILL: the OOM killer, the scheduler): the
+// others' timeouts follow it, so it is the first failure even when they are in the evidence.
+bool KilledRootCause(const EvidenceSet& ev) {
+  for (const FailureSignal* s : Of(ev, FailureKind::kChildFailed)) {
+    if (s->root_cause && (s->signal == "SIGKILL" || s->exit_code == -9)) return true;
+  }
+  return false;
+}
+
+// torchrun's launcher: "failed (exitcode: -9) local_rank: 3 (pid: 812917) of binary". It prints the
+// local rank only; a global rank comes from a "[rankN]:" prefix or the bundle, when there is one.
+// `killed_only`: only a worker killed by SIGKILL, which the others' timeouts follow.
+bool WorkerFailed(const EvidenceSet& ev, Finding& f, bool killed_only) {
+  for (const FailureSignal* s : Of(ev, FailureKind::kWorkerFailed)) {
+    const bool killed = s->exit_code == -9;
+    if (killed_only && !killed) continue;
+    f.kind = killed ? "dead_rank" : "crash";
+    if (s->global_rank) f.ranks = {*s->global_rank};
+    f.summary = fmt::format(
+        "torchrun: the worker with local rank {} exited with code {}{}{}",
+        s->local_rank.value_or(-1), s->exit_code.value_or(0),
+        s->signal.empty() ? "" : " (" + s->signal + ")",
+        killed ? ": killed from outside (the kernel's OOM killer or the scheduler); the global "
+                 "rank is not printed"
+               : "");
+    f.evidence.push_back(Cite(*s));
+    return true;
+  }
+  return false;
+}
+
+// Horovod's stall inspector names the ranks that have not submitted a tensor the others wait on.
+bool HorovodStall(const EvidenceSet& ev, Finding& f) {
+  const auto lines = Of(ev, FailureKind::kHorovodStall);
+  if (lines.empty()) return false;
+  std::set<int64_t> ranks;
+  for (const FailureSignal* s : lines) ranks.insert(s->ranks.begin(), s->ranks.end());
+  f.kind = "lagging_rank";
+  f.ranks.assign(ranks.begin(), ranks.end());
+  f.summary = fmt::format(
+      "Horovod stall: rank {} never submitted tensors the other ranks wait on (stall inspector)",
+      FormatRankRanges(f.ranks));
+  f.evidence.push_back(Cite(*lines.front()));
+  return true;
+}
+
+// TORCH_DISTRIBUTED_DEBUG=DETAIL's "Detected mismatch between collectives on ranks": the same
+// SequenceNumber with different collectives or shapes is a mismatch (either side may be wrong);
+// different SequenceNumbers put the rank with the lower one behind.
+bool DetailMismatch(const EvidenceSet& ev, Finding& f) {
+  const auto lines = Of(ev, FailureKind::kDetailMismatch);
+  if (lines.empty()) return false;
+  const FailureSignal& s = *lines.front();
+  if (s.seq && s.other_seq && *s.seq != *s.other_seq && s.ranks.size() == 2) {
+    const bool first_behind = *s.seq < *s.other_seq;
+    f.kind = "lagging_rank";
+    f.ranks = {first_behind ? s.ranks[0] : s.ranks[1]};
+    f.op = first_behind ? s.op : s.other_op;
+    f.seq = std::min(*s.seq, *s.other_seq);
+    f.summary =
+        fmt::format("rank {} runs collective #{} while rank {} runs #{}", f.ranks[0], *f.seq,
+                    first_behind ? s.ranks[1] : s.ranks[0], std::max(*s.seq, *s.other_seq));
+  } else {
+    f.kind = "collective_mismatch";
+    f.op = s.op.empty() ? s.other_op : s.op;
+    f.seq = s.seq ? s.seq : s.other_seq;
+    f.summary =
+        fmt::format("TORCH_DISTRIBUTED_DEBUG=DETAIL: ranks {} run different collectives{}: {}",
+                    FormatRankRanges(s.ranks),
+                    f.seq ? fmt::format(" at SequenceNumber {}", *f.seq) : "", s.detail);
+  }
+  f.evidence.push_back(Cite(s));
+  return true;
+}
+
+}  // namespace strata::hang

@@ -1,0 +1,207 @@
+// Issue 33: verdicts that were wrong or misleading. Each input below is built from line formats
+// quoted in tests/golden/hang-real/ (the case named beside it); the verdict each must give is
+// derived by hand in the comment above it.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "strata/hang/analysis/analysis.h"
+#include "strata/hang/analysis/verdict_json.h"
+#include "strata/hang/evidence/evidence_set.h"
+
+namespace strata::hang {
+namespace {
+
+Verdict AnalyzeLog(const std::string& text) {
+  EvidenceSet set;
+  AddEvidenceFile(set, text, "train.log");
+  return Analyze(set, {});
+}
+
+// torch 2.4's watchdog line (basicsr-737's format) for one rank.
+std::string TimeoutLine(int rank, int64_t seq, const std::string& op) {
+  return fmt::format(
+      "[rank{0}]:[E1130 10:00:0{0}.000000000 ProcessGroupNCCL.cpp:616] [Rank {0}] Watchdog caught "
+      "collective operation timeout: WorkNCCL(SeqNum={1}, OpType={2}, NumelIn=1, NumelOut=1, "
+      "Timeout(ms)=600000) ran for 600041 milliseconds before timing out.\n",
+      rank, seq, op);
+}
+
+// torch 2.4's "PG status" line (lama-324's format).
+std::string StatusLine(int rank, int64_t enqueued, int64_t completed) {
+  return fmt::format(
+      "[rank{0}]:[E ProcessGroupNCCL.cpp:1537] [PG 0 Rank {0}] Timeout at NCCL work: {1}, last "
+      "enqueued NCCL work: {1}, last completed NCCL work: {2}.\n",
+      rank, enqueued, completed);
+}
+
+// A py-spy dump (the format of tests/golden/hang/*/pyspy/rank*.txt) whose main thread has the
+// given frames, innermost first.
+std::string PySpy(int64_t pid, const std::vector<std::string>& frames, bool idle) {
+  std::string out = fmt::format(
+      "Process {0}: /usr/bin/python3 -u train.py\nPython v3.10.12 (/usr/bin/python3.10)\n\n"
+      "Thread {0} ({1}): \"MainThread\"\n",
+      pid, idle ? "idle" : "active");
+  for (const std::string& f : frames) out += "    " + f + "\n";
+  return out;
+}
+
+const std::vector<std::string> kInAllReduce = {
+    "all_reduce (torch/distributed/distributed_c10d.py:2806)",
+    "wrapper (torch/distributed/c10d_logger.py:81)", "train_step (train.py:40)",
+    "<module> (train.py:90)"};
+// torch.utils.cpp_extension waiting on the lock file of a build another rank began (the
+// DeepSpeed / torch extension build wait of issue 33).
+const std::vector<std::string> kInFileLock = {"acquire (filelock/_api.py:332)",
+                                              "_jit_compile (torch/utils/cpp_extension.py:1700)",
+                                              "load (torch/utils/cpp_extension.py:1312)",
+                                              "train_step (train.py:35)", "<module> (train.py:90)"};
+
+// A run whose log says it finished (HF Trainer's closing line and metrics dict, then the end of
+// torchrun's success line) and holds no failure line ended cleanly: "healthy", so exit 0, never
+// "no verdict" (3).
+TEST(FirstCause, ACleanExitIsNoHang) {
+  const Verdict v = AnalyzeLog(
+      "Training completed. Do not forget to share your model on huggingface.co/models =)\n"
+      "{'train_runtime': 5123.4, 'train_samples_per_second': 12.5, 'epoch': 3.0}\n"
+      "[default] worker group successfully finished.\n");
+  EXPECT_EQ(v.finding.kind, "healthy");
+  EXPECT_FALSE(v.hang);
+  EXPECT_EQ(v.headline.rfind("no hang", 0), 0u) << v.headline;
+}
+
+// torchrun's summary names rank 2 as the root cause, killed by SIGKILL (cppo-6's format); ranks 0
+// and 1 then time out in the allreduce rank 2 never joined. The kill comes first and explains the
+// timeouts: dead_rank [2], not a collective timeout with no culprit.
+TEST(FirstCause, ARankKilledFromOutsideComesBeforeTheTimeoutsItCauses) {
+  const Verdict v = AnalyzeLog(TimeoutLine(0, 77, "ALLREDUCE") + TimeoutLine(1, 77, "ALLREDUCE") +
+                               "Root Cause (first observed failure):\n"
+                               "[0]:\n"
+                               "  time      : 2025-02-27_08:14:07\n"
+                               "  host      : node1\n"
+                               "  rank      : 2 (local_rank: 2)\n"
+                               "  exitcode  : -9 (pid: 14750)\n"
+                               "  error_file: <N/A>\n"
+                               "  traceback : Signal 9 (SIGKILL) received by PID 14750\n");
+  EXPECT_EQ(v.finding.kind, "dead_rank");
+  EXPECT_EQ(v.finding.ranks, std::vector<int64_t>{2});
+}
+
+// A start-up failure cannot follow a collective that ran: NCCL's "unhandled system error"
+// (nccl-875's bootstrap class) printed after rank 0's collective timeout is a consequence of the
+// abort, and the timeout is the first failure.
+TEST(FirstCause, ABootstrapErrorAfterATimeoutIsAConsequence) {
+  const Verdict v = AnalyzeLog(TimeoutLine(0, 9, "ALLREDUCE") +
+                               "RuntimeError: NCCL error in: ProcessGroupNCCL.cpp:1269, unhandled "
+                               "system error, NCCL version 2.10.3\n");
+  EXPECT_EQ(v.finding.kind, "collective_timeout");
+  EXPECT_EQ(v.finding.seq, 9);
+}
+
+// Three ranks time out at SeqNum 5; rank 2's line was wrapped by the terminal inside "OpType=",
+// so its op is unknown. An unknown op is not a different collective: no mismatch, and rank 2 is
+// not the culprit.
+TEST(FirstCause, AnEmptyOpNameNeverMakesAWaitingRankTheCulprit) {
+  const Verdict v = AnalyzeLog(TimeoutLine(0, 5, "ALLREDUCE") + TimeoutLine(1, 5, "ALLREDUCE") +
+                               TimeoutLine(2, 5, ""));
+  EXPECT_EQ(v.finding.kind, "collective_timeout");
+  EXPECT_FALSE(v.culprit.has_value());
+  ASSERT_EQ(v.pg_stalls.size(), 1u);
+  EXPECT_TRUE(v.pg_stalls[0].mismatch.empty()) << v.pg_stalls[0].mismatch;
+}
+
+// Rank 0 completed work 12, rank 1 only 10 (both enqueued 12): the stall is at 11 = 10 + 1.
+// Rank 1 waits in 11; rank 0 is past it, so it must not be listed as waiting at 11.
+TEST(FirstCause, NoRankWaitsAtASequenceNumberItAlreadyPassed) {
+  const Verdict v = AnalyzeLog(StatusLine(0, 12, 12) + StatusLine(1, 12, 10));
+  ASSERT_EQ(v.pg_stalls.size(), 1u);
+  const PgStall& s = v.pg_stalls[0];
+  EXPECT_EQ(s.stalled_seq, 11);
+  EXPECT_EQ(s.waiting, std::vector<int64_t>{1});
+  EXPECT_EQ(s.ahead, std::vector<int64_t>{0});
+  EXPECT_TRUE(s.behind.empty());
+}
+
+// A group the evidence gives no description is "PG 0", never "PG 0 ()".
+TEST(FirstCause, AGroupWithoutADescriptionPrintsNoEmptyParentheses) {
+  const Verdict v = AnalyzeLog(StatusLine(0, 12, 12) + StatusLine(1, 12, 10));
+  const std::string text = VerdictToText(v, 8);
+  EXPECT_NE(text.find("PG 0 from the watchdog log"), std::string::npos) << text;
+  EXPECT_EQ(text.find("()"), std::string::npos) << text;
+}
+
+// Two ranks: rank 0 waits on a FileLock in a torch extension build, rank 1 waits in all_reduce.
+// The groups are one rank each, so no majority exists; rank 1 waits on rank 0, which no
+// collective holds: rank 0 is the culprit.
+TEST(FirstCause, ALoneProcessOutsideAnyCollectiveIsTheCulprit) {
+  EvidenceSet set;
+  AddEvidenceFile(set, PySpy(4100, kInFileLock, true), "pyspy-rank0.txt", 0);
+  AddEvidenceFile(set, PySpy(4101, kInAllReduce, false), "pyspy-rank1.txt", 1);
+  const Verdict v = Analyze(set, {});
+  ASSERT_TRUE(v.culprit.has_value()) << v.headline;
+  EXPECT_EQ(v.culprit->ranks, std::vector<int64_t>{0});
+  EXPECT_EQ(v.finding.kind, "lagging_rank");
+  EXPECT_EQ(v.finding.ranks, std::vector<int64_t>{0});
+  EXPECT_TRUE(v.hang);
+}
+
+// The same without a RANK anywhere: processes are known by pid (4100, 4101, 4102), and a pid is
+// never printed as a rank. Two wait in all_reduce, one is in the FileLock: the culprit is "pid
+// 4100", and the finding names no rank.
+TEST(FirstCause, ProcessIdsAreNotPrintedAsRanks) {
+  EvidenceSet set;
+  AddEvidenceFile(set, PySpy(4100, kInFileLock, true), "a.txt");
+  AddEvidenceFile(set, PySpy(4101, kInAllReduce, false), "b.txt");
+  AddEvidenceFile(set, PySpy(4102, kInAllReduce, false), "c.txt");
+  const Verdict v = Analyze(set, {});
+  EXPECT_EQ(v.headline.rfind("hang: culprit pid 4100 (RANK unknown)", 0), 0u) << v.headline;
+  EXPECT_NE(v.headline.find("2 processes (4101-4102) wait in all_reduce"), std::string::npos)
+      << v.headline;
+  EXPECT_TRUE(v.finding.ranks.empty());
+}
+
+// pytorch-118369's shape, in torch 1.x's format without a group: rank 0 times out at SeqNum
+// 96120 and 96117 (two groups, each with its own counter), rank 7 at 64088. Rank 0's lines
+// belong to groups the log does not name, so rank 0 is never listed as waiting at rank 7's
+// 64088, and the group-less lines are not called the default group "0".
+TEST(FirstCause, TimeoutsOfDifferentGroupsAreNotMerged) {
+  const auto old_line = [](int rank, int64_t seq) {
+    return fmt::format(
+        "[E ProcessGroupNCCL.cpp:828] [Rank {}] Watchdog caught collective operation timeout: "
+        "WorkNCCL(SeqNum={}, OpType=ALLREDUCE, Timeout(ms)=1800000) ran for 1800123 "
+        "milliseconds before timing out.\n",
+        rank, seq);
+  };
+  const Verdict v = AnalyzeLog(old_line(0, 96120) + old_line(0, 96117) + old_line(7, 64088));
+  for (const PgStall& s : v.pg_stalls) {
+    EXPECT_NE(s.pg, "0");
+    EXPECT_EQ(std::count(s.waiting.begin(), s.waiting.end(), 0), 0) << s.stalled_seq;
+    EXPECT_EQ(std::count(s.ahead.begin(), s.ahead.end(), 0), 0) << s.stalled_seq;
+  }
+  EXPECT_EQ(v.finding.kind, "collective_timeout");
+}
+
+// lama-324's status lines as a terminal 118 columns wide wraps them: rank 1's inside
+// "NCCL", rank 2's inside "completed". Joined, ranks 0 and 1 completed 4012 and rank 2 only
+// 4011: rank 2 is the one behind, which the cut lines hid.
+TEST(FirstCause, TerminalWrappedStatusLinesKeepTheRankBehind) {
+  const Verdict v = AnalyzeLog(
+      "[rank0]:[E ProcessGroupNCCL.cpp:1537] [PG 0 Rank 0] Timeout at NCCL work: 4013, last "
+      "enqueued NCCL work: 4013, last completed NCCL work: 4012.\n"
+      "[rank1]:[E ProcessGroupNCCL.cpp:1537] [PG 0 Rank 1] Timeout at NCCL work: 4013, last "
+      "enqueued NCCL work: 4013, last completed NCC\n"
+      "L work: 4012.\n"
+      "[rank2]:[E ProcessGroupNCCL.cpp:1537] [PG 0 Rank 2] Timeout at NCCL work: 4012, last "
+      "enqueued NCCL work: 4012, last com\n"
+      "pleted NCCL work: 4011.\n");
+  EXPECT_EQ(v.finding.kind, "lagging_rank");
+  EXPECT_EQ(v.finding.ranks, std::vector<int64_t>{2});
+  ASSERT_EQ(v.pg_stalls.size(), 1u);
+  EXPECT_EQ(v.pg_stalls[0].stalled_seq, 4012);
+}
+
+}  // namespace
+}  // namespace strata::hang
