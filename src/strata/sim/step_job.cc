@@ -66,8 +66,9 @@ Result<StepSetup> PrepareStep(const ResolvedJob& job) {
             "name a cluster file in the job (cluster: h20-5x8) or give one with --set "
             "cluster=PATH");
   }
-  StepSetup setup{job, {}, {}, {}};
+  StepSetup setup{job, {}, {}, {}, {}};
   STRATA_ASSIGN_OR_RETURN(setup.efficiency, LoadKernelEfficiency());
+  STRATA_ASSIGN_OR_RETURN(setup.mfu_ceilings, LoadMfuCeilings());
   StepTableInputs in;
   in.model = &setup.job.model;
   in.sequence = job.step.sequence;
@@ -78,6 +79,7 @@ Result<StepSetup> PrepareStep(const ResolvedJob& job) {
   in.mtp = job.spec.mtp;
   in.cross_entropy = job.spec.cross_entropy;
   in.attention = job.spec.attention;
+  in.mfu_ceilings = &setup.mfu_ceilings;
   setup.tables = BuildStepTables(in);
   setup.layout = StepLayoutOf(job);
   if (job.spec.activation_offload.on()) {

@@ -6,6 +6,7 @@
 #include "strata/comm/collective_cost.h"
 #include "strata/core/result.h"
 #include "strata/job/resolved_job.h"
+#include "strata/sim/mfu_ceiling.h"
 #include "strata/sim/step_model.h"
 #include "strata/sim/step_tables.h"
 
@@ -18,6 +19,7 @@ StepLayout StepLayoutOf(const ResolvedJob& job);
 struct StepSetup {
   ResolvedJob job;
   KernelEfficiencyFile efficiency;
+  std::vector<MfuCeiling> mfu_ceilings;
   StepTables tables;
   StepLayout layout;
 };
