@@ -142,6 +142,46 @@ TEST(LayoutTraffic, CpKvExchangeCarriesOnlyTheTpRanksHeads) {
   }
 }
 
+// Expert tensor parallelism puts its own collectives around each expert MLP (megatron-core's
+// token dispatcher with an expert-TP group): the routed token copies are all-gathered over the
+// ETP group before it and the outputs reduce-scattered after it. The reference model
+// (hidden 2048, 40 MoE layers, top-8), one 4,096-token sample per micro batch, no recompute:
+//   EP1 ETP8 TP1: gathered buffer 8 x 4,096 x 8 x 2048 x 2 B = 1,073,741,824 B; one all-gather
+//                 and one reduce-scatter per pass (forward, backward): 2 x 40 = 80 calls each.
+//   TP2 ETP2 SP: each rank holds 4,096 / 2 = 2,048 tokens outside the TP blocks:
+//                 2 x 2,048 x 8 x 2048 x 2 B = 134,217,728 B; the MoE blocks are no TP block.
+TEST(LayoutTraffic, ExpertTensorParallelGathersTheRoutedTokens) {
+  auto config = LoadModelConfig("qwen3.6-35b-a3b");
+  ASSERT_TRUE(config.ok()) << config.error().Format();
+  const ModelTrafficShape shape = TrafficShapeOf(*config, false);
+  struct Case {
+    int64_t tp, etp, dp;
+    double bytes;
+  };
+  for (const Case& c : {Case{1, 8, 8, 1073741824.0}, Case{2, 2, 4, 134217728.0}}) {
+    TrafficInputs in;
+    in.layout.tp = c.tp;
+    in.layout.etp = c.etp;
+    in.layout.dp = c.dp;
+    in.layout.sequence_parallel = c.tp > 1;
+    in.tokens_per_sample = 4096;
+    const auto items = LayoutTraffic(shape, in);
+    for (CollectiveOp op : {CollectiveOp::kAllGather, CollectiveOp::kReduceScatter}) {
+      const TrafficItem* etp = Find(items, GroupKind::kEtp, op);
+      ASSERT_NE(etp, nullptr) << "TP" << c.tp << " ETP" << c.etp;
+      EXPECT_NEAR(etp->size.count(), c.bytes, 0.5) << "TP" << c.tp << " ETP" << c.etp;
+      EXPECT_NEAR(etp->calls_per_step, 80.0, 1e-12);
+    }
+    if (c.tp > 1) {
+      // Attention blocks only: 2 calls per layer (one per pass), 40 layers.
+      const TrafficItem* tp = Find(items, GroupKind::kTp, CollectiveOp::kAllGather);
+      ASSERT_NE(tp, nullptr);
+      EXPECT_NEAR(tp->calls_per_step, 80.0, 1e-12);
+      EXPECT_NEAR(tp->size.count(), 4096.0 * 2048 * 2, 0.5);
+    }
+  }
+}
+
 TEST(LayoutTraffic, SingleGpuIssuesNothing) {
   ModelTrafficShape m;
   m.hidden_size = 1000;

@@ -221,6 +221,7 @@ gated_deltanet: {efficiency: 0.25, source: s}
 memory_bound: {hbm_efficiency: 0.7, source: s}
 moe_routing_skew: {factor: 1.15, source: s}
 power_limit: {clock_exponent: 0.333, source: s}
+async_tp: {max_step_saving: 0.091, source: s}
 sustained_clock: {default: 1.0, per_gpu: {H200: 0.88, B200: 0.84}, source: s}
 fp8_gemm: {default: 1.0, per_gpu: {H200: 0.9}, source: s}
 )";

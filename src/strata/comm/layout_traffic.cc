@@ -78,16 +78,15 @@ std::vector<TrafficItem> LayoutTraffic(const ModelTrafficShape& model, const Tra
     // Megatron TP, per transformer block (attention; MLP): without sequence parallelism one
     // all-reduce of the block's output [tokens, h] in forward and one of its input gradient in
     // backward; with it, an all-gather of the input and a reduce-scatter of the output in
-    // forward (and the reverse pair in backward), the same bytes. An MoE block with ETP 1 has no
-    // TP collective: the TP ranks' token shards go straight into the EP all-to-all.
+    // forward (and the reverse pair in backward), the same bytes. An MoE block has no TP
+    // collective: the TP ranks' token shards go to the experts (the ETP group's collectives
+    // below).
     const double attention_blocks = layers;
-    const double mlp_blocks = (static_cast<double>(model.dense_ffn_layers) +
-                               (l.etp > 1 ? static_cast<double>(model.moe_layers) : 0.0)) /
-                              static_cast<double>(l.pp);
+    const double mlp_blocks =
+        static_cast<double>(model.dense_ffn_layers) / static_cast<double>(l.pp);
     const double blocks = attention_blocks + mlp_blocks;
-    const std::string_view what =
-        mlp_blocks > 0 ? "TP activations (attention + MLP blocks)"
-                       : "TP activations (attention blocks; MoE with ETP 1 has none)";
+    const std::string_view what = mlp_blocks > 0 ? "TP activations (attention + MLP blocks)"
+                                                 : "TP activations (attention blocks)";
     // Calls per layer on average: one per block per pass.
     const double per_layer_calls = passes * blocks / layers;
     if (l.sequence_parallel) {
@@ -122,6 +121,19 @@ std::vector<TrafficItem> LayoutTraffic(const ModelTrafficShape& model, const Tra
     // is one rank's whole send buffer (nccl-tests' all-to-all size).
     per_layer(GroupKind::kEp, purpose("MoE token dispatch + combine"), CollectiveOp::kAllToAll,
               sp_tokens * static_cast<double>(model.top_k) * h * act, 2.0 * passes, moe_layers);
+  }
+  if (l.etp > 1 && model.moe_layers > 0) {
+    // Expert tensor parallelism (megatron-core's token dispatcher with an expert-TP group): the
+    // token copies a rank routes to its experts (top_k per token it holds) are all-gathered over
+    // the ETP group before the expert MLP, whose ETP ranks each hold 1 / ETP of every local
+    // expert's width, and the outputs reduce-scattered after it; the reverse pair in backward.
+    // nccl-tests' size is the gathered buffer: ETP x tokens x top_k x h.
+    const double gathered =
+        static_cast<double>(l.etp) * sp_tokens * static_cast<double>(model.top_k) * h * act;
+    per_layer(GroupKind::kEtp, purpose("ETP expert tokens, all-gather before the expert MLP"),
+              CollectiveOp::kAllGather, gathered, passes, moe_layers);
+    per_layer(GroupKind::kEtp, purpose("ETP expert outputs, reduce-scatter after the expert MLP"),
+              CollectiveOp::kReduceScatter, gathered, passes, moe_layers);
   }
   if (l.pp > 1) {
     // One activation send forward and one gradient send backward per micro batch per boundary.

@@ -4,9 +4,12 @@
 #ifndef STRATA_EVAL_WORKSPACE_H_
 #define STRATA_EVAL_WORKSPACE_H_
 
+#include <vector>
+
 #include "strata/core/result.h"
 #include "strata/hw/interconnects.h"
 #include "strata/memory/memory_constants.h"
+#include "strata/sim/mfu_ceiling.h"
 #include "strata/sim/step_constants.h"
 
 namespace strata {
@@ -15,6 +18,7 @@ struct Workspace {
   Interconnects links;
   MemoryConstants memory;
   KernelEfficiencyFile efficiency;
+  std::vector<MfuCeiling> mfu_ceilings;  // the best published MFU per GPU and precision
 
   /// Loads each file of data/ the evaluation needs; fails naming the file that does not load.
   static Result<Workspace> Load();

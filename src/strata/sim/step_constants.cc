@@ -97,6 +97,11 @@ Result<KernelEfficiencyFile> ParseKernelEfficiency(const std::string& text,
     STRATA_ASSIGN_OR_RETURN(out.power_clock_exponent, Fraction(s, "clock_exponent"));
     STRATA_RETURN_IF_ERROR(s.CheckNoUnknownKeys());
   }
+  {
+    STRATA_ASSIGN_OR_RETURN(YamlMap s, Section(top, "async_tp", out));
+    STRATA_ASSIGN_OR_RETURN(d.async_tp_max_step_saving, Fraction(s, "max_step_saving"));
+    STRATA_RETURN_IF_ERROR(s.CheckNoUnknownKeys());
+  }
   STRATA_ASSIGN_OR_RETURN(YamlMap sustained, Section(top, "sustained_clock", out));
   STRATA_ASSIGN_OR_RETURN(d.sustained_clock, Fraction(sustained, "default"));
   STRATA_ASSIGN_OR_RETURN(YamlMap fp8, Section(top, "fp8_gemm", out));

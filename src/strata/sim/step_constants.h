@@ -18,10 +18,11 @@ struct KernelEfficiency {
   double grouped_gemm_factor = 0;  // MoE grouped GEMM vs a dense GEMM of the same shape
   double attention_forward = 0;    // flash attention, long sequences
   double attention_backward = 0;
-  double attention_half_seq = 0;  // tokens: S / (S + half) of the long-sequence value
-  double gated_deltanet = 0;      // on the FLOP megatron-core counts for the GDN state
-  double hbm_efficiency = 0;      // memory-bound kernels: achieved / HBM bandwidth
-  double moe_routing_skew = 1;    // busiest expert rank's tokens / the mean
+  double attention_half_seq = 0;        // tokens: S / (S + half) of the long-sequence value
+  double gated_deltanet = 0;            // on the FLOP megatron-core counts for the GDN state
+  double hbm_efficiency = 0;            // memory-bound kernels: achieved / HBM bandwidth
+  double moe_routing_skew = 1;          // busiest expert rank's tokens / the mean
+  double async_tp_max_step_saving = 0;  // the most of a step async TP hides (overlap.tp_comm)
   // Tensor-core kernels under a training step's sustained load run at the power-capped clock,
   // not the boost clock the kernel benchmarks above caught: sustained / burst matmul rate.
   double sustained_clock = 1;

@@ -57,11 +57,13 @@ StepLayout StepLayoutOf(const ResolvedJob& job) {
 
 Result<StepSetup> PrepareStep(const ResolvedJob& job) {
   STRATA_ASSIGN_OR_RETURN(KernelEfficiencyFile efficiency, LoadKernelEfficiency());
+  STRATA_ASSIGN_OR_RETURN(std::vector<MfuCeiling> ceilings, LoadMfuCeilings());
   STRATA_ASSIGN_OR_RETURN(MemoryConstants memory, LoadMemoryConstants());
-  return PrepareStep(job, efficiency, memory);
+  return PrepareStep(job, efficiency, ceilings, memory);
 }
 
 Result<StepSetup> PrepareStep(const ResolvedJob& job, const KernelEfficiencyFile& efficiency,
+                              const std::vector<MfuCeiling>& mfu_ceilings,
                               const MemoryConstants& constants) {
   if (job.layout.world() > job.cluster.gpus_per_node &&
       job.cluster.DataNicBandwidthPerNode().value() <= 0) {
@@ -75,7 +77,7 @@ Result<StepSetup> PrepareStep(const ResolvedJob& job, const KernelEfficiencyFile
             "name a cluster file in the job (cluster: h20-5x8) or give one with --set "
             "cluster=PATH");
   }
-  StepSetup setup{job, efficiency, {}, {}};
+  StepSetup setup{job, efficiency, mfu_ceilings, {}, {}};
   StepTableInputs in;
   in.model = &setup.job.model;
   in.sequence = job.step.sequence;
@@ -86,6 +88,7 @@ Result<StepSetup> PrepareStep(const ResolvedJob& job, const KernelEfficiencyFile
   in.mtp = job.spec.mtp;
   in.cross_entropy = job.spec.cross_entropy;
   in.attention = job.spec.attention;
+  in.mfu_ceilings = &setup.mfu_ceilings;
   setup.tables = BuildStepTables(in);
   setup.layout = StepLayoutOf(job);
   if (job.spec.activation_offload.on()) {

@@ -7,6 +7,7 @@
 #include "strata/core/result.h"
 #include "strata/job/resolved_job.h"
 #include "strata/memory/memory_constants.h"
+#include "strata/sim/mfu_ceiling.h"
 #include "strata/sim/step_model.h"
 #include "strata/sim/step_tables.h"
 
@@ -19,6 +20,7 @@ StepLayout StepLayoutOf(const ResolvedJob& job);
 struct StepSetup {
   ResolvedJob job;
   KernelEfficiencyFile efficiency;
+  std::vector<MfuCeiling> mfu_ceilings;
   StepTables tables;
   StepLayout layout;
 };
@@ -28,6 +30,7 @@ Result<StepSetup> PrepareStep(const ResolvedJob& job);
 
 /// The same with the data files already loaded (eval/workspace.h loads each once).
 Result<StepSetup> PrepareStep(const ResolvedJob& job, const KernelEfficiencyFile& efficiency,
+                              const std::vector<MfuCeiling>& mfu_ceilings,
                               const MemoryConstants& memory);
 
 }  // namespace strata

@@ -403,7 +403,11 @@ Result<StepResult> EvaluateStepOn(const StepTables& t, const StepLayout& s,
   auto set = [&](StepPart part, double total, double exposed) {
     r[part] = {Seconds::Of(total), Seconds::Of(exposed)};
   };
-  set(StepPart::kTp, g.tp, Exposed(g.tp, s.overlap.tp_comm, m * dense_mb.s()));
+  // Async TP hides TP traffic behind the dense GEMMs, but at most async_tp_max_step_saving of
+  // the micro batches' compute and TP traffic (published gains: data/kernel_efficiency.yaml).
+  const double tp_hidden = std::min(g.tp - Exposed(g.tp, s.overlap.tp_comm, m * dense_mb.s()),
+                                    e.async_tp_max_step_saving * (m * compute_mb.s() + g.tp));
+  set(StepPart::kTp, g.tp, g.tp - tp_hidden);
   set(StepPart::kCp, g.cp, Exposed(g.cp, s.overlap.cp_comm, m * attention_mb.s()));
   set(StepPart::kEp, g.ep, Exposed(g.ep, s.overlap.moe_a2a, m * (compute_mb - expert_mb).value()));
   set(StepPart::kPp, g.pp, Exposed(g.pp, s.overlap.pp_p2p, m * compute_mb.s()));
@@ -539,6 +543,16 @@ Result<StepResult> EvaluateStepOn(const StepTables& t, const StepLayout& s,
   r.tokens_per_step = m * mbs * static_cast<double>(l.dp) * t.mean_tokens;
   r.tokens_per_s_per_gpu = r.tokens_per_step / r.step.s() / static_cast<double>(l.world());
   r.mfu = r.tokens_per_s_per_gpu * t.megatron_flop_per_token / peak;
+  if (s.fp8.on())
+    r.mfu_fp8 = r.tokens_per_s_per_gpu * t.megatron_flop_per_token / t.fp8_peak.flop_per_s();
+  const double ceiling = s.fp8.on() ? t.mfu_ceiling_fp8 : t.mfu_ceiling_bf16;
+  if (explain && ceiling > 0 && r.mfu > ceiling) {
+    r.mfu_flag = fmt::format(
+        "no published run reaches this: MFU {:.1f}% of the bf16 dense peak is above the best "
+        "published {:.1f}% on {} with {} GEMMs (data/mfu_ceiling.yaml: {})",
+        100 * r.mfu, 100 * ceiling, t.gpu_name, s.fp8.on() ? "FP8" : "bf16",
+        s.fp8.on() ? t.mfu_ceiling_fp8_source : t.mfu_ceiling_bf16_source);
+  }
   const Recompute hw = s.recompute == RecomputeGranularity::kFull        ? Recompute::kFull
                        : s.recompute == RecomputeGranularity::kSelective ? Recompute::kSelective
                                                                          : Recompute::kNone;

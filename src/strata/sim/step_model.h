@@ -112,7 +112,11 @@ struct StepResult {
   double bubble_fraction = 0;  // (p - 1) / (m v)
   double tokens_per_step = 0;
   double tokens_per_s_per_gpu = 0;
-  double mfu = 0;                         // megatron-core's FLOP convention over the dense peak
+  double mfu = 0;      // megatron-core's FLOP convention over the bf16 dense peak
+  double mfu_fp8 = 0;  // the same over the FP8 dense peak, with an FP8 recipe (0 without)
+  /// Set when the MFU is above the best published run on this GPU at this precision
+  /// (data/mfu_ceiling.yaml): "no published run reaches this", the ceiling and its source.
+  std::string mfu_flag;
   double hfu = 0;                         // with the recomputed forward counted
   double local_params = 0;                // parameters the optimizer updates on one rank
   std::vector<PricedTraffic> traffic;     // the layout's communication on the bandwidth map

@@ -162,6 +162,17 @@ StepTables BuildStepTables(const StepTableInputs& in) {
 
   t.forward = CountForwardFlops(c, t.attention_tokens, AttentionMask::kCausal);
   t.megatron_flop_per_token = MegatronTrainingFlopsPerToken(c, t.attention_tokens, in.mtp).count();
+  if (in.mfu_ceilings != nullptr) {
+    const std::string& part = gpu.catalog_name.empty() ? gpu.name : gpu.catalog_name;
+    if (const MfuCeiling* m = FindMfuCeiling(*in.mfu_ceilings, part, "bf16")) {
+      t.mfu_ceiling_bf16 = m->mfu;
+      t.mfu_ceiling_bf16_source = m->source;
+    }
+    if (const MfuCeiling* m = FindMfuCeiling(*in.mfu_ceilings, part, "fp8")) {
+      t.mfu_ceiling_fp8 = m->mfu;
+      t.mfu_ceiling_fp8_source = m->source;
+    }
+  }
   const double h = static_cast<double>(c.hidden_size);
   double attention_projection_flop = 0, mla_up_flop = 0;
   for (const LayerFlops& layer : t.forward.layers) {

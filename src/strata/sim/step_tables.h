@@ -18,6 +18,7 @@
 #include "strata/model/flops.h"
 #include "strata/model/model_config.h"
 #include "strata/model/param_count.h"
+#include "strata/sim/mfu_ceiling.h"
 #include "strata/sim/step_constants.h"
 #include "strata/sim/straggler.h"
 
@@ -94,8 +95,14 @@ struct StepTables {
   double op_sac_recompute_flop_per_token = 0;
 
   double megatron_flop_per_token = 0;  // the MFU convention (model/flop_conventions.h)
-  ForwardFlops forward;                // for HFU (recompute) and --explain
-  ModelTrafficShape traffic;           // what comm/layout_traffic.h needs
+  /// The best published MFU on this GPU (data/mfu_ceiling.yaml), of the bf16 dense peak, with
+  /// bf16 and with FP8 GEMMs; 0 where none is published.
+  double mfu_ceiling_bf16 = 0;
+  double mfu_ceiling_fp8 = 0;
+  std::string mfu_ceiling_bf16_source;
+  std::string mfu_ceiling_fp8_source;
+  ForwardFlops forward;       // for HFU (recompute) and --explain
+  ModelTrafficShape traffic;  // what comm/layout_traffic.h needs
 };
 
 struct StepTableInputs {
@@ -110,6 +117,7 @@ struct StepTableInputs {
   bool mtp = false;
   CrossEntropyImpl cross_entropy = CrossEntropyImpl::kFused;
   AttentionSpec attention;
+  const std::vector<MfuCeiling>* mfu_ceilings = nullptr;  // none: no ceiling check
 };
 
 StepTables BuildStepTables(const StepTableInputs& in);

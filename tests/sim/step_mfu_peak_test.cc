@@ -1,0 +1,111 @@
+// Which peak an MFU figure is of, and the flag on a predicted MFU no published run reaches
+// (data/mfu_ceiling.yaml); the ceiling file's reader on good, truncated and malformed input.
+#include <gtest/gtest.h>
+
+#include <optional>
+#include <string>
+
+#include "strata/hw/interconnects.h"
+#include "strata/job/job_spec.h"
+#include "strata/sim/mfu_ceiling.h"
+#include "strata/sim/step_job.h"
+
+namespace strata {
+namespace {
+
+struct Predicted {
+  StepSetup setup;
+  std::optional<CollectiveModel> comm;
+  StepResult Evaluate() const {
+    auto r = EvaluateStep(setup.tables, setup.layout, *comm);
+    EXPECT_TRUE(r.ok()) << r.error().Format();
+    return *r;
+  }
+};
+
+Predicted Llama8b(const std::string& extra) {
+  auto spec = ParseJobSpec(
+      "model: llama-3.1-8b\ncluster:\n  gpu: H100 SXM\n  gpus_per_node: 8\n  nodes: 1\n"
+      "parallel: {tp: 1}\nbatch: {micro_batch: 1, global_batch: 64}\n"
+      "sequence: {max_tokens: 8192}\n" +
+          extra,
+      "j.yaml");
+  EXPECT_TRUE(spec.ok()) << spec.error().Format();
+  auto job = ResolveJob(*spec);
+  EXPECT_TRUE(job.ok()) << job.error().Format();
+  auto setup = PrepareStep(*job);
+  EXPECT_TRUE(setup.ok()) << setup.error().Format();
+  auto links = LoadInterconnects();
+  EXPECT_TRUE(links.ok());
+  auto comm = CollectiveModel::Create(setup->job.cluster, *links);
+  EXPECT_TRUE(comm.ok());
+  Predicted p{*setup, std::nullopt};
+  p.comm.emplace(*comm);
+  return p;
+}
+
+// FP8 on H100 SXM: the FP8 dense peak is twice the bf16 one (1,979 / 989.5 TFLOP/s), so the
+// MFU of the FP8 peak is half that of the bf16 peak. The job's tables carry the published
+// ceilings of its GPU (data/mfu_ceiling.yaml: H100 SXM 0.47 bf16, 0.771 FP8); a predicted MFU
+// above the ceiling of its precision is flagged with the ceiling and its source, one below is
+// not (ceilings set to 1% and 99% to pin both sides).
+TEST(StepMfuPeak, Fp8MfuIsOfBothPeaksAndFlaggedAboveThePublishedCeiling) {
+  Predicted fp8 = Llama8b("fp8: {recipe: tensorwise}\n");
+  EXPECT_DOUBLE_EQ(fp8.setup.tables.mfu_ceiling_fp8, 0.771);
+  EXPECT_DOUBLE_EQ(fp8.setup.tables.mfu_ceiling_bf16, 0.47);
+  const StepResult r = fp8.Evaluate();
+  EXPECT_NEAR(r.mfu_fp8, r.mfu * 989.5 / 1979.0, 1e-12);
+  fp8.setup.tables.mfu_ceiling_fp8 = 0.01;
+  const StepResult flagged = fp8.Evaluate();
+  EXPECT_NE(flagged.mfu_flag.find("no published run reaches this"), std::string::npos);
+  EXPECT_NE(flagged.mfu_flag.find("above the best published 1.0% on H100 SXM with FP8 GEMMs"),
+            std::string::npos)
+      << flagged.mfu_flag;
+  EXPECT_NE(flagged.mfu_flag.find("Megatron-Bridge"), std::string::npos) << flagged.mfu_flag;
+  fp8.setup.tables.mfu_ceiling_fp8 = 0.99;
+  EXPECT_EQ(fp8.Evaluate().mfu_flag, "");
+
+  Predicted bf16 = Llama8b("");
+  EXPECT_EQ(bf16.Evaluate().mfu_fp8, 0.0);
+  bf16.setup.tables.mfu_ceiling_bf16 = 0.01;
+  EXPECT_NE(bf16.Evaluate().mfu_flag.find("with bf16 GEMMs"), std::string::npos);
+}
+
+TEST(StepMfuPeak, ShippedCeilingsAndTheirLookup) {
+  auto ceilings = LoadMfuCeilings();
+  ASSERT_TRUE(ceilings.ok()) << ceilings.error().Format();
+  const MfuCeiling* h100 = FindMfuCeiling(*ceilings, "H100 SXM", "fp8");
+  ASSERT_NE(h100, nullptr);
+  EXPECT_DOUBLE_EQ(h100->mfu, 0.771);  // 763 / 989.5 TFLOP/s, three decimals
+  EXPECT_EQ(FindMfuCeiling(*ceilings, "H20", "bf16"), nullptr);
+}
+
+TEST(StepMfuPeak, MalformedCeilingFilesAreErrors) {
+  struct Case {
+    const char* name;
+    std::string text;
+    std::string error;
+  };
+  const std::string one = "  - {gpu: H100 SXM, precision: bf16, mfu: 0.47, source: s}\n";
+  const Case cases[] = {
+      {"truncated", "ceilings:\n  - {gpu: H100 SXM, precision: bf1", "c.yaml"},
+      {"empty list", "ceilings: []\n", "expected a list of {gpu, precision, mfu, source}"},
+      {"bad precision", "ceilings:\n  - {gpu: H100 SXM, precision: fp16, mfu: 0.4, source: s}\n",
+       "expected bf16 or fp8, got 'fp16'"},
+      {"above 1", "ceilings:\n  - {gpu: H100 SXM, precision: bf16, mfu: 1.4, source: s}\n", "mfu"},
+      {"no source", "ceilings:\n  - {gpu: H100 SXM, precision: bf16, mfu: 0.4}\n", "source"},
+      {"twice", "ceilings:\n" + one + one, "H100 SXM at bf16 is listed twice"},
+      {"unknown key",
+       "ceilings:\n  - {gpu: H100 SXM, precision: bf16, mfu: 0.4, source: s, sorce: t}\n", "sorce"},
+  };
+  for (const Case& c : cases) {
+    auto parsed = ParseMfuCeilings(c.text, "c.yaml");
+    ASSERT_FALSE(parsed.ok()) << c.name;
+    EXPECT_NE(parsed.error().Format().find(c.error), std::string::npos)
+        << c.name << ": " << parsed.error().Format();
+  }
+  EXPECT_TRUE(ParseMfuCeilings("ceilings:\n" + one, "c.yaml").ok());
+}
+
+}  // namespace
+}  // namespace strata
