@@ -137,7 +137,7 @@ TEST(TraceReader, MalformedJsonInTheMiddleIsReportedWithItsByte) {
 TEST(TraceReader, NotATraceIsAnErrorNamingTheFile) {
   const struct {
     const char* name;
-    const char* text;
+    std::string text;
     const char* error;
   } cases[] = {
       {"empty", "",
@@ -156,6 +156,11 @@ TEST(TraceReader, NotATraceIsAnErrorNamingTheFile) {
        "trace.json: the file ends before its 'traceEvents' array (byte 46)\n"
        "  hint: expected the Chrome-trace JSON that torch.profiler's export_chrome_trace / "
        "tensorboard_trace_handler writes"},
+      // Hostile input: a JSON array nested 100,000 deep stops at the reader's depth limit.
+      {"nested deep", std::string(100000, '['),
+       "trace.json: malformed JSON at byte 512 before any trace event: nesting deeper than 512 "
+       "levels\n  hint: expected the Chrome-trace JSON that torch.profiler's export_chrome_trace "
+       "/ tensorboard_trace_handler writes"},
       {"malformed before the events", R"json({"schemaVersion": 1 "traceEvents": []})json",
        "trace.json: malformed JSON at byte 20 before any trace event: expected ',' or '}' after "
        "an object member, found '\"'\n  hint: expected the Chrome-trace JSON that "

@@ -278,7 +278,8 @@ Result<RankTrace> Parse(const ChunkReader& read, const std::string& file,
             "expected a PyTorch profiler trace (Chrome-trace JSON, plain or .gz) as "
             "written by torch.profiler");
   }
-  if (!sax.saw_events()) {
+  // An error before the first complete event leaves nothing to read: bad input, not a cut trace.
+  if (!sax.saw_events() || (error && out.events == 0)) {
     return InvalidInput(!error ? "JSON, but not a PyTorch profiler trace: it has no "
                                  "'traceEvents' array"
                         : error->at_end
