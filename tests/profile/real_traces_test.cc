@@ -117,6 +117,16 @@ TEST(RealTraces, DlrmEightRanksSkewAndExposedNccl) {
   EXPECT_NEAR(Us(r.ranks[7].steps[0].figures.span_ns), 10967, kUsTolerance);
   EXPECT_NEAR(Us(r.ranks[1].steps[0].figures.nccl_exposed_ns), 11056, kUsTolerance);
   EXPECT_NEAR(Us(r.ranks[7].steps[0].figures.nccl_exposed_ns), 1580, kUsTolerance);
+  // Across ranks: slowest rank 1, fastest rank 7 (SOURCE.md), and most of the 7,500 us between
+  // them is exposed NCCL: 11,056 - 1,580 = 9,476 us (more than the whole gap: rank 1's GPU is
+  // idle less).
+  ASSERT_EQ(r.spread.size(), 1u);
+  EXPECT_EQ(r.spread[0].step, 10);
+  EXPECT_EQ(r.spread[0].ranks, 8u);
+  EXPECT_EQ(r.ranks[r.spread[0].slowest].rank, 1);
+  EXPECT_EQ(r.ranks[r.spread[0].fastest].rank, 7);
+  EXPECT_EQ(r.spread[0].largest_part, "nccl_exposed_s");
+  EXPECT_NEAR(Us(r.spread[0].largest_part_ns), 11056 - 1580, 2 * kUsTolerance);
   // All 8 of world 8 read: no missing-rank warning.
   for (const std::string& w : r.warnings) EXPECT_EQ(w.find("missing"), std::string::npos) << w;
 }

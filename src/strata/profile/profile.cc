@@ -135,6 +135,46 @@ std::vector<std::string> JobWarnings(const std::vector<RankProfile>& ranks) {
   return warnings;
 }
 
+std::vector<StepSpread> SpreadAcrossRanks(const std::vector<RankProfile>& ranks) {
+  std::map<int64_t, std::vector<std::pair<size_t, const Figures*>>> by_step;
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    for (const StepProfile& s : ranks[i].steps) by_step[s.step].emplace_back(i, &s.figures);
+  }
+  std::vector<StepSpread> spread;
+  for (const auto& [step, list] : by_step) {
+    if (list.size() < 2) continue;
+    auto by_span = [](const auto& a, const auto& b) {
+      return a.second->span_ns < b.second->span_ns;
+    };
+    const auto slow = *std::max_element(list.begin(), list.end(), by_span);
+    const auto fast = *std::min_element(list.begin(), list.end(), by_span);
+    StepSpread s;
+    s.step = step;
+    s.ranks = list.size();
+    s.slowest = slow.first;
+    s.fastest = fast.first;
+    s.slowest_span_ns = slow.second->span_ns;
+    s.fastest_span_ns = fast.second->span_ns;
+    auto compute = [](const Figures& f) {
+      return f.busy_ns - f.nccl_exposed_ns - f.comm_other_exposed_ns;
+    };
+    const std::pair<const char*, int64_t> parts[] = {
+        {"idle_s", slow.second->idle_ns() - fast.second->idle_ns()},
+        {"nccl_exposed_s", slow.second->nccl_exposed_ns - fast.second->nccl_exposed_ns},
+        {"comm_other_exposed_s",
+         slow.second->comm_other_exposed_ns - fast.second->comm_other_exposed_ns},
+        {"compute_s", compute(*slow.second) - compute(*fast.second)},
+    };
+    const auto* largest =
+        std::max_element(std::begin(parts), std::end(parts),
+                         [](const auto& a, const auto& b) { return a.second < b.second; });
+    s.largest_part = largest->first;
+    s.largest_part_ns = largest->second;
+    spread.push_back(std::move(s));
+  }
+  return spread;
+}
+
 Result<ProfileReport> ProfileTraces(const std::vector<std::string>& files,
                                     KernelClassifier& classifier) {
   ProfileReport report;
@@ -161,6 +201,7 @@ Result<ProfileReport> ProfileTraces(const std::vector<std::string>& files,
                      return a.rank.value_or(0) < b.rank.value_or(0);
                    });
   for (std::string& w : JobWarnings(report.ranks)) report.warnings.push_back(std::move(w));
+  report.spread = SpreadAcrossRanks(report.ranks);
   return report;
 }
 

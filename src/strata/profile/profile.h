@@ -12,8 +12,26 @@
 
 namespace strata::profile {
 
+/// One step across the ranks that recorded it: the slowest and fastest rank by span, and the part
+/// of a step where the slowest one spends the most extra time. The parts partition the span:
+/// GPU idle + exposed NCCL + exposed other communication + compute (the rest of GPU busy).
+struct StepSpread {
+  int64_t step = 0;
+  size_t ranks = 0;    // how many ranks recorded the step
+  size_t slowest = 0;  // index into ProfileReport::ranks
+  size_t fastest = 0;
+  int64_t slowest_span_ns = 0;
+  int64_t fastest_span_ns = 0;
+  std::string largest_part;     // "idle_s", "nccl_exposed_s", "comm_other_exposed_s", "compute_s"
+  int64_t largest_part_ns = 0;  // slowest minus fastest in that part
+};
+
+/// The spread of every step that two or more ranks recorded, by step number.
+std::vector<StepSpread> SpreadAcrossRanks(const std::vector<RankProfile>& ranks);
+
 struct ProfileReport {
   std::vector<RankProfile> ranks;  // by rank (unknown ranks last, in file order)
+  std::vector<StepSpread> spread;
   std::vector<std::string> warnings;
   std::string rules_file;
 };

@@ -75,6 +75,22 @@ const std::vector<Row>& Rows() {
   return kRows;
 }
 
+Json RankJson(const RankProfile& r) { return r.rank ? Json(*r.rank) : Json(nullptr); }
+
+std::string RankName(const RankProfile& r) {
+  return r.rank ? fmt::format("rank {}", *r.rank) : r.file;
+}
+
+// What a larger share of each part of the span usually means.
+std::string PartMeaning(const std::string& part) {
+  if (part == "idle_s") return "GPU idle: the host did not keep the GPU fed";
+  if (part == "nccl_exposed_s") {
+    return "exposed NCCL: time in collectives, often waiting for a late peer or a slower link";
+  }
+  if (part == "comm_other_exposed_s") return "exposed non-NCCL communication";
+  return "compute: more or slower kernels (uneven work, a slow GPU)";
+}
+
 std::string RankTitle(const RankProfile& r) {
   std::string who = r.rank ? fmt::format("rank {}", *r.rank) : std::string("rank ?");
   if (r.world_size) who += fmt::format(" of {}", *r.world_size);
@@ -93,7 +109,7 @@ Json ProfileJson(const ProfileReport& report) {
   for (const RankProfile& r : report.ranks) {
     Json j = Json::object();
     j["file"] = r.file;
-    j["rank"] = r.rank ? Json(*r.rank) : Json(nullptr);
+    j["rank"] = RankJson(r);
     j["world_size"] = r.world_size ? Json(*r.world_size) : Json(nullptr);
     j["device"] = r.device;
     j["complete"] = r.cut.empty();
@@ -114,6 +130,22 @@ Json ProfileJson(const ProfileReport& report) {
     ranks.push_back(std::move(j));
   }
   doc["ranks"] = std::move(ranks);
+  Json spread = Json::array();
+  for (const StepSpread& s : report.spread) {
+    Json j = Json::object();
+    j["step"] = s.step;
+    j["ranks"] = s.ranks;
+    j["slowest_rank"] = RankJson(report.ranks[s.slowest]);
+    j["slowest_file"] = report.ranks[s.slowest].file;
+    j["slowest_span_s"] = JsonNumber(Seconds(s.slowest_span_ns));
+    j["fastest_rank"] = RankJson(report.ranks[s.fastest]);
+    j["fastest_file"] = report.ranks[s.fastest].file;
+    j["fastest_span_s"] = JsonNumber(Seconds(s.fastest_span_ns));
+    j["largest_difference"] = s.largest_part;
+    j["largest_difference_s"] = JsonNumber(Seconds(s.largest_part_ns));
+    spread.push_back(std::move(j));
+  }
+  doc["steps_across_ranks"] = std::move(spread);
   doc["warnings"] = report.warnings;
   return doc;
 }
@@ -151,6 +183,17 @@ std::string ProfileText(const ProfileReport& report) {
     }
     out += "\n";
   }
+  if (!report.spread.empty()) out += "across ranks\n";
+  for (const StepSpread& s : report.spread) {
+    out += fmt::format(
+        "  step {}: slowest {} {} ms, fastest {} {} ms (of {} ranks): +{} ms; the part that "
+        "differs most is {}: +{} ms\n",
+        s.step, RankName(report.ranks[s.slowest]), Ms(s.slowest_span_ns),
+        RankName(report.ranks[s.fastest]), Ms(s.fastest_span_ns), s.ranks,
+        Ms(s.slowest_span_ns - s.fastest_span_ns), PartMeaning(s.largest_part),
+        Ms(s.largest_part_ns));
+  }
+  if (!report.spread.empty()) out += "\n";
   out +=
       "span: first to last GPU event; busy: union of kernel, memcpy and memset intervals; a\n"
       "component's time is the union of its kernels'; exposed: time no other kernel overlaps.\n"
