@@ -32,6 +32,7 @@ const std::vector<Command>& Commands() {
       {"import", "job YAML from a Megatron/ms-swift/torchtitan/DeepSpeed/verl launch", RunImport},
       {"compare", "systems side by side: memory, step time, days to train, and why", RunCompare},
       {"report", "one HTML page of a job: memory, step, map and plan as figures", RunReport},
+      {"profile", "measured step breakdown from PyTorch profiler traces", RunProfile},
   };
   return kCommands;
 }

@@ -1,0 +1,204 @@
+#include "strata/profile/profile_report.h"
+
+#include <fmt/format.h>
+
+#include <vector>
+
+#include "strata/core/table.h"
+
+namespace strata::profile {
+namespace {
+
+// Division, not multiplication by 1e-9: the quotient is correctly rounded, so 30,240 ns prints
+// as 3.024e-05, not 3.0240000000000002e-05.
+double Seconds(int64_t ns) { return static_cast<double>(ns) / 1e9; }
+
+// Adds the figures to `j` (a step's object already holds "step").
+void AddFigures(const Figures& f, Json& j) {
+  j["span_s"] = JsonNumber(Seconds(f.span_ns));
+  j["gpu_busy_s"] = JsonNumber(Seconds(f.busy_ns));
+  j["idle_s"] = JsonNumber(Seconds(f.idle_ns()));
+  j["nccl_s"] = JsonNumber(Seconds(f.of(Component::kNccl)));
+  j["nccl_exposed_s"] = JsonNumber(Seconds(f.nccl_exposed_ns));
+  j["comm_other_s"] = JsonNumber(Seconds(f.of(Component::kCommOther)));
+  j["comm_other_exposed_s"] = JsonNumber(Seconds(f.comm_other_exposed_ns));
+  for (Component c : AllComponents()) {
+    if (c == Component::kNccl || c == Component::kCommOther) continue;
+    j[std::string(ComponentName(c)) + "_s"] = JsonNumber(Seconds(f.of(c)));
+  }
+  j["gpu_events"] = f.gpu_events;
+  Json counts = Json::object();
+  for (Component c : AllComponents()) {
+    counts[std::string(ComponentName(c))] = f.component_events[static_cast<size_t>(c)];
+  }
+  j["events_by_component"] = std::move(counts);
+  Json collectives = Json::array();
+  for (const CollectiveTime& t : f.collectives) {
+    Json c = Json::object();
+    c["kind"] = t.collective.kind;
+    c["process_group"] = t.collective.process_group;
+    c["process_group_desc"] = t.collective.process_group_desc;
+    c["process_group_ranks"] = t.collective.process_group_ranks;
+    c["time_s"] = JsonNumber(Seconds(t.time_ns));
+    c["kernels"] = t.kernels;
+    collectives.push_back(std::move(c));
+  }
+  j["nccl_by_kind"] = std::move(collectives);
+}
+
+std::string Ms(int64_t ns) { return fmt::format("{:.3f}", static_cast<double>(ns) * 1e-6); }
+
+struct Row {
+  const char* label;
+  int64_t (*value)(const Figures&);
+};
+
+const std::vector<Row>& Rows() {
+  static const std::vector<Row> kRows = {
+      {"span", [](const Figures& f) { return f.span_ns; }},
+      {"GPU busy", [](const Figures& f) { return f.busy_ns; }},
+      {"GPU idle", [](const Figures& f) { return f.idle_ns(); }},
+      {"dense GEMM", [](const Figures& f) { return f.of(Component::kGemm); }},
+      {"grouped/expert GEMM", [](const Figures& f) { return f.of(Component::kGroupedGemm); }},
+      {"attention fwd", [](const Figures& f) { return f.of(Component::kAttentionFwd); }},
+      {"attention bwd", [](const Figures& f) { return f.of(Component::kAttentionBwd); }},
+      {"linear attention", [](const Figures& f) { return f.of(Component::kLinearAttention); }},
+      {"memory-bound", [](const Figures& f) { return f.of(Component::kMemoryBound); }},
+      {"NCCL", [](const Figures& f) { return f.of(Component::kNccl); }},
+      {"  exposed", [](const Figures& f) { return f.nccl_exposed_ns; }},
+      {"other comm", [](const Figures& f) { return f.of(Component::kCommOther); }},
+      {"  exposed", [](const Figures& f) { return f.comm_other_exposed_ns; }},
+      {"memcpy", [](const Figures& f) { return f.of(Component::kMemcpy); }},
+      {"memset", [](const Figures& f) { return f.of(Component::kMemset); }},
+      {"other", [](const Figures& f) { return f.of(Component::kOther); }},
+  };
+  return kRows;
+}
+
+Json RankJson(const RankProfile& r) { return r.rank ? Json(*r.rank) : Json(nullptr); }
+
+std::string RankName(const RankProfile& r) {
+  return r.rank ? fmt::format("rank {}", *r.rank) : r.file;
+}
+
+// What a larger share of each part of the span usually means.
+std::string PartMeaning(const std::string& part) {
+  if (part == "idle_s") return "GPU idle: the host did not keep the GPU fed";
+  if (part == "nccl_exposed_s") {
+    return "exposed NCCL: time in collectives, often waiting for a late peer or a slower link";
+  }
+  if (part == "comm_other_exposed_s") return "exposed non-NCCL communication";
+  return "compute: more or slower kernels (uneven work, a slow GPU)";
+}
+
+std::string RankTitle(const RankProfile& r) {
+  std::string who = r.rank ? fmt::format("rank {}", *r.rank) : std::string("rank ?");
+  if (r.world_size) who += fmt::format(" of {}", *r.world_size);
+  std::string what = r.file;
+  if (!r.device.empty()) what += ", " + r.device;
+  return fmt::format("{} ({}): {} step{}, {} GPU events", who, what, r.steps.size(),
+                     r.steps.size() == 1 ? "" : "s", r.whole_trace.gpu_events);
+}
+
+}  // namespace
+
+Json ProfileJson(const ProfileReport& report) {
+  Json doc = JsonDocument("profile");
+  doc["rules_file"] = report.rules_file;
+  Json ranks = Json::array();
+  for (const RankProfile& r : report.ranks) {
+    Json j = Json::object();
+    j["file"] = r.file;
+    j["rank"] = RankJson(r);
+    j["world_size"] = r.world_size ? Json(*r.world_size) : Json(nullptr);
+    j["device"] = r.device;
+    j["complete"] = r.cut.empty();
+    if (!r.cut.empty()) j["cut"] = r.cut;
+    j["unlaunched_gpu_events"] = r.unlaunched_events;
+    j["gpu_events_between_steps"] = r.events_between_steps;
+    Json whole = Json::object();
+    AddFigures(r.whole_trace, whole);
+    j["whole_trace"] = std::move(whole);
+    Json steps = Json::array();
+    for (const StepProfile& s : r.steps) {
+      Json step = Json::object();
+      step["step"] = s.step;
+      AddFigures(s.figures, step);
+      steps.push_back(std::move(step));
+    }
+    j["steps"] = std::move(steps);
+    ranks.push_back(std::move(j));
+  }
+  doc["ranks"] = std::move(ranks);
+  Json spread = Json::array();
+  for (const StepSpread& s : report.spread) {
+    Json j = Json::object();
+    j["step"] = s.step;
+    j["ranks"] = s.ranks;
+    j["slowest_rank"] = RankJson(report.ranks[s.slowest]);
+    j["slowest_file"] = report.ranks[s.slowest].file;
+    j["slowest_span_s"] = JsonNumber(Seconds(s.slowest_span_ns));
+    j["fastest_rank"] = RankJson(report.ranks[s.fastest]);
+    j["fastest_file"] = report.ranks[s.fastest].file;
+    j["fastest_span_s"] = JsonNumber(Seconds(s.fastest_span_ns));
+    j["largest_difference"] = s.largest_part;
+    j["largest_difference_s"] = JsonNumber(Seconds(s.largest_part_ns));
+    spread.push_back(std::move(j));
+  }
+  doc["steps_across_ranks"] = std::move(spread);
+  doc["warnings"] = report.warnings;
+  return doc;
+}
+
+std::string ProfileText(const ProfileReport& report) {
+  std::string out;
+  for (const RankProfile& r : report.ranks) {
+    out += RankTitle(r) + "\n";
+    if (!r.cut.empty()) out += "  INCOMPLETE: " + r.cut + "\n";
+    std::vector<Column> columns = {{"component", Align::kLeft}, {"whole trace (ms)"}};
+    for (const StepProfile& s : r.steps) columns.push_back({fmt::format("step {} (ms)", s.step)});
+    Table table(columns);
+    for (const Row& row : Rows()) {
+      std::vector<std::string> cells = {row.label, Ms(row.value(r.whole_trace))};
+      for (const StepProfile& s : r.steps) cells.push_back(Ms(row.value(s.figures)));
+      table.AddRow(std::move(cells));
+      if (std::string_view(row.label) == "GPU idle") table.AddSeparator();
+    }
+    out += table.Render();
+    for (const CollectiveTime& t : r.whole_trace.collectives) {
+      std::string group =
+          t.collective.process_group.empty()
+              ? std::string("process group not recorded")
+              : fmt::format("process group {} ({}) ranks {}", t.collective.process_group,
+                            t.collective.process_group_desc, t.collective.process_group_ranks);
+      out += fmt::format("  NCCL {}: {} ms in {} kernels, {}\n",
+                         t.collective.kind.empty() ? "?" : t.collective.kind, Ms(t.time_ns),
+                         t.kernels, group);
+    }
+    if (r.unlaunched_events > 0) {
+      out += fmt::format(
+          "  {} GPU events have no launch in the trace (queued before the profiler started): "
+          "whole trace only\n",
+          r.unlaunched_events);
+    }
+    out += "\n";
+  }
+  if (!report.spread.empty()) out += "across ranks\n";
+  for (const StepSpread& s : report.spread) {
+    out += fmt::format(
+        "  step {}: slowest {} {} ms, fastest {} {} ms (of {} ranks): +{} ms; the part that "
+        "differs most is {}: +{} ms\n",
+        s.step, RankName(report.ranks[s.slowest]), Ms(s.slowest_span_ns),
+        RankName(report.ranks[s.fastest]), Ms(s.fastest_span_ns), s.ranks,
+        Ms(s.slowest_span_ns - s.fastest_span_ns), PartMeaning(s.largest_part),
+        Ms(s.largest_part_ns));
+  }
+  if (!report.spread.empty()) out += "\n";
+  out +=
+      "span: first to last GPU event; busy: union of kernel, memcpy and memset intervals; a\n"
+      "component's time is the union of its kernels'; exposed: time no other kernel overlaps.\n"
+      "Kernels belong to the step whose CPU launch issued them.\n";
+  return out;
+}
+
+}  // namespace strata::profile

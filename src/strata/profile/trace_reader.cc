@@ -1,0 +1,346 @@
+#include "strata/profile/trace_reader.h"
+
+#include <fmt/format.h>
+#include <sys/stat.h>
+#include <zlib.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "strata/profile/json_stream.h"
+
+namespace strata::profile {
+namespace {
+
+// Kineto's categories: current names and the capitalised ones of torch <= 1.9 traces.
+enum class Category : uint8_t { kOther, kKernel, kMemcpy, kMemset, kRuntime, kCpuOp };
+
+Category CategoryOf(std::string_view cat) {
+  if (cat == "kernel" || cat == "Kernel") return Category::kKernel;
+  if (cat == "gpu_memcpy" || cat == "Memcpy") return Category::kMemcpy;
+  if (cat == "gpu_memset" || cat == "Memset") return Category::kMemset;
+  if (cat == "cuda_runtime" || cat == "Runtime" || cat == "cuda_driver") return Category::kRuntime;
+  // Not gpu_user_annotation: its ProfilerStep#N is the GPU-side copy of the CPU step.
+  if (cat == "cpu_op" || cat == "user_annotation" || cat == "Operator") return Category::kCpuOp;
+  return Category::kOther;
+}
+
+enum class EventKey : uint8_t { kOther, kPh, kCat, kName, kTs, kDur, kArgs };
+enum class ArgKey : uint8_t { kOther, kCorrelation, kStream, kPgName, kPgDesc, kPgRanks };
+enum class TopKey : uint8_t { kOther, kTraceEvents, kDistributedInfo, kDeviceProperties };
+
+EventKey EventKeyOf(std::string_view k) {
+  if (k == "ph") return EventKey::kPh;
+  if (k == "cat") return EventKey::kCat;
+  if (k == "name") return EventKey::kName;
+  if (k == "ts") return EventKey::kTs;
+  if (k == "dur") return EventKey::kDur;
+  if (k == "args") return EventKey::kArgs;
+  return EventKey::kOther;
+}
+
+ArgKey ArgKeyOf(std::string_view k) {
+  if (k == "correlation") return ArgKey::kCorrelation;
+  if (k == "stream") return ArgKey::kStream;
+  if (k == "Process Group Name") return ArgKey::kPgName;
+  if (k == "Process Group Description") return ArgKey::kPgDesc;
+  if (k == "Process Group Ranks") return ArgKey::kPgRanks;
+  return ArgKey::kOther;
+}
+
+// Microseconds (an integer, or a double with a nanosecond fraction) to integer nanoseconds;
+// nullopt for values no clock produces (negative durations are checked by the caller).
+constexpr double kMaxMicroseconds = 9.0e15;  // 2^63 ns is 9.2e15 us
+std::optional<int64_t> UsToNs(double us) {
+  if (!std::isfinite(us) || std::fabs(us) > kMaxMicroseconds) return std::nullopt;
+  return static_cast<int64_t>(std::llround(us * 1000.0));
+}
+std::optional<int64_t> UsToNs(int64_t us) {
+  if (us > static_cast<int64_t>(kMaxMicroseconds) || us < -static_cast<int64_t>(kMaxMicroseconds))
+    return std::nullopt;
+  return us * 1000;
+}
+
+// The token consumer: a small state machine over the nesting depth; only the fields the
+// breakdown uses are kept, everything else is skipped as it streams past.
+class TraceSax : public JsonHandler {
+ public:
+  TraceSax(RankTrace& out, KernelClassifier& classifier) : out_(out), classifier_(classifier) {}
+
+  void Literal() override {}
+  void Integer(int64_t v) override { OnNumber(UsToNs(v), v); }
+  void Float(double v) override {
+    OnNumber(UsToNs(v), std::isfinite(v) && std::fabs(v) < 9e18 ? static_cast<int64_t>(v) : -1);
+  }
+  void String(std::string_view v) override {
+    if (InEventFields()) {
+      switch (event_key_) {
+        case EventKey::kPh:
+          ph_is_complete_ = v == "X";
+          break;
+        case EventKey::kCat:
+          category_ = CategoryOf(v);
+          break;
+        case EventKey::kName:
+          name_.assign(v);
+          break;
+        default:
+          break;
+      }
+    } else if (InArgs()) {
+      switch (arg_key_) {
+        case ArgKey::kPgName:
+          pg_name_.assign(v);
+          break;
+        case ArgKey::kPgDesc:
+          pg_desc_.assign(v);
+          break;
+        case ArgKey::kPgRanks:
+          pg_ranks_.assign(v);
+          break;
+        default:
+          break;
+      }
+    } else if (top_key_ == TopKey::kDeviceProperties && depth_ == 3 && key_ == "name" &&
+               out_.device.empty()) {
+      out_.device = std::string(v);
+    }
+  }
+  void StartObject() override {
+    if (depth_ == 0) saw_top_object_ = true;
+    if (in_events_ && depth_ == events_depth_ + 1) BeginEvent();
+    if (InEventFields() && event_key_ == EventKey::kArgs) in_args_ = true;
+    ++depth_;
+  }
+  void EndObject() override {
+    --depth_;
+    if (in_args_ && depth_ == events_depth_ + 2) in_args_ = false;
+    if (in_event_ && depth_ == events_depth_ + 1) EndEvent();
+  }
+  void StartArray() override {
+    if ((depth_ == 1 && top_key_ == TopKey::kTraceEvents) || depth_ == 0) {
+      // {"traceEvents": [...]} as Kineto writes it, or the bare-array form of the format.
+      in_events_ = true;
+      saw_events_ = true;
+      events_depth_ = depth_;
+    }
+    ++depth_;
+  }
+  void EndArray() override {
+    --depth_;
+    if (in_events_ && depth_ == events_depth_) in_events_ = false;
+  }
+  void Key(std::string_view k) override {
+    if (depth_ == 1 && !in_events_) {
+      top_key_ = k == "traceEvents"        ? TopKey::kTraceEvents
+                 : k == "distributedInfo"  ? TopKey::kDistributedInfo
+                 : k == "deviceProperties" ? TopKey::kDeviceProperties
+                                           : TopKey::kOther;
+    } else if (InEventFields()) {
+      event_key_ = EventKeyOf(k);
+    } else if (InArgs()) {
+      arg_key_ = ArgKeyOf(k);
+    } else {
+      key_.assign(k);
+    }
+  }
+
+  bool saw_top_object() const { return saw_top_object_; }
+  bool saw_events() const { return saw_events_; }
+
+ private:
+  bool InEventFields() const { return in_event_ && depth_ == events_depth_ + 2; }
+  bool InArgs() const { return in_args_ && depth_ == events_depth_ + 3; }
+
+  void OnNumber(std::optional<int64_t> ns, int64_t raw) {
+    if (InEventFields()) {
+      if (event_key_ == EventKey::kTs) ts_ns_ = ns;
+      if (event_key_ == EventKey::kDur) dur_ns_ = ns;
+    } else if (InArgs()) {
+      if (arg_key_ == ArgKey::kCorrelation) correlation_ = raw;
+      if (arg_key_ == ArgKey::kStream) {
+        stream_ = static_cast<int32_t>(std::clamp<int64_t>(raw, -1, INT32_MAX));
+      }
+    } else if (top_key_ == TopKey::kDistributedInfo && depth_ == 2) {
+      if (key_ == "rank") out_.rank = raw;
+      if (key_ == "world_size") out_.world_size = raw;
+    }
+  }
+
+  void BeginEvent() {
+    in_event_ = true;
+    ph_is_complete_ = false;
+    category_ = Category::kOther;
+    name_.clear();
+    ts_ns_.reset();
+    dur_ns_.reset();
+    correlation_ = -1;
+    stream_ = -1;
+    pg_name_.clear();
+    pg_desc_.clear();
+    pg_ranks_.clear();
+    event_key_ = EventKey::kOther;
+  }
+
+  void EndEvent() {
+    in_event_ = false;
+    ++out_.events;
+    if (!ph_is_complete_ || category_ == Category::kOther) return;
+    const bool timed = ts_ns_ && dur_ns_ && *dur_ns_ >= 0;
+    switch (category_) {
+      case Category::kRuntime:
+        if (timed && correlation_ >= 0) out_.launches.emplace_back(correlation_, *ts_ns_);
+        return;
+      case Category::kCpuOp:
+        if (timed && name_.rfind("ProfilerStep#", 0) == 0) {
+          const std::string digits = name_.substr(13);
+          if (!digits.empty() && digits.size() < 18 &&
+              digits.find_first_not_of("0123456789") == std::string::npos) {
+            out_.steps.push_back({std::stoll(digits), *ts_ns_, *ts_ns_ + *dur_ns_});
+          }
+        }
+        return;
+      default:
+        break;
+    }
+    if (!timed) {
+      ++out_.events_without_time;
+      return;
+    }
+    GpuEvent e;
+    e.start_ns = *ts_ns_;
+    e.end_ns = *ts_ns_ + *dur_ns_;
+    e.correlation = correlation_;
+    e.stream = stream_;
+    e.component = category_ == Category::kMemcpy   ? Component::kMemcpy
+                  : category_ == Category::kMemset ? Component::kMemset
+                                                   : classifier_.Classify(name_);
+    if (e.component == Component::kNccl) e.collective = CollectiveIndex();
+    out_.gpu.push_back(e);
+  }
+
+  uint16_t CollectiveIndex() {
+    std::string kind = NcclKindFromName(name_);
+    std::string key = fmt::format("{}\x1f{}\x1f{}\x1f{}", kind, pg_name_, pg_desc_, pg_ranks_);
+    if (auto it = collective_index_.find(key); it != collective_index_.end()) return it->second;
+    if (out_.collectives.size() >= UINT16_MAX) return 0;  // absurdly many: pooled as unknown
+    const auto index = static_cast<uint16_t>(out_.collectives.size());
+    out_.collectives.push_back({std::move(kind), pg_name_, pg_desc_, pg_ranks_});
+    collective_index_.emplace(std::move(key), index);
+    return index;
+  }
+
+  RankTrace& out_;
+  KernelClassifier& classifier_;
+  int depth_ = 0;
+  int events_depth_ = -10;
+  bool saw_top_object_ = false;
+  bool saw_events_ = false;
+  bool in_events_ = false;
+  bool in_event_ = false;
+  bool in_args_ = false;
+  TopKey top_key_ = TopKey::kOther;
+  EventKey event_key_ = EventKey::kOther;
+  ArgKey arg_key_ = ArgKey::kOther;
+  std::string key_;
+  // The event being read.
+  bool ph_is_complete_ = false;
+  Category category_ = Category::kOther;
+  std::string name_;
+  std::optional<int64_t> ts_ns_;
+  std::optional<int64_t> dur_ns_;
+  int64_t correlation_ = -1;
+  int32_t stream_ = -1;
+  std::string pg_name_, pg_desc_, pg_ranks_;
+  std::map<std::string, uint16_t> collective_index_;
+};
+
+Result<RankTrace> Parse(const ChunkReader& read, const std::string& file,
+                        KernelClassifier& classifier, gzFile gz) {
+  RankTrace out;
+  out.file = file;
+  out.collectives.push_back({});
+  TraceSax sax(out, classifier);
+  const std::optional<JsonStreamError> error = ReadJsonStream(read, sax);
+  std::string gz_error;
+  if (gz != nullptr) {
+    int code = Z_OK;
+    const char* text = gzerror(gz, &code);
+    if (code != Z_OK && code != Z_STREAM_END) gz_error = text;
+  }
+  const std::string gz_note = gz_error.empty() ? "" : " (gzip: " + gz_error + ")";
+  if (!sax.saw_top_object() && !sax.saw_events()) {
+    return InvalidInput(fmt::format("not JSON: byte {}: {}{}", error ? error->byte : 0,
+                                    error ? error->message : "no value", gz_note))
+        .InFile(file)
+        .WithHint(
+            "expected a PyTorch profiler trace (Chrome-trace JSON, plain or .gz) as "
+            "written by torch.profiler");
+  }
+  // An error before the first complete event leaves nothing to read: bad input, not a cut trace.
+  if (!sax.saw_events() || (error && out.events == 0)) {
+    return InvalidInput(!error ? "JSON, but not a PyTorch profiler trace: it has no "
+                                 "'traceEvents' array"
+                        : error->at_end
+                            ? fmt::format("the file ends before its 'traceEvents' array (byte "
+                                          "{}){}",
+                                          error->byte, gz_note)
+                            : fmt::format("malformed JSON at byte {} before any trace event: {}",
+                                          error->byte, error->message))
+        .InFile(file)
+        .WithHint(
+            "expected the Chrome-trace JSON that torch.profiler's "
+            "export_chrome_trace / tensorboard_trace_handler writes");
+  }
+  if (error) {
+    if (error->at_end) {
+      out.cut = fmt::format(
+          "the trace ends early at byte {}{} (a profiler stopped while writing?): the {} events "
+          "before the cut were read",
+          error->byte, gz_note, out.events);
+    } else {
+      out.cut = fmt::format(
+          "malformed JSON at byte {} ({}): the {} events before it were read, the rest of the "
+          "file was not",
+          error->byte, error->message, out.events);
+    }
+  }
+  std::sort(out.launches.begin(), out.launches.end());
+  std::sort(out.steps.begin(), out.steps.end(),
+            [](const StepMark& a, const StepMark& b) { return a.start_ns < b.start_ns; });
+  return out;
+}
+
+}  // namespace
+
+Result<RankTrace> ReadTraceStream(std::istream& in, const std::string& file,
+                                  KernelClassifier& classifier) {
+  const ChunkReader read = [&in](char* buffer, size_t capacity) -> int64_t {
+    in.read(buffer, static_cast<std::streamsize>(capacity));
+    return static_cast<int64_t>(in.gcount());
+  };
+  return Parse(read, file, classifier, nullptr);
+}
+
+Result<RankTrace> ReadTrace(const std::string& path, KernelClassifier& classifier) {
+  // Only regular files: a FIFO or a device would block or never end.
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) {
+    return IoError("cannot read: no such file").InFile(path);
+  }
+  if (!S_ISREG(st.st_mode)) {
+    return IoError("not a regular file (a trace is a .json or .json.gz file)").InFile(path);
+  }
+  gzFile gz = gzopen(path.c_str(), "rb");
+  if (gz == nullptr) return IoError("cannot open for reading").InFile(path);
+  gzbuffer(gz, 1 << 20);
+  const ChunkReader read = [gz](char* buffer, size_t capacity) -> int64_t {
+    return gzread(gz, buffer, static_cast<unsigned>(capacity));
+  };
+  auto result = Parse(read, path, classifier, gz);
+  gzclose(gz);
+  return result;
+}
+
+}  // namespace strata::profile
