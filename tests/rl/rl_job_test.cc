@@ -76,8 +76,8 @@ TEST(RlJobTest, BadInputNamesTheField) {
       {"unknown_set_key",
        kMinimal,
        {"rollout.tpp=4"},
-       "--set: unknown RL job key 'rollout.tpp'\n  hint: did you mean 'rollout.tp'?; keys of the "
-       "actor's training job are set as actor.<key>"},
+       "--set: unknown RL job key 'rollout.tpp'\n  hint: did you mean 'rollout.tp'? (a key of "
+       "the actor's training job is set as actor.<key>)"},
       {"set_without_value",
        kMinimal,
        {"rollout.tp"},

@@ -30,6 +30,7 @@ int RunCheckpoint(int argc, char** argv);
 int RunLogs(int argc, char** argv);
 int RunImport(int argc, char** argv);
 int RunCompare(int argc, char** argv);
+int RunRl(int argc, char** argv);
 
 /// The table `strata help` prints and main dispatches on.
 const std::vector<Command>& Commands();

@@ -31,6 +31,7 @@ const std::vector<Command>& Commands() {
       {"logs", "training-log analyser: steps, real MFU, stalls and anomalies", RunLogs},
       {"import", "job YAML from a Megatron/ms-swift/torchtitan/DeepSpeed/verl launch", RunImport},
       {"compare", "systems side by side: memory, step time, days to train, and why", RunCompare},
+      {"rl", "RL step: rollout and trainer memory, step breakdown, colocated vs split", RunRl},
   };
   return kCommands;
 }

@@ -74,7 +74,7 @@ Status ApplyOverride(YAML::Node& root, const std::string& override, RlSpec& spec
   if (std::find(keys.begin(), keys.end(), key) == keys.end()) {
     return InvalidInput(fmt::format("--set: unknown RL job key '{}'", key))
         .WithHint(DidYouMeanHint(key, keys) +
-                  "; keys of the actor's training job are set as actor.<key>");
+                  " (a key of the actor's training job is set as actor.<key>)");
   }
   const size_t dot = key.find('.');
   if (dot == std::string::npos) {

@@ -175,7 +175,13 @@ Result<RlEvaluation> EvaluateRl(const RlSpec& spec) {
   STRATA_ASSIGN_OR_RETURN(MemoryConstants memory, LoadMemoryConstants());
   STRATA_ASSIGN_OR_RETURN(Interconnects links, LoadInterconnects());
   STRATA_ASSIGN_OR_RETURN(KernelEfficiencyFile efficiency, LoadKernelEfficiency());
-  STRATA_ASSIGN_OR_RETURN(e.actor, ResolveJob(ActorRequest(spec, 0, nullptr)));
+  auto actor_job = ResolveJob(ActorRequest(spec, 0, nullptr));
+  if (!actor_job.ok()) {
+    Error error = std::move(actor_job).error();
+    error.message = fmt::format("the actor's job ({}): {}", spec.actor_job, error.message);
+    return error;
+  }
+  e.actor = std::move(actor_job).value();
   const ResolvedJob& job = e.actor;
   const int64_t world = job.world();
   const int64_t per_node = job.cluster.gpus_per_node;

@@ -45,10 +45,13 @@ RolloutMemory ComputeRolloutMemory(const RolloutMemoryInput& in) {
   } else if (in.utilization < m.min_utilization) {
     m.fits = false;
     m.reason = fmt::format(
-        "gpu_memory_utilization {:.2f} leaves {} of KV cache, less than one max-length sequence "
+        "gpu_memory_utilization {:.2f} leaves {}, less than one max-length sequence "
         "({:.0f} tokens, {}): vLLM refuses to start; {:.2f} to {:.2f} fits",
-        in.utilization, FormatGiB(m.kv_cache), in.max_sequence_tokens, FormatGiB(one_max),
-        m.min_utilization, m.max_utilization);
+        in.utilization,
+        m.kv_cache.value() > 0
+            ? FormatGiB(m.kv_cache) + " of KV cache"
+            : fmt::format("no KV cache ({} short)", FormatGiB(Bytes() - m.kv_cache)),
+        in.max_sequence_tokens, FormatGiB(one_max), m.min_utilization, m.max_utilization);
   } else if (in.utilization > m.max_utilization) {
     m.fits = false;
     m.reason = fmt::format(
