@@ -273,8 +273,19 @@ Result<RlSpec> LoadRlSpec(const std::string& path_or_name,
     }
     return e;
   }
-  return ParseRlSpec(*text, looks_like_path ? path : "data/jobs/" + path_or_name + ".yaml",
-                     overrides);
+  STRATA_ASSIGN_OR_RETURN(
+      RlSpec spec,
+      ParseRlSpec(*text, looks_like_path ? path : "data/jobs/" + path_or_name + ".yaml",
+                  overrides));
+  // An actor job given as a relative file path is read beside the RL job file.
+  const std::string& actor = spec.actor_job;
+  const bool actor_is_path =
+      actor.find('/') != std::string::npos || actor.ends_with(".yaml") || actor.ends_with(".yml");
+  const size_t slash = path.rfind('/');
+  if (looks_like_path && actor_is_path && !actor.starts_with("/") && slash != std::string::npos) {
+    spec.actor_job = path.substr(0, slash + 1) + actor;
+  }
+  return spec;
 }
 
 }  // namespace strata

@@ -78,7 +78,8 @@ struct RlSpec {
 Result<RlSpec> ParseRlSpec(const std::string& text, const std::string& file,
                            const std::vector<std::string>& overrides = {});
 
-/// Reads an RL job by path, or by name from data/jobs/.
+/// Reads an RL job by path, or by name from data/jobs/. A relative file path in actor.job is
+/// read beside the RL job file.
 Result<RlSpec> LoadRlSpec(const std::string& path_or_name,
                           const std::vector<std::string>& overrides = {});
 
