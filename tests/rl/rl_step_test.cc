@@ -86,7 +86,7 @@ TEST(RlStepTest, ReferenceSplits) {
 }
 
 // NeMo RL v0.4's published GRPO row for Qwen3-30B-A3B on 32 H100 (docs/rl-validation.md):
-// 225 s per step measured. The model predicts far less (decode at the roofline leaves out
+// 225 s per step measured. The model predicts 103.0 s, -54% (decode at the roofline leaves out
 // vLLM's per-step overheads); this pins the documented error so that a change to it is seen.
 TEST(RlStepTest, NemoRlQwen3MoeRowStaysInItsDocumentedBand) {
   auto spec = LoadRlSpec(testing::TestPath("rl/validation/nemo-rl-qwen3-30b-a3b.yaml"));
@@ -95,8 +95,8 @@ TEST(RlStepTest, NemoRlQwen3MoeRowStaysInItsDocumentedBand) {
   ASSERT_TRUE(eval.ok()) << eval.error().Format();
   ASSERT_TRUE(eval->colocated.valid) << eval->colocated.reason;
   const double error = eval->colocated.times.step.s() / 225.0 - 1;
-  EXPECT_GT(error, -0.70);
-  EXPECT_LT(error, -0.50);
+  EXPECT_GT(error, -0.60);
+  EXPECT_LT(error, -0.48);
 }
 
 }  // namespace
