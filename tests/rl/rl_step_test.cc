@@ -85,6 +85,21 @@ TEST(RlStepTest, ReferenceSplits) {
   EXPECT_TRUE(e.splits[static_cast<size_t>(e.best_split)].valid);
 }
 
+// An RL batch that does not divide over the actor's DP: 16 prompts x 8 samples = 128 samples per
+// mini batch over DP 40. The error names the RL job and says how strata set the actor's batch.
+TEST(RlStepTest, RlBatchThatDoesNotDivideOverTheActorsDp) {
+  auto spec = LoadRlSpec(kReferenceRlJobName, {"batch.prompts=16", "batch.mini_batches=1"});
+  ASSERT_TRUE(spec.ok()) << spec.error().Format();
+  auto eval = EvaluateRl(*spec);
+  ASSERT_FALSE(eval.ok());
+  EXPECT_EQ(eval.error().Format(),
+            "data/jobs/qwen3.6-35b-a3b-grpo-h20x40.yaml: actor: the actor's job "
+            "(qwen3.6-35b-a3b-sft-h20x40) at 128 samples per mini batch (16 prompts x 8 samples "
+            "/ 1 mini batches) and 10240-token sequences: batch.global_batch: global batch 128 is "
+            "not a multiple of micro batch x DP = 1 x 40 = 40\n  hint: global batches that would "
+            "work: 40, 80, 160");
+}
+
 // NeMo RL v0.4's published GRPO row for Qwen3-30B-A3B on 32 H100 (docs/rl-validation.md):
 // 225 s per step measured. The model predicts 103.0 s, -54% (decode at the roofline leaves out
 // vLLM's per-step overheads); this pins the documented error so that a change to it is seen.

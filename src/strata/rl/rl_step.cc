@@ -177,8 +177,23 @@ Result<RlEvaluation> EvaluateRl(const RlSpec& spec) {
   STRATA_ASSIGN_OR_RETURN(KernelEfficiencyFile efficiency, LoadKernelEfficiency());
   auto actor_job = ResolveJob(ActorRequest(spec, 0, nullptr));
   if (!actor_job.ok()) {
-    Error error = std::move(actor_job).error();
-    error.message = fmt::format("the actor's job ({}): {}", spec.actor_job, error.message);
+    // The actor's job is read with the RL batch and lengths: say so, and point at the RL job.
+    const Error& inner = actor_job.error();
+    // The overrides are strata's (batch, sequence) or the RL file's actor.set / actor.* keys.
+    std::string field = inner.field;
+    if (field.starts_with("--set")) field = field.substr(std::min<size_t>(field.size(), 6));
+    Error error = InvalidInput(fmt::format(
+        "the actor's job ({}) at {} samples per mini batch ({} prompts x {} samples / {} mini "
+        "batches) and {}-token sequences: {}{}",
+        spec.actor_job, spec.samples() / spec.mini_batches, spec.prompts, spec.samples_per_prompt,
+        spec.mini_batches, std::llround(spec.lengths.prompt_max + spec.lengths.response_max),
+        field.empty() ? "" : field + ": ", inner.message));
+    error.file = spec.file;
+    error.field = "actor";
+    error.hint = inner.hint;
+    if (inner.message.starts_with("unknown key")) {
+      error.hint += " (a key of the actor's job is set as actor.<key>)";
+    }
     return error;
   }
   e.actor = std::move(actor_job).value();
