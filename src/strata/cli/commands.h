@@ -32,6 +32,7 @@ int RunImport(int argc, char** argv);
 int RunCompare(int argc, char** argv);
 int RunReport(int argc, char** argv);
 int RunProfile(int argc, char** argv);
+int RunRl(int argc, char** argv);
 
 /// The table `strata help` prints and main dispatches on.
 const std::vector<Command>& Commands();

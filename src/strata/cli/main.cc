@@ -33,6 +33,7 @@ const std::vector<Command>& Commands() {
       {"compare", "systems side by side: memory, step time, days to train, and why", RunCompare},
       {"report", "one HTML page of a job: memory, step, map and plan as figures", RunReport},
       {"profile", "measured step breakdown from PyTorch profiler traces", RunProfile},
+      {"rl", "RL step: rollout and trainer memory, step breakdown, colocated vs split", RunRl},
   };
   return kCommands;
 }

@@ -1,0 +1,94 @@
+// An RL job: the actor's training job (a job file: model, cluster, Megatron layout, precision)
+// plus what RL adds on top: the algorithm, prompts x samples per step, prompt and response
+// lengths, the rollout engine's layout and memory setting, and where each side runs. Read from
+// YAML (data/jobs/qwen3.6-35b-a3b-grpo-h20x40.yaml is the reference), every key checked, unknown
+// keys reported with "did you mean". Fields and their meaning: docs/rl.md, "The RL job file".
+#ifndef STRATA_RL_RL_JOB_H_
+#define STRATA_RL_RL_JOB_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "strata/core/result.h"
+#include "strata/rl/kv_cache.h"
+
+namespace strata {
+
+enum class RlAlgorithm { kGrpo, kPpo };
+std::string_view RlAlgorithmName(RlAlgorithm a);  // "grpo", "ppo"
+
+/// kColocated: verl's hybrid engine, training and rollout take turns on every GPU.
+/// kSplit: `rollout_gpus` GPUs generate, the rest train.
+enum class RlPlacement { kColocated, kSplit };
+std::string_view RlPlacementName(RlPlacement p);  // "colocated", "split"
+
+/// A vLLM release as major.minor ("0.19").
+struct EngineVersion {
+  int64_t major = 0;
+  int64_t minor = 19;
+  bool AtLeast(int64_t ma, int64_t mi) const { return major > ma || (major == ma && minor >= mi); }
+};
+
+/// "0.19" or "0.19.1" (the patch level does not change what is modelled); nullopt otherwise.
+std::optional<EngineVersion> ParseEngineVersion(std::string_view text);
+
+struct RolloutSpec {
+  EngineVersion vllm;
+  int64_t tp = 1;                       // tensor parallelism of one vLLM instance
+  double gpu_memory_utilization = 0.5;  // vLLM's fraction of the GPU's memory
+  int64_t max_num_seqs = 1024;          // vLLM's cap on concurrently running sequences
+  int64_t weight_bytes = 2;             // bf16 rollout weights
+  CacheDtypes dtypes;                   // kv_cache_dtype, mamba_ssm_cache_dtype
+};
+
+/// Token counts of one sample (means and the cap; a sample never exceeds the max).
+struct RlLengths {
+  double prompt_mean = 0;
+  double prompt_max = 0;
+  double response_mean = 0;
+  double response_max = 0;
+};
+
+struct RlSpec {
+  std::string file;                          // where it was read from ("" when built in code)
+  std::string actor_job;                     // a job file or data/jobs/ name
+  std::vector<std::string> actor_overrides;  // "parallel.tp=2": --set on the actor's job
+  RlAlgorithm algorithm = RlAlgorithm::kGrpo;
+  int64_t prompts = 1;             // prompts per RL step (verl data.train_batch_size)
+  int64_t samples_per_prompt = 1;  // responses per prompt (verl rollout.n)
+  int64_t mini_batches = 1;        // optimizer steps per epoch (train_batch / ppo_mini_batch)
+  int64_t epochs = 1;              // passes over the step's samples (verl ppo_epochs)
+  bool reference_model = true;     // a KL term against a frozen reference: one more forward pass
+  RlLengths lengths;
+  RolloutSpec rollout;
+  RlPlacement placement = RlPlacement::kColocated;
+  int64_t rollout_gpus = 0;  // kSplit: GPUs that generate
+  /// kColocated: the actor's weights, gradients and optimizer states leave the GPU while vLLM
+  /// generates (verl's megatron param/grad/optimizer offload).
+  bool offload_trainer = true;
+
+  int64_t samples() const { return prompts * samples_per_prompt; }
+};
+
+/// Parses RL job YAML; `overrides` are "key=value" (`--set`): RL keys as in the file
+/// ("rollout.tp=4"), and "actor.<job key>=value" passed on to the actor's job.
+Result<RlSpec> ParseRlSpec(const std::string& text, const std::string& file,
+                           const std::vector<std::string>& overrides = {});
+
+/// Reads an RL job by path, or by name from data/jobs/. A relative file path in actor.job is
+/// read beside the RL job file.
+Result<RlSpec> LoadRlSpec(const std::string& path_or_name,
+                          const std::vector<std::string>& overrides = {});
+
+/// Every key an RL job may hold, dotted ("rollout.gpu_memory_utilization").
+const std::vector<std::string>& RlSpecKeys();
+
+/// The reference RL job, run when `strata rl` is given none.
+inline constexpr const char* kReferenceRlJobName = "qwen3.6-35b-a3b-grpo-h20x40";
+
+}  // namespace strata
+
+#endif  // STRATA_RL_RL_JOB_H_

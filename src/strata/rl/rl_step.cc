@@ -1,0 +1,367 @@
+#include "strata/rl/rl_step.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "strata/comm/collective_cost.h"
+#include "strata/hw/interconnects.h"
+#include "strata/model/flops.h"
+#include "strata/model/param_count.h"
+#include "strata/sim/step_constants.h"
+#include "strata/sim/step_job.h"
+
+namespace strata {
+namespace {
+
+std::string TokensArg(double tokens) { return fmt::format("{}", std::llround(tokens)); }
+
+// The actor's job at the RL batch: one mini batch of samples per optimizer step, sequences of
+// prompt + response; for a split, on `train_gpus` GPUs (whole nodes).
+JobRequest ActorRequest(const RlSpec& spec, int64_t train_gpus, const ResolvedJob* whole) {
+  JobRequest r;
+  r.job = spec.actor_job;
+  r.overrides = spec.actor_overrides;
+  r.overrides.push_back(fmt::format("batch.global_batch={}", spec.samples() / spec.mini_batches));
+  r.overrides.push_back("sequence.max_tokens=" +
+                        TokensArg(spec.lengths.prompt_max + spec.lengths.response_max));
+  r.overrides.push_back("sequence.mean_tokens=" +
+                        TokensArg(spec.lengths.prompt_mean + spec.lengths.response_mean));
+  if (whole != nullptr) {
+    const ParallelLayout& l = whole->layout;
+    r.overrides.push_back(
+        fmt::format("cluster.nodes={}", train_gpus / whole->cluster.gpus_per_node));
+    r.overrides.push_back(fmt::format("parallel.dp={}", train_gpus / (l.tp * l.pp * l.cp)));
+  }
+  return r;
+}
+
+struct ActorTimes {
+  MemoryLedger ledger;
+  Seconds log_prob;  // one forward pass over every sample of the step
+  Seconds update;    // every mini batch, every epoch
+};
+
+Result<ActorTimes> EvaluateActor(const ResolvedJob& job, const RlSpec& spec,
+                                 const MemoryConstants& memory, const Interconnects& links) {
+  ActorTimes a;
+  a.ledger = ComputeLedger(job, memory);
+  STRATA_ASSIGN_OR_RETURN(StepSetup setup, PrepareStep(job));
+  STRATA_ASSIGN_OR_RETURN(CollectiveModel comm, CollectiveModel::Create(job.cluster, links));
+  STRATA_ASSIGN_OR_RETURN(StepResult r, EvaluateStep(setup.tables, setup.layout, comm));
+  const auto mini = static_cast<double>(spec.mini_batches);
+  a.update = r.step * (mini * static_cast<double>(spec.epochs));
+  // A forward-only pass: the forward share of the step's compute, with the same share of its
+  // per-micro-batch communication and bubble; no optimizer, no gradient sync.
+  const double f = r[StepPart::kForward].total.s();
+  const double compute = f + r[StepPart::kBackward].total.s() + r[StepPart::kRecompute].total.s();
+  const double once = r.step.s() - r[StepPart::kOptimizer].exposed.s() -
+                      r[StepPart::kDpGrad].exposed.s() - r[StepPart::kDpParam].exposed.s() -
+                      r[StepPart::kExpertDpGrad].exposed.s() -
+                      r[StepPart::kExpertDpParam].exposed.s();
+  a.log_prob = Seconds::Of(compute > 0 ? once * f / compute * mini : 0);
+  return a;
+}
+
+struct RolloutSetup {
+  const ResolvedJob* job = nullptr;
+  const RlSpec* spec = nullptr;
+  const RlConstants* constants = nullptr;
+  KernelEfficiency efficiency;
+  ParamBreakdown params;
+};
+
+Bytes RolloutModelBytes(const RolloutSetup& s) {
+  const auto total = static_cast<double>(s.params.text_total() + s.params.vision.total);
+  return Bytes::Count(total * static_cast<double>(s.spec->rollout.weight_bytes));
+}
+
+RolloutMemory RolloutMemoryOf(const RolloutSetup& s, int64_t tp, double utilization,
+                              Bytes resident) {
+  const RlSpec& spec = *s.spec;
+  RolloutMemoryInput in;
+  in.capacity = s.job->gpu.memory;
+  in.weights = RolloutModelBytes(s) / static_cast<double>(tp);
+  in.resident = resident;
+  in.kv = ComputeKvFootprint(s.job->model, tp, spec.rollout.dtypes);
+  in.max_sequence_tokens = spec.lengths.prompt_max + spec.lengths.response_max;
+  in.mean_sequence_tokens = spec.lengths.prompt_mean + spec.lengths.response_mean;
+  in.utilization = utilization;
+  in.cuda_graph_inside = spec.rollout.vllm.AtLeast(s.constants->cuda_graph_counted_from.major,
+                                                   s.constants->cuda_graph_counted_from.minor);
+  in.non_torch = s.constants->NonTorch(tp);
+  in.activation_peak = s.constants->activation_peak;
+  in.cuda_graph = s.constants->cuda_graph;
+  in.max_num_seqs = spec.rollout.max_num_seqs;
+  return ComputeRolloutMemory(in);
+}
+
+GenerationTime GenerationOf(const RolloutSetup& s, int64_t rollout_gpus,
+                            const RolloutMemory& memory) {
+  const RlSpec& spec = *s.spec;
+  const ModelConfig& model = s.job->model;
+  const int64_t tp = spec.rollout.tp;
+  const double instances = static_cast<double>(std::max<int64_t>(1, rollout_gpus / tp));
+  const auto wbytes = static_cast<double>(spec.rollout.weight_bytes);
+  GenerationInput g;
+  DecodeInput& d = g.decode;
+  const auto expert = static_cast<double>(s.params.text_expert());
+  // Every step reads all weights but the input embedding (only the batch's rows) and the
+  // routed experts the batch does not touch.
+  const auto dense = static_cast<double>(s.params.text_total()) - expert -
+                     static_cast<double>(s.params.text[ModuleKind::kEmbedding]);
+  d.dense_weights = Bytes::Count(dense * wbytes);
+  d.expert_weights = Bytes::Count(expert * wbytes);
+  d.experts = model.moe.num_experts;
+  d.top_k = model.moe.top_k;
+  d.tp = tp;
+  d.kv = ComputeKvFootprint(model, tp, spec.rollout.dtypes);
+  const double context = spec.lengths.prompt_mean + spec.lengths.response_mean / 2;
+  d.flop_per_token = CountForwardFlops(model, context, AttentionMask::kNonCausal).main();
+  d.hbm_bandwidth = s.job->gpu.hbm_bandwidth;
+  d.hbm_efficiency = s.efficiency.hbm_efficiency;
+  d.peak = s.job->gpu.bf16_dense;
+  d.compute_efficiency = s.efficiency.gemm_large * s.efficiency.sustained_clock;
+  g.prompts = static_cast<double>(spec.prompts) / instances;
+  g.samples = static_cast<double>(spec.samples()) / instances;
+  g.prompt_mean = spec.lengths.prompt_mean;
+  g.response_mean = spec.lengths.response_mean;
+  g.response_max = spec.lengths.response_max;
+  g.prefill_flop_per_token =
+      CountForwardFlops(model, spec.lengths.prompt_mean, AttentionMask::kCausal).main();
+  g.prefill_efficiency = d.compute_efficiency;
+  g.concurrent_sequences = std::max<int64_t>(1, memory.concurrent_sequences);
+  g.tail_factor = s.constants->tail_factor;
+  return ComputeGeneration(g);
+}
+
+WeightSync SyncOf(const RolloutSetup& s, const ParallelLayout& train, bool split) {
+  WeightSync w;
+  const ResolvedJob& job = *s.job;
+  w.model_bytes = RolloutModelBytes(s);
+  const double expert_share =
+      static_cast<double>(s.params.text_expert()) /
+      static_cast<double>(std::max<int64_t>(1, s.params.text_total() + s.params.vision.total));
+  const auto expert_shards = static_cast<double>(train.ep * train.etp * train.pp);
+  const auto dense_shards = static_cast<double>(train.tp * train.pp);
+  const Bytes gathered = w.model_bytes * (expert_share * (1 - 1 / expert_shards) +
+                                          (1 - expert_share) * (1 - 1 / dense_shards));
+  const BytesPerSecond link = job.gpu.has_gpu_fabric() ? job.gpu.nvlink_bandwidth_per_direction()
+                                                       : job.cluster.DataNicBandwidthPerGpu();
+  w.gather = gathered / link;
+  w.convert = w.model_bytes / s.constants->sync_convert_bandwidth;
+  w.transfer = split ? w.model_bytes / job.cluster.DataNicBandwidthPerNode() : Seconds();
+  w.load = (w.model_bytes / static_cast<double>(s.spec->rollout.tp)) /
+           (job.gpu.hbm_bandwidth * s.efficiency.hbm_efficiency);
+  w.total = w.gather + w.convert + w.transfer + w.load;
+  return w;
+}
+
+// What the trainer keeps on a GPU while vLLM generates beside it.
+Bytes ResidentBesideRollout(const MemoryLedger& ledger, bool offload) {
+  const Bytes overhead = ledger.Total(ItemKind::kOverhead);
+  if (offload) return overhead;
+  return overhead + ledger.Total(ItemKind::kWeights) + ledger.Total(ItemKind::kGradients) +
+         ledger.Total(ItemKind::kOptimizer);
+}
+
+}  // namespace
+
+Result<RlEvaluation> EvaluateRl(const RlSpec& spec) {
+  RlEvaluation e;
+  e.spec = spec;
+  STRATA_ASSIGN_OR_RETURN(e.constants, LoadRlConstants());
+  STRATA_ASSIGN_OR_RETURN(MemoryConstants memory, LoadMemoryConstants());
+  STRATA_ASSIGN_OR_RETURN(Interconnects links, LoadInterconnects());
+  STRATA_ASSIGN_OR_RETURN(KernelEfficiencyFile efficiency, LoadKernelEfficiency());
+  auto actor_job = ResolveJob(ActorRequest(spec, 0, nullptr));
+  if (!actor_job.ok()) {
+    // The actor's job is read with the RL batch and lengths: say so, and point at the RL job.
+    const Error& inner = actor_job.error();
+    // The overrides are strata's (batch, sequence) or the RL file's actor.set / actor.* keys.
+    std::string field = inner.field;
+    if (field.starts_with("--set")) field = field.substr(std::min<size_t>(field.size(), 6));
+    Error error = InvalidInput(fmt::format(
+        "the actor's job ({}) at {} samples per mini batch ({} prompts x {} samples / {} mini "
+        "batches) and {}-token sequences: {}{}",
+        spec.actor_job, spec.samples() / spec.mini_batches, spec.prompts, spec.samples_per_prompt,
+        spec.mini_batches, std::llround(spec.lengths.prompt_max + spec.lengths.response_max),
+        field.empty() ? "" : field + ": ", inner.message));
+    error.file = spec.file;
+    error.field = "actor";
+    error.hint = inner.hint;
+    if (inner.message.starts_with("unknown key")) {
+      error.hint += " (a key of the actor's job is set as actor.<key>)";
+    }
+    return error;
+  }
+  e.actor = std::move(actor_job).value();
+  const ResolvedJob& job = e.actor;
+  const int64_t world = job.world();
+  const int64_t per_node = job.cluster.gpus_per_node;
+  if (spec.rollout.tp > per_node || per_node % spec.rollout.tp != 0) {
+    return InvalidInput(fmt::format("rollout.tp {} does not divide a node's {} GPUs",
+                                    spec.rollout.tp, per_node))
+        .InFile(spec.file)
+        .InField("rollout.tp");
+  }
+  STRATA_ASSIGN_OR_RETURN(ActorTimes actor, EvaluateActor(job, spec, memory, links));
+  e.ledger = actor.ledger;
+
+  RolloutSetup s;
+  s.job = &job;
+  s.spec = &spec;
+  s.constants = &e.constants;
+  s.efficiency = efficiency.For(job.gpu.name);
+  s.params = CountParams(job.model);
+  e.kv = ComputeKvFootprint(job.model, spec.rollout.tp, spec.rollout.dtypes);
+
+  // Colocated: every GPU generates, then trains.
+  RlPlacementResult& c = e.colocated;
+  c.placement = RlPlacement::kColocated;
+  c.rollout_gpus = world;
+  c.train_gpus = world;
+  const Bytes resident = ResidentBesideRollout(e.ledger, spec.offload_trainer);
+  c.rollout_memory =
+      RolloutMemoryOf(s, spec.rollout.tp, spec.rollout.gpu_memory_utilization, resident);
+  c.train_peak = e.ledger.Peak();
+  c.generation = GenerationOf(s, world, c.rollout_memory);
+  c.sync = SyncOf(s, job.layout, false);
+  c.times.generation = c.generation.total;
+  c.times.old_log_prob = actor.log_prob;
+  c.times.reference = spec.reference_model ? actor.log_prob : Seconds();
+  c.times.update = actor.update;
+  c.times.weight_sync = c.sync.total;
+  c.times.step = c.times.generation + c.times.old_log_prob + c.times.reference + c.times.update +
+                 c.times.weight_sync;
+  c.valid = c.rollout_memory.fits && e.ledger.fits;
+  if (!c.rollout_memory.fits) c.reason = "rollout: " + c.rollout_memory.reason;
+  if (!e.ledger.fits) c.reason = "the actor's update does not fit the GPU";
+
+  e.phases = {
+      {"rollout (vLLM beside the resident trainer)", c.rollout_memory.total,
+       spec.offload_trainer ? "vLLM budget + trainer's CUDA context and NCCL (states offloaded)"
+                            : "vLLM budget + trainer's weights, gradients, optimizer states"},
+      {"log-prob and reference forward", e.ledger.PhaseOf(Phase::kForwardPeak).bytes,
+       "the actor ledger's forward peak (vLLM asleep: weights and KV freed)"},
+      {"actor update", e.ledger.Peak(), "the actor ledger's peak"},
+  };
+  if (spec.offload_trainer) {
+    e.host_offload_per_node =
+        (e.ledger.Total(ItemKind::kWeights) + e.ledger.Total(ItemKind::kGradients) +
+         e.ledger.Total(ItemKind::kOptimizer)) *
+        static_cast<double>(per_node);
+  }
+
+  // Splits of whole nodes, synchronous and one step off-policy.
+  for (int64_t m = per_node; m < world; m += per_node) {
+    const int64_t n = world - m;
+    auto train_job = ResolveJob(ActorRequest(spec, n, &job));
+    RlPlacementResult base;
+    base.placement = RlPlacement::kSplit;
+    base.rollout_gpus = m;
+    base.train_gpus = n;
+    if (!train_job.ok()) {
+      base.reason = "training side: " + train_job.error().message;
+      for (bool off : {false, true}) {
+        base.one_step_off = off;
+        e.splits.push_back(base);
+      }
+      continue;
+    }
+    auto train = EvaluateActor(*train_job, spec, memory, links);
+    if (!train.ok()) {
+      base.reason = "training side: " + train.error().message;
+      for (bool off : {false, true}) {
+        base.one_step_off = off;
+        e.splits.push_back(base);
+      }
+      continue;
+    }
+    base.rollout_memory =
+        RolloutMemoryOf(s, spec.rollout.tp, spec.rollout.gpu_memory_utilization, Bytes());
+    base.train_peak = train->ledger.Peak();
+    base.generation = GenerationOf(s, m, base.rollout_memory);
+    base.sync = SyncOf(s, train_job->layout, true);
+    base.valid = base.rollout_memory.fits && train->ledger.fits;
+    if (!base.rollout_memory.fits) base.reason = "rollout: " + base.rollout_memory.reason;
+    if (!train->ledger.fits) {
+      base.reason = fmt::format("training side: the actor's update needs {} of {} per GPU",
+                                FormatGiB(train->ledger.Peak()), FormatGiB(job.gpu.memory));
+    }
+    RlTimes t;
+    t.generation = base.generation.total;
+    t.old_log_prob = train->log_prob;
+    t.reference = spec.reference_model ? train->log_prob : Seconds();
+    t.update = train->update;
+    t.weight_sync = base.sync.total;
+    const Seconds training = t.old_log_prob + t.reference + t.update;
+    const auto dm = static_cast<double>(m);
+    const auto dn = static_cast<double>(n);
+    for (bool off : {false, true}) {
+      RlPlacementResult r = base;
+      r.one_step_off = off;
+      r.times = t;
+      if (off) {
+        r.times.step = std::max(t.generation, training) + t.weight_sync;
+        r.times.idle = ((r.times.step - t.weight_sync - t.generation) * dm +
+                        (r.times.step - t.weight_sync - training) * dn) /
+                       (dm + dn);
+      } else {
+        r.times.step = t.generation + training + t.weight_sync;
+        r.times.idle = (training * dm + t.generation * dn) / (dm + dn);
+      }
+      e.splits.push_back(r);
+    }
+  }
+  for (size_t i = 0; i < e.splits.size(); ++i) {
+    if (!e.splits[i].valid) continue;
+    if (e.best_split < 0 ||
+        e.splits[i].times.step < e.splits[static_cast<size_t>(e.best_split)].times.step) {
+      e.best_split = static_cast<int>(i);
+    }
+  }
+
+  e.configured = c;
+  if (spec.placement == RlPlacement::kSplit) {
+    e.configured = RlPlacementResult{};
+    e.configured.placement = RlPlacement::kSplit;
+    e.configured.rollout_gpus = spec.rollout_gpus;
+    e.configured.reason =
+        fmt::format("placement.rollout_gpus {} is not a whole number of {}-GPU nodes below {}",
+                    spec.rollout_gpus, per_node, world);
+    for (const RlPlacementResult& r : e.splits) {
+      if (r.rollout_gpus == spec.rollout_gpus && !r.one_step_off) e.configured = r;
+    }
+  }
+
+  // The smallest change that lets the configured rollout fit.
+  const RolloutMemory& rm = e.configured.rollout_memory;
+  if (!rm.fits && rm.max_utilization > 0) {
+    const Bytes res = spec.placement == RlPlacement::kColocated ? resident : Bytes();
+    if (rm.min_utilization <= rm.max_utilization) {
+      const double u = std::ceil(rm.min_utilization * 100) / 100;
+      e.fix = fmt::format("--set rollout.gpu_memory_utilization={:.2f}",
+                          std::min(u, std::floor(rm.max_utilization * 100) / 100));
+    } else {
+      for (int64_t tp = spec.rollout.tp * 2; tp <= per_node && e.fix.empty(); tp *= 2) {
+        const RolloutMemory t = RolloutMemoryOf(s, tp, 1.0, res);
+        if (t.min_utilization <= t.max_utilization) {
+          e.fix = fmt::format("--set rollout.tp={} --set rollout.gpu_memory_utilization={:.2f}", tp,
+                              std::floor(t.max_utilization * 100) / 100);
+        }
+      }
+      if (e.fix.empty() && spec.placement == RlPlacement::kColocated && !spec.offload_trainer) {
+        const RolloutMemory t =
+            RolloutMemoryOf(s, spec.rollout.tp, 1.0, ResidentBesideRollout(e.ledger, true));
+        if (t.min_utilization <= t.max_utilization) {
+          e.fix = "--set placement.offload_trainer=true";
+        }
+      }
+    }
+  }
+  return e;
+}
+
+}  // namespace strata

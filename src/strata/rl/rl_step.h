@@ -1,0 +1,87 @@
+// One RL step of an RL job, end to end: the actor's training job resolved at the RL batch
+// (ResolveJob), its memory ledger and step model (update, and the forward passes that compute
+// log-probabilities), the rollout's memory and generation time (rollout.h), the weight sync, and
+// the placements: colocated (verl's hybrid engine) and every split of whole nodes between
+// rollout and training, synchronous and one-step-off-policy. Formulas: docs/rl.md.
+#ifndef STRATA_RL_RL_STEP_H_
+#define STRATA_RL_RL_STEP_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "strata/core/result.h"
+#include "strata/job/resolved_job.h"
+#include "strata/memory/ledger.h"
+#include "strata/rl/kv_cache.h"
+#include "strata/rl/rl_constants.h"
+#include "strata/rl/rl_job.h"
+#include "strata/rl/rollout.h"
+
+namespace strata {
+
+/// The weight sync after each update: gather every tensor whole across the training layout,
+/// convert it to the rollout's names and layout, move it (CUDA IPC when colocated, NCCL over
+/// the network when split) and load it into each rollout GPU.
+struct WeightSync {
+  Bytes model_bytes;  // the whole model in the rollout dtype
+  Seconds gather;     // (1 - 1/shards) of the model over NVLink
+  Seconds convert;    // model bytes at the calibrated conversion rate
+  Seconds transfer;   // 0 colocated (IPC handles); model bytes over a node's NICs when split
+  Seconds load;       // each rollout GPU writes its share at HBM speed
+  Seconds total;
+};
+
+struct RlTimes {
+  Seconds generation;
+  Seconds old_log_prob;
+  Seconds reference;
+  Seconds update;
+  Seconds weight_sync;
+  Seconds idle;  // split: the GPU-time each side waits for the other, averaged over all GPUs
+  Seconds step;
+};
+
+/// One placement evaluated: colocated, or `rollout_gpus` generating and the rest training.
+struct RlPlacementResult {
+  RlPlacement placement = RlPlacement::kColocated;
+  bool one_step_off = false;  // split: generation of step k+1 overlaps training on step k
+  int64_t rollout_gpus = 0;
+  int64_t train_gpus = 0;
+  bool valid = false;
+  std::string reason;  // why not, when !valid
+  RlTimes times;
+  GenerationTime generation;
+  RolloutMemory rollout_memory;
+  WeightSync sync;
+  Bytes train_peak;  // the actor's ledger peak on the training GPUs
+};
+
+struct RlPhaseMemory {
+  std::string phase;
+  Bytes bytes;
+  std::string items;  // what adds up to it
+};
+
+struct RlEvaluation {
+  RlSpec spec;
+  ResolvedJob actor;  // the actor's job at the RL batch, on every GPU (colocated)
+  MemoryLedger ledger;
+  KvFootprint kv;
+  RlPlacementResult configured;  // the placement the job asks for
+  RlPlacementResult colocated;
+  std::vector<RlPlacementResult> splits;  // every whole-node split, sync and one-step-off
+  int best_split = -1;                    // index into splits of the shortest valid step
+  std::vector<RlPhaseMemory> phases;      // colocated, per GPU
+  Bytes host_offload_per_node;            // what offload keeps in host memory, per node
+  std::string fix;  // when the rollout does not fit: the smallest change that does
+  RlConstants constants;
+};
+
+/// Evaluates the RL job. Errors: the actor's job or the constants cannot be read, or the
+/// actor's layout is invalid at the RL batch.
+Result<RlEvaluation> EvaluateRl(const RlSpec& spec);
+
+}  // namespace strata
+
+#endif  // STRATA_RL_RL_STEP_H_

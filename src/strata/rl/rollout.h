@@ -1,0 +1,114 @@
+// The rollout engine (vLLM) on one GPU and one instance: its memory (weights in the rollout
+// layout, the KV cache gpu_memory_utilization leaves, CUDA graphs inside or outside that budget
+// by version, what the colocated trainer keeps resident) and its time (prefill at the GEMM
+// efficiency, decode as a roofline over the bytes each decode step reads, the long tail).
+// Formulas with the reference job's numbers: docs/rl.md.
+#ifndef STRATA_RL_ROLLOUT_H_
+#define STRATA_RL_ROLLOUT_H_
+
+#include <cstdint>
+#include <string>
+
+#include "strata/core/units.h"
+#include "strata/rl/kv_cache.h"
+
+namespace strata {
+
+struct RolloutMemoryInput {
+  Bytes capacity;  // the GPU's memory
+  Bytes weights;   // rollout weights on one GPU
+  Bytes resident;  // what else stays on the GPU while vLLM runs (the colocated trainer)
+  KvFootprint kv;
+  double max_sequence_tokens = 0;   // prompt_max + response_max
+  double mean_sequence_tokens = 0;  // prompt_mean + response_mean
+  double utilization = 0.5;         // gpu_memory_utilization
+  bool cuda_graph_inside = false;   // vLLM >= 0.21 counts CUDA graphs inside the budget
+  Bytes non_torch;
+  Bytes activation_peak;
+  Bytes cuda_graph;
+  int64_t max_num_seqs = 1024;
+};
+
+struct RolloutMemory {
+  Bytes budget;  // utilization x capacity: what vLLM takes
+  Bytes weights;
+  Bytes non_torch;
+  Bytes activation_peak;
+  Bytes cuda_graph;
+  bool cuda_graph_inside = false;
+  Bytes kv_cache;  // budget - weights - non_torch - activation_peak (- graphs when inside)
+  Bytes resident;
+  Bytes total;                       // resident + budget (+ graphs when outside)
+  double max_length_sequences = 0;   // KV cache / bytes of one max-length sequence
+  int64_t concurrent_sequences = 0;  // at the mean length, capped by max_num_seqs
+  double min_utilization = 0;        // the smallest that holds one max-length sequence
+  double max_utilization = 0;        // the largest that fits beside what is resident
+  bool fits = true;
+  std::string reason;  // when !fits: which limit, with the numbers
+};
+
+RolloutMemory ComputeRolloutMemory(const RolloutMemoryInput& in);
+
+/// The fraction of E experts a batch of B tokens with top-k routing touches, with uniform
+/// independent routing: 1 - (1 - k/E)^B. 1 for a dense model (E = 0).
+double ExpertsTouchedFraction(int64_t experts, int64_t top_k, double batch);
+
+/// One decode step of one instance, per GPU: every weight is read once (routed experts only
+/// those the batch touches), every sequence's KV is read and its fixed state read and written.
+struct DecodeInput {
+  Bytes dense_weights;   // the instance's weights read every step (all but routed experts)
+  Bytes expert_weights;  // the instance's routed experts
+  int64_t experts = 0;
+  int64_t top_k = 0;
+  int64_t tp = 1;
+  KvFootprint kv;  // per GPU
+  double batch = 1;
+  double context_tokens = 0;  // mean context of the sequences in the batch
+  FlopCount flop_per_token;   // forward, the whole model
+  BytesPerSecond hbm_bandwidth;
+  double hbm_efficiency = 1;
+  FlopPerSecond peak;
+  double compute_efficiency = 1;
+};
+
+struct DecodeStep {
+  double expert_fraction = 0;
+  Bytes weight_bytes;  // per GPU
+  Bytes kv_bytes;      // per GPU
+  Seconds memory_time;
+  Seconds compute_time;
+  Seconds time;  // the larger of the two
+};
+
+DecodeStep DecodeRoofline(const DecodeInput& in);
+
+/// Generation of one RL step on one instance.
+struct GenerationInput {
+  DecodeInput decode;  // batch and context are set here
+  double prompts = 0;  // unique prompts on the instance (prefilled once each)
+  double samples = 0;  // sequences generated on the instance
+  double prompt_mean = 0;
+  double response_mean = 0;
+  double response_max = 0;
+  FlopCount prefill_flop_per_token;  // forward FLOP per prompt token
+  double prefill_efficiency = 1;     // of the dense peak
+  int64_t concurrent_sequences = 1;  // what the KV cache (and max_num_seqs) allows
+  double tail_factor = 1;
+};
+
+struct GenerationTime {
+  Seconds prefill;
+  double batch = 0;       // sequences decoding together
+  double bulk_steps = 0;  // samples x mean response / batch
+  DecodeStep step;        // at the batch, mid-response context
+  Seconds bulk;           // bulk_steps x step
+  Seconds tail_bound;     // response_max decode steps of one sequence
+  Seconds decode;         // max(tail_factor x bulk, tail_bound)
+  Seconds total;          // prefill + decode
+};
+
+GenerationTime ComputeGeneration(const GenerationInput& in);
+
+}  // namespace strata
+
+#endif  // STRATA_RL_ROLLOUT_H_

@@ -1,0 +1,106 @@
+// KV-cache bytes per token and fixed state per sequence on one rollout GPU, each expected value
+// worked out by hand from the model's config.json (data/models/) in the row's comment.
+#include "strata/rl/kv_cache.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace strata {
+namespace {
+
+struct KvRow {
+  const char* name;
+  const char* model;
+  int64_t tp;
+  CacheDtypes dtypes;
+  double full_per_token;      // bytes per token, full-attention + MLA layers, one GPU
+  double sliding_per_token;   // bytes per token, sliding-window layers, one GPU
+  double state_per_sequence;  // bytes per sequence, one GPU
+  int64_t kv_heads_per_gpu;
+};
+
+// Qwen3.6-35B-A3B: 10 full-attention layers (2 KV heads x 256) and 30 Gated DeltaNet layers
+// (32 value heads, d_k = d_v = 128, 16 key heads, conv kernel 4).
+//   KV, TP1: 2 (K,V) x 2 heads x 256 x 2 B = 2,048 B/layer x 10 = 20,480 B/token.
+//   TP2: 1 head per GPU: 10,240 B/token. TP4, TP8: still 1 head (replicated): 10,240 B/token.
+//   GDN state, TP1, bf16: 32 x 128 x 128 x 2 B = 1,048,576 B; conv (2 x 16 x 128 + 32 x 128)
+//   = 8,192 channels x 3 x 2 B = 49,152 B; 1,097,728 B/layer x 30 = 32,931,840 B/sequence.
+//   TP2: halves, 16,465,920; TP4: 8,232,960; TP8: 4,116,480.
+//   fp32 recurrent state, TP1: 32 x 128 x 128 x 4 = 2,097,152 + 49,152 = 2,146,304 x 30
+//   = 64,389,120 B.
+// Llama-3.1-8B (GQA): 32 layers x 2 x 8 KV heads x 128 x 2 B = 131,072 B/token (128 KiB);
+//   TP8: 1 head per GPU, 16,384 B/token; fp8 cache at TP1: 65,536 B/token.
+// DeepSeek-V3 (MLA): (kv_lora_rank 512 + rope 64) x 2 B = 1,152 B/layer x 61 = 70,272 B/token,
+//   the same at any TP (the latent is not split by heads).
+// GPT-OSS-120B: 18 full + 18 sliding (window 128) layers, 2 x 8 KV heads x 64 x 2 B
+//   = 2,048 B/layer: 36,864 B/token in each group.
+const KvRow kKvRows[] = {
+    {"hybrid_tp1", "qwen3.6-35b-a3b", 1, {2, 2}, 20480, 0, 32931840, 2},
+    {"hybrid_tp2", "qwen3.6-35b-a3b", 2, {2, 2}, 10240, 0, 16465920, 1},
+    {"hybrid_tp4_kv_replicated", "qwen3.6-35b-a3b", 4, {2, 2}, 10240, 0, 8232960, 1},
+    {"hybrid_tp8_kv_replicated", "qwen3.6-35b-a3b", 8, {2, 2}, 10240, 0, 4116480, 1},
+    {"hybrid_fp32_state", "qwen3.6-35b-a3b", 1, {2, 4}, 20480, 0, 64389120, 2},
+    {"gqa_tp1", "llama-3.1-8b", 1, {2, 2}, 131072, 0, 0, 8},
+    {"gqa_tp8", "llama-3.1-8b", 8, {2, 2}, 16384, 0, 0, 1},
+    {"gqa_fp8_cache", "llama-3.1-8b", 1, {1, 2}, 65536, 0, 0, 8},
+    {"mla_tp1", "deepseek-v3", 1, {2, 2}, 70272, 0, 0, 0},
+    {"mla_tp8_not_split", "deepseek-v3", 8, {2, 2}, 70272, 0, 0, 0},
+    {"sliding_window", "gpt-oss-120b", 1, {2, 2}, 36864, 36864, 0, 8},
+};
+
+TEST(KvCacheTest, BytesPerTokenAndStatePerSequence) {
+  for (const KvRow& row : kKvRows) {
+    SCOPED_TRACE(row.name);
+    auto model = LoadModelConfig(row.model);
+    ASSERT_TRUE(model.ok()) << model.error().Format();
+    const KvFootprint f = ComputeKvFootprint(*model, row.tp, row.dtypes);
+    EXPECT_NEAR(f.full_per_token.count(), row.full_per_token, 0.5);
+    EXPECT_NEAR(f.sliding_per_token.count(), row.sliding_per_token, 0.5);
+    EXPECT_NEAR(f.state_per_sequence.count(), row.state_per_sequence, 0.5);
+    EXPECT_EQ(f.kv_heads_per_gpu, row.kv_heads_per_gpu);
+  }
+}
+
+// MHA (GPT-2 small's shape: 12 layers, 12 heads = 12 KV heads, head_dim 64): the well-known
+// 2 x 12 layers x 768 x 2 B = 36,864 B/token in fp16; TP4: 3 heads per GPU, 9,216 B/token.
+TEST(KvCacheTest, MultiHeadAttentionSplitsEveryHead) {
+  ModelConfig mha;
+  mha.attention.num_heads = 12;
+  mha.attention.num_kv_heads = 12;
+  mha.attention.head_dim = 64;
+  mha.layers.assign(12, LayerSpec{MixerKind::kFullAttention, FfnKind::kDense});
+  EXPECT_NEAR(ComputeKvFootprint(mha, 1, {}).full_per_token.count(), 36864, 0.5);
+  EXPECT_NEAR(ComputeKvFootprint(mha, 4, {}).full_per_token.count(), 9216, 0.5);
+}
+
+// Mamba-2 (Nemotron-H 8B's mixer: 128 heads x 64, d_state 128, 8 groups, conv 4), one layer:
+// state 128 x 64 x 128 x 4 B (fp32) = 4,194,304 B; conv (8,192 + 2 x 8 x 128 = 10,240 channels)
+// x 3 x 2 B = 61,440 B; 4,255,744 B per sequence.
+TEST(KvCacheTest, MambaStateIsFixedPerSequence) {
+  ModelConfig m;
+  m.mamba.num_heads = 128;
+  m.mamba.head_dim = 64;
+  m.mamba.state_size = 128;
+  m.mamba.n_groups = 8;
+  m.mamba.conv_kernel = 4;
+  m.layers.assign(1, LayerSpec{MixerKind::kMamba2, FfnKind::kNone});
+  const KvFootprint f = ComputeKvFootprint(m, 1, {2, 4});
+  EXPECT_NEAR(f.state_per_sequence.count(), 4255744, 0.5);
+  EXPECT_NEAR(f.full_per_token.count(), 0, 0.5);
+}
+
+// A sequence's bytes: full x tokens + sliding x min(tokens, window) + state.
+// GPT-OSS at 1,000 tokens: 36,864 x 1,000 + 36,864 x 128 = 41,582,592 B.
+// Qwen3.6 TP2 at 8,192 tokens: 10,240 x 8,192 + 16,465,920 = 100,352,000 B.
+TEST(KvCacheTest, SequenceBytesCapTheWindow) {
+  auto oss = LoadModelConfig("gpt-oss-120b");
+  ASSERT_TRUE(oss.ok());
+  EXPECT_NEAR(ComputeKvFootprint(*oss, 1, {}).ForSequence(1000).count(), 41582592, 0.5);
+  auto qwen = LoadModelConfig("qwen3.6-35b-a3b");
+  ASSERT_TRUE(qwen.ok());
+  EXPECT_NEAR(ComputeKvFootprint(*qwen, 2, {}).ForSequence(8192).count(), 100352000, 0.5);
+}
+
+}  // namespace
+}  // namespace strata

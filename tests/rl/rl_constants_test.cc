@@ -1,0 +1,77 @@
+// data/rl_constants.yaml: the shipped file reads, and truncated or malformed versions are errors
+// naming the field.
+#include "strata/rl/rl_constants.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace strata {
+namespace {
+
+const char* const kGood = R"(vllm_memory:
+  non_torch_tp1: 1.79GiB
+  non_torch_tp: 3.58GiB
+  activation_peak: 1.26GiB
+  cuda_graph: 0.36GiB
+  source: a log
+  cuda_graph_counted_from: "0.21"
+  cuda_graph_source: a log line
+long_tail:
+  factor: 2.0
+  source: a step
+weight_sync:
+  convert_bandwidth: 6.0GB/s
+  source: a measurement
+)";
+
+TEST(RlConstantsTest, ShippedFileReads) {
+  auto c = LoadRlConstants();
+  ASSERT_TRUE(c.ok()) << c.error().Format();
+  EXPECT_EQ(c->cuda_graph_counted_from.major, 0);
+  EXPECT_EQ(c->cuda_graph_counted_from.minor, 21);
+  EXPECT_NEAR(c->NonTorch(1).gib(), 1.79, 1e-9);
+  EXPECT_NEAR(c->NonTorch(2).gib(), 3.58, 1e-9);
+  EXPECT_NEAR(c->sync_convert_bandwidth.gb_per_s(), 6.0, 1e-9);
+  EXPECT_EQ(c->sources.size(), 4u);  // every section says where its numbers come from
+}
+
+std::string Replace(std::string text, const std::string& from, const std::string& to) {
+  text.replace(text.find(from), from.size(), to);
+  return text;
+}
+
+TEST(RlConstantsTest, BadFilesNameTheField) {
+  struct Row {
+    const char* name;
+    std::string text;
+    std::string expected;
+  };
+  const std::vector<Row> rows = {
+      {"truncated", std::string(kGood).substr(0, std::string(kGood).find("long_tail:")),
+       "c.yaml:1: long_tail: missing required field"},
+      {"size_without_unit", Replace(kGood, "1.26GiB", "1.26"), ""},
+      {"tail_below_one", Replace(kGood, "factor: 2.0", "factor: 0.5"),
+       "c.yaml:10: long_tail.factor: expected a factor >= 1, got 0.5"},
+      {"bad_version", Replace(kGood, "\"0.21\"", "soon"),
+       "c.yaml:7: vllm_memory.cuda_graph_counted_from: expected a version such as 0.21, got "
+       "'soon'"},
+      {"unknown_key", Replace(kGood, "  factor: 2.0\n", "  factor: 2.0\n  facter: 1\n"),
+       "c.yaml:11: long_tail.facter: unknown field 'facter'\n  hint: did you mean 'factor'?"},
+      {"malformed", "vllm_memory: [1,\n", ""},
+  };
+  for (const Row& row : rows) {
+    SCOPED_TRACE(row.name);
+    auto c = ParseRlConstants(row.text, "c.yaml");
+    ASSERT_FALSE(c.ok());
+    if (row.expected.empty()) {
+      EXPECT_EQ(c.error().Format().rfind("c.yaml:", 0), 0u) << c.error().Format();
+    } else {
+      EXPECT_EQ(c.error().Format(), row.expected);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace strata

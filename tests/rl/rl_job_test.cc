@@ -1,0 +1,136 @@
+// The RL job file: the reference job reads as its comments say, --set reaches RL keys and the
+// actor's job, and bad, truncated or malformed input is an error naming the field.
+#include "strata/rl/rl_job.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace strata {
+namespace {
+
+const char* const kMinimal = R"(actor:
+  job: qwen3.6-35b-a3b-sft-h20x40
+algorithm: grpo
+batch:
+  prompts: 16
+  samples_per_prompt: 8
+lengths:
+  prompt_max: 2K
+  response_max: 8K
+rollout:
+  vllm_version: "0.19"
+  tp: 2
+  gpu_memory_utilization: 0.6
+)";
+
+TEST(RlJobTest, ReferenceJobReadsAsWritten) {
+  auto spec = LoadRlSpec(kReferenceRlJobName);
+  ASSERT_TRUE(spec.ok()) << spec.error().Format();
+  EXPECT_EQ(spec->actor_job, "qwen3.6-35b-a3b-sft-h20x40");
+  EXPECT_EQ(spec->samples(), 1280);  // 160 prompts x 8 samples
+  EXPECT_EQ(spec->mini_batches, 4);
+  EXPECT_EQ(spec->rollout.tp, 2);
+  EXPECT_EQ(spec->rollout.vllm.major, 0);
+  EXPECT_EQ(spec->rollout.vllm.minor, 19);
+  EXPECT_NEAR(spec->rollout.gpu_memory_utilization, 0.6, 1e-12);
+  EXPECT_NEAR(spec->lengths.response_max, 8192, 1e-9);
+  EXPECT_EQ(spec->placement, RlPlacement::kColocated);
+  EXPECT_TRUE(spec->offload_trainer);
+}
+
+TEST(RlJobTest, DefaultsAndOverrides) {
+  auto spec = ParseRlSpec(kMinimal, "rl.yaml",
+                          {"rollout.tp=4", "actor.parallel.ep=16", "lengths.response_mean=3K"});
+  ASSERT_TRUE(spec.ok()) << spec.error().Format();
+  EXPECT_EQ(spec->rollout.tp, 4);
+  EXPECT_EQ(spec->actor_overrides, std::vector<std::string>{"parallel.ep=16"});
+  // Means default to the caps when not given. Token counts read K as 1,000 (ParseTokenCount, as
+  // the SFT job's "29K"): 2K = 2,000, 3K = 3,000.
+  EXPECT_NEAR(spec->lengths.prompt_mean, 2000, 1e-9);
+  EXPECT_NEAR(spec->lengths.response_mean, 3000, 1e-9);
+  EXPECT_EQ(spec->mini_batches, 1);
+  EXPECT_TRUE(spec->reference_model);
+}
+
+struct BadRow {
+  const char* name;
+  std::string text;
+  std::vector<std::string> overrides;
+  std::string expected;  // Error::Format()
+};
+
+std::string Replace(std::string text, const std::string& from, const std::string& to) {
+  text.replace(text.find(from), from.size(), to);
+  return text;
+}
+
+TEST(RlJobTest, BadInputNamesTheField) {
+  const std::vector<BadRow> rows = {
+      {"unknown_rollout_key",
+       Replace(kMinimal, "  tp: 2\n", "  tp: 2\n  gpu_memory_utilisation: 0.5\n"),
+       {},
+       "rl.yaml:13: rollout.gpu_memory_utilisation: unknown field 'gpu_memory_utilisation'\n"
+       "  hint: did you mean 'gpu_memory_utilization'?"},
+      {"unknown_set_key",
+       kMinimal,
+       {"rollout.tpp=4"},
+       "--set: unknown RL job key 'rollout.tpp'\n  hint: did you mean 'rollout.tp'? (a key of "
+       "the actor's training job is set as actor.<key>)"},
+      {"set_without_value",
+       kMinimal,
+       {"rollout.tp"},
+       "--set 'rollout.tp': expected key=value\n  hint: for example --set rollout.tp=4"},
+      {"misspelt_algorithm",
+       Replace(kMinimal, "grpo", "gpro"),
+       {},
+       "rl.yaml:3: algorithm: unknown algorithm 'gpro'\n  hint: did you mean 'grpo'?"},
+      {"utilisation_above_one",
+       Replace(kMinimal, "0.6", "1.5"),
+       {},
+       "rl.yaml:13: rollout.gpu_memory_utilization: expected a fraction in (0, 1], got 1.5"},
+      {"bad_version",
+       Replace(kMinimal, "\"0.19\"", "latest"),
+       {},
+       "rl.yaml:11: rollout.vllm_version: expected a version such as 0.19, got 'latest'"},
+      {"uneven_mini_batches",
+       Replace(kMinimal, "  samples_per_prompt: 8\n",
+               "  samples_per_prompt: 8\n  mini_batches: 3\n"),
+       {},
+       "rl.yaml:7: batch.mini_batches: 128 samples (16 prompts x 8) do not split into 3 mini "
+       "batches"},
+      {"mean_above_max",
+       Replace(kMinimal, "  response_max: 8K\n", "  response_max: 8K\n  response_mean: 9K\n"),
+       {},
+       "rl.yaml:10: lengths.response_mean: the mean response is longer than response_max"},
+      {"truncated",
+       std::string(kMinimal).substr(0, std::string(kMinimal).find("batch:")),
+       {},
+       "rl.yaml:1: batch: missing required field"},
+      {"malformed", "actor: [job\n", {}, ""},
+      {"empty", "", {}, "rl.yaml: the file is empty, expected a YAML mapping"},
+  };
+  for (const BadRow& row : rows) {
+    SCOPED_TRACE(row.name);
+    auto spec = ParseRlSpec(row.text, "rl.yaml", row.overrides);
+    ASSERT_FALSE(spec.ok());
+    if (row.expected.empty()) {
+      // yaml-cpp's own wording; the file and line are ours.
+      EXPECT_EQ(spec.error().Format().rfind("rl.yaml:", 0), 0u) << spec.error().Format();
+    } else {
+      EXPECT_EQ(spec.error().Format(), row.expected);
+    }
+  }
+}
+
+TEST(RlJobTest, UnknownCatalogName) {
+  auto spec = LoadRlSpec("qwen3.6-grpo");
+  ASSERT_FALSE(spec.ok());
+  EXPECT_EQ(spec.error().Format(),
+            "no RL job named 'qwen3.6-grpo' in the catalog (data/jobs/)\n  hint: give a path to "
+            "an RL job file, or 'qwen3.6-35b-a3b-grpo-h20x40'");
+}
+
+}  // namespace
+}  // namespace strata
