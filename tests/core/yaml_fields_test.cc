@@ -58,5 +58,41 @@ TEST(YamlFields, AKeyThatIsNotANameIsAnErrorNotAnException) {
             "  hint: keys are plain names, as in the examples under data/");
 }
 
+// A key written twice kept the first value silently (yaml-cpp's lookup returns the first pair):
+// `parallel: {tp: 2, tp: 4}` ran as TP 2 with no word. Both lines are named.
+TEST(YamlFields, AKeyWrittenTwiceIsAnErrorNamingBothLines) {
+  struct Case {
+    const char* name;
+    const char* text;
+    const char* expected_error;  // "" when the text must parse
+  };
+  const Case cases[] = {
+      {"top level", "gpus: 8\nhbm: 96GB\ngpus: 4\n",
+       "d.yaml:3: key 'gpus' is written twice in one mapping, on line 1 and line 3; YAML readers "
+       "keep only one of the values\n  hint: remove one of the two 'gpus' lines"},
+      {"nested", "parallel:\n  tp: 2\n  pp: 1\n  tp: 4\n",
+       "d.yaml:4: key 'tp' is written twice in one mapping, on line 2 and line 4; YAML readers "
+       "keep only one of the values\n  hint: remove one of the two 'tp' lines"},
+      {"in a list item", "gpus:\n  - name: a\n    name: b\n",
+       "d.yaml:3: key 'name' is written twice in one mapping, on line 2 and line 3; YAML readers "
+       "keep only one of the values\n  hint: remove one of the two 'name' lines"},
+      {"flow mapping", "parallel: {tp: 2, tp: 4}\n",
+       "d.yaml:1: key 'tp' is written twice in one mapping, on line 1 and line 1; YAML readers "
+       "keep only one of the values\n  hint: remove one of the two 'tp' lines"},
+      // The same key in two different mappings, and an alias repeated, are fine.
+      {"same key in sibling maps", "a:\n  tp: 1\nb:\n  tp: 2\n", ""},
+      {"alias used twice", "base: &b {tp: 1}\nx: *b\ny: *b\n", ""},
+  };
+  for (const Case& c : cases) {
+    auto node = ParseYaml(c.text, "d.yaml");
+    if (std::string(c.expected_error).empty()) {
+      EXPECT_TRUE(node.ok()) << c.name << ": " << node.error().Format();
+      continue;
+    }
+    ASSERT_FALSE(node.ok()) << c.name;
+    EXPECT_EQ(node.error().Format(), c.expected_error) << c.name;
+  }
+}
+
 }  // namespace
 }  // namespace strata

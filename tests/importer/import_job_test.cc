@@ -157,7 +157,9 @@ TEST(ImportJobTest, MsSwiftMoeExample) {
   EXPECT_EQ(r.job.layout.pp, 2);
   EXPECT_EQ(r.job.layout.ep, 8);
   EXPECT_EQ(r.job.layout.dp, 8);  // 16 / (TP 1 x PP 2 x CP 1)
-  EXPECT_TRUE(r.job.layout.sequence_parallel);
+  // --sequence_parallel true at TP 1: Megatron's validate_args turns it off ("Disabling
+  // sequence parallelism because tensor model parallelism is disabled").
+  EXPECT_FALSE(r.job.layout.sequence_parallel);
   EXPECT_EQ(r.job.global_batch, 16);
   EXPECT_TRUE(r.job.sequence.packing);
   EXPECT_EQ(r.job.recompute.granularity, RecomputeGranularity::kFull);

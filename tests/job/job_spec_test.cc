@@ -119,7 +119,7 @@ TEST(JobSpec, BadFilesAndFlagsGiveClearErrors) {
       {"grads_fp8",
        v + "precision: {grads: fp8}\n",
        {},
-       "j.yaml:6: precision.grads: gradient buffers are fp32 or bf16, got 'fp8'"},
+       "j.yaml:6: precision.grads: gradient buffers are fp32, bf16 or fp16, got 'fp8'"},
       {"mean_over_max",
        "model: m\ncluster: {gpu: H20, gpus_per_node: 8, nodes: 5}\n"
        "parallel: {tp: 1}\nbatch: {micro_batch: 1, global_batch: 40}\n"

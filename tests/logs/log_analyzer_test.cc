@@ -140,6 +140,50 @@ TEST(LogAnalyzer, FinishedRunIsNoHang) {
   EXPECT_EQ(s.ranks[0].last_step, 2);  // HF lines numbered 1, 2
 }
 
+// transformers' Trainer with include_num_input_tokens_seen logs train_runtime and
+// train_tokens_per_second on every step line; each such line was taken for the run's final
+// summary and dropped, so the run had no step at all. Verbatim from saforem2/ezpz
+// docs/examples/hf-trainer/index.md @ 5176e6be7c30b57c077d6dccc5dd12c8ce30bb8a (an HF Trainer
+// run on 24 ranks), its first five step lines and the final summary.
+TEST(LogAnalyzer, HfTrainerTokenCountersAndRuntimeOnStepLines) {
+  const LogSummary s = AnalyzeText(
+      "  1%|1         | 1/100 [00:27<44:53, 27.20s/it]\n"
+      "{'loss': 2.5586, 'grad_norm': 6.847109794616699, 'learning_rate': 5e-05, 'epoch': 0.01, "
+      "'num_input_tokens_seen': 196608, 'train_runtime': 27.3002, 'train_tokens_per_second': "
+      "7201.711}\n"
+      "  1%|1         | 1/100 [00:27<44:53, 27.20s/it]\n"
+      "{'loss': 2.8427, 'grad_norm': 30.46836280822754, 'learning_rate': 4.9500000000000004e-05, "
+      "'epoch': 0.02, 'num_input_tokens_seen': 393216, 'train_runtime': 30.8283, "
+      "'train_tokens_per_second': 12755.034}\n"
+      "  2%|2         | 2/100 [00:30<21:45, 13.32s/it]\n"
+      "{'loss': 2.6978, 'grad_norm': 6.160351276397705, 'learning_rate': 4.9e-05, 'epoch': 0.03, "
+      "'num_input_tokens_seen': 589824, 'train_runtime': 34.3821, 'train_tokens_per_second': "
+      "17154.96}\n"
+      "  3%|3         | 3/100 [00:34<14:19,  8.86s/it]\n"
+      "{'loss': 2.7241, 'grad_norm': 8.175165176391602, 'learning_rate': 4.85e-05, 'epoch': 0.04, "
+      "'num_input_tokens_seen': 786432, 'train_runtime': 37.9205, 'train_tokens_per_second': "
+      "20738.951}\n"
+      "  4%|4         | 4/100 [00:37<10:48,  6.76s/it]\n"
+      "{'loss': 2.5838, 'grad_norm': 3.6873040199279785, 'learning_rate': 4.8e-05, 'epoch': 0.05, "
+      "'num_input_tokens_seen': 983040, 'train_runtime': 42.1184, 'train_tokens_per_second': "
+      "23339.934}\n"
+      "  5%|5         | 5/100 [00:42<09:14,  5.84s/it]\n"
+      "{'train_runtime': 425.4295, 'train_samples_per_second': 5.641, 'train_steps_per_second': "
+      "0.235, 'train_tokens_per_second': 1925.584, 'train_loss': 2.489668021202087, 'epoch': 1.0, "
+      "'num_input_tokens_seen': 19660800}\n");
+  ASSERT_EQ(s.ranks.size(), 1u);
+  const RankSummary& r = s.ranks[0];
+  EXPECT_EQ(r.records, 5);
+  EXPECT_EQ(r.last_step, 5);  // HF lines numbered 1..5
+  // num_input_tokens_seen grows by 393,216 - 196,608 = 196,608 tokens on every line.
+  ASSERT_TRUE(r.tokens.Mean().has_value());
+  EXPECT_NEAR(*r.tokens.Mean(), 196'608, 1e-6);
+  // train_runtime is the clock: 42.1184 - 27.3002 = 14.8182 s over the 4 steps after the first.
+  ASSERT_TRUE(r.WallSeconds().has_value());
+  EXPECT_NEAR(*r.WallSeconds(), 14.8182, 1e-9);
+  EXPECT_TRUE(s.tail.finished);  // the final dict: train_loss, no loss
+}
+
 TEST(LogAnalyzer, NothingRecognised) {
   const LogSummary s = AnalyzeText("hello\nworld\n\n");
   EXPECT_EQ(s.lines, 3);

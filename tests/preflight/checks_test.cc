@@ -147,6 +147,16 @@ TEST(PreflightScenarios, MsSwiftDefaultTimeout) {
   EXPECT_TRUE(set.findings.empty()) << Dump(set);
 }
 
+// A node without nvidia-smi was "no error in what was read", exit 0: its GPUs were never checked.
+TEST(PreflightScenarios, NodeWithoutNvidiaSmiIsAnError) {
+  const auto r = RunScenario("no-nvidia-smi", {"h20-node01", "h20-node02"});
+  EXPECT_EQ(Count(r, Severity::kError, "gpu-evidence", "h20-node02",
+                  "no GPU list (the collector noted \"gpus.csv: nvidia-smi not found on PATH\")"),
+            1u)
+      << Dump(r);
+  EXPECT_EQ(Count(r, Severity::kError, "gpu-evidence", "h20-node01"), 0u) << Dump(r);
+}
+
 TEST(PreflightCliGolden, AllCases) { testing::RunCliGoldenSuite("cli_preflight", 10); }
 TEST(CheckpointCliGolden, AllCases) { testing::RunCliGoldenSuite("cli_checkpoint", 5); }
 

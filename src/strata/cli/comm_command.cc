@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
+#include <optional>
 #include <string>
 
 #include "strata/cli/cli_common.h"
@@ -19,7 +20,7 @@ namespace {
 struct CommOptions {
   std::string op = "all_reduce";
   std::string size = "1GiB";
-  int64_t ranks = 0;  // 0: the whole cluster
+  std::optional<int64_t> ranks;  // unset: the whole cluster
   std::string cluster = "h20-5x8";
   std::string algorithm = "auto";
   bool json = false;
@@ -34,7 +35,14 @@ Result<CollectiveReport> Build(const CommOptions& o) {
   STRATA_ASSIGN_OR_RETURN(Cluster cluster, LoadCluster(o.cluster));
   STRATA_ASSIGN_OR_RETURN(Interconnects links, LoadInterconnects());
   STRATA_ASSIGN_OR_RETURN(CollectiveModel model, CollectiveModel::Create(cluster, links));
-  auto shape = model.ContiguousShape(o.ranks == 0 ? cluster.world_size() : o.ranks);
+  // An explicit --ranks 0 ran on the whole cluster, exit 0: a group has at least one rank.
+  if (o.ranks && *o.ranks < 1) {
+    return InvalidInput(fmt::format("expected at least 1 rank, got {}", *o.ranks))
+        .InField("--ranks")
+        .WithHint(fmt::format("omit --ranks for every GPU of the cluster ({} ranks)",
+                              cluster.world_size()));
+  }
+  auto shape = model.ContiguousShape(o.ranks ? *o.ranks : cluster.world_size());
   if (!shape.ok()) return Error(shape.error()).InField("--ranks");
   return BuildCollectiveReport(model, op, *size, *shape, algorithm);
 }

@@ -55,6 +55,9 @@ int RunImport(int argc, char** argv) {
                  "GPUs per node, when the input does not give it")
       ->check(CLI::PositiveNumber);
   app.add_option("--model", options.model, "catalog name or config.json path to use instead");
+  app.add_option("--cluster", options.cluster,
+                 "cluster file or name under data/clusters/ the job runs on (its network for "
+                 "step and map; its GPU and GPUs per node when the input lacks them)");
   app.add_option("--set", options.overrides,
                  "job field the input cannot give, key=value (sequence.mean_tokens=29K)");
   app.add_flag("--json", json, "JSON for scripts (fields with their sources, defaults, unused)");

@@ -31,6 +31,7 @@ extern "C" void OnInterrupt(int) { g_interrupted = true; }
 struct LogsOptions {
   std::string path;
   std::string job;
+  std::string model;
   std::vector<std::string> sets;
   bool json = false;
   bool csv = false;
@@ -64,6 +65,9 @@ int RunLogs(int argc, char** argv) {
   app.add_option("--job", o.job,
                  "job file or name in data/jobs/ (model, GPUs, lengths) to recompute MFU; "
                  "e.g. qwen3.6-35b-a3b-sft-h20x40");
+  app.add_option("--model", o.model,
+                 "the model (catalog name or config.json): with --set, the log's job without a "
+                 "job file; with --job, replaces its model");
   app.add_option("--set", o.sets, "override a job field: --set batch.global_batch=64 (repeatable)");
   auto* json = app.add_flag("--json", o.json, "JSON for scripts (every step)");
   auto* csv = app.add_flag("--csv", o.csv, "the per-step table as CSV (every step)");
@@ -97,8 +101,8 @@ int RunLogs(int argc, char** argv) {
     return ReportError(Error(s.error()).InField("--hang-after"));
   }
   std::optional<LogJob> job;
-  if (!o.job.empty() || !o.sets.empty()) {
-    auto loaded = LoadLogJob(o.job, o.sets);
+  if (!o.job.empty() || !o.sets.empty() || !o.model.empty()) {
+    auto loaded = LoadLogJob(o.job, o.sets, o.model);
     if (!loaded.ok()) return ReportError(loaded.error());
     job = std::move(*loaded);
   }
@@ -168,8 +172,8 @@ int RunLogs(int argc, char** argv) {
     }
   } else {
     mfu_note =
-        "not recomputed: give the job (--job FILE|NAME and/or --set key=value) for the model, "
-        "GPUs and sequence lengths";
+        "not recomputed: give the job (--job FILE|NAME, or --model NAME with --set key=value) "
+        "for the model, GPUs and sequence lengths";
   }
 
   std::string out;

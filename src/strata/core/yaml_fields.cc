@@ -5,6 +5,7 @@
 #include <charconv>
 
 #include "strata/core/did_you_mean.h"
+#include "strata/core/yaml_duplicates.h"
 
 namespace strata {
 
@@ -12,8 +13,9 @@ Result<YAML::Node> ParseYaml(const std::string& text, const std::string& file) {
   if (text.find_first_not_of(" \t\r\n") == std::string::npos) {
     return InvalidInput("the file is empty, expected a YAML mapping").InFile(file);
   }
+  YAML::Node root;
   try {
-    return YAML::Load(text);
+    root = YAML::Load(text);
   } catch (const YAML::Exception& e) {
     Error err = InvalidInput("malformed YAML: " + e.msg);
     err.file = file;
@@ -21,6 +23,8 @@ Result<YAML::Node> ParseYaml(const std::string& text, const std::string& file) {
     err.column = e.mark.column + 1;
     return err;
   }
+  STRATA_RETURN_IF_ERROR(CheckNoDuplicateKeys(root, file));
+  return root;
 }
 
 YamlMap::YamlMap(YAML::Node node, std::string file, std::string path)

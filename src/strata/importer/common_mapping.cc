@@ -2,7 +2,9 @@
 #include <fmt/format.h>
 
 #include <charconv>
+#include <optional>
 
+#include "strata/hw/cluster.h"
 #include "strata/importer/framework_mappers.h"
 
 namespace strata {
@@ -29,7 +31,10 @@ Result<std::optional<int64_t>> EnvInt(const MapContext& ctx, const char* name,
 
 // LoRA and quantised bases are run modes strata does not model: say what the import assumed.
 void NoteTuningMode(Settings& s, JobBuilder& job) {
-  if (const SourcedValue* t = s.Use("train_type"); t != nullptr && t->value != "full") {
+  // ms-swift's train_type, LLaMA-Factory's finetuning_type (lora, freeze, oft).
+  const SourcedValue* t = s.Use("train_type");
+  if (t == nullptr) t = s.Use("finetuning_type");
+  if (t != nullptr && t->value != "full") {
     job.Note(fmt::format(
         "{} {}: strata models full-parameter training, so the job is imported as full "
         "training; the frozen base (no gradients or optimizer states) and the adapters are "
@@ -47,8 +52,17 @@ void NoteTuningMode(Settings& s, JobBuilder& job) {
 
 Status FinishCommon(Settings& s, MapContext& ctx, JobBuilder& job, int64_t world_divisor) {
   const ImportOptions& o = *ctx.options;
+  std::optional<Cluster> cluster;
+  if (!o.cluster.empty()) {
+    auto loaded = LoadCluster(o.cluster);
+    if (!loaded.ok()) return Error(loaded.error()).InField("--cluster");
+    cluster = std::move(*loaded);
+    job.Set("cluster.file", o.cluster, "--cluster of strata import");
+  }
   if (!o.gpu.empty()) {
     job.Set("cluster.gpu", o.gpu, "--gpu of strata import");
+  } else if (cluster && !job.Has("cluster.gpu")) {
+    job.Set("cluster.gpu", cluster->gpu.name, "--cluster " + o.cluster + " (its GPU)");
   } else if (!job.Has("cluster.gpu")) {
     return InvalidInput("the launch input does not say which GPU the job runs on")
         .WithHint("pass --gpu with a GPU catalog name, e.g. --gpu H20");
@@ -56,6 +70,9 @@ Status FinishCommon(Settings& s, MapContext& ctx, JobBuilder& job, int64_t world
   if (o.gpus_per_node > 0) {
     job.Set("cluster.gpus_per_node", std::to_string(o.gpus_per_node),
             "--gpus-per-node of strata import");
+  } else if (cluster && !job.Has("cluster.gpus_per_node")) {
+    job.Set("cluster.gpus_per_node", std::to_string(cluster->gpus_per_node),
+            "--cluster " + o.cluster + " (its GPUs per node)");
   } else if (!job.Has("cluster.gpus_per_node")) {
     STRATA_ASSIGN_OR_RETURN(auto env, EnvInt(ctx, "NPROC_PER_NODE", "--gpus-per-node"));
     if (!env) {

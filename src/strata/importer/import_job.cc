@@ -59,7 +59,19 @@ Status MergeDeepSpeedFile(Settings& s, const fs::path& base) {
     return OkStatus();
   }
   fs::path path = value;
-  if (path.is_relative()) path = base / path;
+  if (path.is_relative()) {
+    // Relative to the input's directory, else to one above it: LLaMA-Factory's YAMLs name
+    // `examples/deepspeed/ds_z3_config.json` from the repository root, where llamafactory-cli
+    // runs, while the YAML itself lies in examples/train_full/.
+    path = base / value;
+    std::error_code ec;
+    for (fs::path dir = base;
+         !fs::exists(path, ec) && dir.has_parent_path() && dir.parent_path() != dir;) {
+      dir = dir.parent_path();
+      if (fs::exists(dir / value, ec)) path = dir / value;
+    }
+    if (!fs::exists(path, ec)) path = base / value;  // the error names the first place looked
+  }
   STRATA_ASSIGN_OR_RETURN(std::string text, ReadFile(path.string()));
   STRATA_ASSIGN_OR_RETURN(Settings ds, ReadJsonSettings(text, path.string()));
   for (const auto& [key, sv] : ds.Unused()) s.Set("ds." + key, sv.value, sv.source);
@@ -101,8 +113,10 @@ void ReadLauncher(const std::vector<ShellWord>& words, size_t program, Detected&
   ReadCommandArgs(words, 1, launcher);
   (void)program;
   auto set = [&](const char* key, const char* job_key) {
+    // A count known only when the job runs (--nnodes ${SLURM_NNODES:-1}, an elastic 1:4) is
+    // kept as written: the import then asks for it (--nodes) instead of taking the default 1.
     const SourcedValue* v = launcher.Use(key);
-    if (v == nullptr || v->value.find_first_not_of("0123456789") != std::string::npos) return;
+    if (v == nullptr) return;
     d.job.Set(job_key, v->value, words[0].text + " " + v->source);
   };
   set("nproc_per_node", "cluster.gpus_per_node");
@@ -309,14 +323,38 @@ Result<ImportReport> ImportJob(std::string_view text, const std::string& file,
     bool verl = false;
     for (const auto& [key, sv] : d.settings.Unused())
       verl = verl || key.starts_with("actor_rollout_ref.");
-    if (!verl) {
-      return InvalidInput("a YAML file that is not a verl trainer config (no actor_rollout_ref)")
+    // LLaMA-Factory (`llamafactory-cli train x.yaml`): HF TrainingArguments plus its own
+    // stage / finetuning_type, and `deepspeed:` naming the DeepSpeed JSON.
+    const bool llamafactory =
+        !verl && d.settings.Has("stage") &&
+        (d.settings.Has("finetuning_type") || d.settings.Has("model_name_or_path"));
+    if (llamafactory) {
+      d.framework = Framework::kHfDeepSpeed;
+      d.format = "LLaMA-Factory YAML (HF Trainer)";
+      d.settings.Ignore("stage");
+      // LLaMA-Factory checkpoints every layer unless disable_gradient_checkpointing is true
+      // (ModelArguments; it calls gradient_checkpointing_enable itself).
+      if (!d.settings.Has("gradient_checkpointing")) {
+        const SourcedValue* off = d.settings.Use("disable_gradient_checkpointing");
+        const bool disabled = off != nullptr && (off->value == "true" || off->value == "True");
+        d.settings.Set("gradient_checkpointing", disabled ? "false" : "true",
+                       off != nullptr ? off->source
+                                      : "LLaMA-Factory's default: gradient checkpointing on "
+                                        "unless disable_gradient_checkpointing");
+      }
+      STRATA_RETURN_IF_ERROR(MergeDeepSpeedFile(d.settings, fs::path(file).parent_path()));
+      detected = std::move(d);
+    } else if (verl) {
+      d.framework = Framework::kVerl;
+      d.format = "verl trainer YAML";
+      detected = std::move(d);
+    } else {
+      return InvalidInput(
+                 "a YAML file that is neither a verl trainer config (no actor_rollout_ref) nor "
+                 "a LLaMA-Factory one (no stage)")
           .InFile(file)
           .WithHint("a strata job file is used directly: pass it as the job, not to import");
     }
-    d.framework = Framework::kVerl;
-    d.format = "verl trainer YAML";
-    detected = std::move(d);
   } else {
     detected = DetectCommand(text, file);
   }

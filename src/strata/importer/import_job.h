@@ -24,6 +24,9 @@ struct ImportOptions {
   int64_t nodes = 0;          // 0: from the input
   int64_t gpus_per_node = 0;  // 0: from the input
   std::string model;          // catalog name or config.json path; overrides the input's
+  /// A cluster file or name under data/clusters/: the job runs on it (its network, PCIe and
+  /// storage for `step` and `map`), and its GPU and GPUs per node fill what the input lacks.
+  std::string cluster;
   /// Where a Megatron-style model description is written when the input describes the model
   /// by its arguments (job.yaml -> job.model.json). Empty: the job refers to "<stem>.model.json".
   std::string model_json_path;

@@ -8,6 +8,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "strata/core/yaml_duplicates.h"
+
 namespace strata {
 
 namespace {
@@ -140,6 +142,7 @@ Result<Settings> ReadYamlSettings(std::string_view text, const std::string& file
     return InvalidInput("malformed YAML: " + e.msg).InFile(file).AtLine(e.mark.line + 1);
   }
   if (!root.IsMap()) return InvalidInput("expected a YAML mapping at the top level").InFile(file);
+  STRATA_RETURN_IF_ERROR(CheckNoDuplicateKeys(root, file));
   Settings out;
   FlattenYaml(root, "", file, out);
   return out;

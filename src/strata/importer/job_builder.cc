@@ -63,9 +63,22 @@ std::string JobBuilder::Yaml(const std::string& header) const {
   std::vector<std::string> order;
   for (const JobField& f : JobFields()) order.emplace_back(f.key);
   std::string section;
+  auto find = [&](const std::string& key) {
+    return std::find_if(fields_.begin(), fields_.end(),
+                        [&](const ImportedField& f) { return f.key == key; });
+  };
+  // `--set cluster=NAME` beside the launch's own GPU and counts wrote `cluster:` twice (the name,
+  // then the section), and YAML readers kept the name alone. Written as the section's `file`,
+  // the job keeps the file's network with the launch's GPU and counts, as `cluster.file` means.
+  const auto named = find("cluster");
+  const bool named_with_fields =
+      named != fields_.end() && std::any_of(fields_.begin(), fields_.end(), [](const auto& f) {
+        return f.key.starts_with("cluster.");
+      });
   for (const std::string& key : order) {
-    auto it = std::find_if(fields_.begin(), fields_.end(),
-                           [&](const ImportedField& f) { return f.key == key; });
+    auto it = find(key);
+    if (named_with_fields && key == "cluster") continue;
+    if (named_with_fields && key == "cluster.file" && it == fields_.end()) it = named;
     if (it == fields_.end()) continue;
     const std::string k = key;
     const size_t dot = k.find('.');

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "strata/importer/framework_mappers.h"
 #include "strata/importer/model_match.h"
@@ -142,8 +143,20 @@ Result<bool> BoolOr(Settings& s, JobBuilder& job, const std::string& key,
   return fallback;
 }
 
-Status MapParallel(MegatronFlavor flavor, Settings& s, JobBuilder& job, Sizes& sizes) {
-  (void)flavor;
+// Whether the model has experts: from the description built of the arguments, or the catalog
+// model or config.json the job names; nullopt when neither can be read.
+std::optional<bool> HasExperts(const MapContext& ctx, const JobBuilder& job) {
+  if (!ctx.model_json.empty()) {
+    auto m = ParseMegatronModel(nlohmann::json::parse(ctx.model_json), "model arguments");
+    if (m.ok()) return m->HasLayers(FfnKind::kMoe);
+    return std::nullopt;
+  }
+  auto m = LoadModelConfig(job.Get("model"));
+  if (!m.ok()) return std::nullopt;
+  return m->HasLayers(FfnKind::kMoe);
+}
+
+Status MapParallel(Settings& s, JobBuilder& job, Sizes& sizes, std::optional<bool> has_experts) {
   STRATA_ASSIGN_OR_RETURN(sizes.tp, IntOr(s, job, "tensor_model_parallel_size", "parallel.tp", 1,
                                           "Megatron's tensor_model_parallel_size defaults to 1"));
   STRATA_ASSIGN_OR_RETURN(sizes.pp, IntOr(s, job, "pipeline_model_parallel_size", "parallel.pp", 1,
@@ -157,11 +170,29 @@ Status MapParallel(MegatronFlavor flavor, Settings& s, JobBuilder& job, Sizes& s
                                           "Megatron's context_parallel_size defaults to 1"));
   STRATA_RETURN_IF_ERROR(IntOr(s, job, "expert_model_parallel_size", "parallel.ep", 1,
                                "Megatron's expert_model_parallel_size defaults to 1"));
-  STRATA_RETURN_IF_ERROR(
-      IntOr(s, job, "expert_tensor_parallel_size", "parallel.etp", sizes.tp,
-            "megatron-core's expert_tensor_parallel_size defaults to tensor_model_parallel_size"));
-  STRATA_RETURN_IF_ERROR(BoolOr(s, job, "sequence_parallel", "parallel.sequence_parallel", false,
-                                "Megatron's sequence_parallel is off unless given"));
+  // ETP defaults to TP only where there are experts to split: a dense model imported with
+  // etp = TP (> 1) was refused by every view ("ETP given but the model has no experts").
+  const bool dense = has_experts.has_value() && !*has_experts;
+  if (dense &&
+      !(s.Has("expert_tensor_parallel_size") && !IsNone(s.Use("expert_tensor_parallel_size")))) {
+    job.Default("parallel.etp", "1",
+                "the model has no experts: expert_tensor_parallel_size "
+                "does not apply");
+  } else {
+    STRATA_RETURN_IF_ERROR(IntOr(
+        s, job, "expert_tensor_parallel_size", "parallel.etp", sizes.tp,
+        "megatron-core's expert_tensor_parallel_size defaults to tensor_model_parallel_size"));
+  }
+  STRATA_ASSIGN_OR_RETURN(const bool sp,
+                          BoolOr(s, job, "sequence_parallel", "parallel.sequence_parallel", false,
+                                 "Megatron's sequence_parallel is off unless given"));
+  if (sp && sizes.tp == 1) {
+    // Megatron's validate_args: "Disabling sequence parallelism because tensor model
+    // parallelism is disabled" (args.sequence_parallel = False when TP is 1).
+    job.Set("parallel.sequence_parallel", "false",
+            s.Use("sequence_parallel")->source +
+                " ignored: Megatron turns sequence parallelism off at TP 1");
+  }
   // Uneven pipelines: megatron-core's first/last stage layer counts (older and newer names) and
   // the account-for-embedding/loss split. Read only when given; the even split otherwise.
   for (const auto& [key, field] :
@@ -351,6 +382,9 @@ Status MapPrecision(MegatronFlavor flavor, Settings& s, JobBuilder& job) {
       job.Set("precision.grads", "fp32", source);
     } else if (params == "fp32") {
       job.Set("precision.grads", "fp32", source + " (fp32 parameters: fp32 gradients)");
+    } else if (params == "fp16") {
+      job.Set("precision.grads", "fp16",
+              source + " (the gradient buffer in the fp16 params' dtype)");
     }
   }
   if (!job.Has("precision.grads")) {
@@ -358,6 +392,12 @@ Status MapPrecision(MegatronFlavor flavor, Settings& s, JobBuilder& job) {
       job.Default("precision.grads", "fp32",
                   "megatron-core accumulates and all-reduces bf16 gradients in fp32 "
                   "(accumulate_allreduce_grads_in_fp32) unless --grad-reduce-in-bf16");
+    } else if (params == "fp16") {
+      // arguments.py forces accumulate_allreduce_grads_in_fp32 on for bf16 only; DDP's buffer
+      // is fp32 when it is on and in the parameters' dtype otherwise.
+      job.Default("precision.grads", "fp16",
+                  "Megatron keeps --fp16 gradients in an fp16 buffer unless "
+                  "--accumulate-allreduce-grads-in-fp32");
     } else {
       job.Default("precision.grads", "fp32", "gradients in the main-gradient dtype, fp32");
     }
@@ -407,6 +447,96 @@ Status MapOptimizer(MegatronFlavor flavor, Settings& s, JobBuilder& job) {
   return OkStatus();
 }
 
+// --fp8-format (e4m3 | hybrid) turns FP8 on; --fp8-recipe picks the scaling (Megatron's default:
+// delayed); --fp8-param-gather keeps the weights in FP8; the amax history applies to delayed
+// scaling only.
+Status MapFp8(Settings& s, JobBuilder& job) {
+  // The flag --fp8-format has dest `fp8`: the argument dump of a log prints it as `fp8`.
+  const SourcedValue* format = s.Has("fp8_format") ? s.Use("fp8_format")
+                               : s.Has("fp8")      ? s.Use("fp8")
+                                                   : nullptr;
+  const SourcedValue* recipe = s.Has("fp8_recipe") ? s.Use("fp8_recipe") : nullptr;
+  for (const char* key : {"fp8_amax_compute_algo", "fp8_margin", "fp8_interval", "fp8_wgrad"})
+    s.Ignore(key);  // numerics of the scaling, not memory or time
+  if (IsNone(format)) {
+    if (!IsNone(recipe)) {
+      job.Note(
+          fmt::format("{} {} without --fp8-format: Megatron trains without FP8 then; not "
+                      "imported",
+                      recipe->source, recipe->value));
+    }
+    for (const char* key : {"fp8_param_gather", "fp8_amax_history_len"}) s.Ignore(key);
+    return OkStatus();
+  }
+  if (format->value != "e4m3" && format->value != "hybrid") {
+    return InvalidInput("unknown fp8_format '" + format->value + "'; expected e4m3 or hybrid")
+        .InField("fp8_format")
+        .WithHint("read from " + format->source);
+  }
+  std::string name = "delayed";
+  if (!IsNone(recipe)) {
+    name = recipe->value;
+    if (name != "delayed" && name != "tensorwise" && name != "blockwise" && name != "mxfp8") {
+      return InvalidInput("unknown fp8_recipe '" + name +
+                          "'; expected delayed, tensorwise, blockwise or mxfp8")
+          .InField("fp8_recipe")
+          .WithHint("read from " + recipe->source);
+    }
+    job.Set("fp8.recipe", name, recipe->source);
+  } else {
+    job.Set("fp8.recipe", name,
+            fmt::format("{} {} (Megatron's fp8_recipe defaults to delayed)", format->source,
+                        format->value));
+  }
+  if (s.Has("fp8_param_gather")) {
+    const std::string source = s.Use("fp8_param_gather")->source;
+    STRATA_ASSIGN_OR_RETURN(auto on, s.Bool("fp8_param_gather"));
+    if (on && *on) job.Set("fp8.param_gather", "true", source);
+  }
+  if (s.Has("fp8_amax_history_len") && !IsNone(s.Use("fp8_amax_history_len"))) {
+    if (name == "delayed") {
+      STRATA_RETURN_IF_ERROR(IntOr(s, job, "fp8_amax_history_len", "fp8.amax_history", 1, ""));
+    }
+  }
+  return OkStatus();
+}
+
+// Communication overlaps megatron-core hides behind compute; each off unless its flag is given.
+Status MapOverlap(Settings& s, JobBuilder& job) {
+  for (const auto& [key, field] :
+       {std::pair{"overlap_grad_reduce", "overlap.grad_reduce"},
+        std::pair{"overlap_param_gather", "overlap.param_gather"},
+        std::pair{"tp_comm_overlap", "overlap.tp_comm"},
+        std::pair{"overlap_p2p_comm", "overlap.pp_p2p"},
+        std::pair{"overlap_moe_expert_parallel_comm", "overlap.moe_a2a"}}) {
+    if (!s.Has(key) || IsNone(s.Use(key))) continue;
+    const std::string source = s.Use(key)->source;
+    STRATA_ASSIGN_OR_RETURN(auto on, s.Bool(key));
+    job.Set(field, on && *on ? "true" : "false", source);
+  }
+  return OkStatus();
+}
+
+// --optimizer-cpu-offload (megatron-core's HybridDeviceOptimizer; ms-swift's
+// optimizer_cpu_offload): the optimizer states in host memory, optimizer_offload_fraction of
+// them (default 1.0).
+Status MapOptimizerOffload(Settings& s, JobBuilder& job) {
+  const SourcedValue* fraction =
+      s.Has("optimizer_offload_fraction") ? s.Use("optimizer_offload_fraction") : nullptr;
+  if (!s.Has("optimizer_cpu_offload") || IsNone(s.Use("optimizer_cpu_offload"))) return OkStatus();
+  const std::string source = s.Use("optimizer_cpu_offload")->source;
+  STRATA_ASSIGN_OR_RETURN(auto on, s.Bool("optimizer_cpu_offload"));
+  if (!on || !*on) return OkStatus();
+  job.Set("sharding.offload_optimizer", "cpu", source);
+  if (!IsNone(fraction) && fraction->value != "1" && fraction->value != "1.0") {
+    job.Note(
+        fmt::format("{} {}: only that fraction of the optimizer states is in host memory; "
+                    "strata counts all of it there",
+                    fraction->source, fraction->value));
+  }
+  return OkStatus();
+}
+
 Status MapSwiftExtras(Settings& s, JobBuilder& job) {
   // Vision tower: ms-swift freezes it unless --freeze_vit false.
   bool freeze_vit = true;
@@ -449,12 +579,15 @@ Status MapMegatron(MegatronFlavor flavor, Settings& s, MapContext& ctx, JobBuild
   int64_t tp = 1;
   if (!IsNone(tp_value)) tp = std::max<int64_t>(1, std::atoll(tp_value->value.c_str()));
   STRATA_RETURN_IF_ERROR(MapModel(flavor, s, ctx, job, tp));
-  STRATA_RETURN_IF_ERROR(MapParallel(flavor, s, job, sizes));
+  STRATA_RETURN_IF_ERROR(MapParallel(s, job, sizes, HasExperts(ctx, job)));
   STRATA_RETURN_IF_ERROR(MapBatchAndSequence(flavor, s, job));
   STRATA_RETURN_IF_ERROR(MapRecompute(flavor, s, job));
   STRATA_RETURN_IF_ERROR(MapActivationOffload(s, job));
   STRATA_RETURN_IF_ERROR(MapPrecision(flavor, s, job));
   STRATA_RETURN_IF_ERROR(MapOptimizer(flavor, s, job));
+  STRATA_RETURN_IF_ERROR(MapOptimizerOffload(s, job));
+  STRATA_RETURN_IF_ERROR(MapFp8(s, job));
+  STRATA_RETURN_IF_ERROR(MapOverlap(s, job));
   if (swift) STRATA_RETURN_IF_ERROR(MapSwiftExtras(s, job));
   if (s.Has("mtp_num_layers") && !IsNone(s.Use("mtp_num_layers"))) {
     const std::string src = s.Use("mtp_num_layers")->source;

@@ -14,6 +14,7 @@ struct RawWord {
   std::string text;
   int line = 0;
   bool quoted_single = false;  // no expansion inside
+  bool quoted = false;         // some part was quoted: "${A[@]}" keeps each element whole
 };
 
 bool IsNameChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
@@ -69,6 +70,7 @@ Result<std::vector<std::vector<RawWord>>> Tokenise(std::string_view text, const 
       // Inside double quotes newlines and spaces belong to the word.
       word.text += std::string(inner);
       if (c == '\'') word.quoted_single = true;
+      word.quoted = true;
       i = close;
       continue;
     }
@@ -223,6 +225,14 @@ class Arithmetic {
   size_t pos_ = 0;
 };
 
+// Variables the scheduler sets when the job runs: their value is unknown before it.
+bool IsSchedulerVariable(const std::string& name) {
+  for (const char* prefix : {"SLURM_", "PMI_", "OMPI_COMM_WORLD_", "LSB_", "PBS_"}) {
+    if (name.starts_with(prefix)) return true;
+  }
+  return false;
+}
+
 // Expands $VAR, ${VAR} and ${VAR:-default} inside one word (no word splitting of scalars, as
 // launch scripts quote them or hold single words). Unknown variables stay as written.
 std::string ExpandScalar(const std::string& text, const Vars& vars) {
@@ -269,6 +279,10 @@ std::string ExpandScalar(const std::string& text, const Vars& vars) {
     auto it = vars.scalars.find(name);
     if (it != vars.scalars.end()) {
       out += it->second;
+    } else if (has_fallback && IsSchedulerVariable(name)) {
+      // ${SLURM_NNODES:-1}: Slurm sets it on every real run, so the fallback is what runs only
+      // outside Slurm. Left as written, the value is asked for (--nodes), never taken as 1.
+      out += text.substr(i, end - i);
     } else if (has_fallback) {
       out += ExpandScalar(fallback, vars);
     } else {
@@ -277,6 +291,36 @@ std::string ExpandScalar(const std::string& text, const Vars& vars) {
     i = end - 1;
   }
   return out;
+}
+
+// "${NAME[@]}" (the whole word): NAME; otherwise "".
+std::string ArrayReference(const RawWord& w) {
+  if (w.quoted_single || !w.text.starts_with("${") || !w.text.ends_with("[@]}")) return "";
+  const std::string name = w.text.substr(2, w.text.size() - 6);
+  for (char c : name) {
+    if (!IsNameChar(c)) return "";
+  }
+  return name;
+}
+
+// The elements of an array expanded into `out`: "${A[@]}" keeps each element one word; an
+// unquoted ${A[@]} splits them on blanks as bash does (DTYPE_ARGS+=("--fp8-format hybrid")
+// passed as ${DTYPE_ARGS[@]} is two words).
+void AppendArray(const std::vector<ShellWord>& items, bool quoted, std::vector<ShellWord>& out) {
+  for (const ShellWord& item : items) {
+    if (quoted) {
+      out.push_back(item);
+      continue;
+    }
+    size_t pos = 0;
+    while (pos < item.text.size()) {
+      const size_t start = item.text.find_first_not_of(" \t\n", pos);
+      if (start == std::string::npos) break;
+      const size_t stop = item.text.find_first_of(" \t\n", start);
+      out.push_back({item.text.substr(start, stop - start), item.line});
+      pos = stop == std::string::npos ? item.text.size() : stop;
+    }
+  }
 }
 
 bool IsAssignment(const std::string& text) {
@@ -298,17 +342,31 @@ Result<std::vector<ShellCommandLine>> ParseShellScript(std::string_view text,
   for (auto& raw : commands) {
     size_t i = 0;
     if (!raw.empty() && raw[0].text == "export") i = 1;
-    // Array assignment: NAME=( words... )
-    if (i < raw.size() && raw[i].text.size() > 2 && raw[i].text.back() == '(' &&
-        IsAssignment(raw[i].text)) {
-      const std::string name = raw[i].text.substr(0, raw[i].text.find('='));
-      std::vector<ShellWord> items;
-      for (size_t j = i + 1; j < raw.size() && raw[j].text != ")"; ++j) {
-        items.push_back(
-            {raw[j].quoted_single ? raw[j].text : ExpandScalar(raw[j].text, vars), raw[j].line});
+    // Array assignment: NAME=( words... ), or an append NAME+=( words... ); the words may
+    // expand arrays themselves (ARGS=("${ARGS[@]}" --flag), the older spelling of +=).
+    if (i < raw.size() && raw[i].text.size() > 2 && raw[i].text.back() == '(') {
+      std::string head = raw[i].text.substr(0, raw[i].text.size() - 1);  // "NAME=" or "NAME+="
+      const bool append = head.ends_with("+=");
+      if (append) head.erase(head.size() - 2, 1);
+      if (IsAssignment(head) && head.find('=') == head.size() - 1) {
+        const std::string name = head.substr(0, head.size() - 1);
+        std::vector<ShellWord> items;
+        for (size_t j = i + 1; j < raw.size() && raw[j].text != ")"; ++j) {
+          if (const std::string ref = ArrayReference(raw[j]); !ref.empty()) {
+            if (auto it = vars.arrays.find(ref); it != vars.arrays.end()) {
+              const std::vector<ShellWord> copy = it->second;  // NAME may be the array itself
+              AppendArray(copy, raw[j].quoted, items);
+              continue;
+            }
+          }
+          items.push_back(
+              {raw[j].quoted_single ? raw[j].text : ExpandScalar(raw[j].text, vars), raw[j].line});
+        }
+        std::vector<ShellWord>& target = vars.arrays[name];
+        if (!append) target.clear();
+        target.insert(target.end(), items.begin(), items.end());
+        continue;
       }
-      vars.arrays[name] = items;
-      continue;
     }
     ShellCommandLine cmd;
     cmd.line = raw.empty() ? 0 : raw[0].line;
@@ -328,11 +386,9 @@ Result<std::vector<ShellCommandLine>> ParseShellScript(std::string_view text,
     for (auto& [k, v] : prefix_env) cmd.env[k] = v;
     for (; i < raw.size(); ++i) {
       const std::string& w = raw[i].text;
-      if (!raw[i].quoted_single && w.starts_with("${") && w.ends_with("[@]}")) {
-        const std::string name = w.substr(2, w.size() - 6);
-        auto it = vars.arrays.find(name);
-        if (it != vars.arrays.end()) {
-          cmd.words.insert(cmd.words.end(), it->second.begin(), it->second.end());
+      if (const std::string ref = ArrayReference(raw[i]); !ref.empty()) {
+        if (auto it = vars.arrays.find(ref); it != vars.arrays.end()) {
+          AppendArray(it->second, raw[i].quoted, cmd.words);
           continue;
         }
       }

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <optional>
 
 #include "strata/core/strings.h"
 #include "strata/importer/framework_mappers.h"
@@ -59,7 +60,64 @@ std::string DtypeName(const std::string& torch_name) {
 
 }  // namespace
 
+// torchtitan before its [parallelism] section (2024): the degrees were under [training] (TP,
+// DP), PP and CP under [experimental], and `data_parallel_degree` was the shard degree. Read
+// under the current names, keeping where each was written.
+void RenameOldTitanKeys(Settings& s) {
+  static const std::pair<const char*, const char*> kMoved[] = {
+      {"training.tensor_parallel_degree", "parallelism.tensor_parallel_degree"},
+      {"training.data_parallel_degree", "parallelism.data_parallel_shard_degree"},
+      {"training.data_parallel_shard_degree", "parallelism.data_parallel_shard_degree"},
+      {"training.data_parallel_replicate_degree", "parallelism.data_parallel_replicate_degree"},
+      {"training.pipeline_parallel_degree", "parallelism.pipeline_parallel_degree"},
+      {"experimental.pipeline_parallel_degree", "parallelism.pipeline_parallel_degree"},
+      {"experimental.context_parallel_degree", "parallelism.context_parallel_degree"},
+      {"training.enable_float8_linear", "float8.enable_float8_linear"}};
+  for (const auto& [old_key, new_key] : kMoved) {
+    if (s.Has(new_key) || !s.Has(old_key)) continue;
+    const SourcedValue* v = s.Use(old_key);
+    s.Set(new_key, v->value, v->source);
+  }
+}
+
+// FP8 linears through torchao: `model.converters = ["float8"]` (newer) or
+// `float8.enable_float8_linear` (older), with float8.recipe_name (none: tensorwise scaling).
+Status MapTitanFp8(Settings& s, JobBuilder& job) {
+  std::string source;
+  if (const SourcedValue* v = s.Use("model.converters");
+      v != nullptr && v->value.find("\"float8\"") != std::string::npos) {
+    source = v->source;
+  }
+  if (s.Has("float8.enable_float8_linear")) {
+    const std::string src = s.Use("float8.enable_float8_linear")->source;
+    STRATA_ASSIGN_OR_RETURN(auto on, s.Bool("float8.enable_float8_linear"));
+    if (on && *on) source = src;
+  }
+  const SourcedValue* recipe = s.Use("float8.recipe_name");
+  const SourcedValue* gather = s.Use("float8.enable_fsdp_float8_all_gather");
+  if (source.empty()) return OkStatus();
+  std::string name = "torchao_tensorwise";
+  if (recipe != nullptr && !recipe->value.empty()) {
+    if (recipe->value == "rowwise" || recipe->value == "rowwise_with_gw_hp") {
+      name = "torchao_rowwise";
+    } else if (recipe->value != "tensorwise") {
+      return InvalidInput("unknown float8.recipe_name '" + recipe->value +
+                          "'; expected tensorwise, rowwise or rowwise_with_gw_hp")
+          .InField("float8.recipe_name")
+          .WithHint("read from " + recipe->source);
+    }
+    source += " + " + recipe->source;
+  } else {
+    source += " (torchao's default: tensorwise scaling)";
+  }
+  job.Set("fp8.recipe", name, source);
+  if (gather != nullptr && gather->value == "true")
+    job.Set("fp8.param_gather", "true", gather->source);
+  return OkStatus();
+}
+
 Status MapTorchtitan(Settings& s, MapContext& ctx, JobBuilder& job) {
+  RenameOldTitanKeys(s);
   if (ctx.options->model.empty()) {
     const SourcedValue* name = s.Use("model.name");
     const SourcedValue* flavor = s.Use("model.flavor");
@@ -198,6 +256,7 @@ Status MapTorchtitan(Settings& s, MapContext& ctx, JobBuilder& job) {
   if (const SourcedValue* v = s.Use("training.enable_cpu_offload"); v && v->value == "true") {
     job.Set("sharding.offload_param", "cpu", v->source);
   }
+  STRATA_RETURN_IF_ERROR(MapTitanFp8(s, job));
   if (global > 0) {
     job.Set("batch.global_batch", std::to_string(global), "training.global_batch_size");
   } else {
@@ -263,6 +322,46 @@ Status MapZero3Prefetch(Settings& s, JobBuilder& job) {
   return OkStatus();
 }
 
+// The gradient dtype DeepSpeed keeps (engine.get_data_types): data_types.grad_accum_dtype when
+// given, else the model's dtype under ZeRO; without ZeRO, bf16 gradients accumulate in fp32
+// (BF16_Optimizer) and fp16 ones stay fp16 (FP16_Optimizer). Without DeepSpeed, torch AMP keeps
+// fp32 gradients.
+Status MapDeepSpeedGrads(Settings& s, JobBuilder& job, const std::string& params,
+                         std::optional<int64_t> stage) {
+  if (const SourcedValue* v = s.Use("ds.data_types.grad_accum_dtype")) {
+    const std::string dtype = v->value == "fp32" || v->value == "float32"    ? "fp32"
+                              : v->value == "bf16" || v->value == "bfloat16" ? "bf16"
+                              : v->value == "fp16" || v->value == "float16"  ? "fp16"
+                                                                             : "";
+    if (dtype.empty()) {
+      return InvalidInput("unknown grad_accum_dtype '" + v->value +
+                          "'; expected fp32, bf16 or fp16")
+          .InField("data_types.grad_accum_dtype")
+          .WithHint("read from " + v->source);
+    }
+    job.Set("precision.grads", dtype, v->source);
+    return OkStatus();
+  }
+  if (params == "fp32") {
+    job.Default("precision.grads", "fp32", "fp32 training: fp32 gradients");
+  } else if (!stage) {
+    job.Default("precision.grads", "fp32",
+                "no DeepSpeed ZeRO stage given: torch AMP keeps fp32 gradients");
+  } else if (*stage >= 1) {
+    job.Default("precision.grads", params,
+                fmt::format("DeepSpeed's grad_accum_dtype defaults to the model dtype ({}) "
+                            "under ZeRO",
+                            params));
+  } else if (params == "bf16") {
+    job.Default("precision.grads", "fp32",
+                "without ZeRO, DeepSpeed's BF16_Optimizer accumulates bf16 gradients in fp32");
+  } else {
+    job.Default("precision.grads", params,
+                "without ZeRO, DeepSpeed's FP16_Optimizer keeps the fp16 gradients");
+  }
+  return OkStatus();
+}
+
 Status MapHfDeepSpeed(Settings& s, MapContext& ctx, JobBuilder& job) {
   if (ctx.options->model.empty() && !s.Has("model_name_or_path")) {
     if (const SourcedValue* id = s.Use("swift_model_id")) {
@@ -277,7 +376,7 @@ Status MapHfDeepSpeed(Settings& s, MapContext& ctx, JobBuilder& job) {
     job.Note(
         fmt::format("{} '{}': ms-swift 1.x's registry id of the model", id->source, id->value));
   }
-  if (ctx.ms_swift) NoteTuningMode(s, job);
+  NoteTuningMode(s, job);  // ms-swift's train_type, LLaMA-Factory's finetuning_type
   for (const char* key :
        {"parallel.tp", "parallel.pp", "parallel.cp", "parallel.ep", "parallel.etp"}) {
     job.Default(key, "1", "DeepSpeed ZeRO with the HF Trainer is data parallelism only");
@@ -404,9 +503,7 @@ Status MapHfDeepSpeed(Settings& s, MapContext& ctx, JobBuilder& job) {
   }
   STRATA_ASSIGN_OR_RETURN(auto stage_opt, ds_int("ds.zero_optimization.stage"));
   const int64_t stage = stage_opt.value_or(0);
-  job.Default("precision.grads", "fp32",
-              "DeepSpeed keeps fp32 gradients for the fp32 optimizer step (bf16/fp16 "
-              "optimizer wrappers accumulate in fp32)");
+  STRATA_RETURN_IF_ERROR(MapDeepSpeedGrads(s, job, params, stage_opt));
   job.Default("optimizer.name", "adamw", "TrainingArguments.optim defaults to adamw_torch");
   s.Ignore("optim");
   s.Ignore("ds.optimizer.type");
@@ -525,9 +622,37 @@ Status MapVerl(Settings& s, MapContext& ctx, JobBuilder& job) {
   } else {
     job.Default("recompute.granularity", "none", "enable_gradient_checkpointing defaults to false");
   }
+  // The megatron actor's TransformerConfig overrides win over enable_gradient_checkpointing:
+  // verl passes override_transformer_config to megatron-core as written.
+  const std::string tc = "actor_rollout_ref.actor.megatron.override_transformer_config.";
+  const SourcedValue* tc_granularity = megatron ? s.Use(tc + "recompute_granularity") : nullptr;
+  if (tc_granularity != nullptr && tc_granularity->value != "null" &&
+      tc_granularity->value != "None") {
+    const std::string& g = tc_granularity->value;
+    if (g != "full" && g != "selective") {
+      return InvalidInput("unknown recompute_granularity '" + g + "'; expected full or selective")
+          .InField(tc + "recompute_granularity")
+          .WithHint("read from " + tc_granularity->source);
+    }
+    ckpt = g == "full";
+    job.Set("recompute.granularity", g, tc_granularity->source);
+    if (ckpt) {
+      if (const SourcedValue* m = s.Use(tc + "recompute_method")) {
+        job.Set("recompute.method", m->value, m->source);
+      }
+      if (s.Has(tc + "recompute_num_layers")) {
+        STRATA_RETURN_IF_ERROR(
+            IntField(s, job, tc + "recompute_num_layers", "recompute.num_layers", 1, ""));
+      }
+    }
+  }
   if (ckpt) {
-    job.Default("recompute.method", "uniform", "every layer is checkpointed");
-    job.Default("recompute.num_layers", "1", "every layer is checkpointed");
+    if (!job.Has("recompute.method")) {
+      job.Default("recompute.method", "uniform", "every layer is checkpointed");
+    }
+    if (!job.Has("recompute.num_layers")) {
+      job.Default("recompute.num_layers", "1", "every layer is checkpointed");
+    }
   }
   job.Default("precision.params", "bf16", "verl's actor mixed precision: param_dtype bfloat16");
   job.Default("precision.grads", "fp32", "verl's actor mixed precision: reduce_dtype float32");

@@ -99,7 +99,7 @@ const std::vector<JobField>& JobFields() {
        "training.mixed_precision_param", "bf16",
        "weight and activation dtype; fp8 is rejected: FP8 training is `fp8.recipe`, which keeps "
        "bf16 weights and adds FP8 copies"},
-      {"precision.grads", "fp32 | bf16", "", "fp32 (megatron-core's default)",
+      {"precision.grads", "fp32 | bf16 | fp16", "", "fp32 (megatron-core's default)",
        "--accumulate-allreduce-grads-in-fp32 / --grad-reduce-in-bf16",
        "training.mixed_precision_reduce", "bf16", "gradient accumulation buffer dtype"},
       {"optimizer.name", "adam | adamw | muon | adam8bit", "", "adam", "--optimizer",

@@ -266,8 +266,8 @@ Status ParsePrecisionAndOptimizer(YamlMap& top, JobSpec& job) {
     }
     if (p.Has("grads")) {
       STRATA_ASSIGN_OR_RETURN(job.grad_dtype, EnumField(p, "grads", kDTypes));
-      if (job.grad_dtype != DType::kFp32 && job.grad_dtype != DType::kBf16) {
-        return p.ErrorAt("grads", fmt::format("gradient buffers are fp32 or bf16, got '{}'",
+      if (job.grad_dtype == DType::kFp8) {  // Megatron --fp16 keeps an fp16 buffer
+        return p.ErrorAt("grads", fmt::format("gradient buffers are fp32, bf16 or fp16, got '{}'",
                                               DTypeName(job.grad_dtype)));
       }
     }

@@ -145,11 +145,16 @@ bool OneDict(Scan& sc, ParsedLine& out) {
       }
     } else if (k == "throughput") {  // ms-swift v3 logging.jsonl with --log_throughput
       if (auto v = number()) r.printed_tflops_per_gpu = *v;
+    } else if (k == "num_input_tokens_seen") {
+      if (auto v = number(); v && *v >= 0) r.tokens_seen = *v;
     } else if (k == "train_runtime") {
+      // Beside 'loss' (transformers logs it on every step line with num_input_tokens_seen):
+      // seconds since training started. Beside train_loss only: the run's final summary.
+      if (auto v = number(); v && *v >= 0) r.elapsed_s = *v;
       finished = true;
     }
   }
-  if (finished) {
+  if (finished && !metric) {
     out.kind = LineKind::kFinished;
     return true;
   }

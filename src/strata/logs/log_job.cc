@@ -9,9 +9,22 @@
 
 namespace strata {
 
-Result<LogJob> LoadLogJob(const std::string& job_name, const std::vector<std::string>& sets) {
-  STRATA_ASSIGN_OR_RETURN(JobSpec spec,
-                          LoadJobSpec(job_name.empty() ? kReferenceJobName : job_name, sets));
+Result<LogJob> LoadLogJob(const std::string& job_name, const std::vector<std::string>& sets,
+                          const std::string& model) {
+  // `--set` alone used to start from the reference job: its GPU count, lengths and recompute
+  // changed the log's MFU and HFU, and its file was quoted in the log's errors.
+  if (job_name.empty() && model.empty()) {
+    return InvalidInput("--set changes a job, and no job was given")
+        .InField("--set")
+        .WithHint(
+            "give the log's job: --job FILE|NAME, or --model NAME with --set cluster.gpu=G "
+            "--set cluster.gpus_per_node=N --set cluster.nodes=N --set batch.micro_batch=N "
+            "--set batch.global_batch=N --set sequence.max_tokens=N");
+  }
+  std::vector<std::string> overrides = sets;
+  if (!job_name.empty() && !model.empty()) overrides.insert(overrides.begin(), "model=" + model);
+  STRATA_ASSIGN_OR_RETURN(JobSpec spec, job_name.empty() ? BuildJobSpec(model, overrides)
+                                                         : LoadJobSpec(job_name, overrides));
   STRATA_ASSIGN_OR_RETURN(Job job, ResolveJob(spec));
   LogJob j;
   j.model = job.model;

@@ -14,8 +14,10 @@ namespace strata {
 /// Loads and validates the job (job/ResolveJob), then takes what the recomputation needs: the
 /// model, the GPU's dense bf16 peak, the GPU count, the sequence lengths, the batch and the
 /// recompute; plus every catalog GPU's peak, to recognise an MFU against the wrong one.
-/// An empty `job_name` with overrides starts from the reference job.
-Result<LogJob> LoadLogJob(const std::string& job_name, const std::vector<std::string>& sets);
+/// Without `job_name`, the job is `model` and the overrides alone (the log's own job, whose
+/// missing sections the error names); never the reference job, whose numbers are not the log's.
+Result<LogJob> LoadLogJob(const std::string& job_name, const std::vector<std::string>& sets,
+                          const std::string& model = "");
 
 }  // namespace strata
 

@@ -24,6 +24,7 @@ int Merge(StepRecord& into, const StepRecord& from) {
   take(into.step_time_s, from.step_time_s);
   take(into.global_batch, from.global_batch);
   take(into.tokens, from.tokens);
+  take(into.tokens_seen, from.tokens_seen);
   take(into.samples_per_s, from.samples_per_s);
   take(into.memory_gib, from.memory_gib);
   take(into.skipped_iterations, from.skipped_iterations);
@@ -174,6 +175,10 @@ void RankState::Check(StepRecord& r, std::vector<Anomaly>& out) {
     if (r.samples_per_s) s.samples_per_s.Add(*r.samples_per_s, weight);
   }
   if (r.global_batch) s.global_batch.Add(*r.global_batch, 1);
+  if (!r.tokens && r.tokens_seen && last_ && last_->tokens_seen && advanced > 0 &&
+      *r.tokens_seen > *last_->tokens_seen) {
+    r.tokens = (*r.tokens_seen - *last_->tokens_seen) / static_cast<double>(advanced);
+  }
   if (r.tokens) s.tokens.Add(*r.tokens, 1);
   if (r.loss) s.last_loss = r.loss;
   if (r.memory_gib) s.max_memory_gib = std::max(s.max_memory_gib, *r.memory_gib);

@@ -35,6 +35,9 @@ struct StepRecord {
   std::optional<double> step_time_s;   // one step's wall time (an interval average in Megatron)
   std::optional<double> global_batch;  // samples per step
   std::optional<double> tokens;        // tokens in this step, when the log states it
+  /// Input tokens since the run started, all ranks (HF Trainer num_input_tokens_seen): the
+  /// difference between two lines over the steps between them is the tokens per step.
+  std::optional<double> tokens_seen;
   std::optional<double> samples_per_s;
   std::optional<double> memory_gib;  // peak reserved (or allocated) per GPU, GiB = 2^30 bytes
   std::optional<double> skipped_iterations;  // in the interval (Megatron) or cumulative (DS)

@@ -131,8 +131,27 @@ void CheckHealth(const NodeState& node, PreflightReport& report) {
 
 }  // namespace
 
+// A node whose bundle holds no GPU list (nvidia-smi missing or failing) was reported "no error in
+// what was read" with exit 0: its GPUs were never looked at, and a GPU node without a working
+// nvidia-smi usually has no working driver either.
+void CheckGpuListPresent(const NodeState& node, PreflightReport& report) {
+  if (node.Has("gpus")) return;
+  std::string why = "gpus.csv is not in the bundle";
+  for (const std::string& note : node.notes) {
+    if (note.starts_with("gpus.csv:")) why = "the collector noted \"" + note + "\"";
+  }
+  report.findings.push_back(
+      {Severity::kError, "gpu-evidence", node.host,
+       fmt::format("no GPU list ({}): memory held on the GPUs, Xid, ECC and throttling were not "
+                   "checked",
+                   why),
+       "make nvidia-smi work on the node (driver installed, nvidia-smi on PATH), then collect "
+       "again with 'strata collect --node-state'"});
+}
+
 void CheckGpus(const std::vector<NodeState>& nodes, const Rules& rules, PreflightReport& report) {
   for (const NodeState& node : nodes) {
+    CheckGpuListPresent(node, report);
     CheckHolders(node, rules, report);
     CheckHealth(node, report);
   }

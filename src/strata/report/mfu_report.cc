@@ -99,7 +99,9 @@ std::string RenderMfuText(const MfuReport& report, const ThroughputSource& sourc
   if (!seq.exact) {
     out += fmt::format(
         "\nOnly the mean ({}) and max ({}) length are known: attention work follows "
-        "E[S^2]/E[S],\nwhich lies between them. Pass --seq-histogram for the exact figure.\n",
+        "E[S^2]/E[S],\nwhich lies between them. For the exact figure give the job a length "
+        "histogram\n(sequence.histogram: a file of 'length count' lines, in place of "
+        "mean_tokens).\n",
         GroupDigits(seq.mean_tokens), GroupDigits(seq.max_tokens));
   }
   out += "\nNot counted in any convention: the vision tower, the MoE routers";

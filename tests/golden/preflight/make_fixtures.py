@@ -99,18 +99,19 @@ def shell_env(bashrc_vars=GOOD_ENV, login_extra=None):
     out += ["== non-interactive (start)", "== non-interactive /etc/bash.bashrc"] + sorted(bashrc_vars)
     return "\n".join(out) + "\n"
 
-def manifest(host, processes=()):
+def manifest(host, processes=(), notes=()):
     return json.dumps({"schema_version": 1, "kind": "node_state", "strata_version": "0.1.0", "host": host,
                        "time_utc": "2026-05-12T03:10:00Z", "uid": 1000, "processes": list(processes),
-                       "notes": []}, indent=2) + "\n"
+                       "notes": list(notes)}, indent=2) + "\n"
 
 def node(scenario, n, *, used=None, apps=None, processes=(), rail_down=None, bashrc=GOOD_ENV, login_extra=None,
-         driver=("570.133.20", "12.8"), versions="torch 2.11.0+cu128\nvllm 0.19.1\nsglang -\n"):
+         driver=("570.133.20", "12.8"), versions="torch 2.11.0+cu128\nvllm 0.19.1\nsglang -\n",
+         notes=(), drop=()):
     host = f"h20-node{n:02d}"
     d = os.path.join(scenario, host)
     os.makedirs(d)
     files = {
-        "node-state.json": manifest(host, processes),
+        "node-state.json": manifest(host, processes, notes),
         "nvidia-smi.txt": BANNER.format(drv=driver[0], cuda=driver[1]),
         "gpus.csv": gpus(n, used),
         "compute-apps.csv": "\n".join([APPS_HEADER] + (apps or [])) + "\n",
@@ -124,10 +125,13 @@ def node(scenario, n, *, used=None, apps=None, processes=(), rail_down=None, bas
         "xid.txt": "",  # dmesg ran and had no Xid line
     }
     for name, text in files.items():
+        if name in drop:
+            continue
         with open(os.path.join(d, name), "w") as f:
             f.write(text)
 
-for s in ["clean-5node", "dirty-start", "wrong-nic-bashrc", "missing-rdma", "old-driver-vllm"]:
+for s in ["clean-5node", "dirty-start", "wrong-nic-bashrc", "missing-rdma", "old-driver-vllm",
+          "no-nvidia-smi"]:
     shutil.rmtree(s, ignore_errors=True)
 
 for n in range(1, 6):
@@ -155,3 +159,9 @@ node("missing-rdma", 2, rail_down=4)
 
 for n in (1, 2):
     node("old-driver-vllm", n, versions="torch 2.11.0+cu129\nvllm 0.20.1\nsglang -\n")
+
+# The collector's notes when nvidia-smi is not on PATH (collect_node.cc, Collector::Run).
+node("no-nvidia-smi", 1)
+node("no-nvidia-smi", 2, drop=("nvidia-smi.txt", "gpus.csv", "compute-apps.csv"),
+     notes=["nvidia-smi.txt: nvidia-smi not found on PATH", "gpus.csv: nvidia-smi not found on PATH",
+            "compute-apps.csv: nvidia-smi not found on PATH"])

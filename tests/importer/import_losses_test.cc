@@ -1,0 +1,210 @@
+// What the importer used to lose, each on a real launch input (tests/golden/cli_import/
+// SOURCES.md): bash array appends, FP8 and overlap flags, sequence parallelism at TP 1, ETP on
+// dense models, gradient dtypes, torchtitan's older TOML layout, verl's TransformerConfig
+// overrides, and node counts only the scheduler knows. Each expected value is read off the input
+// by hand, with the framework rule that produces it named beside it.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "importer/import_test_support.h"
+#include "strata/core/file_io.h"
+#include "strata/importer/import_job.h"
+#include "strata/importer/input_readers.h"
+#include "strata/importer/shell_script.h"
+#include "strata/job/resolved_job.h"
+#include "strata/model/megatron_model.h"
+
+namespace strata {
+namespace {
+
+using testing::ImportGolden;
+using testing::SourceOf;
+
+ImportReport Import(const std::string& file, const ImportOptions& options) {
+  auto report = ImportJobFile(ImportGolden(file), options);
+  EXPECT_TRUE(report.ok()) << file << ": " << (report.ok() ? "" : report.error().Format());
+  return report.ok() ? *report : ImportReport{};
+}
+
+ImportOptions Gpu(const char* gpu) {
+  ImportOptions o;
+  o.gpu = gpu;
+  return o;
+}
+
+// The imported job is one every view reads (memory, step, map): it resolves with its model.
+void ExpectResolves(const ImportReport& r) {
+  ASSERT_FALSE(r.model_json.empty());
+  auto model = ParseMegatronModel(nlohmann::json::parse(r.model_json), "model.json");
+  ASSERT_TRUE(model.ok()) << model.error().Format();
+  auto resolved = ResolveJobWithModel(r.job, *model);
+  EXPECT_TRUE(resolved.ok()) << resolved.error().Format();
+}
+
+std::string Words(const ShellCommandLine& cmd) {
+  std::string out;
+  for (const ShellWord& w : cmd.words) out += w.text + "|";
+  return out;
+}
+
+TEST(ShellArraysTest, AppendsAndSelfReferencesAsBashExpandsThem) {
+  struct Case {
+    const char* name;
+    const char* script;
+    const char* expected;  // the last command's words, '|' after each
+  };
+  // Each expected line is what `printf '%s|'` prints for the same script in bash.
+  const Case cases[] = {
+      {"+= appends", "A=(--x 1)\nA+=(--y)\nrun ${A[@]}\n", "run|--x|1|--y|"},
+      {"older spelling: A=(\"${A[@]}\" ...)", "A=(--x)\nA=(\"${A[@]}\" --z 2)\nrun \"${A[@]}\"\n",
+       "run|--x|--z|2|"},
+      {"append of another array", "B=(--b1 --b2)\nA=(--a)\nA+=(\"${B[@]}\")\nrun ${A[@]}\n",
+       "run|--a|--b1|--b2|"},
+      // Unquoted, an element with a blank is split; quoted, it stays one word.
+      {"unquoted splits elements", "A=()\nA+=(\"--fp8-format hybrid\")\nrun ${A[@]}\n",
+       "run|--fp8-format|hybrid|"},
+      {"quoted keeps elements", "A=(\"--fp8-format hybrid\")\nrun \"${A[@]}\"\n",
+       "run|--fp8-format hybrid|"},
+      {"= after += replaces", "A=(--x)\nA+=(--y)\nA=(--z)\nrun ${A[@]}\n", "run|--z|"},
+  };
+  for (const Case& c : cases) {
+    auto cmds = ParseShellScript(c.script, "s.sh");
+    ASSERT_TRUE(cmds.ok()) << c.name << ": " << cmds.error().Format();
+    ASSERT_FALSE(cmds->empty()) << c.name;
+    EXPECT_EQ(Words(cmds->back()), c.expected) << c.name;
+  }
+}
+
+TEST(ShellArraysTest, SchedulerVariablesAreNotReplacedByTheirFallback) {
+  // ${SLURM_NNODES:-1}: Slurm sets it on every real run, so the fallback 1 is not the job's.
+  // A user variable's fallback is still the script's own default.
+  auto cmds = ParseShellScript("N=${SLURM_NNODES:-1}\nM=${MY_NODES:-2}\nrun $N $M\n", "s.sh");
+  ASSERT_TRUE(cmds.ok()) << cmds.error().Format();
+  EXPECT_EQ(Words(cmds->back()), "run|${SLURM_NNODES:-1}|2|");
+}
+
+TEST(ImportLossesTest, MegatronArrayAppendsCarryFp8OverlapsAndTheDistributedOptimizer) {
+  // NVIDIA/Megatron-LM examples/llama/train_llama3_8b_h100_fp8.sh.
+  const ImportReport r =
+      Import("megatron_llama3_8b_fp8/train_llama3_8b_h100_fp8.sh", Gpu("H100 SXM"));
+  const JobSpec& j = r.job;
+  // TRAINING_ARGS+=("${DDP_ARGS[@]}"): --use-distributed-optimizer --overlap-grad-reduce
+  // --overlap-param-gather, lines 125-127.
+  EXPECT_TRUE(j.optimizer.distributed);
+  EXPECT_TRUE(j.overlap.grad_reduce);
+  EXPECT_TRUE(j.overlap.param_gather);
+  EXPECT_EQ(SourceOf(r, "overlap.grad_reduce"), "--overlap-grad-reduce (line 126)");
+  // DTYPE_ARGS+=("--fp8-format hybrid" ...) expanded unquoted: --fp8-format hybrid with no
+  // --fp8-recipe, Megatron's default recipe 'delayed'; history 1024; --fp8-param-gather.
+  EXPECT_EQ(j.fp8.recipe, Fp8Recipe::kDelayed);
+  EXPECT_EQ(j.fp8.amax_history, 1024);
+  EXPECT_TRUE(j.fp8.param_gather);
+  EXPECT_EQ(SourceOf(r, "fp8.recipe"),
+            "--fp8-format (line 107) hybrid (Megatron's fp8_recipe defaults to delayed)");
+  // --sequence-parallel with TP_SIZE=1: Megatron's validate_args turns it off.
+  EXPECT_EQ(j.layout.tp, 1);
+  EXPECT_FALSE(j.layout.sequence_parallel);
+  // --bf16 --grad-reduce-in-bf16.
+  EXPECT_EQ(j.grad_dtype, DType::kBf16);
+  // 8 GPUs / (TP 1 x PP 1 x CP 1) = DP 8; 128 / (1 x 8) = 16 micro batches.
+  EXPECT_EQ(j.layout.dp, 8);
+  EXPECT_EQ(j.global_batch, 128);
+  // "--vocab-size 128256" (one array element, split when expanded) reaches the model.
+  EXPECT_NE(r.model_json.find("\"vocab_size\": 128256"), std::string::npos) << r.model_json;
+  ExpectResolves(r);
+}
+
+TEST(ImportLossesTest, DenseModelsGetNoExpertTensorParallelism) {
+  // NVIDIA/Megatron-LM examples/gpt3/train_gpt3_175b_distributed.sh: TP 2, a dense GPT. ETP
+  // was written as TP (2) and every view refused the job ("ETP 2 given but ... no experts").
+  const ImportReport r =
+      Import("megatron_gpt3_script/train_gpt3_175b_distributed.sh", Gpu("H100 SXM"));
+  EXPECT_EQ(r.job.layout.tp, 2);
+  EXPECT_EQ(r.job.layout.etp, 1);
+  EXPECT_EQ(SourceOf(r, "parallel.etp"),
+            "default: the model has no experts: expert_tensor_parallel_size does not apply");
+  ExpectResolves(r);
+  // --fp16 without --accumulate-allreduce-grads-in-fp32: Megatron's gradient buffer is in the
+  // parameters' dtype (arguments.py forces fp32 accumulation for bf16 only).
+  EXPECT_EQ(r.job.grad_dtype, DType::kFp16);
+}
+
+TEST(ImportLossesTest, DeepSpeedZeroKeepsGradientsInTheModelDtype) {
+  // TigerBot's train_sft.sh (--bf16 True) with ds_config_zero3.json (bf16 "auto", stage 3):
+  // DeepSpeed's grad_accum_dtype defaults to the model dtype under ZeRO
+  // (engine.get_data_types), so the gradients are bf16, not fp32.
+  ImportOptions o = Gpu("A100 80GB");
+  o.model = "llama-3.1-8b";
+  o.overrides = {"sequence.max_tokens=2048"};
+  const ImportReport r = Import("hf_deepspeed_zero3_offload/train_sft.sh", o);
+  EXPECT_EQ(r.job.param_dtype, DType::kBf16);
+  EXPECT_EQ(r.job.grad_dtype, DType::kBf16);
+}
+
+TEST(ImportLossesTest, OlderTorchtitanTomlKeepsItsTensorParallelDegree) {
+  // pytorch/torchtitan train_configs/llama3_70b.toml (2024): tensor_parallel_degree = 8 under
+  // [training] (line 36); 64 GPUs / TP 8 = DP 8; batch_size 8 per rank x DP 8 = 64.
+  ImportOptions o = Gpu("A100 80GB");
+  o.nodes = 8;
+  o.gpus_per_node = 8;
+  const ImportReport r = Import("torchtitan_llama3_70b_2024/llama3_70b.toml", o);
+  EXPECT_EQ(r.job.model, "llama-3.1-70b");
+  EXPECT_EQ(r.job.layout.tp, 8);
+  EXPECT_EQ(SourceOf(r, "parallel.tp"), "llama3_70b.toml:36: training.tensor_parallel_degree");
+  EXPECT_EQ(r.job.layout.dp, 8);
+  EXPECT_EQ(r.job.global_batch, 64);
+  EXPECT_TRUE(r.job.layout.sequence_parallel);    // torchtitan's TP plan, TP > 1
+  EXPECT_EQ(r.job.fp8.recipe, Fp8Recipe::kNone);  // [float8] enable_float8_linear = false
+}
+
+TEST(ImportLossesTest, VerlTransformerConfigOverridesGiveTheRecompute) {
+  // volcengine/verl run_deepseek671b_math_megatron_80gb.sh: no enable_gradient_checkpointing,
+  // but override_transformer_config.recompute_granularity=full, method uniform, 1 layer
+  // (lines 107-109), which megatron-core applies.
+  ImportOptions o = Gpu("H100 SXM");
+  o.model = "deepseek-v3";
+  const ImportReport r =
+      Import("verl_dsv3_recompute_override/run_deepseek671b_math_megatron_80gb.sh", o);
+  EXPECT_EQ(r.job.recompute.granularity, RecomputeGranularity::kFull);
+  EXPECT_EQ(r.job.recompute.method, RecomputeMethod::kUniform);
+  EXPECT_EQ(r.job.recompute.num_layers, 1);
+  EXPECT_EQ(SourceOf(r, "recompute.granularity"),
+            "actor_rollout_ref.actor.megatron.override_transformer_config.recompute_granularity "
+            "(line 108)");
+}
+
+TEST(ImportLossesTest, ASlurmNodeCountIsAskedFor) {
+  // The GPT-3 example with NUM_NODES taken from Slurm, as multi-node copies of it do.
+  auto text = ReadFile(ImportGolden("megatron_gpt3_script/train_gpt3_175b_distributed.sh"));
+  ASSERT_TRUE(text.ok());
+  std::string script = *text;
+  const std::string from = "NUM_NODES=1\n";
+  ASSERT_NE(script.find(from), std::string::npos);
+  script.replace(script.find(from), from.size(), "NUM_NODES=${SLURM_NNODES:-1}\n");
+  auto r = ImportJob(script, "slurm.sh", Gpu("H100 SXM"));
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().Format().find("cluster.nodes is '${SLURM_NNODES:-1}'"), std::string::npos)
+      << r.error().Format();
+  EXPECT_NE(r.error().Format().find("--nodes"), std::string::npos) << r.error().Format();
+  // Given, it imports.
+  ImportOptions o = Gpu("H100 SXM");
+  o.nodes = 4;
+  auto given = ImportJob(script, "slurm.sh", o);
+  ASSERT_TRUE(given.ok()) << given.error().Format();
+  EXPECT_EQ(given->job.cluster.nodes, 4);
+}
+
+TEST(ImportLossesTest, ADuplicatedYamlKeyIsAnErrorNamingBothLines) {
+  // verl's ppo_trainer.yaml with trainer.nnodes written twice: yaml-cpp kept the first value.
+  auto r = ReadYamlSettings("trainer:\n  nnodes: 1\n  n_gpus_per_node: 8\n  nnodes: 4\n", "t.yaml");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().Format(),
+            "t.yaml:4: key 'nnodes' is written twice in one mapping, on line 2 and line 4; YAML "
+            "readers keep only one of the values\n  hint: remove one of the two 'nnodes' lines");
+}
+
+}  // namespace
+}  // namespace strata
