@@ -164,6 +164,10 @@ TEST(FirstCause, ProcessIdsAreNotPrintedAsRanks) {
   EXPECT_NE(v.headline.find("2 processes (4101-4102) wait in all_reduce"), std::string::npos)
       << v.headline;
   EXPECT_TRUE(v.finding.ranks.empty());
+  const std::string text = VerdictToText(v, 8);
+  EXPECT_NE(text.find("culprit: pid 4100"), std::string::npos) << text;
+  EXPECT_EQ(text.find("rank 4100"), std::string::npos) << text;
+  EXPECT_EQ(text.find("ranks 4101"), std::string::npos) << text;
 }
 
 // pytorch-118369's shape, in torch 1.x's format without a group: rank 0 times out at SeqNum
