@@ -178,6 +178,24 @@ TEST(FailureLog, StartUpFaultsWorkerExitsTritonErrorsAndMismatchReports) {
     ASSERT_EQ(s.size(), 1u) << c.source;
     EXPECT_EQ(s[0].kind, c.kind) << c.source;
   }
+  // c10d's store client (huggingface/accelerate#2468, hpcaitech/Open-Sora#667): the host, no port.
+  EXPECT_EQ(Scan("trainer-2: torch.distributed.DistNetworkError: The client socket has failed to "
+                 "connect to any network address of (192.168.121.122, 1040). The client socket has "
+                 "failed to connect to 192.168.121.122:1040 (errno: 113 - No route to host).\n")[0]
+                .peer,
+            "192.168.121.122");
+  const auto store = Scan(
+      "[W socket.cpp:697] [c10d] The client socket has failed to connect to "
+      "[::ffff:0.104.99.143]:47389 (errno: 110 - Connection timed out).\n");
+  ASSERT_EQ(store.size(), 1u);
+  EXPECT_EQ(store[0].kind, FailureKind::kBootstrap);
+  EXPECT_EQ(store[0].peer, "::ffff:0.104.99.143");
+  // alibaba/Pai-Megatron-Patch#583: a killed DataLoader worker is rank 0's crash.
+  const auto loader =
+      Scan("[rank0]: RuntimeError: DataLoader worker (pid 9382) is killed by signal: Killed. \n");
+  ASSERT_EQ(loader.size(), 1u);
+  EXPECT_EQ(loader[0].kind, FailureKind::kCrash);
+  EXPECT_EQ(loader[0].global_rank, 0);
   // The barrier's counts: 4 of 8 processes arrived.
   EXPECT_EQ(Scan(cases[2].line)[0].detail,
             "only 4 of 8 processes reached the store-based barrier in time");

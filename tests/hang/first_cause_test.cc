@@ -11,9 +11,12 @@
 #include "strata/hang/analysis/analysis.h"
 #include "strata/hang/analysis/verdict_json.h"
 #include "strata/hang/evidence/evidence_set.h"
+#include "support/golden.h"
 
 namespace strata::hang {
 namespace {
+
+using strata::testing::TestPath;
 
 Verdict AnalyzeLog(const std::string& text) {
   EvidenceSet set;
@@ -161,6 +164,10 @@ TEST(FirstCause, ProcessIdsAreNotPrintedAsRanks) {
   EXPECT_NE(v.headline.find("2 processes (4101-4102) wait in all_reduce"), std::string::npos)
       << v.headline;
   EXPECT_TRUE(v.finding.ranks.empty());
+  const std::string text = VerdictToText(v, 8);
+  EXPECT_NE(text.find("culprit: pid 4100"), std::string::npos) << text;
+  EXPECT_EQ(text.find("rank 4100"), std::string::npos) << text;
+  EXPECT_EQ(text.find("ranks 4101"), std::string::npos) << text;
 }
 
 // pytorch-118369's shape, in torch 1.x's format without a group: rank 0 times out at SeqNum
@@ -201,6 +208,22 @@ TEST(FirstCause, TerminalWrappedStatusLinesKeepTheRankBehind) {
   EXPECT_EQ(v.finding.ranks, std::vector<int64_t>{2});
   ASSERT_EQ(v.pg_stalls.size(), 1u);
   EXPECT_EQ(v.pg_stalls[0].stalled_seq, 4012);
+}
+
+// NVIDIA-NeMo/Speech#13562 as pasted (tests/golden/hang-real/nemo-13562-...): ranks 1 and 2 time
+// out in BROADCAST SeqNum=532339, rank 0 in _ALLGATHER_BASE SeqNum=532341, two collectives
+// later. The stall is at 532339: ranks 1 and 2 wait there, rank 0 is past it (ahead), not
+// waiting and not behind.
+TEST(FirstCause, TheRankAheadInAnotherCollectiveIsNotListedAsWaiting) {
+  auto ev = LoadEvidence(
+      {TestPath("golden/hang-real/nemo-13562-terminal-wrapped-broadcast-vs-allgather/input")});
+  ASSERT_TRUE(ev.ok());
+  const Verdict v = Analyze(*ev, {});
+  ASSERT_EQ(v.pg_stalls.size(), 1u);
+  EXPECT_EQ(v.pg_stalls[0].stalled_seq, 532339);
+  EXPECT_EQ(v.pg_stalls[0].waiting, (std::vector<int64_t>{1, 2}));
+  EXPECT_EQ(v.pg_stalls[0].ahead, std::vector<int64_t>{0});
+  EXPECT_TRUE(v.pg_stalls[0].behind.empty());
 }
 
 }  // namespace

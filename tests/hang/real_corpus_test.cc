@@ -28,7 +28,7 @@ using strata::testing::TestPath;
 
 constexpr const char* kSuite = "golden/hang-real";
 // The count of right cases may only go up: lower it only with a reason in the commit message.
-constexpr size_t kMinRight = 90;
+constexpr size_t kMinRight = 98;
 
 struct Expected {
   bool problem = true;
@@ -40,6 +40,8 @@ struct Expected {
   std::string peer;
   std::string source;
   bool held_back = false;  // collected first, run only once the code was done (case.yaml)
+  // Held back, missed at its first run, and built against since: counted in the first-run figure.
+  bool missed_first_run = false;
 };
 
 struct Outcome {
@@ -75,6 +77,7 @@ Expected ReadExpected(const std::string& name) {
       !number.empty() && number.find_first_not_of("0123456789") == std::string::npos;
   e.source = !repo.empty() && numbered ? repo + "#" + number : Scalar(doc["source"]);
   e.held_back = doc["held_back"] && doc["held_back"].as<bool>();
+  e.missed_first_run = static_cast<bool>(doc["held_back_first_run"]);
   return e;
 }
 
@@ -168,10 +171,11 @@ std::string Percent(size_t right, size_t n) {
 }
 
 std::string AccuracyDocument(const Results& r, const std::map<std::string, std::string>& misses) {
-  size_t right = 0, held = 0, held_right = 0;
+  size_t right = 0, held = 0, held_right = 0, missed_first = 0;
   for (const std::string& c : r.cases) {
     const bool ok = r.outcome.at(c).wrong.empty();
     right += ok ? 1u : 0u;
+    missed_first += r.expected.at(c).missed_first_run ? 1u : 0u;
     if (r.expected.at(c).held_back) {
       ++held;
       held_right += ok ? 1u : 0u;
@@ -214,14 +218,18 @@ std::string AccuracyDocument(const Results& r, const std::map<std::string, std::
       "the\n"
       "code was written): {} of {} ({}). Held back (collected first, kept out of the tree, run "
       "once\n"
-      "the code was done; `held_back: true` in case.yaml): {} of {} ({}).\n\n"
+      "the code was done; `held_back: true` in case.yaml): {} of {} ({}). At their first run, "
+      "the\n"
+      "held-back cases and those missed then and built against since (`held_back_first_run`):\n"
+      "{} of {} ({}).\n\n"
       "| case | source | expected | strata's verdict | right? |\n"
       "| --- | --- | --- | --- | --- |\n"
       "{}\n"
       "## Misses\n\n{}",
       right, r.cases.size(), Percent(right, r.cases.size()), right - held_right,
       r.cases.size() - held, Percent(right - held_right, r.cases.size() - held), held_right, held,
-      Percent(held_right, held), rows, explained.empty() ? "None.\n" : explained);
+      Percent(held_right, held), held_right, held + missed_first,
+      Percent(held_right, held + missed_first), rows, explained.empty() ? "None.\n" : explained);
 }
 
 TEST(HangRealCorpus, HasTheCasesTheIssueAsksFor) {

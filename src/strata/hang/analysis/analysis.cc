@@ -285,8 +285,8 @@ void FindCulprit(Verdict& v, const std::vector<RankView>& views, std::optional<i
       chain.push_back(
           fmt::format("py-spy: {} is in {} ({}), outside any collective, while {} "
                       "wait in collectives for it",
-                      RanksText(lone->ranks), lone->activity.op, ActivityName(lone->activity.kind),
-                      RanksText(waiters)));
+                      IdsText(v.pid_only, lone->ranks), lone->activity.op,
+                      ActivityName(lone->activity.kind), IdsText(v.pid_only, waiters)));
     }
   }
   // Odd ones out: the majority waits on peers, a minority is elsewhere.
@@ -305,9 +305,9 @@ void FindCulprit(Verdict& v, const std::vector<RankView>& views, std::optional<i
       if (!minority && !ranks.count(g.ranks.front())) continue;
       add(g.ranks);
       chain.push_back(fmt::format(
-          "py-spy: {} {} in {} ({}) while {} wait in {}{}", RanksText(g.ranks),
+          "py-spy: {} {} in {} ({}) while {} wait in {}{}", IdsText(v.pid_only, g.ranks),
           g.ranks.size() == 1 ? "is" : "are", g.activity.op, ActivityName(g.activity.kind),
-          RanksText(major.ranks), major.activity.op,
+          IdsText(v.pid_only, major.ranks), major.activity.op,
           g.diverges_below.empty() ? "" : "; it parts from them below " + g.diverges_below));
     }
   }
@@ -360,14 +360,10 @@ bool IsHangStall(const PgStall& s) {
   return !s.behind.empty() || !s.missing.empty() || s.source == "watchdog log";
 }
 
-// "rank 3", or "pid 4242" for a process whose RANK is unknown: a pid is never printed as a rank.
-std::string IdsText(const Verdict& v, const std::vector<int64_t>& ids) {
-  const bool pids = !ids.empty() && std::all_of(ids.begin(), ids.end(), [&](int64_t id) {
-    return std::binary_search(v.pid_only.begin(), v.pid_only.end(), id);
-  });
-  if (!pids) return RanksText(ids);
-  return fmt::format("{} {} (RANK unknown)", ids.size() == 1 ? "pid" : "pids",
-                     FormatRankRanges(ids));
+// "rank 3", or "pid 4242 (RANK unknown)": a pid is never printed as a rank.
+std::string CulpritText(const Verdict& v, const std::vector<int64_t>& ids) {
+  const std::string text = IdsText(v.pid_only, ids);
+  return text.starts_with("pid") ? text + " (RANK unknown)" : text;
 }
 
 std::string Headline(const Verdict& v) {
@@ -385,7 +381,7 @@ std::string Headline(const Verdict& v) {
                           FormatRankRanges(major->ranks), major->activity.op);
   }
   if (v.culprit) {
-    return fmt::format("hang: culprit {}{}{}{}", IdsText(v, v.culprit->ranks),
+    return fmt::format("hang: culprit {}{}{}{}", CulpritText(v, v.culprit->ranks),
                        v.culprit->host.empty() ? "" : " on " + v.culprit->host,
                        v.culprit->phase.empty() ? "" : ", phase: " + v.culprit->phase, waiting);
   }

@@ -110,6 +110,7 @@ bool Network(const EvidenceSet& ev, Finding& f) {
   if (!boot.empty() || (!net.empty() && via_bootstrap)) {
     f.kind = "bootstrap";
     f.peer = FirstPeer(net);
+    if (f.peer.empty()) f.peer = FirstPeer(boot);
     f.setting = SettingToCheck(ev, "NCCL_SOCKET_IFNAME");
     const FailureSignal* first = boot.empty() ? net.front() : boot.front();
     f.summary = fmt::format("NCCL bootstrap failed{}: {}; check {} first",

@@ -25,6 +25,14 @@ std::string RanksText(const std::vector<int64_t>& ranks) {
   return fmt::format("{} {}", ranks.size() == 1 ? "rank" : "ranks", FormatRankRanges(ranks));
 }
 
+std::string IdsText(const std::vector<int64_t>& pid_only, const std::vector<int64_t>& ids) {
+  const bool pids = !ids.empty() && std::all_of(ids.begin(), ids.end(), [&](int64_t id) {
+    return std::binary_search(pid_only.begin(), pid_only.end(), id);
+  });
+  if (!pids) return RanksText(ids);
+  return fmt::format("{} {}", ids.size() == 1 ? "pid" : "pids", FormatRankRanges(ids));
+}
+
 RankRuns RankGaps(const std::set<int64_t>& have, int64_t world) {
   RankRuns gaps;
   int64_t next = 0;  // the first rank not yet accounted for

@@ -21,6 +21,10 @@ std::string FormatRankRanges(std::vector<int64_t> ranks);
 /// "rank 3" or "ranks 0-16,18-39".
 std::string RanksText(const std::vector<int64_t>& ranks);
 
+/// RanksText, or "pid 4100" / "pids 4101-4102" when every id is in `pid_only` (processes known
+/// by pid because no RANK was found): a pid is never printed as a rank.
+std::string IdsText(const std::vector<int64_t>& pid_only, const std::vector<int64_t>& ids);
+
 /// Runs of consecutive ranks, [first, last] each.
 using RankRuns = std::vector<std::pair<int64_t, int64_t>>;
 

@@ -177,9 +177,13 @@ std::string VerdictToText(const Verdict& v, size_t max_frames) {
                      v.groups.size()));
     for (size_t i = 0; i < v.groups.size(); ++i) {
       const StackGroup& g = v.groups[i];
-      line(fmt::format("  #{} {:<9} {}: {} {}{}", i + 1, Count(g.ranks.size(), "rank"),
-                       FormatRankRanges(g.ranks), ActivityName(g.activity.kind), g.activity.op,
-                       g.activity.phase.empty() ? "" : " [" + g.activity.phase + "]"));
+      const bool pids = IdsText(v.pid_only, g.ranks).starts_with("pid");
+      line(fmt::format(
+          "  #{} {:<9} {}: {} {}{}", i + 1,
+          pids ? fmt::format("{} process{}", g.ranks.size(), g.ranks.size() == 1 ? "" : "es")
+               : Count(g.ranks.size(), "rank"),
+          FormatRankRanges(g.ranks), ActivityName(g.activity.kind), g.activity.op,
+          g.activity.phase.empty() ? "" : " [" + g.activity.phase + "]"));
       if (!g.diverges_below.empty()) line("      parts from group #1 below " + g.diverges_below);
       for (size_t f = 0; f < g.frames.size() && f < max_frames; ++f)
         line("      " + Frame(g.frames[f]));
@@ -212,8 +216,7 @@ std::string VerdictToText(const Verdict& v, size_t max_frames) {
   }
   if (v.culprit) {
     line("");
-    line(fmt::format("culprit: {} {}{}{}", v.culprit->ranks.size() == 1 ? "rank" : "ranks",
-                     FormatRankRanges(v.culprit->ranks),
+    line(fmt::format("culprit: {}{}{}", IdsText(v.pid_only, v.culprit->ranks),
                      v.culprit->host.empty() ? "" : " on " + v.culprit->host,
                      v.culprit->phase.empty() ? "" : ", phase: " + v.culprit->phase));
     line("  chain of evidence:");

@@ -166,6 +166,21 @@ std::vector<int64_t> HorovodMissingList(std::string_view line) {
   return out;
 }
 
+// "failed to connect to 192.168.121.122:1040 (errno: 113 ...)" or "... to [::ffff:0.0.0.5]:40323":
+// the host, without its port; the "to any network address of (host, port)" summary is skipped.
+std::string StoreHost(std::string_view line) {
+  constexpr std::string_view kKey = "failed to connect to ";
+  for (size_t at = line.find(kKey); at != std::string_view::npos; at = line.find(kKey, at + 1)) {
+    std::string_view rest = line.substr(at + kKey.size());
+    if (rest.starts_with("any ")) continue;
+    rest = rest.substr(0, rest.find_first_of(" ,"));
+    if (rest.starts_with('[')) return std::string(rest.substr(1, rest.find(']') - 1));
+    const size_t colon = rest.rfind(':');
+    return std::string(colon == std::string_view::npos ? rest : rest.substr(0, colon));
+  }
+  return "";
+}
+
 class Scanner {
  public:
   explicit Scanner(const std::string& file) : file_(file) {}
@@ -364,6 +379,15 @@ class Scanner {
       s->signal = std::string(line.substr(line.find("Fatal Python error: ") + 20, 60));
       return true;
     }
+    // A data-loader worker killed (the OOM killer, most often): its rank fails outside any
+    // collective, and the others wait for it.
+    if (Contains(line, "DataLoader worker (pid") &&
+        (Contains(line, "is killed by signal") || Contains(line, "exited unexpectedly"))) {
+      s->kind = K::kCrash;
+      const size_t at = line.find("DataLoader worker (pid");
+      s->signal = std::string(line.substr(at, 90));
+      return true;
+    }
     if (Contains(line, "Segmentation fault (core dumped)")) {
       s->kind = K::kCrash;
       s->signal = "Segmentation fault";
@@ -426,6 +450,15 @@ class Scanner {
          Contains(line, "Socket Timeout"))) {
       s->kind = K::kBootstrap;
       s->detail = "a wait on the rendezvous store timed out at start-up (a rank never arrived)";
+      return true;
+    }
+    // c10d's store client: the rendezvous host cannot be reached or resolved.
+    if (Contains(line, "client socket has failed to connect") ||
+        Contains(line, "client socket has timed out after") ||
+        (Contains(line, "network addresses of (") && Contains(line, "cannot be retrieved"))) {
+      s->kind = K::kBootstrap;
+      s->peer = StoreHost(line);
+      s->detail = "cannot reach the rendezvous store (MASTER_ADDR/MASTER_PORT)";
       return true;
     }
     if (Contains(line, "Connection refused") &&
