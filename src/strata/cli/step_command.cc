@@ -54,9 +54,13 @@ std::string RenderText(const StepSetup& setup, const StepResult& r, bool explain
   std::string out = Header(setup);
   out += fmt::format("\npredicted step time: {:.2f} s\n", r.step.s());
   out += fmt::format(
-      "throughput: {:.1f} tokens/s/GPU ({} tokens per step); MFU {:.2f}% "
-      "(megatron-core FLOP), HFU {:.2f}%\n\n",
-      r.tokens_per_s_per_gpu, GroupDigits(r.tokens_per_step), 100 * r.mfu, 100 * r.hfu);
+      "throughput: {:.1f} tokens/s/GPU ({} tokens per step); MFU {:.2f}% of the bf16 dense "
+      "peak{} (megatron-core FLOP), HFU {:.2f}%\n",
+      r.tokens_per_s_per_gpu, GroupDigits(r.tokens_per_step), 100 * r.mfu,
+      setup.layout.fp8.on() ? fmt::format(", {:.2f}% of the FP8 dense peak", 100 * r.mfu_fp8) : "",
+      100 * r.hfu);
+  if (!r.mfu_flag.empty()) out += fmt::format("warning: {}\n", r.mfu_flag);
+  out += "\n";
   Table table({{"component", Align::kLeft},
                {"time (s)"},
                {"exposed (s)"},
