@@ -212,6 +212,17 @@ TEST(TraceReader, ReadsGzipAndACutGzipFile) {
   ASSERT_TRUE(cut.ok()) << cut.error().Format();
   EXPECT_NE(cut->cut.find("the trace ends early"), std::string::npos) << cut->cut;
   EXPECT_LT(cut->events, 6);
+
+  // Corrupt bytes inside the compressed stream: read up to them, and zlib's reason is given.
+  WriteGzip(gz, kTrace);
+  {
+    std::fstream f(gz, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(static_cast<std::streamoff>(std::filesystem::file_size(gz) / 2));
+    f.write("\xff\xff\xff\xff\xff\xff\xff\xff", 8);
+  }
+  auto corrupt = ReadTrace(gz, Rules());
+  ASSERT_TRUE(corrupt.ok()) << corrupt.error().Format();
+  EXPECT_NE(corrupt->cut.find("(gzip: "), std::string::npos) << corrupt->cut;
 }
 
 TEST(TraceReader, OnlyRegularFilesAreRead) {
