@@ -220,9 +220,12 @@ TEST(TraceReader, ReadsGzipAndACutGzipFile) {
     f.seekp(static_cast<std::streamoff>(std::filesystem::file_size(gz) / 2));
     f.write("\xff\xff\xff\xff\xff\xff\xff\xff", 8);
   }
+  // zlib hands out nothing of a read call that hits the damage, so on a file this small the
+  // damage may come before the first event (bad input) or after some (a cut trace): either way
+  // the message carries zlib's reason.
   auto corrupt = ReadTrace(gz, Rules());
-  ASSERT_TRUE(corrupt.ok()) << corrupt.error().Format();
-  EXPECT_NE(corrupt->cut.find("(gzip: "), std::string::npos) << corrupt->cut;
+  const std::string said = corrupt.ok() ? corrupt->cut : corrupt.error().Format();
+  EXPECT_NE(said.find("(gzip: "), std::string::npos) << said;
 }
 
 TEST(TraceReader, OnlyRegularFilesAreRead) {
