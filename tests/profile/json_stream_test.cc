@@ -27,11 +27,11 @@ class Recorder : public JsonHandler {
 };
 
 // Hands out the text `chunk` bytes at a time, so every token crosses a chunk boundary somewhere.
-struct Result_ {
+struct ReadOutcome {
   std::string tokens;
   std::string error;
 };
-Result_ Read(const std::string& text, size_t chunk) {
+ReadOutcome Read(const std::string& text, size_t chunk) {
   size_t at = 0;
   const ChunkReader read = [&](char* buffer, size_t capacity) -> int64_t {
     const size_t n = std::min({chunk, capacity, text.size() - at});
@@ -41,7 +41,7 @@ Result_ Read(const std::string& text, size_t chunk) {
   };
   Recorder recorder;
   auto error = ReadJsonStream(read, recorder, 4);
-  Result_ r;
+  ReadOutcome r;
   r.tokens = recorder.out;
   if (error) {
     r.error = "byte " + std::to_string(error->byte) + (error->at_end ? " (end): " : ": ") +
@@ -60,7 +60,7 @@ TEST(JsonStream, TokensInOrderWhateverTheChunkSize) {
       "f:100000000000000000000.000000 } ";
   for (size_t chunk : {size_t{1}, size_t{2}, size_t{3}, size_t{7}, size_t{64}, size_t{4096}}) {
     SCOPED_TRACE(chunk);
-    const Result_ r = Read(text, chunk);
+    const ReadOutcome r = Read(text, chunk);
     EXPECT_EQ(r.error, "");
     EXPECT_EQ(r.tokens, expected);
   }

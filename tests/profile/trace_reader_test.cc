@@ -212,6 +212,20 @@ TEST(TraceReader, ReadsGzipAndACutGzipFile) {
   ASSERT_TRUE(cut.ok()) << cut.error().Format();
   EXPECT_NE(cut->cut.find("the trace ends early"), std::string::npos) << cut->cut;
   EXPECT_LT(cut->events, 6);
+
+  // Corrupt bytes inside the compressed stream: read up to them, and zlib's reason is given.
+  WriteGzip(gz, kTrace);
+  {
+    std::fstream f(gz, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(static_cast<std::streamoff>(std::filesystem::file_size(gz) / 2));
+    f.write("\xff\xff\xff\xff\xff\xff\xff\xff", 8);
+  }
+  // zlib hands out nothing of a read call that hits the damage, so on a file this small the
+  // damage may come before the first event (bad input) or after some (a cut trace): either way
+  // the message carries zlib's reason.
+  auto corrupt = ReadTrace(gz, Rules());
+  const std::string said = corrupt.ok() ? corrupt->cut : corrupt.error().Format();
+  EXPECT_NE(said.find("(gzip: "), std::string::npos) << said;
 }
 
 TEST(TraceReader, OnlyRegularFilesAreRead) {

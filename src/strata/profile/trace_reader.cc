@@ -6,7 +6,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <functional>
 #include <map>
+#include <mutex>
+#include <thread>
 
 #include "strata/profile/json_stream.h"
 
@@ -256,19 +262,103 @@ class TraceSax : public JsonHandler {
   std::map<std::string, uint16_t> collective_index_;
 };
 
+// Inflates on a second thread so that decompression and parsing overlap (zlib's inflate costs
+// about as much CPU as the parse). A few 1 MiB chunks circulate between the threads, so memory
+// stays bounded whatever the file's size.
+class GzipPipe {
+ public:
+  explicit GzipPipe(gzFile gz) : gz_(gz), worker_([this] { Produce(); }) {}
+  ~GzipPipe() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    worker_.join();
+  }
+  GzipPipe(const GzipPipe&) = delete;
+  GzipPipe& operator=(const GzipPipe&) = delete;
+
+  int64_t Read(char* out, size_t capacity) {
+    if (at_ == current_.size()) {
+      std::unique_lock<std::mutex> lock(mu_);
+      if (!current_.empty()) free_.push_back(std::move(current_));
+      current_.clear();
+      at_ = 0;
+      cv_.notify_all();
+      cv_.wait(lock, [&] { return !full_.empty() || done_; });
+      if (full_.empty()) return 0;
+      current_ = std::move(full_.front());
+      full_.pop_front();
+      cv_.notify_all();
+    }
+    const size_t n = std::min(capacity, current_.size() - at_);
+    std::memcpy(out, current_.data() + at_, n);
+    at_ += n;
+    return static_cast<int64_t>(n);
+  }
+  std::string Error() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return error_;
+  }
+
+ private:
+  static constexpr size_t kChunk = size_t{1} << 20;
+  static constexpr size_t kDepth = 4;
+
+  void Produce() {
+    while (true) {
+      std::vector<char> chunk;
+      {
+        std::unique_lock<std::mutex> lock(mu_);
+        cv_.wait(lock, [&] { return stop_ || full_.size() < kDepth; });
+        if (stop_) return;
+        if (!free_.empty()) {
+          chunk = std::move(free_.back());
+          free_.pop_back();
+        }
+      }
+      chunk.resize(kChunk);
+      const int n = gzread(gz_, chunk.data(), static_cast<unsigned>(kChunk));
+      std::lock_guard<std::mutex> lock(mu_);
+      if (n <= 0) {
+        int code = Z_OK;
+        const char* text = gzerror(gz_, &code);
+        if (code != Z_OK && code != Z_STREAM_END) error_ = text;
+        done_ = true;
+        cv_.notify_all();
+        return;
+      }
+      chunk.resize(static_cast<size_t>(n));
+      full_.push_back(std::move(chunk));
+      cv_.notify_all();
+    }
+  }
+
+  gzFile gz_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::vector<char>> full_;
+  std::vector<std::vector<char>> free_;
+  std::vector<char> current_;
+  size_t at_ = 0;
+  bool done_ = false;
+  bool stop_ = false;
+  std::string error_;
+  std::thread worker_;  // last: started once the members it uses exist
+};
+
+// `read_error` says why the input stopped early when it was not the JSON (zlib: a cut or
+// corrupt gzip stream); "" when the bytes ended cleanly.
 Result<RankTrace> Parse(const ChunkReader& read, const std::string& file,
-                        KernelClassifier& classifier, gzFile gz) {
+                        KernelClassifier& classifier,
+                        const std::function<std::string()>& read_error) {
   RankTrace out;
   out.file = file;
   out.collectives.push_back({});
   TraceSax sax(out, classifier);
   const std::optional<JsonStreamError> error = ReadJsonStream(read, sax);
-  std::string gz_error;
-  if (gz != nullptr) {
-    int code = Z_OK;
-    const char* text = gzerror(gz, &code);
-    if (code != Z_OK && code != Z_STREAM_END) gz_error = text;
-  }
+  const std::string gz_error = read_error ? read_error() : "";
   const std::string gz_note = gz_error.empty() ? "" : " (gzip: " + gz_error + ")";
   if (!sax.saw_top_object() && !sax.saw_events()) {
     return InvalidInput(fmt::format("not JSON: byte {}: {}{}", error ? error->byte : 0,
@@ -335,10 +425,13 @@ Result<RankTrace> ReadTrace(const std::string& path, KernelClassifier& classifie
   gzFile gz = gzopen(path.c_str(), "rb");
   if (gz == nullptr) return IoError("cannot open for reading").InFile(path);
   gzbuffer(gz, 1 << 20);
-  const ChunkReader read = [gz](char* buffer, size_t capacity) -> int64_t {
-    return gzread(gz, buffer, static_cast<unsigned>(capacity));
-  };
-  auto result = Parse(read, path, classifier, gz);
+  Result<RankTrace> result = [&] {
+    GzipPipe pipe(gz);
+    const ChunkReader read = [&pipe](char* buffer, size_t capacity) {
+      return pipe.Read(buffer, capacity);
+    };
+    return Parse(read, path, classifier, [&pipe] { return pipe.Error(); });
+  }();  // the pipe's thread has stopped here
   gzclose(gz);
   return result;
 }
