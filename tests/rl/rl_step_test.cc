@@ -85,6 +85,24 @@ TEST(RlStepTest, ReferenceSplits) {
   EXPECT_TRUE(e.splits[static_cast<size_t>(e.best_split)].valid);
 }
 
+// The reference decode step repriced on an H100 SXM: both HBM-bound (H20: 12.2 ms of HBM
+// against 1.6 ms of compute), so the same bytes at the same efficiency give tokens/s in the
+// ratio of bandwidths, 4.0 / 3.35 TB/s = 1.19403 for the H20, and per TDP watt
+// 1.19403 x 700 W / 400 W = 2.08955 (data/gpus.yaml).
+TEST(RlStepTest, H20DecodesFasterPerGpuAndPerWatt) {
+  auto gpus = CompareDecode(Reference(), {"H100 SXM"});
+  ASSERT_TRUE(gpus.ok()) << gpus.error().Format();
+  ASSERT_EQ(gpus->size(), 2u);
+  const GpuDecode& h20 = (*gpus)[0];
+  const GpuDecode& h100 = (*gpus)[1];
+  EXPECT_EQ(h20.gpu, "H20");
+  EXPECT_GT(h100.step.memory_time.s(), h100.step.compute_time.s());
+  EXPECT_NEAR(h20.tokens_per_s_per_gpu / h100.tokens_per_s_per_gpu, 1.19403, 1e-4);
+  EXPECT_NEAR(h20.tokens_per_s_per_watt / h100.tokens_per_s_per_watt, 2.08955, 1e-4);
+  // batch 64 / TP2 per step.
+  EXPECT_NEAR(h20.tokens_per_s_per_gpu, 32 / h20.step.time.s(), 1e-9);
+}
+
 // An RL batch that does not divide over the actor's DP: 16 prompts x 8 samples = 128 samples per
 // mini batch over DP 40. The error names the RL job and says how strata set the actor's batch.
 TEST(RlStepTest, RlBatchThatDoesNotDivideOverTheActorsDp) {

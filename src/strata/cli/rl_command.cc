@@ -196,6 +196,26 @@ std::string ExplainText(const RlEvaluation& e) {
       c.sync.gather.s(), FormatGB(c.sync.model_bytes),
       FormatGBps(e.constants.sync_convert_bandwidth), c.sync.convert.s(), c.sync.transfer.s(),
       c.sync.load.s());
+  // Why H20 rollout is good: the same decode step on other parts.
+  auto gpus = CompareDecode(e, {"H20", "H100 SXM", "H800"});
+  if (gpus.ok()) {
+    out += fmt::format(
+        "\nthe same decode step (batch {:.0f}, context {:.0f} tokens, TP{}) on other GPUs, at the "
+        "same efficiencies:\n",
+        e.decode.batch, e.decode.context_tokens, e.decode.tp);
+    Table t({{"GPU", Align::kLeft},
+             {"step (ms)"},
+             {"bound", Align::kLeft},
+             {"tokens/s/GPU"},
+             {"tokens/s per TDP watt"}});
+    for (const GpuDecode& other : *gpus) {
+      t.AddRow({other.gpu, fmt::format("{:.2f}", other.step.time.ms()),
+                other.step.memory_time >= other.step.compute_time ? "HBM" : "compute",
+                fmt::format("{:.0f}", other.tokens_per_s_per_gpu),
+                fmt::format("{:.2f}", other.tokens_per_s_per_watt)});
+    }
+    out += t.Render();
+  }
   out += "\nsources of the constants (data/rl_constants.yaml):\n";
   for (const auto& [name, source] : e.constants.sources) {
     out += fmt::format("  {}: {}\n", name, source);

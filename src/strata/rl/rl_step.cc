@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "strata/comm/collective_cost.h"
+#include "strata/hw/gpu_catalog.h"
 #include "strata/hw/interconnects.h"
 #include "strata/model/flops.h"
 #include "strata/model/param_count.h"
@@ -98,7 +99,7 @@ RolloutMemory RolloutMemoryOf(const RolloutSetup& s, int64_t tp, double utilizat
 }
 
 GenerationTime GenerationOf(const RolloutSetup& s, int64_t rollout_gpus,
-                            const RolloutMemory& memory) {
+                            const RolloutMemory& memory, DecodeInput* used = nullptr) {
   const RlSpec& spec = *s.spec;
   const ModelConfig& model = s.job->model;
   const int64_t tp = spec.rollout.tp;
@@ -133,7 +134,13 @@ GenerationTime GenerationOf(const RolloutSetup& s, int64_t rollout_gpus,
   g.prefill_efficiency = d.compute_efficiency;
   g.concurrent_sequences = std::max<int64_t>(1, memory.concurrent_sequences);
   g.tail_factor = s.constants->tail_factor;
-  return ComputeGeneration(g);
+  const GenerationTime t = ComputeGeneration(g);
+  if (used != nullptr) {
+    *used = d;
+    used->batch = t.batch;
+    used->context_tokens = context;
+  }
+  return t;
 }
 
 WeightSync SyncOf(const RolloutSetup& s, const ParallelLayout& train, bool split) {
@@ -226,7 +233,7 @@ Result<RlEvaluation> EvaluateRl(const RlSpec& spec) {
   c.rollout_memory =
       RolloutMemoryOf(s, spec.rollout.tp, spec.rollout.gpu_memory_utilization, resident);
   c.train_peak = e.ledger.Peak();
-  c.generation = GenerationOf(s, world, c.rollout_memory);
+  c.generation = GenerationOf(s, world, c.rollout_memory, &e.decode);
   c.sync = SyncOf(s, job.layout, false);
   c.times.generation = c.generation.total;
   c.times.old_log_prob = actor.log_prob;
@@ -362,6 +369,28 @@ Result<RlEvaluation> EvaluateRl(const RlSpec& spec) {
     }
   }
   return e;
+}
+
+Result<std::vector<GpuDecode>> CompareDecode(const RlEvaluation& e,
+                                             const std::vector<std::string>& gpus) {
+  std::vector<GpuDecode> out;
+  std::vector<std::string> names = {e.actor.gpu.name};
+  for (const std::string& g : gpus) {
+    if (g != e.actor.gpu.name) names.push_back(g);
+  }
+  for (const std::string& name : names) {
+    STRATA_ASSIGN_OR_RETURN(GpuSpec gpu, FindGpu(name));
+    DecodeInput d = e.decode;
+    d.hbm_bandwidth = gpu.hbm_bandwidth;
+    d.peak = gpu.bf16_dense;
+    GpuDecode r;
+    r.gpu = gpu.name;
+    r.step = DecodeRoofline(d);
+    r.tokens_per_s_per_gpu = d.batch / static_cast<double>(d.tp) / r.step.time.s();
+    r.tokens_per_s_per_watt = gpu.tdp_watts > 0 ? r.tokens_per_s_per_gpu / gpu.tdp_watts : 0;
+    out.push_back(r);
+  }
+  return out;
 }
 
 }  // namespace strata

@@ -63,6 +63,15 @@ struct RlPhaseMemory {
   std::string items;  // what adds up to it
 };
 
+/// One decode step of the colocated rollout, repriced on another GPU at the same batch, context
+/// and efficiencies: why a bandwidth-rich, compute-poor part (H20) decodes well.
+struct GpuDecode {
+  std::string gpu;
+  DecodeStep step;
+  double tokens_per_s_per_gpu = 0;   // batch / TP / step time
+  double tokens_per_s_per_watt = 0;  // over the GPU's TDP
+};
+
 struct RlEvaluation {
   RlSpec spec;
   ResolvedJob actor;  // the actor's job at the RL batch, on every GPU (colocated)
@@ -76,7 +85,12 @@ struct RlEvaluation {
   Bytes host_offload_per_node;            // what offload keeps in host memory, per node
   std::string fix;  // when the rollout does not fit: the smallest change that does
   RlConstants constants;
+  DecodeInput decode;  // the colocated rollout's decode step (batch, context set)
 };
+
+/// The colocated decode step on each named GPU (data/gpus.yaml), the job's own GPU first.
+Result<std::vector<GpuDecode>> CompareDecode(const RlEvaluation& e,
+                                             const std::vector<std::string>& gpus);
 
 /// Evaluates the RL job. Errors: the actor's job or the constants cannot be read, or the
 /// actor's layout is invalid at the RL batch.
