@@ -9,7 +9,6 @@
 #include <vector>
 
 #include "memory/memory_test_support.h"
-#include "strata/memory/activations.h"
 #include "strata/memory/ledger.h"
 #include "strata/memory/ledger_statics.h"
 #include "strata/memory/static_memory.h"
@@ -177,34 +176,6 @@ TEST(StageLayers, EvenVppAndUnevenSplits) {
       {"parallel.pp=2", "parallel.dp=20", "parallel.ep=4", "parallel.first_stage_layers=24"});
   EXPECT_EQ(list(StageLayerIndices(uneven, 0)), range(0, 24));
   EXPECT_EQ(list(StageLayerIndices(uneven, 1)), range(24, 40));
-}
-
-}  // namespace
-}  // namespace strata
-
-namespace strata {
-namespace {
-
-// Micro batches in flight under megatron-core's interleaved schedule, stage-equivalents (chunks
-// held / VPP): stage s runs (PP - s - 1) x 2 + (VPP - 1) x PP chunk forwards in warmup and one
-// more in its first 1F1B step; with only PP micro batches, all m x VPP chunks. Reference job at
-// PP 2, VPP 2, DP 20: m = 80 / 20 = 4 micro batches, 8 chunks a stage.
-//   stage 0: 2 + 2 = 4 warmup + 1 = 5 chunks = 2.5 (Narayanan et al.'s 2 x 1.25, the same)
-//   stage 1: 0 + 2 = 2 warmup + 1 = 3 chunks = 1.5 (the factor gave 1 x 1.25 = 1.25)
-// Global batch 40: m = 2 = PP, every chunk in warmup: 4 / 2 = 2 on both stages (the factor
-// gave stage 0 2.5 micro batches of the 2 there are).
-TEST(InFlight, InterleavedScheduleAsMegatronRunsIt) {
-  const MemoryConstants c = Constants();
-  const std::vector<std::string> vpp = {"parallel.pp=2", "parallel.dp=20", "parallel.ep=4",
-                                        "parallel.vpp=2"};
-  const Job four = ReferenceJob(vpp);
-  EXPECT_DOUBLE_EQ(ComputeActivations(four, c, 0, Detail::kNumbersOnly).in_flight, 2.5);
-  EXPECT_DOUBLE_EQ(ComputeActivations(four, c, 1, Detail::kNumbersOnly).in_flight, 1.5);
-  std::vector<std::string> two_sets = vpp;
-  two_sets.push_back("batch.global_batch=40");
-  const Job two = ReferenceJob(two_sets);
-  EXPECT_DOUBLE_EQ(ComputeActivations(two, c, 0, Detail::kNumbersOnly).in_flight, 2.0);
-  EXPECT_DOUBLE_EQ(ComputeActivations(two, c, 1, Detail::kNumbersOnly).in_flight, 2.0);
 }
 
 }  // namespace

@@ -235,22 +235,12 @@ ActivationMemory ComputeActivations(const Job& job, const MemoryConstants& const
   const bool last = stage == l.pp - 1;
   ActivationMemory out;
 
-  // 1F1B: stage s holds the activations of PP - s micro batches before its first backward.
-  // Interleaved (megatron-core's forward_backward_pipelining_with_interleaving,
-  // NVIDIA/Megatron-LM@4dabc62385799f8256fb05ccf3dfd4a7218781bd:
-  // megatron/core/pipeline_parallel/schedules.py): stage s runs (PP - s - 1) x 2 + (VPP - 1) x
-  // PP chunk forwards before its first backward, and one more in its first 1F1B step, all of
-  // them when there are only PP micro batches; a chunk is 1/VPP of the stage's layers. Stage 0
-  // holds PP + (PP - 1) / VPP stages' worth (Narayanan et al.'s 1 + (PP - 1) / (PP x VPP)
-  // times PP); the later stages hold more than that factor gave them.
-  const int64_t m = job.spec.num_micro_batches();
+  // 1F1B: stage s holds the activations of PP - s micro batches before its first backward;
+  // the interleaved schedule holds (1 + (PP - 1) / (PP x VPP)) times more (Narayanan et al.).
+  const auto m = static_cast<double>(job.spec.num_micro_batches());
+  out.in_flight = std::min(static_cast<double>(l.pp - stage), m);
   if (l.vpp > 1) {
-    const int64_t chunks = m * l.vpp;
-    const int64_t warmup = (l.pp - stage - 1) * 2 + (l.vpp - 1) * l.pp;
-    const int64_t held = m == l.pp ? chunks : std::min(warmup + 1, chunks);
-    out.in_flight = static_cast<double>(held) / static_cast<double>(l.vpp);
-  } else {
-    out.in_flight = static_cast<double>(std::min(l.pp - stage, m));
+    out.in_flight *= 1.0 + static_cast<double>(l.pp - 1) / static_cast<double>(l.pp * l.vpp);
   }
 
   const auto layers = StageLayerIndices(job, stage);
