@@ -41,6 +41,7 @@ TEST(JobFields, EveryFieldsExampleParsesThroughSet) {
     if (key == "sharding.reshard_after_forward" || key == "sharding.offload_param") {
       sets.push_back("sharding.mode=zero3");
     }
+    if (key == "sharding.fsdp_units") sets.push_back("sharding.mode=fsdp2");
     if (key == "fp8.param_gather") sets.push_back("fp8.recipe=blockwise");
     if (key == "sequence.std_tokens") {
       sets.push_back("sequence.packing=true");

@@ -195,6 +195,30 @@ TEST(UnevenPipeline, ExpressesAnOddLayerCountAndRefusesBadSplits) {
   EXPECT_NE(r.error().message.find("61 layers"), std::string::npos) << r.error().Format();
 }
 
+// docs/job-file.md gives 0 as the default of first/last_stage_layers (an even split): writing
+// the default out must mean that, and only a negative count is refused.
+TEST(UnevenPipeline, ZeroStageLayersIsTheEvenSplit) {
+  const std::vector<std::string> base = {"model=llama-3.1-70b", "parallel.ep=1", "parallel.pp=4"};
+  for (const char* key : {"parallel.first_stage_layers", "parallel.last_stage_layers"}) {
+    std::vector<std::string> sets = base;
+    sets.push_back(std::string(key) + "=0");
+    auto spec = ParseJobSpec(kJob, "j.yaml", sets);
+    ASSERT_TRUE(spec.ok()) << key << ": " << spec.error().Format();
+    EXPECT_FALSE(spec->layout.uneven_pipeline()) << key;
+    auto job = ResolveJob(*spec);
+    ASSERT_TRUE(job.ok()) << job.error().Format();
+    // 80 layers / PP 4 = 20 a stage, as without the key.
+    EXPECT_EQ(StageLayerCounts(job->spec.layout, 80), (std::vector<int64_t>{20, 20, 20, 20}));
+    sets.back() = std::string(key) + "=-1";
+    auto refused = ParseJobSpec(kJob, "j.yaml", sets);
+    ASSERT_FALSE(refused.ok()) << key;
+    EXPECT_NE(
+        refused.error().message.find("expected a number of layers, or 0 for an even split, got -1"),
+        std::string::npos)
+        << refused.error().Format();
+  }
+}
+
 // megatron-core's --account-for-embedding/loss-in-pipeline-split: (L + accounted) / PP per stage,
 // the first (last) stage one decoder layer short. Llama-3.1-405B's 126 layers with both on PP 16:
 // 128 / 16 = 8, so 7 + 14 x 8 + 7 = 126.

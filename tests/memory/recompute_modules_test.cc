@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "memory/memory_test_support.h"
@@ -54,6 +55,33 @@ TEST(RecomputeModules, ByHand) {
   // layernorm + mlp: the MLP norm's output stays as the MLP's checkpoint input:
   //   2 x (3 x 5120 / 4 + 18,432 / 4) + 40 = 16,936 B.
   EXPECT_DOUBLE_EQ(SavedPerToken({"recompute.modules=[layernorm, mlp]"}), 16936.0);
+}
+
+// A recomputed module's tensors come back in its layer's backward: megatron-core's
+// CheckpointFunction re-runs the module's forward, then its backward, so one layer's backward
+// holds them on top of what the stage keeps. The same layer at PP 2 (stage 0: no logits),
+// 8,192 tokens a micro batch:
+//   mlp: the 52,224 sharded values, 2 B x 52,224 / 4 = 26,112 B/token (= 45,608 - 19,496)
+//     x 8,192 tokens = 213,909,504 B on top of the gradients of what the layer keeps
+//   default core_attn: the fp32 LSE, 40 B/token x 8,192 = 327,680 B
+TEST(RecomputeModules, BackwardReCreatesTheRecomputedTensorsOfOneLayer) {
+  const MemoryConstants c = testing::Constants();
+  for (const auto& [modules, saved, regenerated] :
+       std::vector<std::tuple<std::string, double, double>>{{"[mlp]", 19496.0, 26112.0},
+                                                            {"[core_attn]", 45568.0, 40.0}}) {
+    auto spec = LoadJobSpec(testing::TestPath("memory/validation/ms-06.yaml"),
+                            {"recompute.modules=" + modules, "parallel.pp=2"});
+    ASSERT_TRUE(spec.ok()) << spec.error().Format();
+    auto job = ResolveJob(*spec);
+    ASSERT_TRUE(job.ok()) << job.error().Format();
+    const LayerActivationBytes layer = LayerActivationsPerToken(*job, c, job->model.layers[0]);
+    EXPECT_DOUBLE_EQ(layer.saved, saved) << modules;
+    EXPECT_DOUBLE_EQ(layer.regenerated, regenerated) << modules;
+    const ActivationMemory act = ComputeActivations(*job, c, 0);
+    EXPECT_NEAR(act.backward_working.count() - c.backward_gradient_fraction * saved * 8192.0,
+                regenerated * 8192.0, 1.0)
+        << modules;
+  }
 }
 
 TEST(RecomputeModules, UnknownNameIsRefusedWithSuggestion) {

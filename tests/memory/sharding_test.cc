@@ -98,6 +98,37 @@ TEST(Sharding, Fsdp2HsdpWithoutReshardKeepsEveryLayerGathered) {
               6 * 777917440.0, 1.0);
 }
 
+// FSDP2 with reshard after forward, as torchtitan wraps Qwen3-14B (embedding, 40 blocks, final
+// norm + output layer): the live set is a unit computing and its neighbour prefetched.
+//   block 330,311,936 params, of which GEMM weights 62,914,816 + 267,386,880 = 330,301,696
+//   (q/k norms counted with attention) and norms 10,240; output unit 777,917,440
+//   bf16: the largest pair is the output unit + the last block (the first two units of
+//     backward) = 2 B x (777,917,440 + 330,311,936) = 2,216,458,752 B. Sized by the largest
+//     unit, it was 2 x 2 B x 777,917,440 = 3,111,669,760 B.
+//   torchao float8 all-gather: the blocks' GEMM weights gather in 1 B, norms, embedding and
+//     output stay bf16: 2 B x 777,917,440 + 1 B x 330,301,696 + 2 B x 10,240 = 1,886,157,056 B
+//     (largest-unit sizing gave 3,111,669,760 B again: FP8 changed nothing).
+TEST(Sharding, Fsdp2GathersAUnitAndItsNeighbour) {
+  const std::string fsdp2 = std::string(kDense8) + "sharding: {mode: fsdp2}\n";
+  const MemoryLedger bf16 = ComputeLedger(Resolve(fsdp2, {"precision.grads=fp32"}), Constants());
+  EXPECT_NEAR(ItemBytes(bf16, "weights: all-gathered (ZeRO-3/FSDP2 working set)").count(),
+              2216458752.0, 1.0);
+  const MemoryLedger fp8 =
+      ComputeLedger(Resolve(fsdp2 + "fp8: {recipe: torchao_tensorwise, param_gather: true}\n",
+                            {"precision.grads=fp32"}),
+                    Constants());
+  EXPECT_NEAR(ItemBytes(fp8, "weights: all-gathered (ZeRO-3/FSDP2 working set)").count(),
+              1886157056.0, 1.0);
+  // fsdp_units: root (blocks wrapped, the rest in the root unit, never resharded after
+  // forward): embedding + output unit gathered throughout, 2 B x (777,912,320 + 777,917,440)
+  // = 3,111,659,520 B, beside two blocks, 2 x 2 B x 330,311,936 = 1,321,247,744 B:
+  // 4,432,907,264 B.
+  const MemoryLedger root = ComputeLedger(
+      Resolve(fsdp2, {"precision.grads=fp32", "sharding.fsdp_units=root"}), Constants());
+  EXPECT_NEAR(ItemBytes(root, "weights: all-gathered (ZeRO-3/FSDP2 working set)").count(),
+              4432907264.0, 1.0);
+}
+
 TEST(Sharding, OffloadMovesStatesToTheHost) {
   const Job job = Resolve(std::string(kDense8) +
                           "sharding: {mode: zero3, offload_optimizer: cpu, offload_param: cpu}\n");

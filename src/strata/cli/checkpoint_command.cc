@@ -1,6 +1,7 @@
 // strata checkpoint [job.yaml]: what a checkpoint of the job costs (size per rank and in total,
-// megatron distributed and HF safetensors; time to write and load on the cluster's storage) and
-// how often to take one for a failure rate (Young/Daly), with the GPU-hours lost per day.
+// in the format that writes it (megatron, DeepSpeed, torch DCP) and HF safetensors; time to write
+// and load on the cluster's storage) and how often to take one for a failure rate (Young/Daly),
+// with the GPU-hours lost per day.
 #include <fmt/format.h>
 
 #include <string>
@@ -53,32 +54,42 @@ std::string RenderText(const Job& job, const std::string& cluster,
     sizes.AddRow({name, per_rank.count() > 0 ? fmt::format("{:.2f}", per_rank.gb()) : "-",
                   fmt::format("{:.1f}", total.gb()), fmt::format("{:.1f}", total.gib())});
   };
-  row(fmt::format("weights ({})", DTypeName(job.spec.param_dtype)), s.weights_per_rank,
-      s.weights_total);
-  row("optimizer (master weights + Adam moments)", s.optimizer_per_rank, s.optimizer_total);
+  const std::string_view master_dtype = DTypeName(job.spec.optimizer.master_dtype);
+  const bool fsdp2 = job.spec.sharding.mode == ShardingMode::kFsdp2;
+  row(fmt::format("weights ({}){}", DTypeName(job.spec.param_dtype),
+                  s.weights_saved ? "" : ", not a tensor of the checkpoint"),
+      s.weights_per_rank, s.weights_total);
+  if (s.master_total.count() > 0) {
+    row(fsdp2 ? fmt::format("FSDP2 sharded parameters ({}, the model state)", master_dtype)
+              : fmt::format("master weights ({})", master_dtype),
+        s.master_per_rank, s.master_total);
+  }
+  row("optimizer states (Adam moments)", s.moments_per_rank, s.moments_total);
   sizes.AddSeparator();
-  row("megatron distributed (torch_dist)", s.megatron_per_rank(), s.megatron_total());
+  const std::string format(preflight::CheckpointFormatName(s.format));
+  row(format, s.checkpoint_per_rank(), s.checkpoint_total());
   row("HF safetensors (weights only)", Bytes(), s.hf_total());
   out += sizes.Render();
-  out +=
-      "  per rank: weights and optimizer are what one GPU holds; the megatron row is its share of "
-      "the write "
-      "(fully parallel save spreads the unique shards over all ranks)\n";
+  out += fmt::format(
+      "  per rank: weights and optimizer are what one GPU holds; the {} row is its share of the "
+      "write (every rank writes its own shard at once)\n",
+      format);
   if (explain) {
     out += fmt::format(
         "\n  weights total = per-GPU weights of each module x its shard count (TP for dense "
-        "modules, EP x ETP for "
-        "routed experts, 1 for router, norms and vision), summed over stages = {}\n"
-        "  optimizer total = per-GPU optimizer shard x {} ranks (the distributed optimizer's "
-        "shards are disjoint) = {}\n",
-        FormatGB(s.weights_total), s.world, FormatGB(s.optimizer_total));
+        "modules, EP x ETP for routed experts, 1 for router, norms and vision; times the "
+        "data-parallel shard group under ZeRO-3 and FSDP2), summed over stages = {}\n"
+        "  optimizer total = per-GPU master weights and states x {} ranks / {} replica(s) (the "
+        "sharded optimizer's shards are disjoint) = {}\n",
+        FormatGB(s.weights_total), s.world / job.spec.layout.pp, job.spec.sharding.replicate,
+        FormatGB(s.optimizer_total()));
   }
-  out += fmt::format("\nstorage: {} of cluster {}, {} per node x {} nodes\n", t.storage, cluster,
-                     FormatGBps(t.per_node), t.nodes);
-  out += fmt::format(
-      "  megatron distributed: write {}, load {} (all {} nodes at once; one NFS server may cap the "
-      "aggregate lower)\n",
-      FormatSeconds(t.megatron_write), FormatSeconds(t.megatron_load), t.nodes);
+  out += fmt::format("\nstorage: {} of cluster {}, {} per node x {} node{}\n", t.storage, cluster,
+                     FormatGBps(t.per_node), t.nodes, t.nodes == 1 ? "" : "s");
+  out += fmt::format("  {}: write {}, load {} ({}{})\n", format, FormatSeconds(t.checkpoint_write),
+                     FormatSeconds(t.checkpoint_load),
+                     t.nodes == 1 ? "the one node" : fmt::format("all {} nodes at once", t.nodes),
+                     t.storage_kind == "nfs" ? "; one NFS server may cap the aggregate lower" : "");
   out += fmt::format(
       "  HF safetensors: write {} (one writer), load {} (every node reads the whole model)\n",
       FormatSeconds(t.hf_write), FormatSeconds(t.hf_load));
@@ -90,7 +101,7 @@ std::string RenderText(const Job& job, const std::string& cluster,
                      FormatSeconds(c.cost), c.mtbf.s(), Hours(c.young), Hours(c.daly));
   if (explain) {
     out += fmt::format(
-        "  delta = megatron write time {}; R = its load time {}; M = 3600 s / ({:.4g} x {})\n",
+        "  delta = checkpoint write time {}; R = its load time {}; M = 3600 s / ({:.4g} x {})\n",
         FormatSeconds(c.cost), FormatSeconds(c.restart), c.failure_rate_per_gpu_hour, c.gpus);
     out += fmt::format(
         "  lost fraction = delta/tau + (tau/2 + R)/M = {:.0f}/{:.0f} + ({:.0f}/2 + "
@@ -101,7 +112,7 @@ std::string RenderText(const Job& job, const std::string& cluster,
       "lost: {:.2f}% of the job's time = {:.1f} GPU-hours per day ({:.1f} checkpoints per day)\n",
       100 * c.lost_fraction, c.gpu_hours_lost_per_day, c.checkpoints_per_day);
   out += fmt::format("\nverdict: a checkpoint costs {} of training ({} GB); take one every {}\n",
-                     FormatSeconds(c.cost), fmt::format("{:.0f}", s.megatron_total().gb()),
+                     FormatSeconds(c.cost), fmt::format("{:.0f}", s.checkpoint_total().gb()),
                      Hours(c.daly));
   return out;
 }
@@ -112,20 +123,24 @@ Json ToJson(const Job& job, const preflight::CheckpointPlan& p,
   j["model"] = job.model.name;
   j["gpus"] = p.sizes.world;
   Json sizes;
+  sizes["format"] = std::string(preflight::CheckpointFormatName(p.sizes.format));
+  sizes["weights_saved"] = p.sizes.weights_saved;
   sizes["weights_per_rank_bytes"] = JsonBytes(p.sizes.weights_per_rank);
-  sizes["optimizer_per_rank_bytes"] = JsonBytes(p.sizes.optimizer_per_rank);
+  sizes["master_per_rank_bytes"] = JsonBytes(p.sizes.master_per_rank);
+  sizes["moments_per_rank_bytes"] = JsonBytes(p.sizes.moments_per_rank);
   sizes["weights_total_bytes"] = JsonBytes(p.sizes.weights_total);
-  sizes["optimizer_total_bytes"] = JsonBytes(p.sizes.optimizer_total);
-  sizes["megatron_total_bytes"] = JsonBytes(p.sizes.megatron_total());
-  sizes["megatron_per_rank_bytes"] = JsonBytes(p.sizes.megatron_per_rank());
+  sizes["master_total_bytes"] = JsonBytes(p.sizes.master_total);
+  sizes["moments_total_bytes"] = JsonBytes(p.sizes.moments_total);
+  sizes["checkpoint_total_bytes"] = JsonBytes(p.sizes.checkpoint_total());
+  sizes["checkpoint_per_rank_bytes"] = JsonBytes(p.sizes.checkpoint_per_rank());
   sizes["hf_safetensors_total_bytes"] = JsonBytes(p.sizes.hf_total());
   j["sizes"] = sizes;
   Json times;
   times["storage"] = p.times.storage;
   times["per_node_bytes_per_s"] = p.times.per_node.bytes_per_s();
   times["nodes"] = p.times.nodes;
-  times["megatron_write_s"] = RoundSig(p.times.megatron_write.s());
-  times["megatron_load_s"] = RoundSig(p.times.megatron_load.s());
+  times["checkpoint_write_s"] = RoundSig(p.times.checkpoint_write.s());
+  times["checkpoint_load_s"] = RoundSig(p.times.checkpoint_load.s());
   times["hf_write_s"] = RoundSig(p.times.hf_write.s());
   times["hf_load_s"] = RoundSig(p.times.hf_load.s());
   j["times"] = times;
@@ -198,8 +213,9 @@ int RunCheckpoint(int argc, char** argv) {
   auto times = preflight::ComputeCheckpointTimes(plan.sizes, *map, job->spec.cluster.nodes);
   if (!times.ok()) return ReportError(times.error());
   plan.times = *times;
-  plan.interval = preflight::ComputeInterval(rate->per_gpu_hour, plan.sizes.world,
-                                             plan.times.megatron_write, plan.times.megatron_load);
+  plan.interval =
+      preflight::ComputeInterval(rate->per_gpu_hour, plan.sizes.world, plan.times.checkpoint_write,
+                                 plan.times.checkpoint_load);
   const std::string text = json ? DumpJson(ToJson(*job, plan, *rate))
                                 : RenderText(*job, cluster->name, plan, *rate, explain);
   return EmitOutput(text, output);

@@ -41,10 +41,10 @@ const std::vector<JobField>& JobFields() {
        "parallelism.data_parallel_shard_degree", "40",
        "data parallel size; when given it is checked; --set of TP, PP, CP or the cluster "
        "re-derives it"},
-      {"parallel.first_stage_layers", "integer >= 1", "layers", "0 (even split)",
+      {"parallel.first_stage_layers", "integer >= 0", "layers", "0 (even split)",
        "--decoder-first-pipeline-num-layers", "", "20",
        "layers of the first pipeline stage; the stages between share the rest evenly (VPP 1)"},
-      {"parallel.last_stage_layers", "integer >= 1", "layers", "0 (even split)",
+      {"parallel.last_stage_layers", "integer >= 0", "layers", "0 (even split)",
        "--decoder-last-pipeline-num-layers", "", "20",
        "layers of the last pipeline stage (ms-swift: decoder_last_pipeline_num_layers)"},
       {"parallel.account_for_embedding", "true | false", "", "false",
@@ -135,6 +135,9 @@ const std::vector<JobField>& JobFields() {
       {"sharding.reshard_after_forward", "true | false", "", "true", "",
        "parallelism.fsdp_reshard_after_forward", "false",
        "zero3/fsdp2: free the gathered weights after each layer's forward"},
+      {"sharding.fsdp_units", "separate | root", "", "separate", "", "", "root",
+       "fsdp2: embedding and final norm + output as units of their own (torchtitan), or kept "
+       "in the root unit, gathered from forward to the end of backward (earlier torchtitan)"},
       {"sharding.replicate", "integer >= 1", "GPUs", "1", "--num-distributed-optimizer-instances",
        "parallelism.data_parallel_replicate_degree", "1",
        "HSDP: state sharded over DP / replicate ranks, replicated replicate times"},

@@ -152,17 +152,23 @@ Status ParseCluster(YamlMap& top, JobSpec& job) {
 Status ParseParallel(YamlMap& top, JobSpec& job) {
   STRATA_ASSIGN_OR_RETURN(YamlMap p, top.Map("parallel"));
   ParallelLayout& l = job.layout;
-  const std::pair<const char*, int64_t*> sizes[] = {{"tp", &l.tp},
-                                                    {"pp", &l.pp},
-                                                    {"vpp", &l.vpp},
-                                                    {"cp", &l.cp},
-                                                    {"ep", &l.ep},
-                                                    {"etp", &l.etp},
-                                                    {"first_stage_layers", &l.first_stage_layers},
-                                                    {"last_stage_layers", &l.last_stage_layers}};
+  const std::pair<const char*, int64_t*> sizes[] = {{"tp", &l.tp}, {"pp", &l.pp}, {"vpp", &l.vpp},
+                                                    {"cp", &l.cp}, {"ep", &l.ep}, {"etp", &l.etp}};
   for (const auto& [key, target] : sizes) {
     if (p.Has(key)) {
       STRATA_ASSIGN_OR_RETURN(*target, p.PositiveInt(key));
+    }
+  }
+  // 0 is their default, an even split (docs/job-file.md), so it may be written out.
+  for (const auto& [key, target] :
+       {std::pair<const char*, int64_t*>{"first_stage_layers", &l.first_stage_layers},
+        {"last_stage_layers", &l.last_stage_layers}}) {
+    if (!p.Has(key)) continue;
+    STRATA_ASSIGN_OR_RETURN(*target, p.Int(key));
+    if (*target < 0) {
+      return p.ErrorAt(key, fmt::format("expected a number of layers, or 0 for an even split, "
+                                        "got {}",
+                                        *target));
     }
   }
   l.dp = 0;  // derived from the world size unless given (then checked)

@@ -19,9 +19,10 @@ std::string StageSplitSuffix(const ParallelLayout& l) {
                                   : fmt::format(" (last {} layers)", l.last_stage_layers);
 }
 
-std::string LayoutHeader(const ParallelLayout& l) {
-  return fmt::format("TP{} PP{}{} VPP{} CP{} EP{} ETP{} DP{} (expert-DP {}), SP {}", l.tp, l.pp,
-                     StageSplitSuffix(l), l.vpp, l.cp, l.ep, l.etp, l.dp, l.expert_dp(),
+std::string LayoutHeader(const ParallelLayout& l, bool experts) {
+  return fmt::format("TP{} PP{}{} VPP{} CP{} EP{} ETP{} DP{}{}, SP {}", l.tp, l.pp,
+                     StageSplitSuffix(l), l.vpp, l.cp, l.ep, l.etp, l.dp,
+                     experts ? fmt::format(" (expert-DP {})", l.expert_dp()) : "",
                      l.sequence_parallel ? "on" : "off");
 }
 

@@ -27,8 +27,17 @@ std::string_view ShardingModeName(ShardingMode mode);
 enum class OffloadTarget { kNone, kCpu, kNvme };
 std::string_view OffloadTargetName(OffloadTarget target);
 
+/// How FSDP2 groups the parameters into units (one all-gather each):
+///   separate  torchtitan's wrapping (pytorch/torchtitan@ae3bea95, apply_fsdp): the embedding,
+///             each block, and the final norm with the output layer are units;
+///   root      only the blocks are wrapped and the embedding, final norm and output stay in the
+///             root unit, which FSDP2 never reshards after forward (gathered from the start of
+///             forward to the end of backward): earlier torchtitan (@81c12433) and plain scripts.
+enum class FsdpUnits { kSeparate, kRoot };
+
 struct ShardingSpec {
   ShardingMode mode = ShardingMode::kZero1;
+  FsdpUnits units = FsdpUnits::kSeparate;
   /// FSDP2 reshard_after_forward / ZeRO-3: free the gathered weights after each layer's forward
   /// (gather again in backward). Off: every gathered layer stays until its backward.
   bool reshard_after_forward = true;

@@ -18,6 +18,8 @@ constexpr EnumName<ShardingMode> kModes[] = {{ShardingMode::kNone, "none"},
                                              {ShardingMode::kZero2, "zero2"},
                                              {ShardingMode::kZero3, "zero3"},
                                              {ShardingMode::kFsdp2, "fsdp2"}};
+constexpr EnumName<FsdpUnits> kUnits[] = {{FsdpUnits::kSeparate, "separate"},
+                                          {FsdpUnits::kRoot, "root"}};
 constexpr EnumName<OffloadTarget> kTargets[] = {
     {OffloadTarget::kNone, "none"}, {OffloadTarget::kCpu, "cpu"}, {OffloadTarget::kNvme, "nvme"}};
 constexpr EnumName<Fp8Recipe> kRecipes[] = {{Fp8Recipe::kNone, "none"},
@@ -44,6 +46,12 @@ Status ParseSharding(YamlMap& top, JobSpec& job) {
       return s.ErrorAt(
           "reshard_after_forward",
           fmt::format("applies only to zero3 and fsdp2 (weights sharded), not {}", mode));
+    }
+  }
+  if (s.Has("fsdp_units")) {
+    STRATA_ASSIGN_OR_RETURN(sh.units, EnumField(s, "fsdp_units", kUnits));
+    if (sh.mode != ShardingMode::kFsdp2) {
+      return s.ErrorAt("fsdp_units", fmt::format("applies only to fsdp2, not {}", mode));
     }
   }
   if (s.Has("prefetch_layers")) {

@@ -34,23 +34,19 @@ double TokensPerRank(const Job& job) {
          static_cast<double>(job.spec.layout.cp);
 }
 
+namespace {
+
 // Values per token saved for backward, after docs/formulas.md "Activations": the residual-stream
 // tensors (norm inputs and outputs) are `replicated`, the tensors inside the TP region `sharded`.
-LayerActivationBytes LayerActivationsPerToken(const Job& job, const MemoryConstants& constants,
-                                              const LayerSpec& layer) {
+// `rm`: the modules re-run in backward instead of keeping what they saved.
+LayerActivationBytes PerToken(const Job& job, const MemoryConstants& constants,
+                              const LayerSpec& layer, const RecomputeModules& rm) {
   const ModelConfig& m = job.model;
   const auto tp = static_cast<double>(job.spec.layout.tp);
   const auto etp = static_cast<double>(job.spec.layout.etp);
   const double rep_div = ReplicatedDivisor(job);
   const double a = ActivationBytes(job);
   const auto h = static_cast<double>(m.hidden_size);
-  // Selective recompute re-runs the modules megatron-core's --recompute-modules names
-  // (default core_attn) instead of keeping what they saved; see RecomputeModules.
-  const bool selective = job.spec.recompute.granularity == RecomputeGranularity::kSelective;
-  RecomputeModules rm;
-  rm.core_attn = false;
-  // torchtitan's selective options (TitanSelectiveAc) re-run no megatron-core module.
-  if (selective && !job.spec.recompute.titan.on()) rm = job.spec.recompute.modules;
   double replicated = 0, sharded = 0, fp32_replicated = 0, fp32_sharded = 0;
   LayerActivationBytes out;
 
@@ -178,6 +174,24 @@ LayerActivationBytes LayerActivationsPerToken(const Job& job, const MemoryConsta
   return out;
 }
 
+}  // namespace
+
+LayerActivationBytes LayerActivationsPerToken(const Job& job, const MemoryConstants& constants,
+                                              const LayerSpec& layer) {
+  // Selective recompute re-runs the modules megatron-core's --recompute-modules names
+  // (default core_attn) instead of keeping what they saved; see RecomputeModules.
+  const bool selective = job.spec.recompute.granularity == RecomputeGranularity::kSelective;
+  RecomputeModules none;
+  none.core_attn = false;
+  // torchtitan's selective options (TitanSelectiveAc) re-run no megatron-core module.
+  if (!selective || job.spec.recompute.titan.on()) return PerToken(job, constants, layer, none);
+  LayerActivationBytes out = PerToken(job, constants, layer, job.spec.recompute.modules);
+  // A recomputed module frees its internal tensors (its input stays, as the checkpoint); the
+  // layer's backward re-creates them before it can run (megatron-core's CheckpointFunction).
+  out.regenerated = PerToken(job, constants, layer, none).saved - out.saved;
+  return out;
+}
+
 // The block input (kept by the checkpoint wrapper) and, by torchtitan's save list, the saved
 // matmul outputs, every reduce-scatter output and SDPA's output with its fp32 log-sum-exp.
 double OpSacSavedPerToken(const Job& job, const LayerSpec& layer) {
@@ -238,7 +252,9 @@ ActivationMemory ComputeActivations(const Job& job, const MemoryConstants& const
   int64_t checkpointed = 0;
   // torchtitan's selective AC (selective_ac_option): op-level, or every N-th block in full AC.
   const bool titan = rc.granularity == RecomputeGranularity::kSelective && rc.titan.on();
-  double max_regenerated = 0;  // op SAC: what one block's recompute brings back in backward
+  // What one layer's recompute brings back in backward: op SAC's block, or the modules of
+  // megatron-core's selective recompute.
+  double max_regenerated = 0;
   // megatron-core --cpu-offloading: the first N layers' saved tensors go to host memory; one
   // of them is on the GPU at a time while its copy runs behind the next layer (TE's handler).
   const int64_t offloaded = job.spec.activation_offload.num_layers;
@@ -268,6 +284,7 @@ ActivationMemory ComputeActivations(const Job& job, const MemoryConstants& const
     max_saved = std::max(max_saved, per_token.saved * t);
     max_fwd = std::max(max_fwd, per_token.forward_transient * t);
     max_bwd = std::max(max_bwd, per_token.backward_transient * t);
+    max_regenerated = std::max(max_regenerated, per_token.regenerated * t);
     const auto in_chunk = i % per_chunk;
     const bool recomputed =
         (rc.granularity == RecomputeGranularity::kFull &&
@@ -350,11 +367,12 @@ ActivationMemory ComputeActivations(const Job& job, const MemoryConstants& const
   // gradients of part of them, and its transient buffers.
   const bool full = rc.granularity == RecomputeGranularity::kFull;
   // The recomputed group's first input is the checkpoint itself, already counted in `stored`.
+  // Selective recompute (megatron-core's modules): the recomputed modules' tensors of one layer.
   double recompute_set =
       full ? (rc.method == RecomputeMethod::kUniform ? static_cast<double>(rc.num_layers) : 1.0) *
                      max_saved -
                  checkpoint
-           : 0.0;
+           : max_regenerated;
   if (titan) {
     // op: the block's recompute regenerates what it did not keep; every N-th: one whole layer.
     recompute_set = rc.titan.op ? max_regenerated : (checkpointed > 0 ? max_saved - checkpoint : 0);

@@ -18,6 +18,9 @@ struct LayerActivationBytes {
   double saved = 0;               // kept for backward when the layer is not recomputed
   double forward_transient = 0;   // alive only while the layer runs forward
   double backward_transient = 0;  // alive only while the layer runs backward (besides gradients)
+  /// What megatron-core's selective recompute (--recompute-modules) drops from `saved` and
+  /// re-creates in the layer's backward: the recomputed modules' internal tensors.
+  double regenerated = 0;
 };
 
 LayerActivationBytes LayerActivationsPerToken(const Job& job, const MemoryConstants& constants,

@@ -133,7 +133,54 @@ ModeMemory ComputeModeMemory(const Job& job, const ParamBreakdown& params, int64
       std::max_element(units.begin(), units.end(), [&](const ShardUnit& a, const ShardUnit& b) {
         return gathered_bytes(a) < gathered_bytes(b);
       });
-  if (sh.shards_weights()) {
+  const bool fsdp2 = sh.mode == ShardingMode::kFsdp2;
+  if (sh.shards_weights() && sh.reshard_after_forward && fsdp2) {
+    // FSDP2 as torchtitan wraps it (pytorch/torchtitan@ae3bea951da18fcb56d7480f96438ba346d51e81:
+    // torchtitan/models/llama3/parallelize.py, apply_fsdp): the embedding, each block, and the
+    // final norm with the output layer are units. A unit's all-gather is issued before the one
+    // computing is freed: forward by the CPU running ahead, backward by FSDP2's explicit
+    // prefetch of the next unit. So the live set is a unit and its neighbour in execution
+    // order, at most the largest such pair; the output unit (not resharded after forward) is
+    // the first of backward, with the last block prefetched. Under `fsdp_units: root` (torchtitan
+    // @81c1243395b46ce693a0681cfe1bb20e9b9433fb, plain scripts) the embedding, final norm and
+    // output stay in the root unit, which FSDP2 does not reshard after forward
+    // (pytorch/pytorch@1fd469d0c96ead7343898aa01db036dbbe4c46db:
+    // torch/distributed/fsdp/_fully_shard/_fsdp_state.py, _lazy_init): gathered throughout,
+    // beside the largest pair of blocks.
+    const bool root = sh.units == FsdpUnits::kRoot;
+    const size_t first = root && stage == 0 ? 1 : 0;
+    const size_t end = units.size() - (root && stage == job.spec.layout.pp - 1 ? 1 : 0);
+    double kept = 0;
+    for (size_t i = 0; i < units.size(); ++i) {
+      if (i < first || i >= end) kept += gathered_bytes(units[i]);
+    }
+    double pair_max = end > first ? gathered_bytes(units[first]) : 0.0;
+    size_t at = first;
+    for (size_t i = first; i + 1 < end; ++i) {
+      const double a = gathered_bytes(units[i]), b = gathered_bytes(units[i + 1]);
+      const double pair = std::max(a + sh.prefetch_layers * b, b + sh.prefetch_layers * a);
+      if (pair > pair_max) {
+        pair_max = pair;
+        at = i;
+      }
+    }
+    out.gathered.bytes = Bytes::Count(kept + pair_max);
+    if (explain) {
+      const bool pair = at + 1 < end;
+      out.gathered.formula = fmt::format(
+          "{}a unit computing + {:.4g} x its neighbour prefetched, the largest pair: {}{}{}{} = {}",
+          root ? fmt::format("root unit (embedding, final norm, output) {} + ",
+                             Gb(Bytes::Count(kept)))
+               : "",
+          sh.prefetch_layers, end > first ? units[at].name : "none", pair ? " and " : "",
+          pair ? units[at + 1].name : "",
+          fp8_gather ? " (GEMM weights gathered in FP8)" : fmt::format(" x {:.0f} B", param_b),
+          Gb(out.gathered.bytes));
+      out.gathered.note =
+          root ? "FSDP2, blocks wrapped; embedding and output in the root unit (fsdp_units: root)"
+               : "FSDP2 units as torchtitan wraps them: embedding, each block, final norm + output";
+    }
+  } else if (sh.shards_weights()) {
     if (sh.reshard_after_forward) {
       // The unit computing plus the ones prefetched; sized by the largest unit (upper bound).
       const double live = 1.0 + sh.prefetch_layers;

@@ -188,9 +188,11 @@ StaticMemory ComputeStaticMemory(const Job& job, const ParamBreakdown& params, i
   };
   auto shard_text = [&](bool on) {
     if (!explain) return std::string();
-    return fmt::format("({} dense / {} + {} expert / {})", GroupDigits(out.dense_trainable),
-                       on ? groups.dense_text : "1 (not sharded)",
-                       GroupDigits(out.expert_trainable),
+    const std::string dense = fmt::format("{} dense / {}", GroupDigits(out.dense_trainable),
+                                          on ? groups.dense_text : "1 (not sharded)");
+    // A dense model (or a stage without experts) has no expert-data-parallel group to name.
+    if (out.expert_trainable == 0) return fmt::format("({})", dense);
+    return fmt::format("({} + {} expert / {})", dense, GroupDigits(out.expert_trainable),
                        on ? groups.expert_text : "1 (not sharded)");
   };
   const int64_t grad_bytes = DTypeBytes(job.spec.grad_dtype);

@@ -3,24 +3,58 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <optional>
 
 #include "strata/core/file_io.h"
 #include "strata/core/yaml_fields.h"
 #include "strata/memory/ledger.h"
+#include "strata/memory/sharding.h"
 #include "strata/memory/static_memory.h"
 #include "strata/model/param_count.h"
 
 namespace strata::preflight {
 namespace {
 
+std::optional<ModuleKind> WeightKind(const std::string& item_name) {
+  for (ModuleKind k : AllModuleKinds()) {
+    if (item_name == "weights: " + std::string(ModuleKindName(k))) return k;
+  }
+  return std::nullopt;
+}
+
 // How many distinct shards one GPU's copy of a module kind is: the memory module splits dense
 // modules over TP, routed experts over EP x ETP, and keeps router, norms and the vision tower
-// whole on every TP rank. Multiplying the per-GPU bytes by this counts every parameter once.
-double ShardWays(const std::string& item_name, const ParallelLayout& l) {
-  auto is = [&](ModuleKind k) { return item_name == "weights: " + std::string(ModuleKindName(k)); };
-  if (is(ModuleKind::kRoutedExperts)) return static_cast<double>(l.ep * l.etp);
-  if (is(ModuleKind::kRouter) || is(ModuleKind::kNorms) || is(ModuleKind::kVision)) return 1.0;
-  return static_cast<double>(l.tp);
+// whole on every TP rank; under ZeRO-3 and FSDP2 each of those is split again over the
+// data-parallel shard group (experts over expert-DP). Multiplying the per-GPU bytes by this
+// counts every parameter once.
+double ShardWays(ModuleKind k, const Job& job, const ShardGroups& groups) {
+  const ParallelLayout& l = job.spec.layout;
+  const bool sharded = job.spec.sharding.shards_weights();
+  if (k == ModuleKind::kRoutedExperts)
+    return static_cast<double>(l.ep * l.etp * (sharded ? groups.expert : 1));
+  const auto dp = static_cast<double>(sharded ? groups.dense : 1);
+  if (k == ModuleKind::kRouter || k == ModuleKind::kNorms || k == ModuleKind::kVision) return dp;
+  return static_cast<double>(l.tp) * dp;
+}
+
+// Bytes per parameter of a weight item as the ledger stores it on the GPU: FSDP2's sharded
+// parameter in the master dtype, GEMM weights in FP8 under Transformer Engine's fp8 param
+// gather, the parameter dtype otherwise (static_memory.cc).
+double StoredBytesPerParam(ModuleKind k, const Job& job) {
+  if (job.spec.sharding.mode == ShardingMode::kFsdp2)
+    return static_cast<double>(DTypeBytes(job.spec.optimizer.master_dtype));
+  if (job.spec.fp8.transformer_engine() && job.spec.fp8.param_gather && IsGemmKind(k)) return 1.0;
+  return static_cast<double>(DTypeBytes(job.spec.param_dtype));
+}
+
+// An item's bytes wherever they are: offload moves them to the host list (same name) and
+// leaves 0 on the GPU. A checkpoint holds them either way.
+Bytes Anywhere(const LedgerItem& item, const StaticMemory& m) {
+  if (item.bytes.count() > 0) return item.bytes;
+  for (const LedgerItem& h : m.host) {
+    if (h.name == item.name) return h.bytes;
+  }
+  return item.bytes;
 }
 
 }  // namespace
@@ -40,31 +74,84 @@ Result<FailureRate> LoadFailureRate(const std::string& path_in) {
   return rate;
 }
 
+std::string_view CheckpointFormatName(CheckpointFormat format) {
+  switch (format) {
+    case CheckpointFormat::kMegatronTorchDist:
+      return "megatron distributed (torch_dist)";
+    case CheckpointFormat::kDeepSpeedZero:
+      return "DeepSpeed ZeRO (per-rank zero_pp_rank_* files)";
+    case CheckpointFormat::kTorchDcp:
+      return "torch DCP (FSDP2, torchtitan)";
+  }
+  return "?";
+}
+
+CheckpointFormat CheckpointFormatOf(ShardingMode mode) {
+  switch (mode) {
+    case ShardingMode::kNone:
+    case ShardingMode::kZero1:
+      return CheckpointFormat::kMegatronTorchDist;
+    case ShardingMode::kZero2:
+    case ShardingMode::kZero3:
+      return CheckpointFormat::kDeepSpeedZero;
+    case ShardingMode::kFsdp2:
+      return CheckpointFormat::kTorchDcp;
+  }
+  return CheckpointFormat::kMegatronTorchDist;
+}
+
 CheckpointSizes ComputeCheckpointSizes(const Job& job) {
   const ParallelLayout& l = job.spec.layout;
+  const ShardingSpec& sh = job.spec.sharding;
   const ParamBreakdown params = CountParams(job.model);
+  const ShardGroups groups = DataShardGroups(job);
+  const bool fsdp2 = sh.mode == ShardingMode::kFsdp2;
+  const auto param_b = static_cast<double>(DTypeBytes(job.spec.param_dtype));
+  const auto master_b = static_cast<double>(DTypeBytes(job.spec.optimizer.master_dtype));
+  // FSDP2's sharded parameter is the master copy; its checkpoint has no other weights.
+  const bool fsdp2_master = fsdp2 && master_b != param_b;
   CheckpointSizes s;
+  s.format = CheckpointFormatOf(sh.mode);
+  s.weights_saved = sh.mode != ShardingMode::kZero3 && !fsdp2_master;
   s.world = l.tp * l.pp * l.cp * l.dp;
-  const double ranks_per_stage = static_cast<double>(s.world / l.pp);
+  // The distributed optimizer's shards are disjoint within a shard group; HSDP's replicas of
+  // the group are written once.
+  const double optimizer_ranks =
+      static_cast<double>(s.world / l.pp) / static_cast<double>(sh.replicate);
+  Bytes most_loaded;
   for (int64_t stage = 0; stage < l.pp; ++stage) {
     const StaticMemory m = ComputeStaticMemory(job, params, stage);
-    Bytes weights, unique;
+    double gpu_params = 0, unique_params = 0;
     for (const LedgerItem& w : m.weights) {
-      weights += w.bytes;
-      unique += w.bytes * ShardWays(w.name, l);
+      const std::optional<ModuleKind> k = WeightKind(w.name);
+      if (!k) continue;
+      const double n = Anywhere(w, m).count() / StoredBytesPerParam(*k, job);
+      gpu_params += n;
+      unique_params += n * ShardWays(*k, job, groups);
     }
-    const Bytes optimizer = m.master_weights.bytes + m.moments.bytes;
-    s.weights_total += unique;
-    // The distributed optimizer's shards are disjoint: every rank's shard is written once.
-    // Without it, each rank holds the states of all its weights, so they dedup like weights.
-    if (job.spec.optimizer.distributed) {
-      s.optimizer_total += optimizer * ranks_per_stage;
-    } else if (weights.count() > 0) {
-      s.optimizer_total += optimizer * (unique / weights);
+    s.weights_total += Bytes::Count(unique_params * param_b);
+    const Bytes master =
+        fsdp2_master ? Bytes::Count(gpu_params * master_b) : Anywhere(m.master_weights, m);
+    const Bytes moments = Anywhere(m.moments, m);
+    if (fsdp2_master) {
+      s.master_total += Bytes::Count(unique_params * master_b);
+    } else if (sh.shards_optimizer()) {
+      s.master_total += master * optimizer_ranks;
+    } else if (gpu_params > 0) {
+      // Without sharding each rank holds the states of all its weights: they dedup like them.
+      s.master_total += master * (unique_params / gpu_params);
     }
-    if (weights + optimizer > s.weights_per_rank + s.optimizer_per_rank) {
+    if (sh.shards_optimizer()) {
+      s.moments_total += moments * optimizer_ranks;
+    } else if (gpu_params > 0) {
+      s.moments_total += moments * (unique_params / gpu_params);
+    }
+    const Bytes weights = fsdp2_master ? Bytes() : Bytes::Count(gpu_params * param_b);
+    if (weights + master + moments > most_loaded) {
+      most_loaded = weights + master + moments;
       s.weights_per_rank = weights;
-      s.optimizer_per_rank = optimizer;
+      s.master_per_rank = master;
+      s.moments_per_rank = moments;
     }
   }
   return s;
@@ -76,11 +163,12 @@ Result<CheckpointTimes> ComputeCheckpointTimes(const CheckpointSizes& sizes,
     if (level.kind != MapLevelKind::kStorage) continue;
     CheckpointTimes t;
     t.storage = level.name;
+    t.storage_kind = level.calibration;
     t.per_node = level.per_node;
     t.nodes = nodes;
     const BytesPerSecond all_nodes = level.per_node * static_cast<double>(nodes);
-    t.megatron_write = sizes.megatron_total() / all_nodes;
-    t.megatron_load = sizes.megatron_total() / all_nodes;
+    t.checkpoint_write = sizes.checkpoint_total() / all_nodes;
+    t.checkpoint_load = sizes.checkpoint_total() / all_nodes;
     t.hf_write = sizes.hf_total() / level.per_node;
     t.hf_load = sizes.hf_total() / level.per_node;
     return t;

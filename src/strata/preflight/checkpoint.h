@@ -1,12 +1,14 @@
-// Checkpoints and failures (lesson 7): the size of a checkpoint in megatron's distributed format
-// and as HF safetensors, the time to write and load it on the cluster's storage level of the
-// bandwidth map, the interval that minimises lost time for a failure rate (Young 1974, Daly
-// 2006) and the GPU-hours lost per day. Parameter and optimizer bytes come from the memory
-// module (ComputeStaticMemory), never recomputed here. Formulas: docs/formulas.md, "Checkpoints".
+// Checkpoints and failures (lesson 7): the size of a checkpoint in the format that writes it
+// (megatron's distributed format, DeepSpeed's ZeRO files, torch DCP) and as HF safetensors, the
+// time to write and load it on the cluster's storage level of the bandwidth map, the interval that
+// minimises lost time for a failure rate (Young 1974, Daly 2006) and the GPU-hours lost per day.
+// Parameter and optimizer bytes come from the memory module (ComputeStaticMemory), never recomputed
+// here. Formulas: docs/formulas.md, "Checkpoints".
 #ifndef STRATA_PREFLIGHT_CHECKPOINT_H_
 #define STRATA_PREFLIGHT_CHECKPOINT_H_
 
 #include <string>
+#include <string_view>
 
 #include "strata/core/result.h"
 #include "strata/core/units.h"
@@ -24,27 +26,47 @@ struct FailureRate {
 /// data/checkpoint/failure_rate.yaml (or `path`).
 Result<FailureRate> LoadFailureRate(const std::string& path = "");
 
+/// Who writes the checkpoint, by the job's sharding mode: megatron-core's distributed format
+/// (none, zero1), DeepSpeed's per-rank ZeRO files (zero2, zero3: `zero_pp_rank_<dp>_mp_rank_<mp>_
+/// optim_states.pt`, fp32 partitions with the Adam states), torch Distributed Checkpoint (fsdp2,
+/// as torchtitan saves it).
+enum class CheckpointFormat { kMegatronTorchDist, kDeepSpeedZero, kTorchDcp };
+std::string_view CheckpointFormatName(CheckpointFormat format);
+CheckpointFormat CheckpointFormatOf(ShardingMode mode);
+
 struct CheckpointSizes {
-  Bytes weights_per_rank;    // what one GPU of the most loaded stage holds (param dtype)
-  Bytes optimizer_per_rank;  // its master weights + Adam moments
-  Bytes weights_total;       // every parameter once (replicas over DP are written once)
-  Bytes optimizer_total;     // every optimizer state once
+  CheckpointFormat format = CheckpointFormat::kMegatronTorchDist;
+  Bytes weights_per_rank;  // what one GPU of the most loaded stage holds in the param dtype
+  Bytes master_per_rank;   // its fp32 master copy (FSDP2: its fp32 sharded parameters)
+  Bytes moments_per_rank;  // its optimizer states (Adam moments)
+  Bytes weights_total;     // every parameter once in the param dtype (replicas written once)
+  Bytes master_total;      // every fp32 master weight once (FSDP2: the fp32 sharded parameters)
+  Bytes moments_total;     // every optimizer state once
+  /// Whether the param-dtype weights are a tensor of the checkpoint: not under ZeRO-3 (DeepSpeed
+  /// writes placeholders for the partitioned module) nor under FSDP2 when the sharded parameter
+  /// is the fp32 master (the model state dict is that parameter).
+  bool weights_saved = true;
   int64_t world = 0;
-  Bytes megatron_total() const { return weights_total + optimizer_total; }
-  /// Megatron's fully parallel save spreads the unique shards evenly over the ranks.
-  Bytes megatron_per_rank() const { return megatron_total() / static_cast<double>(world); }
+  Bytes optimizer_total() const { return master_total + moments_total; }
+  Bytes checkpoint_total() const {
+    return (weights_saved ? weights_total : Bytes()) + optimizer_total();
+  }
+  /// Every rank writes its own shard at once (megatron's fully parallel save, DeepSpeed's
+  /// per-rank files, DCP): the unique bytes spread over the ranks.
+  Bytes checkpoint_per_rank() const { return checkpoint_total() / static_cast<double>(world); }
   /// HF safetensors hold the weights only (in the parameter dtype).
   Bytes hf_total() const { return weights_total; }
 };
 
 struct CheckpointTimes {
-  std::string storage;      // the storage level's name, e.g. "NFS"
-  BytesPerSecond per_node;  // one client node's storage bandwidth
+  std::string storage;       // the storage level's name, e.g. "NFS"
+  std::string storage_kind;  // "nfs", "lustre", "local_nvme"
+  BytesPerSecond per_node;   // one client node's storage bandwidth
   int64_t nodes = 0;
-  Seconds megatron_write;  // every node writes its share at once: total / (nodes x per_node)
-  Seconds megatron_load;   // the same volume read back
-  Seconds hf_write;        // one writer (rank 0) writes every shard: total / per_node
-  Seconds hf_load;         // every node reads the whole model at once: total / per_node
+  Seconds checkpoint_write;  // every node writes its share at once: total / (nodes x per_node)
+  Seconds checkpoint_load;   // the same volume read back
+  Seconds hf_write;          // one writer (rank 0) writes every shard: total / per_node
+  Seconds hf_load;           // every node reads the whole model at once: total / per_node
 };
 
 struct CheckpointInterval {

@@ -11,6 +11,24 @@ namespace {
 std::string Gb(Bytes b) { return fmt::format("{:.2f}", b.gb()); }
 std::string Gib(Bytes b) { return fmt::format("{:.2f}", b.gib()); }
 
+// How the optimizer's states are held: megatron-core's distributed optimizer is ZeRO-1; the
+// other modes name their own sharding (an FSDP2 job has no "distributed optimizer").
+std::string_view OptimizerSharding(ShardingMode mode) {
+  switch (mode) {
+    case ShardingMode::kNone:
+      return "replicated";
+    case ShardingMode::kZero1:
+      return "distributed";
+    case ShardingMode::kZero2:
+      return "ZeRO-2 sharded";
+    case ShardingMode::kZero3:
+      return "ZeRO-3 sharded";
+    case ShardingMode::kFsdp2:
+      return "FSDP2 sharded";
+  }
+  return "?";
+}
+
 std::string Header(const Job& job, const MemoryLedger& ledger) {
   const JobSpec& s = job.spec;
   const ParallelLayout& l = s.layout;
@@ -29,12 +47,12 @@ std::string Header(const Job& job, const MemoryLedger& ledger) {
                      job.cluster.name.empty() ? "" : ", cluster " + job.cluster.name,
                      s.file.empty() ? "" : fmt::format(", from {}", s.file),
                      job.reference ? " (the reference job: no job or model was given)" : "");
-  out += fmt::format("layout: {}\n", LayoutHeader(l));
+  out += fmt::format("layout: {}\n", LayoutHeader(l, job.model.HasLayers(FfnKind::kMoe)));
   out += fmt::format(
       "step: micro batch {} x {} tokens (longest sample), {} recompute, {} params, {} gradient "
       "buffer, {} optimizer, {} cross entropy\n",
       s.micro_batch, GroupDigits(s.sequence.max_tokens), recompute, DTypeName(s.param_dtype),
-      DTypeName(s.grad_dtype), s.optimizer.distributed ? "distributed" : "replicated",
+      DTypeName(s.grad_dtype), OptimizerSharding(s.sharding.mode),
       CrossEntropyImplName(s.cross_entropy));
   if (s.activation_offload.on()) {
     out += fmt::format("activation offload: the first {} layers' activations to host memory\n",
