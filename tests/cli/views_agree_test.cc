@@ -186,10 +186,13 @@ INSTANTIATE_TEST_SUITE_P(
                               {kReference, "--set", "parallel.pp=2", "--set", "parallel.ep=4",
                                "--set", "parallel.last_stage_layers=19"}},
                       JobArgs{"h200_fsdp2", {testing::TestPath("memory/validation/h200-04.yaml")}},
-                      // fp32 weights and activations: TP/EP traffic of 4-byte elements.
-                      JobArgs{"reference_fp32_tp2",
+                      // fp32 weights and activations: TP/EP traffic of 4-byte elements (PP2 EP4
+                      // so that the fp32 states fit the card).
+                      JobArgs{"reference_fp32_tp2_pp2",
                               {kReference, "--set", "precision.params=fp32", "--set",
-                               "precision.grads=fp32", "--set", "parallel.tp=2"}}),
+                               "parallel.sequence_parallel=true", "--set", "precision.grads=fp32",
+                               "--set", "parallel.tp=2", "--set", "parallel.pp=2", "--set",
+                               "parallel.ep=4"}}),
     [](const auto& param_info) { return param_info.param.name; });
 
 }  // namespace
