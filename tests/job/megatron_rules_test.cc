@@ -69,10 +69,10 @@ TEST(MegatronRules, TheLayoutHeaderAlwaysStatesSequenceParallelism) {
   l.ep = 8;
   l.dp = 16;
   l.sequence_parallel = true;
-  EXPECT_EQ(LayoutHeader(l), "TP4 PP1 VPP1 CP1 EP8 ETP1 DP16 (expert-DP 8), SP on");
+  EXPECT_EQ(LayoutHeader(l, true), "TP4 PP1 VPP1 CP1 EP8 ETP1 DP16 (expert-DP 8), SP on");
   l.sequence_parallel = false;
   l.tp = 1;
-  EXPECT_EQ(LayoutHeader(l).substr(LayoutHeader(l).size() - 6), "SP off");
+  EXPECT_EQ(LayoutHeader(l, true).substr(LayoutHeader(l, true).size() - 6), "SP off");
 }
 
 // An uneven pipeline says its split in the header (megatron's first/last stage layer counts).
@@ -81,7 +81,7 @@ TEST(MegatronRules, TheLayoutHeaderStatesAnUnevenPipeline) {
   l.pp = 2;
   l.dp = 4;
   l.last_stage_layers = 11;
-  EXPECT_EQ(LayoutHeader(l),
+  EXPECT_EQ(LayoutHeader(l, true),
             "TP1 PP2 (last 11 layers) VPP1 CP1 EP1 ETP1 DP4 (expert-DP 4), SP off");
   l.first_stage_layers = 13;
   EXPECT_EQ(StageSplitSuffix(l), " (first 13, last 11 layers)");

@@ -43,13 +43,13 @@ const Reference& ReferenceEvaluation() {
     auto workspace = Workspace::Load();
     EXPECT_TRUE(workspace.ok());
     out.workspace = *workspace;
-    auto e = EvaluateJob(out.workspace, *job, kDefaultRankOrder);
+    auto e = EvaluateJob(out.workspace, *job);
     EXPECT_TRUE(e.ok()) << e.error().message;
     out.evaluation = std::move(*e);
     plan::PlanOptions options;
     options.top_k = 5;
     options.threads = 1;
-    auto p = plan::PlanLayouts(out.evaluation.setup, *out.evaluation.comm, out.workspace.memory,
+    auto p = plan::PlanLayouts(*out.evaluation.setup, *out.evaluation.comm, out.workspace.memory,
                                options);
     EXPECT_TRUE(p.ok());
     out.plan = std::move(*p);
@@ -59,8 +59,8 @@ const Reference& ReferenceEvaluation() {
 }
 
 std::vector<ReportFigure> Figures(const Reference& r) {
-  return {MemoryFigure(r.evaluation.ledger), StepFigure(r.evaluation.step),
-          MapFigure(r.evaluation.comm->map(), r.evaluation.traffic), PlanFigure(r.plan)};
+  return {MemoryFigure(r.evaluation.ledger), StepFigure(*r.evaluation.step),
+          MapFigure(r.evaluation.comm->map(), *r.evaluation.traffic), PlanFigure(r.plan)};
 }
 
 TEST(HtmlReport, EveryDrawnNumberIsInTheTableBesideItAndBack) {
@@ -97,11 +97,11 @@ TEST(HtmlReport, FiguresCarryTheEvaluationsNumbers) {
       fmt::format("{:.2f}", r.evaluation.ledger.PhaseOf(Phase::kSteadyPeak).bytes.value() / 1e9));
   EXPECT_EQ(memory.at("memory/capacity"), "96.00");  // the H20's 96 GB (data/gpus.yaml)
   double exposed = 0;
-  for (const auto& [key, value] : Data(StepFigure(r.evaluation.step).svg)) {
+  for (const auto& [key, value] : Data(StepFigure(*r.evaluation.step).svg)) {
     if (key.starts_with("step/")) exposed += std::stod(value);
   }
   // The exposed parts add up to the step (each printed to the millisecond: 17 parts at most).
-  EXPECT_NEAR(exposed, r.evaluation.step.step.s(), 0.009);
+  EXPECT_NEAR(exposed, r.evaluation.step->step.s(), 0.009);
 }
 
 // A hand-made ledger: a 100 GB card, phases of 40, 80, 90, 50 and 95 GB. The axis tops at

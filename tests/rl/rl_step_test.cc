@@ -18,7 +18,7 @@ const RlEvaluation& Reference() {
   static const RlEvaluation e = [] {
     auto spec = LoadRlSpec(kReferenceRlJobName);
     EXPECT_TRUE(spec.ok());
-    auto eval = EvaluateRl(*spec);
+    auto eval = EvaluateRl(*Workspace::Load(), *spec);
     EXPECT_TRUE(eval.ok()) << eval.error().Format();
     return eval.ok() ? *eval : RlEvaluation{};
   }();
@@ -108,7 +108,7 @@ TEST(RlStepTest, H20DecodesFasterPerGpuAndPerWatt) {
 TEST(RlStepTest, RlBatchThatDoesNotDivideOverTheActorsDp) {
   auto spec = LoadRlSpec(kReferenceRlJobName, {"batch.prompts=16", "batch.mini_batches=1"});
   ASSERT_TRUE(spec.ok()) << spec.error().Format();
-  auto eval = EvaluateRl(*spec);
+  auto eval = EvaluateRl(*Workspace::Load(), *spec);
   ASSERT_FALSE(eval.ok());
   EXPECT_EQ(eval.error().Format(),
             "data/jobs/qwen3.6-35b-a3b-grpo-h20x40.yaml: actor: the actor's job "
@@ -124,12 +124,27 @@ TEST(RlStepTest, RlBatchThatDoesNotDivideOverTheActorsDp) {
 TEST(RlStepTest, NemoRlQwen3MoeRowStaysInItsDocumentedBand) {
   auto spec = LoadRlSpec(testing::TestPath("rl/validation/nemo-rl-qwen3-30b-a3b.yaml"));
   ASSERT_TRUE(spec.ok()) << spec.error().Format();
-  auto eval = EvaluateRl(*spec);
+  auto eval = EvaluateRl(*Workspace::Load(), *spec);
   ASSERT_TRUE(eval.ok()) << eval.error().Format();
   ASSERT_TRUE(eval->colocated.valid) << eval->colocated.reason;
   const double error = eval->colocated.times.step.s() / 225.0 - 1;
   EXPECT_GT(error, -0.60);
   EXPECT_LT(error, -0.48);
+}
+
+// A GPU written as a variant keeps its catalog part's calibration in the rollout too, at its
+// power limit (the step tables resolve it once; the rollout read the efficiencies by the
+// variant's name, "H20 (custom)", and fell back to the defaults). H20: sustained clock 1.0 at its
+// 400 W; capped at 300 W: (300/400)^0.333 = 0.90865 (tests/sim/step_gpu_variant_test.cc), so the
+// prefill's compute efficiency (gemm_large x sustained clock) is 0.90865 x the catalog part's.
+TEST(RlStepTest, GpuVariantKeepsItsCalibrationInTheRollout) {
+  auto spec = LoadRlSpec(kReferenceRlJobName, {"actor.cluster.gpu={base: H20, power_w: 300}"});
+  ASSERT_TRUE(spec.ok()) << spec.error().Format();
+  auto capped = EvaluateRl(*Workspace::Load(), *spec);
+  ASSERT_TRUE(capped.ok()) << capped.error().Format();
+  EXPECT_NEAR(capped->decode.compute_efficiency / Reference().decode.compute_efficiency, 0.90865,
+              1e-4);
+  EXPECT_DOUBLE_EQ(capped->decode.hbm_efficiency, Reference().decode.hbm_efficiency);
 }
 
 }  // namespace

@@ -46,15 +46,36 @@ int EmitOutput(const std::string& raw, const std::string& path) {
   return kExitOk;
 }
 
-void AddSvgOption(CLI::App& app, std::string& path) {
-  app.add_option("--svg", path,
-                 "also write the figure `strata report` draws for this view to FILE (SVG, "
-                 "atomically)");
+OutputFlagHandles AddOutputOptions(CLI::App& app, OutputOptions& options, unsigned flags,
+                                   const std::string& explain_help,
+                                   const std::string& output_what) {
+  OutputFlagHandles h;
+  if ((flags & kJsonFlag) != 0U) {
+    h.json = app.add_flag("--json", options.json, "print JSON for scripts (with a schema_version)");
+  }
+  if ((flags & kExplainFlag) != 0U) {
+    h.explain = app.add_flag(
+        "--explain", options.explain,
+        explain_help.empty() ? "print each formula with the numbers substituted" : explain_help);
+  }
+  h.output = app.add_option("-o,--output", options.output,
+                            fmt::format("write {} to this file (atomically) instead of stdout",
+                                        output_what.empty() ? "the output" : output_what));
+  if ((flags & kSvgFlag) != 0U) {
+    h.svg = app.add_option("--svg", options.svg,
+                           "also write the figure `strata report` draws for this view to FILE "
+                           "(SVG, atomically)");
+  }
+  return h;
 }
 
-int WriteSvg(const std::string& path, const std::string& svg) {
-  if (path.empty()) return kExitOk;
-  if (auto st = WriteFileAtomic(path, SanitizeUtf8(svg)); !st.ok()) return ReportError(st.error());
+int EmitOutputs(const OutputOptions& options, const std::string& text,
+                const std::function<std::string()>& svg) {
+  if (int rc = EmitOutput(text, options.output); rc != kExitOk) return rc;
+  if (options.svg.empty() || !svg) return kExitOk;
+  if (auto st = WriteFileAtomic(options.svg, SanitizeUtf8(svg())); !st.ok()) {
+    return ReportError(st.error());
+  }
   return kExitOk;
 }
 

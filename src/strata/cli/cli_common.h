@@ -3,6 +3,7 @@
 #define STRATA_CLI_CLI_COMMON_H_
 
 #include <CLI/CLI.hpp>
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -24,11 +25,37 @@ void Warn(const std::string& message);
 /// Writes `text` to stdout, or atomically to `path` when it is not empty.
 int EmitOutput(const std::string& text, const std::string& path);
 
-/// `--svg FILE`: the command's figure, the one `strata report` draws (report/html_report.h).
-void AddSvgOption(CLI::App& app, std::string& path);
-/// Writes `svg` atomically to `path` when it is not empty; returns an exit code (0: written or
-/// not asked for).
-int WriteSvg(const std::string& path, const std::string& svg);
+/// The output flags, declared once for every command: --json, --explain, -o/--output and --svg
+/// mean the same thing (and say so in the same words) wherever they appear.
+struct OutputOptions {
+  bool json = false;
+  bool explain = false;
+  std::string output;  // -o FILE: written atomically; "" = stdout
+  std::string svg;     // --svg FILE: the figure `strata report` draws for this view
+};
+
+/// Which of the optional output flags a command takes (-o/--output is always declared).
+enum OutputFlag : unsigned { kJsonFlag = 1U, kExplainFlag = 2U, kSvgFlag = 4U };
+
+/// The options created, for commands that relate them to their own (e.g. --json excludes --csv).
+struct OutputFlagHandles {
+  CLI::Option* json = nullptr;
+  CLI::Option* explain = nullptr;
+  CLI::Option* output = nullptr;
+  CLI::Option* svg = nullptr;
+};
+
+/// Declares -o/--output and the flags in `flags` on `app`. `explain_help` says what --explain
+/// adds for this command ("" = the formulas with the numbers substituted); `output_what` names
+/// what -o writes ("" = the output).
+OutputFlagHandles AddOutputOptions(CLI::App& app, OutputOptions& options, unsigned flags,
+                                   const std::string& explain_help = "",
+                                   const std::string& output_what = "");
+
+/// Writes `text` where `options` says, then, when --svg was given, the figure `svg()` draws
+/// (called only then). Returns an exit code (0: all written).
+int EmitOutputs(const OutputOptions& options, const std::string& text,
+                const std::function<std::string()>& svg = {});
 
 }  // namespace strata::cli
 

@@ -10,9 +10,9 @@
 #include "strata/cli/cli_common.h"
 #include "strata/cli/commands.h"
 #include "strata/comm/collective_cost.h"
-#include "strata/comm/collective_report.h"
 #include "strata/hw/cluster.h"
 #include "strata/hw/interconnects.h"
+#include "strata/report/collective_report.h"
 
 namespace strata::cli {
 namespace {
@@ -23,8 +23,7 @@ struct CommOptions {
   std::optional<int64_t> ranks;  // unset: the whole cluster
   std::string cluster = "h20-5x8";
   std::string algorithm = "auto";
-  bool json = false;
-  std::string output;
+  OutputOptions out;
 };
 
 Result<CollectiveReport> Build(const CommOptions& o) {
@@ -69,14 +68,13 @@ int RunComm(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--algorithm", o.algorithm, "auto, ring, tree, hierarchical or nvls")
       ->capture_default_str();
-  app.add_flag("--json", o.json, "JSON for scripts");
-  app.add_option("-o,--output", o.output, "write to this file (atomically) instead of stdout");
+  AddOutputOptions(app, o.out, kJsonFlag);
   if (auto code = ParseArgs(app, argc, argv)) return *code;
 
   auto report = Build(o);
   if (!report.ok()) return ReportError(report.error());
-  return EmitOutput(o.json ? DumpJson(CollectiveJson(*report)) : RenderCollectiveText(*report),
-                    o.output);
+  return EmitOutputs(
+      o.out, o.out.json ? DumpJson(CollectiveJson(*report)) : RenderCollectiveText(*report));
 }
 
 }  // namespace strata::cli

@@ -49,9 +49,7 @@ int RunCompare(int argc, char** argv) {
   std::vector<std::string> variants;
   std::vector<std::string> sets;
   std::string tokens_text = "1000M";
-  bool explain = false;
-  bool json = false;
-  std::string output;
+  OutputOptions out;
   app.add_option("jobs", jobs,
                  "job files (YAML) or names from data/jobs/; the first is the baseline. With one "
                  "job and --variant, the job itself is the baseline");
@@ -62,9 +60,8 @@ int RunCompare(int argc, char** argv) {
   app.add_option("--tokens", tokens_text,
                  "tokens to train, for the time to train (500M, 2.31M, 29K; "
                  "default 1000M)");
-  app.add_flag("--explain", explain, "print each system's formulas with the numbers substituted");
-  app.add_flag("--json", json, "print JSON for scripts");
-  app.add_option("-o,--output", output, "write the output to this file (atomically)");
+  AddOutputOptions(app, out, kJsonFlag | kExplainFlag,
+                   "print each system's formulas with the numbers substituted");
   if (auto exit = ParseArgs(app, argc, argv)) return *exit;
 
   auto tokens = ParseTokenCount(tokens_text);
@@ -106,11 +103,13 @@ int RunCompare(int argc, char** argv) {
     if (!job.ok()) return ReportError(job.error());
     resolved.push_back(*std::move(job));
   }
-  auto report = CompareSystems(resolved, labels, *tokens);
+  auto workspace = Workspace::Load();
+  if (!workspace.ok()) return ReportError(workspace.error());
+  auto report = CompareSystems(*workspace, resolved, labels, *tokens);
   if (!report.ok()) return ReportError(report.error());
   const std::string text =
-      json ? DumpJson(CompareToJson(*report)) : RenderCompareText(*report, explain);
-  return EmitOutput(text, output);
+      out.json ? DumpJson(CompareToJson(*report)) : RenderCompareText(*report, out.explain);
+  return EmitOutputs(out, text);
 }
 
 }  // namespace strata::cli

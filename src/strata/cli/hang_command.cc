@@ -42,16 +42,13 @@ int RunHang(int argc, char** argv) {
       "no readable input, 3 no verdict: files were read but nothing in them could be used.",
       "strata hang"};
   std::vector<std::string> paths;
-  bool json = false;
-  std::string output;
+  OutputOptions out;
   size_t frames = 8;
   std::string synth;
   std::string out_dir;
   hang::SynthOptions synth_options;
   app.add_option("paths", paths, "bundle directories or evidence files");
-  app.add_flag("--json", json, "print the verdict as JSON (with a schema_version)");
-  app.add_option("-o,--output", output,
-                 "write the verdict to this file (atomically) instead of stdout");
+  AddOutputOptions(app, out, kJsonFlag, "", "the verdict");
   app.add_option("--frames", frames, "frames shown per stack group in the text summary")
       ->capture_default_str();
   app.add_option(
@@ -82,8 +79,8 @@ int RunHang(int argc, char** argv) {
   }
   const hang::Verdict verdict = hang::Analyze(*evidence, {std::move(frameworks).value()});
   const std::string text =
-      json ? DumpJson(hang::VerdictToJson(verdict)) : hang::VerdictToText(verdict, frames);
-  if (int code = EmitOutput(text, output); code != kExitOk) return code;
+      out.json ? DumpJson(hang::VerdictToJson(verdict)) : hang::VerdictToText(verdict, frames);
+  if (int code = EmitOutputs(out, text); code != kExitOk) return code;
   // Every file unreadable is bad input, not "no hang": the verdict above says which and why.
   const bool nothing_read = evidence->ranks.empty() && evidence->fr_dumps.empty() &&
                             evidence->watchdog.empty() && evidence->ras.empty() &&

@@ -40,14 +40,9 @@ int RunImport(int argc, char** argv) {
       "args.json, a torchtitan TOML, a DeepSpeed/HF config or a verl YAML",
       "strata import"};
   std::string input;
-  std::string output;
+  OutputOptions out;
   ImportOptions options;
-  bool json = false;
-  bool explain = false;
   app.add_option("file", input, "launch script, log, JSON, TOML or YAML to import")->required();
-  app.add_option("-o,--output", output,
-                 "write the job YAML here (atomically); a Megatron-style model description goes "
-                 "beside it as <stem>.model.json");
   app.add_option("--gpu", options.gpu, "GPU catalog name (launch commands do not say: H20, ...)");
   app.add_option("--nodes", options.nodes, "node count, when the input does not give it")
       ->check(CLI::PositiveNumber);
@@ -60,15 +55,20 @@ int RunImport(int argc, char** argv) {
                  "step and map; its GPU and GPUs per node when the input lacks them)");
   app.add_option("--set", options.overrides,
                  "job field the input cannot give, key=value (sequence.mean_tokens=29K)");
-  app.add_flag("--json", json, "JSON for scripts (fields with their sources, defaults, unused)");
-  app.add_flag("--explain", explain,
-               "also list every framework default applied and every setting not used");
+  AddOutputOptions(app, out, kJsonFlag | kExplainFlag,
+                   "also list every framework default applied and every setting not used",
+                   "the job YAML (a Megatron-style model description goes beside it as "
+                   "<stem>.model.json)");
   if (auto code = ParseArgs(app, argc, argv)) return *code;
+  const std::string& output = out.output;
+  const bool json = out.json;
+  const bool explain = out.explain;
 
   std::string model_json_path;
   if (!output.empty()) {
-    std::filesystem::path out(output);
-    model_json_path = (out.parent_path() / (out.stem().string() + ".model.json")).string();
+    const std::filesystem::path job_path(output);
+    model_json_path =
+        (job_path.parent_path() / (job_path.stem().string() + ".model.json")).string();
     options.model_json_path = model_json_path;
   }
   auto report = ImportJobFile(input, options);

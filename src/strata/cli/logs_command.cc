@@ -13,13 +13,13 @@
 
 #include "strata/cli/cli_common.h"
 #include "strata/cli/commands.h"
-#include "strata/cli/logs_render.h"
 #include "strata/core/file_io.h"
 #include "strata/core/units.h"
 #include "strata/hw/gpu_catalog.h"
 #include "strata/logs/log_job.h"
 #include "strata/logs/log_json.h"
 #include "strata/logs/log_reader.h"
+#include "strata/report/logs_render.h"
 
 namespace strata::cli {
 
@@ -33,14 +33,12 @@ struct LogsOptions {
   std::string job;
   std::string model;
   std::vector<std::string> sets;
-  bool json = false;
+  OutputOptions out;  // --json, --explain, -o
   bool csv = false;
-  bool explain = false;
   int64_t rows = 20;
   bool follow = false;
   std::string exit_after_idle;
   std::string hang_after = "60s";
-  std::string output;
 };
 
 // The primary stream: the rank with the most steps (the rank that logs, usually the last).
@@ -69,10 +67,11 @@ int RunLogs(int argc, char** argv) {
                  "the model (catalog name or config.json): with --set, the log's job without a "
                  "job file; with --job, replaces its model");
   app.add_option("--set", o.sets, "override a job field: --set batch.global_batch=64 (repeatable)");
-  auto* json = app.add_flag("--json", o.json, "JSON for scripts (every step)");
+  const OutputFlagHandles flags =
+      AddOutputOptions(app, o.out, kJsonFlag | kExplainFlag,
+                       "print how throughput and MFU are computed, numbers in");
   auto* csv = app.add_flag("--csv", o.csv, "the per-step table as CSV (every step)");
-  json->excludes(csv);
-  app.add_flag("--explain", o.explain, "print how throughput and MFU are computed, numbers in");
+  flags.json->excludes(csv);
   app.add_option("--rows", o.rows, "steps shown in the text table (first and last half)")
       ->capture_default_str();
   auto* follow = app.add_flag("--follow", o.follow,
@@ -86,7 +85,6 @@ int RunLogs(int argc, char** argv) {
                  "hang")
       ->needs(follow)
       ->capture_default_str();
-  app.add_option("-o,--output", o.output, "write to this file (atomically) instead of stdout");
   if (auto code = ParseArgs(app, argc, argv)) return *code;
 
   FollowOptions follow_options;
@@ -117,7 +115,7 @@ int RunLogs(int argc, char** argv) {
   LogAnalyzer::Callbacks callbacks;
   callbacks.on_step = [&](int rank, const StepRecord& step) {
     ++rows_total;
-    if (o.json) {
+    if (o.out.json) {
       steps.push_back(StepToJson(rank, step));
     } else if (o.csv) {
       csv_text += CsvRow(rank, step, job);
@@ -128,7 +126,7 @@ int RunLogs(int argc, char** argv) {
       if (last_rows.size() > half) last_rows.pop_front();
     }
   };
-  if (o.follow && !o.json && !o.csv) {
+  if (o.follow && !o.out.json && !o.csv) {
     callbacks.on_anomaly = [](const Anomaly& a) {
       fmt::print("{}\n", FormatAnomaly(a));
       std::fflush(stdout);
@@ -177,7 +175,7 @@ int RunLogs(int argc, char** argv) {
   }
 
   std::string out;
-  if (o.json) {
+  if (o.out.json) {
     std::optional<Json> mfu_json;
     if (mfu) mfu_json = LogMfuToJson(*mfu, *job);
     out = DumpJson(LogReportToJson(o.path, summary, steps, mfu_json, mfu_note));
@@ -193,7 +191,7 @@ int RunLogs(int argc, char** argv) {
     text.job = &job;
     text.mfu = mfu ? &*mfu : nullptr;
     text.mfu_note = mfu_note;
-    text.explain = o.explain;
+    text.explain = o.out.explain;
     if (auto catalog = LoadGpuCatalog(DataDir() + "/gpus.yaml"); catalog.ok()) {
       std::vector<std::pair<std::string, FlopPerSecond>> peaks;
       for (const auto& g : *catalog) peaks.emplace_back(g.name, g.bf16_dense);
@@ -203,7 +201,7 @@ int RunLogs(int argc, char** argv) {
     text.long_lines = read->long_lines;
     out = RenderLogsText(text);
   }
-  if (int rc = EmitOutput(out, o.output); rc != kExitOk) return rc;
+  if (int rc = EmitOutput(out, o.out.output); rc != kExitOk) return rc;
   return summary.anomalies.empty() ? kExitOk : kExitCheckFailed;
 }
 

@@ -28,8 +28,7 @@ struct MapOptions {
   std::string cluster;
   std::string rank_order = kDefaultRankOrder;
   bool no_layout = false;
-  bool json = false;
-  std::string output;
+  OutputOptions out;
 };
 
 Result<MapReport> Build(const MapOptions& o) {
@@ -58,7 +57,7 @@ Result<MapReport> Build(const MapOptions& o) {
     return MapReport{cluster, model.map(), std::nullopt};
   }
   // The layout section is the job's evaluation: the step model's own traffic.
-  STRATA_ASSIGN_OR_RETURN(Evaluation e, EvaluateJob(workspace, *job, o.rank_order));
+  STRATA_ASSIGN_OR_RETURN(Evaluation e, EvaluateJob(workspace, *job, {.rank_order = o.rank_order}));
   return MapReport{cluster, e.comm->map(), std::move(e.traffic)};
 }
 
@@ -77,12 +76,9 @@ int RunMap(int argc, char** argv) {
   app.add_option("--rank-order", o.rank_order, "megatron-core rank order, fastest first")
       ->capture_default_str();
   app.add_flag("--no-layout", o.no_layout, "the bandwidth map only");
-  app.add_flag("--json", o.json, "JSON for scripts");
-  app.add_option("-o,--output", o.output, "write to this file (atomically) instead of stdout");
-  std::string svg;
-  AddSvgOption(app, svg);
+  AddOutputOptions(app, o.out, kJsonFlag | kSvgFlag);
   if (auto code = ParseArgs(app, argc, argv)) return *code;
-  if (!svg.empty() && o.no_layout) {
+  if (!o.out.svg.empty() && o.no_layout) {
     return ReportError(InvalidInput("--svg draws the layout's traffic on the map, and "
                                     "--no-layout leaves the layout out")
                            .InField("--svg")
@@ -91,11 +87,8 @@ int RunMap(int argc, char** argv) {
 
   auto report = Build(o);
   if (!report.ok()) return ReportError(report.error());
-  if (!svg.empty() && report->layout) {
-    if (int rc = WriteSvg(svg, MapFigure(report->map, *report->layout).svg); rc != kExitOk)
-      return rc;
-  }
-  return EmitOutput(o.json ? DumpJson(MapJson(*report)) : RenderMapText(*report), o.output);
+  return EmitOutputs(o.out, o.out.json ? DumpJson(MapJson(*report)) : RenderMapText(*report),
+                     [&] { return MapFigure(report->map, *report->layout).svg; });
 }
 
 }  // namespace strata::cli

@@ -9,7 +9,7 @@
 #include "strata/cli/cli_common.h"
 #include "strata/cli/commands.h"
 #include "strata/cli/job_options.h"
-#include "strata/memory/oom_advice.h"
+#include "strata/eval/evaluation.h"
 #include "strata/report/html_report.h"
 #include "strata/report/memory_json.h"
 #include "strata/report/memory_text.h"
@@ -20,25 +20,20 @@ int RunMemory(int argc, char** argv) {
   CLI::App app{"Per-GPU memory of a training job, item by item and phase by phase.",
                "strata memory"};
   JobRequest request;
-  bool explain = false;
-  bool json = false;
-  std::string output;
+  OutputOptions out;
   AddJobOptions(app, request);
-  app.add_flag("--explain", explain, "print each item's formula with the numbers substituted");
-  app.add_flag("--json", json, "print JSON for scripts");
-  app.add_option("-o,--output", output, "write the output to this file (atomically)");
-  std::string svg;
-  AddSvgOption(app, svg);
+  AddOutputOptions(app, out, kJsonFlag | kExplainFlag | kSvgFlag,
+                   "print each item's formula with the numbers substituted");
   if (auto exit = ParseArgs(app, argc, argv)) return *exit;
 
   auto job = ResolveJobRequest(request);
   if (!job.ok()) return ReportError(job.error());
-  auto constants = LoadMemoryConstants();
-  if (!constants.ok()) return ReportError(constants.error());
-
-  const MemoryLedger ledger = ComputeLedger(*job, *constants);
-  const std::vector<MemoryFix> fixes =
-      ledger.fits ? std::vector<MemoryFix>{} : SuggestMemoryFixes(*job, *constants);
+  auto workspace = Workspace::Load();
+  if (!workspace.ok()) return ReportError(workspace.error());
+  auto e = EvaluateJob(*workspace, *job, {.depth = EvalDepth::kMemory, .memory_fixes = true});
+  if (!e.ok()) return ReportError(e.error());
+  const MemoryLedger& ledger = e->ledger;
+  const std::vector<MemoryFix>& fixes = e->fixes;
   if (ledger.only_after_step1_exceeds) {
     Warn(fmt::format(
         "step 1 fits ({}) but the Adam moments allocated at its end take the peak to {}, over "
@@ -46,10 +41,11 @@ int RunMemory(int argc, char** argv) {
         FormatGB(ledger.peak_before_step1), FormatGB(ledger.peak_after_step1),
         FormatGB(ledger.capacity)));
   }
-  const std::string text = json ? DumpJson(LedgerToJson(*job, ledger, fixes))
-                                : RenderMemoryText(*job, ledger, fixes, explain);
-  if (int rc = EmitOutput(text, output); rc != kExitOk) return rc;
-  if (int rc = WriteSvg(svg, MemoryFigure(ledger).svg); rc != kExitOk) return rc;
+  const std::string text = out.json ? DumpJson(LedgerToJson(*job, ledger, fixes))
+                                    : RenderMemoryText(*job, ledger, fixes, out.explain);
+  if (int rc = EmitOutputs(out, text, [&] { return MemoryFigure(ledger).svg; }); rc != kExitOk) {
+    return rc;
+  }
   return ledger.fits ? kExitOk : kExitCheckFailed;
 }
 

@@ -23,8 +23,7 @@ int RunMfu(int argc, char** argv) {
   JobRequest request;
   AddJobOptions(app, request);
   std::string tokens_per_s, tokens_per_step, step_time, peak_dtype = "bf16", nominal_active;
-  bool json = false, explain = false;
-  std::string output;
+  OutputOptions out;
   auto* rate = app.add_option("--tokens-per-s", tokens_per_s,
                               "job throughput in tokens/s (= --set throughput.tokens_per_s)");
   auto* per_step = app.add_option("--tokens-per-step", tokens_per_step,
@@ -38,9 +37,7 @@ int RunMfu(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--nominal-active-params", nominal_active,
                  "N for 6N-nominal (default: data/models/catalog.yaml)");
-  app.add_flag("--json", json, "JSON for scripts");
-  app.add_flag("--explain", explain, "print each formula with the numbers substituted");
-  app.add_option("-o,--output", output, "write to this file (atomically) instead of stdout");
+  AddOutputOptions(app, out, kJsonFlag | kExplainFlag);
   if (auto code = ParseArgs(app, argc, argv)) return *code;
 
   // The throughput flags are --set shortcuts: one job, one parser, one validation.
@@ -64,8 +61,8 @@ int RunMfu(int argc, char** argv) {
   source.tokens_per_step = job->throughput->tokens_per_step;
   source.step_time_s = job->throughput->step_time_s;
   const std::string text =
-      json ? DumpJson(MfuJson(*report, source)) : RenderMfuText(*report, source, explain);
-  return EmitOutput(text, output);
+      out.json ? DumpJson(MfuJson(*report, source)) : RenderMfuText(*report, source, out.explain);
+  return EmitOutputs(out, text);
 }
 
 }  // namespace strata::cli

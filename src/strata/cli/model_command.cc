@@ -9,8 +9,8 @@
 #include "strata/cli/commands.h"
 #include "strata/model/model_catalog.h"
 #include "strata/model/model_config.h"
-#include "strata/model/model_report.h"
 #include "strata/model/sequence_lengths.h"
+#include "strata/report/model_report.h"
 
 namespace strata::cli {
 
@@ -19,17 +19,13 @@ int RunModel(int argc, char** argv) {
                "strata model"};
   std::string model = kReferenceModelName;
   std::string seq = "4096";
-  bool json = false;
-  bool explain = false;
-  std::string output;
+  OutputOptions out;
   app.add_option("model", model, "config.json path or catalog name in data/models/")
       ->capture_default_str();
   app.add_option("--seq", seq,
                  "sequence length the attention FLOPs are given at (4096, 32K = 32,768, 48Ki)")
       ->capture_default_str();
-  app.add_flag("--json", json, "JSON for scripts");
-  app.add_flag("--explain", explain, "print the formulas with the numbers substituted");
-  app.add_option("-o,--output", output, "write to this file (atomically) instead of stdout");
+  AddOutputOptions(app, out, kJsonFlag | kExplainFlag);
   if (auto code = ParseArgs(app, argc, argv)) return *code;
 
   auto seq_tokens = ParseSequenceLength(seq);
@@ -41,8 +37,9 @@ int RunModel(int argc, char** argv) {
   std::optional<int64_t> nominal;
   if (*entry) nominal = (*entry)->nominal_active_params;
   const ModelReport report = BuildModelReport(*config, *seq_tokens, nominal);
-  const std::string text = json ? DumpJson(ModelJson(report)) : RenderModelText(report, explain);
-  return EmitOutput(text, output);
+  const std::string text =
+      out.json ? DumpJson(ModelJson(report)) : RenderModelText(report, out.explain);
+  return EmitOutputs(out, text);
 }
 
 }  // namespace strata::cli

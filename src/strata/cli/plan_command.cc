@@ -11,6 +11,7 @@
 #include "strata/cli/commands.h"
 #include "strata/cli/job_options.h"
 #include "strata/core/did_you_mean.h"
+#include "strata/eval/evaluation.h"
 #include "strata/plan/planner.h"
 #include "strata/report/html_report.h"
 #include "strata/report/plan_report.h"
@@ -24,7 +25,7 @@ Status ApplyFix(const std::string& text, plan::SearchSpace& space) {
   const size_t eq = text.find('=');
   const std::string key = text.substr(0, eq);
   Error bad =
-      InvalidInput(fmt::format("--fix '{}': expected KEY=N with KEY one of tp, pp, vpp, "
+      InvalidInput(fmt::format("'{}': expected KEY=N with KEY one of tp, pp, vpp, "
                                "cp, ep, etp, dp, mb and N a positive integer",
                                text));
   bad.field = "--fix";
@@ -65,8 +66,7 @@ int RunPlan(int argc, char** argv) {
   unsigned threads = 0;
   std::string objective = "time";
   std::string sharding = "job";
-  bool explain = false, json = false;
-  std::string output;
+  OutputOptions out;
   AddJobOptions(app, request);
   app.add_option("--nodes", nodes, "search on this many nodes of the job's cluster")
       ->check(CLI::PositiveNumber);
@@ -88,11 +88,8 @@ int RunPlan(int argc, char** argv) {
                  "threads to evaluate layouts on (default: the machine's cores); the result is "
                  "the same with any number")
       ->check(CLI::Range(1U, 256U));
-  app.add_flag("--explain", explain, "print the pruning counts of every rule");
-  app.add_flag("--json", json, "print JSON for scripts");
-  app.add_option("-o,--output", output, "write the output to this file (atomically)");
-  std::string svg;
-  AddSvgOption(app, svg);
+  AddOutputOptions(app, out, kJsonFlag | kExplainFlag | kSvgFlag,
+                   "print the pruning counts of every rule");
   if (auto exit = ParseArgs(app, argc, argv)) return *exit;
 
   plan::PlanOptions options;
@@ -128,20 +125,15 @@ int RunPlan(int argc, char** argv) {
           nodes, e.hint.empty() ? "" : "; " + e.hint)));
     }
   }
-  auto setup = PrepareStep(*job);
-  if (!setup.ok()) return ReportError(setup.error());
-  auto links = LoadInterconnects();
-  if (!links.ok()) return ReportError(links.error());
-  auto comm = CollectiveModel::Create(setup->job.cluster, *links);
-  if (!comm.ok()) return ReportError(comm.error());
-  auto memory = LoadMemoryConstants();
-  if (!memory.ok()) return ReportError(memory.error());
-  auto plan = plan::PlanLayouts(*setup, *comm, *memory, options);
+  auto workspace = Workspace::Load();
+  if (!workspace.ok()) return ReportError(workspace.error());
+  auto e = EvaluateJob(*workspace, *job, {.depth = EvalDepth::kStep});
+  if (!e.ok()) return ReportError(e.error());
+  auto plan = plan::PlanLayouts(*e->setup, *e->comm, workspace->memory, options);
   if (!plan.ok()) return ReportError(plan.error());
   const std::string text =
-      json ? DumpJson(PlanToJson(*setup, *plan)) : PlanToText(*setup, *plan, explain);
-  if (int rc = WriteSvg(svg, PlanFigure(*plan).svg); rc != kExitOk) return rc;
-  return EmitOutput(text, output);
+      out.json ? DumpJson(PlanToJson(*e->setup, *plan)) : PlanToText(*e->setup, *plan, out.explain);
+  return EmitOutputs(out, text, [&] { return PlanFigure(*plan).svg; });
 }
 
 }  // namespace strata::cli

@@ -9,7 +9,7 @@
 #include "strata/cli/commands.h"
 #include "strata/core/json_output.h"
 #include "strata/profile/profile.h"
-#include "strata/profile/profile_report.h"
+#include "strata/report/profile_report.h"
 
 namespace strata::cli {
 
@@ -23,12 +23,10 @@ int RunProfile(int argc, char** argv) {
       "event in any of them.",
       "strata profile"};
   std::vector<std::string> paths;
-  bool json = false;
-  std::string output;
+  OutputOptions out;
   std::string rules;
   app.add_option("traces", paths, "trace files (.json, .json.gz), one per rank, or directories");
-  app.add_flag("--json", json, "print the breakdown as JSON (with a schema_version)");
-  app.add_option("-o,--output", output, "write to this file (atomically) instead of stdout");
+  AddOutputOptions(app, out, kJsonFlag, "", "the breakdown");
   app.add_option("--rules", rules,
                  "kernel classification rules (default: data/profile/kernel_classes.yaml)");
   if (auto code = ParseArgs(app, argc, argv)) return *code;
@@ -43,8 +41,8 @@ int RunProfile(int argc, char** argv) {
   if (rules.empty()) report->rules_file = "data/profile/kernel_classes.yaml";
   for (const std::string& w : report->warnings) Warn(w);
   const std::string text =
-      json ? DumpJson(profile::ProfileJson(*report)) : profile::ProfileText(*report);
-  if (int code = EmitOutput(text, output); code != kExitOk) return code;
+      out.json ? DumpJson(profile::ProfileJson(*report)) : profile::ProfileText(*report);
+  if (int code = EmitOutputs(out, text); code != kExitOk) return code;
   for (const profile::RankProfile& r : report->ranks) {
     if (r.whole_trace.gpu_events > 0) return kExitOk;
   }

@@ -30,7 +30,7 @@ int RunReport(int argc, char** argv) {
       "strata report"};
   JobRequest request;
   int64_t top_k = 20;
-  std::string output;
+  OutputOptions out;
   std::vector<std::string> hang_paths;
   std::vector<std::string> logs;
   AddJobOptions(app, request);
@@ -41,23 +41,23 @@ int RunReport(int argc, char** argv) {
   app.add_option("--top", top_k, "layouts of the planner drawn (the fastest that fit)")
       ->check(CLI::Range(1, 200))
       ->capture_default_str();
-  app.add_option("-o,--output", output, "write the page to this file (atomically); default stdout");
+  AddOutputOptions(app, out, 0, "", "the page");
   if (auto exit = ParseArgs(app, argc, argv)) return *exit;
 
   auto job = ResolveJobRequest(request);
   if (!job.ok()) return ReportError(job.error());
   auto workspace = Workspace::Load();
   if (!workspace.ok()) return ReportError(workspace.error());
-  auto evaluation = EvaluateJob(*workspace, *job, kDefaultRankOrder);
+  auto evaluation = EvaluateJob(*workspace, *job);
   if (!evaluation.ok()) return ReportError(evaluation.error());
   plan::PlanOptions options;
   options.top_k = top_k;
-  auto plan = plan::PlanLayouts(evaluation->setup, *evaluation->comm, workspace->memory, options);
+  auto plan = plan::PlanLayouts(*evaluation->setup, *evaluation->comm, workspace->memory, options);
   if (!plan.ok()) return ReportError(plan.error());
 
   std::vector<ReportFigure> figures = {
-      MemoryFigure(evaluation->ledger), StepFigure(evaluation->step),
-      MapFigure(evaluation->comm->map(), evaluation->traffic), PlanFigure(*plan)};
+      MemoryFigure(evaluation->ledger), StepFigure(*evaluation->step),
+      MapFigure(evaluation->comm->map(), *evaluation->traffic), PlanFigure(*plan)};
   for (const std::string& log : logs) {
     auto figure = ReadLogFigure(log);
     if (!figure.ok()) return ReportError(figure.error());
@@ -73,7 +73,7 @@ int RunReport(int argc, char** argv) {
     }
     figures.push_back(HangFigure(hang::Analyze(*evidence, {std::move(frameworks).value()})));
   }
-  return EmitOutput(RenderHtmlReport(*evaluation, figures), output);
+  return EmitOutputs(out, RenderHtmlReport(*evaluation, figures));
 }
 
 }  // namespace strata::cli

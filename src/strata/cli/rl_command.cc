@@ -1,287 +1,17 @@
 // strata rl [rl-job.yaml] [--set key=value ...] [--explain] [--json]: memory per GPU in each
 // phase of an RL step, where the step's time goes (generation, log-prob passes, update, weight
 // sync, idle), and colocated against every split of the GPUs. With no job: the reference RL job
-// (data/jobs/qwen3.6-35b-a3b-grpo-h20x40.yaml). All arithmetic is in src/strata/rl/; this file
-// parses and renders.
-#include <fmt/format.h>
-
+// (data/jobs/qwen3.6-35b-a3b-grpo-h20x40.yaml). All arithmetic is in src/strata/rl/, the text in
+// src/strata/report/; this file parses flags.
 #include <string>
 #include <vector>
 
 #include "strata/cli/cli_common.h"
 #include "strata/cli/commands.h"
 #include "strata/cli/exit_status.h"
-#include "strata/core/json_output.h"
-#include "strata/core/strings.h"
-#include "strata/core/table.h"
-#include "strata/rl/rl_step.h"
+#include "strata/report/rl_report.h"
 
 namespace strata::cli {
-namespace {
-
-std::string Gib(Bytes b) { return fmt::format("{:.2f}", b.gib()); }
-std::string Sec(Seconds s) { return fmt::format("{:.1f}", s.s()); }
-
-std::string PlacementName(const RlPlacementResult& r) {
-  if (r.placement == RlPlacement::kColocated) return "colocated";
-  return fmt::format("split {}+{}{}", r.rollout_gpus, r.train_gpus,
-                     r.one_step_off ? " one-step-off" : " sync");
-}
-
-std::string Header(const RlEvaluation& e) {
-  const RlSpec& s = e.spec;
-  const ResolvedJob& j = e.actor;
-  std::string out;
-  out +=
-      fmt::format("RL job: {} on {}, {} x {}{}{}\n",
-                  RlAlgorithmName(s.algorithm) == "grpo" ? "GRPO" : "PPO", j.model.name, j.world(),
-                  j.gpu.name, j.cluster.name.empty() ? "" : " (cluster " + j.cluster.name + ")",
-                  s.file.empty() ? "" : ", from " + s.file);
-  out += fmt::format(
-      "step: {} prompts x {} samples = {} samples; prompts {} / {} tokens (mean / max), "
-      "responses {} / {} tokens; {} mini batch{} x {} epoch{}; reference model: {}\n",
-      s.prompts, s.samples_per_prompt, GroupDigits(static_cast<double>(s.samples())),
-      GroupDigits(s.lengths.prompt_mean), GroupDigits(s.lengths.prompt_max),
-      GroupDigits(s.lengths.response_mean), GroupDigits(s.lengths.response_max), s.mini_batches,
-      s.mini_batches == 1 ? "" : "es", s.epochs, s.epochs == 1 ? "" : "s",
-      s.reference_model ? "yes" : "no");
-  out += fmt::format("actor (megatron-core): {}, from {}\n", LayoutHeader(j.layout), s.actor_job);
-  out += fmt::format(
-      "rollout (vLLM {}.{}): TP{} x {} instances, gpu_memory_utilization {:.2f}, "
-      "max_num_seqs {}\n",
-      s.rollout.vllm.major, s.rollout.vllm.minor, s.rollout.tp, j.world() / s.rollout.tp,
-      s.rollout.gpu_memory_utilization, s.rollout.max_num_seqs);
-  return out;
-}
-
-std::string KvLine(const RlEvaluation& e) {
-  const KvFootprint& k = e.kv;
-  std::string out = fmt::format("KV cache per rollout GPU (TP{}): {} per token", k.tp,
-                                FormatBytesAuto(k.full_per_token + k.sliding_per_token));
-  if (k.kv_heads_per_gpu > 0) {
-    out += fmt::format(" ({} attention layers, {} KV head{} per GPU{})", k.attention_layers,
-                       k.kv_heads_per_gpu, k.kv_heads_per_gpu == 1 ? "" : "s",
-                       e.actor.model.attention.num_kv_heads < k.tp ? ", replicated over TP" : "");
-  }
-  if (k.state_layers > 0) {
-    out += fmt::format(", {} fixed state per sequence ({} layers)",
-                       FormatBytesAuto(k.state_per_sequence), k.state_layers);
-  }
-  return out + "\n";
-}
-
-std::string MemoryText(const RlEvaluation& e) {
-  const RolloutMemory& m = e.colocated.rollout_memory;
-  std::string out =
-      fmt::format("\nmemory per GPU, colocated ({} card):\n", FormatGiB(e.actor.gpu.memory));
-  Table t({{"phase", Align::kLeft}, {"GiB"}, {"what", Align::kLeft}});
-  for (const RlPhaseMemory& p : e.phases) t.AddRow({p.phase, Gib(p.bytes), p.items});
-  out += t.Render();
-  const std::string kv = m.kv_cache.value() > 0 ? fmt::format("{} GiB KV cache", Gib(m.kv_cache))
-                                                : fmt::format("no room for KV cache ({} GiB short)",
-                                                              Gib(Bytes() - m.kv_cache));
-  out += fmt::format(
-      "rollout: {} GiB budget = {} GiB weights + {} GiB non-torch + {} GiB activations{} + {}; "
-      "CUDA graphs {} GiB {}\n",
-      Gib(m.budget), Gib(m.weights), Gib(m.non_torch), Gib(m.activation_peak),
-      m.cuda_graph_inside ? fmt::format(" + {} GiB CUDA graphs", Gib(m.cuda_graph)) : "", kv,
-      Gib(m.cuda_graph),
-      m.cuda_graph_inside ? "inside the budget (vLLM >= 0.21)"
-                          : "outside the budget (vLLM <= 0.20)");
-  const std::string range = m.min_utilization <= m.max_utilization
-                                ? fmt::format("gpu_memory_utilization {:.2f} to {:.2f} fits",
-                                              m.min_utilization, m.max_utilization)
-                                : "no gpu_memory_utilization fits";
-  out += fmt::format(
-      "KV cache holds {:.1f} max-length sequences; {} run at once at the mean length "
-      "(max_num_seqs {}); {}\n",
-      m.max_length_sequences, m.concurrent_sequences, e.spec.rollout.max_num_seqs, range);
-  if (e.host_offload_per_node.value() > 0) {
-    out += fmt::format("host memory for the offloaded trainer: {} per node\n",
-                       FormatGiB(e.host_offload_per_node));
-  }
-  if (!m.fits) out += fmt::format("DOES NOT FIT: {}\n", m.reason);
-  if (!e.fix.empty()) out += fmt::format("smallest change that fits: {}\n", e.fix);
-  if (!e.ledger.fits) out += "the actor's update does not fit: see `strata memory` on its job\n";
-  return out;
-}
-
-std::string StepText(const RlPlacementResult& r) {
-  std::string out = fmt::format("\nRL step, {} (s):\n", PlacementName(r));
-  if (!r.valid) return out + fmt::format("  not possible: {}\n", r.reason);
-  const RlTimes& t = r.times;
-  Table table({{"part", Align::kLeft}, {"time (s)"}, {"share of step (%)"}, {"how", Align::kLeft}});
-  auto row = [&](const std::string& name, Seconds s, const std::string& how) {
-    table.AddRow({name, Sec(s), fmt::format("{:.1f}", 100 * (s / t.step)), how});
-  };
-  const GenerationTime& g = r.generation;
-  row("generation", t.generation,
-      fmt::format("prefill {} s; decode {:.0f} steps at batch {:.0f}, {:.1f} ms each ({}), "
-                  "x tail; longest sample alone {} s",
-                  Sec(g.prefill), g.bulk_steps, g.batch, g.step.time.ms(),
-                  g.step.memory_time >= g.step.compute_time ? "HBM-bound" : "compute-bound",
-                  Sec(g.tail_bound)));
-  row("old log-prob", t.old_log_prob, "forward over every sample (step model)");
-  row("reference", t.reference, "the same forward on the reference weights");
-  row("actor update", t.update, "step model x mini batches x epochs");
-  row("weight sync", t.weight_sync,
-      fmt::format("gather {:.2f} + convert {:.2f} + transfer {:.2f} + load {:.2f}",
-                  r.sync.gather.s(), r.sync.convert.s(), r.sync.transfer.s(), r.sync.load.s()));
-  if (t.idle.value() > 0) row("idle (GPU average)", t.idle, "one side waits for the other");
-  table.AddSeparator();
-  table.AddRow({"step", Sec(t.step), "100.0", ""});
-  out += table.Render();
-  return out;
-}
-
-std::string PlacementsText(const RlEvaluation& e) {
-  std::string out =
-      "\nplacements (whole nodes; sync: generate then train; one-step-off: "
-      "generate step k+1 while training on k):\n";
-  Table t({{"placement", Align::kLeft},
-           {"generation (s)"},
-           {"training (s)"},
-           {"sync (s)"},
-           {"idle (s)"},
-           {"step (s)"},
-           {"note", Align::kLeft}});
-  auto add = [&](const RlPlacementResult& r, bool best) {
-    if (!r.valid) {
-      t.AddRow({PlacementName(r), "", "", "", "", "", r.reason});
-      return;
-    }
-    const Seconds training = r.times.old_log_prob + r.times.reference + r.times.update;
-    t.AddRow({PlacementName(r), Sec(r.times.generation), Sec(training), Sec(r.times.weight_sync),
-              Sec(r.times.idle), Sec(r.times.step), best ? "best split" : ""});
-  };
-  add(e.colocated, false);
-  for (size_t i = 0; i < e.splits.size(); ++i) {
-    add(e.splits[i], static_cast<int>(i) == e.best_split);
-  }
-  out += t.Render();
-  if (e.best_split >= 0 && e.colocated.valid) {
-    const RlPlacementResult& b = e.splits[static_cast<size_t>(e.best_split)];
-    out += fmt::format("colocated {} s per step against the best split's {} s ({}): {}\n",
-                       Sec(e.colocated.times.step), Sec(b.times.step), PlacementName(b),
-                       e.colocated.times.step <= b.times.step ? "colocate" : "split");
-  }
-  return out;
-}
-
-std::string ExplainText(const RlEvaluation& e) {
-  const RlPlacementResult& c = e.colocated;
-  const GenerationTime& g = c.generation;
-  const KvFootprint& k = e.kv;
-  std::string out = "\nhow each number is computed (docs/rl.md):\n";
-  out += fmt::format(
-      "  KV per token per GPU = sum over attention layers of 2 x max(1, ceil(kv_heads / TP)) x "
-      "head_dim x {} B = {} B; state per sequence = sum over GDN/Mamba layers of "
-      "(heads / TP) x d_k x d_v x {} B + conv = {} B\n",
-      e.spec.rollout.dtypes.kv_bytes, GroupDigits(k.full_per_token.count()),
-      e.spec.rollout.dtypes.state_bytes, GroupDigits(k.state_per_sequence.count()));
-  out += fmt::format(
-      "  decode step = max(HBM: ({} weights, routed experts x the {:.3f} a batch of {:.0f} "
-      "touches, 1 - (1 - k/E)^B, + {} KV and state per GPU) / achieved HBM = {:.2f} ms, "
-      "compute {:.2f} ms)\n",
-      FormatBytesAuto(g.step.weight_bytes), g.step.expert_fraction, g.batch,
-      FormatBytesAuto(g.step.kv_bytes), g.step.memory_time.ms(), g.step.compute_time.ms());
-  out += fmt::format(
-      "  generation = prefill {} s + max(tail {:.2f} x {:.0f} steps x {:.2f} ms, response_max "
-      "steps alone {} s) = {} s\n",
-      Sec(g.prefill), e.constants.tail_factor, g.bulk_steps, g.step.time.ms(), Sec(g.tail_bound),
-      Sec(g.total));
-  out += fmt::format(
-      "  weight sync = gather {:.2f} s + {} / {} convert {:.2f} s + transfer {:.2f} s + load "
-      "{:.2f} s\n",
-      c.sync.gather.s(), FormatGB(c.sync.model_bytes),
-      FormatGBps(e.constants.sync_convert_bandwidth), c.sync.convert.s(), c.sync.transfer.s(),
-      c.sync.load.s());
-  // Why H20 rollout is good: the same decode step on other parts.
-  auto gpus = CompareDecode(e, {"H20", "H100 SXM", "H800"});
-  if (gpus.ok()) {
-    out += fmt::format(
-        "\nthe same decode step (batch {:.0f}, context {:.0f} tokens, TP{}) on other GPUs, at the "
-        "same efficiencies:\n",
-        e.decode.batch, e.decode.context_tokens, e.decode.tp);
-    Table t({{"GPU", Align::kLeft},
-             {"step (ms)"},
-             {"bound", Align::kLeft},
-             {"tokens/s/GPU"},
-             {"tokens/s per TDP watt"}});
-    for (const GpuDecode& other : *gpus) {
-      t.AddRow({other.gpu, fmt::format("{:.2f}", other.step.time.ms()),
-                other.step.memory_time >= other.step.compute_time ? "HBM" : "compute",
-                fmt::format("{:.0f}", other.tokens_per_s_per_gpu),
-                fmt::format("{:.2f}", other.tokens_per_s_per_watt)});
-    }
-    out += t.Render();
-  }
-  out += "\nsources of the constants (data/rl_constants.yaml):\n";
-  for (const auto& [name, source] : e.constants.sources) {
-    out += fmt::format("  {}: {}\n", name, source);
-  }
-  return out;
-}
-
-Json TimesJson(const RlPlacementResult& r) {
-  Json j;
-  j["placement"] = PlacementName(r);
-  j["rollout_gpus"] = r.rollout_gpus;
-  j["train_gpus"] = r.train_gpus;
-  j["valid"] = r.valid;
-  if (!r.valid) {
-    j["reason"] = r.reason;
-    return j;
-  }
-  j["generation_s"] = JsonNumber(r.times.generation.s());
-  j["old_log_prob_s"] = JsonNumber(r.times.old_log_prob.s());
-  j["reference_s"] = JsonNumber(r.times.reference.s());
-  j["update_s"] = JsonNumber(r.times.update.s());
-  j["weight_sync_s"] = JsonNumber(r.times.weight_sync.s());
-  j["idle_s"] = JsonNumber(r.times.idle.s());
-  j["step_s"] = JsonNumber(r.times.step.s());
-  return j;
-}
-
-std::string RenderJson(const RlEvaluation& e) {
-  Json j = JsonDocument("rl");
-  j["model"] = e.actor.model.name;
-  j["gpus"] = e.actor.world();
-  j["gpu"] = e.actor.gpu.name;
-  j["samples"] = e.spec.samples();
-  j["kv_bytes_per_token_per_gpu"] = JsonBytes(e.kv.full_per_token + e.kv.sliding_per_token);
-  j["state_bytes_per_sequence_per_gpu"] = JsonBytes(e.kv.state_per_sequence);
-  const RolloutMemory& m = e.colocated.rollout_memory;
-  Json mem;
-  mem["rollout_fits"] = m.fits;
-  if (!m.fits) mem["reason"] = m.reason;
-  if (!e.fix.empty()) mem["fix"] = e.fix;
-  mem["rollout_weights_bytes"] = JsonBytes(m.weights);
-  mem["kv_cache_bytes"] = JsonBytes(m.kv_cache);
-  mem["cuda_graph_bytes"] = JsonBytes(m.cuda_graph);
-  mem["cuda_graph_inside_budget"] = m.cuda_graph_inside;
-  mem["concurrent_sequences"] = m.concurrent_sequences;
-  mem["min_gpu_memory_utilization"] = JsonNumber(m.min_utilization);
-  mem["max_gpu_memory_utilization"] = JsonNumber(m.max_utilization);
-  Json phases = Json::array();
-  for (const RlPhaseMemory& p : e.phases) {
-    phases.push_back({{"phase", p.phase}, {"bytes", JsonBytes(p.bytes)}});
-  }
-  mem["phases"] = phases;
-  mem["host_offload_bytes_per_node"] = JsonBytes(e.host_offload_per_node);
-  j["memory_per_gpu"] = mem;
-  j["configured"] = TimesJson(e.configured);
-  j["colocated"] = TimesJson(e.colocated);
-  Json splits = Json::array();
-  for (const RlPlacementResult& r : e.splits) splits.push_back(TimesJson(r));
-  j["splits"] = splits;
-  j["best_split"] = e.best_split >= 0
-                        ? Json(PlacementName(e.splits[static_cast<size_t>(e.best_split)]))
-                        : Json(nullptr);
-  return DumpJson(j);
-}
-
-}  // namespace
 
 int RunRl(int argc, char** argv) {
   CLI::App app{
@@ -290,33 +20,24 @@ int RunRl(int argc, char** argv) {
       "strata rl"};
   std::string job;
   std::vector<std::string> overrides;
-  bool explain = false;
-  bool json = false;
-  std::string output;
+  OutputOptions out;
   app.add_option("job", job,
                  "RL job file (YAML) or a name from data/jobs/; default: the reference RL job (" +
                      std::string(kReferenceRlJobName) + ")");
   app.add_option("--set", overrides,
                  "override an RL job key (rollout.tp=4) or the actor's job "
                  "(actor.parallel.ep=16); repeatable");
-  app.add_flag("--explain", explain, "print each formula with the numbers substituted");
-  app.add_flag("--json", json, "print JSON for scripts");
-  app.add_option("-o,--output", output, "write the output to this file (atomically)");
+  AddOutputOptions(app, out, kJsonFlag | kExplainFlag);
   if (auto exit = ParseArgs(app, argc, argv)) return *exit;
 
   auto spec = LoadRlSpec(job.empty() ? kReferenceRlJobName : job, overrides);
   if (!spec.ok()) return ReportError(spec.error());
-  auto eval = EvaluateRl(*spec);
+  auto workspace = Workspace::Load();
+  if (!workspace.ok()) return ReportError(workspace.error());
+  auto eval = EvaluateRl(*workspace, *spec);
   if (!eval.ok()) return ReportError(eval.error());
-  if (json) {
-    const int status = EmitOutput(RenderJson(*eval), output);
-    return status == kExitOk && !eval->configured.valid ? kExitCheckFailed : status;
-  }
-  std::string text = Header(*eval) + KvLine(*eval) + MemoryText(*eval);
-  text += StepText(eval->configured);
-  text += PlacementsText(*eval);
-  if (explain) text += ExplainText(*eval);
-  const int status = EmitOutput(text, output);
+  const int status =
+      EmitOutputs(out, out.json ? RenderRlJson(*eval) : RenderRlText(*eval, out.explain));
   // The job as configured cannot run: a check found a problem.
   return status == kExitOk && !eval->configured.valid ? kExitCheckFailed : status;
 }

@@ -21,6 +21,7 @@ namespace strata {
 struct LayoutSection {
   std::string model;       // the model's name
   std::string rank_order;  // "tp-cp-ep-dp-pp"
+  bool experts = false;    // the model has routed experts (an expert-DP group to show)
   TrafficInputs inputs;
   std::vector<GroupPlacement> groups;
   std::vector<PricedTraffic> traffic;

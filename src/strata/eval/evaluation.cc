@@ -5,16 +5,20 @@
 namespace strata {
 
 Result<Evaluation> EvaluateJob(const Workspace& workspace, const ResolvedJob& job,
-                               std::string_view rank_order) {
+                               const EvalOptions& options) {
   Evaluation e;
+  e.job = job;
+  e.ledger = ComputeLedger(job, workspace.memory);
+  if (options.memory_fixes && !e.ledger.fits) e.fixes = SuggestMemoryFixes(job, workspace.memory);
+  if (options.depth == EvalDepth::kMemory) return e;
   STRATA_ASSIGN_OR_RETURN(
       e.setup, PrepareStep(job, workspace.efficiency, workspace.mfu_ceilings, workspace.memory));
   STRATA_ASSIGN_OR_RETURN(CollectiveModel comm,
-                          CollectiveModel::Create(e.setup.job.cluster, workspace.links));
+                          CollectiveModel::Create(job.cluster, workspace.links));
   e.comm.emplace(std::move(comm));
-  e.ledger = ComputeLedger(e.setup.job, workspace.memory);
-  STRATA_ASSIGN_OR_RETURN(e.step, EvaluateStep(e.setup.tables, e.setup.layout, *e.comm));
-  STRATA_ASSIGN_OR_RETURN(e.traffic, LayoutSectionOf(e.setup, *e.comm, rank_order));
+  STRATA_ASSIGN_OR_RETURN(e.step, EvaluateStep(e.setup->tables, e.setup->layout, *e.comm));
+  if (options.depth == EvalDepth::kStep) return e;
+  STRATA_ASSIGN_OR_RETURN(e.traffic, LayoutSectionOf(*e.setup, *e.comm, options.rank_order));
   return e;
 }
 

@@ -1,38 +1,58 @@
 // One evaluation of a job: the memory ledger, the step model's result and the traffic on the
-// bandwidth map, computed once from one resolved job and one workspace. Views read it instead of
-// each building its own inputs (the step's traffic and the map's were built apart once, and
-// priced an fp32 job's traffic differently: tests/cli/views_agree_test.cc).
+// bandwidth map, computed once from one resolved job and one workspace. Every view (memory, step,
+// plan, compare, map, rl, report) reads it instead of building its own inputs: the step's traffic
+// and the map's were built apart once, and priced an fp32 job's traffic differently
+// (tests/cli/views_agree_test.cc).
 #ifndef STRATA_EVAL_EVALUATION_H_
 #define STRATA_EVAL_EVALUATION_H_
 
 #include <optional>
-#include <string_view>
+#include <string>
+#include <vector>
 
 #include "strata/comm/collective_cost.h"
 #include "strata/comm/map_layout.h"
 #include "strata/core/result.h"
 #include "strata/eval/workspace.h"
+#include "strata/job/placement.h"
 #include "strata/job/resolved_job.h"
 #include "strata/memory/ledger.h"
+#include "strata/memory/oom_advice.h"
 #include "strata/sim/step_job.h"
 #include "strata/sim/step_model.h"
 
 namespace strata {
 
-struct Evaluation {
-  StepSetup setup;                      // the job (setup.job), its step tables and layout
-  std::optional<CollectiveModel> comm;  // the cluster's bandwidth map and collective costs
-  MemoryLedger ledger;                  // the most loaded stage
-  StepResult step;                      // on the default rank order
-  LayoutSection traffic;                // the step's traffic on groups placed by rank order
-
-  const ResolvedJob& job() const { return setup.job; }
+/// How far to evaluate. The memory ledger needs no network: a job whose cluster describes no
+/// links between its nodes still has one, while its step is refused.
+enum class EvalDepth {
+  kMemory,   // the ledger (and, when it does not fit, the cheapest fixes)
+  kStep,     // + the step model on the default rank order
+  kTraffic,  // + the step's traffic on groups placed by `rank_order`
 };
 
-/// Evaluates `job` with `workspace`'s data; `rank_order` places the groups of the traffic
-/// section (the step itself uses megatron-core's default order).
+struct EvalOptions {
+  EvalDepth depth = EvalDepth::kTraffic;
+  std::string rank_order = kDefaultRankOrder;  // places the groups of the traffic section
+  bool memory_fixes = false;  // when the ledger does not fit, search the cheapest fixes
+};
+
+struct Evaluation {
+  ResolvedJob job;
+  MemoryLedger ledger;           // the most loaded stage
+  std::vector<MemoryFix> fixes;  // with memory_fixes, when the ledger does not fit
+  // kStep and deeper.
+  std::optional<StepSetup> setup;       // the step tables and the layout's inputs
+  std::optional<CollectiveModel> comm;  // the cluster's bandwidth map and collective costs
+  std::optional<StepResult> step;       // on the default rank order
+  // kTraffic.
+  std::optional<LayoutSection> traffic;  // the step's traffic on groups placed by rank order
+};
+
+/// Evaluates `job` with `workspace`'s data as deep as `options.depth`. Fails only on what that
+/// depth needs (a step without a network between the nodes, a rank order that does not parse).
 Result<Evaluation> EvaluateJob(const Workspace& workspace, const ResolvedJob& job,
-                               std::string_view rank_order);
+                               const EvalOptions& options = {});
 
 }  // namespace strata
 

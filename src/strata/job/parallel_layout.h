@@ -41,7 +41,7 @@ struct ParallelLayout {
 /// The one way every view names a layout: "TP1 PP1 VPP1 CP1 EP8 ETP1 DP40 (expert-DP 5), SP off".
 /// Sequence parallelism is always stated, on or off. `experts`: whether the model has routed
 /// experts; a dense model has no expert-data-parallel group, so none is named.
-std::string LayoutHeader(const ParallelLayout& layout, bool experts = true);
+std::string LayoutHeader(const ParallelLayout& layout, bool experts);
 
 /// " (last 11 layers)" for an uneven pipeline (megatron's first/last stage layer counts), "" for
 /// even stages.

@@ -202,4 +202,31 @@ CheckpointInterval ComputeInterval(double rate, int64_t gpus, Seconds cost, Seco
   return c;
 }
 
+Result<Cluster> CheckpointCluster(const Job& job, const std::string& flag) {
+  if (!flag.empty()) return LoadCluster(flag);
+  if (!job.spec.cluster.name.empty()) return LoadCluster(job.spec.cluster.name);
+  for (const std::string& name : ShippedClusterNames()) {
+    auto c = LoadCluster(name);
+    if (c.ok() && c->gpu.name == job.gpu.name && c->gpus_per_node == job.spec.cluster.gpus_per_node)
+      return c;
+  }
+  return InvalidInput(fmt::format("no cluster file describes {} x {} GPUs per node, so there is no "
+                                  "storage level to time",
+                                  job.gpu.name, job.spec.cluster.gpus_per_node))
+      .InField("--cluster")
+      .WithHint("pass --cluster <file or name under data/clusters/>");
+}
+
+Result<CheckpointPlan> PlanCheckpoint(const Job& job, const BandwidthMap& map,
+                                      const FailureRate& rate) {
+  CheckpointPlan plan;
+  plan.sizes = ComputeCheckpointSizes(job);
+  // The job's node count, on the storage of the cluster file that describes its nodes.
+  STRATA_ASSIGN_OR_RETURN(plan.times,
+                          ComputeCheckpointTimes(plan.sizes, map, job.spec.cluster.nodes));
+  plan.interval = ComputeInterval(rate.per_gpu_hour, plan.sizes.world, plan.times.checkpoint_write,
+                                  plan.times.checkpoint_load);
+  return plan;
+}
+
 }  // namespace strata::preflight

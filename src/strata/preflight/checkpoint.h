@@ -13,6 +13,7 @@
 #include "strata/core/result.h"
 #include "strata/core/units.h"
 #include "strata/hw/bandwidth_map.h"
+#include "strata/hw/cluster.h"
 #include "strata/job/job_validation.h"
 
 namespace strata::preflight {
@@ -97,6 +98,15 @@ Result<CheckpointTimes> ComputeCheckpointTimes(const CheckpointSizes& sizes,
 /// Young's and Daly's optimal interval for checkpoint cost `cost` and restart time `restart`.
 CheckpointInterval ComputeInterval(double failure_rate_per_gpu_hour, int64_t gpus, Seconds cost,
                                    Seconds restart);
+
+/// The cluster whose storage the job checkpoints to: `cluster_flag` (a file or a name under
+/// data/clusters/), else the job's cluster file, else the shipped cluster with the job's GPU and
+/// GPUs per node (the reference job names only those).
+Result<Cluster> CheckpointCluster(const Job& job, const std::string& cluster_flag);
+
+/// Sizes, write and load times on the first storage level of `map`, and the interval for `rate`.
+Result<CheckpointPlan> PlanCheckpoint(const Job& job, const BandwidthMap& map,
+                                      const FailureRate& rate);
 
 }  // namespace strata::preflight
 

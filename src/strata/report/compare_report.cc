@@ -11,7 +11,7 @@
 #include "strata/core/table.h"
 #include "strata/hw/interconnects.h"
 #include "strata/memory/memory_constants.h"
-#include "strata/sim/step_explain.h"
+#include "strata/report/step_explain.h"
 
 namespace strata {
 namespace {
@@ -133,12 +133,11 @@ std::string SystemSummary(const ResolvedJob& job) {
   return out;
 }
 
-Result<CompareReport> CompareSystems(const std::vector<ResolvedJob>& jobs,
+Result<CompareReport> CompareSystems(const Workspace& workspace,
+                                     const std::vector<ResolvedJob>& jobs,
                                      const std::vector<std::string>& labels, double tokens) {
   CompareReport report;
   report.tokens = tokens;
-  STRATA_ASSIGN_OR_RETURN(const MemoryConstants constants, LoadMemoryConstants());
-  STRATA_ASSIGN_OR_RETURN(const Interconnects links, LoadInterconnects());
   for (size_t i = 0; i < jobs.size(); ++i) {
     auto named = [&](Error e) {
       e.message = fmt::format("{}: {}", labels[i], e.message);
@@ -147,15 +146,11 @@ Result<CompareReport> CompareSystems(const std::vector<ResolvedJob>& jobs,
     ComparedSystem c;
     c.label = labels[i];
     c.system = SystemSummary(jobs[i]);
-    auto setup = PrepareStep(jobs[i]);
-    if (!setup.ok()) return named(setup.error());
-    c.setup = *std::move(setup);
-    auto comm = CollectiveModel::Create(c.setup.job.cluster, links);
-    if (!comm.ok()) return named(comm.error());
-    auto step = EvaluateStep(c.setup.tables, c.setup.layout, *comm);
-    if (!step.ok()) return named(step.error());
-    c.step = *std::move(step);
-    c.ledger = ComputeLedger(jobs[i], constants);
+    auto e = EvaluateJob(workspace, jobs[i], {.depth = EvalDepth::kStep});
+    if (!e.ok()) return named(e.error());
+    c.setup = *std::move(e->setup);
+    c.step = *std::move(e->step);
+    c.ledger = std::move(e->ledger);
     c.steps = tokens / c.step.tokens_per_step;
     c.days = c.steps * c.step.step.s() / kSecondsPerDay;
     c.links = LinkLoads(c.step);

@@ -10,6 +10,7 @@
 
 #include "strata/core/json_output.h"
 #include "strata/core/result.h"
+#include "strata/eval/evaluation.h"
 #include "strata/job/resolved_job.h"
 #include "strata/memory/ledger.h"
 #include "strata/sim/step_job.h"
@@ -53,7 +54,8 @@ struct CompareReport {
 
 /// Evaluates every job (ledger and step model) and lines them up. `labels` names them (same
 /// size as `jobs`). Fails with the job's label when one cannot be evaluated.
-Result<CompareReport> CompareSystems(const std::vector<ResolvedJob>& jobs,
+Result<CompareReport> CompareSystems(const Workspace& workspace,
+                                     const std::vector<ResolvedJob>& jobs,
                                      const std::vector<std::string>& labels, double tokens);
 
 /// "TP1 PP1 EP8 DP40 (expert-DP 5), zero1, bf16".

@@ -302,7 +302,7 @@ ReportFigure PlanFigure(const plan::PlanResult& plan) {
 }
 
 std::string RenderHtmlReport(const Evaluation& e, const std::vector<ReportFigure>& figures) {
-  const ResolvedJob& job = e.job();
+  const ResolvedJob& job = e.job;
   std::string out = R"(<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -328,10 +328,10 @@ td.num { text-align: right; font-variant-numeric: tabular-nums; }
   out += fmt::format(
       "<p class=\"meta\">layout {}; {}; predicted step {} s; memory peak {} GB of {} GB "
       "({}).</p>\n",
-      XmlEscape(LayoutHeader(job.layout)),
+      XmlEscape(LayoutHeader(job.layout, job.model.HasLayers(FfnKind::kMoe))),
       XmlEscape(job.spec.file.empty() ? std::string("job built from the command line")
                                       : "from " + job.spec.file),
-      S3(e.step.step), Gb(e.ledger.Peak()), Gb(e.ledger.capacity),
+      S3(e.step->step), Gb(e.ledger.Peak()), Gb(e.ledger.capacity),
       XmlEscape(std::string(MemoryVerdictText(e.ledger.verdict))));
   for (const ReportFigure& f : figures) {
     out += fmt::format(

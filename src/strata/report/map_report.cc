@@ -75,8 +75,9 @@ std::string RenderMapText(const MapReport& r) {
   out += fmt::format(
       "\nLayout {}, rank order {}; model {}; micro batch {} x {:.0f} tokens, {} "
       "micro batch(es) per step{}\n",
-      LayoutHeader(l), s.rank_order, s.model, s.inputs.micro_batch, s.inputs.tokens_per_sample,
-      s.inputs.micro_batches_per_step, s.inputs.full_recompute ? ", full recompute" : "");
+      LayoutHeader(l, s.experts), s.rank_order, s.model, s.inputs.micro_batch,
+      s.inputs.tokens_per_sample, s.inputs.micro_batches_per_step,
+      s.inputs.full_recompute ? ", full recompute" : "");
   out += "Groups (ranks fill nodes in order: node = rank / GPUs per node)\n";
   Table groups({{"group", Align::kLeft},
                 {"size"},

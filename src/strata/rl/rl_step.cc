@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "strata/comm/collective_cost.h"
+#include "strata/eval/evaluation.h"
 #include "strata/hw/gpu_catalog.h"
 #include "strata/hw/interconnects.h"
 #include "strata/model/flops.h"
@@ -40,17 +41,18 @@ JobRequest ActorRequest(const RlSpec& spec, int64_t train_gpus, const ResolvedJo
 
 struct ActorTimes {
   MemoryLedger ledger;
-  Seconds log_prob;  // one forward pass over every sample of the step
-  Seconds update;    // every mini batch, every epoch
+  Seconds log_prob;             // one forward pass over every sample of the step
+  Seconds update;               // every mini batch, every epoch
+  KernelEfficiency efficiency;  // the GPU's, as the step tables resolved it
 };
 
-Result<ActorTimes> EvaluateActor(const ResolvedJob& job, const RlSpec& spec,
-                                 const MemoryConstants& memory, const Interconnects& links) {
+Result<ActorTimes> EvaluateActor(const Workspace& workspace, const ResolvedJob& job,
+                                 const RlSpec& spec) {
   ActorTimes a;
-  a.ledger = ComputeLedger(job, memory);
-  STRATA_ASSIGN_OR_RETURN(StepSetup setup, PrepareStep(job));
-  STRATA_ASSIGN_OR_RETURN(CollectiveModel comm, CollectiveModel::Create(job.cluster, links));
-  STRATA_ASSIGN_OR_RETURN(StepResult r, EvaluateStep(setup.tables, setup.layout, comm));
+  STRATA_ASSIGN_OR_RETURN(Evaluation e, EvaluateJob(workspace, job, {.depth = EvalDepth::kStep}));
+  a.ledger = std::move(e.ledger);
+  a.efficiency = e.setup->tables.efficiency;
+  const StepResult& r = *e.step;
   const auto mini = static_cast<double>(spec.mini_batches);
   a.update = r.step * (mini * static_cast<double>(spec.epochs));
   // A forward-only pass: the forward share of the step's compute, with the same share of its
@@ -175,13 +177,10 @@ Bytes ResidentBesideRollout(const MemoryLedger& ledger, bool offload) {
 
 }  // namespace
 
-Result<RlEvaluation> EvaluateRl(const RlSpec& spec) {
+Result<RlEvaluation> EvaluateRl(const Workspace& workspace, const RlSpec& spec) {
   RlEvaluation e;
   e.spec = spec;
   STRATA_ASSIGN_OR_RETURN(e.constants, LoadRlConstants());
-  STRATA_ASSIGN_OR_RETURN(MemoryConstants memory, LoadMemoryConstants());
-  STRATA_ASSIGN_OR_RETURN(Interconnects links, LoadInterconnects());
-  STRATA_ASSIGN_OR_RETURN(KernelEfficiencyFile efficiency, LoadKernelEfficiency());
   auto actor_job = ResolveJob(ActorRequest(spec, 0, nullptr));
   if (!actor_job.ok()) {
     // The actor's job is read with the RL batch and lengths: say so, and point at the RL job.
@@ -213,14 +212,16 @@ Result<RlEvaluation> EvaluateRl(const RlSpec& spec) {
         .InFile(spec.file)
         .InField("rollout.tp");
   }
-  STRATA_ASSIGN_OR_RETURN(ActorTimes actor, EvaluateActor(job, spec, memory, links));
+  STRATA_ASSIGN_OR_RETURN(ActorTimes actor, EvaluateActor(workspace, job, spec));
   e.ledger = actor.ledger;
 
   RolloutSetup s;
   s.job = &job;
   s.spec = &spec;
   s.constants = &e.constants;
-  s.efficiency = efficiency.For(job.gpu.name);
+  // The step tables' efficiencies: a GPU written as a variant ({base: H20}) keeps its catalog
+  // entry's factors, as in `strata step`.
+  s.efficiency = actor.efficiency;
   s.params = CountParams(job.model);
   e.kv = ComputeKvFootprint(job.model, spec.rollout.tp, spec.rollout.dtypes);
 
@@ -277,7 +278,7 @@ Result<RlEvaluation> EvaluateRl(const RlSpec& spec) {
       }
       continue;
     }
-    auto train = EvaluateActor(*train_job, spec, memory, links);
+    auto train = EvaluateActor(workspace, *train_job, spec);
     if (!train.ok()) {
       base.reason = "training side: " + train.error().message;
       for (bool off : {false, true}) {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "strata/core/result.h"
+#include "strata/eval/workspace.h"
 #include "strata/job/resolved_job.h"
 #include "strata/memory/ledger.h"
 #include "strata/rl/kv_cache.h"
@@ -94,7 +95,7 @@ Result<std::vector<GpuDecode>> CompareDecode(const RlEvaluation& e,
 
 /// Evaluates the RL job. Errors: the actor's job or the constants cannot be read, or the
 /// actor's layout is invalid at the RL batch.
-Result<RlEvaluation> EvaluateRl(const RlSpec& spec);
+Result<RlEvaluation> EvaluateRl(const Workspace& workspace, const RlSpec& spec);
 
 }  // namespace strata
 

@@ -11,6 +11,7 @@ Result<LayoutSection> LayoutSectionOf(const StepSetup& setup, const CollectiveMo
   LayoutSection s;
   s.model = job.model.name;
   s.rank_order = std::string(rank_order);
+  s.experts = job.model.HasLayers(FfnKind::kMoe);
   s.inputs = StepTrafficInputs(setup.tables, setup.layout);
   STRATA_ASSIGN_OR_RETURN(s.groups, PlaceGroups(job.layout, job.cluster.gpus_per_node, rank_order));
   STRATA_ASSIGN_OR_RETURN(StepResult step,

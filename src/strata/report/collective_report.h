@@ -1,7 +1,7 @@
 // What `strata comm` shows: one collective's cost under the chosen algorithm, beside every
 // algorithm that applies, in nccl-tests' terms. Returns strings and JSON.
-#ifndef STRATA_COMM_COLLECTIVE_REPORT_H_
-#define STRATA_COMM_COLLECTIVE_REPORT_H_
+#ifndef STRATA_REPORT_COLLECTIVE_REPORT_H_
+#define STRATA_REPORT_COLLECTIVE_REPORT_H_
 
 #include <string>
 #include <vector>
@@ -26,4 +26,4 @@ Json CollectiveJson(const CollectiveReport& report);
 
 }  // namespace strata
 
-#endif  // STRATA_COMM_COLLECTIVE_REPORT_H_
+#endif  // STRATA_REPORT_COLLECTIVE_REPORT_H_

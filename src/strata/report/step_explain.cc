@@ -1,4 +1,4 @@
-#include "strata/sim/step_explain.h"
+#include "strata/report/step_explain.h"
 
 #include <fmt/format.h>
 

@@ -1,4 +1,4 @@
-#include "strata/sim/step_json.h"
+#include "strata/report/step_json.h"
 
 #include "strata/job/job_json.h"
 

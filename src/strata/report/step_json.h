@@ -1,6 +1,6 @@
 // The JSON form of a step prediction (strata step --json), schema_version from core.
-#ifndef STRATA_SIM_STEP_JSON_H_
-#define STRATA_SIM_STEP_JSON_H_
+#ifndef STRATA_REPORT_STEP_JSON_H_
+#define STRATA_REPORT_STEP_JSON_H_
 
 #include "strata/core/json_output.h"
 #include "strata/sim/step_job.h"
@@ -13,4 +13,4 @@ Json StepToJson(const StepSetup& setup, const StepResult& result);
 
 }  // namespace strata
 
-#endif  // STRATA_SIM_STEP_JSON_H_
+#endif  // STRATA_REPORT_STEP_JSON_H_

@@ -1,4 +1,4 @@
-#include "strata/comm/collective_report.h"
+#include "strata/report/collective_report.h"
 
 #include <fmt/format.h>
 

@@ -1,8 +1,8 @@
 // The step model's arithmetic written out with the job's numbers substituted (--explain), and a
 // text timeline of one micro batch on the most loaded rank. Kept apart from step_model.cc so the
 // planner's hot path never formats text: this re-derives the strings from a finished result.
-#ifndef STRATA_SIM_STEP_EXPLAIN_H_
-#define STRATA_SIM_STEP_EXPLAIN_H_
+#ifndef STRATA_REPORT_STEP_EXPLAIN_H_
+#define STRATA_REPORT_STEP_EXPLAIN_H_
 
 #include <string>
 #include <vector>
@@ -26,4 +26,4 @@ std::vector<std::string> MicroBatchTimeline(const StepLayout& layout, const Step
 
 }  // namespace strata
 
-#endif  // STRATA_SIM_STEP_EXPLAIN_H_
+#endif  // STRATA_REPORT_STEP_EXPLAIN_H_

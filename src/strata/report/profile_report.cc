@@ -1,4 +1,4 @@
-#include "strata/profile/profile_report.h"
+#include "strata/report/profile_report.h"
 
 #include <fmt/format.h>
 

@@ -1,4 +1,4 @@
-#include "strata/cli/logs_render.h"
+#include "strata/report/logs_render.h"
 
 #include <fmt/format.h>
 
@@ -8,7 +8,7 @@
 #include "strata/core/table.h"
 #include "strata/core/units.h"
 
-namespace strata::cli {
+namespace strata {
 
 namespace {
 
@@ -258,4 +258,4 @@ std::string RenderLogsText(const LogsText& in) {
   return out;
 }
 
-}  // namespace strata::cli
+}  // namespace strata

@@ -1,7 +1,7 @@
 // Rendering of `strata model`: parameters by module kind, totals, active parameters, a
 // per-layer table and FLOPs per token, as text (with --explain derivations) or JSON.
-#ifndef STRATA_MODEL_MODEL_REPORT_H_
-#define STRATA_MODEL_MODEL_REPORT_H_
+#ifndef STRATA_REPORT_MODEL_REPORT_H_
+#define STRATA_REPORT_MODEL_REPORT_H_
 
 #include <optional>
 #include <string>
@@ -29,4 +29,4 @@ Json ModelJson(const ModelReport& report);
 
 }  // namespace strata
 
-#endif  // STRATA_MODEL_MODEL_REPORT_H_
+#endif  // STRATA_REPORT_MODEL_REPORT_H_

@@ -1,6 +1,6 @@
 // How `strata logs` renders its results as text and CSV (the JSON lives in logs/log_json.h).
-#ifndef STRATA_CLI_LOGS_RENDER_H_
-#define STRATA_CLI_LOGS_RENDER_H_
+#ifndef STRATA_REPORT_LOGS_RENDER_H_
+#define STRATA_REPORT_LOGS_RENDER_H_
 
 #include <optional>
 #include <string>
@@ -10,7 +10,7 @@
 #include "strata/logs/log_analyzer.h"
 #include "strata/logs/log_mfu.h"
 
-namespace strata::cli {
+namespace strata {
 
 struct KeptStep {
   int rank = -1;
@@ -41,6 +41,6 @@ struct LogsText {
 };
 std::string RenderLogsText(const LogsText& in);
 
-}  // namespace strata::cli
+}  // namespace strata
 
-#endif  // STRATA_CLI_LOGS_RENDER_H_
+#endif  // STRATA_REPORT_LOGS_RENDER_H_

@@ -1,7 +1,7 @@
 // `strata profile`'s output: JSON (schema_version, the field names checks rely on) and the
 // component table.
-#ifndef STRATA_PROFILE_PROFILE_REPORT_H_
-#define STRATA_PROFILE_PROFILE_REPORT_H_
+#ifndef STRATA_REPORT_PROFILE_REPORT_H_
+#define STRATA_REPORT_PROFILE_REPORT_H_
 
 #include <string>
 
@@ -20,4 +20,4 @@ std::string ProfileText(const ProfileReport& report);
 
 }  // namespace strata::profile
 
-#endif  // STRATA_PROFILE_PROFILE_REPORT_H_
+#endif  // STRATA_REPORT_PROFILE_REPORT_H_

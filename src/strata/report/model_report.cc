@@ -1,4 +1,4 @@
-#include "strata/model/model_report.h"
+#include "strata/report/model_report.h"
 
 #include <fmt/format.h>
 

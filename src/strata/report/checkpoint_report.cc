@@ -1,0 +1,136 @@
+#include "strata/report/checkpoint_report.h"
+
+#include <fmt/format.h>
+
+#include <string>
+
+#include "strata/core/table.h"
+
+namespace strata {
+namespace {
+
+std::string Hours(Seconds t) { return fmt::format("{:.1f} h", t.s() / 3600); }
+
+}  // namespace
+
+std::string RenderCheckpointText(const Job& job, const std::string& cluster,
+                                 const preflight::CheckpointPlan& p,
+                                 const preflight::FailureRate& rate, bool explain) {
+  const ParallelLayout& l = job.spec.layout;
+  const preflight::CheckpointSizes& s = p.sizes;
+  const preflight::CheckpointTimes& t = p.times;
+  const preflight::CheckpointInterval& c = p.interval;
+  std::string out = fmt::format("job: {} on {} x {} (TP {} PP {} EP {} DP {}){}\n\n",
+                                job.model.name, s.world, job.gpu.name, l.tp, l.pp, l.ep, l.dp,
+                                job.spec.file.empty() ? "" : ", from " + job.spec.file);
+  Table sizes({{"checkpoint", Align::kLeft}, {"per rank (GB)"}, {"total (GB)"}, {"total (GiB)"}});
+  auto row = [&](const std::string& name, Bytes per_rank, Bytes total) {
+    sizes.AddRow({name, per_rank.count() > 0 ? fmt::format("{:.2f}", per_rank.gb()) : "-",
+                  fmt::format("{:.1f}", total.gb()), fmt::format("{:.1f}", total.gib())});
+  };
+  const std::string_view master_dtype = DTypeName(job.spec.optimizer.master_dtype);
+  const bool fsdp2 = job.spec.sharding.mode == ShardingMode::kFsdp2;
+  row(fmt::format("weights ({}){}", DTypeName(job.spec.param_dtype),
+                  s.weights_saved ? "" : ", not a tensor of the checkpoint"),
+      s.weights_per_rank, s.weights_total);
+  if (s.master_total.count() > 0) {
+    row(fsdp2 ? fmt::format("FSDP2 sharded parameters ({}, the model state)", master_dtype)
+              : fmt::format("master weights ({})", master_dtype),
+        s.master_per_rank, s.master_total);
+  }
+  row("optimizer states (Adam moments)", s.moments_per_rank, s.moments_total);
+  sizes.AddSeparator();
+  const std::string format(preflight::CheckpointFormatName(s.format));
+  row(format, s.checkpoint_per_rank(), s.checkpoint_total());
+  row("HF safetensors (weights only)", Bytes(), s.hf_total());
+  out += sizes.Render();
+  out += fmt::format(
+      "  per rank: weights and optimizer are what one GPU holds; the {} row is its share of the "
+      "write (every rank writes its own shard at once)\n",
+      format);
+  if (explain) {
+    out += fmt::format(
+        "\n  weights total = per-GPU weights of each module x its shard count (TP for dense "
+        "modules, EP x ETP for routed experts, 1 for router, norms and vision; times the "
+        "data-parallel shard group under ZeRO-3 and FSDP2), summed over stages = {}\n"
+        "  optimizer total = per-GPU master weights and states x {} ranks / {} replica(s) (the "
+        "sharded optimizer's shards are disjoint) = {}\n",
+        FormatGB(s.weights_total), s.world / job.spec.layout.pp, job.spec.sharding.replicate,
+        FormatGB(s.optimizer_total()));
+  }
+  out += fmt::format("\nstorage: {} of cluster {}, {} per node x {} node{}\n", t.storage, cluster,
+                     FormatGBps(t.per_node), t.nodes, t.nodes == 1 ? "" : "s");
+  out += fmt::format("  {}: write {}, load {} ({}{})\n", format, FormatSeconds(t.checkpoint_write),
+                     FormatSeconds(t.checkpoint_load),
+                     t.nodes == 1 ? "the one node" : fmt::format("all {} nodes at once", t.nodes),
+                     t.storage_kind == "nfs" ? "; one NFS server may cap the aggregate lower" : "");
+  out += fmt::format(
+      "  HF safetensors: write {} (one writer), load {} (every node reads the whole model)\n",
+      FormatSeconds(t.hf_write), FormatSeconds(t.hf_load));
+  out += fmt::format(
+      "\nfailures: {:.4g} interruptions per GPU-hour x {} GPUs: one every {} ({:.1f} days)\n",
+      c.failure_rate_per_gpu_hour, c.gpus, Hours(c.mtbf), c.mtbf.s() / 86400);
+  out += fmt::format("  source: {}\n", rate.source);
+  out += fmt::format("interval: Young sqrt(2 x {} x {:.0f} s) = {}; Daly {}\n",
+                     FormatSeconds(c.cost), c.mtbf.s(), Hours(c.young), Hours(c.daly));
+  if (explain) {
+    out += fmt::format(
+        "  delta = checkpoint write time {}; R = its load time {}; M = 3600 s / ({:.4g} x {})\n",
+        FormatSeconds(c.cost), FormatSeconds(c.restart), c.failure_rate_per_gpu_hour, c.gpus);
+    out += fmt::format(
+        "  lost fraction = delta/tau + (tau/2 + R)/M = {:.0f}/{:.0f} + ({:.0f}/2 + "
+        "{:.0f})/{:.0f}\n",
+        c.cost.s(), c.daly.s(), c.daly.s(), c.restart.s(), c.mtbf.s());
+  }
+  out += fmt::format(
+      "lost: {:.2f}% of the job's time = {:.1f} GPU-hours per day ({:.1f} checkpoints per day)\n",
+      100 * c.lost_fraction, c.gpu_hours_lost_per_day, c.checkpoints_per_day);
+  out += fmt::format("\nverdict: a checkpoint costs {} of training ({} GB); take one every {}\n",
+                     FormatSeconds(c.cost), fmt::format("{:.0f}", s.checkpoint_total().gb()),
+                     Hours(c.daly));
+  return out;
+}
+
+Json CheckpointToJson(const Job& job, const preflight::CheckpointPlan& p,
+                      const preflight::FailureRate& rate) {
+  Json j = JsonDocument("checkpoint");
+  j["model"] = job.model.name;
+  j["gpus"] = p.sizes.world;
+  Json sizes;
+  sizes["format"] = std::string(preflight::CheckpointFormatName(p.sizes.format));
+  sizes["weights_saved"] = p.sizes.weights_saved;
+  sizes["weights_per_rank_bytes"] = JsonBytes(p.sizes.weights_per_rank);
+  sizes["master_per_rank_bytes"] = JsonBytes(p.sizes.master_per_rank);
+  sizes["moments_per_rank_bytes"] = JsonBytes(p.sizes.moments_per_rank);
+  sizes["weights_total_bytes"] = JsonBytes(p.sizes.weights_total);
+  sizes["master_total_bytes"] = JsonBytes(p.sizes.master_total);
+  sizes["moments_total_bytes"] = JsonBytes(p.sizes.moments_total);
+  sizes["checkpoint_total_bytes"] = JsonBytes(p.sizes.checkpoint_total());
+  sizes["checkpoint_per_rank_bytes"] = JsonBytes(p.sizes.checkpoint_per_rank());
+  sizes["hf_safetensors_total_bytes"] = JsonBytes(p.sizes.hf_total());
+  j["sizes"] = sizes;
+  Json times;
+  times["storage"] = p.times.storage;
+  times["per_node_bytes_per_s"] = p.times.per_node.bytes_per_s();
+  times["nodes"] = p.times.nodes;
+  times["checkpoint_write_s"] = RoundSig(p.times.checkpoint_write.s());
+  times["checkpoint_load_s"] = RoundSig(p.times.checkpoint_load.s());
+  times["hf_write_s"] = RoundSig(p.times.hf_write.s());
+  times["hf_load_s"] = RoundSig(p.times.hf_load.s());
+  j["times"] = times;
+  Json c;
+  c["failure_rate_per_gpu_hour"] = p.interval.failure_rate_per_gpu_hour;
+  c["failure_rate_source"] = rate.source;
+  c["mtbf_s"] = RoundSig(p.interval.mtbf.s());
+  c["checkpoint_cost_s"] = RoundSig(p.interval.cost.s());
+  c["restart_s"] = RoundSig(p.interval.restart.s());
+  c["young_interval_s"] = RoundSig(p.interval.young.s());
+  c["daly_interval_s"] = RoundSig(p.interval.daly.s());
+  c["lost_fraction"] = RoundSig(p.interval.lost_fraction);
+  c["gpu_hours_lost_per_day"] = RoundSig(p.interval.gpu_hours_lost_per_day);
+  c["checkpoints_per_day"] = RoundSig(p.interval.checkpoints_per_day);
+  j["interval"] = c;
+  return j;
+}
+
+}  // namespace strata

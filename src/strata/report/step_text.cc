@@ -1,0 +1,126 @@
+#include "strata/report/step_text.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "strata/core/strings.h"
+#include "strata/core/table.h"
+#include "strata/report/step_explain.h"
+
+namespace strata {
+namespace {
+
+// The course's measured step time of the reference job (../shared/reference/seed-case.md).
+constexpr double kReferenceMeasuredStepS = 120.0;
+
+std::string Header(const StepSetup& setup) {
+  const JobSpec& s = setup.job.spec;
+  const ParallelLayout& l = s.layout;
+  const StepTables& t = setup.tables;
+  std::string out;
+  const std::string& cluster = setup.job.cluster.name;
+  out += fmt::format("job: {} on {} x {}{}{}\n", setup.job.model.name, l.world(),
+                     setup.job.gpu.name, cluster.empty() ? "" : " (cluster " + cluster + ")",
+                     s.file.empty() ? "" : fmt::format(", from {}", s.file));
+  out += fmt::format("layout: {}\n", LayoutHeader(l, setup.job.model.HasLayers(FfnKind::kMoe)));
+  out += fmt::format(
+      "step: {} micro batch{} of {} x {} tokens (mean; attention sees E[S^2]/E[S] "
+      "= {}{}), recompute {}{}\n",
+      setup.layout.micro_batches, setup.layout.micro_batches == 1 ? "" : "es", s.micro_batch,
+      GroupDigits(t.mean_tokens), GroupDigits(t.attention_tokens),
+      t.lengths.assumed ? ", lengths assumed uniform up to the max" : "",
+      RecomputeGranularityName(s.recompute.granularity),
+      s.recompute.titan.op ? " (torchtitan per-op)"
+      : s.recompute.titan.every_n_layers > 0
+          ? fmt::format(" (torchtitan: every {}-th layer)", s.recompute.titan.every_n_layers)
+          : "");
+  if (s.activation_offload.on()) {
+    out += fmt::format("activation offload: the first {} layers' activations to host memory\n",
+                       s.activation_offload.num_layers);
+  }
+  return out;
+}
+
+std::string StepText(const StepSetup& setup, const StepResult& r, bool explain, bool reference) {
+  std::string out = Header(setup);
+  out += fmt::format("\npredicted step time: {:.2f} s\n", r.step.s());
+  out += fmt::format(
+      "throughput: {:.1f} tokens/s/GPU ({} tokens per step); MFU {:.2f}% of the bf16 dense "
+      "peak{} (megatron-core FLOP), HFU {:.2f}%\n",
+      r.tokens_per_s_per_gpu, GroupDigits(r.tokens_per_step), 100 * r.mfu,
+      setup.layout.fp8.on() ? fmt::format(", {:.2f}% of the FP8 dense peak", 100 * r.mfu_fp8) : "",
+      100 * r.hfu);
+  if (!r.mfu_flag.empty()) out += fmt::format("warning: {}\n", r.mfu_flag);
+  out += "\n";
+  Table table({{"component", Align::kLeft},
+               {"time (s)"},
+               {"exposed (s)"},
+               {"hidden (s)"},
+               {"share of step (%)"}});
+  for (size_t i = 0; i < kStepPartCount; ++i) {
+    const StepPartTime& p = r.parts[i];
+    if (p.total.s() <= 0) continue;
+    table.AddRow({std::string(StepPartName(static_cast<StepPart>(i))),
+                  fmt::format("{:.3f}", p.total.s()), fmt::format("{:.3f}", p.exposed.s()),
+                  fmt::format("{:.3f}", (p.total - p.exposed).value()),
+                  fmt::format("{:.1f}", 100 * (p.exposed / r.step))});
+  }
+  table.AddSeparator();
+  table.AddRow({"step", "", fmt::format("{:.3f}", r.step.s()), "", "100.0"});
+  out += table.Render();
+  for (const std::string& c : r.caveats) out += fmt::format("not modelled: {}\n", c);
+  out += "\none micro batch on the most loaded rank, by kind of kernel (s):\n";
+  Table kernels({{"kernel", Align::kLeft}, {"forward (s)"}, {"backward (s)"}, {"recompute (s)"}});
+  auto row = [&](const char* name, Seconds KernelTimes::*field) {
+    kernels.AddRow({name, fmt::format("{:.3f}", (r.forward.*field).s()),
+                    fmt::format("{:.3f}", (r.backward.*field).s()),
+                    fmt::format("{:.3f}", (r.recompute.*field).s())});
+  };
+  row("dense GEMMs", &KernelTimes::dense_gemm);
+  row("routed-expert GEMMs", &KernelTimes::expert_gemm);
+  row("core attention", &KernelTimes::attention);
+  row("Gated DeltaNet", &KernelTimes::gated_deltanet);
+  row("memory-bound ops", &KernelTimes::memory_bound);
+  row("output layer + loss", &KernelTimes::logits_and_loss);
+  out += kernels.Render();
+  if (explain) {
+    out += "\nhow each number is computed (docs/formulas.md, \"Step time\"):\n";
+    for (const StepFormula& f : ExplainStep(setup.tables, setup.layout, r)) {
+      out += fmt::format("  {}\n    {}\n", f.name, f.formula);
+    }
+    out += "\ntimeline of one micro batch on the most loaded rank:\n";
+    for (const std::string& line : MicroBatchTimeline(setup.layout, r)) out += "  " + line + "\n";
+  }
+  if (reference) {
+    std::vector<size_t> order;
+    for (size_t i = 0; i < kStepPartCount; ++i) order.push_back(i);
+    std::sort(order.begin(), order.end(),
+              [&](size_t a, size_t b) { return r.parts[a].exposed > r.parts[b].exposed; });
+    const double gap = r.step.s() - kReferenceMeasuredStepS;
+    out += fmt::format(
+        "\nthe course measured {:.0f} s per step on this job: the model predicts "
+        "{:.1f} s, {:+.1f} s ({:+.1f}%).\n",
+        kReferenceMeasuredStepS, r.step.s(), gap, 100 * gap / kReferenceMeasuredStepS);
+    out += "the model attributes most of its step to: ";
+    for (size_t j = 0; j < 3; ++j) {
+      const StepPartTime& p = r.parts[order[j]];
+      out += fmt::format("{}{} ({:.1f} s)", j ? ", " : "",
+                         StepPartName(static_cast<StepPart>(order[j])), p.exposed.s());
+    }
+    out +=
+        ".\nthe gap is not hidden or tuned away: see docs/step-validation.md for the model's "
+        "error on every measured row.\n";
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string RenderStepText(const Evaluation& e, bool explain, bool reference) {
+  return StepText(*e.setup, *e.step, explain, reference);
+}
+
+}  // namespace strata

@@ -1,0 +1,85 @@
+// The step's text, JSON and explain output, rendered from one evaluation (report/step_*.h).
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "strata/eval/evaluation.h"
+#include "strata/report/step_explain.h"
+#include "strata/report/step_json.h"
+#include "strata/report/step_text.h"
+#include "support/golden.h"
+
+namespace strata {
+namespace {
+
+Evaluation Evaluate(const std::string& job_file, const std::vector<std::string>& sets,
+                    const std::string& model = "") {
+  JobRequest request;
+  request.job = job_file;
+  request.model = model;
+  request.overrides = sets;
+  auto job = ResolveJob(request);
+  EXPECT_TRUE(job.ok()) << job.error().Format();
+  auto workspace = Workspace::Load();
+  EXPECT_TRUE(workspace.ok());
+  auto e = EvaluateJob(*workspace, *job, {.depth = EvalDepth::kStep});
+  EXPECT_TRUE(e.ok()) << e.error().Format();
+  return *std::move(e);
+}
+
+// The reference job's EP8 dispatch: 40 layers x 2 (dispatch, combine) x 3 passes (forward,
+// recompute, backward) x 2 micro batches = 480 all-to-alls per step.
+TEST(StepRender, ExplainAndTimelineSubstituteTheNumbers) {
+  const Evaluation e = Evaluate("qwen3.6-35b-a3b-sft-h20x40", {});
+  bool found = false;
+  for (const StepFormula& f : ExplainStep(e.setup->tables, e.setup->layout, *e.step)) {
+    if (f.name.find("ep: MoE token dispatch") != std::string::npos) {
+      found = true;
+      EXPECT_NE(f.formula.find("480 calls per step"), std::string::npos) << f.formula;
+    }
+  }
+  EXPECT_TRUE(found);
+  const auto timeline = MicroBatchTimeline(e.setup->layout, *e.step);
+  ASSERT_GE(timeline.size(), 4u);
+  EXPECT_NE(timeline.front().find("forward compute"), std::string::npos);
+}
+
+// --json names torchtitan's selective_ac_option and megatron-core's offloaded layers; a job
+// without them keeps its JSON as before.
+TEST(StepRender, JsonNamesTheRecomputeOptionAndTheOffloadedLayers) {
+  const std::string h200 = testing::TestPath("memory/validation/h200-03.yaml");
+  const Evaluation op =
+      Evaluate(h200, {"recompute.granularity=selective", "recompute.selective_ac_option=op"});
+  const Evaluation none = Evaluate(h200, {});
+  const Evaluation offload = Evaluate(h200, {"activation_offload.num_layers=8"});
+  EXPECT_EQ(StepToJson(*op.setup, *op.step)["job"]["selective_ac_option"], "op");
+  EXPECT_FALSE(StepToJson(*none.setup, *none.step)["job"].contains("selective_ac_option"));
+  EXPECT_EQ(StepToJson(*offload.setup, *offload.step)["job"]["activation_offload_layers"], 8);
+}
+
+// The reference job's text puts the course's measured 120 s beside the prediction; another
+// job's does not.
+TEST(StepRender, OnlyTheReferenceJobIsComparedWithTheCourse) {
+  const Evaluation e = Evaluate("qwen3.6-35b-a3b-sft-h20x40", {});
+  EXPECT_NE(RenderStepText(e, false, true).find("the course measured 120 s per step"),
+            std::string::npos);
+  EXPECT_EQ(RenderStepText(e, false, false).find("the course measured"), std::string::npos);
+}
+
+// A dense model has no expert-DP group: Llama-3.1-70B at TP8 PP2 on 64 GPUs is DP4, and the
+// step's header says so without an "(expert-DP 32)" that no rank forms (the memory view never
+// printed it; the step, map, rl and report headers did).
+TEST(StepRender, DenseModelShowsNoExpertDpGroup) {
+  const Evaluation e =
+      Evaluate("",
+               {"cluster=h100-8x8-ib400", "parallel.tp=8", "parallel.pp=2", "parallel.ep=1",
+                "batch.micro_batch=1", "batch.global_batch=64", "sequence.max_tokens=4096"},
+               "llama-3.1-70b");
+  const std::string text = RenderStepText(e, false, false);
+  EXPECT_NE(text.find("layout: TP8 PP2 VPP1 CP1 EP1 ETP1 DP4, SP off"), std::string::npos) << text;
+  EXPECT_EQ(text.find("expert-DP"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace strata
