@@ -1,6 +1,7 @@
 // The report's log and hang figures: a log drawn with a bounded number of points, its first,
 // last, lowest and highest values as the log printed them; a hang drawn as groups of ranks,
 // however many ranks there are.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -10,6 +11,7 @@
 
 #include "strata/report/hang_figure.h"
 #include "strata/report/log_figure.h"
+#include "strata/report/trace_figure.h"
 #include "support/golden.h"
 
 namespace strata {
@@ -92,6 +94,63 @@ TEST(HangFigure, TenThousandRanksDrawAsGroups) {
   EXPECT_EQ(drawn.at("hang/PG 0: never reached #12"), "1");
   // Three boxes (rect + two texts each), one arrow (line + head), two column titles: 12.
   EXPECT_LT(std::count(f.svg.begin(), f.svg.end(), '\n'), 20) << f.svg;
+}
+
+profile::RankProfile Rank(int64_t rank, int64_t span_ns, int64_t busy_ns, int64_t nccl_ns,
+                          int64_t other_ns) {
+  profile::RankProfile r;
+  r.rank = rank;
+  r.file = fmt::format("rank{}.json", rank);
+  r.whole_trace.span_ns = span_ns;
+  r.whole_trace.busy_ns = busy_ns;
+  r.whole_trace.nccl_exposed_ns = nccl_ns;
+  r.whole_trace.comm_other_exposed_ns = other_ns;
+  r.whole_trace.gpu_events = 100;
+  return r;
+}
+
+// Rank 0: span 10 s, busy 8 s of which 1 s NCCL and 0.5 s other communication not overlapped:
+// computing 8 - 1 - 0.5 = 6.5 s, idle 10 - 8 = 2 s. Rank 1 marks two steps of 4 s and 6 s span
+// (busy 3 and 5 s, no exposed communication): the mean step is 5 s, computing 4 s, idle 1 s.
+TEST(TraceFigure, FourDisjointPartsThatAddUpToTheSpan) {
+  profile::ProfileReport report;
+  report.ranks.push_back(Rank(0, 10'000'000'000, 8'000'000'000, 1'000'000'000, 500'000'000));
+  profile::RankProfile r1 = Rank(1, 12'000'000'000, 8'000'000'000, 0, 0);
+  for (const auto& [span, busy] :
+       {std::pair{4'000'000'000LL, 3'000'000'000LL}, std::pair{6'000'000'000LL, 5'000'000'000LL}}) {
+    profile::StepProfile step;
+    step.figures.span_ns = span;
+    step.figures.busy_ns = busy;
+    r1.steps.push_back(step);
+  }
+  report.ranks.push_back(r1);
+  const ReportFigure f = TraceFigure(report);
+  const auto drawn = Data(f.svg);
+  EXPECT_EQ(drawn, Data(f.table_html));
+  ASSERT_EQ(drawn.size(), 8u) << f.svg;
+  EXPECT_EQ(drawn.at("trace/rank 0/compute"), "6.5000");
+  EXPECT_EQ(drawn.at("trace/rank 0/nccl_exposed"), "1.0000");
+  EXPECT_EQ(drawn.at("trace/rank 0/comm_other_exposed"), "0.5000");
+  EXPECT_EQ(drawn.at("trace/rank 0/idle"), "2.0000");
+  EXPECT_EQ(drawn.at("trace/rank 1/compute"), "4.0000");
+  EXPECT_EQ(drawn.at("trace/rank 1/idle"), "1.0000");
+}
+
+// 10,000 ranks whose span grows with the rank: the fastest (0), the median (5,000) and the
+// slowest (9,999) are drawn, 3 bars of 4 parts.
+TEST(TraceFigure, TenThousandRanksDrawAsThreeBars) {
+  profile::ProfileReport report;
+  for (int64_t r = 0; r < 10'000; ++r) {
+    report.ranks.push_back(Rank(r, 1'000'000'000 + r * 1'000, 900'000'000, 0, 0));
+  }
+  const ReportFigure f = TraceFigure(report);
+  const auto drawn = Data(f.svg);
+  EXPECT_EQ(drawn, Data(f.table_html));
+  EXPECT_EQ(drawn.size(), 12u);
+  EXPECT_TRUE(drawn.contains("trace/fastest: rank 0/idle"));
+  EXPECT_TRUE(drawn.contains("trace/median: rank 5000/idle"));
+  EXPECT_TRUE(drawn.contains("trace/slowest: rank 9999/idle"));
+  EXPECT_NE(f.caption.find("10000 ranks"), std::string::npos) << f.caption;
 }
 
 }  // namespace

@@ -16,9 +16,11 @@
 #include "strata/hang/analysis/analysis.h"
 #include "strata/hang/evidence/evidence_set.h"
 #include "strata/job/placement.h"
+#include "strata/profile/profile.h"
 #include "strata/report/hang_figure.h"
 #include "strata/report/html_report.h"
 #include "strata/report/log_figure.h"
+#include "strata/report/trace_figure.h"
 
 namespace strata::cli {
 
@@ -33,11 +35,15 @@ int RunReport(int argc, char** argv) {
   OutputOptions out;
   std::vector<std::string> hang_paths;
   std::vector<std::string> logs;
+  std::vector<std::string> traces;
   AddJobOptions(app, request);
   app.add_option("--hang", hang_paths,
                  "hang evidence (bundle directories from `strata collect`, dumps, logs): adds "
                  "who waits for whom");
   app.add_option("--log", logs, "a training log: adds its loss, step time and throughput curves");
+  app.add_option("--trace", traces,
+                 "PyTorch profiler traces (files or directories, one per rank): adds the "
+                 "measured GPU time of each rank");
   app.add_option("--top", top_k, "layouts of the planner drawn (the fastest that fit)")
       ->check(CLI::Range(1, 200))
       ->capture_default_str();
@@ -62,6 +68,16 @@ int RunReport(int argc, char** argv) {
     auto figure = ReadLogFigure(log);
     if (!figure.ok()) return ReportError(figure.error());
     figures.push_back(std::move(*figure));
+  }
+  if (!traces.empty()) {
+    auto files = profile::ExpandTracePaths(traces);
+    if (!files.ok()) return ReportError(files.error());
+    auto rules = profile::KernelClassifier::Load();
+    if (!rules.ok()) return ReportError(rules.error());
+    auto measured = profile::ProfileTraces(*files, *rules);
+    if (!measured.ok()) return ReportError(measured.error());
+    for (const std::string& w : measured->warnings) Warn(w);
+    figures.push_back(TraceFigure(*measured));
   }
   if (!hang_paths.empty()) {
     auto frameworks = hang::LoadFrameworkTimeouts();
