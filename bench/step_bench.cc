@@ -42,7 +42,7 @@ void BM_StepTables(benchmark::State& state) {
   strata::StepTableInputs in;
   in.model = &ref.setup.job.model;
   in.sequence = strata::SequenceLengths::MeanMax(29000, 49152);
-  in.gpu = &ref.setup.job.gpu;
+  in.gpu = &ref.setup.job.gpu();
   in.efficiency = &ref.setup.efficiency;
   for (auto _ : state) benchmark::DoNotOptimize(strata::BuildStepTables(in));
 }

@@ -29,7 +29,7 @@ constexpr const char* kFile = "data/jobs/qwen3.6-35b-a3b-sft-h20x40.yaml";
 TEST(JobValidation, TheReferenceJobIsValid) {
   auto job = ReferenceWith({});
   ASSERT_TRUE(job.ok()) << job.error().Format();
-  EXPECT_EQ(job->gpu.name, "H20");
+  EXPECT_EQ(job->gpu().name, "H20");
   EXPECT_EQ(job->model.layers.size(), 40u);
 }
 

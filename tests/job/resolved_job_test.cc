@@ -22,17 +22,17 @@ TEST(ResolveJob, NothingGivenIsTheReferenceJobWithEverythingAViewNeeds) {
   EXPECT_EQ(job->cluster.nodes, 5);
   EXPECT_EQ(job->cluster.gpus_per_node, 8);
   EXPECT_EQ(job->cluster.gpu.name, "H20");
-  EXPECT_EQ(job->gpu.name, "H20");
-  EXPECT_DOUBLE_EQ(job->gpu.memory.gb(), 96.0);
+  EXPECT_EQ(job->gpu().name, "H20");
+  EXPECT_DOUBLE_EQ(job->gpu().memory.gb(), 96.0);
   // Layout TP1 PP1 EP8, DP = 40 / 1 = 40, sequence parallelism off.
-  EXPECT_EQ(job->layout.ep, 8);
-  EXPECT_EQ(job->layout.dp, 40);
-  EXPECT_FALSE(job->layout.sequence_parallel);
+  EXPECT_EQ(job->layout().ep, 8);
+  EXPECT_EQ(job->layout().dp, 40);
+  EXPECT_FALSE(job->layout().sequence_parallel);
   EXPECT_EQ(job->world(), 40);
   // Step: global batch 80 = 40 DP x 1 micro batch x 2 accumulation steps; mean 29,000 tokens
   // (the job states 29000), max 49,152 -> 80 x 29,000 = 2,320,000 tokens per step.
-  EXPECT_EQ(job->step.micro_batch, 1);
-  EXPECT_EQ(job->step.global_batch, 80);
+  EXPECT_EQ(job->spec.micro_batch, 1);
+  EXPECT_EQ(job->spec.global_batch, 80);
   EXPECT_EQ(job->step.micro_batches, 2);
   EXPECT_DOUBLE_EQ(job->step.sequence.mean_tokens, 29000.0);
   EXPECT_DOUBLE_EQ(job->step.sequence.max_tokens, 49152.0);
@@ -44,9 +44,9 @@ TEST(ResolveJob, SetOverridesReachEveryDerivedField) {
   auto job =
       ResolveJob(JobRequest{"", "", {"parallel.tp=2", "parallel.sequence_parallel=true"}, ""});
   ASSERT_TRUE(job.ok()) << job.error().Format();
-  EXPECT_EQ(job->layout.tp, 2);
-  EXPECT_EQ(job->layout.dp, 20);
-  EXPECT_TRUE(job->layout.sequence_parallel);
+  EXPECT_EQ(job->layout().tp, 2);
+  EXPECT_EQ(job->layout().dp, 20);
+  EXPECT_TRUE(job->layout().sequence_parallel);
   EXPECT_EQ(job->step.micro_batches, 4);
 }
 
@@ -87,7 +87,7 @@ TEST(ResolveJob, AModelWithEverythingSetResolves) {
                                    ""});
   ASSERT_TRUE(job.ok()) << job.error().Format();
   EXPECT_FALSE(job->reference);
-  EXPECT_EQ(job->layout.dp, 4);
+  EXPECT_EQ(job->layout().dp, 4);
   EXPECT_EQ(job->cluster.name, "h100-8x8-ib400");
   EXPECT_EQ(job->step.micro_batches, 16);  // 64 / (1 x 4)
   EXPECT_DOUBLE_EQ(job->step.sequence.max_tokens, 8192.0);
@@ -117,7 +117,7 @@ TEST(ResolveJob, RederiveRunsTheRulesAgain) {
   changed.spec.layout.dp = 0;
   changed.spec.layout.sequence_parallel = true;  // TP with EP needs it (megatron-core)
   ASSERT_TRUE(RederiveJob(changed).ok());
-  EXPECT_EQ(changed.layout.dp, 20);
+  EXPECT_EQ(changed.layout().dp, 20);
   changed.spec.layout.tp = 3;  // 40 GPUs are not divisible by 3
   changed.spec.layout.dp = 0;
   EXPECT_FALSE(RederiveJob(changed).ok());

@@ -244,7 +244,7 @@ TEST(UnevenPipeline, AccountingTheEmbeddingAndLossAsLayers) {
   ASSERT_TRUE(spec.ok()) << spec.error().Format();
   auto job = ResolveJob(*spec);
   ASSERT_TRUE(job.ok()) << job.error().Format();
-  EXPECT_TRUE(job->layout.account_for_loss);
+  EXPECT_TRUE(job->layout().account_for_loss);
   std::vector<std::string> both = base;
   both.push_back("parallel.account_for_embedding=true");
   auto odd = ResolveJob(*ParseJobSpec(kJob, "j.yaml", both));
@@ -285,11 +285,11 @@ TEST(CustomGpu, DerivedFromTheCatalogInAJob) {
   ASSERT_TRUE(job.ok()) << job.error().Format();
   auto catalog = FindGpu("H100-SXM");
   ASSERT_TRUE(catalog.ok());
-  EXPECT_DOUBLE_EQ(job->gpu.memory.value(), 96e9);
-  EXPECT_DOUBLE_EQ(job->gpu.tdp_watts, 500.0);
-  EXPECT_DOUBLE_EQ(job->gpu.bf16_dense.value(), catalog->bf16_dense.value());
-  EXPECT_EQ(job->gpu.sources.at("memory"), "given in j.yaml");
-  EXPECT_NE(job->gpu.name.find("custom"), std::string::npos);
+  EXPECT_DOUBLE_EQ(job->gpu().memory.value(), 96e9);
+  EXPECT_DOUBLE_EQ(job->gpu().tdp_watts, 500.0);
+  EXPECT_DOUBLE_EQ(job->gpu().bf16_dense.value(), catalog->bf16_dense.value());
+  EXPECT_EQ(job->gpu().sources.at("memory"), "given in j.yaml");
+  EXPECT_NE(job->gpu().name.find("custom"), std::string::npos);
 }
 
 TEST(CustomGpu, IncompleteOrWrongDefinitionsAreErrors) {

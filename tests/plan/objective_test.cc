@@ -69,7 +69,7 @@ TEST(PlanObjective, EconomyOfTheReferenceStepByHand) {
 TEST(PlanObjective, TokensPerJouleNeedsAPower) {
   StepSetup setup = ReferenceSetup();
   EXPECT_TRUE(CheckObjective(setup, Objective::kTokensPerJoule).ok());
-  setup.job.gpu.tdp_watts = 0;
+  setup.job.cluster.gpu.tdp_watts = 0;
   const Status st = CheckObjective(setup, Objective::kTokensPerJoule);
   ASSERT_FALSE(st.ok());
   EXPECT_EQ(st.error().field, "--objective");
@@ -90,7 +90,7 @@ TEST(PlanObjective, ResizeJobKeepsTheClusterFilesNetwork) {
   ASSERT_TRUE(ResizeJob(*job, 10).ok());
   EXPECT_EQ(job->cluster.nodes, 10);
   EXPECT_EQ(job->cluster.world_size(), 80);
-  EXPECT_EQ(job->layout.dp, 80);
+  EXPECT_EQ(job->layout().dp, 80);
   EXPECT_EQ(job->cluster.nics.size(), nic_groups);
   EXPECT_EQ(job->cluster.name, "h20-5x8");
   // 20 nodes: DP 160 does not divide the global batch of 80; the rule says so.

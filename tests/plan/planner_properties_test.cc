@@ -56,7 +56,7 @@ void ExpectPrintedLayoutsAreJobsThatFit(const Planned& p, size_t min_rows) {
     const std::string name = plan::LayoutName(r.candidate);
     auto job = ResolveJob(SpecOf(p, r));
     ASSERT_TRUE(job.ok()) << name << ": " << job.error().Format();
-    EXPECT_EQ(job->layout.dp, r.candidate.layout.dp) << name;
+    EXPECT_EQ(job->layout().dp, r.candidate.layout.dp) << name;
     const MemoryLedger ledger = ComputeLedger(*job, p.memory);
     EXPECT_NE(ledger.verdict, MemoryVerdict::kOom) << name;
     EXPECT_TRUE(ledger.fits) << name;

@@ -29,7 +29,7 @@ Json JobToJson(const ResolvedJob& job) {
   Json doc = {{"file", s.file},
               {"cluster", job.cluster.name},
               {"model", job.model.name},
-              {"gpu", job.gpu.name},
+              {"gpu", job.gpu().name},
               {"gpus", l.world()}};
   AddLayoutJson(doc, l);
   doc.update(Json{{"micro_batch", s.micro_batch},

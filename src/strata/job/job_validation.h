@@ -17,7 +17,7 @@ namespace strata {
 
 /// The rules that need no model: world = TP x PP x CP x DP (DP derived when absent), expert
 /// layout EP x ETP divides TP x CP x DP, global batch = micro batch x DP x accumulation, VPP
-/// needs PP > 1, CP splits the sequence into 2 x CP chunks. Fills job.layout.dp.
+/// needs PP > 1, CP splits the sequence into 2 x CP chunks. Fills job.layout().dp.
 Status CheckLayoutArithmetic(JobSpec& job);
 
 /// The rules that need the architecture: heads and KV heads (and linear-attention heads)

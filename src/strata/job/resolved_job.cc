@@ -132,7 +132,6 @@ Result<ResolvedJob> ResolveJobWithModel(const JobSpec& spec, ModelConfig model) 
   job.spec = spec;
   job.model = std::move(model);
   STRATA_ASSIGN_OR_RETURN(job.cluster, ClusterOf(spec));
-  job.gpu = job.cluster.gpu;
   STRATA_ASSIGN_OR_RETURN(job.step.sequence, SequenceOf(spec));
   STRATA_RETURN_IF_ERROR(Derive(job));
   return job;
@@ -147,10 +146,7 @@ namespace {
 Status Derive(ResolvedJob& job) {
   const JobSpec& spec = job.spec;
   STRATA_RETURN_IF_ERROR(CheckLayoutAgainstModel(spec, job.model));
-  job.layout = spec.layout;
   StepShape& step = job.step;
-  step.micro_batch = spec.micro_batch;
-  step.global_batch = spec.global_batch;
   step.micro_batches = spec.num_micro_batches();
   step.tokens_per_step = static_cast<double>(spec.global_batch) * step.sequence.mean_tokens;
   job.throughput.reset();

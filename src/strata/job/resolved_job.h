@@ -23,10 +23,9 @@
 
 namespace strata {
 
-/// The shape of one optimizer step.
+/// The shape of one optimizer step (the micro and global batch are the spec's: spec.micro_batch,
+/// spec.global_batch).
 struct StepShape {
-  int64_t micro_batch = 1;    // samples per micro batch
-  int64_t global_batch = 1;   // samples per optimizer step, all DP ranks together
   int64_t micro_batches = 1;  // per DP rank per step: global / (micro x DP)
   /// The sample lengths: max sizes the activations, E[S^2]/E[S] the attention FLOPs, the mean
   /// the tokens.
@@ -54,17 +53,18 @@ struct JobRequest {
 };
 
 struct ResolvedJob {
-  JobSpec spec;           // the job as written, --set applied, DP derived
-  ModelConfig model;      // the architecture the spec names
-  Cluster cluster;        // the cluster file's, or one built from cluster.gpu/nodes
-  GpuSpec gpu;            // == cluster.gpu
-  ParallelLayout layout;  // == spec.layout: validated against the model and the cluster
+  JobSpec spec;       // the job as written, --set applied, DP derived; its layout validated
+  ModelConfig model;  // the architecture the spec names
+  Cluster cluster;    // the cluster file's, or one built from cluster.gpu/nodes
   StepShape step;
   std::optional<Throughput> throughput;
   JobRequest request;      // how it was asked for (empty for a job built in code)
   bool reference = false;  // the built-in reference job, chosen because nothing was given
 
-  int64_t world() const { return layout.world(); }
+  // Each fact is held once: the GPU in the cluster, the layout and the batch in the spec.
+  const GpuSpec& gpu() const { return cluster.gpu; }
+  const ParallelLayout& layout() const { return spec.layout; }
+  int64_t world() const { return spec.layout.world(); }
   /// "strata memory job.yaml --set a=1 --set b=2": the user's own command with `extra` --set
   /// flags appended (an extra key replaces the user's value for the same key).
   std::string CommandLine(std::string_view command,

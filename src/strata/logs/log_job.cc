@@ -28,8 +28,8 @@ Result<LogJob> LoadLogJob(const std::string& job_name, const std::vector<std::st
   STRATA_ASSIGN_OR_RETURN(Job job, ResolveJob(spec));
   LogJob j;
   j.model = job.model;
-  j.gpu_name = job.gpu.name;
-  j.peak_per_gpu = job.gpu.bf16_dense;
+  j.gpu_name = job.gpu().name;
+  j.peak_per_gpu = job.gpu().bf16_dense;
   j.gpus = job.spec.cluster.world();
   j.seq_max_tokens = job.spec.sequence.max_tokens;
   j.seq_mean_tokens =

@@ -168,7 +168,7 @@ MemoryLedger StageLedgerFrom(const Job& job, const MemoryConstants& constants, i
   const ParallelLayout& l = job.spec.layout;
   MemoryLedger ledger;
   ledger.stage = stage;
-  ledger.capacity = job.gpu.memory;
+  ledger.capacity = job.gpu().memory;
   const StaticMemory& st = statics.st;
   const ModeMemory& mode = statics.mode;
   ledger.params_per_gpu = st.params;

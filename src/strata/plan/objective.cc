@@ -39,7 +39,7 @@ StepEconomy EconomyOf(const StepSetup& setup, const StepResult& step) {
   if (e.tokens_per_step > 0) {
     e.gpu_hours_per_million_tokens = gpus * step_s / 3600.0 / (e.tokens_per_step / 1e6);
   }
-  const double tdp_w = setup.job.gpu.tdp_watts;
+  const double tdp_w = setup.job.gpu().tdp_watts;
   if (tdp_w > 0) {
     e.energy_per_step_j = tdp_w * gpus * step_s;
     if (*e.energy_per_step_j > 0) e.tokens_per_joule = e.tokens_per_step / *e.energy_per_step_j;
@@ -48,10 +48,10 @@ StepEconomy EconomyOf(const StepSetup& setup, const StepResult& step) {
 }
 
 Status CheckObjective(const StepSetup& setup, Objective objective) {
-  if (objective == Objective::kTokensPerJoule && !(setup.job.gpu.tdp_watts > 0)) {
+  if (objective == Objective::kTokensPerJoule && !(setup.job.gpu().tdp_watts > 0)) {
     Error e = InvalidInput(
         fmt::format("--objective tokens-per-joule needs the GPU's power, and '{}' has no tdp_watts",
-                    setup.job.gpu.name));
+                    setup.job.gpu().name));
     e.field = "--objective";
     return e.WithHint(
         "give the GPU a power in the job file (cluster.gpu: {base: NAME, "

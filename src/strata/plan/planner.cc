@@ -270,7 +270,7 @@ class FloorCheckedMemory {
   FloorCheckedMemory(const StepSetup& setup, const MemoryConstants& memory)
       : setup_(setup),
         memory_(memory),
-        capacity_(setup.job.gpu.memory),
+        capacity_(setup.job.gpu().memory),
         job_(setup.job),
         params_(CountParams(setup.job.model)),
         recompute_order_(RecomputeOrderHolds(setup.job.spec)) {}
@@ -511,7 +511,7 @@ Result<PlanResult> PlanLayouts(const StepSetup& setup, const CollectiveModel& co
   LayoutsByTime layouts(setup, comm, space, options.threads);
   FloorCheckedMemory check(setup, memory);
   const unsigned threads = options.threads == 0 ? DefaultThreads() : options.threads;
-  const Bytes capacity = setup.job.gpu.memory;
+  const Bytes capacity = setup.job.gpu().memory;
   auto checked = [&](const Timed& t) -> WalkCheck {
     // A layout of the up-front selection that Next gives fits: the others were dropped.
     if (t.selected) return {{Bytes(), capacity, true, MemoryVerdict::kFits, false}, true};

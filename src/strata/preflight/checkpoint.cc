@@ -207,12 +207,13 @@ Result<Cluster> CheckpointCluster(const Job& job, const std::string& flag) {
   if (!job.spec.cluster.name.empty()) return LoadCluster(job.spec.cluster.name);
   for (const std::string& name : ShippedClusterNames()) {
     auto c = LoadCluster(name);
-    if (c.ok() && c->gpu.name == job.gpu.name && c->gpus_per_node == job.spec.cluster.gpus_per_node)
+    if (c.ok() && c->gpu.name == job.gpu().name &&
+        c->gpus_per_node == job.spec.cluster.gpus_per_node)
       return c;
   }
   return InvalidInput(fmt::format("no cluster file describes {} x {} GPUs per node, so there is no "
                                   "storage level to time",
-                                  job.gpu.name, job.spec.cluster.gpus_per_node))
+                                  job.gpu().name, job.spec.cluster.gpus_per_node))
       .InField("--cluster")
       .WithHint("pass --cluster <file or name under data/clusters/>");
 }

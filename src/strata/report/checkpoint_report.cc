@@ -21,7 +21,7 @@ std::string RenderCheckpointText(const Job& job, const std::string& cluster,
   const preflight::CheckpointTimes& t = p.times;
   const preflight::CheckpointInterval& c = p.interval;
   std::string out = fmt::format("job: {} on {} x {} (TP {} PP {} EP {} DP {}){}\n\n",
-                                job.model.name, s.world, job.gpu.name, l.tp, l.pp, l.ep, l.dp,
+                                job.model.name, s.world, job.gpu().name, l.tp, l.pp, l.ep, l.dp,
                                 job.spec.file.empty() ? "" : ", from " + job.spec.file);
   Table sizes({{"checkpoint", Align::kLeft}, {"per rank (GB)"}, {"total (GB)"}, {"total (GiB)"}});
   auto row = [&](const std::string& name, Bytes per_rank, Bytes total) {

@@ -113,7 +113,7 @@ std::string Fixed(double v, int decimals) { return fmt::format("{:.{}f}", v, dec
 }  // namespace
 
 std::string SystemSummary(const ResolvedJob& job) {
-  const ParallelLayout& l = job.layout;
+  const ParallelLayout& l = job.layout();
   const JobSpec& s = job.spec;
   std::string out =
       fmt::format("TP{} PP{}{} EP{} DP{}", l.tp, l.pp, StageSplitSuffix(l), l.ep, l.dp);

@@ -324,11 +324,11 @@ td.num { text-align: right; font-variant-numeric: tabular-nums; }
 <body>
 )";
   out += fmt::format("<h1>strata report: {} on {} x {}</h1>\n", XmlEscape(job.model.name),
-                     job.world(), XmlEscape(job.gpu.name));
+                     job.world(), XmlEscape(job.gpu().name));
   out += fmt::format(
       "<p class=\"meta\">layout {}; {}; predicted step {} s; memory peak {} GB of {} GB "
       "({}).</p>\n",
-      XmlEscape(LayoutHeader(job.layout, job.model.HasLayers(FfnKind::kMoe))),
+      XmlEscape(LayoutHeader(job.layout(), job.model.HasLayers(FfnKind::kMoe))),
       XmlEscape(job.spec.file.empty() ? std::string("job built from the command line")
                                       : "from " + job.spec.file),
       S3(e.step->step), Gb(e.ledger.Peak()), Gb(e.ledger.capacity),

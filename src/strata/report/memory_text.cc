@@ -43,7 +43,7 @@ std::string Header(const Job& job, const MemoryLedger& ledger) {
   }
   std::string out;
   out += fmt::format("job: {} on {} x {} ({} per GPU{}){}{}\n", job.model.name, job.world(),
-                     job.gpu.name, FormatGB(job.gpu.memory),
+                     job.gpu().name, FormatGB(job.gpu().memory),
                      job.cluster.name.empty() ? "" : ", cluster " + job.cluster.name,
                      s.file.empty() ? "" : fmt::format(", from {}", s.file),
                      job.reference ? " (the reference job: no job or model was given)" : "");

@@ -98,7 +98,7 @@ std::string PlanToText(const StepSetup& setup, const PlanResult& plan, bool expl
   const JobSpec& spec = setup.job.spec;
   std::string out =
       fmt::format("plan: {} on {} x {}{}, global batch {}, sequences up to {} tokens\n",
-                  setup.job.model.name, spec.cluster.world(), setup.job.gpu.name,
+                  setup.job.model.name, spec.cluster.world(), setup.job.gpu().name,
                   setup.job.cluster.name.empty() ? "" : " (cluster " + setup.job.cluster.name + ")",
                   spec.global_batch, GroupDigits(spec.sequence.max_tokens));
   int64_t removed = 0;
@@ -178,7 +178,7 @@ std::string PlanToText(const StepSetup& setup, const PlanResult& plan, bool expl
         "draw its TDP for the whole step (GPUs only: no host, network or cooling), so the energy\n"
         "per token is an upper bound and tokens/J a lower bound. The GPU count and the tokens per\n"
         "step are fixed in one search, so the order is the step time's.\n",
-        setup.job.gpu.tdp_watts, spec.cluster.world());
+        setup.job.gpu().tdp_watts, spec.cluster.world());
   }
   out +=
       "\ncomponent lines read winner -> other, exposed seconds per step, with the bandwidth-map\n"
@@ -197,7 +197,7 @@ Json PlanToJson(const StepSetup& setup, const PlanResult& plan) {
   Json j = JsonDocument("plan");
   j["model"] = setup.job.model.name;
   j["gpus"] = setup.job.spec.cluster.world();
-  j["gpu"] = setup.job.gpu.name;
+  j["gpu"] = setup.job.gpu().name;
   j["objective"] = std::string(plan::ObjectiveName(plan.objective));
   Json modes = Json::array();
   for (ShardingMode m : plan.sharding) modes.push_back(std::string(ShardingModeName(m)));

@@ -28,7 +28,7 @@ std::string Header(const RlEvaluation& e) {
   out +=
       fmt::format("RL job: {} on {}, {} x {}{}{}\n",
                   RlAlgorithmName(s.algorithm) == "grpo" ? "GRPO" : "PPO", j.model.name, j.world(),
-                  j.gpu.name, j.cluster.name.empty() ? "" : " (cluster " + j.cluster.name + ")",
+                  j.gpu().name, j.cluster.name.empty() ? "" : " (cluster " + j.cluster.name + ")",
                   s.file.empty() ? "" : ", from " + s.file);
   out += fmt::format(
       "step: {} prompts x {} samples = {} samples; prompts {} / {} tokens (mean / max), "
@@ -39,7 +39,7 @@ std::string Header(const RlEvaluation& e) {
       s.mini_batches == 1 ? "" : "es", s.epochs, s.epochs == 1 ? "" : "s",
       s.reference_model ? "yes" : "no");
   out += fmt::format("actor (megatron-core): {}, from {}\n",
-                     LayoutHeader(j.layout, j.model.HasLayers(FfnKind::kMoe)), s.actor_job);
+                     LayoutHeader(j.layout(), j.model.HasLayers(FfnKind::kMoe)), s.actor_job);
   out += fmt::format(
       "rollout (vLLM {}.{}): TP{} x {} instances, gpu_memory_utilization {:.2f}, "
       "max_num_seqs {}\n",
@@ -67,7 +67,7 @@ std::string KvLine(const RlEvaluation& e) {
 std::string MemoryText(const RlEvaluation& e) {
   const RolloutMemory& m = e.colocated.rollout_memory;
   std::string out =
-      fmt::format("\nmemory per GPU, colocated ({} card):\n", FormatGiB(e.actor.gpu.memory));
+      fmt::format("\nmemory per GPU, colocated ({} card):\n", FormatGiB(e.actor.gpu().memory));
   Table t({{"phase", Align::kLeft}, {"GiB"}, {"what", Align::kLeft}});
   for (const RlPhaseMemory& p : e.phases) t.AddRow({p.phase, Gib(p.bytes), p.items});
   out += t.Render();
@@ -241,7 +241,7 @@ std::string RlJson(const RlEvaluation& e) {
   Json j = JsonDocument("rl");
   j["model"] = e.actor.model.name;
   j["gpus"] = e.actor.world();
-  j["gpu"] = e.actor.gpu.name;
+  j["gpu"] = e.actor.gpu().name;
   j["samples"] = e.spec.samples();
   j["kv_bytes_per_token_per_gpu"] = JsonBytes(e.kv.full_per_token + e.kv.sliding_per_token);
   j["state_bytes_per_sequence_per_gpu"] = JsonBytes(e.kv.state_per_sequence);

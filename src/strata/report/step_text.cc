@@ -23,7 +23,7 @@ std::string Header(const StepSetup& setup) {
   std::string out;
   const std::string& cluster = setup.job.cluster.name;
   out += fmt::format("job: {} on {} x {}{}{}\n", setup.job.model.name, l.world(),
-                     setup.job.gpu.name, cluster.empty() ? "" : " (cluster " + cluster + ")",
+                     setup.job.gpu().name, cluster.empty() ? "" : " (cluster " + cluster + ")",
                      s.file.empty() ? "" : fmt::format(", from {}", s.file));
   out += fmt::format("layout: {}\n", LayoutHeader(l, setup.job.model.HasLayers(FfnKind::kMoe)));
   out += fmt::format(

@@ -31,7 +31,7 @@ JobRequest ActorRequest(const RlSpec& spec, int64_t train_gpus, const ResolvedJo
   r.overrides.push_back("sequence.mean_tokens=" +
                         TokensArg(spec.lengths.prompt_mean + spec.lengths.response_mean));
   if (whole != nullptr) {
-    const ParallelLayout& l = whole->layout;
+    const ParallelLayout& l = whole->layout();
     r.overrides.push_back(
         fmt::format("cluster.nodes={}", train_gpus / whole->cluster.gpus_per_node));
     r.overrides.push_back(fmt::format("parallel.dp={}", train_gpus / (l.tp * l.pp * l.cp)));
@@ -84,7 +84,7 @@ RolloutMemory RolloutMemoryOf(const RolloutSetup& s, int64_t tp, double utilizat
                               Bytes resident) {
   const RlSpec& spec = *s.spec;
   RolloutMemoryInput in;
-  in.capacity = s.job->gpu.memory;
+  in.capacity = s.job->gpu().memory;
   in.weights = RolloutModelBytes(s) / static_cast<double>(tp);
   in.resident = resident;
   in.kv = ComputeKvFootprint(s.job->model, tp, spec.rollout.dtypes);
@@ -122,9 +122,9 @@ GenerationTime GenerationOf(const RolloutSetup& s, int64_t rollout_gpus,
   d.kv = ComputeKvFootprint(model, tp, spec.rollout.dtypes);
   const double context = spec.lengths.prompt_mean + spec.lengths.response_mean / 2;
   d.flop_per_token = CountForwardFlops(model, context, AttentionMask::kNonCausal).main();
-  d.hbm_bandwidth = s.job->gpu.hbm_bandwidth;
+  d.hbm_bandwidth = s.job->gpu().hbm_bandwidth;
   d.hbm_efficiency = s.efficiency.hbm_efficiency;
-  d.peak = s.job->gpu.bf16_dense;
+  d.peak = s.job->gpu().bf16_dense;
   d.compute_efficiency = s.efficiency.gemm_large * s.efficiency.sustained_clock;
   g.prompts = static_cast<double>(spec.prompts) / instances;
   g.samples = static_cast<double>(spec.samples()) / instances;
@@ -156,13 +156,14 @@ WeightSync SyncOf(const RolloutSetup& s, const ParallelLayout& train, bool split
   const auto dense_shards = static_cast<double>(train.tp * train.pp);
   const Bytes gathered = w.model_bytes * (expert_share * (1 - 1 / expert_shards) +
                                           (1 - expert_share) * (1 - 1 / dense_shards));
-  const BytesPerSecond link = job.gpu.has_gpu_fabric() ? job.gpu.nvlink_bandwidth_per_direction()
-                                                       : job.cluster.DataNicBandwidthPerGpu();
+  const BytesPerSecond link = job.gpu().has_gpu_fabric()
+                                  ? job.gpu().nvlink_bandwidth_per_direction()
+                                  : job.cluster.DataNicBandwidthPerGpu();
   w.gather = gathered / link;
   w.convert = w.model_bytes / s.constants->sync_convert_bandwidth;
   w.transfer = split ? w.model_bytes / job.cluster.DataNicBandwidthPerNode() : Seconds();
   w.load = (w.model_bytes / static_cast<double>(s.spec->rollout.tp)) /
-           (job.gpu.hbm_bandwidth * s.efficiency.hbm_efficiency);
+           (job.gpu().hbm_bandwidth * s.efficiency.hbm_efficiency);
   w.total = w.gather + w.convert + w.transfer + w.load;
   return w;
 }
@@ -235,7 +236,7 @@ Result<RlEvaluation> EvaluateRl(const Workspace& workspace, const RlSpec& spec) 
       RolloutMemoryOf(s, spec.rollout.tp, spec.rollout.gpu_memory_utilization, resident);
   c.train_peak = e.ledger.Peak();
   c.generation = GenerationOf(s, world, c.rollout_memory, &e.decode);
-  c.sync = SyncOf(s, job.layout, false);
+  c.sync = SyncOf(s, job.layout(), false);
   c.times.generation = c.generation.total;
   c.times.old_log_prob = actor.log_prob;
   c.times.reference = spec.reference_model ? actor.log_prob : Seconds();
@@ -291,12 +292,12 @@ Result<RlEvaluation> EvaluateRl(const Workspace& workspace, const RlSpec& spec) 
         RolloutMemoryOf(s, spec.rollout.tp, spec.rollout.gpu_memory_utilization, Bytes());
     base.train_peak = train->ledger.Peak();
     base.generation = GenerationOf(s, m, base.rollout_memory);
-    base.sync = SyncOf(s, train_job->layout, true);
+    base.sync = SyncOf(s, train_job->layout(), true);
     base.valid = base.rollout_memory.fits && train->ledger.fits;
     if (!base.rollout_memory.fits) base.reason = "rollout: " + base.rollout_memory.reason;
     if (!train->ledger.fits) {
       base.reason = fmt::format("training side: the actor's update needs {} of {} per GPU",
-                                FormatGiB(train->ledger.Peak()), FormatGiB(job.gpu.memory));
+                                FormatGiB(train->ledger.Peak()), FormatGiB(job.gpu().memory));
     }
     RlTimes t;
     t.generation = base.generation.total;
@@ -375,9 +376,9 @@ Result<RlEvaluation> EvaluateRl(const Workspace& workspace, const RlSpec& spec) 
 Result<std::vector<GpuDecode>> CompareDecode(const RlEvaluation& e,
                                              const std::vector<std::string>& gpus) {
   std::vector<GpuDecode> out;
-  std::vector<std::string> names = {e.actor.gpu.name};
+  std::vector<std::string> names = {e.actor.gpu().name};
   for (const std::string& g : gpus) {
-    if (g != e.actor.gpu.name) names.push_back(g);
+    if (g != e.actor.gpu().name) names.push_back(g);
   }
   for (const std::string& name : names) {
     STRATA_ASSIGN_OR_RETURN(GpuSpec gpu, FindGpu(name));

@@ -13,7 +13,8 @@ Result<LayoutSection> LayoutSectionOf(const StepSetup& setup, const CollectiveMo
   s.rank_order = std::string(rank_order);
   s.experts = job.model.HasLayers(FfnKind::kMoe);
   s.inputs = StepTrafficInputs(setup.tables, setup.layout);
-  STRATA_ASSIGN_OR_RETURN(s.groups, PlaceGroups(job.layout, job.cluster.gpus_per_node, rank_order));
+  STRATA_ASSIGN_OR_RETURN(s.groups,
+                          PlaceGroups(job.layout(), job.cluster.gpus_per_node, rank_order));
   STRATA_ASSIGN_OR_RETURN(StepResult step,
                           EvaluateStepOn(setup.tables, setup.layout, model, s.groups));
   s.traffic = std::move(step.traffic);

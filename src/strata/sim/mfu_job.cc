@@ -50,8 +50,8 @@ Result<MfuReport> ComputeJobMfu(const ResolvedJob& job, const MfuOptions& option
   in.sequence = job.step.sequence;
   STRATA_ASSIGN_OR_RETURN(in.throughput,
                           ThroughputFromRate(job.throughput->tokens_per_s, job.world()));
-  STRATA_ASSIGN_OR_RETURN(in.peak_per_gpu, DensePeak(job.gpu, options.peak_dtype));
-  in.gpu_name = job.gpu.name;
+  STRATA_ASSIGN_OR_RETURN(in.peak_per_gpu, DensePeak(job.gpu(), options.peak_dtype));
+  in.gpu_name = job.gpu().name;
   in.recompute = RecomputeOf(job.spec);
   in.include_mtp = job.spec.mtp;
   if (options.nominal_active_params) {
@@ -71,7 +71,7 @@ Result<MfuReport> ComputeJobMfu(const ResolvedJob& job, const MfuOptions& option
                      "{:.2f}% of the {} dense peak at {} tokens/s on {} x {} ({}): no GPU runs "
                      "above its peak, so the throughput or the job is wrong",
                      100.0 * worst, options.peak_dtype,
-                     GroupDigits(job.throughput->tokens_per_s, 1), job.world(), job.gpu.name,
+                     GroupDigits(job.throughput->tokens_per_s, 1), job.world(), job.gpu().name,
                      point.label))
           .InField("throughput")
           .WithHint(

@@ -13,15 +13,15 @@ namespace strata {
 StepLayout StepLayoutOf(const ResolvedJob& job) {
   const JobSpec& spec = job.spec;
   StepLayout s;
-  s.layout = job.layout;
-  s.micro_batch = job.step.micro_batch;
+  s.layout = job.layout();
+  s.micro_batch = job.spec.micro_batch;
   s.micro_batches = std::max<int64_t>(1, job.step.micro_batches);
   s.recompute = spec.recompute.granularity;
   if (s.recompute == RecomputeGranularity::kFull &&
       spec.recompute.method == RecomputeMethod::kBlock) {
     // block: only the first num_layers layers of each (virtual) stage are recomputed.
     const double per_stage = static_cast<double>(job.model.layers.size()) /
-                             static_cast<double>(job.layout.pp * job.layout.vpp);
+                             static_cast<double>(job.layout().pp * job.layout().vpp);
     s.recompute_layer_fraction =
         std::min(1.0, static_cast<double>(spec.recompute.num_layers) / per_stage);
   }
@@ -31,7 +31,7 @@ StepLayout StepLayoutOf(const ResolvedJob& job) {
     // torchtitan's every N-th block in full AC: floor(layers / N) of each rank's blocks re-run
     // their whole forward, as megatron-core's block method does for its first num_layers.
     const double per_rank =
-        static_cast<double>(job.model.layers.size()) / static_cast<double>(job.layout.pp);
+        static_cast<double>(job.model.layers.size()) / static_cast<double>(job.layout().pp);
     s.recompute = RecomputeGranularity::kFull;
     s.recompute_layer_fraction =
         std::floor(per_rank / static_cast<double>(titan.every_n_layers)) / per_rank;
@@ -65,12 +65,12 @@ Result<StepSetup> PrepareStep(const ResolvedJob& job) {
 Result<StepSetup> PrepareStep(const ResolvedJob& job, const KernelEfficiencyFile& efficiency,
                               const std::vector<MfuCeiling>& mfu_ceilings,
                               const MemoryConstants& constants) {
-  if (job.layout.world() > job.cluster.gpus_per_node &&
+  if (job.layout().world() > job.cluster.gpus_per_node &&
       job.cluster.DataNicBandwidthPerNode().value() <= 0) {
     return InvalidInput(
                fmt::format("the job spans {} nodes but its cluster describes no data NICs, "
                            "so the network between nodes is unknown",
-                           (job.layout.world() + job.cluster.gpus_per_node - 1) /
+                           (job.layout().world() + job.cluster.gpus_per_node - 1) /
                                job.cluster.gpus_per_node))
         .InField("cluster")
         .WithHint(
@@ -83,7 +83,7 @@ Result<StepSetup> PrepareStep(const ResolvedJob& job, const KernelEfficiencyFile
   in.sequence = job.step.sequence;
   in.packed = job.spec.sequence.packing;
   if (in.packed) in.packed_attention_tokens = job.step.sequence.AttentionTokens();
-  in.gpu = &setup.job.gpu;
+  in.gpu = &setup.job.gpu();
   in.efficiency = &setup.efficiency;
   in.mtp = job.spec.mtp;
   in.cross_entropy = job.spec.cross_entropy;
