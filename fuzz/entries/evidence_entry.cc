@@ -5,7 +5,7 @@
 #include "strata/hang/analysis/analysis.h"
 #include "strata/hang/analysis/framework_timeouts.h"
 #include "strata/hang/analysis/verdict_json.h"
-#include "strata/hang/evidence/evidence_set.h"
+#include "strata/hang/assembly/evidence_set.h"
 
 namespace strata::fuzz {
 

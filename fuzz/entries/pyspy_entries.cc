@@ -2,7 +2,7 @@
 #include <string>
 
 #include "entries/fuzz_entries.h"
-#include "strata/hang/evidence/frames_json.h"
+#include "strata/hang/parsers/frames_json.h"
 #include "strata/hang/parsers/pyspy.h"
 
 namespace strata::fuzz {

@@ -2,8 +2,8 @@
 #include <gtest/gtest.h>
 
 #include "strata/hang/analysis/framework_timeouts.h"
+#include "strata/hang/assembly/evidence_set.h"
 #include "strata/hang/collect/bundle.h"
-#include "strata/hang/evidence/evidence_set.h"
 #include "strata/hang/parsers/log_signals.h"
 
 namespace strata::hang {

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "strata/hang/analysis/analysis.h"
-#include "strata/hang/evidence/evidence_set.h"
+#include "strata/hang/assembly/evidence_set.h"
 #include "strata/hang/parsers/flight_recorder.h"
 #include "support/golden.h"
 

@@ -10,8 +10,8 @@
 #include "strata/core/json_output.h"
 #include "strata/hang/analysis/analysis.h"
 #include "strata/hang/analysis/verdict_json.h"
+#include "strata/hang/assembly/evidence_set.h"
 #include "strata/hang/collect/synth.h"
-#include "strata/hang/evidence/evidence_set.h"
 
 namespace strata::cli {
 namespace {
