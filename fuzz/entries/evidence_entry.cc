@@ -1,4 +1,5 @@
 // Evidence assembly, analysis and both renderings of the verdict.
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "entries/fuzz_entries.h"

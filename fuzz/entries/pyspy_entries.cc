@@ -1,4 +1,5 @@
 // py-spy dumps, text and JSON. Only the includes name where the parser lives.
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "entries/fuzz_entries.h"

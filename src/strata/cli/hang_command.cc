@@ -2,6 +2,7 @@
 // collected. Also `strata hang --synth CASE --out DIR`: synthetic bundles to try it on.
 #include <fmt/format.h>
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 

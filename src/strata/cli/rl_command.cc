@@ -5,6 +5,7 @@
 // parses and renders.
 #include <fmt/format.h>
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
