@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "strata/hang/analysis/analysis.h"
+#include "strata/hang/assembly/evidence_set.h"
 #include "strata/hang/collect/synth.h"
-#include "strata/hang/evidence/evidence_set.h"
 #include "strata/hang/parsers/pyspy.h"
 
 namespace {

@@ -1,4 +1,6 @@
 // The bundle manifest `strata collect` writes and `strata hang` reads.
+#include <nlohmann/json.hpp>
+
 #include "entries/fuzz_entries.h"
 #include "strata/hang/collect/bundle.h"
 

@@ -1,6 +1,7 @@
 // Entries for the configuration parsers: HF model config.json, job YAML, cluster YAML, sequence
 // length histograms, and the unit strings every flag and file uses.
 #include <cmath>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "entries/fuzz_entries.h"

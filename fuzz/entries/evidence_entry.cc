@@ -1,11 +1,12 @@
 // Evidence assembly, analysis and both renderings of the verdict.
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "entries/fuzz_entries.h"
 #include "strata/hang/analysis/analysis.h"
 #include "strata/hang/analysis/framework_timeouts.h"
 #include "strata/hang/analysis/verdict_json.h"
-#include "strata/hang/evidence/evidence_set.h"
+#include "strata/hang/assembly/evidence_set.h"
 
 namespace strata::fuzz {
 

@@ -1,5 +1,7 @@
 // Watchdog / NCCL log lines, the log signals (OOM, iteration, NCCL interface, traceback) and
 // Gloo's failure lines.
+#include <nlohmann/json.hpp>
+
 #include "entries/fuzz_entries.h"
 #include "strata/hang/parsers/gloo_log.h"
 #include "strata/hang/parsers/log_signals.h"

@@ -1,4 +1,6 @@
 // NCCL RAS output, text and JSON.
+#include <nlohmann/json.hpp>
+
 #include "entries/fuzz_entries.h"
 #include "strata/hang/parsers/nccl_ras.h"
 

@@ -3,6 +3,7 @@
 // LoadNodeState uses for it, then the checks over that node and a copy of it under another host
 // name (so the cross-node comparisons run), and the report's JSON.
 #include <array>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 

@@ -1,8 +1,9 @@
 // py-spy dumps, text and JSON. Only the includes name where the parser lives.
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "entries/fuzz_entries.h"
-#include "strata/hang/evidence/frames_json.h"
+#include "strata/hang/parsers/frames_json.h"
 #include "strata/hang/parsers/pyspy.h"
 
 namespace strata::fuzz {

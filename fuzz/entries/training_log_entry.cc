@@ -2,6 +2,7 @@
 // limit), the summary and every step as JSON, DescribeImpliedPeak and the MFU recomputed against
 // the reference job for each rank, as `strata logs --job` does.
 #include <algorithm>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 

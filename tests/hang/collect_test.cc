@@ -14,7 +14,7 @@
 #include <set>
 
 #include "strata/hang/analysis/analysis.h"
-#include "strata/hang/evidence/evidence_set.h"
+#include "strata/hang/assembly/evidence_set.h"
 #include "support/golden.h"
 
 namespace strata::hang {

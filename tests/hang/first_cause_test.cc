@@ -10,7 +10,7 @@
 
 #include "strata/hang/analysis/analysis.h"
 #include "strata/hang/analysis/verdict_json.h"
-#include "strata/hang/evidence/evidence_set.h"
+#include "strata/hang/assembly/evidence_set.h"
 #include "support/golden.h"
 
 namespace strata::hang {

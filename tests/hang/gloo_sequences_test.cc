@@ -7,7 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "strata/hang/analysis/analysis.h"
-#include "strata/hang/evidence/evidence_set.h"
+#include "strata/hang/assembly/evidence_set.h"
 #include "support/golden.h"
 
 namespace strata::hang {

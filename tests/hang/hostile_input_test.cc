@@ -2,6 +2,7 @@
 // showed it (the same inputs are kept under fuzz/regressions/ and replayed through the targets).
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "strata/hang/collect/bundle.h"

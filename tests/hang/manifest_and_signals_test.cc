@@ -1,9 +1,11 @@
 // The bundle manifest (strict reader), log signals and framework timeouts.
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include "strata/hang/analysis/framework_timeouts.h"
+#include "strata/hang/assembly/evidence_set.h"
 #include "strata/hang/collect/bundle.h"
-#include "strata/hang/evidence/evidence_set.h"
 #include "strata/hang/parsers/log_signals.h"
 
 namespace strata::hang {

@@ -5,10 +5,11 @@
 
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "strata/hang/analysis/analysis.h"
-#include "strata/hang/evidence/evidence_set.h"
+#include "strata/hang/assembly/evidence_set.h"
 #include "strata/hang/parsers/flight_recorder.h"
 #include "support/golden.h"
 

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "strata/hang/analysis/analysis.h"
-#include "strata/hang/evidence/evidence_set.h"
+#include "strata/hang/assembly/evidence_set.h"
 
 namespace strata::hang {
 namespace {

@@ -4,6 +4,7 @@
 // value is read off them by hand.
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "importer/import_test_support.h"

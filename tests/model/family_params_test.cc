@@ -3,6 +3,7 @@
 // derivation is written beside each case so that a failure says which term is wrong.
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "strata/core/file_io.h"

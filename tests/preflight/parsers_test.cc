@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include "strata/preflight/bundle.h"
 #include "strata/preflight/env_parse.h"
 #include "strata/preflight/net_parse.h"

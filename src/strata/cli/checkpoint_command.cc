@@ -4,6 +4,7 @@
 // with the GPU-hours lost per day.
 #include <fmt/format.h>
 
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "strata/cli/cli_common.h"

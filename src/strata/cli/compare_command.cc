@@ -4,6 +4,7 @@
 // come from the memory ledger and the step model (src/strata/report/compare_report.h).
 #include <fmt/format.h>
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 

@@ -2,6 +2,7 @@
 // collected. Also `strata hang --synth CASE --out DIR`: synthetic bundles to try it on.
 #include <fmt/format.h>
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -10,8 +11,8 @@
 #include "strata/core/json_output.h"
 #include "strata/hang/analysis/analysis.h"
 #include "strata/hang/analysis/verdict_json.h"
+#include "strata/hang/assembly/evidence_set.h"
 #include "strata/hang/collect/synth.h"
-#include "strata/hang/evidence/evidence_set.h"
 
 namespace strata::cli {
 namespace {

@@ -4,6 +4,7 @@
 // writes the files atomically and renders the report.
 #include <CLI/CLI.hpp>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "strata/cli/cli_common.h"

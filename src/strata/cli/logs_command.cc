@@ -8,6 +8,7 @@
 #include <csignal>
 #include <cstdio>
 #include <deque>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 

@@ -3,6 +3,7 @@
 
 #include <cstring>
 #include <exception>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 

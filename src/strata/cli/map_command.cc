@@ -6,6 +6,7 @@
 #include <fmt/ranges.h>
 
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 

@@ -3,6 +3,7 @@
 // the verdict and, for an OOM, the cheapest changes that make it fit.
 #include <fmt/format.h>
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 

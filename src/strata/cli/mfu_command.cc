@@ -3,6 +3,7 @@
 // as every command reads it (job_options.h); with nothing given, the reference case (its job
 // file states its own throughput: 2.31M tokens per 120 s step).
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 

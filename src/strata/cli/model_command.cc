@@ -2,6 +2,7 @@
 // FLOPs per token of a Hugging Face config.json (a path or a catalog name; none: the
 // reference model).
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 

@@ -4,6 +4,7 @@
 // arithmetic is in src/strata/plan/; this file parses flags and renders.
 #include <fmt/format.h>
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 

@@ -4,6 +4,7 @@
 // mismatches and timeouts. Exit 1 when a check finds an error (or a warning, with --strict).
 #include <fmt/format.h>
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 

@@ -2,6 +2,7 @@
 // profiler traces (plain or gzip Chrome-trace JSON, one file per rank, or directories of them).
 #include <fmt/format.h>
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 

@@ -14,7 +14,7 @@
 #include "strata/cli/job_options.h"
 #include "strata/eval/evaluation.h"
 #include "strata/hang/analysis/analysis.h"
-#include "strata/hang/evidence/evidence_set.h"
+#include "strata/hang/assembly/evidence_set.h"
 #include "strata/job/placement.h"
 #include "strata/profile/profile.h"
 #include "strata/report/hang_figure.h"

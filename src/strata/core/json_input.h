@@ -4,7 +4,7 @@
 #define STRATA_CORE_JSON_INPUT_H_
 
 #include <cstddef>
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <string_view>
 

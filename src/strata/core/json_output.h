@@ -3,7 +3,7 @@
 #ifndef STRATA_CORE_JSON_OUTPUT_H_
 #define STRATA_CORE_JSON_OUTPUT_H_
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 
 #include "strata/core/units.h"

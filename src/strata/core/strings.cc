@@ -6,6 +6,18 @@
 
 namespace strata {
 
+std::vector<std::string> SplitNul(std::string_view text) {
+  std::vector<std::string> parts;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\0', start);
+    if (end == std::string_view::npos) end = text.size();
+    if (end > start) parts.emplace_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  return parts;
+}
+
 std::string GroupDigits(double value, int decimals) {
   std::string s = fmt::format("{:.{}f}", std::fabs(value), decimals);
   const size_t dot = s.find('.');

@@ -1,6 +1,7 @@
 #include "strata/job/job_json.h"
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "strata/job/training_modes.h"

@@ -1,6 +1,7 @@
 #include "strata/logs/log_json.h"
 
 #include <cmath>
+#include <nlohmann/json.hpp>
 
 namespace strata {
 

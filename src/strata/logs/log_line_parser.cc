@@ -2,6 +2,8 @@
 
 #include <array>
 
+#include "strata/core/strings.h"
+
 namespace strata {
 
 namespace {
@@ -28,10 +30,6 @@ constexpr std::array<std::string_view, 3> kFinishedMarkers = {
     "'train_runtime'",           // HF Trainer's final summary
     "\"train_runtime\"",
 };
-
-bool Contains(std::string_view text, std::string_view what) {
-  return text.find(what) != std::string_view::npos;
-}
 
 }  // namespace
 

@@ -1,6 +1,7 @@
 #include "strata/model/megatron_model.h"
 
 #include <filesystem>
+#include <nlohmann/json.hpp>
 
 #include "strata/core/json_fields.h"
 

@@ -7,7 +7,7 @@
 #define STRATA_MODEL_MEGATRON_MODEL_H_
 
 #include <cstdint>
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 
 #include "strata/core/result.h"

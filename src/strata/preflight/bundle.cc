@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 
 #include "strata/core/file_io.h"
 #include "strata/core/json_input.h"

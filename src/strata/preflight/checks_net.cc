@@ -20,8 +20,6 @@ std::string Join(const std::vector<std::string>& items, const char* sep = ", ") 
   return out;
 }
 
-bool StartsWith(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
-
 const NetInterface* FindInterface(const NodeState& node, const std::string& name) {
   for (const NetInterface& n : node.interfaces) {
     if (n.name == name) return &n;
@@ -40,7 +38,7 @@ std::string SuggestInterface(const NodeState& node) {
   }
   for (const NetInterface& n : node.interfaces) {
     if (!n.Running() || n.addresses.empty() || n.name == mgmt) continue;
-    if (StartsWith(n.name, "docker") || StartsWith(n.name, "lo") || StartsWith(n.name, "virbr"))
+    if (n.name.starts_with("docker") || n.name.starts_with("lo") || n.name.starts_with("virbr"))
       continue;
     return n.name;
   }
@@ -73,7 +71,7 @@ void CheckSocket(const NodeState& node, const std::map<std::string, std::string>
     return;
   }
   const std::string& first = s.interfaces[0];
-  if (StartsWith(first, "docker") || StartsWith(first, "lo") || StartsWith(first, "virbr")) {
+  if (first.starts_with("docker") || first.starts_with("lo") || first.starts_with("virbr")) {
     report.findings.push_back(
         Finding{Severity::kError, "nic", node.host,
                 fmt::format("NCCL's bootstrap will use {} ({}), a local-only interface other "

@@ -7,14 +7,15 @@
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 
 #include "strata/core/file_io.h"
+#include "strata/core/strings.h"
+#include "strata/core/subprocess.h"
 #include "strata/core/system_info.h"
 #include "strata/core/text_scan.h"
-#include "strata/hang/collect/collect.h"
 #include "strata/preflight/bundle.h"
 #include "strata/preflight/env_parse.h"
-#include "strata/preflight/run_command.h"
 #include "strata/preflight/smi_parse.h"
 
 #ifndef STRATA_VERSION
@@ -58,18 +59,6 @@ for p in ("torch", "vllm", "sglang"):
     except Exception:
         print(p, "-")
 )PY";
-
-std::vector<std::string> SplitNul(const std::string& text) {
-  std::vector<std::string> parts;
-  size_t start = 0;
-  while (start < text.size()) {
-    size_t end = text.find('\0', start);
-    if (end == std::string::npos) end = text.size();
-    if (end > start) parts.push_back(text.substr(start, end - start));
-    start = end + 1;
-  }
-  return parts;
-}
 
 std::optional<int64_t> StatusField(const std::string& status, const std::string& key,
                                    std::string* text = nullptr) {
@@ -122,7 +111,7 @@ class Collector {
   // removed so that the reader reports the part as not collected.
   bool Run(const std::string& name, const std::vector<std::string>& args, const std::string& file,
            const std::vector<std::string>& envp = {}) {
-    const std::string exe = hang::FindExecutable(name, o_.path);
+    const std::string exe = FindExecutable(name, o_.path);
     if (exe.empty()) {
       s_.notes.push_back(fmt::format("{}: {} not found on PATH", file, name));
       return false;
@@ -130,7 +119,7 @@ class Collector {
     std::vector<std::string> argv = {name};
     argv.insert(argv.end(), args.begin(), args.end());
     const fs::path out = staging_ / file;
-    const CommandOutcome r = RunToFile(exe, argv, envp, out.string(), o_.timeout);
+    const SubprocessOutcome r = RunSubprocess({exe, argv, envp, out.string(), false}, o_.timeout);
     if (r.started && !r.timed_out && r.exit_code == 0) return true;
     std::error_code ec;
     fs::remove(out, ec);

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <nlohmann/json.hpp>
+
 #include "strata/core/json_input.h"
 #include "strata/core/text_scan.h"
 

@@ -1,5 +1,7 @@
 #include "strata/preflight/report_json.h"
 
+#include <nlohmann/json.hpp>
+
 namespace strata::preflight {
 
 Json ReportToJson(const PreflightReport& r) {

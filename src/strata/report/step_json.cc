@@ -1,5 +1,7 @@
 #include "strata/report/step_json.h"
 
+#include <nlohmann/json.hpp>
+
 #include "strata/job/job_json.h"
 
 namespace strata {

@@ -24,8 +24,6 @@ namespace {
 
 std::string Where(const PyFrame& f) { return fmt::format("{} ({})", f.function, f.file); }
 
-bool StartsWith(const std::string& s, const char* p) { return s.rfind(p, 0) == 0; }
-
 void Sort(std::vector<int64_t>& v) {
   std::sort(v.begin(), v.end());
   v.erase(std::unique(v.begin(), v.end()), v.end());
@@ -247,7 +245,7 @@ void FindCulprit(Verdict& v, const std::vector<RankView>& views, std::optional<i
     add(p.ranks);
     chain.push_back(p.title);
     if (!p.evidence.empty()) chain.push_back("  " + p.evidence.front());
-    if (phase.empty() && StartsWith(p.id, "oom")) {
+    if (phase.empty() && p.id.starts_with("oom")) {
       const size_t at = p.title.find(" at the ");
       if (at != std::string::npos) phase = p.title.substr(at + 8);
     }
@@ -467,7 +465,7 @@ Verdict Analyze(const EvidenceSet& ev, const AnalyzeOptions& options) {
   bool ranked_present = false;  // a live process whose RANK is known: absence is measured by it
   for (const RankView& view : views) {
     const auto& dump = view.evidence->pyspy;
-    if (dump && StartsWith(dump->error, "process gone")) {
+    if (dump && dump->error.starts_with("process gone")) {
       v.dead.push_back(view.id);
       continue;
     }

@@ -7,7 +7,7 @@
 
 #include "strata/hang/analysis/framework_timeouts.h"
 #include "strata/hang/analysis/verdict.h"
-#include "strata/hang/evidence/evidence_set.h"
+#include "strata/hang/assembly/evidence_set.h"
 
 namespace strata::hang {
 

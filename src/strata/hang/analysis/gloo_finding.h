@@ -11,7 +11,7 @@
 #define STRATA_HANG_ANALYSIS_GLOO_FINDING_H_
 
 #include "strata/hang/analysis/verdict.h"
-#include "strata/hang/evidence/evidence_set.h"
+#include "strata/hang/assembly/evidence_set.h"
 
 namespace strata::hang {
 

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "strata/hang/analysis/verdict.h"
-#include "strata/hang/evidence/evidence_set.h"
+#include "strata/hang/assembly/evidence_set.h"
 
 namespace strata::hang {
 

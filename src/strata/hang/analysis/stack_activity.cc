@@ -3,6 +3,8 @@
 #include <array>
 #include <string_view>
 
+#include "strata/core/strings.h"
+
 namespace strata::hang {
 namespace {
 
@@ -39,13 +41,6 @@ constexpr std::array<std::string_view, 7> kInitPython = {
     "init_process_group",   "new_group",  "_new_group_with_tag", "new_subgroups",
     "_store_based_barrier", "rendezvous", "init_device_mesh"};
 
-bool Contains(std::string_view s, std::string_view part) {
-  return s.find(part) != std::string_view::npos;
-}
-bool EndsWith(std::string_view s, std::string_view suffix) {
-  return s.size() >= suffix.size() &&
-         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
 template <size_t N>
 bool OneOf(std::string_view s, const std::array<std::string_view, N>& set) {
   for (std::string_view x : set) {
@@ -54,7 +49,7 @@ bool OneOf(std::string_view s, const std::array<std::string_view, N>& set) {
   return false;
 }
 
-bool InC10d(const PyFrame& f) { return EndsWith(f.file, "distributed_c10d.py"); }
+bool InC10d(const PyFrame& f) { return f.file.ends_with("distributed_c10d.py"); }
 
 // DeepSpeed wraps torch's collectives under the same names (deepspeed/comm, ZeRO-3's
 // partition_parameters.all_gather_coalesced); a partial dump can end there, torch's frame cut.

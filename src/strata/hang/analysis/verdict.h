@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "strata/hang/analysis/stack_activity.h"
+#include "strata/hang/assembly/evidence_set.h"
 #include "strata/hang/evidence/evidence.h"
-#include "strata/hang/evidence/evidence_set.h"
 
 namespace strata::hang {
 

@@ -2,10 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <nlohmann/json.hpp>
+
 #include "strata/hang/analysis/pg_stall.h"
 #include "strata/hang/analysis/rank_places.h"
 #include "strata/hang/analysis/stack_tree.h"
-#include "strata/hang/evidence/frames_json.h"
+#include "strata/hang/parsers/frames_json.h"
 
 namespace strata::hang {
 namespace {

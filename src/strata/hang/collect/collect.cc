@@ -1,22 +1,20 @@
 #include "strata/hang/collect/collect.h"
 
-#include <fcntl.h>
 #include <fmt/format.h>
 #include <signal.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <thread>
+#include <nlohmann/json.hpp>
 
 #include "strata/core/file_io.h"
+#include "strata/core/strings.h"
+#include "strata/core/subprocess.h"
 #include "strata/core/system_info.h"
 #include "strata/core/text_scan.h"
 
@@ -33,23 +31,9 @@ constexpr const char* kComputeAppsQuery =
 // /proc files are small; a cap keeps a hostile fake tree from exhausting memory.
 constexpr size_t kMaxProcFileBytes = size_t{1} << 20;
 constexpr size_t kMaxMapsBytes = size_t{64} << 20;  // a torch process maps thousands of files
-constexpr auto kPollInterval = std::chrono::milliseconds(10);
-constexpr auto kKillGrace = std::chrono::seconds(2);
 
 bool Digits(const std::string& s) {
   return !s.empty() && s.find_first_not_of("0123456789") == std::string::npos;
-}
-
-std::vector<std::string> SplitNul(const std::string& text) {
-  std::vector<std::string> parts;
-  size_t start = 0;
-  while (start < text.size()) {
-    size_t end = text.find('\0', start);
-    if (end == std::string::npos) end = text.size();
-    if (end > start) parts.push_back(text.substr(start, end - start));
-    start = end + 1;
-  }
-  return parts;
 }
 
 std::optional<int64_t> ToInt(const std::string& s) {
@@ -147,83 +131,6 @@ std::vector<Found> OnePerRank(std::vector<Found> found, std::vector<std::string>
   return out;
 }
 
-struct Running {
-  pid_t child = -1;
-  size_t process = 0;  // index into the manifest's processes
-};
-
-// fork/exec with stdout+stderr to `output`; the child gets its own process group so a kill on
-// timeout reaches whatever it spawned, and nothing else.
-pid_t Spawn(const std::string& exe, const std::vector<std::string>& args,
-            const std::string& output) {
-  const int fd = ::open(output.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return -1;
-  std::vector<std::string> copy = args;
-  std::vector<char*> argv;
-  for (std::string& a : copy) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  const pid_t child = ::fork();
-  if (child == 0) {
-    ::setpgid(0, 0);
-    ::dup2(fd, 1);
-    ::dup2(fd, 2);
-    ::execv(exe.c_str(), argv.data());
-    ::_exit(127);
-  }
-  ::close(fd);
-  return child;
-}
-
-// Waits for all children until `timeout`; kills (SIGKILL, process group) those still running.
-// Returns, per child, {exit code, timed out}.
-std::vector<std::pair<int, bool>> WaitAll(const std::vector<pid_t>& children, Seconds timeout) {
-  std::vector<std::pair<int, bool>> result(children.size(), {-1, false});
-  std::vector<bool> done(children.size(), false);
-  const auto deadline = std::chrono::steady_clock::now() +
-                        std::chrono::microseconds(static_cast<int64_t>(timeout.us()));
-  size_t remaining = 0;
-  for (size_t i = 0; i < children.size(); ++i) {
-    if (children[i] > 0)
-      ++remaining;
-    else
-      done[i] = true;
-  }
-  while (remaining > 0) {
-    for (size_t i = 0; i < children.size(); ++i) {
-      if (done[i]) continue;
-      int status = 0;
-      if (::waitpid(children[i], &status, WNOHANG) == children[i]) {
-        result[i].first = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-        done[i] = true;
-        --remaining;
-      }
-    }
-    if (remaining == 0) break;
-    if (std::chrono::steady_clock::now() >= deadline) {
-      for (size_t i = 0; i < children.size(); ++i) {
-        if (done[i]) continue;
-        ::kill(-children[i], SIGKILL);  // the helper's own process group, never a trainer
-        ::kill(children[i], SIGKILL);
-        result[i] = {-1, true};
-      }
-      // A helper stuck in uninterruptible sleep (D) dies only when it leaves it: reap what exits
-      // within the grace period and leave the rest, rather than hang the collection.
-      const auto grace_end = std::chrono::steady_clock::now() + kKillGrace;
-      for (size_t i = 0; i < children.size(); ++i) {
-        if (done[i]) continue;
-        int status = 0;
-        while (::waitpid(children[i], &status, WNOHANG) == 0 &&
-               std::chrono::steady_clock::now() < grace_end) {
-          std::this_thread::sleep_for(kPollInterval);
-        }
-      }
-      break;
-    }
-    std::this_thread::sleep_for(kPollInterval);
-  }
-  return result;
-}
-
 Status CopyFile(const std::string& from, const std::string& to) {
   STRATA_ASSIGN_OR_RETURN(std::string data, ReadFile(from));
   return WriteFileAtomic(to, data);
@@ -316,22 +223,6 @@ std::vector<Found> FindTrainers(const CollectOptions& o, Manifest& m) {
 
 }  // namespace
 
-std::string FindExecutable(const std::string& name, const std::string& path) {
-  const std::string search = path.empty() ? (std::getenv("PATH") ? std::getenv("PATH") : "") : path;
-  size_t start = 0;
-  while (start <= search.size()) {
-    size_t end = search.find(':', start);
-    if (end == std::string::npos) end = search.size();
-    const std::string dir = search.substr(start, end - start);
-    if (!dir.empty()) {
-      const std::string candidate = dir + "/" + name;
-      if (::access(candidate.c_str(), X_OK) == 0 && !fs::is_directory(candidate)) return candidate;
-    }
-    start = end + 1;
-  }
-  return "";
-}
-
 Result<CollectResult> Collect(const CollectOptions& o) {
   if (o.out_dir.empty()) return InvalidInput("no output directory").InField("--out");
   std::error_code exists_ec;
@@ -365,20 +256,20 @@ Result<CollectResult> Collect(const CollectOptions& o) {
   if (pyspy.empty()) {
     m.notes.push_back("py-spy not found on PATH: no stacks collected (pip install py-spy)");
   } else {
-    std::vector<pid_t> children;
+    std::vector<SubprocessSpec> dumps;
     for (ProcessRecord& p : m.processes) {
       p.pyspy_file =
           p.rank ? fmt::format("pyspy/rank{}.txt", *p.rank) : fmt::format("pyspy/pid{}.txt", p.pid);
       std::vector<std::string> args = {"py-spy", "dump", "--pid", std::to_string(p.pid)};
       if (o.native) args.push_back("--native");
-      children.push_back(Spawn(pyspy, args, (staging / p.pyspy_file).string()));
+      dumps.push_back({pyspy, std::move(args), {}, (staging / p.pyspy_file).string(), true});
     }
-    const auto results = WaitAll(children, o.pyspy_timeout);
+    const std::vector<SubprocessOutcome> results = RunSubprocesses(dumps, o.pyspy_timeout);
     for (size_t i = 0; i < m.processes.size(); ++i) {
       ProcessRecord& p = m.processes[i];
-      p.pyspy_exit_code = results[i].first;
-      p.pyspy_timed_out = results[i].second;
-      if (children[i] < 0)
+      p.pyspy_exit_code = results[i].exit_code;
+      p.pyspy_timed_out = results[i].timed_out;
+      if (!results[i].started)
         m.notes.push_back(fmt::format("could not start py-spy for pid {}", p.pid));
       // Always: a py-spy killed mid-dump can leave its target stopped (py-spy #390, #416).
       if (o.resume) {
@@ -391,15 +282,19 @@ Result<CollectResult> Collect(const CollectOptions& o) {
   if (const std::string smi = FindExecutable("nvidia-smi", o.path); smi.empty()) {
     m.notes.push_back("nvidia-smi not found on PATH: no GPU process list");
   } else {
-    const pid_t child = Spawn(smi, {"nvidia-smi", kComputeAppsQuery, "--format=csv"},
-                              (staging / "nvidia-smi.csv").string());
-    const auto result = WaitAll({child}, o.pyspy_timeout);
-    if (result[0].first == 0) {
+    const SubprocessOutcome result =
+        RunSubprocess({smi,
+                       {"nvidia-smi", kComputeAppsQuery, "--format=csv"},
+                       {},
+                       (staging / "nvidia-smi.csv").string(),
+                       true},
+                      o.pyspy_timeout);
+    if (result.exit_code == 0) {
       m.nvidia_smi_file = "nvidia-smi.csv";
     } else {
-      m.notes.push_back(result[0].second
+      m.notes.push_back(result.timed_out
                             ? "nvidia-smi timed out (a GPU in a bad state?)"
-                            : fmt::format("nvidia-smi failed with exit code {}", result[0].first));
+                            : fmt::format("nvidia-smi failed with exit code {}", result.exit_code));
     }
   }
   for (size_t i = 0; i < m.processes.size(); ++i) {

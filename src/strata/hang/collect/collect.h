@@ -43,9 +43,6 @@ struct CollectResult {
 
 Result<CollectResult> Collect(const CollectOptions& options);
 
-/// The first executable called `name` in the colon-separated `path`, or "".
-std::string FindExecutable(const std::string& name, const std::string& path);
-
 }  // namespace strata::hang
 
 #endif  // STRATA_HANG_COLLECT_COLLECT_H_

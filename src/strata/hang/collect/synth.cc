@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <map>
+#include <nlohmann/json.hpp>
 
 #include "strata/core/did_you_mean.h"
 #include "strata/core/file_io.h"

@@ -7,7 +7,7 @@
 #include <utility>
 
 #include "strata/core/json_input.h"
-#include "strata/hang/evidence/frames_json.h"
+#include "strata/hang/parsers/frames_json.h"
 #include "strata/hang/parsers/pickle_reader.h"
 
 namespace strata::hang {

@@ -2,14 +2,11 @@
 
 #include <charconv>
 
+#include "strata/core/strings.h"
 #include "strata/core/text_scan.h"
 
 namespace strata::hang {
 namespace {
-
-bool Contains(std::string_view s, std::string_view part) {
-  return s.find(part) != std::string_view::npos;
-}
 
 std::string Trimmed(std::string_view s) {
   const size_t a = s.find_first_not_of(" \t\r");

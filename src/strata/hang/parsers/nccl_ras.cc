@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "strata/core/json_input.h"
+#include "strata/core/strings.h"
 #include "strata/core/text_scan.h"
 
 namespace strata::hang {
@@ -21,10 +22,6 @@ namespace {
 using nlohmann::json;
 
 constexpr size_t kMaxJsonDepth = 64;  // the RAS JSON nests four deep
-
-bool Contains(std::string_view s, std::string_view p) {
-  return s.find(p) != std::string_view::npos;
-}
 
 std::string WordAfter(std::string_view s, std::string_view key) {
   const size_t at = s.find(key);

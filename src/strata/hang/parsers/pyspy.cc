@@ -19,14 +19,6 @@ constexpr size_t kMaxKeptText = 4096;
 // py-spy's JSON is 4 levels deep (array, trace, frames, locals); anything far deeper is hostile.
 constexpr size_t kMaxJsonDepth = 32;
 
-bool StartsWith(std::string_view s, std::string_view prefix) {
-  return s.size() >= prefix.size() && s.compare(0, prefix.size(), prefix) == 0;
-}
-bool EndsWith(std::string_view s, std::string_view suffix) {
-  return s.size() >= suffix.size() &&
-         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
 std::string StripAnsi(std::string_view line) {
   std::string out;
   out.reserve(line.size());
@@ -46,7 +38,7 @@ std::string StripAnsi(std::string_view line) {
 
 // pdsh writes "host: ", srun --label "3: ", Ray "(WorkerDict pid=12) " before every line.
 std::string_view StripWrapperPrefix(std::string_view line) {
-  if (StartsWith(line, "(")) {
+  if (line.starts_with("(")) {
     const size_t close = line.find(") ");
     if (close != std::string_view::npos) return line.substr(close + 2);
   }
@@ -69,7 +61,7 @@ std::optional<T> ParseInt(std::string_view s, int base = 10) {
 }
 
 bool IsPythonFile(std::string_view file) {
-  return EndsWith(file, ".py") || EndsWith(file, ".pyx") || StartsWith(file, "<");
+  return file.ends_with(".py") || file.ends_with(".pyx") || file.starts_with("<");
 }
 
 // "func (file:line)" or "func (file)": anchor on the last " (" because names hold spaces and "::".
@@ -97,13 +89,13 @@ std::optional<PyThread> ParseThreadHeader(std::string_view rest) {
   PyThread thread;
   size_t end = rest.find_first_of(" :");
   const std::string_view id = rest.substr(0, end);
-  std::optional<uint64_t> tid = StartsWith(id, "0x") || StartsWith(id, "0X")
+  std::optional<uint64_t> tid = id.starts_with("0x") || id.starts_with("0X")
                                     ? ParseInt<uint64_t>(id.substr(2), 16)
                                     : ParseInt<uint64_t>(id);
   if (!tid) return std::nullopt;
   thread.thread_id = *tid;
   rest = end == std::string_view::npos ? std::string_view() : rest.substr(end);
-  if (StartsWith(rest, " (")) {
+  if (rest.starts_with(" (")) {
     const size_t close = rest.find(')');
     if (close == std::string_view::npos) return std::nullopt;
     const std::string_view status = rest.substr(2, close - 2);
@@ -116,7 +108,7 @@ std::optional<PyThread> ParseThreadHeader(std::string_view rest) {
     }
     rest = rest.substr(close + 1);
   }
-  if (StartsWith(rest, ": \"") && EndsWith(rest, "\"") && rest.size() >= 4) {
+  if (rest.starts_with(": \"") && rest.ends_with("\"") && rest.size() >= 4) {
     thread.name = std::string(rest.substr(3, rest.size() - 4));
     rest = {};
   }
@@ -185,7 +177,7 @@ class TextParser {
     // Blank lines separate blocks (and "Caused by:" from its error); a line of dashes separates
     // --subprocesses children.
     if (line.find_first_not_of('-') == std::string_view::npos) return true;
-    if (StartsWith(line, "Process ")) {
+    if (line.starts_with("Process ")) {
       const size_t colon = line.find(':');
       const auto pid = ParseInt<int64_t>(
           line.substr(8, colon == std::string_view::npos ? std::string_view::npos : colon - 8));
@@ -199,13 +191,13 @@ class TextParser {
       locals_ = false;
       return true;
     }
-    if (StartsWith(line, "Python v")) {
+    if (line.starts_with("Python v")) {
       const size_t space = line.find(' ', 8);
       Current().python_version = std::string(line.substr(8, space - 8));
       return true;
     }
-    if (StartsWith(line, "Parent Process ")) return true;
-    if (StartsWith(line, "Thread ")) {
+    if (line.starts_with("Parent Process ")) return true;
+    if (line.starts_with("Thread ")) {
       auto thread = ParseThreadHeader(line.substr(7));
       if (!thread) return false;
       // Interleaved output of several processes (srun --label, Ray) without Process headers: a
@@ -227,11 +219,11 @@ class TextParser {
       locals_ = false;
       return true;
     }
-    if (StartsWith(line, "Error: ") || StartsWith(line, "Permission Denied")) {
+    if (line.starts_with("Error: ") || line.starts_with("Permission Denied")) {
       StartError(line);
       return true;
     }
-    if (StartsWith(line, "            ") && locals_ && !Current().threads.empty() &&
+    if (line.starts_with("            ") && locals_ && !Current().threads.empty() &&
         !Current().threads.back().frames.empty()) {
       const std::string_view body = line.substr(12);
       const size_t colon = body.find(": ");
@@ -240,7 +232,7 @@ class TextParser {
       locals.emplace_back(std::string(body.substr(0, colon)), std::string(body.substr(colon + 2)));
       return true;
     }
-    if (StartsWith(line, "        ") && !dumps_.empty() && !Current().threads.empty() &&
+    if (line.starts_with("        ") && !dumps_.empty() && !Current().threads.empty() &&
         !Current().threads.back().frames.empty()) {
       const std::string_view body = line.substr(8);
       if (body == "Arguments:" || body == "Locals:" || body == "Arguments::" ||
@@ -249,7 +241,7 @@ class TextParser {
         return true;
       }
     }
-    if (StartsWith(line, "    ") && !StartsWith(line, "     ") && !in_error_ && !dumps_.empty() &&
+    if (line.starts_with("    ") && !line.starts_with("     ") && !in_error_ && !dumps_.empty() &&
         !Current().threads.empty()) {
       auto frame = ParseFrame(line.substr(4));
       if (!frame) return false;
@@ -273,7 +265,7 @@ class TextParser {
     if (dumps_.empty() || !Current().threads.empty() || !Current().error.empty()) {
       dumps_.emplace_back();
     }
-    const bool permission = StartsWith(line, "Permission Denied");
+    const bool permission = line.starts_with("Permission Denied");
     const bool gone = line.find("check if it is running") != std::string_view::npos ||
                       line.find("Check that the process is running") != std::string_view::npos;
     std::string& error = Current().error;

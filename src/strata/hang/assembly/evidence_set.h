@@ -1,8 +1,8 @@
 // Everything `strata hang` was given, parsed: bundle directories written by `strata collect`
 // and loose files (py-spy dumps, flight-recorder dumps, logs, NCCL RAS output), sniffed by
 // content. Any subset works; a file that cannot be read is listed with the reason and skipped.
-#ifndef STRATA_HANG_EVIDENCE_EVIDENCE_SET_H_
-#define STRATA_HANG_EVIDENCE_EVIDENCE_SET_H_
+#ifndef STRATA_HANG_ASSEMBLY_EVIDENCE_SET_H_
+#define STRATA_HANG_ASSEMBLY_EVIDENCE_SET_H_
 
 #include <cstdint>
 #include <optional>
@@ -83,4 +83,4 @@ std::vector<GpuApp> ParseComputeApps(std::string_view csv, const std::string& ho
 
 }  // namespace strata::hang
 
-#endif  // STRATA_HANG_EVIDENCE_EVIDENCE_SET_H_
+#endif  // STRATA_HANG_ASSEMBLY_EVIDENCE_SET_H_

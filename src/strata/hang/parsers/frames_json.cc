@@ -1,4 +1,4 @@
-#include "strata/hang/evidence/frames_json.h"
+#include "strata/hang/parsers/frames_json.h"
 
 namespace strata::hang {
 

@@ -1,6 +1,6 @@
 // The one JSON shape of a Python stack, shared by every hang output that shows one.
-#ifndef STRATA_HANG_EVIDENCE_FRAMES_JSON_H_
-#define STRATA_HANG_EVIDENCE_FRAMES_JSON_H_
+#ifndef STRATA_HANG_PARSERS_FRAMES_JSON_H_
+#define STRATA_HANG_PARSERS_FRAMES_JSON_H_
 
 #include <vector>
 
@@ -14,4 +14,4 @@ Json FramesToJson(const std::vector<PyFrame>& frames);
 
 }  // namespace strata::hang
 
-#endif  // STRATA_HANG_EVIDENCE_FRAMES_JSON_H_
+#endif  // STRATA_HANG_PARSERS_FRAMES_JSON_H_

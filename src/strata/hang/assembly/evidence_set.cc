@@ -1,4 +1,4 @@
-#include "strata/hang/evidence/evidence_set.h"
+#include "strata/hang/assembly/evidence_set.h"
 
 #include <fmt/format.h>
 
@@ -9,6 +9,7 @@
 #include <system_error>
 
 #include "strata/core/file_io.h"
+#include "strata/core/strings.h"
 #include "strata/hang/parsers/flight_recorder.h"
 #include "strata/hang/parsers/nccl_ras.h"
 #include "strata/hang/parsers/pyspy.h"
@@ -21,8 +22,6 @@ namespace {
 // Loose directories are walked this deep: a directory of node bundles, each with fr/ and logs/.
 constexpr int kMaxDirDepth = 3;
 
-bool StartsWith(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
-
 // An error as a reason beside its file name: "line 3: field: message (hint)".
 std::string Reason(const Error& e) {
   std::string out = e.line > 0 ? fmt::format("line {}: ", e.line) : "";
@@ -30,9 +29,6 @@ std::string Reason(const Error& e) {
   out += e.message;
   if (!e.hint.empty()) out += " (" + e.hint + ")";
   return out;
-}
-bool Contains(std::string_view s, std::string_view p) {
-  return s.find(p) != std::string_view::npos;
 }
 
 enum class FileKind {
@@ -72,8 +68,8 @@ FileKind Sniff(std::string_view contents) {
     }
   }
   if (head.find('\0') != std::string_view::npos) return FileKind::kBinary;
-  if (StartsWith(head.substr(first), "pid, process_name")) return FileKind::kComputeApps;
-  if (Contains(head, "Job summary") || StartsWith(head.substr(first), "NCCL version")) {
+  if (head.substr(first).starts_with("pid, process_name")) return FileKind::kComputeApps;
+  if (Contains(head, "Job summary") || head.substr(first).starts_with("NCCL version")) {
     return FileKind::kRasText;
   }
   // py-spy: a header in the first lines, possibly behind a pdsh/srun prefix.
@@ -91,11 +87,11 @@ FileKind Sniff(std::string_view contents) {
     }
     // py-spy's "Thread 1234 (idle)"; not faulthandler's "Thread 0x00007f... (most recent call
     // first)".
-    const bool pyspy_thread = StartsWith(line, "Thread ") && line.size() > 7 &&
+    const bool pyspy_thread = line.starts_with("Thread ") && line.size() > 7 &&
                               std::isdigit(static_cast<unsigned char>(line[7])) &&
-                              !StartsWith(line, "Thread 0x");
-    if (StartsWith(line, "Process ") || pyspy_thread || StartsWith(line, "Error: Failed") ||
-        StartsWith(line, "Permission Denied")) {
+                              !line.starts_with("Thread 0x");
+    if (line.starts_with("Process ") || pyspy_thread || line.starts_with("Error: Failed") ||
+        line.starts_with("Permission Denied")) {
       return FileKind::kPySpy;
     }
   }

@@ -1,0 +1,177 @@
+#include "strata/hang/parsers/failure_fields.h"
+
+#include <cctype>
+
+#include "strata/core/text_scan.h"
+
+namespace strata::hang::failure_fields {
+namespace {
+
+// "ALLREDUCE, TensorShape=..." or "REDUCE)." -> the op name: capitals, digits and underscores.
+std::string OpName(std::string_view s) {
+  size_t n = 0;
+  while (n < s.size() && (std::isupper(static_cast<unsigned char>(s[n])) ||
+                          std::isdigit(static_cast<unsigned char>(s[n])) || s[n] == '_')) {
+    ++n;
+  }
+  return std::string(s.substr(0, n));
+}
+
+}  // namespace
+
+// Without ANSI escape sequences and CR, trimmed.
+std::string Clean(std::string_view raw) {
+  std::string out;
+  out.reserve(raw.size());
+  for (size_t i = 0; i < raw.size(); ++i) {
+    if (raw[i] == '\x1b') {
+      if (i + 1 < raw.size() && raw[i + 1] == '[') {
+        i += 2;
+        while (i < raw.size() && !(raw[i] >= 0x40 && raw[i] <= 0x7e)) ++i;
+      } else {
+        ++i;
+      }
+      continue;
+    }
+    if (raw[i] != '\r') out.push_back(raw[i]);
+  }
+  return std::string(TrimSpace(out));
+}
+
+// The token after `key` up to '<' (NCCL's "<port>"), a space, a comma or a quote.
+std::string TokenAfter(std::string_view s, std::string_view key) {
+  const size_t at = s.find(key);
+  if (at == std::string_view::npos) return "";
+  std::string_view rest = s.substr(at + key.size());
+  while (!rest.empty() && rest.front() == ' ') rest.remove_prefix(1);
+  const size_t end = rest.find_first_of("< ,'\"");
+  return std::string(rest.substr(0, end));
+}
+
+// "[PG ID 0 PG GUID 0(default_pg) Rank 2]", "[PG 1 Rank 1]", "[PG 0 (default_pg) Rank 0]" or
+// "[Rank 6]": the PG-local rank and the group id.
+void ReadPgRank(std::string_view line, FailureSignal* s) {
+  size_t open = line.find("[PG ");
+  if (open == std::string_view::npos) open = line.find("[Rank ");
+  if (open == std::string_view::npos) return;
+  const size_t close = line.find(']', open);
+  if (close == std::string_view::npos || close - open > 120) return;
+  const std::string_view inside = line.substr(open + 1, close - open - 1);
+  s->pg_rank = IntAfter(inside, "Rank ");
+  if (auto id = IntAfter(inside, "PG ID ")) {
+    s->pg_id = std::to_string(*id);
+  } else if (auto pg = IntAfter(inside, "PG ")) {
+    s->pg_id = std::to_string(*pg);
+  }
+}
+
+// "<host>:<pid>:<tid> [dev] ..." after any launcher prefix: the host.
+std::string NcclHost(std::string_view line) {
+  const size_t nccl = line.find(" NCCL ");
+  if (nccl == std::string_view::npos) return "";
+  std::string_view head = line.substr(0, nccl);
+  const size_t dev = head.rfind(" [");
+  if (dev == std::string_view::npos) return "";
+  head = head.substr(0, dev);
+  if (const size_t sp = head.rfind(' '); sp != std::string_view::npos) head.remove_prefix(sp + 1);
+  if (const size_t br = head.rfind("]:"); br != std::string_view::npos) head.remove_prefix(br + 2);
+  const size_t c1 = head.find(':');
+  if (c1 == std::string_view::npos || head.find(':', c1 + 1) == std::string_view::npos) return "";
+  return std::string(head.substr(0, c1));
+}
+
+// "{3, 4, 5}" -> ranks.
+std::vector<int64_t> RankSet(std::string_view s) {
+  std::vector<int64_t> out;
+  const size_t open = s.find('{');
+  const size_t close = s.find('}', open == std::string_view::npos ? 0 : open);
+  if (open == std::string_view::npos || close == std::string_view::npos) return out;
+  std::string_view inside = s.substr(open + 1, close - open - 1);
+  while (!inside.empty() && out.size() < 100000) {
+    size_t used = 0;
+    const auto r = LeadingInt(inside, &used);
+    if (!r) break;
+    out.push_back(*r);
+    inside.remove_prefix(used);
+    while (!inside.empty() && (inside.front() == ',' || inside.front() == ' '))
+      inside.remove_prefix(1);
+  }
+  return out;
+}
+
+// ProcessGroupWrapper's report: "Rank 1 is running collective: CollectiveFingerPrint(
+// SequenceNumber=21, OpType=BROADCAST, ...), but Rank 0 is running collective:
+// CollectiveFingerPrint(SequenceNumber=21OpType=ALLREDUCE)" (the second side may lack its comma
+// or be cut off by a paste). Older torch prints "but Rank 1 is running collective: REDUCE.".
+void ReadDetailMismatch(std::string_view line, FailureSignal* s) {
+  const size_t first = line.find("Rank ", line.find("Detected mismatch"));
+  const size_t but = line.find("but Rank ");
+  const std::string_view a = line.substr(
+      first == std::string_view::npos ? line.size() : first,
+      but == std::string_view::npos || but < first ? std::string_view::npos : but - first);
+  const std::string_view b = but == std::string_view::npos ? "" : line.substr(but + 4);
+  if (auto r = IntAfter(a, "Rank ")) s->ranks.push_back(*r);
+  s->seq = IntAfter(a, "SequenceNumber=");
+  if (const size_t op = a.find("OpType="); op != std::string_view::npos)
+    s->op = OpName(a.substr(op + 7));
+  if (auto r = IntAfter(b, "Rank ")) s->ranks.push_back(*r);
+  s->other_seq = IntAfter(b, "SequenceNumber=");
+  if (const size_t op = b.find("OpType="); op != std::string_view::npos) {
+    s->other_op = OpName(b.substr(op + 7));
+  } else if (const size_t colon = b.find("collective: "); colon != std::string_view::npos) {
+    s->other_op = OpName(b.substr(colon + 12));
+  }
+  const size_t aspects = line.find("differ in the following aspects:");
+  s->detail = aspects == std::string_view::npos
+                  ? "the ranks run different collectives"
+                  : std::string(TrimSpace(line.substr(aspects + 32, 120)));
+}
+
+// Horovod's stall inspector: "Missing ranks:" then "1: [tensor, ...]" ("1!: [" when it shuts the
+// job down), possibly behind an mpirun prefix ("[0] 0: [..."): the rank before ": [".
+std::optional<int64_t> HorovodRankLine(std::string_view line) {
+  const size_t at = line.find(": [");
+  if (at == std::string_view::npos || at == 0) return std::nullopt;
+  std::string_view head = line.substr(0, at);
+  if (const size_t sp = head.rfind(' '); sp != std::string_view::npos) head.remove_prefix(sp + 1);
+  if (head.ends_with('!')) head.remove_suffix(1);
+  if (head.empty() || head.size() > 7 ||
+      head.find_first_not_of("0123456789") != std::string_view::npos) {
+    return std::nullopt;
+  }
+  return LeadingInt(head);
+}
+
+// The older format on one line: "HorovodBroadcast_x_0 [missing ranks: 0, 1, 3]".
+std::vector<int64_t> HorovodMissingList(std::string_view line) {
+  std::vector<int64_t> out;
+  const size_t at = line.find("[missing ranks:");
+  if (at == std::string_view::npos) return out;
+  std::string_view rest = line.substr(at + 15);
+  while (!rest.empty() && out.size() < 100000) {
+    while (!rest.empty() && (rest.front() == ' ' || rest.front() == ',')) rest.remove_prefix(1);
+    size_t used = 0;
+    const auto r = LeadingInt(rest, &used);
+    if (!r || used == 0) break;
+    out.push_back(*r);
+    rest.remove_prefix(used);
+  }
+  return out;
+}
+
+// "failed to connect to 192.168.121.122:1040 (errno: 113 ...)" or "... to [::ffff:0.0.0.5]:40323":
+// the host, without its port; the "to any network address of (host, port)" summary is skipped.
+std::string StoreHost(std::string_view line) {
+  constexpr std::string_view kKey = "failed to connect to ";
+  for (size_t at = line.find(kKey); at != std::string_view::npos; at = line.find(kKey, at + 1)) {
+    std::string_view rest = line.substr(at + kKey.size());
+    if (rest.starts_with("any ")) continue;
+    rest = rest.substr(0, rest.find_first_of(" ,"));
+    if (rest.starts_with('[')) return std::string(rest.substr(1, rest.find(']') - 1));
+    const size_t colon = rest.rfind(':');
+    return std::string(colon == std::string_view::npos ? rest : rest.substr(0, colon));
+  }
+  return "";
+}
+
+}  // namespace strata::hang::failure_fields

@@ -1,0 +1,49 @@
+// The fields a failure line carries, read out of it (failure_log.h): the cleaned line, the
+// token after a key, the PG-local rank and group, NCCL's host prefix, rank sets and lists, the
+// two sides of a collective mismatch, the host of a store connection. Used by the line
+// classifier (failure_line.h) and the block scanner (failure_log.cc) only.
+#ifndef STRATA_HANG_PARSERS_FAILURE_FIELDS_H_
+#define STRATA_HANG_PARSERS_FAILURE_FIELDS_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "strata/hang/parsers/failure_log.h"
+
+namespace strata::hang::failure_fields {
+
+/// Without ANSI escape sequences and CR, trimmed.
+std::string Clean(std::string_view raw);
+
+/// The token after `key` up to '<' (NCCL's "<port>"), a space, a comma or a quote.
+std::string TokenAfter(std::string_view s, std::string_view key);
+
+/// "[PG ID 0 PG GUID 0(default_pg) Rank 2]", "[PG 1 Rank 1]", "[PG 0 (default_pg) Rank 0]" or
+/// "[Rank 6]": sets the PG-local rank and the group id.
+void ReadPgRank(std::string_view line, FailureSignal* s);
+
+/// "<host>:<pid>:<tid> [dev] ..." after any launcher prefix: the host.
+std::string NcclHost(std::string_view line);
+
+/// "{3, 4, 5}" -> ranks.
+std::vector<int64_t> RankSet(std::string_view s);
+
+/// ProcessGroupWrapper's report of two ranks running different collectives: sets ranks, seq,
+/// op, other_seq, other_op and detail.
+void ReadDetailMismatch(std::string_view line, FailureSignal* s);
+
+/// Horovod's stall inspector list line "1: [tensor, ...]": the rank.
+std::optional<int64_t> HorovodRankLine(std::string_view line);
+
+/// The older one-line format "... [missing ranks: 0, 1, 3]": the ranks.
+std::vector<int64_t> HorovodMissingList(std::string_view line);
+
+/// The host of "failed to connect to <host>:<port>", without its port.
+std::string StoreHost(std::string_view line);
+
+}  // namespace strata::hang::failure_fields
+
+#endif  // STRATA_HANG_PARSERS_FAILURE_FIELDS_H_

@@ -1,0 +1,265 @@
+#include "strata/hang/parsers/failure_line.h"
+
+#include <string>
+
+#include "strata/core/strings.h"
+#include "strata/core/text_scan.h"
+#include "strata/hang/parsers/failure_fields.h"
+
+namespace strata::hang {
+
+using failure_fields::ReadDetailMismatch;
+using failure_fields::StoreHost;
+using failure_fields::TokenAfter;
+
+bool ClassifyFailureLine(std::string_view line, FailureSignal* s) {
+  using K = FailureKind;
+  // CUDA and the GPU itself. "CUDA error: out of memory" is an OOM (log_signals.h).
+  if (const size_t at = line.find("CUDA error: "); at != std::string_view::npos) {
+    if (Contains(line, "out of memory")) return false;
+    s->kind = K::kCudaError;
+    s->detail = std::string(line.substr(at + 12, 120));
+    return true;
+  }
+  if (const size_t at = line.find("Triton Error [CUDA]: "); at != std::string_view::npos) {
+    s->kind = K::kCudaError;
+    s->detail = std::string(line.substr(at + 21, 120));
+    return true;
+  }
+  if (Contains(line, "Cuda failure")) {
+    s->kind = K::kCudaError;
+    s->detail = std::string(line.substr(line.find("Cuda failure"), 120));
+    return true;
+  }
+  if (const size_t xid = line.find("NVRM: Xid"); xid != std::string_view::npos) {
+    s->kind = K::kCudaError;
+    const size_t colon = line.find("): ", xid);
+    if (colon != std::string_view::npos) {
+      if (auto n = LeadingInt(line.substr(colon + 3))) s->detail = "Xid " + std::to_string(*n);
+    }
+    return true;
+  }
+  if (Contains(line, "Unable to determine the device handle for GPU") ||
+      Contains(line, "GPU has fallen off the bus")) {
+    s->kind = K::kCudaError;
+    s->detail = "the GPU no longer answers";
+    return true;
+  }
+  if (Contains(line, "Fatal Python error: ")) {
+    s->kind = K::kCrash;
+    s->signal = std::string(line.substr(line.find("Fatal Python error: ") + 20, 60));
+    return true;
+  }
+  // A data-loader worker killed (the OOM killer, most often): its rank fails outside any
+  // collective, and the others wait for it.
+  if (Contains(line, "DataLoader worker (pid") &&
+      (Contains(line, "is killed by signal") || Contains(line, "exited unexpectedly"))) {
+    s->kind = K::kCrash;
+    const size_t at = line.find("DataLoader worker (pid");
+    s->signal = std::string(line.substr(at, 90));
+    return true;
+  }
+  if (Contains(line, "Segmentation fault (core dumped)")) {
+    s->kind = K::kCrash;
+    s->signal = "Segmentation fault";
+    return true;
+  }
+  // NCCL bootstrap: which interface, who checked in.
+  if (Contains(line, "no socket interface found") || Contains(line, "Bootstrap : no socket")) {
+    s->kind = K::kBootstrap;
+    s->detail = "no usable network interface: check NCCL_SOCKET_IFNAME";
+    return true;
+  }
+  if (Contains(line, "has already checked in")) {
+    s->kind = K::kBootstrap;
+    s->detail = "two processes registered the same rank (launcher or RANK setup)";
+    return true;
+  }
+  if (Contains(line, "ncclSocketInit: connecting to address") ||
+      Contains(line, "is neither AF_INET(2) nor AF_INET6(10)")) {
+    s->kind = K::kBootstrap;
+    s->detail = "no address for the configured interface: check NCCL_SOCKET_IFNAME";
+    return true;
+  }
+  // Start-up: the process group never formed.
+  if (Contains(line, "connectFullMesh failed")) {
+    s->kind = K::kBootstrap;
+    s->detail = "Gloo could not connect to every peer (connectFullMesh): check GLOO_SOCKET_IFNAME";
+    return true;
+  }
+  if (Contains(line, "failed to listen on any local network address") ||
+      Contains(line, "EADDRINUSE") ||
+      (Contains(line, "Address already in use") && Contains(line, "socket"))) {
+    s->kind = K::kBootstrap;
+    s->detail =
+        "the rendezvous store's port is already in use (another job or a leftover process): "
+        "choose a free MASTER_PORT";
+    return true;
+  }
+  if (Contains(line, "Timed out initializing process group in store based barrier")) {
+    s->kind = K::kBootstrap;
+    const auto world = IntAfter(line, "world_size=");
+    const auto count = IntAfter(line, "worker_count=");
+    s->detail = world && count
+                    ? "only " + std::to_string(*count) + " of " + std::to_string(*world) +
+                          " processes reached the store-based barrier in time"
+                    : "a process never reached the store-based barrier of init";
+    return true;
+  }
+  if (Contains(line, "Waiting in store based barrier to initialize process group")) {
+    const auto world = IntAfter(line, "world_size=");
+    const auto count = IntAfter(line, "worker_count=");
+    if (!world || !count || *count <= *world) return false;  // still arriving: normal start-up
+    s->kind = K::kBootstrap;
+    s->detail = std::to_string(*count) + " processes checked in to a world of " +
+                std::to_string(*world) + ": two launches share one store (MASTER_PORT)";
+    return true;
+  }
+  if ((Contains(line, "DistStoreError") || Contains(line, "Socket Timeout")) &&
+      (Contains(line, "wait timeout") || Contains(line, "Timed out after") ||
+       Contains(line, "Socket Timeout"))) {
+    s->kind = K::kBootstrap;
+    s->detail = "a wait on the rendezvous store timed out at start-up (a rank never arrived)";
+    return true;
+  }
+  // c10d's store client: the rendezvous host cannot be reached or resolved.
+  if (Contains(line, "client socket has failed to connect") ||
+      Contains(line, "client socket has timed out after") ||
+      (Contains(line, "network addresses of (") && Contains(line, "cannot be retrieved"))) {
+    s->kind = K::kBootstrap;
+    s->peer = StoreHost(line);
+    s->detail = "cannot reach the rendezvous store (MASTER_ADDR/MASTER_PORT)";
+    return true;
+  }
+  if (Contains(line, "Connection refused") &&
+      (Contains(line, "client socket") || Contains(line, "TCPStore") ||
+       Contains(line, "rendezvous") || Contains(line, "DistNetworkError"))) {
+    s->kind = K::kBootstrap;
+    s->detail = "the rendezvous store refused the connection (MASTER_ADDR/MASTER_PORT)";
+    return true;
+  }
+  if (Contains(line, "unhandled system error")) {
+    s->kind = K::kBootstrap;
+    s->detail = "NCCL unhandled system error (a socket or network call failed while connecting)";
+    return true;
+  }
+  if (const size_t at = line.find("set by environment to "); at != std::string_view::npos) {
+    const size_t name_end = line.rfind(' ', at - 1);
+    const size_t name_start =
+        line.rfind(' ', name_end == std::string_view::npos ? 0 : name_end - 1);
+    if (name_end != std::string_view::npos && name_start != std::string_view::npos) {
+      s->kind = K::kSetting;
+      s->detail = std::string(line.substr(name_start + 1, name_end - name_start - 1)) + "=" +
+                  TokenAfter(line, "set by environment to ");
+      return true;
+    }
+  }
+  if (line.starts_with("NCCL_") && line.find('=') != std::string_view::npos &&
+      line.find(' ') > line.find('=')) {  // an environment dump: "NCCL_NET_GDR_LEVEL=SYS"
+    s->kind = K::kSetting;
+    s->detail = std::string(TrimSpace(line));
+    return true;
+  }
+  if (Contains(line, "bootstrap.cc:") && Contains(line, " -> ")) {
+    s->kind = K::kBootstrapTrace;
+    return true;
+  }
+  // NCCL network failures and the peer they name.
+  if (Contains(line, "collective mismatch error")) {
+    s->kind = K::kNetMismatch;
+    s->peer = TokenAfter(line, " peer ");
+    s->detail = std::string(line.substr(line.find("collective mismatch error"), 100));
+    return true;
+  }
+  if (Contains(line, "Got completion from peer")) {
+    s->kind = K::kNetwork;
+    s->peer = TokenAfter(line, "Got completion from peer");
+    s->detail = "InfiniBand completion error";
+    return true;
+  }
+  if (Contains(line, "failed : Broken pipe") || Contains(line, "failed : Connection reset")) {
+    s->kind = K::kNetwork;
+    s->peer = TokenAfter(line, " from ");
+    if (s->peer.empty()) s->peer = TokenAfter(line, " to ");
+    s->detail = Contains(line, "Broken pipe") ? "Broken pipe" : "Connection reset";
+    return true;
+  }
+  if (Contains(line, "Connection closed by remote peer")) {
+    s->kind = K::kNetwork;
+    s->peer = TokenAfter(line, "Connection closed by remote peer");
+    s->detail = "Connection closed by remote peer";
+    return true;
+  }
+  if (Contains(line, "socketStartConnect: Connect to ") ||
+      Contains(line, "Call to connect returned")) {
+    s->kind = K::kNetwork;
+    s->peer = TokenAfter(line, "Connect to ");
+    s->detail = "connect failed";
+    return true;
+  }
+  if (Contains(line, "Failed to execute operation") && Contains(line, "retcode")) {
+    s->kind = K::kNetwork;
+    s->detail = "proxy " + std::string(line.substr(line.find("retcode"), 12));
+    return true;
+  }
+  if (Contains(line, "remote process exited or there was a network error") ||
+      Contains(line, "ncclRemoteError")) {
+    s->kind = K::kNetwork;
+    s->detail = "ncclRemoteError";
+    return true;
+  }
+  if (Contains(line, "GPU Direct RDMA Disabled for HCA")) {
+    s->kind = K::kNetwork;
+    s->detail = "GPU Direct RDMA disabled: check NCCL_NET_GDR_LEVEL and the PCIe topology (ACS)";
+    return true;
+  }
+  // TORCH_DISTRIBUTED_DEBUG=DETAIL: the wrapper's own report of two ranks that differ.
+  if (Contains(line, "Detected mismatch between collectives on ranks")) {
+    s->kind = K::kDetailMismatch;
+    ReadDetailMismatch(line, s);
+    return true;
+  }
+  // torchrun, when a worker exits: "failed (exitcode: -9) local_rank: 3 (pid: 812917)".
+  if (Contains(line, "failed (exitcode: ") && Contains(line, "local_rank: ")) {
+    s->kind = K::kWorkerFailed;
+    s->exit_code = IntAfter(line, "failed (exitcode: ");
+    s->local_rank = IntAfter(line, "local_rank: ");
+    if (s->exit_code == -9) s->signal = "SIGKILL";
+    if (s->exit_code == -6) s->signal = "SIGABRT";
+    if (s->exit_code == -15) s->signal = "SIGTERM";
+    s->detail = "a worker exited with code " + std::to_string(s->exit_code.value_or(0));
+    return true;
+  }
+  // TORCH_DISTRIBUTED_DEBUG=DETAIL: each rank's next collective.
+  if (Contains(line, "CollectiveFingerPrint(SequenceNumber=")) {
+    s->kind = K::kFingerprint;
+    s->seq = IntAfter(line, "SequenceNumber=");
+    s->op = TokenAfter(line, "OpType=");
+    return true;
+  }
+  // Teardown and the end of training.
+  if (Contains(line, "ncclCommAbort") || Contains(line, "commReclaim") ||
+      Contains(line, "ProcessGroupNCCL::abort()") || Contains(line, "- Abort COMPLETE")) {
+    s->kind = K::kTeardown;
+    return true;
+  }
+  if (Contains(line, "End time of running main") || Contains(line, "Training completed") ||
+      Contains(line, "'train_runtime'") || Contains(line, "Training finished") ||
+      Contains(line, "worker group successfully finished") ||
+      Contains(line, "WorkerState.SUCCEEDED")) {
+    s->kind = K::kTrainingEnded;
+    return true;
+  }
+  // '  File ".../distributed_c10d.py", line 2070, in all_gather' (Python) or
+  // '  File ".../distributed_c10d.py", line 2501 in all_reduce' (faulthandler).
+  if (Contains(line, "distributed_c10d.py\", line ")) {
+    const size_t in = line.rfind(" in ");
+    if (in == std::string_view::npos) return false;
+    s->kind = K::kC10dFrame;
+    s->op = std::string(TrimSpace(line.substr(in + 4)));
+    return !s->op.empty() && s->op.find(' ') == std::string::npos;
+  }
+  return false;
+}
+
+}  // namespace strata::hang

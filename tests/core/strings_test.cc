@@ -1,0 +1,46 @@
+#include "strata/core/strings.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace strata {
+namespace {
+
+using namespace std::string_literals;  // "a\0b"s keeps its NUL
+
+TEST(Strings, Contains) {
+  EXPECT_TRUE(Contains("NCCL WARN Timeout", "WARN"));
+  EXPECT_TRUE(Contains("anything", ""));
+  EXPECT_FALSE(Contains("", "x"));
+  EXPECT_FALSE(Contains("WAR", "WARN"));
+}
+
+// /proc/<pid>/cmdline and environ: each field ends with a NUL. A read cut at its size limit
+// leaves the last field without one; a hostile or odd file may hold empty fields or nothing.
+TEST(Strings, SplitNul) {
+  struct Case {
+    const char* name;
+    std::string input;
+    std::vector<std::string> expected;
+  };
+  const std::vector<Case> cases = {
+      {"cmdline", "python3\0train.py\0--tp\0002\0"s, {"python3", "train.py", "--tp", "2"}},
+      {"environ", "RANK=3\0WORLD_SIZE=8\0"s, {"RANK=3", "WORLD_SIZE=8"}},
+      {"truncated: the last field has no NUL", "RANK=3\0WORLD_SI"s, {"RANK=3", "WORLD_SI"}},
+      {"empty", "", {}},
+      {"only NULs", "\0\0\0"s, {}},
+      {"empty fields dropped", "\0a\0\0b\0"s, {"a", "b"}},
+      {"no NUL at all", "sleep", {"sleep"}},
+      {"bytes kept as they are", "\xff\x01=\n\0"s, {"\xff\x01=\n"}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    EXPECT_EQ(SplitNul(c.input), c.expected);
+  }
+}
+
+}  // namespace
+}  // namespace strata
