@@ -7,8 +7,8 @@ namespace strata {
 Result<Evaluation> EvaluateJob(const Workspace& workspace, const ResolvedJob& job,
                                std::string_view rank_order) {
   Evaluation e;
-  STRATA_ASSIGN_OR_RETURN(
-      e.setup, PrepareStep(job, workspace.efficiency, workspace.mfu_ceilings, workspace.memory));
+  STRATA_ASSIGN_OR_RETURN(e.setup, PrepareStep(job, workspace.efficiency, workspace.mfu_ceilings,
+                                               workspace.memory, workspace.frameworks));
   STRATA_ASSIGN_OR_RETURN(CollectiveModel comm,
                           CollectiveModel::Create(e.setup.job.cluster, workspace.links));
   e.comm.emplace(std::move(comm));
