@@ -218,6 +218,48 @@ TEST(ImportJobTest, VerlMegatronActor) {
   EXPECT_EQ(r.job.sequence.max_tokens, 10240);
 }
 
+// The framework that ran the input becomes the job's framework profile (data/frameworks.yaml);
+// none of these inputs states the framework's release, so the job leaves it to the default.
+TEST(ImportJobTest, FrameworkFromTheInput) {
+  struct Case {
+    const char* file;
+    const char* framework;
+    ImportOptions options;
+  };
+  auto with = [](const char* gpu, int64_t nodes, int64_t per_node, std::string model,
+                 std::vector<std::string> sets = {}) {
+    ImportOptions o = Gpu(gpu);
+    o.nodes = nodes;
+    o.gpus_per_node = per_node;
+    o.model = std::move(model);
+    o.overrides = std::move(sets);
+    return o;
+  };
+  const Case cases[] = {
+      {"torchtitan_llama3_8b/llama3_8b.toml", "torchtitan", with("A100 80GB", 8, 8, "")},
+      {"megatron_gpt3_script/train_gpt3_175b_distributed.sh", "megatron-core", Gpu("H100 SXM")},
+      {"ms_swift_qwen3_moe/qwen3_moe.sh", "ms-swift", with("A800", 2, 8, "")},
+      {"swift_deepspeed_zero2/deepspeed.sh", "ms-swift",
+       with("A800", 0, 0, Golden("swift_deepspeed_zero2/qwen2.5-14b.json"))},
+      {"hf_deepspeed_zero3_offload/train_sft.sh", "hf-trainer",
+       with("A100 80GB", 1, 2, "qwen3-30b-a3b", {"sequence.max_tokens=2048"})},
+      {"verl_qwen3moe_megatron/run_qwen3moe-30b_megatron_96gb.sh", "verl", Gpu("H20")},
+  };
+  for (const Case& c : cases) {
+    const ImportReport r = Import(c.file, c.options);
+    EXPECT_EQ(r.job.framework.name, c.framework) << c.file;
+    EXPECT_TRUE(r.job.framework.given) << c.file;
+    EXPECT_TRUE(r.job.framework.version.empty()) << c.file;
+  }
+  // torchtitan's [training] compile = false (line 37) is carried, with its line.
+  ImportOptions o = Gpu("A100 80GB");
+  o.nodes = 8;
+  o.gpus_per_node = 8;
+  const ImportReport titan = Import("torchtitan_llama3_8b/llama3_8b.toml", o);
+  EXPECT_FALSE(titan.job.framework.compile);
+  EXPECT_EQ(SourceOf(titan, "framework.compile"), "llama3_8b.toml:37: training.compile");
+}
+
 struct BadCase {
   const char* file;
   const char* expected_fragment;

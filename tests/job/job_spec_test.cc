@@ -131,6 +131,17 @@ TEST(JobSpec, BadFilesAndFlagsGiveClearErrors) {
        {},
        "j.yaml:6: attention.kernel: unknown value 'flsh', expected one of: flash, unfused\n  hint: "
        "did you mean 'flash'?"},
+      {"unknown_framework",
+       v + "framework: {name: torchtitn}\n",
+       {},
+       "j.yaml:6: framework.name: unknown framework 'torchtitn', expected one of: "
+       "megatron-core, megatron-bridge, torchtitan, deepspeed, hf-trainer, ms-swift, verl\n"
+       "  hint: did you mean 'torchtitan'?"},
+      {"framework_unknown_key",
+       v + "framework: {name: verl, release: 0.5}\n",
+       {},
+       "j.yaml:6: framework.release: unknown field 'release'\n  hint: expected one of: "
+       "compile, name, version"},
       {"attention_dropout_out_of_range",
        v + "attention: {kernel: unfused, dropout: 1.5}\n",
        {},
@@ -218,6 +229,30 @@ TEST(JobSpec, NodeCountOverrideKeepsTheClusterFile) {
   ASSERT_FALSE(other_node.ok());
   EXPECT_NE(other_node.error().Format().find("8 GPUs per node"), std::string::npos)
       << other_node.error().Format();
+}
+
+// framework: {name, version, compile}; without it megatron-core, marked as not given so that
+// `step` prints it as an assumption. --set names it like any other field.
+TEST(JobSpec, FrameworkField) {
+  auto plain = ParseJobSpec(kValid, "j.yaml");
+  ASSERT_TRUE(plain.ok()) << plain.error().Format();
+  EXPECT_EQ(plain->framework.name, "megatron-core");
+  EXPECT_FALSE(plain->framework.given);
+  EXPECT_TRUE(plain->framework.version.empty());
+  auto set = ParseJobSpec(
+      kValid, "j.yaml",
+      {"framework.name=torchtitan", "framework.version=0.1.0", "framework.compile=true"});
+  ASSERT_TRUE(set.ok()) << set.error().Format();
+  EXPECT_EQ(set->framework.name, "torchtitan");
+  EXPECT_EQ(set->framework.version, "0.1.0");
+  EXPECT_TRUE(set->framework.compile);
+  EXPECT_TRUE(set->framework.given);
+  auto bad = ParseJobSpec(kValid, "j.yaml", {"framework.name=hf-trainr"});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().Format(),
+            "j.yaml: --set framework.name: unknown framework 'hf-trainr', expected one of: "
+            "megatron-core, megatron-bridge, torchtitan, deepspeed, hf-trainer, ms-swift, verl\n"
+            "  hint: did you mean 'hf-trainer'?");
 }
 
 TEST(JobSpec, UnknownCatalogJob) {

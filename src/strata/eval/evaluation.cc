@@ -11,8 +11,8 @@ Result<Evaluation> EvaluateJob(const Workspace& workspace, const ResolvedJob& jo
   e.ledger = ComputeLedger(job, workspace.memory);
   if (options.memory_fixes && !e.ledger.fits) e.fixes = SuggestMemoryFixes(job, workspace.memory);
   if (options.depth == EvalDepth::kMemory) return e;
-  STRATA_ASSIGN_OR_RETURN(
-      e.setup, PrepareStep(job, workspace.efficiency, workspace.mfu_ceilings, workspace.memory));
+  STRATA_ASSIGN_OR_RETURN(e.setup, PrepareStep(job, workspace.efficiency, workspace.mfu_ceilings,
+                                               workspace.memory, workspace.frameworks));
   STRATA_ASSIGN_OR_RETURN(CollectiveModel comm,
                           CollectiveModel::Create(job.cluster, workspace.links));
   e.comm.emplace(std::move(comm));

@@ -8,6 +8,7 @@ Result<Workspace> Workspace::Load() {
   STRATA_ASSIGN_OR_RETURN(w.memory, LoadMemoryConstants());
   STRATA_ASSIGN_OR_RETURN(w.efficiency, LoadKernelEfficiency());
   STRATA_ASSIGN_OR_RETURN(w.mfu_ceilings, LoadMfuCeilings());
+  STRATA_ASSIGN_OR_RETURN(w.frameworks, LoadFrameworkCatalog());
   return w;
 }
 

@@ -9,6 +9,7 @@
 #include "strata/core/result.h"
 #include "strata/hw/interconnects.h"
 #include "strata/memory/memory_constants.h"
+#include "strata/sim/framework_profile.h"
 #include "strata/sim/mfu_ceiling.h"
 #include "strata/sim/step_constants.h"
 
@@ -19,6 +20,7 @@ struct Workspace {
   MemoryConstants memory;
   KernelEfficiencyFile efficiency;
   std::vector<MfuCeiling> mfu_ceilings;  // the best published MFU per GPU and precision
+  FrameworkCatalog frameworks;           // what each framework adds to the step
 
   /// Loads each file of data/ the evaluation needs; fails naming the file that does not load.
   static Result<Workspace> Load();

@@ -284,6 +284,33 @@ Result<Detected> DetectJson(std::string_view text, const std::string& file) {
 
 }  // namespace
 
+// The framework the input was written for: the step model adds its costs
+// (data/frameworks.yaml). None of the inputs strata reads states the framework's release.
+void SetFrameworkOf(const Detected& d, JobBuilder& job) {
+  if (job.Has("framework.name")) return;
+  std::string name;
+  switch (d.framework) {
+    case Framework::kMegatronLm:
+      name = "megatron-core";
+      break;
+    case Framework::kMsSwiftMcore:
+      name = "ms-swift";
+      break;
+    case Framework::kTorchtitan:
+      name = "torchtitan";
+      break;
+    case Framework::kVerl:
+      name = "verl";
+      break;
+    case Framework::kHfDeepSpeed:
+      name = d.ctx.ms_swift || d.format.find("ms-swift") != std::string::npos ? "ms-swift"
+             : d.format.starts_with("DeepSpeed")                              ? "deepspeed"
+                                                                              : "hf-trainer";
+      break;
+  }
+  job.Set("framework.name", name, "derived: the input is a " + d.format);
+}
+
 Result<ImportReport> ImportJob(std::string_view text, const std::string& file,
                                const ImportOptions& options) {
   if (text.find_first_not_of(" \t\r\n") == std::string_view::npos) {
@@ -388,6 +415,7 @@ Result<ImportReport> ImportJob(std::string_view text, const std::string& file,
     if (e.file.empty()) e.InFile(file);
     return e;
   }
+  SetFrameworkOf(d, d.job);
   for (const std::string& assignment : options.overrides) {
     const size_t eq = assignment.find('=');
     if (eq == std::string::npos || eq == 0) {

@@ -145,6 +145,13 @@ Status MapTorchtitan(Settings& s, MapContext& ctx, JobBuilder& job) {
   } else {
     job.Set("model", ctx.options->model, "--model of strata import");
   }
+  // torch.compile changes the kernels each layer issues (data/frameworks.yaml); older
+  // torchtitan spelled it [training] compile, newer [compile] enable.
+  for (const char* key : {"compile.enable", "training.compile"}) {
+    if (!s.Has(key)) continue;
+    const SourcedValue* compile = s.Use(key);
+    job.Set("framework.compile", compile->value == "true" ? "true" : "false", compile->source);
+  }
   STRATA_ASSIGN_OR_RETURN(int64_t tp, IntField(s, job, "parallelism.tensor_parallel_degree",
                                                "parallel.tp", 1, "torchtitan's default 1"));
   STRATA_ASSIGN_OR_RETURN(int64_t pp, IntField(s, job, "parallelism.pipeline_parallel_degree",

@@ -176,6 +176,17 @@ const std::vector<JobField>& JobFields() {
        "DP gradient reduce behind the last backward; one layer stays exposed (`step`)"},
       {"overlap.param_gather", "true | false", "", "false", "--overlap-param-gather", "", "true",
        "DP parameter all-gather behind the next forward (`step`)"},
+      {"framework.name",
+       "megatron-core | megatron-bridge | torchtitan | deepspeed | hf-trainer | ms-swift | verl",
+       "", "megatron-core (printed as an assumption)", "", "", "torchtitan",
+       "the software that runs the job: `step` adds its host-side costs (per-layer launch, "
+       "per-expert loops, ZeRO-3 fetch hooks) and attention backend (data/frameworks.yaml)"},
+      {"framework.version", "release text", "", "the latest in data/frameworks.yaml", "", "",
+       "0.2.2",
+       "the framework's release (hf-trainer: the transformers release); where it matters "
+       "(HF's expert loop before 5.0, torchtitan's attention before 0.2.0) it changes the step"},
+      {"framework.compile", "true | false", "", "false", "", "compile.enable", "true",
+       "torch.compile: fewer, fused kernels per layer (torchtitan)"},
       {"throughput.tokens_per_s", "token count", "tokens/s", "none", "", "", "50K",
        "measured job throughput (`mfu`); excludes step_time"},
       {"throughput.tokens_per_step", "token count", "tokens", "global batch x mean_tokens", "", "",

@@ -342,6 +342,30 @@ Status ParseOverlap(YamlMap& top, JobSpec& job) {
   return o.CheckNoUnknownKeys();
 }
 
+Status ParseFramework(YamlMap& top, JobSpec& job) {
+  if (!top.Has("framework")) return OkStatus();
+  STRATA_ASSIGN_OR_RETURN(YamlMap f, top.Map("framework"));
+  FrameworkSpec& out = job.framework;
+  if (f.Has("name")) {
+    STRATA_ASSIGN_OR_RETURN(out.name, f.String("name"));
+  }
+  const std::vector<std::string>& names = FrameworkNames();
+  if (std::find(names.begin(), names.end(), out.name) == names.end()) {
+    return f
+        .ErrorAt("name", fmt::format("unknown framework '{}', expected one of: {}", out.name,
+                                     fmt::join(names, ", ")))
+        .WithHint(DidYouMeanHint(out.name, names));
+  }
+  if (f.Has("version")) {
+    STRATA_ASSIGN_OR_RETURN(out.version, f.String("version"));
+  }
+  if (f.Has("compile")) {
+    STRATA_ASSIGN_OR_RETURN(out.compile, f.Bool("compile"));
+  }
+  out.given = true;
+  return f.CheckNoUnknownKeys();
+}
+
 Status ParseThroughput(YamlMap& top, JobSpec& job) {
   if (!top.Has("throughput")) return OkStatus();
   STRATA_ASSIGN_OR_RETURN(YamlMap t, top.Map("throughput"));
@@ -394,6 +418,14 @@ std::string_view RecomputeGranularityName(RecomputeGranularity g) {
 std::string_view RecomputeMethodName(RecomputeMethod m) { return NameOf(kMethods, m); }
 std::string_view CrossEntropyImplName(CrossEntropyImpl impl) {
   return NameOf(kCrossEntropies, impl);
+}
+
+const std::vector<std::string>& FrameworkNames() {
+  // data/frameworks.yaml has one entry for each (tests/sim/framework_profile_test.cc).
+  static const std::vector<std::string> names = {"megatron-core", "megatron-bridge", "torchtitan",
+                                                 "deepspeed",     "hf-trainer",      "ms-swift",
+                                                 "verl"};
+  return names;
 }
 
 int64_t DTypeBytes(DType dtype) {
@@ -555,6 +587,7 @@ Result<JobSpec> ParseFields(YAML::Node& root, const std::string& file) {
   STRATA_RETURN_IF_ERROR(ParseTrainingModes(top, job));
   STRATA_RETURN_IF_ERROR(ParseOverlap(top, job));
   STRATA_RETURN_IF_ERROR(ParseAttention(top, job));
+  STRATA_RETURN_IF_ERROR(ParseFramework(top, job));
   STRATA_RETURN_IF_ERROR(ParseThroughput(top, job));
   if (top.Has("mtp")) {
     STRATA_ASSIGN_OR_RETURN(job.mtp, top.Bool("mtp"));

@@ -105,6 +105,18 @@ struct OverlapSpec {
   bool param_gather = false;  // --overlap-param-gather: DP all-gather behind the forward
 };
 
+/// The software that runs the job: the step model adds what it costs beyond the kernels
+/// (data/frameworks.yaml, sim/framework_profile.h). megatron-core unless the job says otherwise.
+struct FrameworkSpec {
+  std::string name = "megatron-core";
+  std::string version;   // "" = the latest release data/frameworks.yaml knows (an assumption)
+  bool compile = false;  // torch.compile (torchtitan's compile.enable)
+  bool given = false;    // the job names the framework; else the default is an assumption
+};
+
+/// The names `framework.name` accepts, in the order the docs list them.
+const std::vector<std::string>& FrameworkNames();
+
 /// A measured or planned speed: a rate, or a step time (with the tokens of one step, which
 /// default to global batch x mean sample length).
 struct ThroughputSpec {
@@ -140,6 +152,7 @@ struct JobSpec {
   bool moe_routing_imbalance_given = false;  // the job states it (the step model's default else)
   ActivationOffloadSpec activation_offload;  // megatron-core --cpu-offloading (default off)
   OverlapSpec overlap;
+  FrameworkSpec framework;    // megatron-core by default
   ThroughputSpec throughput;  // optional
 
   /// Micro batches per step per data-parallel rank (gradient accumulation).

@@ -191,6 +191,47 @@ std::vector<StepFormula> ExplainStep(const StepTables& t, const StepLayout& s,
                         : "step",
                     t.hbm.gb_per_s(), e.hbm_efficiency, S(r[StepPart::kFp8Cast].total)));
   }
+  const FrameworkProfile& fw = t.framework.ForMode(s.sharding.mode);
+  if (fw.on) {
+    add("framework profile",
+        fmt::format("{} {} (trains through {}'s code); docs/formulas.md, \"Framework overhead\"",
+                    fw.name, fw.version, fw.engine));
+    for (const std::string& a : fw.assumptions) add("  implementation", a);
+    const FrameworkModelCounts& n = t.framework_counts;
+    const double layers = std::max(1.0, n.layers / static_cast<double>(l.pp));
+    add("framework: host-bound layers",
+        fmt::format("per layer and pass, max(0, ops x {:.0f} us - the layer's GPU time): {:.0f} + "
+                    "{:.2f} MoE share x {:.0f} ops forward, twice that backward, over {:.0f} "
+                    "layers; + {:.0f} host sync(s) per MoE layer x one launch = {} per micro "
+                    "batch",
+                    fw.host_op_s * 1e6, fw.layer_ops, n.moe_layers / std::max(1.0, n.layers),
+                    fw.moe_ops, layers, fw.moe_host_syncs, Ms(r.framework.host_bound_layers)));
+    if (r.framework.fetch_hooks.s() > 0) {
+      add("framework: parameter fetch hooks",
+          fmt::format("{:.1f} parameter tensors per layer x {:.0f} ZeRO-3 ops each (FSDP2: {:.0f} "
+                      "per fetch + {:.0f} per parameter) added to each layer's host ops in "
+                      "forward, backward and recompute = {} per micro batch",
+                      n.params_per_layer, fw.Zero3OpsPerParam(l.dp), fw.fsdp2_ops_per_fetch,
+                      fw.fsdp2_ops_per_param, Ms(r.framework.fetch_hooks)));
+    }
+    if (r.framework.expert_loop.s() > 0) {
+      add("framework: per-expert loop",
+          fmt::format("{:.0f} MoE layers x {:.0f} experts x (max(0, {:.0f} ops x {:.0f} us - the "
+                      "expert's GEMMs) + one launch after its host sync), backward 2 x {:.0f} "
+                      "ops without syncs = {} per micro batch",
+                      n.moe_layers / static_cast<double>(l.pp),
+                      static_cast<double>(t.num_experts) / static_cast<double>(l.ep),
+                      fw.expert_loop_ops, fw.host_op_s * 1e6, fw.expert_loop_ops,
+                      Ms(r.framework.expert_loop)));
+    }
+    if (r.framework.attention_backend.s() > 0) {
+      add("framework: attention backend",
+          fmt::format("attention time x (1 / {:.2f} - 1) forward and recompute, x (1 / {:.2f} - "
+                      "1) backward = {} per micro batch",
+                      fw.attention_forward_factor, fw.attention_backward_factor,
+                      Ms(r.framework.attention_backend)));
+    }
+  }
   for (const std::string& c : r.caveats) add("not modelled", c);
   add("overlap options",
       fmt::format("tp_comm {}, moe_a2a {}, cp_comm {}, pp_p2p {}, grad_reduce {}, param_gather {} "
@@ -255,6 +296,7 @@ std::vector<std::string> MicroBatchTimeline(const StepLayout& s, const StepResul
   }
   phases.push_back({"backward compute", r.backward.total() + skew_of(r.backward.expert_gemm)});
   phases.push_back({"backward exposed comm", comm / passes});
+  phases.push_back({"framework overhead (host, loops, attention backend)", r.framework.total()});
   const double total = r.micro_batch.s();
   constexpr int kWidth = 50;
   std::vector<std::string> lines;

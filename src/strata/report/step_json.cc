@@ -32,6 +32,19 @@ Json StepToJson(const StepSetup& setup, const StepResult& r) {
                      {"attention_tokens", setup.tables.attention_tokens},
                      {"max_tokens", setup.tables.lengths.max_tokens},
                      {"length_distribution_assumed", setup.tables.lengths.assumed}};
+  const FrameworkProfile& fw = setup.tables.framework;
+  doc["framework"] = {{"name", fw.name},
+                      {"version", fw.version},
+                      {"given", setup.job.spec.framework.given},
+                      {"version_given", !setup.job.spec.framework.version.empty()},
+                      {"compile", setup.job.spec.framework.compile},
+                      {"engine", fw.engine},
+                      {"implementation_assumptions", fw.assumptions},
+                      {"per_micro_batch",
+                       {{"host_bound_layers_s", r.framework.host_bound_layers.s()},
+                        {"fetch_hooks_s", r.framework.fetch_hooks.s()},
+                        {"expert_loop_s", r.framework.expert_loop.s()},
+                        {"attention_backend_s", r.framework.attention_backend.s()}}}};
   doc["step_time_s"] = r.step.s();
   doc["micro_batch_time_s"] = r.micro_batch.s();
   doc["tokens_per_step"] = r.tokens_per_step;

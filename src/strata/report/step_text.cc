@@ -39,6 +39,11 @@ std::string Header(const StepSetup& setup) {
       : s.recompute.titan.every_n_layers > 0
           ? fmt::format(" (torchtitan: every {}-th layer)", s.recompute.titan.every_n_layers)
           : "");
+  const FrameworkProfile& fw = t.framework;
+  out += fmt::format("framework: {} {}{}{}\n", fw.name, fw.version,
+                     fw.engine != fw.name ? fmt::format(" (trains through {})", fw.engine) : "",
+                     s.framework.given ? "" : " (ASSUMED: the job names none)");
+  for (const std::string& a : fw.assumptions) out += fmt::format("  implementation: {}\n", a);
   if (s.activation_offload.on()) {
     out += fmt::format("activation offload: the first {} layers' activations to host memory\n",
                        s.activation_offload.num_layers);

@@ -59,12 +59,14 @@ Result<StepSetup> PrepareStep(const ResolvedJob& job) {
   STRATA_ASSIGN_OR_RETURN(KernelEfficiencyFile efficiency, LoadKernelEfficiency());
   STRATA_ASSIGN_OR_RETURN(std::vector<MfuCeiling> ceilings, LoadMfuCeilings());
   STRATA_ASSIGN_OR_RETURN(MemoryConstants memory, LoadMemoryConstants());
-  return PrepareStep(job, efficiency, ceilings, memory);
+  STRATA_ASSIGN_OR_RETURN(FrameworkCatalog frameworks, LoadFrameworkCatalog());
+  return PrepareStep(job, efficiency, ceilings, memory, frameworks);
 }
 
 Result<StepSetup> PrepareStep(const ResolvedJob& job, const KernelEfficiencyFile& efficiency,
                               const std::vector<MfuCeiling>& mfu_ceilings,
-                              const MemoryConstants& constants) {
+                              const MemoryConstants& constants,
+                              const FrameworkCatalog& frameworks) {
   if (job.layout().world() > job.cluster.gpus_per_node &&
       job.cluster.DataNicBandwidthPerNode().value() <= 0) {
     return InvalidInput(
@@ -77,7 +79,7 @@ Result<StepSetup> PrepareStep(const ResolvedJob& job, const KernelEfficiencyFile
             "name a cluster file in the job (cluster: h20-5x8) or give one with --set "
             "cluster=PATH");
   }
-  StepSetup setup{job, efficiency, mfu_ceilings, {}, {}};
+  StepSetup setup{job, efficiency, frameworks, mfu_ceilings, {}, {}};
   StepTableInputs in;
   in.model = &setup.job.model;
   in.sequence = job.step.sequence;
@@ -90,6 +92,10 @@ Result<StepSetup> PrepareStep(const ResolvedJob& job, const KernelEfficiencyFile
   in.attention = job.spec.attention;
   in.mfu_ceilings = &setup.mfu_ceilings;
   setup.tables = BuildStepTables(in);
+  // The kernel file's per-GPU calibration is keyed by the catalog name, as is the FA2 list.
+  const std::string& gpu_key = job.gpu.catalog_name.empty() ? job.gpu.name : job.gpu.catalog_name;
+  STRATA_ASSIGN_OR_RETURN(setup.tables.framework, ResolveFramework(frameworks, job.spec, gpu_key));
+  setup.tables.framework_counts = CountFrameworkModel(job.model);
   setup.layout = StepLayoutOf(job);
   if (job.spec.activation_offload.on()) {
     // What the offloaded layers save, from the memory ledger's per-layer decomposition.

@@ -7,6 +7,7 @@
 #include "strata/core/result.h"
 #include "strata/job/resolved_job.h"
 #include "strata/memory/memory_constants.h"
+#include "strata/sim/framework_profile.h"
 #include "strata/sim/mfu_ceiling.h"
 #include "strata/sim/step_model.h"
 #include "strata/sim/step_tables.h"
@@ -20,6 +21,7 @@ StepLayout StepLayoutOf(const ResolvedJob& job);
 struct StepSetup {
   ResolvedJob job;
   KernelEfficiencyFile efficiency;
+  FrameworkCatalog frameworks;
   std::vector<MfuCeiling> mfu_ceilings;
   StepTables tables;
   StepLayout layout;
@@ -31,7 +33,7 @@ Result<StepSetup> PrepareStep(const ResolvedJob& job);
 /// The same with the data files already loaded (eval/workspace.h loads each once).
 Result<StepSetup> PrepareStep(const ResolvedJob& job, const KernelEfficiencyFile& efficiency,
                               const std::vector<MfuCeiling>& mfu_ceilings,
-                              const MemoryConstants& memory);
+                              const MemoryConstants& memory, const FrameworkCatalog& frameworks);
 
 }  // namespace strata
 

@@ -7,6 +7,7 @@
 
 #include "strata/job/training_modes_parse.h"
 #include "strata/model/flop_conventions.h"
+#include "strata/sim/framework_overhead.h"
 #include "strata/sim/step_placement.h"
 
 namespace strata {
@@ -30,6 +31,10 @@ constexpr std::array<std::string_view, kStepPartCount> kPartNames = {
     "optimizer step + gradient clipping",
     "CPU offload copies (PCIe)",
     "FP8 casts + transposes",
+    "framework: host-bound layers",
+    "framework: parameter fetch hooks",
+    "framework: per-expert loop",
+    "framework: attention backend",
 };
 
 double Saturation(double d, double half) { return d / (d + half); }
@@ -415,7 +420,17 @@ Result<StepResult> EvaluateStepOn(const StepTables& t, const StepLayout& s,
                           r[StepPart::kEp].exposed + r[StepPart::kPp].exposed)
                              .value() /
                          m;
-  r.micro_batch = compute_mb + Seconds::Of(comm_mb);
+  // The framework's costs stretch each micro batch, so the bubble and stragglers carry them.
+  r.framework = ComputeFrameworkOverhead(t, s, c);
+  r.micro_batch = compute_mb + r.framework.total() + Seconds::Of(comm_mb);
+  set(StepPart::kFrameworkHostBound, m * r.framework.host_bound_layers.s(),
+      m * r.framework.host_bound_layers.s());
+  set(StepPart::kFrameworkFetchHooks, m * r.framework.fetch_hooks.s(),
+      m * r.framework.fetch_hooks.s());
+  set(StepPart::kFrameworkExpertLoop, m * r.framework.expert_loop.s(),
+      m * r.framework.expert_loop.s());
+  set(StepPart::kFrameworkAttention, m * r.framework.attention_backend.s(),
+      m * r.framework.attention_backend.s());
 
   set(StepPart::kForward, m * fwd.total().s(), m * fwd.total().s());
   set(StepPart::kBackward, m * bwd.total().s(), m * bwd.total().s());
@@ -431,12 +446,15 @@ Result<StepResult> EvaluateStepOn(const StepTables& t, const StepLayout& s,
   // slowest of the DP ranks. docs/formulas.md, "Stragglers".
   double straggler = 0;
   if (t.lengths.length_tokens.size() > 1 && l.dp > 1) {
-    // Only the full-span layers' attention grows with S^2; a window's grows with S.
-    const Seconds quadratic = attention_mb - c.windowed_attention;
+    // Only the full-span layers' attention grows with S^2; a window's grows with S. The
+    // framework's host costs are per layer, the same on every rank whatever its lengths.
+    const Seconds quadratic = attention_mb - c.windowed_attention + r.framework.attention_backend;
+    const Seconds per_sample =
+        r.micro_batch - (r.framework.total() - r.framework.attention_backend);
     const double b = quadratic.s() / (mbs * t.lengths.moment[2]);
-    const double a = (r.micro_batch - quadratic).value() / (mbs * t.lengths.moment[1]);
+    const double a = (per_sample - quadratic).value() / (mbs * t.lengths.moment[1]);
     const double worst = ExpectedMaxWork(t.lengths, a, b, s.micro_batches * s.micro_batch, l.dp);
-    straggler = std::max(0.0, worst - m * r.micro_batch.s());
+    straggler = std::max(0.0, worst - m * per_sample.s());
   }
   set(StepPart::kStraggler, straggler, straggler);
 

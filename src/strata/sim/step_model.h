@@ -80,8 +80,13 @@ enum class StepPart {
   kOptimizer,
   kOffload,  // host <-> GPU copies of offloaded state (step_modes.h)
   kFp8Cast,  // FP8 casts and transposes, memory-bound
+  // What the framework adds beyond the kernels (framework_overhead.h), per micro batch x m.
+  kFrameworkHostBound,
+  kFrameworkFetchHooks,
+  kFrameworkExpertLoop,
+  kFrameworkAttention,
 };
-inline constexpr size_t kStepPartCount = 17;
+inline constexpr size_t kStepPartCount = 21;
 std::string_view StepPartName(StepPart part);  // "forward compute", "EP all-to-all", ...
 
 struct StepPartTime {
@@ -107,7 +112,8 @@ struct StepResult {
   KernelTimes forward;  // one micro batch
   KernelTimes backward;
   KernelTimes recompute;
-  Seconds micro_batch;  // one micro batch's compute + its exposed per-micro-batch communication
+  FrameworkOverhead framework;  // one micro batch's framework costs (framework_overhead.h)
+  Seconds micro_batch;  // one micro batch's compute, framework costs and exposed communication
   Seconds step;         // the sum of the exposed parts
   double bubble_fraction = 0;  // (p - 1) / (m v)
   double tokens_per_step = 0;

@@ -18,6 +18,8 @@
 #include "strata/model/flops.h"
 #include "strata/model/model_config.h"
 #include "strata/model/param_count.h"
+#include "strata/sim/framework_overhead.h"
+#include "strata/sim/framework_profile.h"
 #include "strata/sim/mfu_ceiling.h"
 #include "strata/sim/step_constants.h"
 #include "strata/sim/straggler.h"
@@ -103,6 +105,10 @@ struct StepTables {
   std::string mfu_ceiling_fp8_source;
   ForwardFlops forward;       // for HFU (recompute) and --explain
   ModelTrafficShape traffic;  // what comm/layout_traffic.h needs
+  /// The software that runs the job (off: the kernels alone) and the model's counts it needs:
+  /// set by PrepareStep (step_job.h), or by a caller with ResolveFramework + CountFrameworkModel.
+  FrameworkProfile framework;
+  FrameworkModelCounts framework_counts;
 };
 
 struct StepTableInputs {

@@ -1,0 +1,141 @@
+#include "strata/sim/framework_overhead.h"
+
+#include <algorithm>
+
+#include "strata/sim/step_model.h"
+#include "strata/sim/step_tables.h"
+
+namespace strata {
+namespace {
+
+// Parameter tensors of one token mixer, as the HF and megatron modules hold them (weights,
+// biases, norms inside the mixer).
+double MixerParams(const ModelConfig& m, MixerKind kind) {
+  switch (kind) {
+    case MixerKind::kFullAttention:
+    case MixerKind::kSlidingAttention: {
+      const AttentionConfig& a = m.attention;
+      return 4.0 +
+             (a.bias       ? 4.0
+              : a.qkv_bias ? 3.0
+                           : 0.0) +
+             (a.qk_norm || a.qk_norm_full_width ? 2.0 : 0.0);
+    }
+    case MixerKind::kMla:
+      return 7.0;  // q (or q_a, q_a_norm, q_b), kv_a, kv_a_norm, kv_b, o
+    case MixerKind::kNone:
+      return 0.0;
+    default:
+      return 8.0;  // linear-attention and state-space mixers: projections, conv, norm, decay
+  }
+}
+
+double FfnParams(const ModelConfig& m, FfnKind kind) {
+  switch (kind) {
+    case FfnKind::kDense:
+      return 3.0;
+    case FfnKind::kMoe: {
+      const MoeConfig& e = m.moe;
+      const double experts = static_cast<double>(e.num_experts);
+      return 1.0 + (e.router_bias ? 1.0 : 0.0) + experts * (e.expert_bias ? 6.0 : 3.0) +
+             3.0 * static_cast<double>(e.num_shared_experts) + (e.shared_expert_gate ? 1.0 : 0.0);
+    }
+    case FfnKind::kNone:
+      return 0.0;
+  }
+  return 0.0;
+}
+
+// The time the GPU waits for the host over one pass of one layer: the host issues `ops` at
+// `op_s` each while the GPU runs `gpu_s` of work; what the GPU does not cover is exposed.
+double Uncovered(double ops, double op_s, double gpu_s) {
+  return std::max(0.0, ops * op_s - gpu_s);
+}
+
+}  // namespace
+
+FrameworkModelCounts CountFrameworkModel(const ModelConfig& model) {
+  FrameworkModelCounts c;
+  double params = 0;
+  for (const LayerSpec& layer : model.layers) {
+    c.layers += 1;
+    if (layer.ffn == FfnKind::kMoe) c.moe_layers += 1;
+    params += 2.0 + MixerParams(model, layer.mixer) + FfnParams(model, layer.ffn);  // + 2 norms
+  }
+  c.params_per_layer = c.layers > 0 ? params / c.layers : 0;
+  return c;
+}
+
+FrameworkOverhead ComputeFrameworkOverhead(const StepTables& t, const StepLayout& s,
+                                           const MicroBatchCompute& c) {
+  FrameworkOverhead o;
+  const FrameworkProfile& f = t.framework.ForMode(s.sharding.mode);
+  const FrameworkModelCounts& n = t.framework_counts;
+  if (!f.on || n.layers <= 0) return o;
+  const double op = f.host_op_s;
+  const double pp = static_cast<double>(s.layout.pp);
+  // The critical stage's layers (ComputeMicroBatch cut the kernel times to it).
+  const double layers = std::max(1.0, n.layers / pp);
+  const double moe_share = n.moe_layers / n.layers;
+  const double moe_layers = moe_share * layers;
+  const bool loop = f.expert_loop_ops > 0 && moe_layers > 0;
+  // Full recompute re-runs the forward of this share of the layers.
+  const double rec = s.recompute == RecomputeGranularity::kFull ? s.recompute_layer_fraction : 0.0;
+
+  // GPU time of one layer per pass. With the expert loop the experts' GEMMs are counted against
+  // the loop's own host time below, not against the layer's other ops.
+  auto per_layer = [&](const KernelTimes& k) {
+    Seconds gpu = k.total() - k.logits_and_loss;
+    if (loop) gpu -= k.expert_gemm;
+    return gpu.s() / layers;
+  };
+  const double g_fwd = per_layer(c.forward), g_bwd = per_layer(c.backward);
+  const double g_rec = rec > 0 ? per_layer(c.recompute) / rec : 0.0;
+
+  // Ops of one layer: forward; backward issues twice as many; the recompute, the forward's.
+  const double ops = f.layer_ops + moe_share * f.moe_ops;
+  // Parameter fetch hooks, per layer per fetch (forward, backward, recompute forward).
+  const double fetch = f.Zero3OpsPerParam(s.layout.dp) * n.params_per_layer +
+                       (f.fsdp2_ops_per_fetch > 0 || f.fsdp2_ops_per_param > 0
+                            ? f.fsdp2_ops_per_fetch + f.fsdp2_ops_per_param * n.params_per_layer
+                            : 0.0);
+  auto host_bound = [&](double fetch_ops) {
+    return layers *
+               (Uncovered(ops + fetch_ops, op, g_fwd) + Uncovered(2 * ops + fetch_ops, op, g_bwd) +
+                rec * Uncovered(ops + fetch_ops, op, g_rec)) +
+           // After each host sync the GPU has nothing queued: one launch is exposed.
+           moe_layers * f.moe_host_syncs * op * (1 + rec);
+  };
+  const double without_hooks = host_bound(0);
+  o.host_bound_layers = Seconds::Of(without_hooks);
+  o.fetch_hooks = Seconds::Of(host_bound(fetch) - without_hooks);
+
+  if (loop) {
+    // HF's loop: per expert, torch.where waits for the GPU (a host sync), then the expert's ops
+    // are issued one by one; the GPU runs each expert's small GEMMs meanwhile. Backward replays
+    // twice the ops from autograd's C++ engine, without syncs.
+    const double experts =
+        static_cast<double>(t.num_experts) / static_cast<double>(std::max<int64_t>(1, s.layout.ep));
+    const double per_expert = moe_layers * experts;
+    auto expert_gpu = [&](Seconds s_total) { return s_total.s() / per_expert; };
+    const double k = f.expert_loop_ops;
+    const double forward =
+        Uncovered(k, op, expert_gpu(c.forward.expert_gemm)) + op;  // + the sync's launch
+    const double backward = Uncovered(2 * k, op, expert_gpu(c.backward.expert_gemm));
+    const double recompute =
+        rec > 0 ? Uncovered(k, op, expert_gpu(c.recompute.expert_gemm) / rec) + op : 0.0;
+    o.expert_loop = Seconds::Of(per_expert * (forward + backward + rec * recompute));
+  }
+
+  if (!t.unfused_attention) {
+    auto slower = [](Seconds time, double factor) {
+      return factor > 0 && factor < 1 ? time.s() * (1 / factor - 1) : 0.0;
+    };
+    o.attention_backend = Seconds::Of(slower(c.forward.attention, f.attention_forward_factor) +
+                                      slower(c.backward.attention, f.attention_backward_factor) +
+                                      slower(c.recompute.attention, f.attention_forward_factor));
+  }
+  return o;
+}
+
+}  // namespace strata

@@ -1,0 +1,45 @@
+// What the framework adds to one micro batch beyond the kernels (framework_profile.h): the
+// host-bound layers (a layer whose ops take the CPU longer to issue than the GPU to run), the
+// fetch hooks of ZeRO-3 and FSDP2, HF's per-expert loop and a slower attention backend. Each is
+// its own row of the step's breakdown. Formulas: docs/formulas.md, "Framework overhead".
+#ifndef STRATA_SIM_FRAMEWORK_OVERHEAD_H_
+#define STRATA_SIM_FRAMEWORK_OVERHEAD_H_
+
+#include "strata/core/units.h"
+#include "strata/model/model_config.h"
+#include "strata/sim/framework_profile.h"
+
+namespace strata {
+
+struct StepTables;
+struct StepLayout;
+struct MicroBatchCompute;
+
+/// The model's side of the framework costs: how many of its decoder layers are MoE and how many
+/// parameter tensors a layer holds (what ZeRO-3 and FSDP2 touch one by one on the host).
+struct FrameworkModelCounts {
+  double layers = 0;
+  double moe_layers = 0;
+  double params_per_layer = 0;  // mean parameter tensors of one decoder layer
+};
+FrameworkModelCounts CountFrameworkModel(const ModelConfig& model);
+
+/// One micro batch's framework costs on the most loaded rank, exposed (on the critical path).
+struct FrameworkOverhead {
+  Seconds host_bound_layers;  // ops the GPU waits for, and one launch after each host sync
+  Seconds fetch_hooks;        // the host part added by ZeRO-3 / FSDP2 parameter fetches
+  Seconds expert_loop;        // HF's per-expert Python loop (host time the GPU waits for)
+  Seconds attention_backend;  // attention at FlashAttention-2's rate instead of cuDNN's
+  Seconds total() const {
+    return host_bound_layers + fetch_hooks + expert_loop + attention_backend;
+  }
+};
+
+/// The framework costs of one micro batch, given its kernel times `c` (ComputeMicroBatch). Zero
+/// when tables.framework is off.
+FrameworkOverhead ComputeFrameworkOverhead(const StepTables& tables, const StepLayout& layout,
+                                           const MicroBatchCompute& c);
+
+}  // namespace strata
+
+#endif  // STRATA_SIM_FRAMEWORK_OVERHEAD_H_

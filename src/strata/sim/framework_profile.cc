@@ -1,0 +1,308 @@
+#include "strata/sim/framework_profile.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+
+#include "strata/core/file_io.h"
+#include "strata/core/sourced_yaml.h"
+#include "strata/job/training_modes.h"
+
+namespace strata {
+namespace {
+
+Result<double> NonNegative(YamlMap& map, const std::string& key) {
+  STRATA_ASSIGN_OR_RETURN(double v, map.Number(key));
+  if (!(v >= 0)) return map.ErrorAt(key, fmt::format("expected a number >= 0, got {}", v));
+  return v;
+}
+
+// `rows:` lists the validation rows a value was derived from; only its presence is checked.
+Status CheckRows(YamlMap& section) {
+  STRATA_ASSIGN_OR_RETURN(YAML::Node rows, section.Node("rows"));
+  if (!rows.IsSequence()) return section.ErrorAt("rows", "expected a list of row ids ([] if none)");
+  return OkStatus();
+}
+
+Result<FrameworkEntry> ParseEntry(YamlMap& m, const std::string& name) {
+  FrameworkEntry e;
+  e.name = name;
+  STRATA_ASSIGN_OR_RETURN(e.latest, m.String("latest"));
+  STRATA_ASSIGN_OR_RETURN(e.source, m.String("source"));
+  STRATA_RETURN_IF_ERROR(CheckRows(m));
+  if (m.Has("zero3_fetch")) {
+    STRATA_ASSIGN_OR_RETURN(YamlMap z, m.Map("zero3_fetch"));
+    STRATA_ASSIGN_OR_RETURN(e.zero3_ops_per_param, NonNegative(z, "ops_per_param"));
+    STRATA_ASSIGN_OR_RETURN(e.zero3_ops_per_param_per_rank,
+                            NonNegative(z, "ops_per_param_per_rank"));
+    STRATA_RETURN_IF_ERROR(z.CheckNoUnknownKeys());
+  }
+  if (m.Has("runs_as")) {
+    STRATA_ASSIGN_OR_RETURN(YAML::Node node, m.Node("runs_as"));
+    if (!node.IsMap()) return m.ErrorAt("runs_as", "expected {sharding mode: framework, ...}");
+    for (const auto& kv : node) e.runs_as[kv.first.Scalar()] = kv.second.Scalar();
+    if (!e.runs_as.contains("default")) {
+      return m.ErrorAt("runs_as", "needs a `default:` entry for the other sharding modes");
+    }
+    // A wrapper's numbers are its engine's, except the attention its recipes ask HF code for.
+    if (m.Has("attention")) {
+      STRATA_ASSIGN_OR_RETURN(e.attention, m.String("attention"));
+      e.attention_given = true;
+    }
+    if (e.attention != "cudnn" && e.attention != "sdpa_flash2") {
+      return m.ErrorAt("attention", fmt::format("unknown attention '{}', expected cudnn or "
+                                                "sdpa_flash2",
+                                                e.attention));
+    }
+    return e;
+  }
+  STRATA_ASSIGN_OR_RETURN(e.layer_ops, NonNegative(m, "layer_ops"));
+  if (m.Has("compiled_layer_ops")) {
+    STRATA_ASSIGN_OR_RETURN(e.compiled_layer_ops, NonNegative(m, "compiled_layer_ops"));
+  }
+  STRATA_ASSIGN_OR_RETURN(e.moe_ops, NonNegative(m, "moe_ops"));
+  STRATA_ASSIGN_OR_RETURN(e.moe_host_syncs, NonNegative(m, "moe_host_syncs"));
+  if (m.Has("expert_loop")) {
+    STRATA_ASSIGN_OR_RETURN(YamlMap loop, m.Map("expert_loop"));
+    STRATA_ASSIGN_OR_RETURN(e.expert_loop_ops, PositiveAt(loop, "ops_per_expert"));
+    if (loop.Has("until")) {
+      STRATA_ASSIGN_OR_RETURN(e.expert_loop_until, loop.String("until"));
+    }
+    STRATA_RETURN_IF_ERROR(loop.CheckNoUnknownKeys());
+  }
+  STRATA_ASSIGN_OR_RETURN(e.attention, m.String("attention"));
+  if (e.attention != "cudnn" && e.attention != "sdpa_flash2") {
+    return m.ErrorAt(
+        "attention",
+        fmt::format("unknown attention '{}', expected cudnn or sdpa_flash2", e.attention));
+  }
+  if (m.Has("sdpa_cudnn_from")) {
+    STRATA_ASSIGN_OR_RETURN(e.sdpa_cudnn_from, m.String("sdpa_cudnn_from"));
+  }
+  return e;
+}
+
+// The dotted numbers of a release ("0.16" -> {0, 16}); empty when it has none.
+std::vector<int> ReleaseNumbers(const std::string& text) {
+  std::vector<int> out;
+  const char* p = text.data();
+  const char* end = p + text.size();
+  if (p != end && (*p == 'v' || *p == 'r')) ++p;
+  while (p != end) {
+    int n = 0;
+    auto [next, ec] = std::from_chars(p, end, n);
+    if (ec != std::errc()) return {};
+    out.push_back(n);
+    p = next;
+    if (p == end) break;
+    // "0.8.0rc1": the numbers before the suffix; "6985e58" (a commit) is no release.
+    if (*p != '.') return out.size() >= 2 ? out : std::vector<int>{};
+    ++p;
+  }
+  return out;
+}
+
+}  // namespace
+
+bool ReleaseAtLeast(const std::string& version, const std::string& from) {
+  const std::vector<int> v = ReleaseNumbers(version), f = ReleaseNumbers(from);
+  if (v.empty() || f.empty()) return false;
+  return !std::lexicographical_compare(v.begin(), v.end(), f.begin(), f.end());
+}
+
+Result<FrameworkCatalog> ParseFrameworkCatalog(const std::string& text, const std::string& file) {
+  STRATA_ASSIGN_OR_RETURN(YAML::Node root, ParseYaml(text, file));
+  STRATA_ASSIGN_OR_RETURN(YamlMap top, YamlMap::Of(root, file, ""));
+  FrameworkCatalog c;
+  {
+    STRATA_ASSIGN_OR_RETURN(YamlMap host, SourcedSection(top, "host", c.sources));
+    STRATA_ASSIGN_OR_RETURN(c.host_op_s, PositiveAt(host, "op_s"));
+    STRATA_RETURN_IF_ERROR(CheckRows(host));
+    STRATA_RETURN_IF_ERROR(host.CheckNoUnknownKeys());
+  }
+  {
+    STRATA_ASSIGN_OR_RETURN(YamlMap f, SourcedSection(top, "sdpa_flash2", c.sources));
+    STRATA_ASSIGN_OR_RETURN(c.flash2_forward, FractionAt(f, "forward", ZeroFraction::kRefused));
+    STRATA_ASSIGN_OR_RETURN(c.flash2_backward, FractionAt(f, "backward", ZeroFraction::kRefused));
+    STRATA_ASSIGN_OR_RETURN(YAML::Node gpus, f.Node("gpus"));
+    if (!gpus.IsSequence()) return f.ErrorAt("gpus", "expected a list of GPU names");
+    for (const auto& g : gpus) c.flash2_gpus.push_back(g.Scalar());
+    STRATA_RETURN_IF_ERROR(CheckRows(f));
+    STRATA_RETURN_IF_ERROR(f.CheckNoUnknownKeys());
+  }
+  {
+    STRATA_ASSIGN_OR_RETURN(YamlMap f, SourcedSection(top, "fsdp2_fetch", c.sources));
+    STRATA_ASSIGN_OR_RETURN(c.fsdp2_ops_per_fetch, NonNegative(f, "ops_per_fetch"));
+    STRATA_ASSIGN_OR_RETURN(c.fsdp2_ops_per_param, NonNegative(f, "ops_per_param"));
+    STRATA_RETURN_IF_ERROR(CheckRows(f));
+    STRATA_RETURN_IF_ERROR(f.CheckNoUnknownKeys());
+  }
+  STRATA_ASSIGN_OR_RETURN(YAML::Node list, top.Node("frameworks"));
+  STRATA_ASSIGN_OR_RETURN(YamlMap frameworks, top.Map("frameworks"));
+  for (const auto& kv : list) {
+    const std::string name = kv.first.Scalar();
+    STRATA_ASSIGN_OR_RETURN(YamlMap m, frameworks.Map(name));
+    STRATA_ASSIGN_OR_RETURN(FrameworkEntry e, ParseEntry(m, name));
+    STRATA_RETURN_IF_ERROR(m.CheckNoUnknownKeys());
+    c.frameworks[name] = std::move(e);
+  }
+  for (const auto& [name, e] : c.frameworks) {
+    for (const auto& [mode, target] : e.runs_as) {
+      const auto it = c.frameworks.find(target);
+      if (it == c.frameworks.end()) {
+        return InvalidInput(fmt::format("framework {} runs_as {}: no such framework", name, target))
+            .InFile(file);
+      }
+    }
+  }
+  STRATA_RETURN_IF_ERROR(top.CheckNoUnknownKeys());
+  return c;
+}
+
+Result<FrameworkCatalog> LoadFrameworkCatalog() {
+  const std::string path = DataDir() + "/frameworks.yaml";
+  STRATA_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
+  return ParseFrameworkCatalog(text, path);
+}
+
+namespace {
+Result<FrameworkProfile> ResolveForMode(const FrameworkCatalog& catalog, const JobSpec& job,
+                                        const std::string& gpu_name) {
+  const FrameworkSpec& spec = job.framework;
+  auto find = [&](const std::string& name) -> Result<const FrameworkEntry*> {
+    const auto it = catalog.frameworks.find(name);
+    if (it == catalog.frameworks.end()) {
+      return InvalidInput(fmt::format("data/frameworks.yaml has no entry for framework '{}'", name))
+          .InField("framework.name");
+    }
+    return &it->second;
+  };
+  STRATA_ASSIGN_OR_RETURN(const FrameworkEntry* named, find(spec.name));
+  FrameworkProfile p;
+  p.on = true;
+  p.name = spec.name;
+  p.version = spec.version.empty() ? named->latest : spec.version;
+  p.host_op_s = catalog.host_op_s;
+  if (!spec.given) {
+    p.assumptions.push_back(
+        fmt::format("framework ASSUMED {} (the job names none; set framework.name)", spec.name));
+  }
+  if (spec.version.empty()) {
+    p.assumptions.push_back(fmt::format(
+        "{} release ASSUMED {}, the latest data/frameworks.yaml knows (set framework.version)",
+        spec.name, named->latest));
+  }
+  // Wrappers (ms-swift, verl, deepspeed, megatron-bridge) train through another framework's
+  // code, chosen by the sharding mode; the named release still decides version-gated choices
+  // only where the engine is the named framework itself.
+  const FrameworkEntry* engine = named;
+  const std::string mode(ShardingModeName(job.sharding.mode));
+  while (!engine->runs_as.empty()) {
+    const auto it = engine->runs_as.find(mode);
+    const std::string& target =
+        it != engine->runs_as.end() ? it->second : engine->runs_as.at("default");
+    STRATA_ASSIGN_OR_RETURN(engine, find(target));
+    p.assumptions.push_back(
+        fmt::format("{} with sharding {} trains through {}'s code", p.name, mode, engine->name));
+  }
+  p.engine = engine->name;
+  const std::string engine_version = engine == named ? p.version : engine->latest;
+  if (engine != named) {
+    p.assumptions.push_back(
+        fmt::format("{} release ASSUMED {} (the latest known)", engine->name, engine->latest));
+  }
+  p.layer_ops = engine->layer_ops;
+  if (spec.compile && engine->compiled_layer_ops > 0) {
+    p.layer_ops = engine->compiled_layer_ops;
+    p.assumptions.push_back(
+        fmt::format("torch.compile: {:.0f} kernels per layer forward instead of {:.0f} eager ops",
+                    engine->compiled_layer_ops, engine->layer_ops));
+  } else {
+    p.assumptions.push_back(
+        fmt::format("{}: {:.0f} host ops per decoder layer forward, {:.0f} "
+                    "more per MoE layer, {:.0f} us of host time each",
+                    engine->name, engine->layer_ops, engine->moe_ops, catalog.host_op_s * 1e6));
+  }
+  p.moe_ops = engine->moe_ops;
+  p.moe_host_syncs = engine->moe_host_syncs;
+  if (engine->expert_loop_ops > 0) {
+    const bool grouped = !engine->expert_loop_until.empty() &&
+                         ReleaseAtLeast(engine_version, engine->expert_loop_until);
+    if (!grouped) p.expert_loop_ops = engine->expert_loop_ops;
+    p.assumptions.push_back(
+        grouped ? fmt::format("MoE experts: one grouped GEMM ({} {} >= {})", engine->name,
+                              engine_version, engine->expert_loop_until)
+                : fmt::format("MoE experts: a Python loop, one expert after another, {:.0f} ops "
+                              "and a host sync each ({} {} < {})",
+                              engine->expert_loop_ops, engine->name, engine_version,
+                              engine->expert_loop_until));
+  } else {
+    p.assumptions.push_back("MoE experts: one grouped GEMM");
+  }
+  const bool hopper = std::find(catalog.flash2_gpus.begin(), catalog.flash2_gpus.end(), gpu_name) !=
+                      catalog.flash2_gpus.end();
+  bool flash2 = engine->attention == "sdpa_flash2";
+  if (named->attention_given && p.engine != "megatron-core") {
+    flash2 = named->attention == "sdpa_flash2";
+    p.assumptions.push_back(fmt::format("{}'s recipes ask HF code for {}", named->name,
+                                        flash2 ? "flash_attention_2" : "SDPA"));
+  }
+  if (flash2 && !engine->sdpa_cudnn_from.empty() &&
+      ReleaseAtLeast(engine_version, engine->sdpa_cudnn_from)) {
+    flash2 = false;
+  }
+  if (flash2 && hopper) {
+    p.attention_forward_factor = catalog.flash2_forward;
+    p.attention_backward_factor = catalog.flash2_backward;
+    p.assumptions.push_back(fmt::format(
+        "attention: FlashAttention-2 on {} ({:.2f} forward, {:.2f} backward of cuDNN's rate)",
+        gpu_name, catalog.flash2_forward, catalog.flash2_backward));
+  } else {
+    p.assumptions.push_back(flash2 ? "attention: FlashAttention-2 (its rate is this GPU's)"
+                                   : "attention: cuDNN fused attention (Transformer Engine)");
+  }
+  if (job.sharding.mode == ShardingMode::kZero3 && p.engine != "megatron-core") {
+    // ZeRO-3 on HF model code is DeepSpeed's (the HF Trainer's zero3 is DeepSpeed); megatron's
+    // own FSDP has no such per-parameter hooks.
+    const FrameworkEntry* ds = nullptr;
+    for (const auto& [name, e] : catalog.frameworks) {
+      if (e.zero3_ops_per_param > 0 || e.zero3_ops_per_param_per_rank > 0) ds = &e;
+    }
+    if (ds != nullptr) {
+      p.zero3_ops_per_param = ds->zero3_ops_per_param;
+      p.zero3_ops_per_param_per_rank = ds->zero3_ops_per_param_per_rank;
+      p.assumptions.push_back(fmt::format(
+          "DeepSpeed ZeRO-3 hooks: {:.0f} host ops per parameter fetched ({:.0f} + {:.0f} x DP "
+          "{}), in forward, backward and the recompute",
+          p.Zero3OpsPerParam(job.layout.dp), ds->zero3_ops_per_param,
+          ds->zero3_ops_per_param_per_rank, job.layout.dp));
+    }
+  }
+  if (job.sharding.mode == ShardingMode::kFsdp2) {
+    p.fsdp2_ops_per_fetch = catalog.fsdp2_ops_per_fetch;
+    p.fsdp2_ops_per_param = catalog.fsdp2_ops_per_param;
+    p.assumptions.push_back(
+        fmt::format("FSDP2 hooks: {:.0f} ops per layer fetch and {:.0f} per parameter",
+                    p.fsdp2_ops_per_fetch, p.fsdp2_ops_per_param));
+  }
+  return p;
+}
+
+}  // namespace
+
+Result<FrameworkProfile> ResolveFramework(const FrameworkCatalog& catalog, const JobSpec& job,
+                                          const std::string& gpu_name) {
+  STRATA_ASSIGN_OR_RETURN(FrameworkProfile p, ResolveForMode(catalog, job, gpu_name));
+  for (ShardingMode mode : {ShardingMode::kNone, ShardingMode::kZero1, ShardingMode::kZero2,
+                            ShardingMode::kZero3, ShardingMode::kFsdp2}) {
+    JobSpec other = job;
+    other.sharding.mode = mode;
+    STRATA_ASSIGN_OR_RETURN(FrameworkProfile m, ResolveForMode(catalog, other, gpu_name));
+    m.assumptions.clear();  // printed for the job's own mode only
+    p.by_mode.push_back(std::move(m));
+  }
+  return p;
+}
+
+}  // namespace strata

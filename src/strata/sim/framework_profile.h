@@ -1,0 +1,93 @@
+// The framework profile: what the software that runs a job adds to the step beyond the kernels
+// (data/frameworks.yaml), resolved for one job's framework, release, sharding mode and GPU. The
+// step model applies it in framework_overhead.h; `strata step` prints it with every assumption
+// it rests on. Formulas: docs/formulas.md, "Framework overhead".
+#ifndef STRATA_SIM_FRAMEWORK_PROFILE_H_
+#define STRATA_SIM_FRAMEWORK_PROFILE_H_
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "strata/core/result.h"
+#include "strata/job/job_spec.h"
+
+namespace strata {
+
+/// One framework's entry of data/frameworks.yaml, as written.
+struct FrameworkEntry {
+  std::string name;
+  std::string latest;                          // the release assumed when none is given
+  std::map<std::string, std::string> runs_as;  // sharding mode (or "default") -> framework
+  double layer_ops = 0;                        // eager ops of one decoder layer, forward
+  double compiled_layer_ops = 0;               // the same under torch.compile; 0: no compile
+  double moe_ops = 0;                          // an MoE FFN's extra ops over a dense MLP
+  double moe_host_syncs = 0;                   // device-to-host waits per MoE layer forward
+  double expert_loop_ops = 0;                  // per expert, forward; 0: grouped GEMM
+  std::string expert_loop_until;               // first release without the loop; "" = none
+  std::string attention = "cudnn";             // cudnn | sdpa_flash2
+  bool attention_given = false;                // a wrapper's own choice for HF code
+  std::string sdpa_cudnn_from;                 // first release whose SDPA prefers cuDNN
+  double zero3_ops_per_param = 0;              // DeepSpeed ZeRO-3 fetch, per parameter
+  double zero3_ops_per_param_per_rank = 0;     // and per parameter per DP rank
+  std::string source;
+};
+
+struct FrameworkCatalog {
+  double host_op_s = 0;                            // CPU time of one eager op
+  double flash2_forward = 1, flash2_backward = 1;  // FlashAttention-2 / cuDNN on `flash2_gpus`
+  std::vector<std::string> flash2_gpus;
+  double fsdp2_ops_per_fetch = 0, fsdp2_ops_per_param = 0;
+  std::map<std::string, FrameworkEntry> frameworks;
+  std::map<std::string, std::string> sources;  // section -> source text
+};
+
+Result<FrameworkCatalog> ParseFrameworkCatalog(const std::string& text, const std::string& file);
+/// Reads data/frameworks.yaml (via DataDir()).
+Result<FrameworkCatalog> LoadFrameworkCatalog();
+
+/// The profile of one job: the numbers the step model uses, and what it assumed to get them.
+struct FrameworkProfile {
+  std::string name = "none";  // as the job names it
+  std::string version;        // as given, or the latest (version_assumed)
+  std::string engine;         // the framework whose code trains (runs_as), e.g. megatron-core
+  bool on = false;            // false: no framework costs (the kernels alone)
+  double host_op_s = 0;
+  double layer_ops = 0;  // forward, per decoder layer (compiled count under compile)
+  double moe_ops = 0;
+  double moe_host_syncs = 0;
+  double expert_loop_ops = 0;  // 0: grouped GEMM
+  double attention_forward_factor = 1, attention_backward_factor = 1;
+  // DeepSpeed ZeRO-3's host ops per parameter fetched: zero3_ops_per_param + per_rank x DP.
+  double zero3_ops_per_param = 0, zero3_ops_per_param_per_rank = 0;
+  double fsdp2_ops_per_fetch = 0, fsdp2_ops_per_param = 0;  // with sharding fsdp2
+  /// The same profile under each sharding mode (indexed by ShardingMode), for the planner's
+  /// candidates: a wrapper trains through other code, and ZeRO-3 adds hooks, by mode. Empty in
+  /// the per-mode copies themselves and in profiles built by hand (then this one applies).
+  std::vector<FrameworkProfile> by_mode;
+
+  double Zero3OpsPerParam(int64_t dp) const {
+    return zero3_ops_per_param + zero3_ops_per_param_per_rank * static_cast<double>(dp);
+  }
+  /// The profile a layout with sharding `mode` runs under.
+  const FrameworkProfile& ForMode(ShardingMode mode) const {
+    const auto i = static_cast<size_t>(mode);
+    return i < by_mode.size() ? by_mode[i] : *this;
+  }
+  /// Each implementation choice the profile made, in words, with "ASSUMED" where the job did
+  /// not say: printed by `strata step` (text, JSON, --explain).
+  std::vector<std::string> assumptions;
+};
+
+/// Resolves `job`'s framework on `gpu_name` (the catalog name the kernel file keys by). Fails
+/// when the data file has no entry for the name (a catalog out of step with FrameworkNames()).
+Result<FrameworkProfile> ResolveFramework(const FrameworkCatalog& catalog, const JobSpec& job,
+                                          const std::string& gpu_name);
+
+/// Whether release `version` is at least `from` (dotted numbers; "0.10" > "0.9"). Text that is
+/// not dotted numbers compares as below every release.
+bool ReleaseAtLeast(const std::string& version, const std::string& from);
+
+}  // namespace strata
+
+#endif  // STRATA_SIM_FRAMEWORK_PROFILE_H_

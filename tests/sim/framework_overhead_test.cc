@@ -1,0 +1,121 @@
+// The framework's rows of the step breakdown, on hand-built kernel times so that each expected
+// value is worked out in the comment beside it (docs/formulas.md, "Framework overhead").
+#include "strata/sim/framework_overhead.h"
+
+#include <gtest/gtest.h>
+
+#include "sim/step_test_support.h"
+#include "strata/sim/step_model.h"
+#include "strata/sim/step_tables.h"
+
+namespace strata {
+namespace {
+
+constexpr double kTol = 1e-12;
+
+FrameworkProfile Profile(double layer_ops, double expert_loop_ops = 0) {
+  FrameworkProfile p;
+  p.on = true;
+  p.host_op_s = 10e-6;
+  p.layer_ops = layer_ops;
+  p.expert_loop_ops = expert_loop_ops;
+  return p;
+}
+
+// 10 dense layers, one stage, no recompute. Forward GPU time 1 ms (0.1 ms a layer), backward
+// 2 ms (0.2 ms a layer).
+TEST(FrameworkOverhead, HostBoundLayers) {
+  StepTables t;
+  t.framework = Profile(40);
+  t.framework_counts = {10, 0, 9};
+  StepLayout s;
+  MicroBatchCompute c;
+  c.forward.dense_gemm = Seconds::Of(1e-3);
+  c.backward.dense_gemm = Seconds::Of(2e-3);
+  const FrameworkOverhead o = ComputeFrameworkOverhead(t, s, c);
+  // forward: 40 ops x 10 us = 0.4 ms of host per layer against 0.1 ms of GPU: 0.3 ms exposed;
+  // backward: 80 ops = 0.8 ms against 0.2 ms: 0.6 ms. 10 layers x 0.9 ms = 9 ms.
+  EXPECT_NEAR(o.host_bound_layers.s(), 9e-3, kTol);
+  EXPECT_NEAR(o.fetch_hooks.s(), 0, kTol);
+  // A GPU-bound layer (10 ms forward, 20 ms backward) hides the same host time entirely.
+  c.forward.dense_gemm = Seconds::Of(10e-3);
+  c.backward.dense_gemm = Seconds::Of(20e-3);
+  EXPECT_NEAR(ComputeFrameworkOverhead(t, s, c).host_bound_layers.s(), 0, kTol);
+  // Off (the kernels alone): nothing.
+  t.framework = FrameworkProfile{};
+  EXPECT_NEAR(ComputeFrameworkOverhead(t, s, c).total().s(), 0, kTol);
+}
+
+// The ZeRO-3 fetch work joins each layer's host ops: 9 parameters x 17 ops (DP 8) = 153 ops.
+TEST(FrameworkOverhead, ZeroThreeFetchHooks) {
+  StepTables t;
+  t.framework = Profile(40);
+  t.framework.zero3_ops_per_param = 17;
+  t.framework_counts = {10, 0, 9};
+  StepLayout s;
+  MicroBatchCompute c;
+  c.forward.dense_gemm = Seconds::Of(1e-3);
+  c.backward.dense_gemm = Seconds::Of(2e-3);
+  const FrameworkOverhead o = ComputeFrameworkOverhead(t, s, c);
+  // forward (40 + 153) x 10 us = 1.93 ms - 0.1 = 1.83 ms; backward (80 + 153) = 2.33 - 0.2 =
+  // 2.13 ms; 10 layers x 3.96 ms = 39.6 ms, of which 9 ms are the layers' own ops (above).
+  EXPECT_NEAR(o.host_bound_layers.s(), 9e-3, kTol);
+  EXPECT_NEAR(o.fetch_hooks.s(), 39.6e-3 - 9e-3, 1e-12);
+}
+
+// HF's per-expert loop: 4 MoE layers of 128 experts on one rank (EP 1). The experts' GEMMs take
+// 51.2 ms forward, 0.1 ms an expert, and 102.4 ms backward, 0.2 ms an expert.
+TEST(FrameworkOverhead, PerExpertLoopScalesWithExperts) {
+  StepTables t;
+  t.num_experts = 128;
+  t.framework = Profile(0, 10);
+  t.framework_counts = {4, 4, 0};
+  StepLayout s;
+  MicroBatchCompute c;
+  c.forward.expert_gemm = Seconds::Of(51.2e-3);
+  c.backward.expert_gemm = Seconds::Of(102.4e-3);
+  const FrameworkOverhead o = ComputeFrameworkOverhead(t, s, c);
+  // forward per expert: 10 ops x 10 us = 0.1 ms, covered by its 0.1 ms of GEMMs, + one launch
+  // after the torch.where sync (10 us); backward 20 ops = 0.2 ms, covered. 512 experts x 10 us.
+  EXPECT_NEAR(o.expert_loop.s(), 512 * 10e-6, kTol);
+  // Half the tokens: the GEMMs halve, the host time does not; forward 0.1 - 0.05 + 0.01 ms and
+  // backward 0.2 - 0.1 ms an expert: 512 x 0.16 ms = 81.92 ms. Time follows experts, not tokens.
+  c.forward.expert_gemm = Seconds::Of(25.6e-3);
+  c.backward.expert_gemm = Seconds::Of(51.2e-3);
+  EXPECT_NEAR(ComputeFrameworkOverhead(t, s, c).expert_loop.s(), 512 * 0.16e-3, 1e-12);
+  // With EP 8 a rank loops over 16 experts: 64 loop bodies, each with 8x the GEMM time.
+  s.layout.ep = 8;
+  EXPECT_NEAR(ComputeFrameworkOverhead(t, s, c).expert_loop.s(), 64 * 10e-6, 1e-12);
+}
+
+// FlashAttention-2 at 0.52 / 0.56 of cuDNN's rate: attention takes 1 / 0.52 and 1 / 0.56 as long.
+TEST(FrameworkOverhead, AttentionBackend) {
+  StepTables t;
+  t.framework = Profile(0);
+  t.framework.attention_forward_factor = 0.52;
+  t.framework.attention_backward_factor = 0.56;
+  t.framework_counts = {1, 0, 0};
+  StepLayout s;
+  MicroBatchCompute c;
+  c.forward.attention = Seconds::Of(0.52);
+  c.backward.attention = Seconds::Of(1.12);
+  // 0.52 / 0.52 - 0.52 = 0.48 s; 1.12 / 0.56 - 1.12 = 0.88 s.
+  EXPECT_NEAR(ComputeFrameworkOverhead(t, s, c).attention_backend.s(), 0.48 + 0.88, 1e-12);
+}
+
+// The reference job through each stack: megatron-core adds almost nothing at 29K-token micro
+// batches (GPU-bound layers); DeepSpeed ZeRO-3 on HF code adds its fetch hooks, a row of the
+// breakdown, and the step is several times longer (the course measured about 5x for ZeRO-3).
+TEST(FrameworkOverhead, ReferenceJobRows) {
+  auto mc = testing::LoadReferenceStep();
+  auto ds = testing::LoadReferenceStep({"framework.name=deepspeed", "sharding.mode=zero3"});
+  auto r_mc = EvaluateStep(mc.setup.tables, mc.setup.layout, *mc.comm);
+  auto r_ds = EvaluateStep(ds.setup.tables, ds.setup.layout, *ds.comm);
+  ASSERT_TRUE(r_mc.ok() && r_ds.ok());
+  EXPECT_LT((*r_mc)[StepPart::kFrameworkHostBound].exposed.s(), 0.01);
+  EXPECT_GT((*r_ds)[StepPart::kFrameworkFetchHooks].exposed.s(), 10);
+  EXPECT_GT(r_ds->step.s(), 2 * r_mc->step.s());
+}
+
+}  // namespace
+}  // namespace strata

@@ -1,0 +1,135 @@
+// The framework profile read from data/frameworks.yaml and resolved for a job: which code
+// trains (wrappers by sharding mode), which release-gated choices apply, and what is printed as
+// an assumption.
+#include "strata/sim/framework_profile.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace strata {
+namespace {
+
+FrameworkCatalog Catalog() {
+  auto c = LoadFrameworkCatalog();
+  EXPECT_TRUE(c.ok()) << (c.ok() ? "" : c.error().Format());
+  return c.ok() ? *c : FrameworkCatalog{};
+}
+
+JobSpec Job(const std::string& name, const std::string& version,
+            ShardingMode mode = ShardingMode::kZero1, int64_t dp = 8) {
+  JobSpec job;
+  job.framework = {name, version, false, true};
+  job.sharding.mode = mode;
+  job.layout.dp = dp;
+  return job;
+}
+
+TEST(FrameworkProfile, EveryJobNameHasAnEntry) {
+  const FrameworkCatalog c = Catalog();
+  for (const std::string& name : FrameworkNames()) {
+    EXPECT_TRUE(c.frameworks.contains(name)) << name;
+    auto p = ResolveFramework(c, Job(name, ""), "H100 SXM");
+    EXPECT_TRUE(p.ok()) << name;
+  }
+  EXPECT_EQ(c.frameworks.size(), FrameworkNames().size());
+}
+
+TEST(FrameworkProfile, ReleaseOrder) {
+  struct Case {
+    const char* version;
+    const char* from;
+    bool at_least;
+  };
+  for (const Case& c :
+       {Case{"5.0", "5.0", true}, Case{"4.57", "5.0", false},
+        Case{"0.10", "0.9", true},  // numeric, not text, order
+        Case{"v0.2.2", "0.2.0", true}, Case{"0.1.0", "0.2.0", false}, Case{"0.8.0rc1", "0.8", true},
+        Case{"6985e58", "0.1", false}, Case{"", "0.1", false}}) {
+    EXPECT_EQ(ReleaseAtLeast(c.version, c.from), c.at_least) << c.version << " vs " << c.from;
+  }
+}
+
+// HF transformers ran MoE experts in a Python loop until 5.0 (huggingface/transformers#42697).
+TEST(FrameworkProfile, HfExpertLoopEndsAtTransformers5) {
+  const FrameworkCatalog c = Catalog();
+  auto old = ResolveFramework(c, Job("hf-trainer", "4.57"), "H100 SXM");
+  auto v5 = ResolveFramework(c, Job("hf-trainer", "5.0"), "H100 SXM");
+  ASSERT_TRUE(old.ok() && v5.ok());
+  EXPECT_DOUBLE_EQ(old->expert_loop_ops, 10);  // data/frameworks.yaml ops_per_expert
+  EXPECT_DOUBLE_EQ(v5->expert_loop_ops, 0);
+  auto mc = ResolveFramework(c, Job("megatron-core", ""), "H100 SXM");
+  ASSERT_TRUE(mc.ok());
+  EXPECT_DOUBLE_EQ(mc->expert_loop_ops, 0);  // grouped GEMM
+}
+
+// torchtitan put FlashAttention-2 first on Hopper until 6a3a9da95 (released in v0.2.0); the
+// H200 measurements give FA2 0.52 / 0.56 of cuDNN's rate. B200 ran cuDNN all along.
+TEST(FrameworkProfile, TorchtitanAttentionByReleaseAndGpu) {
+  const FrameworkCatalog c = Catalog();
+  auto old = ResolveFramework(c, Job("torchtitan", "0.1.0"), "H100 SXM");
+  auto now = ResolveFramework(c, Job("torchtitan", "0.2.0"), "H100 SXM");
+  auto b200 = ResolveFramework(c, Job("torchtitan", "0.1.0"), "B200");
+  ASSERT_TRUE(old.ok() && now.ok() && b200.ok());
+  EXPECT_DOUBLE_EQ(old->attention_forward_factor, 0.52);
+  EXPECT_DOUBLE_EQ(old->attention_backward_factor, 0.56);
+  EXPECT_DOUBLE_EQ(now->attention_forward_factor, 1);
+  EXPECT_DOUBLE_EQ(b200->attention_forward_factor, 1);
+}
+
+// ms-swift trains megatron-core models with `megatron sft` (zero1) and HF models under DeepSpeed
+// with `swift sft`; ZeRO-3's per-parameter fetch is 1 cat + 2 ops per DP rank.
+TEST(FrameworkProfile, WrappersFollowTheShardingMode) {
+  const FrameworkCatalog c = Catalog();
+  auto mcore = ResolveFramework(c, Job("ms-swift", ""), "A800");
+  ASSERT_TRUE(mcore.ok());
+  EXPECT_EQ(mcore->engine, "megatron-core");
+  EXPECT_DOUBLE_EQ(mcore->Zero3OpsPerParam(8), 0);
+  auto z3 = ResolveFramework(c, Job("ms-swift", "", ShardingMode::kZero3, 16), "A800");
+  ASSERT_TRUE(z3.ok());
+  EXPECT_EQ(z3->engine, "hf-trainer");
+  EXPECT_DOUBLE_EQ(z3->Zero3OpsPerParam(16), 1 + 2 * 16);
+  EXPECT_DOUBLE_EQ(z3->expert_loop_ops, 10);
+  // The planner's zero3 candidate of a zero1 ms-swift job is priced as swift sft would run it.
+  EXPECT_EQ(mcore->ForMode(ShardingMode::kZero3).engine, "hf-trainer");
+  EXPECT_EQ(mcore->ForMode(ShardingMode::kZero1).engine, "megatron-core");
+  // The HF Trainer's zero3 is DeepSpeed's; megatron-core with zero3 has no DeepSpeed hooks.
+  auto hf = ResolveFramework(c, Job("hf-trainer", "", ShardingMode::kZero3, 8), "A800");
+  auto mz3 = ResolveFramework(c, Job("megatron-core", "", ShardingMode::kZero3, 8), "A800");
+  ASSERT_TRUE(hf.ok() && mz3.ok());
+  EXPECT_DOUBLE_EQ(hf->Zero3OpsPerParam(8), 17);
+  EXPECT_DOUBLE_EQ(mz3->Zero3OpsPerParam(8), 0);
+}
+
+TEST(FrameworkProfile, DefaultsArePrintedAsAssumptions) {
+  const FrameworkCatalog c = Catalog();
+  JobSpec job;  // no framework: section
+  auto p = ResolveFramework(c, job, "H20");
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(p->name, "megatron-core");
+  EXPECT_EQ(p->version, "0.16");
+  ASSERT_GE(p->assumptions.size(), 2u);
+  EXPECT_EQ(p->assumptions[0],
+            "framework ASSUMED megatron-core (the job names none; set framework.name)");
+  EXPECT_EQ(p->assumptions[1],
+            "megatron-core release ASSUMED 0.16, the latest data/frameworks.yaml knows (set "
+            "framework.version)");
+}
+
+TEST(FrameworkProfile, BadCatalogNamesTheField) {
+  const std::string text =
+      "host: {op_s: 1e-5, rows: [], source: s}\n"
+      "sdpa_flash2: {forward: 0.5, backward: 0.5, gpus: [H100 SXM], rows: [], source: s}\n"
+      "fsdp2_fetch: {ops_per_fetch: 3, ops_per_param: 1, rows: [], source: s}\n"
+      "frameworks:\n"
+      "  x: {latest: '1', layer_ops: 1, moe_ops: 1, moe_host_syncs: 0, attention: flash3,\n"
+      "      rows: [], source: s}\n";
+  auto c = ParseFrameworkCatalog(text, "f.yaml");
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.error().Format(),
+            "f.yaml:5: frameworks.x.attention: unknown attention 'flash3', expected cudnn or "
+            "sdpa_flash2");
+}
+
+}  // namespace
+}  // namespace strata
