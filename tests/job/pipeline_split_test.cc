@@ -86,5 +86,23 @@ TEST(PipelineSplit, UnevenStagesWithVirtualStagesResolve) {
   }
 }
 
+// The catalog's pipeline jobs resolve to the splits their comments derive.
+TEST(PipelineSplit, CatalogJobs) {
+  const SplitCase cases[] = {
+      {"deepseek-v3-pp16-vpp2-layout-h800x1024",
+       {},
+       61,
+       {5, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 2, 2}},
+      {"llama-3.1-405b-torchtitan-pp8-h100x512", {}, 126, {15, 16, 16, 16, 16, 16, 16, 15}},
+  };
+  for (const SplitCase& c : cases) {
+    auto spec = LoadJobSpec(c.name);
+    ASSERT_TRUE(spec.ok()) << c.name << ": " << spec.error().Format();
+    auto job = ResolveJob(*spec);
+    ASSERT_TRUE(job.ok()) << c.name << ": " << job.error().Format();
+    EXPECT_EQ(StageLayerCounts(job->spec.layout, c.layers), c.stages) << c.name;
+  }
+}
+
 }  // namespace
 }  // namespace strata
