@@ -77,6 +77,12 @@ TEST(PipelineSplit, LayoutString) {
   EXPECT_NE(odd.error().message.find("32 virtual stages, not a multiple of PP 5"),
             std::string::npos)
       << odd.error().Format();
+  // Hostile repeats are refused, not unrolled.
+  auto huge = ParsePipelineLayout("Et*99999999999999999999999|L", 2);
+  ASSERT_FALSE(huge.ok());
+  EXPECT_NE(huge.error().message.find("too many layers"), std::string::npos);
+  auto groups = ParsePipelineLayout("E(tt|)*9999999L", 2);
+  ASSERT_FALSE(groups.ok());
   auto bad = ParsePipelineLayout("Etx|L", 2);
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.error().message.find("unknown layer character 'x'"), std::string::npos);

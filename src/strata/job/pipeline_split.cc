@@ -14,6 +14,9 @@ Error SplitError(const char* field, std::string message, std::string hint) {
   return InvalidInput(std::move(message)).InField(field).WithHint(std::move(hint));
 }
 
+/// More layer characters than any model has: a bound on what a layout string may unroll to.
+constexpr size_t kMaxUnrolledLayout = 100000;
+
 /// "x*12" and "(ab|)*3" unrolled the way megatron-core's parse_str_to_list does: first every
 /// parenthesised group followed by *n (left to right, no nesting), then every single character
 /// followed by *n.
@@ -23,16 +26,23 @@ Result<std::string> UnrollRepeats(std::string_view text, bool groups) {
   auto count_at = [&](size_t star, size_t& end) -> int64_t {
     if (star >= text.size() || text[star] != '*') return -1;
     end = star + 1;
-    while (end < text.size() && std::isdigit(static_cast<unsigned char>(text[end]))) ++end;
-    if (end == star + 1) return -1;
-    return std::stoll(std::string(text.substr(star + 1, end - star - 1)));
+    int64_t n = 0;
+    while (end < text.size() && std::isdigit(static_cast<unsigned char>(text[end]))) {
+      n = std::min<int64_t>(n * 10 + (text[end] - '0'), kMaxUnrolledLayout + 1);
+      ++end;
+    }
+    return end == star + 1 ? -1 : n;
   };
+  auto too_long = [&](size_t more) { return out.size() + more > kMaxUnrolledLayout; };
   while (i < text.size()) {
     size_t end = 0;
     if (groups && text[i] == '(') {
       const size_t close = text.find(')', i + 1);
       const int64_t n = close == std::string_view::npos ? -1 : count_at(close + 1, end);
       if (n >= 0 && close > i + 1) {
+        if (too_long(static_cast<size_t>(n) * (close - i - 1))) {
+          return InvalidInput("pipeline layout unrolls to too many layers");
+        }
         for (int64_t k = 0; k < n; ++k) out.append(text.substr(i + 1, close - i - 1));
         i = end;
         continue;
@@ -41,6 +51,9 @@ Result<std::string> UnrollRepeats(std::string_view text, bool groups) {
     if (!groups) {
       const int64_t n = count_at(i + 1, end);
       if (n >= 0) {
+        if (too_long(static_cast<size_t>(n))) {
+          return InvalidInput("pipeline layout unrolls to too many layers");
+        }
         out.append(static_cast<size_t>(n), text[i]);
         i = end;
         continue;
@@ -49,7 +62,6 @@ Result<std::string> UnrollRepeats(std::string_view text, bool groups) {
     out.push_back(text[i]);
     ++i;
   }
-  if (out.size() > 100000) return InvalidInput("pipeline layout unrolls to too many layers");
   return out;
 }
 
@@ -229,8 +241,13 @@ Result<std::shared_ptr<const PipelineLayoutString>> ParsePipelineLayout(std::str
   };
   std::string cleaned(text);
   std::erase(cleaned, ',');
-  STRATA_ASSIGN_OR_RETURN(std::string groups, UnrollRepeats(cleaned, true));
-  STRATA_ASSIGN_OR_RETURN(std::string unrolled, UnrollRepeats(groups, false));
+  auto groups = UnrollRepeats(cleaned, true);
+  if (!groups.ok()) return error(groups.error().message, "at most 100,000 layer characters");
+  auto unrolled_or = UnrollRepeats(*groups, false);
+  if (!unrolled_or.ok()) {
+    return error(unrolled_or.error().message, "at most 100,000 layer characters");
+  }
+  const std::string& unrolled = *unrolled_or;
   auto out = std::make_shared<PipelineLayoutString>();
   out->text = std::string(text);
   out->decoder_layers.push_back(0);
@@ -244,8 +261,7 @@ Result<std::shared_ptr<const PipelineLayoutString>> ParsePipelineLayout(std::str
         out->mtp_layers.push_back(0);
         break;
       case 't':
-        if (out->mtp_layers.back() > 0 ||
-            std::any_of(out->mtp_layers.begin(), out->mtp_layers.end(),
+        if (std::any_of(out->mtp_layers.begin(), out->mtp_layers.end(),
                         [](int64_t n) { return n > 0; })) {
           return error(fmt::format("'{}': a decoder layer after the MTP block", text),
                        "decoder layers come before MTP layers (megatron-core)");
