@@ -48,8 +48,21 @@ TEST(PipelineInFlight, EachScheduleAsTheFrameworksRunIt) {
       {"gpipe last", Pp4({"parallel.pp_schedule=gpipe"}), 3, 8},
       // ZB-H1 keeps 1F1B's peak (Qi et al. 2023).
       {"zb-h1 first", Pp4({"parallel.pp_schedule=zero_bubble"}), 0, 4},
-      // ZB-V: 1F1B's first-stage peak, PP = 4, on every stage (balanced).
+      // ZB-V: 1F1B's first-stage peak, 2 PP = 8 chunk activations, on every stage (balanced):
+      // PyTorch's warm-up leaves 2 (4 - 3) - 1 + 3 = 4 of the first chunk and 3 + 1 = 4 of the
+      // second on stage 3.
       {"zbv last", Pp4({"parallel.vpp=2", "parallel.pp_schedule=zbv"}), 3, 4},
+      // ZB-H1 looped over VPP 2 (PyTorch's InterleavedZeroBubble): one warm-up forward per hop:
+      // stage 0 (4 - 1) + 4 + 1 = 8 chunks = 4; stage 3 0 + 4 + 1 = 5 chunks = 2.5.
+      {"zb looped first", Pp4({"parallel.vpp=2", "parallel.pp_schedule=zero_bubble"}), 0, 4},
+      {"zb looped last", Pp4({"parallel.vpp=2", "parallel.pp_schedule=zero_bubble"}), 3, 2.5},
+      // ZB-V with torchtitan's split: 42 effective layers over 8 virtual stages = 5 rem 2, so
+      // stages of 6 - 1, 6, 5, 5, 5, 5, 5, 5 - 1; stage 0 holds virtual stages 0 (5 layers) and 7
+      // (4 layers), 2 x 4 - 1 = 7 and 1 micro batches of them: (7 x 5 + 1 x 4) / 9 = 39 / 9 of
+      // its 9 layers' inputs.
+      {"zbv torchtitan first",
+       Pp4({"parallel.vpp=2", "parallel.pp_schedule=zbv", "parallel.stage_split=torchtitan"}), 0,
+       39.0 / 9.0},
       // DualPipeV: 2 PP + 1 = 9 chunk activations = 4.5 micro batches of the stage.
       {"dualpipev", Pp4({"parallel.vpp=2", "parallel.pp_schedule=dualpipev"}), 2, 4.5},
   };

@@ -16,9 +16,12 @@ std::vector<double> MicroBatchesInFlight(const ParallelLayout& l, int64_t micro_
       std::fill(in_flight.begin(), in_flight.end(), m);
       return in_flight;
     case PipelineSchedule::kZbv:
-      // Qi et al. 2023 (arXiv 2401.10241, ZB-V): the peak of 1F1B's first worker, p micro
-      // batches of a whole stage, on every worker.
-      std::fill(in_flight.begin(), in_flight.end(), std::min(pp, m));
+      // ZB-V (Qi et al. 2023, section 6): 1F1B's first-worker peak, 2 PP chunk activations, on
+      // every worker. PyTorch's ScheduleZBVZeroBubble (torch/distributed/pipelining/
+      // schedules.py, what torchtitan runs) reaches it at the end of its warm-up with
+      // 2 (PP - r) - 1 + r forwards of the rank's first chunk and r + 1 of its second.
+      in_flight[0] = std::min(2 * pp - static_cast<double>(rank) - 1, m);
+      if (vpp > 1) in_flight[1] = std::min(static_cast<double>(rank) + 1, m);
       return in_flight;
     case PipelineSchedule::kDualPipeV:
       // deepseek-ai/DualPipe README (3da1bbe): PP + 1 activations per device for PP stages,
@@ -44,10 +47,13 @@ std::vector<double> MicroBatchesInFlight(const ParallelLayout& l, int64_t micro_
   // one more before its first backward; get_schedule_table orders them a group of micro
   // batches through chunk 0, then chunk 1, and so on. megatron-core refuses m < PP; PyTorch's
   // ScheduleInterleaved1F1B (torchtitan) runs it with rounds of m // max(1, m // PP) micro
-  // batches, which is PP whenever megatron-core runs the job.
+  // batches, which is PP whenever megatron-core runs the job. PyTorch's
+  // ScheduleInterleavedZeroBubble (ZB-H1 looped) warms up one forward per hop, not two
+  // (_get_warmup_ops' multiply_factor 1).
   const int64_t group = micro_batches / std::max<int64_t>(1, micro_batches / l.pp);
-  const int64_t forwards =
-      std::min<int64_t>(2 * (l.pp - rank - 1) + (l.vpp - 1) * group + 1, micro_batches * l.vpp);
+  const int64_t per_hop = l.schedule() == PipelineSchedule::kZeroBubble ? 1 : 2;
+  const int64_t forwards = std::min<int64_t>(per_hop * (l.pp - rank - 1) + (l.vpp - 1) * group + 1,
+                                             micro_batches * l.vpp);
   for (int64_t j = 0; j < forwards; ++j) {
     in_flight[static_cast<size_t>((j % (group * l.vpp)) / group)] += 1;
   }

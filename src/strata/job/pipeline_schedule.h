@@ -19,7 +19,9 @@ namespace strata {
 ///                  g micro batches through chunk 0, then chunk 1, ...; g = PP (megatron-core),
 ///                  m when m < PP (PyTorch's rounds)
 ///   GPipe:         m on every rank
-///   ZB-V:          min(PP, m) on both chunks of every rank (1F1B's peak, balanced)
+///   ZB-H1 looped:  as interleaved with one forward per hop: (PP - r - 1) + (VPP - 1) g + 1
+///   ZB-V:          min(2 PP - r - 1, m) and min(r + 1, m): 2 PP chunks, 1F1B's peak, on every
+///                  rank (PyTorch's ScheduleZBVZeroBubble warm-up)
 ///   DualPipeV:     2 PP + 1 chunk activations: min(PP + 1, m) and min(PP, m)
 std::vector<double> MicroBatchesInFlight(const ParallelLayout& layout, int64_t micro_batches,
                                          int64_t rank);
