@@ -115,6 +115,12 @@ TEST(PipelineSplit, RefusesWhatTheFrameworksRefuse) {
        {"model=llama-3.1-70b", "parallel.pp=8", "parallel.vpp=2", "parallel.pp_schedule=gpipe"},
        "parallel.pp_schedule",
        "one stage per rank"},
+      // 32 GPUs / PP 8 = DP 4; global batch 32: 8 micro batches, fewer than 2 x 8 stages.
+      {"DualPipeV with too few micro batches",
+       {"model=llama-3.1-70b", "parallel.pp=8", "parallel.vpp=2", "parallel.pp_schedule=dualpipev",
+        "batch.global_batch=32"},
+       "parallel.pp_schedule",
+       "at least as many micro batches"},
       {"layout and first/last",
        {"model=deepseek-v3", "parallel.pp=16", "mtp=true",
         "parallel.pipeline_layout=Et*3|(tt|)*29,m|L", "parallel.first_stage_layers=4"},

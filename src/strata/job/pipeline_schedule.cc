@@ -24,10 +24,12 @@ std::vector<double> MicroBatchesInFlight(const ParallelLayout& l, int64_t micro_
       if (vpp > 1) in_flight[1] = std::min(static_cast<double>(rank) + 1, m);
       return in_flight;
     case PipelineSchedule::kDualPipeV:
-      // deepseek-ai/DualPipe README (3da1bbe): PP + 1 activations per device for PP stages,
-      // here 2 PP chunks on PP ranks: 2 PP + 1 chunk activations.
-      in_flight[0] = std::min(pp + 1, m);
-      if (vpp > 1) in_flight[1] = std::min(pp, m);
+      // deepseek-ai/DualPipe README (3da1bbe): PP + 1 activations per device for PP chunk
+      // stages, here 2 PP + 1 chunks. PyTorch's ScheduleDualPipeV (what torchtitan runs) holds
+      // them at its first overlapped F0&B1: 2 (PP - r - 1) + r + 2 forwards of the rank's first
+      // chunk and r + 1 of its second.
+      in_flight[0] = std::min(2 * pp - static_cast<double>(rank), m);
+      if (vpp > 1) in_flight[1] = std::min(static_cast<double>(rank) + 1, m);
       return in_flight;
     case PipelineSchedule::kDefault:
     case PipelineSchedule::k1F1B:

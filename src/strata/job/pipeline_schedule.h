@@ -22,7 +22,8 @@ namespace strata {
 ///   ZB-H1 looped:  as interleaved with one forward per hop: (PP - r - 1) + (VPP - 1) g + 1
 ///   ZB-V:          min(2 PP - r - 1, m) and min(r + 1, m): 2 PP chunks, 1F1B's peak, on every
 ///                  rank (PyTorch's ScheduleZBVZeroBubble warm-up)
-///   DualPipeV:     2 PP + 1 chunk activations: min(PP + 1, m) and min(PP, m)
+///   DualPipeV:     2 PP + 1 chunk activations: min(2 PP - r, m) and min(r + 1, m) (PyTorch's
+///                  ScheduleDualPipeV at its first overlapped forward and backward)
 std::vector<double> MicroBatchesInFlight(const ParallelLayout& layout, int64_t micro_batches,
                                          int64_t rank);
 

@@ -86,6 +86,15 @@ Status CheckTrainingModes(const JobSpec& job, const ModelConfig& model) {
     }
   }
   STRATA_RETURN_IF_ERROR(CheckActivationModes(job, model));
+  // PyTorch's ScheduleDualPipeV: "DualPipeV requires at least as many microbatches as stages".
+  if (l.pp > 1 && l.schedule() == PipelineSchedule::kDualPipeV &&
+      job.num_micro_batches() < 2 * l.pp) {
+    return ModeError(job, "parallel.pp_schedule",
+                     fmt::format("dualpipev needs at least as many micro batches per step as "
+                                 "virtual stages (2 x PP = {}); the job has {}",
+                                 2 * l.pp, job.num_micro_batches()),
+                     "raise batch.global_batch or lower PP");
+  }
   Status split = CheckPipelineSplit(l, static_cast<int64_t>(model.layers.size()),
                                     job.mtp ? model.mtp_layers : 0);
   if (!split.ok()) {
