@@ -393,6 +393,53 @@ TEST(ImportJobTest, MegatronUnevenPipelineArguments) {
   EXPECT_EQ(StageLayerCounts(a->job.layout, 96), (std::vector<int64_t>{48, 48}));
 }
 
+// megatron-core's --pipeline-model-parallel-layout: 96 layers, PP 2, "E(t*24|)*3t*24L" unrolls
+// to E + 24 t | 24 t | 24 t | 24 t + L, four virtual stages of 24: VPP 2, 48 layers a rank.
+TEST(ImportJobTest, MegatronPipelineLayout) {
+  auto text = ReadFile(Golden("megatron_gpt3_script/train_gpt3_175b_distributed.sh"));
+  ASSERT_TRUE(text.ok());
+  const std::string pp = "--pipeline-model-parallel-size 2";
+  const size_t at = text->find(pp);
+  ASSERT_NE(at, std::string::npos);
+  std::string layout = *text;
+  layout.replace(at, pp.size(), pp + "\n    --pipeline-model-parallel-layout \"E(t*24|)*3t*24L\"");
+  auto r = ImportJob(layout, "train_gpt3_175b_distributed.sh", Gpu("H100 SXM"));
+  ASSERT_TRUE(r.ok()) << r.error().Format();
+  EXPECT_EQ(r->job.layout.vpp, 2);
+  EXPECT_EQ(r->job.layout.schedule(), PipelineSchedule::kInterleaved1F1B);
+  EXPECT_EQ(StageLayerCounts(r->job.layout, 96), (std::vector<int64_t>{48, 48}));
+}
+
+// torchtitan with PP: its default split and the schedule by PyTorch's class name. Llama-3.1-8B
+// (32 layers) on PP 2 with ZBVZeroBubble: two stages per rank, 34 effective layers over 4
+// stages = 8 rem 2, stages of 9 - 1, 9, 8, 8 - 1 = 8, 9, 8, 7; rank 0 holds stages 0 and 3
+// (8 + 7), rank 1 stages 1 and 2 (9 + 8).
+TEST(ImportJobTest, TorchtitanPipelineSchedule) {
+  auto text = ReadFile(Golden("torchtitan_llama3_8b/llama3_8b.toml"));
+  ASSERT_TRUE(text.ok());
+  const std::string pp = "pipeline_parallel_degree = 1";
+  const size_t at = text->find(pp);
+  ASSERT_NE(at, std::string::npos);
+  std::string zbv = *text;
+  zbv.replace(at, pp.size(),
+              "pipeline_parallel_degree = 2\npipeline_parallel_schedule = \"ZBVZeroBubble\"");
+  ImportOptions o = Gpu("A100 80GB");
+  o.nodes = 8;
+  o.gpus_per_node = 8;
+  auto r = ImportJob(zbv, "llama3_8b.toml", o);
+  ASSERT_TRUE(r.ok()) << r.error().Format();
+  EXPECT_EQ(r->job.layout.schedule(), PipelineSchedule::kZbv);
+  EXPECT_EQ(r->job.layout.vpp, 2);
+  EXPECT_EQ(r->job.layout.stage_split, StageSplitRule::kTorchtitan);
+  EXPECT_EQ(StageLayerCounts(r->job.layout, 32), (std::vector<int64_t>{15, 17}));
+  std::string bad = *text;
+  bad.replace(at, pp.size(),
+              "pipeline_parallel_degree = 2\npipeline_parallel_schedule = \"LoopedBFS\"");
+  auto refused = ImportJob(bad, "llama3_8b.toml", o);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().message.find("LoopedBFS"), std::string::npos);
+}
+
 // deepspeed --include: TigerBot's train_sft.sh runs `deepspeed --include="localhost:2,3"`, two
 // GPUs of one node, with no --nodes or --gpus-per-node given to strata import.
 TEST(ImportJobTest, DeepSpeedIncludeGivesTheNodesAndGpus) {

@@ -81,11 +81,13 @@ TEST(JobValidation, EachRuleHasAClearError) {
        {"parallel.ep=1", "parallel.etp=5"},
        "parallel.etp: the expert FFN width (512) must be divisible by ETP (5)\n  hint: ETP values "
        "that would work: 1, 2, 4, 8"},
-      // 40 layers over PP 8 x VPP 2 = 16 chunks: not whole; PP values dividing 40/2 and 40.
+      // 40 layers over PP 8 x VPP 2 = 16 chunks: not whole; PP values dividing 40/2 and 40, or
+      // megatron-core's uneven stages (which work with VPP too).
       {"layers",
        {"parallel.pp=8", "parallel.vpp=2", "parallel.ep=1"},
        "parallel.pp: 40 layers cannot be split evenly into PP x VPP = 8 x 2 = 16 chunks\n  hint: "
-       "PP values (at this VPP) that would work: 1, 2, 4, 5, 10, 20"},
+       "PP values (at this VPP) that would work: 1, 2, 4, 5, 10, 20; or give the first/last stage "
+       "their own layer counts (parallel.first_stage_layers, parallel.last_stage_layers)"},
       {"recompute_layers",
        {"recompute.num_layers=41"},
        "recompute.num_layers: recompute.num_layers 41 exceeds the 40 layers of one pipeline "

@@ -211,6 +211,11 @@ Status MapParallel(Settings& s, JobBuilder& job, Sizes& sizes, std::optional<boo
       STRATA_RETURN_IF_ERROR(BoolOr(s, job, key, field, false, ""));
     }
   }
+  // --pipeline-model-parallel-layout: every virtual stage's layers (VPP follows from it).
+  if (s.Has("pipeline_model_parallel_layout") && !IsNone(s.Use("pipeline_model_parallel_layout"))) {
+    const SourcedValue* layout = s.Use("pipeline_model_parallel_layout");
+    job.Set("parallel.pipeline_layout", fmt::format("\"{}\"", layout->value), layout->source);
+  }
   return OkStatus();
 }
 

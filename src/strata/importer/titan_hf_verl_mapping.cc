@@ -80,6 +80,60 @@ void RenameOldTitanKeys(Settings& s) {
   }
 }
 
+// torchtitan's pipeline (torchtitan/distributed/pipeline_parallel.py, pytorch/torchtitan
+// b5bcd76): its default split, the embedding and the output each counted as a layer; the
+// schedule by the name PyTorch's get_schedule_class reads, case ignored (default "1F1B");
+// multi-stage schedules run two virtual stages per rank unless
+// pipeline_parallel_layers_per_stage says otherwise.
+Status MapTitanPipeline(Settings& s, JobBuilder& job, int64_t pp) {
+  if (pp <= 1) return OkStatus();
+  job.Default("parallel.stage_split", "torchtitan",
+              "torchtitan's default split: embedding and output each count as a layer "
+              "(pipeline_parallel_first/last_stage_less_layers = 1)");
+  constexpr std::pair<const char*, const char*> kSchedules[] = {
+      {"1f1b", "1f1b"},
+      {"gpipe", "gpipe"},
+      {"interleaved1f1b", "interleaved_1f1b"},
+      {"interleavedzerobubble", "zero_bubble"},
+      {"zbvzerobubble", "zbv"},
+      {"dualpipev", "dualpipev"}};
+  const char* key = "parallelism.pipeline_parallel_schedule";
+  std::string name = "1F1B", source = "torchtitan's default pipeline_parallel_schedule";
+  if (s.Has(key)) {
+    const SourcedValue* v = s.Use(key);
+    name = v->value;
+    source = v->source;
+  }
+  std::string lower = name;
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  const auto* found = std::find_if(std::begin(kSchedules), std::end(kSchedules),
+                                   [&](const auto& e) { return lower == e.first; });
+  if (found == std::end(kSchedules)) {
+    return InvalidInput(fmt::format("{} = '{}': this pipeline schedule is not modelled", key, name))
+        .WithHint("1F1B, GPipe, Interleaved1F1B, InterleavedZeroBubble, ZBVZeroBubble, DualPipeV");
+  }
+  job.Set("parallel.pp_schedule", found->second, source);
+  const std::string schedule = found->second;
+  if (schedule != "1f1b" && schedule != "gpipe") {
+    if (s.Has("parallelism.pipeline_parallel_layers_per_stage")) {
+      job.Note(
+          "parallelism.pipeline_parallel_layers_per_stage: not modelled; two virtual stages "
+          "per rank assumed");
+      s.Use("parallelism.pipeline_parallel_layers_per_stage");
+    }
+    job.Default("parallel.vpp", "2",
+                "torchtitan runs two stages per rank for multi-stage schedules");
+  }
+  for (const char* less : {"parallelism.pipeline_parallel_first_stage_less_layers",
+                           "parallelism.pipeline_parallel_last_stage_less_layers"}) {
+    if (s.Has(less) && s.Use(less)->value != "1") {
+      job.Note(fmt::format("{}: not modelled; the split assumes torchtitan's default 1", less));
+    }
+  }
+  return OkStatus();
+}
+
 // FP8 linears through torchao: `model.converters = ["float8"]` (newer) or
 // `float8.enable_float8_linear` (older), with float8.recipe_name (none: tensorwise scaling).
 Status MapTitanFp8(Settings& s, JobBuilder& job) {
@@ -156,6 +210,7 @@ Status MapTorchtitan(Settings& s, MapContext& ctx, JobBuilder& job) {
                                                "parallel.tp", 1, "torchtitan's default 1"));
   STRATA_ASSIGN_OR_RETURN(int64_t pp, IntField(s, job, "parallelism.pipeline_parallel_degree",
                                                "parallel.pp", 1, "torchtitan's default 1"));
+  STRATA_RETURN_IF_ERROR(MapTitanPipeline(s, job, pp));
   STRATA_ASSIGN_OR_RETURN(int64_t cp, IntField(s, job, "parallelism.context_parallel_degree",
                                                "parallel.cp", 1, "torchtitan's default 1"));
   STRATA_RETURN_IF_ERROR(IntField(s, job, "parallelism.expert_parallel_degree", "parallel.ep", 1,

@@ -29,7 +29,14 @@ const std::vector<JobField>& JobFields() {
        "parallelism.pipeline_parallel_degree", "1", "pipeline parallel size"},
       {"parallel.vpp", "integer >= 1", "chunks per stage", "1",
        "--num-virtual-stages-per-pipeline-rank", "", "1",
-       "virtual pipeline stages per rank (interleaved 1F1B); needs PP > 1"},
+       "virtual pipeline stages per rank (interleaved 1F1B; 2 for zbv and dualpipev); needs PP > "
+       "1"},
+      {"parallel.pp_schedule", "1f1b | interleaved_1f1b | gpipe | zero_bubble | zbv | dualpipev",
+       "", "1f1b; interleaved_1f1b when VPP > 1 (megatron-core; torchtitan's default is 1F1B)", "",
+       "parallelism.pipeline_parallel_schedule", "zbv",
+       "the pipeline schedule: its bubble (`step`) and the micro batches each stage holds in "
+       "flight (`memory`); zbv and dualpipev place virtual stages r and 2 PP - 1 - r on rank r, "
+       "so the first rank also holds the output layer"},
       {"parallel.cp", "integer >= 1", "GPUs", "1", "--context-parallel-size",
        "parallelism.context_parallel_degree", "1",
        "context parallel size; max_tokens must divide by 2 x CP"},
@@ -43,17 +50,27 @@ const std::vector<JobField>& JobFields() {
        "re-derives it"},
       {"parallel.first_stage_layers", "integer >= 0", "layers", "0 (even split)",
        "--decoder-first-pipeline-num-layers", "", "20",
-       "layers of the first pipeline stage; the stages between share the rest evenly (VPP 1)"},
+       "layers of the first pipeline stage; the stages between share the rest evenly; with VPP "
+       "each stage's count is split evenly over its chunks"},
       {"parallel.last_stage_layers", "integer >= 0", "layers", "0 (even split)",
        "--decoder-last-pipeline-num-layers", "", "20",
        "layers of the last pipeline stage (ms-swift: decoder_last_pipeline_num_layers)"},
       {"parallel.account_for_embedding", "true | false", "", "false",
        "--account-for-embedding-in-pipeline-split", "", "true",
        "the embedding counts as a layer of the first stage, which holds one decoder layer fewer "
-       "(layers + accounted split evenly over PP, VPP 1)"},
+       "(layers + accounted split evenly over PP x VPP chunks)"},
       {"parallel.account_for_loss", "true | false", "", "false",
        "--account-for-loss-in-pipeline-split", "", "true",
        "the loss counts as a layer of the last stage, which holds one decoder layer fewer"},
+      {"parallel.pipeline_layout", "layout string", "", "none", "--pipeline-model-parallel-layout",
+       "", "Et*40L",
+       "megatron-core's layout: E embedding, t decoder layer, m MTP, L loss, '|' ends a virtual "
+       "stage, (..)*n and x*n repeat; PP x VPP stages in model order (VPP follows from it); "
+       "DeepSeek-V3 on PP 16 VPP 2: Et*3|(tt|)*29,m|L"},
+      {"parallel.stage_split", "megatron | torchtitan", "", "megatron", "",
+       "parallelism.pipeline_parallel_first/last_stage_less_layers", "torchtitan",
+       "torchtitan: its default split over PP x VPP virtual stages, the embedding and the output "
+       "each counted as a layer and the remainder to the earliest stages"},
       {"parallel.sequence_parallel", "true | false", "", "false", "--sequence-parallel", "",
        "false", "sequence parallelism; megatron-core requires it when TP > 1 and EP > 1"},
       {"batch.micro_batch", "integer >= 1", "samples", "required", "--micro-batch-size",

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "strata/job/pipeline_split.h"
 #include "strata/job/training_modes.h"
 
 namespace strata {
@@ -16,6 +17,9 @@ void AddLayoutJson(Json& j, const ParallelLayout& l) {
   j["last_stage_layers"] = l.last_stage_layers;
   j["account_for_embedding"] = l.account_for_embedding;
   j["account_for_loss"] = l.account_for_loss;
+  if (l.pp > 1) j["pp_schedule"] = std::string(PipelineScheduleName(l));
+  if (l.stage_split != StageSplitRule::kMegatron) j["stage_split"] = "torchtitan";
+  if (l.pipeline_layout) j["pipeline_layout"] = l.pipeline_layout->text;
   j["cp"] = l.cp;
   j["ep"] = l.ep;
   j["etp"] = l.etp;

@@ -15,6 +15,7 @@
 #include "strata/job/enum_names.h"
 #include "strata/job/job_fields.h"
 #include "strata/job/job_validation.h"
+#include "strata/job/pipeline_split.h"
 #include "strata/job/training_modes_parse.h"
 #include "strata/model/sequence_lengths.h"
 
@@ -149,6 +150,28 @@ Status ParseCluster(YamlMap& top, JobSpec& job) {
   return cluster.CheckNoUnknownKeys();
 }
 
+/// parallel.pp_schedule, parallel.stage_split and parallel.pipeline_layout (after pp and vpp).
+Status ParsePipelineFields(YamlMap& p, ParallelLayout& l) {
+  if (p.Has("pp_schedule")) {
+    STRATA_ASSIGN_OR_RETURN(l.pp_schedule, EnumField(p, "pp_schedule", kPipelineSchedules));
+  }
+  if (p.Has("stage_split")) {
+    STRATA_ASSIGN_OR_RETURN(l.stage_split, EnumField(p, "stage_split", kStageSplitRules));
+  }
+  if (p.Has("pipeline_layout")) {
+    STRATA_ASSIGN_OR_RETURN(std::string text, p.String("pipeline_layout"));
+    auto layout = ParsePipelineLayout(text, l.pp);
+    if (!layout.ok()) {
+      return p.ErrorAt("pipeline_layout", layout.error().message).WithHint(layout.error().hint);
+    }
+    l.pipeline_layout = *layout;
+    // megatron-core takes VPP from the layout when --num-virtual-stages-per-pipeline-rank is
+    // not given (TransformerConfig.__post_init__); a given one must agree (checked later).
+    if (!p.Has("vpp")) l.vpp = (*layout)->virtual_stages_per_rank;
+  }
+  return OkStatus();
+}
+
 Status ParseParallel(YamlMap& top, JobSpec& job) {
   STRATA_ASSIGN_OR_RETURN(YamlMap p, top.Map("parallel"));
   ParallelLayout& l = job.layout;
@@ -185,6 +208,7 @@ Status ParseParallel(YamlMap& top, JobSpec& job) {
   if (p.Has("sequence_parallel")) {
     STRATA_ASSIGN_OR_RETURN(l.sequence_parallel, p.Bool("sequence_parallel"));
   }
+  STRATA_RETURN_IF_ERROR(ParsePipelineFields(p, l));
   return p.CheckNoUnknownKeys();
 }
 

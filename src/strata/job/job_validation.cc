@@ -196,8 +196,8 @@ Status CheckLayoutAgainstModel(const JobSpec& job, const ModelConfig& model) {
                                                 Divides(l.tp * v * l.cp, world);
                                        }),
                         "PP values (at this VPP)");
-    // megatron-core's uneven split (VPP 1): --decoder-first/last-pipeline-num-layers.
-    if (l.vpp == 1 && l.pp > 1) {
+    // megatron-core's uneven split: --decoder-first/last-pipeline-num-layers.
+    if (l.pp > 1) {
       e.hint += fmt::format(
           "{}or give the first/last stage their own layer counts "
           "(parallel.first_stage_layers, parallel.last_stage_layers)",
@@ -207,8 +207,12 @@ Status CheckLayoutAgainstModel(const JobSpec& job, const ModelConfig& model) {
   }
   STRATA_RETURN_IF_ERROR(CheckTrainingModes(job, model));
   if (job.recompute.granularity == RecomputeGranularity::kFull) {
-    const auto counts = StageLayerCounts(l, layers);
-    const int64_t per_chunk = *std::min_element(counts.begin(), counts.end()) / l.vpp;
+    // The smallest chunk that holds decoder layers (a layout's embedding- or loss-only chunk
+    // has none to recompute).
+    int64_t per_chunk = layers;
+    for (int64_t n : ChunkLayerCounts(l, layers)) {
+      if (n > 0) per_chunk = std::min(per_chunk, n);
+    }
     if (job.recompute.num_layers > per_chunk) {
       return RuleError(job, "recompute.num_layers",
                        fmt::format("recompute.num_layers {} exceeds the {} layers of one "

@@ -2,10 +2,14 @@
 
 #include <fmt/format.h>
 
+#include "strata/job/pipeline_split.h"
+
 namespace strata {
 
 std::string StageSplitSuffix(const ParallelLayout& l) {
   if (!l.uneven_pipeline()) return "";
+  if (l.pipeline_layout) return fmt::format(" (layout {})", l.pipeline_layout->text);
+  if (l.stage_split == StageSplitRule::kTorchtitan) return " (torchtitan's split)";
   if (l.account_for_embedding || l.account_for_loss) {
     return fmt::format(" ({} counted as a layer)", l.account_for_embedding && l.account_for_loss
                                                        ? "embedding and loss each"
@@ -20,8 +24,14 @@ std::string StageSplitSuffix(const ParallelLayout& l) {
 }
 
 std::string LayoutHeader(const ParallelLayout& l, bool experts) {
-  return fmt::format("TP{} PP{}{} VPP{} CP{} EP{} ETP{} DP{}{}, SP {}", l.tp, l.pp,
-                     StageSplitSuffix(l), l.vpp, l.cp, l.ep, l.etp, l.dp,
+  // The schedule is named when the job names one; otherwise it follows VPP (1F1B,
+  // interleaved).
+  std::string schedule;
+  if (l.pp_schedule != PipelineSchedule::kDefault) {
+    schedule = fmt::format(" ({})", PipelineScheduleName(l));
+  }
+  return fmt::format("TP{} PP{}{} VPP{}{} CP{} EP{} ETP{} DP{}{}, SP {}", l.tp, l.pp,
+                     StageSplitSuffix(l), l.vpp, schedule, l.cp, l.ep, l.etp, l.dp,
                      experts ? fmt::format(" (expert-DP {})", l.expert_dp()) : "",
                      l.sequence_parallel ? "on" : "off");
 }

@@ -6,6 +6,7 @@
 #include "strata/core/result.h"
 #include "strata/core/yaml_fields.h"
 #include "strata/job/job_spec.h"
+#include "strata/job/pipeline_split.h"
 #include "strata/model/model_config.h"
 
 namespace strata {
@@ -23,21 +24,9 @@ Status ParseRecomputeModules(YamlMap& recompute, JobSpec& job);
 Status ParseTitanSelectiveAc(YamlMap& recompute, JobSpec& job);
 
 /// The rules that need the derived layout or the model: HSDP's replicate degree dividing the
-/// data-parallel groups, uneven pipeline stages adding up, `precision.params: fp8` refused.
+/// data-parallel groups, the pipeline split and schedule (pipeline_split.h), `precision.params:
+/// fp8` refused.
 Status CheckTrainingModes(const JobSpec& job, const ModelConfig& model);
-
-/// Layers of each pipeline stage (size PP): the even split, or megatron-core's uneven one with
-/// the first/last stage counts given. Assumes CheckTrainingModes passed.
-std::vector<int64_t> StageLayerCounts(const ParallelLayout& layout, int64_t layers);
-
-/// The last stage's layer count and the largest count among the other stages (0 when PP is 1),
-/// as StageLayerCounts gives them, without building the vector (the planner's bound calls this
-/// for every layout).
-struct StageExtremes {
-  int64_t last = 0;
-  int64_t max_other = 0;
-};
-StageExtremes StageLayerExtremes(const ParallelLayout& layout, int64_t layers);
 
 }  // namespace strata
 

@@ -6,6 +6,7 @@
 #include <array>
 #include <map>
 
+#include "strata/job/pipeline_schedule.h"
 #include "strata/memory/static_memory.h"
 #include "strata/model/op_sac.h"
 
@@ -232,22 +233,27 @@ ActivationMemory ComputeActivations(const Job& job, const MemoryConstants& const
   const double a = ActivationBytes(job);
   const auto h = static_cast<double>(job.model.hidden_size);
   const double rep_div = ReplicatedDivisor(job);
-  const bool last = stage == l.pp - 1;
+  const bool last = stage == l.output_stage();  // the output layer and the logits
   ActivationMemory out;
 
-  // 1F1B: stage s holds the activations of PP - s micro batches before its first backward;
-  // the interleaved schedule holds (1 + (PP - 1) / (PP x VPP)) times more (Narayanan et al.).
-  const auto m = static_cast<double>(job.spec.num_micro_batches());
-  out.in_flight = std::min(static_cast<double>(l.pp - stage), m);
-  if (l.vpp > 1) {
-    out.in_flight *= 1.0 + static_cast<double>(l.pp - 1) / static_cast<double>(l.pp * l.vpp);
-  }
+  // The micro batches each of the stage's chunks holds at its peak, by schedule
+  // (job/pipeline_schedule.h): 1F1B's PP - s, GPipe's all, interleaving's extra warm-up.
+  // Each layer's saved bytes count once per micro batch its chunk holds.
+  const std::vector<double> chunk_in_flight =
+      MicroBatchesInFlight(l, job.spec.num_micro_batches(), stage);
 
   const auto layers = StageLayerIndices(job, stage);
-  const int64_t per_chunk = layers.size() / l.vpp;
   const double checkpoint = a * h * t / rep_div;  // one layer input
   double max_saved = 0, max_fwd = 0, max_bwd = 0, stored_per_mb = 0;
-  std::map<std::string, std::pair<int64_t, double>> saved_by_kind;  // label -> (layers, bytes)
+  // label -> (layers, bytes of one micro batch, bytes of those in flight)
+  struct KindSaved {
+    int64_t layers = 0;
+    double bytes = 0;
+    double in_flight = 0;
+  };
+  std::map<std::string, KindSaved> saved_by_kind;
+  double stored = 0;              // over the micro batches in flight
+  double checkpoints_stored = 0;  // checkpointed inputs, over the micro batches in flight
   std::map<std::string, double> per_token_by_kind;  // label -> saved bytes per token
   int64_t checkpointed = 0;
   // torchtitan's selective AC (selective_ac_option): op-level, or every N-th block in full AC.
@@ -285,58 +291,67 @@ ActivationMemory ComputeActivations(const Job& job, const MemoryConstants& const
     max_fwd = std::max(max_fwd, per_token.forward_transient * t);
     max_bwd = std::max(max_bwd, per_token.backward_transient * t);
     max_regenerated = std::max(max_regenerated, per_token.regenerated * t);
-    const auto in_chunk = i % per_chunk;
+    const int64_t in_chunk = layers.IndexInChunk(i);
+    const double held = chunk_in_flight[static_cast<size_t>(layers.ChunkOf(i))];
     const bool recomputed =
         (rc.granularity == RecomputeGranularity::kFull &&
          (rc.method == RecomputeMethod::kUniform || in_chunk < rc.num_layers)) ||
         (titan && rc.titan.every_n_layers > 0 && (i + 1) % rc.titan.every_n_layers == 0);
+    auto keep = [&](const std::string& label, double bytes) {
+      if (explain) {
+        KindSaved& entry = saved_by_kind[label];
+        entry.layers += 1;
+        entry.bytes += bytes;
+        entry.in_flight += bytes * held;
+      }
+      stored_per_mb += bytes;
+      stored += bytes * held;
+    };
     if (titan && rc.titan.op) {
       const double kept = OpSacSavedPerToken(job, spec);
       max_regenerated = std::max(max_regenerated, (per_token.saved - kept) * t);
-      if (explain) {
-        auto& entry = saved_by_kind[LayerKindLabel(spec) + ", op-level SAC"];
-        entry.first += 1;
-        entry.second += kept * t;
-      }
-      stored_per_mb += kept * t;
+      keep(LayerKindLabel(spec) + ", op-level SAC", kept * t);
     } else if (recomputed) {
       // Uniform keeps one input per group of num_layers layers; block (and torchtitan's every
       // N-th layer) one per recomputed layer.
       const bool group_start = rc.granularity != RecomputeGranularity::kFull ||
                                rc.method == RecomputeMethod::kBlock ||
                                in_chunk % rc.num_layers == 0;
-      if (group_start) ++checkpointed;
-    } else if (i < offloaded) {
-      host_per_mb += per_token.saved * t;
-      offload_in_flight = std::max(offload_in_flight, per_token.saved * t);
-    } else {
-      if (explain) {
-        auto& entry = saved_by_kind[LayerKindLabel(spec)];
-        entry.first += 1;
-        entry.second += per_token.saved * t;
+      if (group_start) {
+        ++checkpointed;
+        checkpoints_stored += held;
       }
-      stored_per_mb += per_token.saved * t;
+    } else if (i < offloaded) {
+      // --cpu-offloading runs without a pipeline: one chunk, `held` micro batches.
+      host_per_mb += per_token.saved * t * held;
+      offload_in_flight = std::max(offload_in_flight, per_token.saved * t * held);
+    } else {
+      keep(LayerKindLabel(spec), per_token.saved * t);
     }
   }
-  stored_per_mb += static_cast<double>(checkpointed) * checkpoint + offload_in_flight;
-  out.stored = Bytes::Count(stored_per_mb * out.in_flight);
+  stored_per_mb += static_cast<double>(checkpointed) * checkpoint;
+  stored += checkpoints_stored * checkpoint + offload_in_flight;
+  out.stored = Bytes::Count(stored);
+  // The micro batches in flight as one number, weighted by what each chunk saves (the schedule's
+  // count when the stage's chunks are alike).
+  out.in_flight =
+      stored_per_mb > 0 ? (stored - offload_in_flight) / stored_per_mb : chunk_in_flight.front();
 
   if (explain) {
     const std::string in_flight_text =
         out.in_flight == 1.0 ? "" : fmt::format(" x {} micro batches in flight", out.in_flight);
     for (const auto& [label, entry] : saved_by_kind) {
-      const Bytes bytes = Bytes::Count(entry.second * out.in_flight);
+      const Bytes bytes = Bytes::Count(entry.in_flight);
       out.items.push_back(
           {ItemKind::kActivations,
-           fmt::format("activations: {} x {} layers, saved", entry.first, label), bytes,
-           fmt::format("{} layers x {} tokens x {:.0f} B/token{} = {}", entry.first, GroupDigits(t),
-                       entry.second / t / static_cast<double>(entry.first), in_flight_text,
-                       Gb(bytes)),
+           fmt::format("activations: {} x {} layers, saved", entry.layers, label), bytes,
+           fmt::format("{} layers x {} tokens x {:.0f} B/token{} = {}", entry.layers,
+                       GroupDigits(t), entry.bytes / t / static_cast<double>(entry.layers),
+                       in_flight_text, Gb(bytes)),
            ""});
     }
     if (checkpointed > 0) {
-      const Bytes bytes =
-          Bytes::Count(static_cast<double>(checkpointed) * checkpoint * out.in_flight);
+      const Bytes bytes = Bytes::Count(checkpoints_stored * checkpoint);
       out.items.push_back(
           {ItemKind::kActivations, "activations: checkpointed layer inputs", bytes,
            fmt::format("{} inputs x {} tokens x {} hidden x {:.0f} B{}{} = {}", checkpointed,
@@ -349,13 +364,13 @@ ActivationMemory ComputeActivations(const Job& job, const MemoryConstants& const
                                RecomputeMethodName(rc.method), rc.num_layers)});
     }
     if (offloaded > 0) {
-      const Bytes host = Bytes::Count(host_per_mb * out.in_flight);
+      const Bytes host = Bytes::Count(host_per_mb);
       out.host_items.push_back(
           {ItemKind::kActivations, "activations: offloaded to host memory", host,
            fmt::format("the saved activations of the first {} layers x {} tokens = {}", offloaded,
                        GroupDigits(t), Gb(host)),
            "megatron-core --cpu-offloading-num-layers: pinned host memory, per GPU"});
-      const Bytes buffer = Bytes::Count(offload_in_flight * out.in_flight);
+      const Bytes buffer = Bytes::Count(offload_in_flight);
       out.items.push_back(
           {ItemKind::kActivations, "activations: offload copy in flight (one layer)", buffer,
            fmt::format("the largest offloaded layer's saved activations = {}", Gb(buffer)),

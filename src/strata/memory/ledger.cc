@@ -185,8 +185,8 @@ MemoryLedger StageLedgerFrom(const Job& job, const MemoryConstants& constants, i
     ledger.rank = fmt::format("pipeline stage {} of {}{}", stage, l.pp,
                               l.pp == 1    ? " (first and last)"
                               : stage == 0 ? " (first: embedding, most micro batches in flight)"
-                              : stage == l.pp - 1 ? " (last: output layer and logits)"
-                                                  : "");
+                              : stage == l.output_stage() ? " (last: output layer and logits)"
+                                                          : "");
     ledger.items = st.weights;
     ledger.items.push_back(st.gradients);
     ledger.items.push_back(st.master_weights);

@@ -59,10 +59,10 @@ std::vector<ShardUnit> StageUnits(const Job& job, const ParamBreakdown& params, 
     }
     units.push_back(u);
   }
-  if (stage == l.pp - 1) {
+  if (stage == l.output_stage()) {
     // The final norm goes with the output layer (torchtitan wraps norm + output together).
     const auto norm = static_cast<double>(params.final_norm);
-    const bool head = !job.model.tie_word_embeddings || l.pp > 1;
+    const bool head = !job.model.tie_word_embeddings || stage != 0;
     const double n = (head ? vocab_slice : 0.0) + norm;
     const double trainable = (head && !IsFrozen(job, ModuleKind::kHead) ? vocab_slice : 0.0) +
                              (IsFrozen(job, ModuleKind::kNorms) ? 0.0 : norm);
@@ -149,7 +149,7 @@ ModeMemory ComputeModeMemory(const Job& job, const ParamBreakdown& params, int64
     // beside the largest pair of blocks.
     const bool root = sh.units == FsdpUnits::kRoot;
     const size_t first = root && stage == 0 ? 1 : 0;
-    const size_t end = units.size() - (root && stage == job.spec.layout.pp - 1 ? 1 : 0);
+    const size_t end = units.size() - (root && stage == job.spec.layout.output_stage() ? 1 : 0);
     double kept = 0;
     for (size_t i = 0; i < units.size(); ++i) {
       if (i < first || i >= end) kept += gathered_bytes(units[i]);

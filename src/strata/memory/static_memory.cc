@@ -33,15 +33,49 @@ bool IsFrozen(const Job& job, ModuleKind kind) {
                      [&](const std::string& f) { return f == name; });
 }
 
+StageLayers::StageLayers(std::vector<Run> runs) : runs_(std::move(runs)) {
+  for (const Run& run : runs_) listed_ += run.count;
+}
+
+int64_t StageLayers::ChunkOf(int64_t i) const {
+  if (runs_.empty()) return i / per_chunk_;
+  for (size_t c = 0; c < runs_.size(); ++c) {
+    if (i < runs_[c].count) return static_cast<int64_t>(c);
+    i -= runs_[c].count;
+  }
+  return static_cast<int64_t>(runs_.size()) - 1;
+}
+
+int64_t StageLayers::IndexInChunk(int64_t i) const {
+  if (runs_.empty()) return i % per_chunk_;
+  for (const Run& run : runs_) {
+    if (i < run.count) return i;
+    i -= run.count;
+  }
+  return i;
+}
+
+std::vector<int64_t> StageLayers::ChunkSizes() const {
+  if (runs_.empty()) return std::vector<int64_t>(static_cast<size_t>(chunks_), per_chunk_);
+  std::vector<int64_t> sizes;
+  for (const Run& run : runs_) sizes.push_back(run.count);
+  return sizes;
+}
+
 StageLayers StageLayerIndices(const Job& job, int64_t stage) {
   const ParallelLayout& l = job.spec.layout;
   const auto layers = static_cast<int64_t>(job.model.layers.size());
-  if (l.uneven_pipeline()) {
-    // megatron-core's uneven split (VPP 1): consecutive blocks of the per-stage counts.
-    const auto counts = StageLayerCounts(l, layers);
-    int64_t first = 0;
-    for (int64_t s = 0; s < stage; ++s) first += counts[static_cast<size_t>(s)];
-    return {first, counts[static_cast<size_t>(stage)], 1, 0};
+  if (l.uneven_pipeline() || l.v_shaped()) {
+    // One run per virtual stage of the rank, each starting after all the virtual stages before
+    // it in model order (job/pipeline_split.h).
+    const std::vector<int64_t> counts = ChunkLayerCounts(l, layers);
+    std::vector<int64_t> offsets(counts.size() + 1, 0);
+    for (size_t k = 0; k < counts.size(); ++k) offsets[k + 1] = offsets[k] + counts[k];
+    std::vector<StageLayers::Run> runs;
+    for (int64_t k : ChunksOfRank(l, stage)) {
+      runs.push_back({offsets[static_cast<size_t>(k)], counts[static_cast<size_t>(k)]});
+    }
+    return StageLayers(std::move(runs));
   }
   const int64_t per_chunk = layers / (l.pp * l.vpp);
   return {stage * per_chunk, per_chunk, l.vpp, l.pp * per_chunk};
@@ -52,7 +86,8 @@ StaticMemory ComputeStaticMemory(const Job& job, const ParamBreakdown& params, i
   const bool explain = detail == Detail::kExplained;
   const ParallelLayout& l = job.spec.layout;
   const bool first = stage == 0;
-  const bool last = stage == l.pp - 1;
+  // The output layer's rank: the last, or the first under a V schedule (zbv, dualpipev).
+  const bool last = stage == l.output_stage();
   std::array<KindShare, kModuleKindCount> share{};
   auto at = [&](ModuleKind k) -> KindShare& { return share[static_cast<size_t>(k)]; };
 
@@ -92,7 +127,7 @@ StaticMemory ComputeStaticMemory(const Job& job, const ParamBreakdown& params, i
                        GroupDigits(static_cast<double>(padded_vocab)), l.tp);
   });
   if (first) at(ModuleKind::kEmbedding) = {vocab_slice, vocab_how};
-  if (last && (!job.model.tie_word_embeddings || l.pp > 1)) {
+  if (last && (!job.model.tie_word_embeddings || !first)) {
     at(ModuleKind::kHead) = {vocab_slice, job.model.tie_word_embeddings
                                               ? vocab_how + ", a copy of the tied embedding"
                                               : vocab_how};

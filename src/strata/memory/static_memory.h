@@ -13,17 +13,31 @@
 
 namespace strata {
 
-/// The decoder layers (0-based indices) one pipeline stage holds, in order, without a list (the
-/// planner's ledgers ask for them millions of times): `chunks` runs of `per_chunk` consecutive
-/// layers, run c starting at first + c x stride.
+/// The decoder layers (0-based indices) one pipeline stage holds, in order, without a list for
+/// the even split (the planner's ledgers ask for them millions of times): `chunks` runs of
+/// `per_chunk` consecutive layers, run c starting at first + c x stride. An uneven split (its
+/// chunks of different sizes) lists its runs.
 class StageLayers {
  public:
+  struct Run {
+    int64_t first = 0;
+    int64_t count = 0;
+  };
   StageLayers(int64_t first, int64_t per_chunk, int64_t chunks, int64_t stride)
       : first_(first), per_chunk_(per_chunk), chunks_(chunks), stride_(stride) {}
-  int64_t size() const { return per_chunk_ * chunks_; }
+  explicit StageLayers(std::vector<Run> runs);
+  int64_t size() const { return runs_.empty() ? per_chunk_ * chunks_ : listed_; }
   int64_t operator[](int64_t i) const {
-    return first_ + (i / per_chunk_) * stride_ + i % per_chunk_;
+    if (runs_.empty()) return first_ + (i / per_chunk_) * stride_ + i % per_chunk_;
+    const Run& run = runs_[static_cast<size_t>(ChunkOf(i))];
+    return run.first + IndexInChunk(i);
   }
+  /// The stage's model chunk (0-based, in the rank's order) that holds its i-th layer, and the
+  /// layer's place in that chunk.
+  int64_t ChunkOf(int64_t i) const;
+  int64_t IndexInChunk(int64_t i) const;
+  /// Layers of each of the stage's chunks (size VPP).
+  std::vector<int64_t> ChunkSizes() const;
   class Iterator {
    public:
     Iterator(const StageLayers* layers, int64_t i) : layers_(layers), i_(i) {}
@@ -42,11 +56,14 @@ class StageLayers {
   Iterator end() const { return {this, size()}; }
 
  private:
-  int64_t first_, per_chunk_, chunks_, stride_;
+  int64_t first_ = 0, per_chunk_ = 0, chunks_ = 0, stride_ = 0;
+  std::vector<Run> runs_;
+  int64_t listed_ = 0;  // the runs' layers
 };
 
 /// The layers pipeline stage `stage` holds: with VPP chunks, chunk c of stage s holds layers
-/// [(c x PP + s) x L/(PP x VPP), ... + L/(PP x VPP)); an uneven split gives each stage one run.
+/// [(c x PP + s) x L/(PP x VPP), ... + L/(PP x VPP)); an uneven split (job/pipeline_split.h) one
+/// run per virtual stage of the rank.
 StageLayers StageLayerIndices(const Job& job, int64_t stage);
 
 struct StaticMemory {

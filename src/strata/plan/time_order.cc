@@ -168,7 +168,9 @@ bool LayoutsByTime::EnsureTop() {
 
 // Every field of Candidate and of its ParallelLayout: a new field must be packed too (the
 // planner's tests compare the fast search's layouts with the reference search's).
-static_assert(sizeof(ParallelLayout) == 7 * 8 + 8 + 2 * 8 + 8, "pack the new layout field");
+// The pipeline layout string is left out: the planner enumerates its own splits and never sets
+// one.
+static_assert(sizeof(ParallelLayout) == 7 * 8 + 8 + 2 * 8 + 8 + 16, "pack the new layout field");
 static_assert(sizeof(Candidate) == sizeof(ParallelLayout) + 8 + 8, "pack the new field");
 
 LayoutsByTime::Packed LayoutsByTime::Pack(const Candidate& c) {
@@ -188,7 +190,9 @@ LayoutsByTime::Packed LayoutsByTime::Pack(const Candidate& c) {
           static_cast<uint8_t>(l.account_for_embedding),
           static_cast<uint8_t>(l.account_for_loss),
           static_cast<uint8_t>(c.recompute),
-          static_cast<uint8_t>(c.sharding)};
+          static_cast<uint8_t>(c.sharding),
+          static_cast<uint8_t>(l.pp_schedule),
+          static_cast<uint8_t>(l.stage_split)};
 }
 
 Candidate LayoutsByTime::Unpack(const Packed& p) {
@@ -206,6 +210,8 @@ Candidate LayoutsByTime::Unpack(const Packed& p) {
   l.sequence_parallel = p.sequence_parallel != 0;
   l.account_for_embedding = p.account_for_embedding != 0;
   l.account_for_loss = p.account_for_loss != 0;
+  l.pp_schedule = static_cast<PipelineSchedule>(p.pp_schedule);
+  l.stage_split = static_cast<StageSplitRule>(p.stage_split);
   c.micro_batch = p.micro_batch;
   c.recompute = static_cast<RecomputeGranularity>(p.recompute);
   c.sharding = static_cast<ShardingMode>(p.sharding);

@@ -135,7 +135,8 @@ class LayoutsByTime {
   /// 16,384 GPUs: 2 million), and their memory was a tenth of the search's time.
   struct Packed {
     int32_t tp, pp, vpp, cp, ep, etp, dp, first_stage_layers, last_stage_layers, micro_batch;
-    uint8_t sequence_parallel, account_for_embedding, account_for_loss, recompute, sharding;
+    uint8_t sequence_parallel, account_for_embedding, account_for_loss, recompute, sharding,
+        pp_schedule, stage_split;
   };
   static Packed Pack(const Candidate& c);
   static Candidate Unpack(const Packed& p);

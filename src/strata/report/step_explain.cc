@@ -1,9 +1,13 @@
 #include "strata/report/step_explain.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
+
+#include "strata/job/pipeline_split.h"
+#include "strata/sim/pipeline_bubble.h"
 
 namespace strata {
 namespace {
@@ -238,10 +242,19 @@ std::vector<StepFormula> ExplainStep(const StepTables& t, const StepLayout& s,
                   "(job file section overlap:)",
                   On(s.overlap.tp_comm), On(s.overlap.moe_a2a), On(s.overlap.cp_comm),
                   On(s.overlap.pp_p2p), On(s.overlap.grad_reduce), On(s.overlap.param_gather)));
+  if (l.pp > 1 && (l.pp_schedule != PipelineSchedule::kDefault || l.uneven_pipeline())) {
+    add("pipeline schedule", fmt::format("{}; layers per stage {}", PipelineScheduleName(l),
+                                         fmt::join(StageLayerCounts(l, t.layers), " + ")));
+  }
+  const double skew_mb =
+      r[StepPart::kMoeImbalance].total.s() / static_cast<double>(s.micro_batches);
+  const PassTimes passes{r.forward.total().s(),
+                         r.backward.total().s() + r.recompute.total().s() + skew_mb,
+                         r.weight_gradient.s()};
   add("pipeline bubble",
-      fmt::format("(p - 1) / (m v) = ({} - 1) / ({} x {}) = {:.4f} of {} micro batches x {} = {}",
-                  l.pp, s.micro_batches, l.vpp, r.bubble_fraction, s.micro_batches,
-                  Ms(r.micro_batch), S(r[StepPart::kBubble].total)));
+      fmt::format("{} = {:.4f} of {} micro batches x {} = {}",
+                  ScheduleBubbleFormula(l, s.micro_batches, passes), r.bubble_fraction,
+                  s.micro_batches, Ms(r.micro_batch), S(r[StepPart::kBubble].total)));
   if (r[StepPart::kStraggler].total.s() > 0) {
     add("variable-length stragglers",
         fmt::format("each DP rank runs {} samples; t(S) = a S + b S^2 per sample; E[max over {} DP "

@@ -8,6 +8,7 @@
 #include "strata/job/training_modes_parse.h"
 #include "strata/model/flop_conventions.h"
 #include "strata/sim/framework_overhead.h"
+#include "strata/sim/pipeline_bubble.h"
 #include "strata/sim/step_placement.h"
 
 namespace strata {
@@ -122,6 +123,21 @@ double BubbleFraction(int64_t pp, int64_t micro_batches, int64_t vpp) {
   return static_cast<double>(pp - 1) / static_cast<double>(micro_batches * vpp);
 }
 
+double BubbleFractionOf(const ParallelLayout& l, int64_t micro_batches,
+                        const MicroBatchCompute& c) {
+  if (l.pp <= 1) return 0;
+  const PipelineSchedule schedule = l.schedule();
+  if (schedule == PipelineSchedule::k1F1B || schedule == PipelineSchedule::kInterleaved1F1B ||
+      schedule == PipelineSchedule::kGpipe) {
+    return BubbleFraction(l.pp, micro_batches,
+                          l.schedule() == PipelineSchedule::kGpipe ? 1 : l.vpp);
+  }
+  const PassTimes passes{c.forward.total().s(),
+                         c.backward.total().s() + c.recompute.total().s() + c.skew.s(),
+                         c.weight_gradient.s()};
+  return ScheduleBubbleFraction(l, micro_batches, passes);
+}
+
 StageShare CriticalStageOf(const ParallelLayout& l, int64_t layers,
                            const MicroBatchCompute& whole) {
   if (l.pp <= 1 || layers <= 0) return {1.0, true};
@@ -163,6 +179,7 @@ MicroBatchCompute ComputeMicroBatch(const StepTables& t, const StepLayout& s) {
   KernelTimes& fwd = c.forward;
   KernelTimes& bwd = c.backward;
   double logits_gemm = 0;
+  double weight_gradient = 0, logits_weight_gradient = 0;  // backward's weight-gradient GEMMs
   // Forward GEMM time by module kind, for selective recompute of named modules.
   std::array<double, kModuleKindCount> module_forward{};
   for (const GemmGroup& g : t.gemms) {
@@ -199,7 +216,10 @@ MicroBatchCompute ComputeMicroBatch(const StepTables& t, const StepLayout& s) {
     }
     // Backward: the data gradient (the forward's FLOP) and, unless the module is frozen, the
     // weight gradient (as many again).
-    const double backward = gemm_time * (s.frozen[static_cast<size_t>(g.module)] ? 1.0 : 2.0);
+    const bool frozen = s.frozen[static_cast<size_t>(g.module)];
+    const double backward = gemm_time * (frozen ? 1.0 : 2.0);
+    if (!frozen)
+      (g.kind == GemmKind::kLogits ? logits_weight_gradient : weight_gradient) += gemm_time;
     module_forward[static_cast<size_t>(g.module)] += gemm_time;
     switch (g.kind) {
       case GemmKind::kDense:
@@ -304,6 +324,8 @@ MicroBatchCompute ComputeMicroBatch(const StepTables& t, const StepLayout& s) {
     if (!critical.last) k->logits_and_loss = Seconds::Of(0);
   }
   c.skew = (fwd.expert_gemm + bwd.expert_gemm + rec.expert_gemm) * (RoutingSkew(e, s) - 1);
+  c.weight_gradient = Seconds::Of(weight_gradient * critical.layers +
+                                  (critical.last ? logits_weight_gradient : 0.0));
   c.windowed_attention =
       (windowed_forward + windowed_backward + windowed_recompute) * critical.layers;
   return c;
@@ -316,7 +338,7 @@ Seconds StepComputeBound(const StepTables& t, const StepLayout& s) {
       (c.forward.total() + c.backward.total() + c.recompute.total() + c.skew).value();
   // forward + backward + recompute + skew rows, and the bubble's share of the compute alone.
   return Seconds::Of(m * compute_mb +
-                     BubbleFraction(s.layout.pp, s.micro_batches, s.layout.vpp) * m * compute_mb);
+                     BubbleFractionOf(s.layout, s.micro_batches, c) * m * compute_mb);
 }
 
 Result<StepResult> EvaluateStep(const StepTables& t, const StepLayout& s,
@@ -437,8 +459,10 @@ Result<StepResult> EvaluateStepOn(const StepTables& t, const StepLayout& s,
   set(StepPart::kRecompute, m * rec.total().s(), m * rec.total().s());
   set(StepPart::kMoeImbalance, m * skew_mb.s(), m * skew_mb.s());
 
-  // 1F1B: (m + (p - 1) / v) micro-batch times; the (p - 1) / v extra is the bubble.
-  r.bubble_fraction = BubbleFraction(l.pp, s.micro_batches, l.vpp);
+  // The schedule's bubble in micro-batch times (1F1B: p - 1; interleaved: (p - 1) / v; the
+  // zero-bubble schedules fill part of it with weight gradients): pipeline_bubble.h.
+  r.weight_gradient = c.weight_gradient;
+  r.bubble_fraction = BubbleFractionOf(l, s.micro_batches, c);
   const double bubble = r.bubble_fraction * m * r.micro_batch.s();
   set(StepPart::kBubble, bubble, bubble);
 

@@ -115,7 +115,10 @@ struct StepResult {
   FrameworkOverhead framework;  // one micro batch's framework costs (framework_overhead.h)
   Seconds micro_batch;  // one micro batch's compute, framework costs and exposed communication
   Seconds step;         // the sum of the exposed parts
-  double bubble_fraction = 0;  // (p - 1) / (m v)
+  /// The weight-gradient GEMMs within `backward` (one micro batch): what zero-bubble schedules
+  /// move into the bubble.
+  Seconds weight_gradient;
+  double bubble_fraction = 0;  // the schedule's bubble over m micro batches (pipeline_bubble.h)
   double tokens_per_step = 0;
   double tokens_per_s_per_gpu = 0;
   double mfu = 0;      // megatron-core's FLOP convention over the bf16 dense peak
@@ -161,7 +164,8 @@ struct MicroBatchCompute {
   KernelTimes forward;
   KernelTimes backward;
   KernelTimes recompute;
-  Seconds skew;  // the routed experts' GEMMs of the three passes x (routing skew - 1)
+  Seconds skew;             // the routed experts' GEMMs of the three passes x (routing skew - 1)
+  Seconds weight_gradient;  // the weight-gradient GEMMs within `backward`
   // The sliding-window layers' part of the three passes' attention: it grows with S (a fixed
   // window per query), not with S^2 as the full-span layers' part does (the stragglers' fit).
   Seconds windowed_attention;
@@ -171,11 +175,12 @@ MicroBatchCompute ComputeMicroBatch(const StepTables& tables, const StepLayout& 
 /// The routing skew the step uses for this layout: 1 at EP 1, else the job's or the default.
 double RoutingSkew(const KernelEfficiency& e, const StepLayout& layout);
 
-/// The pipeline stage that sets the pace of 1F1B: its share of the decoder layers and whether it
-/// is the last stage (which also runs the output layer and the loss). Even stages: the last, with
-/// layers / PP. Uneven (parallel.first_stage_layers / last_stage_layers): the last stage unless a
-/// fuller stage's layers take longer than the last stage's layers plus the output layer. `whole`
-/// holds the kernel times of every layer (stage share 1).
+/// The pipeline stage that sets the pace of every schedule: its share of the decoder layers and
+/// whether it holds the output layer and the loss (the last stage, the first under a V
+/// schedule). Even stages: that stage, with layers / PP. Uneven (first/last counts, accounted,
+/// a layout string, torchtitan's split): the output stage unless a fuller stage's layers take
+/// longer than the output stage's layers plus the output layer. `whole` holds the kernel times
+/// of every layer (stage share 1).
 struct StageShare {
   double layers = 1;  // the stage's decoder layers / all decoder layers
   bool last = true;
@@ -215,8 +220,13 @@ struct UnfusedAttentionTimes {
 UnfusedAttentionTimes UnfusedAttention(const StepTables& t, double rank_tokens,
                                        double hbm_bytes_per_s);
 
-/// The pipeline bubble as a fraction of the ideal time: (p - 1) / (m v).
+/// The pipeline bubble of 1F1B (v = 1) and interleaved 1F1B as a fraction of the ideal time:
+/// (p - 1) / (m v). Other schedules: ScheduleBubbleFraction (pipeline_bubble.h).
 double BubbleFraction(int64_t pp, int64_t micro_batches, int64_t vpp);
+
+/// The schedule's bubble fraction for a micro batch's compute `c` on the critical stage.
+double BubbleFractionOf(const ParallelLayout& layout, int64_t micro_batches,
+                        const MicroBatchCompute& c);
 
 }  // namespace strata
 
