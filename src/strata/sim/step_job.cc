@@ -93,7 +93,8 @@ Result<StepSetup> PrepareStep(const ResolvedJob& job, const KernelEfficiencyFile
   in.mfu_ceilings = &setup.mfu_ceilings;
   setup.tables = BuildStepTables(in);
   // The kernel file's per-GPU calibration is keyed by the catalog name, as is the FA2 list.
-  const std::string& gpu_key = job.gpu.catalog_name.empty() ? job.gpu.name : job.gpu.catalog_name;
+  const std::string& gpu_key =
+      job.gpu().catalog_name.empty() ? job.gpu().name : job.gpu().catalog_name;
   STRATA_ASSIGN_OR_RETURN(setup.tables.framework, ResolveFramework(frameworks, job.spec, gpu_key));
   setup.tables.framework_counts = CountFrameworkModel(job.model);
   setup.layout = StepLayoutOf(job);
