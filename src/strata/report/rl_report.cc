@@ -238,7 +238,9 @@ Json TimesJson(const RlPlacementResult& r) {
   return j;
 }
 
-std::string RlJson(const RlEvaluation& e) {
+}  // namespace
+
+std::string RenderRlJson(const RlEvaluation& e) {
   Json j = JsonDocument("rl");
   j["model"] = e.actor.model.name;
   j["gpus"] = e.actor.world();
@@ -276,8 +278,6 @@ std::string RlJson(const RlEvaluation& e) {
   return DumpJson(j);
 }
 
-}  // namespace
-
 std::string RenderRlText(const RlEvaluation& e, bool explain) {
   std::string text = Header(e) + KvLine(e) + MemoryText(e);
   text += StepText(e.configured);
@@ -285,7 +285,5 @@ std::string RenderRlText(const RlEvaluation& e, bool explain) {
   if (explain) text += ExplainText(e);
   return text;
 }
-
-std::string RenderRlJson(const RlEvaluation& e) { return RlJson(e); }
 
 }  // namespace strata
