@@ -9,23 +9,17 @@
 #include <string>
 #include <vector>
 
+#include "job/pipeline_test_job.h"
 #include "strata/job/job_validation.h"
 #include "strata/job/training_modes_parse.h"
 
 namespace strata {
 namespace {
 
-constexpr const char* kJob =
-    "model: qwen3.6-35b-a3b\n"
-    "cluster: {gpu: H20, gpus_per_node: 8, nodes: 4}\n"
-    "parallel: {tp: 1, ep: 1}\n"
-    "batch: {micro_batch: 1, global_batch: 64}\n"
-    "sequence: {max_tokens: 4096}\n";
+constexpr const char* kJob = testing::kPipelineTestJob;
 
 Result<ResolvedJob> Resolve(const std::vector<std::string>& sets) {
-  auto spec = ParseJobSpec(kJob, "j.yaml", sets);
-  if (!spec.ok()) return spec.error();
-  return ResolveJob(*spec);
+  return testing::ResolvePipelineTestJob(sets);
 }
 
 struct SplitCase {
