@@ -1,6 +1,7 @@
 // The step's text, JSON and explain output, rendered from one evaluation (report/step_*.h).
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 

@@ -2,6 +2,7 @@
 // takes and where the time goes. With no job file: the reference job, compared with the 120 s
 // the course measured. All arithmetic is in src/strata/sim/, the text in src/strata/report/; this
 // file parses flags.
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "strata/cli/cli_common.h"

@@ -1,5 +1,7 @@
 #include "strata/hang/parsers/frames_json.h"
 
+#include <nlohmann/json.hpp>
+
 namespace strata::hang {
 
 Json FramesToJson(const std::vector<PyFrame>& frames) {
