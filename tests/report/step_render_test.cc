@@ -46,6 +46,40 @@ TEST(StepRender, ExplainAndTimelineSubstituteTheNumbers) {
   EXPECT_NE(timeline.front().find("forward compute"), std::string::npos);
 }
 
+// The last "= X ms" of a formula: the time it arrives at.
+double LastMs(const std::string& formula) {
+  const size_t end = formula.rfind(" ms");
+  const size_t start = formula.rfind("= ", end);
+  return std::stod(formula.substr(start + 2, end - start - 2));
+}
+
+// --explain prints the model's own GEMM terms. Uneven stages (40 layers, PP 4, 4 on the first
+// and last stage): the middle stages' 16 layers set the pace, so each GEMM line ends at the
+// whole stack's time x 0.4, and the dense and router lines add up to the forward's dense GEMM
+// time the breakdown shows (to the 0.1 ms each line prints). Before, explain redid the
+// arithmetic with an even "/ 4 (PP)": 0.25 of the stack, 5/8 of what the model priced.
+TEST(StepRender, ExplainPrintsTheCriticalStagesShareOfTheGemms) {
+  const Evaluation e =
+      Evaluate("",
+               {"cluster=h20-5x8", "parallel.tp=1", "parallel.ep=1", "parallel.pp=4",
+                "parallel.first_stage_layers=4", "parallel.last_stage_layers=4",
+                "batch.micro_batch=1", "batch.global_batch=80", "sequence.max_tokens=4096"},
+               "qwen3.6-35b-a3b");
+  EXPECT_DOUBLE_EQ(e.step->critical_stage.layers, 0.4);
+  double dense_ms = 0;
+  int lines = 0;
+  for (const StepFormula& f : ExplainStep(e.setup->tables, e.setup->layout, *e.step)) {
+    if (f.name.starts_with("dense GEMMs") || f.name.starts_with("router GEMMs")) {
+      EXPECT_NE(f.formula.find("x 0.4 (the critical stage's 16 of 40 layers)"), std::string::npos)
+          << f.formula;
+      dense_ms += LastMs(f.formula);
+      ++lines;
+    }
+  }
+  ASSERT_GE(lines, 2);
+  EXPECT_NEAR(dense_ms, e.step->forward.dense_gemm.ms(), 0.05 * lines);
+}
+
 // --json names torchtitan's selective_ac_option and megatron-core's offloaded layers; a job
 // without them keeps its JSON as before.
 TEST(StepRender, JsonNamesTheRecomputeOptionAndTheOffloadedLayers) {

@@ -46,6 +46,24 @@ TEST(FrameworkOverhead, HostBoundLayers) {
   EXPECT_NEAR(ComputeFrameworkOverhead(t, s, c).total().s(), 0, kTol);
 }
 
+// Uneven pipeline stages: 40 layers over PP 4 with 4 on the first and last stage, so the
+// critical stage holds the middle 16 (a share of 0.4). Its kernel times are those 16 layers':
+// forward 1.6 ms and backward 3.2 ms, 0.1 and 0.2 ms a layer as above, so each layer exposes
+// 0.3 + 0.6 = 0.9 ms of host time and the stage 16 x 0.9 = 14.4 ms. Before, the layers were
+// counted as the even 40 / 4 = 10, each "0.16 ms" forward: 10 x (0.24 + 0.48) = 7.2 ms.
+TEST(FrameworkOverhead, UnevenStagesCountTheCriticalStagesLayers) {
+  StepTables t;
+  t.framework = Profile(40);
+  t.framework_counts = {40, 0, 9};
+  StepLayout s;
+  s.layout.pp = 4;
+  MicroBatchCompute c;
+  c.critical = {.layers = 0.4, .last = false};
+  c.forward.dense_gemm = Seconds::Of(1.6e-3);
+  c.backward.dense_gemm = Seconds::Of(3.2e-3);
+  EXPECT_NEAR(ComputeFrameworkOverhead(t, s, c).host_bound_layers.s(), 14.4e-3, kTol);
+}
+
 // The ZeRO-3 fetch work joins each layer's host ops: 9 parameters x 17 ops (DP 8) = 153 ops.
 TEST(FrameworkOverhead, ZeroThreeFetchHooks) {
   StepTables t;

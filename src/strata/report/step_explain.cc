@@ -30,14 +30,21 @@ std::string GemmKindName(GemmKind k) {
   return "?";
 }
 
+// " x 0.25 (the critical stage's 10 of 40 layers)": the stage whose layers set the pace keeps
+// that share of the stack's layer times (CriticalStageOf); nothing with one stage.
+std::string StageShareText(const ParallelLayout& l, const StageShare& stage, int64_t layers) {
+  if (l.pp <= 1) return "";
+  return fmt::format(" x {:.4g} (the critical stage's {:.0f} of {} layers)", stage.layers,
+                     stage.layers * static_cast<double>(layers), layers);
+}
+
 }  // namespace
 
 std::vector<StepFormula> ExplainStep(const StepTables& t, const StepLayout& s,
                                      const StepResult& r) {
   const ParallelLayout& l = s.layout;
   const KernelEfficiency& e = t.efficiency;
-  const double tokens =
-      static_cast<double>(s.micro_batch) * t.mean_tokens / static_cast<double>(l.cp);
+  const double tokens = r.rank_tokens;
   const double peak_t = t.peak.tflop_per_s();
   std::vector<StepFormula> out;
   auto add = [&](std::string name, std::string formula) {
@@ -58,39 +65,30 @@ std::vector<StepFormula> ExplainStep(const StepTables& t, const StepLayout& s,
                     "efficiencies were measured at; memory-bound kernels are not slowed",
                     e.sustained_clock));
   }
-  for (const GemmGroup& g : t.gemms) {
+  // The model's own terms (GemmTerm), whole stack; the stage keeps its share of the layers.
+  const StageShare& stage = r.critical_stage;
+  const std::string share = StageShareText(l, stage, t.layers);
+  for (const GemmTerm& g : r.gemms) {
     const bool logits = g.kind == GemmKind::kLogits;
     const bool expert = g.kind == GemmKind::kExpert;
-    const double rows = g.kind == GemmKind::kRouter && l.sequence_parallel
-                            ? tokens / static_cast<double>(l.tp)
-                            : tokens;
-    const double split = g.kind == GemmKind::kRouter ? 1.0 : static_cast<double>(l.tp);
-    const double flop =
-        g.flop_per_token * rows / split / (logits ? 1.0 : static_cast<double>(l.pp));
-    double m = rows, n = g.n / split;
-    if (expert) {
-      m = tokens / static_cast<double>(l.tp) * static_cast<double>(l.etp * t.top_k * l.ep) /
-          static_cast<double>(std::max<int64_t>(t.num_experts, 1));
-      n = g.n / static_cast<double>(l.etp);
-    }
-    double eff = GemmEfficiency(e, m, n, g.k) * (expert ? e.grouped_gemm_factor : 1.0);
-    // FP8 recipes run the linear layers (dense, experts) on the FP8 peak.
-    const bool fp8 = s.fp8.on() && (expert || g.kind == GemmKind::kDense);
-    const FlopPerSecond gemm_peak = fp8 ? FlopPerSecond(t.fp8_peak * e.fp8_gemm) : t.peak;
-    add(fmt::format("{} GEMMs, n = {:.0f}, k = {:.0f} (forward)", GemmKindName(g.kind), g.n, g.k),
+    const double kept = logits ? (stage.last ? 1.0 : 0.0) : stage.layers;
+    add(fmt::format("{} GEMMs, n = {:.0f}, k = {:.0f} (forward)", GemmKindName(g.kind), g.width,
+                    g.k),
         fmt::format(
-            "{:.4g} FLOP/token x {:.0f} tokens / {} (TP){} = {:.4g} FLOP; efficiency {}{} x "
+            "{:.4g} FLOP/token x {:.0f} tokens / {} (TP) = {:.4g} FLOP; efficiency {}{} x "
             "f({:.0f}) f({:.0f}) f({:.0f}){} = {:.3f}; t = FLOP / ({:.1f} TFLOP/s x {:.3f}) "
-            "= {}",
-            g.flop_per_token, rows, split, logits ? "" : fmt::format(" / {} (PP)", l.pp), flop,
-            e.gemm_large, sustained, m, n, g.k,
-            expert ? fmt::format(" x {} (grouped)", e.grouped_gemm_factor) : "", eff,
-            gemm_peak.tflop_per_s(), eff, Ms(Seconds::Of(flop / (gemm_peak.flop_per_s() * eff)))) +
-            (fp8 ? fmt::format(
-                       " (FP8 peak{}, recipe {})",
-                       e.fp8_gemm < 1 ? fmt::format(" x {} sustained vs bf16", e.fp8_gemm) : "",
-                       Fp8RecipeName(s.fp8.recipe))
-                 : ""));
+            "= {}{}",
+            g.flop_per_token, g.rows, g.split, g.flop, e.gemm_large, sustained, g.m, g.n, g.k,
+            expert ? fmt::format(" x {} (grouped)", e.grouped_gemm_factor) : "", g.efficiency,
+            g.peak.tflop_per_s(), g.efficiency, Ms(g.time),
+            logits
+                ? (stage.last || l.pp <= 1 ? "" : "; x 0: the critical stage holds no output layer")
+                : (l.pp > 1 ? fmt::format(";{} = {}", share, Ms(g.time * kept)) : "")) +
+            (g.fp8 ? fmt::format(
+                         " (FP8 peak{}, recipe {})",
+                         e.fp8_gemm < 1 ? fmt::format(" x {} sustained vs bf16", e.fp8_gemm) : "",
+                         Fp8RecipeName(s.fp8.recipe))
+                   : ""));
   }
   if (t.unfused_attention && t.score_elements_per_token > 0) {
     const double hbm = t.hbm.bytes_per_s() * e.hbm_efficiency;
@@ -101,18 +99,18 @@ std::vector<StepFormula> ExplainStep(const StepTables& t, const StepLayout& s,
             "= {:.4g}; QK^T and AV: 2 x scores x (d {:.0f} + d_v {:.0f}) = {:.4g} FLOP "
             "at efficiency {}{} x f({:.0f})^2 f({:.0f}) = {:.3f}; softmax{} passes {:.0f} B "
             "per score forward, {:.0f} B backward, on {:.0f} GB/s x {:.2f}; whole stack "
-            "forward {}, backward {}; this stage's share: / {} (PP)",
+            "forward {}, backward {}; this stage's share:{}",
             t.score_elements_per_token, tokens, l.tp, u.scores, t.score_head_dim, t.score_value_dim,
             u.gemm_flop, e.gemm_large, sustained, t.score_row_tokens, t.score_head_dim,
             u.gemm_efficiency,
             t.attention_dropout > 0 ? fmt::format(" + dropout {}", t.attention_dropout) : "",
             u.score_bytes_forward, u.score_bytes_backward, t.hbm.gb_per_s(), e.hbm_efficiency,
-            Ms(u.forward), Ms(u.backward), l.pp));
+            Ms(u.forward), Ms(u.backward), share.empty() ? " all" : share));
   } else if (t.attention_flop_per_token > 0) {
     add("flash attention (causal)",
-        fmt::format("{:.4g} FLOP/token x {:.0f} / {} (TP) / {} (PP); forward at {:.3f} of peak -> "
+        fmt::format("{:.4g} FLOP/token x {:.0f} / {} (TP){}; forward at {:.3f} of peak -> "
                     "{}, backward 2x FLOP at {:.3f} -> {}",
-                    t.attention_flop_per_token, tokens, l.tp, l.pp,
+                    t.attention_flop_per_token, tokens, l.tp, share,
                     AttentionEfficiency(e, t.attention_tokens, false), Ms(r.forward.attention),
                     AttentionEfficiency(e, t.attention_tokens, true), Ms(r.backward.attention)));
     if (t.windowed_attention_flop_per_token > 0) {
@@ -127,15 +125,15 @@ std::vector<StepFormula> ExplainStep(const StepTables& t, const StepLayout& s,
   }
   if (t.gdn_flop_per_token > 0) {
     add("Gated DeltaNet chunked kernel",
-        fmt::format("{:.4g} FLOP/token x {:.0f} / {} / {} at {:.2f}{} of peak = {}",
-                    t.gdn_flop_per_token, tokens, l.tp, l.pp, e.gated_deltanet, sustained,
+        fmt::format("{:.4g} FLOP/token x {:.0f} / {} (TP){} at {:.2f}{} of peak = {}",
+                    t.gdn_flop_per_token, tokens, l.tp, share, e.gated_deltanet, sustained,
                     Ms(r.forward.gated_deltanet)));
   }
   add("memory-bound operations (forward)",
-      fmt::format("({:.0f} B/token{} + {:.0f} B/token / {} (TP)) x {:.0f} tokens / {} (PP) / "
+      fmt::format("({:.0f} B/token{} + {:.0f} B/token / {} (TP)) x {:.0f} tokens{} / "
                   "({:.0f} GB/s x {:.2f}) = {}",
                   t.replicated_bytes_per_token, l.sequence_parallel ? " / TP" : "",
-                  t.split_bytes_per_token, l.tp, tokens, l.pp, t.hbm.gb_per_s(), e.hbm_efficiency,
+                  t.split_bytes_per_token, l.tp, tokens, share, t.hbm.gb_per_s(), e.hbm_efficiency,
                   Ms(r.forward.memory_bound)));
   add("output layer + cross entropy (last stage, forward)",
       fmt::format("logits GEMM + {} B x {:.0f} tokens x {} vocab / {} (TP) / 3 on HBM = {}",
@@ -202,7 +200,7 @@ std::vector<StepFormula> ExplainStep(const StepTables& t, const StepLayout& s,
                     fw.name, fw.version, fw.engine));
     for (const std::string& a : fw.assumptions) add("  implementation", a);
     const FrameworkModelCounts& n = t.framework_counts;
-    const double layers = std::max(1.0, n.layers / static_cast<double>(l.pp));
+    const double layers = std::max(1.0, n.layers * stage.layers);
     add("framework: host-bound layers",
         fmt::format("per layer and pass, max(0, ops x {:.0f} us - the layer's GPU time): {:.0f} + "
                     "{:.2f} MoE share x {:.0f} ops forward, twice that backward, over {:.0f} "
@@ -223,7 +221,7 @@ std::vector<StepFormula> ExplainStep(const StepTables& t, const StepLayout& s,
           fmt::format("{:.0f} MoE layers x {:.0f} experts x (max(0, {:.0f} ops x {:.0f} us - the "
                       "expert's GEMMs) + one launch after its host sync), backward 2 x {:.0f} "
                       "ops without syncs = {} per micro batch",
-                      n.moe_layers / static_cast<double>(l.pp),
+                      n.moe_layers / std::max(1.0, n.layers) * layers,
                       static_cast<double>(t.num_experts) / static_cast<double>(l.ep),
                       fw.expert_loop_ops, fw.host_op_s * 1e6, fw.expert_loop_ops,
                       Ms(r.framework.expert_loop)));

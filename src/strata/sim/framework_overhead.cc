@@ -73,9 +73,9 @@ FrameworkOverhead ComputeFrameworkOverhead(const StepTables& t, const StepLayout
   const FrameworkModelCounts& n = t.framework_counts;
   if (!f.on || n.layers <= 0) return o;
   const double op = f.host_op_s;
-  const double pp = static_cast<double>(s.layout.pp);
-  // The critical stage's layers (ComputeMicroBatch cut the kernel times to it).
-  const double layers = std::max(1.0, n.layers / pp);
+  // The critical stage's layers: ComputeMicroBatch cut the kernel times to that stage, whose
+  // share of the layers is uneven under first/last-stage counts or a layout string.
+  const double layers = std::max(1.0, n.layers * c.critical.layers);
   const double moe_share = n.moe_layers / n.layers;
   const double moe_layers = moe_share * layers;
   const bool loop = f.expert_loop_ops > 0 && moe_layers > 0;

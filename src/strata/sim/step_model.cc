@@ -160,7 +160,8 @@ double RoutingSkew(const KernelEfficiency& e, const StepLayout& s) {
   return s.moe_routing_skew > 0 ? s.moe_routing_skew : e.moe_routing_skew;
 }
 
-MicroBatchCompute ComputeMicroBatch(const StepTables& t, const StepLayout& s) {
+MicroBatchCompute ComputeMicroBatch(const StepTables& t, const StepLayout& s,
+                                    std::vector<GemmTerm>* gemms) {
   const ParallelLayout& l = s.layout;
   const KernelEfficiency& e = t.efficiency;
   const double tp = static_cast<double>(l.tp);
@@ -183,37 +184,46 @@ MicroBatchCompute ComputeMicroBatch(const StepTables& t, const StepLayout& s) {
   // Forward GEMM time by module kind, for selective recompute of named modules.
   std::array<double, kModuleKindCount> module_forward{};
   for (const GemmGroup& g : t.gemms) {
-    double gemm_time = 0;
+    // Dense, expert and output-layer GEMMs split their FLOP over TP; the router is replicated
+    // over TP, and sequence parallelism gives each TP rank its share of the tokens.
+    GemmTerm term;
+    term.kind = g.kind;
+    term.flop_per_token = g.flop_per_token;
+    term.width = g.n;
+    term.rows = tokens;
+    term.split = tp;
+    term.m = tokens;
+    term.n = g.n / tp;
+    term.k = g.k;
+    term.efficiency = 1;
     switch (g.kind) {
-      case GemmKind::kDense: {
-        const double flop = g.flop_per_token * tokens / tp;
-        gemm_time = flop / (linear_peak * GemmEfficiency(e, tokens, g.n / tp, g.k));
+      case GemmKind::kDense:
         break;
-      }
-      case GemmKind::kRouter: {
-        // Replicated over TP; sequence parallelism gives each TP rank its share of tokens.
-        const double rows = tokens / sp_split;
-        const double flop = g.flop_per_token * rows;
-        gemm_time = flop / (peak * GemmEfficiency(e, rows, g.n, g.k));
+      case GemmKind::kRouter:
+        term.rows = term.m = tokens / sp_split;
+        term.split = 1;
+        term.n = g.n;
         break;
-      }
-      case GemmKind::kExpert: {
+      case GemmKind::kExpert:
         // Each local expert receives (tokens / TP) x ETP x top_k x EP / E tokens on average;
         // the FLOP per rank are the same whatever the EP x ETP split.
-        const double per_expert = tokens / tp * static_cast<double>(l.etp) *
-                                  static_cast<double>(t.top_k * l.ep) /
-                                  static_cast<double>(std::max<int64_t>(t.num_experts, 1));
-        const double eff = GemmEfficiency(e, per_expert, g.n / static_cast<double>(l.etp), g.k) *
-                           e.grouped_gemm_factor;
-        gemm_time = g.flop_per_token * tokens / tp / (linear_peak * eff);
+        term.m = tokens / tp * static_cast<double>(l.etp) * static_cast<double>(t.top_k * l.ep) /
+                 static_cast<double>(std::max<int64_t>(t.num_experts, 1));
+        term.n = g.n / static_cast<double>(l.etp);
+        term.efficiency = e.grouped_gemm_factor;
         break;
-      }
-      case GemmKind::kLogits: {
-        const double flop = g.flop_per_token * tokens / tp;
-        gemm_time = flop / (peak * GemmEfficiency(e, tokens, g.n / tp, g.k));
+      case GemmKind::kLogits:
         break;
-      }
     }
+    // FP8 recipes run the linear layers (dense and routed experts); router and output layer
+    // stay in bf16.
+    term.fp8 = s.fp8.on() && (g.kind == GemmKind::kDense || g.kind == GemmKind::kExpert);
+    term.peak = FlopPerSecond::Of(term.fp8 ? linear_peak : peak);
+    term.flop = g.flop_per_token * term.rows / term.split;
+    term.efficiency *= GemmEfficiency(e, term.m, term.n, term.k);
+    term.time = Seconds::Of(term.flop / (term.peak.flop_per_s() * term.efficiency));
+    if (gemms != nullptr) gemms->push_back(term);
+    const double gemm_time = term.time.s();
     // Backward: the data gradient (the forward's FLOP) and, unless the module is frozen, the
     // weight gradient (as many again).
     const bool frozen = s.frozen[static_cast<size_t>(g.module)];
@@ -315,6 +325,7 @@ MicroBatchCompute ComputeMicroBatch(const StepTables& t, const StepLayout& s) {
     rec.memory_bound = Seconds::Of((replicated / sp_split + split / tp) * tokens / hbm);
   }
   const StageShare critical = CriticalStageOf(l, t.layers, c);
+  c.critical = critical;
   for (KernelTimes* k : {&fwd, &bwd, &rec}) {
     k->dense_gemm = k->dense_gemm * critical.layers;
     k->expert_gemm = k->expert_gemm * critical.layers;
@@ -391,7 +402,9 @@ Result<StepResult> EvaluateStepOn(const StepTables& t, const StepLayout& s,
 
   StepResult r;
   // Compute: ComputeMicroBatch (the same arithmetic the planner's bound uses).
-  MicroBatchCompute c = ComputeMicroBatch(t, s);
+  MicroBatchCompute c = ComputeMicroBatch(t, s, explain ? &r.gemms : nullptr);
+  r.critical_stage = c.critical;
+  r.rank_tokens = tokens;
   if (explain && s.op_sac && s.recompute == RecomputeGranularity::kSelective &&
       (s.layout.tp > 1 || s.layout.ep > 1)) {
     r.caveats.push_back(

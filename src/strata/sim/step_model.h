@@ -107,6 +107,30 @@ struct KernelTimes {
   }
 };
 
+/// The pipeline stage whose layers set the pace: its share of the decoder layers and whether it
+/// holds the output layer and the loss (the last stage, the first under a V schedule).
+struct StageShare {
+  double layers = 1;  // the stage's decoder layers / all decoder layers
+  bool last = true;
+};
+
+/// One GEMM group's forward on the most loaded rank as the model priced it, every layer of the
+/// stack (before the stage's share). Recorded for --explain, which prints these terms instead of
+/// redoing the arithmetic beside the model.
+struct GemmTerm {
+  GemmKind kind = GemmKind::kDense;
+  double flop_per_token = 0;   // the group's, whole model, before any split
+  double width = 0;            // the weight's output width before TP / ETP (GemmGroup::n)
+  double rows = 0;             // tokens the rank multiplies (router with SP: tokens / TP)
+  double split = 1;            // the FLOP's divisor over the TP ranks (1: the router)
+  double flop = 0;             // flop_per_token x rows / split
+  double m = 0, n = 0, k = 0;  // the shape the efficiency is read at
+  double efficiency = 0;       // GemmEfficiency(m, n, k), x the grouped-GEMM factor (experts)
+  FlopPerSecond peak;          // the rate it runs at: bf16, or FP8 x fp8_gemm
+  bool fp8 = false;
+  Seconds time;  // flop / (peak x efficiency)
+};
+
 struct StepResult {
   std::array<StepPartTime, kStepPartCount> parts{};
   KernelTimes forward;  // one micro batch
@@ -132,6 +156,10 @@ struct StepResult {
   std::vector<HostTraffic> host_traffic;  // offload copies over PCIe
   /// What the model leaves out for this layout, said where the number is shown.
   std::vector<std::string> caveats;
+  /// The terms of the compute (Detail::kExplained only; the planner's search leaves them empty).
+  double rank_tokens = 0;     // tokens of one micro batch on one rank: micro batch x E[S] / CP
+  StageShare critical_stage;  // the kernel times above are this stage's
+  std::vector<GemmTerm> gemms;
 
   const StepPartTime& operator[](StepPart p) const { return parts[static_cast<size_t>(p)]; }
   StepPartTime& operator[](StepPart p) { return parts[static_cast<size_t>(p)]; }
@@ -169,22 +197,20 @@ struct MicroBatchCompute {
   // The sliding-window layers' part of the three passes' attention: it grows with S (a fixed
   // window per query), not with S^2 as the full-span layers' part does (the stragglers' fit).
   Seconds windowed_attention;
+  StageShare critical;  // the stage the kernel times above were cut to
 };
-MicroBatchCompute ComputeMicroBatch(const StepTables& tables, const StepLayout& layout);
+/// `gemms`, when given, receives each GEMM group's forward term (GemmTerm).
+MicroBatchCompute ComputeMicroBatch(const StepTables& tables, const StepLayout& layout,
+                                    std::vector<GemmTerm>* gemms = nullptr);
 
 /// The routing skew the step uses for this layout: 1 at EP 1, else the job's or the default.
 double RoutingSkew(const KernelEfficiency& e, const StepLayout& layout);
 
-/// The pipeline stage that sets the pace of every schedule: its share of the decoder layers and
-/// whether it holds the output layer and the loss (the last stage, the first under a V
-/// schedule). Even stages: that stage, with layers / PP. Uneven (first/last counts, accounted,
-/// a layout string, torchtitan's split): the output stage unless a fuller stage's layers take
-/// longer than the output stage's layers plus the output layer. `whole` holds the kernel times
-/// of every layer (stage share 1).
-struct StageShare {
-  double layers = 1;  // the stage's decoder layers / all decoder layers
-  bool last = true;
-};
+/// The pipeline stage that sets the pace of every schedule (StageShare, above). Even stages:
+/// that stage, with layers / PP. Uneven (first/last counts, accounted, a layout string,
+/// torchtitan's split): the output stage unless a fuller stage's layers take longer than the
+/// output stage's layers plus the output layer. `whole` holds the kernel times of every layer
+/// (stage share 1).
 StageShare CriticalStageOf(const ParallelLayout& layout, int64_t layers,
                            const MicroBatchCompute& whole);
 
