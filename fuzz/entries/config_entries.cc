@@ -16,9 +16,9 @@
 #include "strata/job/job_validation.h"
 #include "strata/job/placement.h"
 #include "strata/model/model_config.h"
-#include "strata/model/model_report.h"
 #include "strata/model/sequence_lengths.h"
 #include "strata/report/map_report.h"
+#include "strata/report/model_report.h"
 
 namespace strata::fuzz {
 

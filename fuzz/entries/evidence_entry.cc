@@ -5,8 +5,8 @@
 #include "entries/fuzz_entries.h"
 #include "strata/hang/analysis/analysis.h"
 #include "strata/hang/analysis/framework_timeouts.h"
-#include "strata/hang/analysis/verdict_json.h"
 #include "strata/hang/assembly/evidence_set.h"
+#include "strata/report/hang_verdict.h"
 
 namespace strata::fuzz {
 

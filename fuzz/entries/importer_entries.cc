@@ -5,6 +5,7 @@
 
 #include "entries/fuzz_entries.h"
 #include "strata/importer/import_job.h"
+#include "strata/report/import_report.h"
 
 namespace strata::fuzz {
 namespace {

@@ -10,9 +10,9 @@
 #include "strata/cli/commands.h"
 #include "strata/core/json_output.h"
 #include "strata/hang/analysis/analysis.h"
-#include "strata/hang/analysis/verdict_json.h"
 #include "strata/hang/assembly/evidence_set.h"
 #include "strata/hang/collect/synth.h"
+#include "strata/report/hang_verdict.h"
 
 namespace strata::cli {
 namespace {

@@ -12,6 +12,7 @@
 #include "strata/core/file_io.h"
 #include "strata/core/json_output.h"
 #include "strata/importer/import_job.h"
+#include "strata/report/import_report.h"
 
 namespace strata::cli {
 

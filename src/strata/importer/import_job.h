@@ -76,9 +76,6 @@ Result<ImportReport> ImportJobFile(const std::string& path, const ImportOptions&
 /// are shown with and without --explain and kept in the written job file.
 std::string RenderImportNotes(const ImportReport& report);
 
-/// Renders the report for people: the job YAML first, then the provenance table.
-std::string RenderImportText(const ImportReport& report);
-
 }  // namespace strata
 
 #endif  // STRATA_IMPORTER_IMPORT_JOB_H_

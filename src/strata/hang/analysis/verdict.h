@@ -1,6 +1,6 @@
 // The answer `strata hang` gives: who is dead or missing, where every live rank is, which
 // collective each process group is stalled in, the recognised patterns, the culprit with its
-// chain of evidence, and how long the watchdog would have waited. Plain data; verdict_json.h
+// chain of evidence, and how long the watchdog would have waited. Plain data; report/hang_verdict.h
 // renders it.
 #ifndef STRATA_HANG_ANALYSIS_VERDICT_H_
 #define STRATA_HANG_ANALYSIS_VERDICT_H_

@@ -1,7 +1,8 @@
 // The verdict for scripts (JSON with a schema_version) and for people (a text summary whose
-// every number carries its unit).
-#ifndef STRATA_HANG_ANALYSIS_VERDICT_JSON_H_
-#define STRATA_HANG_ANALYSIS_VERDICT_JSON_H_
+// every number carries its unit). Rendered here, in report/, as every command's output is; the
+// verdict itself is hang/analysis/verdict.h.
+#ifndef STRATA_REPORT_HANG_VERDICT_H_
+#define STRATA_REPORT_HANG_VERDICT_H_
 
 #include <string>
 
@@ -19,4 +20,4 @@ std::string VerdictToText(const Verdict& verdict, size_t max_frames = 8);
 
 }  // namespace strata::hang
 
-#endif  // STRATA_HANG_ANALYSIS_VERDICT_JSON_H_
+#endif  // STRATA_REPORT_HANG_VERDICT_H_

@@ -1,4 +1,4 @@
-#include "strata/hang/analysis/verdict_json.h"
+#include "strata/report/hang_verdict.h"
 
 #include <fmt/format.h>
 
