@@ -106,6 +106,8 @@ std::string FormatGiB(Bytes b, int decimals) {
 }
 std::string FormatGB(Bytes b, int decimals) { return fmt::format("{:.{}f} GB", b.gb(), decimals); }
 
+std::string FormatGBAndGiB(Bytes b) { return fmt::format("{} ({})", FormatGB(b), FormatGiB(b)); }
+
 std::string FormatBytesAuto(Bytes b) {
   const double v = b.count();
   if (std::fabs(v) < 1024) return fmt::format("{:.0f} B", v);

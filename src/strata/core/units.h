@@ -179,6 +179,7 @@ Result<Seconds> ParseSeconds(std::string_view text);
 // --- formatting: the unit is always printed ---------------------------------
 std::string FormatGiB(Bytes b, int decimals = 2);             // "12.89 GiB"
 std::string FormatGB(Bytes b, int decimals = 2);              // "13.84 GB"
+std::string FormatGBAndGiB(Bytes b);                          // "13.84 GB (12.89 GiB)"
 std::string FormatBytesAuto(Bytes b);                         // "512 B", "1.50 KiB", "12.89 GiB"
 std::string FormatGBps(BytesPerSecond r, int decimals = 1);   // "450.0 GB/s"
 std::string FormatTflops(FlopPerSecond r, int decimals = 1);  // "148.0 TFLOP/s"

@@ -92,6 +92,10 @@ std::optional<double> ParseLogNumber(std::string_view text) {
   return negative ? -value : value;
 }
 
+void SetLogNumber(std::optional<double>& field, std::string_view value, double scale) {
+  if (auto v = ParseLogNumber(value)) field = *v * scale;
+}
+
 std::optional<int64_t> StepFromNumber(double v) {
   constexpr double kExact = 9007199254740992.0;  // 2^53
   if (!(v >= 0 && v < kExact) || v != std::floor(v)) return std::nullopt;

@@ -14,6 +14,8 @@ namespace strata {
 /// A number: decimal or exponent form, nan/inf (any case, signed), thousands separators
 /// ("7,282"), a trailing '%' is NOT accepted (callers strip units), np.float64(x) wrappers.
 std::optional<double> ParseLogNumber(std::string_view text);
+/// `field` = the number in `value` x `scale`; left as it was when `value` holds none.
+void SetLogNumber(std::optional<double>& field, std::string_view value, double scale = 1.0);
 
 /// A step count as a log prints it, integer or float ("794", "global_step=794.0"): a whole,
 /// non-negative number below 2^53 (the largest a double holds exactly); anything else (a

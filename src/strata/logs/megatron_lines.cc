@@ -25,10 +25,6 @@ std::optional<size_t> StepOverTotal(std::string_view text, size_t pos, StepRecor
   return pos + used;
 }
 
-void SetNumber(std::optional<double>& field, std::string_view value, double scale = 1.0) {
-  if (auto v = ParseLogNumber(value)) field = *v * scale;
-}
-
 }  // namespace
 
 MegatronField MegatronFieldOf(std::string_view label) {
@@ -100,8 +96,8 @@ bool ParseMegatronMemoryLine(std::string_view text, StepRecord& r) {
   if (!step) return false;
   std::optional<double> max_reserved, max_allocated;
   ForEachLabelled(text.substr(mem + 11), '|', [&](std::string_view label, std::string_view value) {
-    if (label == "max reserved") SetNumber(max_reserved, value);
-    if (label == "max allocated") SetNumber(max_allocated, value);
+    if (label == "max reserved") SetLogNumber(max_reserved, value);
+    if (label == "max allocated") SetLogNumber(max_allocated, value);
   });
   auto mb = max_reserved ? max_reserved : max_allocated;
   if (!mb) return false;
@@ -123,11 +119,11 @@ bool ParseNemoLine(std::string_view text, StepRecord& r) {
   r.format = LogFormat::kNemo;
   if (auto t = FindLeadingTimestamp(text.substr(0, te))) r.timestamp_s = *t;
   ForEachLabelled(text.substr(*after), '|', [&](std::string_view label, std::string_view value) {
-    if (label == "lr") SetNumber(r.learning_rate, value);
-    if (label == "global_batch_size") SetNumber(r.global_batch, value);
-    if (label == "reduced_train_loss") SetNumber(r.loss, value);
-    if (label == "train_step_timing in s") SetNumber(r.step_time_s, value);
-    if (label == "grad_norm") SetNumber(r.grad_norm, value);
+    if (label == "lr") SetLogNumber(r.learning_rate, value);
+    if (label == "global_batch_size") SetLogNumber(r.global_batch, value);
+    if (label == "reduced_train_loss") SetLogNumber(r.loss, value);
+    if (label == "train_step_timing in s") SetLogNumber(r.step_time_s, value);
+    if (label == "grad_norm") SetLogNumber(r.grad_norm, value);
     if (label == "global_step") {
       if (auto v = ParseLogNumber(value)) {
         if (auto step = StepFromNumber(*v)) r.step = *step;
@@ -164,7 +160,7 @@ bool ParseLightningBar(std::string_view text, StepRecord& r) {
     if (eq == std::string_view::npos) {
       // "41.36s/it" or "2.83it/s"
       if (part.size() > 4 && part.substr(part.size() - 4) == "s/it") {
-        SetNumber(r.step_time_s, part.substr(0, part.size() - 4));
+        SetLogNumber(r.step_time_s, part.substr(0, part.size() - 4));
       } else if (part.size() > 4 && part.substr(part.size() - 4) == "it/s") {
         if (auto v = ParseLogNumber(part.substr(0, part.size() - 4)); v && *v > 0) {
           r.step_time_s = 1.0 / *v;
@@ -173,14 +169,14 @@ bool ParseLightningBar(std::string_view text, StepRecord& r) {
       continue;
     }
     const std::string_view key = part.substr(0, eq), value = part.substr(eq + 1);
-    if (key == "reduced_train_loss" || (key == "loss" && !r.loss)) SetNumber(r.loss, value);
+    if (key == "reduced_train_loss" || (key == "loss" && !r.loss)) SetLogNumber(r.loss, value);
     if (key == "global_step") {
       if (auto v = ParseLogNumber(value)) {
         if (auto step = StepFromNumber(*v)) r.step = *step, have_step = true;
       }
     }
-    if (key == "lr") SetNumber(r.learning_rate, value);
-    if (key == "train_step_timing in s") SetNumber(r.step_time_s, value);
+    if (key == "lr") SetLogNumber(r.learning_rate, value);
+    if (key == "train_step_timing in s") SetLogNumber(r.step_time_s, value);
   }
   if (!have_step) return false;
   r.format = LogFormat::kNemo;

@@ -6,10 +6,6 @@ namespace strata {
 
 namespace {
 
-void SetNumber(std::optional<double>& field, std::string_view value, double scale = 1.0) {
-  if (auto v = ParseLogNumber(value)) field = *v * scale;
-}
-
 // The value after "key=" up to the next ", " (DeepSpeed's separator) or the end.
 std::optional<std::string_view> EqValue(std::string_view text, std::string_view key) {
   size_t pos = text.find(key);
@@ -34,10 +30,10 @@ bool ParseDeepSpeedLine(std::string_view text, StepRecord& r) {
     auto s = ParseInt64(*step);
     if (!s) return false;
     r.step = *s;
-    SetNumber(r.skipped_iterations, *skipped);
+    SetLogNumber(r.skipped_iterations, *skipped);
     if (auto lr = EqValue(text, "lr=[")) {
       const size_t end = lr->find_first_of(",]");
-      SetNumber(r.learning_rate, lr->substr(0, end));
+      SetLogNumber(r.learning_rate, lr->substr(0, end));
     }
   } else if (text.find("SamplesPerSec=") != std::string_view::npos) {
     // Throughput: "epoch=0/micro_step=34/global_step=34, RunningAvgSamplesPerSec=7.86,
@@ -57,14 +53,14 @@ bool ParseDeepSpeedLine(std::string_view text, StepRecord& r) {
       r.step = *s;
     }
     if (auto v = EqValue(text, "CurrSamplesPerSec=")) {
-      SetNumber(r.samples_per_s, *v);
+      SetLogNumber(r.samples_per_s, *v);
     } else if (auto v2 = EqValue(text, "SamplesPerSec=")) {
-      SetNumber(r.samples_per_s, *v2);
+      SetLogNumber(r.samples_per_s, *v2);
     }
     // DeepSpeed divides by 1024**3 and prints "GB": the value is GiB.
     if (auto m = EqValue(text, "MaxMemAllocated=")) {
       if (m->size() > 2 && m->substr(m->size() - 2) == "GB")
-        SetNumber(r.memory_gib, m->substr(0, m->size() - 2));
+        SetLogNumber(r.memory_gib, m->substr(0, m->size() - 2));
     }
   } else {
     return false;
@@ -98,19 +94,19 @@ bool ParseTorchtitanLine(std::string_view text, StepRecord& r) {
     if (key == "step") {
       if (auto s = ParseInt64(value)) r.step = *s, have_step = true;
     } else if (key == "loss") {
-      SetNumber(r.loss, value);
+      SetLogNumber(r.loss, value);
     } else if (key == "grad_norm") {
-      SetNumber(r.grad_norm, value);
+      SetLogNumber(r.grad_norm, value);
     } else if (key == "memory") {
       const size_t gib = value.find("GiB");
-      if (gib != std::string_view::npos) SetNumber(r.memory_gib, value.substr(0, gib));
+      if (gib != std::string_view::npos) SetLogNumber(r.memory_gib, value.substr(0, gib));
     } else if (key == "tps" || key == "wps") {
-      SetNumber(r.printed_tokens_per_s_per_gpu, value);
+      SetLogNumber(r.printed_tokens_per_s_per_gpu, value);
     } else if (key == "tflops") {
-      SetNumber(r.printed_tflops_per_gpu, value);
+      SetLogNumber(r.printed_tflops_per_gpu, value);
     } else if (key == "mfu") {
       if (!value.empty() && value.back() == '%')
-        SetNumber(r.printed_mfu, value.substr(0, value.size() - 1), 0.01);
+        SetLogNumber(r.printed_mfu, value.substr(0, value.size() - 1), 0.01);
     }
   }
   if (!have_step) return false;
@@ -138,21 +134,21 @@ bool ParseVerlLine(std::string_view text, StepRecord& r) {
     if (key == "step") {
       if (auto s = ParseInt64(value)) r.step = *s, have_step = true;
     } else if (key == "timing_s/step") {
-      SetNumber(r.step_time_s, value);
+      SetLogNumber(r.step_time_s, value);
       trained = true;
     } else if (key == "actor/grad_norm") {
-      SetNumber(r.grad_norm, value);
+      SetLogNumber(r.grad_norm, value);
       trained = true;
     } else if (key == "actor/lr") {
-      SetNumber(r.learning_rate, value);
+      SetLogNumber(r.learning_rate, value);
     } else if (key == "perf/total_num_tokens") {
-      SetNumber(r.tokens, value);
+      SetLogNumber(r.tokens, value);
     } else if (key == "perf/throughput") {
-      SetNumber(r.printed_tokens_per_s_per_gpu, value);
+      SetLogNumber(r.printed_tokens_per_s_per_gpu, value);
     } else if (key == "perf/mfu/actor") {
-      SetNumber(r.printed_mfu, value);  // verl prints a fraction
+      SetLogNumber(r.printed_mfu, value);  // verl prints a fraction
     } else if (key == "perf/max_memory_reserved_gb") {
-      SetNumber(r.memory_gib, value);  // verl divides by 1024**3
+      SetLogNumber(r.memory_gib, value);  // verl divides by 1024**3
     }
   }
   // step:0 carries validation metrics only: not a training step.

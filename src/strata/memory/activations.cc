@@ -26,8 +26,6 @@ std::string LayerKindLabel(const LayerSpec& spec) {
   return fmt::format("{}+{}", MixerKindName(spec.mixer), FfnKindName(spec.ffn));
 }
 
-std::string Gb(Bytes b) { return fmt::format("{} ({})", FormatGB(b), FormatGiB(b)); }
-
 }  // namespace
 
 double TokensPerRank(const Job& job) {
@@ -347,7 +345,7 @@ ActivationMemory ComputeActivations(const Job& job, const MemoryConstants& const
            fmt::format("activations: {} x {} layers, saved", entry.layers, label), bytes,
            fmt::format("{} layers x {} tokens x {:.0f} B/token{} = {}", entry.layers,
                        GroupDigits(t), entry.bytes / t / static_cast<double>(entry.layers),
-                       in_flight_text, Gb(bytes)),
+                       in_flight_text, FormatGBAndGiB(bytes)),
            ""});
     }
     if (checkpointed > 0) {
@@ -357,7 +355,7 @@ ActivationMemory ComputeActivations(const Job& job, const MemoryConstants& const
            fmt::format("{} inputs x {} tokens x {} hidden x {:.0f} B{}{} = {}", checkpointed,
                        GroupDigits(t), job.model.hidden_size, a,
                        rep_div > 1 ? fmt::format(" / SP {}", rep_div) : "", in_flight_text,
-                       Gb(bytes)),
+                       FormatGBAndGiB(bytes)),
            titan ? fmt::format("torchtitan selective_ac_option {}: every {}-th layer in full AC",
                                rc.titan.every_n_layers, rc.titan.every_n_layers)
                  : fmt::format("full recompute, method {}, num_layers {}",
@@ -368,12 +366,13 @@ ActivationMemory ComputeActivations(const Job& job, const MemoryConstants& const
       out.host_items.push_back(
           {ItemKind::kActivations, "activations: offloaded to host memory", host,
            fmt::format("the saved activations of the first {} layers x {} tokens = {}", offloaded,
-                       GroupDigits(t), Gb(host)),
+                       GroupDigits(t), FormatGBAndGiB(host)),
            "megatron-core --cpu-offloading-num-layers: pinned host memory, per GPU"});
       const Bytes buffer = Bytes::Count(offload_in_flight);
       out.items.push_back(
           {ItemKind::kActivations, "activations: offload copy in flight (one layer)", buffer,
-           fmt::format("the largest offloaded layer's saved activations = {}", Gb(buffer)),
+           fmt::format("the largest offloaded layer's saved activations = {}",
+                       FormatGBAndGiB(buffer)),
            "on the GPU while its copy to the host (or back) runs behind the next layer"});
     }
   }
@@ -401,23 +400,24 @@ ActivationMemory ComputeActivations(const Job& job, const MemoryConstants& const
     for (const auto& [label, saved] : per_token_by_kind) {
       by_kind +=
           fmt::format("{}{}: {} B/token x {} tokens = {}", by_kind.empty() ? "" : "; ", label,
-                      GroupDigits(saved), GroupDigits(t), Gb(Bytes::Count(saved * t)));
+                      GroupDigits(saved), GroupDigits(t), FormatGBAndGiB(Bytes::Count(saved * t)));
     }
     out.items.push_back(
         {ItemKind::kActivations, "activations: backward working set of one layer", backward_layer,
-         fmt::format("{}{:.2f} x {} saved (gradients) + {} transient (MoE dispatch copies, "
-                     "chunk states and their gradients) = {}; one layer's saved activations by "
-                     "kind: {}",
-                     recompute_set > 0
-                         ? fmt::format("{} recomputed + ", Gb(Bytes::Count(recompute_set)))
-                         : "",
-                     constants.backward_gradient_fraction, Gb(Bytes::Count(max_saved)),
-                     Gb(Bytes::Count(max_bwd)), Gb(backward_layer), by_kind),
+         fmt::format(
+             "{}{:.2f} x {} saved (gradients) + {} transient (MoE dispatch copies, "
+             "chunk states and their gradients) = {}; one layer's saved activations by "
+             "kind: {}",
+             recompute_set > 0
+                 ? fmt::format("{} recomputed + ", FormatGBAndGiB(Bytes::Count(recompute_set)))
+                 : "",
+             constants.backward_gradient_fraction, FormatGBAndGiB(Bytes::Count(max_saved)),
+             FormatGBAndGiB(Bytes::Count(max_bwd)), FormatGBAndGiB(backward_layer), by_kind),
          "the largest layer of the stage; live only while it runs backward"});
     out.items.push_back(
         {ItemKind::kActivations, "activations: forward transients of one layer", forward_layer,
          fmt::format("MoE dispatch copies and chunk states of the largest layer = {}",
-                     Gb(forward_layer)),
+                     FormatGBAndGiB(forward_layer)),
          "live only while the layer runs forward"});
   }
   out.forward_working = forward_layer;
@@ -432,7 +432,8 @@ ActivationMemory ComputeActivations(const Job& job, const MemoryConstants& const
       out.items.push_back(
           {ItemKind::kActivations, "activations: logits", logits,
            fmt::format("{} tokens x {} vocab / TP {}{} x {:.0f} B = {}", GroupDigits(t),
-                       GroupDigits(vocab), l.tp, heads > 1 ? " x 2 (MTP head)" : "", a, Gb(logits)),
+                       GroupDigits(vocab), l.tp, heads > 1 ? " x 2 (MTP head)" : "", a,
+                       FormatGBAndGiB(logits)),
            "the gradient of the logits reuses or replaces this buffer"});
     }
     Bytes loss = Bytes::Count(0);
@@ -441,7 +442,7 @@ ActivationMemory ComputeActivations(const Job& job, const MemoryConstants& const
       if (explain) {
         out.items.push_back(
             {ItemKind::kActivations, "activations: cross-entropy fp32 softmax", loss,
-             fmt::format("{} logits x 4 B = {}", GroupDigits(elements), Gb(loss)),
+             fmt::format("{} logits x 4 B = {}", GroupDigits(elements), FormatGBAndGiB(loss)),
              "megatron-core vocab_parallel_cross_entropy keeps the softmax in fp32 for backward"});
       }
     }

@@ -13,8 +13,6 @@
 namespace strata {
 namespace {
 
-std::string Gb(Bytes b) { return fmt::format("{} ({})", FormatGB(b), FormatGiB(b)); }
-
 /// Calls `fn(name, size)` for each process group of more than one rank the step talks in; each
 /// holds NCCL buffers.
 template <class Fn>
@@ -203,17 +201,18 @@ MemoryLedger StageLedgerFrom(const Job& job, const MemoryConstants& constants, i
     ledger.host_items.insert(ledger.host_items.end(), act.host_items.begin(), act.host_items.end());
     ledger.items.push_back(
         {ItemKind::kOverhead, "CUDA context", constants.cuda_context,
-         fmt::format("{} (data/memory_overheads.yaml)", Gb(constants.cuda_context)),
+         fmt::format("{} (data/memory_overheads.yaml)", FormatGBAndGiB(constants.cuda_context)),
          "seen by nvidia-smi, not by torch.cuda.max_memory_*"});
     ledger.items.push_back(
         {ItemKind::kOverhead, "NCCL buffers", nccl,
          fmt::format("{} communicators ({}) x {} = {}", communicators, CommunicatorNames(job),
-                     FormatGiB(constants.nccl_per_communicator), Gb(nccl)),
+                     FormatGiB(constants.nccl_per_communicator), FormatGBAndGiB(nccl)),
          ""});
     ledger.items.push_back(
         {ItemKind::kOverhead, "allocator reserve and fragmentation", fragmentation,
          fmt::format("{:.2f} ({} shapes) x {} activation peak = {}", fraction,
-                     variable ? "variable" : "fixed", Gb(dynamic_peak), Gb(fragmentation)),
+                     variable ? "variable" : "fixed", FormatGBAndGiB(dynamic_peak),
+                     FormatGBAndGiB(fragmentation)),
          "reserved but not allocated: counted by nvidia-smi and max_memory_reserved"});
   }
 

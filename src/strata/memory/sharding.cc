@@ -8,11 +8,7 @@
 #include "strata/memory/static_memory.h"
 
 namespace strata {
-namespace {
-
-std::string Gb(Bytes b) { return fmt::format("{} ({})", FormatGB(b), FormatGiB(b)); }
-
-}  // namespace
+namespace {}  // namespace
 
 ShardGroups DataShardGroups(const Job& job, Detail detail) {
   const ParallelLayout& l = job.spec.layout;
@@ -170,12 +166,12 @@ ModeMemory ComputeModeMemory(const Job& job, const ParamBreakdown& params, int64
       out.gathered.formula = fmt::format(
           "{}a unit computing + {:.4g} x its neighbour prefetched, the largest pair: {}{}{}{} = {}",
           root ? fmt::format("root unit (embedding, final norm, output) {} + ",
-                             Gb(Bytes::Count(kept)))
+                             FormatGBAndGiB(Bytes::Count(kept)))
                : "",
           sh.prefetch_layers, end > first ? units[at].name : "none", pair ? " and " : "",
           pair ? units[at + 1].name : "",
           fp8_gather ? " (GEMM weights gathered in FP8)" : fmt::format(" x {:.0f} B", param_b),
-          Gb(out.gathered.bytes));
+          FormatGBAndGiB(out.gathered.bytes));
       out.gathered.note =
           root ? "FSDP2, blocks wrapped; embedding and output in the root unit (fsdp_units: root)"
                : "FSDP2 units as torchtitan wraps them: embedding, each block, final norm + output";
@@ -190,7 +186,7 @@ ModeMemory ComputeModeMemory(const Job& job, const ParamBreakdown& params, int64
             "(1 computing + {:.4g} prefetched) x largest unit ({}: {} params{}) = {}",
             sh.prefetch_layers, largest->name, GroupDigits(largest->params),
             fp8_gather ? ", GEMM weights gathered in FP8" : fmt::format(" x {:.0f} B", param_b),
-            Gb(out.gathered.bytes));
+            FormatGBAndGiB(out.gathered.bytes));
       if (explain)
         out.gathered.note = "freed after each unit's forward, gathered again for its backward";
     } else {
@@ -201,7 +197,7 @@ ModeMemory ComputeModeMemory(const Job& job, const ParamBreakdown& params, int64
         out.gathered.formula = fmt::format(
             "every unit of the stage stays gathered from its forward "
             "to its backward: {} units = {}",
-            units.size(), Gb(out.gathered.bytes));
+            units.size(), FormatGBAndGiB(out.gathered.bytes));
       if (explain) out.gathered.note = "reshard_after_forward: false";
     }
   }
@@ -219,7 +215,7 @@ ModeMemory ComputeModeMemory(const Job& job, const ParamBreakdown& params, int64
           fmt::format("{} trainable params of the largest unit ({}) x ({:.0f} B{}) = {}",
                       GroupDigits(biggest->trainable), biggest->name, param_b,
                       grad_b != param_b ? fmt::format(" + {:.0f} B reduce copy", grad_b) : "",
-                      Gb(out.reduce_scatter.bytes));
+                      FormatGBAndGiB(out.reduce_scatter.bytes));
     if (explain) out.reduce_scatter.note = "live while that unit's gradients are reduce-scattered";
   }
   if (fp8.on()) {
@@ -240,7 +236,7 @@ ModeMemory ComputeModeMemory(const Job& job, const ParamBreakdown& params, int64
                             fp8.param_gather
                                 ? ": transposed copy; the rowwise copy is the weight"
                                 : ": rowwise and transposed copies next to the bf16 weight",
-                            Gb(out.fp8_copies.bytes));
+                            FormatGBAndGiB(out.fp8_copies.bytes));
     if (explain) out.fp8_copies.note = "made at the first forward, kept across micro batches";
     if (fp8.recipe == Fp8Recipe::kDelayed) {
       // Per GEMM: input, weight and output-gradient amax histories and scales, fp32. Count
@@ -253,7 +249,7 @@ ModeMemory ComputeModeMemory(const Job& job, const ParamBreakdown& params, int64
       if (explain)
         out.fp8_state.formula =
             fmt::format("{} GEMMs x 3 tensors x ({} amax history + scale + scale_inv) x 4 B = {}",
-                        GroupDigits(gemms), fp8.amax_history, Gb(out.fp8_state.bytes));
+                        GroupDigits(gemms), fp8.amax_history, FormatGBAndGiB(out.fp8_state.bytes));
     } else {
       if (explain) out.fp8_state.formula = "per-block scales counted with the copies";
     }

@@ -15,6 +15,7 @@
 #include "strata/core/json_input.h"
 #include "strata/core/text_scan.h"
 #include "strata/model/config_sections.h"
+#include "strata/model/count_cast.h"
 #include "strata/model/megatron_model.h"
 
 namespace strata {
@@ -332,51 +333,54 @@ Status ParseVision(const JsonFields& v, VisionConfig& out) {
 constexpr double kMaxParams = 1e16;
 constexpr int64_t kMaxLayers = 1 << 16;
 
-double D(int64_t v) { return static_cast<double>(v); }
-
 // An upper bound of the parameter count computed in double, before any int64 arithmetic.
 double ParamUpperBound(const ModelConfig& c) {
-  const double h = D(c.hidden_size);
+  const double h = AsReal(c.hidden_size);
   const AttentionConfig& a = c.attention;
   const MlaConfig& m = c.mla;
   const LinearAttentionConfig& g = c.linear_attention;
   const MoeConfig& e = c.moe;
-  const double q = D(a.num_heads) * D(a.head_dim);
-  const double kv = D(a.num_kv_heads) * D(a.head_dim);
-  const double attention = h * (3 * q + 2 * kv) + 3 * q + 2 * kv + h + D(a.num_heads);
+  const double q = AsReal(a.num_heads) * AsReal(a.head_dim);
+  const double kv = AsReal(a.num_kv_heads) * AsReal(a.head_dim);
+  const double attention = h * (3 * q + 2 * kv) + 3 * q + 2 * kv + h + AsReal(a.num_heads);
   const double mla_heads =
-      D(m.num_heads) * (D(m.qk_nope_head_dim) + D(m.qk_rope_head_dim) + D(m.v_head_dim));
-  const double mla = (h + 1) * (D(m.q_lora_rank) + D(m.kv_lora_rank) + D(m.qk_rope_head_dim)) +
-                     (D(m.q_lora_rank) + D(m.kv_lora_rank) + h + 1) * mla_heads + h * mla_heads;
-  const double lin_k = D(g.num_key_heads) * D(g.key_head_dim);
-  const double lin_v = D(g.num_value_heads) * D(g.value_head_dim);
+      AsReal(m.num_heads) *
+      (AsReal(m.qk_nope_head_dim) + AsReal(m.qk_rope_head_dim) + AsReal(m.v_head_dim));
+  const double mla =
+      (h + 1) * (AsReal(m.q_lora_rank) + AsReal(m.kv_lora_rank) + AsReal(m.qk_rope_head_dim)) +
+      (AsReal(m.q_lora_rank) + AsReal(m.kv_lora_rank) + h + 1) * mla_heads + h * mla_heads;
+  const double lin_k = AsReal(g.num_key_heads) * AsReal(g.key_head_dim);
+  const double lin_v = AsReal(g.num_value_heads) * AsReal(g.value_head_dim);
   const double linear =
-      (h + D(g.conv_kernel) + 2) * (2 * lin_k + 2 * lin_v + 2 * D(g.num_value_heads)) + lin_v * h +
-      D(g.value_head_dim);
-  const double experts = D(e.num_experts) * (3 * h * D(e.expert_intermediate_size) +
-                                             2 * D(e.expert_intermediate_size) + 2 * h + 1) +
-                         D(e.num_shared_experts) * 3 * h * D(e.shared_expert_intermediate_size) + h;
+      (h + AsReal(g.conv_kernel) + 2) * (2 * lin_k + 2 * lin_v + 2 * AsReal(g.num_value_heads)) +
+      lin_v * h + AsReal(g.value_head_dim);
+  const double experts =
+      AsReal(e.num_experts) * (3 * h * AsReal(e.expert_intermediate_size) +
+                               2 * AsReal(e.expert_intermediate_size) + 2 * h + 1) +
+      AsReal(e.num_shared_experts) * 3 * h * AsReal(e.shared_expert_intermediate_size) + h;
   const MambaConfig& s = c.mamba;
-  const double mamba = (h + D(s.conv_kernel) + 4) * (D(s.in_proj_width()) + D(s.conv_dim())) +
-                       D(s.inner()) * (h + 2) + D(s.num_heads) * (3 + D(s.state_size)) +
-                       D(s.dt_proj_weights()) + D(s.dt_rank) + 2 * D(s.state_size);
-  const double lightning = 6 * h * D(c.lightning.width());
+  const double mamba =
+      (h + AsReal(s.conv_kernel) + 4) * (AsReal(s.in_proj_width()) + AsReal(s.conv_dim())) +
+      AsReal(s.inner()) * (h + 2) + AsReal(s.num_heads) * (3 + AsReal(s.state_size)) +
+      AsReal(s.dt_proj_weights()) + AsReal(s.dt_rank) + 2 * AsReal(s.state_size);
+  const double lightning = 6 * h * AsReal(c.lightning.width());
   const double layer = attention + mla + linear + experts + mamba + lightning +
-                       3 * h * D(c.dense_mlp.intermediate_size) +
-                       8 * D(c.dense_mlp.intermediate_size) + 8 * h + 2 * (q + kv);
+                       3 * h * AsReal(c.dense_mlp.intermediate_size) +
+                       8 * AsReal(c.dense_mlp.intermediate_size) + 8 * h + 2 * (q + kv);
   const VisionConfig& v = c.vision;
-  const double vd = D(v.hidden_size);
-  const double vm = vd * D(v.spatial_merge_size) * D(v.spatial_merge_size);
+  const double vd = AsReal(v.hidden_size);
+  const double vm = vd * AsReal(v.spatial_merge_size) * AsReal(v.spatial_merge_size);
   const double vision =
-      D(v.depth) *
-          (4 * vd * vd + 2 * vd * D(v.intermediate_size) + 9 * vd + D(v.intermediate_size)) +
-      (D(v.deepstack_mergers) + 1) *
-          (vm * vm + vm * D(v.out_hidden_size) + 4 * vm + D(v.out_hidden_size)) +
-      vd * (D(v.in_channels) * D(v.temporal_patch_size) * D(v.patch_size) * D(v.patch_size) +
-            D(v.num_position_embeddings) + 1);
-  return (D(static_cast<int64_t>(c.layers.size())) + D(c.mtp_layers) + 1) * layer +
-         2 * D(c.vocab_size) * (h + 1) * (1 + D(c.mtp_layers)) + 2 * h +
-         2 * h * h * D(c.mtp_layers) + vision + D(c.position_embeddings) * h;
+      AsReal(v.depth) * (4 * vd * vd + 2 * vd * AsReal(v.intermediate_size) + 9 * vd +
+                         AsReal(v.intermediate_size)) +
+      (AsReal(v.deepstack_mergers) + 1) *
+          (vm * vm + vm * AsReal(v.out_hidden_size) + 4 * vm + AsReal(v.out_hidden_size)) +
+      vd * (AsReal(v.in_channels) * AsReal(v.temporal_patch_size) * AsReal(v.patch_size) *
+                AsReal(v.patch_size) +
+            AsReal(v.num_position_embeddings) + 1);
+  return (AsReal(static_cast<int64_t>(c.layers.size())) + AsReal(c.mtp_layers) + 1) * layer +
+         2 * AsReal(c.vocab_size) * (h + 1) * (1 + AsReal(c.mtp_layers)) + 2 * h +
+         2 * h * h * AsReal(c.mtp_layers) + vision + AsReal(c.position_embeddings) * h;
 }
 
 Status ParseText(const JsonFields& text, const FamilyTraits& traits, ModelConfig& config) {

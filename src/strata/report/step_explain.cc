@@ -289,7 +289,7 @@ std::vector<std::string> MicroBatchTimeline(const StepLayout& s, const StepResul
                         r[StepPart::kEp].exposed + r[StepPart::kPp].exposed) /
                        m;
   const Seconds skew = r[StepPart::kMoeImbalance].total / m;
-  struct Phase {
+  struct TimelinePhase {
     std::string name;
     Seconds time;
   };
@@ -298,7 +298,7 @@ std::vector<std::string> MicroBatchTimeline(const StepLayout& s, const StepResul
   auto skew_of = [&](Seconds pass_expert) {
     return expert.s() > 0 ? skew * (pass_expert / expert) : Seconds();
   };
-  std::vector<Phase> phases = {
+  std::vector<TimelinePhase> phases = {
       {"forward compute", r.forward.total() + skew_of(r.forward.expert_gemm)}};
   phases.push_back({"forward exposed comm", comm / passes});
   if (r.recompute.total().s() > 0) {
@@ -312,7 +312,7 @@ std::vector<std::string> MicroBatchTimeline(const StepLayout& s, const StepResul
   constexpr int kWidth = 50;
   std::vector<std::string> lines;
   double start = 0;
-  for (const Phase& p : phases) {
+  for (const TimelinePhase& p : phases) {
     if (p.time.s() <= 0) continue;
     const int from = static_cast<int>(std::lround(kWidth * start / total));
     const int to =
