@@ -20,6 +20,24 @@ TEST(Strings, Contains) {
 
 // /proc/<pid>/cmdline and environ: each field ends with a NUL. A read cut at its size limit
 // leaves the last field without one; a hostile or odd file may hold empty fields or nothing.
+// ECMA-48's shapes, as terminals and `tput` write them: SGR colours, a private parameter ('?'),
+// a character-set designation (ESC ( B, which `tput sgr0` writes before ESC [ m), and an escape
+// cut off at the end of a pasted line. A line without ESC comes back as itself, not a copy.
+TEST(Strings, StripAnsiEscapes) {
+  std::string buffer;
+  EXPECT_EQ(StripAnsiEscapes("\x1b[31mERROR\x1b[0m x", buffer), "ERROR x");
+  EXPECT_EQ(StripAnsiEscapes("\x1b[1;32mok\x1b[m", buffer), "ok");
+  EXPECT_EQ(StripAnsiEscapes("\x1b[?25lhidden", buffer), "hidden");
+  // A rich logger's 24-bit colour around a Megatron field.
+  EXPECT_EQ(StripAnsiEscapes("\x1b[31mstep: 10  \x1b[38;2;180;60;0mgrad_norm: 0.4\x1b[39m", buffer),
+            "step: 10  grad_norm: 0.4");
+  EXPECT_EQ(StripAnsiEscapes("a\x1b(B\x1b[mb", buffer), "ab");
+  EXPECT_EQ(StripAnsiEscapes("rank 3\x1b[3", buffer), "rank 3");
+  EXPECT_EQ(StripAnsiEscapes("end\x1b", buffer), "end");
+  const std::string_view plain = "no escape here";
+  EXPECT_EQ(StripAnsiEscapes(plain, buffer).data(), plain.data());
+}
+
 TEST(Strings, SplitNul) {
   struct Case {
     const char* name;

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The check of scripts/check_single_copies itself: on a small tree that uses core's functions it
 # passes; each planted copy (a local Contains, StartsWith, EndsWith or SplitNul, a lambda copy,
-# a fork/exec outside core/subprocess.cc) makes it fail and name the file and line. Uses of the
+# a fork/exec outside core/subprocess.cc, an ANSI stripper) makes it fail and name the file and line. Uses of the
 # functions, prose in comments and tests that start processes do not.
 # Usage: tests/lint/check_single_copies_test.sh CHECK_SCRIPT
 set -uo pipefail
@@ -92,6 +92,8 @@ plant src/strata/cli/main.cc '  std::system("py-spy dump");'
 expect fail "std::system" "src/strata/cli/main.cc:1"
 plant src/strata/core/file_io.cc 'pid_t p = fork();'
 expect fail "a fork in core outside subprocess.cc" "src/strata/core/file_io.cc:1"
+plant src/strata/logs/reader.cc "    if (line[i] == '\\x1b' && line[i + 1] == '[') {"
+expect fail "an ANSI stripper of its own" "src/strata/logs/reader.cc:1"
 
 if ((failures > 0)); then
   echo "$failures case(s) failed" >&2

@@ -114,13 +114,5 @@ TEST(StripLauncherPrefix, KnownLaunchers) {
   }
 }
 
-TEST(StripAnsi, ColoursAndTruncatedEscape) {
-  std::string buffer;
-  EXPECT_EQ(StripAnsi("plain", buffer), "plain");
-  EXPECT_EQ(StripAnsi("\x1b[31mstep: 10  \x1b[38;2;180;60;0mgrad_norm: 0.4\x1b[39m", buffer),
-            "step: 10  grad_norm: 0.4");
-  EXPECT_EQ(StripAnsi("tail \x1b[3", buffer), "tail ");
-}
-
 }  // namespace
 }  // namespace strata

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "strata/core/strings.h"
 #include "strata/logs/log_line_parser.h"
 #include "strata/logs/log_scan.h"
 #include "support/golden.h"
@@ -81,7 +82,7 @@ std::vector<std::string> GoldenLines() {
     if (!std::ifstream(testing::TestPath(path)).good()) continue;
     for (const std::string& line : Lines(testing::ReadTestFile(path))) {
       std::string buffer;
-      const std::string_view text = StripLauncherPrefix(StripAnsi(line, buffer)).text;
+      const std::string_view text = StripLauncherPrefix(StripAnsiEscapes(line, buffer)).text;
       lines.emplace_back(text);
     }
   }

@@ -33,4 +33,30 @@ std::string GroupDigits(double value, int decimals) {
   return value < 0 && !zero ? "-" + out : out;
 }
 
+std::string_view StripAnsiEscapes(std::string_view line, std::string& buffer) {
+  if (line.find('\x1b') == std::string_view::npos) return line;
+  buffer.clear();
+  buffer.reserve(line.size());
+  const auto in = [&](size_t i, char lo, char hi) {
+    return i < line.size() && line[i] >= lo && line[i] <= hi;
+  };
+  for (size_t i = 0; i < line.size(); ++i) {
+    if (line[i] != '\x1b') {
+      buffer.push_back(line[i]);
+      continue;
+    }
+    if (i + 1 < line.size() && line[i + 1] == '[') {
+      size_t j = i + 2;
+      while (in(j, 0x30, 0x3f)) ++j;  // parameters: digits, ';', '?', ...
+      while (in(j, 0x20, 0x2f)) ++j;  // intermediates
+      i = j;                          // the final byte (or the end of a cut-off escape)
+    } else {
+      size_t j = i + 1;
+      while (in(j, 0x20, 0x2f)) ++j;  // ESC, intermediates, one final byte: "ESC ( B" (tput sgr0)
+      i = j;
+    }
+  }
+  return buffer;
+}
+
 }  // namespace strata

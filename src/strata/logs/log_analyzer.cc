@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "strata/core/strings.h"
 #include "strata/core/text_scan.h"
 #include "strata/logs/log_scan.h"
 
@@ -69,7 +70,7 @@ void LogAnalyzer::FeedLine(std::string_view raw) {
   if (!raw.empty() && raw.back() == '\r') raw.remove_suffix(1);
   if (TrimSpace(raw).empty()) return;
   idle_flagged_ = false;
-  std::string_view text = StripAnsi(raw, ansi_buffer_);
+  std::string_view text = StripAnsiEscapes(raw, ansi_buffer_);
   const PrefixedLine prefixed = StripLauncherPrefix(text);
   tail.last_line = line;
   tail.last_text.assign(text.substr(0, std::min(text.size(), kMaxKeptText)));

@@ -275,22 +275,4 @@ PrefixedLine StripLauncherPrefix(std::string_view line) {
   return out;
 }
 
-std::string_view StripAnsi(std::string_view line, std::string& buffer) {
-  if (line.find('\x1b') == std::string_view::npos) return line;
-  buffer.clear();
-  for (size_t i = 0; i < line.size(); ++i) {
-    if (line[i] == '\x1b' && i + 1 < line.size() && line[i + 1] == '[') {
-      size_t j = i + 2;
-      while (j < line.size() && ((line[j] >= '0' && line[j] <= '9') || line[j] == ';')) ++j;
-      if (j < line.size()) {
-        i = j;  // skip the final letter too
-        continue;
-      }
-      break;  // truncated escape at the end of the line
-    }
-    buffer.push_back(line[i]);
-  }
-  return buffer;
-}
-
 }  // namespace strata

@@ -42,10 +42,6 @@ struct PrefixedLine {
 };
 PrefixedLine StripLauncherPrefix(std::string_view line);
 
-/// The line without ANSI colour escapes (ESC [ ... letter). Returns `line` itself when it has
-/// none; otherwise writes into `buffer` and returns a view of it.
-std::string_view StripAnsi(std::string_view line, std::string& buffer);
-
 }  // namespace strata
 
 #endif  // STRATA_LOGS_LOG_SCAN_H_

@@ -2,6 +2,7 @@
 
 #include <cctype>
 
+#include "strata/core/strings.h"
 #include "strata/core/text_scan.h"
 
 namespace strata::hang::failure_fields {
@@ -21,20 +22,9 @@ std::string OpName(std::string_view s) {
 
 // Without ANSI escape sequences and CR, trimmed.
 std::string Clean(std::string_view raw) {
-  std::string out;
-  out.reserve(raw.size());
-  for (size_t i = 0; i < raw.size(); ++i) {
-    if (raw[i] == '\x1b') {
-      if (i + 1 < raw.size() && raw[i + 1] == '[') {
-        i += 2;
-        while (i < raw.size() && !(raw[i] >= 0x40 && raw[i] <= 0x7e)) ++i;
-      } else {
-        ++i;
-      }
-      continue;
-    }
-    if (raw[i] != '\r') out.push_back(raw[i]);
-  }
+  std::string buffer;
+  std::string out(StripAnsiEscapes(raw, buffer));
+  std::erase(out, '\r');
   return std::string(TrimSpace(out));
 }
 

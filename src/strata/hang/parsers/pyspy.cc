@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "strata/core/json_input.h"
+#include "strata/core/strings.h"
 #include "strata/core/text_scan.h"
 
 namespace strata::hang {
@@ -18,23 +19,6 @@ namespace {
 constexpr size_t kMaxKeptText = 4096;
 // py-spy's JSON is 4 levels deep (array, trace, frames, locals); anything far deeper is hostile.
 constexpr size_t kMaxJsonDepth = 32;
-
-std::string StripAnsi(std::string_view line) {
-  std::string out;
-  out.reserve(line.size());
-  for (size_t i = 0; i < line.size(); ++i) {
-    if (line[i] == '\x1b' && i + 1 < line.size() && line[i + 1] == '[') {
-      size_t j = i + 2;
-      while (j < line.size() && ((line[j] >= '0' && line[j] <= '9') || line[j] == ';')) ++j;
-      if (j < line.size() && line[j] == 'm') {
-        i = j;
-        continue;
-      }
-    }
-    out.push_back(line[i]);
-  }
-  return out;
-}
 
 // pdsh writes "host: ", srun --label "3: ", Ray "(WorkerDict pid=12) " before every line.
 std::string_view StripWrapperPrefix(std::string_view line) {
@@ -137,10 +121,7 @@ class TextParser {
       ++line_no;
       if (!raw.empty() && raw.back() == '\r') raw.remove_suffix(1);
       std::string cleaned;
-      if (raw.find('\x1b') != std::string_view::npos) {
-        cleaned = StripAnsi(raw);
-        raw = cleaned;
-      }
+      raw = StripAnsiEscapes(raw, cleaned);
       const std::string_view line = StripWrapperPrefix(raw);
       if (Line(line)) continue;
       if (last_unterminated) {

@@ -37,19 +37,12 @@ std::optional<int64_t> Multiply(std::optional<int64_t> v, int64_t factor) {
 // Strips ANSI escape sequences and CR, replaces bytes that are not valid UTF-8 with '?' (the
 // events end up in JSON, which must be valid UTF-8), and trims.
 std::string CleanLine(std::string_view raw) {
+  std::string without_escapes;
+  raw = StripAnsiEscapes(raw, without_escapes);
   std::string out;
   out.reserve(raw.size());
   for (size_t i = 0; i < raw.size(); ++i) {
     const auto c = static_cast<unsigned char>(raw[i]);
-    if (c == 0x1b) {  // ESC [ params final-byte, or ESC + one character
-      if (i + 1 < raw.size() && raw[i + 1] == '[') {
-        i += 2;
-        while (i < raw.size() && !(raw[i] >= 0x40 && raw[i] <= 0x7e)) ++i;
-      } else {
-        ++i;
-      }
-      continue;
-    }
     if (c == '\r') continue;
     if (c < 0x80) {
       out.push_back(static_cast<char>(c));
