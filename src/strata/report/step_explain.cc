@@ -71,7 +71,6 @@ std::vector<StepFormula> ExplainStep(const StepTables& t, const StepLayout& s,
   for (const GemmTerm& g : r.gemms) {
     const bool logits = g.kind == GemmKind::kLogits;
     const bool expert = g.kind == GemmKind::kExpert;
-    const double kept = logits ? (stage.last ? 1.0 : 0.0) : stage.layers;
     add(fmt::format("{} GEMMs, n = {:.0f}, k = {:.0f} (forward)", GemmKindName(g.kind), g.width,
                     g.k),
         fmt::format(
@@ -83,7 +82,8 @@ std::vector<StepFormula> ExplainStep(const StepTables& t, const StepLayout& s,
             g.peak.tflop_per_s(), g.efficiency, Ms(g.time),
             logits
                 ? (stage.last || l.pp <= 1 ? "" : "; x 0: the critical stage holds no output layer")
-                : (l.pp > 1 ? fmt::format(";{} = {}", share, Ms(g.time * kept)) : "")) +
+                : (share.empty() ? ""
+                                 : fmt::format(";{} = {}", share, Ms(g.time * stage.layers)))) +
             (g.fp8 ? fmt::format(
                          " (FP8 peak{}, recipe {})",
                          e.fp8_gemm < 1 ? fmt::format(" x {} sustained vs bf16", e.fp8_gemm) : "",
