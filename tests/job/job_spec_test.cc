@@ -141,7 +141,19 @@ TEST(JobSpec, BadFilesAndFlagsGiveClearErrors) {
        v + "framework: {name: verl, release: 0.5}\n",
        {},
        "j.yaml:6: framework.release: unknown field 'release'\n  hint: expected one of: "
-       "compile, name, version"},
+       "compile, gdn_kernel, name, version"},
+      {"framework_gdn_kernel_misspelt",
+       v + "framework: {name: ms-swift, gdn_kernel: flashqa}\n",
+       {},
+       "j.yaml:6: framework.gdn_kernel: unknown Gated DeltaNet kernel 'flashqa', expected one of: "
+       "fla, flashqla, torch\n  hint: did you mean 'flashqla'?"},
+      {"image_tokens_above_the_sample",
+       "model: qwen3.6-35b-a3b\ncluster: h20-5x8\nparallel: {tp: 1, pp: 1, ep: 8}\n"
+       "batch: {micro_batch: 1, global_batch: 40}\n"
+       "sequence: {max_tokens: 8K, mean_tokens: 4K, image_tokens: 5K}\n",
+       {},
+       "j.yaml:5: sequence.image_tokens: 5120 image tokens per sample is more than the "
+       "sample's 4096 tokens (image tokens are part of them)"},
       {"attention_dropout_out_of_range",
        v + "attention: {kernel: unfused, dropout: 1.5}\n",
        {},

@@ -19,7 +19,7 @@ FrameworkCatalog Catalog() {
 JobSpec Job(const std::string& name, const std::string& version,
             ShardingMode mode = ShardingMode::kZero1, int64_t dp = 8) {
   JobSpec job;
-  job.framework = {name, version, false, true};
+  job.framework = {name, version, false, true, ""};
   job.sharding.mode = mode;
   job.layout.dp = dp;
   return job;

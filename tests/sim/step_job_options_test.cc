@@ -80,7 +80,8 @@ SmallDense MakeSmallDense() {
   e.grouped_gemm_factor = 1;
   e.attention_forward = e.attention_backward = 0.5;
   e.attention_half_seq = 1e-6;
-  e.gated_deltanet = 0.5;
+  e.gated_deltanet.fla = {0.5, 0.5};
+  e.gated_deltanet.other_linear_mixers = 0.5;
   e.hbm_efficiency = 0.5;
   StepTableInputs in;
   in.model = &d.model;

@@ -216,7 +216,7 @@ TEST(StepModel, RejectsMalformedEfficiencyFiles) {
   const std::string good = R"(gemm: {default: 0.8, half_dim: 64, source: s}
 grouped_gemm: {factor: 0.9, source: s}
 flash_attention: {default: {forward: 0.6, backward: 0.45}, half_seq_tokens: 512, source: s}
-gated_deltanet: {efficiency: 0.25, source: s}
+gated_deltanet: {fla: {forward: 0.0735, backward: 0.0488}, flashqla: {forward: 0.158, backward: 0.110}, torch: {forward_ops_per_chunk: 17, backward_ops_per_chunk: 30, solve_ops_per_row: 6, solve_bytes_per_element: 20}, other_linear_mixers: 0.25, source: s}
 memory_bound: {hbm_efficiency: 0.7, source: s}
 moe_routing_skew: {factor: 1.15, source: s}
 power_limit: {clock_exponent: 0.333, source: s}

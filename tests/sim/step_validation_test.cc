@@ -506,7 +506,7 @@ Outcome Evaluate(const Row& row, const KernelEfficiencyFile& eff, const Intercon
   EXPECT_TRUE(comm.ok()) << row.id;
   auto before = EvaluateStep(tables, s, *comm);
   JobSpec job;
-  job.framework = {row.framework, row.framework_version, false, true};
+  job.framework = {row.framework, row.framework_version, false, true, ""};
   job.sharding.mode = row.sharding;
   job.layout = s.layout;
   auto profile = ResolveFramework(frameworks, job, c.gpu.name);

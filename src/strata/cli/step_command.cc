@@ -33,10 +33,10 @@ int RunStep(int argc, char** argv) {
   if (!job.ok()) return ReportError(job.error());
   auto workspace = Workspace::Load();
   if (!workspace.ok()) return ReportError(workspace.error());
-  auto e = EvaluateJob(*workspace, *job, {.depth = EvalDepth::kStep});
+  auto e = EvaluateJob(*workspace, *job, {.depth = EvalDepth::kStep, .assumption_effects = true});
   if (!e.ok()) return ReportError(e.error());
-  const std::string text = out.json ? DumpJson(StepToJson(*e->setup, *e->step))
-                                    : RenderStepText(*e, out.explain, job->reference);
+  const std::string text =
+      out.json ? DumpJson(StepToJson(*e)) : RenderStepText(*e, out.explain, job->reference);
   return EmitOutputs(out, text, [&] { return StepFigure(*e->step).svg; });
 }
 

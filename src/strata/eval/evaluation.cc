@@ -17,6 +17,10 @@ Result<Evaluation> EvaluateJob(const Workspace& workspace, const ResolvedJob& jo
                           CollectiveModel::Create(job.cluster, workspace.links));
   e.comm.emplace(std::move(comm));
   STRATA_ASSIGN_OR_RETURN(e.step, EvaluateStep(e.setup->tables, e.setup->layout, *e.comm));
+  if (options.assumption_effects) {
+    STRATA_ASSIGN_OR_RETURN(e.assumption_effects,
+                            AssumptionEffects(workspace, job, *e.setup, *e.step));
+  }
   if (options.depth == EvalDepth::kStep) return e;
   STRATA_ASSIGN_OR_RETURN(e.traffic, LayoutSectionOf(*e.setup, *e.comm, options.rank_order));
   return e;

@@ -13,6 +13,7 @@
 #include "strata/comm/collective_cost.h"
 #include "strata/comm/map_layout.h"
 #include "strata/core/result.h"
+#include "strata/eval/assumption_effects.h"
 #include "strata/eval/workspace.h"
 #include "strata/job/placement.h"
 #include "strata/job/resolved_job.h"
@@ -35,6 +36,8 @@ struct EvalOptions {
   EvalDepth depth = EvalDepth::kTraffic;
   std::string rank_order = kDefaultRankOrder;  // places the groups of the traffic section
   bool memory_fixes = false;  // when the ledger does not fit, search the cheapest fixes
+  // kStep and deeper: evaluate the step again under each unstated assumption's alternatives.
+  bool assumption_effects = false;
 };
 
 struct Evaluation {
@@ -45,6 +48,7 @@ struct Evaluation {
   std::optional<StepSetup> setup;       // the step tables and the layout's inputs
   std::optional<CollectiveModel> comm;  // the cluster's bandwidth map and collective costs
   std::optional<StepResult> step;       // on the default rank order
+  std::vector<AssumptionEffect> assumption_effects;  // with options.assumption_effects
   // kTraffic.
   std::optional<LayoutSection> traffic;  // the step's traffic on groups placed by rank order
 };

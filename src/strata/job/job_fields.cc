@@ -83,6 +83,10 @@ const std::vector<JobField>& JobFields() {
       {"sequence.mean_tokens", "token count", "tokens", "= max_tokens", "", "", "29K",
        "mean sample length (variable-length data); FLOPs and traffic use it. With packing: the "
        "mean length of the samples packed together (attention only)"},
+      {"sequence.image_tokens", "token count", "tokens", "0 (text only; printed as an assumption)",
+       "", "", "2K",
+       "mean image tokens per sample (part of its tokens): the vision tower encodes "
+       "spatial_merge^2 patches for each (`step`; the tower's activations are not in `memory`)"},
       {"sequence.std_tokens", "token count", "tokens", "0", "", "", "2933",
        "with packing and mean_tokens: the samples' length spread; packed samples attend only "
        "within themselves, so attention sees (mean^2 + std^2) / mean tokens"},
@@ -204,6 +208,10 @@ const std::vector<JobField>& JobFields() {
        "(HF's expert loop before 5.0, torchtitan's attention before 0.2.0) it changes the step"},
       {"framework.compile", "true | false", "", "false", "", "compile.enable", "true",
        "torch.compile: fewer, fused kernels per layer (torchtitan)"},
+      {"framework.gdn_kernel", "fla | flashqla | torch", "", "fla (printed as an assumption)", "",
+       "", "torch",
+       "Gated DeltaNet's kernel: flash-linear-attention's, Qwen's FlashQLA, or the PyTorch "
+       "fallback HF transformers runs when flash-linear-attention is not installed (`step`)"},
       {"throughput.tokens_per_s", "token count", "tokens/s", "none", "", "", "50K",
        "measured job throughput (`mfu`); excludes step_time"},
       {"throughput.tokens_per_step", "token count", "tokens", "global batch x mean_tokens", "", "",

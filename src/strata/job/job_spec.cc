@@ -229,6 +229,23 @@ Status ParseSequence(YamlMap& top, JobSpec& job) {
   if (seq.Has("histogram")) {
     STRATA_ASSIGN_OR_RETURN(job.sequence.histogram, seq.String("histogram"));
   }
+  if (seq.Has("image_tokens")) {
+    STRATA_ASSIGN_OR_RETURN(std::string text, seq.String("image_tokens"));
+    if (text == "0") {
+      job.sequence.image_tokens = 0;
+    } else {
+      STRATA_ASSIGN_OR_RETURN(job.sequence.image_tokens, TokenField(seq, "image_tokens", true));
+    }
+    const double sample =
+        job.sequence.mean_tokens > 0 ? job.sequence.mean_tokens : job.sequence.max_tokens;
+    if (job.sequence.image_tokens > sample) {
+      return seq.ErrorAt("image_tokens",
+                         fmt::format("{} image tokens per sample is more than the sample's {} "
+                                     "tokens (image tokens are part of them)",
+                                     job.sequence.image_tokens, sample));
+    }
+    job.sequence.image_tokens_given = true;
+  }
   if (seq.Has("packing")) {
     STRATA_ASSIGN_OR_RETURN(job.sequence.packing, seq.Bool("packing"));
   }
@@ -386,6 +403,17 @@ Status ParseFramework(YamlMap& top, JobSpec& job) {
   if (f.Has("compile")) {
     STRATA_ASSIGN_OR_RETURN(out.compile, f.Bool("compile"));
   }
+  if (f.Has("gdn_kernel")) {
+    STRATA_ASSIGN_OR_RETURN(out.gdn_kernel, f.String("gdn_kernel"));
+    const std::vector<std::string>& kernels = GdnKernelNames();
+    if (std::find(kernels.begin(), kernels.end(), out.gdn_kernel) == kernels.end()) {
+      return f
+          .ErrorAt("gdn_kernel", fmt::format("unknown Gated DeltaNet kernel '{}', expected one "
+                                             "of: {}",
+                                             out.gdn_kernel, fmt::join(kernels, ", ")))
+          .WithHint(DidYouMeanHint(out.gdn_kernel, kernels));
+    }
+  }
   out.given = true;
   return f.CheckNoUnknownKeys();
 }
@@ -449,6 +477,12 @@ const std::vector<std::string>& FrameworkNames() {
   static const std::vector<std::string> names = {"megatron-core", "megatron-bridge", "torchtitan",
                                                  "deepspeed",     "hf-trainer",      "ms-swift",
                                                  "verl"};
+  return names;
+}
+
+const std::vector<std::string>& GdnKernelNames() {
+  // data/kernel_efficiency.yaml's gated_deltanet section has one entry for each.
+  static const std::vector<std::string> names = {"fla", "flashqla", "torch"};
   return names;
 }
 

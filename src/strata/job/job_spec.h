@@ -70,6 +70,10 @@ struct SequenceSpec {
   double std_tokens = -1;  // -1 when not given: the mean alone does not say what attention sees
   std::string histogram;   // a length histogram file, when given
   bool packing = false;    // samples packed up to max_tokens: every micro batch has one shape
+  /// Image tokens per sample, on average (part of the sample's tokens): the vision tower encodes
+  /// merge^2 patches for each. 0: text only (printed as an assumption for a model with a tower).
+  double image_tokens = 0;
+  bool image_tokens_given = false;
   /// Shapes change from micro batch to micro batch (fragments the allocator's cache).
   bool variable_length() const {
     return !packing && ((mean_tokens > 0 && mean_tokens < max_tokens) || !histogram.empty());
@@ -112,7 +116,13 @@ struct FrameworkSpec {
   std::string version;   // "" = the latest release data/frameworks.yaml knows (an assumption)
   bool compile = false;  // torch.compile (torchtitan's compile.enable)
   bool given = false;    // the job names the framework; else the default is an assumption
+  /// Gated DeltaNet's kernel: fla | flashqla | torch (transformers' PyTorch fallback); "" =
+  /// fla, printed as an assumption.
+  std::string gdn_kernel;
 };
+
+/// The names `framework.gdn_kernel` accepts.
+const std::vector<std::string>& GdnKernelNames();
 
 /// The names `framework.name` accepts, in the order the docs list them.
 const std::vector<std::string>& FrameworkNames();

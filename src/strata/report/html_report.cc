@@ -94,13 +94,14 @@ ReportFigure StepFigure(const StepResult& r) {
     size_t colour;
   };
   std::vector<Segment> timeline;
-  const std::array<std::pair<const char*, Seconds KernelTimes::*>, 6> kinds = {{
+  const std::array<std::pair<const char*, Seconds KernelTimes::*>, 7> kinds = {{
       {"dense GEMMs", &KernelTimes::dense_gemm},
       {"routed-expert GEMMs", &KernelTimes::expert_gemm},
       {"core attention", &KernelTimes::attention},
       {"Gated DeltaNet", &KernelTimes::gated_deltanet},
       {"memory-bound ops", &KernelTimes::memory_bound},
       {"output layer + loss", &KernelTimes::logits_and_loss},
+      {"vision tower", &KernelTimes::vision},
   }};
   const std::array<std::pair<const char*, const KernelTimes*>, 3> passes = {
       {{"forward", &r.forward}, {"recompute", &r.recompute}, {"backward", &r.backward}}};

@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "strata/job/pipeline_split.h"
+#include "strata/sim/gdn_kernels.h"
 #include "strata/sim/pipeline_bubble.h"
 
 namespace strata {
@@ -124,10 +125,28 @@ std::vector<StepFormula> ExplainStep(const StepTables& t, const StepLayout& s,
     }
   }
   if (t.gdn_flop_per_token > 0) {
-    add("Gated DeltaNet chunked kernel",
-        fmt::format("{:.4g} FLOP/token x {:.0f} / {} (TP){} at {:.2f}{} of peak = {}",
-                    t.gdn_flop_per_token, tokens, l.tp, share, e.gated_deltanet, sustained,
-                    Ms(r.forward.gated_deltanet)));
+    const GdnKernels& g = e.gated_deltanet;
+    const std::string& kernel = t.framework.gdn_kernel;
+    if (kernel == "torch") {
+      const double chunks =
+          std::ceil(tokens / static_cast<double>(s.micro_batch) / t.gdn_chunk_tokens);
+      add("Gated DeltaNet, PyTorch fallback",
+          fmt::format("{} layers x ({:.0f} chunks x {:.0f} ops + {:.0f} solve rows x {:.0f} ops) "
+                      "x {:.0f} us of host time, + {:.0f} B x {:.0f} solve elements x {:.0f} "
+                      "chunks x {:.0f} heads / {} (TP) on HBM{} = {}",
+                      t.gdn_layers, chunks, g.torch_forward_ops_per_chunk, t.gdn_chunk_tokens - 1,
+                      g.torch_solve_ops_per_row, t.framework.host_op_s * 1e6,
+                      g.torch_solve_bytes_per_element, TriangularSolveElements(t.gdn_chunk_tokens),
+                      chunks * static_cast<double>(s.micro_batch), t.gdn_value_heads, l.tp, share,
+                      Ms(r.forward.gated_deltanet)));
+    } else {
+      const GdnKernelRate& rate = kernel == "flashqla" ? g.flashqla : g.fla;
+      add(fmt::format("Gated DeltaNet, {} kernel", kernel),
+          fmt::format("{:.4g} FLOP/token x {:.0f} / {} (TP){} at {:.4f}{} of peak = {} "
+                      "(backward: twice the FLOP at {:.4f})",
+                      t.gdn_flop_per_token, tokens, l.tp, share, rate.forward, sustained,
+                      Ms(r.forward.gated_deltanet), rate.backward));
+    }
   }
   add("memory-bound operations (forward)",
       fmt::format("({:.0f} B/token{} + {:.0f} B/token / {} (TP)) x {:.0f} tokens{} / "

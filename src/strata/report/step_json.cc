@@ -14,6 +14,7 @@ Json KernelsJson(const KernelTimes& k) {
           {"gated_deltanet_s", k.gated_deltanet.s()},
           {"memory_bound_s", k.memory_bound.s()},
           {"logits_and_loss_s", k.logits_and_loss.s()},
+          {"vision_s", k.vision.s()},
           {"total_s", k.total().s()}};
 }
 
@@ -91,6 +92,20 @@ Json StepToJson(const StepSetup& setup, const StepResult& r) {
   doc["host_traffic"] = host;
   doc["caveats"] = r.caveats;
   return doc;
+}
+
+Json StepToJson(const Evaluation& e) {
+  Json j = StepToJson(*e.setup, *e.step);
+  Json effects = Json::array();
+  for (const AssumptionEffect& a : e.assumption_effects) {
+    effects.push_back({{"assumption", a.assumption},
+                       {"alternative", a.alternative},
+                       {"set", a.set},
+                       {"step_s", a.step.s()},
+                       {"delta_s", a.delta.s()}});
+  }
+  j["assumption_effects"] = effects;
+  return j;
 }
 
 }  // namespace strata

@@ -50,7 +50,24 @@ std::string Header(const StepSetup& setup) {
   return out;
 }
 
-std::string StepText(const StepSetup& setup, const StepResult& r, bool explain, bool reference) {
+// Each unstated assumption with the step under its alternatives.
+std::string EffectsText(const std::vector<AssumptionEffect>& effects, const Seconds& step) {
+  if (effects.empty()) return "";
+  std::string out = fmt::format(
+      "\nwhat the unstated assumptions are worth (the {:.2f} s step with each alternative):\n",
+      step.s());
+  std::string last;
+  for (const AssumptionEffect& a : effects) {
+    if (a.assumption != last) out += fmt::format("  assumed: {}\n", a.assumption);
+    last = a.assumption;
+    out += fmt::format("    if {}: {:.2f} s ({:+.2f} s){}\n", a.alternative, a.step.s(),
+                       a.delta.s(), a.set.empty() ? "" : fmt::format(" [--set {}]", a.set));
+  }
+  return out;
+}
+
+std::string StepText(const StepSetup& setup, const StepResult& r, bool explain, bool reference,
+                     const std::vector<AssumptionEffect>& effects) {
   std::string out = Header(setup);
   out += fmt::format("\npredicted step time: {:.2f} s\n", r.step.s());
   out += fmt::format(
@@ -91,6 +108,7 @@ std::string StepText(const StepSetup& setup, const StepResult& r, bool explain, 
   row("Gated DeltaNet", &KernelTimes::gated_deltanet);
   row("memory-bound ops", &KernelTimes::memory_bound);
   row("output layer + loss", &KernelTimes::logits_and_loss);
+  if (r.forward.vision.s() > 0) row("vision tower", &KernelTimes::vision);
   out += kernels.Render();
   if (explain) {
     out += "\nhow each number is computed (docs/formulas.md, \"Step time\"):\n";
@@ -100,6 +118,7 @@ std::string StepText(const StepSetup& setup, const StepResult& r, bool explain, 
     out += "\ntimeline of one micro batch on the most loaded rank:\n";
     for (const std::string& line : MicroBatchTimeline(setup.layout, r)) out += "  " + line + "\n";
   }
+  out += EffectsText(effects, r.step);
   if (reference) {
     std::vector<size_t> order;
     for (size_t i = 0; i < kStepPartCount; ++i) order.push_back(i);
@@ -126,7 +145,7 @@ std::string StepText(const StepSetup& setup, const StepResult& r, bool explain, 
 }  // namespace
 
 std::string RenderStepText(const Evaluation& e, bool explain, bool reference) {
-  return StepText(*e.setup, *e.step, explain, reference);
+  return StepText(*e.setup, *e.step, explain, reference, e.assumption_effects);
 }
 
 }  // namespace strata

@@ -85,7 +85,7 @@ FrameworkOverhead ComputeFrameworkOverhead(const StepTables& t, const StepLayout
   // GPU time of one layer per pass. With the expert loop the experts' GEMMs are counted against
   // the loop's own host time below, not against the layer's other ops.
   auto per_layer = [&](const KernelTimes& k) {
-    Seconds gpu = k.total() - k.logits_and_loss;
+    Seconds gpu = k.total() - k.logits_and_loss - k.vision;
     if (loop) gpu -= k.expert_gemm;
     return gpu.s() / layers;
   };

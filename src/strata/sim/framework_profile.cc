@@ -38,6 +38,15 @@ Result<FrameworkEntry> ParseEntry(YamlMap& m, const std::string& name) {
                             NonNegative(z, "ops_per_param_per_rank"));
     STRATA_RETURN_IF_ERROR(z.CheckNoUnknownKeys());
   }
+  if (m.Has("gdn_module")) {
+    STRATA_ASSIGN_OR_RETURN(e.gdn_module, m.String("gdn_module"));
+    if (e.gdn_module != "megatron-core" && e.gdn_module != "transformers") {
+      return m.ErrorAt("gdn_module", fmt::format("unknown module '{}', expected megatron-core or "
+                                                 "transformers",
+                                                 e.gdn_module));
+    }
+    e.gdn_module_given = true;
+  }
   if (m.Has("runs_as")) {
     STRATA_ASSIGN_OR_RETURN(YAML::Node node, m.Node("runs_as"));
     if (!node.IsMap()) return m.ErrorAt("runs_as", "expected {sharding mode: framework, ...}");
@@ -262,6 +271,13 @@ Result<FrameworkProfile> ResolveForMode(const FrameworkCatalog& catalog, const J
     p.assumptions.push_back(flash2 ? "attention: FlashAttention-2 (its rate is this GPU's)"
                                    : "attention: cuDNN fused attention (Transformer Engine)");
   }
+  // A wrapper that names its own GDN module (ms-swift wraps transformers' in megatron-core
+  // models) overrides its engine's.
+  p.gdn_module = named->gdn_module_given ? named->gdn_module : engine->gdn_module;
+  if (!spec.gdn_kernel.empty()) {
+    p.gdn_kernel = spec.gdn_kernel;
+    p.gdn_kernel_assumed = false;
+  }
   if (job.sharding.mode == ShardingMode::kZero3 && p.engine != "megatron-core") {
     // ZeRO-3 on HF model code is DeepSpeed's (the HF Trainer's zero3 is DeepSpeed); megatron's
     // own FSDP has no such per-parameter hooks.
@@ -290,6 +306,25 @@ Result<FrameworkProfile> ResolveForMode(const FrameworkCatalog& catalog, const J
 }
 
 }  // namespace
+
+std::string GdnKernelAssumption(const FrameworkProfile& p) {
+  const std::string kernel =
+      p.gdn_kernel == "torch"      ? "transformers' PyTorch fallback (one 64-token chunk after "
+                                     "another, host-bound)"
+      : p.gdn_kernel == "flashqla" ? "FlashQLA's kernels"
+                                   : "flash-linear-attention's chunked kernels";
+  const bool hf = p.gdn_module == "transformers";
+  const std::string module =
+      hf ? "HF transformers' GatedDeltaNet module" : "megatron-core's GatedDeltaNet";
+  if (!p.gdn_kernel_assumed) return fmt::format("Gated DeltaNet: {} in {}", kernel, module);
+  return fmt::format(
+      "Gated DeltaNet: {} ASSUMED in {}{} (set framework.gdn_kernel: fla | "
+      "flashqla | torch)",
+      kernel, module,
+      hf ? ", which runs the PyTorch fallback when flash-linear-attention is not "
+           "installed"
+         : "");
+}
 
 Result<FrameworkProfile> ResolveFramework(const FrameworkCatalog& catalog, const JobSpec& job,
                                           const std::string& gpu_name) {

@@ -30,6 +30,10 @@ struct FrameworkEntry {
   std::string sdpa_cudnn_from;                 // first release whose SDPA prefers cuDNN
   double zero3_ops_per_param = 0;              // DeepSpeed ZeRO-3 fetch, per parameter
   double zero3_ops_per_param_per_rank = 0;     // and per parameter per DP rank
+  // Whose Gated DeltaNet module trains: megatron-core's (fla's kernels, required) or HF
+  // transformers' (fla's when flash-linear-attention is installed, else a PyTorch fallback).
+  std::string gdn_module = "transformers";
+  bool gdn_module_given = false;
   std::string source;
 };
 
@@ -61,6 +65,11 @@ struct FrameworkProfile {
   // DeepSpeed ZeRO-3's host ops per parameter fetched: zero3_ops_per_param + per_rank x DP.
   double zero3_ops_per_param = 0, zero3_ops_per_param_per_rank = 0;
   double fsdp2_ops_per_fetch = 0, fsdp2_ops_per_param = 0;  // with sharding fsdp2
+  // Gated DeltaNet: the kernel (fla | flashqla | torch), whether the job chose it, and whose
+  // module runs it (megatron-core | transformers).
+  std::string gdn_kernel = "fla";
+  bool gdn_kernel_assumed = true;
+  std::string gdn_module = "transformers";
   /// The same profile under each sharding mode (indexed by ShardingMode), for the planner's
   /// candidates: a wrapper trains through other code, and ZeRO-3 adds hooks, by mode. Empty in
   /// the per-mode copies themselves and in profiles built by hand (then this one applies).
@@ -83,6 +92,10 @@ struct FrameworkProfile {
 /// when the data file has no entry for the name (a catalog out of step with FrameworkNames()).
 Result<FrameworkProfile> ResolveFramework(const FrameworkCatalog& catalog, const JobSpec& job,
                                           const std::string& gpu_name);
+
+/// The implementation line for a model with Gated DeltaNet layers: which kernel, in whose
+/// module, and whether the job chose it.
+std::string GdnKernelAssumption(const FrameworkProfile& profile);
 
 /// Whether release `version` is at least `from` (dotted numbers; "0.10" > "0.9"). Text that is
 /// not dotted numbers compares as below every release.

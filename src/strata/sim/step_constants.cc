@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include "strata/core/file_io.h"
 #include "strata/core/sourced_yaml.h"
@@ -74,7 +75,24 @@ Result<KernelEfficiencyFile> ParseKernelEfficiency(const std::string& text,
   }
   {
     STRATA_ASSIGN_OR_RETURN(YamlMap s, Section(top, "gated_deltanet", out));
-    STRATA_ASSIGN_OR_RETURN(d.gated_deltanet, Fraction(s, "efficiency"));
+    GdnKernels& g = d.gated_deltanet;
+    for (auto [key, rate] : {std::pair<const char*, GdnKernelRate*>{"fla", &g.fla},
+                             std::pair<const char*, GdnKernelRate*>{"flashqla", &g.flashqla}}) {
+      STRATA_ASSIGN_OR_RETURN(YamlMap k, s.Map(key));
+      STRATA_ASSIGN_OR_RETURN(rate->forward, Fraction(k, "forward"));
+      STRATA_ASSIGN_OR_RETURN(rate->backward, Fraction(k, "backward"));
+      STRATA_RETURN_IF_ERROR(k.CheckNoUnknownKeys());
+    }
+    STRATA_ASSIGN_OR_RETURN(YamlMap torch, s.Map("torch"));
+    STRATA_ASSIGN_OR_RETURN(g.torch_forward_ops_per_chunk,
+                            Positive(torch, "forward_ops_per_chunk"));
+    STRATA_ASSIGN_OR_RETURN(g.torch_backward_ops_per_chunk,
+                            Positive(torch, "backward_ops_per_chunk"));
+    STRATA_ASSIGN_OR_RETURN(g.torch_solve_ops_per_row, Positive(torch, "solve_ops_per_row"));
+    STRATA_ASSIGN_OR_RETURN(g.torch_solve_bytes_per_element,
+                            Positive(torch, "solve_bytes_per_element"));
+    STRATA_RETURN_IF_ERROR(torch.CheckNoUnknownKeys());
+    STRATA_ASSIGN_OR_RETURN(g.other_linear_mixers, Fraction(s, "other_linear_mixers"));
     STRATA_RETURN_IF_ERROR(s.CheckNoUnknownKeys());
   }
   {

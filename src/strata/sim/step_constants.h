@@ -11,6 +11,28 @@
 
 namespace strata {
 
+/// One Gated DeltaNet kernel's rates: fractions of the dense bf16 peak on the FLOP the model
+/// counts for the delta rule (4 d_k d_v per value head per token), the backward on twice it.
+struct GdnKernelRate {
+  double forward = 0;
+  double backward = 0;
+};
+
+/// Gated DeltaNet's chunked delta rule by implementation (framework.gdn_kernel). fla and
+/// FlashQLA are rates; transformers' PyTorch fallback (torch_chunk_gated_delta_rule, what HF code
+/// runs without flash-linear-attention) is host-bound: it issues a few small kernels per chunk
+/// of the sequence, one chunk after another, and solves each chunk's triangular system row by
+/// row over all chunks at once in fp32.
+struct GdnKernels {
+  GdnKernelRate fla;
+  GdnKernelRate flashqla;
+  double torch_forward_ops_per_chunk = 0;    // kernels the host issues per chunk, forward
+  double torch_backward_ops_per_chunk = 0;   // and backward (autograd of the same loop)
+  double torch_solve_ops_per_row = 0;        // kernels per row of the triangular solve
+  double torch_solve_bytes_per_element = 0;  // HBM bytes per element of a row's i x i block
+  double other_linear_mixers = 0;  // Mamba and lightning attention state kernels (one rate)
+};
+
 /// The values for one GPU (per-GPU overrides applied).
 struct KernelEfficiency {
   double gemm_large = 0;           // dense GEMM on large, well-shaped operands
@@ -19,7 +41,7 @@ struct KernelEfficiency {
   double attention_forward = 0;    // flash attention, long sequences
   double attention_backward = 0;
   double attention_half_seq = 0;        // tokens: S / (S + half) of the long-sequence value
-  double gated_deltanet = 0;            // on the FLOP megatron-core counts for the GDN state
+  GdnKernels gated_deltanet;            // linear-attention state kernels
   double hbm_efficiency = 0;            // memory-bound kernels: achieved / HBM bandwidth
   double moe_routing_skew = 1;          // busiest expert rank's tokens / the mean
   double async_tp_max_step_saving = 0;  // the most of a step async TP hides (overlap.tp_comm)

@@ -91,12 +91,17 @@ Result<StepSetup> PrepareStep(const ResolvedJob& job, const KernelEfficiencyFile
   in.cross_entropy = job.spec.cross_entropy;
   in.attention = job.spec.attention;
   in.mfu_ceilings = &setup.mfu_ceilings;
+  in.image_tokens = job.spec.sequence.image_tokens;
   setup.tables = BuildStepTables(in);
   // The kernel file's per-GPU calibration is keyed by the catalog name, as is the FA2 list.
   const std::string& gpu_key =
       job.gpu().catalog_name.empty() ? job.gpu().name : job.gpu().catalog_name;
   STRATA_ASSIGN_OR_RETURN(setup.tables.framework, ResolveFramework(frameworks, job.spec, gpu_key));
   setup.tables.framework_counts = CountFrameworkModel(job.model);
+  setup.tables.gdn_chunk_tokens = static_cast<double>(constants.gdn_chunk_tokens);
+  if (setup.tables.gdn_layers > 0 && setup.tables.framework.on) {
+    setup.tables.framework.assumptions.push_back(GdnKernelAssumption(setup.tables.framework));
+  }
   setup.layout = StepLayoutOf(job);
   if (job.spec.activation_offload.on()) {
     // What the offloaded layers save, from the memory ledger's per-layer decomposition.

@@ -8,6 +8,7 @@
 #include "strata/job/training_modes_parse.h"
 #include "strata/model/flop_conventions.h"
 #include "strata/sim/framework_overhead.h"
+#include "strata/sim/gdn_kernels.h"
 #include "strata/sim/pipeline_bubble.h"
 #include "strata/sim/step_placement.h"
 
@@ -141,7 +142,9 @@ double BubbleFractionOf(const ParallelLayout& l, int64_t micro_batches,
 StageShare CriticalStageOf(const ParallelLayout& l, int64_t layers,
                            const MicroBatchCompute& whole) {
   if (l.pp <= 1 || layers <= 0) return {1.0, true};
-  auto without_logits = [](const KernelTimes& k) { return k.total() - k.logits_and_loss; };
+  auto without_logits = [](const KernelTimes& k) {
+    return k.total() - k.logits_and_loss - k.vision;
+  };
   const double stack = (without_logits(whole.forward) + without_logits(whole.backward) +
                         without_logits(whole.recompute))
                            .value();
@@ -268,8 +271,8 @@ MicroBatchCompute ComputeMicroBatch(const StepTables& t, const StepLayout& s,
     fwd.attention = u.forward;
     attention_backward = u.backward;
   }
-  fwd.gated_deltanet = Seconds::Of(t.gdn_flop_per_token * tokens / tp /
-                                   (peak * e.gated_deltanet * e.sustained_clock));
+  const LinearStateTimes linear = LinearStateKernelTimes(t, tokens, mbs, tp);
+  fwd.gated_deltanet = linear.forward;
   fwd.memory_bound = Seconds::Of(
       (t.replicated_bytes_per_token / sp_split + t.split_bytes_per_token / tp) * tokens / hbm);
   const double loss =
@@ -279,7 +282,17 @@ MicroBatchCompute ComputeMicroBatch(const StepTables& t, const StepLayout& s,
   // Backward: the GEMMs above (data and weight gradients), twice the forward's FLOP in the
   // kernels without weights and twice its memory traffic.
   bwd.attention = attention_backward;
-  bwd.gated_deltanet = fwd.gated_deltanet * 2;
+  bwd.gated_deltanet = linear.backward;
+  // The vision tower encodes the micro batch's images once, before the decoder (on the first
+  // stage; counted on the critical one as an upper bound). Its GEMMs only: attention inside the
+  // tower depends on the image size. Replicated over TP and CP; no recompute; no backward when
+  // the tower is frozen (nothing before it needs a gradient).
+  if (t.image_tokens_per_sample > 0 && t.vision_flop_per_patch > 0) {
+    const double patches = mbs * t.image_tokens_per_sample * t.vision_patches_per_image_token;
+    const double rate = peak * GemmEfficiency(e, patches, t.vision_hidden, t.vision_hidden);
+    fwd.vision = Seconds::Of(patches * t.vision_flop_per_patch / rate);
+    if (!s.frozen[static_cast<size_t>(ModuleKind::kVision)]) bwd.vision = fwd.vision * 2;
+  }
   bwd.memory_bound = fwd.memory_bound * 2;
   bwd.logits_and_loss += Seconds::Of(2 * loss / 3);
 

@@ -102,8 +102,10 @@ struct KernelTimes {
   Seconds gated_deltanet;   // the chunked linear-attention kernel
   Seconds memory_bound;     // norms, activations, rotary, residuals, router softmax, permutation
   Seconds logits_and_loss;  // the output layer GEMM and cross entropy (last stage)
+  Seconds vision;           // the vision tower's GEMMs over the micro batch's image patches
   Seconds total() const {
-    return dense_gemm + expert_gemm + attention + gated_deltanet + memory_bound + logits_and_loss;
+    return dense_gemm + expert_gemm + attention + gated_deltanet + memory_bound + logits_and_loss +
+           vision;
   }
 };
 

@@ -208,7 +208,13 @@ StepTables BuildStepTables(const StepTableInputs& in) {
       t.score_head_dim = static_cast<double>(c.mla.qk_nope_head_dim + c.mla.qk_rope_head_dim);
       t.score_value_dim = static_cast<double>(c.mla.v_head_dim);
     }
-    t.gdn_flop_per_token += layer.linear_state.count();
+    if (layer.spec.mixer == MixerKind::kGatedDeltaNet) {
+      t.gdn_flop_per_token += layer.linear_state.count();
+      ++t.gdn_layers;
+      t.gdn_value_heads = static_cast<double>(c.linear_attention.num_value_heads);
+    } else {
+      t.other_linear_flop_per_token += layer.linear_state.count();
+    }
     if (layer.spec.ffn == FfnKind::kNone) {
       // a mixer-only block of a hybrid: no feed-forward GEMMs
     } else if (layer.spec.ffn == FfnKind::kDense) {
@@ -233,6 +239,13 @@ StepTables BuildStepTables(const StepTableInputs& in) {
   }
   AddGemm(t.gemms, GemmKind::kLogits, t.forward.logits.count(), static_cast<double>(c.vocab_size),
           h, ModuleKind::kHead);
+  if (c.vision.present) {
+    t.vision_flop_per_patch = t.forward.vision_per_patch.count();
+    t.vision_patches_per_image_token =
+        static_cast<double>(c.vision.spatial_merge_size * c.vision.spatial_merge_size);
+    t.vision_hidden = static_cast<double>(c.vision.hidden_size);
+    t.image_tokens_per_sample = in.image_tokens;
+  }
   if (attention_projection_flop > 0)
     t.mla_up_proj_fraction = mla_up_flop / attention_projection_flop;
   // Cross entropy over the vocabulary: the fused kernel reads the bf16 logits and writes their

@@ -69,7 +69,20 @@ struct StepTables {
   double score_head_dim = 0;   // q.k width per head (QK^T's reduction)
   double score_value_dim = 0;  // v width per head (AV's output width); MLA's differs
   double attention_dropout = 0;
-  double gdn_flop_per_token = 0;  // Gated DeltaNet state forward, all layers
+  double gdn_flop_per_token = 0;  // Gated DeltaNet state forward, all GDN layers
+  // Mamba-1/2 and lightning-attention state forward, all layers (one assumed rate).
+  double other_linear_flop_per_token = 0;
+  // Gated DeltaNet's shape, for its PyTorch fallback: layers, value heads of one layer, and
+  // the chunk the kernels split a sequence into (data/memory_overheads.yaml).
+  int64_t gdn_layers = 0;
+  double gdn_value_heads = 0;
+  double gdn_chunk_tokens = 64;
+  // The vision tower: GEMM FLOP per patch, forward; patches per image token (merge^2); its
+  // width (the GEMMs' n and k); image tokens per sample (sequence.image_tokens).
+  double vision_flop_per_patch = 0;
+  double vision_patches_per_image_token = 0;
+  double vision_hidden = 0;
+  double image_tokens_per_sample = 0;
   // Memory-bound bytes per token, forward, all layers. "Replicated" tensors are hidden-wide
   // (norms, residual adds, MoE permutation): TP ranks each hold all tokens unless sequence
   // parallelism splits them. "Split" tensors are TP-sharded (activations, rotary, gates).
@@ -124,6 +137,7 @@ struct StepTableInputs {
   CrossEntropyImpl cross_entropy = CrossEntropyImpl::kFused;
   AttentionSpec attention;
   const std::vector<MfuCeiling>* mfu_ceilings = nullptr;  // none: no ceiling check
+  double image_tokens = 0;                                // per sample (sequence.image_tokens)
 };
 
 StepTables BuildStepTables(const StepTableInputs& in);
