@@ -85,7 +85,8 @@ int RunHang(int argc, char** argv) {
   // Every file unreadable is bad input, not "no hang": the verdict above says which and why.
   const bool nothing_read = evidence->ranks.empty() && evidence->fr_dumps.empty() &&
                             evidence->watchdog.empty() && evidence->ras.empty() &&
-                            evidence->logs.empty() && evidence->gpu_apps.empty();
+                            evidence->logs.empty() && evidence->gpu_apps.empty() &&
+                            evidence->timelines.empty();
   if (nothing_read && !verdict.hang) return kExitBadInput;
   // Files were read but nothing in them could be used: not "no hang", and not bad input either.
   if (!verdict.hang && verdict.finding.kind == "unknown") return kExitNoVerdict;

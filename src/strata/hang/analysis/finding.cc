@@ -10,6 +10,7 @@
 #include "strata/hang/analysis/finding_reports.h"
 #include "strata/hang/analysis/gloo_finding.h"
 #include "strata/hang/analysis/gloo_sequences.h"
+#include "strata/hang/analysis/horovod_finding.h"
 #include "strata/hang/analysis/pg_stall.h"
 #include "strata/hang/analysis/stack_tree.h"
 
@@ -531,14 +532,14 @@ void FindFirstFailure(const EvidenceSet& ev, Verdict& v) {
   // Strongest first: a device or process failure explains the timeouts that follow it. A rank
   // killed from outside (SIGKILL) comes before the timeouts it causes; a worker that aborted
   // (SIGABRT, the watchdog's own way out) after them does not.
-  const bool found = Cuda(ev, f) || Oom(v, f) || Crash(ev, f) || Network(ev, f) ||
-                     ((!timed_out || KilledRootCause(ev)) && ChildFailed(ev, f)) ||
-                     WorkerFailed(ev, f, true) || HorovodStall(ev, f) || DetailMismatch(ev, f) ||
-                     FlightRecorderReport(ev, f) || Fingerprints(ev, f) || GlooFinding(ev, v, f) ||
-                     Mismatch(v, f) || TimeoutOpMismatch(ev, f) || Ras(ev, f) || Behind(v, f) ||
-                     CompletedCounters(ev, f) || Teardown(ev, v, f) || Silent(ev, v, f) ||
-                     Timeout(ev, v, f) || Stuck(ev, f) || Stacks(ev, v, f) || ChildFailed(ev, f) ||
-                     WorkerFailed(ev, f, false);
+  const bool found =
+      Cuda(ev, f) || Oom(v, f) || Crash(ev, f) || Network(ev, f) ||
+      ((!timed_out || KilledRootCause(ev)) && ChildFailed(ev, f)) || WorkerFailed(ev, f, true) ||
+      HorovodStall(ev, f) || HorovodTimelineFinding(ev, f) || DetailMismatch(ev, f) ||
+      FlightRecorderReport(ev, f) || Fingerprints(ev, f) || GlooFinding(ev, v, f) ||
+      Mismatch(v, f) || TimeoutOpMismatch(ev, f) || Ras(ev, f) || Behind(v, f) ||
+      CompletedCounters(ev, f) || Teardown(ev, v, f) || Silent(ev, v, f) || Timeout(ev, v, f) ||
+      Stuck(ev, f) || Stacks(ev, v, f) || ChildFailed(ev, f) || WorkerFailed(ev, f, false);
   if (!found) {
     // Only evidence that observes state can show a healthy job: a Gloo dump's states are
     // placeholders (gloo_sequences.h), so sequences that agree say nothing about completion.

@@ -66,21 +66,6 @@ bool WorkerFailed(const EvidenceSet& ev, Finding& f, bool killed_only) {
   return false;
 }
 
-// Horovod's stall inspector names the ranks that have not submitted a tensor the others wait on.
-bool HorovodStall(const EvidenceSet& ev, Finding& f) {
-  const auto lines = Of(ev, FailureKind::kHorovodStall);
-  if (lines.empty()) return false;
-  std::set<int64_t> ranks;
-  for (const FailureSignal* s : lines) ranks.insert(s->ranks.begin(), s->ranks.end());
-  f.kind = "lagging_rank";
-  f.ranks.assign(ranks.begin(), ranks.end());
-  f.summary = fmt::format(
-      "Horovod stall: rank {} never submitted tensors the other ranks wait on (stall inspector)",
-      FormatRankRanges(f.ranks));
-  f.evidence.push_back(Cite(*lines.front()));
-  return true;
-}
-
 // TORCH_DISTRIBUTED_DEBUG=DETAIL's "Detected mismatch between collectives on ranks": the same
 // SequenceNumber with different collectives or shapes is a mismatch (either side may be wrong);
 // different SequenceNumbers put the rank with the lower one behind.

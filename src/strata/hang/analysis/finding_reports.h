@@ -1,7 +1,7 @@
 // First failures that one report line names outright, and the two helpers every finding uses
-// to cite and select failure lines: torchrun's worker exits, Horovod's stall inspector and
-// ProcessGroupWrapper's (TORCH_DISTRIBUTED_DEBUG=DETAIL) mismatch report. finding.h orders them
-// among the others.
+// to cite and select failure lines: torchrun's worker exits and ProcessGroupWrapper's
+// (TORCH_DISTRIBUTED_DEBUG=DETAIL) mismatch report (Horovod's are in horovod_finding.h).
+// finding.h orders them among the others.
 #ifndef STRATA_HANG_ANALYSIS_FINDING_REPORTS_H_
 #define STRATA_HANG_ANALYSIS_FINDING_REPORTS_H_
 
@@ -27,9 +27,6 @@ bool KilledRootCause(const EvidenceSet& ev);
 
 /// torchrun's "failed (exitcode: N) local_rank: L" line; `killed_only`: only exit code -9.
 bool WorkerFailed(const EvidenceSet& ev, Finding& f, bool killed_only);
-
-/// Horovod's stall inspector: the ranks that never submitted the tensors the others wait on.
-bool HorovodStall(const EvidenceSet& ev, Finding& f);
 
 /// "Detected mismatch between collectives on ranks": a mismatch, or a rank behind.
 bool DetailMismatch(const EvidenceSet& ev, Finding& f);

@@ -11,6 +11,7 @@
 #include "strata/core/file_io.h"
 #include "strata/core/strings.h"
 #include "strata/hang/parsers/flight_recorder.h"
+#include "strata/hang/parsers/horovod_timeline.h"
 #include "strata/hang/parsers/nccl_ras.h"
 #include "strata/hang/parsers/pyspy.h"
 #include "strata/hang/parsers/watchdog_log.h"
@@ -41,6 +42,7 @@ enum class FileKind {
   kComputeApps,
   kBinary,
   kUnknownJson,
+  kHorovodTimeline,
   kLog
 };
 
@@ -61,6 +63,7 @@ FileKind Sniff(std::string_view contents) {
     }
     return FileKind::kUnknownJson;
   }
+  if (LooksLikeChromeTraceArray(head)) return FileKind::kHorovodTimeline;
   if (head[first] == '[') {  // py-spy --json is an array of objects; "[rank3]:" starts a log line
     const size_t second = head.find_first_not_of(" \t\r\n", first + 1);
     if (second == std::string_view::npos || head[second] == '{' || head[second] == ']') {
@@ -178,6 +181,15 @@ void AddFile(EvidenceSet& set, std::string_view contents, const std::string& fil
         return;
       }
       set.ras.push_back(std::move(report).value());
+      return;
+    }
+    case FileKind::kHorovodTimeline: {
+      auto timeline = ParseHorovodTimeline(contents, file);
+      if (!timeline.ok()) {
+        set.unreadable.push_back({file, Reason(timeline.error())});
+        return;
+      }
+      set.timelines.push_back(std::move(timeline).value());
       return;
     }
     case FileKind::kManifest:

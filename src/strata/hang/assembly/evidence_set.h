@@ -1,6 +1,7 @@
 // Everything `strata hang` was given, parsed: bundle directories written by `strata collect`
-// and loose files (py-spy dumps, flight-recorder dumps, logs, NCCL RAS output), sniffed by
-// content. Any subset works; a file that cannot be read is listed with the reason and skipped.
+// and loose files (py-spy dumps, flight-recorder dumps, logs, NCCL RAS output, Horovod
+// timelines), sniffed by content. Any subset works; a file that cannot be read is listed with
+// the reason and skipped.
 #ifndef STRATA_HANG_ASSEMBLY_EVIDENCE_SET_H_
 #define STRATA_HANG_ASSEMBLY_EVIDENCE_SET_H_
 
@@ -16,6 +17,7 @@
 #include "strata/hang/evidence/evidence.h"
 #include "strata/hang/parsers/failure_log.h"
 #include "strata/hang/parsers/gloo_log.h"
+#include "strata/hang/parsers/horovod_timeline.h"
 #include "strata/hang/parsers/log_signals.h"
 
 namespace strata::hang {
@@ -58,6 +60,7 @@ struct EvidenceSet {
   std::vector<LogSignal> log_signals;
   std::vector<FailureSignal> failures;
   std::vector<GlooSignal> gloo;
+  std::vector<HorovodTimeline> timelines;  // HOROVOD_TIMELINE files
   std::vector<GpuApp> gpu_apps;
   std::vector<Unreadable> unreadable;
   std::vector<std::string> hosts;

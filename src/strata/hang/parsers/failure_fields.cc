@@ -117,38 +117,6 @@ void ReadDetailMismatch(std::string_view line, FailureSignal* s) {
                   : std::string(TrimSpace(line.substr(aspects + 32, 120)));
 }
 
-// Horovod's stall inspector: "Missing ranks:" then "1: [tensor, ...]" ("1!: [" when it shuts the
-// job down), possibly behind an mpirun prefix ("[0] 0: [..."): the rank before ": [".
-std::optional<int64_t> HorovodRankLine(std::string_view line) {
-  const size_t at = line.find(": [");
-  if (at == std::string_view::npos || at == 0) return std::nullopt;
-  std::string_view head = line.substr(0, at);
-  if (const size_t sp = head.rfind(' '); sp != std::string_view::npos) head.remove_prefix(sp + 1);
-  if (head.ends_with('!')) head.remove_suffix(1);
-  if (head.empty() || head.size() > 7 ||
-      head.find_first_not_of("0123456789") != std::string_view::npos) {
-    return std::nullopt;
-  }
-  return LeadingInt(head);
-}
-
-// The older format on one line: "HorovodBroadcast_x_0 [missing ranks: 0, 1, 3]".
-std::vector<int64_t> HorovodMissingList(std::string_view line) {
-  std::vector<int64_t> out;
-  const size_t at = line.find("[missing ranks:");
-  if (at == std::string_view::npos) return out;
-  std::string_view rest = line.substr(at + 15);
-  while (!rest.empty() && out.size() < 100000) {
-    while (!rest.empty() && (rest.front() == ' ' || rest.front() == ',')) rest.remove_prefix(1);
-    size_t used = 0;
-    const auto r = LeadingInt(rest, &used);
-    if (!r || used == 0) break;
-    out.push_back(*r);
-    rest.remove_prefix(used);
-  }
-  return out;
-}
-
 // "failed to connect to 192.168.121.122:1040 (errno: 113 ...)" or "... to [::ffff:0.0.0.5]:40323":
 // the host, without its port; the "to any network address of (host, port)" summary is skipped.
 std::string StoreHost(std::string_view line) {

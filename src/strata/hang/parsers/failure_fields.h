@@ -35,12 +35,6 @@ std::vector<int64_t> RankSet(std::string_view s);
 /// op, other_seq, other_op and detail.
 void ReadDetailMismatch(std::string_view line, FailureSignal* s);
 
-/// Horovod's stall inspector list line "1: [tensor, ...]": the rank.
-std::optional<int64_t> HorovodRankLine(std::string_view line);
-
-/// The older one-line format "... [missing ranks: 0, 1, 3]": the ranks.
-std::vector<int64_t> HorovodMissingList(std::string_view line);
-
 /// The host of "failed to connect to <host>:<port>", without its port.
 std::string StoreHost(std::string_view line);
 

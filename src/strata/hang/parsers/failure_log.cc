@@ -1,19 +1,19 @@
 #include "strata/hang/parsers/failure_log.h"
 
+#include <algorithm>
 #include <limits>
 
 #include "strata/core/strings.h"
 #include "strata/core/text_scan.h"
 #include "strata/hang/parsers/failure_fields.h"
 #include "strata/hang/parsers/failure_line.h"
+#include "strata/hang/parsers/horovod_stall.h"
 #include "strata/hang/parsers/log_signals.h"
 
 namespace strata::hang {
 namespace {
 
 using failure_fields::Clean;
-using failure_fields::HorovodMissingList;
-using failure_fields::HorovodRankLine;
 using failure_fields::NcclHost;
 using failure_fields::RankSet;
 using failure_fields::ReadPgRank;
@@ -22,15 +22,15 @@ constexpr size_t kMaxTextChars = 300;
 
 // One line at a time: a line that reports a failure alone (failure_line.h) is emitted at once;
 // the blocks that span lines (torchrun's summary records, the Flight Recorder analyser's report,
-// Horovod's list of missing ranks) are collected here.
+// Horovod's stall warnings, horovod_stall.h) are collected here.
 class Scanner {
  public:
-  explicit Scanner(const std::string& file) : file_(file) {}
+  explicit Scanner(const std::string& file) : file_(file), horovod_(file) {}
 
   void Line(std::string_view raw, int number) {
     const std::string line = Clean(raw);
     if (line.empty()) return;
-    if (ReadHorovod(line, number)) return;
+    if (horovod_.Line(line, number)) return;
     if (ReadSummary(line, number)) return;
     FailureSignal s;
     if (!ClassifyFailureLine(line, &s)) return;
@@ -41,6 +41,10 @@ class Scanner {
     FlushRecord();
     if (fr_) out_.push_back(std::move(*fr_));
     fr_.reset();
+    for (FailureSignal& s : horovod_.Take()) out_.push_back(std::move(s));
+    std::stable_sort(out_.begin(), out_.end(), [](const FailureSignal& a, const FailureSignal& b) {
+      return a.line < b.line;
+    });
     return std::move(out_);
   }
 
@@ -53,35 +57,6 @@ class Scanner {
     s.line = number;
     s.text = std::string(line.substr(0, kMaxTextChars));
     out_.push_back(std::move(s));
-  }
-
-  bool ReadHorovod(std::string_view line, int number) {
-    if (Contains(line, "waiting for remainder of ranks")) {
-      horovod_list_ = false;  // the list follows "Missing ranks:" / "Stalled ranks:"
-      horovod_header_ = true;
-    } else if (horovod_header_ &&
-               (line.ends_with("Missing ranks:") || line.ends_with("Stalled ranks:"))) {
-      horovod_list_ = true;
-      return true;
-    }
-    std::vector<int64_t> ranks = HorovodMissingList(line);
-    if (ranks.empty() && horovod_list_) {
-      if (auto r = HorovodRankLine(line)) {
-        ranks.push_back(*r);
-      } else {
-        horovod_list_ = false;
-      }
-    }
-    if (ranks.empty()) return false;
-    FailureSignal s;
-    s.kind = FailureKind::kHorovodStall;
-    s.ranks = std::move(ranks);
-    s.detail = "Horovod stall inspector: tensors not submitted by these ranks";
-    s.file = file_;
-    s.line = number;
-    s.text = std::string(line.substr(0, kMaxTextChars));
-    out_.push_back(std::move(s));
-    return true;
   }
 
   // torchrun's summary: "Failures:" / "Root Cause (first observed failure):", then records
@@ -189,8 +164,7 @@ class Scanner {
   bool root_ = false;
   std::optional<FailureSignal> record_;
   std::optional<FailureSignal> fr_;
-  bool horovod_header_ = false;
-  bool horovod_list_ = false;
+  HorovodStallReader horovod_;
 };
 
 }  // namespace

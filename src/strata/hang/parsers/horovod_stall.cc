@@ -1,0 +1,165 @@
+#include "strata/hang/parsers/horovod_stall.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <vector>
+
+#include "strata/core/strings.h"
+#include "strata/core/text_scan.h"
+
+namespace strata::hang {
+namespace {
+
+constexpr size_t kMaxTextChars = 300;
+constexpr int64_t kMaxRank = 10'000'000;  // a list naming a higher rank is not a rank list
+
+bool IsDigit(char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; }
+
+// "0, 3, 5]" (after "[missing ranks:" or "[ready ranks:"): the numbers up to the ']'.
+std::optional<std::vector<int64_t>> NumberList(std::string_view rest) {
+  std::vector<int64_t> out;
+  while (out.size() < 100000) {
+    while (!rest.empty() && (rest.front() == ' ' || rest.front() == ',')) rest.remove_prefix(1);
+    if (rest.empty() || rest.front() == ']') break;
+    size_t used = 0;
+    const auto r = LeadingInt(rest, &used);
+    if (!r || used == 0 || *r < 0 || *r > kMaxRank) return std::nullopt;
+    out.push_back(*r);
+    rest.remove_prefix(used);
+  }
+  if (out.empty()) return std::nullopt;
+  return out;
+}
+
+// "3: [t1, t2]" or "3!: [" (behind any prefix word): the rank and whether it is marked '!'.
+std::optional<std::pair<int64_t, bool>> RankLine(std::string_view line) {
+  const size_t at = line.find(": [");
+  if (at == std::string_view::npos || at == 0) return std::nullopt;
+  std::string_view head = line.substr(0, at);
+  if (const size_t sp = head.rfind(' '); sp != std::string_view::npos) head.remove_prefix(sp + 1);
+  const bool marked = head.ends_with('!');
+  if (marked) head.remove_suffix(1);
+  if (head.empty() || head.size() > 7 || !std::all_of(head.begin(), head.end(), IsDigit))
+    return std::nullopt;
+  return std::make_pair(*LeadingInt(head), marked);
+}
+
+}  // namespace
+
+std::string StripMpiTags(std::string_view line) {
+  std::string out;
+  out.reserve(line.size());
+  size_t pos = 0;
+  while (pos < line.size()) {
+    const size_t open = line.find('[', pos);
+    if (open == std::string_view::npos) break;
+    // "[" digits "," digits "]<std" ("out>:" | "err>:")
+    size_t i = open + 1;
+    auto digits = [&] {
+      const size_t from = i;
+      while (i < line.size() && IsDigit(line[i])) ++i;
+      return i > from;
+    };
+    bool tag = digits() && i < line.size() && line[i] == ',' && (++i, digits());
+    if (tag) {
+      const std::string_view rest = line.substr(i);
+      tag = rest.starts_with("]<stderr>:") || rest.starts_with("]<stdout>:");
+    }
+    if (!tag) {
+      out.append(line.substr(pos, open + 1 - pos));
+      pos = open + 1;
+      continue;
+    }
+    out.append(line.substr(pos, open - pos));
+    pos = i + 10;  // past "]<stderr>:"
+  }
+  out.append(line.substr(std::min(pos, line.size())));
+  return out;
+}
+
+bool HorovodStallReader::Line(std::string_view cleaned, int number) {
+  const std::string untagged = Contains(cleaned, ">:") ? StripMpiTags(cleaned) : "";
+  const std::string_view line = TrimSpace(untagged.empty() ? cleaned : untagged);
+  // The first sentence; a terminal may split it anywhere after its start.
+  if (Contains(line, "submitted to be reduced, gathered or broadcasted") ||
+      Contains(line, "waiting for remainder of ranks")) {
+    Flush();
+    header_ = true;
+    return true;
+  }
+  if (line == "Stalled ops:" || line.ends_with(" Stalled ops:")) {
+    header_ = true;
+    return true;
+  }
+  if (header_ && (line.ends_with("Missing ranks:") || line.ends_with("Stalled ranks:"))) {
+    list_ = true;
+    return true;
+  }
+  if (list_) {
+    if (const auto r = RankLine(line)) {
+      shutdown_ = shutdown_ || r->second;
+      Add(line, number, {r->first});
+      return true;
+    }
+    list_ = false;
+  }
+  if (current_ && Contains(line, "is stalled for longer than") && Contains(line, "Will shutdown")) {
+    shutdown_ = true;
+    return true;
+  }
+  for (const std::string_view key : {"[missing ranks:", "[ready ranks:"}) {
+    const size_t at = line.find(key);
+    if (at == std::string_view::npos) continue;
+    const auto listed = NumberList(line.substr(at + key.size()));
+    if (!listed) return false;
+    std::set<int64_t> ranks(listed->begin(), listed->end());
+    if (key == "[ready ranks:") {
+      // Only ranks below the highest ready one are known to exist: those not listed are missing.
+      std::set<int64_t> missing;
+      for (int64_t r = 0; r < *ranks.rbegin(); ++r) {
+        if (!ranks.contains(r)) missing.insert(r);
+      }
+      ready_format_ = true;
+      ranks = std::move(missing);
+    }
+    Add(line, number, ranks);
+    return true;
+  }
+  return false;
+}
+
+void HorovodStallReader::Add(std::string_view line, int number, const std::set<int64_t>& ranks) {
+  if (!current_) {
+    current_ = FailureSignal{};
+    current_->kind = FailureKind::kHorovodStall;
+    current_->file = file_;
+    current_->line = number;
+    current_->text = std::string(line.substr(0, kMaxTextChars));
+  }
+  ranks_.insert(ranks.begin(), ranks.end());
+}
+
+void HorovodStallReader::Flush() {
+  if (current_) {
+    current_->ranks.assign(ranks_.begin(), ranks_.end());
+    current_->detail =
+        ready_format_
+            ? "Horovod stall inspector (ready-ranks format): ranks below the highest ready one "
+              "that are not listed as ready"
+            : "Horovod stall inspector: tensors not submitted by these ranks";
+    if (shutdown_) current_->detail += "; stalled past the shutdown time, Horovod shuts down";
+    done_.push_back(std::move(*current_));
+  }
+  current_.reset();
+  ranks_.clear();
+  header_ = list_ = shutdown_ = ready_format_ = false;
+}
+
+std::vector<FailureSignal> HorovodStallReader::Take() {
+  Flush();
+  return std::move(done_);
+}
+
+}  // namespace strata::hang
