@@ -103,4 +103,20 @@ Result<ResolvedJob> ResolveJobRequest(const JobRequest& request) {
   return job;
 }
 
+void AddCalibrationOption(CLI::App& app, std::string& path) {
+  app.add_option("--calibration", path,
+                 "scale the kernel efficiencies by measured/predicted ratios written by `strata "
+                 "profile TRACE... --job JOB --write-calibration FILE`");
+}
+
+Result<Workspace> LoadWorkspaceFor(const ResolvedJob& job, const std::string& calibration_path,
+                                   std::optional<calibrate::AppliedCalibration>& applied) {
+  STRATA_ASSIGN_OR_RETURN(Workspace workspace, Workspace::Load());
+  if (calibration_path.empty()) return workspace;
+  STRATA_ASSIGN_OR_RETURN(calibrate::Calibration c, calibrate::LoadCalibration(calibration_path));
+  STRATA_ASSIGN_OR_RETURN(applied,
+                          calibrate::ApplyCalibration(c, calibration_path, job, workspace));
+  return workspace;
+}
+
 }  // namespace strata::cli

@@ -12,8 +12,12 @@
 #define STRATA_CLI_JOB_OPTIONS_H_
 
 #include <CLI/CLI.hpp>
+#include <optional>
+#include <string>
 
+#include "strata/calibrate/calibration.h"
 #include "strata/core/result.h"
+#include "strata/eval/workspace.h"
 #include "strata/job/resolved_job.h"
 
 namespace strata::cli {
@@ -26,6 +30,14 @@ void AddJobOptions(CLI::App& app, JobRequest& request);
 /// --set applied (cluster.gpu, cluster.nodes and cluster.gpus_per_node given by --set also
 /// answer what a launch command does not say). Errors name the --from file.
 Result<ResolvedJob> ResolveJobRequest(const JobRequest& request);
+
+/// Registers --calibration FILE (a `strata profile --write-calibration` file) on `app`.
+void AddCalibrationOption(CLI::App& app, std::string& path);
+
+/// The data files, with the kernel efficiencies scaled by the calibration at `calibration_path`
+/// when one is given (`applied` then says what was scaled and what does not carry over).
+Result<Workspace> LoadWorkspaceFor(const ResolvedJob& job, const std::string& calibration_path,
+                                   std::optional<calibrate::AppliedCalibration>& applied);
 
 }  // namespace strata::cli
 

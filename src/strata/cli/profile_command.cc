@@ -2,17 +2,42 @@
 // profiler traces (plain or gzip Chrome-trace JSON, one file per rank, or directories of them).
 #include <fmt/format.h>
 
+#include <cstdlib>
+#include <ctime>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "strata/cli/cli_common.h"
 #include "strata/cli/commands.h"
+#include "strata/cli/job_options.h"
 #include "strata/core/json_output.h"
+#include "strata/eval/evaluation.h"
 #include "strata/profile/profile.h"
 #include "strata/report/profile_report.h"
+#include "strata/report/trace_comparison_report.h"
 
 namespace strata::cli {
+
+namespace {
+
+// Now in UTC, or SOURCE_DATE_EPOCH's time when it is set (reproducible output).
+std::string CreatedDate() {
+  std::time_t t = std::time(nullptr);
+  if (const char* epoch = std::getenv("SOURCE_DATE_EPOCH")) {
+    char* end = nullptr;
+    const long long v = std::strtoll(epoch, &end, 10);
+    if (end != epoch && *end == '\0') t = static_cast<std::time_t>(v);
+  }
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+}  // namespace
 
 int RunProfile(int argc, char** argv) {
   CLI::App app{
@@ -20,6 +45,9 @@ int RunProfile(int argc, char** argv) {
       "ProfilerStep#N, GPU busy and idle time, dense and grouped GEMM, attention, "
       "linear attention, memory-bound kernels, NCCL (overlapped and exposed) and other "
       "communication, memcpy, memset.\n"
+      "With --job: the measured step beside the step model's prediction for the job, per "
+      "component, with the ratio measured/predicted, the slowest rank and why; "
+      "--write-calibration keeps the ratios for `strata step --calibration`.\n"
       "Exit codes: 0 read, 2 bad usage or a file that is not a trace, 3 traces read but no GPU "
       "event in any of them.",
       "strata profile"};
@@ -30,7 +58,24 @@ int RunProfile(int argc, char** argv) {
   AddOutputOptions(app, out, kJsonFlag, "", "the breakdown");
   app.add_option("--rules", rules,
                  "kernel classification rules (default: data/profile/kernel_classes.yaml)");
+  JobRequest job_request;
+  std::string calibration_out;
+  app.add_option("--job", job_request.job,
+                 "compare with the step model's prediction for this job (a job file or a name "
+                 "from data/jobs/)");
+  app.add_option("--set", job_request.overrides,
+                 "override a field of the --job job: --set parallel.ep=16 (repeatable)");
+  app.add_option("--write-calibration", calibration_out,
+                 "write the measured/predicted ratio of each component (JSON) for `strata step "
+                 "--calibration` (needs --job)");
   if (auto code = ParseArgs(app, argc, argv)) return *code;
+  if (job_request.job.empty() && !job_request.overrides.empty()) {
+    return ReportError(InvalidInput("--set needs --job: it overrides a field of the job"));
+  }
+  if (job_request.job.empty() && !calibration_out.empty()) {
+    return ReportError(
+        InvalidInput("--write-calibration needs --job: the ratios are against its prediction"));
+  }
 
   auto files = profile::ExpandTracePaths(paths);
   if (!files.ok()) return ReportError(files.error());
@@ -41,8 +86,37 @@ int RunProfile(int argc, char** argv) {
   // The default rules by their place in the tree, so output does not depend on the checkout.
   if (rules.empty()) report->rules_file = "data/profile/kernel_classes.yaml";
   for (const std::string& w : report->warnings) Warn(w);
-  const std::string text =
-      out.json ? DumpJson(profile::ProfileJson(*report)) : profile::ProfileText(*report);
+  std::optional<calibrate::TraceComparison> comparison;
+  std::optional<Evaluation> evaluation;
+  if (!job_request.job.empty()) {
+    auto job = ResolveJobRequest(job_request);
+    if (!job.ok()) return ReportError(job.error());
+    auto workspace = Workspace::Load();
+    if (!workspace.ok()) return ReportError(workspace.error());
+    auto e = EvaluateJob(*workspace, *job, {.depth = EvalDepth::kStep});
+    if (!e.ok()) return ReportError(e.error());
+    auto c = calibrate::CompareWithJob(*report, *e);
+    if (!c.ok()) return ReportError(c.error());
+    for (const std::string& w : c->warnings) Warn(w);
+    comparison = std::move(c).value();
+    evaluation = std::move(e).value();
+  }
+  std::string text;
+  if (out.json) {
+    Json j = profile::ProfileJson(*report);
+    if (comparison) j["comparison"] = calibrate::ComparisonJson(*comparison);
+    text = DumpJson(j);
+  } else {
+    text = profile::ProfileText(*report);
+    if (comparison) text += calibrate::ComparisonText(*comparison);
+  }
+  if (comparison && !calibration_out.empty()) {
+    const calibrate::Calibration c =
+        calibrate::MakeCalibration(*comparison, *evaluation, CreatedDate());
+    if (auto st = calibrate::WriteCalibration(c, calibration_out); !st.ok()) {
+      return ReportError(st.error());
+    }
+  }
   if (int code = EmitOutputs(out, text); code != kExitOk) return code;
   for (const profile::RankProfile& r : report->ranks) {
     if (r.whole_trace.gpu_events > 0) return kExitOk;

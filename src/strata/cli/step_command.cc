@@ -12,6 +12,7 @@
 #include "strata/report/html_report.h"
 #include "strata/report/step_json.h"
 #include "strata/report/step_text.h"
+#include "strata/report/trace_comparison_report.h"
 
 namespace strata::cli {
 
@@ -23,7 +24,9 @@ int RunStep(int argc, char** argv) {
       "strata step"};
   JobRequest request;
   OutputOptions out;
+  std::string calibration;
   AddJobOptions(app, request);
+  AddCalibrationOption(app, calibration);
   AddOutputOptions(app, out, kJsonFlag | kExplainFlag | kSvgFlag,
                    "print each formula with the numbers substituted and a timeline of one micro "
                    "batch");
@@ -31,12 +34,20 @@ int RunStep(int argc, char** argv) {
 
   auto job = ResolveJobRequest(request);
   if (!job.ok()) return ReportError(job.error());
-  auto workspace = Workspace::Load();
+  std::optional<calibrate::AppliedCalibration> applied;
+  auto workspace = LoadWorkspaceFor(*job, calibration, applied);
   if (!workspace.ok()) return ReportError(workspace.error());
   auto e = EvaluateJob(*workspace, *job, {.depth = EvalDepth::kStep, .assumption_effects = true});
   if (!e.ok()) return ReportError(e.error());
-  const std::string text =
-      out.json ? DumpJson(StepToJson(*e)) : RenderStepText(*e, out.explain, job->reference);
+  std::string text;
+  if (out.json) {
+    Json j = StepToJson(*e);
+    if (applied) j["calibration"] = calibrate::CalibrationNoteJson(*applied);
+    text = DumpJson(j);
+  } else {
+    text = (applied ? calibrate::CalibrationText(*applied) : "") +
+           RenderStepText(*e, out.explain, job->reference);
+  }
   return EmitOutputs(out, text, [&] { return StepFigure(*e->step).svg; });
 }
 

@@ -1,0 +1,330 @@
+#include "strata/calibrate/calibration.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "strata/core/file_io.h"
+#include "strata/core/json_fields.h"
+#include "strata/core/json_input.h"
+
+namespace strata::calibrate {
+
+namespace {
+
+std::string BaseName(const std::string& path) {
+  return std::filesystem::path(path).filename().string();
+}
+
+// The model's own GEMM rate over the groups of `kinds`: sum of FLOP / sum of time of the forward
+// terms it priced (every GEMM of a group runs at its group's shape, backward at the same rate).
+std::optional<double> ModelRate(const StepResult& r, std::initializer_list<GemmKind> kinds) {
+  double flop = 0, time = 0;
+  for (const GemmTerm& g : r.gemms) {
+    if (std::find(kinds.begin(), kinds.end(), g.kind) == kinds.end()) continue;
+    flop += g.flop;
+    time += g.time.s();
+  }
+  if (!(flop > 0) || !(time > 0)) return std::nullopt;
+  return flop / time;
+}
+
+Error FieldError(const std::string& file, const std::string& field, std::string message) {
+  Error e = InvalidInput(std::move(message));
+  e.InFile(file);
+  e.field = field;
+  return e;
+}
+
+Result<double> NumberAt(const nlohmann::json& o, const std::string& key, const std::string& file,
+                        const std::string& path, bool positive) {
+  const std::string field = path.empty() ? key : path + "." + key;
+  if (!o.contains(key)) return FieldError(file, field, "missing");
+  const nlohmann::json& v = o.at(key);
+  if (!v.is_number()) {
+    return FieldError(file, field, "expected a number, got " + DescribeJsonValue(v));
+  }
+  const double d = v.get<double>();
+  if (!std::isfinite(d) || d < 0 || (positive && d == 0)) {
+    return FieldError(file, field,
+                      fmt::format("expected a {} number, got {}",
+                                  positive ? "positive" : "non-negative", JsonPreview(v)));
+  }
+  return d;
+}
+
+Result<std::string> StringAt(const nlohmann::json& o, const std::string& key,
+                             const std::string& file, const std::string& path, bool required) {
+  const std::string field = path.empty() ? key : path + "." + key;
+  if (!o.contains(key) || o.at(key).is_null()) {
+    if (required) return FieldError(file, field, "missing");
+    return std::string();
+  }
+  if (!o.at(key).is_string()) {
+    return FieldError(file, field, "expected a string, got " + DescribeJsonValue(o.at(key)));
+  }
+  return o.at(key).get<std::string>();
+}
+
+}  // namespace
+
+const CalibratedRate* Calibration::Find(std::string_view key) const {
+  for (const CalibratedRate& r : rates) {
+    if (r.key == key) return &r;
+  }
+  return nullptr;
+}
+
+Calibration MakeCalibration(const TraceComparison& comparison, const Evaluation& e,
+                            std::string created) {
+  Calibration c;
+  c.strata_version = STRATA_VERSION;
+  c.created = std::move(created);
+  for (const std::string& f : comparison.trace_files) c.traces.push_back(BaseName(f));
+  c.job_file = comparison.job_file.empty() ? "" : BaseName(comparison.job_file);
+  c.model = e.job.model.name;
+  c.gpu = e.job.gpu().name;
+  c.cluster = e.job.cluster.name;
+  const ParallelLayout& l = e.job.spec.layout;
+  c.tp = l.tp;
+  c.pp = l.pp;
+  c.cp = l.cp;
+  c.ep = l.ep;
+  c.dp = l.dp;
+  c.measured_step_s = comparison.measured_step_s;
+  c.predicted_step_s = comparison.predicted_step_s;
+  const StepResult& r = *e.step;
+  for (const ComponentMapping& m : ComponentMappings()) {
+    const RowComparison& row = comparison[m.row];
+    CalibratedRate rate{std::string(m.key), row.measured_s, row.predicted_s, row.ratio, {}, {}};
+    std::optional<double> model_rate;
+    if (m.row == CompareRow::kDenseGemm) {
+      model_rate = ModelRate(r, {GemmKind::kDense, GemmKind::kRouter, GemmKind::kLogits});
+    } else if (m.row == CompareRow::kExpertGemm) {
+      model_rate = ModelRate(r, {GemmKind::kExpert});
+    }
+    if (model_rate && row.predicted_s > 0 && Plausible(row.ratio)) {
+      rate.model_tflop = row.predicted_s * *model_rate * 1e-12;
+      if (row.measured_s > 0) rate.measured_tflops = *rate.model_tflop / row.measured_s;
+    }
+    c.rates.push_back(std::move(rate));
+  }
+  return c;
+}
+
+Json CalibrationJson(const Calibration& c) {
+  Json j = JsonDocument("calibration");
+  j["calibration_version"] = kCalibrationVersion;
+  j["provenance"] = {{"strata_version", c.strata_version},
+                     {"created", c.created},
+                     {"traces", c.traces},
+                     {"job_file", c.job_file}};
+  j["job"] = {{"model", c.model}, {"gpu", c.gpu}, {"cluster", c.cluster}, {"tp", c.tp},
+              {"pp", c.pp},       {"cp", c.cp},   {"ep", c.ep},           {"dp", c.dp}};
+  j["measured_step_s"] = JsonNumber(c.measured_step_s);
+  j["predicted_step_s"] = JsonNumber(c.predicted_step_s);
+  Json rates = Json::array();
+  for (const CalibratedRate& r : c.rates) {
+    Json o = {{"component", r.key},
+              {"measured_s", JsonNumber(r.measured_s)},
+              {"predicted_s", JsonNumber(r.predicted_s)},
+              {"ratio", r.ratio ? JsonNumber(*r.ratio) : Json(nullptr)}};
+    if (r.model_tflop) o["model_tflop"] = JsonNumber(*r.model_tflop);
+    if (r.measured_tflops) o["measured_tflops"] = JsonNumber(*r.measured_tflops);
+    rates.push_back(std::move(o));
+  }
+  j["rates"] = std::move(rates);
+  return j;
+}
+
+Result<Calibration> ParseCalibration(const std::string& text, const std::string& file) {
+  STRATA_ASSIGN_OR_RETURN(nlohmann::json j,
+                          ParseUntrustedJson(text, file, kJsonMaxDepth, "a calibration file"));
+  if (!j.is_object()) return FieldError(file, "", "expected a JSON object (a calibration file)");
+  STRATA_ASSIGN_OR_RETURN(std::string kind, StringAt(j, "kind", file, "", true));
+  if (kind != "calibration") {
+    Error e = FieldError(file, "kind", "expected \"calibration\", got \"" + kind + "\"");
+    e.hint = "write one with: strata profile TRACE... --job JOB --write-calibration FILE";
+    return e;
+  }
+  if (!j.contains("calibration_version") || !j["calibration_version"].is_number_integer()) {
+    return FieldError(file, "calibration_version", "missing or not an integer");
+  }
+  if (j["calibration_version"].get<int64_t>() != kCalibrationVersion) {
+    Error e = FieldError(file, "calibration_version",
+                         fmt::format("version {} is not read by this strata (it reads {})",
+                                     j["calibration_version"].get<int64_t>(), kCalibrationVersion));
+    return e;
+  }
+  Calibration c;
+  for (const char* section : {"provenance", "job"}) {
+    if (!j.contains(section) || !j[section].is_object()) {
+      return FieldError(file, section, "missing or not an object");
+    }
+  }
+  const nlohmann::json& p = j["provenance"];
+  STRATA_ASSIGN_OR_RETURN(c.strata_version,
+                          StringAt(p, "strata_version", file, "provenance", false));
+  STRATA_ASSIGN_OR_RETURN(c.created, StringAt(p, "created", file, "provenance", false));
+  STRATA_ASSIGN_OR_RETURN(c.job_file, StringAt(p, "job_file", file, "provenance", false));
+  if (p.contains("traces")) {
+    if (!p["traces"].is_array()) return FieldError(file, "provenance.traces", "expected a list");
+    for (const nlohmann::json& t : p["traces"]) {
+      if (!t.is_string()) return FieldError(file, "provenance.traces", "expected file names");
+      c.traces.push_back(t.get<std::string>());
+    }
+  }
+  const nlohmann::json& job = j["job"];
+  STRATA_ASSIGN_OR_RETURN(c.model, StringAt(job, "model", file, "job", true));
+  STRATA_ASSIGN_OR_RETURN(c.gpu, StringAt(job, "gpu", file, "job", true));
+  STRATA_ASSIGN_OR_RETURN(c.cluster, StringAt(job, "cluster", file, "job", false));
+  for (auto [key, field] :
+       {std::pair{"tp", &c.tp}, {"pp", &c.pp}, {"cp", &c.cp}, {"ep", &c.ep}, {"dp", &c.dp}}) {
+    STRATA_ASSIGN_OR_RETURN(double v, NumberAt(job, key, file, "job", true));
+    *field = static_cast<int64_t>(v);
+  }
+  STRATA_ASSIGN_OR_RETURN(c.measured_step_s, NumberAt(j, "measured_step_s", file, "", false));
+  STRATA_ASSIGN_OR_RETURN(c.predicted_step_s, NumberAt(j, "predicted_step_s", file, "", false));
+  if (!j.contains("rates") || !j["rates"].is_array()) {
+    return FieldError(file, "rates", "missing or not a list");
+  }
+  for (size_t i = 0; i < j["rates"].size(); ++i) {
+    const nlohmann::json& o = j["rates"][i];
+    const std::string path = fmt::format("rates[{}]", i);
+    if (!o.is_object()) return FieldError(file, path, "expected an object");
+    CalibratedRate r;
+    STRATA_ASSIGN_OR_RETURN(r.key, StringAt(o, "component", file, path, true));
+    const auto& mappings = ComponentMappings();
+    if (std::none_of(mappings.begin(), mappings.end(),
+                     [&](const ComponentMapping& m) { return m.key == r.key; })) {
+      return FieldError(file, path + ".component", "unknown component \"" + r.key + "\"");
+    }
+    if (c.Find(r.key)) return FieldError(file, path + ".component", "\"" + r.key + "\" twice");
+    STRATA_ASSIGN_OR_RETURN(r.measured_s, NumberAt(o, "measured_s", file, path, false));
+    STRATA_ASSIGN_OR_RETURN(r.predicted_s, NumberAt(o, "predicted_s", file, path, false));
+    if (o.contains("ratio") && !o["ratio"].is_null()) {
+      STRATA_ASSIGN_OR_RETURN(double ratio, NumberAt(o, "ratio", file, path, true));
+      r.ratio = ratio;
+    }
+    c.rates.push_back(std::move(r));
+  }
+  return c;
+}
+
+Result<Calibration> LoadCalibration(const std::string& path) {
+  STRATA_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
+  return ParseCalibration(text, path);
+}
+
+Status WriteCalibration(const Calibration& c, const std::string& path) {
+  return WriteFileAtomic(path, DumpJson(CalibrationJson(c)));
+}
+
+Result<AppliedCalibration> ApplyCalibration(const Calibration& c, const std::string& file,
+                                            const ResolvedJob& job, Workspace& workspace) {
+  if (c.model != job.model.name) {
+    Error e = FieldError(file, "job.model",
+                         fmt::format("the calibration was measured on model {}, this job's model "
+                                     "is {}",
+                                     c.model, job.model.name));
+    e.hint = "a calibration carries over to other layouts of the same model on the same GPU";
+    return e;
+  }
+  const GpuSpec& gpu = job.gpu();
+  if (c.gpu != gpu.name) {
+    Error e = FieldError(
+        file, "job.gpu",
+        fmt::format("the calibration was measured on {}, this job runs on {}", c.gpu, gpu.name));
+    e.hint = "kernel rates do not carry over between GPUs";
+    return e;
+  }
+  AppliedCalibration a{file, c.traces, c.job_file, c.created, {}, {}};
+  // The entry the step tables read (step_tables.cc): the GPU's own, else a copy of the defaults.
+  const std::string key = gpu.catalog_name.empty() ? gpu.name : gpu.catalog_name;
+  KernelEfficiencyFile& file_constants = workspace.efficiency;
+  KernelEfficiency e = file_constants.For(key);
+  auto ratio_of = [&](std::string_view component) -> std::optional<double> {
+    const CalibratedRate* r = c.Find(component);
+    if (!r || !r->ratio) return std::nullopt;
+    if (!Plausible(r->ratio)) {
+      a.not_carried.push_back(fmt::format(
+          "{}: measured/predicted {:.3f} is outside {:.1f}x-{:.0f}x: the traced kernels and the "
+          "model's terms hold different work, so it is not applied",
+          component, *r->ratio, 1 / kPlausibleRatio, kPlausibleRatio));
+      return std::nullopt;
+    }
+    return r->ratio;
+  };
+  // An efficiency divided by the ratio, at most 1 (a kernel cannot beat the peak the model
+  // already assumes); says what it did.
+  auto scale = [&](double& value, double ratio, const char* what, const char* component) {
+    const double before = value;
+    value = std::min(1.0, before / ratio);
+    a.applied.push_back(fmt::format("{}: {:.3f} -> {:.3f} (measured/predicted {} = {:.2f}){}", what,
+                                    before, value, component, ratio,
+                                    before / ratio > 1 ? ", capped at 1" : ""));
+  };
+  const std::optional<double> dense = ratio_of("dense_gemm");
+  if (dense) scale(e.gemm_large, *dense, "GEMM efficiency (large shapes)", "dense GEMM");
+  if (const std::optional<double> expert = ratio_of("expert_gemm")) {
+    // Expert GEMMs run at the GEMM efficiency x this factor: with the dense scaling above, the
+    // factor moves by dense / expert so that expert GEMMs move by their own ratio.
+    const double before = e.grouped_gemm_factor;
+    e.grouped_gemm_factor = before * dense.value_or(1) / *expert;
+    a.applied.push_back(fmt::format(
+        "grouped-GEMM factor: {:.3f} -> {:.3f} (measured/predicted grouped/expert GEMM = {:.2f}; "
+        "includes the routing skew measured at EP {})",
+        before, e.grouped_gemm_factor, *expert, c.ep));
+  }
+  if (const std::optional<double> att = ratio_of("attention")) {
+    scale(e.attention_forward, *att, "attention forward efficiency", "attention");
+    scale(e.attention_backward, *att, "attention backward efficiency", "attention");
+  }
+  if (const std::optional<double> lin = ratio_of("linear_attention")) {
+    // Every kernel's rate moves by the measured ratio; the PyTorch fallback is host-bound (its
+    // op counts and the host time are not kernel rates) and keeps its cost.
+    GdnKernels& g = e.gated_deltanet;
+    scale(g.fla.forward, *lin, "Gated DeltaNet fla forward rate", "linear attention");
+    scale(g.fla.backward, *lin, "Gated DeltaNet fla backward rate", "linear attention");
+    scale(g.flashqla.forward, *lin, "Gated DeltaNet FlashQLA forward rate", "linear attention");
+    scale(g.flashqla.backward, *lin, "Gated DeltaNet FlashQLA backward rate", "linear attention");
+    scale(g.other_linear_mixers, *lin, "Mamba / lightning state rate", "linear attention");
+  }
+  if (const std::optional<double> mem = ratio_of("memory_bound")) {
+    scale(e.hbm_efficiency, *mem, "HBM efficiency", "memory-bound");
+  }
+  file_constants.per_gpu[key] = e;
+
+  if (const std::optional<double> comm = ratio_of("communication")) {
+    a.not_carried.push_back(fmt::format(
+        "communication (measured/predicted {:.2f}): measured on {}{}; the collective model keeps "
+        "pricing this job's links",
+        *comm, c.cluster.empty() ? "the traced cluster" : "cluster " + c.cluster,
+        c.cluster != job.cluster.name ? fmt::format(", this job's is {}", job.cluster.name) : ""));
+  }
+  const ParallelLayout& l = job.spec.layout;
+  if (c.ep > 1 || l.ep > 1) {
+    a.not_carried.push_back(fmt::format(
+        "routing skew: measured at EP {} inside the expert GEMM ratio{}; the skew row keeps the "
+        "job's or the default imbalance",
+        c.ep, c.ep != l.ep ? fmt::format(", this job runs EP {}", l.ep) : ""));
+  }
+  if (const std::optional<double> idle = ratio_of("idle")) {
+    a.not_carried.push_back(fmt::format(
+        "GPU idle time (measured/predicted {:.2f}): bubble, stragglers and host gaps depend on "
+        "the schedule and the host, not on the kernels",
+        *idle));
+  }
+  if (c.tp != l.tp || c.pp != l.pp || c.cp != l.cp || c.ep != l.ep) {
+    a.not_carried.push_back(fmt::format(
+        "measured at TP {} PP {} CP {} EP {}, this job runs TP {} PP {} CP {} EP {}: the kernel "
+        "rates carry over through the GEMM and attention shape rules",
+        c.tp, c.pp, c.cp, c.ep, l.tp, l.pp, l.cp, l.ep));
+  }
+  return a;
+}
+
+}  // namespace strata::calibrate

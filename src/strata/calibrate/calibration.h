@@ -1,0 +1,85 @@
+// Calibration files: the measured-over-predicted ratio of each component of one traced job
+// (`strata profile --job --write-calibration`), with where it came from, and how `strata step
+// --calibration` carries it to other layouts of the same job: by scaling the loaded kernel
+// efficiencies (GEMM, attention, memory-bound), so the step model's formulas price the new
+// layout's shapes with the measured rates. Communication, routing skew and idle time are measured
+// but not carried: they depend on the cluster and the layout, not on the kernels.
+#ifndef STRATA_CALIBRATE_CALIBRATION_H_
+#define STRATA_CALIBRATE_CALIBRATION_H_
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "strata/calibrate/trace_comparison.h"
+#include "strata/core/json_output.h"
+#include "strata/core/result.h"
+#include "strata/eval/workspace.h"
+#include "strata/job/resolved_job.h"
+
+namespace strata::calibrate {
+
+inline constexpr int kCalibrationVersion = 1;
+
+struct CalibratedRate {
+  std::string key;  // a ComponentMapping key: "dense_gemm", "attention", ...
+  double measured_s = 0;
+  double predicted_s = 0;
+  std::optional<double> ratio;
+  std::optional<double> model_tflop;      // the model's FLOP for the component per step
+  std::optional<double> measured_tflops;  // model_tflop / measured_s
+};
+
+struct Calibration {
+  // Provenance.
+  std::string strata_version;
+  std::string created;              // UTC, ISO 8601
+  std::vector<std::string> traces;  // file names (no directories)
+  std::string job_file;             // the job's file name ("" for --set alone)
+  // What the ratios were measured on: a calibration applies to the same model on the same GPU.
+  std::string model;
+  std::string gpu;
+  std::string cluster;
+  int64_t tp = 1, pp = 1, cp = 1, ep = 1, dp = 1;
+  double measured_step_s = 0;
+  double predicted_step_s = 0;
+  std::vector<CalibratedRate> rates;  // ComponentMappings' order
+
+  const CalibratedRate* Find(std::string_view key) const;
+};
+
+/// The calibration of `comparison`, made from `e`'s job. `created` as given (the CLI passes the
+/// date, or SOURCE_DATE_EPOCH's, so that output can be reproduced).
+Calibration MakeCalibration(const TraceComparison& comparison, const Evaluation& e,
+                            std::string created);
+
+Json CalibrationJson(const Calibration& c);
+/// Parses a calibration file's text; errors name `file` and the field.
+Result<Calibration> ParseCalibration(const std::string& text, const std::string& file);
+/// Reads and parses `path`.
+Result<Calibration> LoadCalibration(const std::string& path);
+/// Writes CalibrationJson atomically (a temporary file, then a rename).
+Status WriteCalibration(const Calibration& c, const std::string& path);
+
+/// What a calibrated evaluation says about itself: where the calibration came from, what was
+/// scaled and what was not carried over.
+struct AppliedCalibration {
+  std::string file;
+  std::vector<std::string> traces;
+  std::string job_file;
+  std::string created;
+  std::vector<std::string> applied;  // "dense GEMM efficiency x 0.80 (measured 1.25x ...)"
+  std::vector<std::string> not_carried;
+};
+
+/// Scales `workspace.efficiency` for `job`'s GPU by the calibration's ratios: GEMM efficiency
+/// (gemm_large) by 1 / the dense GEMM ratio, the grouped-GEMM factor so that expert GEMMs move
+/// by their own ratio, attention forward and backward by 1 / the attention ratio, Gated DeltaNet
+/// by 1 / its ratio, HBM efficiency by 1 / the memory-bound ratio. Errors (naming `file` and the
+/// field): a calibration of another model or GPU.
+Result<AppliedCalibration> ApplyCalibration(const Calibration& c, const std::string& file,
+                                            const ResolvedJob& job, Workspace& workspace);
+
+}  // namespace strata::calibrate
+
+#endif  // STRATA_CALIBRATE_CALIBRATION_H_

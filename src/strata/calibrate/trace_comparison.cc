@@ -1,0 +1,331 @@
+#include "strata/calibrate/trace_comparison.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+
+namespace strata::calibrate {
+
+namespace {
+
+using profile::Component;
+
+// The ratio of two times, none when either is not positive (nothing to compare).
+std::optional<double> Ratio(double measured, double predicted) {
+  if (!(measured > 0) || !(predicted > 0)) return std::nullopt;
+  return measured / predicted;
+}
+
+std::string Lower(std::string_view s) {
+  std::string out;
+  for (char c : s) {
+    if (std::isalnum(static_cast<unsigned char>(c))) {
+      out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    }
+  }
+  return out;
+}
+
+double MeasuredTotal(const MeanStep& s, const ComponentMapping& m) {
+  if (m.row == CompareRow::kIdle) return s.idle_s();
+  double t = 0;
+  for (Component c : m.trace) t += s.of(c);
+  return t;
+}
+
+}  // namespace
+
+double Sec(int64_t ns) { return static_cast<double>(ns) / 1e9; }
+
+bool Plausible(const std::optional<double>& ratio) {
+  return ratio && *ratio <= kPlausibleRatio && *ratio >= 1 / kPlausibleRatio;
+}
+
+const std::vector<ComponentMapping>& ComponentMappings() {
+  static const std::vector<ComponentMapping> kMappings = {
+      {CompareRow::kDenseGemm,
+       "dense_gemm",
+       "dense GEMM",
+       {Component::kGemm},
+       "dense GEMMs + output layer and loss (forward, backward, recompute) x micro batches",
+       "cuBLAS/CUTLASS GEMM kernels are the attention projections, dense MLP, shared experts, "
+       "router and output layer, which the model prices as its dense and output-layer GEMMs"},
+      {CompareRow::kExpertGemm,
+       "expert_gemm",
+       "grouped/expert GEMM",
+       {Component::kGroupedGemm},
+       "routed-expert GEMMs x micro batches + the MoE routing-skew row",
+       "grouped GEMM kernels run the routed experts; the busiest rank's extra tokens (the skew "
+       "row) lengthen the same kernels"},
+      {CompareRow::kAttention,
+       "attention",
+       "attention",
+       {Component::kAttentionFwd, Component::kAttentionBwd},
+       "core attention (forward, backward, recompute) x micro batches",
+       "flash-attention forward and backward kernels are the model's core attention"},
+      {CompareRow::kLinearAttention,
+       "linear_attention",
+       "linear attention",
+       {Component::kLinearAttention},
+       "Gated DeltaNet (forward, backward, recompute) x micro batches",
+       "chunked delta-rule kernels are the model's Gated DeltaNet"},
+      {CompareRow::kMemoryBound,
+       "memory_bound",
+       "memory-bound",
+       {Component::kMemoryBound},
+       "memory-bound ops x micro batches + FP8 casts + optimizer",
+       "norms, activations, rotary, permutation, casts and the optimizer's multi_tensor_apply are "
+       "all HBM-bound kernels"},
+      {CompareRow::kCommunication,
+       "communication",
+       "communication",
+       {Component::kNccl, Component::kCommOther},
+       "TP, CP, EP, PP, DP and expert-DP rows (total; exposed on the critical path)",
+       "NCCL and DeepEP kernels carry the collectives the model prices; the trace's exposed part "
+       "(no other kernel running) is the model's exposed part"},
+      {CompareRow::kMemcpy,
+       "memcpy",
+       "memcpy",
+       {Component::kMemcpy},
+       "offload copies between host and GPU",
+       "host-GPU copies are what the model's offload row prices; other copies have no "
+       "counterpart"},
+      {CompareRow::kIdle,
+       "idle",
+       "GPU idle",
+       {},
+       "pipeline bubble + stragglers + framework rows",
+       "time with no kernel on the GPU: the bubble, waiting for a slower rank and the "
+       "framework's host-side gaps"},
+  };
+  return kMappings;
+}
+
+const std::vector<UnmappedClass>& UnmappedClasses() {
+  static const std::vector<UnmappedClass> kUnmapped = {
+      {Component::kMemset, "the model has no memset term (buffer zeroing is not priced)"},
+      {Component::kOther,
+       "kernels no rule classifies (convolutions, cache writes, unknown names): the model has "
+       "no such work"},
+  };
+  return kUnmapped;
+}
+
+MeanStep MeanStepOf(const profile::RankProfile& rank) {
+  MeanStep s;
+  auto add = [&](const profile::Figures& f) {
+    s.span_s += Sec(f.span_ns);
+    s.busy_s += Sec(f.busy_ns);
+    s.nccl_exposed_s += Sec(f.nccl_exposed_ns);
+    s.comm_other_exposed_s += Sec(f.comm_other_exposed_ns);
+    for (size_t i = 0; i < profile::kComponentCount; ++i)
+      s.component_s[i] += Sec(f.component_ns[i]);
+  };
+  if (rank.steps.empty()) {
+    add(rank.whole_trace);
+    return s;
+  }
+  for (const profile::StepProfile& step : rank.steps) add(step.figures);
+  s.steps = rank.steps.size();
+  const double n = static_cast<double>(s.steps);
+  s.span_s /= n;
+  s.busy_s /= n;
+  s.nccl_exposed_s /= n;
+  s.comm_other_exposed_s /= n;
+  for (double& c : s.component_s) c /= n;
+  return s;
+}
+
+std::array<RowComparison, kCompareRowCount> PredictedRows(const Evaluation& e) {
+  const StepResult& r = *e.step;
+  const double m = static_cast<double>(e.setup->layout.micro_batches);
+  auto passes = [&](Seconds KernelTimes::*f) {
+    return m * ((r.forward.*f).s() + (r.backward.*f).s() + (r.recompute.*f).s());
+  };
+  auto total = [&](std::initializer_list<StepPart> parts) {
+    double t = 0;
+    for (StepPart p : parts) t += r[p].total.s();
+    return t;
+  };
+  auto exposed = [&](std::initializer_list<StepPart> parts) {
+    double t = 0;
+    for (StepPart p : parts) t += r[p].exposed.s();
+    return t;
+  };
+  std::array<RowComparison, kCompareRowCount> rows{};
+  for (size_t i = 0; i < kCompareRowCount; ++i) rows[i].row = static_cast<CompareRow>(i);
+  auto at = [&](CompareRow row) -> RowComparison& { return rows[static_cast<size_t>(row)]; };
+  at(CompareRow::kDenseGemm).predicted_s =
+      passes(&KernelTimes::dense_gemm) + passes(&KernelTimes::logits_and_loss);
+  at(CompareRow::kExpertGemm).predicted_s =
+      passes(&KernelTimes::expert_gemm) + total({StepPart::kMoeImbalance});
+  at(CompareRow::kAttention).predicted_s = passes(&KernelTimes::attention);
+  at(CompareRow::kLinearAttention).predicted_s = passes(&KernelTimes::gated_deltanet);
+  at(CompareRow::kMemoryBound).predicted_s =
+      passes(&KernelTimes::memory_bound) + total({StepPart::kFp8Cast, StepPart::kOptimizer});
+  const auto comm = {StepPart::kTp,           StepPart::kCp,           StepPart::kEp,
+                     StepPart::kPp,           StepPart::kDpGrad,       StepPart::kDpParam,
+                     StepPart::kExpertDpGrad, StepPart::kExpertDpParam};
+  at(CompareRow::kCommunication).predicted_s = total(comm);
+  at(CompareRow::kCommunication).predicted_exposed_s = exposed(comm);
+  at(CompareRow::kMemcpy).predicted_s = total({StepPart::kOffload});
+  at(CompareRow::kIdle).predicted_s =
+      exposed({StepPart::kBubble, StepPart::kStraggler, StepPart::kFrameworkHostBound,
+               StepPart::kFrameworkFetchHooks, StepPart::kFrameworkExpertLoop,
+               StepPart::kFrameworkAttention});
+  return rows;
+}
+
+namespace {
+
+SlowestRank FindSlowest(const profile::ProfileReport& report, const std::vector<MeanStep>& means,
+                        const std::vector<size_t>& with_events) {
+  SlowestRank s;
+  size_t slow = with_events.front(), fast = with_events.front();
+  for (size_t i : with_events) {
+    if (means[i].span_s > means[slow].span_s) slow = i;
+    if (means[i].span_s < means[fast].span_s) fast = i;
+  }
+  s.index = slow;
+  s.rank = report.ranks[slow].rank;
+  s.span_s = means[slow].span_s;
+  s.fastest_span_s = means[fast].span_s;
+  s.ranks_compared = with_events.size();
+  if (with_events.size() < 2 || slow == fast) {
+    s.explanation = with_events.size() < 2 ? "one rank traced: no other rank to compare with"
+                                           : "every rank's step is equally long";
+    return s;
+  }
+  // The slowest rank's step minus the fastest one's, split into parts that partition the span:
+  // idle + exposed communication + expert GEMMs + the rest of the compute.
+  auto parts = [](const MeanStep& m) {
+    const double comm = m.nccl_exposed_s + m.comm_other_exposed_s;
+    const double expert = m.of(Component::kGroupedGemm);
+    return std::array<double, 4>{m.idle_s(), expert, m.busy_s - comm - expert, comm};
+  };
+  const auto a = parts(means[slow]);
+  const auto b = parts(means[fast]);
+  static const std::array<std::pair<const char*, const char*>, 4> kCauses = {{
+      {"host-bound",
+       "its GPU is idle longer between kernels: the host does not launch work fast "
+       "enough (data loading, Python, synchronisation)"},
+      {"routing skew", "its grouped/expert GEMMs take longer: more routed tokens reach this rank"},
+      {"straggler",
+       "its other kernels take longer on the same work: a slower GPU (clock, "
+       "power, thermals) or more work on this rank"},
+      {"communication",
+       "its exposed communication is longer: it waits on a peer or slower "
+       "links"},
+  }};
+  size_t best = 0;
+  for (size_t i = 1; i < 4; ++i) {
+    if (a[i] - b[i] > a[best] - b[best]) best = i;
+  }
+  s.cause = kCauses[best].first;
+  s.explanation = kCauses[best].second;
+  s.cause_extra_s = a[best] - b[best];
+  return s;
+}
+
+}  // namespace
+
+Result<TraceComparison> CompareWithJob(const profile::ProfileReport& report, const Evaluation& e) {
+  TraceComparison c;
+  c.job_file = e.job.spec.file;
+  std::vector<MeanStep> means;
+  std::vector<size_t> with_events;
+  int64_t grouped_events = 0;
+  for (size_t i = 0; i < report.ranks.size(); ++i) {
+    const profile::RankProfile& r = report.ranks[i];
+    c.trace_files.push_back(r.file);
+    means.push_back(MeanStepOf(r));
+    if (r.whole_trace.gpu_events > 0) with_events.push_back(i);
+    grouped_events += r.whole_trace.component_events[static_cast<size_t>(Component::kGroupedGemm)];
+  }
+  if (with_events.empty()) {
+    Error err = InvalidInput("no GPU event in any trace: nothing to compare with the job");
+    if (!c.trace_files.empty()) err.InFile(c.trace_files.front());
+    return err;
+  }
+  c.slowest = FindSlowest(report, means, with_events);
+  const MeanStep& measured = means[c.slowest.index];
+  c.steps_measured = measured.steps;
+
+  const auto predicted = PredictedRows(e);
+  for (const ComponentMapping& m : ComponentMappings()) {
+    RowComparison row = predicted[static_cast<size_t>(m.row)];
+    row.measured_s = MeasuredTotal(measured, m);
+    if (m.row == CompareRow::kCommunication) {
+      row.measured_exposed_s = measured.nccl_exposed_s + measured.comm_other_exposed_s;
+    }
+    row.ratio = Ratio(row.measured_s, row.predicted_s);
+    c.rows.push_back(row);
+  }
+  for (const UnmappedClass& u : UnmappedClasses()) {
+    c.unmapped_s.emplace_back(u.component, measured.of(u.component));
+  }
+  c.measured_step_s = measured.span_s;
+  c.predicted_step_s = e.step->step.s();
+  c.step_ratio = Ratio(c.measured_step_s, c.predicted_step_s);
+
+  // Where the traces do not look like the job.
+  const ResolvedJob& job = e.job;
+  const bool moe = job.model.HasLayers(FfnKind::kMoe);
+  if (moe && grouped_events == 0) {
+    c.warnings.push_back(fmt::format(
+        "the job's model {} has MoE layers, but the traces hold no grouped/expert GEMM kernel: "
+        "the expert GEMMs cannot be compared (a dense run, or expert kernels the rules do not "
+        "know)",
+        job.model.name));
+  } else if (!moe && grouped_events > 0) {
+    c.warnings.push_back(fmt::format(
+        "the traces hold {} grouped/expert GEMM kernels, but the job's model {} has no MoE layer",
+        grouped_events, job.model.name));
+  }
+  const int64_t world = job.spec.layout.world();
+  std::optional<int64_t> trace_world;
+  for (const profile::RankProfile& r : report.ranks) {
+    if (r.world_size) trace_world = r.world_size;
+  }
+  if (trace_world && *trace_world != world) {
+    c.warnings.push_back(fmt::format(
+        "the traces were recorded in a world of {} ranks (trace metadata), the job's world size "
+        "is {}",
+        *trace_world, world));
+  } else if (!trace_world && static_cast<int64_t>(report.ranks.size()) != world) {
+    c.warnings.push_back(fmt::format(
+        "{} trace{} without a world size, the job's world size is {}: the slowest traced rank "
+        "may not be the job's slowest",
+        report.ranks.size(), report.ranks.size() == 1 ? "" : "s", world));
+  }
+  const std::string& device = report.ranks[c.slowest.index].device;
+  const std::string gpu = job.gpu().name;
+  if (!device.empty() && !gpu.empty() && Lower(device).find(Lower(gpu)) == std::string::npos) {
+    c.warnings.push_back(fmt::format("the trace ran on {}, the job's GPU is {}", device, gpu));
+  }
+  if (c.step_ratio && (*c.step_ratio > 10 || *c.step_ratio < 0.1)) {
+    c.warnings.push_back(fmt::format(
+        "the measured step ({:.3f} s) is {:.3g}x the predicted one ({:.3f} s): the trace covers "
+        "another amount of work than the job's step (a part of a step, another batch or layer "
+        "count)",
+        c.measured_step_s, *c.step_ratio, c.predicted_step_s));
+  }
+  for (const ComponentMapping& m : ComponentMappings()) {
+    const RowComparison& row = c[m.row];
+    if (m.row == CompareRow::kIdle || !row.ratio || Plausible(row.ratio)) continue;
+    c.warnings.push_back(fmt::format(
+        "{}: measured {:.4f} s is {:.2f}x the predicted {:.4f} s: the trace's {} kernels and the "
+        "model's terms likely hold different work (kernels the rules put in another class); a "
+        "calibration does not carry this ratio",
+        m.label, row.measured_s, *row.ratio, row.predicted_s, m.label));
+  }
+  if (c.steps_measured == 0) {
+    c.warnings.push_back(
+        "the slowest rank's trace has no ProfilerStep#N: its whole trace is taken as one step");
+  }
+  return c;
+}
+
+}  // namespace strata::calibrate

@@ -1,0 +1,119 @@
+// A measured step (`strata profile` traces) beside the step model's prediction for the job the
+// traces should describe: per component, measured and predicted seconds and their ratio, the
+// communication overlapped and exposed, the slowest rank and what makes it slow, and warnings
+// where the traces do not look like the job. The trace's kernel classes meet the model's
+// components through one explicit table (ComponentMappings), each row with its reason.
+#ifndef STRATA_CALIBRATE_TRACE_COMPARISON_H_
+#define STRATA_CALIBRATE_TRACE_COMPARISON_H_
+
+#include <array>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "strata/core/result.h"
+#include "strata/eval/evaluation.h"
+#include "strata/profile/profile.h"
+
+namespace strata::calibrate {
+
+/// The rows of the comparison.
+enum class CompareRow {
+  kDenseGemm,
+  kExpertGemm,
+  kAttention,
+  kLinearAttention,
+  kMemoryBound,
+  kCommunication,
+  kMemcpy,
+  kIdle,
+};
+inline constexpr size_t kCompareRowCount = 8;
+
+/// One row of the mapping: which trace kernel classes and which step-model terms it sums, and why
+/// they are the same work.
+struct ComponentMapping {
+  CompareRow row;
+  std::string_view key;                   // "dense_gemm": JSON and calibration field names
+  std::string_view label;                 // "dense GEMM": the table's row
+  std::vector<profile::Component> trace;  // measured: the union of these classes' kernels
+  std::string_view model;                 // predicted: the model's terms, in words
+  std::string_view why;
+};
+/// A row's ratio outside [1 / kPlausibleRatio, kPlausibleRatio] says the trace's classes and the
+/// model's terms hold different work (a kernel family the rules put in another class, a part of
+/// a step): warned about, and not carried by a calibration.
+inline constexpr double kPlausibleRatio = 10;
+bool Plausible(const std::optional<double>& ratio);
+
+/// Every row, in order.
+const std::vector<ComponentMapping>& ComponentMappings();
+/// Trace classes with no counterpart in the model, and why (measured, shown, never compared).
+struct UnmappedClass {
+  profile::Component component;
+  std::string_view why;
+};
+const std::vector<UnmappedClass>& UnmappedClasses();
+
+struct RowComparison {
+  CompareRow row;
+  double measured_s = 0;
+  double predicted_s = 0;
+  std::optional<double> ratio;  // measured / predicted; none when either side is 0
+  // Communication only: the part on the critical path.
+  double measured_exposed_s = 0;
+  double predicted_exposed_s = 0;
+};
+
+/// The slowest rank (by mean step span) and the part of its step that is longer than on the
+/// fastest rank.
+struct SlowestRank {
+  size_t index = 0;  // into ProfileReport::ranks
+  std::optional<int64_t> rank;
+  double span_s = 0;
+  size_t ranks_compared = 1;
+  double fastest_span_s = 0;
+  std::string cause;  // "straggler", "routing skew", "host-bound", "communication", "" (one rank)
+  std::string explanation;
+  double cause_extra_s = 0;  // the slowest minus the fastest rank in the cause's part
+};
+
+struct TraceComparison {
+  std::vector<RowComparison> rows;  // ComponentMappings' order
+  double measured_step_s = 0;       // the slowest rank's mean step span
+  double predicted_step_s = 0;
+  std::optional<double> step_ratio;
+  size_t steps_measured = 0;  // the slowest rank's ProfilerStep#N (0: the whole trace)
+  std::vector<std::pair<profile::Component, double>> unmapped_s;  // measured, by class
+  SlowestRank slowest;
+  std::vector<std::string> warnings;  // where the traces do not look like the job
+  std::vector<std::string> trace_files;
+  std::string job_file;
+
+  const RowComparison& operator[](CompareRow r) const { return rows[static_cast<size_t>(r)]; }
+};
+
+/// The per-step figures of one rank: the mean of its ProfilerStep#N figures, or the whole trace
+/// when it has none (steps = 0).
+struct MeanStep {
+  double span_s = 0;
+  double busy_s = 0;
+  double nccl_exposed_s = 0;
+  double comm_other_exposed_s = 0;
+  std::array<double, profile::kComponentCount> component_s{};
+  size_t steps = 0;
+  double of(profile::Component c) const { return component_s[static_cast<size_t>(c)]; }
+  double idle_s() const { return span_s - busy_s; }
+};
+MeanStep MeanStepOf(const profile::RankProfile& rank);
+
+/// The prediction of `e` (evaluated to EvalDepth::kStep or deeper) per row, total and exposed.
+std::array<RowComparison, kCompareRowCount> PredictedRows(const Evaluation& e);
+
+/// Compares the slowest rank of `report` with the prediction. Fails when no rank has a GPU event.
+Result<TraceComparison> CompareWithJob(const profile::ProfileReport& report, const Evaluation& e);
+
+}  // namespace strata::calibrate
+
+#endif  // STRATA_CALIBRATE_TRACE_COMPARISON_H_

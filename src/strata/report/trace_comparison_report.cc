@@ -1,0 +1,144 @@
+#include "strata/report/trace_comparison_report.h"
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "strata/core/table.h"
+
+namespace strata::calibrate {
+namespace {
+
+Json RatioJson(const std::optional<double>& r) { return r ? JsonNumber(*r) : Json(nullptr); }
+
+std::string RatioText(const std::optional<double>& r) {
+  return r ? fmt::format("{:.2f}x", *r) : "-";
+}
+
+std::string S(double s) { return fmt::format("{:.4f}", s); }
+
+}  // namespace
+
+Json ComparisonJson(const TraceComparison& c) {
+  Json j = Json::object();
+  j["job_file"] = c.job_file;
+  j["traces"] = c.trace_files;
+  j["steps_measured"] = c.steps_measured;
+  j["measured_step_s"] = JsonNumber(c.measured_step_s);
+  j["predicted_step_s"] = JsonNumber(c.predicted_step_s);
+  j["step_ratio"] = RatioJson(c.step_ratio);
+  Json rows = Json::array();
+  for (const ComponentMapping& m : ComponentMappings()) {
+    const RowComparison& r = c[m.row];
+    Json o = {{"component", m.key},
+              {"measured_s", JsonNumber(r.measured_s)},
+              {"predicted_s", JsonNumber(r.predicted_s)},
+              {"ratio", RatioJson(r.ratio)},
+              {"model_terms", m.model}};
+    Json classes = Json::array();
+    for (profile::Component t : m.trace) classes.push_back(profile::ComponentName(t));
+    o["trace_classes"] = std::move(classes);
+    if (m.row == CompareRow::kCommunication) {
+      o["measured_exposed_s"] = JsonNumber(r.measured_exposed_s);
+      o["predicted_exposed_s"] = JsonNumber(r.predicted_exposed_s);
+      o["exposed_ratio"] =
+          RatioJson(r.measured_exposed_s > 0 && r.predicted_exposed_s > 0
+                        ? std::optional(r.measured_exposed_s / r.predicted_exposed_s)
+                        : std::nullopt);
+    }
+    rows.push_back(std::move(o));
+  }
+  j["components"] = std::move(rows);
+  Json unmapped = Json::array();
+  for (size_t i = 0; i < c.unmapped_s.size(); ++i) {
+    unmapped.push_back({{"trace_class", profile::ComponentName(c.unmapped_s[i].first)},
+                        {"measured_s", JsonNumber(c.unmapped_s[i].second)},
+                        {"why", UnmappedClasses()[i].why}});
+  }
+  j["unmapped"] = std::move(unmapped);
+  const SlowestRank& s = c.slowest;
+  j["slowest_rank"] = {{"rank", s.rank ? Json(*s.rank) : Json(nullptr)},
+                       {"file", c.trace_files.at(s.index)},
+                       {"span_s", JsonNumber(s.span_s)},
+                       {"fastest_span_s", JsonNumber(s.fastest_span_s)},
+                       {"ranks_compared", s.ranks_compared},
+                       {"cause", s.cause},
+                       {"cause_extra_s", JsonNumber(s.cause_extra_s)},
+                       {"explanation", s.explanation}};
+  j["warnings"] = c.warnings;
+  return j;
+}
+
+std::string ComparisonText(const TraceComparison& c) {
+  std::string out = "\nmeasured against the model";
+  out += c.job_file.empty() ? ":\n" : fmt::format(" of {}:\n", c.job_file);
+  out += fmt::format(
+      "measured: the slowest rank ({}), {}; predicted: the most loaded rank's step\n",
+      c.slowest.rank ? fmt::format("rank {}", *c.slowest.rank) : c.trace_files.at(c.slowest.index),
+      c.steps_measured == 0
+          ? "its whole trace as one step"
+          : fmt::format("mean of {} step{}", c.steps_measured, c.steps_measured == 1 ? "" : "s"));
+  Table table(
+      {{"component", Align::kLeft}, {"measured (s)"}, {"predicted (s)"}, {"measured/predicted"}});
+  for (const ComponentMapping& m : ComponentMappings()) {
+    const RowComparison& r = c[m.row];
+    table.AddRow({std::string(m.label), S(r.measured_s), S(r.predicted_s), RatioText(r.ratio)});
+    if (m.row == CompareRow::kCommunication) {
+      const std::optional<double> ratio =
+          r.measured_exposed_s > 0 && r.predicted_exposed_s > 0
+              ? std::optional(r.measured_exposed_s / r.predicted_exposed_s)
+              : std::nullopt;
+      table.AddRow(
+          {"  exposed", S(r.measured_exposed_s), S(r.predicted_exposed_s), RatioText(ratio)});
+      table.AddRow({"  overlapped", S(r.measured_s - r.measured_exposed_s),
+                    S(r.predicted_s - r.predicted_exposed_s), "-"});
+    }
+  }
+  table.AddSeparator();
+  table.AddRow({"step", S(c.measured_step_s), S(c.predicted_step_s), RatioText(c.step_ratio)});
+  out += table.Render();
+  for (size_t i = 0; i < c.unmapped_s.size(); ++i) {
+    out += fmt::format("  no counterpart: {} {} s measured: {}\n",
+                       profile::ComponentName(c.unmapped_s[i].first), S(c.unmapped_s[i].second),
+                       UnmappedClasses()[i].why);
+  }
+  out += "what each row compares (trace kernel classes = model terms):\n";
+  for (const ComponentMapping& m : ComponentMappings()) {
+    std::string classes;
+    for (profile::Component t : m.trace) {
+      classes += (classes.empty() ? "" : " + ") + std::string(profile::ComponentName(t));
+    }
+    if (m.row == CompareRow::kIdle) classes = "span - GPU busy";
+    out += fmt::format("  {}: {} = {}\n", m.label, classes, m.model);
+  }
+  const SlowestRank& s = c.slowest;
+  const std::string who = s.rank ? fmt::format("rank {}", *s.rank) : c.trace_files.at(s.index);
+  if (s.cause.empty()) {
+    out += fmt::format("slowest rank: {} ({} s per step): {}\n", who, S(s.span_s), s.explanation);
+  } else {
+    out += fmt::format(
+        "slowest rank: {} of {}, {} s per step against {} s on the fastest; {}: {} ({} s more)\n",
+        who, s.ranks_compared, S(s.span_s), S(s.fastest_span_s), s.cause, s.explanation,
+        S(s.cause_extra_s));
+  }
+  return out;
+}
+
+std::string CalibrationText(const AppliedCalibration& a) {
+  std::string traces;
+  for (const std::string& t : a.traces) traces += (traces.empty() ? "" : ", ") + t;
+  std::string out = fmt::format("calibrated: kernel rates from {} (traces {}{}{})\n", a.file,
+                                traces.empty() ? "unnamed" : traces,
+                                a.job_file.empty() ? "" : ", job " + a.job_file,
+                                a.created.empty() ? "" : ", " + a.created);
+  for (const std::string& s : a.applied) out += fmt::format("  scaled: {}\n", s);
+  for (const std::string& s : a.not_carried) out += fmt::format("  not carried over: {}\n", s);
+  return out;
+}
+
+Json CalibrationNoteJson(const AppliedCalibration& a) {
+  return {{"file", a.file},       {"traces", a.traces},   {"job_file", a.job_file},
+          {"created", a.created}, {"applied", a.applied}, {"not_carried", a.not_carried}};
+}
+
+}  // namespace strata::calibrate

@@ -1,0 +1,199 @@
+// `strata profile --job`'s comparison and calibrations: the hand-built two-rank trace of
+// tests/fixtures/calibrate/two-rank-skew (its README lists every kernel's interval) and the public
+// DeepSeek-V3 trace of ../shared/reference/traces/ (as tests/profile/real_traces_test.cc reads
+// it) against the job that describes it (tests/fixtures/calibrate/deepseek-v3-chunk/job.yaml).
+#include "strata/calibrate/trace_comparison.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "strata/calibrate/calibration.h"
+#include "strata/core/file_io.h"
+#include "support/golden.h"
+
+namespace strata::calibrate {
+namespace {
+
+const std::string kJob = "fixtures/calibrate/deepseek-v3-chunk/job.yaml";
+
+profile::ProfileReport Profile(const std::string& path) {
+  auto files = profile::ExpandTracePaths({path});
+  EXPECT_TRUE(files.ok()) << files.error().Format();
+  auto rules = profile::KernelClassifier::Load();
+  EXPECT_TRUE(rules.ok()) << rules.error().Format();
+  auto report = profile::ProfileTraces(*files, *rules);
+  EXPECT_TRUE(report.ok()) << report.error().Format();
+  return std::move(report).value();
+}
+
+Evaluation Evaluate(const Workspace& w, std::vector<std::string> sets = {}) {
+  JobRequest request;
+  request.job = testing::TestPath(kJob);
+  request.overrides = std::move(sets);
+  auto job = ResolveJob(request);
+  EXPECT_TRUE(job.ok()) << job.error().Format();
+  auto e = EvaluateJob(w, *job, {.depth = EvalDepth::kStep});
+  EXPECT_TRUE(e.ok()) << e.error().Format();
+  return std::move(e).value();
+}
+
+Workspace LoadWorkspace() {
+  auto w = Workspace::Load();
+  EXPECT_TRUE(w.ok()) << w.error().Format();
+  return std::move(w).value();
+}
+
+bool AnyContains(const std::vector<std::string>& lines, const std::string& part) {
+  for (const std::string& l : lines) {
+    if (l.find(part) != std::string::npos) return true;
+  }
+  return false;
+}
+
+TEST(TraceComparison, HandBuiltTraceRowsAndTheSlowestRank) {
+  const Workspace w = LoadWorkspace();
+  const Evaluation e = Evaluate(w);
+  const profile::ProfileReport report =
+      Profile(testing::TestPath("fixtures/calibrate/two-rank-skew"));
+  auto c = CompareWithJob(report, e);
+  ASSERT_TRUE(c.ok()) << c.error().Format();
+  // Rank 1 is slower: its kernels run back to back from 100 to 1150 us (span 1050 us) against
+  // rank 0's 100-950 us (850 us); the difference is its grouped GEMM, 600 - 400 = 200 us.
+  EXPECT_EQ(c->slowest.rank, 1);
+  EXPECT_EQ(c->slowest.cause, "routing skew");
+  EXPECT_NEAR(c->slowest.cause_extra_s, 200e-6, 1e-12);
+  EXPECT_NEAR(c->slowest.fastest_span_s, 850e-6, 1e-12);
+  EXPECT_NEAR(c->measured_step_s, 1050e-6, 1e-12);
+  // Rank 1's rows (README table): gemm 200 us; grouped 600 us; attention 100 + 100 us;
+  // rms_norm 50 us; the dispatch 200 us, all of it under the grouped GEMM (exposed 0); no gap.
+  EXPECT_NEAR((*c)[CompareRow::kDenseGemm].measured_s, 200e-6, 1e-12);
+  EXPECT_NEAR((*c)[CompareRow::kExpertGemm].measured_s, 600e-6, 1e-12);
+  EXPECT_NEAR((*c)[CompareRow::kAttention].measured_s, 200e-6, 1e-12);
+  EXPECT_NEAR((*c)[CompareRow::kMemoryBound].measured_s, 50e-6, 1e-12);
+  EXPECT_NEAR((*c)[CompareRow::kCommunication].measured_s, 200e-6, 1e-12);
+  EXPECT_NEAR((*c)[CompareRow::kCommunication].measured_exposed_s, 0, 1e-12);
+  EXPECT_NEAR((*c)[CompareRow::kIdle].measured_s, 0, 1e-12);
+  // The predicted compute rows partition the step model's compute parts: forward, backward,
+  // recompute, MoE skew, FP8 casts and optimizer (nothing counted twice, nothing dropped).
+  const StepResult& r = *e.step;
+  const double parts = r[StepPart::kForward].total.s() + r[StepPart::kBackward].total.s() +
+                       r[StepPart::kRecompute].total.s() + r[StepPart::kMoeImbalance].total.s() +
+                       r[StepPart::kFp8Cast].total.s() + r[StepPart::kOptimizer].total.s();
+  double rows = 0;
+  for (CompareRow row : {CompareRow::kDenseGemm, CompareRow::kExpertGemm, CompareRow::kAttention,
+                         CompareRow::kLinearAttention, CompareRow::kMemoryBound}) {
+    rows += (*c)[row].predicted_s;
+  }
+  EXPECT_NEAR(rows, parts, 1e-9 * parts);
+  // 1050 us against a predicted step of tenths of a second: more than 10x apart.
+  EXPECT_TRUE(AnyContains(c->warnings, "the measured step"));
+  // World 64 in the traces' metadata, DP 64 in the job; H800 on both sides; grouped GEMMs present.
+  EXPECT_FALSE(AnyContains(c->warnings, "world"));
+  EXPECT_FALSE(AnyContains(c->warnings, "the trace ran on"));
+  EXPECT_FALSE(AnyContains(c->warnings, "no grouped/expert GEMM"));
+}
+
+TEST(TraceComparison, WarnsWhenTheTraceIsNotTheJob) {
+  // A ResNet DDP run on A100s (SOURCE.md): no grouped GEMM, another GPU, no world size of 64.
+  const Workspace w = LoadWorkspace();
+  const profile::ProfileReport report = Profile(testing::TestPath(
+      "../../shared/reference/traces/hta-resnet-ddp-nccl-a100/nccl_data.json.gz"));
+  auto c = CompareWithJob(report, Evaluate(w));
+  ASSERT_TRUE(c.ok()) << c.error().Format();
+  EXPECT_TRUE(AnyContains(c->warnings, "no grouped/expert GEMM kernel"));
+  EXPECT_TRUE(AnyContains(c->warnings, "the job's GPU is H800"));
+}
+
+TEST(TraceComparison, DeepSeekV3TraceAndCalibrationCarriesThroughThePhysics) {
+  Workspace w = LoadWorkspace();
+  const Evaluation e = Evaluate(w);
+  const profile::ProfileReport report = Profile(
+      testing::TestPath("../../shared/reference/traces/deepseek-v3-train-ep64-h800/train.json"));
+  auto c = CompareWithJob(report, e);
+  ASSERT_TRUE(c.ok()) << c.error().Format();
+  // SOURCE.md: DeepEP all-to-all 113,030 us (union), 108,868 us of it overlapped; rank 0 of 64.
+  EXPECT_NEAR((*c)[CompareRow::kCommunication].measured_s, 0.113030, 0.5e-6);
+  EXPECT_NEAR((*c)[CompareRow::kCommunication].measured_exposed_s, 0.113030 - 0.108868, 1e-6);
+  EXPECT_FALSE(AnyContains(c->warnings, "world"));
+  EXPECT_FALSE(AnyContains(c->warnings, "no grouped/expert GEMM"));
+  // SOURCE.md: the dense FP8 GEMMs (fp8_ptp128c, fp8_dptp128c_acc) are in the grouped-GEMM class,
+  // so the dense GEMM row holds only a few cuBLAS kernels: far below the model's dense GEMMs.
+  EXPECT_TRUE(AnyContains(c->warnings, "dense GEMM: measured"));
+
+  const Calibration cal = MakeCalibration(*c, e, "2025-01-01T00:00:00Z");
+  // Round trip through the file format.
+  const std::string path =
+      (std::filesystem::temp_directory_path() / "strata_calibration_test.json").string();
+  ASSERT_TRUE(WriteCalibration(cal, path).ok());
+  auto loaded = LoadCalibration(path);
+  std::filesystem::remove(path);
+  ASSERT_TRUE(loaded.ok()) << loaded.error().Format();
+  ASSERT_EQ(loaded->rates.size(), cal.rates.size());
+  EXPECT_EQ(loaded->traces, std::vector<std::string>{"train.json"});
+  EXPECT_EQ(loaded->ep, 64);
+  const double expert_ratio = *loaded->Find("expert_gemm")->ratio;
+  const double attention_ratio = *loaded->Find("attention")->ratio;
+  EXPECT_DOUBLE_EQ(expert_ratio, (*c)[CompareRow::kExpertGemm].measured_s /
+                                     (*c)[CompareRow::kExpertGemm].predicted_s);
+
+  auto applied = ApplyCalibration(*loaded, "cal.json", e.job, w);
+  ASSERT_TRUE(applied.ok()) << applied.error().Format();
+  EXPECT_TRUE(AnyContains(applied->not_carried, "dense_gemm"));  // ratio below 0.1: not applied
+  // The same job re-evaluated with the scaled efficiencies predicts what was measured: GEMM time
+  // is FLOP / (peak x efficiency) and attention's likewise, so dividing the efficiency by the
+  // ratio multiplies the time by it (balanced routing: no skew row; no efficiency capped).
+  const Evaluation calibrated = Evaluate(w);
+  auto again = CompareWithJob(report, calibrated);
+  ASSERT_TRUE(again.ok());
+  EXPECT_NEAR((*again)[CompareRow::kExpertGemm].predicted_s,
+              (*c)[CompareRow::kExpertGemm].measured_s, 1e-9);
+  EXPECT_NEAR((*again)[CompareRow::kAttention].predicted_s, (*c)[CompareRow::kAttention].measured_s,
+              1e-9);
+  // Another layout (EP 32) keeps the shape rules: its expert GEMMs move by the same ratio.
+  const Workspace plain = LoadWorkspace();
+  const double before = PredictedRows(Evaluate(plain, {"parallel.ep=32"}))[1].predicted_s;
+  const double after = PredictedRows(Evaluate(w, {"parallel.ep=32"}))[1].predicted_s;
+  EXPECT_NEAR(after / before, expert_ratio, 1e-9);
+  EXPECT_NEAR(attention_ratio,
+              (*c)[CompareRow::kAttention].measured_s / (*c)[CompareRow::kAttention].predicted_s,
+              1e-12);
+}
+
+TEST(Calibration, BadFilesNameTheField) {
+  auto not_json = ParseCalibration("{", "c.json");
+  ASSERT_FALSE(not_json.ok());
+  EXPECT_EQ(not_json.error().file, "c.json");
+  auto wrong_kind = ParseCalibration(R"({"kind": "profile"})", "c.json");
+  ASSERT_FALSE(wrong_kind.ok());
+  EXPECT_EQ(wrong_kind.error().field, "kind");
+  auto no_gpu = ParseCalibration(
+      R"({"kind": "calibration", "calibration_version": 1, "provenance": {},
+          "job": {"model": "deepseek-v3"}, "rates": []})",
+      "c.json");
+  ASSERT_FALSE(no_gpu.ok());
+  EXPECT_EQ(no_gpu.error().field, "job.gpu");
+  auto bad_ratio = ParseCalibration(
+      R"({"kind": "calibration", "calibration_version": 1, "provenance": {},
+          "job": {"model": "m", "gpu": "H800", "tp": 1, "pp": 1, "cp": 1, "ep": 1, "dp": 1},
+          "measured_step_s": 1, "predicted_step_s": 1,
+          "rates": [{"component": "attention", "measured_s": 1, "predicted_s": 1, "ratio": -2}]})",
+      "c.json");
+  ASSERT_FALSE(bad_ratio.ok());
+  EXPECT_EQ(bad_ratio.error().field, "rates[0].ratio");
+  // A calibration of another model does not apply.
+  Workspace w = LoadWorkspace();
+  Calibration other;
+  other.model = "llama-3.1-8b";
+  other.gpu = "H800";
+  auto applied = ApplyCalibration(other, "c.json", Evaluate(w).job, w);
+  ASSERT_FALSE(applied.ok());
+  EXPECT_EQ(applied.error().field, "job.model");
+  EXPECT_EQ(applied.error().file, "c.json");
+}
+
+}  // namespace
+}  // namespace strata::calibrate
