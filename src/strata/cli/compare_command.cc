@@ -5,14 +5,17 @@
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "strata/cli/cli_common.h"
 #include "strata/cli/commands.h"
+#include "strata/cli/job_options.h"
 #include "strata/core/strings.h"
 #include "strata/model/sequence_lengths.h"
 #include "strata/report/compare_report.h"
+#include "strata/report/trace_comparison_report.h"
 
 namespace strata::cli {
 namespace {
@@ -61,6 +64,8 @@ int RunCompare(int argc, char** argv) {
   app.add_option("--tokens", tokens_text,
                  "tokens to train, for the time to train (500M, 2.31M, 29K; "
                  "default 1000M)");
+  std::string calibration;
+  AddCalibrationOption(app, calibration);
   AddOutputOptions(app, out, kJsonFlag | kExplainFlag,
                    "print each system's formulas with the numbers substituted");
   if (auto exit = ParseArgs(app, argc, argv)) return *exit;
@@ -104,12 +109,22 @@ int RunCompare(int argc, char** argv) {
     if (!job.ok()) return ReportError(job.error());
     resolved.push_back(*std::move(job));
   }
-  auto workspace = Workspace::Load();
+  // A calibration is checked against the baseline (its model and GPU) and scales that GPU's
+  // kernel rates: systems on other GPUs keep the uncalibrated ones.
+  std::optional<calibrate::AppliedCalibration> applied;
+  auto workspace = LoadWorkspaceFor(resolved.front(), calibration, applied);
   if (!workspace.ok()) return ReportError(workspace.error());
   auto report = CompareSystems(*workspace, resolved, labels, *tokens);
   if (!report.ok()) return ReportError(report.error());
-  const std::string text =
-      out.json ? DumpJson(CompareToJson(*report)) : RenderCompareText(*report, out.explain);
+  std::string text;
+  if (out.json) {
+    Json j = CompareToJson(*report);
+    if (applied) j["calibration"] = calibrate::CalibrationNoteJson(*applied);
+    text = DumpJson(j);
+  } else {
+    text = (applied ? calibrate::CalibrationText(*applied) : "") +
+           RenderCompareText(*report, out.explain);
+  }
   return EmitOutputs(out, text);
 }
 

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,7 @@
 #include "strata/plan/planner.h"
 #include "strata/report/html_report.h"
 #include "strata/report/plan_report.h"
+#include "strata/report/trace_comparison_report.h"
 
 namespace strata::cli {
 namespace {
@@ -89,6 +91,8 @@ int RunPlan(int argc, char** argv) {
                  "threads to evaluate layouts on (default: the machine's cores); the result is "
                  "the same with any number")
       ->check(CLI::Range(1U, 256U));
+  std::string calibration;
+  AddCalibrationOption(app, calibration);
   AddOutputOptions(app, out, kJsonFlag | kExplainFlag | kSvgFlag,
                    "print the pruning counts of every rule");
   if (auto exit = ParseArgs(app, argc, argv)) return *exit;
@@ -126,14 +130,24 @@ int RunPlan(int argc, char** argv) {
           nodes, e.hint.empty() ? "" : "; " + e.hint)));
     }
   }
-  auto workspace = Workspace::Load();
+  // A calibration scales the kernel rates of the job's GPU: every candidate layout is priced
+  // with the rates measured on the user's own run.
+  std::optional<calibrate::AppliedCalibration> applied;
+  auto workspace = LoadWorkspaceFor(*job, calibration, applied);
   if (!workspace.ok()) return ReportError(workspace.error());
   auto e = EvaluateJob(*workspace, *job, {.depth = EvalDepth::kStep});
   if (!e.ok()) return ReportError(e.error());
   auto plan = plan::PlanLayouts(*e->setup, *e->comm, workspace->memory, options);
   if (!plan.ok()) return ReportError(plan.error());
-  const std::string text =
-      out.json ? DumpJson(PlanToJson(*e->setup, *plan)) : PlanToText(*e->setup, *plan, out.explain);
+  std::string text;
+  if (out.json) {
+    Json j = PlanToJson(*e->setup, *plan);
+    if (applied) j["calibration"] = calibrate::CalibrationNoteJson(*applied);
+    text = DumpJson(j);
+  } else {
+    text = (applied ? calibrate::CalibrationText(*applied) : "") +
+           PlanToText(*e->setup, *plan, out.explain);
+  }
   return EmitOutputs(out, text, [&] { return PlanFigure(*plan).svg; });
 }
 
