@@ -47,25 +47,13 @@ std::optional<int64_t> IntAfter(std::string_view s, std::string_view key) {
 }
 
 std::optional<size_t> JsonTooDeepAt(std::string_view text, size_t max_depth) {
-  size_t depth = 0;
-  bool in_string = false;
-  for (size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (in_string) {
-      if (c == '\\') {
-        ++i;
-      } else if (c == '"') {
-        in_string = false;
-      }
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '{' || c == '[') {
-      if (++depth > max_depth) return i;
-    } else if ((c == '}' || c == ']') && depth > 0) {
-      --depth;
-    }
-  }
-  return std::nullopt;
+  bool deep = false;
+  const size_t at = WalkJsonBrackets(text, 0, [&](size_t i, size_t depth) {
+    deep = (text[i] == '{' || text[i] == '[') && depth > max_depth;
+    return deep;
+  });
+  if (!deep) return std::nullopt;
+  return at;
 }
 
 std::vector<TextLine> SplitLines(std::string_view text) {

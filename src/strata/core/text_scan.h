@@ -53,6 +53,33 @@ std::optional<int64_t> LeadingInt(std::string_view s, size_t* consumed = nullptr
 /// The integer right after the first occurrence of `key` (e.g. "SeqNum=").
 std::optional<int64_t> IntAfter(std::string_view s, std::string_view key);
 
+/// Walks the JSON brackets of `text` from `from`, skipping strings and their escapes: calls
+/// fn(offset, depth) after each [ or { (depth counted from 1) and each ] or } (the depth left,
+/// never below 0). Stops where fn returns true and gives that offset; npos at the end.
+template <class Fn>
+size_t WalkJsonBrackets(std::string_view text, size_t from, Fn&& fn) {
+  size_t depth = 0;
+  bool in_string = false;
+  for (size_t i = from; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '{' || c == '[') {
+      if (fn(i, ++depth)) return i;
+    } else if (c == '}' || c == ']') {
+      if (depth > 0) --depth;
+      if (fn(i, depth)) return i;
+    }
+  }
+  return std::string_view::npos;
+}
+
 /// The byte offset of the first [ or { (outside strings) nested deeper than `max_depth`, or
 /// nullopt. Walking and destroying a parsed JSON value recurses, so parsers refuse hostile depths
 /// with this before they parse.

@@ -21,25 +21,9 @@ bool IsSpace(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
 // The end of the object that starts at `open` ('{'), strings and escapes skipped; npos when the
 // text ends first.
 size_t ObjectEnd(std::string_view text, size_t open) {
-  int depth = 0;
-  bool in_string = false;
-  for (size_t i = open; i < text.size(); ++i) {
-    const char c = text[i];
-    if (in_string) {
-      if (c == '\\') {
-        ++i;
-      } else if (c == '"') {
-        in_string = false;
-      }
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '{' || c == '[') {
-      ++depth;
-    } else if ((c == '}' || c == ']') && --depth == 0) {
-      return i;
-    }
-  }
-  return std::string_view::npos;
+  return WalkJsonBrackets(text, open, [&](size_t i, size_t depth) {
+    return (text[i] == '}' || text[i] == ']') && depth == 0;
+  });
 }
 
 std::optional<int64_t> RankName(const std::string& name) {
