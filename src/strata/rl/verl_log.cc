@@ -82,7 +82,7 @@ bool ReadRecord(const std::string& text, int64_t line, VerlLog& log) {
   }
   // step:0 carries validation metrics only.
   if (!trained) return false;
-  log.steps.push_back(std::move(m));
+  log.steps.push_back(m);
   return true;
 }
 
