@@ -8,7 +8,7 @@
 namespace strata {
 namespace {
 
-TEST(RlCliGoldenTest, Rl) { testing::RunCliGoldenSuite("cli_rl", 5); }
+TEST(RlCliGoldenTest, Rl) { testing::RunCliGoldenSuite("cli_rl", 10); }
 
 }  // namespace
 }  // namespace strata

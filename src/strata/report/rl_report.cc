@@ -286,4 +286,75 @@ std::string RenderRlText(const RlEvaluation& e, bool explain) {
   return text;
 }
 
+namespace {
+
+std::string Number(double v, const std::string& unit) {
+  return unit == "s" ? fmt::format("{:.1f}", v) : fmt::format("{:.0f}", v);
+}
+
+std::string SemanticsText(const VerlComparison& c) {
+  return c.semantics == VerlGenSemantics::kIncludesSync
+             ? "timing_s/gen read as generation + weight sync (verl <= 0.7.0)"
+             : "timing_s/gen read as generation alone, the sync as timing_s/update_weights "
+               "(verl >= 0.7.1)";
+}
+
+}  // namespace
+
+std::string RenderVerlLogText(const RlEvaluation& e, const VerlLog& log, const VerlComparison& c,
+                              const std::string& log_path) {
+  std::string out = Header(e);
+  out += fmt::format("verl log: {}, {} training step{} (step {} to {})\n", log_path, c.steps,
+                     c.steps == 1 ? "" : "s", c.first_step, c.last_step);
+  out += fmt::format("{}: {}\n", SemanticsText(c), c.semantics_source);
+  out += fmt::format("\nmeasured (mean over the log's steps) against strata rl ({}):\n",
+                     PlacementName(e.configured));
+  Table table({{"metric", Align::kLeft},
+               {"unit", Align::kLeft},
+               {"measured"},
+               {"steps"},
+               {"strata"},
+               {"error (%)"},
+               {"strata's quantity", Align::kLeft}});
+  for (const VerlPhaseRow& r : c.rows) {
+    table.AddRow({r.key, r.unit, r.measured ? Number(*r.measured, r.unit) : "not in the log",
+                  std::to_string(r.measured_steps), Number(r.predicted, r.unit),
+                  r.error ? fmt::format("{:+.0f}", 100 * *r.error) : "", r.predicted_from});
+  }
+  out += table.Render();
+  if (!log.notes.empty()) {
+    out += "\nread in part:\n";
+    for (const std::string& n : log.notes) out += "  " + n + "\n";
+  }
+  return out;
+}
+
+std::string RenderVerlLogJson(const RlEvaluation& e, const VerlLog& log, const VerlComparison& c,
+                              const std::string& log_path) {
+  Json j = JsonDocument("rl-verl-log");
+  j["model"] = e.actor.model.name;
+  j["placement"] = PlacementName(e.configured);
+  j["log"] = log_path;
+  j["steps"] = c.steps;
+  j["first_step"] = c.first_step;
+  j["last_step"] = c.last_step;
+  j["gen_includes_weight_sync"] = c.semantics == VerlGenSemantics::kIncludesSync;
+  j["semantics_source"] = c.semantics_source;
+  Json rows = Json::array();
+  for (const VerlPhaseRow& r : c.rows) {
+    Json row;
+    row["metric"] = r.key;
+    row["unit"] = r.unit;
+    row["measured"] = r.measured ? JsonNumber(*r.measured) : Json(nullptr);
+    row["measured_steps"] = r.measured_steps;
+    row["predicted"] = JsonNumber(r.predicted);
+    row["error"] = r.error ? JsonNumber(*r.error) : Json(nullptr);
+    row["predicted_from"] = r.predicted_from;
+    rows.push_back(row);
+  }
+  j["rows"] = rows;
+  j["notes"] = log.notes;
+  return DumpJson(j);
+}
+
 }  // namespace strata

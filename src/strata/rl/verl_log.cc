@@ -1,0 +1,284 @@
+#include "strata/rl/verl_log.h"
+
+#include <fmt/format.h>
+
+#include <charconv>
+#include <string>
+#include <utility>
+
+#include "strata/core/text_scan.h"
+#include "strata/logs/log_line_parser.h"
+#include "strata/logs/log_scan.h"
+
+namespace strata {
+namespace {
+
+// A metrics line begins "step:N - ".
+bool StartsMetricsLine(std::string_view text) {
+  if (text.substr(0, 5) != "step:") return false;
+  size_t i = 5;
+  while (i < text.size() && text[i] >= '0' && text[i] <= '9') ++i;
+  return i > 5 && text.substr(i, 3) == " - ";
+}
+
+// A metrics line wrapped mid-field carries on with more "key:value - key:value"; any other log
+// line (a Ray prefix, a progress bar, a warning) ends the record.
+bool ContinuesMetricsLine(std::string_view text) {
+  if (text.empty() || text.front() == ' ' || text.front() == '(' || text.front() == '[') {
+    return false;
+  }
+  const size_t sep = text.find(" - ");
+  return sep != std::string_view::npos && text.find(':') != std::string_view::npos &&
+         text.find('/') != std::string_view::npos;
+}
+
+std::optional<double>* Field(VerlStepMetrics& m, std::string_view key) {
+  if (key == "timing_s/gen") return &m.gen_s;
+  if (key == "timing_s/update_weights") return &m.update_weights_s;
+  if (key == "timing_s/old_log_prob") return &m.old_log_prob_s;
+  if (key == "timing_s/ref") return &m.ref_s;
+  if (key == "timing_s/update_actor") return &m.update_actor_s;
+  if (key == "timing_s/step") return &m.step_s;
+  if (key == "perf/throughput") return &m.throughput_tokens_per_s_per_gpu;
+  if (key == "response_length/mean") return &m.response_mean_tokens;
+  if (key == "response_length/max") return &m.response_max_tokens;
+  return nullptr;
+}
+
+// One joined metrics record: "step:N - key:value - ...". Keys strata does not compare are
+// skipped (verl prints a hundred); a field cut off or a value that is no number is noted.
+bool ReadRecord(const std::string& text, int64_t line, VerlLog& log) {
+  VerlStepMetrics m;
+  m.line = line;
+  bool trained = false;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t end = text.find(" - ", pos);
+    if (end == std::string::npos) end = text.size();
+    const std::string_view part = TrimSpace(std::string_view(text).substr(pos, end - pos));
+    const bool last = end == text.size();
+    pos = end + 3;
+    const size_t colon = part.find(':');
+    if (colon == std::string_view::npos || colon + 1 == part.size()) {
+      if (!part.empty() && part != "-") {
+        log.notes.push_back(fmt::format("line {}: '{}' has no value{}", line, part,
+                                        last ? " (the line is cut off there)" : ""));
+      }
+      continue;
+    }
+    const std::string_view key = part.substr(0, colon);
+    const std::string_view value = part.substr(colon + 1);
+    if (key == "step") {
+      if (auto s = ParseInt64(value)) m.step = *s;
+      continue;
+    }
+    std::optional<double>* field = Field(m, key);
+    if (!field) continue;
+    if (key == "timing_s/step" || key == "timing_s/update_actor") trained = true;
+    SetLogNumber(*field, value);
+    if (!field->has_value()) {
+      log.notes.push_back(fmt::format("line {}: {}: '{}' is not a number", line, key, value));
+    }
+  }
+  // step:0 carries validation metrics only.
+  if (!trained) return false;
+  log.steps.push_back(m);
+  return true;
+}
+
+// "verl version 0.7.1", "verl==0.7.1", "verl version: 0.7.1".
+std::optional<VerlVersion> FindVersion(std::string_view text) {
+  for (std::string_view mark : {"verl==", "verl version: ", "verl version "}) {
+    const size_t at = text.find(mark);
+    if (at == std::string_view::npos) continue;
+    std::string_view rest = text.substr(at + mark.size());
+    size_t n = 0;
+    while (n < rest.size() && ((rest[n] >= '0' && rest[n] <= '9') || rest[n] == '.')) ++n;
+    if (auto v = ParseVerlVersion(rest.substr(0, n))) return v;
+  }
+  return std::nullopt;
+}
+
+std::string OtherFramework(std::string_view text) {
+  std::vector<ParsedLine> parsed;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t end = text.find('\n', pos);
+    if (end == std::string_view::npos) end = text.size();
+    parsed.clear();
+    ParseLogLine(StripLauncherPrefix(text.substr(pos, end - pos)).text, parsed);
+    for (const ParsedLine& p : parsed) {
+      if (p.kind == LineKind::kStep && p.record.format != LogFormat::kUnknown) {
+        return std::string(LogFormatName(p.record.format));
+      }
+    }
+    pos = end + 1;
+  }
+  return "";
+}
+
+struct Mean {
+  double sum = 0;
+  int64_t n = 0;
+  void Add(const std::optional<double>& v) {
+    if (v) sum += *v, ++n;
+  }
+  std::optional<double> Value() const {
+    return n > 0 ? std::optional<double>(sum / static_cast<double>(n)) : std::nullopt;
+  }
+};
+
+}  // namespace
+
+bool VerlVersion::SeparatesSync() const {
+  return major > 0 || minor > 7 || (minor == 7 && patch >= 1);
+}
+
+std::string VerlVersion::Format() const { return fmt::format("{}.{}.{}", major, minor, patch); }
+
+std::optional<VerlVersion> ParseVerlVersion(std::string_view text) {
+  VerlVersion v;
+  int64_t* parts[] = {&v.major, &v.minor, &v.patch};
+  const char* p = text.data();
+  const char* end = text.data() + text.size();
+  for (int i = 0; i < 3; ++i) {
+    auto [next, ec] = std::from_chars(p, end, *parts[i]);
+    if (ec != std::errc() || *parts[i] < 0) return std::nullopt;
+    p = next;
+    if (p == end) return i >= 1 ? std::optional<VerlVersion>(v) : std::nullopt;
+    if (*p != '.' || i == 2) return std::nullopt;
+    ++p;
+  }
+  return std::nullopt;
+}
+
+Result<VerlLog> ParseVerlLog(std::string_view text) {
+  VerlLog log;
+  std::string record;
+  int64_t record_line = 0;
+  bool any_metrics_line = false;
+  auto close = [&] {
+    if (record_line > 0) ReadRecord(record, record_line, log);
+    record.clear();
+    record_line = 0;
+  };
+  size_t pos = 0;
+  int64_t line = 0;
+  while (pos < text.size()) {
+    size_t end = text.find('\n', pos);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view raw = text.substr(pos, end - pos);
+    pos = end + 1;
+    ++line;
+    if (!raw.empty() && raw.back() == '\r') raw.remove_suffix(1);
+    const std::string_view body = StripLauncherPrefix(raw).text;
+    if (!log.version) log.version = FindVersion(body);
+    if (StartsMetricsLine(body)) {
+      close();
+      any_metrics_line = true;
+      record = std::string(body);
+      record_line = line;
+    } else if (record_line > 0 && ContinuesMetricsLine(raw)) {
+      record += raw;  // wrapped mid-field: the pieces join without a separator
+    } else {
+      close();
+    }
+  }
+  close();
+  if (!any_metrics_line) {
+    const std::string other = OtherFramework(text);
+    Error e = InvalidInput(
+        other.empty() ? "no verl metrics line (\"step:N - key:value - ...\") in the log"
+                      : fmt::format("this is a {} log, not verl's console log (no \"step:N - "
+                                    "key:value - ...\" line)",
+                                    other));
+    e.hint = other.empty() ? "--log reads verl's console output (trainer.logger=console)"
+                           : "`strata logs` reads it";
+    return e;
+  }
+  if (log.steps.empty()) {
+    Error e = InvalidInput(
+        "verl's log holds no training step: its metrics lines carry neither "
+        "timing_s/step nor timing_s/update_actor (step:0 is validation)");
+    return e;
+  }
+  return log;
+}
+
+double PredictedVerlThroughput(const RlSpec& spec, Seconds step, int64_t gpus) {
+  const double tokens =
+      static_cast<double>(spec.samples()) * (spec.lengths.prompt_mean + spec.lengths.response_mean);
+  return tokens / step.s() / static_cast<double>(gpus);
+}
+
+VerlComparison CompareVerlLog(const RlEvaluation& e, const VerlLog& log,
+                              std::optional<VerlVersion> version_flag) {
+  VerlComparison c;
+  Mean gen, sync, old_lp, ref, update, step, throughput, resp_mean, resp_max;
+  bool prints_sync = false;
+  for (const VerlStepMetrics& m : log.steps) {
+    gen.Add(m.gen_s);
+    sync.Add(m.update_weights_s);
+    old_lp.Add(m.old_log_prob_s);
+    ref.Add(m.ref_s);
+    update.Add(m.update_actor_s);
+    step.Add(m.step_s);
+    throughput.Add(m.throughput_tokens_per_s_per_gpu);
+    resp_mean.Add(m.response_mean_tokens);
+    resp_max.Add(m.response_max_tokens);
+    prints_sync = prints_sync || m.update_weights_s.has_value();
+  }
+  c.steps = static_cast<int64_t>(log.steps.size());
+  c.first_step = log.steps.empty() ? 0 : log.steps.front().step;
+  c.last_step = log.steps.empty() ? 0 : log.steps.back().step;
+  if (version_flag) {
+    c.semantics = version_flag->SeparatesSync() ? VerlGenSemantics::kSeparateSync
+                                                : VerlGenSemantics::kIncludesSync;
+    c.semantics_source = "--verl-version " + version_flag->Format();
+  } else if (log.version) {
+    c.semantics = log.version->SeparatesSync() ? VerlGenSemantics::kSeparateSync
+                                               : VerlGenSemantics::kIncludesSync;
+    c.semantics_source = "the log's verl version " + log.version->Format();
+  } else if (prints_sync) {
+    c.semantics = VerlGenSemantics::kSeparateSync;
+    c.semantics_source = "no version in the log; it prints timing_s/update_weights (verl >= 0.7.1)";
+  } else {
+    c.semantics = VerlGenSemantics::kIncludesSync;
+    c.semantics_source =
+        "no version in the log and no timing_s/update_weights: verl <= 0.7.0 assumed";
+  }
+
+  const RlPlacementResult& p = e.configured;
+  const RlTimes& t = p.times;
+  const int64_t gpus =
+      p.placement == RlPlacement::kColocated ? e.actor.world() : p.rollout_gpus + p.train_gpus;
+  auto row = [&](std::string key, std::string unit, const Mean& m, double predicted,
+                 std::string from) {
+    VerlPhaseRow r{std::move(key), std::move(unit), m.Value(),      m.n,
+                   predicted,      std::nullopt,    std::move(from)};
+    if (r.measured && *r.measured > 0) r.error = predicted / *r.measured - 1;
+    c.rows.push_back(std::move(r));
+  };
+  if (c.semantics == VerlGenSemantics::kIncludesSync) {
+    row("timing_s/gen", "s", gen, t.generation.s() + t.weight_sync.s(), "generation + weight sync");
+  } else {
+    row("timing_s/gen", "s", gen, t.generation.s(), "generation");
+    row("timing_s/update_weights", "s", sync, t.weight_sync.s(), "weight sync");
+  }
+  row("timing_s/old_log_prob", "s", old_lp, t.old_log_prob.s(), "old log-prob");
+  if (e.spec.reference_model || ref.n > 0) {
+    row("timing_s/ref", "s", ref, t.reference.s(),
+        e.spec.reference_model ? "reference" : "reference (the RL job has none)");
+  }
+  row("timing_s/update_actor", "s", update, t.update.s(), "actor update");
+  row("timing_s/step", "s", step, t.step.s(), "step");
+  row("perf/throughput", "tokens/s/GPU", throughput, PredictedVerlThroughput(e.spec, t.step, gpus),
+      fmt::format("samples x (prompt + response mean) / step / {} GPUs", gpus));
+  row("response_length/mean", "tokens", resp_mean, e.spec.lengths.response_mean,
+      "lengths.response_mean (the RL job's assumption)");
+  row("response_length/max", "tokens", resp_max, e.spec.lengths.response_max,
+      "lengths.response_max (the RL job's assumption)");
+  return c;
+}
+
+}  // namespace strata

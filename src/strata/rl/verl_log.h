@@ -1,0 +1,96 @@
+// verl's console metrics (`step:N - timing_s/gen:541.2 - ...`) read per phase, and put beside
+// what `strata rl` predicts for the RL job that ran. Which phases `timing_s/gen` covers depends
+// on verl's version: up to 0.7.0 it includes the weight sync; from 0.7.1 the sync is
+// `timing_s/update_weights`. Formulas: docs/rl.md ("Reading verl's log").
+#ifndef STRATA_RL_VERL_LOG_H_
+#define STRATA_RL_VERL_LOG_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "strata/core/result.h"
+#include "strata/rl/rl_job.h"
+#include "strata/rl/rl_step.h"
+
+namespace strata {
+
+/// The metrics of one training step that the comparison reads; nullopt when the line lacks one.
+struct VerlStepMetrics {
+  int64_t step = 0;
+  int64_t line = 0;                        // 1-based line where the step's metrics begin
+  std::optional<double> gen_s;             // timing_s/gen
+  std::optional<double> update_weights_s;  // timing_s/update_weights (verl >= 0.7.1)
+  std::optional<double> old_log_prob_s;    // timing_s/old_log_prob
+  std::optional<double> ref_s;             // timing_s/ref
+  std::optional<double> update_actor_s;    // timing_s/update_actor
+  std::optional<double> step_s;            // timing_s/step
+  std::optional<double> throughput_tokens_per_s_per_gpu;  // perf/throughput
+  std::optional<double> response_mean_tokens;             // response_length/mean
+  std::optional<double> response_max_tokens;              // response_length/max
+};
+
+/// verl's release: major.minor.patch (0.7.0 and 0.7.1 time generation differently).
+struct VerlVersion {
+  int64_t major = 0;
+  int64_t minor = 0;
+  int64_t patch = 0;
+  /// From 0.7.1 the weight sync has its own timer (timing_s/update_weights).
+  bool SeparatesSync() const;
+  std::string Format() const;  // "0.7.1"
+};
+/// "0.7.1" (a missing patch is 0: "0.7" is 0.7.0); nullopt for anything else.
+std::optional<VerlVersion> ParseVerlVersion(std::string_view text);
+
+struct VerlLog {
+  std::vector<VerlStepMetrics> steps;  // training steps, in log order (step:0 is validation)
+  std::optional<VerlVersion> version;  // "verl version 0.7.1" / "verl==0.7.1" in the log
+  std::vector<std::string> notes;      // lines read only in part, with their line numbers
+};
+
+/// Reads verl's console log. Wrapped lines (a metrics line broken mid-field, as when pasted into
+/// an issue) are joined back. Errors: no verl metrics line at all (naming the framework whose
+/// lines the text holds, when another one's), or no training step (validation lines only).
+Result<VerlLog> ParseVerlLog(std::string_view text);
+
+/// How `timing_s/gen` was read.
+enum class VerlGenSemantics {
+  kIncludesSync,  // verl <= 0.7.0: generation and weight sync in one timer
+  kSeparateSync,  // verl >= 0.7.1: timing_s/update_weights holds the sync
+};
+
+struct VerlPhaseRow {
+  std::string key;                 // verl's metric name
+  std::string unit;                // "s", "tokens/s/GPU", "tokens"
+  std::optional<double> measured;  // mean over the steps that print it
+  int64_t measured_steps = 0;
+  double predicted = 0;
+  std::optional<double> error;  // predicted / measured - 1
+  std::string predicted_from;   // which strata quantity
+};
+
+struct VerlComparison {
+  VerlGenSemantics semantics = VerlGenSemantics::kSeparateSync;
+  std::string semantics_source;  // "--verl-version 0.7.0", "the log (verl 0.7.1)", ...
+  int64_t first_step = 0;
+  int64_t last_step = 0;
+  int64_t steps = 0;
+  std::vector<VerlPhaseRow> rows;
+};
+
+/// The log's phases beside the configured placement's prediction. The version comes from
+/// `version_flag` when given, else from the log, else from the keys it prints
+/// (timing_s/update_weights only exists from 0.7.1).
+/// Compares against the configured placement; the caller checks that it is valid.
+VerlComparison CompareVerlLog(const RlEvaluation& e, const VerlLog& log,
+                              std::optional<VerlVersion> version_flag);
+
+/// verl's perf/throughput for a predicted step: every token of every sample (prompt and
+/// response, verl's total_num_tokens) over the step time and all GPUs of the job.
+double PredictedVerlThroughput(const RlSpec& spec, Seconds step, int64_t gpus);
+
+}  // namespace strata
+
+#endif  // STRATA_RL_VERL_LOG_H_

@@ -1,0 +1,183 @@
+// verl's console log read per phase (tests/golden/cli_rl/verl_7412: a real excerpt, its SOURCE
+// says what was kept) and put beside the RL job's prediction. Expected numbers are the log's own
+// text; predictions are worked out from the reference RL job's values.
+#include "strata/rl/verl_log.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "support/golden.h"
+
+namespace strata {
+namespace {
+
+// The excerpt of verl-project/verl#7412, step 34: the fields as printed in the issue (two of
+// them broken across lines by the paste, joined back), the line cut at "perf/total_num_t".
+TEST(VerlLogTest, ReadsTheIssueExcerpt) {
+  auto log = ParseVerlLog(testing::ReadTestFile("golden/cli_rl/verl_7412/console.log"));
+  ASSERT_TRUE(log.ok()) << log.error().Format();
+  ASSERT_EQ(log->steps.size(), 1u);
+  const VerlStepMetrics& m = log->steps[0];
+  EXPECT_EQ(m.step, 34);
+  EXPECT_EQ(m.line, 2);
+  EXPECT_NEAR(*m.gen_s, 541.1881153844297, 1e-9);
+  EXPECT_NEAR(*m.old_log_prob_s, 72.40668203681707, 1e-9);
+  EXPECT_NEAR(*m.ref_s, 72.03436468541622, 1e-9);
+  // Printed after the mid-number break ("0.0365777518600225" / "45 - timing_s/update_actor").
+  EXPECT_NEAR(*m.update_actor_s, 472.1077583655715, 1e-9);
+  EXPECT_NEAR(*m.update_weights_s, 5.82697419822216, 1e-9);
+  EXPECT_NEAR(*m.step_s, 1163.9566092677414, 1e-9);
+  EXPECT_NEAR(*m.response_mean_tokens, 1267.024169921875, 1e-9);
+  EXPECT_NEAR(*m.response_max_tokens, 3072.0, 1e-9);
+  EXPECT_FALSE(m.throughput_tokens_per_s_per_gpu.has_value());  // past the cut
+  EXPECT_FALSE(log->version.has_value());
+  ASSERT_EQ(log->notes.size(), 1u);
+  EXPECT_EQ(log->notes[0], "line 2: 'perf/total_num_t' has no value (the line is cut off there)");
+}
+
+struct ParseCase {
+  const char* name;
+  const char* text;
+  double gen_s;  // < 0: absent
+  double throughput;
+};
+
+// Newer verl prints numpy scalars as np.float64(...); a version line sets the semantics.
+TEST(VerlLogTest, NumpyScalarsAndVersions) {
+  const ParseCase cases[] = {
+      {"np.float64",
+       "step:2 - timing_s/gen:np.float64(10.5) - timing_s/step:np.float64(20.25) - "
+       "perf/throughput:np.float64(1500.0)\n",
+       10.5, 1500.0},
+      {"plain, CRLF",
+       "step:3 - timing_s/gen:7.0 - timing_s/update_actor:3 - perf/throughput:12\r\n", 7.0, 12.0},
+  };
+  for (const ParseCase& c : cases) {
+    auto log = ParseVerlLog(c.text);
+    ASSERT_TRUE(log.ok()) << c.name << ": " << log.error().Format();
+    ASSERT_EQ(log->steps.size(), 1u) << c.name;
+    EXPECT_NEAR(*log->steps[0].gen_s, c.gen_s, 1e-12) << c.name;
+    EXPECT_NEAR(*log->steps[0].throughput_tokens_per_s_per_gpu, c.throughput, 1e-12) << c.name;
+  }
+  auto log = ParseVerlLog("INFO verl version 0.7.0\nstep:1 - timing_s/step:5 - timing_s/gen:4\n");
+  ASSERT_TRUE(log.ok());
+  ASSERT_TRUE(log->version.has_value());
+  EXPECT_EQ(log->version->Format(), "0.7.0");
+  EXPECT_FALSE(log->version->SeparatesSync());
+}
+
+struct ErrorCase {
+  const char* name;
+  const char* text;
+  const char* error;
+};
+
+TEST(VerlLogTest, BadInputIsAClearError) {
+  const ErrorCase cases[] = {
+      {"empty", "",
+       "no verl metrics line (\"step:N - key:value - ...\") in the log\n  hint: --log reads "
+       "verl's console output (trainer.logger=console)"},
+      {"megatron",
+       " [2024-04-06 02:55:45] iteration       10/     100 | consumed samples:          640 | "
+       "elapsed time per iteration (ms): 1000.0 | learning rate: 1.0E-05 | global batch size:    "
+       "64 | lm loss: 1.0E+00 | loss scale: 1.0 | grad norm: 1.0 | number of skipped iterations: "
+       "  0 | number of nan iterations:   0 |\n",
+       "this is a megatron log, not verl's console log (no \"step:N - key:value - ...\" line)\n  "
+       "hint: `strata logs` reads it"},
+      {"validation only", "step:0 - val-core/openai/gsm8k/acc/mean@1:0.508\n",
+       "verl's log holds no training step: its metrics lines carry neither timing_s/step nor "
+       "timing_s/update_actor (step:0 is validation)"},
+  };
+  for (const ErrorCase& c : cases) {
+    auto log = ParseVerlLog(c.text);
+    ASSERT_FALSE(log.ok()) << c.name;
+    EXPECT_EQ(log.error().Format(), c.error) << c.name;
+  }
+}
+
+// Unknown keys are skipped without a word (verl prints a hundred); a value that is no number
+// and a field cut off are noted with their line.
+TEST(VerlLogTest, UnknownKeysSkippedBadValuesNoted) {
+  auto log = ParseVerlLog(
+      "step:5 - made/up_key:1 - timing_s/gen:fast - timing_s/step:9.5 - timing_s/upd\n");
+  ASSERT_TRUE(log.ok());
+  ASSERT_EQ(log->steps.size(), 1u);
+  EXPECT_FALSE(log->steps[0].gen_s.has_value());
+  EXPECT_NEAR(*log->steps[0].step_s, 9.5, 1e-12);
+  ASSERT_EQ(log->notes.size(), 2u);
+  EXPECT_EQ(log->notes[0], "line 1: timing_s/gen: 'fast' is not a number");
+  EXPECT_EQ(log->notes[1], "line 1: 'timing_s/upd' has no value (the line is cut off there)");
+}
+
+struct VersionCase {
+  const char* text;
+  bool valid;
+  bool separates_sync;
+};
+
+TEST(VerlLogTest, Versions) {
+  const VersionCase cases[] = {
+      {"0.7.0", true, false}, {"0.7.1", true, true},     {"0.7", true, false},
+      {"0.6.9", true, false}, {"0.8.0", true, true},     {"1.0", true, true},
+      {"7", false, false},    {"0.7.1.2", false, false}, {"v0.7", false, false},
+  };
+  for (const VersionCase& c : cases) {
+    auto v = ParseVerlVersion(c.text);
+    EXPECT_EQ(v.has_value(), c.valid) << c.text;
+    if (v) EXPECT_EQ(v->SeparatesSync(), c.separates_sync) << c.text;
+  }
+}
+
+// verl's perf/throughput for the reference RL job: 160 prompts x 8 samples = 1,280 samples of
+// 1,024 + 4,096 mean tokens = 6,553,600 tokens; over a 100 s step and 40 GPUs: 1,638.4.
+TEST(VerlLogTest, PredictedThroughput) {
+  auto spec = LoadRlSpec(kReferenceRlJobName);
+  ASSERT_TRUE(spec.ok());
+  EXPECT_NEAR(PredictedVerlThroughput(*spec, Seconds::Of(100), 40), 1638.4, 1e-9);
+}
+
+const RlEvaluation& Reference() {
+  static const RlEvaluation e = [] {
+    auto spec = LoadRlSpec(kReferenceRlJobName);
+    EXPECT_TRUE(spec.ok());
+    auto eval = EvaluateRl(*Workspace::Load(), *spec);
+    EXPECT_TRUE(eval.ok());
+    return eval.ok() ? *eval : RlEvaluation{};
+  }();
+  return e;
+}
+
+// Which timer holds the sync: the flag wins over the log, the log's version over its keys.
+// Up to 0.7.0 the generation row is generation + sync (reference: 99.8 + 11.8 s, docs/
+// commands/rl.md), from 0.7.1 generation alone with its own update_weights row.
+TEST(VerlLogTest, GenerationSemantics) {
+  auto with_sync = ParseVerlLog(
+      "step:1 - timing_s/gen:100 - timing_s/update_weights:10 - "
+      "timing_s/step:300\n");
+  auto without = ParseVerlLog("step:1 - timing_s/gen:100 - timing_s/step:300\n");
+  ASSERT_TRUE(with_sync.ok() && without.ok());
+  const RlTimes& t = Reference().configured.times;
+
+  VerlComparison c = CompareVerlLog(Reference(), *without, std::nullopt);
+  EXPECT_EQ(c.semantics, VerlGenSemantics::kIncludesSync);
+  ASSERT_EQ(c.rows[0].key, "timing_s/gen");
+  EXPECT_NEAR(c.rows[0].predicted, 111.6, 0.1);
+  EXPECT_NE(c.rows[1].key, "timing_s/update_weights");
+
+  c = CompareVerlLog(Reference(), *with_sync, std::nullopt);
+  EXPECT_EQ(c.semantics, VerlGenSemantics::kSeparateSync);
+  EXPECT_NEAR(c.rows[0].predicted, 99.8, 0.05);
+  ASSERT_EQ(c.rows[1].key, "timing_s/update_weights");
+  EXPECT_NEAR(c.rows[1].predicted, 11.8, 0.05);
+  // error = predicted / measured - 1 on the measured 100 s and 10 s.
+  EXPECT_NEAR(*c.rows[0].error, t.generation.s() / 100 - 1, 1e-12);
+  EXPECT_NEAR(*c.rows[1].error, t.weight_sync.s() / 10 - 1, 1e-12);
+
+  c = CompareVerlLog(Reference(), *with_sync, ParseVerlVersion("0.7.0"));
+  EXPECT_EQ(c.semantics, VerlGenSemantics::kIncludesSync);
+  EXPECT_EQ(c.semantics_source, "--verl-version 0.7.0");
+}
+
+}  // namespace
+}  // namespace strata
