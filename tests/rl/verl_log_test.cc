@@ -125,7 +125,9 @@ TEST(VerlLogTest, Versions) {
   for (const VersionCase& c : cases) {
     auto v = ParseVerlVersion(c.text);
     EXPECT_EQ(v.has_value(), c.valid) << c.text;
-    if (v) EXPECT_EQ(v->SeparatesSync(), c.separates_sync) << c.text;
+    if (v) {
+      EXPECT_EQ(v->SeparatesSync(), c.separates_sync) << c.text;
+    }
   }
 }
 
