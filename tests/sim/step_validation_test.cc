@@ -397,11 +397,13 @@ HeldOut LoadHeldOut() {
     const std::string name = e["model"].as<std::string>();
     r.model = [name] { return Catalog(name); };
     // DGX H100 / B200: 8 GPUs on NVSwitch, one 400 Gb/s InfiniBand NIC per GPU. GB200 NVL72:
-    // one NVLink domain up to 72 GPUs (larger runs: 8-GPU nodes, an ASSUMPTION).
+    // one NVLink domain up to 72 GPUs; a larger run spans racks, ASSUMED 64 GPUs of each
+    // (16 of its 18 compute trays: 256 = 4 x 64), one NIC per GPU between racks, so that a group
+    // of up to 64 GPUs stays on NVLink as the rack-aware launcher places it.
     r.cluster = "h100-8x8-ib400";
     r.gpu = e["gpu"].as<std::string>();
     r.gpus = e["gpus"].as<int64_t>();
-    if (r.gpu == "GB200" && r.gpus <= 72) r.nvlink_domain = r.gpus;
+    if (r.gpu == "GB200") r.nvlink_domain = r.gpus <= 72 ? r.gpus : 64;
     const YAML::Node l = e["layout"], b = e["batch"];
     r.tp = l["tp"].as<int64_t>();
     r.pp = l["pp"].as<int64_t>();
@@ -459,7 +461,13 @@ Outcome Evaluate(const Row& row, const KernelEfficiencyFile& eff, const Intercon
     EXPECT_TRUE(gpu.ok()) << row.id;
     c.gpu = *gpu;
   }
-  if (row.nvlink_domain > 0) c.gpus_per_node = row.nvlink_domain;
+  if (row.nvlink_domain > 0) {
+    // The file's data NICs are one per GPU: keep that ratio on the wider node.
+    for (NicGroup& n : c.nics) {
+      if (n.role == NicRole::kData) n.count = n.count * row.nvlink_domain / c.gpus_per_node;
+    }
+    c.gpus_per_node = row.nvlink_domain;
+  }
   c.nodes = std::max<int64_t>(1, row.gpus / c.gpus_per_node);
   if (row.gpus < c.gpus_per_node) c.gpus_per_node = row.gpus;
   StepTableInputs in;
@@ -713,8 +721,8 @@ kept as two rows, the release in the framework column. Step = global batch x seq
 among experts ("we force-balance the token distribution among experts"; no routing skew);
 recompute and the overlap flags are not published (none; gradient reduce, parameter gather and
 TP overlapped), the fastest choice, so errors lean optimistic; GB200 runs of up to 72 GPUs share
-one NVLink domain, larger ones are priced as 8-GPU NVLink nodes (the NVL72 rack's reach beyond 8
-GPUs not modelled). Layer counts that do not split evenly over PP x VP use megatron-core's
+one NVLink domain; larger ones span racks, ASSUMED 64 GPUs of each (256 = 4 x 64), one 400 Gb/s
+NIC per GPU between racks. Layer counts that do not split evenly over PP x VP use megatron-core's
 account-for-embedding/loss split where (layers + 2) divides evenly.
 
 )";
