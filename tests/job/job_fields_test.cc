@@ -48,6 +48,12 @@ TEST(JobFields, EveryFieldsExampleParsesThroughSet) {
       sets.push_back("sequence.mean_tokens=5009");
     }
     if (key == "fp8.amax_history") sets.push_back("fp8.recipe=delayed");
+    if (key.starts_with("adapter.")) {
+      // kind, rank and targets are required together; the field's own example comes after.
+      for (const char* partner :
+           {"adapter.kind=lora", "adapter.rank=8", "adapter.targets=[q_proj]"})
+        sets.push_back(partner);
+    }
     sets.push_back(key + "=" + f.example);
     auto spec = BuildJobSpec("qwen3.6-35b-a3b", sets);
     EXPECT_TRUE(spec.ok()) << spec.error().Format();

@@ -145,6 +145,21 @@ const std::vector<JobField>& JobFields() {
        "0.1", "with kernel unfused: one more pass over the scores and a 1-byte mask per score"},
       {"frozen", "list of module kinds", "", "[]", "--freeze-parameters (ms-swift)", "", "[vision]",
        "module kinds without gradients or optimizer states"},
+      {"adapter.kind", "lora | qlora | dora", "", "none (full-parameter training)", "", "", "qlora",
+       "low-rank adapters on a frozen base: lora and dora keep the base in precision.params, "
+       "qlora in 4-bit NF4 with double quantisation; no gradient or optimizer state for the base"},
+      {"adapter.rank", "integer >= 1", "", "required with adapter", "", "", "16",
+       "r (PEFT's r): A is r x d_in, B is d_out x r for each targeted linear layer"},
+      {"adapter.alpha", "number > 0", "", "adapter.rank (scale 1)", "", "", "32",
+       "lora_alpha: scales B A by alpha / r; changes no memory or time"},
+      {"adapter.targets",
+       "list of q_proj | k_proj | v_proj | o_proj | gate_proj | up_proj | "
+       "down_proj, or [all-linear]",
+       "", "required with adapter", "", "", "[q_proj, k_proj, v_proj, o_proj]",
+       "PEFT's target_modules: the decoder's linear layers that carry an adapter"},
+      {"adapter.dropout", "probability", "", "0", "", "", "0.05",
+       "lora_dropout: a dropped copy of each adapted layer's input and a 1-byte mask kept "
+       "for backward"},
       {"mtp", "true | false", "", "false", "--mtp-num-layers", "", "false",
        "build and train the multi-token-prediction block"},
       {"sharding.mode", "none | zero1 | zero2 | zero3 | fsdp2", "",

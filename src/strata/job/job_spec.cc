@@ -463,6 +463,13 @@ Status ParseFrozen(YamlMap& top, JobSpec& job) {
 
 }  // namespace
 
+bool IsFrozen(const JobSpec& job, ModuleKind kind) {
+  if (job.adapter.on()) return true;
+  const std::string_view name = ModuleKindName(kind);
+  return std::any_of(job.frozen.begin(), job.frozen.end(),
+                     [&](const std::string& f) { return f == name; });
+}
+
 std::string_view DTypeName(DType dtype) { return NameOf(kDTypes, dtype); }
 std::string_view RecomputeGranularityName(RecomputeGranularity g) {
   return NameOf(kGranularities, g);

@@ -14,6 +14,8 @@
 #include "strata/hw/gpu_catalog.h"
 #include "strata/job/parallel_layout.h"
 #include "strata/job/training_modes.h"
+#include "strata/model/adapter.h"
+#include "strata/model/param_count.h"
 
 namespace strata {
 
@@ -154,6 +156,7 @@ struct JobSpec {
   CrossEntropyImpl cross_entropy = CrossEntropyImpl::kNative;
   AttentionSpec attention;          // flash unless the job says otherwise
   std::vector<std::string> frozen;  // module kinds without gradients ("vision")
+  AdapterSpec adapter;              // LoRA / QLoRA / DoRA: the whole base frozen (none by default)
   bool mtp = false;                 // build the multi-token-prediction block
   ShardingSpec sharding;            // ZeRO / FSDP2 / HSDP and offload (default zero1)
   Fp8Spec fp8;                      // FP8 recipe (default none: bf16 GEMMs)
@@ -168,6 +171,10 @@ struct JobSpec {
   /// Micro batches per step per data-parallel rank (gradient accumulation).
   int64_t num_micro_batches() const { return global_batch / (micro_batch * layout.dp); }
 };
+
+/// Whether the job trains no weight of the module kind: `frozen:` names it, or an adapter
+/// freezes the whole base (the adapters are the only trainable parameters).
+bool IsFrozen(const JobSpec& job, ModuleKind kind);
 
 /// Parses job YAML. `overrides` are "key=value" pairs (`--set`), dotted keys as in the file
 /// ("parallel.ep=16"); they replace the file's values before any check runs.

@@ -235,6 +235,40 @@ Status CheckLayoutAgainstModel(const JobSpec& job, const ModelConfig& model) {
       return e;
     }
   }
+  if (job.adapter.on()) {
+    // Adapters are modelled on softmax attention (q/k/v/o) and dense MLPs (gate/up/down): the
+    // linear layers of MLA, linear attention and MoE experts have other names and shapes.
+    for (MixerKind kind : {MixerKind::kGatedDeltaNet, MixerKind::kMla, MixerKind::kMamba2,
+                           MixerKind::kMamba1, MixerKind::kLightning}) {
+      if (model.HasLayers(kind)) {
+        Error e = InvalidInput(
+            fmt::format("adapter: {} has {} layers; strata models adapters on softmax attention "
+                        "and dense MLP layers only",
+                        model.name, MixerKindName(kind)));
+        e.field = "adapter";
+        e.file = job.file;
+        return e;
+      }
+    }
+    if (model.HasLayers(FfnKind::kMoe)) {
+      Error e = InvalidInput(fmt::format(
+          "adapter: {} has MoE layers; strata does not model adapters on routed experts",
+          model.name));
+      e.field = "adapter";
+      e.file = job.file;
+      return e;
+    }
+    if (model.mlp == MlpKind::kPlain &&
+        std::find(job.adapter.targets.begin(), job.adapter.targets.end(), "gate_proj") !=
+            job.adapter.targets.end()) {
+      Error e = InvalidInput(fmt::format(
+          "adapter.targets: {} has a plain MLP (up and down), no gate_proj", model.name));
+      e.field = "adapter.targets";
+      e.file = job.file;
+      e.hint = "target up_proj and down_proj, or all-linear";
+      return e;
+    }
+  }
   if (job.mtp && model.mtp_layers == 0) {
     Error e = InvalidInput(fmt::format("mtp: true but {} has no MTP block", model.name));
     e.field = "mtp";

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <string>
 #include <utility>
 #include <vector>
@@ -29,6 +30,61 @@ constexpr EnumName<Fp8Recipe> kRecipes[] = {{Fp8Recipe::kNone, "none"},
                                             {Fp8Recipe::kMxfp8, "mxfp8"},
                                             {Fp8Recipe::kTorchaoTensorwise, "torchao_tensorwise"},
                                             {Fp8Recipe::kTorchaoRowwise, "torchao_rowwise"}};
+
+constexpr EnumName<AdapterKind> kAdapterKinds[] = {
+    {AdapterKind::kLora, "lora"}, {AdapterKind::kQlora, "qlora"}, {AdapterKind::kDora, "dora"}};
+
+Status ParseAdapter(YamlMap& top, JobSpec& job) {
+  if (!top.Has("adapter")) return OkStatus();
+  STRATA_ASSIGN_OR_RETURN(YamlMap a, top.Map("adapter"));
+  AdapterSpec& ad = job.adapter;
+  STRATA_ASSIGN_OR_RETURN(ad.kind, EnumField(a, "kind", kAdapterKinds));
+  STRATA_ASSIGN_OR_RETURN(ad.rank, a.PositiveInt("rank"));
+  ad.alpha = static_cast<double>(ad.rank);  // scaling 1 unless the job says otherwise
+  if (a.Has("alpha")) {
+    STRATA_ASSIGN_OR_RETURN(ad.alpha, a.Number("alpha"));
+    if (!(ad.alpha > 0)) {
+      return a.ErrorAt("alpha",
+                       fmt::format("expected a positive scale (lora_alpha), got {}", ad.alpha));
+    }
+  }
+  if (a.Has("dropout")) {
+    STRATA_ASSIGN_OR_RETURN(ad.dropout, a.Number("dropout"));
+    if (!(ad.dropout >= 0 && ad.dropout < 1)) {
+      return a.ErrorAt("dropout",
+                       fmt::format("expected a probability in [0, 1), got {}", ad.dropout));
+    }
+  }
+  STRATA_ASSIGN_OR_RETURN(YAML::Node list, a.Node("targets"));
+  const std::vector<std::string>& names = AdapterTargetNames();
+  if (!list.IsSequence() || list.size() == 0) {
+    return a.ErrorAt("targets", fmt::format("expected a list of linear layer names, e.g. [q_proj, "
+                                            "v_proj]; known: {}",
+                                            fmt::join(names, ", ")));
+  }
+  for (const auto& item : list) {
+    const std::string name = item.IsScalar() ? item.Scalar() : "";
+    if (std::find(names.begin(), names.end(), name) == names.end()) {
+      return a
+          .ErrorAt("targets", fmt::format("unknown adapter target '{}', expected one of: {}", name,
+                                          fmt::join(names, ", ")))
+          .WithHint(DidYouMeanHint(name, names));
+    }
+    if (std::find(ad.targets.begin(), ad.targets.end(), name) != ad.targets.end()) {
+      return a.ErrorAt("targets", fmt::format("'{}' is listed twice", name));
+    }
+    ad.targets.push_back(name);
+  }
+  if (ad.targets.size() > 1 &&
+      std::find(ad.targets.begin(), ad.targets.end(), "all-linear") != ad.targets.end()) {
+    return a.ErrorAt("targets", "'all-linear' already names every linear layer; give it alone");
+  }
+  if (ad.quantized_base() && job.param_dtype == DType::kFp32) {
+    return a.ErrorAt("kind", "qlora computes in bf16 or fp16 (bnb_4bit_compute_dtype), not fp32")
+        .WithHint("set precision.params: bf16");
+  }
+  return a.CheckNoUnknownKeys();
+}
 
 Status ParseSharding(YamlMap& top, JobSpec& job) {
   // Without a sharding section the megatron switch decides: distributed optimizer = ZeRO-1.
@@ -264,6 +320,7 @@ Status ParseTrainingModes(YamlMap& top, JobSpec& job) {
   STRATA_RETURN_IF_ERROR(ParseSharding(top, job));
   STRATA_RETURN_IF_ERROR(ParseMoe(top, job));
   STRATA_RETURN_IF_ERROR(ParseActivationOffload(top, job));
+  STRATA_RETURN_IF_ERROR(ParseAdapter(top, job));
   return ParseFp8(top, job);
 }
 

@@ -8,6 +8,7 @@
 
 #include "strata/job/pipeline_schedule.h"
 #include "strata/memory/static_memory.h"
+#include "strata/model/adapter.h"
 #include "strata/model/op_sac.h"
 
 namespace strata {
@@ -170,6 +171,13 @@ LayerActivationBytes PerToken(const Job& job, const MemoryConstants& constants,
   }
   out.saved =
       a * (replicated / rep_div + sharded / tp) + fp32_replicated / rep_div + fp32_sharded / tp;
+  // Adapters keep their r-wide A x (and, with dropout, the dropped input and its mask); the
+  // input of each adapted layer is already counted above, as full training keeps it for the
+  // weight gradient, and A needs it for its own.
+  if (job.spec.adapter.on()) {
+    const AdapterLayerCost adapter = AdapterCostOfLayer(m, job.spec.adapter, layer);
+    out.saved += (a * adapter.saved_elements_per_token + adapter.mask_bytes_per_token) / tp;
+  }
   return out;
 }
 

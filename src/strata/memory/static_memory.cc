@@ -1,6 +1,7 @@
 #include "strata/memory/static_memory.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -8,6 +9,7 @@
 #include "strata/core/strings.h"
 #include "strata/job/training_modes_parse.h"
 #include "strata/memory/sharding.h"
+#include "strata/model/adapter.h"
 
 namespace strata {
 namespace {
@@ -25,13 +27,45 @@ std::string TextIf(bool explain, Make make) {
   return explain ? std::string(make()) : std::string();
 }
 
+/// The adapters of the stage's layers: in the master dtype (PEFT casts bf16 adapters to fp32,
+/// autocast_adapter_dtype), split over TP like the layers they sit on, sharded with the
+/// weights under ZeRO-3 / FSDP2. They are the job's only trainable parameters.
+void AddAdapterWeights(const Job& job, const StageLayers& layers, const ShardGroups& groups,
+                       Detail detail, StaticMemory& out) {
+  const AdapterSpec& adapter = job.spec.adapter;
+  int64_t full = 0;
+  for (int64_t i : layers) {
+    full += AdapterCostOfLayer(job.model, adapter, job.model.layers[static_cast<size_t>(i)]).params;
+  }
+  const int64_t tp = job.spec.layout.tp;
+  const int64_t params = full / tp;
+  const double elem_bytes = static_cast<double>(DTypeBytes(job.spec.optimizer.master_dtype));
+  const int64_t ways = job.spec.sharding.shards_weights() ? groups.dense : 1;
+  LedgerItem item{
+      ItemKind::kWeights, "",
+      Bytes::Count(elem_bytes * static_cast<double>(params) / static_cast<double>(ways)), "",
+      FixedText(detail,
+                "trainable: the adapters' gradients and optimizer state "
+                "below are theirs alone")};
+  if (detail == Detail::kExplained) {
+    item.name = fmt::format("weights: adapters ({} r={} on {})", AdapterKindName(adapter.kind),
+                            adapter.rank, fmt::join(adapter.targets, ", "));
+    item.formula = fmt::format(
+        "{:.0f} B x {} params ({} of {} layers: r x (d_in + d_out) per adapted layer{} / TP {}){} "
+        "= {}",
+        elem_bytes, GroupDigits(static_cast<double>(params)), layers.size(),
+        job.model.layers.size(), adapter.kind == AdapterKind::kDora ? " + d_out" : "", tp,
+        ways > 1 ? fmt::format(" / {}", ways) : "", GbAndGib(item.bytes));
+  }
+  out.params += params;
+  out.trainable_params += params;
+  out.dense_trainable += static_cast<double>(params);
+  out.weights.push_back(std::move(item));
+}
+
 }  // namespace
 
-bool IsFrozen(const Job& job, ModuleKind kind) {
-  const std::string_view name = ModuleKindName(kind);
-  return std::any_of(job.spec.frozen.begin(), job.spec.frozen.end(),
-                     [&](const std::string& f) { return f == name; });
-}
+bool IsFrozen(const Job& job, ModuleKind kind) { return IsFrozen(job.spec, kind); }
 
 StageLayers::StageLayers(std::vector<Run> runs) : runs_(std::move(runs)) {
   for (const Run& run : runs_) listed_ += run.count;
@@ -191,28 +225,37 @@ StaticMemory ComputeStaticMemory(const Job& job, const ParamBreakdown& params, i
       }
     }
     const bool linear = IsGemmKind(k);
-    const int64_t elem_bytes = te_fp8_weights && linear && !fsdp2 ? 1 : param_bytes;
+    // QLoRA stores the base's linear layers in NF4 (bitsandbytes' Linear4bit); the embedding,
+    // the output layer and the norms stay in the parameter dtype.
+    const bool nf4 = job.spec.adapter.quantized_base() && linear;
+    const double elem_bytes = nf4 ? Nf4BitsPerWeight() / 8.0
+                              : te_fp8_weights && linear && !fsdp2
+                                  ? 1.0
+                                  : static_cast<double>(param_bytes);
     const int64_t ways = sh.shards_weights() ? (expert ? groups.expert : groups.dense) : 1;
     const Bytes bytes =
-        Bytes::Count(static_cast<double>(elem_bytes * s.params) / static_cast<double>(ways));
+        Bytes::Count(elem_bytes * static_cast<double>(s.params) / static_cast<double>(ways));
     LedgerItem item{
         ItemKind::kWeights, "", bytes, "",
-        FixedText(detail, frozen            ? "frozen: no gradient or optimizer state"
-                          : elem_bytes == 1 ? "FP8 primary weights (fp8 param gather)"
-                          : fsdp2           ? "FSDP2 sharded parameter, stored in the master dtype"
-                                            : "")};
+        FixedText(detail, nf4                 ? "frozen, NF4 with double quantisation (QLoRA)"
+                          : frozen            ? "frozen: no gradient or optimizer state"
+                          : elem_bytes == 1.0 ? "FP8 primary weights (fp8 param gather)"
+                          : fsdp2 ? "FSDP2 sharded parameter, stored in the master dtype"
+                                  : "")};
     if (explain) {
       std::string how = s.how;
       if (ways > 1)
         how += fmt::format(", sharded over {}", expert ? groups.expert_text : groups.dense_text);
       item.name = fmt::format("weights: {}", ModuleKindName(k));
-      item.formula = fmt::format("{} B x {} params ({}){} = {}", elem_bytes,
+      item.formula = fmt::format("{:.4g} B x {} params ({}){} = {}", elem_bytes,
                                  GroupDigits(static_cast<double>(s.params)), how,
                                  ways > 1 ? fmt::format(" / {}", ways) : "", GbAndGib(bytes));
     }
     offload(item, sh.offload_param);
     out.weights.push_back(std::move(item));
   }
+
+  if (job.spec.adapter.on()) AddAdapterWeights(job, stage_layers, groups, detail, out);
 
   // State sharded over the data-parallel shard group: dense over DP x CP, experts over
   // expert-DP (the reference case: 40 vs 5).
@@ -252,7 +295,9 @@ StaticMemory ComputeStaticMemory(const Job& job, const ParamBreakdown& params, i
   const bool opt_sharded = sh.shards_optimizer();
   const double shard = sharded(opt_sharded);
   const std::string shard_str = shard_text(opt_sharded);
-  const bool needs_master = !fsdp2 && job.spec.param_dtype != opt.master_dtype;
+  // With adapters the trainable parameters are the adapters, already in the master dtype.
+  const bool needs_master =
+      !fsdp2 && !job.spec.adapter.on() && job.spec.param_dtype != opt.master_dtype;
   const int64_t master_bytes = needs_master ? DTypeBytes(opt.master_dtype) : 0;
   out.master_weights = {ItemKind::kOptimizer,
                         TextIf(explain,
@@ -263,13 +308,17 @@ StaticMemory ComputeStaticMemory(const Job& job, const ParamBreakdown& params, i
                         Bytes::Count(static_cast<double>(master_bytes) * shard), "",
                         FixedText(detail, "allocated when the optimizer is built")};
   out.master_weights.formula =
-      needs_master ? TextIf(explain,
-                            [&] {
-                              return fmt::format("{} B x {} = {}", master_bytes, shard_str,
-                                                 GbAndGib(out.master_weights.bytes));
-                            })
-      : fsdp2      ? FixedText(detail, "0: FSDP2's sharded parameter is the master copy")
-                   : FixedText(detail, "0: the parameters are already the master copy");
+      job.spec.adapter.on()
+          ? FixedText(detail,
+                      "0: the adapters are kept in fp32 (PEFT's autocast_adapter_dtype), "
+                      "their own master copy")
+      : needs_master ? TextIf(explain,
+                              [&] {
+                                return fmt::format("{} B x {} = {}", master_bytes, shard_str,
+                                                   GbAndGib(out.master_weights.bytes));
+                              })
+      : fsdp2        ? FixedText(detail, "0: FSDP2's sharded parameter is the master copy")
+                     : FixedText(detail, "0: the parameters are already the master copy");
   const OptimizerStates states =
       OptimizerStatesOf(opt, out.trainable_params, out.adamw_only_trainable, detail);
   out.moments = {ItemKind::kOptimizer, states.name, Bytes::Count(states.bytes_per_param * shard),

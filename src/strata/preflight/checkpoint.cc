@@ -10,6 +10,7 @@
 #include "strata/memory/ledger.h"
 #include "strata/memory/sharding.h"
 #include "strata/memory/static_memory.h"
+#include "strata/model/adapter.h"
 #include "strata/model/param_count.h"
 
 namespace strata::preflight {
@@ -41,6 +42,7 @@ double ShardWays(ModuleKind k, const Job& job, const ShardGroups& groups) {
 // parameter in the master dtype, GEMM weights in FP8 under Transformer Engine's fp8 param
 // gather, the parameter dtype otherwise (static_memory.cc).
 double StoredBytesPerParam(ModuleKind k, const Job& job) {
+  if (job.spec.adapter.quantized_base() && IsGemmKind(k)) return Nf4BitsPerWeight() / 8.0;
   if (job.spec.sharding.mode == ShardingMode::kFsdp2)
     return static_cast<double>(DTypeBytes(job.spec.optimizer.master_dtype));
   if (job.spec.fp8.transformer_engine() && job.spec.fp8.param_gather && IsGemmKind(k)) return 1.0;
@@ -114,6 +116,9 @@ CheckpointSizes ComputeCheckpointSizes(const Job& job) {
   s.format = CheckpointFormatOf(sh.mode);
   s.weights_saved = sh.mode != ShardingMode::kZero3 && !fsdp2_master;
   s.world = l.tp * l.pp * l.cp * l.dp;
+  // PEFT's save_pretrained and the Trainer's checkpoints hold the adapters and their optimizer
+  // state; the frozen base is not written (merging writes the base's size instead).
+  s.adapters_only = job.spec.adapter.on();
   // The distributed optimizer's shards are disjoint within a shard group; HSDP's replicas of
   // the group are written once.
   const double optimizer_ranks =
@@ -122,9 +127,17 @@ CheckpointSizes ComputeCheckpointSizes(const Job& job) {
   for (int64_t stage = 0; stage < l.pp; ++stage) {
     const StaticMemory m = ComputeStaticMemory(job, params, stage);
     double gpu_params = 0, unique_params = 0;
+    Bytes adapter_gpu;
     for (const LedgerItem& w : m.weights) {
       const std::optional<ModuleKind> k = WeightKind(w.name);
-      if (!k) continue;
+      if (!k) {
+        // The adapters: split over TP like the attention and MLP layers they sit on.
+        if (w.name.starts_with("weights: adapters")) {
+          adapter_gpu += Anywhere(w, m);
+          s.adapter_total += Anywhere(w, m) * ShardWays(ModuleKind::kAttention, job, groups);
+        }
+        continue;
+      }
       const double n = Anywhere(w, m).count() / StoredBytesPerParam(*k, job);
       gpu_params += n;
       unique_params += n * ShardWays(*k, job, groups);
@@ -146,7 +159,9 @@ CheckpointSizes ComputeCheckpointSizes(const Job& job) {
     } else if (gpu_params > 0) {
       s.moments_total += moments * (unique_params / gpu_params);
     }
-    const Bytes weights = fsdp2_master ? Bytes() : Bytes::Count(gpu_params * param_b);
+    const Bytes weights = s.adapters_only ? adapter_gpu
+                          : fsdp2_master  ? Bytes()
+                                          : Bytes::Count(gpu_params * param_b);
     if (weights + master + moments > most_loaded) {
       most_loaded = weights + master + moments;
       s.weights_per_rank = weights;

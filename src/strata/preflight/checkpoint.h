@@ -47,16 +47,22 @@ struct CheckpointSizes {
   /// writes placeholders for the partitioned module) nor under FSDP2 when the sharded parameter
   /// is the fp32 master (the model state dict is that parameter).
   bool weights_saved = true;
+  /// A job with adapters saves them alone (with their optimizer state): the frozen base is
+  /// not a tensor of its checkpoints. weights_total is then the base, the size of a merged model.
+  bool adapters_only = false;
+  Bytes adapter_total;  // every adapter parameter once, in the dtype they are kept in (fp32)
   int64_t world = 0;
   Bytes optimizer_total() const { return master_total + moments_total; }
   Bytes checkpoint_total() const {
+    if (adapters_only) return adapter_total + optimizer_total();
     return (weights_saved ? weights_total : Bytes()) + optimizer_total();
   }
   /// Every rank writes its own shard at once (megatron's fully parallel save, DeepSpeed's
   /// per-rank files, DCP): the unique bytes spread over the ranks.
   Bytes checkpoint_per_rank() const { return checkpoint_total() / static_cast<double>(world); }
   /// HF safetensors hold the weights only (in the parameter dtype).
-  Bytes hf_total() const { return weights_total; }
+  /// With adapters: PEFT's adapter_model.safetensors (a merged model is weights_total).
+  Bytes hf_total() const { return adapters_only ? adapter_total : weights_total; }
 };
 
 struct CheckpointTimes {

@@ -31,9 +31,18 @@ std::string RenderCheckpointText(const Job& job, const std::string& cluster,
   };
   const std::string_view master_dtype = DTypeName(job.spec.optimizer.master_dtype);
   const bool fsdp2 = job.spec.sharding.mode == ShardingMode::kFsdp2;
-  row(fmt::format("weights ({}){}", DTypeName(job.spec.param_dtype),
-                  s.weights_saved ? "" : ", not a tensor of the checkpoint"),
-      s.weights_per_rank, s.weights_total);
+  if (s.adapters_only) {
+    row(fmt::format("adapters ({}, {} r={})", master_dtype, AdapterKindName(job.spec.adapter.kind),
+                    job.spec.adapter.rank),
+        s.weights_per_rank, s.adapter_total);
+    row(fmt::format("frozen base ({}), not saved; a merged model is this size",
+                    DTypeName(job.spec.param_dtype)),
+        Bytes(), s.weights_total);
+  } else {
+    row(fmt::format("weights ({}){}", DTypeName(job.spec.param_dtype),
+                    s.weights_saved ? "" : ", not a tensor of the checkpoint"),
+        s.weights_per_rank, s.weights_total);
+  }
   if (s.master_total.count() > 0) {
     row(fsdp2 ? fmt::format("FSDP2 sharded parameters ({}, the model state)", master_dtype)
               : fmt::format("master weights ({})", master_dtype),
@@ -43,7 +52,9 @@ std::string RenderCheckpointText(const Job& job, const std::string& cluster,
   sizes.AddSeparator();
   const std::string format(preflight::CheckpointFormatName(s.format));
   row(format, s.checkpoint_per_rank(), s.checkpoint_total());
-  row("HF safetensors (weights only)", Bytes(), s.hf_total());
+  row(s.adapters_only ? "PEFT adapter_model.safetensors (adapters only)"
+                      : "HF safetensors (weights only)",
+      Bytes(), s.hf_total());
   out += sizes.Render();
   out += fmt::format(
       "  per rank: weights and optimizer are what one GPU holds; the {} row is its share of the "
@@ -109,6 +120,11 @@ Json CheckpointToJson(const Job& job, const preflight::CheckpointPlan& p,
   sizes["checkpoint_total_bytes"] = JsonBytes(p.sizes.checkpoint_total());
   sizes["checkpoint_per_rank_bytes"] = JsonBytes(p.sizes.checkpoint_per_rank());
   sizes["hf_safetensors_total_bytes"] = JsonBytes(p.sizes.hf_total());
+  if (p.sizes.adapters_only) {
+    sizes["adapters_only"] = true;
+    sizes["adapter_total_bytes"] = JsonBytes(p.sizes.adapter_total);
+    sizes["merged_model_bytes"] = JsonBytes(p.sizes.weights_total);
+  }
   j["sizes"] = sizes;
   Json times;
   times["storage"] = p.times.storage;

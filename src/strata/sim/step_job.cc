@@ -38,8 +38,7 @@ StepLayout StepLayoutOf(const ResolvedJob& job) {
   }
   s.recompute_modules = spec.recompute.modules;
   for (ModuleKind kind : AllModuleKinds()) {
-    s.frozen[static_cast<size_t>(kind)] = std::find(spec.frozen.begin(), spec.frozen.end(),
-                                                    ModuleKindName(kind)) != spec.frozen.end();
+    s.frozen[static_cast<size_t>(kind)] = IsFrozen(spec, kind);
   }
   if (spec.moe_routing_imbalance_given) s.moe_routing_skew = spec.moe_routing_imbalance;
   s.overlap = spec.overlap;
@@ -92,6 +91,7 @@ Result<StepSetup> PrepareStep(const ResolvedJob& job, const KernelEfficiencyFile
   in.attention = job.spec.attention;
   in.mfu_ceilings = &setup.mfu_ceilings;
   in.image_tokens = job.spec.sequence.image_tokens;
+  in.adapter = job.spec.adapter;
   setup.tables = BuildStepTables(in);
   // The kernel file's per-GPU calibration is keyed by the catalog name, as is the FA2 list.
   const std::string& gpu_key =

@@ -295,6 +295,23 @@ MicroBatchCompute ComputeMicroBatch(const StepTables& t, const StepLayout& s,
   }
   bwd.memory_bound = fwd.memory_bound * 2;
   bwd.logits_and_loss += Seconds::Of(2 * loss / 3);
+  // Adapters: thin GEMMs (x A is tokens x r from d_in) at the efficiency of their r-wide shape;
+  // backward computes their data and weight gradients. QLoRA dequantises each base weight in
+  // forward and in backward (and again in recompute, which re-runs the forward): memory-bound.
+  if (t.adapter_flop_per_token > 0) {
+    const double rate =
+        peak * GemmEfficiency(e, tokens, t.adapter_rank, static_cast<double>(t.hidden));
+    const double adapter =
+        (t.adapter_flop_per_token * tokens + t.adapter_flop_per_forward) / tp / rate;
+    fwd.dense_gemm += Seconds::Of(adapter);
+    bwd.dense_gemm += Seconds::Of(2 * adapter);
+    weight_gradient += adapter;
+  }
+  if (t.dequant_bytes_per_pass > 0) {
+    const Seconds dequant = Seconds::Of(t.dequant_bytes_per_pass / tp / hbm);
+    fwd.memory_bound += dequant;
+    bwd.memory_bound += dequant;
+  }
 
   // Recompute re-runs the forward of what it dropped: the layers (not the output layer) for
   // full recompute, core attention for selective.

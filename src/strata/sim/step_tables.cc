@@ -130,6 +130,26 @@ void AddLayerBytes(const ModelConfig& c, const LayerSpec& spec, StepTables& t) {
   t.moe_dispatch_bytes_per_token += dispatch;
 }
 
+// Adapter GEMMs and QLoRA's dequantisation; docs/formulas.md, "Adapters (LoRA, QLoRA, DoRA)".
+void AddAdapterCosts(const ModelConfig& c, const AdapterSpec& adapter, StepTables& t) {
+  t.adapter_rank = static_cast<double>(adapter.rank);
+  AdapterSpec every_linear = adapter;
+  every_linear.targets = {"all-linear"};
+  // bitsandbytes' dequantize_4bit reads the packed 4-bit weight and its block constants and
+  // writes a bf16 copy, which the GEMM then reads as it would an unquantised weight.
+  const double dequant_bytes_per_weight = Nf4BitsPerWeight() / 8.0 + 2.0;
+  for (const LayerSpec& layer : c.layers) {
+    const AdapterLayerCost cost = AdapterCostOfLayer(c, adapter, layer);
+    t.adapter_flop_per_token += cost.flop_per_token;
+    t.adapter_flop_per_forward += cost.flop_per_forward;
+    if (!adapter.quantized_base()) continue;
+    for (const AdaptedMatrix& m : AdaptedMatrices(c, every_linear, layer)) {
+      t.dequant_bytes_per_pass +=
+          dequant_bytes_per_weight * static_cast<double>(m.d_in) * static_cast<double>(m.d_out);
+    }
+  }
+}
+
 }  // namespace
 
 StepTables BuildStepTables(const StepTableInputs& in) {
@@ -173,6 +193,7 @@ StepTables BuildStepTables(const StepTableInputs& in) {
       t.mfu_ceiling_fp8_source = m->source;
     }
   }
+  if (in.adapter.on()) AddAdapterCosts(c, in.adapter, t);
   const double h = static_cast<double>(c.hidden_size);
   double attention_projection_flop = 0, mla_up_flop = 0;
   for (const LayerFlops& layer : t.forward.layers) {

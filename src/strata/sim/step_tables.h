@@ -15,6 +15,7 @@
 #include "strata/core/units.h"
 #include "strata/hw/gpu_catalog.h"
 #include "strata/job/job_spec.h"
+#include "strata/model/adapter.h"
 #include "strata/model/flops.h"
 #include "strata/model/model_config.h"
 #include "strata/model/param_count.h"
@@ -97,6 +98,14 @@ struct StepTables {
   double dense_mlp_act_bytes_per_token = 0;
   double routed_act_bytes_per_token = 0;
   double shared_act_bytes_per_token = 0;
+  // Adapters (model/adapter.h), all layers: forward FLOP per token of their thin GEMMs, their
+  // rank (the GEMMs' narrow side), DoRA's weight-norm FLOP per forward; and QLoRA's
+  // dequantisation of every base linear weight before its GEMM, bytes per pass over the layers
+  // (bitsandbytes' MatMul4Bit dequantises in forward and again in backward).
+  double adapter_flop_per_token = 0;
+  double adapter_rank = 0;
+  double adapter_flop_per_forward = 0;
+  double dequant_bytes_per_pass = 0;
   // MLA's up-projections (mla_up_proj): their share of the attention modules' projection FLOP.
   double mla_up_proj_fraction = 0;
 
@@ -138,6 +147,7 @@ struct StepTableInputs {
   AttentionSpec attention;
   const std::vector<MfuCeiling>* mfu_ceilings = nullptr;  // none: no ceiling check
   double image_tokens = 0;                                // per sample (sequence.image_tokens)
+  AdapterSpec adapter;                                    // LoRA / QLoRA / DoRA (none: off)
 };
 
 StepTables BuildStepTables(const StepTableInputs& in);

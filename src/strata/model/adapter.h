@@ -1,0 +1,82 @@
+// Low-rank adapters (LoRA, QLoRA, DoRA) on a frozen base: which linear layers carry one, their
+// shapes and parameter counts, the tensors they keep for backward and their FLOP. The memory
+// ledger, the step model and the checkpoint sizes all read these numbers from here.
+// Formulas: docs/formulas.md, "Adapters (LoRA, QLoRA, DoRA)".
+#ifndef STRATA_MODEL_ADAPTER_H_
+#define STRATA_MODEL_ADAPTER_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "strata/model/model_config.h"
+
+namespace strata {
+
+/// lora: W x + (alpha / r) B A x with W frozen in bf16 (Hu et al. 2021, arXiv 2106.09685);
+/// qlora: the same over a base quantised to 4-bit NF4 with double quantisation (Dettmers et al.
+/// 2023, arXiv 2305.14314); dora: LoRA plus a trained magnitude vector per output feature
+/// (Liu et al. 2024, arXiv 2402.09353).
+enum class AdapterKind { kNone, kLora, kQlora, kDora };
+std::string_view AdapterKindName(AdapterKind kind);
+
+struct AdapterSpec {
+  AdapterKind kind = AdapterKind::kNone;
+  int64_t rank = 0;
+  double alpha = 0;  // scales B A by alpha / rank; costs nothing
+  /// PEFT's target_modules in the Llama spelling ("q_proj", ...), or the one entry
+  /// "all-linear": every linear layer of the decoder (not the output layer).
+  std::vector<std::string> targets;
+  double dropout = 0;  // lora_dropout on the adapter's input
+
+  bool on() const { return kind != AdapterKind::kNone; }
+  bool quantized_base() const { return kind == AdapterKind::kQlora; }
+};
+
+/// "q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj", "all-linear".
+const std::vector<std::string>& AdapterTargetNames();
+
+/// One adapted linear layer of a decoder layer: x (d_in) -> W x (d_out).
+struct AdaptedMatrix {
+  std::string_view name;
+  int64_t d_in = 0;
+  int64_t d_out = 0;
+};
+
+/// The linear layers of `layer` the adapter targets (softmax attention and dense MLP layers;
+/// other kinds are rejected by job validation).
+std::vector<AdaptedMatrix> AdaptedMatrices(const ModelConfig& model, const AdapterSpec& adapter,
+                                           const LayerSpec& layer);
+
+/// Per decoder layer, all counted on the whole (unsharded) layer.
+struct AdapterLayerCost {
+  /// r x (d_in + d_out) per adapted matrix (A is r x d_in, B is d_out x r); DoRA adds d_out.
+  int64_t params = 0;
+  /// Elements saved for backward per token: the r-wide A x of each matrix (B's weight
+  /// gradient) and, with dropout, the dropped copy of the input (d_in, A's weight gradient).
+  double saved_elements_per_token = 0;
+  double mask_bytes_per_token = 0;  // dropout > 0: one bool per input element and matrix
+  /// Forward FLOP per token: 2 r (d_in + d_out) per matrix (x A, then (x A) B).
+  double flop_per_token = 0;
+  /// DoRA: the column norm of W + (alpha / r) B A, formed once per forward: 2 r d_in d_out
+  /// FLOP per matrix, whatever the tokens.
+  double flop_per_forward = 0;
+};
+AdapterLayerCost AdapterCostOfLayer(const ModelConfig& model, const AdapterSpec& adapter,
+                                    const LayerSpec& layer);
+
+/// The NF4 storage format as QLoRA defines it (section 2, "Double Quantization") and
+/// bitsandbytes implements it (Linear4bit: blocksize 64; compress_statistics quantises the
+/// absmax values in blocks of 256): a data type's definition, like bf16's 2 bytes.
+inline constexpr int64_t kNf4Block = 64;
+inline constexpr int64_t kNf4SecondBlock = 256;
+
+/// Bits one NF4 weight takes with double quantisation: 4 + 8 / 64 + 32 / (64 x 256) =
+/// 4.127 (an fp8 absmax per 64 weights, an fp32 constant per 256 of those); the paper's
+/// 0.127 bits per parameter for the constants.
+double Nf4BitsPerWeight();
+
+}  // namespace strata
+
+#endif  // STRATA_MODEL_ADAPTER_H_
