@@ -107,5 +107,28 @@ TEST(StepMfuPeak, MalformedCeilingFilesAreErrors) {
   EXPECT_TRUE(ParseMfuCeilings("ceilings:\n" + one, "c.yaml").ok());
 }
 
+// An adapter job trains no base weight, so MFU counts no base weight gradient: Llama-3.1-8B's
+// GEMM weights are 32 layers x (q 4096x4096 + k, v 4096x1024 + o 4096x4096 + gate, up, down
+// 3 x 4096x14336) = 32 x 218,103,808 = 6,979,321,856 plus the output layer 128,256 x 4,096 =
+// 525,336,576: 7,504,658,432 weights, 2 FLOP each per token for their weight gradients =
+// 15,009,316,864 FLOP not needed. LoRA rank 16 on q_proj adds 2 x (4096 x 16 + 16 x 4096) =
+// 262,144 forward FLOP per layer and token, x 32 layers x 3 (forward, data and weight gradients)
+// = 25,165,824. With full recompute the hardware also re-runs a third of the full-training
+// count (the forward, frozen or not), so HFU - MFU is that third's rate.
+TEST(StepMfuPeak, AdapterJobsCountNoWeightGradientsOfTheFrozenBase) {
+  Predicted lora = Llama8b(
+      "adapter: {kind: lora, rank: 16, alpha: 32, targets: [q_proj]}\n"
+      "recompute: {granularity: full}\n");
+  const StepResult r = lora.Evaluate();
+  const double full = lora.setup.tables.megatron_flop_per_token;
+  EXPECT_NEAR(r.model_flop_per_token, full - 15'009'316'864.0 + 25'165'824.0, 1e3);
+  const double peak = lora.setup.tables.peak.flop_per_s();
+  EXPECT_NEAR(r.mfu, r.tokens_per_s_per_gpu * r.model_flop_per_token / peak, 1e-12);
+  EXPECT_NEAR(r.hfu - r.mfu, r.tokens_per_s_per_gpu * full / 3 / peak, 1e-9);
+  // Full training counts every weight gradient: the convention's count, unchanged.
+  const StepResult whole = Llama8b("recompute: {granularity: full}\n").Evaluate();
+  EXPECT_DOUBLE_EQ(whole.model_flop_per_token, full);
+}
+
 }  // namespace
 }  // namespace strata

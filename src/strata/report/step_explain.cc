@@ -296,7 +296,7 @@ std::vector<StepFormula> ExplainStep(const StepTables& t, const StepLayout& s,
           "{:.0f} tokens / {} / {} GPUs = {:.1f} tokens/s/GPU; MFU = {:.1f} x {:.4g} FLOP / "
           "{:.1f} TFLOP/s = {:.2f}%; HFU {:.2f}%",
           r.tokens_per_step, S(r.step), l.world(), r.tokens_per_s_per_gpu, r.tokens_per_s_per_gpu,
-          t.megatron_flop_per_token, peak_t, 100 * r.mfu, 100 * r.hfu));
+          r.model_flop_per_token, peak_t, 100 * r.mfu, 100 * r.hfu));
   return out;
 }
 

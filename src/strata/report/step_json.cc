@@ -51,6 +51,7 @@ Json StepToJson(const StepSetup& setup, const StepResult& r) {
   doc["tokens_per_step"] = r.tokens_per_step;
   doc["tokens_per_s_per_gpu"] = r.tokens_per_s_per_gpu;
   doc["mfu"] = r.mfu;
+  doc["model_flop_per_token"] = r.model_flop_per_token;
   doc["mfu_of"] = "bf16 dense peak";
   if (setup.layout.fp8.on()) doc["mfu_of_fp8_peak"] = r.mfu_fp8;
   if (!r.mfu_flag.empty()) doc["mfu_flag"] = r.mfu_flag;

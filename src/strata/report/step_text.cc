@@ -72,9 +72,13 @@ std::string StepText(const StepSetup& setup, const StepResult& r, bool explain, 
   out += fmt::format("\npredicted step time: {:.2f} s\n", r.step.s());
   out += fmt::format(
       "throughput: {:.1f} tokens/s/GPU ({} tokens per step); MFU {:.2f}% of the bf16 dense "
-      "peak{} (megatron-core FLOP), HFU {:.2f}%\n",
+      "peak{} (megatron-core FLOP{}), HFU {:.2f}%\n",
       r.tokens_per_s_per_gpu, GroupDigits(r.tokens_per_step), 100 * r.mfu,
       setup.layout.fp8.on() ? fmt::format(", {:.2f}% of the FP8 dense peak", 100 * r.mfu_fp8) : "",
+      r.model_flop_per_token < setup.tables.megatron_flop_per_token
+          ? fmt::format(" less the frozen weights' gradients: {:.3g} of {:.3g} per token",
+                        r.model_flop_per_token, setup.tables.megatron_flop_per_token)
+          : "",
       100 * r.hfu);
   if (!r.mfu_flag.empty()) out += fmt::format("warning: {}\n", r.mfu_flag);
   out += "\n";

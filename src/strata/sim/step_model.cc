@@ -627,9 +627,16 @@ Result<StepResult> EvaluateStepOn(const StepTables& t, const StepLayout& s,
   for (const auto& part : r.parts) r.step += part.exposed;
   r.tokens_per_step = m * mbs * static_cast<double>(l.dp) * t.mean_tokens;
   r.tokens_per_s_per_gpu = r.tokens_per_step / r.step.s() / static_cast<double>(l.world());
-  r.mfu = r.tokens_per_s_per_gpu * t.megatron_flop_per_token / peak;
+  // A frozen GEMM's weight gradient is FLOP the job does not need (and the step does not run):
+  // counting it would credit an adapter job with a third of its base model's work undone.
+  double frozen_weight_gradient = 0;
+  for (const GemmGroup& group : t.gemms)
+    if (s.frozen[static_cast<size_t>(group.module)]) frozen_weight_gradient += group.flop_per_token;
+  r.model_flop_per_token =
+      t.megatron_flop_per_token - frozen_weight_gradient + 3 * t.adapter_flop_per_token;
+  r.mfu = r.tokens_per_s_per_gpu * r.model_flop_per_token / peak;
   if (s.fp8.on())
-    r.mfu_fp8 = r.tokens_per_s_per_gpu * t.megatron_flop_per_token / t.fp8_peak.flop_per_s();
+    r.mfu_fp8 = r.tokens_per_s_per_gpu * r.model_flop_per_token / t.fp8_peak.flop_per_s();
   const double ceiling = s.fp8.on() ? t.mfu_ceiling_fp8 : t.mfu_ceiling_bf16;
   if (explain && ceiling > 0 && r.mfu > ceiling) {
     r.mfu_flag = fmt::format(
@@ -641,13 +648,13 @@ Result<StepResult> EvaluateStepOn(const StepTables& t, const StepLayout& s,
   const Recompute hw = s.recompute == RecomputeGranularity::kFull        ? Recompute::kFull
                        : s.recompute == RecomputeGranularity::kSelective ? Recompute::kSelective
                                                                          : Recompute::kNone;
-  r.hfu = r.tokens_per_s_per_gpu *
-          HardwareFlopsPerToken(FlopCount::Of(t.megatron_flop_per_token), t.forward, hw).count() /
-          peak;
-  if (s.op_sac && s.recompute == RecomputeGranularity::kSelective) {
-    r.hfu = r.tokens_per_s_per_gpu *
-            (t.megatron_flop_per_token + t.op_sac_recompute_flop_per_token) / peak;
-  }
+  // Recompute re-runs forward FLOP, frozen or not: what it adds to the full-training count.
+  double recomputed =
+      HardwareFlopsPerToken(FlopCount::Of(t.megatron_flop_per_token), t.forward, hw).count() -
+      t.megatron_flop_per_token;
+  if (s.op_sac && s.recompute == RecomputeGranularity::kSelective)
+    recomputed = t.op_sac_recompute_flop_per_token;
+  r.hfu = r.tokens_per_s_per_gpu * (r.model_flop_per_token + recomputed) / peak;
   return r;
 }
 

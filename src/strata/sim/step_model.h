@@ -147,7 +147,12 @@ struct StepResult {
   double bubble_fraction = 0;  // the schedule's bubble over m micro batches (pipeline_bubble.h)
   double tokens_per_step = 0;
   double tokens_per_s_per_gpu = 0;
-  double mfu = 0;      // megatron-core's FLOP convention over the bf16 dense peak
+  /// The FLOP the job needs per token, megatron-core's convention: the full training FLOP
+  /// less the weight gradients of frozen GEMMs (an adapter or `frozen:` trains none of them),
+  /// plus the adapters' forward, data and weight gradients. Equal to the convention's count
+  /// when everything trains.
+  double model_flop_per_token = 0;
+  double mfu = 0;      // model_flop_per_token's rate over the bf16 dense peak
   double mfu_fp8 = 0;  // the same over the FP8 dense peak, with an FP8 recipe (0 without)
   /// Set when the MFU is above the best published run on this GPU at this precision
   /// (data/mfu_ceiling.yaml): "no published run reaches this", the ceiling and its source.
