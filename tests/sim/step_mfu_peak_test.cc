@@ -8,6 +8,7 @@
 #include "strata/hw/interconnects.h"
 #include "strata/job/job_spec.h"
 #include "strata/sim/mfu_ceiling.h"
+#include "strata/sim/mfu_job.h"
 #include "strata/sim/step_job.h"
 
 namespace strata {
@@ -128,6 +129,32 @@ TEST(StepMfuPeak, AdapterJobsCountNoWeightGradientsOfTheFrozenBase) {
   // Full training counts every weight gradient: the convention's count, unchanged.
   const StepResult whole = Llama8b("recompute: {granularity: full}\n").Evaluate();
   EXPECT_DOUBLE_EQ(whole.model_flop_per_token, full);
+}
+
+// `strata mfu` of the QLoRA example (every linear layer, rank 16): the conventions stay full
+// training; the 'megatron, trained' row drops the frozen weights' 15,009,316,864 weight-gradient
+// FLOP (above) and adds the adapters: per layer 2 x r x (d_in + d_out) for q and o
+// (4096 + 4096), k and v (4096 + 1024), gate, up and down (4096 + 14336): 2 x 16 x
+// (2 x 8192 + 2 x 5120 + 3 x 18432) = 2,621,440, x 32 layers x 3 = 251,658,240. HFU counts the
+// trained work plus the recomputed forward (a third of the full count).
+TEST(StepMfuPeak, MfuCommandAddsTheTrainedRowForAdapterJobs) {
+  JobRequest request;
+  request.job = "data/jobs/llama-3.1-8b-qlora-h200x1.yaml";
+  request.overrides = {"throughput.step_time=3s"};
+  auto job = ResolveJob(request);
+  ASSERT_TRUE(job.ok()) << job.error().Format();
+  auto report = ComputeJobMfu(*job);
+  ASSERT_TRUE(report.ok()) << report.error().Format();
+  EXPECT_NEAR(report->inputs.trained_flop_adjustment, 251'658'240.0 - 15'009'316'864.0, 1e3);
+  for (const MfuPoint& point : report->points) {
+    double megatron = 0;
+    for (const MfuRow& row : point.rows)
+      if (row.convention == FlopConvention::kMegatron) megatron = row.training_per_token.count();
+    EXPECT_NEAR(point.trained_per_token.count(), megatron - 14'757'658'624.0, 1e3);
+    EXPECT_NEAR(point.hardware_per_token.count(), point.trained_per_token.count() + megatron / 3,
+                1e3);
+    EXPECT_LT(point.trained_mfu, 0.7 * point.rows[3].mfu);
+  }
 }
 
 }  // namespace

@@ -71,11 +71,19 @@ std::string RenderMfuText(const MfuReport& report, const ThroughputSource& sourc
                     fmt::format("{:.2f}", row.achieved_per_gpu.tflop_per_s()), Percent(row.mfu),
                     ConventionNote(row.convention)});
     }
+    if (in.trained_flop_adjustment != 0) {
+      table.AddSeparator();
+      table.AddRow({"megatron, trained", fmt::format("{:.2f}", point.trained_per_token.gflop()),
+                    fmt::format("{:.2f}", per_gpu * point.trained_per_token.count() / 1e12),
+                    Percent(point.trained_mfu), "megatron less frozen weight gradients"});
+    }
     table.AddSeparator();
     table.AddRow({fmt::format("HFU ({} recompute)", RecomputeName(in.recompute)),
                   fmt::format("{:.2f}", point.hardware_per_token.gflop()),
                   fmt::format("{:.2f}", per_gpu * point.hardware_per_token.count() / 1e12),
-                  Percent(point.hfu), "megatron + recomputed forward"});
+                  Percent(point.hfu),
+                  in.trained_flop_adjustment != 0 ? "trained + recomputed forward"
+                                                  : "megatron + recomputed forward"});
     out += table.Render();
     if (explain) {
       out += "\n  MFU = tokens/s/GPU x FLOP/token / peak\n";
@@ -85,7 +93,9 @@ std::string RenderMfuText(const MfuReport& report, const ThroughputSource& sourc
                            row.training_per_token.count(), in.peak_per_gpu.flop_per_s(),
                            100.0 * row.mfu);
       }
-      const char* why = in.recompute == Recompute::kFull
+      const char* why = in.trained_flop_adjustment != 0
+                            ? "the trained FLOP plus what recompute runs again"
+                        : in.recompute == Recompute::kFull
                             ? "full recompute runs the forward twice: x (3+1)/3"
                         : in.recompute == Recompute::kSelective
                             ? "selective recompute adds one more core-attention forward"
@@ -104,6 +114,13 @@ std::string RenderMfuText(const MfuReport& report, const ThroughputSource& sourc
         "histogram\n(sequence.histogram: a file of 'length count' lines, in place of "
         "mean_tokens).\n",
         GroupDigits(seq.mean_tokens), GroupDigits(seq.max_tokens));
+  }
+  if (in.trained_flop_adjustment != 0) {
+    out += fmt::format(
+        "\nThe job trains adapters or leaves modules frozen: the conventions count full "
+        "training; it needs\n{:.2f} GFLOP/token less (no weight gradients of frozen GEMMs, "
+        "adapters added), the 'megatron, trained' row.\n",
+        -in.trained_flop_adjustment / 1e9);
   }
   out += "\nNot counted in any convention: the vision tower, the MoE routers";
   out += in.include_mtp ? ".\n" : " and MTP blocks.\n";
@@ -141,6 +158,10 @@ Json MfuJson(const MfuReport& report, const ThroughputSource& source) {
            {"mfu_percent", JsonNumber(100.0 * row.mfu)}});
     }
     p["conventions"] = rows;
+    if (in.trained_flop_adjustment != 0) {
+      p["trained"] = {{"training_flop_per_token", JsonNumber(point.trained_per_token.count())},
+                      {"mfu_percent", JsonNumber(100.0 * point.trained_mfu)}};
+    }
     p["hfu"] = {{"hardware_flop_per_token", JsonNumber(point.hardware_per_token.count())},
                 {"hfu_percent", JsonNumber(100.0 * point.hfu)}};
     points.push_back(p);

@@ -35,6 +35,13 @@ MfuPoint Evaluate(const MfuInputs& in, const ParamBreakdown& params, std::string
   }
   const ForwardFlops fwd = CountForwardFlops(in.model, attention_tokens, AttentionMask::kCausal);
   point.hardware_per_token = HardwareFlopsPerToken(megatron, fwd, in.recompute);
+  if (in.trained_flop_adjustment != 0) {
+    // Recompute re-runs the forward, frozen or not: only the model part shrinks.
+    point.trained_per_token = megatron + FlopCount::Of(in.trained_flop_adjustment);
+    point.trained_mfu =
+        FlopPerSecond::Of(tokens_per_gpu * point.trained_per_token.count()) / in.peak_per_gpu;
+    point.hardware_per_token = point.hardware_per_token + FlopCount::Of(in.trained_flop_adjustment);
+  }
   point.hfu =
       FlopPerSecond::Of(tokens_per_gpu * point.hardware_per_token.count()) / in.peak_per_gpu;
   return point;

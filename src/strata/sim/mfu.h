@@ -39,7 +39,11 @@ struct MfuPoint {
   std::string label;  // "S = 29,000 (mean)", "E[S^2]/E[S] = ..."
   double attention_tokens = 0;
   std::vector<MfuRow> rows;
-  FlopCount hardware_per_token;  // Megatron FLOP with recompute added
+  /// The megatron count less what a frozen base does not compute (0 when all trains), and its
+  /// MFU: the utilisation of the work the job needs.
+  FlopCount trained_per_token;
+  double trained_mfu = 0;
+  FlopCount hardware_per_token;  // the FLOP the job needs, with recompute added
   double hfu = 0;
 };
 
@@ -52,6 +56,9 @@ struct MfuInputs {
   Recompute recompute = Recompute::kFull;
   std::optional<int64_t> nominal_active_params;
   bool include_mtp = false;
+  /// For jobs with frozen modules or adapters: the FLOP per token the job needs beyond the
+  /// megatron count (TrainedFlopAdjustmentPerToken, negative); 0 when everything trains.
+  double trained_flop_adjustment = 0;
 };
 
 struct MfuReport {

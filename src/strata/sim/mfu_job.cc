@@ -6,6 +6,8 @@
 
 #include "strata/core/strings.h"
 #include "strata/model/model_catalog.h"
+#include "strata/sim/step_job.h"
+#include "strata/sim/step_model.h"
 
 namespace strata {
 
@@ -59,6 +61,11 @@ Result<MfuReport> ComputeJobMfu(const ResolvedJob& job, const MfuOptions& option
   } else {
     STRATA_ASSIGN_OR_RETURN(auto entry, FindCatalogModel(in.model.name));
     if (entry) in.nominal_active_params = entry->nominal_active_params;
+  }
+  if (job.spec.adapter.on() || !job.spec.frozen.empty()) {
+    STRATA_ASSIGN_OR_RETURN(const StepSetup setup, PrepareStep(job));
+    in.trained_flop_adjustment =
+        TrainedFlopAdjustmentPerToken(setup.tables, setup.layout.frozen);
   }
   MfuReport report = ComputeMfu(in);
   // A GPU cannot do more than its peak: above 100% the inputs are wrong, not the GPU fast.

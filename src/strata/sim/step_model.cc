@@ -382,6 +382,16 @@ Seconds StepComputeBound(const StepTables& t, const StepLayout& s) {
                      BubbleFractionOf(s.layout, s.micro_batches, c) * m * compute_mb);
 }
 
+double TrainedFlopAdjustmentPerToken(const StepTables& t,
+                                     const std::array<bool, kModuleKindCount>& frozen) {
+  // A frozen GEMM's weight gradient is FLOP the job does not need (and the step does not run):
+  // counting it would credit an adapter job with a third of its base model's work undone.
+  double frozen_weight_gradient = 0;
+  for (const GemmGroup& group : t.gemms)
+    if (frozen[static_cast<size_t>(group.module)]) frozen_weight_gradient += group.flop_per_token;
+  return 3 * t.adapter_flop_per_token - frozen_weight_gradient;
+}
+
 Result<StepResult> EvaluateStep(const StepTables& t, const StepLayout& s,
                                 const CollectiveModel& comm) {
   // The group shapes from the layout alone when node-aligned (the planner's common case);
@@ -627,13 +637,7 @@ Result<StepResult> EvaluateStepOn(const StepTables& t, const StepLayout& s,
   for (const auto& part : r.parts) r.step += part.exposed;
   r.tokens_per_step = m * mbs * static_cast<double>(l.dp) * t.mean_tokens;
   r.tokens_per_s_per_gpu = r.tokens_per_step / r.step.s() / static_cast<double>(l.world());
-  // A frozen GEMM's weight gradient is FLOP the job does not need (and the step does not run):
-  // counting it would credit an adapter job with a third of its base model's work undone.
-  double frozen_weight_gradient = 0;
-  for (const GemmGroup& group : t.gemms)
-    if (s.frozen[static_cast<size_t>(group.module)]) frozen_weight_gradient += group.flop_per_token;
-  r.model_flop_per_token =
-      t.megatron_flop_per_token - frozen_weight_gradient + 3 * t.adapter_flop_per_token;
+  r.model_flop_per_token = t.megatron_flop_per_token + TrainedFlopAdjustmentPerToken(t, s.frozen);
   r.mfu = r.tokens_per_s_per_gpu * r.model_flop_per_token / peak;
   if (s.fp8.on())
     r.mfu_fp8 = r.tokens_per_s_per_gpu * r.model_flop_per_token / t.fp8_peak.flop_per_s();

@@ -178,6 +178,12 @@ TrafficInputs StepTrafficInputs(const StepTables& tables, const StepLayout& layo
 
 /// Evaluates one layout. Fails when the layout does not fit the cluster the collective model
 /// describes (placement or pricing errors).
+/// FLOP per token that a job with frozen modules or adapters needs beyond (negative: short of)
+/// the full-training count: minus the weight gradients of frozen GEMMs, plus the adapters'
+/// forward, data and weight gradients. Independent of the sequence length. 0 when all trains.
+double TrainedFlopAdjustmentPerToken(const StepTables& tables,
+                                     const std::array<bool, kModuleKindCount>& frozen);
+
 Result<StepResult> EvaluateStep(const StepTables& tables, const StepLayout& layout,
                                 const CollectiveModel& comm);
 
