@@ -7,6 +7,7 @@
 
 #include "strata/core/strings.h"
 #include "strata/eval/evaluation.h"
+#include "strata/sim/framework_profile.h"
 
 namespace strata {
 namespace {
@@ -21,9 +22,8 @@ Result<Seconds> StepWith(const Workspace& workspace, ResolvedJob job,
 }
 
 std::string GdnKernelWords(const std::string& kernel) {
-  if (kernel == "torch") return "transformers' PyTorch fallback (flash-linear-attention missing)";
-  if (kernel == "flashqla") return "FlashQLA's kernels";
-  return "flash-linear-attention's kernels";
+  return fmt::format("{}{}", GdnKernelName(kernel),
+                     kernel == "torch" ? " (flash-linear-attention missing)" : "");
 }
 
 }  // namespace

@@ -307,12 +307,16 @@ Result<FrameworkProfile> ResolveForMode(const FrameworkCatalog& catalog, const J
 
 }  // namespace
 
+std::string_view GdnKernelName(std::string_view kernel) {
+  if (kernel == "torch") return "transformers' PyTorch fallback";
+  if (kernel == "flashqla") return "FlashQLA's kernels";
+  return "flash-linear-attention's chunked kernels";
+}
+
 std::string GdnKernelAssumption(const FrameworkProfile& p) {
   const std::string kernel =
-      p.gdn_kernel == "torch"      ? "transformers' PyTorch fallback (one 64-token chunk after "
-                                     "another, host-bound)"
-      : p.gdn_kernel == "flashqla" ? "FlashQLA's kernels"
-                                   : "flash-linear-attention's chunked kernels";
+      fmt::format("{}{}", GdnKernelName(p.gdn_kernel),
+                  p.gdn_kernel == "torch" ? " (one 64-token chunk after another, host-bound)" : "");
   const bool hf = p.gdn_module == "transformers";
   const std::string module =
       hf ? "HF transformers' GatedDeltaNet module" : "megatron-core's GatedDeltaNet";

@@ -93,6 +93,10 @@ struct FrameworkProfile {
 Result<FrameworkProfile> ResolveFramework(const FrameworkCatalog& catalog, const JobSpec& job,
                                           const std::string& gpu_name);
 
+/// What a `framework.gdn_kernel` value runs: "flash-linear-attention's chunked kernels",
+/// "FlashQLA's kernels", "transformers' PyTorch fallback". One wording for every output.
+std::string_view GdnKernelName(std::string_view kernel);
+
 /// The implementation line for a model with Gated DeltaNet layers: which kernel, in whose
 /// module, and whether the job chose it.
 std::string GdnKernelAssumption(const FrameworkProfile& profile);
