@@ -124,6 +124,30 @@ TEST(RecomputeModules, EachModuleOnTheReferenceMoeLayers) {
   }
 }
 
+// MLA keeps its input norm as a module of its own (megatron-core fuses it into the down
+// projection only under mla_down_proj_fusion, off by default), so `layernorm` drops its output
+// on DeepSeek-V3's dense MLA layers: h = 7,168 values x 2 B = 14,336 B per token at TP 1; the
+// dense MLP's fused norm stays. `mla_up_proj` drops the up-projected q, k, v of the 128 heads,
+// 128 x (2 x (128 + 64) + 128) = 65,536 values = 131,072 B per token, keeping the latents.
+TEST(RecomputeModules, MlaInputNormAndUpProjection) {
+  const MemoryConstants c = testing::Constants();
+  auto saved = [&](const std::vector<std::string>& sets) {
+    auto spec = LoadJobSpec("deepseek-v3-pp16-vpp2-layout-h800x1024", sets);
+    EXPECT_TRUE(spec.ok()) << spec.error().Format();
+    auto job = ResolveJob(*spec);
+    EXPECT_TRUE(job.ok()) << job.error().Format();
+    EXPECT_EQ(job->model.layers[0].mixer, MixerKind::kMla);
+    EXPECT_EQ(job->model.layers[0].ffn, FfnKind::kDense);
+    return LayerActivationsPerToken(*job, c, job->model.layers[0]).saved;
+  };
+  const double none = saved({"recompute.granularity=none"});
+  EXPECT_DOUBLE_EQ(
+      none - saved({"recompute.granularity=selective", "recompute.modules=[layernorm]"}), 14336.0);
+  EXPECT_DOUBLE_EQ(
+      none - saved({"recompute.granularity=selective", "recompute.modules=[mla_up_proj]"}),
+      131072.0);
+}
+
 // A recomputed module's tensors come back in its layer's backward: megatron-core's
 // CheckpointFunction re-runs the module's forward, then its backward, so one layer's backward
 // holds them on top of what the stage keeps. The same layer at PP 2 (stage 0: no logits),

@@ -66,8 +66,9 @@ LayerActivationBytes PerToken(const Job& job, const MemoryConstants& constants,
     if (dropout) fp32_sharded += row;  // bytes: one per score
   };
   // megatron-core's Transformer Engine layer specs (the default --transformer-impl) fuse the
-  // norm in front of attention, MLA and Gated DeltaNet into their first projection
-  // (TELayerNormColumnParallelLinear: input_layernorm is IdentityOp) and the one in front of a
+  // norm in front of attention and Gated DeltaNet into their first projection
+  // (TELayerNormColumnParallelLinear: input_layernorm is IdentityOp; MLA keeps its own norm
+  // unless mla_down_proj_fusion, off by default), and the one in front of a
   // dense MLP into linear_fc1 (pre_mlp_layernorm IdentityOp); an MoE layer keeps a separate
   // pre-MLP norm, which the router reads. `layernorm` recompute only touches a norm that is not
   // IdentityOp (TransformerLayer.__init__), and a recomputed dense MLP's checkpoint input is
@@ -76,7 +77,6 @@ LayerActivationBytes PerToken(const Job& job, const MemoryConstants& constants,
   // experimental_attention_variant_module_specs.py, transformer/transformer_layer.py.
   const bool fused_mixer_norm = layer.mixer == MixerKind::kFullAttention ||
                                 layer.mixer == MixerKind::kSlidingAttention ||
-                                layer.mixer == MixerKind::kMla ||
                                 layer.mixer == MixerKind::kGatedDeltaNet;
   if (layer.mixer != MixerKind::kNone) {
     // mixer norm: input (+ output, unless a separate norm is recomputed)
