@@ -98,10 +98,9 @@ TEST(RecomputeModules, MlpSavingOfOneLlamaLayer) {
 TEST(RecomputeModules, EachModuleOnTheReferenceMoeLayers) {
   const MemoryConstants c = testing::Constants();
   auto saved = [&](const std::string& modules, MixerKind mixer) {
-    const Job j = modules.empty()
-                      ? testing::ReferenceJob({"recompute.granularity=none"})
-                      : testing::ReferenceJob({"recompute.granularity=selective",
-                                               "recompute.modules=" + modules});
+    const Job j = modules.empty() ? testing::ReferenceJob({"recompute.granularity=none"})
+                                  : testing::ReferenceJob({"recompute.granularity=selective",
+                                                           "recompute.modules=" + modules});
     for (const LayerSpec& l : j.model.layers) {
       if (l.mixer == mixer && l.ffn == FfnKind::kMoe) {
         return LayerActivationsPerToken(j, c, l).saved;
