@@ -105,7 +105,11 @@ const std::vector<JobField>& JobFields() {
        "list of core_attn | mlp | moe | moe_act | layernorm | mla_up_proj | "
        "shared_experts",
        "", "[core_attn]", "--recompute-modules", "", "[core_attn, moe_act]",
-       "selective recompute only: the modules that re-run their forward in backward"},
+       "selective recompute only: the modules that re-run their forward in backward. As "
+       "megatron-core's Transformer Engine spec builds the layer: `layernorm` re-runs only norms "
+       "that are modules of their own (an MoE layer's pre-MLP norm, MLA's input norm), the "
+       "others being fused into the next projection; `mlp` acts on dense MLPs only and drops "
+       "the fused norm's output too (formulas.md, \"Recompute modes\")"},
       {"recompute.selective_ac_option", "op | integer >= 1", "",
        "none (megatron-core modules); torchtitan's own default is 2", "",
        "activation_checkpoint.selective_ac_option", "op",

@@ -65,8 +65,22 @@ LayerActivationBytes PerToken(const Job& job, const MemoryConstants& constants,
     sharded += row * (dropout ? 2 : 1);
     if (dropout) fp32_sharded += row;  // bytes: one per score
   };
+  // megatron-core's Transformer Engine layer specs (the default --transformer-impl) fuse the
+  // norm in front of attention and Gated DeltaNet into their first projection
+  // (TELayerNormColumnParallelLinear: input_layernorm is IdentityOp; MLA keeps its own norm
+  // unless mla_down_proj_fusion, off by default), and the one in front of a
+  // dense MLP into linear_fc1 (pre_mlp_layernorm IdentityOp); an MoE layer keeps a separate
+  // pre-MLP norm, which the router reads. `layernorm` recompute only touches a norm that is not
+  // IdentityOp (TransformerLayer.__init__), and a recomputed dense MLP's checkpoint input is
+  // the fused norm's input, so the norm output inside linear_fc1 goes with the MLP. Sources:
+  // NVIDIA/Megatron-LM d98e8a64, megatron/core/models/gpt/gpt_layer_specs.py,
+  // experimental_attention_variant_module_specs.py, transformer/transformer_layer.py.
+  const bool fused_mixer_norm = layer.mixer == MixerKind::kFullAttention ||
+                                layer.mixer == MixerKind::kSlidingAttention ||
+                                layer.mixer == MixerKind::kGatedDeltaNet;
   if (layer.mixer != MixerKind::kNone) {
-    replicated += rm.layernorm ? h : 2 * h;  // mixer norm: input (+ output)
+    // mixer norm: input (+ output, unless a separate norm is recomputed)
+    replicated += rm.layernorm && !fused_mixer_norm ? h : 2 * h;
   }
   switch (layer.mixer) {
     case MixerKind::kFullAttention:
@@ -139,10 +153,16 @@ LayerActivationBytes PerToken(const Job& job, const MemoryConstants& constants,
       break;
   }
 
-  // Feed-forward norm: input, and output unless recomputed (a wholly recomputed MLP or MoE
-  // keeps it as its checkpoint input). A mixer-only block of a hybrid has none.
-  const bool whole_ffn = layer.ffn == FfnKind::kDense ? rm.mlp : rm.moe;
-  if (layer.ffn != FfnKind::kNone) replicated += rm.layernorm && !whole_ffn ? h : 2 * h;
+  // Feed-forward norm: input and output. A dense MLP's norm is fused into linear_fc1: a
+  // recomputed MLP keeps only the norm input (its checkpoint input) and `layernorm` leaves it
+  // alone. An MoE layer's separate norm drops its output under `layernorm`, unless the whole
+  // MoE block is recomputed and keeps that output as its checkpoint input. A mixer-only block of
+  // a hybrid has none.
+  if (layer.ffn == FfnKind::kDense) {
+    replicated += rm.mlp ? h : 2 * h;
+  } else if (layer.ffn == FfnKind::kMoe) {
+    replicated += rm.layernorm && !rm.moe ? h : 2 * h;
+  }
   if (layer.ffn == FfnKind::kNone) {
     // A mixer-only block of a hybrid.
   } else if (layer.ffn == FfnKind::kDense) {
