@@ -440,6 +440,56 @@ TEST(ImportJobTest, TorchtitanPipelineSchedule) {
   EXPECT_NE(refused.error().message.find("LoopedBFS"), std::string::npos);
 }
 
+// torchtitan's fsdp_reshard_after_forward policy (pytorch/torchtitan@b5bcd76c,
+// torchtitan/distributed/fsdp.py, get_fsdp_reshard_after_forward_policy): "default" (its
+// default, config/configs.py) is `not pp_enabled`, "always" True, "never" False; anything else
+// raises. The preset sets no policy and PP 1: resharded; with PP 2 the default keeps the blocks
+// gathered; a misspelt policy is refused with a suggestion.
+TEST(ImportJobTest, TorchtitanReshardAfterForwardPolicy) {
+  auto text = ReadFile(Golden("torchtitan_llama3_8b/llama3_8b.toml"));
+  ASSERT_TRUE(text.ok());
+  const std::string pp = "pipeline_parallel_degree = 1";
+  const size_t at = text->find(pp);
+  ASSERT_NE(at, std::string::npos);
+  ImportOptions o = Gpu("A100 80GB");
+  o.nodes = 8;
+  o.gpus_per_node = 8;
+  auto with = [&](const std::string& lines) {
+    std::string t = *text;
+    t.replace(at, pp.size(), lines);
+    return ImportJob(t, "llama3_8b.toml", o);
+  };
+  auto plain = with(pp);
+  ASSERT_TRUE(plain.ok()) << plain.error().Format();
+  EXPECT_TRUE(plain->job.sharding.reshard_after_forward);
+  auto piped = with("pipeline_parallel_degree = 2");
+  ASSERT_TRUE(piped.ok()) << piped.error().Format();
+  EXPECT_FALSE(piped->job.sharding.reshard_after_forward);
+  auto always = with("pipeline_parallel_degree = 2\nfsdp_reshard_after_forward = \"always\"");
+  ASSERT_TRUE(always.ok()) << always.error().Format();
+  EXPECT_TRUE(always->job.sharding.reshard_after_forward);
+  auto never = with(pp + "\nfsdp_reshard_after_forward = \"never\"");
+  ASSERT_TRUE(never.ok()) << never.error().Format();
+  EXPECT_FALSE(never->job.sharding.reshard_after_forward);
+  auto bad = with(pp + "\nfsdp_reshard_after_forward = \"allways\"");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("unknown parallelism.fsdp_reshard_after_forward 'allways'"),
+            std::string::npos)
+      << bad.error().Format();
+  EXPECT_NE(bad.error().hint.find("did you mean 'always'?"), std::string::npos)
+      << bad.error().Format();
+  // The float8 all-gather switch is a TOML boolean; a string is refused, not read as false.
+  std::string f8 = *text;
+  const std::string off = "enable_fsdp_float8_all_gather = false";
+  const size_t f8_at = f8.find(off);
+  ASSERT_NE(f8_at, std::string::npos);
+  f8.replace(f8_at, off.size(), "enable_fsdp_float8_all_gather = \"ture\"");
+  auto typo = ImportJob(f8, "llama3_8b.toml", o);
+  ASSERT_FALSE(typo.ok());
+  EXPECT_NE(typo.error().hint.find("did you mean 'true'?"), std::string::npos)
+      << typo.error().Format();
+}
+
 // deepspeed --include: TigerBot's train_sft.sh runs `deepspeed --include="localhost:2,3"`, two
 // GPUs of one node, with no --nodes or --gpus-per-node given to strata import.
 TEST(ImportJobTest, DeepSpeedIncludeGivesTheNodesAndGpus) {

@@ -35,6 +35,15 @@ inline Bytes ItemBytes(const MemoryLedger& ledger, const std::string& name) {
   return Bytes();
 }
 
+/// The formula of the item with this exact name; fails the test when absent.
+inline std::string ItemFormula(const MemoryLedger& ledger, const std::string& name) {
+  for (const auto& item : ledger.items) {
+    if (item.name == name) return item.formula;
+  }
+  ADD_FAILURE() << "no ledger item '" << name << "'";
+  return "";
+}
+
 }  // namespace strata::testing
 
 #endif  // STRATA_TESTS_MEMORY_MEMORY_TEST_SUPPORT_H_

@@ -15,6 +15,7 @@ namespace {
 
 using testing::Constants;
 using testing::ItemBytes;
+using testing::ItemFormula;
 
 // Qwen3-14B (tests/memory/validation/qwen3-14b.json): hidden 5120, 40 layers, 40 heads x 128,
 // 8 KV heads, MLP 17408, vocab 151,936 (= 1,187 x 128: no padding at TP 1), untied.
@@ -127,6 +128,109 @@ TEST(Sharding, Fsdp2GathersAUnitAndItsNeighbour) {
       Resolve(fsdp2, {"precision.grads=fp32", "sharding.fsdp_units=root"}), Constants());
   EXPECT_NEAR(ItemBytes(root, "weights: all-gathered (ZeRO-3/FSDP2 working set)").count(),
               4432907264.0, 1.0);
+}
+
+// Llama-3.1-8B's block (tests/memory/validation/llama-3.1-8b-16l.json, 16 of its 32 blocks):
+// hidden 4096, 32 heads x 128, 8 KV heads, MLP 14336, vocab 128,256, untied.
+//   GEMM weights: q, o 4096 x 4096 = 16,777,216 each; k, v 4096 x 1024 = 4,194,304 each;
+//   MLP 3 x 4096 x 14336 = 176,160,768: 218,103,808; norms 2 x 4096 = 8,192;
+//   block 218,112,000 (the 218.1M of the issue); embedding 4096 x 128,256 = 525,336,576;
+//   final norm + output 525,340,672.
+constexpr double kBlock8b = 218112000.0, kGemm8b = 218103808.0;
+constexpr double kEmb8b = 525336576.0, kOut8b = 525340672.0;
+constexpr const char* kLlama8 =
+    "model: llama-3.1-8b-16l.json\n"
+    "cluster: {gpu: H100-SXM, gpus_per_node: 8, nodes: 1}\n"
+    "parallel: {tp: 1, pp: 1}\n"
+    "batch: {micro_batch: 1, global_batch: 8}\n"
+    "sequence: {max_tokens: 4096, packing: true}\n"
+    "precision: {params: bf16, grads: fp32}\n";
+constexpr const char* kGathered = "weights: all-gathered (ZeRO-3/FSDP2 working set)";
+constexpr const char* kUnsharded = "gradients: unsharded, before reduce-scatter";
+
+// (a) torchao's float8 all-gather moves a block's GEMM weights in 1 B instead of 2 B; its
+// norms stay bf16. Root units (H200-04's wrapping): the root unit 2 B x (525,336,576 +
+// 525,340,672) = 2,101,354,496 B is gathered throughout, beside two blocks:
+//   bf16: 2 x 2 B x 218,112,000 = 872,448,000 -> 2,973,802,496 B
+//   fp8:  2 x (1 B x 218,103,808 + 2 B x 8,192) = 436,240,384 -> 2,537,594,880 B
+// The saving is exactly two blocks' GEMM weights x 1 B = 436,207,616 B.
+// (b) The working set is per block, not two of the largest unit (2 x 2 B x 525,340,672 =
+// 2,101,362,688 B): as torchtitan wraps it (embedding and output units of their own) the
+// largest neighbouring pair is the output unit and the last block, 2 B x (525,340,672 +
+// 218,112,000) = 1,486,905,344 B.
+// (c) reshard_after_forward: false keeps every unit gathered: 2 B x (16 x 218,112,000 +
+// 525,336,576 + 525,340,672) = 9,080,938,496 B.
+TEST(Sharding, Fsdp2Llama8bGatheredUnits) {
+  const std::string fsdp2 = std::string(kLlama8) + "sharding: {mode: fsdp2, fsdp_units: root}\n";
+  const MemoryLedger bf16 = ComputeLedger(Resolve(fsdp2), Constants());
+  const MemoryLedger fp8 = ComputeLedger(
+      Resolve(fsdp2 + "fp8: {recipe: torchao_tensorwise, param_gather: true}\n"), Constants());
+  EXPECT_NEAR(ItemBytes(bf16, kGathered).count(), 2 * (kEmb8b + kOut8b) + 4 * kBlock8b, 1.0);
+  EXPECT_NEAR(ItemBytes(bf16, kGathered).count(), 2973802496.0, 1.0);
+  EXPECT_NEAR(ItemBytes(fp8, kGathered).count(), 2537594880.0, 1.0);
+  EXPECT_NEAR(ItemBytes(bf16, kGathered).count() - ItemBytes(fp8, kGathered).count(), 2 * kGemm8b,
+              1.0);
+  // The formula names the live units and their sizes.
+  EXPECT_NE(ItemFormula(bf16, kGathered).find("4 of 18 units live"), std::string::npos)
+      << ItemFormula(bf16, kGathered);
+  EXPECT_NE(ItemFormula(bf16, kGathered).find("layer 0 0.44 GB (218,112,000 params x 2 B)"),
+            std::string::npos)
+      << ItemFormula(bf16, kGathered);
+  const MemoryLedger titan =
+      ComputeLedger(Resolve(std::string(kLlama8) + "sharding: {mode: fsdp2}\n"), Constants());
+  EXPECT_NEAR(ItemBytes(titan, kGathered).count(), 1486905344.0, 1.0);
+  const MemoryLedger kept = ComputeLedger(
+      Resolve(std::string(kLlama8) + "sharding: {mode: fsdp2, reshard_after_forward: false}\n"),
+      Constants());
+  EXPECT_NEAR(ItemBytes(kept, kGathered).count(), 9080938496.0, 1.0);
+}
+
+// FSDP2's reduce-scatter buffers (post_backward / foreach_reduce): a unit's gradients come
+// out of autograd in the param dtype (bf16, 2 B), are copied into a reduce_dtype buffer (fp32,
+// 4 B) and freed; that buffer lives until the next unit's post-backward. Per backward step:
+// max(previous unit x 4 B + this unit x 2 B, this unit x (2 + 4) B).
+//   torchtitan's units: the output unit first, 6 B x 525,340,672 = 3,152,044,032 B.
+//   root units: the output layer's gradient waits in bf16 for the root's reduce-scatter after
+//     the whole backward: 2 B x 525,340,672 = 1,050,681,344, + a block's 6 B x 218,112,000 =
+//     1,308,672,000: 2,359,353,344 B (sized by the largest unit it was 3,152,044,032 B).
+//   bf16 reduce (mixed_precision_reduce bf16): the copy is still made, 4 B x 525,340,672 =
+//     2,101,362,688 B (it was 2 B x 525,340,672, as if the gradients were reduced in place).
+TEST(Sharding, Fsdp2ReduceScatterBuffersPerUnit) {
+  const std::string base = std::string(kLlama8) + "sharding: {mode: fsdp2}\n";
+  EXPECT_NEAR(ItemBytes(ComputeLedger(Resolve(base), Constants()), kUnsharded).count(),
+              3152044032.0, 1.0);
+  EXPECT_NEAR(
+      ItemBytes(ComputeLedger(Resolve(base, {"sharding.fsdp_units=root"}), Constants()), kUnsharded)
+          .count(),
+      2359353344.0, 1.0);
+  EXPECT_NEAR(
+      ItemBytes(ComputeLedger(Resolve(base, {"precision.grads=bf16"}), Constants()), kUnsharded)
+          .count(),
+      2101362688.0, 1.0);
+}
+
+// Tied embeddings (tests/memory/validation/llama-3.2-1b.json: hidden 2048, 32 heads x 64, 8 KV
+// heads, MLP 8192, vocab 128,256, 16 blocks): torchtitan wraps the embedding, final norm and
+// output as one unit resharded only under the "always" policy (apply_fsdp_to_decoder), so it
+// is gathered from forward to backward beside two blocks.
+//   block: q, o 2048 x 2048 = 4,194,304 each, k, v 2048 x 512 = 1,048,576 each, MLP
+//   3 x 2048 x 8192 = 50,331,648, norms 4,096: 60,821,504; embedding 262,668,288; norm 2,048
+//   gathered: 2 B x (262,668,288 + 2,048) + 2 x 2 B x 60,821,504 = 768,626,688 B
+//     (as separate units it was embedding + layer 0, 2 B x 323,489,792 = 646,979,584 B)
+//   reduce-scatter: the tied weight's and the norm's gradients held in bf16, 2 B x
+//     262,670,336 = 525,340,672, + a block 6 B x 60,821,504 = 364,929,024: 890,269,696 B
+TEST(Sharding, Fsdp2TiedUnitStaysGathered) {
+  const Job job = Resolve(
+      "model: llama-3.2-1b.json\n"
+      "cluster: {gpu: H100-SXM, gpus_per_node: 8, nodes: 1}\n"
+      "parallel: {tp: 1, pp: 1}\n"
+      "batch: {micro_batch: 1, global_batch: 8}\n"
+      "sequence: {max_tokens: 4096, packing: true}\n"
+      "precision: {params: bf16, grads: fp32}\n"
+      "sharding: {mode: fsdp2}\n");
+  const MemoryLedger ledger = ComputeLedger(job, Constants());
+  EXPECT_NEAR(ItemBytes(ledger, kGathered).count(), 768626688.0, 1.0);
+  EXPECT_NEAR(ItemBytes(ledger, kUnsharded).count(), 890269696.0, 1.0);
 }
 
 TEST(Sharding, OffloadMovesStatesToTheHost) {

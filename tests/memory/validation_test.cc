@@ -65,8 +65,8 @@ const std::vector<Row>& Rows() {
       {"H200-01", "memory/validation/h200-01.yaml", 69.48, 74.51, {}},
       {"H200-02", "memory/validation/h200-02.yaml", 87.54, 99.28, {}},
       {"H200-03", "memory/validation/h200-03.yaml", 76.29, 82.83, {}},
-      {"H200-04", "memory/validation/h200-04.yaml", 83.45, 94.43, {}},
-      {"H200-05", "memory/validation/h200-05.yaml", 92.48, 107.14, {}},
+      {"H200-04", "memory/validation/h200-04.yaml", 82.66, 94.43, {}},
+      {"H200-05", "memory/validation/h200-05.yaml", 91.69, 107.14, {}},
       // Second round (tests/fixtures/device/h200-2026-11-30-round2.json).
       {"H200-06", "memory/validation/h200-06.yaml", 73.92, 83.48, {}},
       {"MS-01, ZeRO-2", "memory/validation/ms-01.yaml", 70.36, 80.0, DeepSpeed01("zero2"), false},

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <optional>
 
+#include "strata/core/did_you_mean.h"
 #include "strata/core/strings.h"
 #include "strata/importer/framework_mappers.h"
 #include "strata/importer/model_match.h"
@@ -149,6 +150,13 @@ Status MapTitanFp8(Settings& s, JobBuilder& job) {
   }
   const SourcedValue* recipe = s.Use("float8.recipe_name");
   const SourcedValue* gather = s.Use("float8.enable_fsdp_float8_all_gather");
+  if (gather != nullptr && gather->value != "true" && gather->value != "false") {
+    return InvalidInput("float8.enable_fsdp_float8_all_gather '" + gather->value +
+                        "' is not a boolean")
+        .InField("float8.enable_fsdp_float8_all_gather")
+        .WithHint(DidYouMeanHint(gather->value, {"true", "false"}) + "; read from " +
+                  gather->source);
+  }
   if (source.empty()) return OkStatus();
   std::string name = "torchao_tensorwise";
   if (recipe != nullptr && !recipe->value.empty()) {
@@ -308,9 +316,29 @@ Status MapTorchtitan(Settings& s, MapContext& ctx, JobBuilder& job) {
       job.Set("sharding.replicate", std::to_string(replicate),
               "parallelism.data_parallel_replicate_degree");
     }
-    if (const SourcedValue* v = s.Use("parallelism.fsdp_reshard_after_forward")) {
-      // "default" reshards every block but the last; "always" every one; "never" none.
-      job.Set("sharding.reshard_after_forward", v->value == "never" ? "false" : "true", v->source);
+    // torchtitan resolves the policy per block (pytorch/torchtitan@b5bcd76c,
+    // torchtitan/distributed/fsdp.py, get_fsdp_reshard_after_forward_policy): "always" reshards,
+    // "never" keeps every block gathered until its backward, and "default" (its default)
+    // reshards unless pipeline parallelism is on, to spare a gather per micro batch.
+    const SourcedValue* v = s.Use("parallelism.fsdp_reshard_after_forward");
+    const std::string policy = v != nullptr ? v->value : "default";
+    if (policy != "default" && policy != "always" && policy != "never") {
+      return InvalidInput("unknown parallelism.fsdp_reshard_after_forward '" + policy +
+                          "'; expected default, always or never")
+          .InField("parallelism.fsdp_reshard_after_forward")
+          .WithHint(DidYouMeanHint(policy, {"default", "always", "never"}) + "; read from " +
+                    v->source);
+    }
+    const bool reshard = policy == "always" || (policy == "default" && pp <= 1);
+    const std::string resolved =
+        policy != "default" ? ""
+        : pp > 1            ? " (pipeline parallel: blocks kept gathered until their backward)"
+                            : " (no pipeline parallelism: blocks resharded after forward)";
+    if (v != nullptr) {
+      job.Set("sharding.reshard_after_forward", reshard ? "true" : "false", v->source + resolved);
+    } else {
+      job.Default("sharding.reshard_after_forward", reshard ? "true" : "false",
+                  "torchtitan's fsdp_reshard_after_forward default \"default\"" + resolved);
     }
   } else {
     job.Set("sharding.mode", "none", "one shard: no FSDP sharding (replicated data parallelism)");

@@ -174,7 +174,9 @@ const std::vector<JobField>& JobFields() {
        "(zero2), + weights (zero3, fsdp2: per parameter, the shard is the fp32 master)"},
       {"sharding.reshard_after_forward", "true | false", "", "true", "",
        "parallelism.fsdp_reshard_after_forward", "false",
-       "zero3/fsdp2: free the gathered weights after each layer's forward"},
+       "zero3/fsdp2: free the gathered weights after each unit's forward (false: every unit "
+       "stays gathered until its backward); from torchtitan: \"always\" true, \"never\" false, "
+       "\"default\" true without pipeline parallelism and false with it"},
       {"sharding.fsdp_units", "separate | root", "", "separate", "", "", "root",
        "fsdp2: embedding and final norm + output as units of their own (torchtitan), or kept "
        "in the root unit, gathered from forward to the end of backward (earlier torchtitan)"},
@@ -198,7 +200,8 @@ const std::vector<JobField>& JobFields() {
        "FP8 GEMMs; TE recipes keep FP8 copies and transposes of the GEMM weights"},
       {"fp8.param_gather", "true | false", "", "false", "--fp8-param-gather",
        "float8.enable_fsdp_float8_all_gather", "true",
-       "weights kept (megatron) or all-gathered (torchao, fsdp2) in FP8"},
+       "weights kept (megatron) or all-gathered (torchao, fsdp2) in FP8: a gathered unit's "
+       "GEMM weights take 1 B, its norms, embedding and output layer the param dtype"},
       {"fp8.amax_history", "integer >= 1", "steps", "1", "--fp8-amax-history-len", "", "1024",
        "delayed scaling only: amax history length"},
       {"moe.routing_imbalance", "number >= 1", "x mean", "1 (balanced; no measured default yet)",

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <utility>
 
 #include "strata/memory/static_memory.h"
 
@@ -130,25 +131,51 @@ ModeMemory ComputeModeMemory(const Job& job, const ParamBreakdown& params, int64
         return gathered_bytes(a) < gathered_bytes(b);
       });
   const bool fsdp2 = sh.mode == ShardingMode::kFsdp2;
-  if (sh.shards_weights() && sh.reshard_after_forward && fsdp2) {
-    // FSDP2 as torchtitan wraps it (pytorch/torchtitan@ae3bea951da18fcb56d7480f96438ba346d51e81:
-    // torchtitan/models/llama3/parallelize.py, apply_fsdp): the embedding, each block, and the
-    // final norm with the output layer are units. A unit's all-gather is issued before the one
-    // computing is freed: forward by the CPU running ahead, backward by FSDP2's explicit
-    // prefetch of the next unit. So the live set is a unit and its neighbour in execution
-    // order, at most the largest such pair; the output unit (not resharded after forward) is
-    // the first of backward, with the last block prefetched. Under `fsdp_units: root` (torchtitan
-    // @81c1243395b46ce693a0681cfe1bb20e9b9433fb, plain scripts) the embedding, final norm and
-    // output stay in the root unit, which FSDP2 does not reshard after forward
-    // (pytorch/pytorch@1fd469d0c96ead7343898aa01db036dbbe4c46db:
-    // torch/distributed/fsdp/_fully_shard/_fsdp_state.py, _lazy_init): gathered throughout,
-    // beside the largest pair of blocks.
-    const bool root = sh.units == FsdpUnits::kRoot;
-    const size_t first = root && stage == 0 ? 1 : 0;
-    const size_t end = units.size() - (root && stage == job.spec.layout.output_stage() ? 1 : 0);
-    double kept = 0;
+  // FSDP2 as torchtitan wraps it (pytorch/torchtitan@b5bcd76c66d0acb1a08b176d9639425bc55e0b2a:
+  // torchtitan/distributed/fsdp.py, apply_fsdp_to_decoder): the embedding, each block, and the
+  // final norm with the output layer are units; with tied embeddings the embedding, final norm
+  // and output are one unit that is resharded after forward only under the "always" policy,
+  // so it stays gathered from forward to backward. Under `fsdp_units: root` (torchtitan
+  // @81c1243395b46ce693a0681cfe1bb20e9b9433fb, plain scripts) the embedding, final norm and
+  // output stay in the root unit, which FSDP2 does not reshard after forward
+  // (pytorch/pytorch@1fd469d0c96ead7343898aa01db036dbbe4c46db:
+  // torch/distributed/fsdp/_fully_shard/_fsdp_state.py, _lazy_init). Units [first, end) are
+  // the ones gathered and freed in turn; the others are kept.
+  const ParallelLayout& lay = job.spec.layout;
+  const bool tied_unit = sh.units == FsdpUnits::kSeparate && job.model.tie_word_embeddings &&
+                         stage == 0 && stage == lay.output_stage();
+  const bool root = fsdp2 && (sh.units == FsdpUnits::kRoot || tied_unit);
+  const size_t first = root && stage == 0 ? 1 : 0;
+  const size_t end = units.size() - (root && stage == lay.output_stage() ? 1 : 0);
+  auto describe = [&](const ShardUnit& u) {
+    return fmt::format(
+        "{} {} ({} params{})", u.name, FormatGB(Bytes::Count(gathered_bytes(u))),
+        GroupDigits(u.params),
+        fp8_gather && u.linear > 0
+            ? fmt::format(": {} GEMM weights x 1 B + {} x {:.0f} B", GroupDigits(u.linear),
+                          GroupDigits(u.params - u.linear), param_b)
+            : fmt::format(" x {:.0f} B", param_b));
+  };
+  auto kept_text = [&] {
+    std::string t;
     for (size_t i = 0; i < units.size(); ++i) {
-      if (i < first || i >= end) kept += gathered_bytes(units[i]);
+      if (i >= first && i < end) continue;
+      t += fmt::format("{}{}", t.empty() ? "" : " + ", describe(units[i]));
+    }
+    return t;
+  };
+  if (sh.shards_weights() && sh.reshard_after_forward && fsdp2) {
+    // A unit's all-gather is issued before the one computing is freed: forward by the CPU
+    // running ahead (FSDP2's implicit prefetch), backward by its prefetch of the next unit in
+    // reverse order. So the live set is the kept units plus a unit and its neighbour in
+    // execution order, at most the largest such pair.
+    double kept = 0;
+    size_t n_kept = 0;
+    for (size_t i = 0; i < units.size(); ++i) {
+      if (i < first || i >= end) {
+        kept += gathered_bytes(units[i]);
+        ++n_kept;
+      }
     }
     double pair_max = end > first ? gathered_bytes(units[first]) : 0.0;
     size_t at = first;
@@ -163,18 +190,26 @@ ModeMemory ComputeModeMemory(const Job& job, const ParamBreakdown& params, int64
     out.gathered.bytes = Bytes::Count(kept + pair_max);
     if (explain) {
       const bool pair = at + 1 < end;
+      const size_t live = n_kept + (end > first ? 1 : 0) + (pair && sh.prefetch_layers > 0 ? 1 : 0);
+      // Of the pair, the larger computes and the smaller is the (part) prefetched.
+      size_t computing = at, ahead = at + 1;
+      if (pair && gathered_bytes(units[ahead]) > gathered_bytes(units[computing])) {
+        std::swap(computing, ahead);
+      }
       out.gathered.formula = fmt::format(
-          "{}a unit computing + {:.4g} x its neighbour prefetched, the largest pair: {}{}{}{} = {}",
-          root ? fmt::format("root unit (embedding, final norm, output) {} + ",
-                             FormatGBAndGiB(Bytes::Count(kept)))
-               : "",
-          sh.prefetch_layers, end > first ? units[at].name : "none", pair ? " and " : "",
-          pair ? units[at + 1].name : "",
-          fp8_gather ? " (GEMM weights gathered in FP8)" : fmt::format(" x {:.0f} B", param_b),
+          "{} of {} units live: {}{}{}{}{} = {}", live, units.size(),
+          n_kept > 0 ? fmt::format("kept {} + ", kept_text()) : "",
+          end > first ? fmt::format("computing {}", describe(units[computing])) : "none",
+          pair ? " + " : "",
+          pair && sh.prefetch_layers != 1 ? fmt::format("{:.4g} x ", sh.prefetch_layers) : "",
+          pair ? fmt::format("its neighbour prefetched {}", describe(units[ahead])) : "",
           FormatGBAndGiB(out.gathered.bytes));
       out.gathered.note =
-          root ? "FSDP2, blocks wrapped; embedding and output in the root unit (fsdp_units: root)"
-               : "FSDP2 units as torchtitan wraps them: embedding, each block, final norm + output";
+          sh.units == FsdpUnits::kRoot
+              ? "FSDP2, blocks wrapped; embedding and output in the root unit (fsdp_units: root)"
+          : tied_unit ? "FSDP2 as torchtitan wraps a tied model: embedding + norm + output kept"
+                      : "FSDP2 units as torchtitan wraps them: embedding, each block, final norm "
+                        "+ output";
     }
   } else if (sh.shards_weights()) {
     if (sh.reshard_after_forward) {
@@ -195,15 +230,67 @@ ModeMemory ComputeModeMemory(const Job& job, const ParamBreakdown& params, int64
       out.gathered.bytes = Bytes::Count(all);
       if (explain)
         out.gathered.formula = fmt::format(
-            "every unit of the stage stays gathered from its forward "
-            "to its backward: {} units = {}",
-            units.size(), FormatGBAndGiB(out.gathered.bytes));
+            "every unit of the stage stays gathered from its forward to its backward: {} of {} "
+            "units live, {}{} = {}",
+            units.size(), units.size(), describe(*largest),
+            units.size() > 1 ? fmt::format(" the largest, + {} more", units.size() - 1) : "",
+            FormatGBAndGiB(out.gathered.bytes));
       if (explain) out.gathered.note = "reshard_after_forward: false";
     }
   }
-  if (sh.shards_gradients()) {
+  if (sh.shards_gradients() && fsdp2) {
+    // FSDP2's post-backward of a unit (pytorch/pytorch, main branch as read in 2026-12:
+    // torch/distributed/fsdp/_fully_shard/_fsdp_param_group.py, post_backward, and
+    // _fsdp_collectives.py, foreach_reduce) frees the previous unit's reduce-scatter input,
+    // allocates this unit's in reduce_dtype, copies the unsharded gradients (param dtype, from
+    // autograd) into it and frees them; the input lives until the next post-backward. So in
+    // backward order, with g the unit's trainable params, p the param dtype and r the reduce
+    // dtype, the live buffers are max(g_prev x r + g x p, g x (p + r)). The root unit's
+    // gradients (fsdp_units: root, or torchtitan's tied unit) are reduced only after the whole
+    // backward, so its output layer's gradient (the first computed) is held in p throughout;
+    // its own reduce-scatter comes when the activations are gone.
+    const double grad_b = static_cast<double>(DTypeBytes(job.spec.grad_dtype));
+    double held = 0;
+    if (root && stage == lay.output_stage() && end < units.size()) {
+      held = units.back().trainable;
+      // A tied output layer's gradient accumulates into the embedding's weight.
+      if (job.model.tie_word_embeddings && stage == 0) held += units.front().trainable;
+    }
+    double best = 0, best_prev = 0, best_cur = 0;
+    size_t at = end;
+    for (size_t k = end; k-- > first;) {
+      const double cur = units[k].trainable;
+      const double prev = k + 1 < end ? units[k + 1].trainable : 0.0;
+      const double live = std::max(prev * grad_b + cur * param_b, cur * (param_b + grad_b));
+      if (live > best) {
+        best = live;
+        best_prev = prev;
+        best_cur = cur;
+        at = k;
+      }
+    }
+    out.reduce_scatter.bytes = Bytes::Count(held * param_b + best);
+    if (explain) {
+      const bool in_flight =
+          best_prev * grad_b + best_cur * param_b > best_cur * (param_b + grad_b);
+      const std::string unit = at < end ? units[at].name : "none";
+      out.reduce_scatter.formula = fmt::format(
+          "{}{} = {}",
+          held > 0 ? fmt::format("root unit's output gradient held {} x {:.0f} B + ",
+                                 GroupDigits(held), param_b)
+                   : "",
+          in_flight ? fmt::format("{} in reduce-scatter {} x {:.0f} B + {} computed {} x {:.0f} B",
+                                  units[at + 1].name, GroupDigits(best_prev), grad_b, unit,
+                                  GroupDigits(best_cur), param_b)
+                    : fmt::format("{} copied in: {} trainable params x ({:.0f} B + {:.0f} B)", unit,
+                                  GroupDigits(best_cur), param_b, grad_b),
+          FormatGBAndGiB(out.reduce_scatter.bytes));
+      out.reduce_scatter.note =
+          "a unit's gradients into reduce_dtype, the previous unit's in flight";
+    }
+  } else if (sh.shards_gradients()) {
     // The largest unit's gradients in the compute dtype, plus their copy in the reduce dtype
-    // when it differs (FSDP2 reduce_dtype fp32; DeepSpeed's reduce bucket).
+    // when it differs (DeepSpeed's reduce bucket).
     const double grad_b = static_cast<double>(DTypeBytes(job.spec.grad_dtype));
     const double per = param_b + (grad_b != param_b ? grad_b : 0.0);
     const auto biggest = std::max_element(
