@@ -166,6 +166,19 @@ TEST(ImportJobTest, MsSwiftMoeExample) {
   EXPECT_EQ(r.job.cross_entropy, CrossEntropyImpl::kFused);
   EXPECT_TRUE(r.job.optimizer.distributed);  // ms-swift's default
   EXPECT_TRUE(r.job.frozen.empty());         // no vision tower
+  // The script's first line: PYTORCH_CUDA_ALLOC_CONF='expandable_segments:True'.
+  EXPECT_TRUE(r.job.framework.expandable_segments);
+  EXPECT_EQ(testing::SourceOf(r, "framework.expandable_segments"),
+            "environment PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True");
+}
+
+// A command without PYTORCH_CUDA_ALLOC_CONF keeps the allocator's default (off): the course's.
+TEST(ImportJobTest, NoAllocatorConfMeansPlainSegments) {
+  ImportOptions o = Gpu("H20");
+  o.overrides = {"sequence.mean_tokens=29000"};
+  const ImportReport r = Import("course_ms_swift/course_sft.sh", o);
+  EXPECT_FALSE(r.job.framework.expandable_segments);
+  EXPECT_EQ(testing::SourceOf(r, "framework.expandable_segments"), "(not set)");
 }
 
 TEST(ImportJobTest, TorchtitanToml) {

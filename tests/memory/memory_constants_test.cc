@@ -12,14 +12,18 @@ constexpr const char* kValid =
     "backward_gradient_fraction: {value: 0.5, source: s}\n"
     "gated_deltanet: {chunk_tokens: 64, state_bytes_per_element: 4, source: s}\n"
     "moe_dispatch: {transient_copies: 2, source: s}\n"
-    "model_error: {lowest: -0.232, highest: 0.011, source: s}\n";
+    "caching_allocator: {min_block: 512B, small_size: 1MiB, small_segment: 2MiB, large_segment: "
+    "20MiB, min_large_alloc: 10MiB, round_large: 2MiB, source: s}\n"
+    "model_error: {megatron: {lowest: -0.232, highest: 0.011, rows: [A]}, fsdp2: {rows: []}, "
+    "deepspeed: {rows: []}, hf_trainer: {rows: []}, default: {lowest: -0.232, highest: 0.011, "
+    "rows: [A]}, source: s}\n";
 
 TEST(MemoryConstants, ShippedFileLoads) {
   auto c = LoadMemoryConstants();
   ASSERT_TRUE(c.ok()) << c.error().Format();
   EXPECT_DOUBLE_EQ(c->cuda_context.mib(), 768.0);
   EXPECT_EQ(c->gdn_chunk_tokens, 64);
-  EXPECT_EQ(c->sources.size(), 7u);  // every section carries a source
+  EXPECT_EQ(c->sources.size(), 8u);  // every section carries a source
 }
 
 TEST(MemoryConstants, ParsesUnitsExactly) {
@@ -27,6 +31,10 @@ TEST(MemoryConstants, ParsesUnitsExactly) {
   ASSERT_TRUE(c.ok()) << c.error().Format();
   EXPECT_DOUBLE_EQ(c->nccl_per_communicator.count(), 512.0 * 1048576);  // 512 x 2^20
   EXPECT_DOUBLE_EQ(c->fragmentation_variable_shapes, 0.3);
+  EXPECT_DOUBLE_EQ(c->allocator.large_segment.count(), 20.0 * 1048576);
+  // A family without rows (fsdp2 here) parses without numbers; BandFor falls back to default.
+  EXPECT_TRUE(c->error_bands.at("fsdp2").rows.empty());
+  EXPECT_DOUBLE_EQ(c->error_bands.at("megatron").lowest, -0.232);
 }
 
 TEST(MemoryConstants, BadFilesGiveClearErrors) {
@@ -49,7 +57,7 @@ TEST(MemoryConstants, BadFilesGiveClearErrors) {
        "allocator_fragmentation: {fixed_shapes: 2, variable_shapes: 0.3, source: s}\n",
        "m.yaml:3: allocator_fragmentation.fixed_shapes: expected a fraction in [0, 1], got 2"},
       {"unknown_key", v + "cuda_contxt: {bytes: 1GiB, source: s}\n",
-       "m.yaml:8: cuda_contxt: unknown field 'cuda_contxt'\n  hint: did you mean 'cuda_context'?"},
+       "m.yaml:9: cuda_contxt: unknown field 'cuda_contxt'\n  hint: did you mean 'cuda_context'?"},
   };
   for (const auto& c : cases) {
     auto r = ParseMemoryConstants(c.text, "m.yaml");

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "memory/memory_test_support.h"
+#include "strata/memory/error_band.h"
 #include "support/golden.h"
 
 namespace strata {
@@ -16,11 +17,37 @@ namespace {
 struct Row {
   const char* id;
   const char* job;                // under tests/, or "" for the reference job
-  double predicted_gb;            // the table's predicted peak from step 2 on, decimal GB
+  double predicted_gb;            // the table's predicted device used from step 2 on, decimal GB
   double measured_gb;             // the row's measurement, in decimal GB (GiB converted); 0 = none
   std::vector<std::string> sets;  // --set variants the table shows besides the row itself
   bool in_band = true;  // a row as configured (not a what-if variant or an HF-Trainer row)
+  /// The framework family whose band the row belongs to (memory/error_band.h). The H200 job
+  /// files name no framework (the step model's rows read them as they are), so the family is
+  /// the row's: HF transformers' model in a plain loop, or FSDP2.
+  const char* family = "megatron";
 };
+
+// The rows measured with every counter (tests/fixtures/device/h200-2026-11-30*.json, the highest
+// of steps 2-6): max_memory_allocated and max_memory_reserved in decimal GB, and the table's
+// predictions of both.
+struct CounterRow {
+  const char* id;
+  const char* job;
+  double predicted_allocated_gb, measured_allocated_gb;
+  double predicted_reserved_gb, measured_reserved_gb;
+};
+
+const std::vector<CounterRow>& CounterRows() {
+  static const std::vector<CounterRow> rows = {
+      {"H200-01", "memory/validation/h200-01.yaml", 68.47, 72.874233856, 68.68, 73.710698496},
+      {"H200-02", "memory/validation/h200-02.yaml", 85.66, 98.124992512, 86.74, 98.475966464},
+      {"H200-03", "memory/validation/h200-03.yaml", 74.95, 81.218236416, 75.49, 82.025906176},
+      {"H200-04", "memory/validation/h200-04.yaml", 82.46, 82.844061696, 88.78, 93.044342784},
+      {"H200-05", "memory/validation/h200-05.yaml", 91.06, 95.469424640, 97.80, 105.746792448},
+      {"H200-06", "memory/validation/h200-06.yaml", 72.69, 81.436987392, 73.12, 82.680217600},
+  };
+  return rows;
+}
 
 constexpr double kGiB = 1.073741824;  // GB per GiB
 
@@ -62,13 +89,13 @@ const std::vector<Row>& Rows() {
       // Measured on one H200 (bench/device/h200_measure.py, docs/kernel-measurements.md): the
       // device's used memory (cudaMemGetInfo total - free, what nvidia-smi shows for the one
       // process) at its highest over steps 2-6, in decimal GB.
-      {"H200-01", "memory/validation/h200-01.yaml", 69.48, 74.51, {}},
-      {"H200-02", "memory/validation/h200-02.yaml", 87.54, 99.28, {}},
-      {"H200-03", "memory/validation/h200-03.yaml", 76.29, 82.83, {}},
-      {"H200-04", "memory/validation/h200-04.yaml", 82.66, 94.43, {}},
-      {"H200-05", "memory/validation/h200-05.yaml", 91.69, 107.14, {}},
+      {"H200-01", "memory/validation/h200-01.yaml", 69.48, 74.51, {}, true, "hf_trainer"},
+      {"H200-02", "memory/validation/h200-02.yaml", 87.54, 99.28, {}, true, "hf_trainer"},
+      {"H200-03", "memory/validation/h200-03.yaml", 76.29, 82.83, {}, true, "hf_trainer"},
+      {"H200-04", "memory/validation/h200-04.yaml", 89.58, 94.43, {}, true, "fsdp2"},
+      {"H200-05", "memory/validation/h200-05.yaml", 98.61, 107.14, {}, true, "fsdp2"},
       // Second round (tests/fixtures/device/h200-2026-11-30-round2.json).
-      {"H200-06", "memory/validation/h200-06.yaml", 73.92, 83.48, {}},
+      {"H200-06", "memory/validation/h200-06.yaml", 73.92, 83.48, {}, true, "hf_trainer"},
       {"MS-01, ZeRO-2", "memory/validation/ms-01.yaml", 70.36, 80.0, DeepSpeed01("zero2"), false},
       {"MS-01, ZeRO-3", "memory/validation/ms-01.yaml", 47.63, 58.0, DeepSpeed01("zero3"), false},
       {"MS-02, ZeRO-2 (OOM)", "memory/validation/ms-02.yaml", 100.44, 0, DeepSpeed02("zero2"),
@@ -93,19 +120,37 @@ TEST(MemoryValidation, DocumentedPredictionsAreCurrent) {
   }
 }
 
-// The error band `strata memory` prints (data/memory_overheads.yaml, model_error) is the lowest
-// and highest (predicted - measured) / measured over the rows as configured, to 0.001.
-TEST(MemoryValidation, TheErrorBandIsTheTablesErrors) {
+// The bands `strata memory` prints (data/memory_overheads.yaml, model_error) are DeriveErrorBand
+// over each family's rows as configured (default: every such row), to 0.0005.
+TEST(MemoryValidation, TheErrorBandsAreTheTablesErrors) {
   const MemoryConstants constants = testing::Constants();
-  double lowest = 1e9, highest = -1e9;
-  for (const Row& row : Rows()) {
-    if (!row.in_band) continue;
-    const double error = (row.predicted_gb - row.measured_gb) / row.measured_gb;
-    lowest = std::min(lowest, error);
-    highest = std::max(highest, error);
+  for (const auto& [family, band] : constants.error_bands) {
+    std::vector<ValidationPoint> points;
+    for (const Row& row : Rows()) {
+      if (!row.in_band || (family != "default" && family != row.family)) continue;
+      points.push_back({row.id, row.predicted_gb, row.measured_gb});
+    }
+    const MemoryErrorBand derived = DeriveErrorBand(family, points);
+    EXPECT_EQ(band.rows, derived.rows) << family;
+    if (points.empty()) continue;  // no rows of its own: the default band applies
+    EXPECT_NEAR(band.lowest, derived.lowest, 0.0005) << family;
+    EXPECT_NEAR(band.highest, derived.highest, 0.0005) << family;
   }
-  EXPECT_NEAR(constants.model_error_lowest, lowest, 0.0005);
-  EXPECT_NEAR(constants.model_error_highest, highest, 0.0005);
+}
+
+// The counters the H200 rows measured besides device used: the table's predictions of
+// max_memory_allocated and max_memory_reserved are the ledger's.
+TEST(MemoryValidation, DocumentedCountersAreCurrent) {
+  const MemoryConstants constants = testing::Constants();
+  for (const CounterRow& row : CounterRows()) {
+    auto spec = LoadJobSpec(testing::TestPath(row.job));
+    ASSERT_TRUE(spec.ok()) << row.id << ": " << spec.error().Format();
+    auto job = ResolveJob(*spec);
+    ASSERT_TRUE(job.ok()) << row.id << ": " << job.error().Format();
+    const MemoryLedger ledger = ComputeLedger(*job, constants);
+    EXPECT_NEAR(ledger.peak_counters.allocated.gb(), row.predicted_allocated_gb, 0.006) << row.id;
+    EXPECT_NEAR(ledger.peak_counters.reserved.gb(), row.predicted_reserved_gb, 0.006) << row.id;
+  }
 }
 
 TEST(MemoryValidation, UnevenPipelineSplitNeedsStageCounts) {

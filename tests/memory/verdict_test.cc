@@ -1,6 +1,7 @@
-// The memory verdict carries the model's error band (data/memory_overheads.yaml, model_error:
-// the lowest and highest (predicted - measured) / measured over docs/memory-validation.md).
-// measured = predicted / (1 + error), so the band is [peak / (1 + highest), peak / (1 + lowest)].
+// The memory verdict carries the error band of the job's framework family
+// (data/memory_overheads.yaml, model_error: the lowest and highest (predicted - measured) /
+// measured over that family's rows of docs/memory-validation.md). measured = predicted /
+// (1 + error), so the band is [peak / (1 + highest), peak / (1 + lowest)].
 #include <gtest/gtest.h>
 
 #include "memory/memory_test_support.h"
@@ -11,8 +12,12 @@ namespace {
 TEST(MemoryVerdict, BandComesFromTheValidationErrors) {
   const MemoryConstants c = testing::Constants();
   const MemoryLedger ledger = ComputeLedger(testing::ReferenceJob(), c);
-  EXPECT_NEAR(ledger.band_low.count(), ledger.Peak().count() / (1.0 + c.model_error_highest), 1.0);
-  EXPECT_NEAR(ledger.band_high.count(), ledger.Peak().count() / (1.0 + c.model_error_lowest), 1.0);
+  // The reference job runs Megatron-SWIFT's megatron-core path: the megatron band.
+  const MemoryErrorBand& band = c.error_bands.at("megatron");
+  EXPECT_EQ(ledger.band_family, "megatron");
+  EXPECT_EQ(ledger.band_rows, 8);
+  EXPECT_NEAR(ledger.band_low.count(), ledger.Peak().count() / (1.0 + band.highest), 1.0);
+  EXPECT_NEAR(ledger.band_high.count(), ledger.Peak().count() / (1.0 + band.lowest), 1.0);
   EXPECT_LT(ledger.band_low.count(), ledger.band_high.count());
 }
 

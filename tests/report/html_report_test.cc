@@ -113,11 +113,11 @@ TEST(HtmlReport, MemoryBarsAreToScale) {
   l.capacity = Bytes::GB(100);
   l.band_low = Bytes::GB(90);
   l.band_high = Bytes::GB(99);
-  l.phases = {{Phase::kAfterInit, Bytes::GB(40), ""},
-              {Phase::kForwardPeak, Bytes::GB(80), ""},
-              {Phase::kBackwardPeak, Bytes::GB(90), ""},
-              {Phase::kFirstOptimizerStep, Bytes::GB(50), ""},
-              {Phase::kSteadyPeak, Bytes::GB(95), ""}};
+  l.phases = {{Phase::kAfterInit, Bytes::GB(40), "", {}},
+              {Phase::kForwardPeak, Bytes::GB(80), "", {}},
+              {Phase::kBackwardPeak, Bytes::GB(90), "", {}},
+              {Phase::kFirstOptimizerStep, Bytes::GB(50), "", {}},
+              {Phase::kSteadyPeak, Bytes::GB(95), "", {}}};
   const std::string svg = MemoryFigure(l).svg;
   EXPECT_NE(svg.find(R"(height="87.6" fill="#0072B2")"), std::string::npos) << svg;
   EXPECT_NE(svg.find(R"(height="120.5" fill="#E69F00")"), std::string::npos) << svg;

@@ -1,6 +1,7 @@
 // The cluster and data-parallel fields every mapper shares, and the list of unused settings.
 #include <fmt/format.h>
 
+#include <cctype>
 #include <charconv>
 #include <optional>
 
@@ -25,6 +26,38 @@ Result<std::optional<int64_t>> EnvInt(const MapContext& ctx, const char* name,
         .WithHint(fmt::format("pass {} to strata import", strata_flag));
   }
   return std::optional<int64_t>(v);
+}
+
+// PYTORCH_CUDA_ALLOC_CONF: comma-separated key:value options (PyTorch's
+// c10/cuda/CUDAAllocatorConfig.cpp parses "expandable_segments:True"; its docs, "Optimizing
+// memory usage with PYTORCH_CUDA_ALLOC_CONF", list the options). Only expandable_segments
+// changes what the ledger predicts; the value is read case-insensitively as PyTorch accepts
+// True/False.
+void MapAllocatorConf(const MapContext& ctx, JobBuilder& job) {
+  auto it = ctx.env.find("PYTORCH_CUDA_ALLOC_CONF");
+  if (it == ctx.env.end()) return;
+  const std::string& conf = it->second;
+  size_t start = 0;
+  while (start <= conf.size()) {
+    size_t end = conf.find(',', start);
+    if (end == std::string::npos) end = conf.size();
+    const std::string option = conf.substr(start, end - start);
+    const size_t colon = option.find(':');
+    if (colon != std::string::npos && option.substr(0, colon) == "expandable_segments") {
+      std::string value = option.substr(colon + 1);
+      for (char& ch : value) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+      if (value == "true" || value == "false") {
+        job.Set("framework.expandable_segments", value,
+                "environment PYTORCH_CUDA_ALLOC_CONF=" + conf);
+      } else {
+        job.Note(
+            fmt::format("PYTORCH_CUDA_ALLOC_CONF={}: expandable_segments is neither True "
+                        "nor False; the allocator's default (off) is assumed",
+                        conf));
+      }
+    }
+    start = end + 1;
+  }
 }
 
 }  // namespace
@@ -52,6 +85,7 @@ void NoteTuningMode(Settings& s, JobBuilder& job) {
 
 Status FinishCommon(Settings& s, MapContext& ctx, JobBuilder& job, int64_t world_divisor) {
   const ImportOptions& o = *ctx.options;
+  MapAllocatorConf(ctx, job);
   std::optional<Cluster> cluster;
   if (!o.cluster.empty()) {
     auto loaded = LoadCluster(o.cluster);

@@ -234,6 +234,11 @@ const std::vector<JobField>& JobFields() {
        "", "torch",
        "Gated DeltaNet's kernel: flash-linear-attention's, Qwen's FlashQLA, or the PyTorch "
        "fallback HF transformers runs when flash-linear-attention is not installed (`step`)"},
+      {"framework.expandable_segments", "true | false", "", "false", "", "", "true",
+       "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True (read from the launch script by "
+       "`import`): the caching allocator grows a segment instead of leaving slivers when shapes "
+       "vary "
+       "(`memory`: max_memory_reserved and device used)"},
       {"throughput.tokens_per_s", "token count", "tokens/s", "none", "", "", "50K",
        "measured job throughput (`mfu`); excludes step_time"},
       {"throughput.tokens_per_step", "token count", "tokens", "global batch x mean_tokens", "", "",

@@ -414,7 +414,11 @@ Status ParseFramework(YamlMap& top, JobSpec& job) {
           .WithHint(DidYouMeanHint(out.gdn_kernel, kernels));
     }
   }
-  out.given = true;
+  if (f.Has("expandable_segments")) {
+    STRATA_ASSIGN_OR_RETURN(out.expandable_segments, f.Bool("expandable_segments"));
+  }
+  // The allocator setting alone does not name the framework: the default stays an assumption.
+  out.given = f.Has("name") || f.Has("version") || f.Has("compile") || f.Has("gdn_kernel");
   return f.CheckNoUnknownKeys();
 }
 

@@ -121,6 +121,9 @@ struct FrameworkSpec {
   /// Gated DeltaNet's kernel: fla | flashqla | torch (transformers' PyTorch fallback); "" =
   /// fla, printed as an assumption.
   std::string gdn_kernel;
+  /// PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True: the caching allocator grows one segment
+  /// per stream instead of one per request (memory/allocator.h).
+  bool expandable_segments = false;
 };
 
 /// The names `framework.gdn_kernel` accepts.

@@ -6,6 +6,8 @@
 #include <optional>
 
 #include "strata/memory/activations.h"
+#include "strata/memory/error_band.h"
+#include "strata/memory/ledger_counters.h"
 #include "strata/memory/ledger_statics.h"
 #include "strata/memory/sharding.h"
 #include "strata/memory/static_memory.h"
@@ -173,11 +175,14 @@ MemoryLedger StageLedgerFrom(const Job& job, const MemoryConstants& constants, i
   ledger.trainable_params_per_gpu = st.trainable_params;
   const ActivationMemory act = ComputeActivations(job, constants, stage, detail);
   const Bytes nccl = constants.nccl_per_communicator * static_cast<double>(communicators);
-  const bool variable = job.spec.sequence.variable_length();
-  const double fraction =
-      variable ? constants.fragmentation_variable_shapes : constants.fragmentation_fixed_shapes;
-  const Bytes dynamic_peak = std::max(act.forward_dynamic(), act.backward_dynamic());
-  const Bytes fragmentation = dynamic_peak * fraction;
+  const AllocatorSetting alloc{job.spec.sequence.variable_length(),
+                               job.spec.framework.expandable_segments};
+  const bool variable = alloc.variable_shapes;
+  const double fraction = FragmentationFraction(constants, alloc);
+  const PhaseCounters counters =
+      PredictPhaseCounters(constants, alloc, st, mode, act, nccl, StaticWeights(st, mode),
+                           job.spec.sharding.mode == ShardingMode::kFsdp2);
+  const AllocatorCounters& at_peak = counters.peak();
 
   if (explain) {
     ledger.rank = fmt::format("pipeline stage {} of {}{}", stage, l.pp,
@@ -209,29 +214,30 @@ MemoryLedger StageLedgerFrom(const Job& job, const MemoryConstants& constants, i
                      FormatGiB(constants.nccl_per_communicator), FormatGBAndGiB(nccl)),
          ""});
     ledger.items.push_back(
-        {ItemKind::kOverhead, "allocator reserve and fragmentation", fragmentation,
-         fmt::format("{:.2f} ({} shapes) x {} activation peak = {}", fraction,
-                     variable ? "variable" : "fixed", FormatGBAndGiB(dynamic_peak),
-                     FormatGBAndGiB(fragmentation)),
-         "reserved but not allocated: counted by nvidia-smi and max_memory_reserved"});
+        {ItemKind::kOverhead, "allocator cache (reserved, not allocated)",
+         at_peak.reserved - at_peak.allocated,
+         fmt::format("{:.2f} ({} shapes{}) x {} activations and working buffers = {}{}", fraction,
+                     variable ? "variable" : "fixed",
+                     alloc.expandable_segments ? ", expandable segments" : "",
+                     FormatGB(counters.peak_dynamic()), FormatGB(at_peak.fragmentation),
+                     at_peak.side_stream.value() > 0
+                         ? fmt::format(" + collective buffers cached in their streams' pools {}",
+                                       FormatGB(at_peak.side_stream))
+                         : ""),
+         "counted by max_memory_reserved and nvidia-smi, not by max_memory_allocated"});
   }
 
   const Bytes weights = StaticWeights(st, mode) - mode.gathered.bytes - mode.fp8_copies.bytes;
-  const Bytes init =
-      weights + st.gradients.bytes + st.master_weights.bytes + constants.cuda_context + nccl;
-  auto with_reserve = [&](Bytes dynamic) { return dynamic * (1.0 + fraction); };
-  // FP8 copies exist from the first forward on; gathered weights and reduce-scatter buffers
-  // only while layers run.
-  const Bytes kept = init + mode.persistent();
-  const Bytes forward = kept + with_reserve(act.forward_dynamic()) + mode.forward_working();
-  const Bytes backward = kept + with_reserve(act.backward_dynamic()) + mode.backward_working();
-  const Bytes step = kept + st.moments.bytes + st.step_transient.bytes;
-  const Bytes steady = std::max(forward, backward) + st.moments.bytes;
-  ledger.phases = {{Phase::kAfterInit, init, ""},
-                   {Phase::kForwardPeak, forward, ""},
-                   {Phase::kBackwardPeak, backward, ""},
-                   {Phase::kFirstOptimizerStep, step, ""},
-                   {Phase::kSteadyPeak, steady, ""}};
+  const Bytes init = counters.init.device_used;
+  const Bytes forward = counters.forward.device_used;
+  const Bytes backward = counters.backward.device_used;
+  const Bytes step = counters.step.device_used;
+  const Bytes steady = counters.steady.device_used;
+  ledger.phases = {{Phase::kAfterInit, init, "", counters.init},
+                   {Phase::kForwardPeak, forward, "", counters.forward},
+                   {Phase::kBackwardPeak, backward, "", counters.backward},
+                   {Phase::kFirstOptimizerStep, step, "", counters.step},
+                   {Phase::kSteadyPeak, steady, "", counters.steady}};
   if (explain) {
     std::string mode_text;
     if (mode.persistent().value() > 0)
@@ -244,23 +250,44 @@ MemoryLedger StageLedgerFrom(const Job& job, const MemoryConstants& constants, i
       bwd_mode += fmt::format(" + gathered weights and reduce-scatter buffer {}",
                               FormatGB(mode.backward_working()));
     }
-    const std::string reserve_text = fmt::format(" x (1 + {:.2f} fragmentation)", fraction);
+    auto reserve_text = [&](const AllocatorCounters& c) {
+      std::string out = fmt::format(" x (1 + {:.2f} fragmentation)", fraction);
+      if (c.side_stream.value() > 0) {
+        out += fmt::format(" + collective buffers cached in their streams' pools {}",
+                           FormatGB(c.side_stream));
+      }
+      return out;
+    };
     ledger.phases[0].formula = fmt::format(
         "weights {} + gradients {} + master weights {} + CUDA context {} + NCCL {}",
         FormatGB(weights), FormatGB(st.gradients.bytes), FormatGB(st.master_weights.bytes),
         FormatGB(constants.cuda_context), FormatGB(nccl));
-    ledger.phases[1].formula = fmt::format(
-        "after init {}{} + (stored activations {} + forward working set {}){}", FormatGB(init),
-        fwd_mode, FormatGB(act.stored), FormatGB(act.forward_working), reserve_text);
-    ledger.phases[2].formula = fmt::format(
-        "after init {}{} + (stored activations {} + backward working set {}){}", FormatGB(init),
-        bwd_mode, FormatGB(act.stored), FormatGB(act.backward_working), reserve_text);
+    ledger.phases[1].formula =
+        fmt::format("after init {}{} + (stored activations {} + forward working set {}){}",
+                    FormatGB(init), fwd_mode, FormatGB(act.stored), FormatGB(act.forward_working),
+                    reserve_text(counters.forward));
+    ledger.phases[2].formula =
+        fmt::format("after init {}{} + (stored activations {} + backward working set {}){}",
+                    FormatGB(init), bwd_mode, FormatGB(act.stored), FormatGB(act.backward_working),
+                    reserve_text(counters.backward));
     ledger.phases[3].formula = fmt::format(
-        "after init {}{} + Adam moments {} (allocated now) + gradient shard copy {}",
-        FormatGB(init), mode_text, FormatGB(st.moments.bytes), FormatGB(st.step_transient.bytes));
+        "after init {}{} + Adam moments {} (allocated now) + gradient shard copy {}{}",
+        FormatGB(init), mode_text, FormatGB(st.moments.bytes), FormatGB(st.step_transient.bytes),
+        counters.step.side_stream.value() > 0
+            ? fmt::format(" + collective buffers cached in their streams' pools {}",
+                          FormatGB(counters.step.side_stream))
+            : "");
     ledger.phases[4].formula =
-        fmt::format("step-1 peak {} + Adam moments {}", FormatGB(std::max(forward, backward)),
-                    FormatGB(st.moments.bytes));
+        fmt::format("step-1 peak {} + Adam moments {}{}", FormatGB(std::max(forward, backward)),
+                    FormatGB(st.moments.bytes),
+                    counters.steady.device_used > std::max(forward, backward) + st.moments.bytes
+                        ? fmt::format(" + the collective buffers' cache of step 2 on {}",
+                                      FormatGB(counters.steady.device_used -
+                                               std::max(forward, backward) - st.moments.bytes))
+                        : "");
+    ledger.allocated_formula = AllocatedFormula(at_peak);
+    ledger.reserved_formula = ReservedFormula(at_peak, fraction, counters.peak_dynamic());
+    ledger.device_used_formula = DeviceUsedFormula(at_peak);
   }
   ledger.peak_before_step1 = std::max({init, forward, backward});
   ledger.peak_after_step1 = std::max(step, steady);
@@ -273,9 +300,14 @@ MemoryLedger StageLedgerFrom(const Job& job, const MemoryConstants& constants, i
   }
   ledger.only_after_step1_exceeds =
       ledger.peak_before_step1 <= ledger.capacity && ledger.peak_after_step1 > ledger.capacity;
+  ledger.peak_counters = at_peak;
   // measured = predicted / (1 + error): the highest error gives the lowest measured peak.
-  ledger.band_low = ledger.Peak() / (1.0 + constants.model_error_highest);
-  ledger.band_high = ledger.Peak() / (1.0 + constants.model_error_lowest);
+  ledger.job_family = MemoryFamily(job.spec);
+  const MemoryErrorBand& band = BandFor(constants, ledger.job_family);
+  ledger.band_family = band.family;
+  ledger.band_rows = static_cast<int64_t>(band.rows.size());
+  ledger.band_low = ledger.Peak() / (1.0 + band.highest);
+  ledger.band_high = ledger.Peak() / (1.0 + band.lowest);
   if (!ledger.fits || ledger.headroom().value() < 0) {
     ledger.fits = false;
     ledger.verdict = MemoryVerdict::kOom;

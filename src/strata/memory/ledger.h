@@ -13,6 +13,7 @@
 #include "strata/core/detail.h"
 #include "strata/core/units.h"
 #include "strata/job/job_validation.h"
+#include "strata/memory/allocator.h"
 #include "strata/memory/memory_constants.h"
 
 namespace strata {
@@ -34,11 +35,13 @@ std::string_view PhaseDescription(Phase phase);  // "after initialisation", ...
 
 struct PhaseMemory {
   Phase phase = Phase::kAfterInit;
-  Bytes bytes;
-  std::string formula;  // which items add up to it
+  Bytes bytes;                 // device used (nvidia-smi): counters.device_used
+  std::string formula;         // which items add up to it
+  AllocatorCounters counters;  // allocated, reserved, device used (memory/allocator.h)
 };
 
-/// The verdict with the model's error band: kFits when even the top of the band fits the card,
+/// The verdict from the device-used counter with its framework's error band: kFits when even
+/// the top of the band fits the card,
 /// kAtRisk when the prediction fits but the band reaches over the card, kOom when the
 /// prediction itself does not fit.
 enum class MemoryVerdict { kFits, kAtRisk, kOom };
@@ -63,9 +66,16 @@ struct MemoryLedger {
   Phase oom_phase = Phase::kAfterInit;  // the first phase over capacity, when !fits
   /// The trap of lazy optimizer states: step 1 fits, the moments allocated at its end do not.
   bool only_after_step1_exceeds = false;
-  /// Where the measured peak would lie given the model's error on the validation rows.
+  /// The three counters at the peak (the phase of Peak()) and their formulas (--explain).
+  AllocatorCounters peak_counters;
+  std::string allocated_formula, reserved_formula, device_used_formula;
+  /// Where the measured device-used peak would lie given the model's error on the validation
+  /// rows of the job's framework family (memory/error_band.h).
   Bytes band_low;
   Bytes band_high;
+  std::string band_family;  // the family whose band applies ("megatron", or "default")
+  std::string job_family;   // the job's family (MemoryFamily), when it has no band of its own
+  int64_t band_rows = 0;
   MemoryVerdict verdict = MemoryVerdict::kFits;
 
   Bytes Total(ItemKind kind) const;

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <utility>
+
 #include "strata/core/file_io.h"
 #include "strata/core/sourced_yaml.h"
 
@@ -59,13 +61,46 @@ Result<MemoryConstants> ParseMemoryConstants(const std::string& text, const std:
     STRATA_RETURN_IF_ERROR(s.CheckNoUnknownKeys());
   }
   {
+    STRATA_ASSIGN_OR_RETURN(YamlMap s, Section(top, "caching_allocator", c));
+    AllocatorRules& a = c.allocator;
+    for (auto [key, target] : {std::pair{"min_block", &a.min_block},
+                               {"small_size", &a.small_size},
+                               {"small_segment", &a.small_segment},
+                               {"large_segment", &a.large_segment},
+                               {"min_large_alloc", &a.min_large_alloc},
+                               {"round_large", &a.round_large}}) {
+      STRATA_ASSIGN_OR_RETURN(*target, s.Size(key));
+      if (target->value() <= 0) return s.ErrorAt(key, "expected a size above 0");
+    }
+    if (!(a.small_size < a.small_segment && a.small_size < a.min_large_alloc)) {
+      return s.ErrorAt("small_size", "expected small_size below small_segment and min_large_alloc");
+    }
+    STRATA_RETURN_IF_ERROR(s.CheckNoUnknownKeys());
+  }
+  {
     STRATA_ASSIGN_OR_RETURN(YamlMap s, Section(top, "model_error", c));
-    STRATA_ASSIGN_OR_RETURN(c.model_error_lowest, s.Number("lowest"));
-    STRATA_ASSIGN_OR_RETURN(c.model_error_highest, s.Number("highest"));
-    if (!(c.model_error_lowest > -1) || c.model_error_highest < c.model_error_lowest ||
-        c.model_error_highest > 10) {
-      return s.ErrorAt("highest", fmt::format("expected -1 < lowest <= highest, got {} and {}",
-                                              c.model_error_lowest, c.model_error_highest));
+    for (const char* family : {"megatron", "fsdp2", "deepspeed", "hf_trainer", "default"}) {
+      STRATA_ASSIGN_OR_RETURN(YamlMap f, s.Map(family));
+      MemoryErrorBand band;
+      band.family = family;
+      STRATA_ASSIGN_OR_RETURN(YAML::Node rows, f.Node("rows"));
+      if (!rows.IsSequence()) return f.ErrorAt("rows", "expected a list of row names");
+      for (const auto& row : rows) band.rows.push_back(row.as<std::string>());
+      if (!band.rows.empty() || f.Has("lowest") || f.Has("highest")) {
+        STRATA_ASSIGN_OR_RETURN(band.lowest, f.Number("lowest"));
+        STRATA_ASSIGN_OR_RETURN(band.highest, f.Number("highest"));
+        if (!(band.lowest > -1) || band.highest < band.lowest || band.highest > 10) {
+          return f.ErrorAt("highest", fmt::format("expected -1 < lowest <= highest, got {} and {}",
+                                                  band.lowest, band.highest));
+        }
+      }
+      STRATA_RETURN_IF_ERROR(f.CheckNoUnknownKeys());
+      c.error_bands[family] = band;
+    }
+    if (c.error_bands.at("default").rows.empty()) {
+      return s.ErrorAt("default",
+                       "the default band needs rows: it stands for every family "
+                       "without rows of its own");
     }
     STRATA_RETURN_IF_ERROR(s.CheckNoUnknownKeys());
   }

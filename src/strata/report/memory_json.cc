@@ -35,6 +35,9 @@ Json LedgerToJson(const Job& job, const MemoryLedger& ledger, const std::vector<
     phases.push_back({{"phase", PhaseName(p.phase)},
                       {"bytes", JsonBytes(p.bytes)},
                       {"size_gb", JsonNumber(p.bytes.gb())},
+                      {"max_memory_allocated_bytes", JsonBytes(p.counters.allocated)},
+                      {"max_memory_reserved_bytes", JsonBytes(p.counters.reserved)},
+                      {"device_used_bytes", JsonBytes(p.counters.device_used)},
                       {"formula", p.formula}});
   }
   doc["phases"] = std::move(phases);
@@ -43,7 +46,22 @@ Json LedgerToJson(const Job& job, const MemoryLedger& ledger, const std::vector<
   doc["headroom_bytes"] = JsonBytes(ledger.headroom());
   doc["verdict"] = MemoryVerdictName(ledger.verdict);
   doc["fits_as_predicted"] = ledger.fits;
-  doc["error_band"] = {{"measured_peak_low_bytes", JsonBytes(ledger.band_low)},
+  const AllocatorCounters& c = ledger.peak_counters;
+  doc["counters_at_peak"] = {{"max_memory_allocated_bytes", JsonBytes(c.allocated)},
+                             {"max_memory_reserved_bytes", JsonBytes(c.reserved)},
+                             {"device_used_bytes", JsonBytes(c.device_used)},
+                             {"fragmentation_bytes", JsonBytes(c.fragmentation)},
+                             {"side_stream_cache_bytes", JsonBytes(c.side_stream)},
+                             {"outside_allocator_bytes", JsonBytes(c.outside)},
+                             {"formulas",
+                              {{"max_memory_allocated", ledger.allocated_formula},
+                               {"max_memory_reserved", ledger.reserved_formula},
+                               {"device_used", ledger.device_used_formula}}}};
+  doc["error_band"] = {{"counter", "device_used"},
+                       {"family", ledger.band_family},
+                       {"job_family", ledger.job_family},
+                       {"rows", ledger.band_rows},
+                       {"measured_peak_low_bytes", JsonBytes(ledger.band_low)},
                        {"measured_peak_high_bytes", JsonBytes(ledger.band_high)},
                        {"source", "docs/memory-validation.md"}};
   doc["oom_phase"] = ledger.fits ? Json() : Json(PhaseName(ledger.oom_phase));

@@ -126,10 +126,33 @@ std::string RenderMemoryText(const Job& job, const MemoryLedger& ledger,
   out += fmt::format("card: {} ({}); headroom {} ({})\n", FormatGB(ledger.capacity),
                      FormatGiB(ledger.capacity), FormatGB(ledger.headroom()),
                      FormatGiB(ledger.headroom()));
+  const AllocatorCounters& c = ledger.peak_counters;
+  out += "\ncounters at the peak (what a running job shows):\n";
+  Table counters(
+      {{"counter", Align::kLeft}, {"size (GB)"}, {"size (GiB)"}, {"counts", Align::kLeft}});
+  counters.AddRow(
+      {"torch.cuda.max_memory_allocated", Gb(c.allocated), Gib(c.allocated), "tensors"});
+  counters.AddRow({"torch.cuda.max_memory_reserved", Gb(c.reserved), Gib(c.reserved),
+                   "+ the caching allocator's cache"});
+  counters.AddRow({"device used (nvidia-smi)", Gb(c.device_used), Gib(c.device_used),
+                   "+ CUDA context and NCCL buffers"});
+  out += counters.Render();
+  if (explain) {
+    out += fmt::format(
+        "\nhow each counter adds up (memory/allocator.h; docs/formulas.md, \"Memory counters\"):\n"
+        "  max_memory_allocated\n    = {}\n  max_memory_reserved\n    = {}\n"
+        "  device used\n    = {}\n",
+        ledger.allocated_formula, ledger.reserved_formula, ledger.device_used_formula);
+  }
+  const std::string fallback = ledger.job_family != ledger.band_family
+                                   ? fmt::format(" (no {} rows yet)", ledger.job_family)
+                                   : "";
   out += fmt::format(
-      "model's error band: a measured peak of {} to {} (measured / predicted ran from {:.3f} to "
-      "{:.3f} on the rows of docs/memory-validation.md)\n",
-      FormatGB(ledger.band_low), FormatGB(ledger.band_high), ledger.band_low / ledger.Peak(),
+      "\nmodel's error band (band: {}{}, from {} rows): a measured device-used peak of {} to {} "
+      "(measured / predicted ran from {:.3f} to {:.3f} on those rows of "
+      "docs/memory-validation.md)\n",
+      ledger.band_family, fallback, ledger.band_rows, FormatGB(ledger.band_low),
+      FormatGB(ledger.band_high), ledger.band_low / ledger.Peak(),
       ledger.band_high / ledger.Peak());
   if (ledger.verdict == MemoryVerdict::kOom) {
     out += fmt::format("verdict: OOM in phase '{}'\n", PhaseDescription(ledger.oom_phase));
