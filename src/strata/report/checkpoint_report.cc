@@ -61,11 +61,14 @@ std::string RenderCheckpointText(const Job& job, const std::string& cluster,
                       : "HF safetensors (weights only)",
       Bytes(), s.hf_total());
   out += sizes.Render();
-  out += fmt::format("  written by: framework {}, sharding {}{}\n", job.spec.framework.name,
-                     ShardingModeName(job.spec.sharding.mode),
-                     job.spec.framework.given
-                         ? ""
-                         : " (ASSUMED: the job names no framework; the sharding mode decides)");
+  const std::string_view mode = ShardingModeName(job.spec.sharding.mode);
+  out +=
+      job.spec.framework.given
+          ? fmt::format("  written by: framework {}, sharding {}\n", job.spec.framework.name, mode)
+          : fmt::format(
+                "  written by: ASSUMED from sharding {} (the job names no framework; "
+                "set framework.name)\n",
+                mode);
   out +=
       "  per rank: what the busiest rank writes; total: the whole model once, whatever the "
       "sharding\n";
@@ -88,8 +91,9 @@ std::string RenderCheckpointText(const Job& job, const std::string& cluster,
       "  HF safetensors: write {} (one writer), load {} (every node reads the whole model)\n",
       FormatSeconds(t.hf_write), FormatSeconds(t.hf_load));
   out += fmt::format(
-      "\nfailures: {:.4g} interruptions per GPU-hour x {} GPUs: one every {} ({:.1f} days)\n",
-      c.failure_rate_per_gpu_hour, c.gpus, Hours(c.mtbf), c.mtbf.s() / 86400);
+      "\nfailures: {:.4g} interruptions per GPU-hour x {} GPU{}: one every {} ({:.1f} days)\n",
+      c.failure_rate_per_gpu_hour, c.gpus, c.gpus == 1 ? "" : "s", Hours(c.mtbf),
+      c.mtbf.s() / 86400);
   out += fmt::format("  source: {}\n", rate.source);
   out += fmt::format("interval: Young sqrt(2 x {} x {:.0f} s) = {}; Daly {}\n",
                      FormatSeconds(c.cost), c.mtbf.s(), Hours(c.young), Hours(c.daly));
