@@ -36,6 +36,28 @@ TEST(JobSpec, ParsesTheReferenceJob) {
   EXPECT_TRUE(job->optimizer.distributed);
 }
 
+// docs/job-file.md gives 0 (an even split) as the default of parallel.first_stage_layers and
+// last_stage_layers, so writing the default out must be accepted: PP 2 over the reference's 40
+// layers is then 20 + 20, as with no count given. A negative count is refused.
+TEST(JobSpec, StageLayerCountsAcceptTheirDefaultZero) {
+  for (const char* key : {"parallel.first_stage_layers", "parallel.last_stage_layers"}) {
+    SCOPED_TRACE(key);
+    auto job =
+        LoadJobSpec(kReferenceJobName, {"parallel.pp=2", "parallel.ep=4", std::string(key) + "=0"});
+    ASSERT_TRUE(job.ok()) << job.error().Format();
+    EXPECT_EQ(job->layout.first_stage_layers, 0);
+    EXPECT_EQ(job->layout.last_stage_layers, 0);
+    auto resolved = ResolveJob(*job);
+    ASSERT_TRUE(resolved.ok()) << resolved.error().Format();
+    auto negative = LoadJobSpec(kReferenceJobName, {std::string(key) + "=-1"});
+    ASSERT_FALSE(negative.ok());
+    EXPECT_NE(negative.error().Format().find("expected a number of layers, or 0 for an even "
+                                             "split, got -1"),
+              std::string::npos)
+        << negative.error().Format();
+  }
+}
+
 TEST(JobSpec, DerivesDpAndDefaults) {
   auto job = ParseJobSpec(kValid, "j.yaml");
   ASSERT_TRUE(job.ok()) << job.error().Format();

@@ -2,13 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
-#include <optional>
 
 #include "strata/core/file_io.h"
 #include "strata/core/yaml_fields.h"
-#include "strata/memory/ledger.h"
-#include "strata/memory/sharding.h"
 #include "strata/memory/static_memory.h"
 #include "strata/model/adapter.h"
 #include "strata/model/param_count.h"
@@ -16,47 +14,12 @@
 namespace strata::preflight {
 namespace {
 
-std::optional<ModuleKind> WeightKind(const std::string& item_name) {
-  for (ModuleKind k : AllModuleKinds()) {
-    if (item_name == "weights: " + std::string(ModuleKindName(k))) return k;
-  }
-  return std::nullopt;
-}
-
-// How many distinct shards one GPU's copy of a module kind is: the memory module splits dense
-// modules over TP, routed experts over EP x ETP, and keeps router, norms and the vision tower
-// whole on every TP rank; under ZeRO-3 and FSDP2 each of those is split again over the
-// data-parallel shard group (experts over expert-DP). Multiplying the per-GPU bytes by this
-// counts every parameter once.
-double ShardWays(ModuleKind k, const Job& job, const ShardGroups& groups) {
-  const ParallelLayout& l = job.spec.layout;
-  const bool sharded = job.spec.sharding.shards_weights();
-  if (k == ModuleKind::kRoutedExperts)
-    return static_cast<double>(l.ep * l.etp * (sharded ? groups.expert : 1));
-  const auto dp = static_cast<double>(sharded ? groups.dense : 1);
-  if (k == ModuleKind::kRouter || k == ModuleKind::kNorms || k == ModuleKind::kVision) return dp;
-  return static_cast<double>(l.tp) * dp;
-}
-
-// Bytes per parameter of a weight item as the ledger stores it on the GPU: FSDP2's sharded
-// parameter in the master dtype, GEMM weights in FP8 under Transformer Engine's fp8 param
-// gather, the parameter dtype otherwise (static_memory.cc).
-double StoredBytesPerParam(ModuleKind k, const Job& job) {
-  if (job.spec.adapter.quantized_base() && IsGemmKind(k)) return Nf4BitsPerWeight() / 8.0;
-  if (job.spec.sharding.mode == ShardingMode::kFsdp2)
-    return static_cast<double>(DTypeBytes(job.spec.optimizer.master_dtype));
-  if (job.spec.fp8.transformer_engine() && job.spec.fp8.param_gather && IsGemmKind(k)) return 1.0;
-  return static_cast<double>(DTypeBytes(job.spec.param_dtype));
-}
-
-// An item's bytes wherever they are: offload moves them to the host list (same name) and
-// leaves 0 on the GPU. A checkpoint holds them either way.
-Bytes Anywhere(const LedgerItem& item, const StaticMemory& m) {
-  if (item.bytes.count() > 0) return item.bytes;
-  for (const LedgerItem& h : m.host) {
-    if (h.name == item.name) return h.bytes;
-  }
-  return item.bytes;
+// The parameters the job has, each once: the text model, the MTP block when the job builds it
+// (mtp: true), the vision tower. A tied head is counted once (CountParams gives it 0).
+ModuleParams ModelParams(const Job& job, const ParamBreakdown& params) {
+  ModuleParams all = params.AllModules();
+  if (!job.spec.mtp) all[ModuleKind::kMtp] = 0;
+  return all;
 }
 
 }  // namespace
@@ -79,97 +42,174 @@ Result<FailureRate> LoadFailureRate(const std::string& path_in) {
 std::string_view CheckpointFormatName(CheckpointFormat format) {
   switch (format) {
     case CheckpointFormat::kMegatronTorchDist:
-      return "megatron distributed (torch_dist)";
-    case CheckpointFormat::kDeepSpeedZero:
-      return "DeepSpeed ZeRO (per-rank zero_pp_rank_* files)";
+      return "Megatron torch_dist (distributed checkpoint)";
     case CheckpointFormat::kTorchDcp:
-      return "torch DCP (FSDP2, torchtitan)";
+      return "PyTorch DCP (torch.distributed.checkpoint)";
+    case CheckpointFormat::kDeepSpeed:
+      return "DeepSpeed mp_rank_*_model_states.pt + zero_pp_rank_*_optim_states.pt";
+    case CheckpointFormat::kHfTrainer:
+      return "HF Trainer model.safetensors + optimizer.pt";
+    case CheckpointFormat::kVerlFsdp:
+      return "verl FSDP model_/optim_world_size_*_rank_*.pt";
   }
   return "?";
 }
 
-CheckpointFormat CheckpointFormatOf(ShardingMode mode) {
-  switch (mode) {
-    case ShardingMode::kNone:
-    case ShardingMode::kZero1:
-      return CheckpointFormat::kMegatronTorchDist;
-    case ShardingMode::kZero2:
-    case ShardingMode::kZero3:
-      return CheckpointFormat::kDeepSpeedZero;
-    case ShardingMode::kFsdp2:
-      return CheckpointFormat::kTorchDcp;
+// The code that writes the checkpoint, which is not always the one data/frameworks.yaml's
+// runs_as names for the step (the HF Trainer under ZeRO hands its save to DeepSpeed):
+//   megatron-core, megatron-bridge: dist_checkpointing's torch_dist, whatever the sharding
+//     (NVIDIA/Megatron-LM megatron/training/checkpointing.py; its FSDP too);
+//   torchtitan: torch.distributed.checkpoint (torchtitan/components/checkpoint.py);
+//   hf-trainer, deepspeed: DeepSpeed's save_checkpoint under ZeRO (deepspeed/runtime/engine.py:
+//     _get_ckpt_name -> mp_rank_XX_model_states.pt, _get_zero_ckpt_name ->
+//     zero_pp_rank_X_mp_rank_XX_optim_states.pt); the Trainer alone (DDP) saves
+//     model.safetensors and optimizer.pt from rank 0 (transformers trainer.py _save_checkpoint);
+//   ms-swift: `megatron sft` (zero1) as megatron-core, `swift sft` as the HF Trainer;
+//   verl: its megatron workers (zero1) as megatron-core, its FSDP workers per-rank
+//     model_world_size_{W}_rank_{r}.pt / optim_... (verl/utils/checkpoint/
+//     fsdp_checkpoint_manager.py; its later releases keep it as the legacy format);
+//   FSDP2 under any framework but megatron's and verl's: DCP (torchtitan; accelerate's
+//     SHARDED_STATE_DICT for the Trainer).
+// A job that names no framework (megatron-core assumed) follows its sharding mode: ZeRO-2/3
+// are DeepSpeed's modes, FSDP2 is PyTorch's.
+CheckpointFormat CheckpointFormatOf(const JobSpec& job) {
+  const ShardingMode mode = job.sharding.mode;
+  const std::string& name = job.framework.name;
+  const bool zero =
+      mode == ShardingMode::kZero1 || mode == ShardingMode::kZero2 || mode == ShardingMode::kZero3;
+  if (!job.framework.given) {
+    if (mode == ShardingMode::kFsdp2) return CheckpointFormat::kTorchDcp;
+    if (mode == ShardingMode::kZero2 || mode == ShardingMode::kZero3)
+      return CheckpointFormat::kDeepSpeed;
+    return CheckpointFormat::kMegatronTorchDist;
   }
-  return CheckpointFormat::kMegatronTorchDist;
+  if (name == "megatron-core" || name == "megatron-bridge")
+    return CheckpointFormat::kMegatronTorchDist;
+  if (name == "torchtitan") return CheckpointFormat::kTorchDcp;
+  if (name == "verl") {
+    return mode == ShardingMode::kZero1 ? CheckpointFormat::kMegatronTorchDist
+                                        : CheckpointFormat::kVerlFsdp;
+  }
+  if (mode == ShardingMode::kFsdp2) return CheckpointFormat::kTorchDcp;
+  if (name == "ms-swift" && mode == ShardingMode::kZero1)
+    return CheckpointFormat::kMegatronTorchDist;
+  if (name == "deepspeed" || zero) return CheckpointFormat::kDeepSpeed;
+  return CheckpointFormat::kHfTrainer;  // hf-trainer, ms-swift's `swift sft`, without ZeRO
 }
 
+// Formulas: docs/formulas.md, "Checkpoints".
 CheckpointSizes ComputeCheckpointSizes(const Job& job) {
   const ParallelLayout& l = job.spec.layout;
   const ShardingSpec& sh = job.spec.sharding;
-  const ParamBreakdown params = CountParams(job.model);
-  const ShardGroups groups = DataShardGroups(job);
-  const bool fsdp2 = sh.mode == ShardingMode::kFsdp2;
+  const OptimizerSpec& opt = job.spec.optimizer;
+  const ModuleParams model = ModelParams(job, CountParams(job.model));
   const auto param_b = static_cast<double>(DTypeBytes(job.spec.param_dtype));
-  const auto master_b = static_cast<double>(DTypeBytes(job.spec.optimizer.master_dtype));
-  // FSDP2's sharded parameter is the master copy; its checkpoint has no other weights.
-  const bool fsdp2_master = fsdp2 && master_b != param_b;
+  const auto master_b = static_cast<double>(DTypeBytes(opt.master_dtype));
   CheckpointSizes s;
-  s.format = CheckpointFormatOf(sh.mode);
-  s.weights_saved = sh.mode != ShardingMode::kZero3 && !fsdp2_master;
+  s.format = CheckpointFormatOf(job.spec);
   s.world = l.tp * l.pp * l.cp * l.dp;
   // PEFT's save_pretrained and the Trainer's checkpoints hold the adapters and their optimizer
   // state; the frozen base is not written (merging writes the base's size instead).
   s.adapters_only = job.spec.adapter.on();
-  // The distributed optimizer's shards are disjoint within a shard group; HSDP's replicas of
-  // the group are written once.
-  const double optimizer_ranks =
-      static_cast<double>(s.world / l.pp) / static_cast<double>(sh.replicate);
-  Bytes most_loaded;
-  for (int64_t stage = 0; stage < l.pp; ++stage) {
-    const StaticMemory m = ComputeStaticMemory(job, params, stage);
-    double gpu_params = 0, unique_params = 0;
-    Bytes adapter_gpu;
-    for (const LedgerItem& w : m.weights) {
-      const std::optional<ModuleKind> k = WeightKind(w.name);
-      if (!k) {
-        // The adapters: split over TP like the attention and MLP layers they sit on.
-        if (w.name.starts_with("weights: adapters")) {
-          adapter_gpu += Anywhere(w, m);
-          s.adapter_total += Anywhere(w, m) * ShardWays(ModuleKind::kAttention, job, groups);
-        }
-        continue;
-      }
-      const double n = Anywhere(w, m).count() / StoredBytesPerParam(*k, job);
-      gpu_params += n;
-      unique_params += n * ShardWays(*k, job, groups);
-    }
-    s.weights_total += Bytes::Count(unique_params * param_b);
-    const Bytes master =
-        fsdp2_master ? Bytes::Count(gpu_params * master_b) : Anywhere(m.master_weights, m);
-    const Bytes moments = Anywhere(m.moments, m);
-    if (fsdp2_master) {
-      s.master_total += Bytes::Count(unique_params * master_b);
-    } else if (sh.shards_optimizer()) {
-      s.master_total += master * optimizer_ranks;
-    } else if (gpu_params > 0) {
-      // Without sharding each rank holds the states of all its weights: they dedup like them.
-      s.master_total += master * (unique_params / gpu_params);
-    }
-    if (sh.shards_optimizer()) {
-      s.moments_total += moments * optimizer_ranks;
-    } else if (gpu_params > 0) {
-      s.moments_total += moments * (unique_params / gpu_params);
-    }
-    const Bytes weights = s.adapters_only ? adapter_gpu
-                          : fsdp2_master  ? Bytes()
-                                          : Bytes::Count(gpu_params * param_b);
-    if (weights + master + moments > most_loaded) {
-      most_loaded = weights + master + moments;
-      s.weights_per_rank = weights;
-      s.master_per_rank = master;
-      s.moments_per_rank = moments;
-    }
+
+  // Every parameter once, trainable or not, in the parameter dtype: the checkpoint holds the
+  // whole model whatever the sharding (the sharding only decides which rank writes which part).
+  double all = 0, trainable = 0, adamw_only = 0;
+  for (ModuleKind k : AllModuleKinds()) {
+    const auto n = static_cast<double>(model[k]);
+    all += n;
+    if (IsFrozen(job, k)) continue;
+    trainable += n;
+    if (k == ModuleKind::kEmbedding || k == ModuleKind::kHead || k == ModuleKind::kNorms ||
+        k == ModuleKind::kRouter)
+      adamw_only += n;
   }
+  s.weights_total = Bytes::Count(all * param_b);
+  double adapter_params = 0;
+  if (s.adapters_only) {
+    for (const LayerSpec& layer : job.model.layers)
+      adapter_params +=
+          static_cast<double>(AdapterCostOfLayer(job.model, job.spec.adapter, layer).params);
+    // PEFT keeps the adapters in fp32 (autocast_adapter_dtype), the master dtype here.
+    s.adapter_total = Bytes::Count(adapter_params * master_b);
+  }
+  const double optimized = s.adapters_only ? adapter_params : trainable;
+  const OptimizerStates states =
+      OptimizerStatesOf(opt, static_cast<int64_t>(optimized), s.adapters_only ? 0.0 : adamw_only,
+                        Detail::kNumbersOnly);
+  s.moments_total = Bytes::Count(states.bytes_per_param * optimized);
+  // Where the model's parameters are fp32 and the GPU computes in bf16 (FSDP2's mixed
+  // precision; torchtitan; verl's FSDP workers), the model state dict is the fp32 parameter,
+  // every one of them (frozen too), and there is no bf16 copy to save. Elsewhere the optimizer
+  // keeps an fp32 master copy of the trainable parameters beside the bf16 weights.
+  const bool mixed = !s.adapters_only && master_b != param_b;
+  s.master_is_model_state =
+      mixed && (sh.mode == ShardingMode::kFsdp2 || s.format == CheckpointFormat::kTorchDcp ||
+                s.format == CheckpointFormat::kVerlFsdp);
+  if (s.master_is_model_state) {
+    s.master_total = Bytes::Count(all * master_b);
+  } else if (mixed) {
+    s.master_total = Bytes::Count(trainable * master_b);
+  }
+  // DeepSpeed ZeRO-3's model_states files hold placeholders for the partitioned module
+  // (deepspeedai/DeepSpeed#1009, #2413); its optim_states files hold the fp32 partitions.
+  s.weights_saved = !s.master_is_model_state &&
+                    !(s.format == CheckpointFormat::kDeepSpeed && sh.mode == ShardingMode::kZero3);
+
+  // Who writes what. The module part (weights, or adapters) and the optimizer part.
+  const Bytes module_total = s.adapters_only   ? s.adapter_total
+                             : s.weights_saved ? s.weights_total
+                                               : Bytes();
+  const auto world = static_cast<double>(s.world);
+  const auto nodes = static_cast<double>(std::max<int64_t>(1, job.spec.cluster.nodes));
+  const auto per_node = static_cast<double>(job.spec.cluster.gpus_per_node);
+  // Each part's share on the busiest rank and on the busiest node.
+  double module_rank = 1 / world, module_node = 1 / nodes;
+  double optimizer_rank = 1 / world, optimizer_node = 1 / nodes;
+  switch (s.format) {
+    case CheckpointFormat::kMegatronTorchDist:
+    case CheckpointFormat::kTorchDcp:
+    case CheckpointFormat::kVerlFsdp:
+      // megatron-core's fully parallel save (on unless --no-ckpt-fully-parallel-save) spreads
+      // the replicated tensors over the data-parallel ranks; DCP's planner writes each
+      // replicated shard once, on the rank with the least to write (dedup_save_plans); verl's
+      // FSDP ranks each save their shard: every rank writes an equal part.
+      break;
+    case CheckpointFormat::kDeepSpeed: {
+      // Data-parallel rank 0 of each model-parallel group writes that group's module
+      // (model_states, one per TP x PP rank); every rank writes its optimizer partition.
+      // ZeRO-0 (sharding none) keeps the optimizer state in model_states too. ASSUMPTION: the
+      // model-parallel ranks of DP rank 0 share the first node (TP innermost).
+      const auto mp = static_cast<double>(l.tp * l.pp);
+      module_rank = 1 / mp;
+      module_node = std::min(1.0, per_node / mp);
+      if (sh.mode == ShardingMode::kNone) {
+        optimizer_rank = module_rank;
+        optimizer_node = module_node;
+      }
+      break;
+    }
+    case CheckpointFormat::kHfTrainer:
+      // Rank 0 writes model.safetensors and optimizer.pt (DDP: every rank holds the same).
+      module_rank = module_node = optimizer_rank = optimizer_node = 1;
+      break;
+  }
+  s.weights_per_rank = module_total * module_rank;
+  s.master_per_rank = s.master_total * optimizer_rank;
+  s.moments_per_rank = s.moments_total * optimizer_rank;
+  s.busiest_node = module_total * module_node + s.optimizer_total() * optimizer_node;
   return s;
+}
+
+std::string_view StorageNote(std::string_view kind) {
+  // One NFS server serves every client: its own link and disks cap the aggregate. Lustre
+  // stripes a file over object storage targets: few stripes or few OSTs cap it. Local NVMe is
+  // not shared: a restart on other nodes first copies the shards there.
+  if (kind == "nfs") return "one NFS server may cap the aggregate lower";
+  if (kind == "lustre") return "the object storage targets a file is striped over may cap it lower";
+  if (kind == "local_nvme")
+    return "local disks: a restart on other nodes must first copy the shards there";
+  return "";
 }
 
 Result<CheckpointTimes> ComputeCheckpointTimes(const CheckpointSizes& sizes,
@@ -181,9 +221,10 @@ Result<CheckpointTimes> ComputeCheckpointTimes(const CheckpointSizes& sizes,
     t.storage_kind = level.calibration;
     t.per_node = level.per_node;
     t.nodes = nodes;
-    const BytesPerSecond all_nodes = level.per_node * static_cast<double>(nodes);
-    t.checkpoint_write = sizes.checkpoint_total() / all_nodes;
-    t.checkpoint_load = sizes.checkpoint_total() / all_nodes;
+    // Every node writes its part at once; the busiest one sets the time. A restart reads back
+    // the same parts on the same ranks.
+    t.checkpoint_write = sizes.busiest_node / level.per_node;
+    t.checkpoint_load = sizes.busiest_node / level.per_node;
     t.hf_write = sizes.hf_total() / level.per_node;
     t.hf_load = sizes.hf_total() / level.per_node;
     return t;

@@ -2,8 +2,9 @@
 // (megatron's distributed format, DeepSpeed's ZeRO files, torch DCP) and as HF safetensors, the
 // time to write and load it on the cluster's storage level of the bandwidth map, the interval that
 // minimises lost time for a failure rate (Young 1974, Daly 2006) and the GPU-hours lost per day.
-// Parameter and optimizer bytes come from the memory module (ComputeStaticMemory), never recomputed
-// here. Formulas: docs/formulas.md, "Checkpoints".
+// The totals are the model's parameter counts (model/param_count.h) times the bytes each kind
+// of state takes (the optimizer's states per parameter from the memory module). Formulas:
+// docs/formulas.md, "Checkpoints".
 #ifndef STRATA_PREFLIGHT_CHECKPOINT_H_
 #define STRATA_PREFLIGHT_CHECKPOINT_H_
 
@@ -27,39 +28,55 @@ struct FailureRate {
 /// data/checkpoint/failure_rate.yaml (or `path`).
 Result<FailureRate> LoadFailureRate(const std::string& path = "");
 
-/// Who writes the checkpoint, by the job's sharding mode: megatron-core's distributed format
-/// (none, zero1), DeepSpeed's per-rank ZeRO files (zero2, zero3: `zero_pp_rank_<dp>_mp_rank_<mp>_
-/// optim_states.pt`, fp32 partitions with the Adam states), torch Distributed Checkpoint (fsdp2,
-/// as torchtitan saves it).
-enum class CheckpointFormat { kMegatronTorchDist, kDeepSpeedZero, kTorchDcp };
+/// Who writes the checkpoint, by the job's framework (framework.name) and sharding mode:
+///   kMegatronTorchDist  megatron-core's distributed checkpoint (torch_dist), fully parallel
+///                       save: every rank writes an equal part (megatron-core, megatron-bridge,
+///                       and ms-swift / verl on their megatron path, sharding zero1)
+///   kTorchDcp           PyTorch Distributed Checkpoint (torch.distributed.checkpoint): every
+///                       rank writes its shards (torchtitan; FSDP2 under any framework)
+///   kDeepSpeed          DeepSpeed's per-rank files: mp_rank_*_model_states.pt (the module, by
+///                       data-parallel rank 0 of each model-parallel group; placeholders under
+///                       ZeRO-3) + zero_pp_rank_*_optim_states.pt (each rank's partition)
+///   kHfTrainer          the HF Trainer without DeepSpeed (DDP): rank 0 writes
+///                       model.safetensors and optimizer.pt
+///   kVerlFsdp           verl's FSDP workers: model_/optim_world_size_*_rank_*.pt per rank
+enum class CheckpointFormat { kMegatronTorchDist, kTorchDcp, kDeepSpeed, kHfTrainer, kVerlFsdp };
 std::string_view CheckpointFormatName(CheckpointFormat format);
-CheckpointFormat CheckpointFormatOf(ShardingMode mode);
+CheckpointFormat CheckpointFormatOf(const JobSpec& job);
 
 struct CheckpointSizes {
   CheckpointFormat format = CheckpointFormat::kMegatronTorchDist;
-  Bytes weights_per_rank;  // what one GPU of the most loaded stage holds in the param dtype
-  Bytes master_per_rank;   // its fp32 master copy (FSDP2: its fp32 sharded parameters)
-  Bytes moments_per_rank;  // its optimizer states (Adam moments)
-  Bytes weights_total;     // every parameter once in the param dtype (replicas written once)
-  Bytes master_total;      // every fp32 master weight once (FSDP2: the fp32 sharded parameters)
-  Bytes moments_total;     // every optimizer state once
-  /// Whether the param-dtype weights are a tensor of the checkpoint: not under ZeRO-3 (DeepSpeed
-  /// writes placeholders for the partitioned module) nor under FSDP2 when the sharded parameter
-  /// is the fp32 master (the model state dict is that parameter).
+  // The busiest rank's part of the write (what its files hold), by item; weights_per_rank is
+  // 0 where the weights are not saved, the adapters' part with adapters.
+  Bytes weights_per_rank;
+  Bytes master_per_rank;
+  Bytes moments_per_rank;
+  Bytes weights_total;  // every parameter once in the param dtype, whatever the sharding
+  /// Every fp32 master weight once; where the model state is the fp32 parameter (FSDP2, DCP
+  /// and verl's FSDP files with mixed precision) every parameter, frozen ones included.
+  Bytes master_total;
+  Bytes moments_total;  // every optimizer state once
+  /// Whether the param-dtype weights are a tensor of the checkpoint: not under DeepSpeed
+  /// ZeRO-3 (placeholders for the partitioned module) nor where the fp32 parameter is the
+  /// model state (master_is_model_state).
   bool weights_saved = true;
+  bool master_is_model_state = false;
   /// A job with adapters saves them alone (with their optimizer state): the frozen base is
   /// not a tensor of its checkpoints. weights_total is then the base, the size of a merged model.
   bool adapters_only = false;
   Bytes adapter_total;  // every adapter parameter once, in the dtype they are kept in (fp32)
   int64_t world = 0;
+  /// What the node that writes most writes (the write and the load of a restart wait for it).
+  Bytes busiest_node;
   Bytes optimizer_total() const { return master_total + moments_total; }
   Bytes checkpoint_total() const {
     if (adapters_only) return adapter_total + optimizer_total();
     return (weights_saved ? weights_total : Bytes()) + optimizer_total();
   }
-  /// Every rank writes its own shard at once (megatron's fully parallel save, DeepSpeed's
-  /// per-rank files, DCP): the unique bytes spread over the ranks.
-  Bytes checkpoint_per_rank() const { return checkpoint_total() / static_cast<double>(world); }
+  /// The busiest rank's files.
+  Bytes checkpoint_per_rank() const {
+    return weights_per_rank + master_per_rank + moments_per_rank;
+  }
   /// HF safetensors hold the weights only (in the parameter dtype).
   /// With adapters: PEFT's adapter_model.safetensors (a merged model is weights_total).
   Bytes hf_total() const { return adapters_only ? adapter_total : weights_total; }
@@ -70,7 +87,7 @@ struct CheckpointTimes {
   std::string storage_kind;  // "nfs", "lustre", "local_nvme"
   BytesPerSecond per_node;   // one client node's storage bandwidth
   int64_t nodes = 0;
-  Seconds checkpoint_write;  // every node writes its share at once: total / (nodes x per_node)
+  Seconds checkpoint_write;  // every node writes its share at once: busiest node / per_node
   Seconds checkpoint_load;   // the same volume read back
   Seconds hf_write;          // one writer (rank 0) writes every shard: total / per_node
   Seconds hf_load;           // every node reads the whole model at once: total / per_node
@@ -95,6 +112,8 @@ struct CheckpointPlan {
   CheckpointInterval interval;
 };
 
+/// The checkpoint holds the whole model once, whatever the sharding: the totals come from the
+/// model's parameter counts; the per-rank items are the busiest rank's part of the write.
 CheckpointSizes ComputeCheckpointSizes(const Job& job);
 
 /// The first storage level of the map (the shared one the job checkpoints to).
@@ -109,6 +128,9 @@ CheckpointInterval ComputeInterval(double failure_rate_per_gpu_hour, int64_t gpu
 /// data/clusters/), else the job's cluster file, else the shipped cluster with the job's GPU and
 /// GPUs per node (the reference job names only those).
 Result<Cluster> CheckpointCluster(const Job& job, const std::string& cluster_flag);
+
+/// What the storage kind adds to the write time, for the report ("" when nothing).
+std::string_view StorageNote(std::string_view storage_kind);
 
 /// Sizes, write and load times on the first storage level of `map`, and the interval for `rate`.
 Result<CheckpointPlan> PlanCheckpoint(const Job& job, const BandwidthMap& map,

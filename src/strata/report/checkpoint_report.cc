@@ -30,7 +30,6 @@ std::string RenderCheckpointText(const Job& job, const std::string& cluster,
                   fmt::format("{:.1f}", total.gb()), fmt::format("{:.1f}", total.gib())});
   };
   const std::string_view master_dtype = DTypeName(job.spec.optimizer.master_dtype);
-  const bool fsdp2 = job.spec.sharding.mode == ShardingMode::kFsdp2;
   if (s.adapters_only) {
     row(fmt::format("adapters ({}, {} r={})", master_dtype, AdapterKindName(job.spec.adapter.kind),
                     job.spec.adapter.rank),
@@ -44,44 +43,57 @@ std::string RenderCheckpointText(const Job& job, const std::string& cluster,
         s.weights_per_rank, s.weights_total);
   }
   if (s.master_total.count() > 0) {
-    row(fsdp2 ? fmt::format("FSDP2 sharded parameters ({}, the model state)", master_dtype)
-              : fmt::format("master weights ({})", master_dtype),
+    row(s.master_is_model_state
+            ? fmt::format("{} parameters ({}, the model state)",
+                          job.spec.sharding.mode == ShardingMode::kFsdp2 ? "FSDP2 sharded" : "fp32",
+                          master_dtype)
+            : fmt::format("master weights ({})", master_dtype),
         s.master_per_rank, s.master_total);
   }
   row("optimizer states (Adam moments)", s.moments_per_rank, s.moments_total);
   sizes.AddSeparator();
-  const std::string format(preflight::CheckpointFormatName(s.format));
+  // PEFT models save adapter_model.safetensors in the Trainer's checkpoint, not the model.
+  const std::string format = s.adapters_only && s.format == preflight::CheckpointFormat::kHfTrainer
+                                 ? "HF Trainer adapter_model.safetensors + optimizer.pt"
+                                 : std::string(preflight::CheckpointFormatName(s.format));
   row(format, s.checkpoint_per_rank(), s.checkpoint_total());
   row(s.adapters_only ? "PEFT adapter_model.safetensors (adapters only)"
                       : "HF safetensors (weights only)",
       Bytes(), s.hf_total());
   out += sizes.Render();
-  out += fmt::format(
-      "  per rank: weights and optimizer are what one GPU holds; the {} row is its share of the "
-      "write (every rank writes its own shard at once)\n",
-      format);
+  const std::string_view mode = ShardingModeName(job.spec.sharding.mode);
+  out +=
+      job.spec.framework.given
+          ? fmt::format("  written by: framework {}, sharding {}\n", job.spec.framework.name, mode)
+          : fmt::format(
+                "  written by: ASSUMED from sharding {} (the job names no framework; "
+                "set framework.name)\n",
+                mode);
+  out +=
+      "  per rank: what the busiest rank writes; total: the whole model once, whatever the "
+      "sharding\n";
   if (explain) {
     out += fmt::format(
-        "\n  weights total = per-GPU weights of each module x its shard count (TP for dense "
-        "modules, EP x ETP for routed experts, 1 for router, norms and vision; times the "
-        "data-parallel shard group under ZeRO-3 and FSDP2), summed over stages = {}\n"
-        "  optimizer total = per-GPU master weights and states x {} ranks / {} replica(s) (the "
-        "sharded optimizer's shards are disjoint) = {}\n",
-        FormatGB(s.weights_total), s.world / job.spec.layout.pp, job.spec.sharding.replicate,
-        FormatGB(s.optimizer_total()));
+        "\n  weights total = every parameter once ({} B each) = {}\n"
+        "  optimizer total = master weights and states of every trainable parameter once = {}\n"
+        "  busiest node writes {} (the write and the restart wait for it)\n",
+        DTypeBytes(job.spec.param_dtype), FormatGB(s.weights_total), FormatGB(s.optimizer_total()),
+        FormatGB(s.busiest_node));
   }
   out += fmt::format("\nstorage: {} of cluster {}, {} per node x {} node{}\n", t.storage, cluster,
                      FormatGBps(t.per_node), t.nodes, t.nodes == 1 ? "" : "s");
-  out += fmt::format("  {}: write {}, load {} ({}{})\n", format, FormatSeconds(t.checkpoint_write),
-                     FormatSeconds(t.checkpoint_load),
+  const std::string_view note = preflight::StorageNote(t.storage_kind);
+  out += fmt::format("  {}: write {}, load {} ({}{}{})\n", format,
+                     FormatSeconds(t.checkpoint_write), FormatSeconds(t.checkpoint_load),
                      t.nodes == 1 ? "the one node" : fmt::format("all {} nodes at once", t.nodes),
-                     t.storage_kind == "nfs" ? "; one NFS server may cap the aggregate lower" : "");
+                     note.empty() ? "" : "; ", note);
   out += fmt::format(
       "  HF safetensors: write {} (one writer), load {} (every node reads the whole model)\n",
       FormatSeconds(t.hf_write), FormatSeconds(t.hf_load));
   out += fmt::format(
-      "\nfailures: {:.4g} interruptions per GPU-hour x {} GPUs: one every {} ({:.1f} days)\n",
-      c.failure_rate_per_gpu_hour, c.gpus, Hours(c.mtbf), c.mtbf.s() / 86400);
+      "\nfailures: {:.4g} interruptions per GPU-hour x {} GPU{}: one every {} ({:.1f} days)\n",
+      c.failure_rate_per_gpu_hour, c.gpus, c.gpus == 1 ? "" : "s", Hours(c.mtbf),
+      c.mtbf.s() / 86400);
   out += fmt::format("  source: {}\n", rate.source);
   out += fmt::format("interval: Young sqrt(2 x {} x {:.0f} s) = {}; Daly {}\n",
                      FormatSeconds(c.cost), c.mtbf.s(), Hours(c.young), Hours(c.daly));
@@ -111,6 +123,8 @@ Json CheckpointToJson(const Job& job, const preflight::CheckpointPlan& p,
   Json sizes;
   sizes["format"] = std::string(preflight::CheckpointFormatName(p.sizes.format));
   sizes["weights_saved"] = p.sizes.weights_saved;
+  sizes["master_is_model_state"] = p.sizes.master_is_model_state;
+  sizes["busiest_node_bytes"] = JsonBytes(p.sizes.busiest_node);
   sizes["weights_per_rank_bytes"] = JsonBytes(p.sizes.weights_per_rank);
   sizes["master_per_rank_bytes"] = JsonBytes(p.sizes.master_per_rank);
   sizes["moments_per_rank_bytes"] = JsonBytes(p.sizes.moments_per_rank);

@@ -10,6 +10,14 @@
 namespace strata {
 namespace {
 
+// A dense model has no expert groups to show: the placement still lays out EP, ETP and
+// expert-DP (the step model reads them), but nothing of the model travels in them.
+bool Shown(const GroupPlacement& g, const LayoutSection& s) {
+  const bool expert_group =
+      g.kind == GroupKind::kEp || g.kind == GroupKind::kEtp || g.kind == GroupKind::kExpertDp;
+  return s.experts || !expert_group;
+}
+
 std::string RatioCell(double ratio) { return ratio > 0 ? fmt::format("{:.1f}x", ratio) : ""; }
 
 std::string GroupLevel(const GroupPlacement& g, const BandwidthMap& map) {
@@ -90,7 +98,7 @@ std::string RenderMapText(const MapReport& r) {
                 {"first group", Align::kLeft}});
   for (const auto& g : s.groups) {
     // Size-1 groups do not talk; DP x CP equals DP when CP is 1.
-    if (g.size == 1 || (g.kind == GroupKind::kDpCp && l.cp == 1)) continue;
+    if (!Shown(g, s) || g.size == 1 || (g.kind == GroupKind::kDpCp && l.cp == 1)) continue;
     groups.AddRow({ToString(g.kind), std::to_string(g.size), std::to_string(g.count),
                    std::to_string(g.nodes_spanned), std::to_string(g.ranks_per_node),
                    GroupLevel(g, r.map), RankList(g.first_group)});
@@ -158,6 +166,7 @@ Json MapJson(const MapReport& r) {
   j["layout"] = layout;
   Json groups = Json::array();
   for (const auto& g : s.groups) {
+    if (!Shown(g, s)) continue;
     groups.push_back({{"group", ToString(g.kind)},
                       {"size", g.size},
                       {"count", g.count},
