@@ -217,13 +217,12 @@ std::string Render(const Corpus& c) {
       "family, the rows sorted by FNV-1a 64 of the row id, alternately fit and held out "
       "(starting with fit). The rule reads no error; the test recomputes it. The fit set is what a "
       "later calibration may read; the held-out set is only reported.\n\n";
-  d +=
-      "**The prediction** is the ledger's steady peak (`MemoryLedger::Peak()`) less what the "
-      "row's counter does not see (`PredictForCounter`, tests/memory/memory_test_support.h): "
-      "`max_memory_reserved` without the CUDA context and NCCL's buffers, "
-      "`max_memory_allocated` also without the allocator's reserve, `nvidia_smi` and `unknown` "
-      "the whole peak. Error = (predicted - measured) / measured, in the unit the source "
-      "writes (GiB = 2^30 bytes, GB = 10^9 bytes). Nothing was tuned to these rows.\n\n";
+  d += "**The prediction** is the ledger's steady peak (`MemoryLedger::Peak()`) less what the "
+       "row's counter does not see (`PredictForCounter`, tests/memory/memory_test_support.h): "
+       "`max_memory_reserved` without the CUDA context and NCCL's buffers, "
+       "`max_memory_allocated` also without the allocator's reserve, `nvidia_smi` and `unknown` "
+       "the whole peak. Error = (predicted - measured) / measured, in the unit the source "
+       "writes (GiB = 2^30 bytes, GB = 10^9 bytes). Nothing was tuned to these rows.\n\n";
   d += "### |error| per split and per family\n\n";
   d += "| set | rows | median \\|error\\| | p90 \\|error\\| | max \\|error\\| | median error |\n"
        "|---|---|---|---|---|---|\n";
@@ -314,8 +313,8 @@ TEST(MemoryCorpus, DocumentedErrorsAreCurrent) {
   ASSERT_FALSE(corpus.rows.empty());
   std::cout << "id | family | split | measured | predicted | error\n";
   for (const Outcome& o : corpus.rows) {
-    std::cout << fmt::format("{} | {} | {} | {:.2f} {} | {:.2f} {} | {}\n", o.id, o.family,
-                             o.split, o.measured, o.unit, o.predicted, o.unit, Pct(o.error));
+    std::cout << fmt::format("{} | {} | {} | {:.2f} {} | {:.2f} {} | {}\n", o.id, o.family, o.split,
+                             o.measured, o.unit, o.predicted, o.unit, Pct(o.error));
   }
   const std::string section = Render(corpus);
   const std::string doc = testing::ReadTestFile(kDoc);
@@ -327,8 +326,8 @@ TEST(MemoryCorpus, DocumentedErrorsAreCurrent) {
     const auto end = doc.find(kSectionEnd, begin);
     ASSERT_NE(end, std::string::npos) << "the corpus section has no end mark";
     const auto after = doc.find('\n', end);
-    expected = doc.substr(0, begin) + section +
-               (after == std::string::npos ? "" : doc.substr(after + 1));
+    expected =
+        doc.substr(0, begin) + section + (after == std::string::npos ? "" : doc.substr(after + 1));
   }
   EXPECT_TRUE(testing::MatchesGolden(kDoc, expected));
 }

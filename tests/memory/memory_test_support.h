@@ -46,7 +46,8 @@ inline Bytes ItemBytes(const MemoryLedger& ledger, const std::string& name) {
 ///     cudaMalloc/cuMem in ncclCommInitRank). The allocator's cache stays in.
 ///   max_memory_allocated: the live tensors: also without the allocator's reserve and
 ///     fragmentation.
-inline std::optional<Bytes> PredictForCounter(const MemoryLedger& ledger, std::string_view counter) {
+inline std::optional<Bytes> PredictForCounter(const MemoryLedger& ledger,
+                                              std::string_view counter) {
   Bytes outside = Bytes::Count(0);  // what the counter does not see
   if (counter == "nvidia_smi" || counter == "unknown") {
     return ledger.Peak();
