@@ -256,15 +256,18 @@ std::string Render(const Corpus& c) {
 
 TEST(MemoryCorpus, SplitFollowsTheDocumentedRule) {
   const YAML::Node top = YAML::Load(testing::ReadTestFile(kCorpus));
-  std::map<std::string, std::vector<std::pair<uint64_t, std::string>>> by_family;
+  // (family, revision) -> (hash, id) of its rows
+  std::map<std::pair<std::string, int>, std::vector<std::pair<uint64_t, std::string>>> groups;
   std::map<std::string, std::string> split;
   for (const YAML::Node& row : top["rows"]) {
     const std::string id = row["id"].as<std::string>();
     ASSERT_EQ(split.count(id), 0u) << "duplicate id " << id;
-    by_family[row["family"].as<std::string>()].push_back({Fnv1a64(id), id});
+    ASSERT_TRUE(row["revision"]) << id << ": every row names its revision";
+    groups[{row["family"].as<std::string>(), row["revision"].as<int>()}].push_back(
+        {Fnv1a64(id), id});
     split[id] = row["split"].as<std::string>();
   }
-  for (auto& [family, rows] : by_family) {
+  for (auto& [group, rows] : groups) {
     std::sort(rows.begin(), rows.end());
     for (size_t i = 0; i < rows.size(); ++i) {
       EXPECT_EQ(split[rows[i].second], i % 2 == 0 ? "fit" : "held_out") << rows[i].second;
