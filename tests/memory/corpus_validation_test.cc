@@ -212,11 +212,12 @@ std::string Render(const Corpus& c) {
       "text; the counter; the assumptions where the source is silent), and {} more that a job "
       "cannot express yet (listed at the end, not counted). By family: {}.\n\n",
       c.rows.size(), c.left_out.size(), families);
-  d +=
-      "**The split** was fixed and committed before any prediction was compared: within each "
-      "family, the rows sorted by FNV-1a 64 of the row id, alternately fit and held out "
-      "(starting with fit). The rule reads no error; the test recomputes it. The fit set is what a "
-      "later calibration may read; the held-out set is only reported.\n\n";
+  d += "**The split** was fixed and committed before any prediction was compared: within each "
+       "family and revision (1 for the rows of the first commit; rows added later carry the next "
+       "one), the rows sorted by FNV-1a 64 of the row id, alternately fit and held out "
+       "(starting with fit), so that adding rows moves no compared row between the sets. The rule "
+       "reads no error; the test recomputes it. The fit set is what a later calibration may read; "
+       "the held-out set is only reported.\n\n";
   d += "**The prediction** is the ledger's steady peak (`MemoryLedger::Peak()`) less what the "
        "row's counter does not see (`PredictForCounter`, tests/memory/memory_test_support.h): "
        "`max_memory_reserved` without the CUDA context and NCCL's buffers, "
