@@ -4,7 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "strata/memory/ledger.h"
@@ -42,6 +44,19 @@ inline std::string ItemFormula(const MemoryLedger& ledger, const std::string& na
   }
   ADD_FAILURE() << "no ledger item '" << name << "'";
   return "";
+}
+
+/// What a memory counter would read for the ledger's peak (the library's allocator model,
+/// memory/ledger_counters.h), or nullopt for a counter name it does not know.
+///   nvidia_smi, unknown: the device's used memory (a counter not named is most often
+///     nvidia-smi's, and the card runs out of memory on this one).
+///   max_memory_reserved, max_memory_allocated: PyTorch's two counters.
+inline std::optional<Bytes> PredictForCounter(const MemoryLedger& ledger,
+                                              std::string_view counter) {
+  if (counter == "nvidia_smi" || counter == "unknown") return ledger.peak_counters.device_used;
+  if (counter == "max_memory_reserved") return ledger.peak_counters.reserved;
+  if (counter == "max_memory_allocated") return ledger.peak_counters.allocated;
+  return std::nullopt;
 }
 
 }  // namespace strata::testing
