@@ -134,6 +134,11 @@ TEST(FirstRunFormats, PySpyHexThreadIdsAreAPySpyDump) {
       "    run (tqdm/_monitor.py:60)\n");
   EXPECT_TRUE(v.unreadable.empty());
   EXPECT_EQ(v.finding.kind, "hang_at_exit");
+  // The dump has no "Process <pid>:" header and no RANK: no rank (nor pid 0) is named.
+  for (const Pattern& p : v.patterns) {
+    EXPECT_EQ(p.title.find("rank 0"), std::string::npos) << p.title;
+    EXPECT_NE(p.title.find("its dump gives no pid"), std::string::npos) << p.title;
+  }
 }
 
 }  // namespace
