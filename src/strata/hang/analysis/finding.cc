@@ -112,8 +112,12 @@ bool Network(const EvidenceSet& ev, Finding& f) {
     f.kind = "bootstrap";
     f.peer = FirstPeer(net);
     if (f.peer.empty()) f.peer = FirstPeer(boot);
-    f.setting = SettingToCheck(ev, "NCCL_SOCKET_IFNAME");
     const FailureSignal* first = boot.empty() ? net.front() : boot.front();
+    // A set-up message of the wrong size is no interface fault (NVIDIA/nccl#1176 went away with
+    // another NCCL version): the NCCL build and environment of every node come first.
+    f.setting = first->detail == kBootstrapTruncated
+                    ? "the NCCL version and NCCL_* environment of every node"
+                    : SettingToCheck(ev, "NCCL_SOCKET_IFNAME");
     f.summary = fmt::format("NCCL bootstrap failed{}: {}; check {} first",
                             f.peer.empty() ? "" : " with peer " + f.peer, first->detail, f.setting);
     f.evidence.push_back(Cite(*first));

@@ -14,6 +14,18 @@
 namespace strata::hang {
 namespace {
 
+// Ranks, or pids where a dump gives no RANK: a stack group keyed by pid must not read "rank N"
+// (a py-spy dump without its "Process" header, pytorch/torchtitan#1342, is pid 0 and no rank).
+std::string IdsOf(const PatternInput& in, const std::vector<int64_t>& ids) {
+  std::vector<int64_t> pid_only;
+  for (const RankView& v : in.views) {
+    if (v.evidence && !v.evidence->process.rank) pid_only.push_back(v.id);
+  }
+  std::sort(pid_only.begin(), pid_only.end());
+  return IdsText(pid_only, ids);
+}
+
+
 // A traceback's frames belong to the error printed within this many lines after them.
 constexpr int kTracebackWindowLines = 400;
 
@@ -98,7 +110,7 @@ void DetectTeardown(const PatternInput& in, std::vector<Pattern>& out) {
     p.ranks = g.ranks;
     p.title = fmt::format(
         "{} {} stuck in {}: the exception that stopped {} is not printed while teardown blocks",
-        RanksText(g.ranks), g.ranks.size() == 1 ? "is" : "are", g.activity.op,
+        IdsOf(in, g.ranks), g.ranks.size() == 1 ? "is" : "are", g.activity.op,
         g.ranks.size() == 1 ? "it" : "them");
     const auto i = static_cast<size_t>(g.activity.frame_index);
     std::string where = Where(g.frames[i]);
@@ -193,7 +205,7 @@ void DetectCommInit(const PatternInput& in, std::vector<Pattern>& out) {
   p.ranks = stuck;
   const bool wrong_nic = suspicious_if || !env_odd.empty();
   p.title =
-      fmt::format("{} {} stuck in NCCL communicator initialisation ({}){}", RanksText(stuck),
+      fmt::format("{} {} stuck in NCCL communicator initialisation ({}){}", IdsOf(in, stuck),
                   stuck.size() == 1 ? "is" : "are", op,
                   wrong_nic ? ": the network interface differs between nodes (wrong NIC)" : "");
   if (!env_odd.empty()) {
@@ -235,13 +247,13 @@ void DetectMismatch(const PatternInput& in, std::vector<Pattern>& out) {
   std::vector<std::string> parts;
   for (auto& [op, ranks] : by_op) {
     std::sort(ranks.begin(), ranks.end());
-    parts.push_back(fmt::format("{} in {}", RanksText(ranks), op));
+    parts.push_back(fmt::format("{} in {}", IdsOf(in, ranks), op));
     if (ranks.size() < largest) p.ranks.insert(p.ranks.end(), ranks.begin(), ranks.end());
   }
   std::sort(p.ranks.begin(), p.ranks.end());
   p.title = fmt::format("mismatched collectives: {}", fmt::join(parts, ", "));
   for (const StackGroup& g : in.groups) {
-    p.evidence.push_back(fmt::format("py-spy: {} in {}", RanksText(g.ranks),
+    p.evidence.push_back(fmt::format("py-spy: {} in {}", IdsOf(in, g.ranks),
                                      Where(g.frames[static_cast<size_t>(g.activity.frame_index)])));
   }
   out.push_back(std::move(p));
@@ -267,7 +279,7 @@ void DetectP2pDeadlock(const PatternInput& in, std::vector<Pattern>& out) {
   for (const StackGroup& g : in.groups) {
     const auto i = static_cast<size_t>(g.activity.frame_index);
     p.evidence.push_back(
-        fmt::format("py-spy: {} in {}: {}", RanksText(g.ranks), g.activity.op, Where(g.frames[i])));
+        fmt::format("py-spy: {} in {}: {}", IdsOf(in, g.ranks), g.activity.op, Where(g.frames[i])));
   }
   p.evidence.push_back(
       "adjacent pipeline stages must pair each send with a recv in the same "

@@ -30,6 +30,8 @@ std::string IdsText(const std::vector<int64_t>& pid_only, const std::vector<int6
     return std::binary_search(pid_only.begin(), pid_only.end(), id);
   });
   if (!pids) return RanksText(ids);
+  // pid 0 is a py-spy dump without its "Process <pid>:" header: no pid is known.
+  if (ids.size() == 1 && ids[0] == 0) return "one process (its dump gives no pid)";
   return fmt::format("{} {}", ids.size() == 1 ? "pid" : "pids", FormatRankRanges(ids));
 }
 

@@ -46,6 +46,25 @@ enum class FileKind {
   kLog
 };
 
+// py-spy's thread header: "Thread 1234 (idle)", or "Thread 0x7F81445A8440 (active): "MainThread""
+// where py-spy has no native thread id (pytorch/torchtitan#1342). Not faulthandler's
+// "Thread 0x00007f... (most recent call first):" nor gdb's "Thread 1 (Thread 0x7feb... (LWP
+// 23530) "python"):" (NVIDIA/nccl#1777): py-spy's parenthesis holds its status only.
+bool PySpyThreadLine(std::string_view line) {
+  if (!line.starts_with("Thread ")) return false;
+  std::string_view rest = line.substr(7);
+  const size_t end = rest.find_first_of(" :");
+  const std::string_view id = rest.substr(0, end);
+  const bool hex = id.starts_with("0x") || id.starts_with("0X");
+  if (id.empty() || (!hex && !std::isdigit(static_cast<unsigned char>(id[0])))) return false;
+  rest = end == std::string_view::npos ? std::string_view() : rest.substr(end);
+  if (rest.starts_with(" (")) {
+    return rest.starts_with(" (idle)") || rest.starts_with(" (active)") ||
+           rest.starts_with(" (active+gil)") || rest.starts_with(" (gil)");
+  }
+  return !hex;
+}
+
 FileKind Sniff(std::string_view contents) {
   if (!contents.empty() && static_cast<unsigned char>(contents[0]) == 0x80)
     return FileKind::kFrPickle;
@@ -88,12 +107,7 @@ FileKind Sniff(std::string_view contents) {
         line.substr(0, colon) != "Error") {
       line = line.substr(colon + 2);
     }
-    // py-spy's "Thread 1234 (idle)"; not faulthandler's "Thread 0x00007f... (most recent call
-    // first)".
-    const bool pyspy_thread = line.starts_with("Thread ") && line.size() > 7 &&
-                              std::isdigit(static_cast<unsigned char>(line[7])) &&
-                              !line.starts_with("Thread 0x");
-    if (line.starts_with("Process ") || pyspy_thread || line.starts_with("Error: Failed") ||
+    if (line.starts_with("Process ") || PySpyThreadLine(line) || line.starts_with("Error: Failed") ||
         line.starts_with("Permission Denied")) {
       return FileKind::kPySpy;
     }

@@ -27,6 +27,10 @@ bool ClassifyFailureLine(std::string_view line, FailureSignal* s) {
     return true;
   }
   if (Contains(line, "Cuda failure")) {
+    // NCCL's allocator failing: "NCCL WARN Cuda failure 'out of memory'" (NCCL 2,
+    // NVIDIA/nccl#1235) or "init.cu:218 WARN Cuda failure 'out of memory'" (NCCL 1,
+    // pytorch/pytorch#4921) is an OOM like PyTorch's own (log_signals.h), not a CUDA fault.
+    if (Contains(line, "out of memory")) return false;
     s->kind = K::kCudaError;
     s->detail = std::string(line.substr(line.find("Cuda failure"), 120));
     return true;
@@ -158,6 +162,24 @@ bool ClassifyFailureLine(std::string_view line, FailureSignal* s) {
       line.find(' ') > line.find('=')) {  // an environment dump: "NCCL_NET_GDR_LEVEL=SYS"
     s->kind = K::kSetting;
     s->detail = std::string(TrimSpace(line));
+    return true;
+  }
+  // NCCL's receive got more bytes than the operation posted: the two sides disagree. In
+  // bootstrap.cc it is communicator set-up (NVIDIA/nccl#1176: NCCL 2.19.3, fixed by 2.18.6 on
+  // every node); in a transport ("NET/Socket : peer X message truncated", NVIDIA/nccl#626) the
+  // ranks called different collectives or sizes, or use different protocols (the maintainer's
+  // two causes there; NVIDIA/nccl PR 605 words the warning so).
+  if (Contains(line, "essage truncated")) {
+    if (Contains(line, "bootstrap.cc:")) {
+      s->kind = K::kBootstrap;
+      s->detail = std::string(kBootstrapTruncated);
+      return true;
+    }
+    s->kind = K::kNetMismatch;
+    s->peer = TokenAfter(line, " peer ");
+    s->detail =
+        "message truncated: the peer sent more bytes than this rank posted (different "
+        "collectives or sizes on the two ranks, or different NCCL protocols)";
     return true;
   }
   if (Contains(line, "bootstrap.cc:") && Contains(line, " -> ")) {

@@ -1,6 +1,7 @@
 #include "strata/hang/parsers/failure_log.h"
 
 #include <algorithm>
+#include <cctype>
 #include <limits>
 
 #include "strata/core/strings.h"
@@ -97,8 +98,18 @@ class Scanner {
       if (line.starts_with("group info: "))
         fr_->pg_id = std::string(line.substr(12, line.find(':', 12) - 12));
     }
+    const bool record_header = line.front() == '[' && line.ends_with("]:") && line.size() < 12;
+    // A paste cut below "Failures:" starts at a record (pytorch/pytorch#121209): "[2]:" then its
+    // fields is a record of the summary as well. A header whose fields do not follow is dropped
+    // (FlushRecord keeps records with a rank only).
+    if (!in_summary_ && record_header && line.size() > 3 &&
+        std::all_of(line.begin() + 1, line.end() - 2,
+                    [](char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; })) {
+      in_summary_ = true;
+      root_ = false;
+    }
     if (!in_summary_) return false;
-    if (line.front() == '[' && line.ends_with("]:") && line.size() < 12) {
+    if (record_header) {
       FlushRecord();
       record_ = FailureSignal{};
       record_->kind = FailureKind::kChildFailed;

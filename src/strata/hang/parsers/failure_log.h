@@ -24,7 +24,8 @@ enum class FailureKind {
   kBootstrap,       // "no socket interface found", "Bootstrap Root : rank N ... already checked in"
   kBootstrapTrace,  // NCCL's unwinding through bootstrap.cc ("bootstrap.cc:270 -> 2")
   kNetwork,      // IB completion errors, "Broken pipe", "Connection closed by remote peer", retcode
-  kNetMismatch,  // "NET/IB : ... collective mismatch error, local size X remote size Y"
+  kNetMismatch,  // "NET/IB : ... collective mismatch error, local size X remote size Y", "message
+                 // truncated" in a transport (more bytes than the operation posted)
   kFrNotJoined,  // the Flight Recorder analyser: "Not all ranks joining collective", missing ranks
   kFingerprint,  // TORCH_DISTRIBUTED_DEBUG=DETAIL "CollectiveFingerPrint(SequenceNumber=...)"
   kTeardown,     // ncclCommAbort / commReclaim / ProcessGroupNCCL::abort / "Abort COMPLETE"
@@ -59,6 +60,12 @@ struct FailureSignal {
   int line = 0;      // 1-based
   std::string text;  // the line, cleaned, at most 300 characters
 };
+
+/// The detail of NCCL's "Message truncated" in bootstrap.cc: set-up messages of a size the
+/// receiver did not expect, which points at the NCCL version and settings, not at the interface.
+inline constexpr std::string_view kBootstrapTruncated =
+    "a bootstrap message of the wrong size during communicator set-up (ranks differ in NCCL "
+    "version or settings)";
 
 /// Every recognised failure line of `text`, in line order.
 std::vector<FailureSignal> ScanFailures(std::string_view text, const std::string& file);

@@ -87,6 +87,9 @@ bool HorovodStallReader::Line(std::string_view cleaned, int number) {
       Contains(line, "waiting for remainder of ranks")) {
     Flush();
     header_ = true;
+    // Horovod before 0.15 printed the whole warning on one line: the sentence, "Stalled ops:" and
+    // every "name [ready ranks: ...]" after it (horovod/horovod#312, #367).
+    RankLists(line, number);
     return true;
   }
   if (line == "Stalled ops:" || line.ends_with(" Stalled ops:")) {
@@ -109,25 +112,34 @@ bool HorovodStallReader::Line(std::string_view cleaned, int number) {
     shutdown_ = true;
     return true;
   }
+  return RankLists(line, number);
+}
+
+bool HorovodStallReader::RankLists(std::string_view line, int number) {
+  // Every "[missing ranks: ...]" / "[ready ranks: ...]" of the line, in order; a list the line
+  // cuts before its first number (a paste ending in "[ready ") adds nothing.
+  bool found = false;
   for (const std::string_view key : {"[missing ranks:", "[ready ranks:"}) {
-    const size_t at = line.find(key);
-    if (at == std::string_view::npos) continue;
-    const auto listed = NumberList(line.substr(at + key.size()));
-    if (!listed) return false;
-    std::set<int64_t> ranks(listed->begin(), listed->end());
-    if (key == "[ready ranks:") {
-      // Only ranks below the highest ready one are known to exist: those not listed are missing.
-      std::set<int64_t> missing;
-      for (int64_t r = 0; r < *ranks.rbegin(); ++r) {
-        if (!ranks.contains(r)) missing.insert(r);
+    for (size_t at = line.find(key); at != std::string_view::npos;
+         at = line.find(key, at + key.size())) {
+      const auto listed = NumberList(line.substr(at + key.size()));
+      if (!listed) continue;
+      std::set<int64_t> ranks(listed->begin(), listed->end());
+      if (key == "[ready ranks:") {
+        // Only ranks below the highest ready one are known to exist: those not listed are
+        // missing.
+        std::set<int64_t> missing;
+        for (int64_t r = 0; r < *ranks.rbegin(); ++r) {
+          if (!ranks.contains(r)) missing.insert(r);
+        }
+        ready_format_ = true;
+        ranks = std::move(missing);
       }
-      ready_format_ = true;
-      ranks = std::move(missing);
+      Add(line, number, ranks);
+      found = true;
     }
-    Add(line, number, ranks);
-    return true;
   }
-  return false;
+  return found;
 }
 
 void HorovodStallReader::Add(std::string_view line, int number, const std::set<int64_t>& ranks) {

@@ -42,6 +42,8 @@ class HorovodStallReader {
  private:
   void Flush();
   void Add(std::string_view line, int number, const std::set<int64_t>& ranks);
+  // The rank lists of one line; false when it holds none.
+  bool RankLists(std::string_view line, int number);
 
   const std::string& file_;
   bool header_ = false;  // the warning's first sentence was seen
