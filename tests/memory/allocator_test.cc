@@ -166,9 +166,10 @@ TEST(MemoryErrorBands, FamilySelection) {
       {{"framework.name=torchtitan", "sharding.mode=fsdp2"}, "fsdp2", "fsdp2"},
       {{"framework.name=hf-trainer", "sharding.mode=fsdp2"}, "fsdp2", "fsdp2"},
       {{"framework.name=torchtitan"}, "fsdp2", "fsdp2"},
-      // ms-swift with ZeRO-3 is `swift sft` under DeepSpeed: no deepspeed rows yet -> default.
-      {{"sharding.mode=zero3"}, "deepspeed", "default"},
-      {{"framework.name=deepspeed", "sharding.mode=zero2"}, "deepspeed", "default"},
+      // ms-swift with ZeRO-3 is `swift sft` under DeepSpeed: the deepspeed band (the corpus's
+      // fit rows of ms-swift's DeepSpeed scripts).
+      {{"sharding.mode=zero3"}, "deepspeed", "deepspeed"},
+      {{"framework.name=deepspeed", "sharding.mode=zero2"}, "deepspeed", "deepspeed"},
       {{"framework.name=hf-trainer", "sharding.mode=none", "optimizer.distributed=false"},
        "hf_trainer",
        "hf_trainer"},

@@ -16,13 +16,19 @@
 #include <string>
 #include <vector>
 
+#include "memory/corpus_support.h"
 #include "memory/memory_test_support.h"
 #include "support/golden.h"
 
 namespace strata {
 namespace {
 
-constexpr const char* kCorpus = "memory/corpus/corpus.yaml";
+using corpus::Corpus;
+using corpus::Evaluate;
+using corpus::Outcome;
+using corpus::LeftOut;
+
+constexpr const char* kCorpus = corpus::kCorpusFile;
 constexpr const char* kDoc = "../docs/memory-validation.md";
 constexpr const char* kSectionTitle = "## Corpus of published peaks";
 constexpr const char* kSectionEnd = "<!-- end of the generated corpus section -->";
@@ -35,113 +41,6 @@ uint64_t Fnv1a64(const std::string& s) {
     h *= 1099511628211ULL;
   }
   return h;
-}
-
-struct Outcome {
-  std::string id, family, release, split, counter, unit, layout, source;
-  double measured = 0;   // in `unit`
-  double predicted = 0;  // in `unit`
-  double error = 0;      // (predicted - measured) / measured
-};
-
-struct LeftOut {
-  std::string id, family, measured, missing, source;
-};
-
-struct Corpus {
-  std::vector<Outcome> rows;
-  std::vector<LeftOut> left_out;
-};
-
-std::string Source(const YAML::Node& s) {
-  return fmt::format("{}@{}:{}", s["repo"].as<std::string>(),
-                     s["commit"].as<std::string>().substr(0, 7), s["path"].as<std::string>());
-}
-
-std::string Str(const YAML::Node& n, const char* key, const std::string& fallback = "") {
-  return n[key] ? n[key].as<std::string>() : fallback;
-}
-
-// "Llama-3.1-8B, 8 GPUs, TP1 PP1 CP1, mbs 2 x 8192, selective, fsdp2"
-std::string Layout(const YAML::Node& job) {
-  std::string model = job["model"].as<std::string>();
-  const auto slash = model.rfind('/');
-  if (slash != std::string::npos) model = model.substr(slash + 1);
-  if (model.size() > 5 && model.substr(model.size() - 5) == ".json") {
-    model = model.substr(0, model.size() - 5);
-  }
-  const YAML::Node c = job["cluster"], p = job["parallel"], b = job["batch"];
-  const int64_t gpus = c["gpus_per_node"].as<int64_t>() * c["nodes"].as<int64_t>();
-  std::string par;
-  for (const char* k : {"tp", "pp", "cp", "ep"}) {
-    const int64_t v = p[k] ? p[k].as<int64_t>() : 1;
-    if (v > 1) par += fmt::format(" {}{}", k, v);
-  }
-  if (p["vpp"]) par += fmt::format(" vpp{}", p["vpp"].as<int64_t>());
-  std::string extra;
-  const YAML::Node sh = job["sharding"];
-  extra += sh && sh["mode"] ? sh["mode"].as<std::string>() : "zero1";
-  if (job["adapter"]) extra += ", " + job["adapter"]["kind"].as<std::string>();
-  if (job["fp8"]) extra += ", " + job["fp8"]["recipe"].as<std::string>();
-  if (job["optimizer"] && job["optimizer"]["name"] &&
-      job["optimizer"]["name"].as<std::string>() == "muon") {
-    extra += ", muon";
-  }
-  return fmt::format("{}, {} GPUs{}, mbs {} x {} tokens, {} recompute, {}", model, gpus, par,
-                     b["micro_batch"].as<int64_t>(),
-                     job["sequence"]["max_tokens"].as<std::string>(),
-                     job["recompute"]["granularity"].as<std::string>(), extra);
-}
-
-// Loads and evaluates every row; fails the current test on a row that does not parse.
-Corpus Evaluate() {
-  Corpus corpus;
-  const MemoryConstants constants = testing::Constants();
-  const std::string file = testing::TestPath(kCorpus);
-  const YAML::Node top = YAML::Load(testing::ReadTestFile(kCorpus));
-  for (const YAML::Node& row : top["rows"]) {
-    const std::string id = row["id"].as<std::string>();
-    const YAML::Node m = row["measured"];
-    const std::string unit = m["unit"].as<std::string>();
-    EXPECT_TRUE(unit == "GiB" || unit == "GB") << id << ": unit " << unit;
-    if (row["expressible"] && !row["expressible"].as<bool>()) {
-      EXPECT_TRUE(row["missing"]) << id << ": a row left out says what is missing";
-      corpus.left_out.push_back({id, row["family"].as<std::string>(),
-                                 fmt::format("{} {}", m["value"].as<double>(), unit),
-                                 Str(row, "missing"), Source(row["source"])});
-      continue;
-    }
-    YAML::Emitter emitter;
-    emitter << row["job"];
-    auto spec = ParseJobSpec(emitter.c_str(), file);
-    EXPECT_TRUE(spec.ok()) << id << ": " << (spec.ok() ? "" : spec.error().Format());
-    if (!spec.ok()) continue;
-    auto job = ResolveJob(*spec);
-    EXPECT_TRUE(job.ok()) << id << ": " << (job.ok() ? "" : job.error().Format());
-    if (!job.ok()) continue;
-    const MemoryLedger ledger = ComputeLedger(*job, constants);
-    const std::string counter = row["counter"].as<std::string>();
-    const auto predicted = testing::PredictForCounter(ledger, counter);
-    EXPECT_TRUE(predicted.has_value()) << id << ": unknown counter " << counter;
-    if (!predicted) continue;
-    Outcome o;
-    o.id = id;
-    o.family = row["family"].as<std::string>();
-    // The release up to its date or its first comma ("torchtitan 9dec370"); the full text is
-    // in the corpus.
-    const std::string release = row["release"].as<std::string>();
-    o.release = release.substr(0, std::min(release.find(" ("), release.find(',')));
-    o.split = row["split"].as<std::string>();
-    o.counter = counter;
-    o.unit = unit;
-    o.layout = Layout(row["job"]);
-    o.source = Source(row["source"]);
-    o.measured = m["value"].as<double>();
-    o.predicted = unit == "GiB" ? predicted->gib() : predicted->gb();
-    o.error = (o.predicted - o.measured) / o.measured;
-    corpus.rows.push_back(o);
-  }
-  return corpus;
 }
 
 struct Stats {
@@ -218,11 +117,11 @@ std::string Render(const Corpus& c) {
        "(starting with fit), so that adding rows moves no compared row between the sets. The rule "
        "reads no error; the test recomputes it. The fit set is what a later calibration may read; "
        "the held-out set is only reported.\n\n";
-  d += "**The prediction** is the ledger's steady peak (`MemoryLedger::Peak()`) less what the "
-       "row's counter does not see (`PredictForCounter`, tests/memory/memory_test_support.h): "
-       "`max_memory_reserved` without the CUDA context and NCCL's buffers, "
-       "`max_memory_allocated` also without the allocator's reserve, `nvidia_smi` and `unknown` "
-       "the whole peak. Error = (predicted - measured) / measured, in the unit the source "
+  d += "**The prediction** is the allocator model's counter at the ledger's peak "
+       "(`MemoryLedger::peak_counters`, docs/formulas.md, \"Memory counters\"; mapped by "
+       "`PredictForCounter`, tests/memory/memory_test_support.h): `max_memory_allocated` and "
+       "`max_memory_reserved` as PyTorch counts them, `nvidia_smi` and `unknown` the device's "
+       "used memory. Error = (predicted - measured) / measured, in the unit the source "
        "writes (GiB = 2^30 bytes, GB = 10^9 bytes). Nothing was tuned to these rows.\n\n";
   d += "### |error| per split and per family\n\n";
   d += "| set | rows | median \\|error\\| | p90 \\|error\\| | max \\|error\\| | median error |\n"
@@ -242,6 +141,30 @@ std::string Render(const Corpus& c) {
   for (const auto& [f, n] : per_family) {
     d += StatsRow(f + ", fit", select("fit", f));
     d += StatsRow(f + ", held out", select("held_out", f));
+  }
+  // The bands `strata memory` prints come from the fit rows (and the project's own rows): how
+  // often does a held-out measurement land inside the band its job is printed with?
+  const MemoryConstants constants = testing::Constants();
+  d += "\n### The error bands on the held-out set\n\n"
+       "`strata memory` prints a band per family (`data/memory_overheads.yaml`, `model_error`: "
+       "the extreme errors of the rows of docs/memory-validation.md and of this corpus's fit set, "
+       "recomputed by tests/memory/validation_test.cc). A held-out row is inside its band when "
+       "its measurement lies between prediction / (1 + highest) and prediction / (1 + lowest).\n\n"
+       "| band | held-out rows | inside the band | band (measured / predicted) |\n|---|---|---|---|\n";
+  std::map<std::string, std::pair<int, int>> inside;  // band -> (rows, inside)
+  for (const Outcome& o : c.rows) {
+    if (o.split != "held_out") continue;
+    const MemoryErrorBand& band = BandFor(constants, o.memory_family);
+    const bool in = o.measured >= o.predicted / (1 + band.highest) - 1e-9 &&
+                    o.measured <= o.predicted / (1 + band.lowest) + 1e-9;
+    auto& [rows, ins] = inside[band.family];
+    ++rows;
+    ins += in ? 1 : 0;
+  }
+  for (const auto& [family, counts] : inside) {
+    const MemoryErrorBand& band = BandFor(constants, family);
+    d += fmt::format("| {} | {} | {} | {:.3f} to {:.3f} |\n", family, counts.first, counts.second,
+                     1 / (1 + band.highest), 1 / (1 + band.lowest));
   }
   d += "\n### Fit set\n\n" + Table(c.rows, "fit");
   d += "\n### Held-out set\n\n" + Table(c.rows, "held_out");
@@ -293,22 +216,23 @@ TEST(MemoryCorpus, AtLeastFortyExpressibleRowsInEveryFamilyBothSets) {
   }
 }
 
-TEST(MemoryCorpus, PredictForCounterTakesOutWhatTheCounterDoesNotSee) {
-  // The reference job's ledger: reserved = peak - CUDA context - NCCL buffers; allocated also
-  // without the allocator's reserve; device-level counters the whole peak.
+TEST(MemoryCorpus, PredictForCounterReadsTheAllocatorModelsCounters) {
+  // The reference job's ledger: nvidia-smi (and an unnamed counter) is device used, which is
+  // reserved plus what PyTorch's allocator never sees (the CUDA context and NCCL's buffers, two
+  // ledger items); reserved holds the allocated tensors and the allocator's cache.
   const MemoryLedger ledger = ComputeLedger(testing::ReferenceJob(), testing::Constants());
-  const double peak = ledger.Peak().count();
+  const AllocatorCounters& c = ledger.peak_counters;
   const double context = testing::ItemBytes(ledger, "CUDA context").count();
   const double nccl = testing::ItemBytes(ledger, "NCCL buffers").count();
-  const double reserve = testing::ItemBytes(ledger, "allocator reserve and fragmentation").count();
   EXPECT_GT(context, 0);
-  EXPECT_GT(reserve, 0);
-  EXPECT_DOUBLE_EQ(testing::PredictForCounter(ledger, "nvidia_smi")->count(), peak);
-  EXPECT_DOUBLE_EQ(testing::PredictForCounter(ledger, "unknown")->count(), peak);
+  EXPECT_DOUBLE_EQ(testing::PredictForCounter(ledger, "nvidia_smi")->count(),
+                   c.device_used.count());
+  EXPECT_DOUBLE_EQ(testing::PredictForCounter(ledger, "unknown")->count(), c.device_used.count());
   EXPECT_DOUBLE_EQ(testing::PredictForCounter(ledger, "max_memory_reserved")->count(),
-                   peak - context - nccl);
+                   c.device_used.count() - context - nccl);
   EXPECT_DOUBLE_EQ(testing::PredictForCounter(ledger, "max_memory_allocated")->count(),
-                   peak - context - nccl - reserve);
+                   c.reserved.count() - c.fragmentation.count() - c.side_stream.count());
+  EXPECT_LT(c.allocated.count(), c.reserved.count());
   EXPECT_FALSE(testing::PredictForCounter(ledger, "rss").has_value());
 }
 
