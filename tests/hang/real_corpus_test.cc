@@ -276,7 +276,8 @@ std::string AccuracyDocument(const Results& r, const std::map<std::string, std::
       r.cases.size() - held, Percent(right - held_right, r.cases.size() - held), held_right, held,
       Percent(held_right, held), early_held_right, early_held + missed_first,
       Percent(early_held_right, early_held + missed_first),
-      batch_lines.empty() ? "None.\n" : batch_lines, rows, explained.empty() ? "None.\n" : explained);
+      batch_lines.empty() ? "None.\n" : batch_lines, rows,
+      explained.empty() ? "None.\n" : explained);
 }
 
 TEST(HangRealCorpus, HasTheCasesTheIssueAsksFor) {

@@ -22,9 +22,9 @@ constexpr const char* kCorpusFile = "memory/corpus/corpus.yaml";
 
 struct Outcome {
   std::string id, family, release, split, counter, unit, layout, source;
-  double measured = 0;   // in `unit`
-  double predicted = 0;  // in `unit`
-  double error = 0;      // (predicted - measured) / measured
+  double measured = 0;        // in `unit`
+  double predicted = 0;       // in `unit`
+  double error = 0;           // (predicted - measured) / measured
   std::string memory_family;  // the error band the job's prediction is printed with (MemoryFamily)
 };
 

@@ -25,8 +25,8 @@ namespace {
 
 using corpus::Corpus;
 using corpus::Evaluate;
-using corpus::Outcome;
 using corpus::LeftOut;
+using corpus::Outcome;
 
 constexpr const char* kCorpus = corpus::kCorpusFile;
 constexpr const char* kDoc = "../docs/memory-validation.md";
@@ -150,7 +150,8 @@ std::string Render(const Corpus& c) {
        "the extreme errors of the rows of docs/memory-validation.md and of this corpus's fit set, "
        "recomputed by tests/memory/validation_test.cc). A held-out row is inside its band when "
        "its measurement lies between prediction / (1 + highest) and prediction / (1 + lowest).\n\n"
-       "| band | held-out rows | inside the band | band (measured / predicted) |\n|---|---|---|---|\n";
+       "| band | held-out rows | inside the band | band (measured / predicted) "
+       "|\n|---|---|---|---|\n";
   std::map<std::string, std::pair<int, int>> inside;  // band -> (rows, inside)
   for (const Outcome& o : c.rows) {
     if (o.split != "held_out") continue;

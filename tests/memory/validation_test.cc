@@ -141,8 +141,8 @@ TEST(MemoryValidation, TheErrorBandsAreTheTablesErrors) {
       points.push_back({o.id, o.predicted, o.measured});
     }
     const MemoryErrorBand derived = DeriveErrorBand(family, points);
-    std::cout << fmt::format("{}: lowest {:.4f} highest {:.4f} rows [{}]\n", family,
-                             derived.lowest, derived.highest, fmt::join(derived.rows, ", "));
+    std::cout << fmt::format("{}: lowest {:.4f} highest {:.4f} rows [{}]\n", family, derived.lowest,
+                             derived.highest, fmt::join(derived.rows, ", "));
     EXPECT_EQ(band.rows, derived.rows) << family;
     if (points.empty()) continue;  // no rows of its own: the default band applies
     EXPECT_NEAR(band.lowest, derived.lowest, 0.0005) << family;

@@ -64,8 +64,7 @@ Result<MfuReport> ComputeJobMfu(const ResolvedJob& job, const MfuOptions& option
   }
   if (job.spec.adapter.on() || !job.spec.frozen.empty()) {
     STRATA_ASSIGN_OR_RETURN(const StepSetup setup, PrepareStep(job));
-    in.trained_flop_adjustment =
-        TrainedFlopAdjustmentPerToken(setup.tables, setup.layout.frozen);
+    in.trained_flop_adjustment = TrainedFlopAdjustmentPerToken(setup.tables, setup.layout.frozen);
   }
   MfuReport report = ComputeMfu(in);
   // A GPU cannot do more than its peak: above 100% the inputs are wrong, not the GPU fast.

@@ -25,7 +25,6 @@ std::string IdsOf(const PatternInput& in, const std::vector<int64_t>& ids) {
   return IdsText(pid_only, ids);
 }
 
-
 // A traceback's frames belong to the error printed within this many lines after them.
 constexpr int kTracebackWindowLines = 400;
 

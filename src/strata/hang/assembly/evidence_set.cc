@@ -107,8 +107,8 @@ FileKind Sniff(std::string_view contents) {
         line.substr(0, colon) != "Error") {
       line = line.substr(colon + 2);
     }
-    if (line.starts_with("Process ") || PySpyThreadLine(line) || line.starts_with("Error: Failed") ||
-        line.starts_with("Permission Denied")) {
+    if (line.starts_with("Process ") || PySpyThreadLine(line) ||
+        line.starts_with("Error: Failed") || line.starts_with("Permission Denied")) {
       return FileKind::kPySpy;
     }
   }
