@@ -139,7 +139,7 @@ TEST(StepMfuPeak, AdapterJobsCountNoWeightGradientsOfTheFrozenBase) {
 // trained work plus the recomputed forward (a third of the full count).
 TEST(StepMfuPeak, MfuCommandAddsTheTrainedRowForAdapterJobs) {
   JobRequest request;
-  request.job = "data/jobs/llama-3.1-8b-qlora-h200x1.yaml";
+  request.job = "llama-3.1-8b-qlora-h200x1";  // a data/jobs/ name
   request.overrides = {"throughput.step_time=3s"};
   auto job = ResolveJob(request);
   ASSERT_TRUE(job.ok()) << job.error().Format();
