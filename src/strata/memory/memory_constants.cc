@@ -85,7 +85,10 @@ Result<MemoryConstants> ParseMemoryConstants(const std::string& text, const std:
       band.family = family;
       STRATA_ASSIGN_OR_RETURN(YAML::Node rows, f.Node("rows"));
       if (!rows.IsSequence()) return f.ErrorAt("rows", "expected a list of row names");
-      for (const auto& row : rows) band.rows.push_back(row.as<std::string>());
+      for (const auto& row : rows) {
+        if (!row.IsScalar()) return f.ErrorAt("rows", "expected a list of row names");
+        band.rows.push_back(row.Scalar());
+      }
       if (!band.rows.empty() || f.Has("lowest") || f.Has("highest")) {
         STRATA_ASSIGN_OR_RETURN(band.lowest, f.Number("lowest"));
         STRATA_ASSIGN_OR_RETURN(band.highest, f.Number("highest"));
