@@ -76,7 +76,7 @@ std::string StepText(const StepSetup& setup, const StepResult& r, bool explain, 
       r.tokens_per_s_per_gpu, GroupDigits(r.tokens_per_step), 100 * r.mfu,
       setup.layout.fp8.on() ? fmt::format(", {:.2f}% of the FP8 dense peak", 100 * r.mfu_fp8) : "",
       r.model_flop_per_token < setup.tables.megatron_flop_per_token
-          ? fmt::format(" less the frozen weights' gradients: {:.3g} of {:.3g} per token",
+          ? fmt::format(" less the frozen weights' gradients: {:.3g} of {:.3g} FLOP per token",
                         r.model_flop_per_token, setup.tables.megatron_flop_per_token)
           : "",
       100 * r.hfu);
