@@ -57,8 +57,7 @@ TEST(MemoryConstants, BadFilesGiveClearErrors) {
        "allocator_fragmentation: {fixed_shapes: 2, variable_shapes: 0.3, source: s}\n",
        "m.yaml:3: allocator_fragmentation.fixed_shapes: expected a fraction in [0, 1], got 2"},
       // A band's row names must be names: a nested list is refused, not thrown on.
-      {"row_not_a_name",
-       std::string(v).replace(v.find("rows: [A]}"), 10, "rows: [[A]]}"),
+      {"row_not_a_name", std::string(v).replace(v.find("rows: [A]}"), 10, "rows: [[A]]}"),
        "m.yaml:8: model_error.megatron.rows: expected a list of row names"},
       {"unknown_key", v + "cuda_contxt: {bytes: 1GiB, source: s}\n",
        "m.yaml:9: cuda_contxt: unknown field 'cuda_contxt'\n  hint: did you mean 'cuda_context'?"},
