@@ -163,7 +163,7 @@ TEST(JobSpec, BadFilesAndFlagsGiveClearErrors) {
        v + "framework: {name: verl, release: 0.5}\n",
        {},
        "j.yaml:6: framework.release: unknown field 'release'\n  hint: expected one of: "
-       "compile, expandable_segments, gdn_kernel, name, version"},
+       "compile, expandable_segments, gdn_kernel, liger_kernel, name, version"},
       {"framework_gdn_kernel_misspelt",
        v + "framework: {name: ms-swift, gdn_kernel: flashqa}\n",
        {},

@@ -292,6 +292,27 @@ TEST(CustomGpu, DerivedFromTheCatalogInAJob) {
   EXPECT_NE(job->gpu().name.find("custom"), std::string::npos);
 }
 
+// B200's catalog entry has no PCIe generation (the part supports Gen6, a DGX B200's Xeon hosts
+// run Gen5), so a job of one node could not be stepped: the bandwidth map needs the host link.
+// The variant states it (failed before: 'pcie_generation' was an unknown key).
+TEST(CustomGpu, VariantStatesTheHostLinksPcieGeneration) {
+  auto spec = ParseJobSpec(
+      "model: llama-3.1-8b\n"
+      "cluster:\n"
+      "  gpu: {base: B200, pcie_generation: 5}\n"
+      "  gpus_per_node: 4\n"
+      "  nodes: 1\n"
+      "parallel: {tp: 1}\n"
+      "batch: {micro_batch: 1, global_batch: 4}\n"
+      "sequence: {max_tokens: 2048}\n",
+      "j.yaml");
+  ASSERT_TRUE(spec.ok()) << spec.error().Format();
+  auto job = ResolveJob(*spec);
+  ASSERT_TRUE(job.ok()) << job.error().Format();
+  EXPECT_EQ(job->cluster.pcie_generation, 5);
+  EXPECT_EQ(job->gpu().sources.at("pcie_generation"), "given in j.yaml");
+}
+
 TEST(CustomGpu, IncompleteOrWrongDefinitionsAreErrors) {
   const std::string head = "model: qwen3.6-35b-a3b\ncluster:\n  gpu: ";
   const std::string tail =
@@ -306,6 +327,7 @@ TEST(CustomGpu, IncompleteOrWrongDefinitionsAreErrors) {
       {"{base: H100-SXM, memory: 96}", "memory"},
       {"{base: H100-SXM, power_w: -5}", "positive power"},
       {"{base: H100-SXM, memroy: 96GB}", "memory"},
+      {"{base: B200, pcie_generation: 7}", "PCIe generation from 3 to 6"},
   };
   for (const Case& c : cases) {
     auto spec = ParseJobSpec(head + c.gpu + tail, "j.yaml");

@@ -137,3 +137,72 @@ TEST(FrameworkOverhead, ReferenceJobRows) {
 
 }  // namespace
 }  // namespace strata
+
+namespace strata {
+namespace {
+
+// Eager element-wise traffic on hand-set byte counts: norms 100 B, rotary 40 B, MLP activation
+// 60 B, attention copies 20 B per token (forward, all layers), TP 2 without sequence
+// parallelism, 1,000,000 tokens, HBM 1e12 B/s at 0.5 (5e11 B/s achieved), one stage. Factors 9,
+// 5, 1.5 with the copies: extra per token = 8 x 100 + (4 x 40 + 0.5 x 60 + 20) / 2 = 800 + 105 =
+// 905 B; forward 905 x 1e6 / 5e11 = 1.81 ms. The fused term's recompute is half its forward
+// (0.5 ms of 1 ms), so the three passes are 1 + 2 + 0.5: 6.335 ms. Under compile the profile
+// carries factors of 1 and no copies: nothing.
+TEST(FrameworkOverhead, EagerElementwiseTraffic) {
+  StepTables t;
+  t.framework = Profile(0);
+  t.framework.eager_norm = 9;
+  t.framework.eager_rotary = 5;
+  t.framework.eager_activation = 1.5;
+  t.framework.eager_attention_copies = true;
+  t.framework_counts = {10, 0, 9};
+  t.norm_bytes_per_token = 100;
+  t.rotary_bytes_per_token = 40;
+  t.dense_mlp_act_bytes_per_token = 60;
+  t.attention_copy_bytes_per_token = 20;
+  t.mean_tokens = 1e6;
+  t.hbm = BytesPerSecond::Of(1e12);
+  t.efficiency.hbm_efficiency = 0.5;
+  StepLayout s;
+  s.layout.tp = 2;
+  s.micro_batch = 1;
+  MicroBatchCompute c;
+  c.forward.memory_bound = Seconds::Of(1e-3);
+  c.recompute.memory_bound = Seconds::Of(0.5e-3);
+  const FrameworkOverhead o = ComputeFrameworkOverhead(t, s, c);
+  EXPECT_NEAR(o.eager_elementwise.s(), 1.81e-3 * 3.5, 1e-12);
+  EXPECT_NEAR(o.fsdp2_copy_out.s(), 0, kTol);  // not FSDP2
+  t.framework.eager_norm = t.framework.eager_rotary = t.framework.eager_activation = 1;
+  t.framework.eager_attention_copies = false;
+  EXPECT_NEAR(ComputeFrameworkOverhead(t, s, c).eager_elementwise.s(), 0, kTol);
+}
+
+// FSDP2's copy-out: 8e9 non-expert parameters at TP 1, bf16 gathers (2 B), resharded after
+// forward (2 gathers a micro batch), 2 bytes moved per gathered byte, HBM 2.4e12 B/s at 0.7
+// (1.68e12): 2 x 8e9 x 2 x 2 / 1.68e12 = 38.10 ms. Kept after forward: one gather, half that.
+// With torchao's FP8 all-gather the gathered bytes are 1 per parameter: half again.
+TEST(FrameworkOverhead, Fsdp2CopyOut) {
+  StepTables t;
+  t.framework = Profile(0);
+  t.framework.fsdp2_copy_out_bytes_per_byte = 2;
+  t.framework_counts = {32, 0, 9};
+  t.traffic.non_expert_params = 8'000'000'000;
+  t.hbm = BytesPerSecond::Of(2.4e12);
+  t.efficiency.hbm_efficiency = 0.7;
+  StepLayout s;
+  s.sharding.mode = ShardingMode::kFsdp2;
+  s.param_bytes = 2;
+  MicroBatchCompute c;
+  const double two_gathers = 2 * 8e9 * 2 * 2 / 1.68e12;
+  EXPECT_NEAR(ComputeFrameworkOverhead(t, s, c).fsdp2_copy_out.s(), two_gathers, 1e-12);
+  s.sharding.reshard_after_forward = false;
+  EXPECT_NEAR(ComputeFrameworkOverhead(t, s, c).fsdp2_copy_out.s(), two_gathers / 2, 1e-12);
+  s.fp8.recipe = Fp8Recipe::kTorchaoTensorwise;
+  s.fp8.param_gather = true;
+  EXPECT_NEAR(ComputeFrameworkOverhead(t, s, c).fsdp2_copy_out.s(), two_gathers / 4, 1e-12);
+  s.sharding.mode = ShardingMode::kZero3;  // DeepSpeed's gathers are views: no copy-out
+  EXPECT_NEAR(ComputeFrameworkOverhead(t, s, c).fsdp2_copy_out.s(), 0, kTol);
+}
+
+}  // namespace
+}  // namespace strata

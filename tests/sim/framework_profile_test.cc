@@ -120,15 +120,49 @@ TEST(FrameworkProfile, BadCatalogNamesTheField) {
   const std::string text =
       "host: {op_s: 1e-5, rows: [], source: s}\n"
       "sdpa_flash2: {forward: 0.5, backward: 0.5, gpus: [H100 SXM], rows: [], source: s}\n"
-      "fsdp2_fetch: {ops_per_fetch: 3, ops_per_param: 1, rows: [], source: s}\n"
+      "fsdp2_fetch: {ops_per_fetch: 3, ops_per_param: 1, copy_out_bytes_per_byte: 2, rows: [],\n"
+      "              source: s}\n"
       "frameworks:\n"
       "  x: {latest: '1', layer_ops: 1, moe_ops: 1, moe_host_syncs: 0, attention: flash3,\n"
       "      rows: [], source: s}\n";
   auto c = ParseFrameworkCatalog(text, "f.yaml");
   ASSERT_FALSE(c.ok());
   EXPECT_EQ(c.error().Format(),
-            "f.yaml:5: frameworks.x.attention: unknown attention 'flash3', expected cudnn or "
+            "f.yaml:6: frameworks.x.attention: unknown attention 'flash3', expected cudnn or "
             "sdpa_flash2");
+  // An eager factor below 1 (eager code moving fewer bytes than the fused kernel) is refused.
+  std::string eager = text;
+  eager.replace(eager.find("attention: flash3"), 17,
+                "attention: cudnn, eager_traffic: {norm: 0.5, rotary: 1, mlp_activation: 1, "
+                "attention_copies: false}");
+  auto e = ParseFrameworkCatalog(eager, "f.yaml");
+  ASSERT_FALSE(e.ok());
+  EXPECT_NE(e.error().Format().find("frameworks.x.eager_traffic.norm"), std::string::npos)
+      << e.error().Format();
+}
+
+// torchtitan's eager module code moves more bytes than fused kernels (data/frameworks.yaml:
+// norm 9, rotary 5, activation 1.667, with attention's layout copies); under torch.compile the
+// profile carries none of it.
+TEST(FrameworkProfile, TorchtitanEagerTrafficOnlyWithoutCompile) {
+  const FrameworkCatalog c = Catalog();
+  JobSpec job = Job("torchtitan", "0.0.2", ShardingMode::kFsdp2);
+  auto eager = ResolveFramework(c, job, "H100 SXM");
+  ASSERT_TRUE(eager.ok());
+  EXPECT_DOUBLE_EQ(eager->eager_norm, 9);
+  EXPECT_DOUBLE_EQ(eager->eager_rotary, 5);
+  EXPECT_DOUBLE_EQ(eager->eager_activation, 1.667);
+  EXPECT_TRUE(eager->eager_attention_copies);
+  EXPECT_DOUBLE_EQ(eager->fsdp2_copy_out_bytes_per_byte, 2);
+  job.framework.compile = true;
+  auto compiled = ResolveFramework(c, job, "H100 SXM");
+  ASSERT_TRUE(compiled.ok());
+  EXPECT_DOUBLE_EQ(compiled->eager_norm, 1);
+  EXPECT_FALSE(compiled->eager_attention_copies);
+  // megatron-core's fused kernels: nothing either.
+  auto mcore = ResolveFramework(c, Job("megatron-core", ""), "H100 SXM");
+  ASSERT_TRUE(mcore.ok());
+  EXPECT_DOUBLE_EQ(mcore->eager_norm, 1);
 }
 
 }  // namespace

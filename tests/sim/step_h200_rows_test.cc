@@ -27,12 +27,12 @@ struct Row {
 
 TEST(StepH200Rows, DocumentedPredictionsAreCurrent) {
   const std::vector<Row> rows = {
-      {"H200-01", "memory/validation/h200-01.yaml", 0.484, 0.555},
-      {"H200-02", "memory/validation/h200-02.yaml", 0.381, 0.452},
-      {"H200-03", "memory/validation/h200-03.yaml", 0.212, 0.252},
-      {"H200-04", "memory/validation/h200-04.yaml", 0.277, 0.355},
-      {"H200-05", "memory/validation/h200-05.yaml", 0.225, 0.307},
-      {"H200-06", "memory/validation/h200-06.yaml", 0.904, 1.022},
+      {"H200-01", "memory/validation/h200-01.yaml", 0.547, 0.555},
+      {"H200-02", "memory/validation/h200-02.yaml", 0.428, 0.452},
+      {"H200-03", "memory/validation/h200-03.yaml", 0.236, 0.252},
+      {"H200-04", "memory/validation/h200-04.yaml", 0.319, 0.355},
+      {"H200-05", "memory/validation/h200-05.yaml", 0.260, 0.307},
+      {"H200-06", "memory/validation/h200-06.yaml", 1.029, 1.022},
   };
   auto links = LoadInterconnects();
   ASSERT_TRUE(links.ok());

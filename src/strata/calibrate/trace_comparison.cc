@@ -164,7 +164,8 @@ std::array<RowComparison, kCompareRowCount> PredictedRows(const Evaluation& e) {
   at(CompareRow::kAttention).predicted_s = passes(&KernelTimes::attention);
   at(CompareRow::kLinearAttention).predicted_s = passes(&KernelTimes::gated_deltanet);
   at(CompareRow::kMemoryBound).predicted_s =
-      passes(&KernelTimes::memory_bound) + total({StepPart::kFp8Cast, StepPart::kOptimizer});
+      passes(&KernelTimes::memory_bound) +
+      total({StepPart::kFp8Cast, StepPart::kOptimizer, StepPart::kFrameworkMemoryTraffic});
   const auto comm = {StepPart::kTp,           StepPart::kCp,           StepPart::kEp,
                      StepPart::kPp,           StepPart::kDpGrad,       StepPart::kDpParam,
                      StepPart::kExpertDpGrad, StepPart::kExpertDpParam};

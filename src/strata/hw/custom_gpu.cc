@@ -76,6 +76,15 @@ Result<GpuSpec> ReadGpuField(YamlMap& parent, const std::string& key) {
     STRATA_ASSIGN_OR_RETURN(gpu.nvlink_bandwidth, m.Bandwidth("nvlink_bandwidth"));
     gpu.sources["nvlink_bandwidth"] = given;
   }
+  if (m.Has("pcie_generation")) {
+    // The host link a B200 in a given server runs at (the GPU supports Gen6, its host may be
+    // Gen5): the catalog leaves it out where the part alone does not decide it.
+    STRATA_ASSIGN_OR_RETURN(gpu.pcie_generation, m.Int("pcie_generation"));
+    if (gpu.pcie_generation < 3 || gpu.pcie_generation > 6) {
+      return m.ErrorAt("pcie_generation", "expected a PCIe generation from 3 to 6");
+    }
+    gpu.sources["pcie_generation"] = given;
+  }
   if (gpu.nvlink_generation.empty())
     gpu.nvlink_generation = gpu.has_gpu_fabric() ? "custom" : "none";
   STRATA_RETURN_IF_ERROR(m.CheckNoUnknownKeys());

@@ -18,7 +18,8 @@ const std::vector<JobField>& JobFields() {
        "required without a cluster file", "", "", "H20",
        "a GPU from data/gpus.yaml (case and '-'/'_'/' ' ignored), or a variant: `base` and the "
        "values that differ (memory, hbm_bandwidth, bf16_dense, fp16_dense, fp8_dense, "
-       "tf32_dense, nvlink_bandwidth, power_w; `name`), or a whole GPU without `base`"},
+       "tf32_dense, nvlink_bandwidth, power_w, pcie_generation; `name`), or a whole GPU without "
+       "`base`"},
       {"cluster.gpus_per_node", "integer >= 1", "GPUs", "required without a cluster file",
        "--nproc-per-node (torchrun)", "", "8", "GPUs in one node"},
       {"cluster.nodes", "integer >= 1", "nodes", "required without a cluster file",
@@ -239,6 +240,9 @@ const std::vector<JobField>& JobFields() {
        "`import`): the caching allocator grows a segment instead of leaving slivers when shapes "
        "vary "
        "(`memory`: max_memory_reserved and device used)"},
+      {"framework.liger_kernel", "true | false", "", "false", "", "", "true",
+       "Liger kernels in HF model code (use_liger_kernel): fused RMSNorm, rotary and SwiGLU, "
+       "so `step` adds none of the eager module code's extra memory traffic"},
       {"throughput.tokens_per_s", "token count", "tokens/s", "none", "", "", "50K",
        "measured job throughput (`mfu`); excludes step_time"},
       {"throughput.tokens_per_step", "token count", "tokens", "global batch x mean_tokens", "", "",

@@ -417,6 +417,9 @@ Status ParseFramework(YamlMap& top, JobSpec& job) {
   if (f.Has("expandable_segments")) {
     STRATA_ASSIGN_OR_RETURN(out.expandable_segments, f.Bool("expandable_segments"));
   }
+  if (f.Has("liger_kernel")) {
+    STRATA_ASSIGN_OR_RETURN(out.liger_kernel, f.Bool("liger_kernel"));
+  }
   // The allocator setting alone does not name the framework: the default stays an assumption.
   out.given = f.Has("name") || f.Has("version") || f.Has("compile") || f.Has("gdn_kernel");
   return f.CheckNoUnknownKeys();

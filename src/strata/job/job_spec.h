@@ -124,6 +124,10 @@ struct FrameworkSpec {
   /// PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True: the caching allocator grows one segment
   /// per stream instead of one per request (memory/allocator.h).
   bool expandable_segments = false;
+  /// Liger kernels (HF TrainingArguments use_liger_kernel, ms-swift --use_liger_kernel,
+  /// LLaMA-Factory enable_liger_kernel): fused RMSNorm, rotary, SwiGLU and cross entropy in HF
+  /// model code, so the eager module code's extra traffic does not apply.
+  bool liger_kernel = false;
 };
 
 /// The names `framework.gdn_kernel` accepts.

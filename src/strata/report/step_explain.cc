@@ -245,6 +245,30 @@ std::vector<StepFormula> ExplainStep(const StepTables& t, const StepLayout& s,
                       fw.expert_loop_ops, fw.host_op_s * 1e6, fw.expert_loop_ops,
                       Ms(r.framework.expert_loop)));
     }
+    if (r.framework.eager_elementwise.s() > 0) {
+      add("framework: eager element-wise ops",
+          fmt::format("bytes beyond the fused kernels per token, forward: norms {:.0f} B x ({:.1f} "
+                      "- 1), rotary {:.0f} B x ({:.1f} - 1), MLP activation {:.0f} B x ({:.2f} - "
+                      "1){}; x tokens / HBM, x (1 forward + 2 backward + the recompute's share) "
+                      "= {} per micro batch",
+                      t.norm_bytes_per_token, fw.eager_norm, t.rotary_bytes_per_token,
+                      fw.eager_rotary,
+                      t.dense_mlp_act_bytes_per_token + t.routed_act_bytes_per_token +
+                          t.shared_act_bytes_per_token,
+                      fw.eager_activation,
+                      fw.eager_attention_copies ? fmt::format(", attention layout copies {:.0f} B",
+                                                              t.attention_copy_bytes_per_token)
+                                                : "",
+                      Ms(r.framework.eager_elementwise)));
+    }
+    if (r.framework.fsdp2_copy_out.s() > 0) {
+      add("framework: FSDP2 copy-out",
+          fmt::format("each gather's bytes read and written into the parameters ({:.0f} bytes "
+                      "per gathered byte), {} gather(s) per micro batch, over HBM = {} per "
+                      "micro batch",
+                      fw.fsdp2_copy_out_bytes_per_byte, s.sharding.reshard_after_forward ? 2 : 1,
+                      Ms(r.framework.fsdp2_copy_out)));
+    }
     if (r.framework.attention_backend.s() > 0) {
       add("framework: attention backend",
           fmt::format("attention time x (1 / {:.2f} - 1) forward and recompute, x (1 / {:.2f} - "

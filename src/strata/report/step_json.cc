@@ -45,7 +45,9 @@ Json StepToJson(const StepSetup& setup, const StepResult& r) {
                        {{"host_bound_layers_s", r.framework.host_bound_layers.s()},
                         {"fetch_hooks_s", r.framework.fetch_hooks.s()},
                         {"expert_loop_s", r.framework.expert_loop.s()},
-                        {"attention_backend_s", r.framework.attention_backend.s()}}}};
+                        {"attention_backend_s", r.framework.attention_backend.s()},
+                        {"eager_elementwise_s", r.framework.eager_elementwise.s()},
+                        {"fsdp2_copy_out_s", r.framework.fsdp2_copy_out.s()}}}};
   doc["step_time_s"] = r.step.s();
   doc["micro_batch_time_s"] = r.micro_batch.s();
   doc["tokens_per_step"] = r.tokens_per_step;

@@ -127,6 +127,44 @@ FrameworkOverhead ComputeFrameworkOverhead(const StepTables& t, const StepLayout
     o.expert_loop = Seconds::Of(per_expert * (forward + backward + rec * recompute));
   }
 
+  // Eager element-wise traffic: the bytes each kind moves beyond its fused kernel, on this rank
+  // (norms are hidden-wide, split by TP only under sequence parallelism; the rest TP-split), over
+  // the critical stage's layers; backward moves twice the forward's, the recompute re-runs the
+  // forward's share that the fused term's recompute re-runs.
+  const double tp = static_cast<double>(s.layout.tp);
+  const double sp_split = s.layout.sequence_parallel ? tp : 1.0;
+  const double hbm = t.hbm.bytes_per_s() * t.efficiency.hbm_efficiency;
+  const double tokens =
+      static_cast<double>(s.micro_batch) * t.mean_tokens / static_cast<double>(s.layout.cp);
+  const double act_bytes =
+      t.dense_mlp_act_bytes_per_token + t.routed_act_bytes_per_token + t.shared_act_bytes_per_token;
+  const double extra_per_token =
+      (f.eager_norm - 1) * t.norm_bytes_per_token / sp_split +
+      ((f.eager_rotary - 1) * t.rotary_bytes_per_token + (f.eager_activation - 1) * act_bytes +
+       (f.eager_attention_copies ? t.attention_copy_bytes_per_token : 0.0)) /
+          tp;
+  if (extra_per_token > 0 && hbm > 0) {
+    const double forward = extra_per_token * tokens / hbm * c.critical.layers;
+    const double fused_forward = c.forward.memory_bound.s();
+    const double recompute_share =
+        fused_forward > 0 ? c.recompute.memory_bound.s() / fused_forward : 0.0;
+    o.eager_elementwise = Seconds::Of(forward * (1 + 2 + recompute_share));
+  }
+  // FSDP2's copy-out: each gather (forward, and backward when resharded) writes the unit's
+  // gathered bytes into its parameters, on the compute stream.
+  if (s.sharding.mode == ShardingMode::kFsdp2 && f.fsdp2_copy_out_bytes_per_byte > 0 && hbm > 0) {
+    const ParallelLayout& l = s.layout;
+    const double params =
+        (static_cast<double>(t.traffic.non_expert_params) / tp +
+         static_cast<double>(t.traffic.expert_params) / static_cast<double>(l.ep * l.etp)) *
+        c.critical.layers;
+    const double gather_bytes =
+        s.fp8.on() && s.fp8.param_gather ? 1.0 : static_cast<double>(s.param_bytes);
+    const double gathers = s.sharding.reshard_after_forward ? 2.0 : 1.0;
+    o.fsdp2_copy_out =
+        Seconds::Of(gathers * params * gather_bytes * f.fsdp2_copy_out_bytes_per_byte / hbm);
+  }
+
   if (!t.unfused_attention) {
     auto slower = [](Seconds time, double factor) {
       return factor > 0 && factor < 1 ? time.s() * (1 / factor - 1) : 0.0;

@@ -30,8 +30,14 @@ struct FrameworkOverhead {
   Seconds fetch_hooks;        // the host part added by ZeRO-3 / FSDP2 parameter fetches
   Seconds expert_loop;        // HF's per-expert Python loop (host time the GPU waits for)
   Seconds attention_backend;  // attention at FlashAttention-2's rate instead of cuDNN's
+  // Memory-bound kernels beyond the fused ones the step counts: the eager module code's extra
+  // bytes (norms, rotary, activation, attention's layout copies) in the three passes, and
+  // FSDP2's copy of each gathered unit into its parameters.
+  Seconds eager_elementwise;
+  Seconds fsdp2_copy_out;
   Seconds total() const {
-    return host_bound_layers + fetch_hooks + expert_loop + attention_backend;
+    return host_bound_layers + fetch_hooks + expert_loop + attention_backend + eager_elementwise +
+           fsdp2_copy_out;
   }
 };
 

@@ -80,6 +80,21 @@ Result<FrameworkEntry> ParseEntry(YamlMap& m, const std::string& name) {
     }
     STRATA_RETURN_IF_ERROR(loop.CheckNoUnknownKeys());
   }
+  if (m.Has("eager_traffic")) {
+    STRATA_ASSIGN_OR_RETURN(YamlMap t, m.Map("eager_traffic"));
+    for (const auto& [key, target] :
+         {std::pair{"norm", &e.eager_norm}, std::pair{"rotary", &e.eager_rotary},
+          std::pair{"mlp_activation", &e.eager_activation}}) {
+      STRATA_ASSIGN_OR_RETURN(*target, PositiveAt(t, key));
+      if (*target < 1) {
+        return t.ErrorAt(key, fmt::format("expected bytes moved over the fused kernel's, >= 1, "
+                                          "got {}",
+                                          *target));
+      }
+    }
+    STRATA_ASSIGN_OR_RETURN(e.eager_attention_copies, t.Bool("attention_copies"));
+    STRATA_RETURN_IF_ERROR(t.CheckNoUnknownKeys());
+  }
   STRATA_ASSIGN_OR_RETURN(e.attention, m.String("attention"));
   if (e.attention != "cudnn" && e.attention != "sdpa_flash2") {
     return m.ErrorAt(
@@ -144,6 +159,8 @@ Result<FrameworkCatalog> ParseFrameworkCatalog(const std::string& text, const st
     STRATA_ASSIGN_OR_RETURN(YamlMap f, SourcedSection(top, "fsdp2_fetch", c.sources));
     STRATA_ASSIGN_OR_RETURN(c.fsdp2_ops_per_fetch, NonNegative(f, "ops_per_fetch"));
     STRATA_ASSIGN_OR_RETURN(c.fsdp2_ops_per_param, NonNegative(f, "ops_per_param"));
+    STRATA_ASSIGN_OR_RETURN(c.fsdp2_copy_out_bytes_per_byte,
+                            NonNegative(f, "copy_out_bytes_per_byte"));
     STRATA_RETURN_IF_ERROR(CheckRows(f));
     STRATA_RETURN_IF_ERROR(f.CheckNoUnknownKeys());
   }
@@ -222,6 +239,26 @@ Result<FrameworkProfile> ResolveForMode(const FrameworkCatalog& catalog, const J
         fmt::format("{} release ASSUMED {} (the latest known)", engine->name, engine->latest));
   }
   p.layer_ops = engine->layer_ops;
+  const bool eager_traffic = engine->eager_norm > 1 || engine->eager_rotary > 1 ||
+                             engine->eager_activation > 1 || engine->eager_attention_copies;
+  if (eager_traffic && spec.liger_kernel) {
+    p.assumptions.push_back(
+        "Liger kernels: fused RMSNorm, rotary and SwiGLU (no eager element-wise traffic)");
+  } else if (eager_traffic && spec.compile) {
+    p.assumptions.push_back("torch.compile: the element-wise ops fused (no eager traffic)");
+  } else if (eager_traffic) {
+    p.eager_norm = engine->eager_norm;
+    p.eager_rotary = engine->eager_rotary;
+    p.eager_activation = engine->eager_activation;
+    p.eager_attention_copies = engine->eager_attention_copies;
+    p.assumptions.push_back(fmt::format(
+        "eager module code: norms move {:.1f}x, rotary {:.1f}x, the MLP activation {:.2f}x the "
+        "bytes of a fused kernel{} (set framework.compile, or framework.liger_kernel for HF "
+        "code, where they are fused)",
+        p.eager_norm, p.eager_rotary, p.eager_activation,
+        p.eager_attention_copies ? "; GQA's repeated K/V and the attention output are copied"
+                                 : ""));
+  }
   if (spec.compile && engine->compiled_layer_ops > 0) {
     p.layer_ops = engine->compiled_layer_ops;
     p.assumptions.push_back(
@@ -298,9 +335,12 @@ Result<FrameworkProfile> ResolveForMode(const FrameworkCatalog& catalog, const J
   if (job.sharding.mode == ShardingMode::kFsdp2) {
     p.fsdp2_ops_per_fetch = catalog.fsdp2_ops_per_fetch;
     p.fsdp2_ops_per_param = catalog.fsdp2_ops_per_param;
+    p.fsdp2_copy_out_bytes_per_byte = catalog.fsdp2_copy_out_bytes_per_byte;
     p.assumptions.push_back(
-        fmt::format("FSDP2 hooks: {:.0f} ops per layer fetch and {:.0f} per parameter",
-                    p.fsdp2_ops_per_fetch, p.fsdp2_ops_per_param));
+        fmt::format("FSDP2 hooks: {:.0f} ops per layer fetch and {:.0f} per parameter; each "
+                    "gather's output copied into the parameters on the compute stream ({:.0f} "
+                    "bytes moved per gathered byte)",
+                    p.fsdp2_ops_per_fetch, p.fsdp2_ops_per_param, p.fsdp2_copy_out_bytes_per_byte));
   }
   return p;
 }

@@ -34,6 +34,11 @@ struct FrameworkEntry {
   // transformers' (fla's when flash-linear-attention is installed, else a PyTorch fallback).
   std::string gdn_module = "transformers";
   bool gdn_module_given = false;
+  // Eager (uncompiled) module code moves more bytes than the fused kernels the step's
+  // memory-bound term counts: per kind, the bytes moved over the fused kernel's (1: as fused),
+  // and whether attention's layout copies (GQA's repeated K/V, the output made contiguous) run.
+  double eager_norm = 1, eager_rotary = 1, eager_activation = 1;
+  bool eager_attention_copies = false;
   std::string source;
 };
 
@@ -42,6 +47,9 @@ struct FrameworkCatalog {
   double flash2_forward = 1, flash2_backward = 1;  // FlashAttention-2 / cuDNN on `flash2_gpus`
   std::vector<std::string> flash2_gpus;
   double fsdp2_ops_per_fetch = 0, fsdp2_ops_per_param = 0;
+  // FSDP2 copies each all-gather's output into the parameters' unsharded tensors on the compute
+  // stream: bytes moved per gathered byte (a read and a write).
+  double fsdp2_copy_out_bytes_per_byte = 0;
   std::map<std::string, FrameworkEntry> frameworks;
   std::map<std::string, std::string> sources;  // section -> source text
 };
@@ -65,6 +73,11 @@ struct FrameworkProfile {
   // DeepSpeed ZeRO-3's host ops per parameter fetched: zero3_ops_per_param + per_rank x DP.
   double zero3_ops_per_param = 0, zero3_ops_per_param_per_rank = 0;
   double fsdp2_ops_per_fetch = 0, fsdp2_ops_per_param = 0;  // with sharding fsdp2
+  double fsdp2_copy_out_bytes_per_byte = 0;                 // with sharding fsdp2
+  // The eager module code's traffic over the fused kernels' (FrameworkEntry); all 1 / false
+  // under torch.compile, whose Inductor fuses the element-wise ops.
+  double eager_norm = 1, eager_rotary = 1, eager_activation = 1;
+  bool eager_attention_copies = false;
   // Gated DeltaNet: the kernel (fla | flashqla | torch), whether the job chose it, and whose
   // module runs it (megatron-core | transformers).
   std::string gdn_kernel = "fla";

@@ -85,8 +85,9 @@ enum class StepPart {
   kFrameworkFetchHooks,
   kFrameworkExpertLoop,
   kFrameworkAttention,
+  kFrameworkMemoryTraffic,  // eager element-wise traffic and FSDP2's copy-out
 };
-inline constexpr size_t kStepPartCount = 21;
+inline constexpr size_t kStepPartCount = 22;
 std::string_view StepPartName(StepPart part);  // "forward compute", "EP all-to-all", ...
 
 struct StepPartTime {

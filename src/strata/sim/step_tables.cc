@@ -70,7 +70,11 @@ void AddLayerBytes(const ModelConfig& c, const LayerSpec& spec, StepTables& t) {
       const auto& a = c.attention;
       const double q = static_cast<double>(a.num_heads * a.head_dim);
       const double kv = static_cast<double>(a.num_kv_heads * a.head_dim);
-      double elems = 2 * (q + kv);           // rotary on q and k: read + write
+      double elems = 2 * (q + kv);  // rotary on q and k: read + write
+      t.rotary_bytes_per_token += b * 2 * (q + kv);
+      // Eager code: K and V each read (kv) and written at the query heads' width (q) when GQA
+      // repeats them, and the output read and written once more (contiguous()).
+      t.attention_copy_bytes_per_token += b * ((kv < q ? 2 * (kv + q) : 0.0) + 2 * q);
       if (a.qk_norm) elems += 2 * (q + kv);  // per-head norms on q and k
       if (a.output_gate) elems += 3 * q;     // sigmoid gate: read 2q, write q
       t.split_bytes_per_token += b * elems;

@@ -98,6 +98,11 @@ struct StepTables {
   double dense_mlp_act_bytes_per_token = 0;
   double routed_act_bytes_per_token = 0;
   double shared_act_bytes_per_token = 0;
+  // Parts the eager module code moves more of (FrameworkProfile::eager_*): rotary on q and k
+  // (split), and the layout copies of eager attention code (split): GQA's K and V repeated to
+  // the query heads and the attention output made contiguous before its projection.
+  double rotary_bytes_per_token = 0;
+  double attention_copy_bytes_per_token = 0;
   // Adapters (model/adapter.h), all layers: forward FLOP per token of their thin GEMMs, their
   // rank (the GEMMs' narrow side), DoRA's weight-norm FLOP per forward; and QLoRA's
   // dequantisation of every base linear weight before its GEMM, bytes per pass over the layers
