@@ -145,5 +145,27 @@ TEST(FirstRunSecondBatch, NoHangHeadlineNamesProcessesByPid) {
   EXPECT_NE(v.headline.find("pid 4100"), std::string::npos) << v.headline;
 }
 
+// deepspeedai/DeepSpeed#5394 (held back, missed when the held-back cases were run): the paste
+// opens with the Hugging Face Trainer's metrics, a Python dict's repr ("{'loss': 1.7157, ...}"),
+// and was refused as "JSON of no known kind" (exit 2). A JSON object's first key is
+// double-quoted; this is a log, and its last line is rank 0's watchdog timeout at SeqNum 9314.
+TEST(FirstRunSecondBatch, ALogOpeningWithAPythonDictIsALogNotJson) {
+  const Verdict v = AnalyzeLog(
+      "{'loss': 1.7157, 'grad_norm': 0.0, 'learning_rate': 0.0, 'epoch': 0.02}\n"
+      "{'eval_loss': 1.8737543821334839, 'eval_runtime': 14.4006, 'epoch': 0.02}\n"
+      " 2%|▏         | 1/42 [02:52<1:48:00, 158.06s/i[rank0]:[E ProcessGroupNCCL.cpp:523] [Rank "
+      "0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=9314, "
+      "OpType=_REDUCE_SCATTER_BASE, NumelIn=131072000, NumelOut=32768000, Timeout(ms)=600000) \n");
+  EXPECT_TRUE(v.unreadable.empty());
+  EXPECT_EQ(v.finding.kind, "collective_timeout");
+  EXPECT_EQ(v.finding.op, "_REDUCE_SCATTER_BASE");
+  EXPECT_EQ(v.finding.seq, 9314);
+  EXPECT_EQ(v.finding.timeout_ms, 600000);
+  // A JSON object of no known kind is still refused, naming what was expected.
+  const Verdict json = AnalyzeLog("{\"step\": 3, \"loss\": 1.2}\n");
+  ASSERT_EQ(json.unreadable.size(), 1u);
+  EXPECT_NE(json.unreadable[0].reason.find("JSON of no known kind"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace strata::hang
