@@ -28,7 +28,7 @@ using strata::testing::TestPath;
 
 constexpr const char* kSuite = "golden/hang-real";
 // The count of right cases may only go up: lower it only with a reason in the commit message.
-constexpr size_t kMinRight = 127;
+constexpr size_t kMinRight = 149;
 
 struct Expected {
   bool problem = true;
@@ -190,7 +190,7 @@ std::string AccuracyDocument(const Results& r, const std::map<std::string, std::
   size_t right = 0, held = 0, held_right = 0, missed_first = 0;
   size_t early_held = 0, early_held_right = 0;  // the held-back cases of no dated batch
   struct Batch {
-    size_t n = 0, right_first = 0, held = 0, held_right = 0;
+    size_t n = 0, right_first = 0, right_now = 0, held = 0, held_right = 0, read_since = 0;
   };
   std::map<std::string, Batch> batches;  // by the date the batch was collected
   for (const std::string& c : r.cases) {
@@ -205,8 +205,12 @@ std::string AccuracyDocument(const Results& r, const std::map<std::string, std::
       Batch& b = batches[e.batch];
       ++b.n;
       b.right_first += e.right_first_run ? 1u : 0u;
-      b.held += e.held_back ? 1u : 0u;
+      b.right_now += ok ? 1u : 0u;
+      // A held-back case missed when it was run and read since (held_back_first_run) still
+      // counts as held back and missed: the figure is the one measured then.
+      b.held += e.held_back || e.missed_first_run ? 1u : 0u;
       b.held_right += e.held_back && ok ? 1u : 0u;
+      b.read_since += e.missed_first_run ? 1u : 0u;
       continue;
     }
     missed_first += e.missed_first_run ? 1u : 0u;
@@ -217,13 +221,25 @@ std::string AccuracyDocument(const Results& r, const std::map<std::string, std::
   }
   std::string batch_lines;
   for (const auto& [date, b] : batches) {
+    const size_t fit = b.n - b.held;
+    size_t fit_right = b.right_now - b.held_right;
+    for (const std::string& c : r.cases) {  // held back, missed then, right since: not fit
+      const Expected& e = r.expected.at(c);
+      if (e.batch == date && e.missed_first_run && r.outcome.at(c).wrong.empty()) --fit_right;
+    }
+    const std::string read_since =
+        b.read_since == 0 ? ""
+                          : fmt::format("; {} missed then and read since {} as missed",
+                                        b.read_since, b.read_since == 1 ? "counts" : "count");
     batch_lines += fmt::format(
         "- Batch collected {}: {} new cases, all run once before any code was changed for them\n"
         "  (`first_run_batch:` and `first_run:` in case.yaml): **{} of {} right ({})** at that "
         "run.\n"
-        "  Of them, {} were held back (not looked at until the code was done): {} of {} right "
-        "now.\n",
-        date, b.n, b.right_first, b.n, Percent(b.right_first, b.n), b.held, b.held_right, b.held);
+        "  Right now: {} of {} ({}); the part looked at while fixing, {} of {} ({}); the {} held\n"
+        "  back (not looked at until the code was done{}), {} of {} ({}).\n",
+        date, b.n, b.right_first, b.n, Percent(b.right_first, b.n), b.right_now, b.n,
+        Percent(b.right_now, b.n), fit_right, fit, Percent(fit_right, fit), b.held, read_since,
+        b.held_right, b.held, Percent(b.held_right, b.held));
   }
   std::string rows;
   for (const std::string& c : r.cases) {

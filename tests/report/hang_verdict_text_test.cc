@@ -31,6 +31,12 @@ TEST(HangVerdictText, ProcessIdsAreNotPrintedAsRanks) {
   EXPECT_NE(text.find("culprit: pid 4100"), std::string::npos) << text;
   EXPECT_EQ(text.find("rank 4100"), std::string::npos) << text;
   EXPECT_EQ(text.find("ranks 4101"), std::string::npos) << text;
+  // The count of live ones is a count of processes, not of ranks (issue 33: "process ids are
+  // printed as ranks when no rank is known").
+  EXPECT_EQ(text.find("ranks: expected"), std::string::npos) << text;
+  EXPECT_NE(text.find("processes (by pid, no RANK known): expected unknown, live 3 (4100-4102)"),
+            std::string::npos)
+      << text;
 }
 
 }  // namespace

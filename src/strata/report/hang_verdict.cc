@@ -158,8 +158,13 @@ std::string VerdictToText(const Verdict& v, size_t max_frames) {
   if (!v.finding.setting.empty()) line("  check first: " + v.finding.setting);
   for (const std::string& e : v.finding.evidence) line("  " + e);
   line("");
-  line(fmt::format("ranks: expected {}, live {} ({}), dead {}, missing {}, without a stack {}",
-                   v.expected_world ? std::to_string(*v.expected_world) : "unknown",
+  // Processes known only by pid are not ranks: the line says which it counts.
+  const bool all_pids = !v.ranks_seen.empty() && v.pid_only.size() == v.ranks_seen.size();
+  const char* counted = v.pid_only.empty() ? "ranks"
+                        : all_pids         ? "processes (by pid, no RANK known)"
+                                           : "ranks and processes (by pid where no RANK is known)";
+  line(fmt::format("{}: expected {}, live {} ({}), dead {}, missing {}, without a stack {}",
+                   counted, v.expected_world ? std::to_string(*v.expected_world) : "unknown",
                    v.ranks_seen.size(), RangesOrNone(v.ranks_seen), RangesOrNone(v.dead),
                    v.uncollected > 0 ? fmt::format("none named ({} not collected: {})",
                                                    v.uncollected, v.uncollected_ranges)

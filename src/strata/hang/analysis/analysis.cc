@@ -400,10 +400,11 @@ std::string Headline(const Verdict& v) {
   if (v.finding.kind == "healthy" && v.ranks_seen.empty()) return "no hang: " + v.finding.summary;
   if (v.ranks_seen.empty()) return "no verdict: no readable evidence of any rank";
   if (!v.moved.empty() && v.groups.empty()) {
-    return fmt::format("no hang: {} moved between the snapshots", RanksText(v.moved));
+    return fmt::format("no hang: {} moved between the snapshots", IdsText(v.pid_only, v.moved));
   }
   return fmt::format("no hang found: {} in {} stack group{}, none left behind by its peers",
-                     RanksText(v.ranks_seen), v.groups.size(), v.groups.size() == 1 ? "" : "s");
+                     IdsText(v.pid_only, v.ranks_seen), v.groups.size(),
+                     v.groups.size() == 1 ? "" : "s");
 }
 
 bool NothingRead(const EvidenceSet& ev) {

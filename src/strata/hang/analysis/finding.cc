@@ -487,6 +487,13 @@ bool Stacks(const EvidenceSet& ev, const Verdict& v, Finding& f) {
     } else if (p.id == "odd_other_thread") {
       f.kind = "lagging_rank";
       f.ranks = p.ranks;
+    } else if (p.id == "lock_wait") {
+      // Stuck outside any collective, on a lock no process shown holds. Processes without a
+      // known RANK are shown by pid: a pid is not a rank to name.
+      f.kind = "lagging_rank";
+      for (int64_t id : p.ranks) {
+        if (std::binary_search(known_ranks.begin(), known_ranks.end(), id)) f.ranks.push_back(id);
+      }
     } else if (p.id == "all_ranks_identical") {
       f.kind = "collective_timeout";
     } else {

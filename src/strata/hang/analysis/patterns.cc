@@ -316,6 +316,42 @@ void DetectAllIdentical(const PatternInput& in, std::vector<Pattern>& out) {
   out.push_back(std::move(p));
 }
 
+// Processes waiting on a lock file while every other process shown waits too (on a lock or on
+// its peers): no process in the evidence holds the lock, so nothing will release it. Not named
+// while any process runs (it may be the builder holding the lock).
+void DetectLockWait(const PatternInput& in, std::vector<Pattern>& out) {
+  std::vector<int64_t> waiting;
+  const StackGroup* first = nullptr;
+  for (const StackGroup& g : in.groups) {
+    if (IsLockWait(g.activity)) {
+      waiting.insert(waiting.end(), g.ranks.begin(), g.ranks.end());
+      if (!first) first = &g;
+    } else if (!IsBlockedOnPeers(g.activity.kind)) {
+      return;
+    }
+  }
+  if (!first) return;
+  std::sort(waiting.begin(), waiting.end());
+  Pattern p;
+  p.id = "lock_wait";
+  p.ranks = waiting;
+  p.title = fmt::format("{} {} waiting on a lock file ({}) that no process in the evidence holds",
+                        IdsOf(in, waiting), waiting.size() == 1 ? "is" : "are", first->activity.op);
+  const auto i = static_cast<size_t>(first->activity.frame_index);
+  std::string where = Where(first->frames[i]);
+  if (i + 1 < first->frames.size()) where += ", called from " + Where(first->frames[i + 1]);
+  p.evidence.push_back("py-spy main thread: " + where);
+  p.evidence.push_back(
+      first->activity.op.starts_with("FileBaton.")
+          ? "torch's FileBaton lock is a plain file: a build killed mid-way (OOM, SIGKILL, a "
+            "cancelled job) leaves it, and every later build waits forever; remove the 'lock' "
+            "file in the extension's build directory (TORCH_EXTENSIONS_DIR, by default "
+            "~/.cache/torch_extensions) and restart"
+          : "a FileLock is held by a live process: find the process holding the lock file (it "
+            "is not among the dumps), or the lock is on a file system without working locks");
+  out.push_back(std::move(p));
+}
+
 void DetectDeadOrMissing(const PatternInput& in, std::vector<Pattern>& out) {
   if (in.dead_or_missing.empty()) return;
   Pattern p;
@@ -357,6 +393,7 @@ std::vector<Pattern> FindPatterns(const PatternInput& in) {
   DetectMismatch(in, out);
   DetectP2pDeadlock(in, out);
   DetectAllIdentical(in, out);
+  DetectLockWait(in, out);
   DetectDeadOrMissing(in, out);
   return out;
 }

@@ -167,6 +167,12 @@ StackActivity ClassifyStack(const std::vector<PyFrame>& frames, bool thread_idle
       // process's lock file, which no collective and no watchdog sees.
       a.kind = Activity::kIdle;
       a.op = "FileLock." + f.function;
+    } else if (Contains(f.file, "torch/utils/file_baton")) {
+      // torch.utils.cpp_extension's FileBaton: polls for the lock file of a build another
+      // process began. The file is a plain file, not an OS lock: a build killed mid-way leaves
+      // it behind and the wait never ends (pytorch/pytorch#189245).
+      a.kind = Activity::kIdle;
+      a.op = "FileBaton." + f.function;
     } else {
       continue;
     }
@@ -206,6 +212,11 @@ std::string ActivityName(Activity kind) {
 bool IsBlockedOnPeers(Activity kind) {
   return kind == Activity::kCollective || kind == Activity::kP2p || kind == Activity::kCommInit ||
          kind == Activity::kTeardown || kind == Activity::kDeviceSync;
+}
+
+bool IsLockWait(const StackActivity& a) {
+  return a.kind == Activity::kIdle &&
+         (a.op.starts_with("FileLock.") || a.op.starts_with("FileBaton."));
 }
 
 }  // namespace strata::hang

@@ -43,6 +43,10 @@ std::string ActivityName(Activity kind);
 /// Waiting for someone else: a collective, p2p, communicator init, teardown, or a device sync.
 bool IsBlockedOnPeers(Activity kind);
 
+/// Waiting on a lock file another process took: a FileLock (the filelock package) or torch's
+/// FileBaton (torch.utils.cpp_extension's build lock).
+bool IsLockWait(const StackActivity& a);
+
 }  // namespace strata::hang
 
 #endif  // STRATA_HANG_ANALYSIS_STACK_ACTIVITY_H_

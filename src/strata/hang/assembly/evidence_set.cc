@@ -71,7 +71,13 @@ FileKind Sniff(std::string_view contents) {
   const std::string_view head = contents.substr(0, 4096);
   const size_t first = head.find_first_not_of(" \t\r\n");
   if (first == std::string_view::npos) return FileKind::kPySpy;  // empty: py-spy killed early
-  if (head[first] == '{') {
+  // A JSON object's first key is a double-quoted string. A log may open with a Python dict's
+  // repr instead, "{'loss': 1.7157, ...}" (the Hugging Face Trainer's metrics lines,
+  // deepspeedai/DeepSpeed#5394): that is a log, not JSON of an unknown kind.
+  const size_t key = head.find_first_not_of(" \t\r\n", first + 1);
+  const bool json_object =
+      head[first] == '{' && (key == std::string_view::npos || head[key] == '"' || head[key] == '}');
+  if (json_object) {
     if (Contains(head, "\"hang_bundle\"")) return FileKind::kManifest;
     if (Contains(head, "\"pg_config\"") || Contains(head, "\"pg_status\"") ||
         Contains(head, "\"entries\"")) {

@@ -132,4 +132,27 @@ std::string StoreHost(std::string_view line) {
   return "";
 }
 
+// "socketProgressOpt: Call to send to 10.44.137.149<52905> failed : Connection reset by peer"
+// (NVIDIA/nccl#1920) or "Net : Call to recv from 10.200.84.247<58355> failed : Broken pipe"
+// (NVIDIA/nccl#795): the address the failed call went to or came from.
+std::string SocketPeer(std::string_view line) {
+  const size_t failed = line.find(" failed");
+  const std::string_view head = line.substr(0, failed);
+  const size_t to = head.rfind(" to ");
+  const size_t from = head.rfind(" from ");
+  if (to == std::string_view::npos && from == std::string_view::npos) return "";
+  const bool use_from =
+      from != std::string_view::npos && (to == std::string_view::npos || from > to);
+  return TokenAfter(head.substr(use_from ? from : to), use_from ? " from " : " to ");
+}
+
+// "pair.cc:799] connect [172.31.71.170]:13195: Connection refused" (pytorch/pytorch#108732).
+std::string GlooConnectPeer(std::string_view line) {
+  const size_t at = line.find("connect [");
+  if (at == std::string_view::npos) return "";
+  const std::string_view rest = line.substr(at + 9);
+  const size_t close = rest.find(']');
+  return close == std::string_view::npos ? "" : std::string(rest.substr(0, close));
+}
+
 }  // namespace strata::hang::failure_fields

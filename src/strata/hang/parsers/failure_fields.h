@@ -38,6 +38,14 @@ void ReadDetailMismatch(std::string_view line, FailureSignal* s);
 /// The host of "failed to connect to <host>:<port>", without its port.
 std::string StoreHost(std::string_view line);
 
+/// The peer of NCCL's "Call to send to <addr><port> failed" or "Call to recv from <addr><port>
+/// failed": the token after the last " to " or " from " before " failed" (not the "to" of
+/// "Call to").
+std::string SocketPeer(std::string_view line);
+
+/// The peer of Gloo's "connect [<addr>]:<port>: <error>", without its port or brackets.
+std::string GlooConnectPeer(std::string_view line);
+
 }  // namespace strata::hang::failure_fields
 
 #endif  // STRATA_HANG_PARSERS_FAILURE_FIELDS_H_

@@ -8,7 +8,9 @@
 
 namespace strata::hang {
 
+using failure_fields::GlooConnectPeer;
 using failure_fields::ReadDetailMismatch;
+using failure_fields::SocketPeer;
 using failure_fields::StoreHost;
 using failure_fields::TokenAfter;
 
@@ -135,6 +137,19 @@ bool ClassifyFailureLine(std::string_view line, FailureSignal* s) {
     s->detail = "cannot reach the rendezvous store (MASTER_ADDR/MASTER_PORT)";
     return true;
   }
+  // Gloo's TCP pairs connect to every peer while the group is created (ProcessGroupGloo's
+  // constructor, in init_process_group or new_group): "pair.cc:799] connect [172.31.71.170]:13195:
+  // Connection refused" (pytorch/pytorch#108732) is that set-up failing.
+  if (Contains(line, "pair.cc") && Contains(line, "] connect [") &&
+      (Contains(line, "Connection refused") || Contains(line, "Connection timed out") ||
+       Contains(line, "No route to host"))) {
+    s->kind = K::kBootstrap;
+    s->peer = GlooConnectPeer(line);
+    s->detail =
+        "Gloo could not connect to a peer while creating the process group: check that every "
+        "member creates the group and GLOO_SOCKET_IFNAME";
+    return true;
+  }
   if (Contains(line, "Connection refused") &&
       (Contains(line, "client socket") || Contains(line, "TCPStore") ||
        Contains(line, "rendezvous") || Contains(line, "DistNetworkError"))) {
@@ -201,8 +216,7 @@ bool ClassifyFailureLine(std::string_view line, FailureSignal* s) {
   }
   if (Contains(line, "failed : Broken pipe") || Contains(line, "failed : Connection reset")) {
     s->kind = K::kNetwork;
-    s->peer = TokenAfter(line, " from ");
-    if (s->peer.empty()) s->peer = TokenAfter(line, " to ");
+    s->peer = SocketPeer(line);
     s->detail = Contains(line, "Broken pipe") ? "Broken pipe" : "Connection reset";
     return true;
   }
