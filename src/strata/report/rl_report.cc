@@ -111,11 +111,11 @@ std::string StepText(const RlPlacementResult& r) {
   };
   const GenerationTime& g = r.generation;
   row("generation", t.generation,
-      fmt::format("prefill {} s; decode {:.0f} steps at batch {:.0f}, {:.1f} ms each ({}), "
-                  "x tail; longest sample alone {} s",
+      fmt::format("prefill {} s; decode {:.0f} steps at batch {:.0f}, {:.1f} ms each ({} + "
+                  "{:.1f} ms engine), x tail; longest sample alone {} s",
                   Sec(g.prefill), g.bulk_steps, g.batch, g.step.time.ms(),
                   g.step.memory_time >= g.step.compute_time ? "HBM-bound" : "compute-bound",
-                  Sec(g.tail_bound)));
+                  g.step.overhead.ms(), Sec(g.tail_bound)));
   row("old log-prob", t.old_log_prob, "forward over every sample (step model)");
   row("reference", t.reference, "the same forward on the reference weights");
   row("actor update", t.update, "step model x mini batches x epochs");
@@ -177,9 +177,10 @@ std::string ExplainText(const RlEvaluation& e) {
   out += fmt::format(
       "  decode step = max(HBM: ({} weights, routed experts x the {:.3f} a batch of {:.0f} "
       "touches, 1 - (1 - k/E)^B, + {} KV and state per GPU) / achieved HBM = {:.2f} ms, "
-      "compute {:.2f} ms)\n",
+      "compute {:.2f} ms) + the engine's {:.2f} ms per step = {:.2f} ms\n",
       FormatBytesAuto(g.step.weight_bytes), g.step.expert_fraction, g.batch,
-      FormatBytesAuto(g.step.kv_bytes), g.step.memory_time.ms(), g.step.compute_time.ms());
+      FormatBytesAuto(g.step.kv_bytes), g.step.memory_time.ms(), g.step.compute_time.ms(),
+      g.step.overhead.ms(), g.step.time.ms());
   out += fmt::format(
       "  generation = prefill {} s + max(tail {:.2f} x {:.0f} steps x {:.2f} ms, response_max "
       "steps alone {} s) = {} s\n",

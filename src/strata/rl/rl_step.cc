@@ -126,6 +126,7 @@ GenerationTime GenerationOf(const RolloutSetup& s, int64_t rollout_gpus,
   d.hbm_efficiency = s.efficiency.hbm_efficiency;
   d.peak = s.job->gpu().bf16_dense;
   d.compute_efficiency = s.efficiency.gemm_large * s.efficiency.sustained_clock;
+  d.step_overhead = s.constants->decode_step_overhead;
   g.prompts = static_cast<double>(spec.prompts) / instances;
   g.samples = static_cast<double>(spec.samples()) / instances;
   g.prompt_mean = spec.lengths.prompt_mean;
