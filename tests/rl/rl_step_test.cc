@@ -110,6 +110,44 @@ TEST(RlStepTest, H20DecodesFasterPerGpuAndPerWatt) {
   EXPECT_NEAR(h20.tokens_per_s_per_gpu, 32 / h20.step.time.s(), 1e-9);
 }
 
+// PPO on the reference job: the critic is the actor's model in the actor's layout (verl's
+// default critic.model.path), so its values pass is the actor's forward over every sample and its
+// update the actor's: colocated, the step grows by one old-log-prob pass and one update,
+// 300.6 + 24.8 + 106.5 = 431.9 s from docs/commands/rl.md's rounded table (432.0 unrounded).
+// Offloaded, the host keeps both models' states: twice GRPO's. Not offloaded, vLLM's GPUs also hold
+// the critic's weights, gradients and optimizer states beside the actor's.
+TEST(RlStepTest, PpoAddsTheCriticsPassesAndStates) {
+  auto spec = LoadRlSpec(kReferenceRlJobName, {"algorithm=ppo"});
+  ASSERT_TRUE(spec.ok()) << spec.error().Format();
+  auto ppo = EvaluateRl(*Workspace::Load(), *spec);
+  ASSERT_TRUE(ppo.ok()) << ppo.error().Format();
+  const RlTimes& g = Reference().colocated.times;
+  const RlTimes& p = ppo->colocated.times;
+  EXPECT_NEAR(g.critic_values.s(), 0, 1e-12);
+  EXPECT_NEAR(g.critic_update.s(), 0, 1e-12);
+  EXPECT_NEAR(p.critic_values.s(), g.old_log_prob.s(), 1e-9);
+  EXPECT_NEAR(p.critic_update.s(), g.update.s(), 1e-9);
+  EXPECT_NEAR(p.step.s(), 431.9, 0.15);
+  EXPECT_NEAR(p.step.s(), g.step.s() + g.old_log_prob.s() + g.update.s(), 1e-9);
+  EXPECT_NEAR(ppo->host_offload_per_node / Reference().host_offload_per_node, 2.0, 1e-12);
+  ASSERT_EQ(ppo->phases.size(), 4u);
+  EXPECT_EQ(ppo->phases[3].phase, "critic update");
+
+  // Not offloaded: the rollout's neighbours are the CUDA context plus two models' states.
+  auto grpo_kept = LoadRlSpec(kReferenceRlJobName, {"placement.offload_trainer=false"});
+  auto ppo_kept =
+      LoadRlSpec(kReferenceRlJobName, {"algorithm=ppo", "placement.offload_trainer=false"});
+  ASSERT_TRUE(grpo_kept.ok() && ppo_kept.ok());
+  auto a = EvaluateRl(*Workspace::Load(), *grpo_kept);
+  auto b = EvaluateRl(*Workspace::Load(), *ppo_kept);
+  ASSERT_TRUE(a.ok() && b.ok());
+  const Bytes states = a->ledger.Total(ItemKind::kWeights) + a->ledger.Total(ItemKind::kGradients) +
+                       a->ledger.Total(ItemKind::kOptimizer);
+  EXPECT_NEAR(
+      b->colocated.rollout_memory.resident.gib() - a->colocated.rollout_memory.resident.gib(),
+      states.gib(), 1e-9);
+}
+
 // An RL batch that does not divide over the actor's DP: 16 prompts x 8 samples = 128 samples per
 // mini batch over DP 40. The error names the RL job and says how strata set the actor's batch.
 TEST(RlStepTest, RlBatchThatDoesNotDivideOverTheActorsDp) {

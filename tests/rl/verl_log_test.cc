@@ -181,5 +181,42 @@ TEST(VerlLogTest, GenerationSemantics) {
   EXPECT_EQ(c.semantics_source, "--verl-version 0.7.0");
 }
 
+// PPO's critic timers: verl prints timing_s/values and timing_s/update_critic; with the reference
+// job as PPO the critic is the actor's model and layout, so its values pass is predicted at the
+// old log-prob pass (24.8 s, docs/commands/rl.md) and its update at the actor's (106.5 s). A GRPO
+// job reads the keys too and says it has no critic.
+TEST(VerlLogTest, PpoCriticTimers) {
+  auto log = ParseVerlLog(
+      "step:1 - timing_s/gen:100 - timing_s/update_weights:10 - timing_s/values:31 - "
+      "timing_s/update_critic:100 - timing_s/step:500\n");
+  ASSERT_TRUE(log.ok()) << log.error().Format();
+  auto spec = LoadRlSpec(kReferenceRlJobName, {"algorithm=ppo"});
+  ASSERT_TRUE(spec.ok());
+  auto ppo = EvaluateRl(*Workspace::Load(), *spec);
+  ASSERT_TRUE(ppo.ok());
+  VerlComparison c = CompareVerlLog(*ppo, *log, std::nullopt);
+  auto find = [&](const VerlComparison& v, const std::string& key) -> const VerlPhaseRow* {
+    for (const VerlPhaseRow& r : v.rows) {
+      if (r.key == key) return &r;
+    }
+    return nullptr;
+  };
+  const VerlPhaseRow* values = find(c, "timing_s/values");
+  const VerlPhaseRow* critic = find(c, "timing_s/update_critic");
+  ASSERT_NE(values, nullptr);
+  ASSERT_NE(critic, nullptr);
+  EXPECT_NEAR(values->predicted, 24.8, 0.05);
+  EXPECT_NEAR(*values->measured, 31, 1e-12);
+  EXPECT_NEAR(*values->error, values->predicted / 31 - 1, 1e-12);
+  EXPECT_NEAR(critic->predicted, 106.5, 0.05);
+  EXPECT_EQ(critic->predicted_from, "critic update");
+
+  const VerlComparison g = CompareVerlLog(Reference(), *log, std::nullopt);
+  const VerlPhaseRow* grpo = find(g, "timing_s/values");
+  ASSERT_NE(grpo, nullptr);
+  EXPECT_NEAR(grpo->predicted, 0, 1e-12);
+  EXPECT_EQ(grpo->predicted_from, "critic values (the RL job is GRPO: no critic)");
+}
+
 }  // namespace
 }  // namespace strata
