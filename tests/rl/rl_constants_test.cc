@@ -21,6 +21,9 @@ const char* const kGood = R"(vllm_memory:
 long_tail:
   factor: 2.0
   source: a step
+decode:
+  step_overhead_ms: 4.0
+  source: a profile
 weight_sync:
   convert_bandwidth: 6.0GB/s
   source: a measurement
@@ -34,7 +37,8 @@ TEST(RlConstantsTest, ShippedFileReads) {
   EXPECT_NEAR(c->NonTorch(1).gib(), 1.79, 1e-9);
   EXPECT_NEAR(c->NonTorch(2).gib(), 3.58, 1e-9);
   EXPECT_NEAR(c->sync_convert_bandwidth.gb_per_s(), 6.0, 1e-9);
-  EXPECT_EQ(c->sources.size(), 4u);  // every section says where its numbers come from
+  EXPECT_NEAR(c->decode_step_overhead.ms(), 4.0, 1e-12);
+  EXPECT_EQ(c->sources.size(), 5u);  // every section says where its numbers come from
 }
 
 std::string Replace(std::string text, const std::string& from, const std::string& to) {
@@ -59,6 +63,10 @@ TEST(RlConstantsTest, BadFilesNameTheField) {
        "'soon'"},
       {"unknown_key", Replace(kGood, "  factor: 2.0\n", "  factor: 2.0\n  facter: 1\n"),
        "c.yaml:11: long_tail.facter: unknown field 'facter'\n  hint: did you mean 'factor'?"},
+      {"negative_overhead", Replace(kGood, "step_overhead_ms: 4.0", "step_overhead_ms: -1"),
+       "c.yaml:13: decode.step_overhead_ms: expected a time >= 0 ms, got -1"},
+      {"no_decode", Replace(kGood, "decode:\n  step_overhead_ms: 4.0\n  source: a profile\n", ""),
+       "c.yaml:1: decode: missing required field"},
       {"malformed", "vllm_memory: [1,\n", ""},
   };
   for (const Row& row : rows) {

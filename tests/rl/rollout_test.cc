@@ -144,6 +144,14 @@ TEST(DecodeRooflineTest, MemoryBoundStep) {
   EXPECT_NEAR(s.memory_time.ms(), 11.7355, 1e-3);
   EXPECT_NEAR(s.compute_time.ms(), 2.5946, 1e-3);
   EXPECT_NEAR(s.time.ms(), 11.7355, 1e-3);
+
+  // The engine's own 4 ms per step (data/rl_constants.yaml decode.step_overhead_ms) comes on top
+  // of the kernels and leaves the roofline's terms alone: 11.7355 + 4 = 15.7355 ms.
+  in.step_overhead = Seconds::Of(0.004);
+  const DecodeStep with_overhead = DecodeRoofline(in);
+  EXPECT_NEAR(with_overhead.memory_time.ms(), 11.7355, 1e-3);
+  EXPECT_NEAR(with_overhead.overhead.ms(), 4.0, 1e-12);
+  EXPECT_NEAR(with_overhead.time.ms(), 15.7355, 1e-3);
 }
 
 // A dense model, TP1: 10 GB of weights, 1e5 B of KV per token, HBM 1e12 B/s at 1.0, 2e10 FLOP
@@ -186,6 +194,44 @@ TEST(GenerationTest, BulkTailAndLongestSample) {
     EXPECT_NEAR(t.bulk_steps, 4000, 1e-9);
     EXPECT_NEAR(t.step.time.ms(), 18.0, 1e-9);
     EXPECT_NEAR(t.bulk.s(), 72.0, 1e-9);
+    EXPECT_NEAR(t.decode.s(), row.decode_s, 1e-6);
+    EXPECT_NEAR(t.total.s(), row.total_s, 1e-6);
+  }
+}
+
+// The same generation with 4 ms of engine time per decode step, which the longest sample pays on
+// each of its steps too:
+//   step = 18 + 4 = 22 ms; bulk = 4,000 x 22 ms = 88 s, x 1.5 = 132 s.
+//   response_max 8,000: (10.5 + 4) ms x 8,000 = 116 s < 132 s: decode 132 s, total 132.4 s.
+//   response_max 16,000: (10.9 + 4) ms x 16,000 = 238.4 s: decode 238.4 s, total 238.8 s.
+TEST(GenerationTest, EngineOverheadOnEveryDecodeStep) {
+  struct Row {
+    double response_max;
+    double decode_s;
+    double total_s;
+  };
+  for (const Row& row : {Row{8000, 132.0, 132.4}, Row{16000, 238.4, 238.8}}) {
+    SCOPED_TRACE(row.response_max);
+    GenerationInput g;
+    g.decode.dense_weights = Bytes::GB(10);
+    g.decode.kv.full_per_token = Bytes::Count(1e5);
+    g.decode.flop_per_token = FlopCount::Of(2e10);
+    g.decode.hbm_bandwidth = BytesPerSecond::Of(1e12);
+    g.decode.peak = FlopPerSecond::Peta(1);
+    g.decode.compute_efficiency = 0.5;
+    g.decode.step_overhead = Seconds::Of(0.004);
+    g.prompts = 10;
+    g.samples = 80;
+    g.prompt_mean = 1000;
+    g.response_mean = 2000;
+    g.response_max = row.response_max;
+    g.prefill_flop_per_token = FlopCount::Of(2e10);
+    g.prefill_efficiency = 0.5;
+    g.concurrent_sequences = 40;
+    g.tail_factor = 1.5;
+    const GenerationTime t = ComputeGeneration(g);
+    EXPECT_NEAR(t.step.time.ms(), 22.0, 1e-9);
+    EXPECT_NEAR(t.bulk.s(), 88.0, 1e-9);
     EXPECT_NEAR(t.decode.s(), row.decode_s, 1e-6);
     EXPECT_NEAR(t.total.s(), row.total_s, 1e-6);
   }

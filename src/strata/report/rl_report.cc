@@ -111,14 +111,20 @@ std::string StepText(const RlPlacementResult& r) {
   };
   const GenerationTime& g = r.generation;
   row("generation", t.generation,
-      fmt::format("prefill {} s; decode {:.0f} steps at batch {:.0f}, {:.1f} ms each ({}), "
-                  "x tail; longest sample alone {} s",
+      fmt::format("prefill {} s; decode {:.0f} steps at batch {:.0f}, {:.1f} ms each ({} + "
+                  "{:.1f} ms engine), x tail; longest sample alone {} s",
                   Sec(g.prefill), g.bulk_steps, g.batch, g.step.time.ms(),
                   g.step.memory_time >= g.step.compute_time ? "HBM-bound" : "compute-bound",
-                  Sec(g.tail_bound)));
+                  g.step.overhead.ms(), Sec(g.tail_bound)));
   row("old log-prob", t.old_log_prob, "forward over every sample (step model)");
   row("reference", t.reference, "the same forward on the reference weights");
+  const bool ppo = r.times.critic_values.value() > 0 || r.times.critic_update.value() > 0;
+  if (ppo) {
+    row("critic values", t.critic_values,
+        "PPO: the critic's forward (the actor's model and layout)");
+  }
   row("actor update", t.update, "step model x mini batches x epochs");
+  if (ppo) row("critic update", t.critic_update, "PPO: the critic's step x mini batches x epochs");
   row("weight sync", t.weight_sync,
       fmt::format("gather {:.2f} + convert {:.2f} + transfer {:.2f} + load {:.2f}",
                   r.sync.gather.s(), r.sync.convert.s(), r.sync.transfer.s(), r.sync.load.s()));
@@ -145,7 +151,8 @@ std::string PlacementsText(const RlEvaluation& e) {
       t.AddRow({PlacementName(r), "", "", "", "", "", r.reason});
       return;
     }
-    const Seconds training = r.times.old_log_prob + r.times.reference + r.times.update;
+    const Seconds training = r.times.old_log_prob + r.times.reference + r.times.critic_values +
+                             r.times.update + r.times.critic_update;
     t.AddRow({PlacementName(r), Sec(r.times.generation), Sec(training), Sec(r.times.weight_sync),
               Sec(r.times.idle), Sec(r.times.step), best ? "best split" : ""});
   };
@@ -177,9 +184,10 @@ std::string ExplainText(const RlEvaluation& e) {
   out += fmt::format(
       "  decode step = max(HBM: ({} weights, routed experts x the {:.3f} a batch of {:.0f} "
       "touches, 1 - (1 - k/E)^B, + {} KV and state per GPU) / achieved HBM = {:.2f} ms, "
-      "compute {:.2f} ms)\n",
+      "compute {:.2f} ms) + the engine's {:.2f} ms per step = {:.2f} ms\n",
       FormatBytesAuto(g.step.weight_bytes), g.step.expert_fraction, g.batch,
-      FormatBytesAuto(g.step.kv_bytes), g.step.memory_time.ms(), g.step.compute_time.ms());
+      FormatBytesAuto(g.step.kv_bytes), g.step.memory_time.ms(), g.step.compute_time.ms(),
+      g.step.overhead.ms(), g.step.time.ms());
   out += fmt::format(
       "  generation = prefill {} s + max(tail {:.2f} x {:.0f} steps x {:.2f} ms, response_max "
       "steps alone {} s) = {} s\n",
@@ -231,7 +239,9 @@ Json TimesJson(const RlPlacementResult& r) {
   j["generation_s"] = JsonNumber(r.times.generation.s());
   j["old_log_prob_s"] = JsonNumber(r.times.old_log_prob.s());
   j["reference_s"] = JsonNumber(r.times.reference.s());
+  j["critic_values_s"] = JsonNumber(r.times.critic_values.s());
   j["update_s"] = JsonNumber(r.times.update.s());
+  j["critic_update_s"] = JsonNumber(r.times.critic_update.s());
   j["weight_sync_s"] = JsonNumber(r.times.weight_sync.s());
   j["idle_s"] = JsonNumber(r.times.idle.s());
   j["step_s"] = JsonNumber(r.times.step.s());

@@ -36,6 +36,16 @@ Result<RlConstants> ParseRlConstants(const std::string& text, const std::string&
   STRATA_ASSIGN_OR_RETURN(c.sources["long_tail"], tail.String("source"));
   STRATA_RETURN_IF_ERROR(tail.CheckNoUnknownKeys());
 
+  STRATA_ASSIGN_OR_RETURN(YamlMap decode, top.Map("decode"));
+  STRATA_ASSIGN_OR_RETURN(double overhead_ms, decode.Number("step_overhead_ms"));
+  if (overhead_ms < 0) {
+    return decode.ErrorAt("step_overhead_ms",
+                          fmt::format("expected a time >= 0 ms, got {}", overhead_ms));
+  }
+  c.decode_step_overhead = Seconds::Of(overhead_ms / 1000);
+  STRATA_ASSIGN_OR_RETURN(c.sources["decode"], decode.String("source"));
+  STRATA_RETURN_IF_ERROR(decode.CheckNoUnknownKeys());
+
   STRATA_ASSIGN_OR_RETURN(YamlMap sync, top.Map("weight_sync"));
   STRATA_ASSIGN_OR_RETURN(c.sync_convert_bandwidth, sync.Bandwidth("convert_bandwidth"));
   if (c.sync_convert_bandwidth.value() <= 0) {

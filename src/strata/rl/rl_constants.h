@@ -1,7 +1,7 @@
 // The constants of `strata rl` (data/rl_constants.yaml), each with the source the file gives:
 // vLLM's memory besides weights and KV cache, from which version CUDA graphs count inside
-// gpu_memory_utilization, the long-tail factor of generation, and the weight-sync conversion
-// rate.
+// gpu_memory_utilization, the long-tail factor of generation, the engine's time per decode
+// step, and the weight-sync conversion rate.
 #ifndef STRATA_RL_RL_CONSTANTS_H_
 #define STRATA_RL_RL_CONSTANTS_H_
 
@@ -21,6 +21,7 @@ struct RlConstants {
   Bytes cuda_graph;
   EngineVersion cuda_graph_counted_from;  // vLLM counts CUDA graphs inside its budget from here
   double tail_factor = 1;
+  Seconds decode_step_overhead;  // the engine's time per decode step beyond the roofline
   BytesPerSecond sync_convert_bandwidth;
   std::map<std::string, std::string> sources;  // section -> source text
 

@@ -108,8 +108,7 @@ Status ParseInto(YAML::Node root, const std::string& file, RlSpec& spec) {
   if (algorithm == "grpo") {
     spec.algorithm = RlAlgorithm::kGrpo;
   } else if (algorithm == "ppo") {
-    return top.ErrorAt("algorithm", "ppo (a critic beside the actor) is not modelled yet")
-        .WithHint("grpo is; a critic adds its own forward, backward and memory");
+    spec.algorithm = RlAlgorithm::kPpo;
   } else {
     return top.ErrorAt("algorithm", fmt::format("unknown algorithm '{}'", algorithm))
         .WithHint(DidYouMeanHint(algorithm, {"grpo", "ppo"}));

@@ -126,6 +126,7 @@ GenerationTime GenerationOf(const RolloutSetup& s, int64_t rollout_gpus,
   d.hbm_efficiency = s.efficiency.hbm_efficiency;
   d.peak = s.job->gpu().bf16_dense;
   d.compute_efficiency = s.efficiency.gemm_large * s.efficiency.sustained_clock;
+  d.step_overhead = s.constants->decode_step_overhead;
   g.prompts = static_cast<double>(spec.prompts) / instances;
   g.samples = static_cast<double>(spec.samples()) / instances;
   g.prompt_mean = spec.lengths.prompt_mean;
@@ -168,12 +169,18 @@ WeightSync SyncOf(const RolloutSetup& s, const ParallelLayout& train, bool split
   return w;
 }
 
-// What the trainer keeps on a GPU while vLLM generates beside it.
-Bytes ResidentBesideRollout(const MemoryLedger& ledger, bool offload) {
+// The weights, gradients and optimizer states of one model in the actor's layout.
+Bytes ModelStates(const MemoryLedger& ledger) {
+  return ledger.Total(ItemKind::kWeights) + ledger.Total(ItemKind::kGradients) +
+         ledger.Total(ItemKind::kOptimizer);
+}
+
+// What the trainer keeps on a GPU while vLLM generates beside it: its CUDA context and NCCL
+// buffers, and unless offloaded the states of each model it trains (PPO: the critic too).
+Bytes ResidentBesideRollout(const MemoryLedger& ledger, bool offload, double trained_models) {
   const Bytes overhead = ledger.Total(ItemKind::kOverhead);
   if (offload) return overhead;
-  return overhead + ledger.Total(ItemKind::kWeights) + ledger.Total(ItemKind::kGradients) +
-         ledger.Total(ItemKind::kOptimizer);
+  return overhead + ModelStates(ledger) * trained_models;
 }
 
 }  // namespace
@@ -231,7 +238,13 @@ Result<RlEvaluation> EvaluateRl(const Workspace& workspace, const RlSpec& spec) 
   c.placement = RlPlacement::kColocated;
   c.rollout_gpus = world;
   c.train_gpus = world;
-  const Bytes resident = ResidentBesideRollout(e.ledger, spec.offload_trainer);
+  // PPO's critic is the actor's model in the actor's layout (verl's default: critic.model.path
+  // is the actor's), so its passes cost what the actor's do and its states what the actor's do.
+  const bool ppo = spec.algorithm == RlAlgorithm::kPpo;
+  const double trained_models = ppo ? 2 : 1;
+  const Bytes resident = ResidentBesideRollout(e.ledger, spec.offload_trainer, trained_models);
+  // Not offloaded, the other model's states stay while one model updates.
+  const Bytes beside_update = ppo && !spec.offload_trainer ? ModelStates(e.ledger) : Bytes();
   c.rollout_memory =
       RolloutMemoryOf(s, spec.rollout.tp, spec.rollout.gpu_memory_utilization, resident);
   c.train_peak = e.ledger.Peak();
@@ -240,13 +253,21 @@ Result<RlEvaluation> EvaluateRl(const Workspace& workspace, const RlSpec& spec) 
   c.times.generation = c.generation.total;
   c.times.old_log_prob = actor.log_prob;
   c.times.reference = spec.reference_model ? actor.log_prob : Seconds();
+  c.times.critic_values = ppo ? actor.log_prob : Seconds();
   c.times.update = actor.update;
+  c.times.critic_update = ppo ? actor.update : Seconds();
   c.times.weight_sync = c.sync.total;
-  c.times.step = c.times.generation + c.times.old_log_prob + c.times.reference + c.times.update +
+  c.times.step = c.times.generation + c.times.old_log_prob + c.times.reference +
+                 c.times.critic_values + c.times.update + c.times.critic_update +
                  c.times.weight_sync;
-  c.valid = c.rollout_memory.fits && e.ledger.fits;
+  const bool update_fits = e.ledger.fits && e.ledger.Peak() + beside_update <= job.gpu().memory;
+  c.valid = c.rollout_memory.fits && update_fits;
   if (!c.rollout_memory.fits) c.reason = "rollout: " + c.rollout_memory.reason;
   if (!e.ledger.fits) c.reason = "the actor's update does not fit the GPU";
+  if (e.ledger.fits && !update_fits) {
+    c.reason = fmt::format("the update with the other model's states resident needs {} of {}",
+                           FormatGiB(e.ledger.Peak() + beside_update), FormatGiB(job.gpu().memory));
+  }
 
   e.phases = {
       {"rollout (vLLM beside the resident trainer)", c.rollout_memory.total,
@@ -254,13 +275,20 @@ Result<RlEvaluation> EvaluateRl(const Workspace& workspace, const RlSpec& spec) 
                             : "vLLM budget + trainer's weights, gradients, optimizer states"},
       {"log-prob and reference forward", e.ledger.PhaseOf(Phase::kForwardPeak).bytes,
        "the actor ledger's forward peak (vLLM asleep: weights and KV freed)"},
-      {"actor update", e.ledger.Peak(), "the actor ledger's peak"},
+      {"actor update", e.ledger.Peak() + beside_update,
+       beside_update.value() > 0 ? "the actor ledger's peak + the critic's states (not offloaded)"
+                                 : "the actor ledger's peak"},
   };
+  if (ppo) {
+    e.phases.push_back({"critic update", e.ledger.Peak() + beside_update,
+                        beside_update.value() > 0
+                            ? "the actor's ledger (the critic is its model and layout) + the "
+                              "actor's states (not offloaded)"
+                            : "the actor's ledger: the critic is its model and layout"});
+  }
   if (spec.offload_trainer) {
     e.host_offload_per_node =
-        (e.ledger.Total(ItemKind::kWeights) + e.ledger.Total(ItemKind::kGradients) +
-         e.ledger.Total(ItemKind::kOptimizer)) *
-        static_cast<double>(per_node);
+        ModelStates(e.ledger) * (trained_models * static_cast<double>(per_node));
   }
 
   // Splits of whole nodes, synchronous and one step off-policy.
@@ -290,22 +318,29 @@ Result<RlEvaluation> EvaluateRl(const Workspace& workspace, const RlSpec& spec) 
     }
     base.rollout_memory =
         RolloutMemoryOf(s, spec.rollout.tp, spec.rollout.gpu_memory_utilization, Bytes());
-    base.train_peak = train->ledger.Peak();
     base.generation = GenerationOf(s, m, base.rollout_memory);
     base.sync = SyncOf(s, train_job->layout(), true);
-    base.valid = base.rollout_memory.fits && train->ledger.fits;
+    // A split's training side keeps both PPO models on its GPUs (nothing to make room for).
+    const Bytes train_peak = train->ledger.Peak() + (ppo ? ModelStates(train->ledger) : Bytes());
+    base.train_peak = train_peak;
+    const bool train_fits = train->ledger.fits && train_peak <= job.gpu().memory;
+    base.valid = base.rollout_memory.fits && train_fits;
     if (!base.rollout_memory.fits) base.reason = "rollout: " + base.rollout_memory.reason;
-    if (!train->ledger.fits) {
-      base.reason = fmt::format("training side: the actor's update needs {} of {} per GPU",
-                                FormatGiB(train->ledger.Peak()), FormatGiB(job.gpu().memory));
+    if (!train_fits) {
+      base.reason = fmt::format("training side: the {} needs {} of {} per GPU",
+                                ppo ? "update beside the other model's states" : "actor's update",
+                                FormatGiB(train_peak), FormatGiB(job.gpu().memory));
     }
     RlTimes t;
     t.generation = base.generation.total;
     t.old_log_prob = train->log_prob;
     t.reference = spec.reference_model ? train->log_prob : Seconds();
+    t.critic_values = ppo ? train->log_prob : Seconds();
     t.update = train->update;
+    t.critic_update = ppo ? train->update : Seconds();
     t.weight_sync = base.sync.total;
-    const Seconds training = t.old_log_prob + t.reference + t.update;
+    const Seconds training =
+        t.old_log_prob + t.reference + t.critic_values + t.update + t.critic_update;
     const auto dm = static_cast<double>(m);
     const auto dn = static_cast<double>(n);
     for (bool off : {false, true}) {
@@ -363,7 +398,7 @@ Result<RlEvaluation> EvaluateRl(const Workspace& workspace, const RlSpec& spec) 
       }
       if (e.fix.empty() && spec.placement == RlPlacement::kColocated && !spec.offload_trainer) {
         const RolloutMemory t =
-            RolloutMemoryOf(s, spec.rollout.tp, 1.0, ResidentBesideRollout(e.ledger, true));
+            RolloutMemoryOf(s, spec.rollout.tp, 1.0, ResidentBesideRollout(e.ledger, true, 1));
         if (t.min_utilization <= t.max_utilization) {
           e.fix = "--set placement.offload_trainer=true";
         }

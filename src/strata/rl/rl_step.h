@@ -37,7 +37,9 @@ struct RlTimes {
   Seconds generation;
   Seconds old_log_prob;
   Seconds reference;
+  Seconds critic_values;  // PPO: the critic's forward over every sample (its values)
   Seconds update;
+  Seconds critic_update;  // PPO: the critic's forward and backward, mini batches x epochs
   Seconds weight_sync;
   Seconds idle;  // split: the GPU-time each side waits for the other, averaged over all GPUs
   Seconds step;

@@ -80,7 +80,8 @@ DecodeStep DecodeRoofline(const DecodeInput& in) {
   s.kv_bytes = per_sequence * in.batch;
   s.memory_time = (s.weight_bytes + s.kv_bytes) / (in.hbm_bandwidth * in.hbm_efficiency);
   s.compute_time = (in.flop_per_token * (in.batch / tp)) / (in.peak * in.compute_efficiency);
-  s.time = std::max(s.memory_time, s.compute_time);
+  s.overhead = in.step_overhead;
+  s.time = std::max(s.memory_time, s.compute_time) + s.overhead;
   return s;
 }
 

@@ -1,7 +1,8 @@
 // The rollout engine (vLLM) on one GPU and one instance: its memory (weights in the rollout
 // layout, the KV cache gpu_memory_utilization leaves, CUDA graphs inside or outside that budget
 // by version, what the colocated trainer keeps resident) and its time (prefill at the GEMM
-// efficiency, decode as a roofline over the bytes each decode step reads, the long tail).
+// efficiency, decode as a roofline over the bytes each decode step reads plus the engine's own
+// time per step, the long tail).
 // Formulas with the reference job's numbers: docs/rl.md.
 #ifndef STRATA_RL_ROLLOUT_H_
 #define STRATA_RL_ROLLOUT_H_
@@ -69,6 +70,9 @@ struct DecodeInput {
   double hbm_efficiency = 1;
   FlopPerSecond peak;
   double compute_efficiency = 1;
+  /// The engine's own time per decode step, outside the kernels the roofline prices (scheduler,
+  /// input preparation, sampler sync): data/rl_constants.yaml decode.step_overhead_ms.
+  Seconds step_overhead;
 };
 
 struct DecodeStep {
@@ -77,7 +81,8 @@ struct DecodeStep {
   Bytes kv_bytes;      // per GPU
   Seconds memory_time;
   Seconds compute_time;
-  Seconds time;  // the larger of the two
+  Seconds overhead;  // the engine's per-step time, added to the kernels'
+  Seconds time;      // the larger of memory and compute, plus the overhead
 };
 
 DecodeStep DecodeRoofline(const DecodeInput& in);

@@ -38,6 +38,8 @@ std::optional<double>* Field(VerlStepMetrics& m, std::string_view key) {
   if (key == "timing_s/old_log_prob") return &m.old_log_prob_s;
   if (key == "timing_s/ref") return &m.ref_s;
   if (key == "timing_s/update_actor") return &m.update_actor_s;
+  if (key == "timing_s/values") return &m.values_s;
+  if (key == "timing_s/update_critic") return &m.update_critic_s;
   if (key == "timing_s/step") return &m.step_s;
   if (key == "perf/throughput") return &m.throughput_tokens_per_s_per_gpu;
   if (key == "response_length/mean") return &m.response_mean_tokens;
@@ -214,7 +216,7 @@ double PredictedVerlThroughput(const RlSpec& spec, Seconds step, int64_t gpus) {
 VerlComparison CompareVerlLog(const RlEvaluation& e, const VerlLog& log,
                               std::optional<VerlVersion> version_flag) {
   VerlComparison c;
-  Mean gen, sync, old_lp, ref, update, step, throughput, resp_mean, resp_max;
+  Mean gen, sync, old_lp, ref, values, update, update_critic, step, throughput, resp_mean, resp_max;
   bool prints_sync = false;
   for (const VerlStepMetrics& m : log.steps) {
     gen.Add(m.gen_s);
@@ -222,6 +224,8 @@ VerlComparison CompareVerlLog(const RlEvaluation& e, const VerlLog& log,
     old_lp.Add(m.old_log_prob_s);
     ref.Add(m.ref_s);
     update.Add(m.update_actor_s);
+    values.Add(m.values_s);
+    update_critic.Add(m.update_critic_s);
     step.Add(m.step_s);
     throughput.Add(m.throughput_tokens_per_s_per_gpu);
     resp_mean.Add(m.response_mean_tokens);
@@ -270,7 +274,16 @@ VerlComparison CompareVerlLog(const RlEvaluation& e, const VerlLog& log,
     row("timing_s/ref", "s", ref, t.reference.s(),
         e.spec.reference_model ? "reference" : "reference (the RL job has none)");
   }
+  const bool ppo = e.spec.algorithm == RlAlgorithm::kPpo;
+  if (ppo || values.n > 0) {
+    row("timing_s/values", "s", values, t.critic_values.s(),
+        ppo ? "critic values" : "critic values (the RL job is GRPO: no critic)");
+  }
   row("timing_s/update_actor", "s", update, t.update.s(), "actor update");
+  if (ppo || update_critic.n > 0) {
+    row("timing_s/update_critic", "s", update_critic, t.critic_update.s(),
+        ppo ? "critic update" : "critic update (the RL job is GRPO: no critic)");
+  }
   row("timing_s/step", "s", step, t.step.s(), "step");
   row("perf/throughput", "tokens/s/GPU", throughput, PredictedVerlThroughput(e.spec, t.step, gpus),
       fmt::format("samples x (prompt + response mean) / step / {} GPUs", gpus));

@@ -26,6 +26,8 @@ struct VerlStepMetrics {
   std::optional<double> old_log_prob_s;    // timing_s/old_log_prob
   std::optional<double> ref_s;             // timing_s/ref
   std::optional<double> update_actor_s;    // timing_s/update_actor
+  std::optional<double> values_s;          // timing_s/values (PPO: the critic's forward)
+  std::optional<double> update_critic_s;   // timing_s/update_critic (PPO)
   std::optional<double> step_s;            // timing_s/step
   std::optional<double> throughput_tokens_per_s_per_gpu;  // perf/throughput
   std::optional<double> response_mean_tokens;             // response_length/mean
