@@ -4,11 +4,13 @@
 
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "strata/hw/bandwidth_map.h"
 #include "strata/hw/interconnects.h"
+#include "strata/job/job_json.h"
 
 namespace strata {
 namespace {
@@ -160,6 +162,25 @@ TEST(ResolveJob, AnInlineClusterTakesTheHostLinkOfItsGpu) {
   auto none = BuildBandwidthMap(gb200, *links);
   ASSERT_FALSE(none.ok());
   EXPECT_NE(none.error().Format().find("cluster.file"), std::string::npos) << none.error().Format();
+}
+
+}  // namespace
+}  // namespace strata
+
+namespace strata {
+namespace {
+
+// A dense model has no expert-DP group: the job JSON says null, not the DP degree (it printed
+// "expert_dp": 1 for Llama). The reference MoE job keeps 40 / 8 = 5.
+TEST(JobJson, ExpertDpIsNullForADenseModel) {
+  JobRequest dense;
+  dense.job = "llama-3.1-8b-qlora-h200x1";
+  auto d = ResolveJob(dense);
+  ASSERT_TRUE(d.ok()) << d.error().Format();
+  EXPECT_TRUE(JobToJson(*d)["expert_dp"].is_null());
+  auto moe = ResolveJob(JobRequest{});
+  ASSERT_TRUE(moe.ok()) << moe.error().Format();
+  EXPECT_EQ(JobToJson(*moe)["expert_dp"], 5);
 }
 
 }  // namespace

@@ -9,7 +9,7 @@
 
 namespace strata {
 
-void AddLayoutJson(Json& j, const ParallelLayout& l) {
+void AddLayoutJson(Json& j, const ParallelLayout& l, bool experts) {
   j["tp"] = l.tp;
   j["pp"] = l.pp;
   j["vpp"] = l.vpp;
@@ -24,7 +24,7 @@ void AddLayoutJson(Json& j, const ParallelLayout& l) {
   j["ep"] = l.ep;
   j["etp"] = l.etp;
   j["dp"] = l.dp;
-  j["expert_dp"] = l.expert_dp();
+  j["expert_dp"] = experts ? Json(l.expert_dp()) : Json(nullptr);
   j["sequence_parallel"] = l.sequence_parallel;
 }
 
@@ -36,7 +36,7 @@ Json JobToJson(const ResolvedJob& job) {
               {"model", job.model.name},
               {"gpu", job.gpu().name},
               {"gpus", l.world()}};
-  AddLayoutJson(doc, l);
+  AddLayoutJson(doc, l, job.model.HasLayers(FfnKind::kMoe));
   doc.update(Json{{"micro_batch", s.micro_batch},
                   {"global_batch", s.global_batch},
                   {"max_tokens", static_cast<int64_t>(s.sequence.max_tokens)},

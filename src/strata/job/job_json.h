@@ -11,8 +11,9 @@ namespace strata {
 /// A layout's fields, appended to `j` in this order: tp, pp, vpp, first_stage_layers and
 /// last_stage_layers (0: the even share), account_for_embedding, account_for_loss, cp, ep, etp,
 /// dp, expert_dp, sequence_parallel. Every view that prints a layout (memory, step, map, plan)
-/// writes it with this, so a layout has the same fields everywhere.
-void AddLayoutJson(Json& j, const ParallelLayout& l);
+/// writes it with this, so a layout has the same fields everywhere. `experts`: the model has
+/// routed experts; a dense model has no expert-DP group, so expert_dp is null.
+void AddLayoutJson(Json& j, const ParallelLayout& l, bool experts);
 
 /// file, cluster, model, gpu, gpus, the layout (AddLayoutJson), micro and global batch, max_tokens,
 /// recompute, dtypes, distributed optimizer, cross entropy, sharding and FP8 recipe; torchtitan's

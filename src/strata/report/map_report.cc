@@ -156,7 +156,7 @@ Json MapJson(const MapReport& r) {
   const LayoutSection& s = *r.layout;
   const ParallelLayout& l = s.inputs.layout;
   Json layout = Json::object();
-  AddLayoutJson(layout, l);
+  AddLayoutJson(layout, l, s.experts);
   layout["rank_order"] = s.rank_order;
   layout["model"] = s.model;
   layout["micro_batch"] = s.inputs.micro_batch;

@@ -67,7 +67,7 @@ void AddRow(Table& table, const StepSetup& setup, plan::Objective objective,
 Json LayoutJson(const StepSetup& setup, const RankedLayout& r) {
   const ParallelLayout& l = r.candidate.layout;
   Json j = Json::object();
-  AddLayoutJson(j, l);
+  AddLayoutJson(j, l, setup.job.model.HasLayers(FfnKind::kMoe));
   j["micro_batch"] = r.candidate.micro_batch;
   j["recompute"] = std::string(RecomputeGranularityName(r.candidate.recompute));
   j["sharding"] = std::string(ShardingModeName(r.candidate.sharding));
