@@ -7,6 +7,8 @@
 #include <filesystem>
 
 #include "strata/core/file_io.h"
+#include "strata/core/text_scan.h"
+#include "strata/importer/accelerate_config.h"
 #include "strata/importer/framework_mappers.h"
 #include "strata/importer/input_readers.h"
 #include "strata/importer/job_builder.h"
@@ -48,8 +50,86 @@ void ExpandSwiftDeepSpeedPreset(Settings& s) {
   }
 }
 
+// The files a launch input names, found among the files given with it (by file name) or
+// relative to a folder (the input's, else one above it: LLaMA-Factory's YAMLs name
+// `examples/deepspeed/ds_z3_config.json` from the repository root, where llamafactory-cli
+// runs, while the YAML itself lies in examples/train_full/).
+class Bundle {
+ public:
+  Bundle(const std::string& input, const std::vector<std::string>& files)
+      : input_(input), files_(files), used_(files.size(), false) {}
+
+  /// `named_by` says where the input names it ("run.sh: accelerate launch --config_file (line
+  /// 9)"); the error says that and where the file was looked for.
+  Result<fs::path> Find(const std::string& value, const fs::path& base, const std::string& named_by,
+                        int line = 0) {
+    const std::string name = fs::path(value).filename().string();
+    for (size_t i = 0; i < files_.size(); ++i) {
+      if (!name.empty() && fs::path(files_[i]).filename().string() == name) {
+        used_[i] = true;
+        return fs::path(files_[i]);
+      }
+    }
+    std::error_code ec;
+    fs::path path = value;
+    if (path.is_relative()) {
+      path = base / value;
+      for (fs::path dir = base;
+           !fs::exists(path, ec) && dir.has_parent_path() && dir.parent_path() != dir;) {
+        dir = dir.parent_path();
+        if (fs::exists(dir / value, ec)) path = dir / value;
+      }
+      if (!fs::exists(path, ec)) path = base / value;  // the error names the first place
+    }
+    if (fs::is_regular_file(path, ec)) return path;
+    Error e = InvalidInput(fmt::format(
+        "{} names '{}', which is not there (looked for {}{})", named_by, value, path.string(),
+        fs::path(value).is_relative() ? " and in the folders above it" : ""));
+    e.InFile(input_);
+    if (line > 0) e.AtLine(line);
+    e.WithHint(fmt::format("give the file with the input: strata import {} .../{}",
+                           fs::path(input_).filename().string(), name));
+    return e;
+  }
+
+  bool Gives(const std::string& name) const {
+    return std::any_of(files_.begin(), files_.end(), [&](const std::string& f) {
+      return fs::path(f).filename().string() == name;
+    });
+  }
+
+  /// A file given with the input that the input never names is a mistake (a typo, the wrong
+  /// bundle), not something to ignore.
+  Status CheckAllUsed() const {
+    for (size_t i = 0; i < files_.size(); ++i) {
+      if (used_[i]) continue;
+      return InvalidInput(fmt::format("{} was given with {}, which names no file called {}",
+                                      files_[i], fs::path(input_).filename().string(),
+                                      fs::path(files_[i]).filename().string()))
+          .WithHint(
+              "the other files of a bundle are those the launch names: its --config_file, "
+              "--deepspeed JSON, deepspeed_config_file, --job.config_file or a sourced script");
+    }
+    return OkStatus();
+  }
+
+ private:
+  std::string input_;
+  std::vector<std::string> files_;
+  std::vector<bool> used_;
+};
+
+Status MergeDeepSpeedJson(Settings& s, const fs::path& path) {
+  STRATA_ASSIGN_OR_RETURN(std::string text, ReadFile(path.string()));
+  STRATA_ASSIGN_OR_RETURN(Settings ds, ReadJsonSettings(text, path.string()));
+  for (const auto& [key, sv] : ds.Unused()) {
+    if (!s.Has("ds." + key)) s.Set("ds." + key, sv.value, sv.source);
+  }
+  return OkStatus();
+}
+
 // A DeepSpeed config named by --deepspeed (a path), read relative to the input's directory.
-Status MergeDeepSpeedFile(Settings& s, const fs::path& base) {
+Status MergeDeepSpeedFile(Settings& s, const fs::path& base, Bundle& bundle) {
   const SourcedValue* v = s.Use("deepspeed");
   if (v == nullptr) return OkStatus();
   const std::string value = v->value;
@@ -58,24 +138,129 @@ Status MergeDeepSpeedFile(Settings& s, const fs::path& base) {
     ExpandSwiftDeepSpeedPreset(s);
     return OkStatus();
   }
-  fs::path path = value;
-  if (path.is_relative()) {
-    // Relative to the input's directory, else to one above it: LLaMA-Factory's YAMLs name
-    // `examples/deepspeed/ds_z3_config.json` from the repository root, where llamafactory-cli
-    // runs, while the YAML itself lies in examples/train_full/.
-    path = base / value;
-    std::error_code ec;
-    for (fs::path dir = base;
-         !fs::exists(path, ec) && dir.has_parent_path() && dir.parent_path() != dir;) {
-      dir = dir.parent_path();
-      if (fs::exists(dir / value, ec)) path = dir / value;
+  STRATA_ASSIGN_OR_RETURN(fs::path path, bundle.Find(value, base, v->source));
+  return MergeDeepSpeedJson(s, path);
+}
+
+// The JSON an Accelerate config's DeepSpeed plugin names (deepspeed_config_file), relative to
+// the folder of the YAML that names it.
+Status MergeAccelerateDeepSpeedFile(Settings& s, const fs::path& yaml_dir, Bundle& bundle) {
+  const SourcedValue* v = s.Use("accelerate.deepspeed_config.deepspeed_config_file");
+  if (v == nullptr || v->value == "none") return OkStatus();
+  STRATA_ASSIGN_OR_RETURN(fs::path path, bundle.Find(v->value, yaml_dir, v->source));
+  return MergeDeepSpeedJson(s, path);
+}
+
+// #SBATCH lines: the allocation a batch script runs in ("#SBATCH --nodes=4", "#SBATCH -N 4").
+Settings ReadSlurmHeader(std::string_view text, const std::string& file) {
+  Settings out;
+  const std::string base = fs::path(file).filename().string();
+  int line = 0;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t end = text.find('\n', pos);
+    if (end == std::string_view::npos) end = text.size();
+    const std::string row(TrimSpace(text.substr(pos, end - pos)));
+    pos = end + 1;
+    ++line;
+    if (!row.starts_with("#SBATCH")) continue;
+    std::vector<std::string> words;
+    for (size_t i = 7; i < row.size();) {
+      const size_t start = row.find_first_not_of(" \t", i);
+      if (start == std::string::npos || row[start] == '#') break;
+      const size_t stop = std::min(row.find_first_of(" \t", start), row.size());
+      words.push_back(row.substr(start, stop - start));
+      i = stop;
     }
-    if (!fs::exists(path, ec)) path = base / value;  // the error names the first place looked
+    for (size_t i = 0; i < words.size(); ++i) {
+      std::string key = words[i], value;
+      if (!key.starts_with("-")) continue;
+      if (const size_t eq = key.find('='); eq != std::string::npos) {
+        value = key.substr(eq + 1);
+        key = key.substr(0, eq);
+      } else if (key.size() > 2 && key[1] != '-') {
+        value = key.substr(2);  // -N4
+        key = key.substr(0, 2);
+      } else if (i + 1 < words.size()) {
+        value = words[++i];
+      }
+      if (key == "-N") key = "--nodes";
+      if (key == "-n") key = "--ntasks";
+      if (key == "-G") key = "--gpus";
+      if (value.size() >= 2 && (value.front() == '"' || value.front() == '\'')) {
+        value = value.substr(1, value.size() - 2);
+      }
+      out.Set(key, value, fmt::format("{}:{}: {}", base, line, row));
+    }
   }
-  STRATA_ASSIGN_OR_RETURN(std::string text, ReadFile(path.string()));
-  STRATA_ASSIGN_OR_RETURN(Settings ds, ReadJsonSettings(text, path.string()));
-  for (const auto& [key, sv] : ds.Unused()) s.Set("ds." + key, sv.value, sv.source);
-  return OkStatus();
+  return out;
+}
+
+// The GPUs per node a Slurm header asks for: --gpus-per-node=[type:]N, --gres=gpu[:type]:N,
+// else --gpus-per-task x --ntasks-per-node.
+std::optional<std::pair<int64_t, std::string>> SlurmGpusPerNode(Settings& slurm) {
+  auto last_number = [](const std::string& v) {
+    const size_t colon = v.rfind(':');
+    return ParseInt64(colon == std::string::npos ? v : v.substr(colon + 1));
+  };
+  if (const SourcedValue* v = slurm.Use("gpus_per_node")) {
+    if (auto n = last_number(v->value)) return std::pair{*n, v->source};
+  }
+  if (const SourcedValue* v = slurm.Use("gres"); v != nullptr && v->value.starts_with("gpu")) {
+    if (auto n = last_number(v->value.substr(0, v->value.find(',')))) {
+      return std::pair{*n, v->source};
+    }
+  }
+  const SourcedValue* per_task = slurm.Use("gpus_per_task");
+  const SourcedValue* tasks = slurm.Use("ntasks_per_node");
+  if (per_task != nullptr && tasks != nullptr) {
+    auto g = ParseInt64(per_task->value);
+    auto t = ParseInt64(tasks->value);
+    if (g && t) return std::pair{*g * *t, per_task->source + " x " + tasks->source};
+  }
+  if (per_task != nullptr) {
+    // --ntasks over --nodes tasks per node.
+    const SourcedValue* ntasks = slurm.Use("ntasks");
+    const SourcedValue* nodes = slurm.Use("nodes");
+    if (ntasks != nullptr && nodes != nullptr) {
+      auto g = ParseInt64(per_task->value);
+      auto n = ParseInt64(ntasks->value);
+      auto k = ParseInt64(nodes->value);
+      if (g && n && k && *k > 0 && *n % *k == 0) {
+        return std::pair{*g * (*n / *k), fmt::format("{} x ({} / {})", per_task->source,
+                                                     ntasks->source, nodes->source)};
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+// The header's sizes where the launch does not give them, or gives a variable the scheduler
+// sets when the job runs (--nnodes $SLURM_NNODES): the header is what the scheduler sets it to.
+void ApplySlurmHeader(Settings& slurm, JobBuilder& job) {
+  auto open = [&](const char* key) {
+    return !job.Has(key) || job.Get(key).find('$') != std::string::npos;
+  };
+  if (const SourcedValue* n = slurm.Use("nodes")) {
+    if (open("cluster.nodes") && ParseInt64(n->value)) {
+      job.Set("cluster.nodes", n->value, n->source);
+    } else if (job.Get("cluster.nodes") != n->value) {
+      job.Note(
+          fmt::format("{} asks for {} nodes, the launch runs on {}: the launch's count is "
+                      "used",
+                      n->source, n->value, job.Get("cluster.nodes")));
+    }
+  }
+  if (auto gpus = SlurmGpusPerNode(slurm)) {
+    if (open("cluster.gpus_per_node")) {
+      job.Set("cluster.gpus_per_node", std::to_string(gpus->first), gpus->second);
+    } else if (job.Get("cluster.gpus_per_node") != std::to_string(gpus->first)) {
+      job.Note(
+          fmt::format("{} gives {} GPUs per node, the launch starts {}: the launch's count "
+                      "is used",
+                      gpus->second, gpus->first, job.Get("cluster.gpus_per_node")));
+    }
+  }
 }
 
 }  // namespace
@@ -134,18 +319,104 @@ void ReadLauncher(const std::vector<ShellWord>& words, size_t program, Detected&
   }
 }
 
-Result<Detected> DetectCommand(std::string_view text, const std::string& file) {
-  STRATA_ASSIGN_OR_RETURN(auto commands, ParseShellScript(text, file));
+// `accelerate launch [flags] script.py args`: the flags and the config they name, as
+// "accelerate.<key>" settings (the flags win over the config, as in accelerate's launcher).
+Status ReadAccelerateLaunch(const std::vector<ShellWord>& w, size_t launch, size_t program,
+                            const std::string& file, Bundle& bundle, Detected& d) {
+  const std::vector<ShellWord> launcher(w.begin() + static_cast<std::ptrdiff_t>(launch) + 1,
+                                        w.begin() + static_cast<std::ptrdiff_t>(program));
+  Settings flags;
+  ReadCommandArgs(launcher, 0, flags);
+  AddAccelerateLaunchFlags(flags, d.settings);
   const fs::path base = fs::path(file).parent_path();
+  if (const SourcedValue* cfg = flags.Use("config_file")) {
+    int line = 0;
+    for (const ShellWord& word : launcher) {
+      if (word.text.starts_with("--config_file")) line = word.line;
+    }
+    STRATA_ASSIGN_OR_RETURN(fs::path path,
+                            bundle.Find(cfg->value, base, "accelerate launch --config_file", line));
+    STRATA_ASSIGN_OR_RETURN(std::string text, ReadFile(path.string()));
+    STRATA_ASSIGN_OR_RETURN(Settings yaml, ReadYamlSettings(text, path.string()));
+    if (!IsAccelerateConfig(yaml)) {
+      return InvalidInput(
+                 "the file accelerate launch --config_file names has no "
+                 "distributed_type: not an Accelerate config")
+          .InFile(path.string());
+    }
+    AddAccelerateConfig(yaml, d.settings);
+    STRATA_RETURN_IF_ERROR(MergeAccelerateDeepSpeedFile(d.settings, path.parent_path(), bundle));
+  } else {
+    STRATA_RETURN_IF_ERROR(MergeAccelerateDeepSpeedFile(d.settings, base, bundle));
+    d.job.Note(
+        "accelerate launch without --config_file: Accelerate's default config "
+        "(~/.cache/huggingface/accelerate/default_config.yaml) is not known here; only the "
+        "launch flags are read");
+    if (!d.settings.Has("accelerate.distributed_type")) {
+      d.settings.Set("accelerate.distributed_type", "MULTI_GPU",
+                     "derived: accelerate launch without a config or plugin flag runs DDP");
+    }
+  }
+  return OkStatus();
+}
+
+Result<Detected> DetectCommand(std::string_view text, const std::string& file, Bundle& bundle) {
+  const fs::path base = fs::path(file).parent_path();
+  // `source FILE` / `. FILE`: a file of the bundle (given with the script, or beside it) is
+  // read in place; a missing one is an error naming the line; an absolute path not given is
+  // the machine's environment (conda, modules), left unread and named in the notes.
+  std::vector<std::string> source_notes;
+  const std::string script = fs::path(file).filename().string();
+  const ShellSourceReader reader = [&](const std::string& path,
+                                       int line) -> Result<std::optional<ShellSource>> {
+    const std::string name = fs::path(path).filename().string();
+    const bool given = bundle.Gives(name);
+    if (path.find('$') != std::string::npos || (fs::path(path).is_absolute() && !given) ||
+        path.starts_with("~")) {
+      source_notes.push_back(
+          fmt::format("{}:{}: source {}: not part of the bundle (the "
+                      "machine's environment); not read",
+                      script, line, path));
+      return std::optional<ShellSource>();
+    }
+    STRATA_ASSIGN_OR_RETURN(fs::path found, bundle.Find(path, base, "source", line));
+    STRATA_ASSIGN_OR_RETURN(std::string sourced, ReadFile(found.string()));
+    return std::optional<ShellSource>(ShellSource{std::move(sourced), found.string()});
+  };
+  STRATA_ASSIGN_OR_RETURN(auto commands, ParseShellScript(text, file, reader));
+  Settings slurm = ReadSlurmHeader(text, file);
   for (auto it = commands.rbegin(); it != commands.rend(); ++it) {
     const auto& w = it->words;
     if (w.empty()) continue;
     Detected d;
     d.ctx.env = it->env;
+    d.ctx.env_origin = it->env_origin;
+    for (const std::string& note : source_notes) d.job.Note(note);
     size_t program = w.size();
+    size_t accelerate_launch = w.size();
     for (size_t i = 0; i < w.size(); ++i) {
       const std::string& t = w[i].text;
       const std::string next = i + 1 < w.size() ? w[i + 1].text : "";
+      if ((t == "accelerate" || t.ends_with("/accelerate")) && next == "launch") {
+        // The training script: the first .py, or the module after -m / --module.
+        for (size_t j = i + 2; j < w.size() && program == w.size(); ++j) {
+          if ((w[j].text == "-m" || w[j].text == "--module") && j + 1 < w.size()) {
+            program = j + 1;
+          } else if (w[j].text.ends_with(".py")) {
+            program = j;
+          }
+        }
+        if (program == w.size()) {
+          return InvalidInput("accelerate launch names no training script (.py or -m module)")
+              .InFile(file)
+              .AtLine(w[i].line);
+        }
+        accelerate_launch = i + 1;
+        d.framework = Framework::kHfDeepSpeed;
+        d.format =
+            "accelerate launch (" + fs::path(w[program].text).filename().string() + ", HF Trainer)";
+        break;
+      }
       const bool swift_sub = next == "sft" || next == "pt" || next == "rlhf";
       if ((t == "megatron" || t.ends_with("/megatron")) && swift_sub) {
         d.framework = Framework::kMsSwiftMcore;
@@ -192,22 +463,27 @@ Result<Detected> DetectCommand(std::string_view text, const std::string& file) {
       }
     }
     if (program == w.size()) continue;
-    ReadLauncher(w, program, d);
+    if (accelerate_launch < w.size()) {
+      STRATA_RETURN_IF_ERROR(ReadAccelerateLaunch(w, accelerate_launch, program, file, bundle, d));
+    } else {
+      ReadLauncher(w, program, d);
+    }
+    ApplySlurmHeader(slurm, d.job);
     ReadCommandArgs(w, program + 1, d.settings);
     if (d.ctx.ms_swift && d.settings.Has("model") && !d.settings.Has("model_name_or_path")) {
       const SourcedValue* m = d.settings.Use("model");
       d.settings.Set("model_name_or_path", m->value, m->source);
     }
     if (d.framework == Framework::kHfDeepSpeed) {
-      STRATA_RETURN_IF_ERROR(MergeDeepSpeedFile(d.settings, base));
+      STRATA_RETURN_IF_ERROR(MergeDeepSpeedFile(d.settings, base, bundle));
     }
     if (d.framework == Framework::kTorchtitan) {
       const SourcedValue* cfg = d.settings.Use("job.config_file");
       if (cfg == nullptr) {
         return InvalidInput("the torchtitan command has no --job.config_file").InFile(file);
       }
-      fs::path path = cfg->value;
-      if (path.is_relative()) path = base / path;
+      STRATA_ASSIGN_OR_RETURN(fs::path path,
+                              bundle.Find(cfg->value, base, "torchtitan " + cfg->source));
       STRATA_ASSIGN_OR_RETURN(std::string toml, ReadFile(path.string()));
       STRATA_ASSIGN_OR_RETURN(Settings from_file, ReadTomlSettings(toml, path.string()));
       // Command-line overrides win over the file, as in torchtitan's JobConfig.
@@ -227,7 +503,7 @@ Result<Detected> DetectCommand(std::string_view text, const std::string& file) {
           "YAML");
 }
 
-Result<Detected> DetectJson(std::string_view text, const std::string& file) {
+Result<Detected> DetectJson(std::string_view text, const std::string& file, Bundle& bundle) {
   Detected d;
   STRATA_ASSIGN_OR_RETURN(d.settings, ReadJsonSettings(text, file));
   Settings& s = d.settings;
@@ -245,7 +521,7 @@ Result<Detected> DetectJson(std::string_view text, const std::string& file) {
     d.framework = Framework::kHfDeepSpeed;
     d.format = "ms-swift 1.x sft_args.json (HF Trainer)";
     d.ctx.ms_swift = true;
-    STRATA_RETURN_IF_ERROR(MergeDeepSpeedFile(s, fs::path(file).parent_path()));
+    STRATA_RETURN_IF_ERROR(MergeDeepSpeedFile(s, fs::path(file).parent_path(), bundle));
     return d;
   }
   const bool megatron_keys = s.Has("tensor_model_parallel_size") || s.Has("micro_batch_size");
@@ -264,7 +540,7 @@ Result<Detected> DetectJson(std::string_view text, const std::string& file) {
       const SourcedValue* m = s.Use("model");
       s.Set("model_name_or_path", m->value, m->source);
     }
-    STRATA_RETURN_IF_ERROR(MergeDeepSpeedFile(s, fs::path(file).parent_path()));
+    STRATA_RETURN_IF_ERROR(MergeDeepSpeedFile(s, fs::path(file).parent_path(), bundle));
     return d;
   }
   if (s.Has("zero_optimization.stage") || s.Has("train_micro_batch_size_per_gpu")) {
@@ -316,6 +592,7 @@ Result<ImportReport> ImportJob(std::string_view text, const std::string& file,
   if (text.find_first_not_of(" \t\r\n") == std::string_view::npos) {
     return InvalidInput("the file is empty: nothing to import").InFile(file);
   }
+  Bundle bundle(file, options.files);
   const std::string ext = Extension(file);
   const size_t first = text.find_first_not_of(" \t\r\n");
   Result<Detected> detected = InvalidInput("unreachable");
@@ -343,17 +620,31 @@ Result<ImportReport> ImportJob(std::string_view text, const std::string& file,
     d.format = "torchtitan TOML";
     detected = std::move(d);
   } else if (ext == ".json" || text[first] == '{') {
-    detected = DetectJson(text, file);
+    detected = DetectJson(text, file, bundle);
   } else if (ext == ".yaml" || ext == ".yml") {
     Detected d;
     STRATA_ASSIGN_OR_RETURN(d.settings, ReadYamlSettings(text, file));
     bool verl = false;
     for (const auto& [key, sv] : d.settings.Unused())
       verl = verl || key.starts_with("actor_rollout_ref.");
+    if (IsAccelerateConfig(d.settings)) {
+      // An Accelerate config alone: the cluster and the plugin; the training script's
+      // arguments (model, batch, length) come from --model and --set.
+      Settings accelerate;
+      AddAccelerateConfig(d.settings, accelerate);
+      d.settings = std::move(accelerate);
+      d.framework = Framework::kHfDeepSpeed;
+      d.format = "Accelerate config (distributed_type " +
+                 *d.settings.String("accelerate.distributed_type") + ")";
+      STRATA_RETURN_IF_ERROR(
+          MergeAccelerateDeepSpeedFile(d.settings, fs::path(file).parent_path(), bundle));
+      detected = std::move(d);
+    }
     // LLaMA-Factory (`llamafactory-cli train x.yaml`): HF TrainingArguments plus its own
     // stage / finetuning_type, and `deepspeed:` naming the DeepSpeed JSON.
+    const bool accelerate = detected.ok();
     const bool llamafactory =
-        !verl && d.settings.Has("stage") &&
+        !accelerate && !verl && d.settings.Has("stage") &&
         (d.settings.Has("finetuning_type") || d.settings.Has("model_name_or_path"));
     if (llamafactory) {
       d.framework = Framework::kHfDeepSpeed;
@@ -369,21 +660,21 @@ Result<ImportReport> ImportJob(std::string_view text, const std::string& file,
                                       : "LLaMA-Factory's default: gradient checkpointing on "
                                         "unless disable_gradient_checkpointing");
       }
-      STRATA_RETURN_IF_ERROR(MergeDeepSpeedFile(d.settings, fs::path(file).parent_path()));
+      STRATA_RETURN_IF_ERROR(MergeDeepSpeedFile(d.settings, fs::path(file).parent_path(), bundle));
       detected = std::move(d);
-    } else if (verl) {
+    } else if (verl && !accelerate) {
       d.framework = Framework::kVerl;
       d.format = "verl trainer YAML";
       detected = std::move(d);
-    } else {
+    } else if (!accelerate) {
       return InvalidInput(
-                 "a YAML file that is neither a verl trainer config (no actor_rollout_ref) nor "
-                 "a LLaMA-Factory one (no stage)")
+                 "a YAML file that is neither a verl trainer config (no actor_rollout_ref), a "
+                 "LLaMA-Factory one (no stage) nor an Accelerate config (no distributed_type)")
           .InFile(file)
           .WithHint("a strata job file is used directly: pass it as the job, not to import");
     }
   } else {
-    detected = DetectCommand(text, file);
+    detected = DetectCommand(text, file, bundle);
   }
   if (!detected.ok()) {
     Error e = std::move(detected).error();
@@ -415,6 +706,7 @@ Result<ImportReport> ImportJob(std::string_view text, const std::string& file,
     if (e.file.empty()) e.InFile(file);
     return e;
   }
+  STRATA_RETURN_IF_ERROR(bundle.CheckAllUsed());
   SetFrameworkOf(d, d.job);
   for (const std::string& assignment : options.overrides) {
     const size_t eq = assignment.find('=');
