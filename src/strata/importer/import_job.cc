@@ -459,39 +459,40 @@ Result<ImportReport> ImportJob(std::string_view text, const std::string& file,
       STRATA_RETURN_IF_ERROR(
           MergeAccelerateDeepSpeedFile(d.settings, fs::path(file).parent_path(), bundle));
       detected = std::move(d);
-    }
-    // LLaMA-Factory (`llamafactory-cli train x.yaml`): HF TrainingArguments plus its own
-    // stage / finetuning_type, and `deepspeed:` naming the DeepSpeed JSON.
-    const bool accelerate = detected.ok();
-    const bool llamafactory =
-        !accelerate && !verl && d.settings.Has("stage") &&
-        (d.settings.Has("finetuning_type") || d.settings.Has("model_name_or_path"));
-    if (llamafactory) {
-      d.framework = Framework::kHfDeepSpeed;
-      d.format = "LLaMA-Factory YAML (HF Trainer)";
-      d.settings.Ignore("stage");
-      // LLaMA-Factory checkpoints every layer unless disable_gradient_checkpointing is true
-      // (ModelArguments; it calls gradient_checkpointing_enable itself).
-      if (!d.settings.Has("gradient_checkpointing")) {
-        const SourcedValue* off = d.settings.Use("disable_gradient_checkpointing");
-        const bool disabled = off != nullptr && (off->value == "true" || off->value == "True");
-        d.settings.Set("gradient_checkpointing", disabled ? "false" : "true",
-                       off != nullptr ? off->source
-                                      : "LLaMA-Factory's default: gradient checkpointing on "
-                                        "unless disable_gradient_checkpointing");
+    } else {
+      // LLaMA-Factory (`llamafactory-cli train x.yaml`): HF TrainingArguments plus its own
+      // stage / finetuning_type, and `deepspeed:` naming the DeepSpeed JSON.
+      const bool llamafactory =
+          !verl && d.settings.Has("stage") &&
+          (d.settings.Has("finetuning_type") || d.settings.Has("model_name_or_path"));
+      if (llamafactory) {
+        d.framework = Framework::kHfDeepSpeed;
+        d.format = "LLaMA-Factory YAML (HF Trainer)";
+        d.settings.Ignore("stage");
+        // LLaMA-Factory checkpoints every layer unless disable_gradient_checkpointing is true
+        // (ModelArguments; it calls gradient_checkpointing_enable itself).
+        if (!d.settings.Has("gradient_checkpointing")) {
+          const SourcedValue* off = d.settings.Use("disable_gradient_checkpointing");
+          const bool disabled = off != nullptr && (off->value == "true" || off->value == "True");
+          d.settings.Set("gradient_checkpointing", disabled ? "false" : "true",
+                         off != nullptr ? off->source
+                                        : "LLaMA-Factory's default: gradient checkpointing on "
+                                          "unless disable_gradient_checkpointing");
+        }
+        STRATA_RETURN_IF_ERROR(
+            MergeDeepSpeedFile(d.settings, fs::path(file).parent_path(), bundle));
+        detected = std::move(d);
+      } else if (verl) {
+        d.framework = Framework::kVerl;
+        d.format = "verl trainer YAML";
+        detected = std::move(d);
+      } else {
+        return InvalidInput(
+                   "a YAML file that is neither a verl trainer config (no actor_rollout_ref), a "
+                   "LLaMA-Factory one (no stage) nor an Accelerate config (no distributed_type)")
+            .InFile(file)
+            .WithHint("a strata job file is used directly: pass it as the job, not to import");
       }
-      STRATA_RETURN_IF_ERROR(MergeDeepSpeedFile(d.settings, fs::path(file).parent_path(), bundle));
-      detected = std::move(d);
-    } else if (verl && !accelerate) {
-      d.framework = Framework::kVerl;
-      d.format = "verl trainer YAML";
-      detected = std::move(d);
-    } else if (!accelerate) {
-      return InvalidInput(
-                 "a YAML file that is neither a verl trainer config (no actor_rollout_ref), a "
-                 "LLaMA-Factory one (no stage) nor an Accelerate config (no distributed_type)")
-          .InFile(file)
-          .WithHint("a strata job file is used directly: pass it as the job, not to import");
     }
   } else {
     detected = DetectCommand(text, file, bundle);
