@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "strata/cli/cli_common.h"
 #include "strata/cli/commands.h"
@@ -41,10 +42,14 @@ int RunImport(int argc, char** argv) {
       "Write a strata job YAML from a launch command, a Megatron log, ms-swift "
       "args.json, a torchtitan TOML, a DeepSpeed/HF config or a verl YAML",
       "strata import"};
-  std::string input;
+  std::vector<std::string> inputs;
   OutputOptions out;
   ImportOptions options;
-  app.add_option("file", input, "launch script, log, JSON, TOML or YAML to import")->required();
+  app.add_option("file", inputs,
+                 "launch script, log, JSON, TOML or YAML to import; then the other files of the "
+                 "bundle it names (an Accelerate YAML, a DeepSpeed JSON, a sourced script), "
+                 "used where it names a file of that name")
+      ->required();
   app.add_option("--gpu", options.gpu, "GPU catalog name (launch commands do not say: H20, ...)");
   app.add_option("--nodes", options.nodes, "node count, when the input does not give it")
       ->check(CLI::PositiveNumber);
@@ -62,6 +67,8 @@ int RunImport(int argc, char** argv) {
                    "the job YAML (a Megatron-style model description goes beside it as "
                    "<stem>.model.json)");
   if (auto code = ParseArgs(app, argc, argv)) return *code;
+  const std::string input = inputs.front();
+  options.files.assign(inputs.begin() + 1, inputs.end());
   const std::string& output = out.output;
   const bool json = out.json;
   const bool explain = out.explain;

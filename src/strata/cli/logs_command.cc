@@ -99,11 +99,20 @@ int RunLogs(int argc, char** argv) {
   } else {
     return ReportError(Error(s.error()).InField("--hang-after"));
   }
+  // The job is loaded before the log (its errors before a long read, and --csv rows need it);
+  // --model and --set that do not make a whole job wait for the log, whose torchtitan header
+  // may name the rest.
   std::optional<LogJob> job;
+  std::optional<Error> job_error;
   if (!o.job.empty() || !o.sets.empty() || !o.model.empty()) {
     auto loaded = LoadLogJob(o.job, o.sets, o.model);
-    if (!loaded.ok()) return ReportError(loaded.error());
-    job = std::move(*loaded);
+    if (loaded.ok()) {
+      job = std::move(*loaded);
+    } else if (!o.job.empty()) {
+      return ReportError(loaded.error());
+    } else {
+      job_error = loaded.error();
+    }
   }
 
   // What is kept of the steps: every one for --json and --csv, the first and last rows for text.
@@ -159,6 +168,27 @@ int RunLogs(int argc, char** argv) {
                       "the README, section `strata logs` (Formats read)"));
   }
 
+  // No job given: torchtitan names its own in the log header (model, GPU, batch, mesh); --model
+  // and --set answer or override what it gives.
+  std::string header_note;
+  if (!job && o.job.empty() && summary.titan.Any()) {
+    auto header = JobFromTitanHeader(summary.titan, o.model, o.sets);
+    if (header.ok()) {
+      std::vector<std::string> sets = header->sets;
+      sets.insert(sets.end(), o.sets.begin(), o.sets.end());
+      auto loaded = LoadLogJob("", sets, header->model);
+      if (!loaded.ok()) return ReportError(Error(loaded.error()).InFile(o.path));
+      job = std::move(*loaded);
+      job->source = header->source;
+      job_error.reset();
+    } else if (job_error) {
+      return ReportError(Error(header.error()).InFile(o.path));
+    } else {
+      header_note = header.error().message + " (" + header.error().hint + ")";
+    }
+  }
+  if (job_error) return ReportError(*job_error);
+
   std::optional<LogMfu> mfu;
   std::string mfu_note;
   if (job) {
@@ -169,6 +199,8 @@ int RunLogs(int argc, char** argv) {
       mfu_note = "not recomputed: " + computed.error().message +
                  (computed.error().hint.empty() ? "" : " (" + computed.error().hint + ")");
     }
+  } else if (!header_note.empty()) {
+    mfu_note = "not recomputed: " + header_note;
   } else {
     mfu_note =
         "not recomputed: give the job (--job FILE|NAME, or --model NAME with --set key=value) "

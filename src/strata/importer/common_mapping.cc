@@ -60,6 +60,13 @@ void MapAllocatorConf(const MapContext& ctx, JobBuilder& job) {
   }
 }
 
+// "environment NNODES", or "NNODES=2 (cluster.sh:3)" when a sourced file set it.
+std::string EnvSource(const MapContext& ctx, const std::string& name) {
+  auto it = ctx.env_origin.find(name);
+  if (it == ctx.env_origin.end()) return "environment " + name;
+  return fmt::format("{}={} ({})", name, ctx.env.at(name), it->second);
+}
+
 }  // namespace
 
 // LoRA and quantised bases are run modes strata does not model: say what the import assumed.
@@ -116,7 +123,8 @@ Status FinishCommon(Settings& s, MapContext& ctx, JobBuilder& job, int64_t world
       return InvalidInput("the launch input does not say how many GPUs each node runs")
           .WithHint("pass --gpus-per-node (or set NPROC_PER_NODE in the command)");
     }
-    job.Set("cluster.gpus_per_node", std::to_string(*env), "environment NPROC_PER_NODE");
+    job.Set("cluster.gpus_per_node", std::to_string(*env),
+            EnvSource(ctx, ctx.env.count("NPROC_PER_NODE") ? "NPROC_PER_NODE" : "GPUS_PER_NODE"));
   }
   if (o.nodes > 0) {
     job.Set("cluster.nodes", std::to_string(o.nodes), "--nodes of strata import");
@@ -126,7 +134,8 @@ Status FinishCommon(Settings& s, MapContext& ctx, JobBuilder& job, int64_t world
       STRATA_ASSIGN_OR_RETURN(env, EnvInt(ctx, "NUM_NODES", "--nodes"));
     }
     if (env) {
-      job.Set("cluster.nodes", std::to_string(*env), "environment NNODES");
+      job.Set("cluster.nodes", std::to_string(*env),
+              EnvSource(ctx, ctx.env.count("NNODES") ? "NNODES" : "NUM_NODES"));
     } else {
       job.Default("cluster.nodes", "1", "torchrun's --nnodes defaults to 1");
     }

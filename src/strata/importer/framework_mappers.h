@@ -20,9 +20,10 @@ enum class MegatronFlavor {
 
 struct MapContext {
   const ImportOptions* options = nullptr;
-  std::map<std::string, std::string> env;  // environment of the launch command
-  std::string model_json;                  // out: a Megatron-style model description
-  bool ms_swift = false;                   // `swift sft`: ms-swift's defaults over the HF Trainer's
+  std::map<std::string, std::string> env;         // environment of the launch command
+  std::map<std::string, std::string> env_origin;  // variables a sourced file set: "cluster.sh:3"
+  std::string model_json;                         // out: a Megatron-style model description
+  bool ms_swift = false;  // `swift sft`: ms-swift's defaults over the HF Trainer's
 };
 
 Status MapMegatron(MegatronFlavor flavor, Settings& s, MapContext& ctx, JobBuilder& job);

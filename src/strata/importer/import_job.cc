@@ -7,9 +7,12 @@
 #include <filesystem>
 
 #include "strata/core/file_io.h"
+#include "strata/core/text_scan.h"
+#include "strata/importer/accelerate_config.h"
 #include "strata/importer/framework_mappers.h"
 #include "strata/importer/input_readers.h"
 #include "strata/importer/job_builder.h"
+#include "strata/importer/launch_bundle.h"
 #include "strata/importer/shell_script.h"
 #include "strata/importer/swift_saved_args.h"
 
@@ -48,8 +51,17 @@ void ExpandSwiftDeepSpeedPreset(Settings& s) {
   }
 }
 
+Status MergeDeepSpeedJson(Settings& s, const fs::path& path) {
+  STRATA_ASSIGN_OR_RETURN(std::string text, ReadFile(path.string()));
+  STRATA_ASSIGN_OR_RETURN(Settings ds, ReadJsonSettings(text, path.string()));
+  for (const auto& [key, sv] : ds.Unused()) {
+    if (!s.Has("ds." + key)) s.Set("ds." + key, sv.value, sv.source);
+  }
+  return OkStatus();
+}
+
 // A DeepSpeed config named by --deepspeed (a path), read relative to the input's directory.
-Status MergeDeepSpeedFile(Settings& s, const fs::path& base) {
+Status MergeDeepSpeedFile(Settings& s, const fs::path& base, Bundle& bundle) {
   const SourcedValue* v = s.Use("deepspeed");
   if (v == nullptr) return OkStatus();
   const std::string value = v->value;
@@ -58,24 +70,17 @@ Status MergeDeepSpeedFile(Settings& s, const fs::path& base) {
     ExpandSwiftDeepSpeedPreset(s);
     return OkStatus();
   }
-  fs::path path = value;
-  if (path.is_relative()) {
-    // Relative to the input's directory, else to one above it: LLaMA-Factory's YAMLs name
-    // `examples/deepspeed/ds_z3_config.json` from the repository root, where llamafactory-cli
-    // runs, while the YAML itself lies in examples/train_full/.
-    path = base / value;
-    std::error_code ec;
-    for (fs::path dir = base;
-         !fs::exists(path, ec) && dir.has_parent_path() && dir.parent_path() != dir;) {
-      dir = dir.parent_path();
-      if (fs::exists(dir / value, ec)) path = dir / value;
-    }
-    if (!fs::exists(path, ec)) path = base / value;  // the error names the first place looked
-  }
-  STRATA_ASSIGN_OR_RETURN(std::string text, ReadFile(path.string()));
-  STRATA_ASSIGN_OR_RETURN(Settings ds, ReadJsonSettings(text, path.string()));
-  for (const auto& [key, sv] : ds.Unused()) s.Set("ds." + key, sv.value, sv.source);
-  return OkStatus();
+  STRATA_ASSIGN_OR_RETURN(fs::path path, bundle.Find(value, base, v->source));
+  return MergeDeepSpeedJson(s, path);
+}
+
+// The JSON an Accelerate config's DeepSpeed plugin names (deepspeed_config_file), relative to
+// the folder of the YAML that names it.
+Status MergeAccelerateDeepSpeedFile(Settings& s, const fs::path& yaml_dir, Bundle& bundle) {
+  const SourcedValue* v = s.Use("accelerate.deepspeed_config.deepspeed_config_file");
+  if (v == nullptr || v->value == "none") return OkStatus();
+  STRATA_ASSIGN_OR_RETURN(fs::path path, bundle.Find(v->value, yaml_dir, v->source));
+  return MergeDeepSpeedJson(s, path);
 }
 
 }  // namespace
@@ -134,18 +139,104 @@ void ReadLauncher(const std::vector<ShellWord>& words, size_t program, Detected&
   }
 }
 
-Result<Detected> DetectCommand(std::string_view text, const std::string& file) {
-  STRATA_ASSIGN_OR_RETURN(auto commands, ParseShellScript(text, file));
+// `accelerate launch [flags] script.py args`: the flags and the config they name, as
+// "accelerate.<key>" settings (the flags win over the config, as in accelerate's launcher).
+Status ReadAccelerateLaunch(const std::vector<ShellWord>& w, size_t launch, size_t program,
+                            const std::string& file, Bundle& bundle, Detected& d) {
+  const std::vector<ShellWord> launcher(w.begin() + static_cast<std::ptrdiff_t>(launch) + 1,
+                                        w.begin() + static_cast<std::ptrdiff_t>(program));
+  Settings flags;
+  ReadCommandArgs(launcher, 0, flags);
+  AddAccelerateLaunchFlags(flags, d.settings);
   const fs::path base = fs::path(file).parent_path();
+  if (const SourcedValue* cfg = flags.Use("config_file")) {
+    int line = 0;
+    for (const ShellWord& word : launcher) {
+      if (word.text.starts_with("--config_file")) line = word.line;
+    }
+    STRATA_ASSIGN_OR_RETURN(fs::path path,
+                            bundle.Find(cfg->value, base, "accelerate launch --config_file", line));
+    STRATA_ASSIGN_OR_RETURN(std::string text, ReadFile(path.string()));
+    STRATA_ASSIGN_OR_RETURN(Settings yaml, ReadYamlSettings(text, path.string()));
+    if (!IsAccelerateConfig(yaml)) {
+      return InvalidInput(
+                 "the file accelerate launch --config_file names has no "
+                 "distributed_type: not an Accelerate config")
+          .InFile(path.string());
+    }
+    AddAccelerateConfig(yaml, d.settings);
+    STRATA_RETURN_IF_ERROR(MergeAccelerateDeepSpeedFile(d.settings, path.parent_path(), bundle));
+  } else {
+    STRATA_RETURN_IF_ERROR(MergeAccelerateDeepSpeedFile(d.settings, base, bundle));
+    d.job.Note(
+        "accelerate launch without --config_file: Accelerate's default config "
+        "(~/.cache/huggingface/accelerate/default_config.yaml) is not known here; only the "
+        "launch flags are read");
+    if (!d.settings.Has("accelerate.distributed_type")) {
+      d.settings.Set("accelerate.distributed_type", "MULTI_GPU",
+                     "derived: accelerate launch without a config or plugin flag runs DDP");
+    }
+  }
+  return OkStatus();
+}
+
+Result<Detected> DetectCommand(std::string_view text, const std::string& file, Bundle& bundle) {
+  const fs::path base = fs::path(file).parent_path();
+  // `source FILE` / `. FILE`: a file of the bundle (given with the script, or beside it) is
+  // read in place; a missing one is an error naming the line; an absolute path not given is
+  // the machine's environment (conda, modules), left unread and named in the notes.
+  std::vector<std::string> source_notes;
+  const std::string script = fs::path(file).filename().string();
+  const ShellSourceReader reader = [&](const std::string& path,
+                                       int line) -> Result<std::optional<ShellSource>> {
+    const std::string name = fs::path(path).filename().string();
+    const bool given = bundle.Gives(name);
+    if (path.find('$') != std::string::npos || (fs::path(path).is_absolute() && !given) ||
+        path.starts_with("~")) {
+      source_notes.push_back(
+          fmt::format("{}:{}: source {}: not part of the bundle (the "
+                      "machine's environment); not read",
+                      script, line, path));
+      return std::optional<ShellSource>();
+    }
+    STRATA_ASSIGN_OR_RETURN(fs::path found, bundle.Find(path, base, "source", line));
+    STRATA_ASSIGN_OR_RETURN(std::string sourced, ReadFile(found.string()));
+    return std::optional<ShellSource>(ShellSource{std::move(sourced), found.string()});
+  };
+  STRATA_ASSIGN_OR_RETURN(auto commands, ParseShellScript(text, file, reader));
+  Settings slurm = ReadSlurmHeader(text, file);
   for (auto it = commands.rbegin(); it != commands.rend(); ++it) {
     const auto& w = it->words;
     if (w.empty()) continue;
     Detected d;
     d.ctx.env = it->env;
+    d.ctx.env_origin = it->env_origin;
+    for (const std::string& note : source_notes) d.job.Note(note);
     size_t program = w.size();
+    size_t accelerate_launch = w.size();
     for (size_t i = 0; i < w.size(); ++i) {
       const std::string& t = w[i].text;
       const std::string next = i + 1 < w.size() ? w[i + 1].text : "";
+      if ((t == "accelerate" || t.ends_with("/accelerate")) && next == "launch") {
+        // The training script: the first .py, or the module after -m / --module.
+        for (size_t j = i + 2; j < w.size() && program == w.size(); ++j) {
+          if ((w[j].text == "-m" || w[j].text == "--module") && j + 1 < w.size()) {
+            program = j + 1;
+          } else if (w[j].text.ends_with(".py")) {
+            program = j;
+          }
+        }
+        if (program == w.size()) {
+          return InvalidInput("accelerate launch names no training script (.py or -m module)")
+              .InFile(file)
+              .AtLine(w[i].line);
+        }
+        accelerate_launch = i + 1;
+        d.framework = Framework::kHfDeepSpeed;
+        d.format =
+            "accelerate launch (" + fs::path(w[program].text).filename().string() + ", HF Trainer)";
+        break;
+      }
       const bool swift_sub = next == "sft" || next == "pt" || next == "rlhf";
       if ((t == "megatron" || t.ends_with("/megatron")) && swift_sub) {
         d.framework = Framework::kMsSwiftMcore;
@@ -192,22 +283,27 @@ Result<Detected> DetectCommand(std::string_view text, const std::string& file) {
       }
     }
     if (program == w.size()) continue;
-    ReadLauncher(w, program, d);
+    if (accelerate_launch < w.size()) {
+      STRATA_RETURN_IF_ERROR(ReadAccelerateLaunch(w, accelerate_launch, program, file, bundle, d));
+    } else {
+      ReadLauncher(w, program, d);
+    }
+    ApplySlurmHeader(slurm, d.job);
     ReadCommandArgs(w, program + 1, d.settings);
     if (d.ctx.ms_swift && d.settings.Has("model") && !d.settings.Has("model_name_or_path")) {
       const SourcedValue* m = d.settings.Use("model");
       d.settings.Set("model_name_or_path", m->value, m->source);
     }
     if (d.framework == Framework::kHfDeepSpeed) {
-      STRATA_RETURN_IF_ERROR(MergeDeepSpeedFile(d.settings, base));
+      STRATA_RETURN_IF_ERROR(MergeDeepSpeedFile(d.settings, base, bundle));
     }
     if (d.framework == Framework::kTorchtitan) {
       const SourcedValue* cfg = d.settings.Use("job.config_file");
       if (cfg == nullptr) {
         return InvalidInput("the torchtitan command has no --job.config_file").InFile(file);
       }
-      fs::path path = cfg->value;
-      if (path.is_relative()) path = base / path;
+      STRATA_ASSIGN_OR_RETURN(fs::path path,
+                              bundle.Find(cfg->value, base, "torchtitan " + cfg->source));
       STRATA_ASSIGN_OR_RETURN(std::string toml, ReadFile(path.string()));
       STRATA_ASSIGN_OR_RETURN(Settings from_file, ReadTomlSettings(toml, path.string()));
       // Command-line overrides win over the file, as in torchtitan's JobConfig.
@@ -227,7 +323,7 @@ Result<Detected> DetectCommand(std::string_view text, const std::string& file) {
           "YAML");
 }
 
-Result<Detected> DetectJson(std::string_view text, const std::string& file) {
+Result<Detected> DetectJson(std::string_view text, const std::string& file, Bundle& bundle) {
   Detected d;
   STRATA_ASSIGN_OR_RETURN(d.settings, ReadJsonSettings(text, file));
   Settings& s = d.settings;
@@ -245,7 +341,7 @@ Result<Detected> DetectJson(std::string_view text, const std::string& file) {
     d.framework = Framework::kHfDeepSpeed;
     d.format = "ms-swift 1.x sft_args.json (HF Trainer)";
     d.ctx.ms_swift = true;
-    STRATA_RETURN_IF_ERROR(MergeDeepSpeedFile(s, fs::path(file).parent_path()));
+    STRATA_RETURN_IF_ERROR(MergeDeepSpeedFile(s, fs::path(file).parent_path(), bundle));
     return d;
   }
   const bool megatron_keys = s.Has("tensor_model_parallel_size") || s.Has("micro_batch_size");
@@ -264,7 +360,7 @@ Result<Detected> DetectJson(std::string_view text, const std::string& file) {
       const SourcedValue* m = s.Use("model");
       s.Set("model_name_or_path", m->value, m->source);
     }
-    STRATA_RETURN_IF_ERROR(MergeDeepSpeedFile(s, fs::path(file).parent_path()));
+    STRATA_RETURN_IF_ERROR(MergeDeepSpeedFile(s, fs::path(file).parent_path(), bundle));
     return d;
   }
   if (s.Has("zero_optimization.stage") || s.Has("train_micro_batch_size_per_gpu")) {
@@ -316,6 +412,7 @@ Result<ImportReport> ImportJob(std::string_view text, const std::string& file,
   if (text.find_first_not_of(" \t\r\n") == std::string_view::npos) {
     return InvalidInput("the file is empty: nothing to import").InFile(file);
   }
+  Bundle bundle(file, options.files);
   const std::string ext = Extension(file);
   const size_t first = text.find_first_not_of(" \t\r\n");
   Result<Detected> detected = InvalidInput("unreachable");
@@ -343,47 +440,62 @@ Result<ImportReport> ImportJob(std::string_view text, const std::string& file,
     d.format = "torchtitan TOML";
     detected = std::move(d);
   } else if (ext == ".json" || text[first] == '{') {
-    detected = DetectJson(text, file);
+    detected = DetectJson(text, file, bundle);
   } else if (ext == ".yaml" || ext == ".yml") {
     Detected d;
     STRATA_ASSIGN_OR_RETURN(d.settings, ReadYamlSettings(text, file));
     bool verl = false;
     for (const auto& [key, sv] : d.settings.Unused())
       verl = verl || key.starts_with("actor_rollout_ref.");
-    // LLaMA-Factory (`llamafactory-cli train x.yaml`): HF TrainingArguments plus its own
-    // stage / finetuning_type, and `deepspeed:` naming the DeepSpeed JSON.
-    const bool llamafactory =
-        !verl && d.settings.Has("stage") &&
-        (d.settings.Has("finetuning_type") || d.settings.Has("model_name_or_path"));
-    if (llamafactory) {
+    if (IsAccelerateConfig(d.settings)) {
+      // An Accelerate config alone: the cluster and the plugin; the training script's
+      // arguments (model, batch, length) come from --model and --set.
+      Settings accelerate;
+      AddAccelerateConfig(d.settings, accelerate);
+      d.settings = std::move(accelerate);
       d.framework = Framework::kHfDeepSpeed;
-      d.format = "LLaMA-Factory YAML (HF Trainer)";
-      d.settings.Ignore("stage");
-      // LLaMA-Factory checkpoints every layer unless disable_gradient_checkpointing is true
-      // (ModelArguments; it calls gradient_checkpointing_enable itself).
-      if (!d.settings.Has("gradient_checkpointing")) {
-        const SourcedValue* off = d.settings.Use("disable_gradient_checkpointing");
-        const bool disabled = off != nullptr && (off->value == "true" || off->value == "True");
-        d.settings.Set("gradient_checkpointing", disabled ? "false" : "true",
-                       off != nullptr ? off->source
-                                      : "LLaMA-Factory's default: gradient checkpointing on "
-                                        "unless disable_gradient_checkpointing");
-      }
-      STRATA_RETURN_IF_ERROR(MergeDeepSpeedFile(d.settings, fs::path(file).parent_path()));
-      detected = std::move(d);
-    } else if (verl) {
-      d.framework = Framework::kVerl;
-      d.format = "verl trainer YAML";
+      d.format = "Accelerate config (distributed_type " +
+                 *d.settings.String("accelerate.distributed_type") + ")";
+      STRATA_RETURN_IF_ERROR(
+          MergeAccelerateDeepSpeedFile(d.settings, fs::path(file).parent_path(), bundle));
       detected = std::move(d);
     } else {
-      return InvalidInput(
-                 "a YAML file that is neither a verl trainer config (no actor_rollout_ref) nor "
-                 "a LLaMA-Factory one (no stage)")
-          .InFile(file)
-          .WithHint("a strata job file is used directly: pass it as the job, not to import");
+      // LLaMA-Factory (`llamafactory-cli train x.yaml`): HF TrainingArguments plus its own
+      // stage / finetuning_type, and `deepspeed:` naming the DeepSpeed JSON.
+      const bool llamafactory =
+          !verl && d.settings.Has("stage") &&
+          (d.settings.Has("finetuning_type") || d.settings.Has("model_name_or_path"));
+      if (llamafactory) {
+        d.framework = Framework::kHfDeepSpeed;
+        d.format = "LLaMA-Factory YAML (HF Trainer)";
+        d.settings.Ignore("stage");
+        // LLaMA-Factory checkpoints every layer unless disable_gradient_checkpointing is true
+        // (ModelArguments; it calls gradient_checkpointing_enable itself).
+        if (!d.settings.Has("gradient_checkpointing")) {
+          const SourcedValue* off = d.settings.Use("disable_gradient_checkpointing");
+          const bool disabled = off != nullptr && (off->value == "true" || off->value == "True");
+          d.settings.Set("gradient_checkpointing", disabled ? "false" : "true",
+                         off != nullptr ? off->source
+                                        : "LLaMA-Factory's default: gradient checkpointing on "
+                                          "unless disable_gradient_checkpointing");
+        }
+        STRATA_RETURN_IF_ERROR(
+            MergeDeepSpeedFile(d.settings, fs::path(file).parent_path(), bundle));
+        detected = std::move(d);
+      } else if (verl) {
+        d.framework = Framework::kVerl;
+        d.format = "verl trainer YAML";
+        detected = std::move(d);
+      } else {
+        return InvalidInput(
+                   "a YAML file that is neither a verl trainer config (no actor_rollout_ref), a "
+                   "LLaMA-Factory one (no stage) nor an Accelerate config (no distributed_type)")
+            .InFile(file)
+            .WithHint("a strata job file is used directly: pass it as the job, not to import");
+      }
     }
   } else {
-    detected = DetectCommand(text, file);
+    detected = DetectCommand(text, file, bundle);
   }
   if (!detected.ok()) {
     Error e = std::move(detected).error();
@@ -415,6 +527,7 @@ Result<ImportReport> ImportJob(std::string_view text, const std::string& file,
     if (e.file.empty()) e.InFile(file);
     return e;
   }
+  STRATA_RETURN_IF_ERROR(bundle.CheckAllUsed());
   SetFrameworkOf(d, d.job);
   for (const std::string& assignment : options.overrides) {
     const size_t eq = assignment.find('=');

@@ -32,6 +32,10 @@ struct ImportOptions {
   std::string model_json_path;
   /// "key=value" job fields the input cannot give (sequence.mean_tokens=29K), as `--set`.
   std::vector<std::string> overrides;
+  /// The other files of a bundle (an Accelerate YAML, a DeepSpeed JSON, a sourced script, a
+  /// torchtitan TOML): a file the input names is taken from here when one has its file name,
+  /// else read relative to the input's folder. Each must be named by the input.
+  std::vector<std::string> files;
 };
 
 /// One job field and where its value came from.

@@ -86,6 +86,19 @@ void FlattenToml(const toml::table& table, const std::string& prefix, const std:
   }
 }
 
+// "--tp (line 12)", "--tp (line 12; $TP from cluster.sh:3)", "--tp (cluster.sh:7)": where the
+// flag was written and, when a sourced file set what its value expanded, that file's line.
+std::string WordSource(const std::string& flag, const ShellWord& word, const ShellWord* value) {
+  auto where = [](const ShellWord& w) {
+    if (w.origin.empty()) return fmt::format("line {}", w.line);
+    if (w.origin.starts_with("$")) return fmt::format("line {}; {}", w.line, w.origin);
+    return w.origin;
+  };
+  std::string out = flag + " (" + where(word);
+  if (value != nullptr && value->origin.starts_with("$")) out += "; " + value->origin;
+  return out + ")";
+}
+
 }  // namespace
 
 void ReadCommandArgs(const std::vector<ShellWord>& words, size_t start, Settings& out) {
@@ -94,16 +107,15 @@ void ReadCommandArgs(const std::vector<ShellWord>& words, size_t start, Settings
     if (w.starts_with("--") && w.size() > 2) {
       const size_t eq = w.find('=');
       if (eq != std::string::npos) {
-        out.Set(w.substr(0, eq), w.substr(eq + 1),
-                fmt::format("{} (line {})", w.substr(0, eq), words[i].line));
+        out.Set(w.substr(0, eq), w.substr(eq + 1), WordSource(w.substr(0, eq), words[i], nullptr));
         continue;
       }
       const bool has_value = i + 1 < words.size() && !words[i + 1].text.starts_with("--");
       if (has_value) {
-        out.Set(w, words[i + 1].text, fmt::format("{} (line {})", w, words[i].line));
+        out.Set(w, words[i + 1].text, WordSource(w, words[i], &words[i + 1]));
         ++i;
       } else {
-        out.Set(w, "true", fmt::format("{} (line {})", w, words[i].line));
+        out.Set(w, "true", WordSource(w, words[i], nullptr));
       }
       continue;
     }
@@ -112,7 +124,7 @@ void ReadCommandArgs(const std::vector<ShellWord>& words, size_t start, Settings
     if (eq != std::string::npos && eq > 0 && w.find('.') < eq) {
       std::string key = w.substr(0, eq);
       if (key.starts_with("+")) key = key.substr(1);
-      out.Set(key, w.substr(eq + 1), fmt::format("{} (line {})", key, words[i].line));
+      out.Set(key, w.substr(eq + 1), WordSource(key, words[i], nullptr));
     }
   }
 }

@@ -1,8 +1,11 @@
 #include "strata/importer/shell_script.h"
 
+#include <fmt/format.h>
+
 #include <cctype>
 #include <charconv>
 #include <cstdint>
+#include <filesystem>
 #include <limits>
 #include <optional>
 
@@ -134,6 +137,7 @@ Result<std::vector<std::vector<RawWord>>> Tokenise(std::string_view text, const 
 struct Vars {
   std::map<std::string, std::string> scalars;
   std::map<std::string, std::vector<ShellWord>> arrays;
+  std::map<std::string, std::string> origins;  // variables a sourced file set: "cluster.sh:3"
 };
 
 // $(( ... )) arithmetic on integers: + - * / %, parentheses, variables with or without '$'.
@@ -235,7 +239,7 @@ bool IsSchedulerVariable(const std::string& name) {
 
 // Expands $VAR, ${VAR} and ${VAR:-default} inside one word (no word splitting of scalars, as
 // launch scripts quote them or hold single words). Unknown variables stay as written.
-std::string ExpandScalar(const std::string& text, const Vars& vars) {
+std::string ExpandScalar(const std::string& text, const Vars& vars, std::string* origin = nullptr) {
   std::string out;
   for (size_t i = 0; i < text.size(); ++i) {
     if (text[i] != '$' || i + 1 >= text.size()) {
@@ -279,6 +283,9 @@ std::string ExpandScalar(const std::string& text, const Vars& vars) {
     auto it = vars.scalars.find(name);
     if (it != vars.scalars.end()) {
       out += it->second;
+      if (auto o = vars.origins.find(name); origin != nullptr && o != vars.origins.end()) {
+        *origin += (origin->empty() ? "$" : ", $") + name + " from " + o->second;
+      }
     } else if (has_fallback && IsSchedulerVariable(name)) {
       // ${SLURM_NNODES:-1}: Slurm sets it on every real run, so the fallback is what runs only
       // outside Slurm. Left as written, the value is asked for (--nodes), never taken as 1.
@@ -317,7 +324,7 @@ void AppendArray(const std::vector<ShellWord>& items, bool quoted, std::vector<S
       const size_t start = item.text.find_first_not_of(" \t\n", pos);
       if (start == std::string::npos) break;
       const size_t stop = item.text.find_first_of(" \t\n", start);
-      out.push_back({item.text.substr(start, stop - start), item.line});
+      out.push_back({item.text.substr(start, stop - start), item.line, item.origin});
       pos = stop == std::string::npos ? item.text.size() : stop;
     }
   }
@@ -334,11 +341,16 @@ bool IsAssignment(const std::string& text) {
 
 }  // namespace
 
-Result<std::vector<ShellCommandLine>> ParseShellScript(std::string_view text,
-                                                       const std::string& file) {
+namespace {
+
+constexpr int kMaxSourceDepth = 8;
+
+Status RunScript(std::string_view text, const std::string& file, const ShellSourceReader& reader,
+                 int depth, Vars& vars, std::vector<ShellCommandLine>& out) {
   STRATA_ASSIGN_OR_RETURN(auto commands, Tokenise(text, file));
-  Vars vars;
-  std::vector<ShellCommandLine> out;
+  // Words of a sourced file say which file they are in.
+  const std::string here = depth == 0 ? "" : std::filesystem::path(file).filename().string();
+  auto where = [&](int line) { return here.empty() ? "" : here + ":" + std::to_string(line); };
   for (auto& raw : commands) {
     size_t i = 0;
     if (!raw.empty() && raw[0].text == "export") i = 1;
@@ -359,8 +371,10 @@ Result<std::vector<ShellCommandLine>> ParseShellScript(std::string_view text,
               continue;
             }
           }
-          items.push_back(
-              {raw[j].quoted_single ? raw[j].text : ExpandScalar(raw[j].text, vars), raw[j].line});
+          std::string origin = where(raw[j].line);
+          std::string item =
+              raw[j].quoted_single ? raw[j].text : ExpandScalar(raw[j].text, vars, &origin);
+          items.push_back({std::move(item), raw[j].line, std::move(origin)});
         }
         std::vector<ShellWord>& target = vars.arrays[name];
         if (!append) target.clear();
@@ -379,11 +393,37 @@ Result<std::vector<ShellCommandLine>> ParseShellScript(std::string_view text,
     }
     if (i >= raw.size()) {
       // Only assignments: they set shell variables for the rest of the script.
-      for (auto& [k, v] : prefix_env) vars.scalars[k] = v;
+      for (auto& [k, v] : prefix_env) {
+        vars.scalars[k] = v;
+        if (here.empty()) {
+          vars.origins.erase(k);
+        } else {
+          vars.origins[k] = where(cmd.line);
+        }
+      }
       continue;
     }
+    if ((raw[i].text == "source" || raw[i].text == ".") && i + 1 < raw.size() && reader) {
+      const std::string path = ExpandScalar(raw[i + 1].text, vars);
+      STRATA_ASSIGN_OR_RETURN(std::optional<ShellSource> sourced, reader(path, raw[i].line));
+      if (sourced) {
+        if (depth + 1 > kMaxSourceDepth) {
+          return InvalidInput(fmt::format("source {}: files source each other more than {} deep",
+                                          path, kMaxSourceDepth))
+              .InFile(file)
+              .AtLine(raw[i].line);
+        }
+        STRATA_RETURN_IF_ERROR(
+            RunScript(sourced->text, sourced->file, reader, depth + 1, vars, out));
+        continue;
+      }
+    }
     cmd.env = vars.scalars;
-    for (auto& [k, v] : prefix_env) cmd.env[k] = v;
+    cmd.env_origin = vars.origins;
+    for (auto& [k, v] : prefix_env) {
+      cmd.env[k] = v;
+      cmd.env_origin.erase(k);
+    }
     for (; i < raw.size(); ++i) {
       const std::string& w = raw[i].text;
       if (const std::string ref = ArrayReference(raw[i]); !ref.empty()) {
@@ -392,7 +432,8 @@ Result<std::vector<ShellCommandLine>> ParseShellScript(std::string_view text,
           continue;
         }
       }
-      std::string expanded = raw[i].quoted_single ? w : ExpandScalar(w, vars);
+      std::string origin = where(raw[i].line);
+      std::string expanded = raw[i].quoted_single ? w : ExpandScalar(w, vars, &origin);
       // An unquoted expansion of a scalar holding several words splits them (FIXED_ARGS="..."),
       // which only matters when the word was a bare $VAR.
       if (!raw[i].quoted_single && w.starts_with("$") && expanded != w &&
@@ -402,15 +443,26 @@ Result<std::vector<ShellCommandLine>> ParseShellScript(std::string_view text,
           const size_t start = expanded.find_first_not_of(" \t\n", pos);
           if (start == std::string::npos) break;
           const size_t stop = expanded.find_first_of(" \t\n", start);
-          cmd.words.push_back({expanded.substr(start, stop - start), raw[i].line});
+          cmd.words.push_back({expanded.substr(start, stop - start), raw[i].line, origin});
           pos = stop == std::string::npos ? expanded.size() : stop;
         }
         continue;
       }
-      cmd.words.push_back({expanded, raw[i].line});
+      cmd.words.push_back({expanded, raw[i].line, origin});
     }
     out.push_back(std::move(cmd));
   }
+  return OkStatus();
+}
+
+}  // namespace
+
+Result<std::vector<ShellCommandLine>> ParseShellScript(std::string_view text,
+                                                       const std::string& file,
+                                                       const ShellSourceReader& reader) {
+  Vars vars;
+  std::vector<ShellCommandLine> out;
+  STRATA_RETURN_IF_ERROR(RunScript(text, file, reader, 0, vars, out));
   return out;
 }
 

@@ -5,7 +5,9 @@
 #ifndef STRATA_IMPORTER_SHELL_SCRIPT_H_
 #define STRATA_IMPORTER_SHELL_SCRIPT_H_
 
+#include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -17,17 +19,34 @@ namespace strata {
 struct ShellWord {
   std::string text;
   int line = 0;  // 1-based line where the word was written (for array elements: where defined)
+  /// Where a sourced file set what the word expanded ("$TP from cluster.sh:3"), or the sourced
+  /// file the word itself is in; empty for words of the script alone.
+  std::string origin;
 };
 
 struct ShellCommandLine {
-  std::map<std::string, std::string> env;  // assignments in force for this command
-  std::vector<ShellWord> words;            // after expansion
-  int line = 0;                            // where the command starts
+  std::map<std::string, std::string> env;         // assignments in force for this command
+  std::map<std::string, std::string> env_origin;  // those a sourced file set: "cluster.sh:3"
+  std::vector<ShellWord> words;                   // after expansion
+  int line = 0;                                   // where the command starts
 };
 
-/// Every command of the script, in order, with the variables assigned before it.
+/// A file that `source FILE` or `. FILE` names: its text and the name to quote it by.
+struct ShellSource {
+  std::string text;
+  std::string file;
+};
+/// Finds the file a `source` line names (`path` as expanded, `line` of the script): its text,
+/// nullopt to leave it unread (a file outside the bundle, as conda's activation script), or an
+/// error (a sibling file that is missing).
+using ShellSourceReader =
+    std::function<Result<std::optional<ShellSource>>(const std::string& path, int line)>;
+
+/// Every command of the script, in order, with the variables assigned before it. With a
+/// reader, `source FILE` and `. FILE` run the file's assignments (and commands) in place.
 Result<std::vector<ShellCommandLine>> ParseShellScript(std::string_view text,
-                                                       const std::string& file);
+                                                       const std::string& file,
+                                                       const ShellSourceReader& reader = {});
 
 }  // namespace strata
 

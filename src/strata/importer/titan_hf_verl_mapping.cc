@@ -10,6 +10,7 @@
 
 #include "strata/core/did_you_mean.h"
 #include "strata/core/strings.h"
+#include "strata/importer/accelerate_config.h"
 #include "strata/importer/framework_mappers.h"
 #include "strata/importer/model_match.h"
 #include "strata/model/model_config.h"
@@ -467,9 +468,14 @@ Status MapHfDeepSpeed(Settings& s, MapContext& ctx, JobBuilder& job) {
         fmt::format("{} '{}': ms-swift 1.x's registry id of the model", id->source, id->value));
   }
   NoteTuningMode(s, job);  // ms-swift's train_type, LLaMA-Factory's finetuning_type
+  STRATA_RETURN_IF_ERROR(MapAccelerateLaunch(s, job));  // cluster, precision, ZeRO plugin
+  const bool accelerate = s.Has("accelerate.distributed_type");
   for (const char* key :
        {"parallel.tp", "parallel.pp", "parallel.cp", "parallel.ep", "parallel.etp"}) {
-    job.Default(key, "1", "DeepSpeed ZeRO with the HF Trainer is data parallelism only");
+    job.Default(key, "1",
+                accelerate ? "the HF Trainer under Accelerate (DDP, FSDP or DeepSpeed ZeRO) is "
+                             "data parallelism only"
+                           : "DeepSpeed ZeRO with the HF Trainer is data parallelism only");
   }
   job.Default("parallel.sequence_parallel", "false", "no tensor parallelism");
   auto ds_int = [&](const char* key) -> Result<std::optional<int64_t>> {
@@ -628,6 +634,7 @@ Status MapHfDeepSpeed(Settings& s, MapContext& ctx, JobBuilder& job) {
                          "watchdog practically never fires (not a job field; see `strata hang`)"
                        : "ddp_timeout = 1800 s: TrainingArguments' default collective timeout "
                          "(not a job field; `strata hang` reads it)");
+  STRATA_RETURN_IF_ERROR(MapAccelerateSharding(s, job));  // FSDP over the ZeRO default
   STRATA_RETURN_IF_ERROR(FinishCommon(s, ctx, job, 1));
   STRATA_ASSIGN_OR_RETURN(const int64_t dp, job.GetPositiveInt("parallel.dp"));
   STRATA_ASSIGN_OR_RETURN(const int64_t micro, job.GetPositiveInt("batch.micro_batch"));

@@ -84,7 +84,11 @@ void LogAnalyzer::FeedLine(std::string_view raw) {
     if (cr == std::string_view::npos) break;
     rest.remove_prefix(cr + 1);
   }
-  if (parsed_.empty()) return;
+  if (parsed_.empty()) {
+    // torchtitan's header comes before its first step; no line after it is looked at.
+    if (tail.last_step_line == 0) ParseTitanHeaderLine(prefixed.text, line, summary_.titan);
+    return;
+  }
   ++summary_.recognised_lines;
   std::vector<Anomaly> found;
   for (const ParsedLine& p : parsed_) {

@@ -17,6 +17,7 @@
 #include "strata/logs/log_line_parser.h"
 #include "strata/logs/rank_state.h"
 #include "strata/logs/step_record.h"
+#include "strata/logs/titan_header.h"
 
 namespace strata {
 
@@ -44,6 +45,7 @@ struct LogSummary {
   std::vector<Anomaly> anomalies;  // in log order, the first kMaxKeptAnomalies
   int64_t anomalies_total = 0;     // including those not kept
   LogTail tail;
+  TitanHeader titan;  // what torchtitan printed before its first step
 };
 
 class LogAnalyzer {

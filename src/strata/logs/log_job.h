@@ -8,6 +8,7 @@
 
 #include "strata/core/result.h"
 #include "strata/logs/log_mfu.h"
+#include "strata/logs/titan_header.h"
 
 namespace strata {
 
@@ -18,6 +19,21 @@ namespace strata {
 /// missing sections the error names); never the reference job, whose numbers are not the log's.
 Result<LogJob> LoadLogJob(const std::string& job_name, const std::vector<std::string>& sets,
                           const std::string& model = "");
+
+/// The job a torchtitan log's header describes, as LoadLogJob takes it: the catalog model its
+/// "Building" line names, the GPU its capacity line names, the GPU count from its device mesh
+/// (or global / (local x accumulation) batch, data parallel only, when it prints no mesh), the
+/// batch and the sequence length; `source` names the line of each. An error names what the
+/// header lacks and the --model / --set that gives it.
+struct HeaderJob {
+  std::string model;
+  std::vector<std::string> sets;  // "cluster.gpu=H100 SXM", "batch.global_batch=8", ...
+  std::string source;
+};
+/// `model` (from --model) replaces the header's; `sets` (from --set) answer what it lacks
+/// (cluster.gpu for a GPU the catalog does not know) and, applied after, override the rest.
+Result<HeaderJob> JobFromTitanHeader(const TitanHeader& header, const std::string& model = "",
+                                     const std::vector<std::string>& sets = {});
 
 }  // namespace strata
 

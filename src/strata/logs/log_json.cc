@@ -88,6 +88,7 @@ Json LogMfuToJson(const LogMfu& m, const LogJob& job) {
   j["model"] = job.model.name;
   j["gpu"] = job.gpu_name;
   j["gpus"] = job.gpus;
+  if (!job.source.empty()) j["job_source"] = job.source;
   j["peak_tflop_per_s_per_gpu"] = RoundSig(job.peak_per_gpu.tflop_per_s());
   j["tokens_per_step"] = RoundSig(m.tokens_per_step);
   j["tokens_source"] = m.tokens_source;

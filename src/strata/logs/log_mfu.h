@@ -27,6 +27,8 @@ struct LogJob {
   Recompute recompute = Recompute::kNone;
   std::optional<int64_t> nominal_active_params;
   bool include_mtp = false;
+  /// Where the job came from when it is not a job file ("the torchtitan log header: ...").
+  std::string source;
   /// Other GPUs' dense bf16 peaks, to recognise an MFU computed against the wrong peak.
   std::vector<std::pair<std::string, FlopPerSecond>> other_peaks;
 };

@@ -57,6 +57,7 @@ std::string RenderMfu(const LogsText& in) {
   std::string out =
       fmt::format("\nthroughput and MFU, recomputed (model {}, {} x {}, {} bf16 dense each):\n",
                   job.model.name, job.gpus, job.gpu_name, FormatTflops(job.peak_per_gpu));
+  if (!job.source.empty()) out += "  job: " + job.source + "\n";
   out +=
       fmt::format("  tokens per step: {} ({})\n", GroupDigits(m.tokens_per_step), m.tokens_source);
   out += fmt::format("  step time: {:.2f} s ({})\n", m.step_time_s, m.step_time_source);

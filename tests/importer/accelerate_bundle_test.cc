@@ -1,0 +1,204 @@
+// Accelerate configs, launch bundles (a script with the files it names, a sourced config, a
+// Slurm header) on real files (tests/golden/cli_import/SOURCES.md). Each expected value is read
+// off the input by hand, with the Accelerate, DeepSpeed or Slurm rule that gives it beside it.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "importer/import_test_support.h"
+#include "strata/importer/import_job.h"
+#include "strata/importer/shell_script.h"
+
+namespace strata {
+namespace {
+
+using testing::ImportGolden;
+using testing::SourceOf;
+
+std::string Field(const ImportReport& r, const std::string& key) {
+  for (const auto& f : r.fields) {
+    if (f.key == key) return f.value;
+  }
+  return "(not set)";
+}
+
+ImportOptions Options(const char* gpu, std::vector<std::string> files = {}) {
+  ImportOptions o;
+  o.gpu = gpu;
+  o.model = "llama-3.1-8b";
+  o.overrides = {"sequence.max_tokens=2048"};
+  for (auto& f : files) o.files.push_back(ImportGolden(f));
+  return o;
+}
+
+TEST(AccelerateImportTest, ConfigsGiveClusterPrecisionAndSharding) {
+  struct Case {
+    const char* file;
+    std::vector<std::string> bundle;
+    std::vector<std::pair<const char*, const char*>> expected;
+  };
+  const Case cases[] = {
+      // TRL's fsdp2.yaml: fsdp_version 2 -> FSDP2; fsdp_reshard_after_forward true; 8
+      // processes on num_machines 1; mixed_precision bf16; FSDP keeps fp32 gradient shards.
+      {"accelerate_trl_fsdp2/fsdp2.yaml",
+       {},
+       {{"sharding.mode", "fsdp2"},
+        {"sharding.reshard_after_forward", "true"},
+        {"cluster.gpus_per_node", "8"},
+        {"cluster.nodes", "1"},
+        {"precision.params", "bf16"},
+        {"precision.grads", "fp32"},
+        {"optimizer.distributed", "true"},
+        {"recompute.granularity", "none"},
+        {"parallel.dp", "8"}}},
+      // alignment-handbook's fsdp.yaml: FSDP1 FULL_SHARD shards weights, gradients and
+      // optimizer states (ZeRO-3's set) and reshards after forward.
+      {"accelerate_handbook_fsdp1/fsdp.yaml",
+       {},
+       {{"sharding.mode", "zero3"},
+        {"sharding.reshard_after_forward", "true"},
+        {"cluster.gpus_per_node", "8"},
+        {"precision.params", "bf16"},
+        {"precision.grads", "fp32"}}},
+      // TRL's deepspeed_zero3.yaml: zero_stage 3, mixed_precision fp16; DeepSpeed keeps the
+      // gradients in the model dtype under ZeRO (grad_accum_dtype default); offload none.
+      {"accelerate_trl_zero3/deepspeed_zero3.yaml",
+       {},
+       {{"sharding.mode", "zero3"},
+        {"precision.params", "fp16"},
+        {"precision.grads", "fp16"},
+        {"cluster.gpus_per_node", "8"},
+        {"sharding.offload_optimizer", "(not set)"}}},
+      // Accelerate's deepspeed.yaml template: its deepspeed_config_file (relative to the
+      // YAML's folder) gives ZeRO stage 1 and fp16.enabled true; num_processes 2.
+      {"accelerate_template_ds_file/config_yaml_templates/deepspeed.yaml",
+       {},
+       {{"sharding.mode", "zero1"},
+        {"precision.params", "fp16"},
+        {"cluster.gpus_per_node", "2"},
+        {"optimizer.distributed", "true"}}},
+      // PersonaMath's run_zero3.sh with the YAML it names given beside it: --num_processes 4
+      // (the flag, equal to the YAML's), ZeRO-3 with optimizer and parameters on the CPU,
+      // fp16; global batch = per-device 2 x accumulation 16 x 4 GPUs = 128.
+      {"accelerate_bundle_zero3_offload/run_zero3.sh",
+       {"accelerate_bundle_zero3_offload/accelerator_config_zero3.yaml"},
+       {{"sharding.mode", "zero3"},
+        {"sharding.offload_optimizer", "cpu"},
+        {"sharding.offload_param", "cpu"},
+        {"precision.params", "fp16"},
+        {"cluster.gpus_per_node", "4"},
+        {"cluster.nodes", "1"},
+        {"batch.micro_batch", "2"},
+        {"batch.global_batch", "128"}}},
+  };
+  for (const Case& c : cases) {
+    auto r = ImportJobFile(ImportGolden(c.file), Options("A100 80GB", c.bundle));
+    ASSERT_TRUE(r.ok()) << c.file << ": " << r.error().Format();
+    for (const auto& [key, value] : c.expected) {
+      EXPECT_EQ(Field(*r, key), value) << c.file << " " << key << " from " << SourceOf(*r, key);
+    }
+  }
+}
+
+TEST(AccelerateImportTest, SourcesNameTheFileAndLine) {
+  auto r = ImportJobFile(ImportGolden("accelerate_bundle_zero3_offload/run_zero3.sh"),
+                         Options("A100 80GB", {"accelerate_bundle_zero3_offload/"
+                                               "accelerator_config_zero3.yaml"}));
+  ASSERT_TRUE(r.ok()) << r.error().Format();
+  // The flag on the script's line 9 wins over the YAML's num_processes (line 18).
+  EXPECT_EQ(SourceOf(*r, "cluster.gpus_per_node"), "--num_processes (line 9)");
+  EXPECT_EQ(SourceOf(*r, "sharding.offload_param"),
+            "accelerator_config_zero3.yaml:6: deepspeed_config.offload_param_device");
+  EXPECT_EQ(r->format, "accelerate launch (train.py, HF Trainer)");
+}
+
+TEST(AccelerateImportTest, BadInputIsAnErrorNamingTheFileAndValue) {
+  struct Case {
+    const char* file;
+    std::vector<std::string> bundle;
+    const char* expected;  // in the error's text
+  };
+  const Case cases[] = {
+      // The script names /accelerator_config_zero3.yaml (line 7, used on line 9): not there.
+      {"accelerate_missing_config/run_zero3.sh",
+       {},
+       "run_zero3.sh:9: accelerate launch --config_file names "
+       "'/accelerator_config_zero3.yaml', which is not there"},
+      {"accelerate_unknown_strategy/fsdp.yaml",
+       {},
+       "fsdp_sharding_strategy 'FULL_SHARDED' (fsdp.yaml:12: fsdp_config.fsdp_sharding_strategy)"},
+      {"accelerate_bad_distributed_type/deepspeed_zero3.yaml",
+       {},
+       "distributed_type 'MEGATRON_LM'"},
+      // A second file the input never names.
+      {"bundle_unused_file/deepspeed_zero3.yaml",
+       {"bundle_unused_file/fsdp.yaml"},
+       "which names no file called fsdp.yaml"},
+  };
+  for (const Case& c : cases) {
+    auto r = ImportJobFile(ImportGolden(c.file), Options("A100 80GB", c.bundle));
+    ASSERT_FALSE(r.ok()) << c.file;
+    EXPECT_NE(r.error().Format().find(c.expected), std::string::npos)
+        << c.file << ": " << r.error().Format();
+  }
+}
+
+TEST(BundleImportTest, SourcedConfigAndSlurmHeaderSayWhereValuesCameFrom) {
+  // The Megatron-LM example with its cluster lines moved to CONFIG.sh: the same job as the
+  // script alone (8 GPUs, 1 node), each size traced to CONFIG.sh's line.
+  ImportOptions o;
+  o.gpu = "H100 SXM";
+  auto sourced =
+      ImportJobFile(ImportGolden("megatron_sourced_config/train_gpt3_175b_distributed.sh"), o);
+  ASSERT_TRUE(sourced.ok()) << sourced.error().Format();
+  EXPECT_EQ(Field(*sourced, "cluster.gpus_per_node"), "8");
+  EXPECT_EQ(Field(*sourced, "cluster.nodes"), "1");
+  EXPECT_NE(SourceOf(*sourced, "cluster.gpus_per_node").find("$GPUS_PER_NODE from CONFIG.sh:2"),
+            std::string::npos)
+      << SourceOf(*sourced, "cluster.gpus_per_node");
+  auto missing =
+      ImportJobFile(ImportGolden("megatron_sourced_missing/train_gpt3_175b_distributed.sh"), o);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.error().Format().find("train_gpt3_175b_distributed.sh:4: source names "
+                                          "'./CONFIG.sh', which is not there"),
+            std::string::npos)
+      << missing.error().Format();
+
+  // torchtitan's multinode_trainer.slurm edited to launch `--nnodes $SLURM_NNODES
+  // --nproc_per_node $SLURM_GPUS_PER_TASK`: the header gives 4 nodes (#SBATCH --nodes=4) and
+  // 8 GPUs per node (--gpus-per-task=8 x (--ntasks=4 / --nodes=4) tasks per node).
+  ImportOptions slurm;
+  slurm.gpu = "A100 80GB";
+  slurm.files = {ImportGolden("slurm_torchtitan_nodes_from_header/llama3_8b.toml")};
+  auto header = ImportJobFile(
+      ImportGolden("slurm_torchtitan_nodes_from_header/multinode_trainer.slurm"), slurm);
+  ASSERT_TRUE(header.ok()) << header.error().Format();
+  EXPECT_EQ(Field(*header, "cluster.nodes"), "4");
+  EXPECT_EQ(Field(*header, "cluster.gpus_per_node"), "8");
+  EXPECT_EQ(SourceOf(*header, "cluster.nodes"), "multinode_trainer.slurm:17: #SBATCH --nodes=4");
+}
+
+TEST(ShellSourceTest, SourcedAssignmentsAndTheirOrigins) {
+  const std::string script = "source cluster.sh\ntorchrun --nnodes $NNODES train.py\n";
+  const ShellSourceReader reader = [](const std::string& path,
+                                      int) -> Result<std::optional<ShellSource>> {
+    if (path != "cluster.sh") return std::optional<ShellSource>();
+    return std::optional<ShellSource>(ShellSource{"# nodes\nNNODES=2\n", "dir/cluster.sh"});
+  };
+  auto commands = ParseShellScript(script, "run.sh", reader);
+  ASSERT_TRUE(commands.ok()) << commands.error().Format();
+  ASSERT_EQ(commands->size(), 1u);
+  const ShellCommandLine& cmd = commands->front();
+  ASSERT_GE(cmd.words.size(), 3u);
+  EXPECT_EQ(cmd.words[2].text, "2");
+  EXPECT_EQ(cmd.words[2].origin, "$NNODES from cluster.sh:2");
+  EXPECT_EQ(cmd.env_origin.at("NNODES"), "cluster.sh:2");
+  // Without a reader the line is an ordinary command and the variable stays unresolved.
+  auto plain = ParseShellScript(script, "run.sh");
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ(plain->back().words[2].text, "$NNODES");
+}
+
+}  // namespace
+}  // namespace strata
