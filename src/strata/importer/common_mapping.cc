@@ -93,6 +93,15 @@ void NoteTuningMode(Settings& s, JobBuilder& job) {
 Status FinishCommon(Settings& s, MapContext& ctx, JobBuilder& job, int64_t world_divisor) {
   const ImportOptions& o = *ctx.options;
   MapAllocatorConf(ctx, job);
+  // Liger kernels in HF model code: the HF Trainer's and ms-swift's use_liger_kernel,
+  // LLaMA-Factory's enable_liger_kernel. They fuse RMSNorm, rotary and SwiGLU, which the step
+  // otherwise prices as eager module code.
+  for (const char* key : {"use_liger_kernel", "enable_liger_kernel"}) {
+    if (!s.Has(key)) continue;
+    const std::string source = s.Use(key)->source;
+    STRATA_ASSIGN_OR_RETURN(std::optional<bool> on, s.Bool(key));
+    if (on) job.Set("framework.liger_kernel", *on ? "true" : "false", source);
+  }
   std::optional<Cluster> cluster;
   if (!o.cluster.empty()) {
     auto loaded = LoadCluster(o.cluster);

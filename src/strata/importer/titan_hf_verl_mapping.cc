@@ -553,7 +553,9 @@ Status MapHfDeepSpeed(Settings& s, MapContext& ctx, JobBuilder& job) {
       break;
     }
   }
-  bool checkpointing = false;
+  // ms-swift turns gradient checkpointing on unless told otherwise (its command-line docs:
+  // "gradient_checkpointing: ... SWIFT defaults to True"); the HF Trainer leaves it off.
+  bool checkpointing = ctx.ms_swift;
   std::string ckpt_source;
   if (s.Has("gradient_checkpointing")) {
     ckpt_source = s.Use("gradient_checkpointing")->source;
@@ -561,7 +563,12 @@ Status MapHfDeepSpeed(Settings& s, MapContext& ctx, JobBuilder& job) {
     checkpointing = *v;
   }
   if (checkpointing) {
-    job.Set("recompute.granularity", "full", ckpt_source);
+    if (ckpt_source.empty()) {
+      job.Default("recompute.granularity", "full",
+                  "ms-swift's gradient_checkpointing defaults to true");
+    } else {
+      job.Set("recompute.granularity", "full", ckpt_source);
+    }
     job.Default("recompute.method", "uniform", "HF gradient checkpointing wraps every layer");
     job.Default("recompute.num_layers", "1", "HF gradient checkpointing wraps every layer");
   } else if (!ckpt_source.empty()) {
@@ -608,8 +615,16 @@ Status MapHfDeepSpeed(Settings& s, MapContext& ctx, JobBuilder& job) {
                     : "default: no ZeRO stage given (stage 0)");
   job.Default("optimizer.master_weights", "fp32", "DeepSpeed keeps fp32 master weights");
   job.Default("optimizer.moments", "fp32", "Adam states in fp32");
-  job.Default("loss.cross_entropy", "native",
-              "transformers upcasts the logits to fp32 for the loss");
+  // Liger's kernels (use_liger_kernel) include its fused linear cross entropy, which never
+  // holds the fp32 logits: counted as the fused loss.
+  STRATA_ASSIGN_OR_RETURN(std::optional<bool> liger, s.Bool("use_liger_kernel"));
+  if (liger.value_or(false)) {
+    job.Set("loss.cross_entropy", "fused",
+            s.Use("use_liger_kernel")->source + " (Liger's fused linear cross entropy)");
+  } else {
+    job.Default("loss.cross_entropy", "native",
+                "transformers upcasts the logits to fp32 for the loss");
+  }
   job.Default("frozen", "[]", "full fine-tuning");
   job.Default("mtp", "false", "the HF Trainer does not build MTP blocks");
   if (stage == 3) STRATA_RETURN_IF_ERROR(MapZero3Prefetch(s, job));
