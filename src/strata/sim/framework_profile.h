@@ -11,6 +11,7 @@
 
 #include "strata/core/result.h"
 #include "strata/job/job_spec.h"
+#include "strata/sim/framework_parallelism.h"
 
 namespace strata {
 
@@ -34,6 +35,9 @@ struct FrameworkEntry {
   // transformers' (fla's when flash-linear-attention is installed, else a PyTorch fallback).
   std::string gdn_module = "transformers";
   bool gdn_module_given = false;
+  /// What it can run, by sharding mode name or "default" (`parallel:`); empty: not stated, so
+  /// a wrapper's engine (runs_as) decides, and with no engine every dimension is searched.
+  std::map<std::string, ParallelSupport> parallel;
   std::string source;
 };
 
