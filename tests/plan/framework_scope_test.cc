@@ -28,7 +28,7 @@ JobSpec Job(const std::string& name, const std::string& version, bool given = tr
 
 ModeScope ScopeFor(const std::string& name, const std::string& version, ShardingMode mode,
                    const std::string& model_type = "qwen3_moe") {
-  const FrameworkScope s = ResolveScope(Catalog(), Job(name, version), model_type, {mode});
+  const FrameworkScope s = ResolveScope(Catalog(), Job(name, version), model_type, true, {mode});
   EXPECT_EQ(s.modes.size(), 1U);
   return s.modes.empty() ? ModeScope{} : s.modes.front();
 }
@@ -147,8 +147,8 @@ TEST(FrameworkScope, ModesAFrameworkDoesNotRunAreNamed) {
 
 TEST(FrameworkScope, UnknownFrameworkSearchesEverythingAndSaysSo) {
   // The job names no framework: megatron-core is assumed, every dimension searched.
-  const FrameworkScope unnamed =
-      ResolveScope(Catalog(), Job("megatron-core", "", false), "llama", {ShardingMode::kZero1});
+  const FrameworkScope unnamed = ResolveScope(Catalog(), Job("megatron-core", "", false), "llama",
+                                              false, {ShardingMode::kZero1});
   EXPECT_FALSE(unnamed.unrestricted());
   EXPECT_TRUE(unnamed.modes.front().dimensions.all());
   EXPECT_EQ(ScopeLines(unnamed),
@@ -158,7 +158,7 @@ TEST(FrameworkScope, UnknownFrameworkSearchesEverythingAndSaysSo) {
   bare.frameworks["hf-trainer"] = FrameworkEntry{};
   bare.frameworks["hf-trainer"].name = "hf-trainer";
   const FrameworkScope none =
-      ResolveScope(bare, Job("hf-trainer", ""), "llama", {ShardingMode::kZero3});
+      ResolveScope(bare, Job("hf-trainer", ""), "llama", false, {ShardingMode::kZero3});
   EXPECT_FALSE(none.modes.front().known);
   EXPECT_TRUE(none.modes.front().dimensions.all());
   EXPECT_EQ(ScopeLines(none),
@@ -294,6 +294,37 @@ TEST(FrameworkScope, TiesAreOrderedByMemoryVerdictThenPeak) {
   EXPECT_EQ(LayoutName(one.result.top.front().candidate),
             LayoutName(three.result.top.front().candidate));
   EXPECT_EQ(one.result.top.front().verdict, MemoryVerdict::kFits);
+}
+
+// A dense model's EP and ETP are 1 whatever the release: torchtitan 0.1.0 on Llama leaves out
+// nothing it could have used.
+TEST(FrameworkScope, ADenseModelIsNotToldItMissesExperts) {
+  const FrameworkScope s =
+      ResolveScope(Catalog(), Job("torchtitan", "0.1.0"), "llama", false, {ShardingMode::kFsdp2});
+  EXPECT_TRUE(s.modes.front().excluded.empty());
+  EXPECT_EQ(s.modes.front().why, "");
+  EXPECT_TRUE(s.unrestricted());
+}
+
+// --sharding any on a torchtitan job: zero1 and zero3 are not run (FSDP2 or DDP only), and the
+// plan says so instead of dropping them silently. Llama-3.1-405B on 512 H100s, fsdp2 only:
+// the job's own search.
+TEST(FrameworkScope, ModesLeftOutOfTheSearchAreReported) {
+  PlanOptions options;
+  options.top_k = 1;
+  const testing::Planned own = testing::PlanJob("llama-3.1-405b-torchtitan-pp8-h100x512",
+                                                {"framework.name=torchtitan"}, options);
+  options.space.sharding = {ShardingMode::kZero1, ShardingMode::kZero3, ShardingMode::kFsdp2};
+  const testing::Planned any = testing::PlanJob("llama-3.1-405b-torchtitan-pp8-h100x512",
+                                                {"framework.name=torchtitan"}, options);
+  ASSERT_TRUE(own.ok && any.ok);
+  EXPECT_EQ(any.result.sharding, std::vector<ShardingMode>{ShardingMode::kFsdp2});
+  EXPECT_EQ(any.result.rules.valid, own.result.rules.valid);
+  EXPECT_EQ(ScopeLines(any.result.scope),
+            (Names{"torchtitan, sharding zero1: not searched: torchtitan runs sharding fsdp2, "
+                   "none only",
+                   "torchtitan, sharding zero3: not searched: torchtitan runs sharding fsdp2, "
+                   "none only"}));
 }
 
 }  // namespace

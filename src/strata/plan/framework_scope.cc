@@ -28,15 +28,16 @@ std::string Upper(std::string s) {
 
 /// `entry` for a job of release `version` and model type `model_type`.
 void Apply(ModeScope& ms, const ParallelSupport& entry, const std::string& engine,
-           const std::string& version, const std::string& model_type) {
+           const std::string& version, const std::string& model_type, bool moe) {
   ms.known = true;
   ms.engine = engine;
   ms.source = entry.source;
   ms.dimensions = DimensionSet{false, false, false, false, false, false};
   for (const std::string& d : entry.runs) *Slot(ms.dimensions, d) = true;
   std::vector<std::string> notes;
+  const auto expert_only = [&](const std::string& d) { return !moe && (d == "ep" || d == "etp"); };
   for (const auto& [d, release] : entry.from) {
-    if (ReleaseAtLeast(version, release)) continue;
+    if (ReleaseAtLeast(version, release) || expert_only(d)) continue;
     *Slot(ms.dimensions, d) = false;
     notes.push_back(
         fmt::format("{} needs {} {} or later (the job's {})", Upper(d), engine, release, version));
@@ -48,7 +49,7 @@ void Apply(ModeScope& ms, const ParallelSupport& entry, const std::string& engin
   }
   bool outside_runs = false;
   for (const std::string& d : ParallelDimensionNames()) {
-    if (*Slot(ms.dimensions, d)) continue;
+    if (*Slot(ms.dimensions, d) || expert_only(d)) continue;
     ms.excluded.push_back(Upper(d));
     outside_runs |= !Listed(entry.runs, d);
   }
@@ -58,7 +59,7 @@ void Apply(ModeScope& ms, const ParallelSupport& entry, const std::string& engin
 }
 
 ModeScope Resolve(const FrameworkCatalog& catalog, const JobSpec& job,
-                  const std::string& model_type, ShardingMode mode) {
+                  const std::string& model_type, bool moe, ShardingMode mode) {
   ModeScope ms;
   ms.mode = mode;
   const std::string& name = job.framework.name;
@@ -81,7 +82,7 @@ ModeScope Resolve(const FrameworkCatalog& catalog, const JobSpec& job,
       if (it != f->parallel.end()) {
         const std::string version =
             f == named && !job.framework.version.empty() ? job.framework.version : f->latest;
-        Apply(ms, it->second, f->name, version, model_type);
+        Apply(ms, it->second, f->name, version, model_type, moe);
         return ms;
       }
       if (f->runs_as.empty()) {
@@ -115,11 +116,12 @@ bool FrameworkScope::unrestricted() const {
 }
 
 FrameworkScope ResolveScope(const FrameworkCatalog& catalog, const JobSpec& job,
-                            const std::string& model_type, const std::vector<ShardingMode>& modes) {
+                            const std::string& model_type, bool moe,
+                            const std::vector<ShardingMode>& modes) {
   FrameworkScope scope;
   scope.framework = job.framework.name;
   scope.named = job.framework.given;
-  for (ShardingMode m : modes) scope.modes.push_back(Resolve(catalog, job, model_type, m));
+  for (ShardingMode m : modes) scope.modes.push_back(Resolve(catalog, job, model_type, moe, m));
   return scope;
 }
 

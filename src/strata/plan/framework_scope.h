@@ -28,16 +28,19 @@ struct ModeScope {
 };
 
 struct FrameworkScope {
-  std::string framework;  // as the job names it
-  bool named = false;     // the job names its framework (framework.given)
-  std::vector<ModeScope> modes;
+  std::string framework;         // as the job names it
+  bool named = false;            // the job names its framework (framework.given)
+  std::vector<ModeScope> modes;  // every mode asked for, those not run (runs_mode) included
   /// Every searched mode runs every dimension the layout rules allow.
   bool unrestricted() const;
 };
 
-/// The scope of `job`'s framework for each mode in `modes`, for a model of `model_type`.
+/// The scope of `job`'s framework for each mode in `modes`, for a model of `model_type` (`moe`:
+/// it has routed experts; a dense model's EP and ETP are 1 whatever the framework, so they are
+/// not reported as left out).
 FrameworkScope ResolveScope(const FrameworkCatalog& catalog, const JobSpec& job,
-                            const std::string& model_type, const std::vector<ShardingMode>& modes);
+                            const std::string& model_type, bool moe,
+                            const std::vector<ShardingMode>& modes);
 
 /// One line per mode that leaves something out, or says why nothing was left out:
 /// "hf-trainer, sharding zero3: PP, VPP, CP, EP, ETP not searched: <why>".

@@ -136,6 +136,9 @@ PruneCounts EnumerateLayouts(const ModelRules& rules, const SearchSpace& space,
       any.cp |= d.cp, any.ep |= d.ep, any.etp |= d.etp;
     }
   }
+  // Only modes that run less than the union need the per-candidate check.
+  const bool check_modes = std::any_of(space.mode_dimensions.begin(), space.mode_dimensions.end(),
+                                       [&](const DimensionSet& d) { return !(d == any); });
   Candidate c;
   for (int64_t tp : pool) {
     if (!Admits(fix.tp, tp)) {
@@ -253,7 +256,7 @@ PruneCounts EnumerateLayouts(const ModelRules& rules, const SearchSpace& space,
                 for (RecomputeGranularity rc : space.recompute) {
                   for (size_t m = 0; m < modes.size(); ++m) {
                     const ShardingMode sh = modes[m];
-                    if (m < space.mode_dimensions.size() &&
+                    if (check_modes && m < space.mode_dimensions.size() &&
                         !space.mode_dimensions[m].Admits(
                             ParallelLayout{tp, pp, vpp, cp, ep, etp, dp, false})) {
                       ++counts[Rule::kFrameworkCannotRun];

@@ -41,6 +41,7 @@ struct DimensionSet {
   /// Whether `l` uses only these dimensions (the others at 1).
   bool Admits(const ParallelLayout& l) const;
   bool all() const { return tp && pp && vpp && cp && ep && etp; }
+  bool operator==(const DimensionSet&) const = default;
 };
 
 /// What bounds the search. A value of 0 in `fixed` leaves that dimension free.

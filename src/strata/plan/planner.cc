@@ -239,7 +239,8 @@ Result<SearchSpace> SpaceOf(const StepSetup& setup, const PlanOptions& options,
   space.cp_allowed = spec.attention.kernel == AttentionKernel::kFlash;
   const bool own_mode = space.sharding.empty();
   if (own_mode) space.sharding = {spec.sharding.mode};
-  scope = ResolveScope(setup.frameworks, spec, setup.job.model.model_type, space.sharding);
+  scope = ResolveScope(setup.frameworks, spec, setup.job.model.model_type,
+                       setup.job.model.CountLayers(FfnKind::kMoe) > 0, space.sharding);
   if (own_mode && !scope.modes.front().runs_mode) {
     ModeScope& m = scope.modes.front();
     m.known = false;
@@ -292,7 +293,6 @@ Result<SearchSpace> SpaceOf(const StepSetup& setup, const PlanOptions& options,
       return e;
     }
   }
-  scope.modes = std::move(kept);
   return space;
 }
 

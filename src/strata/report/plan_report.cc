@@ -234,6 +234,7 @@ Json PlanToJson(const StepSetup& setup, const PlanResult& plan) {
   for (const plan::ModeScope& m : plan.scope.modes) {
     Json ms = Json::object();
     ms["sharding"] = std::string(ShardingModeName(m.mode));
+    ms["searched"] = m.runs_mode;
     ms["known"] = m.known;
     if (!m.engine.empty()) ms["through"] = m.engine;
     ms["not_searched"] = m.excluded;
