@@ -119,7 +119,7 @@ TEST(FrameworkScope, ExcludedDimensionsByFrameworkAndMode) {
     EXPECT_TRUE(m.runs_mode);
     EXPECT_EQ(m.excluded, c.excluded);
     EXPECT_EQ(m.engine, c.engine);
-    EXPECT_EQ(m.why.empty(), c.excluded.empty()) << m.why;
+    EXPECT_EQ(m.why.empty(), c.excluded.empty() && m.limits.empty()) << m.why;
   }
 }
 
@@ -325,6 +325,41 @@ TEST(FrameworkScope, ModesLeftOutOfTheSearchAreReported) {
                    "none only",
                    "torchtitan, sharding zero3: not searched: torchtitan runs sharding fsdp2, "
                    "none only"}));
+}
+
+// torchtitan v0.2.2's expert_tensor_parallel_degree: "we only support either etp = tp or etp =
+// 1". On the reference model (Qwen3.6-35B-A3B, MoE) on 40 GPUs as a torchtitan FSDP2 job, every
+// layout searched has ETP 1 or ETP = TP, and the plan says so; the same job under megatron-core
+// searches more (ETP 2 with TP 1, for one).
+TEST(FrameworkScope, TorchtitanEtpIsOneOrTp) {
+  const ModeScope m = ScopeFor("torchtitan", "0.2.2", ShardingMode::kFsdp2, "qwen3_5_moe");
+  EXPECT_TRUE(m.excluded.empty());
+  EXPECT_EQ(m.limits, Names{"ETP only 1 or equal to TP"});
+  EXPECT_TRUE(m.dimensions.etp_one_or_tp);
+  PlanOptions options;
+  options.top_k = 1;
+  const std::vector<std::string> titan = {"framework.name=torchtitan", "sharding.mode=fsdp2"};
+  const testing::Planned p = testing::PlanJob("qwen3.6-35b-a3b-sft-h20x40", titan, options);
+  ASSERT_TRUE(p.ok);
+  const testing::Planned megatron =
+      testing::PlanJob("qwen3.6-35b-a3b-sft-h20x40",
+                       {"framework.name=megatron-core", "sharding.mode=fsdp2"}, options);
+  ASSERT_TRUE(megatron.ok);
+  EXPECT_LT(p.result.rules.valid, megatron.result.rules.valid);
+  const JobSpec& spec = p.setup.job.spec;
+  SearchSpace space;
+  space.world = spec.cluster.world();
+  space.global_batch = spec.global_batch;
+  space.max_tokens = static_cast<int64_t>(spec.sequence.max_tokens);
+  space.sharding = {ShardingMode::kFsdp2};
+  space.mode_dimensions = {m.dimensions};
+  int64_t seen = 0;
+  EnumerateLayouts(RulesOf(p.setup.job.model), space, [&](const Candidate& c) {
+    EXPECT_TRUE(c.layout.etp == 1 || c.layout.etp == c.layout.tp) << LayoutName(c);
+    ++seen;
+    return true;
+  });
+  EXPECT_EQ(seen, p.result.rules.valid);
 }
 
 }  // namespace

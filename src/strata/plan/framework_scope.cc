@@ -32,7 +32,7 @@ void Apply(ModeScope& ms, const ParallelSupport& entry, const std::string& engin
   ms.known = true;
   ms.engine = engine;
   ms.source = entry.source;
-  ms.dimensions = DimensionSet{false, false, false, false, false, false};
+  ms.dimensions = DimensionSet{false, false, false, false, false, false, entry.etp_one_or_tp};
   for (const std::string& d : entry.runs) *Slot(ms.dimensions, d) = true;
   std::vector<std::string> notes;
   const auto expert_only = [&](const std::string& d) { return !moe && (d == "ep" || d == "etp"); };
@@ -53,7 +53,10 @@ void Apply(ModeScope& ms, const ParallelSupport& entry, const std::string& engin
     ms.excluded.push_back(Upper(d));
     outside_runs |= !Listed(entry.runs, d);
   }
-  if (outside_runs) notes.push_back(entry.why);
+  if (ms.dimensions.etp && entry.etp_one_or_tp && moe) {
+    ms.limits.push_back("ETP only 1 or equal to TP");
+  }
+  if (outside_runs || !ms.limits.empty()) notes.push_back(entry.why);
   std::erase(notes, std::string());
   ms.why = fmt::format("{}", fmt::join(notes, "; "));
 }
@@ -111,7 +114,7 @@ ModeScope Resolve(const FrameworkCatalog& catalog, const JobSpec& job,
 bool FrameworkScope::unrestricted() const {
   if (!named) return false;
   return std::all_of(modes.begin(), modes.end(), [](const ModeScope& m) {
-    return m.known && m.runs_mode && m.excluded.empty();
+    return m.known && m.runs_mode && m.excluded.empty() && m.limits.empty();
   });
 }
 
@@ -139,9 +142,12 @@ std::vector<std::string> ScopeLines(const FrameworkScope& scope) {
       lines.push_back(fmt::format("{}: {}", head, m.why));
     } else if (!m.runs_mode) {
       lines.push_back(fmt::format("{}: not searched: {}", head, m.why));
-    } else if (!m.excluded.empty()) {
-      lines.push_back(
-          fmt::format("{}: {} not searched: {}", head, fmt::join(m.excluded, ", "), m.why));
+    } else if (!m.excluded.empty() || !m.limits.empty()) {
+      std::vector<std::string> parts = m.limits;
+      if (!m.excluded.empty()) {
+        parts.insert(parts.begin(), fmt::format("{} not searched", fmt::join(m.excluded, ", ")));
+      }
+      lines.push_back(fmt::format("{}: {}: {}", head, fmt::join(parts, "; "), m.why));
     }
   }
   return lines;

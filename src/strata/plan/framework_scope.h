@@ -23,6 +23,7 @@ struct ModeScope {
   bool runs_mode = true;  // false: the framework has no entry for this mode (not searched)
   DimensionSet dimensions;
   std::vector<std::string> excluded;  // "PP", "CP", ... in layout order
+  std::vector<std::string> limits;    // dimensions searched only in part ("ETP only 1 or ...")
   std::string why;                    // the data's reason for `excluded`, with release notes
   std::string source;
 };

@@ -75,7 +75,8 @@ std::string_view RuleDescription(Rule rule) {
 
 bool DimensionSet::Admits(const ParallelLayout& l) const {
   return (tp || l.tp == 1) && (pp || l.pp == 1) && (vpp || l.vpp == 1) && (cp || l.cp == 1) &&
-         (ep || l.ep == 1) && (etp || l.etp == 1);
+         (ep || l.ep == 1) && (etp || l.etp == 1) &&
+         (!etp_one_or_tp || l.etp == 1 || l.etp == l.tp);
 }
 
 std::vector<int64_t> Divisors(int64_t n) {
@@ -130,10 +131,11 @@ PruneCounts EnumerateLayouts(const ModelRules& rules, const SearchSpace& space,
   // alone does not run is checked per candidate.
   DimensionSet any;
   if (!space.mode_dimensions.empty()) {
-    any = DimensionSet{false, false, false, false, false, false};
+    any = DimensionSet{false, false, false, false, false, false, true};
     for (const DimensionSet& d : space.mode_dimensions) {
       any.tp |= d.tp, any.pp |= d.pp, any.vpp |= d.vpp;
       any.cp |= d.cp, any.ep |= d.ep, any.etp |= d.etp;
+      any.etp_one_or_tp &= d.etp_one_or_tp;
     }
   }
   // Only modes that run less than the union need the per-candidate check.
@@ -240,7 +242,7 @@ PruneCounts EnumerateLayouts(const ModelRules& rules, const SearchSpace& space,
                 ++counts[Rule::kFixedValue];
                 continue;
               }
-              if (etp > 1 && !any.etp) {
+              if (etp > 1 && (!any.etp || (any.etp_one_or_tp && etp != tp))) {
                 ++counts[Rule::kFrameworkCannotRun];
                 continue;
               }

@@ -38,6 +38,7 @@ struct Candidate {
 /// The layout dimensions a framework can run beyond 1 (plan/framework_scope.h); all by default.
 struct DimensionSet {
   bool tp = true, pp = true, vpp = true, cp = true, ep = true, etp = true;
+  bool etp_one_or_tp = false;  // ETP only 1 or TP (torchtitan)
   /// Whether `l` uses only these dimensions (the others at 1).
   bool Admits(const ParallelLayout& l) const;
   bool all() const { return tp && pp && vpp && cp && ep && etp; }

@@ -61,8 +61,12 @@ Result<ParallelSupport> ParseOne(YamlMap& m) {
     STRATA_ASSIGN_OR_RETURN(s.tp_models, NameList(m, "tp_models"));
     if (!Listed(s.runs, "tp")) return m.ErrorAt("tp_models", "tp is not in this entry's runs:");
   }
+  if (m.Has("etp_one_or_tp")) {
+    STRATA_ASSIGN_OR_RETURN(s.etp_one_or_tp, m.Bool("etp_one_or_tp"));
+  }
   // Whatever the entry leaves out must be explained: the planner prints the reason.
-  const bool all = s.runs.size() == dims.size() && s.from.empty() && s.tp_models.empty();
+  const bool all =
+      s.runs.size() == dims.size() && s.from.empty() && s.tp_models.empty() && !s.etp_one_or_tp;
   if (!all || m.Has("why")) {
     STRATA_ASSIGN_OR_RETURN(s.why, m.String("why"));
   }

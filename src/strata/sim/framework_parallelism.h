@@ -19,6 +19,7 @@ struct ParallelSupport {
   std::vector<std::string> runs;
   std::map<std::string, std::string> from;  // dimension -> first release that runs it
   std::vector<std::string> tp_models;       // TP only for these HF model types; empty: any
+  bool etp_one_or_tp = false;               // ETP is 1 or equal to TP, nothing else
   std::string why;                          // why the dimensions left out are out
   std::string source;
 };
