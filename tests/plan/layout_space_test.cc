@@ -134,6 +134,48 @@ TEST(LayoutSpace, ShardingModesMultiplyTheSpace) {
   }
 }
 
+// A framework that runs data parallelism only (DimensionSet all false, as HF Trainer + ZeRO-3):
+// in HandCountedSpace the one layout left is TP1 PP1 CP1 EP1 ETP1 DP16. Each other value of a
+// dimension is removed where it is met, by the framework rule before the model's rules:
+//   TP 2, 4, 8, 16 (4); at TP 1, PP 2, 4, 8, 16 (4); CP and VPP are fixed at 1 (VPP 2 and 4
+//   count under --fix); at PP 1, EP 2, 4, 8, 16 of the 16 expert ranks (4); at EP 1, ETP 2, 4,
+//   8, 16 (4): 16 removals.
+TEST(LayoutSpace, AFrameworkThatRunsOnlyDataParallelism) {
+  SearchSpace space = HandCountedSpace();
+  space.sharding = {ShardingMode::kZero3};
+  space.mode_dimensions = {DimensionSet{false, false, false, false, false, false}};
+  std::vector<Candidate> seen;
+  const PruneCounts counts = EnumerateLayouts(RulesOf(TinyMoe()), space, [&](const Candidate& c) {
+    seen.push_back(c);
+    return true;
+  });
+  EXPECT_EQ(counts.valid, 1);
+  EXPECT_EQ(counts[Rule::kFrameworkCannotRun], 16);
+  ASSERT_EQ(seen.size(), 1U);
+  EXPECT_EQ(seen[0].layout.dp, 16);
+  EXPECT_EQ(seen[0].sharding, ShardingMode::kZero3);
+}
+
+// Two modes with different reach (--sharding any on an ms-swift job: zero1 through
+// megatron-core, every dimension; zero3 through the HF Trainer, DP only): zero1 keeps
+// HandCountedSixteenGpus' 138 layouts, zero3 the one DP-only layout: 139. The other 137 zero3
+// candidates are removed one by one.
+TEST(LayoutSpace, EachShardingModeKeepsWhatItsFrameworkRuns) {
+  SearchSpace space = HandCountedSpace();
+  space.sharding = {ShardingMode::kZero1, ShardingMode::kZero3};
+  space.mode_dimensions = {DimensionSet{}, DimensionSet{false, false, false, false, false, false}};
+  int64_t zero3 = 0;
+  const PruneCounts counts = EnumerateLayouts(RulesOf(TinyMoe()), space, [&](const Candidate& c) {
+    if (c.sharding != ShardingMode::kZero3) return true;
+    ++zero3;
+    EXPECT_EQ(c.layout.dp, 16);
+    return true;
+  });
+  EXPECT_EQ(counts.valid, 139);
+  EXPECT_EQ(zero3, 1);
+  EXPECT_EQ(counts[Rule::kFrameworkCannotRun], 137);
+}
+
 TEST(LayoutSpace, StopsWhenTheVisitorSaysSo) {
   SearchSpace space;
   space.world = 16;

@@ -10,7 +10,7 @@ namespace strata {
 namespace {
 
 TEST(StepCliGolden, AllCases) { testing::RunCliGoldenSuite("cli_step", 7); }
-TEST(PlanCliGolden, AllCases) { testing::RunCliGoldenSuite("cli_plan", 6); }
+TEST(PlanCliGolden, AllCases) { testing::RunCliGoldenSuite("cli_plan", 14); }
 TEST(CompareCliGolden, AllCases) { testing::RunCliGoldenSuite("cli_compare", 5); }
 
 }  // namespace

@@ -1,8 +1,10 @@
 // strata plan [job.yaml] [--set k=v] [--gpus N | --nodes N] [--top K] [--fix tp=1 ...]
+// [--fix recompute=full] [--fix sharding=zero3] [--fits-only]
 // [--objective time|cost|tokens-per-joule] [--sharding job|megatron|zero3|fsdp2|any]: every
-// valid layout of the job, ranked by predicted step time, with the reason for the winner. All
-// arithmetic is in src/strata/plan/; this file parses flags and renders.
+// valid layout the job's framework can run, ranked by predicted step time, with the reason for
+// the winner. All arithmetic is in src/strata/plan/; this file parses flags and renders.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -22,22 +24,57 @@
 namespace strata::cli {
 namespace {
 
-/// "--fix tp=1" -> space.fixed.tp = 1. Keys are the layout dimensions and mb.
-Status ApplyFix(const std::string& text, plan::SearchSpace& space) {
-  static const std::vector<std::string> kKeys = {"tp", "pp", "vpp", "cp", "ep", "etp", "dp", "mb"};
+/// "--fix recompute=full" / "--fix sharding=zero3": one choice of a non-numeric dimension.
+template <class Enum>
+Status FixChoice(const std::string& text, const std::string& value, const std::vector<Enum>& all,
+                 std::string_view (*name_of)(Enum), std::vector<Enum>& out) {
+  std::vector<std::string> names;
+  for (Enum e : all) {
+    names.emplace_back(name_of(e));
+    if (value == names.back()) {
+      out = {e};
+      return OkStatus();
+    }
+  }
+  Error bad = InvalidInput(
+      fmt::format("'{}': expected one of: {}", text, fmt::format("{}", fmt::join(names, ", "))));
+  bad.field = "--fix";
+  return bad.WithHint(DidYouMeanHint(value, names));
+}
+
+/// "--fix tp=1" -> space.fixed.tp = 1. Keys are the layout dimensions, mb, recompute and
+/// sharding; `sharding_fixed` says the last was given.
+Status ApplyFix(const std::string& text, plan::SearchSpace& space, bool& sharding_fixed) {
+  static const std::vector<std::string> kKeys = {"tp",  "pp", "vpp", "cp",        "ep",
+                                                 "etp", "dp", "mb",  "recompute", "sharding"};
   const size_t eq = text.find('=');
   const std::string key = text.substr(0, eq);
-  Error bad =
-      InvalidInput(fmt::format("'{}': expected KEY=N with KEY one of tp, pp, vpp, "
-                               "cp, ep, etp, dp, mb and N a positive integer",
-                               text));
+  Error bad = InvalidInput(fmt::format(
+      "'{}': expected KEY=N with KEY one of tp, pp, vpp, cp, ep, etp, dp, mb and N a positive "
+      "integer, or recompute=none|selective|full, or sharding=none|zero1|zero2|zero3|fsdp2",
+      text));
   bad.field = "--fix";
   if (eq == std::string::npos) return bad;
-  int64_t value = 0;
+  const std::string value = text.substr(eq + 1);
+  if (key == "recompute") {
+    return FixChoice<RecomputeGranularity>(
+        text, value,
+        {RecomputeGranularity::kNone, RecomputeGranularity::kSelective,
+         RecomputeGranularity::kFull},
+        &RecomputeGranularityName, space.recompute);
+  }
+  if (key == "sharding") {
+    sharding_fixed = true;
+    return FixChoice<ShardingMode>(text, value,
+                                   {ShardingMode::kNone, ShardingMode::kZero1, ShardingMode::kZero2,
+                                    ShardingMode::kZero3, ShardingMode::kFsdp2},
+                                   &ShardingModeName, space.sharding);
+  }
+  int64_t number = 0;
   try {
     size_t used = 0;
-    value = std::stoll(text.substr(eq + 1), &used);
-    if (used != text.size() - eq - 1 || value <= 0) return bad;
+    number = std::stoll(value, &used);
+    if (used != value.size() || number <= 0) return bad;
   } catch (const std::exception&) {
     return bad;
   }
@@ -52,7 +89,7 @@ Status ApplyFix(const std::string& text, plan::SearchSpace& space) {
                   : key == "mb"  ? &space.fixed_micro_batch
                                  : nullptr;
   if (slot == nullptr) return bad.WithHint(DidYouMeanHint(key, kKeys));
-  *slot = value;
+  *slot = number;
   return OkStatus();
 }
 
@@ -76,9 +113,14 @@ int RunPlan(int argc, char** argv) {
   app.add_option("--gpus", gpus, "search on this many GPUs (a multiple of the GPUs per node)")
       ->check(CLI::PositiveNumber);
   app.add_option("--top", top_k, "how many layouts to list")->check(CLI::Range(1, 1000));
-  app.add_option("--fix", fixes,
-                 "keep a dimension fixed: --fix tp=1 --fix ep=8 (tp pp vpp cp ep "
-                 "etp dp mb)");
+  app.add_option(
+      "--fix", fixes,
+      "keep a dimension fixed: --fix tp=1 --fix ep=8 (tp pp vpp cp ep etp dp mb), "
+      "--fix recompute=none|selective|full, --fix sharding=none|zero1|zero2|zero3|fsdp2");
+  bool fits_only = false;
+  app.add_flag("--fits-only", fits_only,
+               "list only layouts whose whole memory error band fits the card (verdict fits); "
+               "at_risk layouts are left out like those over it");
   app.add_option("--objective", objective,
                  "the figure beside each layout: time (step time), cost (GPU-hours per million "
                  "tokens; no price is known) or tokens-per-joule (at the GPUs' TDP: a lower "
@@ -106,8 +148,18 @@ int RunPlan(int argc, char** argv) {
   auto modes = plan::ParseShardingChoice(sharding);
   if (!modes.ok()) return ReportError(modes.error());
   options.space.sharding = *modes;
+  options.fits_only = fits_only;
+  bool sharding_fixed = false;
   for (const std::string& fix : fixes) {
-    if (Status st = ApplyFix(fix, options.space); !st.ok()) return ReportError(st.error());
+    if (Status st = ApplyFix(fix, options.space, sharding_fixed); !st.ok()) {
+      return ReportError(st.error());
+    }
+  }
+  if (sharding_fixed && sharding != "job") {
+    Error e = InvalidInput(fmt::format(
+        "--sharding {} and --fix sharding=... both choose the sharding modes: give one", sharding));
+    e.field = "--fix";
+    return ReportError(e);
   }
   auto job = ResolveJobRequest(request);
   if (!job.ok()) return ReportError(job.error());

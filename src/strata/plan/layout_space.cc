@@ -63,12 +63,20 @@ std::string_view RuleDescription(Rule rule) {
       return "ETP must divide the expert FFN width (1 for a dense model)";
     case Rule::kBatchDividesDp:
       return "the global batch must be a multiple of micro batch x DP";
+    case Rule::kFrameworkCannotRun:
+      return "a dimension the job's framework cannot run (data/frameworks.yaml, parallel)";
     case Rule::kFixedValue:
       return "outside a value fixed with --fix";
     case Rule::kCount:
       break;
   }
   return "?";
+}
+
+bool DimensionSet::Admits(const ParallelLayout& l) const {
+  return (tp || l.tp == 1) && (pp || l.pp == 1) && (vpp || l.vpp == 1) && (cp || l.cp == 1) &&
+         (ep || l.ep == 1) && (etp || l.etp == 1) &&
+         (!etp_one_or_tp || l.etp == 1 || l.etp == l.tp);
 }
 
 std::vector<int64_t> Divisors(int64_t n) {
@@ -119,10 +127,28 @@ PruneCounts EnumerateLayouts(const ModelRules& rules, const SearchSpace& space,
   std::vector<std::pair<int64_t, StageSplit>> splits;  // (VPP, uneven split) per PP
   const std::vector<ShardingMode> modes =
       space.sharding.empty() ? std::vector<ShardingMode>{ShardingMode::kZero1} : space.sharding;
+  // What any searched mode's framework runs prunes at each dimension's level; what one mode
+  // alone does not run is checked per candidate.
+  DimensionSet any;
+  if (!space.mode_dimensions.empty()) {
+    any = DimensionSet{false, false, false, false, false, false, true};
+    for (const DimensionSet& d : space.mode_dimensions) {
+      any.tp |= d.tp, any.pp |= d.pp, any.vpp |= d.vpp;
+      any.cp |= d.cp, any.ep |= d.ep, any.etp |= d.etp;
+      any.etp_one_or_tp &= d.etp_one_or_tp;
+    }
+  }
+  // Only modes that run less than the union need the per-candidate check.
+  const bool check_modes = std::any_of(space.mode_dimensions.begin(), space.mode_dimensions.end(),
+                                       [&](const DimensionSet& d) { return !(d == any); });
   Candidate c;
   for (int64_t tp : pool) {
     if (!Admits(fix.tp, tp)) {
       ++counts[Rule::kFixedValue];
+      continue;
+    }
+    if (tp > 1 && !any.tp) {
+      ++counts[Rule::kFrameworkCannotRun];
       continue;
     }
     if (std::any_of(rules.tp_divides.begin(), rules.tp_divides.end(),
@@ -134,6 +160,10 @@ PruneCounts EnumerateLayouts(const ModelRules& rules, const SearchSpace& space,
     for (int64_t pp : pps) {
       if (!Admits(fix.pp, pp)) {
         ++counts[Rule::kFixedValue];
+        continue;
+      }
+      if (pp > 1 && !any.pp) {
+        ++counts[Rule::kFrameworkCannotRun];
         continue;
       }
       // Even stages (with VPP) when PP divides the layers; megatron's uneven first/last stage
@@ -151,6 +181,10 @@ PruneCounts EnumerateLayouts(const ModelRules& rules, const SearchSpace& space,
         const int64_t dp = space.world / (tp * pp * cp);
         if (!Admits(fix.cp, cp) || !Admits(fix.dp, dp)) {
           ++counts[Rule::kFixedValue];
+          continue;
+        }
+        if (cp > 1 && !any.cp) {
+          ++counts[Rule::kFrameworkCannotRun];
           continue;
         }
         if (cp > 1 && !space.cp_allowed) {
@@ -179,6 +213,10 @@ PruneCounts EnumerateLayouts(const ModelRules& rules, const SearchSpace& space,
               ++counts[Rule::kFixedValue];
               continue;
             }
+            if (vpp > 1 && !any.vpp) {
+              ++counts[Rule::kFrameworkCannotRun];
+              continue;
+            }
             splits.push_back({vpp, {}});
           }
         }
@@ -188,6 +226,10 @@ PruneCounts EnumerateLayouts(const ModelRules& rules, const SearchSpace& space,
           for (int64_t ep : eps) {
             if (!Admits(fix.ep, ep)) {
               ++counts[Rule::kFixedValue];
+              continue;
+            }
+            if (ep > 1 && !any.ep) {
+              ++counts[Rule::kFrameworkCannotRun];
               continue;
             }
             if (rules.num_experts == 0 ? ep > 1 : !Divides(ep, rules.num_experts)) {
@@ -200,6 +242,10 @@ PruneCounts EnumerateLayouts(const ModelRules& rules, const SearchSpace& space,
                 ++counts[Rule::kFixedValue];
                 continue;
               }
+              if (etp > 1 && (!any.etp || (any.etp_one_or_tp && etp != tp))) {
+                ++counts[Rule::kFrameworkCannotRun];
+                continue;
+              }
               if (rules.num_experts == 0 ? etp > 1 : !Divides(etp, rules.expert_ffn)) {
                 ++counts[Rule::kExpertFfnDividesEtp];
                 continue;
@@ -210,7 +256,14 @@ PruneCounts EnumerateLayouts(const ModelRules& rules, const SearchSpace& space,
                   continue;
                 }
                 for (RecomputeGranularity rc : space.recompute) {
-                  for (ShardingMode sh : modes) {
+                  for (size_t m = 0; m < modes.size(); ++m) {
+                    const ShardingMode sh = modes[m];
+                    if (check_modes && m < space.mode_dimensions.size() &&
+                        !space.mode_dimensions[m].Admits(
+                            ParallelLayout{tp, pp, vpp, cp, ep, etp, dp, false})) {
+                      ++counts[Rule::kFrameworkCannotRun];
+                      continue;
+                    }
                     // Megatron-core requires sequence parallelism with TP > 1 and EP > 1; the
                     // planner turns it on whenever TP > 1, where it only saves memory.
                     c.layout = ParallelLayout{tp, pp, vpp, cp, ep, etp, dp, tp > 1};

@@ -35,6 +35,16 @@ struct Candidate {
   ShardingMode sharding = ShardingMode::kZero1;  // what the data-parallel ranks shard
 };
 
+/// The layout dimensions a framework can run beyond 1 (plan/framework_scope.h); all by default.
+struct DimensionSet {
+  bool tp = true, pp = true, vpp = true, cp = true, ep = true, etp = true;
+  bool etp_one_or_tp = false;  // ETP only 1 or TP (torchtitan)
+  /// Whether `l` uses only these dimensions (the others at 1).
+  bool Admits(const ParallelLayout& l) const;
+  bool all() const { return tp && pp && vpp && cp && ep && etp; }
+  bool operator==(const DimensionSet&) const = default;
+};
+
 /// What bounds the search. A value of 0 in `fixed` leaves that dimension free.
 struct SearchSpace {
   int64_t world = 0;
@@ -48,6 +58,9 @@ struct SearchSpace {
   int64_t fixed_micro_batch = 0;
   /// The sharding modes tried for every layout (`--sharding`); the job's own mode when empty.
   std::vector<ShardingMode> sharding;
+  /// What the job's framework runs under each mode of `sharding` (same positions); empty:
+  /// every dimension under every mode.
+  std::vector<DimensionSet> mode_dimensions;
 };
 
 /// Why a partial layout was dropped; each rule is one of job_validation.cc's checks.
@@ -59,6 +72,7 @@ enum class Rule {
   kExpertsDivideEp,      // experts split evenly over EP (or EP = 1 for a dense model)
   kExpertFfnDividesEtp,  // the expert FFN width divisible by ETP (or ETP = 1 for a dense model)
   kBatchDividesDp,       // global batch a multiple of micro batch x DP
+  kFrameworkCannotRun,   // a dimension the job's framework does not run (data/frameworks.yaml)
   kFixedValue,           // outside a --fix value
   kCount
 };

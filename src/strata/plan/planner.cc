@@ -1,6 +1,7 @@
 #include "strata/plan/planner.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <array>
@@ -123,8 +124,13 @@ struct MemoryFields {
   bool exact = false;
 };
 
-MemoryFields MemoryFieldsOf(const MemoryLedger& ledger) {
-  return {ledger.Peak(), ledger.capacity, ledger.fits, ledger.verdict, true};
+/// With `fits_only` (--fits-only) a layout fits only when its whole error band does. The
+/// band's top is the peak times a constant of the job's memory family, which a parallel layout
+/// and its sharding mode fix, so every inference FitBounds and RecomputeOrderHolds make from the
+/// peak holds for this stricter test too.
+MemoryFields MemoryFieldsOf(const MemoryLedger& ledger, bool fits_only) {
+  const bool fits = ledger.fits && (!fits_only || ledger.verdict == MemoryVerdict::kFits);
+  return {ledger.Peak(), ledger.capacity, fits, ledger.verdict, true};
 }
 
 void SetMemory(RankedLayout& r, const MemoryFields& m) {
@@ -136,12 +142,13 @@ void SetMemory(RankedLayout& r, const MemoryFields& m) {
 }
 
 /// The memory fields of the ledger of the job with `c`'s layout.
-MemoryFields CheckMemory(const StepSetup& setup, const MemoryConstants& memory,
-                         const Candidate& c) {
+MemoryFields CheckMemory(const StepSetup& setup, const MemoryConstants& memory, const Candidate& c,
+                         bool fits_only) {
   Job job = setup.job;
   ApplyCandidate(job.spec, c);
   // The enumeration's rules are the validation's: a failure is not expected; it does not fit.
-  return RederiveJob(job).ok() ? MemoryFieldsOf(ComputeLedger(job, memory)) : MemoryFields{};
+  return RederiveJob(job).ok() ? MemoryFieldsOf(ComputeLedger(job, memory), fits_only)
+                               : MemoryFields{};
 }
 
 }  // namespace
@@ -175,6 +182,14 @@ void ApplyCandidate(JobSpec& spec, const Candidate& c) {
   if (c.layout.pp > 1 || c.recompute != RecomputeGranularity::kNone) {
     spec.activation_offload = {};  // as StepLayoutFor: no offload where megatron refuses it
   }
+}
+
+std::string_view TieBreakRule() {
+  // RankByMemory sorts equal times by verdict and peak; past those, EnumerateLayouts' loop
+  // order, which the fast path's heap and the reference's stable sort both keep.
+  return "equal step times are ordered by memory: fits before at_risk, then the lower peak; "
+         "then the search order (smaller TP, then PP, CP, VPP, EP, ETP and micro batch first, "
+         "recompute none before selective before full, sharding modes in the order searched)";
 }
 
 std::string LayoutName(const Candidate& c) {
@@ -211,14 +226,73 @@ Status ResizeJob(ResolvedJob& job, int64_t nodes) {
 
 namespace {
 
-SearchSpace SpaceOf(const StepSetup& setup, const PlanOptions& options) {
+/// The space searched: the options' bounds, the job's sizes, and what the job's framework runs
+/// (framework_scope.h) under each sharding mode. A mode the framework does not run is dropped
+/// unless it is the job's own; a --fix on a dimension no searched mode runs is an error.
+Result<SearchSpace> SpaceOf(const StepSetup& setup, const PlanOptions& options,
+                            FrameworkScope& scope) {
   const JobSpec& spec = setup.job.spec;
   SearchSpace space = options.space;
   if (space.world == 0) space.world = spec.cluster.world();
   if (space.global_batch == 0) space.global_batch = spec.global_batch;
   if (space.max_tokens == 0) space.max_tokens = static_cast<int64_t>(spec.sequence.max_tokens);
   space.cp_allowed = spec.attention.kernel == AttentionKernel::kFlash;
-  if (space.sharding.empty()) space.sharding = {spec.sharding.mode};
+  const bool own_mode = space.sharding.empty();
+  if (own_mode) space.sharding = {spec.sharding.mode};
+  scope = ResolveScope(setup.frameworks, spec, setup.job.model.model_type,
+                       setup.job.model.CountLayers(FfnKind::kMoe) > 0, space.sharding);
+  if (own_mode && !scope.modes.front().runs_mode) {
+    ModeScope& m = scope.modes.front();
+    m.known = false;
+    m.runs_mode = true;
+    m.why += fmt::format(", not the job's sharding {}: every dimension searched",
+                         ShardingModeName(m.mode));
+  }
+  std::vector<ShardingMode> modes;
+  std::vector<ModeScope> kept;
+  for (const ModeScope& m : scope.modes) {
+    if (!m.runs_mode) continue;
+    modes.push_back(m.mode);
+    kept.push_back(m);
+  }
+  if (modes.empty()) {
+    Error e = InvalidInput(fmt::format("{} runs none of the sharding modes asked for: {}",
+                                       scope.framework, scope.modes.front().why));
+    e.field = "--sharding";
+    return e;
+  }
+  space.sharding = modes;
+  space.mode_dimensions.clear();
+  for (const ModeScope& m : kept) space.mode_dimensions.push_back(m.dimensions);
+  // --fix on a dimension no searched mode runs would leave nothing to rank: say why instead.
+  const ParallelLayout& f = space.fixed;
+  struct Fixed {
+    int64_t value;
+    const char* name;
+    ParallelLayout probe;  // that value alone
+  };
+  const Fixed fixed[] = {{f.tp, "tp", {f.tp, 1, 1, 1, 1, 1, 1, false}},
+                         {f.pp, "pp", {1, f.pp, 1, 1, 1, 1, 1, false}},
+                         {f.vpp, "vpp", {1, 1, f.vpp, 1, 1, 1, 1, false}},
+                         {f.cp, "cp", {1, 1, 1, f.cp, 1, 1, 1, false}},
+                         {f.ep, "ep", {1, 1, 1, 1, f.ep, 1, 1, false}},
+                         {f.etp, "etp", {1, 1, 1, 1, 1, f.etp, 1, false}}};
+  for (const Fixed& x : fixed) {
+    if (x.value <= 1) continue;
+    if (std::none_of(kept.begin(), kept.end(),
+                     [&](const ModeScope& m) { return m.dimensions.Admits(x.probe); })) {
+      std::vector<std::string> names;
+      names.reserve(kept.size());
+      for (const ModeScope& m : kept) names.emplace_back(ShardingModeName(m.mode));
+      std::string upper = x.name;
+      for (char& ch : upper) ch = static_cast<char>(ch - 'a' + 'A');
+      Error e = InvalidInput(fmt::format("'{}={}': {} runs no {} under sharding {}: {}", x.name,
+                                         x.value, scope.framework, upper, fmt::join(names, ", "),
+                                         kept.front().why));
+      e.field = "--fix";
+      return e;
+    }
+  }
   return space;
 }
 
@@ -267,8 +341,9 @@ void RestoreCandidateFields(JobSpec& spec, const JobSpec& base) {
 /// the ledger's when `exact` (Exact computes them for the layouts shown).
 class FloorCheckedMemory {
  public:
-  FloorCheckedMemory(const StepSetup& setup, const MemoryConstants& memory)
+  FloorCheckedMemory(const StepSetup& setup, const MemoryConstants& memory, bool fits_only)
       : setup_(setup),
+        fits_only_(fits_only),
         memory_(memory),
         capacity_(setup.job.gpu().memory),
         job_(setup.job),
@@ -304,6 +379,7 @@ class FloorCheckedMemory {
   /// The ledger's own peak and verdict for `c`, whatever is known about its neighbours.
   MemoryFields Exact(const Candidate& c) { return Ledger(c, layouts_[MemoryKeyOf(c)]); }
   int64_t LedgerCount() const { return ledgers_; }
+  bool FitsOnly() const { return fits_only_; }
   /// Drops the statics of `c`'s layout and keeps its floor and bounds: once a layout's
   /// candidates are checked, the next layout reuses the freed memory instead of touching fresh
   /// pages (thousands of layouts' statics cost more in page faults than in arithmetic). A later
@@ -327,13 +403,15 @@ class FloorCheckedMemory {
     if (!RederiveJob(job_).ok()) return {};  // not expected, as in CheckMemory
     bool complete = false;
     MemoryFields m = MemoryFieldsOf(
-        ComputeLedgerUntilOver(job_, memory_, params_, layout.statics, layout.floor, complete));
+        ComputeLedgerUntilOver(job_, memory_, params_, layout.statics, layout.floor, complete),
+        fits_only_);
     m.exact = complete;  // else it does not fit, and its peak is one stage's
     ++ledgers_;
     return m;
   }
 
   const StepSetup& setup_;
+  bool fits_only_;
   const MemoryConstants& memory_;
   Bytes capacity_;
   Job job_;  // scratch: the candidate's job
@@ -407,7 +485,7 @@ std::vector<MemoryFields> CheckMemoryInParallel(const StepSetup& setup,
   std::vector<FloorCheckedMemory> done;
   // Layouts cost unevenly (a ledger has one stage per PP): each thread takes a few at a time.
   ParallelTake(layouts, threads, 4, [&](auto& take) {
-    FloorCheckedMemory mine(setup, memory);
+    FloorCheckedMemory mine(setup, memory, check.FitsOnly());
     std::vector<uint32_t> positions;
     size_t begin = 0, end = 0;
     while (take(begin, end)) {
@@ -466,17 +544,23 @@ Result<PlanResult> RankByMemory(const StepSetup& setup, const CollectiveModel& c
   plan.current.verdict = own.verdict;
   plan.current.memory_checked = true;
   const double current_s = plan.current.step.step.s();
-  if (plan.current.fits) {
+  // The job's own layout is ranked among the layouts that fit by the same test as theirs.
+  const bool current_fits = own.fits && (!options.fits_only || own.verdict == MemoryVerdict::kFits);
+  if (current_fits) {
     const UpFront up_front = walk_to(current_s);
     plan.memory_checked = up_front.checked;
     plan.removed_by_memory = up_front.removed;
   }
 
   int64_t faster_fitting = 0;
+  // A layout whose step time equals the K-th listed one's still competes for the list: equal
+  // times are ordered by memory (TieBreakRule), so the walk goes on through the tie.
+  std::vector<double> top_s;  // each listed layout's step time, as the walk ordered them
   while (std::optional<Timed> t = next()) {
     const bool top_full = static_cast<int64_t>(plan.top.size()) >= options.top_k;
-    const bool past_current = !plan.current.fits || t->step_s >= current_s;
-    if (top_full && past_current) break;
+    const bool past_current = !current_fits || t->step_s >= current_s;
+    const bool tied_with_last = top_full && !top_s.empty() && t->step_s == top_s.back();
+    if (top_full && past_current && !tied_with_last) break;
     RankedLayout r;
     r.candidate = t->candidate;
     const WalkCheck w = check(*t);
@@ -487,15 +571,32 @@ Result<PlanResult> RankByMemory(const StepSetup& setup, const CollectiveModel& c
     }
     if (!r.fits) continue;
     if (t->step_s < current_s) ++faster_fitting;
-    if (!top_full) {
+    if (!top_full || tied_with_last) {
       if (!w.memory.exact) SetMemory(r, exact(r.candidate));
       STRATA_ASSIGN_OR_RETURN(r.step,
                               EvaluateStep(setup.tables, StepLayoutFor(setup, r.candidate), comm));
       plan.top.push_back(std::move(r));
+      top_s.push_back(t->step_s);
     }
   }
+  // Equal step times: the verdict (fits before at_risk), then the lower peak; the walk's order
+  // (the search order) after that.
+  std::vector<size_t> order(plan.top.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    if (top_s[a] != top_s[b]) return top_s[a] < top_s[b];
+    const RankedLayout& x = plan.top[a];
+    const RankedLayout& y = plan.top[b];
+    if (x.verdict != y.verdict) return x.verdict < y.verdict;
+    return x.peak < y.peak;
+  });
+  std::vector<RankedLayout> sorted;
+  for (size_t i = 0; i < order.size() && static_cast<int64_t>(i) < options.top_k; ++i) {
+    sorted.push_back(std::move(plan.top[order[i]]));
+  }
+  plan.top = std::move(sorted);
   plan.not_memory_checked = placeable - plan.memory_checked;
-  if (plan.current.fits) plan.current_rank = faster_fitting + 1;
+  if (current_fits) plan.current_rank = faster_fitting + 1;
   return plan;
 }
 
@@ -506,10 +607,11 @@ Result<PlanResult> PlanLayouts(const StepSetup& setup, const CollectiveModel& co
   STRATA_RETURN_IF_ERROR(CheckObjective(setup, options.objective));
   PlanResult plan;
   plan.objective = options.objective;
-  const SearchSpace space = SpaceOf(setup, options);
+  plan.fits_only = options.fits_only;
+  STRATA_ASSIGN_OR_RETURN(const SearchSpace space, SpaceOf(setup, options, plan.scope));
   plan.sharding = space.sharding;
   LayoutsByTime layouts(setup, comm, space, options.threads);
-  FloorCheckedMemory check(setup, memory);
+  FloorCheckedMemory check(setup, memory, options.fits_only);
   const unsigned threads = options.threads == 0 ? DefaultThreads() : options.threads;
   const Bytes capacity = setup.job.gpu().memory;
   auto checked = [&](const Timed& t) -> WalkCheck {
@@ -552,7 +654,8 @@ Result<PlanResult> PlanLayoutsReference(const StepSetup& setup, const Collective
   STRATA_RETURN_IF_ERROR(CheckObjective(setup, options.objective));
   PlanResult plan;
   plan.objective = options.objective;
-  const SearchSpace space = SpaceOf(setup, options);
+  plan.fits_only = options.fits_only;
+  STRATA_ASSIGN_OR_RETURN(const SearchSpace space, SpaceOf(setup, options, plan.scope));
   plan.sharding = space.sharding;
   std::vector<Timed> timed;
   int64_t index = 0;
@@ -576,7 +679,7 @@ Result<PlanResult> PlanLayoutsReference(const StepSetup& setup, const Collective
     UpFront up_front;
     for (const Timed& t : timed) {
       if (LayoutBound(setup, t.candidate) >= current_s) continue;
-      const MemoryFields m = CheckMemory(setup, memory, t.candidate);
+      const MemoryFields m = CheckMemory(setup, memory, t.candidate, options.fits_only);
       up_front_memory[t.index] = m;
       ++up_front.checked;
       if (!m.fits) ++up_front.removed;
@@ -586,9 +689,9 @@ Result<PlanResult> PlanLayoutsReference(const StepSetup& setup, const Collective
   auto checked = [&](const Timed& t) -> WalkCheck {
     auto it = up_front_memory.find(t.index);
     if (it != up_front_memory.end()) return {it->second, true};
-    return {CheckMemory(setup, memory, t.candidate), false};
+    return {CheckMemory(setup, memory, t.candidate, options.fits_only), false};
   };
-  auto exact = [&](const Candidate& c) { return CheckMemory(setup, memory, c); };
+  auto exact = [&](const Candidate& c) { return CheckMemory(setup, memory, c, options.fits_only); };
   size_t i = 0;
   const auto placeable = static_cast<int64_t>(timed.size());
   auto ranked = RankByMemory(

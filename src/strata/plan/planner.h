@@ -16,6 +16,7 @@
 #include "strata/core/result.h"
 #include "strata/memory/ledger.h"
 #include "strata/memory/memory_constants.h"
+#include "strata/plan/framework_scope.h"
 #include "strata/plan/layout_space.h"
 #include "strata/plan/objective.h"
 #include "strata/sim/step_job.h"
@@ -32,6 +33,9 @@ struct PlanOptions {
   /// Threads the fast search evaluates layouts on (0: the machine's cores). The result is the
   /// same with any number.
   unsigned threads = 0;
+  /// `--fits-only`: a layout counts as fitting only when the top of the ledger's error band fits
+  /// the card (verdict fits); at_risk layouts are left out like those over the card.
+  bool fits_only = false;
 };
 
 /// One evaluated layout.
@@ -49,6 +53,8 @@ struct PlanResult {
   Objective objective = Objective::kTime;
   PruneCounts rules;                   // removals per layout rule; rules.valid = layouts ranked
   std::vector<ShardingMode> sharding;  // the modes tried for every layout
+  FrameworkScope scope;                // what the job's framework runs under each of them
+  bool fits_only = false;              // PlanOptions::fits_only
   int64_t unplaceable = 0;             // valid layouts the step model could not place
   int64_t memory_checked = 0;          // layouts evaluated with the ledger (fastest first)
   int64_t removed_by_memory = 0;       // of those, the ones over the card
@@ -98,6 +104,10 @@ StepLayout StepLayoutFor(const StepSetup& setup, const Candidate& c);
 /// `min_s`, largest first: "EP all-to-all: 1.10 s -> 0.20 s (-0.90 s), NVSwitch -> RoCE".
 std::vector<std::string> CompareLayouts(const RankedLayout& a, const RankedLayout& b,
                                         double min_s = 0.01);
+
+/// How layouts of equal predicted step time are ordered (by memory verdict and peak, then the
+/// search order, which both paths keep), in words for the plan's output.
+std::string_view TieBreakRule();
 
 /// "TP1 PP1 VPP1 CP1 EP8 ETP1 DP40 mb1 full".
 std::string LayoutName(const Candidate& c);

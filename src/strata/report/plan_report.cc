@@ -106,24 +106,30 @@ std::string PlanToText(const StepSetup& setup, const PlanResult& plan, bool expl
   for (int64_t n : plan.rules.by_rule) removed += n;
   std::vector<std::string> modes;
   for (ShardingMode m : plan.sharding) modes.emplace_back(ShardingModeName(m));
+  const std::vector<std::string> scope_lines = plan::ScopeLines(plan.scope);
   out += fmt::format(
-      "searched every layout (sharding {}): {} valid ({} partial layouts removed by the layout "
+      "searched every layout{} (sharding {}): {} valid ({} partial layouts removed by the layout "
       "rules{})\n",
+      plan.scope.named && !plan.scope.unrestricted()
+          ? fmt::format(" {} can run", plan.scope.framework)
+          : "",
       fmt::join(modes, ", "), GroupDigits(static_cast<double>(plan.rules.valid)),
       GroupDigits(static_cast<double>(removed)),
       plan.unplaceable ? fmt::format(", {} not placeable on the cluster",
                                      GroupDigits(static_cast<double>(plan.unplaceable)))
                        : "");
+  for (const std::string& line : scope_lines) out += "framework: " + line + "\n";
   // When the job's own layout fits, every layout whose compute alone is faster than its step
   // is checked (its rank must be exact), whether or not its full step turns out faster.
   out += fmt::format(
-      "memory: {} layouts checked with the ledger ({}), {} over the card; the other {} cannot "
+      "memory: {} layouts checked with the ledger ({}), {} over the card{}; the other {} cannot "
       "enter the top {} and were not memory-checked\n\n",
       GroupDigits(static_cast<double>(plan.memory_checked)),
-      plan.current.fits ? "every one whose compute alone beats your layout's step, then the "
+      plan.current_rank ? "every one whose compute alone beats your layout's step, then the "
                           "fastest until the top is full"
                         : "the fastest, until the top is full",
       GroupDigits(static_cast<double>(plan.removed_by_memory)),
+      plan.fits_only ? " or at risk (--fits-only)" : "",
       GroupDigits(static_cast<double>(plan.not_memory_checked)), plan.top.size());
   if (plan.top.empty()) {
     out += "no layout fits: every layout checked is over the card's memory\n";
@@ -136,8 +142,12 @@ std::string PlanToText(const StepSetup& setup, const PlanResult& plan, bool expl
     columns.push_back({name});
   }
   Table table(columns);
+  std::vector<std::string> ties;
   for (size_t i = 0; i < plan.top.size(); ++i) {
     AddRow(table, setup, plan.objective, std::to_string(i + 1), plan.top[i]);
+    if (i > 0 && plan.top[i].step.step.s() == plan.top[i - 1].step.step.s()) {
+      ties.push_back(fmt::format("{} and {}", i, i + 1));
+    }
   }
   table.AddSeparator();
   AddRow(table, setup, plan.objective,
@@ -146,6 +156,10 @@ std::string PlanToText(const StepSetup& setup, const PlanResult& plan, bool expl
              : "yours",
          plan.current);
   out += table.Render();
+  if (!ties.empty()) {
+    out += fmt::format("tied step times (ranks {}): {}\n", fmt::join(ties, ", "),
+                       plan::TieBreakRule());
+  }
 
   const RankedLayout& winner = plan.top.front();
   auto explain_pair = [&](const std::string& title, const RankedLayout& other) {
@@ -154,13 +168,18 @@ std::string PlanToText(const StepSetup& setup, const PlanResult& plan, bool expl
                        plan::LayoutName(other.candidate), gap);
     const auto lines = plan::CompareLayouts(winner, other);
     if (lines.empty()) out += "  the same time in every component (a tie)\n";
+    if (gap == 0) out += fmt::format("  tie: {}\n", plan::TieBreakRule());
     for (const std::string& line : lines) out += "  " + line + "\n";
   };
   out += fmt::format("\nwinner: {}\n", plan::LayoutName(winner.candidate));
   if (plan.top.size() > 1) explain_pair("against the runner-up", plan.top[1]);
   if (plan::LayoutName(plan.current.candidate) != plan::LayoutName(winner.candidate)) {
     explain_pair("against your layout", plan.current);
-    if (!plan.current.fits) out += "  (your layout does not fit the card)\n";
+    if (!plan.current.fits) {
+      out += "  (your layout does not fit the card)\n";
+    } else if (!plan.current_rank) {
+      out += "  (your layout is at risk: --fits-only leaves it unranked)\n";
+    }
   } else {
     out += "your layout is the winner\n";
   }
@@ -190,6 +209,11 @@ std::string PlanToText(const StepSetup& setup, const PlanResult& plan, bool expl
       out += fmt::format("  {:>10}  {}\n", GroupDigits(static_cast<double>(plan.rules.by_rule[r])),
                          plan::RuleDescription(static_cast<Rule>(r)));
     }
+    for (const plan::ModeScope& m : plan.scope.modes) {
+      if (m.source.empty()) continue;
+      out += fmt::format("\nwhat {} runs under sharding {} (data/frameworks.yaml): {}\n", m.engine,
+                         ShardingModeName(m.mode), m.source);
+    }
   }
   return out;
 }
@@ -203,6 +227,24 @@ Json PlanToJson(const StepSetup& setup, const PlanResult& plan) {
   Json modes = Json::array();
   for (ShardingMode m : plan.sharding) modes.push_back(std::string(ShardingModeName(m)));
   j["sharding_searched"] = modes;
+  Json framework = Json::object();
+  framework["name"] = plan.scope.framework;
+  framework["named"] = plan.scope.named;
+  Json scopes = Json::array();
+  for (const plan::ModeScope& m : plan.scope.modes) {
+    Json ms = Json::object();
+    ms["sharding"] = std::string(ShardingModeName(m.mode));
+    ms["searched"] = m.runs_mode;
+    ms["known"] = m.known;
+    if (!m.engine.empty()) ms["through"] = m.engine;
+    ms["not_searched"] = m.excluded;
+    if (!m.why.empty()) ms["why"] = m.why;
+    scopes.push_back(std::move(ms));
+  }
+  framework["by_sharding"] = std::move(scopes);
+  j["framework"] = std::move(framework);
+  j["fits_only"] = plan.fits_only;
+  j["tie_break"] = std::string(plan::TieBreakRule());
   j["layouts_valid"] = plan.rules.valid;
   Json rules = Json::object();
   for (size_t r = 0; r < plan.rules.by_rule.size(); ++r) {

@@ -31,6 +31,9 @@ Result<FrameworkEntry> ParseEntry(YamlMap& m, const std::string& name) {
   STRATA_ASSIGN_OR_RETURN(e.latest, m.String("latest"));
   STRATA_ASSIGN_OR_RETURN(e.source, m.String("source"));
   STRATA_RETURN_IF_ERROR(CheckRows(m));
+  if (m.Has("parallel")) {
+    STRATA_ASSIGN_OR_RETURN(e.parallel, ParseParallelSupport(m));
+  }
   if (m.Has("zero3_fetch")) {
     STRATA_ASSIGN_OR_RETURN(YamlMap z, m.Map("zero3_fetch"));
     STRATA_ASSIGN_OR_RETURN(e.zero3_ops_per_param, NonNegative(z, "ops_per_param"));

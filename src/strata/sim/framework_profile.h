@@ -11,6 +11,7 @@
 
 #include "strata/core/result.h"
 #include "strata/job/job_spec.h"
+#include "strata/sim/framework_parallelism.h"
 
 namespace strata {
 
@@ -39,6 +40,9 @@ struct FrameworkEntry {
   // and whether attention's layout copies (GQA's repeated K/V, the output made contiguous) run.
   double eager_norm = 1, eager_rotary = 1, eager_activation = 1;
   bool eager_attention_copies = false;
+  /// What it can run, by sharding mode name or "default" (`parallel:`); empty: not stated, so
+  /// a wrapper's engine (runs_as) decides, and with no engine every dimension is searched.
+  std::map<std::string, ParallelSupport> parallel;
   std::string source;
 };
 
