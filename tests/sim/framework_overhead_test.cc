@@ -172,9 +172,41 @@ TEST(FrameworkOverhead, EagerElementwiseTraffic) {
   const FrameworkOverhead o = ComputeFrameworkOverhead(t, s, c);
   EXPECT_NEAR(o.eager_elementwise.s(), 1.81e-3 * 3.5, 1e-12);
   EXPECT_NEAR(o.fsdp2_copy_out.s(), 0, kTol);  // not FSDP2
+  // Sequence parallelism splits the norms' tokens by TP as well: 800 / 2 + 105 = 505 B; on a
+  // critical stage holding half the layers: 505 x 1e6 / 5e11 x 0.5 = 0.505 ms forward, x 3.5.
+  s.layout.sequence_parallel = true;
+  c.critical.layers = 0.5;
+  EXPECT_NEAR(ComputeFrameworkOverhead(t, s, c).eager_elementwise.s(), 0.505e-3 * 3.5, 1e-12);
   t.framework.eager_norm = t.framework.eager_rotary = t.framework.eager_activation = 1;
   t.framework.eager_attention_copies = false;
   EXPECT_NEAR(ComputeFrameworkOverhead(t, s, c).eager_elementwise.s(), 0, kTol);
+}
+
+// The eager traffic is GPU work, so a host-bound layer hides it. 10 layers of 40 ops at 10 us
+// (0.4 ms of host a layer forward, 0.8 ms backward) over 0.1 / 0.2 ms of kernels a layer, and
+// eager traffic of 1 ms forward (norm bytes 100 x (2 - 1) x 5e6 tokens / 5e11 B/s), 2 ms
+// backward: the GPU now works 0.2 / 0.4 ms a layer, so the host leaves 0.2 + 0.4 = 0.6 ms a
+// layer exposed, 6 ms in all (9 ms without the eager work). Kernels 3 ms + eager 3 ms + host 6
+// ms = 12 ms = 10 x (max(0.4, 0.2) + max(0.8, 0.4)). Before, the host rows ignored the eager
+// work: 3 + 3 + 9 = 15 ms.
+TEST(FrameworkOverhead, HostBoundLayersHideTheEagerTraffic) {
+  StepTables t;
+  t.framework = Profile(40);
+  t.framework.eager_norm = 2;
+  t.framework_counts = {10, 0, 9};
+  t.norm_bytes_per_token = 100;
+  t.mean_tokens = 5e6;
+  t.hbm = BytesPerSecond::Of(1e12);
+  t.efficiency.hbm_efficiency = 0.5;
+  StepLayout s;
+  s.micro_batch = 1;
+  MicroBatchCompute c;
+  c.forward.dense_gemm = Seconds::Of(1e-3);
+  c.backward.dense_gemm = Seconds::Of(2e-3);
+  const FrameworkOverhead o = ComputeFrameworkOverhead(t, s, c);
+  EXPECT_NEAR(o.eager_elementwise.s(), 3e-3, 1e-12);
+  EXPECT_NEAR(o.host_bound_layers.s(), 6e-3, 1e-12);
+  EXPECT_NEAR(o.fixed().s(), 6e-3, 1e-12);  // the stragglers' per-token fit keeps the eager part
 }
 
 // FSDP2's copy-out: 8e9 non-expert parameters at TP 1, bf16 gathers (2 B), resharded after

@@ -159,6 +159,25 @@ TEST(FrameworkProfile, TorchtitanEagerTrafficOnlyWithoutCompile) {
   ASSERT_TRUE(compiled.ok());
   EXPECT_DOUBLE_EQ(compiled->eager_norm, 1);
   EXPECT_FALSE(compiled->eager_attention_copies);
+  // Liger patches HF transformers' code, not torchtitan's: refused, naming the field (it used to
+  // drop torchtitan's eager traffic silently).
+  job.framework.compile = false;
+  job.framework.liger_kernel = true;
+  auto titan_liger = ResolveFramework(c, job, "H100 SXM");
+  ASSERT_FALSE(titan_liger.ok());
+  EXPECT_NE(titan_liger.error().Format().find("framework.liger_kernel"), std::string::npos)
+      << titan_liger.error().Format();
+  // Under DeepSpeed (HF code) Liger removes the eager traffic; without it, HF's factors apply.
+  JobSpec ds = Job("deepspeed", "", ShardingMode::kZero3);
+  auto hf = ResolveFramework(c, ds, "H100 SXM");
+  ASSERT_TRUE(hf.ok());
+  EXPECT_DOUBLE_EQ(hf->eager_norm, 9);
+  EXPECT_FALSE(hf->eager_attention_copies);
+  ds.framework.liger_kernel = true;
+  auto liger = ResolveFramework(c, ds, "H100 SXM");
+  ASSERT_TRUE(liger.ok()) << liger.error().Format();
+  EXPECT_DOUBLE_EQ(liger->eager_norm, 1);
+  EXPECT_DOUBLE_EQ(liger->eager_activation, 1);
   // megatron-core's fused kernels: nothing either.
   auto mcore = ResolveFramework(c, Job("megatron-core", ""), "H100 SXM");
   ASSERT_TRUE(mcore.ok());

@@ -777,13 +777,16 @@ TEST(StepValidation, DocumentMatchesTheModel) {
                                              100 * fit.median, 100 * fit.p90, fit.n - fit.within25);
   EXPECT_NE(readme.find(quoted_fit), std::string::npos) << "README.md should say: " << quoted_fit;
   // And the reference job's prediction (it went stale once: 48.7 s quoted for 52.9 s).
+  bool seed_found = false;
   for (const Outcome& o : outcomes) {
     if (o.id != "SEED-01") continue;
+    seed_found = true;
     const std::string reference =
         fmt::format("the reference job: {:.1f} s predicted for {:.0f} s measured", o.predicted_step,
                     o.measured_step);
     EXPECT_NE(readme.find(reference), std::string::npos) << "README.md should say: " << reference;
   }
+  EXPECT_TRUE(seed_found) << "the reference row SEED-01 is in the fit set";
 }
 
 }  // namespace

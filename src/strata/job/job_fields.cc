@@ -224,7 +224,8 @@ const std::vector<JobField>& JobFields() {
        "megatron-core | megatron-bridge | torchtitan | deepspeed | hf-trainer | ms-swift | verl",
        "", "megatron-core (printed as an assumption)", "", "", "torchtitan",
        "the software that runs the job: `step` adds its host-side costs (per-layer launch, "
-       "per-expert loops, ZeRO-3 fetch hooks) and attention backend (data/frameworks.yaml)"},
+       "per-expert loops, ZeRO-3 fetch hooks), attention backend, eager module code's extra "
+       "memory traffic and FSDP2's copy-out (data/frameworks.yaml)"},
       {"framework.version", "release text", "", "the latest in data/frameworks.yaml", "", "",
        "0.2.2",
        "the framework's release (hf-trainer: the transformers release); where it matters "

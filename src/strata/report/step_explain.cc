@@ -246,19 +246,26 @@ std::vector<StepFormula> ExplainStep(const StepTables& t, const StepLayout& s,
                       Ms(r.framework.expert_loop)));
     }
     if (r.framework.eager_elementwise.s() > 0) {
+      const double act = t.dense_mlp_act_bytes_per_token + t.routed_act_bytes_per_token +
+                         t.shared_act_bytes_per_token;
+      const double copies = fw.eager_attention_copies ? t.attention_copy_bytes_per_token : 0.0;
+      const double sp = l.sequence_parallel ? static_cast<double>(l.tp) : 1.0;
+      const double per_token = (fw.eager_norm - 1) * t.norm_bytes_per_token / sp +
+                               ((fw.eager_rotary - 1) * t.rotary_bytes_per_token +
+                                (fw.eager_activation - 1) * act + copies) /
+                                   static_cast<double>(l.tp);
+      const double forward =
+          per_token * tokens / (t.hbm.bytes_per_s() * e.hbm_efficiency) * stage.layers;
       add("framework: eager element-wise ops",
-          fmt::format("bytes beyond the fused kernels per token, forward: norms {:.0f} B x ({:.1f} "
-                      "- 1), rotary {:.0f} B x ({:.1f} - 1), MLP activation {:.0f} B x ({:.2f} - "
-                      "1){}; x tokens / HBM, x (1 forward + 2 backward + the recompute's share) "
-                      "= {} per micro batch",
-                      t.norm_bytes_per_token, fw.eager_norm, t.rotary_bytes_per_token,
-                      fw.eager_rotary,
-                      t.dense_mlp_act_bytes_per_token + t.routed_act_bytes_per_token +
-                          t.shared_act_bytes_per_token,
-                      fw.eager_activation,
-                      fw.eager_attention_copies ? fmt::format(", attention layout copies {:.0f} B",
-                                                              t.attention_copy_bytes_per_token)
-                                                : "",
+          fmt::format("bytes beyond the fused kernels per token, forward, all layers: [norms "
+                      "{:.0f} B x ({:.1f} - 1) / SP {:.0f} + (rotary {:.0f} B x ({:.1f} - 1) + MLP "
+                      "activation {:.0f} B x ({:.2f} - 1) + attention layout copies {:.0f} B) / "
+                      "TP {}] = {:.0f} B x {:.0f} tokens / ({:.0f} GB/s x {:.2f}) x stage share "
+                      "{:.3f} = {} forward; x (1 forward + 2 backward + the recompute's share) = "
+                      "{} per micro batch",
+                      t.norm_bytes_per_token, fw.eager_norm, sp, t.rotary_bytes_per_token,
+                      fw.eager_rotary, act, fw.eager_activation, copies, l.tp, per_token, tokens,
+                      t.hbm.gb_per_s(), e.hbm_efficiency, stage.layers, Ms(Seconds::Of(forward)),
                       Ms(r.framework.eager_elementwise)));
     }
     if (r.framework.fsdp2_copy_out.s() > 0) {
@@ -350,7 +357,8 @@ std::vector<std::string> MicroBatchTimeline(const StepLayout& s, const StepResul
   }
   phases.push_back({"backward compute", r.backward.total() + skew_of(r.backward.expert_gemm)});
   phases.push_back({"backward exposed comm", comm / passes});
-  phases.push_back({"framework overhead (host, loops, attention backend)", r.framework.total()});
+  phases.push_back({"framework overhead (host, loops, attention backend, eager ops, FSDP2 copies)",
+                    r.framework.total()});
   const double total = r.micro_batch.s();
   constexpr int kWidth = 50;
   std::vector<std::string> lines;

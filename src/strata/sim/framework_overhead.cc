@@ -82,6 +82,47 @@ FrameworkOverhead ComputeFrameworkOverhead(const StepTables& t, const StepLayout
   // Full recompute re-runs the forward of this share of the layers.
   const double rec = s.recompute == RecomputeGranularity::kFull ? s.recompute_layer_fraction : 0.0;
 
+  // Eager element-wise traffic: the bytes each kind moves beyond its fused kernel, on this rank
+  // (norms are hidden-wide, split by TP only under sequence parallelism; the rest TP-split), over
+  // the critical stage's layers; backward moves twice the forward's, the recompute re-runs the
+  // forward's share that the fused term's recompute re-runs. GPU work: it also covers host time
+  // (below), so a host-bound layer hides it.
+  const double tp = static_cast<double>(s.layout.tp);
+  const double sp_split = s.layout.sequence_parallel ? tp : 1.0;
+  const double hbm = t.hbm.bytes_per_s() * t.efficiency.hbm_efficiency;
+  const double tokens =
+      static_cast<double>(s.micro_batch) * t.mean_tokens / static_cast<double>(s.layout.cp);
+  const double act_bytes =
+      t.dense_mlp_act_bytes_per_token + t.routed_act_bytes_per_token + t.shared_act_bytes_per_token;
+  const double extra_per_token =
+      (f.eager_norm - 1) * t.norm_bytes_per_token / sp_split +
+      ((f.eager_rotary - 1) * t.rotary_bytes_per_token + (f.eager_activation - 1) * act_bytes +
+       (f.eager_attention_copies ? t.attention_copy_bytes_per_token : 0.0)) /
+          tp;
+  double eager_fwd = 0, eager_rec = 0;
+  if (extra_per_token > 0 && hbm > 0) {
+    eager_fwd = extra_per_token * tokens / hbm * c.critical.layers;
+    const double fused_forward = c.forward.memory_bound.s();
+    eager_rec = fused_forward > 0 ? eager_fwd * c.recompute.memory_bound.s() / fused_forward : 0.0;
+  }
+  const double eager_bwd = 2 * eager_fwd;
+  // FSDP2's copy-out: each gather (forward, and backward when resharded) writes the unit's
+  // gathered bytes into its parameters, on the compute stream.
+  double copy_fwd = 0, copy_bwd = 0;
+  if (s.sharding.mode == ShardingMode::kFsdp2 && f.fsdp2_copy_out_bytes_per_byte > 0 && hbm > 0) {
+    const ParallelLayout& l = s.layout;
+    const double params =
+        (static_cast<double>(t.traffic.non_expert_params) / tp +
+         static_cast<double>(t.traffic.expert_params) / static_cast<double>(l.ep * l.etp)) *
+        c.critical.layers;
+    const double gather_bytes =
+        s.fp8.on() && s.fp8.param_gather ? 1.0 : static_cast<double>(s.param_bytes);
+    copy_fwd = params * gather_bytes * f.fsdp2_copy_out_bytes_per_byte / hbm;
+    copy_bwd = s.sharding.reshard_after_forward ? copy_fwd : 0.0;
+  }
+  o.eager_elementwise = Seconds::Of(eager_fwd + eager_bwd + eager_rec);
+  o.fsdp2_copy_out = Seconds::Of(copy_fwd + copy_bwd);
+
   // GPU time of one layer per pass. With the expert loop the experts' GEMMs are counted against
   // the loop's own host time below, not against the layer's other ops.
   auto per_layer = [&](const KernelTimes& k) {
@@ -89,8 +130,9 @@ FrameworkOverhead ComputeFrameworkOverhead(const StepTables& t, const StepLayout
     if (loop) gpu -= k.expert_gemm;
     return gpu.s() / layers;
   };
-  const double g_fwd = per_layer(c.forward), g_bwd = per_layer(c.backward);
-  const double g_rec = rec > 0 ? per_layer(c.recompute) / rec : 0.0;
+  const double g_fwd = per_layer(c.forward) + (eager_fwd + copy_fwd) / layers;
+  const double g_bwd = per_layer(c.backward) + (eager_bwd + copy_bwd) / layers;
+  const double g_rec = rec > 0 ? (per_layer(c.recompute) + eager_rec / layers) / rec : 0.0;
 
   // Ops of one layer: forward; backward issues twice as many; the recompute, the forward's.
   const double ops = f.layer_ops + moe_share * f.moe_ops;
@@ -125,44 +167,6 @@ FrameworkOverhead ComputeFrameworkOverhead(const StepTables& t, const StepLayout
     const double recompute =
         rec > 0 ? Uncovered(k, op, expert_gpu(c.recompute.expert_gemm) / rec) + op : 0.0;
     o.expert_loop = Seconds::Of(per_expert * (forward + backward + rec * recompute));
-  }
-
-  // Eager element-wise traffic: the bytes each kind moves beyond its fused kernel, on this rank
-  // (norms are hidden-wide, split by TP only under sequence parallelism; the rest TP-split), over
-  // the critical stage's layers; backward moves twice the forward's, the recompute re-runs the
-  // forward's share that the fused term's recompute re-runs.
-  const double tp = static_cast<double>(s.layout.tp);
-  const double sp_split = s.layout.sequence_parallel ? tp : 1.0;
-  const double hbm = t.hbm.bytes_per_s() * t.efficiency.hbm_efficiency;
-  const double tokens =
-      static_cast<double>(s.micro_batch) * t.mean_tokens / static_cast<double>(s.layout.cp);
-  const double act_bytes =
-      t.dense_mlp_act_bytes_per_token + t.routed_act_bytes_per_token + t.shared_act_bytes_per_token;
-  const double extra_per_token =
-      (f.eager_norm - 1) * t.norm_bytes_per_token / sp_split +
-      ((f.eager_rotary - 1) * t.rotary_bytes_per_token + (f.eager_activation - 1) * act_bytes +
-       (f.eager_attention_copies ? t.attention_copy_bytes_per_token : 0.0)) /
-          tp;
-  if (extra_per_token > 0 && hbm > 0) {
-    const double forward = extra_per_token * tokens / hbm * c.critical.layers;
-    const double fused_forward = c.forward.memory_bound.s();
-    const double recompute_share =
-        fused_forward > 0 ? c.recompute.memory_bound.s() / fused_forward : 0.0;
-    o.eager_elementwise = Seconds::Of(forward * (1 + 2 + recompute_share));
-  }
-  // FSDP2's copy-out: each gather (forward, and backward when resharded) writes the unit's
-  // gathered bytes into its parameters, on the compute stream.
-  if (s.sharding.mode == ShardingMode::kFsdp2 && f.fsdp2_copy_out_bytes_per_byte > 0 && hbm > 0) {
-    const ParallelLayout& l = s.layout;
-    const double params =
-        (static_cast<double>(t.traffic.non_expert_params) / tp +
-         static_cast<double>(t.traffic.expert_params) / static_cast<double>(l.ep * l.etp)) *
-        c.critical.layers;
-    const double gather_bytes =
-        s.fp8.on() && s.fp8.param_gather ? 1.0 : static_cast<double>(s.param_bytes);
-    const double gathers = s.sharding.reshard_after_forward ? 2.0 : 1.0;
-    o.fsdp2_copy_out =
-        Seconds::Of(gathers * params * gather_bytes * f.fsdp2_copy_out_bytes_per_byte / hbm);
   }
 
   if (!t.unfused_attention) {

@@ -39,6 +39,10 @@ struct FrameworkOverhead {
     return host_bound_layers + fetch_hooks + expert_loop + attention_backend + eager_elementwise +
            fsdp2_copy_out;
   }
+  /// The parts that do not grow with a sample's length (per layer, per expert, per gather): the
+  /// stragglers' fit takes them out of the per-token cost. Attention's backend and the eager
+  /// element-wise traffic grow with the tokens.
+  Seconds fixed() const { return host_bound_layers + fetch_hooks + expert_loop + fsdp2_copy_out; }
 };
 
 /// The framework costs of one micro batch, given its kernel times `c` (ComputeMicroBatch). Zero

@@ -98,6 +98,9 @@ Result<FrameworkEntry> ParseEntry(YamlMap& m, const std::string& name) {
     STRATA_ASSIGN_OR_RETURN(e.eager_attention_copies, t.Bool("attention_copies"));
     STRATA_RETURN_IF_ERROR(t.CheckNoUnknownKeys());
   }
+  if (m.Has("liger_kernel")) {
+    STRATA_ASSIGN_OR_RETURN(e.liger_kernel, m.Bool("liger_kernel"));
+  }
   STRATA_ASSIGN_OR_RETURN(e.attention, m.String("attention"));
   if (e.attention != "cudnn" && e.attention != "sdpa_flash2") {
     return m.ErrorAt(
@@ -244,6 +247,15 @@ Result<FrameworkProfile> ResolveForMode(const FrameworkCatalog& catalog, const J
   p.layer_ops = engine->layer_ops;
   const bool eager_traffic = engine->eager_norm > 1 || engine->eager_rotary > 1 ||
                              engine->eager_activation > 1 || engine->eager_attention_copies;
+  if (spec.liger_kernel && !engine->liger_kernel) {
+    return InvalidInput(fmt::format("framework.liger_kernel: Liger's kernels patch HF "
+                                    "transformers' model code, and {} trains through {}'s code",
+                                    p.name, engine->name))
+        .InField("framework.liger_kernel")
+        .WithHint(
+            "remove framework.liger_kernel, or name the framework whose HF code it patches "
+            "(framework.name: hf-trainer, deepspeed, or ms-swift / verl with HF workers)");
+  }
   if (eager_traffic && spec.liger_kernel) {
     p.assumptions.push_back(
         "Liger kernels: fused RMSNorm, rotary and SwiGLU (no eager element-wise traffic)");

@@ -40,6 +40,9 @@ struct FrameworkEntry {
   // and whether attention's layout copies (GQA's repeated K/V, the output made contiguous) run.
   double eager_norm = 1, eager_rotary = 1, eager_activation = 1;
   bool eager_attention_copies = false;
+  // Liger's kernels patch this framework's model code (HF transformers' modules): the job's
+  // framework.liger_kernel is refused for any other engine.
+  bool liger_kernel = false;
   /// What it can run, by sharding mode name or "default" (`parallel:`); empty: not stated, so
   /// a wrapper's engine (runs_as) decides, and with no engine every dimension is searched.
   std::map<std::string, ParallelSupport> parallel;

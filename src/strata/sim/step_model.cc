@@ -529,8 +529,7 @@ Result<StepResult> EvaluateStepOn(const StepTables& t, const StepLayout& s,
     // Only the full-span layers' attention grows with S^2; a window's grows with S. The
     // framework's host costs are per layer, the same on every rank whatever its lengths.
     const Seconds quadratic = attention_mb - c.windowed_attention + r.framework.attention_backend;
-    const Seconds per_sample =
-        r.micro_batch - (r.framework.total() - r.framework.attention_backend);
+    const Seconds per_sample = r.micro_batch - r.framework.fixed();
     const double b = quadratic.s() / (mbs * t.lengths.moment[2]);
     const double a = (per_sample - quadratic).value() / (mbs * t.lengths.moment[1]);
     const double worst = ExpectedMaxWork(t.lengths, a, b, s.micro_batches * s.micro_batch, l.dp);
