@@ -38,6 +38,14 @@ TEST(GpuCatalog, ShippedCatalogHasTheDatasheetNumbers) {
       {"B200", "B200", 180, 8.0, 2250, 4500, 1800, 0},
       // GB200 NVL72: 360 PF BF16 sparse / 72 / 2 = 2.5 PF dense.
       {"gb200", "GB200", 186, 8.0, 2500, 5000, 1800, 0},
+      // B300 (Blackwell Ultra, HGX/DGX): HGX B300 36 PF BF16 sparse / 8 / 2 = 2.25 PF dense, the
+      // B200's rate; DGX B300 2.3 TB / 8 = 288 GB; PCIe Gen6 host link.
+      {"B300", "B300", 288, 8.0, 2250, 4500, 1800, 6},
+      {"DGX-B300", "B300", 288, 8.0, 2250, 4500, 1800, 6},
+      // GB300 NVL72: 360 PF BF16 sparse / 72 / 2 = 2.5 PF dense; 576 TB/s / 72 = 8 TB/s; the host
+      // link is NVLink-C2C to Grace, so no PCIe generation.
+      {"gb300", "GB300", 288, 8.0, 2500, 5000, 1800, 0},
+      {"dgx_gb300", "GB300", 288, 8.0, 2500, 5000, 1800, 0},
       {"MI300X", "MI300X", 192, 5.3, 1307.4, 2614.9, 896, 5},
       {"L40S", "L40S", 48, 0.864, 362.05, 733, 0, 4},
   };
@@ -52,7 +60,8 @@ TEST(GpuCatalog, ShippedCatalogHasTheDatasheetNumbers) {
     EXPECT_NEAR(gpu->fp8_dense.tflop_per_s(), c.fp8_tflop_per_s, 1e-9);
     EXPECT_EQ(gpu->has_fp8(), c.fp8_tflop_per_s > 0);
     EXPECT_NEAR(gpu->nvlink_bandwidth.gb_per_s(), c.nvlink_gb_per_s, 1e-9);
-    // Datasheets: Hopper and MI300X PCIe Gen5 x16 (128 GB/s), Ampere and L40S Gen4 (64 GB/s).
+    // Datasheets: Hopper and MI300X PCIe Gen5 x16 (128 GB/s), Ampere and L40S Gen4 (64 GB/s),
+    // Blackwell Ultra (B300) Gen6.
     EXPECT_EQ(gpu->pcie_generation, c.pcie_generation);
     EXPECT_EQ(gpu->sources.size(), c.pcie_generation > 0 ? 10u : 9u)
         << "every value needs a source";
@@ -65,6 +74,33 @@ TEST(GpuCatalog, H20PerDirectionNvlinkIsHalfTheQuotedFigure) {
   ASSERT_TRUE(gpu.ok());
   EXPECT_NEAR(gpu->nvlink_bandwidth_per_direction().gb_per_s(), 450.0, 1e-9);
   EXPECT_NEAR(gpu->tdp_watts, 400.0, 1e-9);
+}
+
+// Blackwell Ultra: the values the step model reads beyond the table above, each derived from the
+// datasheet figure independently of data/gpus.yaml.
+TEST(GpuCatalog, BlackwellUltraEntriesHaveTheDatasheetNumbers) {
+  struct UltraCase {
+    const char* lookup;
+    double fp16_tflop_per_s;  // = BF16 on every NVIDIA part here
+    double tf32_tflop_per_s;  // HGX B300 18 PF sparse / 8 / 2 = 1,125; GB300 NVL72 180 / 72 / 2
+    double tdp_watts;         // B300 1.1 kW (third-party table); GB300 1,400 W (NVIDIA blog)
+    double nvlink_per_direction_gb_per_s;  // 1.8 TB/s bidirectional / 2
+  };
+  const UltraCase cases[] = {
+      {"b300", 2250, 1125, 1100, 900},
+      {"gb300-nvl72", 2500, 1250, 1400, 900},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.lookup);
+    auto gpu = FindGpu(c.lookup);
+    ASSERT_TRUE(gpu.ok()) << gpu.error().Format();
+    EXPECT_NEAR(gpu->fp16_dense.tflop_per_s(), c.fp16_tflop_per_s, 1e-9);
+    EXPECT_NEAR(gpu->tf32_dense.tflop_per_s(), c.tf32_tflop_per_s, 1e-9);
+    EXPECT_NEAR(gpu->tdp_watts, c.tdp_watts, 1e-9);
+    EXPECT_NEAR(gpu->nvlink_bandwidth_per_direction().gb_per_s(), c.nvlink_per_direction_gb_per_s,
+                1e-9);
+    EXPECT_EQ(gpu->nvlink_generation, "NVLink5");
+  }
 }
 
 TEST(GpuCatalog, UnknownNameSuggestsTheClosest) {

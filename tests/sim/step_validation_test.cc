@@ -74,6 +74,10 @@ struct Row {
   std::string framework_version;
   // GPUs on one NVLink domain when it is wider than the cluster file's node (GB200 NVL72).
   int64_t nvlink_domain = 0;
+  // The data NICs' line rate when it differs from the cluster file's (Gb/s per NIC, one per
+  // GPU; 0 = the file's), with the PCIe generation of the slot it needs.
+  double data_nic_gbit = 0;
+  int64_t nic_pcie_generation = 0;
 };
 
 ModelConfig Catalog(const std::string& name) {
@@ -396,14 +400,21 @@ HeldOut LoadHeldOut() {
     r.model_label = e["label"].as<std::string>();
     const std::string name = e["model"].as<std::string>();
     r.model = [name] { return Catalog(name); };
-    // DGX H100 / B200: 8 GPUs on NVSwitch, one 400 Gb/s InfiniBand NIC per GPU. GB200 NVL72:
-    // one NVLink domain up to 72 GPUs; a larger run spans racks, ASSUMED 64 GPUs of each
+    // DGX H100 / B200 / B300: 8 GPUs on NVSwitch, one InfiniBand NIC per GPU. GB200 and GB300
+    // NVL72: one NVLink domain up to 72 GPUs; a larger run spans racks, ASSUMED 64 GPUs of each
     // (16 of its 18 compute trays: 256 = 4 x 64), one NIC per GPU between racks, so that a group
-    // of up to 64 GPUs stays on NVLink as the rack-aware launcher places it.
+    // of up to 64 GPUs stays on NVLink as the rack-aware launcher places it. The NIC: 400 Gb/s
+    // ConnectX-7 on H100, B200 and GB200 (the cluster file's); Blackwell Ultra systems carry one
+    // 800 Gb/s ConnectX-8 per GPU on PCIe Gen6 (NVIDIA DGX B300 datasheet: 8 single-port
+    // ConnectX-8 VPI, up to 800 Gb/s; GB300 NVL72 datasheet: 72 ConnectX-8 SuperNICs).
     r.cluster = "h100-8x8-ib400";
     r.gpu = e["gpu"].as<std::string>();
     r.gpus = e["gpus"].as<int64_t>();
-    if (r.gpu == "GB200") r.nvlink_domain = r.gpus <= 72 ? r.gpus : 64;
+    if (r.gpu == "GB200" || r.gpu == "GB300") r.nvlink_domain = r.gpus <= 72 ? r.gpus : 64;
+    if (r.gpu == "B300" || r.gpu == "GB300") {
+      r.data_nic_gbit = 800;
+      r.nic_pcie_generation = 6;
+    }
     const YAML::Node l = e["layout"], b = e["batch"];
     r.tp = l["tp"].as<int64_t>();
     r.pp = l["pp"].as<int64_t>();
@@ -460,6 +471,12 @@ Outcome Evaluate(const Row& row, const KernelEfficiencyFile& eff, const Intercon
     auto gpu = FindGpu(row.gpu);
     EXPECT_TRUE(gpu.ok()) << row.id;
     c.gpu = *gpu;
+  }
+  if (row.data_nic_gbit > 0) {
+    for (NicGroup& n : c.nics) {
+      if (n.role == NicRole::kData) n.speed = BytesPerSecond::Gbps(row.data_nic_gbit);
+    }
+    c.pcie_generation = row.nic_pcie_generation;
   }
   if (row.nvlink_domain > 0) {
     // The file's data NICs are one per GPU: keep that ratio on the wider node.
@@ -713,17 +730,20 @@ constants were chosen (one exception, `fp8_gemm`, is told in the notes below), o
 `tests/sim/validation/held_out.yaml` with its source (repository, file, commit, table) and every
 assumption. Nothing is fitted to them. Sources: NVIDIA-NeMo/Megatron-Bridge
 `docs/performance-summary.md` and `docs/performance-summary-archive.md` (commit 067f987): the
-pre-training tables of every NeMo container from 25.09 to 26.08 (patch releases 26.02.01,
-26.04.01 and 26.06.01 included) on DGX-H100, DGX-B200 and GB200; the first eight rows (MB-H100-*,
-MB-B200-*) are the 26.02 tables at commit df0289c. The same layout measured in two releases is
-kept as two rows, the release in the framework column. Step = global batch x sequence /
-(tokens/s/GPU x GPUs). Assumptions common to every row: the MoE runs force-balance the tokens
-among experts ("we force-balance the token distribution among experts"; no routing skew);
-recompute and the overlap flags are not published (none; gradient reduce, parameter gather and
-TP overlapped), the fastest choice, so errors lean optimistic; GB200 runs of up to 72 GPUs share
-one NVLink domain; larger ones span racks, ASSUMED 64 GPUs of each (256 = 4 x 64), one 400 Gb/s
-NIC per GPU between racks. Layer counts that do not split evenly over PP x VP use megatron-core's
-account-for-embedding/loss split where (layers + 2) divides evenly.
+pre-training tables of every NeMo container from 25.09 to 26.08 (patch releases 26.02.01, 26.04.01
+and 26.06.01 included) on DGX-H100, DGX-B200, DGX-B300, GB200 and GB300; the first eight rows
+(MB-H100-*, MB-B200-*) are the 26.02 tables at commit df0289c. The same layout measured in two
+releases is kept as two rows, the release in the framework column. Step = global batch x sequence /
+(tokens/s/GPU x GPUs). Assumptions common to every row: the MoE runs force-balance the tokens among
+experts ("we force-balance the token distribution among experts"; no routing skew); recompute and
+the overlap flags are not published (none; gradient reduce, parameter gather and TP overlapped),
+the fastest choice, so errors lean optimistic; GB200 and GB300 runs of up to 72 GPUs share one
+NVLink domain; larger ones span racks, ASSUMED 64 GPUs of each (256 = 4 x 64), one NIC per GPU
+between racks (400 Gb/s on GB200, DGX-B200 and DGX-H100; 800 Gb/s ConnectX-8 on GB300 and
+DGX-B300). B300 and GB300 have no measured kernel efficiency, sustained clock or FP8 GEMM factor in
+`data/kernel_efficiency.yaml`: the defaults apply (not B200's measured ones). Layer counts that do
+not split evenly over PP x VP use megatron-core's account-for-embedding/loss split where (layers +
+2) divides evenly.
 
 )";
   doc += kTableHead;
