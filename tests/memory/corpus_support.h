@@ -9,6 +9,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -77,6 +78,21 @@ inline std::string Layout(const YAML::Node& job) {
                      job["recompute"]["granularity"].as<std::string>(), extra);
 }
 
+// The job of one corpus row, resolved as every view resolves a job (model paths relative to the
+// corpus file); fails the current test, naming the row, when it does not parse or resolve.
+inline std::optional<ResolvedJob> ResolveRowJob(const YAML::Node& row, const std::string& file) {
+  const std::string id = row["id"].as<std::string>();
+  YAML::Emitter emitter;
+  emitter << row["job"];
+  auto spec = ParseJobSpec(emitter.c_str(), file);
+  EXPECT_TRUE(spec.ok()) << id << ": " << (spec.ok() ? "" : spec.error().Format());
+  if (!spec.ok()) return std::nullopt;
+  auto job = ResolveJob(*spec);
+  EXPECT_TRUE(job.ok()) << id << ": " << (job.ok() ? "" : job.error().Format());
+  if (!job.ok()) return std::nullopt;
+  return *std::move(job);
+}
+
 // Loads and evaluates every row; fails the current test on a row that does not parse.
 inline Corpus Evaluate() {
   Corpus corpus;
@@ -95,14 +111,8 @@ inline Corpus Evaluate() {
                                  Str(row, "missing"), Source(row["source"])});
       continue;
     }
-    YAML::Emitter emitter;
-    emitter << row["job"];
-    auto spec = ParseJobSpec(emitter.c_str(), file);
-    EXPECT_TRUE(spec.ok()) << id << ": " << (spec.ok() ? "" : spec.error().Format());
-    if (!spec.ok()) continue;
-    auto job = ResolveJob(*spec);
-    EXPECT_TRUE(job.ok()) << id << ": " << (job.ok() ? "" : job.error().Format());
-    if (!job.ok()) continue;
+    const std::optional<ResolvedJob> job = ResolveRowJob(row, file);
+    if (!job) continue;
     const MemoryLedger ledger = ComputeLedger(*job, constants);
     const std::string counter = row["counter"].as<std::string>();
     const auto predicted = testing::PredictForCounter(ledger, counter);

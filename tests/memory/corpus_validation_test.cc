@@ -18,6 +18,7 @@
 
 #include "memory/corpus_support.h"
 #include "memory/memory_test_support.h"
+#include "support/error_stats.h"
 #include "support/golden.h"
 
 namespace strata {
@@ -48,28 +49,12 @@ struct Stats {
   double median = 0, p90 = 0, max = 0, signed_median = 0;
 };
 
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 // p90: the nearest rank, the ceil(0.9 n)-th smallest |error|.
 Stats StatsOf(const std::vector<const Outcome*>& rows) {
-  Stats s;
-  s.n = rows.size();
-  if (rows.empty()) return s;
-  std::vector<double> abs, sgn;
-  for (const Outcome* o : rows) {
-    abs.push_back(std::fabs(o->error));
-    sgn.push_back(o->error);
-  }
-  s.median = Median(abs);
-  s.signed_median = Median(sgn);
-  std::sort(abs.begin(), abs.end());
-  s.p90 = abs[static_cast<size_t>(std::ceil(0.9 * static_cast<double>(s.n))) - 1];
-  s.max = abs.back();
-  return s;
+  std::vector<double> errors;
+  for (const Outcome* o : rows) errors.push_back(o->error);
+  const testing::ErrorSummary e = testing::SummarizeErrors(errors);
+  return {e.n, e.median, e.p90, e.max, e.signed_median};
 }
 
 std::string Pct(double x) { return fmt::format("{:+.1f}%", 100 * x); }

@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "memory/corpus_support.h"
 #include "strata/eval/evaluation.h"
 #include "strata/job/job_spec.h"
 #include "support/error_stats.h"
@@ -79,14 +80,8 @@ Runs Evaluate() {
       runs.left_out.push_back({id, published_text, row["missing"].as<std::string>()});
       continue;
     }
-    YAML::Emitter emitter;
-    emitter << row["job"];
-    auto spec = ParseJobSpec(emitter.c_str(), file);
-    EXPECT_TRUE(spec.ok()) << id << ": " << (spec.ok() ? "" : spec.error().Format());
-    if (!spec.ok()) continue;
-    auto job = ResolveJob(*spec);
-    EXPECT_TRUE(job.ok()) << id << ": " << (job.ok() ? "" : job.error().Format());
-    if (!job.ok()) continue;
+    const std::optional<ResolvedJob> job = corpus::ResolveRowJob(row, file);
+    if (!job) continue;
     auto e = EvaluateJob(*workspace, *job, {.depth = EvalDepth::kStep});
     EXPECT_TRUE(e.ok()) << id << ": " << (e.ok() ? "" : e.error().Format());
     if (!e.ok()) continue;

@@ -250,10 +250,7 @@ std::vector<StepFormula> ExplainStep(const StepTables& t, const StepLayout& s,
                          t.shared_act_bytes_per_token;
       const double copies = fw.eager_attention_copies ? t.attention_copy_bytes_per_token : 0.0;
       const double sp = l.sequence_parallel ? static_cast<double>(l.tp) : 1.0;
-      const double per_token = (fw.eager_norm - 1) * t.norm_bytes_per_token / sp +
-                               ((fw.eager_rotary - 1) * t.rotary_bytes_per_token +
-                                (fw.eager_activation - 1) * act + copies) /
-                                   static_cast<double>(l.tp);
+      const double per_token = EagerExtraBytesPerToken(t, fw, l);
       const double forward =
           per_token * tokens / (t.hbm.bytes_per_s() * e.hbm_efficiency) * stage.layers;
       add("framework: eager element-wise ops",

@@ -66,6 +66,22 @@ FrameworkModelCounts CountFrameworkModel(const ModelConfig& model) {
   return c;
 }
 
+double EagerExtraBytesPerToken(const StepTables& t, const FrameworkProfile& f,
+                               const ParallelLayout& l) {
+  const double tp = static_cast<double>(l.tp);
+  const double sp_split = l.sequence_parallel ? tp : 1.0;
+  const double act_bytes =
+      t.dense_mlp_act_bytes_per_token + t.routed_act_bytes_per_token + t.shared_act_bytes_per_token;
+  return (f.eager_norm - 1) * t.norm_bytes_per_token / sp_split +
+         ((f.eager_rotary - 1) * t.rotary_bytes_per_token + (f.eager_activation - 1) * act_bytes +
+          (f.eager_attention_copies ? t.attention_copy_bytes_per_token : 0.0)) /
+             tp;
+}
+
+double GatherBytesPerParam(const StepLayout& s) {
+  return s.fp8.on() && s.fp8.param_gather ? 1.0 : static_cast<double>(s.param_bytes);
+}
+
 FrameworkOverhead ComputeFrameworkOverhead(const StepTables& t, const StepLayout& s,
                                            const MicroBatchCompute& c) {
   FrameworkOverhead o;
@@ -88,17 +104,10 @@ FrameworkOverhead ComputeFrameworkOverhead(const StepTables& t, const StepLayout
   // forward's share that the fused term's recompute re-runs. GPU work: it also covers host time
   // (below), so a host-bound layer hides it.
   const double tp = static_cast<double>(s.layout.tp);
-  const double sp_split = s.layout.sequence_parallel ? tp : 1.0;
   const double hbm = t.hbm.bytes_per_s() * t.efficiency.hbm_efficiency;
   const double tokens =
       static_cast<double>(s.micro_batch) * t.mean_tokens / static_cast<double>(s.layout.cp);
-  const double act_bytes =
-      t.dense_mlp_act_bytes_per_token + t.routed_act_bytes_per_token + t.shared_act_bytes_per_token;
-  const double extra_per_token =
-      (f.eager_norm - 1) * t.norm_bytes_per_token / sp_split +
-      ((f.eager_rotary - 1) * t.rotary_bytes_per_token + (f.eager_activation - 1) * act_bytes +
-       (f.eager_attention_copies ? t.attention_copy_bytes_per_token : 0.0)) /
-          tp;
+  const double extra_per_token = EagerExtraBytesPerToken(t, f, s.layout);
   double eager_fwd = 0, eager_rec = 0;
   if (extra_per_token > 0 && hbm > 0) {
     eager_fwd = extra_per_token * tokens / hbm * c.critical.layers;
@@ -115,9 +124,7 @@ FrameworkOverhead ComputeFrameworkOverhead(const StepTables& t, const StepLayout
         (static_cast<double>(t.traffic.non_expert_params) / tp +
          static_cast<double>(t.traffic.expert_params) / static_cast<double>(l.ep * l.etp)) *
         c.critical.layers;
-    const double gather_bytes =
-        s.fp8.on() && s.fp8.param_gather ? 1.0 : static_cast<double>(s.param_bytes);
-    copy_fwd = params * gather_bytes * f.fsdp2_copy_out_bytes_per_byte / hbm;
+    copy_fwd = params * GatherBytesPerParam(s) * f.fsdp2_copy_out_bytes_per_byte / hbm;
     copy_bwd = s.sharding.reshard_after_forward ? copy_fwd : 0.0;
   }
   o.eager_elementwise = Seconds::Of(eager_fwd + eager_bwd + eager_rec);

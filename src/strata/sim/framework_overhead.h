@@ -12,6 +12,7 @@
 namespace strata {
 
 struct StepTables;
+struct ParallelLayout;
 struct StepLayout;
 struct MicroBatchCompute;
 
@@ -44,6 +45,16 @@ struct FrameworkOverhead {
   /// element-wise traffic grow with the tokens.
   Seconds fixed() const { return host_bound_layers + fetch_hooks + expert_loop + fsdp2_copy_out; }
 };
+
+/// The bytes the eager module code moves beyond the fused kernels, per token of one micro batch
+/// on one rank, forward, all layers: norms split by TP only under sequence parallelism, the
+/// rest by TP (docs/formulas.md, "eager element-wise ops"). 0 without eager traffic.
+double EagerExtraBytesPerToken(const StepTables& tables, const FrameworkProfile& profile,
+                               const ParallelLayout& layout);
+
+/// Bytes one parameter takes in a ZeRO-3/FSDP gather: 1 with an FP8 all-gather (megatron
+/// --fp8-param-gather, torchao enable_fsdp_float8_all_gather), else the parameters' dtype.
+double GatherBytesPerParam(const StepLayout& layout);
 
 /// The framework costs of one micro batch, given its kernel times `c` (ComputeMicroBatch). Zero
 /// when tables.framework is off.

@@ -81,8 +81,7 @@ Result<std::vector<PricedTraffic>> PriceShardedTraffic(const ModelTrafficShape& 
   const double m = static_cast<double>(s.micro_batches);
   const bool weights_sharded = sh.shards_weights();
   // FP8 all-gather (megatron --fp8-param-gather, torchao enable_fsdp_float8_all_gather).
-  const double gather_bytes =
-      s.fp8.on() && s.fp8.param_gather ? 1.0 : static_cast<double>(s.param_bytes);
+  const double gather_bytes = GatherBytesPerParam(s);
   const double grad_bytes = static_cast<double>(s.grad_bytes);
   std::vector<PricedTraffic> out;
 
