@@ -81,6 +81,35 @@ TEST(FrameworkOverhead, ZeroThreeFetchHooks) {
   EXPECT_NEAR(o.fetch_hooks.s(), 39.6e-3 - 9e-3, 1e-12);
 }
 
+// FSDP2's fetch work (3 ops per layer fetch + 1 per parameter: 3 + 9 = 12 ops) joins the forward
+// and, resharded after forward, the backward; the full recompute's forward runs on the parameters
+// the backward gathered and fetches nothing. 10 layers; GPU per layer 0.1 ms forward, 0.2 ms
+// backward, 0.1 ms recompute. Forward (40 + 12) x 10 us - 0.1 = 0.42 ms against 0.30 ms
+// without the hooks (+0.12); backward (80 + 12) - 0.2 = 0.72 against 0.60 (+0.12); the
+// recompute's 40 ops unchanged. 10 layers x 0.24 ms = 2.4 ms (3.6 ms when the recompute was
+// charged a third fetch). Kept after forward, only the forward fetches: 10 x 0.12 = 1.2 ms.
+TEST(FrameworkOverhead, Fsdp2FetchesInForwardAndBackwardNotInTheRecompute) {
+  StepTables t;
+  t.framework = Profile(40);
+  t.framework.fsdp2_ops_per_fetch = 3;
+  t.framework.fsdp2_ops_per_param = 1;
+  t.framework_counts = {10, 0, 9};
+  StepLayout s;
+  s.sharding.mode = ShardingMode::kFsdp2;
+  s.recompute = RecomputeGranularity::kFull;
+  s.recompute_layer_fraction = 1;
+  MicroBatchCompute c;
+  c.forward.dense_gemm = Seconds::Of(1e-3);
+  c.backward.dense_gemm = Seconds::Of(2e-3);
+  c.recompute.dense_gemm = Seconds::Of(1e-3);
+  const FrameworkOverhead o = ComputeFrameworkOverhead(t, s, c);
+  // The layers' own ops: 10 x (0.3 + 0.6 + 0.3) ms = 12 ms.
+  EXPECT_NEAR(o.host_bound_layers.s(), 12e-3, kTol);
+  EXPECT_NEAR(o.fetch_hooks.s(), 2.4e-3, kTol);
+  s.sharding.reshard_after_forward = false;
+  EXPECT_NEAR(ComputeFrameworkOverhead(t, s, c).fetch_hooks.s(), 1.2e-3, kTol);
+}
+
 // HF's per-expert loop: 4 MoE layers of 128 experts on one rank (EP 1). The experts' GEMMs take
 // 51.2 ms forward, 0.1 ms an expert, and 102.4 ms backward, 0.2 ms an expert.
 TEST(FrameworkOverhead, PerExpertLoopScalesWithExperts) {

@@ -228,12 +228,21 @@ std::vector<StepFormula> ExplainStep(const StepTables& t, const StepLayout& s,
                     fw.host_op_s * 1e6, fw.layer_ops, n.moe_layers / std::max(1.0, n.layers),
                     fw.moe_ops, layers, fw.moe_host_syncs, Ms(r.framework.host_bound_layers)));
     if (r.framework.fetch_hooks.s() > 0) {
+      const std::string work =
+          s.sharding.mode == ShardingMode::kFsdp2
+              ? fmt::format(
+                    "FSDP2: {:.0f} ops per layer fetch + {:.0f} per parameter x {:.1f} "
+                    "parameter tensors per layer, in forward{} (the recompute fetches "
+                    "nothing)",
+                    fw.fsdp2_ops_per_fetch, fw.fsdp2_ops_per_param, n.params_per_layer,
+                    s.sharding.reshard_after_forward ? " and backward" : "")
+              : fmt::format(
+                    "{:.1f} parameter tensors per layer x {:.0f} ZeRO-3 ops each, in "
+                    "forward, backward and recompute",
+                    n.params_per_layer, fw.Zero3OpsPerParam(l.dp));
       add("framework: parameter fetch hooks",
-          fmt::format("{:.1f} parameter tensors per layer x {:.0f} ZeRO-3 ops each (FSDP2: {:.0f} "
-                      "per fetch + {:.0f} per parameter) added to each layer's host ops in "
-                      "forward, backward and recompute = {} per micro batch",
-                      n.params_per_layer, fw.Zero3OpsPerParam(l.dp), fw.fsdp2_ops_per_fetch,
-                      fw.fsdp2_ops_per_param, Ms(r.framework.fetch_hooks)));
+          fmt::format("{} added to each layer's host ops = {} per micro batch", work,
+                      Ms(r.framework.fetch_hooks)));
     }
     if (r.framework.expert_loop.s() > 0) {
       add("framework: per-expert loop",

@@ -48,6 +48,11 @@ double FfnParams(const ModelConfig& m, FfnKind kind) {
 
 // The time the GPU waits for the host over one pass of one layer: the host issues `ops` at
 // `op_s` each while the GPU runs `gpu_s` of work; what the GPU does not cover is exposed.
+// Host ops a layer's fetch hooks add in each pass.
+struct PassOps {
+  double forward = 0, backward = 0, recompute = 0;
+};
+
 double Uncovered(double ops, double op_s, double gpu_s) {
   return std::max(0.0, ops * op_s - gpu_s);
 }
@@ -143,19 +148,26 @@ FrameworkOverhead ComputeFrameworkOverhead(const StepTables& t, const StepLayout
 
   // Ops of one layer: forward; backward issues twice as many; the recompute, the forward's.
   const double ops = f.layer_ops + moe_share * f.moe_ops;
-  // Parameter fetch hooks, per layer per fetch (forward, backward, recompute forward).
-  const double fetch = f.Zero3OpsPerParam(s.layout.dp) * n.params_per_layer +
-                       (f.fsdp2_ops_per_fetch > 0 || f.fsdp2_ops_per_param > 0
-                            ? f.fsdp2_ops_per_fetch + f.fsdp2_ops_per_param * n.params_per_layer
-                            : 0.0);
-  auto host_bound = [&](double fetch_ops) {
-    return layers *
-               (Uncovered(ops + fetch_ops, op, g_fwd) + Uncovered(2 * ops + fetch_ops, op, g_bwd) +
-                rec * Uncovered(ops + fetch_ops, op, g_rec)) +
+  // Parameter fetch hooks, per layer and pass. DeepSpeed ZeRO-3's hooks walk the module's
+  // parameters in every pass (forward, backward, the recompute's forward). FSDP2 gathers a unit
+  // in forward and, when it was resharded after forward, again in backward; the recompute's
+  // forward runs inside backward on the parameters already gathered (FSDPState's pre-forward
+  // hook returns early while the unit is in backward), so it fetches nothing.
+  const double zero3 = f.Zero3OpsPerParam(s.layout.dp) * n.params_per_layer;
+  const double fsdp2 = f.fsdp2_ops_per_fetch > 0 || f.fsdp2_ops_per_param > 0
+                           ? f.fsdp2_ops_per_fetch + f.fsdp2_ops_per_param * n.params_per_layer
+                           : 0.0;
+  const PassOps fetch{.forward = zero3 + fsdp2,
+                      .backward = zero3 + (s.sharding.reshard_after_forward ? fsdp2 : 0.0),
+                      .recompute = zero3};
+  auto host_bound = [&](const PassOps& fetch_ops) {
+    return layers * (Uncovered(ops + fetch_ops.forward, op, g_fwd) +
+                     Uncovered(2 * ops + fetch_ops.backward, op, g_bwd) +
+                     rec * Uncovered(ops + fetch_ops.recompute, op, g_rec)) +
            // After each host sync the GPU has nothing queued: one launch is exposed.
            moe_layers * f.moe_host_syncs * op * (1 + rec);
   };
-  const double without_hooks = host_bound(0);
+  const double without_hooks = host_bound(PassOps{});
   o.host_bound_layers = Seconds::Of(without_hooks);
   o.fetch_hooks = Seconds::Of(host_bound(fetch) - without_hooks);
 
