@@ -77,6 +77,28 @@ TEST(FrameworkProfile, TorchtitanAttentionByReleaseAndGpu) {
   EXPECT_DOUBLE_EQ(b200->attention_forward_factor, 1);
 }
 
+// The attention line names the library that runs it: Transformer Engine under megatron-core only;
+// torchtitan (from v0.2.0) and HF code reach cuDNN through PyTorch's SDPA, with no Transformer
+// Engine installed (both printed "(Transformer Engine)").
+TEST(FrameworkProfile, TheAttentionLineNamesWhoCallsCudnn) {
+  const FrameworkCatalog c = Catalog();
+  auto attention_line = [&](const std::string& name, const std::string& version) {
+    auto p = ResolveFramework(c, Job(name, version), "H100 SXM");
+    EXPECT_TRUE(p.ok()) << name;
+    for (const std::string& a : p->assumptions) {
+      if (a.starts_with("attention:")) return a;
+    }
+    return std::string();
+  };
+  EXPECT_NE(attention_line("megatron-core", "").find("Transformer Engine"), std::string::npos);
+  const std::string titan = attention_line("torchtitan", "0.2.0");
+  EXPECT_EQ(titan.find("Transformer Engine"), std::string::npos) << titan;
+  EXPECT_NE(titan.find("PyTorch SDPA's cuDNN backend"), std::string::npos) << titan;
+  const std::string hf = attention_line("hf-trainer", "4.57");
+  EXPECT_EQ(hf.find("Transformer Engine"), std::string::npos) << hf;
+  EXPECT_NE(hf.find("PyTorch SDPA"), std::string::npos) << hf;
+}
+
 // ms-swift trains megatron-core models with `megatron sft` (zero1) and HF models under DeepSpeed
 // with `swift sft`; ZeRO-3's per-parameter fetch is 1 cat + 2 ops per DP rank.
 TEST(FrameworkProfile, WrappersFollowTheShardingMode) {

@@ -164,5 +164,21 @@ TEST(StepJobOptions, FrozenListOfTheJobReachesTheStep) {
   EXPECT_NEAR(t.backward.expert_gemm / t.forward.expert_gemm, 2.0, 1e-12);
 }
 
+// How the routed experts run is printed for models that have them: the reference job (256
+// experts) says so; the same job on a dense model (Llama 3.1 8B, EP 1) has no experts and no such
+// line (it printed "MoE experts: one grouped GEMM" for every dense job).
+TEST(StepJobOptions, TheExpertsLineIsPrintedForMoeModelsOnly) {
+  auto has_experts_line = [](const std::vector<std::string>& lines) {
+    for (const std::string& a : lines) {
+      if (a.starts_with("MoE experts:")) return true;
+    }
+    return false;
+  };
+  EXPECT_TRUE(has_experts_line(LoadReferenceStep().setup.tables.framework.assumptions));
+  const auto dense = LoadReferenceStep({"model=llama-3.1-8b", "parallel.ep=1"});
+  EXPECT_FALSE(dense.setup.tables.framework.assumptions.empty());
+  EXPECT_FALSE(has_experts_line(dense.setup.tables.framework.assumptions));
+}
+
 }  // namespace
 }  // namespace strata

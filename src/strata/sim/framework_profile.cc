@@ -291,15 +291,16 @@ Result<FrameworkProfile> ResolveForMode(const FrameworkCatalog& catalog, const J
     const bool grouped = !engine->expert_loop_until.empty() &&
                          ReleaseAtLeast(engine_version, engine->expert_loop_until);
     if (!grouped) p.expert_loop_ops = engine->expert_loop_ops;
-    p.assumptions.push_back(
-        grouped ? fmt::format("MoE experts: one grouped GEMM ({} {} >= {})", engine->name,
-                              engine_version, engine->expert_loop_until)
-                : fmt::format("MoE experts: a Python loop, one expert after another, {:.0f} ops "
-                              "and a host sync each ({} {} < {})",
-                              engine->expert_loop_ops, engine->name, engine_version,
-                              engine->expert_loop_until));
+    p.experts_assumption =
+        grouped
+            ? fmt::format("MoE experts: one grouped GEMM ({} {} >= {})", engine->name,
+                          engine_version, engine->expert_loop_until)
+            : fmt::format(
+                  "MoE experts: a Python loop, one expert after another, {:.0f} ops "
+                  "and a host sync each ({} {} < {})",
+                  engine->expert_loop_ops, engine->name, engine_version, engine->expert_loop_until);
   } else {
-    p.assumptions.push_back("MoE experts: one grouped GEMM");
+    p.experts_assumption = "MoE experts: one grouped GEMM";
   }
   const bool hopper = std::find(catalog.flash2_gpus.begin(), catalog.flash2_gpus.end(), gpu_name) !=
                       catalog.flash2_gpus.end();
@@ -309,9 +310,11 @@ Result<FrameworkProfile> ResolveForMode(const FrameworkCatalog& catalog, const J
     p.assumptions.push_back(fmt::format("{}'s recipes ask HF code for {}", named->name,
                                         flash2 ? "flash_attention_2" : "SDPA"));
   }
+  bool sdpa_cudnn = false;  // PyTorch SDPA with cuDNN first, not Transformer Engine's call
   if (flash2 && !engine->sdpa_cudnn_from.empty() &&
       ReleaseAtLeast(engine_version, engine->sdpa_cudnn_from)) {
     flash2 = false;
+    sdpa_cudnn = true;
   }
   if (flash2 && hopper) {
     p.attention_forward_factor = catalog.flash2_forward;
@@ -320,8 +323,15 @@ Result<FrameworkProfile> ResolveForMode(const FrameworkCatalog& catalog, const J
         "attention: FlashAttention-2 on {} ({:.2f} forward, {:.2f} backward of cuDNN's rate)",
         gpu_name, catalog.flash2_forward, catalog.flash2_backward));
   } else {
-    p.assumptions.push_back(flash2 ? "attention: FlashAttention-2 (its rate is this GPU's)"
-                                   : "attention: cuDNN fused attention (Transformer Engine)");
+    p.assumptions.push_back(
+        flash2       ? "attention: FlashAttention-2 (its rate is this GPU's)"
+        : sdpa_cudnn ? fmt::format("attention: cuDNN fused attention (PyTorch SDPA's cuDNN "
+                                   "backend, put first from {} {})",
+                                   engine->name, engine->sdpa_cudnn_from)
+        : p.engine == "megatron-core"
+            ? std::string("attention: cuDNN fused attention (Transformer Engine)")
+            : std::string("attention: PyTorch SDPA at cuDNN's rate (its pick on this GPU, "
+                          "measured with torch 2.11 on one H200)"));
   }
   // A wrapper that names its own GDN module (ms-swift wraps transformers' in megatron-core
   // models) overrides its engine's.

@@ -106,6 +106,8 @@ struct FrameworkProfile {
   /// Each implementation choice the profile made, in words, with "ASSUMED" where the job did
   /// not say: printed by `strata step` (text, JSON, --explain).
   std::vector<std::string> assumptions;
+  // How the routed experts run (one grouped GEMM, or a loop): printed for MoE models only.
+  std::string experts_assumption;
 };
 
 /// Resolves `job`'s framework on `gpu_name` (the catalog name the kernel file keys by). Fails

@@ -98,6 +98,10 @@ Result<StepSetup> PrepareStep(const ResolvedJob& job, const KernelEfficiencyFile
       job.gpu().catalog_name.empty() ? job.gpu().name : job.gpu().catalog_name;
   STRATA_ASSIGN_OR_RETURN(setup.tables.framework, ResolveFramework(frameworks, job.spec, gpu_key));
   setup.tables.framework_counts = CountFrameworkModel(job.model);
+  if (setup.tables.framework_counts.moe_layers > 0 && setup.tables.framework.on &&
+      !setup.tables.framework.experts_assumption.empty()) {
+    setup.tables.framework.assumptions.push_back(setup.tables.framework.experts_assumption);
+  }
   setup.tables.gdn_chunk_tokens = static_cast<double>(constants.gdn_chunk_tokens);
   if (setup.tables.gdn_layers > 0 && setup.tables.framework.on) {
     setup.tables.framework.assumptions.push_back(GdnKernelAssumption(setup.tables.framework));
