@@ -135,6 +135,27 @@ TEST(FrameworkOverhead, PerExpertLoopScalesWithExperts) {
   EXPECT_NEAR(ComputeFrameworkOverhead(t, s, c).expert_loop.s(), 64 * 10e-6, 1e-12);
 }
 
+// megatron-core's SequentialMLP: the same loop without a host sync per expert (the token counts
+// are on the host already). 4 MoE layers x 128 experts (EP 1), 6 ops an expert; GEMMs 0.025 ms
+// forward and 0.05 ms backward an expert (12.8 ms and 25.6 ms in all). Forward: 6 x 10 us =
+// 0.06 ms of host against 0.025 ms: 0.035 ms exposed, no launch after a sync; backward 12 ops =
+// 0.12 ms against 0.05 ms: 0.07 ms. 512 x 0.105 ms = 53.76 ms. With one sync an expert (HF's
+// torch.where) each forward adds a launch: 512 x 0.115 ms = 58.88 ms.
+TEST(FrameworkOverhead, SequentialExpertsLoopWithoutSyncs) {
+  StepTables t;
+  t.num_experts = 128;
+  t.framework = Profile(0, 6);
+  t.framework.expert_loop_syncs = 0;
+  t.framework_counts = {4, 4, 0};
+  StepLayout s;
+  MicroBatchCompute c;
+  c.forward.expert_gemm = Seconds::Of(12.8e-3);
+  c.backward.expert_gemm = Seconds::Of(25.6e-3);
+  EXPECT_NEAR(ComputeFrameworkOverhead(t, s, c).expert_loop.s(), 512 * 0.105e-3, 1e-12);
+  t.framework.expert_loop_syncs = 1;
+  EXPECT_NEAR(ComputeFrameworkOverhead(t, s, c).expert_loop.s(), 512 * 0.115e-3, 1e-12);
+}
+
 // FlashAttention-2 at 0.52 / 0.56 of cuDNN's rate: attention takes 1 / 0.52 and 1 / 0.56 as long.
 TEST(FrameworkOverhead, AttentionBackend) {
   StepTables t;

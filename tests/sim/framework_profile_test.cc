@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <string>
 
 namespace strata {
@@ -97,6 +98,35 @@ TEST(FrameworkProfile, TheAttentionLineNamesWhoCallsCudnn) {
   const std::string hf = attention_line("hf-trainer", "4.57");
   EXPECT_EQ(hf.find("Transformer Engine"), std::string::npos) << hf;
   EXPECT_NE(hf.find("PyTorch SDPA"), std::string::npos) << hf;
+}
+
+// moe.grouped_gemm on megatron-core: unset, the grouped GEMM is assumed (and said so); false runs
+// SequentialMLP at data/frameworks.yaml's 6 ops an expert with no per-expert sync; true is the
+// job's own. A wrapper (ms-swift, zero1) resolves through megatron-core alike.
+TEST(FrameworkProfile, MegatronGroupedGemmFollowsTheJob) {
+  const FrameworkCatalog c = Catalog();
+  auto with = [&](const std::string& name, std::optional<bool> grouped) {
+    JobSpec job = Job(name, "");
+    job.moe_grouped_gemm = grouped;
+    auto p = ResolveFramework(c, job, "H100 SXM");
+    EXPECT_TRUE(p.ok()) << name;
+    return *p;
+  };
+  const FrameworkProfile unset = with("megatron-core", std::nullopt);
+  EXPECT_TRUE(unset.experts_grouped);
+  EXPECT_TRUE(unset.experts_grouped_assumed);
+  EXPECT_EQ(unset.expert_loop_ops, 0);
+  EXPECT_NE(unset.experts_assumption.find("ASSUMED"), std::string::npos);
+  const FrameworkProfile seq = with("ms-swift", false);
+  EXPECT_FALSE(seq.experts_grouped);
+  EXPECT_FALSE(seq.experts_grouped_assumed);
+  EXPECT_EQ(seq.expert_loop_ops, 6);
+  EXPECT_EQ(seq.expert_loop_syncs, 0);
+  const FrameworkProfile grouped = with("megatron-core", true);
+  EXPECT_FALSE(grouped.experts_grouped_assumed);
+  EXPECT_EQ(grouped.expert_loop_ops, 0);
+  // HF code's experts follow the transformers release, not the flag.
+  EXPECT_EQ(with("hf-trainer", false).expert_loop_syncs, 1);
 }
 
 // ms-swift trains megatron-core models with `megatron sft` (zero1) and HF models under DeepSpeed

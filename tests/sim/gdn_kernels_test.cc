@@ -102,11 +102,13 @@ TEST(GdnKernels, EachUnstatedAssumptionIsPricedWithItsAlternatives) {
     EXPECT_NEAR(a.step.s(), direct->step->step.s(), 1e-9) << a.set;
     EXPECT_NEAR(a.delta.s(), a.step.s() - e->step->step.s(), 1e-12) << a.set;
   }
-  // ms-swift's GDN is transformers' module: the fallback is possible; the kernels, the routing
-  // and the images are unstated in the reference job file; its lengths are mean and max only.
+  // ms-swift's GDN is transformers' module: the fallback is possible; the kernels, the grouped
+  // GEMM, the routing and the images are unstated in the reference job file; its lengths are
+  // mean and max only.
   EXPECT_EQ(sets,
             (std::vector<std::string>{"framework.gdn_kernel=torch", "framework.gdn_kernel=flashqla",
-                                      "moe.routing_imbalance=1", "sequence.image_tokens=980", ""}));
+                                      "moe.grouped_gemm=false", "moe.routing_imbalance=1",
+                                      "sequence.image_tokens=980", ""}));
   // megatron-core's own module needs flash-linear-attention: no fallback is offered.
   JobRequest mcore;
   mcore.overrides = {"framework.name=megatron-core"};
@@ -119,8 +121,8 @@ TEST(GdnKernels, EachUnstatedAssumptionIsPricedWithItsAlternatives) {
   }
   // Stating an assumption removes it from the list.
   JobRequest stated;
-  stated.overrides = {"framework.gdn_kernel=fla", "moe.routing_imbalance=1.15",
-                      "sequence.image_tokens=0"};
+  stated.overrides = {"framework.gdn_kernel=fla", "moe.grouped_gemm=true",
+                      "moe.routing_imbalance=1.15", "sequence.image_tokens=0"};
   auto sjob = ResolveJob(stated);
   ASSERT_TRUE(sjob.ok());
   auto st = EvaluateJob(*workspace, *sjob, {.depth = EvalDepth::kStep, .assumption_effects = true});

@@ -2,6 +2,7 @@
 // each against a value derived by hand in the comment above it.
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -178,6 +179,21 @@ TEST(StepJobOptions, TheExpertsLineIsPrintedForMoeModelsOnly) {
   const auto dense = LoadReferenceStep({"model=llama-3.1-8b", "parallel.ep=1"});
   EXPECT_FALSE(dense.setup.tables.framework.assumptions.empty());
   EXPECT_FALSE(has_experts_line(dense.setup.tables.framework.assumptions));
+}
+
+// moe.grouped_gemm takes true or false; anything else is refused naming the field, and the
+// moe section no longer needs routing_imbalance beside it.
+TEST(StepJobOptions, GroupedGemmIsABoolean) {
+  JobRequest bad;
+  bad.overrides = {"moe.grouped_gemm=maybe"};
+  auto job = ResolveJob(bad);
+  ASSERT_FALSE(job.ok());
+  EXPECT_NE(job.error().Format().find("grouped_gemm"), std::string::npos) << job.error().Format();
+  JobRequest good;
+  good.overrides = {"moe.grouped_gemm=false"};
+  auto ok = ResolveJob(good);
+  ASSERT_TRUE(ok.ok()) << ok.error().Format();
+  EXPECT_EQ(ok->spec.moe_grouped_gemm, std::optional<bool>(false));
 }
 
 }  // namespace

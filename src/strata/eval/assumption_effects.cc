@@ -51,6 +51,14 @@ Result<std::vector<AssumptionEffect>> AssumptionEffects(const Workspace& workspa
                                  [&](ResolvedJob& j) { j.spec.framework.gdn_kernel = kernel; }));
     }
   }
+  if (setup.tables.framework_counts.moe_layers > 0 && fw.on && fw.experts_grouped_assumed) {
+    STRATA_RETURN_IF_ERROR(
+        add("the routed experts run as one grouped GEMM (moe_grouped_gemm, as the frameworks' MoE "
+            "examples set it)",
+            "megatron-core's SequentialMLP, one expert after another (the flag's default, false; "
+            "its host ops only: the per-expert GEMMs are priced as the grouped GEMM's)",
+            "moe.grouped_gemm=false", [](ResolvedJob& j) { j.spec.moe_grouped_gemm = false; }));
+  }
   if (!job.spec.moe_routing_imbalance_given && job.layout().ep > 1 &&
       result[StepPart::kMoeImbalance].total.s() > 0) {
     const double skew = RoutingSkew(setup.tables.efficiency, setup.layout);

@@ -208,6 +208,10 @@ const std::vector<JobField>& JobFields() {
       {"moe.routing_imbalance", "number >= 1", "x mean", "1 (balanced; no measured default yet)",
        "", "", "1.2",
        "tokens the busiest EP rank receives over the mean; raises its expert activations"},
+      {"moe.grouped_gemm", "true | false", "", "the framework's (data/frameworks.yaml)",
+       "--moe-grouped-gemm", "", "true",
+       "routed experts as one grouped GEMM, or one expert after another (megatron-core's "
+       "SequentialMLP: host ops per expert, `step`)"},
       {"overlap.tp_comm", "true | false", "", "false", "--tp-comm-overlap", "", "true",
        "TP collectives hidden behind the layer's GEMMs (`step`)"},
       {"overlap.moe_a2a", "true | false", "", "false", "--overlap-moe-expert-parallel-comm", "",

@@ -170,6 +170,9 @@ struct JobSpec {
   /// Tokens the busiest EP rank receives over the mean (dropless routing); 1 = balanced.
   double moe_routing_imbalance = 1.0;
   bool moe_routing_imbalance_given = false;  // the job states it (the step model's default else)
+  // Routed experts as one grouped GEMM (true) or one expert after another (megatron-core's
+  // SequentialMLP, false); unset: the framework's default (data/frameworks.yaml).
+  std::optional<bool> moe_grouped_gemm;
   ActivationOffloadSpec activation_offload;  // megatron-core --cpu-offloading (default off)
   OverlapSpec overlap;
   FrameworkSpec framework;    // megatron-core by default

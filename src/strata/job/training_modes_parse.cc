@@ -300,18 +300,25 @@ Status ParseActivationOffload(YamlMap& top, JobSpec& job) {
 Status ParseMoe(YamlMap& top, JobSpec& job) {
   if (!top.Has("moe")) return OkStatus();
   STRATA_ASSIGN_OR_RETURN(YamlMap m, top.Map("moe"));
-  STRATA_ASSIGN_OR_RETURN(job.moe_routing_imbalance, m.Number("routing_imbalance"));
-  job.moe_routing_imbalance_given = true;
-  if (!(job.moe_routing_imbalance >= 1.0)) {
-    return m.ErrorAt("routing_imbalance",
-                     fmt::format("expected the busiest EP rank's tokens over the mean, at least 1, "
-                                 "got {}",
-                                 job.moe_routing_imbalance));
+  if (m.Has("routing_imbalance")) {
+    STRATA_ASSIGN_OR_RETURN(job.moe_routing_imbalance, m.Number("routing_imbalance"));
+    job.moe_routing_imbalance_given = true;
+    if (!(job.moe_routing_imbalance >= 1.0)) {
+      return m.ErrorAt("routing_imbalance",
+                       fmt::format("expected the busiest EP rank's tokens over the mean, at least "
+                                   "1, got {}",
+                                   job.moe_routing_imbalance));
+    }
+    if (job.moe_routing_imbalance > static_cast<double>(job.layout.ep)) {
+      return m.ErrorAt("routing_imbalance",
+                       fmt::format("{} exceeds EP {}: one rank cannot receive more than every "
+                                   "token",
+                                   job.moe_routing_imbalance, job.layout.ep));
+    }
   }
-  if (job.moe_routing_imbalance > static_cast<double>(job.layout.ep)) {
-    return m.ErrorAt("routing_imbalance",
-                     fmt::format("{} exceeds EP {}: one rank cannot receive more than every token",
-                                 job.moe_routing_imbalance, job.layout.ep));
+  if (m.Has("grouped_gemm")) {
+    STRATA_ASSIGN_OR_RETURN(const bool grouped, m.Bool("grouped_gemm"));
+    job.moe_grouped_gemm = grouped;
   }
   return m.CheckNoUnknownKeys();
 }

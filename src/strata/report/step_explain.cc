@@ -247,12 +247,13 @@ std::vector<StepFormula> ExplainStep(const StepTables& t, const StepLayout& s,
     if (r.framework.expert_loop.s() > 0) {
       add("framework: per-expert loop",
           fmt::format("{:.0f} MoE layers x {:.0f} experts x (max(0, {:.0f} ops x {:.0f} us - the "
-                      "expert's GEMMs) + one launch after its host sync), backward 2 x {:.0f} "
-                      "ops without syncs = {} per micro batch",
+                      "expert's GEMMs){}), backward 2 x {:.0f} ops without syncs = {} per micro "
+                      "batch",
                       n.moe_layers / std::max(1.0, n.layers) * layers,
                       static_cast<double>(t.num_experts) / static_cast<double>(l.ep),
-                      fw.expert_loop_ops, fw.host_op_s * 1e6, fw.expert_loop_ops,
-                      Ms(r.framework.expert_loop)));
+                      fw.expert_loop_ops, fw.host_op_s * 1e6,
+                      fw.expert_loop_syncs > 0 ? " + one launch after its host sync" : "",
+                      fw.expert_loop_ops, Ms(r.framework.expert_loop)));
     }
     if (r.framework.eager_elementwise.s() > 0) {
       const double act = t.dense_mlp_act_bytes_per_token + t.routed_act_bytes_per_token +

@@ -172,19 +172,20 @@ FrameworkOverhead ComputeFrameworkOverhead(const StepTables& t, const StepLayout
   o.fetch_hooks = Seconds::Of(host_bound(fetch) - without_hooks);
 
   if (loop) {
-    // HF's loop: per expert, torch.where waits for the GPU (a host sync), then the expert's ops
-    // are issued one by one; the GPU runs each expert's small GEMMs meanwhile. Backward replays
-    // twice the ops from autograd's C++ engine, without syncs.
+    // An expert loop: HF's waits for the GPU per expert (torch.where, a host sync), then issues
+    // the expert's ops one by one; megatron-core's SequentialMLP splits the tokens by counts
+    // already on the host (no sync). The GPU runs each expert's small GEMMs meanwhile. Backward
+    // replays twice the ops from autograd's C++ engine, without syncs.
     const double experts =
         static_cast<double>(t.num_experts) / static_cast<double>(std::max<int64_t>(1, s.layout.ep));
     const double per_expert = moe_layers * experts;
     auto expert_gpu = [&](Seconds s_total) { return s_total.s() / per_expert; };
     const double k = f.expert_loop_ops;
-    const double forward =
-        Uncovered(k, op, expert_gpu(c.forward.expert_gemm)) + op;  // + the sync's launch
+    const double sync = f.expert_loop_syncs * op;  // the launch after each per-expert sync
+    const double forward = Uncovered(k, op, expert_gpu(c.forward.expert_gemm)) + sync;
     const double backward = Uncovered(2 * k, op, expert_gpu(c.backward.expert_gemm));
     const double recompute =
-        rec > 0 ? Uncovered(k, op, expert_gpu(c.recompute.expert_gemm) / rec) + op : 0.0;
+        rec > 0 ? Uncovered(k, op, expert_gpu(c.recompute.expert_gemm) / rec) + sync : 0.0;
     o.expert_loop = Seconds::Of(per_expert * (forward + backward + rec * recompute));
   }
 

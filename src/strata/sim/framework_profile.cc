@@ -83,6 +83,11 @@ Result<FrameworkEntry> ParseEntry(YamlMap& m, const std::string& name) {
     }
     STRATA_RETURN_IF_ERROR(loop.CheckNoUnknownKeys());
   }
+  if (m.Has("sequential_experts")) {
+    STRATA_ASSIGN_OR_RETURN(YamlMap q, m.Map("sequential_experts"));
+    STRATA_ASSIGN_OR_RETURN(e.sequential_expert_ops, PositiveAt(q, "ops_per_expert"));
+    STRATA_RETURN_IF_ERROR(q.CheckNoUnknownKeys());
+  }
   if (m.Has("eager_traffic")) {
     STRATA_ASSIGN_OR_RETURN(YamlMap t, m.Map("eager_traffic"));
     for (const auto& [key, target] :
@@ -299,6 +304,23 @@ Result<FrameworkProfile> ResolveForMode(const FrameworkCatalog& catalog, const J
                   "MoE experts: a Python loop, one expert after another, {:.0f} ops "
                   "and a host sync each ({} {} < {})",
                   engine->expert_loop_ops, engine->name, engine_version, engine->expert_loop_until);
+  } else if (engine->sequential_expert_ops > 0) {
+    // megatron-core runs TE's GroupedMLP with moe_grouped_gemm, else SequentialMLP.
+    p.experts_grouped = job.moe_grouped_gemm.value_or(true);
+    p.experts_grouped_assumed = !job.moe_grouped_gemm.has_value();
+    if (!p.experts_grouped) {
+      p.expert_loop_ops = engine->sequential_expert_ops;
+      p.expert_loop_syncs = 0;
+    }
+    const std::string why = p.experts_grouped_assumed ? " ASSUMED (set moe.grouped_gemm)"
+                                                      : " (the job's moe.grouped_gemm)";
+    p.experts_assumption =
+        p.experts_grouped
+            ? fmt::format("MoE experts: one grouped GEMM (TE GroupedMLP){}", why)
+            : fmt::format(
+                  "MoE experts: SequentialMLP, one expert after another, {:.0f} host ops "
+                  "each{}",
+                  engine->sequential_expert_ops, why);
   } else {
     p.experts_assumption = "MoE experts: one grouped GEMM";
   }

@@ -26,11 +26,14 @@ struct FrameworkEntry {
   double moe_host_syncs = 0;                   // device-to-host waits per MoE layer forward
   double expert_loop_ops = 0;                  // per expert, forward; 0: grouped GEMM
   std::string expert_loop_until;               // first release without the loop; "" = none
-  std::string attention = "cudnn";             // cudnn | sdpa_flash2
-  bool attention_given = false;                // a wrapper's own choice for HF code
-  std::string sdpa_cudnn_from;                 // first release whose SDPA prefers cuDNN
-  double zero3_ops_per_param = 0;              // DeepSpeed ZeRO-3 fetch, per parameter
-  double zero3_ops_per_param_per_rank = 0;     // and per parameter per DP rank
+  // megatron-core's SequentialMLP (moe_grouped_gemm off): host ops per expert, forward; the
+  // loop splits the tokens with counts already on the host, so no sync per expert.
+  double sequential_expert_ops = 0;
+  std::string attention = "cudnn";          // cudnn | sdpa_flash2
+  bool attention_given = false;             // a wrapper's own choice for HF code
+  std::string sdpa_cudnn_from;              // first release whose SDPA prefers cuDNN
+  double zero3_ops_per_param = 0;           // DeepSpeed ZeRO-3 fetch, per parameter
+  double zero3_ops_per_param_per_rank = 0;  // and per parameter per DP rank
   // Whose Gated DeltaNet module trains: megatron-core's (fla's kernels, required) or HF
   // transformers' (fla's when flash-linear-attention is installed, else a PyTorch fallback).
   std::string gdn_module = "transformers";
@@ -75,7 +78,12 @@ struct FrameworkProfile {
   double layer_ops = 0;  // forward, per decoder layer (compiled count under compile)
   double moe_ops = 0;
   double moe_host_syncs = 0;
-  double expert_loop_ops = 0;  // 0: grouped GEMM
+  double expert_loop_ops = 0;    // 0: grouped GEMM
+  double expert_loop_syncs = 1;  // host syncs per expert, forward (HF's torch.where: 1)
+  // megatron-core only: the routed experts run as one grouped GEMM (moe.grouped_gemm), and
+  // whether the job said so (else an assumption `step` prints with its alternative).
+  bool experts_grouped = true;
+  bool experts_grouped_assumed = false;
   double attention_forward_factor = 1, attention_backward_factor = 1;
   // DeepSpeed ZeRO-3's host ops per parameter fetched: zero3_ops_per_param + per_rank x DP.
   double zero3_ops_per_param = 0, zero3_ops_per_param_per_rank = 0;
