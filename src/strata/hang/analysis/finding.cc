@@ -17,7 +17,7 @@
 namespace strata::hang {
 namespace {
 
-std::vector<int64_t> Sorted(std::set<int64_t> s) { return {s.begin(), s.end()}; }
+std::vector<int64_t> Sorted(const std::set<int64_t>& s) { return {s.begin(), s.end()}; }
 
 // The rank a line speaks for: torchrun's prefix, else the rank inside the default group's (or the
 // only group's) message prefix.
@@ -419,10 +419,19 @@ bool Timeout(const EvidenceSet& ev, const Verdict& v, Finding& f) {
     }
     return false;
   }
+  // A status line ("Timeout at NCCL work: N") carries no op: the WorkNCCL line of the same
+  // collective in the same group, printed by another rank or later, does.
+  const WatchdogEvent* named = first;
+  for (const WatchdogEvent& e : ev.watchdog) {
+    if (!named->op_type.empty()) break;
+    if (e.kind == WatchdogEventKind::kTimeout && e.seq == first->seq && !e.op_type.empty() &&
+        (e.pg_id.empty() || first->pg_id.empty() || e.pg_id == first->pg_id))
+      named = &e;
+  }
   f.kind = "collective_timeout";
-  f.op = first->op_type;
+  f.op = named->op_type;
   f.seq = first->seq;
-  f.timeout_ms = first->timeout_ms;
+  f.timeout_ms = named->timeout_ms;
   if (!f.timeout_ms && v.timeout.effective_s)
     f.timeout_ms = static_cast<int64_t>(*v.timeout.effective_s * 1000);
   f.summary =
@@ -487,9 +496,9 @@ bool Stacks(const EvidenceSet& ev, const Verdict& v, Finding& f) {
     } else if (p.id == "odd_other_thread") {
       f.kind = "lagging_rank";
       f.ranks = p.ranks;
-    } else if (p.id == "lock_wait") {
-      // Stuck outside any collective, on a lock no process shown holds. Processes without a
-      // known RANK are shown by pid: a pid is not a rank to name.
+    } else if (p.id == "lock_wait" || p.id == "data_wait") {
+      // Stuck outside any collective, on a lock no process shown holds or on its data loading.
+      // Processes without a known RANK are shown by pid: a pid is not a rank to name.
       f.kind = "lagging_rank";
       for (int64_t id : p.ranks) {
         if (std::binary_search(known_ranks.begin(), known_ranks.end(), id)) f.ranks.push_back(id);

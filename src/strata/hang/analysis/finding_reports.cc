@@ -53,6 +53,13 @@ bool WorkerFailed(const EvidenceSet& ev, Finding& f, bool killed_only) {
     if (killed_only && !killed) continue;
     f.kind = killed ? "dead_rank" : "crash";
     if (s->global_rank) f.ranks = {*s->global_rank};
+    if (s->detail.starts_with("torch.multiprocessing.spawn")) {
+      f.summary = s->detail + (killed ? ": killed from outside (the kernel's OOM killer or the "
+                                        "scheduler); the spawn index is not the global rank"
+                                      : "");
+      f.evidence.push_back(Cite(*s));
+      return true;
+    }
     f.summary = fmt::format(
         "torchrun: the worker with local rank {} exited with code {}{}{}",
         s->local_rank.value_or(-1), s->exit_code.value_or(0),

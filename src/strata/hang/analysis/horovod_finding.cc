@@ -19,6 +19,22 @@ bool HorovodStall(const EvidenceSet& ev, Finding& f) {
   std::map<std::string, const FailureSignal*> last;
   for (const FailureSignal* s : Of(ev, FailureKind::kHorovodStall)) last[s->file] = s;
   if (last.empty()) return false;
+  for (const auto& [file, s] : last) {
+    if (!s->split) continue;
+    // The groups wait on tensors the others never submit: the ranks took different paths.
+    f.kind = "collective_mismatch";
+    f.ranks = s->ranks;
+    f.summary =
+        s->ranks.empty()
+            ? "Horovod stall: the ranks are split over different tensors, each group waiting on "
+              "tensors the others never submit"
+            : fmt::format(
+                  "Horovod stall: rank {} submitted tensors no other rank submits, and waits on "
+                  "them while the others wait on theirs",
+                  FormatRankRanges(s->ranks));
+    f.evidence.push_back(Cite(*s));
+    return true;
+  }
   std::set<int64_t> ranks;
   bool shutdown = false;
   for (const auto& [file, s] : last) {

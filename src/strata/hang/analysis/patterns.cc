@@ -352,6 +352,40 @@ void DetectLockWait(const PatternInput& in, std::vector<Pattern>& out) {
   out.push_back(std::move(p));
 }
 
+// Processes waiting for their next batch while every other process shown waits on its peers
+// (or for data too): nothing in the evidence runs, and the collective the others wait in needs
+// these processes first. A process that is computing somewhere may still be feeding them, so
+// nothing is named then.
+void DetectDataWait(const PatternInput& in, std::vector<Pattern>& out) {
+  std::vector<int64_t> waiting;
+  const StackGroup* first = nullptr;
+  for (const StackGroup& g : in.groups) {
+    if (g.activity.kind == Activity::kDataLoader) {
+      waiting.insert(waiting.end(), g.ranks.begin(), g.ranks.end());
+      if (!first) first = &g;
+    } else if (!IsBlockedOnPeers(g.activity.kind)) {
+      return;
+    }
+  }
+  if (!first) return;
+  std::sort(waiting.begin(), waiting.end());
+  Pattern p;
+  p.id = "data_wait";
+  p.ranks = waiting;
+  p.title = fmt::format(
+      "{} {} waiting for the next batch from its data loading ({}), outside any "
+      "collective",
+      IdsOf(in, waiting), waiting.size() == 1 ? "is" : "are", first->activity.op);
+  const auto i = static_cast<size_t>(first->activity.frame_index);
+  std::string where = Where(first->frames[i]);
+  if (i + 1 < first->frames.size()) where += ", called from " + Where(first->frames[i + 1]);
+  p.evidence.push_back("py-spy main thread: " + where);
+  p.evidence.push_back(
+      "the workers or threads that fill the queue are stuck or dead: dump them too (py-spy dump "
+      "--subprocesses), and try num_workers=0 to take them out");
+  out.push_back(std::move(p));
+}
+
 void DetectDeadOrMissing(const PatternInput& in, std::vector<Pattern>& out) {
   if (in.dead_or_missing.empty()) return;
   Pattern p;
@@ -394,6 +428,7 @@ std::vector<Pattern> FindPatterns(const PatternInput& in) {
   DetectP2pDeadlock(in, out);
   DetectAllIdentical(in, out);
   DetectLockWait(in, out);
+  DetectDataWait(in, out);
   DetectDeadOrMissing(in, out);
   return out;
 }

@@ -71,6 +71,14 @@ bool IsTeardown(const PyFrame& f) {
           f.function.rfind("ncclCommDestroy", 0) == 0 || f.function.rfind("ncclCommAbort", 0) == 0);
 }
 
+// A frame outer than frames[i] is an iterator's __next__ (Python code, not a native frame).
+bool CalledFromNext(const std::vector<PyFrame>& frames, size_t i) {
+  for (size_t j = i + 1; j < frames.size(); ++j) {
+    if (!frames[j].native && frames[j].function == "__next__") return true;
+  }
+  return false;
+}
+
 std::string P2pOp(std::string_view function) {
   const bool send = Contains(function, "send");
   const bool recv = Contains(function, "recv");
@@ -162,6 +170,14 @@ StackActivity ClassifyStack(const std::vector<PyFrame>& frames, bool thread_idle
     } else if (Contains(f.file, "torch/utils/data/dataloader")) {
       a.kind = Activity::kDataLoader;
       a.op = f.function;
+    } else if (f.function == "get" &&
+               (f.file.ends_with("queue.py") || f.file.ends_with("queues.py")) &&
+               CalledFromNext(frames, i)) {
+      // A queue read under an iterator's __next__: the loop waits for its next batch from the
+      // threads or processes that produce it (a framework's own data iterator, not torch's
+      // DataLoader: fairseq's, pytorch/pytorch#87995).
+      a.kind = Activity::kDataLoader;
+      a.op = "queue.get";
     } else if (Contains(f.file, "filelock/")) {
       // A FileLock wait (torch / DeepSpeed extension builds, dataset caches): blocked on another
       // process's lock file, which no collective and no watchdog sees.

@@ -1,6 +1,8 @@
 #include "strata/hang/parsers/failure_line.h"
 
+#include <array>
 #include <string>
+#include <utility>
 
 #include "strata/core/strings.h"
 #include "strata/core/text_scan.h"
@@ -63,6 +65,14 @@ bool ClassifyFailureLine(std::string_view line, FailureSignal* s) {
     s->kind = K::kCrash;
     const size_t at = line.find("DataLoader worker (pid");
     s->signal = std::string(line.substr(at, 90));
+    return true;
+  }
+  // torch's data loader worker, when its shared memory runs out: "ERROR: Unexpected bus error
+  // encountered in worker. This might be caused by insufficient shared memory (shm)." The
+  // worker dies and its rank raises (horovod/horovod#2255).
+  if (Contains(line, "Unexpected bus error encountered in worker")) {
+    s->kind = K::kCrash;
+    s->signal = "DataLoader worker bus error (shared memory)";
     return true;
   }
   if (Contains(line, "Segmentation fault (core dumped)")) {
@@ -264,6 +274,33 @@ bool ClassifyFailureLine(std::string_view line, FailureSignal* s) {
     if (s->exit_code == -6) s->signal = "SIGABRT";
     if (s->exit_code == -15) s->signal = "SIGTERM";
     s->detail = "a worker exited with code " + std::to_string(s->exit_code.value_or(0));
+    return true;
+  }
+  // torch.multiprocessing.spawn, when a process it started ends: "ProcessExitedException: process
+  // 0 terminated with signal SIGKILL" or "ProcessRaisedException: ... process 1 terminated with
+  // exit code 1". The number is the spawn index (a local index, like torchrun's local rank),
+  // not a global rank.
+  if (const size_t exc = line.find("ProcessExitedException");
+      exc != std::string_view::npos && Contains(line, " terminated with ") &&
+      line.find("process ", exc) != std::string_view::npos) {
+    const size_t at = line.find("process ", exc);
+    const std::string_view rest = line.substr(at + 8);
+    s->kind = K::kWorkerFailed;
+    s->local_rank = LeadingInt(rest);
+    if (const size_t sig = rest.find("with signal "); sig != std::string_view::npos) {
+      s->signal = TokenAfter(rest, "with signal ");
+      constexpr std::array<std::pair<std::string_view, int64_t>, 5> kSignals = {
+          {{"SIGKILL", -9}, {"SIGABRT", -6}, {"SIGSEGV", -11}, {"SIGTERM", -15}, {"SIGBUS", -7}}};
+      for (const auto& [name, code] : kSignals) {
+        if (s->signal == name) s->exit_code = code;
+      }
+    } else {
+      s->exit_code = IntAfter(rest, "exit code ");
+    }
+    s->detail = "torch.multiprocessing.spawn: process " +
+                std::to_string(s->local_rank.value_or(-1)) + " terminated with " +
+                (s->signal.empty() ? "exit code " + std::to_string(s->exit_code.value_or(0))
+                                   : "signal " + s->signal);
     return true;
   }
   // TORCH_DISTRIBUTED_DEBUG=DETAIL: each rank's next collective.

@@ -52,6 +52,7 @@ class Scanner {
  private:
   void Emit(FailureSignal s, std::string_view line, int number) {
     s.global_rank = s.global_rank ? s.global_rank : RankPrefix(line);
+    if (!s.global_rank) s.global_rank = MpiTagRank(line);
     if (!s.pg_rank) ReadPgRank(line, &s);
     if (s.host.empty()) s.host = NcclHost(line);
     s.file = file_;

@@ -79,6 +79,26 @@ std::string StripMpiTags(std::string_view line) {
   return out;
 }
 
+std::optional<int64_t> MpiTagRank(std::string_view line) {
+  // "[" job "," rank "]<stdout>:" or "]<stderr>:", at the start of the line.
+  if (!line.starts_with('[')) return std::nullopt;
+  const size_t comma = line.find(',');
+  const size_t close = line.find("]<std");
+  if (comma == std::string_view::npos || close == std::string_view::npos || comma > close ||
+      close > 24)
+    return std::nullopt;
+  const std::string_view job = line.substr(1, comma - 1);
+  const std::string_view rank = line.substr(comma + 1, close - comma - 1);
+  auto digits = [](std::string_view d) {
+    return !d.empty() && std::all_of(d.begin(), d.end(), IsDigit);
+  };
+  const std::string_view rest = line.substr(close + 1);
+  if (!digits(job) || !digits(rank) ||
+      !(rest.starts_with("<stdout>:") || rest.starts_with("<stderr>:")))
+    return std::nullopt;
+  return LeadingInt(rank);
+}
+
 bool HorovodStallReader::Line(std::string_view cleaned, int number) {
   const std::string untagged = Contains(cleaned, ">:") ? StripMpiTags(cleaned) : "";
   const std::string_view line = TrimSpace(untagged.empty() ? cleaned : untagged);
@@ -133,6 +153,7 @@ bool HorovodStallReader::RankLists(std::string_view line, int number) {
           if (!ranks.contains(r)) missing.insert(r);
         }
         ready_format_ = true;
+        ready_.push_back(ranks);
         ranks = std::move(missing);
       }
       Add(line, number, ranks);
@@ -153,19 +174,61 @@ void HorovodStallReader::Add(std::string_view line, int number, const std::set<i
   ranks_.insert(ranks.begin(), ranks.end());
 }
 
+namespace {
+
+// The distinct ready sets when they are disjoint and cover every rank known to exist (all ranks
+// up to the highest ready one): each group waits on tensors the others never submit. Empty
+// otherwise (one set, overlapping sets, or a rank ready nowhere: that rank is behind).
+std::vector<std::set<int64_t>> DisjointReadyGroups(const std::vector<std::set<int64_t>>& lists) {
+  std::vector<std::set<int64_t>> groups;
+  for (const std::set<int64_t>& l : lists) {
+    if (std::find(groups.begin(), groups.end(), l) == groups.end()) groups.push_back(l);
+  }
+  if (groups.size() < 2) return {};
+  std::set<int64_t> all;
+  size_t total = 0;
+  for (const std::set<int64_t>& g : groups) {
+    all.insert(g.begin(), g.end());
+    total += g.size();
+  }
+  if (total != all.size()) return {};  // a rank in two groups: not a split
+  if (all.empty() || static_cast<int64_t>(all.size()) != *all.rbegin() + 1) return {};
+  return groups;
+}
+
+}  // namespace
+
 void HorovodStallReader::Flush() {
   if (current_) {
     current_->ranks.assign(ranks_.begin(), ranks_.end());
+    if (const auto groups = DisjointReadyGroups(ready_); !groups.empty()) {
+      // The smallest group is the one on another path, when it is smaller than every other.
+      const auto smallest =
+          std::min_element(groups.begin(), groups.end(),
+                           [](const auto& a, const auto& b) { return a.size() < b.size(); });
+      const bool unique = std::count_if(groups.begin(), groups.end(), [&](const auto& g) {
+                            return g.size() == smallest->size();
+                          }) == 1;
+      current_->split = true;
+      current_->ranks.clear();
+      if (unique) current_->ranks.assign(smallest->begin(), smallest->end());
+    }
     current_->detail =
         ready_format_
             ? "Horovod stall inspector (ready-ranks format): ranks below the highest ready one "
               "that are not listed as ready"
             : "Horovod stall inspector: tensors not submitted by these ranks";
+    if (current_->split) {
+      current_->detail =
+          "Horovod stall inspector (ready-ranks format): the ranks are ready on different "
+          "tensors, in disjoint groups";
+    }
     if (shutdown_) current_->detail += "; stalled past the shutdown time, Horovod shuts down";
     done_.push_back(std::move(*current_));
   }
   current_.reset();
   ranks_.clear();
+  ready_.clear();
   header_ = list_ = shutdown_ = ready_format_ = false;
 }
 

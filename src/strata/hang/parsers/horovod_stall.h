@@ -25,9 +25,15 @@ namespace strata::hang {
 /// are in it.
 std::string StripMpiTags(std::string_view line);
 
+/// The rank of Open MPI's tag "[<job>,<rank>]<stdout|stderr>:" that opens `line`, if it does.
+std::optional<int64_t> MpiTagRank(std::string_view line);
+
 /// Reads a log one line at a time and gathers each stall warning into one kHorovodStall signal
 /// whose `ranks` are the ranks that had not submitted (for the ready-ranks format: the ranks
-/// below the highest ready one that are not listed; ranks above it cannot be known).
+/// below the highest ready one that are not listed; ranks above it cannot be known). When the
+/// ready-ranks lists split the ranks into disjoint groups, every rank ready on some tensor and
+/// no rank on all, the ranks are at different tensors: the signal is marked `split` and its
+/// `ranks` are the smallest group, if one group is smaller than every other.
 class HorovodStallReader {
  public:
   explicit HorovodStallReader(const std::string& file) : file_(file) {}
@@ -51,6 +57,7 @@ class HorovodStallReader {
   bool shutdown_ = false;
   bool ready_format_ = false;
   std::set<int64_t> ranks_;
+  std::vector<std::set<int64_t>> ready_;  // each "[ready ranks: ...]" list, as listed
   std::optional<FailureSignal> current_;
   std::vector<FailureSignal> done_;
 };

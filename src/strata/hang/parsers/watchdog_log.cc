@@ -86,6 +86,9 @@ class LogScanner {
       e->kind = K::kWorkStatus;
       e->seq = IntAfter(m, "at work sequence id: ");
       if (!e->seq) e->seq = IntAfter(m, "detected by watchdog at work: ");
+      // torch 2.3-2.4's timeout branch: "[PG 0 Rank 2] Timeout at NCCL work: 7487, last enqueued
+      // NCCL work: 7487, last completed NCCL work: 7486." (LLM-Training#7, lama#324).
+      if (!e->seq) e->seq = IntAfter(m, "Timeout at NCCL work: ");
       return true;
     }
     if (Contains(m, "watchdog got stuck for") || Contains(m, "Heartbeat monitor timed out")) {
