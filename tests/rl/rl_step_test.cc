@@ -196,7 +196,7 @@ TEST(RlStepTest, ValidationRowsStayAtTheirDocumentedErrors) {
       {"nemo-rl-v0.7-qwen3-32b-1off.yaml", true, 161.0, 0.06},        // held-out
       {"nemo-rl-v0.7-qwen3-30b-a3b-40k.yaml", false, 2022.0, -0.24},  // fit
       // verl (docs/advance/fully_async.md), H20, response mean assumed (3,670 tokens).
-      {"verl-qwen3-30b-a3b-h20x128.yaml", false, 497.89, -0.32},       // fit
+      {"verl-qwen3-30b-a3b-h20x128.yaml", false, 497.89, -0.25},       // fit
       {"verl-qwen2.5-math-7b-h20x32.yaml", false, 790.10, 0.66},       // held-out
       {"verl-qwen2.5-math-7b-h20x64.yaml", false, 365.28, 1.10},       // held-out
       {"verl-qwen2.5-math-7b-h20x128.yaml", false, 356.30, 0.46},      // fit
@@ -269,6 +269,25 @@ TEST(RlStepTest, DecodeThroughputRowsStayAtTheirDocumentedErrors) {
     EXPECT_NEAR(tokens_per_s / row.measured_tokens_per_s - 1, row.documented_error, 0.03)
         << "concurrency " << row.concurrency << ": predicted " << tokens_per_s << " tokens/s";
   }
+}
+
+// rollout.enforce_eager (vLLM without CUDA graphs): every decode step of the reference job takes
+// data/rl_constants.yaml's decode.eager_factor (1.37) times its kernels + engine time, and no
+// CUDA graphs are captured (0 B beside the budget; at vLLM 0.19 they were outside it, so the KV
+// cache, the concurrency and the batch do not change).
+TEST(RlStepTest, EagerRolloutStretchesEveryDecodeStep) {
+  auto spec = LoadRlSpec(kReferenceRlJobName, {"rollout.enforce_eager=true"});
+  ASSERT_TRUE(spec.ok()) << spec.error().Format();
+  auto eager = EvaluateRl(*Workspace::Load(), *spec);
+  ASSERT_TRUE(eager.ok()) << eager.error().Format();
+  const GenerationTime& with_graphs = Reference().colocated.generation;
+  const GenerationTime& g = eager->colocated.generation;
+  EXPECT_EQ(g.batch, with_graphs.batch);
+  EXPECT_NEAR(g.step.time / with_graphs.step.time, 1.37, 1e-9);
+  EXPECT_NEAR(g.step.memory_time / with_graphs.step.memory_time, 1.0, 1e-12);
+  EXPECT_EQ(eager->colocated.rollout_memory.cuda_graph.count(), 0);
+  EXPECT_NEAR(eager->colocated.rollout_memory.kv_cache.count(),
+              Reference().colocated.rollout_memory.kv_cache.count(), 1);
 }
 
 // A GPU written as a variant keeps its catalog part's calibration in the rollout too, at its
