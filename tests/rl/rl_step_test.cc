@@ -241,6 +241,18 @@ TEST(RlStepTest, WeightSyncRowsStayAtTheirDocumentedErrors) {
   }
 }
 
+// verl's 4 -> 4 GPU sync row is a split inside one node, which strata does not model: the job is
+// refused with the reason, not priced (docs/rl-validation.md lists the row as not predicted).
+TEST(RlStepTest, SplitInsideOneNodeIsRefusedWithTheReason) {
+  auto spec = LoadRlSpec(testing::TestPath("rl/validation/verl-sync-qwen2.5-math-7b-4to4.yaml"));
+  ASSERT_TRUE(spec.ok()) << spec.error().Format();
+  auto eval = EvaluateRl(*Workspace::Load(), *spec);
+  ASSERT_TRUE(eval.ok()) << eval.error().Format();
+  EXPECT_FALSE(eval->configured.valid);
+  EXPECT_NE(eval->configured.reason.find("not a whole number of 8-GPU nodes"), std::string::npos)
+      << eval->configured.reason;
+}
+
 // Published vLLM decode throughput (docs/rl-validation.md, "Decode throughput") against the
 // rollout's decode step: Llama-3.1-8B-Instruct bf16 on one A100 40GB, vLLM TP1, 1,024-token
 // prompts and 128-token outputs; the step is priced at the row's concurrency and at the
