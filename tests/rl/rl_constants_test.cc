@@ -24,6 +24,8 @@ long_tail:
 decode:
   step_overhead_ms: 4.0
   source: a profile
+  eager_factor: 1.37
+  eager_source: a pair of runs
 weight_sync:
   convert_bandwidth: 6.0GB/s
   source: a measurement
@@ -38,7 +40,8 @@ TEST(RlConstantsTest, ShippedFileReads) {
   EXPECT_NEAR(c->NonTorch(2).gib(), 3.58, 1e-9);
   EXPECT_NEAR(c->sync_convert_bandwidth.gb_per_s(), 6.0, 1e-9);
   EXPECT_NEAR(c->decode_step_overhead.ms(), 4.0, 1e-12);
-  EXPECT_EQ(c->sources.size(), 5u);  // every section says where its numbers come from
+  EXPECT_NEAR(c->eager_factor, 1.37, 1e-12);  // 85 s eager / 62 s CUDA graphs, rounded
+  EXPECT_EQ(c->sources.size(), 6u);           // every section says where its numbers come from
 }
 
 std::string Replace(std::string text, const std::string& from, const std::string& to) {
@@ -65,7 +68,15 @@ TEST(RlConstantsTest, BadFilesNameTheField) {
        "c.yaml:11: long_tail.facter: unknown field 'facter'\n  hint: did you mean 'factor'?"},
       {"negative_overhead", Replace(kGood, "step_overhead_ms: 4.0", "step_overhead_ms: -1"),
        "c.yaml:13: decode.step_overhead_ms: expected a time >= 0 ms, got -1"},
-      {"no_decode", Replace(kGood, "decode:\n  step_overhead_ms: 4.0\n  source: a profile\n", ""),
+      {"eager_below_one", Replace(kGood, "eager_factor: 1.37", "eager_factor: 0.9"),
+       "c.yaml:15: decode.eager_factor: expected a factor >= 1, got 0.9"},
+      {"no_eager_source", Replace(kGood, "  eager_source: a pair of runs\n", ""),
+       "c.yaml:13: decode.eager_source: missing required field"},
+      {"no_decode",
+       Replace(kGood,
+               "decode:\n  step_overhead_ms: 4.0\n  source: a profile\n  eager_factor: 1.37\n"
+               "  eager_source: a pair of runs\n",
+               ""),
        "c.yaml:1: decode: missing required field"},
       {"malformed", "vllm_memory: [1,\n", ""},
   };

@@ -52,6 +52,10 @@ TEST(RlJobTest, DefaultsAndOverrides) {
   EXPECT_NEAR(spec->lengths.response_mean, 3000, 1e-9);
   EXPECT_EQ(spec->mini_batches, 1);
   EXPECT_TRUE(spec->reference_model);
+  EXPECT_FALSE(spec->rollout.enforce_eager);  // vLLM's default: CUDA graphs
+  auto eager = ParseRlSpec(kMinimal, "rl.yaml", {"rollout.enforce_eager=true"});
+  ASSERT_TRUE(eager.ok()) << eager.error().Format();
+  EXPECT_TRUE(eager->rollout.enforce_eager);
 }
 
 struct BadRow {

@@ -195,6 +195,12 @@ TEST(RlStepTest, ValidationRowsStayAtTheirDocumentedErrors) {
       {"nemo-rl-v0.7-qwen3-32b.yaml", false, 323.0, 0.16},            // fit
       {"nemo-rl-v0.7-qwen3-32b-1off.yaml", true, 161.0, 0.06},        // held-out
       {"nemo-rl-v0.7-qwen3-30b-a3b-40k.yaml", false, 2022.0, -0.24},  // fit
+      // verl (docs/advance/fully_async.md), H20, response mean assumed (3,670 tokens).
+      {"verl-qwen3-30b-a3b-h20x128.yaml", false, 497.89, -0.25},       // fit
+      {"verl-qwen2.5-math-7b-h20x32.yaml", false, 790.10, 0.66},       // held-out
+      {"verl-qwen2.5-math-7b-h20x64.yaml", false, 365.28, 1.10},       // held-out
+      {"verl-qwen2.5-math-7b-h20x128.yaml", false, 356.30, 0.46},      // fit
+      {"verl-qwen2.5-math-7b-h20x16-10k.yaml", false, 484.623, 3.99},  // fit
   };
   for (const ValidationRow& row : rows) {
     auto spec = LoadRlSpec(testing::TestPath(std::string("rl/validation/") + row.job));
@@ -214,6 +220,86 @@ TEST(RlStepTest, ValidationRowsStayAtTheirDocumentedErrors) {
     EXPECT_NEAR(error, row.documented_error, 0.03)
         << row.job << ": predicted " << r->times.step.s() << " s";
   }
+}
+
+// verl's measured weight syncs (docs/rl-validation.md, "Weight sync"): one sync from the training
+// ranks to the rollout ranks of a split job, checkpoint-engine off, against strata's sync of the
+// job's configured split. Fit rows; the error is pinned like the step rows'.
+TEST(RlStepTest, WeightSyncRowsStayAtTheirDocumentedErrors) {
+  const ValidationRow rows[] = {
+      {"verl-sync-qwen3-30b-a3b-16to16.yaml", false, 15.76, -0.31},   // fit
+      {"verl-sync-qwen3-235b-a22b-64to64.yaml", false, 58.57, 0.44},  // fit
+  };
+  for (const ValidationRow& row : rows) {
+    auto spec = LoadRlSpec(testing::TestPath(std::string("rl/validation/") + row.job));
+    ASSERT_TRUE(spec.ok()) << spec.error().Format();
+    auto eval = EvaluateRl(*Workspace::Load(), *spec);
+    ASSERT_TRUE(eval.ok()) << eval.error().Format();
+    const double error = eval->configured.sync.total.s() / row.measured_s - 1;
+    EXPECT_NEAR(error, row.documented_error, 0.03)
+        << row.job << ": predicted " << eval->configured.sync.total.s() << " s";
+  }
+}
+
+// verl's 4 -> 4 GPU sync row is a split inside one node, which strata does not model: the job is
+// refused with the reason, not priced (docs/rl-validation.md lists the row as not predicted).
+TEST(RlStepTest, SplitInsideOneNodeIsRefusedWithTheReason) {
+  auto spec = LoadRlSpec(testing::TestPath("rl/validation/verl-sync-qwen2.5-math-7b-4to4.yaml"));
+  ASSERT_TRUE(spec.ok()) << spec.error().Format();
+  auto eval = EvaluateRl(*Workspace::Load(), *spec);
+  ASSERT_TRUE(eval.ok()) << eval.error().Format();
+  EXPECT_FALSE(eval->configured.valid);
+  EXPECT_NE(eval->configured.reason.find("not a whole number of 8-GPU nodes"), std::string::npos)
+      << eval->configured.reason;
+}
+
+// Published vLLM decode throughput (docs/rl-validation.md, "Decode throughput") against the
+// rollout's decode step: Llama-3.1-8B-Instruct bf16 on one A100 40GB, vLLM TP1, 1,024-token
+// prompts and 128-token outputs; the step is priced at the row's concurrency and at the
+// mid-response context, 1,024 + 128 / 2 = 1,088 tokens (the job's prompt_mean + response_mean
+// / 2, which also sets the FLOP per token). Output tokens/s = concurrency / step time.
+TEST(RlStepTest, DecodeThroughputRowsStayAtTheirDocumentedErrors) {
+  struct DecodeRow {
+    double concurrency;
+    double measured_tokens_per_s;
+    double documented_error;
+  };
+  const DecodeRow rows[] = {
+      {1, 75.0, -0.25},   // fit: vllm-decode-llama-3.1-8b-a100-40gb-c1
+      {8, 495.0, -0.14},  // held-out: vllm-decode-llama-3.1-8b-a100-40gb-c8
+  };
+  auto spec =
+      LoadRlSpec(testing::TestPath("rl/validation/vllm-decode-llama-3.1-8b-a100-40gb.yaml"));
+  ASSERT_TRUE(spec.ok()) << spec.error().Format();
+  auto eval = EvaluateRl(*Workspace::Load(), *spec);
+  ASSERT_TRUE(eval.ok()) << eval.error().Format();
+  for (const DecodeRow& row : rows) {
+    DecodeInput d = eval->decode;
+    d.batch = row.concurrency;
+    d.context_tokens = 1088;
+    const double tokens_per_s = row.concurrency / DecodeRoofline(d).time.s();
+    EXPECT_NEAR(tokens_per_s / row.measured_tokens_per_s - 1, row.documented_error, 0.03)
+        << "concurrency " << row.concurrency << ": predicted " << tokens_per_s << " tokens/s";
+  }
+}
+
+// rollout.enforce_eager (vLLM without CUDA graphs): every decode step of the reference job takes
+// data/rl_constants.yaml's decode.eager_factor (1.37) times its kernels + engine time, and no
+// CUDA graphs are captured (0 B beside the budget; at vLLM 0.19 they were outside it, so the KV
+// cache, the concurrency and the batch do not change).
+TEST(RlStepTest, EagerRolloutStretchesEveryDecodeStep) {
+  auto spec = LoadRlSpec(kReferenceRlJobName, {"rollout.enforce_eager=true"});
+  ASSERT_TRUE(spec.ok()) << spec.error().Format();
+  auto eager = EvaluateRl(*Workspace::Load(), *spec);
+  ASSERT_TRUE(eager.ok()) << eager.error().Format();
+  const GenerationTime& with_graphs = Reference().colocated.generation;
+  const GenerationTime& g = eager->colocated.generation;
+  EXPECT_EQ(g.batch, with_graphs.batch);
+  EXPECT_NEAR(g.step.time / with_graphs.step.time, 1.37, 1e-9);
+  EXPECT_NEAR(g.step.memory_time / with_graphs.step.memory_time, 1.0, 1e-12);
+  EXPECT_EQ(eager->colocated.rollout_memory.cuda_graph.count(), 0);
+  EXPECT_NEAR(eager->colocated.rollout_memory.kv_cache.count(),
+              Reference().colocated.rollout_memory.kv_cache.count(), 1);
 }
 
 // A GPU written as a variant keeps its catalog part's calibration in the rollout too, at its

@@ -204,6 +204,28 @@ TEST(GenerationTest, BulkTailAndLongestSample) {
 //   step = 18 + 4 = 22 ms; bulk = 4,000 x 22 ms = 88 s, x 1.5 = 132 s.
 //   response_max 8,000: (10.5 + 4) ms x 8,000 = 116 s < 132 s: decode 132 s, total 132.4 s.
 //   response_max 16,000: (10.9 + 4) ms x 16,000 = 238.4 s: decode 238.4 s, total 238.8 s.
+// Eager mode (vLLM enforce_eager, no CUDA graphs) stretches the whole step by the factor,
+// kernels and engine time together; the roofline's kernel time is unchanged. By hand: 10 GB of
+// weights at 1 TB/s = 10 ms of HBM time (no KV at an empty context; compute 2e10 FLOP at 0.5 PF/s
+// = 0.04 ms); with the 4 ms engine time 14 ms; x 1.37 = 19.18 ms, of which 9.18 ms is the
+// engine's. Factor 1 (CUDA graphs) leaves 14 ms.
+TEST(DecodeRooflineTest, EagerStretchesTheWholeStep) {
+  DecodeInput d;
+  d.dense_weights = Bytes::GB(10);
+  d.flop_per_token = FlopCount::Of(2e10);
+  d.hbm_bandwidth = BytesPerSecond::Of(1e12);
+  d.peak = FlopPerSecond::Peta(1);
+  d.compute_efficiency = 0.5;
+  d.step_overhead = Seconds::Of(0.004);
+  d.batch = 1;
+  EXPECT_NEAR(DecodeRoofline(d).time.ms(), 14.0, 1e-9);
+  d.eager_factor = 1.37;
+  const DecodeStep s = DecodeRoofline(d);
+  EXPECT_NEAR(s.memory_time.ms(), 10.0, 1e-9);
+  EXPECT_NEAR(s.time.ms(), 19.18, 1e-9);
+  EXPECT_NEAR(s.overhead.ms(), 9.18, 1e-9);
+}
+
 TEST(GenerationTest, EngineOverheadOnEveryDecodeStep) {
   struct Row {
     double response_max;

@@ -44,6 +44,12 @@ Result<RlConstants> ParseRlConstants(const std::string& text, const std::string&
   }
   c.decode_step_overhead = Seconds::Of(overhead_ms / 1000);
   STRATA_ASSIGN_OR_RETURN(c.sources["decode"], decode.String("source"));
+  STRATA_ASSIGN_OR_RETURN(c.eager_factor, decode.Number("eager_factor"));
+  if (c.eager_factor < 1) {
+    return decode.ErrorAt("eager_factor",
+                          fmt::format("expected a factor >= 1, got {}", c.eager_factor));
+  }
+  STRATA_ASSIGN_OR_RETURN(c.sources["decode_eager"], decode.String("eager_source"));
   STRATA_RETURN_IF_ERROR(decode.CheckNoUnknownKeys());
 
   STRATA_ASSIGN_OR_RETURN(YamlMap sync, top.Map("weight_sync"));

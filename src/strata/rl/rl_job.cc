@@ -21,8 +21,8 @@ const std::vector<std::string> kBatchKeys = {"prompts", "samples_per_prompt", "m
 const std::vector<std::string> kLengthKeys = {"prompt_mean", "prompt_max", "response_mean",
                                               "response_max"};
 const std::vector<std::string> kRolloutKeys = {
-    "engine", "vllm_version",   "tp",         "gpu_memory_utilization", "max_num_seqs",
-    "dtype",  "kv_cache_dtype", "state_dtype"};
+    "engine", "vllm_version",   "tp",          "gpu_memory_utilization", "max_num_seqs",
+    "dtype",  "kv_cache_dtype", "state_dtype", "enforce_eager"};
 const std::vector<std::string> kPlacementKeys = {"mode", "rollout_gpus", "offload_trainer"};
 
 Result<int64_t> DtypeBytes(YamlMap& map, const std::string& key) {
@@ -170,6 +170,9 @@ Status ParseInto(YAML::Node root, const std::string& file, RlSpec& spec) {
   }
   if (rollout.Has("max_num_seqs")) {
     STRATA_ASSIGN_OR_RETURN(spec.rollout.max_num_seqs, rollout.PositiveInt("max_num_seqs"));
+  }
+  if (rollout.Has("enforce_eager")) {
+    STRATA_ASSIGN_OR_RETURN(spec.rollout.enforce_eager, rollout.Bool("enforce_eager"));
   }
   if (rollout.Has("dtype")) {
     STRATA_ASSIGN_OR_RETURN(spec.rollout.weight_bytes, DtypeBytes(rollout, "dtype"));

@@ -40,6 +40,7 @@ struct RolloutSpec {
   int64_t tp = 1;                       // tensor parallelism of one vLLM instance
   double gpu_memory_utilization = 0.5;  // vLLM's fraction of the GPU's memory
   int64_t max_num_seqs = 1024;          // vLLM's cap on concurrently running sequences
+  bool enforce_eager = false;           // vLLM enforce_eager: no CUDA graphs, eager kernels
   int64_t weight_bytes = 2;             // bf16 rollout weights
   CacheDtypes dtypes;                   // kv_cache_dtype, mamba_ssm_cache_dtype
 };

@@ -95,7 +95,7 @@ RolloutMemory RolloutMemoryOf(const RolloutSetup& s, int64_t tp, double utilizat
                                                    s.constants->cuda_graph_counted_from.minor);
   in.non_torch = s.constants->NonTorch(tp);
   in.activation_peak = s.constants->activation_peak;
-  in.cuda_graph = s.constants->cuda_graph;
+  in.cuda_graph = spec.rollout.enforce_eager ? Bytes() : s.constants->cuda_graph;  // none captured
   in.max_num_seqs = spec.rollout.max_num_seqs;
   return ComputeRolloutMemory(in);
 }
@@ -127,6 +127,7 @@ GenerationTime GenerationOf(const RolloutSetup& s, int64_t rollout_gpus,
   d.peak = s.job->gpu().bf16_dense;
   d.compute_efficiency = s.efficiency.gemm_large * s.efficiency.sustained_clock;
   d.step_overhead = s.constants->decode_step_overhead;
+  d.eager_factor = spec.rollout.enforce_eager ? s.constants->eager_factor : 1;
   g.prompts = static_cast<double>(spec.prompts) / instances;
   g.samples = static_cast<double>(spec.samples()) / instances;
   g.prompt_mean = spec.lengths.prompt_mean;

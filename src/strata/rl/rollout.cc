@@ -80,8 +80,11 @@ DecodeStep DecodeRoofline(const DecodeInput& in) {
   s.kv_bytes = per_sequence * in.batch;
   s.memory_time = (s.weight_bytes + s.kv_bytes) / (in.hbm_bandwidth * in.hbm_efficiency);
   s.compute_time = (in.flop_per_token * (in.batch / tp)) / (in.peak * in.compute_efficiency);
-  s.overhead = in.step_overhead;
-  s.time = std::max(s.memory_time, s.compute_time) + s.overhead;
+  // Eager mode stretches the whole step (kernel launches fill the gaps CUDA graphs close); the
+  // stretch is the engine's time too, so the kernels' time stays the roofline's.
+  const Seconds kernels = std::max(s.memory_time, s.compute_time);
+  s.time = (kernels + in.step_overhead) * std::max(1.0, in.eager_factor);
+  s.overhead = s.time - kernels;
   return s;
 }
 

@@ -73,6 +73,9 @@ struct DecodeInput {
   /// The engine's own time per decode step, outside the kernels the roofline prices (scheduler,
   /// input preparation, sampler sync): data/rl_constants.yaml decode.step_overhead_ms.
   Seconds step_overhead;
+  /// vLLM without CUDA graphs (enforce_eager): the whole step, kernels and engine time, takes
+  /// this factor longer (data/rl_constants.yaml decode.eager_factor); 1 with CUDA graphs.
+  double eager_factor = 1;
 };
 
 struct DecodeStep {
@@ -81,7 +84,7 @@ struct DecodeStep {
   Bytes kv_bytes;      // per GPU
   Seconds memory_time;
   Seconds compute_time;
-  Seconds overhead;  // the engine's per-step time, added to the kernels'
+  Seconds overhead;  // the engine's per-step time, added to the kernels' (eager: its launches too)
   Seconds time;      // the larger of memory and compute, plus the overhead
 };
 
