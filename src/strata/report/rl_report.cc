@@ -39,8 +39,11 @@ std::string Header(const RlEvaluation& e) {
       GroupDigits(s.lengths.response_mean), GroupDigits(s.lengths.response_max), s.mini_batches,
       s.mini_batches == 1 ? "" : "es", s.epochs, s.epochs == 1 ? "" : "s",
       s.reference_model ? "yes" : "no");
-  out += fmt::format("actor (megatron-core): {}, from {}\n",
-                     LayoutHeader(j.layout(), j.model.HasLayers(FfnKind::kMoe)), s.actor_job);
+  // The actor's trainer as its job names it (or the default framework, said to be assumed).
+  out +=
+      fmt::format("actor ({}{}, sharding {}): {}, from {}\n", j.spec.framework.name,
+                  j.spec.framework.given ? "" : " ASSUMED", ShardingModeName(j.spec.sharding.mode),
+                  LayoutHeader(j.layout(), j.model.HasLayers(FfnKind::kMoe)), s.actor_job);
   out += fmt::format(
       "rollout (vLLM {}.{}): TP{} x {} instances, gpu_memory_utilization {:.2f}, "
       "max_num_seqs {}\n",
