@@ -15,6 +15,7 @@
 #include "strata/importer/model_match.h"
 #include "strata/model/model_config.h"
 #include "strata/model/param_count.h"
+#include "strata/model/torchtitan_flavors.h"
 
 namespace strata {
 
@@ -188,21 +189,10 @@ Status MapTorchtitan(Settings& s, MapContext& ctx, JobBuilder& job) {
       return InvalidInput("the TOML has no [model] name and flavor")
           .WithHint("pass --model with a catalog name or a config.json path");
     }
-    // torchtitan's model registry (torchtitan/models/*/__init__.py) -> strata's catalog.
-    static const std::pair<const char*, const char*> kFlavors[] = {
-        {"llama3/8B", "llama-3.1-8b"},      {"llama3/70B", "llama-3.1-70b"},
-        {"llama3/405B", "llama-3.1-405b"},  {"deepseek_v3/671B", "deepseek-v3"},
-        {"qwen3/30B-A3B", "qwen3-30b-a3b"}, {"qwen3/235B-A22B", "qwen3-235b-a22b"}};
+    // torchtitan's model registry -> strata's catalog (data/models/torchtitan_flavors.yaml).
     const std::string key = name->value + "/" + flavor->value;
-    std::string model;
-    for (const auto& [k, v] : kFlavors) {
-      if (key == k) model = v;
-    }
-    if (model.empty()) {
-      return InvalidInput("torchtitan model '" + key + "' has no strata catalog entry")
-          .WithHint("pass --model with a catalog name or a config.json path (read from " +
-                    name->source + ")");
-    }
+    STRATA_ASSIGN_OR_RETURN(std::string model,
+                            TitanCatalogModel(name->value, flavor->value, name->source));
     job.Set("model", model,
             fmt::format("{} + {} ('{}': same architecture)", name->source, flavor->source, key));
   } else {
