@@ -210,6 +210,44 @@ TEST(TrlImportTest, AMissingOrWrongConfigIsNamed) {
       << wrong.error().Format();
 }
 
+TEST(LlamaFactoryAdapterTest, LoraAndQloraExamplesAreAdapterJobs) {
+  // hiyouga/LLaMA-Factory examples/train_lora/qwen3_lora_sft.yaml and
+  // examples/train_qlora/qwen3_lora_sft_otfq.yaml: finetuning_type lora, lora_rank 8,
+  // lora_target all; the second adds quantization_bit 4 with quantization_method bnb (NF4).
+  // Unset: lora_alpha = 2 x rank = 16 and lora_dropout 0 (FinetuningArguments' defaults).
+  struct Case {
+    const char* file;
+    AdapterKind kind;
+    const char* kind_source;
+  };
+  const Case cases[] = {
+      {"llamafactory_qwen3_lora/qwen3_lora_sft.yaml", AdapterKind::kLora,
+       "qwen3_lora_sft.yaml:8: finetuning_type lora"},
+      {"llamafactory_qwen3_lora/qwen3_lora_sft_otfq.yaml", AdapterKind::kQlora,
+       "qwen3_lora_sft_otfq.yaml:10: finetuning_type lora with quantization_bit 4"},
+  };
+  for (const Case& c : cases) {
+    ImportOptions o = Options("H100 SXM");
+    o.model = "qwen3-32b";  // stands in for Qwen3-4B-Instruct-2507 (same layer kinds)
+    o.gpus_per_node = 1;
+    auto r = ImportJobFile(ImportGolden(c.file), o);
+    ASSERT_TRUE(r.ok()) << c.file << ": " << r.error().Format();
+    const AdapterSpec& a = r->job.adapter;
+    EXPECT_EQ(a.kind, c.kind) << c.file;
+    EXPECT_EQ(SourceOf(*r, "adapter.kind"), c.kind_source);
+    EXPECT_EQ(a.rank, 8) << c.file;
+    EXPECT_NEAR(a.alpha, 16.0, 1e-12) << c.file;
+    EXPECT_NEAR(a.dropout, 0.0, 1e-12) << c.file;
+    EXPECT_EQ(a.targets, std::vector<std::string>{"all-linear"}) << c.file;
+    EXPECT_EQ(SourceOf(*r, "adapter.alpha"),
+              "default: LLaMA-Factory's lora_alpha defaults to lora_rank x 2");
+    // The adapter is modelled: the old "imported as full training" note is gone.
+    for (const std::string& n : r->notes) {
+      EXPECT_EQ(n.find("imported as full training"), std::string::npos) << n;
+    }
+  }
+}
+
 TEST(TitanFlavorTableTest, TheImporterReadsTheSharedTable) {
   // pytorch/torchtitan llama3_8b.toml with its [model] edited to the qwen3 32B flavor, which the
   // importer's own list lacked: data/models/torchtitan_flavors.yaml maps it (and the log analyser

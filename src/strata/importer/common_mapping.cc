@@ -185,10 +185,23 @@ Status MapAdapter(Settings& s, const MapContext& ctx, JobBuilder& job) {
   const std::string source = type->source;
   STRATA_ASSIGN_OR_RETURN(std::optional<int64_t> bits, s.Int("quantization_bit"));
   STRATA_ASSIGN_OR_RETURN(std::optional<bool> dora, s.Bool("use_dora"));
-  if (bits && *bits == 4) {
+  STRATA_ASSIGN_OR_RETURN(std::optional<bool> double_quant, s.Bool("double_quantization"));
+  const std::string method = s.String("quantization_method").value_or("bnb");
+  if (bits && *bits == 4 && method == "bnb") {
     job.Set("adapter.kind", "qlora", source + " lora with quantization_bit 4");
+    if (!double_quant.value_or(true)) {
+      job.Note(
+          "double_quantization false: the base is NF4 without double quantisation; strata's "
+          "qlora counts doubly quantised scales (0.127 bits per weight instead of 0.5, the "
+          "QLoRA paper's figures)");
+    }
   } else {
-    if (bits) {
+    if (bits && *bits == 4) {
+      job.Note(
+          fmt::format("quantization_method {}: a 4-bit base that is not bitsandbytes NF4; "
+                      "imported as lora with the base at precision.params",
+                      method));
+    } else if (bits) {
       job.Note(
           fmt::format("quantization_bit {}: the base weights were {}-bit in the run; "
                       "strata counts them at precision.params",
