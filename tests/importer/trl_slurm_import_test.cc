@@ -128,6 +128,32 @@ TEST(TrlImportTest, RecipesGiveTheirFields) {
   }
 }
 
+TEST(TrlImportTest, LoraFlagsOnTheCommandLine) {
+  // TRL's "LoRA Without Regret" page: trl/scripts/sft.py with --use_peft --lora_r 256
+  // --lora_alpha 16 --lora_target_modules all-linear --packing, no length and no dropout given.
+  ImportOptions o = Options("A100 80GB");
+  o.model = "qwen3-32b";  // stands in for Qwen2.5-3B-Instruct
+  o.gpus_per_node = 1;    // one process (uv run, no launcher)
+  auto r = ImportJobFile(ImportGolden("trl_lora_without_regret/sft_lora.sh"), o);
+  ASSERT_TRUE(r.ok()) << r.error().Format();
+  const std::vector<std::pair<const char*, const char*>> expected = {
+      {"adapter.kind", "lora"},  // --use_peft, no load_in_4bit
+      {"adapter.rank", "256"},   // --lora_r 256
+      {"adapter.alpha", "16"},   // --lora_alpha 16
+      {"adapter.targets", "[all-linear]"},
+      {"adapter.dropout", "0.05"},      // ModelConfig.lora_dropout's default
+      {"sequence.packing", "true"},     // --packing (a bare flag)
+      {"sequence.max_tokens", "1024"},  // SFTConfig.max_length's default
+      {"batch.micro_batch", "2"},       // --per_device_train_batch_size 2
+      {"batch.global_batch", "32"},     // 2 x --gradient_accumulation_steps 16 x DP 1
+      {"frozen", "[]"}};
+  for (const auto& [key, value] : expected) {
+    EXPECT_EQ(Field(*r, key), value) << key << " from " << SourceOf(*r, key);
+  }
+  EXPECT_EQ(SourceOf(*r, "frozen"),
+            "default: no module frozen besides the base the adapters train on");
+}
+
 TEST(TrlImportTest, TheQloraRecipeIsAnAdapterJob) {
   auto r =
       ImportJobFile(ImportGolden("trl_handbook_qlora/train_sft_qlora.sh"), Options("A100 80GB"));

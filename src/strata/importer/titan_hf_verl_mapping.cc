@@ -655,7 +655,9 @@ Status MapHfDeepSpeed(Settings& s, MapContext& ctx, JobBuilder& job) {
   job.Default("optimizer.master_weights", "fp32", "DeepSpeed keeps fp32 master weights");
   job.Default("optimizer.moments", "fp32", "Adam states in fp32");
   STRATA_RETURN_IF_ERROR(MapLigerLoss(s, ctx, job));
-  job.Default("frozen", "[]", "full fine-tuning");
+  job.Default("frozen", "[]",
+              job.Has("adapter.kind") ? "no module frozen besides the base the adapters train on"
+                                      : "full fine-tuning");
   job.Default("mtp", "false", "the HF Trainer does not build MTP blocks");
   if (stage == 3) STRATA_RETURN_IF_ERROR(MapZero3Prefetch(s, job));
   if (stage >= 1 && stage <= 3) {
