@@ -209,7 +209,12 @@ TEST(TrlImportTest, BadRecipesAreErrorsNamingTheFileAndKey) {
       {"truncated list", "- q_proj\n- k_", "<cut>",
        "adapter target 'k_' (config_qlora.yaml:14: lora_target_modules): strata models adapters "
        "on the decoder's linear layers"},
-      {"GPT-2 names", "- q_proj\n", "- c_attn\n", "adapter target 'c_attn'"},
+      {"GPT-2 names", "- q_proj\n", "- c_attn\n",
+       "adapter target 'c_attn' (config_qlora.yaml:14: lora_target_modules): strata models "
+       "adapters on the decoder's linear layers q_proj, k_proj, v_proj, o_proj, gate_proj, "
+       "up_proj, down_proj, all-linear\n  hint: a model that names its layers otherwise (a fused "
+       "c_attn, W_pack or query_key_value): give the Llama-style equivalent with --set "
+       "adapter.targets=[q_proj, k_proj, v_proj]"},
       {"rank in words", "lora_r: 16", "lora_r: sixteen", "adapter.rank"},
   };
   for (const Case& c : cases) {
@@ -218,6 +223,21 @@ TEST(TrlImportTest, BadRecipesAreErrorsNamingTheFileAndKey) {
     EXPECT_NE(r.error().Format().find(c.error), std::string::npos)
         << c.name << ": " << r.error().Format();
   }
+}
+
+TEST(TrlImportTest, TargetsTheModelNamesOtherwiseAreGivenWithSet) {
+  // The error's hint, followed: --set adapter.targets replaces the recipe's c_attn.
+  const std::string dir = ImportGolden("trl_handbook_qlora");
+  auto text = ReadFile(dir + "/recipes/zephyr-7b-beta/sft/config_qlora.yaml");
+  ASSERT_TRUE(text.ok());
+  std::string recipe = *text;
+  recipe.replace(recipe.find("- q_proj\n"), 9, "- c_attn\n");
+  ImportOptions o = Options("A100 80GB");
+  o.gpus_per_node = 1;
+  o.overrides = {"adapter.targets=[q_proj, k_proj, v_proj]"};
+  auto r = ImportJob(recipe, dir + "/recipes/zephyr-7b-beta/sft/config_qlora.yaml", o);
+  ASSERT_TRUE(r.ok()) << r.error().Format();
+  EXPECT_EQ(r->job.adapter.targets, (std::vector<std::string>{"q_proj", "k_proj", "v_proj"}));
 }
 
 TEST(TrlImportTest, AMissingOrWrongConfigIsNamed) {

@@ -105,13 +105,29 @@ Status SetAdapterTargets(const SourcedValue& v, JobBuilder& job) {
       return InvalidInput(fmt::format("adapter target '{}' ({}): strata models adapters on the "
                                       "decoder's linear layers {}",
                                       name, v.source, fmt::join(known, ", ")))
-          .WithHint(DidYouMeanHint(name, known));
+          .WithHint(ClosestMatch(name, known).empty()
+                        ? "a model that names its layers otherwise (a fused c_attn, W_pack or "
+                          "query_key_value): give the Llama-style equivalent with --set "
+                          "adapter.targets=[q_proj, k_proj, v_proj]"
+                        : DidYouMeanHint(name, known));
     }
   }
   if (names.empty()) {
     return InvalidInput(fmt::format("{} names no layer for the adapters", v.source));
   }
   job.Set("adapter.targets", fmt::format("[{}]", fmt::join(names, ", ")), v.source);
+  return OkStatus();
+}
+
+// The targets as the framework names them, unless `--set adapter.targets=...` replaces them
+// (a model whose layers are named otherwise, as the error for them suggests).
+Status MapAdapterTargets(const SourcedValue* v, const MapContext& ctx, JobBuilder& job,
+                         const std::string& fallback, const std::string& why) {
+  for (const std::string& o : ctx.options->overrides) {
+    if (o.starts_with("adapter.targets=")) return OkStatus();  // set after the mapping
+  }
+  if (v != nullptr) return SetAdapterTargets(*v, job);
+  job.Default("adapter.targets", fallback, why);
   return OkStatus();
 }
 
@@ -168,13 +184,10 @@ Status MapAdapter(Settings& s, const MapContext& ctx, JobBuilder& job) {
                   "TRL's ModelConfig.lora_alpha defaults to 32");
     AdapterNumber(s, job, "lora_dropout", "adapter.dropout", "0.05",
                   "TRL's ModelConfig.lora_dropout defaults to 0.05");
-    if (const SourcedValue* t = s.Use("lora_target_modules")) {
-      STRATA_RETURN_IF_ERROR(SetAdapterTargets(*t, job));
-    } else {
-      job.Default("adapter.targets", "[q_proj, v_proj]",
-                  "no lora_target_modules: PEFT's default for Llama, Mistral and Qwen models "
-                  "(peft/utils/constants.py)");
-    }
+    STRATA_RETURN_IF_ERROR(MapAdapterTargets(
+        s.Use("lora_target_modules"), ctx, job, "[q_proj, v_proj]",
+        "no lora_target_modules: PEFT's default for Llama, Mistral and Qwen models "
+        "(peft/utils/constants.py)"));
     return OkStatus();
   }
   const SourcedValue* type = ctx.llamafactory_stage.empty() ? nullptr : s.Use("finetuning_type");
@@ -225,11 +238,8 @@ Status MapAdapter(Settings& s, const MapContext& ctx, JobBuilder& job) {
   }
   AdapterNumber(s, job, "lora_dropout", "adapter.dropout", "0",
                 "LLaMA-Factory's lora_dropout defaults to 0");
-  if (const SourcedValue* t = s.Use("lora_target")) {
-    STRATA_RETURN_IF_ERROR(SetAdapterTargets(*t, job));
-  } else {
-    job.Default("adapter.targets", "[all-linear]", "LLaMA-Factory's lora_target defaults to all");
-  }
+  STRATA_RETURN_IF_ERROR(MapAdapterTargets(s.Use("lora_target"), ctx, job, "[all-linear]",
+                                           "LLaMA-Factory's lora_target defaults to all"));
   return OkStatus();
 }
 
