@@ -96,6 +96,57 @@ TEST(TitanHeaderTest, JobFromTheHeader) {
       << job->source;
 }
 
+TEST(TitanHeaderTest, TheModelTableIsTheImportersToo) {
+  // PR #1625's header with its model line edited to torchtitan's qwen3 32B flavor: the name comes
+  // from data/models/torchtitan_flavors.yaml, the table the TOML importer reads.
+  std::vector<std::string> lines = kPr1625;
+  lines[0] =
+      "[titan] 2025-08-22 07:52:56,570 - root - INFO - Building qwen3 32B with Qwen3ModelArgs()";
+  lines[2] = "";
+  auto job = JobFromTitanHeader(Read(lines));
+  ASSERT_TRUE(job.ok()) << job.error().Format();
+  EXPECT_EQ(job->model, "qwen3-32b");
+}
+
+// A header cut off or garbled: what it still gives is used, what it lost is named.
+TEST(TitanHeaderTest, TruncatedAndMalformedHeaders) {
+  // Cut inside the batch line (the log of a job killed while writing it): no batch is read.
+  std::vector<std::string> cut(kPr1625.begin(), kPr1625.begin() + 5);
+  cut[4] = cut[4].substr(0, cut[4].find("global batch"));
+  const TitanHeader h = Read(cut);
+  EXPECT_EQ(h.model_line, 1);
+  EXPECT_EQ(h.device_line, 2);
+  EXPECT_EQ(h.batch_line, 5);
+  EXPECT_EQ(h.local_batch, 1);
+  EXPECT_FALSE(h.global_batch.has_value());
+  auto job = JobFromTitanHeader(h);
+  ASSERT_FALSE(job.ok());
+  EXPECT_EQ(job.error().message,
+            "the torchtitan log header does not give the batch and sequence length: its batch "
+            "line (line 5) has no readable global batch size, sequence length");
+  // A mesh line whose names and sizes disagree is not read as a mesh (no dimension guessed).
+  TitanHeader mesh;
+  EXPECT_TRUE(ParseTitanHeaderLine(
+      "2024-03-27 14:30:01,182 - root - INFO - Building 2-D device mesh with ['dp', 'tp'], [2]", 3,
+      mesh));
+  EXPECT_TRUE(mesh.mesh.empty());
+  EXPECT_EQ(mesh.mesh_line, 0);
+  // Garbled numbers read as absent, not as zero.
+  TitanHeader garbled;
+  ParseTitanHeaderLine(
+      "[titan] 2025-08-22 07:52:57,498 - root - INFO - Trainer is initialized with local batch "
+      "size one, global batch size 8, gradient accumulation steps 1, sequence length 8192",
+      9, garbled);
+  EXPECT_FALSE(garbled.local_batch.has_value());
+  EXPECT_EQ(garbled.global_batch, 8);
+  ParseTitanHeaderLine(
+      "[titan] 2025-08-22 07:52:57,467 - root - INFO - Peak FLOPS used for "
+      "computing MFU: not-a-number",
+      10, garbled);
+  EXPECT_FALSE(garbled.peak_flop_per_s.has_value());
+  EXPECT_EQ(garbled.peak_line, 0);
+}
+
 TEST(TitanHeaderTest, WhatTheHeaderLacksIsNamed) {
   // pytorch/torchtitan pull request #3393 (2026-05, turn 0): a debug model on a Tesla T4.
   const TitanHeader h =
@@ -105,8 +156,10 @@ TEST(TitanHeaderTest, WhatTheHeaderLacksIsNamed) {
             "6,163,712 total parameters"});
   auto job = JobFromTitanHeader(h);
   ASSERT_FALSE(job.ok());
+  // data/models/torchtitan_flavors.yaml says why the catalog has none.
   EXPECT_EQ(job.error().message,
-            "torchtitan model 'llama3/debugmodel' (line 2) has no strata catalog entry");
+            "torchtitan model 'llama3/debugmodel' (line 2) has no strata catalog entry: "
+            "torchtitan's test configuration (dim 256, 6 layers), not a released model");
   auto with_model = JobFromTitanHeader(h, "llama-3.1-8b");
   ASSERT_FALSE(with_model.ok());
   EXPECT_EQ(with_model.error().message,

@@ -1,12 +1,19 @@
 // The cluster and data-parallel fields every mapper shares, and the list of unused settings.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <optional>
+#include <string>
+#include <vector>
 
+#include "strata/core/did_you_mean.h"
+#include "strata/core/text_scan.h"
 #include "strata/hw/cluster.h"
 #include "strata/importer/framework_mappers.h"
+#include "strata/model/adapter.h"
 
 namespace strata {
 
@@ -69,12 +76,180 @@ std::string EnvSource(const MapContext& ctx, const std::string& name) {
 
 }  // namespace
 
+namespace {
+
+// The adapter's layers as the framework names them (a YAML list, "q_proj,v_proj", or one name;
+// "all" and "all-linear" for every linear layer), checked against strata's names.
+Status SetAdapterTargets(const SourcedValue& v, JobBuilder& job) {
+  std::string text = v.value;
+  if (text.size() >= 2 && text.front() == '[' && text.back() == ']') {
+    text = text.substr(1, text.size() - 2);
+  }
+  std::vector<std::string> names;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = text.find_first_of(",\n", start);
+    if (end == std::string::npos) end = text.size();
+    std::string name(TrimSpace(text.substr(start, end - start)));
+    if (name.starts_with("- ")) name = std::string(TrimSpace(name.substr(2)));  // a block list
+    if (name.size() >= 2 && (name.front() == '"' || name.front() == '\'')) {
+      name = name.substr(1, name.size() - 2);
+    }
+    if (name == "all") name = "all-linear";  // LLaMA-Factory's lora_target: all
+    if (!name.empty()) names.push_back(name);
+    start = end + 1;
+  }
+  const std::vector<std::string>& known = AdapterTargetNames();
+  for (const std::string& name : names) {
+    if (std::find(known.begin(), known.end(), name) == known.end()) {
+      return InvalidInput(fmt::format("adapter target '{}' ({}): strata models adapters on the "
+                                      "decoder's linear layers {}",
+                                      name, v.source, fmt::join(known, ", ")))
+          .WithHint(ClosestMatch(name, known).empty()
+                        ? "a model that names its layers otherwise (a fused c_attn, W_pack or "
+                          "query_key_value): give the Llama-style equivalent with --set "
+                          "adapter.targets=[q_proj, k_proj, v_proj]"
+                        : DidYouMeanHint(name, known));
+    }
+  }
+  if (names.empty()) {
+    return InvalidInput(fmt::format("{} names no layer for the adapters", v.source));
+  }
+  job.Set("adapter.targets", fmt::format("[{}]", fmt::join(names, ", ")), v.source);
+  return OkStatus();
+}
+
+// The targets as the framework names them, unless `--set adapter.targets=...` replaces them
+// (a model whose layers are named otherwise, as the error for them suggests).
+Status MapAdapterTargets(const SourcedValue* v, const MapContext& ctx, JobBuilder& job,
+                         const std::string& fallback, const std::string& why) {
+  for (const std::string& o : ctx.options->overrides) {
+    if (o.starts_with("adapter.targets=")) return OkStatus();  // set after the mapping
+  }
+  if (v != nullptr) return SetAdapterTargets(*v, job);
+  job.Default("adapter.targets", fallback, why);
+  return OkStatus();
+}
+
+// One adapter setting: the value given, else the framework's default (named).
+void AdapterNumber(Settings& s, JobBuilder& job, const char* key, const char* field,
+                   const std::string& fallback, const std::string& why) {
+  if (const SourcedValue* v = s.Use(key)) {
+    job.Set(field, v->value, v->source);
+  } else {
+    job.Default(field, fallback, why);
+  }
+}
+
+}  // namespace
+
+Status MapAdapter(Settings& s, const MapContext& ctx, JobBuilder& job) {
+  if (s.Has("use_peft")) {
+    // TRL's ModelConfig (huggingface/trl trl/trainer/model_config.py): use_peft, lora_r 16,
+    // lora_alpha 32, lora_dropout 0.05, lora_target_modules (None: PEFT picks the model's
+    // defaults), load_in_4bit (bitsandbytes NF4), use_dora.
+    const std::string source = s.Use("use_peft")->source;
+    STRATA_ASSIGN_OR_RETURN(std::optional<bool> peft, s.Bool("use_peft"));
+    if (!*peft) return OkStatus();
+    STRATA_ASSIGN_OR_RETURN(std::optional<bool> four_bit, s.Bool("load_in_4bit"));
+    STRATA_ASSIGN_OR_RETURN(std::optional<bool> dora, s.Bool("use_dora"));
+    STRATA_ASSIGN_OR_RETURN(std::optional<bool> nested, s.Bool("use_bnb_nested_quant"));
+    if (four_bit.value_or(false)) {
+      job.Set("adapter.kind", "qlora", source + " with load_in_4bit");
+      if (!nested.value_or(false)) {
+        job.Note(
+            "load_in_4bit without use_bnb_nested_quant: TRL quantises the base to NF4 without "
+            "double quantisation; strata's qlora counts doubly quantised scales (0.127 bits "
+            "per weight instead of 0.5, the QLoRA paper's figures)");
+      }
+      if (dora.value_or(false)) {
+        job.Note(
+            "use_dora with load_in_4bit: imported as qlora; DoRA's magnitude vectors are "
+            "not counted");
+      }
+    } else {
+      job.Set("adapter.kind", dora.value_or(false) ? "dora" : "lora",
+              dora.value_or(false) ? source + " with use_dora" : source);
+    }
+    STRATA_ASSIGN_OR_RETURN(std::optional<bool> eight_bit, s.Bool("load_in_8bit"));
+    if (eight_bit.value_or(false) && !four_bit.value_or(false)) {
+      job.Note(
+          fmt::format("{}: the base weights were 8-bit in the run; strata counts them at "
+                      "precision.params",
+                      s.Use("load_in_8bit")->source));
+    }
+    AdapterNumber(s, job, "lora_r", "adapter.rank", "16",
+                  "TRL's ModelConfig.lora_r defaults to 16");
+    AdapterNumber(s, job, "lora_alpha", "adapter.alpha", "32",
+                  "TRL's ModelConfig.lora_alpha defaults to 32");
+    AdapterNumber(s, job, "lora_dropout", "adapter.dropout", "0.05",
+                  "TRL's ModelConfig.lora_dropout defaults to 0.05");
+    STRATA_RETURN_IF_ERROR(MapAdapterTargets(
+        s.Use("lora_target_modules"), ctx, job, "[q_proj, v_proj]",
+        "no lora_target_modules: PEFT's default for Llama, Mistral and Qwen models "
+        "(peft/utils/constants.py)"));
+    return OkStatus();
+  }
+  const SourcedValue* type = ctx.llamafactory_stage.empty() ? nullptr : s.Use("finetuning_type");
+  if (type == nullptr || type->value != "lora") return OkStatus();
+  // LLaMA-Factory's FinetuningArguments (src/llamafactory/hparams/finetuning_args.py):
+  // lora_rank 8, lora_alpha = 2 x rank, lora_dropout 0, lora_target "all", use_dora; and
+  // ModelArguments' quantization_bit 4 (bitsandbytes NF4, double_quantization on by default).
+  const std::string source = type->source;
+  STRATA_ASSIGN_OR_RETURN(std::optional<int64_t> bits, s.Int("quantization_bit"));
+  STRATA_ASSIGN_OR_RETURN(std::optional<bool> dora, s.Bool("use_dora"));
+  STRATA_ASSIGN_OR_RETURN(std::optional<bool> double_quant, s.Bool("double_quantization"));
+  const std::string method = s.String("quantization_method").value_or("bnb");
+  if (bits && *bits == 4 && method == "bnb") {
+    job.Set("adapter.kind", "qlora", source + " lora with quantization_bit 4");
+    if (!double_quant.value_or(true)) {
+      job.Note(
+          "double_quantization false: the base is NF4 without double quantisation; strata's "
+          "qlora counts doubly quantised scales (0.127 bits per weight instead of 0.5, the "
+          "QLoRA paper's figures)");
+    }
+  } else {
+    if (bits && *bits == 4) {
+      job.Note(
+          fmt::format("quantization_method {}: a 4-bit base that is not bitsandbytes NF4; "
+                      "imported as lora with the base at precision.params",
+                      method));
+    } else if (bits) {
+      job.Note(
+          fmt::format("quantization_bit {}: the base weights were {}-bit in the run; "
+                      "strata counts them at precision.params",
+                      *bits, *bits));
+    }
+    job.Set("adapter.kind", dora.value_or(false) ? "dora" : "lora",
+            dora.value_or(false) ? source + " lora with use_dora" : source + " lora");
+  }
+  std::string rank = "8";
+  if (const SourcedValue* r = s.Use("lora_rank")) {
+    rank = r->value;
+    job.Set("adapter.rank", rank, r->source);
+  } else {
+    job.Default("adapter.rank", rank, "LLaMA-Factory's lora_rank defaults to 8");
+  }
+  if (const SourcedValue* a = s.Use("lora_alpha")) {
+    job.Set("adapter.alpha", a->value, a->source);
+  } else if (const std::optional<int64_t> r = ParseInt64(rank)) {
+    job.Default("adapter.alpha", std::to_string(2 * *r),
+                "LLaMA-Factory's lora_alpha defaults to lora_rank x 2");
+  }
+  AdapterNumber(s, job, "lora_dropout", "adapter.dropout", "0",
+                "LLaMA-Factory's lora_dropout defaults to 0");
+  STRATA_RETURN_IF_ERROR(MapAdapterTargets(s.Use("lora_target"), ctx, job, "[all-linear]",
+                                           "LLaMA-Factory's lora_target defaults to all"));
+  return OkStatus();
+}
+
 // LoRA and quantised bases are run modes strata does not model: say what the import assumed.
 void NoteTuningMode(Settings& s, JobBuilder& job) {
-  // ms-swift's train_type, LLaMA-Factory's finetuning_type (lora, freeze, oft).
+  // ms-swift's train_type, LLaMA-Factory's finetuning_type (lora, freeze, oft); an adapter
+  // MapAdapter imported is modelled.
   const SourcedValue* t = s.Use("train_type");
   if (t == nullptr) t = s.Use("finetuning_type");
-  if (t != nullptr && t->value != "full") {
+  if (t != nullptr && t->value != "full" && !job.Has("adapter.kind")) {
     job.Note(fmt::format(
         "{} {}: strata models full-parameter training, so the job is imported as full "
         "training; the frozen base (no gradients or optimizer states) and the adapters are "

@@ -23,13 +23,19 @@ struct MapContext {
   std::map<std::string, std::string> env;         // environment of the launch command
   std::map<std::string, std::string> env_origin;  // variables a sourced file set: "cluster.sh:3"
   std::string model_json;                         // out: a Megatron-style model description
-  bool ms_swift = false;  // `swift sft`: ms-swift's defaults over the HF Trainer's
+  bool ms_swift = false;           // `swift sft`: ms-swift's defaults over the HF Trainer's
+  bool trl_sft = false;            // TRL's SFTConfig (`trl sft`, TRL's sft.py, a TRL recipe YAML)
+  std::string llamafactory_stage;  // LLaMA-Factory's stage (pt, sft, rm, ppo, dpo, kto)
 };
 
 Status MapMegatron(MegatronFlavor flavor, Settings& s, MapContext& ctx, JobBuilder& job);
 Status MapTorchtitan(Settings& s, MapContext& ctx, JobBuilder& job);
 Status MapHfDeepSpeed(Settings& s, MapContext& ctx, JobBuilder& job);
 Status MapVerl(Settings& s, MapContext& ctx, JobBuilder& job);
+
+/// LoRA, QLoRA and DoRA as the job's adapter: TRL's use_peft with its lora_* keys, and
+/// LLaMA-Factory's finetuning_type lora (its stage set in `ctx`), each with its own defaults.
+Status MapAdapter(Settings& s, const MapContext& ctx, JobBuilder& job);
 
 /// ms-swift's train_type (LoRA, ...) and quant_bits: run modes strata does not model, named as
 /// approximations of the import.

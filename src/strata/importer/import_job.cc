@@ -112,6 +112,59 @@ DeepSpeedHosts ParseDeepSpeedInclude(std::string_view text) {
 
 namespace {
 
+bool IsYamlPath(const std::string& word) {
+  return !word.starts_with("-") && (word.ends_with(".yaml") || word.ends_with(".yml"));
+}
+
+// A TRL recipe (TrlParser's `--config` YAML): the script's arguments, TrainingArguments and
+// TRL's ModelConfig, with no LLaMA-Factory stage.
+bool IsTrlRecipe(const Settings& s) {
+  return !s.Has("stage") &&
+         (s.Has("model_name_or_path") || s.Has("per_device_train_batch_size") || s.Has("use_peft"));
+}
+
+// An SFT recipe: none of the preference or RL configs' keys (DPOConfig's beta and
+// max_prompt_length, GRPOConfig's num_generations and max_completion_length).
+bool IsTrlSftRecipe(const Settings& s) {
+  return !s.Has("beta") && !s.Has("max_prompt_length") && !s.Has("num_generations") &&
+         !s.Has("max_completion_length");
+}
+
+// `srun [flags] [wrappers] program`: srun starts the program once per task, each task one rank
+// (the program reads SLURM_PROCID), unless a launcher between them (torchrun, deepspeed,
+// accelerate, torch.distributed.launch) starts the ranks itself. srun's own task and node flags
+// replace the header's, as inside an allocation.
+bool SrunStartsEachRank(const std::vector<ShellWord>& w, size_t program, Settings& slurm) {
+  if (w.empty() || !(w[0].text == "srun" || w[0].text.ends_with("/srun"))) return false;
+  for (size_t i = 1; i < program && i < w.size(); ++i) {
+    const std::string name = fs::path(w[i].text).filename().string();
+    if (name == "torchrun" || name == "deepspeed" || name == "accelerate" ||
+        w[i].text.starts_with("torch.distributed")) {
+      return false;
+    }
+  }
+  // srun's -N 2, -N2, --nodes=2, --nodes 2 (and -n / --ntasks, --ntasks-per-node).
+  for (size_t i = 1; i < program && i < w.size(); ++i) {
+    std::string flag = w[i].text, value;
+    if (const size_t eq = flag.find('='); flag.starts_with("--") && eq != std::string::npos) {
+      value = flag.substr(eq + 1);
+      flag = flag.substr(0, eq);
+    } else if (flag.size() > 2 && (flag.starts_with("-N") || flag.starts_with("-n")) &&
+               flag[1] != '-') {
+      value = flag.substr(2);
+      flag = flag.substr(0, 2);
+    }
+    const std::string name = flag == "-N" || flag == "--nodes"    ? "nodes"
+                             : flag == "-n" || flag == "--ntasks" ? "ntasks"
+                             : flag == "--ntasks-per-node"        ? "ntasks_per_node"
+                                                                  : "";
+    if (name.empty()) continue;
+    if (value.empty() && i + 1 < program) value = w[++i].text;
+    slurm.Set(name, value, fmt::format("srun {} (line {})", flag, w[i].line));
+  }
+  return true;
+}
+
 // Launcher options (torchrun, deepspeed, accelerate) before the training program.
 void ReadLauncher(const std::vector<ShellWord>& words, size_t program, Detected& d) {
   Settings launcher;
@@ -139,23 +192,17 @@ void ReadLauncher(const std::vector<ShellWord>& words, size_t program, Detected&
   }
 }
 
-// `accelerate launch [flags] script.py args`: the flags and the config they name, as
-// "accelerate.<key>" settings (the flags win over the config, as in accelerate's launcher).
-Status ReadAccelerateLaunch(const std::vector<ShellWord>& w, size_t launch, size_t program,
-                            const std::string& file, Bundle& bundle, Detected& d) {
-  const std::vector<ShellWord> launcher(w.begin() + static_cast<std::ptrdiff_t>(launch) + 1,
-                                        w.begin() + static_cast<std::ptrdiff_t>(program));
-  Settings flags;
-  ReadCommandArgs(launcher, 0, flags);
+// Accelerate's launch flags (`accelerate launch [flags] script.py`, or those `trl sft` passes
+// on to it) and the config they name, as "accelerate.<key>" settings (the flags win over the
+// config, as in accelerate's launcher). `config_line` is the line of --config_file.
+Status ReadAccelerateFlags(Settings& flags, int config_line, const std::string& file,
+                           Bundle& bundle, Detected& d) {
   AddAccelerateLaunchFlags(flags, d.settings);
   const fs::path base = fs::path(file).parent_path();
   if (const SourcedValue* cfg = flags.Use("config_file")) {
-    int line = 0;
-    for (const ShellWord& word : launcher) {
-      if (word.text.starts_with("--config_file")) line = word.line;
-    }
-    STRATA_ASSIGN_OR_RETURN(fs::path path,
-                            bundle.Find(cfg->value, base, "accelerate launch --config_file", line));
+    STRATA_ASSIGN_OR_RETURN(
+        fs::path path,
+        bundle.Find(cfg->value, base, "accelerate launch --config_file", config_line));
     STRATA_ASSIGN_OR_RETURN(std::string text, ReadFile(path.string()));
     STRATA_ASSIGN_OR_RETURN(Settings yaml, ReadYamlSettings(text, path.string()));
     if (!IsAccelerateConfig(yaml)) {
@@ -176,6 +223,65 @@ Status ReadAccelerateLaunch(const std::vector<ShellWord>& w, size_t launch, size
       d.settings.Set("accelerate.distributed_type", "MULTI_GPU",
                      "derived: accelerate launch without a config or plugin flag runs DDP");
     }
+  }
+  return OkStatus();
+}
+
+Status ReadAccelerateLaunch(const std::vector<ShellWord>& w, size_t launch, size_t program,
+                            const std::string& file, Bundle& bundle, Detected& d) {
+  const std::vector<ShellWord> launcher(w.begin() + static_cast<std::ptrdiff_t>(launch) + 1,
+                                        w.begin() + static_cast<std::ptrdiff_t>(program));
+  Settings flags;
+  ReadCommandArgs(launcher, 0, flags);
+  int line = 0;
+  for (const ShellWord& word : launcher) {
+    if (word.text.starts_with("--config_file")) line = word.line;
+  }
+  return ReadAccelerateFlags(flags, line, file, bundle, d);
+}
+
+// `trl sft [args]`: TRL's CLI runs its script under `accelerate launch`, taking Accelerate's
+// flags among the script's (trl/cli.py); those are moved to the launch.
+Status ReadTrlLaunch(const std::vector<ShellWord>& w, const std::string& file, Bundle& bundle,
+                     Detected& d) {
+  Settings flags;
+  int line = 0;
+  for (const char* key : {"num_processes", "num_machines", "config_file", "mixed_precision",
+                          "use_deepspeed", "use_fsdp", "multi_gpu", "zero_stage"}) {
+    const SourcedValue* v = d.settings.Use(key);
+    if (v == nullptr) continue;
+    flags.Set(key, v->value, v->source);
+  }
+  // --accelerate_config NAME: one of the configs TRL ships (trl/accelerate_configs/NAME.yaml),
+  // or a path (trl/cli/accelerate_config.py); strata reads it from the bundle.
+  if (const SourcedValue* v = d.settings.Use("accelerate_config")) {
+    const bool path = v->value.ends_with(".yaml") || v->value.ends_with(".yml");
+    flags.Set("config_file", path ? v->value : v->value + ".yaml", v->source);
+  }
+  for (const ShellWord& word : w) {
+    if (word.text.starts_with("--config_file")) line = word.line;
+  }
+  return ReadAccelerateFlags(flags, line, file, bundle, d);
+}
+
+// A TRL recipe YAML (`--config x.yaml`: TrlParser reads it as the arguments' defaults, the
+// command line's flags win over it), relative to the launch's folder.
+Status MergeTrlConfig(Settings& s, const fs::path& base, Bundle& bundle) {
+  const SourcedValue* v = s.Use("config");
+  if (v == nullptr) return OkStatus();
+  const std::string source = v->source;
+  STRATA_ASSIGN_OR_RETURN(fs::path path, bundle.Find(v->value, base, source));
+  STRATA_ASSIGN_OR_RETURN(std::string text, ReadFile(path.string()));
+  STRATA_ASSIGN_OR_RETURN(Settings yaml, ReadYamlSettings(text, path.string()));
+  if (IsAccelerateConfig(yaml)) {
+    return InvalidInput(fmt::format("{} names an Accelerate config (it has distributed_type), "
+                                    "not the script's arguments",
+                                    source))
+        .InFile(path.string())
+        .WithHint("give it to accelerate launch --config_file");
+  }
+  for (const auto& [key, sv] : yaml.Unused()) {
+    if (!s.Has(key)) s.Set(key, sv.value, sv.source);
   }
   return OkStatus();
 }
@@ -214,6 +320,7 @@ Result<Detected> DetectCommand(std::string_view text, const std::string& file, B
     for (const std::string& note : source_notes) d.job.Note(note);
     size_t program = w.size();
     size_t accelerate_launch = w.size();
+    bool trl_launch = false;
     for (size_t i = 0; i < w.size(); ++i) {
       const std::string& t = w[i].text;
       const std::string next = i + 1 < w.size() ? w[i + 1].text : "";
@@ -233,8 +340,20 @@ Result<Detected> DetectCommand(std::string_view text, const std::string& file, B
         }
         accelerate_launch = i + 1;
         d.framework = Framework::kHfDeepSpeed;
+        // TRL's own scripts (trl/scripts/sft.py) and recipes built on them (the alignment
+        // handbook's scripts/sft.py) train with SFTConfig.
+        d.ctx.trl_sft = fs::path(w[program].text).filename().string() == "sft.py";
         d.format =
             "accelerate launch (" + fs::path(w[program].text).filename().string() + ", HF Trainer)";
+        break;
+      }
+      // `trl sft|dpo|grpo|kto|reward ...`: TRL's CLI, the HF Trainer under Accelerate.
+      if ((t == "trl" || t.ends_with("/trl")) && !next.empty() && !next.starts_with("-")) {
+        d.framework = Framework::kHfDeepSpeed;
+        d.format = "TRL command (trl " + next + ", HF Trainer)";
+        d.ctx.trl_sft = next == "sft";
+        trl_launch = true;
+        program = i + 1;
         break;
       }
       const bool swift_sub = next == "sft" || next == "pt" || next == "rlhf";
@@ -273,10 +392,16 @@ Result<Detected> DetectCommand(std::string_view text, const std::string& file, B
         bool hf = false;
         for (size_t j = i + 1; j < w.size(); ++j) {
           hf = hf || w[j].text == "--deepspeed" || w[j].text == "--per_device_train_batch_size";
+          // A TRL-style script given its recipe: `sft.py --config recipe.yaml`.
+          const std::string arg = j + 1 < w.size() ? w[j + 1].text : "";
+          hf = hf || (w[j].text == "--config" && IsYamlPath(arg));
         }
+        // HfArgumentParser's other spelling: the recipe as the script's only positional.
+        hf = hf || (i + 1 < w.size() && IsYamlPath(w[i + 1].text));
         if (hf) {
           d.framework = Framework::kHfDeepSpeed;
           d.format = "HF Trainer command (" + fs::path(t).filename().string() + ")";
+          d.ctx.trl_sft = fs::path(t).filename().string() == "sft.py";
           program = i;
           break;
         }
@@ -285,11 +410,21 @@ Result<Detected> DetectCommand(std::string_view text, const std::string& file, B
     if (program == w.size()) continue;
     if (accelerate_launch < w.size()) {
       STRATA_RETURN_IF_ERROR(ReadAccelerateLaunch(w, accelerate_launch, program, file, bundle, d));
-    } else {
+    } else if (!trl_launch) {
       ReadLauncher(w, program, d);
     }
-    ApplySlurmHeader(slurm, d.job);
+    ApplySlurmHeader(slurm, d.job, SrunStartsEachRank(w, program, slurm));
     ReadCommandArgs(w, program + 1, d.settings);
+    if (d.framework == Framework::kHfDeepSpeed && program + 1 < w.size() &&
+        IsYamlPath(w[program + 1].text) && !d.settings.Has("config")) {
+      d.settings.Set("config", w[program + 1].text,
+                     fmt::format("{} (line {})", w[program + 1].text, w[program + 1].line));
+    }
+    if (d.framework == Framework::kHfDeepSpeed) {
+      STRATA_RETURN_IF_ERROR(MergeTrlConfig(d.settings, base, bundle));
+    }
+    // After the recipe: TRL's docs put accelerate's num_processes in it too.
+    if (trl_launch) STRATA_RETURN_IF_ERROR(ReadTrlLaunch(w, file, bundle, d));
     if (d.ctx.ms_swift && d.settings.Has("model") && !d.settings.Has("model_name_or_path")) {
       const SourcedValue* m = d.settings.Use("model");
       d.settings.Set("model_name_or_path", m->value, m->source);
@@ -314,8 +449,9 @@ Result<Detected> DetectCommand(std::string_view text, const std::string& file, B
   }
   return InvalidInput(
              "no training launch recognised: expected a Megatron-LM pretrain_*.py, "
-             "`megatron sft`, `swift sft`, torchtitan, verl.trainer or an HF Trainer "
-             "script with --deepspeed / --per_device_train_batch_size")
+             "`megatron sft`, `swift sft`, `trl sft`, torchtitan, verl.trainer or an HF "
+             "Trainer script with --deepspeed / --per_device_train_batch_size / --config "
+             "recipe.yaml")
       .InFile(file)
       .WithHint(
           "strata import also reads a Megatron log (its argument dump), ms-swift "
@@ -468,7 +604,7 @@ Result<ImportReport> ImportJob(std::string_view text, const std::string& file,
       if (llamafactory) {
         d.framework = Framework::kHfDeepSpeed;
         d.format = "LLaMA-Factory YAML (HF Trainer)";
-        d.settings.Ignore("stage");
+        d.ctx.llamafactory_stage = *d.settings.String("stage");
         // LLaMA-Factory checkpoints every layer unless disable_gradient_checkpointing is true
         // (ModelArguments; it calls gradient_checkpointing_enable itself).
         if (!d.settings.Has("gradient_checkpointing")) {
@@ -482,6 +618,19 @@ Result<ImportReport> ImportJob(std::string_view text, const std::string& file,
         STRATA_RETURN_IF_ERROR(
             MergeDeepSpeedFile(d.settings, fs::path(file).parent_path(), bundle));
         detected = std::move(d);
+      } else if (!verl && IsTrlRecipe(d.settings)) {
+        // A TRL / alignment-handbook recipe: TrainingArguments (SFTConfig) and ModelConfig keys,
+        // read by TrlParser from `--config x.yaml`; `deepspeed:` may name a DeepSpeed JSON.
+        d.framework = Framework::kHfDeepSpeed;
+        d.format = "TRL recipe YAML (HF Trainer)";
+        d.ctx.trl_sft = IsTrlSftRecipe(d.settings);
+        STRATA_RETURN_IF_ERROR(
+            MergeDeepSpeedFile(d.settings, fs::path(file).parent_path(), bundle));
+        d.job.Note(
+            "a TRL recipe alone: the launch (accelerate launch and its config) is not part of "
+            "the input; give the cluster with --gpus-per-node / --nodes or import the launch "
+            "command with this file");
+        detected = std::move(d);
       } else if (verl) {
         d.framework = Framework::kVerl;
         d.format = "verl trainer YAML";
@@ -489,7 +638,8 @@ Result<ImportReport> ImportJob(std::string_view text, const std::string& file,
       } else {
         return InvalidInput(
                    "a YAML file that is neither a verl trainer config (no actor_rollout_ref), a "
-                   "LLaMA-Factory one (no stage) nor an Accelerate config (no distributed_type)")
+                   "LLaMA-Factory one (no stage), a TRL recipe (no model_name_or_path or "
+                   "per_device_train_batch_size) nor an Accelerate config (no distributed_type)")
             .InFile(file)
             .WithHint("a strata job file is used directly: pass it as the job, not to import");
       }

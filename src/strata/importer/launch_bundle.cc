@@ -105,6 +105,23 @@ std::optional<std::pair<int64_t, std::string>> SlurmGpusPerNode(Settings& slurm)
   return std::nullopt;
 }
 
+// The tasks per node: --ntasks-per-node, else --ntasks over --nodes.
+std::optional<std::pair<int64_t, std::string>> SlurmTasksPerNode(Settings& slurm) {
+  if (const SourcedValue* v = slurm.Use("ntasks_per_node")) {
+    if (auto n = ParseInt64(v->value); n && *n > 0) return std::pair{*n, v->source};
+  }
+  const SourcedValue* ntasks = slurm.Use("ntasks");
+  const SourcedValue* nodes = slurm.Use("nodes");
+  if (ntasks != nullptr && nodes != nullptr) {
+    auto n = ParseInt64(ntasks->value);
+    auto k = ParseInt64(nodes->value);
+    if (n && k && *k > 0 && *n % *k == 0 && *n > 0) {
+      return std::pair{*n / *k, fmt::format("{} / {}", ntasks->source, nodes->source)};
+    }
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 // #SBATCH lines: the allocation a batch script runs in ("#SBATCH --nodes=4", "#SBATCH -N 4").
@@ -154,10 +171,24 @@ Settings ReadSlurmHeader(std::string_view text, const std::string& file) {
 
 // The header's sizes where the launch does not give them, or gives a variable the scheduler
 // sets when the job runs (--nnodes $SLURM_NNODES): the header is what the scheduler sets it to.
-void ApplySlurmHeader(Settings& slurm, JobBuilder& job) {
+void ApplySlurmHeader(Settings& slurm, JobBuilder& job, bool one_rank_per_task) {
   auto open = [&](const char* key) {
     return !job.Has(key) || job.Get(key).find('$') != std::string::npos;
   };
+  // srun starting the training program itself (no torchrun): each task is one rank, so the
+  // ranks per node are the tasks per node, whatever GPUs the header asks for.
+  std::optional<std::pair<int64_t, std::string>> tasks;
+  if (one_rank_per_task) tasks = SlurmTasksPerNode(slurm);
+  if (tasks && open("cluster.gpus_per_node")) {
+    job.Set("cluster.gpus_per_node", std::to_string(tasks->first),
+            tasks->second + " (srun starts the program once per task: one rank, one GPU each)");
+    if (auto gpus = SlurmGpusPerNode(slurm); gpus && gpus->first != tasks->first) {
+      job.Note(
+          fmt::format("{} gives {} GPUs per node, but srun starts {} tasks per node ({}), "
+                      "one rank each: the job runs {} ranks per node",
+                      gpus->second, gpus->first, tasks->first, tasks->second, tasks->first));
+    }
+  }
   if (const SourcedValue* n = slurm.Use("nodes")) {
     if (open("cluster.nodes") && ParseInt64(n->value)) {
       job.Set("cluster.nodes", n->value, n->source);
@@ -168,7 +199,7 @@ void ApplySlurmHeader(Settings& slurm, JobBuilder& job) {
                       n->source, n->value, job.Get("cluster.nodes")));
     }
   }
-  if (auto gpus = SlurmGpusPerNode(slurm)) {
+  if (auto gpus = tasks ? std::nullopt : SlurmGpusPerNode(slurm)) {
     if (open("cluster.gpus_per_node")) {
       job.Set("cluster.gpus_per_node", std::to_string(gpus->first), gpus->second);
     } else if (job.Get("cluster.gpus_per_node") != std::to_string(gpus->first)) {

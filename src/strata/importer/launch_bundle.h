@@ -47,7 +47,9 @@ Settings ReadSlurmHeader(std::string_view text, const std::string& file);
 /// sets when the job runs (--nnodes $SLURM_NNODES): the header is what the scheduler sets it
 /// to. GPUs per node: --gpus-per-node=[type:]N, --gres=gpu[:type]:N, else --gpus-per-task x
 /// tasks per node. Where both give a size and differ, the launch's stays and a note says so.
-void ApplySlurmHeader(Settings& slurm, JobBuilder& job);
+/// `one_rank_per_task`: srun starts the training program itself (no torchrun), one rank per
+/// task, so the ranks per node are --ntasks-per-node (or --ntasks / --nodes).
+void ApplySlurmHeader(Settings& slurm, JobBuilder& job, bool one_rank_per_task = false);
 
 }  // namespace strata
 

@@ -2,12 +2,15 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <cstdint>
 #include <filesystem>
 #include <limits>
 #include <optional>
+
+#include "strata/core/text_scan.h"
 
 namespace strata {
 
@@ -18,6 +21,7 @@ struct RawWord {
   int line = 0;
   bool quoted_single = false;  // no expansion inside
   bool quoted = false;         // some part was quoted: "${A[@]}" keeps each element whole
+  bool connective = false;     // the && or || that ended the command (the word is last)
 };
 
 bool IsNameChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
@@ -70,8 +74,15 @@ Result<std::vector<std::vector<RawWord>>> Tokenise(std::string_view text, const 
       }
       const std::string_view inner = text.substr(i + 1, close - i - 1);
       for (char q : inner) line += q == '\n' ? 1 : 0;
-      // Inside double quotes newlines and spaces belong to the word.
-      word.text += std::string(inner);
+      // Inside double quotes newlines and spaces belong to the word, except a backslash before
+      // a newline, which bash removes with the newline (a continued line).
+      std::string kept(inner);
+      if (c == '"') {
+        for (size_t at = kept.find("\\\n"); at != std::string::npos; at = kept.find("\\\n", at)) {
+          kept.erase(at, 2);
+        }
+      }
+      word.text += kept;
       if (c == '\'') word.quoted_single = true;
       word.quoted = true;
       i = close;
@@ -91,8 +102,14 @@ Result<std::vector<std::vector<RawWord>>> Tokenise(std::string_view text, const 
       continue;
     }
     if (c == ';' || ((c == '&' || c == '|') && i + 1 < text.size() && text[i + 1] == c)) {
+      if (c != ';') {
+        end_word();
+        RawWord joiner{std::string(2, c), line};
+        joiner.connective = true;
+        commands.back().push_back(joiner);
+        ++i;
+      }
       end_command();
-      if (c != ';') ++i;
       continue;
     }
     if (c == '$' && i + 1 < text.size() && text[i + 1] == '(') {
@@ -280,6 +297,17 @@ std::string ExpandScalar(const std::string& text, const Vars& vars, std::string*
       while (end < text.size() && IsNameChar(text[end])) ++end;
       name = text.substr(i + 1, end - i - 1);
     }
+    // ${A[@]} or ${A[*]} inside a word ("... ${ARGS[@]} ...", COMMAND="prog ${ARGS[@]}"): the
+    // elements joined by blanks, as bash does where the word is not split (an assignment).
+    if (name.size() > 3 && (name.ends_with("[@]") || name.ends_with("[*]"))) {
+      if (auto a = vars.arrays.find(name.substr(0, name.size() - 3)); a != vars.arrays.end()) {
+        for (size_t k = 0; k < a->second.size(); ++k) {
+          out += (k == 0 ? "" : " ") + a->second[k].text;
+        }
+        i = end - 1;
+        continue;
+      }
+    }
     auto it = vars.scalars.find(name);
     if (it != vars.scalars.end()) {
       out += it->second;
@@ -330,6 +358,44 @@ void AppendArray(const std::vector<ShellWord>& items, bool quoted, std::vector<S
   }
 }
 
+// One test of an `if`: `[ A OP B ]`, `[[ A OP B ]]`, `[ -z A ]`, `[ -n A ]` on expanded words
+// (= == != and the integer -eq -ne -gt -ge -lt -le). nullopt where a word is still unresolved
+// (a variable the scheduler sets, a command substitution) or the test is another kind: then
+// both branches are read, as before.
+std::optional<bool> EvalTest(const std::vector<RawWord>& raw, size_t from, size_t to,
+                             const Vars& vars) {
+  std::vector<std::string> w;
+  for (size_t i = from; i < to; ++i) {
+    std::string v = raw[i].quoted_single ? raw[i].text : ExpandScalar(raw[i].text, vars);
+    if (!raw[i].quoted_single &&
+        (v.find('$') != std::string::npos || v.find('`') != std::string::npos)) {
+      return std::nullopt;
+    }
+    w.push_back(std::move(v));
+  }
+  if (w.size() < 2) return std::nullopt;
+  const bool single = w.front() == "[" && w.back() == "]";
+  const bool dbl = w.front() == "[[" && w.back() == "]]";
+  if (!single && !dbl) return std::nullopt;
+  w = std::vector<std::string>(w.begin() + 1, w.end() - 1);
+  if (w.size() == 2 && w[0] == "-z") return w[1].empty();
+  if (w.size() == 2 && w[0] == "-n") return !w[1].empty();
+  if (w.size() != 3) return std::nullopt;
+  const std::string& op = w[1];
+  if (op == "=" || op == "==") return w[0] == w[2];
+  if (op == "!=") return w[0] != w[2];
+  const std::optional<int64_t> a = ParseInt64(w[0]);
+  const std::optional<int64_t> b = ParseInt64(w[2]);
+  if (!a || !b) return std::nullopt;
+  if (op == "-eq") return *a == *b;
+  if (op == "-ne") return *a != *b;
+  if (op == "-gt") return *a > *b;
+  if (op == "-ge") return *a >= *b;
+  if (op == "-lt") return *a < *b;
+  if (op == "-le") return *a <= *b;
+  return std::nullopt;
+}
+
 bool IsAssignment(const std::string& text) {
   const size_t eq = text.find('=');
   if (eq == std::string::npos || eq == 0) return false;
@@ -345,13 +411,105 @@ namespace {
 
 constexpr int kMaxSourceDepth = 8;
 
+// `if` / `elif` / `else` / `fi`: a branch whose test resolves (EvalTest) runs or is skipped as
+// bash would; a test that does not resolve reads every branch (a launch's settings may be in
+// any of them).
+struct IfFrame {
+  bool known = true;   // every test so far resolved
+  bool taken = false;  // a branch ran
+  bool active = true;  // the current branch runs
+};
+
+// The condition of an `if` or `elif` at commands[k]: its words after the keyword and the
+// commands after it up to `then`, joined by && and ||. `then_at` is where `then` starts (the
+// next command where there is none).
+std::optional<bool> EvalCondition(std::vector<std::vector<RawWord>>& commands, size_t k,
+                                  const Vars& vars, size_t& then_at) {
+  then_at = k + 1;
+  while (then_at < commands.size() &&
+         (commands[then_at].empty() || commands[then_at][0].text != "then")) {
+    ++then_at;
+  }
+  if (then_at >= commands.size()) {
+    then_at = k + 1;
+    return std::nullopt;
+  }
+  std::optional<bool> result;
+  std::string joiner;
+  for (size_t c = k; c < then_at; ++c) {
+    std::vector<RawWord>& raw = commands[c];
+    const size_t from = c == k ? 1 : 0;
+    size_t to = raw.size();
+    std::string next;
+    if (to > from && raw[to - 1].connective) next = raw[--to].text;
+    const std::optional<bool> value = EvalTest(raw, from, to, vars);
+    if (c == k) {
+      result = value;
+    } else if (joiner.empty() || !result || !value) {
+      return std::nullopt;  // several commands not joined by && or ||, or an unresolved test
+    } else {
+      result = joiner == "&&" ? (*result && *value) : (*result || *value);
+    }
+    joiner = next;
+  }
+  return result;
+}
+
 Status RunScript(std::string_view text, const std::string& file, const ShellSourceReader& reader,
                  int depth, Vars& vars, std::vector<ShellCommandLine>& out) {
   STRATA_ASSIGN_OR_RETURN(auto commands, Tokenise(text, file));
   // Words of a sourced file say which file they are in.
   const std::string here = depth == 0 ? "" : std::filesystem::path(file).filename().string();
   auto where = [&](int line) { return here.empty() ? "" : here + ":" + std::to_string(line); };
-  for (auto& raw : commands) {
+  std::vector<IfFrame> ifs;
+  auto running = [&] {
+    return std::all_of(ifs.begin(), ifs.end(), [](const IfFrame& f) { return f.active; });
+  };
+  for (size_t at = 0; at < commands.size(); ++at) {
+    std::vector<RawWord>& raw = commands[at];
+    if (!raw.empty() && raw.back().connective) raw.pop_back();
+    if (raw.empty()) continue;
+    const std::string keyword = raw[0].quoted ? "" : raw[0].text;
+    if (keyword == "if") {
+      size_t then_at = 0;
+      const std::optional<bool> cond = EvalCondition(commands, at, vars, then_at);
+      IfFrame f;
+      f.known = cond.has_value();
+      f.taken = cond.value_or(false);
+      f.active = !cond || *cond;
+      ifs.push_back(f);
+      at = then_at - 1;  // the `then` command is read next
+      continue;
+    }
+    if (keyword == "elif" && !ifs.empty()) {
+      IfFrame& f = ifs.back();
+      size_t then_at = 0;
+      const std::optional<bool> cond = EvalCondition(commands, at, vars, then_at);
+      at = then_at - 1;
+      if (f.known && f.taken) {
+        f.active = false;
+      } else if (f.known && cond) {
+        f.active = *cond;
+        f.taken = *cond;
+      } else {
+        f.known = false;
+        f.active = true;
+      }
+      continue;
+    }
+    if (keyword == "fi" && !ifs.empty()) {
+      ifs.pop_back();
+      continue;
+    }
+    if ((keyword == "else" || keyword == "then") && !ifs.empty()) {
+      if (keyword == "else") {
+        IfFrame& f = ifs.back();
+        f.active = !f.known || !f.taken;
+      }
+      raw.erase(raw.begin());
+      if (raw.empty()) continue;
+    }
+    if (!running()) continue;
     size_t i = 0;
     if (!raw.empty() && raw[0].text == "export") i = 1;
     // Array assignment: NAME=( words... ), or an append NAME+=( words... ); the words may

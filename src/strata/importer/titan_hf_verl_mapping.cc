@@ -15,6 +15,7 @@
 #include "strata/importer/model_match.h"
 #include "strata/model/model_config.h"
 #include "strata/model/param_count.h"
+#include "strata/model/torchtitan_flavors.h"
 
 namespace strata {
 
@@ -188,21 +189,10 @@ Status MapTorchtitan(Settings& s, MapContext& ctx, JobBuilder& job) {
       return InvalidInput("the TOML has no [model] name and flavor")
           .WithHint("pass --model with a catalog name or a config.json path");
     }
-    // torchtitan's model registry (torchtitan/models/*/__init__.py) -> strata's catalog.
-    static const std::pair<const char*, const char*> kFlavors[] = {
-        {"llama3/8B", "llama-3.1-8b"},      {"llama3/70B", "llama-3.1-70b"},
-        {"llama3/405B", "llama-3.1-405b"},  {"deepseek_v3/671B", "deepseek-v3"},
-        {"qwen3/30B-A3B", "qwen3-30b-a3b"}, {"qwen3/235B-A22B", "qwen3-235b-a22b"}};
+    // torchtitan's model registry -> strata's catalog (data/models/torchtitan_flavors.yaml).
     const std::string key = name->value + "/" + flavor->value;
-    std::string model;
-    for (const auto& [k, v] : kFlavors) {
-      if (key == k) model = v;
-    }
-    if (model.empty()) {
-      return InvalidInput("torchtitan model '" + key + "' has no strata catalog entry")
-          .WithHint("pass --model with a catalog name or a config.json path (read from " +
-                    name->source + ")");
-    }
+    STRATA_ASSIGN_OR_RETURN(std::string model,
+                            TitanCatalogModel(name->value, flavor->value, name->source));
     job.Set("model", model,
             fmt::format("{} + {} ('{}': same architecture)", name->source, flavor->source, key));
   } else {
@@ -453,6 +443,41 @@ Status MapDeepSpeedGrads(Settings& s, JobBuilder& job, const std::string& params
   return OkStatus();
 }
 
+// TRL's SFTConfig (huggingface/trl trl/trainer/sft_config.py) changes three of
+// TrainingArguments' defaults that size a job: max_length 1024, gradient checkpointing on, bf16
+// unless fp16 (since mid-2025: trl a222aeb turned checkpointing on, 2025-08; releases before
+// kept TrainingArguments' own).
+constexpr const char* kTrlSftConfig = "TRL's SFTConfig";
+
+// Liger's kernels as the HF Trainer and ms-swift apply them (use_liger_kernel: Liger's own
+// defaults) include its fused linear cross entropy, which never holds the fp32 logits: counted
+// as the fused loss. LLaMA-Factory's enable_liger_kernel keeps that default for the stages pt and
+// sft only; where the stage needs the logits (rm, ppo, dpo, kto) it turns the fused loss off
+// (hiyouga/LLaMA-Factory src/llamafactory/model/loader.py: require_logits = stage not in
+// [pt, sft]; model/model_utils/liger_kernel.py: fused_linear_cross_entropy False), and the
+// trainer computes its loss from the full logits.
+Status MapLigerLoss(Settings& s, const MapContext& ctx, JobBuilder& job) {
+  for (const char* key : {"use_liger_kernel", "enable_liger_kernel"}) {
+    if (!s.Has(key)) continue;
+    const std::string source = s.Use(key)->source;
+    STRATA_ASSIGN_OR_RETURN(std::optional<bool> on, s.Bool(key));
+    if (!*on) break;
+    const std::string& stage = ctx.llamafactory_stage;
+    if (!stage.empty() && stage != "pt" && stage != "sft") {
+      job.Set("loss.cross_entropy", "native",
+              fmt::format("{} with stage {}: LLaMA-Factory turns Liger's fused linear cross "
+                          "entropy off where the stage needs the logits (pt and sft keep it)",
+                          source, stage));
+    } else {
+      job.Set("loss.cross_entropy", "fused", source + " (Liger's fused linear cross entropy)");
+    }
+    return OkStatus();
+  }
+  job.Default("loss.cross_entropy", "native",
+              "transformers upcasts the logits to fp32 for the loss");
+  return OkStatus();
+}
+
 Status MapHfDeepSpeed(Settings& s, MapContext& ctx, JobBuilder& job) {
   if (ctx.options->model.empty() && !s.Has("model_name_or_path")) {
     if (const SourcedValue* id = s.Use("swift_model_id")) {
@@ -467,7 +492,8 @@ Status MapHfDeepSpeed(Settings& s, MapContext& ctx, JobBuilder& job) {
     job.Note(
         fmt::format("{} '{}': ms-swift 1.x's registry id of the model", id->source, id->value));
   }
-  NoteTuningMode(s, job);  // ms-swift's train_type, LLaMA-Factory's finetuning_type
+  STRATA_RETURN_IF_ERROR(MapAdapter(s, ctx, job));  // TRL's use_peft, LLaMA-Factory's lora
+  NoteTuningMode(s, job);  // ms-swift's train_type, LLaMA-Factory's other finetuning_types
   STRATA_RETURN_IF_ERROR(MapAccelerateLaunch(s, job));  // cluster, precision, ZeRO plugin
   const bool accelerate = s.Has("accelerate.distributed_type");
   for (const char* key :
@@ -521,7 +547,9 @@ Status MapHfDeepSpeed(Settings& s, MapContext& ctx, JobBuilder& job) {
   for (const std::string& o : ctx.options->overrides) {
     if (o.rfind("sequence.max_tokens=", 0) == 0) set_length = o.substr(o.find('=') + 1);
   }
-  if (len_key.empty() && set_length.empty()) {
+  if (len_key.empty() && set_length.empty() && ctx.trl_sft) {
+    job.Default("sequence.max_tokens", "1024", std::string(kTrlSftConfig) + ".max_length is 1024");
+  } else if (len_key.empty() && set_length.empty()) {
     return InvalidInput(
                "no sequence length in the arguments (max_seq_length, max_length, "
                "model_max_length, cutoff_len or block_size)")
@@ -529,7 +557,9 @@ Status MapHfDeepSpeed(Settings& s, MapContext& ctx, JobBuilder& job) {
             "strata sizes activations for the longest sample; add one of them, or give it "
             "with --set sequence.max_tokens=N");
   }
-  if (len_key.empty()) {
+  if (len_key.empty() && set_length.empty()) {
+    // TRL's default length, set above.
+  } else if (len_key.empty()) {
     job.Set("sequence.max_tokens", set_length,
             "--set sequence.max_tokens (the arguments give no length)");
   } else {
@@ -555,7 +585,9 @@ Status MapHfDeepSpeed(Settings& s, MapContext& ctx, JobBuilder& job) {
   }
   // ms-swift turns gradient checkpointing on unless told otherwise (its command-line docs:
   // "gradient_checkpointing: ... SWIFT defaults to True"); the HF Trainer leaves it off.
-  bool checkpointing = ctx.ms_swift;
+  // TRL's SFTConfig turns it on too ("gradient_checkpointing: Defaults to True instead of
+  // False").
+  bool checkpointing = ctx.ms_swift || ctx.trl_sft;
   std::string ckpt_source;
   if (s.Has("gradient_checkpointing")) {
     ckpt_source = s.Use("gradient_checkpointing")->source;
@@ -565,7 +597,9 @@ Status MapHfDeepSpeed(Settings& s, MapContext& ctx, JobBuilder& job) {
   if (checkpointing) {
     if (ckpt_source.empty()) {
       job.Default("recompute.granularity", "full",
-                  "ms-swift's gradient_checkpointing defaults to true");
+                  ctx.ms_swift
+                      ? "ms-swift's gradient_checkpointing defaults to true"
+                      : std::string(kTrlSftConfig) + ".gradient_checkpointing defaults to true");
     } else {
       job.Set("recompute.granularity", "full", ckpt_source);
     }
@@ -599,7 +633,12 @@ Status MapHfDeepSpeed(Settings& s, MapContext& ctx, JobBuilder& job) {
       params_source = "--torch_dtype " + *v;
     }
   }
-  if (params_source.starts_with("TrainingArguments")) {
+  // TRL's SFTConfig: "bf16: Defaults to True if fp16 is not set".
+  if (params_source.starts_with("TrainingArguments") && ctx.trl_sft && !s.Has("fp16")) {
+    params = "bf16";
+    params_source = std::string(kTrlSftConfig) + ".bf16 defaults to true when fp16 is not set";
+  }
+  if (params_source.starts_with("TrainingArguments") || params_source.starts_with(kTrlSftConfig)) {
     job.Default("precision.params", params, params_source);
   } else {
     job.Set("precision.params", params, params_source);
@@ -615,17 +654,10 @@ Status MapHfDeepSpeed(Settings& s, MapContext& ctx, JobBuilder& job) {
                     : "default: no ZeRO stage given (stage 0)");
   job.Default("optimizer.master_weights", "fp32", "DeepSpeed keeps fp32 master weights");
   job.Default("optimizer.moments", "fp32", "Adam states in fp32");
-  // Liger's kernels (use_liger_kernel) include its fused linear cross entropy, which never
-  // holds the fp32 logits: counted as the fused loss.
-  STRATA_ASSIGN_OR_RETURN(std::optional<bool> liger, s.Bool("use_liger_kernel"));
-  if (liger.value_or(false)) {
-    job.Set("loss.cross_entropy", "fused",
-            s.Use("use_liger_kernel")->source + " (Liger's fused linear cross entropy)");
-  } else {
-    job.Default("loss.cross_entropy", "native",
-                "transformers upcasts the logits to fp32 for the loss");
-  }
-  job.Default("frozen", "[]", "full fine-tuning");
+  STRATA_RETURN_IF_ERROR(MapLigerLoss(s, ctx, job));
+  job.Default("frozen", "[]",
+              job.Has("adapter.kind") ? "no module frozen besides the base the adapters train on"
+                                      : "full fine-tuning");
   job.Default("mtp", "false", "the HF Trainer does not build MTP blocks");
   if (stage == 3) STRATA_RETURN_IF_ERROR(MapZero3Prefetch(s, job));
   if (stage >= 1 && stage <= 3) {

@@ -1,6 +1,7 @@
 #include "strata/logs/log_job.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cctype>
@@ -11,6 +12,7 @@
 #include "strata/job/job_spec.h"
 #include "strata/job/job_validation.h"
 #include "strata/model/model_catalog.h"
+#include "strata/model/torchtitan_flavors.h"
 #include "strata/sim/mfu_job.h"
 
 namespace strata {
@@ -68,15 +70,11 @@ Result<HeaderJob> JobFromTitanHeader(const TitanHeader& h, const std::string& mo
   } else if (h.model_line == 0) {
     return missing("the model (no \"Building <model> <flavor> with\" line)", "--model NAME");
   } else {
-    out.model = TitanCatalogModel(h.model_name, h.model_flavor);
+    // torchtitan's registry names -> the catalog (data/models/torchtitan_flavors.yaml).
+    STRATA_ASSIGN_OR_RETURN(out.model, TitanCatalogModel(h.model_name, h.model_flavor,
+                                                         fmt::format("line {}", h.model_line)));
     parts.push_back(
         fmt::format("model {} {} (line {})", h.model_name, h.model_flavor, h.model_line));
-  }
-  if (out.model.empty()) {
-    return InvalidInput(
-               fmt::format("torchtitan model '{}/{}' (line {}) has no strata catalog entry",
-                           h.model_name, h.model_flavor, h.model_line))
-        .WithHint("give the model: --model with a catalog name or a config.json path");
   }
   if (answered("cluster.gpu")) {
     parts.push_back("GPU from --set cluster.gpu");
@@ -112,6 +110,18 @@ Result<HeaderJob> JobFromTitanHeader(const TitanHeader& h, const std::string& mo
                                     *h.peak_flop_per_s / 1e12, h.peak_line);
     }
     parts.push_back(gpu_part);
+  }
+  if (h.batch_line > 0 && (!h.global_batch || !h.local_batch || !h.seq_len)) {
+    // The line is there but cut short or garbled ("local batch size one"): say which numbers.
+    std::vector<std::string> lost;
+    if (!h.local_batch) lost.emplace_back("local batch size");
+    if (!h.global_batch) lost.emplace_back("global batch size");
+    if (!h.seq_len) lost.emplace_back("sequence length");
+    return missing(fmt::format("the batch and sequence length: its batch line (line {}) has no "
+                               "readable {}",
+                               h.batch_line, fmt::join(lost, ", ")),
+                   "--set batch.micro_batch=N --set batch.global_batch=N --set "
+                   "sequence.max_tokens=N");
   }
   if (h.batch_line == 0 || !h.global_batch || !h.local_batch || !h.seq_len) {
     return missing(

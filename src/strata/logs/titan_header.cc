@@ -139,18 +139,4 @@ bool ParseTitanHeaderLine(std::string_view text, int64_t line, TitanHeader& h) {
   return false;
 }
 
-std::string TitanCatalogModel(const std::string& name, const std::string& flavor) {
-  // torchtitan's model registry (torchtitan/models/*/__init__.py) -> strata's catalog; the
-  // importer reads the same names from a TOML's [model] section.
-  static const std::pair<const char*, const char*> kFlavors[] = {
-      {"llama3/8B", "llama-3.1-8b"},      {"llama3/70B", "llama-3.1-70b"},
-      {"llama3/405B", "llama-3.1-405b"},  {"deepseek_v3/671B", "deepseek-v3"},
-      {"qwen3/30B-A3B", "qwen3-30b-a3b"}, {"qwen3/235B-A22B", "qwen3-235b-a22b"}};
-  const std::string key = name + "/" + flavor;
-  for (const auto& [k, v] : kFlavors) {
-    if (key == k) return v;
-  }
-  return "";
-}
-
 }  // namespace strata

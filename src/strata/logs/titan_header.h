@@ -46,10 +46,6 @@ struct TitanHeader {
 /// field keeps it. True when the line was one of the header's.
 bool ParseTitanHeaderLine(std::string_view text, int64_t line, TitanHeader& header);
 
-/// torchtitan's model registry name and flavor -> strata's catalog model, or "" when the
-/// catalog has none ("llama3", "8B" -> "llama-3.1-8b").
-std::string TitanCatalogModel(const std::string& name, const std::string& flavor);
-
 }  // namespace strata
 
 #endif  // STRATA_LOGS_TITAN_HEADER_H_

@@ -1,0 +1,1 @@
+trl sft --config sft_config.yaml
