@@ -522,6 +522,17 @@ Status MapOverlap(Settings& s, JobBuilder& job) {
   return OkStatus();
 }
 
+// --moe-grouped-gemm (ms-swift's --moe_grouped_gemm): TE's grouped GEMM over the local experts,
+// else SequentialMLP. Both default to false; left unset when not given, so `step` prints the
+// assumption (data/frameworks.yaml, megatron-core's sequential_experts) with its alternative.
+Status MapMoeGroupedGemm(Settings& s, JobBuilder& job) {
+  if (!s.Has("moe_grouped_gemm") || IsNone(s.Use("moe_grouped_gemm"))) return OkStatus();
+  const std::string source = s.Use("moe_grouped_gemm")->source;
+  STRATA_ASSIGN_OR_RETURN(auto on, s.Bool("moe_grouped_gemm"));
+  job.Set("moe.grouped_gemm", on && *on ? "true" : "false", source);
+  return OkStatus();
+}
+
 // --optimizer-cpu-offload (megatron-core's HybridDeviceOptimizer; ms-swift's
 // optimizer_cpu_offload): the optimizer states in host memory, optimizer_offload_fraction of
 // them (default 1.0).
@@ -593,6 +604,7 @@ Status MapMegatron(MegatronFlavor flavor, Settings& s, MapContext& ctx, JobBuild
   STRATA_RETURN_IF_ERROR(MapOptimizerOffload(s, job));
   STRATA_RETURN_IF_ERROR(MapFp8(s, job));
   STRATA_RETURN_IF_ERROR(MapOverlap(s, job));
+  STRATA_RETURN_IF_ERROR(MapMoeGroupedGemm(s, job));
   if (swift) STRATA_RETURN_IF_ERROR(MapSwiftExtras(s, job));
   if (s.Has("mtp_num_layers") && !IsNone(s.Use("mtp_num_layers"))) {
     const std::string src = s.Use("mtp_num_layers")->source;
