@@ -24,7 +24,7 @@ TEST(MemoryVerdict, BandComesFromTheValidationErrors) {
 
 TEST(MemoryVerdict, ThreeAnswers) {
   const MemoryConstants c = testing::Constants();
-  // The reference job: 82.84 GB predicted on an H20 whose counters reach 101.98 GB (19.14 GB
+  // The reference job: 82.84 GB predicted on an H20 whose counters reach 101.98 GB (19.15 GB
   // headroom), but the ledger ran up to 46.7% low on the megatron band's rows:
   // 82.84 / (1 - 0.4665) = 155.3 GB > 101.98 GB -> at risk.
   const MemoryLedger reference = ComputeLedger(testing::ReferenceJob(), c);
