@@ -61,6 +61,21 @@ TEST(LossKernel, TorchtitanCompilesItsLossFromRelease010) {
   EXPECT_EQ(ChooseLoss(old, c).kernel, LossKernel::kTorchEager);
 }
 
+TEST(LossKernel, TorchtitanShardsItsLossOverTp) {
+  const MemoryConstants c = testing::Constants();
+  // TP 2: torchtitan's loss_parallel on vocab-sharded logits, 8,192 x 128,256 / 2 per GPU.
+  // PyTorch's DTensor handlers: backward (zeros + exp(x)) * grad over the saved fp32
+  // log-softmax = x 4 + zeros 4 + exp 4 + sum 4 = 16 B per local logit; forward: logits 2 +
+  // fp32 copy 4 + shifted 4 + exp 4 = 14 B. Before: 6 B (then 12 B) whatever the TP.
+  const Job job =
+      testing::ReferenceJob(Llama8B({"framework.name=torchtitan", "framework.version=0.0.2",
+                                     "sharding.mode=fsdp2", "parallel.tp=2"}));
+  EXPECT_EQ(ChooseLoss(job, c).kernel, LossKernel::kTorchLossParallel);
+  const ActivationMemory act = ComputeActivations(job, c, 0);
+  EXPECT_DOUBLE_EQ(act.backward_working.count(), 16 * kElements / 2);
+  EXPECT_DOUBLE_EQ(act.forward_working.count(), 14 * kElements / 2);
+}
+
 TEST(LossKernel, FollowsTheEngineNotTheName) {
   const MemoryConstants c = testing::Constants();
   // ms-swift under ZeRO-3 trains through DeepSpeed and the HF Trainer (runs_as): HF's

@@ -72,8 +72,19 @@ LossChoice ChooseLoss(const Job& job, const MemoryConstants& constants) {
   const auto from = ce.compiled_from.find(chain.back());
   const bool compiled = job.spec.framework.compile && from != ce.compiled_from.end() &&
                         ReleaseNotBefore(version, from->second);
-  out.kernel = compiled ? LossKernel::kTorchCompiled : LossKernel::kTorchEager;
-  out.bytes = compiled ? ce.torch_compiled : ce.torch_eager;
+  const bool loss_parallel =
+      job.spec.layout.tp > 1 &&
+      std::ranges::find(ce.loss_parallel_engines, chain.back()) != ce.loss_parallel_engines.end();
+  if (compiled) {
+    out.kernel = LossKernel::kTorchCompiled;
+    out.bytes = ce.torch_compiled;
+  } else if (loss_parallel) {
+    out.kernel = LossKernel::kTorchLossParallel;
+    out.bytes = ce.torch_loss_parallel;
+  } else {
+    out.kernel = LossKernel::kTorchEager;
+    out.bytes = ce.torch_eager;
+  }
   return out;
 }
 
@@ -540,6 +551,19 @@ ActivationMemory ComputeActivations(const Job& job, const MemoryConstants& const
                fmt::format("{}: F.cross_entropy(logits.float()) runs as log_softmax and "
                            "nll_loss, not compiled",
                            loss.engine)});
+          break;
+        case LossKernel::kTorchLossParallel:
+          out.items.push_back(
+              {ItemKind::kActivations,
+               "activations: cross-entropy on fp32 logits (PyTorch loss_parallel, eager)", rest,
+               fmt::format("{} logits x ({:.0f} B at the backward's peak - {:.0f} B of logits) = "
+                           "{}; backward: the saved fp32 log-softmax 4 B + the zero gradient 4 B + "
+                           "exp(log-softmax) 4 B + their sum 4 B; forward {:.0f} B: logits + fp32 "
+                           "copy 4 B + shifted 4 B + exp 4 B",
+                           count, backward_bytes, a, FormatGBAndGiB(rest), forward_bytes),
+               fmt::format("{}: TP {} shards the logits over the vocabulary (loss_parallel, "
+                           "torch/distributed/tensor/parallel/loss.py)",
+                           loss.engine, l.tp)});
           break;
         case LossKernel::kTorchCompiled:
           out.items.push_back(

@@ -53,7 +53,7 @@ ActivationMemory ComputeActivations(const Job& job, const MemoryConstants& const
 /// loss.cross_entropy fused; native as the job's engine computes it (EngineChain):
 /// megatron-core's vocab-parallel kernel, or PyTorch's F.cross_entropy on an fp32 upcast of
 /// the logits (torchtitan, the HF Trainer's models), eager or compiled with the model.
-enum class LossKernel { kFused, kMegatron, kTorchEager, kTorchCompiled };
+enum class LossKernel { kFused, kMegatron, kTorchEager, kTorchCompiled, kTorchLossParallel };
 struct LossChoice {
   LossKernel kernel = LossKernel::kFused;
   LossBytesPerLogit bytes;  // bf16 logits included

@@ -82,17 +82,21 @@ Result<MemoryConstants> ParseMemoryConstants(const std::string& text, const std:
     CrossEntropyConstants& ce = c.cross_entropy;
     for (auto [key, target] : {std::pair{"megatron", &ce.megatron},
                                {"torch_eager", &ce.torch_eager},
-                               {"torch_compiled", &ce.torch_compiled}}) {
+                               {"torch_compiled", &ce.torch_compiled},
+                               {"torch_loss_parallel", &ce.torch_loss_parallel}}) {
       STRATA_ASSIGN_OR_RETURN(YamlMap k, s.Map(key));
       STRATA_ASSIGN_OR_RETURN(target->forward, PositiveAt(k, "forward"));
       STRATA_ASSIGN_OR_RETURN(target->backward, PositiveAt(k, "backward"));
       STRATA_RETURN_IF_ERROR(k.CheckNoUnknownKeys());
     }
-    STRATA_ASSIGN_OR_RETURN(YAML::Node engines, s.Node("torch_engines"));
-    if (!engines.IsSequence()) return s.ErrorAt("torch_engines", "expected a list of frameworks");
-    for (const auto& e : engines) {
-      if (!e.IsScalar()) return s.ErrorAt("torch_engines", "expected a list of frameworks");
-      ce.torch_engines.push_back(e.Scalar());
+    for (auto [key, target] : {std::pair{"torch_engines", &ce.torch_engines},
+                               {"loss_parallel_engines", &ce.loss_parallel_engines}}) {
+      STRATA_ASSIGN_OR_RETURN(YAML::Node engines, s.Node(key));
+      if (!engines.IsSequence()) return s.ErrorAt(key, "expected a list of frameworks");
+      for (const auto& e : engines) {
+        if (!e.IsScalar()) return s.ErrorAt(key, "expected a list of frameworks");
+        target->push_back(e.Scalar());
+      }
     }
     STRATA_ASSIGN_OR_RETURN(YAML::Node from, s.Node("compiled_from"));
     if (!from.IsMap()) return s.ErrorAt("compiled_from", "expected {framework: release, ...}");

@@ -44,10 +44,12 @@ struct LossBytesPerLogit {
 /// The loss kernels a job's engine runs (loss.cross_entropy native; fused writes the gradient
 /// over the bf16 logits and holds nothing else).
 struct CrossEntropyConstants {
-  LossBytesPerLogit megatron;                        // megatron-core vocab_parallel_cross_entropy
-  LossBytesPerLogit torch_eager;                     // F.cross_entropy(logits.float()), eager
-  LossBytesPerLogit torch_compiled;                  // the same under torch.compile (Inductor)
-  std::vector<std::string> torch_engines;            // engines whose loss is F.cross_entropy
+  LossBytesPerLogit megatron;              // megatron-core vocab_parallel_cross_entropy
+  LossBytesPerLogit torch_eager;           // F.cross_entropy(logits.float()), eager
+  LossBytesPerLogit torch_compiled;        // the same under torch.compile (Inductor)
+  LossBytesPerLogit torch_loss_parallel;   // eager, on vocab-sharded DTensor logits (TP > 1)
+  std::vector<std::string> torch_engines;  // engines whose loss is F.cross_entropy
+  std::vector<std::string> loss_parallel_engines;    // those that shard it over TP
   std::map<std::string, std::string> compiled_from;  // engine -> first release compiling it
 };
 
