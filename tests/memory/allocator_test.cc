@@ -176,7 +176,7 @@ TEST(MemoryErrorBands, FamilySelection) {
   };
   for (const FamilyCase& fc : cases) {
     const Job job = testing::ReferenceJob(fc.sets);
-    EXPECT_EQ(MemoryFamily(job.spec), fc.family) << ::testing::PrintToString(fc.sets);
+    EXPECT_EQ(MemoryFamily(job.spec, c.engines), fc.family) << ::testing::PrintToString(fc.sets);
     const MemoryLedger l = ComputeLedger(job, c);
     EXPECT_EQ(l.band_family, fc.band) << ::testing::PrintToString(fc.sets);
     EXPECT_EQ(l.job_family, fc.family) << ::testing::PrintToString(fc.sets);

@@ -133,7 +133,7 @@ inline Corpus Evaluate() {
     o.measured = m["value"].as<double>();
     o.predicted = unit == "GiB" ? predicted->gib() : predicted->gb();
     o.error = (o.predicted - o.measured) / o.measured;
-    o.memory_family = MemoryFamily(job->spec);
+    o.memory_family = MemoryFamily(job->spec, constants.engines);
     corpus.rows.push_back(o);
   }
   return corpus;

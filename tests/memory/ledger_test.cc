@@ -90,10 +90,15 @@ TEST(MemoryLedger, ReferenceTotalsMatchTheSeedCase) {
   // Peak with bf16 gradients within 8% of the measured 85.6 GB (course; GB as the source says).
   EXPECT_NEAR(ledger.Peak().gb(), 85.6, 85.6 * 0.08);
   EXPECT_TRUE(ledger.fits);
-  // With the fp32 gradient buffer: at or over the 96 GB card.
+  // With the fp32 gradient buffer: over the datasheet's 96 GB, under the 101.98 GB an H20's
+  // counters can reach (97,871 MiB - 613.3 MiB). The course saw "95 GB, at the card's limit",
+  // which is that capacity in GiB (94.98 GiB): the ledger is about 5% low on this job
+  // (docs/memory-validation.md, "The card's capacity"), so it must not say "fits".
   const MemoryLedger fp32 = ComputeLedger(ReferenceJob({"precision.grads=fp32"}), constants);
   EXPECT_GE(fp32.Peak().gb(), 96.0);
-  EXPECT_FALSE(fp32.fits);
+  EXPECT_DOUBLE_EQ(fp32.datasheet_capacity.gb(), 96.0);
+  EXPECT_LT(fp32.Peak().count(), fp32.capacity.count());
+  EXPECT_NE(fp32.verdict, MemoryVerdict::kFits);
 }
 
 TEST(MemoryLedger, GatedDeltaNetMoeLayerPerToken) {
@@ -132,9 +137,11 @@ TEST(MemoryLedger, PhasesAndLazyOptimizerStates) {
   // From step 2 on the moments (8 B x shard) sit on top of the step-1 peak.
   EXPECT_NEAR((ledger.peak_after_step1 - ledger.peak_before_step1).value(), 8 * kOptimizerShard, 1);
   // The course's incident 1: a budget that fits step 1 but not the steps after it. With fp32
-  // gradients the step-1 peak is under 96 GB, the peak after the first step over it.
-  const MemoryLedger fp32 = ComputeLedger(ReferenceJob({"precision.grads=fp32"}), constants);
-  EXPECT_LT(fp32.peak_before_step1.gb(), 96.0);
+  // gradients and 55Ki-token samples the step-1 peak (95.81 GB) is under the 101.98 GB the
+  // H20's counters can reach, the peak after the first step (+ 7.02 GB of moments) over it.
+  const MemoryLedger fp32 =
+      ComputeLedger(ReferenceJob({"precision.grads=fp32", "sequence.max_tokens=55Ki"}), constants);
+  EXPECT_LT(fp32.peak_before_step1.count(), fp32.capacity.count());
   EXPECT_TRUE(fp32.only_after_step1_exceeds);
   EXPECT_EQ(fp32.oom_phase, Phase::kSteadyPeak);
 }

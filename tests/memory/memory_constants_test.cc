@@ -14,6 +14,12 @@ constexpr const char* kValid =
     "moe_dispatch: {transient_copies: 2, source: s}\n"
     "caching_allocator: {min_block: 512B, small_size: 1MiB, small_segment: 2MiB, large_segment: "
     "20MiB, min_large_alloc: 10MiB, round_large: 2MiB, source: s}\n"
+    "cross_entropy: {megatron: {forward: 6, backward: 6}, torch_eager: {forward: 10, backward: "
+    "12}, torch_compiled: {forward: 2, backward: 4}, torch_loss_parallel: {forward: 14, backward: "
+    "16}, torch_engines: [torchtitan], loss_parallel_engines: [torchtitan], compiled_from: "
+    "{torchtitan: '0.1.0'}, source: s}\n"
+    "device_capacity: {driver_reserved: 613MiB, cards: {H20: {datasheet: 96GB, memory_total: "
+    "97871MiB}}, source: s}\n"
     "model_error: {megatron: {lowest: -0.232, highest: 0.011, rows: [A]}, fsdp2: {rows: []}, "
     "deepspeed: {rows: []}, hf_trainer: {rows: []}, default: {lowest: -0.232, highest: 0.011, "
     "rows: [A]}, source: s}\n";
@@ -23,7 +29,7 @@ TEST(MemoryConstants, ShippedFileLoads) {
   ASSERT_TRUE(c.ok()) << c.error().Format();
   EXPECT_DOUBLE_EQ(c->cuda_context.mib(), 768.0);
   EXPECT_EQ(c->gdn_chunk_tokens, 64);
-  EXPECT_EQ(c->sources.size(), 8u);  // every section carries a source
+  EXPECT_EQ(c->sources.size(), 10u);  // every section carries a source
 }
 
 TEST(MemoryConstants, ParsesUnitsExactly) {
@@ -58,9 +64,9 @@ TEST(MemoryConstants, BadFilesGiveClearErrors) {
        "m.yaml:3: allocator_fragmentation.fixed_shapes: expected a fraction in [0, 1], got 2"},
       // A band's row names must be names: a nested list is refused, not thrown on.
       {"row_not_a_name", std::string(v).replace(v.find("rows: [A]}"), 10, "rows: [[A]]}"),
-       "m.yaml:8: model_error.megatron.rows: expected a list of row names"},
+       "m.yaml:10: model_error.megatron.rows: expected a list of row names"},
       {"unknown_key", v + "cuda_contxt: {bytes: 1GiB, source: s}\n",
-       "m.yaml:9: cuda_contxt: unknown field 'cuda_contxt'\n  hint: did you mean 'cuda_context'?"},
+       "m.yaml:11: cuda_contxt: unknown field 'cuda_contxt'\n  hint: did you mean 'cuda_context'?"},
   };
   for (const auto& c : cases) {
     auto r = ParseMemoryConstants(c.text, "m.yaml");

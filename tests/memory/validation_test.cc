@@ -42,12 +42,12 @@ struct CounterRow {
 
 const std::vector<CounterRow>& CounterRows() {
   static const std::vector<CounterRow> rows = {
-      {"H200-01", "memory/validation/h200-01.yaml", 68.47, 72.874233856, 68.68, 73.710698496},
-      {"H200-02", "memory/validation/h200-02.yaml", 85.66, 98.124992512, 86.74, 98.475966464},
-      {"H200-03", "memory/validation/h200-03.yaml", 74.95, 81.218236416, 75.49, 82.025906176},
-      {"H200-04", "memory/validation/h200-04.yaml", 81.67, 82.844061696, 87.19, 93.044342784},
-      {"H200-05", "memory/validation/h200-05.yaml", 90.27, 95.469424640, 96.22, 105.746792448},
-      {"H200-06", "memory/validation/h200-06.yaml", 72.69, 81.436987392, 73.12, 82.680217600},
+      {"H200-01", "memory/validation/h200-01.yaml", 71.62, 72.874233856, 71.99, 73.710698496},
+      {"H200-02", "memory/validation/h200-02.yaml", 88.82, 98.124992512, 90.05, 98.475966464},
+      {"H200-03", "memory/validation/h200-03.yaml", 76.53, 81.218236416, 77.14, 82.025906176},
+      {"H200-04", "memory/validation/h200-04.yaml", 84.82, 82.844061696, 90.50, 93.044342784},
+      {"H200-05", "memory/validation/h200-05.yaml", 93.42, 95.469424640, 99.53, 105.746792448},
+      {"H200-06", "memory/validation/h200-06.yaml", 79.00, 81.436987392, 79.74, 82.680217600},
   };
   return rows;
 }
@@ -92,13 +92,13 @@ const std::vector<Row>& Rows() {
       // Measured on one H200 (bench/device/h200_measure.py, docs/kernel-measurements.md): the
       // device's used memory (cudaMemGetInfo total - free, what nvidia-smi shows for the one
       // process) at its highest over steps 2-6, in decimal GB.
-      {"H200-01", "memory/validation/h200-01.yaml", 69.48, 74.51, {}, true, "hf_trainer"},
-      {"H200-02", "memory/validation/h200-02.yaml", 87.54, 99.28, {}, true, "hf_trainer"},
-      {"H200-03", "memory/validation/h200-03.yaml", 76.29, 82.83, {}, true, "hf_trainer"},
-      {"H200-04", "memory/validation/h200-04.yaml", 88.00, 94.43, {}, true, "fsdp2"},
-      {"H200-05", "memory/validation/h200-05.yaml", 97.02, 107.14, {}, true, "fsdp2"},
+      {"H200-01", "memory/validation/h200-01.yaml", 72.79, 74.51, {}, true, "hf_trainer"},
+      {"H200-02", "memory/validation/h200-02.yaml", 90.85, 99.28, {}, true, "hf_trainer"},
+      {"H200-03", "memory/validation/h200-03.yaml", 77.95, 82.83, {}, true, "hf_trainer"},
+      {"H200-04", "memory/validation/h200-04.yaml", 91.31, 94.43, {}, true, "fsdp2"},
+      {"H200-05", "memory/validation/h200-05.yaml", 100.33, 107.14, {}, true, "fsdp2"},
       // Second round (tests/fixtures/device/h200-2026-11-30-round2.json).
-      {"H200-06", "memory/validation/h200-06.yaml", 73.92, 83.48, {}, true, "hf_trainer"},
+      {"H200-06", "memory/validation/h200-06.yaml", 80.54, 83.48, {}, true, "hf_trainer"},
       {"MS-01, ZeRO-2", "memory/validation/ms-01.yaml", 70.36, 80.0, DeepSpeed01("zero2"), false},
       {"MS-01, ZeRO-3", "memory/validation/ms-01.yaml", 47.63, 58.0, DeepSpeed01("zero3"), false},
       {"MS-02, ZeRO-2 (OOM)", "memory/validation/ms-02.yaml", 100.44, 0, DeepSpeed02("zero2"),

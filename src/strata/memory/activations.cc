@@ -7,6 +7,7 @@
 #include <map>
 
 #include "strata/job/pipeline_schedule.h"
+#include "strata/memory/error_band.h"
 #include "strata/memory/static_memory.h"
 #include "strata/model/adapter.h"
 #include "strata/model/op_sac.h"
@@ -27,7 +28,65 @@ std::string LayerKindLabel(const LayerSpec& spec) {
   return fmt::format("{}+{}", MixerKindName(spec.mixer), FfnKindName(spec.ffn));
 }
 
+/// "0.2.2" >= "0.1.0", number by number; false when either is no dotted release (a commit).
+bool ReleaseNotBefore(const std::string& version, const std::string& from) {
+  auto numbers = [](const std::string& text) {
+    std::vector<int64_t> out;
+    int64_t n = -1;
+    for (const char ch : text) {
+      if (ch >= '0' && ch <= '9') {
+        n = (n < 0 ? 0 : n * 10) + (ch - '0');
+      } else if (ch == '.' && n >= 0) {
+        out.push_back(n);
+        n = -1;
+      } else {
+        break;  // "0.8.0rc1": the numbers before the suffix
+      }
+    }
+    if (n >= 0) out.push_back(n);
+    return out.size() >= 2 ? out : std::vector<int64_t>{};
+  };
+  const std::vector<int64_t> v = numbers(version), f = numbers(from);
+  if (v.empty() || f.empty()) return false;
+  return !std::ranges::lexicographical_compare(v, f);
+}
+
 }  // namespace
+
+LossChoice ChooseLoss(const Job& job, const MemoryConstants& constants) {
+  const CrossEntropyConstants& ce = constants.cross_entropy;
+  LossChoice out;
+  const std::vector<std::string> chain = EngineChain(job.spec, constants.engines);
+  const std::string version = EngineVersion(job.spec, constants.engines, chain);
+  out.engine = version.empty() ? chain.back() : fmt::format("{} {}", chain.back(), version);
+  if (job.spec.cross_entropy == CrossEntropyImpl::kFused) {
+    out.kernel = LossKernel::kFused;
+    out.bytes = {2, 2};
+    return out;
+  }
+  if (std::ranges::find(ce.torch_engines, chain.back()) == ce.torch_engines.end()) {
+    out.kernel = LossKernel::kMegatron;
+    out.bytes = ce.megatron;
+    return out;
+  }
+  const auto from = ce.compiled_from.find(chain.back());
+  const bool compiled = job.spec.framework.compile && from != ce.compiled_from.end() &&
+                        ReleaseNotBefore(version, from->second);
+  const bool loss_parallel =
+      job.spec.layout.tp > 1 &&
+      std::ranges::find(ce.loss_parallel_engines, chain.back()) != ce.loss_parallel_engines.end();
+  if (compiled) {
+    out.kernel = LossKernel::kTorchCompiled;
+    out.bytes = ce.torch_compiled;
+  } else if (loss_parallel) {
+    out.kernel = LossKernel::kTorchLossParallel;
+    out.bytes = ce.torch_loss_parallel;
+  } else {
+    out.kernel = LossKernel::kTorchEager;
+    out.bytes = ce.torch_eager;
+  }
+  return out;
+}
 
 double TokensPerRank(const Job& job) {
   return job.spec.sequence.max_tokens * static_cast<double>(job.spec.micro_batch) /
@@ -455,7 +514,12 @@ ActivationMemory ComputeActivations(const Job& job, const MemoryConstants& const
     const auto vocab = static_cast<double>(PaddedVocab(job.model.vocab_size, l.tp));
     const double heads = job.spec.mtp && job.model.mtp_layers > 0 ? 2.0 : 1.0;  // MTP: 2nd logits
     const double elements = t * vocab / static_cast<double>(l.tp) * heads;
+    const LossChoice loss = ChooseLoss(job, constants);
+    // The constants count bf16 logits (2 B); fp32 parameters make them 4 B.
+    const double forward_bytes = loss.bytes.forward + (a - 2.0);
+    const double backward_bytes = loss.bytes.backward + (a - 2.0);
     const Bytes logits = Bytes::Count(a * elements);
+    const Bytes working = Bytes::Count(std::max(forward_bytes, backward_bytes) * elements);
     if (explain) {
       out.items.push_back(
           {ItemKind::kActivations, "activations: logits", logits,
@@ -463,19 +527,61 @@ ActivationMemory ComputeActivations(const Job& job, const MemoryConstants& const
                        GroupDigits(vocab), l.tp, heads > 1 ? " x 2 (MTP head)" : "", a,
                        FormatGBAndGiB(logits)),
            "the gradient of the logits reuses or replaces this buffer"});
-    }
-    Bytes loss = Bytes::Count(0);
-    if (job.spec.cross_entropy == CrossEntropyImpl::kNative) {
-      loss = Bytes::Count(4.0 * elements);
-      if (explain) {
-        out.items.push_back(
-            {ItemKind::kActivations, "activations: cross-entropy fp32 softmax", loss,
-             fmt::format("{} logits x 4 B = {}", GroupDigits(elements), FormatGBAndGiB(loss)),
-             "megatron-core vocab_parallel_cross_entropy keeps the softmax in fp32 for backward"});
+      const Bytes rest = working - logits;
+      const std::string count = GroupDigits(elements);
+      switch (loss.kernel) {
+        case LossKernel::kFused:
+          break;
+        case LossKernel::kMegatron:
+          out.items.push_back(
+              {ItemKind::kActivations, "activations: cross-entropy fp32 softmax", rest,
+               fmt::format("{} logits x 4 B = {}", count, FormatGBAndGiB(rest)),
+               "megatron-core vocab_parallel_cross_entropy keeps the softmax in fp32 for "
+               "backward"});
+          break;
+        case LossKernel::kTorchEager:
+          out.items.push_back(
+              {ItemKind::kActivations, "activations: cross-entropy on fp32 logits (PyTorch, eager)",
+               rest,
+               fmt::format("{} logits x ({:.0f} B at the backward's peak - {:.0f} B of logits) = "
+                           "{}; backward: the fp32 log-softmax 4 B + its gradient 4 B + the "
+                           "input's fp32 gradient 4 B, the bf16 logits dropped; forward {:.0f} "
+                           "B: logits + fp32 copy 4 B + log-softmax 4 B",
+                           count, backward_bytes, a, FormatGBAndGiB(rest), forward_bytes),
+               fmt::format("{}: F.cross_entropy(logits.float()) runs as log_softmax and "
+                           "nll_loss, not compiled",
+                           loss.engine)});
+          break;
+        case LossKernel::kTorchLossParallel:
+          out.items.push_back(
+              {ItemKind::kActivations,
+               "activations: cross-entropy on fp32 logits (PyTorch loss_parallel, eager)", rest,
+               fmt::format("{} logits x ({:.0f} B at the backward's peak - {:.0f} B of logits) = "
+                           "{}; backward: the saved fp32 log-softmax 4 B + the zero gradient 4 B + "
+                           "exp(log-softmax) 4 B + their sum 4 B; forward {:.0f} B: logits + fp32 "
+                           "copy 4 B + shifted 4 B + exp 4 B",
+                           count, backward_bytes, a, FormatGBAndGiB(rest), forward_bytes),
+               fmt::format("{}: TP {} shards the logits over the vocabulary (loss_parallel, "
+                           "torch/distributed/tensor/parallel/loss.py)",
+                           loss.engine, l.tp)});
+          break;
+        case LossKernel::kTorchCompiled:
+          out.items.push_back(
+              {ItemKind::kActivations,
+               "activations: cross-entropy on fp32 logits (PyTorch, compiled)", rest,
+               fmt::format("{} logits x ({:.0f} B at the backward's peak - {:.0f} B of logits) = "
+                           "{}: the bf16 gradient, written by one fused kernel",
+                           count, backward_bytes, a, FormatGBAndGiB(rest)),
+               fmt::format("{} compiles the loss with the model (torch.compile): no fp32 copy "
+                           "is kept",
+                           loss.engine)});
+          break;
       }
     }
-    out.forward_working = std::max(out.forward_working, Bytes(logits + loss));
-    out.backward_working = std::max(out.backward_working, Bytes(logits + loss));
+    out.forward_working =
+        std::max(out.forward_working, Bytes(Bytes::Count(forward_bytes * elements)));
+    out.backward_working =
+        std::max(out.backward_working, Bytes(Bytes::Count(backward_bytes * elements)));
   }
   return out;
 }

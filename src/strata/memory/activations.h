@@ -5,6 +5,7 @@
 #ifndef STRATA_MEMORY_ACTIVATIONS_H_
 #define STRATA_MEMORY_ACTIVATIONS_H_
 
+#include <string>
 #include <vector>
 
 #include "strata/job/job_validation.h"
@@ -47,6 +48,18 @@ struct ActivationMemory {
 /// (in_flight, stored, forward_working, backward_working) is the same.
 ActivationMemory ComputeActivations(const Job& job, const MemoryConstants& constants, int64_t stage,
                                     Detail detail = Detail::kExplained);
+
+/// The loss kernel the last stage runs (data/memory_overheads.yaml, `cross_entropy`):
+/// loss.cross_entropy fused; native as the job's engine computes it (EngineChain):
+/// megatron-core's vocab-parallel kernel, or PyTorch's F.cross_entropy on an fp32 upcast of
+/// the logits (torchtitan, the HF Trainer's models), eager or compiled with the model.
+enum class LossKernel { kFused, kMegatron, kTorchEager, kTorchCompiled, kTorchLossParallel };
+struct LossChoice {
+  LossKernel kernel = LossKernel::kFused;
+  LossBytesPerLogit bytes;  // bf16 logits included
+  std::string engine;       // "torchtitan 0.0.2"
+};
+LossChoice ChooseLoss(const Job& job, const MemoryConstants& constants);
 
 /// Tokens of one micro batch on one rank: max_tokens x micro_batch / CP.
 double TokensPerRank(const Job& job);

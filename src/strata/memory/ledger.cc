@@ -59,7 +59,7 @@ Bytes StaticWeights(const StaticMemory& st, const ModeMemory& mode) {
   for (const LedgerItem& item : st.weights) add(item);
   for (const LedgerItem* item :
        {&st.gradients, &st.master_weights, &st.moments, &st.step_transient, &mode.gathered,
-        &mode.reduce_scatter, &mode.fp8_copies, &mode.fp8_state}) {
+        &mode.reduce_scatter, &mode.accumulated, &mode.fp8_copies, &mode.fp8_state}) {
     add(*item);
   }
   return total;
@@ -161,6 +161,30 @@ MemoryLedger ComputeStageLedger(const Job& job, const MemoryConstants& constants
       CommunicatorCount(job));
 }
 
+Bytes UsableCapacity(const Job& job, const MemoryConstants& constants, std::string* formula) {
+  const GpuSpec& gpu = job.gpu();
+  const DeviceCapacityConstants& d = constants.device_capacity;
+  const auto card = d.cards.find(gpu.catalog_name.empty() ? gpu.name : gpu.catalog_name);
+  if (card == d.cards.end() || card->second.datasheet.count() != gpu.memory.count()) {
+    if (formula != nullptr) {
+      *formula = fmt::format(
+          "the datasheet's {} ({}): no driver figure for a {} of this size in "
+          "data/memory_overheads.yaml",
+          FormatGB(gpu.memory), FormatGiB(gpu.memory), gpu.name);
+    }
+    return gpu.memory;
+  }
+  const Bytes usable = card->second.memory_total - d.driver_reserved;
+  if (formula != nullptr) {
+    *formula = fmt::format(
+        "nvidia-smi memory.total {:.0f} MiB - the driver's reservation {:.1f} MiB = {} ({}) "
+        "that the counters can reach (datasheet {})",
+        card->second.memory_total.mib(), d.driver_reserved.mib(), FormatGB(usable),
+        FormatGiB(usable), FormatGB(gpu.memory));
+  }
+  return usable;
+}
+
 namespace {
 MemoryLedger StageLedgerFrom(const Job& job, const MemoryConstants& constants, int64_t stage,
                              const StageStatics& statics, int64_t communicators, Detail detail) {
@@ -168,7 +192,8 @@ MemoryLedger StageLedgerFrom(const Job& job, const MemoryConstants& constants, i
   const ParallelLayout& l = job.spec.layout;
   MemoryLedger ledger;
   ledger.stage = stage;
-  ledger.capacity = job.gpu().memory;
+  ledger.datasheet_capacity = job.gpu().memory;
+  ledger.capacity = UsableCapacity(job, constants, explain ? &ledger.capacity_formula : nullptr);
   const StaticMemory& st = statics.st;
   const ModeMemory& mode = statics.mode;
   ledger.params_per_gpu = st.params;
@@ -198,8 +223,8 @@ MemoryLedger StageLedgerFrom(const Job& job, const MemoryConstants& constants, i
     ledger.host_items = st.host;
     // ZeRO-3/FSDP2 gathered weights and reduce-scatter buffers, FP8 weight copies: only the
     // items this job has (a bf16 megatron job's ledger is unchanged).
-    for (const LedgerItem* item :
-         {&mode.gathered, &mode.reduce_scatter, &mode.fp8_copies, &mode.fp8_state}) {
+    for (const LedgerItem* item : {&mode.gathered, &mode.reduce_scatter, &mode.accumulated,
+                                   &mode.fp8_copies, &mode.fp8_state}) {
       if (item->bytes.value() > 0) ledger.items.push_back(*item);
     }
     ledger.items.insert(ledger.items.end(), act.items.begin(), act.items.end());
@@ -287,7 +312,8 @@ MemoryLedger StageLedgerFrom(const Job& job, const MemoryConstants& constants, i
                         : "");
     ledger.allocated_formula = AllocatedFormula(at_peak);
     ledger.reserved_formula = ReservedFormula(at_peak, fraction, counters.peak_dynamic());
-    ledger.device_used_formula = DeviceUsedFormula(at_peak);
+    ledger.device_used_formula =
+        fmt::format("{}; the card: {}", DeviceUsedFormula(at_peak), ledger.capacity_formula);
   }
   ledger.peak_before_step1 = std::max({init, forward, backward});
   ledger.peak_after_step1 = std::max(step, steady);
@@ -302,7 +328,7 @@ MemoryLedger StageLedgerFrom(const Job& job, const MemoryConstants& constants, i
       ledger.peak_before_step1 <= ledger.capacity && ledger.peak_after_step1 > ledger.capacity;
   ledger.peak_counters = at_peak;
   // measured = predicted / (1 + error): the highest error gives the lowest measured peak.
-  ledger.job_family = MemoryFamily(job.spec);
+  ledger.job_family = MemoryFamily(job.spec, constants.engines);
   const MemoryErrorBand& band = BandFor(constants, ledger.job_family);
   ledger.band_family = band.family;
   ledger.band_rows = static_cast<int64_t>(band.rows.size());

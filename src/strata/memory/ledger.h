@@ -59,9 +59,11 @@ struct MemoryLedger {
   /// What offload (DeepSpeed offload_optimizer/offload_param, FSDP2 CPUOffloadPolicy) keeps in
   /// host memory or on NVMe instead of the GPU; those items read 0 bytes in `items`.
   std::vector<LedgerItem> host_items;
-  Bytes capacity;           // the GPU's memory
-  Bytes peak_before_step1;  // the largest of after_init, forward and backward peak of step 1
-  Bytes peak_after_step1;   // with the lazily allocated optimizer moments
+  Bytes capacity;                // what the device-used counter can reach (UsableCapacity)
+  Bytes datasheet_capacity;      // the GPU's memory as the catalog (or the job) gives it
+  std::string capacity_formula;  // how `capacity` follows from the driver's figures
+  Bytes peak_before_step1;       // the largest of after_init, forward and backward peak of step 1
+  Bytes peak_after_step1;        // with the lazily allocated optimizer moments
   bool fits = true;
   Phase oom_phase = Phase::kAfterInit;  // the first phase over capacity, when !fits
   /// The trap of lazy optimizer states: step 1 fits, the moments allocated at its end do not.
@@ -85,6 +87,12 @@ struct MemoryLedger {
   }
   const PhaseMemory& PhaseOf(Phase phase) const;
 };
+
+/// What the device-used counter can reach on the job's GPU (data/memory_overheads.yaml,
+/// `device_capacity`): nvidia-smi's memory.total less the driver's own reservation (torch's
+/// total_memory), when the catalog lists the card at the job's memory size; else the
+/// datasheet's figure. `formula` says which, with the numbers.
+Bytes UsableCapacity(const Job& job, const MemoryConstants& constants, std::string* formula);
 
 /// The ledger of one pipeline stage.
 MemoryLedger ComputeStageLedger(const Job& job, const MemoryConstants& constants, int64_t stage);

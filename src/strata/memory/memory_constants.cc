@@ -78,6 +78,52 @@ Result<MemoryConstants> ParseMemoryConstants(const std::string& text, const std:
     STRATA_RETURN_IF_ERROR(s.CheckNoUnknownKeys());
   }
   {
+    STRATA_ASSIGN_OR_RETURN(YamlMap s, Section(top, "cross_entropy", c));
+    CrossEntropyConstants& ce = c.cross_entropy;
+    for (auto [key, target] : {std::pair{"megatron", &ce.megatron},
+                               {"torch_eager", &ce.torch_eager},
+                               {"torch_compiled", &ce.torch_compiled},
+                               {"torch_loss_parallel", &ce.torch_loss_parallel}}) {
+      STRATA_ASSIGN_OR_RETURN(YamlMap k, s.Map(key));
+      STRATA_ASSIGN_OR_RETURN(target->forward, PositiveAt(k, "forward"));
+      STRATA_ASSIGN_OR_RETURN(target->backward, PositiveAt(k, "backward"));
+      STRATA_RETURN_IF_ERROR(k.CheckNoUnknownKeys());
+    }
+    for (auto [key, target] : {std::pair{"torch_engines", &ce.torch_engines},
+                               {"loss_parallel_engines", &ce.loss_parallel_engines}}) {
+      STRATA_ASSIGN_OR_RETURN(YAML::Node engines, s.Node(key));
+      if (!engines.IsSequence()) return s.ErrorAt(key, "expected a list of frameworks");
+      for (const auto& e : engines) {
+        if (!e.IsScalar()) return s.ErrorAt(key, "expected a list of frameworks");
+        target->push_back(e.Scalar());
+      }
+    }
+    STRATA_ASSIGN_OR_RETURN(YAML::Node from, s.Node("compiled_from"));
+    if (!from.IsMap()) return s.ErrorAt("compiled_from", "expected {framework: release, ...}");
+    for (const auto& kv : from) ce.compiled_from[kv.first.Scalar()] = kv.second.Scalar();
+    STRATA_RETURN_IF_ERROR(s.CheckNoUnknownKeys());
+  }
+  {
+    STRATA_ASSIGN_OR_RETURN(YamlMap s, Section(top, "device_capacity", c));
+    DeviceCapacityConstants& d = c.device_capacity;
+    STRATA_ASSIGN_OR_RETURN(d.driver_reserved, s.Size("driver_reserved"));
+    STRATA_ASSIGN_OR_RETURN(YAML::Node cards, s.Node("cards"));
+    STRATA_ASSIGN_OR_RETURN(YamlMap by_name, s.Map("cards"));
+    for (const auto& kv : cards) {
+      const std::string name = kv.first.Scalar();
+      STRATA_ASSIGN_OR_RETURN(YamlMap card, by_name.Map(name));
+      DriverMemory m;
+      STRATA_ASSIGN_OR_RETURN(m.datasheet, card.Size("datasheet"));
+      STRATA_ASSIGN_OR_RETURN(m.memory_total, card.Size("memory_total"));
+      if (!(m.memory_total > d.driver_reserved)) {
+        return card.ErrorAt("memory_total", "expected more than driver_reserved");
+      }
+      STRATA_RETURN_IF_ERROR(card.CheckNoUnknownKeys());
+      d.cards[name] = m;
+    }
+    STRATA_RETURN_IF_ERROR(s.CheckNoUnknownKeys());
+  }
+  {
     STRATA_ASSIGN_OR_RETURN(YamlMap s, Section(top, "model_error", c));
     for (const char* family : {"megatron", "fsdp2", "deepspeed", "hf_trainer", "default"}) {
       STRATA_ASSIGN_OR_RETURN(YamlMap f, s.Map(family));
@@ -111,10 +157,36 @@ Result<MemoryConstants> ParseMemoryConstants(const std::string& text, const std:
   return c;
 }
 
+Result<FrameworkEngines> ParseFrameworkEngines(const std::string& text, const std::string& file) {
+  STRATA_ASSIGN_OR_RETURN(YAML::Node root, ParseYaml(text, file));
+  STRATA_ASSIGN_OR_RETURN(YamlMap top, YamlMap::Of(root, file, ""));
+  STRATA_ASSIGN_OR_RETURN(YAML::Node frameworks, top.Node("frameworks"));
+  if (!frameworks.IsMap()) return top.ErrorAt("frameworks", "expected {name: {...}, ...}");
+  FrameworkEngines out;
+  for (const auto& kv : frameworks) {
+    const std::string name = kv.first.Scalar();
+    const YAML::Node entry = kv.second;
+    if (!entry.IsMap()) return top.ErrorAt("frameworks", fmt::format("{}: expected a map", name));
+    if (entry["latest"]) out.latest[name] = entry["latest"].Scalar();
+    const YAML::Node runs_as = entry["runs_as"];
+    if (!runs_as) continue;
+    if (!runs_as.IsMap()) {
+      return top.ErrorAt("frameworks",
+                         fmt::format("{}.runs_as: expected {{mode: framework}}", name));
+    }
+    for (const auto& m : runs_as) out.runs_as[name][m.first.Scalar()] = m.second.Scalar();
+  }
+  return out;
+}
+
 Result<MemoryConstants> LoadMemoryConstants() {
   const std::string path = DataDir() + "/memory_overheads.yaml";
   STRATA_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
-  return ParseMemoryConstants(text, path);
+  STRATA_ASSIGN_OR_RETURN(MemoryConstants c, ParseMemoryConstants(text, path));
+  const std::string frameworks = DataDir() + "/frameworks.yaml";
+  STRATA_ASSIGN_OR_RETURN(std::string catalog, ReadFile(frameworks));
+  STRATA_ASSIGN_OR_RETURN(c.engines, ParseFrameworkEngines(catalog, frameworks));
+  return c;
 }
 
 }  // namespace strata

@@ -34,6 +34,44 @@ struct MemoryErrorBand {
   std::vector<std::string> rows;  // "SEED-01", "MS-01", ...; empty: no rows of its own yet
 };
 
+/// Bytes per logit element (tokens x vocab / TP) the loss holds at the peak of its forward and
+/// of its backward, over the activations stored (data/memory_overheads.yaml, `cross_entropy`).
+struct LossBytesPerLogit {
+  double forward = 0;
+  double backward = 0;
+};
+
+/// The loss kernels a job's engine runs (loss.cross_entropy native; fused writes the gradient
+/// over the bf16 logits and holds nothing else).
+struct CrossEntropyConstants {
+  LossBytesPerLogit megatron;              // megatron-core vocab_parallel_cross_entropy
+  LossBytesPerLogit torch_eager;           // F.cross_entropy(logits.float()), eager
+  LossBytesPerLogit torch_compiled;        // the same under torch.compile (Inductor)
+  LossBytesPerLogit torch_loss_parallel;   // eager, on vocab-sharded DTensor logits (TP > 1)
+  std::vector<std::string> torch_engines;  // engines whose loss is F.cross_entropy
+  std::vector<std::string> loss_parallel_engines;    // those that shard it over TP
+  std::map<std::string, std::string> compiled_from;  // engine -> first release compiling it
+};
+
+/// What the counters can reach on a card: the driver's memory.total (nvidia-smi) less what the
+/// driver keeps for itself, by catalog GPU (data/memory_overheads.yaml, `device_capacity`).
+struct DriverMemory {
+  Bytes datasheet;     // the catalog's memory the entry applies to ("80GB")
+  Bytes memory_total;  // nvidia-smi memory.total
+};
+struct DeviceCapacityConstants {
+  Bytes driver_reserved;                      // memory.total - cudaMemGetInfo's total
+  std::map<std::string, DriverMemory> cards;  // catalog GPU name -> its driver's figures
+};
+
+/// Whose code trains a job (data/frameworks.yaml, `runs_as`) and the release assumed when the
+/// job names none (`latest`): read from the framework catalog, so that the memory ledger and
+/// the step model follow one list.
+struct FrameworkEngines {
+  std::map<std::string, std::map<std::string, std::string>> runs_as;  // name -> mode -> name
+  std::map<std::string, std::string> latest;
+};
+
 struct MemoryConstants {
   Bytes cuda_context;
   Bytes nccl_per_communicator;
@@ -44,6 +82,9 @@ struct MemoryConstants {
   int64_t gdn_state_bytes_per_element = 0;
   int64_t moe_dispatch_transient_copies = 0;
   AllocatorRules allocator;
+  CrossEntropyConstants cross_entropy;
+  DeviceCapacityConstants device_capacity;
+  FrameworkEngines engines;  // from data/frameworks.yaml (LoadMemoryConstants)
   /// One band per framework family (MemoryErrorBand), "default" always among them.
   std::map<std::string, MemoryErrorBand> error_bands;
   std::map<std::string, std::string> sources;  // top-level key -> source text
@@ -52,7 +93,10 @@ struct MemoryConstants {
 /// Parses the YAML text; `file` names it in errors.
 Result<MemoryConstants> ParseMemoryConstants(const std::string& text, const std::string& file);
 
-/// Reads data/memory_overheads.yaml (via DataDir()).
+/// The `runs_as` and `latest` of every framework in data/frameworks.yaml's text.
+Result<FrameworkEngines> ParseFrameworkEngines(const std::string& text, const std::string& file);
+
+/// Reads data/memory_overheads.yaml and the engines of data/frameworks.yaml (via DataDir()).
 Result<MemoryConstants> LoadMemoryConstants();
 
 }  // namespace strata

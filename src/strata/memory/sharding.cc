@@ -111,6 +111,9 @@ ModeMemory ComputeModeMemory(const Job& job, const ParamBreakdown& params, int64
   out.reduce_scatter = {ItemKind::kGradients,
                         FixedText(detail, "gradients: unsharded, before reduce-scatter"),
                         Bytes::Count(0), FixedText(detail, "0: gradients are not sharded"), ""};
+  out.accumulated = {ItemKind::kGradients,
+                     FixedText(detail, "gradients: unsharded, accumulated over micro batches"),
+                     Bytes::Count(0), FixedText(detail, "0: no pipeline schedule"), ""};
   out.fp8_copies = {ItemKind::kWeights, FixedText(detail, "weights: FP8 copies"), Bytes::Count(0),
                     FixedText(detail, "0: no FP8 recipe"), ""};
   out.fp8_state = {ItemKind::kOverhead, FixedText(detail, "FP8 scaling state"), Bytes::Count(0),
@@ -250,43 +253,76 @@ ModeMemory ComputeModeMemory(const Job& job, const ParamBreakdown& params, int64
     // backward, so its output layer's gradient (the first computed) is held in p throughout;
     // its own reduce-scatter comes when the activations are gone.
     const double grad_b = static_cast<double>(DTypeBytes(job.spec.grad_dtype));
-    double held = 0;
-    if (root && stage == lay.output_stage() && end < units.size()) {
-      held = units.back().trainable;
-      // A tied output layer's gradient accumulates into the embedding's weight.
-      if (job.model.tie_word_embeddings && stage == 0) held += units.front().trainable;
-    }
-    double best = 0, best_prev = 0, best_cur = 0;
-    size_t at = end;
-    for (size_t k = end; k-- > first;) {
-      const double cur = units[k].trainable;
-      const double prev = k + 1 < end ? units[k + 1].trainable : 0.0;
-      const double live = std::max(prev * grad_b + cur * param_b, cur * (param_b + grad_b));
-      if (live > best) {
-        best = live;
-        best_prev = prev;
-        best_cur = cur;
-        at = k;
+    if (lay.pp > 1) {
+      // Under PyTorch's pipeline schedules (pytorch/pytorch@0138610331c9:
+      // torch/distributed/pipelining/stage.py, backward_maybe_with_nosync) every micro batch's
+      // backward runs with set_requires_gradient_sync(False) and
+      // set_reshard_after_backward(False); _post_backward reduce-scatters once, after the last
+      // backward. Each unit's gradient is then kept unsharded and, when reduce_dtype differs from
+      // the param dtype, upcast into unsharded_accumulated_grad (_fsdp_param.py,
+      // to_accumulated_grad_if_needed): from the first backward on, every unit of the stage
+      // holds its trainable params x r, and the unit computing its fresh gradient x p beside.
+      double total = 0, biggest = 0;
+      for (const ShardUnit& u : units) {
+        total += u.trainable;
+        biggest = std::max(biggest, u.trainable);
       }
-    }
-    out.reduce_scatter.bytes = Bytes::Count(held * param_b + best);
-    if (explain) {
-      const bool in_flight =
-          best_prev * grad_b + best_cur * param_b > best_cur * (param_b + grad_b);
-      const std::string unit = at < end ? units[at].name : "none";
-      out.reduce_scatter.formula = fmt::format(
-          "{}{} = {}",
-          held > 0 ? fmt::format("root unit's output gradient held {} x {:.0f} B + ",
-                                 GroupDigits(held), param_b)
-                   : "",
-          in_flight ? fmt::format("{} in reduce-scatter {} x {:.0f} B + {} computed {} x {:.0f} B",
-                                  units[at + 1].name, GroupDigits(best_prev), grad_b, unit,
-                                  GroupDigits(best_cur), param_b)
-                    : fmt::format("{} copied in: {} trainable params x ({:.0f} B + {:.0f} B)", unit,
-                                  GroupDigits(best_cur), param_b, grad_b),
-          FormatGBAndGiB(out.reduce_scatter.bytes));
-      out.reduce_scatter.note =
-          "a unit's gradients into reduce_dtype, the previous unit's in flight";
+      const double fresh = grad_b != param_b ? biggest * param_b : 0.0;
+      out.accumulated.bytes = Bytes::Count(total * grad_b + fresh);
+      if (explain) {
+        out.accumulated.formula = fmt::format(
+            "{} trainable params of the stage's {} units x {:.0f} B{} = {}", GroupDigits(total),
+            units.size(), grad_b,
+            fresh > 0 ? fmt::format(" + the largest unit's fresh gradient {} x {:.0f} B",
+                                    GroupDigits(biggest), param_b)
+                      : "",
+            FormatGBAndGiB(out.accumulated.bytes));
+        out.accumulated.note =
+            "FSDP2 under a pipeline schedule: no reduce-scatter until the last micro batch's "
+            "backward";
+        out.reduce_scatter.formula =
+            "0 while the micro batches run backward: the reduce-scatters wait for the last one";
+      }
+    } else {
+      double held = 0;
+      if (root && stage == lay.output_stage() && end < units.size()) {
+        held = units.back().trainable;
+        // A tied output layer's gradient accumulates into the embedding's weight.
+        if (job.model.tie_word_embeddings && stage == 0) held += units.front().trainable;
+      }
+      double best = 0, best_prev = 0, best_cur = 0;
+      size_t at = end;
+      for (size_t k = end; k-- > first;) {
+        const double cur = units[k].trainable;
+        const double prev = k + 1 < end ? units[k + 1].trainable : 0.0;
+        const double live = std::max(prev * grad_b + cur * param_b, cur * (param_b + grad_b));
+        if (live > best) {
+          best = live;
+          best_prev = prev;
+          best_cur = cur;
+          at = k;
+        }
+      }
+      out.reduce_scatter.bytes = Bytes::Count(held * param_b + best);
+      if (explain) {
+        const bool in_flight =
+            best_prev * grad_b + best_cur * param_b > best_cur * (param_b + grad_b);
+        const std::string unit = at < end ? units[at].name : "none";
+        out.reduce_scatter.formula = fmt::format(
+            "{}{} = {}",
+            held > 0 ? fmt::format("root unit's output gradient held {} x {:.0f} B + ",
+                                   GroupDigits(held), param_b)
+                     : "",
+            in_flight
+                ? fmt::format("{} in reduce-scatter {} x {:.0f} B + {} computed {} x {:.0f} B",
+                              units[at + 1].name, GroupDigits(best_prev), grad_b, unit,
+                              GroupDigits(best_cur), param_b)
+                : fmt::format("{} copied in: {} trainable params x ({:.0f} B + {:.0f} B)", unit,
+                              GroupDigits(best_cur), param_b, grad_b),
+            FormatGBAndGiB(out.reduce_scatter.bytes));
+        out.reduce_scatter.note =
+            "a unit's gradients into reduce_dtype, the previous unit's in flight";
+      }
     }
   } else if (sh.shards_gradients()) {
     // The largest unit's gradients in the compute dtype, plus their copy in the reduce dtype

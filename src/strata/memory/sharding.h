@@ -46,10 +46,15 @@ double StageLinearParams(const Job& job, const ParamBreakdown& params, int64_t s
 struct ModeMemory {
   LedgerItem gathered;        // all-gathered weights live at once (ZeRO-3/FSDP2), fwd and bwd
   LedgerItem reduce_scatter;  // one unit's unsharded gradients before reduce-scatter (bwd)
-  LedgerItem fp8_copies;      // FP8 weight copies and transposes, from the first forward on
-  LedgerItem fp8_state;       // scales and amax history
+  /// FSDP2 under a pipeline schedule: every unit's unsharded gradients, accumulated over the
+  /// micro batches until the last one's backward (bwd, on the compute stream).
+  LedgerItem accumulated;
+  LedgerItem fp8_copies;  // FP8 weight copies and transposes, from the first forward on
+  LedgerItem fp8_state;   // scales and amax history
   Bytes forward_working() const { return gathered.bytes; }
-  Bytes backward_working() const { return gathered.bytes + reduce_scatter.bytes; }
+  Bytes backward_working() const {
+    return gathered.bytes + reduce_scatter.bytes + accumulated.bytes;
+  }
   Bytes persistent() const { return fp8_copies.bytes + fp8_state.bytes; }
 };
 /// kNumbersOnly leaves the items' names, formulas and notes empty; every number is the same.
