@@ -98,6 +98,17 @@ TEST(LossKernel, FollowsTheEngineNotTheName) {
   EXPECT_EQ(ChooseLoss(fused, c).kernel, LossKernel::kFused);
 }
 
+// verl's FSDP actor trains HF code (runs_as hf-trainer) but computes the token log-probs itself
+// with flash-attn's cross_entropy_loss, inplace_backward=True (verl/utils/torch_functional.py):
+// the bf16 logits only, 2 B per logit, not HF's 12 (the eager upcast the engine chain would give).
+TEST(LossKernel, VerlsActorComputesItsOwnFusedLogProbs) {
+  const MemoryConstants c = testing::Constants();
+  const Job verl = testing::ReferenceJob(Llama8B({"framework.name=verl", "sharding.mode=fsdp2"}));
+  EXPECT_EQ(EngineChain(verl.spec, c.engines), (std::vector<std::string>{"verl", "hf-trainer"}));
+  EXPECT_EQ(ChooseLoss(verl, c).kernel, LossKernel::kFused);
+  EXPECT_DOUBLE_EQ(ComputeActivations(verl, c, 0).backward_working.count(), 2 * kElements);
+}
+
 TEST(LossKernel, ExplainSaysWhichKernelAndWhy) {
   const MemoryConstants c = testing::Constants();
   const Job job = testing::ReferenceJob(

@@ -59,7 +59,10 @@ LossChoice ChooseLoss(const Job& job, const MemoryConstants& constants) {
   const std::vector<std::string> chain = EngineChain(job.spec, constants.engines);
   const std::string version = EngineVersion(job.spec, constants.engines, chain);
   out.engine = version.empty() ? chain.back() : fmt::format("{} {}", chain.back(), version);
-  if (job.spec.cross_entropy == CrossEntropyImpl::kFused) {
+  const bool own_fused_logprobs = std::ranges::any_of(chain, [&](const std::string& f) {
+    return std::ranges::find(ce.fused_logprob_frameworks, f) != ce.fused_logprob_frameworks.end();
+  });
+  if (job.spec.cross_entropy == CrossEntropyImpl::kFused || own_fused_logprobs) {
     out.kernel = LossKernel::kFused;
     out.bytes = {2, 2};
     return out;

@@ -90,7 +90,8 @@ Result<MemoryConstants> ParseMemoryConstants(const std::string& text, const std:
       STRATA_RETURN_IF_ERROR(k.CheckNoUnknownKeys());
     }
     for (auto [key, target] : {std::pair{"torch_engines", &ce.torch_engines},
-                               {"loss_parallel_engines", &ce.loss_parallel_engines}}) {
+                               {"loss_parallel_engines", &ce.loss_parallel_engines},
+                               {"fused_logprob_frameworks", &ce.fused_logprob_frameworks}}) {
       STRATA_ASSIGN_OR_RETURN(YAML::Node engines, s.Node(key));
       if (!engines.IsSequence()) return s.ErrorAt(key, "expected a list of frameworks");
       for (const auto& e : engines) {

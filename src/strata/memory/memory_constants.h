@@ -49,7 +49,10 @@ struct CrossEntropyConstants {
   LossBytesPerLogit torch_compiled;        // the same under torch.compile (Inductor)
   LossBytesPerLogit torch_loss_parallel;   // eager, on vocab-sharded DTensor logits (TP > 1)
   std::vector<std::string> torch_engines;  // engines whose loss is F.cross_entropy
-  std::vector<std::string> loss_parallel_engines;    // those that shard it over TP
+  std::vector<std::string> loss_parallel_engines;  // those that shard it over TP
+  // Wrappers whose own code computes the token log-probs with a fused kernel (verl's actor):
+  // the loss of their engine's code never runs.
+  std::vector<std::string> fused_logprob_frameworks;
   std::map<std::string, std::string> compiled_from;  // engine -> first release compiling it
 };
 
