@@ -806,7 +806,9 @@ Status MapVerl(Settings& s, MapContext& ctx, JobBuilder& job) {
                        : "FSDP shards the optimizer states");
   job.Default("optimizer.master_weights", "fp32", "fp32 master weights");
   job.Default("optimizer.moments", "fp32", "AdamW states in fp32");
-  job.Default("loss.cross_entropy", "native", "verl computes log-probabilities from fp32 logits");
+  job.Default("loss.cross_entropy", "native",
+              "verl computes the log-probabilities itself (flash-attn's fused cross entropy: "
+              "data/memory_overheads.yaml, fused_logprob_frameworks)");
   job.Default("frozen", "[]", "the actor trains every parameter");
   job.Default("mtp", "false", "no MTP in the actor");
   // The rollout and reference sections: read for the RL work, not part of the training job.
