@@ -107,6 +107,9 @@ TEST(LossKernel, VerlsActorComputesItsOwnFusedLogProbs) {
   EXPECT_EQ(EngineChain(verl.spec, c.engines), (std::vector<std::string>{"verl", "hf-trainer"}));
   EXPECT_EQ(ChooseLoss(verl, c).kernel, LossKernel::kFused);
   EXPECT_DOUBLE_EQ(ComputeActivations(verl, c, 0).backward_working.count(), 2 * kElements);
+  // Its megatron workers (zero1: megatron-core's code) run megatron-core's vocab-parallel loss.
+  const Job verl_megatron = testing::ReferenceJob(Llama8B({"framework.name=verl"}));
+  EXPECT_EQ(ChooseLoss(verl_megatron, c).kernel, LossKernel::kMegatron);
 }
 
 TEST(LossKernel, ExplainSaysWhichKernelAndWhy) {

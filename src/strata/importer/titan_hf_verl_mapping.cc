@@ -807,8 +807,10 @@ Status MapVerl(Settings& s, MapContext& ctx, JobBuilder& job) {
   job.Default("optimizer.master_weights", "fp32", "fp32 master weights");
   job.Default("optimizer.moments", "fp32", "AdamW states in fp32");
   job.Default("loss.cross_entropy", "native",
-              "verl computes the log-probabilities itself (flash-attn's fused cross entropy: "
-              "data/memory_overheads.yaml, fused_logprob_frameworks)");
+              megatron ? "verl's megatron actor computes the log-probabilities with "
+                         "megatron-core's vocab-parallel cross entropy"
+                       : "verl computes the log-probabilities itself (flash-attn's fused cross "
+                         "entropy: data/memory_overheads.yaml, fused_logprob_frameworks)");
   job.Default("frozen", "[]", "the actor trains every parameter");
   job.Default("mtp", "false", "no MTP in the actor");
   // The rollout and reference sections: read for the RL work, not part of the training job.

@@ -59,15 +59,21 @@ LossChoice ChooseLoss(const Job& job, const MemoryConstants& constants) {
   const std::vector<std::string> chain = EngineChain(job.spec, constants.engines);
   const std::string version = EngineVersion(job.spec, constants.engines, chain);
   out.engine = version.empty() ? chain.back() : fmt::format("{} {}", chain.back(), version);
-  const bool own_fused_logprobs = std::ranges::any_of(chain, [&](const std::string& f) {
-    return std::ranges::find(ce.fused_logprob_frameworks, f) != ce.fused_logprob_frameworks.end();
-  });
+  // verl's FSDP workers compute the log-probs themselves on HF code; its megatron workers use
+  // megatron-core's vocab-parallel kernel (below).
+  const bool torch_engine =
+      std::ranges::find(ce.torch_engines, chain.back()) != ce.torch_engines.end();
+  const bool own_fused_logprobs =
+      torch_engine && std::ranges::any_of(chain, [&](const std::string& f) {
+        return std::ranges::find(ce.fused_logprob_frameworks, f) !=
+               ce.fused_logprob_frameworks.end();
+      });
   if (job.spec.cross_entropy == CrossEntropyImpl::kFused || own_fused_logprobs) {
     out.kernel = LossKernel::kFused;
     out.bytes = {2, 2};
     return out;
   }
-  if (std::ranges::find(ce.torch_engines, chain.back()) == ce.torch_engines.end()) {
+  if (!torch_engine) {
     out.kernel = LossKernel::kMegatron;
     out.bytes = ce.megatron;
     return out;
