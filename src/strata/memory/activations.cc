@@ -6,6 +6,7 @@
 #include <array>
 #include <map>
 
+#include "strata/core/release.h"
 #include "strata/job/pipeline_schedule.h"
 #include "strata/memory/error_band.h"
 #include "strata/memory/static_memory.h"
@@ -26,29 +27,6 @@ double ReplicatedDivisor(const Job& job) {
 
 std::string LayerKindLabel(const LayerSpec& spec) {
   return fmt::format("{}+{}", MixerKindName(spec.mixer), FfnKindName(spec.ffn));
-}
-
-/// "0.2.2" >= "0.1.0", number by number; false when either is no dotted release (a commit).
-bool ReleaseNotBefore(const std::string& version, const std::string& from) {
-  auto numbers = [](const std::string& text) {
-    std::vector<int64_t> out;
-    int64_t n = -1;
-    for (const char ch : text) {
-      if (ch >= '0' && ch <= '9') {
-        n = (n < 0 ? 0 : n * 10) + (ch - '0');
-      } else if (ch == '.' && n >= 0) {
-        out.push_back(n);
-        n = -1;
-      } else {
-        break;  // "0.8.0rc1": the numbers before the suffix
-      }
-    }
-    if (n >= 0) out.push_back(n);
-    return out.size() >= 2 ? out : std::vector<int64_t>{};
-  };
-  const std::vector<int64_t> v = numbers(version), f = numbers(from);
-  if (v.empty() || f.empty()) return false;
-  return !std::ranges::lexicographical_compare(v, f);
 }
 
 }  // namespace
@@ -80,7 +58,7 @@ LossChoice ChooseLoss(const Job& job, const MemoryConstants& constants) {
   }
   const auto from = ce.compiled_from.find(chain.back());
   const bool compiled = job.spec.framework.compile && from != ce.compiled_from.end() &&
-                        ReleaseNotBefore(version, from->second);
+                        ReleaseAtLeast(version, from->second);
   const bool loss_parallel =
       job.spec.layout.tp > 1 &&
       std::ranges::find(ce.loss_parallel_engines, chain.back()) != ce.loss_parallel_engines.end();

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "strata/core/release.h"
 #include "strata/core/result.h"
 #include "strata/job/job_spec.h"
 #include "strata/sim/framework_parallelism.h"
@@ -130,10 +131,6 @@ std::string_view GdnKernelName(std::string_view kernel);
 /// The implementation line for a model with Gated DeltaNet layers: which kernel, in whose
 /// module, and whether the job chose it.
 std::string GdnKernelAssumption(const FrameworkProfile& profile);
-
-/// Whether release `version` is at least `from` (dotted numbers; "0.10" > "0.9"). Text that is
-/// not dotted numbers compares as below every release.
-bool ReleaseAtLeast(const std::string& version, const std::string& from);
 
 }  // namespace strata
 
