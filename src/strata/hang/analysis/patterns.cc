@@ -316,31 +316,50 @@ void DetectAllIdentical(const PatternInput& in, std::vector<Pattern>& out) {
   out.push_back(std::move(p));
 }
 
+// The processes whose activity `stuck` matches while every other process shown waits on its
+// peers (the first such group kept for its frames); none when any other process runs.
+struct StuckWhileOthersWait {
+  std::vector<int64_t> ranks;
+  const StackGroup* first = nullptr;
+};
+template <typename Stuck>
+StuckWhileOthersWait FindStuckWhileOthersWait(const PatternInput& in, Stuck stuck) {
+  StuckWhileOthersWait s;
+  for (const StackGroup& g : in.groups) {
+    if (stuck(g.activity)) {
+      s.ranks.insert(s.ranks.end(), g.ranks.begin(), g.ranks.end());
+      if (!s.first) s.first = &g;
+    } else if (!IsBlockedOnPeers(g.activity.kind)) {
+      return {};
+    }
+  }
+  std::sort(s.ranks.begin(), s.ranks.end());
+  return s;
+}
+
+// Where the group's main thread waits, and its caller: "f (file:line), called from g (...)".
+std::string WaitSite(const StackGroup& g) {
+  const auto i = static_cast<size_t>(g.activity.frame_index);
+  std::string where = Where(g.frames[i]);
+  if (i + 1 < g.frames.size()) where += ", called from " + Where(g.frames[i + 1]);
+  return where;
+}
+
 // Processes waiting on a lock file while every other process shown waits too (on a lock or on
 // its peers): no process in the evidence holds the lock, so nothing will release it. Not named
 // while any process runs (it may be the builder holding the lock).
 void DetectLockWait(const PatternInput& in, std::vector<Pattern>& out) {
-  std::vector<int64_t> waiting;
-  const StackGroup* first = nullptr;
-  for (const StackGroup& g : in.groups) {
-    if (IsLockWait(g.activity)) {
-      waiting.insert(waiting.end(), g.ranks.begin(), g.ranks.end());
-      if (!first) first = &g;
-    } else if (!IsBlockedOnPeers(g.activity.kind)) {
-      return;
-    }
-  }
-  if (!first) return;
-  std::sort(waiting.begin(), waiting.end());
+  const StuckWhileOthersWait stuck =
+      FindStuckWhileOthersWait(in, [](const StackActivity& a) { return IsLockWait(a); });
+  if (!stuck.first) return;
+  const std::vector<int64_t>& waiting = stuck.ranks;
+  const StackGroup* first = stuck.first;
   Pattern p;
   p.id = "lock_wait";
   p.ranks = waiting;
   p.title = fmt::format("{} {} waiting on a lock file ({}) that no process in the evidence holds",
                         IdsOf(in, waiting), waiting.size() == 1 ? "is" : "are", first->activity.op);
-  const auto i = static_cast<size_t>(first->activity.frame_index);
-  std::string where = Where(first->frames[i]);
-  if (i + 1 < first->frames.size()) where += ", called from " + Where(first->frames[i + 1]);
-  p.evidence.push_back("py-spy main thread: " + where);
+  p.evidence.push_back("py-spy main thread: " + WaitSite(*first));
   p.evidence.push_back(
       first->activity.op.starts_with("FileBaton.")
           ? "torch's FileBaton lock is a plain file: a build killed mid-way (OOM, SIGKILL, a "
@@ -357,18 +376,11 @@ void DetectLockWait(const PatternInput& in, std::vector<Pattern>& out) {
 // these processes first. A process that is computing somewhere may still be feeding them, so
 // nothing is named then.
 void DetectDataWait(const PatternInput& in, std::vector<Pattern>& out) {
-  std::vector<int64_t> waiting;
-  const StackGroup* first = nullptr;
-  for (const StackGroup& g : in.groups) {
-    if (g.activity.kind == Activity::kDataLoader) {
-      waiting.insert(waiting.end(), g.ranks.begin(), g.ranks.end());
-      if (!first) first = &g;
-    } else if (!IsBlockedOnPeers(g.activity.kind)) {
-      return;
-    }
-  }
-  if (!first) return;
-  std::sort(waiting.begin(), waiting.end());
+  const StuckWhileOthersWait stuck = FindStuckWhileOthersWait(
+      in, [](const StackActivity& a) { return a.kind == Activity::kDataLoader; });
+  if (!stuck.first) return;
+  const std::vector<int64_t>& waiting = stuck.ranks;
+  const StackGroup* first = stuck.first;
   Pattern p;
   p.id = "data_wait";
   p.ranks = waiting;
@@ -376,10 +388,7 @@ void DetectDataWait(const PatternInput& in, std::vector<Pattern>& out) {
       "{} {} waiting for the next batch from its data loading ({}), outside any "
       "collective",
       IdsOf(in, waiting), waiting.size() == 1 ? "is" : "are", first->activity.op);
-  const auto i = static_cast<size_t>(first->activity.frame_index);
-  std::string where = Where(first->frames[i]);
-  if (i + 1 < first->frames.size()) where += ", called from " + Where(first->frames[i + 1]);
-  p.evidence.push_back("py-spy main thread: " + where);
+  p.evidence.push_back("py-spy main thread: " + WaitSite(*first));
   p.evidence.push_back(
       "the workers or threads that fill the queue are stuck or dead: dump them too (py-spy dump "
       "--subprocesses), and try num_workers=0 to take them out");
