@@ -148,6 +148,20 @@ TEST(RlStepTest, PpoAddsTheCriticsPassesAndStates) {
       states.gib(), 1e-9);
 }
 
+// Offloaded, what stays beside vLLM is the trainer's CUDA context and NCCL buffers: the ledger's
+// two items of those names. Its allocator cache (reserved, not allocated) does not stay: verl's
+// rollout_mode empties it first (aggressive_empty_cache). It was counted as resident before.
+TEST(RlStep, TheTrainersAllocatorCacheIsEmptiedBeforeTheRollout) {
+  const RlEvaluation& e = Reference();
+  double kept_gib = 0, cache_gib = 0;
+  for (const LedgerItem& item : e.ledger.items) {
+    if (item.name == "CUDA context" || item.name == "NCCL buffers") kept_gib += item.bytes.gib();
+    if (item.name.starts_with("allocator cache")) cache_gib = item.bytes.gib();
+  }
+  ASSERT_GT(cache_gib, 0);
+  EXPECT_NEAR(e.colocated.rollout_memory.resident.gib(), kept_gib, 1e-9);
+}
+
 // An RL batch that does not divide over the actor's DP: 16 prompts x 8 samples = 128 samples per
 // mini batch over DP 40. The error names the RL job and says how strata set the actor's batch.
 TEST(RlStepTest, RlBatchThatDoesNotDivideOverTheActorsDp) {

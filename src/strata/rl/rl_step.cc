@@ -179,7 +179,11 @@ Bytes ModelStates(const MemoryLedger& ledger) {
 // What the trainer keeps on a GPU while vLLM generates beside it: its CUDA context and NCCL
 // buffers, and unless offloaded the states of each model it trains (PPO: the critic too).
 Bytes ResidentBesideRollout(const MemoryLedger& ledger, bool offload, double trained_models) {
-  const Bytes overhead = ledger.Total(ItemKind::kOverhead);
+  // The trainer's CUDA context and NCCL buffers stay; its allocator cache does not: the hybrid
+  // engine empties it before waking the rollout (verl fsdp_workers.py rollout_mode:
+  // aggressive_empty_cache(force_sync=True), before loading weights or resuming the KV cache).
+  const Bytes cache = ledger.peak_counters.reserved - ledger.peak_counters.allocated;
+  const Bytes overhead = ledger.Total(ItemKind::kOverhead) - cache;
   if (offload) return overhead;
   return overhead + ModelStates(ledger) * trained_models;
 }
