@@ -566,5 +566,35 @@ TEST(ImportJobTest, ShellArithmeticThatOverflowsIsLeftUnexpanded) {
   EXPECT_EQ(echo.words.back().text, "8192") << joined;
 }
 
+// `swift sft` trains LoRA unless told otherwise: ms-swift's train_type (tuner_type in 4.x)
+// "Default is 'lora'" (docs/source_en/Instruction/Command-line-parameters.md, Base Arguments),
+// with lora_rank 8, lora_alpha 32, lora_dropout 0.05 and target_modules all-linear. The import
+// made such a launch full fine-tuning (16 B of states a parameter instead of the adapters').
+// `--train_type full` keeps full training.
+TEST(ImportJobTest, SwiftSftDefaultsToLora) {
+  ImportOptions o;
+  o.gpu = "H100";
+  o.gpus_per_node = 1;
+  auto lora = ImportJob("swift sft --model Qwen/Qwen3-32B --dataset d.jsonl --max_length 2048\n",
+                        "train.sh", o);
+  ASSERT_TRUE(lora.ok()) << lora.error().Format();
+  EXPECT_EQ(lora->job.adapter.kind, AdapterKind::kLora);
+  EXPECT_EQ(lora->job.adapter.rank, 8);
+  EXPECT_DOUBLE_EQ(lora->job.adapter.alpha, 32);
+  EXPECT_DOUBLE_EQ(lora->job.adapter.dropout, 0.05);
+  EXPECT_EQ(lora->job.adapter.targets, std::vector<std::string>{"all-linear"});
+  auto full = ImportJob("swift sft --model Qwen/Qwen3-32B --train_type full --max_length 2048\n",
+                        "train.sh", o);
+  ASSERT_TRUE(full.ok()) << full.error().Format();
+  EXPECT_FALSE(full->job.adapter.on());
+  auto qlora = ImportJob(
+      "swift sft --model Qwen/Qwen3-32B --quant_bits 4 --lora_rank 64 --bf16 true --max_length "
+      "2048\n",
+      "train.sh", o);
+  ASSERT_TRUE(qlora.ok()) << qlora.error().Format();
+  EXPECT_EQ(qlora->job.adapter.kind, AdapterKind::kQlora);
+  EXPECT_EQ(qlora->job.adapter.rank, 64);
+}
+
 }  // namespace
 }  // namespace strata

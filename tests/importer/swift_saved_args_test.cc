@@ -30,6 +30,8 @@ ImportOptions BaichuanOnA100() {
   ImportOptions o;
   o.gpu = "A100";
   o.model = Golden("swift_v1_sft_args/baichuan2-7b.json");
+  // Baichuan's W_pack is its fused q, k and v projections.
+  o.overrides = {"adapter.targets=[gate_proj, up_proj, q_proj, k_proj, v_proj, down_proj, o_proj]"};
   return o;
 }
 
@@ -50,10 +52,20 @@ TEST(SwiftSavedArgsTest, V1SftArgsWithTheTrainingArgsSavedBesideIt) {
   EXPECT_EQ(SourceOf(*r, "recompute.granularity"), "sft_args.json: gradient_checkpointing");
   EXPECT_NE(SourceOf(*r, "cluster.gpus_per_node").find("training_args.json: distributed_state"),
             std::string::npos);
-  // QLoRA: imported as full training, and said so, never silently.
-  EXPECT_TRUE(HasNote(*r, "sft_type lora: strata models full-parameter training"));
-  EXPECT_TRUE(HasNote(*r, "quantization_bit 4: the base weights were 4-bit"));
-  EXPECT_NE(RenderImportNotes(*r).find("sft_type lora"), std::string::npos);
+  // QLoRA (sft_type lora with quantization_bit 4, bitsandbytes): the job's adapter, with the
+  // file's lora_rank 8, lora_alpha 32 and lora_dropout_p 0 (1.x's names). It was imported as
+  // full training with a note. Its targets name Baichuan's fused W_pack: without the
+  // Llama-style equivalent given (BaichuanOnA100's --set) the import stops, naming it (below).
+  EXPECT_EQ(r->job.adapter.kind, AdapterKind::kQlora);
+  EXPECT_EQ(r->job.adapter.rank, 8);
+  EXPECT_DOUBLE_EQ(r->job.adapter.alpha, 32);
+  EXPECT_DOUBLE_EQ(r->job.adapter.dropout, 0);
+  EXPECT_FALSE(HasNote(*r, "sft_type lora: strata models full-parameter training"));
+  ImportOptions bare = BaichuanOnA100();
+  bare.overrides.clear();
+  auto fused = ImportJobFile(Golden("swift_v1_sft_args/sft_args.json"), bare);
+  ASSERT_FALSE(fused.ok());
+  EXPECT_NE(fused.error().Format().find("'W_pack'"), std::string::npos) << fused.error().Format();
 }
 
 TEST(SwiftSavedArgsTest, V1WithoutAConfigNamesTheRegistryId) {
@@ -121,6 +133,7 @@ TEST(SwiftSavedArgsTest, LaterV1FilesNameTheCheckpoint) {
   ImportOptions o;
   o.gpu = "A100";
   o.gpus_per_node = 1;
+  o.overrides = {"adapter.targets=[all-linear]"};  // the file's W_pack is Baichuan's
   auto r = ImportJob(named, "elsewhere/sft_args.json", o);
   ASSERT_TRUE(r.ok()) << r.error().Format();
   EXPECT_EQ(r->job.model, "llama-3.1-8b");

@@ -141,6 +141,44 @@ void AdapterNumber(Settings& s, JobBuilder& job, const char* key, const char* fi
   }
 }
 
+// `swift sft`'s tuner (ms-swift's Command-line-parameters, Base Arguments: train_type, renamed
+// tuner_type in 4.x, "Default is 'lora'" for swift sft; 'full' for megatron sft, which is mapped
+// elsewhere): LoRA with lora_rank 8, lora_alpha 32, lora_dropout 0.05, target_modules
+// all-linear; use_dora; quant_bits 4 with bitsandbytes (quant_method bnb) is QLoRA.
+Status MapSwiftAdapter(Settings& s, const MapContext& ctx, JobBuilder& job) {
+  const SourcedValue* given = s.Use("train_type");
+  if (given == nullptr) given = s.Use("tuner_type");
+  const std::string type = given != nullptr ? given->value : "lora";
+  const std::string source = given != nullptr
+                                 ? given->source
+                                 : std::string(
+                                       "ms-swift's train_type (tuner_type) defaults to lora for "
+                                       "swift sft");
+  if (type != "lora" && type != "lora_llm") return OkStatus();  // full, or noted (NoteTuningMode)
+  STRATA_ASSIGN_OR_RETURN(std::optional<int64_t> bits, s.Int("quant_bits"));
+  STRATA_ASSIGN_OR_RETURN(std::optional<bool> dora, s.Bool("use_dora"));
+  const std::string method = s.String("quant_method").value_or("bnb");
+  if (bits && *bits == 4 && method == "bnb") {
+    job.Set("adapter.kind", "qlora", source + " with quant_bits 4");
+  } else {
+    job.Set("adapter.kind", dora.value_or(false) ? "dora" : "lora",
+            dora.value_or(false) ? source + " with use_dora" : source);
+  }
+  if (type == "lora_llm") {
+    job.Note(
+        "train_type lora_llm: LoRA on the language model, full fine-tuning of the vision "
+        "tower and aligner; strata counts the adapters on the language model and the tower "
+        "as the job's frozen: list says");
+  }
+  AdapterNumber(s, job, "lora_rank", "adapter.rank", "8", "ms-swift's lora_rank defaults to 8");
+  AdapterNumber(s, job, "lora_alpha", "adapter.alpha", "32",
+                "ms-swift's lora_alpha defaults to 32");
+  AdapterNumber(s, job, "lora_dropout", "adapter.dropout", "0.05",
+                "ms-swift's lora_dropout defaults to 0.05");
+  return MapAdapterTargets(s.Use("target_modules"), ctx, job, "[all-linear]",
+                           "ms-swift's target_modules defaults to all-linear");
+}
+
 }  // namespace
 
 Status MapAdapter(Settings& s, const MapContext& ctx, JobBuilder& job) {
@@ -190,6 +228,7 @@ Status MapAdapter(Settings& s, const MapContext& ctx, JobBuilder& job) {
         "(peft/utils/constants.py)"));
     return OkStatus();
   }
+  if (ctx.ms_swift) return MapSwiftAdapter(s, ctx, job);
   const SourcedValue* type = ctx.llamafactory_stage.empty() ? nullptr : s.Use("finetuning_type");
   if (type == nullptr || type->value != "lora") return OkStatus();
   // LLaMA-Factory's FinetuningArguments (src/llamafactory/hparams/finetuning_args.py):

@@ -46,6 +46,8 @@ Status NormaliseSwiftV1SftArgs(Settings& s, const fs::path& dir, JobBuilder& job
   Rename(s, "model_id_or_path", "model_name_or_path");  // later 1.x files name the checkpoint
   Rename(s, "model_type", "swift_model_id");
   Rename(s, "quantization_bit", "quant_bits");
+  Rename(s, "lora_target_modules", "target_modules");  // 1.x's LoRA names, 3.x's after
+  Rename(s, "lora_dropout_p", "lora_dropout");
   const fs::path sibling = dir / "training_args.json";
   std::error_code ec;
   if (fs::is_regular_file(sibling, ec)) {
