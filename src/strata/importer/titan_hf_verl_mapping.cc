@@ -443,6 +443,33 @@ Status MapDeepSpeedGrads(Settings& s, JobBuilder& job, const std::string& params
   return OkStatus();
 }
 
+// A model loaded in bfloat16 (ms-swift always loads in its training dtype; the HF Trainer when
+// given --torch_dtype bfloat16) and trained without DeepSpeed or FSDP keeps no fp32 copy: the
+// Trainer autocasts but never upcasts the parameters, so their gradients are bf16 and torch's
+// AdamW keeps its moments in the parameters' dtype (torch/optim/adamw.py: zeros_like(p)).
+// DeepSpeed keeps fp32 master weights, and Accelerate upcasts to fp32 under FSDP. Adapters
+// are set apart: PEFT casts them to fp32. fp16 weights cannot train this way (the GradScaler
+// refuses fp16 gradients), so only bf16 is read so.
+Status MapPure16BitOptimizer(Settings& s, const MapContext& ctx, JobBuilder& job,
+                             const std::string& params, bool zero_stage) {
+  if (params != "bf16" || job.Has("adapter.kind")) return OkStatus();
+  const std::optional<std::string> torch_dtype = s.String("torch_dtype");
+  const bool loaded_bf16 = ctx.ms_swift || (torch_dtype && DtypeName(*torch_dtype) == "bf16");
+  const std::optional<std::string> accelerate = s.String("accelerate.distributed_type");
+  const bool deepspeed =
+      zero_stage || s.Has("deepspeed") || (accelerate && *accelerate == "DEEPSPEED");
+  const bool fsdp = s.Has("fsdp") || job.Get("sharding.mode").starts_with("fsdp");
+  if (!loaded_bf16 || deepspeed || fsdp) return OkStatus();
+  const std::string why = fmt::format(
+      "derived: the model is loaded in bf16 ({}) and trained without DeepSpeed or "
+      "FSDP: torch's AdamW steps the bf16 parameters themselves",
+      ctx.ms_swift ? "ms-swift" : "--torch_dtype");
+  job.Set("precision.grads", "bf16", why);
+  job.Set("optimizer.master_weights", "bf16", why);
+  job.Set("optimizer.moments", "bf16", why);
+  return OkStatus();
+}
+
 // TRL's SFTConfig (huggingface/trl trl/trainer/sft_config.py) changes three of
 // TrainingArguments' defaults that size a job: max_length 1024, gradient checkpointing on, bf16
 // unless fp16 (since mid-2025: trl a222aeb turned checkpointing on, 2025-08; releases before
@@ -633,6 +660,19 @@ Status MapHfDeepSpeed(Settings& s, MapContext& ctx, JobBuilder& job) {
       params_source = "--torch_dtype " + *v;
     }
   }
+  // ms-swift trains in the dtype it loads the model in (ModelArguments._init_torch_dtype:
+  // --torch_dtype, else --bf16 / --fp16, else the model's): the checkpoint's config.json
+  // torch_dtype when it is float16 or bfloat16, else bfloat16 on a GPU with bf16 (every GPU of
+  // strata's catalog), from modelscope/ms-swift@0101e63 swift/llm/model/register.py
+  // get_default_torch_dtype. Not the HF Trainer's fp32.
+  if (params_source.starts_with("TrainingArguments") && ctx.ms_swift) {
+    STRATA_ASSIGN_OR_RETURN(ModelConfig model, LoadModelConfig(job.Get("model")));
+    const bool fp16 = DtypeName(model.dtype) == "fp16";
+    params = fp16 ? "fp16" : "bf16";
+    params_source = fmt::format(
+        "ms-swift loads the model in its config.json torch_dtype ({}){}", model.dtype,
+        fp16 || model.dtype == "bfloat16" ? "" : ", bfloat16 on a GPU with bf16 otherwise");
+  }
   // TRL's SFTConfig: "bf16: Defaults to True if fp16 is not set".
   if (params_source.starts_with("TrainingArguments") && ctx.trl_sft && !s.Has("fp16")) {
     params = "bf16";
@@ -654,6 +694,7 @@ Status MapHfDeepSpeed(Settings& s, MapContext& ctx, JobBuilder& job) {
                     : "default: no ZeRO stage given (stage 0)");
   job.Default("optimizer.master_weights", "fp32", "DeepSpeed keeps fp32 master weights");
   job.Default("optimizer.moments", "fp32", "Adam states in fp32");
+  STRATA_RETURN_IF_ERROR(MapPure16BitOptimizer(s, ctx, job, params, stage_opt.has_value()));
   STRATA_RETURN_IF_ERROR(MapLigerLoss(s, ctx, job));
   job.Default("frozen", "[]",
               job.Has("adapter.kind") ? "no module frozen besides the base the adapters train on"

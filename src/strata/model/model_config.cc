@@ -395,6 +395,8 @@ Status ParseText(const JsonFields& text, const FamilyTraits& traits, ModelConfig
     return text.ErrorAt("num_hidden_layers", "expected at most " + std::to_string(kMaxLayers) +
                                                  " layers, got " + std::to_string(num_layers));
   }
+  // transformers 4.56 renamed torch_dtype to dtype in the configs it writes; either is read.
+  STRATA_ASSIGN_OR_RETURN(config.dtype, text.StringOr("dtype", config.dtype));
   STRATA_ASSIGN_OR_RETURN(config.dtype, text.StringOr("torch_dtype", config.dtype));
   STRATA_ASSIGN_OR_RETURN(
       config.mlp_bias,
@@ -657,6 +659,7 @@ Result<ModelConfig> ParseModelConfig(std::string_view json_text, const std::stri
   }
   STRATA_ASSIGN_OR_RETURN(config.tie_word_embeddings,
                           top.BoolOr("tie_word_embeddings", wrapper->tied_by_default));
+  STRATA_ASSIGN_OR_RETURN(config.dtype, top.StringOr("dtype", config.dtype));
   STRATA_ASSIGN_OR_RETURN(config.dtype, top.StringOr("torch_dtype", config.dtype));
 
   const std::string text_key(wrapper->text_key);  // "llm_config" in InternVL
