@@ -81,15 +81,16 @@ TEST(LossKernel, FollowsTheEngineNotTheName) {
   // ms-swift under ZeRO-3 trains through DeepSpeed and the HF Trainer (runs_as): HF's
   // ForCausalLMLoss upcasts the logits, 12 B per logit in backward.
   const Job swift = testing::ReferenceJob(Llama8B({"sharding.mode=zero3"}));
-  EXPECT_EQ(EngineChain(swift.spec, c.engines),
+  EXPECT_EQ(ResolveEngineChain(c.engines, swift.spec.framework, swift.spec.sharding.mode).names,
             (std::vector<std::string>{"ms-swift", "deepspeed", "hf-trainer"}));
   EXPECT_EQ(ChooseLoss(swift, c).kernel, LossKernel::kTorchEager);
   EXPECT_DOUBLE_EQ(ComputeActivations(swift, c, 0).backward_working.count(), 12 * kElements);
   // Under zero1 the same wrapper runs megatron-core: its vocab-parallel loss, 6 B per logit
   // (bf16 logits 2 + fp32 softmax 4), as before.
   const Job megatron = testing::ReferenceJob(Llama8B({}));
-  EXPECT_EQ(EngineChain(megatron.spec, c.engines),
-            (std::vector<std::string>{"ms-swift", "megatron-core"}));
+  EXPECT_EQ(
+      ResolveEngineChain(c.engines, megatron.spec.framework, megatron.spec.sharding.mode).names,
+      (std::vector<std::string>{"ms-swift", "megatron-core"}));
   EXPECT_EQ(ChooseLoss(megatron, c).kernel, LossKernel::kMegatron);
   EXPECT_DOUBLE_EQ(ComputeActivations(megatron, c, 0).backward_working.count(), 6 * kElements);
   // fused: the bf16 logits only, whatever the engine.
@@ -104,7 +105,8 @@ TEST(LossKernel, FollowsTheEngineNotTheName) {
 TEST(LossKernel, VerlsActorComputesItsOwnFusedLogProbs) {
   const MemoryConstants c = testing::Constants();
   const Job verl = testing::ReferenceJob(Llama8B({"framework.name=verl", "sharding.mode=fsdp2"}));
-  EXPECT_EQ(EngineChain(verl.spec, c.engines), (std::vector<std::string>{"verl", "hf-trainer"}));
+  EXPECT_EQ(ResolveEngineChain(c.engines, verl.spec.framework, verl.spec.sharding.mode).names,
+            (std::vector<std::string>{"verl", "hf-trainer"}));
   EXPECT_EQ(ChooseLoss(verl, c).kernel, LossKernel::kFused);
   EXPECT_DOUBLE_EQ(ComputeActivations(verl, c, 0).backward_working.count(), 2 * kElements);
   // Its megatron workers (zero1: megatron-core's code) run megatron-core's vocab-parallel loss.

@@ -34,15 +34,16 @@ std::string LayerKindLabel(const LayerSpec& spec) {
 LossChoice ChooseLoss(const Job& job, const MemoryConstants& constants) {
   const CrossEntropyConstants& ce = constants.cross_entropy;
   LossChoice out;
-  const std::vector<std::string> chain = EngineChain(job.spec, constants.engines);
-  const std::string version = EngineVersion(job.spec, constants.engines, chain);
-  out.engine = version.empty() ? chain.back() : fmt::format("{} {}", chain.back(), version);
+  const EngineChain chain =
+      ResolveEngineChain(constants.engines, job.spec.framework, job.spec.sharding.mode);
+  const std::string& version = chain.version;
+  out.engine = version.empty() ? chain.engine() : fmt::format("{} {}", chain.engine(), version);
   // verl's FSDP workers compute the log-probs themselves on HF code; its megatron workers use
   // megatron-core's vocab-parallel kernel (below).
   const bool torch_engine =
-      std::ranges::find(ce.torch_engines, chain.back()) != ce.torch_engines.end();
+      std::ranges::find(ce.torch_engines, chain.engine()) != ce.torch_engines.end();
   const bool own_fused_logprobs =
-      torch_engine && std::ranges::any_of(chain, [&](const std::string& f) {
+      torch_engine && std::ranges::any_of(chain.names, [&](const std::string& f) {
         return std::ranges::find(ce.fused_logprob_frameworks, f) !=
                ce.fused_logprob_frameworks.end();
       });
@@ -56,12 +57,12 @@ LossChoice ChooseLoss(const Job& job, const MemoryConstants& constants) {
     out.bytes = ce.megatron;
     return out;
   }
-  const auto from = ce.compiled_from.find(chain.back());
+  const auto from = ce.compiled_from.find(chain.engine());
   const bool compiled = job.spec.framework.compile && from != ce.compiled_from.end() &&
                         ReleaseAtLeast(version, from->second);
   const bool loss_parallel =
       job.spec.layout.tp > 1 &&
-      std::ranges::find(ce.loss_parallel_engines, chain.back()) != ce.loss_parallel_engines.end();
+      std::ranges::find(ce.loss_parallel_engines, chain.engine()) != ce.loss_parallel_engines.end();
   if (compiled) {
     out.kernel = LossKernel::kTorchCompiled;
     out.bytes = ce.torch_compiled;

@@ -13,18 +13,8 @@
 
 namespace strata {
 
-/// The frameworks a job trains through, the one it names first and the one whose code runs
-/// last, following data/frameworks.yaml's runs_as by the job's sharding mode (ms-swift under
-/// zero1: [ms-swift, megatron-core]; under zero3: [ms-swift, deepspeed, hf-trainer]).
-std::vector<std::string> EngineChain(const JobSpec& job, const FrameworkEngines& engines);
-
-/// The release of the chain's last framework: the job's framework.version when the engine is
-/// the framework it names, else (and when the job gives none) the catalog's latest.
-std::string EngineVersion(const JobSpec& job, const FrameworkEngines& engines,
-                          const std::vector<std::string>& chain);
-
 /// The family whose band applies to a job, from the frameworks it trains through
-/// (EngineChain): "fsdp2" (sharding fsdp2, or torchtitan), "megatron" (megatron-core's code:
+/// (job/engine_chain.h): "fsdp2" (sharding fsdp2, or torchtitan), "megatron" (megatron-core's code:
 /// megatron-core, megatron-bridge, ms-swift or verl under zero1), "deepspeed" (ZeRO-2/3, or
 /// DeepSpeed's code with any sharding), "hf_trainer" (the HF Trainer's code otherwise),
 /// "default" when none of them runs.

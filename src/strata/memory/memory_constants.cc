@@ -158,35 +158,13 @@ Result<MemoryConstants> ParseMemoryConstants(const std::string& text, const std:
   return c;
 }
 
-Result<FrameworkEngines> ParseFrameworkEngines(const std::string& text, const std::string& file) {
-  STRATA_ASSIGN_OR_RETURN(YAML::Node root, ParseYaml(text, file));
-  STRATA_ASSIGN_OR_RETURN(YamlMap top, YamlMap::Of(root, file, ""));
-  STRATA_ASSIGN_OR_RETURN(YAML::Node frameworks, top.Node("frameworks"));
-  if (!frameworks.IsMap()) return top.ErrorAt("frameworks", "expected {name: {...}, ...}");
-  FrameworkEngines out;
-  for (const auto& kv : frameworks) {
-    const std::string name = kv.first.Scalar();
-    const YAML::Node entry = kv.second;
-    if (!entry.IsMap()) return top.ErrorAt("frameworks", fmt::format("{}: expected a map", name));
-    if (entry["latest"]) out.latest[name] = entry["latest"].Scalar();
-    const YAML::Node runs_as = entry["runs_as"];
-    if (!runs_as) continue;
-    if (!runs_as.IsMap()) {
-      return top.ErrorAt("frameworks",
-                         fmt::format("{}.runs_as: expected {{mode: framework}}", name));
-    }
-    for (const auto& m : runs_as) out.runs_as[name][m.first.Scalar()] = m.second.Scalar();
-  }
-  return out;
-}
-
 Result<MemoryConstants> LoadMemoryConstants() {
   const std::string path = DataDir() + "/memory_overheads.yaml";
   STRATA_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
   STRATA_ASSIGN_OR_RETURN(MemoryConstants c, ParseMemoryConstants(text, path));
   const std::string frameworks = DataDir() + "/frameworks.yaml";
   STRATA_ASSIGN_OR_RETURN(std::string catalog, ReadFile(frameworks));
-  STRATA_ASSIGN_OR_RETURN(c.engines, ParseFrameworkEngines(catalog, frameworks));
+  STRATA_ASSIGN_OR_RETURN(c.engines, ParseFrameworkEnginesText(catalog, frameworks));
   return c;
 }
 

@@ -10,6 +10,7 @@
 
 #include "strata/core/result.h"
 #include "strata/core/units.h"
+#include "strata/job/engine_chain.h"
 
 namespace strata {
 
@@ -67,14 +68,6 @@ struct DeviceCapacityConstants {
   std::map<std::string, DriverMemory> cards;  // catalog GPU name -> its driver's figures
 };
 
-/// Whose code trains a job (data/frameworks.yaml, `runs_as`) and the release assumed when the
-/// job names none (`latest`): read from the framework catalog, so that the memory ledger and
-/// the step model follow one list.
-struct FrameworkEngines {
-  std::map<std::string, std::map<std::string, std::string>> runs_as;  // name -> mode -> name
-  std::map<std::string, std::string> latest;
-};
-
 struct MemoryConstants {
   Bytes cuda_context;
   Bytes nccl_per_communicator;
@@ -95,9 +88,6 @@ struct MemoryConstants {
 
 /// Parses the YAML text; `file` names it in errors.
 Result<MemoryConstants> ParseMemoryConstants(const std::string& text, const std::string& file);
-
-/// The `runs_as` and `latest` of every framework in data/frameworks.yaml's text.
-Result<FrameworkEngines> ParseFrameworkEngines(const std::string& text, const std::string& file);
 
 /// Reads data/memory_overheads.yaml and the engines of data/frameworks.yaml (via DataDir()).
 Result<MemoryConstants> LoadMemoryConstants();

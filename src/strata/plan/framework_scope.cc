@@ -70,37 +70,32 @@ ModeScope Resolve(const FrameworkCatalog& catalog, const JobSpec& job,
     ms.why = fmt::format("the job names no framework ({} assumed): every dimension searched", name);
     return ms;
   }
-  auto find = [&](const std::string& n) -> const FrameworkEntry* {
-    const auto it = catalog.frameworks.find(n);
-    return it == catalog.frameworks.end() ? nullptr : &it->second;
-  };
-  const FrameworkEntry* named = find(name);
-  const FrameworkEntry* f = named;
-  const std::string mode_name(ShardingModeName(mode));
-  // A wrapper chain is short (ms-swift -> deepspeed -> hf-trainer); the bound guards a cycle.
-  for (int depth = 0; f != nullptr && depth < 8; ++depth) {
-    if (!f->parallel.empty()) {
-      auto it = f->parallel.find(mode_name);
-      if (it == f->parallel.end()) it = f->parallel.find("default");
-      if (it != f->parallel.end()) {
-        const std::string version =
-            f == named && !job.framework.version.empty() ? job.framework.version : f->latest;
-        Apply(ms, it->second, f->name, version, model_type, moe);
-        return ms;
-      }
-      if (f->runs_as.empty()) {
-        std::vector<std::string> runs;
-        for (const auto& [m, e] : f->parallel) runs.push_back(m);
-        ms.known = true;
-        ms.runs_mode = false;
-        ms.engine = f->name;
-        ms.why = fmt::format("{} runs sharding {} only", f->name, fmt::join(runs, ", "));
-        return ms;
-      }
+  // The first framework on the chain that states what it runs under this mode decides.
+  const EngineChain chain = ResolveEngineChain(catalog.engines, job.framework, mode);
+  const std::string& mode_name = chain.mode;
+  for (size_t i = 0; i < chain.names.size(); ++i) {
+    const auto entry = catalog.frameworks.find(chain.names[i]);
+    if (entry == catalog.frameworks.end()) break;
+    const FrameworkEntry* f = &entry->second;
+    if (f->parallel.empty()) continue;
+    auto it = f->parallel.find(mode_name);
+    if (it == f->parallel.end()) it = f->parallel.find("default");
+    if (it != f->parallel.end()) {
+      const std::string version = i == 0 && !job.framework.version.empty()
+                                      ? job.framework.version
+                                      : catalog.engines.latest.at(f->name);
+      Apply(ms, it->second, f->name, version, model_type, moe);
+      return ms;
     }
-    if (f->runs_as.empty()) break;
-    const auto it = f->runs_as.find(mode_name);
-    f = find(it != f->runs_as.end() ? it->second : f->runs_as.at("default"));
+    if (i + 1 == chain.names.size()) {  // the engine itself, with nothing for this mode
+      std::vector<std::string> runs;
+      for (const auto& [m, e] : f->parallel) runs.push_back(m);
+      ms.known = true;
+      ms.runs_mode = false;
+      ms.engine = f->name;
+      ms.why = fmt::format("{} runs sharding {} only", f->name, fmt::join(runs, ", "));
+      return ms;
+    }
   }
   ms.why = fmt::format(
       "data/frameworks.yaml states nothing of what {} runs under sharding {}: every dimension "

@@ -27,7 +27,6 @@ Status CheckRows(YamlMap& section) {
 Result<FrameworkEntry> ParseEntry(YamlMap& m, const std::string& name) {
   FrameworkEntry e;
   e.name = name;
-  STRATA_ASSIGN_OR_RETURN(e.latest, m.String("latest"));
   STRATA_ASSIGN_OR_RETURN(e.source, m.String("source"));
   STRATA_RETURN_IF_ERROR(CheckRows(m));
   if (m.Has("parallel")) {
@@ -50,12 +49,6 @@ Result<FrameworkEntry> ParseEntry(YamlMap& m, const std::string& name) {
     e.gdn_module_given = true;
   }
   if (m.Has("runs_as")) {
-    STRATA_ASSIGN_OR_RETURN(YAML::Node node, m.Node("runs_as"));
-    if (!node.IsMap()) return m.ErrorAt("runs_as", "expected {sharding mode: framework, ...}");
-    for (const auto& kv : node) e.runs_as[kv.first.Scalar()] = kv.second.Scalar();
-    if (!e.runs_as.contains("default")) {
-      return m.ErrorAt("runs_as", "needs a `default:` entry for the other sharding modes");
-    }
     // A wrapper's numbers are its engine's, except the attention its recipes ask HF code for.
     if (m.Has("attention")) {
       STRATA_ASSIGN_OR_RETURN(e.attention, m.String("attention"));
@@ -154,18 +147,10 @@ Result<FrameworkCatalog> ParseFrameworkCatalog(const std::string& text, const st
     const std::string name = kv.first.Scalar();
     STRATA_ASSIGN_OR_RETURN(YamlMap m, frameworks.Map(name));
     STRATA_ASSIGN_OR_RETURN(FrameworkEntry e, ParseEntry(m, name));
-    STRATA_RETURN_IF_ERROR(m.CheckNoUnknownKeys());
+    STRATA_RETURN_IF_ERROR(m.CheckNoUnknownKeys({"latest", "runs_as"}));
     c.frameworks[name] = std::move(e);
   }
-  for (const auto& [name, e] : c.frameworks) {
-    for (const auto& [mode, target] : e.runs_as) {
-      const auto it = c.frameworks.find(target);
-      if (it == c.frameworks.end()) {
-        return InvalidInput(fmt::format("framework {} runs_as {}: no such framework", name, target))
-            .InFile(file);
-      }
-    }
-  }
+  STRATA_ASSIGN_OR_RETURN(c.engines, ParseFrameworkEngines(list, file));
   STRATA_RETURN_IF_ERROR(top.CheckNoUnknownKeys());
   return c;
 }
@@ -189,10 +174,11 @@ Result<FrameworkProfile> ResolveForMode(const FrameworkCatalog& catalog, const J
     return &it->second;
   };
   STRATA_ASSIGN_OR_RETURN(const FrameworkEntry* named, find(spec.name));
+  const std::string& named_latest = catalog.engines.latest.at(spec.name);
   FrameworkProfile p;
   p.on = true;
   p.name = spec.name;
-  p.version = spec.version.empty() ? named->latest : spec.version;
+  p.version = spec.version.empty() ? named_latest : spec.version;
   p.host_op_s = catalog.host_op_s;
   if (!spec.given) {
     p.assumptions.push_back(
@@ -201,26 +187,22 @@ Result<FrameworkProfile> ResolveForMode(const FrameworkCatalog& catalog, const J
   if (spec.version.empty()) {
     p.assumptions.push_back(fmt::format(
         "{} release ASSUMED {}, the latest data/frameworks.yaml knows (set framework.version)",
-        spec.name, named->latest));
+        spec.name, named_latest));
   }
   // Wrappers (ms-swift, verl, deepspeed, megatron-bridge) train through another framework's
   // code, chosen by the sharding mode; the named release still decides version-gated choices
   // only where the engine is the named framework itself.
-  const FrameworkEntry* engine = named;
-  const std::string mode(ShardingModeName(job.sharding.mode));
-  while (!engine->runs_as.empty()) {
-    const auto it = engine->runs_as.find(mode);
-    const std::string& target =
-        it != engine->runs_as.end() ? it->second : engine->runs_as.at("default");
-    STRATA_ASSIGN_OR_RETURN(engine, find(target));
-    p.assumptions.push_back(
-        fmt::format("{} with sharding {} trains through {}'s code", p.name, mode, engine->name));
+  const EngineChain chain = ResolveEngineChain(catalog.engines, spec, job.sharding.mode);
+  for (size_t i = 1; i < chain.names.size(); ++i) {
+    p.assumptions.push_back(fmt::format("{} with sharding {} trains through {}'s code", p.name,
+                                        chain.mode, chain.names[i]));
   }
+  STRATA_ASSIGN_OR_RETURN(const FrameworkEntry* engine, find(chain.engine()));
   p.engine = engine->name;
-  const std::string engine_version = engine == named ? p.version : engine->latest;
-  if (engine != named) {
+  const std::string& engine_version = chain.version;
+  if (chain.wrapped()) {
     p.assumptions.push_back(
-        fmt::format("{} release ASSUMED {} (the latest known)", engine->name, engine->latest));
+        fmt::format("{} release ASSUMED {} (the latest known)", engine->name, engine_version));
   }
   p.layer_ops = engine->layer_ops;
   const bool eager_traffic = engine->eager_norm > 1 || engine->eager_rotary > 1 ||

@@ -11,6 +11,7 @@
 
 #include "strata/core/release.h"
 #include "strata/core/result.h"
+#include "strata/job/engine_chain.h"
 #include "strata/job/job_spec.h"
 #include "strata/sim/framework_parallelism.h"
 
@@ -19,14 +20,14 @@ namespace strata {
 /// One framework's entry of data/frameworks.yaml, as written.
 struct FrameworkEntry {
   std::string name;
-  std::string latest;                          // the release assumed when none is given
-  std::map<std::string, std::string> runs_as;  // sharding mode (or "default") -> framework
-  double layer_ops = 0;                        // eager ops of one decoder layer, forward
-  double compiled_layer_ops = 0;               // the same under torch.compile; 0: no compile
-  double moe_ops = 0;                          // an MoE FFN's extra ops over a dense MLP
-  double moe_host_syncs = 0;                   // device-to-host waits per MoE layer forward
-  double expert_loop_ops = 0;                  // per expert, forward; 0: grouped GEMM
-  std::string expert_loop_until;               // first release without the loop; "" = none
+  // Its `latest` release and `runs_as` (a wrapper's engine by sharding mode) are read once,
+  // into FrameworkCatalog::engines (job/engine_chain.h).
+  double layer_ops = 0;           // eager ops of one decoder layer, forward
+  double compiled_layer_ops = 0;  // the same under torch.compile; 0: no compile
+  double moe_ops = 0;             // an MoE FFN's extra ops over a dense MLP
+  double moe_host_syncs = 0;      // device-to-host waits per MoE layer forward
+  double expert_loop_ops = 0;     // per expert, forward; 0: grouped GEMM
+  std::string expert_loop_until;  // first release without the loop; "" = none
   // megatron-core's SequentialMLP (moe_grouped_gemm off): host ops per expert, forward; the
   // loop splits the tokens with counts already on the host, so no sync per expert.
   double sequential_expert_ops = 0;
@@ -62,6 +63,7 @@ struct FrameworkCatalog {
   // stream: bytes moved per gathered byte (a read and a write).
   double fsdp2_copy_out_bytes_per_byte = 0;
   std::map<std::string, FrameworkEntry> frameworks;
+  FrameworkEngines engines;                    // every entry's `latest` and `runs_as`
   std::map<std::string, std::string> sources;  // section -> source text
 };
 

@@ -1,0 +1,101 @@
+#include "strata/job/engine_chain.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "strata/core/yaml_fields.h"
+#include "strata/job/training_modes.h"
+
+namespace strata {
+
+Result<FrameworkEngines> ParseFrameworkEngines(const YAML::Node& frameworks,
+                                               const std::string& file) {
+  STRATA_ASSIGN_OR_RETURN(YamlMap all, YamlMap::Of(frameworks, file, "frameworks"));
+  FrameworkEngines out;
+  for (const auto& kv : frameworks) {
+    const std::string name = kv.first.Scalar();
+    STRATA_ASSIGN_OR_RETURN(YamlMap entry, all.Map(name));
+    STRATA_ASSIGN_OR_RETURN(out.latest[name], entry.String("latest"));
+    if (!entry.Has("runs_as")) continue;
+    STRATA_ASSIGN_OR_RETURN(YAML::Node runs_as, entry.Node("runs_as"));
+    if (!runs_as.IsMap()) {
+      return entry.ErrorAt("runs_as", "expected {sharding mode: framework, ...}");
+    }
+    for (const auto& m : runs_as) out.runs_as[name][m.first.Scalar()] = m.second.Scalar();
+    if (!out.runs_as[name].contains("default")) {
+      return entry.ErrorAt("runs_as", "needs a `default:` entry for the other sharding modes");
+    }
+  }
+  for (const auto& [name, modes] : out.runs_as) {
+    for (const auto& [mode, target] : modes) {
+      if (!out.latest.contains(target)) {
+        return InvalidInput(fmt::format("framework {} runs_as {}: no such framework", name, target))
+            .InFile(file)
+            .InField(fmt::format("frameworks.{}.runs_as.{}", name, mode));
+      }
+    }
+  }
+  // A chain visits each framework at most once; a longer walk is a loop.
+  for (const auto& [name, modes] : out.runs_as) {
+    for (const auto& [mode, first] : modes) {
+      std::string at = first;
+      for (size_t step = 0;; ++step) {
+        const auto next = out.runs_as.find(at);
+        if (next == out.runs_as.end()) break;
+        if (step > out.runs_as.size()) {
+          return InvalidInput(fmt::format("framework {} runs_as loops back on itself", name))
+              .InFile(file)
+              .InField(fmt::format("frameworks.{}.runs_as.{}", name, mode));
+        }
+        const auto by_mode = next->second.find(mode);
+        at = by_mode != next->second.end() ? by_mode->second : next->second.at("default");
+      }
+    }
+  }
+  return out;
+}
+
+Result<FrameworkEngines> ParseFrameworkEnginesText(const std::string& text,
+                                                   const std::string& file) {
+  STRATA_ASSIGN_OR_RETURN(YAML::Node root, ParseYaml(text, file));
+  STRATA_ASSIGN_OR_RETURN(YamlMap top, YamlMap::Of(root, file, ""));
+  STRATA_ASSIGN_OR_RETURN(YAML::Node frameworks, top.Node("frameworks"));
+  if (!frameworks.IsMap()) return top.ErrorAt("frameworks", "expected {name: {...}, ...}");
+  return ParseFrameworkEngines(frameworks, file);
+}
+
+bool EngineChain::Runs(std::string_view name) const {
+  return std::ranges::find(names, name) != names.end();
+}
+
+EngineChain ResolveEngineChain(const FrameworkEngines& engines, const FrameworkSpec& spec,
+                               ShardingMode mode) {
+  EngineChain chain;
+  chain.names = {spec.name};
+  chain.mode = std::string(ShardingModeName(mode));
+  // The parser refuses loops; the bound keeps a hand-built catalog from looping too.
+  for (size_t step = 0; step <= engines.runs_as.size(); ++step) {
+    const auto wrapper = engines.runs_as.find(chain.names.back());
+    if (wrapper == engines.runs_as.end()) break;
+    const auto by_mode = wrapper->second.find(chain.mode);
+    const auto fallback = wrapper->second.find("default");
+    if (by_mode != wrapper->second.end()) {
+      chain.names.push_back(by_mode->second);
+    } else if (fallback != wrapper->second.end()) {
+      chain.names.push_back(fallback->second);
+    } else {
+      break;
+    }
+  }
+  if (!chain.wrapped() && !spec.version.empty()) {
+    chain.version = spec.version;
+    chain.version_assumed = false;
+  } else {
+    const auto latest = engines.latest.find(chain.engine());
+    if (latest != engines.latest.end()) chain.version = latest->second;
+  }
+  return chain;
+}
+
+}  // namespace strata

@@ -1,0 +1,58 @@
+// Whose code trains a job. A wrapper (ms-swift, verl, deepspeed, megatron-bridge) trains through
+// another framework's code, chosen by the sharding mode (data/frameworks.yaml, `runs_as`); the
+// chain of names ends at the engine, the framework whose code runs. The step's framework
+// profile, the memory ledger's loss kernel and error family and the planner's scope all walk
+// this one chain, read by one parser.
+#ifndef STRATA_JOB_ENGINE_CHAIN_H_
+#define STRATA_JOB_ENGINE_CHAIN_H_
+
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "strata/core/result.h"
+#include "strata/job/job_spec.h"
+
+namespace YAML {
+class Node;
+}  // namespace YAML
+
+namespace strata {
+
+/// data/frameworks.yaml's `runs_as` and `latest` of every framework.
+struct FrameworkEngines {
+  std::map<std::string, std::map<std::string, std::string>> runs_as;  // name -> mode -> name
+  std::map<std::string, std::string> latest;  // the release assumed when a job names none
+};
+
+/// The `frameworks:` map (`file` names it in errors): each entry needs `latest`; a `runs_as`
+/// needs a `default:` entry, may name only frameworks of the map, and may not loop.
+Result<FrameworkEngines> ParseFrameworkEngines(const YAML::Node& frameworks,
+                                               const std::string& file);
+
+/// The same from the whole text of data/frameworks.yaml.
+Result<FrameworkEngines> ParseFrameworkEnginesText(const std::string& text,
+                                                   const std::string& file);
+
+struct EngineChain {
+  std::vector<std::string> names;  // the framework the job names first, the engine last
+  std::string mode;                // the sharding mode the chain was walked for
+  std::string version;             // the engine's release ("" when the catalog has none)
+  bool version_assumed = true;     // not the job's framework.version (the latest known)
+
+  const std::string& named() const { return names.front(); }
+  const std::string& engine() const { return names.back(); }
+  bool wrapped() const { return names.size() > 1; }
+  bool Runs(std::string_view name) const;  // `name` is on the chain
+};
+
+/// The chain of `spec` under sharding `mode` (ms-swift under zero1: [ms-swift, megatron-core];
+/// under zero3: [ms-swift, deepspeed, hf-trainer]). The engine's release is the job's
+/// framework.version when the engine is the framework it names, else the catalog's latest.
+EngineChain ResolveEngineChain(const FrameworkEngines& engines, const FrameworkSpec& spec,
+                               ShardingMode mode);
+
+}  // namespace strata
+
+#endif  // STRATA_JOB_ENGINE_CHAIN_H_

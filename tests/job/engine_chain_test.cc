@@ -1,0 +1,92 @@
+// The one walk of data/frameworks.yaml's runs_as: the chains, the engine's release, and the
+// catalog errors the parser refuses.
+#include "strata/job/engine_chain.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "strata/core/file_io.h"
+
+namespace strata {
+namespace {
+
+FrameworkEngines Shipped() {
+  const std::string path = DataDir() + "/frameworks.yaml";
+  auto text = ReadFile(path);
+  EXPECT_TRUE(text.ok());
+  auto engines = ParseFrameworkEnginesText(*text, path);
+  EXPECT_TRUE(engines.ok()) << engines.error().Format();
+  return *engines;
+}
+
+FrameworkSpec Named(const std::string& name, const std::string& version = "") {
+  FrameworkSpec spec;
+  spec.name = name;
+  spec.version = version;
+  spec.given = true;
+  return spec;
+}
+
+// The chains data/frameworks.yaml gives: ms-swift runs megatron-core's code under zero1 (its
+// `megatron sft`) and DeepSpeed's wrapper of the HF Trainer under ZeRO-3 (`swift sft`).
+TEST(EngineChain, FollowsRunsAsByShardingMode) {
+  const FrameworkEngines e = Shipped();
+  EXPECT_EQ(ResolveEngineChain(e, Named("ms-swift"), ShardingMode::kZero1).names,
+            (std::vector<std::string>{"ms-swift", "megatron-core"}));
+  const EngineChain zero3 = ResolveEngineChain(e, Named("ms-swift"), ShardingMode::kZero3);
+  EXPECT_EQ(zero3.names, (std::vector<std::string>{"ms-swift", "deepspeed", "hf-trainer"}));
+  EXPECT_EQ(zero3.engine(), "hf-trainer");
+  EXPECT_TRUE(zero3.Runs("deepspeed"));
+  EXPECT_FALSE(zero3.Runs("megatron-core"));
+  EXPECT_EQ(zero3.mode, "zero3");
+  EXPECT_EQ(ResolveEngineChain(e, Named("torchtitan"), ShardingMode::kFsdp2).names,
+            (std::vector<std::string>{"torchtitan"}));
+}
+
+// The job's framework.version is the engine's release only when the engine is the framework
+// the job names; a wrapper's release says nothing of its engine's, so the latest is assumed.
+TEST(EngineChain, TheJobsReleaseIsTheEnginesOnlyWhenNotWrapped) {
+  const FrameworkEngines e = Shipped();
+  const EngineChain titan =
+      ResolveEngineChain(e, Named("torchtitan", "0.1.0"), ShardingMode::kFsdp2);
+  EXPECT_EQ(titan.version, "0.1.0");
+  EXPECT_FALSE(titan.version_assumed);
+  const EngineChain swift = ResolveEngineChain(e, Named("ms-swift", "3.5.0"), ShardingMode::kZero1);
+  EXPECT_EQ(swift.version, e.latest.at("megatron-core"));
+  EXPECT_TRUE(swift.version_assumed);
+}
+
+Result<FrameworkEngines> Parse(const std::string& text) {
+  return ParseFrameworkEnginesText(text, "frameworks.yaml");
+}
+
+TEST(EngineChain, RefusesACatalogItCannotWalk) {
+  // A wrapper needs a default engine for the modes it does not list.
+  auto no_default =
+      Parse("frameworks:\n  a: {latest: '1', runs_as: {zero1: b}}\n  b: {latest: '1'}\n");
+  ASSERT_FALSE(no_default.ok());
+  EXPECT_NE(no_default.error().Format().find("default"), std::string::npos);
+  // An engine the catalog lacks.
+  auto unknown = Parse("frameworks:\n  a: {latest: '1', runs_as: {default: c}}\n");
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_NE(unknown.error().Format().find("no such framework"), std::string::npos);
+  // Every entry says which release is assumed.
+  auto no_latest = Parse("frameworks:\n  a: {source: x}\n");
+  ASSERT_FALSE(no_latest.ok());
+  EXPECT_NE(no_latest.error().Format().find("latest"), std::string::npos);
+}
+
+// Two wrappers naming each other: the step profile's walk used to follow runs_as until an
+// engine, so such a catalog hung `strata step`. The parser refuses it, naming the entry.
+TEST(EngineChain, RefusesALoop) {
+  auto loop = Parse(
+      "frameworks:\n  a: {latest: '1', runs_as: {default: b}}\n"
+      "  b: {latest: '1', runs_as: {default: a}}\n");
+  ASSERT_FALSE(loop.ok());
+  EXPECT_NE(loop.error().Format().find("loops"), std::string::npos) << loop.error().Format();
+}
+
+}  // namespace
+}  // namespace strata
