@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "support/golden.h"
@@ -28,7 +29,7 @@ using strata::testing::TestPath;
 
 constexpr const char* kSuite = "golden/hang-real";
 // The count of right cases may only go up: lower it only with a reason in the commit message.
-constexpr size_t kMinRight = 174;
+constexpr size_t kMinRight = 196;
 
 struct Expected {
   bool problem = true;
@@ -219,8 +220,22 @@ std::string AccuracyDocument(const Results& r, const std::map<std::string, std::
       early_held_right += ok ? 1u : 0u;
     }
   }
+  // Batches in the order they were collected: by date, then "(second)", "(third)", ... (a map
+  // keyed by the label alone would put "(fourth)" before "(second)").
+  std::vector<std::pair<std::string, Batch>> ordered(batches.begin(), batches.end());
+  const auto collected = [](const std::string& label) {
+    static const std::vector<std::string> kOrdinals = {"(second)", "(third)", "(fourth)",
+                                                       "(fifth)",  "(sixth)", "(seventh)"};
+    for (size_t i = 0; i < kOrdinals.size(); ++i) {
+      if (label.ends_with(kOrdinals[i])) return std::pair(label.substr(0, 10), i + 1);
+    }
+    return std::pair(label.substr(0, 10), size_t{0});
+  };
+  std::stable_sort(ordered.begin(), ordered.end(), [&](const auto& a, const auto& b) {
+    return collected(a.first) < collected(b.first);
+  });
   std::string batch_lines;
-  for (const auto& [date, b] : batches) {
+  for (const auto& [date, b] : ordered) {
     const size_t fit = b.n - b.held;
     size_t fit_right = b.right_now - b.held_right;
     for (const std::string& c : r.cases) {  // held back, missed then, right since: not fit

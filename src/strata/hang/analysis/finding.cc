@@ -37,6 +37,21 @@ std::string SettingToCheck(const EvidenceSet& ev, std::string_view prefer) {
   return prefer == "NCCL_SOCKET_IFNAME" ? std::string(prefer) : first;
 }
 
+// A start-up line NCCL wrote (its "host:pid:tid [dev] NCCL WARN ..." lines, or torch's "NCCL
+// error" quoting NCCL), as opposed to the launcher's rendezvous, the c10d store or Gloo.
+bool NcclSetUp(const FailureSignal& s) {
+  return !s.host.empty() || s.text.find("NCCL") != std::string::npos ||
+         s.text.find("ootstrap") != std::string::npos;
+}
+
+// What a start-up fault outside NCCL points at, from the words of its own line.
+std::string StartUpSetting(const std::string& detail) {
+  if (detail.find("GLOO_SOCKET_IFNAME") != std::string::npos) return "GLOO_SOCKET_IFNAME";
+  if (detail.find("was closed") != std::string::npos) return "the other nodes' logs";
+  if (detail.find("rdzv_endpoint") != std::string::npos) return "rdzv_endpoint";
+  return "MASTER_ADDR/MASTER_PORT";
+}
+
 std::string FirstPeer(const std::vector<const FailureSignal*>& signals) {
   for (const FailureSignal* s : signals) {
     if (!s->peer.empty()) return s->peer;
@@ -73,7 +88,16 @@ bool Oom(const Verdict& v, Finding& f) {
 }
 
 bool Crash(const EvidenceSet& ev, Finding& f) {
-  const auto lines = Of(ev, FailureKind::kCrash);
+  auto lines = Of(ev, FailureKind::kCrash);
+  // "Fatal Python error: Aborted" right after a Gloo failure of the same file is std::terminate
+  // on that Gloo exception ("terminate called after throwing an instance of 'gloo::IoException'",
+  // horovod/horovod#1364): the consequence, the Gloo failure is the cause (gloo_finding.h).
+  std::erase_if(lines, [&](const FailureSignal* s) {
+    return s->signal.starts_with("Aborted") &&
+           std::any_of(ev.gloo.begin(), ev.gloo.end(), [&](const GlooSignal& g) {
+             return g.file == s->file && g.line < s->line && s->line - g.line <= 3;
+           });
+  });
   if (lines.empty()) return false;
   std::set<int64_t> ranks;
   for (const FailureSignal* s : lines) {
@@ -113,6 +137,17 @@ bool Network(const EvidenceSet& ev, Finding& f) {
     f.peer = FirstPeer(net);
     if (f.peer.empty()) f.peer = FirstPeer(boot);
     const FailureSignal* first = boot.empty() ? net.front() : boot.front();
+    // Only NCCL's own set-up is an NCCL bootstrap, with NCCL_SOCKET_IFNAME to check first. The
+    // launcher's rendezvous, the c10d store and Gloo fail before NCCL starts: their line says
+    // what to check (MASTER_ADDR/MASTER_PORT, rdzv_endpoint, GLOO_SOCKET_IFNAME), and naming
+    // NCCL_SOCKET_IFNAME there misleads.
+    if (!NcclSetUp(*first) && !via_bootstrap) {
+      f.setting = StartUpSetting(first->detail);
+      f.summary = fmt::format("start-up failed{}: {}", f.peer.empty() ? "" : " with peer " + f.peer,
+                              first->detail);
+      f.evidence.push_back(Cite(*first));
+      return true;
+    }
     // A set-up message of the wrong size is no interface fault (NVIDIA/nccl#1176 went away with
     // another NCCL version): the NCCL build and environment of every node come first.
     f.setting = first->detail == kBootstrapTruncated

@@ -49,10 +49,15 @@ bool KilledRootCause(const EvidenceSet& ev) {
 // `killed_only`: only a worker killed by SIGKILL, which the others' timeouts follow.
 bool WorkerFailed(const EvidenceSet& ev, Finding& f, bool killed_only) {
   for (const FailureSignal* s : Of(ev, FailureKind::kWorkerFailed)) {
-    const bool killed = s->exit_code == -9;
+    const bool killed = s->exit_code == -9 || s->killed;
     if (killed_only && !killed) continue;
     f.kind = killed ? "dead_rank" : "crash";
     if (s->global_rank) f.ranks = {*s->global_rank};
+    if (s->detail.starts_with("Ray")) {
+      f.summary = s->detail;
+      f.evidence.push_back(Cite(*s));
+      return true;
+    }
     if (s->detail.starts_with("torch.multiprocessing.spawn")) {
       f.summary = s->detail + (killed ? ": killed from outside (the kernel's OOM killer or the "
                                         "scheduler); the spawn index is not the global rank"

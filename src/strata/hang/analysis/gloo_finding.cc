@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <set>
 
+#include "strata/hang/analysis/finding_reports.h"
 #include "strata/hang/analysis/gloo_sequences.h"
 #include "strata/hang/analysis/stack_tree.h"
 
@@ -63,6 +64,18 @@ std::string StallText(const PgStall& s) {
       s.missing.empty() ? "" : "; " + RanksText(s.missing) + " of the group left no dump");
 }
 
+// The set-up call a traceback or faulthandler frame of `file` shows the process in, when it is one
+// that creates the process group's connections (torch's init_process_group or new_group,
+// Horovod's hvd.init): a Gloo pair failing there is a start-up fault, not a rank lost mid-job.
+std::string SetUpCall(const EvidenceSet& ev, const std::string& file) {
+  for (const FailureSignal* s : Of(ev, FailureKind::kC10dFrame)) {
+    if (s->file == file &&
+        (s->op == "init_process_group" || s->op == "new_group" || s->op == "hvd.init"))
+      return s->op;
+  }
+  return "";
+}
+
 }  // namespace
 
 bool GlooFinding(const EvidenceSet& ev, const Verdict& v, Finding& f) {
@@ -98,6 +111,17 @@ bool GlooFinding(const EvidenceSet& ev, const Verdict& v, Finding& f) {
     return true;
   }
   if (!left.empty()) {
+    if (const std::string setup = SetUpCall(ev, left.front()->file); !setup.empty()) {
+      f.kind = "bootstrap";
+      f.peer = left.front()->peer;
+      f.setting = "GLOO_SOCKET_IFNAME";
+      f.summary = fmt::format(
+          "a Gloo peer dropped its connection while the processes were still connecting (in {}): "
+          "{}; check {} and that every process reaches {}",
+          setup, left.front()->detail, f.setting, setup);
+      f.evidence.push_back(Cite(*left.front()));
+      return true;
+    }
     f.kind = "dead_rank";
     f.ranks = Candidates(ev, stall);
     PlaceAt(stall, f);

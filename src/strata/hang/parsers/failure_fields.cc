@@ -120,14 +120,18 @@ void ReadDetailMismatch(std::string_view line, FailureSignal* s) {
 // "failed to connect to 192.168.121.122:1040 (errno: 113 ...)" or "... to [::ffff:0.0.0.5]:40323":
 // the host, without its port; the "to any network address of (host, port)" summary is skipped.
 std::string StoreHost(std::string_view line) {
-  constexpr std::string_view kKey = "failed to connect to ";
-  for (size_t at = line.find(kKey); at != std::string_view::npos; at = line.find(kKey, at + 1)) {
-    std::string_view rest = line.substr(at + kKey.size());
-    if (rest.starts_with("any ")) continue;
-    rest = rest.substr(0, rest.find_first_of(" ,"));
-    if (rest.starts_with('[')) return std::string(rest.substr(1, rest.find(']') - 1));
-    const size_t colon = rest.rfind(':');
-    return std::string(colon == std::string_view::npos ? rest : rest.substr(0, colon));
+  // "failed to connect to [host]:port" and "... has timed out after 60s while trying to connect
+  // to 192.0.0.1:1234" (pytorch/pytorch#107021); "(host, port)" where torch prints a tuple.
+  for (const std::string_view key : {"failed to connect to ", "trying to connect to "}) {
+    for (size_t at = line.find(key); at != std::string_view::npos; at = line.find(key, at + 1)) {
+      std::string_view rest = line.substr(at + key.size());
+      if (rest.starts_with("any ")) continue;
+      if (rest.starts_with('(')) rest.remove_prefix(1);
+      rest = rest.substr(0, rest.find_first_of(" ,)"));
+      if (rest.starts_with('[')) return std::string(rest.substr(1, rest.find(']') - 1));
+      const size_t colon = rest.rfind(':');
+      return std::string(colon == std::string_view::npos ? rest : rest.substr(0, colon));
+    }
   }
   return "";
 }

@@ -25,6 +25,14 @@ bool ClassifyFailureLine(std::string_view line, FailureSignal* s) {
     s->detail = std::string(line.substr(at + 12, 120));
     return true;
   }
+  // The THC-era format (torch before 1.5): "cuda runtime error (39) : uncorrectable ECC error
+  // encountered at .../THCCachingHostAllocator.cpp:265" (NVIDIA/semantic-segmentation#33).
+  if (const size_t at = line.find("cuda runtime error ("); at != std::string_view::npos) {
+    if (Contains(line, "out of memory")) return false;
+    s->kind = K::kCudaError;
+    s->detail = std::string(line.substr(at, 120));
+    return true;
+  }
   if (const size_t at = line.find("Triton Error [CUDA]: "); at != std::string_view::npos) {
     s->kind = K::kCudaError;
     s->detail = std::string(line.substr(at + 21, 120));
@@ -145,6 +153,35 @@ bool ClassifyFailureLine(std::string_view line, FailureSignal* s) {
     s->kind = K::kBootstrap;
     s->peer = StoreHost(line);
     s->detail = "cannot reach the rendezvous store (MASTER_ADDR/MASTER_PORT)";
+    return true;
+  }
+  // The TCPStore client of older torch: "RuntimeError: connect() timed out. Original timeout was
+  // 60000 ms." (in c10d_rendezvous_backend's _create_tcp_store, pytorch/pytorch#69197).
+  if (Contains(line, "connect() timed out") && Contains(line, "Original timeout was")) {
+    s->kind = K::kBootstrap;
+    s->detail = "cannot reach the rendezvous store (MASTER_ADDR/MASTER_PORT, rdzv_endpoint)";
+    return true;
+  }
+  // torchrun's elastic agent could not form (or re-form) its worker group, before any worker
+  // runs: torch.distributed.elastic.rendezvous.api's errors, in a traceback or in the JSON record
+  // of its error handler ("message": "RendezvousTimeoutError: ").
+  if (Contains(line, "RendezvousTimeoutError")) {
+    s->kind = K::kBootstrap;
+    s->detail =
+        "the nodes did not all join torchrun's rendezvous in time (a node not started, or one "
+        "that cannot reach rdzv_endpoint)";
+    return true;
+  }
+  if (Contains(line, "RendezvousClosedError")) {
+    s->kind = K::kBootstrap;
+    s->detail =
+        "torchrun's rendezvous was closed (another node's agent ended the job or left): this "
+        "agent could not (re)join it";
+    return true;
+  }
+  if (Contains(line, "RendezvousConnectionError")) {
+    s->kind = K::kBootstrap;
+    s->detail = "torchrun's agent cannot reach the rendezvous store (rdzv_endpoint)";
     return true;
   }
   // Gloo's TCP pairs connect to every peer while the group is created (ProcessGroupGloo's
@@ -276,6 +313,22 @@ bool ClassifyFailureLine(std::string_view line, FailureSignal* s) {
     s->detail = "a worker exited with code " + std::to_string(s->exit_code.value_or(0));
     return true;
   }
+  // Ray, when the process behind an actor or task is gone: "The actor is dead because its worker
+  // process has died. Worker exit type: SYSTEM_ERROR Worker exit detail: Worker unexpectedly exits
+  // with a connection error code 2. End of file." (RUC-NLPIR/Tool-Star#10) or the raylet's "A
+  // worker died or was killed while executing a task by an unexpected system error. ... Worker
+  // PID: 87687 ..." (verl-project/verl#4921). SYSTEM_ERROR is Ray's exit type for a process
+  // that ended without exiting itself (killed, by the OOM killer first of all, or crashed in C);
+  // a Python exception in the actor is USER_ERROR.
+  if (Contains(line, "Worker exit type: SYSTEM_ERROR")) {
+    s->kind = K::kWorkerFailed;
+    s->killed = true;
+    const auto pid = IntAfter(line, "Worker PID: ");
+    s->detail = "Ray: a worker process" + (pid ? " (pid " + std::to_string(*pid) + ")" : "") +
+                " died without exiting (exit type SYSTEM_ERROR: killed from outside, the OOM "
+                "killer first of all, or crashed); its rank is not printed";
+    return true;
+  }
   // torch.multiprocessing.spawn, when a process it started ends: "ProcessExitedException: process
   // 0 terminated with signal SIGKILL" or "ProcessRaisedException: ... process 1 terminated with
   // exit code 1". The number is the spawn index (a local index, like torchrun's local rank),
@@ -321,6 +374,15 @@ bool ClassifyFailureLine(std::string_view line, FailureSignal* s) {
       Contains(line, "worker group successfully finished") ||
       Contains(line, "WorkerState.SUCCEEDED")) {
     s->kind = K::kTrainingEnded;
+    return true;
+  }
+  // Horovod's start-up, as faulthandler prints it: '  File ".../horovod/common/basics.py", line 60
+  // in init' (horovod/horovod#1364): the process is inside hvd.init, its controller (Gloo or MPI)
+  // still connecting to the others.
+  if (Contains(line, "horovod/common/basics.py\", line ") &&
+      (TrimSpace(line).ends_with(" in init") || TrimSpace(line).ends_with(", in init"))) {
+    s->kind = K::kC10dFrame;
+    s->op = "hvd.init";
     return true;
   }
   // '  File ".../distributed_c10d.py", line 2070, in all_gather' (Python) or

@@ -55,8 +55,9 @@ struct FailureSignal {
   std::string signal;                  // kChildFailed: "SIGABRT"; kCrash: "Segmentation fault"
   std::string time;                    // kChildFailed: "2024-07-26_10:59:45"
   bool root_cause = false;             // kChildFailed: the "Root Cause (first observed failure)"
-  bool split = false;  // kHorovodStall: ranks ready on different tensors, in disjoint groups
-  std::string detail;  // what the line says, kind-specific ("Xid 45", "NCCL_SOCKET_IFNAME=eth2")
+  bool killed = false;  // kWorkerFailed: gone without exiting itself, no exit code (Ray)
+  bool split = false;   // kHorovodStall: ranks ready on different tensors, in disjoint groups
+  std::string detail;   // what the line says, kind-specific ("Xid 45", "NCCL_SOCKET_IFNAME=eth2")
   std::string file;
   int line = 0;      // 1-based
   std::string text;  // the line, cleaned, at most 300 characters

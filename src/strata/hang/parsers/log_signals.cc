@@ -49,7 +49,8 @@ std::vector<LogSignal> ScanLogSignals(std::string_view text, const std::string& 
     const std::string_view line = l.text;
     LogSignal s;
     if (Contains(line, "CUDA out of memory") || Contains(line, "OutOfMemoryError") ||
-        (Contains(line, "Cuda failure") && Contains(line, "out of memory"))) {
+        (Contains(line, "Cuda failure") && Contains(line, "out of memory")) ||
+        (Contains(line, "cuda runtime error (") && Contains(line, "out of memory"))) {
       s.kind = LogSignalKind::kOom;
     } else if (const size_t it = line.find(" iteration ");
                it != std::string_view::npos && Contains(line, "/")) {
