@@ -98,5 +98,32 @@ TEST(Adapter, NoAdapterCostsNothing) {
   EXPECT_EQ(AdapterCostOfLayer(m, none, m.layers[0]).params, 0);
 }
 
+// megatron-core fuses q, k and v into linear_qkv and gate and up into linear_fc1; Megatron-SWIFT
+// puts one adapter on each fused linear (one A over the shared input). At r 8 on one layer:
+//   linear_qkv  8 x (4096 + 4096 + 2 x 1024)   =  81,920
+//   linear_proj 8 x (4096 + 4096)              =  65,536
+//   linear_fc1  8 x (4096 + 2 x 14336)         = 262,144
+//   linear_fc2  8 x (14336 + 4096)             = 147,456   total 557,056
+// against PEFT's seven separate matrices, 655,360: three A's of 8 x 4096 fewer (k, v, up).
+// With dropout each fused linear keeps one dropped copy of its input: 4096 x 3 + 14336 = 26,624
+// elements a token, not the seven matrices' 38,912.
+TEST(Adapter, MegatronFusedLinearsCarryOneAdapterEach) {
+  const ModelConfig m = Llama8b();
+  const LayerSpec& layer = m.layers[0];
+  const std::vector<std::string> fused = {"linear_qkv", "linear_proj", "linear_fc1", "linear_fc2"};
+  const AdapterLayerCost f = AdapterCostOfLayer(m, Lora(AdapterKind::kLora, 8, fused, 0.05), layer);
+  EXPECT_EQ(f.params, 557'056);
+  EXPECT_DOUBLE_EQ(f.saved_elements_per_token, 4 * 8 + 26'624.0);
+  const AdapterLayerCost all =
+      AdapterCostOfLayer(m, Lora(AdapterKind::kLora, 8, {"all-linear"}, 0.05), layer);
+  EXPECT_EQ(all.params, 655'360);
+  EXPECT_DOUBLE_EQ(all.saved_elements_per_token, 7 * 8 + 38'912.0);
+  // The same FLOP either way: 2 r (d_in + d_out) summed over the matrices is 2 x params.
+  EXPECT_DOUBLE_EQ(f.flop_per_token, 2.0 * 557'056);
+  EXPECT_EQ(FusedTargetOf("k_proj"), "linear_qkv");
+  EXPECT_EQ(FusedTargetOf("up_proj"), "linear_fc1");
+  EXPECT_EQ(FusedTargetOf("linear_qkv"), "");
+}
+
 }  // namespace
 }  // namespace strata

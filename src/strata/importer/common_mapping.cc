@@ -6,6 +6,7 @@
 #include <cctype>
 #include <charconv>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -95,11 +96,15 @@ Status SetAdapterTargets(const SourcedValue& v, JobBuilder& job) {
     if (name.size() >= 2 && (name.front() == '"' || name.front() == '\'')) {
       name = name.substr(1, name.size() - 2);
     }
-    if (name == "all") name = "all-linear";  // LLaMA-Factory's lora_target: all
-    if (!name.empty()) names.push_back(name);
+    // A flag's list (`--target_modules q_proj v_proj`) arrives joined by spaces.
+    std::istringstream parts(name);
+    for (std::string one; parts >> one;) {
+      if (one == "all") one = "all-linear";  // LLaMA-Factory's lora_target: all
+      names.push_back(one);
+    }
     start = end + 1;
   }
-  const std::vector<std::string>& known = AdapterTargetNames();
+  const std::vector<std::string>& known = PeftTargetNames();  // HF code: PEFT's names
   for (const std::string& name : names) {
     if (std::find(known.begin(), known.end(), name) == known.end()) {
       return InvalidInput(fmt::format("adapter target '{}' ({}): strata models adapters on the "
@@ -180,6 +185,71 @@ Status MapSwiftAdapter(Settings& s, const MapContext& ctx, JobBuilder& job) {
 }
 
 }  // namespace
+
+// `megatron sft`'s tuner (ms-swift's Megatron-SWIFT Command-line-parameters, Tuner Parameters,
+// modelscope/ms-swift@0139392): train_type (tuner_type in 4.x) defaults to full; LoRA with
+// lora_rank 8, lora_alpha 32, lora_dropout 0.05 on target_modules, suffixes of megatron-core's
+// module names, default all-linear: every linear of the decoder, which in megatron-core are the
+// fused linear_qkv and linear_fc1 and the linear_proj and linear_fc2 (one adapter each).
+Status MapMegatronSwiftAdapter(Settings& s, const MapContext& ctx, JobBuilder& job) {
+  const SourcedValue* given = s.Use("train_type");
+  if (given == nullptr) given = s.Use("tuner_type");
+  if (given == nullptr || given->value != "lora") return OkStatus();  // full, or NoteTuningMode
+  job.Set("adapter.kind", "lora", given->source);
+  AdapterNumber(s, job, "lora_rank", "adapter.rank", "8",
+                "Megatron-SWIFT's lora_rank defaults to 8");
+  AdapterNumber(s, job, "lora_alpha", "adapter.alpha", "32",
+                "Megatron-SWIFT's lora_alpha defaults to 32");
+  AdapterNumber(s, job, "lora_dropout", "adapter.dropout", "0.05",
+                "Megatron-SWIFT's lora_dropout defaults to 0.05");
+  for (const std::string& o : ctx.options->overrides) {
+    if (o.starts_with("adapter.targets=")) return OkStatus();  // set after the mapping
+  }
+  if (const SourcedValue* regex = s.Use("target_regex")) {
+    return InvalidInput(fmt::format("target_regex '{}' ({}): strata cannot tell which layers a "
+                                    "regular expression matches",
+                                    regex->value, regex->source))
+        .WithHint(
+            "give the layers with --set adapter.targets=[linear_qkv, linear_proj, "
+            "linear_fc1, linear_fc2]");
+  }
+  const std::string kFused = "[linear_qkv, linear_proj, linear_fc1, linear_fc2]";
+  const SourcedValue* v = s.Use("target_modules");
+  if (v == nullptr) {
+    job.Default("adapter.targets", kFused,
+                "Megatron-SWIFT's target_modules defaults to all-linear: megatron-core's fused "
+                "linear_qkv and linear_fc1, linear_proj and linear_fc2");
+    return OkStatus();
+  }
+  std::vector<std::string> names;
+  std::string text = v->value;
+  std::replace(text.begin(), text.end(), ',', ' ');
+  std::istringstream parts(text);
+  for (std::string one; parts >> one;) {
+    if (one == "all-linear") {
+      job.Set("adapter.targets", kFused,
+              v->source +
+                  " all-linear (megatron-core's fused linear_qkv and linear_fc1, "
+                  "linear_proj and linear_fc2)");
+      return OkStatus();
+    }
+    const std::vector<std::string> megatron = {"linear_qkv", "linear_proj", "linear_fc1",
+                                               "linear_fc2"};
+    if (std::find(megatron.begin(), megatron.end(), one) == megatron.end()) {
+      return InvalidInput(fmt::format("target_modules '{}' ({}): strata models adapters on "
+                                      "megatron-core's decoder linears {}",
+                                      one, v->source, fmt::join(megatron, ", ")))
+          .WithHint(one == "all-router"
+                        ? std::string("adapters on the MoE router are not modelled; drop "
+                                      "all-router or set adapter.targets with --set")
+                        : DidYouMeanHint(one, megatron));
+    }
+    names.push_back(one);
+  }
+  if (names.empty()) return InvalidInput(fmt::format("{} names no layer", v->source));
+  job.Set("adapter.targets", fmt::format("[{}]", fmt::join(names, ", ")), v->source);
+  return OkStatus();
+}
 
 Status MapAdapter(Settings& s, const MapContext& ctx, JobBuilder& job) {
   if (s.Has("use_peft")) {
@@ -287,6 +357,7 @@ void NoteTuningMode(Settings& s, JobBuilder& job) {
   // ms-swift's train_type, LLaMA-Factory's finetuning_type (lora, freeze, oft); an adapter
   // MapAdapter imported is modelled.
   const SourcedValue* t = s.Use("train_type");
+  if (t == nullptr) t = s.Use("tuner_type");
   if (t == nullptr) t = s.Use("finetuning_type");
   if (t != nullptr && t->value != "full" && !job.Has("adapter.kind")) {
     job.Note(fmt::format(

@@ -37,6 +37,10 @@ Status MapVerl(Settings& s, MapContext& ctx, JobBuilder& job);
 /// LLaMA-Factory's finetuning_type lora (its stage set in `ctx`), each with its own defaults.
 Status MapAdapter(Settings& s, const MapContext& ctx, JobBuilder& job);
 
+/// `megatron sft`'s LoRA (train_type / tuner_type lora) on megatron-core's linears, with
+/// Megatron-SWIFT's defaults.
+Status MapMegatronSwiftAdapter(Settings& s, const MapContext& ctx, JobBuilder& job);
+
 /// ms-swift's train_type (LoRA, ...) and quant_bits: run modes strata does not model, named as
 /// approximations of the import.
 void NoteTuningMode(Settings& s, JobBuilder& job);

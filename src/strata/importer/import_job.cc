@@ -15,6 +15,8 @@
 #include "strata/importer/launch_bundle.h"
 #include "strata/importer/shell_script.h"
 #include "strata/importer/swift_saved_args.h"
+#include "strata/job/job_validation.h"
+#include "strata/model/model_config.h"
 
 namespace strata {
 
@@ -414,7 +416,7 @@ Result<Detected> DetectCommand(std::string_view text, const std::string& file, B
       ReadLauncher(w, program, d);
     }
     ApplySlurmHeader(slurm, d.job, SrunStartsEachRank(w, program, slurm));
-    ReadCommandArgs(w, program + 1, d.settings);
+    ReadCommandArgs(w, program + 1, d.settings, FlagValues::kList);
     if (d.framework == Framework::kHfDeepSpeed && program + 1 < w.size() &&
         IsYamlPath(w[program + 1].text) && !d.settings.Has("config")) {
       d.settings.Set("config", w[program + 1].text,
@@ -699,6 +701,19 @@ Result<ImportReport> ImportJob(std::string_view text, const std::string& file,
     Error e = std::move(job).error();
     e.message = "the imported job is not valid: " + e.message;
     return e;
+  }
+  // Checked against the model too, as every command will: a job the model cannot run (an
+  // adapter on routed experts, TP not dividing the heads) is refused here, not written.
+  // A Megatron-style model description (report.model_json) is checked where it is loaded.
+  if (report.model_json.empty()) {
+    if (auto model = LoadModelConfig(job->model); model.ok()) {
+      if (Status s = CheckLayoutAgainstModel(*job, *model); !s.ok()) {
+        Error e = s.error();
+        e.message = "the imported job is not valid: " + e.message;
+        if (e.file.empty() || e.file == job->file) e.file = file + " (imported)";
+        return e;
+      }
+    }
   }
   report.job = *job;
   // What the numbers of this job do not model travels with the job file, as comments.

@@ -101,7 +101,13 @@ std::string WordSource(const std::string& flag, const ShellWord& word, const She
 
 }  // namespace
 
-void ReadCommandArgs(const std::vector<ShellWord>& words, size_t start, Settings& out) {
+void ReadCommandArgs(const std::vector<ShellWord>& words, size_t start, Settings& out,
+                     FlagValues values) {
+  // A Hydra override (a.b.c=value), never a flag's value.
+  auto hydra = [](const std::string& w) {
+    const size_t eq = w.find('=');
+    return eq != std::string::npos && eq > 0 && w.find('.') < eq;
+  };
   for (size_t i = start; i < words.size(); ++i) {
     const std::string& w = words[i].text;
     if (w.starts_with("--") && w.size() > 2) {
@@ -112,8 +118,16 @@ void ReadCommandArgs(const std::vector<ShellWord>& words, size_t start, Settings
       }
       const bool has_value = i + 1 < words.size() && !words[i + 1].text.starts_with("--");
       if (has_value) {
-        out.Set(w, words[i + 1].text, WordSource(w, words[i], &words[i + 1]));
+        const size_t flag_at = i;
+        std::string value = words[i + 1].text;
+        const ShellWord& first = words[i + 1];
         ++i;
+        // argparse's nargs='+' (`--target_modules q_proj v_proj`): the words up to the next flag.
+        while (values == FlagValues::kList && i + 1 < words.size() &&
+               !words[i + 1].text.starts_with("--") && !hydra(words[i + 1].text)) {
+          value += " " + words[++i].text;
+        }
+        out.Set(w, std::move(value), WordSource(w, words[flag_at], &first));
       } else {
         out.Set(w, "true", WordSource(w, words[i], nullptr));
       }
@@ -121,7 +135,7 @@ void ReadCommandArgs(const std::vector<ShellWord>& words, size_t start, Settings
     }
     // Hydra overrides: a.b.c=value (also +a.b=value).
     const size_t eq = w.find('=');
-    if (eq != std::string::npos && eq > 0 && w.find('.') < eq) {
+    if (hydra(w)) {
       std::string key = w.substr(0, eq);
       if (key.starts_with("+")) key = key.substr(1);
       out.Set(key, w.substr(eq + 1), WordSource(key, words[i], nullptr));

@@ -14,9 +14,16 @@
 
 namespace strata {
 
+/// How many words after a `--key` are its value: the first (a launcher's own options, where
+/// the program's name follows a value: `torchrun --nproc_per_node 8 train.py`), or every word up
+/// to the next flag, joined by spaces (a training program's argparse lists, nargs='+':
+/// `--target_modules q_proj v_proj`).
+enum class FlagValues { kFirstWord, kList };
+
 /// `--key value`, `--key=value`, bare `--flag` (true) and Hydra `a.b=c` words from words[start].
 /// Positional words that are none of these are ignored.
-void ReadCommandArgs(const std::vector<ShellWord>& words, size_t start, Settings& out);
+void ReadCommandArgs(const std::vector<ShellWord>& words, size_t start, Settings& out,
+                     FlagValues values = FlagValues::kFirstWord);
 
 Result<Settings> ReadJsonSettings(std::string_view text, const std::string& file);
 Result<Settings> ReadYamlSettings(std::string_view text, const std::string& file);

@@ -553,7 +553,7 @@ Status MapOptimizerOffload(Settings& s, JobBuilder& job) {
   return OkStatus();
 }
 
-Status MapSwiftExtras(Settings& s, JobBuilder& job) {
+Status MapSwiftExtras(Settings& s, const MapContext& ctx, JobBuilder& job) {
   // Vision tower: ms-swift freezes it unless --freeze_vit false.
   bool freeze_vit = true;
   std::string source = "ms-swift's freeze_vit defaults to true";
@@ -578,6 +578,7 @@ Status MapSwiftExtras(Settings& s, JobBuilder& job) {
     if (v && *v)
       job.Note("freeze_llm true: strata cannot freeze the text model; counted trainable");
   }
+  STRATA_RETURN_IF_ERROR(MapMegatronSwiftAdapter(s, ctx, job));
   NoteTuningMode(s, job);
   job.NamedDefault(
       "ddp_timeout = 18000000 s (ms-swift's default, 5000 h): the NCCL watchdog "
@@ -605,7 +606,7 @@ Status MapMegatron(MegatronFlavor flavor, Settings& s, MapContext& ctx, JobBuild
   STRATA_RETURN_IF_ERROR(MapFp8(s, job));
   STRATA_RETURN_IF_ERROR(MapOverlap(s, job));
   STRATA_RETURN_IF_ERROR(MapMoeGroupedGemm(s, job));
-  if (swift) STRATA_RETURN_IF_ERROR(MapSwiftExtras(s, job));
+  if (swift) STRATA_RETURN_IF_ERROR(MapSwiftExtras(s, ctx, job));
   if (s.Has("mtp_num_layers") && !IsNone(s.Use("mtp_num_layers"))) {
     const std::string src = s.Use("mtp_num_layers")->source;
     STRATA_ASSIGN_OR_RETURN(auto n, s.Int("mtp_num_layers"));

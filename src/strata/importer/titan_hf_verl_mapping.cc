@@ -831,6 +831,14 @@ Status MapVerl(Settings& s, MapContext& ctx, JobBuilder& job) {
       }
     }
   }
+  // An uneven pipeline split, as megatron-core's TransformerConfig takes it.
+  for (const auto& [key, field] :
+       {std::pair{"num_layers_in_first_pipeline_stage", "parallel.first_stage_layers"},
+        std::pair{"num_layers_in_last_pipeline_stage", "parallel.last_stage_layers"}}) {
+    const SourcedValue* v = megatron ? s.Use(tc + key) : nullptr;
+    if (v == nullptr || v->value == "null" || v->value == "None") continue;
+    STRATA_RETURN_IF_ERROR(IntField(s, job, tc + key, field, 0, ""));
+  }
   if (ckpt) {
     if (!job.Has("recompute.method")) {
       job.Default("recompute.method", "uniform", "every layer is checkpointed");

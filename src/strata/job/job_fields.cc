@@ -159,9 +159,10 @@ const std::vector<JobField>& JobFields() {
        "lora_alpha: scales B A by alpha / r; changes no memory or time"},
       {"adapter.targets",
        "list of q_proj | k_proj | v_proj | o_proj | gate_proj | up_proj | "
-       "down_proj, or [all-linear]",
+       "down_proj | linear_qkv | linear_proj | linear_fc1 | linear_fc2, or [all-linear]",
        "", "required with adapter", "", "", "[q_proj, k_proj, v_proj, o_proj]",
-       "PEFT's target_modules: the decoder's linear layers that carry an adapter"},
+       "PEFT's target_modules: the decoder's linear layers that carry an adapter; megatron-core's "
+       "fused linear_qkv and linear_fc1 carry one adapter over the fused matrix (Megatron-SWIFT)"},
       {"adapter.dropout", "probability", "", "0", "", "", "0.05",
        "lora_dropout: a dropped copy of each adapted layer's input and a 1-byte mask kept "
        "for backward"},

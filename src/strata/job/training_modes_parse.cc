@@ -79,6 +79,15 @@ Status ParseAdapter(YamlMap& top, JobSpec& job) {
       std::find(ad.targets.begin(), ad.targets.end(), "all-linear") != ad.targets.end()) {
     return a.ErrorAt("targets", "'all-linear' already names every linear layer; give it alone");
   }
+  for (const std::string& name : ad.targets) {
+    const std::string_view fused = FusedTargetOf(name);
+    if (!fused.empty() &&
+        std::find(ad.targets.begin(), ad.targets.end(), fused) != ad.targets.end()) {
+      return a.ErrorAt("targets", fmt::format("'{}' is part of megatron-core's fused '{}', also "
+                                              "listed; name one of them",
+                                              name, fused));
+    }
+  }
   if (ad.quantized_base() && job.param_dtype == DType::kFp32) {
     return a.ErrorAt("kind", "qlora computes in bf16 or fp16 (bnb_4bit_compute_dtype), not fp32")
         .WithHint("set precision.params: bf16");

@@ -18,10 +18,29 @@ std::string_view AdapterKindName(AdapterKind kind) {
   return "none";
 }
 
-const std::vector<std::string>& AdapterTargetNames() {
+const std::vector<std::string>& PeftTargetNames() {
   static const std::vector<std::string> names = {"q_proj",    "k_proj",  "v_proj",    "o_proj",
                                                  "gate_proj", "up_proj", "down_proj", "all-linear"};
   return names;
+}
+
+const std::vector<std::string>& AdapterTargetNames() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> all = PeftTargetNames();
+    for (const char* fused : {"linear_qkv", "linear_proj", "linear_fc1", "linear_fc2"}) {
+      all.emplace_back(fused);
+    }
+    return all;
+  }();
+  return names;
+}
+
+std::string_view FusedTargetOf(std::string_view name) {
+  if (name == "q_proj" || name == "k_proj" || name == "v_proj") return "linear_qkv";
+  if (name == "o_proj") return "linear_proj";
+  if (name == "gate_proj" || name == "up_proj") return "linear_fc1";
+  if (name == "down_proj") return "linear_fc2";
+  return "";
 }
 
 std::vector<AdaptedMatrix> AdaptedMatrices(const ModelConfig& model, const AdapterSpec& adapter,
@@ -32,26 +51,36 @@ std::vector<AdaptedMatrix> AdaptedMatrices(const ModelConfig& model, const Adapt
     return all ||
            std::find(adapter.targets.begin(), adapter.targets.end(), name) != adapter.targets.end();
   };
+  // megatron-core's fused linears carry one adapter each (one A over the shared input, one B
+  // over the concatenated outputs): named, they replace the separate ones they fuse.
+  auto fused = [&](std::string_view name) {
+    return std::find(adapter.targets.begin(), adapter.targets.end(), name) != adapter.targets.end();
+  };
   std::vector<AdaptedMatrix> out;
   const int64_t h = model.hidden_size;
   if (layer.mixer == MixerKind::kFullAttention || layer.mixer == MixerKind::kSlidingAttention) {
     const AttentionConfig& a = model.attention;
     const int64_t q = a.num_heads * a.head_dim;
     const int64_t kv = a.num_kv_heads * a.head_dim;
-    const AdaptedMatrix attention[] = {{"q_proj", h, a.output_gate ? 2 * q : q},
-                                       {"k_proj", h, kv},
-                                       {"v_proj", h, kv},
-                                       {"o_proj", q, h}};
+    const int64_t q_out = a.output_gate ? 2 * q : q;
+    if (fused("linear_qkv")) out.push_back({"linear_qkv", h, q_out + 2 * kv});
+    if (fused("linear_proj")) out.push_back({"linear_proj", q, h});
+    const AdaptedMatrix attention[] = {
+        {"q_proj", h, q_out}, {"k_proj", h, kv}, {"v_proj", h, kv}, {"o_proj", q, h}};
     for (const AdaptedMatrix& m : attention) {
-      if (targeted(m.name)) out.push_back(m);
+      if (targeted(m.name) && !fused(FusedTargetOf(m.name))) out.push_back(m);
     }
   }
   if (layer.ffn == FfnKind::kDense) {
     const int64_t f = model.dense_mlp.intermediate_size;
+    const bool gated = model.mlp == MlpKind::kGated;
+    if (fused("linear_fc1")) out.push_back({"linear_fc1", h, gated ? 2 * f : f});
+    if (fused("linear_fc2")) out.push_back({"linear_fc2", f, h});
     // A plain MLP (GPT-2's fc1/fc2) has no gate: up and down only.
-    if (model.mlp == MlpKind::kGated && targeted("gate_proj")) out.push_back({"gate_proj", h, f});
-    if (targeted("up_proj")) out.push_back({"up_proj", h, f});
-    if (targeted("down_proj")) out.push_back({"down_proj", f, h});
+    const bool separate_fc1 = !fused("linear_fc1");
+    if (gated && separate_fc1 && targeted("gate_proj")) out.push_back({"gate_proj", h, f});
+    if (separate_fc1 && targeted("up_proj")) out.push_back({"up_proj", h, f});
+    if (!fused("linear_fc2") && targeted("down_proj")) out.push_back({"down_proj", f, h});
   }
   return out;
 }

@@ -26,7 +26,9 @@ struct AdapterSpec {
   int64_t rank = 0;
   double alpha = 0;  // scales B A by alpha / rank; costs nothing
   /// PEFT's target_modules in the Llama spelling ("q_proj", ...), or the one entry
-  /// "all-linear": every linear layer of the decoder (not the output layer).
+  /// "all-linear": every linear layer of the decoder (not the output layer). megatron-core's
+  /// fused linears ("linear_qkv", "linear_proj", "linear_fc1", "linear_fc2") carry one adapter
+  /// each, over the fused matrix, in place of the separate ones they fuse.
   std::vector<std::string> targets;
   double dropout = 0;  // lora_dropout on the adapter's input
 
@@ -34,8 +36,17 @@ struct AdapterSpec {
   bool quantized_base() const { return kind == AdapterKind::kQlora; }
 };
 
-/// "q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj", "all-linear".
+/// PEFT's names in the Llama spelling: "q_proj", "k_proj", "v_proj", "o_proj", "gate_proj",
+/// "up_proj", "down_proj", "all-linear".
+const std::vector<std::string>& PeftTargetNames();
+
+/// PeftTargetNames and megatron-core's fused "linear_qkv", "linear_proj", "linear_fc1",
+/// "linear_fc2": what a job's adapter.targets accepts.
 const std::vector<std::string>& AdapterTargetNames();
+
+/// The megatron-core linear that fuses a Llama-spelled one ("k_proj" -> "linear_qkv"); "" for
+/// any other name.
+std::string_view FusedTargetOf(std::string_view name);
 
 /// One adapted linear layer of a decoder layer: x (d_in) -> W x (d_out).
 struct AdaptedMatrix {

@@ -1,0 +1,99 @@
+// `megatron sft`'s LoRA: Megatron-SWIFT's tuner arguments (its Command-line-parameters, Tuner
+// Parameters) become the job's adapter on megatron-core's fused linears. Before, a
+// `--tuner_type lora` launch was imported as full fine-tuning without a word, and
+// `--train_type lora` with only a note.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "import_test_support.h"
+#include "strata/importer/import_job.h"
+
+namespace strata {
+namespace {
+
+ImportOptions TwoH100() {
+  ImportOptions o;
+  o.gpu = "H100";
+  o.gpus_per_node = 2;
+  return o;
+}
+
+// The script of ms-swift's docs/source_en/Megatron-SWIFT/LoRA-Training.md (Mcore-Bridge,
+// modelscope/ms-swift@35884039), cut to the arguments that size the job; Qwen3-32B stands in
+// for its Qwen2.5-7B-Instruct, which the catalog lacks.
+const char* kDocScript =
+    "megatron sft --model Qwen/Qwen3-32B --tuner_type lora --lora_rank 8 --lora_alpha 32 "
+    "--target_modules all-linear --tensor_model_parallel_size 2 --sequence_parallel true "
+    "--micro_batch_size 16 --global_batch_size 16 --recompute_granularity full "
+    "--recompute_method uniform --recompute_num_layers 1 --max_length 2048";
+
+TEST(ImportMegatronLora, TunerTypeLoraIsTheAdapterOnTheFusedLinears) {
+  auto r = ImportJob(std::string(kDocScript) + "\n", "train.sh", TwoH100());
+  ASSERT_TRUE(r.ok()) << r.error().Format();
+  EXPECT_EQ(r->job.adapter.kind, AdapterKind::kLora);
+  EXPECT_EQ(r->job.adapter.rank, 8);
+  EXPECT_DOUBLE_EQ(r->job.adapter.alpha, 32);
+  EXPECT_DOUBLE_EQ(r->job.adapter.dropout, 0.05);  // Megatron-SWIFT's default
+  EXPECT_EQ(r->job.adapter.targets,
+            (std::vector<std::string>{"linear_qkv", "linear_proj", "linear_fc1", "linear_fc2"}));
+}
+
+TEST(ImportMegatronLora, DefaultsAndNamedLinears) {
+  // train_type (3.x) and no target_modules: all-linear, the four fused linears.
+  auto plain = ImportJob(
+      "megatron sft --model Qwen/Qwen3-32B --train_type lora --tensor_model_parallel_size 2 "
+      "--sequence_parallel true --micro_batch_size 1 --global_batch_size 8 --max_length 2048\n",
+      "train.sh", TwoH100());
+  ASSERT_TRUE(plain.ok()) << plain.error().Format();
+  EXPECT_EQ(plain->job.adapter.targets.size(), 4u);
+  EXPECT_EQ(plain->job.adapter.rank, 8);
+  // A list of megatron names, as argparse takes it (nargs='+').
+  auto two = ImportJob(std::string(kDocScript) + " --target_modules linear_qkv linear_proj\n",
+                       "train.sh", TwoH100());
+  ASSERT_TRUE(two.ok()) << two.error().Format();
+  EXPECT_EQ(two->job.adapter.targets, (std::vector<std::string>{"linear_qkv", "linear_proj"}));
+  // megatron sft trains everything unless told otherwise.
+  auto full = ImportJob(
+      "megatron sft --model Qwen/Qwen3-32B --tensor_model_parallel_size 2 --sequence_parallel "
+      "true --micro_batch_size 1 --global_batch_size 8 --max_length 2048\n",
+      "train.sh", TwoH100());
+  ASSERT_TRUE(full.ok()) << full.error().Format();
+  EXPECT_FALSE(full->job.adapter.on());
+}
+
+TEST(ImportMegatronLora, RefusesWhatItCannotCount) {
+  // HF's names match no megatron-core module: a clear error with the names that would.
+  auto hf =
+      ImportJob(std::string(kDocScript) + " --target_modules q_proj\n", "train.sh", TwoH100());
+  ASSERT_FALSE(hf.ok());
+  EXPECT_NE(hf.error().Format().find("linear_qkv"), std::string::npos) << hf.error().Format();
+  // A regular expression cannot be resolved to layers.
+  auto regex =
+      ImportJob(std::string(kDocScript) + " --target_regex '.*qkv'\n", "train.sh", TwoH100());
+  ASSERT_FALSE(regex.ok());
+  EXPECT_NE(regex.error().Format().find("target_regex"), std::string::npos);
+  // Adapters on routed experts are not modelled: refused, not imported as full training.
+  auto moe = ImportJob(
+      "megatron sft --model Qwen/Qwen3-30B-A3B --tuner_type lora --expert_model_parallel_size 2 "
+      "--micro_batch_size 1 --global_batch_size 8 --max_length 2048\n",
+      "train.sh", TwoH100());
+  ASSERT_FALSE(moe.ok());
+  EXPECT_NE(moe.error().Format().find("MoE"), std::string::npos) << moe.error().Format();
+}
+
+// argparse's nargs='+' lists: every word up to the next flag is the flag's value. Before, only
+// the first word was kept, so `--target_modules q_proj v_proj` imported one adapter of two.
+TEST(ImportMegatronLora, ArgparseListsKeepEveryWord) {
+  ImportOptions o = TwoH100();
+  o.gpus_per_node = 1;
+  auto r = ImportJob(
+      "swift sft --model Qwen/Qwen3-32B --target_modules q_proj v_proj --max_length 2048\n",
+      "train.sh", o);
+  ASSERT_TRUE(r.ok()) << r.error().Format();
+  EXPECT_EQ(r->job.adapter.targets, (std::vector<std::string>{"q_proj", "v_proj"}));
+}
+
+}  // namespace
+}  // namespace strata
