@@ -255,7 +255,10 @@ bool Fingerprints(const EvidenceSet& ev, Finding& f) {
 std::optional<int64_t> RankOf(const WatchdogEvent& e) {
   return e.global_rank ? e.global_rank : e.pg_rank;
 }
-std::string GroupOf(const WatchdogEvent& e) { return e.pg_id.empty() ? "0" : e.pg_id; }
+std::string GroupOf(const WatchdogEvent& e) {
+  const std::string key = WatchdogGroupKey(e);
+  return key.empty() ? "0" : key;
+}
 
 // Timeout lines of one group at the same sequence number (or, in the oldest format, without
 // one) naming different collectives: the ranks called different operations. Both sides are

@@ -53,7 +53,7 @@ bool WorkerFailed(const EvidenceSet& ev, Finding& f, bool killed_only) {
     if (killed_only && !killed) continue;
     f.kind = killed ? "dead_rank" : "crash";
     if (s->global_rank) f.ranks = {*s->global_rank};
-    if (s->detail.starts_with("Ray")) {
+    if (s->detail.starts_with("Ray") || s->detail.starts_with("Horovod")) {
       f.summary = s->detail;
       f.evidence.push_back(Cite(*s));
       return true;
@@ -66,7 +66,8 @@ bool WorkerFailed(const EvidenceSet& ev, Finding& f, bool killed_only) {
       return true;
     }
     f.summary = fmt::format(
-        "torchrun: the worker with local rank {} exited with code {}{}{}",
+        "{}: the worker with local rank {} exited with code {}{}{}",
+        s->detail.starts_with("DeepSpeed") ? "DeepSpeed's launcher" : "torchrun",
         s->local_rank.value_or(-1), s->exit_code.value_or(0),
         s->signal.empty() ? "" : " (" + s->signal + ")",
         killed ? ": killed from outside (the kernel's OOM killer or the scheduler); the global "

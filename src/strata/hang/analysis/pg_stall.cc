@@ -149,9 +149,23 @@ std::vector<PgStall> StallsFromWatchdog(const std::vector<WatchdogEvent>& events
   const auto rank_of = [](const WatchdogEvent& e) {
     return e.global_rank ? e.global_rank : e.pg_rank;
   };
+  // "PG ID" counts the groups one process created, in its own order; "PG GUID" names the group
+  // the same on every member. Two ranks at "PG ID 11" with GUIDs 119 and 112 are in different
+  // groups (NVIDIA/nccl#1610), so a group is keyed by its GUID where the line prints one.
+  std::map<std::string, std::set<std::string>> guids_of_id;
+  for (const WatchdogEvent& e : events) {
+    if (!e.pg_id.empty() && !e.pg_name.empty()) guids_of_id[e.pg_id].insert(e.pg_name);
+  }
+  const auto key_of = [](const WatchdogEvent& e) { return WatchdogGroupKey(e); };
+  std::map<std::string, std::string> label_of;  // key -> the id printed for it
+  for (const WatchdogEvent& e : events) {
+    if (e.pg_id.empty()) continue;
+    label_of[key_of(e)] =
+        guids_of_id[e.pg_id].size() > 1 ? fmt::format("{} (GUID {})", e.pg_id, e.pg_name) : e.pg_id;
+  }
   std::map<int64_t, std::set<std::string>> groups_of_rank;
   for (const WatchdogEvent& e : events) {
-    if (rank_of(e) && !e.pg_id.empty()) groups_of_rank[*rank_of(e)].insert(e.pg_id);
+    if (rank_of(e) && !e.pg_id.empty()) groups_of_rank[*rank_of(e)].insert(key_of(e));
   }
   // Timeout lines that name no group, and one rank with several of them at different sequence
   // numbers (pytorch-118369: rank 0 at 96120, 96117 and 96125): each is another group's queue,
@@ -174,7 +188,7 @@ std::vector<PgStall> StallsFromWatchdog(const std::vector<WatchdogEvent>& events
     const bool has_queue =
         (e.kind == WatchdogEventKind::kTimeout && e.seq) || e.last_enqueued || e.last_completed;
     if (!rank || !has_queue) continue;
-    std::string pg = e.pg_id;
+    std::string pg = key_of(e);
     if (pg.empty()) {
       const auto& named = groups_of_rank[*rank];
       if (named.empty() && unnamed_seqs[*rank].size() > 1) continue;
@@ -194,8 +208,10 @@ std::vector<PgStall> StallsFromWatchdog(const std::vector<WatchdogEvent>& events
     }
   }
   std::vector<PgStall> stalls;
-  for (const auto& [id, g] : groups) {
-    if (auto s = Evaluate(id, g, "watchdog log")) stalls.push_back(std::move(*s));
+  for (const auto& [key, g] : groups) {
+    const auto label = label_of.find(key);
+    if (auto s = Evaluate(label == label_of.end() ? key : label->second, g, "watchdog log"))
+      stalls.push_back(std::move(*s));
   }
   return stalls;
 }

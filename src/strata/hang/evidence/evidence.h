@@ -137,6 +137,13 @@ struct WatchdogEvent {
   std::string text;       // the line, trimmed
 };
 
+/// The process group a watchdog line speaks of, the same on every member: its "PG GUID" where the
+/// line prints one, else its "PG ID" (older formats print only that; the default group is "0"
+/// under both). "PG ID" alone counts the groups one process created, in that process's order.
+inline std::string WatchdogGroupKey(const WatchdogEvent& e) {
+  return e.pg_name.empty() ? e.pg_id : e.pg_name;
+}
+
 // --- NCCL RAS -----------------------------------------------------------------
 struct RasProcess {
   std::string host;

@@ -1,5 +1,6 @@
 #include "strata/hang/parsers/failure_fields.h"
 
+#include <algorithm>
 #include <cctype>
 
 #include "strata/core/strings.h"
@@ -53,6 +54,18 @@ void ReadPgRank(std::string_view line, FailureSignal* s) {
   } else if (auto pg = IntAfter(inside, "PG ")) {
     s->pg_id = std::to_string(*pg);
   }
+}
+
+std::optional<int64_t> HorovodRunnerRank(std::string_view line) {
+  if (!line.starts_with('[')) return std::nullopt;
+  const size_t close = line.find("]<std");
+  if (close == std::string_view::npos || close < 2 || close > 8) return std::nullopt;
+  const std::string_view digits = line.substr(1, close - 1);
+  if (!std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }))
+    return std::nullopt;
+  const std::string_view rest = line.substr(close + 1);
+  if (!rest.starts_with("<stderr>:") && !rest.starts_with("<stdout>:")) return std::nullopt;
+  return LeadingInt(digits);
 }
 
 // "<host>:<pid>:<tid> [dev] ..." after any launcher prefix: the host.

@@ -35,6 +35,10 @@ std::vector<int64_t> RankSet(std::string_view s);
 /// op, other_seq, other_op and detail.
 void ReadDetailMismatch(std::string_view line, FailureSignal* s);
 
+/// The N of Horovod's runner tag "[N]<stderr>:" or "[N]<stdout>:" opening `line` (the rank;
+/// Open MPI's "[job,rank]" form is horovod_stall.h's MpiTagRank).
+std::optional<int64_t> HorovodRunnerRank(std::string_view line);
+
 /// The host of "failed to connect to <host>:<port>", without its port.
 std::string StoreHost(std::string_view line);
 

@@ -11,6 +11,7 @@
 namespace strata::hang {
 
 using failure_fields::GlooConnectPeer;
+using failure_fields::HorovodRunnerRank;
 using failure_fields::ReadDetailMismatch;
 using failure_fields::SocketPeer;
 using failure_fields::StoreHost;
@@ -204,6 +205,19 @@ bool ClassifyFailureLine(std::string_view line, FailureSignal* s) {
     s->detail = "the rendezvous store refused the connection (MASTER_ADDR/MASTER_PORT)";
     return true;
   }
+  // NCCL's shared-memory transport and proxy create their segments under /dev/shm while the
+  // communicator is set up (transport/shm.cc, misc/shmutils.cc): "Error while creating shared
+  // memory segment /dev/shm/nccl-KWfVyt (size 5967872)", "failed to extend /dev/shm/nccl-...
+  // to 5967876 bytes" (NVIDIA/nccl-tests#166). The communicator never forms: a start-up fault of
+  // the host or container (a small or full /dev/shm), not a hang.
+  if (Contains(line, "Error while creating shared memory segment") ||
+      (Contains(line, "failed to extend /dev/shm/") && Contains(line, " bytes"))) {
+    s->kind = K::kBootstrap;
+    s->detail =
+        "NCCL could not create its shared-memory segment in /dev/shm while setting up the "
+        "communicator (/dev/shm too small or full: a container's --shm-size)";
+    return true;
+  }
   if (Contains(line, "unhandled system error")) {
     s->kind = K::kBootstrap;
     s->detail = "NCCL unhandled system error (a socket or network call failed while connecting)";
@@ -261,6 +275,18 @@ bool ClassifyFailureLine(std::string_view line, FailureSignal* s) {
     s->detail = "InfiniBand completion error";
     return true;
   }
+  // The InfiniBand queue pair gave up resending: UCX prints "Transport retry count exceeded on
+  // mlx5_0:1/IB (synd 0x15 ...)" (openucx/ucx#5199), ibv_wc_status_str's text for status 12 is
+  // "transport retry counter exceeded". The peer never acknowledged: a link down, or the peer's
+  // adapter or host gone.
+  if (Contains(line, "Transport retry count exceeded") ||
+      Contains(line, "transport retry counter exceeded")) {
+    s->kind = K::kNetwork;
+    s->detail =
+        "InfiniBand transport retry count exceeded: the peer never acknowledged (a link down, or "
+        "the peer's adapter or host gone)";
+    return true;
+  }
   if (Contains(line, "failed : Broken pipe") || Contains(line, "failed : Connection reset")) {
     s->kind = K::kNetwork;
     s->peer = SocketPeer(line);
@@ -300,6 +326,35 @@ bool ClassifyFailureLine(std::string_view line, FailureSignal* s) {
   if (Contains(line, "Detected mismatch between collectives on ranks")) {
     s->kind = K::kDetailMismatch;
     ReadDetailMismatch(line, s);
+    return true;
+  }
+  // DeepSpeed's launcher, when a worker exits: "[launch.py:321:sigkill_handler] ['/usr/bin/python',
+  // '-u', 'train.py', '--local_rank=4', ...] exits with return code = 1" (deepspeedai/DeepSpeed
+  // #5302); a negative code is the signal that ended it (-9 SIGKILL).
+  if (Contains(line, "sigkill_handler") && Contains(line, "exits with return code = ")) {
+    s->kind = K::kWorkerFailed;
+    s->exit_code = IntAfter(line, "exits with return code = ");
+    s->local_rank = IntAfter(line, "--local_rank=");
+    if (s->exit_code == -9) s->signal = "SIGKILL";
+    if (s->exit_code == -6) s->signal = "SIGABRT";
+    if (s->exit_code == -15) s->signal = "SIGTERM";
+    if (s->exit_code == -11) s->signal = "SIGSEGV";
+    s->detail = "DeepSpeed's launcher: a worker exited with code " +
+                std::to_string(s->exit_code.value_or(0));
+    return true;
+  }
+  // Horovod's runner tags each rank's output "[N]<stderr>:"; a rank's line that is only "Killed"
+  // is the shell's report of that process ending by SIGKILL (horovod/horovod#2907: rank 0 killed,
+  // exit status 137 = 128 + 9, the others then fail on Gloo's closed sockets).
+  if (const auto rank = HorovodRunnerRank(line); rank && line.ends_with(">:Killed")) {
+    s->kind = K::kWorkerFailed;
+    s->killed = true;
+    s->exit_code = -9;
+    s->signal = "SIGKILL";
+    s->global_rank = rank;
+    s->detail = "Horovod: rank " + std::to_string(*rank) +
+                "'s process was killed (SIGKILL: the shell printed 'Killed'; the kernel's OOM "
+                "killer or the scheduler)";
     return true;
   }
   // torchrun, when a worker exits: "failed (exitcode: -9) local_rank: 3 (pid: 812917)".
