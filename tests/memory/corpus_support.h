@@ -27,6 +27,11 @@ struct Outcome {
   double predicted = 0;       // in `unit`
   double error = 0;           // (predicted - measured) / measured
   std::string memory_family;  // the error band the job's prediction is printed with (MemoryFamily)
+  /// `figure: bound` (corpus.yaml's header): the published number says the job fits, it is not
+  /// a counter's reading; checked as predicted <= measured, kept out of every error statistic.
+  bool bound = false;
+  std::string bound_reason;
+  double card_gb = 0;  // the advertised memory of the card the row's job runs on, decimal GB
 };
 
 struct LeftOut {
@@ -111,6 +116,11 @@ inline Corpus Evaluate() {
                                  Str(row, "missing"), Source(row["source"])});
       continue;
     }
+    const std::string figure = Str(row, "figure");
+    EXPECT_TRUE(figure == "measured" || figure == "bound")
+        << id << ": figure must be 'measured' or 'bound', not '" << figure << "'";
+    EXPECT_EQ(figure == "bound", static_cast<bool>(row["bound"]))
+        << id << ": a bound row says why in `bound:`, a measured row has no `bound:`";
     const std::optional<ResolvedJob> job = ResolveRowJob(row, file);
     if (!job) continue;
     const MemoryLedger ledger = ComputeLedger(*job, constants);
@@ -134,6 +144,9 @@ inline Corpus Evaluate() {
     o.predicted = unit == "GiB" ? predicted->gib() : predicted->gb();
     o.error = (o.predicted - o.measured) / o.measured;
     o.memory_family = MemoryFamily(job->spec, constants.engines);
+    o.bound = figure == "bound";
+    o.bound_reason = Str(row, "bound");
+    o.card_gb = job->gpu().memory.gb();
     corpus.rows.push_back(o);
   }
   return corpus;

@@ -104,7 +104,10 @@ TEST(LossKernel, FollowsTheEngineNotTheName) {
 // the bf16 logits only, 2 B per logit, not HF's 12 (the eager upcast the engine chain would give).
 TEST(LossKernel, VerlsActorComputesItsOwnFusedLogProbs) {
   const MemoryConstants c = testing::Constants();
-  const Job verl = testing::ReferenceJob(Llama8B({"framework.name=verl", "sharding.mode=fsdp2"}));
+  // With Liger's layers (verl's use_liger) the loss is the largest backward buffer; HF's eager
+  // layer would keep more than the 2 B logits in its recompute (hf_eager_layer_test.cc).
+  const Job verl = testing::ReferenceJob(
+      Llama8B({"framework.name=verl", "sharding.mode=fsdp2", "framework.liger_kernel=true"}));
   EXPECT_EQ(ResolveEngineChain(c.engines, verl.spec.framework, verl.spec.sharding.mode).names,
             (std::vector<std::string>{"verl", "hf-trainer"}));
   EXPECT_EQ(ChooseLoss(verl, c).kernel, LossKernel::kFused);

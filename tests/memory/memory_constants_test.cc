@@ -10,6 +10,7 @@ constexpr const char* kValid =
     "nccl_per_communicator: {bytes: 512MiB, source: s}\n"
     "allocator_fragmentation: {fixed_shapes: 0.05, variable_shapes: 0.3, source: s}\n"
     "backward_gradient_fraction: {value: 0.5, source: s}\n"
+    "hf_eager_layer: {engines: [hf-trainer], source: s}\n"
     "gated_deltanet: {chunk_tokens: 64, state_bytes_per_element: 4, source: s}\n"
     "moe_dispatch: {transient_copies: 2, source: s}\n"
     "caching_allocator: {min_block: 512B, small_size: 1MiB, small_segment: 2MiB, large_segment: "
@@ -30,7 +31,7 @@ TEST(MemoryConstants, ShippedFileLoads) {
   ASSERT_TRUE(c.ok()) << c.error().Format();
   EXPECT_DOUBLE_EQ(c->cuda_context.mib(), 768.0);
   EXPECT_EQ(c->gdn_chunk_tokens, 64);
-  EXPECT_EQ(c->sources.size(), 10u);  // every section carries a source
+  EXPECT_EQ(c->sources.size(), 11u);  // every section carries a source
 }
 
 TEST(MemoryConstants, ParsesUnitsExactly) {
@@ -65,9 +66,13 @@ TEST(MemoryConstants, BadFilesGiveClearErrors) {
        "m.yaml:3: allocator_fragmentation.fixed_shapes: expected a fraction in [0, 1], got 2"},
       // A band's row names must be names: a nested list is refused, not thrown on.
       {"row_not_a_name", std::string(v).replace(v.find("rows: [A]}"), 10, "rows: [[A]]}"),
-       "m.yaml:10: model_error.megatron.rows: expected a list of row names"},
+       "m.yaml:11: model_error.megatron.rows: expected a list of row names"},
+      // The engines whose layers are HF's eager modules: a list of names, not one name.
+      {"hf_engines_not_a_list",
+       std::string(v).replace(v.find("engines: [hf-trainer]"), 21, "engines: hf-trainer"),
+       "m.yaml:5: hf_eager_layer.engines: expected a list of frameworks"},
       {"unknown_key", v + "cuda_contxt: {bytes: 1GiB, source: s}\n",
-       "m.yaml:11: cuda_contxt: unknown field 'cuda_contxt'\n  hint: did you mean 'cuda_context'?"},
+       "m.yaml:12: cuda_contxt: unknown field 'cuda_contxt'\n  hint: did you mean 'cuda_context'?"},
   };
   for (const auto& c : cases) {
     auto r = ParseMemoryConstants(c.text, "m.yaml");

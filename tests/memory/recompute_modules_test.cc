@@ -68,8 +68,10 @@ TEST(RecomputeModules, ByHand) {
 TEST(RecomputeModules, MlpSavingOfOneLlamaLayer) {
   const MemoryConstants c = testing::Constants();
   auto layer_of = [&](const std::string& modules) {
+    // --recompute-modules is megatron-core's: the job trains through megatron-core's layer.
     auto spec = LoadJobSpec(testing::TestPath("memory/validation/h200-01.yaml"),
-                            {"recompute.granularity=selective", "recompute.modules=" + modules});
+                            {"framework.name=megatron-core", "recompute.granularity=selective",
+                             "recompute.modules=" + modules});
     EXPECT_TRUE(spec.ok()) << spec.error().Format();
     auto job = ResolveJob(*spec);
     EXPECT_TRUE(job.ok()) << job.error().Format();

@@ -24,7 +24,9 @@ struct Evaluated {
 Evaluated Evaluate(const std::vector<std::string>& sets) {
   JobRequest request;
   request.job = testing::TestPath("memory/validation/h200-03.yaml");
+  // Liger's kernels: the layers keep the fused count the offload derivations use.
   request.overrides = sets;
+  request.overrides.insert(request.overrides.begin(), "framework.liger_kernel=true");
   auto job = ResolveJob(request);
   EXPECT_TRUE(job.ok()) << job.error().Format();
   auto setup = PrepareStep(*job);

@@ -76,6 +76,17 @@ LossChoice ChooseLoss(const Job& job, const MemoryConstants& constants) {
   return out;
 }
 
+bool RunsHfEagerLayers(const Job& job, const MemoryConstants& constants) {
+  if (job.spec.framework.liger_kernel) return false;
+  const EngineChain chain =
+      ResolveEngineChain(constants.engines, job.spec.framework, job.spec.sharding.mode);
+  if (chain.Runs("megatron-core")) return false;
+  return std::ranges::any_of(chain.names, [&](const std::string& engine) {
+    return std::ranges::find(constants.hf_eager_engines, engine) !=
+           constants.hf_eager_engines.end();
+  });
+}
+
 double TokensPerRank(const Job& job) {
   return job.spec.sequence.max_tokens * static_cast<double>(job.spec.micro_batch) /
          static_cast<double>(job.spec.layout.cp);
@@ -87,7 +98,7 @@ namespace {
 // tensors (norm inputs and outputs) are `replicated`, the tensors inside the TP region `sharded`.
 // `rm`: the modules re-run in backward instead of keeping what they saved.
 LayerActivationBytes PerToken(const Job& job, const MemoryConstants& constants,
-                              const LayerSpec& layer, const RecomputeModules& rm) {
+                              const LayerSpec& layer, const RecomputeModules& rm, bool hf_eager) {
   const ModelConfig& m = job.model;
   const auto tp = static_cast<double>(job.spec.layout.tp);
   const auto etp = static_cast<double>(job.spec.layout.etp);
@@ -238,6 +249,21 @@ LayerActivationBytes PerToken(const Job& job, const MemoryConstants& constants,
   }
   out.saved =
       a * (replicated / rep_div + sharded / tp) + fp32_replicated / rep_div + fp32_sharded / tp;
+  // HF transformers' eager modules (data/memory_overheads.yaml, hf_eager_layer, counted from
+  // modeling_qwen2.py): RMSNorm keeps its fp32 upcast input (4 B) where the count has the
+  // activation-dtype input, and the normalized value in the activation dtype for its weight's
+  // gradient when the weight trains (not under an adapter); the MLP keeps act_fn(gate) as a
+  // fourth intermediate-wide tensor beside gate, up and their product.
+  if (hf_eager) {
+    const double norms =
+        (layer.mixer != MixerKind::kNone ? 1.0 : 0.0) + (layer.ffn != FfnKind::kNone ? 1.0 : 0.0);
+    const double per_norm = (4.0 - a) * h + (job.spec.adapter.on() ? 0.0 : a * h);
+    out.hf_eager = norms * per_norm / rep_div;
+    if (layer.ffn == FfnKind::kDense && !rm.mlp) {
+      out.hf_eager += a * static_cast<double>(m.dense_mlp.intermediate_size) / tp;
+    }
+    out.saved += out.hf_eager;
+  }
   // Adapters keep their r-wide A x (and, with dropout, the dropped input and its mask); the
   // input of each adapted layer is already counted above, as full training keeps it for the
   // weight gradient, and A needs it for its own.
@@ -255,14 +281,17 @@ LayerActivationBytes LayerActivationsPerToken(const Job& job, const MemoryConsta
   // Selective recompute re-runs the modules megatron-core's --recompute-modules names
   // (default core_attn) instead of keeping what they saved; see RecomputeModules.
   const bool selective = job.spec.recompute.granularity == RecomputeGranularity::kSelective;
+  const bool hf_eager = RunsHfEagerLayers(job, constants);
   RecomputeModules none;
   none.core_attn = false;
   // torchtitan's selective options (TitanSelectiveAc) re-run no megatron-core module.
-  if (!selective || job.spec.recompute.titan.on()) return PerToken(job, constants, layer, none);
-  LayerActivationBytes out = PerToken(job, constants, layer, job.spec.recompute.modules);
+  if (!selective || job.spec.recompute.titan.on()) {
+    return PerToken(job, constants, layer, none, hf_eager);
+  }
+  LayerActivationBytes out = PerToken(job, constants, layer, job.spec.recompute.modules, hf_eager);
   // A recomputed module frees its internal tensors (its input stays, as the checkpoint); the
   // layer's backward re-creates them before it can run (megatron-core's CheckpointFunction).
-  out.regenerated = PerToken(job, constants, layer, none).saved - out.saved;
+  out.regenerated = PerToken(job, constants, layer, none, hf_eager).saved - out.saved;
   return out;
 }
 
@@ -328,6 +357,7 @@ ActivationMemory ComputeActivations(const Job& job, const MemoryConstants& const
   double stored = 0;              // over the micro batches in flight
   double checkpoints_stored = 0;  // checkpointed inputs, over the micro batches in flight
   std::map<std::string, double> per_token_by_kind;  // label -> saved bytes per token
+  std::map<std::string, double> hf_eager_by_kind;   // label -> HF eager modules' part of it
   int64_t checkpointed = 0;
   // torchtitan's selective AC (selective_ac_option): op-level, or every N-th block in full AC.
   const bool titan = rc.granularity == RecomputeGranularity::kSelective && rc.titan.on();
@@ -359,7 +389,10 @@ ActivationMemory ComputeActivations(const Job& job, const MemoryConstants& const
   for (int64_t i = 0; i < layers.size(); ++i) {
     const LayerSpec& spec = job.model.layers[static_cast<size_t>(layers[i])];
     const LayerActivationBytes per_token = per_token_of(spec);
-    if (explain) per_token_by_kind[LayerKindLabel(spec)] = per_token.saved;
+    if (explain) {
+      per_token_by_kind[LayerKindLabel(spec)] = per_token.saved;
+      if (per_token.hf_eager > 0) hf_eager_by_kind[LayerKindLabel(spec)] = per_token.hf_eager;
+    }
     max_saved = std::max(max_saved, per_token.saved * t);
     max_fwd = std::max(max_fwd, per_token.forward_transient * t);
     max_bwd = std::max(max_bwd, per_token.backward_transient * t);
@@ -410,6 +443,19 @@ ActivationMemory ComputeActivations(const Job& job, const MemoryConstants& const
   out.in_flight =
       stored_per_mb > 0 ? (stored - offload_in_flight) / stored_per_mb : chunk_in_flight.front();
 
+  // The --explain note of the HF eager modules' part: "attention+dense: 61,440 B/token".
+  std::string hf_note;
+  for (const auto& [label, bytes] : hf_eager_by_kind) {
+    hf_note +=
+        fmt::format("{}{}: {} B/token", hf_note.empty() ? "" : "; ", label, GroupDigits(bytes));
+  }
+  if (!hf_note.empty()) {
+    hf_note = fmt::format(
+        "of which HF transformers' eager modules keep beyond the fused layer ({}): {}; "
+        "RMSNorm's fp32 input{} and act_fn(gate) beside gate, up and their product",
+        job.spec.framework.name, hf_note,
+        job.spec.adapter.on() ? "" : ", its normalized value for the trainable weight");
+  }
   if (explain) {
     const std::string in_flight_text =
         out.in_flight == 1.0 ? "" : fmt::format(" x {} micro batches in flight", out.in_flight);
@@ -421,7 +467,7 @@ ActivationMemory ComputeActivations(const Job& job, const MemoryConstants& const
            fmt::format("{} layers x {} tokens x {:.0f} B/token{} = {}", entry.layers,
                        GroupDigits(t), entry.bytes / t / static_cast<double>(entry.layers),
                        in_flight_text, FormatGBAndGiB(bytes)),
-           ""});
+           hf_eager_by_kind.contains(label.substr(0, label.find(','))) ? hf_note : ""});
     }
     if (checkpointed > 0) {
       const Bytes bytes = Bytes::Count(checkpoints_stored * checkpoint);
@@ -488,7 +534,9 @@ ActivationMemory ComputeActivations(const Job& job, const MemoryConstants& const
                  : "",
              constants.backward_gradient_fraction, FormatGBAndGiB(Bytes::Count(max_saved)),
              FormatGBAndGiB(Bytes::Count(max_bwd)), FormatGBAndGiB(backward_layer), by_kind),
-         "the largest layer of the stage; live only while it runs backward"});
+         hf_note.empty()
+             ? "the largest layer of the stage; live only while it runs backward"
+             : "the largest layer of the stage; live only while it runs backward; " + hf_note});
     out.items.push_back(
         {ItemKind::kActivations, "activations: forward transients of one layer", forward_layer,
          fmt::format("MoE dispatch copies and chunk states of the largest layer = {}",

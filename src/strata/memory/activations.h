@@ -22,7 +22,15 @@ struct LayerActivationBytes {
   /// What megatron-core's selective recompute (--recompute-modules) drops from `saved` and
   /// re-creates in the layer's backward: the recomputed modules' internal tensors.
   double regenerated = 0;
+  /// Of `saved`: what HF transformers' eager modules keep beyond the fused layer's count
+  /// (data/memory_overheads.yaml, `hf_eager_layer`): RMSNorm's fp32 input, the normalized value
+  /// its trainable weight needs, and act_fn(gate) beside gate, up and their product.
+  double hf_eager = 0;
 };
+
+/// Whether the job's layers run as HF transformers' eager modules: its engine is one of
+/// `hf_eager_layer.engines` (EngineChain) and framework.liger_kernel does not replace them.
+bool RunsHfEagerLayers(const Job& job, const MemoryConstants& constants);
 
 LayerActivationBytes LayerActivationsPerToken(const Job& job, const MemoryConstants& constants,
                                               const LayerSpec& layer);

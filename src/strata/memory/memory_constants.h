@@ -77,6 +77,9 @@ struct MemoryConstants {
   int64_t gdn_chunk_tokens = 0;
   int64_t gdn_state_bytes_per_element = 0;
   int64_t moe_dispatch_transient_copies = 0;
+  /// Engines whose decoder layers are HF transformers' eager modules (`hf_eager_layer`): they
+  /// save RMSNorm's fp32 input and a fourth MLP intermediate (LayerActivationsPerToken).
+  std::vector<std::string> hf_eager_engines;
   AllocatorRules allocator;
   CrossEntropyConstants cross_entropy;
   DeviceCapacityConstants device_capacity;
