@@ -692,6 +692,15 @@ Status MapHfDeepSpeed(Settings& s, MapContext& ctx, JobBuilder& job) {
 }
 
 Status MapVerl(Settings& s, MapContext& ctx, JobBuilder& job) {
+  if (ctx.options->model.empty() && !s.Has("actor_rollout_ref.model.path")) {
+    return InvalidInput(
+               "the verl launch sets no actor_rollout_ref.model.path: the actor's model is not "
+               "known (verl's own default is a placeholder path)")
+        .InField("actor_rollout_ref.model.path")
+        .WithHint(
+            "add actor_rollout_ref.model.path=<HF id or path> to the launch, or pass "
+            "--model with a catalog name or a config.json path");
+  }
   STRATA_RETURN_IF_ERROR(SetModel(s, ctx, job, "actor_rollout_ref.model.path"));
   if (s.Has("trainer.n_gpus_per_node")) {
     const std::string src = s.Use("trainer.n_gpus_per_node")->source;
