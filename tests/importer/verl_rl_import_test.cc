@@ -147,7 +147,9 @@ std::vector<RlCase> Cases() {
         {"reference", "false", nullptr},
         {"placement.mode", "colocated",
          "ppo_trainer.yaml:24: actor_rollout_ref.hybrid_engine: the hybrid engine: training and "
-         "rollout take turns on every GPU"},
+         "rollout take turns on every GPU; ppo_trainer.yaml:104: "
+         "actor_rollout_ref.rollout.free_cache_engine = True: the rollout's KV cache is freed "
+         "while the actor trains"},
         {"placement.offload_trainer", "false", nullptr}}},
   };
 }

@@ -146,9 +146,9 @@ class VerlRlReader {
     out_.fields.push_back({key, std::move(value), "default: " + why});
   }
   void Note(std::string note) { out_.notes.push_back(std::move(note)); }
-  const std::string& vllm_version() const { return d_.vllm_version; }
-  const std::string& defaults_source() const { return d_.source; }
-  RlImport& out() { return out_; }
+  const std::string& VllmVersion() const { return d_.vllm_version; }
+  const std::string& DefaultsSource() const { return d_.source; }
+  RlImport& Out() { return out_; }
 
  private:
   Settings& s_;
@@ -298,7 +298,7 @@ Status ReadRollout(Settings& s, VerlRlReader& r) {
                     "scheduler are vLLM's figures",
                     name.value, r.Source(name)));
   }
-  r.Assumed("rollout.vllm_version", "\"" + r.vllm_version() + "\"",
+  r.Assumed("rollout.vllm_version", "\"" + r.VllmVersion() + "\"",
             "a verl launch does not name the engine's release; strata's reference RL job's");
   STRATA_ASSIGN_OR_RETURN(VerlValue tp_v, r.Get(ro + "tensor_model_parallel_size"));
   STRATA_ASSIGN_OR_RETURN(int64_t tp, r.PositiveInt(tp_v));
@@ -369,8 +369,16 @@ Status ReadPlacement(Settings& s, VerlRlReader& r, bool megatron) {
                  hybrid_v)
         .WithHint(fmt::format("RayPPOTrainer asserts hybrid_engine ({})", kVerlCheck));
   }
+  // free_cache_engine says whether the rollout's KV cache leaves the GPU while the actor
+  // trains (verl's sleep mode), as strata rl's phases assume; ReadRollout notes otherwise.
+  STRATA_ASSIGN_OR_RETURN(VerlValue free_v, r.Get(std::string(kRollout) + "free_cache_engine"));
+  STRATA_ASSIGN_OR_RETURN(bool free_cache, r.Bool(free_v));
   r.Set("placement.mode", "colocated", hybrid_v,
-        "the hybrid engine: training and rollout take turns on every GPU");
+        fmt::format("the hybrid engine: training and rollout take turns on every GPU; {} = {}: "
+                    "{}",
+                    r.Where(free_v), free_v.value,
+                    free_cache ? "the rollout's KV cache is freed while the actor trains"
+                               : "its KV cache stays (see the notes)"));
   const std::string base =
       megatron ? std::string(kActor) + "megatron." : std::string(kActor) + "fsdp_config.";
   std::vector<std::string> keys = {base + "param_offload"};
@@ -392,7 +400,7 @@ Status ReadPlacement(Settings& s, VerlRlReader& r, bool megatron) {
   }
   if (std::all_of(values.begin(), values.end(), [](const VerlValue& v) { return v.defaulted; })) {
     r.Assumed("placement.offload_trainer", "false",
-              fmt::format("verl's {}*_offload defaults to False ({})", base, r.defaults_source()));
+              fmt::format("verl's {}*_offload defaults to False ({})", base, r.DefaultsSource()));
   } else {
     r.Derived("placement.offload_trainer", all ? "true" : "false", sources);
   }
@@ -499,7 +507,7 @@ Result<RlImport> MapVerlRl(Settings& s, const JobBuilder& actor, const std::stri
   const bool megatron = !actor.Has("sharding.mode");
   STRATA_ASSIGN_OR_RETURN(VerlDefaults defaults, LoadVerlDefaults(megatron));
   VerlRlReader r(s, std::move(defaults));
-  r.out().fields.push_back(
+  r.Out().fields.push_back(
       {"actor.job", actor_job_ref, "the actor's training job, imported from the same launch"});
   STRATA_RETURN_IF_ERROR(ReadAlgorithm(s, r, actor));
   STRATA_RETURN_IF_ERROR(ReadBatch(r, actor, megatron));
@@ -507,12 +515,12 @@ Result<RlImport> MapVerlRl(Settings& s, const JobBuilder& actor, const std::stri
   STRATA_RETURN_IF_ERROR(ReadRollout(s, r));
   STRATA_RETURN_IF_ERROR(ReadReference(r));
   STRATA_RETURN_IF_ERROR(ReadPlacement(s, r, megatron));
-  RlImport rl = std::move(r.out());
+  RlImport rl = std::move(r.Out());
   rl.yaml = RenderRlYaml(
       rl, fmt::format("An RL job imported by `strata import` from {} ({}).\n"
                       "Each value says where it came from; \"default: verl's\" marks verl's own "
                       "default\n({}).",
-                      input, format, r.defaults_source()));
+                      input, format, r.DefaultsSource()));
   if (!rl.notes.empty()) {
     rl.yaml += "\n# what strata rl does not model of this launch:\n";
     for (const std::string& n : rl.notes) rl.yaml += "#   " + n + "\n";
