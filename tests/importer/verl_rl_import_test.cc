@@ -189,6 +189,31 @@ TEST(VerlRlImportTest, FieldsReadOffTheScripts) {
   }
 }
 
+// Both: the script's overrides over verl's Hydra base config given with it (main_ppo's default
+// --config-name is ppo_trainer). The script sets n=5 (line 38) over the YAML's n: 1; the keys the
+// script leaves out come from the YAML's lines instead of data/verl_rl_defaults.yaml.
+TEST(VerlRlImportTest, ScriptOverridesTheHydraYamlGivenWithIt) {
+  ImportOptions o = Options("H20", "qwen2.5-math-7b");
+  o.files = {ImportGolden("verl_ppo_trainer_fsdp/ppo_trainer.yaml")};
+  auto r = ImportJobFile(ImportGolden("verl_rl_grpo_qwen2_5_7b_fsdp/run_qwen2_5-7b_math.sh"), o);
+  ASSERT_TRUE(r.ok()) << r.error().Format();
+  const std::vector<Field> expected = {
+      {"batch.samples_per_prompt", "5", "actor_rollout_ref.rollout.n (line 38)"},
+      {"batch.epochs", "1", "ppo_trainer.yaml:53: actor_rollout_ref.actor.ppo_epochs"},
+      {"rollout.max_num_seqs", "1024",
+       "ppo_trainer.yaml:109: actor_rollout_ref.rollout.max_num_seqs"},
+      {"rollout.enforce_eager", "true",
+       "ppo_trainer.yaml:103: actor_rollout_ref.rollout.enforce_eager"},
+      {"rollout.dtype", "bf16", "ppo_trainer.yaml:100: actor_rollout_ref.rollout.dtype"},
+  };
+  for (const Field& f : expected) {
+    const ImportedField* got = Find(*r->rl, f.key);
+    ASSERT_NE(got, nullptr) << f.key;
+    EXPECT_EQ(got->value, f.value) << f.key;
+    EXPECT_EQ(got->source, f.source) << f.key;
+  }
+}
+
 TEST(VerlRlImportTest, SettingsTheRlJobReadAreNotListedAsUnused) {
   auto r = ImportJobFile(ImportGolden("verl_qwen3moe_megatron/run_qwen3moe-30b_megatron_96gb.sh"),
                          Options("H20", ""));

@@ -436,6 +436,9 @@ Result<Detected> DetectCommand(std::string_view text, const std::string& file, B
     if (d.framework == Framework::kHfDeepSpeed) {
       STRATA_RETURN_IF_ERROR(MergeDeepSpeedFile(d.settings, base, bundle));
     }
+    if (d.framework == Framework::kVerl) {
+      STRATA_RETURN_IF_ERROR(MergeVerlBaseConfig(d.settings, bundle, base));
+    }
     if (d.framework == Framework::kTorchtitan) {
       const SourcedValue* cfg = d.settings.Use("job.config_file");
       if (cfg == nullptr) {

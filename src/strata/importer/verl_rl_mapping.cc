@@ -13,6 +13,7 @@
 #include "strata/core/file_io.h"
 #include "strata/core/text_scan.h"
 #include "strata/core/yaml_fields.h"
+#include "strata/importer/input_readers.h"
 
 namespace strata {
 namespace {
@@ -491,6 +492,26 @@ Status CheckVerlCommandComplete(std::string_view text, const std::string& file) 
       .InFile(file)
       .AtLine(line)
       .WithHint("import the whole script: the overrides after this line are missing");
+}
+
+Status MergeVerlBaseConfig(Settings& s, Bundle& bundle, const std::filesystem::path& base) {
+  // verl/trainer/main_ppo.py: @hydra.main(config_path="config", config_name="ppo_trainer").
+  std::string name = "ppo_trainer";
+  std::string named_by = "verl's main_ppo (its default --config-name ppo_trainer)";
+  if (s.Has("config_name")) {
+    const SourcedValue* v = s.Use("config_name");
+    name = v->value;
+    named_by = "--config-name " + v->source;
+  }
+  if (!name.ends_with(".yaml")) name += ".yaml";
+  if (!bundle.Gives(std::filesystem::path(name).filename().string())) return OkStatus();
+  STRATA_ASSIGN_OR_RETURN(std::filesystem::path path, bundle.Find(name, base, named_by));
+  STRATA_ASSIGN_OR_RETURN(std::string text, ReadFile(path.string()));
+  STRATA_ASSIGN_OR_RETURN(Settings yaml, ReadYamlSettings(text, path.string()));
+  for (const auto& [key, sv] : yaml.Unused()) {
+    if (!s.Has(key)) s.Set(key, sv.value, sv.source);
+  }
+  return OkStatus();
 }
 
 bool IsVerlRlConfig(const Settings& s) {

@@ -6,12 +6,14 @@
 #ifndef STRATA_IMPORTER_VERL_RL_MAPPING_H_
 #define STRATA_IMPORTER_VERL_RL_MAPPING_H_
 
+#include <filesystem>
 #include <string>
 #include <string_view>
 
 #include "strata/core/result.h"
 #include "strata/importer/import_job.h"
 #include "strata/importer/job_builder.h"
+#include "strata/importer/launch_bundle.h"
 #include "strata/importer/settings.h"
 
 namespace strata {
@@ -23,6 +25,12 @@ bool IsVerlRlEntryPoint(std::string_view module);
 /// A verl launch script whose last line is continued ('\') with nothing after it: the command
 /// was cut off (bash would run what is left); an error naming the line.
 Status CheckVerlCommandComplete(std::string_view text, const std::string& file);
+
+/// verl's Hydra base config given with the launch (`strata import run.sh ppo_trainer.yaml`): the
+/// YAML that `--config-name` names (main_ppo's own default: ppo_trainer), read under the
+/// command's overrides, which win as in Hydra. Without it in the bundle, verl's defaults apply
+/// (data/verl_rl_defaults.yaml).
+Status MergeVerlBaseConfig(Settings& s, Bundle& bundle, const std::filesystem::path& base);
 
 /// A verl trainer YAML that configures rollouts (actor_rollout_ref.rollout.*).
 bool IsVerlRlConfig(const Settings& s);
