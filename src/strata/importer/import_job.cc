@@ -662,6 +662,7 @@ Result<ImportReport> ImportJob(std::string_view text, const std::string& file,
   }
   Detected& d = *detected;
   d.ctx.options = &options;
+  d.ctx.verl_rl = d.rl;
   Status mapped = OkStatus();
   switch (d.framework) {
     case Framework::kMegatronLm:
