@@ -112,6 +112,11 @@ TEST(RlJobTest, BadInputNamesTheField) {
        std::string(kMinimal).substr(0, std::string(kMinimal).find("batch:")),
        {},
        "rl.yaml:1: batch: missing required field"},
+      {"unknown_engine",
+       Replace(kMinimal, "  tp: 2\n", "  tp: 2\n  engine: trtllm\n"),
+       {},
+       "rl.yaml:13: rollout.engine: engine 'trtllm' is not modelled\n"
+       "  hint: expected one of: vllm, sglang"},
       {"malformed", "actor: [job\n", {}, ""},
       {"empty", "", {}, "rl.yaml: the file is empty, expected a YAML mapping"},
   };
@@ -126,6 +131,18 @@ TEST(RlJobTest, BadInputNamesTheField) {
       EXPECT_EQ(spec.error().Format(), row.expected);
     }
   }
+}
+
+TEST(RlJobTest, SglangIsReadAsVllm) {
+  // verl's other rollout engine (`strata import` writes it from rollout.name=sglang): read,
+  // and modelled as vLLM (docs/rl.md); vLLM when the key is absent.
+  auto sglang =
+      ParseRlSpec(Replace(kMinimal, "  tp: 2\n", "  tp: 2\n  engine: sglang\n"), "rl.yaml");
+  ASSERT_TRUE(sglang.ok()) << sglang.error().Format();
+  EXPECT_EQ(sglang->rollout.engine, "sglang");
+  auto plain = ParseRlSpec(kMinimal, "rl.yaml");
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ(plain->rollout.engine, "vllm");
 }
 
 TEST(RlJobTest, UnknownCatalogName) {

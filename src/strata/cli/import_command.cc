@@ -14,6 +14,7 @@
 #include "strata/core/json_output.h"
 #include "strata/importer/import_job.h"
 #include "strata/report/import_report.h"
+#include "strata/rl/rl_job.h"
 
 namespace strata::cli {
 
@@ -32,7 +33,62 @@ Json ImportJson(const ImportReport& r) {
   j["unused"] = r.unused;
   j["yaml"] = r.yaml;
   if (!r.model_json.empty()) j["model_json"] = r.model_json;
+  if (r.rl) {
+    Json rl_fields = Json::array();
+    for (const auto& f : r.rl->fields) {
+      rl_fields.push_back({{"key", f.key}, {"value", f.value}, {"source", f.source}});
+    }
+    j["rl"] = {{"fields", rl_fields},
+               {"defaults", r.rl->defaults},
+               {"notes", r.rl->notes},
+               {"yaml", r.rl->yaml}};
+  }
   return j;
+}
+
+// The RL job's verl defaults, as --explain lists the actor's.
+std::string RenderRlDefaults(const RlImport& rl) {
+  std::string out = "\n# RL job: " + std::to_string(rl.fields.size()) +
+                    " fields; verl defaults "
+                    "and strata's assumptions applied:\n";
+  for (const auto& d : rl.defaults) out += "#   " + d + "\n";
+  return out;
+}
+
+int EmitRlImport(const ImportReport& report, const std::string& output,
+                 const std::string& actor_path, bool json, bool explain) {
+  const RlImport& rl = *report.rl;
+  if (!output.empty()) {
+    if (auto st = WriteFileAtomic(actor_path, report.yaml); !st.ok()) {
+      return ReportError(st.error());
+    }
+    if (int code = EmitOutput(rl.yaml, output); code != kExitOk) return code;
+  }
+  if (json) return EmitOutput(DumpJson(ImportJson(report)), "");
+  const std::string actor_text = explain ? RenderImportText(report) : report.yaml;
+  if (!output.empty()) {
+    std::string summary = "wrote " + output + " (RL job; " + report.format + ")\n";
+    summary += "wrote " + actor_path + " (the actor's training job)\n";
+    summary += RenderImportNotes(report);
+    if (!rl.notes.empty()) {
+      summary += "# what strata rl does not model of this launch:\n";
+      for (const auto& n : rl.notes) summary += "#   " + n + "\n";
+    }
+    if (explain) summary += RenderRlDefaults(rl) + actor_text.substr(report.yaml.size());
+    return EmitOutput(summary, "");
+  }
+  std::string text = rl.yaml;
+  if (explain) text += RenderRlDefaults(rl);
+  text +=
+      "\n# ---- the actor's training job (-o writes it beside the RL job, as actor.job "
+      "names it) ----\n";
+  text += actor_text;
+  if (!explain) {
+    text += "\n# " + std::to_string(report.defaults.size() + rl.defaults.size()) +
+            " framework defaults applied, " + std::to_string(report.unused.size()) +
+            " settings read but not used by the RL job: --explain lists them\n";
+  }
+  return EmitOutput(text, "");
 }
 
 }  // namespace
@@ -80,8 +136,27 @@ int RunImport(int argc, char** argv) {
         (job_path.parent_path() / (job_path.stem().string() + ".model.json")).string();
     options.model_json_path = model_json_path;
   }
+  // An RL launch (verl's main_ppo) is an RL job: it is written to -o and the actor's training
+  // job beside it as <stem>.actor.yaml, which the RL job names (read relative to itself), the
+  // way a Megatron-style model description goes beside its job as <stem>.model.json.
+  std::string actor_path;
+  if (!output.empty()) {
+    const std::filesystem::path job_path(output);
+    options.actor_job_ref = job_path.stem().string() + ".actor.yaml";
+    actor_path = (job_path.parent_path() / options.actor_job_ref).string();
+  }
   auto report = ImportJobFile(input, options);
   if (!report.ok()) return ReportError(report.error());
+  if (report->rl) {
+    // Parsed back: proves the imported file is a valid RL job.
+    auto spec = ParseRlSpec(report->rl->yaml, input + " (imported RL job)");
+    if (!spec.ok()) {
+      Error e = std::move(spec).error();
+      e.message = "the imported RL job is not valid: " + e.message;
+      return ReportError(e);
+    }
+    return EmitRlImport(*report, output, actor_path, json, explain);
+  }
   if (!report->model_json.empty() && !model_json_path.empty()) {
     if (auto st = WriteFileAtomic(model_json_path, report->model_json); !st.ok()) {
       return ReportError(st.error());

@@ -26,6 +26,7 @@ struct MapContext {
   bool ms_swift = false;           // `swift sft`: ms-swift's defaults over the HF Trainer's
   bool trl_sft = false;            // TRL's SFTConfig (`trl sft`, TRL's sft.py, a TRL recipe YAML)
   std::string llamafactory_stage;  // LLaMA-Factory's stage (pt, sft, rm, ppo, dpo, kto)
+  bool verl_rl = false;            // a verl RL launch: an RL job is written around this job
 };
 
 Status MapMegatron(MegatronFlavor flavor, Settings& s, MapContext& ctx, JobBuilder& job);

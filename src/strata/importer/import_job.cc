@@ -15,6 +15,7 @@
 #include "strata/importer/launch_bundle.h"
 #include "strata/importer/shell_script.h"
 #include "strata/importer/swift_saved_args.h"
+#include "strata/importer/verl_rl_mapping.h"
 #include "strata/job/job_validation.h"
 #include "strata/model/model_config.h"
 
@@ -31,7 +32,8 @@ struct Detected {
   std::string format;  // for people
   Settings settings;
   MapContext ctx;
-  JobBuilder job;  // launcher-derived cluster fields
+  JobBuilder job;   // launcher-derived cluster fields
+  bool rl = false;  // an RL launch (verl's main_ppo, a verl trainer YAML): an RL job too
 };
 
 std::string Extension(const std::string& file) { return fs::path(file).extension().string(); }
@@ -375,6 +377,8 @@ Result<Detected> DetectCommand(std::string_view text, const std::string& file, B
       if (t.find("verl.trainer") != std::string::npos) {
         d.framework = Framework::kVerl;
         d.format = "verl trainer command (Hydra overrides)";
+        d.rl = IsVerlRlEntryPoint(t);
+        STRATA_RETURN_IF_ERROR(CheckVerlCommandComplete(text, file));
         program = i;
         break;
       }
@@ -433,6 +437,9 @@ Result<Detected> DetectCommand(std::string_view text, const std::string& file, B
     }
     if (d.framework == Framework::kHfDeepSpeed) {
       STRATA_RETURN_IF_ERROR(MergeDeepSpeedFile(d.settings, base, bundle));
+    }
+    if (d.framework == Framework::kVerl) {
+      STRATA_RETURN_IF_ERROR(MergeVerlBaseConfig(d.settings, bundle, base));
     }
     if (d.framework == Framework::kTorchtitan) {
       const SourcedValue* cfg = d.settings.Use("job.config_file");
@@ -636,6 +643,7 @@ Result<ImportReport> ImportJob(std::string_view text, const std::string& file,
       } else if (verl) {
         d.framework = Framework::kVerl;
         d.format = "verl trainer YAML";
+        d.rl = IsVerlRlConfig(d.settings);
         detected = std::move(d);
       } else {
         return InvalidInput(
@@ -656,6 +664,7 @@ Result<ImportReport> ImportJob(std::string_view text, const std::string& file,
   }
   Detected& d = *detected;
   d.ctx.options = &options;
+  d.ctx.verl_rl = d.rl;
   Status mapped = OkStatus();
   switch (d.framework) {
     case Framework::kMegatronLm:
@@ -688,9 +697,35 @@ Result<ImportReport> ImportJob(std::string_view text, const std::string& file,
     }
     d.job.Set(assignment.substr(0, eq), assignment.substr(eq + 1), "--set of strata import");
   }
+  // An RL launch: the RL job around the actor's, from the settings MapVerl left (before the
+  // report lists the unused ones).
+  std::optional<RlImport> rl;
+  if (d.rl) {
+    const std::string ref = options.actor_job_ref.empty()
+                                ? fs::path(file).stem().string() + ".actor.yaml"
+                                : options.actor_job_ref;
+    auto mapped_rl =
+        MapVerlRl(d.settings, d.job, ref, fs::path(file).filename().string(), d.format);
+    if (!mapped_rl.ok()) {
+      Error e = std::move(mapped_rl).error();
+      if (e.file.empty()) e.InFile(file);
+      return e;
+    }
+    rl = std::move(*mapped_rl);
+  }
   ImportReport report;
   report.format = d.format;
+  report.rl = std::move(rl);
   d.job.Fill(report);
+  if (report.rl) {
+    // The settings the RL job used are no longer "read but not used".
+    const auto still_unused = d.settings.Unused();
+    std::erase_if(report.unused, [&](const std::string& line) {
+      const std::string key = line.substr(0, line.find(" = "));
+      return d.settings.Has(key) && std::none_of(still_unused.begin(), still_unused.end(),
+                                                 [&](const auto& u) { return u.first == key; });
+    });
+  }
   report.model_json = d.ctx.model_json;
   report.yaml = d.job.Yaml(
       fmt::format("Imported by `strata import` from {} ({}).\nEach value says where it came from; "

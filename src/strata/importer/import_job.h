@@ -30,6 +30,9 @@ struct ImportOptions {
   /// Where a Megatron-style model description is written when the input describes the model
   /// by its arguments (job.yaml -> job.model.json). Empty: the job refers to "<stem>.model.json".
   std::string model_json_path;
+  /// How the RL job of a verl launch names its actor's job file (`actor.job`). Empty:
+  /// "<input stem>.actor.yaml", the file `strata import -o` writes beside the RL job.
+  std::string actor_job_ref;
   /// "key=value" job fields the input cannot give (sequence.mean_tokens=29K), as `--set`.
   std::vector<std::string> overrides;
   /// The other files of a bundle (an Accelerate YAML, a DeepSpeed JSON, a sourced script, a
@@ -45,6 +48,15 @@ struct ImportedField {
   std::string source;  // "--expert_model_parallel_size (line 14)", "default: ...", "derived: ..."
 };
 
+/// The RL job of an RL launch (verl's main_ppo): the actor's job is ImportReport::yaml, this the
+/// rollout, batch, lengths and placement around it (docs/rl.md, "The RL job file").
+struct RlImport {
+  std::vector<ImportedField> fields;  // RL job keys ("batch.prompts"), in file order
+  std::vector<std::string> defaults;  // verl's defaults applied, each with its source
+  std::vector<std::string> notes;     // what strata rl does not model of this launch
+  std::string yaml;                   // the RL job file (ending with the notes as comments)
+};
+
 struct ImportReport {
   std::string format;                 // "ms-swift command (megatron sft)", ...
   std::vector<ImportedField> fields;  // in job-file order
@@ -54,6 +66,7 @@ struct ImportReport {
   std::string yaml;                   // the job file (ending with the notes as comments)
   std::string model_json;             // Megatron-style model description, when one was built
   JobSpec job;                        // the YAML parsed back (proves it is a valid job)
+  std::optional<RlImport> rl;         // an RL launch: the RL job around the actor's job
 };
 
 /// deepspeed's --include ("localhost:2,3", "worker-0:0,1@worker-1:0,1"): one node per host;

@@ -733,6 +733,15 @@ Status MapHfDeepSpeed(Settings& s, MapContext& ctx, JobBuilder& job) {
 }
 
 Status MapVerl(Settings& s, MapContext& ctx, JobBuilder& job) {
+  if (ctx.options->model.empty() && !s.Has("actor_rollout_ref.model.path")) {
+    return InvalidInput(
+               "the verl launch sets no actor_rollout_ref.model.path: the actor's model is not "
+               "known (verl's own default is a placeholder path)")
+        .InField("actor_rollout_ref.model.path")
+        .WithHint(
+            "add actor_rollout_ref.model.path=<HF id or path> to the launch, or pass "
+            "--model with a catalog name or a config.json path");
+  }
   STRATA_RETURN_IF_ERROR(SetModel(s, ctx, job, "actor_rollout_ref.model.path"));
   if (s.Has("trainer.n_gpus_per_node")) {
     const std::string src = s.Use("trainer.n_gpus_per_node")->source;
@@ -862,13 +871,15 @@ Status MapVerl(Settings& s, MapContext& ctx, JobBuilder& job) {
                          "entropy: data/memory_overheads.yaml, fused_logprob_frameworks)");
   job.Default("frozen", "[]", "the actor trains every parameter");
   job.Default("mtp", "false", "no MTP in the actor");
-  // The rollout and reference sections: read for the RL work, not part of the training job.
+  // The rollout and reference sections: not part of the training job; an RL launch's RL job
+  // reads them (verl_rl_mapping.cc), any other verl input names them here.
   for (const char* key :
        {"actor_rollout_ref.rollout.name", "actor_rollout_ref.rollout.tensor_model_parallel_size",
         "actor_rollout_ref.rollout.gpu_memory_utilization",
         "actor_rollout_ref.ref.fsdp_config.param_offload",
         "actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu",
         "actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu"}) {
+    if (ctx.verl_rl) continue;
     if (const SourcedValue* v = s.Use(key)) {
       job.Note(
           fmt::format("{} = {} ({}): rollout/reference setting, kept for the RL model; the "
@@ -896,10 +907,12 @@ Status MapVerl(Settings& s, MapContext& ctx, JobBuilder& job) {
                           "actor_rollout_ref.actor.megatron.optimizer_offload"}) {
     if (const SourcedValue* v = s.Use(key);
         v != nullptr && (v->value == "True" || v->value == "true")) {
-      job.Note(
-          fmt::format("{} = {} ({}): offloading is not modelled; the ledger counts these "
-                      "bytes on the GPU",
-                      key, v->value, v->source));
+      job.Note(fmt::format(
+          "{} = {} ({}): offloading is not modelled{}; the ledger counts these bytes on the GPU",
+          key, v->value, v->source,
+          ctx.verl_rl ? " by the training job (the RL job's placement.offload_trainer models it "
+                        "between rollout and training)"
+                      : ""));
     }
   }
   return FinishCommon(s, ctx, job, tp * pp * cp);

@@ -153,10 +153,13 @@ Status ParseInto(YAML::Node root, const std::string& file, RlSpec& spec) {
 
   STRATA_ASSIGN_OR_RETURN(YamlMap rollout, top.Map("rollout"));
   if (rollout.Has("engine")) {
-    STRATA_ASSIGN_OR_RETURN(std::string engine, rollout.String("engine"));
-    if (engine != "vllm") {
-      return rollout.ErrorAt("engine", fmt::format("engine '{}' is not modelled", engine))
-          .WithHint(DidYouMeanHint(engine, {"vllm"}));
+    STRATA_ASSIGN_OR_RETURN(spec.rollout.engine, rollout.String("engine"));
+    // SGLang is read as vLLM: verl hands it the same gpu_memory_utilization (as SGLang's
+    // mem_fraction_static) and tensor parallelism, and its decode is the same roofline.
+    if (spec.rollout.engine != "vllm" && spec.rollout.engine != "sglang") {
+      return rollout
+          .ErrorAt("engine", fmt::format("engine '{}' is not modelled", spec.rollout.engine))
+          .WithHint(DidYouMeanHint(spec.rollout.engine, {"vllm", "sglang"}));
     }
   }
   STRATA_ASSIGN_OR_RETURN(spec.rollout.vllm, ParseVersion(rollout, "vllm_version"));

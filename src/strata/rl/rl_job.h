@@ -36,6 +36,7 @@ struct EngineVersion {
 std::optional<EngineVersion> ParseEngineVersion(std::string_view text);
 
 struct RolloutSpec {
+  std::string engine = "vllm";  // "vllm"; "sglang" is modelled as vLLM (docs/rl.md)
   EngineVersion vllm;
   int64_t tp = 1;                       // tensor parallelism of one vLLM instance
   double gpu_memory_utilization = 0.5;  // vLLM's fraction of the GPU's memory

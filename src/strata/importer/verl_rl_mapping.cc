@@ -1,0 +1,552 @@
+#include "strata/importer/verl_rl_mapping.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cstdlib>
+#include <map>
+#include <optional>
+#include <vector>
+
+#include "strata/core/did_you_mean.h"
+#include "strata/core/file_io.h"
+#include "strata/core/text_scan.h"
+#include "strata/core/yaml_fields.h"
+#include "strata/importer/input_readers.h"
+
+namespace strata {
+namespace {
+
+constexpr const char* kRollout = "actor_rollout_ref.rollout.";
+constexpr const char* kActor = "actor_rollout_ref.actor.";
+// RayPPOTrainer._validate_config, where verl refuses a batch before the run.
+constexpr const char* kVerlCheck =
+    "volcengine/verl@00401103a8c8900774aba04b910de5b0af930b99:verl/trainer/ppo/ray_trainer.py, "
+    "RayPPOTrainer._validate_config";
+
+// verl's defaults of one trainer config (data/verl_rl_defaults.yaml).
+struct VerlDefaults {
+  std::map<std::string, std::string> values;
+  std::string source;
+  std::string vllm_version;
+};
+
+Result<VerlDefaults> LoadVerlDefaults(bool megatron) {
+  const std::string label = "data/verl_rl_defaults.yaml";
+  STRATA_ASSIGN_OR_RETURN(std::string text, ReadFile(DataDir() + "/verl_rl_defaults.yaml"));
+  STRATA_ASSIGN_OR_RETURN(YAML::Node root, ParseYaml(text, label));
+  STRATA_ASSIGN_OR_RETURN(YamlMap top, YamlMap::Of(root, label, ""));
+  VerlDefaults d;
+  STRATA_ASSIGN_OR_RETURN(d.vllm_version, top.String("vllm_version"));
+  STRATA_ASSIGN_OR_RETURN(YamlMap config, top.Map(megatron ? "megatron" : "fsdp"));
+  STRATA_ASSIGN_OR_RETURN(d.source, config.String("source"));
+  STRATA_ASSIGN_OR_RETURN(YAML::Node values, config.Node("defaults"));
+  if (!values.IsMap()) return InvalidInput("defaults: expected a mapping").InFile(label);
+  for (const auto& kv : values) d.values[kv.first.Scalar()] = kv.second.Scalar();
+  return d;
+}
+
+// One verl key as the launch set it, or verl's default.
+struct VerlValue {
+  std::string key;
+  std::string value;
+  std::string source;  // "data.train_batch_size (line 9)"; for a default, verl's config
+  bool defaulted = false;
+};
+
+// The line a source names: "key (line 12)" (a command) or "file.yaml:12: key" (a file); 0 when
+// it names none.
+int LineOf(const std::string& source) {
+  int line = 0;
+  if (const size_t at = source.rfind("(line "); at != std::string::npos) {
+    std::from_chars(source.data() + at + 6, source.data() + source.size(), line);
+    return line;
+  }
+  const size_t colon = source.find(':');
+  if (colon == std::string::npos) return 0;
+  auto [end, ec] = std::from_chars(source.data() + colon + 1, source.data() + source.size(), line);
+  return ec == std::errc() && end < source.data() + source.size() && *end == ':' ? line : 0;
+}
+
+Error AtKey(Error e, const VerlValue& v) {
+  e.InField(v.key);
+  if (const int line = LineOf(v.source); line > 0) e.AtLine(line);
+  return e;
+}
+
+class VerlRlReader {
+ public:
+  VerlRlReader(Settings& s, VerlDefaults d) : s_(s), d_(std::move(d)) {}
+
+  Result<VerlValue> Get(const std::string& key) {
+    if (const SourcedValue* v = s_.Use(key)) return VerlValue{key, v->value, v->source, false};
+    const auto it = d_.values.find(key);
+    if (it == d_.values.end()) {
+      return InvalidInput(fmt::format("data/verl_rl_defaults.yaml has no default for {}", key));
+    }
+    return VerlValue{key, it->second, "verl's default", true};
+  }
+
+  Result<int64_t> PositiveInt(const VerlValue& v) {
+    const std::optional<int64_t> n = ParseInt64(v.value);
+    if (!n || *n <= 0) {
+      return AtKey(InvalidInput(fmt::format("{} = '{}': expected a positive whole number", Where(v),
+                                            v.value)),
+                   v);
+    }
+    return *n;
+  }
+
+  Result<bool> Bool(const VerlValue& v) {
+    std::string t = v.value;
+    for (char& c : t) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (t == "true") return true;
+    if (t == "false") return false;
+    return AtKey(InvalidInput(fmt::format("{} = '{}': expected True or False", Where(v), v.value)),
+                 v);
+  }
+
+  Result<double> Fraction(const VerlValue& v) {
+    char* end = nullptr;
+    const double x = std::strtod(v.value.c_str(), &end);
+    if (v.value.empty() || end != v.value.c_str() + v.value.size() || !(x > 0 && x <= 1)) {
+      return AtKey(
+          InvalidInput(fmt::format("{} = '{}': expected a fraction in (0, 1]", Where(v), v.value)),
+          v);
+    }
+    return x;
+  }
+
+  // For messages: "data.train_batch_size (line 9)", or "actor_rollout_ref.rollout.n (verl's
+  // default)".
+  std::string Where(const VerlValue& v) const {
+    return v.defaulted ? v.key + " (verl's default)" : v.source;
+  }
+
+  // The field's comment: where the value came from.
+  std::string Source(const VerlValue& v) const {
+    return v.defaulted ? fmt::format("default: verl's {} = {}", v.key, v.value) : v.source;
+  }
+
+  void Set(const std::string& key, std::string value, const VerlValue& from,
+           const std::string& why = "") {
+    std::string source = Source(from);
+    if (!why.empty()) source += ": " + why;
+    if (from.defaulted) {
+      out_.defaults.push_back(
+          fmt::format("{} = {}: verl's {} ({})", key, value, from.key, d_.source));
+    }
+    out_.fields.push_back({key, std::move(value), std::move(source)});
+  }
+  void Derived(const std::string& key, std::string value, std::string how) {
+    out_.fields.push_back({key, std::move(value), "derived: " + std::move(how)});
+  }
+  void Assumed(const std::string& key, std::string value, const std::string& why) {
+    out_.defaults.push_back(fmt::format("{} = {}: {}", key, value, why));
+    out_.fields.push_back({key, std::move(value), "default: " + why});
+  }
+  void Note(std::string note) { out_.notes.push_back(std::move(note)); }
+  const std::string& VllmVersion() const { return d_.vllm_version; }
+  const std::string& DefaultsSource() const { return d_.source; }
+  RlImport& Out() { return out_; }
+
+ private:
+  Settings& s_;
+  VerlDefaults d_;
+  RlImport out_;
+};
+
+std::string RolloutDtype(const std::string& torch_name) {
+  if (torch_name == "bfloat16" || torch_name == "bf16") return "bf16";
+  if (torch_name == "float16" || torch_name == "fp16" || torch_name == "half") return "fp16";
+  if (torch_name == "float32" || torch_name == "fp32") return "fp32";
+  return "";
+}
+
+// The algorithm: verl trains a critic when the advantage estimator is GAE, unless critic.enable
+// says otherwise (RayPPOTrainer.__init__).
+Status ReadAlgorithm(Settings& s, VerlRlReader& r, const JobBuilder& actor) {
+  STRATA_ASSIGN_OR_RETURN(VerlValue adv, r.Get("algorithm.adv_estimator"));
+  bool critic = adv.value == "gae";
+  std::string why = critic ? "GAE trains a critic beside the actor" : "no critic";
+  if (s.Has("critic.enable")) {
+    const SourcedValue* e = s.Use("critic.enable");
+    if (e->value != "null" && e->value != "None") {
+      STRATA_ASSIGN_OR_RETURN(critic,
+                              r.Bool(VerlValue{"critic.enable", e->value, e->source, false}));
+      why = fmt::format("{} {}, {}", e->source, e->value, critic ? "a critic" : "no critic");
+    }
+  }
+  r.Set("algorithm", critic ? "ppo" : "grpo", adv, fmt::format("'{}', {}", adv.value, why));
+  if (!critic && adv.value != "grpo") {
+    r.Note(
+        fmt::format("algorithm.adv_estimator = {} ({}): a critic-free estimator, priced as "
+                    "GRPO (the same generation, log-prob and update passes)",
+                    adv.value, r.Source(adv)));
+  }
+  if (adv.value == "remax") {
+    r.Note("ReMax's greedy baseline rollout (a second generation per prompt) is not modelled");
+  }
+  if (critic) {
+    if (const SourcedValue* path = s.Use("critic.model.path")) {
+      const SourcedValue* actor_path = s.Use("actor_rollout_ref.model.path");
+      if (actor_path == nullptr || path->value != actor_path->value) {
+        r.Note(
+            fmt::format("critic.model.path = {} ({}): a critic of another model is priced as "
+                        "the actor's model in the actor's layout ({})",
+                        path->value, path->source, actor.Get("model")));
+      }
+    }
+  }
+  return OkStatus();
+}
+
+// verl's batch checks, then strata's: the mini batches must be equal for the RL step.
+Status ReadBatch(VerlRlReader& r, const JobBuilder& actor, bool megatron) {
+  STRATA_ASSIGN_OR_RETURN(VerlValue prompts_v, r.Get("data.train_batch_size"));
+  STRATA_ASSIGN_OR_RETURN(VerlValue n_v, r.Get(std::string(kRollout) + "n"));
+  STRATA_ASSIGN_OR_RETURN(VerlValue mini_v, r.Get(std::string(kActor) + "ppo_mini_batch_size"));
+  STRATA_ASSIGN_OR_RETURN(VerlValue epochs_v, r.Get(std::string(kActor) + "ppo_epochs"));
+  STRATA_ASSIGN_OR_RETURN(int64_t prompts, r.PositiveInt(prompts_v));
+  STRATA_ASSIGN_OR_RETURN(int64_t n, r.PositiveInt(n_v));
+  STRATA_ASSIGN_OR_RETURN(int64_t mini, r.PositiveInt(mini_v));
+  STRATA_ASSIGN_OR_RETURN(int64_t epochs, r.PositiveInt(epochs_v));
+  // verl: train_batch_size x n over the minimal batch (every GPU for FSDP; the megatron DP
+  // ranks' micro batches for megatron).
+  STRATA_ASSIGN_OR_RETURN(int64_t per_node, actor.GetPositiveInt("cluster.gpus_per_node"));
+  STRATA_ASSIGN_OR_RETURN(int64_t nodes, actor.GetPositiveInt("cluster.nodes"));
+  int64_t minimal = per_node * nodes;
+  std::string minimal_how = fmt::format("{} GPUs", minimal);
+  if (megatron) {
+    STRATA_ASSIGN_OR_RETURN(int64_t dp, actor.GetPositiveInt("parallel.dp"));
+    STRATA_ASSIGN_OR_RETURN(int64_t micro, actor.GetPositiveInt("batch.micro_batch"));
+    minimal = dp * micro;
+    minimal_how = fmt::format("megatron DP {} x ppo_micro_batch_size_per_gpu {}", dp, micro);
+  }
+  if ((prompts * n) % minimal != 0) {
+    return AtKey(InvalidInput(fmt::format(
+                     "{} = {} prompts x {} = {} samples each: {} samples do not divide by "
+                     "verl's minimal batch of {} ({})",
+                     r.Where(prompts_v), prompts, r.Where(n_v), n, prompts * n, minimal,
+                     minimal_how)),
+                 prompts_v)
+        .WithHint(fmt::format("verl refuses this launch: make train_batch_size x n a multiple "
+                              "of {} ({})",
+                              minimal, kVerlCheck));
+  }
+  if (prompts % mini != 0) {
+    const std::string split = prompts < mini ? fmt::format("{} < {}", prompts, mini)
+                                             : fmt::format("{} = {} x {} + {}", prompts,
+                                                           prompts / mini, mini, prompts % mini);
+    return AtKey(
+               InvalidInput(fmt::format("{} = {} prompts do not split into mini batches of "
+                                        "{} = {} prompts ({})",
+                                        r.Where(prompts_v), prompts, r.Where(mini_v), mini, split)),
+               prompts < mini ? prompts_v : mini_v)
+        .WithHint(
+            prompts < mini
+                ? fmt::format("verl needs train_batch_size >= ppo_mini_batch_size ({})", kVerlCheck)
+                : "make train_batch_size a multiple of ppo_mini_batch_size: strata's RL "
+                  "step runs equal mini batches (each of ppo_mini_batch_size x n "
+                  "samples)");
+  }
+  r.Set("batch.prompts", std::to_string(prompts), prompts_v);
+  r.Set("batch.samples_per_prompt", std::to_string(n), n_v);
+  r.Derived("batch.mini_batches", std::to_string(prompts / mini),
+            fmt::format("data.train_batch_size {} / ppo_mini_batch_size {} ({})", prompts, mini,
+                        r.Source(mini_v)));
+  r.Set("batch.epochs", std::to_string(epochs), epochs_v);
+  return OkStatus();
+}
+
+Status ReadLengths(VerlRlReader& r) {
+  STRATA_ASSIGN_OR_RETURN(VerlValue prompt_v, r.Get("data.max_prompt_length"));
+  STRATA_ASSIGN_OR_RETURN(VerlValue response_v, r.Get("data.max_response_length"));
+  STRATA_ASSIGN_OR_RETURN(int64_t prompt, r.PositiveInt(prompt_v));
+  STRATA_ASSIGN_OR_RETURN(int64_t response, r.PositiveInt(response_v));
+  const std::string caps =
+      "a verl launch gives the caps only; every sample taken at its cap (set the mean from a "
+      "log's response_length/mean)";
+  r.Assumed("lengths.prompt_mean", std::to_string(prompt), caps);
+  r.Set("lengths.prompt_max", std::to_string(prompt), prompt_v);
+  r.Assumed("lengths.response_mean", std::to_string(response), caps);
+  r.Set("lengths.response_max", std::to_string(response), response_v);
+  return OkStatus();
+}
+
+Status ReadRollout(Settings& s, VerlRlReader& r) {
+  const std::string ro = kRollout;
+  STRATA_ASSIGN_OR_RETURN(VerlValue name, r.Get(ro + "name"));
+  // verl's rollout names: vllm, sglang (and its older sglang_async), hf.
+  std::string engine;
+  if (name.value == "vllm") {
+    engine = "vllm";
+  } else if (name.value == "sglang" || name.value == "sglang_async") {
+    engine = "sglang";
+  } else {
+    Error e = InvalidInput(fmt::format("{} = '{}': a rollout engine strata rl does not model",
+                                       r.Where(name), name.value));
+    return AtKey(std::move(e), name)
+        .WithHint(DidYouMeanHint(name.value, {"vllm", "sglang"}) +
+                  " (strata rl models vLLM, and SGLang as vLLM)");
+  }
+  r.Set("rollout.engine", engine, name);
+  if (engine == "sglang") {
+    r.Note(
+        fmt::format("rollout.name = {} ({}): SGLang modelled as vLLM (verl passes "
+                    "gpu_memory_utilization as its mem_fraction_static); its CUDA graphs and "
+                    "scheduler are vLLM's figures",
+                    name.value, r.Source(name)));
+  }
+  r.Assumed("rollout.vllm_version", "\"" + r.VllmVersion() + "\"",
+            "a verl launch does not name the engine's release; strata's reference RL job's");
+  STRATA_ASSIGN_OR_RETURN(VerlValue tp_v, r.Get(ro + "tensor_model_parallel_size"));
+  STRATA_ASSIGN_OR_RETURN(int64_t tp, r.PositiveInt(tp_v));
+  r.Set("rollout.tp", std::to_string(tp), tp_v);
+  STRATA_ASSIGN_OR_RETURN(VerlValue gmu_v, r.Get(ro + "gpu_memory_utilization"));
+  STRATA_ASSIGN_OR_RETURN(double gmu, r.Fraction(gmu_v));
+  r.Set("rollout.gpu_memory_utilization", fmt::format("{}", gmu), gmu_v);
+  STRATA_ASSIGN_OR_RETURN(VerlValue seqs_v, r.Get(ro + "max_num_seqs"));
+  STRATA_ASSIGN_OR_RETURN(int64_t seqs, r.PositiveInt(seqs_v));
+  r.Set("rollout.max_num_seqs", std::to_string(seqs), seqs_v);
+  STRATA_ASSIGN_OR_RETURN(VerlValue eager_v, r.Get(ro + "enforce_eager"));
+  STRATA_ASSIGN_OR_RETURN(bool eager, r.Bool(eager_v));
+  r.Set("rollout.enforce_eager", eager ? "true" : "false", eager_v);
+  STRATA_ASSIGN_OR_RETURN(VerlValue dtype_v, r.Get(ro + "dtype"));
+  const std::string dtype = RolloutDtype(dtype_v.value);
+  if (dtype.empty()) {
+    return AtKey(InvalidInput(fmt::format("{} = '{}': unknown rollout dtype", r.Where(dtype_v),
+                                          dtype_v.value)),
+                 dtype_v)
+        .WithHint("bfloat16, float16 or float32");
+  }
+  r.Set("rollout.dtype", dtype, dtype_v);
+  STRATA_ASSIGN_OR_RETURN(VerlValue free_v, r.Get(ro + "free_cache_engine"));
+  STRATA_ASSIGN_OR_RETURN(bool free_cache, r.Bool(free_v));
+  if (!free_cache) {
+    r.Note(
+        fmt::format("free_cache_engine = {} ({}): the rollout keeps its KV cache while the "
+                    "actor trains; strata rl frees it (vLLM asleep), so the training phases' "
+                    "memory is understated by the KV cache",
+                    free_v.value, r.Source(free_v)));
+  }
+  for (const char* key : {"actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu",
+                          "actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu"}) {
+    if (const SourcedValue* v = s.Use(key)) {
+      r.Note(
+          fmt::format("{} = {} ({}): the log-prob passes are priced at the actor's micro "
+                      "batch (batch.micro_batch of the actor's job)",
+                      key, v->value, v->source));
+    }
+  }
+  return OkStatus();
+}
+
+// verl adds a reference policy for a KL loss or a KL penalty in the reward.
+Status ReadReference(VerlRlReader& r) {
+  STRATA_ASSIGN_OR_RETURN(VerlValue loss_v, r.Get(std::string(kActor) + "use_kl_loss"));
+  STRATA_ASSIGN_OR_RETURN(VerlValue reward_v, r.Get("algorithm.use_kl_in_reward"));
+  STRATA_ASSIGN_OR_RETURN(bool loss, r.Bool(loss_v));
+  STRATA_ASSIGN_OR_RETURN(bool reward, r.Bool(reward_v));
+  if (loss || !reward) {
+    r.Set("reference", loss ? "true" : "false", loss_v,
+          loss ? "a KL loss against the reference: one more forward pass"
+               : fmt::format("no KL loss, and no KL in the reward ({})", r.Source(reward_v)));
+  } else {
+    r.Set("reference", "true", reward_v, "a KL penalty in the reward: one more forward pass");
+  }
+  return OkStatus();
+}
+
+// verl's main_ppo runs the hybrid engine: actor and rollout take turns on every GPU.
+Status ReadPlacement(Settings& s, VerlRlReader& r, bool megatron) {
+  STRATA_ASSIGN_OR_RETURN(VerlValue hybrid_v, r.Get("actor_rollout_ref.hybrid_engine"));
+  STRATA_ASSIGN_OR_RETURN(bool hybrid, r.Bool(hybrid_v));
+  if (!hybrid) {
+    return AtKey(InvalidInput(fmt::format("{} = {}: verl's RL trainer runs the hybrid "
+                                          "engine only",
+                                          r.Where(hybrid_v), hybrid_v.value)),
+                 hybrid_v)
+        .WithHint(fmt::format("RayPPOTrainer asserts hybrid_engine ({})", kVerlCheck));
+  }
+  // free_cache_engine says whether the rollout's KV cache leaves the GPU while the actor
+  // trains (verl's sleep mode), as strata rl's phases assume; ReadRollout notes otherwise.
+  STRATA_ASSIGN_OR_RETURN(VerlValue free_v, r.Get(std::string(kRollout) + "free_cache_engine"));
+  STRATA_ASSIGN_OR_RETURN(bool free_cache, r.Bool(free_v));
+  r.Set("placement.mode", "colocated", hybrid_v,
+        fmt::format("the hybrid engine: training and rollout take turns on every GPU; {} = {}: "
+                    "{}",
+                    r.Where(free_v), free_v.value,
+                    free_cache ? "the rollout's KV cache is freed while the actor trains"
+                               : "its KV cache stays (see the notes)"));
+  const std::string base =
+      megatron ? std::string(kActor) + "megatron." : std::string(kActor) + "fsdp_config.";
+  std::vector<std::string> keys = {base + "param_offload"};
+  if (megatron) keys.push_back(base + "grad_offload");
+  keys.push_back(base + "optimizer_offload");
+  std::vector<VerlValue> values;
+  int on = 0;
+  for (const std::string& key : keys) {
+    STRATA_ASSIGN_OR_RETURN(VerlValue v, r.Get(key));
+    STRATA_ASSIGN_OR_RETURN(bool b, r.Bool(v));
+    on += b ? 1 : 0;
+    values.push_back(std::move(v));
+  }
+  const bool all = on == static_cast<int>(keys.size());
+  std::string sources;
+  for (const VerlValue& v : values) {
+    sources += (sources.empty() ? "" : " + ") +
+               (v.defaulted ? fmt::format("verl's default {}", v.value) : v.source);
+  }
+  if (std::all_of(values.begin(), values.end(), [](const VerlValue& v) { return v.defaulted; })) {
+    r.Assumed("placement.offload_trainer", "false",
+              fmt::format("verl's {}*_offload defaults to False ({})", base, r.DefaultsSource()));
+  } else {
+    r.Derived("placement.offload_trainer", all ? "true" : "false", sources);
+  }
+  if (on > 0 && !all) {
+    r.Note(
+        fmt::format("the actor offloads only some of its states ({}): strata rl offloads all "
+                    "or none; kept on the GPU",
+                    sources));
+  }
+  (void)s;
+  return OkStatus();
+}
+
+std::string RenderRlYaml(const RlImport& rl, const std::string& header) {
+  std::string out;
+  size_t pos = 0;
+  while (pos < header.size()) {
+    const size_t nl = header.find('\n', pos);
+    out += "# " + header.substr(pos, nl - pos) + "\n";
+    pos = nl == std::string::npos ? header.size() : nl + 1;
+  }
+  // The order of an RL job file (docs/rl.md, "The RL job file"); the importer sits below the rl
+  // module, so the CLI parses the result back with ParseRlSpec.
+  static const std::vector<std::string> order = {"actor.job",
+                                                 "algorithm",
+                                                 "batch.prompts",
+                                                 "batch.samples_per_prompt",
+                                                 "batch.mini_batches",
+                                                 "batch.epochs",
+                                                 "lengths.prompt_mean",
+                                                 "lengths.prompt_max",
+                                                 "lengths.response_mean",
+                                                 "lengths.response_max",
+                                                 "rollout.engine",
+                                                 "rollout.vllm_version",
+                                                 "rollout.tp",
+                                                 "rollout.gpu_memory_utilization",
+                                                 "rollout.max_num_seqs",
+                                                 "rollout.enforce_eager",
+                                                 "rollout.dtype",
+                                                 "reference",
+                                                 "placement.mode",
+                                                 "placement.offload_trainer"};
+  std::string section;
+  for (const std::string& key : order) {
+    const auto it = std::find_if(rl.fields.begin(), rl.fields.end(),
+                                 [&](const ImportedField& f) { return f.key == key; });
+    if (it == rl.fields.end()) continue;
+    const size_t dot = key.find('.');
+    std::string line;
+    if (dot == std::string::npos) {
+      section.clear();
+      line = fmt::format("{}: {}", key, it->value);
+    } else {
+      const std::string sec = key.substr(0, dot);
+      if (sec != section) {
+        out += sec + ":\n";
+        section = sec;
+      }
+      line = fmt::format("  {}: {}", key.substr(dot + 1), it->value);
+    }
+    out += fmt::format("{:<34} # {}\n", line, it->source);
+  }
+  for (const ImportedField& f : rl.fields) {
+    if (std::find(order.begin(), order.end(), f.key) == order.end()) {
+      out +=
+          fmt::format("# not an RL job field, left out: {} = {} ({})\n", f.key, f.value, f.source);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+bool IsVerlRlEntryPoint(std::string_view module) {
+  const size_t dot = module.rfind('.');
+  const std::string_view name = dot == std::string_view::npos ? module : module.substr(dot + 1);
+  return name == "main_ppo" || name == "main_grpo";
+}
+
+Status CheckVerlCommandComplete(std::string_view text, const std::string& file) {
+  size_t end = text.find_last_not_of(" \t\r\n");
+  if (end == std::string_view::npos || text[end] != '\\') return OkStatus();
+  const int line = 1 + static_cast<int>(std::count(text.begin(), text.begin() + end, '\n'));
+  return InvalidInput(
+             "the file ends inside the verl command: its last line is continued ('\\') but "
+             "nothing follows (a truncated script)")
+      .InFile(file)
+      .AtLine(line)
+      .WithHint("import the whole script: the overrides after this line are missing");
+}
+
+Status MergeVerlBaseConfig(Settings& s, Bundle& bundle, const std::filesystem::path& base) {
+  // verl/trainer/main_ppo.py: @hydra.main(config_path="config", config_name="ppo_trainer").
+  std::string name = "ppo_trainer";
+  std::string named_by = "verl's main_ppo (its default --config-name ppo_trainer)";
+  if (s.Has("config_name")) {
+    const SourcedValue* v = s.Use("config_name");
+    name = v->value;
+    named_by = "--config-name " + v->source;
+  }
+  if (!name.ends_with(".yaml")) name += ".yaml";
+  if (!bundle.Gives(std::filesystem::path(name).filename().string())) return OkStatus();
+  STRATA_ASSIGN_OR_RETURN(std::filesystem::path path, bundle.Find(name, base, named_by));
+  STRATA_ASSIGN_OR_RETURN(std::string text, ReadFile(path.string()));
+  STRATA_ASSIGN_OR_RETURN(Settings yaml, ReadYamlSettings(text, path.string()));
+  for (const auto& [key, sv] : yaml.Unused()) {
+    if (!s.Has(key)) s.Set(key, sv.value, sv.source);
+  }
+  return OkStatus();
+}
+
+bool IsVerlRlConfig(const Settings& s) {
+  for (const char* key : {"actor_rollout_ref.rollout.name", "actor_rollout_ref.rollout.n",
+                          "actor_rollout_ref.rollout.gpu_memory_utilization"}) {
+    if (s.Has(key)) return true;
+  }
+  return false;
+}
+
+Result<RlImport> MapVerlRl(Settings& s, const JobBuilder& actor, const std::string& actor_job_ref,
+                           const std::string& input, const std::string& format) {
+  // The megatron actor is the one without FSDP's sharding (MapVerl sets sharding.mode for FSDP).
+  const bool megatron = !actor.Has("sharding.mode");
+  STRATA_ASSIGN_OR_RETURN(VerlDefaults defaults, LoadVerlDefaults(megatron));
+  VerlRlReader r(s, std::move(defaults));
+  r.Out().fields.push_back(
+      {"actor.job", actor_job_ref, "the actor's training job, imported from the same launch"});
+  STRATA_RETURN_IF_ERROR(ReadAlgorithm(s, r, actor));
+  STRATA_RETURN_IF_ERROR(ReadBatch(r, actor, megatron));
+  STRATA_RETURN_IF_ERROR(ReadLengths(r));
+  STRATA_RETURN_IF_ERROR(ReadRollout(s, r));
+  STRATA_RETURN_IF_ERROR(ReadReference(r));
+  STRATA_RETURN_IF_ERROR(ReadPlacement(s, r, megatron));
+  RlImport rl = std::move(r.Out());
+  rl.yaml = RenderRlYaml(
+      rl, fmt::format("An RL job imported by `strata import` from {} ({}).\n"
+                      "Each value says where it came from; \"default: verl's\" marks verl's own "
+                      "default\n({}).",
+                      input, format, r.DefaultsSource()));
+  if (!rl.notes.empty()) {
+    rl.yaml += "\n# what strata rl does not model of this launch:\n";
+    for (const std::string& n : rl.notes) rl.yaml += "#   " + n + "\n";
+  }
+  return rl;
+}
+
+}  // namespace strata

@@ -1,0 +1,45 @@
+// The RL job of a verl launch (`python3 -m verl.trainer.main_ppo key=value ...`, or verl's trainer
+// YAML): the rollout engine and its layout, prompts x samples, the length caps, the critic and
+// reference models and the placement around the actor's training job, each value with the line
+// it came from or verl's default (data/verl_rl_defaults.yaml). Checked as verl checks it before a
+// run (batch divisibility), so that a launch verl would refuse is refused here, by key and line.
+#ifndef STRATA_IMPORTER_VERL_RL_MAPPING_H_
+#define STRATA_IMPORTER_VERL_RL_MAPPING_H_
+
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+#include "strata/core/result.h"
+#include "strata/importer/import_job.h"
+#include "strata/importer/job_builder.h"
+#include "strata/importer/launch_bundle.h"
+#include "strata/importer/settings.h"
+
+namespace strata {
+
+/// The verl entry points that train with RL (verl.trainer.main_ppo, main_grpo), as opposed to
+/// its SFT trainer (verl.trainer.fsdp_sft_trainer) or generation (main_generation).
+bool IsVerlRlEntryPoint(std::string_view module);
+
+/// A verl launch script whose last line is continued ('\') with nothing after it: the command
+/// was cut off (bash would run what is left); an error naming the line.
+Status CheckVerlCommandComplete(std::string_view text, const std::string& file);
+
+/// verl's Hydra base config given with the launch (`strata import run.sh ppo_trainer.yaml`): the
+/// YAML that `--config-name` names (main_ppo's own default: ppo_trainer), read under the
+/// command's overrides, which win as in Hydra. Without it in the bundle, verl's defaults apply
+/// (data/verl_rl_defaults.yaml).
+Status MergeVerlBaseConfig(Settings& s, Bundle& bundle, const std::filesystem::path& base);
+
+/// A verl trainer YAML that configures rollouts (actor_rollout_ref.rollout.*).
+bool IsVerlRlConfig(const Settings& s);
+
+/// Builds the RL job. `actor` holds the actor's job fields as MapVerl set them; `actor_job_ref`
+/// is what the RL job's actor.job says; `input` names the launch for the header.
+Result<RlImport> MapVerlRl(Settings& s, const JobBuilder& actor, const std::string& actor_job_ref,
+                           const std::string& input, const std::string& format);
+
+}  // namespace strata
+
+#endif  // STRATA_IMPORTER_VERL_RL_MAPPING_H_

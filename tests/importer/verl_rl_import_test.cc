@@ -1,0 +1,335 @@
+// strata import of verl RL launches (verl.trainer.main_ppo and its trainer YAML) into RL jobs:
+// every RL field read off the public scripts by hand (tests/golden/cli_import/SOURCES.md), the
+// imported RL and actor jobs pinned as goldens (tests/golden/rl_import/, which
+// tests/golden/cli_rl/imported_* run through `strata rl`), and bad launches refused by key and
+// line.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "importer/import_test_support.h"
+#include "strata/importer/import_job.h"
+#include "support/golden.h"
+
+namespace strata {
+namespace {
+
+using testing::ImportGolden;
+
+ImportOptions Options(const char* gpu, const char* model) {
+  ImportOptions o;
+  o.gpu = gpu;
+  o.model = model;
+  o.actor_job_ref = "rl.actor.yaml";  // as `strata import -o rl.yaml` names it
+  return o;
+}
+
+struct Field {
+  const char* key;
+  const char* value;
+  const char* source;  // the provenance written beside the value
+};
+
+struct RlCase {
+  const char* name;  // tests/golden/rl_import/<name>/
+  const char* file;  // under tests/golden/cli_import/
+  ImportOptions options;
+  std::vector<Field> fields;
+};
+
+std::vector<RlCase> Cases() {
+  ImportOptions yaml = Options("H100 SXM", "llama-3.1-8b");
+  yaml.nodes = 1;
+  yaml.gpus_per_node = 8;
+  return {
+      // volcengine/verl examples/grpo_trainer/run_qwen3moe-30b_megatron_96gb.sh @ 6e7fdc2:
+      // train_prompt_bsz=512, n_resp_per_prompt=16, train_prompt_mini_bsz=128 (512 / 128 = 4
+      // mini batches), max_prompt_length=$((1024 * 2)), max_response_length=$((1024 * 8)),
+      // INFER_TP=4, gpu_memory_utilization=0.7, enforce_eager=True, use_kl_loss=False and
+      // use_kl_in_reward=False (no reference), offload=True for the megatron actor's params,
+      // grads and optimizer. Unset: ppo_epochs, max_num_seqs, dtype, hybrid_engine (verl's
+      // ppo_megatron_trainer.yaml defaults 1, 1024, bfloat16, True).
+      {"verl_qwen3moe_megatron",
+       "verl_qwen3moe_megatron/run_qwen3moe-30b_megatron_96gb.sh",
+       Options("H20", ""),
+       {{"algorithm", "grpo", "algorithm.adv_estimator (line 103): 'grpo', no critic"},
+        {"batch.prompts", "512", "data.train_batch_size (line 101)"},
+        {"batch.samples_per_prompt", "16", "actor_rollout_ref.rollout.n (line 102)"},
+        {"batch.mini_batches", "4", nullptr},
+        {"batch.epochs", "1", "default: verl's actor_rollout_ref.actor.ppo_epochs = 1"},
+        {"lengths.prompt_max", "2048", "data.max_prompt_length (line 99)"},
+        {"lengths.response_max", "8192", "data.max_response_length (line 100)"},
+        {"rollout.engine", "vllm", "actor_rollout_ref.rollout.name (line 164)"},
+        {"rollout.tp", "4", "actor_rollout_ref.rollout.tensor_model_parallel_size (line 153)"},
+        {"rollout.gpu_memory_utilization", "0.7",
+         "actor_rollout_ref.rollout.gpu_memory_utilization (line 152)"},
+        {"rollout.max_num_seqs", "1024", nullptr},
+        {"rollout.enforce_eager", "true", "actor_rollout_ref.rollout.enforce_eager (line 165)"},
+        {"rollout.dtype", "bf16", nullptr},
+        {"reference", "false", nullptr},
+        {"placement.mode", "colocated", nullptr},
+        {"placement.offload_trainer", "true", nullptr}}},
+      // volcengine/verl examples/ppo_trainer/run_qwen2-7b_seq_balance.sh @ 7406178: PPO (no
+      // adv_estimator: verl's default gae trains a critic), train_batch_size=4096 over
+      // ppo_mini_batch_size=512 (8 mini batches), n unset (1), prompt and response 4096,
+      // rollout TP 2 at 0.5, FSDP param/optimizer offload False, no KL loss. Unset:
+      // enforce_eager (ppo_trainer.yaml's True), max_num_seqs 1024.
+      {"verl_rl_ppo_qwen2_7b_critic",
+       "verl_rl_ppo_qwen2_7b_critic/run_qwen2-7b_seq_balance.sh",
+       Options("H20", "qwen2.5-math-7b"),
+       {{"algorithm", "ppo", nullptr},
+        {"batch.prompts", "4096", "data.train_batch_size (line 14)"},
+        {"batch.samples_per_prompt", "1", "default: verl's actor_rollout_ref.rollout.n = 1"},
+        {"batch.mini_batches", "8", nullptr},
+        {"batch.epochs", "1", nullptr},
+        {"lengths.prompt_max", "4096", "data.max_prompt_length (line 15)"},
+        {"lengths.response_max", "4096", "data.max_response_length (line 16)"},
+        {"rollout.engine", "vllm", "actor_rollout_ref.rollout.name (line 31)"},
+        {"rollout.tp", "2", "actor_rollout_ref.rollout.tensor_model_parallel_size (line 30)"},
+        {"rollout.gpu_memory_utilization", "0.5", nullptr},
+        {"rollout.max_num_seqs", "1024", nullptr},
+        {"rollout.enforce_eager", "true",
+         "default: verl's actor_rollout_ref.rollout.enforce_eager = true"},
+        {"rollout.dtype", "bf16", nullptr},
+        {"reference", "false", nullptr},
+        {"placement.mode", "colocated", nullptr},
+        {"placement.offload_trainer", "false", nullptr}}},
+      // volcengine/verl examples/grpo_trainer/run_qwen2_5-7b_math.sh @ 7cb8d02: GRPO, 1024
+      // prompts x n=5, ppo_mini_batch_size=256 (4 mini batches), prompt and response 1024,
+      // rollout TP 2 at 0.6, use_kl_loss=True (a reference pass), 16 GPUs on one node.
+      {"verl_rl_grpo_qwen2_5_7b_fsdp",
+       "verl_rl_grpo_qwen2_5_7b_fsdp/run_qwen2_5-7b_math.sh",
+       Options("H20", "qwen2.5-math-7b"),
+       {{"algorithm", "grpo", nullptr},
+        {"batch.prompts", "1024", nullptr},
+        {"batch.samples_per_prompt", "5", "actor_rollout_ref.rollout.n (line 38)"},
+        {"batch.mini_batches", "4", nullptr},
+        {"batch.epochs", "1", nullptr},
+        {"lengths.prompt_max", "1024", nullptr},
+        {"lengths.response_max", "1024", nullptr},
+        {"rollout.engine", "vllm", nullptr},
+        {"rollout.tp", "2", nullptr},
+        {"rollout.gpu_memory_utilization", "0.6",
+         "actor_rollout_ref.rollout.gpu_memory_utilization (line 37)"},
+        {"rollout.max_num_seqs", "1024", nullptr},
+        {"rollout.enforce_eager", "true", nullptr},
+        {"rollout.dtype", "bf16", nullptr},
+        {"reference", "true",
+         "actor_rollout_ref.actor.use_kl_loss (line 27): a KL loss against the reference: one "
+         "more forward pass"},
+        {"placement.mode", "colocated", nullptr},
+        {"placement.offload_trainer", "false", nullptr}}},
+      // volcengine/verl verl/trainer/config/ppo_trainer.yaml @ 008db45, verl's own Hydra YAML:
+      // data.train_batch_size 1024 / ppo_mini_batch_size 256 = 4, n 1, adv_estimator gae (a
+      // critic), rollout vllm TP 2 at 0.5, enforce_eager True, max_num_seqs 1024, dtype
+      // bfloat16, use_kl_loss False, hybrid_engine True, FSDP offload False.
+      {"verl_ppo_trainer_fsdp",
+       "verl_ppo_trainer_fsdp/ppo_trainer.yaml",
+       yaml,
+       {{"algorithm", "ppo", nullptr},
+        {"batch.prompts", "1024", "ppo_trainer.yaml:9: data.train_batch_size"},
+        {"batch.samples_per_prompt", "1", nullptr},
+        {"batch.mini_batches", "4", nullptr},
+        {"batch.epochs", "1", nullptr},
+        {"lengths.prompt_max", "512", nullptr},
+        {"lengths.response_max", "512", nullptr},
+        {"rollout.engine", "vllm", nullptr},
+        {"rollout.tp", "2", nullptr},
+        {"rollout.gpu_memory_utilization", "0.5", nullptr},
+        {"rollout.max_num_seqs", "1024", nullptr},
+        {"rollout.enforce_eager", "true", nullptr},
+        {"rollout.dtype", "bf16", nullptr},
+        {"reference", "false", nullptr},
+        {"placement.mode", "colocated",
+         "ppo_trainer.yaml:24: actor_rollout_ref.hybrid_engine: the hybrid engine: training and "
+         "rollout take turns on every GPU; ppo_trainer.yaml:104: "
+         "actor_rollout_ref.rollout.free_cache_engine = True: the rollout's KV cache is freed "
+         "while the actor trains"},
+        {"placement.offload_trainer", "false", nullptr}}},
+  };
+}
+
+const ImportedField* Find(const RlImport& rl, const std::string& key) {
+  for (const ImportedField& f : rl.fields) {
+    if (f.key == key) return &f;
+  }
+  return nullptr;
+}
+
+TEST(VerlRlImportTest, FieldsReadOffTheScripts) {
+  for (const RlCase& c : Cases()) {
+    auto r = ImportJobFile(ImportGolden(c.file), c.options);
+    ASSERT_TRUE(r.ok()) << c.file << ": " << r.error().Format();
+    ASSERT_TRUE(r->rl.has_value()) << c.file << ": a main_ppo launch imports as an RL job";
+    size_t right = 0;
+    for (const Field& f : c.fields) {
+      const ImportedField* got = Find(*r->rl, f.key);
+      ASSERT_NE(got, nullptr) << c.file << ": " << f.key;
+      const bool value_ok = got->value == f.value;
+      const bool source_ok = f.source == nullptr || got->source == f.source;
+      EXPECT_EQ(got->value, f.value) << c.file << ": " << f.key;
+      if (f.source != nullptr) {
+        EXPECT_EQ(got->source, f.source) << c.file << ": " << f.key;
+      }
+      right += value_ok && source_ok ? 1 : 0;
+    }
+    EXPECT_EQ(right, c.fields.size()) << c.file;
+    std::printf("[ rl import ] %s: %zu / %zu RL fields right\n", c.name, right, c.fields.size());
+    EXPECT_EQ(Find(*r->rl, "actor.job")->value, "rl.actor.yaml");
+    // The actor's job and the RL job around it, as `strata import -o rl.yaml` writes them.
+    EXPECT_TRUE(testing::MatchesGolden(std::string("golden/rl_import/") + c.name + "/rl.yaml",
+                                       r->rl->yaml));
+    EXPECT_TRUE(testing::MatchesGolden(std::string("golden/rl_import/") + c.name + "/rl.actor.yaml",
+                                       r->yaml));
+  }
+}
+
+// Both: the script's overrides over verl's Hydra base config given with it (main_ppo's default
+// --config-name is ppo_trainer). The script sets n=5 (line 38) over the YAML's n: 1; the keys the
+// script leaves out come from the YAML's lines instead of data/verl_rl_defaults.yaml.
+TEST(VerlRlImportTest, ScriptOverridesTheHydraYamlGivenWithIt) {
+  ImportOptions o = Options("H20", "qwen2.5-math-7b");
+  o.files = {ImportGolden("verl_ppo_trainer_fsdp/ppo_trainer.yaml")};
+  auto r = ImportJobFile(ImportGolden("verl_rl_grpo_qwen2_5_7b_fsdp/run_qwen2_5-7b_math.sh"), o);
+  ASSERT_TRUE(r.ok()) << r.error().Format();
+  const std::vector<Field> expected = {
+      {"batch.samples_per_prompt", "5", "actor_rollout_ref.rollout.n (line 38)"},
+      {"batch.epochs", "1", "ppo_trainer.yaml:53: actor_rollout_ref.actor.ppo_epochs"},
+      {"rollout.max_num_seqs", "1024",
+       "ppo_trainer.yaml:109: actor_rollout_ref.rollout.max_num_seqs"},
+      {"rollout.enforce_eager", "true",
+       "ppo_trainer.yaml:103: actor_rollout_ref.rollout.enforce_eager"},
+      {"rollout.dtype", "bf16", "ppo_trainer.yaml:100: actor_rollout_ref.rollout.dtype"},
+  };
+  for (const Field& f : expected) {
+    const ImportedField* got = Find(*r->rl, f.key);
+    ASSERT_NE(got, nullptr) << f.key;
+    EXPECT_EQ(got->value, f.value) << f.key;
+    EXPECT_EQ(got->source, f.source) << f.key;
+  }
+}
+
+TEST(VerlRlImportTest, SettingsTheRlJobReadAreNotListedAsUnused) {
+  auto r = ImportJobFile(ImportGolden("verl_qwen3moe_megatron/run_qwen3moe-30b_megatron_96gb.sh"),
+                         Options("H20", ""));
+  ASSERT_TRUE(r.ok()) << r.error().Format();
+  for (const std::string& line : r->unused) {
+    EXPECT_FALSE(line.starts_with("data.train_batch_size")) << line;
+    EXPECT_FALSE(line.starts_with("algorithm.adv_estimator")) << line;
+    EXPECT_FALSE(line.starts_with("actor_rollout_ref.rollout.enforce_eager")) << line;
+  }
+}
+
+TEST(VerlRlImportTest, SglangIsReadAsVllmWithANote) {
+  // The GRPO script with its rollout on SGLang (verl's other engine name).
+  const std::string script =
+      "python3 -m verl.trainer.main_ppo \\\n"
+      "    algorithm.adv_estimator=grpo \\\n"
+      "    actor_rollout_ref.model.path=Qwen/Qwen2.5-7B-Instruct \\\n"
+      "    actor_rollout_ref.rollout.name=sglang \\\n"
+      "    trainer.n_gpus_per_node=8 trainer.nnodes=1\n";
+  auto r = ImportJob(script, "run_sglang.sh", Options("H20", "qwen2.5-math-7b"));
+  ASSERT_TRUE(r.ok()) << r.error().Format();
+  EXPECT_EQ(Find(*r->rl, "rollout.engine")->value, "sglang");
+  ASSERT_FALSE(r->rl->notes.empty());
+  EXPECT_NE(r->rl->notes.front().find("SGLang modelled as vLLM"), std::string::npos);
+  // The SFT trainer of verl stays a training job.
+  auto sft = ImportJob(
+      "torchrun -m verl.trainer.fsdp_sft_trainer actor_rollout_ref.model.path=Qwen/Qwen2.5-7B "
+      "trainer.n_gpus_per_node=8 trainer.nnodes=1\n",
+      "sft.sh", Options("H20", "qwen2.5-math-7b"));
+  ASSERT_TRUE(sft.ok()) << sft.error().Format();
+  EXPECT_FALSE(sft->rl.has_value());
+}
+
+// The whole path as a user runs it: `strata import -o rl.yaml` writes the RL job and the actor's
+// job beside it, and `strata rl rl.yaml` reads both and prints the step (exit 0: it runs).
+TEST(VerlRlImportTest, ImportedFilesRunInStrataRl) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("strata-verl-rl-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string rl = (dir / "rl.yaml").string();
+  const testing::CliResult imported = testing::RunCli(
+      {"import", ImportGolden("verl_rl_grpo_qwen2_5_7b_fsdp/run_qwen2_5-7b_math.sh"), "--gpu",
+       "H20", "--model", "qwen2.5-math-7b", "-o", rl});
+  ASSERT_EQ(imported.exit_code, 0) << imported.err;
+  EXPECT_TRUE(std::filesystem::exists(dir / "rl.actor.yaml"));
+  EXPECT_NE(imported.out.find("(RL job; verl trainer command (Hydra overrides))"),
+            std::string::npos)
+      << imported.out;
+  const testing::CliResult run = testing::RunCli({"rl", rl});
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  // 1024 prompts x 5 samples on 1 node x 16 H20 (trainer.n_gpus_per_node=16).
+  EXPECT_NE(run.out.find("RL job: GRPO on qwen2.5-math-7b, 16 x H20"), std::string::npos)
+      << run.out;
+  EXPECT_NE(run.out.find("step: 1024 prompts x 5 samples = 5,120 samples"), std::string::npos)
+      << run.out;
+  std::filesystem::remove_all(dir);
+}
+
+struct BadCase {
+  const char* file;
+  int line;           // where the error points
+  const char* field;  // the key it names ("" when none)
+  const char* message;
+  const char* hint;
+};
+
+TEST(VerlRlImportTest, BadLaunchesAreRefusedByKeyAndLine) {
+  const BadCase kCases[] = {
+      // rollout.name=vlm (a typo of vllm) on line 36.
+      {"verl_rl_unknown_engine/run_qwen2_5-7b_math.sh", 36, "actor_rollout_ref.rollout.name",
+       "actor_rollout_ref.rollout.name (line 36) = 'vlm': a rollout engine strata rl does not "
+       "model",
+       "did you mean 'vllm'? (strata rl models vLLM, and SGLang as vLLM)"},
+      // No actor_rollout_ref.model.path and no --model: nothing says which model.
+      {"verl_rl_missing_model/run_qwen2_5-7b_math.sh", 0, "actor_rollout_ref.model.path",
+       "the verl launch sets no actor_rollout_ref.model.path: the actor's model is not known "
+       "(verl's own default is a placeholder path)",
+       "add actor_rollout_ref.model.path=<HF id or path> to the launch, or pass --model with a "
+       "catalog name or a config.json path"},
+      // 1040 prompts x 5 = 5,200 samples divide over the 16 GPUs (325 each), but 1040 prompts
+      // are 4 mini batches of 256 and 16 left over; the error points at ppo_mini_batch_size.
+      {"verl_rl_batch_not_divisible/run_qwen2_5-7b_math.sh", 25,
+       "actor_rollout_ref.actor.ppo_mini_batch_size",
+       "data.train_batch_size (line 17) = 1040 prompts do not split into mini batches of "
+       "actor_rollout_ref.actor.ppo_mini_batch_size (line 25) = 256 prompts (1040 = 4 x 256 + "
+       "16)",
+       "make train_batch_size a multiple of ppo_mini_batch_size: strata's RL step runs equal "
+       "mini batches (each of ppo_mini_batch_size x n samples)"},
+      // 1020 x 5 = 5,100 samples over 16 GPUs: 5100 / 16 = 318.75 (verl's own check; the FSDP
+      // actor's minimal batch is every GPU).
+      {"verl_rl_batch_not_over_gpus/run_qwen2_5-7b_math.sh", 17, "data.train_batch_size",
+       "data.train_batch_size (line 17) = 1020 prompts x actor_rollout_ref.rollout.n (line 38) = "
+       "5 samples each: 5100 samples do not divide by verl's minimal batch of 16 (16 GPUs)",
+       "verl refuses this launch: make train_batch_size x n a multiple of 16 "
+       "(volcengine/verl@00401103a8c8900774aba04b910de5b0af930b99:verl/trainer/ppo/"
+       "ray_trainer.py, RayPPOTrainer._validate_config)"},
+      // The script cut after line 26: its last line ends with '\'.
+      {"verl_rl_truncated/run_qwen2_5-7b_math.sh", 26, "",
+       "the file ends inside the verl command: its last line is continued ('\\') but nothing "
+       "follows (a truncated script)",
+       "import the whole script: the overrides after this line are missing"},
+  };
+  for (const BadCase& c : kCases) {
+    ImportOptions o = Options("H20", "qwen2.5-math-7b");
+    if (std::string(c.file).starts_with("verl_rl_missing_model")) o.model.clear();
+    auto r = ImportJobFile(ImportGolden(c.file), o);
+    ASSERT_FALSE(r.ok()) << c.file;
+    const Error& e = r.error();
+    EXPECT_EQ(e.code, ErrorCode::kInvalidInput) << c.file;
+    EXPECT_TRUE(e.file.ends_with(c.file)) << e.file;
+    EXPECT_EQ(e.line, c.line) << c.file;
+    EXPECT_EQ(e.field, c.field) << c.file;
+    EXPECT_EQ(e.message, c.message) << c.file;
+    EXPECT_EQ(e.hint, c.hint) << c.file;
+  }
+}
+
+}  // namespace
+}  // namespace strata
