@@ -50,7 +50,9 @@ Result<int64_t> JobBuilder::GetPositiveInt(const std::string& key) const {
   return InvalidInput(fmt::format("{} is not known from the launch input", key)).InField(key);
 }
 
-std::string JobBuilder::Yaml(const std::string& header) const {
+std::string SourcedYaml(const std::vector<ImportedField>& fields,
+                        const std::vector<std::string>& order, const std::string& header,
+                        const std::string& what) {
   std::string out;
   size_t pos = 0;
   while (pos < header.size()) {
@@ -58,50 +60,56 @@ std::string JobBuilder::Yaml(const std::string& header) const {
     out += "# " + header.substr(pos, nl - pos) + "\n";
     pos = nl == std::string::npos ? header.size() : nl + 1;
   }
-  // The order of the job-field table (docs/job-file.md), so that no field the importer set is
-  // left out of the file: a field missing here would silently fall back to strata's default.
-  std::vector<std::string> order;
-  for (const JobField& f : JobFields()) order.emplace_back(f.key);
   std::string section;
-  auto find = [&](const std::string& key) {
-    return std::find_if(fields_.begin(), fields_.end(),
-                        [&](const ImportedField& f) { return f.key == key; });
-  };
-  // `--set cluster=NAME` beside the launch's own GPU and counts wrote `cluster:` twice (the name,
-  // then the section), and YAML readers kept the name alone. Written as the section's `file`,
-  // the job keeps the file's network with the launch's GPU and counts, as `cluster.file` means.
-  const auto named = find("cluster");
-  const bool named_with_fields =
-      named != fields_.end() && std::any_of(fields_.begin(), fields_.end(), [](const auto& f) {
-        return f.key.starts_with("cluster.");
-      });
   for (const std::string& key : order) {
-    auto it = find(key);
-    if (named_with_fields && key == "cluster") continue;
-    if (named_with_fields && key == "cluster.file" && it == fields_.end()) it = named;
-    if (it == fields_.end()) continue;
-    const std::string k = key;
-    const size_t dot = k.find('.');
+    const auto it = std::find_if(fields.begin(), fields.end(),
+                                 [&](const ImportedField& f) { return f.key == key; });
+    if (it == fields.end()) continue;
+    const size_t dot = key.find('.');
     std::string line;
     if (dot == std::string::npos) {
       section.clear();
-      line = fmt::format("{}: {}", k, it->value);
+      line = fmt::format("{}: {}", key, it->value);
     } else {
-      const std::string sec = k.substr(0, dot);
+      const std::string sec = key.substr(0, dot);
       if (sec != section) {
         out += sec + ":\n";
         section = sec;
       }
-      line = fmt::format("  {}: {}", k.substr(dot + 1), it->value);
+      line = fmt::format("  {}: {}", key.substr(dot + 1), it->value);
     }
     out += fmt::format("{:<34} # {}\n", line, it->source);
   }
-  for (const ImportedField& f : fields_) {
+  for (const ImportedField& f : fields) {
     if (std::find(order.begin(), order.end(), f.key) == order.end()) {
-      out += fmt::format("# not a job field, left out: {} = {} ({})\n", f.key, f.value, f.source);
+      out += fmt::format("# not {}, left out: {} = {} ({})\n", what, f.key, f.value, f.source);
     }
   }
   return out;
+}
+
+std::string JobBuilder::Yaml(const std::string& header) const {
+  // The order of the job-field table (docs/job-file.md), so that no field the importer set is
+  // left out of the file: a field missing here would silently fall back to strata's default.
+  std::vector<std::string> order;
+  for (const JobField& f : JobFields()) order.emplace_back(f.key);
+  // `--set cluster=NAME` beside the launch's own GPU and counts wrote `cluster:` twice (the name,
+  // then the section), and YAML readers kept the name alone. Written as the section's `file`,
+  // the job keeps the file's network with the launch's GPU and counts, as `cluster.file` means.
+  std::vector<ImportedField> fields = fields_;
+  const auto named = std::find_if(fields.begin(), fields.end(),
+                                  [](const ImportedField& f) { return f.key == "cluster"; });
+  const bool named_with_fields =
+      named != fields.end() && std::any_of(fields.begin(), fields.end(), [](const auto& f) {
+        return f.key.starts_with("cluster.");
+      });
+  if (named_with_fields) {
+    ImportedField file = *named;
+    fields.erase(named);
+    file.key = "cluster.file";
+    if (!Has("cluster.file")) fields.push_back(std::move(file));
+  }
+  return SourcedYaml(fields, order, header, "a job field");
 }
 
 void JobBuilder::Fill(ImportReport& report) const {

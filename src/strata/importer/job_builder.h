@@ -12,6 +12,13 @@
 
 namespace strata {
 
+/// `header` as comment lines, then `fields` in `order` as a sectioned YAML file ("batch:", then
+/// "  micro_batch: 1   # its source"); a field `order` lacks is listed as a comment, "# not
+/// <what>, left out: key = value (source)", so that nothing set is dropped without a word.
+std::string SourcedYaml(const std::vector<ImportedField>& fields,
+                        const std::vector<std::string>& order, const std::string& header,
+                        const std::string& what);
+
 class JobBuilder {
  public:
   void Set(const std::string& key, std::string value, std::string source);

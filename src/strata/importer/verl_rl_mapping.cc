@@ -416,13 +416,6 @@ Status ReadPlacement(Settings& s, VerlRlReader& r, bool megatron) {
 }
 
 std::string RenderRlYaml(const RlImport& rl, const std::string& header) {
-  std::string out;
-  size_t pos = 0;
-  while (pos < header.size()) {
-    const size_t nl = header.find('\n', pos);
-    out += "# " + header.substr(pos, nl - pos) + "\n";
-    pos = nl == std::string::npos ? header.size() : nl + 1;
-  }
   // The order of an RL job file (docs/rl.md, "The RL job file"); the importer sits below the rl
   // module, so the CLI parses the result back with ParseRlSpec.
   static const std::vector<std::string> order = {"actor.job",
@@ -445,33 +438,7 @@ std::string RenderRlYaml(const RlImport& rl, const std::string& header) {
                                                  "reference",
                                                  "placement.mode",
                                                  "placement.offload_trainer"};
-  std::string section;
-  for (const std::string& key : order) {
-    const auto it = std::find_if(rl.fields.begin(), rl.fields.end(),
-                                 [&](const ImportedField& f) { return f.key == key; });
-    if (it == rl.fields.end()) continue;
-    const size_t dot = key.find('.');
-    std::string line;
-    if (dot == std::string::npos) {
-      section.clear();
-      line = fmt::format("{}: {}", key, it->value);
-    } else {
-      const std::string sec = key.substr(0, dot);
-      if (sec != section) {
-        out += sec + ":\n";
-        section = sec;
-      }
-      line = fmt::format("  {}: {}", key.substr(dot + 1), it->value);
-    }
-    out += fmt::format("{:<34} # {}\n", line, it->source);
-  }
-  for (const ImportedField& f : rl.fields) {
-    if (std::find(order.begin(), order.end(), f.key) == order.end()) {
-      out +=
-          fmt::format("# not an RL job field, left out: {} = {} ({})\n", f.key, f.value, f.source);
-    }
-  }
-  return out;
+  return SourcedYaml(rl.fields, order, header, "an RL job field");
 }
 
 }  // namespace
