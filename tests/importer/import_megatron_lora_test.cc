@@ -95,5 +95,42 @@ TEST(ImportMegatronLora, ArgparseListsKeepEveryWord) {
   EXPECT_EQ(r->job.adapter.targets, (std::vector<std::string>{"q_proj", "v_proj"}));
 }
 
+// Megatron-SWIFT's own args.json writes target_modules as a JSON list; every word is checked
+// whatever its place (all-linear first used to hide an all-router after it).
+TEST(ImportMegatronLora, SavedArgsListsAndEveryWordChecked) {
+  const std::string args =
+      R"({"model": "Qwen/Qwen3-32B", "train_type": "lora", "target_modules": ["linear_qkv",)"
+      R"( "linear_proj"], "tensor_model_parallel_size": 2, "sequence_parallel": true,)"
+      R"( "micro_batch_size": 1, "global_batch_size": 16, "max_length": 2048})";
+  auto r = ImportJob(args, "args.json", TwoH100());
+  ASSERT_TRUE(r.ok()) << r.error().Format();
+  EXPECT_EQ(r->job.adapter.targets, (std::vector<std::string>{"linear_qkv", "linear_proj"}));
+  for (const char* list : {"all-linear all-router", "all-router all-linear"}) {
+    auto bad = ImportJob(std::string(kDocScript) + " --target_modules " + list + "\n", "train.sh",
+                         TwoH100());
+    ASSERT_FALSE(bad.ok()) << list;
+    EXPECT_NE(bad.error().Format().find("all-router"), std::string::npos) << list;
+  }
+}
+
+// What follows the training command on its line (a redirection, a pipe into tee, `&`, the
+// script's own "$@") is not an argument: it was joined onto the last flag's value (or, before
+// lists were read, taken as a bare flag's value: `--bf16 2>&1`).
+TEST(ImportMegatronLora, RedirectionsPipesAndBackgroundAreNotArguments) {
+  ImportOptions o = TwoH100();
+  o.gpus_per_node = 1;
+  for (const char* tail : {" 2>&1 | tee train.log", " > train.log 2>&1", " \"$@\"", " &",
+                           " 2>/dev/null &", " &> out.log", " >>train.log"}) {
+    auto r = ImportJob(
+        std::string("swift sft --model Qwen/Qwen3-32B --train_type full --max_length 2048 "
+                    "--bf16") +
+            tail + "\n",
+        "train.sh", o);
+    ASSERT_TRUE(r.ok()) << tail << ": " << r.error().Format();
+    EXPECT_EQ(r->job.sequence.max_tokens, 2048) << tail;
+    EXPECT_EQ(r->job.param_dtype, DType::kBf16) << tail;
+  }
+}
+
 }  // namespace
 }  // namespace strata

@@ -31,8 +31,10 @@ TEST(ImportPrecision, SwiftSftTrainsInTheModelsDtype) {
                      "train.sh", OneH100());
   ASSERT_TRUE(r.ok()) << r.error().Format();
   EXPECT_EQ(r->job.param_dtype, DType::kBf16);
-  EXPECT_NE(testing::SourceOf(*r, "precision.params").find("config.json torch_dtype"),
-            std::string::npos);
+  // The catalog's configs carry no dtype: bf16, and the source says why.
+  EXPECT_NE(testing::SourceOf(*r, "precision.params").find("config.json gives no dtype"),
+            std::string::npos)
+      << testing::SourceOf(*r, "precision.params");
 }
 
 // A config.json published in float16 keeps float16 (register.py get_default_torch_dtype keeps
@@ -99,6 +101,22 @@ TEST(ImportPrecision, TheHfTrainerIsPureBf16OnlyWhenLoadedInBf16) {
   EXPECT_EQ(bf16->job.optimizer.master_dtype, DType::kBf16);
   EXPECT_EQ(bf16->job.optimizer.moment_dtype, DType::kBf16);
   EXPECT_EQ(bf16->job.grad_dtype, DType::kBf16);
+}
+
+// TrainingArguments.optim: bitsandbytes' 8-bit AdamW is strata's adam8bit (it was dropped for
+// "adamw"), and with a bf16-loaded model it steps the bf16 parameters too: no fp32 copy. No
+// default applied for the master weights is left in the report when they are bf16.
+TEST(ImportPrecision, TheHfOptimizerIsRead) {
+  auto r = ImportJob(
+      "swift sft --model Qwen/Qwen3-32B --train_type full --optim adamw_bnb_8bit --max_length "
+      "2048\n",
+      "train.sh", OneH100());
+  ASSERT_TRUE(r.ok()) << r.error().Format();
+  EXPECT_EQ(r->job.optimizer.name, "adam8bit");
+  EXPECT_EQ(r->job.optimizer.master_dtype, DType::kBf16);
+  for (const std::string& d : r->defaults) {
+    EXPECT_EQ(d.find("optimizer.master_weights = fp32"), std::string::npos) << d;
+  }
 }
 
 }  // namespace

@@ -247,6 +247,37 @@ TEST(VerlRlImportTest, SglangIsReadAsVllmWithANote) {
   EXPECT_FALSE(sft->rl.has_value());
 }
 
+// verl's use_liger puts Liger's kernels into the HF model its FSDP actor trains: the job says
+// framework.liger_kernel, so neither the eager module traffic nor HF's eager layer memory is
+// charged (it was read but not used). The actor's strategy decides the RL defaults, not whether
+// a --set happened to name a sharding mode.
+TEST(VerlRlImportTest, UseLigerAndTheStrategyAreRead) {
+  const std::string script =
+      "python3 -m verl.trainer.main_ppo \\\n"
+      "    algorithm.adv_estimator=grpo \\\n"
+      "    actor_rollout_ref.model.path=Qwen/Qwen2.5-7B-Instruct \\\n"
+      "    actor_rollout_ref.model.use_liger=True \\\n"
+      "    trainer.n_gpus_per_node=8 trainer.nnodes=1\n";
+  auto r = ImportJob(script, "run.sh", Options("H20", "qwen2.5-math-7b"));
+  ASSERT_TRUE(r.ok()) << r.error().Format();
+  EXPECT_TRUE(r->job.framework.liger_kernel);
+  const std::string megatron =
+      "python3 -m verl.trainer.main_ppo \\\n"
+      "    algorithm.adv_estimator=grpo \\\n"
+      "    actor_rollout_ref.actor.strategy=megatron \\\n"
+      "    actor_rollout_ref.model.path=Qwen/Qwen2.5-7B-Instruct \\\n"
+      "    actor_rollout_ref.model.use_liger=True \\\n"
+      "    trainer.n_gpus_per_node=8 trainer.nnodes=1\n";
+  ImportOptions o = Options("H20", "qwen2.5-math-7b");
+  o.overrides.push_back("sharding.mode=zero1");
+  auto m = ImportJob(megatron, "run.sh", o);
+  ASSERT_TRUE(m.ok()) << m.error().Format();
+  EXPECT_FALSE(m->job.framework.liger_kernel);  // megatron workers run megatron-core's layers
+  ASSERT_TRUE(m->rl.has_value());
+  const std::string defaults = Find(*m->rl, "placement.offload_trainer")->source;
+  EXPECT_NE(defaults.find("ppo_megatron_trainer.yaml"), std::string::npos) << defaults;
+}
+
 // The whole path as a user runs it: `strata import -o rl.yaml` writes the RL job and the actor's
 // job beside it, and `strata rl rl.yaml` reads both and prints the step (exit 0: it runs).
 TEST(VerlRlImportTest, ImportedFilesRunInStrataRl) {

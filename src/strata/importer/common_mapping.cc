@@ -81,8 +81,9 @@ namespace {
 
 // The adapter's layers as the framework names them (a YAML list, "q_proj,v_proj", or one name;
 // "all" and "all-linear" for every linear layer), checked against strata's names.
-Status SetAdapterTargets(const SourcedValue& v, JobBuilder& job) {
-  std::string text = v.value;
+// The names of a list setting however it was written: a YAML or JSON list ("[a, b]",
+// '["a","b"]', a block list of "- a" lines), "a,b", or a flag's words joined by spaces.
+std::vector<std::string> ListWords(std::string text) {
   if (text.size() >= 2 && text.front() == '[' && text.back() == ']') {
     text = text.substr(1, text.size() - 2);
   }
@@ -96,13 +97,17 @@ Status SetAdapterTargets(const SourcedValue& v, JobBuilder& job) {
     if (name.size() >= 2 && (name.front() == '"' || name.front() == '\'')) {
       name = name.substr(1, name.size() - 2);
     }
-    // A flag's list (`--target_modules q_proj v_proj`) arrives joined by spaces.
     std::istringstream parts(name);
-    for (std::string one; parts >> one;) {
-      if (one == "all") one = "all-linear";  // LLaMA-Factory's lora_target: all
-      names.push_back(one);
-    }
+    for (std::string one; parts >> one;) names.push_back(one);
     start = end + 1;
+  }
+  return names;
+}
+
+Status SetAdapterTargets(const SourcedValue& v, JobBuilder& job) {
+  std::vector<std::string> names = ListWords(v.value);
+  for (std::string& name : names) {
+    if (name == "all") name = "all-linear";  // LLaMA-Factory's lora_target: all
   }
   const std::vector<std::string>& known = PeftTargetNames();  // HF code: PEFT's names
   for (const std::string& name : names) {
@@ -221,30 +226,33 @@ Status MapMegatronSwiftAdapter(Settings& s, const MapContext& ctx, JobBuilder& j
                 "linear_qkv and linear_fc1, linear_proj and linear_fc2");
     return OkStatus();
   }
+  const std::vector<std::string> megatron = {"linear_qkv", "linear_proj", "linear_fc1",
+                                             "linear_fc2"};
   std::vector<std::string> names;
-  std::string text = v->value;
-  std::replace(text.begin(), text.end(), ',', ' ');
-  std::istringstream parts(text);
-  for (std::string one; parts >> one;) {
+  bool all_linear = false;
+  for (const std::string& one : ListWords(v->value)) {  // every word checked, in any order
     if (one == "all-linear") {
-      job.Set("adapter.targets", kFused,
-              v->source +
-                  " all-linear (megatron-core's fused linear_qkv and linear_fc1, "
-                  "linear_proj and linear_fc2)");
-      return OkStatus();
+      all_linear = true;
+      continue;
     }
-    const std::vector<std::string> megatron = {"linear_qkv", "linear_proj", "linear_fc1",
-                                               "linear_fc2"};
     if (std::find(megatron.begin(), megatron.end(), one) == megatron.end()) {
       return InvalidInput(fmt::format("target_modules '{}' ({}): strata models adapters on "
                                       "megatron-core's decoder linears {}",
                                       one, v->source, fmt::join(megatron, ", ")))
-          .WithHint(one == "all-router"
-                        ? std::string("adapters on the MoE router are not modelled; drop "
-                                      "all-router or set adapter.targets with --set")
+          .WithHint(one == "all-router" || one == "all-embedding"
+                        ? fmt::format("adapters on the {} are not modelled; drop {} or set "
+                                      "adapter.targets with --set",
+                                      one == "all-router" ? "MoE router" : "embeddings", one)
                         : DidYouMeanHint(one, megatron));
     }
-    names.push_back(one);
+    if (std::find(names.begin(), names.end(), one) == names.end()) names.push_back(one);
+  }
+  if (all_linear) {
+    job.Set("adapter.targets", kFused,
+            v->source +
+                " all-linear (megatron-core's fused linear_qkv and linear_fc1, "
+                "linear_proj and linear_fc2)");
+    return OkStatus();
   }
   if (names.empty()) return InvalidInput(fmt::format("{} names no layer", v->source));
   job.Set("adapter.targets", fmt::format("[{}]", fmt::join(names, ", ")), v->source);

@@ -34,6 +34,10 @@ Status MapTorchtitan(Settings& s, MapContext& ctx, JobBuilder& job);
 Status MapHfDeepSpeed(Settings& s, MapContext& ctx, JobBuilder& job);
 Status MapVerl(Settings& s, MapContext& ctx, JobBuilder& job);
 
+/// verl's actor strategy as written (actor.strategy: fsdp, fsdp2, megatron), megatron for a
+/// --config-name of the megatron trainer, else verl's default fsdp.
+std::string VerlActorStrategy(Settings& s);
+
 /// LoRA, QLoRA and DoRA as the job's adapter: TRL's use_peft with its lora_* keys, and
 /// LLaMA-Factory's finetuning_type lora (its stage set in `ctx`), each with its own defaults.
 Status MapAdapter(Settings& s, const MapContext& ctx, JobBuilder& job);

@@ -108,6 +108,8 @@ void ReadCommandArgs(const std::vector<ShellWord>& words, size_t start, Settings
     const size_t eq = w.find('=');
     return eq != std::string::npos && eq > 0 && w.find('.') < eq;
   };
+  // The script's own arguments passed on ("$@", $*): unknown here, never a flag's value.
+  auto passed_on = [](const std::string& w) { return w == "$@" || w == "$*"; };
   for (size_t i = start; i < words.size(); ++i) {
     const std::string& w = words[i].text;
     if (w.starts_with("--") && w.size() > 2) {
@@ -116,7 +118,8 @@ void ReadCommandArgs(const std::vector<ShellWord>& words, size_t start, Settings
         out.Set(w.substr(0, eq), w.substr(eq + 1), WordSource(w.substr(0, eq), words[i], nullptr));
         continue;
       }
-      const bool has_value = i + 1 < words.size() && !words[i + 1].text.starts_with("--");
+      const bool has_value = i + 1 < words.size() && !words[i + 1].text.starts_with("--") &&
+                             !passed_on(words[i + 1].text);
       if (has_value) {
         const size_t flag_at = i;
         std::string value = words[i + 1].text;
@@ -124,7 +127,8 @@ void ReadCommandArgs(const std::vector<ShellWord>& words, size_t start, Settings
         ++i;
         // argparse's nargs='+' (`--target_modules q_proj v_proj`): the words up to the next flag.
         while (values == FlagValues::kList && i + 1 < words.size() &&
-               !words[i + 1].text.starts_with("--") && !hydra(words[i + 1].text)) {
+               !words[i + 1].text.starts_with("--") && !hydra(words[i + 1].text) &&
+               !passed_on(words[i + 1].text)) {
           value += " " + words[++i].text;
         }
         out.Set(w, std::move(value), WordSource(w, words[flag_at], &first));

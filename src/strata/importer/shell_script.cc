@@ -101,6 +101,40 @@ Result<std::vector<std::vector<RawWord>>> Tokenise(std::string_view text, const 
       end_word();
       continue;
     }
+    // Redirections (`> log`, `2>&1`, `&> log`, `< in`) are not arguments: the operator, a file
+    // descriptor written before it and the target word are dropped.
+    const bool amp_redirect = c == '&' && i + 1 < text.size() && text[i + 1] == '>';
+    if (c == '>' || c == '<' || amp_redirect) {
+      if (in_word && !word.quoted && std::all_of(word.text.begin(), word.text.end(), [](char d) {
+            return std::isdigit(static_cast<unsigned char>(d));
+          })) {
+        word = RawWord{};  // the descriptor of `2>`
+        in_word = false;
+      } else {
+        end_word();
+      }
+      if (amp_redirect) ++i;
+      while (i + 1 < text.size() && (text[i + 1] == '>' || text[i + 1] == '<')) ++i;
+      if (i + 1 < text.size() && text[i + 1] == '&') {  // >&2, 2>&1, >&-: no target word
+        ++i;
+        while (i + 1 < text.size() &&
+               (std::isdigit(static_cast<unsigned char>(text[i + 1])) || text[i + 1] == '-')) {
+          ++i;
+        }
+        continue;
+      }
+      while (i + 1 < text.size() && (text[i + 1] == ' ' || text[i + 1] == '\t')) ++i;
+      while (i + 1 < text.size() &&
+             std::string_view(" \t\n;|&").find(text[i + 1]) == std::string_view::npos) {
+        ++i;  // the target file
+      }
+      continue;
+    }
+    // A pipe or a background `&` ends the training command: what follows (tee, wait) is another.
+    if ((c == '|' || c == '&') && !(i + 1 < text.size() && text[i + 1] == c)) {
+      end_command();
+      continue;
+    }
     if (c == ';' || ((c == '&' || c == '|') && i + 1 < text.size() && text[i + 1] == c)) {
       if (c != ';') {
         end_word();

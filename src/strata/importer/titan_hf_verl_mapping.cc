@@ -63,6 +63,16 @@ std::string DtypeName(const std::string& torch_name) {
 
 }  // namespace
 
+std::string VerlActorStrategy(Settings& s) {
+  std::string strategy = "fsdp";
+  // --config-name ppo_megatron_trainer selects the megatron actor (verl/trainer/config).
+  if (auto v = s.String("config_name"); v && v->find("megatron") != std::string::npos) {
+    strategy = "megatron";
+  }
+  if (auto v = s.String("actor_rollout_ref.actor.strategy")) strategy = *v;
+  return strategy;
+}
+
 // torchtitan before its [parallelism] section (2024): the degrees were under [training] (TP,
 // DP), PP and CP under [experimental], and `data_parallel_degree` was the shard degree. Read
 // under the current names, keeping where each was written.
@@ -450,24 +460,47 @@ Status MapDeepSpeedGrads(Settings& s, JobBuilder& job, const std::string& params
 // DeepSpeed keeps fp32 master weights, and Accelerate upcasts to fp32 under FSDP. Adapters
 // are set apart: PEFT casts them to fp32. fp16 weights cannot train this way (the GradScaler
 // refuses fp16 gradients), so only bf16 is read so.
-Status MapPure16BitOptimizer(Settings& s, const MapContext& ctx, JobBuilder& job,
-                             const std::string& params, bool zero_stage) {
-  if (params != "bf16" || job.Has("adapter.kind")) return OkStatus();
+// Whether the parameters themselves are bf16 with no fp32 copy; "" when they are not, else why.
+std::string Pure16BitReason(Settings& s, const MapContext& ctx, const JobBuilder& job,
+                            const std::string& params, bool zero_stage) {
+  if (params != "bf16" || job.Has("adapter.kind")) return "";
   const std::optional<std::string> torch_dtype = s.String("torch_dtype");
   const bool loaded_bf16 = ctx.ms_swift || (torch_dtype && DtypeName(*torch_dtype) == "bf16");
   const std::optional<std::string> accelerate = s.String("accelerate.distributed_type");
   const bool deepspeed =
       zero_stage || s.Has("deepspeed") || (accelerate && *accelerate == "DEEPSPEED");
   const bool fsdp = s.Has("fsdp") || job.Get("sharding.mode").starts_with("fsdp");
-  if (!loaded_bf16 || deepspeed || fsdp) return OkStatus();
-  const std::string why = fmt::format(
-      "derived: the model is loaded in bf16 ({}) and trained without DeepSpeed or "
-      "FSDP: torch's AdamW steps the bf16 parameters themselves",
+  if (!loaded_bf16 || deepspeed || fsdp) return "";
+  return fmt::format(
+      "derived: the model is loaded in bf16 ({}) and trained without DeepSpeed or FSDP: "
+      "the torch optimizer steps the bf16 parameters themselves",
       ctx.ms_swift ? "ms-swift" : "--torch_dtype");
-  job.Set("precision.grads", "bf16", why);
-  job.Set("optimizer.master_weights", "bf16", why);
-  job.Set("optimizer.moments", "bf16", why);
-  return OkStatus();
+}
+
+// TrainingArguments.optim (transformers' OptimizerNames): torch's AdamW by default; the
+// bitsandbytes 8-bit AdamW variants are strata's adam8bit; any other optimizer is not modelled
+// and is named as such.
+void MapHfOptimizer(Settings& s, JobBuilder& job) {
+  const SourcedValue* v = s.Use("optim");
+  s.Ignore("ds.optimizer.type");
+  const std::string name = v != nullptr ? v->value : "adamw_torch";
+  static const std::vector<std::string> kTorchAdamw = {"adamw_torch", "adamw_torch_fused",
+                                                       "adamw_hf", "adamw_apex_fused"};
+  static const std::vector<std::string> kEightBit = {"adamw_bnb_8bit", "adamw_8bit",
+                                                     "paged_adamw_8bit", "adam8bit"};
+  if (v == nullptr) {
+    job.Default("optimizer.name", "adamw", "TrainingArguments.optim defaults to adamw_torch");
+    return;
+  }
+  if (std::find(kEightBit.begin(), kEightBit.end(), name) != kEightBit.end()) {
+    job.Set("optimizer.name", "adam8bit", fmt::format("{} {}", v->source, name));
+    return;
+  }
+  job.Set("optimizer.name", "adamw", fmt::format("{} {}", v->source, name));
+  if (std::find(kTorchAdamw.begin(), kTorchAdamw.end(), name) == kTorchAdamw.end()) {
+    job.Note(
+        fmt::format("{} {}: strata models AdamW's states for this optimizer", v->source, name));
+  }
 }
 
 // TRL's SFTConfig (huggingface/trl trl/trainer/sft_config.py) changes three of
@@ -669,9 +702,16 @@ Status MapHfDeepSpeed(Settings& s, MapContext& ctx, JobBuilder& job) {
     STRATA_ASSIGN_OR_RETURN(ModelConfig model, LoadModelConfig(job.Get("model")));
     const bool fp16 = DtypeName(model.dtype) == "fp16";
     params = fp16 ? "fp16" : "bf16";
-    params_source = fmt::format(
-        "ms-swift loads the model in its config.json torch_dtype ({}){}", model.dtype,
-        fp16 || model.dtype == "bfloat16" ? "" : ", bfloat16 on a GPU with bf16 otherwise");
+    params_source =
+        model.dtype.empty() ? std::string(
+                                  "ms-swift loads the model in bfloat16 on a GPU with bf16 (the "
+                                  "config.json gives no dtype)")
+        : fp16 || DtypeName(model.dtype) == "bf16"
+            ? fmt::format("ms-swift loads the model in its config.json dtype ({})", model.dtype)
+            : fmt::format(
+                  "ms-swift loads the model in bfloat16 on a GPU with bf16 (the "
+                  "config.json's {} is neither float16 nor bfloat16)",
+                  model.dtype);
   }
   // TRL's SFTConfig: "bf16: Defaults to True if fp16 is not set".
   if (params_source.starts_with("TrainingArguments") && ctx.trl_sft && !s.Has("fp16")) {
@@ -685,16 +725,20 @@ Status MapHfDeepSpeed(Settings& s, MapContext& ctx, JobBuilder& job) {
   }
   STRATA_ASSIGN_OR_RETURN(auto stage_opt, ds_int("ds.zero_optimization.stage"));
   const int64_t stage = stage_opt.value_or(0);
-  STRATA_RETURN_IF_ERROR(MapDeepSpeedGrads(s, job, params, stage_opt));
-  job.Default("optimizer.name", "adamw", "TrainingArguments.optim defaults to adamw_torch");
-  s.Ignore("optim");
-  s.Ignore("ds.optimizer.type");
+  MapHfOptimizer(s, job);
+  const std::string pure16 = Pure16BitReason(s, ctx, job, params, stage_opt.has_value());
+  if (pure16.empty()) {
+    STRATA_RETURN_IF_ERROR(MapDeepSpeedGrads(s, job, params, stage_opt));
+    job.Default("optimizer.master_weights", "fp32", "DeepSpeed keeps fp32 master weights");
+    job.Default("optimizer.moments", "fp32", "Adam states in fp32");
+  } else {
+    job.Set("precision.grads", "bf16", pure16);
+    job.Set("optimizer.master_weights", "bf16", pure16);
+    job.Set("optimizer.moments", "bf16", pure16);
+  }
   job.Set("optimizer.distributed", stage >= 1 ? "true" : "false",
           stage_opt ? fmt::format("ds: zero_optimization.stage {}", stage)
                     : "default: no ZeRO stage given (stage 0)");
-  job.Default("optimizer.master_weights", "fp32", "DeepSpeed keeps fp32 master weights");
-  job.Default("optimizer.moments", "fp32", "Adam states in fp32");
-  STRATA_RETURN_IF_ERROR(MapPure16BitOptimizer(s, ctx, job, params, stage_opt.has_value()));
   STRATA_RETURN_IF_ERROR(MapLigerLoss(s, ctx, job));
   job.Default("frozen", "[]",
               job.Has("adapter.kind") ? "no module frozen besides the base the adapters train on"
@@ -753,13 +797,17 @@ Status MapVerl(Settings& s, MapContext& ctx, JobBuilder& job) {
     STRATA_ASSIGN_OR_RETURN(int64_t n, IntSetting(s, "trainer.nnodes", 1));
     job.Set("cluster.nodes", std::to_string(n), src);
   }
-  std::string strategy = "fsdp";
-  // --config-name ppo_megatron_trainer selects the megatron actor (verl/trainer/config).
-  if (auto v = s.String("config_name"); v && v->find("megatron") != std::string::npos) {
-    strategy = "megatron";
-  }
-  if (auto v = s.String("actor_rollout_ref.actor.strategy")) strategy = *v;
+  const std::string strategy = VerlActorStrategy(s);
   const bool megatron = strategy == "megatron";
+  // verl's use_liger applies Liger's kernels to the HF model its FSDP workers train
+  // (verl/workers/fsdp_workers.py: _apply_liger_kernel_to_instance); megatron workers run
+  // megatron-core's own layers.
+  if (const SourcedValue* liger = s.Use("actor_rollout_ref.model.use_liger");
+      liger != nullptr && !megatron) {
+    const std::string src = liger->source;
+    STRATA_ASSIGN_OR_RETURN(std::optional<bool> on, s.Bool("actor_rollout_ref.model.use_liger"));
+    if (*on) job.Set("framework.liger_kernel", "true", src);
+  }
   const std::string mp = "actor_rollout_ref.actor.megatron.";
   int64_t tp = 1, pp = 1, cp = 1;
   if (megatron) {

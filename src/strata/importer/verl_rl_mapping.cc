@@ -13,6 +13,7 @@
 #include "strata/core/file_io.h"
 #include "strata/core/text_scan.h"
 #include "strata/core/yaml_fields.h"
+#include "strata/importer/framework_mappers.h"
 #include "strata/importer/input_readers.h"
 
 namespace strata {
@@ -491,8 +492,7 @@ bool IsVerlRlConfig(const Settings& s) {
 
 Result<RlImport> MapVerlRl(Settings& s, const JobBuilder& actor, const std::string& actor_job_ref,
                            const std::string& input, const std::string& format) {
-  // The megatron actor is the one without FSDP's sharding (MapVerl sets sharding.mode for FSDP).
-  const bool megatron = !actor.Has("sharding.mode");
+  const bool megatron = VerlActorStrategy(s) == "megatron";
   STRATA_ASSIGN_OR_RETURN(VerlDefaults defaults, LoadVerlDefaults(megatron));
   VerlRlReader r(s, std::move(defaults));
   r.Out().fields.push_back(

@@ -628,7 +628,6 @@ Result<ModelConfig> ParseModelConfig(std::string_view json_text, const std::stri
   ModelConfig config;
   config.file = file;
   config.name = std::filesystem::path(file).stem().string();
-  config.dtype = "bfloat16";
   {
     const JsonFields top(root, file, "");
     STRATA_ASSIGN_OR_RETURN(config.model_type, top.StringOr("model_type", ""));

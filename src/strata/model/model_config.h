@@ -161,7 +161,7 @@ struct ModelConfig {
   std::string file;          // where it was read from
   std::string architecture;  // architectures[0]
   std::string model_type;
-  std::string dtype;   // torch_dtype when given, else "bfloat16"
+  std::string dtype;   // config.json's dtype (torch_dtype before transformers 4.56); "" if none
   std::string family;  // the FamilyTraits row the text model was read with
 
   NormKind norm = NormKind::kRmsNorm;
