@@ -72,6 +72,12 @@ TEST(EngineChain, RefusesACatalogItCannotWalk) {
   auto unknown = Parse("frameworks:\n  a: {latest: '1', runs_as: {default: c}}\n");
   ASSERT_FALSE(unknown.ok());
   EXPECT_NE(unknown.error().Format().find("no such framework"), std::string::npos);
+  // A mode no job can have would never be taken: the chain silently fell back to `default`.
+  auto typo = Parse(
+      "frameworks:\n  a: {latest: '1', runs_as: {zer01: b, default: b}}\n  b: {latest: '1'}\n");
+  ASSERT_FALSE(typo.ok());
+  EXPECT_NE(typo.error().Format().find("did you mean 'zero1'"), std::string::npos)
+      << typo.error().Format();
   // Every entry says which release is assumed.
   auto no_latest = Parse("frameworks:\n  a: {source: x}\n");
   ASSERT_FALSE(no_latest.ok());

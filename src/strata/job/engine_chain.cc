@@ -1,9 +1,11 @@
 #include "strata/job/engine_chain.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 
+#include "strata/core/did_you_mean.h"
 #include "strata/core/yaml_fields.h"
 #include "strata/job/training_modes.h"
 
@@ -22,7 +24,18 @@ Result<FrameworkEngines> ParseFrameworkEngines(const YAML::Node& frameworks,
     if (!runs_as.IsMap()) {
       return entry.ErrorAt("runs_as", "expected {sharding mode: framework, ...}");
     }
-    for (const auto& m : runs_as) out.runs_as[name][m.first.Scalar()] = m.second.Scalar();
+    static const std::vector<std::string> kModes = {"default", "none",  "zero1",
+                                                    "zero2",   "zero3", "fsdp2"};
+    for (const auto& m : runs_as) {
+      const std::string mode = m.first.Scalar();
+      if (std::ranges::find(kModes, mode) == kModes.end()) {
+        return entry
+            .ErrorAt("runs_as", fmt::format("unknown sharding mode '{}', expected one of: {}", mode,
+                                            fmt::join(kModes, ", ")))
+            .WithHint(DidYouMeanHint(mode, kModes));
+      }
+      out.runs_as[name][mode] = m.second.Scalar();
+    }
     if (!out.runs_as[name].contains("default")) {
       return entry.ErrorAt("runs_as", "needs a `default:` entry for the other sharding modes");
     }
