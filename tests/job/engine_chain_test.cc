@@ -94,5 +94,46 @@ TEST(EngineChain, RefusesALoop) {
   EXPECT_NE(loop.error().Format().find("loops"), std::string::npos) << loop.error().Format();
 }
 
+JobSpec LoraJob(const std::string& framework, ShardingMode mode, std::vector<std::string> targets) {
+  JobSpec spec;
+  spec.file = "j.yaml";
+  spec.framework = Named(framework);
+  spec.sharding.mode = mode;
+  spec.adapter.kind = AdapterKind::kLora;
+  spec.adapter.rank = 8;
+  spec.adapter.targets = std::move(targets);
+  return spec;
+}
+
+// The adapter's layers as the engine builds them. Before, a hand-written ms-swift (megatron-core)
+// job with [all-linear] was priced as PEFT's seven separate adapters, where Megatron-SWIFT puts
+// four on the fused linears (557,056 against 655,360 parameters a Llama-8B layer at r 8:
+// Adapter.MegatronFusedLinearsCarryOneAdapterEach), and linear_qkv on HF code was accepted.
+TEST(EngineChain, AdapterTargetsFollowTheEngine) {
+  JobSpec swift = LoraJob("ms-swift", ShardingMode::kZero1, {"all-linear"});
+  ASSERT_TRUE(ResolveAdapterTargets(swift).ok());
+  EXPECT_EQ(swift.adapter.targets,
+            (std::vector<std::string>{"linear_qkv", "linear_proj", "linear_fc1", "linear_fc2"}));
+  JobSpec peft_names = LoraJob("megatron-core", ShardingMode::kZero1, {"q_proj", "v_proj"});
+  auto refused = ResolveAdapterTargets(peft_names);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().Format().find("'q_proj' is part of 'linear_qkv'"), std::string::npos)
+      << refused.error().Format();
+  // ms-swift under ZeRO-3 trains HF code through DeepSpeed: PEFT's names, not megatron's.
+  JobSpec hf = LoraJob("ms-swift", ShardingMode::kZero3, {"linear_qkv"});
+  auto wrong = ResolveAdapterTargets(hf);
+  ASSERT_FALSE(wrong.ok());
+  EXPECT_NE(wrong.error().Format().find("hf-trainer's code"), std::string::npos)
+      << wrong.error().Format();
+  JobSpec all = LoraJob("hf-trainer", ShardingMode::kNone, {"all-linear"});
+  ASSERT_TRUE(ResolveAdapterTargets(all).ok());
+  EXPECT_EQ(all.adapter.targets, std::vector<std::string>{"all-linear"});
+  // A job that names no framework is left as written (megatron-core is only assumed).
+  JobSpec unnamed = LoraJob("megatron-core", ShardingMode::kZero1, {"all-linear"});
+  unnamed.framework.given = false;
+  ASSERT_TRUE(ResolveAdapterTargets(unnamed).ok());
+  EXPECT_EQ(unnamed.adapter.targets, std::vector<std::string>{"all-linear"});
+}
+
 }  // namespace
 }  // namespace strata

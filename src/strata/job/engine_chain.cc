@@ -6,8 +6,10 @@
 #include <algorithm>
 
 #include "strata/core/did_you_mean.h"
+#include "strata/core/file_io.h"
 #include "strata/core/yaml_fields.h"
 #include "strata/job/training_modes.h"
+#include "strata/model/adapter.h"
 
 namespace strata {
 
@@ -109,6 +111,48 @@ EngineChain ResolveEngineChain(const FrameworkEngines& engines, const FrameworkS
     if (latest != engines.latest.end()) chain.version = latest->second;
   }
   return chain;
+}
+
+Status ResolveAdapterTargets(JobSpec& spec) {
+  if (!spec.adapter.on() || !spec.framework.given) return OkStatus();
+  const std::string path = DataDir() + "/frameworks.yaml";
+  STRATA_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
+  STRATA_ASSIGN_OR_RETURN(FrameworkEngines engines, ParseFrameworkEnginesText(text, path));
+  const EngineChain chain = ResolveEngineChain(engines, spec.framework, spec.sharding.mode);
+  std::vector<std::string>& targets = spec.adapter.targets;
+  auto refuse = [&](const std::string& message, const std::string& hint) -> Status {
+    Error e = InvalidInput(message);
+    e.field = "adapter.targets";
+    e.file = spec.file;
+    e.hint = hint;
+    return e;
+  };
+  if (chain.Runs("megatron-core")) {
+    if (targets == std::vector<std::string>{"all-linear"}) {
+      targets = {"linear_qkv", "linear_proj", "linear_fc1", "linear_fc2"};
+      return OkStatus();
+    }
+    for (const std::string& name : targets) {
+      const std::string_view fused = FusedTargetOf(name);
+      if (!fused.empty()) {
+        return refuse(fmt::format("'{}': {} with sharding {} trains megatron-core's layers, whose "
+                                  "linears are fused; '{}' is part of '{}'",
+                                  name, spec.framework.name, chain.mode, name, fused),
+                      "name linear_qkv, linear_proj, linear_fc1, linear_fc2 (or all-linear)");
+      }
+    }
+    return OkStatus();
+  }
+  for (const std::string& name : targets) {
+    if (name.starts_with("linear_")) {
+      return refuse(fmt::format("'{}' is megatron-core's fused module; {} with sharding {} trains "
+                                "{}'s code, where PEFT adapts the separate linears",
+                                name, spec.framework.name, chain.mode, chain.engine()),
+                    "name q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj (or "
+                    "all-linear)");
+    }
+  }
+  return OkStatus();
 }
 
 }  // namespace strata

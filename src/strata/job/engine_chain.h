@@ -53,6 +53,13 @@ struct EngineChain {
 EngineChain ResolveEngineChain(const FrameworkEngines& engines, const FrameworkSpec& spec,
                                ShardingMode mode);
 
+/// The adapter's layers as the job's engine builds them. megatron-core fuses q, k and v into
+/// linear_qkv and gate and up into linear_fc1, and Megatron-SWIFT puts one adapter on each fused
+/// linear: under a framework whose chain runs megatron-core, `all-linear` is the four fused
+/// linears and PEFT's separate names are refused; on any other engine (HF code under PEFT) the
+/// fused names are refused. A job that names no framework is left as written.
+Status ResolveAdapterTargets(JobSpec& spec);
+
 }  // namespace strata
 
 #endif  // STRATA_JOB_ENGINE_CHAIN_H_

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <utility>
 
+#include "strata/job/engine_chain.h"
 #include "strata/job/job_validation.h"
 #include "strata/model/model_catalog.h"
 
@@ -130,6 +131,7 @@ Result<ResolvedJob> ResolveJob(const JobSpec& spec) {
 Result<ResolvedJob> ResolveJobWithModel(const JobSpec& spec, ModelConfig model) {
   ResolvedJob job;
   job.spec = spec;
+  STRATA_RETURN_IF_ERROR(ResolveAdapterTargets(job.spec));
   job.model = std::move(model);
   STRATA_ASSIGN_OR_RETURN(job.cluster, ClusterOf(spec));
   STRATA_ASSIGN_OR_RETURN(job.step.sequence, SequenceOf(spec));
