@@ -218,7 +218,8 @@ Status MapMegatronSwiftAdapter(Settings& s, const MapContext& ctx, JobBuilder& j
             "give the layers with --set adapter.targets=[linear_qkv, linear_proj, "
             "linear_fc1, linear_fc2]");
   }
-  const std::string kFused = "[linear_qkv, linear_proj, linear_fc1, linear_fc2]";
+  const std::vector<std::string>& megatron = MegatronFusedTargetNames();
+  const std::string kFused = fmt::format("[{}]", fmt::join(megatron, ", "));
   const SourcedValue* v = s.Use("target_modules");
   if (v == nullptr) {
     job.Default("adapter.targets", kFused,
@@ -226,8 +227,6 @@ Status MapMegatronSwiftAdapter(Settings& s, const MapContext& ctx, JobBuilder& j
                 "linear_qkv and linear_fc1, linear_proj and linear_fc2");
     return OkStatus();
   }
-  const std::vector<std::string> megatron = {"linear_qkv", "linear_proj", "linear_fc1",
-                                             "linear_fc2"};
   std::vector<std::string> names;
   bool all_linear = false;
   for (const std::string& one : ListWords(v->value)) {  // every word checked, in any order

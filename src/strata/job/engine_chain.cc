@@ -129,7 +129,7 @@ Status ResolveAdapterTargets(JobSpec& spec) {
   };
   if (chain.Runs("megatron-core")) {
     if (targets == std::vector<std::string>{"all-linear"}) {
-      targets = {"linear_qkv", "linear_proj", "linear_fc1", "linear_fc2"};
+      targets = MegatronFusedTargetNames();
       return OkStatus();
     }
     for (const std::string& name : targets) {
@@ -144,7 +144,7 @@ Status ResolveAdapterTargets(JobSpec& spec) {
     return OkStatus();
   }
   for (const std::string& name : targets) {
-    if (name.starts_with("linear_")) {
+    if (std::ranges::find(MegatronFusedTargetNames(), name) != MegatronFusedTargetNames().end()) {
       return refuse(fmt::format("'{}' is megatron-core's fused module; {} with sharding {} trains "
                                 "{}'s code, where PEFT adapts the separate linears",
                                 name, spec.framework.name, chain.mode, chain.engine()),

@@ -24,12 +24,17 @@ const std::vector<std::string>& PeftTargetNames() {
   return names;
 }
 
+const std::vector<std::string>& MegatronFusedTargetNames() {
+  static const std::vector<std::string> names = {"linear_qkv", "linear_proj", "linear_fc1",
+                                                 "linear_fc2"};
+  return names;
+}
+
 const std::vector<std::string>& AdapterTargetNames() {
   static const std::vector<std::string> names = [] {
     std::vector<std::string> all = PeftTargetNames();
-    for (const char* fused : {"linear_qkv", "linear_proj", "linear_fc1", "linear_fc2"}) {
-      all.emplace_back(fused);
-    }
+    const std::vector<std::string>& fused = MegatronFusedTargetNames();
+    all.insert(all.end(), fused.begin(), fused.end());
     return all;
   }();
   return names;

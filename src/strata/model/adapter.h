@@ -40,6 +40,10 @@ struct AdapterSpec {
 /// "up_proj", "down_proj", "all-linear".
 const std::vector<std::string>& PeftTargetNames();
 
+/// megatron-core's fused linears, each carrying one adapter: "linear_qkv", "linear_proj",
+/// "linear_fc1", "linear_fc2" (what all-linear names on megatron-core).
+const std::vector<std::string>& MegatronFusedTargetNames();
+
 /// PeftTargetNames and megatron-core's fused "linear_qkv", "linear_proj", "linear_fc1",
 /// "linear_fc2": what a job's adapter.targets accepts.
 const std::vector<std::string>& AdapterTargetNames();
