@@ -166,6 +166,18 @@ TEST(FrameworkScope, UnknownFrameworkSearchesEverythingAndSaysSo) {
                   "hf-trainer runs under sharding zero3: every dimension searched"});
 }
 
+// A catalog assembled in code without the engines the file parser fills: the scope of a framework
+// whose `parallel:` data states its release gates used to throw std::out_of_range
+// (`latest.at(name)`); the release is now unknown and the gates read against it.
+TEST(FrameworkScope, ACatalogWithoutEnginesDoesNotThrow) {
+  FrameworkCatalog c = Catalog();
+  c.engines = FrameworkEngines{};
+  const FrameworkScope s =
+      ResolveScope(c, Job("torchtitan", ""), "qwen3_moe", true, {ShardingMode::kFsdp2});
+  ASSERT_EQ(s.modes.size(), 1U);
+  EXPECT_TRUE(s.modes.front().known);
+}
+
 TEST(FrameworkScope, BadDataIsAnErrorNamingTheField) {
   auto text = ReadFile(DataDir() + "/frameworks.yaml");
   ASSERT_TRUE(text.ok());

@@ -168,6 +168,21 @@ TEST(FrameworkProfile, DefaultsArePrintedAsAssumptions) {
             "framework.version)");
 }
 
+// A catalog assembled in code (as tests and embedders do) may hold frameworks without the
+// engines the file parser fills; resolving against it used to throw std::out_of_range from
+// `latest.at(name)`. Now the release is said to be unknown.
+TEST(FrameworkProfile, ACatalogWithoutEnginesDoesNotThrow) {
+  FrameworkCatalog c = Catalog();
+  c.engines = FrameworkEngines{};
+  auto p = ResolveFramework(c, Job("torchtitan", ""), "H100 SXM");
+  ASSERT_TRUE(p.ok()) << p.error().Format();
+  EXPECT_EQ(p->version, "");
+  bool said = false;
+  for (const std::string& a : p->assumptions)
+    said = said || a.starts_with("torchtitan release unknown");
+  EXPECT_TRUE(said);
+}
+
 TEST(FrameworkProfile, BadCatalogNamesTheField) {
   const std::string text =
       "host: {op_s: 1e-5, rows: [], source: s}\n"

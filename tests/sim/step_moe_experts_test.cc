@@ -4,6 +4,7 @@
 // grouped_gemm). Before, an assumed 0.90 multiplied every expert GEMM.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -22,10 +23,25 @@ const GemmTerm* ExpertTerm(const std::vector<GemmTerm>& gemms) {
   return nullptr;
 }
 
-TEST(MoeExperts, GroupedGemmFactorIsMeasuredAtOne) {
+TEST(MoeExperts, GroupedGemmFactorLiesWithinThePublishedRatios) {
+  // DeepGEMM@a6d97a1 README (H800, FP8), grouped contiguous GEMM against its normal GEMM of the
+  // same N and K, TFLOP/s as published, and DeepGEMM@55ab91f's later table for both group counts:
+  //   4 x 8192 x 4096 x 7168: 1297 / 1304;  4 x 8192 x 7168 x 2048: 1099 / 1025;
+  //   8 x 4096 x 4096 x 7168: 1288 / 1304;  8 x 4096 x 7168 x 2048: 1093 / 1025;
+  //   @55ab91f: 1346 / 1265 and 1214 / 1168.
+  // No published ratio puts the grouping below 0.988 of the dense kernel, and a factor above 1
+  // would price a grouped GEMM faster than the dense shape it is built from, which none of the
+  // ratios' sources claim for the cuBLAS path megatron-core runs. The earlier assumed 0.90 lies
+  // outside [lowest ratio, 1] and fails here.
+  const std::vector<double> ratios = {1297.0 / 1304, 1099.0 / 1025, 1288.0 / 1304,
+                                      1093.0 / 1025, 1346.0 / 1265, 1214.0 / 1168};
+  double lowest = ratios.front();
+  for (double r : ratios) lowest = std::min(lowest, r);
+  EXPECT_NEAR(lowest, 0.988, 5e-4);
   auto file = LoadKernelEfficiency();
   ASSERT_TRUE(file.ok()) << file.error().Format();
-  EXPECT_DOUBLE_EQ(file->defaults.grouped_gemm_factor, 1.0);
+  EXPECT_GE(file->defaults.grouped_gemm_factor, lowest);
+  EXPECT_LE(file->defaults.grouped_gemm_factor, 1.0);
 }
 
 TEST(MoeExperts, ReferenceJobExpertGemmAtTheDenseShapeRule) {

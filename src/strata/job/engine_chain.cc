@@ -107,10 +107,14 @@ EngineChain ResolveEngineChain(const FrameworkEngines& engines, const FrameworkS
     chain.version = spec.version;
     chain.version_assumed = false;
   } else {
-    const auto latest = engines.latest.find(chain.engine());
-    if (latest != engines.latest.end()) chain.version = latest->second;
+    chain.version = engines.LatestOf(chain.engine());
   }
   return chain;
+}
+
+std::string FrameworkEngines::LatestOf(const std::string& name) const {
+  const auto it = latest.find(name);
+  return it == latest.end() ? std::string() : it->second;
 }
 
 Status ResolveAdapterTargets(JobSpec& spec) {

@@ -24,6 +24,10 @@ namespace strata {
 struct FrameworkEngines {
   std::map<std::string, std::map<std::string, std::string>> runs_as;  // name -> mode -> name
   std::map<std::string, std::string> latest;  // the release assumed when a job names none
+
+  /// `name`'s latest release, "" for a framework the map does not hold (a catalog built in code
+  /// may lack engines the file parser always fills).
+  std::string LatestOf(const std::string& name) const;
 };
 
 /// The `frameworks:` map (`file` names it in errors): each entry needs `latest`; a `runs_as`

@@ -83,7 +83,7 @@ ModeScope Resolve(const FrameworkCatalog& catalog, const JobSpec& job,
     if (it != f->parallel.end()) {
       const std::string version = i == 0 && !job.framework.version.empty()
                                       ? job.framework.version
-                                      : catalog.engines.latest.at(f->name);
+                                      : catalog.engines.LatestOf(f->name);
       Apply(ms, it->second, f->name, version, model_type, moe);
       return ms;
     }

@@ -174,7 +174,7 @@ Result<FrameworkProfile> ResolveForMode(const FrameworkCatalog& catalog, const J
     return &it->second;
   };
   STRATA_ASSIGN_OR_RETURN(const FrameworkEntry* named, find(spec.name));
-  const std::string& named_latest = catalog.engines.latest.at(spec.name);
+  const std::string named_latest = catalog.engines.LatestOf(spec.name);
   FrameworkProfile p;
   p.on = true;
   p.name = spec.name;
@@ -184,7 +184,11 @@ Result<FrameworkProfile> ResolveForMode(const FrameworkCatalog& catalog, const J
     p.assumptions.push_back(
         fmt::format("framework ASSUMED {} (the job names none; set framework.name)", spec.name));
   }
-  if (spec.version.empty()) {
+  if (spec.version.empty() && named_latest.empty()) {
+    p.assumptions.push_back(fmt::format(
+        "{} release unknown: the catalog states no latest release (set framework.version)",
+        spec.name));
+  } else if (spec.version.empty()) {
     p.assumptions.push_back(fmt::format(
         "{} release ASSUMED {}, the latest data/frameworks.yaml knows (set framework.version)",
         spec.name, named_latest));
