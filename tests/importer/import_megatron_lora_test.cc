@@ -132,5 +132,55 @@ TEST(ImportMegatronLora, RedirectionsPipesAndBackgroundAreNotArguments) {
   }
 }
 
+// Megatron-SWIFT's padding_free (on unless told otherwise) concatenates a micro batch's samples
+// unpadded, so its tokens are the samples' real lengths, which no launch states. The flag was
+// listed as unused, and the job sized at max_length with no word that its figures are bounds.
+TEST(ImportMegatronLora, PaddingFreeSaysTheFiguresAreBounds) {
+  auto has_note = [](const ImportReport& r) {
+    for (const std::string& n : r.notes)
+      if (n.starts_with("padding_free on")) return true;
+    return false;
+  };
+  auto unused = [](const ImportReport& r) {
+    for (const std::string& u : r.unused)
+      if (u.starts_with("padding_free")) return true;
+    return false;
+  };
+  // Megatron-SWIFT, the flag unstated: its default (on) is named.
+  auto plain = ImportJob(std::string(kDocScript) + "\n", "train.sh", TwoH100());
+  ASSERT_TRUE(plain.ok()) << plain.error().Format();
+  ASSERT_TRUE(has_note(*plain));
+  for (const std::string& n : plain->notes) {
+    if (n.starts_with("padding_free on")) {
+      EXPECT_NE(n.find("Megatron-SWIFT's padding_free defaults to true"), std::string::npos) << n;
+      EXPECT_NE(n.find("sequence.max_tokens 2048"), std::string::npos) << n;
+    }
+  }
+  // Stated on: read, not listed as unused.
+  auto on = ImportJob(std::string(kDocScript) + " --padding_free true\n", "train.sh", TwoH100());
+  ASSERT_TRUE(on.ok()) << on.error().Format();
+  EXPECT_TRUE(has_note(*on));
+  EXPECT_FALSE(unused(*on));
+  // Off (padded to the longest sample) and packed rows (max_length long): nothing to add.
+  for (const char* tail : {" --padding_free false\n", " --packing true\n"}) {
+    auto r = ImportJob(std::string(kDocScript) + tail, "train.sh", TwoH100());
+    ASSERT_TRUE(r.ok()) << tail << r.error().Format();
+    EXPECT_FALSE(has_note(*r)) << tail;
+    EXPECT_FALSE(unused(*r)) << tail;
+  }
+  // `swift sft` defaults to off; on when stated.
+  ImportOptions one = TwoH100();
+  one.gpus_per_node = 1;
+  const std::string swift =
+      "swift sft --model Qwen/Qwen3-32B --train_type full --max_length 4096 --bf16 true";
+  auto hf_off = ImportJob(swift + "\n", "train.sh", one);
+  ASSERT_TRUE(hf_off.ok()) << hf_off.error().Format();
+  EXPECT_FALSE(has_note(*hf_off));
+  auto hf_on = ImportJob(swift + " --padding_free true\n", "train.sh", one);
+  ASSERT_TRUE(hf_on.ok()) << hf_on.error().Format();
+  EXPECT_TRUE(has_note(*hf_on));
+  EXPECT_FALSE(unused(*hf_on));
+}
+
 }  // namespace
 }  // namespace strata

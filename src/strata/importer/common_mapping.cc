@@ -382,6 +382,32 @@ void NoteTuningMode(Settings& s, JobBuilder& job) {
   }
 }
 
+Status NoteUnpaddedSamples(Settings& s, JobBuilder& job, bool default_on,
+                           const std::string& why_default) {
+  bool on = default_on;
+  std::string source = why_default;
+  if (const SourcedValue* v = s.Use("padding_free");
+      v != nullptr && v->value != "None" && !v->value.empty()) {
+    STRATA_ASSIGN_OR_RETURN(auto b, s.Bool("padding_free"));
+    on = b.value_or(default_on);
+    source = fmt::format("{} {}", v->source, v->value);
+  }
+  // Packed rows are max_length long whatever padding_free says; given lengths are used as given.
+  if (job.Get("sequence.packing") == "true" || job.Has("sequence.mean_tokens") ||
+      job.Has("sequence.histogram")) {
+    return OkStatus();
+  }
+  // Off, each batch is padded to its longest sample, which the packing line already says.
+  if (!on) return OkStatus();
+  job.Note(fmt::format(
+      "padding_free on ({}): each micro batch holds its samples' real tokens, unpadded; the job "
+      "sizes every sample at sequence.max_tokens {}, so memory and step time are upper bounds: "
+      "give the data's lengths with sequence.mean_tokens (and sequence.std_tokens) or "
+      "sequence.histogram",
+      source, job.Get("sequence.max_tokens")));
+  return OkStatus();
+}
+
 Status FinishCommon(Settings& s, MapContext& ctx, JobBuilder& job, int64_t world_divisor) {
   const ImportOptions& o = *ctx.options;
   MapAllocatorConf(ctx, job);

@@ -50,6 +50,14 @@ Status MapMegatronSwiftAdapter(Settings& s, const MapContext& ctx, JobBuilder& j
 /// approximations of the import.
 void NoteTuningMode(Settings& s, JobBuilder& job);
 
+/// ms-swift's padding_free (Megatron-SWIFT: on unless told otherwise; `swift sft`: off): unpacked
+/// samples are concatenated without padding, so a micro batch holds its samples' real tokens,
+/// which no launch states. Without the data's lengths (sequence.mean_tokens or a histogram) the
+/// job sizes every sample at max_length, and the import notes that memory and step time are then
+/// upper bounds. Off, batches are padded to their longest sample: nothing to add.
+Status NoteUnpaddedSamples(Settings& s, JobBuilder& job, bool default_on,
+                           const std::string& why_default);
+
 /// Fields every mapper ends with: cluster from the options when the input lacks it, dp derived
 /// from the world size, the unused settings listed.
 Status FinishCommon(Settings& s, MapContext& ctx, JobBuilder& job, int64_t world_divisor);

@@ -248,6 +248,10 @@ Status MapBatchAndSequence(MegatronFlavor flavor, Settings& s, JobBuilder& job) 
   if (swift) {
     STRATA_RETURN_IF_ERROR(BoolOr(s, job, "packing", "sequence.packing", false,
                                   "ms-swift's packing defaults to false: one sample per row"));
+    // Megatron-SWIFT's Command-line-parameters, Training Parameters (modelscope/ms-swift@3602360):
+    // "padding_free: Flattens the data in a batch to avoid padding ... Default is True".
+    STRATA_RETURN_IF_ERROR(
+        NoteUnpaddedSamples(s, job, true, "Megatron-SWIFT's padding_free defaults to true"));
   } else {
     job.Default("sequence.packing", "true",
                 "Megatron's GPTDataset concatenates documents into seq_length samples");

@@ -633,6 +633,12 @@ Status MapHfDeepSpeed(Settings& s, MapContext& ctx, JobBuilder& job) {
     job.Default("sequence.packing", "false",
                 "the HF Trainer pads each batch to its longest sample");
   }
+  if (ctx.ms_swift) {
+    // ms-swift's Command-line-parameters (modelscope/ms-swift@3602360): "padding_free: Flattens
+    // data within a batch to avoid padding ... Default is `False`".
+    STRATA_RETURN_IF_ERROR(
+        NoteUnpaddedSamples(s, job, false, "ms-swift's padding_free defaults to false"));
+  }
   // transformers' attention: "eager" writes the S x S scores to HBM (attention.kernel unfused);
   // sdpa, flash_attention_2/3 and ms-swift's flash_attn never do. Unnamed: transformers picks
   // sdpa, the job's default (flash).
