@@ -39,9 +39,11 @@ TEST(NcclCommunicators, CountedFromMegatronCoresGroups) {
       // expert, token_dispatcher.py, group=self.tp_ep_group) and all 8 ranks (the gradient
       // norm over the distributed-optimizer instance) = 5. The ledger counted 3 before.
       {"MS-03", "ms-03.yaml", {}, 5},
-      // The same job without the distributed optimizer: the gradient norm is all-reduced over
-      // the model-parallel group, TP 1 x PP 2 = 2 ranks: still 5.
-      {"MS-03, plain optimizer", "ms-03.yaml", {"optimizer.distributed=false"}, 5},
+      // The same job without the distributed optimizer: the dense optimizer's gradient norm is
+      // all-reduced over the model-parallel group, TP 1 x PP 2 = 2 ranks, the expert
+      // optimizer's over ETP 1 x EP 4 x PP 2 = 8 ranks (optimizer/__init__.py): DPxCP, PP, EP,
+      // ETPxEP and these two = 6.
+      {"MS-03, plain optimizer", "ms-03.yaml", {"optimizer.distributed=false"}, 6},
       // MS-01, dense, 8 GPUs TP4 DP2: DPxCP 2, TP 4, all 8 ranks = 3 (no expert groups).
       {"MS-01", "ms-01.yaml", {}, 3},
       // MS-07, 4 GPUs TP4 DP1: TP 4 and the gradient-norm group of all 4 ranks, a group of its

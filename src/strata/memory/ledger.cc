@@ -28,7 +28,7 @@ namespace {
 ///   rank of the distributed-optimizer instance, the whole job with one instance
 ///   (optimizer/__init__.py, `grad_stats_parallel_group =
 ///   get_intra_distributed_optimizer_instance_group()`; optimizer.py, get_grad_norm), and over
-///   the model-parallel group (TP x PP) without the distributed optimizer.
+///   the model-parallel groups (TP x PP; ETP x EP x PP for the experts) without it.
 template <class Fn>
 void ForEachCommunicator(const Job& job, bool megatron_core, Fn fn) {
   const ParallelLayout& l = job.spec.layout;
@@ -50,7 +50,11 @@ void ForEachCommunicator(const Job& job, bool megatron_core, Fn fn) {
     if (job.spec.optimizer.distributed && job.spec.sharding.mode == ShardingMode::kZero1) {
       add("grad norm, all ranks", l.world());
     } else {
+      // Without it the dense optimizer reduces over TP x PP and the expert optimizer over its
+      // own model-parallel group, ETP x EP x PP (optimizer/__init__.py,
+      // get_expert_tensor_model_pipeline_parallel_group).
       add("grad norm, TPxPP", l.tp * l.pp);
+      if (moe) add("grad norm, ETPxEPxPP", l.etp * l.ep * l.pp);
     }
   }
 }
