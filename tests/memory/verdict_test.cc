@@ -25,21 +25,21 @@ TEST(MemoryVerdict, BandComesFromTheValidationErrors) {
 
 TEST(MemoryVerdict, ThreeAnswers) {
   const MemoryConstants c = testing::Constants();
-  // The reference job: 82.84 GB predicted on an H20 whose counters reach 101.98 GB (19.15 GB
-  // headroom), but the ledger ran up to 27.2% low on the megatron band's rows (MS-03, an MoE
-  // job with pipeline parallelism): 82.84 / (1 - 0.2723) = 113.8 GB > 101.98 GB -> at risk.
-  // (With the whole-card "80GiB" row in the band, 82.84 / (1 - 0.4665) = 155.3 GB.)
+  // The reference job: 83.91 GB predicted on an H20 whose counters reach 101.98 GB (18.07 GB
+  // headroom), but the ledger ran up to 26.7% low on the megatron band's rows (MS-02, an MoE
+  // job with expert-DP 1, measured with TP2 EP8): 83.91 / (1 - 0.2667) = 114.4 GB > 101.98 GB
+  // -> at risk.
   const MemoryLedger reference = ComputeLedger(testing::ReferenceJob(), c);
   EXPECT_TRUE(reference.fits);
   EXPECT_EQ(reference.verdict, MemoryVerdict::kAtRisk);
-  // 4,096-token samples: the 33.6 GB of states after initialisation dominate; even at the top
+  // 4,096-token samples: the 34.7 GB of states after initialisation dominate; even at the top
   // of the band (x 1.37) the peak stays far below 96 GB.
   const MemoryLedger roomy = ComputeLedger(
       testing::ReferenceJob({"sequence.max_tokens=4Ki", "sequence.mean_tokens=2Ki"}), c);
   EXPECT_EQ(roomy.verdict, MemoryVerdict::kFits) << roomy.band_high.gb();
   EXPECT_LE(roomy.band_high.count(), roomy.capacity.count());
-  // fp32 gradients at 56Ki-token samples: 103.71 GB, over the 101.98 GB the counters can
-  // reach. (At the reference length, 96.68 GB, the course's incident now reads "at risk": the
+  // fp32 gradients at 56Ki-token samples: 104.79 GB, over the 101.98 GB the counters can
+  // reach. (At the reference length, 97.75 GB, the course's incident now reads "at risk": the
   // ledger is about 5% low on it, docs/memory-validation.md, "The card's capacity".)
   const MemoryLedger oom =
       ComputeLedger(testing::ReferenceJob({"precision.grads=fp32", "sequence.max_tokens=56Ki"}), c);

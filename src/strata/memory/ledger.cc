@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "strata/job/engine_chain.h"
 #include "strata/memory/activations.h"
 #include "strata/memory/error_band.h"
 #include "strata/memory/ledger_counters.h"
@@ -16,9 +17,20 @@ namespace strata {
 namespace {
 
 /// Calls `fn(name, size)` for each process group of more than one rank the step talks in; each
-/// holds NCCL buffers.
+/// holds NCCL buffers. Under megatron-core two more groups than the parallel dimensions do
+/// (NVIDIA/Megatron-LM@946357f8dd, core_r0.13.0, the release ms-swift 3.7 pins):
+/// - ETPxEP: the all-to-all dispatcher gathers every rank's tokens-per-expert counts over the
+///   expert-tensor-and-model-parallel group (transformer/moe/token_dispatcher.py,
+///   MoEAlltoAllTokenDispatcher.preprocess, `group=self.tp_ep_group`), a group created apart
+///   from the EP group even when it has the same ranks (parallel_state.py, generator 'tp-ep',
+///   EXPERT_TENSOR_AND_MODEL_PARALLEL_GROUP);
+/// - the gradient-statistics group: the gradient norm (clip_grad) is all-reduced over every
+///   rank of the distributed-optimizer instance, the whole job with one instance
+///   (optimizer/__init__.py, `grad_stats_parallel_group =
+///   get_intra_distributed_optimizer_instance_group()`; optimizer.py, get_grad_norm), and over
+///   the model-parallel groups (TP x PP; ETP x EP x PP for the experts) without it.
 template <class Fn>
-void ForEachCommunicator(const Job& job, Fn fn) {
+void ForEachCommunicator(const Job& job, bool megatron_core, Fn fn) {
   const ParallelLayout& l = job.spec.layout;
   auto add = [&](const char* name, int64_t size) {
     if (size > 1) fn(name, size);
@@ -27,27 +39,49 @@ void ForEachCommunicator(const Job& job, Fn fn) {
   add("TP", l.tp);
   add("PP", l.pp);
   add("CP", l.cp);
-  if (job.model.HasLayers(FfnKind::kMoe)) {
+  const bool moe = job.model.HasLayers(FfnKind::kMoe);
+  if (moe) {
     add("EP", l.ep);
     add("ETP", l.etp);
     add("expert-DP", l.expert_dp());
+    if (megatron_core && l.ep > 1) add("ETPxEP", l.etp * l.ep);
+  }
+  if (megatron_core) {
+    if (job.spec.optimizer.distributed && job.spec.sharding.mode == ShardingMode::kZero1) {
+      add("grad norm, all ranks", l.world());
+    } else {
+      // Without it the dense optimizer reduces over TP x PP and the expert optimizer over its
+      // own model-parallel group, ETP x EP x PP (optimizer/__init__.py,
+      // get_expert_tensor_model_pipeline_parallel_group).
+      add("grad norm, TPxPP", l.tp * l.pp);
+      if (moe) add("grad norm, ETPxEPxPP", l.etp * l.ep * l.pp);
+    }
   }
 }
 
+bool RunsMegatronCore(const Job& job, const MemoryConstants& constants) {
+  return ResolveEngineChain(constants.engines, job.spec.framework, job.spec.sharding.mode)
+      .Runs("megatron-core");
+}
+
 /// "TP 8, EP 8": the communicators' names, "none" when there are none.
-std::string CommunicatorNames(const Job& job) {
+std::string CommunicatorNames(const Job& job, const MemoryConstants& constants) {
   std::string out;
-  ForEachCommunicator(job, [&](const char* name, int64_t size) {
+  ForEachCommunicator(job, RunsMegatronCore(job, constants), [&](const char* name, int64_t size) {
     out += fmt::format("{}{} {}", out.empty() ? "" : ", ", name, size);
   });
   return out.empty() ? "none" : out;
 }
 
-int64_t CommunicatorCount(const Job& job) {
+}  // namespace
+
+int64_t CommunicatorCount(const Job& job, const MemoryConstants& constants) {
   int64_t n = 0;
-  ForEachCommunicator(job, [&](const char*, int64_t) { ++n; });
+  ForEachCommunicator(job, RunsMegatronCore(job, constants), [&](const char*, int64_t) { ++n; });
   return n;
 }
+
+namespace {
 
 /// The weights the ledger lists (Total(kWeights)) from a stage's statics, whether or not the
 /// items are kept.
@@ -132,8 +166,8 @@ const PhaseMemory& MemoryLedger::PhaseOf(Phase phase) const {
 }
 
 namespace {
-/// `communicators`: CommunicatorCount(job), which the callers count once for all stages (it scans
-/// the model's layers for experts).
+/// `communicators`: CommunicatorCount(job, constants), which the callers count once for all
+/// stages (it scans the model's layers for experts).
 MemoryLedger StageLedgerFrom(const Job& job, const MemoryConstants& constants, int64_t stage,
                              const StageStatics& statics, int64_t communicators,
                              Detail detail = Detail::kExplained);
@@ -158,7 +192,7 @@ MemoryLedger ComputeStageLedger(const Job& job, const MemoryConstants& constants
   return StageLedgerFrom(
       job, constants, stage,
       {ComputeStaticMemory(job, params, stage), ComputeModeMemory(job, params, stage)},
-      CommunicatorCount(job));
+      CommunicatorCount(job, constants));
 }
 
 Bytes UsableCapacity(const Job& job, const MemoryConstants& constants, std::string* formula) {
@@ -235,8 +269,9 @@ MemoryLedger StageLedgerFrom(const Job& job, const MemoryConstants& constants, i
          "seen by nvidia-smi, not by torch.cuda.max_memory_*"});
     ledger.items.push_back(
         {ItemKind::kOverhead, "NCCL buffers", nccl,
-         fmt::format("{} communicators ({}) x {} = {}", communicators, CommunicatorNames(job),
-                     FormatGiB(constants.nccl_per_communicator), FormatGBAndGiB(nccl)),
+         fmt::format("{} communicators ({}) x {} = {}", communicators,
+                     CommunicatorNames(job, constants), FormatGiB(constants.nccl_per_communicator),
+                     FormatGBAndGiB(nccl)),
          ""});
     ledger.items.push_back(
         {ItemKind::kOverhead, "allocator cache (reserved, not allocated)",
@@ -422,7 +457,7 @@ MemoryLedger ComputeLedgerUntilOver(const Job& job, const MemoryConstants& const
                                     const ParamBreakdown& params, LazyStageStatics& statics,
                                     Bytes& floor, bool& complete) {
   const int64_t pp = std::max<int64_t>(1, job.spec.layout.pp);
-  const int64_t communicators = CommunicatorCount(job);
+  const int64_t communicators = CommunicatorCount(job, constants);
   complete = false;
   std::optional<MemoryLedger> most;
   Bytes seen;  // the activation-free phases of the stages computed
@@ -452,7 +487,7 @@ MemoryLedger ComputeLedger(const Job& job, const MemoryConstants& constants,
                            const std::vector<StageStatics>& statics, Bytes& floor, Detail detail) {
   auto activation_free = [](const MemoryLedger& l) { return ActivationFree(l); };
   // Every stage: with an uneven split a middle stage can hold the most.
-  const int64_t communicators = CommunicatorCount(job);
+  const int64_t communicators = CommunicatorCount(job, constants);
   MemoryLedger most = StageLedgerFrom(job, constants, 0, statics.at(0), communicators, detail);
   floor = activation_free(most);
   for (int64_t stage = 1; stage < job.spec.layout.pp; ++stage) {

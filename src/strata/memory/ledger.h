@@ -94,6 +94,11 @@ struct MemoryLedger {
 /// datasheet's figure. `formula` says which, with the numbers.
 Bytes UsableCapacity(const Job& job, const MemoryConstants& constants, std::string* formula);
 
+/// The NCCL communicators of more than one rank a rank of the job uses in a step: the parallel
+/// groups, and under megatron-core its expert token-count group and its gradient-norm group
+/// (ledger.cc, ForEachCommunicator). Each holds `nccl_per_communicator` of buffers.
+int64_t CommunicatorCount(const Job& job, const MemoryConstants& constants);
+
 /// The ledger of one pipeline stage.
 MemoryLedger ComputeStageLedger(const Job& job, const MemoryConstants& constants, int64_t stage);
 
