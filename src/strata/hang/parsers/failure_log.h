@@ -35,6 +35,8 @@ enum class FailureKind {
   kWorkerFailed,    // torchrun's launcher: "failed (exitcode: -9) local_rank: 3 (pid: 812917)"
   kDetailMismatch,  // "Detected mismatch between collectives on ranks. Rank A is running ..."
   kHorovodStall,    // Horovod's stall inspector: the ranks that have not submitted a tensor
+  kStoreCollectiveTimeout,  // a c10d store wait that timed out after training had run: the
+                            // store used as a barrier or collective, a member never arrived
 };
 
 struct FailureSignal {
@@ -52,12 +54,15 @@ struct FailureSignal {
   std::optional<int64_t> other_seq;    // kDetailMismatch: the second rank's SequenceNumber
   std::string other_op;                // kDetailMismatch: the second rank's OpType
   std::optional<int64_t> exit_code;    // kChildFailed, kWorkerFailed
-  std::string signal;                  // kChildFailed: "SIGABRT"; kCrash: "Segmentation fault"
-  std::string time;                    // kChildFailed: "2024-07-26_10:59:45"
-  bool root_cause = false;             // kChildFailed: the "Root Cause (first observed failure)"
-  bool killed = false;  // kWorkerFailed: gone without exiting itself, no exit code (Ray)
-  bool split = false;   // kHorovodStall: ranks ready on different tensors, in disjoint groups
-  std::string detail;   // what the line says, kind-specific ("Xid 45", "NCCL_SOCKET_IFNAME=eth2")
+  std::optional<int64_t> timeout_ms;   // a store wait's own timeout ("wait timeout after 300000ms")
+  bool store_wait = false;  // kBootstrap, kStoreCollectiveTimeout: a wait on the c10d store timed
+                            // out (start-up or mid-run is the scanner's call, from the context)
+  std::string signal;       // kChildFailed: "SIGABRT"; kCrash: "Segmentation fault"
+  std::string time;         // kChildFailed: "2024-07-26_10:59:45"
+  bool root_cause = false;  // kChildFailed: the "Root Cause (first observed failure)"
+  bool killed = false;      // kWorkerFailed: gone without exiting itself, no exit code (Ray)
+  bool split = false;       // kHorovodStall: ranks ready on different tensors, in disjoint groups
+  std::string detail;  // what the line says, kind-specific ("Xid 45", "NCCL_SOCKET_IFNAME=eth2")
   std::string file;
   int line = 0;      // 1-based
   std::string text;  // the line, cleaned, at most 300 characters
