@@ -76,6 +76,21 @@ TEST(StoreWaitMidRun, TimeoutInsideInitProcessGroupStaysAStartUpFault) {
   EXPECT_EQ(bare.finding.kind, "bootstrap") << bare.finding.summary;
 }
 
+// When the barrier itself names who did not arrive, that rank is the culprit: torch's
+// monitored_barrier, "RuntimeError: [Rank 0]: Ranks 4, 5, 6, 7 failed to pass monitoredBarrier in
+// 2000000 ms" (NVIDIA/nccl#849's title). Rank 0 reports; ranks 4 to 7 never reached it.
+TEST(StoreWaitMidRun, MonitoredBarrierNamesTheRanksThatNeverArrived) {
+  const Verdict v = AnalyzeLog(
+      "RuntimeError: [Rank 0]: Ranks 4, 5, 6, 7 failed to pass monitoredBarrier in 2000000 ms\n");
+  EXPECT_EQ(v.finding.kind, "lagging_rank") << v.finding.summary;
+  EXPECT_EQ(v.finding.ranks, (std::vector<int64_t>{4, 5, 6, 7}));
+  EXPECT_EQ(v.finding.timeout_ms, 2000000);
+  // One rank, the form without wait_all_ranks.
+  const Verdict one =
+      AnalyzeLog("RuntimeError: Rank 1 failed to pass monitoredBarrier in 1800000 ms\n");
+  EXPECT_EQ(one.finding.ranks, std::vector<int64_t>{1});
+}
+
 TEST(StoreWaitMidRun, ScannerMarksTheSignal) {
   const auto signals = ScanFailures(kBarrierTraceback, "log.txt");
   ASSERT_FALSE(signals.empty());

@@ -244,6 +244,24 @@ bool FlightRecorderReport(const EvidenceSet& ev, Finding& f) {
   return true;
 }
 
+// monitored_barrier's report: the ranks that did not reach the barrier in time are named, the
+// others waited in it. They are the ranks behind (stuck elsewhere, or gone).
+bool BarrierMissing(const EvidenceSet& ev, Finding& f) {
+  const auto reports = Of(ev, FailureKind::kBarrierMissing);
+  if (reports.empty()) return false;
+  const FailureSignal& r = *reports.front();
+  f.kind = "lagging_rank";
+  f.ranks = r.ranks;
+  std::sort(f.ranks.begin(), f.ranks.end());
+  f.op = r.op;
+  f.timeout_ms = r.timeout_ms;
+  f.summary = fmt::format("monitored_barrier: rank {} did not reach the barrier{}",
+                          FormatRankRanges(f.ranks),
+                          r.timeout_ms ? fmt::format(" within {} ms", *r.timeout_ms) : "");
+  f.evidence.push_back(Cite(r));
+  return true;
+}
+
 bool Fingerprints(const EvidenceSet& ev, Finding& f) {
   std::map<int64_t, const FailureSignal*> by_rank;  // the last fingerprint of each rank
   for (const FailureSignal* s : Of(ev, FailureKind::kFingerprint)) {
@@ -634,11 +652,11 @@ void FindFirstFailure(const EvidenceSet& ev, Verdict& v) {
       (OomBeforeCuda(ev) && Oom(v, f)) || Cuda(ev, f) || Oom(v, f) || Crash(ev, f) ||
       Network(ev, f) || ((!timed_out || KilledRootCause(ev)) && ChildFailed(ev, f)) ||
       WorkerFailed(ev, f, true) || HorovodStall(ev, f) || HorovodTimelineFinding(ev, f) ||
-      DetailMismatch(ev, f) || FlightRecorderReport(ev, f) || Fingerprints(ev, f) ||
-      GlooFinding(ev, v, f) || Mismatch(v, f) || TimeoutOpMismatch(ev, f) || Ras(ev, f) ||
-      Behind(v, f) || CompletedCounters(ev, f) || Teardown(ev, v, f) || Silent(ev, v, f) ||
-      Timeout(ev, v, f) || StoreCollective(ev, f) || Stuck(ev, f) || Stacks(ev, v, f) ||
-      ChildFailed(ev, f) || WorkerFailed(ev, f, false);
+      DetailMismatch(ev, f) || FlightRecorderReport(ev, f) || BarrierMissing(ev, f) ||
+      Fingerprints(ev, f) || GlooFinding(ev, v, f) || Mismatch(v, f) || TimeoutOpMismatch(ev, f) ||
+      Ras(ev, f) || Behind(v, f) || CompletedCounters(ev, f) || Teardown(ev, v, f) ||
+      Silent(ev, v, f) || Timeout(ev, v, f) || StoreCollective(ev, f) || Stuck(ev, f) ||
+      Stacks(ev, v, f) || ChildFailed(ev, f) || WorkerFailed(ev, f, false);
   if (!found) {
     // Only evidence that observes state can show a healthy job: a Gloo dump's states are
     // placeholders (gloo_sequences.h), so sequences that agree say nothing about completion.

@@ -17,6 +17,10 @@ using failure_fields::SocketPeer;
 using failure_fields::StoreHost;
 using failure_fields::TokenAfter;
 
+namespace {
+constexpr size_t kMaxListedRanks = 100000;  // a bound on a hostile line, above any real world
+}  // namespace
+
 bool ClassifyFailureLine(std::string_view line, FailureSignal* s) {
   using K = FailureKind;
   // CUDA and the GPU itself. "CUDA error: out of memory" is an OOM (log_signals.h).
@@ -152,6 +156,29 @@ bool ClassifyFailureLine(std::string_view line, FailureSignal* s) {
       s->timeout_ms = *sec * 1000;
     s->detail = "a wait on the rendezvous store timed out at start-up (a rank never arrived)";
     return true;
+  }
+  // torch.distributed.monitored_barrier, rank 0's report of the ranks that never reached it:
+  // "RuntimeError: [Rank 0]: Ranks 4, 5, 6, 7 failed to pass monitoredBarrier in 2000000 ms"
+  // (NVIDIA/nccl#849), "Rank 1 failed to pass monitoredBarrier in 1800000 ms" (one rank, without
+  // wait_all_ranks). The ranks named are global ranks of the barrier's group.
+  if (const size_t failed = line.find(" failed to pass monitoredBarrier");
+      failed != std::string_view::npos) {
+    const size_t rank = line.rfind("Rank", failed);
+    if (rank == std::string_view::npos) return false;
+    std::string_view list = line.substr(rank + 4, failed - rank - 4);
+    if (list.starts_with('s')) list.remove_prefix(1);
+    s->kind = K::kBarrierMissing;
+    while (!(list = TrimSpace(list)).empty() && s->ranks.size() < kMaxListedRanks) {
+      size_t used = 0;
+      const auto r = LeadingInt(list, &used);
+      if (!r) break;
+      s->ranks.push_back(*r);
+      list.remove_prefix(used);
+      if (list.starts_with(',')) list.remove_prefix(1);
+    }
+    s->timeout_ms = IntAfter(line, "monitoredBarrier in ");
+    s->op = "monitored_barrier";
+    return !s->ranks.empty();
   }
   // c10d's store client: the rendezvous host cannot be reached or resolved.
   if (Contains(line, "client socket has failed to connect") ||

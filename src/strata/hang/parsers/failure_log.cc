@@ -338,6 +338,8 @@ std::string_view FailureKindName(FailureKind kind) {
       return "horovod_stall";
     case FailureKind::kStoreCollectiveTimeout:
       return "store_collective_timeout";
+    case FailureKind::kBarrierMissing:
+      return "barrier_missing";
   }
   return "other";
 }

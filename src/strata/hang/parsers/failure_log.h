@@ -37,6 +37,7 @@ enum class FailureKind {
   kHorovodStall,    // Horovod's stall inspector: the ranks that have not submitted a tensor
   kStoreCollectiveTimeout,  // a c10d store wait that timed out after training had run: the
                             // store used as a barrier or collective, a member never arrived
+  kBarrierMissing,  // monitored_barrier: "Ranks 4, 5, 6, 7 failed to pass monitoredBarrier in N ms"
 };
 
 struct FailureSignal {
@@ -49,12 +50,12 @@ struct FailureSignal {
   std::string host;                    // NCCL lines: "<host>:<pid>:<tid>"; summary: "host : h"
   std::optional<int64_t> seq;          // kFrNotJoined, kFingerprint
   std::string op;                      // kFrNotJoined ("all_reduce"), kFingerprint ("ALLREDUCE")
-  std::vector<int64_t> ranks;          // kFrNotJoined, kHorovodStall: the missing ranks;
+  std::vector<int64_t> ranks;          // kFrNotJoined, kHorovodStall, kBarrierMissing: the missing;
                                        // kDetailMismatch: the two ranks compared
   std::optional<int64_t> other_seq;    // kDetailMismatch: the second rank's SequenceNumber
   std::string other_op;                // kDetailMismatch: the second rank's OpType
   std::optional<int64_t> exit_code;    // kChildFailed, kWorkerFailed
-  std::optional<int64_t> timeout_ms;   // a store wait's own timeout ("wait timeout after 300000ms")
+  std::optional<int64_t> timeout_ms;   // a store wait's or monitored barrier's own timeout
   bool store_wait = false;  // kBootstrap, kStoreCollectiveTimeout: a wait on the c10d store timed
                             // out (start-up or mid-run is the scanner's call, from the context)
   std::string signal;       // kChildFailed: "SIGABRT"; kCrash: "Segmentation fault"
