@@ -75,6 +75,25 @@ bool Cuda(const EvidenceSet& ev, Finding& f) {
   return true;
 }
 
+// The first CUDA error follows an out-of-memory line of the same process (same file, same NCCL
+// host:pid or none printed): NCCL's "Cuda failure 'out of memory'" then "Cuda failure 'invalid
+// resource handle'" (NVIDIA/TensorRT-LLM#1670) is one failed allocation and its consequence. The
+// earlier line is the first cause.
+bool OomBeforeCuda(const EvidenceSet& ev) {
+  const auto cuda = Of(ev, FailureKind::kCudaError);
+  if (cuda.empty()) return false;
+  const FailureSignal& c = *cuda.front();
+  // "<host>:<pid>:<tid> [dev] ...": the host and pid, without the thread.
+  auto process = [](const std::string& text) {
+    const std::string id = text.substr(0, text.find(' '));
+    return id.substr(0, id.rfind(':'));
+  };
+  return std::any_of(ev.log_signals.begin(), ev.log_signals.end(), [&](const LogSignal& s) {
+    if (s.kind != LogSignalKind::kOom || s.file != c.file || s.line >= c.line) return false;
+    return s.host.empty() || c.host.empty() || process(s.text) == process(c.text);
+  });
+}
+
 bool Oom(const Verdict& v, Finding& f) {
   for (const Pattern& p : v.patterns) {
     if (!p.id.starts_with("oom")) continue;
@@ -221,6 +240,24 @@ bool FlightRecorderReport(const EvidenceSet& ev, Finding& f) {
   f.seq = r.seq;
   f.summary = fmt::format("Flight Recorder analyser: ranks {} never joined collective #{} ({})",
                           FormatRankRanges(r.ranks), r.seq.value_or(0), r.op);
+  f.evidence.push_back(Cite(r));
+  return true;
+}
+
+// monitored_barrier's report: the ranks that did not reach the barrier in time are named, the
+// others waited in it. They are the ranks behind (stuck elsewhere, or gone).
+bool BarrierMissing(const EvidenceSet& ev, Finding& f) {
+  const auto reports = Of(ev, FailureKind::kBarrierMissing);
+  if (reports.empty()) return false;
+  const FailureSignal& r = *reports.front();
+  f.kind = "lagging_rank";
+  f.ranks = r.ranks;
+  std::sort(f.ranks.begin(), f.ranks.end());
+  f.op = r.op;
+  f.timeout_ms = r.timeout_ms;
+  f.summary = fmt::format("monitored_barrier: rank {} did not reach the barrier{}",
+                          FormatRankRanges(f.ranks),
+                          r.timeout_ms ? fmt::format(" within {} ms", *r.timeout_ms) : "");
   f.evidence.push_back(Cite(r));
   return true;
 }
@@ -480,6 +517,27 @@ bool Timeout(const EvidenceSet& ev, const Verdict& v, Finding& f) {
   return true;
 }
 
+// A wait on the c10d store that timed out after training had run (failure_log.h): the store was
+// used as a barrier or collective (vLLM's StatelessProcessGroup, a store barrier) and a member
+// never arrived. The line is the waiting rank's; the one missing is named only by its key, which
+// counts in the store's own group, so no rank is given.
+bool StoreCollective(const EvidenceSet& ev, Finding& f) {
+  const auto waits = Of(ev, FailureKind::kStoreCollectiveTimeout);
+  if (waits.empty()) return false;
+  const FailureSignal& s = *waits.front();
+  f.kind = "collective_timeout";
+  f.timeout_ms = s.timeout_ms;
+  f.summary = fmt::format(
+      "a rank is missing from a mid-run barrier: {}'s wait on the c10d store{} timed out{} once "
+      "training had run (the store used as a barrier or collective; the member that never "
+      "arrived is not named by rank)",
+      s.global_rank ? fmt::format("rank {}", *s.global_rank) : std::string("a rank"),
+      s.detail.empty() ? "" : " for key " + s.detail,
+      s.timeout_ms ? fmt::format(" after {} ms", *s.timeout_ms) : "");
+  f.evidence.push_back(Cite(s));
+  return true;
+}
+
 // Ranks that time out while a rank of the job left no trace at all (silent_ranks.h): the silent
 // rank is the suspect; the collective is the one the others wait in.
 bool Silent(const EvidenceSet& ev, const Verdict& v, Finding& f) {
@@ -591,13 +649,14 @@ void FindFirstFailure(const EvidenceSet& ev, Verdict& v) {
   // killed from outside (SIGKILL) comes before the timeouts it causes; a worker that aborted
   // (SIGABRT, the watchdog's own way out) after them does not.
   const bool found =
-      Cuda(ev, f) || Oom(v, f) || Crash(ev, f) || Network(ev, f) ||
-      ((!timed_out || KilledRootCause(ev)) && ChildFailed(ev, f)) || WorkerFailed(ev, f, true) ||
-      HorovodStall(ev, f) || HorovodTimelineFinding(ev, f) || DetailMismatch(ev, f) ||
-      FlightRecorderReport(ev, f) || Fingerprints(ev, f) || GlooFinding(ev, v, f) ||
-      Mismatch(v, f) || TimeoutOpMismatch(ev, f) || Ras(ev, f) || Behind(v, f) ||
-      CompletedCounters(ev, f) || Teardown(ev, v, f) || Silent(ev, v, f) || Timeout(ev, v, f) ||
-      Stuck(ev, f) || Stacks(ev, v, f) || ChildFailed(ev, f) || WorkerFailed(ev, f, false);
+      (OomBeforeCuda(ev) && Oom(v, f)) || Cuda(ev, f) || Oom(v, f) || Crash(ev, f) ||
+      Network(ev, f) || ((!timed_out || KilledRootCause(ev)) && ChildFailed(ev, f)) ||
+      WorkerFailed(ev, f, true) || HorovodStall(ev, f) || HorovodTimelineFinding(ev, f) ||
+      DetailMismatch(ev, f) || FlightRecorderReport(ev, f) || BarrierMissing(ev, f) ||
+      Fingerprints(ev, f) || GlooFinding(ev, v, f) || Mismatch(v, f) || TimeoutOpMismatch(ev, f) ||
+      Ras(ev, f) || Behind(v, f) || CompletedCounters(ev, f) || Teardown(ev, v, f) ||
+      Silent(ev, v, f) || Timeout(ev, v, f) || StoreCollective(ev, f) || Stuck(ev, f) ||
+      Stacks(ev, v, f) || ChildFailed(ev, f) || WorkerFailed(ev, f, false);
   if (!found) {
     // Only evidence that observes state can show a healthy job: a Gloo dump's states are
     // placeholders (gloo_sequences.h), so sequences that agree say nothing about completion.

@@ -65,6 +65,16 @@ bool PySpyThreadLine(std::string_view line) {
   return !hex;
 }
 
+// py-spy's process header: "Process 3179904: /usr/bin/python3 -u train.py". torch's "Process
+// Group destroyed on rank 0" (facebookresearch/metaseq#90) and "Process 0 exit with status
+// code 137." (horovod/horovod#2907) open a line with the same word and are log lines.
+bool PySpyProcessLine(std::string_view line) {
+  if (!line.starts_with("Process ")) return false;
+  const std::string_view rest = line.substr(8);
+  const size_t digits = rest.find_first_not_of("0123456789");
+  return digits != 0 && digits != std::string_view::npos && rest[digits] == ':';
+}
+
 FileKind Sniff(std::string_view contents) {
   if (!contents.empty() && static_cast<unsigned char>(contents[0]) == 0x80)
     return FileKind::kFrPickle;
@@ -113,8 +123,8 @@ FileKind Sniff(std::string_view contents) {
         line.substr(0, colon) != "Error") {
       line = line.substr(colon + 2);
     }
-    if (line.starts_with("Process ") || PySpyThreadLine(line) ||
-        line.starts_with("Error: Failed") || line.starts_with("Permission Denied")) {
+    if (PySpyProcessLine(line) || PySpyThreadLine(line) || line.starts_with("Error: Failed") ||
+        line.starts_with("Permission Denied")) {
       return FileKind::kPySpy;
     }
   }

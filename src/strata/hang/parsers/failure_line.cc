@@ -17,6 +17,10 @@ using failure_fields::SocketPeer;
 using failure_fields::StoreHost;
 using failure_fields::TokenAfter;
 
+namespace {
+constexpr size_t kMaxListedRanks = 100000;  // a bound on a hostile line, above any real world
+}  // namespace
+
 bool ClassifyFailureLine(std::string_view line, FailureSignal* s) {
   using K = FailureKind;
   // CUDA and the GPU itself. "CUDA error: out of memory" is an OOM (log_signals.h).
@@ -144,8 +148,37 @@ bool ClassifyFailureLine(std::string_view line, FailureSignal* s) {
       (Contains(line, "wait timeout") || Contains(line, "Timed out after") ||
        Contains(line, "Socket Timeout"))) {
     s->kind = K::kBootstrap;
+    s->store_wait = true;
+    // "wait timeout after 300000ms, keys: /broadcast_from/0/75465" (torch's TCPStore client);
+    // "Timed out after 6 seconds waiting for workers" (the store-based rendezvous).
+    if (const auto ms = IntAfter(line, "wait timeout after ")) s->timeout_ms = *ms;
+    if (const auto sec = IntAfter(line, "Timed out after "); sec && !s->timeout_ms)
+      s->timeout_ms = *sec * 1000;
     s->detail = "a wait on the rendezvous store timed out at start-up (a rank never arrived)";
     return true;
+  }
+  // torch.distributed.monitored_barrier, rank 0's report of the ranks that never reached it:
+  // "RuntimeError: [Rank 0]: Ranks 4, 5, 6, 7 failed to pass monitoredBarrier in 2000000 ms"
+  // (NVIDIA/nccl#849), "Rank 1 failed to pass monitoredBarrier in 1800000 ms" (one rank, without
+  // wait_all_ranks). The ranks named are global ranks of the barrier's group.
+  if (const size_t failed = line.find(" failed to pass monitoredBarrier");
+      failed != std::string_view::npos) {
+    const size_t rank = line.rfind("Rank", failed);
+    if (rank == std::string_view::npos) return false;
+    std::string_view list = line.substr(rank + 4, failed - rank - 4);
+    if (list.starts_with('s')) list.remove_prefix(1);
+    s->kind = K::kBarrierMissing;
+    while (!(list = TrimSpace(list)).empty() && s->ranks.size() < kMaxListedRanks) {
+      size_t used = 0;
+      const auto r = LeadingInt(list, &used);
+      if (!r) break;
+      s->ranks.push_back(*r);
+      list.remove_prefix(used);
+      if (list.starts_with(',')) list.remove_prefix(1);
+    }
+    s->timeout_ms = IntAfter(line, "monitoredBarrier in ");
+    s->op = "monitored_barrier";
+    return !s->ranks.empty();
   }
   // c10d's store client: the rendezvous host cannot be reached or resolved.
   if (Contains(line, "client socket has failed to connect") ||
@@ -216,6 +249,14 @@ bool ClassifyFailureLine(std::string_view line, FailureSignal* s) {
     s->detail =
         "NCCL could not create its shared-memory segment in /dev/shm while setting up the "
         "communicator (/dev/shm too small or full: a container's --shm-size)";
+    return true;
+  }
+  // ncclUnhandledCudaError: "NCCL error in: .../NCCLUtils.hpp:181, unhandled cuda error, NCCL
+  // version 21.0.3" (facebookresearch/metaseq#90): a CUDA call inside NCCL failed, a CUDA fault
+  // on the rank that printed it, whatever teardown follows.
+  if (Contains(line, "unhandled cuda error")) {
+    s->kind = K::kCudaError;
+    s->detail = "NCCL unhandled cuda error (a CUDA call inside NCCL failed)";
     return true;
   }
   if (Contains(line, "unhandled system error")) {
@@ -355,6 +396,50 @@ bool ClassifyFailureLine(std::string_view line, FailureSignal* s) {
     s->detail = "Horovod: rank " + std::to_string(*rank) +
                 "'s process was killed (SIGKILL: the shell printed 'Killed'; the kernel's OOM "
                 "killer or the scheduler)";
+    return true;
+  }
+  // Open MPI's mpirun, when a rank ends by a signal: "mpirun noticed that process rank 7 with PID
+  // 0 on node HOSTNAME exited on signal 9 (Killed)." (horovod/horovod#469). The MPI rank is the
+  // global rank; signal 9 (SIGKILL) came from outside, another signal is the process's own end.
+  if (Contains(line, "mpirun noticed that process rank ") && Contains(line, " on signal ")) {
+    const auto signal = IntAfter(line, " on signal ");
+    s->kind = K::kWorkerFailed;
+    s->global_rank = IntAfter(line, "process rank ");
+    if (signal) s->exit_code = -*signal;
+    constexpr std::array<std::pair<int64_t, std::string_view>, 5> kNames = {
+        {{9, "SIGKILL"}, {6, "SIGABRT"}, {11, "SIGSEGV"}, {15, "SIGTERM"}, {7, "SIGBUS"}}};
+    for (const auto& [number, name] : kNames) {
+      if (signal == number) s->signal = std::string(name);
+    }
+    s->killed = signal == 9;
+    const size_t open = line.find(" (", line.find(" on signal "));
+    s->detail = "Open MPI: rank " + std::to_string(s->global_rank.value_or(-1)) +
+                " exited on signal " + std::to_string(signal.value_or(0)) +
+                (open == std::string_view::npos
+                     ? ""
+                     : " " + std::string(line.substr(open + 1, line.find(')', open) - open)));
+    if (s->killed) s->detail += ", killed from outside (the kernel's OOM killer or the scheduler)";
+    return true;
+  }
+  // Slurm, when the step's cgroup ran out of memory: "slurmstepd: error: Detected 1 oom-kill
+  // event(s) in StepId=37205392.0 ..." and "srun: error: node107: task 0: Out Of Memory"
+  // (brain-score/vision#950). The kernel's out-of-memory handler killed a process of the step
+  // (SIGKILL). Slurm's task number is its own count, not shown to be a training rank.
+  if ((Contains(line, "slurmstepd") && Contains(line, "oom-kill event")) ||
+      (Contains(line, "srun: error: ") && Contains(line, ": task ") &&
+       (line.ends_with(": Out Of Memory") || line.ends_with(": Killed")))) {
+    s->kind = K::kWorkerFailed;
+    s->killed = true;
+    s->exit_code = -9;
+    s->signal = "SIGKILL";
+    const auto task = IntAfter(line, ": task ");
+    s->detail =
+        "Slurm: " +
+        (Contains(line, "slurmstepd")
+             ? std::string("the cgroup's out-of-memory handler killed a process of the step")
+             : "task " + std::to_string(task.value_or(-1)) + " was killed" +
+                   (line.ends_with("Out Of Memory") ? " out of memory" : "")) +
+        " (SIGKILL from outside; Slurm's task number is not the global rank)";
     return true;
   }
   // torchrun, when a worker exits: "failed (exitcode: -9) local_rank: 3 (pid: 812917)".

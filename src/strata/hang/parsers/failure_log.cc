@@ -10,6 +10,7 @@
 #include "strata/hang/parsers/failure_line.h"
 #include "strata/hang/parsers/horovod_stall.h"
 #include "strata/hang/parsers/log_signals.h"
+#include "strata/hang/parsers/run_context.h"
 
 namespace strata::hang {
 namespace {
@@ -31,10 +32,19 @@ class Scanner {
   void Line(std::string_view raw, int number) {
     const std::string line = Clean(raw);
     if (line.empty()) return;
+    Context(line);
     if (horovod_.Line(line, number)) return;
     if (ReadSummary(line, number)) return;
+    if (ReadOpenMpiFirst(line, number)) return;
     FailureSignal s;
     if (!ClassifyFailureLine(line, &s)) return;
+    if (s.store_wait && MidRun()) {
+      s.kind = FailureKind::kStoreCollectiveTimeout;
+      const size_t keys = line.find("keys: ");
+      s.detail =
+          keys == std::string::npos ? "" : std::string(TrimSpace(line.substr(keys + 6, 120)));
+    }
+    if (s.store_wait) frames_.clear();
     Emit(std::move(s), line, number);
   }
 
@@ -59,6 +69,64 @@ class Scanner {
     s.line = number;
     s.text = std::string(line.substr(0, kMaxTextChars));
     out_.push_back(std::move(s));
+  }
+
+  // Where the job was when the line was written (run_context.h): training progress printed so
+  // far, and the functions of the traceback being read.
+  void Context(std::string_view line) {
+    if (Contains(line, "Traceback (most recent call last)")) frames_.clear();
+    if (std::string f = run_context::FrameFunction(line); !f.empty()) {
+      if (frames_.size() >= kMaxFrames) frames_.erase(frames_.begin());
+      frames_.push_back(std::move(f));
+      return;
+    }
+    if (run_context::ShowsTrainingProgress(line)) progress_seen_ = true;
+  }
+
+  // A store wait that timed out belongs to the running job, not to its start-up, when the
+  // traceback above it passes through no set-up function and either runs a barrier, collective
+  // or the training loop, or training progress was printed before it.
+  bool MidRun() const {
+    bool running = false;
+    for (const std::string& f : frames_) {
+      if (run_context::SetUpFunction(f)) return false;
+      running = running || run_context::RunningFunction(f);
+    }
+    return running || progress_seen_;
+  }
+
+  // Open MPI's report of the first process to exit with an error: "The first process to do so
+  // was:", then "Process name: [[29973,1],0]" (job, step, rank) and "Exit code:    1"
+  // (horovod/horovod#1421). The rank is the global rank.
+  bool ReadOpenMpiFirst(std::string_view line, int number) {
+    if (Contains(line, "The first process to do so was")) {
+      mpi_first_ = FailureSignal{};
+      mpi_first_->kind = FailureKind::kWorkerFailed;
+      mpi_first_->file = file_;
+      mpi_first_->line = number;
+      return true;
+    }
+    if (!mpi_first_) return false;
+    if (line.starts_with("Process name:")) {
+      if (const size_t close = line.find("],"); close != std::string_view::npos)
+        mpi_first_->global_rank = LeadingInt(line.substr(close + 2));
+      return true;
+    }
+    if (line.starts_with("Exit code:")) {
+      FailureSignal s = std::move(*mpi_first_);
+      mpi_first_.reset();
+      s.exit_code = LeadingInt(TrimSpace(line.substr(10)));
+      if (!s.global_rank || !s.exit_code) return true;
+      s.detail = "Open MPI: rank " + std::to_string(*s.global_rank) +
+                 " was the first process to exit with an error (exit code " +
+                 std::to_string(*s.exit_code) + ")";
+      s.text = s.detail;
+      out_.push_back(std::move(s));
+      return true;
+    }
+    if (line.starts_with("Local host:") || line.starts_with("Local PID:")) return true;
+    mpi_first_.reset();  // the block ended without its exit code
+    return false;
   }
 
   // torchrun's summary: "Failures:" / "Root Cause (first observed failure):", then records
@@ -170,14 +238,41 @@ class Scanner {
     record_.reset();
   }
 
+  static constexpr size_t kMaxFrames = 200;  // a traceback's frames kept, the innermost last
+
   const std::string& file_;
   std::vector<FailureSignal> out_;
+  std::vector<std::string> frames_;
+  bool progress_seen_ = false;
+  std::optional<FailureSignal> mpi_first_;
   bool in_summary_ = false;
   bool root_ = false;
   std::optional<FailureSignal> record_;
   std::optional<FailureSignal> fr_;
   HorovodStallReader horovod_;
 };
+
+}  // namespace
+
+namespace {
+
+bool Classifies(std::string_view raw) {
+  FailureSignal probe;
+  return ClassifyFailureLine(Clean(raw), &probe);
+}
+
+// A terminal wraps a long line at its width, inside a word: "... terminated with exception: CUDA
+// erro" + "r: unspecified launch failure" (clessig/atmorep#55). The two are one line when
+// neither says anything alone and together they do: the words that match then straddle the cut.
+// A continuation opening with '[' starts a prefixed message of its own and is never joined.
+std::string JoinedWrap(std::string_view line, std::string_view next) {
+  if (line.ends_with('\r')) line.remove_suffix(1);
+  if (next.ends_with('\r')) next.remove_suffix(1);
+  if (TrimSpace(line).empty() || TrimSpace(next).empty() || next.front() == '[') return "";
+  if (Classifies(line) || Classifies(next)) return "";
+  std::string joined = std::string(line) + std::string(next);
+  return Classifies(joined) ? joined : "";
+}
 
 }  // namespace
 
@@ -189,7 +284,19 @@ std::vector<FailureSignal> ScanFailures(std::string_view text, const std::string
     size_t end = text.find('\n', start);
     if (end == std::string_view::npos) end = text.size();
     if (number < std::numeric_limits<int>::max()) ++number;
-    scanner.Line(text.substr(start, end - start), number);
+    const std::string_view line = text.substr(start, end - start);
+    if (end < text.size()) {
+      size_t next_end = text.find('\n', end + 1);
+      if (next_end == std::string_view::npos) next_end = text.size();
+      if (const std::string joined = JoinedWrap(line, text.substr(end + 1, next_end - end - 1));
+          !joined.empty()) {
+        scanner.Line(joined, number);
+        if (number < std::numeric_limits<int>::max()) ++number;
+        start = next_end + 1;
+        continue;
+      }
+    }
+    scanner.Line(line, number);
     start = end + 1;
   }
   return scanner.Take();
@@ -229,6 +336,10 @@ std::string_view FailureKindName(FailureKind kind) {
       return "detail_mismatch";
     case FailureKind::kHorovodStall:
       return "horovod_stall";
+    case FailureKind::kStoreCollectiveTimeout:
+      return "store_collective_timeout";
+    case FailureKind::kBarrierMissing:
+      return "barrier_missing";
   }
   return "other";
 }

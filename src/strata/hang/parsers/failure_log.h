@@ -35,6 +35,9 @@ enum class FailureKind {
   kWorkerFailed,    // torchrun's launcher: "failed (exitcode: -9) local_rank: 3 (pid: 812917)"
   kDetailMismatch,  // "Detected mismatch between collectives on ranks. Rank A is running ..."
   kHorovodStall,    // Horovod's stall inspector: the ranks that have not submitted a tensor
+  kStoreCollectiveTimeout,  // a c10d store wait that timed out after training had run: the
+                            // store used as a barrier or collective, a member never arrived
+  kBarrierMissing,  // monitored_barrier: "Ranks 4, 5, 6, 7 failed to pass monitoredBarrier in N ms"
 };
 
 struct FailureSignal {
@@ -47,17 +50,20 @@ struct FailureSignal {
   std::string host;                    // NCCL lines: "<host>:<pid>:<tid>"; summary: "host : h"
   std::optional<int64_t> seq;          // kFrNotJoined, kFingerprint
   std::string op;                      // kFrNotJoined ("all_reduce"), kFingerprint ("ALLREDUCE")
-  std::vector<int64_t> ranks;          // kFrNotJoined, kHorovodStall: the missing ranks;
+  std::vector<int64_t> ranks;          // kFrNotJoined, kHorovodStall, kBarrierMissing: the missing;
                                        // kDetailMismatch: the two ranks compared
   std::optional<int64_t> other_seq;    // kDetailMismatch: the second rank's SequenceNumber
   std::string other_op;                // kDetailMismatch: the second rank's OpType
   std::optional<int64_t> exit_code;    // kChildFailed, kWorkerFailed
-  std::string signal;                  // kChildFailed: "SIGABRT"; kCrash: "Segmentation fault"
-  std::string time;                    // kChildFailed: "2024-07-26_10:59:45"
-  bool root_cause = false;             // kChildFailed: the "Root Cause (first observed failure)"
-  bool killed = false;  // kWorkerFailed: gone without exiting itself, no exit code (Ray)
-  bool split = false;   // kHorovodStall: ranks ready on different tensors, in disjoint groups
-  std::string detail;   // what the line says, kind-specific ("Xid 45", "NCCL_SOCKET_IFNAME=eth2")
+  std::optional<int64_t> timeout_ms;   // a store wait's or monitored barrier's own timeout
+  bool store_wait = false;  // kBootstrap, kStoreCollectiveTimeout: a wait on the c10d store timed
+                            // out (start-up or mid-run is the scanner's call, from the context)
+  std::string signal;       // kChildFailed: "SIGABRT"; kCrash: "Segmentation fault"
+  std::string time;         // kChildFailed: "2024-07-26_10:59:45"
+  bool root_cause = false;  // kChildFailed: the "Root Cause (first observed failure)"
+  bool killed = false;      // kWorkerFailed: gone without exiting itself, no exit code (Ray)
+  bool split = false;       // kHorovodStall: ranks ready on different tensors, in disjoint groups
+  std::string detail;  // what the line says, kind-specific ("Xid 45", "NCCL_SOCKET_IFNAME=eth2")
   std::string file;
   int line = 0;      // 1-based
   std::string text;  // the line, cleaned, at most 300 characters

@@ -1,0 +1,33 @@
+// Where in a job's life a log line was written: lines that show training had run (step, loss
+// and iteration lines, a checkpoint saved) and the functions of a Python traceback, read as
+// set-up (init_process_group, a rendezvous, a communicator's construction) or as the running
+// job (a barrier or collective, the training step, a checkpoint save). The block scanner
+// (failure_log.cc) uses them to tell a store wait of start-up from one used as a collective.
+#ifndef STRATA_HANG_PARSERS_RUN_CONTEXT_H_
+#define STRATA_HANG_PARSERS_RUN_CONTEXT_H_
+
+#include <string>
+#include <string_view>
+
+namespace strata::hang::run_context {
+
+/// The line reports training progress: a Trainer's "{'loss': 0.24, ...}", "loss=0.0841",
+/// Megatron's "iteration       48/      50 |", TensorFlow's "loss = 3.54, step = 5800",
+/// "Saving model checkpoint to ...", DeepSpeed's "Checkpoint global_step5000 is ready now!".
+bool ShowsTrainingProgress(std::string_view line);
+
+/// The function of a Python traceback frame line ('  File "x.py", line 216, in barrier', any
+/// launcher prefix before it); empty when the line is no frame.
+std::string FrameFunction(std::string_view line);
+
+/// A function that sets distribution up: init_process_group, init_* / initialize_*, a
+/// constructor, a rendezvous, new_group, the store-based barrier of group creation.
+bool SetUpFunction(std::string_view function);
+
+/// A function of a running job: a barrier or collective (barrier, broadcast*, all_reduce,
+/// all_gather*, gather, scatter, reduce*), the training loop or step, a checkpoint save.
+bool RunningFunction(std::string_view function);
+
+}  // namespace strata::hang::run_context
+
+#endif  // STRATA_HANG_PARSERS_RUN_CONTEXT_H_
