@@ -36,7 +36,7 @@ ImportOptions Gpu(const char* gpu) {
 
 using testing::SourceOf;
 
-TEST(ImportJobTest, CourseCommandImportsToTheReferenceJobExactly) {
+TEST(ImportJobTest, CourseCommandImportsToTheReferenceJob) {
   ImportOptions o = Gpu("H20");
   // The one figure no launch command holds: the mean sample length of the data.
   o.overrides = {"sequence.mean_tokens=29000"};  // the reference job states 29,000
@@ -71,7 +71,12 @@ TEST(ImportJobTest, CourseCommandImportsToTheReferenceJobExactly) {
   EXPECT_EQ(a.optimizer.distributed, b.optimizer.distributed);
   EXPECT_EQ(a.optimizer.master_dtype, b.optimizer.master_dtype);
   EXPECT_EQ(a.optimizer.moment_dtype, b.optimizer.moment_dtype);
-  EXPECT_EQ(a.cross_entropy, b.cross_entropy);
+  // The one field the command does not decide as the reference job states it: the command's
+  // --cross_entropy_loss_fusion runs the native implementation (fp32 softmax kept, 6 B per logit),
+  // which cannot fit at 49,152 tokens; the reference job assumes the fused kernel that fits and
+  // says why (data/jobs/qwen3.6-35b-a3b-sft-h20x40.yaml, loss).
+  EXPECT_EQ(a.cross_entropy, CrossEntropyImpl::kNative);
+  EXPECT_EQ(b.cross_entropy, CrossEntropyImpl::kFused);
   EXPECT_EQ(a.frozen, b.frozen);
   EXPECT_EQ(a.mtp, b.mtp);
   // Provenance: EP from its flag and line; DP derived; the bf16 gradient buffer from the flag
@@ -147,6 +152,33 @@ TEST(ImportJobTest, MegatronExampleScriptWithBashArrays) {
   EXPECT_EQ(CountParams(*config).text_total(), 19'360'256);
 }
 
+// Only Transformer Engine's implementation of the fused loss writes the gradient over the bf16
+// logits (megatron-core's --cross-entropy-fusion-impl te); the flag alone, or with native, keeps
+// the fp32 softmax.
+TEST(ImportJobTest, TheFusedLossFollowsItsImplementation) {
+  ImportOptions o = Gpu("H100");
+  o.gpus_per_node = 8;
+  const std::string base =
+      "megatron sft --model Qwen/Qwen3-32B --tensor_model_parallel_size 8 --sequence_parallel "
+      "true --micro_batch_size 1 --global_batch_size 8 --max_length 4096";
+  struct Case {
+    const char* flags;
+    CrossEntropyImpl expected;
+  };
+  for (const Case& c : {Case{"", CrossEntropyImpl::kNative},
+                        Case{" --cross_entropy_loss_fusion true", CrossEntropyImpl::kNative},
+                        Case{" --cross_entropy_loss_fusion true --cross_entropy_fusion_impl native",
+                             CrossEntropyImpl::kNative},
+                        Case{" --cross_entropy_loss_fusion true --cross_entropy_fusion_impl te",
+                             CrossEntropyImpl::kFused},
+                        Case{" --cross_entropy_loss_fusion false --cross_entropy_fusion_impl te",
+                             CrossEntropyImpl::kNative}}) {
+    auto r = ImportJob(base + c.flags + "\n", "train.sh", o);
+    ASSERT_TRUE(r.ok()) << c.flags << ": " << r.error().Format();
+    EXPECT_EQ(r->job.cross_entropy, c.expected) << c.flags;
+  }
+}
+
 TEST(ImportJobTest, MsSwiftMoeExample) {
   // modelscope/ms-swift examples/megatron/moe/qwen3_moe.sh on 2 nodes x 8 A800 (MS-02).
   ImportOptions o = Gpu("A800");
@@ -163,7 +195,12 @@ TEST(ImportJobTest, MsSwiftMoeExample) {
   EXPECT_EQ(r.job.global_batch, 16);
   EXPECT_TRUE(r.job.sequence.packing);
   EXPECT_EQ(r.job.recompute.granularity, RecomputeGranularity::kFull);
-  EXPECT_EQ(r.job.cross_entropy, CrossEntropyImpl::kFused);
+  // --cross_entropy_loss_fusion true with cross_entropy_fusion_impl at its default, native:
+  // megatron-core's jit-fused copy of _VocabParallelCrossEntropy, which still upcasts the
+  // logits and saves their fp32 softmax (fusions/fused_cross_entropy.py, calculate_logits_max
+  // -> `.float()`; save_for_backward(exp_logits, ...)): 6 B per logit, priced as native. It
+  // was imported as fused (2 B), 4 B per logit too few.
+  EXPECT_EQ(r.job.cross_entropy, CrossEntropyImpl::kNative);
   EXPECT_TRUE(r.job.optimizer.distributed);  // ms-swift's default
   EXPECT_TRUE(r.job.frozen.empty());         // no vision tower
   // The script's first line: PYTORCH_CUDA_ALLOC_CONF='expandable_segments:True'.

@@ -447,7 +447,28 @@ Status MapOptimizer(MegatronFlavor flavor, Settings& s, JobBuilder& job) {
   if (s.Has("cross_entropy_loss_fusion")) {
     const std::string src = s.Use("cross_entropy_loss_fusion")->source;
     STRATA_ASSIGN_OR_RETURN(auto on, s.Bool("cross_entropy_loss_fusion"));
-    job.Set("loss.cross_entropy", on && *on ? "fused" : "native", src);
+    // The fusion's implementation decides what the loss holds (NVIDIA/Megatron-LM@d98e8a6,
+    // megatron/core/models/common/language_module/language_module.py and
+    // fusions/fused_cross_entropy.py): `native`, the default of --cross-entropy-fusion-impl
+    // (Megatron-SWIFT's cross_entropy_fusion_impl too), is a jit-fused copy of
+    // _VocabParallelCrossEntropy that still upcasts the logits (`.float()` in
+    // calculate_logits_max) and saves their fp32 softmax: megatron-core's 6 B per logit, as
+    // unfused. Only `te`, Transformer Engine's parallel cross entropy, writes the gradient over
+    // the bf16 logits.
+    const SourcedValue* impl = s.Use("cross_entropy_fusion_impl");
+    const bool te = impl != nullptr && impl->value == "te";
+    if (on && *on && te) {
+      job.Set("loss.cross_entropy", "fused", fmt::format("{}, {} te", src, impl->source));
+    } else if (on && *on) {
+      job.Set("loss.cross_entropy", "native",
+              fmt::format("{} with the native implementation ({}): it keeps the fp32 softmax of "
+                          "the logits as the unfused kernel does",
+                          src,
+                          impl != nullptr ? impl->source + " " + impl->value
+                                          : "cross_entropy_fusion_impl defaults to native"));
+    } else {
+      job.Set("loss.cross_entropy", "native", src);
+    }
   } else {
     job.Default("loss.cross_entropy", "native",
                 "Megatron computes vocab_parallel_cross_entropy unfused unless "
