@@ -834,10 +834,13 @@ Status MapVerl(Settings& s, MapContext& ctx, JobBuilder& job) {
   }
   if (const SourcedValue* v = s.Use("actor_rollout_ref.actor.use_dynamic_bsz");
       v != nullptr && (v->value == "True" || v->value == "true")) {
-    job.Note(
-        fmt::format("use_dynamic_bsz = {} ({}): micro batches are packed up to "
-                    "ppo_max_token_len_per_gpu tokens, not a fixed count of sequences",
-                    v->value, v->source));
+    job.Note(fmt::format(
+        "use_dynamic_bsz = {} ({}): micro batches are packed up to ppo_max_token_len_per_gpu "
+        "tokens, not a fixed count of sequences{}",
+        v->value, v->source,
+        ctx.verl_rl ? "; `strata rl` packs them (the RL job's batch.max_tokens_per_gpu), this "
+                      "job alone prices batch.micro_batch samples"
+                    : ""));
   }
   STRATA_RETURN_IF_ERROR(IntField(s, job, "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu",
                                   "batch.micro_batch", 1, "micro batch per GPU not given: 1"));

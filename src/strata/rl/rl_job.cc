@@ -16,8 +16,13 @@ namespace {
 const std::vector<std::string> kTopKeys = {"actor",   "algorithm", "batch",    "lengths",
                                            "rollout", "reference", "placement"};
 const std::vector<std::string> kActorKeys = {"job", "set"};
-const std::vector<std::string> kBatchKeys = {"prompts", "samples_per_prompt", "mini_batches",
-                                             "epochs"};
+const std::vector<std::string> kBatchKeys = {"prompts",
+                                             "samples_per_prompt",
+                                             "mini_batches",
+                                             "epochs",
+                                             "max_tokens_per_gpu",
+                                             "log_prob_max_tokens_per_gpu",
+                                             "critic_max_tokens_per_gpu"};
 const std::vector<std::string> kLengthKeys = {"prompt_mean", "prompt_max", "response_mean",
                                               "response_max"};
 const std::vector<std::string> kRolloutKeys = {
@@ -129,6 +134,24 @@ Status ParseInto(YAML::Node root, const std::string& file, RlSpec& spec) {
         fmt::format("{} samples ({} prompts x {}) do not split into {} mini "
                     "batches",
                     spec.samples(), spec.prompts, spec.samples_per_prompt, spec.mini_batches));
+  }
+  // verl's dynamic batch: token budgets per GPU; the passes' own budgets only beside the actor's.
+  for (auto [key, out] :
+       {std::pair{"max_tokens_per_gpu", &spec.max_tokens_per_gpu},
+        std::pair{"log_prob_max_tokens_per_gpu", &spec.log_prob_max_tokens_per_gpu},
+        std::pair{"critic_max_tokens_per_gpu", &spec.critic_max_tokens_per_gpu}}) {
+    if (!batch.Has(key)) continue;
+    STRATA_ASSIGN_OR_RETURN(double tokens, Tokens(batch, key));
+    *out = std::llround(tokens);
+    if (!batch.Has("max_tokens_per_gpu")) {
+      return batch
+          .ErrorAt(key, fmt::format("{} packs a pass by tokens, but the actor's update is not "
+                                    "packed (no batch.max_tokens_per_gpu)",
+                                    key))
+          .WithHint(
+              "set batch.max_tokens_per_gpu (verl's ppo_max_token_len_per_gpu with "
+              "use_dynamic_bsz); strata rl packs the log-prob and critic passes only beside it");
+    }
   }
   STRATA_RETURN_IF_ERROR(CheckKeys(batch, kBatchKeys));
 
