@@ -215,6 +215,8 @@ TEST(RlStepTest, ValidationRowsStayAtTheirDocumentedErrors) {
       {"verl-qwen2.5-math-7b-h20x64.yaml", false, 365.28, 1.10},       // held-out
       {"verl-qwen2.5-math-7b-h20x128.yaml", false, 356.30, 0.46},      // fit
       {"verl-qwen2.5-math-7b-h20x16-10k.yaml", false, 484.623, 3.99},  // fit
+      // verl (docs/advance/one_step_off.md), the Megatron colocate baseline, 16 H20.
+      {"verl-qwen2.5-math-7b-megatron-h20x16.yaml", false, 699.0, 2.27},  // fit
   };
   for (const ValidationRow& row : rows) {
     auto spec = LoadRlSpec(testing::TestPath(std::string("rl/validation/") + row.job));
