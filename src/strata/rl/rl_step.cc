@@ -150,7 +150,7 @@ Result<ActorTimes> EvaluateActor(const Workspace& workspace, const RlSpec& spec,
   const double longest = spec.lengths.prompt_max + spec.lengths.response_max;
   const double mean = spec.lengths.prompt_mean + spec.lengths.response_mean;
   const double per_rank_mini =
-      static_cast<double>(spec.samples() / spec.mini_batches) / static_cast<double>(l.dp);
+      static_cast<double>(spec.samples()) / mini / static_cast<double>(l.dp);
   const double per_rank_all = static_cast<double>(spec.samples()) / static_cast<double>(l.dp);
   // verl packs the whole batch's samples padded to prompt_max + response_max and asserts the
   // budget holds one of them (seqlen_balancing.py rearrange_micro_batches).
