@@ -18,6 +18,7 @@ struct PackCase {
   int64_t cp;
   int64_t micro_batches;
   double tokens;  // per micro batch
+  int64_t divided_by = 1;
 };
 
 TEST(MicroBatchTest, PackedLikeVerl) {
@@ -41,10 +42,14 @@ TEST(MicroBatchTest, PackedLikeVerl) {
       // Fewer tokens than one budget: one micro batch of everything (4 x 100).
       {"one_micro_batch", 4, 100, 1000, 1, 1, 400},
       // CP 4 multiplies the budget: 8 x 8,192 = 65,536 over 8,192 x 4 = 32,768 -> 2 of 32,768.
-      {"context_parallel", 8, 8192, 8192, 4, 2, 32768},
+      {"context_parallel", 8, 8192, 8192, 4, 2, 32768, 1},
+      // Interleaved pipelining, PP 4: 22 micro batches round up to 24 (seqlen_balancing.py:396,
+      // roundup_divisible by microbatch_group_size_per_vp_stage), 524,288 / 24 tokens each.
+      {"interleaved_pp4", 64, 8192, 24000, 1, 24, 524288.0 / 24, 4},
   };
   for (const PackCase& c : kCases) {
-    const PackedMicroBatches p = PackMicroBatches(c.samples, c.mean_tokens, c.budget, c.cp);
+    const PackedMicroBatches p =
+        PackMicroBatches(c.samples, c.mean_tokens, c.budget, c.cp, c.divided_by);
     EXPECT_EQ(p.micro_batches, c.micro_batches) << c.name;
     EXPECT_NEAR(p.tokens_per_micro_batch, c.tokens, 1e-6) << c.name;
     EXPECT_EQ(p.budget_tokens, c.budget * c.cp) << c.name;

@@ -22,10 +22,12 @@ struct PackedMicroBatches {
   double tokens_per_micro_batch = 0;  // the balanced micro batch: all the rank's tokens / count
 };
 
-/// verl's count: ceil(samples x mean / budget), at most one micro batch per sample; the
-/// partition balances the micro batches, so each holds the rank's tokens / count.
+/// verl's count: ceil(samples x mean / budget), at most one micro batch per sample, rounded up
+/// to a multiple of `divided_by` (the megatron actor under interleaved pipelining passes
+/// microbatch_group_size_per_vp_stage, megatron_actor.py:437-442); the partition balances the
+/// micro batches, so each holds the rank's tokens / count.
 PackedMicroBatches PackMicroBatches(double samples_per_rank, double mean_sample_tokens,
-                                    int64_t max_tokens_per_gpu, int64_t cp);
+                                    int64_t max_tokens_per_gpu, int64_t cp, int64_t divided_by = 1);
 
 /// "22 micro batches of 23,831 tokens (64 samples x 8,192 tokens in 24,000-token budgets)".
 std::string DescribePacked(const PackedMicroBatches& p);

@@ -181,7 +181,10 @@ Result<ActorTimes> EvaluateActor(const Workspace& workspace, const RlSpec& spec,
   // One resolved and evaluated pass per distinct packing.
   auto pass = [&](const char* name, double samples_per_rank, int64_t budget,
                   bool mini_batch) -> Result<std::pair<ResolvedJob, PassTimes>> {
-    const PackedMicroBatches packed = PackMicroBatches(samples_per_rank, mean, budget, l.cp);
+    // Interleaved pipelining: megatron-core's microbatch_group_size_per_vp_stage defaults to
+    // the pipeline size (megatron/core/transformer/transformer_config.py, __post_init__).
+    const PackedMicroBatches packed =
+        PackMicroBatches(samples_per_rank, mean, budget, l.cp, l.vpp > 1 ? l.pp : 1);
     a.micro_batches.push_back({name, packed, mini_batch});
     auto job = ResolveJob(ActorRequest(spec, train_gpus, whole, &packed, l.dp, l.cp));
     if (!job.ok() && whole != nullptr) return std::move(job).error();
