@@ -393,12 +393,12 @@ TEST(VerlRlImportTest, RecipeEntryPoints) {
        "recipe.gkd.main_gkd (on-policy distillation (GKD)): not imported: its config "
        "(on_policy_distill_trainer) is its own, not verl's PPO trainer config: a teacher model "
        "scores the student's rollouts, which strata rl does not model"},
-      {"recipe.one_step_off_policy.main_ppo",
-       "recipe.one_step_off_policy.main_ppo (one-step off-policy): not imported: the rollout "
-       "runs on GPUs of its own (rollout.nnodes x rollout.n_gpus_per_node) and generates step "
-       "k+1 while the actor trains on step k; strata import reads verl's hybrid engine only. "
-       "Write the RL job by hand with placement: {mode: split, rollout_gpus: N} over the "
-       "trainer's and the rollout's GPUs: strata rl prices the one-step-off split beside it"},
+      {"recipe.fully_async_policy.fully_async_main",
+       "recipe.fully_async_policy.fully_async_main (fully async): not imported: the rollout "
+       "streams samples of several policy versions (partial rollouts, staleness) to a trainer on "
+       "GPUs of its own; strata rl models on-policy and one-step-off pipelines only. Write the "
+       "RL job by hand with placement: {mode: split, rollout_gpus: N, one_step_off: true} for its "
+       "nearest, the one-step-off split"},
       {"verl.trainer.main_generation",
        "verl.trainer.main_generation: not imported: it generates from a dataset: nothing "
        "trains"},
@@ -420,6 +420,27 @@ TEST(VerlRlImportTest, RecipeEntryPoints) {
       "config may not be verl's PPO trainer config. Those imported as RL jobs: "
       "verl.trainer.main_ppo, verl.trainer.main_grpo, recipe.dapo.main_dapo"))
       << unknown.error().message;
+}
+
+// verl's one-step-off recipe (volcengine/verl@875788e:recipe/one_step_off_policy/shell/
+// dapo_7b_math_fsdp2_64_64.sh): NNODES_TRAIN 8 and NNODES_ROLLOUT 8 nodes of 8 GPUs (lines
+// 57-59, set on lines 137-140) are one cluster of 16 nodes, split 64 + 64, one step off-policy.
+// Before: refused as a placement strata import did not read.
+TEST(VerlRlImportTest, OneStepOffRecipeImportsAsASplit) {
+  ImportOptions o = Options("", "qwen2.5-math-7b");
+  o.cluster = "h20-5x8";
+  auto r = ImportJobFile(ImportGolden("verl_recipe_one_step_off/dapo_7b_math_fsdp2_64_64.sh"), o);
+  ASSERT_TRUE(r.ok()) << r.error().Format();
+  ASSERT_TRUE(r->rl.has_value());
+  EXPECT_EQ(r->job.cluster.nodes, 16);
+  EXPECT_EQ(r->job.cluster.gpus_per_node, 8);
+  EXPECT_EQ(Find(*r->rl, "placement.mode")->value, "split");
+  EXPECT_EQ(Find(*r->rl, "placement.rollout_gpus")->value, "64");
+  EXPECT_EQ(Find(*r->rl, "placement.one_step_off")->value, "true");
+  // 512 prompts x 16 = 8,192 samples over the 64 training GPUs (verl's check on the trainer's).
+  EXPECT_EQ(Find(*r->rl, "batch.prompts")->value, "512");
+  EXPECT_TRUE(
+      testing::MatchesGolden("golden/rl_import/verl_recipe_one_step_off/rl.yaml", r->rl->yaml));
 }
 
 struct BadCase {

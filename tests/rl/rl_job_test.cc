@@ -130,6 +130,11 @@ TEST(RlJobTest, BadInputNamesTheField) {
        {"batch.max_tokens_per_gpu=lots"},
        "rl.yaml:5: batch.max_tokens_per_gpu: expected a positive token count (2048, 8K), got "
        "'lots'"},
+      {"one_step_off_colocated",
+       kMinimal,
+       {"placement.mode=colocated", "placement.one_step_off=true"},
+       "rl.yaml: placement.one_step_off: one_step_off is for mode: split\n"
+       "  hint: colocated rollout and training take turns on the same GPUs"},
       {"malformed", "actor: [job\n", {}, ""},
       {"empty", "", {}, "rl.yaml: the file is empty, expected a YAML mapping"},
   };

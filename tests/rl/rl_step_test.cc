@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 
 #include "support/golden.h"
@@ -379,6 +380,22 @@ TEST(RlStepTest, DynamicBatchBudgetBelowOneSampleIsRefused) {
             "greater than the sequence length)\n  hint: a budget of at least 10,240 tokens per "
             "GPU (volcengine/verl@b178a3cd56f58b2d502255daba591e92833930a7:verl/utils/"
             "seqlen_balancing.py:382)");
+}
+
+// A split asked one step off-policy (verl's one-step-off recipe) is the configured placement,
+// and its step is the one-step-off row of that split: max(generation, training) + sync.
+TEST(RlStepTest, OneStepOffSplitIsTheConfiguredPlacement) {
+  auto spec = LoadRlSpec(kReferenceRlJobName, {"placement.mode=split", "placement.rollout_gpus=8",
+                                               "placement.one_step_off=true"});
+  ASSERT_TRUE(spec.ok()) << spec.error().Format();
+  auto e = EvaluateRl(*Workspace::Load(), *spec);
+  ASSERT_TRUE(e.ok()) << e.error().Format();
+  ASSERT_TRUE(e->configured.valid) << e->configured.reason;
+  EXPECT_TRUE(e->configured.one_step_off);
+  EXPECT_EQ(e->configured.rollout_gpus, 8);
+  const RlTimes& t = e->configured.times;
+  const Seconds training = t.old_log_prob + t.reference + t.update;
+  EXPECT_NEAR(t.step.s(), std::max(t.generation, training).s() + t.weight_sync.s(), 1e-9);
 }
 
 }  // namespace

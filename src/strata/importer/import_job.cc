@@ -392,6 +392,7 @@ Result<Detected> DetectCommand(std::string_view text, const std::string& file, B
                                      verl.recipe);
         d.rl = verl.kind == VerlEntryPoint::Kind::kRl;
         d.verl_module = verl.module;
+        d.ctx.verl_split = verl.split;
         STRATA_RETURN_IF_ERROR(CheckVerlCommandComplete(text, file));
         program = i;
         break;

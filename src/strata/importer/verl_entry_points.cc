@@ -16,13 +16,19 @@ struct KnownEntry {
   const char* recipe;
   const char* config;
   const char* reason;  // kRefused: why; kRl: what of the recipe strata rl does not price
+  bool split = false;  // the rollout on GPUs of its own, one step off-policy
 };
 
-constexpr const char* kSplitRefusal =
+constexpr const char* kOneStepOffNote =
     "the rollout runs on GPUs of its own (rollout.nnodes x rollout.n_gpus_per_node) and "
-    "generates step k+1 while the actor trains on step k; strata import reads verl's hybrid "
-    "engine only. Write the RL job by hand with placement: {mode: split, rollout_gpus: N} over "
-    "the trainer's and the rollout's GPUs: strata rl prices the one-step-off split beside it";
+    "generates step k+1 while the actor trains on step k: imported as strata's one-step-off "
+    "split over the trainer's and the rollout's nodes, its NCCL weight sync priced as a split's";
+
+constexpr const char* kFullyAsyncRefusal =
+    "the rollout streams samples of several policy versions (partial rollouts, staleness) to "
+    "a trainer on GPUs of its own; strata rl models on-policy and one-step-off pipelines only. "
+    "Write the RL job by hand with placement: {mode: split, rollout_gpus: N, one_step_off: "
+    "true} for its nearest, the one-step-off split";
 
 const KnownEntry kVerlEntries[] = {
     {"verl.trainer.main_ppo", VerlEntryPoint::Kind::kRl, "", "ppo_trainer", ""},
@@ -49,16 +55,16 @@ const KnownEntry kVerlEntries[] = {
     {"verl.experimental.transfer_queue.main_ppo", VerlEntryPoint::Kind::kRl, "TransferQueue",
      "ppo_trainer", "its data path between the workers (TransferQueue) is not priced"},
     {"recipe.r1_ascend.main_ppo", VerlEntryPoint::Kind::kRl, "R1 (Ascend)", "ppo_trainer", ""},
-    {"recipe.one_step_off_policy.main_ppo", VerlEntryPoint::Kind::kRefused, "one-step off-policy",
-     "one_step_off_ppo_trainer", kSplitRefusal},
-    {"recipe.one_step_off_policy.async_main_ppo", VerlEntryPoint::Kind::kRefused,
-     "one-step off-policy", "one_step_off_ppo_trainer", kSplitRefusal},
-    {"verl.experimental.one_step_off_policy.main_ppo", VerlEntryPoint::Kind::kRefused,
-     "one-step off-policy", "one_step_off_ppo_trainer", kSplitRefusal},
+    {"recipe.one_step_off_policy.main_ppo", VerlEntryPoint::Kind::kRl, "one-step off-policy",
+     "one_step_off_ppo_trainer", kOneStepOffNote, true},
+    {"recipe.one_step_off_policy.async_main_ppo", VerlEntryPoint::Kind::kRl, "one-step off-policy",
+     "one_step_off_ppo_trainer", kOneStepOffNote, true},
+    {"verl.experimental.one_step_off_policy.main_ppo", VerlEntryPoint::Kind::kRl,
+     "one-step off-policy", "one_step_off_ppo_trainer", kOneStepOffNote, true},
     {"recipe.fully_async_policy.fully_async_main", VerlEntryPoint::Kind::kRefused, "fully async",
-     "fully_async_ppo_trainer", kSplitRefusal},
+     "fully_async_ppo_trainer", kFullyAsyncRefusal},
     {"verl.experimental.fully_async_policy.fully_async_main", VerlEntryPoint::Kind::kRefused,
-     "fully async", "fully_async_ppo_trainer", kSplitRefusal},
+     "fully async", "fully_async_ppo_trainer", kFullyAsyncRefusal},
     {"recipe.gkd.main_gkd", VerlEntryPoint::Kind::kRefused, "on-policy distillation (GKD)",
      "on_policy_distill_trainer",
      "its config (on_policy_distill_trainer) is its own, not verl's PPO trainer config: a "
@@ -106,6 +112,7 @@ VerlEntryPoint ClassifyVerlModule(std::string_view word) {
     v.recipe = e.recipe;
     v.config_name = e.config;
     v.reason = e.reason;
+    v.split = e.split;
     return v;
   }
   if (word.starts_with("verl.trainer.")) {

@@ -24,6 +24,9 @@ struct VerlEntryPoint {
   std::string recipe;       // "DAPO"; "" for verl's own trainer
   std::string config_name;  // the Hydra config its @hydra.main names ("dapo_trainer")
   std::string reason;       // kRefused: why, and what to do instead
+  /// kRl: the rollout runs on GPUs of its own (rollout.nnodes x rollout.n_gpus_per_node), one
+  /// step off-policy (the one-step-off recipe): a split placement, not the hybrid engine.
+  bool split = false;
 };
 VerlEntryPoint ClassifyVerlModule(std::string_view word);
 

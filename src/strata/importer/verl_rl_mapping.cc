@@ -220,7 +220,7 @@ Status ReadAlgorithm(Settings& s, VerlRlReader& r, const JobBuilder& actor) {
 }
 
 // verl's batch checks, then strata's: the mini batches must be equal for the RL step.
-Status ReadBatch(VerlRlReader& r, const JobBuilder& actor, bool megatron) {
+Status ReadBatch(VerlRlReader& r, const JobBuilder& actor, bool megatron, int64_t rollout_nodes) {
   STRATA_ASSIGN_OR_RETURN(VerlValue prompts_v, r.Get("data.train_batch_size"));
   STRATA_ASSIGN_OR_RETURN(VerlValue n_v, r.Get(std::string(kRollout) + "n"));
   STRATA_ASSIGN_OR_RETURN(VerlValue mini_v, r.Get(std::string(kActor) + "ppo_mini_batch_size"));
@@ -233,9 +233,10 @@ Status ReadBatch(VerlRlReader& r, const JobBuilder& actor, bool megatron) {
   // ranks' micro batches for megatron).
   STRATA_ASSIGN_OR_RETURN(int64_t per_node, actor.GetPositiveInt("cluster.gpus_per_node"));
   STRATA_ASSIGN_OR_RETURN(int64_t nodes, actor.GetPositiveInt("cluster.nodes"));
-  int64_t minimal = per_node * nodes;
-  std::string minimal_how = fmt::format("{} GPUs", minimal);
-  if (megatron) {
+  // The one-step-off recipe trains on its trainer's nodes only (the rollout's are its own).
+  int64_t minimal = per_node * (nodes - rollout_nodes);
+  std::string minimal_how = fmt::format("{} {}GPUs", minimal, rollout_nodes > 0 ? "training " : "");
+  if (megatron && rollout_nodes == 0) {
     STRATA_ASSIGN_OR_RETURN(int64_t dp, actor.GetPositiveInt("parallel.dp"));
     STRATA_ASSIGN_OR_RETURN(int64_t micro, actor.GetPositiveInt("batch.micro_batch"));
     minimal = dp * micro;
@@ -471,7 +472,21 @@ Status ReadReference(VerlRlReader& r) {
 }
 
 // verl's main_ppo runs the hybrid engine: actor and rollout take turns on every GPU.
-Status ReadPlacement(Settings& s, VerlRlReader& r, bool megatron) {
+Status ReadPlacement(Settings& s, VerlRlReader& r, bool megatron, const JobBuilder& actor,
+                     int64_t rollout_nodes) {
+  if (rollout_nodes > 0) {
+    // The one-step-off recipe: its rollout on nodes of its own, one step off-policy.
+    STRATA_ASSIGN_OR_RETURN(int64_t per_node, actor.GetPositiveInt("cluster.gpus_per_node"));
+    r.Derived("placement.mode", "split",
+              "the one-step-off recipe: the rollout on GPUs of its own (no hybrid engine)");
+    r.Derived("placement.rollout_gpus", std::to_string(rollout_nodes * per_node),
+              fmt::format("rollout.nnodes {} x {} GPUs a node", rollout_nodes, per_node));
+    r.Derived("placement.one_step_off", "true",
+              "the one-step-off recipe generates step k+1 while the actor trains on step k");
+    (void)s;
+    (void)megatron;
+    return OkStatus();
+  }
   STRATA_ASSIGN_OR_RETURN(VerlValue hybrid_v, r.Get("actor_rollout_ref.hybrid_engine"));
   STRATA_ASSIGN_OR_RETURN(bool hybrid, r.Bool(hybrid_v));
   if (!hybrid) {
@@ -551,6 +566,8 @@ std::string RenderRlYaml(const RlImport& rl, const std::string& header) {
                                                  "rollout.dtype",
                                                  "reference",
                                                  "placement.mode",
+                                                 "placement.rollout_gpus",
+                                                 "placement.one_step_off",
                                                  "placement.offload_trainer"};
   return SourcedYaml(rl.fields, order, header, "an RL job field");
 }
@@ -612,7 +629,16 @@ Result<RlImport> MapVerlRl(Settings& s, const JobBuilder& actor, const std::stri
   r.Out().fields.push_back(
       {"actor.job", actor_job_ref, "the actor's training job, imported from the same launch"});
   STRATA_RETURN_IF_ERROR(ReadAlgorithm(s, r, actor));
-  STRATA_RETURN_IF_ERROR(ReadBatch(r, actor, megatron));
+  // The one-step-off recipe's rollout nodes (its config's default 1), beside the trainer's in
+  // the actor's cluster (MapVerl).
+  int64_t rollout_nodes = 0;
+  if (ClassifyVerlModule(module).split) {
+    rollout_nodes = 1;
+    if (const SourcedValue* v = s.Use("rollout.nnodes")) {
+      rollout_nodes = ParseInt64(v->value).value_or(1);
+    }
+  }
+  STRATA_RETURN_IF_ERROR(ReadBatch(r, actor, megatron, rollout_nodes));
   const auto& fields = r.Out().fields;
   const bool ppo = std::any_of(fields.begin(), fields.end(), [](const auto& f) {
     return f.key == "algorithm" && f.value == "ppo";
@@ -623,7 +649,7 @@ Result<RlImport> MapVerlRl(Settings& s, const JobBuilder& actor, const std::stri
   STRATA_ASSIGN_OR_RETURN(bool dynamic, r.Bool(dynamic_v));
   STRATA_RETURN_IF_ERROR(ReadRollout(s, r, dynamic));
   STRATA_RETURN_IF_ERROR(ReadReference(r));
-  STRATA_RETURN_IF_ERROR(ReadPlacement(s, r, megatron));
+  STRATA_RETURN_IF_ERROR(ReadPlacement(s, r, megatron, actor, rollout_nodes));
   for (std::string& note : VerlRecipeNotes(s, ClassifyVerlModule(module))) {
     r.Note(std::move(note));
   }

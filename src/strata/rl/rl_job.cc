@@ -28,7 +28,8 @@ const std::vector<std::string> kLengthKeys = {"prompt_mean", "prompt_max", "resp
 const std::vector<std::string> kRolloutKeys = {
     "engine", "vllm_version",   "tp",          "gpu_memory_utilization", "max_num_seqs",
     "dtype",  "kv_cache_dtype", "state_dtype", "enforce_eager"};
-const std::vector<std::string> kPlacementKeys = {"mode", "rollout_gpus", "offload_trainer"};
+const std::vector<std::string> kPlacementKeys = {"mode", "rollout_gpus", "offload_trainer",
+                                                 "one_step_off"};
 
 Result<int64_t> DtypeBytes(YamlMap& map, const std::string& key) {
   STRATA_ASSIGN_OR_RETURN(std::string name, map.String(key));
@@ -230,6 +231,13 @@ Status ParseInto(YAML::Node root, const std::string& file, RlSpec& spec) {
     if (placement.Has("rollout_gpus") && spec.placement == RlPlacement::kColocated) {
       return placement.ErrorAt("rollout_gpus", "rollout_gpus is for mode: split")
           .WithHint("colocated rollout uses every GPU");
+    }
+    if (placement.Has("one_step_off")) {
+      STRATA_ASSIGN_OR_RETURN(spec.one_step_off, placement.Bool("one_step_off"));
+      if (spec.one_step_off && spec.placement != RlPlacement::kSplit) {
+        return placement.ErrorAt("one_step_off", "one_step_off is for mode: split")
+            .WithHint("colocated rollout and training take turns on the same GPUs");
+      }
     }
     if (placement.Has("offload_trainer")) {
       STRATA_ASSIGN_OR_RETURN(spec.offload_trainer, placement.Bool("offload_trainer"));

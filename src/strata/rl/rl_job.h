@@ -74,7 +74,8 @@ struct RlSpec {
   RlLengths lengths;
   RolloutSpec rollout;
   RlPlacement placement = RlPlacement::kColocated;
-  int64_t rollout_gpus = 0;  // kSplit: GPUs that generate
+  int64_t rollout_gpus = 0;   // kSplit: GPUs that generate
+  bool one_step_off = false;  // kSplit: generation of step k+1 overlaps training on step k
   /// kColocated: the actor's weights, gradients and optimizer states leave the GPU while vLLM
   /// generates (verl's megatron param/grad/optimizer offload).
   bool offload_trainer = true;

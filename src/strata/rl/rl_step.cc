@@ -514,11 +514,14 @@ Result<RlEvaluation> EvaluateRl(const Workspace& workspace, const RlSpec& spec) 
     e.configured = RlPlacementResult{};
     e.configured.placement = RlPlacement::kSplit;
     e.configured.rollout_gpus = spec.rollout_gpus;
+    e.configured.one_step_off = spec.one_step_off;
     e.configured.reason =
         fmt::format("placement.rollout_gpus {} is not a whole number of {}-GPU nodes below {}",
                     spec.rollout_gpus, per_node, world);
     for (const RlPlacementResult& r : e.splits) {
-      if (r.rollout_gpus == spec.rollout_gpus && !r.one_step_off) e.configured = r;
+      if (r.rollout_gpus == spec.rollout_gpus && r.one_step_off == spec.one_step_off) {
+        e.configured = r;
+      }
     }
   }
 
