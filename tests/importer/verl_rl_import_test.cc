@@ -46,6 +46,9 @@ std::vector<RlCase> Cases() {
   ImportOptions yaml = Options("H100 SXM", "llama-3.1-8b");
   yaml.nodes = 1;
   yaml.gpus_per_node = 8;
+  // DAPO's 4 nodes need a network: the H20 cluster file's (its nodes from the script).
+  ImportOptions dapo = Options("", "qwen2.5-math-7b");
+  dapo.cluster = "h20-5x8";
   return {
       // volcengine/verl examples/grpo_trainer/run_qwen3moe-30b_megatron_96gb.sh @ 6e7fdc2:
       // train_prompt_bsz=512, n_resp_per_prompt=16, train_prompt_mini_bsz=128 (512 / 128 = 4
@@ -73,7 +76,14 @@ std::vector<RlCase> Cases() {
         {"rollout.dtype", "bf16", nullptr},
         {"reference", "false", nullptr},
         {"placement.mode", "colocated", nullptr},
-        {"placement.offload_trainer", "true", nullptr}}},
+        {"placement.offload_trainer", "true", nullptr},
+        // use_dynamic_bsz=True (line 47, set on line 114); both budgets
+        // $(((max_prompt_length + max_response_length))) = 10,240 (lines 117, 151).
+        {"batch.max_tokens_per_gpu", "10240",
+         "actor_rollout_ref.actor.ppo_max_token_len_per_gpu (line 117): use_dynamic_bsz True "
+         "(actor_rollout_ref.actor.use_dynamic_bsz (line 114)): the actor's micro batches "
+         "packed up to this many tokens per GPU"},
+        {"batch.log_prob_max_tokens_per_gpu", "10240", nullptr}}},
       // volcengine/verl examples/ppo_trainer/run_qwen2-7b_seq_balance.sh @ 7406178: PPO (no
       // adv_estimator: verl's default gae trains a critic), train_batch_size=4096 over
       // ppo_mini_batch_size=512 (8 mini batches), n unset (1), prompt and response 4096,
@@ -98,7 +108,18 @@ std::vector<RlCase> Cases() {
         {"rollout.dtype", "bf16", nullptr},
         {"reference", "false", nullptr},
         {"placement.mode", "colocated", nullptr},
-        {"placement.offload_trainer", "false", nullptr}}},
+        {"placement.offload_trainer", "false", nullptr},
+        // use_dynamic_bsz=True (line 24): the actor's 24,000 tokens (line 25), the log-prob
+        // passes' 24,000 (line 33), the critic's 98,304 (line 40).
+        {"batch.max_tokens_per_gpu", "24000",
+         "actor_rollout_ref.actor.ppo_max_token_len_per_gpu (line 25): use_dynamic_bsz True "
+         "(actor_rollout_ref.actor.use_dynamic_bsz (line 24)): the actor's micro batches packed "
+         "up to this many tokens per GPU"},
+        {"batch.log_prob_max_tokens_per_gpu", "24000",
+         "actor_rollout_ref.rollout.log_prob_max_token_len_per_gpu (line 33): the old log-prob "
+         "(and reference) passes' micro batches"},
+        {"batch.critic_max_tokens_per_gpu", "98304",
+         "critic.ppo_max_token_len_per_gpu (line 40): the critic's update and values passes"}}},
       // volcengine/verl examples/grpo_trainer/run_qwen2_5-7b_math.sh @ 7cb8d02: GRPO, 1024
       // prompts x n=5, ppo_mini_batch_size=256 (4 mini batches), prompt and response 1024,
       // rollout TP 2 at 0.6, use_kl_loss=True (a reference pass), 16 GPUs on one node.
@@ -151,6 +172,34 @@ std::vector<RlCase> Cases() {
          "actor_rollout_ref.rollout.free_cache_engine = True: the rollout's KV cache is freed "
          "while the actor trains"},
         {"placement.offload_trainer", "false", nullptr}}},
+      // volcengine/verl recipe/dapo/test_dapo_7b.sh @ 875788e: DAPO's own entry point
+      // (`ray job submit ... -- python3 -m recipe.dapo.main_dapo`, its config dapo_trainer over
+      // verl's ppo_trainer): train_prompt_bsz=512 x n_resp_per_prompt=16, mini batches of 32
+      // prompts (16), prompt and response $((1024 * 2)), rollout TP 1 at 0.85, no KL loss or KL
+      // reward, offload False, NNODES 4 x 8 GPUs; use_dynamic_bsz=True with both budgets
+      // $((max_prompt_length + max_response_length)) = 4,096 (lines 83, 85).
+      {"verl_recipe_dapo",
+       "verl_recipe_dapo/test_dapo_7b.sh",
+       dapo,
+       {{"algorithm", "grpo", "algorithm.adv_estimator (line 73): 'grpo', no critic"},
+        {"batch.prompts", "512", "data.train_batch_size (line 66)"},
+        {"batch.samples_per_prompt", "16", "actor_rollout_ref.rollout.n (line 67)"},
+        {"batch.mini_batches", "16", nullptr},
+        {"batch.epochs", "1", nullptr},
+        {"lengths.prompt_max", "2048", "data.max_prompt_length (line 63)"},
+        {"lengths.response_max", "2048", "data.max_response_length (line 64)"},
+        {"rollout.engine", "vllm", "actor_rollout_ref.rollout.name (line 88)"},
+        {"rollout.tp", "1", "actor_rollout_ref.rollout.tensor_model_parallel_size (line 102)"},
+        {"rollout.gpu_memory_utilization", "0.85",
+         "actor_rollout_ref.rollout.gpu_memory_utilization (line 100)"},
+        {"reference", "false", nullptr},
+        {"placement.mode", "colocated", nullptr},
+        {"placement.offload_trainer", "false", nullptr},
+        {"batch.max_tokens_per_gpu", "4096",
+         "actor_rollout_ref.actor.ppo_max_token_len_per_gpu (line 83): use_dynamic_bsz True "
+         "(actor_rollout_ref.actor.use_dynamic_bsz (line 80)): the actor's micro batches packed "
+         "up to this many tokens per GPU"},
+        {"batch.log_prob_max_tokens_per_gpu", "4096", nullptr}}},
   };
 }
 
@@ -301,6 +350,97 @@ TEST(VerlRlImportTest, ImportedFilesRunInStrataRl) {
   EXPECT_NE(run.out.find("step: 1024 prompts x 5 samples = 5,120 samples"), std::string::npos)
       << run.out;
   std::filesystem::remove_all(dir);
+}
+
+// verl's recipes run their own entry points; those whose config is verl's PPO trainer config
+// import as RL jobs with what the recipe adds noted, the others are refused by name. Before, a
+// recipe's `-m recipe.dapo.main_dapo` was no launch at all ("no training launch recognised").
+TEST(VerlRlImportTest, RecipeEntryPoints) {
+  ImportOptions options = Options("", "qwen2.5-math-7b");
+  options.cluster = "h20-5x8";
+  auto dapo = ImportJobFile(ImportGolden("verl_recipe_dapo/test_dapo_7b.sh"), options);
+  ASSERT_TRUE(dapo.ok()) << dapo.error().Format();
+  ASSERT_TRUE(dapo->rl.has_value());
+  const std::vector<std::string>& notes = dapo->rl->notes;
+  auto noted = [&](const std::string& text) {
+    for (const std::string& n : notes) {
+      if (n.find(text) != std::string::npos) return true;
+    }
+    return false;
+  };
+  EXPECT_TRUE(
+      noted("DAPO (recipe.dapo.main_dapo, config dapo_trainer over verl's "
+            "ppo_trainer): priced as verl's PPO step"));
+  // enable_filter_groups=True (line 76), gen_prompt_bsz=$((train_prompt_bsz * 3)) = 1536
+  // (line 65), max_num_gen_batches=10 (line 78).
+  EXPECT_TRUE(
+      noted("algorithm.filter_groups.enable = True (algorithm.filter_groups.enable (line "
+            "76)): DAPO's dynamic sampling generates data.gen_batch_size = 1536 prompts "
+            "a round (data.gen_batch_size (line 65))"));
+  EXPECT_TRUE(noted("(at most 10 rounds: algorithm.filter_groups.max_num_gen_batches (line 78))"));
+  EXPECT_TRUE(noted("reward_model.overlong_buffer.enable = True"));
+  // The recipe's own keys are read, not listed as unused.
+  for (const std::string& line : dapo->unused) {
+    EXPECT_FALSE(line.starts_with("algorithm.filter_groups.enable")) << line;
+  }
+
+  struct Refused {
+    const char* module;
+    const char* message;
+  };
+  const Refused kRefused[] = {
+      {"recipe.gkd.main_gkd",
+       "recipe.gkd.main_gkd (on-policy distillation (GKD)): not imported: its config "
+       "(on_policy_distill_trainer) is its own, not verl's PPO trainer config: a teacher model "
+       "scores the student's rollouts, which strata rl does not model"},
+      {"recipe.fully_async_policy.fully_async_main",
+       "recipe.fully_async_policy.fully_async_main (fully async): not imported: the rollout "
+       "streams samples of several policy versions (partial rollouts, staleness) to a trainer on "
+       "GPUs of its own; strata rl models on-policy and one-step-off pipelines only. Write the "
+       "RL job by hand with placement: {mode: split, rollout_gpus: N, one_step_off: true} for its "
+       "nearest, the one-step-off split"},
+      {"verl.trainer.main_generation",
+       "verl.trainer.main_generation: not imported: it generates from a dataset: nothing "
+       "trains"},
+  };
+  for (const Refused& c : kRefused) {
+    const std::string script = std::string("python3 -m ") + c.module +
+                               " \\\n    actor_rollout_ref.model.path=Qwen/Qwen2.5-7B\n";
+    auto r = ImportJob(script, "run.sh", Options("H20", "qwen2.5-math-7b"));
+    ASSERT_FALSE(r.ok()) << c.module;
+    EXPECT_EQ(r.error().message, c.message);
+    EXPECT_EQ(r.error().line, 1) << c.module;
+  }
+  // A recipe strata does not know is refused with the ones it does.
+  auto unknown = ImportJob("python3 -m recipe.mystery.main_mystery data.train_batch_size=8\n",
+                           "run.sh", Options("H20", "qwen2.5-math-7b"));
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_TRUE(unknown.error().message.starts_with(
+      "recipe.mystery.main_mystery: not imported: a verl entry point strata does not know: its "
+      "config may not be verl's PPO trainer config. Those imported as RL jobs: "
+      "verl.trainer.main_ppo, verl.trainer.main_grpo, recipe.dapo.main_dapo"))
+      << unknown.error().message;
+}
+
+// verl's one-step-off recipe (volcengine/verl@875788e:recipe/one_step_off_policy/shell/
+// dapo_7b_math_fsdp2_64_64.sh): NNODES_TRAIN 8 and NNODES_ROLLOUT 8 nodes of 8 GPUs (lines
+// 57-59, set on lines 137-140) are one cluster of 16 nodes, split 64 + 64, one step off-policy.
+// Before: refused as a placement strata import did not read.
+TEST(VerlRlImportTest, OneStepOffRecipeImportsAsASplit) {
+  ImportOptions o = Options("", "qwen2.5-math-7b");
+  o.cluster = "h20-5x8";
+  auto r = ImportJobFile(ImportGolden("verl_recipe_one_step_off/dapo_7b_math_fsdp2_64_64.sh"), o);
+  ASSERT_TRUE(r.ok()) << r.error().Format();
+  ASSERT_TRUE(r->rl.has_value());
+  EXPECT_EQ(r->job.cluster.nodes, 16);
+  EXPECT_EQ(r->job.cluster.gpus_per_node, 8);
+  EXPECT_EQ(Find(*r->rl, "placement.mode")->value, "split");
+  EXPECT_EQ(Find(*r->rl, "placement.rollout_gpus")->value, "64");
+  EXPECT_EQ(Find(*r->rl, "placement.one_step_off")->value, "true");
+  // 512 prompts x 16 = 8,192 samples over the 64 training GPUs (verl's check on the trainer's).
+  EXPECT_EQ(Find(*r->rl, "batch.prompts")->value, "512");
+  EXPECT_TRUE(
+      testing::MatchesGolden("golden/rl_import/verl_recipe_one_step_off/rl.yaml", r->rl->yaml));
 }
 
 struct BadCase {

@@ -117,6 +117,24 @@ TEST(RlJobTest, BadInputNamesTheField) {
        {},
        "rl.yaml:13: rollout.engine: engine 'trtllm' is not modelled\n"
        "  hint: expected one of: vllm, sglang"},
+      {"log_prob_budget_without_the_actors",
+       Replace(kMinimal, "  samples_per_prompt: 8\n",
+               "  samples_per_prompt: 8\n  log_prob_max_tokens_per_gpu: 30000\n"),
+       {},
+       "rl.yaml:7: batch.log_prob_max_tokens_per_gpu: log_prob_max_tokens_per_gpu packs a pass "
+       "by tokens, but the actor's update is not packed (no batch.max_tokens_per_gpu)\n"
+       "  hint: set batch.max_tokens_per_gpu (verl's ppo_max_token_len_per_gpu with "
+       "use_dynamic_bsz); strata rl packs the log-prob and critic passes only beside it"},
+      {"budget_not_a_count",
+       kMinimal,
+       {"batch.max_tokens_per_gpu=lots"},
+       "rl.yaml:5: batch.max_tokens_per_gpu: expected a positive token count (2048, 8K), got "
+       "'lots'"},
+      {"one_step_off_colocated",
+       kMinimal,
+       {"placement.mode=colocated", "placement.one_step_off=true"},
+       "rl.yaml: placement.one_step_off: one_step_off is for mode: split\n"
+       "  hint: colocated rollout and training take turns on the same GPUs"},
       {"malformed", "actor: [job\n", {}, ""},
       {"empty", "", {}, "rl.yaml: the file is empty, expected a YAML mapping"},
   };
@@ -143,6 +161,21 @@ TEST(RlJobTest, SglangIsReadAsVllm) {
   auto plain = ParseRlSpec(kMinimal, "rl.yaml");
   ASSERT_TRUE(plain.ok());
   EXPECT_EQ(plain->rollout.engine, "vllm");
+}
+
+// verl's dynamic batch: the token budgets per GPU, each pass's own or the actor's.
+TEST(RlJobTest, DynamicBatchBudgets) {
+  auto fixed = ParseRlSpec(kMinimal, "rl.yaml");
+  ASSERT_TRUE(fixed.ok());
+  EXPECT_FALSE(fixed->dynamic_batch());
+  auto packed =
+      ParseRlSpec(kMinimal, "rl.yaml",
+                  {"batch.max_tokens_per_gpu=24000", "batch.critic_max_tokens_per_gpu=98K"});
+  ASSERT_TRUE(packed.ok()) << packed.error().Format();
+  EXPECT_TRUE(packed->dynamic_batch());
+  EXPECT_EQ(packed->max_tokens_per_gpu, 24000);
+  EXPECT_EQ(packed->LogProbBudget(), 24000);  // the actor's when not given
+  EXPECT_EQ(packed->CriticBudget(), 98000);   // K = 1,000, as every token count
 }
 
 TEST(RlJobTest, UnknownCatalogName) {

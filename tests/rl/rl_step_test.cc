@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 
 #include "support/golden.h"
@@ -215,6 +216,8 @@ TEST(RlStepTest, ValidationRowsStayAtTheirDocumentedErrors) {
       {"verl-qwen2.5-math-7b-h20x64.yaml", false, 365.28, 1.10},       // held-out
       {"verl-qwen2.5-math-7b-h20x128.yaml", false, 356.30, 0.46},      // fit
       {"verl-qwen2.5-math-7b-h20x16-10k.yaml", false, 484.623, 3.99},  // fit
+      // verl (docs/advance/one_step_off.md), the Megatron colocate baseline, 16 H20.
+      {"verl-qwen2.5-math-7b-megatron-h20x16.yaml", false, 699.0, 2.27},  // fit
   };
   for (const ValidationRow& row : rows) {
     auto spec = LoadRlSpec(testing::TestPath(std::string("rl/validation/") + row.job));
@@ -329,6 +332,70 @@ TEST(RlStepTest, GpuVariantKeepsItsCalibrationInTheRollout) {
   EXPECT_NEAR(capped->decode.compute_efficiency / Reference().decode.compute_efficiency, 0.90865,
               1e-4);
   EXPECT_DOUBLE_EQ(capped->decode.hbm_efficiency, Reference().decode.hbm_efficiency);
+}
+
+// verl's dynamic batch on the reference job (`--set batch.max_tokens_per_gpu=16384`): a mini
+// batch of 320 samples over DP 40 is 8 samples of 1,024 + 4,096 = 5,120 mean tokens per rank,
+// 40,960 tokens: ceil(40,960 / 16,384) = 3 micro batches of 13,653.3 tokens, one packed row each
+// (13,654 tokens, even for CP's 2 x 1 chunks), 3 x DP 40 = 120 rows a mini batch. The fixed
+// micro batch it replaces: 8 micro batches of 1 sample, activations sized for 2,048 + 8,192 =
+// 10,240 tokens. The log-prob passes take all 1,280 / 40 = 32 samples at once: 163,840 tokens
+// in ceil(163,840 / 16,384) = 10 micro batches of exactly 16,384. Before: an unknown key.
+TEST(RlStepTest, DynamicBatchPacksTheActorsMicroBatches) {
+  auto spec = LoadRlSpec(kReferenceRlJobName, {"batch.max_tokens_per_gpu=16384"});
+  ASSERT_TRUE(spec.ok()) << spec.error().Format();
+  auto e = EvaluateRl(*Workspace::Load(), *spec);
+  ASSERT_TRUE(e.ok()) << e.error().Format();
+  ASSERT_EQ(e->micro_batches.size(), 2u);  // GRPO: the update and the log-prob passes
+  const PackedMicroBatches& update = e->micro_batches[0].packed;
+  EXPECT_NEAR(update.samples_per_rank, 8, 1e-12);
+  EXPECT_EQ(update.micro_batches, 3);
+  EXPECT_NEAR(update.tokens_per_micro_batch, 40960.0 / 3, 1e-9);
+  EXPECT_TRUE(e->actor.spec.sequence.packing);
+  EXPECT_EQ(e->actor.spec.micro_batch, 1);
+  EXPECT_EQ(e->actor.spec.global_batch, 120);
+  EXPECT_NEAR(e->actor.spec.sequence.max_tokens, 13654, 1e-9);
+  EXPECT_NEAR(e->actor.spec.sequence.mean_tokens, 5120, 1e-9);
+  EXPECT_EQ(e->fixed_micro_batch, 1);
+  const PackedMicroBatches& log_prob = e->micro_batches[1].packed;
+  EXPECT_FALSE(e->micro_batches[1].per_mini_batch);
+  EXPECT_NEAR(log_prob.samples_per_rank, 32, 1e-12);
+  EXPECT_EQ(log_prob.micro_batches, 10);
+  EXPECT_NEAR(log_prob.tokens_per_micro_batch, 16384, 1e-9);
+  // Packed rows of 13,654 tokens hold more activations than the fixed micro batch's 10,240.
+  EXPECT_GT(e->ledger.Peak(), Reference().ledger.Peak());
+}
+
+// verl refuses a budget that does not hold one sample padded to prompt_max + response_max
+// (seqlen_balancing.py:382 asserts max_token_len >= max_seq_len): 8,000 < 10,240.
+TEST(RlStepTest, DynamicBatchBudgetBelowOneSampleIsRefused) {
+  auto spec = LoadRlSpec(kReferenceRlJobName, {"batch.max_tokens_per_gpu=8000"});
+  ASSERT_TRUE(spec.ok()) << spec.error().Format();
+  auto e = EvaluateRl(*Workspace::Load(), *spec);
+  ASSERT_FALSE(e.ok());
+  EXPECT_EQ(e.error().Format(),
+            "data/jobs/qwen3.6-35b-a3b-grpo-h20x40.yaml: batch.max_tokens_per_gpu: "
+            "batch.max_tokens_per_gpu 8,000 x CP 1 = 8,000 tokens is less than one sample of "
+            "prompt_max + response_max = 10,240 tokens: verl refuses it (max_token_len must be "
+            "greater than the sequence length)\n  hint: a budget of at least 10,240 tokens per "
+            "GPU (volcengine/verl@b178a3cd56f58b2d502255daba591e92833930a7:verl/utils/"
+            "seqlen_balancing.py:382)");
+}
+
+// A split asked one step off-policy (verl's one-step-off recipe) is the configured placement,
+// and its step is the one-step-off row of that split: max(generation, training) + sync.
+TEST(RlStepTest, OneStepOffSplitIsTheConfiguredPlacement) {
+  auto spec = LoadRlSpec(kReferenceRlJobName, {"placement.mode=split", "placement.rollout_gpus=8",
+                                               "placement.one_step_off=true"});
+  ASSERT_TRUE(spec.ok()) << spec.error().Format();
+  auto e = EvaluateRl(*Workspace::Load(), *spec);
+  ASSERT_TRUE(e.ok()) << e.error().Format();
+  ASSERT_TRUE(e->configured.valid) << e->configured.reason;
+  EXPECT_TRUE(e->configured.one_step_off);
+  EXPECT_EQ(e->configured.rollout_gpus, 8);
+  const RlTimes& t = e->configured.times;
+  const Seconds training = t.old_log_prob + t.reference + t.update;
+  EXPECT_NEAR(t.step.s(), std::max(t.generation, training).s() + t.weight_sync.s(), 1e-9);
 }
 
 }  // namespace

@@ -27,6 +27,7 @@ struct MapContext {
   bool trl_sft = false;            // TRL's SFTConfig (`trl sft`, TRL's sft.py, a TRL recipe YAML)
   std::string llamafactory_stage;  // LLaMA-Factory's stage (pt, sft, rm, ppo, dpo, kto)
   bool verl_rl = false;            // a verl RL launch: an RL job is written around this job
+  bool verl_split = false;  // verl's one-step-off recipe: the rollout's nodes are the job's too
 };
 
 Status MapMegatron(MegatronFlavor flavor, Settings& s, MapContext& ctx, JobBuilder& job);

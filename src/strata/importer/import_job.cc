@@ -34,6 +34,7 @@ struct Detected {
   MapContext ctx;
   JobBuilder job;   // launcher-derived cluster fields
   bool rl = false;  // an RL launch (verl's main_ppo, a verl trainer YAML): an RL job too
+  std::string verl_module = "verl.trainer.main_ppo";  // the verl entry point the launch runs
 };
 
 std::string Extension(const std::string& file) { return fs::path(file).extension().string(); }
@@ -374,10 +375,24 @@ Result<Detected> DetectCommand(std::string_view text, const std::string& file, B
         program = i + 1;
         break;
       }
-      if (t.find("verl.trainer") != std::string::npos) {
+      // verl's trainers and recipes (`python3 -m verl.trainer.main_ppo`, recipe.dapo.main_dapo).
+      if (const VerlEntryPoint verl = ClassifyVerlModule(t);
+          verl.kind != VerlEntryPoint::Kind::kNone) {
+        if (verl.kind == VerlEntryPoint::Kind::kRefused) {
+          return InvalidInput(fmt::format("{}{}: not imported: {}", verl.module,
+                                          verl.recipe.empty() ? "" : " (" + verl.recipe + ")",
+                                          verl.reason))
+              .InFile(file)
+              .AtLine(w[i].line);
+        }
         d.framework = Framework::kVerl;
-        d.format = "verl trainer command (Hydra overrides)";
-        d.rl = IsVerlRlEntryPoint(t);
+        d.format = verl.recipe.empty()
+                       ? "verl trainer command (Hydra overrides)"
+                       : fmt::format("verl recipe command ({}, {}; Hydra overrides)", verl.module,
+                                     verl.recipe);
+        d.rl = verl.kind == VerlEntryPoint::Kind::kRl;
+        d.verl_module = verl.module;
+        d.ctx.verl_split = verl.split;
         STRATA_RETURN_IF_ERROR(CheckVerlCommandComplete(text, file));
         program = i;
         break;
@@ -439,7 +454,7 @@ Result<Detected> DetectCommand(std::string_view text, const std::string& file, B
       STRATA_RETURN_IF_ERROR(MergeDeepSpeedFile(d.settings, base, bundle));
     }
     if (d.framework == Framework::kVerl) {
-      STRATA_RETURN_IF_ERROR(MergeVerlBaseConfig(d.settings, bundle, base));
+      STRATA_RETURN_IF_ERROR(MergeVerlBaseConfig(d.settings, bundle, base, d.verl_module));
     }
     if (d.framework == Framework::kTorchtitan) {
       const SourcedValue* cfg = d.settings.Use("job.config_file");
@@ -704,8 +719,8 @@ Result<ImportReport> ImportJob(std::string_view text, const std::string& file,
     const std::string ref = options.actor_job_ref.empty()
                                 ? fs::path(file).stem().string() + ".actor.yaml"
                                 : options.actor_job_ref;
-    auto mapped_rl =
-        MapVerlRl(d.settings, d.job, ref, fs::path(file).filename().string(), d.format);
+    auto mapped_rl = MapVerlRl(d.settings, d.job, ref, fs::path(file).filename().string(), d.format,
+                               d.verl_module);
     if (!mapped_rl.ok()) {
       Error e = std::move(mapped_rl).error();
       if (e.file.empty()) e.InFile(file);

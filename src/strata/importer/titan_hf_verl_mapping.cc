@@ -803,6 +803,34 @@ Status MapVerl(Settings& s, MapContext& ctx, JobBuilder& job) {
     STRATA_ASSIGN_OR_RETURN(int64_t n, IntSetting(s, "trainer.nnodes", 1));
     job.Set("cluster.nodes", std::to_string(n), src);
   }
+  if (ctx.verl_split) {
+    // verl's one-step-off recipe: the rollout's nodes beside the trainer's, one cluster (its
+    // config's defaults: rollout.nnodes 1, n_gpus_per_node 8, volcengine/verl@
+    // 875788ef6e218d0b98cb64fff919d9fef014f986:recipe/one_step_off_policy/config/
+    // one_step_off_ppo_trainer.yaml; trainer.nnodes 1 and n_gpus_per_node 8, ppo_trainer's).
+    STRATA_ASSIGN_OR_RETURN(int64_t train_nodes, IntSetting(s, "trainer.nnodes", 1));
+    STRATA_ASSIGN_OR_RETURN(int64_t train_per_node, IntSetting(s, "trainer.n_gpus_per_node", 8));
+    const SourcedValue* rollout_nodes_v = s.Use("rollout.nnodes");
+    const SourcedValue* rollout_per_node_v = s.Use("rollout.n_gpus_per_node");
+    STRATA_ASSIGN_OR_RETURN(int64_t rollout_nodes, IntSetting(s, "rollout.nnodes", 1));
+    STRATA_ASSIGN_OR_RETURN(int64_t rollout_per_node, IntSetting(s, "rollout.n_gpus_per_node", 8));
+    if (rollout_per_node != train_per_node) {
+      return InvalidInput(fmt::format("rollout.n_gpus_per_node {} differs from "
+                                      "trainer.n_gpus_per_node {}: strata's splits are whole "
+                                      "nodes of one cluster",
+                                      rollout_per_node, train_per_node))
+          .InField("rollout.n_gpus_per_node");
+    }
+    job.Set("cluster.gpus_per_node", std::to_string(train_per_node),
+            rollout_per_node_v != nullptr ? rollout_per_node_v->source
+                                          : "trainer.n_gpus_per_node (verl's default 8)");
+    job.Set("cluster.nodes", std::to_string(train_nodes + rollout_nodes),
+            fmt::format(
+                "derived: trainer.nnodes {} + rollout.nnodes {} ({}): the one-step-off "
+                "recipe's training and rollout nodes",
+                train_nodes, rollout_nodes,
+                rollout_nodes_v != nullptr ? rollout_nodes_v->source : "its config's default 1"));
+  }
   const std::string strategy = VerlActorStrategy(s);
   const bool megatron = strategy == "megatron";
   // verl's use_liger applies Liger's kernels to the HF model its FSDP workers train
@@ -840,10 +868,13 @@ Status MapVerl(Settings& s, MapContext& ctx, JobBuilder& job) {
   }
   if (const SourcedValue* v = s.Use("actor_rollout_ref.actor.use_dynamic_bsz");
       v != nullptr && (v->value == "True" || v->value == "true")) {
-    job.Note(
-        fmt::format("use_dynamic_bsz = {} ({}): micro batches are packed up to "
-                    "ppo_max_token_len_per_gpu tokens, not a fixed count of sequences",
-                    v->value, v->source));
+    job.Note(fmt::format(
+        "use_dynamic_bsz = {} ({}): micro batches are packed up to ppo_max_token_len_per_gpu "
+        "tokens, not a fixed count of sequences{}",
+        v->value, v->source,
+        ctx.verl_rl ? "; `strata rl` packs them (the RL job's batch.max_tokens_per_gpu), this "
+                      "job alone prices batch.micro_batch samples"
+                    : ""));
   }
   STRATA_RETURN_IF_ERROR(IntField(s, job, "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu",
                                   "batch.micro_batch", 1, "micro batch per GPU not given: 1"));

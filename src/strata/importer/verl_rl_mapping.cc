@@ -15,6 +15,7 @@
 #include "strata/core/yaml_fields.h"
 #include "strata/importer/framework_mappers.h"
 #include "strata/importer/input_readers.h"
+#include "strata/importer/verl_entry_points.h"
 
 namespace strata {
 namespace {
@@ -29,6 +30,7 @@ constexpr const char* kVerlCheck =
 // verl's defaults of one trainer config (data/verl_rl_defaults.yaml).
 struct VerlDefaults {
   std::map<std::string, std::string> values;
+  std::map<std::string, std::string> sources;  // a key whose default another commit states
   std::string source;
   std::string vllm_version;
 };
@@ -44,7 +46,20 @@ Result<VerlDefaults> LoadVerlDefaults(bool megatron) {
   STRATA_ASSIGN_OR_RETURN(d.source, config.String("source"));
   STRATA_ASSIGN_OR_RETURN(YAML::Node values, config.Node("defaults"));
   if (!values.IsMap()) return InvalidInput("defaults: expected a mapping").InFile(label);
-  for (const auto& kv : values) d.values[kv.first.Scalar()] = kv.second.Scalar();
+  for (const auto& kv : values) {
+    const std::string key = kv.first.Scalar();
+    if (kv.second.IsMap()) {
+      // {value: ..., source: ...}: a default from another commit than the config's.
+      if (!kv.second["value"] || !kv.second["source"]) {
+        return InvalidInput(fmt::format("defaults.{}: expected a value or {{value, source}}", key))
+            .InFile(label);
+      }
+      d.values[key] = kv.second["value"].Scalar();
+      d.sources[key] = kv.second["source"].Scalar();
+    } else {
+      d.values[key] = kv.second.Scalar();
+    }
+  }
   return d;
 }
 
@@ -135,8 +150,9 @@ class VerlRlReader {
     std::string source = Source(from);
     if (!why.empty()) source += ": " + why;
     if (from.defaulted) {
-      out_.defaults.push_back(
-          fmt::format("{} = {}: verl's {} ({})", key, value, from.key, d_.source));
+      const auto own = d_.sources.find(from.key);
+      out_.defaults.push_back(fmt::format("{} = {}: verl's {} ({})", key, value, from.key,
+                                          own != d_.sources.end() ? own->second : d_.source));
     }
     out_.fields.push_back({key, std::move(value), std::move(source)});
   }
@@ -204,7 +220,7 @@ Status ReadAlgorithm(Settings& s, VerlRlReader& r, const JobBuilder& actor) {
 }
 
 // verl's batch checks, then strata's: the mini batches must be equal for the RL step.
-Status ReadBatch(VerlRlReader& r, const JobBuilder& actor, bool megatron) {
+Status ReadBatch(VerlRlReader& r, const JobBuilder& actor, bool megatron, int64_t rollout_nodes) {
   STRATA_ASSIGN_OR_RETURN(VerlValue prompts_v, r.Get("data.train_batch_size"));
   STRATA_ASSIGN_OR_RETURN(VerlValue n_v, r.Get(std::string(kRollout) + "n"));
   STRATA_ASSIGN_OR_RETURN(VerlValue mini_v, r.Get(std::string(kActor) + "ppo_mini_batch_size"));
@@ -217,9 +233,10 @@ Status ReadBatch(VerlRlReader& r, const JobBuilder& actor, bool megatron) {
   // ranks' micro batches for megatron).
   STRATA_ASSIGN_OR_RETURN(int64_t per_node, actor.GetPositiveInt("cluster.gpus_per_node"));
   STRATA_ASSIGN_OR_RETURN(int64_t nodes, actor.GetPositiveInt("cluster.nodes"));
-  int64_t minimal = per_node * nodes;
-  std::string minimal_how = fmt::format("{} GPUs", minimal);
-  if (megatron) {
+  // The one-step-off recipe trains on its trainer's nodes only (the rollout's are its own).
+  int64_t minimal = per_node * (nodes - rollout_nodes);
+  std::string minimal_how = fmt::format("{} {}GPUs", minimal, rollout_nodes > 0 ? "training " : "");
+  if (megatron && rollout_nodes == 0) {
     STRATA_ASSIGN_OR_RETURN(int64_t dp, actor.GetPositiveInt("parallel.dp"));
     STRATA_ASSIGN_OR_RETURN(int64_t micro, actor.GetPositiveInt("batch.micro_batch"));
     minimal = dp * micro;
@@ -261,6 +278,99 @@ Status ReadBatch(VerlRlReader& r, const JobBuilder& actor, bool megatron) {
   return OkStatus();
 }
 
+// verl's dynamic batch (use_dynamic_bsz): the actor's, the log-prob passes' and the critic's
+// token budgets per GPU. Each pass's switch defaults to the actor's and each log-prob budget to
+// the actor's budget (verl/trainer/config/rollout/rollout.yaml:94-98, ref/ref.yaml:20-24,
+// critic/critic.yaml:62-68 @ b178a3cd56f58b2d502255daba591e92833930a7).
+Status ReadDynamicBatch(Settings& s, VerlRlReader& r, bool ppo) {
+  const std::string ro = kRollout;
+  STRATA_ASSIGN_OR_RETURN(VerlValue on_v, r.Get(std::string(kActor) + "use_dynamic_bsz"));
+  STRATA_ASSIGN_OR_RETURN(bool on, r.Bool(on_v));
+  // A pass's own switch, or the actor's when the launch does not set it.
+  // verl's own YAML writes these defaults as interpolations of the actor's keys
+  // ("${actor_rollout_ref.actor.use_dynamic_bsz}"): the actor's value, as when unset.
+  auto given = [&](const std::string& key) -> const SourcedValue* {
+    const SourcedValue* v = s.Use(key);
+    return v != nullptr && v->value.starts_with("${") ? nullptr : v;
+  };
+  auto pass_on = [&](const std::string& key) -> Result<std::pair<bool, std::string>> {
+    const SourcedValue* v = given(key);
+    if (v == nullptr) return std::pair{on, std::string()};
+    STRATA_ASSIGN_OR_RETURN(bool b, r.Bool(VerlValue{key, v->value, v->source, false}));
+    return std::pair{b, v->source};
+  };
+  STRATA_ASSIGN_OR_RETURN(auto log_prob_on, pass_on(ro + "log_prob_use_dynamic_bsz"));
+  STRATA_ASSIGN_OR_RETURN(auto critic_on, pass_on("critic.use_dynamic_bsz"));
+  if (!on) {
+    if (log_prob_on.first || (ppo && critic_on.first)) {
+      r.Note(fmt::format(
+          "{} packs its pass by tokens while the actor's update does not (use_dynamic_bsz "
+          "{}): strata rl packs a pass only beside the actor's update, so it is priced at the "
+          "actor's micro batch",
+          log_prob_on.first ? log_prob_on.second : critic_on.second, r.Source(on_v)));
+    }
+    return OkStatus();
+  }
+  STRATA_ASSIGN_OR_RETURN(VerlValue budget_v,
+                          r.Get(std::string(kActor) + "ppo_max_token_len_per_gpu"));
+  STRATA_ASSIGN_OR_RETURN(int64_t budget, r.PositiveInt(budget_v));
+  r.Set("batch.max_tokens_per_gpu", std::to_string(budget), budget_v,
+        fmt::format("use_dynamic_bsz {} ({}): the actor's micro batches packed up to this many "
+                    "tokens per GPU",
+                    on_v.value, r.Where(on_v)));
+  auto budget_of = [&](const std::string& key, int64_t fallback,
+                       const std::string& fallback_why) -> Result<std::pair<int64_t, VerlValue>> {
+    if (const SourcedValue* v = given(key)) {
+      VerlValue value{key, v->value, v->source, false};
+      STRATA_ASSIGN_OR_RETURN(int64_t n, r.PositiveInt(value));
+      return std::pair{n, value};
+    }
+    return std::pair{fallback, VerlValue{key, std::to_string(fallback), fallback_why, true}};
+  };
+  if (log_prob_on.first) {
+    STRATA_ASSIGN_OR_RETURN(auto lp,
+                            budget_of(ro + "log_prob_max_token_len_per_gpu", budget,
+                                      "verl's default: the actor's ppo_max_token_len_per_gpu"));
+    if (!lp.second.defaulted) {
+      r.Set("batch.log_prob_max_tokens_per_gpu", std::to_string(lp.first), lp.second,
+            "the old log-prob (and reference) passes' micro batches");
+    }
+    if (const SourcedValue* ref = given("actor_rollout_ref.ref.log_prob_max_token_len_per_gpu");
+        ref != nullptr && ref->value != std::to_string(lp.first)) {
+      r.Note(fmt::format(
+          "actor_rollout_ref.ref.log_prob_max_token_len_per_gpu = {} ({}): the reference "
+          "pass is priced at the old log-prob pass's budget, {} tokens",
+          ref->value, ref->source, lp.first));
+    }
+  } else {
+    r.Note(
+        fmt::format("{} log_prob_use_dynamic_bsz False: the log-prob passes are priced packed "
+                    "at the actor's budget",
+                    log_prob_on.second));
+  }
+  if (ppo) {
+    if (!critic_on.first) {
+      r.Note(
+          fmt::format("{} critic.use_dynamic_bsz False: the critic is priced packed at the "
+                      "actor's budget",
+                      critic_on.second));
+    } else {
+      STRATA_ASSIGN_OR_RETURN(VerlValue critic_v, r.Get("critic.ppo_max_token_len_per_gpu"));
+      STRATA_ASSIGN_OR_RETURN(int64_t critic, r.PositiveInt(critic_v));
+      r.Set("batch.critic_max_tokens_per_gpu", std::to_string(critic), critic_v,
+            "the critic's update and values passes");
+      if (const SourcedValue* fwd = given("critic.forward_max_token_len_per_gpu");
+          fwd != nullptr && fwd->value != std::to_string(critic)) {
+        r.Note(fmt::format(
+            "critic.forward_max_token_len_per_gpu = {} ({}): the critic's values pass is "
+            "priced at its update's budget, {} tokens",
+            fwd->value, fwd->source, critic));
+      }
+    }
+  }
+  return OkStatus();
+}
+
 Status ReadLengths(VerlRlReader& r) {
   STRATA_ASSIGN_OR_RETURN(VerlValue prompt_v, r.Get("data.max_prompt_length"));
   STRATA_ASSIGN_OR_RETURN(VerlValue response_v, r.Get("data.max_response_length"));
@@ -276,7 +386,7 @@ Status ReadLengths(VerlRlReader& r) {
   return OkStatus();
 }
 
-Status ReadRollout(Settings& s, VerlRlReader& r) {
+Status ReadRollout(Settings& s, VerlRlReader& r, bool dynamic) {
   const std::string ro = kRollout;
   STRATA_ASSIGN_OR_RETURN(VerlValue name, r.Get(ro + "name"));
   // verl's rollout names: vllm, sglang (and its older sglang_async), hf.
@@ -335,10 +445,11 @@ Status ReadRollout(Settings& s, VerlRlReader& r) {
   for (const char* key : {"actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu",
                           "actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu"}) {
     if (const SourcedValue* v = s.Use(key)) {
-      r.Note(
-          fmt::format("{} = {} ({}): the log-prob passes are priced at the actor's micro "
-                      "batch (batch.micro_batch of the actor's job)",
-                      key, v->value, v->source));
+      r.Note(fmt::format("{} = {} ({}): {}", key, v->value, v->source,
+                         dynamic ? "not used: the log-prob passes pack their micro batches by "
+                                   "tokens (use_dynamic_bsz)"
+                                 : "the log-prob passes are priced at the actor's micro batch "
+                                   "(batch.micro_batch of the actor's job)"));
     }
   }
   return OkStatus();
@@ -361,7 +472,21 @@ Status ReadReference(VerlRlReader& r) {
 }
 
 // verl's main_ppo runs the hybrid engine: actor and rollout take turns on every GPU.
-Status ReadPlacement(Settings& s, VerlRlReader& r, bool megatron) {
+Status ReadPlacement(Settings& s, VerlRlReader& r, bool megatron, const JobBuilder& actor,
+                     int64_t rollout_nodes) {
+  if (rollout_nodes > 0) {
+    // The one-step-off recipe: its rollout on nodes of its own, one step off-policy.
+    STRATA_ASSIGN_OR_RETURN(int64_t per_node, actor.GetPositiveInt("cluster.gpus_per_node"));
+    r.Derived("placement.mode", "split",
+              "the one-step-off recipe: the rollout on GPUs of its own (no hybrid engine)");
+    r.Derived("placement.rollout_gpus", std::to_string(rollout_nodes * per_node),
+              fmt::format("rollout.nnodes {} x {} GPUs a node", rollout_nodes, per_node));
+    r.Derived("placement.one_step_off", "true",
+              "the one-step-off recipe generates step k+1 while the actor trains on step k");
+    (void)s;
+    (void)megatron;
+    return OkStatus();
+  }
   STRATA_ASSIGN_OR_RETURN(VerlValue hybrid_v, r.Get("actor_rollout_ref.hybrid_engine"));
   STRATA_ASSIGN_OR_RETURN(bool hybrid, r.Bool(hybrid_v));
   if (!hybrid) {
@@ -425,6 +550,9 @@ std::string RenderRlYaml(const RlImport& rl, const std::string& header) {
                                                  "batch.samples_per_prompt",
                                                  "batch.mini_batches",
                                                  "batch.epochs",
+                                                 "batch.max_tokens_per_gpu",
+                                                 "batch.log_prob_max_tokens_per_gpu",
+                                                 "batch.critic_max_tokens_per_gpu",
                                                  "lengths.prompt_mean",
                                                  "lengths.prompt_max",
                                                  "lengths.response_mean",
@@ -438,17 +566,13 @@ std::string RenderRlYaml(const RlImport& rl, const std::string& header) {
                                                  "rollout.dtype",
                                                  "reference",
                                                  "placement.mode",
+                                                 "placement.rollout_gpus",
+                                                 "placement.one_step_off",
                                                  "placement.offload_trainer"};
   return SourcedYaml(rl.fields, order, header, "an RL job field");
 }
 
 }  // namespace
-
-bool IsVerlRlEntryPoint(std::string_view module) {
-  const size_t dot = module.rfind('.');
-  const std::string_view name = dot == std::string_view::npos ? module : module.substr(dot + 1);
-  return name == "main_ppo" || name == "main_grpo";
-}
 
 Status CheckVerlCommandComplete(std::string_view text, const std::string& file) {
   size_t end = text.find_last_not_of(" \t\r\n");
@@ -462,10 +586,16 @@ Status CheckVerlCommandComplete(std::string_view text, const std::string& file) 
       .WithHint("import the whole script: the overrides after this line are missing");
 }
 
-Status MergeVerlBaseConfig(Settings& s, Bundle& bundle, const std::filesystem::path& base) {
-  // verl/trainer/main_ppo.py: @hydra.main(config_path="config", config_name="ppo_trainer").
-  std::string name = "ppo_trainer";
-  std::string named_by = "verl's main_ppo (its default --config-name ppo_trainer)";
+Status MergeVerlBaseConfig(Settings& s, Bundle& bundle, const std::filesystem::path& base,
+                           std::string_view module) {
+  // verl/trainer/main_ppo.py: @hydra.main(config_path="config", config_name="ppo_trainer"); a
+  // recipe's main names its own (recipe/dapo/main_dapo.py: dapo_trainer).
+  const VerlEntryPoint entry = ClassifyVerlModule(module);
+  std::string name = entry.config_name.empty() ? "ppo_trainer" : entry.config_name;
+  std::string named_by =
+      module == "verl.trainer.main_ppo"
+          ? std::string("verl's main_ppo (its default --config-name ppo_trainer)")
+          : fmt::format("{} (its default --config-name {})", module, name);
   if (s.Has("config_name")) {
     const SourcedValue* v = s.Use("config_name");
     name = v->value;
@@ -491,18 +621,38 @@ bool IsVerlRlConfig(const Settings& s) {
 }
 
 Result<RlImport> MapVerlRl(Settings& s, const JobBuilder& actor, const std::string& actor_job_ref,
-                           const std::string& input, const std::string& format) {
+                           const std::string& input, const std::string& format,
+                           std::string_view module) {
   const bool megatron = VerlActorStrategy(s) == "megatron";
   STRATA_ASSIGN_OR_RETURN(VerlDefaults defaults, LoadVerlDefaults(megatron));
   VerlRlReader r(s, std::move(defaults));
   r.Out().fields.push_back(
       {"actor.job", actor_job_ref, "the actor's training job, imported from the same launch"});
   STRATA_RETURN_IF_ERROR(ReadAlgorithm(s, r, actor));
-  STRATA_RETURN_IF_ERROR(ReadBatch(r, actor, megatron));
+  // The one-step-off recipe's rollout nodes (its config's default 1), beside the trainer's in
+  // the actor's cluster (MapVerl).
+  int64_t rollout_nodes = 0;
+  if (ClassifyVerlModule(module).split) {
+    rollout_nodes = 1;
+    if (const SourcedValue* v = s.Use("rollout.nnodes")) {
+      rollout_nodes = ParseInt64(v->value).value_or(1);
+    }
+  }
+  STRATA_RETURN_IF_ERROR(ReadBatch(r, actor, megatron, rollout_nodes));
+  const auto& fields = r.Out().fields;
+  const bool ppo = std::any_of(fields.begin(), fields.end(), [](const auto& f) {
+    return f.key == "algorithm" && f.value == "ppo";
+  });
+  STRATA_RETURN_IF_ERROR(ReadDynamicBatch(s, r, ppo));
   STRATA_RETURN_IF_ERROR(ReadLengths(r));
-  STRATA_RETURN_IF_ERROR(ReadRollout(s, r));
+  STRATA_ASSIGN_OR_RETURN(VerlValue dynamic_v, r.Get(std::string(kActor) + "use_dynamic_bsz"));
+  STRATA_ASSIGN_OR_RETURN(bool dynamic, r.Bool(dynamic_v));
+  STRATA_RETURN_IF_ERROR(ReadRollout(s, r, dynamic));
   STRATA_RETURN_IF_ERROR(ReadReference(r));
-  STRATA_RETURN_IF_ERROR(ReadPlacement(s, r, megatron));
+  STRATA_RETURN_IF_ERROR(ReadPlacement(s, r, megatron, actor, rollout_nodes));
+  for (std::string& note : VerlRecipeNotes(s, ClassifyVerlModule(module))) {
+    r.Note(std::move(note));
+  }
   RlImport rl = std::move(r.Out());
   rl.yaml = RenderRlYaml(
       rl, fmt::format("An RL job imported by `strata import` from {} ({}).\n"

@@ -15,12 +15,9 @@
 #include "strata/importer/job_builder.h"
 #include "strata/importer/launch_bundle.h"
 #include "strata/importer/settings.h"
+#include "strata/importer/verl_entry_points.h"
 
 namespace strata {
-
-/// The verl entry points that train with RL (verl.trainer.main_ppo, main_grpo), as opposed to
-/// its SFT trainer (verl.trainer.fsdp_sft_trainer) or generation (main_generation).
-bool IsVerlRlEntryPoint(std::string_view module);
 
 /// A verl launch script whose last line is continued ('\') with nothing after it: the command
 /// was cut off (bash would run what is left); an error naming the line.
@@ -30,15 +27,18 @@ Status CheckVerlCommandComplete(std::string_view text, const std::string& file);
 /// YAML that `--config-name` names (main_ppo's own default: ppo_trainer), read under the
 /// command's overrides, which win as in Hydra. Without it in the bundle, verl's defaults apply
 /// (data/verl_rl_defaults.yaml).
-Status MergeVerlBaseConfig(Settings& s, Bundle& bundle, const std::filesystem::path& base);
+Status MergeVerlBaseConfig(Settings& s, Bundle& bundle, const std::filesystem::path& base,
+                           std::string_view module = "verl.trainer.main_ppo");
 
 /// A verl trainer YAML that configures rollouts (actor_rollout_ref.rollout.*).
 bool IsVerlRlConfig(const Settings& s);
 
 /// Builds the RL job. `actor` holds the actor's job fields as MapVerl set them; `actor_job_ref`
-/// is what the RL job's actor.job says; `input` names the launch for the header.
+/// is what the RL job's actor.job says; `input` names the launch for the header; `module` the
+/// entry point (a recipe's keys strata does not model are noted).
 Result<RlImport> MapVerlRl(Settings& s, const JobBuilder& actor, const std::string& actor_job_ref,
-                           const std::string& input, const std::string& format);
+                           const std::string& input, const std::string& format,
+                           std::string_view module = "verl.trainer.main_ppo");
 
 }  // namespace strata
 

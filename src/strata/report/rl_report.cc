@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -20,6 +21,27 @@ std::string PlacementName(const RlPlacementResult& r) {
   if (r.placement == RlPlacement::kColocated) return "colocated";
   return fmt::format("split {}+{}{}", r.rollout_gpus, r.train_gpus,
                      r.one_step_off ? " one-step-off" : " sync");
+}
+
+// verl's dynamic batch: each pass's packed micro batches beside the fixed micro batch they
+// replace (micro_batch.h).
+std::string MicroBatchText(const RlEvaluation& e) {
+  if (e.micro_batches.empty()) return "";
+  const RlSpec& s = e.spec;
+  const double longest = s.lengths.prompt_max + s.lengths.response_max;
+  const auto micro = static_cast<double>(e.fixed_micro_batch);
+  std::string out =
+      "actor micro batches per GPU, verl's dynamic batch (batch.max_tokens_per_gpu):\n";
+  for (const RlMicroBatch& m : e.micro_batches) {
+    const double fixed = std::ceil(m.packed.samples_per_rank / micro);
+    out += fmt::format(
+        "  {}{}: {}; a fixed micro batch of {} sample{} would be {:.0f} of {} "
+        "tokens\n",
+        m.pass, m.per_mini_batch ? " (per mini batch)" : " (every sample)",
+        DescribePacked(m.packed), e.fixed_micro_batch, e.fixed_micro_batch == 1 ? "" : "s", fixed,
+        GroupDigits(micro * longest));
+  }
+  return out;
 }
 
 std::string Header(const RlEvaluation& e) {
@@ -44,11 +66,24 @@ std::string Header(const RlEvaluation& e) {
       fmt::format("actor ({}{}, sharding {}): {}, from {}\n", j.spec.framework.name,
                   j.spec.framework.given ? "" : " ASSUMED", ShardingModeName(j.spec.sharding.mode),
                   LayoutHeader(j.layout(), j.model.HasLayers(FfnKind::kMoe)), s.actor_job);
+  out += MicroBatchText(e);
+  const bool sglang = s.rollout.engine == "sglang";
   out += fmt::format(
-      "rollout (vLLM {}.{}): TP{} x {} instances, gpu_memory_utilization {:.2f}, "
+      "rollout ({}): TP{} x {} instances, gpu_memory_utilization {:.2f}, "
       "max_num_seqs {}\n",
-      s.rollout.vllm.major, s.rollout.vllm.minor, s.rollout.tp, j.world() / s.rollout.tp,
-      s.rollout.gpu_memory_utilization, s.rollout.max_num_seqs);
+      sglang
+          ? fmt::format("SGLang, priced as vLLM {}.{}", s.rollout.vllm.major, s.rollout.vllm.minor)
+          : fmt::format("vLLM {}.{}", s.rollout.vllm.major, s.rollout.vllm.minor),
+      s.rollout.tp, j.world() / s.rollout.tp, s.rollout.gpu_memory_utilization,
+      s.rollout.max_num_seqs);
+  if (sglang) {
+    out +=
+        "  SGLang shares vLLM's model here: verl hands it gpu_memory_utilization as "
+        "mem_fraction_static, the same TP and max_num_seqs, and the KV cache per token is the "
+        "model's; it may differ in what the fraction holds (SGLang's: weights and the KV pool; "
+        "vLLM's: also the activation peak), in CUDA-graph memory and in the scheduler's time per "
+        "decode step (--explain)\n";
+  }
   return out;
 }
 
@@ -222,6 +257,24 @@ std::string ExplainText(const RlEvaluation& e) {
     }
     out += t.Render();
   }
+  if (e.spec.rollout.engine == "sglang") {
+    out +=
+        "\nSGLang, priced with vLLM's model:\n"
+        "  shared: verl starts SGLang with mem_fraction_static = gpu_memory_utilization, "
+        "disable_cuda_graph = enforce_eager, tp_size = the rollout TP, max_running_requests = "
+        "max_num_seqs (volcengine/verl@b178a3cd56f58b2d502255daba591e92833930a7:verl/workers/"
+        "rollout/sglang_rollout/async_sglang_server.py:260-273); the KV cache per token and the "
+        "state per sequence are the model's, whatever the engine; the decode roofline reads the "
+        "same weights and KV\n"
+        "  may differ: SGLang's fraction is 'the memory used for static allocation (model "
+        "weights and KV cache memory pool)' (sgl-project/sglang@"
+        "001067fffe33427bee0ed2f007fb7551a1d76b44:python/sglang/srt/server_args.py, "
+        "mem_fraction_static), so its activations and CUDA graphs sit outside it, where vLLM "
+        "counts the activation peak inside (and CUDA graphs from 0.21): the KV cache priced "
+        "here is smaller than SGLang's by the activation peak; SGLang's CUDA-graph memory (its "
+        "own captured batch sizes) is taken as vLLM's; the engine's time per decode step is "
+        "vLLM's measured 4 ms, not SGLang's scheduler (radix cache, overlap scheduling)\n";
+  }
   out += "\nsources of the constants (data/rl_constants.yaml):\n";
   for (const auto& [name, source] : e.constants.sources) {
     out += fmt::format("  {}: {}\n", name, source);
@@ -259,6 +312,17 @@ std::string RenderRlJson(const RlEvaluation& e) {
   j["gpus"] = e.actor.world();
   j["gpu"] = e.actor.gpu().name;
   j["samples"] = e.spec.samples();
+  j["rollout_engine"] = e.spec.rollout.engine;
+  Json micro = Json::array();
+  for (const RlMicroBatch& m : e.micro_batches) {
+    micro.push_back({{"pass", m.pass},
+                     {"per_mini_batch", m.per_mini_batch},
+                     {"samples_per_rank", JsonNumber(m.packed.samples_per_rank)},
+                     {"budget_tokens", m.packed.budget_tokens},
+                     {"micro_batches", m.packed.micro_batches},
+                     {"tokens_per_micro_batch", JsonNumber(m.packed.tokens_per_micro_batch)}});
+  }
+  if (!micro.empty()) j["dynamic_micro_batches"] = micro;
   j["kv_bytes_per_token_per_gpu"] = JsonBytes(e.kv.full_per_token + e.kv.sliding_per_token);
   j["state_bytes_per_sequence_per_gpu"] = JsonBytes(e.kv.state_per_sequence);
   const RolloutMemory& m = e.colocated.rollout_memory;

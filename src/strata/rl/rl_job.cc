@@ -16,14 +16,20 @@ namespace {
 const std::vector<std::string> kTopKeys = {"actor",   "algorithm", "batch",    "lengths",
                                            "rollout", "reference", "placement"};
 const std::vector<std::string> kActorKeys = {"job", "set"};
-const std::vector<std::string> kBatchKeys = {"prompts", "samples_per_prompt", "mini_batches",
-                                             "epochs"};
+const std::vector<std::string> kBatchKeys = {"prompts",
+                                             "samples_per_prompt",
+                                             "mini_batches",
+                                             "epochs",
+                                             "max_tokens_per_gpu",
+                                             "log_prob_max_tokens_per_gpu",
+                                             "critic_max_tokens_per_gpu"};
 const std::vector<std::string> kLengthKeys = {"prompt_mean", "prompt_max", "response_mean",
                                               "response_max"};
 const std::vector<std::string> kRolloutKeys = {
     "engine", "vllm_version",   "tp",          "gpu_memory_utilization", "max_num_seqs",
     "dtype",  "kv_cache_dtype", "state_dtype", "enforce_eager"};
-const std::vector<std::string> kPlacementKeys = {"mode", "rollout_gpus", "offload_trainer"};
+const std::vector<std::string> kPlacementKeys = {"mode", "rollout_gpus", "offload_trainer",
+                                                 "one_step_off"};
 
 Result<int64_t> DtypeBytes(YamlMap& map, const std::string& key) {
   STRATA_ASSIGN_OR_RETURN(std::string name, map.String(key));
@@ -130,6 +136,24 @@ Status ParseInto(YAML::Node root, const std::string& file, RlSpec& spec) {
                     "batches",
                     spec.samples(), spec.prompts, spec.samples_per_prompt, spec.mini_batches));
   }
+  // verl's dynamic batch: token budgets per GPU; the passes' own budgets only beside the actor's.
+  for (auto [key, out] :
+       {std::pair{"max_tokens_per_gpu", &spec.max_tokens_per_gpu},
+        std::pair{"log_prob_max_tokens_per_gpu", &spec.log_prob_max_tokens_per_gpu},
+        std::pair{"critic_max_tokens_per_gpu", &spec.critic_max_tokens_per_gpu}}) {
+    if (!batch.Has(key)) continue;
+    STRATA_ASSIGN_OR_RETURN(double tokens, Tokens(batch, key));
+    *out = std::llround(tokens);
+    if (!batch.Has("max_tokens_per_gpu")) {
+      return batch
+          .ErrorAt(key, fmt::format("{} packs a pass by tokens, but the actor's update is not "
+                                    "packed (no batch.max_tokens_per_gpu)",
+                                    key))
+          .WithHint(
+              "set batch.max_tokens_per_gpu (verl's ppo_max_token_len_per_gpu with "
+              "use_dynamic_bsz); strata rl packs the log-prob and critic passes only beside it");
+    }
+  }
   STRATA_RETURN_IF_ERROR(CheckKeys(batch, kBatchKeys));
 
   STRATA_ASSIGN_OR_RETURN(YamlMap lengths, top.Map("lengths"));
@@ -207,6 +231,13 @@ Status ParseInto(YAML::Node root, const std::string& file, RlSpec& spec) {
     if (placement.Has("rollout_gpus") && spec.placement == RlPlacement::kColocated) {
       return placement.ErrorAt("rollout_gpus", "rollout_gpus is for mode: split")
           .WithHint("colocated rollout uses every GPU");
+    }
+    if (placement.Has("one_step_off")) {
+      STRATA_ASSIGN_OR_RETURN(spec.one_step_off, placement.Bool("one_step_off"));
+      if (spec.one_step_off && spec.placement != RlPlacement::kSplit) {
+        return placement.ErrorAt("one_step_off", "one_step_off is for mode: split")
+            .WithHint("colocated rollout and training take turns on the same GPUs");
+      }
     }
     if (placement.Has("offload_trainer")) {
       STRATA_ASSIGN_OR_RETURN(spec.offload_trainer, placement.Bool("offload_trainer"));

@@ -63,16 +63,31 @@ struct RlSpec {
   int64_t samples_per_prompt = 1;  // responses per prompt (verl rollout.n)
   int64_t mini_batches = 1;        // optimizer steps per epoch (train_batch / ppo_mini_batch)
   int64_t epochs = 1;              // passes over the step's samples (verl ppo_epochs)
-  bool reference_model = true;     // a KL term against a frozen reference: one more forward pass
+  /// verl's dynamic batch (use_dynamic_bsz): the actor's micro batches packed up to this many
+  /// tokens per GPU (ppo_max_token_len_per_gpu); 0: a fixed micro batch of the actor's job's
+  /// batch.micro_batch samples. The log-prob passes and PPO's critic have their own budgets
+  /// (0: this one). micro_batch.h.
+  int64_t max_tokens_per_gpu = 0;
+  int64_t log_prob_max_tokens_per_gpu = 0;  // verl rollout.log_prob_max_token_len_per_gpu
+  int64_t critic_max_tokens_per_gpu = 0;    // verl critic.ppo_max_token_len_per_gpu
+  bool reference_model = true;  // a KL term against a frozen reference: one more forward pass
   RlLengths lengths;
   RolloutSpec rollout;
   RlPlacement placement = RlPlacement::kColocated;
-  int64_t rollout_gpus = 0;  // kSplit: GPUs that generate
+  int64_t rollout_gpus = 0;   // kSplit: GPUs that generate
+  bool one_step_off = false;  // kSplit: generation of step k+1 overlaps training on step k
   /// kColocated: the actor's weights, gradients and optimizer states leave the GPU while vLLM
   /// generates (verl's megatron param/grad/optimizer offload).
   bool offload_trainer = true;
 
   int64_t samples() const { return prompts * samples_per_prompt; }
+  bool dynamic_batch() const { return max_tokens_per_gpu > 0; }
+  int64_t LogProbBudget() const {
+    return log_prob_max_tokens_per_gpu > 0 ? log_prob_max_tokens_per_gpu : max_tokens_per_gpu;
+  }
+  int64_t CriticBudget() const {
+    return critic_max_tokens_per_gpu > 0 ? critic_max_tokens_per_gpu : max_tokens_per_gpu;
+  }
 };
 
 /// Parses RL job YAML; `overrides` are "key=value" (`--set`): RL keys as in the file

@@ -4,8 +4,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string_view>
 
 #include "strata/comm/collective_cost.h"
+#include "strata/core/strings.h"
 #include "strata/eval/evaluation.h"
 #include "strata/hw/gpu_catalog.h"
 #include "strata/hw/interconnects.h"
@@ -20,8 +22,13 @@ namespace {
 std::string TokensArg(double tokens) { return fmt::format("{}", std::llround(tokens)); }
 
 // The actor's job at the RL batch: one mini batch of samples per optimizer step, sequences of
-// prompt + response; for a split, on `train_gpus` GPUs (whole nodes).
-JobRequest ActorRequest(const RlSpec& spec, int64_t train_gpus, const ResolvedJob* whole) {
+// prompt + response; for a split, on `train_gpus` GPUs (whole nodes). `packed`: verl's dynamic
+// batch, each DP rank's samples packed into micro batches of a token budget (micro_batch.h), one
+// packed row per micro batch; `whole_batch`: the pass takes every sample at once (the forward
+// passes), not one mini batch.
+JobRequest ActorRequest(const RlSpec& spec, int64_t train_gpus, const ResolvedJob* whole,
+                        const PackedMicroBatches* packed = nullptr, int64_t dp = 1,
+                        int64_t cp = 1) {
   JobRequest r;
   r.job = spec.actor_job;
   r.overrides = spec.actor_overrides;
@@ -36,25 +43,36 @@ JobRequest ActorRequest(const RlSpec& spec, int64_t train_gpus, const ResolvedJo
         fmt::format("cluster.nodes={}", train_gpus / whole->cluster.gpus_per_node));
     r.overrides.push_back(fmt::format("parallel.dp={}", train_gpus / (l.tp * l.pp * l.cp)));
   }
+  if (packed != nullptr) {
+    // A packed row attends within each sample (the mean, no spread assumed: the RL job gives a
+    // mean and a cap), its length rounded up to what CP's 2 x CP chunks divide.
+    const int64_t chunks = 2 * cp;
+    auto row = static_cast<int64_t>(std::ceil(packed->tokens_per_micro_batch));
+    row = (row + chunks - 1) / chunks * chunks;
+    r.overrides.push_back("batch.micro_batch=1");
+    r.overrides.push_back(fmt::format("batch.global_batch={}", packed->micro_batches * dp));
+    r.overrides.push_back("sequence.packing=true");
+    r.overrides.push_back(fmt::format("sequence.max_tokens={}", row));
+    r.overrides.push_back("sequence.std_tokens=0");
+  }
   return r;
 }
 
-struct ActorTimes {
+// One pass of the actor's job: its step, and the forward-only part of it.
+struct PassTimes {
   MemoryLedger ledger;
-  Seconds log_prob;             // one forward pass over every sample of the step
-  Seconds update;               // every mini batch, every epoch
+  Seconds step;                 // forward, backward and optimizer over the job's global batch
+  Seconds forward;              // a forward-only pass over the same batch
   KernelEfficiency efficiency;  // the GPU's, as the step tables resolved it
 };
 
-Result<ActorTimes> EvaluateActor(const Workspace& workspace, const ResolvedJob& job,
-                                 const RlSpec& spec) {
-  ActorTimes a;
+Result<PassTimes> EvaluatePass(const Workspace& workspace, const ResolvedJob& job) {
+  PassTimes a;
   STRATA_ASSIGN_OR_RETURN(Evaluation e, EvaluateJob(workspace, job, {.depth = EvalDepth::kStep}));
   a.ledger = std::move(e.ledger);
   a.efficiency = e.setup->tables.efficiency;
   const StepResult& r = *e.step;
-  const auto mini = static_cast<double>(spec.mini_batches);
-  a.update = r.step * (mini * static_cast<double>(spec.epochs));
+  a.step = r.step;
   // A forward-only pass: the forward share of the step's compute, with the same share of its
   // per-micro-batch communication and bubble; no optimizer, no gradient sync.
   const double f = r[StepPart::kForward].total.s();
@@ -63,7 +81,141 @@ Result<ActorTimes> EvaluateActor(const Workspace& workspace, const ResolvedJob& 
                       r[StepPart::kDpGrad].exposed.s() - r[StepPart::kDpParam].exposed.s() -
                       r[StepPart::kExpertDpGrad].exposed.s() -
                       r[StepPart::kExpertDpParam].exposed.s();
-  a.log_prob = Seconds::Of(compute > 0 ? once * f / compute * mini : 0);
+  a.forward = Seconds::Of(compute > 0 ? once * f / compute : 0);
+  return a;
+}
+
+struct ActorTimes {
+  ResolvedJob job;  // the update's: one mini batch, packed under the dynamic batch
+  MemoryLedger ledger;
+  Seconds log_prob;             // one forward pass over every sample of the step
+  Seconds update;               // every mini batch, every epoch
+  Bytes log_prob_forward_peak;  // the forward peak of the log-prob pass's micro batch
+  // PPO's critic: the actor's model and layout, at the critic's own micro batches.
+  Seconds critic_values;
+  Seconds critic_update;
+  MemoryLedger critic_ledger;
+  KernelEfficiency efficiency;
+  std::vector<RlMicroBatch> micro_batches;  // dynamic batch: each pass's packing
+  int64_t fixed_micro_batch = 1;            // the job's own batch.micro_batch
+};
+
+// The resolve error of the actor's job, pointed at the RL job.
+Error ActorJobError(const RlSpec& spec, const Error& inner, const std::string& what) {
+  // The overrides are strata's (batch, sequence) or the RL file's actor.set / actor.* keys.
+  std::string field = inner.field;
+  if (field.starts_with("--set")) field = field.substr(std::min<size_t>(field.size(), 6));
+  Error error = InvalidInput(fmt::format(
+      "the actor's job ({}) at {} samples per mini batch ({} prompts x {} samples / {} mini "
+      "batches) and {}-token sequences{}: {}{}",
+      spec.actor_job, spec.samples() / spec.mini_batches, spec.prompts, spec.samples_per_prompt,
+      spec.mini_batches, std::llround(spec.lengths.prompt_max + spec.lengths.response_max), what,
+      field.empty() ? "" : field + ": ", inner.message));
+  error.file = spec.file;
+  error.field = "actor";
+  error.hint = inner.hint;
+  if (inner.message.starts_with("unknown key")) {
+    error.hint += " (a key of the actor's job is set as actor.<key>)";
+  }
+  return error;
+}
+
+// The actor's passes on `train_gpus` (0: every GPU of the actor's job): the update, the log-prob
+// forward and PPO's critic, each at its micro batch (fixed: the job's; dynamic: verl's packing).
+Result<ActorTimes> EvaluateActor(const Workspace& workspace, const RlSpec& spec, int64_t train_gpus,
+                                 const ResolvedJob* whole) {
+  ActorTimes a;
+  auto fixed = ResolveJob(ActorRequest(spec, train_gpus, whole));
+  // A split's training side is said in a placement row: the job module's reason alone.
+  if (!fixed.ok() && whole != nullptr) return std::move(fixed).error();
+  if (!fixed.ok()) return ActorJobError(spec, fixed.error(), "");
+  a.fixed_micro_batch = fixed->spec.micro_batch;
+  const auto mini = static_cast<double>(spec.mini_batches);
+  const double passes = mini * static_cast<double>(spec.epochs);
+  const bool ppo = spec.algorithm == RlAlgorithm::kPpo;
+  if (!spec.dynamic_batch()) {
+    STRATA_ASSIGN_OR_RETURN(PassTimes p, EvaluatePass(workspace, *fixed));
+    a.job = std::move(fixed).value();
+    a.ledger = p.ledger;
+    a.efficiency = p.efficiency;
+    a.update = p.step * passes;
+    a.log_prob = p.forward * mini;
+    a.log_prob_forward_peak = p.ledger.PhaseOf(Phase::kForwardPeak).bytes;
+    a.critic_values = ppo ? a.log_prob : Seconds();
+    a.critic_update = ppo ? a.update : Seconds();
+    a.critic_ledger = p.ledger;
+    return a;
+  }
+  const ParallelLayout& l = fixed->layout();
+  const double longest = spec.lengths.prompt_max + spec.lengths.response_max;
+  const double mean = spec.lengths.prompt_mean + spec.lengths.response_mean;
+  const double per_rank_mini =
+      static_cast<double>(spec.samples()) / mini / static_cast<double>(l.dp);
+  const double per_rank_all = static_cast<double>(spec.samples()) / static_cast<double>(l.dp);
+  // verl packs the whole batch's samples padded to prompt_max + response_max and asserts the
+  // budget holds one of them (seqlen_balancing.py rearrange_micro_batches).
+  struct Budget {
+    const char* key;
+    int64_t tokens;
+  };
+  for (const Budget& b : {Budget{"batch.max_tokens_per_gpu", spec.max_tokens_per_gpu},
+                          Budget{"batch.log_prob_max_tokens_per_gpu", spec.LogProbBudget()},
+                          Budget{"batch.critic_max_tokens_per_gpu", spec.CriticBudget()}}) {
+    if (std::string_view(b.key).starts_with("batch.critic") && !ppo) continue;
+    if (static_cast<double>(b.tokens * l.cp) < longest) {
+      return InvalidInput(
+                 fmt::format("{} {} x CP {} = {} tokens is less than one sample of prompt_max + "
+                             "response_max = {} tokens: verl refuses it (max_token_len must be "
+                             "greater than the sequence length)",
+                             b.key, GroupDigits(static_cast<double>(b.tokens)), l.cp,
+                             GroupDigits(static_cast<double>(b.tokens * l.cp)),
+                             GroupDigits(longest)))
+          .InFile(spec.file)
+          .InField(b.key)
+          .WithHint(fmt::format(
+              "a budget of at least {} tokens per GPU (volcengine/verl@"
+              "b178a3cd56f58b2d502255daba591e92833930a7:verl/utils/seqlen_balancing.py:382)",
+              GroupDigits(std::ceil(longest / static_cast<double>(l.cp)))));
+    }
+  }
+  // One resolved and evaluated pass per distinct packing.
+  auto pass = [&](const char* name, double samples_per_rank, int64_t budget,
+                  bool mini_batch) -> Result<std::pair<ResolvedJob, PassTimes>> {
+    // Interleaved pipelining: megatron-core's microbatch_group_size_per_vp_stage defaults to
+    // the pipeline size (megatron/core/transformer/transformer_config.py, __post_init__).
+    const PackedMicroBatches packed =
+        PackMicroBatches(samples_per_rank, mean, budget, l.cp, l.vpp > 1 ? l.pp : 1);
+    a.micro_batches.push_back({name, packed, mini_batch});
+    auto job = ResolveJob(ActorRequest(spec, train_gpus, whole, &packed, l.dp, l.cp));
+    if (!job.ok() && whole != nullptr) return std::move(job).error();
+    if (!job.ok()) {
+      return ActorJobError(
+          spec, job.error(),
+          fmt::format(", packed by verl's dynamic batch ({}: {})", name, DescribePacked(packed)));
+    }
+    STRATA_ASSIGN_OR_RETURN(PassTimes p, EvaluatePass(workspace, *job));
+    return std::pair{std::move(job).value(), std::move(p)};
+  };
+  STRATA_ASSIGN_OR_RETURN(auto update,
+                          pass("actor update", per_rank_mini, spec.max_tokens_per_gpu, true));
+  STRATA_ASSIGN_OR_RETURN(auto log_prob,
+                          pass("log-prob passes", per_rank_all, spec.LogProbBudget(), false));
+  a.job = std::move(update.first);
+  a.ledger = update.second.ledger;
+  a.efficiency = update.second.efficiency;
+  a.update = update.second.step * passes;
+  a.log_prob = log_prob.second.forward;
+  a.log_prob_forward_peak = log_prob.second.ledger.PhaseOf(Phase::kForwardPeak).bytes;
+  a.critic_ledger = a.ledger;
+  if (ppo) {
+    STRATA_ASSIGN_OR_RETURN(auto critic,
+                            pass("critic update", per_rank_mini, spec.CriticBudget(), true));
+    STRATA_ASSIGN_OR_RETURN(auto values,
+                            pass("critic values", per_rank_all, spec.CriticBudget(), false));
+    a.critic_update = critic.second.step * passes;
+    a.critic_values = values.second.forward;
+    a.critic_ledger = critic.second.ledger;
+  }
   return a;
 }
 
@@ -194,28 +346,10 @@ Result<RlEvaluation> EvaluateRl(const Workspace& workspace, const RlSpec& spec) 
   RlEvaluation e;
   e.spec = spec;
   STRATA_ASSIGN_OR_RETURN(e.constants, LoadRlConstants());
-  auto actor_job = ResolveJob(ActorRequest(spec, 0, nullptr));
-  if (!actor_job.ok()) {
-    // The actor's job is read with the RL batch and lengths: say so, and point at the RL job.
-    const Error& inner = actor_job.error();
-    // The overrides are strata's (batch, sequence) or the RL file's actor.set / actor.* keys.
-    std::string field = inner.field;
-    if (field.starts_with("--set")) field = field.substr(std::min<size_t>(field.size(), 6));
-    Error error = InvalidInput(fmt::format(
-        "the actor's job ({}) at {} samples per mini batch ({} prompts x {} samples / {} mini "
-        "batches) and {}-token sequences: {}{}",
-        spec.actor_job, spec.samples() / spec.mini_batches, spec.prompts, spec.samples_per_prompt,
-        spec.mini_batches, std::llround(spec.lengths.prompt_max + spec.lengths.response_max),
-        field.empty() ? "" : field + ": ", inner.message));
-    error.file = spec.file;
-    error.field = "actor";
-    error.hint = inner.hint;
-    if (inner.message.starts_with("unknown key")) {
-      error.hint += " (a key of the actor's job is set as actor.<key>)";
-    }
-    return error;
-  }
-  e.actor = std::move(actor_job).value();
+  STRATA_ASSIGN_OR_RETURN(ActorTimes actor, EvaluateActor(workspace, spec, 0, nullptr));
+  e.actor = actor.job;
+  e.micro_batches = actor.micro_batches;
+  e.fixed_micro_batch = actor.fixed_micro_batch;
   const ResolvedJob& job = e.actor;
   const int64_t world = job.world();
   const int64_t per_node = job.cluster.gpus_per_node;
@@ -225,7 +359,6 @@ Result<RlEvaluation> EvaluateRl(const Workspace& workspace, const RlSpec& spec) 
         .InFile(spec.file)
         .InField("rollout.tp");
   }
-  STRATA_ASSIGN_OR_RETURN(ActorTimes actor, EvaluateActor(workspace, job, spec));
   e.ledger = actor.ledger;
 
   RolloutSetup s;
@@ -258,34 +391,44 @@ Result<RlEvaluation> EvaluateRl(const Workspace& workspace, const RlSpec& spec) 
   c.times.generation = c.generation.total;
   c.times.old_log_prob = actor.log_prob;
   c.times.reference = spec.reference_model ? actor.log_prob : Seconds();
-  c.times.critic_values = ppo ? actor.log_prob : Seconds();
+  c.times.critic_values = actor.critic_values;
   c.times.update = actor.update;
-  c.times.critic_update = ppo ? actor.update : Seconds();
+  c.times.critic_update = actor.critic_update;
   c.times.weight_sync = c.sync.total;
   c.times.step = c.times.generation + c.times.old_log_prob + c.times.reference +
                  c.times.critic_values + c.times.update + c.times.critic_update +
                  c.times.weight_sync;
-  const bool update_fits = e.ledger.fits && e.ledger.Peak() + beside_update <= job.gpu().memory;
+  // Under the dynamic batch PPO's critic packs its own micro batches: its update peaks apart.
+  const MemoryLedger& critic = actor.critic_ledger;
+  const Bytes update_peak = std::max(e.ledger.Peak(), ppo ? critic.Peak() : Bytes());
+  const bool ledgers_fit = e.ledger.fits && (!ppo || critic.fits);
+  const bool update_fits = ledgers_fit && update_peak + beside_update <= job.gpu().memory;
   c.valid = c.rollout_memory.fits && update_fits;
   if (!c.rollout_memory.fits) c.reason = "rollout: " + c.rollout_memory.reason;
   if (!e.ledger.fits) c.reason = "the actor's update does not fit the GPU";
-  if (e.ledger.fits && !update_fits) {
+  if (e.ledger.fits && !ledgers_fit) c.reason = "the critic's update does not fit the GPU";
+  if (ledgers_fit && !update_fits) {
     c.reason = fmt::format("the update with the other model's states resident needs {} of {}",
-                           FormatGiB(e.ledger.Peak() + beside_update), FormatGiB(job.gpu().memory));
+                           FormatGiB(update_peak + beside_update), FormatGiB(job.gpu().memory));
   }
 
   e.phases = {
-      {"rollout (vLLM beside the resident trainer)", c.rollout_memory.total,
-       spec.offload_trainer ? "vLLM budget + trainer's CUDA context and NCCL (states offloaded)"
-                            : "vLLM budget + trainer's weights, gradients, optimizer states"},
-      {"log-prob and reference forward", e.ledger.PhaseOf(Phase::kForwardPeak).bytes,
-       "the actor ledger's forward peak (vLLM asleep: weights and KV freed)"},
+      {fmt::format("rollout ({} beside the resident trainer)",
+                   spec.rollout.engine == "sglang" ? "SGLang" : "vLLM"),
+       c.rollout_memory.total,
+       fmt::format("{} budget + {}", spec.rollout.engine == "sglang" ? "SGLang" : "vLLM",
+                   spec.offload_trainer ? "trainer's CUDA context and NCCL (states offloaded)"
+                                        : "trainer's weights, gradients, optimizer states")},
+      {"log-prob and reference forward", actor.log_prob_forward_peak,
+       spec.dynamic_batch()
+           ? "the actor ledger's forward peak at the log-prob micro batch (vLLM asleep)"
+           : "the actor ledger's forward peak (vLLM asleep: weights and KV freed)"},
       {"actor update", e.ledger.Peak() + beside_update,
        beside_update.value() > 0 ? "the actor ledger's peak + the critic's states (not offloaded)"
                                  : "the actor ledger's peak"},
   };
   if (ppo) {
-    e.phases.push_back({"critic update", e.ledger.Peak() + beside_update,
+    e.phases.push_back({"critic update", critic.Peak() + beside_update,
                         beside_update.value() > 0
                             ? "the actor's ledger (the critic is its model and layout) + the "
                               "actor's states (not offloaded)"
@@ -299,20 +442,11 @@ Result<RlEvaluation> EvaluateRl(const Workspace& workspace, const RlSpec& spec) 
   // Splits of whole nodes, synchronous and one step off-policy.
   for (int64_t m = per_node; m < world; m += per_node) {
     const int64_t n = world - m;
-    auto train_job = ResolveJob(ActorRequest(spec, n, &job));
     RlPlacementResult base;
     base.placement = RlPlacement::kSplit;
     base.rollout_gpus = m;
     base.train_gpus = n;
-    if (!train_job.ok()) {
-      base.reason = "training side: " + train_job.error().message;
-      for (bool off : {false, true}) {
-        base.one_step_off = off;
-        e.splits.push_back(base);
-      }
-      continue;
-    }
-    auto train = EvaluateActor(workspace, *train_job, spec);
+    auto train = EvaluateActor(workspace, spec, n, &job);
     if (!train.ok()) {
       base.reason = "training side: " + train.error().message;
       for (bool off : {false, true}) {
@@ -324,11 +458,14 @@ Result<RlEvaluation> EvaluateRl(const Workspace& workspace, const RlSpec& spec) 
     base.rollout_memory =
         RolloutMemoryOf(s, spec.rollout.tp, spec.rollout.gpu_memory_utilization, Bytes());
     base.generation = GenerationOf(s, m, base.rollout_memory);
-    base.sync = SyncOf(s, train_job->layout(), true);
+    base.sync = SyncOf(s, train->job.layout(), true);
     // A split's training side keeps both PPO models on its GPUs (nothing to make room for).
-    const Bytes train_peak = train->ledger.Peak() + (ppo ? ModelStates(train->ledger) : Bytes());
+    const Bytes train_peak =
+        std::max(train->ledger.Peak(), ppo ? train->critic_ledger.Peak() : Bytes()) +
+        (ppo ? ModelStates(train->ledger) : Bytes());
     base.train_peak = train_peak;
-    const bool train_fits = train->ledger.fits && train_peak <= job.gpu().memory;
+    const bool train_fits =
+        train->ledger.fits && (!ppo || train->critic_ledger.fits) && train_peak <= job.gpu().memory;
     base.valid = base.rollout_memory.fits && train_fits;
     if (!base.rollout_memory.fits) base.reason = "rollout: " + base.rollout_memory.reason;
     if (!train_fits) {
@@ -340,9 +477,9 @@ Result<RlEvaluation> EvaluateRl(const Workspace& workspace, const RlSpec& spec) 
     t.generation = base.generation.total;
     t.old_log_prob = train->log_prob;
     t.reference = spec.reference_model ? train->log_prob : Seconds();
-    t.critic_values = ppo ? train->log_prob : Seconds();
+    t.critic_values = train->critic_values;
     t.update = train->update;
-    t.critic_update = ppo ? train->update : Seconds();
+    t.critic_update = train->critic_update;
     t.weight_sync = base.sync.total;
     const Seconds training =
         t.old_log_prob + t.reference + t.critic_values + t.update + t.critic_update;
@@ -377,11 +514,14 @@ Result<RlEvaluation> EvaluateRl(const Workspace& workspace, const RlSpec& spec) 
     e.configured = RlPlacementResult{};
     e.configured.placement = RlPlacement::kSplit;
     e.configured.rollout_gpus = spec.rollout_gpus;
+    e.configured.one_step_off = spec.one_step_off;
     e.configured.reason =
         fmt::format("placement.rollout_gpus {} is not a whole number of {}-GPU nodes below {}",
                     spec.rollout_gpus, per_node, world);
     for (const RlPlacementResult& r : e.splits) {
-      if (r.rollout_gpus == spec.rollout_gpus && !r.one_step_off) e.configured = r;
+      if (r.rollout_gpus == spec.rollout_gpus && r.one_step_off == spec.one_step_off) {
+        e.configured = r;
+      }
     }
   }
 

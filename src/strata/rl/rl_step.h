@@ -15,6 +15,7 @@
 #include "strata/job/resolved_job.h"
 #include "strata/memory/ledger.h"
 #include "strata/rl/kv_cache.h"
+#include "strata/rl/micro_batch.h"
 #include "strata/rl/rl_constants.h"
 #include "strata/rl/rl_job.h"
 #include "strata/rl/rollout.h"
@@ -60,6 +61,13 @@ struct RlPlacementResult {
   Bytes train_peak;  // the actor's ledger peak on the training GPUs
 };
 
+/// One pass's packing under verl's dynamic batch (batch.max_tokens_per_gpu).
+struct RlMicroBatch {
+  std::string pass;  // "actor update", "log-prob passes", "critic update", "critic values"
+  PackedMicroBatches packed;
+  bool per_mini_batch = true;  // false: the pass takes every sample of the step at once
+};
+
 struct RlPhaseMemory {
   std::string phase;
   Bytes bytes;
@@ -77,7 +85,10 @@ struct GpuDecode {
 
 struct RlEvaluation {
   RlSpec spec;
-  ResolvedJob actor;  // the actor's job at the RL batch, on every GPU (colocated)
+  ResolvedJob actor;  // the actor's job at the RL batch, on every GPU (colocated); under the
+                      // dynamic batch, at the update's packed micro batch
+  std::vector<RlMicroBatch> micro_batches;  // dynamic batch: each pass's packing (colocated)
+  int64_t fixed_micro_batch = 1;            // the actor's job's batch.micro_batch (samples)
   MemoryLedger ledger;
   KvFootprint kv;
   RlPlacementResult configured;  // the placement the job asks for
