@@ -412,17 +412,18 @@ Result<RlEvaluation> EvaluateRl(const Workspace& workspace, const RlSpec& spec) 
                            FormatGiB(update_peak + beside_update), FormatGiB(job.gpu().memory));
   }
 
+  const char* engine = spec.rollout.engine == "sglang" ? "SGLang" : "vLLM";
   e.phases = {
-      {fmt::format("rollout ({} beside the resident trainer)",
-                   spec.rollout.engine == "sglang" ? "SGLang" : "vLLM"),
-       c.rollout_memory.total,
-       fmt::format("{} budget + {}", spec.rollout.engine == "sglang" ? "SGLang" : "vLLM",
+      {fmt::format("rollout ({} beside the resident trainer)", engine), c.rollout_memory.total,
+       fmt::format("{} budget + {}", engine,
                    spec.offload_trainer ? "trainer's CUDA context and NCCL (states offloaded)"
                                         : "trainer's weights, gradients, optimizer states")},
       {"log-prob and reference forward", actor.log_prob_forward_peak,
        spec.dynamic_batch()
-           ? "the actor ledger's forward peak at the log-prob micro batch (vLLM asleep)"
-           : "the actor ledger's forward peak (vLLM asleep: weights and KV freed)"},
+           ? fmt::format("the actor ledger's forward peak at the log-prob micro batch ({} asleep)",
+                         engine)
+           : fmt::format("the actor ledger's forward peak ({} asleep: weights and KV freed)",
+                         engine)},
       {"actor update", e.ledger.Peak() + beside_update,
        beside_update.value() > 0 ? "the actor ledger's peak + the critic's states (not offloaded)"
                                  : "the actor ledger's peak"},
