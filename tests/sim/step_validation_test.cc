@@ -78,6 +78,8 @@ struct Row {
   // GPU; 0 = the file's), with the PCIe generation of the slot it needs.
   double data_nic_gbit = 0;
   int64_t nic_pcie_generation = 0;
+  // The recipe runs the routed experts as one fused MLP (FrameworkProfile::fused_expert_mlp).
+  bool fused_expert_mlp = false;
 };
 
 ModelConfig Catalog(const std::string& name) {
@@ -436,6 +438,7 @@ HeldOut LoadHeldOut() {
     r.framework = e["framework"].as<std::string>();
     r.framework_version = e["version"].as<std::string>();
     r.note = e["note"].as<std::string>();
+    r.fused_expert_mlp = e["fused_expert_mlp"].as<bool>(false);
     EXPECT_FALSE(e["source"].as<std::string>("").empty()) << r.id << ": every row cites its source";
     h.rows.push_back(r);
   }
@@ -524,6 +527,7 @@ Outcome Evaluate(const Row& row, const KernelEfficiencyFile& eff, const Intercon
   auto profile = ResolveFramework(frameworks, job, c.gpu.name);
   EXPECT_TRUE(profile.ok()) << row.id;
   if (profile.ok()) tables.framework = *profile;
+  tables.framework.fused_expert_mlp = row.fused_expert_mlp;
   tables.framework_counts = CountFrameworkModel(model);
   o.framework = fmt::format("{} {}", tables.framework.name, tables.framework.version);
   o.gpu = c.gpu.name;

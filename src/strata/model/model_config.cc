@@ -151,6 +151,9 @@ Status ParseMoe(const JsonFields& text, const FamilyTraits& traits, int64_t num_
     out.router_bias = true;
     out.expert_bias = true;
   }
+  // GPT-OSS clamps the experts' gate (above) and up (both sides) projections at swiglu_limit
+  // before its GLU; the value does not change any count, only which kernels run.
+  out.activation_clamp = text.Has("swiglu_limit");
   return OkStatus();
 }
 
@@ -472,7 +475,13 @@ Status ParseText(const JsonFields& text, const FamilyTraits& traits, ModelConfig
   // error: they may sit at the top level (rope_theta) or nested (rope_parameters/rope_scaling).
   for (const char* key : {"rope_parameters", "rope_scaling"}) {
     STRATA_ASSIGN_OR_RETURN(auto rope, text.Object(key));
-    (void)rope;
+    if (!rope) continue;
+    // transformers spells the scaling kind rope_type (older configs: type).
+    STRATA_ASSIGN_OR_RETURN(std::string kind, rope->StringOr("rope_type", ""));
+    if (kind.empty()) {
+      STRATA_ASSIGN_OR_RETURN(kind, rope->StringOr("type", ""));
+    }
+    if (kind == "yarn") config.attention.rope_yarn = true;
   }
   return OkStatus();
 }

@@ -45,6 +45,7 @@ struct AttentionConfig {
   bool qk_norm_full_width = false;  // one RMSNorm over all q heads, one over all k (OLMo 2)
   bool sinks = false;               // one learned attention-sink logit per head (GPT-OSS)
   int64_t sliding_window = 0;       // tokens, for kSlidingAttention layers; 0 when none
+  bool rope_yarn = false;           // rope_scaling's type is yarn (GPT-OSS, long-context variants)
 };
 
 /// DeepSeek multi-head latent attention.
@@ -120,6 +121,7 @@ struct MoeConfig {
   bool shared_expert_gate = false;              // sigmoid gate h -> 1 on the shared expert
   bool router_bias = false;                     // per-expert bias (DeepSeek, GPT-OSS)
   bool expert_bias = false;                     // biases inside every expert (GPT-OSS)
+  bool activation_clamp = false;                // gate and up clamped before the GLU (swiglu_limit)
 };
 
 struct LayerSpec {

@@ -263,17 +263,35 @@ std::vector<StepFormula> ExplainStep(const StepTables& t, const StepLayout& s,
       const double per_token = EagerExtraBytesPerToken(t, fw, l);
       const double forward =
           per_token * tokens / (t.hbm.bytes_per_s() * e.hbm_efficiency) * stage.layers;
-      add("framework: eager element-wise ops",
-          fmt::format("bytes beyond the fused kernels per token, forward, all layers: [norms "
-                      "{:.0f} B x ({:.1f} - 1) / SP {:.0f} + (rotary {:.0f} B x ({:.1f} - 1) + MLP "
-                      "activation {:.0f} B x ({:.2f} - 1) + attention layout copies {:.0f} B) / "
-                      "TP {}] = {:.0f} B x {:.0f} tokens / ({:.0f} GB/s x {:.2f}) x stage share "
-                      "{:.3f} = {} forward; x (1 forward + 2 backward + the recompute's share) = "
-                      "{} per micro batch",
-                      t.norm_bytes_per_token, fw.eager_norm, sp, t.rotary_bytes_per_token,
-                      fw.eager_rotary, act, fw.eager_activation, copies, l.tp, per_token, tokens,
-                      t.hbm.gb_per_s(), e.hbm_efficiency, stage.layers, Ms(Seconds::Of(forward)),
-                      Ms(r.framework.eager_elementwise)));
+      if (per_token > 0)
+        add("framework: eager element-wise ops",
+            fmt::format(
+                "bytes beyond the fused kernels per token, forward, all layers: [norms "
+                "{:.0f} B x ({:.1f} - 1) / SP {:.0f} + (rotary {:.0f} B x ({:.1f} - 1) + MLP "
+                "activation {:.0f} B x ({:.2f} - 1) + attention layout copies {:.0f} B) / "
+                "TP {}] = {:.0f} B x {:.0f} tokens / ({:.0f} GB/s x {:.2f}) x stage share "
+                "{:.3f} = {} forward; x (1 forward + 2 backward + the recompute's share) = "
+                "{} per micro batch",
+                t.norm_bytes_per_token, fw.eager_norm, sp, t.rotary_bytes_per_token,
+                fw.eager_rotary, act, fw.eager_activation, copies, l.tp, per_token, tokens,
+                t.hbm.gb_per_s(), e.hbm_efficiency, stage.layers, Ms(Seconds::Of(forward)),
+                Ms(r.framework.eager_elementwise)));
+      const ModelCodeBytes code = ModelCodeBytesPerToken(t, fw, l);
+      if (code.forward() + code.backward() > 0) {
+        add("framework: model-specific module code",
+            fmt::format("bytes per token, all layers, forward + backward: "
+                        "clamped GLU {:.0f} + {:.0f} B, per-expert output bias {:.0f} + {:.0f} B, "
+                        "unfused YaRN rotary {:.0f} + {:.0f} B; x {:.0f} tokens / ({:.0f} GB/s x "
+                        "{:.2f}) x stage share {:.3f} = {} forward + {} backward",
+                        code.clamped_glu_forward, code.clamped_glu_backward,
+                        code.expert_bias_forward, code.expert_bias_backward,
+                        code.yarn_rotary_forward, code.yarn_rotary_backward, tokens,
+                        t.hbm.gb_per_s(), e.hbm_efficiency, stage.layers,
+                        Ms(Seconds::Of(code.forward() * tokens /
+                                       (t.hbm.bytes_per_s() * e.hbm_efficiency) * stage.layers)),
+                        Ms(Seconds::Of(code.backward() * tokens /
+                                       (t.hbm.bytes_per_s() * e.hbm_efficiency) * stage.layers))));
+      }
     }
     if (r.framework.fsdp2_copy_out.s() > 0) {
       add("framework: FSDP2 copy-out",

@@ -1,5 +1,7 @@
 #include "strata/sim/framework_overhead.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 
 #include "strata/sim/step_model.h"
@@ -83,6 +85,54 @@ double EagerExtraBytesPerToken(const StepTables& t, const FrameworkProfile& f,
              tp;
 }
 
+ModelCodeBytes ModelCodeBytesPerToken(const StepTables& t, const FrameworkProfile& f,
+                                      const ParallelLayout& l) {
+  ModelCodeBytes b;
+  const double tp = static_cast<double>(l.tp);
+  const ModelCodeTraffic& c = f.model_code;
+  if (!f.fused_expert_mlp) {
+    b.clamped_glu_forward = c.clamped_glu_forward * t.clamped_glu_elements_per_token / tp;
+    b.clamped_glu_backward = c.clamped_glu_backward * t.clamped_glu_elements_per_token / tp;
+    b.expert_bias_forward = c.expert_bias_forward * t.expert_bias_elements_per_token / tp;
+    b.expert_bias_backward = c.expert_bias_backward * t.expert_bias_elements_per_token / tp;
+  }
+  b.yarn_rotary_forward = c.yarn_rotary_forward * t.yarn_rotary_elements_per_token / tp;
+  b.yarn_rotary_backward = c.yarn_rotary_backward * t.yarn_rotary_elements_per_token / tp;
+  return b;
+}
+
+std::vector<std::string> ModelCodeAssumptions(const StepTables& t, const FrameworkProfile& f) {
+  std::vector<std::string> lines;
+  const ModelCodeTraffic& c = f.model_code;
+  const bool experts_fused = f.fused_expert_mlp;
+  if (t.clamped_glu_elements_per_token > 0 && c.clamped_glu_forward + c.clamped_glu_backward > 0) {
+    lines.push_back(
+        experts_fused
+            ? std::string("clamped GLU: inside the fused expert MLP (no eager clamp)")
+            : fmt::format("clamped GLU: {} clamps gate and up and concatenates them in eager "
+                          "code before its fused activation ({:.0f} B forward, {:.0f} B "
+                          "backward per element of the experts' fc1 output)",
+                          f.engine, c.clamped_glu_forward, c.clamped_glu_backward));
+  }
+  if (t.expert_bias_elements_per_token > 0 && c.expert_bias_forward + c.expert_bias_backward > 0) {
+    lines.push_back(
+        experts_fused
+            ? std::string("expert output biases: inside the fused expert MLP")
+            : fmt::format("expert output biases: {} adds each expert's bias x its routing "
+                          "probability in a per-expert loop ({:.0f} B forward, {:.0f} B "
+                          "backward per element of the experts' output)",
+                          f.engine, c.expert_bias_forward, c.expert_bias_backward));
+  }
+  if (t.yarn_rotary_elements_per_token > 0 && c.yarn_rotary_forward + c.yarn_rotary_backward > 0) {
+    lines.push_back(
+        fmt::format("YaRN rotary: {} turns rotary fusion off for it, so q and k go "
+                    "through eager rotary code ({:.0f} B forward, {:.0f} B backward "
+                    "per element beyond a fused kernel's)",
+                    f.name, c.yarn_rotary_forward, c.yarn_rotary_backward));
+  }
+  return lines;
+}
+
 double GatherBytesPerParam(const StepLayout& s) {
   return s.fp8.on() && s.fp8.param_gather ? 1.0 : static_cast<double>(s.param_bytes);
 }
@@ -113,13 +163,17 @@ FrameworkOverhead ComputeFrameworkOverhead(const StepTables& t, const StepLayout
   const double tokens =
       static_cast<double>(s.micro_batch) * t.mean_tokens / static_cast<double>(s.layout.cp);
   const double extra_per_token = EagerExtraBytesPerToken(t, f, s.layout);
-  double eager_fwd = 0, eager_rec = 0;
-  if (extra_per_token > 0 && hbm > 0) {
-    eager_fwd = extra_per_token * tokens / hbm * c.critical.layers;
+  // Model-specific module code (clamped GLU, per-expert output bias, unfused YaRN rotary): its
+  // own forward and backward bytes.
+  const ModelCodeBytes model_code = ModelCodeBytesPerToken(t, f, s.layout);
+  double eager_fwd = 0, eager_bwd = 0, eager_rec = 0;
+  if ((extra_per_token > 0 || model_code.forward() + model_code.backward() > 0) && hbm > 0) {
+    const double per_pass = tokens / hbm * c.critical.layers;
+    eager_fwd = (extra_per_token + model_code.forward()) * per_pass;
+    eager_bwd = (2 * extra_per_token + model_code.backward()) * per_pass;
     const double fused_forward = c.forward.memory_bound.s();
     eager_rec = fused_forward > 0 ? eager_fwd * c.recompute.memory_bound.s() / fused_forward : 0.0;
   }
-  const double eager_bwd = 2 * eager_fwd;
   // FSDP2's copy-out: each gather (forward, and backward when resharded) writes the unit's
   // gathered bytes into its parameters, on the compute stream.
   double copy_fwd = 0, copy_bwd = 0;

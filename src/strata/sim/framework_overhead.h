@@ -5,6 +5,9 @@
 #ifndef STRATA_SIM_FRAMEWORK_OVERHEAD_H_
 #define STRATA_SIM_FRAMEWORK_OVERHEAD_H_
 
+#include <string>
+#include <vector>
+
 #include "strata/core/units.h"
 #include "strata/model/model_config.h"
 #include "strata/sim/framework_profile.h"
@@ -51,6 +54,27 @@ struct FrameworkOverhead {
 /// rest by TP (docs/formulas.md, "eager element-wise ops"). 0 without eager traffic.
 double EagerExtraBytesPerToken(const StepTables& tables, const FrameworkProfile& profile,
                                const ParallelLayout& layout);
+
+/// The bytes the framework's model-specific module code moves outside the fused kernels
+/// (FrameworkProfile::model_code) per token of one micro batch on one rank, all layers, forward
+/// and backward: TP-split like the tensors they pass over (docs/formulas.md, "model-specific
+/// module code"). 0 without such code or such model features.
+struct ModelCodeBytes {
+  double clamped_glu_forward = 0, clamped_glu_backward = 0;
+  double expert_bias_forward = 0, expert_bias_backward = 0;
+  double yarn_rotary_forward = 0, yarn_rotary_backward = 0;
+  double forward() const { return clamped_glu_forward + expert_bias_forward + yarn_rotary_forward; }
+  double backward() const {
+    return clamped_glu_backward + expert_bias_backward + yarn_rotary_backward;
+  }
+};
+ModelCodeBytes ModelCodeBytesPerToken(const StepTables& tables, const FrameworkProfile& profile,
+                                      const ParallelLayout& layout);
+
+/// The implementation lines for the model-specific module code the profile prices on this model
+/// (`strata step` prints them with the framework's other assumptions); empty when none applies.
+std::vector<std::string> ModelCodeAssumptions(const StepTables& tables,
+                                              const FrameworkProfile& profile);
 
 /// Bytes one parameter takes in a ZeRO-3/FSDP gather: 1 with an FP8 all-gather (megatron
 /// --fp8-param-gather, torchao enable_fsdp_float8_all_gather), else the parameters' dtype.

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <tuple>
 
 #include "strata/core/file_io.h"
 #include "strata/core/sourced_yaml.h"
@@ -22,6 +23,25 @@ Status CheckRows(YamlMap& section) {
   STRATA_ASSIGN_OR_RETURN(YAML::Node rows, section.Node("rows"));
   if (!rows.IsSequence()) return section.ErrorAt("rows", "expected a list of row ids ([] if none)");
   return OkStatus();
+}
+
+// `model_code:` {clamped_glu, expert_output_bias, yarn_rotary}, each {forward, backward} in
+// bytes per element (ModelCodeTraffic).
+Result<ModelCodeTraffic> ParseModelCode(YamlMap& m) {
+  ModelCodeTraffic c;
+  STRATA_ASSIGN_OR_RETURN(YamlMap t, m.Map("model_code"));
+  for (const auto& [key, forward, backward] :
+       {std::tuple{"clamped_glu", &c.clamped_glu_forward, &c.clamped_glu_backward},
+        std::tuple{"expert_output_bias", &c.expert_bias_forward, &c.expert_bias_backward},
+        std::tuple{"yarn_rotary", &c.yarn_rotary_forward, &c.yarn_rotary_backward}}) {
+    if (!t.Has(key)) continue;
+    STRATA_ASSIGN_OR_RETURN(YamlMap pass, t.Map(key));
+    STRATA_ASSIGN_OR_RETURN(*forward, NonNegative(pass, "forward"));
+    STRATA_ASSIGN_OR_RETURN(*backward, NonNegative(pass, "backward"));
+    STRATA_RETURN_IF_ERROR(pass.CheckNoUnknownKeys());
+  }
+  STRATA_RETURN_IF_ERROR(t.CheckNoUnknownKeys());
+  return c;
 }
 
 Result<FrameworkEntry> ParseEntry(YamlMap& m, const std::string& name) {
@@ -48,8 +68,12 @@ Result<FrameworkEntry> ParseEntry(YamlMap& m, const std::string& name) {
     }
     e.gdn_module_given = true;
   }
+  if (m.Has("model_code")) {
+    STRATA_ASSIGN_OR_RETURN(e.model_code, ParseModelCode(m));
+  }
   if (m.Has("runs_as")) {
-    // A wrapper's numbers are its engine's, except the attention its recipes ask HF code for.
+    // A wrapper's numbers are its engine's, except the attention its recipes ask HF code for
+    // and the module code its model providers choose (model_code).
     if (m.Has("attention")) {
       STRATA_ASSIGN_OR_RETURN(e.attention, m.String("attention"));
       e.attention_given = true;
@@ -251,6 +275,24 @@ Result<FrameworkProfile> ResolveForMode(const FrameworkCatalog& catalog, const J
   }
   p.moe_ops = engine->moe_ops;
   p.moe_host_syncs = engine->moe_host_syncs;
+  // The engine's module code, and what a wrapper's providers change of it (each pass the wrapper
+  // states replaces the engine's).
+  p.model_code = engine->model_code;
+  if (named != engine) {
+    const ModelCodeTraffic& w = named->model_code;
+    if (w.clamped_glu_forward + w.clamped_glu_backward > 0) {
+      p.model_code.clamped_glu_forward = w.clamped_glu_forward;
+      p.model_code.clamped_glu_backward = w.clamped_glu_backward;
+    }
+    if (w.expert_bias_forward + w.expert_bias_backward > 0) {
+      p.model_code.expert_bias_forward = w.expert_bias_forward;
+      p.model_code.expert_bias_backward = w.expert_bias_backward;
+    }
+    if (w.yarn_rotary_forward + w.yarn_rotary_backward > 0) {
+      p.model_code.yarn_rotary_forward = w.yarn_rotary_forward;
+      p.model_code.yarn_rotary_backward = w.yarn_rotary_backward;
+    }
+  }
   if (engine->expert_loop_ops > 0) {
     const bool grouped = !engine->expert_loop_until.empty() &&
                          ReleaseAtLeast(engine_version, engine->expert_loop_until);

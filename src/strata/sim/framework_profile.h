@@ -17,6 +17,23 @@
 
 namespace strata {
 
+/// Element-wise passes that a framework's module code runs for particular model features, outside
+/// the fused kernels the step's memory-bound term counts (data/frameworks.yaml `model_code:`):
+/// bytes moved per element beyond those kernels, forward and backward. clamped_glu: per element
+/// of the experts' fc1 output when the GLU's inputs are clamped (GPT-OSS); expert_output_bias:
+/// per element of the experts' output when each expert adds its own output bias; yarn_rotary:
+/// per element of q and k when the rotary is YaRN's and runs unfused.
+struct ModelCodeTraffic {
+  double clamped_glu_forward = 0, clamped_glu_backward = 0;
+  double expert_bias_forward = 0, expert_bias_backward = 0;
+  double yarn_rotary_forward = 0, yarn_rotary_backward = 0;
+  bool any() const {
+    return clamped_glu_forward + clamped_glu_backward + expert_bias_forward + expert_bias_backward +
+               yarn_rotary_forward + yarn_rotary_backward >
+           0;
+  }
+};
+
 /// One framework's entry of data/frameworks.yaml, as written.
 struct FrameworkEntry {
   std::string name;
@@ -48,6 +65,7 @@ struct FrameworkEntry {
   // Liger's kernels patch this framework's model code (HF transformers' modules): the job's
   // framework.liger_kernel is refused for any other engine.
   bool liger_kernel = false;
+  ModelCodeTraffic model_code;  // a wrapper's own entries override its engine's
   /// What it can run, by sharding mode name or "default" (`parallel:`); empty: not stated, so
   /// a wrapper's engine (runs_as) decides, and with no engine every dimension is searched.
   std::map<std::string, ParallelSupport> parallel;
@@ -96,6 +114,12 @@ struct FrameworkProfile {
   // under torch.compile, whose Inductor fuses the element-wise ops.
   double eager_norm = 1, eager_rotary = 1, eager_activation = 1;
   bool eager_attention_copies = false;
+  // Model-specific module code outside the fused kernels (ModelCodeTraffic), and whether the
+  // routed experts run as one fused MLP (megatron-core's TE op fuser / fused grouped MLP, which
+  // clamp, activate and add the biases inside their kernels: no clamped_glu or expert bias
+  // passes then). Set in code (the validation rows whose recipes say so); no job key yet.
+  ModelCodeTraffic model_code;
+  bool fused_expert_mlp = false;
   // Gated DeltaNet: the kernel (fla | flashqla | torch), whether the job chose it, and whose
   // module runs it (megatron-core | transformers).
   std::string gdn_kernel = "fla";

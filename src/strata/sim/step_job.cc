@@ -102,6 +102,10 @@ Result<StepSetup> PrepareStep(const ResolvedJob& job, const KernelEfficiencyFile
       !setup.tables.framework.experts_assumption.empty()) {
     setup.tables.framework.assumptions.push_back(setup.tables.framework.experts_assumption);
   }
+  if (setup.tables.framework.on) {
+    for (std::string& line : ModelCodeAssumptions(setup.tables, setup.tables.framework))
+      setup.tables.framework.assumptions.push_back(std::move(line));
+  }
   setup.tables.gdn_chunk_tokens = static_cast<double>(constants.gdn_chunk_tokens);
   if (setup.tables.gdn_layers > 0 && setup.tables.framework.on) {
     setup.tables.framework.assumptions.push_back(GdnKernelAssumption(setup.tables.framework));

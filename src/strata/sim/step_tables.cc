@@ -72,6 +72,7 @@ void AddLayerBytes(const ModelConfig& c, const LayerSpec& spec, StepTables& t) {
       const double kv = static_cast<double>(a.num_kv_heads * a.head_dim);
       double elems = 2 * (q + kv);  // rotary on q and k: read + write
       t.rotary_bytes_per_token += b * 2 * (q + kv);
+      if (a.rope_yarn) t.yarn_rotary_elements_per_token += q + kv;
       // Eager code: K and V each read (kv) and written at the query heads' width (q) when GQA
       // repeats them, and the output read and written once more (contiguous()).
       t.attention_copy_bytes_per_token += b * ((kv < q ? 2 * (kv + q) : 0.0) + 2 * q);
@@ -124,6 +125,10 @@ void AddLayerBytes(const ModelConfig& c, const LayerSpec& spec, StepTables& t) {
       static_cast<double>(m.top_k * m.expert_intermediate_size +
                           m.num_shared_experts * m.shared_expert_intermediate_size);
   t.routed_act_bytes_per_token += b * 3 * static_cast<double>(m.top_k * m.expert_intermediate_size);
+  if (m.activation_clamp)
+    t.clamped_glu_elements_per_token +=
+        2 * static_cast<double>(m.top_k * m.expert_intermediate_size);
+  if (m.expert_bias) t.expert_bias_elements_per_token += static_cast<double>(m.top_k) * h;
   t.shared_act_bytes_per_token +=
       b * 3 * static_cast<double>(m.num_shared_experts * m.shared_expert_intermediate_size);
   // Router: fp32 logits over E experts written, softmaxed and top-k'd (3 passes of 4 B); the

@@ -103,6 +103,13 @@ struct StepTables {
   // the query heads and the attention output made contiguous before its projection.
   double rotary_bytes_per_token = 0;
   double attention_copy_bytes_per_token = 0;
+  // Elements per token, all layers, that model-specific module code passes over outside the
+  // fused kernels (FrameworkProfile::model_code): the experts' fc1 outputs (top_k x 2 f) where
+  // the GLU's inputs are clamped; the experts' outputs (top_k x h) where each expert carries an
+  // output bias; q and k (heads x head_dim each) where the rotary is YaRN's.
+  double clamped_glu_elements_per_token = 0;
+  double expert_bias_elements_per_token = 0;
+  double yarn_rotary_elements_per_token = 0;
   // Adapters (model/adapter.h), all layers: forward FLOP per token of their thin GEMMs, their
   // rank (the GEMMs' narrow side), DoRA's weight-norm FLOP per forward; and QLoRA's
   // dequantisation of every base linear weight before its GEMM, bytes per pass over the layers
