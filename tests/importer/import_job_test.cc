@@ -201,6 +201,9 @@ TEST(ImportJobTest, MsSwiftMoeExample) {
   // -> `.float()`; save_for_backward(exp_logits, ...)): 6 B per logit, priced as native. It
   // was imported as fused (2 B), 4 B per logit too few.
   EXPECT_EQ(r.job.cross_entropy, CrossEntropyImpl::kNative);
+  // --moe_aux_loss_coeff 1e-3 (line 19): a load-balancing loss, one more group under TP x CP > 1.
+  EXPECT_DOUBLE_EQ(r.job.moe_aux_loss_coeff, 1e-3);
+  EXPECT_EQ(SourceOf(r, "moe.aux_loss_coeff"), "--moe_aux_loss_coeff (line 19)");
   EXPECT_TRUE(r.job.optimizer.distributed);  // ms-swift's default
   EXPECT_TRUE(r.job.frozen.empty());         // no vision tower
   // The script's first line: PYTORCH_CUDA_ALLOC_CONF='expandable_segments:True'.

@@ -44,6 +44,14 @@ TEST(NcclCommunicators, CountedFromMegatronCoresGroups) {
       // optimizer's over ETP 1 x EP 4 x PP 2 = 8 ranks (optimizer/__init__.py): DPxCP, PP, EP,
       // ETPxEP and these two = 6.
       {"MS-03, plain optimizer", "ms-03.yaml", {"optimizer.distributed=false"}, 6},
+      // MS-02, 16 GPUs TP2 EP8 ETP2 DP8 (expert-DP 16 / (2 x 8) = 1), --moe_aux_loss_coeff 0.01:
+      // DPxCP 8, TP 2, EP 8, ETP 2, ETPxEP 16, the router's TPxCP 2 (the aux loss's token
+      // counts, router.py reduce_group=self.tp_cp_group) and all 16 ranks = 7. Without the loss
+      // no collective runs on TPxCP: 6.
+      {"MS-02", "ms-02.yaml", {}, 7},
+      {"MS-02, no aux loss", "ms-02.yaml", {"moe.aux_loss_coeff=0"}, 6},
+      // MS-03 at TP1 CP1: the TPxCP group is one rank, nothing to add with the loss on.
+      {"MS-03, aux loss", "ms-03.yaml", {"moe.aux_loss_coeff=0.01"}, 5},
       // MS-01, dense, 8 GPUs TP4 DP2: DPxCP 2, TP 4, all 8 ranks = 3 (no expert groups).
       {"MS-01", "ms-01.yaml", {}, 3},
       // MS-07, 4 GPUs TP4 DP1: TP 4 and the gradient-norm group of all 4 ranks, a group of its

@@ -3,8 +3,11 @@
 // recompute, batch sizes) and adds its own (model, max_length, packing, freeze_vit).
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <charconv>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <sstream>
 
 #include "strata/importer/framework_mappers.h"
 #include "strata/importer/model_match.h"
@@ -558,6 +561,30 @@ Status MapMoeGroupedGemm(Settings& s, JobBuilder& job) {
   return OkStatus();
 }
 
+// --moe-aux-loss-coeff (ms-swift's --moe_aux_loss_coeff): a load-balancing loss above 0 puts one
+// more NCCL communicator on every rank (the router's TP x CP group). Megatron's default is 0, and
+// ms-swift's from 3.7.1 (before, the checkpoint's config.json gave it): left unset when not given.
+Status MapMoeAuxLoss(Settings& s, JobBuilder& job) {
+  if (!s.Has("moe_aux_loss_coeff") || IsNone(s.Use("moe_aux_loss_coeff"))) return OkStatus();
+  const SourcedValue* v = s.Use("moe_aux_loss_coeff");
+  // Newer megatron-core takes one coefficient per loss type (nargs='+', paired with
+  // --moe-router-load-balancing-type): any above 0 runs a loss on the group.
+  double largest = 0;
+  std::istringstream words(v->value);
+  for (std::string word; words >> word;) {
+    double coeff = 0;
+    const auto [end, ec] = std::from_chars(word.data(), word.data() + word.size(), coeff);
+    if (ec != std::errc() || end != word.data() + word.size() || !(coeff >= 0)) {
+      return InvalidInput(fmt::format("{}: expected coefficients of 0 or more, got '{}'", v->source,
+                                      v->value))
+          .InField("moe_aux_loss_coeff");
+    }
+    largest = std::max(largest, coeff);
+  }
+  job.Set("moe.aux_loss_coeff", fmt::format("{}", largest), v->source);
+  return OkStatus();
+}
+
 // --optimizer-cpu-offload (megatron-core's HybridDeviceOptimizer; ms-swift's
 // optimizer_cpu_offload): the optimizer states in host memory, optimizer_offload_fraction of
 // them (default 1.0).
@@ -631,6 +658,7 @@ Status MapMegatron(MegatronFlavor flavor, Settings& s, MapContext& ctx, JobBuild
   STRATA_RETURN_IF_ERROR(MapFp8(s, job));
   STRATA_RETURN_IF_ERROR(MapOverlap(s, job));
   STRATA_RETURN_IF_ERROR(MapMoeGroupedGemm(s, job));
+  STRATA_RETURN_IF_ERROR(MapMoeAuxLoss(s, job));
   if (swift) STRATA_RETURN_IF_ERROR(MapSwiftExtras(s, ctx, job));
   if (s.Has("mtp_num_layers") && !IsNone(s.Use("mtp_num_layers"))) {
     const std::string src = s.Use("mtp_num_layers")->source;

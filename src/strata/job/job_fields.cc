@@ -209,6 +209,10 @@ const std::vector<JobField>& JobFields() {
       {"moe.routing_imbalance", "number >= 1", "x mean", "1 (balanced; no measured default yet)",
        "", "", "1.2",
        "tokens the busiest EP rank receives over the mean; raises its expert activations"},
+      {"moe.aux_loss_coeff", "number >= 0", "", "0 (megatron-core's default: no aux loss)",
+       "--moe-aux-loss-coeff", "", "0.001",
+       "the router's load-balancing loss; above 0 under megatron-core with TP x CP > 1 its token "
+       "counts are all-reduced over a TP x CP group of its own (one more NCCL communicator)"},
       {"moe.grouped_gemm", "true | false", "", "the framework's (data/frameworks.yaml)",
        "--moe-grouped-gemm", "", "true",
        "routed experts as one grouped GEMM, or one expert after another (megatron-core's "

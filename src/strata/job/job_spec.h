@@ -173,6 +173,9 @@ struct JobSpec {
   // Routed experts as one grouped GEMM (true) or one expert after another (megatron-core's
   // SequentialMLP, false); unset: the framework's default (data/frameworks.yaml).
   std::optional<bool> moe_grouped_gemm;
+  // The router's load-balancing loss coefficient (megatron-core's moe_aux_loss_coeff, default 0:
+  // none). Above 0 the router all-reduces its token counts over its TP x CP group.
+  double moe_aux_loss_coeff = 0;
   ActivationOffloadSpec activation_offload;  // megatron-core --cpu-offloading (default off)
   OverlapSpec overlap;
   FrameworkSpec framework;    // megatron-core by default

@@ -325,6 +325,15 @@ Status ParseMoe(YamlMap& top, JobSpec& job) {
                                    job.moe_routing_imbalance, job.layout.ep));
     }
   }
+  if (m.Has("aux_loss_coeff")) {
+    STRATA_ASSIGN_OR_RETURN(job.moe_aux_loss_coeff, m.Number("aux_loss_coeff"));
+    if (!(job.moe_aux_loss_coeff >= 0)) {
+      return m.ErrorAt("aux_loss_coeff",
+                       fmt::format("expected a coefficient of 0 (no load-balancing loss) or "
+                                   "more, got {}",
+                                   job.moe_aux_loss_coeff));
+    }
+  }
   if (m.Has("grouped_gemm")) {
     STRATA_ASSIGN_OR_RETURN(const bool grouped, m.Bool("grouped_gemm"));
     job.moe_grouped_gemm = grouped;

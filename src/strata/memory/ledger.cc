@@ -24,6 +24,7 @@ namespace {
 ///   MoEAlltoAllTokenDispatcher.preprocess, `group=self.tp_ep_group`), a group created apart
 ///   from the EP group even when it has the same ranks (parallel_state.py, generator 'tp-ep',
 ///   EXPERT_TENSOR_AND_MODEL_PARALLEL_GROUP);
+/// - TPxCP: the router's load-balancing loss, when its coefficient is above 0;
 /// - the gradient-statistics group: the gradient norm (clip_grad) is all-reduced over every
 ///   rank of the distributed-optimizer instance, the whole job with one instance
 ///   (optimizer/__init__.py, `grad_stats_parallel_group =
@@ -45,6 +46,11 @@ void ForEachCommunicator(const Job& job, bool megatron_core, Fn fn) {
     add("ETP", l.etp);
     add("expert-DP", l.expert_dp());
     if (megatron_core && l.ep > 1) add("ETPxEP", l.etp * l.ep);
+    // The router's load-balancing loss all-reduces the tokens per expert over the TP x CP group
+    // (transformer/moe/router.py, _apply_aux_loss: reduce_group=self.tp_cp_group, at
+    // core_r0.13.0 lines 305-306 and NVIDIA/Megatron-LM@d98e8a6), a group created apart from TP
+    // and CP (parallel_state.py, generator 'tp-cp'); no collective runs on it without the loss.
+    if (megatron_core && job.spec.moe_aux_loss_coeff > 0) add("TPxCP (aux loss)", l.tp * l.cp);
   }
   if (megatron_core) {
     if (job.spec.optimizer.distributed && job.spec.sharding.mode == ShardingMode::kZero1) {
