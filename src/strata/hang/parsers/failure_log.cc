@@ -38,7 +38,12 @@ class Scanner {
     if (ReadOpenMpiFirst(line, number)) return;
     FailureSignal s;
     if (!ClassifyFailureLine(line, &s)) return;
-    if (s.store_wait && MidRun()) {
+    // "waiting for clients" / "waiting for workers": the TCPStore server waits for the ranks to
+    // join while the store is created, a start-up fault whatever was printed before it (torchrun
+    // restarting the workers after progress).
+    const bool store_creation =
+        Contains(line, "waiting for clients") || Contains(line, "waiting for workers");
+    if (s.store_wait && !store_creation && MidRun()) {
       s.kind = FailureKind::kStoreCollectiveTimeout;
       const size_t keys = line.find("keys: ");
       s.detail =
@@ -73,13 +78,16 @@ class Scanner {
 
   // Where the job was when the line was written (run_context.h): training progress printed so
   // far, and the functions of the traceback being read.
+  // A traceback's frames hold for its own exception line and for no line after it.
   void Context(std::string_view line) {
-    if (Contains(line, "Traceback (most recent call last)")) frames_.clear();
+    if (traceback_ended_ || Contains(line, "Traceback (most recent call last)")) frames_.clear();
+    traceback_ended_ = false;
     if (std::string f = run_context::FrameFunction(line); !f.empty()) {
       if (frames_.size() >= kMaxFrames) frames_.erase(frames_.begin());
       frames_.push_back(std::move(f));
       return;
     }
+    traceback_ended_ = !frames_.empty() && run_context::EndsTraceback(line);
     if (run_context::ShowsTrainingProgress(line)) progress_seen_ = true;
   }
 
@@ -244,6 +252,7 @@ class Scanner {
   std::vector<FailureSignal> out_;
   std::vector<std::string> frames_;
   bool progress_seen_ = false;
+  bool traceback_ended_ = false;  // the last line was a traceback's exception line
   std::optional<FailureSignal> mpi_first_;
   bool in_summary_ = false;
   bool root_ = false;
