@@ -425,19 +425,27 @@ bool ClassifyFailureLine(std::string_view line, FailureSignal* s) {
   // event(s) in StepId=37205392.0 ..." and "srun: error: node107: task 0: Out Of Memory"
   // (brain-score/vision#950). The kernel's out-of-memory handler killed a process of the step
   // (SIGKILL). Slurm's task number is its own count, not shown to be a training rank.
+  // srun also prints "task 5: Killed" or "tasks 0-7: Killed" for the tasks it killed itself after
+  // another task failed or the step was cancelled: the block scanner (failure_log.cc) reads those
+  // as consequences, from the lines before them.
+  const size_t tasks = line.find(": task");
   if ((Contains(line, "slurmstepd") && Contains(line, "oom-kill event")) ||
-      (Contains(line, "srun: error: ") && Contains(line, ": task ") &&
+      (Contains(line, "srun: error: ") && tasks != std::string_view::npos &&
        (line.ends_with(": Out Of Memory") || line.ends_with(": Killed")))) {
     s->kind = K::kWorkerFailed;
     s->killed = true;
     s->exit_code = -9;
     s->signal = "SIGKILL";
-    const auto task = IntAfter(line, ": task ");
+    std::string who;  // "task 5", "tasks 0-7"
+    if (tasks != std::string_view::npos) {
+      const size_t end = line.find(':', tasks + 2);
+      who = std::string(line.substr(tasks + 2, end - tasks - 2));
+    }
     s->detail =
         "Slurm: " +
         (Contains(line, "slurmstepd")
              ? std::string("the cgroup's out-of-memory handler killed a process of the step")
-             : "task " + std::to_string(task.value_or(-1)) + " was killed" +
+             : who + (who.starts_with("tasks") ? " were killed" : " was killed") +
                    (line.ends_with("Out Of Memory") ? " out of memory" : "")) +
         " (SIGKILL from outside; Slurm's task number is not the global rank)";
     return true;

@@ -37,7 +37,10 @@ class Scanner {
     if (ReadSummary(line, number)) return;
     if (ReadOpenMpiFirst(line, number)) return;
     FailureSignal s;
-    if (!ClassifyFailureLine(line, &s)) return;
+    if (!ClassifyFailureLine(line, &s)) {
+      SlurmEnding(line);
+      return;
+    }
     // "waiting for clients" / "waiting for workers": the TCPStore server waits for the ranks to
     // join while the store is created, a start-up fault whatever was printed before it (torchrun
     // restarting the workers after progress).
@@ -50,6 +53,18 @@ class Scanner {
           keys == std::string::npos ? "" : std::string(TrimSpace(line.substr(keys + 6, 120)));
     }
     if (s.store_wait) frames_.clear();
+    if (s.kind == FailureKind::kWorkerFailed && line.ends_with(": Killed") &&
+        line.starts_with("srun: error: ") && (slurm_ending_ || Contains(line, ": tasks "))) {
+      // srun's kill of the tasks left after another task failed or the step was cancelled (the
+      // plural form is always srun's own kill of a range): a consequence, not a first cause.
+      s.killed = false;
+      s.exit_code.reset();
+      const size_t paren = s.detail.find(" (SIGKILL");
+      s.detail = s.detail.substr(0, paren) +
+                 " by srun after another task failed or the step was cancelled (a consequence, "
+                 "not the first failure; Slurm's task number is not the global rank)";
+    }
+    SlurmEnding(line);
     Emit(std::move(s), line, number);
   }
 
@@ -74,6 +89,16 @@ class Scanner {
     s.line = number;
     s.text = std::string(line.substr(0, kMaxTextChars));
     out_.push_back(std::move(s));
+  }
+
+  // Slurm ends the step: a step or job cancelled ("slurmstepd: error: *** STEP 1234.0 ON node1
+  // CANCELLED AT ..."), srun aborting it, or srun's report of a task that failed by itself
+  // ("srun: error: node1: task 3: Aborted (core dumped)", "...: Exited with exit code 1").
+  void SlurmEnding(std::string_view line) {
+    const bool cancelled = Contains(line, "slurmstepd") && Contains(line, " CANCELLED");
+    const bool task_failed = line.starts_with("srun: error: ") && Contains(line, ": task") &&
+                             !line.ends_with(": Killed");
+    if (cancelled || task_failed || Contains(line, "srun: Job step aborted")) slurm_ending_ = true;
   }
 
   // Where the job was when the line was written (run_context.h): training progress printed so
@@ -253,6 +278,7 @@ class Scanner {
   std::vector<std::string> frames_;
   bool progress_seen_ = false;
   bool traceback_ended_ = false;  // the last line was a traceback's exception line
+  bool slurm_ending_ = false;     // Slurm cancelled the step or a task failed (SlurmEnding)
   std::optional<FailureSignal> mpi_first_;
   bool in_summary_ = false;
   bool root_ = false;
