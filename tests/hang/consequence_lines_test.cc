@@ -55,5 +55,30 @@ TEST(ConsequenceLines, SrunKilledLinesAreReadAsConsequences) {
   EXPECT_EQ(alone.finding.kind, "dead_rank") << alone.finding.summary;
 }
 
+// accelerate's find_executable_batch_size catches an out-of-memory error, halves the batch and
+// goes on ("Decreasing batch size to: 8"); loss lines follow. A CUDA error much later is its own
+// failure, not the consequence of the allocation that failed before.
+TEST(ConsequenceLines, OutOfMemoryTheRunWentOnFromDoesNotExplainALaterCudaError) {
+  const Verdict v = AnalyzeLog(
+      "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 GiB. GPU 0 has a total "
+      "capacity of 79.15 GiB of which 10.12 GiB is free.\n"
+      "Decreasing batch size to: 8\n"
+      "{'loss': 0.2411, 'grad_norm': 0.306, 'learning_rate': 9.8e-06, 'epoch': 0.4}\n"
+      "{'loss': 0.2307, 'grad_norm': 0.297, 'learning_rate': 9.6e-06, 'epoch': 0.5}\n"
+      "RuntimeError: CUDA error: an illegal memory access was encountered\n");
+  EXPECT_EQ(v.finding.kind, "cuda_error") << v.finding.summary;
+  // Without the lines in between, the two are one failure: out of memory first.
+  const Verdict together = AnalyzeLog(
+      "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 GiB. GPU 0 has a total "
+      "capacity of 79.15 GiB of which 10.12 GiB is free.\n"
+      "RuntimeError: CUDA error: an illegal memory access was encountered\n");
+  EXPECT_EQ(together.finding.kind, "oom") << together.finding.summary;
+  // Different ranks' lines are not one process's failure.
+  const Verdict other_rank = AnalyzeLog(
+      "[rank1]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 GiB.\n"
+      "[rank0]: RuntimeError: CUDA error: an illegal memory access was encountered\n");
+  EXPECT_EQ(other_rank.finding.kind, "cuda_error") << other_rank.finding.summary;
+}
+
 }  // namespace
 }  // namespace strata::hang

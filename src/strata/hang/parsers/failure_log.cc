@@ -32,7 +32,7 @@ class Scanner {
   void Line(std::string_view raw, int number) {
     const std::string line = Clean(raw);
     if (line.empty()) return;
-    Context(line);
+    Context(line, number);
     if (horovod_.Line(line, number)) return;
     if (ReadSummary(line, number)) return;
     if (ReadOpenMpiFirst(line, number)) return;
@@ -87,6 +87,7 @@ class Scanner {
     if (s.host.empty()) s.host = NcclHost(line);
     s.file = file_;
     s.line = number;
+    s.went_on_line = went_on_line_;
     s.text = std::string(line.substr(0, kMaxTextChars));
     out_.push_back(std::move(s));
   }
@@ -104,7 +105,7 @@ class Scanner {
   // Where the job was when the line was written (run_context.h): training progress printed so
   // far, and the functions of the traceback being read.
   // A traceback's frames hold for its own exception line and for no line after it.
-  void Context(std::string_view line) {
+  void Context(std::string_view line, int number) {
     if (traceback_ended_ || Contains(line, "Traceback (most recent call last)")) frames_.clear();
     traceback_ended_ = false;
     if (std::string f = run_context::FrameFunction(line); !f.empty()) {
@@ -113,7 +114,12 @@ class Scanner {
       return;
     }
     traceback_ended_ = !frames_.empty() && run_context::EndsTraceback(line);
-    if (run_context::ShowsTrainingProgress(line)) progress_seen_ = true;
+    if (run_context::ShowsTrainingProgress(line)) {
+      progress_seen_ = true;
+      went_on_line_ = number;
+    }
+    // accelerate's find_executable_batch_size caught an out-of-memory error and retries smaller.
+    if (Contains(line, "Decreasing batch size to")) went_on_line_ = number;
   }
 
   // A store wait that timed out belongs to the running job, not to its start-up, when the
@@ -277,6 +283,7 @@ class Scanner {
   std::vector<FailureSignal> out_;
   std::vector<std::string> frames_;
   bool progress_seen_ = false;
+  int went_on_line_ = 0;          // the last line that showed the run going on (FailureSignal)
   bool traceback_ended_ = false;  // the last line was a traceback's exception line
   bool slurm_ending_ = false;     // Slurm cancelled the step or a task failed (SlurmEnding)
   std::optional<FailureSignal> mpi_first_;
