@@ -259,9 +259,12 @@ bool BarrierMissing(const EvidenceSet& ev, Finding& f) {
   std::sort(f.ranks.begin(), f.ranks.end());
   f.op = r.op;
   f.timeout_ms = r.timeout_ms;
-  f.summary = fmt::format("monitored_barrier: rank {} did not reach the barrier{}",
-                          FormatRankRanges(f.ranks),
-                          r.timeout_ms ? fmt::format(" within {} ms", *r.timeout_ms) : "");
+  // ProcessGroupGloo::monitoredBarrier numbers the ranks within the barrier's group (1 to the
+  // group's size - 1): global ranks only when the barrier is on the default group.
+  f.summary = fmt::format(
+      "monitored_barrier: {} of the barrier's group (global ranks when the barrier is on the "
+      "default group) did not reach the barrier{}",
+      RanksText(f.ranks), r.timeout_ms ? fmt::format(" within {} ms", *r.timeout_ms) : "");
   f.evidence.push_back(Cite(r));
   return true;
 }

@@ -160,7 +160,8 @@ bool ClassifyFailureLine(std::string_view line, FailureSignal* s) {
   // torch.distributed.monitored_barrier, rank 0's report of the ranks that never reached it:
   // "RuntimeError: [Rank 0]: Ranks 4, 5, 6, 7 failed to pass monitoredBarrier in 2000000 ms"
   // (NVIDIA/nccl#849), "Rank 1 failed to pass monitoredBarrier in 1800000 ms" (one rank, without
-  // wait_all_ranks). The ranks named are global ranks of the barrier's group.
+  // wait_all_ranks). ProcessGroupGloo::monitoredBarrier numbers the ranks within the barrier's
+  // group (1 to the group's size - 1): they are global ranks only on the default group.
   if (const size_t failed = line.find(" failed to pass monitoredBarrier");
       failed != std::string_view::npos) {
     const size_t rank = line.rfind("Rank", failed);
