@@ -75,10 +75,12 @@ bool Cuda(const EvidenceSet& ev, Finding& f) {
   return true;
 }
 
-// The first CUDA error follows an out-of-memory line of the same process (same file, same NCCL
-// host:pid or none printed): NCCL's "Cuda failure 'out of memory'" then "Cuda failure 'invalid
-// resource handle'" (NVIDIA/TensorRT-LLM#1670) is one failed allocation and its consequence. The
-// earlier line is the first cause.
+// The first CUDA error follows an out-of-memory line of the same failure: NCCL's "Cuda failure
+// 'out of memory'" then "Cuda failure 'invalid resource handle'" (NVIDIA/TensorRT-LLM#1670) is
+// one failed allocation and its consequence. The earlier line is the first cause when both are in
+// the same file, of the same process (NCCL's host:pid, the "[rankN]:" prefix, where both lines
+// print one), and nothing between them shows that the run went on (a progress line, a batch size
+// lowered after the error): an out-of-memory error the run recovered from explains nothing later.
 bool OomBeforeCuda(const EvidenceSet& ev) {
   const auto cuda = Of(ev, FailureKind::kCudaError);
   if (cuda.empty()) return false;
@@ -90,6 +92,8 @@ bool OomBeforeCuda(const EvidenceSet& ev) {
   };
   return std::any_of(ev.log_signals.begin(), ev.log_signals.end(), [&](const LogSignal& s) {
     if (s.kind != LogSignalKind::kOom || s.file != c.file || s.line >= c.line) return false;
+    if (s.line <= c.went_on_line) return false;
+    if (s.global_rank && c.global_rank && *s.global_rank != *c.global_rank) return false;
     return s.host.empty() || c.host.empty() || process(s.text) == process(c.text);
   });
 }
@@ -255,9 +259,12 @@ bool BarrierMissing(const EvidenceSet& ev, Finding& f) {
   std::sort(f.ranks.begin(), f.ranks.end());
   f.op = r.op;
   f.timeout_ms = r.timeout_ms;
-  f.summary = fmt::format("monitored_barrier: rank {} did not reach the barrier{}",
-                          FormatRankRanges(f.ranks),
-                          r.timeout_ms ? fmt::format(" within {} ms", *r.timeout_ms) : "");
+  // ProcessGroupGloo::monitoredBarrier numbers the ranks within the barrier's group (1 to the
+  // group's size - 1): global ranks only when the barrier is on the default group.
+  f.summary = fmt::format(
+      "monitored_barrier: {} of the barrier's group (global ranks when the barrier is on the "
+      "default group) did not reach the barrier{}",
+      RanksText(f.ranks), r.timeout_ms ? fmt::format(" within {} ms", *r.timeout_ms) : "");
   f.evidence.push_back(Cite(r));
   return true;
 }

@@ -160,7 +160,8 @@ bool ClassifyFailureLine(std::string_view line, FailureSignal* s) {
   // torch.distributed.monitored_barrier, rank 0's report of the ranks that never reached it:
   // "RuntimeError: [Rank 0]: Ranks 4, 5, 6, 7 failed to pass monitoredBarrier in 2000000 ms"
   // (NVIDIA/nccl#849), "Rank 1 failed to pass monitoredBarrier in 1800000 ms" (one rank, without
-  // wait_all_ranks). The ranks named are global ranks of the barrier's group.
+  // wait_all_ranks). ProcessGroupGloo::monitoredBarrier numbers the ranks within the barrier's
+  // group (1 to the group's size - 1): they are global ranks only on the default group.
   if (const size_t failed = line.find(" failed to pass monitoredBarrier");
       failed != std::string_view::npos) {
     const size_t rank = line.rfind("Rank", failed);
@@ -425,19 +426,27 @@ bool ClassifyFailureLine(std::string_view line, FailureSignal* s) {
   // event(s) in StepId=37205392.0 ..." and "srun: error: node107: task 0: Out Of Memory"
   // (brain-score/vision#950). The kernel's out-of-memory handler killed a process of the step
   // (SIGKILL). Slurm's task number is its own count, not shown to be a training rank.
+  // srun also prints "task 5: Killed" or "tasks 0-7: Killed" for the tasks it killed itself after
+  // another task failed or the step was cancelled: the block scanner (failure_log.cc) reads those
+  // as consequences, from the lines before them.
+  const size_t tasks = line.find(": task");
   if ((Contains(line, "slurmstepd") && Contains(line, "oom-kill event")) ||
-      (Contains(line, "srun: error: ") && Contains(line, ": task ") &&
+      (Contains(line, "srun: error: ") && tasks != std::string_view::npos &&
        (line.ends_with(": Out Of Memory") || line.ends_with(": Killed")))) {
     s->kind = K::kWorkerFailed;
     s->killed = true;
     s->exit_code = -9;
     s->signal = "SIGKILL";
-    const auto task = IntAfter(line, ": task ");
+    std::string who;  // "task 5", "tasks 0-7"
+    if (tasks != std::string_view::npos) {
+      const size_t end = line.find(':', tasks + 2);
+      who = std::string(line.substr(tasks + 2, end - tasks - 2));
+    }
     s->detail =
         "Slurm: " +
         (Contains(line, "slurmstepd")
              ? std::string("the cgroup's out-of-memory handler killed a process of the step")
-             : "task " + std::to_string(task.value_or(-1)) + " was killed" +
+             : who + (who.starts_with("tasks") ? " were killed" : " was killed") +
                    (line.ends_with("Out Of Memory") ? " out of memory" : "")) +
         " (SIGKILL from outside; Slurm's task number is not the global rank)";
     return true;

@@ -32,19 +32,39 @@ class Scanner {
   void Line(std::string_view raw, int number) {
     const std::string line = Clean(raw);
     if (line.empty()) return;
-    Context(line);
+    Context(line, number);
     if (horovod_.Line(line, number)) return;
     if (ReadSummary(line, number)) return;
     if (ReadOpenMpiFirst(line, number)) return;
     FailureSignal s;
-    if (!ClassifyFailureLine(line, &s)) return;
-    if (s.store_wait && MidRun()) {
+    if (!ClassifyFailureLine(line, &s)) {
+      SlurmEnding(line);
+      return;
+    }
+    // "waiting for clients" / "waiting for workers": the TCPStore server waits for the ranks to
+    // join while the store is created, a start-up fault whatever was printed before it (torchrun
+    // restarting the workers after progress).
+    const bool store_creation =
+        Contains(line, "waiting for clients") || Contains(line, "waiting for workers");
+    if (s.store_wait && !store_creation && MidRun()) {
       s.kind = FailureKind::kStoreCollectiveTimeout;
       const size_t keys = line.find("keys: ");
       s.detail =
           keys == std::string::npos ? "" : std::string(TrimSpace(line.substr(keys + 6, 120)));
     }
     if (s.store_wait) frames_.clear();
+    if (s.kind == FailureKind::kWorkerFailed && line.ends_with(": Killed") &&
+        line.starts_with("srun: error: ") && (slurm_ending_ || Contains(line, ": tasks "))) {
+      // srun's kill of the tasks left after another task failed or the step was cancelled (the
+      // plural form is always srun's own kill of a range): a consequence, not a first cause.
+      s.killed = false;
+      s.exit_code.reset();
+      const size_t paren = s.detail.find(" (SIGKILL");
+      s.detail = s.detail.substr(0, paren) +
+                 " by srun after another task failed or the step was cancelled (a consequence, "
+                 "not the first failure; Slurm's task number is not the global rank)";
+    }
+    SlurmEnding(line);
     Emit(std::move(s), line, number);
   }
 
@@ -67,20 +87,39 @@ class Scanner {
     if (s.host.empty()) s.host = NcclHost(line);
     s.file = file_;
     s.line = number;
+    s.went_on_line = went_on_line_;
     s.text = std::string(line.substr(0, kMaxTextChars));
     out_.push_back(std::move(s));
   }
 
+  // Slurm ends the step: a step or job cancelled ("slurmstepd: error: *** STEP 1234.0 ON node1
+  // CANCELLED AT ..."), srun aborting it, or srun's report of a task that failed by itself
+  // ("srun: error: node1: task 3: Aborted (core dumped)", "...: Exited with exit code 1").
+  void SlurmEnding(std::string_view line) {
+    const bool cancelled = Contains(line, "slurmstepd") && Contains(line, " CANCELLED");
+    const bool task_failed = line.starts_with("srun: error: ") && Contains(line, ": task") &&
+                             !line.ends_with(": Killed");
+    if (cancelled || task_failed || Contains(line, "srun: Job step aborted")) slurm_ending_ = true;
+  }
+
   // Where the job was when the line was written (run_context.h): training progress printed so
   // far, and the functions of the traceback being read.
-  void Context(std::string_view line) {
-    if (Contains(line, "Traceback (most recent call last)")) frames_.clear();
+  // A traceback's frames hold for its own exception line and for no line after it.
+  void Context(std::string_view line, int number) {
+    if (traceback_ended_ || Contains(line, "Traceback (most recent call last)")) frames_.clear();
+    traceback_ended_ = false;
     if (std::string f = run_context::FrameFunction(line); !f.empty()) {
       if (frames_.size() >= kMaxFrames) frames_.erase(frames_.begin());
       frames_.push_back(std::move(f));
       return;
     }
-    if (run_context::ShowsTrainingProgress(line)) progress_seen_ = true;
+    traceback_ended_ = !frames_.empty() && run_context::EndsTraceback(line);
+    if (run_context::ShowsTrainingProgress(line)) {
+      progress_seen_ = true;
+      went_on_line_ = number;
+    }
+    // accelerate's find_executable_batch_size caught an out-of-memory error and retries smaller.
+    if (Contains(line, "Decreasing batch size to")) went_on_line_ = number;
   }
 
   // A store wait that timed out belongs to the running job, not to its start-up, when the
@@ -244,6 +283,9 @@ class Scanner {
   std::vector<FailureSignal> out_;
   std::vector<std::string> frames_;
   bool progress_seen_ = false;
+  int went_on_line_ = 0;          // the last line that showed the run going on (FailureSignal)
+  bool traceback_ended_ = false;  // the last line was a traceback's exception line
+  bool slurm_ending_ = false;     // Slurm cancelled the step or a task failed (SlurmEnding)
   std::optional<FailureSignal> mpi_first_;
   bool in_summary_ = false;
   bool root_ = false;

@@ -67,6 +67,9 @@ struct FailureSignal {
   std::string file;
   int line = 0;      // 1-based
   std::string text;  // the line, cleaned, at most 300 characters
+  // The last line before this one that shows the run went on (training progress, run_context.h,
+  // or a batch size lowered after an out-of-memory error); 0 when none.
+  int went_on_line = 0;
 };
 
 /// The detail of NCCL's "Message truncated" in bootstrap.cc: set-up messages of a size the

@@ -9,20 +9,35 @@
 namespace strata::hang::run_context {
 namespace {
 
-// `key` followed (after spaces, '=' or ':') by a digit: "loss': 0.24", "loss=0.08", "loss: 8.3".
-bool NumberAfter(std::string_view line, std::string_view key) {
+bool WordChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_'; }
+
+// `key` as a word of its own (not the tail of "warmup_step" or "label_loss") followed, after
+// spaces, '=' or ':', by a digit: "loss': 0.24", "loss=0.08", "loss: 8.3", "step = 5800". With
+// `counter`, spaces alone may separate when the number is a count of a total: "step 120/1000".
+bool NumberAfter(std::string_view line, std::string_view key, bool counter = false) {
   for (size_t at = line.find(key); at != std::string_view::npos;
        at = line.find(key, at + key.size())) {
+    if (at > 0 && WordChar(line[at - 1])) continue;
     size_t i = at + key.size();
     bool separated = false;
+    bool spaced = false;
     while (i < line.size() && (line[i] == ' ' || line[i] == '=' || line[i] == ':')) {
       separated = separated || line[i] != ' ';
+      spaced = true;
       ++i;
     }
-    if (separated && i < line.size() && std::isdigit(static_cast<unsigned char>(line[i])) != 0)
-      return true;
+    const size_t digits = i;
+    while (i < line.size() && std::isdigit(static_cast<unsigned char>(line[i])) != 0) ++i;
+    if (i == digits) continue;
+    if (separated || (counter && spaced && i < line.size() && line[i] == '/')) return true;
   }
   return false;
+}
+
+// A dump of settings (argparse's "Namespace(lr=0.0001, warmup_step=100, ...)", a dataclass's
+// "TrainingArguments(...)" or "...Config(...)"): its numbers are settings, not progress.
+bool SettingsDump(std::string_view line) {
+  return Contains(line, "Namespace(") || Contains(line, "Arguments(") || Contains(line, "Config(");
 }
 
 // "iteration       48/      50": the word, spaces, a count, '/'.
@@ -39,9 +54,29 @@ bool IterationCount(std::string_view line) {
 }  // namespace
 
 bool ShowsTrainingProgress(std::string_view line) {
+  if (Contains(line, "Saving model checkpoint to") ||
+      (Contains(line, "Checkpoint global_step") && Contains(line, "is ready")))
+    return true;
+  if (SettingsDump(line)) return false;
   return NumberAfter(line, "'loss'") || NumberAfter(line, "loss") || IterationCount(line) ||
-         NumberAfter(line, "step") || Contains(line, "Saving model checkpoint to") ||
-         (Contains(line, "Checkpoint global_step") && Contains(line, "is ready"));
+         NumberAfter(line, "step", true) || NumberAfter(line, "Step", true);
+}
+
+bool EndsTraceback(std::string_view line) {
+  // "[rank0]: RuntimeError: ..." / "[rank0]:RuntimeError": the launcher's prefix first.
+  if (line.starts_with("[rank")) {
+    const size_t close = line.find("]:");
+    if (close == std::string_view::npos) return false;
+    line = TrimSpace(line.substr(close + 2));
+  }
+  const size_t colon = line.find(':');
+  if (colon == std::string_view::npos || colon == 0) return false;
+  const std::string_view name = line.substr(0, colon);
+  for (char c : name) {
+    if (!WordChar(c) && c != '.') return false;
+  }
+  return name.ends_with("Error") || name.ends_with("Exception") || name.ends_with("Interrupt") ||
+         name.ends_with("Exit");
 }
 
 std::string FrameFunction(std::string_view line) {

@@ -13,8 +13,16 @@ namespace strata::hang::run_context {
 
 /// The line reports training progress: a Trainer's "{'loss': 0.24, ...}", "loss=0.0841",
 /// Megatron's "iteration       48/      50 |", TensorFlow's "loss = 3.54, step = 5800",
-/// "Saving model checkpoint to ...", DeepSpeed's "Checkpoint global_step5000 is ready now!".
+/// "Saving model checkpoint to ...", DeepSpeed's "Checkpoint global_step5000 is ready now!", a
+/// step counter ("step 120/1000", "Step: 120"). A key of its own word only ("warmup_step=100" is
+/// no step counter), and never in a dump of settings (argparse's "Namespace(...)", a dataclass's
+/// "TrainingArguments(...)" or "...Config(...)").
 bool ShowsTrainingProgress(std::string_view line);
+
+/// The line is the exception line that ends a Python traceback ("RuntimeError: ...",
+/// "torch.distributed.DistStoreError: ...", after any "[rankN]:" prefix): a dotted name ending in
+/// Error, Exception, Interrupt or Exit, then ':'.
+bool EndsTraceback(std::string_view line);
 
 /// The function of a Python traceback frame line ('  File "x.py", line 216, in barrier', any
 /// launcher prefix before it); empty when the line is no frame.
