@@ -131,8 +131,9 @@ TEST(RlStepTest, PpoAddsTheCriticsPassesAndStates) {
   EXPECT_NEAR(p.step.s(), 421.7, 0.15);
   EXPECT_NEAR(p.step.s(), g.step.s() + g.old_log_prob.s() + g.update.s(), 1e-9);
   EXPECT_NEAR(ppo->host_offload_per_node / Reference().host_offload_per_node, 2.0, 1e-12);
-  ASSERT_EQ(ppo->phases.size(), 4u);
-  EXPECT_EQ(ppo->phases[3].phase, "critic update");
+  ASSERT_EQ(ppo->phases.size(), 5u);
+  EXPECT_EQ(ppo->phases[3].phase, "critic values forward");
+  EXPECT_EQ(ppo->phases[4].phase, "critic update");
 
   // Not offloaded: the rollout's neighbours are the CUDA context plus two models' states.
   auto grpo_kept = LoadRlSpec(kReferenceRlJobName, {"placement.offload_trainer=false"});
@@ -380,6 +381,54 @@ TEST(RlStepTest, DynamicBatchBudgetBelowOneSampleIsRefused) {
             "greater than the sequence length)\n  hint: a budget of at least 10,240 tokens per "
             "GPU (volcengine/verl@b178a3cd56f58b2d502255daba591e92833930a7:verl/utils/"
             "seqlen_balancing.py:382)");
+}
+
+// The forward passes are checked against the card like the updates. A log-prob budget of
+// 1,000,000 tokens packs each rank's 1,280 / 40 = 32 samples x 5,120 mean tokens = 163,840
+// tokens into one micro batch, 12x the update's 13,654-token rows: its forward peak is over the
+// H20's 96e9 B = 89.41 GiB, on 40 GPUs and on every split's fewer (each rank packs more
+// samples). Before: the phase was printed and the placement still said it fits.
+TEST(RlStepTest, LogProbPassOverTheCardRefusesEveryPlacement) {
+  auto spec = LoadRlSpec(kReferenceRlJobName, {"batch.max_tokens_per_gpu=16384",
+                                               "batch.log_prob_max_tokens_per_gpu=1000000"});
+  ASSERT_TRUE(spec.ok()) << spec.error().Format();
+  auto e = EvaluateRl(*Workspace::Load(), *spec);
+  ASSERT_TRUE(e.ok()) << e.error().Format();
+  ASSERT_GE(e->phases.size(), 3u);
+  EXPECT_EQ(e->phases[1].phase, "log-prob and reference forward");
+  EXPECT_GT(e->phases[1].bytes.gib(), 96e9 / (1ull << 30));
+  EXPECT_FALSE(e->colocated.valid);
+  EXPECT_TRUE(e->colocated.reason.starts_with("the log-prob and reference forward phase needs "))
+      << e->colocated.reason;
+  EXPECT_TRUE(e->colocated.reason.ends_with(" of 89.41 GiB")) << e->colocated.reason;
+  ASSERT_EQ(e->splits.size(), 8u);
+  for (const RlPlacementResult& r : e->splits) {
+    EXPECT_FALSE(r.valid) << r.rollout_gpus;
+    // A mini batch of 320 samples splits over 32, 16 and 8 training GPUs, not over 24.
+    if (320 % r.train_gpus != 0) continue;
+    EXPECT_TRUE(r.reason.starts_with("training side: the log-prob and reference forward needs "))
+        << r.reason;
+  }
+  EXPECT_EQ(e->best_split, -1);
+}
+
+// PPO's critic-values pass: a critic budget of 1,000,000 tokens packs one mini batch's
+// 1,280 / 4 / 40 = 8 samples (40,960 tokens) into the update's one micro batch but all 32
+// samples (163,840 tokens) into the values pass, whose forward peak is over the card while the
+// critic's update fits. Before: the values pass's ledger was dropped.
+TEST(RlStepTest, PpoCriticValuesPassOverTheCardIsRefused) {
+  auto spec = LoadRlSpec(kReferenceRlJobName, {"algorithm=ppo", "batch.max_tokens_per_gpu=16384",
+                                               "batch.critic_max_tokens_per_gpu=1000000"});
+  ASSERT_TRUE(spec.ok()) << spec.error().Format();
+  auto e = EvaluateRl(*Workspace::Load(), *spec);
+  ASSERT_TRUE(e.ok()) << e.error().Format();
+  ASSERT_EQ(e->phases.size(), 5u);
+  EXPECT_EQ(e->phases[3].phase, "critic values forward");
+  EXPECT_GT(e->phases[3].bytes.gib(), 96e9 / (1ull << 30));
+  EXPECT_LT(e->phases[4].bytes.gib(), 96e9 / (1ull << 30));
+  EXPECT_FALSE(e->colocated.valid);
+  EXPECT_TRUE(e->colocated.reason.starts_with("the critic values forward phase needs "))
+      << e->colocated.reason;
 }
 
 // A split asked one step off-policy (verl's one-step-off recipe) is the configured placement,

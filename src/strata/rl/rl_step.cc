@@ -95,6 +95,7 @@ struct ActorTimes {
   Seconds critic_values;
   Seconds critic_update;
   MemoryLedger critic_ledger;
+  Bytes critic_values_forward_peak;  // the forward peak of the critic-values pass's micro batch
   KernelEfficiency efficiency;
   std::vector<RlMicroBatch> micro_batches;  // dynamic batch: each pass's packing
   int64_t fixed_micro_batch = 1;            // the job's own batch.micro_batch
@@ -144,6 +145,7 @@ Result<ActorTimes> EvaluateActor(const Workspace& workspace, const RlSpec& spec,
     a.critic_values = ppo ? a.log_prob : Seconds();
     a.critic_update = ppo ? a.update : Seconds();
     a.critic_ledger = p.ledger;
+    a.critic_values_forward_peak = ppo ? a.log_prob_forward_peak : Bytes();
     return a;
   }
   const ParallelLayout& l = fixed->layout();
@@ -215,6 +217,7 @@ Result<ActorTimes> EvaluateActor(const Workspace& workspace, const RlSpec& spec,
     a.critic_update = critic.second.step * passes;
     a.critic_values = values.second.forward;
     a.critic_ledger = critic.second.ledger;
+    a.critic_values_forward_peak = values.second.ledger.PhaseOf(Phase::kForwardPeak).bytes;
   }
   return a;
 }
@@ -429,11 +432,26 @@ Result<RlEvaluation> EvaluateRl(const Workspace& workspace, const RlSpec& spec) 
                                  : "the actor ledger's peak"},
   };
   if (ppo) {
+    e.phases.push_back({"critic values forward", actor.critic_values_forward_peak,
+                        spec.dynamic_batch()
+                            ? "the critic ledger's forward peak at the critic-values micro batch"
+                            : "the actor ledger's forward peak (the critic is its model and "
+                              "layout)"});
     e.phases.push_back({"critic update", critic.Peak() + beside_update,
                         beside_update.value() > 0
                             ? "the actor's ledger (the critic is its model and layout) + the "
                               "actor's states (not offloaded)"
                             : "the actor's ledger: the critic is its model and layout"});
+  }
+  // Every training phase's peak on the card, the forward passes too: under the dynamic batch the
+  // log-prob and critic-values passes pack their own, often larger, micro batches (verl recipes
+  // set log_prob_max_token_len_per_gpu above the update's).
+  for (size_t i = 1; i < e.phases.size() && c.valid; ++i) {
+    if (e.phases[i].bytes > job.gpu().memory) {
+      c.valid = false;
+      c.reason = fmt::format("the {} phase needs {} of {}", e.phases[i].phase,
+                             FormatGiB(e.phases[i].bytes), FormatGiB(job.gpu().memory));
+    }
   }
   if (spec.offload_trainer) {
     e.host_offload_per_node =
@@ -461,17 +479,26 @@ Result<RlEvaluation> EvaluateRl(const Workspace& workspace, const RlSpec& spec) 
     base.generation = GenerationOf(s, m, base.rollout_memory);
     base.sync = SyncOf(s, train->job.layout(), true);
     // A split's training side keeps both PPO models on its GPUs (nothing to make room for).
-    const Bytes train_peak =
-        std::max(train->ledger.Peak(), ppo ? train->critic_ledger.Peak() : Bytes()) +
-        (ppo ? ModelStates(train->ledger) : Bytes());
+    // Each pass peaks apart: the updates, and the forward passes at their own micro batches.
+    const Bytes other = ppo ? ModelStates(train->ledger) : Bytes();
+    const std::pair<const char*, Bytes> train_phases[] = {
+        {ppo ? "update beside the other model's states" : "actor's update",
+         std::max(train->ledger.Peak(), ppo ? train->critic_ledger.Peak() : Bytes()) + other},
+        {"log-prob and reference forward", train->log_prob_forward_peak + other},
+        {"critic values forward", ppo ? train->critic_values_forward_peak + other : Bytes()},
+    };
+    const auto* worst = &train_phases[0];
+    for (const auto& p : train_phases) {
+      if (p.second > worst->second) worst = &p;
+    }
+    const Bytes train_peak = worst->second;
     base.train_peak = train_peak;
     const bool train_fits =
         train->ledger.fits && (!ppo || train->critic_ledger.fits) && train_peak <= job.gpu().memory;
     base.valid = base.rollout_memory.fits && train_fits;
     if (!base.rollout_memory.fits) base.reason = "rollout: " + base.rollout_memory.reason;
     if (!train_fits) {
-      base.reason = fmt::format("training side: the {} needs {} of {} per GPU",
-                                ppo ? "update beside the other model's states" : "actor's update",
+      base.reason = fmt::format("training side: the {} needs {} of {} per GPU", worst->first,
                                 FormatGiB(train_peak), FormatGiB(job.gpu().memory));
     }
     RlTimes t;
