@@ -431,6 +431,45 @@ TEST(RlStepTest, PpoCriticValuesPassOverTheCardIsRefused) {
       << e->colocated.reason;
 }
 
+// Under the dynamic batch verl ignores ppo_micro_batch_size_per_gpu: a fixed micro batch of 3
+// that does not divide a mini batch (320 samples is no multiple of 3 x DP 40 = 120) does not
+// stop the packed job, which still packs each rank's 8 samples into 3 micro batches of
+// 40,960 / 3 tokens. Before: refused on "global batch 320 is not a multiple of micro batch x DP".
+TEST(RlStepTest, DynamicBatchIgnoresTheFixedMicroBatch) {
+  auto spec = LoadRlSpec(kReferenceRlJobName,
+                         {"batch.max_tokens_per_gpu=16384", "actor.batch.micro_batch=3"});
+  ASSERT_TRUE(spec.ok()) << spec.error().Format();
+  auto e = EvaluateRl(*Workspace::Load(), *spec);
+  ASSERT_TRUE(e.ok()) << e.error().Format();
+  EXPECT_EQ(e->fixed_micro_batch, 3);
+  ASSERT_EQ(e->micro_batches.size(), 2u);
+  EXPECT_EQ(e->micro_batches[0].packed.micro_batches, 3);
+  EXPECT_NEAR(e->micro_batches[0].packed.tokens_per_micro_batch, 40960.0 / 3, 1e-9);
+}
+
+// Interleaved pipelining rounds the packed count up to a multiple of PP, which can exceed the
+// samples: 5 prompts x 2 = 10 samples in 1 mini batch over DP 40 / PP 4 = 10 ranks is 1 sample
+// a rank; its 5,120 tokens fit one 16,384-token budget, rounded up to PP 4 = 4 micro batches.
+// verl asserts num_micro_batches <= len(seq_len_effective). Before: refused on a packed row of
+// 5,120 / 4 = 1,280 tokens shorter than the mean ("1 samples x 5,120 tokens").
+TEST(RlStepTest, InterleavedRoundingAboveTheSamplesIsRefused) {
+  auto spec = LoadRlSpec(kReferenceRlJobName, {"batch.max_tokens_per_gpu=16384", "batch.prompts=5",
+                                               "batch.samples_per_prompt=2", "batch.mini_batches=1",
+                                               "actor.parallel.pp=4", "actor.parallel.vpp=2",
+                                               "actor.parallel.dp=10", "actor.parallel.ep=2"});
+  ASSERT_TRUE(spec.ok()) << spec.error().Format();
+  auto e = EvaluateRl(*Workspace::Load(), *spec);
+  ASSERT_FALSE(e.ok());
+  EXPECT_EQ(e.error().code, ErrorCode::kInvalidInput);
+  EXPECT_EQ(
+      e.error().Format(),
+      "data/jobs/qwen3.6-35b-a3b-grpo-h20x40.yaml: actor: actor update: the micro batch count "
+      "rounds up to 4 per DP rank (a multiple of PP 4 under interleaved pipelining) but "
+      "each rank has 1 sample: verl refuses it (num_micro_batches must not exceed the "
+      "samples)\n  hint: give each DP rank at least 4 samples (more prompts, fewer mini "
+      "batches or a smaller DP), or turn interleaving off (actor.parallel.vpp=1)");
+}
+
 // A split asked one step off-policy (verl's one-step-off recipe) is the configured placement,
 // and its step is the one-step-off row of that split: max(generation, training) + sync.
 TEST(RlStepTest, OneStepOffSplitIsTheConfiguredPlacement) {

@@ -8,6 +8,7 @@
 
 #include "strata/comm/collective_cost.h"
 #include "strata/core/strings.h"
+#include "strata/core/text_scan.h"
 #include "strata/eval/evaluation.h"
 #include "strata/hw/gpu_catalog.h"
 #include "strata/hw/interconnects.h"
@@ -127,10 +128,26 @@ Result<ActorTimes> EvaluateActor(const Workspace& workspace, const RlSpec& spec,
                                  const ResolvedJob* whole) {
   ActorTimes a;
   auto fixed = ResolveJob(ActorRequest(spec, train_gpus, whole));
+  int64_t asked_micro = 0;
+  if (!fixed.ok() && spec.dynamic_batch()) {
+    // Under the dynamic batch the job's fixed micro batch is not what runs (verl ignores
+    // ppo_micro_batch_size_per_gpu): its layout is read at one sample a micro batch.
+    JobRequest one = ActorRequest(spec, train_gpus, whole);
+    one.overrides.push_back("batch.micro_batch=1");
+    auto layout_only = ResolveJob(one);
+    if (layout_only.ok()) {
+      fixed = std::move(layout_only);
+      // The micro batch the job asks, for the report's comparison.
+      for (const std::string& o : spec.actor_overrides) {
+        if (!o.starts_with("batch.micro_batch=")) continue;
+        if (auto v = ParseInt64(o.substr(18)); v.has_value()) asked_micro = *v;
+      }
+    }
+  }
   // A split's training side is said in a placement row: the job module's reason alone.
   if (!fixed.ok() && whole != nullptr) return std::move(fixed).error();
   if (!fixed.ok()) return ActorJobError(spec, fixed.error(), "");
-  a.fixed_micro_batch = fixed->spec.micro_batch;
+  a.fixed_micro_batch = asked_micro > 0 ? asked_micro : fixed->spec.micro_batch;
   const auto mini = static_cast<double>(spec.mini_batches);
   const double passes = mini * static_cast<double>(spec.epochs);
   const bool ppo = spec.algorithm == RlAlgorithm::kPpo;
@@ -187,6 +204,23 @@ Result<ActorTimes> EvaluateActor(const Workspace& workspace, const RlSpec& spec,
     // the pipeline size (megatron/core/transformer/transformer_config.py, __post_init__).
     const PackedMicroBatches packed =
         PackMicroBatches(samples_per_rank, mean, budget, l.cp, l.vpp > 1 ? l.pp : 1);
+    // verl asserts num_micro_batches <= len(seq_len_effective) after rounding the count up to
+    // the pipeline's group (volcengine/verl@b178a3cd56f58b2d502255daba591e92833930a7:verl/utils/
+    // seqlen_balancing.py, rearrange_micro_batches).
+    const auto samples = static_cast<int64_t>(std::ceil(samples_per_rank));
+    if (packed.micro_batches > samples) {
+      return InvalidInput(
+                 fmt::format("{}: the micro batch count rounds up to {} per DP rank (a multiple of "
+                             "PP {} under interleaved pipelining) but each rank has {} sample{}: "
+                             "verl refuses it (num_micro_batches must not exceed the samples)",
+                             name, packed.micro_batches, l.pp, samples, samples == 1 ? "" : "s"))
+          .InFile(spec.file)
+          .InField("actor")
+          .WithHint(fmt::format(
+              "give each DP rank at least {} samples (more prompts, fewer mini batches or a "
+              "smaller DP), or turn interleaving off (actor.parallel.vpp=1)",
+              packed.micro_batches));
+    }
     a.micro_batches.push_back({name, packed, mini_batch});
     auto job = ResolveJob(ActorRequest(spec, train_gpus, whole, &packed, l.dp, l.cp));
     if (!job.ok() && whole != nullptr) return std::move(job).error();
