@@ -492,6 +492,12 @@ TEST(VerlRlImportTest, BadLaunchesAreRefusedByKeyAndLine) {
        "it to (16 GPUs)",
        "verl cannot split the batch evenly over its ranks (DataProto.chunk; use_dynamic_bsz skips "
        "the minimal-batch check): make train_batch_size x n a multiple of 16"},
+      // The one-step-off recipe with NNODES_ROLLOUT=0 (line 57, read at line 139): no rollout
+      // nodes. Before: read as no split at all, then refused for its hybrid_engine=False.
+      {"verl_rl_rollout_nodes_zero/dapo_7b_math_fsdp2_64_64.sh", 139, "rollout.nnodes",
+       "rollout.nnodes (line 139) = '0': expected a positive whole number",
+       "the one-step-off recipe generates on rollout.nnodes nodes of its own, beside the "
+       "trainer's trainer.nnodes: at least 1"},
       // The script cut after line 26: its last line ends with '\'.
       {"verl_rl_truncated/run_qwen2_5-7b_math.sh", 26, "",
        "the file ends inside the verl command: its last line is continued ('\\') but nothing "

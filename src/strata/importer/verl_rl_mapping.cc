@@ -657,7 +657,15 @@ Result<RlImport> MapVerlRl(Settings& s, const JobBuilder& actor, const std::stri
   if (ClassifyVerlModule(module).split) {
     rollout_nodes = 1;
     if (const SourcedValue* v = s.Use("rollout.nnodes")) {
-      rollout_nodes = ParseInt64(v->value).value_or(1);
+      // Zero or fewer rollout nodes is no split (and no hybrid engine either): refused here,
+      // before it reads as a colocated launch or shrinks the trainer's nodes.
+      auto nodes = r.PositiveInt(VerlValue{"rollout.nnodes", v->value, v->source, false});
+      if (!nodes.ok()) {
+        return std::move(nodes).error().WithHint(
+            "the one-step-off recipe generates on rollout.nnodes nodes of its own, beside the "
+            "trainer's trainer.nnodes: at least 1");
+      }
+      rollout_nodes = *nodes;
     }
   }
   STRATA_ASSIGN_OR_RETURN(VerlValue dynamic_v, r.Get(std::string(kActor) + "use_dynamic_bsz"));
