@@ -449,7 +449,7 @@ Result<RlEvaluation> EvaluateRl(const Workspace& workspace, const RlSpec& spec) 
                            FormatGiB(update_peak + beside_update), FormatGiB(job.gpu().memory));
   }
 
-  const char* engine = spec.rollout.engine == "sglang" ? "SGLang" : "vLLM";
+  const std::string_view engine = RolloutEngineLabel(spec);
   e.phases = {
       {fmt::format("rollout ({} beside the resident trainer)", engine), c.rollout_memory.total,
        fmt::format("{} budget + {}", engine,
