@@ -470,6 +470,26 @@ TEST(RlStepTest, InterleavedRoundingAboveTheSamplesIsRefused) {
       "batches or a smaller DP), or turn interleaving off (actor.parallel.vpp=1)");
 }
 
+// The dynamic batch's times: the update runs once per mini batch per epoch, the log-prob forward
+// once over every sample. With batch.epochs=2 the same packing (the update's 8 samples a rank
+// in 3 micro batches, the log-prob's 32 in 10) is passed twice: the update's time doubles
+// exactly, the log-prob and reference forwards (one pass each, the same job) do not move.
+TEST(RlStepTest, DynamicBatchTimesTheUpdatePerPassAndTheLogProbOnce) {
+  auto one = LoadRlSpec(kReferenceRlJobName, {"batch.max_tokens_per_gpu=16384"});
+  auto two = LoadRlSpec(kReferenceRlJobName, {"batch.max_tokens_per_gpu=16384", "batch.epochs=2"});
+  ASSERT_TRUE(one.ok() && two.ok());
+  auto a = EvaluateRl(*Workspace::Load(), *one);
+  auto b = EvaluateRl(*Workspace::Load(), *two);
+  ASSERT_TRUE(a.ok() && b.ok());
+  const RlTimes& t1 = a->colocated.times;
+  const RlTimes& t2 = b->colocated.times;
+  EXPECT_GT(t1.update.s(), 0);
+  EXPECT_NEAR(t2.update.s(), 2 * t1.update.s(), 1e-9);
+  EXPECT_NEAR(t2.old_log_prob.s(), t1.old_log_prob.s(), 1e-12);
+  EXPECT_NEAR(t1.reference.s(), t1.old_log_prob.s(), 1e-12);
+  EXPECT_NEAR(t2.step.s() - t1.step.s(), t1.update.s(), 1e-9);
+}
+
 // A split asked one step off-policy (verl's one-step-off recipe) is the configured placement,
 // and its step is the one-step-off row of that split: max(generation, training) + sync.
 TEST(RlStepTest, OneStepOffSplitIsTheConfiguredPlacement) {
