@@ -481,6 +481,23 @@ TEST(VerlRlImportTest, BadLaunchesAreRefusedByKeyAndLine) {
        "verl refuses this launch: make train_batch_size x n a multiple of 16 "
        "(volcengine/verl@00401103a8c8900774aba04b910de5b0af930b99:verl/trainer/ppo/"
        "ray_trainer.py, RayPPOTrainer._validate_config)"},
+      // The same launch under use_dynamic_bsz, where verl skips its minimal-batch check
+      // (volcengine/verl@b178a3cd56f58b2d502255daba591e92833930a7:verl/utils/config.py:89,
+      // only `if not use_dynamic_bsz`): 5,100 samples still do not split over the 16 FSDP
+      // ranks (DataProto.chunk), but the error no longer says verl's check refuses it. Before:
+      // "verl refuses this launch", citing the check verl skips.
+      {"verl_rl_dynamic_batch_not_over_gpus/run_qwen2_5-7b_math.sh", 17, "data.train_batch_size",
+       "data.train_batch_size (line 17) = 1020 prompts x actor_rollout_ref.rollout.n (line 39) = "
+       "5 samples each: 5100 samples do not divide by the 16 data-parallel ranks verl dispatches "
+       "it to (16 GPUs)",
+       "verl cannot split the batch evenly over its ranks (DataProto.chunk; use_dynamic_bsz skips "
+       "the minimal-batch check): make train_batch_size x n a multiple of 16"},
+      // The one-step-off recipe with NNODES_ROLLOUT=0 (line 57, read at line 139): no rollout
+      // nodes. Before: read as no split at all, then refused for its hybrid_engine=False.
+      {"verl_rl_rollout_nodes_zero/dapo_7b_math_fsdp2_64_64.sh", 139, "rollout.nnodes",
+       "rollout.nnodes (line 139) = '0': expected a positive whole number",
+       "the one-step-off recipe generates on rollout.nnodes nodes of its own, beside the "
+       "trainer's trainer.nnodes: at least 1"},
       // The script cut after line 26: its last line ends with '\'.
       {"verl_rl_truncated/run_qwen2_5-7b_math.sh", 26, "",
        "the file ends inside the verl command: its last line is continued ('\\') but nothing "

@@ -57,6 +57,9 @@ TEST(MicroBatchTest, PackedLikeVerl) {
 }
 
 TEST(MicroBatchTest, Describes) {
+  // One sample a rank: "1 sample", not "1 samples" (5,120 tokens in one 16,384-token budget).
+  EXPECT_EQ(DescribePacked(PackMicroBatches(1, 5120, 16384, 1)),
+            "1 micro batch of 5,120 tokens (1 sample x 5,120 tokens in 16,384-token budgets)");
   EXPECT_EQ(DescribePacked(PackMicroBatches(64, 8192, 24000, 1)),
             "22 micro batches of 23,831 tokens (64 samples x 8,192 tokens in 24,000-token "
             "budgets)");

@@ -131,8 +131,9 @@ TEST(RlStepTest, PpoAddsTheCriticsPassesAndStates) {
   EXPECT_NEAR(p.step.s(), 421.7, 0.15);
   EXPECT_NEAR(p.step.s(), g.step.s() + g.old_log_prob.s() + g.update.s(), 1e-9);
   EXPECT_NEAR(ppo->host_offload_per_node / Reference().host_offload_per_node, 2.0, 1e-12);
-  ASSERT_EQ(ppo->phases.size(), 4u);
-  EXPECT_EQ(ppo->phases[3].phase, "critic update");
+  ASSERT_EQ(ppo->phases.size(), 5u);
+  EXPECT_EQ(ppo->phases[3].phase, "critic values forward");
+  EXPECT_EQ(ppo->phases[4].phase, "critic update");
 
   // Not offloaded: the rollout's neighbours are the CUDA context plus two models' states.
   auto grpo_kept = LoadRlSpec(kReferenceRlJobName, {"placement.offload_trainer=false"});
@@ -380,6 +381,113 @@ TEST(RlStepTest, DynamicBatchBudgetBelowOneSampleIsRefused) {
             "greater than the sequence length)\n  hint: a budget of at least 10,240 tokens per "
             "GPU (volcengine/verl@b178a3cd56f58b2d502255daba591e92833930a7:verl/utils/"
             "seqlen_balancing.py:382)");
+}
+
+// The forward passes are checked against the card like the updates. A log-prob budget of
+// 1,000,000 tokens packs each rank's 1,280 / 40 = 32 samples x 5,120 mean tokens = 163,840
+// tokens into one micro batch, 12x the update's 13,654-token rows: its forward peak is over the
+// H20's 96e9 B = 89.41 GiB, on 40 GPUs and on every split's fewer (each rank packs more
+// samples). Before: the phase was printed and the placement still said it fits.
+TEST(RlStepTest, LogProbPassOverTheCardRefusesEveryPlacement) {
+  auto spec = LoadRlSpec(kReferenceRlJobName, {"batch.max_tokens_per_gpu=16384",
+                                               "batch.log_prob_max_tokens_per_gpu=1000000"});
+  ASSERT_TRUE(spec.ok()) << spec.error().Format();
+  auto e = EvaluateRl(*Workspace::Load(), *spec);
+  ASSERT_TRUE(e.ok()) << e.error().Format();
+  ASSERT_GE(e->phases.size(), 3u);
+  EXPECT_EQ(e->phases[1].phase, "log-prob and reference forward");
+  EXPECT_GT(e->phases[1].bytes.gib(), 96e9 / (1ull << 30));
+  EXPECT_FALSE(e->colocated.valid);
+  EXPECT_TRUE(e->colocated.reason.starts_with("the log-prob and reference forward phase needs "))
+      << e->colocated.reason;
+  EXPECT_TRUE(e->colocated.reason.ends_with(" of 89.41 GiB")) << e->colocated.reason;
+  ASSERT_EQ(e->splits.size(), 8u);
+  for (const RlPlacementResult& r : e->splits) {
+    EXPECT_FALSE(r.valid) << r.rollout_gpus;
+    // A mini batch of 320 samples splits over 32, 16 and 8 training GPUs, not over 24.
+    if (320 % r.train_gpus != 0) continue;
+    EXPECT_TRUE(r.reason.starts_with("training side: the log-prob and reference forward needs "))
+        << r.reason;
+  }
+  EXPECT_EQ(e->best_split, -1);
+}
+
+// PPO's critic-values pass: a critic budget of 1,000,000 tokens packs one mini batch's
+// 1,280 / 4 / 40 = 8 samples (40,960 tokens) into the update's one micro batch but all 32
+// samples (163,840 tokens) into the values pass, whose forward peak is over the card while the
+// critic's update fits. Before: the values pass's ledger was dropped.
+TEST(RlStepTest, PpoCriticValuesPassOverTheCardIsRefused) {
+  auto spec = LoadRlSpec(kReferenceRlJobName, {"algorithm=ppo", "batch.max_tokens_per_gpu=16384",
+                                               "batch.critic_max_tokens_per_gpu=1000000"});
+  ASSERT_TRUE(spec.ok()) << spec.error().Format();
+  auto e = EvaluateRl(*Workspace::Load(), *spec);
+  ASSERT_TRUE(e.ok()) << e.error().Format();
+  ASSERT_EQ(e->phases.size(), 5u);
+  EXPECT_EQ(e->phases[3].phase, "critic values forward");
+  EXPECT_GT(e->phases[3].bytes.gib(), 96e9 / (1ull << 30));
+  EXPECT_LT(e->phases[4].bytes.gib(), 96e9 / (1ull << 30));
+  EXPECT_FALSE(e->colocated.valid);
+  EXPECT_TRUE(e->colocated.reason.starts_with("the critic values forward phase needs "))
+      << e->colocated.reason;
+}
+
+// Under the dynamic batch verl ignores ppo_micro_batch_size_per_gpu: a fixed micro batch of 3
+// that does not divide a mini batch (320 samples is no multiple of 3 x DP 40 = 120) does not
+// stop the packed job, which still packs each rank's 8 samples into 3 micro batches of
+// 40,960 / 3 tokens. Before: refused on "global batch 320 is not a multiple of micro batch x DP".
+TEST(RlStepTest, DynamicBatchIgnoresTheFixedMicroBatch) {
+  auto spec = LoadRlSpec(kReferenceRlJobName,
+                         {"batch.max_tokens_per_gpu=16384", "actor.batch.micro_batch=3"});
+  ASSERT_TRUE(spec.ok()) << spec.error().Format();
+  auto e = EvaluateRl(*Workspace::Load(), *spec);
+  ASSERT_TRUE(e.ok()) << e.error().Format();
+  EXPECT_EQ(e->fixed_micro_batch, 3);
+  ASSERT_EQ(e->micro_batches.size(), 2u);
+  EXPECT_EQ(e->micro_batches[0].packed.micro_batches, 3);
+  EXPECT_NEAR(e->micro_batches[0].packed.tokens_per_micro_batch, 40960.0 / 3, 1e-9);
+}
+
+// Interleaved pipelining rounds the packed count up to a multiple of PP, which can exceed the
+// samples: 5 prompts x 2 = 10 samples in 1 mini batch over DP 40 / PP 4 = 10 ranks is 1 sample
+// a rank; its 5,120 tokens fit one 16,384-token budget, rounded up to PP 4 = 4 micro batches.
+// verl asserts num_micro_batches <= len(seq_len_effective). Before: refused on a packed row of
+// 5,120 / 4 = 1,280 tokens shorter than the mean ("1 samples x 5,120 tokens").
+TEST(RlStepTest, InterleavedRoundingAboveTheSamplesIsRefused) {
+  auto spec = LoadRlSpec(kReferenceRlJobName, {"batch.max_tokens_per_gpu=16384", "batch.prompts=5",
+                                               "batch.samples_per_prompt=2", "batch.mini_batches=1",
+                                               "actor.parallel.pp=4", "actor.parallel.vpp=2",
+                                               "actor.parallel.dp=10", "actor.parallel.ep=2"});
+  ASSERT_TRUE(spec.ok()) << spec.error().Format();
+  auto e = EvaluateRl(*Workspace::Load(), *spec);
+  ASSERT_FALSE(e.ok());
+  EXPECT_EQ(e.error().code, ErrorCode::kInvalidInput);
+  EXPECT_EQ(
+      e.error().Format(),
+      "data/jobs/qwen3.6-35b-a3b-grpo-h20x40.yaml: actor: actor update: the micro batch count "
+      "rounds up to 4 per DP rank (a multiple of PP 4 under interleaved pipelining) but "
+      "each rank has 1 sample: verl refuses it (num_micro_batches must not exceed the "
+      "samples)\n  hint: give each DP rank at least 4 samples (more prompts, fewer mini "
+      "batches or a smaller DP), or turn interleaving off (actor.parallel.vpp=1)");
+}
+
+// The dynamic batch's times: the update runs once per mini batch per epoch, the log-prob forward
+// once over every sample. With batch.epochs=2 the same packing (the update's 8 samples a rank
+// in 3 micro batches, the log-prob's 32 in 10) is passed twice: the update's time doubles
+// exactly, the log-prob and reference forwards (one pass each, the same job) do not move.
+TEST(RlStepTest, DynamicBatchTimesTheUpdatePerPassAndTheLogProbOnce) {
+  auto one = LoadRlSpec(kReferenceRlJobName, {"batch.max_tokens_per_gpu=16384"});
+  auto two = LoadRlSpec(kReferenceRlJobName, {"batch.max_tokens_per_gpu=16384", "batch.epochs=2"});
+  ASSERT_TRUE(one.ok() && two.ok());
+  auto a = EvaluateRl(*Workspace::Load(), *one);
+  auto b = EvaluateRl(*Workspace::Load(), *two);
+  ASSERT_TRUE(a.ok() && b.ok());
+  const RlTimes& t1 = a->colocated.times;
+  const RlTimes& t2 = b->colocated.times;
+  EXPECT_GT(t1.update.s(), 0);
+  EXPECT_NEAR(t2.update.s(), 2 * t1.update.s(), 1e-9);
+  EXPECT_NEAR(t2.old_log_prob.s(), t1.old_log_prob.s(), 1e-12);
+  EXPECT_NEAR(t1.reference.s(), t1.old_log_prob.s(), 1e-12);
+  EXPECT_NEAR(t2.step.s() - t1.step.s(), t1.update.s(), 1e-9);
 }
 
 // A split asked one step off-policy (verl's one-step-off recipe) is the configured placement,

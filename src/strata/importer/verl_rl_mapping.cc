@@ -220,7 +220,12 @@ Status ReadAlgorithm(Settings& s, VerlRlReader& r, const JobBuilder& actor) {
 }
 
 // verl's batch checks, then strata's: the mini batches must be equal for the RL step.
-Status ReadBatch(VerlRlReader& r, const JobBuilder& actor, bool megatron, int64_t rollout_nodes) {
+// `dynamic`: use_dynamic_bsz, under which verl skips its minimal-batch check (volcengine/verl@
+// b178a3cd56f58b2d502255daba591e92833930a7:verl/utils/config.py:89, only `if not
+// use_dynamic_bsz`) and the batch need only split over the data-parallel ranks it is dispatched
+// to (DataProto.chunk).
+Status ReadBatch(VerlRlReader& r, const JobBuilder& actor, bool megatron, int64_t rollout_nodes,
+                 bool dynamic) {
   STRATA_ASSIGN_OR_RETURN(VerlValue prompts_v, r.Get("data.train_batch_size"));
   STRATA_ASSIGN_OR_RETURN(VerlValue n_v, r.Get(std::string(kRollout) + "n"));
   STRATA_ASSIGN_OR_RETURN(VerlValue mini_v, r.Get(std::string(kActor) + "ppo_mini_batch_size"));
@@ -234,22 +239,39 @@ Status ReadBatch(VerlRlReader& r, const JobBuilder& actor, bool megatron, int64_
   STRATA_ASSIGN_OR_RETURN(int64_t per_node, actor.GetPositiveInt("cluster.gpus_per_node"));
   STRATA_ASSIGN_OR_RETURN(int64_t nodes, actor.GetPositiveInt("cluster.nodes"));
   // The one-step-off recipe trains on its trainer's nodes only (the rollout's are its own).
-  int64_t minimal = per_node * (nodes - rollout_nodes);
-  std::string minimal_how = fmt::format("{} {}GPUs", minimal, rollout_nodes > 0 ? "training " : "");
-  if (megatron && rollout_nodes == 0) {
-    STRATA_ASSIGN_OR_RETURN(int64_t dp, actor.GetPositiveInt("parallel.dp"));
-    STRATA_ASSIGN_OR_RETURN(int64_t micro, actor.GetPositiveInt("batch.micro_batch"));
-    minimal = dp * micro;
-    minimal_how = fmt::format("megatron DP {} x ppo_micro_batch_size_per_gpu {}", dp, micro);
+  const int64_t train_gpus = per_node * (nodes - rollout_nodes);
+  int64_t minimal = train_gpus;
+  std::string minimal_how =
+      fmt::format("{} {}GPUs", train_gpus, rollout_nodes > 0 ? "training " : "");
+  if (megatron) {
+    // Megatron's DP on the training GPUs: the rest of TP x PP x CP.
+    STRATA_ASSIGN_OR_RETURN(int64_t tp, actor.GetPositiveInt("parallel.tp"));
+    STRATA_ASSIGN_OR_RETURN(int64_t pp, actor.GetPositiveInt("parallel.pp"));
+    STRATA_ASSIGN_OR_RETURN(int64_t cp, actor.GetPositiveInt("parallel.cp"));
+    const int64_t dp = std::max<int64_t>(1, train_gpus / (tp * pp * cp));
+    minimal = dp;
+    minimal_how = fmt::format("megatron DP {}", dp);
+    if (!dynamic) {
+      STRATA_ASSIGN_OR_RETURN(int64_t micro, actor.GetPositiveInt("batch.micro_batch"));
+      minimal = dp * micro;
+      minimal_how = fmt::format("megatron DP {} x ppo_micro_batch_size_per_gpu {}", dp, micro);
+    }
   }
   if ((prompts * n) % minimal != 0) {
+    const std::string what =
+        dynamic ? fmt::format("the {} data-parallel ranks verl dispatches it to", minimal)
+                : fmt::format("verl's minimal batch of {}", minimal);
     return AtKey(InvalidInput(fmt::format(
-                     "{} = {} prompts x {} = {} samples each: {} samples do not divide by "
-                     "verl's minimal batch of {} ({})",
-                     r.Where(prompts_v), prompts, r.Where(n_v), n, prompts * n, minimal,
-                     minimal_how)),
+                     "{} = {} prompts x {} = {} samples each: {} samples do not divide by {} ({})",
+                     r.Where(prompts_v), prompts, r.Where(n_v), n, prompts * n, what, minimal_how)),
                  prompts_v)
-        .WithHint(fmt::format("verl refuses this launch: make train_batch_size x n a multiple "
+        .WithHint(
+            dynamic
+                ? fmt::format("verl cannot split the batch evenly over its ranks (DataProto.chunk; "
+                              "use_dynamic_bsz skips the minimal-batch check): make "
+                              "train_batch_size x n a multiple of {}",
+                              minimal)
+                : fmt::format("verl refuses this launch: make train_batch_size x n a multiple "
                               "of {} ({})",
                               minimal, kVerlCheck));
   }
@@ -635,18 +657,26 @@ Result<RlImport> MapVerlRl(Settings& s, const JobBuilder& actor, const std::stri
   if (ClassifyVerlModule(module).split) {
     rollout_nodes = 1;
     if (const SourcedValue* v = s.Use("rollout.nnodes")) {
-      rollout_nodes = ParseInt64(v->value).value_or(1);
+      // Zero or fewer rollout nodes is no split (and no hybrid engine either): refused here,
+      // before it reads as a colocated launch or shrinks the trainer's nodes.
+      auto nodes = r.PositiveInt(VerlValue{"rollout.nnodes", v->value, v->source, false});
+      if (!nodes.ok()) {
+        return std::move(nodes).error().WithHint(
+            "the one-step-off recipe generates on rollout.nnodes nodes of its own, beside the "
+            "trainer's trainer.nnodes: at least 1");
+      }
+      rollout_nodes = *nodes;
     }
   }
-  STRATA_RETURN_IF_ERROR(ReadBatch(r, actor, megatron, rollout_nodes));
+  STRATA_ASSIGN_OR_RETURN(VerlValue dynamic_v, r.Get(std::string(kActor) + "use_dynamic_bsz"));
+  STRATA_ASSIGN_OR_RETURN(bool dynamic, r.Bool(dynamic_v));
+  STRATA_RETURN_IF_ERROR(ReadBatch(r, actor, megatron, rollout_nodes, dynamic));
   const auto& fields = r.Out().fields;
   const bool ppo = std::any_of(fields.begin(), fields.end(), [](const auto& f) {
     return f.key == "algorithm" && f.value == "ppo";
   });
   STRATA_RETURN_IF_ERROR(ReadDynamicBatch(s, r, ppo));
   STRATA_RETURN_IF_ERROR(ReadLengths(r));
-  STRATA_ASSIGN_OR_RETURN(VerlValue dynamic_v, r.Get(std::string(kActor) + "use_dynamic_bsz"));
-  STRATA_ASSIGN_OR_RETURN(bool dynamic, r.Bool(dynamic_v));
   STRATA_RETURN_IF_ERROR(ReadRollout(s, r, dynamic));
   STRATA_RETURN_IF_ERROR(ReadReference(r));
   STRATA_RETURN_IF_ERROR(ReadPlacement(s, r, megatron, actor, rollout_nodes));

@@ -71,9 +71,8 @@ std::string Header(const RlEvaluation& e) {
   out += fmt::format(
       "rollout ({}): TP{} x {} instances, gpu_memory_utilization {:.2f}, "
       "max_num_seqs {}\n",
-      sglang
-          ? fmt::format("SGLang, priced as vLLM {}.{}", s.rollout.vllm.major, s.rollout.vllm.minor)
-          : fmt::format("vLLM {}.{}", s.rollout.vllm.major, s.rollout.vllm.minor),
+      fmt::format("{}{} {}.{}", RolloutEngineLabel(s), sglang ? ", priced as vLLM" : "",
+                  s.rollout.vllm.major, s.rollout.vllm.minor),
       s.rollout.tp, j.world() / s.rollout.tp, s.rollout.gpu_memory_utilization,
       s.rollout.max_num_seqs);
   if (sglang) {

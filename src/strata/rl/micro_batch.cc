@@ -30,10 +30,11 @@ PackedMicroBatches PackMicroBatches(double samples_per_rank, double mean_sample_
 }
 
 std::string DescribePacked(const PackedMicroBatches& p) {
-  return fmt::format("{} micro batch{} of {} tokens ({} samples x {} tokens in {}-token budgets)",
+  return fmt::format("{} micro batch{} of {} tokens ({} sample{} x {} tokens in {}-token budgets)",
                      p.micro_batches, p.micro_batches == 1 ? "" : "es",
                      GroupDigits(std::round(p.tokens_per_micro_batch)),
-                     GroupDigits(p.samples_per_rank), GroupDigits(p.mean_sample_tokens),
+                     GroupDigits(p.samples_per_rank), p.samples_per_rank == 1 ? "" : "s",
+                     GroupDigits(p.mean_sample_tokens),
                      GroupDigits(static_cast<double>(p.budget_tokens)));
 }
 

@@ -263,6 +263,10 @@ std::optional<EngineVersion> ParseEngineVersion(std::string_view text) {
 
 std::string_view RlAlgorithmName(RlAlgorithm a) { return a == RlAlgorithm::kGrpo ? "grpo" : "ppo"; }
 
+std::string_view RolloutEngineLabel(const RlSpec& spec) {
+  return spec.rollout.engine == "sglang" ? "SGLang" : "vLLM";
+}
+
 std::string_view RlPlacementName(RlPlacement p) {
   return p == RlPlacement::kColocated ? "colocated" : "split";
 }

@@ -92,6 +92,9 @@ struct RlSpec {
 
 /// Parses RL job YAML; `overrides` are "key=value" (`--set`): RL keys as in the file
 /// ("rollout.tp=4"), and "actor.<job key>=value" passed on to the actor's job.
+/// The rollout engine as printed: "SGLang" or "vLLM" (SGLang is priced with vLLM's model).
+std::string_view RolloutEngineLabel(const RlSpec& spec);
+
 Result<RlSpec> ParseRlSpec(const std::string& text, const std::string& file,
                            const std::vector<std::string>& overrides = {});
 

@@ -8,6 +8,7 @@
 
 #include "strata/comm/collective_cost.h"
 #include "strata/core/strings.h"
+#include "strata/core/text_scan.h"
 #include "strata/eval/evaluation.h"
 #include "strata/hw/gpu_catalog.h"
 #include "strata/hw/interconnects.h"
@@ -95,6 +96,7 @@ struct ActorTimes {
   Seconds critic_values;
   Seconds critic_update;
   MemoryLedger critic_ledger;
+  Bytes critic_values_forward_peak;  // the forward peak of the critic-values pass's micro batch
   KernelEfficiency efficiency;
   std::vector<RlMicroBatch> micro_batches;  // dynamic batch: each pass's packing
   int64_t fixed_micro_batch = 1;            // the job's own batch.micro_batch
@@ -126,10 +128,26 @@ Result<ActorTimes> EvaluateActor(const Workspace& workspace, const RlSpec& spec,
                                  const ResolvedJob* whole) {
   ActorTimes a;
   auto fixed = ResolveJob(ActorRequest(spec, train_gpus, whole));
+  int64_t asked_micro = 0;
+  if (!fixed.ok() && spec.dynamic_batch()) {
+    // Under the dynamic batch the job's fixed micro batch is not what runs (verl ignores
+    // ppo_micro_batch_size_per_gpu): its layout is read at one sample a micro batch.
+    JobRequest one = ActorRequest(spec, train_gpus, whole);
+    one.overrides.push_back("batch.micro_batch=1");
+    auto layout_only = ResolveJob(one);
+    if (layout_only.ok()) {
+      fixed = std::move(layout_only);
+      // The micro batch the job asks, for the report's comparison.
+      for (const std::string& o : spec.actor_overrides) {
+        if (!o.starts_with("batch.micro_batch=")) continue;
+        if (auto v = ParseInt64(o.substr(18)); v.has_value()) asked_micro = *v;
+      }
+    }
+  }
   // A split's training side is said in a placement row: the job module's reason alone.
   if (!fixed.ok() && whole != nullptr) return std::move(fixed).error();
   if (!fixed.ok()) return ActorJobError(spec, fixed.error(), "");
-  a.fixed_micro_batch = fixed->spec.micro_batch;
+  a.fixed_micro_batch = asked_micro > 0 ? asked_micro : fixed->spec.micro_batch;
   const auto mini = static_cast<double>(spec.mini_batches);
   const double passes = mini * static_cast<double>(spec.epochs);
   const bool ppo = spec.algorithm == RlAlgorithm::kPpo;
@@ -144,6 +162,7 @@ Result<ActorTimes> EvaluateActor(const Workspace& workspace, const RlSpec& spec,
     a.critic_values = ppo ? a.log_prob : Seconds();
     a.critic_update = ppo ? a.update : Seconds();
     a.critic_ledger = p.ledger;
+    a.critic_values_forward_peak = ppo ? a.log_prob_forward_peak : Bytes();
     return a;
   }
   const ParallelLayout& l = fixed->layout();
@@ -185,6 +204,23 @@ Result<ActorTimes> EvaluateActor(const Workspace& workspace, const RlSpec& spec,
     // the pipeline size (megatron/core/transformer/transformer_config.py, __post_init__).
     const PackedMicroBatches packed =
         PackMicroBatches(samples_per_rank, mean, budget, l.cp, l.vpp > 1 ? l.pp : 1);
+    // verl asserts num_micro_batches <= len(seq_len_effective) after rounding the count up to
+    // the pipeline's group (volcengine/verl@b178a3cd56f58b2d502255daba591e92833930a7:verl/utils/
+    // seqlen_balancing.py, rearrange_micro_batches).
+    const auto samples = static_cast<int64_t>(std::ceil(samples_per_rank));
+    if (packed.micro_batches > samples) {
+      return InvalidInput(
+                 fmt::format("{}: the micro batch count rounds up to {} per DP rank (a multiple of "
+                             "PP {} under interleaved pipelining) but each rank has {} sample{}: "
+                             "verl refuses it (num_micro_batches must not exceed the samples)",
+                             name, packed.micro_batches, l.pp, samples, samples == 1 ? "" : "s"))
+          .InFile(spec.file)
+          .InField("actor")
+          .WithHint(fmt::format(
+              "give each DP rank at least {} samples (more prompts, fewer mini batches or a "
+              "smaller DP), or turn interleaving off (actor.parallel.vpp=1)",
+              packed.micro_batches));
+    }
     a.micro_batches.push_back({name, packed, mini_batch});
     auto job = ResolveJob(ActorRequest(spec, train_gpus, whole, &packed, l.dp, l.cp));
     if (!job.ok() && whole != nullptr) return std::move(job).error();
@@ -215,6 +251,7 @@ Result<ActorTimes> EvaluateActor(const Workspace& workspace, const RlSpec& spec,
     a.critic_update = critic.second.step * passes;
     a.critic_values = values.second.forward;
     a.critic_ledger = critic.second.ledger;
+    a.critic_values_forward_peak = values.second.ledger.PhaseOf(Phase::kForwardPeak).bytes;
   }
   return a;
 }
@@ -412,7 +449,7 @@ Result<RlEvaluation> EvaluateRl(const Workspace& workspace, const RlSpec& spec) 
                            FormatGiB(update_peak + beside_update), FormatGiB(job.gpu().memory));
   }
 
-  const char* engine = spec.rollout.engine == "sglang" ? "SGLang" : "vLLM";
+  const std::string_view engine = RolloutEngineLabel(spec);
   e.phases = {
       {fmt::format("rollout ({} beside the resident trainer)", engine), c.rollout_memory.total,
        fmt::format("{} budget + {}", engine,
@@ -429,11 +466,26 @@ Result<RlEvaluation> EvaluateRl(const Workspace& workspace, const RlSpec& spec) 
                                  : "the actor ledger's peak"},
   };
   if (ppo) {
+    e.phases.push_back({"critic values forward", actor.critic_values_forward_peak,
+                        spec.dynamic_batch()
+                            ? "the critic ledger's forward peak at the critic-values micro batch"
+                            : "the actor ledger's forward peak (the critic is its model and "
+                              "layout)"});
     e.phases.push_back({"critic update", critic.Peak() + beside_update,
                         beside_update.value() > 0
                             ? "the actor's ledger (the critic is its model and layout) + the "
                               "actor's states (not offloaded)"
                             : "the actor's ledger: the critic is its model and layout"});
+  }
+  // Every training phase's peak on the card, the forward passes too: under the dynamic batch the
+  // log-prob and critic-values passes pack their own, often larger, micro batches (verl recipes
+  // set log_prob_max_token_len_per_gpu above the update's).
+  for (size_t i = 1; i < e.phases.size() && c.valid; ++i) {
+    if (e.phases[i].bytes > job.gpu().memory) {
+      c.valid = false;
+      c.reason = fmt::format("the {} phase needs {} of {}", e.phases[i].phase,
+                             FormatGiB(e.phases[i].bytes), FormatGiB(job.gpu().memory));
+    }
   }
   if (spec.offload_trainer) {
     e.host_offload_per_node =
@@ -461,17 +513,26 @@ Result<RlEvaluation> EvaluateRl(const Workspace& workspace, const RlSpec& spec) 
     base.generation = GenerationOf(s, m, base.rollout_memory);
     base.sync = SyncOf(s, train->job.layout(), true);
     // A split's training side keeps both PPO models on its GPUs (nothing to make room for).
-    const Bytes train_peak =
-        std::max(train->ledger.Peak(), ppo ? train->critic_ledger.Peak() : Bytes()) +
-        (ppo ? ModelStates(train->ledger) : Bytes());
+    // Each pass peaks apart: the updates, and the forward passes at their own micro batches.
+    const Bytes other = ppo ? ModelStates(train->ledger) : Bytes();
+    const std::pair<const char*, Bytes> train_phases[] = {
+        {ppo ? "update beside the other model's states" : "actor's update",
+         std::max(train->ledger.Peak(), ppo ? train->critic_ledger.Peak() : Bytes()) + other},
+        {"log-prob and reference forward", train->log_prob_forward_peak + other},
+        {"critic values forward", ppo ? train->critic_values_forward_peak + other : Bytes()},
+    };
+    const auto* worst = &train_phases[0];
+    for (const auto& p : train_phases) {
+      if (p.second > worst->second) worst = &p;
+    }
+    const Bytes train_peak = worst->second;
     base.train_peak = train_peak;
     const bool train_fits =
         train->ledger.fits && (!ppo || train->critic_ledger.fits) && train_peak <= job.gpu().memory;
     base.valid = base.rollout_memory.fits && train_fits;
     if (!base.rollout_memory.fits) base.reason = "rollout: " + base.rollout_memory.reason;
     if (!train_fits) {
-      base.reason = fmt::format("training side: the {} needs {} of {} per GPU",
-                                ppo ? "update beside the other model's states" : "actor's update",
+      base.reason = fmt::format("training side: the {} needs {} of {} per GPU", worst->first,
                                 FormatGiB(train_peak), FormatGiB(job.gpu().memory));
     }
     RlTimes t;
