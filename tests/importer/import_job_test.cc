@@ -177,6 +177,14 @@ TEST(ImportJobTest, TheFusedLossFollowsItsImplementation) {
     ASSERT_TRUE(r.ok()) << c.flags << ": " << r.error().Format();
     EXPECT_EQ(r->job.cross_entropy, c.expected) << c.flags;
   }
+  // Megatron's argument takes only native or te: another word stops the launch, and was imported
+  // as the native implementation without a word.
+  auto bad = ImportJob(
+      base + " --cross_entropy_loss_fusion true --cross_entropy_fusion_impl transformer_engine\n",
+      "train.sh", o);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().Format().find("expected native or te"), std::string::npos)
+      << bad.error().Format();
 }
 
 TEST(ImportJobTest, MsSwiftMoeExample) {

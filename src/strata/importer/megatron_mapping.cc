@@ -9,6 +9,7 @@
 #include <optional>
 #include <sstream>
 
+#include "strata/core/did_you_mean.h"
 #include "strata/importer/framework_mappers.h"
 #include "strata/importer/model_match.h"
 #include "strata/model/megatron_model.h"
@@ -459,6 +460,14 @@ Status MapOptimizer(MegatronFlavor flavor, Settings& s, JobBuilder& job) {
     // unfused. Only `te`, Transformer Engine's parallel cross entropy, writes the gradient over
     // the bf16 logits.
     const SourcedValue* impl = s.Use("cross_entropy_fusion_impl");
+    // Megatron's argument takes choices=['native', 'te'] (training/arguments.py); anything else
+    // would stop the launch before training.
+    if (impl != nullptr && impl->value != "native" && impl->value != "te") {
+      return InvalidInput(
+                 fmt::format("'{}' ({}): expected native or te", impl->value, impl->source))
+          .InField("cross_entropy_fusion_impl")
+          .WithHint(DidYouMeanHint(impl->value, {"native", "te"}));
+    }
     const bool te = impl != nullptr && impl->value == "te";
     if (on && *on && te) {
       job.Set("loss.cross_entropy", "fused", fmt::format("{}, {} te", src, impl->source));
