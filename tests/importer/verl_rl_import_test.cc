@@ -420,6 +420,16 @@ TEST(VerlRlImportTest, RecipeEntryPoints) {
       "config may not be verl's PPO trainer config. Those imported as RL jobs: "
       "verl.trainer.main_ppo, verl.trainer.main_grpo, recipe.dapo.main_dapo"))
       << unknown.error().message;
+  // Another project's `recipe` package (no verl override follows it) is not claimed as verl: it
+  // was refused as "a verl entry point strata does not know".
+  auto other =
+      ImportJob("python3 -m recipe.sft.train --deepspeed ds.json --per_device_train_batch_size 2\n",
+                "run.sh", Options("H20", "qwen2.5-math-7b"));
+  ASSERT_FALSE(other.ok());
+  EXPECT_EQ(other.error().message.find("verl entry point"), std::string::npos)
+      << other.error().message;
+  EXPECT_TRUE(other.error().message.starts_with("no training launch recognised"))
+      << other.error().message;
 }
 
 // verl's one-step-off recipe (volcengine/verl@875788e:recipe/one_step_off_policy/shell/

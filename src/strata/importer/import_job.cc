@@ -291,6 +291,32 @@ Status MergeTrlConfig(Settings& s, const fs::path& base, Bundle& bundle) {
   return OkStatus();
 }
 
+// Whether the words from `first` on hold a verl Hydra override (`actor_rollout_ref.x=...`,
+// `data.x=...`) or a Hydra config option: what tells a verl recipe from another project's
+// `recipe` package run with `python -m`.
+template <class Words>
+bool HasVerlOverrides(const Words& w, size_t first) {
+  static constexpr std::string_view kRoots[] = {"actor_rollout_ref.",
+                                                "data.",
+                                                "trainer.",
+                                                "algorithm.",
+                                                "critic.",
+                                                "reward_model.",
+                                                "custom_reward_function.",
+                                                "+actor_rollout_ref.",
+                                                "+data.",
+                                                "+trainer."};
+  for (size_t j = first; j < w.size(); ++j) {
+    const std::string& word = w[j].text;
+    if (word.starts_with("--config-name") || word.starts_with("--config-path")) return true;
+    if (word.find('=') == std::string::npos) continue;
+    for (std::string_view root : kRoots) {
+      if (word.starts_with(root)) return true;
+    }
+  }
+  return false;
+}
+
 Result<Detected> DetectCommand(std::string_view text, const std::string& file, Bundle& bundle) {
   const fs::path base = fs::path(file).parent_path();
   // `source FILE` / `. FILE`: a file of the bundle (given with the script, or beside it) is
@@ -376,8 +402,10 @@ Result<Detected> DetectCommand(std::string_view text, const std::string& file, B
         break;
       }
       // verl's trainers and recipes (`python3 -m verl.trainer.main_ppo`, recipe.dapo.main_dapo).
+      // A `recipe.*` module verl does not list is verl's only when verl's overrides follow it.
       if (const VerlEntryPoint verl = ClassifyVerlModule(t);
-          verl.kind != VerlEntryPoint::Kind::kNone) {
+          verl.kind != VerlEntryPoint::Kind::kNone &&
+          !(verl.unknown_recipe && !HasVerlOverrides(w, i + 1))) {
         if (verl.kind == VerlEntryPoint::Kind::kRefused) {
           return InvalidInput(fmt::format("{}{}: not imported: {}", verl.module,
                                           verl.recipe.empty() ? "" : " (" + verl.recipe + ")",

@@ -121,6 +121,7 @@ VerlEntryPoint ClassifyVerlModule(std::string_view word) {
     return v;
   }
   v.kind = VerlEntryPoint::Kind::kRefused;
+  v.unknown_recipe = recipe;
   v.reason = fmt::format(
       "a verl entry point strata does not know: its config may not be verl's PPO trainer "
       "config. Those imported as RL jobs: {}",

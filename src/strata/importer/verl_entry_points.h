@@ -27,6 +27,9 @@ struct VerlEntryPoint {
   /// kRl: the rollout runs on GPUs of its own (rollout.nnodes x rollout.n_gpus_per_node), one
   /// step off-policy (the one-step-off recipe): a split placement, not the hybrid engine.
   bool split = false;
+  /// kRefused for a `recipe.*` module verl's recipe list does not hold: the command may be
+  /// another project's `recipe` package, which only verl's Hydra overrides tell apart.
+  bool unknown_recipe = false;
 };
 VerlEntryPoint ClassifyVerlModule(std::string_view word);
 
