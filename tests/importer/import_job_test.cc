@@ -177,6 +177,13 @@ TEST(ImportJobTest, TheFusedLossFollowsItsImplementation) {
     ASSERT_TRUE(r.ok()) << c.flags << ": " << r.error().Format();
     EXPECT_EQ(r->job.cross_entropy, c.expected) << c.flags;
   }
+  // A load-balancing coefficient that is not a number (or is negative) is refused, naming it.
+  for (const char* coeff : {"abc", "-0.1", "0.01 x"}) {
+    auto r = ImportJob(base + " --moe_aux_loss_coeff " + coeff + "\n", "train.sh", o);
+    ASSERT_FALSE(r.ok()) << coeff;
+    EXPECT_NE(r.error().Format().find("moe_aux_loss_coeff"), std::string::npos)
+        << r.error().Format();
+  }
   // Megatron's argument takes only native or te: another word stops the launch, and was imported
   // as the native implementation without a word.
   auto bad = ImportJob(

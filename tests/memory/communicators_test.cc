@@ -78,5 +78,15 @@ TEST(NcclCommunicators, Ms03LedgerLine) {
       << testing::ItemFormula(ledger, "NCCL buffers");
 }
 
+// The coefficient is a loss weight: a negative one is refused with the field named, exit 2.
+TEST(NcclCommunicators, ANegativeAuxLossCoefficientIsRefused) {
+  auto bad =
+      LoadJobSpec(testing::TestPath("memory/validation/ms-02.yaml"), {"moe.aux_loss_coeff=-0.01"});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().Format().find("aux_loss_coeff"), std::string::npos) << bad.error().Format();
+  EXPECT_NE(bad.error().Format().find("expected a coefficient of 0"), std::string::npos)
+      << bad.error().Format();
+}
+
 }  // namespace
 }  // namespace strata
