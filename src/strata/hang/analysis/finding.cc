@@ -155,7 +155,16 @@ bool Network(const EvidenceSet& ev, Finding& f) {
   const auto boot = StartUpOnly(ev, Of(ev, FailureKind::kBootstrap));
   const auto net = Of(ev, FailureKind::kNetwork);
   const bool via_bootstrap = !Of(ev, FailureKind::kBootstrapTrace).empty();
-  if (!boot.empty() || (!net.empty() && via_bootstrap)) {
+  // A connection that could not be made while NCCL built the communicator (the error climbs out
+  // of init.cc) is a start-up fault like a bootstrap one: the peer was never reached. A
+  // connection made and then closed or reset (the peer gone) stays a network failure
+  // (NVIDIA/nccl#914), and so does a failed connect with no sign of set-up (a transport connected
+  // lazily mid-run).
+  const bool connect_at_init = !Of(ev, FailureKind::kInitTrace).empty() &&
+                               std::any_of(net.begin(), net.end(), [](const FailureSignal* s) {
+                                 return s->detail == "connect failed";
+                               });
+  if (!boot.empty() || (!net.empty() && (via_bootstrap || connect_at_init))) {
     f.kind = "bootstrap";
     f.peer = FirstPeer(net);
     if (f.peer.empty()) f.peer = FirstPeer(boot);

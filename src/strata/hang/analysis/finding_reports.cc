@@ -48,9 +48,20 @@ bool KilledRootCause(const EvidenceSet& ev) {
 // local rank only; a global rank comes from a "[rankN]:" prefix or the bundle, when there is one.
 // `killed_only`: only a worker killed by SIGKILL, which the others' timeouts follow.
 bool WorkerFailed(const EvidenceSet& ev, Finding& f, bool killed_only) {
+  // The shortest collective timeout the watchdog reported: a process that died once its stage
+  // had made no progress for that long died after the collectives had timed out.
+  std::optional<int64_t> timeout_ms;
+  for (const WatchdogEvent* e : Of(ev, WatchdogEventKind::kTimeout)) {
+    if (e->timeout_ms && *e->timeout_ms > 0 && (!timeout_ms || *e->timeout_ms < *timeout_ms))
+      timeout_ms = e->timeout_ms;
+  }
   for (const FailureSignal* s : Of(ev, FailureKind::kWorkerFailed)) {
     const bool killed = s->exit_code == -9 || s->killed;
     if (killed_only && !killed) continue;
+    // A kill reported when a progress bar at 0 had already stood for the timeout
+    // (OpenRLHF/OpenRLHF#876: "0/128 [10:02<?" then the raylet's report, 600000 ms timeouts) came
+    // after the hang: the watchdog takes its process down. Not the first cause.
+    if (killed_only && timeout_ms && s->stalled_ms && *s->stalled_ms >= *timeout_ms) continue;
     f.kind = killed ? "dead_rank" : "crash";
     if (s->global_rank) f.ranks = {*s->global_rank};
     if (s->detail.starts_with("Ray") || s->detail.starts_with("Horovod") ||
@@ -68,7 +79,9 @@ bool WorkerFailed(const EvidenceSet& ev, Finding& f, bool killed_only) {
     }
     f.summary = fmt::format(
         "{}: the worker with local rank {} exited with code {}{}{}",
-        s->detail.starts_with("DeepSpeed") ? "DeepSpeed's launcher" : "torchrun",
+        s->detail.starts_with("DeepSpeed")      ? "DeepSpeed's launcher"
+        : s->detail.starts_with("the launcher") ? "the launcher (CalledProcessError)"
+                                                : "torchrun",
         s->local_rank.value_or(-1), s->exit_code.value_or(0),
         s->signal.empty() ? "" : " (" + s->signal + ")",
         killed ? ": killed from outside (the kernel's OOM killer or the scheduler); the global "

@@ -144,6 +144,22 @@ bool ClassifyFailureLine(std::string_view line, FailureSignal* s) {
                 std::to_string(*world) + ": two launches share one store (MASTER_PORT)";
     return true;
   }
+  // ProcessGroupNCCL builds a communicator (at init, or lazily at a group's first collective):
+  // rank R fetches the NCCL unique ID that rank 0 of the group put in the c10d store, "[45] is
+  // setting up NCCL communicator and retrieving ncclUniqueId from [0] via c10d key-value store by
+  // key '0', but store->get('0') got error: wait timeout after 1800000ms" (huggingface/trl#3119).
+  // The communicator never formed: a start-up fault of that group, even when the first collective
+  // is what triggered it (a broadcast frame above it), so never read as a mid-run store wait.
+  if (Contains(line, "ncclUniqueId from [") && Contains(line, "got error")) {
+    s->kind = K::kBootstrap;
+    if (const auto ms = IntAfter(line, "wait timeout after ")) s->timeout_ms = *ms;
+    const auto root = IntAfter(line, "ncclUniqueId from [");
+    s->detail = "the NCCL communicator never formed: a rank waited for the unique ID of rank " +
+                (root ? std::to_string(*root) : std::string("0")) +
+                " of its group in the c10d store and the wait failed (that rank never got to the "
+                "group's set-up, or the store is unreachable)";
+    return true;
+  }
   if ((Contains(line, "DistStoreError") || Contains(line, "Socket Timeout")) &&
       (Contains(line, "wait timeout") || Contains(line, "Timed out after") ||
        Contains(line, "Socket Timeout"))) {
@@ -155,6 +171,19 @@ bool ClassifyFailureLine(std::string_view line, FailureSignal* s) {
     if (const auto sec = IntAfter(line, "Timed out after "); sec && !s->timeout_ms)
       s->timeout_ms = *sec * 1000;
     s->detail = "a wait on the rendezvous store timed out at start-up (a rank never arrived)";
+    return true;
+  }
+  // c10d's store client warns before its wait raises: "[c10d] waitForInput: socket
+  // SocketImpl(fd=58, addr=[localhost]:42412, remote=[localhost]:51216) timed out after
+  // 300000ms" (huggingface/open-r1#690), or "waitForInput: poll for socket SocketImpl(...)
+  // returned 0, likely a timeout" (huggingface/trl#2923). A wait on the c10d store timed out,
+  // the same fault as the DistStoreError below; start-up or mid-run is the scanner's call.
+  if (Contains(line, "waitForInput: ") &&
+      (Contains(line, "timed out after ") || Contains(line, "likely a timeout"))) {
+    s->kind = K::kBootstrap;
+    s->store_wait = true;
+    s->timeout_ms = IntAfter(line, "timed out after ");
+    s->detail = "a wait on the c10d store timed out at start-up (a rank never arrived)";
     return true;
   }
   // torch.distributed.monitored_barrier, rank 0's report of the ranks that never reached it:
@@ -304,6 +333,12 @@ bool ClassifyFailureLine(std::string_view line, FailureSignal* s) {
     s->kind = K::kBootstrapTrace;
     return true;
   }
+  // The error climbing out of ncclCommInitRank ("NCCL INFO init.cc:1263 -> 2"): the failure
+  // below it happened while the communicator was being built (sgl-project/sglang#5594).
+  if (Contains(line, "NCCL INFO init.cc:") && Contains(line, " -> ")) {
+    s->kind = K::kInitTrace;
+    return true;
+  }
   // NCCL network failures and the peer they name.
   if (Contains(line, "collective mismatch error")) {
     s->kind = K::kNetMismatch;
@@ -341,7 +376,11 @@ bool ClassifyFailureLine(std::string_view line, FailureSignal* s) {
     s->detail = "Connection closed by remote peer";
     return true;
   }
+  // A connection that could not be made: "socketStartConnect: Connect to 10.0.0.82<38455> failed
+  // : Software caused connection abort", "socketPollConnect: Connect to 10.0.0.4<56849> returned
+  // 113(No route to host)" (sgl-project/sglang#3820).
   if (Contains(line, "socketStartConnect: Connect to ") ||
+      Contains(line, "socketPollConnect: Connect to ") ||
       Contains(line, "Call to connect returned")) {
     s->kind = K::kNetwork;
     s->peer = TokenAfter(line, "Connect to ");
@@ -449,6 +488,32 @@ bool ClassifyFailureLine(std::string_view line, FailureSignal* s) {
              : who + (who.starts_with("tasks") ? " were killed" : " was killed") +
                    (line.ends_with("Out Of Memory") ? " out of memory" : "")) +
         " (SIGKILL from outside; Slurm's task number is not the global rank)";
+    return true;
+  }
+  // torch.distributed.launch before torchrun (and other launchers built on subprocess) raise
+  // CalledProcessError for the first worker they find ended: "subprocess.CalledProcessError:
+  // Command '[..., '--local_rank=7', ...]' died with <Signals.SIGSEGV: 11>." (pytorch/pytorch
+  // #61839) or "... returned non-zero exit status 1.". The command's --local_rank is the local
+  // rank; the signal, when there is one, ended the process (9 from outside).
+  if (Contains(line, "CalledProcessError: Command ") &&
+      (Contains(line, "' died with <Signals.") ||
+       Contains(line, "returned non-zero exit status "))) {
+    s->kind = K::kWorkerFailed;
+    s->local_rank = IntAfter(line, "--local_rank=");
+    if (!s->local_rank) s->local_rank = IntAfter(line, "--local-rank=");
+    if (const size_t sig = line.rfind("<Signals."); sig != std::string_view::npos) {
+      const std::string_view rest = line.substr(sig + 9);
+      s->signal = std::string(rest.substr(0, rest.find(':')));
+      if (const auto number = IntAfter(rest, ": ")) s->exit_code = -*number;
+    } else {
+      s->exit_code = IntAfter(line.substr(line.rfind("returned non-zero exit status ")),
+                              "returned non-zero exit status ");
+    }
+    s->killed = s->exit_code == -9;
+    s->detail = "the launcher's worker" +
+                (s->local_rank ? " of local rank " + std::to_string(*s->local_rank) : "") +
+                (s->signal.empty() ? " exited with code " + std::to_string(s->exit_code.value_or(0))
+                                   : " died with " + s->signal);
     return true;
   }
   // torchrun, when a worker exits: "failed (exitcode: -9) local_rank: 3 (pid: 812917)".

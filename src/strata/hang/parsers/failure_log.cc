@@ -46,13 +46,14 @@ class Scanner {
     // restarting the workers after progress).
     const bool store_creation =
         Contains(line, "waiting for clients") || Contains(line, "waiting for workers");
-    if (s.store_wait && !store_creation && MidRun()) {
-      s.kind = FailureKind::kStoreCollectiveTimeout;
-      const size_t keys = line.find("keys: ");
-      s.detail =
-          keys == std::string::npos ? "" : std::string(TrimSpace(line.substr(keys + 6, 120)));
-    }
+    if (s.store_wait && !store_creation && MidRun()) MarkMidRun(s, line);
     if (s.store_wait) frames_.clear();
+    // c10d's "waitForInput: ... timed out" warning is printed before the traceback of the
+    // exception it raises (huggingface/open-r1#690): that traceback's frames, read next, say
+    // where the job was.
+    const bool warning_first = s.store_wait && !store_creation &&
+                               s.kind == FailureKind::kBootstrap &&
+                               Contains(line, "waitForInput: ");
     if (s.kind == FailureKind::kWorkerFailed && line.ends_with(": Killed") &&
         line.starts_with("srun: error: ") && (slurm_ending_ || Contains(line, ": tasks "))) {
       // srun's kill of the tasks left after another task failed or the step was cancelled (the
@@ -66,6 +67,10 @@ class Scanner {
     }
     SlurmEnding(line);
     Emit(std::move(s), line, number);
+    if (warning_first) {
+      pending_warning_ = out_.size() - 1;
+      pending_frames_ = 0;
+    }
   }
 
   std::vector<FailureSignal> Take() {
@@ -88,8 +93,32 @@ class Scanner {
     s.file = file_;
     s.line = number;
     s.went_on_line = went_on_line_;
+    s.stalled_ms = stalled_ms_;
     s.text = std::string(line.substr(0, kMaxTextChars));
     out_.push_back(std::move(s));
+  }
+
+  // A store wait that timed out while the job ran: the store used as a barrier or collective,
+  // a member never arrived (FailureKind::kStoreCollectiveTimeout). Its key, when the line
+  // names one, is the detail.
+  static void MarkMidRun(FailureSignal& s, std::string_view line) {
+    s.kind = FailureKind::kStoreCollectiveTimeout;
+    const size_t keys = line.find("keys: ");
+    s.detail = keys == std::string::npos ? "" : std::string(TrimSpace(line.substr(keys + 6, 120)));
+  }
+
+  // The traceback after a store-wait warning (pending_warning_): a running frame in it, with no
+  // set-up frame, makes the wait mid-run; the watch ends with that traceback's exception line.
+  void WatchPendingWarning(bool frame) {
+    if (pending_warning_ == kNone) return;
+    pending_frames_ += frame ? 1 : 0;
+    if (frame && MidRun()) {
+      FailureSignal& s = out_[pending_warning_];
+      MarkMidRun(s, s.text);
+      pending_warning_ = kNone;
+    } else if (traceback_ended_ && pending_frames_ > 0) {
+      pending_warning_ = kNone;
+    }
   }
 
   // Slurm ends the step: a step or job cancelled ("slurmstepd: error: *** STEP 1234.0 ON node1
@@ -111,9 +140,16 @@ class Scanner {
     if (std::string f = run_context::FrameFunction(line); !f.empty()) {
       if (frames_.size() >= kMaxFrames) frames_.erase(frames_.begin());
       frames_.push_back(std::move(f));
+      WatchPendingWarning(true);
       return;
     }
     traceback_ended_ = !frames_.empty() && run_context::EndsTraceback(line);
+    WatchPendingWarning(false);
+    if (const auto stalled = run_context::TqdmStalledMs(line)) {
+      stalled_ms_ = stalled;
+    } else if (run_context::ShowsTrainingProgress(line)) {
+      stalled_ms_.reset();
+    }
     if (run_context::ShowsTrainingProgress(line)) {
       progress_seen_ = true;
       went_on_line_ = number;
@@ -278,14 +314,18 @@ class Scanner {
   }
 
   static constexpr size_t kMaxFrames = 200;  // a traceback's frames kept, the innermost last
+  static constexpr size_t kNone = static_cast<size_t>(-1);
 
   const std::string& file_;
   std::vector<FailureSignal> out_;
   std::vector<std::string> frames_;
   bool progress_seen_ = false;
-  int went_on_line_ = 0;          // the last line that showed the run going on (FailureSignal)
-  bool traceback_ended_ = false;  // the last line was a traceback's exception line
-  bool slurm_ending_ = false;     // Slurm cancelled the step or a task failed (SlurmEnding)
+  int went_on_line_ = 0;               // the last line that showed the run going on (FailureSignal)
+  std::optional<int64_t> stalled_ms_;  // the last progress bar stood at 0 (FailureSignal)
+  bool traceback_ended_ = false;       // the last line was a traceback's exception line
+  bool slurm_ending_ = false;          // Slurm cancelled the step or a task failed (SlurmEnding)
+  size_t pending_warning_ = kNone;     // out_'s store-wait warning whose traceback comes next
+  int pending_frames_ = 0;             // frames read since that warning
   std::optional<FailureSignal> mpi_first_;
   bool in_summary_ = false;
   bool root_ = false;
@@ -382,6 +422,8 @@ std::string_view FailureKindName(FailureKind kind) {
       return "store_collective_timeout";
     case FailureKind::kBarrierMissing:
       return "barrier_missing";
+    case FailureKind::kInitTrace:
+      return "init_trace";
   }
   return "other";
 }

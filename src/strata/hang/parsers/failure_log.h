@@ -38,6 +38,7 @@ enum class FailureKind {
   kStoreCollectiveTimeout,  // a c10d store wait that timed out after training had run: the
                             // store used as a barrier or collective, a member never arrived
   kBarrierMissing,  // monitored_barrier: "Ranks 4, 5, 6, 7 failed to pass monitoredBarrier in N ms"
+  kInitTrace,       // NCCL's unwinding through communicator init ("NCCL INFO init.cc:1263 -> 2")
 };
 
 struct FailureSignal {
@@ -70,6 +71,9 @@ struct FailureSignal {
   // The last line before this one that shows the run went on (training progress, run_context.h,
   // or a batch size lowered after an out-of-memory error); 0 when none.
   int went_on_line = 0;
+  // The last progress bar before the line stood at 0 done ("0/128 [10:02<?"): its elapsed time,
+  // how long the stage had already run without progress when the line was written.
+  std::optional<int64_t> stalled_ms;
 };
 
 /// The detail of NCCL's "Message truncated" in bootstrap.cc: set-up messages of a size the

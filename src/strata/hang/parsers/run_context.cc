@@ -51,6 +51,30 @@ bool IterationCount(std::string_view line) {
   return i > digits && i < line.size() && line[i] == '/';
 }
 
+// tqdm's bar part way: "| 4339/6642 [2:40:27<2:11:03,  3.41s/it]" (huggingface/trl#2923). A
+// count above zero and below the total before '/', then " [" and the elapsed time. "0/128
+// [10:02<?" never advanced; a full bar ("Loading checkpoint shards: 100%| 4/4 [00:05<00:00")
+// is a stage that finished, often a set-up one: neither shows the run going on.
+bool TqdmDone(std::string_view line) {
+  for (size_t slash = line.find('/'); slash != std::string_view::npos;
+       slash = line.find('/', slash + 1)) {
+    size_t i = slash;
+    while (i > 0 && std::isdigit(static_cast<unsigned char>(line[i - 1])) != 0) --i;
+    if (i == slash || (i > 0 && line[i - 1] != ' ' && line[i - 1] != '|')) continue;
+    const auto done = LeadingInt(line.substr(i, slash - i));
+    size_t j = slash + 1;
+    const auto total = LeadingInt(line.substr(j, 18));
+    while (j < line.size() && std::isdigit(static_cast<unsigned char>(line[j])) != 0) ++j;
+    if (!total || !line.substr(j).starts_with(" [")) continue;
+    const std::string_view rest = line.substr(j + 2);
+    const size_t colon = rest.find(':');
+    const size_t lt = rest.find('<');
+    if (colon == std::string_view::npos || lt == std::string_view::npos || colon > lt) continue;
+    if (done && *done > 0 && *done < *total) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 bool ShowsTrainingProgress(std::string_view line) {
@@ -59,7 +83,34 @@ bool ShowsTrainingProgress(std::string_view line) {
     return true;
   if (SettingsDump(line)) return false;
   return NumberAfter(line, "'loss'") || NumberAfter(line, "loss") || IterationCount(line) ||
-         NumberAfter(line, "step", true) || NumberAfter(line, "Step", true);
+         NumberAfter(line, "step", true) || NumberAfter(line, "Step", true) || TqdmDone(line);
+}
+
+std::optional<int64_t> TqdmStalledMs(std::string_view line) {
+  const size_t bar = line.find("| 0/");
+  if (bar == std::string_view::npos) return std::nullopt;
+  size_t i = bar + 4;
+  const size_t total = i;
+  while (i < line.size() && std::isdigit(static_cast<unsigned char>(line[i])) != 0) ++i;
+  if (i == total || !line.substr(i).starts_with(" [")) return std::nullopt;
+  std::string_view elapsed = line.substr(i + 2);
+  const size_t lt = elapsed.find('<');
+  if (lt == std::string_view::npos || lt > 12) return std::nullopt;
+  elapsed = elapsed.substr(0, lt);  // "10:02" or "1:02:03"
+  int64_t seconds = 0;
+  int fields = 0;
+  while (!elapsed.empty()) {
+    size_t used = 0;
+    const auto n = LeadingInt(elapsed, &used);
+    if (!n || *n < 0 || ++fields > 3) return std::nullopt;
+    seconds = seconds * 60 + *n;
+    elapsed.remove_prefix(used);
+    if (elapsed.empty()) break;
+    if (elapsed.front() != ':') return std::nullopt;
+    elapsed.remove_prefix(1);
+  }
+  if (fields < 2) return std::nullopt;
+  return seconds * 1000;
 }
 
 bool EndsTraceback(std::string_view line) {

@@ -6,6 +6,8 @@
 #ifndef STRATA_HANG_PARSERS_RUN_CONTEXT_H_
 #define STRATA_HANG_PARSERS_RUN_CONTEXT_H_
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -18,6 +20,11 @@ namespace strata::hang::run_context {
 /// no step counter), and never in a dump of settings (argparse's "Namespace(...)", a dataclass's
 /// "TrainingArguments(...)" or "...Config(...)").
 bool ShowsTrainingProgress(std::string_view line);
+
+/// A tqdm bar that never advanced ("make_experience:   0%|   | 0/128 [10:02<?, ?it/s]"): its
+/// elapsed time in ms (10:02 is 602000), how long its stage has run without progress. nullopt for
+/// any other line, a bar with work done among them.
+std::optional<int64_t> TqdmStalledMs(std::string_view line);
 
 /// The line is the exception line that ends a Python traceback ("RuntimeError: ...",
 /// "torch.distributed.DistStoreError: ...", after any "[rankN]:" prefix): a dotted name ending in

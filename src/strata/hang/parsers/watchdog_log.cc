@@ -147,9 +147,15 @@ constexpr int kMaxJoinedLines = 4;
 
 bool OpenWorkNccl(std::string_view line, std::string_view next) {
   const size_t at = line.find("WorkNCCL(");
-  if (at == std::string_view::npos) {  // "... operation timeout: " + "WorkNCCL(SeqNum=..."
-    return line.find("operation timeout:") != std::string_view::npos &&
-           next.starts_with("WorkNCCL(");
+  if (at == std::string_view::npos) {
+    // The cut falls before "WorkNCCL(": "... operation timeout: " + "WorkNCCL(SeqNum=...", or
+    // inside the sentence's words, "Watchdog caught collectiv" + "e operation timeout: WorkNCCL("
+    // (axolotl-ai-cloud/axolotl#3476). The sentence that leads to WorkNCCL is whole only joined.
+    if (line.find("Watchdog caught") == std::string_view::npos &&
+        line.find("operation timeout:") == std::string_view::npos)
+      return false;
+    const std::string joined = std::string(line) + std::string(next.substr(0, 80));
+    return joined.find("operation timeout: WorkNCCL(") != std::string::npos;
   }
   int depth = 0;
   for (size_t i = at + 8; i < line.size(); ++i) {
