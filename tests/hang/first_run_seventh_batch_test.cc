@@ -213,6 +213,9 @@ TEST(FirstRunSeventhBatch, AKillReportedAfterTheStallOutlastedTheTimeoutIsAConse
   EXPECT_EQ(early.finding.kind, "dead_rank") << early.finding.summary;
   EXPECT_EQ(run_context::TqdmStalledMs("step:   0%|  | 0/128 [1:02:03<?, ?it/s]"), 3723000);
   EXPECT_FALSE(run_context::TqdmStalledMs(" 65%|#####8    | 4339/6642 [2:40:27<2:11:03"));
+  // An elapsed time longer than tqdm writes (a hostile line) is refused, not summed.
+  EXPECT_FALSE(
+      run_context::TqdmStalledMs("x | 0/5 [999999999999999999:99:99<?, ?it/s]").has_value());
 }
 
 }  // namespace

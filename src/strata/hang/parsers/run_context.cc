@@ -95,6 +95,7 @@ std::optional<int64_t> TqdmStalledMs(std::string_view line) {
   if (i == total || !line.substr(i).starts_with(" [")) return std::nullopt;
   std::string_view elapsed = line.substr(i + 2);
   const size_t lt = elapsed.find('<');
+  // tqdm's "H:MM:SS" fits in 12 characters; the bound also keeps the sum below from overflowing.
   if (lt == std::string_view::npos || lt > 12) return std::nullopt;
   elapsed = elapsed.substr(0, lt);  // "10:02" or "1:02:03"
   int64_t seconds = 0;
