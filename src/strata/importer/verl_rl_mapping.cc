@@ -625,6 +625,16 @@ std::string RenderRlYaml(const RlImport& rl, const std::string& header) {
 
 }  // namespace
 
+Result<VerlDefault> VerlDefaultOf(bool megatron, const std::string& key) {
+  STRATA_ASSIGN_OR_RETURN(VerlDefaults d, LoadVerlDefaults(megatron));
+  const auto it = d.values.find(key);
+  if (it == d.values.end()) {
+    return InvalidInput(fmt::format("data/verl_rl_defaults.yaml has no default for {}", key));
+  }
+  const auto own = d.sources.find(key);
+  return VerlDefault{it->second, own != d.sources.end() ? own->second : d.source};
+}
+
 Status CheckVerlCommandComplete(std::string_view text, const std::string& file) {
   size_t end = text.find_last_not_of(" \t\r\n");
   if (end == std::string_view::npos || text[end] != '\\') return OkStatus();
