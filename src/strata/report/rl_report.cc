@@ -254,6 +254,19 @@ std::string ExplainText(const RlEvaluation& e) {
   const GenerationTime& g = c.generation;
   const KvFootprint& k = e.kv;
   std::string out = "\nhow each number is computed (docs/rl.md):\n";
+  if (!e.micro_batches.empty()) {
+    out += fmt::format(
+        "  dynamic batch: k = min(samples, ceil(samples x mean tokens / budget)) micro batches a "
+        "rank (verl/utils/seqlen_balancing.py:387); its time is k balanced micro batches of "
+        "the rank's tokens / k, its memory the largest one verl's partition can form: "
+        "Karmarkar-Karp's differencing into k non-empty parts (get_seqlen_balanced_partitions) "
+        "leaves the largest at most tokens / k + (k - 1) / k x the longest sample ({} tokens), "
+        "at most all the rank's tokens and (samples - k + 1) longest samples; with every "
+        "sample at the cap, ceil(samples / k) samples (volcengine/verl@"
+        "b178a3cd56f58b2d502255daba591e92833930a7; verl balances 24,576 L + L^2 per sample, the "
+        "bound is taken in tokens)\n",
+        GroupDigits(e.spec.lengths.prompt_max + e.spec.lengths.response_max));
+  }
   out += fmt::format(
       "  KV per token per GPU = sum over attention layers of 2 x max(1, ceil(kv_heads / TP)) x "
       "head_dim x {} B = {} B; state per sequence = sum over GDN/Mamba layers of "
@@ -343,12 +356,14 @@ std::string RenderRlJson(const RlEvaluation& e) {
   j["rollout_engine"] = e.spec.rollout.engine;
   Json micro = Json::array();
   for (const RlMicroBatch& m : e.micro_batches) {
-    micro.push_back({{"pass", m.pass},
-                     {"per_mini_batch", m.per_mini_batch},
-                     {"samples_per_rank", JsonNumber(m.packed.samples_per_rank)},
-                     {"budget_tokens", m.packed.budget_tokens},
-                     {"micro_batches", m.packed.micro_batches},
-                     {"tokens_per_micro_batch", JsonNumber(m.packed.tokens_per_micro_batch)}});
+    micro.push_back(
+        {{"pass", m.pass},
+         {"per_mini_batch", m.per_mini_batch},
+         {"samples_per_rank", JsonNumber(m.packed.samples_per_rank)},
+         {"budget_tokens", m.packed.budget_tokens},
+         {"micro_batches", m.packed.micro_batches},
+         {"tokens_per_micro_batch", JsonNumber(m.packed.tokens_per_micro_batch)},
+         {"largest_micro_batch_tokens", JsonNumber(m.packed.largest_micro_batch_tokens)}});
   }
   if (!micro.empty()) j["dynamic_micro_batches"] = micro;
   j["kv_bytes_per_token_per_gpu"] = JsonBytes(e.kv.full_per_token + e.kv.sliding_per_token);
