@@ -274,6 +274,10 @@ TEST(ImportJobTest, SwiftDeepSpeedPreset) {
 TEST(ImportJobTest, VerlMegatronActor) {
   // volcengine/verl examples/grpo_trainer/run_qwen3moe-30b_megatron_96gb.sh: 1 node x 8 H20,
   // actor TP 1 EP 8, 128 prompts x 16 responses per optimizer step, prompt 2048 + response 8192.
+  // use_dynamic_bsz with a budget of 10,240 tokens, one sample: 2,048 / DP 8 = 256 samples a
+  // rank packed into min(256, ceil(256 x 10,240 / 10,240)) = 256 micro batches of one sample,
+  // 256 x 8 = 2,048 packed rows of 10,240 tokens (its ppo_micro_batch_size_per_gpu 2 is not
+  // used, as in verl).
   const ImportReport r =
       Import("verl_qwen3moe_megatron/run_qwen3moe-30b_megatron_96gb.sh", Gpu("H20"));
   EXPECT_EQ(r.job.model, "qwen3-30b-a3b");
@@ -281,8 +285,9 @@ TEST(ImportJobTest, VerlMegatronActor) {
   EXPECT_EQ(r.job.cluster.gpus_per_node, 8);
   EXPECT_EQ(r.job.layout.ep, 8);
   EXPECT_EQ(r.job.layout.dp, 8);
-  EXPECT_EQ(r.job.micro_batch, 2);
+  EXPECT_EQ(r.job.micro_batch, 1);
   EXPECT_EQ(r.job.global_batch, 2048);
+  EXPECT_TRUE(r.job.sequence.packing);
   EXPECT_EQ(r.job.sequence.max_tokens, 10240);
 }
 

@@ -529,5 +529,45 @@ TEST(VerlRlImportTest, BadLaunchesAreRefusedByKeyAndLine) {
   }
 }
 
+// Under use_dynamic_bsz verl ignores ppo_micro_batch_size_per_gpu (its minimal-batch check runs
+// only without it, volcengine/verl@b178a3cd56f58b2d502255daba591e92833930a7:verl/utils/
+// config.py:89) and packs each rank's samples by tokens: the actor's job carries that packing,
+// for the megatron actor as for FSDP. The launch: 8 GPUs, megatron TP2 (DP 4), mini batch 16
+// prompts x n 4 = 64 samples = 16 a rank, prompt 1,024 + response 3,072 = 4,096 tokens a sample
+// at the caps (the RL job's means, as imported), budget 12,288 per GPU:
+//   micro batches a rank = min(16, ceil(16 x 4,096 / 12,288)) = ceil(5.33) = 6
+//   rows a mini batch    = 6 x DP 4 = 24, each a packed micro batch
+//   the largest          = ceil(16 / 6) = 3 samples x 4,096 = 12,288 tokens (every sample at
+//                          its cap: the partition's parts are whole samples)
+// Before: the job took the fixed micro batch of 3 samples and was refused ("global batch 64 is
+// not a multiple of micro batch x DP = 3 x 4 = 12"), a launch verl runs.
+TEST(VerlRlImportTest, MegatronDynamicBatchCarriesThePackingNotTheFixedMicroBatch) {
+  const std::string script =
+      "python3 -m verl.trainer.main_ppo \\\n"
+      "    algorithm.adv_estimator=grpo \\\n"
+      "    actor_rollout_ref.actor.strategy=megatron \\\n"
+      "    actor_rollout_ref.model.path=Qwen/Qwen2.5-7B-Instruct \\\n"
+      "    data.train_batch_size=32 data.max_prompt_length=1024 \\\n"
+      "    data.max_response_length=3072 \\\n"
+      "    actor_rollout_ref.rollout.n=4 \\\n"
+      "    actor_rollout_ref.actor.ppo_mini_batch_size=16 \\\n"
+      "    actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=3 \\\n"
+      "    actor_rollout_ref.actor.use_dynamic_bsz=True \\\n"
+      "    actor_rollout_ref.actor.ppo_max_token_len_per_gpu=12288 \\\n"
+      "    actor_rollout_ref.actor.megatron.tensor_model_parallel_size=2 \\\n"
+      "    trainer.n_gpus_per_node=8 trainer.nnodes=1\n";
+  ImportOptions o = Options("H20", "qwen2.5-math-7b");
+  auto r = ImportJob(script, "run.sh", o);
+  ASSERT_TRUE(r.ok()) << r.error().Format();
+  EXPECT_EQ(r->job.micro_batch, 1);
+  EXPECT_EQ(r->job.global_batch, 24);
+  EXPECT_TRUE(r->job.sequence.packing);
+  EXPECT_NEAR(r->job.sequence.max_tokens, 12288, 1e-9);
+  EXPECT_NEAR(r->job.sequence.mean_tokens, 4096, 1e-9);
+  ASSERT_TRUE(r->rl.has_value());
+  EXPECT_EQ(Find(*r->rl, "batch.max_tokens_per_gpu")->value, "12288");
+  EXPECT_NE(r->yaml.find("ppo_max_token_len_per_gpu"), std::string::npos) << r->yaml;
+}
+
 }  // namespace
 }  // namespace strata

@@ -67,7 +67,7 @@ TEST(ImportedRlJobTest, PublicVerlLaunchesRunEndToEnd) {
 // derives each count): the PPO script's update 22 micro batches of 23,831 tokens a rank (64
 // samples x 8,192 at 24,000), its log-prob passes 175 (512 samples), its critic 6 at 98,304
 // and the critic's values 43 (4,194,304 / 98,304 = 42.7); the megatron Qwen3 MoE script one
-// sample per micro batch (256 of 10,240 tokens, against its fixed 2 per micro batch); DAPO's
+// sample per micro batch (256 of 10,240 tokens); DAPO's
 // recipe one sample per micro batch too (32 x 16 / DP 32 = 16 samples of 4,096 at 4,096).
 TEST(ImportedRlJobTest, DynamicBatchFixturesPackAsVerl) {
   struct Pass {
@@ -87,8 +87,10 @@ TEST(ImportedRlJobTest, DynamicBatchFixturesPackAsVerl) {
         {"log-prob passes", 175, 4194304.0 / 175},
         {"critic update", 6, 524288.0 / 6},
         {"critic values", 43, 4194304.0 / 43}}},
+      // Its launch's ppo_micro_batch_size_per_gpu 2 is not used under use_dynamic_bsz (as in
+      // verl): the imported actor job packs one sample per micro batch.
       {"verl_qwen3moe_megatron",
-       2,
+       1,
        {{"actor update", 256, 10240}, {"log-prob passes", 1024, 10240}}},
       {"verl_recipe_dapo", 1, {{"actor update", 16, 4096}, {"log-prob passes", 256, 4096}}},
   };

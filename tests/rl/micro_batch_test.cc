@@ -63,6 +63,47 @@ TEST(MicroBatchTest, Describes) {
   EXPECT_EQ(DescribePacked(PackMicroBatches(64, 8192, 24000, 1)),
             "22 micro batches of 23,831 tokens (64 samples x 8,192 tokens in 24,000-token "
             "budgets)");
+  EXPECT_EQ(DescribePacked(PackMicroBatches(8, 5120, 16384, 1, 1, 10240)),
+            "3 micro batches of 13,653 tokens (8 samples x 5,120 tokens in 16,384-token "
+            "budgets), the largest up to 20,480");
+}
+
+// The largest micro batch verl's partition can leave (it sets the pass's memory peak), worked
+// from the Karmarkar-Karp spread bound: largest <= tokens / k + (k - 1) / k x the longest
+// sample, at most all the rank's tokens and (samples - k + 1) longest samples (every other part
+// holds one); with every sample at the cap, ceil(samples / k) samples. Before: every micro
+// batch was priced at the balanced share, tokens / k.
+TEST(MicroBatchTest, LargestMicroBatchIsUpToOneSampleAboveTheShare) {
+  struct LargestCase {
+    const char* name;
+    double samples, mean, longest;
+    int64_t budget;
+    int64_t micro_batches;
+    double largest;
+  };
+  const LargestCase kCases[] = {
+      // The reference RL job's update at 16,384 tokens: 8 samples x 5,120 (cap 10,240) in 3:
+      // 40,960 / 3 + 2 / 3 x 10,240 = 13,653.33 + 6,826.67 = 20,480.
+      {"reference_update", 8, 5120, 10240, 16384, 3, 20480},
+      // Its log-prob passes: 32 x 5,120 = 163,840 in 10: 16,384 + 0.9 x 10,240 = 25,600.
+      {"reference_log_prob", 32, 5120, 10240, 16384, 10, 25600},
+      // One micro batch holds everything: 4 x 100 = 400 (no spread to add).
+      {"one_micro_batch", 4, 100, 300, 1000, 1, 400},
+      // Others hold one sample each: 3 samples of mean 1,000, cap 1,500, budget 1,500 ->
+      // k = 2; the spread bound 1,500 + 750 = 2,250 against (3 - 2 + 1) x 1,500 = 3,000 and
+      // all 3,000 tokens: 2,250.
+      {"spread_bound", 3, 1000, 1500, 1500, 2, 2250},
+      // Every sample at the cap (means taken at the caps, as an import without a log does):
+      // 64 x 8,192 in 22 parts of whole samples: ceil(64 / 22) = 3 x 8,192 = 24,576.
+      {"all_at_the_cap", 64, 8192, 8192, 24000, 22, 24576},
+      // A budget of one capped sample: one sample a micro batch, 10,240.
+      {"one_sample_budget", 256, 10240, 10240, 10240, 256, 10240},
+  };
+  for (const LargestCase& c : kCases) {
+    const PackedMicroBatches p = PackMicroBatches(c.samples, c.mean, c.budget, 1, 1, c.longest);
+    EXPECT_EQ(p.micro_batches, c.micro_batches) << c.name;
+    EXPECT_NEAR(p.largest_micro_batch_tokens, c.largest, 1e-6) << c.name;
+  }
 }
 
 }  // namespace

@@ -5,11 +5,14 @@
 // docs/rl-validation.md with the model's current error on them.
 #include "strata/rl/rl_step.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <string>
 
+#include "strata/eval/evaluation.h"
+#include "strata/job/resolved_job.h"
 #include "support/golden.h"
 
 namespace strata {
@@ -24,6 +27,28 @@ const RlEvaluation& Reference() {
     return eval.ok() ? *eval : RlEvaluation{};
   }();
   return e;
+}
+
+// The ledger's states of one model, split as verl's hybrid engine moves them: weights,
+// megatron-core's gradient buffer, fp32 master weights, AdamW moments (the optimizer step's
+// transient gradient copy lives only inside optimizer.step()).
+struct LedgerStates {
+  Bytes weights, gradients, master, moments;
+  Bytes Resident() const { return Bytes(weights + gradients + master + moments); }
+};
+LedgerStates StatesOf(const MemoryLedger& l) {
+  LedgerStates s;
+  for (const LedgerItem& item : l.items) {
+    if (item.kind == ItemKind::kWeights) s.weights += item.bytes;
+    if (item.kind == ItemKind::kGradients) s.gradients += item.bytes;
+    if (item.kind != ItemKind::kOptimizer) continue;
+    if (item.name.starts_with("optimizer: master weights")) {
+      s.master += item.bytes;
+    } else if (!item.name.starts_with("optimizer step:")) {
+      s.moments += item.bytes;
+    }
+  }
+  return s;
 }
 
 // Rollout memory at TP2, u = 0.6, vLLM 0.19 (graphs outside):
@@ -130,12 +155,21 @@ TEST(RlStepTest, PpoAddsTheCriticsPassesAndStates) {
   EXPECT_NEAR(p.critic_update.s(), g.update.s(), 1e-9);
   EXPECT_NEAR(p.step.s(), 421.7, 0.15);
   EXPECT_NEAR(p.step.s(), g.step.s() + g.old_log_prob.s() + g.update.s(), 1e-9);
-  EXPECT_NEAR(ppo->host_offload_per_node / Reference().host_offload_per_node, 2.0, 1e-12);
+  // Offloaded, the host keeps each trained model's states S and the reference's weights W:
+  // PPO's 2 S + W against GRPO's S + W, per GPU of the node.
+  const LedgerStates st = StatesOf(Reference().ledger);
+  EXPECT_NEAR(
+      ppo->host_offload_per_node / Reference().host_offload_per_node,
+      (2 * st.Resident().gib() + st.weights.gib()) / (st.Resident().gib() + st.weights.gib()),
+      1e-12);
+  EXPECT_NEAR(Reference().host_offload_per_node.gib(), 8 * (st.Resident().gib() + st.weights.gib()),
+              1e-9);
   ASSERT_EQ(ppo->phases.size(), 5u);
   EXPECT_EQ(ppo->phases[3].phase, "critic values forward");
   EXPECT_EQ(ppo->phases[4].phase, "critic update");
 
-  // Not offloaded: the rollout's neighbours are the CUDA context plus two models' states.
+  // Not offloaded: the rollout's neighbours are the CUDA context plus two models' states (not
+  // the optimizer step's transient gradient copy, freed after optimizer.step()).
   auto grpo_kept = LoadRlSpec(kReferenceRlJobName, {"placement.offload_trainer=false"});
   auto ppo_kept =
       LoadRlSpec(kReferenceRlJobName, {"algorithm=ppo", "placement.offload_trainer=false"});
@@ -143,11 +177,9 @@ TEST(RlStepTest, PpoAddsTheCriticsPassesAndStates) {
   auto a = EvaluateRl(*Workspace::Load(), *grpo_kept);
   auto b = EvaluateRl(*Workspace::Load(), *ppo_kept);
   ASSERT_TRUE(a.ok() && b.ok());
-  const Bytes states = a->ledger.Total(ItemKind::kWeights) + a->ledger.Total(ItemKind::kGradients) +
-                       a->ledger.Total(ItemKind::kOptimizer);
   EXPECT_NEAR(
       b->colocated.rollout_memory.resident.gib() - a->colocated.rollout_memory.resident.gib(),
-      states.gib(), 1e-9);
+      StatesOf(a->ledger).Resident().gib(), 1e-9);
 }
 
 // Offloaded, what stays beside vLLM is the trainer's CUDA context and NCCL buffers: the ledger's
@@ -504,6 +536,105 @@ TEST(RlStepTest, OneStepOffSplitIsTheConfiguredPlacement) {
   const RlTimes& t = e->configured.times;
   const Seconds training = t.old_log_prob + t.reference + t.update;
   EXPECT_NEAR(t.step.s(), std::max(t.generation, training).s() + t.weight_sync.s(), 1e-9);
+}
+
+// Colocated PPO without offload, reference kept (verl's megatron workers at
+// volcengine/verl@b178a3cd56f58b2d502255daba591e92833930a7: with param_offload, grad_offload,
+// optimizer_offload and ref.megatron.param_offload all False nothing leaves the GPU between
+// phases; megatron_workers.py compute_log_prob, compute_ref_log_prob, compute_values,
+// update_actor, update_critic). Each phase is its own working set plus what the other models
+// keep on the GPU then (S = one model's weights + gradient buffer + master weights + moments,
+// W = the reference's weights, the actor's):
+//   log-prob forward = actor forward peak (step 1: no moments yet) + its moments + critic S + W
+//   actor update     = actor ledger peak (steady: moments in)       + critic S + W
+//   critic values    = critic forward peak + its moments            + actor S  + W
+//   critic update    = critic ledger peak                           + actor S  + W
+//   beside vLLM      = CUDA context + NCCL + 2 S + W
+// Before: the forward phases were the bare forward peak (no moments, no critic, no reference)
+// and no phase counted the reference's weights.
+TEST(RlStepTest, ColocatedPhasesAddWhatTheOtherModelsKeepResident) {
+  auto spec = LoadRlSpec(kReferenceRlJobName, {"algorithm=ppo", "placement.offload_trainer=false",
+                                               "placement.offload_reference=false"});
+  ASSERT_TRUE(spec.ok()) << spec.error().Format();
+  auto e = EvaluateRl(*Workspace::Load(), *spec);
+  ASSERT_TRUE(e.ok()) << e.error().Format();
+  const LedgerStates s = StatesOf(e->ledger);
+  ASSERT_GT(s.moments.value(), 0);
+  ASSERT_GT(s.gradients.value(), 0);
+  const double forward = e->ledger.PhaseOf(Phase::kForwardPeak).bytes.gib();
+  const double other = Bytes(s.Resident() + s.weights).gib();
+  ASSERT_EQ(e->phases.size(), 5u);
+  EXPECT_NEAR(e->phases[1].bytes.gib(), forward + s.moments.gib() + other, 1e-6);
+  EXPECT_NEAR(e->phases[2].bytes.gib(), e->ledger.Peak().gib() + other, 1e-6);
+  EXPECT_NEAR(e->phases[3].bytes.gib(), forward + s.moments.gib() + other, 1e-6);
+  EXPECT_NEAR(e->phases[4].bytes.gib(), e->ledger.Peak().gib() + other, 1e-6);
+  double overhead = 0;
+  for (const LedgerItem& item : e->ledger.items) {
+    if (item.name == "CUDA context" || item.name == "NCCL buffers") overhead += item.bytes.gib();
+  }
+  EXPECT_NEAR(e->colocated.rollout_memory.resident.gib(),
+              overhead + 2 * s.Resident().gib() + s.weights.gib(), 1e-6);
+
+  // Offloaded (param, grad and optimizer offload; the reference's too): megatron's
+  // compute_log_prob loads the parameters alone (load_megatron_model_to_gpu(load_grad=False)),
+  // compute_values loads them with the gradient buffer; the master weights and moments stay on
+  // the host. So the actor's forward is its forward peak less its gradients and master weights,
+  // the critic's less its master weights.
+  auto off = LoadRlSpec(kReferenceRlJobName, {"algorithm=ppo"});
+  ASSERT_TRUE(off.ok());
+  auto o = EvaluateRl(*Workspace::Load(), *off);
+  ASSERT_TRUE(o.ok()) << o.error().Format();
+  const LedgerStates so = StatesOf(o->ledger);
+  const double forward_o = o->ledger.PhaseOf(Phase::kForwardPeak).bytes.gib();
+  EXPECT_NEAR(o->phases[1].bytes.gib(), forward_o - Bytes(so.gradients + so.master).gib(), 1e-6);
+  EXPECT_NEAR(o->phases[2].bytes.gib(), o->ledger.Peak().gib(), 1e-6);
+  EXPECT_NEAR(o->phases[3].bytes.gib(), forward_o - so.master.gib(), 1e-6);
+  EXPECT_NEAR(o->phases[4].bytes.gib(), o->ledger.Peak().gib(), 1e-6);
+}
+
+// The packed passes' memory is the largest micro batch's, their time the balanced ones': the
+// reference job at 16,384 tokens packs each rank's 8 samples (5,120 mean, 10,240 cap) into 3
+// micro batches of 13,654 tokens (the time's rows, the actor job's sequence) whose largest can
+// hold 40,960 / 3 + 2 / 3 x 10,240 = 20,480 tokens (micro_batch_test). The update's ledger is
+// the actor's job at one packed row of 20,480 tokens; the log-prob pass's (32 samples in 10,
+// 16,384 + 0.9 x 10,240 = 25,600 tokens) likewise. Before: both were priced at the share.
+TEST(RlStepTest, DynamicBatchPricesTheLargestMicroBatchsMemory) {
+  auto spec = LoadRlSpec(kReferenceRlJobName, {"batch.max_tokens_per_gpu=16384"});
+  ASSERT_TRUE(spec.ok()) << spec.error().Format();
+  auto e = EvaluateRl(*Workspace::Load(), *spec);
+  ASSERT_TRUE(e.ok()) << e.error().Format();
+  EXPECT_NEAR(e->actor.spec.sequence.max_tokens, 13654, 1e-9);
+  EXPECT_NEAR(e->micro_batches[0].packed.largest_micro_batch_tokens, 20480, 1e-6);
+  EXPECT_NEAR(e->micro_batches[1].packed.largest_micro_batch_tokens, 25600, 1e-6);
+  auto ledger_at = [&](int64_t row, int64_t rows) {
+    JobRequest r;
+    r.job = spec->actor_job;
+    r.overrides = {fmt::format("batch.global_batch={}", rows),
+                   "sequence.mean_tokens=5120",
+                   "batch.micro_batch=1",
+                   "sequence.packing=true",
+                   fmt::format("sequence.max_tokens={}", row),
+                   "sequence.std_tokens=0"};
+    auto job = ResolveJob(r);
+    EXPECT_TRUE(job.ok()) << job.error().Format();
+    auto m = EvaluateJob(*Workspace::Load(), *job, {.depth = EvalDepth::kMemory});
+    EXPECT_TRUE(m.ok());
+    return m->ledger;
+  };
+  // 3 micro batches x DP 40 = 120 rows a mini batch; 10 x 40 = 400 for the log-prob pass.
+  const MemoryLedger update = ledger_at(20480, 120);
+  EXPECT_NEAR(e->ledger.Peak().gib(), update.Peak().gib(), 1e-9);
+  EXPECT_GT(update.Peak(), ledger_at(13654, 120).Peak());
+  // Offloaded (the reference job), the log-prob phase is that ledger's forward peak less the
+  // gradients and master weights left on the host (ColocatedPhasesAddWhatTheOtherModelsKeep...).
+  const MemoryLedger log_prob = ledger_at(25600, 400);
+  const LedgerStates s = StatesOf(log_prob);
+  ASSERT_EQ(e->phases.size(), 3u);
+  EXPECT_NEAR(e->phases[1].bytes.gib(),
+              Bytes(log_prob.PhaseOf(Phase::kForwardPeak).bytes - s.gradients - s.master).gib(),
+              1e-9);
+  EXPECT_GT(log_prob.PhaseOf(Phase::kForwardPeak).bytes,
+            ledger_at(16384, 400).PhaseOf(Phase::kForwardPeak).bytes);
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include "strata/importer/accelerate_config.h"
 #include "strata/importer/framework_mappers.h"
 #include "strata/importer/model_match.h"
+#include "strata/importer/verl_rl_mapping.h"
 #include "strata/model/model_config.h"
 #include "strata/model/param_count.h"
 #include "strata/model/torchtitan_flavors.h"
@@ -782,6 +783,69 @@ Status MapHfDeepSpeed(Settings& s, MapContext& ctx, JobBuilder& job) {
   return OkStatus();
 }
 
+// verl's dynamic batch in the actor's job: each DP rank packs its mini batch's samples into
+// k = min(samples, ceil(samples x sample tokens / (ppo_max_token_len_per_gpu x CP))) micro
+// batches (volcengine/verl@b178a3cd56f58b2d502255daba591e92833930a7:verl/utils/
+// seqlen_balancing.py:387; the budget x CP: megatron_actor.py:806, x Ulysses SP:
+// dp_actor.py:552). Samples are taken at their caps (prompt + response), as the RL job's means
+// are on import, so the partition's parts are whole samples and the largest holds
+// ceil(samples / k) of them: one packed row of that many tokens per micro batch, k x DP rows a
+// mini batch (`strata rl` prices each pass's own packing at the RL job's means, micro_batch.h).
+Status PackVerlMicroBatches(Settings& s, JobBuilder& job, const SourcedValue& dynamic_v,
+                            bool megatron, int64_t mini_samples, int64_t sample_tokens,
+                            int64_t cp) {
+  const std::string key = "actor_rollout_ref.actor.ppo_max_token_len_per_gpu";
+  int64_t budget = 0;
+  std::string budget_source;
+  if (const SourcedValue* v = s.Use(key)) {
+    STRATA_ASSIGN_OR_RETURN(budget, IntSetting(s, key, 0));
+    budget_source = v->source;
+  } else {
+    STRATA_ASSIGN_OR_RETURN(VerlDefault d, VerlDefaultOf(megatron, key));
+    const std::optional<int64_t> parsed = ParseInt64(d.value);
+    if (!parsed) return InvalidInput("data/verl_rl_defaults.yaml: " + key + ": not a number");
+    budget = *parsed;
+    budget_source = fmt::format("verl's default {} ({})", d.value, d.source);
+  }
+  if (budget <= 0) {
+    return InvalidInput(fmt::format("{} = {}: expected a positive number of tokens", key, budget))
+        .InField(key);
+  }
+  const int64_t micro_budget = budget * std::max<int64_t>(1, cp);
+  if (micro_budget < sample_tokens) {
+    return InvalidInput(fmt::format("{} {} x CP {} = {} tokens is less than one sample of "
+                                    "max_prompt_length + max_response_length = {}: verl refuses "
+                                    "it (max_token_len must be greater than the sequence length)",
+                                    key, budget, cp, micro_budget, sample_tokens))
+        .InField(key)
+        .WithHint(
+            "volcengine/verl@b178a3cd56f58b2d502255daba591e92833930a7:verl/utils/"
+            "seqlen_balancing.py:382");
+  }
+  STRATA_ASSIGN_OR_RETURN(const int64_t dp, job.GetPositiveInt("parallel.dp"));
+  const int64_t samples = (mini_samples + dp - 1) / dp;  // per DP rank
+  const int64_t by_tokens = (samples * sample_tokens + micro_budget - 1) / micro_budget;
+  const int64_t k = std::max<int64_t>(1, std::min(samples, by_tokens));
+  const int64_t largest = (samples + k - 1) / k;
+  const std::string how = fmt::format(
+      "use_dynamic_bsz {} ({}): {} samples a DP rank x {} tokens in budgets of {} tokens ({}{}) "
+      "= {} micro batches, the largest {} sample{}",
+      dynamic_v.value, dynamic_v.source, GroupDigits(static_cast<double>(samples)),
+      GroupDigits(static_cast<double>(sample_tokens)),
+      GroupDigits(static_cast<double>(micro_budget)), budget_source,
+      cp > 1 ? fmt::format(" x CP {}", cp) : "", k, largest, largest == 1 ? "" : "s");
+  job.Set("batch.micro_batch", "1", "derived: one packed micro batch per row; " + how);
+  job.Set("batch.global_batch", std::to_string(k * dp),
+          fmt::format("derived: {} packed micro batches x DP {} per optimizer step", k, dp));
+  job.Set("sequence.packing", "true", "derived: " + how);
+  job.Set("sequence.max_tokens", std::to_string(largest * sample_tokens),
+          fmt::format("derived: the largest micro batch, {} x {} tokens", largest,
+                      GroupDigits(static_cast<double>(sample_tokens))));
+  job.Set("sequence.mean_tokens", std::to_string(sample_tokens),
+          "derived: each sample at its caps, max_prompt_length + max_response_length");
+  return OkStatus();
+}
+
 Status MapVerl(Settings& s, MapContext& ctx, JobBuilder& job) {
   if (ctx.options->model.empty() && !s.Has("actor_rollout_ref.model.path")) {
     return InvalidInput(
@@ -866,18 +930,23 @@ Status MapVerl(Settings& s, MapContext& ctx, JobBuilder& job) {
                      "parallel.cp", 1, "ulysses_sequence_parallel_size defaults to 1"));
     job.Default("parallel.sequence_parallel", "false", "no tensor parallelism in the FSDP actor");
   }
-  if (const SourcedValue* v = s.Use("actor_rollout_ref.actor.use_dynamic_bsz");
-      v != nullptr && (v->value == "True" || v->value == "true")) {
-    job.Note(fmt::format(
-        "use_dynamic_bsz = {} ({}): micro batches are packed up to ppo_max_token_len_per_gpu "
-        "tokens, not a fixed count of sequences{}",
-        v->value, v->source,
-        ctx.verl_rl ? "; `strata rl` packs them (the RL job's batch.max_tokens_per_gpu), this "
-                      "job alone prices batch.micro_batch samples"
-                    : ""));
+  const SourcedValue* dynamic_v = s.Use("actor_rollout_ref.actor.use_dynamic_bsz");
+  const bool dynamic =
+      dynamic_v != nullptr && (dynamic_v->value == "True" || dynamic_v->value == "true");
+  if (dynamic) {
+    // verl ignores ppo_micro_batch_size_per_gpu (and skips the minimal-batch check it sets,
+    // volcengine/verl@b178a3cd56f58b2d502255daba591e92833930a7:verl/utils/config.py:89): the
+    // micro batches are packed by tokens after FinishCommon knows DP (below).
+    if (const SourcedValue* m = s.Use("actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu")) {
+      job.Note(
+          fmt::format("ppo_micro_batch_size_per_gpu = {} ({}): not used under "
+                      "use_dynamic_bsz; the micro batches are packed by tokens",
+                      m->value, m->source));
+    }
+  } else {
+    STRATA_RETURN_IF_ERROR(IntField(s, job, "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu",
+                                    "batch.micro_batch", 1, "micro batch per GPU not given: 1"));
   }
-  STRATA_RETURN_IF_ERROR(IntField(s, job, "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu",
-                                  "batch.micro_batch", 1, "micro batch per GPU not given: 1"));
   STRATA_ASSIGN_OR_RETURN(int64_t mini,
                           IntSetting(s, "actor_rollout_ref.actor.ppo_mini_batch_size", 256));
   STRATA_ASSIGN_OR_RETURN(int64_t n, IntSetting(s, "actor_rollout_ref.rollout.n", 1));
@@ -890,7 +959,7 @@ Status MapVerl(Settings& s, MapContext& ctx, JobBuilder& job) {
   job.Set("sequence.max_tokens", std::to_string(prompt + response),
           fmt::format("derived: data.max_prompt_length {} + data.max_response_length {}", prompt,
                       response));
-  job.Default("sequence.packing", "false", "one prompt + response per row");
+  if (!dynamic) job.Default("sequence.packing", "false", "one prompt + response per row");
   bool ckpt = false;
   if (s.Has("actor_rollout_ref.model.enable_gradient_checkpointing")) {
     const std::string src = s.Use("actor_rollout_ref.model.enable_gradient_checkpointing")->source;
@@ -1000,7 +1069,12 @@ Status MapVerl(Settings& s, MapContext& ctx, JobBuilder& job) {
                       : ""));
     }
   }
-  return FinishCommon(s, ctx, job, tp * pp * cp);
+  STRATA_RETURN_IF_ERROR(FinishCommon(s, ctx, job, tp * pp * cp));
+  if (dynamic) {
+    STRATA_RETURN_IF_ERROR(
+        PackVerlMicroBatches(s, job, *dynamic_v, megatron, mini * n, prompt + response, cp));
+  }
+  return OkStatus();
 }
 
 }  // namespace strata

@@ -26,6 +26,8 @@ constexpr const char* kActor = "actor_rollout_ref.actor.";
 constexpr const char* kVerlCheck =
     "volcengine/verl@00401103a8c8900774aba04b910de5b0af930b99:verl/trainer/ppo/ray_trainer.py, "
     "RayPPOTrainer._validate_config";
+// The commit whose workers say what each phase keeps on the GPU (strata rl's memory phases).
+constexpr const char* kVerlCommit = "volcengine/verl@b178a3cd56f58b2d502255daba591e92833930a7";
 
 // verl's defaults of one trainer config (data/verl_rl_defaults.yaml).
 struct VerlDefaults {
@@ -559,7 +561,33 @@ Status ReadPlacement(Settings& s, VerlRlReader& r, bool megatron, const JobBuild
                     "or none; kept on the GPU",
                     sources));
   }
-  (void)s;
+  // The frozen reference's weights: kept on the GPU through every phase unless offloaded.
+  const auto& fields = r.Out().fields;
+  const bool reference = std::any_of(fields.begin(), fields.end(), [](const auto& f) {
+    return f.key == "reference" && f.value == "true";
+  });
+  if (!reference) return OkStatus();
+  if (!megatron) {
+    r.Derived("placement.offload_reference", "true",
+              fmt::format("verl's FSDP reference always runs under FSDP's CPUOffload, whatever "
+                          "ref.fsdp_config.param_offload says ({}:verl/workers/fsdp_workers.py:"
+                          "526 and 552)",
+                          kVerlCommit));
+    return OkStatus();
+  }
+  const std::string ref_key = "actor_rollout_ref.ref.megatron.param_offload";
+  if (const SourcedValue* v = s.Use(ref_key)) {
+    STRATA_ASSIGN_OR_RETURN(bool b, r.Bool(VerlValue{ref_key, v->value, v->source, false}));
+    r.Derived("placement.offload_reference", b ? "true" : "false", v->source);
+  } else {
+    // megatron_ref.yaml: param_offload: ${oc.select:actor_rollout_ref.actor.megatron.
+    // param_offload,False}.
+    STRATA_ASSIGN_OR_RETURN(bool b, r.Bool(values.front()));
+    r.Derived("placement.offload_reference", b ? "true" : "false",
+              fmt::format("ref.megatron.param_offload not set: the actor's param_offload, {} "
+                          "({}:verl/trainer/config/ref/megatron_ref.yaml:27)",
+                          r.Source(values.front()), kVerlCommit));
+  }
   return OkStatus();
 }
 
@@ -590,11 +618,22 @@ std::string RenderRlYaml(const RlImport& rl, const std::string& header) {
                                                  "placement.mode",
                                                  "placement.rollout_gpus",
                                                  "placement.one_step_off",
-                                                 "placement.offload_trainer"};
+                                                 "placement.offload_trainer",
+                                                 "placement.offload_reference"};
   return SourcedYaml(rl.fields, order, header, "an RL job field");
 }
 
 }  // namespace
+
+Result<VerlDefault> VerlDefaultOf(bool megatron, const std::string& key) {
+  STRATA_ASSIGN_OR_RETURN(VerlDefaults d, LoadVerlDefaults(megatron));
+  const auto it = d.values.find(key);
+  if (it == d.values.end()) {
+    return InvalidInput(fmt::format("data/verl_rl_defaults.yaml has no default for {}", key));
+  }
+  const auto own = d.sources.find(key);
+  return VerlDefault{it->second, own != d.sources.end() ? own->second : d.source};
+}
 
 Status CheckVerlCommandComplete(std::string_view text, const std::string& file) {
   size_t end = text.find_last_not_of(" \t\r\n");

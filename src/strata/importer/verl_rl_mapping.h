@@ -33,6 +33,14 @@ Status MergeVerlBaseConfig(Settings& s, Bundle& bundle, const std::filesystem::p
 /// A verl trainer YAML that configures rollouts (actor_rollout_ref.rollout.*).
 bool IsVerlRlConfig(const Settings& s);
 
+/// verl's default of one key of its trainer config (data/verl_rl_defaults.yaml: `ppo_trainer`
+/// for the FSDP actor, `ppo_megatron_trainer` for megatron), with the config it comes from.
+struct VerlDefault {
+  std::string value;
+  std::string source;
+};
+Result<VerlDefault> VerlDefaultOf(bool megatron, const std::string& key);
+
 /// Builds the RL job. `actor` holds the actor's job fields as MapVerl set them; `actor_job_ref`
 /// is what the RL job's actor.job says; `input` names the launch for the header; `module` the
 /// entry point (a recipe's keys strata does not model are noted).

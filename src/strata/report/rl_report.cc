@@ -5,6 +5,7 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "strata/core/json_output.h"
@@ -13,6 +14,50 @@
 
 namespace strata {
 namespace {
+
+// What pricing an SGLang rollout with vLLM's model shares with SGLang and where it may differ:
+// one list for the rollout line's summary and --explain's paragraph (docs/rl.md, "SGLang").
+struct SglangPoint {
+  std::string_view summary;  // the rollout line's words
+  std::string_view detail;   // --explain's, with the sources
+};
+constexpr SglangPoint kSglangShared[] = {
+    {"verl hands it gpu_memory_utilization as mem_fraction_static, the same TP and max_num_seqs",
+     "verl starts SGLang with mem_fraction_static = gpu_memory_utilization, disable_cuda_graph = "
+     "enforce_eager, tp_size = the rollout TP, max_running_requests = max_num_seqs "
+     "(volcengine/verl@b178a3cd56f58b2d502255daba591e92833930a7:verl/workers/rollout/"
+     "sglang_rollout/async_sglang_server.py:260-273)"},
+    {"the KV cache per token is the model's",
+     "the KV cache per token and the state per sequence are the model's, whatever the engine; "
+     "the decode roofline reads the same weights and KV"},
+};
+constexpr SglangPoint kSglangMayDiffer[] = {
+    {"what the fraction holds (SGLang's: weights and the KV pool; vLLM's: also the activation "
+     "peak)",
+     "SGLang's fraction is 'the memory used for static allocation (model weights and KV cache "
+     "memory pool)' (sgl-project/sglang@001067fffe33427bee0ed2f007fb7551a1d76b44:python/sglang/"
+     "srt/server_args.py, mem_fraction_static), so its activations and CUDA graphs sit outside "
+     "it, where vLLM counts the activation peak inside (and CUDA graphs from 0.21): the KV cache "
+     "priced here is smaller than SGLang's by the activation peak"},
+    {"in CUDA-graph memory",
+     "SGLang's CUDA-graph memory (its own captured batch sizes) is taken as vLLM's"},
+    {"in the scheduler's time per decode step",
+     "the engine's time per decode step is vLLM's measured 4 ms, not SGLang's scheduler (radix "
+     "cache, overlap scheduling)"},
+};
+
+// "a, b and c": `last` before the last point, ", " between the others ("; " throughout when
+// `last` is "; ").
+template <size_t N>
+std::string JoinPoints(const SglangPoint (&points)[N], std::string_view SglangPoint::*field,
+                       std::string_view last) {
+  std::string out;
+  for (size_t i = 0; i < N; ++i) {
+    if (i > 0) out += i + 1 == N ? std::string(last) : (last == "; " ? "; " : ", ");
+    out += points[i].*field;
+  }
+  return out;
+}
 
 std::string Gib(Bytes b) { return fmt::format("{:.2f}", b.gib()); }
 std::string Sec(Seconds s) { return fmt::format("{:.1f}", s.s()); }
@@ -76,12 +121,9 @@ std::string Header(const RlEvaluation& e) {
       s.rollout.tp, j.world() / s.rollout.tp, s.rollout.gpu_memory_utilization,
       s.rollout.max_num_seqs);
   if (sglang) {
-    out +=
-        "  SGLang shares vLLM's model here: verl hands it gpu_memory_utilization as "
-        "mem_fraction_static, the same TP and max_num_seqs, and the KV cache per token is the "
-        "model's; it may differ in what the fraction holds (SGLang's: weights and the KV pool; "
-        "vLLM's: also the activation peak), in CUDA-graph memory and in the scheduler's time per "
-        "decode step (--explain)\n";
+    out += fmt::format("  SGLang shares vLLM's model here: {}; it may differ in {} (--explain)\n",
+                       JoinPoints(kSglangShared, &SglangPoint::summary, ", and "),
+                       JoinPoints(kSglangMayDiffer, &SglangPoint::summary, " and "));
   }
   return out;
 }
@@ -212,6 +254,19 @@ std::string ExplainText(const RlEvaluation& e) {
   const GenerationTime& g = c.generation;
   const KvFootprint& k = e.kv;
   std::string out = "\nhow each number is computed (docs/rl.md):\n";
+  if (!e.micro_batches.empty()) {
+    out += fmt::format(
+        "  dynamic batch: k = min(samples, ceil(samples x mean tokens / budget)) micro batches a "
+        "rank (verl/utils/seqlen_balancing.py:387); its time is k balanced micro batches of "
+        "the rank's tokens / k, its memory the largest one verl's partition can form: "
+        "Karmarkar-Karp's differencing into k non-empty parts (get_seqlen_balanced_partitions) "
+        "leaves the largest at most tokens / k + (k - 1) / k x the longest sample ({} tokens), "
+        "at most all the rank's tokens and (samples - k + 1) longest samples; with every "
+        "sample at the cap, ceil(samples / k) samples (volcengine/verl@"
+        "b178a3cd56f58b2d502255daba591e92833930a7; verl balances 24,576 L + L^2 per sample, the "
+        "bound is taken in tokens)\n",
+        GroupDigits(e.spec.lengths.prompt_max + e.spec.lengths.response_max));
+  }
   out += fmt::format(
       "  KV per token per GPU = sum over attention layers of 2 x max(1, ceil(kv_heads / TP)) x "
       "head_dim x {} B = {} B; state per sequence = sum over GDN/Mamba layers of "
@@ -257,22 +312,9 @@ std::string ExplainText(const RlEvaluation& e) {
     out += t.Render();
   }
   if (e.spec.rollout.engine == "sglang") {
-    out +=
-        "\nSGLang, priced with vLLM's model:\n"
-        "  shared: verl starts SGLang with mem_fraction_static = gpu_memory_utilization, "
-        "disable_cuda_graph = enforce_eager, tp_size = the rollout TP, max_running_requests = "
-        "max_num_seqs (volcengine/verl@b178a3cd56f58b2d502255daba591e92833930a7:verl/workers/"
-        "rollout/sglang_rollout/async_sglang_server.py:260-273); the KV cache per token and the "
-        "state per sequence are the model's, whatever the engine; the decode roofline reads the "
-        "same weights and KV\n"
-        "  may differ: SGLang's fraction is 'the memory used for static allocation (model "
-        "weights and KV cache memory pool)' (sgl-project/sglang@"
-        "001067fffe33427bee0ed2f007fb7551a1d76b44:python/sglang/srt/server_args.py, "
-        "mem_fraction_static), so its activations and CUDA graphs sit outside it, where vLLM "
-        "counts the activation peak inside (and CUDA graphs from 0.21): the KV cache priced "
-        "here is smaller than SGLang's by the activation peak; SGLang's CUDA-graph memory (its "
-        "own captured batch sizes) is taken as vLLM's; the engine's time per decode step is "
-        "vLLM's measured 4 ms, not SGLang's scheduler (radix cache, overlap scheduling)\n";
+    out += fmt::format("\nSGLang, priced with vLLM's model:\n  shared: {}\n  may differ: {}\n",
+                       JoinPoints(kSglangShared, &SglangPoint::detail, "; "),
+                       JoinPoints(kSglangMayDiffer, &SglangPoint::detail, "; "));
   }
   out += "\nsources of the constants (data/rl_constants.yaml):\n";
   for (const auto& [name, source] : e.constants.sources) {
@@ -314,12 +356,14 @@ std::string RenderRlJson(const RlEvaluation& e) {
   j["rollout_engine"] = e.spec.rollout.engine;
   Json micro = Json::array();
   for (const RlMicroBatch& m : e.micro_batches) {
-    micro.push_back({{"pass", m.pass},
-                     {"per_mini_batch", m.per_mini_batch},
-                     {"samples_per_rank", JsonNumber(m.packed.samples_per_rank)},
-                     {"budget_tokens", m.packed.budget_tokens},
-                     {"micro_batches", m.packed.micro_batches},
-                     {"tokens_per_micro_batch", JsonNumber(m.packed.tokens_per_micro_batch)}});
+    micro.push_back(
+        {{"pass", m.pass},
+         {"per_mini_batch", m.per_mini_batch},
+         {"samples_per_rank", JsonNumber(m.packed.samples_per_rank)},
+         {"budget_tokens", m.packed.budget_tokens},
+         {"micro_batches", m.packed.micro_batches},
+         {"tokens_per_micro_batch", JsonNumber(m.packed.tokens_per_micro_batch)},
+         {"largest_micro_batch_tokens", JsonNumber(m.packed.largest_micro_batch_tokens)}});
   }
   if (!micro.empty()) j["dynamic_micro_batches"] = micro;
   j["kv_bytes_per_token_per_gpu"] = JsonBytes(e.kv.full_per_token + e.kv.sliding_per_token);

@@ -10,7 +10,8 @@
 namespace strata {
 
 PackedMicroBatches PackMicroBatches(double samples_per_rank, double mean_sample_tokens,
-                                    int64_t max_tokens_per_gpu, int64_t cp, int64_t divided_by) {
+                                    int64_t max_tokens_per_gpu, int64_t cp, int64_t divided_by,
+                                    double longest_sample_tokens) {
   PackedMicroBatches p;
   p.samples_per_rank = samples_per_rank;
   p.mean_sample_tokens = mean_sample_tokens;
@@ -26,16 +27,38 @@ PackedMicroBatches PackMicroBatches(double samples_per_rank, double mean_sample_
   const int64_t group = std::max<int64_t>(1, divided_by);
   p.micro_batches = (p.micro_batches + group - 1) / group * group;
   p.tokens_per_micro_batch = tokens / static_cast<double>(p.micro_batches);
+  // Karmarkar-Karp's k-way differencing merges two k-tuples of part sums largest with smallest,
+  // so a merged tuple's spread is at most the larger of the two spreads, and a single item's
+  // tuple spreads by that item: the largest part is at most the mean part + (k - 1) / k x the
+  // largest item (seqlen_balancing.py karmarkar_karp, equal_size=False). verl balances a
+  // workload, 24,576 L + L^2 per sample (calculate_workload); strata takes the bound in tokens,
+  // the linear term's, as the RL job has a mean and a cap and no distribution.
+  p.largest_micro_batch_tokens = p.tokens_per_micro_batch;
+  if (longest_sample_tokens > 0 && mean_sample_tokens >= longest_sample_tokens) {
+    // Every sample at the cap: the parts are whole samples, ceil(samples / k) the largest.
+    const int64_t most = (samples + p.micro_batches - 1) / p.micro_batches;
+    p.largest_micro_batch_tokens = std::min(tokens, static_cast<double>(most) * mean_sample_tokens);
+  } else if (longest_sample_tokens > 0) {
+    const auto k = static_cast<double>(p.micro_batches);
+    const double spread = p.tokens_per_micro_batch + (k - 1) / k * longest_sample_tokens;
+    const double others_hold_one = (static_cast<double>(samples) - k + 1) * longest_sample_tokens;
+    p.largest_micro_batch_tokens =
+        std::max(p.tokens_per_micro_batch, std::min({tokens, spread, others_hold_one}));
+  }
   return p;
 }
 
 std::string DescribePacked(const PackedMicroBatches& p) {
-  return fmt::format("{} micro batch{} of {} tokens ({} sample{} x {} tokens in {}-token budgets)",
-                     p.micro_batches, p.micro_batches == 1 ? "" : "es",
-                     GroupDigits(std::round(p.tokens_per_micro_batch)),
-                     GroupDigits(p.samples_per_rank), p.samples_per_rank == 1 ? "" : "s",
-                     GroupDigits(p.mean_sample_tokens),
-                     GroupDigits(static_cast<double>(p.budget_tokens)));
+  const bool larger = p.largest_micro_batch_tokens > p.tokens_per_micro_batch + 0.5;
+  return fmt::format(
+      "{} micro batch{} of {} tokens ({} sample{} x {} tokens in {}-token budgets){}",
+      p.micro_batches, p.micro_batches == 1 ? "" : "es",
+      GroupDigits(std::round(p.tokens_per_micro_batch)), GroupDigits(p.samples_per_rank),
+      p.samples_per_rank == 1 ? "" : "s", GroupDigits(p.mean_sample_tokens),
+      GroupDigits(static_cast<double>(p.budget_tokens)),
+      larger ? fmt::format(", the largest up to {}",
+                           GroupDigits(std::round(p.largest_micro_batch_tokens)))
+             : "");
 }
 
 }  // namespace strata

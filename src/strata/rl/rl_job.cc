@@ -29,7 +29,7 @@ const std::vector<std::string> kRolloutKeys = {
     "engine", "vllm_version",   "tp",          "gpu_memory_utilization", "max_num_seqs",
     "dtype",  "kv_cache_dtype", "state_dtype", "enforce_eager"};
 const std::vector<std::string> kPlacementKeys = {"mode", "rollout_gpus", "offload_trainer",
-                                                 "one_step_off"};
+                                                 "offload_reference", "one_step_off"};
 
 Result<int64_t> DtypeBytes(YamlMap& map, const std::string& key) {
   STRATA_ASSIGN_OR_RETURN(std::string name, map.String(key));
@@ -241,6 +241,10 @@ Status ParseInto(YAML::Node root, const std::string& file, RlSpec& spec) {
     }
     if (placement.Has("offload_trainer")) {
       STRATA_ASSIGN_OR_RETURN(spec.offload_trainer, placement.Bool("offload_trainer"));
+    }
+    spec.offload_reference = spec.offload_trainer;
+    if (placement.Has("offload_reference")) {
+      STRATA_ASSIGN_OR_RETURN(spec.offload_reference, placement.Bool("offload_reference"));
     }
     STRATA_RETURN_IF_ERROR(CheckKeys(placement, kPlacementKeys));
   }

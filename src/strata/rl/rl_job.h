@@ -79,6 +79,10 @@ struct RlSpec {
   /// kColocated: the actor's weights, gradients and optimizer states leave the GPU while vLLM
   /// generates (verl's megatron param/grad/optimizer offload).
   bool offload_trainer = true;
+  /// The frozen reference model's weights leave the GPU between its passes (verl: the megatron
+  /// ref.megatron.param_offload; the FSDP reference always runs under FSDP's CPU offload).
+  /// Not written: as offload_trainer. Kept, they stay beside every other phase.
+  bool offload_reference = true;
 
   int64_t samples() const { return prompts * samples_per_prompt; }
   bool dynamic_batch() const { return max_tokens_per_gpu > 0; }

@@ -27,9 +27,11 @@ std::string TokensArg(double tokens) { return fmt::format("{}", std::llround(tok
 // batch, each DP rank's samples packed into micro batches of a token budget (micro_batch.h), one
 // packed row per micro batch; `whole_batch`: the pass takes every sample at once (the forward
 // passes), not one mini batch.
+// `largest`: the row is the largest micro batch verl's partition can form (the memory's), not
+// the balanced one (the time's).
 JobRequest ActorRequest(const RlSpec& spec, int64_t train_gpus, const ResolvedJob* whole,
-                        const PackedMicroBatches* packed = nullptr, int64_t dp = 1,
-                        int64_t cp = 1) {
+                        const PackedMicroBatches* packed = nullptr, int64_t dp = 1, int64_t cp = 1,
+                        bool largest = false) {
   JobRequest r;
   r.job = spec.actor_job;
   r.overrides = spec.actor_overrides;
@@ -48,7 +50,8 @@ JobRequest ActorRequest(const RlSpec& spec, int64_t train_gpus, const ResolvedJo
     // A packed row attends within each sample (the mean, no spread assumed: the RL job gives a
     // mean and a cap), its length rounded up to what CP's 2 x CP chunks divide.
     const int64_t chunks = 2 * cp;
-    auto row = static_cast<int64_t>(std::ceil(packed->tokens_per_micro_batch));
+    auto row = static_cast<int64_t>(
+        std::ceil(largest ? packed->largest_micro_batch_tokens : packed->tokens_per_micro_batch));
     row = (row + chunks - 1) / chunks * chunks;
     r.overrides.push_back("batch.micro_batch=1");
     r.overrides.push_back(fmt::format("batch.global_batch={}", packed->micro_batches * dp));
@@ -203,7 +206,7 @@ Result<ActorTimes> EvaluateActor(const Workspace& workspace, const RlSpec& spec,
     // Interleaved pipelining: megatron-core's microbatch_group_size_per_vp_stage defaults to
     // the pipeline size (megatron/core/transformer/transformer_config.py, __post_init__).
     const PackedMicroBatches packed =
-        PackMicroBatches(samples_per_rank, mean, budget, l.cp, l.vpp > 1 ? l.pp : 1);
+        PackMicroBatches(samples_per_rank, mean, budget, l.cp, l.vpp > 1 ? l.pp : 1, longest);
     // verl asserts num_micro_batches <= len(seq_len_effective) after rounding the count up to
     // the pipeline's group (volcengine/verl@b178a3cd56f58b2d502255daba591e92833930a7:verl/utils/
     // seqlen_balancing.py, rearrange_micro_batches).
@@ -230,6 +233,19 @@ Result<ActorTimes> EvaluateActor(const Workspace& workspace, const RlSpec& spec,
           fmt::format(", packed by verl's dynamic batch ({}: {})", name, DescribePacked(packed)));
     }
     STRATA_ASSIGN_OR_RETURN(PassTimes p, EvaluatePass(workspace, *job));
+    // The time is the balanced micro batches'; the memory peak is the largest one's.
+    if (packed.largest_micro_batch_tokens > packed.tokens_per_micro_batch + 0.5) {
+      auto largest = ResolveJob(ActorRequest(spec, train_gpus, whole, &packed, l.dp, l.cp, true));
+      if (!largest.ok() && whole != nullptr) return std::move(largest).error();
+      if (!largest.ok()) {
+        return ActorJobError(
+            spec, largest.error(),
+            fmt::format(", packed by verl's dynamic batch ({}: {})", name, DescribePacked(packed)));
+      }
+      STRATA_ASSIGN_OR_RETURN(Evaluation m,
+                              EvaluateJob(workspace, *largest, {.depth = EvalDepth::kMemory}));
+      p.ledger = std::move(m.ledger);
+    }
     return std::pair{std::move(job).value(), std::move(p)};
   };
   STRATA_ASSIGN_OR_RETURN(auto update,
@@ -359,22 +375,97 @@ WeightSync SyncOf(const RolloutSetup& s, const ParallelLayout& train, bool split
   return w;
 }
 
-// The weights, gradients and optimizer states of one model in the actor's layout.
-Bytes ModelStates(const MemoryLedger& ledger) {
-  return ledger.Total(ItemKind::kWeights) + ledger.Total(ItemKind::kGradients) +
-         ledger.Total(ItemKind::kOptimizer);
+// One trained model's states in the actor's ledger, split as verl's hybrid engine moves them.
+struct ModelStates {
+  Bytes weights;
+  Bytes gradients;  // the gradient buffer
+  Bytes master;     // fp32 master weights
+  Bytes moments;    // optimizer moments; not the step's transient gradient copy
+  Bytes All() const { return weights + gradients + master + moments; }
+};
+
+ModelStates StatesOf(const MemoryLedger& ledger) {
+  ModelStates s;
+  for (const LedgerItem& item : ledger.items) {
+    if (item.kind == ItemKind::kWeights) s.weights += item.bytes;
+    if (item.kind == ItemKind::kGradients) s.gradients += item.bytes;
+    if (item.kind != ItemKind::kOptimizer) continue;
+    if (item.name.starts_with("optimizer: master weights")) {
+      s.master += item.bytes;
+    } else if (!item.name.starts_with("optimizer step:")) {
+      s.moments += item.bytes;
+    }
+  }
+  return s;
 }
 
-// What the trainer keeps on a GPU while vLLM generates beside it: its CUDA context and NCCL
-// buffers, and unless offloaded the states of each model it trains (PPO: the critic too).
-Bytes ResidentBesideRollout(const MemoryLedger& ledger, bool offload, double trained_models) {
-  // The trainer's CUDA context and NCCL buffers stay; its allocator cache does not: the hybrid
-  // engine empties it before waking the rollout (verl fsdp_workers.py rollout_mode:
-  // aggressive_empty_cache(force_sync=True), before loading weights or resuming the KV cache).
+// The trainer's CUDA context and NCCL buffers. Its allocator cache does not stay between
+// phases: the hybrid engine empties it before waking the rollout (verl fsdp_workers.py
+// rollout_mode: aggressive_empty_cache(force_sync=True), before loading weights or resuming the
+// KV cache) and after each pass (compute_ref_log_prob, megatron_workers.py).
+Bytes TrainerOverhead(const MemoryLedger& ledger) {
   const Bytes cache = ledger.peak_counters.reserved - ledger.peak_counters.allocated;
-  const Bytes overhead = ledger.Total(ItemKind::kOverhead) - cache;
-  if (offload) return overhead;
-  return overhead + ModelStates(ledger) * trained_models;
+  return ledger.Total(ItemKind::kOverhead) - cache;
+}
+
+// megatron-core's DDP gradient buffer stays between steps (the distributed optimizer shards the
+// states, not it); verl's FSDP actor (sharded parameters: ZeRO-3, FSDP2) frees its gradients.
+bool KeepsGradientBuffer(const ResolvedJob& job) {
+  return job.spec.sharding.mode != ShardingMode::kZero3 &&
+         job.spec.sharding.mode != ShardingMode::kFsdp2;
+}
+
+// Each training phase's peak per GPU: its own working set plus what the other models keep on
+// the GPU then. What stays between phases follows verl's offload settings per role
+// (volcengine/verl@b178a3cd56f58b2d502255daba591e92833930a7: verl/workers/megatron_workers.py
+// compute_log_prob, compute_ref_log_prob, compute_values, update_actor, update_critic;
+// fsdp_workers.py likewise). Not offloaded, a trained model keeps its weights, optimizer states
+// and (megatron-core's DDP buffer) gradients between its passes; FSDP's gradients are freed by
+// the update's closing zero_grad (verl/workers/actor/dp_actor.py:668, critic/dp_critic.py:262).
+// Offloaded, a forward loads the parameters only (load_megatron_model_to_gpu(load_grad=False) for
+// the actor; the critic's compute_values loads the gradient buffer with them) and an update loads
+// everything. The frozen reference keeps its weights unless ref.megatron.param_offload (FSDP's
+// reference always runs under CPUOffload, fsdp_workers.py:526 and 552).
+struct PhasePeaks {
+  Bytes beside_rollout;  // the trainer's context and every model kept, while vLLM generates
+  Bytes log_prob;        // the actor's old log-prob pass
+  Bytes reference;       // the reference's pass
+  Bytes critic_values;
+  Bytes update;
+  Bytes critic_update;
+  Bytes other_models;  // what the other models keep beside the actor's update
+};
+
+PhasePeaks PhasePeaksOf(const RlSpec& spec, const ResolvedJob& job, const ActorTimes& a,
+                        bool offload_trainer) {
+  const bool ppo = spec.algorithm == RlAlgorithm::kPpo;
+  const ModelStates st = StatesOf(a.ledger);
+  const bool grad_buffer = KeepsGradientBuffer(job);
+  const Bytes kept_grads = grad_buffer ? st.gradients : Bytes();
+  const Bytes idle = st.weights + kept_grads + st.master + st.moments;
+  const Bytes actor_kept = offload_trainer ? Bytes() : idle;
+  const Bytes critic_kept = ppo && !offload_trainer ? idle : Bytes();
+  const Bytes reference_kept =
+      spec.reference_model && !spec.offload_reference ? st.weights : Bytes();
+  // The ledger's forward peak is step 1's: weights, gradients, master weights (no moments
+  // yet), activations. A forward's own working set is the weights and activations.
+  const Bytes beyond_weights = st.gradients + st.master;
+  const Bytes own_actor = offload_trainer ? Bytes() : idle - st.weights;
+  const Bytes own_critic = offload_trainer ? kept_grads : Bytes(idle - st.weights);
+  PhasePeaks p;
+  p.beside_rollout = TrainerOverhead(a.ledger) + actor_kept + critic_kept + reference_kept;
+  p.log_prob = a.log_prob_forward_peak - beyond_weights + own_actor + critic_kept + reference_kept;
+  p.reference = spec.reference_model
+                    ? a.log_prob_forward_peak - beyond_weights + actor_kept + critic_kept
+                    : Bytes();
+  if (ppo) {
+    p.critic_values =
+        a.critic_values_forward_peak - beyond_weights + own_critic + actor_kept + reference_kept;
+    p.critic_update = a.critic_ledger.Peak() + actor_kept + reference_kept;
+  }
+  p.other_models = critic_kept + reference_kept;
+  p.update = a.ledger.Peak() + p.other_models;
+  return p;
 }
 
 }  // namespace
@@ -417,9 +508,8 @@ Result<RlEvaluation> EvaluateRl(const Workspace& workspace, const RlSpec& spec) 
   // is the actor's), so its passes cost what the actor's do and its states what the actor's do.
   const bool ppo = spec.algorithm == RlAlgorithm::kPpo;
   const double trained_models = ppo ? 2 : 1;
-  const Bytes resident = ResidentBesideRollout(e.ledger, spec.offload_trainer, trained_models);
-  // Not offloaded, the other model's states stay while one model updates.
-  const Bytes beside_update = ppo && !spec.offload_trainer ? ModelStates(e.ledger) : Bytes();
+  const PhasePeaks peaks = PhasePeaksOf(spec, job, actor, spec.offload_trainer);
+  const Bytes resident = peaks.beside_rollout;
   c.rollout_memory =
       RolloutMemoryOf(s, spec.rollout.tp, spec.rollout.gpu_memory_utilization, resident);
   c.train_peak = e.ledger.Peak();
@@ -437,45 +527,47 @@ Result<RlEvaluation> EvaluateRl(const Workspace& workspace, const RlSpec& spec) 
                  c.times.weight_sync;
   // Under the dynamic batch PPO's critic packs its own micro batches: its update peaks apart.
   const MemoryLedger& critic = actor.critic_ledger;
-  const Bytes update_peak = std::max(e.ledger.Peak(), ppo ? critic.Peak() : Bytes());
   const bool ledgers_fit = e.ledger.fits && (!ppo || critic.fits);
-  const bool update_fits = ledgers_fit && update_peak + beside_update <= job.gpu().memory;
-  c.valid = c.rollout_memory.fits && update_fits;
+  c.valid = c.rollout_memory.fits && ledgers_fit;
   if (!c.rollout_memory.fits) c.reason = "rollout: " + c.rollout_memory.reason;
   if (!e.ledger.fits) c.reason = "the actor's update does not fit the GPU";
   if (e.ledger.fits && !ledgers_fit) c.reason = "the critic's update does not fit the GPU";
-  if (ledgers_fit && !update_fits) {
-    c.reason = fmt::format("the update with the other model's states resident needs {} of {}",
-                           FormatGiB(update_peak + beside_update), FormatGiB(job.gpu().memory));
-  }
 
   const std::string_view engine = RolloutEngineLabel(spec);
+  const ModelStates st = StatesOf(e.ledger);
+  const bool kept = !spec.offload_trainer;
+  const bool reference_kept = spec.reference_model && !spec.offload_reference;
+  const std::string others = fmt::format("{}{}", kept && ppo ? " + the critic's states" : "",
+                                         reference_kept ? " + the reference's weights" : "");
   e.phases = {
       {fmt::format("rollout ({} beside the resident trainer)", engine), c.rollout_memory.total,
-       fmt::format("{} budget + {}", engine,
-                   spec.offload_trainer ? "trainer's CUDA context and NCCL (states offloaded)"
-                                        : "trainer's weights, gradients, optimizer states")},
-      {"log-prob and reference forward", actor.log_prob_forward_peak,
-       spec.dynamic_batch()
-           ? fmt::format("the actor ledger's forward peak at the log-prob micro batch ({} asleep)",
-                         engine)
-           : fmt::format("the actor ledger's forward peak ({} asleep: weights and KV freed)",
-                         engine)},
-      {"actor update", e.ledger.Peak() + beside_update,
-       beside_update.value() > 0 ? "the actor ledger's peak + the critic's states (not offloaded)"
-                                 : "the actor ledger's peak"},
+       fmt::format("{} budget + trainer's CUDA context and NCCL{}{}", engine,
+                   kept ? fmt::format(" + {} weights, {}optimizer states",
+                                      ppo ? "actor's and critic's" : "actor's",
+                                      KeepsGradientBuffer(job) ? "gradients, " : "")
+                        : " (states offloaded)",
+                   reference_kept ? " + the reference's weights" : "")},
+      {"log-prob and reference forward", std::max(peaks.log_prob, peaks.reference),
+       fmt::format("the actor's weights and forward activations{} ({} asleep){}{}",
+                   spec.dynamic_batch() ? " at the log-prob micro batch" : "", engine,
+                   kept ? (KeepsGradientBuffer(job) ? " + its optimizer states and gradients"
+                                                    : " + its optimizer states")
+                        : "",
+                   others)},
+      {"actor update", peaks.update, "the actor ledger's peak" + others},
   };
   if (ppo) {
-    e.phases.push_back({"critic values forward", actor.critic_values_forward_peak,
-                        spec.dynamic_batch()
-                            ? "the critic ledger's forward peak at the critic-values micro batch"
-                            : "the actor ledger's forward peak (the critic is its model and "
-                              "layout)"});
-    e.phases.push_back({"critic update", critic.Peak() + beside_update,
-                        beside_update.value() > 0
-                            ? "the actor's ledger (the critic is its model and layout) + the "
-                              "actor's states (not offloaded)"
-                            : "the actor's ledger: the critic is its model and layout"});
+    e.phases.push_back(
+        {"critic values forward", peaks.critic_values,
+         fmt::format("the critic's weights{} and forward activations{} + {}{}",
+                     kept || st.gradients.value() == 0 ? "" : " and gradient buffer",
+                     spec.dynamic_batch() ? " at the critic-values micro batch" : "",
+                     kept ? "its optimizer states + the actor's states" : "nothing else",
+                     reference_kept ? " + the reference's weights" : "")});
+    e.phases.push_back({"critic update", peaks.critic_update,
+                        fmt::format("the critic's ledger (the actor's model and layout){}{}",
+                                    kept ? " + the actor's states" : "",
+                                    reference_kept ? " + the reference's weights" : "")});
   }
   // Every training phase's peak on the card, the forward passes too: under the dynamic batch the
   // log-prob and critic-values passes pack their own, often larger, micro batches (verl recipes
@@ -488,8 +580,10 @@ Result<RlEvaluation> EvaluateRl(const Workspace& workspace, const RlSpec& spec) 
     }
   }
   if (spec.offload_trainer) {
-    e.host_offload_per_node =
-        ModelStates(e.ledger) * (trained_models * static_cast<double>(per_node));
+    e.host_offload_per_node = (st.All() * trained_models) * static_cast<double>(per_node);
+  }
+  if (spec.reference_model && spec.offload_reference) {
+    e.host_offload_per_node += st.weights * static_cast<double>(per_node);
   }
 
   // Splits of whole nodes, synchronous and one step off-policy.
@@ -512,14 +606,15 @@ Result<RlEvaluation> EvaluateRl(const Workspace& workspace, const RlSpec& spec) 
         RolloutMemoryOf(s, spec.rollout.tp, spec.rollout.gpu_memory_utilization, Bytes());
     base.generation = GenerationOf(s, m, base.rollout_memory);
     base.sync = SyncOf(s, train->job.layout(), true);
-    // A split's training side keeps both PPO models on its GPUs (nothing to make room for).
-    // Each pass peaks apart: the updates, and the forward passes at their own micro batches.
-    const Bytes other = ppo ? ModelStates(train->ledger) : Bytes();
+    // A split's training side keeps every model's states on its GPUs (nothing to make room
+    // for: nothing offloaded but the reference as configured). Each pass peaks apart: the
+    // updates, and the forward passes at their own micro batches.
+    const PhasePeaks side = PhasePeaksOf(spec, train->job, *train, false);
     const std::pair<const char*, Bytes> train_phases[] = {
         {ppo ? "update beside the other model's states" : "actor's update",
-         std::max(train->ledger.Peak(), ppo ? train->critic_ledger.Peak() : Bytes()) + other},
-        {"log-prob and reference forward", train->log_prob_forward_peak + other},
-        {"critic values forward", ppo ? train->critic_values_forward_peak + other : Bytes()},
+         std::max(side.update, side.critic_update)},
+        {"log-prob and reference forward", std::max(side.log_prob, side.reference)},
+        {"critic values forward", side.critic_values},
     };
     const auto* worst = &train_phases[0];
     for (const auto& p : train_phases) {
@@ -604,8 +699,7 @@ Result<RlEvaluation> EvaluateRl(const Workspace& workspace, const RlSpec& spec) 
         }
       }
       if (e.fix.empty() && spec.placement == RlPlacement::kColocated && !spec.offload_trainer) {
-        const RolloutMemory t =
-            RolloutMemoryOf(s, spec.rollout.tp, 1.0, ResidentBesideRollout(e.ledger, true, 1));
+        const RolloutMemory t = RolloutMemoryOf(s, spec.rollout.tp, 1.0, TrainerOverhead(e.ledger));
         if (t.min_utilization <= t.max_utilization) {
           e.fix = "--set placement.offload_trainer=true";
         }
