@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "importer/import_test_support.h"
@@ -177,12 +178,24 @@ TEST(ImportJobTest, TheFusedLossFollowsItsImplementation) {
     ASSERT_TRUE(r.ok()) << c.flags << ": " << r.error().Format();
     EXPECT_EQ(r->job.cross_entropy, c.expected) << c.flags;
   }
-  // A load-balancing coefficient that is not a number (or is negative) is refused, naming it.
-  for (const char* coeff : {"abc", "-0.1", "0.01 x"}) {
+  // A load-balancing coefficient that is not a number (or is negative, or infinite) is refused,
+  // naming it and its line. Before Settings::Numbers, 'inf' was imported as an infinite
+  // coefficient.
+  for (const char* coeff : {"abc", "-0.1", "0.01 x", "1e-", "inf"}) {
     auto r = ImportJob(base + " --moe_aux_loss_coeff " + coeff + "\n", "train.sh", o);
     ASSERT_FALSE(r.ok()) << coeff;
     EXPECT_NE(r.error().Format().find("moe_aux_loss_coeff"), std::string::npos)
         << r.error().Format();
+    EXPECT_NE(r.error().Format().find("(line 1)"), std::string::npos) << r.error().Format();
+  }
+  // What megatron's type=float (Python's float()) reads is read: '+1e-3' and '1_0e-4' were
+  // refused as not numbers. The largest of a list is the coefficient (0.5 of 1e-3 and .5).
+  for (const auto& [coeff, expected] : {std::pair<const char*, double>{"+1e-3", 1e-3},
+                                        std::pair<const char*, double>{"1_0e-4", 1e-3},
+                                        std::pair<const char*, double>{"1e-3 .5", 0.5}}) {
+    auto r = ImportJob(base + " --moe_aux_loss_coeff " + coeff + "\n", "train.sh", o);
+    ASSERT_TRUE(r.ok()) << coeff << ": " << r.error().Format();
+    EXPECT_DOUBLE_EQ(r->job.moe_aux_loss_coeff, expected) << coeff;
   }
   // Megatron's argument takes only native or te: another word stops the launch, and was imported
   // as the native implementation without a word.

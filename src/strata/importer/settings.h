@@ -35,6 +35,12 @@ class Settings {
   /// Typed reads; an unparsable value is an error naming the key and its source.
   Result<std::optional<int64_t>> Int(const std::string& key);
   Result<std::optional<bool>> Bool(const std::string& key);
+  /// A number as Python's float() and Hydra read one: 1e-3, .5, 5., 0.001, 1_000, +2, -0.5;
+  /// inf and nan are refused (no setting the importer reads takes them).
+  Result<std::optional<double>> Number(const std::string& key);
+  /// Numbers separated by spaces (an argparse nargs='+' value such as "1e-2 1e-3"), at least one;
+  /// empty when the key is absent.
+  Result<std::vector<double>> Numbers(const std::string& key);
   std::optional<std::string> String(const std::string& key);
 
   /// The keys no mapper used, in key order, with their values and sources.
