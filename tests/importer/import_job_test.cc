@@ -153,6 +153,37 @@ TEST(ImportJobTest, MegatronExampleScriptWithBashArrays) {
   EXPECT_EQ(CountParams(*config).text_total(), 19'360'256);
 }
 
+// --optimizer_offload_fraction is read as a number (Settings::Number): 1.00 and 1e0 are all of
+// the states (no note), 0.5 is noted, a word is refused naming the key and its line. Before, any
+// text but "1" and "1.0" was noted as a part offloaded (1.00 and 1e0 among them) and a word was
+// noted as a fraction.
+TEST(ImportJobTest, TheOptimizerOffloadFractionIsANumber) {
+  ImportOptions o = Gpu("H100");
+  o.gpus_per_node = 8;
+  const std::string base =
+      "megatron sft --model Qwen/Qwen3-32B --tensor_model_parallel_size 8 --micro_batch_size 1 "
+      "--global_batch_size 8 --max_length 4096 --optimizer_cpu_offload true "
+      "--optimizer_offload_fraction ";
+  auto fraction_notes = [&](const std::string& fraction) {
+    auto r = ImportJob(base + fraction + "\n", "train.sh", o);
+    EXPECT_TRUE(r.ok()) << fraction << ": " << r.error().Format();
+    if (!r.ok()) return -1;
+    EXPECT_EQ(SourceOf(*r, "sharding.offload_optimizer"), "--optimizer_cpu_offload (line 1)");
+    int n = 0;
+    for (const std::string& note : r->notes) n += note.find("only that fraction") != note.npos;
+    return n;
+  };
+  EXPECT_EQ(fraction_notes("1.00"), 0);
+  EXPECT_EQ(fraction_notes("1e0"), 0);
+  EXPECT_EQ(fraction_notes("0.5"), 1);
+  EXPECT_EQ(fraction_notes(".5"), 1);
+  auto bad = ImportJob(base + "half\n", "train.sh", o);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().field, "optimizer_offload_fraction");
+  EXPECT_EQ(bad.error().message, "expected a number, got 'half'");
+  EXPECT_EQ(bad.error().hint, "read from --optimizer_offload_fraction (line 1)");
+}
+
 // Only Transformer Engine's implementation of the fused loss writes the gradient over the bf16
 // logits (megatron-core's --cross-entropy-fusion-impl te); the flag alone, or with native, keeps
 // the fp32 softmax.

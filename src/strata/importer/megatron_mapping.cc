@@ -594,18 +594,21 @@ Status MapMoeAuxLoss(Settings& s, JobBuilder& job) {
 // optimizer_cpu_offload): the optimizer states in host memory, optimizer_offload_fraction of
 // them (default 1.0).
 Status MapOptimizerOffload(Settings& s, JobBuilder& job) {
-  const SourcedValue* fraction =
-      s.Has("optimizer_offload_fraction") ? s.Use("optimizer_offload_fraction") : nullptr;
+  const bool has_fraction =
+      s.Has("optimizer_offload_fraction") && !IsNone(s.Use("optimizer_offload_fraction"));
   if (!s.Has("optimizer_cpu_offload") || IsNone(s.Use("optimizer_cpu_offload"))) return OkStatus();
   const std::string source = s.Use("optimizer_cpu_offload")->source;
   STRATA_ASSIGN_OR_RETURN(auto on, s.Bool("optimizer_cpu_offload"));
   if (!on || !*on) return OkStatus();
   job.Set("sharding.offload_optimizer", "cpu", source);
-  if (!IsNone(fraction) && fraction->value != "1" && fraction->value != "1.0") {
+  if (!has_fraction) return OkStatus();
+  const SourcedValue fraction = *s.Use("optimizer_offload_fraction");
+  STRATA_ASSIGN_OR_RETURN(auto share, s.Number("optimizer_offload_fraction"));
+  if (*share != 1.0) {
     job.Note(
         fmt::format("{} {}: only that fraction of the optimizer states is in host memory; "
                     "strata counts all of it there",
-                    fraction->source, fraction->value));
+                    fraction.source, fraction.value));
   }
   return OkStatus();
 }

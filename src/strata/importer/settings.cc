@@ -9,12 +9,18 @@
 #include "strata/core/text_scan.h"
 
 namespace strata {
-namespace {
+
+std::string NormaliseKey(std::string key) {
+  size_t start = key.find_first_not_of('-');
+  key = start == std::string::npos ? "" : key.substr(start);
+  std::replace(key.begin(), key.end(), '-', '_');
+  return key;
+}
 
 // Python's float() literal (and Hydra's float grammar): a sign, digits with single '_' between
 // digits, a fraction with digits on either side of the point, an exponent. from_chars reads the
 // rest but takes no '+' and no '_'.
-std::optional<double> ParseNumber(std::string_view text) {
+std::optional<double> ParsePythonNumber(std::string_view text) {
   if (text.starts_with('+')) {
     text.remove_prefix(1);
     if (text.starts_with('+') || text.starts_with('-')) return std::nullopt;
@@ -37,15 +43,6 @@ std::optional<double> ParseNumber(std::string_view text) {
     return std::nullopt;
   }
   return out;
-}
-
-}  // namespace
-
-std::string NormaliseKey(std::string key) {
-  size_t start = key.find_first_not_of('-');
-  key = start == std::string::npos ? "" : key.substr(start);
-  std::replace(key.begin(), key.end(), '-', '_');
-  return key;
 }
 
 void Settings::Set(const std::string& key, std::string value, std::string source) {
@@ -97,7 +94,7 @@ Result<std::optional<bool>> Settings::Bool(const std::string& key) {
 Result<std::optional<double>> Settings::Number(const std::string& key) {
   const SourcedValue* v = Use(key);
   if (v == nullptr) return std::optional<double>();
-  const std::optional<double> out = ParseNumber(v->value);
+  const std::optional<double> out = ParsePythonNumber(v->value);
   if (!out) {
     return InvalidInput("expected a number, got '" + v->value + "'")
         .InField(key)
@@ -111,7 +108,7 @@ Result<std::vector<double>> Settings::Numbers(const std::string& key) {
   if (v == nullptr) return std::vector<double>();
   std::vector<double> out;
   for (const std::string_view word : SplitWords(v->value)) {
-    const std::optional<double> one = ParseNumber(word);
+    const std::optional<double> one = ParsePythonNumber(word);
     if (!one) {
       return InvalidInput("expected numbers separated by spaces, got '" + v->value + "' ('" +
                           std::string(word) + "' is not a number)")

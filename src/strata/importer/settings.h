@@ -9,6 +9,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "strata/core/result.h"
@@ -54,6 +55,10 @@ class Settings {
 
 /// "--tensor-model-parallel-size" -> "tensor_model_parallel_size".
 std::string NormaliseKey(std::string key);
+
+/// The number Settings::Number reads (Python's float() literal, finite), for values read outside
+/// Settings; nullopt for anything else.
+std::optional<double> ParsePythonNumber(std::string_view text);
 
 }  // namespace strata
 
