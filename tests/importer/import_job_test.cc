@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "importer/import_test_support.h"
@@ -152,6 +153,37 @@ TEST(ImportJobTest, MegatronExampleScriptWithBashArrays) {
   EXPECT_EQ(CountParams(*config).text_total(), 19'360'256);
 }
 
+// --optimizer_offload_fraction is read as a number (Settings::Number): 1.00 and 1e0 are all of
+// the states (no note), 0.5 is noted, a word is refused naming the key and its line. Before, any
+// text but "1" and "1.0" was noted as a part offloaded (1.00 and 1e0 among them) and a word was
+// noted as a fraction.
+TEST(ImportJobTest, TheOptimizerOffloadFractionIsANumber) {
+  ImportOptions o = Gpu("H100");
+  o.gpus_per_node = 8;
+  const std::string base =
+      "megatron sft --model Qwen/Qwen3-32B --tensor_model_parallel_size 8 --micro_batch_size 1 "
+      "--global_batch_size 8 --max_length 4096 --optimizer_cpu_offload true "
+      "--optimizer_offload_fraction ";
+  auto fraction_notes = [&](const std::string& fraction) {
+    auto r = ImportJob(base + fraction + "\n", "train.sh", o);
+    EXPECT_TRUE(r.ok()) << fraction << ": " << r.error().Format();
+    if (!r.ok()) return -1;
+    EXPECT_EQ(SourceOf(*r, "sharding.offload_optimizer"), "--optimizer_cpu_offload (line 1)");
+    int n = 0;
+    for (const std::string& note : r->notes) n += note.find("only that fraction") != note.npos;
+    return n;
+  };
+  EXPECT_EQ(fraction_notes("1.00"), 0);
+  EXPECT_EQ(fraction_notes("1e0"), 0);
+  EXPECT_EQ(fraction_notes("0.5"), 1);
+  EXPECT_EQ(fraction_notes(".5"), 1);
+  auto bad = ImportJob(base + "half\n", "train.sh", o);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().field, "optimizer_offload_fraction");
+  EXPECT_EQ(bad.error().message, "expected a number, got 'half'");
+  EXPECT_EQ(bad.error().hint, "read from --optimizer_offload_fraction (line 1)");
+}
+
 // Only Transformer Engine's implementation of the fused loss writes the gradient over the bf16
 // logits (megatron-core's --cross-entropy-fusion-impl te); the flag alone, or with native, keeps
 // the fp32 softmax.
@@ -177,12 +209,24 @@ TEST(ImportJobTest, TheFusedLossFollowsItsImplementation) {
     ASSERT_TRUE(r.ok()) << c.flags << ": " << r.error().Format();
     EXPECT_EQ(r->job.cross_entropy, c.expected) << c.flags;
   }
-  // A load-balancing coefficient that is not a number (or is negative) is refused, naming it.
-  for (const char* coeff : {"abc", "-0.1", "0.01 x"}) {
+  // A load-balancing coefficient that is not a number (or is negative, or infinite) is refused,
+  // naming it and its line. Before Settings::Numbers, 'inf' was imported as an infinite
+  // coefficient.
+  for (const char* coeff : {"abc", "-0.1", "0.01 x", "1e-", "inf"}) {
     auto r = ImportJob(base + " --moe_aux_loss_coeff " + coeff + "\n", "train.sh", o);
     ASSERT_FALSE(r.ok()) << coeff;
     EXPECT_NE(r.error().Format().find("moe_aux_loss_coeff"), std::string::npos)
         << r.error().Format();
+    EXPECT_NE(r.error().Format().find("(line 1)"), std::string::npos) << r.error().Format();
+  }
+  // What megatron's type=float (Python's float()) reads is read: '+1e-3' and '1_0e-4' were
+  // refused as not numbers. The largest of a list is the coefficient (0.5 of 1e-3 and .5).
+  for (const auto& [coeff, expected] : {std::pair<const char*, double>{"+1e-3", 1e-3},
+                                        std::pair<const char*, double>{"1_0e-4", 1e-3},
+                                        std::pair<const char*, double>{"1e-3 .5", 0.5}}) {
+    auto r = ImportJob(base + " --moe_aux_loss_coeff " + coeff + "\n", "train.sh", o);
+    ASSERT_TRUE(r.ok()) << coeff << ": " << r.error().Format();
+    EXPECT_DOUBLE_EQ(r->job.moe_aux_loss_coeff, expected) << coeff;
   }
   // Megatron's argument takes only native or te: another word stops the launch, and was imported
   // as the native implementation without a word.

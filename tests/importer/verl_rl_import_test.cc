@@ -15,6 +15,7 @@
 #include "importer/import_test_support.h"
 #include "strata/importer/import_job.h"
 #include "support/golden.h"
+#include "support/golden_edit.h"
 
 namespace strata {
 namespace {
@@ -454,7 +455,7 @@ TEST(VerlRlImportTest, OneStepOffRecipeImportsAsASplit) {
 }
 
 struct BadCase {
-  const char* file;
+  const char* file;   // <case>/<input>: a case of tests/golden/cli_import in the edit form
   int line;           // where the error points
   const char* field;  // the key it names ("" when none)
   const char* message;
@@ -517,7 +518,11 @@ TEST(VerlRlImportTest, BadLaunchesAreRefusedByKeyAndLine) {
   for (const BadCase& c : kCases) {
     ImportOptions o = Options("H20", "qwen2.5-math-7b");
     if (std::string(c.file).starts_with("verl_rl_missing_model")) o.model.clear();
-    auto r = ImportJobFile(ImportGolden(c.file), o);
+    // Each launch is a public script with one edit (the case's `edit` file), applied here.
+    const std::string file = c.file;
+    const testing::EditedInput input(ImportGolden(file.substr(0, file.find('/'))));
+    ASSERT_FALSE(input.path().empty()) << c.file;
+    auto r = ImportJobFile(input.path(), o);
     ASSERT_FALSE(r.ok()) << c.file;
     const Error& e = r.error();
     EXPECT_EQ(e.code, ErrorCode::kInvalidInput) << c.file;

@@ -110,29 +110,53 @@ JobSpec LoraJob(const std::string& framework, ShardingMode mode, std::vector<std
 // four on the fused linears (557,056 against 655,360 parameters a Llama-8B layer at r 8:
 // Adapter.MegatronFusedLinearsCarryOneAdapterEach), and linear_qkv on HF code was accepted.
 TEST(EngineChain, AdapterTargetsFollowTheEngine) {
+  const FrameworkEngines engines = Shipped();
   JobSpec swift = LoraJob("ms-swift", ShardingMode::kZero1, {"all-linear"});
-  ASSERT_TRUE(ResolveAdapterTargets(swift).ok());
+  ASSERT_TRUE(ResolveAdapterTargets(swift, engines).ok());
   EXPECT_EQ(swift.adapter.targets,
             (std::vector<std::string>{"linear_qkv", "linear_proj", "linear_fc1", "linear_fc2"}));
   JobSpec peft_names = LoraJob("megatron-core", ShardingMode::kZero1, {"q_proj", "v_proj"});
-  auto refused = ResolveAdapterTargets(peft_names);
+  auto refused = ResolveAdapterTargets(peft_names, engines);
   ASSERT_FALSE(refused.ok());
   EXPECT_NE(refused.error().Format().find("'q_proj' is part of 'linear_qkv'"), std::string::npos)
       << refused.error().Format();
   // ms-swift under ZeRO-3 trains HF code through DeepSpeed: PEFT's names, not megatron's.
   JobSpec hf = LoraJob("ms-swift", ShardingMode::kZero3, {"linear_qkv"});
-  auto wrong = ResolveAdapterTargets(hf);
+  auto wrong = ResolveAdapterTargets(hf, engines);
   ASSERT_FALSE(wrong.ok());
   EXPECT_NE(wrong.error().Format().find("hf-trainer's code"), std::string::npos)
       << wrong.error().Format();
   JobSpec all = LoraJob("hf-trainer", ShardingMode::kNone, {"all-linear"});
-  ASSERT_TRUE(ResolveAdapterTargets(all).ok());
+  ASSERT_TRUE(ResolveAdapterTargets(all, engines).ok());
   EXPECT_EQ(all.adapter.targets, std::vector<std::string>{"all-linear"});
   // A job that names no framework is left as written (megatron-core is only assumed).
   JobSpec unnamed = LoraJob("megatron-core", ShardingMode::kZero1, {"all-linear"});
   unnamed.framework.given = false;
-  ASSERT_TRUE(ResolveAdapterTargets(unnamed).ok());
+  ASSERT_TRUE(ResolveAdapterTargets(unnamed, engines).ok());
   EXPECT_EQ(unnamed.adapter.targets, std::vector<std::string>{"all-linear"});
+}
+
+// The catalog is the caller's, already loaded: one built in code, with a wrapper that
+// data/frameworks.yaml does not hold, decides the engine. Before, ResolveAdapterTargets read
+// data/frameworks.yaml itself, where 'my-wrapper' has no runs_as: its chain ended at itself and
+// all-linear was kept as PEFT's names.
+TEST(EngineChain, AdapterTargetsUseTheCatalogTheyAreGiven) {
+  FrameworkEngines engines;
+  engines.runs_as["my-wrapper"]["default"] = "megatron-core";
+  engines.runs_as["my-wrapper"]["zero3"] = "hf-trainer";
+  engines.latest = {{"my-wrapper", "1.0"}, {"megatron-core", "0.14"}, {"hf-trainer", "4.57"}};
+  JobSpec fused = LoraJob("my-wrapper", ShardingMode::kZero1, {"all-linear"});
+  ASSERT_TRUE(ResolveAdapterTargets(fused, engines).ok());
+  EXPECT_EQ(fused.adapter.targets,
+            (std::vector<std::string>{"linear_qkv", "linear_proj", "linear_fc1", "linear_fc2"}));
+  JobSpec hf = LoraJob("my-wrapper", ShardingMode::kZero3, {"linear_fc1"});
+  auto refused = ResolveAdapterTargets(hf, engines);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().message,
+            "'linear_fc1' is megatron-core's fused module; my-wrapper with sharding zero3 trains "
+            "hf-trainer's code, where PEFT adapts the separate linears");
+  EXPECT_EQ(refused.error().field, "adapter.targets");
+  EXPECT_EQ(refused.error().file, "j.yaml");
 }
 
 }  // namespace

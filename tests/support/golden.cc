@@ -8,7 +8,10 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
+
+#include "support/golden_edit.h"
 
 namespace strata::testing {
 namespace {
@@ -118,16 +121,29 @@ CliResult RunCli(const std::vector<std::string>& args) {
 
 namespace {
 
-std::vector<std::string> CaseArgs(const std::string& dir) {
+// `edited`: the path of the case's edited input ("" when the case has no edit file).
+std::vector<std::string> CaseArgs(const std::string& dir, const std::string& edited) {
   std::vector<std::string> args;
   std::istringstream in(ReadTestFile(dir + "/args"));
   std::string line;
   while (std::getline(in, line)) {
     const auto pos = line.find("{golden}");
     if (pos != std::string::npos) line.replace(pos, 8, TestPath(dir));
+    const auto at = line.find("{edited}");
+    if (at != std::string::npos) {
+      if (edited.empty()) {
+        ADD_FAILURE() << TestPath(dir) << "/args: {edited} in a case with no edit file";
+      }
+      line.replace(at, 8, edited);
+    }
     if (!line.empty()) args.push_back(line);
   }
   return args;
+}
+
+void ReplaceAll(std::string& text, const std::string& from, const std::string& to) {
+  for (size_t pos; (pos = text.find(from)) != std::string::npos;)
+    text.replace(pos, from.size(), to);
 }
 
 }  // namespace
@@ -137,13 +153,19 @@ void RunCliGoldenSuite(const std::string& suite, size_t min_cases) {
   ASSERT_GE(cases.size(), min_cases) << suite;
   for (const auto& name : cases) {
     const std::string dir = "golden/" + suite + "/" + name;
-    const CliResult r = RunCli(CaseArgs(dir));
+    const std::string abs = TestPath(dir);
+    std::optional<EditedInput> edited;
+    if (HasEdit(abs)) {
+      edited.emplace(abs);
+      // The edit did not apply (the failure names it): never run the unedited input.
+      if (edited->path().empty()) continue;
+    }
+    const CliResult r = RunCli(CaseArgs(dir, edited ? edited->path() : ""));
     std::string actual =
         r.out + "--- stderr\n" + r.err + "--- exit code " + std::to_string(r.exit_code) + "\n";
-    const std::string abs = TestPath(dir);
-    for (size_t pos; (pos = actual.find(abs)) != std::string::npos;) {
-      actual.replace(pos, abs.size(), "{golden}");
-    }
+    // The edited input is printed as if it stood in the case directory, under its own name.
+    if (edited) ReplaceAll(actual, edited->dir(), "{golden}");
+    ReplaceAll(actual, abs, "{golden}");
     EXPECT_TRUE(MatchesGolden(dir + "/expected.out", actual)) << dir;
   }
 }

@@ -35,6 +35,9 @@ CliResult RunCli(const std::vector<std::string>& args);
 /// Runs every case of tests/golden/<suite>/: each case directory holds `args` (one argument per
 /// line, "{golden}" standing for the case directory, so goldens do not depend on where the
 /// checkout lies) and expected.out (stdout, "--- stderr", stderr, "--- exit code N").
+/// A case may instead hold an `edit` file (support/golden_edit.h): its input is another case's
+/// with a few lines edited, written to a temporary folder; "{edited}" in `args` stands for that
+/// file, and its folder is printed as "{golden}" (the file keeps the name of the input it edits).
 /// Fails when the suite has fewer than `min_cases` cases.
 void RunCliGoldenSuite(const std::string& suite, size_t min_cases = 1);
 

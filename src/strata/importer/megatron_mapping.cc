@@ -4,10 +4,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <charconv>
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <sstream>
 
 #include "strata/core/did_you_mean.h"
 #include "strata/importer/framework_mappers.h"
@@ -575,22 +573,20 @@ Status MapMoeGroupedGemm(Settings& s, JobBuilder& job) {
 // ms-swift's from 3.7.1 (before, the checkpoint's config.json gave it): left unset when not given.
 Status MapMoeAuxLoss(Settings& s, JobBuilder& job) {
   if (!s.Has("moe_aux_loss_coeff") || IsNone(s.Use("moe_aux_loss_coeff"))) return OkStatus();
-  const SourcedValue* v = s.Use("moe_aux_loss_coeff");
+  const SourcedValue v = *s.Use("moe_aux_loss_coeff");
   // Newer megatron-core takes one coefficient per loss type (nargs='+', paired with
   // --moe-router-load-balancing-type): any above 0 runs a loss on the group.
+  STRATA_ASSIGN_OR_RETURN(auto coeffs, s.Numbers("moe_aux_loss_coeff"));
   double largest = 0;
-  std::istringstream words(v->value);
-  for (std::string word; words >> word;) {
-    double coeff = 0;
-    const auto [end, ec] = std::from_chars(word.data(), word.data() + word.size(), coeff);
-    if (ec != std::errc() || end != word.data() + word.size() || !(coeff >= 0)) {
-      return InvalidInput(fmt::format("{}: expected coefficients of 0 or more, got '{}'", v->source,
-                                      v->value))
+  for (const double coeff : coeffs) {
+    if (coeff < 0) {
+      return InvalidInput(
+                 fmt::format("{}: expected coefficients of 0 or more, got '{}'", v.source, v.value))
           .InField("moe_aux_loss_coeff");
     }
     largest = std::max(largest, coeff);
   }
-  job.Set("moe.aux_loss_coeff", fmt::format("{}", largest), v->source);
+  job.Set("moe.aux_loss_coeff", fmt::format("{}", largest), v.source);
   return OkStatus();
 }
 
@@ -598,18 +594,21 @@ Status MapMoeAuxLoss(Settings& s, JobBuilder& job) {
 // optimizer_cpu_offload): the optimizer states in host memory, optimizer_offload_fraction of
 // them (default 1.0).
 Status MapOptimizerOffload(Settings& s, JobBuilder& job) {
-  const SourcedValue* fraction =
-      s.Has("optimizer_offload_fraction") ? s.Use("optimizer_offload_fraction") : nullptr;
+  const bool has_fraction =
+      s.Has("optimizer_offload_fraction") && !IsNone(s.Use("optimizer_offload_fraction"));
   if (!s.Has("optimizer_cpu_offload") || IsNone(s.Use("optimizer_cpu_offload"))) return OkStatus();
   const std::string source = s.Use("optimizer_cpu_offload")->source;
   STRATA_ASSIGN_OR_RETURN(auto on, s.Bool("optimizer_cpu_offload"));
   if (!on || !*on) return OkStatus();
   job.Set("sharding.offload_optimizer", "cpu", source);
-  if (!IsNone(fraction) && fraction->value != "1" && fraction->value != "1.0") {
+  if (!has_fraction) return OkStatus();
+  const SourcedValue fraction = *s.Use("optimizer_offload_fraction");
+  STRATA_ASSIGN_OR_RETURN(auto share, s.Number("optimizer_offload_fraction"));
+  if (*share != 1.0) {
     job.Note(
         fmt::format("{} {}: only that fraction of the optimizer states is in host memory; "
                     "strata counts all of it there",
-                    fraction->source, fraction->value));
+                    fraction.source, fraction.value));
   }
   return OkStatus();
 }

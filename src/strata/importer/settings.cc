@@ -3,6 +3,10 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <cmath>
+#include <string_view>
+
+#include "strata/core/text_scan.h"
 
 namespace strata {
 
@@ -11,6 +15,34 @@ std::string NormaliseKey(std::string key) {
   key = start == std::string::npos ? "" : key.substr(start);
   std::replace(key.begin(), key.end(), '-', '_');
   return key;
+}
+
+// Python's float() literal (and Hydra's float grammar): a sign, digits with single '_' between
+// digits, a fraction with digits on either side of the point, an exponent. from_chars reads the
+// rest but takes no '+' and no '_'.
+std::optional<double> ParsePythonNumber(std::string_view text) {
+  if (text.starts_with('+')) {
+    text.remove_prefix(1);
+    if (text.starts_with('+') || text.starts_with('-')) return std::nullopt;
+  }
+  std::string plain;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] != '_') {
+      plain += text[i];
+      continue;
+    }
+    const bool between_digits = i > 0 && i + 1 < text.size() &&
+                                std::isdigit(static_cast<unsigned char>(text[i - 1])) &&
+                                std::isdigit(static_cast<unsigned char>(text[i + 1]));
+    if (!between_digits) return std::nullopt;
+  }
+  if (plain.empty()) return std::nullopt;
+  double out = 0;
+  auto [ptr, ec] = std::from_chars(plain.data(), plain.data() + plain.size(), out);
+  if (ec != std::errc() || ptr != plain.data() + plain.size() || !std::isfinite(out)) {
+    return std::nullopt;
+  }
+  return out;
 }
 
 void Settings::Set(const std::string& key, std::string value, std::string source) {
@@ -57,6 +89,40 @@ Result<std::optional<bool>> Settings::Bool(const std::string& key) {
   return InvalidInput("expected true or false, got '" + v->value + "'")
       .InField(key)
       .WithHint("read from " + v->source);
+}
+
+Result<std::optional<double>> Settings::Number(const std::string& key) {
+  const SourcedValue* v = Use(key);
+  if (v == nullptr) return std::optional<double>();
+  const std::optional<double> out = ParsePythonNumber(v->value);
+  if (!out) {
+    return InvalidInput("expected a number, got '" + v->value + "'")
+        .InField(key)
+        .WithHint("read from " + v->source);
+  }
+  return std::optional<double>(*out);
+}
+
+Result<std::vector<double>> Settings::Numbers(const std::string& key) {
+  const SourcedValue* v = Use(key);
+  if (v == nullptr) return std::vector<double>();
+  std::vector<double> out;
+  for (const std::string_view word : SplitWords(v->value)) {
+    const std::optional<double> one = ParsePythonNumber(word);
+    if (!one) {
+      return InvalidInput("expected numbers separated by spaces, got '" + v->value + "' ('" +
+                          std::string(word) + "' is not a number)")
+          .InField(key)
+          .WithHint("read from " + v->source);
+    }
+    out.push_back(*one);
+  }
+  if (out.empty()) {
+    return InvalidInput("expected one number or more, got '" + v->value + "'")
+        .InField(key)
+        .WithHint("read from " + v->source);
+  }
+  return out;
 }
 
 std::optional<std::string> Settings::String(const std::string& key) {

@@ -9,6 +9,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "strata/core/result.h"
@@ -35,6 +36,12 @@ class Settings {
   /// Typed reads; an unparsable value is an error naming the key and its source.
   Result<std::optional<int64_t>> Int(const std::string& key);
   Result<std::optional<bool>> Bool(const std::string& key);
+  /// A number as Python's float() and Hydra read one: 1e-3, .5, 5., 0.001, 1_000, +2, -0.5;
+  /// inf and nan are refused (no setting the importer reads takes them).
+  Result<std::optional<double>> Number(const std::string& key);
+  /// Numbers separated by spaces (an argparse nargs='+' value such as "1e-2 1e-3"), at least one;
+  /// empty when the key is absent.
+  Result<std::vector<double>> Numbers(const std::string& key);
   std::optional<std::string> String(const std::string& key);
 
   /// The keys no mapper used, in key order, with their values and sources.
@@ -48,6 +55,10 @@ class Settings {
 
 /// "--tensor-model-parallel-size" -> "tensor_model_parallel_size".
 std::string NormaliseKey(std::string key);
+
+/// The number Settings::Number reads (Python's float() literal, finite), for values read outside
+/// Settings; nullopt for anything else.
+std::optional<double> ParsePythonNumber(std::string_view text);
 
 }  // namespace strata
 

@@ -10,12 +10,14 @@ namespace {
 // recipe/<name>/config/*.yaml (`defaults: [ppo_trainer, _self_]`: verl's PPO trainer config
 // under the recipe's keys); verl.experimental.*: volcengine/verl@
 // b178a3cd56f58b2d502255daba591e92833930a7 (the recipes moved there and to verl-recipe).
+//
+// The pointers first, then the kind and the flag: no padding between the fields.
 struct KnownEntry {
   const char* module;
-  VerlEntryPoint::Kind kind;
   const char* recipe;
   const char* config;
   const char* reason;  // kRefused: why; kRl: what of the recipe strata rl does not price
+  VerlEntryPoint::Kind kind;
   bool split = false;  // the rollout on GPUs of its own, one step off-policy
 };
 
@@ -31,57 +33,61 @@ constexpr const char* kFullyAsyncRefusal =
     "true} for its nearest, the one-step-off split";
 
 const KnownEntry kVerlEntries[] = {
-    {"verl.trainer.main_ppo", VerlEntryPoint::Kind::kRl, "", "ppo_trainer", ""},
-    {"verl.trainer.main_grpo", VerlEntryPoint::Kind::kRl, "", "ppo_trainer", ""},
-    {"recipe.dapo.main_dapo", VerlEntryPoint::Kind::kRl, "DAPO", "dapo_trainer", ""},
+    {"verl.trainer.main_ppo", "", "ppo_trainer", "", VerlEntryPoint::Kind::kRl},
+    {"verl.trainer.main_grpo", "", "ppo_trainer", "", VerlEntryPoint::Kind::kRl},
+    {"recipe.dapo.main_dapo", "DAPO", "dapo_trainer", "", VerlEntryPoint::Kind::kRl},
     // DAPO's first layout (recipe/dapo/src/, @3a27a98647536fef2b848c4897aebdcfb0b42110): its
     // dapo_trainer.yaml is a whole copy of ppo_trainer.yaml with DAPO's keys.
-    {"recipe.dapo.src.main_dapo", VerlEntryPoint::Kind::kRl, "DAPO", "dapo_trainer", ""},
-    {"recipe.entropy.main_entropy", VerlEntryPoint::Kind::kRl, "Clip-Cov / KL-Cov (entropy)",
-     "entropy_trainer",
-     "its covariance-based clipping changes the policy loss only: no pass is added"},
-    {"recipe.flowrl.main_flowrl", VerlEntryPoint::Kind::kRl, "FlowRL", "flowrl_trainer",
-     "its trajectory-balance loss (with a learned partition function) changes the loss only"},
-    {"recipe.prime.main_prime", VerlEntryPoint::Kind::kRl, "PRIME", "prime_trainer",
+    {"recipe.dapo.src.main_dapo", "DAPO", "dapo_trainer", "", VerlEntryPoint::Kind::kRl},
+    {"recipe.entropy.main_entropy", "Clip-Cov / KL-Cov (entropy)", "entropy_trainer",
+     "its covariance-based clipping changes the policy loss only: no pass is added",
+     VerlEntryPoint::Kind::kRl},
+    {"recipe.flowrl.main_flowrl", "FlowRL", "flowrl_trainer",
+     "its trajectory-balance loss (with a learned partition function) changes the loss only",
+     VerlEntryPoint::Kind::kRl},
+    {"recipe.prime.main_prime", "PRIME", "prime_trainer",
      "the implicit process reward model it trains beside the actor (reward_model.*: a forward "
-     "and an update each step) is not priced"},
-    {"recipe.sppo.main_sppo", VerlEntryPoint::Kind::kRl, "SPPO", "sppo_trainer",
-     "its self-play preference loss changes the loss only"},
-    {"recipe.spin.main_spin", VerlEntryPoint::Kind::kRl, "SPIN", "spin_trainer",
+     "and an update each step) is not priced",
+     VerlEntryPoint::Kind::kRl},
+    {"recipe.sppo.main_sppo", "SPPO", "sppo_trainer",
+     "its self-play preference loss changes the loss only", VerlEntryPoint::Kind::kRl},
+    {"recipe.spin.main_spin", "SPIN", "spin_trainer",
      "its DPO update on generated and reference responses is priced as the policy update over "
-     "the samples"},
-    {"recipe.transfer_queue.main_ppo", VerlEntryPoint::Kind::kRl, "TransferQueue", "ppo_trainer",
-     "its data path between the workers (TransferQueue) is not priced"},
-    {"verl.experimental.transfer_queue.main_ppo", VerlEntryPoint::Kind::kRl, "TransferQueue",
-     "ppo_trainer", "its data path between the workers (TransferQueue) is not priced"},
-    {"recipe.r1_ascend.main_ppo", VerlEntryPoint::Kind::kRl, "R1 (Ascend)", "ppo_trainer", ""},
-    {"recipe.one_step_off_policy.main_ppo", VerlEntryPoint::Kind::kRl, "one-step off-policy",
-     "one_step_off_ppo_trainer", kOneStepOffNote, true},
-    {"recipe.one_step_off_policy.async_main_ppo", VerlEntryPoint::Kind::kRl, "one-step off-policy",
-     "one_step_off_ppo_trainer", kOneStepOffNote, true},
-    {"verl.experimental.one_step_off_policy.main_ppo", VerlEntryPoint::Kind::kRl,
-     "one-step off-policy", "one_step_off_ppo_trainer", kOneStepOffNote, true},
-    {"recipe.fully_async_policy.fully_async_main", VerlEntryPoint::Kind::kRefused, "fully async",
-     "fully_async_ppo_trainer", kFullyAsyncRefusal},
-    {"verl.experimental.fully_async_policy.fully_async_main", VerlEntryPoint::Kind::kRefused,
-     "fully async", "fully_async_ppo_trainer", kFullyAsyncRefusal},
-    {"recipe.gkd.main_gkd", VerlEntryPoint::Kind::kRefused, "on-policy distillation (GKD)",
-     "on_policy_distill_trainer",
+     "the samples",
+     VerlEntryPoint::Kind::kRl},
+    {"recipe.transfer_queue.main_ppo", "TransferQueue", "ppo_trainer",
+     "its data path between the workers (TransferQueue) is not priced", VerlEntryPoint::Kind::kRl},
+    {"verl.experimental.transfer_queue.main_ppo", "TransferQueue", "ppo_trainer",
+     "its data path between the workers (TransferQueue) is not priced", VerlEntryPoint::Kind::kRl},
+    {"recipe.r1_ascend.main_ppo", "R1 (Ascend)", "ppo_trainer", "", VerlEntryPoint::Kind::kRl},
+    {"recipe.one_step_off_policy.main_ppo", "one-step off-policy", "one_step_off_ppo_trainer",
+     kOneStepOffNote, VerlEntryPoint::Kind::kRl, true},
+    {"recipe.one_step_off_policy.async_main_ppo", "one-step off-policy", "one_step_off_ppo_trainer",
+     kOneStepOffNote, VerlEntryPoint::Kind::kRl, true},
+    {"verl.experimental.one_step_off_policy.main_ppo", "one-step off-policy",
+     "one_step_off_ppo_trainer", kOneStepOffNote, VerlEntryPoint::Kind::kRl, true},
+    {"recipe.fully_async_policy.fully_async_main", "fully async", "fully_async_ppo_trainer",
+     kFullyAsyncRefusal, VerlEntryPoint::Kind::kRefused},
+    {"verl.experimental.fully_async_policy.fully_async_main", "fully async",
+     "fully_async_ppo_trainer", kFullyAsyncRefusal, VerlEntryPoint::Kind::kRefused},
+    {"recipe.gkd.main_gkd", "on-policy distillation (GKD)", "on_policy_distill_trainer",
      "its config (on_policy_distill_trainer) is its own, not verl's PPO trainer config: a "
-     "teacher model scores the student's rollouts, which strata rl does not model"},
-    {"recipe.vla.main_ppo", VerlEntryPoint::Kind::kRefused, "VLA (robotics)", "rob_ppo_trainer",
+     "teacher model scores the student's rollouts, which strata rl does not model",
+     VerlEntryPoint::Kind::kRefused},
+    {"recipe.vla.main_ppo", "VLA (robotics)", "rob_ppo_trainer",
      "its config (rob_ppo_trainer) trains a vision-language-action policy in a simulator, not "
-     "an LLM under verl's PPO trainer config"},
-    {"recipe.r1.main_eval", VerlEntryPoint::Kind::kRefused, "R1 evaluation", "evaluation",
-     "it scores saved generations: nothing trains"},
-    {"verl.trainer.main_eval", VerlEntryPoint::Kind::kRefused, "", "evaluation",
-     "it scores saved generations: nothing trains"},
-    {"verl.trainer.main_generation", VerlEntryPoint::Kind::kRefused, "", "generation",
-     "it generates from a dataset: nothing trains"},
-    {"verl.trainer.main_generation_server", VerlEntryPoint::Kind::kRefused, "", "generation",
-     "it generates from a dataset: nothing trains"},
-    {"verl.model_merger", VerlEntryPoint::Kind::kRefused, "", "",
-     "it converts a checkpoint: nothing trains"},
+     "an LLM under verl's PPO trainer config",
+     VerlEntryPoint::Kind::kRefused},
+    {"recipe.r1.main_eval", "R1 evaluation", "evaluation",
+     "it scores saved generations: nothing trains", VerlEntryPoint::Kind::kRefused},
+    {"verl.trainer.main_eval", "", "evaluation", "it scores saved generations: nothing trains",
+     VerlEntryPoint::Kind::kRefused},
+    {"verl.trainer.main_generation", "", "generation",
+     "it generates from a dataset: nothing trains", VerlEntryPoint::Kind::kRefused},
+    {"verl.trainer.main_generation_server", "", "generation",
+     "it generates from a dataset: nothing trains", VerlEntryPoint::Kind::kRefused},
+    {"verl.model_merger", "", "", "it converts a checkpoint: nothing trains",
+     VerlEntryPoint::Kind::kRefused},
 };
 
 std::string KnownRlEntries() {

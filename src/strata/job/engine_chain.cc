@@ -117,11 +117,14 @@ std::string FrameworkEngines::LatestOf(const std::string& name) const {
   return it == latest.end() ? std::string() : it->second;
 }
 
-Status ResolveAdapterTargets(JobSpec& spec) {
-  if (!spec.adapter.on() || !spec.framework.given) return OkStatus();
+Result<FrameworkEngines> LoadFrameworkEngines() {
   const std::string path = DataDir() + "/frameworks.yaml";
   STRATA_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
-  STRATA_ASSIGN_OR_RETURN(FrameworkEngines engines, ParseFrameworkEnginesText(text, path));
+  return ParseFrameworkEnginesText(text, path);
+}
+
+Status ResolveAdapterTargets(JobSpec& spec, const FrameworkEngines& engines) {
+  if (!spec.adapter.on() || !spec.framework.given) return OkStatus();
   const EngineChain chain = ResolveEngineChain(engines, spec.framework, spec.sharding.mode);
   std::vector<std::string>& targets = spec.adapter.targets;
   auto refuse = [&](const std::string& message, const std::string& hint) -> Status {

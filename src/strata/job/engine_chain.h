@@ -39,6 +39,9 @@ Result<FrameworkEngines> ParseFrameworkEngines(const YAML::Node& frameworks,
 Result<FrameworkEngines> ParseFrameworkEnginesText(const std::string& text,
                                                    const std::string& file);
 
+/// data/frameworks.yaml's engines, read from disk (a workspace holds them already loaded).
+Result<FrameworkEngines> LoadFrameworkEngines();
+
 struct EngineChain {
   std::vector<std::string> names;  // the framework the job names first, the engine last
   std::string mode;                // the sharding mode the chain was walked for
@@ -61,8 +64,9 @@ EngineChain ResolveEngineChain(const FrameworkEngines& engines, const FrameworkS
 /// linear_qkv and gate and up into linear_fc1, and Megatron-SWIFT puts one adapter on each fused
 /// linear: under a framework whose chain runs megatron-core, `all-linear` is the four fused
 /// linears and PEFT's separate names are refused; on any other engine (HF code under PEFT) the
-/// fused names are refused. A job that names no framework is left as written.
-Status ResolveAdapterTargets(JobSpec& spec);
+/// fused names are refused. A job that names no framework is left as written. `engines` is the
+/// catalog already loaded (data/frameworks.yaml's, or one built in code); nothing is read here.
+Status ResolveAdapterTargets(JobSpec& spec, const FrameworkEngines& engines);
 
 }  // namespace strata
 

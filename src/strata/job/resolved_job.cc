@@ -129,9 +129,15 @@ Result<ResolvedJob> ResolveJob(const JobSpec& spec) {
 }
 
 Result<ResolvedJob> ResolveJobWithModel(const JobSpec& spec, ModelConfig model) {
+  STRATA_ASSIGN_OR_RETURN(FrameworkEngines engines, LoadFrameworkEngines());
+  return ResolveJobWithModel(spec, std::move(model), engines);
+}
+
+Result<ResolvedJob> ResolveJobWithModel(const JobSpec& spec, ModelConfig model,
+                                        const FrameworkEngines& engines) {
   ResolvedJob job;
   job.spec = spec;
-  STRATA_RETURN_IF_ERROR(ResolveAdapterTargets(job.spec));
+  STRATA_RETURN_IF_ERROR(ResolveAdapterTargets(job.spec, engines));
   job.model = std::move(model);
   STRATA_ASSIGN_OR_RETURN(job.cluster, ClusterOf(spec));
   STRATA_ASSIGN_OR_RETURN(job.step.sequence, SequenceOf(spec));

@@ -23,6 +23,8 @@
 
 namespace strata {
 
+struct FrameworkEngines;  // strata/job/engine_chain.h
+
 /// The shape of one optimizer step (the micro and global batch are the spec's: spec.micro_batch,
 /// spec.global_batch).
 struct StepShape {
@@ -84,6 +86,10 @@ Result<ResolvedJob> ResolveJob(const JobSpec& spec);
 /// The same with the model already parsed (an imported job whose model came as Megatron
 /// arguments, not as a file): spec.model is kept as its name only.
 Result<ResolvedJob> ResolveJobWithModel(const JobSpec& spec, ModelConfig model);
+
+/// The same with data/frameworks.yaml's engines already loaded (the versions above load them).
+Result<ResolvedJob> ResolveJobWithModel(const JobSpec& spec, ModelConfig model,
+                                        const FrameworkEngines& engines);
 
 /// After a change to `job.spec` (what-if advice, layout search): runs every rule again and
 /// refreshes the derived fields (layout with DP, step shape, throughput) without reading any

@@ -172,9 +172,7 @@ Result<MemoryConstants> LoadMemoryConstants() {
   const std::string path = DataDir() + "/memory_overheads.yaml";
   STRATA_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
   STRATA_ASSIGN_OR_RETURN(MemoryConstants c, ParseMemoryConstants(text, path));
-  const std::string frameworks = DataDir() + "/frameworks.yaml";
-  STRATA_ASSIGN_OR_RETURN(std::string catalog, ReadFile(frameworks));
-  STRATA_ASSIGN_OR_RETURN(c.engines, ParseFrameworkEnginesText(catalog, frameworks));
+  STRATA_ASSIGN_OR_RETURN(c.engines, LoadFrameworkEngines());
   return c;
 }
 
