@@ -111,5 +111,25 @@ TEST(FirstRunEighthBatch, ARankInsideACollectiveAnotherCompletedIsNotBehind) {
   EXPECT_TRUE(v.finding.ranks.empty());
 }
 
+// The class of open-compass/VLMEvalKit#1131 (held back in this batch, its first-run record kept):
+// torchrun's "Failures:" records without the "Root Cause" one (the paste is cut at its heading).
+// Hand-made records of that format: ranks 2 and 6, each exitcode -6 (SIGABRT) at the same second.
+// The workers aborted; which was first is not shown: a crash, no rank.
+TEST(FirstRunEighthBatch, RecordsThatEndedAlikeWithoutTheirRootCauseNameNoRank) {
+  const auto record = [](int index, int rank, int pid) {
+    return "[" + std::to_string(index) +
+           "]:\n  time      : 2025-03-01_08:00:00\n  host      : "
+           "node7\n  rank      : " +
+           std::to_string(rank) + " (local_rank: " + std::to_string(rank) +
+           ")\n  exitcode  : -6 (pid: " + std::to_string(pid) +
+           ")\n  error_file: <N/A>\n  traceback : Signal 6 (SIGABRT) received by PID " +
+           std::to_string(pid) + "\n";
+  };
+  const std::string block = "Failures:\n" + record(1, 2, 4402) + record(2, 6, 4406);
+  const Verdict v = AnalyzeLog(block + "------------------------------------\n");
+  EXPECT_EQ(v.finding.kind, "crash") << v.finding.summary;
+  EXPECT_TRUE(v.finding.ranks.empty());
+}
+
 }  // namespace
 }  // namespace strata::hang

@@ -252,6 +252,28 @@ bool ChildFailed(const EvidenceSet& ev, Finding& f) {
   // exit code of its own says only that it raised: its error, if shown, is read on its own line.
   if (!root && records.size() == 1 && records.front()->exit_code.value_or(0) < 0)
     root = records.front();
+  // Without its "Root Cause" record (cut, open-compass/VLMEvalKit#1131), records that all ended
+  // by the same signal in the same second still show how the workers ended, not which was first:
+  // no rank is named.
+  if (!root && records.size() > 1 && records.front()->exit_code.value_or(0) < 0 &&
+      std::all_of(records.begin(), records.end(), [&](const FailureSignal* s) {
+        return s->exit_code == records.front()->exit_code && s->time == records.front()->time;
+      })) {
+    const FailureSignal& any = *records.front();
+    std::vector<int64_t> ranks;
+    for (const FailureSignal* s : records) {
+      if (s->global_rank) ranks.push_back(*s->global_rank);
+    }
+    std::sort(ranks.begin(), ranks.end());
+    f.kind = any.signal == "SIGKILL" || any.exit_code == -9 ? "dead_rank" : "crash";
+    f.summary = fmt::format(
+        "torchrun: ranks {} all ended with exit code {}{} in the same second; the record of the "
+        "first (Root Cause) is not in the evidence",
+        FormatRankRanges(ranks), any.exit_code.value_or(0),
+        any.signal.empty() ? "" : " (" + any.signal + ")");
+    f.evidence.push_back(Cite(any.file, any.line, any.text));
+    return true;
+  }
   if (!root) return false;
   // Other ranks that failed the same way in the same second: an ordering of near-simultaneous
   // exits, not a culprit.
