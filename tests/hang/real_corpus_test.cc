@@ -29,7 +29,7 @@ using strata::testing::TestPath;
 
 constexpr const char* kSuite = "golden/hang-real";
 // The count of right cases may only go up: lower it only with a reason in the commit message.
-constexpr size_t kMinRight = 261;
+constexpr size_t kMinRight = 286;
 
 struct Expected {
   bool problem = true;
@@ -187,6 +187,29 @@ std::string Percent(size_t right, size_t n) {
              : fmt::format("{:.0f}%", 100.0 * static_cast<double>(right) / static_cast<double>(n));
 }
 
+// How the expected verdicts read shapes of evidence the corpus met with different labels.
+constexpr std::string_view kConventions =
+    "## Conventions\n\n"
+    "**One rank completed a collective another still waits in.** ProcessGroupNCCL numbers the\n"
+    "collectives of a process group on each rank in the order that rank issues them (SeqNum) and\n"
+    "counts a work completed once its CUDA event has finished. A rank the watchdog shows inside\n"
+    "#N (it timed out there, or its last enqueued work is past its last completed one) has\n"
+    "entered #N. Whether another rank can meanwhile complete its own #N depends on the operation:\n"
+    "an all-reduce, all-gather, reduce-scatter, all-to-all or barrier completes on no rank before\n"
+    "every rank of the group has entered it (each rank's result needs every rank's input); only a\n"
+    "broadcast's or scatter's root, a reduce's or gather's non-root and a send can finish on one\n"
+    "rank first, once their data are handed to NCCL's buffers (a receiver, a reduce's or gather's\n"
+    "root, cannot). So when rank A is inside #N and rank B has completed #N, either B's #N was\n"
+    "not the operation A waits in (the two ranks' sequences diverged) or the transfer into A\n"
+    "stalled. In neither case is A behind, and the evidence does not say which rank went wrong:\n"
+    "the verdict is a collective timeout with no culprit. The completed counters name a rank\n"
+    "behind only when nothing shows it inside the collective the others completed. The corpus's\n"
+    "three cases of this shape follow it: SWivid/F5-TTS#346 (ALLREDUCE #215121 against\n"
+    "BROADCAST #215122), huggingface/accelerate#3250 (_REDUCE_SCATTER_BASE #122 against\n"
+    "_ALLGATHER_BASE #126) and meta-pytorch/torchtune#2093 (_ALLGATHER_BASE #619725 against\n"
+    "_REDUCE_SCATTER_BASE #619727, labelled \"rank 0 behind\" until this convention was set and\n"
+    "relabelled with this reasoning; its first-run record is unchanged).\n\n";
+
 std::string AccuracyDocument(const Results& r, const std::map<std::string, std::string>& misses) {
   size_t right = 0, held = 0, held_right = 0, missed_first = 0;
   size_t early_held = 0, early_held_right = 0;  // the held-back cases of no dated batch
@@ -299,6 +322,7 @@ std::string AccuracyDocument(const Results& r, const std::map<std::string, std::
       "(`held_back_first_run`): {} of {} ({}).\n\n"
       "First runs of later batches (the honest figure on cases never seen before; their held-back\n"
       "cases are counted above as well):\n\n{}\n"
+      "{}"
       "| case | source | expected | strata's verdict | right? |\n"
       "| --- | --- | --- | --- | --- |\n"
       "{}\n"
@@ -307,7 +331,7 @@ std::string AccuracyDocument(const Results& r, const std::map<std::string, std::
       r.cases.size() - held, Percent(right - held_right, r.cases.size() - held), held_right, held,
       Percent(held_right, held), early_held_right, early_held + missed_first,
       Percent(early_held_right, early_held + missed_first),
-      batch_lines.empty() ? "None.\n" : batch_lines, rows,
+      batch_lines.empty() ? "None.\n" : batch_lines, kConventions, rows,
       explained.empty() ? "None.\n" : explained);
 }
 

@@ -151,6 +151,28 @@ std::vector<const FailureSignal*> StartUpOnly(const EvidenceSet& ev,
   return lines;
 }
 
+// A process killed from outside (SIGKILL, a Ray worker gone), reported above every network failure
+// of its file, is their cause: a peer's exit is what "remote process exited or there was a
+// network error", a connection closed or reset by the peer, report (OpenRLHF/OpenRLHF#621: the
+// raylet's worker death, then a BROADCAST's remote error). Evidence is ordered by time within a
+// file; across files nothing is assumed. A start-up fault is read as one (Network).
+bool KilledBeforeNetwork(const EvidenceSet& ev) {
+  const auto net = Of(ev, FailureKind::kNetwork);
+  if (net.empty() || !Of(ev, FailureKind::kBootstrapTrace).empty() ||
+      !StartUpOnly(ev, Of(ev, FailureKind::kBootstrap)).empty()) {
+    return false;
+  }
+  for (const FailureSignal* k : Of(ev, FailureKind::kWorkerFailed)) {
+    if (k->exit_code != -9 && !k->killed) continue;
+    if (std::all_of(net.begin(), net.end(), [&](const FailureSignal* n) {
+          return n->file == k->file && n->line > k->line;
+        })) {
+      return true;
+    }
+  }
+  return false;
+}
+
 bool Network(const EvidenceSet& ev, Finding& f) {
   const auto boot = StartUpOnly(ev, Of(ev, FailureKind::kBootstrap));
   const auto net = Of(ev, FailureKind::kNetwork);
@@ -169,6 +191,7 @@ bool Network(const EvidenceSet& ev, Finding& f) {
     f.peer = FirstPeer(net);
     if (f.peer.empty()) f.peer = FirstPeer(boot);
     const FailureSignal* first = boot.empty() ? net.front() : boot.front();
+    f.ranks = first->ranks;  // the ranks a stuck store-based barrier shows absent, if any
     // Only NCCL's own set-up is an NCCL bootstrap, with NCCL_SOCKET_IFNAME to check first. The
     // launcher's rendezvous, the c10d store and Gloo fail before NCCL starts: their line says
     // what to check (MASTER_ADDR/MASTER_PORT, rdzv_endpoint, GLOO_SOCKET_IFNAME), and naming
@@ -223,6 +246,33 @@ bool ChildFailed(const EvidenceSet& ev, Finding& f) {
   const FailureSignal* root = nullptr;
   for (const FailureSignal* s : records) {
     if (s->root_cause) root = s;
+  }
+  // A paste that kept one record and not the "Root Cause" heading (NVIDIA/Megatron-LM#1880, its
+  // fields only): the one process torchrun reports ended by a signal is the failure shown. An
+  // exit code of its own says only that it raised: its error, if shown, is read on its own line.
+  if (!root && records.size() == 1 && records.front()->exit_code.value_or(0) < 0)
+    root = records.front();
+  // Without its "Root Cause" record (cut, open-compass/VLMEvalKit#1131), records that all ended
+  // by the same signal in the same second still show how the workers ended, not which was first:
+  // no rank is named.
+  if (!root && records.size() > 1 && records.front()->exit_code.value_or(0) < 0 &&
+      std::all_of(records.begin(), records.end(), [&](const FailureSignal* s) {
+        return s->exit_code == records.front()->exit_code && s->time == records.front()->time;
+      })) {
+    const FailureSignal& any = *records.front();
+    std::vector<int64_t> ranks;
+    for (const FailureSignal* s : records) {
+      if (s->global_rank) ranks.push_back(*s->global_rank);
+    }
+    std::sort(ranks.begin(), ranks.end());
+    f.kind = any.signal == "SIGKILL" || any.exit_code == -9 ? "dead_rank" : "crash";
+    f.summary = fmt::format(
+        "torchrun: ranks {} all ended with exit code {}{} in the same second; the record of the "
+        "first (Root Cause) is not in the evidence",
+        FormatRankRanges(ranks), any.exit_code.value_or(0),
+        any.signal.empty() ? "" : " (" + any.signal + ")");
+    f.evidence.push_back(Cite(any.file, any.line, any.text));
+    return true;
   }
   if (!root) return false;
   // Other ranks that failed the same way in the same second: an ordering of near-simultaneous
@@ -354,11 +404,26 @@ bool TimeoutOpMismatch(const EvidenceSet& ev, Finding& f) {
 // "last enqueued work: N, last completed work: M" on each rank of a group: a rank whose
 // completed counter differs from the others' is named (the odd one out; of two, the one behind).
 // torch's placeholders (-1, 2^64-1) mean unknown and are skipped.
+//
+// A rank behind is one that has not entered the collective the others wait in. A rank that has
+// entered it (its enqueued counter, or the SeqNum it timed out in, is past its completed one)
+// while another rank of the group completed that sequence number is not behind: an all-reduce,
+// all-gather, reduce-scatter, all-to-all or barrier completes on no rank before every rank has
+// entered it, and only a one-sided completion (a broadcast's or scatter's root, a reduce's or
+// gather's non-root, a send) finishes on one rank first. So the two ranks' collectives at that
+// number were not the same operation, or the transfer into the waiting rank stalled: the
+// counters no longer line up and name no rank (docs/hang-accuracy.md, "One rank completed a
+// collective another still waits in").
 bool CompletedCounters(const EvidenceSet& ev, Finding& f) {
   std::map<std::string, std::map<int64_t, int64_t>> completed;  // group -> rank -> last completed
+  std::map<std::string, std::map<int64_t, int64_t>> entered;    // group -> rank -> highest seq in
   std::map<std::string, const WatchdogEvent*> cite;
   for (const WatchdogEvent& e : ev.watchdog) {
-    if (!e.last_completed || *e.last_completed < 0 || !RankOf(e)) continue;
+    if (!RankOf(e)) continue;
+    auto& in = entered[GroupOf(e)][*RankOf(e)];
+    if (e.last_enqueued && *e.last_enqueued > 0) in = std::max(in, *e.last_enqueued);
+    if (e.kind == WatchdogEventKind::kTimeout && e.seq) in = std::max(in, *e.seq);
+    if (!e.last_completed || *e.last_completed < 0) continue;
     auto& slot = completed[GroupOf(e)][*RankOf(e)];
     slot = std::max(slot, *e.last_completed);
     cite.try_emplace(GroupOf(e), &e);
@@ -371,11 +436,19 @@ bool CompletedCounters(const EvidenceSet& ev, Finding& f) {
     for (const auto& [value, ranks] : ranks_at) {
       if (ranks.size() < named->size()) named = &ranks;
     }
-    f.kind = "lagging_rank";
-    f.ranks = *named;
     const int64_t low = ranks_at.begin()->first;
     const int64_t high = ranks_at.rbegin()->first;
     const int64_t mine = by_rank.at(named->front());
+    if (mine == low) {
+      const auto& in = entered[group];
+      const bool inside = std::all_of(named->begin(), named->end(), [&](int64_t r) {
+        const auto it = in.find(r);
+        return it != in.end() && it->second > mine;  // entered #mine+1, which another completed
+      });
+      if (inside) continue;
+    }
+    f.kind = "lagging_rank";
+    f.ranks = *named;
     f.summary = fmt::format(
         "process group {}: rank {} last completed collective #{}, the others #{}: it is {}", group,
         FormatRankRanges(*named), mine, mine == low ? high : low, mine == low ? "behind" : "ahead");
@@ -666,13 +739,14 @@ void FindFirstFailure(const EvidenceSet& ev, Verdict& v) {
   // (SIGABRT, the watchdog's own way out) after them does not.
   const bool found =
       (OomBeforeCuda(ev) && Oom(v, f)) || Cuda(ev, f) || Oom(v, f) || Crash(ev, f) ||
-      Network(ev, f) || ((!timed_out || KilledRootCause(ev)) && ChildFailed(ev, f)) ||
-      WorkerFailed(ev, f, true) || HorovodStall(ev, f) || HorovodTimelineFinding(ev, f) ||
-      DetailMismatch(ev, f) || FlightRecorderReport(ev, f) || BarrierMissing(ev, f) ||
-      Fingerprints(ev, f) || GlooFinding(ev, v, f) || Mismatch(v, f) || TimeoutOpMismatch(ev, f) ||
-      Ras(ev, f) || Behind(v, f) || CompletedCounters(ev, f) || Teardown(ev, v, f) ||
-      Silent(ev, v, f) || Timeout(ev, v, f) || StoreCollective(ev, f) || Stuck(ev, f) ||
-      Stacks(ev, v, f) || ChildFailed(ev, f) || WorkerFailed(ev, f, false);
+      (KilledBeforeNetwork(ev) && WorkerFailed(ev, f, true)) || Network(ev, f) ||
+      ((!timed_out || KilledRootCause(ev)) && ChildFailed(ev, f)) || WorkerFailed(ev, f, true) ||
+      HorovodStall(ev, f) || HorovodTimelineFinding(ev, f) || DetailMismatch(ev, f) ||
+      FlightRecorderReport(ev, f) || BarrierMissing(ev, f) || Fingerprints(ev, f) ||
+      GlooFinding(ev, v, f) || Mismatch(v, f) || TimeoutOpMismatch(ev, f) || Ras(ev, f) ||
+      Behind(v, f) || CompletedCounters(ev, f) || Teardown(ev, v, f) || Silent(ev, v, f) ||
+      Timeout(ev, v, f) || StoreCollective(ev, f) || Stuck(ev, f) || Stacks(ev, v, f) ||
+      ChildFailed(ev, f) || WorkerFailed(ev, f, false);
   if (!found) {
     // Only evidence that observes state can show a healthy job: a Gloo dump's states are
     // placeholders (gloo_sequences.h), so sequences that agree say nothing about completion.

@@ -364,6 +364,15 @@ bool ClassifyFailureLine(std::string_view line, FailureSignal* s) {
         "the peer's adapter or host gone)";
     return true;
   }
+  // NCCL's verbs wrapper: "ibvwrap.c:160 NCCL WARN Call to ibv_modify_qp failed with error
+  // Connection timed out" (OpenRLHF/OpenRLHF#335). ibv_modify_qp moves a queue pair through its
+  // states to ready-to-receive/send against the peer's; failing there, the InfiniBand connection
+  // to that peer could not be brought up (a link, a port or the peer's adapter).
+  if (Contains(line, "Call to ibv_modify_qp failed")) {
+    s->kind = K::kNetwork;
+    s->detail = "InfiniBand queue pair could not be connected to its peer (ibv_modify_qp failed)";
+    return true;
+  }
   if (Contains(line, "failed : Broken pipe") || Contains(line, "failed : Connection reset")) {
     s->kind = K::kNetwork;
     s->peer = SocketPeer(line);

@@ -1,8 +1,12 @@
 #include "strata/hang/parsers/failure_log.h"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <algorithm>
 #include <cctype>
 #include <limits>
+#include <map>
 
 #include "strata/core/strings.h"
 #include "strata/core/text_scan.h"
@@ -36,6 +40,7 @@ class Scanner {
     if (horovod_.Line(line, number)) return;
     if (ReadSummary(line, number)) return;
     if (ReadOpenMpiFirst(line, number)) return;
+    WatchStoreBarrier(line, number);
     FailureSignal s;
     if (!ClassifyFailureLine(line, &s)) {
       SlurmEnding(line);
@@ -78,6 +83,7 @@ class Scanner {
     if (fr_) out_.push_back(std::move(*fr_));
     fr_.reset();
     for (FailureSignal& s : horovod_.Take()) out_.push_back(std::move(s));
+    StoreBarrierStuck();
     std::stable_sort(out_.begin(), out_.end(), [](const FailureSignal& a, const FailureSignal& b) {
       return a.line < b.line;
     });
@@ -118,6 +124,61 @@ class Scanner {
       pending_warning_ = kNone;
     } else if (traceback_ended_ && pending_frames_ > 0) {
       pending_warning_ = kNone;
+    }
+  }
+
+  // torch's _store_based_barrier at the end of init_process_group logs "Waiting in store based
+  // barrier to initialize process group for rank: R, key: K (world_size=W, worker_count=C, ...)"
+  // on every rank that arrived, once per logging interval, until all W have (Lightning-AI/
+  // pytorch-lightning#4420). One such line is start-up going on; a rank that logs it again with the
+  // same count below W waited a whole interval with nobody arriving: the barrier is stuck.
+  struct BarrierWait {
+    int64_t world = 0;
+    int64_t count = 0;
+    std::map<int64_t, int64_t> count_of;  // rank -> the count it last logged
+    int stuck_line = 0;                   // the first repeat with an unchanged count; 0 if none
+  };
+
+  void WatchStoreBarrier(std::string_view line, int number) {
+    if (!Contains(line, "Waiting in store based barrier to initialize process group")) return;
+    const auto rank = IntAfter(line, "for rank: ");
+    const auto world = IntAfter(line, "world_size=");
+    const auto count = IntAfter(line, "worker_count=");
+    const size_t key_at = line.find("key: ");
+    if (!rank || !world || !count || *count >= *world || key_at == std::string_view::npos) return;
+    if (*rank < 0 || *rank >= *world || *world > kMaxBarrierWorld) return;
+    const std::string_view key = line.substr(key_at + 5, line.find(" (", key_at) - key_at - 5);
+    BarrierWait& w = barrier_waits_[std::string(key)];
+    w.world = *world;
+    w.count = *count;
+    if (auto it = w.count_of.find(*rank);
+        it != w.count_of.end() && it->second == *count && w.stuck_line == 0) {
+      w.stuck_line = number;
+    }
+    w.count_of[*rank] = *count;
+  }
+
+  // A stuck barrier is a start-up fault. When every rank that arrived logged (as many distinct
+  // ranks as the count), the ranks below the world size that never logged are the absent ones.
+  void StoreBarrierStuck() {
+    for (const auto& [key, w] : barrier_waits_) {
+      if (w.stuck_line == 0) continue;
+      FailureSignal s;
+      s.kind = FailureKind::kBootstrap;
+      s.file = file_;
+      s.line = w.stuck_line;
+      if (static_cast<int64_t>(w.count_of.size()) == w.count) {
+        for (int64_t r = 0; r < w.world; ++r) {
+          if (!w.count_of.contains(r)) s.ranks.push_back(r);
+        }
+      }
+      s.detail = fmt::format(
+          "only {} of {} processes reached the store-based barrier of init ({}) and the count "
+          "did not move{}",
+          w.count, w.world, key,
+          s.ranks.empty() ? "" : fmt::format(": rank {} never arrived", fmt::join(s.ranks, ", ")));
+      s.text = s.detail;
+      out_.push_back(std::move(s));
     }
   }
 
@@ -252,6 +313,19 @@ class Scanner {
       in_summary_ = true;
       root_ = false;
     }
+    // A paste that keeps only a record's fields, without "Failures:" or "Root Cause" above nor the
+    // "[0]:" header (NVIDIA/Megatron-LM#1880: "rank : 0 (local_rank: 0)", "exitcode : -11 (pid:
+    // 6421)", "traceback : Signal 11 (SIGSEGV) ..."): torchrun's rank field, with its local rank
+    // in parentheses, opens a record as well.
+    if (!in_summary_ && !record_header && RankField(line)) {
+      in_summary_ = true;
+      root_ = false;
+      FlushRecord();
+      record_ = FailureSignal{};
+      record_->kind = FailureKind::kChildFailed;
+      record_->file = file_;
+      record_->line = number;
+    }
     if (!in_summary_) return false;
     if (record_header) {
       FlushRecord();
@@ -303,6 +377,14 @@ class Scanner {
     return true;
   }
 
+  // torchrun's record field "rank : 10 (local_rank: 2)".
+  static bool RankField(std::string_view line) {
+    const size_t colon = line.find(':');
+    if (colon == std::string_view::npos || TrimSpace(line.substr(0, colon)) != "rank") return false;
+    const std::string_view value = TrimSpace(line.substr(colon + 1));
+    return LeadingInt(value).has_value() && Contains(value, "(local_rank:");
+  }
+
   void FlushRecord() {
     if (record_ && record_->global_rank) {
       if (record_->text.empty() && record_->exit_code) {
@@ -313,7 +395,10 @@ class Scanner {
     record_.reset();
   }
 
-  static constexpr size_t kMaxFrames = 200;  // a traceback's frames kept, the innermost last
+  static constexpr size_t kMaxFrames = 200;
+  static constexpr int64_t kMaxBarrierWorld =
+      1 << 20;  // a bound on a hostile line's world_size  // a traceback's frames kept, the
+                // innermost last
   static constexpr size_t kNone = static_cast<size_t>(-1);
 
   const std::string& file_;
@@ -332,6 +417,7 @@ class Scanner {
   std::optional<FailureSignal> record_;
   std::optional<FailureSignal> fr_;
   HorovodStallReader horovod_;
+  std::map<std::string, BarrierWait> barrier_waits_;  // store-based barrier key -> its waits
 };
 
 }  // namespace
