@@ -503,8 +503,11 @@ bool ClassifyFailureLine(std::string_view line, FailureSignal* s) {
   // CalledProcessError for the first worker they find ended: "subprocess.CalledProcessError:
   // Command '[..., '--local_rank=7', ...]' died with <Signals.SIGSEGV: 11>." (pytorch/pytorch
   // #61839) or "... returned non-zero exit status 1.". The command's --local_rank is the local
-  // rank; the signal, when there is one, ended the process (9 from outside).
+  // rank; the signal, when there is one, ended the process (9 from outside). Only a command that
+  // carries --local_rank is a launcher's worker: CalledProcessError is raised for any subprocess
+  // (a compiler OOM-killed while building an extension, ninja failing), which is no rank.
   if (Contains(line, "CalledProcessError: Command ") &&
+      (Contains(line, "--local_rank") || Contains(line, "--local-rank")) &&
       (Contains(line, "' died with <Signals.") ||
        Contains(line, "returned non-zero exit status "))) {
     s->kind = K::kWorkerFailed;

@@ -137,9 +137,21 @@ class Scanner {
     int64_t count = 0;
     std::map<int64_t, int64_t> count_of;  // rank -> the count it last logged
     int stuck_line = 0;                   // the first repeat with an unchanged count; 0 if none
+    bool completed = false;  // "Completed store-based barrier for key:K with W nodes." was logged
   };
 
   void WatchStoreBarrier(std::string_view line, int number) {
+    // "Rank 0: Completed store-based barrier for key:store_based_barrier_key:1 with 4 nodes.":
+    // every rank arrived in the end; the waits before it were a late rank, not a stuck barrier.
+    if (const size_t done = line.find("Completed store-based barrier for key:");
+        done != std::string_view::npos) {
+      std::string_view key = line.substr(done + 38);
+      key = key.substr(0, key.find(" with "));
+      if (auto it = barrier_waits_.find(std::string(key)); it != barrier_waits_.end()) {
+        it->second.completed = true;
+      }
+      return;
+    }
     if (!Contains(line, "Waiting in store based barrier to initialize process group")) return;
     const auto rank = IntAfter(line, "for rank: ");
     const auto world = IntAfter(line, "world_size=");
@@ -149,6 +161,7 @@ class Scanner {
     if (*rank < 0 || *rank >= *world || *world > kMaxBarrierWorld) return;
     const std::string_view key = line.substr(key_at + 5, line.find(" (", key_at) - key_at - 5);
     BarrierWait& w = barrier_waits_[std::string(key)];
+    if (*count > w.count) w.stuck_line = 0;  // somebody arrived since: the barrier moves
     w.world = *world;
     w.count = *count;
     if (auto it = w.count_of.find(*rank);
@@ -158,11 +171,13 @@ class Scanner {
     w.count_of[*rank] = *count;
   }
 
-  // A stuck barrier is a start-up fault. When every rank that arrived logged (as many distinct
-  // ranks as the count), the ranks below the world size that never logged are the absent ones.
+  // A stuck barrier is a start-up fault, unless it completed, ranks arrived later, or training
+  // progress was printed after it (went_on_line_). When every rank that arrived logged (as many
+  // distinct ranks as the count), the ranks below the world size that never logged are the absent
+  // ones.
   void StoreBarrierStuck() {
     for (const auto& [key, w] : barrier_waits_) {
-      if (w.stuck_line == 0) continue;
+      if (w.stuck_line == 0 || w.completed || went_on_line_ > w.stuck_line) continue;
       FailureSignal s;
       s.kind = FailureKind::kBootstrap;
       s.file = file_;

@@ -2,6 +2,7 @@
 
 #include <array>
 #include <cctype>
+#include <string>
 
 #include "strata/core/strings.h"
 #include "strata/core/text_scan.h"
@@ -51,10 +52,47 @@ bool IterationCount(std::string_view line) {
   return i > digits && i < line.size() && line[i] == '/';
 }
 
+// The description tqdm prints before a bar's percentage, without what a paste or a launcher put in
+// front of it ("[1762]" line numbers, "[rank0]:", Ray's "(pid=12)"): "" for HF Trainer's training
+// bar, "Epoch 0:", "Steps:", "Loading checkpoint shards:", "Map:".
+std::string_view BarDescription(std::string_view before_bar) {
+  const size_t percent = before_bar.rfind('%');
+  if (percent == std::string_view::npos) return {};
+  size_t i = percent;
+  while (i > 0 && std::isdigit(static_cast<unsigned char>(before_bar[i - 1])) != 0) --i;
+  std::string_view d = before_bar.substr(0, i);
+  for (bool cut = true; cut;) {
+    while (!d.empty() && (d.front() == ' ' || d.front() == ':')) d.remove_prefix(1);
+    cut = false;
+    if (!d.empty() && (d.front() == '[' || d.front() == '(')) {
+      const size_t close = d.find(d.front() == '[' ? ']' : ')');
+      if (close == std::string_view::npos) break;
+      d.remove_prefix(close + 1);
+      cut = true;
+    }
+  }
+  while (!d.empty() && (d.back() == ' ' || d.back() == ':')) d.remove_suffix(1);
+  return d;
+}
+
+// A bar of the training loop: no description (HF Trainer's), or one that names the loop's unit.
+// A bar described otherwise ("Loading checkpoint shards", "Map", "Tokenizing", "Preparing test
+// set...") is a set-up or evaluation stage, which runs before any training step.
+bool TrainingBar(std::string_view description) {
+  if (description.empty()) return true;
+  std::string lower(description);
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (std::string_view word : {"epoch", "step", "train", "iter", "batch", "update"}) {
+    if (Contains(lower, word)) return true;
+  }
+  return false;
+}
+
 // tqdm's bar part way: "| 4339/6642 [2:40:27<2:11:03,  3.41s/it]" (huggingface/trl#2923). A
 // count above zero and below the total before '/', then " [" and the elapsed time. "0/128
 // [10:02<?" never advanced; a full bar ("Loading checkpoint shards: 100%| 4/4 [00:05<00:00")
-// is a stage that finished, often a set-up one: neither shows the run going on.
+// is a stage that finished, often a set-up one: neither shows the run going on; nor does a bar
+// part way through a set-up stage (BarDescription, TrainingBar).
 bool TqdmDone(std::string_view line) {
   for (size_t slash = line.find('/'); slash != std::string_view::npos;
        slash = line.find('/', slash + 1)) {
@@ -70,7 +108,7 @@ bool TqdmDone(std::string_view line) {
     const size_t colon = rest.find(':');
     const size_t lt = rest.find('<');
     if (colon == std::string_view::npos || lt == std::string_view::npos || colon > lt) continue;
-    if (done && *done > 0 && *done < *total) return true;
+    if (done && *done > 0 && *done < *total) return TrainingBar(BarDescription(line.substr(0, i)));
   }
   return false;
 }
