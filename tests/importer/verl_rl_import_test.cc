@@ -564,14 +564,48 @@ TEST(VerlRlImportTest, MegatronDynamicBatchCarriesThePackingNotTheFixedMicroBatc
   ImportOptions o = Options("H20", "qwen2.5-math-7b");
   auto r = ImportJob(script, "run.sh", o);
   ASSERT_TRUE(r.ok()) << r.error().Format();
+  // 16 prompts x 4 = 64 samples a mini batch over DP 8 / TP 2 = 4: 16 samples a rank of 4,096
+  // tokens; ceil(16 x 4,096 / 12,288) = 6 micro batches, the largest ceil(16 / 6) = 3 samples
+  // (12,288 tokens). 16 / 3 = 5.3 rows of 12,288 carry the rank's 65,536 tokens: 5 rows x DP 4.
   EXPECT_EQ(r->job.micro_batch, 1);
-  EXPECT_EQ(r->job.global_batch, 24);
+  EXPECT_EQ(r->job.global_batch, 20);
   EXPECT_TRUE(r->job.sequence.packing);
   EXPECT_NEAR(r->job.sequence.max_tokens, 12288, 1e-9);
   EXPECT_NEAR(r->job.sequence.mean_tokens, 4096, 1e-9);
   ASSERT_TRUE(r->rl.has_value());
   EXPECT_EQ(Find(*r->rl, "batch.max_tokens_per_gpu")->value, "12288");
   EXPECT_NE(r->yaml.find("ppo_max_token_len_per_gpu"), std::string::npos) << r->yaml;
+}
+
+// The rows of a packed job are each max_tokens long, so their count must carry the rank's tokens,
+// not verl's count of micro batches (of which only some are the largest). GRPO, 320 prompts x 4 =
+// 1,280 samples a mini batch on 16 GPUs (FSDP, DP 16): 80 samples a rank of 1,024 + 1,024 =
+// 2,048 tokens, budget 5,000: ceil(80 x 2,048 / 5,000) = 33 micro batches, the largest
+// ceil(80 / 33) = 3 samples (6,144 tokens; verl's balanced partitions of equal samples: 14 of 3
+// and 19 of 2). Rows: round(80 / 3) = 27 a rank, 432 in all: 432 x 6,144 = 2,654,208 tokens a
+// step against the 1,280 x 2,048 = 2,621,440 trained (+1.3%). 33 rows a rank gave 3,244,032
+// (+23.8%) before.
+TEST(VerlRlImportTest, PackedRowsCarryTheTokensTheStepTrains) {
+  const std::string script =
+      "python3 -m verl.trainer.main_ppo \\\n"
+      "    algorithm.adv_estimator=grpo \\\n"
+      "    actor_rollout_ref.model.path=Qwen/Qwen2.5-7B-Instruct \\\n"
+      "    data.train_batch_size=320 data.max_prompt_length=1024 \\\n"
+      "    data.max_response_length=1024 \\\n"
+      "    actor_rollout_ref.rollout.n=4 \\\n"
+      "    actor_rollout_ref.actor.ppo_mini_batch_size=320 \\\n"
+      "    actor_rollout_ref.actor.use_dynamic_bsz=True \\\n"
+      "    actor_rollout_ref.actor.ppo_max_token_len_per_gpu=5000 \\\n"
+      "    trainer.n_gpus_per_node=8 trainer.nnodes=2\n";
+  ImportOptions o = Options("H20", "qwen2.5-math-7b");
+  auto r = ImportJob(script, "run.sh", o);
+  ASSERT_TRUE(r.ok()) << r.error().Format();
+  EXPECT_EQ(r->job.micro_batch, 1);
+  EXPECT_EQ(r->job.global_batch, 432);
+  EXPECT_NEAR(r->job.sequence.max_tokens, 6144, 1e-9);
+  EXPECT_NEAR(r->job.sequence.mean_tokens, 2048, 1e-9);
+  const double tokens = static_cast<double>(r->job.global_batch) * r->job.sequence.max_tokens;
+  EXPECT_NEAR(tokens / (1280.0 * 2048.0), 1.0, 0.02);
 }
 
 }  // namespace

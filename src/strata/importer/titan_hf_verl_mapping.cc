@@ -834,9 +834,17 @@ Status PackVerlMicroBatches(Settings& s, JobBuilder& job, const SourcedValue& dy
       GroupDigits(static_cast<double>(sample_tokens)),
       GroupDigits(static_cast<double>(micro_budget)), budget_source,
       cp > 1 ? fmt::format(" x CP {}", cp) : "", k, largest, largest == 1 ? "" : "s");
+  // A packed job gives every row max_tokens, so the rows are sized at the largest micro batch
+  // (memory) and counted so that they carry the rank's tokens (time): samples / largest rows,
+  // rounded, where verl runs k micro batches of which only some hold `largest` samples. Rows of k
+  // would count k x largest samples a rank (80 samples at 2,048 tokens in 33 micro batches of at
+  // most 3: 99 samples, 24% too many tokens).
+  const int64_t rows = std::max<int64_t>(1, (2 * samples + largest) / (2 * largest));
   job.Set("batch.micro_batch", "1", "derived: one packed micro batch per row; " + how);
-  job.Set("batch.global_batch", std::to_string(k * dp),
-          fmt::format("derived: {} packed micro batches x DP {} per optimizer step", k, dp));
+  job.Set("batch.global_batch", std::to_string(rows * dp),
+          fmt::format("derived: {} rows of the largest micro batch x DP {} carry each rank's {} "
+                      "samples (verl runs {} micro batches of up to {} sample{})",
+                      rows, dp, samples, k, largest, largest == 1 ? "" : "s"));
   job.Set("sequence.packing", "true", "derived: " + how);
   job.Set("sequence.max_tokens", std::to_string(largest * sample_tokens),
           fmt::format("derived: the largest micro batch, {} x {} tokens", largest,
