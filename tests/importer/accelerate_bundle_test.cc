@@ -13,7 +13,9 @@
 namespace strata {
 namespace {
 
+using testing::CaseInput;
 using testing::ImportGolden;
+using testing::ImportInput;
 using testing::SourceOf;
 
 std::string Field(const ImportReport& r, const std::string& key) {
@@ -137,7 +139,9 @@ TEST(AccelerateImportTest, BadInputIsAnErrorNamingTheFileAndValue) {
        "which names no file called fsdp.yaml"},
   };
   for (const Case& c : cases) {
-    auto r = ImportJobFile(ImportGolden(c.file), Options("A100 80GB", c.bundle));
+    const CaseInput input = ImportInput(c.file);
+    ASSERT_NE(input.path(), "") << c.file;
+    auto r = ImportJobFile(input.path(), Options("A100 80GB", c.bundle));
     ASSERT_FALSE(r.ok()) << c.file;
     EXPECT_NE(r.error().Format().find(c.expected), std::string::npos)
         << c.file << ": " << r.error().Format();
@@ -149,16 +153,18 @@ TEST(BundleImportTest, SourcedConfigAndSlurmHeaderSayWhereValuesCameFrom) {
   // script alone (8 GPUs, 1 node), each size traced to CONFIG.sh's line.
   ImportOptions o;
   o.gpu = "H100 SXM";
-  auto sourced =
-      ImportJobFile(ImportGolden("megatron_sourced_config/train_gpt3_175b_distributed.sh"), o);
+  const CaseInput sourced_input =
+      ImportInput("megatron_sourced_config/train_gpt3_175b_distributed.sh");
+  auto sourced = ImportJobFile(sourced_input.path(), o);
   ASSERT_TRUE(sourced.ok()) << sourced.error().Format();
   EXPECT_EQ(Field(*sourced, "cluster.gpus_per_node"), "8");
   EXPECT_EQ(Field(*sourced, "cluster.nodes"), "1");
   EXPECT_NE(SourceOf(*sourced, "cluster.gpus_per_node").find("$GPUS_PER_NODE from CONFIG.sh:2"),
             std::string::npos)
       << SourceOf(*sourced, "cluster.gpus_per_node");
-  auto missing =
-      ImportJobFile(ImportGolden("megatron_sourced_missing/train_gpt3_175b_distributed.sh"), o);
+  const CaseInput missing_input =
+      ImportInput("megatron_sourced_missing/train_gpt3_175b_distributed.sh");
+  auto missing = ImportJobFile(missing_input.path(), o);
   ASSERT_FALSE(missing.ok());
   EXPECT_NE(missing.error().Format().find("train_gpt3_175b_distributed.sh:4: source names "
                                           "'./CONFIG.sh', which is not there"),
@@ -171,8 +177,9 @@ TEST(BundleImportTest, SourcedConfigAndSlurmHeaderSayWhereValuesCameFrom) {
   ImportOptions slurm;
   slurm.gpu = "A100 80GB";
   slurm.files = {ImportGolden("slurm_torchtitan_nodes_from_header/llama3_8b.toml")};
-  auto header = ImportJobFile(
-      ImportGolden("slurm_torchtitan_nodes_from_header/multinode_trainer.slurm"), slurm);
+  const CaseInput header_input =
+      ImportInput("slurm_torchtitan_nodes_from_header/multinode_trainer.slurm");
+  auto header = ImportJobFile(header_input.path(), slurm);
   ASSERT_TRUE(header.ok()) << header.error().Format();
   EXPECT_EQ(Field(*header, "cluster.nodes"), "4");
   EXPECT_EQ(Field(*header, "cluster.gpus_per_node"), "8");

@@ -391,20 +391,24 @@ TEST(ImportJobTest, MalformedInputsFailClearly) {
       {"not_a_launch/run.sh", "no training launch recognised"},
   };
   for (const auto& c : kCases) {
-    auto r = ImportJobFile(Golden(c.file), Gpu("H20"));
+    const testing::CaseInput input = testing::ImportInput(c.file);
+    ASSERT_NE(input.path(), "") << c.file;
+    auto r = ImportJobFile(input.path(), Gpu("H20"));
     ASSERT_FALSE(r.ok()) << c.file;
     EXPECT_NE(r.error().Format().find(c.expected_fragment), std::string::npos)
         << c.file << ": " << r.error().Format();
     EXPECT_NE(r.error().Format().find(c.file), std::string::npos) << r.error().Format();
   }
   // No GPU: the command cannot say, so the user is asked, never guessed for.
-  auto no_gpu = ImportJobFile(Golden("missing_gpu/course_sft.sh"), ImportOptions{});
+  const testing::CaseInput course = testing::ImportInput("missing_gpu/course_sft.sh");
+  auto no_gpu = ImportJobFile(course.path(), ImportOptions{});
   ASSERT_FALSE(no_gpu.ok());
   EXPECT_NE(no_gpu.error().Format().find("--gpu"), std::string::npos);
   // NNODES=$WORLD_SIZE is set by the launcher at run time: ask for --nodes.
   ImportOptions o = Gpu("A800");
   o.gpus_per_node = 8;
-  auto unresolved = ImportJobFile(Golden("ms_swift_unresolved_nodes/qwen3_moe.sh"), o);
+  const testing::CaseInput moe = testing::ImportInput("ms_swift_unresolved_nodes/qwen3_moe.sh");
+  auto unresolved = ImportJobFile(moe.path(), o);
   ASSERT_FALSE(unresolved.ok());
   EXPECT_NE(unresolved.error().Format().find("NNODES=$WORLD_SIZE"), std::string::npos)
       << unresolved.error().Format();

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "strata/core/file_io.h"
+#include "strata/job/resolve_with_engines.h"
 
 namespace strata {
 namespace {
@@ -157,6 +158,32 @@ TEST(EngineChain, AdapterTargetsUseTheCatalogTheyAreGiven) {
             "hf-trainer's code, where PEFT adapts the separate linears");
   EXPECT_EQ(refused.error().field, "adapter.targets");
   EXPECT_EQ(refused.error().file, "j.yaml");
+}
+
+// A command resolves its job with the engines its workspace already loaded (ResolveJob's
+// overloads that take them), not with data/frameworks.yaml read again. The QLoRA job names
+// hf-trainer with adapters on [all-linear]: with the shipped engines hf-trainer runs its own
+// code and all-linear stays PEFT's name; with engines where hf-trainer runs as megatron-core,
+// the same job's targets become megatron-core's four fused linears, so the job was resolved
+// with the engines given.
+TEST(EngineChain, AJobIsResolvedWithTheEnginesPassedIn) {
+  JobRequest request;
+  request.job = "llama-3.1-8b-qlora-h200x1";
+  auto shipped = ResolveJob(request, Shipped());
+  ASSERT_TRUE(shipped.ok()) << shipped.error().Format();
+  EXPECT_EQ(shipped->spec.adapter.targets, std::vector<std::string>{"all-linear"});
+  EXPECT_EQ(shipped->request.job, request.job);
+
+  FrameworkEngines megatron = Shipped();
+  megatron.runs_as["hf-trainer"]["default"] = "megatron-core";
+  const std::vector<std::string> fused = {"linear_qkv", "linear_proj", "linear_fc1", "linear_fc2"};
+  auto by_request = ResolveJob(request, megatron);
+  ASSERT_TRUE(by_request.ok()) << by_request.error().Format();
+  EXPECT_EQ(by_request->spec.adapter.targets, fused);
+  // The spec's overload likewise (the shipped resolution left the targets [all-linear]).
+  auto by_spec = ResolveJob(shipped->spec, megatron);
+  ASSERT_TRUE(by_spec.ok()) << by_spec.error().Format();
+  EXPECT_EQ(by_spec->spec.adapter.targets, fused);
 }
 
 }  // namespace

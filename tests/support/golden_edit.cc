@@ -69,6 +69,16 @@ LineEdits ParseLineEdits(const std::string& text, const std::string& name) {
       continue;
     }
     if (out.from.empty()) return fail(n, "'" + keyword + "' before 'from | <the input edited>'");
+    if (keyword == "as") {
+      if (!out.edits.empty()) return fail(n, "'as' after an edit: name the file before the edits");
+      if (!out.as.empty()) return fail(n, "a second 'as': the edited input has one name");
+      out.as = std::string(TrimSpace(literal));
+      if (out.as.empty() || out.as.find('/') != std::string::npos || out.as == "." ||
+          out.as == "..") {
+        return fail(n, "'as' takes a file name (no '/'), got '" + out.as + "'");
+      }
+      continue;
+    }
     if (last != nullptr && last->kind == LineEdit::Kind::kReplace && last->insert.empty() &&
         keyword != "with") {
       return fail(n, "'" + keyword + "' after 'replace' (line " + std::to_string(last->edit_line) +
@@ -100,13 +110,13 @@ LineEdits ParseLineEdits(const std::string& text, const std::string& name) {
       out.edits.push_back(std::move(e));
     } else {
       return fail(n, "unknown keyword '" + keyword +
-                         "' (from, replace, with, delete, after, insert, end after)");
+                         "' (from, as, replace, with, delete, after, insert, end after)");
     }
   }
   if (out.from.empty()) {
     out.error = name + ": names no input ('from | <the input edited>')";
   } else if (out.edits.empty()) {
-    out.error = name + ": no edit (a case that runs the input unedited needs no edit file)";
+    // An exact copy, alone in a folder of the case's name: a case about what is not beside it.
   } else if (const LineEdit& last = out.edits.back();
              (last.kind == LineEdit::Kind::kReplace || last.kind == LineEdit::Kind::kInsertAfter) &&
              last.insert.empty()) {
@@ -202,7 +212,23 @@ EditedInput::EditedInput(const std::string& case_dir) {
   if (!case_path.has_filename()) case_path = case_path.parent_path();
   const fs::path dir = fs::path(root_) / case_path.filename();
   fs::create_directories(dir);
-  const fs::path file = dir / base.filename();
+  const fs::path file = dir / (edits.as.empty() ? base.filename() : fs::path(edits.as));
+  // The case's own files (a file the input names beside it) stand beside the edited input.
+  for (const auto& entry : fs::directory_iterator(case_dir)) {
+    const std::string name = entry.path().filename().string();
+    if (name == "edit" || name == "args" || name.starts_with("expected")) continue;
+    if (name == file.filename().string()) {
+      ADD_FAILURE() << edit_file.string() << ": the case also holds " << name
+                    << ", the edited input's name; the case is not run";
+      return;
+    }
+    std::error_code failed;
+    fs::copy(entry.path(), dir / name, fs::copy_options::recursive, failed);
+    if (failed) {
+      ADD_FAILURE() << "cannot copy " << entry.path().string() << ": " << failed.message();
+      return;
+    }
+  }
   std::ofstream(file, std::ios::binary) << edited.text;
   dir_ = dir.string();
   path_ = file.string();
@@ -212,6 +238,16 @@ EditedInput::~EditedInput() {
   if (root_.empty()) return;
   std::error_code ignored;
   fs::remove_all(root_, ignored);
+}
+
+CaseInput::CaseInput(const std::string& case_dir, const std::string& file) {
+  if (!HasEdit(case_dir)) {
+    path_ = (fs::path(case_dir) / file).string();
+    return;
+  }
+  edited_.emplace(case_dir);
+  if (edited_->path().empty()) return;  // the edit did not apply (the test has failed)
+  path_ = (fs::path(edited_->dir()) / file).string();
 }
 
 }  // namespace strata::testing

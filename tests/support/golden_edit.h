@@ -9,6 +9,7 @@
 // Each line is a keyword, '|', one space, and a line of text taken literally (its leading spaces
 // kept); blank lines and '#' lines are comments. The keywords:
 //   from      the input edited, relative to the case directory (once, first)
+//   as        the edited input's file name (once, before the edits; default: the input's)
 //   replace   a whole line of the input ...
 //   with      ... and the line that stands for it
 //   delete    a whole line of the input, removed
@@ -18,10 +19,14 @@
 // Each named line must stand exactly once in the text the edits before it left: one that is not
 // found (or is found twice) fails the test, naming the edit file and its line, and the case is
 // not run (never on the unedited input). The edited input is written to a temporary folder and
-// never into the source tree.
+// never into the source tree, beside copies of the case directory's own files (all but `edit`,
+// `args` and `expected*`: a file the input names beside it). An edit file with no edits stores an
+// exact copy of the input, alone in a folder of the case's name: a case about what is not beside
+// it (a sourced file, a config the script names).
 #ifndef STRATA_TESTS_SUPPORT_GOLDEN_EDIT_H_
 #define STRATA_TESTS_SUPPORT_GOLDEN_EDIT_H_
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -37,6 +42,7 @@ struct LineEdit {
 
 struct LineEdits {
   std::string from;  // the edited input, relative to the edit file's folder
+  std::string as;    // the edited input's file name; "" keeps from's
   std::vector<LineEdit> edits;
   std::string error;  // "" when the edit file is well formed
 };
@@ -54,9 +60,9 @@ EditedText ApplyLineEdits(const LineEdits& edits, const std::string& edits_name,
                           const std::string& base, const std::string& base_name);
 
 /// The edited input of a case, written to a fresh temporary folder as
-/// <folder>/<case name>/<the input's file name> (a path that ends as the case directory's
-/// would), removed again when this goes. Fails the current test when the edit file does not read
-/// or an edit does not apply; path() is then "".
+/// <folder>/<case name>/<the input's file name, or `as`> (a path that ends as the case
+/// directory's would), beside copies of the case's own files, removed again when this goes. Fails
+/// the current test when the edit file does not read or an edit does not apply; path() is then "".
 class EditedInput {
  public:
   /// `case_dir`: an absolute case directory holding an `edit` file.
@@ -78,6 +84,22 @@ class EditedInput {
 
 /// Whether an absolute case directory is stored in the edit form (holds an `edit` file).
 bool HasEdit(const std::string& case_dir);
+
+/// A case's input by its file name, however the case is stored: <case_dir>/<file>, or for a case
+/// in the edit form the same name in the folder that stands for the case directory (the edited
+/// input or a file copied beside it). Fails the current test like EditedInput; path() is then "".
+class CaseInput {
+ public:
+  CaseInput(const std::string& case_dir, const std::string& file);
+  CaseInput(const CaseInput&) = delete;
+  CaseInput& operator=(const CaseInput&) = delete;
+
+  const std::string& path() const { return path_; }
+
+ private:
+  std::optional<EditedInput> edited_;
+  std::string path_;
+};
 
 }  // namespace strata::testing
 

@@ -89,13 +89,17 @@ TEST(GoldenEditTest, AMalformedEditFileIsRefused) {
   const ErrorCase kCases[] = {
       {"no from", "replace | a\nwith | b\n",
        "case/edit:1: 'replace' before 'from | <the input edited>'"},
-      {"no edit", "from | x.sh\n",
-       "case/edit: no edit (a case that runs the input unedited needs no edit file)"},
+      {"as after an edit", "from | x.sh\ndelete | a\nas | y.sh\n",
+       "case/edit:3: 'as' after an edit: name the file before the edits"},
+      {"two names", "from | x.sh\nas | y.sh\nas | z.sh\n",
+       "case/edit:3: a second 'as': the edited input has one name"},
+      {"as a path", "from | x.sh\nas | ../y.sh\n",
+       "case/edit:2: 'as' takes a file name (no '/'), got '../y.sh'"},
       {"no bar", "from | x.sh\nreplace a=1\n",
        "case/edit:2: expected '<keyword> | <line>', got 'replace a=1'"},
       {"unknown keyword", "from | x.sh\nsubstitute | a\n",
-       "case/edit:2: unknown keyword 'substitute' (from, replace, with, delete, after, insert, end "
-       "after)"},
+       "case/edit:2: unknown keyword 'substitute' (from, as, replace, with, delete, after, insert, "
+       "end after)"},
       {"replace without with", "from | x.sh\nreplace | a\ndelete | b\n",
        "case/edit:3: 'delete' after 'replace' (line 2): expected 'with | <new line>'"},
       {"with alone", "from | x.sh\nwith | a\n",
@@ -131,6 +135,9 @@ class TempCase {
   }
   ~TempCase() { fs::remove_all(root_); }
   const std::string& dir() const { return dir_; }
+  void Write(const std::string& name, const std::string& text) const {
+    std::ofstream(dir_ + "/" + name) << text;
+  }
 
  private:
   std::string root_;
@@ -174,6 +181,57 @@ TEST(GoldenEditTest, TheEditedInputIsWrittenOutsideTheTreeUnderTheCaseName) {
     EXPECT_EQ(text.find("rollout.name=vllm"), std::string::npos);
   }
   EXPECT_FALSE(fs::exists(dir)) << "the temporary folder is removed";
+}
+
+std::string Slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+TEST(GoldenEditTest, AnInputWithNoEditIsCopiedAloneUnderItsNameOrAs) {
+  // No edit: the script byte for byte, with none of the folder it came from beside it.
+  const TempCase copy("from | " + kScript + "\n");
+  {
+    const EditedInput input(copy.dir());
+    ASSERT_NE(input.path(), "");
+    EXPECT_TRUE(input.path().ends_with("/bad_case/run_qwen2_5-7b_math.sh")) << input.path();
+    EXPECT_EQ(Slurp(input.path()), Slurp(kScript));
+    EXPECT_EQ(std::distance(fs::directory_iterator(input.dir()), fs::directory_iterator()), 1);
+  }
+  // `as` names the written file; the edits apply as before: the script cut after its line 1,
+  // "set -x", which keeps its newline.
+  const TempCase renamed("from | " + kScript + "\nas | run.sh\nend after | set -x\n");
+  const EditedInput input(renamed.dir());
+  ASSERT_NE(input.path(), "");
+  EXPECT_TRUE(input.path().ends_with("/bad_case/run.sh")) << input.path();
+  EXPECT_EQ(Slurp(input.path()), "set -x\n");
+  EXPECT_TRUE(Slurp(kScript).starts_with("set -x\n\n"));
+}
+
+TEST(GoldenEditTest, TheCasesOwnFilesStandBesideTheEditedInput) {
+  const TempCase beside("from | " + kScript + "\n");
+  beside.Write("args", "import\n{edited}\n");
+  beside.Write("expected.out", "out\n");
+  beside.Write("CONFIG.sh", "NNODES=2\n");
+  {
+    const EditedInput input(beside.dir());
+    ASSERT_NE(input.path(), "");
+    EXPECT_EQ(Slurp(input.dir() + "/CONFIG.sh"), "NNODES=2\n");
+    // The case's own args, expected output and edit are not inputs: not copied.
+    EXPECT_FALSE(fs::exists(input.dir() + "/args"));
+    EXPECT_FALSE(fs::exists(input.dir() + "/expected.out"));
+    EXPECT_FALSE(fs::exists(input.dir() + "/edit"));
+    const CaseInput config(beside.dir(), "CONFIG.sh");
+    EXPECT_EQ(Slurp(config.path()), "NNODES=2\n");
+    EXPECT_NE(config.path(), beside.dir() + "/CONFIG.sh");
+  }
+  // A file of the case under the edited input's own name: which one is run would be unclear.
+  beside.Write("run_qwen2_5-7b_math.sh", "echo\n");
+  EXPECT_NONFATAL_FAILURE(
+      { const EditedInput input(beside.dir()); },
+      beside.dir() +
+          "/edit: the case also holds run_qwen2_5-7b_math.sh, the edited input's "
+          "name; the case is not run");
 }
 
 }  // namespace

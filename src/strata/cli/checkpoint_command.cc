@@ -37,12 +37,12 @@ int RunCheckpoint(int argc, char** argv) {
   AddOutputOptions(app, out, kJsonFlag | kExplainFlag);
   if (auto exit = ParseArgs(app, argc, argv)) return *exit;
 
-  auto job = ResolveJobRequest(request);
+  auto workspace = Workspace::Load();
+  if (!workspace.ok()) return ReportError(workspace.error());
+  auto job = ResolveJobRequest(request, workspace->memory.engines);
   if (!job.ok()) return ReportError(job.error());
   auto cluster = preflight::CheckpointCluster(*job, cluster_name);
   if (!cluster.ok()) return ReportError(cluster.error());
-  auto workspace = Workspace::Load();
-  if (!workspace.ok()) return ReportError(workspace.error());
   auto map = BuildBandwidthMap(*cluster, workspace->links);
   if (!map.ok()) return ReportError(map.error());
   auto rate = preflight::LoadFailureRate();

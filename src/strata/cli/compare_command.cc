@@ -103,17 +103,23 @@ int RunCompare(int argc, char** argv) {
     requests.push_back(r);
     labels.push_back(jobs.front() + JoinSets(r.overrides));
   }
+  // One workspace for every system: its engines resolve each job (data/frameworks.yaml is read
+  // once, not once a system).
+  auto workspace = Workspace::Load();
+  if (!workspace.ok()) return ReportError(workspace.error());
   std::vector<ResolvedJob> resolved;
   for (size_t i = 0; i < requests.size(); ++i) {
-    auto job = ResolveJob(requests[i]);
+    auto job = ResolveJobRequest(requests[i], workspace->memory.engines);
     if (!job.ok()) return ReportError(job.error());
     resolved.push_back(*std::move(job));
   }
   // A calibration is checked against the baseline (its model and GPU) and scales that GPU's
   // kernel rates: systems on other GPUs keep the uncalibrated ones.
   std::optional<calibrate::AppliedCalibration> applied;
-  auto workspace = LoadWorkspaceFor(resolved.front(), calibration, applied);
-  if (!workspace.ok()) return ReportError(workspace.error());
+  if (Status st = CalibrateWorkspace(resolved.front(), calibration, *workspace, applied);
+      !st.ok()) {
+    return ReportError(st.error());
+  }
   auto report = CompareSystems(*workspace, resolved, labels, *tokens);
   if (!report.ok()) return ReportError(report.error());
   std::string text;

@@ -3,6 +3,8 @@
 #include <string>
 
 #include "strata/importer/import_job.h"
+#include "strata/job/engine_chain.h"
+#include "strata/job/resolve_with_engines.h"
 #include "strata/model/model_config.h"
 
 namespace strata::cli {
@@ -61,7 +63,12 @@ void AddJobOptions(CLI::App& app, JobRequest& request) {
 }
 
 Result<ResolvedJob> ResolveJobRequest(const JobRequest& request) {
-  if (request.from.empty()) return ResolveJob(request);
+  STRATA_ASSIGN_OR_RETURN(FrameworkEngines engines, LoadFrameworkEngines());
+  return ResolveJobRequest(request, engines);
+}
+
+Result<ResolvedJob> ResolveJobRequest(const JobRequest& request, const FrameworkEngines& engines) {
+  if (request.from.empty()) return ResolveJob(request, engines);
   ImportOptions options;
   options.model = request.model;
   options.overrides = request.overrides;
@@ -87,12 +94,12 @@ Result<ResolvedJob> ResolveJobRequest(const JobRequest& request) {
     std::vector<std::string> sets = request.overrides;
     if (!request.model.empty()) sets.insert(sets.begin(), "model=" + request.model);
     STRATA_ASSIGN_OR_RETURN(JobSpec spec, ParseJobSpec(report->yaml, report->job.file, sets));
-    if (report->model_json.empty() || !request.model.empty()) return ResolveJob(spec);
+    if (report->model_json.empty() || !request.model.empty()) return ResolveJob(spec, engines);
     // The launch described the model by its arguments (Megatron): no file to point at.
     STRATA_ASSIGN_OR_RETURN(
         ModelConfig model,
         ParseModelConfig(report->model_json, request.from + " (model arguments)"));
-    return ResolveJobWithModel(spec, std::move(model));
+    return ResolveJobWithModel(spec, std::move(model), engines);
   }();
   if (!job.ok()) {
     Error e = std::move(job).error();
@@ -109,14 +116,14 @@ void AddCalibrationOption(CLI::App& app, std::string& path) {
                  "profile TRACE... --job JOB --write-calibration FILE`");
 }
 
-Result<Workspace> LoadWorkspaceFor(const ResolvedJob& job, const std::string& calibration_path,
-                                   std::optional<calibrate::AppliedCalibration>& applied) {
-  STRATA_ASSIGN_OR_RETURN(Workspace workspace, Workspace::Load());
-  if (calibration_path.empty()) return workspace;
+Status CalibrateWorkspace(const ResolvedJob& job, const std::string& calibration_path,
+                          Workspace& workspace,
+                          std::optional<calibrate::AppliedCalibration>& applied) {
+  if (calibration_path.empty()) return OkStatus();
   STRATA_ASSIGN_OR_RETURN(calibrate::Calibration c, calibrate::LoadCalibration(calibration_path));
   STRATA_ASSIGN_OR_RETURN(applied,
                           calibrate::ApplyCalibration(c, calibration_path, job, workspace));
-  return workspace;
+  return OkStatus();
 }
 
 }  // namespace strata::cli

@@ -31,13 +31,19 @@ void AddJobOptions(CLI::App& app, JobRequest& request);
 /// answer what a launch command does not say). Errors name the --from file.
 Result<ResolvedJob> ResolveJobRequest(const JobRequest& request);
 
+/// The same with data/frameworks.yaml's engines already loaded: a command that loads its
+/// Workspace first passes workspace.memory.engines, and the file is read once.
+Result<ResolvedJob> ResolveJobRequest(const JobRequest& request, const FrameworkEngines& engines);
+
 /// Registers --calibration FILE (a `strata profile --write-calibration` file) on `app`.
 void AddCalibrationOption(CLI::App& app, std::string& path);
 
-/// The data files, with the kernel efficiencies scaled by the calibration at `calibration_path`
-/// when one is given (`applied` then says what was scaled and what does not carry over).
-Result<Workspace> LoadWorkspaceFor(const ResolvedJob& job, const std::string& calibration_path,
-                                   std::optional<calibrate::AppliedCalibration>& applied);
+/// Scales `workspace`'s kernel efficiencies by the calibration at `calibration_path` when one is
+/// given (`applied` then says what was scaled and what does not carry over); checked against
+/// `job` (its model and GPU).
+Status CalibrateWorkspace(const ResolvedJob& job, const std::string& calibration_path,
+                          Workspace& workspace,
+                          std::optional<calibrate::AppliedCalibration>& applied);
 
 }  // namespace strata::cli
 

@@ -33,6 +33,7 @@ struct MapOptions {
 };
 
 Result<MapReport> Build(const MapOptions& o) {
+  STRATA_ASSIGN_OR_RETURN(Workspace workspace, Workspace::Load());
   std::optional<ResolvedJob> job;
   Cluster cluster;
   if (o.no_layout && !o.cluster.empty() && o.request.empty()) {
@@ -40,7 +41,7 @@ Result<MapReport> Build(const MapOptions& o) {
   } else {
     JobRequest request = o.request;
     if (!o.cluster.empty()) request.overrides.push_back("cluster=" + o.cluster);
-    STRATA_ASSIGN_OR_RETURN(job, ResolveJobRequest(request));
+    STRATA_ASSIGN_OR_RETURN(job, ResolveJobRequest(request, workspace.memory.engines));
     cluster = job->cluster;
     if (cluster.nics.empty() && cluster.nodes > 1) {
       return InvalidInput(
@@ -51,7 +52,6 @@ Result<MapReport> Build(const MapOptions& o) {
                                 fmt::join(ShippedClusterNames(), ", ")));
     }
   }
-  STRATA_ASSIGN_OR_RETURN(Workspace workspace, Workspace::Load());
   if (o.no_layout) {
     STRATA_ASSIGN_OR_RETURN(CollectiveModel model,
                             CollectiveModel::Create(cluster, workspace.links));

@@ -27,10 +27,10 @@ int RunMemory(int argc, char** argv) {
                    "print each item's formula with the numbers substituted");
   if (auto exit = ParseArgs(app, argc, argv)) return *exit;
 
-  auto job = ResolveJobRequest(request);
-  if (!job.ok()) return ReportError(job.error());
   auto workspace = Workspace::Load();
   if (!workspace.ok()) return ReportError(workspace.error());
+  auto job = ResolveJobRequest(request, workspace->memory.engines);
+  if (!job.ok()) return ReportError(job.error());
   auto e = EvaluateJob(*workspace, *job, {.depth = EvalDepth::kMemory, .memory_fixes = true});
   if (!e.ok()) return ReportError(e.error());
   const MemoryLedger& ledger = e->ledger;

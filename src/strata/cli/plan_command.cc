@@ -161,7 +161,9 @@ int RunPlan(int argc, char** argv) {
     e.field = "--fix";
     return ReportError(e);
   }
-  auto job = ResolveJobRequest(request);
+  auto workspace = Workspace::Load();
+  if (!workspace.ok()) return ReportError(workspace.error());
+  auto job = ResolveJobRequest(request, workspace->memory.engines);
   if (!job.ok()) return ReportError(job.error());
   const int64_t per_node = job->spec.cluster.gpus_per_node;
   if (gpus > 0) {
@@ -185,8 +187,9 @@ int RunPlan(int argc, char** argv) {
   // A calibration scales the kernel rates of the job's GPU: every candidate layout is priced
   // with the rates measured on the user's own run.
   std::optional<calibrate::AppliedCalibration> applied;
-  auto workspace = LoadWorkspaceFor(*job, calibration, applied);
-  if (!workspace.ok()) return ReportError(workspace.error());
+  if (Status st = CalibrateWorkspace(*job, calibration, *workspace, applied); !st.ok()) {
+    return ReportError(st.error());
+  }
   auto e = EvaluateJob(*workspace, *job, {.depth = EvalDepth::kStep});
   if (!e.ok()) return ReportError(e.error());
   auto plan = plan::PlanLayouts(*e->setup, *e->comm, workspace->memory, options);

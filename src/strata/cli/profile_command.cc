@@ -89,10 +89,10 @@ int RunProfile(int argc, char** argv) {
   std::optional<calibrate::TraceComparison> comparison;
   std::optional<Evaluation> evaluation;
   if (!job_request.job.empty()) {
-    auto job = ResolveJobRequest(job_request);
-    if (!job.ok()) return ReportError(job.error());
     auto workspace = Workspace::Load();
     if (!workspace.ok()) return ReportError(workspace.error());
+    auto job = ResolveJobRequest(job_request, workspace->memory.engines);
+    if (!job.ok()) return ReportError(job.error());
     auto e = EvaluateJob(*workspace, *job, {.depth = EvalDepth::kStep});
     if (!e.ok()) return ReportError(e.error());
     auto c = calibrate::CompareWithJob(*report, *e);

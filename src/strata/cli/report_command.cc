@@ -50,10 +50,10 @@ int RunReport(int argc, char** argv) {
   AddOutputOptions(app, out, 0, "", "the page");
   if (auto exit = ParseArgs(app, argc, argv)) return *exit;
 
-  auto job = ResolveJobRequest(request);
-  if (!job.ok()) return ReportError(job.error());
   auto workspace = Workspace::Load();
   if (!workspace.ok()) return ReportError(workspace.error());
+  auto job = ResolveJobRequest(request, workspace->memory.engines);
+  if (!job.ok()) return ReportError(job.error());
   auto evaluation = EvaluateJob(*workspace, *job);
   if (!evaluation.ok()) return ReportError(evaluation.error());
   plan::PlanOptions options;

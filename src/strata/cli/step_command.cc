@@ -32,11 +32,14 @@ int RunStep(int argc, char** argv) {
                    "batch");
   if (auto exit = ParseArgs(app, argc, argv)) return *exit;
 
-  auto job = ResolveJobRequest(request);
+  auto workspace = Workspace::Load();
+  if (!workspace.ok()) return ReportError(workspace.error());
+  auto job = ResolveJobRequest(request, workspace->memory.engines);
   if (!job.ok()) return ReportError(job.error());
   std::optional<calibrate::AppliedCalibration> applied;
-  auto workspace = LoadWorkspaceFor(*job, calibration, applied);
-  if (!workspace.ok()) return ReportError(workspace.error());
+  if (Status st = CalibrateWorkspace(*job, calibration, *workspace, applied); !st.ok()) {
+    return ReportError(st.error());
+  }
   auto e = EvaluateJob(*workspace, *job, {.depth = EvalDepth::kStep, .assumption_effects = true});
   if (!e.ok()) return ReportError(e.error());
   std::string text;

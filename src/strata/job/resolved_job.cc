@@ -7,6 +7,7 @@
 
 #include "strata/job/engine_chain.h"
 #include "strata/job/job_validation.h"
+#include "strata/job/resolve_with_engines.h"
 #include "strata/model/model_catalog.h"
 
 namespace strata {
@@ -118,14 +119,26 @@ std::string ResolvedJob::CommandLine(std::string_view command,
   return out;
 }
 
-Result<ResolvedJob> ResolveJob(const JobSpec& spec) {
+namespace {
+Result<ModelConfig> ModelOf(const JobSpec& spec) {
   auto model = LoadModelConfig(BesideJobFile(spec.model, spec.file));
   if (!model.ok()) {
     Error e = std::move(model).error();
     if (e.field.empty() && e.file.empty()) e.field = "model";
     return e;
   }
-  return ResolveJobWithModel(spec, std::move(model).value());
+  return model;
+}
+}  // namespace
+
+Result<ResolvedJob> ResolveJob(const JobSpec& spec) {
+  STRATA_ASSIGN_OR_RETURN(ModelConfig model, ModelOf(spec));
+  return ResolveJobWithModel(spec, std::move(model));
+}
+
+Result<ResolvedJob> ResolveJob(const JobSpec& spec, const FrameworkEngines& engines) {
+  STRATA_ASSIGN_OR_RETURN(ModelConfig model, ModelOf(spec));
+  return ResolveJobWithModel(spec, std::move(model), engines);
 }
 
 Result<ResolvedJob> ResolveJobWithModel(const JobSpec& spec, ModelConfig model) {
@@ -174,7 +187,9 @@ Status Derive(ResolvedJob& job) {
 }
 }  // namespace
 
-Result<ResolvedJob> ResolveJob(const JobRequest& request) {
+namespace {
+// `engines`: nullptr reads data/frameworks.yaml.
+Result<ResolvedJob> ResolveRequest(const JobRequest& request, const FrameworkEngines* engines) {
   const bool reference = request.job.empty() && request.model.empty();
   Result<JobSpec> spec = [&]() -> Result<JobSpec> {
     if (!request.job.empty() || reference) {
@@ -198,10 +213,20 @@ Result<ResolvedJob> ResolveJob(const JobRequest& request) {
     }
     return e;
   }
-  STRATA_ASSIGN_OR_RETURN(ResolvedJob job, ResolveJob(*spec));
+  STRATA_ASSIGN_OR_RETURN(ResolvedJob job,
+                          engines != nullptr ? ResolveJob(*spec, *engines) : ResolveJob(*spec));
   job.request = request;
   job.reference = reference;
   return job;
+}
+}  // namespace
+
+Result<ResolvedJob> ResolveJob(const JobRequest& request) {
+  return ResolveRequest(request, nullptr);
+}
+
+Result<ResolvedJob> ResolveJob(const JobRequest& request, const FrameworkEngines& engines) {
+  return ResolveRequest(request, &engines);
 }
 
 }  // namespace strata
