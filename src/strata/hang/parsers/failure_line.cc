@@ -60,8 +60,11 @@ bool ClassifyFailureLine(std::string_view line, FailureSignal* s) {
     }
     return true;
   }
+  // Newer drivers wrap the report over three kernel-log lines, "NVRM: The NVIDIA GPU
+  // 0000:b3:00.0 / NVRM: (PCI ID: ...) installed in this system has / NVRM: fallen off the bus and
+  // is not responding to commands." (NVIDIA/NVSentinel#155): the last alone names the fault.
   if (Contains(line, "Unable to determine the device handle for GPU") ||
-      Contains(line, "GPU has fallen off the bus")) {
+      Contains(line, "fallen off the bus")) {
     s->kind = K::kCudaError;
     s->detail = "the GPU no longer answers";
     return true;
@@ -87,6 +90,34 @@ bool ClassifyFailureLine(std::string_view line, FailureSignal* s) {
     s->kind = K::kCrash;
     s->signal = "DataLoader worker bus error (shared memory)";
     return true;
+  }
+  // The fatal-signal report of Open MPI's (and UCX's) handler, in the process that got it:
+  // "[host:pid] Signal: Segmentation fault (11)" after "*** Process received signal ***"
+  // (horovod/horovod#489), or UCX's "[host:pid:0] Caught signal 11 (Segmentation fault: ...)".
+  // The process ended by its own fault; mpirun's "[1,N]<stderr>:" tag, when there, is its rank.
+  // A signal sent from outside (SIGINT 2, SIGKILL 9, SIGTERM 15) is no fault of the process's:
+  // not read here.
+  const auto own_fault = [](std::optional<int64_t> signal) {
+    return signal && *signal != 2 && *signal != 9 && *signal != 15;
+  };
+  if (const size_t at = line.find("] Signal: "); at != std::string_view::npos) {
+    const std::string_view rest = line.substr(at + 10);
+    const size_t open = rest.rfind(" (");
+    if (open != std::string_view::npos && rest.ends_with(")") &&
+        own_fault(LeadingInt(rest.substr(open + 2)))) {
+      s->kind = K::kCrash;
+      s->signal = std::string(rest.substr(0, 60));
+      return true;
+    }
+  }
+  if (const size_t at = line.find("] Caught signal "); at != std::string_view::npos) {
+    size_t used = 0;
+    const std::string_view rest = line.substr(at + 16);
+    if (own_fault(LeadingInt(rest, &used)) && rest.substr(used).starts_with(" (")) {
+      s->kind = K::kCrash;
+      s->signal = std::string(line.substr(at + 2, 60));
+      return true;
+    }
   }
   if (Contains(line, "Segmentation fault (core dumped)")) {
     s->kind = K::kCrash;
@@ -553,6 +584,30 @@ bool ClassifyFailureLine(std::string_view line, FailureSignal* s) {
     s->detail = "Ray: a worker process" + (pid ? " (pid " + std::to_string(*pid) + ")" : "") +
                 " died without exiting (exit type SYSTEM_ERROR: killed from outside, the OOM "
                 "killer first of all, or crashed); its rank is not printed";
+    return true;
+  }
+  // Ray's core worker, when an actor's constructor raised: "received notification on actor,
+  // state: DEAD, actor_id: ..., has creation_task_exception=1" (ray-project/ray#18586). The actor
+  // never started: its process failed on its own error.
+  if (Contains(line, "state: DEAD") && Contains(line, "creation_task_exception=1")) {
+    s->kind = K::kCrash;
+    s->signal = "Ray: an actor's constructor raised (creation_task_exception)";
+    return true;
+  }
+  // The coordination service of JAX and TensorFlow (TSL), when a task stopped sending
+  // heartbeats: "/job:jax_worker/replica:0/task:37 has been set to ERROR in coordination service:
+  // UNAVAILABLE: Task /job:jax_worker/replica:0/task:37 heartbeat timeout. This indicates that the
+  // remote task has failed, got preempted, or crashed unexpectedly."
+  // (EleutherAI/architecture-objective#26). A JAX task is a process, its index the process index
+  // (jax.process_index(), the rank): that process is gone.
+  if (Contains(line, "coordination service") && Contains(line, "heartbeat timeout")) {
+    const auto task = IntAfter(line, "/task:");
+    if (!task) return false;
+    s->kind = K::kWorkerFailed;
+    s->killed = true;
+    s->global_rank = task;
+    s->detail = "the coordination service lost task " + std::to_string(*task) +
+                " (no heartbeat: the process failed, was preempted or crashed)";
     return true;
   }
   // torch.multiprocessing.spawn, when a process it started ends: "ProcessExitedException: process

@@ -41,6 +41,7 @@ class Scanner {
     if (ReadSummary(line, number)) return;
     if (ReadOpenMpiFirst(line, number)) return;
     WatchStoreBarrier(line, number);
+    WatchDdpMembers(line, number);
     FailureSignal s;
     if (!ClassifyFailureLine(line, &s)) {
       SlurmEnding(line);
@@ -84,6 +85,7 @@ class Scanner {
     fr_.reset();
     for (FailureSignal& s : horovod_.Take()) out_.push_back(std::move(s));
     StoreBarrierStuck();
+    DdpRanksTakenTwice();
     std::stable_sort(out_.begin(), out_.end(), [](const FailureSignal& a, const FailureSignal& b) {
       return a.line < b.line;
     });
@@ -195,6 +197,43 @@ class Scanner {
       s.text = s.detail;
       out_.push_back(std::move(s));
     }
+  }
+
+  // Lightning announces each process's place before it joins the process group: "initializing
+  // ddp: GLOBAL_RANK: 1, MEMBER: 2/8" (1.x) or "Initializing distributed: GLOBAL_RANK: 1, MEMBER:
+  // 2/8" (2.x), once per process. The same global rank announced twice while some rank below the
+  // world size never is announced means two processes took one place (each node believed it was
+  // node 0: Lightning-AI/pytorch-lightning#4389): the group can never form, a start-up fault. A
+  // log that shows every rank again (a restart) is not this.
+  void WatchDdpMembers(std::string_view line, int number) {
+    const size_t at = line.find("GLOBAL_RANK: ");
+    if (at == std::string_view::npos || !Contains(line, "MEMBER: ")) return;
+    const auto rank = IntAfter(line, "GLOBAL_RANK: ");
+    const size_t slash = line.find('/', line.find("MEMBER: "));
+    if (!rank || slash == std::string_view::npos) return;
+    const auto world = LeadingInt(line.substr(slash + 1));
+    if (!world || *rank < 0 || *rank >= *world || *world > kMaxBarrierWorld) return;
+    ddp_world_ = *world;
+    if (++ddp_members_[*rank] == 2 && ddp_twice_line_ == 0) ddp_twice_line_ = number;
+  }
+
+  void DdpRanksTakenTwice() {
+    if (ddp_twice_line_ == 0 || static_cast<int64_t>(ddp_members_.size()) >= ddp_world_) return;
+    std::vector<int64_t> twice;
+    for (const auto& [rank, times] : ddp_members_) {
+      if (times > 1) twice.push_back(rank);
+    }
+    FailureSignal s;
+    s.kind = FailureKind::kBootstrap;
+    s.file = file_;
+    s.line = ddp_twice_line_;
+    s.detail = fmt::format(
+        "global rank {} announced by two processes while only {} of {} ranks appear: processes "
+        "took the same places (the launcher's node rank or tasks per node disagree with the "
+        "trainer's), so the process group cannot form",
+        fmt::join(twice, ", "), ddp_members_.size(), ddp_world_);
+    s.text = s.detail;
+    out_.push_back(std::move(s));
   }
 
   // Slurm ends the step: a step or job cancelled ("slurmstepd: error: *** STEP 1234.0 ON node1
@@ -433,6 +472,9 @@ class Scanner {
   std::optional<FailureSignal> fr_;
   HorovodStallReader horovod_;
   std::map<std::string, BarrierWait> barrier_waits_;  // store-based barrier key -> its waits
+  std::map<int64_t, int> ddp_members_;  // Lightning's announced global rank -> times announced
+  int64_t ddp_world_ = 0;
+  int ddp_twice_line_ = 0;  // the first announcement of a rank already announced; 0 if none
 };
 
 }  // namespace
