@@ -10,6 +10,7 @@
 
 #include "strata/core/did_you_mean.h"
 #include "strata/core/strings.h"
+#include "strata/core/text_scan.h"
 #include "strata/importer/accelerate_config.h"
 #include "strata/importer/framework_mappers.h"
 #include "strata/importer/model_match.h"
