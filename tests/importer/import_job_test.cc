@@ -2,6 +2,7 @@
 // is read off the input by hand, with the framework rule that produces it named beside it.
 #include "strata/importer/import_job.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -483,6 +484,19 @@ TEST(ImportJobTest, DeepSpeedZero3PrefetchBucketAsAFractionOfAnMoeBlock) {
   EXPECT_NE(r.error().Format().find("stage3_prefetch_bucket_size"), std::string::npos)
       << r.error().Format();
   EXPECT_NE(r.error().Format().find("'lots'"), std::string::npos) << r.error().Format();
+  // Read as Python's (and JSON's) number literal: strtod's hex float (0x1p20 = 1,048,576), inf
+  // and leading spaces are refused with the key and its source. Before: 0x1p20 and " 5e7" were
+  // read as numbers of parameters.
+  for (const char* value : {"0x1p20", " 5e7", "inf"}) {
+    std::string odd = *config;
+    odd.replace(odd.find(key), key.size(),
+                fmt::format("\"stage3_prefetch_bucket_size\": \"{}\"", value));
+    auto e = ImportJob(odd, "ds_config_zero3.json", o);
+    ASSERT_FALSE(e.ok()) << value;
+    EXPECT_EQ(e.error().field, "ds.zero_optimization.stage3_prefetch_bucket_size") << value;
+    EXPECT_NE(e.error().message.find(fmt::format("'{}'", value)), std::string::npos)
+        << e.error().Format();
+  }
 }
 
 // Megatron's uneven pipelines on the GPT-3 175B script (96 layers, PP 2): the last stage's layer

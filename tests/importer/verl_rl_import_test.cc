@@ -3,6 +3,7 @@
 // imported RL and actor jobs pinned as goldens (tests/golden/rl_import/, which
 // tests/golden/cli_rl/imported_* run through `strata rl`), and bad launches refused by key and
 // line.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -606,6 +607,71 @@ TEST(VerlRlImportTest, PackedRowsCarryTheTokensTheStepTrains) {
   EXPECT_NEAR(r->job.sequence.mean_tokens, 2048, 1e-9);
   const double tokens = static_cast<double>(r->job.global_batch) * r->job.sequence.max_tokens;
   EXPECT_NEAR(tokens / (1280.0 * 2048.0), 1.0, 0.02);
+}
+
+// Megatron's CPU optimizer in a verl megatron actor (the Qwen3 MoE fixture's
+// +actor_rollout_ref.actor.optim.override_optimizer_config.optimizer_cpu_offload=True, which verl
+// passes to megatron-core's OptimizerConfig: HybridDeviceOptimizer keeps the optimizer states and
+// fp32 master weights in host memory) is the actor job's sharding.offload_optimizer: cpu, as
+// strata's megatron importer reads --optimizer-cpu-offload. A fraction below 1 is noted; one that
+// is no Python number is refused by key and line. Before: the key was listed as unused and the
+// ledger kept the states on the GPU.
+TEST(VerlRlImportTest, MegatronCpuOptimizerIsTheActorsOptimizerOffload) {
+  const std::string head =
+      "python3 -m verl.trainer.main_ppo \\\n"
+      "    algorithm.adv_estimator=grpo \\\n"
+      "    actor_rollout_ref.actor.strategy=megatron \\\n"
+      "    actor_rollout_ref.model.path=Qwen/Qwen2.5-7B-Instruct \\\n"
+      "    data.train_batch_size=32 actor_rollout_ref.rollout.n=4 \\\n"
+      "    actor_rollout_ref.actor.ppo_mini_batch_size=16 \\\n"
+      "    actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1 \\\n"
+      "    +actor_rollout_ref.actor.optim.override_optimizer_config.optimizer_cpu_offload=True "
+      "\\\n";
+  const std::string tail = "    trainer.n_gpus_per_node=8 trainer.nnodes=1\n";
+  ImportOptions o = Options("H20", "qwen2.5-math-7b");
+  auto r = ImportJob(head + tail, "run.sh", o);
+  ASSERT_TRUE(r.ok()) << r.error().Format();
+  EXPECT_EQ(r->job.sharding.offload_optimizer, OffloadTarget::kCpu);
+  EXPECT_EQ(r->yaml.find("optimizer_cpu_offload = True"), std::string::npos) << r->yaml;
+  auto half = ImportJob(head +
+                            "    +actor_rollout_ref.actor.optim.override_optimizer_config."
+                            "optimizer_offload_fraction=0.5 \\\n" +
+                            tail,
+                        "run.sh", o);
+  ASSERT_TRUE(half.ok()) << half.error().Format();
+  EXPECT_NE(half->yaml.find("only that fraction"), std::string::npos) << half->yaml;
+  auto bad = ImportJob(head +
+                           "    +actor_rollout_ref.actor.optim.override_optimizer_config."
+                           "optimizer_offload_fraction=0x0.8p0 \\\n" +
+                           tail,
+                       "run.sh", o);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().field,
+            "actor_rollout_ref.actor.optim.override_optimizer_config.optimizer_offload_fraction");
+  EXPECT_NE(bad.error().message.find("(line 9) = '0x0.8p0'"), std::string::npos)
+      << bad.error().Format();
+}
+
+// gpu_memory_utilization is read as Python's float() reads it (Hydra): 0x0.8p0 (strtod's hex
+// float, 0.5) is refused by key and line, as are inf and nan. Before: read as 0.5.
+TEST(VerlRlImportTest, RolloutMemoryFractionIsAPythonNumber) {
+  for (const char* value : {"0x0.8p0", "inf", "nan"}) {
+    const std::string script = fmt::format(
+        "python3 -m verl.trainer.main_ppo \\\n"
+        "    algorithm.adv_estimator=grpo \\\n"
+        "    actor_rollout_ref.model.path=Qwen/Qwen2.5-7B-Instruct \\\n"
+        "    data.train_batch_size=32 actor_rollout_ref.rollout.n=4 \\\n"
+        "    actor_rollout_ref.actor.ppo_mini_batch_size=16 \\\n"
+        "    actor_rollout_ref.rollout.gpu_memory_utilization={} \\\n"
+        "    trainer.n_gpus_per_node=8 trainer.nnodes=1\n",
+        value);
+    auto r = ImportJob(script, "run.sh", Options("H20", "qwen2.5-math-7b"));
+    ASSERT_FALSE(r.ok()) << value;
+    EXPECT_EQ(r.error().field, "actor_rollout_ref.rollout.gpu_memory_utilization") << value;
+    EXPECT_EQ(r.error().line, 6) << value;
+    EXPECT_NE(r.error().message.find("expected a fraction in (0, 1]"), std::string::npos)
+        << r.error().Format();
+  }
 }
 
 }  // namespace

@@ -10,9 +10,11 @@
 
 #include "strata/core/did_you_mean.h"
 #include "strata/core/strings.h"
+#include "strata/core/text_scan.h"
 #include "strata/importer/accelerate_config.h"
 #include "strata/importer/framework_mappers.h"
 #include "strata/importer/model_match.h"
+#include "strata/importer/settings.h"
 #include "strata/importer/verl_rl_mapping.h"
 #include "strata/model/model_config.h"
 #include "strata/model/param_count.h"
@@ -382,11 +384,13 @@ Status MapZero3Prefetch(Settings& s, JobBuilder& job) {
           "{}",
           v->source, model->hidden_size, GroupDigits(bucket));
     } else {
-      char* end = nullptr;
-      bucket = std::strtod(v->value.c_str(), &end);
-      if (end == v->value.c_str() || *end != '\0' || !(bucket >= 0) || bucket > 1e15) {
-        return InvalidInput(
-                   fmt::format("expected a number of parameters or \"auto\", got '{}'", v->value))
+      // Python's number literal (json and the HF Trainer's dict): not strtod's hex, inf or
+      // leading spaces.
+      const std::optional<double> parsed = ParsePythonNumber(v->value);
+      bucket = parsed.value_or(-1);
+      if (!parsed.has_value() || !(bucket >= 0) || bucket > 1e15) {
+        return InvalidInput(fmt::format("{} = '{}': expected a number of parameters or \"auto\"",
+                                        v->source, v->value))
             .InField(key);
       }
       why = fmt::format("{} = {}", v->source, GroupDigits(bucket));
@@ -1061,6 +1065,30 @@ Status MapVerl(Settings& s, MapContext& ctx, JobBuilder& job) {
       if (const SourcedValue* v = s.Use(key);
           v != nullptr && (v->value == "True" || v->value == "true")) {
         job.Set(field, "cpu", v->source);
+      }
+    }
+  }
+  // megatron-core's CPU optimizer (HybridDeviceOptimizer), as verl passes
+  // override_optimizer_config to megatron-core's OptimizerConfig: the optimizer states and fp32
+  // master weights in host memory, the Adam step on the CPU.
+  const std::string oc = "actor_rollout_ref.actor.optim.override_optimizer_config.";
+  if (const SourcedValue* v = megatron ? s.Use(oc + "optimizer_cpu_offload") : nullptr) {
+    STRATA_ASSIGN_OR_RETURN(auto on, s.Bool(oc + "optimizer_cpu_offload"));
+    if (on.value_or(false)) {
+      job.Set("sharding.offload_optimizer", "cpu", v->source);
+      if (const SourcedValue* f = s.Use(oc + "optimizer_offload_fraction")) {
+        const std::optional<double> share = ParsePythonNumber(f->value);
+        if (!share.has_value() || *share < 0 || *share > 1) {
+          return InvalidInput(
+                     fmt::format("{} = '{}': expected a fraction in [0, 1]", f->source, f->value))
+              .InField(oc + "optimizer_offload_fraction");
+        }
+        if (*share != 1.0) {
+          job.Note(fmt::format(
+              "{} = {} ({}): only that fraction of the optimizer states is in host memory; "
+              "strata counts all of it there",
+              oc + "optimizer_offload_fraction", f->value, f->source));
+        }
       }
     }
   }

@@ -15,6 +15,7 @@
 #include "strata/core/yaml_fields.h"
 #include "strata/importer/framework_mappers.h"
 #include "strata/importer/input_readers.h"
+#include "strata/importer/settings.h"
 #include "strata/importer/verl_entry_points.h"
 
 namespace strata {
@@ -126,9 +127,11 @@ class VerlRlReader {
   }
 
   Result<double> Fraction(const VerlValue& v) {
-    char* end = nullptr;
-    const double x = std::strtod(v.value.c_str(), &end);
-    if (v.value.empty() || end != v.value.c_str() + v.value.size() || !(x > 0 && x <= 1)) {
+    // Python's float() literal as Hydra reads it (0.6, .6, 6e-1): not strtod's hex, inf or
+    // leading spaces.
+    const std::optional<double> parsed = ParsePythonNumber(v.value);
+    const double x = parsed.value_or(0);
+    if (!parsed.has_value() || !(x > 0 && x <= 1)) {
       return AtKey(
           InvalidInput(fmt::format("{} = '{}': expected a fraction in (0, 1]", Where(v), v.value)),
           v);

@@ -207,6 +207,11 @@ std::string StepText(const RlPlacementResult& r) {
   row("weight sync", t.weight_sync,
       fmt::format("gather {:.2f} + convert {:.2f} + transfer {:.2f} + load {:.2f}",
                   r.sync.gather.s(), r.sync.convert.s(), r.sync.transfer.s(), r.sync.load.s()));
+  if (t.offload.value() > 0) {
+    row("offload copies", t.offload,
+        fmt::format("{} of offloaded states per GPU over {} at {}", FormatGB(r.offload.bytes),
+                    r.offload.level, FormatGBps(r.offload.rate)));
+  }
   if (t.idle.value() > 0) row("idle (GPU average)", t.idle, "one side waits for the other");
   table.AddSeparator();
   table.AddRow({"step", Sec(t.step), "100.0", ""});
@@ -231,7 +236,7 @@ std::string PlacementsText(const RlEvaluation& e) {
       return;
     }
     const Seconds training = r.times.old_log_prob + r.times.reference + r.times.critic_values +
-                             r.times.update + r.times.critic_update;
+                             r.times.update + r.times.critic_update + r.times.offload;
     t.AddRow({PlacementName(r), Sec(r.times.generation), Sec(training), Sec(r.times.weight_sync),
               Sec(r.times.idle), Sec(r.times.step), best ? "best split" : ""});
   };
@@ -291,6 +296,16 @@ std::string ExplainText(const RlEvaluation& e) {
       c.sync.gather.s(), FormatGB(c.sync.model_bytes),
       FormatGBps(e.constants.sync_convert_bandwidth), c.sync.convert.s(), c.sync.transfer.s(),
       c.sync.load.s());
+  if (!c.offload.copies.empty()) {
+    out += fmt::format(
+        "  offload copies = bytes moved per GPU / {} ({} a direction; verl loads each offloaded "
+        "state before its pass and offloads it after):\n",
+        c.offload.level, FormatGBps(c.offload.rate));
+    for (const OffloadCopy& copy : c.offload.copies) {
+      out += fmt::format("    {}: {} = {:.2f} s\n", copy.what, FormatGB(copy.bytes), copy.time.s());
+    }
+    out += fmt::format("    total {} = {:.2f} s\n", FormatGB(c.offload.bytes), c.offload.total.s());
+  }
   // Why H20 rollout is good: the same decode step on other parts.
   auto gpus = CompareDecode(e, {"H20", "H100 SXM", "H800"});
   if (gpus.ok()) {
@@ -340,6 +355,8 @@ Json TimesJson(const RlPlacementResult& r) {
   j["update_s"] = JsonNumber(r.times.update.s());
   j["critic_update_s"] = JsonNumber(r.times.critic_update.s());
   j["weight_sync_s"] = JsonNumber(r.times.weight_sync.s());
+  j["offload_s"] = JsonNumber(r.times.offload.s());
+  j["offload_bytes"] = JsonNumber(r.offload.bytes.value());
   j["idle_s"] = JsonNumber(r.times.idle.s());
   j["step_s"] = JsonNumber(r.times.step.s());
   return j;

@@ -241,6 +241,7 @@ Status ParseInto(YAML::Node root, const std::string& file, RlSpec& spec) {
     }
     if (placement.Has("offload_trainer")) {
       STRATA_ASSIGN_OR_RETURN(spec.offload_trainer, placement.Bool("offload_trainer"));
+      spec.offload_trainer_written = true;
     }
     spec.offload_reference = spec.offload_trainer;
     if (placement.Has("offload_reference")) {

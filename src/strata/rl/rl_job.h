@@ -79,6 +79,10 @@ struct RlSpec {
   /// kColocated: the actor's weights, gradients and optimizer states leave the GPU while vLLM
   /// generates (verl's megatron param/grad/optimizer offload).
   bool offload_trainer = true;
+  /// The job writes offload_trainer. A split's training GPUs follow it only then: unwritten, the
+  /// default above is the hybrid engine's, and verl's own param/grad/optimizer_offload default to
+  /// False.
+  bool offload_trainer_written = false;
   /// The frozen reference model's weights leave the GPU between its passes (verl: the megatron
   /// ref.megatron.param_offload; the FSDP reference always runs under FSDP's CPU offload).
   /// Not written: as offload_trainer. Kept, they stay beside every other phase.

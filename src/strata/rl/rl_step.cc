@@ -10,6 +10,7 @@
 #include "strata/core/strings.h"
 #include "strata/core/text_scan.h"
 #include "strata/eval/evaluation.h"
+#include "strata/hw/bandwidth_map.h"
 #include "strata/hw/gpu_catalog.h"
 #include "strata/hw/interconnects.h"
 #include "strata/model/flops.h"
@@ -468,6 +469,54 @@ PhasePeaks PhasePeaksOf(const RlSpec& spec, const ResolvedJob& job, const ActorT
   return p;
 }
 
+// The copies verl's offload settings make each step on one GPU (volcengine/verl@
+// b178a3cd56f58b2d502255daba591e92833930a7: verl/workers/megatron_workers.py rollout_mode,
+// compute_log_prob, compute_ref_log_prob, compute_values, update_actor, update_critic; the FSDP
+// workers likewise; verl/utils/megatron_utils.py load_megatron_model_to_gpu,
+// offload_megatron_model_to_cpu, load_megatron_optimizer, offload_megatron_optimizer). An
+// offloaded trained model's weights go up before and down after each pass that needs them (the
+// actor: the weight sync's rollout_mode, the old log-prob pass, the update; PPO's critic: its
+// values pass and its update), its master weights and moments around its update; the gradient
+// buffer is resized and zeroed on the GPU, not copied. A state the ledger keeps in host memory
+// (a CPU optimizer: megatron's optimizer_cpu_offload) is not moved: it never leaves the host. The
+// megatron reference's weights go up and down around its pass; FSDP's reference runs under
+// CPUOffload, which copies its shards up and keeps the host copy. Priced at the PCIe level's
+// per-direction rate per GPU (the bandwidth map's x16 line rate: an upper bound on the rate; the
+// host buffers are pinned but for the parameters' D2H `.cpu()`, which is pageable).
+OffloadTransfers OffloadOf(const RlSpec& spec, const ResolvedJob& job, const ActorTimes& a,
+                           const MapLevel& pcie, bool offload_trainer) {
+  OffloadTransfers o;
+  o.level = pcie.name;
+  o.rate = pcie.per_gpu;
+  auto add = [&](std::string what, Bytes bytes) {
+    if (bytes.value() <= 0 || o.rate.value() <= 0) return;
+    const Seconds t = bytes / o.rate;
+    o.copies.push_back({std::move(what), bytes, t});
+    o.bytes += bytes;
+    o.total = o.total + t;
+  };
+  const ModelStates st = StatesOf(a.ledger);
+  if (offload_trainer) {
+    add("actor weights: up and down around the weight sync, the old log-prob pass and the update",
+        st.weights * 6.0);
+    add("actor master weights and moments: up and down around the update",
+        (st.master + st.moments) * 2.0);
+    if (spec.algorithm == RlAlgorithm::kPpo) {
+      const ModelStates cs = StatesOf(a.critic_ledger);
+      add("critic weights: up and down around the values pass and the update", cs.weights * 4.0);
+      add("critic master weights and moments: up and down around the update",
+          (cs.master + cs.moments) * 2.0);
+    }
+  }
+  if (spec.reference_model && spec.offload_reference) {
+    const bool fsdp = !KeepsGradientBuffer(job);
+    add(fsdp ? "reference weights: up for its pass (FSDP's CPUOffload keeps the host copy)"
+             : "reference weights: up and down around its pass",
+        st.weights * (fsdp ? 1.0 : 2.0));
+  }
+  return o;
+}
+
 }  // namespace
 
 Result<RlEvaluation> EvaluateRl(const Workspace& workspace, const RlSpec& spec) {
@@ -488,6 +537,20 @@ Result<RlEvaluation> EvaluateRl(const Workspace& workspace, const RlSpec& spec) 
         .InField("rollout.tp");
   }
   e.ledger = actor.ledger;
+  // The host link the offload copies cross: the bandwidth map's PCIe level.
+  MapLevel pcie;
+  if (spec.offload_trainer || (spec.reference_model && spec.offload_reference)) {
+    auto map = BuildBandwidthMap(job.cluster, workspace.links);
+    if (!map.ok()) {
+      Error error = map.error();
+      error.message = "pricing the offload copies over the host link: " + error.message;
+      error.file = spec.file;
+      return error;
+    }
+    for (const MapLevel& level : map->levels) {
+      if (level.kind == MapLevelKind::kPcie) pcie = level;
+    }
+  }
 
   RolloutSetup s;
   s.job = &job;
@@ -522,9 +585,11 @@ Result<RlEvaluation> EvaluateRl(const Workspace& workspace, const RlSpec& spec) 
   c.times.update = actor.update;
   c.times.critic_update = actor.critic_update;
   c.times.weight_sync = c.sync.total;
+  c.offload = OffloadOf(spec, job, actor, pcie, spec.offload_trainer);
+  c.times.offload = c.offload.total;
   c.times.step = c.times.generation + c.times.old_log_prob + c.times.reference +
                  c.times.critic_values + c.times.update + c.times.critic_update +
-                 c.times.weight_sync;
+                 c.times.weight_sync + c.times.offload;
   // Under the dynamic batch PPO's critic packs its own micro batches: its update peaks apart.
   const MemoryLedger& critic = actor.critic_ledger;
   const bool ledgers_fit = e.ledger.fits && (!ppo || critic.fits);
@@ -585,6 +650,11 @@ Result<RlEvaluation> EvaluateRl(const Workspace& workspace, const RlSpec& spec) 
   if (spec.reference_model && spec.offload_reference) {
     e.host_offload_per_node += st.weights * static_cast<double>(per_node);
   }
+  // What the actor's job itself keeps in host memory (a CPU optimizer: megatron-core's
+  // optimizer_cpu_offload, the job's sharding.offload_optimizer: cpu), for each trained model.
+  Bytes host_states;
+  for (const LedgerItem& item : e.ledger.host_items) host_states += item.bytes;
+  e.host_offload_per_node += host_states * trained_models * static_cast<double>(per_node);
 
   // Splits of whole nodes, synchronous and one step off-policy.
   for (int64_t m = per_node; m < world; m += per_node) {
@@ -606,10 +676,15 @@ Result<RlEvaluation> EvaluateRl(const Workspace& workspace, const RlSpec& spec) 
         RolloutMemoryOf(s, spec.rollout.tp, spec.rollout.gpu_memory_utilization, Bytes());
     base.generation = GenerationOf(s, m, base.rollout_memory);
     base.sync = SyncOf(s, train->job.layout(), true);
-    // A split's training side keeps every model's states on its GPUs (nothing to make room
-    // for: nothing offloaded but the reference as configured). Each pass peaks apart: the
-    // updates, and the forward passes at their own micro batches.
-    const PhasePeaks side = PhasePeaksOf(spec, train->job, *train, false);
+    // A split's training GPUs follow the job's offload settings too: verl's workers load and
+    // offload each role's states around its passes whatever the placement (megatron_workers.py
+    // checks _is_offload_param / _is_offload_optimizer, not the hybrid engine), so the memory
+    // is the offloaded phases' and the copies are priced. Each pass peaks apart: the updates,
+    // and the forward passes at their own micro batches.
+    // Unwritten, the offload default is the hybrid engine's; verl's own is False.
+    const bool offload_trainer = spec.offload_trainer && spec.offload_trainer_written;
+    const PhasePeaks side = PhasePeaksOf(spec, train->job, *train, offload_trainer);
+    base.offload = OffloadOf(spec, train->job, *train, pcie, offload_trainer);
     const std::pair<const char*, Bytes> train_phases[] = {
         {ppo ? "update beside the other model's states" : "actor's update",
          std::max(side.update, side.critic_update)},
@@ -638,8 +713,9 @@ Result<RlEvaluation> EvaluateRl(const Workspace& workspace, const RlSpec& spec) 
     t.update = train->update;
     t.critic_update = train->critic_update;
     t.weight_sync = base.sync.total;
+    t.offload = base.offload.total;
     const Seconds training =
-        t.old_log_prob + t.reference + t.critic_values + t.update + t.critic_update;
+        t.old_log_prob + t.reference + t.critic_values + t.update + t.critic_update + t.offload;
     const auto dm = static_cast<double>(m);
     const auto dn = static_cast<double>(n);
     for (bool off : {false, true}) {
@@ -698,11 +774,33 @@ Result<RlEvaluation> EvaluateRl(const Workspace& workspace, const RlSpec& spec) 
                               std::floor(t.max_utilization * 100) / 100);
         }
       }
-      if (e.fix.empty() && spec.placement == RlPlacement::kColocated && !spec.offload_trainer) {
-        const RolloutMemory t = RolloutMemoryOf(s, spec.rollout.tp, 1.0, TrainerOverhead(e.ledger));
-        if (t.min_utilization <= t.max_utilization) {
-          e.fix = "--set placement.offload_trainer=true";
+      // Offloading what the job keeps beside vLLM: each proposal re-runs the rollout's check
+      // with the change applied (the phases' residents as PhasePeaksOf gives them) and names
+      // every key it changes, the memory fraction too when the job's no longer fits.
+      const bool colocated = spec.placement == RlPlacement::kColocated;
+      const bool ref_kept = spec.reference_model && !spec.offload_reference;
+      const std::pair<bool, bool> proposals[] = {
+          {!spec.offload_trainer, false}, {false, ref_kept}, {!spec.offload_trainer, ref_kept}};
+      for (const auto& [trainer, reference] : proposals) {
+        if (!colocated || !e.fix.empty() || (!trainer && !reference)) continue;
+        RlSpec changed = spec;
+        changed.offload_trainer = spec.offload_trainer || trainer;
+        changed.offload_reference = spec.offload_reference || reference;
+        const Bytes beside =
+            PhasePeaksOf(changed, job, actor, changed.offload_trainer).beside_rollout;
+        const RolloutMemory any = RolloutMemoryOf(s, spec.rollout.tp, 1.0, beside);
+        if (any.min_utilization > any.max_utilization) continue;
+        std::string keys;
+        if (trainer) keys += " --set placement.offload_trainer=true";
+        if (reference) keys += " --set placement.offload_reference=true";
+        const RolloutMemory as_set =
+            RolloutMemoryOf(s, spec.rollout.tp, spec.rollout.gpu_memory_utilization, beside);
+        if (!as_set.fits) {
+          keys += fmt::format(" --set rollout.gpu_memory_utilization={:.2f}",
+                              std::min(std::ceil(any.min_utilization * 100) / 100,
+                                       std::floor(any.max_utilization * 100) / 100));
         }
+        e.fix = keys.substr(1);
       }
     }
   }

@@ -34,6 +34,23 @@ struct WeightSync {
   Seconds total;
 };
 
+/// One host <-> GPU copy of an offloaded state, one step on one GPU.
+struct OffloadCopy {
+  std::string what;  // "actor weights: up and down around the weight sync, ..."
+  Bytes bytes;       // both directions together
+  Seconds time;
+};
+
+/// What verl's offload settings move over PCIe each step on one GPU: each role's states loaded
+/// before its pass and offloaded after (docs/rl.md, "Offload transfers").
+struct OffloadTransfers {
+  std::string level;    // the bandwidth-map level: "PCIe Gen5 x16"
+  BytesPerSecond rate;  // its per-direction rate per GPU
+  std::vector<OffloadCopy> copies;
+  Bytes bytes;
+  Seconds total;
+};
+
 struct RlTimes {
   Seconds generation;
   Seconds old_log_prob;
@@ -42,7 +59,8 @@ struct RlTimes {
   Seconds update;
   Seconds critic_update;  // PPO: the critic's forward and backward, mini batches x epochs
   Seconds weight_sync;
-  Seconds idle;  // split: the GPU-time each side waits for the other, averaged over all GPUs
+  Seconds offload;  // host <-> GPU copies of the offloaded states (OffloadTransfers)
+  Seconds idle;     // split: the GPU-time each side waits for the other, averaged over all GPUs
   Seconds step;
 };
 
@@ -58,7 +76,8 @@ struct RlPlacementResult {
   GenerationTime generation;
   RolloutMemory rollout_memory;
   WeightSync sync;
-  Bytes train_peak;  // the actor's ledger peak on the training GPUs
+  OffloadTransfers offload;  // on the training GPUs (colocated: every GPU)
+  Bytes train_peak;          // the actor's ledger peak on the training GPUs
 };
 
 /// One pass's packing under verl's dynamic batch (batch.max_tokens_per_gpu).
