@@ -622,13 +622,12 @@ Result<RlEvaluation> EvaluateRl(const Workspace& workspace, const RlSpec& spec) 
       {"actor update", peaks.update, "the actor ledger's peak" + others},
   };
   if (ppo) {
-    e.phases.push_back(
-        {"critic values forward", peaks.critic_values,
-         fmt::format("the critic's weights{} and forward activations{} + {}{}",
-                     kept || st.gradients.value() == 0 ? "" : " and gradient buffer",
-                     spec.dynamic_batch() ? " at the critic-values micro batch" : "",
-                     kept ? "its optimizer states + the actor's states" : "nothing else",
-                     reference_kept ? " + the reference's weights" : "")});
+    e.phases.push_back({"critic values forward", peaks.critic_values,
+                        fmt::format("the critic's weights{} and forward activations{}{}{}",
+                                    kept || st.gradients.value() == 0 ? "" : ", gradient buffer",
+                                    spec.dynamic_batch() ? " at the critic-values micro batch" : "",
+                                    kept ? " + its optimizer states + the actor's states" : "",
+                                    reference_kept ? " + the reference's weights" : "")});
     e.phases.push_back({"critic update", peaks.critic_update,
                         fmt::format("the critic's ledger (the actor's model and layout){}{}",
                                     kept ? " + the actor's states" : "",
