@@ -91,7 +91,7 @@ Status ApplyOverride(YAML::Node& root, const std::string& override, RlSpec& spec
   return OkStatus();
 }
 
-Status ParseInto(YAML::Node root, const std::string& file, RlSpec& spec) {
+Status ParseInto(const YAML::Node& root, const std::string& file, RlSpec& spec) {
   STRATA_ASSIGN_OR_RETURN(YamlMap top, YamlMap::Of(root, file, ""));
 
   STRATA_ASSIGN_OR_RETURN(YamlMap actor, top.Map("actor"));
