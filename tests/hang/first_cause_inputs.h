@@ -38,6 +38,15 @@ inline std::string StatusLine(int rank, int64_t enqueued, int64_t completed) {
       rank, enqueued, completed);
 }
 
+// torch's _store_based_barrier line of init (Lightning-AI/pytorch-lightning#4420's format): rank
+// `rank` of a world of `world` waits with `count` arrived.
+inline std::string BarrierWait(int rank, int world, int count) {
+  return fmt::format(
+      "INFO:root:Waiting in store based barrier to initialize process group for rank: {}, key: "
+      "store_based_barrier_key:1 (world_size={}, worker_count={}, timeout=0:30:00)\n",
+      rank, world, count);
+}
+
 // A py-spy dump (the format of tests/golden/hang/*/pyspy/rank*.txt) whose main thread has the
 // given frames, innermost first.
 inline std::string PySpy(int64_t pid, const std::vector<std::string>& frames, bool idle) {

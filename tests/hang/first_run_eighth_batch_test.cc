@@ -14,15 +14,9 @@ namespace strata::hang {
 namespace {
 
 using inputs::AnalyzeLog;
+using inputs::BarrierWait;
 using inputs::StatusLine;
 using inputs::TimeoutLine;
-
-std::string BarrierWait(int rank, int world, int count) {
-  return "INFO:root:Waiting in store based barrier to initialize process group for rank: " +
-         std::to_string(rank) +
-         ", key: store_based_barrier_key:1 (world_size=" + std::to_string(world) +
-         ", worker_count=" + std::to_string(count) + ", timeout=0:30:00)\n";
-}
 
 // Lightning-AI/pytorch-lightning#4420 (lightning-4420-store-barrier-seven-of-eight-rank4-absent):
 // ranks 0, 6, 2, 1, 7, 3 and 5 wait in the store-based barrier of init with world_size=8 and

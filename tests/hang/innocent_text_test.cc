@@ -14,13 +14,7 @@ namespace strata::hang {
 namespace {
 
 using inputs::AnalyzeLog;
-
-std::string BarrierWait(int rank, int world, int count) {
-  return "INFO:root:Waiting in store based barrier to initialize process group for rank: " +
-         std::to_string(rank) +
-         ", key: store_based_barrier_key:1 (world_size=" + std::to_string(world) +
-         ", worker_count=" + std::to_string(count) + ", timeout=0:30:00)\n";
-}
+using inputs::BarrierWait;
 
 // Rank 0 logs the barrier twice at 3 of 4 (one rank late by a logging interval), then torch logs
 // "Completed store-based barrier ... with 4 nodes" and training runs: the barrier finished, the
