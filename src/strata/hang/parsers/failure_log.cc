@@ -145,9 +145,9 @@ class Scanner {
   void WatchStoreBarrier(std::string_view line, int number) {
     // "Rank 0: Completed store-based barrier for key:store_based_barrier_key:1 with 4 nodes.":
     // every rank arrived in the end; the waits before it were a late rank, not a stuck barrier.
-    if (const size_t done = line.find("Completed store-based barrier for key:");
-        done != std::string_view::npos) {
-      std::string_view key = line.substr(done + 38);
+    constexpr std::string_view kCompleted = "Completed store-based barrier for key:";
+    if (const size_t done = line.find(kCompleted); done != std::string_view::npos) {
+      std::string_view key = line.substr(done + kCompleted.size());
       key = key.substr(0, key.find(" with "));
       if (auto it = barrier_waits_.find(std::string(key)); it != barrier_waits_.end()) {
         it->second.completed = true;
