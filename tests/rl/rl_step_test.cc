@@ -1,8 +1,8 @@
 // The reference RL job end to end, each expected value worked out by hand from the job file,
 // `strata model qwen3.6-35b-a3b` (text model 34,660,610,688 + vision 446,571,248 =
 // 35,107,181,936 parameters, of which routed experts 32,212,254,720) and data/gpus.yaml (H20:
-// 96 GB, 4.0 TB/s, NVLink 900 GB/s both directions); and the published rows of
-// docs/rl-validation.md with the model's current error on them.
+// 96 GB, 4.0 TB/s, NVLink 900 GB/s both directions). The published rows of docs/rl-validation.md
+// are run by tests/rl/rl_validation_doc_test.cc, which writes their predictions into the doc.
 #include "strata/rl/rl_step.h"
 
 #include <fmt/format.h>
@@ -217,86 +217,6 @@ TEST(RlStepTest, RlBatchThatDoesNotDivideOverTheActorsDp) {
             "work: 40, 80, 160");
 }
 
-// The predicted rows of docs/rl-validation.md, one per job in tests/rl/validation/: the measured
-// step is the published one, the error is the one the doc prints (predicted / measured - 1). A
-// change to the model that moves a row by more than 3 points fails here, so the doc is updated
-// with it. The placement read is the job's own (colocated or split sync) or, for a 1-step
-// off-policy row, the one-step-off result of the job's split.
-struct ValidationRow {
-  const char* job;
-  bool one_step_off;
-  double measured_s;
-  double documented_error;
-};
-
-TEST(RlStepTest, ValidationRowsStayAtTheirDocumentedErrors) {
-  // The part (docs/rl-validation.md): fit rows may guide a model change, held-out rows never.
-  const ValidationRow rows[] = {
-      {"nemo-rl-qwen3-30b-a3b.yaml", false, 225.0, -0.41},            // fit
-      {"nemo-rl-llama-3.1-8b.yaml", false, 97.7, -0.29},              // fit
-      {"nemo-rl-llama-3.1-8b-1off.yaml", true, 74.6, -0.18},          // fit
-      {"nemo-rl-qwen3-30b-a3b-1off.yaml", true, 244.0, -0.17},        // fit
-      {"nemo-rl-v0.4-qwen3-32b.yaml", false, 393.0, -0.07},           // held-out
-      {"nemo-rl-v0.4-qwen3-32b-1off.yaml", true, 215.0, -0.23},       // held-out
-      {"nemo-rl-v0.5-llama-3.1-8b.yaml", false, 92.8, -0.26},         // fit
-      {"nemo-rl-v0.5-llama-3.1-8b-1off.yaml", true, 64.8, -0.08},     // held-out
-      {"nemo-rl-v0.5-qwen3-30b-a3b.yaml", false, 198.0, 0.17},        // held-out
-      {"nemo-rl-v0.5-qwen3-30b-a3b-1off.yaml", true, 154.0, 0.35},    // held-out
-      {"nemo-rl-v0.5-qwen3-32b.yaml", false, 376.0, -0.00},           // fit
-      {"nemo-rl-v0.5-qwen3-32b-1off.yaml", true, 200.0, -0.15},       // fit
-      {"nemo-rl-v0.7-qwen3-30b-a3b.yaml", false, 171.0, 0.35},        // fit
-      {"nemo-rl-v0.7-qwen3-30b-a3b-1off.yaml", true, 141.0, 0.47},    // held-out
-      {"nemo-rl-v0.7-qwen3-32b.yaml", false, 323.0, 0.16},            // fit
-      {"nemo-rl-v0.7-qwen3-32b-1off.yaml", true, 161.0, 0.06},        // held-out
-      {"nemo-rl-v0.7-qwen3-30b-a3b-40k.yaml", false, 2022.0, -0.24},  // fit
-      // verl (docs/advance/fully_async.md), H20, response mean assumed (3,670 tokens).
-      {"verl-qwen3-30b-a3b-h20x128.yaml", false, 497.89, -0.25},       // fit
-      {"verl-qwen2.5-math-7b-h20x32.yaml", false, 790.10, 0.66},       // held-out
-      {"verl-qwen2.5-math-7b-h20x64.yaml", false, 365.28, 1.10},       // held-out
-      {"verl-qwen2.5-math-7b-h20x128.yaml", false, 356.30, 0.46},      // fit
-      {"verl-qwen2.5-math-7b-h20x16-10k.yaml", false, 484.623, 3.99},  // fit
-      // verl (docs/advance/one_step_off.md), the Megatron colocate baseline, 16 H20.
-      {"verl-qwen2.5-math-7b-megatron-h20x16.yaml", false, 699.0, 2.27},  // fit
-  };
-  for (const ValidationRow& row : rows) {
-    auto spec = LoadRlSpec(testing::TestPath(std::string("rl/validation/") + row.job));
-    ASSERT_TRUE(spec.ok()) << spec.error().Format();
-    auto eval = EvaluateRl(*Workspace::Load(), *spec);
-    ASSERT_TRUE(eval.ok()) << eval.error().Format();
-    const RlPlacementResult* r = &eval->configured;
-    if (row.one_step_off) {
-      r = nullptr;
-      for (const RlPlacementResult& s : eval->splits) {
-        if (s.one_step_off && s.rollout_gpus == spec->rollout_gpus) r = &s;
-      }
-      ASSERT_NE(r, nullptr) << row.job;
-    }
-    ASSERT_TRUE(r->valid) << row.job << ": " << r->reason;
-    const double error = r->times.step.s() / row.measured_s - 1;
-    EXPECT_NEAR(error, row.documented_error, 0.03)
-        << row.job << ": predicted " << r->times.step.s() << " s";
-  }
-}
-
-// verl's measured weight syncs (docs/rl-validation.md, "Weight sync"): one sync from the training
-// ranks to the rollout ranks of a split job, checkpoint-engine off, against strata's sync of the
-// job's configured split. Fit rows; the error is pinned like the step rows'.
-TEST(RlStepTest, WeightSyncRowsStayAtTheirDocumentedErrors) {
-  const ValidationRow rows[] = {
-      {"verl-sync-qwen3-30b-a3b-16to16.yaml", false, 15.76, -0.31},   // fit
-      {"verl-sync-qwen3-235b-a22b-64to64.yaml", false, 58.57, 0.44},  // fit
-  };
-  for (const ValidationRow& row : rows) {
-    auto spec = LoadRlSpec(testing::TestPath(std::string("rl/validation/") + row.job));
-    ASSERT_TRUE(spec.ok()) << spec.error().Format();
-    auto eval = EvaluateRl(*Workspace::Load(), *spec);
-    ASSERT_TRUE(eval.ok()) << eval.error().Format();
-    const double error = eval->configured.sync.total.s() / row.measured_s - 1;
-    EXPECT_NEAR(error, row.documented_error, 0.03)
-        << row.job << ": predicted " << eval->configured.sync.total.s() << " s";
-  }
-}
-
 // verl's 4 -> 4 GPU sync row is a split inside one node, which strata does not model: the job is
 // refused with the reason, not priced (docs/rl-validation.md lists the row as not predicted).
 TEST(RlStepTest, SplitInsideOneNodeIsRefusedWithTheReason) {
@@ -307,36 +227,6 @@ TEST(RlStepTest, SplitInsideOneNodeIsRefusedWithTheReason) {
   EXPECT_FALSE(eval->configured.valid);
   EXPECT_NE(eval->configured.reason.find("not a whole number of 8-GPU nodes"), std::string::npos)
       << eval->configured.reason;
-}
-
-// Published vLLM decode throughput (docs/rl-validation.md, "Decode throughput") against the
-// rollout's decode step: Llama-3.1-8B-Instruct bf16 on one A100 40GB, vLLM TP1, 1,024-token
-// prompts and 128-token outputs; the step is priced at the row's concurrency and at the
-// mid-response context, 1,024 + 128 / 2 = 1,088 tokens (the job's prompt_mean + response_mean
-// / 2, which also sets the FLOP per token). Output tokens/s = concurrency / step time.
-TEST(RlStepTest, DecodeThroughputRowsStayAtTheirDocumentedErrors) {
-  struct DecodeRow {
-    double concurrency;
-    double measured_tokens_per_s;
-    double documented_error;
-  };
-  const DecodeRow rows[] = {
-      {1, 75.0, -0.25},   // fit: vllm-decode-llama-3.1-8b-a100-40gb-c1
-      {8, 495.0, -0.14},  // held-out: vllm-decode-llama-3.1-8b-a100-40gb-c8
-  };
-  auto spec =
-      LoadRlSpec(testing::TestPath("rl/validation/vllm-decode-llama-3.1-8b-a100-40gb.yaml"));
-  ASSERT_TRUE(spec.ok()) << spec.error().Format();
-  auto eval = EvaluateRl(*Workspace::Load(), *spec);
-  ASSERT_TRUE(eval.ok()) << eval.error().Format();
-  for (const DecodeRow& row : rows) {
-    DecodeInput d = eval->decode;
-    d.batch = row.concurrency;
-    d.context_tokens = 1088;
-    const double tokens_per_s = row.concurrency / DecodeRoofline(d).time.s();
-    EXPECT_NEAR(tokens_per_s / row.measured_tokens_per_s - 1, row.documented_error, 0.03)
-        << "concurrency " << row.concurrency << ": predicted " << tokens_per_s << " tokens/s";
-  }
 }
 
 // rollout.enforce_eager (vLLM without CUDA graphs): every decode step of the reference job takes
