@@ -18,6 +18,16 @@ TEST(Strings, Contains) {
   EXPECT_FALSE(Contains("WAR", "WARN"));
 }
 
+// Only A-Z change: digits, separators and UTF-8 bytes ("é" is 0xC3 0xA9, which a locale-aware
+// tolower may map) come back as they were, and an empty input stays empty.
+TEST(Strings, AsciiLower) {
+  EXPECT_EQ(AsciiLower("Interleaved1F1B"), "interleaved1f1b");
+  EXPECT_EQ(AsciiLower("expandable_segments:True"), "expandable_segments:true");
+  EXPECT_EQ(AsciiLower("Z@[`{"), "z@[`{");  // the bytes on either side of A-Z and a-z stay
+  EXPECT_EQ(AsciiLower("Caf\xC3\xA9 \xC3\x89"), "caf\xC3\xA9 \xC3\x89");
+  EXPECT_EQ(AsciiLower(""), "");
+}
+
 // /proc/<pid>/cmdline and environ: each field ends with a NUL. A read cut at its size limit
 // leaves the last field without one; a hostile or odd file may hold empty fields or nothing.
 // ECMA-48's shapes, as terminals and `tput` write them: SGR colours, a private parameter ('?'),

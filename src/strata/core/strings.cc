@@ -6,6 +6,14 @@
 
 namespace strata {
 
+std::string AsciiLower(std::string_view text) {
+  std::string out(text);
+  for (char& c : out) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  }
+  return out;
+}
+
 std::vector<std::string> SplitNul(std::string_view text) {
   std::vector<std::string> parts;
   size_t start = 0;

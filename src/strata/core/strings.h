@@ -15,6 +15,10 @@ inline bool Contains(std::string_view text, std::string_view part) {
   return text.find(part) != std::string_view::npos;
 }
 
+/// `text` with A-Z turned to a-z and every other byte as it is (no locale: names, keys and
+/// log words are ASCII; UTF-8 bytes pass through unchanged).
+std::string AsciiLower(std::string_view text);
+
 /// The fields of a NUL-separated record (/proc/<pid>/cmdline, /proc/<pid>/environ), empty ones
 /// dropped. A last field without its NUL (a read cut at a size limit) is kept as it is.
 std::vector<std::string> SplitNul(std::string_view text);

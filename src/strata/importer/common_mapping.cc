@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "strata/core/did_you_mean.h"
+#include "strata/core/strings.h"
 #include "strata/core/text_scan.h"
 #include "strata/hw/cluster.h"
 #include "strata/importer/framework_mappers.h"
@@ -52,8 +53,7 @@ void MapAllocatorConf(const MapContext& ctx, JobBuilder& job) {
     const std::string option = conf.substr(start, end - start);
     const size_t colon = option.find(':');
     if (colon != std::string::npos && option.substr(0, colon) == "expandable_segments") {
-      std::string value = option.substr(colon + 1);
-      for (char& ch : value) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+      const std::string value = AsciiLower(option.substr(colon + 1));
       if (value == "true" || value == "false") {
         job.Set("framework.expandable_segments", value,
                 "environment PYTORCH_CUDA_ALLOC_CONF=" + conf);

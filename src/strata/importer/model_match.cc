@@ -1,12 +1,12 @@
 #include "strata/importer/model_match.h"
 
 #include <algorithm>
-#include <cctype>
 #include <filesystem>
 #include <vector>
 
 #include "strata/core/did_you_mean.h"
 #include "strata/core/file_io.h"
+#include "strata/core/strings.h"
 
 namespace strata {
 
@@ -23,12 +23,6 @@ std::vector<std::string> CatalogNames() {
   return names;
 }
 
-std::string Lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
-}
-
 }  // namespace
 
 Result<ModelMatch> MatchModel(const std::string& name) {
@@ -43,7 +37,7 @@ Result<ModelMatch> MatchModel(const std::string& name) {
   const std::vector<std::string> names = CatalogNames();
   std::string base = name;
   while (!base.empty() && base.back() == '/') base.pop_back();
-  base = Lower(fs::path(base).filename().string());
+  base = AsciiLower(fs::path(base).filename().string());
   static const char* kSuffixes[] = {"-mcore",    "-megatron", "-hf",  "-instruct",
                                     "-base",     "-chat",     "-it",  "-fp8",
                                     "-thinking", "-2507",     "-0905"};

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <string_view>
 
+#include "strata/core/strings.h"
 #include "strata/core/text_scan.h"
 
 namespace strata {
@@ -81,9 +82,7 @@ Result<std::optional<int64_t>> Settings::Int(const std::string& key) {
 Result<std::optional<bool>> Settings::Bool(const std::string& key) {
   const SourcedValue* v = Use(key);
   if (v == nullptr) return std::optional<bool>();
-  std::string text = v->value;
-  std::transform(text.begin(), text.end(), text.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  const std::string text = AsciiLower(v->value);
   if (text == "true" || text == "1" || text == "yes") return std::optional<bool>(true);
   if (text == "false" || text == "0" || text == "no") return std::optional<bool>(false);
   return InvalidInput("expected true or false, got '" + v->value + "'")

@@ -120,9 +120,7 @@ Status MapTitanPipeline(Settings& s, JobBuilder& job, int64_t pp) {
     name = v->value;
     source = v->source;
   }
-  std::string lower = name;
-  std::transform(lower.begin(), lower.end(), lower.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  const std::string lower = AsciiLower(name);
   const auto* found = std::find_if(std::begin(kSchedules), std::end(kSchedules),
                                    [&](const auto& e) { return lower == e.first; });
   if (found == std::end(kSchedules)) {

@@ -11,6 +11,7 @@
 
 #include "strata/core/did_you_mean.h"
 #include "strata/core/file_io.h"
+#include "strata/core/strings.h"
 #include "strata/core/text_scan.h"
 #include "strata/core/yaml_fields.h"
 #include "strata/importer/framework_mappers.h"
@@ -118,8 +119,7 @@ class VerlRlReader {
   }
 
   Result<bool> Bool(const VerlValue& v) {
-    std::string t = v.value;
-    for (char& c : t) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    const std::string t = AsciiLower(v.value);
     if (t == "true") return true;
     if (t == "false") return false;
     return AtKey(InvalidInput(fmt::format("{} = '{}': expected True or False", Where(v), v.value)),

@@ -13,6 +13,7 @@
 #include "strata/hw/bandwidth_map.h"
 #include "strata/hw/gpu_catalog.h"
 #include "strata/hw/interconnects.h"
+#include "strata/job/resolve_with_engines.h"
 #include "strata/model/flops.h"
 #include "strata/model/param_count.h"
 #include "strata/sim/step_constants.h"
@@ -131,14 +132,15 @@ Error ActorJobError(const RlSpec& spec, const Error& inner, const std::string& w
 Result<ActorTimes> EvaluateActor(const Workspace& workspace, const RlSpec& spec, int64_t train_gpus,
                                  const ResolvedJob* whole) {
   ActorTimes a;
-  auto fixed = ResolveJob(ActorRequest(spec, train_gpus, whole));
+  const FrameworkEngines& engines = workspace.memory.engines;  // read once by the workspace
+  auto fixed = ResolveJob(ActorRequest(spec, train_gpus, whole), engines);
   int64_t asked_micro = 0;
   if (!fixed.ok() && spec.dynamic_batch()) {
     // Under the dynamic batch the job's fixed micro batch is not what runs (verl ignores
     // ppo_micro_batch_size_per_gpu): its layout is read at one sample a micro batch.
     JobRequest one = ActorRequest(spec, train_gpus, whole);
     one.overrides.push_back("batch.micro_batch=1");
-    auto layout_only = ResolveJob(one);
+    auto layout_only = ResolveJob(one, engines);
     if (layout_only.ok()) {
       fixed = std::move(layout_only);
       // The micro batch the job asks, for the report's comparison.
@@ -226,7 +228,7 @@ Result<ActorTimes> EvaluateActor(const Workspace& workspace, const RlSpec& spec,
               packed.micro_batches));
     }
     a.micro_batches.push_back({name, packed, mini_batch});
-    auto job = ResolveJob(ActorRequest(spec, train_gpus, whole, &packed, l.dp, l.cp));
+    auto job = ResolveJob(ActorRequest(spec, train_gpus, whole, &packed, l.dp, l.cp), engines);
     if (!job.ok() && whole != nullptr) return std::move(job).error();
     if (!job.ok()) {
       return ActorJobError(
@@ -236,7 +238,8 @@ Result<ActorTimes> EvaluateActor(const Workspace& workspace, const RlSpec& spec,
     STRATA_ASSIGN_OR_RETURN(PassTimes p, EvaluatePass(workspace, *job));
     // The time is the balanced micro batches'; the memory peak is the largest one's.
     if (packed.largest_micro_batch_tokens > packed.tokens_per_micro_batch + 0.5) {
-      auto largest = ResolveJob(ActorRequest(spec, train_gpus, whole, &packed, l.dp, l.cp, true));
+      auto largest =
+          ResolveJob(ActorRequest(spec, train_gpus, whole, &packed, l.dp, l.cp, true), engines);
       if (!largest.ok() && whole != nullptr) return std::move(largest).error();
       if (!largest.ok()) {
         return ActorJobError(

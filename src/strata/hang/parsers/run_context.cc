@@ -80,8 +80,7 @@ std::string_view BarDescription(std::string_view before_bar) {
 // set...") is a set-up or evaluation stage, which runs before any training step.
 bool TrainingBar(std::string_view description) {
   if (description.empty()) return true;
-  std::string lower(description);
-  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const std::string lower = AsciiLower(description);
   for (std::string_view word : {"epoch", "step", "train", "iter", "batch", "update"}) {
     if (Contains(lower, word)) return true;
   }
