@@ -214,6 +214,33 @@ TEST(ParseLogLine, Verl) {
   EXPECT_TRUE(Parse("ip_ratio:0.004 - timing_s/step:96.551 - timing_per_token_ms/ref:").empty());
 }
 
+// OpenRLHF's status line (the form of OpenRLHF/OpenRLHF@3c3be623:openrlhf/trainer/ppo_trainer.py,
+// logger.info(f"✨ Global step {global_step}: {log_status}"), values chosen for the test): the
+// step from "Global step N", the loss from policy_loss, the step time from timing/step_total; a
+// paste's elision ("...") is skipped. A dict after "Global step N:" without policy_loss or
+// timing/step_total is no step, and an HF Trainer dict stays one.
+TEST(ParseLogLine, OpenRlhf) {
+  const StepRecord r = OneStep(
+      "(PPOTrainer pid=812) INFO ppo_trainer.py:547] \xE2\x9C\xA8 Global step 12: "
+      "{'policy_loss': 0.012, 'actor_grad_norm': 0.29, 'actor_lr': 3.25e-06, "
+      "'timing/generation': 50.0, 'timing/step_total': 92.5}");
+  EXPECT_EQ(r.format, LogFormat::kOpenRlhf);
+  EXPECT_EQ(r.step, 12);
+  EXPECT_DOUBLE_EQ(*r.loss, 0.012);
+  EXPECT_DOUBLE_EQ(*r.grad_norm, 0.29);
+  EXPECT_DOUBLE_EQ(*r.learning_rate, 3.25e-06);
+  EXPECT_DOUBLE_EQ(*r.step_time_s, 92.5);
+  const StepRecord elided =
+      OneStep("Global step 2: {'policy_loss': 0.00035, 'actor_lr': 5e-08, ...}");
+  EXPECT_EQ(elided.format, LogFormat::kOpenRlhf);
+  EXPECT_EQ(elided.step, 2);
+  EXPECT_DOUBLE_EQ(*elided.loss, 0.00035);
+  EXPECT_FALSE(elided.step_time_s.has_value());
+  EXPECT_TRUE(Parse("Global step 3: {'response_length': 40.375, 'actor_lr': 5e-07}").empty());
+  EXPECT_EQ(OneStep("step 3: {'loss': 1.5, 'grad_norm': 0.3}").format, LogFormat::kDict);
+  EXPECT_EQ(OneStep("Global step: {'loss': 1.5, 'grad_norm': 0.3}").format, LogFormat::kDict);
+}
+
 TEST(ParseLogLine, Nemo) {
   StepRecord r = OneStep(
       "Training epoch 0, iteration 120/149 | lr: 3e-05 | consumed_samples: 121 "

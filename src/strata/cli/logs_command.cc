@@ -161,7 +161,7 @@ int RunLogs(int argc, char** argv) {
         InvalidInput(
             fmt::format("read {} lines ({} bytes), recognised none of them as training steps: "
                         "not a log of Megatron-LM, ms-swift, HF Trainer, DeepSpeed, "
-                        "torchtitan, verl or NeMo, or one whose step lines were not kept",
+                        "torchtitan, verl, NeMo or OpenRLHF, or one whose step lines were not kept",
                         summary.lines, read->bytes))
             .InFile(o.path)
             .WithHint("nothing was checked; the formats and their lines are listed in "

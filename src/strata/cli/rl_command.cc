@@ -1,9 +1,9 @@
 // strata rl [rl-job.yaml] [--set key=value ...] [--explain] [--json] [--log VERL_LOG
 // [--verl-version X.Y.Z]]: memory per GPU in each phase of an RL step, where the step's time goes
 // (generation, log-prob passes, update, weight sync, idle), and colocated against every split of
-// the GPUs; with --log, verl's measured phases beside the prediction. With no job: the reference RL
-// job (data/jobs/qwen3.6-35b-a3b-grpo-h20x40.yaml). All arithmetic is in src/strata/rl/, the text
-// in src/strata/report/; this file parses flags.
+// the GPUs; with --log, verl's or OpenRLHF's measured phases beside the prediction. With no job:
+// the reference RL job (data/jobs/qwen3.6-35b-a3b-grpo-h20x40.yaml). All arithmetic is in
+// src/strata/rl/, the text in src/strata/report/; this file parses flags.
 #include <fmt/format.h>
 
 #include <optional>
@@ -35,8 +35,9 @@ int RunRl(int argc, char** argv) {
                  "override an RL job key (rollout.tp=4) or the actor's job "
                  "(actor.parallel.ep=16); repeatable");
   app.add_option("--log", log_path,
-                 "verl's console log of this RL job's run: its timing_s/*, perf/throughput and "
-                 "response_length/* beside the prediction");
+                 "the console log of this RL job's run, verl's (timing_s/*, perf/throughput, "
+                 "response_length/*) or OpenRLHF's (\"Global step N: {...}\" with timing/*): "
+                 "its phases beside the prediction");
   auto* version = app.add_option("--verl-version", verl_version,
                                  "verl's release that wrote --log (0.7.0: timing_s/gen includes "
                                  "the weight sync; 0.7.1 on: timing_s/update_weights holds it); "
@@ -64,18 +65,38 @@ int RunRl(int argc, char** argv) {
   if (!log_path.empty()) {
     auto text = ReadFile(log_path);
     if (!text.ok()) return ReportError(text.error());
+    // A log read, the job must be able to run for there to be a prediction to compare with.
+    auto runnable = [&]() -> Status {
+      if (eval->configured.valid) return OkStatus();
+      Error e = InvalidInput(fmt::format(
+          "the RL job as configured cannot run ({}): no prediction to compare with the log",
+          eval->configured.reason));
+      e.code = ErrorCode::kCheckFailed;
+      return e;
+    };
+    if (LooksLikeOpenRlhfLog(*text)) {
+      if (version_flag) {
+        return ReportError(
+            InvalidInput("--verl-version: the log is OpenRLHF's (\"Global step N: {...}\"), "
+                         "not verl's")
+                .InFile(log_path));
+      }
+      auto log = ParseOpenRlhfLog(*text);
+      if (!log.ok()) {
+        Error e = log.error();
+        return ReportError(e.InFile(log_path));
+      }
+      if (Status st = runnable(); !st.ok()) return ReportError(st.error());
+      const OpenRlhfComparison c = CompareOpenRlhfLog(*eval, *log);
+      return EmitOutputs(out, out.json ? RenderOpenRlhfLogJson(*eval, *log, c, log_path)
+                                       : RenderOpenRlhfLogText(*eval, *log, c, log_path));
+    }
     auto log = ParseVerlLog(*text);
     if (!log.ok()) {
       Error e = log.error();
       return ReportError(e.InFile(log_path));
     }
-    if (!eval->configured.valid) {
-      Error e = InvalidInput(fmt::format(
-          "the RL job as configured cannot run ({}): no prediction to compare with the log",
-          eval->configured.reason));
-      e.code = ErrorCode::kCheckFailed;
-      return ReportError(e);
-    }
+    if (Status st = runnable(); !st.ok()) return ReportError(st.error());
     const VerlComparison c = CompareVerlLog(*eval, *log, version_flag);
     return EmitOutputs(out, out.json ? RenderVerlLogJson(*eval, *log, c, log_path)
                                      : RenderVerlLogText(*eval, *log, c, log_path));

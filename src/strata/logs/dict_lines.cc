@@ -1,9 +1,15 @@
 // Dictionary lines: HF Trainer's str(logs) ("{'loss': 3.55, 'grad_norm': 1.41, ...}"), the
-// ms-swift additions to it, and logging.jsonl (the same keys as JSON). Python's repr is not
+// ms-swift additions to it, logging.jsonl (the same keys as JSON), and OpenRLHF's status line
+// ("Global step N: {'policy_loss': ..., 'timing/step_total': ...}",
+// OpenRLHF/OpenRLHF@3c3be623:openrlhf/trainer/ppo_trainer.py; its per-phase timers are read by
+// `strata rl --log`, src/strata/rl/openrlhf_log.cc). Python's repr is not
 // JSON (single quotes, nan, inf, True), so one tolerant flat scanner reads both. A dictionary
 // without its closing brace is refused: its last value may be cut short.
 #include <cmath>
+#include <cstdint>
+#include <optional>
 
+#include "strata/core/text_scan.h"
 #include "strata/logs/log_line_parser.h"
 #include "strata/logs/log_scan.h"
 
@@ -69,18 +75,27 @@ void StepFraction(std::string_view value, StepRecord& r, bool& have_step) {
 }
 
 // One dictionary starting at sc.pos ('{'). Returns false (and leaves sc.pos past what it read)
-// when it is not a complete flat dictionary of training metrics.
-bool OneDict(Scan& sc, ParsedLine& out) {
+// when it is not a complete flat dictionary of training metrics. `openrlhf_step`: the dict is
+// OpenRLHF's status for that global step (its keys: policy_loss, actor_grad_norm, actor_lr,
+// timing/step_total), where a paste may elide keys with "...".
+bool OneDict(Scan& sc, ParsedLine& out, std::optional<int64_t> openrlhf_step) {
   ++sc.pos;  // '{'
   StepRecord& r = out.record;
-  r.format = LogFormat::kDict;
+  r.format = openrlhf_step ? LogFormat::kOpenRlhf : LogFormat::kDict;
   bool metric = false, have_step = false, finished = false;
+  if (openrlhf_step) r.step = *openrlhf_step, have_step = true;
   for (;;) {
     sc.SkipSpace();
     if (sc.AtEnd()) return false;
     if (sc.s[sc.pos] == '}') {
       ++sc.pos;
       break;
+    }
+    if (openrlhf_step && sc.s.substr(sc.pos, 3) == "...") {
+      sc.pos += 3;
+      sc.SkipSpace();
+      if (!sc.AtEnd() && sc.s[sc.pos] == ',') ++sc.pos;
+      continue;
     }
     if (sc.s[sc.pos] != '\'' && sc.s[sc.pos] != '"') return false;
     auto key = Quoted(sc);
@@ -120,6 +135,18 @@ bool OneDict(Scan& sc, ParsedLine& out) {
       return is_string ? std::nullopt : ParseLogNumber(value);
     };
     const std::string_view k = *key;
+    if (openrlhf_step) {
+      if (k == "policy_loss") {
+        if (auto v = number()) r.loss = *v, metric = true;
+      } else if (k == "actor_grad_norm") {
+        if (auto v = number()) r.grad_norm = *v;
+      } else if (k == "actor_lr") {
+        if (auto v = number()) r.learning_rate = *v;
+      } else if (k == "timing/step_total") {
+        if (auto v = number(); v && *v > 0) r.step_time_s = *v, metric = true;
+      }
+      continue;
+    }
     if (k == "loss" || k == "lm loss") {
       if (auto v = number()) r.loss = *v, metric = true;
     } else if (k == "grad_norm") {
@@ -164,6 +191,17 @@ bool OneDict(Scan& sc, ParsedLine& out) {
   return true;
 }
 
+// "... Global step 12: " right before a dict: OpenRLHF's status line for global step 12.
+std::optional<int64_t> OpenRlhfStepBefore(std::string_view head) {
+  constexpr std::string_view kMark = "Global step ";
+  if (!head.ends_with(": ")) return std::nullopt;
+  head.remove_suffix(2);
+  size_t digits = head.size();
+  while (digits > 0 && head[digits - 1] >= '0' && head[digits - 1] <= '9') --digits;
+  if (digits == head.size() || !head.substr(0, digits).ends_with(kMark)) return std::nullopt;
+  return ParseInt64(head.substr(digits));
+}
+
 }  // namespace
 
 bool ParseDictLine(std::string_view text, std::vector<ParsedLine>& out) {
@@ -179,7 +217,7 @@ bool ParseDictLine(std::string_view text, std::vector<ParsedLine>& out) {
     }
     Scan sc{text, brace};
     ParsedLine parsed;
-    if (OneDict(sc, parsed)) {
+    if (OneDict(sc, parsed, OpenRlhfStepBefore(text.substr(0, brace)))) {
       out.push_back(parsed);
       any = true;
     }

@@ -51,6 +51,8 @@ std::string_view LogFormatName(LogFormat format) {
       return "verl";
     case LogFormat::kNemo:
       return "nemo";
+    case LogFormat::kOpenRlhf:
+      return "openrlhf";
   }
   return "unknown";
 }

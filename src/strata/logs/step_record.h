@@ -20,6 +20,7 @@ enum class LogFormat {
   kTorchtitan,       // "step: N  loss: ...  memory: ...GiB(..%)  tps: ...  tflops: ...  mfu: ...%"
   kVerl,             // "step:N - key:value - key:value"
   kNemo,             // NeMo 2 "Training epoch E, iteration N/M | ..." and Lightning progress bars
+  kOpenRlhf,         // OpenRLHF's PPO trainers: "Global step N: {'policy_loss': ..., ...}"
 };
 std::string_view LogFormatName(LogFormat format);  // "megatron", "ms-swift-megatron", ...
 

@@ -438,6 +438,49 @@ std::string SemanticsText(const VerlComparison& c) {
 
 }  // namespace
 
+namespace {
+
+// The measured-against-predicted table of a log's phases, and the lines read only in part.
+std::string PhaseTable(const std::vector<VerlPhaseRow>& rows,
+                       const std::vector<std::string>& notes) {
+  Table table({{"metric", Align::kLeft},
+               {"unit", Align::kLeft},
+               {"measured"},
+               {"steps"},
+               {"strata"},
+               {"error (%)"},
+               {"strata's quantity", Align::kLeft}});
+  for (const VerlPhaseRow& r : rows) {
+    table.AddRow({r.key, r.unit, r.measured ? Number(*r.measured, r.unit) : "not in the log",
+                  std::to_string(r.measured_steps), Number(r.predicted, r.unit),
+                  r.error ? fmt::format("{:+.0f}", 100 * *r.error) : "", r.predicted_from});
+  }
+  std::string out = table.Render();
+  if (!notes.empty()) {
+    out += "\nread in part:\n";
+    for (const std::string& n : notes) out += "  " + n + "\n";
+  }
+  return out;
+}
+
+Json PhaseRowsJson(const std::vector<VerlPhaseRow>& rows) {
+  Json out = Json::array();
+  for (const VerlPhaseRow& r : rows) {
+    Json row;
+    row["metric"] = r.key;
+    row["unit"] = r.unit;
+    row["measured"] = r.measured ? JsonNumber(*r.measured) : Json(nullptr);
+    row["measured_steps"] = r.measured_steps;
+    row["predicted"] = JsonNumber(r.predicted);
+    row["error"] = r.error ? JsonNumber(*r.error) : Json(nullptr);
+    row["predicted_from"] = r.predicted_from;
+    out.push_back(row);
+  }
+  return out;
+}
+
+}  // namespace
+
 std::string RenderVerlLogText(const RlEvaluation& e, const VerlLog& log, const VerlComparison& c,
                               const std::string& log_path) {
   std::string out = Header(e);
@@ -446,24 +489,7 @@ std::string RenderVerlLogText(const RlEvaluation& e, const VerlLog& log, const V
   out += fmt::format("{}: {}\n", SemanticsText(c), c.semantics_source);
   out += fmt::format("\nmeasured (mean over the log's steps) against strata rl ({}):\n",
                      PlacementName(e.configured));
-  Table table({{"metric", Align::kLeft},
-               {"unit", Align::kLeft},
-               {"measured"},
-               {"steps"},
-               {"strata"},
-               {"error (%)"},
-               {"strata's quantity", Align::kLeft}});
-  for (const VerlPhaseRow& r : c.rows) {
-    table.AddRow({r.key, r.unit, r.measured ? Number(*r.measured, r.unit) : "not in the log",
-                  std::to_string(r.measured_steps), Number(r.predicted, r.unit),
-                  r.error ? fmt::format("{:+.0f}", 100 * *r.error) : "", r.predicted_from});
-  }
-  out += table.Render();
-  if (!log.notes.empty()) {
-    out += "\nread in part:\n";
-    for (const std::string& n : log.notes) out += "  " + n + "\n";
-  }
-  return out;
+  return out + PhaseTable(c.rows, log.notes);
 }
 
 std::string RenderVerlLogJson(const RlEvaluation& e, const VerlLog& log, const VerlComparison& c,
@@ -477,19 +503,31 @@ std::string RenderVerlLogJson(const RlEvaluation& e, const VerlLog& log, const V
   j["last_step"] = c.last_step;
   j["gen_includes_weight_sync"] = c.semantics == VerlGenSemantics::kIncludesSync;
   j["semantics_source"] = c.semantics_source;
-  Json rows = Json::array();
-  for (const VerlPhaseRow& r : c.rows) {
-    Json row;
-    row["metric"] = r.key;
-    row["unit"] = r.unit;
-    row["measured"] = r.measured ? JsonNumber(*r.measured) : Json(nullptr);
-    row["measured_steps"] = r.measured_steps;
-    row["predicted"] = JsonNumber(r.predicted);
-    row["error"] = r.error ? JsonNumber(*r.error) : Json(nullptr);
-    row["predicted_from"] = r.predicted_from;
-    rows.push_back(row);
-  }
-  j["rows"] = rows;
+  j["rows"] = PhaseRowsJson(c.rows);
+  j["notes"] = log.notes;
+  return DumpJson(j);
+}
+
+std::string RenderOpenRlhfLogText(const RlEvaluation& e, const OpenRlhfLog& log,
+                                  const OpenRlhfComparison& c, const std::string& log_path) {
+  std::string out = Header(e);
+  out += fmt::format("OpenRLHF log: {}, {} step{} (global step {} to {})\n", log_path, c.steps,
+                     c.steps == 1 ? "" : "s", c.first_step, c.last_step);
+  out += fmt::format("\nmeasured (mean over the log's steps) against strata rl ({}):\n",
+                     PlacementName(e.configured));
+  return out + PhaseTable(c.rows, log.notes);
+}
+
+std::string RenderOpenRlhfLogJson(const RlEvaluation& e, const OpenRlhfLog& log,
+                                  const OpenRlhfComparison& c, const std::string& log_path) {
+  Json j = JsonDocument("rl-openrlhf-log");
+  j["model"] = e.actor.model.name;
+  j["placement"] = PlacementName(e.configured);
+  j["log"] = log_path;
+  j["steps"] = c.steps;
+  j["first_step"] = c.first_step;
+  j["last_step"] = c.last_step;
+  j["rows"] = PhaseRowsJson(c.rows);
   j["notes"] = log.notes;
   return DumpJson(j);
 }
