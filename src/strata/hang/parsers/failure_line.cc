@@ -124,6 +124,27 @@ bool ClassifyFailureLine(std::string_view line, FailureSignal* s) {
     s->signal = "Segmentation fault";
     return true;
   }
+  // The kernel's own record of a process ended by an invalid access, in dmesg or syslog:
+  // "kernel: python[3551]: segfault at 1378 ip 00007fff859dbeff sp 00007fff3b60ce60 error 4 in
+  // libcuda.so.418.67[7fff858c5000+dec000]", and abrt's "Process 18817 (python3.7) of user
+  // 171971032 killed by SIGSEGV - dumping core" (ai4d-iasc/trixie#55). The process crashed on its
+  // own fault (in the library named); the kernel names a pid, never a rank.
+  if (Contains(line, "]: segfault at ") && Contains(line, " ip ") && Contains(line, " error ")) {
+    s->kind = K::kCrash;
+    s->signal = "Segmentation fault";
+    if (const size_t in = line.rfind(" in ");
+        in != std::string_view::npos && in > line.find(" error "))
+      s->detail = "segfault in " + std::string(TrimSpace(line.substr(in + 4, 80)));
+    return true;
+  }
+  for (std::string_view fatal : {"killed by SIGSEGV", "killed by SIGBUS", "killed by SIGILL",
+                                 "killed by SIGFPE", "killed by SIGABRT"}) {
+    if (Contains(line, fatal)) {
+      s->kind = K::kCrash;
+      s->signal = std::string(fatal.substr(10));
+      return true;
+    }
+  }
   // NCCL bootstrap: which interface, who checked in.
   if (Contains(line, "no socket interface found") || Contains(line, "Bootstrap : no socket")) {
     s->kind = K::kBootstrap;
@@ -608,6 +629,25 @@ bool ClassifyFailureLine(std::string_view line, FailureSignal* s) {
     s->global_rank = task;
     s->detail = "the coordination service lost task " + std::to_string(*task) +
                 " (no heartbeat: the process failed, was preempted or crashed)";
+    return true;
+  }
+  // The coordination service at start-up (jax.distributed.initialize; TensorFlow's TSL): a process
+  // that could not register with it, "DEADLINE_EXCEEDED: Deadline Exceeded" then "RPC:
+  // /tensorflow.CoordinationService/RegisterTask" (jax-ml/jax#35905), or the connect barrier every
+  // process must pass before the job exists, timed out because tasks never arrived:
+  // "DEADLINE_EXCEEDED: Barrier timed out. Barrier_id: PjRT_Client_Connect. Timed out task names:"
+  // (ayaka14732/llama-2-jax#20). The job never formed: a start-up fault. The tasks that barrier
+  // lists are the ones that never connected, not processes that failed at something. A barrier of
+  // the program's own (levanter's "multihost_broadcast_sync") times out mid-run and is not this.
+  if (Contains(line, "CoordinationService/RegisterTask") ||
+      (Contains(line, "Barrier timed out") && Contains(line, "PjRT_Client_Connect"))) {
+    s->kind = K::kBootstrap;
+    s->detail =
+        Contains(line, "RegisterTask")
+            ? "a process could not register with the coordination service at start-up "
+              "(coordinator address or port unreachable)"
+            : "the coordination service's connect barrier timed out: some processes never "
+              "connected at start-up (not launched, or the coordinator address is wrong for them)";
     return true;
   }
   // torch.multiprocessing.spawn, when a process it started ends: "ProcessExitedException: process
