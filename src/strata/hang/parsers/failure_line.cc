@@ -1,5 +1,6 @@
 #include "strata/hang/parsers/failure_line.h"
 
+#include <algorithm>
 #include <array>
 #include <string>
 #include <utility>
@@ -107,6 +108,23 @@ bool ClassifyFailureLine(std::string_view line, FailureSignal* s) {
         own_fault(LeadingInt(rest.substr(open + 2)))) {
       s->kind = K::kCrash;
       s->signal = std::string(rest.substr(0, 60));
+      return true;
+    }
+  }
+  // The failure signal handler of Google's libraries (absl, glog), which JAX, XLA and TensorFlow
+  // install: "*** SIGSEGV (@(nil)), see gl__________41#s15 received by PID 11743 (TID 12350) on
+  // cpu 17; stack trace: ***" (jax-ml/jax#12456), "*** SIGSEGV received at time=... on cpu 3 ***"
+  // or glog's "*** SIGABRT (@0x3e8) received by PID 2735 (TID 0x7f...) from PID 1000; stack
+  // trace: ***". The process ended by its own fault; a SIGTERM or SIGINT reported the same way
+  // came from outside and is not read here.
+  if (const std::string_view t = TrimSpace(line); t.starts_with("*** SIG")) {
+    const std::string_view name = t.substr(4, t.find_first_of(" (", 4) - 4);
+    constexpr std::array<std::string_view, 5> kOwnFaults = {"SIGSEGV", "SIGBUS", "SIGILL", "SIGFPE",
+                                                            "SIGABRT"};
+    if (Contains(t, " received ") &&
+        std::find(kOwnFaults.begin(), kOwnFaults.end(), name) != kOwnFaults.end()) {
+      s->kind = K::kCrash;
+      s->signal = std::string(name);
       return true;
     }
   }
