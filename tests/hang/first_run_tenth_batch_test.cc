@@ -154,6 +154,13 @@ TEST(FirstRunTenthBatch, GdbShowsTheWatchdogInsideACudaCall) {
                        "libtorch_cuda.so\n")
                 .finding.kind,
             "watchdog_stuck");
+  // Hand-made: a line numbered like a gdb frame ("#3 note (...)") but without gdb's address, " at "
+  // or " from " is no frame, and what it says is still read.
+  EXPECT_EQ(AnalyzeLog("#3 note (rank 0): [Rank 0] Watchdog caught collective operation timeout: "
+                       "WorkNCCL(SeqNum=5, OpType=ALLREDUCE, Timeout(ms)=600000) ran for 600100 "
+                       "milliseconds before timing out.\n")
+                .finding.kind,
+            "collective_timeout");
 }
 
 // An open miss of the corpus, a class a general rule reads (pytorch/pytorch#148976,

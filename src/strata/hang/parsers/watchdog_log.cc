@@ -78,7 +78,11 @@ class LogScanner {
     const size_t space = line.find(' ');
     if (space == std::string_view::npos) return false;
     std::string_view frame = TrimSpace(line.substr(space));
-    const bool gdb = frame.starts_with("0x") ? Contains(frame, " in ") : Contains(frame, " (");
+    // "#2  0x... in f () from lib.so" or, without an address, "#6  f (...) at file.cc:82".
+    const bool gdb =
+        frame.starts_with("0x")
+            ? Contains(frame, " in ")
+            : Contains(frame, " (") && (Contains(frame, ") at ") || Contains(frame, ") from "));
     if (!gdb) return false;
     if (LeadingInt(line.substr(1)) == 0) gdb_cuda_call_.clear();  // a new thread's innermost
     if (frame.starts_with("0x")) frame.remove_prefix(frame.find(" in ") + 4);
