@@ -654,7 +654,10 @@ bool Stuck(const EvidenceSet& ev, Finding& f) {
   const auto stuck = Of(ev, WatchdogEventKind::kHeartbeatTimeout);
   if (stuck.empty()) return false;
   f.kind = "watchdog_stuck";
-  f.summary = "the ProcessGroupNCCL watchdog itself got stuck (heartbeat monitor)";
+  f.summary =
+      stuck.front()->detail.empty()
+          ? "the ProcessGroupNCCL watchdog itself got stuck (heartbeat monitor)"
+          : "the ProcessGroupNCCL watchdog itself got stuck (" + stuck.front()->detail + ")";
   f.evidence.push_back(Cite(*stuck.front()));
   return true;
 }

@@ -93,31 +93,27 @@ bool WorkerFailed(const EvidenceSet& ev, Finding& f, bool killed_only) {
   return false;
 }
 
-// TORCH_DISTRIBUTED_DEBUG=DETAIL's "Detected mismatch between collectives on ranks": the same
-// SequenceNumber with different collectives or shapes is a mismatch (either side may be wrong);
-// different SequenceNumbers put the rank with the lower one behind.
+// TORCH_DISTRIBUTED_DEBUG=DETAIL's "Detected mismatch between collectives on ranks": a mismatch,
+// whether the two sides differ in collective, shape or SequenceNumber (either side may be wrong).
 bool DetailMismatch(const EvidenceSet& ev, Finding& f) {
   const auto lines = Of(ev, FailureKind::kDetailMismatch);
   if (lines.empty()) return false;
   const FailureSignal& s = *lines.front();
-  if (s.seq && s.other_seq && *s.seq != *s.other_seq && s.ranks.size() == 2) {
-    const bool first_behind = *s.seq < *s.other_seq;
-    f.kind = "lagging_rank";
-    f.ranks = {first_behind ? s.ranks[0] : s.ranks[1]};
-    f.op = first_behind ? s.op : s.other_op;
-    f.seq = std::min(*s.seq, *s.other_seq);
-    f.summary =
-        fmt::format("rank {} runs collective #{} while rank {} runs #{}", f.ranks[0], *f.seq,
-                    first_behind ? s.ranks[1] : s.ranks[0], std::max(*s.seq, *s.other_seq));
-  } else {
-    f.kind = "collective_mismatch";
-    f.op = s.op.empty() ? s.other_op : s.op;
-    f.seq = s.seq ? s.seq : s.other_seq;
-    f.summary =
-        fmt::format("TORCH_DISTRIBUTED_DEBUG=DETAIL: ranks {} run different collectives{}: {}",
-                    FormatRankRanges(s.ranks),
-                    f.seq ? fmt::format(" at SequenceNumber {}", *f.seq) : "", s.detail);
-  }
+  // ProcessGroupWrapper compares the fingerprints of the collectives the two ranks are running
+  // at that moment: both are inside a collective. Different sequence numbers say their sequences
+  // diverged (one ran a collective the other did not), not that the lower one has yet to come:
+  // either may be the wrong one (pytorch/pytorch#148976, BARRIER #1 against BARRIER #0), so no
+  // rank is named, as with different operations or shapes.
+  f.kind = "collective_mismatch";
+  f.op = s.op.empty() ? s.other_op : s.op;
+  f.seq = s.seq && s.other_seq ? std::min(*s.seq, *s.other_seq) : s.seq ? s.seq : s.other_seq;
+  const std::string sides = s.seq && s.other_seq && *s.seq != *s.other_seq && s.ranks.size() == 2
+                                ? fmt::format("rank {} runs #{}, rank {} runs #{}", s.ranks[0],
+                                              *s.seq, s.ranks[1], *s.other_seq)
+                                : s.detail;
+  f.summary = fmt::format(
+      "TORCH_DISTRIBUTED_DEBUG=DETAIL: ranks {} run different collectives{}: {}",
+      FormatRankRanges(s.ranks), f.seq ? fmt::format(" at SequenceNumber {}", *f.seq) : "", sides);
   f.evidence.push_back(Cite(s));
   return true;
 }

@@ -28,7 +28,7 @@ bool KilledRootCause(const EvidenceSet& ev);
 /// torchrun's "failed (exitcode: N) local_rank: L" line; `killed_only`: only exit code -9.
 bool WorkerFailed(const EvidenceSet& ev, Finding& f, bool killed_only);
 
-/// "Detected mismatch between collectives on ranks": a mismatch, or a rank behind.
+/// "Detected mismatch between collectives on ranks": a mismatch, naming neither rank.
 bool DetailMismatch(const EvidenceSet& ev, Finding& f);
 
 }  // namespace strata::hang

@@ -1,5 +1,6 @@
 #include "strata/hang/parsers/failure_line.h"
 
+#include <algorithm>
 #include <array>
 #include <string>
 #include <utility>
@@ -110,6 +111,23 @@ bool ClassifyFailureLine(std::string_view line, FailureSignal* s) {
       return true;
     }
   }
+  // The failure signal handler of Google's libraries (absl, glog), which JAX, XLA and TensorFlow
+  // install: "*** SIGSEGV (@(nil)), see gl__________41#s15 received by PID 11743 (TID 12350) on
+  // cpu 17; stack trace: ***" (jax-ml/jax#12456), "*** SIGSEGV received at time=... on cpu 3 ***"
+  // or glog's "*** SIGABRT (@0x3e8) received by PID 2735 (TID 0x7f...) from PID 1000; stack
+  // trace: ***". The process ended by its own fault; a SIGTERM or SIGINT reported the same way
+  // came from outside and is not read here.
+  if (const std::string_view t = TrimSpace(line); t.starts_with("*** SIG")) {
+    const std::string_view name = t.substr(4, t.find_first_of(" (", 4) - 4);
+    constexpr std::array<std::string_view, 5> kOwnFaults = {"SIGSEGV", "SIGBUS", "SIGILL", "SIGFPE",
+                                                            "SIGABRT"};
+    if (Contains(t, " received ") &&
+        std::find(kOwnFaults.begin(), kOwnFaults.end(), name) != kOwnFaults.end()) {
+      s->kind = K::kCrash;
+      s->signal = std::string(name);
+      return true;
+    }
+  }
   if (const size_t at = line.find("] Caught signal "); at != std::string_view::npos) {
     size_t used = 0;
     const std::string_view rest = line.substr(at + 16);
@@ -123,6 +141,27 @@ bool ClassifyFailureLine(std::string_view line, FailureSignal* s) {
     s->kind = K::kCrash;
     s->signal = "Segmentation fault";
     return true;
+  }
+  // The kernel's own record of a process ended by an invalid access, in dmesg or syslog:
+  // "kernel: python[3551]: segfault at 1378 ip 00007fff859dbeff sp 00007fff3b60ce60 error 4 in
+  // libcuda.so.418.67[7fff858c5000+dec000]", and abrt's "Process 18817 (python3.7) of user
+  // 171971032 killed by SIGSEGV - dumping core" (ai4d-iasc/trixie#55). The process crashed on its
+  // own fault (in the library named); the kernel names a pid, never a rank.
+  if (Contains(line, "]: segfault at ") && Contains(line, " ip ") && Contains(line, " error ")) {
+    s->kind = K::kCrash;
+    s->signal = "Segmentation fault";
+    if (const size_t in = line.rfind(" in ");
+        in != std::string_view::npos && in > line.find(" error "))
+      s->detail = "segfault in " + std::string(TrimSpace(line.substr(in + 4, 80)));
+    return true;
+  }
+  for (std::string_view fatal : {"killed by SIGSEGV", "killed by SIGBUS", "killed by SIGILL",
+                                 "killed by SIGFPE", "killed by SIGABRT"}) {
+    if (Contains(line, fatal)) {
+      s->kind = K::kCrash;
+      s->signal = std::string(fatal.substr(10));
+      return true;
+    }
   }
   // NCCL bootstrap: which interface, who checked in.
   if (Contains(line, "no socket interface found") || Contains(line, "Bootstrap : no socket")) {
@@ -608,6 +647,25 @@ bool ClassifyFailureLine(std::string_view line, FailureSignal* s) {
     s->global_rank = task;
     s->detail = "the coordination service lost task " + std::to_string(*task) +
                 " (no heartbeat: the process failed, was preempted or crashed)";
+    return true;
+  }
+  // The coordination service at start-up (jax.distributed.initialize; TensorFlow's TSL): a process
+  // that could not register with it, "DEADLINE_EXCEEDED: Deadline Exceeded" then "RPC:
+  // /tensorflow.CoordinationService/RegisterTask" (jax-ml/jax#35905), or the connect barrier every
+  // process must pass before the job exists, timed out because tasks never arrived:
+  // "DEADLINE_EXCEEDED: Barrier timed out. Barrier_id: PjRT_Client_Connect. Timed out task names:"
+  // (ayaka14732/llama-2-jax#20). The job never formed: a start-up fault. The tasks that barrier
+  // lists are the ones that never connected, not processes that failed at something. A barrier of
+  // the program's own (levanter's "multihost_broadcast_sync") times out mid-run and is not this.
+  if (Contains(line, "CoordinationService/RegisterTask") ||
+      (Contains(line, "Barrier timed out") && Contains(line, "PjRT_Client_Connect"))) {
+    s->kind = K::kBootstrap;
+    s->detail =
+        Contains(line, "RegisterTask")
+            ? "a process could not register with the coordination service at start-up "
+              "(coordinator address or port unreachable)"
+            : "the coordination service's connect barrier timed out: some processes never "
+              "connected at start-up (not launched, or the coordinator address is wrong for them)";
     return true;
   }
   // torch.multiprocessing.spawn, when a process it started ends: "ProcessExitedException: process

@@ -23,6 +23,7 @@ using failure_fields::Clean;
 using failure_fields::NcclHost;
 using failure_fields::RankSet;
 using failure_fields::ReadPgRank;
+using failure_fields::TokenAfter;
 
 constexpr size_t kMaxTextChars = 300;
 
@@ -335,6 +336,7 @@ class Scanner {
       root_ = false;
       return true;
     }
+    if (ReadOneLineRecord(line, number)) return true;
     if (Contains(line, "Not all ranks joining collective")) {
       if (fr_) out_.push_back(std::move(*fr_));
       fr_ = FailureSignal{};
@@ -428,6 +430,45 @@ class Scanner {
       in_summary_ = false;
       return false;
     }
+    return true;
+  }
+
+  // A record whole on one line: a log platform that collapses a multi-line event (CloudWatch
+  // behind its "  | 2024-08-23T22:22:58.879Z | " columns, Lightning-AI/litData#340) prints "[2]:
+  // time : 2024-08-23_22:22:58 host : algo-2 rank : 2 (local_rank: 2) exitcode : -6 (pid: 189)
+  // error_file: <N/A> traceback : Signal 6 (SIGABRT) received by PID 189". Its fields are the
+  // multi-line record's, in the same order; the rank and the exit code must both be there.
+  bool ReadOneLineRecord(std::string_view line, int number) {
+    const size_t rank_at = line.find("rank : ");
+    const size_t exit_at = line.find("exitcode : ");
+    if (rank_at == std::string_view::npos || exit_at == std::string_view::npos ||
+        exit_at < rank_at || !Contains(line.substr(rank_at), "(local_rank: ")) {
+      return false;
+    }
+    const auto rank = LeadingInt(line.substr(rank_at + 7));
+    const auto exit_code = LeadingInt(line.substr(exit_at + 11));
+    if (!rank || !exit_code) return false;
+    FlushRecord();
+    FailureSignal r;
+    r.kind = FailureKind::kChildFailed;
+    r.root_cause = in_summary_ && root_;
+    r.file = file_;
+    r.line = number;
+    r.global_rank = rank;
+    r.local_rank = IntAfter(line.substr(rank_at), "(local_rank: ");
+    r.exit_code = exit_code;
+    r.host = TokenAfter(line, "host : ");
+    r.time = TokenAfter(line, "time : ");
+    if (const size_t tb = line.find("traceback : "); tb != std::string_view::npos) {
+      const std::string_view value = line.substr(tb + 12);
+      if (const size_t open = value.find('('); open != std::string_view::npos) {
+        r.signal = std::string(value.substr(open + 1, value.find(')', open) - open - 1));
+      }
+      r.text = std::string(value.substr(0, kMaxTextChars));
+    } else {
+      r.text = "exitcode " + std::to_string(*exit_code);
+    }
+    out_.push_back(std::move(r));
     return true;
   }
 

@@ -1,7 +1,10 @@
 #include "strata/hang/parsers/watchdog_log.h"
 
+#include <algorithm>
+#include <array>
 #include <cctype>
 #include <limits>
+#include <string>
 #include <utility>
 
 #include "strata/core/strings.h"
@@ -41,7 +44,11 @@ class LogScanner {
     while (!message.empty() && message.front() == ' ') message.remove_prefix(1);
     message = StripGlogHeader(message, &e.timestamp);
     ReadPgPrefix(message, &e);
-    if (!Classify(line, message, &e)) return;
+    if (GdbFrame(line, &e)) {
+      if (e.kind != WatchdogEventKind::kHeartbeatTimeout) return;
+    } else if (!Classify(line, message, &e)) {
+      return;
+    }
     e.file = file_;
     e.line = number;
     e.text = line.size() > kMaxTextChars ? line.substr(0, kMaxTextChars) + "..." : line;
@@ -52,6 +59,57 @@ class LogScanner {
   std::vector<WatchdogEvent> Take() { return std::move(events_); }
 
  private:
+  // gdb's "thread apply all bt": "Thread 9 (Thread 0x1554539fc700 (LWP 153338)):", then the
+  // thread's frames, innermost first: "#2  0x0000155520c4a915 in cudaGetLastError () from
+  // lib/libcudart.so.11.0". The NCCL watchdog's loop (ProcessGroupNCCL::workCleanupLoop,
+  // ncclCommWatchdog, watchdogHandler, Watchdog::run) shown inside a CUDA call is the watchdog
+  // blocked in the CUDA API (pytorch/pytorch#101463: "workCleanupLoop is stuck on
+  // cudaGetLastError", NCCL kernels holding the GPU): the hang the heartbeat monitor reports as
+  // "watchdog got stuck ... a NCCL/CUDA API hang blocking the watchdog". At rest the watchdog
+  // waits on a condition variable, not in CUDA. Returns whether the line is a gdb line; sets
+  // e->kind to kHeartbeatTimeout at the watchdog's frame of such a thread.
+  bool GdbFrame(std::string_view line, WatchdogEvent* e) {
+    if (line.starts_with("Thread ") && Contains(line, "(LWP ")) {
+      gdb_cuda_call_.clear();
+      return true;
+    }
+    if (line.size() < 2 || line[0] != '#' || !std::isdigit(static_cast<unsigned char>(line[1])))
+      return false;
+    const size_t space = line.find(' ');
+    if (space == std::string_view::npos) return false;
+    std::string_view frame = TrimSpace(line.substr(space));
+    // "#2  0x... in f () from lib.so" or, without an address, "#6  f (...) at file.cc:82".
+    const bool gdb =
+        frame.starts_with("0x")
+            ? Contains(frame, " in ")
+            : Contains(frame, " (") && (Contains(frame, ") at ") || Contains(frame, ") from "));
+    if (!gdb) return false;
+    if (LeadingInt(line.substr(1)) == 0) gdb_cuda_call_.clear();  // a new thread's innermost
+    if (frame.starts_with("0x")) frame.remove_prefix(frame.find(" in ") + 4);
+    const std::string_view function = frame.substr(0, frame.find(" ("));
+    const bool cuda_function =
+        function.starts_with("cuda") || (function.size() > 2 && function.starts_with("cu") &&
+                                         std::isupper(static_cast<unsigned char>(function[2])));
+    if (cuda_function || Contains(frame, "from lib/libcuda") || Contains(frame, "/libcuda")) {
+      // The innermost CUDA frame, or the first named one above unnamed ("??") driver frames.
+      if (gdb_cuda_call_.empty() || (gdb_cuda_call_ == "??" && cuda_function))
+        gdb_cuda_call_ = function;
+      return true;
+    }
+    constexpr std::array<std::string_view, 4> kWatchdogLoops = {
+        "ProcessGroupNCCL::workCleanupLoop", "ProcessGroupNCCL::ncclCommWatchdog",
+        "ProcessGroupNCCL::watchdogHandler", "ProcessGroupNCCL::Watchdog::run"};
+    const bool watchdog = std::any_of(kWatchdogLoops.begin(), kWatchdogLoops.end(),
+                                      [&](std::string_view w) { return Contains(function, w); });
+    if (watchdog && !gdb_cuda_call_.empty()) {
+      e->kind = WatchdogEventKind::kHeartbeatTimeout;
+      e->detail = "a stack dump shows the NCCL watchdog thread inside the CUDA call " +
+                  gdb_cuda_call_ + ": the watchdog is blocked in the CUDA API";
+      gdb_cuda_call_.clear();
+    }
+    return true;
+  }
+
   bool Classify(std::string_view line, std::string_view m, WatchdogEvent* e) {
     using K = WatchdogEventKind;
     if (Contains(m, "Watchdog caught collective operation timeout") ||
@@ -138,12 +196,24 @@ class LogScanner {
   std::vector<WatchdogEvent> events_;
   size_t last_timeout_ = std::numeric_limits<size_t>::max();
   int64_t snapshot_seq_ = -1;
+  std::string gdb_cuda_call_;  // the CUDA call of the gdb thread being read; empty when none
 };
 
 // A terminal wraps long lines at its width, inside words: "NumelIn=112, Numel" + "Out=112, ...".
 // A line whose WorkNCCL(...) is not closed is joined with the lines after it (at most
 // kMaxJoinedLines, and never with one that starts a new prefixed message).
 constexpr int kMaxJoinedLines = 4;
+
+// A line that starts a message of its own: one opening with '[' (torchrun's "[rankN]:", glog's
+// "[E918 ..."), or one that carries torchrun's rank prefix behind a collector's own prefix, the
+// date a log platform puts first ("2026-09-18 19:29:25 [rank2]:[E918 ...",
+// modelscope/ms-swift#10183). A wrapped continuation is the rest of a cut line and carries none:
+// joined, the next rank's message would be read as the end of this rank's.
+bool StartsMessage(std::string_view next) {
+  if (next.front() == '[') return true;
+  size_t prefix_end = 0;
+  return GlobalRankPrefix(next, &prefix_end).has_value();
+}
 
 bool OpenWorkNccl(std::string_view line, std::string_view next) {
   const size_t at = line.find("WorkNCCL(");
@@ -201,7 +271,7 @@ std::vector<WatchdogEvent> ParseWatchdogLog(std::string_view text, const std::st
       const size_t next_end = next_line(end + 1);
       std::string_view next = text.substr(end + 1, next_end - end - 1);
       if (!next.empty() && next.back() == '\r') next.remove_suffix(1);
-      if (next.empty() || next.front() == '[') break;
+      if (next.empty() || StartsMessage(next)) break;
       const std::string_view so_far = joined.empty() ? line : std::string_view(joined);
       if (!OpenWorkNccl(so_far, next) && !OpenStatus(so_far, next)) break;
       if (joined.empty())
