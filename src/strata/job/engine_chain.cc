@@ -152,13 +152,17 @@ Status ResolveAdapterTargets(JobSpec& spec, const FrameworkEngines& engines,
     }
     for (const std::string& name : targets) {
       const std::string_view fused = FusedTargetOf(name);
+      if (fused == "router") {
+        return refuse(fmt::format("'{}' is transformers' name of the MoE router; {} with sharding "
+                                  "{} trains megatron-core's layers, whose router is 'router'",
+                                  name, spec.framework.name, chain.mode),
+                      "name router (what ms-swift's all-router adds)");
+      }
       if (!fused.empty()) {
         return refuse(fmt::format("'{}': {} with sharding {} trains megatron-core's layers, whose "
                                   "linears are fused; '{}' is part of '{}'",
                                   name, spec.framework.name, chain.mode, name, fused),
-                      fused == "router" ? "name router (what ms-swift's all-router adds)"
-                                        : "name linear_qkv, linear_proj, linear_fc1, linear_fc2 "
-                                          "(or all-linear)");
+                      "name linear_qkv, linear_proj, linear_fc1, linear_fc2 (or all-linear)");
       }
       if (name == "shared_expert_gate") {
         return refuse(fmt::format("'{}': megatron-core's shared-expert gate is a parameter "
