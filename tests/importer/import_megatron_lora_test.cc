@@ -36,18 +36,19 @@ TEST(ImportMegatronLora, TunerTypeLoraIsTheAdapterOnTheFusedLinears) {
   EXPECT_EQ(r->job.adapter.rank, 8);
   EXPECT_DOUBLE_EQ(r->job.adapter.alpha, 32);
   EXPECT_DOUBLE_EQ(r->job.adapter.dropout, 0.05);  // Megatron-SWIFT's default
-  EXPECT_EQ(r->job.adapter.targets,
-            (std::vector<std::string>{"linear_qkv", "linear_proj", "linear_fc1", "linear_fc2"}));
+  // all-linear is resolved against the model with the job (ResolveAdapterTargets): the four
+  // fused linears on Qwen3-32B.
+  EXPECT_EQ(r->job.adapter.targets, std::vector<std::string>{"all-linear"});
 }
 
 TEST(ImportMegatronLora, DefaultsAndNamedLinears) {
-  // train_type (3.x) and no target_modules: all-linear, the four fused linears.
+  // train_type (3.x) and no target_modules: all-linear, resolved with the model.
   auto plain = ImportJob(
       "megatron sft --model Qwen/Qwen3-32B --train_type lora --tensor_model_parallel_size 2 "
       "--sequence_parallel true --micro_batch_size 1 --global_batch_size 8 --max_length 2048\n",
       "train.sh", TwoH100());
   ASSERT_TRUE(plain.ok()) << plain.error().Format();
-  EXPECT_EQ(plain->job.adapter.targets.size(), 4u);
+  EXPECT_EQ(plain->job.adapter.targets, std::vector<std::string>{"all-linear"});
   EXPECT_EQ(plain->job.adapter.rank, 8);
   // A list of megatron names, as argparse takes it (nargs='+').
   auto two = ImportJob(std::string(kDocScript) + " --target_modules linear_qkv linear_proj\n",
@@ -74,13 +75,23 @@ TEST(ImportMegatronLora, RefusesWhatItCannotCount) {
       ImportJob(std::string(kDocScript) + " --target_regex '.*qkv'\n", "train.sh", TwoH100());
   ASSERT_FALSE(regex.ok());
   EXPECT_NE(regex.error().Format().find("target_regex"), std::string::npos);
-  // Adapters on routed experts are not modelled: refused, not imported as full training.
+  // all-embedding is not modelled.
+  auto embedding = ImportJob(std::string(kDocScript) + " --target_modules all-embedding\n",
+                             "train.sh", TwoH100());
+  ASSERT_FALSE(embedding.ok());
+  EXPECT_NE(embedding.error().Format().find("all-embedding"), std::string::npos)
+      << embedding.error().Format();
+}
+
+// Adapters on routed experts: Megatron-SWIFT's all-linear reaches the grouped expert linears.
+// Before, this import was refused ("strata does not model adapters on routed experts").
+TEST(ImportMegatronLora, MoeModelAllLinearImports) {
   auto moe = ImportJob(
       "megatron sft --model Qwen/Qwen3-30B-A3B --tuner_type lora --expert_model_parallel_size 2 "
       "--micro_batch_size 1 --global_batch_size 8 --max_length 2048\n",
       "train.sh", TwoH100());
-  ASSERT_FALSE(moe.ok());
-  EXPECT_NE(moe.error().Format().find("MoE"), std::string::npos) << moe.error().Format();
+  ASSERT_TRUE(moe.ok()) << moe.error().Format();
+  EXPECT_EQ(moe->job.adapter.targets, std::vector<std::string>{"all-linear"});
 }
 
 // argparse's nargs='+' lists: every word up to the next flag is the flag's value. Before, only
@@ -105,11 +116,19 @@ TEST(ImportMegatronLora, SavedArgsListsAndEveryWordChecked) {
   auto r = ImportJob(args, "args.json", TwoH100());
   ASSERT_TRUE(r.ok()) << r.error().Format();
   EXPECT_EQ(r->job.adapter.targets, (std::vector<std::string>{"linear_qkv", "linear_proj"}));
+  // all-router adds the TopKRouter beside all-linear, whatever the order.
   for (const char* list : {"all-linear all-router", "all-router all-linear"}) {
+    auto both = ImportJob(std::string(kDocScript) + " --target_modules " + list + "\n", "train.sh",
+                          TwoH100());
+    ASSERT_TRUE(both.ok()) << list << ": " << both.error().Format();
+    EXPECT_EQ(both->job.adapter.targets, (std::vector<std::string>{"all-linear", "router"}))
+        << list;
+  }
+  for (const char* list : {"all-linear all-embedding", "all-embedding all-linear"}) {
     auto bad = ImportJob(std::string(kDocScript) + " --target_modules " + list + "\n", "train.sh",
                          TwoH100());
     ASSERT_FALSE(bad.ok()) << list;
-    EXPECT_NE(bad.error().Format().find("all-router"), std::string::npos) << list;
+    EXPECT_NE(bad.error().Format().find("all-embedding"), std::string::npos) << list;
   }
 }
 

@@ -212,7 +212,8 @@ TEST(TrlImportTest, BadRecipesAreErrorsNamingTheFileAndKey) {
       {"GPT-2 names", "- q_proj\n", "- c_attn\n",
        "adapter target 'c_attn' (config_qlora.yaml:14: lora_target_modules): strata models "
        "adapters on the decoder's linear layers q_proj, k_proj, v_proj, o_proj, gate_proj, "
-       "up_proj, down_proj, all-linear\n  hint: a model that names its layers otherwise (a fused "
+       "up_proj, down_proj, gate, shared_expert_gate, in_proj_qkvz, in_proj_ba, out_proj, "
+       "all-linear\n  hint: a model that names its layers otherwise (a fused "
        "c_attn, W_pack or query_key_value): give the Llama-style equivalent with --set "
        "adapter.targets=[q_proj, k_proj, v_proj]"},
       {"rank in words", "lora_r: 16", "lora_r: sixteen", "adapter.rank"},

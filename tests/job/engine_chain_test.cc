@@ -9,6 +9,7 @@
 
 #include "strata/core/file_io.h"
 #include "strata/job/resolve_with_engines.h"
+#include "strata/model/model_config.h"
 
 namespace strata {
 namespace {
@@ -184,6 +185,57 @@ TEST(EngineChain, AJobIsResolvedWithTheEnginesPassedIn) {
   auto by_spec = ResolveJob(shipped->spec, megatron);
   ASSERT_TRUE(by_spec.ok()) << by_spec.error().Format();
   EXPECT_EQ(by_spec->spec.adapter.targets, fused);
+}
+
+// An MoE model's all-linear as each engine builds it. Before, every adapter on an MoE or Gated
+// DeltaNet model was refused ("strata does not model adapters on routed experts").
+// megatron-core: ms-swift's all-linear is the fused linears and, on Qwen3-Next, the Gated
+// DeltaNet's three nn.Linear (transformers' module inside megatron-core); mcore-bridge's LoRA
+// refuses DoRA and, on routed experts, ETP > 1. HF code: PEFT's names, and routed experts only
+// in transformers 4.x's nn.ModuleList layout (qwen3_moe, qwen3_next).
+TEST(EngineChain, AdapterTargetsOnMoeAndGatedDeltaNetModels) {
+  const FrameworkEngines engines = Shipped();
+  auto next = LoadModelConfig("qwen3-next-80b-a3b");
+  ASSERT_TRUE(next.ok()) << next.error().Format();
+  JobSpec swift = LoraJob("ms-swift", ShardingMode::kZero1, {"all-linear", "router"});
+  ASSERT_TRUE(ResolveAdapterTargets(swift, engines, &*next).ok());
+  EXPECT_EQ(swift.adapter.targets,
+            (std::vector<std::string>{"linear_qkv", "linear_proj", "linear_fc1", "linear_fc2",
+                                      "in_proj_qkvz", "in_proj_ba", "out_proj", "router"}));
+  JobSpec etp = LoraJob("ms-swift", ShardingMode::kZero1, {"all-linear"});
+  etp.layout.etp = 2;
+  auto etp_refused = ResolveAdapterTargets(etp, engines, &*next);
+  ASSERT_FALSE(etp_refused.ok());
+  EXPECT_EQ(etp_refused.error().field, "parallel.etp");
+  JobSpec dora = LoraJob("ms-swift", ShardingMode::kZero1, {"linear_qkv"});
+  dora.adapter.kind = AdapterKind::kDora;
+  auto dora_refused = ResolveAdapterTargets(dora, engines, &*next);
+  ASSERT_FALSE(dora_refused.ok());
+  EXPECT_EQ(dora_refused.error().field, "adapter.kind");
+  JobSpec gate = LoraJob("ms-swift", ShardingMode::kZero1, {"gate"});
+  auto gate_refused = ResolveAdapterTargets(gate, engines, &*next);
+  ASSERT_FALSE(gate_refused.ok());
+  EXPECT_EQ(gate_refused.error().hint, "name router (what ms-swift's all-router adds)");
+  // HF code: all-linear stays PEFT's; the router is 'gate' there, not 'router'.
+  JobSpec hf = LoraJob("hf-trainer", ShardingMode::kNone, {"all-linear"});
+  ASSERT_TRUE(ResolveAdapterTargets(hf, engines, &*next).ok());
+  EXPECT_EQ(hf.adapter.targets, std::vector<std::string>{"all-linear"});
+  JobSpec hf_router = LoraJob("hf-trainer", ShardingMode::kNone, {"router"});
+  auto router_refused = ResolveAdapterTargets(hf_router, engines, &*next);
+  ASSERT_FALSE(router_refused.ok());
+  EXPECT_NE(router_refused.error().message.find("'router' is megatron-core's TopKRouter"),
+            std::string::npos)
+      << router_refused.error().message;
+  // Qwen3.6 (qwen3_5_moe) exists in transformers 5 only, whose experts are 3-D parameters.
+  auto q36 = LoadModelConfig("qwen3.6-35b-a3b");
+  ASSERT_TRUE(q36.ok()) << q36.error().Format();
+  JobSpec hf36 = LoraJob("hf-trainer", ShardingMode::kNone, {"all-linear"});
+  auto q36_refused = ResolveAdapterTargets(hf36, engines, &*q36);
+  ASSERT_FALSE(q36_refused.ok());
+  EXPECT_NE(q36_refused.error().message.find("model_type qwen3_5_moe"), std::string::npos)
+      << q36_refused.error().message;
+  JobSpec hf36_attention = LoraJob("hf-trainer", ShardingMode::kNone, {"q_proj", "v_proj"});
+  EXPECT_TRUE(ResolveAdapterTargets(hf36_attention, engines, &*q36).ok());
 }
 
 }  // namespace

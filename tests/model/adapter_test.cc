@@ -125,5 +125,85 @@ TEST(Adapter, MegatronFusedLinearsCarryOneAdapterEach) {
   EXPECT_EQ(FusedTargetOf("linear_qkv"), "");
 }
 
+// Qwen3-30B-A3B (data/models/qwen3-30b-a3b.json): 48 layers, hidden 2048, 32 q heads x 128 =
+// 4096, 4 KV heads x 128 = 512, every layer MoE with 128 experts of width 768, top 8, no shared
+// expert. all-linear at r 32, by hand:
+// megatron-core (ms-swift's all-linear: linear_qkv, linear_proj, linear_fc1, linear_fc2; the
+// TopKRouter only with all-router), one A and B per expert on the grouped linears:
+//   linear_qkv  32 x (2048 + 4096 + 2 x 512)       =    229,376
+//   linear_proj 32 x (4096 + 2048)                 =    196,608
+//   linear_fc1  128 x 32 x (2048 + 2 x 768)        = 14,680,064
+//   linear_fc2  128 x 32 x (768 + 2048)            = 11,534,336
+//   a layer: 26,640,384; 48 layers: 1,278,738,432, of which routed 48 x 26,214,400 =
+//   1,258,291,200.
+// PEFT on transformers 4.x (every nn.Linear: q, k, v, o; each expert's gate, up and down; the
+// router `gate`):
+//   q 32 x (2048 + 4096) = 196,608; k and v 32 x (2048 + 512) = 81,920 each; o 196,608
+//   experts 128 x 3 x 32 x (2048 + 768) = 34,603,008; router 32 x (2048 + 128) = 69,632
+//   a layer: 35,229,696; 48 layers: 1,691,025,408.
+// A token passes top 8 experts: routed FLOP per token and layer 8 x 2 x 32 x ((2048 + 1536) +
+// (768 + 2048)) = 3,276,800 (megatron); saved A x per token 2 x 32 (attention) + 8 x 2 x 32.
+TEST(Adapter, AllLinearOnQwen3MoeExperts) {
+  auto loaded = LoadModelConfig("qwen3-30b-a3b");
+  ASSERT_TRUE(loaded.ok()) << loaded.error().Format();
+  const ModelConfig& m = *loaded;
+  const AdapterSpec megatron = Lora(AdapterKind::kLora, 32, MegatronAllLinear(m));
+  EXPECT_EQ(MegatronAllLinear(m),
+            (std::vector<std::string>{"linear_qkv", "linear_proj", "linear_fc1", "linear_fc2"}));
+  const AdapterLayerCost layer = AdapterCostOfLayer(m, megatron, m.layers[0]);
+  EXPECT_EQ(layer.params, 26'640'384);
+  EXPECT_EQ(layer.routed_params, 26'214'400);
+  EXPECT_DOUBLE_EQ(layer.routed_flop_per_token, 3'276'800.0);
+  EXPECT_DOUBLE_EQ(layer.flop_per_token, 3'276'800.0 + 2.0 * (229'376 + 196'608));
+  EXPECT_DOUBLE_EQ(layer.saved_elements_per_token, 2 * 32 + 8 * 2 * 32.0);
+  EXPECT_DOUBLE_EQ(layer.routed_saved_elements_per_token, 8 * 2 * 32.0);
+  const AdapterCoverage cov = CoverageOf(m, megatron);
+  EXPECT_EQ(cov.params, 1'278'738'432);
+  EXPECT_EQ(cov.routed_params, 1'258'291'200);
+  EXPECT_EQ(cov.matrices,
+            (std::vector<std::string>{
+                "linear_qkv 2048->5120 on 48 layers", "linear_proj 4096->2048 on 48 layers",
+                "linear_fc1 2048->1536 x 128 routed experts (8 a token) on 48 layers",
+                "linear_fc2 768->2048 x 128 routed experts (8 a token) on 48 layers"}));
+  EXPECT_EQ(ModelAdapterParams(m, Lora(AdapterKind::kLora, 32, {"all-linear"})), 1'691'025'408);
+  // all-router adds megatron-core's TopKRouter, h -> E: 48 x 32 x (2048 + 128) = 3,342,336.
+  AdapterSpec router = megatron;
+  router.targets.emplace_back("router");
+  EXPECT_EQ(ModelAdapterParams(m, router), 1'278'738'432 + 3'342'336);
+}
+
+// Qwen3-Next-80B-A3B (data/models/qwen3-next-80b-a3b.json, the published config): hidden 2048;
+// Gated DeltaNet with 16 key heads and 32 value heads of 128 (key_dim 2048, value_dim 4096);
+// MoE of 512 experts of width 512, top 10, one shared expert of 512 with a gate. Layer 0 is a
+// Gated DeltaNet layer. At r 8:
+//   in_proj_qkvz 8 x (2048 + 2 x 2048 + 2 x 4096) = 114,688
+//   in_proj_ba   8 x (2048 + 2 x 32)              =  16,896
+//   out_proj     8 x (4096 + 2048)                =  49,152   GDN: 180,736
+// megatron-core's all-linear adds linear_fc1/fc2 on the 512 experts, 512 x 8 x ((2048 + 1024) +
+// (512 + 2048)) = 23,068,672, and on the shared expert 8 x (3072 + 2560) = 45,056: 23,294,464.
+// FLOP per token: 2 x 180,736 + 10 x 2 x 45,056 + 2 x 45,056 = 1,352,704.
+TEST(Adapter, GatedDeltaNetProjectionsOfQwen3Next) {
+  auto loaded = LoadModelConfig("qwen3-next-80b-a3b");
+  ASSERT_TRUE(loaded.ok()) << loaded.error().Format();
+  const ModelConfig& m = *loaded;
+  const LayerSpec& gdn = m.layers[0];
+  ASSERT_EQ(gdn.mixer, MixerKind::kGatedDeltaNet);
+  const AdapterLayerCost projections = AdapterCostOfLayer(
+      m, Lora(AdapterKind::kLora, 8, {"in_proj_qkvz", "in_proj_ba", "out_proj"}), gdn);
+  EXPECT_EQ(projections.params, 180'736);
+  EXPECT_EQ(projections.routed_params, 0);
+  const AdapterLayerCost all =
+      AdapterCostOfLayer(m, Lora(AdapterKind::kLora, 8, MegatronAllLinear(m)), gdn);
+  EXPECT_EQ(all.params, 23'294'464);
+  EXPECT_EQ(all.routed_params, 23'068'672);
+  EXPECT_DOUBLE_EQ(all.flop_per_token, 1'352'704.0);
+  // The shared expert's gate is a parameter in megatron-core, an nn.Linear h -> 1 under PEFT:
+  // 8 x (2048 + 1) = 16,392 more with it named.
+  const AdapterLayerCost gate =
+      AdapterCostOfLayer(m, Lora(AdapterKind::kLora, 8, {"gate_proj", "shared_expert_gate"}), gdn);
+  // gate_proj on 512 experts and the shared expert: 513 x 8 x (2048 + 512) = 10,506,240.
+  EXPECT_EQ(gate.params, 10'506'240 + 16'392);
+}
+
 }  // namespace
 }  // namespace strata

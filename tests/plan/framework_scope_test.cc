@@ -375,5 +375,24 @@ TEST(FrameworkScope, TorchtitanEtpIsOneOrTp) {
   EXPECT_EQ(seen, p.result.rules.valid);
 }
 
+// LoRA on an MoE model through megatron-core: mcore-bridge's LoraParallelLinear raises "Currently,
+// LoRA does not support ETP." on expert layers (modelscope/mcore-bridge@f020e47:
+// src/mcore_bridge/tuners/lora.py), so the planner leaves ETP out and says why. Before, the plan
+// of such a job offered ETP > 1 layouts the framework refuses.
+TEST(FrameworkScope, MegatronLoraOnExpertsSearchesNoEtp) {
+  JobSpec job = Job("ms-swift", "");
+  job.adapter.kind = AdapterKind::kLora;
+  job.adapter.rank = 8;
+  job.adapter.targets = {"all-linear"};
+  const FrameworkScope s = ResolveScope(Catalog(), job, "qwen3_moe", true, {ShardingMode::kZero1});
+  ASSERT_EQ(s.modes.size(), 1U);
+  const ModeScope& m = s.modes.front();
+  EXPECT_FALSE(m.dimensions.etp);
+  EXPECT_EQ(m.excluded, Names{"ETP"});
+  EXPECT_NE(m.why.find("refuses expert tensor parallelism"), std::string::npos) << m.why;
+  // Full fine-tuning of the same job searches ETP.
+  EXPECT_TRUE(ScopeFor("ms-swift", "", ShardingMode::kZero1).dimensions.etp);
+}
+
 }  // namespace
 }  // namespace strata::plan

@@ -195,7 +195,11 @@ Status MapSwiftAdapter(Settings& s, const MapContext& ctx, JobBuilder& job) {
 // modelscope/ms-swift@0139392): train_type (tuner_type in 4.x) defaults to full; LoRA with
 // lora_rank 8, lora_alpha 32, lora_dropout 0.05 on target_modules, suffixes of megatron-core's
 // module names, default all-linear: every linear of the decoder, which in megatron-core are the
-// fused linear_qkv and linear_fc1 and the linear_proj and linear_fc2 (one adapter each).
+// fused linear_qkv and linear_fc1 and the linear_proj and linear_fc2 (one adapter each; on MoE
+// layers one per routed expert and one on the shared expert), and on a Gated DeltaNet model its
+// in_proj_qkvz, in_proj_ba and out_proj; all-router adds the TopKRouter
+// (modelscope/ms-swift@3602360: swift/megatron/utils/utils.py, get_target_modules). all-linear
+// stays as written here and is resolved against the model with the job (MegatronAllLinear).
 Status MapMegatronSwiftAdapter(Settings& s, const MapContext& ctx, JobBuilder& job) {
   const SourcedValue* given = s.Use("train_type");
   if (given == nullptr) given = s.Use("tuner_type");
@@ -218,39 +222,51 @@ Status MapMegatronSwiftAdapter(Settings& s, const MapContext& ctx, JobBuilder& j
             "give the layers with --set adapter.targets=[linear_qkv, linear_proj, "
             "linear_fc1, linear_fc2]");
   }
-  const std::vector<std::string>& megatron = MegatronFusedTargetNames();
-  const std::string kFused = fmt::format("[{}]", fmt::join(megatron, ", "));
+  // megatron-core's own names and the nn.Linear projections of transformers' Gated DeltaNet
+  // module, which Megatron-SWIFT runs inside megatron-core for Qwen3-Next.
+  std::vector<std::string> megatron = MegatronTargetNames();
+  megatron.insert(megatron.end(), {"in_proj_qkvz", "in_proj_ba", "out_proj"});
   const SourcedValue* v = s.Use("target_modules");
   if (v == nullptr) {
-    job.Default("adapter.targets", kFused,
+    job.Default("adapter.targets", "[all-linear]",
                 "Megatron-SWIFT's target_modules defaults to all-linear: megatron-core's fused "
-                "linear_qkv and linear_fc1, linear_proj and linear_fc2");
+                "linear_qkv and linear_fc1, linear_proj and linear_fc2 (and a Gated DeltaNet's "
+                "projections)");
     return OkStatus();
   }
   std::vector<std::string> names;
   bool all_linear = false;
+  bool all_router = false;
   for (const std::string& one : ListWords(v->value)) {  // every word checked, in any order
     if (one == "all-linear") {
       all_linear = true;
+      continue;
+    }
+    if (one == "all-router") {
+      all_router = true;
       continue;
     }
     if (std::find(megatron.begin(), megatron.end(), one) == megatron.end()) {
       return InvalidInput(fmt::format("target_modules '{}' ({}): strata models adapters on "
                                       "megatron-core's decoder linears {}",
                                       one, v->source, fmt::join(megatron, ", ")))
-          .WithHint(one == "all-router" || one == "all-embedding"
-                        ? fmt::format("adapters on the {} are not modelled; drop {} or set "
-                                      "adapter.targets with --set",
-                                      one == "all-router" ? "MoE router" : "embeddings", one)
+          .WithHint(one == "all-embedding"
+                        ? std::string("adapters on the embeddings are not modelled; drop "
+                                      "all-embedding or set adapter.targets with --set")
                         : DidYouMeanHint(one, megatron));
     }
     if (std::find(names.begin(), names.end(), one) == names.end()) names.push_back(one);
   }
+  if (all_router && std::find(names.begin(), names.end(), "router") == names.end()) {
+    names.emplace_back("router");
+  }
   if (all_linear) {
-    job.Set("adapter.targets", kFused,
+    // Resolved against the model with the job; all-router's TopKRouter stays beside it.
+    names.insert(names.begin(), "all-linear");
+    job.Set("adapter.targets", fmt::format("[{}]", fmt::join(names, ", ")),
             v->source +
                 " all-linear (megatron-core's fused linear_qkv and linear_fc1, "
-                "linear_proj and linear_fc2)");
+                "linear_proj and linear_fc2, and a Gated DeltaNet's projections)");
     return OkStatus();
   }
   if (names.empty()) return InvalidInput(fmt::format("{} names no layer", v->source));

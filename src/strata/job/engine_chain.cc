@@ -123,41 +123,90 @@ Result<FrameworkEngines> LoadFrameworkEngines() {
   return ParseFrameworkEnginesText(text, path);
 }
 
-Status ResolveAdapterTargets(JobSpec& spec, const FrameworkEngines& engines) {
+Status ResolveAdapterTargets(JobSpec& spec, const FrameworkEngines& engines,
+                             const ModelConfig* model) {
   if (!spec.adapter.on() || !spec.framework.given) return OkStatus();
   const EngineChain chain = ResolveEngineChain(engines, spec.framework, spec.sharding.mode);
   std::vector<std::string>& targets = spec.adapter.targets;
-  auto refuse = [&](const std::string& message, const std::string& hint) -> Status {
+  auto refuse = [&](const std::string& message, const std::string& hint,
+                    const char* field = "adapter.targets") -> Status {
     Error e = InvalidInput(message);
-    e.field = "adapter.targets";
+    e.field = field;
     e.file = spec.file;
     e.hint = hint;
     return e;
   };
+  auto names = [&](const std::vector<std::string>& list) {
+    return std::ranges::find_first_of(targets, list) != targets.end();
+  };
+  const bool moe = model != nullptr && model->HasLayers(FfnKind::kMoe);
   if (chain.Runs("megatron-core")) {
-    if (targets == std::vector<std::string>{"all-linear"}) {
-      targets = MegatronFusedTargetNames();
-      return OkStatus();
+    const auto all = std::ranges::find(targets, "all-linear");
+    if (all != targets.end()) {
+      std::vector<std::string> expanded =
+          model != nullptr ? MegatronAllLinear(*model) : MegatronFusedTargetNames();
+      for (const std::string& name : targets) {
+        if (name != "all-linear") expanded.push_back(name);  // the router, from all-router
+      }
+      targets = std::move(expanded);
     }
     for (const std::string& name : targets) {
       const std::string_view fused = FusedTargetOf(name);
+      if (fused == "router") {
+        return refuse(fmt::format("'{}' is transformers' name of the MoE router; {} with sharding "
+                                  "{} trains megatron-core's layers, whose router is 'router'",
+                                  name, spec.framework.name, chain.mode),
+                      "name router (what ms-swift's all-router adds)");
+      }
       if (!fused.empty()) {
         return refuse(fmt::format("'{}': {} with sharding {} trains megatron-core's layers, whose "
                                   "linears are fused; '{}' is part of '{}'",
                                   name, spec.framework.name, chain.mode, name, fused),
                       "name linear_qkv, linear_proj, linear_fc1, linear_fc2 (or all-linear)");
       }
+      if (name == "shared_expert_gate") {
+        return refuse(fmt::format("'{}': megatron-core's shared-expert gate is a parameter "
+                                  "(SharedExpertMLP.gate_weight), not a linear layer",
+                                  name),
+                      "leave it out; linear_fc1 and linear_fc2 cover the shared experts");
+      }
+    }
+    if (spec.adapter.kind == AdapterKind::kDora) {
+      return refuse(fmt::format("dora: {} with sharding {} trains megatron-core's layers, whose "
+                                "LoRA (mcore-bridge's LoraParallelLinear) does not support DoRA",
+                                spec.framework.name, chain.mode),
+                    "use lora, or a framework running HF code with PEFT", "adapter.kind");
+    }
+    if (moe && spec.layout.etp > 1 && names({"linear_fc1", "linear_fc2"})) {
+      return refuse(fmt::format("etp {}: mcore-bridge's LoRA on routed experts refuses expert "
+                                "tensor parallelism ('Currently, LoRA does not support ETP.')",
+                                spec.layout.etp),
+                    "set parallel.etp: 1", "parallel.etp");
     }
     return OkStatus();
   }
   for (const std::string& name : targets) {
-    if (std::ranges::find(MegatronFusedTargetNames(), name) != MegatronFusedTargetNames().end()) {
-      return refuse(fmt::format("'{}' is megatron-core's fused module; {} with sharding {} trains "
+    if (std::ranges::find(MegatronTargetNames(), name) != MegatronTargetNames().end()) {
+      return refuse(fmt::format("'{}' is megatron-core's {}; {} with sharding {} trains "
                                 "{}'s code, where PEFT adapts the separate linears",
-                                name, spec.framework.name, chain.mode, chain.engine()),
-                    "name q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj (or "
-                    "all-linear)");
+                                name, name == "router" ? "TopKRouter" : "fused module",
+                                spec.framework.name, chain.mode, chain.engine()),
+                    "name q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj, gate "
+                    "(the router) (or all-linear)");
     }
+  }
+  // transformers 4.x holds Qwen3-MoE's and Qwen3-Next's experts as an nn.ModuleList of
+  // nn.Linear, which PEFT reaches by name; other layouts (3-D expert parameters, other names)
+  // are not modelled.
+  const bool reaches_experts = names({"all-linear", "gate_proj", "up_proj", "down_proj"});
+  if (moe && reaches_experts && model->model_type != "qwen3_moe" &&
+      model->model_type != "qwen3_next") {
+    return refuse(fmt::format("{} (model_type {}) has MoE layers; strata models PEFT adapters on "
+                              "routed experts in transformers 4.x's layout of qwen3_moe and "
+                              "qwen3_next only (an nn.ModuleList of gate/up/down_proj nn.Linear)",
+                              model->name, model->model_type),
+                  "target attention only (q_proj, k_proj, v_proj, o_proj), or train through "
+                  "megatron-core (framework ms-swift with megatron)");
   }
   return OkStatus();
 }

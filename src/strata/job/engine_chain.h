@@ -13,6 +13,7 @@
 
 #include "strata/core/result.h"
 #include "strata/job/job_spec.h"
+#include "strata/model/model_config.h"
 
 namespace YAML {
 class Node;
@@ -62,11 +63,16 @@ EngineChain ResolveEngineChain(const FrameworkEngines& engines, const FrameworkS
 
 /// The adapter's layers as the job's engine builds them. megatron-core fuses q, k and v into
 /// linear_qkv and gate and up into linear_fc1, and Megatron-SWIFT puts one adapter on each fused
-/// linear: under a framework whose chain runs megatron-core, `all-linear` is the four fused
-/// linears and PEFT's separate names are refused; on any other engine (HF code under PEFT) the
-/// fused names are refused. A job that names no framework is left as written. `engines` is the
-/// catalog already loaded (data/frameworks.yaml's, or one built in code); nothing is read here.
-Status ResolveAdapterTargets(JobSpec& spec, const FrameworkEngines& engines);
+/// linear: under a framework whose chain runs megatron-core, `all-linear` is
+/// MegatronAllLinear(model) (the four fused linears, and a Gated DeltaNet's projections; not the
+/// router) and PEFT's separate names are refused, as are DoRA and, on routed experts, ETP > 1
+/// (mcore-bridge's LoraParallelLinear raises for both); on any other engine (HF code under PEFT)
+/// megatron-core's names are refused, and routed experts are modelled only in transformers 4.x's
+/// nn.ModuleList layout (qwen3_moe, qwen3_next). A job that names no framework is left as
+/// written. `engines` is the catalog already loaded (data/frameworks.yaml's, or one built in
+/// code); nothing is read here. `model` may be null (the names alone are checked then).
+Status ResolveAdapterTargets(JobSpec& spec, const FrameworkEngines& engines,
+                             const ModelConfig* model = nullptr);
 
 }  // namespace strata
 

@@ -158,11 +158,15 @@ const std::vector<JobField>& JobFields() {
       {"adapter.alpha", "number > 0", "", "adapter.rank (scale 1)", "", "", "32",
        "lora_alpha: scales B A by alpha / r; changes no memory or time"},
       {"adapter.targets",
-       "list of q_proj | k_proj | v_proj | o_proj | gate_proj | up_proj | "
-       "down_proj | linear_qkv | linear_proj | linear_fc1 | linear_fc2, or [all-linear]",
+       "list of q_proj | k_proj | v_proj | o_proj | gate_proj | up_proj | down_proj | gate | "
+       "shared_expert_gate | in_proj_qkvz | in_proj_ba | out_proj | linear_qkv | linear_proj | "
+       "linear_fc1 | linear_fc2 | router, or [all-linear] (with router on megatron-core)",
        "", "required with adapter", "", "", "[q_proj, k_proj, v_proj, o_proj]",
-       "PEFT's target_modules: the decoder's linear layers that carry an adapter; megatron-core's "
-       "fused linear_qkv and linear_fc1 carry one adapter over the fused matrix (Megatron-SWIFT)"},
+       "PEFT's target_modules: the decoder's linear layers that carry an adapter (gate_proj, "
+       "up_proj, down_proj on the dense MLP, every routed expert and the shared expert; gate: the "
+       "MoE router; in_proj_qkvz, in_proj_ba, out_proj: Gated DeltaNet); megatron-core's fused "
+       "linear_qkv and linear_fc1 carry one adapter over the fused matrix, one per expert on the "
+       "routed experts (Megatron-SWIFT); router: its TopKRouter (all-router)"},
       {"adapter.dropout", "probability", "", "0", "", "", "0.05",
        "lora_dropout: a dropped copy of each adapted layer's input and a 1-byte mask kept "
        "for backward"},

@@ -236,27 +236,20 @@ Status CheckLayoutAgainstModel(const JobSpec& job, const ModelConfig& model) {
     }
   }
   if (job.adapter.on()) {
-    // Adapters are modelled on softmax attention (q/k/v/o) and dense MLPs (gate/up/down): the
-    // linear layers of MLA, linear attention and MoE experts have other names and shapes.
-    for (MixerKind kind : {MixerKind::kGatedDeltaNet, MixerKind::kMla, MixerKind::kMamba2,
-                           MixerKind::kMamba1, MixerKind::kLightning}) {
+    // Adapters are modelled on softmax attention, Gated DeltaNet, dense MLPs, routed and shared
+    // experts and the router (model/adapter.h): the linear layers of MLA, Mamba and lightning
+    // attention have other names and shapes.
+    for (MixerKind kind :
+         {MixerKind::kMla, MixerKind::kMamba2, MixerKind::kMamba1, MixerKind::kLightning}) {
       if (model.HasLayers(kind)) {
         Error e = InvalidInput(
-            fmt::format("adapter: {} has {} layers; strata models adapters on softmax attention "
-                        "and dense MLP layers only",
+            fmt::format("adapter: {} has {} layers; strata models adapters on softmax attention, "
+                        "Gated DeltaNet, dense MLP and MoE layers only",
                         model.name, MixerKindName(kind)));
         e.field = "adapter";
         e.file = job.file;
         return e;
       }
-    }
-    if (model.HasLayers(FfnKind::kMoe)) {
-      Error e = InvalidInput(fmt::format(
-          "adapter: {} has MoE layers; strata does not model adapters on routed experts",
-          model.name));
-      e.field = "adapter";
-      e.file = job.file;
-      return e;
     }
     if (model.mlp == MlpKind::kPlain &&
         std::find(job.adapter.targets.begin(), job.adapter.targets.end(), "gate_proj") !=

@@ -150,7 +150,7 @@ Result<ResolvedJob> ResolveJobWithModel(const JobSpec& spec, ModelConfig model,
                                         const FrameworkEngines& engines) {
   ResolvedJob job;
   job.spec = spec;
-  STRATA_RETURN_IF_ERROR(ResolveAdapterTargets(job.spec, engines));
+  STRATA_RETURN_IF_ERROR(ResolveAdapterTargets(job.spec, engines, &model));
   job.model = std::move(model);
   STRATA_ASSIGN_OR_RETURN(job.cluster, ClusterOf(spec));
   STRATA_ASSIGN_OR_RETURN(job.step.sequence, SequenceOf(spec));

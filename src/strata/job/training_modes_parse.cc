@@ -75,8 +75,11 @@ Status ParseAdapter(YamlMap& top, JobSpec& job) {
     }
     ad.targets.push_back(name);
   }
-  if (ad.targets.size() > 1 &&
-      std::find(ad.targets.begin(), ad.targets.end(), "all-linear") != ad.targets.end()) {
+  // megatron-core's router is no linear layer of all-linear's (ms-swift's all-router adds it).
+  if (std::find(ad.targets.begin(), ad.targets.end(), "all-linear") != ad.targets.end() &&
+      std::ranges::any_of(ad.targets, [](const std::string& name) {
+        return name != "all-linear" && name != "router";
+      })) {
     return a.ErrorAt("targets", "'all-linear' already names every linear layer; give it alone");
   }
   for (const std::string& name : ad.targets) {

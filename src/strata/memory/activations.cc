@@ -267,9 +267,17 @@ LayerActivationBytes PerToken(const Job& job, const MemoryConstants& constants,
   // Adapters keep their r-wide A x (and, with dropout, the dropped input and its mask); the
   // input of each adapted layer is already counted above, as full training keeps it for the
   // weight gradient, and A needs it for its own.
+  // On routed experts each token keeps top_k copies, on the busiest EP rank `busiest` times the
+  // mean, split over ETP, as the experts' own activations above.
   if (job.spec.adapter.on()) {
     const AdapterLayerCost adapter = AdapterCostOfLayer(m, job.spec.adapter, layer);
-    out.saved += (a * adapter.saved_elements_per_token + adapter.mask_bytes_per_token) / tp;
+    const double dense =
+        a * (adapter.saved_elements_per_token - adapter.routed_saved_elements_per_token) +
+        adapter.mask_bytes_per_token - adapter.routed_mask_bytes_per_token;
+    const double routed =
+        a * adapter.routed_saved_elements_per_token + adapter.routed_mask_bytes_per_token;
+    const double busiest = job.spec.layout.ep > 1 ? job.spec.moe_routing_imbalance : 1.0;
+    out.saved += dense / tp + busiest * routed / etp / rep_div;
   }
   return out;
 }

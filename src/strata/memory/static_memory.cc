@@ -28,38 +28,65 @@ std::string TextIf(bool explain, Make make) {
 }
 
 /// The adapters of the stage's layers: in the master dtype (PEFT casts bf16 adapters to fp32,
-/// autocast_adapter_dtype), split over TP like the layers they sit on, sharded with the
-/// weights under ZeRO-3 / FSDP2. They are the job's only trainable parameters.
+/// autocast_adapter_dtype), split like the layers they sit on: over TP, and the routed experts'
+/// over EP x ETP (each EP rank holds its local experts' A and B); sharded with the weights under
+/// ZeRO-3 / FSDP2. They are the job's only trainable parameters; the routed experts' state is
+/// sharded over expert-DP as the experts' own is.
 void AddAdapterWeights(const Job& job, const StageLayers& layers, const ShardGroups& groups,
                        Detail detail, StaticMemory& out) {
   const AdapterSpec& adapter = job.spec.adapter;
-  int64_t full = 0;
+  int64_t full = 0, routed_full = 0;
   for (int64_t i : layers) {
-    full += AdapterCostOfLayer(job.model, adapter, job.model.layers[static_cast<size_t>(i)]).params;
+    const AdapterLayerCost cost =
+        AdapterCostOfLayer(job.model, adapter, job.model.layers[static_cast<size_t>(i)]);
+    full += cost.params;
+    routed_full += cost.routed_params;
   }
-  const int64_t tp = job.spec.layout.tp;
-  const int64_t params = full / tp;
+  const ParallelLayout& l = job.spec.layout;
+  const int64_t tp = l.tp;
+  const int64_t expert_ways = l.ep * l.etp;
+  const int64_t dense = (full - routed_full) / tp;
+  const int64_t routed = routed_full / expert_ways;
+  const int64_t params = dense + routed;
   const double elem_bytes = static_cast<double>(DTypeBytes(job.spec.optimizer.master_dtype));
-  const int64_t ways = job.spec.sharding.shards_weights() ? groups.dense : 1;
-  LedgerItem item{
-      ItemKind::kWeights, "",
-      Bytes::Count(elem_bytes * static_cast<double>(params) / static_cast<double>(ways)), "",
-      FixedText(detail,
-                "trainable: the adapters' gradients and optimizer state "
-                "below are theirs alone")};
+  const bool shards = job.spec.sharding.shards_weights();
+  const double stored = shards
+                            ? static_cast<double>(dense) / static_cast<double>(groups.dense) +
+                                  static_cast<double>(routed) / static_cast<double>(groups.expert)
+                            : static_cast<double>(params);
+  LedgerItem item{ItemKind::kWeights, "", Bytes::Count(elem_bytes * stored), "",
+                  FixedText(detail,
+                            "trainable: the adapters' gradients and optimizer state "
+                            "below are theirs alone")};
   if (detail == Detail::kExplained) {
+    const AdapterCoverage cov = CoverageOf(job.model, adapter);
     item.name = fmt::format("weights: adapters ({} r={} on {})", AdapterKindName(adapter.kind),
                             adapter.rank, fmt::join(adapter.targets, ", "));
-    item.formula = fmt::format(
-        "{:.0f} B x {} params ({} of {} layers: r x (d_in + d_out) per adapted layer{} / TP {}){} "
-        "= {}",
-        elem_bytes, GroupDigits(static_cast<double>(params)), layers.size(),
-        job.model.layers.size(), adapter.kind == AdapterKind::kDora ? " + d_out" : "", tp,
-        ways > 1 ? fmt::format(" / {}", ways) : "", GbAndGib(item.bytes));
+    const std::string per_layer = fmt::format("r x (d_in + d_out){} per adapted layer",
+                                              adapter.kind == AdapterKind::kDora ? " + d_out" : "");
+    const std::string split =
+        routed_full == 0
+            ? fmt::format("{} / TP {}", per_layer, tp)
+            : fmt::format("{}: {} / TP {} + {} on routed experts / (EP {} x ETP {})", per_layer,
+                          GroupDigits(static_cast<double>(full - routed_full)), tp,
+                          GroupDigits(static_cast<double>(routed_full)), l.ep, l.etp);
+    std::string sharded;
+    if (shards && (groups.dense > 1 || (routed > 0 && groups.expert > 1))) {
+      sharded = routed > 0 ? fmt::format(", sharded over {} (experts over {})", groups.dense_text,
+                                         groups.expert_text)
+                           : fmt::format(" / {}", groups.dense);
+    }
+    item.formula = fmt::format("{:.0f} B x {} params ({} of {} layers: {}){} = {}", elem_bytes,
+                               GroupDigits(static_cast<double>(params)), layers.size(),
+                               job.model.layers.size(), split, sharded, GbAndGib(item.bytes));
+    item.formula +=
+        fmt::format("\n      the model's {} adapter params, on {}",
+                    GroupDigits(static_cast<double>(cov.params)), fmt::join(cov.matrices, "; "));
   }
   out.params += params;
   out.trainable_params += params;
-  out.dense_trainable += static_cast<double>(params);
+  out.dense_trainable += static_cast<double>(dense);
+  out.expert_trainable += static_cast<double>(routed);
   out.weights.push_back(std::move(item));
 }
 

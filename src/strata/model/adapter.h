@@ -25,10 +25,11 @@ struct AdapterSpec {
   AdapterKind kind = AdapterKind::kNone;
   int64_t rank = 0;
   double alpha = 0;  // scales B A by alpha / rank; costs nothing
-  /// PEFT's target_modules in the Llama spelling ("q_proj", ...), or the one entry
+  /// PEFT's target_modules ("q_proj", ..., see PeftTargetNames), or the one entry
   /// "all-linear": every linear layer of the decoder (not the output layer). megatron-core's
   /// fused linears ("linear_qkv", "linear_proj", "linear_fc1", "linear_fc2") carry one adapter
-  /// each, over the fused matrix, in place of the separate ones they fuse.
+  /// each, over the fused matrix, in place of the separate ones they fuse; "router" is its
+  /// TopKRouter.
   std::vector<std::string> targets;
   double dropout = 0;  // lora_dropout on the adapter's input
 
@@ -36,50 +37,92 @@ struct AdapterSpec {
   bool quantized_base() const { return kind == AdapterKind::kQlora; }
 };
 
-/// PEFT's names in the Llama spelling: "q_proj", "k_proj", "v_proj", "o_proj", "gate_proj",
-/// "up_proj", "down_proj", "all-linear".
+/// PEFT's names (transformers' module names, matched as suffixes): "q_proj", "k_proj",
+/// "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj" (the dense MLP, every routed expert
+/// and the shared expert alike), "gate" (the MoE router, an nn.Linear in transformers 4.x),
+/// "shared_expert_gate", the Gated DeltaNet's "in_proj_qkvz", "in_proj_ba", "out_proj", and
+/// "all-linear".
 const std::vector<std::string>& PeftTargetNames();
 
 /// megatron-core's fused linears, each carrying one adapter: "linear_qkv", "linear_proj",
 /// "linear_fc1", "linear_fc2" (what all-linear names on megatron-core).
 const std::vector<std::string>& MegatronFusedTargetNames();
 
-/// PeftTargetNames and megatron-core's fused "linear_qkv", "linear_proj", "linear_fc1",
-/// "linear_fc2": what a job's adapter.targets accepts.
+/// Names only megatron-core has: its fused linears and "router" (the TopKRouter, which
+/// ms-swift's "all-router" adds; all-linear leaves it out).
+const std::vector<std::string>& MegatronTargetNames();
+
+/// PeftTargetNames and MegatronTargetNames: what a job's adapter.targets accepts.
 const std::vector<std::string>& AdapterTargetNames();
 
-/// The megatron-core linear that fuses a Llama-spelled one ("k_proj" -> "linear_qkv"); "" for
-/// any other name.
+/// The megatron-core module that holds a PEFT-spelled one ("k_proj" -> "linear_qkv", "gate" ->
+/// "router"); "" for any other name.
 std::string_view FusedTargetOf(std::string_view name);
 
-/// One adapted linear layer of a decoder layer: x (d_in) -> W x (d_out).
+/// What all-linear expands to on megatron-core (ms-swift's get_target_modules): the fused
+/// linears, and on a model with Gated DeltaNet layers their three nn.Linear projections.
+std::vector<std::string> MegatronAllLinear(const ModelConfig& model);
+
+/// Where an adapted matrix sits: it decides its copies and how they are sharded.
+enum class AdapterSite { kLayer, kRoutedExperts, kSharedExperts, kRouter };
+std::string_view AdapterSiteName(AdapterSite site);
+
+/// One adapted linear layer of a decoder layer: x (d_in) -> W x (d_out), held `copies` times
+/// (one per routed expert: one A and one B each) of which a token passes `copies_per_token`
+/// (top_k for routed experts).
 struct AdaptedMatrix {
   std::string_view name;
   int64_t d_in = 0;
   int64_t d_out = 0;
+  AdapterSite site = AdapterSite::kLayer;
+  int64_t copies = 1;
+  int64_t copies_per_token = 1;
 };
 
-/// The linear layers of `layer` the adapter targets (softmax attention and dense MLP layers;
-/// other kinds are rejected by job validation).
+/// The linear layers of `layer` the adapter targets: softmax attention, Gated DeltaNet, dense
+/// MLPs, routed and shared experts and the router (other mixers are rejected by job
+/// validation). "all-linear" left as it is means PEFT's: every nn.Linear but the output layer,
+/// transformers 4.x's module layout (experts in an nn.ModuleList, the router an nn.Linear).
 std::vector<AdaptedMatrix> AdaptedMatrices(const ModelConfig& model, const AdapterSpec& adapter,
                                            const LayerSpec& layer);
 
-/// Per decoder layer, all counted on the whole (unsharded) layer.
+/// Per decoder layer, all counted on the whole (unsharded) layer; the routed_ fields are the
+/// routed experts' share of the totals (sharded over EP x ETP, their state over expert-DP).
 struct AdapterLayerCost {
-  /// r x (d_in + d_out) per adapted matrix (A is r x d_in, B is d_out x r); DoRA adds d_out.
+  /// copies x r x (d_in + d_out) per adapted matrix (A is r x d_in, B is d_out x r); DoRA adds
+  /// d_out per copy.
   int64_t params = 0;
-  /// Elements saved for backward per token: the r-wide A x of each matrix (B's weight
-  /// gradient) and, with dropout, the dropped copy of the input (d_in, A's weight gradient).
+  int64_t routed_params = 0;
+  /// Elements saved for backward per token: the r-wide A x of each matrix a token passes (B's
+  /// weight gradient) and, with dropout, the dropped copy of the input (d_in, A's weight
+  /// gradient).
   double saved_elements_per_token = 0;
+  double routed_saved_elements_per_token = 0;
   double mask_bytes_per_token = 0;  // dropout > 0: one bool per input element and matrix
-  /// Forward FLOP per token: 2 r (d_in + d_out) per matrix (x A, then (x A) B).
+  double routed_mask_bytes_per_token = 0;
+  /// Forward FLOP per token: 2 r (d_in + d_out) per matrix a token passes (x A, then (x A) B).
   double flop_per_token = 0;
+  double routed_flop_per_token = 0;
   /// DoRA: the column norm of W + (alpha / r) B A, formed once per forward: 2 r d_in d_out
   /// FLOP per matrix, whatever the tokens.
   double flop_per_forward = 0;
 };
 AdapterLayerCost AdapterCostOfLayer(const ModelConfig& model, const AdapterSpec& adapter,
                                     const LayerSpec& layer);
+
+/// The adapter over the whole model: its parameters and, per adapted matrix, where it sits and
+/// on how many layers, e.g. "linear_fc1 (routed experts, 128 per layer, top 8 a token; 48
+/// layers)". What memory, step and checkpoint print.
+struct AdapterCoverage {
+  int64_t params = 0;
+  int64_t routed_params = 0;
+  std::vector<std::string> matrices;
+};
+AdapterCoverage CoverageOf(const ModelConfig& model, const AdapterSpec& adapter);
+
+/// The lines a report prints for the adapter: its parameters and matrices, and, where
+/// all-linear is PEFT's on an MoE model, the transformers release its rule stands for.
+std::vector<std::string> AdapterAssumptions(const ModelConfig& model, const AdapterSpec& adapter);
 
 /// The NF4 storage format as QLoRA defines it (section 2, "Double Quantization") and
 /// bitsandbytes implements it (Linear4bit: blocksize 64; compress_statistics quantises the

@@ -85,6 +85,15 @@ ModeScope Resolve(const FrameworkCatalog& catalog, const JobSpec& job,
                                       ? job.framework.version
                                       : catalog.engines.LatestOf(f->name);
       Apply(ms, it->second, f->name, version, model_type, moe);
+      // mcore-bridge's LoraParallelLinear raises on expert layers under ETP > 1
+      // (modelscope/mcore-bridge@f020e47: src/mcore_bridge/tuners/lora.py).
+      if (job.adapter.on() && moe && ms.dimensions.etp && chain.Runs("megatron-core")) {
+        ms.dimensions.etp = false;
+        ms.excluded.emplace_back("ETP");
+        std::erase(ms.limits, std::string("ETP only 1 or equal to TP"));
+        ms.why += std::string(ms.why.empty() ? "" : "; ") +
+                  "ETP: megatron-core's LoRA (mcore-bridge) refuses expert tensor parallelism";
+      }
       return ms;
     }
     if (i + 1 == chain.names.size()) {  // the engine itself, with nothing for this mode

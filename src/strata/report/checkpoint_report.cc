@@ -1,11 +1,14 @@
 #include "strata/report/checkpoint_report.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "strata/core/strings.h"
 #include "strata/core/table.h"
+#include "strata/model/adapter.h"
 
 namespace strata {
 namespace {
@@ -31,8 +34,10 @@ std::string RenderCheckpointText(const Job& job, const std::string& cluster,
   };
   const std::string_view master_dtype = DTypeName(job.spec.optimizer.master_dtype);
   if (s.adapters_only) {
-    row(fmt::format("adapters ({}, {} r={})", master_dtype, AdapterKindName(job.spec.adapter.kind),
-                    job.spec.adapter.rank),
+    row(fmt::format(
+            "adapters ({}, {} r={}, {} params)", master_dtype,
+            AdapterKindName(job.spec.adapter.kind), job.spec.adapter.rank,
+            GroupDigits(static_cast<double>(CoverageOf(job.model, job.spec.adapter).params))),
         s.weights_per_rank, s.adapter_total);
     row(fmt::format("frozen base ({}), not saved; a merged model is this size",
                     DTypeName(job.spec.param_dtype)),
@@ -72,6 +77,10 @@ std::string RenderCheckpointText(const Job& job, const std::string& cluster,
   out +=
       "  per rank: what the busiest rank writes; total: the whole model once, whatever the "
       "sharding\n";
+  if (s.adapters_only) {
+    out += fmt::format("  adapters on: {}\n",
+                       fmt::join(CoverageOf(job.model, job.spec.adapter).matrices, "; "));
+  }
   if (explain) {
     out += fmt::format(
         "\n  weights total = every parameter once ({} B each) = {}\n"
@@ -137,6 +146,9 @@ Json CheckpointToJson(const Job& job, const preflight::CheckpointPlan& p,
   if (p.sizes.adapters_only) {
     sizes["adapters_only"] = true;
     sizes["adapter_total_bytes"] = JsonBytes(p.sizes.adapter_total);
+    const AdapterCoverage cov = CoverageOf(job.model, job.spec.adapter);
+    sizes["adapter_params"] = cov.params;
+    sizes["adapter_matrices"] = cov.matrices;
     sizes["merged_model_bytes"] = JsonBytes(p.sizes.weights_total);
   }
   j["sizes"] = sizes;

@@ -7,6 +7,7 @@
 
 #include "strata/memory/activations.h"
 #include "strata/memory/memory_constants.h"
+#include "strata/model/adapter.h"
 
 namespace strata {
 
@@ -104,6 +105,10 @@ Result<StepSetup> PrepareStep(const ResolvedJob& job, const KernelEfficiencyFile
   }
   if (setup.tables.framework.on) {
     for (std::string& line : ModelCodeAssumptions(setup.tables, setup.tables.framework))
+      setup.tables.framework.assumptions.push_back(std::move(line));
+  }
+  if (job.spec.adapter.on()) {
+    for (std::string& line : AdapterAssumptions(job.model, job.spec.adapter))
       setup.tables.framework.assumptions.push_back(std::move(line));
   }
   setup.tables.gdn_chunk_tokens = static_cast<double>(constants.gdn_chunk_tokens);

@@ -299,14 +299,28 @@ MicroBatchCompute ComputeMicroBatch(const StepTables& t, const StepLayout& s,
   // Adapters: thin GEMMs (x A is tokens x r from d_in) at the efficiency of their r-wide shape;
   // backward computes their data and weight gradients. QLoRA dequantises each base weight in
   // forward and in backward (and again in recompute, which re-runs the forward): memory-bound.
+  // The routed experts' adapters run as grouped GEMMs over each local expert's tokens
+  // (mcore-bridge's TEGroupedLinear A and B), priced as the experts' own GEMMs are.
   if (t.adapter_flop_per_token > 0) {
     const double rate =
         peak * GemmEfficiency(e, tokens, t.adapter_rank, static_cast<double>(t.hidden));
-    const double adapter =
-        (t.adapter_flop_per_token * tokens + t.adapter_flop_per_forward) / tp / rate;
+    const double dense_flop = t.adapter_flop_per_token - t.adapter_expert_flop_per_token;
+    const double adapter = (dense_flop * tokens + t.adapter_flop_per_forward) / tp / rate;
     fwd.dense_gemm += Seconds::Of(adapter);
     bwd.dense_gemm += Seconds::Of(2 * adapter);
     weight_gradient += adapter;
+    if (t.adapter_expert_flop_per_token > 0) {
+      const double expert_rows = tokens / tp * static_cast<double>(l.etp) *
+                                 static_cast<double>(t.top_k * l.ep) /
+                                 static_cast<double>(std::max<int64_t>(t.num_experts, 1));
+      const double expert_rate =
+          peak * e.grouped_gemm_factor *
+          GemmEfficiency(e, expert_rows, t.adapter_rank, static_cast<double>(t.hidden));
+      const double expert = t.adapter_expert_flop_per_token * tokens / tp / expert_rate;
+      fwd.expert_gemm += Seconds::Of(expert);
+      bwd.expert_gemm += Seconds::Of(2 * expert);
+      weight_gradient += expert;
+    }
   }
   if (t.dequant_bytes_per_pass > 0) {
     const Seconds dequant = Seconds::Of(t.dequant_bytes_per_pass / tp / hbm);

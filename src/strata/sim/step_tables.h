@@ -114,7 +114,10 @@ struct StepTables {
   // rank (the GEMMs' narrow side), DoRA's weight-norm FLOP per forward; and QLoRA's
   // dequantisation of every base linear weight before its GEMM, bytes per pass over the layers
   // (bitsandbytes' MatMul4Bit dequantises in forward and again in backward).
-  double adapter_flop_per_token = 0;
+  double adapter_flop_per_token = 0;  // all adapters, the routed experts' included
+  /// The routed experts' adapters: top_k x 2 r (d_in + d_out) per matrix, thin grouped GEMMs
+  /// over each local expert's tokens.
+  double adapter_expert_flop_per_token = 0;
   double adapter_rank = 0;
   double adapter_flop_per_forward = 0;
   double dequant_bytes_per_pass = 0;
