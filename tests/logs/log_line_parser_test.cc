@@ -216,9 +216,9 @@ TEST(ParseLogLine, Verl) {
 
 // OpenRLHF's status line (the form of OpenRLHF/OpenRLHF@3c3be623:openrlhf/trainer/ppo_trainer.py,
 // logger.info(f"✨ Global step {global_step}: {log_status}"), values chosen for the test): the
-// step from "Global step N", the loss from policy_loss, the step time from timing/step_total; a
-// paste's elision ("...") is skipped. A dict after "Global step N:" without policy_loss or
-// timing/step_total is no step, and an HF Trainer dict stays one.
+// step from "Global step N", the loss from policy_loss; timing/step_total is the whole RL
+// iteration, rollout included, so it is no step time here. A paste's elision ("...") is skipped.
+// A dict after "Global step N:" without OpenRLHF's keys is read as an HF Trainer dict would be.
 TEST(ParseLogLine, OpenRlhf) {
   const StepRecord r = OneStep(
       "(PPOTrainer pid=812) INFO ppo_trainer.py:547] \xE2\x9C\xA8 Global step 12: "
@@ -229,7 +229,7 @@ TEST(ParseLogLine, OpenRlhf) {
   EXPECT_DOUBLE_EQ(*r.loss, 0.012);
   EXPECT_DOUBLE_EQ(*r.grad_norm, 0.29);
   EXPECT_DOUBLE_EQ(*r.learning_rate, 3.25e-06);
-  EXPECT_DOUBLE_EQ(*r.step_time_s, 92.5);
+  EXPECT_FALSE(r.step_time_s.has_value());
   const StepRecord elided =
       OneStep("Global step 2: {'policy_loss': 0.00035, 'actor_lr': 5e-08, ...}");
   EXPECT_EQ(elided.format, LogFormat::kOpenRlhf);
@@ -239,6 +239,10 @@ TEST(ParseLogLine, OpenRlhf) {
   EXPECT_TRUE(Parse("Global step 3: {'response_length': 40.375, 'actor_lr': 5e-07}").empty());
   EXPECT_EQ(OneStep("step 3: {'loss': 1.5, 'grad_norm': 0.3}").format, LogFormat::kDict);
   EXPECT_EQ(OneStep("Global step: {'loss': 1.5, 'grad_norm': 0.3}").format, LogFormat::kDict);
+  const StepRecord hf = OneStep("Global step 10: {'loss': 1.5, 'grad_norm': 0.3, 'epoch': 0.1}");
+  EXPECT_EQ(hf.format, LogFormat::kDict);
+  EXPECT_EQ(hf.step, 10);
+  EXPECT_DOUBLE_EQ(*hf.loss, 1.5);
 }
 
 TEST(ParseLogLine, Nemo) {

@@ -142,10 +142,47 @@ TEST(OpenRlhfLogTest, WrappedElidedAndCutDicts) {
   EXPECT_FALSE(log->steps[2].generation_s.has_value());
   const std::vector<std::string> notes = {
       "line 1: step 7: keys elided (\"...\") in the dict",
-      "line 4: step 8: the dict has no closing brace (cut off)",
+      "line 4: step 8: the dict stops being read at ''timing/ppo_tr'",
+      "line 4: step 8: the dict has no closing brace (cut off; its last value is not read)",
       "line 5: timing/generation: ''n/a'' is not a number",
   };
   EXPECT_EQ(log->notes, notes);
+}
+
+// A dict cut inside its last value ("92.5" printed as "9") does not put the stump into the mean:
+// step 1's step_total is dropped and the mean is step 2's 134 s alone; the same at the end of
+// the file. inf and nan are not timings; a key with an escaped quote is read past; two status
+// dicts glued on one line are two steps.
+TEST(OpenRlhfLogTest, CutValuesNonFiniteTimersAndGluedDicts) {
+  auto cut = ParseOpenRlhfLog(
+      "Global step 1: {'timing/generation': 50.0, 'timing/step_total': 9\n"
+      "Global step 2: {'timing/generation': 70.0, 'timing/step_total': 134.0}\n"
+      "Global step 3: {'timing/generation': 60.0, 'timing/step_total': 1");
+  ASSERT_TRUE(cut.ok()) << cut.error().Format();
+  ASSERT_EQ(cut->steps.size(), 3u);
+  EXPECT_DOUBLE_EQ(*cut->steps[0].generation_s, 50.0);
+  EXPECT_FALSE(cut->steps[0].step_total_s.has_value());
+  EXPECT_DOUBLE_EQ(*cut->steps[1].step_total_s, 134.0);
+  EXPECT_FALSE(cut->steps[2].step_total_s.has_value());
+  const OpenRlhfComparison c = CompareOpenRlhfLog(Reference(), *cut);
+  EXPECT_DOUBLE_EQ(*Row(c, "timing/step_total").measured, 134.0);
+  EXPECT_EQ(Row(c, "timing/step_total").measured_steps, 1);
+
+  auto odd = ParseOpenRlhfLog(
+      "Global step 4: {'timing/generation': inf, 'timing/ppo_train': nan, 'a\\'b': 2, "
+      "'timing/broadcast': 3.0} Global step 5: {'timing/broadcast': 5.0}\n");
+  ASSERT_TRUE(odd.ok()) << odd.error().Format();
+  ASSERT_EQ(odd->steps.size(), 2u);
+  EXPECT_FALSE(odd->steps[0].generation_s.has_value());
+  EXPECT_FALSE(odd->steps[0].ppo_train_s.has_value());
+  EXPECT_DOUBLE_EQ(*odd->steps[0].broadcast_s, 3.0);
+  EXPECT_EQ(odd->steps[1].step, 5);
+  EXPECT_DOUBLE_EQ(*odd->steps[1].broadcast_s, 5.0);
+  const std::vector<std::string> notes = {
+      "line 1: timing/generation: 'inf' is not a finite number",
+      "line 1: timing/ppo_train: 'nan' is not a finite number",
+  };
+  EXPECT_EQ(odd->notes, notes);
 }
 
 // No status line: a clear error that names what --log reads; verl's metrics line is not taken

@@ -112,7 +112,9 @@ Result<Evaluated> Evaluate(const std::string& id) {
 
 std::string Pct(double x) { return fmt::format("{:+.0f}%", 100 * x); }
 
-// The step's parts that are not zero, in the order the step adds them.
+// The step's parts that are not zero. Colocated, they add up to the step; split, generation runs
+// on the rollout GPUs while the training parts run on the others, and idle is the GPU time each
+// side waits, averaged over all GPUs (RlTimes), so they do not add up to the step.
 std::string PartsOf(const RlPlacementResult& r) {
   const RlTimes& t = r.times;
   const std::pair<const char*, Seconds> parts[] = {
@@ -154,8 +156,11 @@ std::string Render() {
   d += "Every row the sections below compare with a published figure, run through the model at "
        "this commit: `strata rl tests/rl/validation/<id>.yaml` (the configured placement's step, "
        "or the one-step-off result of the job's split for a 1-step off-policy row). Error = "
-       "predicted / measured - 1. The sections below give each row's source, inputs and split; "
-       "their before / after tables keep the figures of the change they describe.\n\n";
+       "predicted / measured - 1. A colocated row's parts add up to its step; a split row's "
+       "generation and training parts run on different GPUs at once, and its idle is the time "
+       "each side waits averaged over all GPUs, so they do not. The sections below give each "
+       "row's source, inputs and split; their before / after tables keep the figures of the "
+       "change they describe.\n\n";
   d += "| id | framework | part | placement | measured step | strata step | strata's parts (s) "
        "| error |\n|---|---|---|---|---|---|---|---|\n";
   std::map<std::pair<std::string, std::string>, std::vector<double>> groups;

@@ -75,14 +75,16 @@ void StepFraction(std::string_view value, StepRecord& r, bool& have_step) {
 }
 
 // One dictionary starting at sc.pos ('{'). Returns false (and leaves sc.pos past what it read)
-// when it is not a complete flat dictionary of training metrics. `openrlhf_step`: the dict is
-// OpenRLHF's status for that global step (its keys: policy_loss, actor_grad_norm, actor_lr,
-// timing/step_total), where a paste may elide keys with "...".
+// when it is not a complete flat dictionary of training metrics. `openrlhf_step`: the dict follows
+// "Global step N: ", OpenRLHF's status for that global step (policy_loss, actor_grad_norm,
+// actor_lr), where a paste may elide keys with "..."; a dict there with none of those keys is
+// read as any other. timing/step_total is not a step time here: it is the whole RL iteration,
+// the rollout included (`strata rl --log` reads OpenRLHF's timers by phase).
 bool OneDict(Scan& sc, ParsedLine& out, std::optional<int64_t> openrlhf_step) {
   ++sc.pos;  // '{'
   StepRecord& r = out.record;
   r.format = openrlhf_step ? LogFormat::kOpenRlhf : LogFormat::kDict;
-  bool metric = false, have_step = false, finished = false;
+  bool metric = false, have_step = false, finished = false, openrlhf_key = false;
   if (openrlhf_step) r.step = *openrlhf_step, have_step = true;
   for (;;) {
     sc.SkipSpace();
@@ -135,19 +137,16 @@ bool OneDict(Scan& sc, ParsedLine& out, std::optional<int64_t> openrlhf_step) {
       return is_string ? std::nullopt : ParseLogNumber(value);
     };
     const std::string_view k = *key;
-    if (openrlhf_step) {
+    if (openrlhf_step && (k == "policy_loss" || k == "actor_grad_norm" || k == "actor_lr")) {
+      openrlhf_key = true;
       if (k == "policy_loss") {
         if (auto v = number()) r.loss = *v, metric = true;
       } else if (k == "actor_grad_norm") {
         if (auto v = number()) r.grad_norm = *v;
-      } else if (k == "actor_lr") {
-        if (auto v = number()) r.learning_rate = *v;
-      } else if (k == "timing/step_total") {
-        if (auto v = number(); v && *v > 0) r.step_time_s = *v, metric = true;
+      } else if (auto v = number()) {
+        r.learning_rate = *v;
       }
-      continue;
-    }
-    if (k == "loss" || k == "lm loss") {
+    } else if (k == "loss" || k == "lm loss") {
       if (auto v = number()) r.loss = *v, metric = true;
     } else if (k == "grad_norm") {
       if (auto v = number()) r.grad_norm = *v, metric = true;
@@ -181,6 +180,7 @@ bool OneDict(Scan& sc, ParsedLine& out, std::optional<int64_t> openrlhf_step) {
       finished = true;
     }
   }
+  if (openrlhf_step && !openrlhf_key) r.format = LogFormat::kDict;
   if (finished && !metric) {
     out.kind = LineKind::kFinished;
     return true;

@@ -515,7 +515,12 @@ std::string RenderOpenRlhfLogText(const RlEvaluation& e, const OpenRlhfLog& log,
                      c.steps == 1 ? "" : "s", c.first_step, c.last_step);
   out += fmt::format("\nmeasured (mean over the log's steps) against strata rl ({}):\n",
                      PlacementName(e.configured));
-  return out + PhaseTable(c.rows, log.notes);
+  out += PhaseTable(c.rows, log.notes);
+  if (!c.caveats.empty()) {
+    out += "\nhow to read it:\n";
+    for (const std::string& s : c.caveats) out += "  " + s + "\n";
+  }
+  return out;
 }
 
 std::string RenderOpenRlhfLogJson(const RlEvaluation& e, const OpenRlhfLog& log,
@@ -528,6 +533,7 @@ std::string RenderOpenRlhfLogJson(const RlEvaluation& e, const OpenRlhfLog& log,
   j["first_step"] = c.first_step;
   j["last_step"] = c.last_step;
   j["rows"] = PhaseRowsJson(c.rows);
+  j["caveats"] = c.caveats;
   j["notes"] = log.notes;
   return DumpJson(j);
 }

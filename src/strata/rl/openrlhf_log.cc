@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
 #include <string>
 #include <utility>
 
@@ -12,13 +14,15 @@ namespace strata {
 namespace {
 
 constexpr std::string_view kMark = "Global step ";
-// A dict wrapped over more lines than this is taken as cut off (OpenRLHF logs about 30 keys).
-constexpr int kMaxDictLines = 64;
+// A dict wrapped over more lines or bytes than these is taken as cut off (OpenRLHF logs about 30
+// keys, a few KiB); the bounds keep a log of unclosed braces from being rescanned without end.
+constexpr size_t kMaxDictLines = 64;
+constexpr size_t kMaxDictBytes = 64 * 1024;
 
-// Where "Global step N: {" starts its dict in `line` (the '{'), with the step; npos when the line
-// holds none.
-size_t DictStart(std::string_view line, int64_t& step) {
-  size_t at = line.find(kMark);
+// Where "Global step N: {" starts its dict in `line` at or after `from` (the '{'), with the step;
+// npos when the line holds none.
+size_t DictStart(std::string_view line, int64_t& step, size_t from = 0) {
+  size_t at = line.find(kMark, from);
   while (at != std::string_view::npos) {
     size_t i = at + kMark.size();
     const size_t digits = i;
@@ -99,24 +103,39 @@ void ReadDict(std::string_view dict, int64_t step, int64_t line, bool closed, Op
       i += 3;
       continue;
     }
-    if (c != '\'' && c != '"') {
+    auto stop = [&] {
       log.notes.push_back(fmt::format("line {}: step {}: the dict stops being read at '{}'", line,
                                       step, dict.substr(i, std::min<size_t>(20, dict.size() - i))));
+    };
+    if (c != '\'' && c != '"') {
+      stop();
       break;
     }
-    const size_t key_end = dict.find(c, i + 1);
-    if (key_end == std::string_view::npos) break;
+    // The key up to its closing quote (a backslash escapes the next character, as in repr).
+    size_t key_end = i + 1;
+    while (key_end < dict.size() && dict[key_end] != c) {
+      key_end += dict[key_end] == '\\' ? size_t{2} : size_t{1};
+    }
+    size_t colon = key_end + 1;
+    while (colon < dict.size() && (dict[colon] == ' ' || dict[colon] == '\n')) ++colon;
+    if (key_end >= dict.size() || colon >= dict.size() || dict[colon] != ':') {
+      stop();
+      break;
+    }
     const std::string_view key = dict.substr(i + 1, key_end - i - 1);
-    i = key_end + 1;
-    while (i < dict.size() && (dict[i] == ' ' || dict[i] == '\n')) ++i;
-    if (i >= dict.size() || dict[i] != ':') break;
-    const size_t end = ValueEnd(dict, i + 1);
-    const std::string_view value = TrimSpace(dict.substr(i + 1, end - i - 1));
+    const size_t end = ValueEnd(dict, colon + 1);
+    const std::string_view value = TrimSpace(dict.substr(colon + 1, end - colon - 1));
     i = end;
+    // A dict cut off ends in a value that may be cut short ("92.5" printed as "9"): not read.
+    if (end >= dict.size() && !closed) break;
     if (std::optional<double>* field = Field(m, key, response_length)) {
       SetLogNumber(*field, value);
       if (!field->has_value()) {
         log.notes.push_back(fmt::format("line {}: {}: '{}' is not a number", line, key, value));
+      } else if (!std::isfinite(**field)) {
+        field->reset();
+        log.notes.push_back(
+            fmt::format("line {}: {}: '{}' is not a finite number", line, key, value));
       }
     }
   }
@@ -126,8 +145,9 @@ void ReadDict(std::string_view dict, int64_t step, int64_t line, bool closed, Op
         fmt::format("line {}: step {}: keys elided (\"...\") in the dict", line, step));
   }
   if (!closed) {
-    log.notes.push_back(
-        fmt::format("line {}: step {}: the dict has no closing brace (cut off)", line, step));
+    log.notes.push_back(fmt::format(
+        "line {}: step {}: the dict has no closing brace (cut off; its last value is not read)",
+        line, step));
   }
   log.steps.push_back(m);
 }
@@ -169,25 +189,33 @@ Result<OpenRlhfLog> ParseOpenRlhfLog(std::string_view text) {
     pos = end + 1;
   }
   for (size_t n = 0; n < lines.size(); ++n) {
-    int64_t step = 0;
     const std::string_view body = StripLauncherPrefix(lines[n]).text;
-    const size_t brace = DictStart(body, step);
-    if (brace == std::string_view::npos) continue;
-    // Join the dict's lines up to the brace that closes it.
-    std::string dict(body.substr(brace));
-    bool closed = ValueEnd(dict, 1, true) < dict.size();
-    size_t next = n + 1;
-    while (!closed && next < lines.size() && next - n < kMaxDictLines) {
-      int64_t other = 0;
-      if (DictStart(lines[next], other) != std::string_view::npos) break;
-      dict += '\n';
-      dict += lines[next];
-      closed = ValueEnd(dict, 1, true) < dict.size();
-      ++next;
+    int64_t step = 0;
+    size_t brace = DictStart(body, step);
+    while (brace != std::string_view::npos) {
+      // Join the dict's lines up to the brace that closes it.
+      std::string dict(body.substr(brace));
+      bool closed = ValueEnd(dict, 1, true) < dict.size();
+      size_t next = n + 1;
+      while (!closed && next < lines.size() && next - n < kMaxDictLines &&
+             dict.size() < kMaxDictBytes) {
+        int64_t other = 0;
+        if (DictStart(lines[next], other) != std::string_view::npos) break;
+        dict += '\n';
+        dict += lines[next];
+        closed = ValueEnd(dict, 1, true) < dict.size();
+        ++next;
+      }
+      const size_t close = closed ? ValueEnd(dict, 1, true) : dict.size();
+      dict.resize(std::min(dict.size(), close + 1));
+      ReadDict(dict, step, static_cast<int64_t>(n) + 1, closed, log);
+      if (next > n + 1) {
+        n = next - 1;  // the dict took the lines after it
+        break;
+      }
+      // Another status dict on the same line (two lines glued by a paste).
+      brace = closed ? DictStart(body, step, brace + close + 1) : std::string_view::npos;
     }
-    if (closed) dict.resize(ValueEnd(dict, 1, true) + 1);
-    ReadDict(dict, step, static_cast<int64_t>(n) + 1, closed, log);
-    n = next - 1;
   }
   if (log.steps.empty()) {
     Error e = InvalidInput("no OpenRLHF status line (\"Global step N: {...}\") in the log");
@@ -230,6 +258,20 @@ OpenRlhfComparison CompareOpenRlhfLog(const RlEvaluation& e, const OpenRlhfLog& 
       "step (OpenRLHF: the sum of its timers, or the iteration's wall clock when asynchronous)");
   row("response length (mean)", "tokens", &OpenRlhfStepMetrics::response_mean_tokens,
       e.spec.lengths.response_mean, "lengths.response_mean (the RL job's assumption)");
+  // experience_maker.py (_dispatch_forward) waits for each model's forward in turn only when the
+  // models share GPUs (colocate_all, colocate_actor_ref, colocate_critic_reward); ppo_train runs
+  // the actor's and the critic's fit one after the other only under ds.enable_sleep.
+  c.caveats.push_back(
+      "the sums assume OpenRLHF's models take turns on the GPUs (--train.colocate_all with "
+      "sleep mode, as strata's colocated placement); with the actor, reference and critic on "
+      "GPUs of their own, make_experience and ppo_train run them at once and measure nearer the "
+      "longest of them");
+  if (t.offload.s() > 0) {
+    c.caveats.push_back(fmt::format(
+        "strata's offload copies ({:.1f} s) are in its step only: OpenRLHF's sleep mode reloads "
+        "and offloads the states inside its timers (ppo_train among them)",
+        t.offload.s()));
+  }
   return c;
 }
 

@@ -55,7 +55,8 @@ struct OpenRlhfComparison {
   int64_t first_step = 0;
   int64_t last_step = 0;
   int64_t steps = 0;
-  std::vector<VerlPhaseRow> rows;  // one per OpenRLHF key; the row type is shared with verl's
+  std::vector<VerlPhaseRow> rows;    // one per OpenRLHF key; the row type is shared with verl's
+  std::vector<std::string> caveats;  // when a row's sum is not what OpenRLHF's timer measures
 };
 
 /// The log's phases beside the configured placement's prediction (the caller checks that it
