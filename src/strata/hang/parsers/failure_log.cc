@@ -608,6 +608,8 @@ std::string_view FailureKindName(FailureKind kind) {
       return "barrier_missing";
     case FailureKind::kInitTrace:
       return "init_trace";
+    case FailureKind::kHcclTimeout:
+      return "hccl_timeout";
   }
   return "other";
 }
