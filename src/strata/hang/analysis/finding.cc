@@ -550,7 +550,10 @@ bool Teardown(const EvidenceSet& ev, const Verdict& v, Finding& f) {
   // only after the end of training, or without any timeout, is it a hang at exit.
   if (ended.empty() && !Of(ev, WatchdogEventKind::kTimeout).empty()) return false;
   f.kind = "hang_at_exit";
-  f.summary = "the job hangs while shutting down: communicator teardown after the work finished";
+  f.summary =
+      !teardown.empty() && teardown.front()->detail.starts_with("Python exit handler")
+          ? "the job hangs while shutting down: " + teardown.front()->detail.substr(21)
+          : "the job hangs while shutting down: communicator teardown after the work finished";
   if (!ended.empty()) f.evidence.push_back(Cite(*ended.front()));
   if (!teardown.empty()) f.evidence.push_back(Cite(*teardown.front()));
   if (!stuck.empty()) f.evidence.push_back(Cite(*stuck.front()));
