@@ -550,7 +550,10 @@ bool Teardown(const EvidenceSet& ev, const Verdict& v, Finding& f) {
   // only after the end of training, or without any timeout, is it a hang at exit.
   if (ended.empty() && !Of(ev, WatchdogEventKind::kTimeout).empty()) return false;
   f.kind = "hang_at_exit";
-  f.summary = "the job hangs while shutting down: communicator teardown after the work finished";
+  f.summary =
+      !teardown.empty() && teardown.front()->detail.starts_with("Python exit handler")
+          ? "the job hangs while shutting down: " + teardown.front()->detail.substr(21)
+          : "the job hangs while shutting down: communicator teardown after the work finished";
   if (!ended.empty()) f.evidence.push_back(Cite(*ended.front()));
   if (!teardown.empty()) f.evidence.push_back(Cite(*teardown.front()));
   if (!stuck.empty()) f.evidence.push_back(Cite(*stuck.front()));
@@ -623,6 +626,24 @@ bool StoreCollective(const EvidenceSet& ev, Finding& f) {
       s.global_rank ? fmt::format("rank {}", *s.global_rank) : std::string("a rank"),
       s.detail.empty() ? "" : " for key " + s.detail,
       s.timeout_ms ? fmt::format(" after {} ms", *s.timeout_ms) : "");
+  f.evidence.push_back(Cite(s));
+  return true;
+}
+
+// Ascend HCCL's own timeout of a collective (failure_log.h, kHcclTimeout): the rank that printed
+// it waited for a peer that never sent; the peer is not named by rank, so no culprit. The
+// collective is the task's tag when the line has one (else a c10d frame names it, below).
+bool HcclTimeout(const EvidenceSet& ev, Finding& f) {
+  const auto waits = Of(ev, FailureKind::kHcclTimeout);
+  if (waits.empty()) return false;
+  const FailureSignal& s = *waits.front();
+  f.kind = "collective_timeout";
+  f.op = s.op;
+  f.summary = fmt::format(
+      "a collective timed out in HCCL (Ascend){}{}: the rank waited for a peer that never sent "
+      "its data; the peer is not named by rank",
+      s.op.empty() ? "" : " in " + s.op,
+      s.global_rank ? fmt::format(" on rank {}", *s.global_rank) : std::string());
   f.evidence.push_back(Cite(s));
   return true;
 }
@@ -748,8 +769,8 @@ void FindFirstFailure(const EvidenceSet& ev, Verdict& v) {
       FlightRecorderReport(ev, f) || BarrierMissing(ev, f) || Fingerprints(ev, f) ||
       GlooFinding(ev, v, f) || Mismatch(v, f) || TimeoutOpMismatch(ev, f) || Ras(ev, f) ||
       Behind(v, f) || CompletedCounters(ev, f) || Teardown(ev, v, f) || Silent(ev, v, f) ||
-      Timeout(ev, v, f) || StoreCollective(ev, f) || Stuck(ev, f) || Stacks(ev, v, f) ||
-      ChildFailed(ev, f) || WorkerFailed(ev, f, false);
+      Timeout(ev, v, f) || StoreCollective(ev, f) || HcclTimeout(ev, f) || Stuck(ev, f) ||
+      Stacks(ev, v, f) || ChildFailed(ev, f) || WorkerFailed(ev, f, false);
   if (!found) {
     // Only evidence that observes state can show a healthy job: a Gloo dump's states are
     // placeholders (gloo_sequences.h), so sequences that agree say nothing about completion.

@@ -65,7 +65,8 @@ bool WorkerFailed(const EvidenceSet& ev, Finding& f, bool killed_only) {
     f.kind = killed ? "dead_rank" : "crash";
     if (s->global_rank) f.ranks = {*s->global_rank};
     if (s->detail.starts_with("Ray") || s->detail.starts_with("Horovod") ||
-        s->detail.starts_with("Open MPI") || s->detail.starts_with("Slurm")) {
+        s->detail.starts_with("Open MPI") || s->detail.starts_with("Slurm") ||
+        s->detail.starts_with("Kubernetes")) {
       f.summary = s->detail;
       f.evidence.push_back(Cite(*s));
       return true;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <string>
 #include <utility>
 
@@ -69,6 +70,19 @@ bool ClassifyFailureLine(std::string_view line, FailureSignal* s) {
     s->kind = K::kCudaError;
     s->detail = "the GPU no longer answers";
     return true;
+  }
+  // AMD GPUs: the ROCm runtime's report of a device fault, "Memory access fault by GPU node-4
+  // (Agent handle: 0x56387095fa40) on address (nil). Reason: Unknown." (deepspeedai/DeepSpeed
+  // #6725: CUDA's illegal memory access) and "HW Exception by GPU node-9 (Agent handle: 0x...)
+  // reason :GPU Hang" (ROCm/legacy-rocm-build#4021: the GPU hung and the runtime aborts the
+  // process). The fault is the device's, as a CUDA error is; the node is the runtime's own
+  // numbering of agents, not a rank.
+  for (std::string_view rocm : {"Memory access fault by GPU node-", "HW Exception by GPU node-"}) {
+    if (const size_t at = line.find(rocm); at != std::string_view::npos) {
+      s->kind = K::kCudaError;
+      s->detail = "ROCm: " + std::string(TrimSpace(line.substr(at, 120)));
+      return true;
+    }
   }
   if (Contains(line, "Fatal Python error: ")) {
     s->kind = K::kCrash;
@@ -178,6 +192,38 @@ bool ClassifyFailureLine(std::string_view line, FailureSignal* s) {
       Contains(line, "is neither AF_INET(2) nor AF_INET6(10)")) {
     s->kind = K::kBootstrap;
     s->detail = "no address for the configured interface: check NCCL_SOCKET_IFNAME";
+    return true;
+  }
+  // Ascend NPUs: HCCL's error codes (torch_npu). EJ0001 "Failed to initialize the HCCP process.
+  // Reason: Maybe the last training process is running." (hiyouga/LlamaFactory#3839): the
+  // device's communication process could not start, so the group never formed.
+  if (Contains(line, "Failed to initialize the HCCP process")) {
+    s->kind = K::kBootstrap;
+    s->detail =
+        "HCCL could not start the device's communication process (HCCP): a previous training "
+        "process may still hold the NPU";
+    return true;
+  }
+  // HCCL's collective timeouts: EI0006 "Getting socket times out. Reason: Remote Rank did not
+  // send the data in time" (vllm-project/vllm-ascend#486) and EI0002 "The wait execution of the
+  // Notify register times out. Reason: The Notify register has not received the Notify record
+  // from remote rank [N]" with the task's tag "tag[AllReduce_<ip>%<nic>_...]" (hiyouga/
+  // LlamaFactory#975). The rank that prints it waited for a peer inside a collective: NCCL's
+  // watchdog timeout, in HCCL's words. The peer is not named by global rank (EI0002 prints
+  // 4294967295, -1 unsigned, when it is not known).
+  if (Contains(line, "Remote Rank did not send the data in time") ||
+      Contains(line, "The wait execution of the Notify register times out")) {
+    s->kind = K::kHcclTimeout;
+    if (const size_t tag = line.find("tag["); tag != std::string_view::npos) {
+      const std::string_view rest = line.substr(tag + 4);
+      std::string op;
+      for (char c : rest.substr(0, rest.find_first_of("_]"))) {
+        if (std::isalpha(static_cast<unsigned char>(c)) == 0) break;
+        op.push_back(static_cast<char>(std::toupper(static_cast<unsigned char>(c))));
+      }
+      s->op = op;
+    }
+    s->detail = std::string(TrimSpace(line.substr(0, 160)));
     return true;
   }
   // Start-up: the process group never formed.
@@ -567,6 +613,29 @@ bool ClassifyFailureLine(std::string_view line, FailureSignal* s) {
              : who + (who.starts_with("tasks") ? " were killed" : " was killed") +
                    (line.ends_with("Out Of Memory") ? " out of memory" : "")) +
         " (SIGKILL from outside; Slurm's task number is not the global rank)";
+    return true;
+  }
+  // Kubernetes, when the kubelet reclaims a node's memory: "Message: The node was low on resource:
+  // memory." in `kubectl describe pod` (kubeflow/trainer#301) or the event of the same words
+  // before "Killing container ..." (kubeflow/kubeflow#1261); a container over its own limit shows
+  // "Reason: OOMKilled". The pod's process was killed from outside (SIGTERM, then SIGKILL), as
+  // Slurm's out-of-memory kill; a pod's name says no rank.
+  if (Contains(line, "The node was low on resource: ") ||
+      (TrimSpace(line).starts_with("Reason:") && Contains(line, "OOMKilled"))) {
+    s->kind = K::kWorkerFailed;
+    s->killed = true;
+    s->exit_code = -9;
+    s->signal = "SIGKILL";
+    if (Contains(line, "OOMKilled")) {
+      s->detail = "Kubernetes: the container was killed over its memory limit (OOMKilled)";
+    } else {
+      std::string_view resource = line.substr(line.find("low on resource: ") + 17);
+      resource = resource.substr(0, resource.find_first_of(".`'\" \r"));
+      s->detail =
+          "Kubernetes: the kubelet evicted the pod, killing its processes, because the "
+          "node was low on " +
+          std::string(resource.substr(0, 40)) + " (from outside; a pod's name says no rank)";
+    }
     return true;
   }
   // torch.distributed.launch before torchrun (and other launchers built on subprocess) raise

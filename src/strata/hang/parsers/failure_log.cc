@@ -26,6 +26,7 @@ using failure_fields::ReadPgRank;
 using failure_fields::TokenAfter;
 
 constexpr size_t kMaxTextChars = 300;
+constexpr int kAtExitTracebackLines = 60;  // an exit handler's traceback, read after its header
 
 // One line at a time: a line that reports a failure alone (failure_line.h) is emitted at once;
 // the blocks that span lines (torchrun's summary records, the Flight Recorder analyser's report,
@@ -43,6 +44,7 @@ class Scanner {
     if (ReadOpenMpiFirst(line, number)) return;
     WatchStoreBarrier(line, number);
     WatchDdpMembers(line, number);
+    if (WatchAtExit(line, number)) return;
     FailureSignal s;
     if (!ClassifyFailureLine(line, &s)) {
       SlurmEnding(line);
@@ -142,6 +144,33 @@ class Scanner {
     int stuck_line = 0;                   // the first repeat with an unchanged count; 0 if none
     bool completed = false;  // "Completed store-based barrier for key:K with W nodes." was logged
   };
+
+  // Python's "Exception ignored in atexit callback: <function shutdown_compile_workers ...>" and,
+  // in the traceback under it, a wait that gave up ("raise TimeoutExpired(self.args, timeout)",
+  // "subprocess.TimeoutExpired: ...", "TimeoutError"): the program's work was done and the
+  // interpreter, exiting, waited in an exit handler until that wait's timeout
+  // (pytorch/pytorch#162199: inductor's compile workers, 300 s). A hang at exit, read as a
+  // teardown. Another exception in an exit handler is no hang.
+  bool WatchAtExit(std::string_view line, int number) {
+    if (Contains(line, "Exception ignored in atexit callback")) {
+      at_exit_line_ = number;
+      return false;
+    }
+    if (at_exit_line_ == 0 || number - at_exit_line_ > kAtExitTracebackLines) return false;
+    const std::string_view t = TrimSpace(line);
+    const bool timed_out =
+        t.starts_with("raise TimeoutExpired(") || t.starts_with("raise TimeoutError") ||
+        t.starts_with("subprocess.TimeoutExpired") || t.starts_with("TimeoutError");
+    if (!timed_out) return false;
+    FailureSignal s;
+    s.kind = FailureKind::kTeardown;
+    s.detail =
+        "Python exit handler: an atexit callback waited until its timeout while the process "
+        "exited";
+    at_exit_line_ = 0;
+    Emit(std::move(s), line, number);
+    return true;
+  }
 
   void WatchStoreBarrier(std::string_view line, int number) {
     // "Rank 0: Completed store-based barrier for key:store_based_barrier_key:1 with 4 nodes.":
@@ -500,7 +529,8 @@ class Scanner {
   std::vector<FailureSignal> out_;
   std::vector<std::string> frames_;
   bool progress_seen_ = false;
-  int went_on_line_ = 0;               // the last line that showed the run going on (FailureSignal)
+  int at_exit_line_ = 0;  // "Exception ignored in atexit callback" (WatchAtExit); 0 if none
+  int went_on_line_ = 0;  // the last line that showed the run going on (FailureSignal)
   std::optional<int64_t> stalled_ms_;  // the last progress bar stood at 0 (FailureSignal)
   bool traceback_ended_ = false;       // the last line was a traceback's exception line
   bool slurm_ending_ = false;          // Slurm cancelled the step or a task failed (SlurmEnding)
@@ -608,6 +638,8 @@ std::string_view FailureKindName(FailureKind kind) {
       return "barrier_missing";
     case FailureKind::kInitTrace:
       return "init_trace";
+    case FailureKind::kHcclTimeout:
+      return "hccl_timeout";
   }
   return "other";
 }

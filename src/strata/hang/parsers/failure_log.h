@@ -39,6 +39,7 @@ enum class FailureKind {
                             // store used as a barrier or collective, a member never arrived
   kBarrierMissing,  // monitored_barrier: "Ranks 4, 5, 6, 7 failed to pass monitoredBarrier in N ms"
   kInitTrace,       // NCCL's unwinding through communicator init ("NCCL INFO init.cc:1263 -> 2")
+  kHcclTimeout,     // Ascend HCCL: a collective waited past its timeout for a peer (EI0006, EI0002)
 };
 
 struct FailureSignal {
