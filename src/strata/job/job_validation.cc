@@ -227,6 +227,7 @@ Status CheckLayoutAgainstModel(const JobSpec& job, const ModelConfig& model) {
     if (std::none_of(all.begin(), all.end(),
                      [&](ModuleKind kind) { return ModuleKindName(kind) == name; })) {
       std::vector<std::string> kinds;  // for the hint only: the planner validates every layout
+      kinds.reserve(all.size());
       for (ModuleKind kind : all) kinds.emplace_back(ModuleKindName(kind));
       Error e = InvalidInput(fmt::format("unknown module kind '{}' in frozen", name));
       e.field = "frozen";

@@ -17,7 +17,7 @@ constexpr std::string_view kMark = "Global step ";
 // A dict wrapped over more lines or bytes than these is taken as cut off (OpenRLHF logs about 30
 // keys, a few KiB); the bounds keep a log of unclosed braces from being rescanned without end.
 constexpr size_t kMaxDictLines = 64;
-constexpr size_t kMaxDictBytes = 64 * 1024;
+constexpr size_t kMaxDictBytes = size_t{64} * 1024;
 
 // Where "Global step N: {" starts its dict in `line` at or after `from` (the '{'), with the step;
 // npos when the line holds none.
