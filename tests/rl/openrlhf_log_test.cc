@@ -14,22 +14,14 @@
 
 #include <string>
 
+#include "rl/reference_rl.h"
 #include "strata/eval/evaluation.h"
 #include "strata/rl/rl_job.h"
 
 namespace strata {
 namespace {
 
-const RlEvaluation& Reference() {
-  static const RlEvaluation e = [] {
-    auto spec = LoadRlSpec(kReferenceRlJobName);
-    EXPECT_TRUE(spec.ok());
-    auto eval = EvaluateRl(*Workspace::Load(), *spec);
-    EXPECT_TRUE(eval.ok()) << eval.error().Format();
-    return eval.ok() ? *eval : RlEvaluation{};
-  }();
-  return e;
-}
+const RlEvaluation& Reference() { return testing::ReferenceRl(); }
 
 const VerlPhaseRow& Row(const OpenRlhfComparison& c, const std::string& key) {
   for (const VerlPhaseRow& r : c.rows) {

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "rl/reference_rl.h"
 #include "strata/eval/evaluation.h"
 #include "strata/job/resolved_job.h"
 #include "support/golden.h"
@@ -19,16 +20,7 @@
 namespace strata {
 namespace {
 
-const RlEvaluation& Reference() {
-  static const RlEvaluation e = [] {
-    auto spec = LoadRlSpec(kReferenceRlJobName);
-    EXPECT_TRUE(spec.ok());
-    auto eval = EvaluateRl(*Workspace::Load(), *spec);
-    EXPECT_TRUE(eval.ok()) << eval.error().Format();
-    return eval.ok() ? *eval : RlEvaluation{};
-  }();
-  return e;
-}
+const RlEvaluation& Reference() { return testing::ReferenceRl(); }
 
 // The ledger's states of one model, split as verl's hybrid engine moves them: weights,
 // megatron-core's gradient buffer, fp32 master weights, AdamW moments (the optimizer step's

@@ -7,6 +7,7 @@
 
 #include <string>
 
+#include "rl/reference_rl.h"
 #include "support/golden.h"
 
 namespace strata {
@@ -139,16 +140,7 @@ TEST(VerlLogTest, PredictedThroughput) {
   EXPECT_NEAR(PredictedVerlThroughput(*spec, Seconds::Of(100), 40), 1638.4, 1e-9);
 }
 
-const RlEvaluation& Reference() {
-  static const RlEvaluation e = [] {
-    auto spec = LoadRlSpec(kReferenceRlJobName);
-    EXPECT_TRUE(spec.ok());
-    auto eval = EvaluateRl(*Workspace::Load(), *spec);
-    EXPECT_TRUE(eval.ok());
-    return eval.ok() ? *eval : RlEvaluation{};
-  }();
-  return e;
-}
+const RlEvaluation& Reference() { return testing::ReferenceRl(); }
 
 // Which timer holds the sync: the flag wins over the log, the log's version over its keys.
 // Up to 0.7.0 the generation row is generation + sync (reference: 132.6 + 11.8 s, docs/
