@@ -463,6 +463,19 @@ std::string PhaseTable(const std::vector<VerlPhaseRow>& rows,
   return out;
 }
 
+// The fields every log comparison's JSON opens with: the job, the placement, the log and its steps.
+Json LogJsonHead(const char* kind, const RlEvaluation& e, const std::string& log_path,
+                 int64_t steps, int64_t first_step, int64_t last_step) {
+  Json j = JsonDocument(kind);
+  j["model"] = e.actor.model.name;
+  j["placement"] = PlacementName(e.configured);
+  j["log"] = log_path;
+  j["steps"] = steps;
+  j["first_step"] = first_step;
+  j["last_step"] = last_step;
+  return j;
+}
+
 Json PhaseRowsJson(const std::vector<VerlPhaseRow>& rows) {
   Json out = Json::array();
   for (const VerlPhaseRow& r : rows) {
@@ -494,13 +507,7 @@ std::string RenderVerlLogText(const RlEvaluation& e, const VerlLog& log, const V
 
 std::string RenderVerlLogJson(const RlEvaluation& e, const VerlLog& log, const VerlComparison& c,
                               const std::string& log_path) {
-  Json j = JsonDocument("rl-verl-log");
-  j["model"] = e.actor.model.name;
-  j["placement"] = PlacementName(e.configured);
-  j["log"] = log_path;
-  j["steps"] = c.steps;
-  j["first_step"] = c.first_step;
-  j["last_step"] = c.last_step;
+  Json j = LogJsonHead("rl-verl-log", e, log_path, c.steps, c.first_step, c.last_step);
   j["gen_includes_weight_sync"] = c.semantics == VerlGenSemantics::kIncludesSync;
   j["semantics_source"] = c.semantics_source;
   j["rows"] = PhaseRowsJson(c.rows);
@@ -525,13 +532,7 @@ std::string RenderOpenRlhfLogText(const RlEvaluation& e, const OpenRlhfLog& log,
 
 std::string RenderOpenRlhfLogJson(const RlEvaluation& e, const OpenRlhfLog& log,
                                   const OpenRlhfComparison& c, const std::string& log_path) {
-  Json j = JsonDocument("rl-openrlhf-log");
-  j["model"] = e.actor.model.name;
-  j["placement"] = PlacementName(e.configured);
-  j["log"] = log_path;
-  j["steps"] = c.steps;
-  j["first_step"] = c.first_step;
-  j["last_step"] = c.last_step;
+  Json j = LogJsonHead("rl-openrlhf-log", e, log_path, c.steps, c.first_step, c.last_step);
   j["rows"] = PhaseRowsJson(c.rows);
   j["caveats"] = c.caveats;
   j["notes"] = log.notes;
