@@ -20,6 +20,7 @@
 #include "memory/memory_test_support.h"
 #include "support/error_stats.h"
 #include "support/golden.h"
+#include "support/split_rule.h"
 
 namespace strata {
 namespace {
@@ -34,15 +35,7 @@ constexpr const char* kDoc = "../docs/memory-validation.md";
 constexpr const char* kSectionTitle = "## Corpus of published peaks";
 constexpr const char* kSectionEnd = "<!-- end of the generated corpus section -->";
 
-// FNV-1a 64 over the id's bytes: the split rule written at the top of corpus.yaml.
-uint64_t Fnv1a64(const std::string& s) {
-  uint64_t h = 14695981039346656037ULL;
-  for (char c : s) {
-    h ^= static_cast<uint8_t>(c);
-    h *= 1099511628211ULL;
-  }
-  return h;
-}
+using testing::Fnv1a64;  // the split rule written at the top of corpus.yaml
 
 struct Stats {
   size_t n = 0;
