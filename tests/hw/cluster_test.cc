@@ -36,6 +36,9 @@ TEST(Cluster, ShippedClustersAllLoad) {
       {"h20-5x8", "H20", 4 * 200 / 8.0},
       {"h100-8x8-ib400", "H100 SXM", 8 * 400 / 8.0},  // 400 GB/s
       {"a100-8x200g", "A100 80GB", 8 * 200 / 8.0},    // 200 GB/s
+      // NVL72 racks: 72 NICs, one per GPU; 72 x 400 Gb/s / 8 = 3,600 GB/s, 72 x 800 = 7,200.
+      {"gb200-nvl72", "GB200", 72 * 400 / 8.0},
+      {"gb300-nvl72", "GB300", 72 * 800 / 8.0},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.name);
@@ -152,6 +155,14 @@ TEST(Cluster, BadFilesNameTheField) {
       {"unknown source key", std::string(kGood) + "sources:\n  nicks: x\n",
        "c.yaml:18: sources.nicks: unknown field 'nicks'\n  hint: did you mean 'nics'?"},
       {"malformed yaml", Replace("nics:\n", "nics: [\n"), ""},
+      // A node used in part keeps its GPUs' NICs only when each GPU has its own: 4 NICs for 8
+      // GPUs cannot be split.
+      {"partial nodes without a NIC per GPU", std::string(kGood) + "partial_nodes: true\n",
+       "c.yaml:17: partial_nodes: a node used in part keeps one data NIC per GPU, but data NIC "
+       "'roce' has 4 per node for 8 GPUs\n  hint: describe one data NIC per GPU, or drop "
+       "partial_nodes"},
+      {"partial nodes not a bool", Replace("count: 4", "count: 8") + "partial_nodes: maybe\n",
+       "c.yaml:17: partial_nodes: expected true or false, got 'maybe'"},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.name);
@@ -170,6 +181,31 @@ TEST(Cluster, BadFilesNameTheField) {
     ASSERT_FALSE(cluster.ok());
     EXPECT_EQ(cluster.error().Format(), c.expected);
   }
+}
+
+// A GB200 NVL72 rack used in part: 8 of its 72 GPUs (an 8-GPU recipe) or 64 of each rack.
+TEST(Cluster, RackUsedInPartKeepsOneNicPerGpu) {
+  auto rack = LoadCluster("gb200-nvl72");
+  ASSERT_TRUE(rack.ok()) << rack.error().Format();
+  EXPECT_TRUE(rack->partial_nodes);
+  auto part = WithGpusPerNode(*rack, 8);
+  ASSERT_TRUE(part.ok()) << part.error().Format();
+  EXPECT_EQ(part->gpus_per_node, 8);
+  // 8 ConnectX-7 at 400 Gb/s = 400 GB/s for the 8 GPUs: 50 GB/s each, as on the whole rack.
+  EXPECT_NEAR(part->DataNicBandwidthPerNode().gb_per_s(), 400.0, 1e-9);
+  EXPECT_NEAR(part->DataNicBandwidthPerGpu().gb_per_s(), 50.0, 1e-9);
+  EXPECT_NEAR(rack->DataNicBandwidthPerGpu().gb_per_s(), 50.0, 1e-9);
+  // The management port is the rack's, not split.
+  EXPECT_NEAR(part->ManagementBandwidthPerNode().gb_per_s(), 12.5, 1e-9);
+  // More GPUs than the rack has, or part of a node whose NICs are not one per GPU: refused.
+  EXPECT_FALSE(WithGpusPerNode(*rack, 73).ok());
+  auto pod = LoadCluster("h100-8x8-ib400");
+  ASSERT_TRUE(pod.ok());
+  auto half = WithGpusPerNode(*pod, 4);
+  ASSERT_FALSE(half.ok());
+  EXPECT_EQ(half.error().message,
+            "cluster h100-8x8-ib400 has 8 GPUs per node and its NICs are wired to them; 4 GPUs "
+            "per node is another node");
 }
 
 TEST(Cluster, DuplicateNicNameNamesTheEntry) {

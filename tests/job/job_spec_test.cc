@@ -265,6 +265,27 @@ TEST(JobSpec, NodeCountOverrideKeepsTheClusterFile) {
       << other_node.error().Format();
 }
 
+// A GB200 NVL72 rack is one NVLink domain of 72 GPUs; Megatron-Bridge's 8-GPU GB200 recipes
+// run on 8 of them, and a 256-GPU run on 64 of each of 4 racks. The rack file allows part of a
+// node (partial_nodes), with one NIC per GPU used: 256 GPUs = 4 x 64, DP = 256 / (TP1 PP1 CP1).
+TEST(JobSpec, PartOfAnNvl72RackIsAJob) {
+  auto spec = ParseJobSpec(kValid, "j.yaml",
+                           {"cluster=gb200-nvl72", "cluster.gpus_per_node=64", "cluster.nodes=4",
+                            "parallel.dp=256", "batch.global_batch=512"});
+  ASSERT_TRUE(spec.ok()) << spec.error().Format();
+  EXPECT_EQ(spec->cluster.world(), 256);
+  auto job = ResolveJob(*spec);
+  ASSERT_TRUE(job.ok()) << job.error().Format();
+  EXPECT_EQ(job->cluster.gpus_per_node, 64);
+  EXPECT_EQ(job->cluster.nodes, 4);
+  // 64 ConnectX-7 at 400 Gb/s per rack: 3,200 GB/s, 50 GB/s per GPU.
+  EXPECT_NEAR(job->cluster.DataNicBandwidthPerNode().gb_per_s(), 3200.0, 1e-9);
+  auto too_many =
+      ParseJobSpec(kValid, "j.yaml", {"cluster=gb200-nvl72", "cluster.gpus_per_node=80"});
+  ASSERT_FALSE(too_many.ok());
+  EXPECT_EQ(too_many.error().hint, "use at most 72 GPUs of each node");
+}
+
 // framework: {name, version, compile}; without it megatron-core, marked as not given so that
 // `step` prints it as an assumption. --set names it like any other field.
 TEST(JobSpec, FrameworkField) {

@@ -17,8 +17,9 @@ namespace strata {
 namespace {
 
 const std::vector<std::string> kTopKeys = {
-    "name", "description", "nodes", "gpus_per_node", "gpu", "intra_node_fabric", "pcie_generation",
-    "nics", "storage"};
+    "name",    "description",       "nodes",           "gpus_per_node",
+    "gpu",     "intra_node_fabric", "pcie_generation", "nics",
+    "storage", "partial_nodes"};
 
 // Reads a string field that must be one of `allowed` (the enum's spellings in the file).
 template <class Enum>
@@ -111,6 +112,21 @@ BytesPerSecond Cluster::DataNicBandwidthPerNode() const {
   return total;
 }
 
+Result<Cluster> WithGpusPerNode(Cluster cluster, int64_t gpus_per_node) {
+  if (gpus_per_node == cluster.gpus_per_node) return cluster;
+  if (!cluster.partial_nodes || gpus_per_node < 1 || gpus_per_node > cluster.gpus_per_node) {
+    return InvalidInput(fmt::format(
+        "cluster {} has {} GPUs per node and its NICs are wired to them; {} GPUs per node is "
+        "another node",
+        cluster.name, cluster.gpus_per_node, gpus_per_node));
+  }
+  for (NicGroup& nic : cluster.nics) {
+    if (nic.role == NicRole::kData) nic.count = gpus_per_node;  // one per GPU (checked on load)
+  }
+  cluster.gpus_per_node = gpus_per_node;
+  return cluster;
+}
+
 BytesPerSecond Cluster::DataNicBandwidthPerGpu() const {
   return DataNicBandwidthPerNode() / static_cast<double>(gpus_per_node);
 }
@@ -184,6 +200,23 @@ Result<Cluster> ParseCluster(const std::string& text, const std::string& file) {
       e.line = nics[i]["speed"] ? nics[i]["speed"].Mark().line + 1 : nics[i].Mark().line + 1;
       e.hint = fmt::format("NIC speeds are quoted in bits: did you mean {:.0f}Gb/s?",
                            nic.speed.value() / 1e9);
+      return e;
+    }
+  }
+  if (map.Has("partial_nodes")) {
+    STRATA_ASSIGN_OR_RETURN(c.partial_nodes, map.Bool("partial_nodes"));
+  }
+  if (c.partial_nodes) {
+    // Part of a node keeps its GPUs' own NICs only when every data NIC belongs to one GPU.
+    for (size_t i = 0; i < c.nics.size(); ++i) {
+      const NicGroup& nic = c.nics[i];
+      if (nic.role != NicRole::kData || nic.count == c.gpus_per_node) continue;
+      Error e = map.ErrorAt(
+          "partial_nodes",
+          fmt::format("a node used in part keeps one data NIC per GPU, but data NIC '{}' has {} "
+                      "per node for {} GPUs",
+                      nic.name, nic.count, c.gpus_per_node));
+      e.hint = "describe one data NIC per GPU, or drop partial_nodes";
       return e;
     }
   }

@@ -52,6 +52,9 @@ struct Cluster {
   GpuSpec gpu;
   IntraNodeFabric fabric = IntraNodeFabric::kNvSwitch;
   int64_t pcie_generation = 0;  // of the GPU and NIC slots
+  /// A rack-scale NVLink domain (GB200 / GB300 NVL72): a job may use part of each node (64 of
+  /// a rack's 72 GPUs, or 8 of them), and the data NICs, one per GPU, go with the GPUs used.
+  bool partial_nodes = false;
   std::vector<NicGroup> nics;
   std::vector<Storage> storage;
   std::map<std::string, std::string> sources;  // field -> where the value came from, or
@@ -67,6 +70,11 @@ struct Cluster {
   /// The transport of the data NICs (the first group); kEthernet when there is none.
   NicTransport DataTransport() const;
 };
+
+/// The cluster with `gpus_per_node` of each node in use: the same cluster when that is all of
+/// them; on a partial_nodes cluster, fewer GPUs with their data NICs (one per GPU, so the count
+/// scales with them). Fails when the cluster's nodes cannot be split.
+Result<Cluster> WithGpusPerNode(Cluster cluster, int64_t gpus_per_node);
 
 /// `path_or_name` is a file path, or a name under data/clusters/ ("h20-5x8").
 Result<Cluster> LoadCluster(const std::string& path_or_name);

@@ -13,7 +13,8 @@ const std::vector<JobField>& JobFields() {
       {"cluster.file", "name or path", "", "-", "", "", "h20-5x8",
        "with cluster.gpu/gpus_per_node/nodes: that file's network, PCIe and storage, with the "
        "job's own GPU and node count (what `--set cluster.nodes=N` on a named cluster writes); "
-       "gpus_per_node must be the file's"},
+       "gpus_per_node must be the file's, or at most it on a rack-scale NVLink domain "
+       "(`partial_nodes: true`: gb200-nvl72, gb300-nvl72), whose data NICs go with the GPUs used"},
       {"cluster.gpu", "GPU name, or {base: NAME, memory: SIZE, power_w: W, ...}", "",
        "required without a cluster file", "", "", "H20",
        "a GPU from data/gpus.yaml (case and '-'/'_'/' ' ignored), or a variant: `base` and the "

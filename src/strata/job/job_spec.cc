@@ -133,13 +133,12 @@ Status ParseCluster(YamlMap& top, JobSpec& job) {
     job.cluster.name = file->name;
     job.cluster.file = ref;
     STRATA_ASSIGN_OR_RETURN(job.cluster.gpus_per_node, cluster.PositiveInt("gpus_per_node"));
-    if (job.cluster.gpus_per_node != file->gpus_per_node) {
-      return cluster
-          .ErrorAt("gpus_per_node",
-                   fmt::format("cluster {} has {} GPUs per node and its NICs are wired to them; {} "
-                               "GPUs per node is another node",
-                               file->name, file->gpus_per_node, job.cluster.gpus_per_node))
-          .WithHint("copy the cluster file and describe the other node in it");
+    // A rack-scale NVLink domain (partial_nodes) may be used in part; any other node is whole.
+    if (auto part = WithGpusPerNode(*file, job.cluster.gpus_per_node); !part.ok()) {
+      return cluster.ErrorAt("gpus_per_node", part.error().message)
+          .WithHint(file->partial_nodes
+                        ? fmt::format("use at most {} GPUs of each node", file->gpus_per_node)
+                        : "copy the cluster file and describe the other node in it");
     }
   }
   STRATA_ASSIGN_OR_RETURN(GpuSpec gpu, ReadGpuField(cluster, "gpu"));

@@ -31,6 +31,12 @@ Result<Cluster> ClusterOf(const JobSpec& spec) {
     // The job's own node count and GPU (a --set on a named cluster) on the file's network.
     if (spec.cluster.nodes > 0) cluster->nodes = spec.cluster.nodes;
     if (spec.cluster.gpu_spec) cluster->gpu = *spec.cluster.gpu_spec;
+    // Part of each node of a rack-scale NVLink domain (checked when the job was read).
+    if (spec.cluster.gpus_per_node > 0) {
+      auto part = WithGpusPerNode(*std::move(cluster), spec.cluster.gpus_per_node);
+      if (!part.ok()) return Error(std::move(part).error()).InField("cluster.gpus_per_node");
+      return part;
+    }
     return cluster;
   }
   // The GPU as the job file gave it (a catalog entry or a custom variant), else by name.
