@@ -389,10 +389,13 @@ def part_env(sh):
         p = torch.cuda.get_device_properties(0)
         rec.update(name=p.name, sms=p.multi_processor_count, total_memory_bytes=p.total_memory,
                    capability=f"{p.major}.{p.minor}")
-        q = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,"
-                            "clocks.max.mem,power.limit,power.draw,temperature.gpu", "--format=csv"],
-                           capture_output=True, text=True)
-        rec["nvidia_smi"] = q.stdout.strip() or q.stderr.strip()
+        try:
+            q = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,"
+                                "clocks.max.mem,power.limit,power.draw,temperature.gpu", "--format=csv"],
+                               capture_output=True, text=True, timeout=20)
+            rec["nvidia_smi"] = q.stdout.strip() or q.stderr.strip()
+        except (OSError, subprocess.SubprocessError) as e:
+            rec["nvidia_smi"] = f"unavailable ({e!r})"
     rec["grouped_mm_entry_points"] = [n for n, ok in (
         ("torch.nn.functional.grouped_mm", hasattr(torch.nn.functional, "grouped_mm")),
         ("torch._grouped_mm", hasattr(torch, "_grouped_mm"))) if ok]
@@ -467,6 +470,8 @@ def probe_grouped_mm(emit_record=True):
                         b = b if col else b.contiguous()
                         return fn(x, b, offs=o) if style == "offs=" else fn(x, b, o)
 
+                    if not lname.startswith("col"):
+                        label += " (the weights are made row-major at each call: times include that copy)"
                     info = {"impl": label, "tried": tried}
                     if emit_record:
                         emit("moe", {}, "grouped_mm_probe", notes=f"runs: {label}", **info)
