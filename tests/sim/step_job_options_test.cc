@@ -47,6 +47,31 @@ TEST(StepJobOptions, RoutingImbalanceSetsTheSkewRow) {
   }
 }
 
+// The EP all-to-all ends when the busiest rank has received its dispatched tokens and returned
+// their outputs: the step's EP row is the mean rank's priced traffic x the same skew. On the
+// reference job (EP8, no overlap): imbalance 1 -> the traffic as priced, 1.5 -> 1.5 x it, and
+// the default 1.15 -> 1.15 x it. It failed before: the row was the mean rank's traffic whatever
+// the skew.
+TEST(StepJobOptions, RoutingImbalanceStretchesTheAllToAll) {
+  for (const auto& [set, skew] : {std::pair<std::string, double>{"moe.routing_imbalance=1", 1.0},
+                                  {"moe.routing_imbalance=1.5", 1.5},
+                                  {"", 1.15}}) {
+    std::vector<std::string> sets;
+    if (!set.empty()) sets.push_back(set);
+    auto ref = LoadReferenceStep(sets);
+    auto r = EvaluateStep(ref.setup.tables, ref.setup.layout, *ref.comm);
+    ASSERT_TRUE(r.ok()) << set << ": " << r.error().Format();
+    double priced = 0;
+    for (const PricedTraffic& p : r->traffic) {
+      if (p.item.group == GroupKind::kEp) priced += p.time_per_step.s();
+    }
+    ASSERT_GT(priced, 0) << set;
+    const StepPartTime& ep = r->parts[static_cast<size_t>(StepPart::kEp)];
+    EXPECT_NEAR(ep.total.s(), skew * priced, 1e-12 * priced) << set;
+    EXPECT_NEAR(ep.exposed.s(), ep.total.s(), 1e-12 * priced) << set;  // no overlap: all exposed
+  }
+}
+
 // Llama 3.1 8B (config.json: hidden 4096, 32 layers, 32 query heads and 8 K/V heads of 128,
 // SwiGLU 14,336) on one GPU, one 4,096-token sample, on a made-up part: 1e15 FLOP/s, 1e12 B/s
 // of HBM, every GEMM at 0.5 of peak (half_dim 1e-6: no shape penalty), HBM at 0.5. Per token:

@@ -321,13 +321,14 @@ TEST(StepModel, CriticalStageOfUnevenPipelines) {
 //   29,000 tokens x 8 (top-k) x 2048 x 2 B = 950,272,000 B per call, 8 ranks on one NVSwitch
 //   node: 8.4 us + 7 x 5.7 us + 7/8 x 950.272 MB / 369.9 GB/s = 2.29617 ms;
 //   2 (dispatch, combine) x 3 passes (full recompute) x 40 MoE layers x 2 micro batches = 480
-//   calls: 1.10216 s per step, all of it exposed (overlap.moe_a2a is off).
+//   calls: 1.10216 s per step for the mean rank; the busiest rank (the assumed routing skew
+//   1.15) receives and returns 1.15 x it: 1.26748 s, all of it exposed (overlap.moe_a2a is off).
 TEST(StepModel, ReferenceAllToAllOnTheMap) {
   auto ref = LoadReferenceStep();
   auto r = EvaluateStep(ref.setup.tables, ref.setup.layout, *ref.comm);
   ASSERT_TRUE(r.ok()) << r.error().Format();
-  EXPECT_NEAR((*r)[StepPart::kEp].total.s(), 1.10216, 1e-4);
-  EXPECT_NEAR((*r)[StepPart::kEp].exposed.s(), 1.10216, 1e-4);
+  EXPECT_NEAR((*r)[StepPart::kEp].total.s(), 1.10216 * 1.15, 1e-4);
+  EXPECT_NEAR((*r)[StepPart::kEp].exposed.s(), 1.10216 * 1.15, 1e-4);
   EXPECT_EQ((*r)[StepPart::kTp].total.s(), 0.0);  // TP 1: no TP traffic
   EXPECT_EQ((*r)[StepPart::kBubble].total.s(), 0.0);
 }

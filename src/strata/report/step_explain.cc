@@ -169,12 +169,13 @@ std::vector<StepFormula> ExplainStep(const StepTables& t, const StepLayout& s,
   const double skew = RoutingSkew(e, s);
   add("MoE routing skew",
       fmt::format("busiest expert rank gets {:.2f} x the mean tokens ({}): + {:.2f} x expert GEMM "
-                  "time",
+                  "time, and the EP all-to-all below x {:.2f} (it ends when that rank has received "
+                  "and returned its tokens)",
                   skew,
                   s.layout.ep <= 1         ? "EP 1: every rank holds every expert"
                   : s.moe_routing_skew > 0 ? "moe.routing_imbalance"
                                            : "assumed, data/kernel_efficiency.yaml",
-                  skew - 1));
+                  skew - 1, skew));
   for (const PricedTraffic& p : r.traffic) {
     add(fmt::format("{}: {}", ToString(p.item.group), p.item.purpose),
         fmt::format(

@@ -504,7 +504,11 @@ Result<StepResult> EvaluateStepOn(const StepTables& t, const StepLayout& s,
                                     e.async_tp_max_step_saving * (m * compute_mb.s() + g.tp));
   set(StepPart::kTp, g.tp, g.tp - tp_hidden);
   set(StepPart::kCp, g.cp, Exposed(g.cp, s.overlap.cp_comm, m * attention_mb.s()));
-  set(StepPart::kEp, g.ep, Exposed(g.ep, s.overlap.moe_a2a, m * (compute_mb - expert_mb).value()));
+  // The all-to-all ends when the busiest EP rank has received its tokens (dispatch) and sent
+  // their outputs back (combine): skew x the mean rank's bytes, as its expert GEMMs are.
+  const double ep_busiest = g.ep * RoutingSkew(e, s);
+  set(StepPart::kEp, ep_busiest,
+      Exposed(ep_busiest, s.overlap.moe_a2a, m * (compute_mb - expert_mb).value()));
   set(StepPart::kPp, g.pp, Exposed(g.pp, s.overlap.pp_p2p, m * compute_mb.s()));
   const double comm_mb = (r[StepPart::kTp].exposed + r[StepPart::kCp].exposed +
                           r[StepPart::kEp].exposed + r[StepPart::kPp].exposed)
