@@ -779,8 +779,17 @@ void FindFirstFailure(const EvidenceSet& ev, Verdict& v) {
     // A run that says it finished, with no failure line anywhere, ended cleanly: no hang.
     const bool finished = !Of(ev, FailureKind::kTrainingEnded).empty();
     const bool read_state = trusted_dump || !v.ranks_seen.empty() || !ev.ras.empty() || finished;
-    f.kind = read_state ? "healthy" : "unknown";
-    f.summary = finished && v.ranks_seen.empty()
+    // A rank of a monitored barrier that got no answer from rank 0 (its coordinator, the only
+    // rank that names the ranks missing) shows a failed barrier, not which rank failed it.
+    const auto no_answer = Of(ev, FailureKind::kBarrierNoAnswer);
+    f.kind = read_state && no_answer.empty() ? "healthy" : "unknown";
+    f.summary = !no_answer.empty()
+                    ? fmt::format(
+                          "rank {} reached monitored_barrier but got no answer from rank 0, the "
+                          "barrier's coordinator: rank 0's log names the rank that did not arrive "
+                          "(or rank 0 itself failed)",
+                          FormatRankRanges(no_answer.front()->ranks))
+                : finished && v.ranks_seen.empty()
                     ? "the run finished (its log says so) and no failure line was found"
                 : read_state ? "no problem found in the evidence"
                 : ev.fr_dumps.empty()
@@ -788,6 +797,7 @@ void FindFirstFailure(const EvidenceSet& ev, Verdict& v) {
                     : "the flight-recorder sequences agree and their state fields are "
                       "placeholders (Gloo): nothing shows a failure, nor that the last "
                       "collective completed";
+    if (!no_answer.empty()) f.evidence.push_back(Cite(*no_answer.front()));
   }
   // A failure without a WorkNCCL line still names its collective when a traceback passes
   // through torch's distributed_c10d.py.

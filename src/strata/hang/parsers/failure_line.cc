@@ -326,6 +326,23 @@ bool ClassifyFailureLine(std::string_view line, FailureSignal* s) {
     s->op = "monitored_barrier";
     return !s->ranks.empty();
   }
+  // The other ranks' side of it: each sends to rank 0 and waits for its answer, and only rank 0
+  // enforces the timeout and names the ranks that did not arrive. "Rank 1 successfully reached
+  // monitoredBarrier, but received errors while waiting for send/recv from rank 0. Please check
+  // rank 0 logs for faulty rank." (pytorch/pytorch#76198) says "rank 0" whatever went wrong:
+  // rank 0 reported a rank missing, or failed itself (ProcessGroupGloo::monitoredBarrier).
+  if (const size_t reached = line.find(" successfully reached monitoredBarrier");
+      reached != std::string_view::npos) {
+    const size_t rank = line.rfind("Rank ", reached);
+    if (rank == std::string_view::npos) return false;
+    const auto arrived = LeadingInt(line.substr(rank + 5, reached - rank - 5));
+    if (!arrived) return false;
+    s->kind = K::kBarrierNoAnswer;
+    s->ranks = {*arrived};
+    s->op = "monitored_barrier";
+    s->detail = "reached monitored_barrier, no answer from rank 0 (the barrier's coordinator)";
+    return true;
+  }
   // c10d's store client: the rendezvous host cannot be reached or resolved.
   if (Contains(line, "client socket has failed to connect") ||
       Contains(line, "client socket has timed out after") ||

@@ -636,6 +636,8 @@ std::string_view FailureKindName(FailureKind kind) {
       return "store_collective_timeout";
     case FailureKind::kBarrierMissing:
       return "barrier_missing";
+    case FailureKind::kBarrierNoAnswer:
+      return "barrier_no_answer";
     case FailureKind::kInitTrace:
       return "init_trace";
     case FailureKind::kHcclTimeout:
