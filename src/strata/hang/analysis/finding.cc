@@ -46,6 +46,7 @@ bool NcclSetUp(const FailureSignal& s) {
 
 // What a start-up fault outside NCCL points at, from the words of its own line.
 std::string StartUpSetting(const std::string& detail) {
+  if (detail.starts_with("torch_xla")) return "XRT_TPU_CONFIG and every ordinal's log";
   if (detail.find("GLOO_SOCKET_IFNAME") != std::string::npos) return "GLOO_SOCKET_IFNAME";
   if (detail.find("was closed") != std::string::npos) return "the other nodes' logs";
   if (detail.find("rdzv_endpoint") != std::string::npos) return "rdzv_endpoint";
@@ -619,6 +620,14 @@ bool StoreCollective(const EvidenceSet& ev, Finding& f) {
   const FailureSignal& s = *waits.front();
   f.kind = "collective_timeout";
   f.timeout_ms = s.timeout_ms;
+  if (s.op == "xla_rendezvous") {
+    f.summary = fmt::format(
+        "an ordinal is missing from a mid-run barrier: {} once the run had begun (a rendezvous "
+        "of every ordinal through the mesh master; the ordinal that never arrived is not named)",
+        s.detail);
+    f.evidence.push_back(Cite(s));
+    return true;
+  }
   f.summary = fmt::format(
       "a rank is missing from a mid-run barrier: {}'s wait on the c10d store{} timed out{} once "
       "training had run (the store used as a barrier or collective; the member that never "

@@ -276,6 +276,28 @@ bool ClassifyFailureLine(std::string_view line, FailureSignal* s) {
                 "group's set-up, or the store is unreachable)";
     return true;
   }
+  // torch_xla's XRT mesh service: the ordinals' rendezvous (a barrier of all of them through the
+  // mesh master) failed, "mesh_service.cc:247 : Failed to meet rendezvous 'init': Socket closed
+  // (14)" (pytorch/xla#1995). Like a store-based barrier, it is a start-up fault unless the run
+  // had begun (the scanner's call, from the context); torch_xla's own tags name an operation of
+  // the running job ('torch_xla.core.xla_model.save' is xm.save's, pytorch/xla#4831): mid-run.
+  if (Contains(line, "mesh_service.cc:") && Contains(line, "Failed to meet rendezvous '")) {
+    const size_t open = line.find("Failed to meet rendezvous '") + 27;
+    const std::string_view tag = line.substr(open, line.find('\'', open) - open);
+    const size_t colon = line.find("': ", open);
+    const std::string_view why =
+        colon == std::string_view::npos ? std::string_view() : TrimSpace(line.substr(colon + 3));
+    s->op = "xla_rendezvous";
+    s->detail = "torch_xla's mesh rendezvous '" + std::string(tag.substr(0, 120)) + "' failed" +
+                (why.empty() ? "" : " (" + std::string(why.substr(0, 80)) + ")");
+    if (tag.starts_with("torch_xla.")) {
+      s->kind = K::kStoreCollectiveTimeout;
+    } else {
+      s->kind = K::kBootstrap;
+      s->store_wait = true;
+    }
+    return true;
+  }
   if ((Contains(line, "DistStoreError") || Contains(line, "Socket Timeout")) &&
       (Contains(line, "wait timeout") || Contains(line, "Timed out after") ||
        Contains(line, "Socket Timeout"))) {
