@@ -46,6 +46,7 @@ bool NcclSetUp(const FailureSignal& s) {
 
 // What a start-up fault outside NCCL points at, from the words of its own line.
 std::string StartUpSetting(const std::string& detail) {
+  if (detail.starts_with("torch_xla")) return "XRT_TPU_CONFIG and every ordinal's log";
   if (detail.find("GLOO_SOCKET_IFNAME") != std::string::npos) return "GLOO_SOCKET_IFNAME";
   if (detail.find("was closed") != std::string::npos) return "the other nodes' logs";
   if (detail.find("rdzv_endpoint") != std::string::npos) return "rdzv_endpoint";
@@ -619,6 +620,14 @@ bool StoreCollective(const EvidenceSet& ev, Finding& f) {
   const FailureSignal& s = *waits.front();
   f.kind = "collective_timeout";
   f.timeout_ms = s.timeout_ms;
+  if (s.op == "xla_rendezvous") {
+    f.summary = fmt::format(
+        "an ordinal is missing from a mid-run barrier: {} once the run had begun (a rendezvous "
+        "of every ordinal through the mesh master; the ordinal that never arrived is not named)",
+        s.detail);
+    f.evidence.push_back(Cite(s));
+    return true;
+  }
   f.summary = fmt::format(
       "a rank is missing from a mid-run barrier: {}'s wait on the c10d store{} timed out{} once "
       "training had run (the store used as a barrier or collective; the member that never "
@@ -779,8 +788,17 @@ void FindFirstFailure(const EvidenceSet& ev, Verdict& v) {
     // A run that says it finished, with no failure line anywhere, ended cleanly: no hang.
     const bool finished = !Of(ev, FailureKind::kTrainingEnded).empty();
     const bool read_state = trusted_dump || !v.ranks_seen.empty() || !ev.ras.empty() || finished;
-    f.kind = read_state ? "healthy" : "unknown";
-    f.summary = finished && v.ranks_seen.empty()
+    // A rank of a monitored barrier that got no answer from rank 0 (its coordinator, the only
+    // rank that names the ranks missing) shows a failed barrier, not which rank failed it.
+    const auto no_answer = Of(ev, FailureKind::kBarrierNoAnswer);
+    f.kind = read_state && no_answer.empty() ? "healthy" : "unknown";
+    f.summary = !no_answer.empty()
+                    ? fmt::format(
+                          "rank {} reached monitored_barrier but got no answer from rank 0, the "
+                          "barrier's coordinator: rank 0's log names the rank that did not arrive "
+                          "(or rank 0 itself failed)",
+                          FormatRankRanges(no_answer.front()->ranks))
+                : finished && v.ranks_seen.empty()
                     ? "the run finished (its log says so) and no failure line was found"
                 : read_state ? "no problem found in the evidence"
                 : ev.fr_dumps.empty()
@@ -788,6 +806,7 @@ void FindFirstFailure(const EvidenceSet& ev, Verdict& v) {
                     : "the flight-recorder sequences agree and their state fields are "
                       "placeholders (Gloo): nothing shows a failure, nor that the last "
                       "collective completed";
+    if (!no_answer.empty()) f.evidence.push_back(Cite(*no_answer.front()));
   }
   // A failure without a WorkNCCL line still names its collective when a traceback passes
   // through torch's distributed_c10d.py.

@@ -151,7 +151,9 @@ std::string StoreHost(std::string_view line) {
 
 // "socketProgressOpt: Call to send to 10.44.137.149<52905> failed : Connection reset by peer"
 // (NVIDIA/nccl#1920) or "Net : Call to recv from 10.200.84.247<58355> failed : Broken pipe"
-// (NVIDIA/nccl#795): the address the failed call went to or came from.
+// (NVIDIA/nccl#795): the address the failed call went to or came from. NCCL 2.3's wrapper names
+// the system call instead ("Call to " #op " failed : ...", NVIDIA/nccl#193, pytorch/pytorch#17703
+// "Call to **write** failed"): the word after "Call to" is the call, and no peer is named.
 std::string SocketPeer(std::string_view line) {
   const size_t failed = line.find(" failed");
   const std::string_view head = line.substr(0, failed);
@@ -160,6 +162,7 @@ std::string SocketPeer(std::string_view line) {
   if (to == std::string_view::npos && from == std::string_view::npos) return "";
   const bool use_from =
       from != std::string_view::npos && (to == std::string_view::npos || from > to);
+  if (!use_from && head.substr(0, to).ends_with("Call")) return "";
   return TokenAfter(head.substr(use_from ? from : to), use_from ? " from " : " to ");
 }
 

@@ -276,6 +276,28 @@ bool ClassifyFailureLine(std::string_view line, FailureSignal* s) {
                 "group's set-up, or the store is unreachable)";
     return true;
   }
+  // torch_xla's XRT mesh service: the ordinals' rendezvous (a barrier of all of them through the
+  // mesh master) failed, "mesh_service.cc:247 : Failed to meet rendezvous 'init': Socket closed
+  // (14)" (pytorch/xla#1995). Like a store-based barrier, it is a start-up fault unless the run
+  // had begun (the scanner's call, from the context); torch_xla's own tags name an operation of
+  // the running job ('torch_xla.core.xla_model.save' is xm.save's, pytorch/xla#4831): mid-run.
+  if (Contains(line, "mesh_service.cc:") && Contains(line, "Failed to meet rendezvous '")) {
+    const size_t open = line.find("Failed to meet rendezvous '") + 27;
+    const std::string_view tag = line.substr(open, line.find('\'', open) - open);
+    const size_t colon = line.find("': ", open);
+    const std::string_view why =
+        colon == std::string_view::npos ? std::string_view() : TrimSpace(line.substr(colon + 3));
+    s->op = "xla_rendezvous";
+    s->detail = "torch_xla's mesh rendezvous '" + std::string(tag.substr(0, 120)) + "' failed" +
+                (why.empty() ? "" : " (" + std::string(why.substr(0, 80)) + ")");
+    if (tag.starts_with("torch_xla.")) {
+      s->kind = K::kStoreCollectiveTimeout;
+    } else {
+      s->kind = K::kBootstrap;
+      s->store_wait = true;
+    }
+    return true;
+  }
   if ((Contains(line, "DistStoreError") || Contains(line, "Socket Timeout")) &&
       (Contains(line, "wait timeout") || Contains(line, "Timed out after") ||
        Contains(line, "Socket Timeout"))) {
@@ -325,6 +347,23 @@ bool ClassifyFailureLine(std::string_view line, FailureSignal* s) {
     s->timeout_ms = IntAfter(line, "monitoredBarrier in ");
     s->op = "monitored_barrier";
     return !s->ranks.empty();
+  }
+  // The other ranks' side of it: each sends to rank 0 and waits for its answer, and only rank 0
+  // enforces the timeout and names the ranks that did not arrive. "Rank 1 successfully reached
+  // monitoredBarrier, but received errors while waiting for send/recv from rank 0. Please check
+  // rank 0 logs for faulty rank." (pytorch/pytorch#76198) says "rank 0" whatever went wrong:
+  // rank 0 reported a rank missing, or failed itself (ProcessGroupGloo::monitoredBarrier).
+  if (const size_t reached = line.find(" successfully reached monitoredBarrier");
+      reached != std::string_view::npos) {
+    const size_t rank = line.rfind("Rank ", reached);
+    if (rank == std::string_view::npos) return false;
+    const auto arrived = LeadingInt(line.substr(rank + 5, reached - rank - 5));
+    if (!arrived) return false;
+    s->kind = K::kBarrierNoAnswer;
+    s->ranks = {*arrived};
+    s->op = "monitored_barrier";
+    s->detail = "reached monitored_barrier, no answer from rank 0 (the barrier's coordinator)";
+    return true;
   }
   // c10d's store client: the rendezvous host cannot be reached or resolved.
   if (Contains(line, "client socket has failed to connect") ||

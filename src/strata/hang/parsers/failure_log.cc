@@ -114,6 +114,7 @@ class Scanner {
   // names one, is the detail.
   static void MarkMidRun(FailureSignal& s, std::string_view line) {
     s.kind = FailureKind::kStoreCollectiveTimeout;
+    if (s.op == "xla_rendezvous") return;  // its detail names the rendezvous
     const size_t keys = line.find("keys: ");
     s.detail = keys == std::string::npos ? "" : std::string(TrimSpace(line.substr(keys + 6, 120)));
   }
@@ -636,6 +637,8 @@ std::string_view FailureKindName(FailureKind kind) {
       return "store_collective_timeout";
     case FailureKind::kBarrierMissing:
       return "barrier_missing";
+    case FailureKind::kBarrierNoAnswer:
+      return "barrier_no_answer";
     case FailureKind::kInitTrace:
       return "init_trace";
     case FailureKind::kHcclTimeout:

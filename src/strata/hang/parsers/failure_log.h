@@ -38,8 +38,10 @@ enum class FailureKind {
   kStoreCollectiveTimeout,  // a c10d store wait that timed out after training had run: the
                             // store used as a barrier or collective, a member never arrived
   kBarrierMissing,  // monitored_barrier: "Ranks 4, 5, 6, 7 failed to pass monitoredBarrier in N ms"
-  kInitTrace,       // NCCL's unwinding through communicator init ("NCCL INFO init.cc:1263 -> 2")
-  kHcclTimeout,     // Ascend HCCL: a collective waited past its timeout for a peer (EI0006, EI0002)
+  kBarrierNoAnswer,  // monitored_barrier on a rank but 0: "Rank 1 successfully reached
+                     // monitoredBarrier, but received errors ... from rank 0"
+  kInitTrace,        // NCCL's unwinding through communicator init ("NCCL INFO init.cc:1263 -> 2")
+  kHcclTimeout,  // Ascend HCCL: a collective waited past its timeout for a peer (EI0006, EI0002)
 };
 
 struct FailureSignal {
@@ -53,7 +55,8 @@ struct FailureSignal {
   std::optional<int64_t> seq;          // kFrNotJoined, kFingerprint
   std::string op;                      // kFrNotJoined ("all_reduce"), kFingerprint ("ALLREDUCE")
   std::vector<int64_t> ranks;          // kFrNotJoined, kHorovodStall, kBarrierMissing: the missing;
-                                       // kDetailMismatch: the two ranks compared
+                                       // kDetailMismatch: the two ranks compared; kBarrierNoAnswer:
+                                       // the rank that arrived
   std::optional<int64_t> other_seq;    // kDetailMismatch: the second rank's SequenceNumber
   std::string other_op;                // kDetailMismatch: the second rank's OpType
   std::optional<int64_t> exit_code;    // kChildFailed, kWorkerFailed
