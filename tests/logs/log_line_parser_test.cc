@@ -200,13 +200,21 @@ TEST(ParseLogLine, Torchtitan) {
 
 TEST(ParseLogLine, Verl) {
   // verl-project/verl #2060 style (values .3f); step:0 holds validation metrics only.
+  // timing_s/step is the whole RL iteration (rollout, reward, log-prob passes, update, weight
+  // sync: volcengine/verl@b178a3cd ray_trainer.py, marked_timer("step")), so it is no step
+  // time; the trainer's step is the actor's update, timing_s/update_actor.
   const StepRecord r = OneStep(
       "step:12 - actor/entropy:0.323 - actor/grad_norm:0.118 - perf/mfu/actor:0.343 - "
       "perf/max_memory_reserved_gb:84.9 - actor/lr:0.000 - perf/total_num_tokens:8450017 - "
-      "timing_s/step:1238.5 - perf/throughput:170.57");
+      "timing_s/update_actor:412.0 - timing_s/step:1238.5 - perf/throughput:170.57");
   EXPECT_EQ(r.format, LogFormat::kVerl);
   EXPECT_EQ(r.step, 12);
-  EXPECT_DOUBLE_EQ(*r.step_time_s, 1238.5);
+  EXPECT_DOUBLE_EQ(*r.step_time_s, 412.0);
+  EXPECT_DOUBLE_EQ(*r.rl_iteration_s, 1238.5);
+  // Without the actor's update (critic warm-up, or a line cut before it): no step time at all.
+  const StepRecord warmup = OneStep("step:3 - critic/vf_loss:0.2 - timing_s/step:300.0");
+  EXPECT_FALSE(warmup.step_time_s.has_value());
+  EXPECT_DOUBLE_EQ(*warmup.rl_iteration_s, 300.0);
   EXPECT_DOUBLE_EQ(*r.printed_mfu, 0.343);  // verl prints a fraction
   EXPECT_DOUBLE_EQ(*r.tokens, 8450017);
   EXPECT_DOUBLE_EQ(*r.printed_tokens_per_s_per_gpu, 170.57);

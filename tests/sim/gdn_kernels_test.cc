@@ -153,5 +153,49 @@ TEST(VisionTower, ImagesAddTheTowersGemmsOnceAMicroBatch) {
   EXPECT_EQ(f.backward.vision.s(), 0);
 }
 
+// At TP 2 the reference job under ms-swift (release not stated: 3.8, transformers' module
+// inside megatron-core) runs every GDN layer whole on each TP rank; under Megatron-Bridge
+// (megatron-core's GatedDeltaNet) each rank runs half its heads. The state kernels' time per
+// rank is twice Megatron-Bridge's (fla: one rate, FLOP / TP), and `strata step` names the rule
+// (tests/memory/gdn_tensor_parallel_test.cc has the weights).
+TEST(GdnKernels, ReplicatedOverTpUnderMsSwiftSplitUnderMegatronBridge) {
+  const std::vector<std::string> tp2 = {"parallel.tp=2", "parallel.dp=20",
+                                        "parallel.sequence_parallel=true"};
+  std::vector<std::string> bridge_sets = tp2;
+  bridge_sets.emplace_back("framework.name=megatron-bridge");
+  const ReferenceStep swift = LoadReferenceStep(tp2);
+  const ReferenceStep bridge = LoadReferenceStep(bridge_sets);
+  const StepTables& s = swift.setup.tables;
+  const StepTables& b = bridge.setup.tables;
+  EXPECT_TRUE(s.gdn_replicated);
+  EXPECT_FALSE(b.gdn_replicated);
+  const LinearStateTimes ts = LinearStateKernelTimes(s, 29000, 1, 2);
+  const LinearStateTimes tb = LinearStateKernelTimes(b, 29000, 1, 2);
+  EXPECT_NEAR(ts.forward / tb.forward, 2.0, 1e-12);
+  EXPECT_NEAR(ts.backward / tb.backward, 2.0, 1e-12);
+  auto names = [](const StepTables& t, const std::string& text) {
+    for (const std::string& a : t.framework.assumptions) {
+      if (a.find(text) != std::string::npos) return true;
+    }
+    return false;
+  };
+  EXPECT_TRUE(names(s, "Gated DeltaNet replicated over TP (ms-swift 3.8"));
+  EXPECT_TRUE(names(b, "Gated DeltaNet split over TP (megatron-core"));
+  // The projections: in_proj_qkv h x 8,192, in_proj_z h x 4,096, in_proj_a and _b h x 32 each,
+  // out_proj 4,096 x h (h 2,048) = 33,685,504 weights, 2 FLOP each, x 30 layers =
+  // 2,021,130,240 FLOP a token. Split over TP 2 a rank does half; replicated all of it: the
+  // rank's dense-GEMM FLOP per token differ by 1,010,565,120.
+  auto dense_flop_per_row = [](const ReferenceStep& r) {
+    std::vector<GemmTerm> gemms;
+    ComputeMicroBatch(r.setup.tables, r.setup.layout, &gemms);
+    double sum = 0;
+    for (const GemmTerm& g : gemms) {
+      if (g.kind == GemmKind::kDense) sum += g.flop / g.rows;
+    }
+    return sum;
+  };
+  EXPECT_NEAR(dense_flop_per_row(swift) - dense_flop_per_row(bridge), 1'010'565'120.0, 1.0);
+}
+
 }  // namespace
 }  // namespace strata

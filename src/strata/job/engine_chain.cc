@@ -7,11 +7,45 @@
 
 #include "strata/core/did_you_mean.h"
 #include "strata/core/file_io.h"
+#include "strata/core/release.h"
 #include "strata/core/yaml_fields.h"
 #include "strata/job/training_modes.h"
 #include "strata/model/adapter.h"
 
 namespace strata {
+
+namespace {
+
+// `gdn_module: NAME`, or {module: NAME, megatron_core_from: RELEASE, megatron_core_models: [..]}.
+Result<GdnModuleRule> ParseGdnModule(YamlMap& entry) {
+  static const std::vector<std::string> kModules = {"megatron-core", "transformers"};
+  GdnModuleRule rule;
+  STRATA_ASSIGN_OR_RETURN(YAML::Node node, entry.Node("gdn_module"));
+  std::string where = "gdn_module";
+  if (node.IsScalar()) {
+    rule.module = node.Scalar();
+  } else {
+    STRATA_ASSIGN_OR_RETURN(YamlMap m, entry.Map("gdn_module"));
+    STRATA_ASSIGN_OR_RETURN(rule.module, m.String("module"));
+    if (m.Has("megatron_core_from")) {
+      STRATA_ASSIGN_OR_RETURN(rule.megatron_core_from, m.String("megatron_core_from"));
+      STRATA_ASSIGN_OR_RETURN(YAML::Node models, m.Node("megatron_core_models"));
+      if (!models.IsSequence() || models.size() == 0) {
+        return m.ErrorAt("megatron_core_models", "expected a list of model types");
+      }
+      for (const auto& t : models) rule.megatron_core_models.push_back(t.Scalar());
+    }
+    STRATA_RETURN_IF_ERROR(m.CheckNoUnknownKeys());
+    where = "gdn_module.module";
+  }
+  if (std::ranges::find(kModules, rule.module) == kModules.end()) {
+    return entry.ErrorAt(where, fmt::format("unknown module '{}', expected {}", rule.module,
+                                            fmt::join(kModules, " or ")));
+  }
+  return rule;
+}
+
+}  // namespace
 
 Result<FrameworkEngines> ParseFrameworkEngines(const YAML::Node& frameworks,
                                                const std::string& file) {
@@ -21,6 +55,9 @@ Result<FrameworkEngines> ParseFrameworkEngines(const YAML::Node& frameworks,
     const std::string name = kv.first.Scalar();
     STRATA_ASSIGN_OR_RETURN(YamlMap entry, all.Map(name));
     STRATA_ASSIGN_OR_RETURN(out.latest[name], entry.String("latest"));
+    if (entry.Has("gdn_module")) {
+      STRATA_ASSIGN_OR_RETURN(out.gdn[name], ParseGdnModule(entry));
+    }
     if (!entry.Has("runs_as")) continue;
     STRATA_ASSIGN_OR_RETURN(YAML::Node runs_as, entry.Node("runs_as"));
     if (!runs_as.IsMap()) {
@@ -110,6 +147,51 @@ EngineChain ResolveEngineChain(const FrameworkEngines& engines, const FrameworkS
     chain.version = engines.LatestOf(chain.engine());
   }
   return chain;
+}
+
+GdnPlacement ResolveGdnPlacement(const FrameworkEngines& engines, const FrameworkSpec& spec,
+                                 ShardingMode mode, const std::string& model_type) {
+  const EngineChain chain = ResolveEngineChain(engines, spec, mode);
+  GdnPlacement out;
+  for (const std::string& name : chain.names) {
+    const auto it = engines.gdn.find(name);
+    if (it == engines.gdn.end()) continue;
+    const GdnModuleRule& rule = it->second;
+    const bool given = name == spec.name && !spec.version.empty();
+    const std::string release = given ? spec.version : engines.LatestOf(name);
+    const std::string at = release.empty() ? name : name + " " + release;
+    const std::string assumed =
+        given || release.empty() ? std::string()
+                                 : fmt::format(
+                                       "; {} ASSUMED, the latest data/frameworks.yaml knows: set "
+                                       "framework.version",
+                                       release);
+    const bool listed =
+        std::ranges::find(rule.megatron_core_models, model_type) != rule.megatron_core_models.end();
+    // The release rule is about the framework's Megatron path; its HF path runs HF's module.
+    const bool newer = chain.Runs("megatron-core") && !rule.megatron_core_from.empty() && listed &&
+                       ReleaseAtLeast(release, rule.megatron_core_from);
+    out.module = newer ? "megatron-core" : rule.module;
+    // Only megatron-core splits a layer over TP; HF code under another engine runs without TP.
+    out.replicated_over_tp = out.module == "transformers" && chain.Runs("megatron-core");
+    if (out.replicated_over_tp) {
+      out.rule = fmt::format(
+          "Gated DeltaNet replicated over TP ({} builds it from transformers' module inside "
+          "megatron-core{}{}): every TP rank holds and runs the whole layer, its gradients "
+          "averaged over TP",
+          at, assumed,
+          listed ? fmt::format("; megatron-core's for {} from {} {}", model_type, name,
+                               rule.megatron_core_from)
+                 : "");
+    } else if (out.module == "megatron-core") {
+      out.rule = fmt::format(
+          "Gated DeltaNet split over TP ({} builds megatron-core's GatedDeltaNet{}): its heads, "
+          "projections and state over the TP ranks",
+          at, assumed);
+    }
+    return out;
+  }
+  return out;
 }
 
 std::string FrameworkEngines::LatestOf(const std::string& name) const {

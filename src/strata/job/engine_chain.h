@@ -21,10 +21,21 @@ class Node;
 
 namespace strata {
 
+/// Whose Gated DeltaNet module a framework builds inside megatron-core (`gdn_module:`):
+/// "megatron-core" (megatron-core's GatedDeltaNet, its heads split over TP) or "transformers"
+/// (HF transformers' module, whole on every TP rank); from release `megatron_core_from` on, the
+/// model types listed get megatron-core's.
+struct GdnModuleRule {
+  std::string module;
+  std::string megatron_core_from;
+  std::vector<std::string> megatron_core_models;
+};
+
 /// data/frameworks.yaml's `runs_as` and `latest` of every framework.
 struct FrameworkEngines {
   std::map<std::string, std::map<std::string, std::string>> runs_as;  // name -> mode -> name
   std::map<std::string, std::string> latest;  // the release assumed when a job names none
+  std::map<std::string, GdnModuleRule> gdn;   // name -> its `gdn_module:`, where it has one
 
   /// `name`'s latest release, "" for a framework the map does not hold (a catalog built in code
   /// may lack engines the file parser always fills).
@@ -60,6 +71,23 @@ struct EngineChain {
 /// framework.version when the engine is the framework it names, else the catalog's latest.
 EngineChain ResolveEngineChain(const FrameworkEngines& engines, const FrameworkSpec& spec,
                                ShardingMode mode);
+
+/// A job's Gated DeltaNet layers as its framework builds them: the module, and whether tensor
+/// parallelism splits it (megatron-core's, heads over TP) or every TP rank holds and runs the
+/// whole layer (transformers' module inside megatron-core, its gradients averaged over TP by
+/// megatron-core's finalize_model_grads). `rule` says which framework and release decided, in
+/// words ("" when no framework on the chain states a module).
+struct GdnPlacement {
+  std::string module;  // "megatron-core" | "transformers" | "" (not stated)
+  bool replicated_over_tp = false;
+  std::string rule;
+};
+
+/// Walks the job's chain (ResolveEngineChain) from the framework it names: the first with a
+/// `gdn_module:` decides, at the job's framework.version when it is the named framework, else
+/// its latest; `model_type` is the model's (config.json's model_type).
+GdnPlacement ResolveGdnPlacement(const FrameworkEngines& engines, const FrameworkSpec& spec,
+                                 ShardingMode mode, const std::string& model_type);
 
 /// The adapter's layers as the job's engine builds them. megatron-core fuses q, k and v into
 /// linear_qkv and gate and up into linear_fc1, and Megatron-SWIFT puts one adapter on each fused

@@ -157,6 +157,8 @@ Result<ResolvedJob> ResolveJobWithModel(const JobSpec& spec, ModelConfig model,
   ResolvedJob job;
   job.spec = spec;
   STRATA_RETURN_IF_ERROR(ResolveAdapterTargets(job.spec, engines, &model));
+  job.gdn =
+      ResolveGdnPlacement(engines, job.spec.framework, job.spec.sharding.mode, model.model_type);
   job.model = std::move(model);
   STRATA_ASSIGN_OR_RETURN(job.cluster, ClusterOf(spec));
   STRATA_ASSIGN_OR_RETURN(job.step.sequence, SequenceOf(spec));

@@ -16,14 +16,13 @@
 #include "strata/core/result.h"
 #include "strata/hw/cluster.h"
 #include "strata/hw/gpu_catalog.h"
+#include "strata/job/engine_chain.h"
 #include "strata/job/job_spec.h"
 #include "strata/job/parallel_layout.h"
 #include "strata/model/model_config.h"
 #include "strata/model/sequence_lengths.h"
 
 namespace strata {
-
-struct FrameworkEngines;  // strata/job/engine_chain.h
 
 /// The shape of one optimizer step (the micro and global batch are the spec's: spec.micro_batch,
 /// spec.global_batch).
@@ -60,6 +59,9 @@ struct ResolvedJob {
   Cluster cluster;    // the cluster file's, or one built from cluster.gpu/nodes
   StepShape step;
   std::optional<Throughput> throughput;
+  /// Whose Gated DeltaNet the framework builds and whether TP splits it (job/engine_chain.h);
+  /// empty for a job built in code (split, as megatron-core's).
+  GdnPlacement gdn;
   JobRequest request;      // how it was asked for (empty for a job built in code)
   bool reference = false;  // the built-in reference job, chosen because nothing was given
 

@@ -32,6 +32,7 @@ Json StepToJson(int rank, const StepRecord& s) {
   j["grad_norm"] = Opt(s.grad_norm);
   j["learning_rate"] = Opt(s.learning_rate);
   j["step_time_s"] = Opt(s.step_time_s);
+  j["rl_iteration_s"] = Opt(s.rl_iteration_s);
   j["global_batch_samples"] = Opt(s.global_batch);
   j["tokens"] = Opt(s.tokens);
   j["samples_per_s"] = Opt(s.samples_per_s);
@@ -75,6 +76,7 @@ Json RankSummaryToJson(const RankSummary& s) {
   j["wall_s"] = Opt(s.WallSeconds());
   j["eta_s"] = Opt(s.EtaSeconds());
   j["steady_step_time_s"] = Opt(s.step_time_s.Mean());
+  j["steady_rl_iteration_s"] = Opt(s.rl_iteration_s.Mean());
   j["last_loss"] = Opt(s.last_loss);
   j["max_memory_gib"] = s.max_memory_gib > 0 ? Json(RoundSig(s.max_memory_gib)) : Json(nullptr);
   j["printed_tflop_per_s_per_gpu"] = Opt(s.printed_tflops_per_gpu.Mean());

@@ -76,11 +76,33 @@ Result<LogMfu> RecomputeLogMfu(const RankSummary& run, const LogJob& job) {
   LogMfu out;
   const double gbs = run.global_batch.Mean().value_or(job.global_batch);
   const std::string gbs_source = run.global_batch.Mean() ? "log" : "job";
-  // Step time: the framework's own, else from samples/s (DeepSpeed), else the clock.
+  // Step time: the framework's own, else from samples/s (DeepSpeed), else the clock. An RL
+  // log's step time is the trainer's update (verl's timing_s/update_actor); its iteration, the
+  // rollout included, is never one (logs/other_lines.cc, ParseVerlLine).
+  const bool verl = run.format == LogFormat::kVerl;
+  const std::optional<double> iteration = run.rl_iteration_s.Mean();
   if (auto t = run.step_time_s.Mean()) {
     out.step_time_s = *t;
     out.step_time_source =
-        "the log's step times, mean over steady steps: warm-up, stalls, drops excluded";
+        verl ? fmt::format(
+                   "verl's timing_s/update_actor, the actor's update: forward, backward and "
+                   "optimizer over the iteration's tokens, ppo_epochs times, with any offload "
+                   "reloads; mean over steady steps. Not timing_s/step{}, the whole RL "
+                   "iteration: rollout, reward, log-prob passes, update, weight sync",
+                   iteration ? fmt::format(" ({:.2f} s)", *iteration) : "")
+             : "the log's step times, mean over steady steps: warm-up, stalls, drops excluded";
+  } else if (iteration || verl) {
+    return InvalidInput(
+               fmt::format(
+                   "verl's log gives no timing_s/update_actor, the actor's update where the "
+                   "trainer's FLOP run{}: timing_s/step is the whole RL iteration (rollout "
+                   "generation, reward, log-prob passes, update, weight sync), and no throughput "
+                   "or "
+                   "MFU of the trainer is taken over it",
+                   iteration ? fmt::format(" (its RL iteration: {:.2f} s)", *iteration) : ""))
+        .WithHint(
+            "the actor's update (timing_s/update_actor) is the trainer's step; `strata rl --log` "
+            "puts each of verl's timers beside strata's RL step");
   } else if (auto sps = run.samples_per_s.Mean(); sps && gbs > 0) {
     out.step_time_s = gbs / *sps;
     out.step_time_source =
@@ -97,7 +119,10 @@ Result<LogMfu> RecomputeLogMfu(const RankSummary& run, const LogJob& job) {
   // Tokens per step: printed by the log, else batch x mean length (the job's lengths).
   if (auto tokens = run.tokens.Mean()) {
     out.tokens_per_step = *tokens;
-    out.tokens_source = "tokens per step printed in the log";
+    out.tokens_source = verl ? "verl's perf/total_num_tokens: the prompt and response tokens of "
+                               "the iteration's batch, trained once; ppo_epochs 1 assumed, "
+                               "verl's default, as the log does not print it"
+                             : "tokens per step printed in the log";
   } else if (gbs > 0) {
     out.tokens_per_step = gbs * job.seq_mean_tokens;
     out.tokens_source = fmt::format("global batch {} ({}) x mean length {} tokens (job)", gbs,
@@ -168,6 +193,12 @@ Result<LogMfu> RecomputeLogMfu(const RankSummary& run, const LogJob& job) {
       c.push_back({fmt::format("the framework counts padded tokens ({} per sample, not {})",
                                GroupDigits(job.seq_max_tokens), GroupDigits(job.seq_mean_tokens)),
                    tps * padded});
+    }
+    if (verl && iteration && *iteration > 0) {
+      c.push_back({fmt::format("verl divides by timing_s/step ({:.2f} s), the whole RL iteration "
+                               "with the rollout, not by the actor's update",
+                               *iteration),
+                   out.tokens_per_step / *iteration / static_cast<double>(job.gpus)});
     }
     out.printed.push_back(Explain("tokens/s per GPU", *printed, tps, c));
   }

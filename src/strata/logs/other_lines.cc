@@ -115,6 +115,17 @@ bool ParseTorchtitanLine(std::string_view text, StepRecord& r) {
   return true;
 }
 
+// verl's timers (volcengine/verl@b178a3cd56f58b2d502255daba591e92833930a7:
+// verl/trainer/ppo/ray_trainer.py, RayPPOTrainer.fit; verl/trainer/ppo/metric_utils.py,
+// compute_timing_metrics and compute_throughout_metrics): marked_timer("step") wraps the whole
+// iteration, generation (timing_s/gen), reward, old_log_prob, ref, values, adv, update_critic,
+// update_actor and update_weights, so timing_s/step is an RL iteration, not a trainer step, and
+// perf/throughput is total_num_tokens / (timing_s/step x every GPU of the resource pools).
+// marked_timer("update_actor") wraps _update_actor: the actor workers' update_actor
+// (verl/workers/megatron_workers.py and fsdp_workers.py), which reloads offloaded weights and
+// optimizer, runs update_policy (forward and backward over the batch's tokens in mini-batches,
+// ppo_epochs times, with their optimizer steps) and offloads again. That is where the trainer's
+// FLOP run: it is the step time here, and the iteration is kept apart as rl_iteration_s.
 bool ParseVerlLine(std::string_view text, StepRecord& r) {
   // "step:12 - global_seqlen/min:2031442 - ... - timing_s/step:1238.5 - perf/throughput:170.57"
   const size_t st = text.find("step:");
@@ -134,6 +145,9 @@ bool ParseVerlLine(std::string_view text, StepRecord& r) {
     if (key == "step") {
       if (auto s = ParseInt64(value)) r.step = *s, have_step = true;
     } else if (key == "timing_s/step") {
+      SetLogNumber(r.rl_iteration_s, value);
+      trained = true;
+    } else if (key == "timing_s/update_actor") {
       SetLogNumber(r.step_time_s, value);
       trained = true;
     } else if (key == "actor/grad_norm") {

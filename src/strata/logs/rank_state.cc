@@ -22,6 +22,7 @@ int Merge(StepRecord& into, const StepRecord& from) {
   take(into.grad_norm, from.grad_norm);
   take(into.learning_rate, from.learning_rate);
   take(into.step_time_s, from.step_time_s);
+  take(into.rl_iteration_s, from.rl_iteration_s);
   take(into.global_batch, from.global_batch);
   take(into.tokens, from.tokens);
   take(into.tokens_seen, from.tokens_seen);
@@ -46,16 +47,21 @@ std::string Num(double v) {
 
 }  // namespace
 
+std::optional<double> RankSummary::WallSecondsPerStep() const {
+  if (auto t = rl_iteration_s.Mean()) return t;
+  return step_time_s.Mean();
+}
+
 std::optional<double> RankSummary::WallSeconds() const {
   if (first_clock_s && last_clock_s && *last_clock_s > *first_clock_s) {
     return *last_clock_s - *first_clock_s;
   }
-  if (auto t = step_time_s.Mean()) return *t * static_cast<double>(steps_advanced);
+  if (auto t = WallSecondsPerStep()) return *t * static_cast<double>(steps_advanced);
   return std::nullopt;
 }
 
 std::optional<double> RankSummary::EtaSeconds() const {
-  auto t = step_time_s.Mean();
+  auto t = WallSecondsPerStep();
   if (!t || !total_steps || *total_steps < last_step) return std::nullopt;
   return *t * static_cast<double>(*total_steps - last_step);
 }
@@ -167,6 +173,7 @@ void RankState::Check(StepRecord& r, std::vector<Anomaly>& out) {
   const double weight = static_cast<double>(std::max<int64_t>(advanced, 1));
   if (steady) {
     if (r.step_time_s) s.step_time_s.Add(*r.step_time_s, weight);
+    if (r.rl_iteration_s) s.rl_iteration_s.Add(*r.rl_iteration_s, weight);
     if (r.printed_tflops_per_gpu) s.printed_tflops_per_gpu.Add(*r.printed_tflops_per_gpu, weight);
     if (r.printed_tokens_per_s_per_gpu) {
       s.printed_tokens_per_s_per_gpu.Add(*r.printed_tokens_per_s_per_gpu, weight);

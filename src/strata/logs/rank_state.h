@@ -49,6 +49,12 @@ struct RankSummary {
   // Steady state: warm-up steps, stalls and throughput drops excluded; weighted by steps.
   WeightedMean step_time_s, printed_tflops_per_gpu, printed_tokens_per_s_per_gpu, printed_mfu,
       global_batch, tokens, samples_per_s;
+  /// RL iterations (verl's timing_s/step), when the log times them apart from the step.
+  WeightedMean rl_iteration_s;
+
+  /// How long one step of the run takes on the wall: the RL iteration when the log gives one
+  /// (the step time is then the trainer's update alone), else the step time.
+  std::optional<double> WallSecondsPerStep() const;
 
   /// Wall time covered by the log: the clock span when the log has one, else the step times.
   std::optional<double> WallSeconds() const;

@@ -33,7 +33,11 @@ struct StepRecord {
   std::optional<double> loss;
   std::optional<double> grad_norm;
   std::optional<double> learning_rate;
-  std::optional<double> step_time_s;   // one step's wall time (an interval average in Megatron)
+  std::optional<double> step_time_s;  // one step's wall time (an interval average in Megatron)
+  /// An RL iteration's wall time (verl's timing_s/step): rollout generation, reward, the
+  /// log-prob passes, the update and the weight sync. Never a trainer step: for verl the step
+  /// time is the actor's update (timing_s/update_actor), where the trainer's FLOP run.
+  std::optional<double> rl_iteration_s;
   std::optional<double> global_batch;  // samples per step
   std::optional<double> tokens;        // tokens in this step, when the log states it
   /// Input tokens since the run started, all ranks (HF Trainer num_input_tokens_seen): the

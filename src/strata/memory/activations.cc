@@ -106,6 +106,9 @@ LayerActivationBytes PerToken(const Job& job, const MemoryConstants& constants,
   const double a = ActivationBytes(job);
   const auto h = static_cast<double>(m.hidden_size);
   double replicated = 0, sharded = 0, fp32_replicated = 0, fp32_sharded = 0;
+  // Whole on every TP rank, every token of the sequence: a Gated DeltaNet that the framework
+  // replicates over TP (transformers' module inside megatron-core, job/engine_chain.h).
+  double whole = 0, fp32_whole = 0;
   LayerActivationBytes out;
 
   // What core attention keeps for backward unless selective recompute re-runs it (core_attn):
@@ -167,13 +170,22 @@ LayerActivationBytes PerToken(const Job& job, const MemoryConstants& constants,
       const LinearAttentionConfig& la = m.linear_attention;
       const auto heads = static_cast<double>(la.num_value_heads);
       const auto chunk = static_cast<double>(constants.gdn_chunk_tokens);
+      // Replicated over TP, the module runs on the sequence gathered from the sequence-parallel
+      // region (mcore-bridge's Qwen3NextGatedDeltaNet.forward), and its first nn.Linear keeps
+      // that gathered input for backward; split, megatron-core's column-parallel in_proj keeps
+      // the norm's output (counted with the residual stream).
+      const bool whole_layer = job.gdn.replicated_over_tp && job.spec.layout.tp > 1;
+      double& values = whole_layer ? whole : sharded;
+      double& fp32_values = whole_layer ? fp32_whole : fp32_sharded;
+      if (whole_layer && job.spec.layout.sequence_parallel) whole += h;
       // conv input and output (q, k, v), z, core output, gated-norm output, WY matrix A.
-      sharded += 2 * static_cast<double>(la.conv_dim()) + 3 * static_cast<double>(la.value_dim()) +
-                 heads * chunk;
-      fp32_sharded += 2 * 4.0 * heads;  // decay g and beta
+      values += 2 * static_cast<double>(la.conv_dim()) + 3 * static_cast<double>(la.value_dim()) +
+                heads * chunk;
+      fp32_values += 2 * 4.0 * heads;  // decay g and beta
       // One recurrent state per chunk: heads x d_k x d_v in fp32, live while the layer runs;
       // backward holds it and its gradient.
-      const double state = heads / tp * static_cast<double>(la.key_head_dim * la.value_head_dim) *
+      const double state = heads / (whole_layer ? 1.0 : tp) *
+                           static_cast<double>(la.key_head_dim * la.value_head_dim) *
                            static_cast<double>(constants.gdn_state_bytes_per_element) / chunk;
       out.forward_transient += state;
       out.backward_transient += 2 * state;
@@ -247,8 +259,8 @@ LayerActivationBytes PerToken(const Job& job, const MemoryConstants& constants,
     out.forward_transient += dispatch;
     out.backward_transient += dispatch;
   }
-  out.saved =
-      a * (replicated / rep_div + sharded / tp) + fp32_replicated / rep_div + fp32_sharded / tp;
+  out.saved = a * (replicated / rep_div + sharded / tp + whole) + fp32_replicated / rep_div +
+              fp32_sharded / tp + fp32_whole;
   // HF transformers' eager modules (data/memory_overheads.yaml, hf_eager_layer, counted from
   // modeling_qwen2.py): RMSNorm keeps its fp32 upcast input (4 B) where the count has the
   // activation-dtype input, and the normalized value in the activation dtype for its weight's

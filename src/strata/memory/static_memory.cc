@@ -165,6 +165,20 @@ StaticMemory ComputeStaticMemory(const Job& job, const ParamBreakdown& params, i
                                   GroupDigits(static_cast<double>(layer_sum[k])), l.tp);
              })};
   }
+  // transformers' Gated DeltaNet inside megatron-core is whole on every TP rank: its weights,
+  // and so its gradients and optimizer states, are not divided by TP (job/engine_chain.h).
+  if (l.tp > 1 && !job.gdn.replicated_over_tp && !job.gdn.rule.empty()) {
+    at(ModuleKind::kLinearAttention).how += TextIf(explain, [&] { return ": " + job.gdn.rule; });
+  }
+  if (job.gdn.replicated_over_tp && l.tp > 1) {
+    at(ModuleKind::kLinearAttention) = {
+        layer_sum[ModuleKind::kLinearAttention], TextIf(explain, [&] {
+          return fmt::format(
+              "{}: {}, not divided by TP {}: {}", of_layers,
+              GroupDigits(static_cast<double>(layer_sum[ModuleKind::kLinearAttention])), l.tp,
+              job.gdn.rule);
+        })};
+  }
   at(ModuleKind::kRouter) = {layer_sum[ModuleKind::kRouter], TextIf(explain, [&] {
                                return fmt::format("{}, replicated over TP", of_layers);
                              })};

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "strata/core/strings.h"
@@ -109,7 +110,9 @@ std::string RenderMfu(const LogsText& in) {
 }  // namespace
 
 std::optional<double> StepTokensPerGpu(const StepRecord& s, const std::optional<LogJob>& job) {
-  if (s.printed_tokens_per_s_per_gpu) return s.printed_tokens_per_s_per_gpu;
+  // verl's perf/throughput divides by the RL iteration: with the job, the trainer's is ours.
+  const bool over_iteration = s.rl_iteration_s.has_value() && job.has_value();
+  if (s.printed_tokens_per_s_per_gpu && !over_iteration) return s.printed_tokens_per_s_per_gpu;
   if (!job || !s.step_time_s || *s.step_time_s <= 0 || job->gpus <= 0) return std::nullopt;
   double tokens = 0;
   if (s.tokens) {
@@ -159,6 +162,12 @@ std::string RenderLogsText(const LogsText& in) {
   }
   if (in.ends_mid_line)
     out += "  the last line has no newline: the log is cut or still being written\n";
+  if (std::ranges::find(s.formats, LogFormat::kVerl) != s.formats.end()) {
+    out +=
+        "  verl: the step time is timing_s/update_actor, the actor's update, where the trainer's "
+        "FLOP run; timing_s/step is the whole RL iteration (rollout generation, reward, log-prob "
+        "passes, update, weight sync), shown apart as the RL iteration and not taken as a step\n";
+  }
   if (in.long_lines > 0)
     out += fmt::format("  {} lines longer than 1 MiB were cut\n", in.long_lines);
   if (s.ranks.size() > 1) {
@@ -214,10 +223,14 @@ std::string RenderLogsText(const LogsText& in) {
                        r.records, LogFormatName(r.format), r.first_line, r.last_line);
     const auto step_time = r.step_time_s.Mean();
     const auto wall = r.WallSeconds();
-    out += fmt::format("{}steady step time {}; wall time {}{}\n", who,
+    const auto iteration = r.rl_iteration_s.Mean();
+    out += fmt::format("{}steady step time {}{}; wall time {}{}\n", who,
                        step_time ? fmt::format("{:.2f} s", *step_time) : "-",
+                       iteration ? fmt::format("; steady RL iteration {:.2f} s", *iteration) : "",
                        wall ? Duration(*wall) : "-",
-                       r.first_clock_s ? " (log clock)" : (wall ? " (step times)" : ""));
+                       r.first_clock_s ? " (log clock)"
+                       : iteration     ? " (RL iterations)"
+                                       : (wall ? " (step times)" : ""));
     if (auto t = r.tokens.Mean()) {
       out += fmt::format("{}tokens: {} (printed per step x steps)\n", who,
                          GroupDigits(*t * static_cast<double>(r.steps_advanced + 1)));
@@ -234,7 +247,7 @@ std::string RenderLogsText(const LogsText& in) {
                     r.restarts == 1 ? "" : "s", r.steps_redone);
     if (auto eta = r.EtaSeconds()) {
       out += fmt::format("{}expected time to finish: {} ({} steps left at {:.2f} s)\n", who,
-                         Duration(*eta), *r.total_steps - r.last_step, *step_time);
+                         Duration(*eta), *r.total_steps - r.last_step, *r.WallSecondsPerStep());
     }
     if (r.last_loss) out += fmt::format("{}last loss {:.4f}\n", who, *r.last_loss);
   }

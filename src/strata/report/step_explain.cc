@@ -124,6 +124,10 @@ std::vector<StepFormula> ExplainStep(const StepTables& t, const StepLayout& s,
                       AttentionEfficiency(e, t.attention_window_tokens, true)));
     }
   }
+  // A Gated DeltaNet the framework replicates over TP (StepTables::gdn_replicated) runs whole.
+  const std::string gdn_split = t.gdn_replicated && l.tp > 1
+                                    ? std::string("1 (whole on every TP rank)")
+                                    : fmt::format("{} (TP)", l.tp);
   if (t.gdn_flop_per_token > 0) {
     const GdnKernels& g = e.gated_deltanet;
     const std::string& kernel = t.framework.gdn_kernel;
@@ -133,27 +137,30 @@ std::vector<StepFormula> ExplainStep(const StepTables& t, const StepLayout& s,
       add("Gated DeltaNet, PyTorch fallback",
           fmt::format("{} layers x ({:.0f} chunks x {:.0f} ops + {:.0f} solve rows x {:.0f} ops) "
                       "x {:.0f} us of host time, + {:.0f} B x {:.0f} solve elements x {:.0f} "
-                      "chunks x {:.0f} heads / {} (TP) on HBM{} = {}",
+                      "chunks x {:.0f} heads / {} on HBM{} = {}",
                       t.gdn_layers, chunks, g.torch_forward_ops_per_chunk, t.gdn_chunk_tokens - 1,
                       g.torch_solve_ops_per_row, t.framework.host_op_s * 1e6,
                       g.torch_solve_bytes_per_element, TriangularSolveElements(t.gdn_chunk_tokens),
-                      chunks * static_cast<double>(s.micro_batch), t.gdn_value_heads, l.tp, share,
-                      Ms(r.forward.gated_deltanet)));
+                      chunks * static_cast<double>(s.micro_batch), t.gdn_value_heads, gdn_split,
+                      share, Ms(r.forward.gated_deltanet)));
     } else {
       const GdnKernelRate& rate = kernel == "flashqla" ? g.flashqla : g.fla;
       add(fmt::format("Gated DeltaNet, {} kernel", kernel),
-          fmt::format("{:.4g} FLOP/token x {:.0f} / {} (TP){} at {:.4f}{} of peak = {} "
+          fmt::format("{:.4g} FLOP/token x {:.0f} / {}{} at {:.4f}{} of peak = {} "
                       "(backward: twice the FLOP at {:.4f})",
-                      t.gdn_flop_per_token, tokens, l.tp, share, rate.forward, sustained,
+                      t.gdn_flop_per_token, tokens, gdn_split, share, rate.forward, sustained,
                       Ms(r.forward.gated_deltanet), rate.backward));
     }
   }
   add("memory-bound operations (forward)",
-      fmt::format("({:.0f} B/token{} + {:.0f} B/token / {} (TP)) x {:.0f} tokens{} / "
+      fmt::format("({:.0f} B/token{} + {:.0f} B/token / {} (TP){}) x {:.0f} tokens{} / "
                   "({:.0f} GB/s x {:.2f}) = {}",
                   t.replicated_bytes_per_token, l.sequence_parallel ? " / TP" : "",
-                  t.split_bytes_per_token, l.tp, tokens, share, t.hbm.gb_per_s(), e.hbm_efficiency,
-                  Ms(r.forward.memory_bound)));
+                  t.split_bytes_per_token, l.tp,
+                  t.gdn_bytes_per_token > 0 ? fmt::format(" + {:.0f} B/token Gated DeltaNet / {}",
+                                                          t.gdn_bytes_per_token, gdn_split)
+                                            : "",
+                  tokens, share, t.hbm.gb_per_s(), e.hbm_efficiency, Ms(r.forward.memory_bound)));
   add("output layer + cross entropy (last stage, forward)",
       fmt::format("logits GEMM + {} B x {:.0f} tokens x {} vocab / {} (TP) / 3 on HBM = {}",
                   t.loss_bytes_per_vocab_entry, tokens, t.vocab, l.tp,

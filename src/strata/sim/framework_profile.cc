@@ -59,15 +59,6 @@ Result<FrameworkEntry> ParseEntry(YamlMap& m, const std::string& name) {
                             NonNegative(z, "ops_per_param_per_rank"));
     STRATA_RETURN_IF_ERROR(z.CheckNoUnknownKeys());
   }
-  if (m.Has("gdn_module")) {
-    STRATA_ASSIGN_OR_RETURN(e.gdn_module, m.String("gdn_module"));
-    if (e.gdn_module != "megatron-core" && e.gdn_module != "transformers") {
-      return m.ErrorAt("gdn_module", fmt::format("unknown module '{}', expected megatron-core or "
-                                                 "transformers",
-                                                 e.gdn_module));
-    }
-    e.gdn_module_given = true;
-  }
   if (m.Has("model_code")) {
     STRATA_ASSIGN_OR_RETURN(e.model_code, ParseModelCode(m));
   }
@@ -171,7 +162,8 @@ Result<FrameworkCatalog> ParseFrameworkCatalog(const std::string& text, const st
     const std::string name = kv.first.Scalar();
     STRATA_ASSIGN_OR_RETURN(YamlMap m, frameworks.Map(name));
     STRATA_ASSIGN_OR_RETURN(FrameworkEntry e, ParseEntry(m, name));
-    STRATA_RETURN_IF_ERROR(m.CheckNoUnknownKeys({"latest", "runs_as"}));
+    // latest, runs_as and gdn_module are read once, into c.engines (job/engine_chain.h).
+    STRATA_RETURN_IF_ERROR(m.CheckNoUnknownKeys({"latest", "runs_as", "gdn_module"}));
     c.frameworks[name] = std::move(e);
   }
   STRATA_ASSIGN_OR_RETURN(c.engines, ParseFrameworkEngines(list, file));
@@ -356,9 +348,11 @@ Result<FrameworkProfile> ResolveForMode(const FrameworkCatalog& catalog, const J
             : std::string("attention: PyTorch SDPA at cuDNN's rate (its pick on this GPU, "
                           "measured with torch 2.11 on one H200)"));
   }
-  // A wrapper that names its own GDN module (ms-swift wraps transformers' in megatron-core
-  // models) overrides its engine's.
-  p.gdn_module = named->gdn_module_given ? named->gdn_module : engine->gdn_module;
+  // Whose GDN module: the chain's first `gdn_module:` (ms-swift wraps transformers' in
+  // megatron-core models); the model type's release rule is applied by the caller that has the
+  // model (sim/step_job.cc, from the resolved job).
+  const GdnPlacement gdn = ResolveGdnPlacement(catalog.engines, spec, job.sharding.mode, "");
+  p.gdn_module = gdn.module.empty() ? "transformers" : gdn.module;
   if (!spec.gdn_kernel.empty()) {
     p.gdn_kernel = spec.gdn_kernel;
     p.gdn_kernel_assumed = false;

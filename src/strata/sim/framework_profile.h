@@ -53,10 +53,6 @@ struct FrameworkEntry {
   std::string sdpa_cudnn_from;              // first release whose SDPA prefers cuDNN
   double zero3_ops_per_param = 0;           // DeepSpeed ZeRO-3 fetch, per parameter
   double zero3_ops_per_param_per_rank = 0;  // and per parameter per DP rank
-  // Whose Gated DeltaNet module trains: megatron-core's (fla's kernels, required) or HF
-  // transformers' (fla's when flash-linear-attention is installed, else a PyTorch fallback).
-  std::string gdn_module = "transformers";
-  bool gdn_module_given = false;
   // Eager (uncompiled) module code moves more bytes than the fused kernels the step's
   // memory-bound term counts: per kind, the bytes moved over the fused kernel's (1: as fused),
   // and whether attention's layout copies (GQA's repeated K/V, the output made contiguous) run.

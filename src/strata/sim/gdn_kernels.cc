@@ -23,7 +23,9 @@ LinearStateTimes LinearStateKernelTimes(const StepTables& t, double tokens, doub
   out.backward = Seconds::Of(2 * other);
   if (t.gdn_layers == 0 || tokens <= 0) return out;
   const FrameworkProfile& fw = t.framework;
-  const double flop = t.gdn_flop_per_token * tokens / tp;
+  // Whole on every TP rank when the framework replicates the layer (StepTables::gdn_replicated).
+  const double gdn_tp = t.gdn_replicated ? 1.0 : tp;
+  const double flop = t.gdn_flop_per_token * tokens / gdn_tp;
   if (fw.gdn_kernel != "torch") {
     const GdnKernelRate& r = fw.gdn_kernel == "flashqla" ? g.flashqla : g.fla;
     out.forward += Seconds::Of(flop / (peak * r.forward));
@@ -41,7 +43,7 @@ LinearStateTimes LinearStateKernelTimes(const StepTables& t, double tokens, doub
   const double host = fw.host_op_s;
   const double hbm = t.hbm.bytes_per_s() * e.hbm_efficiency;
   const double solve_bytes = g.torch_solve_bytes_per_element * TriangularSolveElements(chunk) *
-                             per_sequence * sequences * t.gdn_value_heads / tp;
+                             per_sequence * sequences * t.gdn_value_heads / gdn_tp;
   out.forward +=
       Seconds::Of(layers * (per_sequence * g.torch_forward_ops_per_chunk * host +
                             rows * g.torch_solve_ops_per_row * host + solve_bytes / hbm));

@@ -112,8 +112,15 @@ Result<StepSetup> PrepareStep(const ResolvedJob& job, const KernelEfficiencyFile
       setup.tables.framework.assumptions.push_back(std::move(line));
   }
   setup.tables.gdn_chunk_tokens = static_cast<double>(constants.gdn_chunk_tokens);
+  // Whose GDN module, with the model type's release rule (the resolved job's); the same fact
+  // the memory ledger splits (or not) the layer's weights and activations by.
+  if (!job.gdn.module.empty()) setup.tables.framework.gdn_module = job.gdn.module;
+  setup.tables.gdn_replicated = job.gdn.replicated_over_tp;
   if (setup.tables.gdn_layers > 0 && setup.tables.framework.on) {
     setup.tables.framework.assumptions.push_back(GdnKernelAssumption(setup.tables.framework));
+  }
+  if (setup.tables.gdn_layers > 0 && job.spec.layout.tp > 1 && !job.gdn.rule.empty()) {
+    setup.tables.framework.assumptions.push_back(job.gdn.rule);
   }
   setup.layout = StepLayoutOf(job);
   if (job.spec.activation_offload.on()) {

@@ -202,6 +202,12 @@ MicroBatchCompute ComputeMicroBatch(const StepTables& t, const StepLayout& s,
     term.efficiency = 1;
     switch (g.kind) {
       case GemmKind::kDense:
+        // transformers' GDN module inside megatron-core: whole on every TP rank, over the
+        // sequence gathered from the sequence-parallel region.
+        if (g.module == ModuleKind::kLinearAttention && t.gdn_replicated) {
+          term.split = 1;
+          term.n = g.n;
+        }
         break;
       case GemmKind::kRouter:
         term.rows = term.m = tokens / sp_split;
@@ -274,8 +280,11 @@ MicroBatchCompute ComputeMicroBatch(const StepTables& t, const StepLayout& s,
   }
   const LinearStateTimes linear = LinearStateKernelTimes(t, tokens, mbs, tp);
   fwd.gated_deltanet = linear.forward;
-  fwd.memory_bound = Seconds::Of(
-      (t.replicated_bytes_per_token / sp_split + t.split_bytes_per_token / tp) * tokens / hbm);
+  const double gdn_split = t.gdn_replicated ? 1.0 : tp;
+  fwd.memory_bound =
+      Seconds::Of((t.replicated_bytes_per_token / sp_split + t.split_bytes_per_token / tp +
+                   t.gdn_bytes_per_token / gdn_split) *
+                  tokens / hbm);
   const double loss =
       t.loss_bytes_per_vocab_entry * tokens * static_cast<double>(t.vocab) / tp / hbm;
   fwd.logits_and_loss = Seconds::Of(logits_gemm + loss / 3);

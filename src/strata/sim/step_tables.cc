@@ -92,7 +92,7 @@ void AddLayerBytes(const ModelConfig& c, const LayerSpec& spec, StepTables& t) {
       const auto& g = c.linear_attention;
       // Causal conv over q, k, v (read + write) and the gated norm of the output (read o and
       // the gate z, write the result, plus the decay and beta gates).
-      t.split_bytes_per_token +=
+      t.gdn_bytes_per_token +=
           b * (2 * static_cast<double>(g.conv_dim()) + 4 * static_cast<double>(g.value_dim()));
       break;
     }

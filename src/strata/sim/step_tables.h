@@ -78,6 +78,11 @@ struct StepTables {
   int64_t gdn_layers = 0;
   double gdn_value_heads = 0;
   double gdn_chunk_tokens = 64;
+  // Whether every TP rank runs the whole Gated DeltaNet layer (transformers' module inside
+  // megatron-core: the resolved job's GdnPlacement): its GEMMs, state kernels and memory-bound
+  // passes are then not split over TP. gdn_bytes_per_token: those passes, forward, all layers.
+  bool gdn_replicated = false;
+  double gdn_bytes_per_token = 0;
   // The vision tower: GEMM FLOP per patch, forward; patches per image token (merge^2); its
   // width (the GEMMs' n and k); image tokens per sample (sequence.image_tokens).
   double vision_flop_per_patch = 0;
