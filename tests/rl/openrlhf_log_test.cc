@@ -64,7 +64,8 @@ TEST(OpenRlhfLogTest, ReadsEachStepsStatusDict) {
 // The phases against the reference job: means over the two steps by hand (generation (50 + 70)
 // / 2 = 60 s, make_experience (10 + 20) / 2 = 15 s, ppo_train 35 s, broadcast 3 s, step 113 s,
 // response 1,100 tokens); make_experience stands for the old log-prob and reference forward
-// passes of a GRPO job (24.1 + 24.1 = 48.2 s: docs/commands/rl.md's rounded table), ppo_train for the actor update.
+// passes of a GRPO job (24.1 + 24.1 = 48.2 s: docs/commands/rl.md's rounded table), ppo_train for
+// the actor update.
 TEST(OpenRlhfLogTest, PhasesBesideThePrediction) {
   auto log = ParseOpenRlhfLog(kTwoSteps);
   ASSERT_TRUE(log.ok());

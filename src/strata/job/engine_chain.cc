@@ -159,7 +159,7 @@ GdnPlacement ResolveGdnPlacement(const FrameworkEngines& engines, const Framewor
     const GdnModuleRule& rule = it->second;
     const bool given = name == spec.name && !spec.version.empty();
     const std::string release = given ? spec.version : engines.LatestOf(name);
-    const std::string at = release.empty() ? name : name + " " + release;
+    const std::string at = release.empty() ? name : fmt::format("{} {}", name, release);
     const std::string assumed =
         given || release.empty() ? std::string()
                                  : fmt::format(

@@ -183,6 +183,7 @@ Result<LogMfu> RecomputeLogMfu(const RankSummary& run, const LogJob& job) {
   }
   if (auto printed = run.printed_tflops_per_gpu.Mean()) {
     std::vector<Candidate> in_tflops;
+    in_tflops.reserve(flops.size());
     for (const auto& c : flops) in_tflops.push_back({c.reason, c.value / 1e12});
     out.printed.push_back(
         Explain("TFLOP/s per GPU", *printed, megatron->achieved_per_gpu.tflop_per_s(), in_tflops));
@@ -204,6 +205,7 @@ Result<LogMfu> RecomputeLogMfu(const RankSummary& run, const LogJob& job) {
   }
   if (auto printed = run.printed_mfu.Mean()) {
     std::vector<Candidate> c;
+    c.reserve(flops.size());
     for (const auto& f : flops) c.push_back({f.reason, f.value / peak});
     // GPUs that share a peak (H100 SXM, H800, H200) are named together.
     std::vector<std::pair<std::string, double>> peaks;
