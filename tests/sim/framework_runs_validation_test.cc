@@ -114,11 +114,9 @@ Runs Evaluate() {
 
 std::string SummaryLine(const std::string& label, const std::vector<const Outcome*>& rows) {
   std::vector<double> errors;
+  errors.reserve(rows.size());
   for (const Outcome* o : rows) errors.push_back(o->error);
-  const testing::ErrorSummary s = testing::SummarizeErrors(errors);
-  return fmt::format("| {} | {} | {:.1f}% | {:.1f}% | {:.1f}% | {:+.1f}% | {} | {} |\n", label, s.n,
-                     100 * s.median, 100 * s.p90, 100 * s.max, 100 * s.signed_median, s.within10,
-                     s.within25);
+  return testing::SummaryTableRow(label, errors);
 }
 
 std::string Render(const Runs& runs) {

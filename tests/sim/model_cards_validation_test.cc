@@ -128,14 +128,6 @@ Cards Evaluate() {
   return cards;
 }
 
-std::string SummaryLine(const std::string& label, const std::vector<double>& errors) {
-  const testing::ErrorSummary s = testing::SummarizeErrors(errors);
-  if (s.n == 0) return fmt::format("| {} | 0 | - | - | - | - | - | - |\n", label);
-  return fmt::format("| {} | {} | {:.1f}% | {:.1f}% | {:.1f}% | {:+.1f}% | {} | {} |\n", label, s.n,
-                     100 * s.median, 100 * s.p90, 100 * s.max, 100 * s.signed_median, s.within10,
-                     s.within25);
-}
-
 std::string Render(const Cards& cards) {
   std::string d =
       "# Step-time model: Megatron-Bridge's model verification cards\n\n"
@@ -164,8 +156,10 @@ std::string Render(const Cards& cards) {
     (r.split == "fit" ? fit : held).push_back(r.error);
     by_card[r.card].push_back(r.error);
   }
-  d += SummaryLine("fit", fit) + SummaryLine("held out", held);
-  for (const auto& [card, errors] : by_card) d += SummaryLine(card + ", both sets", errors);
+  d += testing::SummaryTableRow("fit", fit) + testing::SummaryTableRow("held out", held);
+  for (const auto& [card, errors] : by_card) {
+    d += testing::SummaryTableRow(card + ", both sets", errors);
+  }
   d += "\n";
   for (const auto& [title, split] :
        {std::pair{"## Fit rows", "fit"}, std::pair{"## Held-out rows", "held_out"}}) {

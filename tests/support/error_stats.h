@@ -5,9 +5,12 @@
 #ifndef STRATA_TESTS_SUPPORT_ERROR_STATS_H_
 #define STRATA_TESTS_SUPPORT_ERROR_STATS_H_
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <string>
 #include <vector>
 
 namespace strata::testing {
@@ -41,6 +44,16 @@ inline ErrorSummary SummarizeErrors(const std::vector<double>& errors) {
     s.within25 += x <= 0.25;
   }
   return s;
+}
+
+/// One row of a generated validation document's summary table: "| label | n | median | p90 | max
+/// | signed median | within 10% | within 25% |", in percent; "-" in each column of an empty set.
+inline std::string SummaryTableRow(const std::string& label, const std::vector<double>& errors) {
+  const ErrorSummary s = SummarizeErrors(errors);
+  if (s.n == 0) return fmt::format("| {} | 0 | - | - | - | - | - | - |\n", label);
+  return fmt::format("| {} | {} | {:.1f}% | {:.1f}% | {:.1f}% | {:+.1f}% | {} | {} |\n", label, s.n,
+                     100 * s.median, 100 * s.p90, 100 * s.max, 100 * s.signed_median, s.within10,
+                     s.within25);
 }
 
 }  // namespace strata::testing
