@@ -188,12 +188,10 @@ TEST(FrameworkRunsValidation, DocumentMatchesTheModel) {
   // The README's "How far to trust a number" quotes both sets' figures from this document.
   std::vector<double> fit, held;
   for (const Outcome& o : runs.rows) (o.split == "fit" ? fit : held).push_back(o.error);
-  const testing::ErrorSummary f = testing::SummarizeErrors(fit), h = testing::SummarizeErrors(held);
-  const std::string quoted = fmt::format(
-      "{} framework runs (torchtitan in four releases, Megatron-SWIFT, DeepSpeed; "
-      "`docs/step-validation-frameworks.md`): held out median {:.1f}% (p90 {:.1f}%), fit median "
-      "{:.1f}% (p90 {:.1f}%)",
-      f.n + h.n, 100 * h.median, 100 * h.p90, 100 * f.median, 100 * f.p90);
+  const std::string quoted = testing::FitHeldOutQuote(
+      "framework runs (torchtitan in four releases, Megatron-SWIFT, DeepSpeed; "
+      "`docs/step-validation-frameworks.md`)",
+      fit, held);
   const std::string readme = testing::ReadTestFile("../README.md");
   EXPECT_NE(readme.find(quoted), std::string::npos) << "README.md should say: " << quoted;
 }

@@ -200,12 +200,10 @@ TEST(ModelCardsValidation, DocumentMatchesTheModel) {
   for (const Row& r : cards.rows) {
     if (r.missing.empty()) (r.split == "fit" ? fit : held).push_back(r.error);
   }
-  const testing::ErrorSummary f = testing::SummarizeErrors(fit), h = testing::SummarizeErrors(held);
-  const std::string quoted = fmt::format(
-      "{} runs of Megatron-Bridge's model verification cards (SFT, LoRA and pretraining of five "
-      "MoE models on H100, GB200 and GB300; `docs/step-validation-cards.md`): held out median "
-      "{:.1f}% (p90 {:.1f}%), fit median {:.1f}% (p90 {:.1f}%)",
-      f.n + h.n, 100 * h.median, 100 * h.p90, 100 * f.median, 100 * f.p90);
+  const std::string quoted = testing::FitHeldOutQuote(
+      "runs of Megatron-Bridge's model verification cards (SFT, LoRA and pretraining of five MoE "
+      "models on H100, GB200 and GB300; `docs/step-validation-cards.md`)",
+      fit, held);
   const std::string readme = testing::ReadTestFile("../README.md");
   EXPECT_NE(readme.find(quoted), std::string::npos) << "README.md should say: " << quoted;
 }

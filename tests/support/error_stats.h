@@ -56,6 +56,16 @@ inline std::string SummaryTableRow(const std::string& label, const std::vector<d
                      s.within25);
 }
 
+/// How the README's "How far to trust a number" quotes a split validation set: "<n> <what>: held
+/// out median M% (p90 P%), fit median M% (p90 P%)", n counting both sets.
+inline std::string FitHeldOutQuote(const std::string& what, const std::vector<double>& fit,
+                                   const std::vector<double>& held) {
+  const ErrorSummary f = SummarizeErrors(fit), h = SummarizeErrors(held);
+  return fmt::format(
+      "{} {}: held out median {:.1f}% (p90 {:.1f}%), fit median {:.1f}% (p90 {:.1f}%)", f.n + h.n,
+      what, 100 * h.median, 100 * h.p90, 100 * f.median, 100 * f.p90);
+}
+
 }  // namespace strata::testing
 
 #endif  // STRATA_TESTS_SUPPORT_ERROR_STATS_H_
