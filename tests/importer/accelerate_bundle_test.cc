@@ -3,6 +3,8 @@
 // off the input by hand, with the Accelerate, DeepSpeed or Slurm rule that gives it beside it.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -188,8 +190,8 @@ TEST(BundleImportTest, SourcedConfigAndSlurmHeaderSayWhereValuesCameFrom) {
 
 TEST(ShellSourceTest, SourcedAssignmentsAndTheirOrigins) {
   const std::string script = "source cluster.sh\ntorchrun --nnodes $NNODES train.py\n";
-  const ShellSourceReader reader = [](const std::string& path,
-                                      int) -> Result<std::optional<ShellSource>> {
+  const ShellSourceReader reader = [](const std::string& path, const std::string&, int,
+                                      std::string_view) -> Result<std::optional<ShellSource>> {
     if (path != "cluster.sh") return std::optional<ShellSource>();
     return std::optional<ShellSource>(ShellSource{"# nodes\nNNODES=2\n", "dir/cluster.sh"});
   };
@@ -205,6 +207,92 @@ TEST(ShellSourceTest, SourcedAssignmentsAndTheirOrigins) {
   auto plain = ParseShellScript(script, "run.sh");
   ASSERT_TRUE(plain.ok());
   EXPECT_EQ(plain->back().words[2].text, "$NNODES");
+}
+
+TEST(ShellSourceTest, EveryPartOfAJoinedValueKeepsItsOwnPlace) {
+  // ALL joins a sourced file's two variables, one of the script's and its own text: each word it
+  // splits into says where it was written (by hand from the script: GPT at cfg.sh:1, PAR at
+  // cfg.sh:2, TRAIN at line 2, --ffn at line 3), not "line 4" for all of them.
+  const std::string script =
+      "source cfg.sh\nTRAIN=\"--mbs 1\"\nALL=\"$GPT $PAR $TRAIN --ffn 8\"\nrun $ALL\n";
+  const ShellSourceReader reader = [](const std::string&, const std::string&, int,
+                                      std::string_view) -> Result<std::optional<ShellSource>> {
+    return std::optional<ShellSource>(
+        ShellSource{"GPT=\"--layers 2\"\nPAR=\"--tp 4\"\n", "cfg.sh"});
+  };
+  auto commands = ParseShellScript(script, "run.sh", reader);
+  ASSERT_TRUE(commands.ok()) << commands.error().Format();
+  const ShellCommandLine& cmd = commands->back();
+  std::string got;
+  for (const ShellWord& w : cmd.words) got += w.text + "@" + w.origin + "|";
+  EXPECT_EQ(got,
+            "run@|--layers@cfg.sh:1|2@cfg.sh:1|--tp@cfg.sh:2|4@cfg.sh:2|--mbs@line 2|1@line 2|"
+            "--ffn@line 3|8@line 3|");
+}
+
+TEST(ShellSourceTest, AMultiLineQuotedValueTracesEachLine) {
+  // A value continued over lines inside double quotes (Megatron-LM's sc21 CONFIG.sh): each flag
+  // is traced to its own line, the second flag to line 3.
+  auto commands = ParseShellScript("P=\" --a 1 \\\n  --b 2 \\\n  --c 3\"\nrun $P\n", "run.sh");
+  ASSERT_TRUE(commands.ok()) << commands.error().Format();
+  std::string got;
+  for (const ShellWord& w : commands->back().words) got += w.text + "@" + w.origin + "|";
+  EXPECT_EQ(got, "run@|--a@line 1|1@line 1|--b@line 2|2@line 2|--c@line 3|3@line 3|");
+}
+
+TEST(BundleImportTest, Sc21ScriptsSubmittedBySbatchImportWithEachValuesFile) {
+  // NVIDIA/Megatron-LM's sc21 scripts (tests/golden/cli_import/SOURCES.md): run_figure_14.sh
+  // sets the sizes, sources CONFIG.sh (which joins them into MEGATRON_PARAMS) and SBATCH.sh,
+  // whose `sbatch --nodes=${NNODES} ... SRUN.sh` submits the launch; SRUN.sh's header asks for 8
+  // tasks a node and srun starts the program once per task. So 8 nodes x 8 = 64 ranks, TP1 PP2,
+  // DP 64 / 2 = 32 (the script's own DP=$((64/PP))), micro batch 1, global 32, and Megatron
+  // 2021's --activations-checkpoint-method uniform: full recompute. Before, CONFIG.sh's
+  // `export MEGATRON_CODE_DIR=<megatron source code directory>` was read as `source code` and
+  // the import failed; the sbatch'ed script was never read.
+  ImportOptions o;
+  o.gpu = "A100 80GB";
+  o.files = {ImportGolden("megatron_sc21_sbatch_bundle/CONFIG.sh"),
+             ImportGolden("megatron_sc21_sbatch_bundle/SBATCH.sh"),
+             ImportGolden("megatron_sc21_sbatch_bundle/SRUN.sh")};
+  auto r = ImportJobFile(ImportGolden("megatron_sc21_sbatch_bundle/run_figure_14.sh"), o);
+  ASSERT_TRUE(r.ok()) << r.error().Format();
+  EXPECT_EQ(Field(*r, "cluster.nodes"), "8");
+  EXPECT_EQ(Field(*r, "cluster.gpus_per_node"), "8");
+  EXPECT_EQ(Field(*r, "parallel.tp"), "1");
+  EXPECT_EQ(Field(*r, "parallel.pp"), "2");
+  EXPECT_EQ(Field(*r, "parallel.dp"), "32");
+  EXPECT_EQ(Field(*r, "batch.micro_batch"), "1");
+  EXPECT_EQ(Field(*r, "batch.global_batch"), "32");
+  EXPECT_EQ(Field(*r, "recompute.granularity"), "full");
+  EXPECT_EQ(Field(*r, "recompute.method"), "uniform");
+  EXPECT_EQ(Field(*r, "precision.params"), "fp16");
+  // Each value says its file and line: the flag in CONFIG.sh (line 30 holds
+  // --tensor-model-parallel-size), its value in the script (TP=1 on line 22, PP=2 on line 8).
+  EXPECT_EQ(SourceOf(*r, "parallel.tp"),
+            "--tensor-model-parallel-size (CONFIG.sh:30; value from line 22)");
+  EXPECT_EQ(SourceOf(*r, "parallel.pp"),
+            "--pipeline-model-parallel-size (CONFIG.sh:31; value from line 8)");
+  EXPECT_EQ(SourceOf(*r, "sequence.max_tokens"), "--seq-length (CONFIG.sh:42)");
+  EXPECT_EQ(SourceOf(*r, "cluster.nodes"), "SBATCH.sh:4: sbatch command line");
+  EXPECT_NE(SourceOf(*r, "cluster.gpus_per_node").find("SRUN.sh:3: #SBATCH"), std::string::npos)
+      << SourceOf(*r, "cluster.gpus_per_node");
+}
+
+TEST(BundleImportTest, ASourcedFilesMissingSourceNamesThatFile) {
+  // A source line inside a sourced file names a file that is not there: the error names the
+  // sourced file and its line, not the script's line of the same number.
+  const std::string dir = ::testing::TempDir() + "strata_nested_source";
+  std::filesystem::create_directories(dir);
+  {
+    std::ofstream(dir + "/run.sh") << "#!/bin/bash\n. ./inner.sh\n";
+    std::ofstream(dir + "/inner.sh") << "X=1\nY=2\n. ./missing.sh\n";
+  }
+  ImportOptions o;
+  o.gpu = "A100 80GB";
+  auto r = ImportJobFile(dir + "/run.sh", o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().Format().find("inner.sh:3: source names './missing.sh'"), std::string::npos)
+      << r.error().Format();
 }
 
 }  // namespace

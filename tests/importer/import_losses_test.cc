@@ -69,6 +69,13 @@ TEST(ShellArraysTest, AppendsAndSelfReferencesAsBashExpandsThem) {
       {"quoted keeps elements", "A=(\"--fp8-format hybrid\")\nrun \"${A[@]}\"\n",
        "run|--fp8-format hybrid|"},
       {"= after += replaces", "A=(--x)\nA+=(--y)\nA=(--z)\nrun ${A[@]}\n", "run|--z|"},
+      // An unquoted variable inside NAME=( ... ) is split into one element per word, so the
+      // quoted "${A[@]}" still passes each flag alone; a quoted one stays one element.
+      {"unquoted variable in an array splits",
+       "G=\"--num-layers 32 --bf16\"\nA=($G --tp 2)\nrun \"${A[@]}\"\n",
+       "run|--num-layers|32|--bf16|--tp|2|"},
+      {"quoted variable in an array stays whole", "G=\"--x 1\"\nA=(\"$G\")\nrun \"${A[@]}\"\n",
+       "run|--x 1|"},
   };
   for (const Case& c : cases) {
     auto cmds = ParseShellScript(c.script, "s.sh");

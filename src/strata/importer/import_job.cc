@@ -324,24 +324,56 @@ Result<Detected> DetectCommand(std::string_view text, const std::string& file, B
   // the machine's environment (conda, modules), left unread and named in the notes.
   std::vector<std::string> source_notes;
   const std::string script = fs::path(file).filename().string();
-  const ShellSourceReader reader = [&](const std::string& path,
-                                       int line) -> Result<std::optional<ShellSource>> {
+  // The batch scripts `sbatch` submits: their #SBATCH lines are the job's allocation too.
+  std::vector<ShellSource> batch_scripts;
+  const ShellSourceReader reader =
+      [&](const std::string& path, const std::string& in_file, int line,
+          std::string_view verb) -> Result<std::optional<ShellSource>> {
     const std::string name = fs::path(path).filename().string();
+    const std::string from = fs::path(in_file).filename().string();
     const bool given = bundle.Gives(name);
     if (path.find('$') != std::string::npos || (fs::path(path).is_absolute() && !given) ||
         path.starts_with("~")) {
       source_notes.push_back(
-          fmt::format("{}:{}: source {}: not part of the bundle (the "
+          fmt::format("{}:{}: {} {}: not part of the bundle (the "
                       "machine's environment); not read",
-                      script, line, path));
+                      from, line, verb, path));
       return std::optional<ShellSource>();
     }
-    STRATA_ASSIGN_OR_RETURN(fs::path found, bundle.Find(path, base, "source", line));
-    STRATA_ASSIGN_OR_RETURN(std::string sourced, ReadFile(found.string()));
-    return std::optional<ShellSource>(ShellSource{std::move(sourced), found.string()});
+    // A file that sourced files name is looked for as the script's own are; an error names the
+    // file and line that named it.
+    auto found = bundle.Find(path, base, std::string(verb), line);
+    if (!found.ok()) {
+      Error e = found.error();
+      if (in_file != file) e.file = in_file;
+      return e;
+    }
+    STRATA_ASSIGN_OR_RETURN(std::string sourced, ReadFile(found->string()));
+    ShellSource out{std::move(sourced), found->string()};
+    if (verb == "sbatch") batch_scripts.push_back(out);
+    return std::optional<ShellSource>(std::move(out));
   };
   STRATA_ASSIGN_OR_RETURN(auto commands, ParseShellScript(text, file, reader));
+  // The allocation: the script's #SBATCH lines, those of the scripts it submits, and sbatch's
+  // own options, which Slurm lets override a batch script's header (read last, so they win).
   Settings slurm = ReadSlurmHeader(text, file);
+  for (const ShellSource& batch : batch_scripts) ReadSlurmHeader(batch.text, batch.file, slurm);
+  for (const ShellCommandLine& c : commands) {
+    if (c.words.empty() || !(c.words[0].text == "sbatch" || c.words[0].text.ends_with("/sbatch"))) {
+      continue;
+    }
+    std::vector<std::string> options;
+    for (size_t k = 1; k < c.words.size() && !c.words[k].text.ends_with(".sh"); ++k) {
+      options.push_back(c.words[k].text);
+    }
+    const std::string& at = c.words[0].origin;
+    ReadSlurmOptions(
+        options,
+        fmt::format("{}: sbatch command line", at.empty() || at.starts_with("$")
+                                                   ? fmt::format("{}:{}", script, c.line)
+                                                   : at.substr(0, at.find(','))),
+        slurm);
+  }
   for (auto it = commands.rbegin(); it != commands.rend(); ++it) {
     const auto& w = it->words;
     if (w.empty()) continue;

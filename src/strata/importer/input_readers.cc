@@ -86,8 +86,9 @@ void FlattenToml(const toml::table& table, const std::string& prefix, const std:
   }
 }
 
-// "--tp (line 12)", "--tp (line 12; $TP from cluster.sh:3)", "--tp (cluster.sh:7)": where the
-// flag was written and, when a sourced file set what its value expanded, that file's line.
+// "--tp (line 12)", "--tp (line 12; $TP from cluster.sh:3)", "--tp (cluster.sh:7)", "--tp
+// (line 4)": where the flag was written (for a word split from a variable, where its text was
+// written) and, when a sourced file set what its value expanded, that file's line.
 std::string WordSource(const std::string& flag, const ShellWord& word, const ShellWord* value) {
   auto where = [](const ShellWord& w) {
     if (w.origin.empty()) return fmt::format("line {}", w.line);
@@ -95,7 +96,11 @@ std::string WordSource(const std::string& flag, const ShellWord& word, const She
     return w.origin;
   };
   std::string out = flag + " (" + where(word);
-  if (value != nullptr && value->origin.starts_with("$")) out += "; " + value->origin;
+  // The flag and its value split from one variable share an origin: said once. A value
+  // written elsewhere than its flag (--tp ${TP} in CONFIG.sh, TP=8 in the script) says where.
+  if (value != nullptr && !value->origin.empty() && value->origin != word.origin) {
+    out += value->origin.starts_with("$") ? "; " + value->origin : "; value from " + value->origin;
+  }
   return out + ")";
 }
 

@@ -124,9 +124,40 @@ std::optional<std::pair<int64_t, std::string>> SlurmTasksPerNode(Settings& slurm
 
 }  // namespace
 
+// Slurm's options as #SBATCH lines and sbatch's command line write them: "--nodes=4", "-N 4",
+// "-N4", "--exclusive" (no value: the next word is another option).
+void ReadSlurmOptions(const std::vector<std::string>& words, const std::string& source,
+                      Settings& out) {
+  for (size_t i = 0; i < words.size(); ++i) {
+    std::string key = words[i], value;
+    if (!key.starts_with("-")) continue;
+    if (const size_t eq = key.find('='); eq != std::string::npos) {
+      value = key.substr(eq + 1);
+      key = key.substr(0, eq);
+    } else if (key.size() > 2 && key[1] != '-') {
+      value = key.substr(2);  // -N4
+      key = key.substr(0, 2);
+    } else if (i + 1 < words.size() && !words[i + 1].starts_with("-")) {
+      value = words[++i];
+    }
+    if (key == "-N") key = "--nodes";
+    if (key == "-n") key = "--ntasks";
+    if (key == "-G") key = "--gpus";
+    if (value.size() >= 2 && (value.front() == '"' || value.front() == '\'')) {
+      value = value.substr(1, value.size() - 2);
+    }
+    out.Set(key, value, source);
+  }
+}
+
 // #SBATCH lines: the allocation a batch script runs in ("#SBATCH --nodes=4", "#SBATCH -N 4").
 Settings ReadSlurmHeader(std::string_view text, const std::string& file) {
   Settings out;
+  ReadSlurmHeader(text, file, out);
+  return out;
+}
+
+void ReadSlurmHeader(std::string_view text, const std::string& file, Settings& out) {
   const std::string base = fs::path(file).filename().string();
   int line = 0;
   size_t pos = 0;
@@ -145,28 +176,8 @@ Settings ReadSlurmHeader(std::string_view text, const std::string& file) {
       words.push_back(row.substr(start, stop - start));
       i = stop;
     }
-    for (size_t i = 0; i < words.size(); ++i) {
-      std::string key = words[i], value;
-      if (!key.starts_with("-")) continue;
-      if (const size_t eq = key.find('='); eq != std::string::npos) {
-        value = key.substr(eq + 1);
-        key = key.substr(0, eq);
-      } else if (key.size() > 2 && key[1] != '-') {
-        value = key.substr(2);  // -N4
-        key = key.substr(0, 2);
-      } else if (i + 1 < words.size()) {
-        value = words[++i];
-      }
-      if (key == "-N") key = "--nodes";
-      if (key == "-n") key = "--ntasks";
-      if (key == "-G") key = "--gpus";
-      if (value.size() >= 2 && (value.front() == '"' || value.front() == '\'')) {
-        value = value.substr(1, value.size() - 2);
-      }
-      out.Set(key, value, fmt::format("{}:{}: {}", base, line, row));
-    }
+    ReadSlurmOptions(words, fmt::format("{}:{}: {}", base, line, row), out);
   }
-  return out;
 }
 
 // The header's sizes where the launch does not give them, or gives a variable the scheduler

@@ -42,6 +42,11 @@ class Bundle {
 /// #SBATCH lines: the allocation a batch script runs in ("#SBATCH --nodes=4", "#SBATCH -N 4"),
 /// each value with its line.
 Settings ReadSlurmHeader(std::string_view text, const std::string& file);
+/// The same, added to `out` (a later file's options replace an earlier one's).
+void ReadSlurmHeader(std::string_view text, const std::string& file, Settings& out);
+/// Slurm options as an #SBATCH line or sbatch's command line gives them, each with `source`.
+void ReadSlurmOptions(const std::vector<std::string>& words, const std::string& source,
+                      Settings& out);
 
 /// The header's sizes where the launch does not give them, or gives a variable the scheduler
 /// sets when the job runs (--nnodes $SLURM_NNODES): the header is what the scheduler sets it

@@ -274,6 +274,31 @@ Status MapRecompute(MegatronFlavor flavor, Settings& s, JobBuilder& job) {
       granularity = "selective";
       source = "--recompute-activations (Megatron: recompute_granularity = selective)";
     }
+  } else if (const SourcedValue* m = s.Use("activations_checkpoint_method"); !IsNone(m)) {
+    // Megatron-LM of 2021 (its sc21 scripts): a set --activations-checkpoint-method runs
+    // ParallelTransformer._checkpointed_forward, full recompute of
+    // --activations-checkpoint-num-layers (default 1) layers a chunk (megatron/model/
+    // transformer.py, e.g. at cb5e611d7); the flags were renamed --recompute-method and
+    // --recompute-num-layers with --recompute-granularity full.
+    job.Set("recompute.granularity", "full",
+            m->source + " (Megatron of 2021: activation checkpointing = full recompute)");
+    job.Set("recompute.method", m->value, m->source);
+    STRATA_RETURN_IF_ERROR(IntOr(s, job, "activations_checkpoint_num_layers",
+                                 "recompute.num_layers", 1,
+                                 "activations_checkpoint_num_layers unset: Megatron's default 1"));
+    return OkStatus();
+  } else if (s.Has("checkpoint_activations")) {
+    // Its older switch, --checkpoint-activations: uniform chunks of --checkpoint-num-layers
+    // (default 1) layers.
+    STRATA_ASSIGN_OR_RETURN(auto on, s.Bool("checkpoint_activations"));
+    if (on && *on) {
+      job.Set("recompute.granularity", "full",
+              "--checkpoint-activations (Megatron of 2021: full recompute)");
+      job.Default("recompute.method", "uniform", "--checkpoint-activations checkpoints uniformly");
+      STRATA_RETURN_IF_ERROR(IntOr(s, job, "checkpoint_num_layers", "recompute.num_layers", 1,
+                                   "checkpoint_num_layers unset: Megatron's default 1"));
+      return OkStatus();
+    }
   }
   if (granularity.empty()) {
     job.Default("recompute.granularity", swift ? "selective" : "none",

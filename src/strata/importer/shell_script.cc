@@ -22,7 +22,18 @@ struct RawWord {
   bool quoted_single = false;  // no expansion inside
   bool quoted = false;         // some part was quoted: "${A[@]}" keeps each element whole
   bool connective = false;     // the && or || that ended the command (the word is last)
+  // A quoted word over several lines: (offset in text, line) where each later line starts.
+  std::vector<std::pair<size_t, int>> line_starts;
 };
+
+// The line the text at `offset` of a word was written on.
+int LineAt(const RawWord& w, size_t offset) {
+  int line = w.line;
+  for (const auto& [from, at] : w.line_starts) {
+    if (from <= offset) line = at;
+  }
+  return line;
+}
 
 bool IsNameChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
 
@@ -73,16 +84,15 @@ Result<std::vector<std::vector<RawWord>>> Tokenise(std::string_view text, const 
             .AtLine(line);
       }
       const std::string_view inner = text.substr(i + 1, close - i - 1);
-      for (char q : inner) line += q == '\n' ? 1 : 0;
       // Inside double quotes newlines and spaces belong to the word, except a backslash before
       // a newline, which bash removes with the newline (a continued line).
-      std::string kept(inner);
-      if (c == '"') {
-        for (size_t at = kept.find("\\\n"); at != std::string::npos; at = kept.find("\\\n", at)) {
-          kept.erase(at, 2);
-        }
+      for (size_t k = 0; k < inner.size(); ++k) {
+        const bool continued =
+            c == '"' && inner[k] == '\\' && k + 1 < inner.size() && inner[k + 1] == '\n';
+        if (continued) ++k;
+        if (!continued) word.text += inner[k];
+        if (inner[k] == '\n') word.line_starts.emplace_back(word.text.size(), ++line);
       }
-      word.text += kept;
       if (c == '\'') word.quoted_single = true;
       word.quoted = true;
       i = close;
@@ -138,7 +148,9 @@ Result<std::vector<std::vector<RawWord>>> Tokenise(std::string_view text, const 
     if (c == ';' || ((c == '&' || c == '|') && i + 1 < text.size() && text[i + 1] == c)) {
       if (c != ';') {
         end_word();
-        RawWord joiner{std::string(2, c), line};
+        RawWord joiner;
+        joiner.text = std::string(2, c);
+        joiner.line = line;
         joiner.connective = true;
         commands.back().push_back(joiner);
         ++i;
@@ -172,7 +184,10 @@ Result<std::vector<std::vector<RawWord>>> Tokenise(std::string_view text, const 
     }
     if (c == ')' && paren_depth > 0) {
       end_word();
-      commands.back().push_back(RawWord{")", line, false});
+      RawWord close;
+      close.text = ")";
+      close.line = line;
+      commands.back().push_back(close);
       --paren_depth;
       continue;
     }
@@ -185,11 +200,68 @@ Result<std::vector<std::vector<RawWord>>> Tokenise(std::string_view text, const 
   return commands;
 }
 
+// Where each stretch of a value was written: text up to `end` (from the previous span's end) at
+// `at`, "cluster.sh:3" or "line 7". A value joined from several variables (ALL="$GPT $PAR") keeps
+// each part's file and line, so the words it splits into are traced one by one.
+struct Span {
+  size_t end = 0;
+  std::string at;
+};
+
+struct Traced {
+  std::string text;
+  std::vector<Span> spans;
+
+  void Add(std::string_view s, const std::string& at) {
+    if (s.empty()) return;
+    text += s;
+    if (!spans.empty() && spans.back().at == at) {
+      spans.back().end = text.size();
+    } else {
+      spans.push_back({text.size(), at});
+    }
+  }
+  void Add(const Traced& t) {
+    size_t from = 0;
+    for (const Span& span : t.spans) {
+      Add(std::string_view(t.text).substr(from, span.end - from), span.at);
+      from = span.end;
+    }
+  }
+  // The distinct places text[from, to) was written, in order, joined by ", ".
+  std::string At(size_t from, size_t to) const {
+    std::vector<std::string> places;
+    size_t start = 0;
+    for (const Span& span : spans) {
+      if (span.end > from && start < to &&
+          std::find(places.begin(), places.end(), span.at) == places.end()) {
+        places.push_back(span.at);
+      }
+      start = span.end;
+    }
+    std::string out;
+    for (const std::string& p : places) out += (out.empty() ? "" : ", ") + p;
+    return out;
+  }
+};
+
+// Where the text at an offset of a word was written ("cluster.sh:3", "line 7").
+using PlaceOf = std::function<std::string(size_t offset)>;
+
 struct Vars {
   std::map<std::string, std::string> scalars;
+  std::map<std::string, std::vector<Span>> written;  // where each scalar's parts were written
   std::map<std::string, std::vector<ShellWord>> arrays;
   std::map<std::string, std::string> origins;  // variables a sourced file set: "cluster.sh:3"
 };
+
+// Where an array element's text was written: its origin when a sourced file holds it
+// ("cluster.sh:3"), else its line in the script.
+std::string ElementAt(const ShellWord& w) {
+  if (!w.origin.empty() && !w.origin.starts_with("$"))
+    return w.origin.substr(0, w.origin.find(','));
+  return fmt::format("line {}", w.line);
+}
 
 // $(( ... )) arithmetic on integers: + - * / %, parentheses, variables with or without '$'.
 class Arithmetic {
@@ -290,11 +362,15 @@ bool IsSchedulerVariable(const std::string& name) {
 
 // Expands $VAR, ${VAR} and ${VAR:-default} inside one word (no word splitting of scalars, as
 // launch scripts quote them or hold single words). Unknown variables stay as written.
-std::string ExpandScalar(const std::string& text, const Vars& vars, std::string* origin = nullptr) {
-  std::string out;
+// With `traced`, it also records where each part of the result was written: `at` of its offset
+// for the text of `text` itself, the variables' own places for what they expand to.
+std::string ExpandScalar(const std::string& text, const Vars& vars, std::string* origin = nullptr,
+                         Traced* traced = nullptr, const PlaceOf& at = {}) {
+  auto place = [&](size_t offset) { return at ? at(offset) : std::string(); };
+  Traced out;
   for (size_t i = 0; i < text.size(); ++i) {
     if (text[i] != '$' || i + 1 >= text.size()) {
-      out += text[i];
+      out.Add(std::string_view(text).substr(i, 1), place(i));
       continue;
     }
     std::string name, fallback;
@@ -306,18 +382,18 @@ std::string ExpandScalar(const std::string& text, const Vars& vars, std::string*
         const auto value =
             Arithmetic(std::string_view(text).substr(i + 3, close - i - 3), vars.scalars).Eval();
         if (value) {
-          out += std::to_string(*value);
+          out.Add(std::to_string(*value), place(i));
           i = close + 1;
           continue;
         }
       }
-      out += text.substr(i);  // left as written: reported as an unparsable value later
+      out.Add(text.substr(i), place(i));  // left as written: reported as an unparsable value later
       break;
     }
     if (text[i + 1] == '{') {
       const size_t close = text.find('}', i + 2);
       if (close == std::string::npos) {
-        out += text[i];
+        out.Add(std::string_view(text).substr(i, 1), place(i));
         continue;
       }
       name = text.substr(i + 2, close - i - 2);
@@ -336,7 +412,8 @@ std::string ExpandScalar(const std::string& text, const Vars& vars, std::string*
     if (name.size() > 3 && (name.ends_with("[@]") || name.ends_with("[*]"))) {
       if (auto a = vars.arrays.find(name.substr(0, name.size() - 3)); a != vars.arrays.end()) {
         for (size_t k = 0; k < a->second.size(); ++k) {
-          out += (k == 0 ? "" : " ") + a->second[k].text;
+          if (k > 0) out.Add(" ", place(i));
+          out.Add(a->second[k].text, ElementAt(a->second[k]));
         }
         i = end - 1;
         continue;
@@ -344,22 +421,31 @@ std::string ExpandScalar(const std::string& text, const Vars& vars, std::string*
     }
     auto it = vars.scalars.find(name);
     if (it != vars.scalars.end()) {
-      out += it->second;
+      Traced value;
+      value.text = it->second;
+      if (auto w = vars.written.find(name); w != vars.written.end() && !w->second.empty() &&
+                                            w->second.back().end == value.text.size()) {
+        value.spans = w->second;
+      } else if (!value.text.empty()) {
+        value.spans = {{value.text.size(), place(i)}};
+      }
+      out.Add(value);
       if (auto o = vars.origins.find(name); origin != nullptr && o != vars.origins.end()) {
         *origin += (origin->empty() ? "$" : ", $") + name + " from " + o->second;
       }
     } else if (has_fallback && IsSchedulerVariable(name)) {
       // ${SLURM_NNODES:-1}: Slurm sets it on every real run, so the fallback is what runs only
       // outside Slurm. Left as written, the value is asked for (--nodes), never taken as 1.
-      out += text.substr(i, end - i);
+      out.Add(text.substr(i, end - i), place(i));
     } else if (has_fallback) {
-      out += ExpandScalar(fallback, vars);
+      out.Add(ExpandScalar(fallback, vars), place(i));
     } else {
-      out += text.substr(i, end - i);
+      out.Add(text.substr(i, end - i), place(i));
     }
     i = end - 1;
   }
-  return out;
+  if (traced != nullptr) *traced = out;
+  return out.text;
 }
 
 // "${NAME[@]}" (the whole word): NAME; otherwise "".
@@ -430,6 +516,29 @@ std::optional<bool> EvalTest(const std::vector<RawWord>& raw, size_t from, size_
   return std::nullopt;
 }
 
+// An unquoted expansion split on blanks, as bash splits it: each word keeps `origin` when its
+// text was written at `own` (the place of the word being expanded), else it says where its text
+// was written ("cluster.sh:3", "line 7"), so every element of a joined value is traced.
+void SplitTraced(const Traced& t, int line, const std::string& own, const std::string& origin,
+                 std::vector<ShellWord>& out) {
+  size_t pos = 0;
+  while (pos < t.text.size()) {
+    const size_t start = t.text.find_first_not_of(" \t\n", pos);
+    if (start == std::string::npos) break;
+    size_t stop = t.text.find_first_of(" \t\n", start);
+    if (stop == std::string::npos) stop = t.text.size();
+    const std::string at = t.At(start, stop);
+    out.push_back({t.text.substr(start, stop - start), line, at == own ? origin : at});
+    pos = stop;
+  }
+}
+
+// A bare unquoted $VAR or ${VAR} whose value holds several words: bash splits it.
+bool SplitsOnExpansion(const RawWord& raw, const std::string& expanded) {
+  return !raw.quoted_single && raw.text.starts_with("$") && expanded != raw.text &&
+         expanded.find_first_of(" \t\n") != std::string::npos;
+}
+
 bool IsAssignment(const std::string& text) {
   const size_t eq = text.find('=');
   if (eq == std::string::npos || eq == 0) return false;
@@ -495,6 +604,14 @@ Status RunScript(std::string_view text, const std::string& file, const ShellSour
   // Words of a sourced file say which file they are in.
   const std::string here = depth == 0 ? "" : std::filesystem::path(file).filename().string();
   auto where = [&](int line) { return here.empty() ? "" : here + ":" + std::to_string(line); };
+  // Where text on `line` was written, in this file or the script itself.
+  auto written = [&](int line) {
+    return here.empty() ? fmt::format("line {}", line) : here + ":" + std::to_string(line);
+  };
+  // Where each offset of `w`'s text (from `shift` on) was written.
+  auto places = [&](const RawWord& w, size_t shift) -> PlaceOf {
+    return [&w, shift, &written](size_t offset) { return written(LineAt(w, offset + shift)); };
+  };
   std::vector<IfFrame> ifs;
   auto running = [&] {
     return std::all_of(ifs.begin(), ifs.end(), [](const IfFrame& f) { return f.active; });
@@ -564,8 +681,23 @@ Status RunScript(std::string_view text, const std::string& file, const ShellSour
             }
           }
           std::string origin = where(raw[j].line);
-          std::string item =
-              raw[j].quoted_single ? raw[j].text : ExpandScalar(raw[j].text, vars, &origin);
+          Traced traced;
+          std::string item = raw[j].quoted_single ? raw[j].text
+                                                  : ExpandScalar(raw[j].text, vars, &origin,
+                                                                 &traced, places(raw[j], 0));
+          // ARGS=($GPT_ARGS --flag): an unquoted variable of several words gives one element
+          // each, as bash splits it.
+          if (!raw[j].quoted && SplitsOnExpansion(raw[j], item)) {
+            SplitTraced(traced, raw[j].line, written(raw[j].line), origin, items);
+            continue;
+          }
+          // An element that is wholly a variable set elsewhere says where ($TP from line 176);
+          // one that mixes places (key=$VALUE) keeps its own.
+          if (const std::string place = traced.At(0, item.size());
+              origin == where(raw[j].line) && !place.empty() && place != written(raw[j].line) &&
+              place.find(", ") == std::string::npos) {
+            origin = place;
+          }
           items.push_back({std::move(item), raw[j].line, std::move(origin)});
         }
         std::vector<ShellWord>& target = vars.arrays[name];
@@ -577,16 +709,27 @@ Status RunScript(std::string_view text, const std::string& file, const ShellSour
     ShellCommandLine cmd;
     cmd.line = raw.empty() ? 0 : raw[0].line;
     std::map<std::string, std::string> prefix_env;
+    std::map<std::string, Traced> prefix_traced;
     for (; i < raw.size() && IsAssignment(raw[i].text); ++i) {
       const size_t eq = raw[i].text.find('=');
-      prefix_env[raw[i].text.substr(0, eq)] = raw[i].quoted_single
-                                                  ? raw[i].text.substr(eq + 1)
-                                                  : ExpandScalar(raw[i].text.substr(eq + 1), vars);
+      const std::string name = raw[i].text.substr(0, eq);
+      Traced& traced = prefix_traced[name];
+      if (raw[i].quoted_single) {
+        traced = Traced{};
+        const std::string value = raw[i].text.substr(eq + 1);
+        for (size_t k = 0; k < value.size(); ++k) {
+          traced.Add(std::string_view(value).substr(k, 1), written(LineAt(raw[i], eq + 1 + k)));
+        }
+      } else {
+        ExpandScalar(raw[i].text.substr(eq + 1), vars, nullptr, &traced, places(raw[i], eq + 1));
+      }
+      prefix_env[name] = traced.text;
     }
     if (i >= raw.size()) {
       // Only assignments: they set shell variables for the rest of the script.
       for (auto& [k, v] : prefix_env) {
         vars.scalars[k] = v;
+        vars.written[k] = prefix_traced[k].spans;
         if (here.empty()) {
           vars.origins.erase(k);
         } else {
@@ -595,9 +738,14 @@ Status RunScript(std::string_view text, const std::string& file, const ShellSour
       }
       continue;
     }
-    if ((raw[i].text == "source" || raw[i].text == ".") && i + 1 < raw.size() && reader) {
+    // `export A=x source y` exports three names (Megatron-LM's sc21 CONFIG.sh writes
+    // `export MEGATRON_CODE_DIR=<megatron source code directory>`): after export no word is a
+    // command.
+    if (raw[0].text != "export" && (raw[i].text == "source" || raw[i].text == ".") &&
+        i + 1 < raw.size() && reader) {
       const std::string path = ExpandScalar(raw[i + 1].text, vars);
-      STRATA_ASSIGN_OR_RETURN(std::optional<ShellSource> sourced, reader(path, raw[i].line));
+      STRATA_ASSIGN_OR_RETURN(std::optional<ShellSource> sourced,
+                              reader(path, file, raw[i].line, "source"));
       if (sourced) {
         if (depth + 1 > kMaxSourceDepth) {
           return InvalidInput(fmt::format("source {}: files source each other more than {} deep",
@@ -625,24 +773,50 @@ Status RunScript(std::string_view text, const std::string& file, const ShellSour
         }
       }
       std::string origin = where(raw[i].line);
-      std::string expanded = raw[i].quoted_single ? w : ExpandScalar(w, vars, &origin);
+      Traced traced;
+      std::string expanded =
+          raw[i].quoted_single ? w : ExpandScalar(w, vars, &origin, &traced, places(raw[i], 0));
       // An unquoted expansion of a scalar holding several words splits them (FIXED_ARGS="..."),
       // which only matters when the word was a bare $VAR.
-      if (!raw[i].quoted_single && w.starts_with("$") && expanded != w &&
-          expanded.find(' ') != std::string::npos) {
-        size_t pos = 0;
-        while (pos < expanded.size()) {
-          const size_t start = expanded.find_first_not_of(" \t\n", pos);
-          if (start == std::string::npos) break;
-          const size_t stop = expanded.find_first_of(" \t\n", start);
-          cmd.words.push_back({expanded.substr(start, stop - start), raw[i].line, origin});
-          pos = stop == std::string::npos ? expanded.size() : stop;
-        }
+      if (SplitsOnExpansion(raw[i], expanded)) {
+        SplitTraced(traced, raw[i].line, written(raw[i].line), origin, cmd.words);
         continue;
+      }
+      if (const std::string place = traced.At(0, expanded.size());
+          origin == where(raw[i].line) && !place.empty() && place != written(raw[i].line) &&
+          place.find(", ") == std::string::npos) {
+        origin = place;
       }
       cmd.words.push_back({expanded, raw[i].line, origin});
     }
+    // `sbatch [options] run.sh`: the batch script a submitting script hands to Slurm (Megatron-LM's
+    // sc21 SBATCH.sh submits SRUN.sh, which holds the launch).
+    std::string batch_script;
+    if (reader && !cmd.words.empty() &&
+        (cmd.words[0].text == "sbatch" || cmd.words[0].text.ends_with("/sbatch"))) {
+      for (size_t k = 1; k < cmd.words.size() && batch_script.empty(); ++k) {
+        const std::string& t = cmd.words[k].text;
+        if (!t.starts_with("-") &&
+            (t.ends_with(".sh") || t.ends_with(".slurm") || t.ends_with(".sbatch"))) {
+          batch_script = t;
+        }
+      }
+    }
+    const int cmd_line = cmd.line;
     out.push_back(std::move(cmd));
+    if (!batch_script.empty()) {
+      STRATA_ASSIGN_OR_RETURN(std::optional<ShellSource> batch,
+                              reader(batch_script, file, cmd_line, "sbatch"));
+      if (batch) {
+        if (depth + 1 > kMaxSourceDepth) {
+          return InvalidInput(fmt::format("sbatch {}: files source each other more than {} deep",
+                                          batch_script, kMaxSourceDepth))
+              .InFile(file)
+              .AtLine(cmd_line);
+        }
+        STRATA_RETURN_IF_ERROR(RunScript(batch->text, batch->file, reader, depth + 1, vars, out));
+      }
+    }
   }
   return OkStatus();
 }

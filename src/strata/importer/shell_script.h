@@ -36,14 +36,17 @@ struct ShellSource {
   std::string text;
   std::string file;
 };
-/// Finds the file a `source` line names (`path` as expanded, `line` of the script): its text,
-/// nullopt to leave it unread (a file outside the bundle, as conda's activation script), or an
-/// error (a sibling file that is missing).
-using ShellSourceReader =
-    std::function<Result<std::optional<ShellSource>>(const std::string& path, int line)>;
+/// Finds the file a `source` line (or `sbatch`, the `verb`) names (`path` as expanded, at `line`
+/// of `in_file`, the script or a file it sourced): its text, nullopt to leave it unread (a file
+/// outside the bundle, as conda's activation script), or an error (a sibling file that is
+/// missing).
+using ShellSourceReader = std::function<Result<std::optional<ShellSource>>(
+    const std::string& path, const std::string& in_file, int line, std::string_view verb)>;
 
 /// Every command of the script, in order, with the variables assigned before it. With a
-/// reader, `source FILE` and `. FILE` run the file's assignments (and commands) in place.
+/// reader, `source FILE` and `. FILE` run the file's assignments (and commands) in place, and so
+/// does `sbatch ... FILE.sh` after its own command (the batch script runs with the variables the
+/// submitting script set; sbatch's --export list is not applied).
 Result<std::vector<ShellCommandLine>> ParseShellScript(std::string_view text,
                                                        const std::string& file,
                                                        const ShellSourceReader& reader = {});
