@@ -130,6 +130,50 @@ TEST(LogAnalyzer, RestartAndStallWithoutClock) {
   EXPECT_EQ(s.ranks[0].steps_redone, 4);  // 8 -> 4
 }
 
+// verl prints one line an RL iteration (timing_s/step: generation, log-prob passes, the update,
+// the weight sync), while its step time is the actor's update (timing_s/update_actor). A stall
+// in generation shows only in the iteration, and the time between two lines is the iteration.
+std::string VerlLines(int n, int slow_step) {
+  std::string text;
+  for (int i = 1; i <= n; ++i) {
+    const double step = i == slow_step ? 6000.0 : 1200.0;
+    text += "step:" + std::to_string(i) +
+            " - actor/grad_norm:0.1 - timing_s/gen:" + std::to_string(step - 400.0) +
+            " - timing_s/update_actor:400.0 - timing_s/step:" + std::to_string(step) + "\n";
+  }
+  return text;
+}
+
+TEST(LogAnalyzer, VerlStallsAreJudgedOnTheRlIteration) {
+  // Step 7's iteration takes 6,000 s against the 1,200 s median (5 x, over the 3 x threshold),
+  // all of it in generation; the update stays 400 s. Lost: 6,000 - 1,200 = 4,800 s.
+  const LogSummary s = AnalyzeText(VerlLines(9, 7));
+  ASSERT_EQ(s.anomalies.size(), 1u);
+  EXPECT_EQ(s.anomalies[0].kind, AnomalyKind::kStall);
+  EXPECT_EQ(s.anomalies[0].step, 7);
+  EXPECT_NEAR(s.anomalies[0].lost_s, 4800.0, 1e-9);
+  EXPECT_NE(s.anomalies[0].message.find("RL iteration"), std::string::npos)
+      << s.anomalies[0].message;
+}
+
+TEST(LogAnalyzer, AVerlLogIsNotHungWithinItsIteration) {
+  // Lines come every 1,200 s (the iteration), so 1,300 s of silence is normal: the hang limit
+  // is 3 x the 1,200 s iteration = 3,600 s, not 3 x the 400 s update = 1,200 s.
+  LogAnalyzer analyzer;
+  const std::string text = VerlLines(8, 0);
+  size_t pos = 0;
+  while (pos < text.size()) {
+    const size_t nl = text.find('\n', pos);
+    analyzer.FeedLine(std::string_view(text).substr(pos, nl - pos));
+    pos = nl + 1;
+  }
+  analyzer.CheckIdle(1300.0, 60.0);
+  EXPECT_TRUE(analyzer.Summary().anomalies.empty());
+  analyzer.CheckIdle(3700.0, 60.0);
+  ASSERT_EQ(analyzer.Summary().anomalies.size(), 1u);
+  EXPECT_EQ(analyzer.Summary().anomalies[0].kind, AnomalyKind::kHang);
+}
+
 TEST(LogAnalyzer, FinishedRunIsNoHang) {
   const LogSummary s = AnalyzeText(
       "{'loss': 1.0, 'grad_norm': 0.5}\n{'loss': 0.9, 'grad_norm': 0.5}\n"

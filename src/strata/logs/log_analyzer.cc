@@ -169,7 +169,7 @@ void LogAnalyzer::CheckIdle(double idle_s, double min_idle_s) {
   int64_t step = 0;
   for (auto& [r, state] : ranks_) {
     if (state.last_step_line() == summary_.tail.last_step_line) {
-      median = state.MedianStepTime();
+      median = state.MedianStepWallTime();
       rank = r;
       step = state.last_step();
     }

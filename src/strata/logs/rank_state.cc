@@ -147,7 +147,7 @@ void RankState::Check(StepRecord& r, std::vector<Anomaly>& out) {
     advanced = r.step - last_->step;
     if (advanced < 0) {
       const int64_t redone = last_->step - r.step;
-      const double median = step_time_.Median();
+      const double median = wall_time_.Median();
       const double lost = std::isfinite(median) ? median * static_cast<double>(redone) : 0;
       ++s.restarts;
       s.steps_redone += redone;
@@ -208,7 +208,7 @@ void RankState::CheckTiming(const StepRecord& r, int64_t advanced, std::vector<A
     const double per_step = gap / static_cast<double>(advanced);
     double expected = gap_per_step_.size() >= static_cast<size_t>(t_.min_window)
                           ? gap_per_step_.Median()
-                          : step_time_.Median();
+                          : wall_time_.Median();
     if (judge && std::isfinite(expected) && expected > 0 && per_step > t_.stall_factor * expected) {
       const double lost = gap - expected * static_cast<double>(advanced);
       s.stall_lost_s += lost;
@@ -224,38 +224,40 @@ void RankState::CheckTiming(const StepRecord& r, int64_t advanced, std::vector<A
     }
   }
   if (clock) last_clock_ = clock;
-  // 2. The framework's own step time (an interval average in Megatron).
+  // 2. The framework's own step time (an interval average in Megatron), or an RL log's whole
+  // iteration, which holds it and the generation, log-prob passes and weight sync around it.
   bool degraded = false;
-  if (r.step_time_s && judge) {
-    const double median = step_time_.Median();
-    const double t = *r.step_time_s;
-    if (step_time_.size() >= static_cast<size_t>(t_.min_window) && median > 0) {
+  const std::optional<double> wall = r.rl_iteration_s ? r.rl_iteration_s : r.step_time_s;
+  const char* what = r.rl_iteration_s ? "RL iteration time (timing_s/step)" : "step time";
+  if (wall && judge) {
+    const double median = wall_time_.Median();
+    const double t = *wall;
+    if (wall_time_.size() >= static_cast<size_t>(t_.min_window) && median > 0) {
       if (!stalled && !clock && t > t_.stall_factor * median) {
         const double lost = (t - median) * static_cast<double>(std::max<int64_t>(advanced, 1));
         s.stall_lost_s += lost;
         stalled = true;
-        out.push_back(
-            Make(AnomalyKind::kStall, r,
-                 fmt::format("step time {} s is {:.1f} x the median {} s (threshold {} x)", Num(t),
-                             t / median, Num(median), t_.stall_factor),
-                 lost));
+        out.push_back(Make(AnomalyKind::kStall, r,
+                           fmt::format("{} {} s is {:.1f} x the median {} s (threshold {} x)", what,
+                                       Num(t), t / median, Num(median), t_.stall_factor),
+                           lost));
       } else if (!stalled && t > median / (1 - t_.drop_fraction)) {
         degraded = true;
         if (!in_drop_) {
-          out.push_back(Make(
-              AnomalyKind::kThroughputDrop, r,
-              fmt::format("step time {} s vs the median {} s: throughput down "
-                          "{:.0f}% (threshold {:.0f}%)",
-                          Num(t), Num(median), 100 * (1 - median / t), 100 * t_.drop_fraction)));
+          out.push_back(Make(AnomalyKind::kThroughputDrop, r,
+                             fmt::format("{} {} s vs the median {} s: throughput down "
+                                         "{:.0f}% (threshold {:.0f}%)",
+                                         what, Num(t), Num(median), 100 * (1 - median / t),
+                                         100 * t_.drop_fraction)));
         }
       }
     }
-    if (!stalled && !degraded) step_time_.Push(t);
+    if (!stalled && !degraded) wall_time_.Push(t);
   }
   // 3. A printed rate (TFLOP/s, tokens/s) when the log has no step time.
   const std::optional<double> rate =
       r.printed_tflops_per_gpu ? r.printed_tflops_per_gpu : r.printed_tokens_per_s_per_gpu;
-  if (rate && judge && !r.step_time_s) {
+  if (rate && judge && !wall) {
     const double median = printed_rate_.Median();
     if (printed_rate_.size() >= static_cast<size_t>(t_.min_window) && median > 0 &&
         *rate < median * (1 - t_.drop_fraction)) {

@@ -75,8 +75,9 @@ class RankState {
   void Flush(std::vector<Anomaly>& out, const StepFn& on_step);
 
   const RankSummary& summary() const { return summary_; }
-  /// The median step time of the recent window, NaN when unknown.
-  double MedianStepTime() { return step_time_.Median(); }
+  /// The median wall time of a step over the recent window (an RL log's whole iteration, where it
+  /// gives one: the time between its lines), NaN when unknown.
+  double MedianStepWallTime() { return wall_time_.Median(); }
   int64_t last_step_line() const { return last_ ? last_->line : 0; }
   int64_t last_step() const { return last_ ? last_->step : 0; }
 
@@ -94,7 +95,10 @@ class RankState {
   std::optional<double> last_clock_;
   int64_t memory_step_ = -1;  // a memory report waiting for its step
   double memory_gib_ = 0;
-  RollingMedian step_time_, gap_per_step_, loss_, grad_norm_, printed_rate_;
+  // wall_time_: each step's wall time as the log gives it, the RL iteration (verl's timing_s/step)
+  // where there is one, else the step time: what stalls, drops, restarts and silences are judged
+  // on, since an RL iteration's stall lies mostly outside the update.
+  RollingMedian wall_time_, gap_per_step_, loss_, grad_norm_, printed_rate_;
   std::optional<double> memory_baseline_;
   int64_t memory_baseline_step_ = 0;
   bool in_drop_ = false;

@@ -127,18 +127,18 @@ std::string CsvHeader() {
   return "rank,step,line,format,loss,grad_norm,learning_rate,step_time_s,global_batch_samples,"
          "tokens,samples_per_s,tokens_per_s_per_gpu,printed_tflop_per_s_per_gpu,"
          "printed_mfu_fraction,memory_gib,skipped_iterations,nan_iterations,timestamp_s,"
-         "elapsed_s\n";
+         "elapsed_s,rl_iteration_s\n";
 }
 
 std::string CsvRow(int rank, const StepRecord& s, const std::optional<LogJob>& job) {
-  return fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
+  return fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
                      rank < 0 ? "" : std::to_string(rank), s.step, s.line, LogFormatName(s.format),
                      CsvNum(s.loss), CsvNum(s.grad_norm), CsvNum(s.learning_rate),
                      CsvNum(s.step_time_s), CsvNum(s.global_batch), CsvNum(s.tokens),
                      CsvNum(s.samples_per_s), CsvNum(StepTokensPerGpu(s, job)),
                      CsvNum(s.printed_tflops_per_gpu), CsvNum(s.printed_mfu), CsvNum(s.memory_gib),
                      CsvNum(s.skipped_iterations), CsvNum(s.nan_iterations), CsvNum(s.timestamp_s),
-                     CsvNum(s.elapsed_s));
+                     CsvNum(s.elapsed_s), CsvNum(s.rl_iteration_s));
 }
 
 std::string FormatAnomaly(const Anomaly& a) {
