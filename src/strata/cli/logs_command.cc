@@ -159,10 +159,15 @@ int RunLogs(int argc, char** argv) {
   if (primary == nullptr) {
     return ReportError(
         InvalidInput(
-            fmt::format("read {} lines ({} bytes), recognised none of them as training steps: "
-                        "not a log of Megatron-LM, ms-swift, HF Trainer, DeepSpeed, "
+            fmt::format("{}: not a log of Megatron-LM, ms-swift, HF Trainer, DeepSpeed, "
                         "torchtitan, verl, NeMo or OpenRLHF, or one whose step lines were not kept",
-                        summary.lines, read->bytes))
+                        summary.lines == 1
+                            ? fmt::format("read 1 line ({} bytes), not recognised as a "
+                                          "training step",
+                                          read->bytes)
+                            : fmt::format("read {} lines ({} bytes), recognised none of them as "
+                                          "training steps",
+                                          summary.lines, read->bytes)))
             .InFile(o.path)
             .WithHint("nothing was checked; the formats and their lines are listed in "
                       "the README, section `strata logs` (Formats read)"));
