@@ -609,8 +609,15 @@ Status RunScript(std::string_view text, const std::string& file, const ShellSour
     return here.empty() ? fmt::format("line {}", line) : here + ":" + std::to_string(line);
   };
   // Where each offset of `w`'s text (from `shift` on) was written.
+  // (The place is formatted once a line, not once a character.)
   auto places = [&](const RawWord& w, size_t shift) -> PlaceOf {
-    return [&w, shift, &written](size_t offset) { return written(LineAt(w, offset + shift)); };
+    return [&w, shift, &written, line = -1, place = std::string()](size_t offset) mutable {
+      if (const int at = LineAt(w, offset + shift); at != line) {
+        line = at;
+        place = written(at);
+      }
+      return place;
+    };
   };
   std::vector<IfFrame> ifs;
   auto running = [&] {
@@ -717,8 +724,9 @@ Status RunScript(std::string_view text, const std::string& file, const ShellSour
       if (raw[i].quoted_single) {
         traced = Traced{};
         const std::string value = raw[i].text.substr(eq + 1);
+        const PlaceOf place = places(raw[i], eq + 1);
         for (size_t k = 0; k < value.size(); ++k) {
-          traced.Add(std::string_view(value).substr(k, 1), written(LineAt(raw[i], eq + 1 + k)));
+          traced.Add(std::string_view(value).substr(k, 1), place(k));
         }
       } else {
         ExpandScalar(raw[i].text.substr(eq + 1), vars, nullptr, &traced, places(raw[i], eq + 1));
