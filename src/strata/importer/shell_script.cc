@@ -433,13 +433,12 @@ std::string ExpandScalar(const std::string& text, const Vars& vars, std::string*
       if (auto o = vars.origins.find(name); origin != nullptr && o != vars.origins.end()) {
         *origin += (origin->empty() ? "$" : ", $") + name + " from " + o->second;
       }
-    } else if (has_fallback && IsSchedulerVariable(name)) {
-      // ${SLURM_NNODES:-1}: Slurm sets it on every real run, so the fallback is what runs only
-      // outside Slurm. Left as written, the value is asked for (--nodes), never taken as 1.
-      out.Add(text.substr(i, end - i), place(i));
-    } else if (has_fallback) {
+    } else if (has_fallback && !IsSchedulerVariable(name)) {
       out.Add(ExpandScalar(fallback, vars), place(i));
     } else {
+      // Unknown, left as written. So is ${SLURM_NNODES:-1}: Slurm sets it on every real run, so
+      // the fallback is what runs only outside Slurm; the value is asked for (--nodes), never
+      // taken as 1.
       out.Add(text.substr(i, end - i), place(i));
     }
     i = end - 1;
