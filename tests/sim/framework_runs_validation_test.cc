@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "memory/corpus_support.h"
+#include "sim/step_band_rows.h"
 #include "strata/eval/evaluation.h"
 #include "strata/job/job_spec.h"
 #include "support/error_stats.h"
@@ -35,7 +36,8 @@ struct Outcome {
   std::string id, split, release, framework, layout, unit;
   double published = 0;  // in `unit`
   double measured_step = 0, predicted_step = 0, predicted_published = 0;
-  double error = 0;  // predicted step / measured step - 1
+  double error = 0;    // predicted step / measured step - 1
+  std::string family;  // StepFamily: the error band it belongs to
 };
 
 struct LeftOut {
@@ -107,6 +109,7 @@ Runs Evaluate() {
       o.predicted_published = step.tokens_per_s_per_gpu;
     }
     o.error = o.predicted_step / o.measured_step - 1;
+    o.family = std::string(StepFamily(*job));
     runs.rows.push_back(o);
   }
   return runs;
@@ -185,6 +188,13 @@ TEST(FrameworkRunsValidation, DocumentMatchesTheModel) {
     EXPECT_GT(o.measured_step, 0) << o.id;
   }
   EXPECT_TRUE(testing::MatchesGolden(kDoc, Render(runs)));
+  // The rows the step's error band is derived from (tests/sim/step_error_band_test.cc).
+  std::vector<StepBandRow> band;
+  for (const Outcome& o : runs.rows) {
+    band.push_back({o.id, o.split, o.family, o.predicted_step, o.measured_step});
+  }
+  EXPECT_TRUE(testing::MatchesGolden("sim/validation/band_rows/framework_runs.tsv",
+                                     testing::BandRowsTsv(band)));
   // The README's "How far to trust a number" quotes both sets' figures from this document.
   std::vector<double> fit, held;
   for (const Outcome& o : runs.rows) (o.split == "fit" ? fit : held).push_back(o.error);

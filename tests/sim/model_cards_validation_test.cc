@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "memory/corpus_support.h"
+#include "sim/step_band_rows.h"
 #include "strata/eval/evaluation.h"
 #include "support/error_stats.h"
 #include "support/golden.h"
@@ -40,6 +41,7 @@ struct Row {
   double tokens_per_s_per_gpu = 0;
   // The predicted step's largest exposed parts, for the table's last column.
   std::string largest;
+  std::string family;  // StepFamily: the error band it belongs to
 };
 
 struct Cards {
@@ -122,6 +124,7 @@ Cards Evaluate() {
       row.predicted_step = step.step.value();
       row.error = row.predicted_step / row.measured_step - 1;
       row.largest = LargestParts(step);
+      row.family = std::string(StepFamily(*job));
       cards.rows.push_back(row);
     }
   }
@@ -195,6 +198,15 @@ TEST(ModelCardsValidation, DocumentMatchesTheModel) {
     }
   }
   EXPECT_TRUE(testing::MatchesGolden(kDoc, Render(cards)));
+  // The rows the step's error band is derived from (tests/sim/step_error_band_test.cc).
+  std::vector<StepBandRow> band;
+  for (const Row& r : cards.rows) {
+    if (r.missing.empty()) {
+      band.push_back({r.id, r.split, r.family, r.predicted_step, r.measured_step});
+    }
+  }
+  EXPECT_TRUE(testing::MatchesGolden("sim/validation/band_rows/model_cards.tsv",
+                                     testing::BandRowsTsv(band)));
   // The README's "How far to trust a number" quotes both sets' figures from this document.
   std::vector<double> fit, held;
   for (const Row& r : cards.rows) {

@@ -24,6 +24,7 @@
 #include <tuple>
 #include <vector>
 
+#include "sim/step_band_rows.h"
 #include "sim/step_test_support.h"
 #include "strata/hw/gpu_catalog.h"
 #include "strata/hw/interconnects.h"
@@ -458,6 +459,7 @@ struct Outcome {
   double error_before = 0;  // the kernels alone, no framework profile (the model before it)
   std::string framework;
   std::string gpu, precision, model_kind;  // the held-out breakdowns' keys
+  std::string family;                      // StepFamily: the error band it belongs to
 };
 
 Outcome Evaluate(const Row& row, const KernelEfficiencyFile& eff, const Interconnects& links,
@@ -535,6 +537,7 @@ Outcome Evaluate(const Row& row, const KernelEfficiencyFile& eff, const Intercon
                 : row.fp8 == Fp8Recipe::kTensorwise ? "FP8 current scaling"
                 : row.fp8 == Fp8Recipe::kMxfp8      ? "MXFP8"
                                                     : "FP8 blockwise";
+  o.family = std::string(StepFamilyOf(model.moe.num_experts > 0, row.balanced_routing));
   o.model_kind = model.moe.num_experts > 0
                      ? fmt::format("MoE, {} experts of width {}", model.moe.num_experts,
                                    model.moe.expert_intermediate_size)
@@ -585,6 +588,7 @@ Outcome ReferenceRow() {
       fmt::format("{} {}", ref.setup.tables.framework.name, ref.setup.tables.framework.version);
   o.error_before = (before->step.s() - 120.0) / 120.0;
   o.id = "SEED-01";
+  o.family = std::string(StepFamily(ref.setup.job));
   o.model = "Qwen3.6-35B-A3B";
   o.layout = "TP1 PP1 EP8 DP40, mbs 1 x 2";
   o.measured_step = 120;
@@ -789,6 +793,16 @@ TEST(StepValidation, DocumentMatchesTheModel) {
   const std::string doc = Render(outcomes, held_out) + RenderHeldOut(held_out, corpus.left_out) +
                           testing::ReadTestFile("sim/step_validation_notes.md");
   EXPECT_TRUE(testing::MatchesGolden("../docs/step-validation.md", doc));
+  // The rows the step's error band is derived from (tests/sim/step_error_band_test.cc).
+  std::vector<StepBandRow> band;
+  for (const Outcome& o : outcomes) {
+    band.push_back({o.id, "fit", o.family, o.predicted_step, o.measured_step});
+  }
+  for (const Outcome& o : held_out) {
+    band.push_back({o.id, "held_out", o.family, o.predicted_step, o.measured_step});
+  }
+  EXPECT_TRUE(testing::MatchesGolden("sim/validation/band_rows/step_validation.tsv",
+                                     testing::BandRowsTsv(band)));
   // The README's "How far to trust a number" quotes both sets' figures from this document.
   const ErrorStats fit = Stats(outcomes, false), held = Stats(held_out, false);
   const std::string readme = testing::ReadTestFile("../README.md");

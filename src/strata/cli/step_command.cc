@@ -42,6 +42,8 @@ int RunStep(int argc, char** argv) {
   }
   auto e = EvaluateJob(*workspace, *job, {.depth = EvalDepth::kStep, .assumption_effects = true});
   if (!e.ok()) return ReportError(e.error());
+  // The band measures the uncalibrated model; a calibration replaced its rates.
+  if (applied) e->step_band.reset();
   std::string text;
   if (out.json) {
     Json j = StepToJson(*e);

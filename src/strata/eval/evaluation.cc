@@ -17,6 +17,9 @@ Result<Evaluation> EvaluateJob(const Workspace& workspace, const ResolvedJob& jo
                           CollectiveModel::Create(job.cluster, workspace.links));
   e.comm.emplace(std::move(comm));
   STRATA_ASSIGN_OR_RETURN(e.step, EvaluateStep(e.setup->tables, e.setup->layout, *e.comm));
+  if (const StepErrorBand* band = FindStepErrorBand(workspace.step_bands, StepFamily(job))) {
+    e.step_band = *band;
+  }
   if (options.assumption_effects) {
     STRATA_ASSIGN_OR_RETURN(e.assumption_effects,
                             AssumptionEffects(workspace, job, *e.setup, *e.step));

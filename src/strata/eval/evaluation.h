@@ -48,6 +48,9 @@ struct Evaluation {
   std::optional<StepSetup> setup;       // the step tables and the layout's inputs
   std::optional<CollectiveModel> comm;  // the cluster's bandwidth map and collective costs
   std::optional<StepResult> step;       // on the default rank order
+  /// How far measured steps of runs of the job's kind landed from the model (its fit rows);
+  /// none when the data has no band for the kind, or a calibration replaced the model's rates.
+  std::optional<StepErrorBand> step_band;
   std::vector<AssumptionEffect> assumption_effects;  // with options.assumption_effects
   // kTraffic.
   std::optional<LayoutSection> traffic;  // the step's traffic on groups placed by rank order

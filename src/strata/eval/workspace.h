@@ -12,6 +12,7 @@
 #include "strata/sim/framework_profile.h"
 #include "strata/sim/mfu_ceiling.h"
 #include "strata/sim/step_constants.h"
+#include "strata/sim/step_error_band.h"
 
 namespace strata {
 
@@ -19,8 +20,9 @@ struct Workspace {
   Interconnects links;
   MemoryConstants memory;
   KernelEfficiencyFile efficiency;
-  std::vector<MfuCeiling> mfu_ceilings;  // the best published MFU per GPU and precision
-  FrameworkCatalog frameworks;           // what each framework adds to the step
+  std::vector<MfuCeiling> mfu_ceilings;   // the best published MFU per GPU and precision
+  FrameworkCatalog frameworks;            // what each framework adds to the step
+  std::vector<StepErrorBand> step_bands;  // the step model's error per kind of run
 
   /// Loads each file of data/ the evaluation needs; fails naming the file that does not load.
   static Result<Workspace> Load();

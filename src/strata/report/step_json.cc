@@ -99,6 +99,17 @@ Json StepToJson(const StepSetup& setup, const StepResult& r) {
 
 Json StepToJson(const Evaluation& e) {
   Json j = StepToJson(*e.setup, *e.step);
+  if (e.step_band) {
+    const StepErrorBand& b = *e.step_band;
+    j["error_band"] = {{"family", b.family},
+                       {"fit_rows", b.rows},
+                       {"low_ratio", b.low},
+                       {"high_ratio", b.high},
+                       {"low_row", b.low_row},
+                       {"high_row", b.high_row},
+                       {"low_step_s", b.low * e.step->step.s()},
+                       {"high_step_s", b.high * e.step->step.s()}};
+  }
   Json effects = Json::array();
   for (const AssumptionEffect& a : e.assumption_effects) {
     effects.push_back({{"assumption", a.assumption},

@@ -67,9 +67,18 @@ std::string EffectsText(const std::vector<AssumptionEffect>& effects, const Seco
 }
 
 std::string StepText(const StepSetup& setup, const StepResult& r, bool explain, bool reference,
-                     const std::vector<AssumptionEffect>& effects) {
+                     const std::vector<AssumptionEffect>& effects,
+                     const std::optional<StepErrorBand>& band) {
   std::string out = Header(setup);
   out += fmt::format("\npredicted step time: {:.2f} s\n", r.step.s());
+  if (band) {
+    out += fmt::format(
+        "error band: measured steps of runs of this kind ({}, {} fit rows) were {:.2f}x ({}) to "
+        "{:.2f}x ({}) the model's prediction; at those ratios this step is {:.2f} s to {:.2f} s "
+        "(docs/step-error-band.md)\n",
+        band->family, band->rows, band->low, band->low_row, band->high, band->high_row,
+        band->low * r.step.s(), band->high * r.step.s());
+  }
   out += fmt::format(
       "throughput: {:.1f} tokens/s/GPU ({} tokens per step); MFU {:.2f}% of the bf16 dense "
       "peak{} (megatron-core FLOP{}), HFU {:.2f}%\n",
@@ -151,7 +160,7 @@ std::string StepText(const StepSetup& setup, const StepResult& r, bool explain, 
 }  // namespace
 
 std::string RenderStepText(const Evaluation& e, bool explain, bool reference) {
-  return StepText(*e.setup, *e.step, explain, reference, e.assumption_effects);
+  return StepText(*e.setup, *e.step, explain, reference, e.assumption_effects, e.step_band);
 }
 
 }  // namespace strata

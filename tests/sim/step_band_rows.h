@@ -1,0 +1,59 @@
+// The step corpora's rows as the error band reads them: each validation test writes its rows
+// (tests/sim/validation/band_rows/<corpus>.tsv, a golden it checks) and the band test reads the
+// three files, so the band is derived from exactly the rows the documents report.
+#ifndef STRATA_TESTS_SIM_STEP_BAND_ROWS_H_
+#define STRATA_TESTS_SIM_STEP_BAND_ROWS_H_
+
+#include <fmt/format.h>
+
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "strata/sim/step_error_band.h"
+#include "support/golden.h"
+
+namespace strata::testing {
+
+inline constexpr const char* kBandRowsHeader = "id\tsplit\tfamily\tpredicted_s\tmeasured_s\n";
+
+/// One line a row, tab-separated, the steps to 6 significant digits.
+inline std::string BandRowsTsv(const std::vector<StepBandRow>& rows) {
+  std::string out = kBandRowsHeader;
+  for (const StepBandRow& r : rows) {
+    out += fmt::format("{}\t{}\t{}\t{:.6g}\t{:.6g}\n", r.id, r.split, r.family, r.predicted_s,
+                       r.measured_s);
+  }
+  return out;
+}
+
+/// The rows of tests/<relative>, as BandRowsTsv wrote them; fails the test on a malformed line.
+inline std::vector<StepBandRow> ReadBandRows(const std::string& relative) {
+  std::vector<StepBandRow> rows;
+  std::istringstream in(ReadTestFile(relative));
+  std::string line;
+  bool header = true;
+  while (std::getline(in, line)) {
+    if (header) {
+      header = false;
+      continue;
+    }
+    std::istringstream fields(line);
+    StepBandRow r;
+    std::string predicted, measured;
+    if (!std::getline(fields, r.id, '\t') || !std::getline(fields, r.split, '\t') ||
+        !std::getline(fields, r.family, '\t') || !std::getline(fields, predicted, '\t') ||
+        !std::getline(fields, measured, '\t')) {
+      ADD_FAILURE() << relative << ": malformed line '" << line << "'";
+      continue;
+    }
+    r.predicted_s = std::stod(predicted);
+    r.measured_s = std::stod(measured);
+    rows.push_back(r);
+  }
+  return rows;
+}
+
+}  // namespace strata::testing
+
+#endif  // STRATA_TESTS_SIM_STEP_BAND_ROWS_H_
