@@ -566,20 +566,7 @@ Verdict Analyze(const EvidenceSet& ev, const AnalyzeOptions& options) {
   v.patterns = FindPatterns({ev, still, v.groups, v.pg_stalls, dead_or_missing, step});
   const SilentRanks silence = InferSilentRanks(ev, v);
   v.silent = silence.silent;
-  if (!silence.note.empty()) v.notes.push_back(silence.note);
-  if (!silence.silent.empty() || silence.unheard_count > 0) {
-    const std::string ranks =
-        silence.silent.empty() ? fmt::format("{} {}", silence.unheard_count == 1 ? "rank" : "ranks",
-                                             silence.unheard_ranges)
-                               : RanksText(silence.silent);
-    v.notes.push_back(fmt::format(
-        "{} of a world of {}{} (from {}) left no line, dump or stack while {} timed out{}", ranks,
-        silence.world_at_least ? "at least " : "", *silence.world, silence.world_source,
-        RanksText(silence.waiting),
-        silence.silent.empty() ? ": too many to name as silent (the evidence may be a partial copy)"
-                               : ": silent, a suspect (a rank that never reached the collective "
-                                 "often writes nothing)"));
-  }
+  for (std::string& note : SilentRanksNotes(silence)) v.notes.push_back(std::move(note));
   FindCulprit(v, still, step);
   v.timeout = FindTimeout(ev, v, options);
   bool stalled = false;

@@ -12,6 +12,7 @@
 #include "strata/hang/analysis/gloo_sequences.h"
 #include "strata/hang/analysis/horovod_finding.h"
 #include "strata/hang/analysis/pg_stall.h"
+#include "strata/hang/analysis/silent_ranks.h"
 #include "strata/hang/analysis/stack_tree.h"
 
 namespace strata::hang {
@@ -677,6 +678,8 @@ bool Silent(const EvidenceSet& ev, const Verdict& v, Finding& f) {
       FormatRankRanges(v.silent), f.op.empty() ? "" : " in " + f.op,
       f.seq ? fmt::format(" (SeqNum {})", *f.seq) : "");
   f.evidence.push_back(Cite(*first));
+  // What shows the rank had the time to print its own timeout line (silent_ranks.h).
+  if (const FailureSignal* after = RecordAfterTimeouts(ev)) f.evidence.push_back(Cite(*after));
   return true;
 }
 

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 #include <set>
 #include <utility>
 
@@ -57,6 +58,21 @@ std::optional<int64_t> NcclInitRanks(const EvidenceSet& ev) {
 
 }  // namespace
 
+const FailureSignal* RecordAfterTimeouts(const EvidenceSet& ev) {
+  std::map<std::string, int> last_timeout;  // file -> line of its last timeout
+  for (const WatchdogEvent& e : ev.watchdog) {
+    if (e.kind != WatchdogEventKind::kTimeout) continue;
+    int& line = last_timeout[e.file];
+    line = std::max(line, e.line);
+  }
+  for (const FailureSignal& s : ev.failures) {
+    if (s.kind != FailureKind::kWorkerFailed && s.kind != FailureKind::kChildFailed) continue;
+    const auto it = last_timeout.find(s.file);
+    if (it != last_timeout.end() && s.line > it->second) return &s;
+  }
+  return nullptr;
+}
+
 SilentRanks InferSilentRanks(const EvidenceSet& ev, const Verdict& v) {
   SilentRanks out;
   std::set<int64_t> waiting;
@@ -98,20 +114,70 @@ SilentRanks InferSilentRanks(const EvidenceSet& ev, const Verdict& v) {
   // stack groups: in four ranks or fewer, fewer than the waiters; else at most a quarter): half a
   // job without lines is a partial paste, not half a job stuck elsewhere.
   // Without a stated world size, the ranks that appear bound it from below only, and a pasted
-  // excerpt of interleaved output may skip any rank: one gap among at least three waiters is
-  // named (ranks 1-3 time out, rank 0 never appears); two gaps are more likely a cut paste.
+  // excerpt of interleaved output may skip any rank: one gap among at least three waiters is a
+  // suspect (ranks 1-3 time out, rank 0 never appears); two gaps are more likely a cut paste.
   const auto n = static_cast<int64_t>(waiting.size());
   const bool minority =
       inferred ? unheard == 1 && n >= 3 : (n <= 4 ? unheard < n : unheard * 4 <= n);
   if (minority) {  // fewer than the waiters: as many ranks as the evidence names, no more
+    // Named only where the log went on past the timeouts (silent_ranks.h); else the log may be
+    // an excerpt that ends before their own timeout lines.
+    std::vector<int64_t>& named = RecordAfterTimeouts(ev) ? out.silent : out.unconfirmed;
     for (const auto& [first, last] : gaps) {
-      for (int64_t r = first; r <= last; ++r) out.silent.push_back(r);
+      for (int64_t r = first; r <= last; ++r) named.push_back(r);
+    }
+    if (!out.unconfirmed.empty()) {
+      const WatchdogEvent* last = nullptr;
+      for (const WatchdogEvent& e : ev.watchdog) {
+        if (e.kind == WatchdogEventKind::kTimeout && (!last || e.line > last->line)) last = &e;
+      }
+      if (last) {  // named as the findings cite lines: the file's name, without its folder
+        const size_t slash = last->file.rfind('/');
+        out.last_timeout = fmt::format(
+            "{}:{}", slash == std::string::npos ? last->file : last->file.substr(slash + 1),
+            last->line);
+      }
     }
   } else {
     out.unheard_count = unheard;
     out.unheard_ranges = FormatRuns(gaps);
   }
   return out;
+}
+
+std::vector<std::string> SilentRanksNotes(const SilentRanks& s) {
+  std::vector<std::string> notes;
+  if (!s.note.empty()) notes.push_back(s.note);
+  if (!s.world) return notes;
+  const std::string world =
+      fmt::format("of a world of {}{} (from {})", s.world_at_least ? "at least " : "", *s.world,
+                  s.world_source);
+  const std::string waiting = RanksText(s.waiting);
+  if (!s.silent.empty() || s.unheard_count > 0) {
+    const std::string ranks =
+        s.silent.empty()
+            ? fmt::format("{} {}", s.unheard_count == 1 ? "rank" : "ranks", s.unheard_ranges)
+            : RanksText(s.silent);
+    notes.push_back(fmt::format(
+        "{} {} left no line, dump or stack while {} timed out{}", ranks, world, waiting,
+        s.silent.empty() ? ": too many to name as silent (the evidence may be a partial copy)"
+                         : ": silent, a suspect (a rank that never reached the collective often "
+                           "writes nothing)"));
+  }
+  if (!s.unconfirmed.empty()) {
+    const std::string ranks = RanksText(s.unconfirmed);
+    const bool one = s.unconfirmed.size() == 1;
+    notes.push_back(fmt::format(
+        "{} {} left no line, dump or stack while {} timed out, and {} not named silent: the "
+        "evidence ends with no launcher record after the timeouts (the last timeout line is {}), "
+        "and each "
+        "rank's watchdog prints its own timeout line, so {} may simply lie past the end of this "
+        "excerpt; the log on to the launcher's exit records, {} own log, or a py-spy or Flight "
+        "Recorder dump of {} would settle it",
+        ranks, world, waiting, one ? "is" : "are", s.last_timeout, one ? "its line" : "theirs",
+        one ? ranks + "'s" : "their", ranks));
+  }
+  return notes;
 }
 
 }  // namespace strata::hang
