@@ -278,6 +278,48 @@ TEST(BundleImportTest, Sc21ScriptsSubmittedBySbatchImportWithEachValuesFile) {
       << SourceOf(*r, "cluster.gpus_per_node");
 }
 
+TEST(BundleImportTest, MegatronFunctionalTestRecipe) {
+  // NVIDIA/Megatron-LM tests/functional_tests/test_cases/gpt/gpt3_7b_tp1_pp4_memory_speed/
+  // model_config.yaml (SOURCES.md): MODEL_ARGS maps pretrain_gpt.py's flags to values. The GPUs
+  // come from the CI's job recipe, so they are given here (8 H100 of one node). PP 4 and
+  // --num-layers-per-virtual-pipeline-stage 1 give VPP 32 / 4 / 1 = 8; DP 8 / 4 = 2. Before,
+  // the file was refused as "a YAML file that is neither ...".
+  ImportOptions o;
+  o.gpu = "H100 SXM";
+  o.gpus_per_node = 8;
+  o.nodes = 1;
+  auto r = ImportJobFile(ImportGolden("megatron_ci_recipe_memory_speed/model_config.yaml"), o);
+  ASSERT_TRUE(r.ok()) << r.error().Format();
+  EXPECT_EQ(Field(*r, "parallel.tp"), "1");
+  EXPECT_EQ(Field(*r, "parallel.pp"), "4");
+  EXPECT_EQ(Field(*r, "parallel.vpp"), "8");
+  EXPECT_EQ(Field(*r, "parallel.dp"), "2");
+  EXPECT_EQ(Field(*r, "batch.micro_batch"), "1");
+  EXPECT_EQ(Field(*r, "batch.global_batch"), "8");
+  EXPECT_EQ(Field(*r, "sequence.max_tokens"), "8192");
+  EXPECT_EQ(Field(*r, "optimizer.distributed"), "true");
+  EXPECT_EQ(Field(*r, "overlap.grad_reduce"), "true");
+  EXPECT_EQ(Field(*r, "precision.params"), "bf16");
+  EXPECT_EQ(SourceOf(*r, "parallel.pp"),
+            "model_config.yaml:47: MODEL_ARGS.--pipeline-model-parallel-size");
+
+  // A MODEL_ARGS that is not a mapping is named, not taken for another kind of YAML.
+  const std::string dir = ::testing::TempDir() + "strata_ci_recipe";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/model_config.yaml") << "MODEL_ARGS:\n  - --num-layers 2\n";
+  auto bad = ImportJobFile(dir + "/model_config.yaml", o);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().Format().find("MODEL_ARGS"), std::string::npos) << bad.error().Format();
+  // A flag set to false is left out, as the CI's launcher drops it.
+  std::ofstream(dir + "/model_config.yaml")
+      << "MODEL_ARGS:\n  --num-layers: 2\n  --hidden-size: 64\n  --num-attention-heads: 2\n"
+         "  --seq-length: 128\n  --max-position-embeddings: 128\n  --micro-batch-size: 1\n"
+         "  --global-batch-size: 8\n  --vocab-size: 100\n  --use-distributed-optimizer: false\n";
+  auto off = ImportJobFile(dir + "/model_config.yaml", o);
+  ASSERT_TRUE(off.ok()) << off.error().Format();
+  EXPECT_EQ(Field(*off, "optimizer.distributed"), "false");
+}
+
 TEST(BundleImportTest, ASourcedFilesMissingSourceNamesThatFile) {
   // A source line inside a sourced file names a file that is not there: the error names the
   // sourced file and its line, not the script's line of the same number.

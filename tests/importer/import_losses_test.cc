@@ -5,6 +5,8 @@
 // by hand, with the framework rule that produces it named beside it.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -85,6 +87,37 @@ TEST(ShellArraysTest, AppendsAndSelfReferencesAsBashExpandsThem) {
   }
 }
 
+TEST(ShellIfTest, TestsJoinedByAndOrRunAsBashRunsThem) {
+  // Each expected line is what bash prints for the same script with
+  // run() { printf '%s|' run "$@"; }. Before, an `if` whose first test ended with && or || was
+  // never resolved and both branches were read (the Snellius script's
+  // `if [ $PP -gt 1 ] && [ $N -gt 1 ]` added --num-layers-per-virtual-pipeline-stage at PP 1).
+  struct Case {
+    const char* script;
+    const char* expected;
+  };
+  const Case cases[] = {
+      {"P=1; N=1; A=(--a); if [ $P -gt 1 ] && [ $N -gt 1 ]; then A+=(--vpp); fi; run \"${A[@]}\"\n",
+       "run|--a|"},
+      {"P=2; N=2; A=(--a); if [ $P -gt 1 ] && [ $N -gt 1 ]; then A+=(--vpp); fi; run \"${A[@]}\"\n",
+       "run|--a|--vpp|"},
+      {"P=2; N=1; A=(--a); if [ $P -gt 1 ] || [ $N -gt 1 ]; then A+=(--or); fi; run \"${A[@]}\"\n",
+       "run|--a|--or|"},
+      {"X=b; if [ $X = a ]; then Y=1; elif [ $X = b ] && [ 1 -eq 1 ]; then Y=2; else Y=3; fi; "
+       "run $Y\n",
+       "run|2|"},
+      {"X=b; if [ $X = a ]; then Y=1; elif [ $X = b ] && [ 1 -eq 2 ]; then Y=2; else Y=3; fi; "
+       "run $Y\n",
+       "run|3|"},
+  };
+  for (const Case& c : cases) {
+    auto cmds = ParseShellScript(c.script, "s.sh");
+    ASSERT_TRUE(cmds.ok()) << c.script << ": " << cmds.error().Format();
+    ASSERT_FALSE(cmds->empty()) << c.script;
+    EXPECT_EQ(Words(cmds->back()), c.expected) << c.script;
+  }
+}
+
 TEST(ShellArraysTest, SchedulerVariablesAreNotReplacedByTheirFallback) {
   // ${SLURM_NNODES:-1}: Slurm sets it on every real run, so the fallback 1 is not the job's.
   // A user variable's fallback is still the script's own default.
@@ -122,6 +155,52 @@ TEST(ImportLossesTest, MegatronArrayAppendsCarryFp8OverlapsAndTheDistributedOpti
   // "--vocab-size 128256" (one array element, split when expanded) reaches the model.
   EXPECT_NE(r.model_json.find("\"vocab_size\": 128256"), std::string::npos) << r.model_json;
   ExpectResolves(r);
+}
+
+TEST(ImportLossesTest, LayersPerVirtualStageGiveTheVirtualPipeline) {
+  // Megatron's validate_args: VPP = layers / PP / --num-layers-per-virtual-pipeline-stage, the
+  // embedding and the loss counted as layers where the split accounts for them. Before, the flag
+  // was read and left unused: VPP 1.
+  struct Case {
+    const char* extra;
+    const char* vpp;  // "" where Megatron refuses it
+  };
+  const Case cases[] = {
+      {"--num-layers-per-virtual-pipeline-stage 1", "8"},  // 32 / 4 / 1
+      {"--num-layers-per-virtual-pipeline-stage 2", "4"},  // 32 / 4 / 2
+      {"--num-virtual-stages-per-pipeline-rank 2", "2"},
+      // 32 + 2 = 34 layers do not split over 4 stages.
+      {"--num-layers-per-virtual-pipeline-stage 1 --account-for-embedding-in-pipeline-split "
+       "--account-for-loss-in-pipeline-split",
+       ""},
+      {"--num-layers-per-virtual-pipeline-stage 3", ""},  // 8 layers a stage, not 3s
+      {"--num-layers-per-virtual-pipeline-stage 1 --decoder-first-pipeline-num-layers 6", ""},
+  };
+  for (const Case& c : cases) {
+    const std::string script =
+        std::string(
+            "torchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 32 --hidden-size "
+            "1024 --num-attention-heads 8 --seq-length 1024 --max-position-embeddings "
+            "1024 --micro-batch-size 1 --global-batch-size 16 --vocab-size 32000 "
+            "--pipeline-model-parallel-size 4 ") +
+        c.extra + "\n";
+    const std::string dir = ::testing::TempDir() + "strata_vpp";
+    std::filesystem::create_directories(dir);
+    std::ofstream(dir + "/run.sh") << script;
+    ImportOptions o;
+    o.gpu = "H100 SXM";
+    auto r = ImportJobFile(dir + "/run.sh", o);
+    if (std::string(c.vpp).empty()) {
+      EXPECT_FALSE(r.ok()) << c.extra;
+      continue;
+    }
+    ASSERT_TRUE(r.ok()) << c.extra << ": " << r.error().Format();
+    std::string vpp = "(not set)";
+    for (const auto& f : r->fields) {
+      if (f.key == "parallel.vpp") vpp = f.value;
+    }
+    EXPECT_EQ(vpp, c.vpp) << c.extra;
+  }
 }
 
 TEST(ImportLossesTest, DenseModelsGetNoExpertTensorParallelism) {

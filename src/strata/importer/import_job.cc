@@ -317,6 +317,14 @@ bool HasVerlOverrides(const Words& w, size_t first) {
   return false;
 }
 
+// A Megatron-LM functional-test recipe: a MODEL_ARGS mapping of flags.
+bool IsMegatronTestRecipe(const Settings& s) {
+  for (const auto& [key, sv] : s.Unused()) {
+    if (key.starts_with("MODEL_ARGS.")) return true;
+  }
+  return false;
+}
+
 Result<Detected> DetectCommand(std::string_view text, const std::string& file, Bundle& bundle) {
   const fs::path base = fs::path(file).parent_path();
   // `source FILE` / `. FILE`: a file of the bundle (given with the script, or beside it) is
@@ -715,6 +723,31 @@ Result<ImportReport> ImportJob(std::string_view text, const std::string& file,
             "the input; give the cluster with --gpus-per-node / --nodes or import the launch "
             "command with this file");
         detected = std::move(d);
+      } else if (!verl && d.settings.Has("MODEL_ARGS")) {
+        return InvalidInput(
+                   "MODEL_ARGS: expected a mapping of Megatron flags to values (--num-layers: 32), "
+                   "as Megatron-LM's functional-test recipes write it")
+            .InFile(file)
+            .InField("MODEL_ARGS");
+      } else if (!verl && IsMegatronTestRecipe(d.settings)) {
+        // Megatron-LM's functional-test recipes (tests/functional_tests/test_cases/<model>/
+        // <case>/model_config.yaml): MODEL_ARGS maps each pretrain_gpt.py flag to its value
+        // (true: the flag alone; false: left out), ENV_VARS the launch's environment. The
+        // GPUs come from the CI's own job recipe, not this file: they are asked for.
+        Settings flags;
+        for (const auto& [key, sv] : d.settings.Unused()) {
+          if (key.starts_with("ENV_VARS.")) d.ctx.env[key.substr(9)] = sv.value;
+          if (!key.starts_with("MODEL_ARGS.")) continue;
+          if (sv.value == "false" || sv.value == "False") continue;
+          // "MODEL_ARGS.--num-layers" is kept as MODEL_ARGS.__num_layers: the flag's name.
+          const size_t name = key.find_first_not_of('_', 11);
+          if (name == std::string::npos) continue;
+          flags.Set(key.substr(name), sv.value == "True" ? "true" : sv.value, sv.source);
+        }
+        d.settings = std::move(flags);
+        d.framework = Framework::kMegatronLm;
+        d.format = "Megatron-LM functional-test recipe (MODEL_ARGS of pretrain_gpt.py)";
+        detected = std::move(d);
       } else if (verl) {
         d.framework = Framework::kVerl;
         d.format = "verl trainer YAML";
@@ -724,7 +757,8 @@ Result<ImportReport> ImportJob(std::string_view text, const std::string& file,
         return InvalidInput(
                    "a YAML file that is neither a verl trainer config (no actor_rollout_ref), a "
                    "LLaMA-Factory one (no stage), a TRL recipe (no model_name_or_path or "
-                   "per_device_train_batch_size) nor an Accelerate config (no distributed_type)")
+                   "per_device_train_batch_size), an Accelerate config (no distributed_type) "
+                   "nor a Megatron-LM test recipe (no MODEL_ARGS)")
             .InFile(file)
             .WithHint("a strata job file is used directly: pass it as the job, not to import");
       }

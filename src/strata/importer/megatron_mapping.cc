@@ -158,6 +158,61 @@ std::optional<bool> HasExperts(const MapContext& ctx, const JobBuilder& job) {
   return m->HasLayers(FfnKind::kMoe);
 }
 
+// --num-layers-per-virtual-pipeline-stage N, Megatron's other spelling of VPP: each pipeline
+// stage's layers (the embedding and the loss counted as layers where the split accounts for
+// them) over N (megatron/training/arguments.py validate_args, which refuses it with uneven first
+// or last stages and where the layers do not divide).
+Status MapLayersPerVirtualStage(Settings& s, JobBuilder& job, int64_t pp) {
+  const std::string key = "num_layers_per_virtual_pipeline_stage";
+  const std::string source = s.Use(key)->source;
+  STRATA_ASSIGN_OR_RETURN(auto per_stage, s.Int(key));
+  if (*per_stage <= 0) return InvalidInput("expected a positive " + key).InField(key);
+  for (const char* uneven :
+       {"decoder_first_pipeline_num_layers", "decoder_last_pipeline_num_layers"}) {
+    if (s.Has(uneven) && !IsNone(s.Use(uneven))) {
+      return InvalidInput(fmt::format("{} with {}: Megatron refuses it (use "
+                                      "--num-virtual-stages-per-pipeline-rank with uneven stages)",
+                                      key, uneven))
+          .InField(key);
+    }
+  }
+  std::optional<int64_t> layers;
+  for (const char* name : {"num_layers", "decoder_num_layers"}) {
+    if (!layers && s.Has(name) && !IsNone(s.Use(name))) {
+      STRATA_ASSIGN_OR_RETURN(auto v, s.Int(name));
+      layers = *v;
+    }
+  }
+  if (!layers) {
+    auto m = LoadModelConfig(job.Get("model"));
+    if (m.ok()) layers = static_cast<int64_t>(m->layers.size());
+  }
+  if (!layers) {
+    return InvalidInput(key +
+                        " needs the model's layer count, which neither the arguments nor "
+                        "the model give")
+        .InField(key);
+  }
+  for (const char* counted :
+       {"account_for_embedding_in_pipeline_split", "account_for_loss_in_pipeline_split"}) {
+    if (s.Has(counted) && !IsNone(s.Use(counted))) {
+      STRATA_ASSIGN_OR_RETURN(auto on, s.Bool(counted));
+      if (on && *on) *layers += 1;
+    }
+  }
+  if (*layers % pp != 0 || (*layers / pp) % *per_stage != 0) {
+    return InvalidInput(fmt::format("{} layers over {} pipeline stages do not split into virtual "
+                                    "stages of {} layers",
+                                    *layers, pp, *per_stage))
+        .InField(key);
+  }
+  const int64_t vpp = *layers / pp / *per_stage;
+  job.Set(
+      "parallel.vpp", std::to_string(vpp),
+      fmt::format("{} ({} layers / PP {} / {} a virtual stage)", source, *layers, pp, *per_stage));
+  return OkStatus();
+}
+
 Status MapParallel(Settings& s, JobBuilder& job, Sizes& sizes, std::optional<bool> has_experts) {
   STRATA_ASSIGN_OR_RETURN(sizes.tp, IntOr(s, job, "tensor_model_parallel_size", "parallel.tp", 1,
                                           "Megatron's tensor_model_parallel_size defaults to 1"));
@@ -167,6 +222,13 @@ Status MapParallel(Settings& s, JobBuilder& job, Sizes& sizes, std::optional<boo
       !IsNone(s.Use("virtual_pipeline_model_parallel_size"))) {
     STRATA_RETURN_IF_ERROR(
         IntOr(s, job, "virtual_pipeline_model_parallel_size", "parallel.vpp", 1, ""));
+  } else if (s.Has("num_virtual_stages_per_pipeline_rank") &&
+             !IsNone(s.Use("num_virtual_stages_per_pipeline_rank"))) {
+    STRATA_RETURN_IF_ERROR(
+        IntOr(s, job, "num_virtual_stages_per_pipeline_rank", "parallel.vpp", 1, ""));
+  } else if (s.Has("num_layers_per_virtual_pipeline_stage") &&
+             !IsNone(s.Use("num_layers_per_virtual_pipeline_stage"))) {
+    STRATA_RETURN_IF_ERROR(MapLayersPerVirtualStage(s, job, sizes.pp));
   }
   STRATA_ASSIGN_OR_RETURN(sizes.cp, IntOr(s, job, "context_parallel_size", "parallel.cp", 1,
                                           "Megatron's context_parallel_size defaults to 1"));

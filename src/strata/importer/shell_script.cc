@@ -624,9 +624,12 @@ Status RunScript(std::string_view text, const std::string& file, const ShellSour
   };
   for (size_t at = 0; at < commands.size(); ++at) {
     std::vector<RawWord>& raw = commands[at];
-    if (!raw.empty() && raw.back().connective) raw.pop_back();
     if (raw.empty()) continue;
     const std::string keyword = raw[0].quoted ? "" : raw[0].text;
+    // The && or || that ended the command joins an `if`'s tests (EvalCondition reads it), and
+    // is no word of any other command.
+    if (keyword != "if" && keyword != "elif" && raw.back().connective) raw.pop_back();
+    if (raw.empty()) continue;
     if (keyword == "if") {
       size_t then_at = 0;
       const std::optional<bool> cond = EvalCondition(commands, at, vars, then_at);
