@@ -199,7 +199,7 @@ TEST(FrameworkRunsValidation, DocumentMatchesTheModel) {
   std::vector<double> fit, held;
   for (const Outcome& o : runs.rows) (o.split == "fit" ? fit : held).push_back(o.error);
   const std::string quoted = testing::FitHeldOutQuote(
-      "framework runs (torchtitan in four releases, Megatron-SWIFT, DeepSpeed; "
+      "framework runs (torchtitan in four releases, Megatron-SWIFT, DeepSpeed, Megatron-LM's CI; "
       "`docs/step-validation-frameworks.md`)",
       fit, held);
   const std::string readme = testing::ReadTestFile("../README.md");
