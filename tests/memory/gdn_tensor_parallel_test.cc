@@ -101,5 +101,31 @@ TEST(GdnTensorParallel, ActivationsOfAReplicatedLayerAreNotDividedByTp) {
                    65'792.0 - 30'848.0);
 }
 
+TEST(GdnTensorParallel, AdaptersOnAReplicatedLayerAreWholeOnEveryTpRank) {
+  // LoRA r = 8 on the three GDN projections (no dropout): per layer r x (d_in + d_out) =
+  // 8 x ((2,048 + 12,288) + (2,048 + 64) + (4,096 + 2,048)) = 180,736 parameters, 30 layers:
+  // 5,422,080, in fp32 (PEFT's autocast_adapter_dtype): 21,688,320 B on every TP rank, as the
+  // layer they sit on is (split over TP 2 it would be 10,844,160 B).
+  const std::vector<std::string> lora = {"adapter.kind=lora", "adapter.rank=8",
+                                         "adapter.targets=[in_proj_qkvz,in_proj_ba,out_proj]",
+                                         "adapter.dropout=0"};
+  const Job swift = AtTp2(lora);
+  ASSERT_TRUE(swift.gdn.replicated_over_tp);
+  const MemoryConstants c = testing::Constants();
+  const MemoryLedger l = ComputeLedger(swift, c);
+  EXPECT_DOUBLE_EQ(
+      testing::ItemBytes(l, "weights: adapters (lora r=8 on in_proj_qkvz, in_proj_ba, out_proj)")
+          .count(),
+      21'688'320.0);
+  // Saved for backward per token and GDN layer: each adapter's r-wide A x, 3 x 8 bf16 values =
+  // 48 B, whole (24 B split over TP 2); nothing else of the layer changes with the adapters.
+  const Job base = AtTp2({});
+  const LayerSpec& gdn = swift.model.layers[0];
+  ASSERT_EQ(gdn.mixer, MixerKind::kGatedDeltaNet);
+  EXPECT_DOUBLE_EQ(
+      LayerActivationsPerToken(swift, c, gdn).saved - LayerActivationsPerToken(base, c, gdn).saved,
+      48.0);
+}
+
 }  // namespace
 }  // namespace strata

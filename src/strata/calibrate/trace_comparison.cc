@@ -166,9 +166,9 @@ std::array<RowComparison, kCompareRowCount> PredictedRows(const Evaluation& e) {
   at(CompareRow::kMemoryBound).predicted_s =
       passes(&KernelTimes::memory_bound) +
       total({StepPart::kFp8Cast, StepPart::kOptimizer, StepPart::kFrameworkMemoryTraffic});
-  const auto comm = {StepPart::kTp,           StepPart::kCp,           StepPart::kEp,
-                     StepPart::kPp,           StepPart::kDpGrad,       StepPart::kDpParam,
-                     StepPart::kExpertDpGrad, StepPart::kExpertDpParam};
+  const auto comm = {StepPart::kTp,      StepPart::kCp,           StepPart::kEp,
+                     StepPart::kPp,      StepPart::kTpGrad,       StepPart::kDpGrad,
+                     StepPart::kDpParam, StepPart::kExpertDpGrad, StepPart::kExpertDpParam};
   at(CompareRow::kCommunication).predicted_s = total(comm);
   at(CompareRow::kCommunication).predicted_exposed_s = exposed(comm);
   at(CompareRow::kMemcpy).predicted_s = total({StepPart::kOffload});

@@ -30,6 +30,10 @@ struct ModelTrafficShape {
   int64_t top_k = 0;
   int64_t non_expert_params = 0;  // replicated across DP (text non-expert + vision + MTP)
   int64_t expert_params = 0;      // routed experts, sharded by EP x ETP
+  /// Trained parameters every TP rank holds whole and whose gradients megatron-core averages
+  /// over TP once a step (average_gradients_across_tp_domain: transformers' Gated DeltaNet
+  /// inside megatron-core, and the adapters on it). Set with the framework (sim/step_job.cc).
+  int64_t tp_averaged_params = 0;
 };
 
 /// From a parsed config; `with_mtp` counts the MTP block as trained.

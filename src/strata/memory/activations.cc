@@ -283,13 +283,18 @@ LayerActivationBytes PerToken(const Job& job, const MemoryConstants& constants,
   // mean, split over ETP, as the experts' own activations above.
   if (job.spec.adapter.on()) {
     const AdapterLayerCost adapter = AdapterCostOfLayer(m, job.spec.adapter, layer);
+    // Those on a Gated DeltaNet every TP rank runs whole are whole, as the layer's own are.
+    const bool gdn_whole = job.gdn.replicated_over_tp && job.spec.layout.tp > 1;
+    const double gdn =
+        gdn_whole ? a * adapter.gdn_saved_elements_per_token + adapter.gdn_mask_bytes_per_token
+                  : 0.0;
     const double dense =
         a * (adapter.saved_elements_per_token - adapter.routed_saved_elements_per_token) +
-        adapter.mask_bytes_per_token - adapter.routed_mask_bytes_per_token;
+        adapter.mask_bytes_per_token - adapter.routed_mask_bytes_per_token - gdn;
     const double routed =
         a * adapter.routed_saved_elements_per_token + adapter.routed_mask_bytes_per_token;
     const double busiest = job.spec.layout.ep > 1 ? job.spec.moe_routing_imbalance : 1.0;
-    out.saved += dense / tp + busiest * routed / etp / rep_div;
+    out.saved += dense / tp + gdn + busiest * routed / etp / rep_div;
   }
   return out;
 }

@@ -31,21 +31,25 @@ std::string TextIf(bool explain, Make make) {
 /// autocast_adapter_dtype), split like the layers they sit on: over TP, and the routed experts'
 /// over EP x ETP (each EP rank holds its local experts' A and B); sharded with the weights under
 /// ZeRO-3 / FSDP2. They are the job's only trainable parameters; the routed experts' state is
-/// sharded over expert-DP as the experts' own is.
+/// sharded over expert-DP as the experts' own is. Those on a Gated DeltaNet every TP rank holds
+/// whole (job/engine_chain.h) are whole on every TP rank too: PEFT wraps each projection of the
+/// one module every rank builds.
 void AddAdapterWeights(const Job& job, const StageLayers& layers, const ShardGroups& groups,
                        Detail detail, StaticMemory& out) {
   const AdapterSpec& adapter = job.spec.adapter;
-  int64_t full = 0, routed_full = 0;
+  int64_t full = 0, routed_full = 0, gdn_full = 0;
   for (int64_t i : layers) {
     const AdapterLayerCost cost =
         AdapterCostOfLayer(job.model, adapter, job.model.layers[static_cast<size_t>(i)]);
     full += cost.params;
     routed_full += cost.routed_params;
+    gdn_full += cost.gdn_params;
   }
   const ParallelLayout& l = job.spec.layout;
   const int64_t tp = l.tp;
   const int64_t expert_ways = l.ep * l.etp;
-  const int64_t dense = (full - routed_full) / tp;
+  const int64_t whole = job.gdn.replicated_over_tp && tp > 1 ? gdn_full : 0;
+  const int64_t dense = (full - routed_full - whole) / tp + whole;
   const int64_t routed = routed_full / expert_ways;
   const int64_t params = dense + routed;
   const double elem_bytes = static_cast<double>(DTypeBytes(job.spec.optimizer.master_dtype));
@@ -64,12 +68,21 @@ void AddAdapterWeights(const Job& job, const StageLayers& layers, const ShardGro
                             adapter.rank, fmt::join(adapter.targets, ", "));
     const std::string per_layer = fmt::format("r x (d_in + d_out){} per adapted layer",
                                               adapter.kind == AdapterKind::kDora ? " + d_out" : "");
-    const std::string split =
-        routed_full == 0
+    std::string split =
+        routed_full == 0 && whole == 0
             ? fmt::format("{} / TP {}", per_layer, tp)
-            : fmt::format("{}: {} / TP {} + {} on routed experts / (EP {} x ETP {})", per_layer,
-                          GroupDigits(static_cast<double>(full - routed_full)), tp,
-                          GroupDigits(static_cast<double>(routed_full)), l.ep, l.etp);
+            : fmt::format("{}: {} / TP {}", per_layer,
+                          GroupDigits(static_cast<double>(full - routed_full - whole)), tp);
+    if (whole > 0) {
+      split += fmt::format(
+          " + {} on Gated DeltaNet projections, not divided by TP (the layer is "
+          "whole on every TP rank)",
+          GroupDigits(static_cast<double>(whole)));
+    }
+    if (routed_full > 0) {
+      split += fmt::format(" + {} on routed experts / (EP {} x ETP {})",
+                           GroupDigits(static_cast<double>(routed_full)), l.ep, l.etp);
+    }
     std::string sharded;
     if (shards && (groups.dense > 1 || (routed > 0 && groups.expert > 1))) {
       sharded = routed > 0 ? fmt::format(", sharded over {} (experts over {})", groups.dense_text,

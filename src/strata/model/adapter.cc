@@ -106,6 +106,8 @@ std::string_view AdapterSiteName(AdapterSite site) {
       return "shared experts";
     case AdapterSite::kRouter:
       return "router";
+    case AdapterSite::kGatedDeltaNet:
+      return "Gated DeltaNet";
   }
   return "layer";
 }
@@ -139,9 +141,10 @@ std::vector<AdaptedMatrix> AdaptedMatrices(const ModelConfig& model, const Adapt
     // transformers' Qwen3NextGatedDeltaNet: in_proj_qkvz h -> 2 key_dim + 2 value_dim,
     // in_proj_ba h -> 2 value heads, out_proj value_dim -> h.
     const LinearAttentionConfig& g = model.linear_attention;
-    const AdaptedMatrix gdn[] = {{"in_proj_qkvz", h, 2 * g.key_dim() + 2 * g.value_dim()},
-                                 {"in_proj_ba", h, 2 * g.num_value_heads},
-                                 {"out_proj", g.value_dim(), h}};
+    const AdaptedMatrix gdn[] = {
+        {"in_proj_qkvz", h, 2 * g.key_dim() + 2 * g.value_dim(), AdapterSite::kGatedDeltaNet},
+        {"in_proj_ba", h, 2 * g.num_value_heads, AdapterSite::kGatedDeltaNet},
+        {"out_proj", g.value_dim(), h, AdapterSite::kGatedDeltaNet}};
     for (const AdaptedMatrix& m : gdn) {
       if (targeted(m.name)) out.push_back(m);
     }
@@ -196,10 +199,12 @@ AdapterLayerCost AdapterCostOfLayer(const ModelConfig& model, const AdapterSpec&
     const auto d_out = static_cast<double>(m.d_out);
     const auto per_token = static_cast<double>(m.copies_per_token);
     int64_t params = m.copies * adapter.rank * (m.d_in + m.d_out);
+    double per_forward = 0;
     if (adapter.kind == AdapterKind::kDora) {
       params += m.copies * m.d_out;
-      c.flop_per_forward += static_cast<double>(m.copies) * 2 * r * d_in * d_out;
+      per_forward = static_cast<double>(m.copies) * 2 * r * d_in * d_out;
     }
+    c.flop_per_forward += per_forward;
     double saved = per_token * r;
     double mask = 0;
     if (adapter.dropout > 0) {
@@ -216,6 +221,13 @@ AdapterLayerCost AdapterCostOfLayer(const ModelConfig& model, const AdapterSpec&
       c.routed_saved_elements_per_token += saved;
       c.routed_mask_bytes_per_token += mask;
       c.routed_flop_per_token += flop;
+    }
+    if (m.site == AdapterSite::kGatedDeltaNet) {
+      c.gdn_params += params;
+      c.gdn_saved_elements_per_token += saved;
+      c.gdn_mask_bytes_per_token += mask;
+      c.gdn_flop_per_token += flop;
+      c.gdn_flop_per_forward += per_forward;
     }
   }
   return c;
@@ -251,6 +263,7 @@ AdapterCoverage CoverageOf(const ModelConfig& model, const AdapterSpec& adapter)
     std::string where;
     switch (m.site) {
       case AdapterSite::kLayer:
+      case AdapterSite::kGatedDeltaNet:  // the name says where
         break;
       case AdapterSite::kRoutedExperts:
         where = fmt::format(" x {} routed experts ({} a token)", m.copies, m.copies_per_token);

@@ -63,8 +63,10 @@ std::string_view FusedTargetOf(std::string_view name);
 /// linears, and on a model with Gated DeltaNet layers their three nn.Linear projections.
 std::vector<std::string> MegatronAllLinear(const ModelConfig& model);
 
-/// Where an adapted matrix sits: it decides its copies and how they are sharded.
-enum class AdapterSite { kLayer, kRoutedExperts, kSharedExperts, kRouter };
+/// Where an adapted matrix sits: it decides its copies and how they are sharded. kGatedDeltaNet:
+/// a Gated DeltaNet projection, split over TP or whole on every TP rank as its layer is
+/// (ResolvedJob::gdn).
+enum class AdapterSite { kLayer, kRoutedExperts, kSharedExperts, kRouter, kGatedDeltaNet };
 std::string_view AdapterSiteName(AdapterSite site);
 
 /// One adapted linear layer of a decoder layer: x (d_in) -> W x (d_out), held `copies` times
@@ -87,7 +89,8 @@ std::vector<AdaptedMatrix> AdaptedMatrices(const ModelConfig& model, const Adapt
                                            const LayerSpec& layer);
 
 /// Per decoder layer, all counted on the whole (unsharded) layer; the routed_ fields are the
-/// routed experts' share of the totals (sharded over EP x ETP, their state over expert-DP).
+/// routed experts' share of the totals (sharded over EP x ETP, their state over expert-DP), the
+/// gdn_ fields the Gated DeltaNet projections' (split over TP unless the layer is replicated).
 struct AdapterLayerCost {
   /// copies x r x (d_in + d_out) per adapted matrix (A is r x d_in, B is d_out x r); DoRA adds
   /// d_out per copy.
@@ -106,6 +109,11 @@ struct AdapterLayerCost {
   /// DoRA: the column norm of W + (alpha / r) B A, formed once per forward: 2 r d_in d_out
   /// FLOP per matrix, whatever the tokens.
   double flop_per_forward = 0;
+  int64_t gdn_params = 0;
+  double gdn_saved_elements_per_token = 0;
+  double gdn_mask_bytes_per_token = 0;
+  double gdn_flop_per_token = 0;
+  double gdn_flop_per_forward = 0;
 };
 AdapterLayerCost AdapterCostOfLayer(const ModelConfig& model, const AdapterSpec& adapter,
                                     const LayerSpec& layer);

@@ -26,6 +26,7 @@ namespace {
 std::optional<GroupKind> GroupOf(StepPart part) {
   switch (part) {
     case StepPart::kTp:
+    case StepPart::kTpGrad:
       return GroupKind::kTp;
     case StepPart::kCp:
       return GroupKind::kCp;

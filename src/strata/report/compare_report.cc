@@ -26,7 +26,10 @@ bool InGroup(const PricedTraffic& p, StepPart part) {
   const bool gather = p.item.op == CollectiveOp::kAllGather;
   switch (part) {
     case StepPart::kTp:
-      return g == GroupKind::kTp || g == GroupKind::kEtp;
+      return (g == GroupKind::kTp || g == GroupKind::kEtp) &&
+             p.item.frequency != TrafficFrequency::kPerStep;
+    case StepPart::kTpGrad:
+      return g == GroupKind::kTp && p.item.frequency == TrafficFrequency::kPerStep;
     case StepPart::kCp:
       return g == GroupKind::kCp;
     case StepPart::kEp:

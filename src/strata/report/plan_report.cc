@@ -20,8 +20,9 @@ using plan::RankedLayout;
 using plan::Rule;
 
 constexpr StepPart kCommParts[] = {
-    StepPart::kTp,     StepPart::kCp,      StepPart::kEp,           StepPart::kPp,
-    StepPart::kDpGrad, StepPart::kDpParam, StepPart::kExpertDpGrad, StepPart::kExpertDpParam};
+    StepPart::kTp,      StepPart::kCp,           StepPart::kEp,
+    StepPart::kPp,      StepPart::kTpGrad,       StepPart::kDpGrad,
+    StepPart::kDpParam, StepPart::kExpertDpGrad, StepPart::kExpertDpParam};
 
 double ExposedComm(const StepResult& s) {
   double total = 0;

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "strata/core/strings.h"
 #include "strata/job/pipeline_split.h"
 #include "strata/sim/gdn_kernels.h"
 #include "strata/sim/pipeline_bubble.h"
@@ -191,6 +192,21 @@ std::vector<StepFormula> ExplainStep(const StepTables& t, const StepLayout& s,
             ToString(p.item.op), FormatBytesAuto(p.item.size), p.cost.shape.ranks,
             p.cost.shape.nodes, Ms(p.cost.time), p.cost.level, p.item.calls_per_step,
             S(p.time_per_step)));
+  }
+  if (r[StepPart::kTpGrad].total.s() > 0) {
+    // comm/layout_traffic.cc prices it; this says where the bytes come from and why it is exposed.
+    add(std::string(StepPartName(StepPart::kTpGrad)),
+        fmt::format(
+            "{} trained parameters of the Gated DeltaNet layers every TP rank holds whole{} "
+            "/ PP {} x {} B gradients = {}, all-reduced (average) over the TP group once "
+            "a step by megatron-core's finalize_model_grads after the DP gradient sync "
+            "and before the optimizer: exposed = {}",
+            GroupDigits(static_cast<double>(t.traffic.tp_averaged_params)),
+            t.adapter_rank > 0 ? " (their adapters: the base is frozen)" : "", l.pp, s.grad_bytes,
+            FormatBytesAuto(Bytes::Count(static_cast<double>(t.traffic.tp_averaged_params) /
+                                         static_cast<double>(l.pp) *
+                                         static_cast<double>(s.grad_bytes))),
+            S(r[StepPart::kTpGrad].exposed)));
   }
   if (ShardingOwnsDpTraffic(s)) {
     add("sharded data parallelism",

@@ -8,8 +8,32 @@
 #include "strata/memory/activations.h"
 #include "strata/memory/memory_constants.h"
 #include "strata/model/adapter.h"
+#include "strata/model/param_count.h"
 
 namespace strata {
+namespace {
+
+// The trained parameters of the layers every TP rank holds whole (ResolvedJob::gdn), whose
+// gradients megatron-core averages over TP once a step: megatron-core's HuggingFaceModule marks
+// every parameter of a module assigned to it (megatron/core/models/huggingface/module.py), a
+// PEFT adapter swapped in for a projection too, and finalize_model_grads all-reduces those that
+// have a gradient (NVIDIA/Megatron-LM@d98e8a64). Under an adapter the base is frozen: the
+// adapters alone.
+int64_t TpAveragedParams(const ResolvedJob& job) {
+  if (!job.gdn.replicated_over_tp) return 0;
+  int64_t n = 0;
+  for (const LayerSpec& layer : job.model.layers) {
+    if (layer.mixer != MixerKind::kGatedDeltaNet) continue;
+    if (job.spec.adapter.on()) {
+      n += AdapterCostOfLayer(job.model, job.spec.adapter, layer).gdn_params;
+    } else if (!IsFrozen(job.spec, ModuleKind::kLinearAttention)) {
+      n += CountLayerParams(job.model, layer, 0).modules[ModuleKind::kLinearAttention];
+    }
+  }
+  return n;
+}
+
+}  // namespace
 
 StepLayout StepLayoutOf(const ResolvedJob& job) {
   const JobSpec& spec = job.spec;
@@ -116,6 +140,7 @@ Result<StepSetup> PrepareStep(const ResolvedJob& job, const KernelEfficiencyFile
   // the memory ledger splits (or not) the layer's weights and activations by.
   if (!job.gdn.module.empty()) setup.tables.framework.gdn_module = job.gdn.module;
   setup.tables.gdn_replicated = job.gdn.replicated_over_tp;
+  setup.tables.traffic.tp_averaged_params = TpAveragedParams(job);
   if (setup.tables.gdn_layers > 0 && setup.tables.framework.on) {
     setup.tables.framework.assumptions.push_back(GdnKernelAssumption(setup.tables.framework));
   }

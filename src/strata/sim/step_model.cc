@@ -26,6 +26,7 @@ constexpr std::array<std::string_view, kStepPartCount> kPartNames = {
     "PP send/recv",
     "pipeline bubble",
     "variable-length stragglers",
+    "TP gradient all-reduce (replicated)",
     "DP gradient reduce",
     "DP parameter all-gather",
     "expert-DP gradient reduce",
@@ -44,6 +45,7 @@ double Saturation(double d, double half) { return d / (d + half); }
 
 struct GroupTotals {
   double tp = 0, cp = 0, ep = 0, pp = 0;
+  double tp_grad = 0;  // TP's once-a-step all-reduce of replicated layers' gradients
   double dp_grad = 0, dp_param = 0, edp_grad = 0, edp_param = 0;
 };
 
@@ -55,7 +57,7 @@ GroupTotals SumByGroup(const std::vector<PricedTraffic>& traffic) {
     switch (p.item.group) {
       case GroupKind::kTp:
       case GroupKind::kEtp:
-        g.tp += t;
+        (p.item.frequency == TrafficFrequency::kPerStep ? g.tp_grad : g.tp) += t;
         break;
       case GroupKind::kCp:
         g.cp += t;
@@ -310,11 +312,15 @@ MicroBatchCompute ComputeMicroBatch(const StepTables& t, const StepLayout& s,
   // forward and in backward (and again in recompute, which re-runs the forward): memory-bound.
   // The routed experts' adapters run as grouped GEMMs over each local expert's tokens
   // (mcore-bridge's TEGroupedLinear A and B), priced as the experts' own GEMMs are.
+  // Adapters on a Gated DeltaNet every TP rank runs whole (gdn_split 1) run whole as well.
   if (t.adapter_flop_per_token > 0) {
     const double rate =
         peak * GemmEfficiency(e, tokens, t.adapter_rank, static_cast<double>(t.hidden));
-    const double dense_flop = t.adapter_flop_per_token - t.adapter_expert_flop_per_token;
-    const double adapter = (dense_flop * tokens + t.adapter_flop_per_forward) / tp / rate;
+    const double gdn_flop = t.adapter_gdn_flop_per_token * tokens + t.adapter_gdn_flop_per_forward;
+    const double dense_flop =
+        (t.adapter_flop_per_token - t.adapter_expert_flop_per_token) * tokens +
+        t.adapter_flop_per_forward - gdn_flop;
+    const double adapter = (dense_flop / tp + gdn_flop / gdn_split) / rate;
     fwd.dense_gemm += Seconds::Of(adapter);
     bwd.dense_gemm += Seconds::Of(2 * adapter);
     weight_gradient += adapter;
@@ -332,7 +338,10 @@ MicroBatchCompute ComputeMicroBatch(const StepTables& t, const StepLayout& s,
     }
   }
   if (t.dequant_bytes_per_pass > 0) {
-    const Seconds dequant = Seconds::Of(t.dequant_bytes_per_pass / tp / hbm);
+    const Seconds dequant =
+        Seconds::Of(((t.dequant_bytes_per_pass - t.dequant_gdn_bytes_per_pass) / tp +
+                     t.dequant_gdn_bytes_per_pass / gdn_split) /
+                    hbm);
     fwd.memory_bound += dequant;
     bwd.memory_bound += dequant;
   }
@@ -591,6 +600,10 @@ Result<StepResult> EvaluateStepOn(const StepTables& t, const StepLayout& s,
     sync(StepPart::kDpParam, g.dp_param, StepPart::kExpertDpParam, g.edp_param,
          s.overlap.param_gather, fwd.total().s());
   }
+
+  // The TP all-reduce of the replicated layers' gradients runs in finalize_model_grads after
+  // the DP sync has finished and before the optimizer starts: on the critical path.
+  set(StepPart::kTpGrad, g.tp_grad, g.tp_grad);
 
   // Adam over the local shard: read and write master weights and both moments, read the
   // gradient twice (clipping norm, update), write the bf16 weights.

@@ -73,6 +73,7 @@ enum class StepPart {
   kPp,
   kBubble,
   kStraggler,
+  kTpGrad,  // the TP all-reduce of the gradients of layers replicated over TP, once a step
   kDpGrad,
   kDpParam,
   kExpertDpGrad,
@@ -87,7 +88,7 @@ enum class StepPart {
   kFrameworkAttention,
   kFrameworkMemoryTraffic,  // eager element-wise traffic and FSDP2's copy-out
 };
-inline constexpr size_t kStepPartCount = 22;
+inline constexpr size_t kStepPartCount = 23;
 std::string_view StepPartName(StepPart part);  // "forward compute", "EP all-to-all", ...
 
 struct StepPartTime {

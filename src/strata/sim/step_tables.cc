@@ -152,11 +152,15 @@ void AddAdapterCosts(const ModelConfig& c, const AdapterSpec& adapter, StepTable
     t.adapter_flop_per_token += cost.flop_per_token;
     t.adapter_expert_flop_per_token += cost.routed_flop_per_token;
     t.adapter_flop_per_forward += cost.flop_per_forward;
+    t.adapter_gdn_flop_per_token += cost.gdn_flop_per_token;
+    t.adapter_gdn_flop_per_forward += cost.gdn_flop_per_forward;
     if (!adapter.quantized_base()) continue;
     // Every copy (each routed expert's weight) is dequantised once a pass.
     for (const AdaptedMatrix& m : AdaptedMatrices(c, every_linear, layer)) {
-      t.dequant_bytes_per_pass += dequant_bytes_per_weight * static_cast<double>(m.copies) *
-                                  static_cast<double>(m.d_in) * static_cast<double>(m.d_out);
+      const double bytes = dequant_bytes_per_weight * static_cast<double>(m.copies) *
+                           static_cast<double>(m.d_in) * static_cast<double>(m.d_out);
+      t.dequant_bytes_per_pass += bytes;
+      if (m.site == AdapterSite::kGatedDeltaNet) t.dequant_gdn_bytes_per_pass += bytes;
     }
   }
 }

@@ -126,6 +126,11 @@ struct StepTables {
   double adapter_rank = 0;
   double adapter_flop_per_forward = 0;
   double dequant_bytes_per_pass = 0;
+  /// The Gated DeltaNet projections' share of the three above (adapter FLOP per token and per
+  /// forward, dequantised bytes): whole on every TP rank where the layer is (gdn_replicated).
+  double adapter_gdn_flop_per_token = 0;
+  double adapter_gdn_flop_per_forward = 0;
+  double dequant_gdn_bytes_per_pass = 0;
   // MLA's up-projections (mla_up_proj): their share of the attention modules' projection FLOP.
   double mla_up_proj_fraction = 0;
 
