@@ -35,7 +35,7 @@ strata::plan::ModelRules RulesOrDie(const std::string& name) {
     std::fprintf(stderr, "%s\n", model.error().Format().c_str());
     std::exit(2);
   }
-  return strata::plan::RulesOf(*model);
+  return strata::plan::RulesOf(*model, strata::QueryGroupSplit::kMultipleOrDivisor);
 }
 
 void Enumerate(benchmark::State& state, const std::string& model, int64_t world,

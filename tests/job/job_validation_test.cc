@@ -66,11 +66,15 @@ TEST(JobValidation, EachRuleHasAClearError) {
       {"cp_chunks",
        {"parallel.cp=2", "sequence.max_tokens=49153"},
        "--set sequence.max_tokens: max_tokens 49153 is not divisible by 2 x CP = 4"},
-      // 2 KV heads cannot split over TP 4; TP 1 and 2 divide 2 and 40.
+      // 2 KV heads cannot split over TP 4 when ms-swift trains through DeepSpeed (zero3): whole
+      // heads per rank; TP 1 and 2 divide 2 and 40. (Under zero1 it trains through
+      // megatron-core, which runs TP 4 with one KV head per rank: TpAboveTheKvHeads below.)
       {"kv_heads",
-       {"parallel.tp=4", "parallel.sequence_parallel=true"},
+       {"parallel.tp=4", "parallel.sequence_parallel=true", "sharding.mode=zero3"},
        "parallel.tp: KV heads (query groups) (2) must be divisible by TP (4)\n  hint: TP values "
-       "that would work: 1, 2"},
+       "that would work: 1, 2; ms-swift with sharding zero3 does not train through "
+       "megatron-core, which alone runs TP above the KV heads (one per rank); the others split "
+       "whole heads"},
       // 256 experts over EP 5: EP must divide 256 and 40 -> 1, 2, 4, 8.
       {"experts",
        {"parallel.ep=5"},
@@ -111,6 +115,18 @@ TEST(JobValidation, EachRuleHasAClearError) {
       continue;
     }
     EXPECT_EQ(job.error().Format(), std::string(kFile) + ": " + c.expected) << c.name;
+  }
+}
+
+// megatron-core accepts query groups that are a multiple or a divisor of TP
+// (NVIDIA/Megatron-LM d98e8a64, megatron/core/transformer/transformer_config.py): the reference
+// job (ms-swift under zero1, so megatron-core) runs its 2 KV heads at TP 4 and 8 (2 and 4 ranks
+// per KV head). What megatron-core refuses: QueryGroupsOverTp (tests/memory).
+TEST(JobValidation, TpAboveTheKvHeads) {
+  for (const char* tp : {"parallel.tp=4", "parallel.tp=8"}) {
+    auto job = ReferenceWith({tp, "parallel.sequence_parallel=true"});
+    ASSERT_TRUE(job.ok()) << tp << ": " << job.error().Format();
+    EXPECT_EQ(job->query_groups(), QueryGroupSplit::kMultipleOrDivisor);
   }
 }
 

@@ -367,11 +367,12 @@ TEST(FrameworkScope, TorchtitanEtpIsOneOrTp) {
   space.sharding = {ShardingMode::kFsdp2};
   space.mode_dimensions = {m.dimensions};
   int64_t seen = 0;
-  EnumerateLayouts(RulesOf(p.setup.job.model), space, [&](const Candidate& c) {
-    EXPECT_TRUE(c.layout.etp == 1 || c.layout.etp == c.layout.tp) << LayoutName(c);
-    ++seen;
-    return true;
-  });
+  EnumerateLayouts(RulesOf(p.setup.job.model, p.setup.job.query_groups()), space,
+                   [&](const Candidate& c) {
+                     EXPECT_TRUE(c.layout.etp == 1 || c.layout.etp == c.layout.tp) << LayoutName(c);
+                     ++seen;
+                     return true;
+                   });
   EXPECT_EQ(seen, p.result.rules.valid);
 }
 

@@ -26,6 +26,14 @@ ModelConfig TinyMoe() {
   return *model;
 }
 
+// The same with grouped-query attention: 2 KV heads for the 8 query heads, so that TP 4 and 8
+// exceed the query groups (megatron-core runs them, whole-head engines do not).
+ModelConfig TinyGqaMoe() {
+  ModelConfig model = TinyMoe();
+  model.attention.num_kv_heads = 2;
+  return model;
+}
+
 // 16 GPUs, global batch 16, with CP, VPP, micro batch and recompute fixed (cp=1, vpp=1, mb=1,
 // recompute none): the space small enough to count by hand.
 SearchSpace HandCountedSpace() {
@@ -64,16 +72,18 @@ TEST(LayoutSpace, HandCountedSixteenGpus) {
   //   (one layer a stage). Valid: 102 + 36 = 138; expert-rule removals 16.
   SearchSpace space = HandCountedSpace();
   std::set<std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t>> seen;
-  const PruneCounts counts = EnumerateLayouts(RulesOf(TinyMoe()), space, [&](const Candidate& c) {
-    EXPECT_EQ(c.layout.world(), 16);
-    EXPECT_EQ(c.layout.sequence_parallel, c.layout.tp > 1);
-    seen.insert({c.layout.tp, c.layout.pp, c.layout.ep, c.layout.etp, c.layout.last_stage_layers});
-    if (c.layout.uneven_pipeline()) {
-      EXPECT_EQ(c.layout.pp, 2);
-      EXPECT_EQ(c.layout.last_stage_layers, 1);
-    }
-    return true;
-  });
+  const PruneCounts counts = EnumerateLayouts(
+      RulesOf(TinyMoe(), QueryGroupSplit::kMultipleOrDivisor), space, [&](const Candidate& c) {
+        EXPECT_EQ(c.layout.world(), 16);
+        EXPECT_EQ(c.layout.sequence_parallel, c.layout.tp > 1);
+        seen.insert(
+            {c.layout.tp, c.layout.pp, c.layout.ep, c.layout.etp, c.layout.last_stage_layers});
+        if (c.layout.uneven_pipeline()) {
+          EXPECT_EQ(c.layout.pp, 2);
+          EXPECT_EQ(c.layout.last_stage_layers, 1);
+        }
+        return true;
+      });
   EXPECT_EQ(counts.valid, 138);
   EXPECT_EQ(seen.size(), 138u);  // each one once
   EXPECT_EQ(counts[Rule::kTpDividesModel], 1);
@@ -123,10 +133,11 @@ TEST(LayoutSpace, ShardingModesMultiplyTheSpace) {
   SearchSpace space = HandCountedSpace();
   space.sharding = {ShardingMode::kZero1, ShardingMode::kZero3};
   std::vector<ShardingMode> order;
-  const PruneCounts counts = EnumerateLayouts(RulesOf(TinyMoe()), space, [&](const Candidate& c) {
-    order.push_back(c.sharding);
-    return true;
-  });
+  const PruneCounts counts = EnumerateLayouts(
+      RulesOf(TinyMoe(), QueryGroupSplit::kMultipleOrDivisor), space, [&](const Candidate& c) {
+        order.push_back(c.sharding);
+        return true;
+      });
   EXPECT_EQ(counts.valid, 2 * 138);  // HandCountedSixteenGpus' 138 layouts, twice
   ASSERT_EQ(order.size(), 276u);
   for (size_t i = 0; i < order.size(); ++i) {
@@ -145,10 +156,11 @@ TEST(LayoutSpace, AFrameworkThatRunsOnlyDataParallelism) {
   space.sharding = {ShardingMode::kZero3};
   space.mode_dimensions = {DimensionSet{false, false, false, false, false, false}};
   std::vector<Candidate> seen;
-  const PruneCounts counts = EnumerateLayouts(RulesOf(TinyMoe()), space, [&](const Candidate& c) {
-    seen.push_back(c);
-    return true;
-  });
+  const PruneCounts counts = EnumerateLayouts(
+      RulesOf(TinyMoe(), QueryGroupSplit::kMultipleOrDivisor), space, [&](const Candidate& c) {
+        seen.push_back(c);
+        return true;
+      });
   EXPECT_EQ(counts.valid, 1);
   EXPECT_EQ(counts[Rule::kFrameworkCannotRun], 16);
   ASSERT_EQ(seen.size(), 1U);
@@ -165,15 +177,34 @@ TEST(LayoutSpace, EachShardingModeKeepsWhatItsFrameworkRuns) {
   space.sharding = {ShardingMode::kZero1, ShardingMode::kZero3};
   space.mode_dimensions = {DimensionSet{}, DimensionSet{false, false, false, false, false, false}};
   int64_t zero3 = 0;
-  const PruneCounts counts = EnumerateLayouts(RulesOf(TinyMoe()), space, [&](const Candidate& c) {
-    if (c.sharding != ShardingMode::kZero3) return true;
-    ++zero3;
-    EXPECT_EQ(c.layout.dp, 16);
-    return true;
-  });
+  const PruneCounts counts = EnumerateLayouts(
+      RulesOf(TinyMoe(), QueryGroupSplit::kMultipleOrDivisor), space, [&](const Candidate& c) {
+        if (c.sharding != ShardingMode::kZero3) return true;
+        ++zero3;
+        EXPECT_EQ(c.layout.dp, 16);
+        return true;
+      });
   EXPECT_EQ(counts.valid, 139);
   EXPECT_EQ(zero3, 1);
   EXPECT_EQ(counts[Rule::kFrameworkCannotRun], 137);
+}
+
+// The KV-head split is the mode's engine's: with 2 KV heads, TP 4 and 8 run only under the
+// megatron-core mode; the whole-head mode (same dimensions otherwise) keeps TP 1 and 2.
+TEST(LayoutSpace, EachShardingModeSplitsKvHeadsAsItsEngine) {
+  SearchSpace space = HandCountedSpace();
+  space.sharding = {ShardingMode::kZero1, ShardingMode::kFsdp2};
+  DimensionSet whole_heads;
+  whole_heads.query_groups = QueryGroupSplit::kTpDivides;
+  space.mode_dimensions = {DimensionSet{}, whole_heads};
+  std::set<int64_t> zero1_tp, fsdp2_tp;
+  EnumerateLayouts(RulesOf(TinyGqaMoe(), QueryGroupSplit::kTpDivides), space,
+                   [&](const Candidate& c) {
+                     (c.sharding == ShardingMode::kZero1 ? zero1_tp : fsdp2_tp).insert(c.layout.tp);
+                     return true;
+                   });
+  EXPECT_EQ(zero1_tp, (std::set<int64_t>{1, 2, 4, 8}));
+  EXPECT_EQ(fsdp2_tp, (std::set<int64_t>{1, 2}));
 }
 
 TEST(LayoutSpace, StopsWhenTheVisitorSaysSo) {
@@ -183,7 +214,8 @@ TEST(LayoutSpace, StopsWhenTheVisitorSaysSo) {
   space.max_tokens = 4096;
   int visited = 0;
   const PruneCounts counts =
-      EnumerateLayouts(RulesOf(TinyMoe()), space, [&](const Candidate&) { return ++visited < 5; });
+      EnumerateLayouts(RulesOf(TinyMoe(), QueryGroupSplit::kMultipleOrDivisor), space,
+                       [&](const Candidate&) { return ++visited < 5; });
   EXPECT_EQ(visited, 5);
   EXPECT_EQ(counts.valid, 5);
 }
@@ -196,26 +228,30 @@ TEST(LayoutSpace, FixedValuesAreRespected) {
   space.fixed.tp = 2;
   space.fixed.ep = 4;
   int64_t n = 0;
-  EnumerateLayouts(RulesOf(TinyMoe()), space, [&](const Candidate& c) {
-    EXPECT_EQ(c.layout.tp, 2);
-    EXPECT_EQ(c.layout.ep, 4);
-    ++n;
-    return true;
-  });
+  EnumerateLayouts(RulesOf(TinyMoe(), QueryGroupSplit::kMultipleOrDivisor), space,
+                   [&](const Candidate& c) {
+                     EXPECT_EQ(c.layout.tp, 2);
+                     EXPECT_EQ(c.layout.ep, 4);
+                     ++n;
+                     return true;
+                   });
   EXPECT_GT(n, 0);
 }
 
 // The enumerator's integer rules and the job validation's rules must agree on every layout of a
 // grid: a layout is enumerated exactly when the validation accepts it.
-TEST(LayoutSpace, AgreesWithJobValidation) {
-  const ModelConfig model = TinyMoe();
+class LayoutSpaceAgreement : public ::testing::TestWithParam<std::tuple<bool, QueryGroupSplit>> {};
+
+TEST_P(LayoutSpaceAgreement, AgreesWithJobValidation) {
+  const auto [gqa, split] = GetParam();
+  const ModelConfig model = gqa ? TinyGqaMoe() : TinyMoe();
   SearchSpace space;
   space.world = 16;
   space.global_batch = 16;
   space.max_tokens = 4096;
   space.recompute = {RecomputeGranularity::kNone};
   std::set<std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t>> enumerated;
-  EnumerateLayouts(RulesOf(model), space, [&](const Candidate& c) {
+  EnumerateLayouts(RulesOf(model, split), space, [&](const Candidate& c) {
     const ParallelLayout& l = c.layout;
     enumerated.insert({l.tp, l.pp, l.vpp, l.cp, l.ep, l.etp, c.micro_batch});
     return true;
@@ -236,8 +272,8 @@ TEST(LayoutSpace, AgreesWithJobValidation) {
                 job.micro_batch = mb;
                 job.global_batch = 16;
                 job.sequence.max_tokens = 4096;
-                const bool valid =
-                    CheckLayoutArithmetic(job).ok() && CheckLayoutAgainstModel(job, model).ok();
+                const bool valid = CheckLayoutArithmetic(job).ok() &&
+                                   CheckLayoutAgainstModel(job, model, split).ok();
                 const bool listed = enumerated.count({tp, pp, vpp, cp, ep, etp, mb}) > 0;
                 EXPECT_EQ(valid, listed) << "TP" << tp << " PP" << pp << " VPP" << vpp << " CP"
                                          << cp << " EP" << ep << " ETP" << etp << " MB" << mb;
@@ -252,6 +288,35 @@ TEST(LayoutSpace, AgreesWithJobValidation) {
   }
   EXPECT_EQ(checked, 6 * 4 * 3 * 3 * 4 * 3 * 3);
   EXPECT_GT(accepted, 50);  // the grid exercises both answers
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    ModelsAndSplits, LayoutSpaceAgreement,
+    ::testing::Combine(::testing::Bool(), ::testing::Values(QueryGroupSplit::kTpDivides,
+                                                            QueryGroupSplit::kMultipleOrDivisor)));
+
+// The KV-head rule alone, as megatron-core's TransformerConfig.__post_init__ states it
+// (num_query_groups a multiple or divisor of tensor_model_parallel_size) and as whole-head
+// engines need it (TP divides the groups).
+TEST(LayoutSpace, QueryGroupRule) {
+  struct Case {
+    int64_t tp, groups;
+    bool megatron, whole_heads;
+  };
+  const Case cases[] = {
+      {1, 4, true, true},   {2, 4, true, true}, {4, 4, true, true},
+      {8, 4, true, false},   // 8 = 2 x 4: one KV head per rank, shared by 2 ranks
+      {16, 4, true, false},  // 16 = 4 x 4
+      {3, 4, false, false},  // neither a multiple nor a divisor
+      {6, 4, false, false},  // 6 > 4 but not a multiple of 4
+      {8, 0, true, true},    // no softmax attention: no rule
+  };
+  for (const Case& c : cases) {
+    EXPECT_EQ(TpFitsQueryGroups(c.tp, c.groups, QueryGroupSplit::kMultipleOrDivisor), c.megatron)
+        << "TP" << c.tp << " groups " << c.groups;
+    EXPECT_EQ(TpFitsQueryGroups(c.tp, c.groups, QueryGroupSplit::kTpDivides), c.whole_heads)
+        << "TP" << c.tp << " groups " << c.groups;
+  }
 }
 
 }  // namespace

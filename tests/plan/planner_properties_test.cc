@@ -219,29 +219,32 @@ void ExpectPeakNeverFallsWithTheMicroBatch(const std::vector<std::string>& sets,
   std::map<std::string, std::array<double, 3>> by_recompute;
   int64_t checked = 0;
   const ParamBreakdown params = CountParams(p.setup.job.model);
-  plan::EnumerateLayouts(plan::RulesOf(p.setup.job.model), space, [&](const plan::Candidate& c) {
-    Job job = p.setup.job;
-    plan::ApplyCandidate(job.spec, c);
-    if (!RederiveJob(job).ok()) return true;
-    // The numbers-only ledger (the same numbers as the explained one: ledger_detail_test.cc),
-    // to keep this walk over thousands of layouts quick under the sanitizers.
-    Bytes floor;
-    const double peak =
-        ComputeLedger(job, p.memory, ComputeStageStatics(job, params, Detail::kNumbersOnly), floor,
-                      Detail::kNumbersOnly)
-            .Peak()
-            .value();
-    plan::Candidate key = c;
-    key.micro_batch = 0;
-    peaks[plan::LayoutName(key)].emplace_back(c.micro_batch, peak);
-    key = c;
-    key.recompute = RecomputeGranularity::kNone;
-    auto [it, inserted] = by_recompute.try_emplace(plan::LayoutName(key));
-    if (inserted) it->second.fill(-1);
-    it->second.at(static_cast<size_t>(c.recompute)) = peak;
-    ++checked;
-    return true;
-  });
+  plan::EnumerateLayouts(plan::RulesOf(p.setup.job.model, p.setup.job.query_groups()), space,
+                         [&](const plan::Candidate& c) {
+                           Job job = p.setup.job;
+                           plan::ApplyCandidate(job.spec, c);
+                           if (!RederiveJob(job).ok()) return true;
+                           // The numbers-only ledger (the same numbers as the explained one:
+                           // ledger_detail_test.cc), to keep this walk over thousands of layouts
+                           // quick under the sanitizers.
+                           Bytes floor;
+                           const double peak =
+                               ComputeLedger(job, p.memory,
+                                             ComputeStageStatics(job, params, Detail::kNumbersOnly),
+                                             floor, Detail::kNumbersOnly)
+                                   .Peak()
+                                   .value();
+                           plan::Candidate key = c;
+                           key.micro_batch = 0;
+                           peaks[plan::LayoutName(key)].emplace_back(c.micro_batch, peak);
+                           key = c;
+                           key.recompute = RecomputeGranularity::kNone;
+                           auto [it, inserted] = by_recompute.try_emplace(plan::LayoutName(key));
+                           if (inserted) it->second.fill(-1);
+                           it->second.at(static_cast<size_t>(c.recompute)) = peak;
+                           ++checked;
+                           return true;
+                         });
   EXPECT_GT(checked, 1000);
   int64_t groups_with_several = 0;
   for (auto& [name, by_mb] : peaks) {

@@ -18,6 +18,11 @@ ModelTrafficShape TrafficShapeOf(const ModelConfig& config, bool with_mtp) {
                             config.CountLayers(MixerKind::kMla);
   s.kv_width = 2 * config.attention.num_kv_heads * config.attention.head_dim;
   s.kv_heads = std::max<int64_t>(1, config.attention.num_kv_heads);
+  s.softmax_attention_layers = config.CountLayers(MixerKind::kFullAttention) +
+                               config.CountLayers(MixerKind::kSlidingAttention);
+  const AttentionConfig& a = config.attention;
+  s.query_groups = a.num_kv_heads;
+  s.qkv_width = ((a.output_gate ? 2 : 1) * a.num_heads + 2 * a.num_kv_heads) * a.head_dim;
   if (config.CountLayers(MixerKind::kMla) > 0) {
     // MLA's context-parallel exchange carries the full K and V heads after up-projection.
     s.kv_width = config.mla.num_heads * (config.mla.qk_nope_head_dim + config.mla.qk_rope_head_dim +
@@ -62,7 +67,7 @@ std::vector<TrafficItem> LayoutTraffic(const ModelTrafficShape& model, const Tra
   // forward (and its collectives) inside the backward.
   const double passes = in.full_recompute ? 3.0 : 2.0;
   std::vector<TrafficItem> items;
-  items.reserve(12);  // every kind of traffic below at most once or twice: one allocation
+  items.reserve(14);  // every kind of traffic below at most once or twice: one allocation
   // The purpose, `what` then `how`, only when explained (the planner prices millions of items).
   auto purpose = [&](std::string_view what, std::string_view how = {}) {
     return detail == Detail::kExplained ? std::string(what).append(how) : std::string();
@@ -98,6 +103,23 @@ std::vector<TrafficItem> LayoutTraffic(const ModelTrafficShape& model, const Tra
       per_layer(GroupKind::kTp, purpose(what), CollectiveOp::kAllReduce, tokens * h * act,
                 per_layer_calls, layers);
     }
+  }
+  if (l.tp > model.query_groups && model.query_groups > 0 && model.softmax_attention_layers > 0) {
+    // Fewer query groups than TP ranks (megatron-core, job/job_validation.h QueryGroupSplit):
+    // each rank all-gathers the column-parallel QKV output over TP and keeps its group's slice
+    // (attention.py, get_query_key_value_tensors: all_gather_last_dim_from_tensor_parallel_
+    // region), whose backward reduce-scatters the gradient. nccl-tests' size is the gathered
+    // [tokens, qkv_width]; the tokens are the whole sequence on the rank (sequence parallelism
+    // gathers them before the projection).
+    const double gathered = tokens * static_cast<double>(model.qkv_width) * act;
+    const double softmax_layers =
+        static_cast<double>(model.softmax_attention_layers) / static_cast<double>(l.pp);
+    per_layer(GroupKind::kTp,
+              purpose("TP QKV output, all-gather (fewer query groups than TP ranks)"),
+              CollectiveOp::kAllGather, gathered, passes - 1.0, softmax_layers);
+    per_layer(GroupKind::kTp,
+              purpose("TP QKV output gradient, reduce-scatter (fewer query groups than TP ranks)"),
+              CollectiveOp::kReduceScatter, gathered, 1.0, softmax_layers);
   }
   // With sequence parallelism each TP rank holds tokens / TP of the sequence outside the TP
   // blocks: that is what the MoE all-to-all and the pipeline send carry.

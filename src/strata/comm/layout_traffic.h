@@ -23,10 +23,13 @@ struct ModelTrafficShape {
   int64_t hidden_size = 0;
   int64_t layers = 0;  // decoder layers (MTP not included)
   int64_t moe_layers = 0;
-  int64_t dense_ffn_layers = 0;       // layers with a dense MLP (not MoE)
-  int64_t full_attention_layers = 0;  // softmax or MLA layers (context parallel exchanges K, V)
-  int64_t kv_width = 0;               // per token, K and V together, elements
-  int64_t kv_heads = 1;               // the heads kv_width is made of (TP splits them)
+  int64_t dense_ffn_layers = 0;          // layers with a dense MLP (not MoE)
+  int64_t full_attention_layers = 0;     // softmax or MLA layers (context parallel exchanges K, V)
+  int64_t kv_width = 0;                  // per token, K and V together, elements
+  int64_t kv_heads = 1;                  // the heads kv_width is made of (TP splits them)
+  int64_t softmax_attention_layers = 0;  // full and sliding-window softmax layers (not MLA)
+  int64_t query_groups = 0;              // their KV heads
+  int64_t qkv_width = 0;                 // their fused QKV projection's output (+ gate), per token
   int64_t top_k = 0;
   int64_t non_expert_params = 0;  // replicated across DP (text non-expert + vision + MTP)
   int64_t expert_params = 0;      // routed experts, sharded by EP x ETP

@@ -851,7 +851,10 @@ Result<ImportReport> ImportJob(std::string_view text, const std::string& file,
   // A Megatron-style model description (report.model_json) is checked where it is loaded.
   if (report.model_json.empty()) {
     if (auto model = LoadModelConfig(job->model); model.ok()) {
-      if (Status s = CheckLayoutAgainstModel(*job, *model); !s.ok()) {
+      STRATA_ASSIGN_OR_RETURN(FrameworkEngines engines, LoadFrameworkEngines());
+      const QueryGroupSplit split =
+          QueryGroupSplitOf(ResolveEngineChain(engines, job->framework, job->sharding.mode));
+      if (Status s = CheckLayoutAgainstModel(*job, *model, split); !s.ok()) {
         Error e = s.error();
         e.message = "the imported job is not valid: " + e.message;
         if (e.file.empty() || e.file == job->file) e.file = file + " (imported)";

@@ -123,7 +123,8 @@ Status CheckLayoutArithmetic(JobSpec& job) {
   return OkStatus();
 }
 
-Status CheckLayoutAgainstModel(const JobSpec& job, const ModelConfig& model) {
+Status CheckLayoutAgainstModel(const JobSpec& job, const ModelConfig& model,
+                               QueryGroupSplit split) {
   const ParallelLayout& l = job.layout;
   const int64_t world = job.cluster.world();
   auto tp_rule = [&](int64_t count, const char* what) -> Status {
@@ -138,7 +139,31 @@ Status CheckLayoutAgainstModel(const JobSpec& job, const ModelConfig& model) {
       model.HasLayers(MixerKind::kFullAttention) || model.HasLayers(MixerKind::kSlidingAttention);
   if (has_attention) {
     STRATA_RETURN_IF_ERROR(tp_rule(model.attention.num_heads, "attention heads"));
-    STRATA_RETURN_IF_ERROR(tp_rule(model.attention.num_kv_heads, "KV heads (query groups)"));
+    const int64_t groups = model.attention.num_kv_heads;
+    if (!TpFitsQueryGroups(l.tp, groups, split)) {
+      const bool megatron = split == QueryGroupSplit::kMultipleOrDivisor;
+      Error e = RuleError(
+          job, "parallel.tp",
+          megatron ? fmt::format("KV heads (query groups) ({}) must be a multiple or divisor of "
+                                 "TP ({}) in megatron-core",
+                                 groups, l.tp)
+                   : fmt::format("KV heads (query groups) ({}) must be divisible by TP ({})",
+                                 groups, l.tp),
+          ValuesThatWork(world,
+                         [&](int64_t v) {
+                           return Divides(v, model.attention.num_heads) &&
+                                  TpFitsQueryGroups(v, groups, split) &&
+                                  Divides(v * l.pp * l.cp, world);
+                         }),
+          "TP values");
+      if (!megatron && l.tp > groups && Divides(groups, l.tp)) {
+        e.hint += fmt::format(
+            "; {} with sharding {} does not train through megatron-core, which alone runs TP "
+            "above the KV heads (one per rank); the others split whole heads",
+            job.framework.name, ShardingModeName(job.sharding.mode));
+      }
+      return e;
+    }
   }
   if (model.HasLayers(MixerKind::kMla)) {
     STRATA_RETURN_IF_ERROR(tp_rule(model.mla.num_heads, "MLA heads"));

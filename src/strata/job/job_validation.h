@@ -10,6 +10,7 @@
 
 #include "strata/core/result.h"
 #include "strata/job/job_spec.h"
+#include "strata/job/query_group_split.h"
 #include "strata/job/resolved_job.h"
 #include "strata/model/model_config.h"
 
@@ -20,10 +21,10 @@ namespace strata {
 /// needs PP > 1, CP splits the sequence into 2 x CP chunks. Fills job.layout().dp.
 Status CheckLayoutArithmetic(JobSpec& job);
 
-/// The rules that need the architecture: heads and KV heads (and linear-attention heads)
-/// divisible by TP, experts by EP, expert FFN width by ETP, layers by PP x VPP, the recompute
-/// layer count, frozen module names, MTP present when asked for.
-Status CheckLayoutAgainstModel(const JobSpec& job, const ModelConfig& model);
+/// The rules that need the architecture: heads divisible by TP, the KV heads under `split`
+/// (linear-attention heads divisible by TP), experts by EP, expert FFN width by ETP, layers by
+/// PP x VPP, the recompute layer count, frozen module names, MTP present when asked for.
+Status CheckLayoutAgainstModel(const JobSpec& job, const ModelConfig& model, QueryGroupSplit split);
 
 /// The values in [1, limit] that satisfy `ok` (divisors of the world size, typically), for
 /// "values that would work" hints.

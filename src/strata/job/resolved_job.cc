@@ -159,6 +159,10 @@ Result<ResolvedJob> ResolveJobWithModel(const JobSpec& spec, ModelConfig model,
   STRATA_RETURN_IF_ERROR(ResolveAdapterTargets(job.spec, engines, &model));
   job.gdn =
       ResolveGdnPlacement(engines, job.spec.framework, job.spec.sharding.mode, model.model_type);
+  for (size_t m = 0; m < kShardingModeCount; ++m) {
+    job.query_groups_by_mode[m] = QueryGroupSplitOf(
+        ResolveEngineChain(engines, job.spec.framework, static_cast<ShardingMode>(m)));
+  }
   job.model = std::move(model);
   STRATA_ASSIGN_OR_RETURN(job.cluster, ClusterOf(spec));
   STRATA_ASSIGN_OR_RETURN(job.step.sequence, SequenceOf(spec));
@@ -174,7 +178,7 @@ Status RederiveJob(ResolvedJob& job) {
 namespace {
 Status Derive(ResolvedJob& job) {
   const JobSpec& spec = job.spec;
-  STRATA_RETURN_IF_ERROR(CheckLayoutAgainstModel(spec, job.model));
+  STRATA_RETURN_IF_ERROR(CheckLayoutAgainstModel(spec, job.model, job.query_groups()));
   StepShape& step = job.step;
   step.micro_batches = spec.num_micro_batches();
   step.tokens_per_step = static_cast<double>(spec.global_batch) * step.sequence.mean_tokens;

@@ -7,6 +7,7 @@
 #ifndef STRATA_JOB_RESOLVED_JOB_H_
 #define STRATA_JOB_RESOLVED_JOB_H_
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -19,6 +20,7 @@
 #include "strata/job/engine_chain.h"
 #include "strata/job/job_spec.h"
 #include "strata/job/parallel_layout.h"
+#include "strata/job/query_group_split.h"
 #include "strata/model/model_config.h"
 #include "strata/model/sequence_lengths.h"
 
@@ -62,6 +64,14 @@ struct ResolvedJob {
   /// Whose Gated DeltaNet the framework builds and whether TP splits it (job/engine_chain.h);
   /// empty for a job built in code (split, as megatron-core's).
   GdnPlacement gdn;
+  /// How the engine under each sharding mode (indexed by ShardingMode) splits the KV heads
+  /// over TP (job/query_group_split.h): a layout search may change the mode. megatron-core's
+  /// for a job built in code, as `gdn`.
+  std::array<QueryGroupSplit, kShardingModeCount> query_groups_by_mode = [] {
+    std::array<QueryGroupSplit, kShardingModeCount> all{};
+    all.fill(QueryGroupSplit::kMultipleOrDivisor);
+    return all;
+  }();
   JobRequest request;      // how it was asked for (empty for a job built in code)
   bool reference = false;  // the built-in reference job, chosen because nothing was given
 
@@ -69,6 +79,10 @@ struct ResolvedJob {
   const GpuSpec& gpu() const { return cluster.gpu; }
   const ParallelLayout& layout() const { return spec.layout; }
   int64_t world() const { return spec.layout.world(); }
+  /// The KV-head split under the spec's sharding mode.
+  QueryGroupSplit query_groups() const {
+    return query_groups_by_mode[static_cast<size_t>(spec.sharding.mode)];
+  }
   /// "strata memory job.yaml --set a=1 --set b=2": the user's own command with `extra` --set
   /// flags appended (an extra key replaces the user's value for the same key).
   std::string CommandLine(std::string_view command,

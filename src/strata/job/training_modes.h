@@ -20,6 +20,7 @@ namespace strata {
 ///   zero3  optimizer state, gradients and weights (DeepSpeed stage 3, megatron FSDP);
 ///   fsdp2  the same, per parameter (torch FSDP2): the sharded parameter is the fp32 master.
 enum class ShardingMode { kNone, kZero1, kZero2, kZero3, kFsdp2 };
+inline constexpr size_t kShardingModeCount = 5;
 std::string_view ShardingModeName(ShardingMode mode);
 
 /// DeepSpeed's offload_optimizer / offload_param device (FSDP2's CPUOffloadPolicy is `cpu` on

@@ -148,7 +148,8 @@ LayerActivationBytes PerToken(const Job& job, const MemoryConstants& constants,
     case MixerKind::kSlidingAttention: {
       const AttentionConfig& at = m.attention;
       const auto q = static_cast<double>(at.num_heads * at.head_dim);
-      const auto kv = static_cast<double>(at.num_kv_heads * at.head_dim);
+      // K and V over the TP group: one head per rank when TP exceeds the query groups.
+      const auto kv = static_cast<double>(at.KvHeadsOverTp(job.spec.layout.tp) * at.head_dim);
       sharded += q + 2 * kv + q;             // q, k, v into flash attention; its output
       if (at.qk_norm) sharded += q + kv;     // q and k before their norms
       if (at.output_gate) sharded += 2 * q;  // the gate and the gated o_proj input

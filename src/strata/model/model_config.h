@@ -46,6 +46,14 @@ struct AttentionConfig {
   bool sinks = false;               // one learned attention-sink logit per head (GPT-OSS)
   int64_t sliding_window = 0;       // tokens, for kSlidingAttention layers; 0 when none
   bool rope_yarn = false;           // rope_scaling's type is yarn (GPT-OSS, long-context variants)
+
+  /// The K and V heads a TP group of `tp` ranks holds between them: num_kv_heads split over
+  /// TP, or one per rank when TP exceeds them (megatron-core gathers the QKV output and keeps
+  /// its query group's head on each of the TP / groups ranks that share it:
+  /// job/job_validation.h, QueryGroupSplit). One rank holds this / tp of them.
+  int64_t KvHeadsOverTp(int64_t tp) const {
+    return num_kv_heads > 0 && tp > num_kv_heads ? tp : num_kv_heads;
+  }
 };
 
 /// DeepSeek multi-head latent attention.

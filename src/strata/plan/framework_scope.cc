@@ -85,6 +85,7 @@ ModeScope Resolve(const FrameworkCatalog& catalog, const JobSpec& job,
                                       ? job.framework.version
                                       : catalog.engines.LatestOf(f->name);
       Apply(ms, it->second, f->name, version, model_type, moe);
+      ms.dimensions.query_groups = QueryGroupSplitOf(chain);
       // mcore-bridge's LoraParallelLinear raises on expert layers under ETP > 1
       // (modelscope/mcore-bridge@f020e47: src/mcore_bridge/tuners/lora.py).
       if (job.adapter.on() && moe && ms.dimensions.etp && chain.Runs("megatron-core")) {

@@ -49,7 +49,7 @@ std::vector<StageSplit> UnevenSplits(int64_t layers, int64_t pp) {
 std::string_view RuleDescription(Rule rule) {
   switch (rule) {
     case Rule::kTpDividesModel:
-      return "TP must divide the heads, KV heads and MLP widths";
+      return "TP must divide the heads and MLP widths, and split the KV heads as the engine does";
     case Rule::kLayersDividePp:
       return "the layers must split into PP x VPP chunks (evenly, or with an uneven first or last "
              "stage at VPP 1)";
@@ -92,7 +92,7 @@ std::vector<int64_t> Divisors(int64_t n) {
 
 // Mirrors CheckLayoutAgainstModel (job/job_validation.cc): keep the two in step; the test
 // LayoutSpace.AgreesWithJobValidation compares them layout by layout.
-ModelRules RulesOf(const ModelConfig& model) {
+ModelRules RulesOf(const ModelConfig& model, QueryGroupSplit split) {
   ModelRules r;
   auto add = [&](int64_t count) {
     if (count > 0) r.tp_divides.push_back(count);
@@ -101,7 +101,8 @@ ModelRules RulesOf(const ModelConfig& model) {
           model.CountLayers(MixerKind::kSlidingAttention) >
       0) {
     add(model.attention.num_heads);
-    add(model.attention.num_kv_heads);
+    r.query_groups = model.attention.num_kv_heads;
+    r.query_group_split = split;
   }
   if (model.CountLayers(MixerKind::kMla) > 0) add(model.mla.num_heads);
   if (model.CountLayers(MixerKind::kGatedDeltaNet) > 0) {
@@ -131,11 +132,12 @@ PruneCounts EnumerateLayouts(const ModelRules& rules, const SearchSpace& space,
   // alone does not run is checked per candidate.
   DimensionSet any;
   if (!space.mode_dimensions.empty()) {
-    any = DimensionSet{false, false, false, false, false, false, true};
+    any = DimensionSet{false, false, false, false, false, false, true, QueryGroupSplit::kTpDivides};
     for (const DimensionSet& d : space.mode_dimensions) {
       any.tp |= d.tp, any.pp |= d.pp, any.vpp |= d.vpp;
       any.cp |= d.cp, any.ep |= d.ep, any.etp |= d.etp;
       any.etp_one_or_tp &= d.etp_one_or_tp;
+      if (d.query_groups == QueryGroupSplit::kMultipleOrDivisor) any.query_groups = d.query_groups;
     }
   }
   // Only modes that run less than the union need the per-candidate check.
@@ -152,7 +154,10 @@ PruneCounts EnumerateLayouts(const ModelRules& rules, const SearchSpace& space,
       continue;
     }
     if (std::any_of(rules.tp_divides.begin(), rules.tp_divides.end(),
-                    [&](int64_t n) { return !Divides(tp, n); })) {
+                    [&](int64_t n) { return !Divides(tp, n); }) ||
+        !TpFitsQueryGroups(
+            tp, rules.query_groups,
+            space.mode_dimensions.empty() ? rules.query_group_split : any.query_groups)) {
       ++counts[Rule::kTpDividesModel];
       continue;
     }
@@ -259,8 +264,10 @@ PruneCounts EnumerateLayouts(const ModelRules& rules, const SearchSpace& space,
                   for (size_t m = 0; m < modes.size(); ++m) {
                     const ShardingMode sh = modes[m];
                     if (check_modes && m < space.mode_dimensions.size() &&
-                        !space.mode_dimensions[m].Admits(
-                            ParallelLayout{tp, pp, vpp, cp, ep, etp, dp, false})) {
+                        (!space.mode_dimensions[m].Admits(
+                             ParallelLayout{tp, pp, vpp, cp, ep, etp, dp, false}) ||
+                         !TpFitsQueryGroups(tp, rules.query_groups,
+                                            space.mode_dimensions[m].query_groups))) {
                       ++counts[Rule::kFrameworkCannotRun];
                       continue;
                     }

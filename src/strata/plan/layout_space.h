@@ -14,18 +14,22 @@
 #include <vector>
 
 #include "strata/job/job_spec.h"
+#include "strata/job/query_group_split.h"
 #include "strata/model/model_config.h"
 
 namespace strata::plan {
 
 /// The divisibility facts of a model that the layout rules need, computed once per model.
 struct ModelRules {
-  std::vector<int64_t> tp_divides;  // counts TP must divide: heads, KV heads, MLP widths...
+  std::vector<int64_t> tp_divides;  // counts TP must divide: heads, MLP widths...
+  int64_t query_groups = 0;         // softmax attention's KV heads (0: none), under the split
+  QueryGroupSplit query_group_split = QueryGroupSplit::kTpDivides;
   int64_t num_layers = 0;
   int64_t num_experts = 0;  // 0: a dense model (EP and ETP must be 1)
   int64_t expert_ffn = 0;   // the routed experts' FFN width (ETP must divide it)
 };
-ModelRules RulesOf(const ModelConfig& model);
+/// `split`: how the job's engine splits the KV heads (ResolvedJob::query_groups).
+ModelRules RulesOf(const ModelConfig& model, QueryGroupSplit split);
 
 /// One candidate: a layout plus the per-step choices that change memory and time.
 struct Candidate {
@@ -39,6 +43,8 @@ struct Candidate {
 struct DimensionSet {
   bool tp = true, pp = true, vpp = true, cp = true, ep = true, etp = true;
   bool etp_one_or_tp = false;  // ETP only 1 or TP (torchtitan)
+  /// How the mode's engine splits the KV heads (job/query_group_split.h).
+  QueryGroupSplit query_groups = QueryGroupSplit::kMultipleOrDivisor;
   /// Whether `l` uses only these dimensions (the others at 1).
   bool Admits(const ParallelLayout& l) const;
   bool all() const { return tp && pp && vpp && cp && ep && etp; }
@@ -65,7 +71,7 @@ struct SearchSpace {
 
 /// Why a partial layout was dropped; each rule is one of job_validation.cc's checks.
 enum class Rule {
-  kTpDividesModel,       // heads, KV heads, MLP widths divisible by TP
+  kTpDividesModel,       // heads, MLP widths divisible by TP; KV heads as the engine splits them
   kLayersDividePp,       // layers split into PP x VPP chunks, evenly or as an uneven split
   kCpSplitsSequence,     // max_tokens divisible by 2 x CP
   kCpNeedsFlash,         // CP > 1 only with flash attention (attention.kernel)

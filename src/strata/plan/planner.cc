@@ -660,16 +660,17 @@ Result<PlanResult> PlanLayoutsReference(const StepSetup& setup, const Collective
   plan.sharding = space.sharding;
   std::vector<Timed> timed;
   int64_t index = 0;
-  plan.rules = EnumerateLayouts(RulesOf(setup.job.model), space, [&](const Candidate& c) {
-    auto step = EvaluateStep(setup.tables, StepLayoutFor(setup, c), comm);
-    if (!step.ok()) {
-      ++plan.unplaceable;
-    } else {
-      timed.push_back({step->step.s(), c, index});
-    }
-    ++index;
-    return true;
-  });
+  plan.rules = EnumerateLayouts(
+      RulesOf(setup.job.model, setup.job.query_groups()), space, [&](const Candidate& c) {
+        auto step = EvaluateStep(setup.tables, StepLayoutFor(setup, c), comm);
+        if (!step.ok()) {
+          ++plan.unplaceable;
+        } else {
+          timed.push_back({step->step.s(), c, index});
+        }
+        ++index;
+        return true;
+      });
   plan.step_evaluations = plan.rules.valid;
   // Ties keep the enumeration order, as the fast path's heap does.
   std::stable_sort(timed.begin(), timed.end(),

@@ -43,7 +43,7 @@ LayoutsByTime::LayoutsByTime(const StepSetup& setup, const CollectiveModel& comm
   const int64_t gpus_per_node = comm.cluster().gpus_per_node;
   std::vector<uint32_t> firsts;                // per placement: the index of its first layout
   std::vector<ParallelLayout> placed_layouts;  // per placement: a layout to place its groups
-  const ModelRules rules = RulesOf(setup.job.model);
+  const ModelRules rules = RulesOf(setup.job.model, setup.job.query_groups());
   // Counted first (a few ms for millions) so that the arrays are allocated once.
   const auto count = static_cast<size_t>(
       EnumerateLayouts(rules, space, [](const Candidate&) { return true; }).valid);

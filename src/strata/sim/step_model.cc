@@ -283,8 +283,12 @@ MicroBatchCompute ComputeMicroBatch(const StepTables& t, const StepLayout& s,
   const LinearStateTimes linear = LinearStateKernelTimes(t, tokens, mbs, tp);
   fwd.gated_deltanet = linear.forward;
   const double gdn_split = t.gdn_replicated ? 1.0 : tp;
+  // TP above the query groups: each rank works on one KV head, not kv / TP of one.
+  const double extra_kv_heads =
+      t.query_groups > 0 ? std::max(0.0, tp - static_cast<double>(t.query_groups)) : 0.0;
   fwd.memory_bound =
-      Seconds::Of((t.replicated_bytes_per_token / sp_split + t.split_bytes_per_token / tp +
+      Seconds::Of((t.replicated_bytes_per_token / sp_split +
+                   (t.split_bytes_per_token + extra_kv_heads * t.kv_head_bytes_per_token) / tp +
                    t.gdn_bytes_per_token / gdn_split) *
                   tokens / hbm);
   const double loss =

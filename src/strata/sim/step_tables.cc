@@ -79,6 +79,9 @@ void AddLayerBytes(const ModelConfig& c, const LayerSpec& spec, StepTables& t) {
       if (a.qk_norm) elems += 2 * (q + kv);  // per-head norms on q and k
       if (a.output_gate) elems += 3 * q;     // sigmoid gate: read 2q, write q
       t.split_bytes_per_token += b * elems;
+      t.kv_head_bytes_per_token +=
+          b * static_cast<double>(a.head_dim) * (a.qk_norm ? 4.0 : 2.0);  // rotary, k norm
+      t.query_groups = a.num_kv_heads;
       break;
     }
     case MixerKind::kMla: {

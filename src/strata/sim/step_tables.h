@@ -94,6 +94,11 @@ struct StepTables {
   // parallelism splits them. "Split" tensors are TP-sharded (activations, rotary, gates).
   double replicated_bytes_per_token = 0;
   double split_bytes_per_token = 0;
+  // Of split_bytes_per_token: what one KV head of every softmax layer moves (rotary and the
+  // k norm), and the KV heads; above them, TP ranks each work on one head
+  // (AttentionConfig::KvHeadsOverTp), max(kv, TP) heads over the TP group.
+  double kv_head_bytes_per_token = 0;
+  int64_t query_groups = 0;
   double loss_bytes_per_vocab_entry = 0;  // cross entropy, forward + backward, per token x V
   // Parts of the two above that selective recompute (--recompute-modules) re-runs by module:
   // the norms' (replicated), the router and token permutation's (replicated), and the SwiGLU
