@@ -48,6 +48,10 @@ bool NcclSetUp(const FailureSignal& s) {
 // What a start-up fault outside NCCL points at, from the words of its own line.
 std::string StartUpSetting(const std::string& detail) {
   if (detail.starts_with("torch_xla")) return "XRT_TPU_CONFIG and every ordinal's log";
+  if (detail.starts_with("two ranks on one GPU")) {
+    return "each rank's GPU (torch.cuda.set_device(LOCAL_RANK), CUDA_VISIBLE_DEVICES, processes "
+           "per node)";
+  }
   if (detail.find("GLOO_SOCKET_IFNAME") != std::string::npos) return "GLOO_SOCKET_IFNAME";
   if (detail.find("was closed") != std::string::npos) return "the other nodes' logs";
   if (detail.find("rdzv_endpoint") != std::string::npos) return "rdzv_endpoint";

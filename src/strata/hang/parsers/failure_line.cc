@@ -54,6 +54,14 @@ bool ClassifyFailureLine(std::string_view line, FailureSignal* s) {
     s->detail = std::string(line.substr(line.find("Cuda failure"), 120));
     return true;
   }
+  // nccl-tests' CUDACHECK, from the process whose CUDA call failed (it exits next): "<host>: Test
+  // CUDA failure common.cu:732 'invalid device ordinal'" (NVIDIA/nccl#348, under mpirun's
+  // -tag-output "[1,13]<stdout>:", the rank).
+  if (const size_t at = line.find("Test CUDA failure "); at != std::string_view::npos) {
+    s->kind = K::kCudaError;
+    s->detail = std::string(TrimSpace(line.substr(at + 18, 120)));
+    return true;
+  }
   if (const size_t xid = line.find("NVRM: Xid"); xid != std::string_view::npos) {
     s->kind = K::kCudaError;
     const size_t colon = line.find("): ", xid);
@@ -442,6 +450,29 @@ bool ClassifyFailureLine(std::string_view line, FailureSignal* s) {
   if (Contains(line, "unhandled cuda error")) {
     s->kind = K::kCudaError;
     s->detail = "NCCL unhandled cuda error (a CUDA call inside NCCL failed)";
+    return true;
+  }
+  // ncclInvalidUsage's last error when two ranks of one communicator share a device: "Duplicate
+  // GPU detected : rank 1 and rank 0 both on CUDA device 10" (verl-project/verl#161, NVIDIA/nccl
+  // #1241). NCCL checks every rank's bus id while it builds the communicator, before any
+  // collective runs: the launch mapped two ranks to one GPU (more processes than GPUs, no
+  // torch.cuda.set_device, a scheduler's placement). A start-up fault whose pair shares the blame.
+  if (const size_t at = line.find("Duplicate GPU detected : rank "); at != std::string_view::npos) {
+    s->kind = K::kBootstrap;
+    s->detail = "two ranks on one GPU (" +
+                std::string(TrimSpace(line.substr(at, line.find_first_of("^`", at) - at))) + ")";
+    return true;
+  }
+  // torch's elastic launcher over etcd keeps its rendezvous under "/torchelastic/p2p/run_<id>/rdzv"
+  // and its store under "/torch/elastic/store"; python-etcd raises on them as
+  // "etcd.EtcdKeyNotFound: Key not found : /torchelastic/p2p/run_.../rdzv/next_strategy"
+  // (JF-D/Parcae#1). The workers never formed: a start-up fault of the rendezvous backend.
+  if (line.starts_with("etcd.Etcd") &&
+      (Contains(line, "/torchelastic/") || Contains(line, "/torch/elastic/"))) {
+    s->kind = K::kBootstrap;
+    s->detail = "the elastic launcher's etcd rendezvous failed (" +
+                std::string(TrimSpace(line.substr(0, 120))) + "): check the etcd server at " +
+                "rdzv_endpoint";
     return true;
   }
   if (Contains(line, "unhandled system error")) {
