@@ -84,5 +84,32 @@ TEST(FirstRunThirteenthBatch, EtcdRendezvousBackendFailureIsAStartUpFault) {
   EXPECT_NE(other.finding.kind, "bootstrap") << other.finding.summary;
 }
 
+// horovod/horovod#1182: gdb's partial backtrace of rank 0, "#4  0x00007fe93f3e518d in PMPI_Gather
+// () / from /usr/local/openmpi/lib/libmpi.so.40" under Horovod's RunLoopOnce (the coordinator).
+// An MPI collective completes on no member before every member has entered it (the gather's root
+// receives from each), so a thread dumped inside one waits on members that have not come. By
+// hand: a collective that does not complete, MPI_Gather, no rank named (only rank 0 is shown).
+// The first run read nothing (no verdict, exit 3).
+TEST(FirstRunThirteenthBatch, GdbThreadInsideAnMpiCollectiveWaitsOnItsPeers) {
+  const Verdict v = AnalyzeLog(
+      "Thread 2 (Thread 0x7fe9be0b1700 (LWP 442)):\n"
+      "#0  0x00007fe934790bce in mca_btl_smcuda_component_progress ()\n"
+      "   from /usr/local/openmpi/lib/openmpi/mca_btl_smcuda.so\n"
+      "#3  0x00007fe93f41b8ff in ompi_coll_base_gather_intra_basic_linear ()\n"
+      "   from /usr/local/openmpi/lib/libmpi.so.40\n"
+      "#4  0x00007fe93f3e518d in PMPI_Gather ()\n"
+      "   from /usr/local/openmpi/lib/libmpi.so.40\n");
+  EXPECT_EQ(v.finding.kind, "collective_timeout") << v.finding.summary;
+  EXPECT_TRUE(v.finding.ranks.empty());
+  EXPECT_EQ(v.finding.op, "MPI_Gather") << v.finding.summary;
+  // A point-to-point call (made: the same frame in PMPI_Recv) is no collective.
+  const Verdict p2p = AnalyzeLog("#4  0x00007fe93f3e518d in PMPI_Recv ()\n");
+  EXPECT_NE(p2p.finding.kind, "collective_timeout") << p2p.finding.summary;
+  // A watchdog's timeout in the same log is the stronger evidence and keeps its collective.
+  const Verdict both = AnalyzeLog(inputs::TimeoutLine(0, 7, "ALLREDUCE") +
+                                  "#4  0x00007fe93f3e518d in PMPI_Gather ()\n");
+  EXPECT_EQ(both.finding.op, "ALLREDUCE") << both.finding.summary;
+}
+
 }  // namespace
 }  // namespace strata::hang

@@ -475,6 +475,29 @@ bool ClassifyFailureLine(std::string_view line, FailureSignal* s) {
                 "rdzv_endpoint";
     return true;
   }
+  // gdb's backtrace of a thread inside an MPI collective: "#4  0x00007fe93f3e518d in PMPI_Gather
+  // () from /usr/local/openmpi/lib/libmpi.so.40" (horovod/horovod#1182: Horovod's coordinator
+  // thread). Every member must enter an MPI collective before it completes on any, so a thread
+  // dumped inside one waits on the ranks that have not come; the dump names none of them.
+  if (line.size() > 2 && line[0] == '#' && std::isdigit(static_cast<unsigned char>(line[1]))) {
+    static constexpr std::array<std::string_view, 13> kMpiCollectives = {
+        "Allreduce", "Allgather", "Allgatherv", "Alltoall", "Alltoallv", "Bcast",         "Barrier",
+        "Gather",    "Gatherv",   "Reduce",     "Scatter",  "Scatterv",  "Reduce_scatter"};
+    for (std::string_view prefix : {" in PMPI_", " in MPI_"}) {
+      const size_t at = line.find(prefix);
+      if (at == std::string_view::npos) continue;
+      const std::string_view name = line.substr(at + prefix.size());
+      const size_t end = name.find(" (");
+      if (end == std::string_view::npos) continue;
+      const std::string_view op = name.substr(0, end);
+      if (std::find(kMpiCollectives.begin(), kMpiCollectives.end(), op) == kMpiCollectives.end())
+        continue;
+      s->kind = K::kMpiCollectiveWait;
+      s->op = "MPI_" + std::string(op);
+      s->detail = std::string(TrimSpace(line.substr(0, 160)));
+      return true;
+    }
+  }
   if (Contains(line, "unhandled system error")) {
     s->kind = K::kBootstrap;
     s->detail = "NCCL unhandled system error (a socket or network call failed while connecting)";
