@@ -29,7 +29,7 @@ using strata::testing::TestPath;
 
 constexpr const char* kSuite = "golden/hang-real";
 // The count of right cases may only go up: lower it only with a reason in the commit message.
-constexpr size_t kMinRight = 379;
+constexpr size_t kMinRight = 402;
 
 struct Expected {
   bool problem = true;
@@ -247,8 +247,8 @@ std::string AccuracyDocument(const Results& r, const std::map<std::string, std::
   // keyed by the label alone would put "(fourth)" before "(second)").
   std::vector<std::pair<std::string, Batch>> ordered(batches.begin(), batches.end());
   const auto collected = [](const std::string& label) {
-    static const std::vector<std::string> kOrdinals = {"(second)", "(third)", "(fourth)",
-                                                       "(fifth)",  "(sixth)", "(seventh)"};
+    static const std::vector<std::string> kOrdinals = {
+        "(second)", "(third)", "(fourth)", "(fifth)", "(sixth)", "(seventh)", "(eighth)"};
     for (size_t i = 0; i < kOrdinals.size(); ++i) {
       if (label.ends_with(kOrdinals[i])) return std::pair(label.substr(0, 10), i + 1);
     }

@@ -48,6 +48,10 @@ bool NcclSetUp(const FailureSignal& s) {
 // What a start-up fault outside NCCL points at, from the words of its own line.
 std::string StartUpSetting(const std::string& detail) {
   if (detail.starts_with("torch_xla")) return "XRT_TPU_CONFIG and every ordinal's log";
+  if (detail.starts_with("two ranks on one GPU")) {
+    return "each rank's GPU (torch.cuda.set_device(LOCAL_RANK), CUDA_VISIBLE_DEVICES, processes "
+           "per node)";
+  }
   if (detail.find("GLOO_SOCKET_IFNAME") != std::string::npos) return "GLOO_SOCKET_IFNAME";
   if (detail.find("was closed") != std::string::npos) return "the other nodes' logs";
   if (detail.find("rdzv_endpoint") != std::string::npos) return "rdzv_endpoint";
@@ -611,6 +615,23 @@ bool Timeout(const EvidenceSet& ev, const Verdict& v, Finding& f) {
   return true;
 }
 
+// A stack dump (gdb) shows a thread inside an MPI collective (failure_log.h, kMpiCollectiveWait):
+// the process waits on members that have not entered it. No timeout fired and the dump names no
+// missing member, so no culprit; read only where nothing stronger explains the stall.
+bool MpiCollectiveWait(const EvidenceSet& ev, Finding& f) {
+  const auto waits = Of(ev, FailureKind::kMpiCollectiveWait);
+  if (waits.empty()) return false;
+  const FailureSignal& s = *waits.front();
+  f.kind = "collective_timeout";
+  f.op = s.op;
+  f.summary = fmt::format(
+      "a stack dump shows a process waiting inside the MPI collective {}: a member has not "
+      "entered it, and the dump does not say which",
+      s.op);
+  f.evidence.push_back(Cite(s));
+  return true;
+}
+
 // A wait on the c10d store that timed out after training had run (failure_log.h): the store was
 // used as a barrier or collective (vLLM's StatelessProcessGroup, a store barrier) and a member
 // never arrived. The line is the waiting rank's; the one missing is named only by its key, which
@@ -773,16 +794,17 @@ void FindFirstFailure(const EvidenceSet& ev, Verdict& v) {
   // Strongest first: a device or process failure explains the timeouts that follow it. A rank
   // killed from outside (SIGKILL) comes before the timeouts it causes; a worker that aborted
   // (SIGABRT, the watchdog's own way out) after them does not.
-  const bool found =
-      (OomBeforeCuda(ev) && Oom(v, f)) || Cuda(ev, f) || Oom(v, f) || Crash(ev, f) ||
-      (KilledBeforeNetwork(ev) && WorkerFailed(ev, f, true)) || Network(ev, f) ||
-      ((!timed_out || KilledRootCause(ev)) && ChildFailed(ev, f)) || WorkerFailed(ev, f, true) ||
-      HorovodStall(ev, f) || HorovodTimelineFinding(ev, f) || DetailMismatch(ev, f) ||
-      FlightRecorderReport(ev, f) || BarrierMissing(ev, f) || Fingerprints(ev, f) ||
-      GlooFinding(ev, v, f) || Mismatch(v, f) || TimeoutOpMismatch(ev, f) || Ras(ev, f) ||
-      Behind(v, f) || CompletedCounters(ev, f) || Teardown(ev, v, f) || Silent(ev, v, f) ||
-      Timeout(ev, v, f) || StoreCollective(ev, f) || HcclTimeout(ev, f) || Stuck(ev, f) ||
-      Stacks(ev, v, f) || ChildFailed(ev, f) || WorkerFailed(ev, f, false);
+  const bool found = (OomBeforeCuda(ev) && Oom(v, f)) || Cuda(ev, f) || Oom(v, f) || Crash(ev, f) ||
+                     (KilledBeforeNetwork(ev) && WorkerFailed(ev, f, true)) || Network(ev, f) ||
+                     ((!timed_out || KilledRootCause(ev)) && ChildFailed(ev, f)) ||
+                     WorkerFailed(ev, f, true) || HorovodStall(ev, f) ||
+                     HorovodTimelineFinding(ev, f) || DetailMismatch(ev, f) ||
+                     FlightRecorderReport(ev, f) || BarrierMissing(ev, f) || Fingerprints(ev, f) ||
+                     GlooFinding(ev, v, f) || Mismatch(v, f) || TimeoutOpMismatch(ev, f) ||
+                     Ras(ev, f) || Behind(v, f) || CompletedCounters(ev, f) || Teardown(ev, v, f) ||
+                     Silent(ev, v, f) || Timeout(ev, v, f) || StoreCollective(ev, f) ||
+                     HcclTimeout(ev, f) || Stuck(ev, f) || Stacks(ev, v, f) ||
+                     MpiCollectiveWait(ev, f) || ChildFailed(ev, f) || WorkerFailed(ev, f, false);
   if (!found) {
     // Only evidence that observes state can show a healthy job: a Gloo dump's states are
     // placeholders (gloo_sequences.h), so sequences that agree say nothing about completion.

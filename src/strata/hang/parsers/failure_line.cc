@@ -54,6 +54,14 @@ bool ClassifyFailureLine(std::string_view line, FailureSignal* s) {
     s->detail = std::string(line.substr(line.find("Cuda failure"), 120));
     return true;
   }
+  // nccl-tests' CUDACHECK, from the process whose CUDA call failed (it exits next): "<host>: Test
+  // CUDA failure common.cu:732 'invalid device ordinal'" (NVIDIA/nccl#348, under mpirun's
+  // -tag-output "[1,13]<stdout>:", the rank).
+  if (const size_t at = line.find("Test CUDA failure "); at != std::string_view::npos) {
+    s->kind = K::kCudaError;
+    s->detail = std::string(TrimSpace(line.substr(at + 18, 120)));
+    return true;
+  }
   if (const size_t xid = line.find("NVRM: Xid"); xid != std::string_view::npos) {
     s->kind = K::kCudaError;
     const size_t colon = line.find("): ", xid);
@@ -443,6 +451,52 @@ bool ClassifyFailureLine(std::string_view line, FailureSignal* s) {
     s->kind = K::kCudaError;
     s->detail = "NCCL unhandled cuda error (a CUDA call inside NCCL failed)";
     return true;
+  }
+  // ncclInvalidUsage's last error when two ranks of one communicator share a device: "Duplicate
+  // GPU detected : rank 1 and rank 0 both on CUDA device 10" (verl-project/verl#161, NVIDIA/nccl
+  // #1241). NCCL checks every rank's bus id while it builds the communicator, before any
+  // collective runs: the launch mapped two ranks to one GPU (more processes than GPUs, no
+  // torch.cuda.set_device, a scheduler's placement). A start-up fault whose pair shares the blame.
+  if (const size_t at = line.find("Duplicate GPU detected : rank "); at != std::string_view::npos) {
+    s->kind = K::kBootstrap;
+    s->detail = "two ranks on one GPU (" +
+                std::string(TrimSpace(line.substr(at, line.find_first_of("^`", at) - at))) + ")";
+    return true;
+  }
+  // torch's elastic launcher over etcd keeps its rendezvous under "/torchelastic/p2p/run_<id>/rdzv"
+  // and its store under "/torch/elastic/store"; python-etcd raises on them as
+  // "etcd.EtcdKeyNotFound: Key not found : /torchelastic/p2p/run_.../rdzv/next_strategy"
+  // (JF-D/Parcae#1). The workers never formed: a start-up fault of the rendezvous backend.
+  if (line.starts_with("etcd.Etcd") &&
+      (Contains(line, "/torchelastic/") || Contains(line, "/torch/elastic/"))) {
+    s->kind = K::kBootstrap;
+    s->detail = "the elastic launcher's etcd rendezvous failed (" +
+                std::string(TrimSpace(line.substr(0, 120))) + "): check the etcd server at " +
+                "rdzv_endpoint";
+    return true;
+  }
+  // gdb's backtrace of a thread inside an MPI collective: "#4  0x00007fe93f3e518d in PMPI_Gather
+  // () from /usr/local/openmpi/lib/libmpi.so.40" (horovod/horovod#1182: Horovod's coordinator
+  // thread). Every member must enter an MPI collective before it completes on any, so a thread
+  // dumped inside one waits on the ranks that have not come; the dump names none of them.
+  if (line.size() > 2 && line[0] == '#' && std::isdigit(static_cast<unsigned char>(line[1]))) {
+    static constexpr std::array<std::string_view, 13> kMpiCollectives = {
+        "Allreduce", "Allgather", "Allgatherv", "Alltoall", "Alltoallv", "Bcast",         "Barrier",
+        "Gather",    "Gatherv",   "Reduce",     "Scatter",  "Scatterv",  "Reduce_scatter"};
+    for (std::string_view prefix : {" in PMPI_", " in MPI_"}) {
+      const size_t at = line.find(prefix);
+      if (at == std::string_view::npos) continue;
+      const std::string_view name = line.substr(at + prefix.size());
+      const size_t end = name.find(" (");
+      if (end == std::string_view::npos) continue;
+      const std::string_view op = name.substr(0, end);
+      if (std::find(kMpiCollectives.begin(), kMpiCollectives.end(), op) == kMpiCollectives.end())
+        continue;
+      s->kind = K::kMpiCollectiveWait;
+      s->op = "MPI_" + std::string(op);
+      s->detail = std::string(TrimSpace(line.substr(0, 160)));
+      return true;
+    }
   }
   if (Contains(line, "unhandled system error")) {
     s->kind = K::kBootstrap;

@@ -643,6 +643,8 @@ std::string_view FailureKindName(FailureKind kind) {
       return "init_trace";
     case FailureKind::kHcclTimeout:
       return "hccl_timeout";
+    case FailureKind::kMpiCollectiveWait:
+      return "mpi_collective_wait";
   }
   return "other";
 }

@@ -42,6 +42,7 @@ enum class FailureKind {
                      // monitoredBarrier, but received errors ... from rank 0"
   kInitTrace,        // NCCL's unwinding through communicator init ("NCCL INFO init.cc:1263 -> 2")
   kHcclTimeout,  // Ascend HCCL: a collective waited past its timeout for a peer (EI0006, EI0002)
+  kMpiCollectiveWait,  // a stack dump's frame inside an MPI collective (gdb: "in PMPI_Gather ()")
 };
 
 struct FailureSignal {
