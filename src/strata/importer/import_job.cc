@@ -367,13 +367,10 @@ Result<Detected> DetectCommand(std::string_view text, const std::string& file, B
   Settings slurm = ReadSlurmHeader(text, file);
   for (const ShellSource& batch : batch_scripts) ReadSlurmHeader(batch.text, batch.file, slurm);
   for (const ShellCommandLine& c : commands) {
-    if (c.words.empty() || !(c.words[0].text == "sbatch" || c.words[0].text.ends_with("/sbatch"))) {
-      continue;
-    }
+    const std::optional<size_t> script_at = SbatchScriptIndex(c.words);
+    if (!script_at) continue;
     std::vector<std::string> options;
-    for (size_t k = 1; k < c.words.size() && !c.words[k].text.ends_with(".sh"); ++k) {
-      options.push_back(c.words[k].text);
-    }
+    for (size_t k = 1; k < *script_at; ++k) options.push_back(c.words[k].text);
     const std::string& at = c.words[0].origin;
     ReadSlurmOptions(
         options,

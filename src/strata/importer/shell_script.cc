@@ -801,17 +801,10 @@ Status RunScript(std::string_view text, const std::string& file, const ShellSour
     }
     // `sbatch [options] run.sh`: the batch script a submitting script hands to Slurm (Megatron-LM's
     // sc21 SBATCH.sh submits SRUN.sh, which holds the launch).
-    std::string batch_script;
-    if (reader && !cmd.words.empty() &&
-        (cmd.words[0].text == "sbatch" || cmd.words[0].text.ends_with("/sbatch"))) {
-      for (size_t k = 1; k < cmd.words.size() && batch_script.empty(); ++k) {
-        const std::string& t = cmd.words[k].text;
-        if (!t.starts_with("-") &&
-            (t.ends_with(".sh") || t.ends_with(".slurm") || t.ends_with(".sbatch"))) {
-          batch_script = t;
-        }
-      }
-    }
+    const std::optional<size_t> script_at =
+        reader ? SbatchScriptIndex(cmd.words) : std::optional<size_t>();
+    const std::string batch_script =
+        script_at && *script_at < cmd.words.size() ? cmd.words[*script_at].text : "";
     const int cmd_line = cmd.line;
     out.push_back(std::move(cmd));
     if (!batch_script.empty()) {
@@ -832,6 +825,20 @@ Status RunScript(std::string_view text, const std::string& file, const ShellSour
 }
 
 }  // namespace
+
+std::optional<size_t> SbatchScriptIndex(const std::vector<ShellWord>& words) {
+  if (words.empty() || !(words[0].text == "sbatch" || words[0].text.ends_with("/sbatch"))) {
+    return std::nullopt;
+  }
+  for (size_t k = 1; k < words.size(); ++k) {
+    const std::string& t = words[k].text;
+    if (!t.starts_with("-") &&
+        (t.ends_with(".sh") || t.ends_with(".slurm") || t.ends_with(".sbatch"))) {
+      return k;
+    }
+  }
+  return words.size();
+}
 
 Result<std::vector<ShellCommandLine>> ParseShellScript(std::string_view text,
                                                        const std::string& file,

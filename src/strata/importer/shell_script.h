@@ -43,6 +43,11 @@ struct ShellSource {
 using ShellSourceReader = std::function<Result<std::optional<ShellSource>>(
     const std::string& path, const std::string& in_file, int line, std::string_view verb)>;
 
+/// For `sbatch [options] FILE.sh ...`: the index of the batch script's word (the first word after
+/// sbatch that is no option and ends in .sh, .slurm or .sbatch), words.size() when it names none
+/// (`--wrap`), nullopt when `words` is no sbatch command. The words before it are sbatch's own.
+std::optional<size_t> SbatchScriptIndex(const std::vector<ShellWord>& words);
+
 /// Every command of the script, in order, with the variables assigned before it. With a
 /// reader, `source FILE` and `. FILE` run the file's assignments (and commands) in place, and so
 /// does `sbatch ... FILE.sh` after its own command (the batch script runs with the variables the
