@@ -36,8 +36,9 @@ struct Outcome {
   std::string id, split, release, framework, layout, unit;
   double published = 0;  // in `unit`
   double measured_step = 0, predicted_step = 0, predicted_published = 0;
-  double error = 0;    // predicted step / measured step - 1
-  std::string family;  // StepFamily: the error band it belongs to
+  double error = 0;                        // predicted step / measured step - 1
+  std::string family;                      // StepFamily: the error band it belongs to
+  std::string catalog_model, catalog_gpu;  // the job's model and GPU by catalog name
 };
 
 struct LeftOut {
@@ -110,6 +111,8 @@ Runs Evaluate() {
     }
     o.error = o.predicted_step / o.measured_step - 1;
     o.family = std::string(StepFamily(*job));
+    o.catalog_model = job->model.name;
+    o.catalog_gpu = job->gpu().name;
     runs.rows.push_back(o);
   }
   return runs;
@@ -191,7 +194,8 @@ TEST(FrameworkRunsValidation, DocumentMatchesTheModel) {
   // The rows the step's error band is derived from (tests/sim/step_error_band_test.cc).
   std::vector<StepBandRow> band;
   for (const Outcome& o : runs.rows) {
-    band.push_back({o.id, o.split, o.family, o.predicted_step, o.measured_step});
+    band.push_back({o.id, o.split, o.family, o.predicted_step, o.measured_step, o.catalog_model,
+                    o.catalog_gpu});
   }
   EXPECT_TRUE(testing::MatchesGolden("sim/validation/band_rows/framework_runs.tsv",
                                      testing::BandRowsTsv(band)));

@@ -41,7 +41,8 @@ struct Row {
   double tokens_per_s_per_gpu = 0;
   // The predicted step's largest exposed parts, for the table's last column.
   std::string largest;
-  std::string family;  // StepFamily: the error band it belongs to
+  std::string family;                      // StepFamily: the error band it belongs to
+  std::string catalog_model, catalog_gpu;  // the job's model and GPU by catalog name
 };
 
 struct Cards {
@@ -125,6 +126,8 @@ Cards Evaluate() {
       row.error = row.predicted_step / row.measured_step - 1;
       row.largest = LargestParts(step);
       row.family = std::string(StepFamily(*job));
+      row.catalog_model = job->model.name;
+      row.catalog_gpu = job->gpu().name;
       cards.rows.push_back(row);
     }
   }
@@ -202,7 +205,8 @@ TEST(ModelCardsValidation, DocumentMatchesTheModel) {
   std::vector<StepBandRow> band;
   for (const Row& r : cards.rows) {
     if (r.missing.empty()) {
-      band.push_back({r.id, r.split, r.family, r.predicted_step, r.measured_step});
+      band.push_back({r.id, r.split, r.family, r.predicted_step, r.measured_step, r.catalog_model,
+                      r.catalog_gpu});
     }
   }
   EXPECT_TRUE(testing::MatchesGolden("sim/validation/band_rows/model_cards.tsv",

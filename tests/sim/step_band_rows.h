@@ -15,14 +15,16 @@
 
 namespace strata::testing {
 
-inline constexpr const char* kBandRowsHeader = "id\tsplit\tfamily\tpredicted_s\tmeasured_s\n";
+inline constexpr const char* kBandRowsHeader =
+    "id\tsplit\tfamily\tpredicted_s\tmeasured_s\tmodel\tgpu\n";
 
-/// One line a row, tab-separated, the steps to 6 significant digits.
+/// One line a row, tab-separated, the steps to 6 significant digits; the model and GPU by their
+/// catalog names.
 inline std::string BandRowsTsv(const std::vector<StepBandRow>& rows) {
   std::string out = kBandRowsHeader;
   for (const StepBandRow& r : rows) {
-    out += fmt::format("{}\t{}\t{}\t{:.6g}\t{:.6g}\n", r.id, r.split, r.family, r.predicted_s,
-                       r.measured_s);
+    out += fmt::format("{}\t{}\t{}\t{:.6g}\t{:.6g}\t{}\t{}\n", r.id, r.split, r.family,
+                       r.predicted_s, r.measured_s, r.model, r.gpu);
   }
   return out;
 }
@@ -38,15 +40,22 @@ inline std::vector<StepBandRow> ReadBandRows(const std::string& relative) {
       header = false;
       continue;
     }
-    std::istringstream fields(line);
-    StepBandRow r;
-    std::string predicted, measured;
-    if (!std::getline(fields, r.id, '\t') || !std::getline(fields, r.split, '\t') ||
-        !std::getline(fields, r.family, '\t') || !std::getline(fields, predicted, '\t') ||
-        !std::getline(fields, measured, '\t')) {
+    // Seven tab-separated fields; the model and GPU may be empty (a row kept out of the
+    // records of each model's runs).
+    std::vector<std::string> f;
+    size_t from = 0;
+    for (size_t tab = line.find('\t'); tab != std::string::npos; tab = line.find('\t', from)) {
+      f.push_back(line.substr(from, tab - from));
+      from = tab + 1;
+    }
+    f.push_back(line.substr(from));
+    if (f.size() != 7) {
       ADD_FAILURE() << relative << ": malformed line '" << line << "'";
       continue;
     }
+    StepBandRow r{f[0], f[1], f[2], 0, 0, f[5], f[6]};
+    const std::string& predicted = f[3];
+    const std::string& measured = f[4];
     r.predicted_s = std::stod(predicted);
     r.measured_s = std::stod(measured);
     rows.push_back(r);

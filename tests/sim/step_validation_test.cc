@@ -460,6 +460,7 @@ struct Outcome {
   std::string framework;
   std::string gpu, precision, model_kind;  // the held-out breakdowns' keys
   std::string family;                      // StepFamily: the error band it belongs to
+  std::string catalog_model, catalog_gpu;  // the model and GPU by catalog name
 };
 
 Outcome Evaluate(const Row& row, const KernelEfficiencyFile& eff, const Interconnects& links,
@@ -538,6 +539,8 @@ Outcome Evaluate(const Row& row, const KernelEfficiencyFile& eff, const Intercon
                 : row.fp8 == Fp8Recipe::kMxfp8      ? "MXFP8"
                                                     : "FP8 blockwise";
   o.family = std::string(StepFamilyOf(model.moe.num_experts > 0, row.balanced_routing));
+  o.catalog_model = model.name;
+  o.catalog_gpu = c.gpu.name;
   o.model_kind = model.moe.num_experts > 0
                      ? fmt::format("MoE, {} experts of width {}", model.moe.num_experts,
                                    model.moe.expert_intermediate_size)
@@ -589,6 +592,9 @@ Outcome ReferenceRow() {
   o.error_before = (before->step.s() - 120.0) / 120.0;
   o.id = "SEED-01";
   o.family = std::string(StepFamily(ref.setup.job));
+  // No model or GPU: the course's run is the oracle the reference job is checked against, and
+  // the record of a model's runs printed beside that job must not quote it back as a step.
+  o.catalog_model.clear();
   o.model = "Qwen3.6-35B-A3B";
   o.layout = "TP1 PP1 EP8 DP40, mbs 1 x 2";
   o.measured_step = 120;
@@ -796,10 +802,12 @@ TEST(StepValidation, DocumentMatchesTheModel) {
   // The rows the step's error band is derived from (tests/sim/step_error_band_test.cc).
   std::vector<StepBandRow> band;
   for (const Outcome& o : outcomes) {
-    band.push_back({o.id, "fit", o.family, o.predicted_step, o.measured_step});
+    band.push_back(
+        {o.id, "fit", o.family, o.predicted_step, o.measured_step, o.catalog_model, o.catalog_gpu});
   }
   for (const Outcome& o : held_out) {
-    band.push_back({o.id, "held_out", o.family, o.predicted_step, o.measured_step});
+    band.push_back({o.id, "held_out", o.family, o.predicted_step, o.measured_step, o.catalog_model,
+                    o.catalog_gpu});
   }
   EXPECT_TRUE(testing::MatchesGolden("sim/validation/band_rows/step_validation.tsv",
                                      testing::BandRowsTsv(band)));

@@ -42,8 +42,12 @@ int RunStep(int argc, char** argv) {
   }
   auto e = EvaluateJob(*workspace, *job, {.depth = EvalDepth::kStep, .assumption_effects = true});
   if (!e.ok()) return ReportError(e.error());
-  // The band measures the uncalibrated model; a calibration replaced its rates.
-  if (applied) e->step_band.reset();
+  // The band and the model's record measure the uncalibrated model; a calibration replaced its
+  // rates.
+  if (applied) {
+    e->step_band.reset();
+    e->model_runs.clear();
+  }
   std::string text;
   if (out.json) {
     Json j = StepToJson(*e);

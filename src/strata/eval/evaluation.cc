@@ -17,9 +17,11 @@ Result<Evaluation> EvaluateJob(const Workspace& workspace, const ResolvedJob& jo
                           CollectiveModel::Create(job.cluster, workspace.links));
   e.comm.emplace(std::move(comm));
   STRATA_ASSIGN_OR_RETURN(e.step, EvaluateStep(e.setup->tables, e.setup->layout, *e.comm));
-  if (const StepErrorBand* band = FindStepErrorBand(workspace.step_bands, StepFamily(job))) {
+  if (const StepErrorBand* band = FindStepErrorBand(workspace.step_errors.bands, StepFamily(job))) {
     e.step_band = *band;
   }
+  e.model_runs =
+      FindModelStepRuns(workspace.step_errors.model_runs, job.model.name, job.gpu().name);
   if (options.assumption_effects) {
     STRATA_ASSIGN_OR_RETURN(e.assumption_effects,
                             AssumptionEffects(workspace, job, *e.setup, *e.step));

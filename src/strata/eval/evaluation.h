@@ -51,6 +51,9 @@ struct Evaluation {
   /// How far measured steps of runs of the job's kind landed from the model (its fit rows);
   /// none when the data has no band for the kind, or a calibration replaced the model's rates.
   std::optional<StepErrorBand> step_band;
+  /// Where the corpora's measured runs of the job's model landed, its GPU's first; empty when
+  /// none, or under a calibration (as the band).
+  std::vector<ModelStepRuns> model_runs;
   std::vector<AssumptionEffect> assumption_effects;  // with options.assumption_effects
   // kTraffic.
   std::optional<LayoutSection> traffic;  // the step's traffic on groups placed by rank order

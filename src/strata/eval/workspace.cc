@@ -22,7 +22,7 @@ Result<Workspace> Workspace::Load() {
   STRATA_ASSIGN_OR_RETURN(w.frameworks, ParseFrameworkCatalog(frameworks_text, frameworks_path));
   STRATA_ASSIGN_OR_RETURN(w.efficiency, LoadKernelEfficiency());
   STRATA_ASSIGN_OR_RETURN(w.mfu_ceilings, LoadMfuCeilings());
-  STRATA_ASSIGN_OR_RETURN(w.step_bands, LoadStepErrorBands());
+  STRATA_ASSIGN_OR_RETURN(w.step_errors, LoadStepErrorBands());
   return w;
 }
 

@@ -20,9 +20,9 @@ struct Workspace {
   Interconnects links;
   MemoryConstants memory;
   KernelEfficiencyFile efficiency;
-  std::vector<MfuCeiling> mfu_ceilings;   // the best published MFU per GPU and precision
-  FrameworkCatalog frameworks;            // what each framework adds to the step
-  std::vector<StepErrorBand> step_bands;  // the step model's error per kind of run
+  std::vector<MfuCeiling> mfu_ceilings;  // the best published MFU per GPU and precision
+  FrameworkCatalog frameworks;           // what each framework adds to the step
+  StepErrorData step_errors;  // the step model's error per kind of run, and per model's runs
 
   /// Loads each file of data/ the evaluation needs; fails naming the file that does not load.
   static Result<Workspace> Load();

@@ -110,6 +110,19 @@ Json StepToJson(const Evaluation& e) {
                        {"low_step_s", b.low * e.step->step.s()},
                        {"high_step_s", b.high * e.step->step.s()}};
   }
+  Json runs = Json::array();
+  for (const ModelStepRuns& m : e.model_runs) {
+    runs.push_back({{"model", m.model},
+                    {"gpu", m.gpu},
+                    {"rows", m.rows},
+                    {"low_ratio", m.low},
+                    {"high_ratio", m.high},
+                    {"low_row", m.low_row},
+                    {"high_row", m.high_row},
+                    {"low_step_s", m.low * e.step->step.s()},
+                    {"high_step_s", m.high * e.step->step.s()}});
+  }
+  j["model_runs"] = runs;
   Json effects = Json::array();
   for (const AssumptionEffect& a : e.assumption_effects) {
     effects.push_back({{"assumption", a.assumption},

@@ -66,9 +66,36 @@ std::string EffectsText(const std::vector<AssumptionEffect>& effects, const Seco
   return out;
 }
 
+// Where the corpora's measured runs of this model landed, the job's GPU first, one line a GPU:
+// "on H100 SXM: 3 runs, 1.71x (ID) to 2.51x (ID); at those ratios this step is ... s to ... s".
+std::string ModelRunsText(const StepSetup& setup, const StepResult& r,
+                          const std::vector<ModelStepRuns>& runs) {
+  if (runs.empty()) return "";
+  std::string out = fmt::format(
+      "measured runs of {} in the step corpora (docs/step-error-band.md), measured / predicted "
+      "step:\n",
+      runs.front().model);
+  for (const ModelStepRuns& m : runs) {
+    const std::string where =
+        m.gpu == setup.job.gpu().name ? fmt::format("{} (this GPU)", m.gpu) : m.gpu;
+    if (m.rows == 1) {
+      out += fmt::format("  on {}: {:.2f}x ({}); at that ratio this step is {:.2f} s\n", where,
+                         m.low, m.low_row, m.low * r.step.s());
+      continue;
+    }
+    out += fmt::format(
+        "  on {}: {} runs, {:.2f}x ({}) to {:.2f}x ({}); at those ratios this step is {:.2f} s "
+        "to {:.2f} s\n",
+        where, m.rows, m.low, m.low_row, m.high, m.high_row, m.low * r.step.s(),
+        m.high * r.step.s());
+  }
+  return out;
+}
+
 std::string StepText(const StepSetup& setup, const StepResult& r, bool explain, bool reference,
                      const std::vector<AssumptionEffect>& effects,
-                     const std::optional<StepErrorBand>& band) {
+                     const std::optional<StepErrorBand>& band,
+                     const std::vector<ModelStepRuns>& model_runs) {
   std::string out = Header(setup);
   out += fmt::format("\npredicted step time: {:.2f} s\n", r.step.s());
   if (band) {
@@ -79,6 +106,7 @@ std::string StepText(const StepSetup& setup, const StepResult& r, bool explain, 
         band->family, band->rows, band->low, band->low_row, band->high, band->high_row,
         band->low * r.step.s(), band->high * r.step.s());
   }
+  out += ModelRunsText(setup, r, model_runs);
   out += fmt::format(
       "throughput: {:.1f} tokens/s/GPU ({} tokens per step); MFU {:.2f}% of the bf16 dense "
       "peak{} (megatron-core FLOP{}), HFU {:.2f}%\n",
@@ -160,7 +188,8 @@ std::string StepText(const StepSetup& setup, const StepResult& r, bool explain, 
 }  // namespace
 
 std::string RenderStepText(const Evaluation& e, bool explain, bool reference) {
-  return StepText(*e.setup, *e.step, explain, reference, e.assumption_effects, e.step_band);
+  return StepText(*e.setup, *e.step, explain, reference, e.assumption_effects, e.step_band,
+                  e.model_runs);
 }
 
 }  // namespace strata

@@ -3,7 +3,8 @@
 // step corpora (docs/step-validation.md, docs/step-validation-frameworks.md,
 // docs/step-validation-cards.md), read from data/step_error_band.yaml. The held-out rows never
 // enter a band; docs/step-error-band.md counts how many of them the band holds. The step's
-// counterpart of the memory ledger's band (memory/error_band.h).
+// counterpart of the memory ledger's band (memory/error_band.h). Beside the bands, the same file
+// records where each model's measured runs landed, per GPU (all rows: a record, not a fit).
 #ifndef STRATA_SIM_STEP_ERROR_BAND_H_
 #define STRATA_SIM_STEP_ERROR_BAND_H_
 
@@ -37,6 +38,24 @@ struct StepErrorBand {
   std::string low_row, high_row;  // the rows that set them
 };
 
+/// Where the corpora's measured runs of one model on one GPU landed: the lowest and highest
+/// measured / predicted step over all of them, fit and held out. Not a band (nothing is derived
+/// from it or tuned on it): the record a user of that model sees beside the prediction.
+struct ModelStepRuns {
+  std::string model;  // catalog name (data/models)
+  std::string gpu;    // catalog name (data/gpus.yaml)
+  double low = 1;
+  double high = 1;
+  int64_t rows = 0;
+  std::string low_row, high_row;
+};
+
+/// The error file: a band per kind of run, and the record of each model's runs.
+struct StepErrorData {
+  std::vector<StepErrorBand> bands;
+  std::vector<ModelStepRuns> model_runs;  // sorted by model, then GPU
+};
+
 /// One measured row of a step corpus.
 struct StepBandRow {
   std::string id;
@@ -44,19 +63,26 @@ struct StepBandRow {
   std::string family;  // StepFamilyOf
   double predicted_s = 0;
   double measured_s = 0;
+  std::string model;  // catalog names of the row's model and GPU
+  std::string gpu;
 };
 
 /// The band of `family` over the fit rows of that family in `rows` (none: rows 0).
 StepErrorBand DeriveStepErrorBand(std::string_view family, const std::vector<StepBandRow>& rows);
 
+/// Every (model, GPU) pair of `rows`, fit and held out, sorted by model then GPU.
+std::vector<ModelStepRuns> DeriveModelStepRuns(const std::vector<StepBandRow>& rows);
+
 /// Parses the YAML text; `file` names it in errors.
-Result<std::vector<StepErrorBand>> ParseStepErrorBands(const std::string& text,
-                                                       const std::string& file);
+Result<StepErrorData> ParseStepErrorBands(const std::string& text, const std::string& file);
 /// Reads data/step_error_band.yaml (via DataDir()).
-Result<std::vector<StepErrorBand>> LoadStepErrorBands();
+Result<StepErrorData> LoadStepErrorBands();
 /// The band of `family`, or nullptr when the file has none.
 const StepErrorBand* FindStepErrorBand(const std::vector<StepErrorBand>& bands,
                                        std::string_view family);
+/// The records of `model`'s runs, those on `gpu` first, then the other GPUs in file order.
+std::vector<ModelStepRuns> FindModelStepRuns(const std::vector<ModelStepRuns>& runs,
+                                             std::string_view model, std::string_view gpu);
 
 }  // namespace strata
 
