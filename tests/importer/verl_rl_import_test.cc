@@ -15,6 +15,7 @@
 
 #include "importer/import_test_support.h"
 #include "strata/importer/import_job.h"
+#include "strata/importer/verl_rl_mapping.h"
 #include "support/golden.h"
 #include "support/golden_edit.h"
 
@@ -533,6 +534,32 @@ TEST(VerlRlImportTest, BadLaunchesAreRefusedByKeyAndLine) {
     EXPECT_EQ(e.message, c.message) << c.file;
     EXPECT_EQ(e.hint, c.hint) << c.file;
   }
+}
+
+// A comment line that ends in '\' continues nothing in bash (a comment runs to the end of its
+// line). ISEEKYAN/verl_megatron_practice@dfd811adc3e42edc0d5b32cdfca5e7ad9df5c4f0:DAPO_MOE30B/
+// 4.megatron_2node_tp4ep8.sh ends its command at line 142 and then has two commented-out
+// overrides, each ending in '\' (lines 144 and 145); bash runs it. Before, the import refused it
+// as truncated at line 145. A code line ending in '\' with nothing after it is still refused.
+TEST(VerlRlImportTest, TrailingCommentedOverridesAreNotATruncation) {
+  const std::string complete =
+      "python3 -m verl.trainer.main_ppo \\\n"
+      "    trainer.nnodes=2 \\\n"
+      "    trainer.log_val_generations=10\n"
+      "\n"
+      "    # +actor_rollout_ref.actor.megatron.override_transformer_config.moe_enable_deepep=True "
+      "\\\n"
+      "    # +actor_rollout_ref.actor.megatron.override_transformer_config."
+      "moe_token_dispatcher_type=flex \\";
+  EXPECT_TRUE(CheckVerlCommandComplete(complete, "run.sh").ok());
+  const std::string cut =
+      "python3 -m verl.trainer.main_ppo \\\n"
+      "    trainer.nnodes=2 \\\n"
+      "    # a comment inside the command\n"
+      "    trainer.log_val_generations=10 \\\n\n";
+  const Status s = CheckVerlCommandComplete(cut, "run.sh");
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().line, 4);
 }
 
 // Under use_dynamic_bsz verl ignores ppo_micro_batch_size_per_gpu (its minimal-batch check runs

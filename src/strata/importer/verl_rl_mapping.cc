@@ -641,6 +641,12 @@ Result<VerlDefault> VerlDefaultOf(bool megatron, const std::string& key) {
 Status CheckVerlCommandComplete(std::string_view text, const std::string& file) {
   size_t end = text.find_last_not_of(" \t\r\n");
   if (end == std::string_view::npos || text[end] != '\\') return OkStatus();
+  // A '\' that ends a comment line continues nothing: bash reads a comment to the end of its
+  // line, so a script whose last lines are commented-out overrides ("# a=1 \") is complete.
+  const size_t line_start = text.find_last_of('\n', end);
+  const size_t first =
+      text.find_first_not_of(" \t", line_start == std::string_view::npos ? 0 : line_start + 1);
+  if (first != std::string_view::npos && text[first] == '#') return OkStatus();
   const int line = 1 + static_cast<int>(std::count(text.begin(), text.begin() + end, '\n'));
   return InvalidInput(
              "the file ends inside the verl command: its last line is continued ('\\') but "

@@ -20,7 +20,8 @@
 namespace strata {
 
 /// A verl launch script whose last line is continued ('\') with nothing after it: the command
-/// was cut off (bash would run what is left); an error naming the line.
+/// was cut off (bash would run what is left); an error naming the line. A last line that is a
+/// comment continues nothing, whatever it ends with.
 Status CheckVerlCommandComplete(std::string_view text, const std::string& file);
 
 /// verl's Hydra base config given with the launch (`strata import run.sh ppo_trainer.yaml`): the
