@@ -190,5 +190,40 @@ TEST(LayoutTraffic, SingleGpuIssuesNothing) {
   EXPECT_TRUE(LayoutTraffic(m, TrafficInputs{}).empty());
 }
 
+TEST(LayoutTraffic, TrainedAndTpWholeParametersByHand) {
+  // 1e9 non-expert parameters, 2e8 of them whole on every TP rank, 4e8 experts; TP2 PP2 EP2.
+  // All of it: (1e9 - 2e8) / 2 + 2e8 = 6e8 a TP rank, / PP 2 = 3e8; experts 4e8 / (2 x 2) = 1e8.
+  ModelTrafficShape m;
+  m.non_expert_params = 1000000000;
+  m.tp_whole_params = 200000000;
+  m.expert_params = 400000000;
+  ParallelLayout l;
+  l.tp = 2;
+  l.pp = 2;
+  l.ep = 2;
+  l.dp = 2;
+  EXPECT_DOUBLE_EQ(m.NonExpertPerRank(l), 3e8);
+  EXPECT_DOUBLE_EQ(m.ExpertPerRank(l), 1e8);
+  // Unset, everything is trained; the TP-averaged (trained, whole) part is what stays whole.
+  m.tp_averaged_params = 200000000;
+  EXPECT_DOUBLE_EQ(m.TrainableNonExpertPerRank(l), 3e8);
+  EXPECT_DOUBLE_EQ(m.TrainableExpertPerRank(l), 1e8);
+  // Only 5e8 non-expert parameters trained, 1e8 of them the whole layers': (4e8 / 2 + 1e8) / 2
+  // = 1.5e8; no expert trained: no expert-DP traffic, and the DP reduce-scatter of fp32
+  // gradients carries 1.5e8 x 4 B = 6e8 B.
+  m.trainable_non_expert_params = 500000000;
+  m.tp_averaged_params = 100000000;
+  m.trainable_expert_params = 0;
+  EXPECT_DOUBLE_EQ(m.TrainableNonExpertPerRank(l), 1.5e8);
+  EXPECT_DOUBLE_EQ(m.TrainableExpertPerRank(l), 0.0);
+  TrafficInputs in;
+  in.layout = l;
+  const auto items = LayoutTraffic(m, in);
+  const TrafficItem* grads = Find(items, GroupKind::kDp, CollectiveOp::kReduceScatter);
+  ASSERT_NE(grads, nullptr);
+  EXPECT_NEAR(grads->size.count(), 6e8, 1e-3);
+  EXPECT_EQ(Find(items, GroupKind::kExpertDp, CollectiveOp::kReduceScatter), nullptr);
+}
+
 }  // namespace
 }  // namespace strata

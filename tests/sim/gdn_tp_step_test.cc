@@ -11,6 +11,9 @@
 // NVIDIA/Megatron-LM@d98e8a64). ms-swift's Qwen3NextGatedDeltaNet is such a module
 // (modelscope/ms-swift@15898fee swift/megatron/model/gpts/qwen3_next.py).
 //
+// The data-parallel reduce and the optimizer count the trained parameters as each rank holds
+// them: the replicated layer whole, a frozen module or an adapter's base not at all.
+//
 // By hand (tests/memory/gdn_tensor_parallel_test.cc): 30 GDN layers of 33,718,464 parameters,
 // 1,011,553,920 in all, on the one pipeline stage; the reference job's gradients are bf16 (2 B).
 #include <gtest/gtest.h>
@@ -140,6 +143,61 @@ TEST(GdnTpGradients, AdaptersOnAReplicatedLayerRunWholeOnEachRank) {
        ComputeMicroBatch(without.setup.tables, without.setup.layout).forward.dense_gemm)
           .value();
   EXPECT_NEAR(gained, expected, expected * 1e-9);
+}
+
+// The data-parallel reduce and the optimizer carry what is trained, as each rank holds it
+// (megatron-core's grad and param buffers hold the parameters that require a gradient,
+// distributed/param_and_grad_buffer.py).
+const PricedTraffic* DpItem(const StepResult& r, GroupKind group, CollectiveOp op) {
+  for (const PricedTraffic& p : r.traffic) {
+    if (p.item.group == group && p.item.op == op && p.item.frequency == TrafficFrequency::kPerStep)
+      return &p;
+  }
+  return nullptr;
+}
+
+TEST(TrainedParameters, TheReplicatedLayersGradientsAreWholeInTheDpReduce) {
+  // At TP 2 ms-swift's GDN layers (1,011,553,920 parameters) are whole on each rank, megatron-
+  // bridge's split: each rank's DP reduce-scatter carries 1,011,553,920 x (1 - 1/2) x 2 B =
+  // 1,011,553,920 B more under ms-swift, everything else alike. Before, both were / TP.
+  const StepResult swift = Evaluate(LoadReferenceStep(Tp2()));
+  const StepResult bridge = Evaluate(LoadReferenceStep(Tp2({"framework.name=megatron-bridge"})));
+  const PricedTraffic* a = DpItem(swift, GroupKind::kDp, CollectiveOp::kReduceScatter);
+  const PricedTraffic* b = DpItem(bridge, GroupKind::kDp, CollectiveOp::kReduceScatter);
+  ASSERT_NE(a, nullptr);
+  ASSERT_NE(b, nullptr);
+  EXPECT_NEAR(a->item.size.count() - b->item.size.count(), 1'011'553'920.0, 1.0);
+}
+
+TEST(TrainedParameters, UnderAnAdapterTheDpReduceCarriesTheAdaptersAlone) {
+  // TP 1: adapters on the GDN projections only, 5,422,080 parameters (above), bf16 gradients:
+  // 10,844,160 B reduce-scattered over DP 40 and 5,422,080 x 2 B gathered back; the routed
+  // experts carry no adapter: no expert-DP traffic at all. Before, the whole model's non-expert
+  // and expert parameters were reduced (gigabytes) as if the base were trained.
+  const StepResult r = Evaluate(LoadReferenceStep(kGdnLora));
+  const PricedTraffic* grads = DpItem(r, GroupKind::kDp, CollectiveOp::kReduceScatter);
+  const PricedTraffic* params = DpItem(r, GroupKind::kDp, CollectiveOp::kAllGather);
+  ASSERT_NE(grads, nullptr);
+  ASSERT_NE(params, nullptr);
+  EXPECT_NEAR(grads->item.size.count(), 10'844'160.0, 1.0);
+  EXPECT_NEAR(params->item.size.count(), 10'844'160.0, 1.0);
+  EXPECT_EQ(DpItem(r, GroupKind::kExpertDp, CollectiveOp::kReduceScatter), nullptr);
+  // The optimizer's shard: 5,422,080 / DP 40 = 135,552 parameters.
+  EXPECT_NEAR(r.local_params, 135'552.0, 0.5);
+}
+
+TEST(TrainedParameters, AFrozenModuleIsNeitherReducedNorUpdated) {
+  // Freezing the GDN layers (1,011,553,920 parameters, bf16 gradients) takes exactly their
+  // 2,023,107,840 B out of the DP reduce-scatter and their share out of the optimizer:
+  // 1,011,553,920 / 40 = 25,288,848 parameters.
+  const StepResult all = Evaluate(LoadReferenceStep());
+  const StepResult frozen = Evaluate(LoadReferenceStep({"frozen=[linear_attention]"}));
+  const PricedTraffic* a = DpItem(all, GroupKind::kDp, CollectiveOp::kReduceScatter);
+  const PricedTraffic* f = DpItem(frozen, GroupKind::kDp, CollectiveOp::kReduceScatter);
+  ASSERT_NE(a, nullptr);
+  ASSERT_NE(f, nullptr);
+  EXPECT_NEAR(a->item.size.count() - f->item.size.count(), 2'023'107'840.0, 1.0);
+  EXPECT_NEAR(all.local_params - frozen.local_params, 25'288'848.0, 0.5);
 }
 
 }  // namespace

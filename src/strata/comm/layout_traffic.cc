@@ -37,6 +37,35 @@ ModelTrafficShape TrafficShapeOf(const ModelConfig& config, bool with_mtp) {
   return s;
 }
 
+namespace {
+
+// `whole` of `params` stay whole on each TP rank; the rest splits over TP; all of it over PP.
+double SplitOverTp(int64_t params, int64_t whole, const ParallelLayout& l) {
+  const auto split = static_cast<double>(std::max<int64_t>(0, params - whole));
+  return (split / static_cast<double>(l.tp) + static_cast<double>(std::min(params, whole))) /
+         static_cast<double>(l.pp);
+}
+
+double OverExperts(int64_t params, const ParallelLayout& l) {
+  return static_cast<double>(params) / static_cast<double>(l.ep * l.etp * l.pp);
+}
+
+}  // namespace
+
+double ModelTrafficShape::NonExpertPerRank(const ParallelLayout& l) const {
+  return SplitOverTp(non_expert_params, tp_whole_params, l);
+}
+double ModelTrafficShape::ExpertPerRank(const ParallelLayout& l) const {
+  return OverExperts(expert_params, l);
+}
+double ModelTrafficShape::TrainableNonExpertPerRank(const ParallelLayout& l) const {
+  return SplitOverTp(trainable_non_expert_params.value_or(non_expert_params), tp_averaged_params,
+                     l);
+}
+double ModelTrafficShape::TrainableExpertPerRank(const ParallelLayout& l) const {
+  return OverExperts(trainable_expert_params.value_or(expert_params), l);
+}
+
 std::string ToString(TrafficFrequency f) {
   switch (f) {
     case TrafficFrequency::kPerLayerPerMicroBatch:
@@ -164,11 +193,12 @@ std::vector<TrafficItem> LayoutTraffic(const ModelTrafficShape& model, const Tra
                      TrafficFrequency::kPerMicroBatch, 2.0, 2.0 * micro_batches});
   }
   // Gradient synchronisation, once per step. Non-expert parameters are replicated over DP x CP
-  // (megatron-core reduces them over the dp-cp group); experts over the expert-DP group.
-  const double non_expert_per_rank =
-      static_cast<double>(model.non_expert_params) / static_cast<double>(l.tp * l.pp);
-  const double expert_per_rank =
-      static_cast<double>(model.expert_params) / static_cast<double>(l.ep * l.etp * l.pp);
+  // (megatron-core reduces them over the dp-cp group); experts over the expert-DP group. Only
+  // the trained ones: megatron-core's gradient and parameter buffers hold the parameters that
+  // require a gradient (distributed/param_and_grad_buffer.py), so frozen modules and an
+  // adapter's base are neither reduced nor gathered back.
+  const double non_expert_per_rank = model.TrainableNonExpertPerRank(l);
+  const double expert_per_rank = model.TrainableExpertPerRank(l);
   const double grad = static_cast<double>(in.grad_bytes);
   const double param = static_cast<double>(in.param_bytes);
   auto per_step = [&](GroupKind g, std::string_view what, CollectiveOp op, double bytes) {
@@ -185,7 +215,7 @@ std::vector<TrafficItem> LayoutTraffic(const ModelTrafficShape& model, const Tra
   }
   // With CP1 the DP x CP group is the DP group: name it as users know it.
   const GroupKind dp_group = l.cp > 1 ? GroupKind::kDpCp : GroupKind::kDp;
-  if (l.dp * l.cp > 1) {
+  if (l.dp * l.cp > 1 && non_expert_per_rank > 0) {
     if (in.distributed_optimizer) {
       per_step(dp_group, "gradients of non-expert parameters", CollectiveOp::kReduceScatter,
                non_expert_per_rank * grad);
@@ -196,7 +226,7 @@ std::vector<TrafficItem> LayoutTraffic(const ModelTrafficShape& model, const Tra
                non_expert_per_rank * grad);
     }
   }
-  if (l.expert_dp() > 1 && model.expert_params > 0) {
+  if (l.expert_dp() > 1 && expert_per_rank > 0) {
     if (in.distributed_optimizer) {
       per_step(GroupKind::kExpertDp, "gradients of expert parameters", CollectiveOp::kReduceScatter,
                expert_per_rank * grad);

@@ -6,6 +6,7 @@
 #define STRATA_COMM_LAYOUT_TRAFFIC_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,23 @@ struct ModelTrafficShape {
   /// over TP once a step (average_gradients_across_tp_domain: transformers' Gated DeltaNet
   /// inside megatron-core, and the adapters on it). Set with the framework (sim/step_job.cc).
   int64_t tp_averaged_params = 0;
+  /// Non-expert parameters every TP rank holds whole (transformers' Gated DeltaNet inside
+  /// megatron-core), counted in non_expert_params too. Set with the framework.
+  int64_t tp_whole_params = 0;
+  /// The parameters the optimizer updates (what the data-parallel groups reduce and, under a
+  /// distributed optimizer, gather back): frozen modules and an adapter's base left out. Whole
+  /// model, as non_expert_params and expert_params; unset, all of those are trained. The job's
+  /// setup (sim/step_job.cc) sets them to the memory ledger's count.
+  std::optional<int64_t> trainable_non_expert_params;
+  std::optional<int64_t> trainable_expert_params;
+
+  /// One rank's share under `l`, before data-parallel sharding: non-expert parameters split
+  /// over TP (those held whole on every TP rank not) and PP; experts over EP x ETP and PP.
+  double NonExpertPerRank(const ParallelLayout& l) const;
+  double ExpertPerRank(const ParallelLayout& l) const;
+  /// The same for the trained parameters only (the TP-averaged ones are whole on each rank).
+  double TrainableNonExpertPerRank(const ParallelLayout& l) const;
+  double TrainableExpertPerRank(const ParallelLayout& l) const;
 };
 
 /// From a parsed config; `with_mtp` counts the MTP block as trained.

@@ -158,7 +158,6 @@ FrameworkOverhead ComputeFrameworkOverhead(const StepTables& t, const StepLayout
   // the critical stage's layers; backward moves twice the forward's, the recompute re-runs the
   // forward's share that the fused term's recompute re-runs. GPU work: it also covers host time
   // (below), so a host-bound layer hides it.
-  const double tp = static_cast<double>(s.layout.tp);
   const double hbm = t.hbm.bytes_per_s() * t.efficiency.hbm_efficiency;
   const double tokens =
       static_cast<double>(s.micro_batch) * t.mean_tokens / static_cast<double>(s.layout.cp);
@@ -179,10 +178,9 @@ FrameworkOverhead ComputeFrameworkOverhead(const StepTables& t, const StepLayout
   double copy_fwd = 0, copy_bwd = 0;
   if (s.sharding.mode == ShardingMode::kFsdp2 && f.fsdp2_copy_out_bytes_per_byte > 0 && hbm > 0) {
     const ParallelLayout& l = s.layout;
-    const double params =
-        (static_cast<double>(t.traffic.non_expert_params) / tp +
-         static_cast<double>(t.traffic.expert_params) / static_cast<double>(l.ep * l.etp)) *
-        c.critical.layers;
+    // Per-rank shares are per pipeline stage; times PP, the rank's slice of the whole model.
+    const double params = (t.traffic.NonExpertPerRank(l) + t.traffic.ExpertPerRank(l)) *
+                          static_cast<double>(l.pp) * c.critical.layers;
     copy_fwd = params * GatherBytesPerParam(s) * f.fsdp2_copy_out_bytes_per_byte / hbm;
     copy_bwd = s.sharding.reshard_after_forward ? copy_fwd : 0.0;
   }

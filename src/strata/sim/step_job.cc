@@ -7,6 +7,7 @@
 
 #include "strata/memory/activations.h"
 #include "strata/memory/memory_constants.h"
+#include "strata/memory/static_memory.h"
 #include "strata/model/adapter.h"
 #include "strata/model/param_count.h"
 
@@ -31,6 +32,29 @@ int64_t TpAveragedParams(const ResolvedJob& job) {
     }
   }
   return n;
+}
+
+// Every parameter of the replicated layers, trained or not (what ZeRO-3 / FSDP would gather).
+int64_t TpWholeParams(const ResolvedJob& job) {
+  if (!job.gdn.replicated_over_tp) return 0;
+  int64_t n = 0;
+  for (const LayerSpec& layer : job.model.layers) {
+    if (layer.mixer != MixerKind::kGatedDeltaNet) continue;
+    n += CountLayerParams(job.model, layer, 0).modules[ModuleKind::kLinearAttention];
+  }
+  return n;
+}
+
+// The trained parameters of the whole model, split non-expert / expert: the memory ledger's
+// count (frozen modules and an adapter's base left out, the adapters in) on the job laid out
+// on one GPU, so that the planner can share them over any candidate layout.
+void SetTrainableParams(const ResolvedJob& job, ModelTrafficShape& shape) {
+  ResolvedJob whole = job;
+  whole.spec.layout = ParallelLayout{};
+  const StaticMemory s =
+      ComputeStaticMemory(whole, CountParams(whole.model), 0, Detail::kNumbersOnly);
+  shape.trainable_non_expert_params = std::llround(s.dense_trainable);
+  shape.trainable_expert_params = std::llround(s.expert_trainable);
 }
 
 }  // namespace
@@ -141,6 +165,8 @@ Result<StepSetup> PrepareStep(const ResolvedJob& job, const KernelEfficiencyFile
   if (!job.gdn.module.empty()) setup.tables.framework.gdn_module = job.gdn.module;
   setup.tables.gdn_replicated = job.gdn.replicated_over_tp;
   setup.tables.traffic.tp_averaged_params = TpAveragedParams(job);
+  setup.tables.traffic.tp_whole_params = TpWholeParams(job);
+  SetTrainableParams(job, setup.tables.traffic);
   if (setup.tables.gdn_layers > 0 && setup.tables.framework.on) {
     setup.tables.framework.assumptions.push_back(GdnKernelAssumption(setup.tables.framework));
   }

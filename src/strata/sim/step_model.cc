@@ -462,7 +462,6 @@ Result<StepResult> EvaluateStepOn(const StepTables& t, const StepLayout& s,
   const bool explain = detail == Detail::kExplained;
   const ParallelLayout& l = s.layout;
   const KernelEfficiency& e = t.efficiency;
-  const double tp = static_cast<double>(l.tp);
   const double pp = static_cast<double>(l.pp);
   const double m = static_cast<double>(s.micro_batches);
   const double mbs = static_cast<double>(s.micro_batch);
@@ -611,9 +610,9 @@ Result<StepResult> EvaluateStepOn(const StepTables& t, const StepLayout& s,
 
   // Adam over the local shard: read and write master weights and both moments, read the
   // gradient twice (clipping norm, update), write the bf16 weights.
-  const double non_expert = static_cast<double>(t.traffic.non_expert_params) / (tp * pp);
-  const double expert =
-      static_cast<double>(t.traffic.expert_params) / static_cast<double>(l.ep * l.etp * l.pp);
+  // The trained parameters only: a frozen module or an adapter's base has no optimizer state.
+  const double non_expert = t.traffic.TrainableNonExpertPerRank(l);
+  const double expert = t.traffic.TrainableExpertPerRank(l);
   // HSDP shards over the shard group only (DP / replicate).
   const double replicate = static_cast<double>(std::max<int64_t>(1, s.sharding.replicate));
   r.local_params =

@@ -104,16 +104,18 @@ Result<std::vector<PricedTraffic>> PriceShardedTraffic(const ModelTrafficShape& 
   struct Side {
     GroupKind kind;
     const char* what;
-    double params_per_rank;  // this rank's TP/PP (or EP/ETP/PP) slice, before sharding
+    double params_per_rank;     // this rank's TP/PP (or EP/ETP/PP) slice, before sharding
+    double trainable_per_rank;  // of which trained: what the gradients and updates carry
   };
+  // ZeRO-3 and FSDP gather every weight, frozen ones too (FSDP2 shards and gathers a frozen
+  // base as any parameter); the gradients, the optimizer's updates and their gathers carry the
+  // trained parameters alone.
   const GroupKind dense_kind = l.cp > 1 ? GroupKind::kDpCp : GroupKind::kDp;
   std::vector<Side> sides = {
-      {dense_kind, "non-expert",
-       static_cast<double>(model.non_expert_params) / static_cast<double>(l.tp * l.pp)}};
+      {dense_kind, "non-expert", model.NonExpertPerRank(l), model.TrainableNonExpertPerRank(l)}};
   if (model.expert_params > 0) {
     sides.push_back(
-        {GroupKind::kExpertDp, "expert",
-         static_cast<double>(model.expert_params) / static_cast<double>(l.ep * l.etp * l.pp)});
+        {GroupKind::kExpertDp, "expert", model.ExpertPerRank(l), model.TrainableExpertPerRank(l)});
   }
   for (const Side& side : sides) {
     const GroupPlacement* dp = Find(groups, side.kind);
@@ -123,6 +125,7 @@ Result<std::vector<PricedTraffic>> PriceShardedTraffic(const ModelTrafficShape& 
     const GroupPlacement shard = replicate > 1 ? ShardGroup(*dp, replicate) : *dp;
     const std::string of = fmt::format("{} parameters", side.what);
     const double per_layer = side.params_per_rank / layers;
+    const double trained_per_layer = side.trainable_per_rank / layers;
     if (weights_sharded) {
       // Per layer per micro batch: a gather before the forward, another before the backward
       // unless the forward kept the gathered weights; a reduce-scatter after the backward.
@@ -137,7 +140,7 @@ Result<std::vector<PricedTraffic>> PriceShardedTraffic(const ModelTrafficShape& 
       STRATA_RETURN_IF_ERROR(
           add(shard, side.kind,
               fmt::format("ZeRO-3/FSDP: reduce-scatter gradients of {} per layer", of),
-              CollectiveOp::kReduceScatter, per_layer * grad_bytes,
+              CollectiveOp::kReduceScatter, trained_per_layer * grad_bytes,
               TrafficFrequency::kPerLayerPerMicroBatch, 1.0, layers * m));
     } else if (sh.shards_gradients()) {
       // ZeRO-2: sharded gradients cannot accumulate whole, so every micro batch reduces them
@@ -145,18 +148,18 @@ Result<std::vector<PricedTraffic>> PriceShardedTraffic(const ModelTrafficShape& 
       STRATA_RETURN_IF_ERROR(
           add(shard, side.kind,
               fmt::format("ZeRO-2: reduce-scatter gradients of {} per micro batch", of),
-              CollectiveOp::kReduceScatter, per_layer * grad_bytes,
+              CollectiveOp::kReduceScatter, trained_per_layer * grad_bytes,
               TrafficFrequency::kPerLayerPerMicroBatch, 1.0, layers * m));
       STRATA_RETURN_IF_ERROR(add(shard, side.kind, fmt::format("updated {}", of),
-                                 CollectiveOp::kAllGather, side.params_per_rank * gather_bytes,
+                                 CollectiveOp::kAllGather, side.trainable_per_rank * gather_bytes,
                                  TrafficFrequency::kPerStep, 1.0, 1.0));
     } else {
       // ZeRO-1 over the shard group (HSDP / distributed-optimizer instances).
       STRATA_RETURN_IF_ERROR(add(shard, side.kind, fmt::format("gradients of {}", of),
-                                 CollectiveOp::kReduceScatter, side.params_per_rank * grad_bytes,
+                                 CollectiveOp::kReduceScatter, side.trainable_per_rank * grad_bytes,
                                  TrafficFrequency::kPerStep, 1.0, 1.0));
       STRATA_RETURN_IF_ERROR(add(shard, side.kind, fmt::format("updated {}", of),
-                                 CollectiveOp::kAllGather, side.params_per_rank * gather_bytes,
+                                 CollectiveOp::kAllGather, side.trainable_per_rank * gather_bytes,
                                  TrafficFrequency::kPerStep, 1.0, 1.0));
     }
     if (replicate > 1) {
@@ -165,7 +168,7 @@ Result<std::vector<PricedTraffic>> PriceShardedTraffic(const ModelTrafficShape& 
           add(ReplicateGroup(*dp, replicate), side.kind,
               fmt::format("HSDP: all-reduce gradient shard of {} over replicas", of),
               CollectiveOp::kAllReduce,
-              side.params_per_rank / static_cast<double>(shard.size) * grad_bytes,
+              side.trainable_per_rank / static_cast<double>(shard.size) * grad_bytes,
               TrafficFrequency::kPerStep, 1.0, 1.0));
     }
   }
@@ -304,9 +307,7 @@ double Fp8CastBytesPerMicroBatch(const StepTables& t, const StepLayout& s, doubl
   }
   const double per_token = 4 * (forward_elements * (1 + recompute_fraction) + backward_elements);
   const double activations = per_token * tokens / static_cast<double>(l.tp) * stage;
-  const double weights_on_rank =
-      static_cast<double>(t.traffic.non_expert_params) / static_cast<double>(l.tp * l.pp) +
-      static_cast<double>(t.traffic.expert_params) / static_cast<double>(l.ep * l.etp * l.pp);
+  const double weights_on_rank = t.traffic.NonExpertPerRank(l) + t.traffic.ExpertPerRank(l);
   const bool torchao =
       s.fp8.recipe == Fp8Recipe::kTorchaoTensorwise || s.fp8.recipe == Fp8Recipe::kTorchaoRowwise;
   const double weight_casts_per_mb =
