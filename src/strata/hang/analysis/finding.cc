@@ -213,6 +213,9 @@ bool Network(const EvidenceSet& ev, Finding& f) {
     // another NCCL version): the NCCL build and environment of every node come first.
     f.setting = first->detail == kBootstrapTruncated
                     ? "the NCCL version and NCCL_* environment of every node"
+                : first->detail == kNetTransportMismatch
+                    ? "NCCL_NET and NCCL_IB_DISABLE on every node (and which nodes have an "
+                      "InfiniBand adapter)"
                     : SettingToCheck(ev, "NCCL_SOCKET_IFNAME");
     f.summary = fmt::format("NCCL bootstrap failed{}: {}; check {} first",
                             f.peer.empty() ? "" : " with peer " + f.peer, first->detail, f.setting);
