@@ -327,6 +327,14 @@ bool BarrierMissing(const EvidenceSet& ev, Finding& f) {
   std::sort(f.ranks.begin(), f.ranks.end());
   f.op = r.op;
   f.timeout_ms = r.timeout_ms;
+  if (r.op == "jax_barrier") {
+    f.summary = fmt::format(
+        "JAX's coordination service: the barrier '{}' timed out and {} (process indices) never "
+        "reached it while the others waited",
+        r.detail, RanksText(f.ranks));
+    f.evidence.push_back(Cite(r));
+    return true;
+  }
   // ProcessGroupGloo::monitoredBarrier numbers the ranks within the barrier's group (1 to the
   // group's size - 1): global ranks only when the barrier is on the default group.
   f.summary = fmt::format(

@@ -329,6 +329,16 @@ bool ClassifyFailureLine(std::string_view line, FailureSignal* s) {
     s->kind = K::kBootstrap;
     s->store_wait = true;
     s->timeout_ms = IntAfter(line, "timed out after ");
+    // The socket's far end is the store: "SocketImpl(fd=100, addr=[node-0.company.net]:43590,
+    // remote=[node-0.company.net]:20000)" (sgl-project/sglang#7478); an IPv4 address mapped
+    // into IPv6 ("[::ffff:33.148.62.162]") is given as the IPv4 address.
+    if (const size_t remote = line.find("remote=["); remote != std::string_view::npos) {
+      std::string_view host = line.substr(remote + 8);
+      host = host.substr(0, host.find(']'));
+      if (host.starts_with("::ffff:") && host.find(':', 7) == std::string_view::npos)
+        host.remove_prefix(7);
+      if (host.size() < 256) s->peer = std::string(host);
+    }
     s->detail = "a wait on the c10d store timed out at start-up (a rank never arrived)";
     return true;
   }
@@ -559,6 +569,19 @@ bool ClassifyFailureLine(std::string_view line, FailureSignal* s) {
     s->kind = K::kNetwork;
     s->peer = TokenAfter(line, "Got completion from peer");
     s->detail = "InfiniBand completion error";
+    return true;
+  }
+  // NCCL's IB transport relays the adapter's asynchronous events: "NET/IB : Got async event :
+  // local catastrophic error" (NVIDIA/nccl#230), "NET/IB : mlx5_0:1 Got async event : local
+  // access violation work queue error" (NVIDIA/nccl#1710); the words are ibv_event_type_str's.
+  // The error events (IBV_EVENT_DEVICE_FATAL "local catastrophic error", a queue pair's "work
+  // queue error", "port error") say the adapter, a port or a queue on it failed; the others
+  // ("port active", "LID change", "GID table change") are routine and not read.
+  if (const size_t event = line.find("Got async event : "); event != std::string_view::npos) {
+    const std::string_view what = TrimSpace(line.substr(event + 18, 80));
+    if (!Contains(what, "error") && !Contains(what, "fatal")) return false;
+    s->kind = K::kNetwork;
+    s->detail = "the InfiniBand adapter reported '" + std::string(what) + "'";
     return true;
   }
   // The InfiniBand queue pair gave up resending: UCX prints "Transport retry count exceeded on
