@@ -223,5 +223,27 @@ TEST(FirstRunFourteenthBatch, StoreWaitNamesTheStoreHostAsThePeer) {
   EXPECT_EQ(mapped.finding.peer, "33.148.62.162") << mapped.finding.summary;
 }
 
+// An open miss of an earlier batch, read by the same kind of rule.
+
+// vllm-project/vllm#4108 (vllm-4108-ray-abort-then-illegal-memory-access-rank0): a Ray worker of
+// unknown rank aborts first, "(RayWorkerVllm pid=7046) Fatal Python error: Aborted", and only
+// then "[E ProcessGroupNCCL.cpp:916] [Rank 0] NCCL watchdog thread terminated with exception:
+// CUDA error: an illegal memory access was encountered". The worker failed before rank 0's line,
+// for a reason the paste does not hold. By hand: a CUDA fault, no rank shown to be the first.
+// Before: cuda_error [0].
+TEST(FirstRunFourteenthBatch, CrashOfAnUnknownRankBeforeACudaErrorLeavesTheRankUnnamed) {
+  const std::string abort = "(RayWorkerVllm pid=7046) Fatal Python error: Aborted\n";
+  const std::string cuda =
+      "[E ProcessGroupNCCL.cpp:916] [Rank 0] NCCL watchdog thread terminated with exception: CUDA "
+      "error: an illegal memory access was encountered\n";
+  const Verdict v = AnalyzeLog(abort + cuda);
+  EXPECT_EQ(v.finding.kind, "cuda_error") << v.finding.summary;
+  EXPECT_TRUE(v.finding.ranks.empty());
+  // Hand-made: the abort printed after rank 0's CUDA error follows it; rank 0 stays named.
+  const Verdict after = AnalyzeLog(cuda + abort);
+  EXPECT_EQ(after.finding.kind, "cuda_error") << after.finding.summary;
+  EXPECT_EQ(after.finding.ranks, (std::vector<int64_t>{0}));
+}
+
 }  // namespace
 }  // namespace strata::hang

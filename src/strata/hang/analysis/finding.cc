@@ -72,6 +72,17 @@ bool Cuda(const EvidenceSet& ev, Finding& f) {
   for (const FailureSignal* s : lines) {
     if (auto r = SpeakingRank(*s)) ranks.insert(*r);
   }
+  // A process of unknown rank that crashed earlier in the same file ("(RayWorkerVllm pid=7046)
+  // Fatal Python error: Aborted" above rank 0's "CUDA error: an illegal memory access",
+  // vllm-project/vllm#4108) failed first, for a reason the lines shown may not hold: the ranks of
+  // the CUDA lines are not shown to be the first to fail, so none is named.
+  const FailureSignal& first = *lines.front();
+  const bool unknown_crash_first =
+      std::any_of(ev.failures.begin(), ev.failures.end(), [&](const FailureSignal& c) {
+        return c.kind == FailureKind::kCrash && !c.global_rank && c.file == first.file &&
+               c.line < first.line;
+      });
+  if (unknown_crash_first) ranks.clear();
   f.kind = "cuda_error";
   f.ranks = Sorted(ranks);
   f.summary =
