@@ -72,6 +72,17 @@ bool Cuda(const EvidenceSet& ev, Finding& f) {
   for (const FailureSignal* s : lines) {
     if (auto r = SpeakingRank(*s)) ranks.insert(*r);
   }
+  // A process of unknown rank that crashed earlier in the same file ("(RayWorkerVllm pid=7046)
+  // Fatal Python error: Aborted" above rank 0's "CUDA error: an illegal memory access",
+  // vllm-project/vllm#4108) failed first, for a reason the lines shown may not hold: the ranks of
+  // the CUDA lines are not shown to be the first to fail, so none is named.
+  const FailureSignal& first = *lines.front();
+  const bool unknown_crash_first =
+      std::any_of(ev.failures.begin(), ev.failures.end(), [&](const FailureSignal& c) {
+        return c.kind == FailureKind::kCrash && !c.global_rank && c.file == first.file &&
+               c.line < first.line;
+      });
+  if (unknown_crash_first) ranks.clear();
   f.kind = "cuda_error";
   f.ranks = Sorted(ranks);
   f.summary =
@@ -213,6 +224,9 @@ bool Network(const EvidenceSet& ev, Finding& f) {
     // another NCCL version): the NCCL build and environment of every node come first.
     f.setting = first->detail == kBootstrapTruncated
                     ? "the NCCL version and NCCL_* environment of every node"
+                : first->detail == kNetTransportMismatch
+                    ? "NCCL_NET and NCCL_IB_DISABLE on every node (and which nodes have an "
+                      "InfiniBand adapter)"
                     : SettingToCheck(ev, "NCCL_SOCKET_IFNAME");
     f.summary = fmt::format("NCCL bootstrap failed{}: {}; check {} first",
                             f.peer.empty() ? "" : " with peer " + f.peer, first->detail, f.setting);
@@ -324,6 +338,14 @@ bool BarrierMissing(const EvidenceSet& ev, Finding& f) {
   std::sort(f.ranks.begin(), f.ranks.end());
   f.op = r.op;
   f.timeout_ms = r.timeout_ms;
+  if (r.op == "jax_barrier") {
+    f.summary = fmt::format(
+        "JAX's coordination service: the barrier '{}' timed out and {} (process indices) never "
+        "reached it while the others waited",
+        r.detail, RanksText(f.ranks));
+    f.evidence.push_back(Cite(r));
+    return true;
+  }
   // ProcessGroupGloo::monitoredBarrier numbers the ranks within the barrier's group (1 to the
   // group's size - 1): global ranks only when the barrier is on the default group.
   f.summary = fmt::format(

@@ -55,7 +55,14 @@ bool WorkerFailed(const EvidenceSet& ev, Finding& f, bool killed_only) {
     if (e->timeout_ms && *e->timeout_ms > 0 && (!timeout_ms || *e->timeout_ms < *timeout_ms))
       timeout_ms = e->timeout_ms;
   }
-  for (const FailureSignal* s : Of(ev, FailureKind::kWorkerFailed)) {
+  // Open MPI's job-aborted box names no rank; its record of the first process to exit, or a
+  // signal it noticed, does: those say more about the same exit.
+  const auto workers = Of(ev, FailureKind::kWorkerFailed);
+  const bool more_than_the_box =
+      std::any_of(workers.begin(), workers.end(),
+                  [](const FailureSignal* s) { return s->detail != kOpenMpiAborted; });
+  for (const FailureSignal* s : workers) {
+    if (more_than_the_box && s->detail == kOpenMpiAborted) continue;
     const bool killed = s->exit_code == -9 || s->killed;
     if (killed_only && !killed) continue;
     // A kill reported when a progress bar at 0 had already stood for the timeout

@@ -21,10 +21,38 @@ std::string OpName(std::string_view s) {
 
 }  // namespace
 
-// Without ANSI escape sequences and CR, trimmed.
+std::string_view UnwrapMarkdownLinks(std::string_view line, std::string& buffer) {
+  if (line.find("](http") == std::string_view::npos) return line;
+  buffer.clear();
+  buffer.reserve(line.size());
+  size_t copied = 0;  // line[copied..] is not yet in buffer
+  size_t at = 0;
+  while ((at = line.find("](http", at)) != std::string_view::npos) {
+    // The text: back to the nearest '[' with no bracket between; the target: up to the ')' with
+    // no space inside ("(http://x/)"); else this is no link and stays as it is.
+    size_t open = at;
+    while (open > copied && line[open - 1] != '[' && line[open - 1] != ']') --open;
+    const size_t close = line.find(')', at + 2);
+    const bool link = open > copied && line[open - 1] == '[' && close != std::string_view::npos &&
+                      line.substr(at + 2, close - at - 2).find(' ') == std::string_view::npos;
+    if (!link) {
+      at += 6;
+      continue;
+    }
+    buffer.append(line.substr(copied, open - 1 - copied));
+    buffer.append(line.substr(open, at - open));
+    copied = close + 1;
+    at = copied;
+  }
+  buffer.append(line.substr(copied));
+  return buffer;
+}
+
+// Without ANSI escape sequences, markdown links (their text kept) and CR, trimmed.
 std::string Clean(std::string_view raw) {
   std::string buffer;
-  std::string out(StripAnsiEscapes(raw, buffer));
+  std::string links;
+  std::string out(UnwrapMarkdownLinks(StripAnsiEscapes(raw, buffer), links));
   std::erase(out, '\r');
   return std::string(TrimSpace(out));
 }

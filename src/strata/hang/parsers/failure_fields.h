@@ -15,8 +15,16 @@
 
 namespace strata::hang::failure_fields {
 
-/// Without ANSI escape sequences and CR, trimmed.
+/// Without ANSI escape sequences, markdown links (their text kept) and CR, trimmed.
 std::string Clean(std::string_view raw);
+
+/// `line` with each markdown link "[text](http://...)" or "[text](https://...)" replaced by its
+/// text: a paste outside a code block, as GitHub renders it, turns file:line names and addresses
+/// into links ("transport/[net_ib.cc:101](http://net_ib.cc:101/)", "peer
+/// [10.1.3.201](http://10.1.3.201/)<33057>", NVIDIA/nccl#1710), and a stored copy of the thread
+/// keeps them so. The text is what the program wrote. Returns `line` itself when it holds no
+/// link, else a view of `buffer`.
+std::string_view UnwrapMarkdownLinks(std::string_view line, std::string& buffer);
 
 /// The token after `key` up to '<' (NCCL's "<port>"), a space, a comma or a quote.
 std::string TokenAfter(std::string_view s, std::string_view key);

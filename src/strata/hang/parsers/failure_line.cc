@@ -329,6 +329,16 @@ bool ClassifyFailureLine(std::string_view line, FailureSignal* s) {
     s->kind = K::kBootstrap;
     s->store_wait = true;
     s->timeout_ms = IntAfter(line, "timed out after ");
+    // The socket's far end is the store: "SocketImpl(fd=100, addr=[node-0.company.net]:43590,
+    // remote=[node-0.company.net]:20000)" (sgl-project/sglang#7478); an IPv4 address mapped
+    // into IPv6 ("[::ffff:33.148.62.162]") is given as the IPv4 address.
+    if (const size_t remote = line.find("remote=["); remote != std::string_view::npos) {
+      std::string_view host = line.substr(remote + 8);
+      host = host.substr(0, host.find(']'));
+      if (host.starts_with("::ffff:") && host.find(':', 7) == std::string_view::npos)
+        host.remove_prefix(7);
+      if (host.size() < 256) s->peer = std::string(host);
+    }
     s->detail = "a wait on the c10d store timed out at start-up (a rank never arrived)";
     return true;
   }
@@ -561,6 +571,19 @@ bool ClassifyFailureLine(std::string_view line, FailureSignal* s) {
     s->detail = "InfiniBand completion error";
     return true;
   }
+  // NCCL's IB transport relays the adapter's asynchronous events: "NET/IB : Got async event :
+  // local catastrophic error" (NVIDIA/nccl#230), "NET/IB : mlx5_0:1 Got async event : local
+  // access violation work queue error" (NVIDIA/nccl#1710); the words are ibv_event_type_str's.
+  // The error events (IBV_EVENT_DEVICE_FATAL "local catastrophic error", a queue pair's "work
+  // queue error", "port error") say the adapter, a port or a queue on it failed; the others
+  // ("port active", "LID change", "GID table change") are routine and not read.
+  if (const size_t event = line.find("Got async event : "); event != std::string_view::npos) {
+    const std::string_view what = TrimSpace(line.substr(event + 18, 80));
+    if (!Contains(what, "error") && !Contains(what, "fatal")) return false;
+    s->kind = K::kNetwork;
+    s->detail = "the InfiniBand adapter reported '" + std::string(what) + "'";
+    return true;
+  }
   // The InfiniBand queue pair gave up resending: UCX prints "Transport retry count exceeded on
   // mlx5_0:1/IB (synd 0x15 ...)" (openucx/ucx#5199), ibv_wc_status_str's text for status 12 is
   // "transport retry counter exceeded". The peer never acknowledged: a link down, or the peer's
@@ -603,6 +626,28 @@ bool ClassifyFailureLine(std::string_view line, FailureSignal* s) {
     s->kind = K::kNetwork;
     s->peer = TokenAfter(line, "Connect to ");
     s->detail = "connect failed";
+    return true;
+  }
+  // An NCCL listening socket accepted a connection of another kind: "misc/socket.cc:441 NCCL WARN
+  // socketFinalizeAccept: wrong type 4 != 3" (NVIDIA/nccl-tests#188, then the proxy's "Failed to
+  // execute operation Connect"). The connecting side sends its socket type first; include/socket.h
+  // numbers them 1 Bootstrap, 2 Proxy, 3 NetSocket, 4 NetIb, 5 RasNetwork. Type 4 against 3 is a
+  // peer on the InfiniBand transport connecting to one on the socket transport: the ranks chose
+  // different network transports while the communicator was set up (NCCL_NET, NCCL_IB_DISABLE
+  // or an IB adapter on some nodes only). A start-up fault of the settings, not a link that failed.
+  if (Contains(line, "socketFinalizeAccept: wrong type ")) {
+    s->kind = K::kBootstrap;
+    const auto got = IntAfter(line, "wrong type ");
+    const size_t ne = line.find(" != ");
+    const auto want = ne == std::string_view::npos ? std::nullopt : LeadingInt(line.substr(ne + 4));
+    const bool net_types =
+        got && want && *got != *want && (*got == 3 || *got == 4) && (*want == 3 || *want == 4);
+    s->detail = net_types
+                    ? std::string(kNetTransportMismatch)
+                    : "an NCCL socket accepted a connection of another kind during set-up "
+                      "(socket type " +
+                          (got ? std::to_string(*got) : std::string("?")) + " where " +
+                          (want ? std::to_string(*want) : std::string("?")) + " was expected)";
     return true;
   }
   if (Contains(line, "Failed to execute operation") && Contains(line, "retcode")) {
@@ -654,6 +699,18 @@ bool ClassifyFailureLine(std::string_view line, FailureSignal* s) {
     s->detail = "Horovod: rank " + std::to_string(*rank) +
                 "'s process was killed (SIGKILL: the shell printed 'Killed'; the kernel's OOM "
                 "killer or the scheduler)";
+    return true;
+  }
+  // Open MPI's mpirun, when a rank exits with an error code: the box "Primary job  terminated
+  // normally, but 1 process returned / a non-zero exit code. Per user-direction, the job has
+  // been aborted." (horovod/horovod#410, #3412). A process ended with an error of its own (a
+  // signal is reported by "mpirun noticed ... on signal" instead); the box does not say which.
+  // Open MPI names the rank in "The first process to do so was: / Process name: [[j,1],R]" when
+  // it prints that block (the scanner, failure_log.cc): that record is preferred where present.
+  if (Contains(line, "non-zero exit code") &&
+      Contains(line, "Per user-direction, the job has been aborted")) {
+    s->kind = K::kWorkerFailed;
+    s->detail = std::string(kOpenMpiAborted);
     return true;
   }
   // Open MPI's mpirun, when a rank ends by a signal: "mpirun noticed that process rank 7 with PID
@@ -819,13 +876,23 @@ bool ClassifyFailureLine(std::string_view line, FailureSignal* s) {
   // (ayaka14732/llama-2-jax#20). The job never formed: a start-up fault. The tasks that barrier
   // lists are the ones that never connected, not processes that failed at something. A barrier of
   // the program's own (levanter's "multihost_broadcast_sync") times out mid-run and is not this.
-  if (Contains(line, "CoordinationService/RegisterTask") ||
+  // Newer JAX words the same start-up barrier "Barrier timed out. Id:
+  // [Init]Wait_for_all_tasks_to_register::0", after "Stopping coordination service as cluster
+  // registration failed. This may be due to 1) some tasks crashed earlier before connecting, 2)
+  // some tasks were never scheduled, or 3) scheduling delays." (AI-Hypercomputer/gpu-recipes#2).
+  const bool registration =
+      Contains(line, "Wait_for_all_tasks_to_register") ||
+      (Contains(line, "coordination service") && Contains(line, "cluster registration failed"));
+  if (Contains(line, "CoordinationService/RegisterTask") || registration ||
       (Contains(line, "Barrier timed out") && Contains(line, "PjRT_Client_Connect"))) {
     s->kind = K::kBootstrap;
     s->detail =
         Contains(line, "RegisterTask")
             ? "a process could not register with the coordination service at start-up "
               "(coordinator address or port unreachable)"
+        : registration
+            ? "the coordination service's registration barrier timed out: some processes never "
+              "registered at start-up (crashed before connecting, never scheduled, or late)"
             : "the coordination service's connect barrier timed out: some processes never "
               "connected at start-up (not launched, or the coordinator address is wrong for them)";
     return true;

@@ -26,7 +26,8 @@ using failure_fields::ReadPgRank;
 using failure_fields::TokenAfter;
 
 constexpr size_t kMaxTextChars = 300;
-constexpr int kAtExitTracebackLines = 60;  // an exit handler's traceback, read after its header
+constexpr size_t kMaxListedTasks = 100000;  // a bound on a hostile list, above any real job
+constexpr int kAtExitTracebackLines = 60;   // an exit handler's traceback, read after its header
 
 // One line at a time: a line that reports a failure alone (failure_line.h) is emitted at once;
 // the blocks that span lines (torchrun's summary records, the Flight Recorder analyser's report,
@@ -42,6 +43,7 @@ class Scanner {
     if (horovod_.Line(line, number)) return;
     if (ReadSummary(line, number)) return;
     if (ReadOpenMpiFirst(line, number)) return;
+    if (ReadJaxBarrier(line, number)) return;
     WatchStoreBarrier(line, number);
     WatchDdpMembers(line, number);
     if (WatchAtExit(line, number)) return;
@@ -84,6 +86,7 @@ class Scanner {
 
   std::vector<FailureSignal> Take() {
     FlushRecord();
+    FlushJaxBarrier();
     if (fr_) out_.push_back(std::move(*fr_));
     fr_.reset();
     for (FailureSignal& s : horovod_.Take()) out_.push_back(std::move(s));
@@ -316,6 +319,47 @@ class Scanner {
     return running || progress_seen_;
   }
 
+  // JAX's coordination service, when a barrier of the program's own times out: "XlaRuntimeError:
+  // DEADLINE_EXCEEDED: Barrier timed out. Barrier_id: multihost_broadcast_sync0. Timed out task
+  // names:", then a line per task, "/job:jax_worker/replica:0/task:3" (marin-community/
+  // marin#1933). The service lists the tasks still pending when the barrier expired, not those
+  // that arrived; a task's number is its process index (jax.process_index(), the rank). Those
+  // processes never reached the barrier the others wait at: they are behind. JAX's start-up
+  // barriers (PjRT_Client_Connect, task registration) are start-up faults (failure_line.cc).
+  bool ReadJaxBarrier(std::string_view line, int number) {
+    if (line.ends_with("Timed out task names:") && Contains(line, "Barrier timed out") &&
+        !Contains(line, "PjRT_Client_Connect") &&
+        !Contains(line, "Wait_for_all_tasks_to_register")) {
+      FlushJaxBarrier();
+      jax_barrier_ = FailureSignal{};
+      jax_barrier_->kind = FailureKind::kBarrierMissing;
+      jax_barrier_->op = "jax_barrier";
+      std::string id = TokenAfter(line, Contains(line, "Barrier_id: ") ? "Barrier_id: " : "Id: ");
+      while (id.ends_with('.')) id.pop_back();
+      jax_barrier_->detail = id.substr(0, 120);
+      jax_barrier_start_ = std::string(line.substr(0, kMaxTextChars));
+      jax_barrier_line_ = number;
+      return true;
+    }
+    if (!jax_barrier_) return false;
+    if (line.starts_with("/job:") && Contains(line, "/task:")) {
+      if (const auto task = IntAfter(line, "/task:");
+          task && jax_barrier_->ranks.size() < kMaxListedTasks)
+        jax_barrier_->ranks.push_back(*task);
+      return true;
+    }
+    FlushJaxBarrier();
+    return false;
+  }
+
+  void FlushJaxBarrier() {
+    if (!jax_barrier_) return;
+    FailureSignal s = std::move(*jax_barrier_);
+    jax_barrier_.reset();
+    if (s.ranks.empty()) return;  // no task named: the barrier's id alone says nothing more
+    Emit(std::move(s), jax_barrier_start_, jax_barrier_line_);
+  }
+
   // Open MPI's report of the first process to exit with an error: "The first process to do so
   // was:", then "Process name: [[29973,1],0]" (job, step, rank) and "Exit code:    1"
   // (horovod/horovod#1421). The rank is the global rank.
@@ -538,6 +582,9 @@ class Scanner {
   size_t pending_warning_ = kNone;     // out_'s store-wait warning whose traceback comes next
   int pending_frames_ = 0;             // frames read since that warning
   std::optional<FailureSignal> mpi_first_;
+  std::optional<FailureSignal> jax_barrier_;  // a JAX barrier's report, its task list under way
+  std::string jax_barrier_start_;
+  int jax_barrier_line_ = 0;
   bool in_summary_ = false;
   bool root_ = false;
   std::optional<FailureSignal> record_;

@@ -87,6 +87,18 @@ inline constexpr std::string_view kBootstrapTruncated =
     "a bootstrap message of the wrong size during communicator set-up (ranks differ in NCCL "
     "version or settings)";
 
+/// The detail of NCCL's "socketFinalizeAccept: wrong type 4 != 3": a peer on the InfiniBand
+/// transport connected to one on the socket transport during set-up (failure_line.cc).
+inline constexpr std::string_view kNetTransportMismatch =
+    "ranks set up different NCCL network transports: a peer on InfiniBand (socket type 4) "
+    "connected to one using sockets (type 3) while the communicator was built";
+
+/// The detail of Open MPI's "... a non-zero exit code. Per user-direction, the job has been
+/// aborted.": a process exited with an error; the box names no rank (failure_line.cc).
+inline constexpr std::string_view kOpenMpiAborted =
+    "Open MPI: a process exited with a non-zero exit code and mpirun aborted the job (the box "
+    "does not name the rank)";
+
 /// Every recognised failure line of `text`, in line order.
 std::vector<FailureSignal> ScanFailures(std::string_view text, const std::string& file);
 

@@ -179,9 +179,14 @@ std::string FrameFunction(std::string_view line) {
 }
 
 bool SetUpFunction(std::string_view f) {
-  constexpr std::array<std::string_view, 5> kNamed = {"new_group", "_new_process_group_helper",
-                                                      "_store_based_barrier", "_create_c10d_store",
-                                                      "__init__"};
+  // torchrun's agent, once its rendezvous is done and before any worker starts
+  // (SimpleElasticAgent._initialize_workers in torch/distributed/elastic/agent/server/api.py),
+  // assigns the workers' ranks: _assign_worker_ranks -> _share_and_gather, an all-gather of the
+  // agents' role infos through the store (huggingface/accelerate#1645 timed out there). Its
+  // "gather" is the launcher's, not the training's.
+  constexpr std::array<std::string_view, 7> kNamed = {
+      "new_group", "_new_process_group_helper", "_store_based_barrier", "_create_c10d_store",
+      "__init__",  "_assign_worker_ranks",      "_share_and_gather"};
   for (std::string_view n : kNamed) {
     if (f == n) return true;
   }

@@ -36,7 +36,8 @@ bool EndsTraceback(std::string_view line);
 std::string FrameFunction(std::string_view line);
 
 /// A function that sets distribution up: init_process_group, init_* / initialize_*, a
-/// constructor, a rendezvous, new_group, the store-based barrier of group creation.
+/// constructor, a rendezvous, new_group, the store-based barrier of group creation, torchrun's
+/// agent assigning the workers' ranks.
 bool SetUpFunction(std::string_view function);
 
 /// A function of a running job: a barrier or collective (barrier, broadcast*, all_reduce,

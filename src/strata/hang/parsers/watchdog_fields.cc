@@ -10,6 +10,7 @@
 #include "strata/core/strings.h"
 #include "strata/core/text_scan.h"
 #include "strata/core/utf8.h"
+#include "strata/hang/parsers/failure_fields.h"
 
 namespace strata::hang::watchdog_fields {
 
@@ -34,11 +35,13 @@ std::optional<int64_t> Multiply(std::optional<int64_t> v, int64_t factor) {
   return *v * factor;
 }
 
-// Strips ANSI escape sequences and CR, replaces bytes that are not valid UTF-8 with '?' (the
-// events end up in JSON, which must be valid UTF-8), and trims.
+// Strips ANSI escape sequences, markdown links (their text kept, failure_fields.h) and CR,
+// replaces bytes that are not valid UTF-8 with '?' (the events end up in JSON, which must be
+// valid UTF-8), and trims.
 std::string CleanLine(std::string_view raw) {
   std::string without_escapes;
-  raw = StripAnsiEscapes(raw, without_escapes);
+  std::string without_links;
+  raw = failure_fields::UnwrapMarkdownLinks(StripAnsiEscapes(raw, without_escapes), without_links);
   std::string out;
   out.reserve(raw.size());
   for (size_t i = 0; i < raw.size(); ++i) {
