@@ -208,6 +208,30 @@ TEST(Cluster, RackUsedInPartKeepsOneNicPerGpu) {
             "per node is another node");
 }
 
+// An RL split that shares each h20-5x8 node (4 x 200 Gb/s = 4 x 25 GB/s RoCE, one NIC per GPU
+// pair) between rollout and trainer: the trainer's GPUs keep the node's 100 GB/s / 8 = 12.5 GB/s
+// each. 6 GPUs take 4 x 6 / 8 = 3 NICs: 75 GB/s. 3 GPUs would take 1.5 NICs, so the 4 NICs' speed
+// scales instead: 200 x 3 / 8 = 75 Gb/s each, 4 x 9.375 = 37.5 GB/s. The management port stays.
+// Before, a node of a cluster without partial_nodes could not be used in part at all.
+TEST(Cluster, SharedNodesKeepTheDataBandwidthPerGpu) {
+  auto c = LoadCluster("h20-5x8");
+  ASSERT_TRUE(c.ok()) << c.error().Format();
+  EXPECT_FALSE(c->partial_nodes);
+  auto six = SharedNodes(*c, 6);
+  ASSERT_TRUE(six.ok()) << six.error().Format();
+  EXPECT_EQ(six->gpus_per_node, 6);
+  EXPECT_NEAR(six->DataNicBandwidthPerNode().gb_per_s(), 75.0, 1e-9);
+  EXPECT_NEAR(six->DataNicBandwidthPerGpu().gb_per_s(), 12.5, 1e-9);
+  auto three = SharedNodes(*c, 3);
+  ASSERT_TRUE(three.ok()) << three.error().Format();
+  EXPECT_NEAR(three->DataNicBandwidthPerNode().gb_per_s(), 37.5, 1e-9);
+  EXPECT_NEAR(three->DataNicBandwidthPerGpu().gb_per_s(), 12.5, 1e-9);
+  EXPECT_NEAR(three->ManagementBandwidthPerNode().gb_per_s(),
+              c->ManagementBandwidthPerNode().gb_per_s(), 1e-9);
+  EXPECT_FALSE(SharedNodes(*c, 9).ok());
+  EXPECT_FALSE(SharedNodes(*c, 0).ok());
+}
+
 TEST(Cluster, DuplicateNicNameNamesTheEntry) {
   std::string text = kGood;
   text.replace(text.find("storage:"), 0,

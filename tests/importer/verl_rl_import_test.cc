@@ -456,6 +456,45 @@ TEST(VerlRlImportTest, OneStepOffRecipeImportsAsASplit) {
       testing::MatchesGolden("golden/rl_import/verl_recipe_one_step_off/rl.yaml", r->rl->yaml));
 }
 
+// The recipe's shared form (volcengine/verl@1dda039b9c6311889a9c9a26040677e1254814f9:verl/
+// experimental/one_step_off_policy/README.md, "Resource Configuration Strategies": trainer.nnodes
+// = rollout.nnodes, trainer.n_gpus_per_node + rollout.n_gpus_per_node = the node's GPUs; its
+// grpo_0.6b_gsm8k_fsdp2_2_6.sh gives 6 + 2 of one node): one node of 6 + 2 = 8 GPUs, the rollout
+// 1 x 2 of them. Before: refused ("strata's splits are whole nodes of one cluster"). With
+// unequal nnodes the sides cannot share nodes: still refused, naming both.
+TEST(VerlRlImportTest, OneStepOffSharedNodesImportAsASplitInsideTheNode) {
+  const std::string script =
+      "python3 -m verl.experimental.one_step_off_policy.main_ppo \\\n"
+      "    algorithm.adv_estimator=grpo data.train_batch_size=1152 \\\n"
+      "    data.max_prompt_length=512 data.max_response_length=1024 \\\n"
+      "    actor_rollout_ref.actor.strategy=fsdp2 actor_rollout_ref.hybrid_engine=False \\\n"
+      "    actor_rollout_ref.model.path=Qwen/Qwen2.5-Math-7B \\\n"
+      "    actor_rollout_ref.actor.ppo_mini_batch_size=192 \\\n"
+      "    actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=4 \\\n"
+      "    actor_rollout_ref.rollout.tensor_model_parallel_size=2 actor_rollout_ref.rollout.n=5 "
+      "\\\n"
+      "    trainer.nnodes=1 trainer.n_gpus_per_node=6 rollout.nnodes=1 "
+      "rollout.n_gpus_per_node=2\n";
+  ImportOptions o = Options("H20", "qwen2.5-math-7b");
+  o.cluster = "h20-5x8";
+  auto r = ImportJob(script, "run.sh", o);
+  ASSERT_TRUE(r.ok()) << r.error().Format();
+  ASSERT_TRUE(r->rl.has_value());
+  EXPECT_EQ(r->job.cluster.nodes, 1);
+  EXPECT_EQ(r->job.cluster.gpus_per_node, 8);
+  EXPECT_EQ(Find(*r->rl, "placement.rollout_gpus")->value, "2");
+  EXPECT_EQ(Find(*r->rl, "placement.one_step_off")->value, "true");
+
+  std::string unequal = script;
+  unequal.replace(unequal.find("rollout.nnodes=1"), 16, "rollout.nnodes=2");
+  auto refused = ImportJob(unequal, "run.sh", o);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().message,
+            "rollout.n_gpus_per_node 2 differs from trainer.n_gpus_per_node 6 on rollout.nnodes 2 "
+            "and trainer.nnodes 1: strata's splits are whole nodes, or the same share of every "
+            "node (equal nnodes)");
+}
+
 struct BadCase {
   const char* file;   // <case>/<input>: a case of tests/golden/cli_import in the edit form
   int line;           // where the error points

@@ -48,6 +48,7 @@ TEST(JobFields, EveryFieldsExampleParsesThroughSet) {
       sets.push_back("sequence.mean_tokens=5009");
     }
     if (key == "fp8.amax_history") sets.push_back("fp8.recipe=delayed");
+    if (key == "cluster.shared_nodes") sets.push_back("cluster.file=h20-5x8");
     if (key.starts_with("adapter.")) {
       // kind, rank and targets are required together; the field's own example comes after.
       for (const char* partner :

@@ -82,24 +82,33 @@ TEST(RlStepTest, ReferenceWeightSync) {
   EXPECT_NEAR(w.load.s(), 0.012538, 1e-5);
 }
 
-// Every whole-node split is tried twice (synchronous, one step off): 8, 16, 24, 32 rollout GPUs.
-// 16 + 24 cannot train: a mini batch of 320 samples does not divide over DP 24. One-step-off is
-// never slower than synchronous on the same split (max(a, b) <= a + b).
+// Every split verl can place is tried twice (synchronous, one step off): whole nodes (8, 16, 24,
+// 32 rollout GPUs) and the same share of all 5 nodes at rollout TP 2 (2, 4, 6 of each: 10, 20,
+// 30), in order of rollout GPUs. 16 + 24 cannot train: a mini batch of 320 samples does not
+// divide over DP 24; nor can the shared ones: the actor's EP 8 does not divide 30, 20 or 10
+// GPUs. One-step-off is never slower than synchronous on the same split (max(a, b) <= a + b).
 TEST(RlStepTest, ReferenceSplits) {
   const RlEvaluation& e = Reference();
-  ASSERT_EQ(e.splits.size(), 8u);
+  ASSERT_EQ(e.splits.size(), 14u);
+  const int64_t rollout[] = {8, 10, 16, 20, 24, 30, 32};
   for (size_t i = 0; i < e.splits.size(); i += 2) {
     const RlPlacementResult& sync = e.splits[i];
     const RlPlacementResult& off = e.splits[i + 1];
     EXPECT_FALSE(sync.one_step_off);
     EXPECT_TRUE(off.one_step_off);
-    EXPECT_EQ(sync.rollout_gpus, static_cast<int64_t>(8 * (i / 2 + 1)));
+    EXPECT_EQ(sync.rollout_gpus, rollout[i / 2]);
+    EXPECT_EQ(sync.shape.shared_nodes, rollout[i / 2] % 8 != 0);
     if (sync.valid) {
       EXPECT_LE(off.times.step.s(), sync.times.step.s());
     }
+    if (sync.shape.shared_nodes) {
+      EXPECT_FALSE(sync.valid);
+      EXPECT_NE(sync.reason.find("EP x ETP = 8 x 1 = 8 must divide"), std::string::npos)
+          << sync.reason;
+    }
   }
-  EXPECT_FALSE(e.splits[2].valid);
-  EXPECT_NE(e.splits[2].reason.find("320"), std::string::npos) << e.splits[2].reason;
+  EXPECT_FALSE(e.splits[4].valid);
+  EXPECT_NE(e.splits[4].reason.find("320"), std::string::npos) << e.splits[4].reason;
   ASSERT_GE(e.best_split, 0);
   EXPECT_TRUE(e.splits[static_cast<size_t>(e.best_split)].valid);
 }
@@ -209,16 +218,82 @@ TEST(RlStepTest, RlBatchThatDoesNotDivideOverTheActorsDp) {
             "work: 40, 80, 160");
 }
 
-// verl's 4 -> 4 GPU sync row is a split inside one node, which strata does not model: the job is
-// refused with the reason, not priced (docs/rl-validation.md lists the row as not predicted).
-TEST(RlStepTest, SplitInsideOneNodeIsRefusedWithTheReason) {
-  auto spec = LoadRlSpec(testing::TestPath("rl/validation/verl-sync-qwen2.5-math-7b-4to4.yaml"));
-  ASSERT_TRUE(spec.ok()) << spec.error().Format();
-  auto eval = EvaluateRl(*Workspace::Load(), *spec);
-  ASSERT_TRUE(eval.ok()) << eval.error().Format();
-  EXPECT_FALSE(eval->configured.valid);
-  EXPECT_NE(eval->configured.reason.find("not a whole number of 8-GPU nodes"), std::string::npos)
-      << eval->configured.reason;
+// One 8-GPU H20 node: verl's 4 -> 4 sync job (Qwen2.5-Math-7B, a TP1 megatron trainer), at
+// rollout TP 2 and 48 prompts x 16 = 768 samples (a mini batch that divides over DP 6, 4 and
+// 2). Before, splits were whole nodes only: one node had none, and rollout_gpus 4 was refused
+// as "not a whole number of 8-GPU nodes".
+Result<RlEvaluation> OneNodeJob(std::vector<std::string> sets) {
+  auto spec =
+      LoadRlSpec(testing::TestPath("rl/validation/verl-sync-qwen2.5-math-7b-4to4.yaml"), sets);
+  if (!spec.ok()) return spec.error();
+  return EvaluateRl(*Workspace::Load(), *spec);
+}
+
+// The rollout takes whole TP-2 instances of the node: 2 + 6, 4 + 4, 6 + 2 (verl's
+// trainer.n_gpus_per_node + rollout.n_gpus_per_node = 8, as its grpo_0.6b_gsm8k_fsdp2_2_6.sh),
+// each synchronous and one step off, and every one trains (768 samples over DP 6, 4, 2).
+TEST(RlStepTest, OneNodeJobGetsSplitsInsideTheNode) {
+  auto e = OneNodeJob({"rollout.tp=2", "batch.prompts=48"});
+  ASSERT_TRUE(e.ok()) << e.error().Format();
+  ASSERT_EQ(e->splits.size(), 6u);
+  const int64_t rollout[] = {2, 2, 4, 4, 6, 6};
+  for (size_t i = 0; i < e->splits.size(); ++i) {
+    const RlPlacementResult& r = e->splits[i];
+    EXPECT_EQ(r.rollout_gpus, rollout[i]);
+    EXPECT_EQ(r.train_gpus, 8 - rollout[i]);
+    EXPECT_TRUE(r.shape.one_node());
+    EXPECT_TRUE(r.valid) << r.reason;
+  }
+  EXPECT_GE(e->best_split, 0);
+}
+
+// The job as written: 4 rollout GPUs (TP 4) beside a 4-GPU trainer on one node is accepted.
+TEST(RlStepTest, RolloutGpusInsideOneNodeAreAccepted) {
+  auto e = OneNodeJob({});
+  ASSERT_TRUE(e.ok()) << e.error().Format();
+  EXPECT_EQ(e->configured.placement, RlPlacement::kSplit);
+  EXPECT_EQ(e->configured.rollout_gpus, 4);
+  EXPECT_EQ(e->configured.train_gpus, 4);
+  EXPECT_TRUE(e->configured.valid) << e->configured.reason;
+}
+
+// 3 GPUs cannot hold whole TP-2 instances: refused, naming the multiple.
+TEST(RlStepTest, RolloutGpusNotAMultipleOfTheRolloutTpAreRefused) {
+  auto e = OneNodeJob({"rollout.tp=2", "placement.rollout_gpus=3"});
+  ASSERT_TRUE(e.ok()) << e.error().Format();
+  EXPECT_FALSE(e->configured.valid);
+  EXPECT_EQ(e->configured.reason,
+            "placement.rollout_gpus 3 is not a multiple of the rollout's TP 2 (each vLLM instance "
+            "takes 2 GPUs of one node)");
+}
+
+// Qwen2.5-Math-7B (`strata model qwen2.5-math-7b`): 7,615,616,512 parameters, 15,231,233,024 B
+// in bf16. Inside one H20 node the sync's broadcast stays on NVLink: 900 GB/s both directions,
+// 450 GB/s one way (data/gpus.yaml), 15,231,233,024 / 450e9 = 0.0338472 s. Across nodes it
+// crosses the data NICs of a node: h20-5x8 has 4 x 200 Gb/s = 100 GB/s, 0.152312 s; that holds
+// for whole nodes (8 + 8) and for the same share of two nodes (2 + 6 of each, rollout TP 2; 48
+// prompts x 16 = 768 samples over the trainer's DP 12).
+// Before, every split was priced at the NICs, the in-node one too.
+TEST(RlStepTest, SplitSyncCrossesTheLinkTheTwoSidesShare) {
+  auto in_node = OneNodeJob({});
+  ASSERT_TRUE(in_node.ok()) << in_node.error().Format();
+  const WeightSync& w = in_node->configured.sync;
+  EXPECT_NEAR(w.model_bytes.count(), 15231233024.0, 1);
+  EXPECT_NEAR(w.transfer.s(), 0.0338472, 1e-6);
+  EXPECT_NE(w.link.find("inside the node"), std::string::npos) << w.link;
+
+  auto whole = OneNodeJob({"actor.cluster.nodes=2", "placement.rollout_gpus=8"});
+  ASSERT_TRUE(whole.ok()) << whole.error().Format();
+  EXPECT_FALSE(whole->configured.shape.shared_nodes);
+  EXPECT_NEAR(whole->configured.sync.transfer.s(), 0.152312, 1e-6);
+  EXPECT_EQ(whole->configured.sync.link, "the data NICs of a node");
+
+  auto shared = OneNodeJob(
+      {"actor.cluster.nodes=2", "rollout.tp=2", "batch.prompts=48", "placement.rollout_gpus=4"});
+  ASSERT_TRUE(shared.ok()) << shared.error().Format();
+  EXPECT_TRUE(shared->configured.shape.shared_nodes);
+  EXPECT_EQ(shared->configured.shape.rollout_per_node, 2);
+  EXPECT_NEAR(shared->configured.sync.transfer.s(), 0.152312, 1e-6);
 }
 
 // rollout.enforce_eager (vLLM without CUDA graphs): every decode step of the reference job takes
@@ -321,11 +396,12 @@ TEST(RlStepTest, LogProbPassOverTheCardRefusesEveryPlacement) {
   EXPECT_TRUE(e->colocated.reason.starts_with("the log-prob and reference forward phase needs "))
       << e->colocated.reason;
   EXPECT_TRUE(e->colocated.reason.ends_with(" of 89.41 GiB")) << e->colocated.reason;
-  ASSERT_EQ(e->splits.size(), 8u);
+  ASSERT_EQ(e->splits.size(), 14u);
   for (const RlPlacementResult& r : e->splits) {
     EXPECT_FALSE(r.valid) << r.rollout_gpus;
-    // A mini batch of 320 samples splits over 32, 16 and 8 training GPUs, not over 24.
-    if (320 % r.train_gpus != 0) continue;
+    // A mini batch of 320 samples splits over 32, 16 and 8 training GPUs, not over 24; the
+    // shared nodes' 30, 20 and 10 fail on the actor's EP 8 first (ReferenceSplits).
+    if (320 % r.train_gpus != 0 || r.shape.shared_nodes) continue;
     EXPECT_TRUE(r.reason.starts_with("training side: the log-prob and reference forward needs "))
         << r.reason;
   }
@@ -574,7 +650,8 @@ TEST(RlStepTest, OffloadedStatesCrossPcieEveryStep) {
 // Before: a split priced the trainer as if nothing were offloaded whatever the job said.
 TEST(RlStepTest, SplitTrainersFollowTheJobsOffload) {
   const RlEvaluation& e = Reference();
-  const RlPlacementResult& split = e.splits[6];  // 32 rollout + 8 training GPUs, synchronous
+  // 32 rollout + 8 training GPUs, synchronous: the 7th count (8, 10, 16, 20, 24, 30, 32).
+  const RlPlacementResult& split = e.splits[12];
   ASSERT_EQ(split.rollout_gpus, 32);
   EXPECT_GT(split.offload.bytes.value(), 0);
   EXPECT_EQ(split.offload.copies.size(), 3u);  // actor weights, actor optimizer, reference
@@ -584,11 +661,11 @@ TEST(RlStepTest, SplitTrainersFollowTheJobsOffload) {
   ASSERT_TRUE(kept.ok());
   auto k = EvaluateRl(*Workspace::Load(), *kept);
   ASSERT_TRUE(k.ok()) << k.error().Format();
-  EXPECT_EQ(k->splits[6].offload.bytes.value(), 0);
+  EXPECT_EQ(k->splits[12].offload.bytes.value(), 0);
   // Kept, the update holds the reference's weights beside the actor's ledger peak.
   const LedgerStates ks = StatesOf(k->ledger);
-  EXPECT_GT(k->splits[6].train_peak.gib(), split.train_peak.gib() + ks.weights.gib() - 1e-6)
-      << k->splits[6].reason;
+  EXPECT_GT(k->splits[12].train_peak.gib(), split.train_peak.gib() + ks.weights.gib() - 1e-6)
+      << k->splits[12].reason;
   for (const RlPlacementResult& r : e.splits) {
     if (!r.valid) continue;
     const Seconds training = r.times.old_log_prob + r.times.reference + r.times.update;

@@ -127,6 +127,25 @@ Result<Cluster> WithGpusPerNode(Cluster cluster, int64_t gpus_per_node) {
   return cluster;
 }
 
+Result<Cluster> SharedNodes(Cluster cluster, int64_t gpus_per_node) {
+  if (gpus_per_node == cluster.gpus_per_node) return cluster;
+  if (gpus_per_node < 1 || gpus_per_node > cluster.gpus_per_node) {
+    return InvalidInput(fmt::format("cluster {} has {} GPUs per node: {} of them cannot be used",
+                                    cluster.name, cluster.gpus_per_node, gpus_per_node));
+  }
+  const int64_t all = cluster.gpus_per_node;
+  for (NicGroup& nic : cluster.nics) {
+    if (nic.role != NicRole::kData) continue;
+    if (nic.count * gpus_per_node % all == 0) {
+      nic.count = nic.count * gpus_per_node / all;
+    } else {
+      nic.speed = nic.speed * (static_cast<double>(gpus_per_node) / static_cast<double>(all));
+    }
+  }
+  cluster.gpus_per_node = gpus_per_node;
+  return cluster;
+}
+
 BytesPerSecond Cluster::DataNicBandwidthPerGpu() const {
   return DataNicBandwidthPerNode() / static_cast<double>(gpus_per_node);
 }

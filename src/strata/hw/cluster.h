@@ -76,6 +76,14 @@ struct Cluster {
 /// scales with them). Fails when the cluster's nodes cannot be split.
 Result<Cluster> WithGpusPerNode(Cluster cluster, int64_t gpus_per_node);
 
+/// The cluster with `gpus_per_node` of each node in use while the node's other GPUs run
+/// another part of the same work (an RL split's rollout beside its trainer, as verl's
+/// trainer.n_gpus_per_node + rollout.n_gpus_per_node of one node): any cluster's node may be
+/// shared so. The data NICs go with the GPUs used (NCCL takes each GPU's nearest NIC): the node's
+/// data bandwidth per GPU is kept, scaled by count when it divides, else by speed. Fails when
+/// `gpus_per_node` is not between 1 and the node's.
+Result<Cluster> SharedNodes(Cluster cluster, int64_t gpus_per_node);
+
 /// `path_or_name` is a file path, or a name under data/clusters/ ("h20-5x8").
 Result<Cluster> LoadCluster(const std::string& path_or_name);
 /// Parses cluster text; `file` names it in errors.

@@ -889,21 +889,38 @@ Status MapVerl(Settings& s, MapContext& ctx, JobBuilder& job) {
     STRATA_ASSIGN_OR_RETURN(int64_t rollout_nodes, IntSetting(s, "rollout.nnodes", 1));
     STRATA_ASSIGN_OR_RETURN(int64_t rollout_per_node, IntSetting(s, "rollout.n_gpus_per_node", 8));
     if (rollout_per_node != train_per_node) {
-      return InvalidInput(fmt::format("rollout.n_gpus_per_node {} differs from "
-                                      "trainer.n_gpus_per_node {}: strata's splits are whole "
-                                      "nodes of one cluster",
-                                      rollout_per_node, train_per_node))
-          .InField("rollout.n_gpus_per_node");
+      // The recipe's shared form: trainer.nnodes = rollout.nnodes, each node holding both sides
+      // (volcengine/verl@1dda039b9c6311889a9c9a26040677e1254814f9:verl/experimental/
+      // one_step_off_policy/README.md, "Resource Configuration Strategies"; its 2 + 6 scripts).
+      if (rollout_nodes != train_nodes) {
+        return InvalidInput(
+                   fmt::format("rollout.n_gpus_per_node {} differs from trainer.n_gpus_per_node "
+                               "{} on rollout.nnodes {} and trainer.nnodes {}: strata's splits "
+                               "are whole nodes, or the same share of every node (equal nnodes)",
+                               rollout_per_node, train_per_node, rollout_nodes, train_nodes))
+            .InField("rollout.n_gpus_per_node");
+      }
+      job.Set("cluster.gpus_per_node", std::to_string(train_per_node + rollout_per_node),
+              fmt::format("derived: trainer.n_gpus_per_node {} + rollout.n_gpus_per_node {} ({}): "
+                          "the one-step-off recipe shares each node between trainer and rollout",
+                          train_per_node, rollout_per_node,
+                          rollout_per_node_v != nullptr ? rollout_per_node_v->source
+                                                        : "its config's default 8"));
+      job.Set("cluster.nodes", std::to_string(train_nodes),
+              fmt::format(
+                  "derived: trainer.nnodes = rollout.nnodes = {} ({})", train_nodes,
+                  rollout_nodes_v != nullptr ? rollout_nodes_v->source : "its config's default 1"));
+    } else {
+      job.Set("cluster.gpus_per_node", std::to_string(train_per_node),
+              rollout_per_node_v != nullptr ? rollout_per_node_v->source
+                                            : "trainer.n_gpus_per_node (verl's default 8)");
+      job.Set("cluster.nodes", std::to_string(train_nodes + rollout_nodes),
+              fmt::format(
+                  "derived: trainer.nnodes {} + rollout.nnodes {} ({}): the one-step-off "
+                  "recipe's training and rollout nodes",
+                  train_nodes, rollout_nodes,
+                  rollout_nodes_v != nullptr ? rollout_nodes_v->source : "its config's default 1"));
     }
-    job.Set("cluster.gpus_per_node", std::to_string(train_per_node),
-            rollout_per_node_v != nullptr ? rollout_per_node_v->source
-                                          : "trainer.n_gpus_per_node (verl's default 8)");
-    job.Set("cluster.nodes", std::to_string(train_nodes + rollout_nodes),
-            fmt::format(
-                "derived: trainer.nnodes {} + rollout.nnodes {} ({}): the one-step-off "
-                "recipe's training and rollout nodes",
-                train_nodes, rollout_nodes,
-                rollout_nodes_v != nullptr ? rollout_nodes_v->source : "its config's default 1"));
   }
   const std::string strategy = VerlActorStrategy(s);
   const bool megatron = strategy == "megatron";

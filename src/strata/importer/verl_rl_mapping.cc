@@ -230,7 +230,7 @@ Status ReadAlgorithm(Settings& s, VerlRlReader& r, const JobBuilder& actor) {
 // use_dynamic_bsz`) and the batch need only split over the data-parallel ranks it is dispatched
 // to (DataProto.chunk).
 Status ReadBatch(VerlRlReader& r, const JobBuilder& actor, bool megatron, int64_t rollout_nodes,
-                 bool dynamic) {
+                 int64_t rollout_per_node, bool dynamic) {
   STRATA_ASSIGN_OR_RETURN(VerlValue prompts_v, r.Get("data.train_batch_size"));
   STRATA_ASSIGN_OR_RETURN(VerlValue n_v, r.Get(std::string(kRollout) + "n"));
   STRATA_ASSIGN_OR_RETURN(VerlValue mini_v, r.Get(std::string(kActor) + "ppo_mini_batch_size"));
@@ -243,8 +243,9 @@ Status ReadBatch(VerlRlReader& r, const JobBuilder& actor, bool megatron, int64_
   // ranks' micro batches for megatron).
   STRATA_ASSIGN_OR_RETURN(int64_t per_node, actor.GetPositiveInt("cluster.gpus_per_node"));
   STRATA_ASSIGN_OR_RETURN(int64_t nodes, actor.GetPositiveInt("cluster.nodes"));
-  // The one-step-off recipe trains on its trainer's nodes only (the rollout's are its own).
-  const int64_t train_gpus = per_node * (nodes - rollout_nodes);
+  // The one-step-off recipe trains on its trainer's GPUs only: the rollout's nodes, or its share
+  // of every node, are its own.
+  const int64_t train_gpus = per_node * nodes - rollout_nodes * rollout_per_node;
   int64_t minimal = train_gpus;
   std::string minimal_how =
       fmt::format("{} {}GPUs", train_gpus, rollout_nodes > 0 ? "training " : "");
@@ -500,14 +501,15 @@ Status ReadReference(VerlRlReader& r) {
 
 // verl's main_ppo runs the hybrid engine: actor and rollout take turns on every GPU.
 Status ReadPlacement(Settings& s, VerlRlReader& r, bool megatron, const JobBuilder& actor,
-                     int64_t rollout_nodes) {
+                     int64_t rollout_nodes, int64_t rollout_per_node) {
   if (rollout_nodes > 0) {
-    // The one-step-off recipe: its rollout on nodes of its own, one step off-policy.
-    STRATA_ASSIGN_OR_RETURN(int64_t per_node, actor.GetPositiveInt("cluster.gpus_per_node"));
+    // The one-step-off recipe: its rollout on GPUs of its own (nodes of its own, or its share of
+    // every node), one step off-policy.
+    (void)actor;
     r.Derived("placement.mode", "split",
               "the one-step-off recipe: the rollout on GPUs of its own (no hybrid engine)");
-    r.Derived("placement.rollout_gpus", std::to_string(rollout_nodes * per_node),
-              fmt::format("rollout.nnodes {} x {} GPUs a node", rollout_nodes, per_node));
+    r.Derived("placement.rollout_gpus", std::to_string(rollout_nodes * rollout_per_node),
+              fmt::format("rollout.nnodes {} x {} GPUs a node", rollout_nodes, rollout_per_node));
     r.Derived("placement.one_step_off", "true",
               "the one-step-off recipe generates step k+1 while the actor trains on step k");
     (void)s;
@@ -702,8 +704,17 @@ Result<RlImport> MapVerlRl(Settings& s, const JobBuilder& actor, const std::stri
   // The one-step-off recipe's rollout nodes (its config's default 1), beside the trainer's in
   // the actor's cluster (MapVerl).
   int64_t rollout_nodes = 0;
+  int64_t rollout_per_node = 0;
   if (ClassifyVerlModule(module).split) {
     rollout_nodes = 1;
+    // Whole nodes unless the launch gives the rollout a share of each (MapVerl read both).
+    STRATA_ASSIGN_OR_RETURN(rollout_per_node, actor.GetPositiveInt("cluster.gpus_per_node"));
+    if (const SourcedValue* v = s.Use("rollout.n_gpus_per_node")) {
+      auto per_node =
+          r.PositiveInt(VerlValue{"rollout.n_gpus_per_node", v->value, v->source, false});
+      if (!per_node.ok()) return std::move(per_node).error();
+      rollout_per_node = *per_node;
+    }
     if (const SourcedValue* v = s.Use("rollout.nnodes")) {
       // Zero or fewer rollout nodes is no split (and no hybrid engine either): refused here,
       // before it reads as a colocated launch or shrinks the trainer's nodes.
@@ -718,7 +729,7 @@ Result<RlImport> MapVerlRl(Settings& s, const JobBuilder& actor, const std::stri
   }
   STRATA_ASSIGN_OR_RETURN(VerlValue dynamic_v, r.Get(std::string(kActor) + "use_dynamic_bsz"));
   STRATA_ASSIGN_OR_RETURN(bool dynamic, r.Bool(dynamic_v));
-  STRATA_RETURN_IF_ERROR(ReadBatch(r, actor, megatron, rollout_nodes, dynamic));
+  STRATA_RETURN_IF_ERROR(ReadBatch(r, actor, megatron, rollout_nodes, rollout_per_node, dynamic));
   const auto& fields = r.Out().fields;
   const bool ppo = std::any_of(fields.begin(), fields.end(), [](const auto& f) {
     return f.key == "algorithm" && f.value == "ppo";
@@ -727,7 +738,7 @@ Result<RlImport> MapVerlRl(Settings& s, const JobBuilder& actor, const std::stri
   STRATA_RETURN_IF_ERROR(ReadLengths(r));
   STRATA_RETURN_IF_ERROR(ReadRollout(s, r, dynamic));
   STRATA_RETURN_IF_ERROR(ReadReference(r));
-  STRATA_RETURN_IF_ERROR(ReadPlacement(s, r, megatron, actor, rollout_nodes));
+  STRATA_RETURN_IF_ERROR(ReadPlacement(s, r, megatron, actor, rollout_nodes, rollout_per_node));
   for (std::string& note : VerlRecipeNotes(s, ClassifyVerlModule(module))) {
     r.Note(std::move(note));
   }

@@ -23,6 +23,11 @@ const std::vector<JobField>& JobFields() {
        "`base`"},
       {"cluster.gpus_per_node", "integer >= 1", "GPUs", "required without a cluster file",
        "--nproc-per-node (torchrun)", "", "8", "GPUs in one node"},
+      {"cluster.shared_nodes", "bool", "", "false", "", "", "true",
+       "with cluster.file: the job runs on gpus_per_node GPUs of each of the file's nodes while "
+       "the "
+       "node's other GPUs run the rest of the work (what `strata rl` writes for a split that "
+       "shares each node between rollout and training); the data NICs go with the GPUs used"},
       {"cluster.nodes", "integer >= 1", "nodes", "required without a cluster file",
        "--nnodes (torchrun)", "", "5", "nodes in the job"},
       {"parallel.tp", "integer >= 1", "GPUs", "1", "--tensor-model-parallel-size",

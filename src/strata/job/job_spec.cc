@@ -133,8 +133,16 @@ Status ParseCluster(YamlMap& top, JobSpec& job) {
     job.cluster.name = file->name;
     job.cluster.file = ref;
     STRATA_ASSIGN_OR_RETURN(job.cluster.gpus_per_node, cluster.PositiveInt("gpus_per_node"));
-    // A rack-scale NVLink domain (partial_nodes) may be used in part; any other node is whole.
-    if (auto part = WithGpusPerNode(*file, job.cluster.gpus_per_node); !part.ok()) {
+    if (cluster.Has("shared_nodes")) {
+      STRATA_ASSIGN_OR_RETURN(job.cluster.shared_nodes, cluster.Bool("shared_nodes"));
+    }
+    // Part of each node whose other GPUs run the rest of the work (an RL split's rollout).
+    if (job.cluster.shared_nodes) {
+      if (auto part = SharedNodes(*file, job.cluster.gpus_per_node); !part.ok()) {
+        return cluster.ErrorAt("gpus_per_node", part.error().message);
+      }
+    } else if (auto part = WithGpusPerNode(*file, job.cluster.gpus_per_node); !part.ok()) {
+      // A rack-scale NVLink domain (partial_nodes) may be used in part; any other node is whole.
       return cluster.ErrorAt("gpus_per_node", part.error().message)
           .WithHint(file->partial_nodes
                         ? fmt::format("use at most {} GPUs of each node", file->gpus_per_node)
@@ -146,7 +154,10 @@ Status ParseCluster(YamlMap& top, JobSpec& job) {
   job.cluster.gpu_spec = std::move(gpu);
   STRATA_ASSIGN_OR_RETURN(job.cluster.gpus_per_node, cluster.PositiveInt("gpus_per_node"));
   STRATA_ASSIGN_OR_RETURN(job.cluster.nodes, cluster.PositiveInt("nodes"));
-  return cluster.CheckNoUnknownKeys();
+  if (!job.cluster.file.empty() || !cluster.Has("shared_nodes"))
+    return cluster.CheckNoUnknownKeys();
+  return cluster.ErrorAt("shared_nodes", "shared_nodes is part of a cluster file's node")
+      .WithHint("name the cluster file (cluster.file) whose nodes are shared");
 }
 
 /// parallel.pp_schedule, parallel.stage_split and parallel.pipeline_layout (after pp and vpp).

@@ -58,6 +58,9 @@ struct ClusterSpec {
   std::string gpu;   // a GPU catalog name ("H20")
   int64_t gpus_per_node = 0;
   int64_t nodes = 0;
+  /// gpus_per_node of each of the file's nodes, the node's other GPUs running the rest of the
+  /// work (an RL split's rollout, hw/cluster.h SharedNodes): written by `strata rl`.
+  bool shared_nodes = false;
   /// The GPU as the job or cluster file defined it (a catalog entry or a custom variant);
   /// empty for a job built in code, which is then looked up by `gpu`.
   std::optional<GpuSpec> gpu_spec;

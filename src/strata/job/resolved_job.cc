@@ -33,7 +33,9 @@ Result<Cluster> ClusterOf(const JobSpec& spec) {
     if (spec.cluster.gpu_spec) cluster->gpu = *spec.cluster.gpu_spec;
     // Part of each node of a rack-scale NVLink domain (checked when the job was read).
     if (spec.cluster.gpus_per_node > 0) {
-      auto part = WithGpusPerNode(*std::move(cluster), spec.cluster.gpus_per_node);
+      auto part = spec.cluster.shared_nodes
+                      ? SharedNodes(*std::move(cluster), spec.cluster.gpus_per_node)
+                      : WithGpusPerNode(*std::move(cluster), spec.cluster.gpus_per_node);
       if (!part.ok()) return Error(std::move(part).error()).InField("cluster.gpus_per_node");
       return part;
     }

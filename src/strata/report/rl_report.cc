@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -62,10 +63,20 @@ std::string JoinPoints(const SglangPoint (&points)[N], std::string_view SglangPo
 std::string Gib(Bytes b) { return fmt::format("{:.2f}", b.gib()); }
 std::string Sec(Seconds s) { return fmt::format("{:.1f}", s.s()); }
 
+// A split's form when its count does not say it: r + t GPUs of each of several shared nodes.
+std::string SplitShapeNote(const RlPlacementResult& r) {
+  const SplitShape& s = r.shape;
+  if (!s.shared_nodes || s.rollout_nodes == 1) return "";
+  return fmt::format(" ({}+{} a node)", s.rollout_per_node, s.train_per_node);
+}
+
+std::string SplitMode(const RlPlacementResult& r) {
+  return SplitShapeNote(r) + (r.one_step_off ? " one-step-off" : " sync");
+}
+
 std::string PlacementName(const RlPlacementResult& r) {
   if (r.placement == RlPlacement::kColocated) return "colocated";
-  return fmt::format("split {}+{}{}", r.rollout_gpus, r.train_gpus,
-                     r.one_step_off ? " one-step-off" : " sync");
+  return fmt::format("split {}+{}{}", r.rollout_gpus, r.train_gpus, SplitMode(r));
 }
 
 // verl's dynamic batch: each pass's packed micro batches beside the fixed micro batch they
@@ -219,10 +230,15 @@ std::string StepText(const RlPlacementResult& r) {
   return out;
 }
 
+// At most this many placement rows; beyond it the best valid splits are shown and the others
+// counted (--json lists every one).
+constexpr size_t kMaxPlacementRows = 16;
+constexpr size_t kBestSplitsShown = 8;
+
 std::string PlacementsText(const RlEvaluation& e) {
   std::string out =
-      "\nplacements (whole nodes; sync: generate then train; one-step-off: "
-      "generate step k+1 while training on k):\n";
+      "\nplacements (whole nodes, or the same share of every node; sync: generate then train; "
+      "one-step-off: generate step k+1 while training on k):\n";
   Table t({{"placement", Align::kLeft},
            {"generation (s)"},
            {"training (s)"},
@@ -241,10 +257,51 @@ std::string PlacementsText(const RlEvaluation& e) {
               Sec(r.times.idle), Sec(r.times.step), best ? "best split" : ""});
   };
   add(e.colocated, false);
+  // A split that cannot run fails for both pipelines alike: one row names it.
+  std::vector<size_t> rows;
   for (size_t i = 0; i < e.splits.size(); ++i) {
-    add(e.splits[i], static_cast<int>(i) == e.best_split);
+    const RlPlacementResult& r = e.splits[i];
+    const bool pair_of_previous = i > 0 && !r.valid && !e.splits[i - 1].valid &&
+                                  e.splits[i - 1].rollout_gpus == r.rollout_gpus &&
+                                  e.splits[i - 1].shape.shared_nodes == r.shape.shared_nodes &&
+                                  e.splits[i - 1].reason == r.reason;
+    if (!pair_of_previous) rows.push_back(i);
+  }
+  std::string left_out;
+  if (rows.size() + 1 > kMaxPlacementRows) {
+    std::vector<size_t> valid;
+    for (size_t i = 0; i < e.splits.size(); ++i) {
+      if (e.splits[i].valid) valid.push_back(i);
+    }
+    std::stable_sort(valid.begin(), valid.end(), [&](size_t a, size_t b) {
+      return e.splits[a].times.step < e.splits[b].times.step;
+    });
+    if (valid.size() > kBestSplitsShown) valid.resize(kBestSplitsShown);
+    left_out = fmt::format(
+        "{} splits evaluated ({} valid); the {} fastest shown, every one with its reason in "
+        "--json\n",
+        e.splits.size(),
+        std::count_if(e.splits.begin(), e.splits.end(),
+                      [](const RlPlacementResult& r) { return r.valid; }),
+        valid.size());
+    rows = valid;
+  }
+  for (size_t i : rows) {
+    const RlPlacementResult& r = e.splits[i];
+    const bool pair = !r.valid && i + 1 < e.splits.size() && !e.splits[i + 1].valid &&
+                      e.splits[i + 1].rollout_gpus == r.rollout_gpus &&
+                      e.splits[i + 1].shape.shared_nodes == r.shape.shared_nodes &&
+                      e.splits[i + 1].reason == r.reason;
+    if (pair) {
+      t.AddRow({fmt::format("split {}+{}{} sync/one-step-off", r.rollout_gpus, r.train_gpus,
+                            SplitShapeNote(r)),
+                "", "", "", "", "", r.reason});
+      continue;
+    }
+    add(r, static_cast<int>(i) == e.best_split);
   }
   out += t.Render();
+  out += left_out;
   if (e.best_split >= 0 && e.colocated.valid) {
     const RlPlacementResult& b = e.splits[static_cast<size_t>(e.best_split)];
     out += fmt::format("colocated {} s per step against the best split's {} s ({}): {}\n",
@@ -296,6 +353,23 @@ std::string ExplainText(const RlEvaluation& e) {
       c.sync.gather.s(), FormatGB(c.sync.model_bytes),
       FormatGBps(e.constants.sync_convert_bandwidth), c.sync.convert.s(), c.sync.transfer.s(),
       c.sync.load.s());
+  // A split's transfer: the configured split's, else the best split's.
+  const RlPlacementResult* split =
+      e.configured.placement == RlPlacement::kSplit && !e.configured.sync.link.empty()
+          ? &e.configured
+      : e.best_split >= 0 ? &e.splits[static_cast<size_t>(e.best_split)]
+                          : nullptr;
+  if (split != nullptr) {
+    const WeightSync& w = split->sync;
+    out += fmt::format(
+        "  {} transfer = {} / {} over {} = {:.2f} s ({})\n", PlacementName(*split),
+        FormatGB(w.model_bytes), FormatGBps(w.rate), w.link, w.transfer.s(),
+        split->shape.one_node()
+            ? "both sides in one node: verl's NCCL broadcast from the trainer's rank 0 stays on "
+              "the node's GPU link"
+            : "the rollout has GPUs on other nodes than the trainer's rank 0: verl's NCCL "
+              "broadcast crosses the data NICs, each node taking the whole model in");
+  }
   if (!c.offload.copies.empty()) {
     out += fmt::format(
         "  offload copies = bytes moved per GPU / {} ({} a direction; verl loads each offloaded "
@@ -343,6 +417,11 @@ Json TimesJson(const RlPlacementResult& r) {
   j["placement"] = PlacementName(r);
   j["rollout_gpus"] = r.rollout_gpus;
   j["train_gpus"] = r.train_gpus;
+  if (r.placement == RlPlacement::kSplit) {
+    j["shared_nodes"] = r.shape.shared_nodes;
+    j["rollout_gpus_per_node"] = r.shape.rollout_per_node;
+    j["train_gpus_per_node"] = r.shape.train_per_node;
+  }
   j["valid"] = r.valid;
   if (!r.valid) {
     j["reason"] = r.reason;
@@ -355,6 +434,10 @@ Json TimesJson(const RlPlacementResult& r) {
   j["update_s"] = JsonNumber(r.times.update.s());
   j["critic_update_s"] = JsonNumber(r.times.critic_update.s());
   j["weight_sync_s"] = JsonNumber(r.times.weight_sync.s());
+  if (!r.sync.link.empty()) {
+    j["sync_transfer_link"] = r.sync.link;
+    j["sync_transfer_bytes_per_s"] = JsonNumber(r.sync.rate.value());
+  }
   j["offload_s"] = JsonNumber(r.times.offload.s());
   j["offload_bytes"] = JsonNumber(r.offload.bytes.value());
   j["idle_s"] = JsonNumber(r.times.idle.s());

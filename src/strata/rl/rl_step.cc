@@ -25,13 +25,14 @@ namespace {
 std::string TokensArg(double tokens) { return fmt::format("{}", std::llround(tokens)); }
 
 // The actor's job at the RL batch: one mini batch of samples per optimizer step, sequences of
-// prompt + response; for a split, on `train_gpus` GPUs (whole nodes). `packed`: verl's dynamic
+// prompt + response; for a split, on its training side's GPUs (`side`: whole nodes, or the same
+// share of every node). `packed`: verl's dynamic
 // batch, each DP rank's samples packed into micro batches of a token budget (micro_batch.h), one
 // packed row per micro batch; `whole_batch`: the pass takes every sample at once (the forward
 // passes), not one mini batch.
 // `largest`: the row is the largest micro batch verl's partition can form (the memory's), not
 // the balanced one (the time's).
-JobRequest ActorRequest(const RlSpec& spec, int64_t train_gpus, const ResolvedJob* whole,
+JobRequest ActorRequest(const RlSpec& spec, const SplitShape* side, const ResolvedJob* whole,
                         const PackedMicroBatches* packed = nullptr, int64_t dp = 1, int64_t cp = 1,
                         bool largest = false) {
   JobRequest r;
@@ -42,11 +43,16 @@ JobRequest ActorRequest(const RlSpec& spec, int64_t train_gpus, const ResolvedJo
                         TokensArg(spec.lengths.prompt_max + spec.lengths.response_max));
   r.overrides.push_back("sequence.mean_tokens=" +
                         TokensArg(spec.lengths.prompt_mean + spec.lengths.response_mean));
-  if (whole != nullptr) {
+  if (whole != nullptr && side != nullptr) {
     const ParallelLayout& l = whole->layout();
-    r.overrides.push_back(
-        fmt::format("cluster.nodes={}", train_gpus / whole->cluster.gpus_per_node));
-    r.overrides.push_back(fmt::format("parallel.dp={}", train_gpus / (l.tp * l.pp * l.cp)));
+    r.overrides.push_back(fmt::format("cluster.nodes={}", side->train_nodes));
+    if (side->train_per_node != whole->cluster.gpus_per_node) {
+      // Part of every node: the rest of each node generates (a cluster file's node is shared;
+      // a cluster written inline has no NICs to share).
+      r.overrides.push_back(fmt::format("cluster.gpus_per_node={}", side->train_per_node));
+      if (!whole->spec.cluster.file.empty()) r.overrides.push_back("cluster.shared_nodes=true");
+    }
+    r.overrides.push_back(fmt::format("parallel.dp={}", side->train_gpus() / (l.tp * l.pp * l.cp)));
   }
   if (packed != nullptr) {
     // A packed row attends within each sample (the mean, no spread assumed: the RL job gives a
@@ -127,18 +133,19 @@ Error ActorJobError(const RlSpec& spec, const Error& inner, const std::string& w
   return error;
 }
 
-// The actor's passes on `train_gpus` (0: every GPU of the actor's job): the update, the log-prob
-// forward and PPO's critic, each at its micro batch (fixed: the job's; dynamic: verl's packing).
-Result<ActorTimes> EvaluateActor(const Workspace& workspace, const RlSpec& spec, int64_t train_gpus,
-                                 const ResolvedJob* whole) {
+// The actor's passes on a split's training side (nullptr: every GPU of the actor's job): the
+// update, the log-prob forward and PPO's critic, each at its micro batch (fixed: the job's;
+// dynamic: verl's packing).
+Result<ActorTimes> EvaluateActor(const Workspace& workspace, const RlSpec& spec,
+                                 const SplitShape* side, const ResolvedJob* whole) {
   ActorTimes a;
   const FrameworkEngines& engines = workspace.memory.engines;  // read once by the workspace
-  auto fixed = ResolveJob(ActorRequest(spec, train_gpus, whole), engines);
+  auto fixed = ResolveJob(ActorRequest(spec, side, whole), engines);
   int64_t asked_micro = 0;
   if (!fixed.ok() && spec.dynamic_batch()) {
     // Under the dynamic batch the job's fixed micro batch is not what runs (verl ignores
     // ppo_micro_batch_size_per_gpu): its layout is read at one sample a micro batch.
-    JobRequest one = ActorRequest(spec, train_gpus, whole);
+    JobRequest one = ActorRequest(spec, side, whole);
     one.overrides.push_back("batch.micro_batch=1");
     auto layout_only = ResolveJob(one, engines);
     if (layout_only.ok()) {
@@ -228,7 +235,7 @@ Result<ActorTimes> EvaluateActor(const Workspace& workspace, const RlSpec& spec,
               packed.micro_batches));
     }
     a.micro_batches.push_back({name, packed, mini_batch});
-    auto job = ResolveJob(ActorRequest(spec, train_gpus, whole, &packed, l.dp, l.cp), engines);
+    auto job = ResolveJob(ActorRequest(spec, side, whole, &packed, l.dp, l.cp), engines);
     if (!job.ok() && whole != nullptr) return std::move(job).error();
     if (!job.ok()) {
       return ActorJobError(
@@ -239,7 +246,7 @@ Result<ActorTimes> EvaluateActor(const Workspace& workspace, const RlSpec& spec,
     // The time is the balanced micro batches'; the memory peak is the largest one's.
     if (packed.largest_micro_batch_tokens > packed.tokens_per_micro_batch + 0.5) {
       auto largest =
-          ResolveJob(ActorRequest(spec, train_gpus, whole, &packed, l.dp, l.cp, true), engines);
+          ResolveJob(ActorRequest(spec, side, whole, &packed, l.dp, l.cp, true), engines);
       if (!largest.ok() && whole != nullptr) return std::move(largest).error();
       if (!largest.ok()) {
         return ActorJobError(
@@ -356,7 +363,35 @@ GenerationTime GenerationOf(const RolloutSetup& s, int64_t rollout_gpus,
   return t;
 }
 
-WeightSync SyncOf(const RolloutSetup& s, const ParallelLayout& train, bool split) {
+// The link a split's weight sync crosses. verl's one-step-off recipe broadcasts every tensor
+// from the trainer's rank 0 to the rollout's workers over one NCCL group (its README,
+// "Parameter Synchronization"): with both sides in one node the bytes stay on the node's GPU
+// link (NVLink, else PCIe); once a rollout GPU is on another node the broadcast crosses the data
+// NICs, each node taking the whole model in at its NICs' bandwidth.
+struct SyncLink {
+  std::string name;
+  BytesPerSecond rate;
+};
+
+SyncLink SplitSyncLink(const ResolvedJob& job, const BandwidthMap* map, const SplitShape& shape) {
+  if (shape.one_node()) {
+    const MapLevel* fabric = nullptr;
+    const MapLevel* pcie = nullptr;
+    for (size_t i = 0; map != nullptr && i < map->levels.size(); ++i) {
+      if (map->levels[i].kind == MapLevelKind::kGpuFabric) fabric = &map->levels[i];
+      if (map->levels[i].kind == MapLevelKind::kPcie) pcie = &map->levels[i];
+    }
+    if (fabric != nullptr) return {fabric->name + " inside the node", fabric->per_gpu};
+    if (pcie != nullptr) return {pcie->name + " inside the node", pcie->per_gpu};
+    if (job.gpu().has_gpu_fabric()) {
+      return {"NVLink inside the node", job.gpu().nvlink_bandwidth_per_direction()};
+    }
+  }
+  return {"the data NICs of a node", job.cluster.DataNicBandwidthPerNode()};
+}
+
+// `link`: nullptr colocated (CUDA IPC handles, no transfer).
+WeightSync SyncOf(const RolloutSetup& s, const ParallelLayout& train, const SyncLink* link) {
   WeightSync w;
   const ResolvedJob& job = *s.job;
   w.model_bytes = RolloutModelBytes(s);
@@ -367,12 +402,16 @@ WeightSync SyncOf(const RolloutSetup& s, const ParallelLayout& train, bool split
   const auto dense_shards = static_cast<double>(train.tp * train.pp);
   const Bytes gathered = w.model_bytes * (expert_share * (1 - 1 / expert_shards) +
                                           (1 - expert_share) * (1 - 1 / dense_shards));
-  const BytesPerSecond link = job.gpu().has_gpu_fabric()
-                                  ? job.gpu().nvlink_bandwidth_per_direction()
-                                  : job.cluster.DataNicBandwidthPerGpu();
-  w.gather = gathered / link;
+  const BytesPerSecond gather_link = job.gpu().has_gpu_fabric()
+                                         ? job.gpu().nvlink_bandwidth_per_direction()
+                                         : job.cluster.DataNicBandwidthPerGpu();
+  w.gather = gathered / gather_link;
   w.convert = w.model_bytes / s.constants->sync_convert_bandwidth;
-  w.transfer = split ? w.model_bytes / job.cluster.DataNicBandwidthPerNode() : Seconds();
+  if (link != nullptr) {
+    w.link = link->name;
+    w.rate = link->rate;
+    w.transfer = w.model_bytes / link->rate;
+  }
   w.load = (w.model_bytes / static_cast<double>(s.spec->rollout.tp)) /
            (job.gpu().hbm_bandwidth * s.efficiency.hbm_efficiency);
   w.total = w.gather + w.convert + w.transfer + w.load;
@@ -540,10 +579,11 @@ Result<RlEvaluation> EvaluateRl(const Workspace& workspace, const RlSpec& spec) 
         .InField("rollout.tp");
   }
   e.ledger = actor.ledger;
-  // The host link the offload copies cross: the bandwidth map's PCIe level.
+  // The host link the offload copies cross: the bandwidth map's PCIe level. The map also
+  // gives the GPU link a split inside one node syncs over.
   MapLevel pcie;
+  auto map = BuildBandwidthMap(job.cluster, workspace.links);
   if (spec.offload_trainer || (spec.reference_model && spec.offload_reference)) {
-    auto map = BuildBandwidthMap(job.cluster, workspace.links);
     if (!map.ok()) {
       Error error = map.error();
       error.message = "pricing the offload copies over the host link: " + error.message;
@@ -580,7 +620,7 @@ Result<RlEvaluation> EvaluateRl(const Workspace& workspace, const RlSpec& spec) 
       RolloutMemoryOf(s, spec.rollout.tp, spec.rollout.gpu_memory_utilization, resident);
   c.train_peak = e.ledger.Peak();
   c.generation = GenerationOf(s, world, c.rollout_memory, &e.decode);
-  c.sync = SyncOf(s, job.layout(), false);
+  c.sync = SyncOf(s, job.layout(), nullptr);
   c.times.generation = c.generation.total;
   c.times.old_log_prob = actor.log_prob;
   c.times.reference = spec.reference_model ? actor.log_prob : Seconds();
@@ -658,14 +698,17 @@ Result<RlEvaluation> EvaluateRl(const Workspace& workspace, const RlSpec& spec) 
   for (const LedgerItem& item : e.ledger.host_items) host_states += item.bytes;
   e.host_offload_per_node += host_states * trained_models * static_cast<double>(per_node);
 
-  // Splits of whole nodes, synchronous and one step off-policy.
-  for (int64_t m = per_node; m < world; m += per_node) {
-    const int64_t n = world - m;
+  // Every split verl can place (whole nodes, or the same share of every node), synchronous and
+  // one step off-policy.
+  for (const SplitShape& shape : SplitShapes(job.cluster.nodes, per_node, spec.rollout.tp)) {
+    const int64_t m = shape.rollout_gpus();
+    const int64_t n = shape.train_gpus();
     RlPlacementResult base;
     base.placement = RlPlacement::kSplit;
     base.rollout_gpus = m;
     base.train_gpus = n;
-    auto train = EvaluateActor(workspace, spec, n, &job);
+    base.shape = shape;
+    auto train = EvaluateActor(workspace, spec, &shape, &job);
     if (!train.ok()) {
       base.reason = "training side: " + train.error().message;
       for (bool off : {false, true}) {
@@ -677,7 +720,8 @@ Result<RlEvaluation> EvaluateRl(const Workspace& workspace, const RlSpec& spec) 
     base.rollout_memory =
         RolloutMemoryOf(s, spec.rollout.tp, spec.rollout.gpu_memory_utilization, Bytes());
     base.generation = GenerationOf(s, m, base.rollout_memory);
-    base.sync = SyncOf(s, train->job.layout(), true);
+    const SyncLink link = SplitSyncLink(job, map.ok() ? &*map : nullptr, shape);
+    base.sync = SyncOf(s, train->job.layout(), &link);
     // A split's training GPUs follow the job's offload settings too: verl's workers load and
     // offload each role's states around its passes whatever the placement (megatron_workers.py
     // checks _is_offload_param / _is_offload_optimizer, not the hybrid engine), so the memory
@@ -751,11 +795,12 @@ Result<RlEvaluation> EvaluateRl(const Workspace& workspace, const RlSpec& spec) 
     e.configured.rollout_gpus = spec.rollout_gpus;
     e.configured.one_step_off = spec.one_step_off;
     e.configured.reason =
-        fmt::format("placement.rollout_gpus {} is not a whole number of {}-GPU nodes below {}",
-                    spec.rollout_gpus, per_node, world);
+        SplitRefusal(spec.rollout_gpus, job.cluster.nodes, per_node, spec.rollout.tp);
+    // Where both forms give the count, whole nodes (the first listed) are the configured one.
     for (const RlPlacementResult& r : e.splits) {
       if (r.rollout_gpus == spec.rollout_gpus && r.one_step_off == spec.one_step_off) {
         e.configured = r;
+        break;
       }
     }
   }

@@ -1,8 +1,9 @@
 // One RL step of an RL job, end to end: the actor's training job resolved at the RL batch
 // (ResolveJob), its memory ledger and step model (update, and the forward passes that compute
 // log-probabilities), the rollout's memory and generation time (rollout.h), the weight sync, and
-// the placements: colocated (verl's hybrid engine) and every split of whole nodes between
-// rollout and training, synchronous and one-step-off-policy. Formulas: docs/rl.md.
+// the placements: colocated (verl's hybrid engine) and every split between rollout and training
+// that verl can place (whole nodes, or the same share of every node: split_shape.h),
+// synchronous and one-step-off-policy. Formulas: docs/rl.md.
 #ifndef STRATA_RL_RL_STEP_H_
 #define STRATA_RL_RL_STEP_H_
 
@@ -19,19 +20,23 @@
 #include "strata/rl/rl_constants.h"
 #include "strata/rl/rl_job.h"
 #include "strata/rl/rollout.h"
+#include "strata/rl/split_shape.h"
 
 namespace strata {
 
 /// The weight sync after each update: gather every tensor whole across the training layout,
-/// convert it to the rollout's names and layout, move it (CUDA IPC when colocated, NCCL over
-/// the network when split) and load it into each rollout GPU.
+/// convert it to the rollout's names and layout, move it (CUDA IPC when colocated; NCCL when
+/// split, over the link the two sides share: the node's GPU link when both are in one node, the
+/// data NICs when the rollout has GPUs on other nodes) and load it into each rollout GPU.
 struct WeightSync {
   Bytes model_bytes;  // the whole model in the rollout dtype
   Seconds gather;     // (1 - 1/shards) of the model over NVLink
   Seconds convert;    // model bytes at the calibrated conversion rate
-  Seconds transfer;   // 0 colocated (IPC handles); model bytes over a node's NICs when split
+  Seconds transfer;   // 0 colocated (IPC handles); split: model bytes over `link` at `rate`
   Seconds load;       // each rollout GPU writes its share at HBM speed
   Seconds total;
+  std::string link;     // split: "NVSwitch (NVLink4) inside the node", "the data NICs of a node"
+  BytesPerSecond rate;  // split: the transfer's rate (per GPU on the node's link, per node on NICs)
 };
 
 /// One host <-> GPU copy of an offloaded state, one step on one GPU.
@@ -70,6 +75,7 @@ struct RlPlacementResult {
   bool one_step_off = false;  // split: generation of step k+1 overlaps training on step k
   int64_t rollout_gpus = 0;
   int64_t train_gpus = 0;
+  SplitShape shape;  // split: where each side runs
   bool valid = false;
   std::string reason;  // why not, when !valid
   RlTimes times;
@@ -112,7 +118,7 @@ struct RlEvaluation {
   KvFootprint kv;
   RlPlacementResult configured;  // the placement the job asks for
   RlPlacementResult colocated;
-  std::vector<RlPlacementResult> splits;  // every whole-node split, sync and one-step-off
+  std::vector<RlPlacementResult> splits;  // every split verl can place, sync and one-step-off
   int best_split = -1;                    // index into splits of the shortest valid step
   std::vector<RlPhaseMemory> phases;      // colocated, per GPU
   Bytes host_offload_per_node;            // what offload keeps in host memory, per node
