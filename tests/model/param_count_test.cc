@@ -1,4 +1,4 @@
-// Parameter counts of the ten reference configs, every digit. Expected values are the exact
+// Parameter counts of the reference configs, every digit. Expected values are the exact
 // counts of the reference table (checked by hand from each config and against the published
 // totals); the derivation of each is written beside it.
 #include "strata/model/param_count.h"
@@ -46,6 +46,17 @@ const TotalCase kTotals[] = {
     // 64 x (attn 5120x8192x2 + 2x5120x1024 + q/k norms 256 + 3x5120x25600 + 2x5120)
     //   + 2x151936x5120 + 5120 = 64 x 487,598,336 + 1,555,824,640 + 5120
     {"qwen3-32b", 32'762'123'264},
+    // Qwen2 layers carry q/k/v biases (5120 + 2x1024) without a config field:
+    // 64 x (attn 5120x5120x2 + 2x5120x1024 + biases 7,168 + 3x5120x27648 + 2x5120)
+    //   + 2x152064x5120 + 5120 = 64 x 487,605,248 + 1,557,135,360 + 5120 (the card rounds to
+    //   32.5B; the checkpoint's tensors sum to this 32.76B)
+    {"qwen2.5-32b", 32'763'876'352},
+    // 48 x (attn 62,921,728 as above + 3x5120x13824 + 2x5120) + 2x152064x5120 + 5120
+    //   = 48 x 275,268,608 + 1,557,135,360 + 5120 (card: 14.7B)
+    {"qwen2.5-14b", 14'770'033'664},
+    // 40 x (attn 5120x5120x2 + 2x5120x1024 + q/k norms 256 + 3x5120x17408 + 2x5120)
+    //   + 2x151936x5120 + 5120 = 40 x 330,311,936 + 1,555,824,640 + 5120 (card: 14.8B)
+    {"qwen3-14b-base", 14'768'307'200},
     // 36 GDN x 33,718,464 + 12 gated attn x 27,263,488 + 48 x (512 x 3x2048x512 + 512x2048
     //   + shared 3x2048x512 + gate 2048 + 4096) + 2x151936x2048 + 2048 (no MTP in this config)
     {"qwen3-next-80b-a3b", 79'674'391'296},
