@@ -84,6 +84,8 @@ const std::vector<StepRow>& StepRows() {
       {"verl-practice-moe30b-8", "verl practice (H100)", "held-out", false, 466.0},
       {"verl-practice-moe30b-9", "verl practice (H100)", "held-out", false, 530.0},
       {"verl-practice-moe30b-17", "verl practice (H20)", "held-out", false, 602.0},
+      // dapo32b.csv row 5: Qwen2.5-32B, its response mean stated (the CSV's response_length).
+      {"verl-practice-dapo32b-5", "verl practice (H20)", "fit", false, 2257.136},
       // The same page's one-step-off row with the Megatron trainer: 2 + 6 GPUs of each of 2
       // nodes (4 + 12), predicted once splits inside a node were modelled.
       {"verl-qwen2.5-math-7b-megatron-h20x16-1off", "verl (H20)", "fit", true, 566.0},
@@ -114,6 +116,7 @@ const std::vector<StepRow>& SyncRows() {
       {"verl-practice-moe30b-8", "", "held-out", false, 7.8},
       {"verl-practice-moe30b-9", "", "held-out", false, 7.8},
       {"verl-practice-moe30b-17", "", "held-out", false, 12.0},
+      {"verl-practice-dapo32b-5", "", "fit", false, 2.614},
   };
   return rows;
 }
@@ -148,6 +151,7 @@ const std::vector<PhaseRow>& PhaseRows() {
       {"verl-practice-moe30b-8", "held-out", 329, 23, 83, 356, 7.8},
       {"verl-practice-moe30b-9", "held-out", 361, 25, 76, 425, 7.8},
       {"verl-practice-moe30b-17", "held-out", 418, 41, 122, 448, 12.0},
+      {"verl-practice-dapo32b-5", "fit", 1070.415, 218.051, 819.309, 1203.142, 2.614},
   };
   return rows;
 }
