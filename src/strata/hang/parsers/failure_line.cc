@@ -284,6 +284,29 @@ bool ClassifyFailureLine(std::string_view line, FailureSignal* s) {
                 "group's set-up, or the store is unreachable)";
     return true;
   }
+  // torch_xla's XRT mesh service while xmp.spawn sets up replication (_setup_replication ->
+  // xm.xla_device()): an ordinal could not reach the mesh master, "Failed to connect to client
+  // mesh master: d7c1c93dfe8c:56419" (pytorch/xla#2604) or "mesh_service.cc:331 : Failed to
+  // retrieve mesh configuration: Connection reset by peer (14)" (pytorch/xla#2341). The replicas
+  // never formed: a start-up fault, whichever ordinal reports it.
+  static constexpr std::string_view kMeshMaster = "Failed to connect to client mesh master: ";
+  if (const size_t at = line.find(kMeshMaster); at != std::string_view::npos) {
+    std::string_view addr = TrimSpace(line.substr(at + kMeshMaster.size()));
+    addr = addr.substr(0, addr.find(' '));
+    s->kind = K::kBootstrap;
+    s->peer = std::string(addr);
+    s->detail = "torch_xla could not connect to its mesh master at " + std::string(addr) +
+                " while setting up replication";
+    return true;
+  }
+  if (Contains(line, "mesh_service.cc:") &&
+      Contains(line, "Failed to retrieve mesh configuration")) {
+    s->kind = K::kBootstrap;
+    s->detail =
+        "torch_xla could not retrieve the mesh configuration from its mesh master while setting "
+        "up replication";
+    return true;
+  }
   // torch_xla's XRT mesh service: the ordinals' rendezvous (a barrier of all of them through the
   // mesh master) failed, "mesh_service.cc:247 : Failed to meet rendezvous 'init': Socket closed
   // (14)" (pytorch/xla#1995). Like a store-based barrier, it is a start-up fault unless the run
@@ -558,6 +581,17 @@ bool ClassifyFailureLine(std::string_view line, FailureSignal* s) {
     s->kind = K::kInitTrace;
     return true;
   }
+  // NCCL 2.4's check of the collectives the ranks launch together: "init.cc:1247 NCCL WARN
+  // Mismatched collective detected, please check your collective calls at and around rank 39"
+  // (NVIDIA/nccl#296). The ranks of a communicator called different collectives; the rank NCCL
+  // prints is where the check ran ("at and around"), not shown to be the one that went wrong.
+  if (Contains(line, "NCCL WARN Mismatched collective detected")) {
+    s->kind = K::kNetMismatch;
+    s->detail =
+        "NCCL saw the ranks of a communicator call different collectives (its warning names "
+        "the rank where it looked, not the one that called the wrong one)";
+    return true;
+  }
   // NCCL network failures and the peer they name.
   if (Contains(line, "collective mismatch error")) {
     s->kind = K::kNetMismatch;
@@ -711,6 +745,16 @@ bool ClassifyFailureLine(std::string_view line, FailureSignal* s) {
       Contains(line, "Per user-direction, the job has been aborted")) {
     s->kind = K::kWorkerFailed;
     s->detail = std::string(kOpenMpiAborted);
+    return true;
+  }
+  // Horovod, on every rank once it has shut down: "Horovod has been shut down. This was caused by
+  // an exception on one of the ranks or an attempt to allreduce, allgather or broadcast a tensor
+  // after one of the ranks finished execution." (horovod/horovod#2097, under mpirun's timestamp
+  // and rank tags). A rank failed or left first; the rank printing this is not it, and the
+  // message names none (the scanner's other signals, an exception or an exit, say more).
+  if (Contains(line, "Horovod has been shut down. This was caused by an exception on one of")) {
+    s->kind = K::kWorkerFailed;
+    s->detail = std::string(kHorovodShutDown);
     return true;
   }
   // Open MPI's mpirun, when a rank ends by a signal: "mpirun noticed that process rank 7 with PID
