@@ -861,6 +861,25 @@ bool ClassifyFailureLine(std::string_view line, FailureSignal* s) {
                                    : " died with " + s->signal);
     return true;
   }
+  // DeepSpeed's runner checks passwordless ssh to every host of its hostfile before it launches:
+  // "subprocess.CalledProcessError: Command 'ssh -o PasswordAuthentication=no 192.168.3.100
+  // hostname' returned non-zero exit status 255." (deepspeedai/DeepSpeed#4907). 255 is ssh's own
+  // failure (the host unreachable, or refusing the login): no worker started, a start-up fault
+  // that names the host.
+  static constexpr std::string_view kSshCheck = "CalledProcessError: Command 'ssh ";
+  if (const size_t at = line.find(kSshCheck);
+      at != std::string_view::npos && Contains(line, "returned non-zero exit status 255")) {
+    s->kind = K::kBootstrap;
+    const std::string_view command = line.substr(at + kSshCheck.size());
+    if (const size_t remote = command.find(" hostname'"); remote != std::string_view::npos) {
+      const std::string_view before = command.substr(0, remote);
+      s->peer = std::string(before.substr(before.rfind(' ') + 1));
+    }
+    s->detail = "the launcher could not ssh to " + (s->peer.empty() ? "a host" : s->peer) +
+                " before starting the workers (ssh exit status 255): check that host is "
+                "reachable and accepts the key";
+    return true;
+  }
   // torchrun, when a worker exits: "failed (exitcode: -9) local_rank: 3 (pid: 812917)".
   if (Contains(line, "failed (exitcode: ") && Contains(line, "local_rank: ")) {
     s->kind = K::kWorkerFailed;
