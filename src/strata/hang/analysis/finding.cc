@@ -236,8 +236,11 @@ bool Network(const EvidenceSet& ev, Finding& f) {
   if (const auto mismatch = Of(ev, FailureKind::kNetMismatch); !mismatch.empty()) {
     f.kind = "collective_mismatch";
     f.peer = mismatch.front()->peer;
-    f.summary = fmt::format("NCCL network transport saw a collective mismatch with peer {}: {}",
-                            f.peer, mismatch.front()->detail);
+    f.summary =
+        f.peer.empty()
+            ? fmt::format("collective mismatch: {}", mismatch.front()->detail)
+            : fmt::format("NCCL network transport saw a collective mismatch with peer {}: {}",
+                          f.peer, mismatch.front()->detail);
     f.evidence.push_back(Cite(*mismatch.front()));
     return true;
   }

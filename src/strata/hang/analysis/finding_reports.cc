@@ -55,14 +55,17 @@ bool WorkerFailed(const EvidenceSet& ev, Finding& f, bool killed_only) {
     if (e->timeout_ms && *e->timeout_ms > 0 && (!timeout_ms || *e->timeout_ms < *timeout_ms))
       timeout_ms = e->timeout_ms;
   }
-  // Open MPI's job-aborted box names no rank; its record of the first process to exit, or a
-  // signal it noticed, does: those say more about the same exit.
+  // Open MPI's job-aborted box and Horovod's shutdown message name no rank; Open MPI's record of
+  // the first process to exit, or a signal it noticed, does: those say more about the same exit.
+  // The shutdown message is printed by the ranks left behind: its rank tag is not the culprit.
+  const auto box = [](const FailureSignal* s) {
+    return s->detail == kOpenMpiAborted || s->detail == kHorovodShutDown;
+  };
   const auto workers = Of(ev, FailureKind::kWorkerFailed);
   const bool more_than_the_box =
-      std::any_of(workers.begin(), workers.end(),
-                  [](const FailureSignal* s) { return s->detail != kOpenMpiAborted; });
+      std::any_of(workers.begin(), workers.end(), [&](const FailureSignal* s) { return !box(s); });
   for (const FailureSignal* s : workers) {
-    if (more_than_the_box && s->detail == kOpenMpiAborted) continue;
+    if (more_than_the_box && box(s)) continue;
     const bool killed = s->exit_code == -9 || s->killed;
     if (killed_only && !killed) continue;
     // A kill reported when a progress bar at 0 had already stood for the timeout
@@ -70,7 +73,8 @@ bool WorkerFailed(const EvidenceSet& ev, Finding& f, bool killed_only) {
     // after the hang: the watchdog takes its process down. Not the first cause.
     if (killed_only && timeout_ms && s->stalled_ms && *s->stalled_ms >= *timeout_ms) continue;
     f.kind = killed ? "dead_rank" : "crash";
-    if (s->global_rank) f.ranks = {*s->global_rank};
+    if (s->global_rank && !box(s)) f.ranks = {*s->global_rank};
+    f.peer = s->peer;  // Open MPI's peer-disconnected box names the host of the process gone
     if (s->detail.starts_with("Ray") || s->detail.starts_with("Horovod") ||
         s->detail.starts_with("Open MPI") || s->detail.starts_with("Slurm") ||
         s->detail.starts_with("Kubernetes")) {

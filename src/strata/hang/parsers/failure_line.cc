@@ -284,6 +284,29 @@ bool ClassifyFailureLine(std::string_view line, FailureSignal* s) {
                 "group's set-up, or the store is unreachable)";
     return true;
   }
+  // torch_xla's XRT mesh service while xmp.spawn sets up replication (_setup_replication ->
+  // xm.xla_device()): an ordinal could not reach the mesh master, "Failed to connect to client
+  // mesh master: d7c1c93dfe8c:56419" (pytorch/xla#2604) or "mesh_service.cc:331 : Failed to
+  // retrieve mesh configuration: Connection reset by peer (14)" (pytorch/xla#2341). The replicas
+  // never formed: a start-up fault, whichever ordinal reports it.
+  static constexpr std::string_view kMeshMaster = "Failed to connect to client mesh master: ";
+  if (const size_t at = line.find(kMeshMaster); at != std::string_view::npos) {
+    std::string_view addr = TrimSpace(line.substr(at + kMeshMaster.size()));
+    addr = addr.substr(0, addr.find(' '));
+    s->kind = K::kBootstrap;
+    s->peer = std::string(addr);
+    s->detail = "torch_xla could not connect to its mesh master at " + std::string(addr) +
+                " while setting up replication";
+    return true;
+  }
+  if (Contains(line, "mesh_service.cc:") &&
+      Contains(line, "Failed to retrieve mesh configuration")) {
+    s->kind = K::kBootstrap;
+    s->detail =
+        "torch_xla could not retrieve the mesh configuration from its mesh master while setting "
+        "up replication";
+    return true;
+  }
   // torch_xla's XRT mesh service: the ordinals' rendezvous (a barrier of all of them through the
   // mesh master) failed, "mesh_service.cc:247 : Failed to meet rendezvous 'init': Socket closed
   // (14)" (pytorch/xla#1995). Like a store-based barrier, it is a start-up fault unless the run
@@ -558,6 +581,17 @@ bool ClassifyFailureLine(std::string_view line, FailureSignal* s) {
     s->kind = K::kInitTrace;
     return true;
   }
+  // NCCL 2.4's check of the collectives the ranks launch together: "init.cc:1247 NCCL WARN
+  // Mismatched collective detected, please check your collective calls at and around rank 39"
+  // (NVIDIA/nccl#296). The ranks of a communicator called different collectives; the rank NCCL
+  // prints is where the check ran ("at and around"), not shown to be the one that went wrong.
+  if (Contains(line, "NCCL WARN Mismatched collective detected")) {
+    s->kind = K::kNetMismatch;
+    s->detail =
+        "NCCL saw the ranks of a communicator call different collectives (its warning names "
+        "the rank where it looked, not the one that called the wrong one)";
+    return true;
+  }
   // NCCL network failures and the peer they name.
   if (Contains(line, "collective mismatch error")) {
     s->kind = K::kNetMismatch;
@@ -713,6 +747,16 @@ bool ClassifyFailureLine(std::string_view line, FailureSignal* s) {
     s->detail = std::string(kOpenMpiAborted);
     return true;
   }
+  // Horovod, on every rank once it has shut down: "Horovod has been shut down. This was caused by
+  // an exception on one of the ranks or an attempt to allreduce, allgather or broadcast a tensor
+  // after one of the ranks finished execution." (horovod/horovod#2097, under mpirun's timestamp
+  // and rank tags). A rank failed or left first; the rank printing this is not it, and the
+  // message names none (the scanner's other signals, an exception or an exit, say more).
+  if (Contains(line, "Horovod has been shut down. This was caused by an exception on one of")) {
+    s->kind = K::kWorkerFailed;
+    s->detail = std::string(kHorovodShutDown);
+    return true;
+  }
   // Open MPI's mpirun, when a rank ends by a signal: "mpirun noticed that process rank 7 with PID
   // 0 on node HOSTNAME exited on signal 9 (Killed)." (horovod/horovod#469). The MPI rank is the
   // global rank; signal 9 (SIGKILL) came from outside, another signal is the process's own end.
@@ -815,6 +859,25 @@ bool ClassifyFailureLine(std::string_view line, FailureSignal* s) {
                 (s->local_rank ? " of local rank " + std::to_string(*s->local_rank) : "") +
                 (s->signal.empty() ? " exited with code " + std::to_string(s->exit_code.value_or(0))
                                    : " died with " + s->signal);
+    return true;
+  }
+  // DeepSpeed's runner checks passwordless ssh to every host of its hostfile before it launches:
+  // "subprocess.CalledProcessError: Command 'ssh -o PasswordAuthentication=no 192.168.3.100
+  // hostname' returned non-zero exit status 255." (deepspeedai/DeepSpeed#4907). 255 is ssh's own
+  // failure (the host unreachable, or refusing the login): no worker started, a start-up fault
+  // that names the host.
+  static constexpr std::string_view kSshCheck = "CalledProcessError: Command 'ssh ";
+  if (const size_t at = line.find(kSshCheck);
+      at != std::string_view::npos && Contains(line, "returned non-zero exit status 255")) {
+    s->kind = K::kBootstrap;
+    const std::string_view command = line.substr(at + kSshCheck.size());
+    if (const size_t remote = command.find(" hostname'"); remote != std::string_view::npos) {
+      const std::string_view before = command.substr(0, remote);
+      s->peer = std::string(before.substr(before.rfind(' ') + 1));
+    }
+    s->detail = "the launcher could not ssh to " + (s->peer.empty() ? "a host" : s->peer) +
+                " before starting the workers (ssh exit status 255): check that host is "
+                "reachable and accepts the key";
     return true;
   }
   // torchrun, when a worker exits: "failed (exitcode: -9) local_rank: 3 (pid: 812917)".

@@ -43,6 +43,7 @@ class Scanner {
     if (horovod_.Line(line, number)) return;
     if (ReadSummary(line, number)) return;
     if (ReadOpenMpiFirst(line, number)) return;
+    if (ReadOpenMpiPeerGone(line, number)) return;
     if (ReadJaxBarrier(line, number)) return;
     WatchStoreBarrier(line, number);
     WatchDdpMembers(line, number);
@@ -394,6 +395,37 @@ class Scanner {
     return false;
   }
 
+  // Open MPI, when a process's connection to a peer drops: the box "An MPI communication peer
+  // process has unexpectedly disconnected. ... the root cause of this problem is the failure of
+  // the peer", then "Local host: reco-zl-c4-reco313", "Local PID: 7720", "Peer host:
+  // reco-zl-c4-reco316" (horovod/horovod#1950). The process on the peer host ended first (a
+  // crash, or an exit without MPI_Finalize): gone, as a Gloo peer that closed its connection is.
+  // The box names that process's host, not its rank.
+  bool ReadOpenMpiPeerGone(std::string_view line, int number) {
+    if (Contains(line, "An MPI communication peer process has unexpectedly disconnected")) {
+      mpi_peer_box_ = number;
+      return true;
+    }
+    if (mpi_peer_box_ == 0) return false;
+    constexpr int kBoxLines = 20;  // the box's text and its host lines
+    if (number - mpi_peer_box_ > kBoxLines) {
+      mpi_peer_box_ = 0;
+      return false;
+    }
+    if (!line.starts_with("Peer host:")) return false;
+    mpi_peer_box_ = 0;
+    FailureSignal s;
+    s.kind = FailureKind::kWorkerFailed;
+    s.killed = true;
+    s.peer = std::string(TrimSpace(line.substr(10)));
+    s.detail = "Open MPI: the MPI process on host " + s.peer +
+               " disconnected unexpectedly (it crashed or exited without MPI_Finalize); the "
+               "box does not print its rank";
+    Emit(std::move(s), line, number);
+    out_.back().global_rank.reset();  // a tag on the line is the reporting process's
+    return true;
+  }
+
   // torchrun's summary: "Failures:" / "Root Cause (first observed failure):", then records
   // "[0]:" with "time :", "host :", "rank : 10 (local_rank: 2)", "exitcode : -6 (pid: ...)",
   // "traceback : Signal 6 (SIGABRT) received by PID ...". The analyser's report is read here too.
@@ -582,6 +614,7 @@ class Scanner {
   size_t pending_warning_ = kNone;     // out_'s store-wait warning whose traceback comes next
   int pending_frames_ = 0;             // frames read since that warning
   std::optional<FailureSignal> mpi_first_;
+  int mpi_peer_box_ = 0;  // the line of Open MPI's peer-disconnected box, 0 outside it
   std::optional<FailureSignal> jax_barrier_;  // a JAX barrier's report, its task list under way
   std::string jax_barrier_start_;
   int jax_barrier_line_ = 0;

@@ -98,6 +98,10 @@ inline constexpr std::string_view kNetTransportMismatch =
 inline constexpr std::string_view kOpenMpiAborted =
     "Open MPI: a process exited with a non-zero exit code and mpirun aborted the job (the box "
     "does not name the rank)";
+// Horovod's "has been shut down" on every rank after one failed or left: no rank named.
+inline constexpr std::string_view kHorovodShutDown =
+    "Horovod shut down after an exception on one of the ranks or a rank that finished early "
+    "(every rank prints it; it names none)";
 
 /// Every recognised failure line of `text`, in line order.
 std::vector<FailureSignal> ScanFailures(std::string_view text, const std::string& file);
