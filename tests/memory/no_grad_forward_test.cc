@@ -79,7 +79,7 @@ TEST(NoGradForward, TakesTheLargestStage) {
   const MemoryConstants c = testing::Constants();
   std::vector<std::string> sets = SmallDense();
   sets.push_back("parallel.pp=2");
-  sets.push_back("batch.global_batch=64");
+  sets.push_back("batch.global_batch=80");
   const Job job = testing::ReferenceJob(sets);
   const MemoryLedger ledger = ComputeLedger(job, c);
   EXPECT_DOUBLE_EQ(ledger.no_grad.logits.count(), 6 * kElements);

@@ -102,8 +102,11 @@ struct ActorTimes {
   MemoryLedger ledger;
   Seconds log_prob;  // one forward pass over every sample of the step
   Seconds update;    // every mini batch, every epoch
-  // The log-prob passes run under torch.no_grad (MemoryLedger::no_grad): the old log-prob
-  // pass with the entropy verl computes beside it, the reference's without.
+  // The log-prob passes run under torch.no_grad (MemoryLedger::no_grad), at the logits and the
+  // log-prob kernel's buffers. The old log-prob pass computes the entropy too, and verl's
+  // megatron actor without use_fused_kernels clones the logits for it (no_grad.with_entropy);
+  // with use_fused_kernels it never materialises them. The RL job does not say which, so
+  // neither is added: the clone's 2 B per logit is left out (docs/rl.md).
   Bytes log_prob_forward_peak;
   Bytes reference_forward_peak;
   // PPO's critic: the actor's model and layout, at the critic's own micro batches.
@@ -174,7 +177,7 @@ Result<ActorTimes> EvaluateActor(const Workspace& workspace, const RlSpec& spec,
     a.efficiency = p.efficiency;
     a.update = p.step * passes;
     a.log_prob = p.forward * mini;
-    a.log_prob_forward_peak = p.ledger.no_grad.with_entropy;
+    a.log_prob_forward_peak = p.ledger.no_grad.log_probs;
     a.reference_forward_peak = p.ledger.no_grad.log_probs;
     a.critic_values = ppo ? a.log_prob : Seconds();
     a.critic_update = ppo ? a.update : Seconds();
@@ -272,7 +275,7 @@ Result<ActorTimes> EvaluateActor(const Workspace& workspace, const RlSpec& spec,
   a.efficiency = update.second.efficiency;
   a.update = update.second.step * passes;
   a.log_prob = log_prob.second.forward;
-  a.log_prob_forward_peak = log_prob.second.ledger.no_grad.with_entropy;
+  a.log_prob_forward_peak = log_prob.second.ledger.no_grad.log_probs;
   a.reference_forward_peak = log_prob.second.ledger.no_grad.log_probs;
   a.critic_ledger = a.ledger;
   if (ppo) {
