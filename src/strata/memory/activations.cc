@@ -373,6 +373,7 @@ ActivationMemory ComputeActivations(const Job& job, const MemoryConstants& const
   const auto layers = StageLayerIndices(job, stage);
   const double checkpoint = a * h * t / rep_div;  // one layer input
   double max_saved = 0, max_fwd = 0, max_bwd = 0, stored_per_mb = 0;
+  double max_no_grad = 0;  // the largest layer's live tensors in a no_grad forward
   // label -> (layers, bytes of one micro batch, bytes of those in flight)
   struct KindSaved {
     int64_t layers = 0;
@@ -423,6 +424,9 @@ ActivationMemory ComputeActivations(const Job& job, const MemoryConstants& const
     max_fwd = std::max(max_fwd, per_token.forward_transient * t);
     max_bwd = std::max(max_bwd, per_token.backward_transient * t);
     max_regenerated = std::max(max_regenerated, per_token.regenerated * t);
+    // Without autograd no module is recomputed: what selective recompute drops is live too.
+    max_no_grad = std::max(
+        max_no_grad, (per_token.saved + per_token.regenerated + per_token.forward_transient) * t);
     const int64_t in_chunk = layers.IndexInChunk(i);
     const double held = chunk_in_flight[static_cast<size_t>(layers.ChunkOf(i))];
     const bool recomputed =
@@ -571,6 +575,7 @@ ActivationMemory ComputeActivations(const Job& job, const MemoryConstants& const
   }
   out.forward_working = forward_layer;
   out.backward_working = backward_layer;
+  out.no_grad_layer = Bytes::Count(max_no_grad);
 
   if (last) {
     const auto vocab = static_cast<double>(PaddedVocab(job.model.vocab_size, l.tp));
@@ -640,6 +645,8 @@ ActivationMemory ComputeActivations(const Job& job, const MemoryConstants& const
           break;
       }
     }
+    out.no_grad_logits = Bytes::Count(forward_bytes * elements);
+    if (loss.kernel == LossKernel::kMegatron) out.entropy_copy = Bytes::Count(a * elements);
     out.forward_working =
         std::max(out.forward_working, Bytes(Bytes::Count(forward_bytes * elements)));
     out.backward_working =

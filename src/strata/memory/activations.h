@@ -50,6 +50,21 @@ struct ActivationMemory {
   Bytes backward_working;  // the largest backward-only buffer on top of `stored`
   Bytes forward_dynamic() const { return stored + forward_working; }
   Bytes backward_dynamic() const { return stored + backward_working; }
+  /// A forward under torch.no_grad (verl's log-prob and values passes, megatron-core's
+  /// forward_only schedule): no layer keeps anything for a backward and no micro batch waits in
+  /// the pipeline for one, so the live activations are those of the layer running or, on the
+  /// last stage, of the head.
+  /// `no_grad_layer`: the largest layer's tensors of one micro batch: everything it would save
+  /// for backward with no recompute (an upper bound: without autograd each is freed once its
+  /// consumer has run) plus its forward transients (MoE dispatch copies, chunk states).
+  /// `no_grad_logits`: the logits and the log-prob kernel's forward buffers (the loss's forward
+  /// bytes per logit: the same computation, ChooseLoss), 0 off the last stage.
+  /// `entropy_copy`: verl's megatron actor without fused kernels clones the logits before its
+  /// entropy (megatron_actor.py, logits_processor: `logits_bak = logits.clone()`): 2 B per logit
+  /// under megatron-core's loss kernel, 0 otherwise.
+  Bytes no_grad_layer;
+  Bytes no_grad_logits;
+  Bytes entropy_copy;
 };
 
 /// With Detail::kNumbersOnly the items (and their text) are left empty; every number

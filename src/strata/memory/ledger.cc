@@ -304,7 +304,22 @@ MemoryLedger StageLedgerFrom(const Job& job, const MemoryConstants& constants, i
                    {Phase::kBackwardPeak, backward, "", counters.backward},
                    {Phase::kFirstOptimizerStep, step, "", counters.step},
                    {Phase::kSteadyPeak, steady, "", counters.steady}};
+  ledger.no_grad = {counters.no_grad.log_probs.device_used,
+                    counters.no_grad.with_entropy.device_used,
+                    counters.no_grad.values.device_used,
+                    act.no_grad_layer,
+                    act.no_grad_logits,
+                    act.entropy_copy};
   if (explain) {
+    ledger.no_grad_formula = fmt::format(
+        "after init {} + max(the largest layer's tensors of one micro batch {}, logits and "
+        "log-prob buffers {}{}) x (1 + {:.2f} fragmentation): no activations kept for a "
+        "backward, no micro batch in flight",
+        FormatGB(init), FormatGB(act.no_grad_layer), FormatGB(act.no_grad_logits),
+        act.entropy_copy.value() > 0
+            ? fmt::format(" + the entropy's copy of the logits {}", FormatGB(act.entropy_copy))
+            : "",
+        fraction);
     std::string mode_text;
     if (mode.persistent().value() > 0)
       mode_text += fmt::format(" + FP8 copies {}", FormatGB(mode.persistent()));
@@ -420,6 +435,23 @@ MemoryLedger ComputeLedger(const Job& job, const MemoryConstants& constants, Byt
 }
 
 namespace {
+/// A no_grad forward's peak is the largest over the stages, which need not be the stage whose
+/// training step peaks (the last stage's logits against the first stage's micro batches in
+/// flight): each head's peak is taken over every stage computed, its parts with it.
+void KeepLargestNoGrad(MemoryLedger& most, const MemoryLedger& other) {
+  MemoryLedger::NoGradForward& m = most.no_grad;
+  const MemoryLedger::NoGradForward& o = other.no_grad;
+  if (o.with_entropy > m.with_entropy) {
+    m.layer = o.layer;
+    m.logits = o.logits;
+    m.entropy_copy = o.entropy_copy;
+    if (!other.no_grad_formula.empty()) most.no_grad_formula = other.no_grad_formula;
+  }
+  m.log_probs = std::max(m.log_probs, o.log_probs);
+  m.with_entropy = std::max(m.with_entropy, o.with_entropy);
+  m.values = std::max(m.values, o.values);
+}
+
 Bytes ActivationFree(const MemoryLedger& l) {
   return std::max(l.PhaseOf(Phase::kAfterInit).bytes, l.PhaseOf(Phase::kFirstOptimizerStep).bytes);
 }
@@ -466,7 +498,8 @@ MemoryLedger ComputeLedgerUntilOver(const Job& job, const MemoryConstants& const
   const int64_t communicators = CommunicatorCount(job, constants);
   complete = false;
   std::optional<MemoryLedger> most;
-  Bytes seen;  // the activation-free phases of the stages computed
+  MemoryLedger no_grad;  // the largest no_grad forward over the stages computed
+  Bytes seen;            // the activation-free phases of the stages computed
   // 0, PP - 1, 1, 2, ..., PP - 2; or only 0, PP - 1 and 1 when stage 1 stands for the middle.
   const int64_t stages = pp > 3 && statics.MiddleStagesAlike(job, params) ? 3 : pp;
   for (int64_t k = 0; k < stages; ++k) {
@@ -474,8 +507,10 @@ MemoryLedger ComputeLedgerUntilOver(const Job& job, const MemoryConstants& const
     MemoryLedger ledger = StageLedgerFrom(job, constants, stage, statics.Of(job, params, stage),
                                           communicators, Detail::kNumbersOnly);
     seen = std::max(seen, ActivationFree(ledger));
+    KeepLargestNoGrad(no_grad, ledger);
     if (!ledger.fits) {
       floor = std::max(floor, seen);
+      KeepLargestNoGrad(ledger, no_grad);
       return ledger;
     }
     // The most loaded stage, ties to the lower stage as in ComputeLedger.
@@ -486,6 +521,7 @@ MemoryLedger ComputeLedgerUntilOver(const Job& job, const MemoryConstants& const
   }
   complete = true;
   floor = seen;
+  KeepLargestNoGrad(*most, no_grad);
   return std::move(*most);
 }
 
@@ -496,12 +532,15 @@ MemoryLedger ComputeLedger(const Job& job, const MemoryConstants& constants,
   const int64_t communicators = CommunicatorCount(job, constants);
   MemoryLedger most = StageLedgerFrom(job, constants, 0, statics.at(0), communicators, detail);
   floor = activation_free(most);
+  MemoryLedger no_grad = most;
   for (int64_t stage = 1; stage < job.spec.layout.pp; ++stage) {
     MemoryLedger other = StageLedgerFrom(
         job, constants, stage, statics.at(static_cast<size_t>(stage)), communicators, detail);
     floor = std::max(floor, activation_free(other));
+    KeepLargestNoGrad(no_grad, other);
     if (other.Peak() > most.Peak()) most = std::move(other);
   }
+  KeepLargestNoGrad(most, no_grad);
   return most;
 }
 

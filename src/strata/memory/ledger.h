@@ -68,6 +68,17 @@ struct MemoryLedger {
   Phase oom_phase = Phase::kAfterInit;  // the first phase over capacity, when !fits
   /// The trap of lazy optimizer states: step 1 fits, the moments allocated at its end do not.
   bool only_after_step1_exceeds = false;
+  /// A forward-only pass under torch.no_grad at step 1's states (not one of `phases`: a
+  /// training step runs none): weights, gradients and master weights as after init, the
+  /// largest layer's live tensors of one micro batch or the head's, whichever is larger
+  /// (ActivationMemory::no_grad_layer). `log_probs`: the head is the logits and the log-prob
+  /// kernel's buffers; `with_entropy`: and the entropy's copy of the logits; `values`: no
+  /// logits (a value head). Device-used bytes; `no_grad_formula` says the parts (--explain).
+  struct NoGradForward {
+    Bytes log_probs, with_entropy, values;
+    Bytes layer, logits, entropy_copy;  // the activations' parts, one micro batch
+  } no_grad;
+  std::string no_grad_formula;
   /// The three counters at the peak (the phase of Peak()) and their formulas (--explain).
   AllocatorCounters peak_counters;
   std::string allocated_formula, reserved_formula, device_used_formula;

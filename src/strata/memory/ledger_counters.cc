@@ -1,5 +1,7 @@
 #include "strata/memory/ledger_counters.h"
 
+#include <algorithm>
+
 namespace strata {
 
 PhaseCounters PredictPhaseCounters(const MemoryConstants& constants, AllocatorSetting alloc,
@@ -35,6 +37,15 @@ PhaseCounters PredictPhaseCounters(const MemoryConstants& constants, AllocatorSe
       counters(forward + st.moments.bytes, act.forward_dynamic(), full_cache);
   const AllocatorCounters bwd2 =
       counters(backward + st.moments.bytes, act.backward_dynamic(), full_cache);
+  // No autograd: the weights' working state of a forward, then the layer running or the head,
+  // whichever is larger; the same allocator rules as the training forward.
+  auto no_grad = [&](Bytes head) {
+    const Bytes dynamic = std::max(act.no_grad_layer, head);
+    return counters(kept + mode.forward_working() + dynamic, dynamic, gather_cache);
+  };
+  c.no_grad.log_probs = no_grad(act.no_grad_logits);
+  c.no_grad.with_entropy = no_grad(act.no_grad_logits + act.entropy_copy);
+  c.no_grad.values = no_grad(Bytes());
   const bool forward_higher = fwd2.device_used > bwd2.device_used;
   c.steady = forward_higher ? fwd2 : bwd2;
   c.steady_dynamic = forward_higher ? act.forward_dynamic() : act.backward_dynamic();

@@ -15,8 +15,17 @@
 
 namespace strata {
 
+/// A forward under torch.no_grad at step 1's states (ActivationMemory::no_grad_layer): the
+/// three heads verl's passes put on the model.
+struct NoGradCounters {
+  AllocatorCounters log_probs;     // the logits and the log-prob kernel (the reference's pass)
+  AllocatorCounters with_entropy;  // and the entropy's copy of the logits (the old log-prob pass)
+  AllocatorCounters values;        // no logits: a critic's value head (hidden -> 1)
+};
+
 struct PhaseCounters {
   AllocatorCounters init, forward, backward, step, steady;
+  NoGradCounters no_grad;
   Bytes steady_dynamic;  // the activations and working buffers of the steady peak
   /// The phase of the device-used peak: the steady peak or the first optimizer step.
   const AllocatorCounters& peak() const {

@@ -100,14 +100,20 @@ Result<PassTimes> EvaluatePass(const Workspace& workspace, const ResolvedJob& jo
 struct ActorTimes {
   ResolvedJob job;  // the update's: one mini batch, packed under the dynamic batch
   MemoryLedger ledger;
-  Seconds log_prob;             // one forward pass over every sample of the step
-  Seconds update;               // every mini batch, every epoch
-  Bytes log_prob_forward_peak;  // the forward peak of the log-prob pass's micro batch
+  Seconds log_prob;  // one forward pass over every sample of the step
+  Seconds update;    // every mini batch, every epoch
+  // The log-prob passes run under torch.no_grad (MemoryLedger::no_grad), at the logits and the
+  // log-prob kernel's buffers. The old log-prob pass computes the entropy too, and verl's
+  // megatron actor without use_fused_kernels clones the logits for it (no_grad.with_entropy);
+  // with use_fused_kernels it never materialises them. The RL job does not say which, so
+  // neither is added: the clone's 2 B per logit is left out (docs/rl.md).
+  Bytes log_prob_forward_peak;
+  Bytes reference_forward_peak;
   // PPO's critic: the actor's model and layout, at the critic's own micro batches.
   Seconds critic_values;
   Seconds critic_update;
   MemoryLedger critic_ledger;
-  Bytes critic_values_forward_peak;  // the forward peak of the critic-values pass's micro batch
+  Bytes critic_values_forward_peak;  // no_grad, a value head instead of the logits
   KernelEfficiency efficiency;
   std::vector<RlMicroBatch> micro_batches;  // dynamic batch: each pass's packing
   int64_t fixed_micro_batch = 1;            // the job's own batch.micro_batch
@@ -171,11 +177,12 @@ Result<ActorTimes> EvaluateActor(const Workspace& workspace, const RlSpec& spec,
     a.efficiency = p.efficiency;
     a.update = p.step * passes;
     a.log_prob = p.forward * mini;
-    a.log_prob_forward_peak = p.ledger.PhaseOf(Phase::kForwardPeak).bytes;
+    a.log_prob_forward_peak = p.ledger.no_grad.log_probs;
+    a.reference_forward_peak = p.ledger.no_grad.log_probs;
     a.critic_values = ppo ? a.log_prob : Seconds();
     a.critic_update = ppo ? a.update : Seconds();
     a.critic_ledger = p.ledger;
-    a.critic_values_forward_peak = ppo ? a.log_prob_forward_peak : Bytes();
+    a.critic_values_forward_peak = ppo ? p.ledger.no_grad.values : Bytes();
     return a;
   }
   const ParallelLayout& l = fixed->layout();
@@ -268,7 +275,8 @@ Result<ActorTimes> EvaluateActor(const Workspace& workspace, const RlSpec& spec,
   a.efficiency = update.second.efficiency;
   a.update = update.second.step * passes;
   a.log_prob = log_prob.second.forward;
-  a.log_prob_forward_peak = log_prob.second.ledger.PhaseOf(Phase::kForwardPeak).bytes;
+  a.log_prob_forward_peak = log_prob.second.ledger.no_grad.log_probs;
+  a.reference_forward_peak = log_prob.second.ledger.no_grad.log_probs;
   a.critic_ledger = a.ledger;
   if (ppo) {
     STRATA_ASSIGN_OR_RETURN(auto critic,
@@ -278,7 +286,7 @@ Result<ActorTimes> EvaluateActor(const Workspace& workspace, const RlSpec& spec,
     a.critic_update = critic.second.step * passes;
     a.critic_values = values.second.forward;
     a.critic_ledger = critic.second.ledger;
-    a.critic_values_forward_peak = values.second.ledger.PhaseOf(Phase::kForwardPeak).bytes;
+    a.critic_values_forward_peak = values.second.ledger.no_grad.values;
   }
   return a;
 }
@@ -490,8 +498,15 @@ PhasePeaks PhasePeaksOf(const RlSpec& spec, const ResolvedJob& job, const ActorT
   const Bytes critic_kept = ppo && !offload_trainer ? idle : Bytes();
   const Bytes reference_kept =
       spec.reference_model && !spec.offload_reference ? st.weights : Bytes();
-  // The ledger's forward peak is step 1's: weights, gradients, master weights (no moments
-  // yet), activations. A forward's own working set is the weights and activations.
+  // The passes' forward peaks are step 1's under torch.no_grad (MemoryLedger::no_grad): weights,
+  // gradients, master weights (no moments yet), one layer's or the head's tensors. A forward's
+  // own working set is the weights and those tensors. verl runs each pass without autograd
+  // (volcengine/verl@025e52287947d339b1d55317a18727ab9e0b84e1: verl/workers/actor/
+  // megatron_actor.py, compute_log_prob: `with torch.no_grad(): self.forward_backward_batch(...,
+  // forward_only=True)`; megatron-core's forward_only schedule keeps no micro batch's tensors
+  // for a backward); the old log-prob pass computes the entropy beside the log-probs, the
+  // reference's does not (megatron_workers.py, compute_log_prob calculate_entropy=True,
+  // compute_ref_log_prob calculate_entropy=False).
   const Bytes beyond_weights = st.gradients + st.master;
   const Bytes own_actor = offload_trainer ? Bytes() : idle - st.weights;
   const Bytes own_critic = offload_trainer ? kept_grads : Bytes(idle - st.weights);
@@ -499,7 +514,7 @@ PhasePeaks PhasePeaksOf(const RlSpec& spec, const ResolvedJob& job, const ActorT
   p.beside_rollout = TrainerOverhead(a.ledger) + actor_kept + critic_kept + reference_kept;
   p.log_prob = a.log_prob_forward_peak - beyond_weights + own_actor + critic_kept + reference_kept;
   p.reference = spec.reference_model
-                    ? a.log_prob_forward_peak - beyond_weights + actor_kept + critic_kept
+                    ? a.reference_forward_peak - beyond_weights + actor_kept + critic_kept
                     : Bytes();
   if (ppo) {
     p.critic_values =
@@ -656,7 +671,8 @@ Result<RlEvaluation> EvaluateRl(const Workspace& workspace, const RlSpec& spec) 
                         : " (states offloaded)",
                    reference_kept ? " + the reference's weights" : "")},
       {"log-prob and reference forward", std::max(peaks.log_prob, peaks.reference),
-       fmt::format("the actor's weights and forward activations{} ({} asleep){}{}",
+       fmt::format("the actor's weights + one layer or the logits, no autograd{} ({} "
+                   "asleep){}{}",
                    spec.dynamic_batch() ? " at the log-prob micro batch" : "", engine,
                    kept ? (KeepsGradientBuffer(job) ? " + its optimizer states and gradients"
                                                     : " + its optimizer states")
@@ -666,7 +682,7 @@ Result<RlEvaluation> EvaluateRl(const Workspace& workspace, const RlSpec& spec) 
   };
   if (ppo) {
     e.phases.push_back({"critic values forward", peaks.critic_values,
-                        fmt::format("the critic's weights{} and forward activations{}{}{}",
+                        fmt::format("the critic's weights{} + one layer, no autograd{}{}{}",
                                     kept || st.gradients.value() == 0 ? "" : ", gradient buffer",
                                     spec.dynamic_batch() ? " at the critic-values micro batch" : "",
                                     kept ? " + its optimizer states + the actor's states" : "",
