@@ -262,6 +262,73 @@ TEST(ImportLossesTest, VerlTransformerConfigOverridesGiveTheRecompute) {
             "(line 108)");
 }
 
+TEST(ImportLossesTest, VerlRecomputeModulesOverrideIsRead) {
+  // ISEEKYAN/verl_megatron_practice DAPO_MOE30B/17.megatron_4node_ep8_deepep.sh (line 136) runs
+  // selective recompute with override_transformer_config.recompute_modules=["core_attn",
+  // "moe_act","layernorm","mlp","moe"]; the importer dropped the list, so the job recomputed
+  // megatron-core's default, core_attn alone. The verl DeepSeek-V3 script with its recompute
+  // lines turned into that form: each module is read, with its line.
+  auto text =
+      ReadFile(ImportGolden("verl_dsv3_recompute_override/run_deepseek671b_math_megatron_80gb.sh"));
+  ASSERT_TRUE(text.ok());
+  std::string script = *text;
+  const std::string full = "override_transformer_config.recompute_granularity=full";
+  ASSERT_NE(script.find(full), std::string::npos);
+  script.replace(script.find(full), full.size(),
+                 "override_transformer_config.recompute_granularity=selective \\\n"
+                 "    +actor_rollout_ref.actor.megatron.override_transformer_config."
+                 "recompute_modules=[\\\"core_attn\\\",\\\"moe_act\\\",\\\"moe\\\"]");
+  ImportOptions o = Gpu("H100 SXM");
+  o.model = "deepseek-v3";
+  auto r = ImportJob(script, "run.sh", o);
+  ASSERT_TRUE(r.ok()) << r.error().Format();
+  EXPECT_EQ(r->job.recompute.granularity, RecomputeGranularity::kSelective);
+  EXPECT_TRUE(r->job.recompute.modules.core_attn);
+  EXPECT_TRUE(r->job.recompute.modules.moe_act);
+  EXPECT_TRUE(r->job.recompute.modules.moe);
+  EXPECT_FALSE(r->job.recompute.modules.mlp);
+  EXPECT_FALSE(r->job.recompute.modules.layernorm);
+  // A name megatron-core does not know is refused, naming it and its line.
+  std::string typo = script;
+  typo.replace(typo.find("moe_act"), 7, "moe_actt");
+  auto bad = ImportJob(typo, "run.sh", o);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().Format().find("recompute module 'moe_actt'"), std::string::npos)
+      << bad.error().Format();
+  EXPECT_NE(bad.error().Format().find("moe_act"), std::string::npos);
+}
+
+TEST(ImportLossesTest, MegatronRecomputeModulesAreRead) {
+  // megatron-core's --recompute-modules (nargs '*'; ms-swift's --recompute_modules): selective
+  // recompute of the named modules instead of the default core_attn. Before, dropped.
+  auto r = ImportJob(
+      "megatron sft --model Qwen/Qwen3-32B --tensor_model_parallel_size 2 --sequence_parallel "
+      "true --micro_batch_size 1 --global_batch_size 8 --max_length 2048 "
+      "--recompute_granularity selective --recompute_modules mlp layernorm\n",
+      "train.sh", [] {
+        ImportOptions o = Gpu("H100");
+        o.gpus_per_node = 2;
+        return o;
+      }());
+  ASSERT_TRUE(r.ok()) << r.error().Format();
+  EXPECT_EQ(r->job.recompute.granularity, RecomputeGranularity::kSelective);
+  EXPECT_FALSE(r->job.recompute.modules.core_attn);  // the list replaces the default
+  EXPECT_TRUE(r->job.recompute.modules.mlp);
+  EXPECT_TRUE(r->job.recompute.modules.layernorm);
+  // ms-swift's default granularity is selective: the list applies to it too.
+  auto swift_default = ImportJob(
+      "megatron sft --model Qwen/Qwen3-32B --tensor_model_parallel_size 2 --sequence_parallel "
+      "true --micro_batch_size 1 --global_batch_size 8 --max_length 2048 "
+      "--recompute_modules core_attn moe_act\n",
+      "train.sh", [] {
+        ImportOptions o = Gpu("H100");
+        o.gpus_per_node = 2;
+        return o;
+      }());
+  ASSERT_TRUE(swift_default.ok()) << swift_default.error().Format();
+  EXPECT_TRUE(swift_default->job.recompute.modules.moe_act);
+}
+
 TEST(ImportLossesTest, ASlurmNodeCountIsAskedFor) {
   // The GPT-3 example with NUM_NODES taken from Slurm, as multi-node copies of it do.
   auto text = ReadFile(ImportGolden("megatron_gpt3_script/train_gpt3_175b_distributed.sh"));

@@ -15,6 +15,7 @@
 #include "strata/core/text_scan.h"
 #include "strata/hw/cluster.h"
 #include "strata/importer/framework_mappers.h"
+#include "strata/job/training_modes.h"
 #include "strata/model/adapter.h"
 
 namespace strata {
@@ -128,6 +129,30 @@ Status SetAdapterTargets(const SourcedValue& v, JobBuilder& job) {
   job.Set("adapter.targets", fmt::format("[{}]", fmt::join(names, ", ")), v.source);
   return OkStatus();
 }
+
+}  // namespace
+
+Status SetRecomputeModules(const SourcedValue& v, JobBuilder& job) {
+  const std::vector<std::string> names = ListWords(v.value);
+  if (names.empty()) {
+    return InvalidInput(fmt::format("{} names no module to recompute", v.source))
+        .WithHint(
+            fmt::format("megatron-core's modules: {}", fmt::join(RecomputeModuleNames(), ", ")));
+  }
+  RecomputeModules check;
+  for (const std::string& name : names) {
+    if (!SetRecomputeModule(check, name)) {
+      return InvalidInput(
+                 fmt::format("recompute module '{}' ({}): strata models megatron-core's {}", name,
+                             v.source, fmt::join(RecomputeModuleNames(), ", ")))
+          .WithHint(DidYouMeanHint(name, RecomputeModuleNames()));
+    }
+  }
+  job.Set("recompute.modules", fmt::format("[{}]", fmt::join(names, ", ")), v.source);
+  return OkStatus();
+}
+
+namespace {
 
 // The targets as the framework names them, unless `--set adapter.targets=...` replaces them
 // (a model whose layers are named otherwise, as the error for them suggests).

@@ -41,6 +41,10 @@ std::string VerlActorStrategy(Settings& s);
 
 /// LoRA, QLoRA and DoRA as the job's adapter: TRL's use_peft with its lora_* keys, and
 /// LLaMA-Factory's finetuning_type lora (its stage set in `ctx`), each with its own defaults.
+/// megatron-core's recompute_modules (--recompute-modules, ms-swift's --recompute_modules, a
+/// TransformerConfig override in verl), however the list is written, as recompute.modules; a
+/// name megatron-core's selective recompute does not know is an error naming it and its source.
+Status SetRecomputeModules(const SourcedValue& v, JobBuilder& job);
 Status MapAdapter(Settings& s, const MapContext& ctx, JobBuilder& job);
 
 /// `megatron sft`'s LoRA (train_type / tuner_type lora) on megatron-core's linears, with

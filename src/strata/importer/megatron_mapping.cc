@@ -362,10 +362,13 @@ Status MapRecompute(MegatronFlavor flavor, Settings& s, JobBuilder& job) {
       return OkStatus();
     }
   }
+  // --recompute-modules (nargs '*', default core_attn) picks what selective recompute re-runs.
+  const SourcedValue* modules = s.Use("recompute_modules");
   if (granularity.empty()) {
     job.Default("recompute.granularity", swift ? "selective" : "none",
                 swift ? "ms-swift's recompute_granularity defaults to selective"
                       : "Megatron recomputes nothing unless --recompute-granularity is given");
+    if (swift && !IsNone(modules)) return SetRecomputeModules(*modules, job);
     return OkStatus();
   }
   if (granularity != "full" && granularity != "selective" && granularity != "none") {
@@ -375,6 +378,7 @@ Status MapRecompute(MegatronFlavor flavor, Settings& s, JobBuilder& job) {
         .WithHint("read from " + source);
   }
   job.Set("recompute.granularity", granularity, source);
+  if (granularity == "selective" && !IsNone(modules)) return SetRecomputeModules(*modules, job);
   if (granularity != "full") return OkStatus();
   if (const SourcedValue* v = s.Use("recompute_method"); !IsNone(v)) {
     job.Set("recompute.method", v->value, v->source);

@@ -1011,6 +1011,10 @@ Status MapVerl(Settings& s, MapContext& ctx, JobBuilder& job) {
     }
     ckpt = g == "full";
     job.Set("recompute.granularity", g, tc_granularity->source);
+    const SourcedValue* modules = s.Use(tc + "recompute_modules");
+    if (!ckpt && modules != nullptr && modules->value != "null" && modules->value != "None") {
+      STRATA_RETURN_IF_ERROR(SetRecomputeModules(*modules, job));
+    }
     if (ckpt) {
       if (const SourcedValue* m = s.Use(tc + "recompute_method")) {
         job.Set("recompute.method", m->value, m->source);
