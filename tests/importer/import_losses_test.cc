@@ -301,30 +301,23 @@ TEST(ImportLossesTest, VerlRecomputeModulesOverrideIsRead) {
 TEST(ImportLossesTest, MegatronRecomputeModulesAreRead) {
   // megatron-core's --recompute-modules (nargs '*'; ms-swift's --recompute_modules): selective
   // recompute of the named modules instead of the default core_attn. Before, dropped.
-  auto r = ImportJob(
-      "megatron sft --model Qwen/Qwen3-32B --tensor_model_parallel_size 2 --sequence_parallel "
-      "true --micro_batch_size 1 --global_batch_size 8 --max_length 2048 "
-      "--recompute_granularity selective --recompute_modules mlp layernorm\n",
-      "train.sh", [] {
-        ImportOptions o = Gpu("H100");
-        o.gpus_per_node = 2;
-        return o;
-      }());
+  ImportOptions two = Gpu("H100");
+  two.gpus_per_node = 2;
+  auto sft = [&](const std::string& recompute) {
+    return ImportJob(
+        "megatron sft --model Qwen/Qwen3-32B --tensor_model_parallel_size 2 --sequence_parallel "
+        "true --micro_batch_size 1 --global_batch_size 8 --max_length 2048 " +
+            recompute + "\n",
+        "train.sh", two);
+  };
+  auto r = sft("--recompute_granularity selective --recompute_modules mlp layernorm");
   ASSERT_TRUE(r.ok()) << r.error().Format();
   EXPECT_EQ(r->job.recompute.granularity, RecomputeGranularity::kSelective);
   EXPECT_FALSE(r->job.recompute.modules.core_attn);  // the list replaces the default
   EXPECT_TRUE(r->job.recompute.modules.mlp);
   EXPECT_TRUE(r->job.recompute.modules.layernorm);
   // ms-swift's default granularity is selective: the list applies to it too.
-  auto swift_default = ImportJob(
-      "megatron sft --model Qwen/Qwen3-32B --tensor_model_parallel_size 2 --sequence_parallel "
-      "true --micro_batch_size 1 --global_batch_size 8 --max_length 2048 "
-      "--recompute_modules core_attn moe_act\n",
-      "train.sh", [] {
-        ImportOptions o = Gpu("H100");
-        o.gpus_per_node = 2;
-        return o;
-      }());
+  auto swift_default = sft("--recompute_modules core_attn moe_act");
   ASSERT_TRUE(swift_default.ok()) << swift_default.error().Format();
   EXPECT_TRUE(swift_default->job.recompute.modules.moe_act);
 }

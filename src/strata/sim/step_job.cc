@@ -14,35 +14,33 @@
 namespace strata {
 namespace {
 
-// The trained parameters of the layers every TP rank holds whole (ResolvedJob::gdn), whose
-// gradients megatron-core averages over TP once a step: megatron-core's HuggingFaceModule marks
-// every parameter of a module assigned to it (megatron/core/models/huggingface/module.py), a
-// PEFT adapter swapped in for a projection too, and finalize_model_grads all-reduces those that
-// have a gradient (NVIDIA/Megatron-LM@d98e8a64). Under an adapter the base is frozen: the
-// adapters alone.
-int64_t TpAveragedParams(const ResolvedJob& job) {
-  if (!job.gdn.replicated_over_tp) return 0;
-  int64_t n = 0;
+// The parameters of the layers every TP rank holds whole (ResolvedJob::gdn): all of them (what
+// ZeRO-3 / FSDP would gather) and the trained ones, whose gradients megatron-core averages over
+// TP once a step: megatron-core's HuggingFaceModule marks every parameter of a module assigned
+// to it (megatron/core/models/huggingface/module.py), a PEFT adapter swapped in for a projection
+// too, and finalize_model_grads all-reduces those that have a gradient
+// (NVIDIA/Megatron-LM@d98e8a64). Under an adapter the base is frozen: the adapters alone.
+struct TpWholeLayers {
+  int64_t params = 0;
+  int64_t trained = 0;
+};
+
+TpWholeLayers TpWholeLayersOf(const ResolvedJob& job) {
+  TpWholeLayers out;
+  if (!job.gdn.replicated_over_tp) return out;
+  const bool frozen = IsFrozen(job.spec, ModuleKind::kLinearAttention);
   for (const LayerSpec& layer : job.model.layers) {
     if (layer.mixer != MixerKind::kGatedDeltaNet) continue;
+    const int64_t base =
+        CountLayerParams(job.model, layer, 0).modules[ModuleKind::kLinearAttention];
+    out.params += base;
     if (job.spec.adapter.on()) {
-      n += AdapterCostOfLayer(job.model, job.spec.adapter, layer).gdn_params;
-    } else if (!IsFrozen(job.spec, ModuleKind::kLinearAttention)) {
-      n += CountLayerParams(job.model, layer, 0).modules[ModuleKind::kLinearAttention];
+      out.trained += AdapterCostOfLayer(job.model, job.spec.adapter, layer).gdn_params;
+    } else if (!frozen) {
+      out.trained += base;
     }
   }
-  return n;
-}
-
-// Every parameter of the replicated layers, trained or not (what ZeRO-3 / FSDP would gather).
-int64_t TpWholeParams(const ResolvedJob& job) {
-  if (!job.gdn.replicated_over_tp) return 0;
-  int64_t n = 0;
-  for (const LayerSpec& layer : job.model.layers) {
-    if (layer.mixer != MixerKind::kGatedDeltaNet) continue;
-    n += CountLayerParams(job.model, layer, 0).modules[ModuleKind::kLinearAttention];
-  }
-  return n;
+  return out;
 }
 
 // The trained parameters of the whole model, split non-expert / expert: the memory ledger's
@@ -164,8 +162,9 @@ Result<StepSetup> PrepareStep(const ResolvedJob& job, const KernelEfficiencyFile
   // the memory ledger splits (or not) the layer's weights and activations by.
   if (!job.gdn.module.empty()) setup.tables.framework.gdn_module = job.gdn.module;
   setup.tables.gdn_replicated = job.gdn.replicated_over_tp;
-  setup.tables.traffic.tp_averaged_params = TpAveragedParams(job);
-  setup.tables.traffic.tp_whole_params = TpWholeParams(job);
+  const TpWholeLayers tp_whole = TpWholeLayersOf(job);
+  setup.tables.traffic.tp_averaged_params = tp_whole.trained;
+  setup.tables.traffic.tp_whole_params = tp_whole.params;
   SetTrainableParams(job, setup.tables.traffic);
   if (setup.tables.gdn_layers > 0 && setup.tables.framework.on) {
     setup.tables.framework.assumptions.push_back(GdnKernelAssumption(setup.tables.framework));
