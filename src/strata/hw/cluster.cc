@@ -120,11 +120,8 @@ Result<Cluster> WithGpusPerNode(Cluster cluster, int64_t gpus_per_node) {
         "another node",
         cluster.name, cluster.gpus_per_node, gpus_per_node));
   }
-  for (NicGroup& nic : cluster.nics) {
-    if (nic.role == NicRole::kData) nic.count = gpus_per_node;  // one per GPU (checked on load)
-  }
-  cluster.gpus_per_node = gpus_per_node;
-  return cluster;
+  // One data NIC per GPU (checked on load): the share of the NICs is one per GPU used.
+  return SharedNodes(std::move(cluster), gpus_per_node);
 }
 
 Result<Cluster> SharedNodes(Cluster cluster, int64_t gpus_per_node) {
