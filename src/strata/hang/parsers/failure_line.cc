@@ -533,7 +533,7 @@ bool ClassifyFailureLine(std::string_view line, FailureSignal* s) {
   }
   if (Contains(line, "unhandled system error")) {
     s->kind = K::kBootstrap;
-    s->detail = "NCCL unhandled system error (a socket or network call failed while connecting)";
+    s->detail = std::string(kUnhandledSystemError);
     return true;
   }
   if (const size_t at = line.find("set by environment to "); at != std::string_view::npos) {
@@ -602,7 +602,7 @@ bool ClassifyFailureLine(std::string_view line, FailureSignal* s) {
   if (Contains(line, "Got completion from peer")) {
     s->kind = K::kNetwork;
     s->peer = TokenAfter(line, "Got completion from peer");
-    s->detail = "InfiniBand completion error";
+    s->detail = std::string(kInfiniBandCompletionError);
     return true;
   }
   // NCCL's IB transport relays the adapter's asynchronous events: "NET/IB : Got async event :
