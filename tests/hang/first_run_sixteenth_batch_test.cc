@@ -123,5 +123,69 @@ TEST(FirstRunSixteenthBatch, TracebackEndedByAProgramErrorIsACrash) {
   EXPECT_EQ(timed_out.finding.kind, "collective_timeout") << timed_out.finding.summary;
 }
 
+// The batch's held-back misses, read once their run with the finished code had been recorded.
+
+// deepspeedai/DeepSpeed#4649 (deepspeed-4649-k8s-ssh-hostname-i-exit-255-worker0): one line,
+// "subprocess.CalledProcessError: Command '['ssh deepspeed-helloworld-worker-0 hostname -I']'
+// returned non-zero exit status 255." By hand: DeepSpeed's runner asks its first host for its
+// address over ssh before launching; 255 is ssh's own failure, so the host
+// deepspeed-helloworld-worker-0 was not reached and no worker started. A start-up fault naming
+// that host. The run with the finished code read nothing (no verdict, exit 3).
+TEST(FirstRunSixteenthBatch, SshCommandQuotedAsAListNamesTheHost) {
+  const Verdict v = AnalyzeLog(
+      "subprocess.CalledProcessError: Command '['ssh deepspeed-helloworld-worker-0 hostname "
+      "-I']' returned non-zero exit status 255.\n");
+  EXPECT_EQ(v.finding.kind, "bootstrap") << v.finding.summary;
+  EXPECT_EQ(v.finding.peer, "deepspeed-helloworld-worker-0");
+  // Hand-made: another command that failed with 255 is no ssh check.
+  const Verdict other = AnalyzeLog(
+      "subprocess.CalledProcessError: Command '['make', 'install']' returned non-zero exit status "
+      "255.\n");
+  EXPECT_NE(other.finding.kind, "bootstrap") << other.finding.summary;
+}
+
+// hiyouga/EasyR1#324 (easyr1-324-runner-actor-died-owner-node-crashed): "ray.exceptions.
+// ActorDiedError: The actor died unexpectedly before finishing this task." then "The actor is
+// dead because its owner has died. Owner Id: 01000000ffffffffffffffffffffffffffffffffffffffffffff
+// ffff Owner Ip address: 172.21.160.9 Owner worker exit type: SYSTEM_ERROR Worker exit detail:
+// Owner's node has crashed." By hand: the process that owned the actor went away with its node;
+// a dead process, no rank printed. The run with the finished code read nothing (exit 3).
+TEST(FirstRunSixteenthBatch, RayActorWhoseOwnerDiedIsADeadProcess) {
+  const Verdict v = AnalyzeLog(
+      "ray.exceptions.ActorDiedError: The actor died unexpectedly before finishing this task.\n"
+      "        class_name: Runner\n"
+      "        ip: 172.21.160.9\n"
+      "The actor is dead because its owner has died. Owner Id: "
+      "01000000ffffffffffffffffffffffffffffffffffffffffffffffff Owner Ip address: 172.21.160.9 "
+      "Owner worker exit type: SYSTEM_ERROR Worker exit detail: Owner's node has crashed.\n");
+  EXPECT_EQ(v.finding.kind, "dead_rank") << v.finding.summary;
+  EXPECT_TRUE(v.finding.ranks.empty());
+}
+
+// horovod/horovod#465 (horovod-465-mpi-init-thread-local-abort-three-processes): three times
+// "*** An error occurred in MPI_Init_thread", "*** on a NULL communicator", "*** MPI_ERRORS_ARE_
+// FATAL (processes in this communicator will now abort,", "[host1:71142] Local abort before
+// MPI_INIT completed completed successfully,". By hand: MPI failed to initialise in each process,
+// so no rank existed and training never started: a start-up fault, no rank. The run with the
+// finished code read nothing (exit 3).
+TEST(FirstRunSixteenthBatch, OpenMpiInitFailureIsAStartUpFault) {
+  const Verdict v = AnalyzeLog(
+      "*** An error occurred in MPI_Init_thread\n"
+      "*** on a NULL communicator\n"
+      "*** MPI_ERRORS_ARE_FATAL (processes in this communicator will now abort,\n"
+      "***    and potentially your MPI job)\n"
+      "[host1:71142] Local abort before MPI_INIT completed completed successfully,\n"
+      " but am not able to aggregate error messages, and not able to guarantee that all other "
+      "processes\n"
+      " were killed!\n");
+  EXPECT_EQ(v.finding.kind, "bootstrap") << v.finding.summary;
+  EXPECT_TRUE(v.finding.ranks.empty());
+  // Hand-made: an error in a collective, after MPI started, is not a start-up fault.
+  const Verdict later = AnalyzeLog(
+      "*** An error occurred in MPI_Allreduce\n"
+      "*** reported by process [1234,1]\n");
+  EXPECT_NE(later.finding.kind, "bootstrap") << later.finding.summary;
+}
+
 }  // namespace
 }  // namespace strata::hang

@@ -861,24 +861,47 @@ bool ClassifyFailureLine(std::string_view line, FailureSignal* s) {
                                    : " died with " + s->signal);
     return true;
   }
+  // Open MPI, when MPI itself fails to start in a process: "*** An error occurred in
+  // MPI_Init_thread", "*** on a NULL communicator", then "[host1:71142] Local abort before MPI_INIT
+  // completed completed successfully, but am not able to aggregate error messages"
+  // (horovod/horovod#465, from three processes). Before MPI_Init returns no rank exists and no
+  // collective can run: a start-up fault. An error in any other MPI call comes later and is not
+  // this.
+  static constexpr std::string_view kMpiInitError = "*** An error occurred in MPI_Init";
+  const std::string_view after_init =
+      line.starts_with(kMpiInitError) ? TrimSpace(line.substr(kMpiInitError.size())) : "-";
+  if (after_init.empty() || after_init == "_thread" ||
+      Contains(line, "Local abort before MPI_INIT completed")) {
+    s->kind = K::kBootstrap;
+    s->detail =
+        "MPI could not initialise (an error in MPI_Init, the process aborted before it "
+        "completed): the job never formed; check the MPI installation and its launch on every "
+        "host";
+    return true;
+  }
   // DeepSpeed's runner checks passwordless ssh to every host of its hostfile before it launches:
   // "subprocess.CalledProcessError: Command 'ssh -o PasswordAuthentication=no 192.168.3.100
-  // hostname' returned non-zero exit status 255." (deepspeedai/DeepSpeed#4907). 255 is ssh's own
-  // failure (the host unreachable, or refusing the login): no worker started, a start-up fault
-  // that names the host.
-  static constexpr std::string_view kSshCheck = "CalledProcessError: Command 'ssh ";
-  if (const size_t at = line.find(kSshCheck);
+  // hostname' returned non-zero exit status 255." (deepspeedai/DeepSpeed#4907), and asks the
+  // first host for its address with the command given as a Python list: "Command '['ssh
+  // deepspeed-helloworld-worker-0 hostname -I']' returned non-zero exit status 255."
+  // (deepspeedai/DeepSpeed#4649). 255 is ssh's own failure (the host unreachable, or refusing the
+  // login): no worker started, a start-up fault that names the host (the word before "hostname").
+  static constexpr std::string_view kCommand = "CalledProcessError: Command '";
+  if (const size_t at = line.find(kCommand);
       at != std::string_view::npos && Contains(line, "returned non-zero exit status 255")) {
-    s->kind = K::kBootstrap;
-    const std::string_view command = line.substr(at + kSshCheck.size());
-    if (const size_t remote = command.find(" hostname'"); remote != std::string_view::npos) {
-      const std::string_view before = command.substr(0, remote);
-      s->peer = std::string(before.substr(before.rfind(' ') + 1));
+    std::string_view command = line.substr(at + kCommand.size());
+    if (command.starts_with("['")) command.remove_prefix(2);
+    if (command.starts_with("ssh ")) {
+      s->kind = K::kBootstrap;
+      if (const size_t remote = command.find(" hostname"); remote != std::string_view::npos) {
+        const std::string_view before = command.substr(0, remote);
+        s->peer = std::string(before.substr(before.rfind(' ') + 1));
+      }
+      s->detail = "the launcher could not ssh to " + (s->peer.empty() ? "a host" : s->peer) +
+                  " before starting the workers (ssh exit status 255): check that host is "
+                  "reachable and accepts the key";
+      return true;
     }
-    s->detail = "the launcher could not ssh to " + (s->peer.empty() ? "a host" : s->peer) +
-                " before starting the workers (ssh exit status 255): check that host is "
-                "reachable and accepts the key";
-    return true;
   }
   // torchrun, when a worker exits: "failed (exitcode: -9) local_rank: 3 (pid: 812917)".
   if (Contains(line, "failed (exitcode: ") && Contains(line, "local_rank: ")) {
@@ -905,6 +928,20 @@ bool ClassifyFailureLine(std::string_view line, FailureSignal* s) {
     s->detail = "Ray: a worker process" + (pid ? " (pid " + std::to_string(*pid) + ")" : "") +
                 " died without exiting (exit type SYSTEM_ERROR: killed from outside, the OOM "
                 "killer first of all, or crashed); its rank is not printed";
+    return true;
+  }
+  // Ray, when an actor is dead because the process that owned it died: "The actor is dead because
+  // its owner has died. Owner Id: ... Owner Ip address: 172.21.160.9 Owner worker exit type:
+  // SYSTEM_ERROR Worker exit detail: Owner's node has crashed." (hiyouga/EasyR1#324). The owner,
+  // a Ray worker process, ended without exiting itself, here with its whole node: a process gone.
+  if (Contains(line, "Owner worker exit type: SYSTEM_ERROR")) {
+    s->kind = K::kWorkerFailed;
+    s->killed = true;
+    s->detail = Contains(line, "Owner's node has crashed")
+                    ? "Ray: the process that owned an actor died with its node (\"Owner's node "
+                      "has crashed\"); its rank is not printed"
+                    : "Ray: the process that owned an actor died without exiting (exit type "
+                      "SYSTEM_ERROR); its rank is not printed";
     return true;
   }
   // Ray's core worker, when an actor's constructor raised: "received notification on actor,
