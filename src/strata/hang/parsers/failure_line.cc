@@ -307,6 +307,19 @@ bool ClassifyFailureLine(std::string_view line, FailureSignal* s) {
         "up replication";
     return true;
   }
+  // The mesh client's gRPC channel to the master, which it waits for when first created
+  // (MeshClient::MeshClient, from xm.xla_device() in _setup_replication): "mesh_service.cc:329 :
+  // Check failed: impl_->channel->WaitForConnected( std::chrono::system_clock::now() + ..."
+  // (pytorch/xla#4115, two VMs). The channel never connected: the same start-up fault as the
+  // master unreachable, its address not on this line.
+  if (Contains(line, "mesh_service.cc:") &&
+      Contains(line, "Check failed: impl_->channel->WaitForConnected")) {
+    s->kind = K::kBootstrap;
+    s->detail =
+        "torch_xla's mesh client could not connect to its mesh master while setting up "
+        "replication (WaitForConnected failed)";
+    return true;
+  }
   // torch_xla's XRT mesh service: the ordinals' rendezvous (a barrier of all of them through the
   // mesh master) failed, "mesh_service.cc:247 : Failed to meet rendezvous 'init': Socket closed
   // (14)" (pytorch/xla#1995). Like a store-based barrier, it is a start-up fault unless the run
@@ -942,6 +955,20 @@ bool ClassifyFailureLine(std::string_view line, FailureSignal* s) {
                       "has crashed\"); its rank is not printed"
                     : "Ray: the process that owned an actor died without exiting (exit type "
                       "SYSTEM_ERROR); its rank is not printed";
+    return true;
+  }
+  // Ray's memory monitor, when the raylet kills a worker because the host runs out of memory:
+  // "(raylet) node_manager.cc:2963: System memory low at node with IP 172.17.0.2. Used memory
+  // (23.63GB) / total capacity (33.28GB) (0.709971) exceeds threshold 0.7, killing latest task
+  // with name the_real_oom_actor:Leaker.__init__ ..." (ray-project/ray#27716); newer Ray raises
+  // "Task was killed due to the node running low on memory." A process killed from outside.
+  if ((Contains(line, "System memory low at node") && Contains(line, "killing latest task")) ||
+      Contains(line, "Task was killed due to the node running low on memory")) {
+    s->kind = K::kWorkerFailed;
+    s->killed = true;
+    s->detail =
+        "Ray's memory monitor killed a worker because the node ran low on host memory; its rank "
+        "is not printed";
     return true;
   }
   // Ray's core worker, when an actor's constructor raised: "received notification on actor,
