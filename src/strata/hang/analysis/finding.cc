@@ -168,6 +168,25 @@ std::vector<const FailureSignal*> StartUpOnly(const EvidenceSet& ev,
   return lines;
 }
 
+// NCCL returns ncclSystemError for an InfiniBand completion error too, and PyTorch prints it as
+// "NCCL error: unhandled system error ... Last error: NET/IB : Got completion from peer
+// 10.226.98.98<48598> with error 12" (deepspeedai/DeepSpeed#2931, NCCL 2.14.3). A completion
+// error is a transfer on a queue pair that set-up had connected, so the "unhandled system error"
+// after one in the same file is its report, not a start-up fault. A connection closed by the
+// peer is no such sign: it happens while the bootstrap sockets connect (NVIDIA/nccl-tests#15).
+std::vector<const FailureSignal*> StartUpFaults(const EvidenceSet& ev) {
+  auto boot = StartUpOnly(ev, Of(ev, FailureKind::kBootstrap));
+  const auto net = Of(ev, FailureKind::kNetwork);
+  std::erase_if(boot, [&](const FailureSignal* b) {
+    return b->detail == kUnhandledSystemError &&
+           std::any_of(net.begin(), net.end(), [&](const FailureSignal* n) {
+             return n->file == b->file && n->line < b->line &&
+                    n->detail == kInfiniBandCompletionError;
+           });
+  });
+  return boot;
+}
+
 // A process killed from outside (SIGKILL, a Ray worker gone), reported above every network failure
 // of its file, is their cause: a peer's exit is what "remote process exited or there was a
 // network error", a connection closed or reset by the peer, report (OpenRLHF/OpenRLHF#621: the
@@ -175,8 +194,7 @@ std::vector<const FailureSignal*> StartUpOnly(const EvidenceSet& ev,
 // file; across files nothing is assumed. A start-up fault is read as one (Network).
 bool KilledBeforeNetwork(const EvidenceSet& ev) {
   const auto net = Of(ev, FailureKind::kNetwork);
-  if (net.empty() || !Of(ev, FailureKind::kBootstrapTrace).empty() ||
-      !StartUpOnly(ev, Of(ev, FailureKind::kBootstrap)).empty()) {
+  if (net.empty() || !Of(ev, FailureKind::kBootstrapTrace).empty() || !StartUpFaults(ev).empty()) {
     return false;
   }
   for (const FailureSignal* k : Of(ev, FailureKind::kWorkerFailed)) {
@@ -191,7 +209,7 @@ bool KilledBeforeNetwork(const EvidenceSet& ev) {
 }
 
 bool Network(const EvidenceSet& ev, Finding& f) {
-  const auto boot = StartUpOnly(ev, Of(ev, FailureKind::kBootstrap));
+  const auto boot = StartUpFaults(ev);
   const auto net = Of(ev, FailureKind::kNetwork);
   const bool via_bootstrap = !Of(ev, FailureKind::kBootstrapTrace).empty();
   // A connection that could not be made while NCCL built the communicator (the error climbs out
@@ -811,6 +829,24 @@ bool Stacks(const EvidenceSet& ev, const Verdict& v, Finding& f) {
   return false;
 }
 
+// A traceback ended by an error of the program's own (NameError, KeyError, ...; failure_log.cc),
+// when nothing above explains the failure: the process exited on it (deepspeedai/DeepSpeed#618,
+// both workers' "NameError: name 'garbageeeeee' is not defined"). Read last, so that a
+// distributed failure anywhere in the evidence, and what it leaves behind, comes first.
+bool ProgramError(const EvidenceSet& ev, Finding& f) {
+  const auto lines = Of(ev, FailureKind::kPythonError);
+  if (lines.empty()) return false;
+  std::set<int64_t> ranks;
+  for (const FailureSignal* s : lines) {
+    if (s->global_rank) ranks.insert(*s->global_rank);
+  }
+  f.kind = "crash";
+  f.ranks = Sorted(ranks);
+  f.summary = "a process exited on a Python error: " + lines.front()->detail;
+  f.evidence.push_back(Cite(*lines.front()));
+  return true;
+}
+
 }  // namespace
 
 void FindFirstFailure(const EvidenceSet& ev, Verdict& v) {
@@ -819,17 +855,17 @@ void FindFirstFailure(const EvidenceSet& ev, Verdict& v) {
   // Strongest first: a device or process failure explains the timeouts that follow it. A rank
   // killed from outside (SIGKILL) comes before the timeouts it causes; a worker that aborted
   // (SIGABRT, the watchdog's own way out) after them does not.
-  const bool found = (OomBeforeCuda(ev) && Oom(v, f)) || Cuda(ev, f) || Oom(v, f) || Crash(ev, f) ||
-                     (KilledBeforeNetwork(ev) && WorkerFailed(ev, f, true)) || Network(ev, f) ||
-                     ((!timed_out || KilledRootCause(ev)) && ChildFailed(ev, f)) ||
-                     WorkerFailed(ev, f, true) || HorovodStall(ev, f) ||
-                     HorovodTimelineFinding(ev, f) || DetailMismatch(ev, f) ||
-                     FlightRecorderReport(ev, f) || BarrierMissing(ev, f) || Fingerprints(ev, f) ||
-                     GlooFinding(ev, v, f) || Mismatch(v, f) || TimeoutOpMismatch(ev, f) ||
-                     Ras(ev, f) || Behind(v, f) || CompletedCounters(ev, f) || Teardown(ev, v, f) ||
-                     Silent(ev, v, f) || Timeout(ev, v, f) || StoreCollective(ev, f) ||
-                     HcclTimeout(ev, f) || Stuck(ev, f) || Stacks(ev, v, f) ||
-                     MpiCollectiveWait(ev, f) || ChildFailed(ev, f) || WorkerFailed(ev, f, false);
+  const bool found =
+      (OomBeforeCuda(ev) && Oom(v, f)) || Cuda(ev, f) || Oom(v, f) || Crash(ev, f) ||
+      (KilledBeforeNetwork(ev) && WorkerFailed(ev, f, true)) || Network(ev, f) ||
+      ((!timed_out || KilledRootCause(ev)) && ChildFailed(ev, f)) || WorkerFailed(ev, f, true) ||
+      HorovodStall(ev, f) || HorovodTimelineFinding(ev, f) || DetailMismatch(ev, f) ||
+      FlightRecorderReport(ev, f) || BarrierMissing(ev, f) || Fingerprints(ev, f) ||
+      GlooFinding(ev, v, f) || Mismatch(v, f) || TimeoutOpMismatch(ev, f) || Ras(ev, f) ||
+      Behind(v, f) || CompletedCounters(ev, f) || Teardown(ev, v, f) || Silent(ev, v, f) ||
+      Timeout(ev, v, f) || StoreCollective(ev, f) || HcclTimeout(ev, f) || Stuck(ev, f) ||
+      Stacks(ev, v, f) || MpiCollectiveWait(ev, f) || ChildFailed(ev, f) ||
+      WorkerFailed(ev, f, false) || ProgramError(ev, f);
   if (!found) {
     // Only evidence that observes state can show a healthy job: a Gloo dump's states are
     // placeholders (gloo_sequences.h), so sequences that agree say nothing about completion.

@@ -307,6 +307,19 @@ bool ClassifyFailureLine(std::string_view line, FailureSignal* s) {
         "up replication";
     return true;
   }
+  // The mesh client's gRPC channel to the master, which it waits for when first created
+  // (MeshClient::MeshClient, from xm.xla_device() in _setup_replication): "mesh_service.cc:329 :
+  // Check failed: impl_->channel->WaitForConnected( std::chrono::system_clock::now() + ..."
+  // (pytorch/xla#4115, two VMs). The channel never connected: the same start-up fault as the
+  // master unreachable, its address not on this line.
+  if (Contains(line, "mesh_service.cc:") &&
+      Contains(line, "Check failed: impl_->channel->WaitForConnected")) {
+    s->kind = K::kBootstrap;
+    s->detail =
+        "torch_xla's mesh client could not connect to its mesh master while setting up "
+        "replication (WaitForConnected failed)";
+    return true;
+  }
   // torch_xla's XRT mesh service: the ordinals' rendezvous (a barrier of all of them through the
   // mesh master) failed, "mesh_service.cc:247 : Failed to meet rendezvous 'init': Socket closed
   // (14)" (pytorch/xla#1995). Like a store-based barrier, it is a start-up fault unless the run
@@ -533,7 +546,7 @@ bool ClassifyFailureLine(std::string_view line, FailureSignal* s) {
   }
   if (Contains(line, "unhandled system error")) {
     s->kind = K::kBootstrap;
-    s->detail = "NCCL unhandled system error (a socket or network call failed while connecting)";
+    s->detail = std::string(kUnhandledSystemError);
     return true;
   }
   if (const size_t at = line.find("set by environment to "); at != std::string_view::npos) {
@@ -602,7 +615,7 @@ bool ClassifyFailureLine(std::string_view line, FailureSignal* s) {
   if (Contains(line, "Got completion from peer")) {
     s->kind = K::kNetwork;
     s->peer = TokenAfter(line, "Got completion from peer");
-    s->detail = "InfiniBand completion error";
+    s->detail = std::string(kInfiniBandCompletionError);
     return true;
   }
   // NCCL's IB transport relays the adapter's asynchronous events: "NET/IB : Got async event :
@@ -861,24 +874,47 @@ bool ClassifyFailureLine(std::string_view line, FailureSignal* s) {
                                    : " died with " + s->signal);
     return true;
   }
+  // Open MPI, when MPI itself fails to start in a process: "*** An error occurred in
+  // MPI_Init_thread", "*** on a NULL communicator", then "[host1:71142] Local abort before MPI_INIT
+  // completed completed successfully, but am not able to aggregate error messages"
+  // (horovod/horovod#465, from three processes). Before MPI_Init returns no rank exists and no
+  // collective can run: a start-up fault. An error in any other MPI call comes later and is not
+  // this.
+  static constexpr std::string_view kMpiInitError = "*** An error occurred in MPI_Init";
+  const std::string_view after_init =
+      line.starts_with(kMpiInitError) ? TrimSpace(line.substr(kMpiInitError.size())) : "-";
+  if (after_init.empty() || after_init == "_thread" ||
+      Contains(line, "Local abort before MPI_INIT completed")) {
+    s->kind = K::kBootstrap;
+    s->detail =
+        "MPI could not initialise (an error in MPI_Init, the process aborted before it "
+        "completed): the job never formed; check the MPI installation and its launch on every "
+        "host";
+    return true;
+  }
   // DeepSpeed's runner checks passwordless ssh to every host of its hostfile before it launches:
   // "subprocess.CalledProcessError: Command 'ssh -o PasswordAuthentication=no 192.168.3.100
-  // hostname' returned non-zero exit status 255." (deepspeedai/DeepSpeed#4907). 255 is ssh's own
-  // failure (the host unreachable, or refusing the login): no worker started, a start-up fault
-  // that names the host.
-  static constexpr std::string_view kSshCheck = "CalledProcessError: Command 'ssh ";
-  if (const size_t at = line.find(kSshCheck);
+  // hostname' returned non-zero exit status 255." (deepspeedai/DeepSpeed#4907), and asks the
+  // first host for its address with the command given as a Python list: "Command '['ssh
+  // deepspeed-helloworld-worker-0 hostname -I']' returned non-zero exit status 255."
+  // (deepspeedai/DeepSpeed#4649). 255 is ssh's own failure (the host unreachable, or refusing the
+  // login): no worker started, a start-up fault that names the host (the word before "hostname").
+  static constexpr std::string_view kCommand = "CalledProcessError: Command '";
+  if (const size_t at = line.find(kCommand);
       at != std::string_view::npos && Contains(line, "returned non-zero exit status 255")) {
-    s->kind = K::kBootstrap;
-    const std::string_view command = line.substr(at + kSshCheck.size());
-    if (const size_t remote = command.find(" hostname'"); remote != std::string_view::npos) {
-      const std::string_view before = command.substr(0, remote);
-      s->peer = std::string(before.substr(before.rfind(' ') + 1));
+    std::string_view command = line.substr(at + kCommand.size());
+    if (command.starts_with("['")) command.remove_prefix(2);
+    if (command.starts_with("ssh ")) {
+      s->kind = K::kBootstrap;
+      if (const size_t remote = command.find(" hostname"); remote != std::string_view::npos) {
+        const std::string_view before = command.substr(0, remote);
+        s->peer = std::string(before.substr(before.rfind(' ') + 1));
+      }
+      s->detail = "the launcher could not ssh to " + (s->peer.empty() ? "a host" : s->peer) +
+                  " before starting the workers (ssh exit status 255): check that host is "
+                  "reachable and accepts the key";
+      return true;
     }
-    s->detail = "the launcher could not ssh to " + (s->peer.empty() ? "a host" : s->peer) +
-                " before starting the workers (ssh exit status 255): check that host is "
-                "reachable and accepts the key";
-    return true;
   }
   // torchrun, when a worker exits: "failed (exitcode: -9) local_rank: 3 (pid: 812917)".
   if (Contains(line, "failed (exitcode: ") && Contains(line, "local_rank: ")) {
@@ -905,6 +941,34 @@ bool ClassifyFailureLine(std::string_view line, FailureSignal* s) {
     s->detail = "Ray: a worker process" + (pid ? " (pid " + std::to_string(*pid) + ")" : "") +
                 " died without exiting (exit type SYSTEM_ERROR: killed from outside, the OOM "
                 "killer first of all, or crashed); its rank is not printed";
+    return true;
+  }
+  // Ray, when an actor is dead because the process that owned it died: "The actor is dead because
+  // its owner has died. Owner Id: ... Owner Ip address: 172.21.160.9 Owner worker exit type:
+  // SYSTEM_ERROR Worker exit detail: Owner's node has crashed." (hiyouga/EasyR1#324). The owner,
+  // a Ray worker process, ended without exiting itself, here with its whole node: a process gone.
+  if (Contains(line, "Owner worker exit type: SYSTEM_ERROR")) {
+    s->kind = K::kWorkerFailed;
+    s->killed = true;
+    s->detail = Contains(line, "Owner's node has crashed")
+                    ? "Ray: the process that owned an actor died with its node (\"Owner's node "
+                      "has crashed\"); its rank is not printed"
+                    : "Ray: the process that owned an actor died without exiting (exit type "
+                      "SYSTEM_ERROR); its rank is not printed";
+    return true;
+  }
+  // Ray's memory monitor, when the raylet kills a worker because the host runs out of memory:
+  // "(raylet) node_manager.cc:2963: System memory low at node with IP 172.17.0.2. Used memory
+  // (23.63GB) / total capacity (33.28GB) (0.709971) exceeds threshold 0.7, killing latest task
+  // with name the_real_oom_actor:Leaker.__init__ ..." (ray-project/ray#27716); newer Ray raises
+  // "Task was killed due to the node running low on memory." A process killed from outside.
+  if ((Contains(line, "System memory low at node") && Contains(line, "killing latest task")) ||
+      Contains(line, "Task was killed due to the node running low on memory")) {
+    s->kind = K::kWorkerFailed;
+    s->killed = true;
+    s->detail =
+        "Ray's memory monitor killed a worker because the node ran low on host memory; its rank "
+        "is not printed";
     return true;
   }
   // Ray's core worker, when an actor's constructor raised: "received notification on actor,

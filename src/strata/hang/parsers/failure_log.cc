@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <limits>
 #include <map>
@@ -48,6 +49,7 @@ class Scanner {
     WatchStoreBarrier(line, number);
     WatchDdpMembers(line, number);
     if (WatchAtExit(line, number)) return;
+    if (traceback_ended_ && ReadProgramError(line, number)) return;
     FailureSignal s;
     if (!ClassifyFailureLine(line, &s)) {
       SlurmEnding(line);
@@ -111,6 +113,33 @@ class Scanner {
     s.stalled_ms = stalled_ms_;
     s.text = std::string(line.substr(0, kMaxTextChars));
     out_.push_back(std::move(s));
+  }
+
+  // The exception line that ends a traceback, when it is an error of the program's own rather
+  // than of the distributed runtime: "NameError: name 'garbageeeeee' is not defined", printed by
+  // each of the two workers DeepSpeed's launcher started (deepspeedai/DeepSpeed#618). The process
+  // raised it and exited. RuntimeError and OSError are left out: NCCL, c10d and the store raise
+  // them for failures of their own (failure_line.cc reads those).
+  bool ReadProgramError(std::string_view line, int number) {
+    static constexpr std::array<std::string_view, 14> kProgramErrors = {
+        "NameError",         "AttributeError",      "TypeError",         "KeyError",
+        "IndexError",        "ValueError",          "AssertionError",    "ImportError",
+        "SyntaxError",       "ModuleNotFoundError", "ZeroDivisionError", "FileNotFoundError",
+        "UnboundLocalError", "NotImplementedError"};
+    std::string_view body = line;
+    if (RankPrefix(line)) body = body.substr(body.find("]:") + 2);
+    body = TrimSpace(body);
+    for (std::string_view name : kProgramErrors) {
+      if (!body.starts_with(name)) continue;
+      const std::string_view rest = body.substr(name.size());
+      if (!rest.empty() && !rest.starts_with(": ")) continue;
+      FailureSignal s;
+      s.kind = FailureKind::kPythonError;
+      s.detail = std::string(body.substr(0, 120));
+      Emit(std::move(s), line, number);
+      return true;
+    }
+    return false;
   }
 
   // A store wait that timed out while the job ran: the store used as a barrier or collective,
@@ -725,6 +754,8 @@ std::string_view FailureKindName(FailureKind kind) {
       return "hccl_timeout";
     case FailureKind::kMpiCollectiveWait:
       return "mpi_collective_wait";
+    case FailureKind::kPythonError:
+      return "python_error";
   }
   return "other";
 }

@@ -43,6 +43,7 @@ enum class FailureKind {
   kInitTrace,        // NCCL's unwinding through communicator init ("NCCL INFO init.cc:1263 -> 2")
   kHcclTimeout,  // Ascend HCCL: a collective waited past its timeout for a peer (EI0006, EI0002)
   kMpiCollectiveWait,  // a stack dump's frame inside an MPI collective (gdb: "in PMPI_Gather ()")
+  kPythonError,  // a traceback ended by an error of the program's own ("NameError: name 'x' ...")
 };
 
 struct FailureSignal {
@@ -86,6 +87,15 @@ struct FailureSignal {
 inline constexpr std::string_view kBootstrapTruncated =
     "a bootstrap message of the wrong size during communicator set-up (ranks differ in NCCL "
     "version or settings)";
+
+/// The detail of NCCL's "NET/IB : Got completion from peer X with error N": a transfer on an
+/// InfiniBand queue pair failed (failure_line.cc).
+inline constexpr std::string_view kInfiniBandCompletionError = "InfiniBand completion error";
+
+/// The detail of NCCL's "unhandled system error" (ncclSystemError): a socket or system call
+/// failed, read as a set-up fault unless a network failure it reports came first (finding.cc).
+inline constexpr std::string_view kUnhandledSystemError =
+    "NCCL unhandled system error (a socket or network call failed while connecting)";
 
 /// The detail of NCCL's "socketFinalizeAccept: wrong type 4 != 3": a peer on the InfiniBand
 /// transport connected to one on the socket transport during set-up (failure_line.cc).

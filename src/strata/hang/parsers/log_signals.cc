@@ -48,7 +48,11 @@ std::vector<LogSignal> ScanLogSignals(std::string_view text, const std::string& 
   ForEachLine(text, [&](const TextLine& l) {
     const std::string_view line = l.text;
     LogSignal s;
+    // The driver API's own name, as TensorFlow's and JAX's allocators print it:
+    // "cuda_driver.cc:806] failed to allocate 512.00M (536870912 bytes) from device:
+    // CUDA_ERROR_OUT_OF_MEMORY: out of memory" (horovod/horovod#552).
     if (Contains(line, "CUDA out of memory") || Contains(line, "OutOfMemoryError") ||
+        Contains(line, "CUDA_ERROR_OUT_OF_MEMORY") ||
         (Contains(line, "Cuda failure") && Contains(line, "out of memory")) ||
         (Contains(line, "cuda runtime error (") && Contains(line, "out of memory"))) {
       s.kind = LogSignalKind::kOom;

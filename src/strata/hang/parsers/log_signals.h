@@ -15,7 +15,8 @@
 namespace strata::hang {
 
 enum class LogSignalKind {
-  kOom,        // "CUDA out of memory" / "OutOfMemoryError" / NCCL "Cuda failure 'out of memory'"
+  kOom,        // "CUDA out of memory" / "OutOfMemoryError" / NCCL "Cuda failure 'out of memory'" /
+               // the driver's "CUDA_ERROR_OUT_OF_MEMORY"
   kIteration,  // Megatron " iteration   12/ 1000 |", HF "{'loss': ..., 'epoch': ...}" excluded
   kNcclInterface,   // "Bootstrap: Using eth0:10.0.0.1<0>", "NET/Socket : Using [0]docker0:..."
   kTracebackFrame,  // '  File "x.py", line 3, in step'
