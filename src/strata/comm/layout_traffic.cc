@@ -187,10 +187,15 @@ std::vector<TrafficItem> LayoutTraffic(const ModelTrafficShape& model, const Tra
               CollectiveOp::kReduceScatter, gathered, passes, moe_layers);
   }
   if (l.pp > 1) {
-    // One activation send forward and one gradient send backward per micro batch per boundary.
+    // One activation send forward and one gradient send backward per micro batch per boundary
+    // it crosses. Under the interleaved schedule each rank holds VPP model chunks and a micro
+    // batch crosses a stage boundary after every chunk: VPP times the sends (Narayanan et al.,
+    // SC'21, section 2.2.2: the smaller bubble "does not come for free", the communication grows
+    // by the number of chunks).
+    const auto chunks = static_cast<double>(std::max<int64_t>(1, l.vpp));
     items.push_back({GroupKind::kPp, purpose("PP activations / gradients between stages"),
                      CollectiveOp::kSendRecv, Bytes::Count(sp_tokens * h * act),
-                     TrafficFrequency::kPerMicroBatch, 2.0, 2.0 * micro_batches});
+                     TrafficFrequency::kPerMicroBatch, 2.0 * chunks, 2.0 * chunks * micro_batches});
   }
   // Gradient synchronisation, once per step. Non-expert parameters are replicated over DP x CP
   // (megatron-core reduces them over the dp-cp group); experts over the expert-DP group. Only

@@ -645,6 +645,14 @@ Status MapOverlap(Settings& s, JobBuilder& job) {
     STRATA_ASSIGN_OR_RETURN(auto on, s.Bool(key));
     job.Set(field, on && *on ? "true" : "false", source);
   }
+  // Megatron-LM's training arguments have only the negative flag: overlap_p2p_comm is on unless
+  // --no-overlap-p2p-communication is given (and off for the non-interleaved schedule, which the
+  // step model applies when the job leaves overlap.pp_p2p unset).
+  if (s.Has("no_overlap_p2p_communication") && !IsNone(s.Use("no_overlap_p2p_communication"))) {
+    const std::string source = s.Use("no_overlap_p2p_communication")->source;
+    STRATA_ASSIGN_OR_RETURN(auto off, s.Bool("no_overlap_p2p_communication"));
+    job.Set("overlap.pp_p2p", off && *off ? "false" : "true", source);
+  }
   return OkStatus();
 }
 

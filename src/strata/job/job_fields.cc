@@ -233,7 +233,10 @@ const std::vector<JobField>& JobFields() {
        "true", "EP all-to-all hidden behind other compute (`step`)"},
       {"overlap.cp_comm", "true | false", "", "true", "", "", "true",
        "ring attention overlaps its K/V exchange with attention (`step`)"},
-      {"overlap.pp_p2p", "true | false", "", "false", "--overlap-p2p-communication", "", "true",
+      {"overlap.pp_p2p", "true | false", "",
+       "true with VPP > 1 under megatron-core (its training default for the interleaved "
+       "schedule), else false",
+       "--no-overlap-p2p-communication (false)", "", "true",
        "pipeline send/recv hidden behind compute (`step`)"},
       {"overlap.grad_reduce", "true | false", "", "false", "--overlap-grad-reduce", "", "true",
        "DP gradient reduce behind the last backward; one layer stays exposed (`step`)"},

@@ -390,6 +390,7 @@ Status ParseOverlap(YamlMap& top, JobSpec& job) {
       STRATA_ASSIGN_OR_RETURN(*target, o.Bool(key));
     }
   }
+  v.pp_p2p_given = o.Has("pp_p2p");
   return o.CheckNoUnknownKeys();
 }
 

@@ -106,10 +106,15 @@ struct OptimizerSpec {
 /// Which communication overlaps with compute (megatron-core's flags). What is not overlapped
 /// sits on the step's critical path; see docs/formulas.md, "Step time".
 struct OverlapSpec {
-  bool tp_comm = false;       // --tp-comm-overlap: TP collectives behind the layer's GEMMs
-  bool moe_a2a = false;       // --overlap-moe-expert-parallel-comm: EP all-to-all behind compute
-  bool cp_comm = true;        // ring attention overlaps its K/V exchange with attention
-  bool pp_p2p = false;        // --overlap-p2p-communication (interleaved schedules)
+  bool tp_comm = false;  // --tp-comm-overlap: TP collectives behind the layer's GEMMs
+  bool moe_a2a = false;  // --overlap-moe-expert-parallel-comm: EP all-to-all behind compute
+  bool cp_comm = true;   // ring attention overlaps its K/V exchange with attention
+  // Pipeline send/recv behind compute (megatron's overlap_p2p_comm). Unless the job says
+  // (pp_p2p_given), the step model decides from the schedule and the engine: megatron-core's
+  // training arguments turn it on for the interleaved schedule (--no-overlap-p2p-communication
+  // turns it off) and off for 1F1B (sim/step_model.h, PpP2pOverlapped).
+  bool pp_p2p = false;
+  bool pp_p2p_given = false;
   bool grad_reduce = false;   // --overlap-grad-reduce: DP reduce-scatter behind the backward
   bool param_gather = false;  // --overlap-param-gather: DP all-gather behind the forward
 };

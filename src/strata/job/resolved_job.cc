@@ -162,8 +162,10 @@ Result<ResolvedJob> ResolveJobWithModel(const JobSpec& spec, ModelConfig model,
   job.gdn =
       ResolveGdnPlacement(engines, job.spec.framework, job.spec.sharding.mode, model.model_type);
   for (size_t m = 0; m < kShardingModeCount; ++m) {
-    job.query_groups_by_mode[m] = QueryGroupSplitOf(
-        ResolveEngineChain(engines, job.spec.framework, static_cast<ShardingMode>(m)));
+    const EngineChain chain =
+        ResolveEngineChain(engines, job.spec.framework, static_cast<ShardingMode>(m));
+    job.query_groups_by_mode[m] = QueryGroupSplitOf(chain);
+    job.megatron_core_by_mode[m] = chain.Runs("megatron-core");
   }
   job.model = std::move(model);
   STRATA_ASSIGN_OR_RETURN(job.cluster, ClusterOf(spec));

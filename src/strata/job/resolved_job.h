@@ -72,6 +72,13 @@ struct ResolvedJob {
     all.fill(QueryGroupSplit::kMultipleOrDivisor);
     return all;
   }();
+  /// Whether the engine under each sharding mode trains through megatron-core (its schedules
+  /// and training arguments' defaults apply); true for a job built in code, as `gdn`.
+  std::array<bool, kShardingModeCount> megatron_core_by_mode = [] {
+    std::array<bool, kShardingModeCount> all{};
+    all.fill(true);
+    return all;
+  }();
   JobRequest request;      // how it was asked for (empty for a job built in code)
   bool reference = false;  // the built-in reference job, chosen because nothing was given
 
@@ -79,6 +86,10 @@ struct ResolvedJob {
   const GpuSpec& gpu() const { return cluster.gpu; }
   const ParallelLayout& layout() const { return spec.layout; }
   int64_t world() const { return spec.layout.world(); }
+  /// Whether the engine under `mode` trains through megatron-core.
+  bool RunsMegatronCore(ShardingMode mode) const {
+    return megatron_core_by_mode[static_cast<size_t>(mode)];
+  }
   /// The KV-head split under the spec's sharding mode.
   QueryGroupSplit query_groups() const {
     return query_groups_by_mode[static_cast<size_t>(spec.sharding.mode)];

@@ -335,10 +335,16 @@ std::vector<StepFormula> ExplainStep(const StepTables& t, const StepLayout& s,
   }
   for (const std::string& c : r.caveats) add("not modelled", c);
   add("overlap options",
-      fmt::format("tp_comm {}, moe_a2a {}, cp_comm {}, pp_p2p {}, grad_reduce {}, param_gather {} "
-                  "(job file section overlap:)",
+      fmt::format("tp_comm {}, moe_a2a {}, cp_comm {}, pp_p2p {}{}, grad_reduce {}, param_gather "
+                  "{} (job file section overlap:)",
                   On(s.overlap.tp_comm), On(s.overlap.moe_a2a), On(s.overlap.cp_comm),
-                  On(s.overlap.pp_p2p), On(s.overlap.grad_reduce), On(s.overlap.param_gather)));
+                  On(PpP2pOverlapped(s)),
+                  s.overlap.pp_p2p_given || l.pp == 1 || !s.megatron_core
+                      ? ""
+                      : (PpP2pOverlapped(s)
+                             ? " (megatron-core's default for the interleaved schedule)"
+                             : " (megatron-core overlaps it only under the interleaved schedule)"),
+                  On(s.overlap.grad_reduce), On(s.overlap.param_gather)));
   if (l.pp > 1 && (l.pp_schedule != PipelineSchedule::kDefault || l.uneven_pipeline())) {
     add("pipeline schedule", fmt::format("{}; layers per stage {}", PipelineScheduleName(l),
                                          fmt::join(StageLayerCounts(l, t.layers), " + ")));

@@ -27,7 +27,7 @@ Json StepToJson(const StepSetup& setup, const StepResult& r) {
   doc["job"]["micro_batches_per_step"] = sl.micro_batches;
   doc["overlap"] = {
       {"tp_comm", sl.overlap.tp_comm},         {"moe_a2a", sl.overlap.moe_a2a},
-      {"cp_comm", sl.overlap.cp_comm},         {"pp_p2p", sl.overlap.pp_p2p},
+      {"cp_comm", sl.overlap.cp_comm},         {"pp_p2p", PpP2pOverlapped(sl)},
       {"grad_reduce", sl.overlap.grad_reduce}, {"param_gather", sl.overlap.param_gather}};
   doc["sequence"] = {{"mean_tokens", setup.tables.mean_tokens},
                      {"attention_tokens", setup.tables.attention_tokens},

@@ -89,6 +89,7 @@ StepLayout StepLayoutOf(const ResolvedJob& job) {
   }
   if (spec.moe_routing_imbalance_given) s.moe_routing_skew = spec.moe_routing_imbalance;
   s.overlap = spec.overlap;
+  s.megatron_core = job.RunsMegatronCore(spec.sharding.mode);
   s.distributed_optimizer = spec.optimizer.distributed;
   // An fp32 job runs its activations in fp32: its TP/CP/EP collectives move 4-byte elements.
   s.activation_bytes = spec.param_dtype == DType::kFp32 ? 4 : 2;

@@ -122,6 +122,11 @@ UnfusedAttentionTimes UnfusedAttention(const StepTables& t, double rank_tokens,
   return u;
 }
 
+bool PpP2pOverlapped(const StepLayout& s) {
+  if (s.overlap.pp_p2p_given) return s.overlap.pp_p2p;
+  return s.megatron_core && s.layout.vpp > 1;
+}
+
 double BubbleFraction(int64_t pp, int64_t micro_batches, int64_t vpp) {
   if (pp <= 1) return 0;
   return static_cast<double>(pp - 1) / static_cast<double>(micro_batches * vpp);
@@ -530,7 +535,7 @@ Result<StepResult> EvaluateStepOn(const StepTables& t, const StepLayout& s,
   const double ep_busiest = g.ep * RoutingSkew(e, s);
   set(StepPart::kEp, ep_busiest,
       Exposed(ep_busiest, s.overlap.moe_a2a, m * (compute_mb - expert_mb).value()));
-  set(StepPart::kPp, g.pp, Exposed(g.pp, s.overlap.pp_p2p, m * compute_mb.s()));
+  set(StepPart::kPp, g.pp, Exposed(g.pp, PpP2pOverlapped(s), m * compute_mb.s()));
   const double comm_mb = (r[StepPart::kTp].exposed + r[StepPart::kCp].exposed +
                           r[StepPart::kEp].exposed + r[StepPart::kPp].exposed)
                              .value() /

@@ -51,6 +51,9 @@ struct StepLayout {
   int64_t offload_activation_layers = 0;
   double offload_activation_bytes_per_token = 0;
   OverlapSpec overlap;
+  /// The engine under the layout's sharding mode trains through megatron-core's schedules (its
+  /// training arguments' defaults apply: PpP2pOverlapped).
+  bool megatron_core = true;
   bool distributed_optimizer = true;
   int64_t activation_bytes = 2;  // bf16 activations; 4 for an fp32 job (TP/CP/EP traffic)
   int64_t param_bytes = 2;
@@ -260,6 +263,14 @@ struct UnfusedAttentionTimes {
 };
 UnfusedAttentionTimes UnfusedAttention(const StepTables& t, double rank_tokens,
                                        double hbm_bytes_per_s);
+
+/// Whether the pipeline's send/recv runs behind compute: the job's overlap.pp_p2p when it gives
+/// one; else megatron-core's training default, on for the interleaved schedule (VPP > 1) and
+/// off for 1F1B (Megatron-LM megatron/training/arguments.py: --no-overlap-p2p-communication is
+/// a store_false flag, so overlap_p2p_comm defaults to true, and validate_args sets it false
+/// "since non-interleaved schedule does not support overlapping p2p communication"), and off
+/// under any other engine.
+bool PpP2pOverlapped(const StepLayout& s);
 
 /// The pipeline bubble of 1F1B (v = 1) and interleaved 1F1B as a fraction of the ideal time:
 /// (p - 1) / (m v). Other schedules: ScheduleBubbleFraction (pipeline_bubble.h).
