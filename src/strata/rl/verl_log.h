@@ -68,7 +68,7 @@ enum class VerlGenSemantics {
 
 struct VerlPhaseRow {
   std::string key;                 // verl's metric name
-  std::string unit;                // "s", "tokens/s/GPU", "tokens"
+  std::string unit;                // "s", "tokens/s/GPU", "tokens", "fraction"
   std::optional<double> measured;  // mean over the steps that print it
   int64_t measured_steps = 0;
   double predicted = 0;
