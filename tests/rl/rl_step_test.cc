@@ -80,6 +80,36 @@ TEST(RlStepTest, ReferenceGenerationShape) {
   EXPECT_NEAR(g.step.expert_fraction, 0.868916, 1e-6);
 }
 
+// The shape of the responses moves generation at the same mean and max (before, only those two
+// reached it, and lengths.response_distribution was an unknown key). The reference instance
+// runs its 64 samples at once (251 fit), so its decode steps are its longest sample's:
+//   fixed: every sample 4,096, one wave at batch 64 and the mid-response context: exactly the
+//   bulk, 4,096 steps x 16.16 ms = 66.2 s.
+//   uniform: mean 4,096 = 8,192 / 2, so from 0 to 8,192; the top quantile 63.5 / 64 x 8,192 =
+//   8,128 steps.
+//   capped exponential (the default): 8,192 steps (ReferenceGenerationShape).
+TEST(RlStepTest, ResponseDistributionShapesTheGeneration) {
+  auto with = [](const char* shape) {
+    auto spec =
+        LoadRlSpec(kReferenceRlJobName, {std::string("lengths.response_distribution=") + shape});
+    EXPECT_TRUE(spec.ok()) << spec.error().Format();
+    if (!spec.ok()) return GenerationTime{};
+    auto e = EvaluateRl(*Workspace::Load(), *spec);
+    EXPECT_TRUE(e.ok()) << e.error().Format();
+    return e.ok() ? e->colocated.generation : GenerationTime{};
+  };
+  const GenerationTime fixed = with("fixed");
+  EXPECT_NEAR(fixed.simulation.steps, 4096, 1e-6);
+  EXPECT_NEAR(fixed.decode.s(), fixed.bulk.s(), 1e-9);
+  EXPECT_NEAR(fixed.decode.s(), 66.2, 0.05);
+  const GenerationTime uniform = with("uniform");
+  EXPECT_NEAR(uniform.simulation.steps, 8128, 1e-6);
+  const GenerationTime& capped = Reference().colocated.generation;
+  EXPECT_NEAR(capped.simulation.steps, 8192, 1e-6);
+  EXPECT_LT(fixed.decode, uniform.decode);
+  EXPECT_NE(uniform.decode.s(), capped.decode.s());
+}
+
 // Weight sync, colocated: model bytes 70,214,363,872; convert at 6.0 GB/s = 11.7024 s;
 // gather: routed experts (32,212,254,720 / 35,107,181,936 = 0.917540 of the model) are EP8
 // sharded, 7/8 of them travel: 56,371,445,760 B over 450 GB/s per direction = 0.125270 s; the
