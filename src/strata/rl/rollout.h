@@ -118,7 +118,8 @@ struct DecodeSimulation {
 };
 
 /// `lengths` are decode steps (tokens) per sample in submission order; `decode` is priced with
-/// its batch and context_tokens replaced per interval.
+/// its batch and context_tokens replaced per interval (its flop_per_token, counted at one
+/// context by the caller, stays: decode is HBM-bound and compute only caps large batches).
 DecodeSimulation SimulateDecode(const std::vector<double>& lengths, int64_t max_batch,
                                 double prompt_tokens, const DecodeInput& decode);
 
