@@ -18,9 +18,6 @@ const char* const kGood = R"(vllm_memory:
   source: a log
   cuda_graph_counted_from: "0.21"
   cuda_graph_source: a log line
-long_tail:
-  factor: 2.0
-  source: a step
 decode:
   step_overhead_ms: 4.0
   source: a profile
@@ -41,7 +38,7 @@ TEST(RlConstantsTest, ShippedFileReads) {
   EXPECT_NEAR(c->sync_convert_bandwidth.gb_per_s(), 6.0, 1e-9);
   EXPECT_NEAR(c->decode_step_overhead.ms(), 4.0, 1e-12);
   EXPECT_NEAR(c->eager_factor, 1.37, 1e-12);  // 85 s eager / 62 s CUDA graphs, rounded
-  EXPECT_EQ(c->sources.size(), 6u);           // every section says where its numbers come from
+  EXPECT_EQ(c->sources.size(), 5u);           // every section says where its numbers come from
 }
 
 std::string Replace(std::string text, const std::string& from, const std::string& to) {
@@ -56,22 +53,22 @@ TEST(RlConstantsTest, BadFilesNameTheField) {
     std::string expected;
   };
   const std::vector<Row> rows = {
-      {"truncated", std::string(kGood).substr(0, std::string(kGood).find("long_tail:")),
-       "c.yaml:1: long_tail: missing required field"},
+      {"truncated", std::string(kGood).substr(0, std::string(kGood).find("weight_sync:")),
+       "c.yaml:1: weight_sync: missing required field"},
       {"size_without_unit", Replace(kGood, "1.26GiB", "1.26"), ""},
-      {"tail_below_one", Replace(kGood, "factor: 2.0", "factor: 0.5"),
-       "c.yaml:10: long_tail.factor: expected a factor >= 1, got 0.5"},
       {"bad_version", Replace(kGood, "\"0.21\"", "soon"),
        "c.yaml:7: vllm_memory.cuda_graph_counted_from: expected a version such as 0.21, got "
        "'soon'"},
-      {"unknown_key", Replace(kGood, "  factor: 2.0\n", "  factor: 2.0\n  facter: 1\n"),
-       "c.yaml:11: long_tail.facter: unknown field 'facter'\n  hint: did you mean 'factor'?"},
+      {"unknown_key",
+       Replace(kGood, "  eager_factor: 1.37\n", "  eager_factor: 1.37\n  eager_facter: 1\n"),
+       "c.yaml:13: decode.eager_facter: unknown field 'eager_facter'\n  hint: did you mean "
+       "'eager_factor'?"},
       {"negative_overhead", Replace(kGood, "step_overhead_ms: 4.0", "step_overhead_ms: -1"),
-       "c.yaml:13: decode.step_overhead_ms: expected a time >= 0 ms, got -1"},
+       "c.yaml:10: decode.step_overhead_ms: expected a time >= 0 ms, got -1"},
       {"eager_below_one", Replace(kGood, "eager_factor: 1.37", "eager_factor: 0.9"),
-       "c.yaml:15: decode.eager_factor: expected a factor >= 1, got 0.9"},
+       "c.yaml:12: decode.eager_factor: expected a factor >= 1, got 0.9"},
       {"no_eager_source", Replace(kGood, "  eager_source: a pair of runs\n", ""),
-       "c.yaml:13: decode.eager_source: missing required field"},
+       "c.yaml:10: decode.eager_source: missing required field"},
       {"no_decode",
        Replace(kGood,
                "decode:\n  step_overhead_ms: 4.0\n  source: a profile\n  eager_factor: 1.37\n"

@@ -108,6 +108,19 @@ TEST(RlJobTest, BadInputNamesTheField) {
        Replace(kMinimal, "  response_max: 8K\n", "  response_max: 8K\n  response_mean: 9K\n"),
        {},
        "rl.yaml:10: lengths.response_mean: the mean response is longer than response_max"},
+      // Uniform up to 8,000 tokens has a mean of at least 4,000: 3,000 needs negative lengths.
+      {"uniform_mean_below_half_the_max",
+       Replace(kMinimal, "  response_max: 8K\n",
+               "  response_max: 8K\n  response_mean: 3K\n  response_distribution: uniform\n"),
+       {},
+       "rl.yaml:11: lengths.response_distribution: a uniform distribution up to response_max "
+       "(8000 tokens) has a mean of at least 4000 (response_max / 2), got 3000\n"
+       "  hint: raise response_mean, or use capped_exponential (any mean up to the max)"},
+      {"unknown_distribution",
+       kMinimal,
+       {"lengths.response_distribution=exponentail"},
+       "rl.yaml:8: lengths.response_distribution: unknown response distribution "
+       "'exponentail'\n  hint: expected one of: capped_exponential, uniform, fixed"},
       {"truncated",
        std::string(kMinimal).substr(0, std::string(kMinimal).find("batch:")),
        {},

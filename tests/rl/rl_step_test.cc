@@ -59,13 +59,55 @@ TEST(RlStepTest, ReferenceRolloutMemory) {
 }
 
 // Generation: 40 GPUs / TP2 = 20 instances, 1,280 / 20 = 64 samples each, all at once (64 <
-// 251): batch 64, 64 x 4,096 / 64 = 4,096 bulk decode steps.
+// 251): batch 64, 64 x 4,096 / 64 = 4,096 bulk decode steps. The responses (the default
+// capped exponential, mean 4,096 under 8,192: (1 - e^-x) / x = 1/2 at x = 1.59362, by
+// bisection: x = 1.6 gives 0.7981 / 1.6 = 0.4988, x = 1.59 gives 0.7961 / 1.59 = 0.5007) put
+// e^-1.59362 = 20.32% of the samples at the cap, more than the top quantile's 0.5 / 64 = 0.78%:
+// the instance decodes 8,192 steps, the longest sample's, its batch full only until the
+// shortest sample (the quantile at 0.5 / 64: -ln(1 - 1/128) x 8,192 / 1.59362 = 40.3 tokens)
+// ends.
 TEST(RlStepTest, ReferenceGenerationShape) {
   const GenerationTime& g = Reference().colocated.generation;
   EXPECT_NEAR(g.batch, 64, 1e-9);
   EXPECT_NEAR(g.bulk_steps, 4096, 1e-9);
+  EXPECT_NEAR(Reference().spec.lengths.Responses().ClipFraction(), 0.2032, 1e-4);
+  EXPECT_NEAR(g.simulation.steps, 8192, 1e-6);
+  EXPECT_NEAR(g.simulation.full_steps, 40.3, 0.05);
+  // (i + 0.5) / 64 >= 1 - 0.2032 from i = 51: 13 samples at the cap end together, the other 51
+  // one by one: 52 intervals.
+  EXPECT_EQ(g.simulation.intervals, 52);
   // 1 - (1 - 8/256)^64 = 0.868916 (rollout_test).
   EXPECT_NEAR(g.step.expert_fraction, 0.868916, 1e-6);
+}
+
+// The shape of the responses moves generation at the same mean and max (before, only those two
+// reached it, and lengths.response_distribution was an unknown key). The reference instance
+// runs its 64 samples at once (251 fit), so its decode steps are its longest sample's:
+//   fixed: every sample 4,096, one wave at batch 64 and the mid-response context: exactly the
+//   bulk, 4,096 steps x 16.16 ms = 66.2 s.
+//   uniform: mean 4,096 = 8,192 / 2, so from 0 to 8,192; the top quantile 63.5 / 64 x 8,192 =
+//   8,128 steps.
+//   capped exponential (the default): 8,192 steps (ReferenceGenerationShape).
+TEST(RlStepTest, ResponseDistributionShapesTheGeneration) {
+  auto with = [](const char* shape) {
+    auto spec =
+        LoadRlSpec(kReferenceRlJobName, {std::string("lengths.response_distribution=") + shape});
+    EXPECT_TRUE(spec.ok()) << spec.error().Format();
+    if (!spec.ok()) return GenerationTime{};
+    auto e = EvaluateRl(*Workspace::Load(), *spec);
+    EXPECT_TRUE(e.ok()) << e.error().Format();
+    return e.ok() ? e->colocated.generation : GenerationTime{};
+  };
+  const GenerationTime fixed = with("fixed");
+  EXPECT_NEAR(fixed.simulation.steps, 4096, 1e-6);
+  EXPECT_NEAR(fixed.decode.s(), fixed.bulk.s(), 1e-9);
+  EXPECT_NEAR(fixed.decode.s(), 66.2, 0.05);
+  const GenerationTime uniform = with("uniform");
+  EXPECT_NEAR(uniform.simulation.steps, 8128, 1e-6);
+  const GenerationTime& capped = Reference().colocated.generation;
+  EXPECT_NEAR(capped.simulation.steps, 8192, 1e-6);
+  EXPECT_LT(fixed.decode, uniform.decode);
+  EXPECT_NE(uniform.decode.s(), capped.decode.s());
 }
 
 // Weight sync, colocated: model bytes 70,214,363,872; convert at 6.0 GB/s = 11.7024 s;
@@ -142,7 +184,7 @@ TEST(RlStepTest, H20DecodesFasterPerGpuAndPerWatt) {
 // default critic.model.path), so its values pass is the actor's forward over every sample and its
 // update the actor's: colocated, the step grows by one old-log-prob pass, one update and the
 // critic's offload copies (4 W + 2 (M + O) = 55.37 + 21.06 = 76.43 GB over 63 GB/s = 1.21 s,
-// OffloadedStatesCrossPcieEveryStep), 298.2 + 24.1 + 103.5 + 1.2 = 427.0 s from
+// OffloadedStatesCrossPcieEveryStep), 267.9 + 24.1 + 103.5 + 1.2 = 396.7 s from
 // docs/commands/rl.md's rounded table.
 // Offloaded, the host keeps both models' states: twice GRPO's. Not offloaded, vLLM's GPUs also hold
 // the critic's weights, gradients and optimizer states beside the actor's.
@@ -157,7 +199,7 @@ TEST(RlStepTest, PpoAddsTheCriticsPassesAndStates) {
   EXPECT_NEAR(g.critic_update.s(), 0, 1e-12);
   EXPECT_NEAR(p.critic_values.s(), g.old_log_prob.s(), 1e-9);
   EXPECT_NEAR(p.critic_update.s(), g.update.s(), 1e-9);
-  EXPECT_NEAR(p.step.s(), 427.0, 0.15);
+  EXPECT_NEAR(p.step.s(), 396.7, 0.15);
   const LedgerStates sg = StatesOf(Reference().ledger);
   const double critic_copies =
       (4 * sg.weights.value() + 2 * (sg.master.value() + sg.moments.value())) / 63e9;
@@ -502,7 +544,9 @@ TEST(RlStepTest, OneStepOffSplitIsTheConfiguredPlacement) {
   EXPECT_TRUE(e->configured.one_step_off);
   EXPECT_EQ(e->configured.rollout_gpus, 8);
   const RlTimes& t = e->configured.times;
-  const Seconds training = t.old_log_prob + t.reference + t.update;
+  // The training side's parts, its offload copies included (verl's workers move the states
+  // around each pass on a split too).
+  const Seconds training = t.old_log_prob + t.reference + t.update + t.offload;
   EXPECT_NEAR(t.step.s(), std::max(t.generation, training).s() + t.weight_sync.s(), 1e-9);
 }
 

@@ -156,54 +156,52 @@ TEST(DecodeRooflineTest, MemoryBoundStep) {
 
 // A dense model, TP1: 10 GB of weights, 1e5 B of KV per token, HBM 1e12 B/s at 1.0, 2e10 FLOP
 // per token at 1e15 x 0.5. 10 prompts x 8 samples, prompts of 1,000, responses of 2,000 mean;
-// 40 sequences fit at once; tail factor 1.5.
+// 40 sequences fit at once.
 //   prefill = 10 x 1,000 x 2e10 / 5e14 = 0.4 s (prefix caching: once per prompt)
 //   batch 40, bulk steps = 80 x 2,000 / 40 = 4,000 at context 1,000 + 1,000 = 2,000:
 //   step = (10e9 + 40 x 1e5 x 2,000) / 1e12 = 18 ms (compute 2e10 x 40 / 5e14 = 1.6 ms);
-//   bulk = 72 s, x 1.5 = 108 s.
-//   response_max 8,000: the last sample alone at context 5,000: (10e9 + 5e8) / 1e12 = 10.5 ms,
-//   x 8,000 = 84 s < 108 s: decode 108 s, total 108.4 s.
-//   response_max 16,000: context 9,000: 10.9 ms x 16,000 = 174.4 s: decode 174.4, total 174.8.
-TEST(GenerationTest, BulkTailAndLongestSample) {
-  struct Row {
-    double response_max;
-    double decode_s;
-    double total_s;
-  };
-  for (const Row& row : {Row{8000, 108.0, 108.4}, Row{16000, 174.4, 174.8}}) {
-    SCOPED_TRACE(row.response_max);
-    GenerationInput g;
-    g.decode.dense_weights = Bytes::GB(10);
-    g.decode.kv.full_per_token = Bytes::Count(1e5);
-    g.decode.flop_per_token = FlopCount::Of(2e10);
-    g.decode.hbm_bandwidth = BytesPerSecond::Of(1e12);
-    g.decode.peak = FlopPerSecond::Peta(1);
-    g.decode.compute_efficiency = 0.5;
-    g.prompts = 10;
-    g.samples = 80;
-    g.prompt_mean = 1000;
-    g.response_mean = 2000;
-    g.response_max = row.response_max;
-    g.prefill_flop_per_token = FlopCount::Of(2e10);
-    g.prefill_efficiency = 0.5;
-    g.concurrent_sequences = 40;
-    g.tail_factor = 1.5;
-    const GenerationTime t = ComputeGeneration(g);
-    EXPECT_NEAR(t.prefill.s(), 0.4, 1e-9);
-    EXPECT_NEAR(t.batch, 40, 1e-12);
-    EXPECT_NEAR(t.bulk_steps, 4000, 1e-9);
-    EXPECT_NEAR(t.step.time.ms(), 18.0, 1e-9);
-    EXPECT_NEAR(t.bulk.s(), 72.0, 1e-9);
-    EXPECT_NEAR(t.decode.s(), row.decode_s, 1e-6);
-    EXPECT_NEAR(t.total.s(), row.total_s, 1e-6);
-  }
+//   bulk = 72 s.
+//   Fixed lengths (every sample 2,000): two waves of 40 at the bulk's batch, each at mean
+//   context 1,000 + 2,000 / 2: the simulation is the bulk, 72 s, total 72.4 s.
+//   Capped exponential, mean 2,000 under 8,000: 1.98% of samples at the cap (response_lengths
+//   test), and the top quantile (79.5 / 80 = 0.994) is one of them, so one sample decodes 8,000
+//   steps: at least 8,000 x 10 ms (its weights alone) = 80 s, more than the bulk.
+TEST(GenerationTest, FixedLengthsAreTheBulkAndTheCapBoundsTheTail) {
+  GenerationInput g;
+  g.decode.dense_weights = Bytes::GB(10);
+  g.decode.kv.full_per_token = Bytes::Count(1e5);
+  g.decode.flop_per_token = FlopCount::Of(2e10);
+  g.decode.hbm_bandwidth = BytesPerSecond::Of(1e12);
+  g.decode.peak = FlopPerSecond::Peta(1);
+  g.decode.compute_efficiency = 0.5;
+  g.prompts = 10;
+  g.samples = 80;
+  g.prompt_mean = 1000;
+  g.response = *MakeResponseDistribution(ResponseShape::kFixed, 2000, 8000).distribution;
+  g.prefill_flop_per_token = FlopCount::Of(2e10);
+  g.prefill_efficiency = 0.5;
+  g.concurrent_sequences = 40;
+  const GenerationTime t = ComputeGeneration(g);
+  EXPECT_NEAR(t.prefill.s(), 0.4, 1e-9);
+  EXPECT_NEAR(t.batch, 40, 1e-12);
+  EXPECT_NEAR(t.bulk_steps, 4000, 1e-9);
+  EXPECT_NEAR(t.step.time.ms(), 18.0, 1e-9);
+  EXPECT_NEAR(t.bulk.s(), 72.0, 1e-9);
+  EXPECT_NEAR(t.decode.s(), 72.0, 1e-9);
+  EXPECT_NEAR(t.simulation.full.s(), 72.0, 1e-9);
+  EXPECT_NEAR(t.total.s(), 72.4, 1e-9);
+
+  g.response =
+      *MakeResponseDistribution(ResponseShape::kCappedExponential, 2000, 8000).distribution;
+  const GenerationTime exp = ComputeGeneration(g);
+  EXPECT_NEAR(exp.bulk.s(), 72.0, 1e-9);
+  EXPECT_GE(exp.simulation.steps, 8000);
+  EXPECT_GT(exp.decode.s(), 80.0);
+  EXPECT_NEAR(exp.decode.s(), exp.simulation.full.s() + exp.simulation.draining.s(), 1e-9);
 }
 
-// The same generation with 4 ms of engine time per decode step, which the longest sample pays on
-// each of its steps too:
-//   step = 18 + 4 = 22 ms; bulk = 4,000 x 22 ms = 88 s, x 1.5 = 132 s.
-//   response_max 8,000: (10.5 + 4) ms x 8,000 = 116 s < 132 s: decode 132 s, total 132.4 s.
-//   response_max 16,000: (10.9 + 4) ms x 16,000 = 238.4 s: decode 238.4 s, total 238.8 s.
+// The same generation with 4 ms of engine time per decode step, which every step pays, the
+// longest sample's alone too: step = 18 + 4 = 22 ms; fixed lengths: 4,000 x 22 ms = 88 s.
 // Eager mode (vLLM enforce_eager, no CUDA graphs) stretches the whole step by the factor,
 // kernels and engine time together; the roofline's kernel time is unchanged. By hand: 10 GB of
 // weights at 1 TB/s = 10 ms of HBM time (no KV at an empty context; compute 2e10 FLOP at 0.5 PF/s
@@ -227,36 +225,26 @@ TEST(DecodeRooflineTest, EagerStretchesTheWholeStep) {
 }
 
 TEST(GenerationTest, EngineOverheadOnEveryDecodeStep) {
-  struct Row {
-    double response_max;
-    double decode_s;
-    double total_s;
-  };
-  for (const Row& row : {Row{8000, 132.0, 132.4}, Row{16000, 238.4, 238.8}}) {
-    SCOPED_TRACE(row.response_max);
-    GenerationInput g;
-    g.decode.dense_weights = Bytes::GB(10);
-    g.decode.kv.full_per_token = Bytes::Count(1e5);
-    g.decode.flop_per_token = FlopCount::Of(2e10);
-    g.decode.hbm_bandwidth = BytesPerSecond::Of(1e12);
-    g.decode.peak = FlopPerSecond::Peta(1);
-    g.decode.compute_efficiency = 0.5;
-    g.decode.step_overhead = Seconds::Of(0.004);
-    g.prompts = 10;
-    g.samples = 80;
-    g.prompt_mean = 1000;
-    g.response_mean = 2000;
-    g.response_max = row.response_max;
-    g.prefill_flop_per_token = FlopCount::Of(2e10);
-    g.prefill_efficiency = 0.5;
-    g.concurrent_sequences = 40;
-    g.tail_factor = 1.5;
-    const GenerationTime t = ComputeGeneration(g);
-    EXPECT_NEAR(t.step.time.ms(), 22.0, 1e-9);
-    EXPECT_NEAR(t.bulk.s(), 88.0, 1e-9);
-    EXPECT_NEAR(t.decode.s(), row.decode_s, 1e-6);
-    EXPECT_NEAR(t.total.s(), row.total_s, 1e-6);
-  }
+  GenerationInput g;
+  g.decode.dense_weights = Bytes::GB(10);
+  g.decode.kv.full_per_token = Bytes::Count(1e5);
+  g.decode.flop_per_token = FlopCount::Of(2e10);
+  g.decode.hbm_bandwidth = BytesPerSecond::Of(1e12);
+  g.decode.peak = FlopPerSecond::Peta(1);
+  g.decode.compute_efficiency = 0.5;
+  g.decode.step_overhead = Seconds::Of(0.004);
+  g.prompts = 10;
+  g.samples = 80;
+  g.prompt_mean = 1000;
+  g.response = *MakeResponseDistribution(ResponseShape::kFixed, 2000, 8000).distribution;
+  g.prefill_flop_per_token = FlopCount::Of(2e10);
+  g.prefill_efficiency = 0.5;
+  g.concurrent_sequences = 40;
+  const GenerationTime t = ComputeGeneration(g);
+  EXPECT_NEAR(t.step.time.ms(), 22.0, 1e-9);
+  EXPECT_NEAR(t.bulk.s(), 88.0, 1e-9);
+  EXPECT_NEAR(t.decode.s(), 88.0, 1e-9);
+  EXPECT_NEAR(t.total.s(), 88.4, 1e-9);
 }
 
 }  // namespace

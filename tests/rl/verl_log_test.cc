@@ -143,7 +143,7 @@ TEST(VerlLogTest, PredictedThroughput) {
 const RlEvaluation& Reference() { return testing::ReferenceRl(); }
 
 // Which timer holds the sync: the flag wins over the log, the log's version over its keys.
-// Up to 0.7.0 the generation row is generation + sync (reference: 132.6 + 11.8 s, docs/
+// Up to 0.7.0 the generation row is generation + sync (reference: 102.3 + 11.8 s, docs/
 // commands/rl.md), from 0.7.1 generation alone with its own update_weights row.
 TEST(VerlLogTest, GenerationSemantics) {
   auto with_sync = ParseVerlLog(
@@ -156,12 +156,12 @@ TEST(VerlLogTest, GenerationSemantics) {
   VerlComparison c = CompareVerlLog(Reference(), *without, std::nullopt);
   EXPECT_EQ(c.semantics, VerlGenSemantics::kIncludesSync);
   ASSERT_EQ(c.rows[0].key, "timing_s/gen");
-  EXPECT_NEAR(c.rows[0].predicted, 144.4, 0.1);
+  EXPECT_NEAR(c.rows[0].predicted, 114.2, 0.1);
   EXPECT_NE(c.rows[1].key, "timing_s/update_weights");
 
   c = CompareVerlLog(Reference(), *with_sync, std::nullopt);
   EXPECT_EQ(c.semantics, VerlGenSemantics::kSeparateSync);
-  EXPECT_NEAR(c.rows[0].predicted, 132.6, 0.05);
+  EXPECT_NEAR(c.rows[0].predicted, 102.3, 0.05);
   ASSERT_EQ(c.rows[1].key, "timing_s/update_weights");
   EXPECT_NEAR(c.rows[1].predicted, 11.8, 0.05);
   // error = predicted / measured - 1 on the measured 100 s and 10 s.
@@ -177,6 +177,35 @@ TEST(VerlLogTest, GenerationSemantics) {
 // job as PPO the critic is the actor's model and layout, so its values pass is predicted at the
 // old log-prob pass (24.1 s, docs/commands/rl.md) and its update at the actor's (103.5 s). A GRPO
 // job reads the keys too and says it has no critic.
+// verl prints response_length/clip_ratio, the share of samples at max_response_length
+// (verl/trainer/ppo/metric_utils.py: mean(response_length == max_response_length)); it is put
+// beside the distribution's point mass at the cap: the reference job's capped exponential, mean
+// 4,096 under 8,192, clips e^-1.59362 = 0.2032 (rl_step_test, ReferenceGenerationShape). A log
+// without the key gets no row.
+TEST(VerlLogTest, ClipRatioBesideTheDistributionsPointMass) {
+  auto log = ParseVerlLog(
+      "step:1 - timing_s/gen:100 - response_length/clip_ratio:0.25 - timing_s/step:300\n"
+      "step:2 - timing_s/gen:100 - response_length/clip_ratio:np.float64(0.15) - "
+      "timing_s/step:300\n");
+  ASSERT_TRUE(log.ok()) << log.error().Format();
+  ASSERT_EQ(log->steps.size(), 2u);
+  EXPECT_NEAR(*log->steps[0].response_clip_ratio, 0.25, 1e-12);
+  const VerlComparison c = CompareVerlLog(Reference(), *log, std::nullopt);
+  const VerlPhaseRow* clip = nullptr;
+  for (const VerlPhaseRow& r : c.rows) {
+    if (r.key == "response_length/clip_ratio") clip = &r;
+  }
+  ASSERT_NE(clip, nullptr);
+  EXPECT_NEAR(*clip->measured, 0.20, 1e-12);  // (0.25 + 0.15) / 2
+  EXPECT_NEAR(clip->predicted, 0.2032, 1e-4);
+  EXPECT_EQ(clip->unit, "fraction");
+  auto without = ParseVerlLog("step:1 - timing_s/gen:100 - timing_s/step:300\n");
+  ASSERT_TRUE(without.ok());
+  for (const VerlPhaseRow& r : CompareVerlLog(Reference(), *without, std::nullopt).rows) {
+    EXPECT_NE(r.key, "response_length/clip_ratio");
+  }
+}
+
 TEST(VerlLogTest, PpoCriticTimers) {
   auto log = ParseVerlLog(
       "step:1 - timing_s/gen:100 - timing_s/update_weights:10 - timing_s/values:31 - "

@@ -100,6 +100,31 @@ std::string MicroBatchText(const RlEvaluation& e) {
   return out;
 }
 
+// The responses' distribution as the generation prices it (lengths.response_distribution).
+std::string ResponsesText(const RlLengths& l) {
+  const ResponseDistribution d = l.Responses();
+  std::string shape;
+  switch (d.shape) {
+    case ResponseShape::kCappedExponential:
+      shape = d.rate_per_token > 0 ? fmt::format("min(exponential of mean {} tokens, the cap)",
+                                                 GroupDigits(1 / d.rate_per_token))
+                                   : std::string("every sample at the cap");
+      break;
+    case ResponseShape::kUniform:
+      shape = fmt::format("uniform from {} to {} tokens", GroupDigits(d.min_tokens),
+                          GroupDigits(d.max_tokens));
+      break;
+    case ResponseShape::kFixed:
+      shape = "every sample at the mean";
+      break;
+  }
+  return fmt::format(
+      "response lengths: {} ({}): mean {} tokens, max {} tokens, {:.1f}% of samples clipped at "
+      "the max (verl's response_length/clip_ratio)",
+      ResponseShapeName(d.shape), shape, GroupDigits(d.mean_tokens), GroupDigits(d.max_tokens),
+      100 * d.ClipFraction());
+}
+
 std::string Header(const RlEvaluation& e) {
   const RlSpec& s = e.spec;
   const ResolvedJob& j = e.actor;
@@ -117,6 +142,7 @@ std::string Header(const RlEvaluation& e) {
       GroupDigits(s.lengths.response_mean), GroupDigits(s.lengths.response_max), s.mini_batches,
       s.mini_batches == 1 ? "" : "es", s.epochs, s.epochs == 1 ? "" : "s",
       s.reference_model ? "yes" : "no");
+  out += ResponsesText(s.lengths) + "\n";
   // The actor's trainer as its job names it (or the default framework, said to be assumed).
   out +=
       fmt::format("actor ({}{}, sharding {}): {}, from {}\n", j.spec.framework.name,
@@ -201,11 +227,13 @@ std::string StepText(const RlPlacementResult& r) {
   };
   const GenerationTime& g = r.generation;
   row("generation", t.generation,
-      fmt::format("prefill {} s; decode {:.0f} steps at batch {:.0f}, {:.1f} ms each ({} + "
-                  "{:.1f} ms engine), x tail; longest sample alone {} s",
-                  Sec(g.prefill), g.bulk_steps, g.batch, g.step.time.ms(),
+      fmt::format("prefill {} s; decode {:.0f} steps: {:.0f} at the full batch of {:.0f} "
+                  "({:.1f} ms each, {} + {:.1f} ms engine) {} s, {:.0f} draining {} s",
+                  Sec(g.prefill), g.simulation.steps, g.simulation.full_steps, g.batch,
+                  g.step.time.ms(),
                   g.step.memory_time >= g.step.compute_time ? "HBM-bound" : "compute-bound",
-                  g.step.overhead.ms(), Sec(g.tail_bound)));
+                  g.step.overhead.ms(), Sec(g.simulation.full), g.simulation.draining_steps,
+                  Sec(g.simulation.draining)));
   row("old log-prob", t.old_log_prob, "forward over every sample (step model)");
   row("reference", t.reference, "the same forward on the reference weights");
   const bool ppo = r.times.critic_values.value() > 0 || r.times.critic_update.value() > 0;
@@ -342,11 +370,18 @@ std::string ExplainText(const RlEvaluation& e) {
       FormatBytesAuto(g.step.weight_bytes), g.step.expert_fraction, g.batch,
       FormatBytesAuto(g.step.kv_bytes), g.step.memory_time.ms(), g.step.compute_time.ms(),
       g.step.overhead.ms(), g.step.time.ms());
+  const ResponseDistribution rd = e.spec.lengths.Responses();
   out += fmt::format(
-      "  generation = prefill {} s + max(tail {:.2f} x {:.0f} steps x {:.2f} ms, response_max "
-      "steps alone {} s) = {} s\n",
-      Sec(g.prefill), e.constants.tail_factor, g.bulk_steps, g.step.time.ms(), Sec(g.tail_bound),
-      Sec(g.total));
+      "  generation = prefill {} s + decode by continuous batching of {} samples an instance, "
+      "lengths the {} distribution's quantiles at (i + 0.5) / {} submitted in golden-ratio "
+      "order, at most {:.0f} at once: {} intervals between finishes, each its steps x the "
+      "decode step at its batch and mean context; batch full {:.0f} steps {} s + draining "
+      "{:.0f} steps {} s = {} s (no waiting, samples x mean / batch = {:.0f} steps x {:.2f} ms "
+      "= {} s); = {} s\n",
+      Sec(g.prefill), g.samples, ResponseShapeName(rd.shape), g.samples, g.batch,
+      g.simulation.intervals, g.simulation.full_steps, Sec(g.simulation.full),
+      g.simulation.draining_steps, Sec(g.simulation.draining), Sec(g.decode), g.bulk_steps,
+      g.step.time.ms(), Sec(g.bulk), Sec(g.total));
   out += fmt::format(
       "  weight sync = gather {:.2f} s + {} / {} convert {:.2f} s + transfer {:.2f} s + load "
       "{:.2f} s\n",
@@ -428,6 +463,8 @@ Json TimesJson(const RlPlacementResult& r) {
     return j;
   }
   j["generation_s"] = JsonNumber(r.times.generation.s());
+  j["generation_full_batch_s"] = JsonNumber(r.generation.simulation.full.s());
+  j["generation_draining_s"] = JsonNumber(r.generation.simulation.draining.s());
   j["old_log_prob_s"] = JsonNumber(r.times.old_log_prob.s());
   j["reference_s"] = JsonNumber(r.times.reference.s());
   j["critic_values_s"] = JsonNumber(r.times.critic_values.s());
@@ -454,6 +491,11 @@ std::string RenderRlJson(const RlEvaluation& e) {
   j["gpu"] = e.actor.gpu().name;
   j["samples"] = e.spec.samples();
   j["rollout_engine"] = e.spec.rollout.engine;
+  const ResponseDistribution rd = e.spec.lengths.Responses();
+  j["response_distribution"] = std::string(ResponseShapeName(rd.shape));
+  j["response_mean_tokens"] = JsonNumber(rd.mean_tokens);
+  j["response_max_tokens"] = JsonNumber(rd.max_tokens);
+  j["response_clip_fraction"] = JsonNumber(rd.ClipFraction());
   Json micro = Json::array();
   for (const RlMicroBatch& m : e.micro_batches) {
     micro.push_back(
@@ -509,6 +551,7 @@ std::string RenderRlText(const RlEvaluation& e, bool explain) {
 namespace {
 
 std::string Number(double v, const std::string& unit) {
+  if (unit == "fraction") return fmt::format("{:.3f}", v);  // a share of samples, 0 to 1
   return unit == "s" ? fmt::format("{:.1f}", v) : fmt::format("{:.0f}", v);
 }
 

@@ -28,14 +28,6 @@ Result<RlConstants> ParseRlConstants(const std::string& text, const std::string&
   STRATA_ASSIGN_OR_RETURN(c.sources["cuda_graph"], vllm.String("cuda_graph_source"));
   STRATA_RETURN_IF_ERROR(vllm.CheckNoUnknownKeys());
 
-  STRATA_ASSIGN_OR_RETURN(YamlMap tail, top.Map("long_tail"));
-  STRATA_ASSIGN_OR_RETURN(c.tail_factor, tail.Number("factor"));
-  if (c.tail_factor < 1) {
-    return tail.ErrorAt("factor", fmt::format("expected a factor >= 1, got {}", c.tail_factor));
-  }
-  STRATA_ASSIGN_OR_RETURN(c.sources["long_tail"], tail.String("source"));
-  STRATA_RETURN_IF_ERROR(tail.CheckNoUnknownKeys());
-
   STRATA_ASSIGN_OR_RETURN(YamlMap decode, top.Map("decode"));
   STRATA_ASSIGN_OR_RETURN(double overhead_ms, decode.Number("step_overhead_ms"));
   if (overhead_ms < 0) {

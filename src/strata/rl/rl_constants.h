@@ -1,7 +1,8 @@
 // The constants of `strata rl` (data/rl_constants.yaml), each with the source the file gives:
 // vLLM's memory besides weights and KV cache, from which version CUDA graphs count inside
-// gpu_memory_utilization, the long-tail factor of generation, the engine's time per decode
-// step and its factor in eager mode (no CUDA graphs), and the weight-sync conversion rate.
+// gpu_memory_utilization, the engine's time per decode step and its factor in eager mode (no
+// CUDA graphs), and the weight-sync conversion rate. Generation's long tail is no constant: it
+// is simulated from the response-length distribution (rollout.h, SimulateDecode).
 #ifndef STRATA_RL_RL_CONSTANTS_H_
 #define STRATA_RL_RL_CONSTANTS_H_
 
@@ -20,9 +21,8 @@ struct RlConstants {
   Bytes activation_peak;
   Bytes cuda_graph;
   EngineVersion cuda_graph_counted_from;  // vLLM counts CUDA graphs inside its budget from here
-  double tail_factor = 1;
-  Seconds decode_step_overhead;  // the engine's time per decode step beyond the roofline
-  double eager_factor = 1;       // a decode step's time without CUDA graphs over with them
+  Seconds decode_step_overhead;           // the engine's time per decode step beyond the roofline
+  double eager_factor = 1;                // a decode step's time without CUDA graphs over with them
   BytesPerSecond sync_convert_bandwidth;
   std::map<std::string, std::string> sources;  // section -> source text
 

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 
 #include "strata/core/did_you_mean.h"
@@ -24,7 +25,7 @@ const std::vector<std::string> kBatchKeys = {"prompts",
                                              "log_prob_max_tokens_per_gpu",
                                              "critic_max_tokens_per_gpu"};
 const std::vector<std::string> kLengthKeys = {"prompt_mean", "prompt_max", "response_mean",
-                                              "response_max"};
+                                              "response_max", "response_distribution"};
 const std::vector<std::string> kRolloutKeys = {
     "engine", "vllm_version",   "tp",          "gpu_memory_utilization", "max_num_seqs",
     "dtype",  "kv_cache_dtype", "state_dtype", "enforce_eager"};
@@ -173,6 +174,23 @@ Status ParseInto(const YAML::Node& root, const std::string& file, RlSpec& spec) 
   if (spec.lengths.response_mean > spec.lengths.response_max) {
     return lengths.ErrorAt("response_mean", "the mean response is longer than response_max");
   }
+  if (lengths.Has("response_distribution")) {
+    STRATA_ASSIGN_OR_RETURN(std::string shape, lengths.String("response_distribution"));
+    auto parsed = ParseResponseShape(shape);
+    if (!parsed) {
+      return lengths
+          .ErrorAt("response_distribution",
+                   fmt::format("unknown response distribution '{}'", shape))
+          .WithHint(DidYouMeanHint(shape, ResponseShapeNames()));
+    }
+    spec.lengths.response_shape = *parsed;
+    const ResponseDistributionOrError made =
+        MakeResponseDistribution(*parsed, spec.lengths.response_mean, spec.lengths.response_max);
+    if (!made.distribution) {
+      return lengths.ErrorAt("response_distribution", made.error)
+          .WithHint("raise response_mean, or use capped_exponential (any mean up to the max)");
+    }
+  }
   STRATA_RETURN_IF_ERROR(CheckKeys(lengths, kLengthKeys));
 
   STRATA_ASSIGN_OR_RETURN(YamlMap rollout, top.Map("rollout"));
@@ -264,6 +282,20 @@ std::optional<EngineVersion> ParseEngineVersion(std::string_view text) {
   if (e1 != std::errc() || p1 != text.data() + dot || e2 != std::errc()) return std::nullopt;
   if (p2 != end && *p2 != '.') return std::nullopt;
   return v;
+}
+
+ResponseDistribution RlLengths::Responses() const {
+  ResponseDistributionOrError made =
+      MakeResponseDistribution(response_shape, response_mean, response_max);
+  if (!made.distribution) {
+    made = MakeResponseDistribution(ResponseShape::kCappedExponential,
+                                    std::min(response_mean, response_max), response_max);
+  }
+  if (made.distribution) return *made.distribution;
+  ResponseDistribution empty;  // no lengths at all (a spec built without them)
+  empty.mean_tokens = response_mean;
+  empty.max_tokens = response_max;
+  return empty;
 }
 
 std::string_view RlAlgorithmName(RlAlgorithm a) { return a == RlAlgorithm::kGrpo ? "grpo" : "ppo"; }

@@ -14,6 +14,7 @@
 
 #include "strata/core/result.h"
 #include "strata/rl/kv_cache.h"
+#include "strata/rl/response_lengths.h"
 
 namespace strata {
 
@@ -46,12 +47,19 @@ struct RolloutSpec {
   CacheDtypes dtypes;                   // kv_cache_dtype, mamba_ssm_cache_dtype
 };
 
-/// Token counts of one sample (means and the cap; a sample never exceeds the max).
+/// Token counts of one sample (means and the cap; a sample never exceeds the max), and how
+/// the responses spread around their mean (lengths.response_distribution).
 struct RlLengths {
   double prompt_mean = 0;
   double prompt_max = 0;
   double response_mean = 0;
   double response_max = 0;
+  ResponseShape response_shape = ResponseShape::kCappedExponential;
+
+  /// The responses' distribution. A parsed job's shape always fits its mean and max (the parser
+  /// refuses one that does not); a spec built in code that does not fit gets the capped
+  /// exponential, which fits every mean up to the max.
+  ResponseDistribution Responses() const;
 };
 
 struct RlSpec {

@@ -355,13 +355,11 @@ GenerationTime GenerationOf(const RolloutSetup& s, int64_t rollout_gpus,
   g.prompts = static_cast<double>(spec.prompts) / instances;
   g.samples = static_cast<double>(spec.samples()) / instances;
   g.prompt_mean = spec.lengths.prompt_mean;
-  g.response_mean = spec.lengths.response_mean;
-  g.response_max = spec.lengths.response_max;
+  g.response = spec.lengths.Responses();
   g.prefill_flop_per_token =
       CountForwardFlops(model, spec.lengths.prompt_mean, AttentionMask::kCausal).main();
   g.prefill_efficiency = d.compute_efficiency;
   g.concurrent_sequences = std::max<int64_t>(1, memory.concurrent_sequences);
-  g.tail_factor = s.constants->tail_factor;
   const GenerationTime t = ComputeGeneration(g);
   if (used != nullptr) {
     *used = d;

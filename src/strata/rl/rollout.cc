@@ -4,6 +4,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
+#include <queue>
+#include <utility>
+#include <vector>
 
 namespace strata {
 
@@ -88,25 +92,106 @@ DecodeStep DecodeRoofline(const DecodeInput& in) {
   return s;
 }
 
+std::vector<int64_t> MixedSubmissionOrder(int64_t n) {
+  const auto count = static_cast<size_t>(std::max<int64_t>(0, n));
+  // 1 / golden ratio: the irrational whose multiples mod 1 spread most evenly (three-gap theorem).
+  const double step = (std::sqrt(5.0) - 1) / 2;
+  std::vector<double> key(count);
+  for (size_t k = 0; k < count; ++k) {
+    const double x = static_cast<double>(k) * step;
+    key[k] = x - std::floor(x);
+  }
+  std::vector<int64_t> by_key(count);
+  for (size_t k = 0; k < count; ++k) by_key[k] = static_cast<int64_t>(k);
+  std::sort(by_key.begin(), by_key.end(), [&](int64_t a, int64_t b) {
+    return key[static_cast<size_t>(a)] < key[static_cast<size_t>(b)];
+  });
+  std::vector<int64_t> order(count);
+  for (size_t rank = 0; rank < count; ++rank) {
+    order[static_cast<size_t>(by_key[rank])] = static_cast<int64_t>(rank);
+  }
+  return order;
+}
+
+DecodeSimulation SimulateDecode(const std::vector<double>& lengths, int64_t max_batch,
+                                double prompt_tokens, const DecodeInput& decode) {
+  DecodeSimulation sim;
+  const size_t n = lengths.size();
+  if (n == 0) return sim;
+  const auto slots = static_cast<size_t>(std::max<int64_t>(1, max_batch));
+  const size_t full_batch = std::min(n, slots);
+  // Running samples as (finish step, start step), earliest finish on top.
+  using Running = std::pair<double, double>;
+  std::priority_queue<Running, std::vector<Running>, std::greater<>> running;
+  double start_sum = 0;  // of the running samples: their mean progress is t - start_sum / b
+  size_t next = 0;
+  double t = 0;
+  auto refill = [&] {
+    while (next < n && running.size() < slots) {
+      running.emplace(t + std::max(0.0, lengths[next]), t);
+      start_sum += t;
+      ++next;
+    }
+  };
+  refill();
+  DecodeInput d = decode;
+  while (!running.empty()) {
+    const double finish = running.top().first;
+    const double steps = finish - t;
+    if (steps > 0) {
+      const auto b = static_cast<double>(running.size());
+      d.batch = b;
+      // The mean context over the interval: the running samples' mean progress at its start
+      // plus half its steps (KV bytes grow linearly with context).
+      d.context_tokens = prompt_tokens + (t - start_sum / b) + steps / 2;
+      const Seconds cost = DecodeRoofline(d).time * steps;
+      sim.time += cost;
+      sim.steps += steps;
+      ++sim.intervals;
+      if (running.size() == full_batch) {
+        sim.full += cost;
+        sim.full_steps += steps;
+      } else {
+        sim.draining += cost;
+        sim.draining_steps += steps;
+      }
+    }
+    t = finish;
+    while (!running.empty() && running.top().first <= t) {
+      start_sum -= running.top().second;
+      running.pop();
+    }
+    if (running.empty()) start_sum = 0;  // no rounding residue into the next wave
+    refill();
+  }
+  return sim;
+}
+
 GenerationTime ComputeGeneration(const GenerationInput& in) {
   GenerationTime g;
   const auto tp = static_cast<double>(std::max<int64_t>(1, in.decode.tp));
   // Prefix caching: the samples of one prompt share its prefill.
   g.prefill = (in.prefill_flop_per_token * (in.prompts * in.prompt_mean / tp)) /
               (in.decode.peak * in.prefill_efficiency);
-  g.batch = std::max(1.0, std::min(in.samples, static_cast<double>(in.concurrent_sequences)));
-  g.bulk_steps = in.samples * in.response_mean / g.batch;
+  // Samples spread over instances as evenly as whole samples go: the step waits for the
+  // instance with the most.
+  g.samples = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(in.samples - 1e-9)));
+  const auto n = static_cast<double>(g.samples);
+  g.batch = std::max(1.0, std::min(n, static_cast<double>(in.concurrent_sequences)));
+  g.bulk_steps = n * in.response.mean_tokens / g.batch;
   DecodeInput d = in.decode;
   d.batch = g.batch;
-  d.context_tokens = in.prompt_mean + in.response_mean / 2;
+  d.context_tokens = in.prompt_mean + in.response.mean_tokens / 2;
   g.step = DecodeRoofline(d);
   g.bulk = g.step.time * g.bulk_steps;
-  // The longest sample: response_max steps, alone at the end at the latest.
-  DecodeInput last = in.decode;
-  last.batch = 1;
-  last.context_tokens = in.prompt_mean + in.response_max / 2;
-  g.tail_bound = DecodeRoofline(last).time * in.response_max;
-  g.decode = std::max(Seconds(g.bulk * in.tail_factor), g.tail_bound);
+  // The quantile lengths, submitted mixed, decoded by continuous batching.
+  const std::vector<double> sorted = QuantileLengths(in.response, g.samples);
+  const std::vector<int64_t> order = MixedSubmissionOrder(g.samples);
+  std::vector<double> submitted(sorted.size());
+  for (size_t k = 0; k < order.size(); ++k) submitted[k] = sorted[static_cast<size_t>(order[k])];
+  g.simulation =
+      SimulateDecode(submitted, static_cast<int64_t>(g.batch), in.prompt_mean, in.decode);
+  g.decode = g.simulation.time;
   g.total = g.prefill + g.decode;
   return g;
 }

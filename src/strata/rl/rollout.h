@@ -2,16 +2,19 @@
 // layout, the KV cache gpu_memory_utilization leaves, CUDA graphs inside or outside that budget
 // by version, what the colocated trainer keeps resident) and its time (prefill at the GEMM
 // efficiency, decode as a roofline over the bytes each decode step reads plus the engine's own
-// time per step, the long tail).
+// time per step, and continuous batching of the samples' response lengths, whose longest ones
+// the step waits for).
 // Formulas with the reference job's numbers: docs/rl.md.
 #ifndef STRATA_RL_ROLLOUT_H_
 #define STRATA_RL_ROLLOUT_H_
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "strata/core/units.h"
 #include "strata/rl/kv_cache.h"
+#include "strata/rl/response_lengths.h"
 
 namespace strata {
 
@@ -90,29 +93,58 @@ struct DecodeStep {
 
 DecodeStep DecodeRoofline(const DecodeInput& in);
 
+/// The order n samples are submitted in, as quantile indices (0 the shortest): the k-th
+/// submitted is the rank of frac(k x 0.618...) among frac(j x 0.618...), j < n, the golden
+/// ratio's low-discrepancy sequence. A real batch arrives in no length order; sorted
+/// shortest-first would leave every long sample to the end (too slow), longest-first is the
+/// optimal LPT schedule no engine knows to use (too fast). This order is a deterministic
+/// stand-in for a shuffle: every prefix of it holds nearly the distribution's own mix, for any
+/// n (a bit-reversal order does so only for powers of two). O(n log n).
+std::vector<int64_t> MixedSubmissionOrder(int64_t n);
+
+/// vLLM's continuous batching of one instance, simulated by events: every sample is submitted
+/// at once, at most `max_batch` decode together, and a finished sample's slot goes to the next
+/// in the queue at once. Between two finishes the batch is constant, so each interval costs
+/// its steps x one decode step at its batch and its mean context (prompt + tokens generated so
+/// far, averaged over the interval). O(n log n) for n samples, one roofline per interval.
+struct DecodeSimulation {
+  Seconds time;
+  double steps = 0;  // decode steps of the instance: the longest chain of samples a slot ran
+  Seconds full;      // while min(n, max_batch) sequences decode
+  double full_steps = 0;
+  Seconds draining;  // after, the batch shrinking to the last sample
+  double draining_steps = 0;
+  int64_t intervals = 0;  // distinct batch sizes in a row (events)
+};
+
+/// `lengths` are decode steps (tokens) per sample in submission order; `decode` is priced with
+/// its batch and context_tokens replaced per interval (its flop_per_token, counted at one
+/// context by the caller, stays: decode is HBM-bound and compute only caps large batches).
+DecodeSimulation SimulateDecode(const std::vector<double>& lengths, int64_t max_batch,
+                                double prompt_tokens, const DecodeInput& decode);
+
 /// Generation of one RL step on one instance.
 struct GenerationInput {
   DecodeInput decode;  // batch and context are set here
   double prompts = 0;  // unique prompts on the instance (prefilled once each)
-  double samples = 0;  // sequences generated on the instance
+  double samples = 0;  // sequences generated on the instance (rounded up to whole samples)
   double prompt_mean = 0;
-  double response_mean = 0;
-  double response_max = 0;
+  ResponseDistribution response;     // the samples' lengths
   FlopCount prefill_flop_per_token;  // forward FLOP per prompt token
   double prefill_efficiency = 1;     // of the dense peak
   int64_t concurrent_sequences = 1;  // what the KV cache (and max_num_seqs) allows
-  double tail_factor = 1;
 };
 
 struct GenerationTime {
   Seconds prefill;
-  double batch = 0;       // sequences decoding together
-  double bulk_steps = 0;  // samples x mean response / batch
-  DecodeStep step;        // at the batch, mid-response context
-  Seconds bulk;           // bulk_steps x step
-  Seconds tail_bound;     // response_max decode steps of one sequence
-  Seconds decode;         // max(tail_factor x bulk, tail_bound)
-  Seconds total;          // prefill + decode
+  int64_t samples = 0;          // whole samples on the instance
+  double batch = 0;             // sequences decoding together at most: min(samples, concurrent)
+  double bulk_steps = 0;        // samples x mean response / batch: every slot busy to the end
+  DecodeStep step;              // at the batch, mid-response context
+  Seconds bulk;                 // bulk_steps x step: generation if no sample waited for another
+  DecodeSimulation simulation;  // continuous batching of the quantile lengths
+  Seconds decode;               // the simulation's time
+  Seconds total;                // prefill + decode
 };
 
 GenerationTime ComputeGeneration(const GenerationInput& in);

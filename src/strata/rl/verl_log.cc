@@ -44,6 +44,7 @@ std::optional<double>* Field(VerlStepMetrics& m, std::string_view key) {
   if (key == "perf/throughput") return &m.throughput_tokens_per_s_per_gpu;
   if (key == "response_length/mean") return &m.response_mean_tokens;
   if (key == "response_length/max") return &m.response_max_tokens;
+  if (key == "response_length/clip_ratio") return &m.response_clip_ratio;
   return nullptr;
 }
 
@@ -216,7 +217,8 @@ double PredictedVerlThroughput(const RlSpec& spec, Seconds step, int64_t gpus) {
 VerlComparison CompareVerlLog(const RlEvaluation& e, const VerlLog& log,
                               std::optional<VerlVersion> version_flag) {
   VerlComparison c;
-  Mean gen, sync, old_lp, ref, values, update, update_critic, step, throughput, resp_mean, resp_max;
+  Mean gen, sync, old_lp, ref, values, update, update_critic, step, throughput, resp_mean, resp_max,
+      resp_clip;
   bool prints_sync = false;
   for (const VerlStepMetrics& m : log.steps) {
     gen.Add(m.gen_s);
@@ -230,6 +232,7 @@ VerlComparison CompareVerlLog(const RlEvaluation& e, const VerlLog& log,
     throughput.Add(m.throughput_tokens_per_s_per_gpu);
     resp_mean.Add(m.response_mean_tokens);
     resp_max.Add(m.response_max_tokens);
+    resp_clip.Add(m.response_clip_ratio);
     prints_sync = prints_sync || m.update_weights_s.has_value();
   }
   c.steps = static_cast<int64_t>(log.steps.size());
@@ -291,6 +294,11 @@ VerlComparison CompareVerlLog(const RlEvaluation& e, const VerlLog& log,
       "lengths.response_mean (the RL job's assumption)");
   row("response_length/max", "tokens", resp_max, e.spec.lengths.response_max,
       "lengths.response_max (the RL job's assumption)");
+  if (resp_clip.n > 0) {
+    const ResponseDistribution d = e.spec.lengths.Responses();
+    row("response_length/clip_ratio", "fraction", resp_clip, d.ClipFraction(),
+        fmt::format("the {} distribution's share at response_max", ResponseShapeName(d.shape)));
+  }
   return c;
 }
 

@@ -32,6 +32,9 @@ struct VerlStepMetrics {
   std::optional<double> throughput_tokens_per_s_per_gpu;  // perf/throughput
   std::optional<double> response_mean_tokens;             // response_length/mean
   std::optional<double> response_max_tokens;              // response_length/max
+  /// response_length/clip_ratio: the share of samples at max_response_length (verl's
+  /// trainer/ppo/metric_utils.py: mean(response_length == max_response_length)).
+  std::optional<double> response_clip_ratio;
 };
 
 /// verl's release: major.minor.patch (0.7.0 and 0.7.1 time generation differently).
@@ -65,7 +68,7 @@ enum class VerlGenSemantics {
 
 struct VerlPhaseRow {
   std::string key;                 // verl's metric name
-  std::string unit;                // "s", "tokens/s/GPU", "tokens"
+  std::string unit;                // "s", "tokens/s/GPU", "tokens", "fraction"
   std::optional<double> measured;  // mean over the steps that print it
   int64_t measured_steps = 0;
   double predicted = 0;
