@@ -16,7 +16,8 @@ namespace strata {
 
 namespace {
 
-// `gdn_module: NAME`, or {module: NAME, megatron_core_from: RELEASE, megatron_core_models: [..]}.
+// `gdn_module: NAME`, or {module: NAME, megatron_core_from: RELEASE, megatron_core_models: [..],
+// context_parallel_from: RELEASE}.
 Result<GdnModuleRule> ParseGdnModule(YamlMap& entry) {
   static const std::vector<std::string> kModules = {"megatron-core", "transformers"};
   GdnModuleRule rule;
@@ -35,6 +36,9 @@ Result<GdnModuleRule> ParseGdnModule(YamlMap& entry) {
       }
       for (const auto& t : models) rule.megatron_core_models.push_back(t.Scalar());
     }
+    if (m.Has("context_parallel_from")) {
+      STRATA_ASSIGN_OR_RETURN(rule.context_parallel_from, m.String("context_parallel_from"));
+    }
     STRATA_RETURN_IF_ERROR(m.CheckNoUnknownKeys());
     where = "gdn_module.module";
   }
@@ -43,6 +47,35 @@ Result<GdnModuleRule> ParseGdnModule(YamlMap& entry) {
                                             fmt::join(kModules, " or ")));
   }
   return rule;
+}
+
+// Whether the module `out` names runs under context parallelism, and why not. megatron-core's
+// release is the job's when it names megatron-core with a version, else the latest known.
+void SetContextParallel(const FrameworkEngines& engines, const EngineChain& chain,
+                        const FrameworkSpec& spec, const std::string& at,
+                        const std::string& assumed, GdnPlacement& out) {
+  if (out.module == "transformers") {
+    out.context_parallel = false;
+    out.no_context_parallel = fmt::format(
+        "{} builds Gated DeltaNet from transformers' module, which has no context parallelism "
+        "(a recurrent scan over the tokens it is given: no state crosses CP ranks){}",
+        at, assumed);
+    return;
+  }
+  if (out.module != "megatron-core") return;
+  const auto own = engines.gdn.find("megatron-core");
+  if (own == engines.gdn.end() || own->second.context_parallel_from.empty()) return;
+  const bool given = spec.name == "megatron-core" && !spec.version.empty();
+  const std::string release = given ? spec.version : engines.LatestOf("megatron-core");
+  if (release.empty() || ReleaseAtLeast(release, own->second.context_parallel_from)) return;
+  out.context_parallel = false;
+  out.no_context_parallel = fmt::format(
+      "megatron-core {}'s GatedDeltaNet refuses context parallelism (TransformerConfig asserts "
+      "context_parallel_size == 1; from {} on it runs CP){}",
+      release, own->second.context_parallel_from,
+      given ? ""
+            : fmt::format("; megatron-core {} ASSUMED, the latest data/frameworks.yaml knows{}",
+                          release, chain.wrapped() ? "" : ": set framework.version"));
 }
 
 }  // namespace
@@ -189,6 +222,7 @@ GdnPlacement ResolveGdnPlacement(const FrameworkEngines& engines, const Framewor
           "projections and state over the TP ranks",
           at, assumed);
     }
+    SetContextParallel(engines, chain, spec, at, assumed, out);
     return out;
   }
   return out;

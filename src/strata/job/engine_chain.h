@@ -29,6 +29,9 @@ struct GdnModuleRule {
   std::string module;
   std::string megatron_core_from;
   std::vector<std::string> megatron_core_models;
+  /// megatron-core's own entry: the release from which its GatedDeltaNet runs under context
+  /// parallelism ("" = always). Before it, TransformerConfig asserts context_parallel_size == 1.
+  std::string context_parallel_from;
 };
 
 /// data/frameworks.yaml's `runs_as` and `latest` of every framework.
@@ -81,6 +84,11 @@ struct GdnPlacement {
   std::string module;  // "megatron-core" | "transformers" | "" (not stated)
   bool replicated_over_tp = false;
   std::string rule;
+  /// Whether the module runs under context parallelism (CP > 1): megatron-core's from its
+  /// `context_parallel_from` release; transformers' never (a recurrent scan over the tokens it
+  /// is given, with no state exchanged between CP ranks). `no_context_parallel` says why not.
+  bool context_parallel = true;
+  std::string no_context_parallel;
 };
 
 /// Walks the job's chain (ResolveEngineChain) from the framework it names: the first with a

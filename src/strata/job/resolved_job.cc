@@ -180,9 +180,24 @@ Status RederiveJob(ResolvedJob& job) {
 }
 
 namespace {
+// Context parallelism splits every sequence over the CP ranks; a Gated DeltaNet layer must then
+// carry its recurrent state from rank to rank, which only some modules do (job/engine_chain.h,
+// GdnPlacement::context_parallel).
+Status CheckLinearAttentionContextParallel(const ResolvedJob& job) {
+  const int64_t gdn_layers = job.model.CountLayers(MixerKind::kGatedDeltaNet);
+  if (job.spec.layout.cp <= 1 || gdn_layers == 0 || job.gdn.context_parallel) return OkStatus();
+  return InvalidInput(fmt::format("CP {} cannot run the model's {} Gated DeltaNet layers: {}",
+                                  job.spec.layout.cp, gdn_layers, job.gdn.no_context_parallel))
+      .InField("parallel.cp")
+      .WithHint(
+          "set parallel.cp=1, or a framework.version whose Gated DeltaNet runs context "
+          "parallelism");
+}
+
 Status Derive(ResolvedJob& job) {
   const JobSpec& spec = job.spec;
   STRATA_RETURN_IF_ERROR(CheckLayoutAgainstModel(spec, job.model, job.query_groups()));
+  STRATA_RETURN_IF_ERROR(CheckLinearAttentionContextParallel(job));
   StepShape& step = job.step;
   step.micro_batches = spec.num_micro_batches();
   step.tokens_per_step = static_cast<double>(spec.global_batch) * step.sequence.mean_tokens;

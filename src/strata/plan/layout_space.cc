@@ -57,6 +57,9 @@ std::string_view RuleDescription(Rule rule) {
       return "max_tokens must be divisible by 2 x CP";
     case Rule::kCpNeedsFlash:
       return "CP > 1 needs flash attention (ring attention); the job's attention is unfused";
+    case Rule::kCpNeedsLinearCp:
+      return "CP > 1 needs a Gated DeltaNet module that runs context parallelism (megatron-core's "
+             "from its context_parallel_from release, data/frameworks.yaml); the job's does not";
     case Rule::kExpertsDivideEp:
       return "EP must divide the number of experts (1 for a dense model)";
     case Rule::kExpertFfnDividesEtp:
@@ -194,6 +197,10 @@ PruneCounts EnumerateLayouts(const ModelRules& rules, const SearchSpace& space,
         }
         if (cp > 1 && !space.cp_allowed) {
           ++counts[Rule::kCpNeedsFlash];
+          continue;
+        }
+        if (cp > 1 && !space.cp_linear_allowed) {
+          ++counts[Rule::kCpNeedsLinearCp];
           continue;
         }
         if (cp > 1 && !Divides(2 * cp, space.max_tokens)) {

@@ -54,10 +54,11 @@ struct DimensionSet {
 /// What bounds the search. A value of 0 in `fixed` leaves that dimension free.
 struct SearchSpace {
   int64_t world = 0;
-  int64_t global_batch = 0;  // kept fixed: micro batch x DP x accumulation = global batch
-  int64_t max_tokens = 0;    // CP cuts each sequence into 2 x CP chunks
-  bool cp_allowed = true;    // false with unfused attention: CP runs ring attention over flash
-  int64_t max_vpp = 8;       // interleaving deeper than this is never worth its bubbles' cost
+  int64_t global_batch = 0;       // kept fixed: micro batch x DP x accumulation = global batch
+  int64_t max_tokens = 0;         // CP cuts each sequence into 2 x CP chunks
+  bool cp_allowed = true;         // false with unfused attention: CP runs ring attention over flash
+  bool cp_linear_allowed = true;  // false: the Gated DeltaNet layers' module has no CP
+  int64_t max_vpp = 8;            // interleaving deeper than this is never worth its bubbles' cost
   std::vector<RecomputeGranularity> recompute = {
       RecomputeGranularity::kNone, RecomputeGranularity::kSelective, RecomputeGranularity::kFull};
   ParallelLayout fixed{0, 0, 0, 0, 0, 0, 0, false};  // --fix tp=1 ...
@@ -75,6 +76,7 @@ enum class Rule {
   kLayersDividePp,       // layers split into PP x VPP chunks, evenly or as an uneven split
   kCpSplitsSequence,     // max_tokens divisible by 2 x CP
   kCpNeedsFlash,         // CP > 1 only with flash attention (attention.kernel)
+  kCpNeedsLinearCp,      // CP > 1 only where the Gated DeltaNet module runs CP (GdnPlacement)
   kExpertsDivideEp,      // experts split evenly over EP (or EP = 1 for a dense model)
   kExpertFfnDividesEtp,  // the expert FFN width divisible by ETP (or ETP = 1 for a dense model)
   kBatchDividesDp,       // global batch a multiple of micro batch x DP

@@ -239,6 +239,8 @@ Result<SearchSpace> SpaceOf(const StepSetup& setup, const PlanOptions& options,
   if (space.global_batch == 0) space.global_batch = spec.global_batch;
   if (space.max_tokens == 0) space.max_tokens = static_cast<int64_t>(spec.sequence.max_tokens);
   space.cp_allowed = spec.attention.kernel == AttentionKernel::kFlash;
+  space.cp_linear_allowed =
+      setup.job.gdn.context_parallel || setup.job.model.CountLayers(MixerKind::kGatedDeltaNet) == 0;
   const bool own_mode = space.sharding.empty();
   if (own_mode) space.sharding = {spec.sharding.mode};
   scope = ResolveScope(setup.frameworks, spec, setup.job.model.model_type,
