@@ -84,8 +84,9 @@ std::string RenderMfuText(const MfuReport& report, const ThroughputSource& sourc
                   fmt::format("{:.2f}", point.hardware_per_token.gflop()),
                   fmt::format("{:.2f}", per_gpu * point.hardware_per_token.count() / 1e12),
                   Percent(point.hfu),
-                  in.trained_flop_adjustment != 0 ? "trained + recomputed forward"
-                                                  : "megatron + recomputed forward"});
+                  in.recompute == Recompute::kNone  ? "nothing recomputed"
+                  : in.trained_flop_adjustment != 0 ? "trained + recomputed forward"
+                                                    : "megatron + recomputed forward"});
     out += table.Render();
     if (explain) {
       out += "\n  MFU = tokens/s/GPU x FLOP/token / peak\n";
