@@ -127,7 +127,21 @@ TEST(JobSpec, BadFilesAndFlagsGiveClearErrors) {
       {"unknown_nested_key",
        "model: m\ncluster: {gpu: H20, gpus_per_nod: 8, nodes: 5}\n",
        {},
-       "j.yaml:2: cluster.gpus_per_node: missing required field"},
+       "j.yaml:2: cluster.gpus_per_nod: unknown field 'gpus_per_nod'\n  hint: did you mean "
+       "'gpus_per_node'?"},
+      // audit25 M2: a misspelled required key is the unknown field it is, not a missing one
+      // (before: "batch.micro_batch: missing required field", no hint).
+      {"misspelled_required_key",
+       "model: m\ncluster: {gpu: H20, gpus_per_node: 8, nodes: 5}\nparallel: {tp: 1}\n"
+       "batch: {micro_bach: 1, global_batch: 40}\nsequence: {max_tokens: 4096}\n",
+       {},
+       "j.yaml:4: batch.micro_bach: unknown field 'micro_bach'\n  hint: did you mean "
+       "'micro_batch'?"},
+      {"misspelled_required_section",
+       "model: m\ncluster: {gpu: H20, gpus_per_node: 8, nodes: 5}\nparallel: {tp: 1}\n"
+       "bacth: {micro_batch: 1, global_batch: 40}\nsequence: {max_tokens: 4096}\n",
+       {},
+       "j.yaml:4: bacth: unknown field 'bacth'\n  hint: did you mean 'batch'?"},
       {"bad_int", v + "mtp: maybe\n", {}, "j.yaml:6: mtp: expected true or false, got 'maybe'"},
       {"bad_enum",
        v + "recompute: {granularity: ful}\n",

@@ -157,6 +157,55 @@ TEST(PreflightScenarios, NodeWithoutNvidiaSmiIsAnError) {
   EXPECT_EQ(Count(r, Severity::kError, "gpu-evidence", "h20-node01"), 0u) << Dump(r);
 }
 
+// audit25 F3: the clean cluster with GPUs 4-7 gone from h20-node03's nvidia-smi list (what it
+// prints after an Xid 79, GPUs fallen off the bus) was "ready to launch". The other four nodes
+// list 8 GPUs each, so 8 is expected and node03 is short of GPUs 4, 5, 6 and 7; with only GPU 7
+// gone, of GPU 7. Given --gpus-per-node the expected count is the job's, named as such.
+TEST(PreflightScenarios, NodeShortOfGpusIsAnError) {
+  const std::vector<std::string> hosts = {"h20-node01", "h20-node02", "h20-node03", "h20-node04",
+                                          "h20-node05"};
+  std::vector<NodeState> nodes;
+  for (const std::string& h : hosts) {
+    auto n = LoadNodeState(testing::TestPath("golden/preflight/clean-5node/" + h));
+    ASSERT_TRUE(n.ok()) << n.error().Format();
+    nodes.push_back(*n);
+  }
+  auto rules = LoadRules();
+  auto compat = LoadCudaCompat();
+  auto timeouts = hang::LoadFrameworkTimeouts();
+  ASSERT_TRUE(rules.ok() && compat.ok() && timeouts.ok());
+  auto drop_from = [](NodeState& node, int64_t first) {
+    std::erase_if(node.gpus, [&](const GpuRow& g) { return g.index >= first; });
+  };
+  std::vector<NodeState> four = nodes;
+  ASSERT_EQ(four[2].gpus.size(), 8u);
+  drop_from(four[2], 4);
+  auto r = RunPreflight(four, *rules, *compat, *timeouts, PreflightOptions{});
+  EXPECT_EQ(Count(r, Severity::kError, "gpu-count", "h20-node03",
+                  "4 GPUs visible to nvidia-smi, the other nodes have 8: GPU 4, 5, 6, 7 missing"),
+            1u)
+      << Dump(r);
+  EXPECT_EQ(r.Count(Severity::kError), 1u) << Dump(r);
+  std::vector<NodeState> seven = nodes;
+  drop_from(seven[2], 7);
+  r = RunPreflight(seven, *rules, *compat, *timeouts, PreflightOptions{});
+  EXPECT_EQ(Count(r, Severity::kError, "gpu-count", "h20-node03",
+                  "7 GPUs visible to nvidia-smi, the other nodes have 8: GPU 7 missing"),
+            1u)
+      << Dump(r);
+  // One node alone has no other to compare with: the job's count is the expected one.
+  std::vector<NodeState> one = {four[2]};
+  PreflightOptions eight;
+  eight.gpus_per_node = 8;
+  r = RunPreflight(one, *rules, *compat, *timeouts, eight);
+  EXPECT_EQ(Count(r, Severity::kError, "gpu-count", "h20-node03",
+                  "4 GPUs visible to nvidia-smi, the job expects 8 per node (--gpus-per-node)"),
+            1u)
+      << Dump(r);
+  r = RunPreflight(nodes, *rules, *compat, *timeouts, eight);
+  EXPECT_TRUE(r.findings.empty()) << Dump(r);
+}
+
 TEST(PreflightCliGolden, AllCases) { testing::RunCliGoldenSuite("cli_preflight", 10); }
 TEST(CheckpointCliGolden, AllCases) { testing::RunCliGoldenSuite("cli_checkpoint", 5); }
 

@@ -39,6 +39,9 @@ int RunPreflight(int argc, char** argv) {
   app.add_option("--launch", options.launch,
                  "the launch command line, to read its collective timeout (e.g. \"megatron sft ... "
                  "--ddp_timeout 1800\")");
+  app.add_option("--gpus-per-node", options.gpus_per_node,
+                 "GPUs every node must show (default: the count most nodes show)")
+      ->check(CLI::PositiveNumber);
   app.add_flag("--strict", strict, "exit 1 on warnings too");
   AddOutputOptions(app, out, kJsonFlag, "", "the report");
   if (auto code = ParseArgs(app, argc, argv)) return *code;

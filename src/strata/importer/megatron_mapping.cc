@@ -507,6 +507,21 @@ Status MapPrecision(MegatronFlavor flavor, Settings& s, JobBuilder& job) {
   return OkStatus();
 }
 
+// What each checkpoint holds. --no-save-optim ("Do not save current optimizer.", megatron/
+// training/arguments.py; ms-swift's --no_save_optim passes it on) leaves the optimizer state,
+// fp32 main params included, out of every save: checkpoint.optimizer false. --no-save-rng drops
+// the RNG states, a few kB per rank (Python's, NumPy's and torch's generators): no byte count
+// changes, so it is read and left.
+Status MapCheckpointContents(Settings& s, JobBuilder& job) {
+  s.Ignore("no_save_rng");
+  const SourcedValue* v = s.Use("no_save_optim");
+  if (IsNone(v)) return OkStatus();
+  const std::string source = v->source;
+  STRATA_ASSIGN_OR_RETURN(auto on, s.Bool("no_save_optim"));
+  if (*on) job.Set("checkpoint.optimizer", "false", source);
+  return OkStatus();
+}
+
 Status MapOptimizer(MegatronFlavor flavor, Settings& s, JobBuilder& job) {
   const bool swift = flavor == MegatronFlavor::kMsSwiftMcore;
   if (const SourcedValue* v = s.Use("optimizer"); !IsNone(v)) {
@@ -762,6 +777,7 @@ Status MapMegatron(MegatronFlavor flavor, Settings& s, MapContext& ctx, JobBuild
   STRATA_RETURN_IF_ERROR(MapPrecision(flavor, s, job));
   STRATA_RETURN_IF_ERROR(MapOptimizer(flavor, s, job));
   STRATA_RETURN_IF_ERROR(MapOptimizerOffload(s, job));
+  STRATA_RETURN_IF_ERROR(MapCheckpointContents(s, job));
   STRATA_RETURN_IF_ERROR(MapFp8(s, job));
   STRATA_RETURN_IF_ERROR(MapOverlap(s, job));
   STRATA_RETURN_IF_ERROR(MapMoeGroupedGemm(s, job));

@@ -358,6 +358,22 @@ Status MapTorchtitan(Settings& s, MapContext& ctx, JobBuilder& job) {
   return OkStatus();
 }
 
+// The HF Trainer's save_model under ZeRO-3 (transformers trainer.py) gathers the 16-bit state
+// dict and rank 0 writes model.safetensors beside DeepSpeed's global_step files, when the config
+// allows the gather (stage3_gather_16bit_weights_on_model_save; DeepSpeed's default false, when
+// the Trainer saves DeepSpeed's files alone): checkpoint.save_16bit_model.
+// DeepSpeed still reads the flag's older name, stage3_gather_fp16_weights_on_model_save.
+Status MapZero3ModelSave(Settings& s, JobBuilder& job) {
+  for (const char* key : {"ds.zero_optimization.stage3_gather_16bit_weights_on_model_save",
+                          "ds.zero_optimization.stage3_gather_fp16_weights_on_model_save"}) {
+    if (!s.Has(key)) continue;
+    const std::string source = s.Use(key)->source;
+    STRATA_ASSIGN_OR_RETURN(auto on, s.Bool(key));
+    if (on && *on) job.Set("checkpoint.save_16bit_model", "true", source);
+  }
+  return OkStatus();
+}
+
 /// ZeRO-3's prefetch as a fraction of a layer (sharding.prefetch_layers). DeepSpeed prefetches
 /// stage3_prefetch_bucket_size parameters ahead (its default 50,000,000; "auto" is filled by the
 /// HF Trainer with 0.9 x hidden^2). An MoE block is fetched whole (transformers and ms-swift mark
@@ -754,6 +770,7 @@ Status MapHfDeepSpeed(Settings& s, MapContext& ctx, JobBuilder& job) {
                                       : "full fine-tuning");
   job.Default("mtp", "false", "the HF Trainer does not build MTP blocks");
   if (stage == 3) STRATA_RETURN_IF_ERROR(MapZero3Prefetch(s, job));
+  if (stage == 3) STRATA_RETURN_IF_ERROR(MapZero3ModelSave(s, job));
   if (stage >= 1 && stage <= 3) {
     job.Set("sharding.mode", fmt::format("zero{}", stage),
             stage_opt ? fmt::format("ds: zero_optimization.stage {}", stage)

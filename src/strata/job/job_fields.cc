@@ -266,6 +266,15 @@ const std::vector<JobField>& JobFields() {
       {"framework.liger_kernel", "true | false", "", "false", "", "", "true",
        "Liger kernels in HF model code (use_liger_kernel): fused RMSNorm, rotary and SwiGLU, "
        "so `step` adds none of the eager module code's extra memory traffic"},
+      {"checkpoint.optimizer", "true | false", "", "true", "--no-save-optim (false)", "", "false",
+       "`checkpoint`: each checkpoint holds the optimizer state (fp32 master weights and Adam "
+       "moments); false: the weights alone (Megatron's --no-save-optim, ms-swift's "
+       "--no_save_optim true). DeepSpeed's save_checkpoint always writes its optimizer "
+       "partitions, so it refuses false"},
+      {"checkpoint.save_16bit_model", "true | false", "", "false", "", "", "true",
+       "`checkpoint`: rank 0 also writes the whole model in precision.params (model.safetensors) "
+       "at each save: the HF Trainer under DeepSpeed ZeRO-3 with "
+       "stage3_gather_16bit_weights_on_model_save true (read by `import`)"},
       {"throughput.tokens_per_s", "token count", "tokens/s", "none", "", "", "50K",
        "measured job throughput (`mfu`); excludes step_time"},
       {"throughput.tokens_per_step", "token count", "tokens", "global batch x mean_tokens", "", "",

@@ -99,6 +99,24 @@ Status ApplyOverride(YAML::Node& root, const std::string& assignment) {
   return OkStatus();
 }
 
+// Before a required key of `section` ("" = the top level) is reported missing: a misspelled one
+// ("micro_bach") is the unknown field it is, with its did-you-mean, not a missing one. The keys a
+// section may hold are the job-field table's (JobSpecKeys).
+Status CheckKeysBeforeRequired(const YamlMap& map, const std::string& section,
+                               const std::vector<std::string>& required) {
+  bool all_there = true;
+  for (const std::string& key : required) all_there &= map.Has(key);
+  if (all_there) return OkStatus();
+  const std::string prefix = section.empty() ? "" : section + ".";
+  std::vector<std::string> allowed;
+  for (const std::string& key : JobSpecKeys()) {
+    if (!key.starts_with(prefix)) continue;
+    const std::string rest = key.substr(prefix.size());
+    allowed.push_back(rest.substr(0, rest.find('.')));
+  }
+  return map.CheckNoUnknownKeys(allowed);
+}
+
 Status ParseCluster(YamlMap& top, JobSpec& job) {
   STRATA_ASSIGN_OR_RETURN(YAML::Node node, top.Node("cluster"));
   if (node.IsScalar()) {
@@ -124,6 +142,8 @@ Status ParseCluster(YamlMap& top, JobSpec& job) {
     return OkStatus();
   }
   STRATA_ASSIGN_OR_RETURN(YamlMap cluster, top.Map("cluster"));
+  STRATA_RETURN_IF_ERROR(
+      CheckKeysBeforeRequired(cluster, "cluster", {"gpu", "gpus_per_node", "nodes"}));
   if (cluster.Has("file")) {
     // A cluster file with the job's own GPU and counts (what --set on a named cluster writes):
     // the file keeps the network; the node count may change, the node itself may not.
@@ -224,6 +244,7 @@ Status ParseParallel(YamlMap& top, JobSpec& job) {
 
 Status ParseSequence(YamlMap& top, JobSpec& job) {
   STRATA_ASSIGN_OR_RETURN(YamlMap seq, top.Map("sequence"));
+  STRATA_RETURN_IF_ERROR(CheckKeysBeforeRequired(seq, "sequence", {"max_tokens"}));
   STRATA_ASSIGN_OR_RETURN(job.sequence.max_tokens, TokenField(seq, "max_tokens", true));
   if (seq.Has("mean_tokens") && seq.Has("histogram")) {
     return seq.ErrorAt("histogram", "give mean_tokens or histogram, not both");
@@ -392,6 +413,18 @@ Status ParseOverlap(YamlMap& top, JobSpec& job) {
   }
   v.pp_p2p_given = o.Has("pp_p2p");
   return o.CheckNoUnknownKeys();
+}
+
+Status ParseCheckpoint(YamlMap& top, JobSpec& job) {
+  if (!top.Has("checkpoint")) return OkStatus();
+  STRATA_ASSIGN_OR_RETURN(YamlMap c, top.Map("checkpoint"));
+  if (c.Has("optimizer")) {
+    STRATA_ASSIGN_OR_RETURN(job.checkpoint.optimizer, c.Bool("optimizer"));
+  }
+  if (c.Has("save_16bit_model")) {
+    STRATA_ASSIGN_OR_RETURN(job.checkpoint.save_16bit_model, c.Bool("save_16bit_model"));
+  }
+  return c.CheckNoUnknownKeys();
 }
 
 Status ParseFramework(YamlMap& top, JobSpec& job) {
@@ -654,11 +687,14 @@ Result<JobSpec> ParseFields(YAML::Node& root, const std::string& file) {
   STRATA_ASSIGN_OR_RETURN(YamlMap top, YamlMap::Of(root, file, ""));
   JobSpec job;
   job.file = file;
+  STRATA_RETURN_IF_ERROR(CheckKeysBeforeRequired(top, "", {"model", "batch", "sequence"}));
   STRATA_ASSIGN_OR_RETURN(job.model, top.String("model"));
   STRATA_RETURN_IF_ERROR(ParseCluster(top, job));
   STRATA_RETURN_IF_ERROR(ParseParallel(top, job));
   {
     STRATA_ASSIGN_OR_RETURN(YamlMap batch, top.Map("batch"));
+    STRATA_RETURN_IF_ERROR(
+        CheckKeysBeforeRequired(batch, "batch", {"micro_batch", "global_batch"}));
     STRATA_ASSIGN_OR_RETURN(job.micro_batch, batch.PositiveInt("micro_batch"));
     STRATA_ASSIGN_OR_RETURN(job.global_batch, batch.PositiveInt("global_batch"));
     STRATA_RETURN_IF_ERROR(batch.CheckNoUnknownKeys());
@@ -671,6 +707,7 @@ Result<JobSpec> ParseFields(YAML::Node& root, const std::string& file) {
   STRATA_RETURN_IF_ERROR(ParseOverlap(top, job));
   STRATA_RETURN_IF_ERROR(ParseAttention(top, job));
   STRATA_RETURN_IF_ERROR(ParseFramework(top, job));
+  STRATA_RETURN_IF_ERROR(ParseCheckpoint(top, job));
   STRATA_RETURN_IF_ERROR(ParseThroughput(top, job));
   if (top.Has("mtp")) {
     STRATA_ASSIGN_OR_RETURN(job.mtp, top.Bool("mtp"));

@@ -138,6 +138,16 @@ struct FrameworkSpec {
   bool liger_kernel = false;
 };
 
+/// What each checkpoint holds beyond the framework's default contents (`strata checkpoint`).
+struct CheckpointSpec {
+  /// The optimizer state (fp32 master weights and Adam moments) is saved; false: Megatron's
+  /// --no-save-optim (ms-swift's --no_save_optim true), the model's weights alone.
+  bool optimizer = true;
+  /// Rank 0 also writes the whole model in the parameter dtype (model.safetensors): the HF
+  /// Trainer under DeepSpeed ZeRO-3 with stage3_gather_16bit_weights_on_model_save true.
+  bool save_16bit_model = false;
+};
+
 /// The names `framework.gdn_kernel` accepts.
 const std::vector<std::string>& GdnKernelNames();
 
@@ -187,6 +197,7 @@ struct JobSpec {
   ActivationOffloadSpec activation_offload;  // megatron-core --cpu-offloading (default off)
   OverlapSpec overlap;
   FrameworkSpec framework;    // megatron-core by default
+  CheckpointSpec checkpoint;  // what a checkpoint holds (the optimizer state by default)
   ThroughputSpec throughput;  // optional
 
   /// Micro batches per step per data-parallel rank (gradient accumulation).

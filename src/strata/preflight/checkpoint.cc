@@ -151,6 +151,15 @@ CheckpointSizes ComputeCheckpointSizes(const Job& job) {
   } else if (mixed) {
     s.master_total = Bytes::Count(trainable * master_b);
   }
+  // Megatron's --no-save-optim leaves the optimizer's sharded state dict, the fp32 main params
+  // included, out of the checkpoint (megatron/training/checkpointing.py, save_checkpoint: the
+  // 'optimizer' entry only `if not args.no_save_optim`): the model's weights alone remain. Where
+  // the fp32 parameter is the model state it stays; the moments go.
+  s.optimizer_saved = job.spec.checkpoint.optimizer;
+  if (!s.optimizer_saved) {
+    if (!s.master_is_model_state) s.master_total = Bytes();
+    s.moments_total = Bytes();
+  }
   // DeepSpeed ZeRO-3's model_states files hold placeholders for the partitioned module
   // (deepspeedai/DeepSpeed#1009, #2413); its optim_states files hold the fp32 partitions.
   s.weights_saved = !s.master_is_model_state &&
@@ -198,6 +207,14 @@ CheckpointSizes ComputeCheckpointSizes(const Job& job) {
   s.master_per_rank = s.master_total * optimizer_rank;
   s.moments_per_rank = s.moments_total * optimizer_rank;
   s.busiest_node = module_total * module_node + s.optimizer_total() * optimizer_node;
+  // The HF Trainer's save_model under ZeRO-3 gathers the 16-bit state dict and rank 0 writes it
+  // (model.safetensors) beside DeepSpeed's files (transformers trainer.py, save_model:
+  // "now save the real model if stage3_gather_16bit_weights_on_model_save=True"): the whole
+  // model once more, on rank 0 and so on the first node.
+  if (job.spec.checkpoint.save_16bit_model && !s.adapters_only) {
+    s.consolidated_total = s.weights_total;
+    s.busiest_node = s.busiest_node + s.consolidated_total;
+  }
   return s;
 }
 
@@ -274,13 +291,31 @@ Result<Cluster> CheckpointCluster(const Job& job, const std::string& flag) {
       .WithHint("pass --cluster <file or name under data/clusters/>");
 }
 
+Status CheckCheckpointSettings(const Job& job) {
+  if (!job.spec.checkpoint.optimizer &&
+      CheckpointFormatOf(job.spec) == CheckpointFormat::kDeepSpeed) {
+    return InvalidInput(
+               "checkpoint.optimizer: false is Megatron's --no-save-optim; DeepSpeed's "
+               "save_checkpoint always writes its zero_pp_rank_*_optim_states.pt partitions")
+        .InField("checkpoint.optimizer")
+        .WithHint("remove checkpoint.optimizer, or set framework.name to megatron-core");
+  }
+  return OkStatus();
+}
+
 Result<CheckpointPlan> PlanCheckpoint(const Job& job, const BandwidthMap& map,
                                       const FailureRate& rate) {
+  STRATA_RETURN_IF_ERROR(CheckCheckpointSettings(job));
   CheckpointPlan plan;
   plan.sizes = ComputeCheckpointSizes(job);
   // The job's node count, on the storage of the cluster file that describes its nodes.
-  STRATA_ASSIGN_OR_RETURN(plan.times,
-                          ComputeCheckpointTimes(plan.sizes, map, job.spec.cluster.nodes));
+  auto times = ComputeCheckpointTimes(plan.sizes, map, job.spec.cluster.nodes);
+  if (!times.ok()) {
+    // Only a missing storage level comes back as an error; the sizes do not depend on it.
+    plan.untimed_reason = times.error().message + ": " + times.error().hint;
+    return plan;
+  }
+  plan.times = *times;
   plan.interval = ComputeInterval(rate.per_gpu_hour, plan.sizes.world, plan.times.checkpoint_write,
                                   plan.times.checkpoint_load);
   return plan;

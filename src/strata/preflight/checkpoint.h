@@ -65,17 +65,23 @@ struct CheckpointSizes {
   /// not a tensor of its checkpoints. weights_total is then the base, the size of a merged model.
   bool adapters_only = false;
   Bytes adapter_total;  // every adapter parameter once, in the dtype they are kept in (fp32)
+  /// The optimizer state is written (checkpoint.optimizer); false: master_* and moments_* are 0
+  /// unless the fp32 parameter is the model state (then the moments alone are dropped).
+  bool optimizer_saved = true;
+  /// The consolidated model rank 0 writes beside the sharded files (checkpoint.save_16bit_model:
+  /// the HF Trainer's model.safetensors under ZeRO-3): every parameter once in the param dtype.
+  Bytes consolidated_total;
   int64_t world = 0;
   /// What the node that writes most writes (the write and the load of a restart wait for it).
   Bytes busiest_node;
   Bytes optimizer_total() const { return master_total + moments_total; }
   Bytes checkpoint_total() const {
     if (adapters_only) return adapter_total + optimizer_total();
-    return (weights_saved ? weights_total : Bytes()) + optimizer_total();
+    return (weights_saved ? weights_total : Bytes()) + optimizer_total() + consolidated_total;
   }
-  /// The busiest rank's files.
+  /// The busiest rank's files (rank 0's, with the consolidated model).
   Bytes checkpoint_per_rank() const {
-    return weights_per_rank + master_per_rank + moments_per_rank;
+    return weights_per_rank + master_per_rank + moments_per_rank + consolidated_total;
   }
   /// HF safetensors hold the weights only (in the parameter dtype).
   /// With adapters: PEFT's adapter_model.safetensors (a merged model is weights_total).
@@ -110,6 +116,10 @@ struct CheckpointPlan {
   CheckpointSizes sizes;
   CheckpointTimes times;
   CheckpointInterval interval;
+  /// Why there are no times nor interval (the cluster has no storage level): the sizes need
+  /// no storage, so they are still given. "" when timed.
+  std::string untimed_reason;
+  bool timed() const { return untimed_reason.empty(); }
 };
 
 /// The checkpoint holds the whole model once, whatever the sharding: the totals come from the
@@ -132,7 +142,12 @@ Result<Cluster> CheckpointCluster(const Job& job, const std::string& cluster_fla
 /// What the storage kind adds to the write time, for the report ("" when nothing).
 std::string_view StorageNote(std::string_view storage_kind);
 
-/// Sizes, write and load times on the first storage level of `map`, and the interval for `rate`.
+/// The job's checkpoint settings the writing format cannot honour (checkpoint.optimizer false
+/// under DeepSpeed), as an error naming the field.
+Status CheckCheckpointSettings(const Job& job);
+
+/// Sizes, write and load times on the first storage level of `map`, and the interval for `rate`;
+/// a map without a storage level gives the sizes alone (untimed_reason says why).
 Result<CheckpointPlan> PlanCheckpoint(const Job& job, const BandwidthMap& map,
                                       const FailureRate& rate);
 

@@ -26,6 +26,7 @@ PreflightReport RunPreflight(const std::vector<NodeState>& nodes, const Rules& r
     }
   }
   CheckGpus(nodes, rules, report);
+  CheckGpuCount(nodes, options, report);
   CheckEnv(nodes, rules, report);
   CheckNetwork(nodes, report);
   CheckSoftware(nodes, compat, report);

@@ -56,6 +56,9 @@ struct TimeoutSummary {
 
 struct PreflightOptions {
   std::string launch;  // the launch command line (for framework timeouts); "" = trainers' cmdlines
+  /// GPUs the job expects on every node (--gpus-per-node, e.g. the cluster's or torchrun's
+  /// --nproc-per-node); 0: the count most nodes show is the expected one.
+  int64_t gpus_per_node = 0;
 };
 
 struct PreflightReport {
@@ -75,6 +78,8 @@ PreflightReport RunPreflight(const std::vector<NodeState>& nodes, const Rules& r
 
 // The checks, one family each (checks_*.cc); RunPreflight calls them in this order.
 void CheckGpus(const std::vector<NodeState>& nodes, const Rules& rules, PreflightReport& report);
+void CheckGpuCount(const std::vector<NodeState>& nodes, const PreflightOptions& options,
+                   PreflightReport& report);
 void CheckEnv(const std::vector<NodeState>& nodes, const Rules& rules, PreflightReport& report);
 void CheckNetwork(const std::vector<NodeState>& nodes, PreflightReport& report);
 void CheckSoftware(const std::vector<NodeState>& nodes, const CudaCompat& compat,

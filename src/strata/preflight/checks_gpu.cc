@@ -2,6 +2,7 @@
 // a leftover trainer), memory in use with no process listed (the release race of incident 3),
 // and Xid, ECC, retired-page and clock-throttle warnings.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <map>
 
@@ -147,6 +148,49 @@ void CheckGpuListPresent(const NodeState& node, PreflightReport& report) {
                    why),
        "make nvidia-smi work on the node (driver installed, nvidia-smi on PATH), then collect "
        "again with 'strata collect --node-state'"});
+}
+
+// A node whose nvidia-smi lists fewer GPUs than the job expects (GPUs fallen off the bus after an
+// Xid 79, a GPU hidden from the container) cannot run its share of the ranks: torchrun with
+// --nproc-per-node 8 fails at set_device on the missing ones, or a remapped launch runs a world
+// of the wrong size. The reference (reference/formats/logs-and-node-state.md, 2.1) treats a GPU
+// count below the expected one as a hard failure, as GCM's gpu_num check does. The expected count
+// is --gpus-per-node when given, else the count most nodes show (ties to the larger), as the RDMA
+// check compares port counts across nodes.
+void CheckGpuCount(const std::vector<NodeState>& nodes, const PreflightOptions& options,
+                   PreflightReport& report) {
+  std::map<size_t, size_t> nodes_with;  // GPU count -> number of nodes
+  for (const NodeState& node : nodes) {
+    if (node.Has("gpus")) ++nodes_with[node.gpus.size()];
+  }
+  size_t expected = 0, most_nodes = 0;
+  for (const auto& [count, n] : nodes_with) {
+    if (n >= most_nodes) {
+      expected = count;
+      most_nodes = n;
+    }
+  }
+  const bool from_option = options.gpus_per_node > 0;
+  if (from_option) expected = static_cast<size_t>(options.gpus_per_node);
+  for (const NodeState& node : nodes) {
+    if (!node.Has("gpus") || node.gpus.size() >= expected) continue;
+    std::vector<int64_t> missing;
+    for (int64_t i = 0; i < static_cast<int64_t>(expected); ++i) {
+      bool seen = false;
+      for (const GpuRow& g : node.gpus) seen |= g.index == i;
+      if (!seen) missing.push_back(i);
+    }
+    const std::string which =
+        missing.empty() ? "" : fmt::format(": GPU {} missing", fmt::join(missing, ", "));
+    report.findings.push_back(Finding{
+        Severity::kError, "gpu-count", node.host,
+        fmt::format("{} GPU{} visible to nvidia-smi, {} {}{}{}", node.gpus.size(),
+                    node.gpus.size() == 1 ? "" : "s",
+                    from_option ? "the job expects" : "the other nodes have", expected,
+                    from_option ? " per node (--gpus-per-node)" : "", which),
+        "look for Xid 79 (fallen off the bus) in dmesg and check nvidia-smi -L on the node; "
+        "drain it or leave it out of the job"});
+  }
 }
 
 void CheckGpus(const std::vector<NodeState>& nodes, const Rules& rules, PreflightReport& report) {

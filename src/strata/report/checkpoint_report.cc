@@ -15,6 +15,11 @@ namespace {
 
 std::string Hours(Seconds t) { return fmt::format("{:.1f} h", t.s() / 3600); }
 
+// Whole GB from 10 GB up; below, a rounded "1 GB" would double a 0.5 GB adapter checkpoint.
+std::string VerdictGb(Bytes b) {
+  return b.gb() >= 10 ? fmt::format("{:.0f}", b.gb()) : fmt::format("{:.2f}", b.gb());
+}
+
 }  // namespace
 
 std::string RenderCheckpointText(const Job& job, const std::string& cluster,
@@ -47,6 +52,13 @@ std::string RenderCheckpointText(const Job& job, const std::string& cluster,
                     s.weights_saved ? "" : ", not a tensor of the checkpoint"),
         s.weights_per_rank, s.weights_total);
   }
+  if (!s.optimizer_saved) {
+    // Megatron's --no-save-optim: say what is left out rather than print zeros.
+    sizes.AddRow({fmt::format("master weights ({}) + optimizer states, not saved "
+                              "(checkpoint.optimizer: false)",
+                              master_dtype),
+                  "-", "-", "-"});
+  }
   if (s.master_total.count() > 0) {
     row(s.master_is_model_state
             ? fmt::format("{} parameters ({}, the model state)",
@@ -55,7 +67,14 @@ std::string RenderCheckpointText(const Job& job, const std::string& cluster,
             : fmt::format("master weights ({})", master_dtype),
         s.master_per_rank, s.master_total);
   }
-  row("optimizer states (Adam moments)", s.moments_per_rank, s.moments_total);
+  if (s.optimizer_saved) {
+    row("optimizer states (Adam moments)", s.moments_per_rank, s.moments_total);
+  }
+  if (s.consolidated_total.count() > 0) {
+    row(fmt::format("16-bit model by rank 0 (model.safetensors, {})",
+                    DTypeName(job.spec.param_dtype)),
+        s.consolidated_total, s.consolidated_total);
+  }
   sizes.AddSeparator();
   // PEFT models save adapter_model.safetensors in the Trainer's checkpoint, not the model.
   const std::string format = s.adapters_only && s.format == preflight::CheckpointFormat::kHfTrainer
@@ -74,12 +93,18 @@ std::string RenderCheckpointText(const Job& job, const std::string& cluster,
                 "  written by: ASSUMED from sharding {} (the job names no framework; "
                 "set framework.name)\n",
                 mode);
-  out +=
+  out += fmt::format(
       "  per rank: what the busiest rank writes; total: the whole model once, whatever the "
-      "sharding\n";
+      "sharding{}\n",
+      s.consolidated_total.count() > 0 ? ", and the 16-bit model once more" : "");
   if (s.adapters_only) {
     out += fmt::format("  adapters on: {}\n",
                        fmt::join(CoverageOf(job.model, job.spec.adapter).matrices, "; "));
+  }
+  if (s.consolidated_total.count() > 0) {
+    out +=
+        "  16-bit model: checkpoint.save_16bit_model (the HF Trainer's save_model under ZeRO-3 "
+        "with stage3_gather_16bit_weights_on_model_save): rank 0 writes it beside the shards\n";
   }
   if (explain) {
     out += fmt::format(
@@ -88,6 +113,15 @@ std::string RenderCheckpointText(const Job& job, const std::string& cluster,
         "  busiest node writes {} (the write and the restart wait for it)\n",
         DTypeBytes(job.spec.param_dtype), FormatGB(s.weights_total), FormatGB(s.optimizer_total()),
         FormatGB(s.busiest_node));
+  }
+  if (!p.timed()) {
+    out += fmt::format(
+        "\nstorage: {}\n  the sizes above need none; the write and load times and the "
+        "checkpoint interval need a storage entry\n",
+        p.untimed_reason);
+    out += fmt::format("\nverdict: a checkpoint holds {} GB; its time is unknown without storage\n",
+                       VerdictGb(s.checkpoint_total()));
+    return out;
   }
   out += fmt::format("\nstorage: {} of cluster {}, {} per node x {} node{}\n", t.storage, cluster,
                      FormatGBps(t.per_node), t.nodes, t.nodes == 1 ? "" : "s");
@@ -111,16 +145,15 @@ std::string RenderCheckpointText(const Job& job, const std::string& cluster,
         "  delta = checkpoint write time {}; R = its load time {}; M = 3600 s / ({:.4g} x {})\n",
         FormatSeconds(c.cost), FormatSeconds(c.restart), c.failure_rate_per_gpu_hour, c.gpus);
     out += fmt::format(
-        "  lost fraction = delta/tau + (tau/2 + R)/M = {:.0f}/{:.0f} + ({:.0f}/2 + "
-        "{:.0f})/{:.0f}\n",
+        "  lost fraction = delta/tau + (tau/2 + R)/M = {:.3g} s/{:.0f} s + ({:.0f} s/2 + "
+        "{:.3g} s)/{:.0f} s\n",
         c.cost.s(), c.daly.s(), c.daly.s(), c.restart.s(), c.mtbf.s());
   }
   out += fmt::format(
       "lost: {:.2f}% of the job's time = {:.1f} GPU-hours per day ({:.1f} checkpoints per day)\n",
       100 * c.lost_fraction, c.gpu_hours_lost_per_day, c.checkpoints_per_day);
   out += fmt::format("\nverdict: a checkpoint costs {} of training ({} GB); take one every {}\n",
-                     FormatSeconds(c.cost), fmt::format("{:.0f}", s.checkpoint_total().gb()),
-                     Hours(c.daly));
+                     FormatSeconds(c.cost), VerdictGb(s.checkpoint_total()), Hours(c.daly));
   return out;
 }
 
@@ -151,7 +184,15 @@ Json CheckpointToJson(const Job& job, const preflight::CheckpointPlan& p,
     sizes["adapter_matrices"] = cov.matrices;
     sizes["merged_model_bytes"] = JsonBytes(p.sizes.weights_total);
   }
+  sizes["optimizer_saved"] = p.sizes.optimizer_saved;
+  sizes["consolidated_16bit_model_bytes"] = JsonBytes(p.sizes.consolidated_total);
   j["sizes"] = sizes;
+  if (!p.timed()) {
+    j["times"] = nullptr;
+    j["interval"] = nullptr;
+    j["untimed_reason"] = p.untimed_reason;
+    return j;
+  }
   Json times;
   times["storage"] = p.times.storage;
   times["per_node_bytes_per_s"] = p.times.per_node.bytes_per_s();

@@ -78,12 +78,15 @@ std::string RenderMfuText(const MfuReport& report, const ThroughputSource& sourc
                     Percent(point.trained_mfu), "megatron less frozen weight gradients"});
     }
     table.AddSeparator();
-    table.AddRow({fmt::format("HFU ({} recompute)", RecomputeName(in.recompute)),
+    table.AddRow({in.recompute == Recompute::kNone
+                      ? std::string("HFU (no recompute)")
+                      : fmt::format("HFU ({} recompute)", RecomputeName(in.recompute)),
                   fmt::format("{:.2f}", point.hardware_per_token.gflop()),
                   fmt::format("{:.2f}", per_gpu * point.hardware_per_token.count() / 1e12),
                   Percent(point.hfu),
-                  in.trained_flop_adjustment != 0 ? "trained + recomputed forward"
-                                                  : "megatron + recomputed forward"});
+                  in.recompute == Recompute::kNone  ? "nothing recomputed"
+                  : in.trained_flop_adjustment != 0 ? "trained + recomputed forward"
+                                                    : "megatron + recomputed forward"});
     out += table.Render();
     if (explain) {
       out += "\n  MFU = tokens/s/GPU x FLOP/token / peak\n";

@@ -1,0 +1,133 @@
+// What a checkpoint holds beyond the framework's default contents: Megatron's --no-save-optim
+// (checkpoint.optimizer false) and the HF Trainer's consolidated 16-bit model under ZeRO-3
+// (checkpoint.save_16bit_model), and the sizes of a job whose cluster has no storage level.
+//
+// Llama-3.1-8B (hidden 4096, 32 layers, 32 heads x 128, 8 KV heads, MLP 14336, vocab 128,256,
+// untied), counted by hand:
+//   layer: attention 2 x 4096^2 + 2 x 4096 x 1024 = 41,943,040; MLP 3 x 4096 x 14336 =
+//     176,160,768; norms 2 x 4096 = 8,192; together 218,112,000
+//   P = 32 x 218,112,000 + 2 x 128,256 x 4096 + 4096 (final norm) = 8,030,261,248
+//   bf16 weights 2 B x P = 16,060,522,496 B (16.06 GB)
+#include <gtest/gtest.h>
+
+#include "strata/hw/cluster.h"
+#include "strata/hw/interconnects.h"
+#include "strata/job/job_spec.h"
+#include "strata/preflight/checkpoint.h"
+
+namespace strata::preflight {
+namespace {
+
+constexpr double kLlama8bParams = 8030261248.0;
+
+Job InlineJob(const std::string& yaml) {
+  auto spec = ParseJobSpec(yaml, "inline.yaml", {});
+  EXPECT_TRUE(spec.ok()) << spec.error().Format();
+  auto job = ResolveJob(*spec);
+  EXPECT_TRUE(job.ok()) << job.error().Format();
+  return *job;
+}
+
+// The audit's Megatron script (pretrain_gpt.py, Llama-3.1-8B, TP2 PP2 DP8 on 4 nodes x 8 H100,
+// --no-save-optim). Megatron's save_checkpoint puts the optimizer's state dict (the fp32 main
+// params and both Adam moments) in the checkpoint only `if not args.no_save_optim`
+// (megatron/training/checkpointing.py): what is left is the bf16 model, 2 B x P =
+// 16,060,522,496 B, spread by the fully parallel save over the 32 ranks (501,891,328 B each) and
+// the 4 nodes (4,015,130,624 B each; at Lustre's 20 GB/s per node 0.2008 s). Before, the
+// checkpoint was 14 B x P = 112.4 GB (optimizer counted).
+TEST(CheckpointContents, NoSaveOptimLeavesTheWeightsAlone) {
+  const std::string yaml =
+      "model: llama-3.1-8b\n"
+      "cluster: {file: h100-8x8-ib400, gpu: H100, gpus_per_node: 8, nodes: 4}\n"
+      "parallel: {tp: 2, pp: 2}\n"
+      "batch: {micro_batch: 1, global_batch: 128}\n"
+      "sequence: {max_tokens: 8192}\n"
+      "framework: {name: megatron-core}\n";
+  const CheckpointSizes with = ComputeCheckpointSizes(InlineJob(yaml));
+  EXPECT_NEAR(with.checkpoint_total().count(), 14 * kLlama8bParams, 1e3);
+  const CheckpointSizes s =
+      ComputeCheckpointSizes(InlineJob(yaml + "checkpoint: {optimizer: false}\n"));
+  EXPECT_FALSE(s.optimizer_saved);
+  EXPECT_NEAR(s.checkpoint_total().count(), 16060522496.0, 1e3);
+  EXPECT_NEAR(s.checkpoint_per_rank().count(), 501891328.0, 1e2);
+  EXPECT_NEAR(s.busiest_node.count(), 4015130624.0, 1e2);
+  EXPECT_DOUBLE_EQ(s.master_total.count(), 0.0);
+  EXPECT_DOUBLE_EQ(s.moments_total.count(), 0.0);
+  EXPECT_NEAR(s.hf_total().count(), 16060522496.0, 1e3);
+  auto cluster = LoadCluster("h100-8x8-ib400");
+  auto links = LoadInterconnects();
+  ASSERT_TRUE(cluster.ok() && links.ok());
+  auto map = BuildBandwidthMap(*cluster, *links);
+  ASSERT_TRUE(map.ok()) << map.error().Format();
+  auto t = ComputeCheckpointTimes(s, *map, 4);
+  ASSERT_TRUE(t.ok()) << t.error().Format();
+  EXPECT_NEAR(t->checkpoint_write.s(), 4.015130624 / 20, 1e-6);
+}
+
+// DeepSpeed's save_checkpoint has no switch to leave its optimizer partitions out.
+TEST(CheckpointContents, DeepSpeedRefusesNoOptimizer) {
+  const Job job = InlineJob(
+      "model: llama-3.1-8b\n"
+      "cluster: {file: h100-8x8-ib400, gpu: H100, gpus_per_node: 8, nodes: 1}\n"
+      "parallel: {tp: 1, pp: 1}\n"
+      "batch: {micro_batch: 1, global_batch: 8}\n"
+      "sequence: {max_tokens: 4096}\n"
+      "sharding: {mode: zero3}\n"
+      "framework: {name: hf-trainer}\n"
+      "checkpoint: {optimizer: false}\n");
+  const Status st = CheckCheckpointSettings(job);
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.error().field, "checkpoint.optimizer");
+}
+
+// The audit's HF Trainer + DeepSpeed ZeRO-3 job (Llama-3.1-8B on 1 node x 8 H100) with
+// stage3_gather_16bit_weights_on_model_save true. Trainer._save_checkpoint calls save_model,
+// which under ZeRO-3 gathers the 16-bit state dict and writes model.safetensors from rank 0,
+// then DeepSpeed's save_checkpoint writes the partitions (transformers trainer.py):
+//   ZeRO files = (4 B fp32 partition + 8 B Adam) x P = 96,363,134,976 B, 1/8 per rank =
+//     12,045,391,872 B
+//   16-bit model = 2 B x P = 16,060,522,496 B, by rank 0
+//   total 14 B x P = 112,423,657,472 B; rank 0 12,045,391,872 + 16,060,522,496 =
+//     28,105,914,368 B; the one node writes all of it (112.4 GB, 5.62 s at 20 GB/s)
+// Before: 96.4 GB in all, 12.05 GB on rank 0.
+TEST(CheckpointContents, Zero3With16BitModelSaveCountsRankZerosModel) {
+  const Job job = InlineJob(
+      "model: llama-3.1-8b\n"
+      "cluster: {file: h100-8x8-ib400, gpu: H100, gpus_per_node: 8, nodes: 1}\n"
+      "parallel: {tp: 1, pp: 1}\n"
+      "batch: {micro_batch: 1, global_batch: 8}\n"
+      "sequence: {max_tokens: 4096}\n"
+      "sharding: {mode: zero3}\n"
+      "framework: {name: hf-trainer}\n"
+      "checkpoint: {save_16bit_model: true}\n");
+  const CheckpointSizes s = ComputeCheckpointSizes(job);
+  EXPECT_EQ(s.format, CheckpointFormat::kDeepSpeed);
+  EXPECT_NEAR(s.consolidated_total.count(), 16060522496.0, 1e3);
+  EXPECT_NEAR(s.checkpoint_total().count(), 112423657472.0, 1e4);
+  EXPECT_NEAR(s.checkpoint_per_rank().count(), 28105914368.0, 1e3);
+  EXPECT_NEAR(s.busiest_node.count(), 112423657472.0, 1e4);
+}
+
+// The shipped QLoRA job's cluster (h200-1x1) has no storage level. The sizes need none: the plan
+// keeps them and says why there is no time (before, the command stopped with exit 2).
+TEST(CheckpointContents, SizesWithoutAStorageLevel) {
+  auto spec = LoadJobSpec("llama-3.1-8b-qlora-h200x1", {});
+  ASSERT_TRUE(spec.ok()) << spec.error().Format();
+  auto job = ResolveJob(*spec);
+  ASSERT_TRUE(job.ok()) << job.error().Format();
+  auto cluster = LoadCluster("h200-1x1");
+  auto links = LoadInterconnects();
+  ASSERT_TRUE(cluster.ok() && links.ok());
+  auto map = BuildBandwidthMap(*cluster, *links);
+  ASSERT_TRUE(map.ok()) << map.error().Format();
+  auto plan = PlanCheckpoint(*job, *map, FailureRate{1.9733e-5, "", ""});
+  ASSERT_TRUE(plan.ok()) << plan.error().Format();
+  EXPECT_FALSE(plan->timed());
+  EXPECT_NE(plan->untimed_reason.find("no storage level"), std::string::npos)
+      << plan->untimed_reason;
+  // 41,943,040 adapter parameters (audit25's per-layer count x 32) in fp32 = 167,772,160 B.
+  EXPECT_NEAR(plan->sizes.adapter_total.count(), 167772160.0, 1);
+}
+
+}  // namespace
+}  // namespace strata::preflight
