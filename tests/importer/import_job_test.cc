@@ -154,6 +154,46 @@ TEST(ImportJobTest, MegatronExampleScriptWithBashArrays) {
   EXPECT_EQ(CountParams(*config).text_total(), 19'360'256);
 }
 
+// A Megatron-LM command that spells out Llama-3.1-8B (32 layers, hidden 4096, FFN 14336, 32
+// heads, 8 query groups: meta-llama/Llama-3.1-8B config.json num_hidden_layers 32, hidden_size
+// 4096, intermediate_size 14336, num_attention_heads 32, num_key_value_heads 8) but takes its
+// vocabulary from a HF tokenizer, so --model is needed. --model llama-3.1-8b agrees with every
+// argument and is taken; --model llama-3.1-70b (80 layers, hidden 8192, FFN 28672, 64 heads,
+// 8 KV heads: meta-llama/Llama-3.1-70B config.json) contradicts four of them and is refused,
+// naming both values and the line of the argument, instead of silently replacing the script's
+// model.
+TEST(ImportJobTest, MegatronArgumentsContradictingModelAreRefused) {
+  const std::string script =
+      "torchrun --nproc_per_node 8 --nnodes 4 pretrain_gpt.py \\\n"
+      "    --tensor-model-parallel-size 2 --pipeline-model-parallel-size 2 \\\n"
+      "    --num-layers 32 --hidden-size 4096 --ffn-hidden-size 14336 \\\n"
+      "    --num-attention-heads 32 --group-query-attention --num-query-groups 8 \\\n"
+      "    --seq-length 8192 --max-position-embeddings 8192 \\\n"
+      "    --micro-batch-size 1 --global-batch-size 128 --bf16 --swiglu \\\n"
+      "    --tokenizer-type HuggingFaceTokenizer --tokenizer-model meta-llama/Meta-Llama-3-8B\n";
+  ImportOptions o = Gpu("H100 SXM");
+  o.model = "llama-3.1-8b";
+  auto agreed = ImportJob(script, "train.sh", o);
+  ASSERT_TRUE(agreed.ok()) << agreed.error().Format();
+  EXPECT_EQ(agreed->job.model, "llama-3.1-8b");
+  o.model = "llama-3.1-70b";
+  auto refused = ImportJob(script, "train.sh", o);
+  ASSERT_FALSE(refused.ok());
+  const std::string& m = refused.error().message;
+  EXPECT_NE(m.find("layers: 32 in the command (--num-layers (line 3)), 80 in --model "
+                   "llama-3.1-70b"),
+            std::string::npos)
+      << m;
+  EXPECT_NE(m.find("hidden size: 4096 in the command"), std::string::npos) << m;
+  EXPECT_NE(m.find("FFN hidden size: 14336 in the command (--ffn-hidden-size (line 3)), 28672"),
+            std::string::npos)
+      << m;
+  EXPECT_NE(m.find("attention heads: 32 in the command (--num-attention-heads (line 4)), 64"),
+            std::string::npos)
+      << m;
+  EXPECT_EQ(m.find("KV heads"), std::string::npos) << m;  // 8 = 8
+}
+
 // --optimizer_offload_fraction is read as a number (Settings::Number): 1.00 and 1e0 are all of
 // the states (no note), 0.5 is noted, a word is refused naming the key and its line. Before, any
 // text but "1" and "1.0" was noted as a part offloaded (1.00 and 1e0 among them) and a word was
