@@ -154,6 +154,46 @@ TEST(ImportJobTest, MegatronExampleScriptWithBashArrays) {
   EXPECT_EQ(CountParams(*config).text_total(), 19'360'256);
 }
 
+// A Megatron-LM command that spells out Llama-3.1-8B (32 layers, hidden 4096, FFN 14336, 32
+// heads, 8 query groups: meta-llama/Llama-3.1-8B config.json num_hidden_layers 32, hidden_size
+// 4096, intermediate_size 14336, num_attention_heads 32, num_key_value_heads 8) but takes its
+// vocabulary from a HF tokenizer, so --model is needed. --model llama-3.1-8b agrees with every
+// argument and is taken; --model llama-3.1-70b (80 layers, hidden 8192, FFN 28672, 64 heads,
+// 8 KV heads: meta-llama/Llama-3.1-70B config.json) contradicts four of them and is refused,
+// naming both values and the line of the argument, instead of silently replacing the script's
+// model.
+TEST(ImportJobTest, MegatronArgumentsContradictingModelAreRefused) {
+  const std::string script =
+      "torchrun --nproc_per_node 8 --nnodes 4 pretrain_gpt.py \\\n"
+      "    --tensor-model-parallel-size 2 --pipeline-model-parallel-size 2 \\\n"
+      "    --num-layers 32 --hidden-size 4096 --ffn-hidden-size 14336 \\\n"
+      "    --num-attention-heads 32 --group-query-attention --num-query-groups 8 \\\n"
+      "    --seq-length 8192 --max-position-embeddings 8192 \\\n"
+      "    --micro-batch-size 1 --global-batch-size 128 --bf16 --swiglu \\\n"
+      "    --tokenizer-type HuggingFaceTokenizer --tokenizer-model meta-llama/Meta-Llama-3-8B\n";
+  ImportOptions o = Gpu("H100 SXM");
+  o.model = "llama-3.1-8b";
+  auto agreed = ImportJob(script, "train.sh", o);
+  ASSERT_TRUE(agreed.ok()) << agreed.error().Format();
+  EXPECT_EQ(agreed->job.model, "llama-3.1-8b");
+  o.model = "llama-3.1-70b";
+  auto refused = ImportJob(script, "train.sh", o);
+  ASSERT_FALSE(refused.ok());
+  const std::string& m = refused.error().message;
+  EXPECT_NE(m.find("layers: 32 in the command (--num-layers (line 3)), 80 in --model "
+                   "llama-3.1-70b"),
+            std::string::npos)
+      << m;
+  EXPECT_NE(m.find("hidden size: 4096 in the command"), std::string::npos) << m;
+  EXPECT_NE(m.find("FFN hidden size: 14336 in the command (--ffn-hidden-size (line 3)), 28672"),
+            std::string::npos)
+      << m;
+  EXPECT_NE(m.find("attention heads: 32 in the command (--num-attention-heads (line 4)), 64"),
+            std::string::npos)
+      << m;
+  EXPECT_EQ(m.find("KV heads"), std::string::npos) << m;  // 8 = 8
+}
+
 // --optimizer_offload_fraction is read as a number (Settings::Number): 1.00 and 1e0 are all of
 // the states (no note), 0.5 is noted, a word is refused naming the key and its line. Before, any
 // text but "1" and "1.0" was noted as a part offloaded (1.00 and 1e0 among them) and a word was
@@ -573,6 +613,77 @@ TEST(ImportJobTest, TorchtitanPipelineSchedule) {
   auto refused = ImportJob(bad, "llama3_8b.toml", o);
   ASSERT_FALSE(refused.ok());
   EXPECT_NE(refused.error().message.find("LoopedBFS"), std::string::npos);
+}
+
+// torchtitan with pipeline parallelism splits each rank's local batch into micro batches of
+// parallelism.pipeline_parallel_microbatch_size (pytorch/torchtitan@6404b932,
+// torchtitan/config/job_config.py: `pipeline_parallel_microbatch_size: int = 1`, "used to compute
+// the total number of microbatches by dividing local_batch_size with
+// pipeline_parallel_microbatch_size"). The preset on 64 GPUs with local_batch_size 8 and PP 2:
+// DP = 64 / 2 = 32; micro batch 1 (the default), 8 / 1 = 8 micro batches a step; global batch
+// 8 x 32 = 256. With microbatch size 2: micro batch 2 (4 micro batches), global still 256. Without
+// PP the local batch is the one micro batch; a size that does not divide it is refused.
+TEST(ImportJobTest, TorchtitanPipelineMicroBatch) {
+  auto text = ReadFile(Golden("torchtitan_llama3_8b/llama3_8b.toml"));
+  ASSERT_TRUE(text.ok());
+  const std::string pp = "pipeline_parallel_degree = 1";
+  const std::string batch = "batch_size = 1";
+  ImportOptions o = Gpu("A100 80GB");
+  o.nodes = 8;
+  o.gpus_per_node = 8;
+  auto with = [&](const std::string& parallel) {
+    std::string t = *text;
+    t.replace(t.find(pp), pp.size(), parallel);
+    t.replace(t.find(batch), batch.size(), "local_batch_size = 8");
+    return ImportJob(t, "llama3_8b.toml", o);
+  };
+  auto piped = with("pipeline_parallel_degree = 2");
+  ASSERT_TRUE(piped.ok()) << piped.error().Format();
+  EXPECT_EQ(piped->job.layout.dp, 32);
+  EXPECT_EQ(piped->job.micro_batch, 1);
+  EXPECT_EQ(piped->job.global_batch, 256);
+  auto two = with("pipeline_parallel_degree = 2\npipeline_parallel_microbatch_size = 2");
+  ASSERT_TRUE(two.ok()) << two.error().Format();
+  EXPECT_EQ(two->job.micro_batch, 2);
+  EXPECT_EQ(two->job.global_batch, 256);
+  EXPECT_NE(SourceOf(*two, "batch.micro_batch").find("pipeline_parallel_microbatch_size"),
+            std::string::npos);
+  auto flat = with(pp);
+  ASSERT_TRUE(flat.ok()) << flat.error().Format();
+  EXPECT_EQ(flat->job.micro_batch, 8);
+  EXPECT_EQ(flat->job.global_batch, 8 * 64);
+  auto odd = with("pipeline_parallel_degree = 2\npipeline_parallel_microbatch_size = 3");
+  ASSERT_FALSE(odd.ok());
+  EXPECT_NE(odd.error().message.find("does not divide"), std::string::npos) << odd.error().Format();
+}
+
+// The 2024 [experimental] schema counted micro batches instead (pytorch/torchtitan@68064737,
+// torchtitan/parallelisms/pipelining_utils.py, build_pipeline_schedule: n_microbatches =
+// experimental.pipeline_parallel_microbatches, None -> pipeline_parallel_degree). The 70B preset
+// of that time (batch_size 8, TP 8) on 64 GPUs with PP 2: DP = 64 / (8 x 2) = 4; 2 micro batches
+// (one per stage) of 8 / 2 = 4; with pipeline_parallel_microbatches = 8, micro batches of 1.
+// The global batch is 8 x 4 = 32 either way.
+TEST(ImportJobTest, TorchtitanPipelineMicroBatchOldSchema) {
+  auto text = ReadFile(Golden("torchtitan_llama3_70b_2024/llama3_70b.toml"));
+  ASSERT_TRUE(text.ok());
+  const std::string pp = "pipeline_parallel_degree = 1";
+  ImportOptions o = Gpu("A100 80GB");
+  o.nodes = 8;
+  o.gpus_per_node = 8;
+  auto with = [&](const std::string& lines) {
+    std::string t = *text;
+    t.replace(t.find(pp), pp.size(), lines);
+    return ImportJob(t, "llama3_70b.toml", o);
+  };
+  auto per_stage = with("pipeline_parallel_degree = 2");
+  ASSERT_TRUE(per_stage.ok()) << per_stage.error().Format();
+  EXPECT_EQ(per_stage->job.layout.dp, 4);
+  EXPECT_EQ(per_stage->job.micro_batch, 4);
+  EXPECT_EQ(per_stage->job.global_batch, 32);
+  auto eight = with("pipeline_parallel_degree = 2\npipeline_parallel_microbatches = 8");
+  ASSERT_TRUE(eight.ok()) << eight.error().Format();
+  EXPECT_EQ(eight->job.micro_batch, 1);
+  EXPECT_EQ(eight->job.global_batch, 32);
 }
 
 // torchtitan's fsdp_reshard_after_forward policy (pytorch/torchtitan@b5bcd76c,

@@ -328,7 +328,12 @@ Result<ImportReport> SnelliusWith(const std::string& from, const std::string& to
   if (!text.ok()) return text.error();
   std::string script = *text;
   if (!from.empty()) script.replace(script.find(from), from.size(), to);
+  // The script's own 1.7B GPT (24 layers, hidden 2048) with the vocabulary its gpt2 tokenizer
+  // gives (50,257, the GPT-2 BPE): a stand-in --model would contradict its arguments.
+  const std::string divisible = "--make-vocab-size-divisible-by 128";
+  script.replace(script.find(divisible), divisible.size(), divisible + " --vocab-size 50257");
   ImportOptions o = Options("H100 SXM");
+  o.model.clear();
   return ImportJob(script, ImportGolden(kSnellius), o);
 }
 

@@ -137,5 +137,75 @@ TEST(ReferenceCase, VerlWithoutTheActorUpdateHasNoMfu) {
       << mfu.error().Format();
 }
 
+// verl prints its samples' lengths (verl/trainer/ppo/metric_utils.py compute_data_metrics:
+// prompt_length/mean, response_length/mean, response_length/max); the MFU is computed at them,
+// not at the job's. The SYNTH verl line of reference/formats/logs-and-node-state.md (line 248):
+//   S mean = prompt_length/mean 412.7 + response_length/mean 2,871.3 = 3,284 tokens
+//   tokens/s/GPU = 8,450,017 / timing_s/update_actor 468.2 s / 40 GPUs = 451.20
+// strata's megatron FLOP/token for Qwen3.6-35B-A3B is linear in S: 25.06 GFLOP at S = 29,000
+// and 30.01 at S = 49,152 (the SFT job's lengths), so 2.456e5 FLOP per token of S and 17.94
+// GFLOP at S = 0; at S = 3,284: 17.94 + 0.81 = 18.75 GFLOP/token;
+//   MFU = 451.20 x 18.75e9 / 148e12 (H20 dense bf16) = 5.71 % (at the SFT job's 29,000: 7.64 %).
+// The log prints no prompt_length/max: with the SFT job there is no max; with the RL job
+// (lengths.prompt_max 2,048) the cap is 2,048 + response_length/max 8,192 = 10,240 tokens:
+//   17.94 + 2.456e-4 x 10,240 = 20.45 GFLOP/token -> 451.20 x 20.45e9 / 148e12 = 6.23 %.
+// The RL job itself is read by the CLI (tests/golden/logs/verl-reference-line-rl-job).
+constexpr const char* kVerlReferenceLine =
+    "step:12 - global_seqlen/min:2031442 - global_seqlen/max:2210871 - "
+    "global_seqlen/minmax_diff:179429 - global_seqlen/mean:2112504.4 - actor/entropy:0.41235871 - "
+    "actor/pg_loss:0.00213 - actor/pg_clipfrac:0.00187 - actor/ppo_kl:-3.1e-05 - "
+    "actor/grad_norm:0.118 - perf/mfu/actor:0.0871 - perf/max_memory_allocated_gb:71.25 - "
+    "perf/max_memory_reserved_gb:84.9 - perf/cpu_memory_used_gb:412.6 - actor/lr:1e-06 - "
+    "training/global_step:12 - training/epoch:0 - critic/score/mean:0.5625 - critic/score/max:1.0 "
+    "- critic/score/min:0.0 - response_length/mean:2871.3 - response_length/max:8192.0 - "
+    "response_length/min:97.0 - response_length/clip_ratio:0.0312 - prompt_length/mean:412.7 - "
+    "timing_s/gen:611.87 - timing_s/reward:4.12 - timing_s/old_log_prob:73.4 - timing_s/ref:72.9 - "
+    "timing_s/adv:0.04 - timing_s/update_actor:468.2 - timing_s/update_weights:6.3 - "
+    "timing_s/step:1238.5 - perf/total_num_tokens:8450017 - perf/time_per_step:1238.5 - "
+    "perf/throughput:170.57";
+
+TEST(ReferenceCase, VerlMfuIsAtTheLogsOwnLengths) {
+  LogAnalyzer analyzer;
+  analyzer.FeedLine(kVerlReferenceLine);
+  analyzer.Finish();
+  ASSERT_EQ(analyzer.Summary().ranks.size(), 1u);
+  const RankSummary& run = analyzer.Summary().ranks[0];
+  auto sft = LoadLogJob("qwen3.6-35b-a3b-sft-h20x40", {});
+  ASSERT_TRUE(sft.ok()) << sft.error().Format();
+  UseLogLengths(run, *sft);
+  EXPECT_NEAR(sft->seq_mean_tokens, 3284.0, 1e-9);
+  EXPECT_NEAR(sft->seq_max_tokens, 3284.0, 1e-9);  // no prompt_length/max, no RL job's cap
+  auto mfu = RecomputeLogMfu(run, *sft);
+  ASSERT_TRUE(mfu.ok()) << mfu.error().Format();
+  EXPECT_NEAR(mfu->tokens_per_s_per_gpu, 451.20, 0.01);
+  EXPECT_NEAR(100 * mfu->mfu, 5.71, 0.01);
+
+  // The shipped RL job qwen3.6-35b-a3b-grpo-h20x40 as `strata logs --job` reads it: its actor
+  // job with 160 x 8 samples per step and its lengths (1,024 + 4,096 mean, 2,048 + 8,192 cap).
+  ActorLogJob actor;
+  actor.job = "qwen3.6-35b-a3b-sft-h20x40";
+  actor.overrides = {"batch.global_batch=1280", "sequence.max_tokens=10240",
+                     "sequence.mean_tokens=5120"};
+  actor.prompt_cap_tokens = 2048;
+  actor.source = "the RL job";
+  auto rl = LoadActorLogJob(actor, {});
+  ASSERT_TRUE(rl.ok()) << rl.error().Format();
+  EXPECT_EQ(rl->gpus, 40);
+  EXPECT_EQ(rl->source, "the RL job");
+  UseLogLengths(run, *rl);
+  EXPECT_NEAR(rl->seq_mean_tokens, 3284.0, 1e-9);
+  EXPECT_NEAR(rl->seq_max_tokens, 10240.0, 1e-9);
+  auto capped = RecomputeLogMfu(run, *rl);
+  ASSERT_TRUE(capped.ok()) << capped.error().Format();
+  EXPECT_NEAR(100 * capped->mfu, 5.71, 0.01);
+  ASSERT_EQ(capped->report.points.size(), 2u);
+  const MfuRow* at_max = nullptr;
+  for (const auto& row : capped->report.points.back().rows) {
+    if (row.convention == FlopConvention::kMegatron) at_max = &row;
+  }
+  ASSERT_NE(at_max, nullptr);
+  EXPECT_NEAR(100 * at_max->mfu, 6.23, 0.01);
+}
+
 }  // namespace
 }  // namespace strata

@@ -5,22 +5,26 @@
 #include <fmt/format.h>
 
 #include <atomic>
+#include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <deque>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "strata/cli/cli_common.h"
 #include "strata/cli/commands.h"
 #include "strata/core/file_io.h"
+#include "strata/core/strings.h"
 #include "strata/core/units.h"
 #include "strata/hw/gpu_catalog.h"
 #include "strata/logs/log_job.h"
 #include "strata/logs/log_json.h"
 #include "strata/logs/log_reader.h"
 #include "strata/report/logs_render.h"
+#include "strata/rl/rl_job.h"
 
 namespace strata::cli {
 
@@ -43,6 +47,29 @@ struct LogsOptions {
 };
 
 // The primary stream: the rank with the most steps (the rank that logs, usually the last).
+// --job given an RL job (`strata rl`'s, which is not a training job): the trainer a verl log's
+// update step ran is its actor job, at the RL job's samples per step and lengths (prompt +
+// response), as `strata rl` runs it. nullopt when `job` is no RL job either.
+std::optional<ActorLogJob> RlActorLogJob(const std::string& job) {
+  auto rl = LoadRlSpec(job);
+  if (!rl.ok()) return std::nullopt;
+  const double mean = rl->lengths.prompt_mean + rl->lengths.response_mean;
+  const double cap = rl->lengths.prompt_max + rl->lengths.response_max;
+  ActorLogJob a;
+  a.job = rl->actor_job;
+  a.overrides = rl->actor_overrides;
+  a.overrides.push_back(fmt::format("batch.global_batch={}", rl->samples()));
+  a.overrides.push_back(fmt::format("sequence.max_tokens={}", std::llround(cap)));
+  a.overrides.push_back(fmt::format("sequence.mean_tokens={}", std::llround(mean)));
+  a.prompt_cap_tokens = rl->lengths.prompt_max;
+  a.source = fmt::format(
+      "the RL job {}: its actor job {}, at {} samples per step (prompts x samples per prompt) "
+      "and the RL job's lengths (prompt + response: mean {}, cap {} tokens)",
+      job, rl->actor_job, GroupDigits(static_cast<double>(rl->samples())), GroupDigits(mean),
+      GroupDigits(cap));
+  return a;
+}
+
 const RankSummary* Primary(const LogSummary& s) {
   const RankSummary* best = nullptr;
   for (const auto& r : s.ranks) {
@@ -106,6 +133,9 @@ int RunLogs(int argc, char** argv) {
   std::optional<Error> job_error;
   if (!o.job.empty() || !o.sets.empty() || !o.model.empty()) {
     auto loaded = LoadLogJob(o.job, o.sets, o.model);
+    if (!loaded.ok() && !o.job.empty()) {
+      if (auto actor = RlActorLogJob(o.job)) loaded = LoadActorLogJob(*actor, o.sets, o.model);
+    }
     if (loaded.ok()) {
       job = std::move(*loaded);
     } else if (!o.job.empty()) {
@@ -197,6 +227,7 @@ int RunLogs(int argc, char** argv) {
   std::optional<LogMfu> mfu;
   std::string mfu_note;
   if (job) {
+    UseLogLengths(*primary, *job);
     auto computed = RecomputeLogMfu(*primary, *job);
     if (computed.ok()) {
       mfu = std::move(*computed);

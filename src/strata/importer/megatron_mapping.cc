@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "strata/core/did_you_mean.h"
 #include "strata/importer/framework_mappers.h"
@@ -65,11 +67,62 @@ Status CopyModelArgs(Settings& s, nlohmann::json& m) {
   return OkStatus();
 }
 
+// --model next to a Megatron-LM command that spells out its own architecture: Megatron builds
+// the model from the arguments, so a --model that contradicts them (a 70B picked for an 8B
+// script) would describe a job that never runs. Each architecture argument the command gives is
+// checked against the model; any contradiction is an error naming both values, since neither
+// side can be trusted to be the intended one. --model that only adds what the command lacks
+// (the vocabulary, which comes from the tokenizer) passes.
+Status CheckModelAgainstArgs(Settings& s, const ImportOptions& o) {
+  auto model = LoadModelConfig(o.model);
+  if (!model.ok()) return OkStatus();  // an unknown --model is reported where the job resolves
+  bool gqa = false;
+  if (s.Has("group_query_attention")) {
+    STRATA_ASSIGN_OR_RETURN(auto v, s.Bool("group_query_attention"));
+    gqa = v && *v;
+  }
+  struct Check {
+    const char* key;
+    int64_t model_value;
+    const char* what;
+  };
+  const Check checks[] = {
+      {"num_layers", static_cast<int64_t>(model->layers.size()), "layers"},
+      {"hidden_size", model->hidden_size, "hidden size"},
+      // --ffn-hidden-size is the dense layers' width; a model without dense layers is not checked.
+      {"ffn_hidden_size",
+       model->CountLayers(FfnKind::kDense) > 0 ? model->dense_mlp.intermediate_size : 0,
+       "FFN hidden size"},
+      {"num_attention_heads", model->attention.num_heads, "attention heads"},
+      // Megatron reads --num-query-groups only with --group-query-attention.
+      {"num_query_groups", gqa ? model->attention.num_kv_heads : 0, "KV heads"},
+      {"num_experts", model->moe.num_experts, "experts"},
+      {"vocab_size", model->vocab_size, "vocabulary"},
+  };
+  std::vector<std::string> clashes;
+  std::string first_key;
+  for (const Check& c : checks) {
+    if (c.model_value <= 0 || !s.Has(c.key) || IsNone(s.Use(c.key))) continue;
+    STRATA_ASSIGN_OR_RETURN(auto v, s.Int(c.key));
+    if (!v || *v == c.model_value) continue;
+    if (first_key.empty()) first_key = c.key;
+    clashes.push_back(fmt::format("{}: {} in the command ({}), {} in --model {}", c.what, *v,
+                                  s.Use(c.key)->source, c.model_value, o.model));
+  }
+  if (clashes.empty()) return OkStatus();
+  std::string message = "the command's model arguments contradict --model " + o.model + ": ";
+  for (size_t i = 0; i < clashes.size(); ++i) message += (i > 0 ? "; " : "") + clashes[i];
+  return InvalidInput(message).InField(first_key).WithHint(
+      "Megatron builds the model from the command's arguments: pass the --model the command "
+      "trains, or drop --model and add --vocab-size N to the command");
+}
+
 // The model: a Megatron-style description from the model arguments (Megatron-LM), or the
 // checkpoint ms-swift loads matched to the catalog.
 Status MapModel(MegatronFlavor flavor, Settings& s, MapContext& ctx, JobBuilder& job, int64_t tp) {
   const ImportOptions& o = *ctx.options;
   if (!o.model.empty()) {
+    if (flavor == MegatronFlavor::kMegatronLm) STRATA_RETURN_IF_ERROR(CheckModelAgainstArgs(s, o));
     job.Set("model", o.model, "--model of strata import");
     return OkStatus();
   }

@@ -191,6 +191,51 @@ Status MapTitanFp8(Settings& s, JobBuilder& job) {
   return OkStatus();
 }
 
+// The pipeline's micro batch. torchtitan (pytorch/torchtitan@6404b932,
+// torchtitan/config/job_config.py, Parallelism.pipeline_parallel_microbatch_size: int = 1): "The
+// size of each pipeline parallel microbatch (default 1). This value is used to compute the total
+// number of microbatches by dividing local_batch_size with pipeline_parallel_microbatch_size."
+// Without pipelining the key is not read and the local batch is the micro batch.
+Status MapTitanMicrobatch(Settings& s, JobBuilder& job, int64_t pp, int64_t local,
+                          const std::string& local_key) {
+  const std::string key = "parallelism.pipeline_parallel_microbatch_size";
+  if (pp <= 1) {
+    if (s.Has(key)) s.Ignore(key);
+    return OkStatus();
+  }
+  // The 2024 schema ([experimental], pytorch/torchtitan@68064737,
+  // torchtitan/parallelisms/pipelining_utils.py, build_pipeline_schedule) counted micro batches
+  // instead: experimental.pipeline_parallel_microbatches, None meaning one per pipeline stage.
+  const std::string old_key = "experimental.pipeline_parallel_microbatches";
+  if (!s.Has(key) && (s.Has(old_key) || s.Has("experimental.pipeline_parallel_degree"))) {
+    const SourcedValue* v = s.Has(old_key) ? s.Use(old_key) : nullptr;
+    STRATA_ASSIGN_OR_RETURN(int64_t count, IntSetting(s, old_key, pp));
+    if (count <= 0 || local % count != 0) {
+      return InvalidInput(fmt::format("{} = {} does not divide into {} pipeline micro batches",
+                                      local_key, local, count))
+          .InField(old_key);
+    }
+    job.Set("batch.micro_batch", std::to_string(local / count),
+            fmt::format(
+                "{} / {} micro batches ({})", local_key, count,
+                v != nullptr ? v->source : "torchtitan's 2024 default: one per pipeline stage"));
+    return OkStatus();
+  }
+  STRATA_ASSIGN_OR_RETURN(int64_t micro,
+                          IntField(s, job, key, "batch.micro_batch", 1,
+                                   "torchtitan's pipeline_parallel_microbatch_size defaults to 1: "
+                                   "the local batch is split into micro batches of 1"));
+  if (micro <= 0 || local % micro != 0) {
+    return InvalidInput(fmt::format("{} = {} does not divide {} = {} into pipeline micro batches",
+                                    key, micro, local_key, local))
+        .InField(key)
+        .WithHint(
+            "torchtitan runs local_batch_size / pipeline_parallel_microbatch_size micro "
+            "batches per step");
+  }
+  return OkStatus();
+}
+
 Status MapTorchtitan(Settings& s, MapContext& ctx, JobBuilder& job) {
   RenameOldTitanKeys(s);
   if (ctx.options->model.empty()) {
@@ -234,10 +279,14 @@ Status MapTorchtitan(Settings& s, MapContext& ctx, JobBuilder& job) {
                           IntSetting(s, "parallelism.data_parallel_replicate_degree", 1));
   STRATA_ASSIGN_OR_RETURN(int64_t shard,
                           IntSetting(s, "parallelism.data_parallel_shard_degree", -1));
-  const char* micro_key =
+  const char* local_key =
       s.Has("training.local_batch_size") ? "training.local_batch_size" : "training.batch_size";
-  STRATA_ASSIGN_OR_RETURN(int64_t micro, IntField(s, job, micro_key, "batch.micro_batch", 8,
-                                                  "torchtitan's local batch size defaults to 8"));
+  // Samples per DP rank per step. Without pipelining it is one micro batch; with it, torchtitan
+  // splits it into local / pipeline_parallel_microbatch_size micro batches.
+  STRATA_ASSIGN_OR_RETURN(int64_t local,
+                          IntField(s, job, local_key, pp > 1 ? "" : "batch.micro_batch", 8,
+                                   "torchtitan's local batch size defaults to 8"));
+  STRATA_RETURN_IF_ERROR(MapTitanMicrobatch(s, job, pp, local, local_key));
   STRATA_ASSIGN_OR_RETURN(int64_t global, IntSetting(s, "training.global_batch_size", -1));
   STRATA_RETURN_IF_ERROR(IntField(s, job, "training.seq_len", "sequence.max_tokens", 2048,
                                   "torchtitan's seq_len defaults to 2048"));
@@ -352,7 +401,7 @@ Status MapTorchtitan(Settings& s, MapContext& ctx, JobBuilder& job) {
   if (global > 0) {
     job.Set("batch.global_batch", std::to_string(global), "training.global_batch_size");
   } else {
-    job.Set("batch.global_batch", std::to_string(micro * dp),
+    job.Set("batch.global_batch", std::to_string(local * dp),
             "default: torchtitan's global batch = local batch x DP (no accumulation)");
   }
   return OkStatus();

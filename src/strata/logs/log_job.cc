@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "strata/core/file_io.h"
+#include "strata/core/strings.h"
 #include "strata/hw/gpu_catalog.h"
 #include "strata/job/job_spec.h"
 #include "strata/job/job_validation.h"
@@ -16,6 +17,31 @@
 #include "strata/sim/mfu_job.h"
 
 namespace strata {
+
+namespace {
+
+// What the recomputation takes of a resolved job.
+Result<LogJob> LogJobOf(const JobSpec& spec) {
+  STRATA_ASSIGN_OR_RETURN(Job job, ResolveJob(spec));
+  LogJob j;
+  j.model = job.model;
+  j.gpu_name = job.gpu().name;
+  j.peak_per_gpu = job.gpu().bf16_dense;
+  j.gpus = job.spec.cluster.world();
+  j.seq_max_tokens = job.spec.sequence.max_tokens;
+  j.seq_mean_tokens =
+      job.spec.sequence.mean_tokens > 0 ? job.spec.sequence.mean_tokens : j.seq_max_tokens;
+  j.global_batch = static_cast<double>(job.spec.global_batch);
+  j.recompute = RecomputeOf(job.spec);
+  j.include_mtp = job.spec.mtp;
+  STRATA_ASSIGN_OR_RETURN(auto entry, FindCatalogModel(job.model.name));
+  if (entry) j.nominal_active_params = entry->nominal_active_params;
+  STRATA_ASSIGN_OR_RETURN(auto catalog, LoadGpuCatalog(DataDir() + "/gpus.yaml"));
+  for (const auto& g : catalog) j.other_peaks.emplace_back(g.name, g.bf16_dense);
+  return j;
+}
+
+}  // namespace
 
 Result<LogJob> LoadLogJob(const std::string& job_name, const std::vector<std::string>& sets,
                           const std::string& model) {
@@ -33,22 +59,18 @@ Result<LogJob> LoadLogJob(const std::string& job_name, const std::vector<std::st
   if (!job_name.empty() && !model.empty()) overrides.insert(overrides.begin(), "model=" + model);
   STRATA_ASSIGN_OR_RETURN(JobSpec spec, job_name.empty() ? BuildJobSpec(model, overrides)
                                                          : LoadJobSpec(job_name, overrides));
-  STRATA_ASSIGN_OR_RETURN(Job job, ResolveJob(spec));
-  LogJob j;
-  j.model = job.model;
-  j.gpu_name = job.gpu().name;
-  j.peak_per_gpu = job.gpu().bf16_dense;
-  j.gpus = job.spec.cluster.world();
-  j.seq_max_tokens = job.spec.sequence.max_tokens;
-  j.seq_mean_tokens =
-      job.spec.sequence.mean_tokens > 0 ? job.spec.sequence.mean_tokens : j.seq_max_tokens;
-  j.global_batch = static_cast<double>(job.spec.global_batch);
-  j.recompute = RecomputeOf(job.spec);
-  j.include_mtp = job.spec.mtp;
-  STRATA_ASSIGN_OR_RETURN(auto entry, FindCatalogModel(job.model.name));
-  if (entry) j.nominal_active_params = entry->nominal_active_params;
-  STRATA_ASSIGN_OR_RETURN(auto catalog, LoadGpuCatalog(DataDir() + "/gpus.yaml"));
-  for (const auto& g : catalog) j.other_peaks.emplace_back(g.name, g.bf16_dense);
+  return LogJobOf(spec);
+}
+
+Result<LogJob> LoadActorLogJob(const ActorLogJob& actor, const std::vector<std::string>& sets,
+                               const std::string& model) {
+  std::vector<std::string> overrides = actor.overrides;
+  if (!model.empty()) overrides.push_back("model=" + model);
+  overrides.insert(overrides.end(), sets.begin(), sets.end());
+  STRATA_ASSIGN_OR_RETURN(JobSpec spec, LoadJobSpec(actor.job, overrides));
+  STRATA_ASSIGN_OR_RETURN(LogJob j, LogJobOf(spec));
+  j.source = actor.source;
+  j.prompt_cap_tokens = actor.prompt_cap_tokens;
   return j;
 }
 

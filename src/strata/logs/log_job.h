@@ -20,6 +20,17 @@ namespace strata {
 Result<LogJob> LoadLogJob(const std::string& job_name, const std::vector<std::string>& sets,
                           const std::string& model = "");
 
+/// A job the log's trainer ran inside another's: an RL job's actor (the CLI reads the RL job,
+/// which this module cannot include). `overrides` come before --model and --set.
+struct ActorLogJob {
+  std::string job;  // a job file or data/jobs/ name
+  std::vector<std::string> overrides;
+  double prompt_cap_tokens = 0;  // the RL job's prompt cap (LogJob::prompt_cap_tokens)
+  std::string source;            // what LogJob::source says of it
+};
+Result<LogJob> LoadActorLogJob(const ActorLogJob& actor, const std::vector<std::string>& sets,
+                               const std::string& model = "");
+
 /// The job a torchtitan log's header describes, as LoadLogJob takes it: the catalog model its
 /// "Building" line names, the GPU its capacity line names, the GPU count from its device mesh
 /// (or global / (local x accumulation) batch, data parallel only, when it prints no mesh), the

@@ -82,6 +82,11 @@ Json RankSummaryToJson(const RankSummary& s) {
   j["printed_tflop_per_s_per_gpu"] = Opt(s.printed_tflops_per_gpu.Mean());
   j["printed_tokens_per_s_per_gpu"] = Opt(s.printed_tokens_per_s_per_gpu.Mean());
   j["printed_mfu_fraction"] = Opt(s.printed_mfu.Mean());
+  j["first_consumed_samples"] = Opt(s.first_consumed_samples);
+  j["last_consumed_samples"] = Opt(s.last_consumed_samples);
+  j["sample_mean_tokens"] = Opt(s.sample_mean_tokens.Mean());
+  // Records before the spike checks had min_window earlier values: read, not judged.
+  j["spike_unjudged_records"] = s.spike_unjudged_records;
   return j;
 }
 
@@ -91,6 +96,9 @@ Json LogMfuToJson(const LogMfu& m, const LogJob& job) {
   j["gpu"] = job.gpu_name;
   j["gpus"] = job.gpus;
   if (!job.source.empty()) j["job_source"] = job.source;
+  j["seq_mean_tokens"] = RoundSig(job.seq_mean_tokens);
+  j["seq_max_tokens"] = RoundSig(job.seq_max_tokens);
+  if (!job.lengths_source.empty()) j["lengths_source"] = job.lengths_source;
   j["peak_tflop_per_s_per_gpu"] = RoundSig(job.peak_per_gpu.tflop_per_s());
   j["tokens_per_step"] = RoundSig(m.tokens_per_step);
   j["tokens_source"] = m.tokens_source;

@@ -72,6 +72,35 @@ std::optional<std::string> DescribeImpliedPeak(
                                    : "the dense bf16 peak of the " + names);
 }
 
+void UseLogLengths(const RankSummary& run, LogJob& job) {
+  const std::optional<double> mean = run.sample_mean_tokens.Mean();
+  if (!mean || *mean <= 0) return;
+  const std::string was =
+      fmt::format("the job's {} mean / {} max", GroupDigits(job.seq_mean_tokens),
+                  GroupDigits(job.seq_max_tokens));
+  job.seq_mean_tokens = *mean;
+  std::string max_source;
+  if (run.sample_max_tokens >= *mean) {
+    job.seq_max_tokens = run.sample_max_tokens;
+    max_source = "max = prompt_length/max + response_length/max, the largest of the records";
+  } else if (job.prompt_cap_tokens > 0 && run.response_max_tokens > 0 &&
+             job.prompt_cap_tokens + run.response_max_tokens >= *mean) {
+    job.seq_max_tokens = job.prompt_cap_tokens + run.response_max_tokens;
+    max_source = fmt::format(
+        "max = the RL job's prompt cap {} + the log's response_length/max {} (the log prints no "
+        "prompt_length/max)",
+        GroupDigits(job.prompt_cap_tokens), GroupDigits(run.response_max_tokens));
+  } else {
+    job.seq_max_tokens = *mean;
+    max_source = "no max: the log prints no prompt_length/max, so MFU is given at the mean only";
+  }
+  job.lengths_source = fmt::format(
+      "the log's own sample lengths, not {}: mean = prompt_length/mean + response_length/mean "
+      "= {} tokens (mean over {} record{}); {}",
+      was, GroupDigits(*mean), static_cast<int64_t>(run.sample_mean_tokens.weight),
+      run.sample_mean_tokens.weight == 1 ? "" : "s", max_source);
+}
+
 Result<LogMfu> RecomputeLogMfu(const RankSummary& run, const LogJob& job) {
   LogMfu out;
   const double gbs = run.global_batch.Mean().value_or(job.global_batch);

@@ -29,6 +29,11 @@ struct LogJob {
   bool include_mtp = false;
   /// Where the job came from when it is not a job file ("the torchtitan log header: ...").
   std::string source;
+  /// An RL job's prompt cap (its lengths.prompt_max), 0 otherwise: bounds a verl log's samples
+  /// when the log prints response_length/max but no prompt_length/max.
+  double prompt_cap_tokens = 0;
+  /// Where seq_mean_tokens and seq_max_tokens came from when the log gave them ("" = the job).
+  std::string lengths_source;
   /// Other GPUs' dense bf16 peaks, to recognise an MFU computed against the wrong peak.
   std::vector<std::pair<std::string, FlopPerSecond>> other_peaks;
 };
@@ -62,6 +67,12 @@ inline constexpr double kPrintedTolerance = 0.03;
 /// printed MFU. Says which catalog GPUs have that dense bf16 peak (within 2%), or that none has.
 std::optional<std::string> DescribeImpliedPeak(
     const RankSummary& run, const std::vector<std::pair<std::string, FlopPerSecond>>& peaks);
+
+/// A verl log prints its samples' lengths (prompt_length/mean + response_length/mean, and the
+/// maxima): they replace the job's, which describe another run (an SFT job's, or the RL job's
+/// assumptions). The max is the log's prompt + response maxima, else the RL job's prompt cap +
+/// the log's response max, else the mean alone. Does nothing for a log without them.
+void UseLogLengths(const RankSummary& run, LogJob& job);
 
 /// Errors when the run has no step time and no rate to derive one from.
 Result<LogMfu> RecomputeLogMfu(const RankSummary& run, const LogJob& job);

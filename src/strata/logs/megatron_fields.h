@@ -14,21 +14,22 @@
 namespace strata {
 
 enum class MegatronField : uint8_t {
-  kNone,          // a label we do not read (consumed samples, loss scale, load_balancing_loss...)
-  kStepTimeMs,    // elapsed time per iteration (ms)
-  kElapsed,       // ms-swift: "elapsed time: 20m 3s"
-  kRemaining,     // ms-swift: "remaining time: 2d 0h 8m 17s" (only marks the format)
-  kMemoryGib,     // ms-swift: "memory(GiB): 85.6"
-  kTflops,        // throughput per GPU (TFLOP/s/GPU)
-  kTflopsDs,      // Megatron-DeepSpeed "TFLOPs"
-  kLearningRate,  //
-  kLoss,          // lm loss
-  kGlobalBatch,   // global batch size (samples)
-  kGradNorm,      //
-  kSkipped,       // number of skipped iterations (in the logging interval)
-  kNan,           // number of nan iterations (in the logging interval)
-  kSeqlen,        // Megatron-DeepSpeed "actual seqlen" (tokens = seqlen x global batch)
-  kSamplesPerS,   // Megatron-DeepSpeed "samples per second"
+  kNone,             // a label we do not read (loss scale, load_balancing_loss...)
+  kConsumedSamples,  // consumed samples: samples since the run started, all DP ranks
+  kStepTimeMs,       // elapsed time per iteration (ms)
+  kElapsed,          // ms-swift: "elapsed time: 20m 3s"
+  kRemaining,        // ms-swift: "remaining time: 2d 0h 8m 17s" (only marks the format)
+  kMemoryGib,        // ms-swift: "memory(GiB): 85.6"
+  kTflops,           // throughput per GPU (TFLOP/s/GPU)
+  kTflopsDs,         // Megatron-DeepSpeed "TFLOPs"
+  kLearningRate,     //
+  kLoss,             // lm loss
+  kGlobalBatch,      // global batch size (samples)
+  kGradNorm,         //
+  kSkipped,          // number of skipped iterations (in the logging interval)
+  kNan,              // number of nan iterations (in the logging interval)
+  kSeqlen,           // Megatron-DeepSpeed "actual seqlen" (tokens = seqlen x global batch)
+  kSamplesPerS,      // Megatron-DeepSpeed "samples per second"
 };
 
 struct MegatronLabel {
@@ -38,7 +39,8 @@ struct MegatronLabel {
 
 /// Every label read, exactly as printed. A label that is a prefix of another ("elapsed time")
 /// comes after it.
-inline constexpr std::array<MegatronLabel, 14> kMegatronLabels = {{
+inline constexpr std::array<MegatronLabel, 15> kMegatronLabels = {{
+    {"consumed samples", MegatronField::kConsumedSamples},
     {"elapsed time per iteration (ms)", MegatronField::kStepTimeMs},
     {"elapsed time", MegatronField::kElapsed},
     {"throughput per GPU (TFLOP/s/GPU)", MegatronField::kTflops},
@@ -103,6 +105,9 @@ inline void SetMegatronNumber(MegatronField f, double v, StepRecord& r,
       break;
     case MegatronField::kSamplesPerS:
       r.samples_per_s = v;
+      break;
+    case MegatronField::kConsumedSamples:
+      r.consumed_samples = v;
       break;
     case MegatronField::kNone:
     case MegatronField::kElapsed:

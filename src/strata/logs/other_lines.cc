@@ -132,6 +132,8 @@ bool ParseVerlLine(std::string_view text, StepRecord& r) {
   if (st == std::string_view::npos || (st > 0 && text[st - 1] != ' ')) return false;
   if (text.find(" - ", st) == std::string_view::npos) return false;
   bool have_step = false, trained = false;
+  // verl's compute_data_metrics: prompt_length/{mean,max} and response_length/{mean,max}.
+  std::optional<double> prompt_mean, prompt_max, response_mean;
   size_t pos = st;
   while (pos < text.size()) {
     size_t end = text.find(" - ", pos);
@@ -163,8 +165,19 @@ bool ParseVerlLine(std::string_view text, StepRecord& r) {
       SetLogNumber(r.printed_mfu, value);  // verl prints a fraction
     } else if (key == "perf/max_memory_reserved_gb") {
       SetLogNumber(r.memory_gib, value);  // verl divides by 1024**3
+    } else if (key == "prompt_length/mean") {
+      SetLogNumber(prompt_mean, value);
+    } else if (key == "prompt_length/max") {
+      SetLogNumber(prompt_max, value);
+    } else if (key == "response_length/mean") {
+      SetLogNumber(response_mean, value);
+    } else if (key == "response_length/max") {
+      SetLogNumber(r.response_max_tokens, value);
     }
   }
+  if (prompt_mean && response_mean) r.sample_mean_tokens = *prompt_mean + *response_mean;
+  if (prompt_max && r.response_max_tokens)
+    r.sample_max_tokens = *prompt_max + *r.response_max_tokens;
   // step:0 carries validation metrics only: not a training step.
   if (!have_step || !trained) return false;
   r.format = LogFormat::kVerl;

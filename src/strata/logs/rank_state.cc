@@ -187,6 +187,20 @@ void RankState::Check(StepRecord& r, std::vector<Anomaly>& out) {
     r.tokens = (*r.tokens_seen - *last_->tokens_seen) / static_cast<double>(advanced);
   }
   if (r.tokens) s.tokens.Add(*r.tokens, 1);
+  if (r.sample_mean_tokens) s.sample_mean_tokens.Add(*r.sample_mean_tokens, 1);
+  if (r.sample_max_tokens)
+    s.sample_max_tokens = std::max(s.sample_max_tokens, *r.sample_max_tokens);
+  if (r.response_max_tokens) {
+    s.response_max_tokens = std::max(s.response_max_tokens, *r.response_max_tokens);
+  }
+  if (r.consumed_samples && s.restarts == 0) {
+    if (!s.first_consumed_samples) {
+      s.first_consumed_samples = r.consumed_samples;
+      s.first_consumed_step = r.step;
+    }
+    s.last_consumed_samples = r.consumed_samples;
+    s.last_consumed_step = r.step;
+  }
   if (r.loss) s.last_loss = r.loss;
   if (r.memory_gib) s.max_memory_gib = std::max(s.max_memory_gib, *r.memory_gib);
   last_ = r;
@@ -280,6 +294,14 @@ void RankState::CheckTiming(const StepRecord& r, int64_t advanced, std::vector<A
 void RankState::CheckValues(const StepRecord& r, std::vector<Anomaly>& out) {
   const bool loss_bad = r.loss && !std::isfinite(*r.loss);
   const bool grad_bad = r.grad_norm && !std::isfinite(*r.grad_norm);
+  // A spike needs min_window earlier values to be judged against: say which records had too few.
+  const auto window = static_cast<size_t>(t_.min_window);
+  if ((r.loss && !loss_bad && loss_.size() < window) ||
+      (r.grad_norm && !grad_bad && grad_norm_.size() < window)) {
+    ++summary_.spike_unjudged_records;
+    summary_.spike_unjudged_last_step = r.step;
+    summary_.spike_window = t_.min_window;
+  }
   if (loss_bad || grad_bad) {
     std::string what;
     if (loss_bad) what += fmt::format("loss is {}", *r.loss);

@@ -45,6 +45,19 @@ struct RankSummary {
   double restart_lost_s = 0;
   std::optional<double> first_clock_s, last_clock_s;  // timestamps or elapsed time
   std::optional<double> last_loss;
+  /// Megatron's consumed samples at the first and the last record that printed them, with
+  /// their steps: the samples between the two records, whatever the logging interval.
+  std::optional<double> first_consumed_samples, last_consumed_samples;
+  int64_t first_consumed_step = 0, last_consumed_step = 0;
+  /// An RL log's sample lengths (tokens): the mean over its records, the largest maxima.
+  WeightedMean sample_mean_tokens;
+  double sample_max_tokens = 0;
+  double response_max_tokens = 0;
+  /// Records with a loss or grad norm that came before the rolling window had enough values to
+  /// judge a spike, and the last step among them (0 when none).
+  int64_t spike_unjudged_records = 0;
+  int64_t spike_unjudged_last_step = 0;
+  int64_t spike_window = 0;  // the earlier values a spike is judged against (min_window)
   double max_memory_gib = 0;
   // Steady state: warm-up steps, stalls and throughput drops excluded; weighted by steps.
   WeightedMean step_time_s, printed_tflops_per_gpu, printed_tokens_per_s_per_gpu, printed_mfu,

@@ -44,6 +44,13 @@ struct StepRecord {
   /// difference between two lines over the steps between them is the tokens per step.
   std::optional<double> tokens_seen;
   std::optional<double> samples_per_s;
+  /// One sample's tokens, prompt + response, as an RL log prints them (verl's
+  /// prompt_length/mean + response_length/mean; the maxima when both are printed).
+  std::optional<double> sample_mean_tokens;
+  std::optional<double> sample_max_tokens;
+  std::optional<double> response_max_tokens;  // verl's response_length/max
+  /// Samples consumed since the run started, all ranks (Megatron's "consumed samples").
+  std::optional<double> consumed_samples;
   std::optional<double> memory_gib;  // peak reserved (or allocated) per GPU, GiB = 2^30 bytes
   std::optional<double> skipped_iterations;  // in the interval (Megatron) or cumulative (DS)
   std::optional<double> nan_iterations;

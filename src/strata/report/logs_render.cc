@@ -38,6 +38,60 @@ std::string Duration(double s) {
   return fmt::format("{}m {}s", m, total % 60);
 }
 
+// The tokens the log covers. A log printed every N steps has one line per N steps, each for the
+// N steps ending at it, so the steps are counted from the first record to the last (the first
+// record's own interval is before the span, as for the wall time); where the log prints its
+// consumed samples (Megatron) their difference is the exact count of samples in that span.
+std::string TokensLine(const RankSummary& r, const std::optional<LogJob>& job,
+                       const std::string& who) {
+  const int64_t span = r.steps_advanced;
+  const std::string steps = fmt::format("{} step{} after step {}, to step {}", span,
+                                        span == 1 ? "" : "s", r.first_step, r.last_step);
+  if (!r.tokens.Mean() && !job.has_value()) return "";
+  if (r.records < 2 || span <= 0) {
+    return fmt::format("{}tokens: - (one step record: no span of steps to count)\n", who);
+  }
+  if (auto t = r.tokens.Mean()) {
+    return fmt::format("{}tokens: {} (printed per step x {})\n", who,
+                       GroupDigits(*t * static_cast<double>(span)), steps);
+  }
+  if (!job.has_value()) return "";
+  const double mean = job->seq_mean_tokens;
+  if (r.first_consumed_samples && r.last_consumed_samples &&
+      r.last_consumed_step > r.first_consumed_step) {
+    const double samples = *r.last_consumed_samples - *r.first_consumed_samples;
+    return fmt::format(
+        "{}tokens: ~{} ({} samples consumed after step {}, to step {} (the log's consumed "
+        "samples {} -> {}) x mean length {}); ~{} since the run started\n",
+        who, GroupDigits(samples * mean), GroupDigits(samples), r.first_consumed_step,
+        r.last_consumed_step, GroupDigits(*r.first_consumed_samples),
+        GroupDigits(*r.last_consumed_samples), GroupDigits(mean),
+        GroupDigits(*r.last_consumed_samples * mean));
+  }
+  const double gbs = r.global_batch.Mean().value_or(job->global_batch);
+  return fmt::format("{}tokens: ~{} ({} x global batch {} x mean length {})\n", who,
+                     GroupDigits(gbs * mean * static_cast<double>(span)), steps, gbs,
+                     GroupDigits(mean));
+}
+
+// The loss and grad-norm spike checks compare each value with the median of the values before
+// it and need AnomalyThresholds::min_window of them: the first records of a log (the first 30
+// steps of one printed every 10) are read but cannot be judged, which the report says.
+std::string UnjudgedSpikes(const LogSummary& s) {
+  std::string out;
+  for (const RankSummary& r : s.ranks) {
+    if (r.spike_unjudged_records == 0) continue;
+    const std::string who =
+        s.ranks.size() > 1 ? (r.rank < 0 ? " (no prefix)" : fmt::format(" (rank {})", r.rank)) : "";
+    out += fmt::format(
+        "  not judged for loss and grad-norm spikes{}: {} record{} up to step {} (a spike is "
+        "judged against the median of at least {} earlier values)\n",
+        who, r.spike_unjudged_records, r.spike_unjudged_records == 1 ? "" : "s",
+        r.spike_unjudged_last_step, r.spike_window);
+  }
+  return out;
+}
+
 std::string Pct(double fraction) { return fmt::format("{:.2f}%", 100 * fraction); }
 
 void AddRow(Table& table, const KeptStep& k, const std::optional<LogJob>& job, bool show_rank) {
@@ -59,6 +113,7 @@ std::string RenderMfu(const LogsText& in) {
       fmt::format("\nthroughput and MFU, recomputed (model {}, {} x {}, {} bf16 dense each):\n",
                   job.model.name, job.gpus, job.gpu_name, FormatTflops(job.peak_per_gpu));
   if (!job.source.empty()) out += "  job: " + job.source + "\n";
+  if (!job.lengths_source.empty()) out += "  sequence lengths: " + job.lengths_source + "\n";
   out +=
       fmt::format("  tokens per step: {} ({})\n", GroupDigits(m.tokens_per_step), m.tokens_source);
   out += fmt::format("  step time: {:.2f} s ({})\n", m.step_time_s, m.step_time_source);
@@ -231,16 +286,7 @@ std::string RenderLogsText(const LogsText& in) {
                        r.first_clock_s ? " (log clock)"
                        : iteration     ? " (RL iterations)"
                                        : (wall ? " (step times)" : ""));
-    if (auto t = r.tokens.Mean()) {
-      out += fmt::format("{}tokens: {} (printed per step x steps)\n", who,
-                         GroupDigits(*t * static_cast<double>(r.steps_advanced + 1)));
-    } else if (recomputed) {
-      const double gbs = r.global_batch.Mean().value_or(job->global_batch);
-      out += fmt::format(
-          "{}tokens: ~{} ({} steps x global batch {} x mean length {})\n", who,
-          GroupDigits(gbs * job->seq_mean_tokens * static_cast<double>(r.steps_advanced + 1)),
-          r.steps_advanced + 1, gbs, GroupDigits(job->seq_mean_tokens));
-    }
+    out += TokensLine(r, job, who);
     out +=
         fmt::format("{}time lost: {} to stalls, {} to restarts ({} restart{}, {} steps redone)\n",
                     who, Duration(r.stall_lost_s), Duration(r.restart_lost_s), r.restarts,
@@ -262,12 +308,14 @@ std::string RenderLogsText(const LogsText& in) {
         "throughput -30%, loss and grad-norm spikes, nan/inf, skipped steps, "
         "memory creep, restarts, a hang at the end)\n",
         in.rows_total);
+    out += UnjudgedSpikes(s);
   } else {
     out += s.anomalies_total > static_cast<int64_t>(s.anomalies.size())
                ? fmt::format("\nanomalies ({}; the first {} kept):\n", s.anomalies_total,
                              s.anomalies.size())
                : fmt::format("\nanomalies ({}):\n", s.anomalies.size());
     for (const auto& a : s.anomalies) out += "  " + FormatAnomaly(a) + "\n";
+    out += UnjudgedSpikes(s);
   }
   return out;
 }
