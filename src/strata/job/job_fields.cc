@@ -184,7 +184,8 @@ const std::vector<JobField>& JobFields() {
        "parallelism.data_parallel_shard_degree", "zero3",
        "what is sharded over the data-parallel ranks: optimizer state (zero1), + gradients "
        "(zero2), + weights (zero3, fsdp2: per parameter, the shard is the fp32 master)"},
-      {"sharding.reshard_after_forward", "true | false", "", "true", "",
+      {"sharding.reshard_after_forward", "true | false", "",
+       "true; false for torchtitan with PP > 1 (its \"default\" policy)", "",
        "parallelism.fsdp_reshard_after_forward", "false",
        "zero3/fsdp2: free the gathered weights after each unit's forward (false: every unit "
        "stays gathered until its backward); from torchtitan: \"always\" true, \"never\" false, "

@@ -195,6 +195,8 @@ Status CheckLinearAttentionContextParallel(const ResolvedJob& job) {
 }
 
 Status Derive(ResolvedJob& job) {
+  job.spec.sharding.ApplyReshardDefault(job.spec.framework.name == "torchtitan",
+                                        job.spec.layout.pp);
   const JobSpec& spec = job.spec;
   STRATA_RETURN_IF_ERROR(CheckLayoutAgainstModel(spec, job.model, job.query_groups()));
   STRATA_RETURN_IF_ERROR(CheckLinearAttentionContextParallel(job));

@@ -42,6 +42,9 @@ struct ShardingSpec {
   /// FSDP2 reshard_after_forward / ZeRO-3: free the gathered weights after each layer's forward
   /// (gather again in backward). Off: every gathered layer stays until its backward.
   bool reshard_after_forward = true;
+  /// The job gave reshard_after_forward; else the framework's default applies
+  /// (ReshardAfterForwardDefault, job/training_modes.h).
+  bool reshard_after_forward_given = false;
   /// HSDP: the data-parallel ranks form replicate x shard; state is sharded over the shard
   /// group only (megatron-core: --num-distributed-optimizer-instances).
   int64_t replicate = 1;
@@ -60,6 +63,14 @@ struct ShardingSpec {
   }
   bool shards_weights() const {
     return mode == ShardingMode::kZero3 || mode == ShardingMode::kFsdp2;
+  }
+  /// reshard_after_forward when the job does not give it: torchtitan's "default" policy keeps
+  /// the gathered weights under pipeline parallelism (pytorch/torchtitan
+  /// torchtitan/models/llama3/infra/parallelize.py, apply_fsdp: `reshard_after_forward = not
+  /// pp_enabled`, "for PP, by default do not reshard after forward to avoid per-microbatch
+  /// all-gathers"); FSDP2's and ZeRO-3's own default (true) elsewhere.
+  void ApplyReshardDefault(bool torchtitan, int64_t pp) {
+    if (!reshard_after_forward_given) reshard_after_forward = !(torchtitan && pp > 1);
   }
 };
 

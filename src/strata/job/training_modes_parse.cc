@@ -110,6 +110,7 @@ Status ParseSharding(YamlMap& top, JobSpec& job) {
   const std::string mode(ShardingModeName(sh.mode));
   if (s.Has("reshard_after_forward")) {
     STRATA_ASSIGN_OR_RETURN(sh.reshard_after_forward, s.Bool("reshard_after_forward"));
+    sh.reshard_after_forward_given = true;
     if (!sh.shards_weights()) {
       return s.ErrorAt(
           "reshard_after_forward",

@@ -130,18 +130,34 @@ Result<std::vector<PricedTraffic>> PriceShardedTraffic(const ModelTrafficShape& 
       // Per layer per micro batch: a gather before the forward, another before the backward
       // unless the forward kept the gathered weights; a reduce-scatter after the backward.
       // (The embedding and output layer are spread over the layers: the same bytes per step.)
+      // Under torch's pipeline schedules (FSDP2 with PP, torchtitan) the stage defers the
+      // gradient sync to the last micro batch's backward and keeps the weights gathered after
+      // every other backward (torch/distributed/pipelining/stage.py,
+      // backward_maybe_with_nosync: set_requires_gradient_sync(False) and
+      // set_reshard_after_backward(False) until last_backward): one reduce-scatter per layer a
+      // step, and, without reshard after forward, one gather per layer a step. The items keep
+      // their per-layer frequency with fewer calls, so the exposure spreads them as one micro
+      // batch's worth over the step.
+      const bool pipelined = sh.mode == ShardingMode::kFsdp2 && l.pp > 1 && !s.megatron_core;
       const double gathers = sh.reshard_after_forward ? 2.0 : 1.0;
+      const double gather_rounds = pipelined && !sh.reshard_after_forward ? 1.0 : m;
+      const double reduce_rounds = pipelined ? 1.0 : m;
       STRATA_RETURN_IF_ERROR(
           add(shard, side.kind,
-              fmt::format("ZeRO-3/FSDP: gather {} per layer ({})", of,
-                          sh.reshard_after_forward ? "forward + backward" : "forward"),
+              fmt::format(
+                  "ZeRO-3/FSDP: gather {} per layer ({}{})", of,
+                  sh.reshard_after_forward ? "forward + backward" : "forward",
+                  gather_rounds < m ? ", once a step: kept gathered over the micro batches" : ""),
               CollectiveOp::kAllGather, per_layer * gather_bytes,
-              TrafficFrequency::kPerLayerPerMicroBatch, gathers, gathers * layers * m));
+              TrafficFrequency::kPerLayerPerMicroBatch, gathers, gathers * layers * gather_rounds));
       STRATA_RETURN_IF_ERROR(
           add(shard, side.kind,
-              fmt::format("ZeRO-3/FSDP: reduce-scatter gradients of {} per layer", of),
+              fmt::format("ZeRO-3/FSDP: reduce-scatter gradients of {} per layer{}", of,
+                          reduce_rounds < m ? ", once a step: the pipeline defers the sync to the "
+                                              "last micro batch"
+                                            : ""),
               CollectiveOp::kReduceScatter, trained_per_layer * grad_bytes,
-              TrafficFrequency::kPerLayerPerMicroBatch, 1.0, layers * m));
+              TrafficFrequency::kPerLayerPerMicroBatch, 1.0, layers * reduce_rounds));
     } else if (sh.shards_gradients()) {
       // ZeRO-2: sharded gradients cannot accumulate whole, so every micro batch reduces them
       // (bucket by bucket, as layers finish their backward).
