@@ -142,6 +142,23 @@ TEST(JobSpec, BadFilesAndFlagsGiveClearErrors) {
        "bacth: {micro_batch: 1, global_batch: 40}\nsequence: {max_tokens: 4096}\n",
        {},
        "j.yaml:4: bacth: unknown field 'bacth'\n  hint: did you mean 'batch'?"},
+      // A key nothing is close to: the hint lists each allowed key once (before: the top level's
+      // names repeated once per field of theirs, "cluster, cluster, cluster, ...").
+      {"unknown_top_key_without_model",
+       "frobnicate: 1\nbatch: {micro_batch: 1, global_batch: 40}\nsequence: {max_tokens: 4096}\n",
+       {},
+       "j.yaml:1: frobnicate: unknown field 'frobnicate'\n  hint: expected one of: batch, model, "
+       "sequence, cluster, parallel, recompute, activation_offload, precision, optimizer, loss, "
+       "attention, frozen, adapter, mtp, sharding, fp8, moe, overlap, framework, checkpoint, "
+       "throughput"},
+      // An RL job where a training job is read (before: "actor: unknown field 'actor'" with the
+      // keys of a training job).
+      {"rl_job",
+       "actor: {job: qwen3.6-35b-a3b-sft-h20x40}\nalgorithm: grpo\n",
+       {},
+       "j.yaml:1: actor: an RL job (actor, rollout, placement), not a training job: `strata rl` "
+       "reads it\n  hint: for the actor's training alone, give its job: "
+       "qwen3.6-35b-a3b-sft-h20x40"},
       {"bad_int", v + "mtp: maybe\n", {}, "j.yaml:6: mtp: expected true or false, got 'maybe'"},
       {"bad_enum",
        v + "recompute: {granularity: ful}\n",

@@ -150,8 +150,13 @@ Result<YamlMap> YamlMap::Map(const std::string& key) {
 }
 
 Status YamlMap::CheckNoUnknownKeys(const std::vector<std::string>& also_allowed) const {
+  // Each name once: the allowed list may repeat what was read.
   std::vector<std::string> known(read_.begin(), read_.end());
-  known.insert(known.end(), also_allowed.begin(), also_allowed.end());
+  for (const std::string& key : also_allowed) {
+    if (!read_.count(key) && std::find(known.begin(), known.end(), key) == known.end()) {
+      known.push_back(key);
+    }
+  }
   for (const auto& kv : node_) {
     if (!kv.first.IsScalar()) {  // "? [a, b]: c" or "{a: b}: c": YAML allows it, a job never
       Error e = InvalidInput("a key that is not a name (a YAML sequence or map used as a key)");

@@ -112,7 +112,9 @@ Status CheckKeysBeforeRequired(const YamlMap& map, const std::string& section,
   for (const std::string& key : JobSpecKeys()) {
     if (!key.starts_with(prefix)) continue;
     const std::string rest = key.substr(prefix.size());
-    allowed.push_back(rest.substr(0, rest.find('.')));
+    const std::string first = rest.substr(0, rest.find('.'));
+    // One name per key of this level, in the table's order (the hint lists each once).
+    if (std::ranges::find(allowed, first) == allowed.end()) allowed.push_back(first);
   }
   return map.CheckNoUnknownKeys(allowed);
 }
@@ -687,6 +689,21 @@ Result<JobSpec> ParseFields(YAML::Node& root, const std::string& file) {
   STRATA_ASSIGN_OR_RETURN(YamlMap top, YamlMap::Of(root, file, ""));
   JobSpec job;
   job.file = file;
+  // Read off the node, not through `top`, which would count `actor` as a known key.
+  if (root.IsMap() && root["actor"] && !root["model"]) {
+    // An RL job (rl/rl_job.h) given where a training job is read: say what to give instead.
+    std::string actor;
+    if (auto a = top.Map("actor"); a.ok() && a->Has("job")) {
+      if (auto name = a->String("job"); name.ok()) actor = *name;
+    }
+    return top
+        .ErrorAt("actor",
+                 "an RL job (actor, rollout, placement), not a training job: `strata rl` reads "
+                 "it")
+        .WithHint(actor.empty()
+                      ? std::string("give its actor's training job (actor.job) instead")
+                      : fmt::format("for the actor's training alone, give its job: {}", actor));
+  }
   STRATA_RETURN_IF_ERROR(CheckKeysBeforeRequired(top, "", {"model", "batch", "sequence"}));
   STRATA_ASSIGN_OR_RETURN(job.model, top.String("model"));
   STRATA_RETURN_IF_ERROR(ParseCluster(top, job));
