@@ -24,14 +24,15 @@ constexpr const char* kValid =
     "97871MiB}}, source: s}\n"
     "model_error: {megatron: {lowest: -0.232, highest: 0.011, rows: [A]}, fsdp2: {rows: []}, "
     "deepspeed: {rows: []}, hf_trainer: {rows: []}, default: {lowest: -0.232, highest: 0.011, "
-    "rows: [A]}, source: s}\n";
+    "rows: [A]}, source: s}\n"
+    "torchtitan_eager_layer: {engines: [torchtitan], source: s}\n";
 
 TEST(MemoryConstants, ShippedFileLoads) {
   auto c = LoadMemoryConstants();
   ASSERT_TRUE(c.ok()) << c.error().Format();
   EXPECT_DOUBLE_EQ(c->cuda_context.mib(), 768.0);
   EXPECT_EQ(c->gdn_chunk_tokens, 64);
-  EXPECT_EQ(c->sources.size(), 11u);  // every section carries a source
+  EXPECT_EQ(c->sources.size(), 12u);  // every section carries a source
 }
 
 TEST(MemoryConstants, ParsesUnitsExactly) {
@@ -72,7 +73,7 @@ TEST(MemoryConstants, BadFilesGiveClearErrors) {
        std::string(v).replace(v.find("engines: [hf-trainer]"), 21, "engines: hf-trainer"),
        "m.yaml:5: hf_eager_layer.engines: expected a list of frameworks"},
       {"unknown_key", v + "cuda_contxt: {bytes: 1GiB, source: s}\n",
-       "m.yaml:12: cuda_contxt: unknown field 'cuda_contxt'\n  hint: did you mean 'cuda_context'?"},
+       "m.yaml:13: cuda_contxt: unknown field 'cuda_contxt'\n  hint: did you mean 'cuda_context'?"},
   };
   for (const auto& c : cases) {
     auto r = ParseMemoryConstants(c.text, "m.yaml");

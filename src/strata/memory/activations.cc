@@ -87,6 +87,17 @@ bool RunsHfEagerLayers(const Job& job, const MemoryConstants& constants) {
   });
 }
 
+bool RunsTitanEagerLayers(const Job& job, const MemoryConstants& constants) {
+  if (job.spec.framework.compile) return false;
+  const EngineChain chain =
+      ResolveEngineChain(constants.engines, job.spec.framework, job.spec.sharding.mode);
+  if (chain.Runs("megatron-core")) return false;
+  return std::ranges::any_of(chain.names, [&](const std::string& engine) {
+    return std::ranges::find(constants.titan_eager_engines, engine) !=
+           constants.titan_eager_engines.end();
+  });
+}
+
 double TokensPerRank(const Job& job) {
   return job.spec.sequence.max_tokens * static_cast<double>(job.spec.micro_batch) /
          static_cast<double>(job.spec.layout.cp);
@@ -98,7 +109,8 @@ namespace {
 // tensors (norm inputs and outputs) are `replicated`, the tensors inside the TP region `sharded`.
 // `rm`: the modules re-run in backward instead of keeping what they saved.
 LayerActivationBytes PerToken(const Job& job, const MemoryConstants& constants,
-                              const LayerSpec& layer, const RecomputeModules& rm, bool hf_eager) {
+                              const LayerSpec& layer, const RecomputeModules& rm, bool hf_eager,
+                              bool titan_eager) {
   const ModelConfig& m = job.model;
   const auto tp = static_cast<double>(job.spec.layout.tp);
   const auto etp = static_cast<double>(job.spec.layout.etp);
@@ -277,6 +289,22 @@ LayerActivationBytes PerToken(const Job& job, const MemoryConstants& constants,
     }
     out.saved += out.hf_eager;
   }
+  // torchtitan's eager modules (data/memory_overheads.yaml, torchtitan_eager_layer, counted
+  // from its llama3 model.py): FeedForward keeps silu(w1 x) as a fourth intermediate-wide tensor,
+  // and SDPA keeps the K and V that repeat_kv expanded to every query head where the count has
+  // the KV heads.
+  if (titan_eager) {
+    if (layer.ffn == FfnKind::kDense && !rm.mlp) {
+      out.titan_eager += a * static_cast<double>(m.dense_mlp.intermediate_size) / tp;
+    }
+    if (layer.mixer == MixerKind::kFullAttention && !rm.core_attn) {
+      const AttentionConfig& at = m.attention;
+      const auto q = static_cast<double>(at.num_heads * at.head_dim);
+      const auto kv = static_cast<double>(at.KvHeadsOverTp(job.spec.layout.tp) * at.head_dim);
+      if (q > kv) out.titan_eager += a * 2 * (q - kv) / tp;
+    }
+    out.saved += out.titan_eager;
+  }
   // Adapters keep their r-wide A x (and, with dropout, the dropped input and its mask); the
   // input of each adapted layer is already counted above, as full training keeps it for the
   // weight gradient, and A needs it for its own.
@@ -308,16 +336,18 @@ LayerActivationBytes LayerActivationsPerToken(const Job& job, const MemoryConsta
   // (default core_attn) instead of keeping what they saved; see RecomputeModules.
   const bool selective = job.spec.recompute.granularity == RecomputeGranularity::kSelective;
   const bool hf_eager = RunsHfEagerLayers(job, constants);
+  const bool titan_eager = RunsTitanEagerLayers(job, constants);
   RecomputeModules none;
   none.core_attn = false;
   // torchtitan's selective options (TitanSelectiveAc) re-run no megatron-core module.
   if (!selective || job.spec.recompute.titan.on()) {
-    return PerToken(job, constants, layer, none, hf_eager);
+    return PerToken(job, constants, layer, none, hf_eager, titan_eager);
   }
-  LayerActivationBytes out = PerToken(job, constants, layer, job.spec.recompute.modules, hf_eager);
+  LayerActivationBytes out =
+      PerToken(job, constants, layer, job.spec.recompute.modules, hf_eager, titan_eager);
   // A recomputed module frees its internal tensors (its input stays, as the checkpoint); the
   // layer's backward re-creates them before it can run (megatron-core's CheckpointFunction).
-  out.regenerated = PerToken(job, constants, layer, none, hf_eager).saved - out.saved;
+  out.regenerated = PerToken(job, constants, layer, none, hf_eager, titan_eager).saved - out.saved;
   return out;
 }
 
@@ -383,8 +413,9 @@ ActivationMemory ComputeActivations(const Job& job, const MemoryConstants& const
   std::map<std::string, KindSaved> saved_by_kind;
   double stored = 0;              // over the micro batches in flight
   double checkpoints_stored = 0;  // checkpointed inputs, over the micro batches in flight
-  std::map<std::string, double> per_token_by_kind;  // label -> saved bytes per token
-  std::map<std::string, double> hf_eager_by_kind;   // label -> HF eager modules' part of it
+  std::map<std::string, double> per_token_by_kind;    // label -> saved bytes per token
+  std::map<std::string, double> hf_eager_by_kind;     // label -> HF eager modules' part of it
+  std::map<std::string, double> titan_eager_by_kind;  // label -> torchtitan eager modules' part
   int64_t checkpointed = 0;
   // torchtitan's selective AC (selective_ac_option): op-level, or every N-th block in full AC.
   const bool titan = rc.granularity == RecomputeGranularity::kSelective && rc.titan.on();
@@ -419,6 +450,9 @@ ActivationMemory ComputeActivations(const Job& job, const MemoryConstants& const
     if (explain) {
       per_token_by_kind[LayerKindLabel(spec)] = per_token.saved;
       if (per_token.hf_eager > 0) hf_eager_by_kind[LayerKindLabel(spec)] = per_token.hf_eager;
+      if (per_token.titan_eager > 0) {
+        titan_eager_by_kind[LayerKindLabel(spec)] = per_token.titan_eager;
+      }
     }
     max_saved = std::max(max_saved, per_token.saved * t);
     max_fwd = std::max(max_fwd, per_token.forward_transient * t);
@@ -486,6 +520,19 @@ ActivationMemory ComputeActivations(const Job& job, const MemoryConstants& const
         job.spec.framework.name, hf_note,
         job.spec.adapter.on() ? "" : ", its normalized value for the trainable weight");
   }
+  // The same for torchtitan's eager modules (compile off).
+  std::string titan_note;
+  for (const auto& [label, bytes] : titan_eager_by_kind) {
+    titan_note +=
+        fmt::format("{}{}: {} B/token", titan_note.empty() ? "" : "; ", label, GroupDigits(bytes));
+  }
+  if (!titan_note.empty()) {
+    titan_note = fmt::format(
+        "of which torchtitan's eager modules keep beyond the fused layer (framework.compile "
+        "false): {}; silu(w1 x) beside w1 x, w3 x and their product, and K and V repeated to "
+        "every query head (repeat_kv) as SDPA's inputs",
+        titan_note);
+  }
   if (explain) {
     const std::string in_flight_text =
         out.in_flight == 1.0 ? "" : fmt::format(" x {} micro batches in flight", out.in_flight);
@@ -497,7 +544,9 @@ ActivationMemory ComputeActivations(const Job& job, const MemoryConstants& const
            fmt::format("{} layers x {} tokens x {:.0f} B/token{} = {}", entry.layers,
                        GroupDigits(t), entry.bytes / t / static_cast<double>(entry.layers),
                        in_flight_text, FormatGBAndGiB(bytes)),
-           hf_eager_by_kind.contains(label.substr(0, label.find(','))) ? hf_note : ""});
+           hf_eager_by_kind.contains(label.substr(0, label.find(',')))      ? hf_note
+           : titan_eager_by_kind.contains(label.substr(0, label.find(','))) ? titan_note
+                                                                            : ""});
     }
     if (checkpointed > 0) {
       const Bytes bytes = Bytes::Count(checkpoints_stored * checkpoint);
@@ -564,9 +613,9 @@ ActivationMemory ComputeActivations(const Job& job, const MemoryConstants& const
                  : "",
              constants.backward_gradient_fraction, FormatGBAndGiB(Bytes::Count(max_saved)),
              FormatGBAndGiB(Bytes::Count(max_bwd)), FormatGBAndGiB(backward_layer), by_kind),
-         hf_note.empty()
-             ? "the largest layer of the stage; live only while it runs backward"
-             : "the largest layer of the stage; live only while it runs backward; " + hf_note});
+         fmt::format("the largest layer of the stage; live only while it runs backward{}{}",
+                     hf_note.empty() ? "" : "; " + hf_note,
+                     titan_note.empty() ? "" : "; " + titan_note)});
     out.items.push_back(
         {ItemKind::kActivations, "activations: forward transients of one layer", forward_layer,
          fmt::format("MoE dispatch copies and chunk states of the largest layer = {}",

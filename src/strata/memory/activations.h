@@ -26,11 +26,19 @@ struct LayerActivationBytes {
   /// (data/memory_overheads.yaml, `hf_eager_layer`): RMSNorm's fp32 input, the normalized value
   /// its trainable weight needs, and act_fn(gate) beside gate, up and their product.
   double hf_eager = 0;
+  /// Of `saved`: what torchtitan's eager modules keep beyond the fused layer's count when
+  /// torch.compile is off (data/memory_overheads.yaml, `torchtitan_eager_layer`): silu(w1 x)
+  /// beside w1 x, w3 x and their product, and K and V repeated to every query head for SDPA.
+  double titan_eager = 0;
 };
 
 /// Whether the job's layers run as HF transformers' eager modules: its engine is one of
 /// `hf_eager_layer.engines` (EngineChain) and framework.liger_kernel does not replace them.
 bool RunsHfEagerLayers(const Job& job, const MemoryConstants& constants);
+
+/// Whether the job's layers run as torchtitan's eager modules: its engine is one of
+/// `torchtitan_eager_layer.engines` and framework.compile is off.
+bool RunsTitanEagerLayers(const Job& job, const MemoryConstants& constants);
 
 LayerActivationBytes LayerActivationsPerToken(const Job& job, const MemoryConstants& constants,
                                               const LayerSpec& layer);

@@ -56,6 +56,16 @@ Result<MemoryConstants> ParseMemoryConstants(const std::string& text, const std:
     STRATA_RETURN_IF_ERROR(s.CheckNoUnknownKeys());
   }
   {
+    STRATA_ASSIGN_OR_RETURN(YamlMap s, Section(top, "torchtitan_eager_layer", c));
+    STRATA_ASSIGN_OR_RETURN(YAML::Node engines, s.Node("engines"));
+    if (!engines.IsSequence()) return s.ErrorAt("engines", "expected a list of frameworks");
+    for (const auto& e : engines) {
+      if (!e.IsScalar()) return s.ErrorAt("engines", "expected a list of frameworks");
+      c.titan_eager_engines.push_back(e.Scalar());
+    }
+    STRATA_RETURN_IF_ERROR(s.CheckNoUnknownKeys());
+  }
+  {
     STRATA_ASSIGN_OR_RETURN(YamlMap s, Section(top, "gated_deltanet", c));
     STRATA_ASSIGN_OR_RETURN(c.gdn_chunk_tokens, s.PositiveInt("chunk_tokens"));
     STRATA_ASSIGN_OR_RETURN(c.gdn_state_bytes_per_element,

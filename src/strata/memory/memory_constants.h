@@ -80,6 +80,9 @@ struct MemoryConstants {
   /// Engines whose decoder layers are HF transformers' eager modules (`hf_eager_layer`): they
   /// save RMSNorm's fp32 input and a fourth MLP intermediate (LayerActivationsPerToken).
   std::vector<std::string> hf_eager_engines;
+  /// Engines whose decoder layers are torchtitan's eager modules when torch.compile is off
+  /// (`torchtitan_eager_layer`): a fourth MLP intermediate and K, V repeated to every query head.
+  std::vector<std::string> titan_eager_engines;
   AllocatorRules allocator;
   CrossEntropyConstants cross_entropy;
   DeviceCapacityConstants device_capacity;
