@@ -7,11 +7,9 @@
 #include <cmath>
 #include <string>
 
+#include "sim/step_test_support.h"
 #include "strata/hw/gpu_catalog.h"
-#include "strata/hw/interconnects.h"
-#include "strata/job/job_spec.h"
 #include "strata/sim/step_constants.h"
-#include "strata/sim/step_job.h"
 
 namespace strata {
 namespace {
@@ -51,23 +49,11 @@ TEST(BlackwellEfficiency, UnmeasuredPartsTakeB200sFiguresAtTheirPower) {
 }
 
 double StepOn(const std::string& gpu) {
-  auto spec = ParseJobSpec("model: llama-3.1-8b\ncluster: {file: gb200-nvl72, gpu: " + gpu +
-                               ", gpus_per_node: 8, nodes: 1}\nparallel: {tp: 1}\n"
-                               "batch: {micro_batch: 1, global_batch: 64}\n"
-                               "sequence: {max_tokens: 8192}\n",
-                           "j.yaml");
-  EXPECT_TRUE(spec.ok()) << spec.error().Format();
-  auto job = ResolveJob(*spec);
-  EXPECT_TRUE(job.ok()) << job.error().Format();
-  auto setup = PrepareStep(*job);
-  EXPECT_TRUE(setup.ok()) << setup.error().Format();
-  auto links = LoadInterconnects();
-  EXPECT_TRUE(links.ok());
-  auto comm = CollectiveModel::Create(setup->job.cluster, *links);
-  EXPECT_TRUE(comm.ok());
-  auto r = EvaluateStep(setup->tables, setup->layout, *comm);
-  EXPECT_TRUE(r.ok()) << r.error().Format();
-  return r->step.s();
+  const auto r = testing::EvaluateJobText(
+      "model: llama-3.1-8b\ncluster: {file: gb200-nvl72, gpu: " + gpu +
+      ", gpus_per_node: 8, nodes: 1}\nparallel: {tp: 1}\n"
+      "batch: {micro_batch: 1, global_batch: 64}\nsequence: {max_tokens: 8192}\n");
+  return r ? r->step.s() : 0;
 }
 
 // The same job on the same fabric: the parts differ only in their tensor-core rate (HBM 8 TB/s

@@ -11,10 +11,9 @@
 
 #include <string>
 
-#include "strata/hw/interconnects.h"
+#include "sim/step_test_support.h"
 #include "strata/job/job_spec.h"
 #include "strata/job/resolved_job.h"
-#include "strata/sim/step_job.h"
 
 namespace strata {
 namespace {
@@ -72,15 +71,9 @@ const PricedTraffic* Find(const StepResult& r, CollectiveOp op) {
 TEST(FsdpPipeline, GatherAndReduceScatterOnceAStep) {
   auto job = Resolve("llama-3.1-405b-torchtitan-pp8-h100x512", {});
   ASSERT_TRUE(job.ok()) << job.error().Format();
-  auto setup = PrepareStep(*job);
-  ASSERT_TRUE(setup.ok()) << setup.error().Format();
-  EXPECT_EQ(setup->layout.micro_batches, 8);
-  auto links = LoadInterconnects();
-  ASSERT_TRUE(links.ok());
-  auto comm = CollectiveModel::Create(setup->job.cluster, *links);
-  ASSERT_TRUE(comm.ok());
-  auto r = EvaluateStep(setup->tables, setup->layout, *comm);
-  ASSERT_TRUE(r.ok()) << r.error().Format();
+  EXPECT_EQ(job->spec.num_micro_batches(), 8);
+  const auto r = testing::EvaluateJobStep(*job);
+  ASSERT_TRUE(r.has_value());
   const PricedTraffic* gather = Find(*r, CollectiveOp::kAllGather);
   const PricedTraffic* reduce = Find(*r, CollectiveOp::kReduceScatter);
   ASSERT_NE(gather, nullptr);

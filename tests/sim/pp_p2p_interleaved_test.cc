@@ -6,11 +6,9 @@
 
 #include <string>
 
+#include "sim/step_test_support.h"
 #include "strata/comm/layout_traffic.h"
-#include "strata/hw/interconnects.h"
 #include "strata/importer/import_job.h"
-#include "strata/job/job_spec.h"
-#include "strata/sim/step_job.h"
 
 namespace strata {
 namespace {
@@ -55,24 +53,12 @@ struct PpParts {
 };
 
 PpParts PpOf(const std::string& extra) {
-  auto spec = ParseJobSpec(
+  const auto r = testing::EvaluateJobText(
       "model: llama-3.1-8b\ncluster: {file: h100-8x8-ib400, gpu: H100 SXM, gpus_per_node: 8, "
-      "nodes: 1}\n"
-      "parallel: {tp: 1, pp: 4, vpp: 2}\nbatch: {micro_batch: 1, global_batch: 32}\n"
+      "nodes: 1}\nparallel: {tp: 1, pp: 4, vpp: 2}\nbatch: {micro_batch: 1, global_batch: 32}\n"
       "sequence: {max_tokens: 4096}\n" +
-          extra,
-      "j.yaml");
-  EXPECT_TRUE(spec.ok()) << spec.error().Format();
-  auto job = ResolveJob(*spec);
-  EXPECT_TRUE(job.ok()) << job.error().Format();
-  auto setup = PrepareStep(*job);
-  EXPECT_TRUE(setup.ok()) << setup.error().Format();
-  auto links = LoadInterconnects();
-  EXPECT_TRUE(links.ok());
-  auto comm = CollectiveModel::Create(setup->job.cluster, *links);
-  EXPECT_TRUE(comm.ok());
-  auto r = EvaluateStep(setup->tables, setup->layout, *comm);
-  EXPECT_TRUE(r.ok()) << r.error().Format();
+      extra);
+  if (!r) return {};
   const StepPartTime& pp = (*r)[StepPart::kPp];
   return {pp.total.s(), pp.exposed.s()};
 }

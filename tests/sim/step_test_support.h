@@ -37,6 +37,36 @@ inline ReferenceStep LoadReferenceStep(const std::vector<std::string>& sets = {}
   return out;
 }
 
+/// The step of a resolved job, built and evaluated as `strata step` does; fails the test on any
+/// error (then the result is empty).
+inline std::optional<StepResult> EvaluateJobStep(const ResolvedJob& job) {
+  auto setup = PrepareStep(job);
+  EXPECT_TRUE(setup.ok()) << (setup.ok() ? "" : setup.error().Format());
+  if (!setup.ok()) return std::nullopt;
+  auto links = LoadInterconnects();
+  EXPECT_TRUE(links.ok());
+  if (!links.ok()) return std::nullopt;
+  auto comm = CollectiveModel::Create(setup->job.cluster, *links);
+  EXPECT_TRUE(comm.ok());
+  if (!comm.ok()) return std::nullopt;
+  auto r = EvaluateStep(setup->tables, setup->layout, *comm);
+  EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().Format());
+  if (!r.ok()) return std::nullopt;
+  return *r;
+}
+
+/// The same for a job file's text (`file` names it in errors).
+inline std::optional<StepResult> EvaluateJobText(const std::string& text,
+                                                 const std::string& file = "j.yaml") {
+  auto spec = ParseJobSpec(text, file);
+  EXPECT_TRUE(spec.ok()) << (spec.ok() ? "" : spec.error().Format());
+  if (!spec.ok()) return std::nullopt;
+  auto job = ResolveJob(*spec);
+  EXPECT_TRUE(job.ok()) << (job.ok() ? "" : job.error().Format());
+  if (!job.ok()) return std::nullopt;
+  return EvaluateJobStep(*job);
+}
+
 }  // namespace strata::testing
 
 #endif  // STRATA_TESTS_SIM_STEP_TEST_SUPPORT_H_
