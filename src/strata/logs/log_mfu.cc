@@ -41,9 +41,12 @@ PrintedVsOurs Explain(std::string quantity, double printed, double ours,
     if (rel(c.value) <= kPrintedTolerance && (!best || rel(c.value) < rel(best->value))) best = &c;
   }
   if (best) {
-    p.reason = fmt::format("{:+.0f}% vs ours: {} (that gives {:.4g}, {:+.1f}%)",
-                           100 * (printed / ours - 1), best->reason, best->value,
-                           100 * (printed / best->value - 1));
+    // In the quantity's own unit: MFU as a percentage, as the log and our figure print it.
+    const std::string gives = p.quantity == "MFU" ? fmt::format("{:.2f}%", 100 * best->value)
+                                                  : fmt::format("{:.4g}", best->value);
+    p.reason =
+        fmt::format("{:+.0f}% vs ours: {} (that gives {}, {:+.1f}%)", 100 * (printed / ours - 1),
+                    best->reason, gives, 100 * (printed / best->value - 1));
   } else {
     p.reason = fmt::format(
         "{:+.0f}% vs ours, and no known convention explains it (6N, padded length, attention "
