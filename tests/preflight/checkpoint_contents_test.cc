@@ -10,6 +10,7 @@
 //   bf16 weights 2 B x P = 16,060,522,496 B (16.06 GB)
 #include <gtest/gtest.h>
 
+#include "preflight/inline_job.h"
 #include "strata/hw/cluster.h"
 #include "strata/hw/interconnects.h"
 #include "strata/job/job_spec.h"
@@ -20,13 +21,7 @@ namespace {
 
 constexpr double kLlama8bParams = 8030261248.0;
 
-Job InlineJob(const std::string& yaml) {
-  auto spec = ParseJobSpec(yaml, "inline.yaml", {});
-  EXPECT_TRUE(spec.ok()) << spec.error().Format();
-  auto job = ResolveJob(*spec);
-  EXPECT_TRUE(job.ok()) << job.error().Format();
-  return *job;
-}
+using testing::InlineJob;
 
 // The audit's Megatron script (pretrain_gpt.py, Llama-3.1-8B, TP2 PP2 DP8 on 4 nodes x 8 H100,
 // --no-save-optim). Megatron's save_checkpoint puts the optimizer's state dict (the fp32 main

@@ -17,6 +17,7 @@
 
 #include <gtest/gtest.h>
 
+#include "preflight/inline_job.h"
 #include "strata/hw/cluster.h"
 #include "strata/hw/interconnects.h"
 #include "strata/job/job_spec.h"
@@ -57,13 +58,7 @@ TEST(Checkpoint, WithoutTheDistributedOptimizerStatesAreStillCountedOnce) {
   EXPECT_NEAR(Bytes(s.master_per_rank + s.moments_per_rank).gb(), 421.286183232 / 40, 1e-6);
 }
 
-Job InlineJob(const std::string& yaml) {
-  auto spec = ParseJobSpec(yaml, "inline.yaml", {});
-  EXPECT_TRUE(spec.ok()) << spec.error().Format();
-  auto job = ResolveJob(*spec);
-  EXPECT_TRUE(job.ok()) << job.error().Format();
-  return *job;
-}
+using testing::InlineJob;
 
 // The ZeRO-3 variant of the reference job (data/jobs/qwen3.6-35b-a3b-sft-h20x40-zero3.yaml):
 // DeepSpeed holds 1/40 of every weight on each GPU, but a checkpoint holds the whole model. The

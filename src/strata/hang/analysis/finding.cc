@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <map>
 #include <set>
+#include <string>
+#include <utility>
 
 #include "strata/hang/analysis/finding_reports.h"
 #include "strata/hang/analysis/gloo_finding.h"
@@ -19,6 +21,18 @@ namespace strata::hang {
 namespace {
 
 std::vector<int64_t> Sorted(const std::set<int64_t>& s) { return {s.begin(), s.end()}; }
+
+// A crash read off failure lines: the ranks they name, the first line cited.
+void CrashOf(const std::vector<const FailureSignal*>& lines, std::string summary, Finding& f) {
+  std::set<int64_t> ranks;
+  for (const FailureSignal* s : lines) {
+    if (s->global_rank) ranks.insert(*s->global_rank);
+  }
+  f.kind = "crash";
+  f.ranks = Sorted(ranks);
+  f.summary = std::move(summary);
+  f.evidence.push_back(Cite(*lines.front()));
+}
 
 // The rank a line speaks for: torchrun's prefix, else the rank inside the default group's (or the
 // only group's) message prefix.
@@ -139,14 +153,7 @@ bool Crash(const EvidenceSet& ev, Finding& f) {
            });
   });
   if (lines.empty()) return false;
-  std::set<int64_t> ranks;
-  for (const FailureSignal* s : lines) {
-    if (s->global_rank) ranks.insert(*s->global_rank);
-  }
-  f.kind = "crash";
-  f.ranks = Sorted(ranks);
-  f.summary = "a process crashed: " + lines.front()->signal;
-  f.evidence.push_back(Cite(*lines.front()));
+  CrashOf(lines, "a process crashed: " + lines.front()->signal, f);
   return true;
 }
 
@@ -836,14 +843,7 @@ bool Stacks(const EvidenceSet& ev, const Verdict& v, Finding& f) {
 bool ProgramError(const EvidenceSet& ev, Finding& f) {
   const auto lines = Of(ev, FailureKind::kPythonError);
   if (lines.empty()) return false;
-  std::set<int64_t> ranks;
-  for (const FailureSignal* s : lines) {
-    if (s->global_rank) ranks.insert(*s->global_rank);
-  }
-  f.kind = "crash";
-  f.ranks = Sorted(ranks);
-  f.summary = "a process exited on a Python error: " + lines.front()->detail;
-  f.evidence.push_back(Cite(*lines.front()));
+  CrashOf(lines, "a process exited on a Python error: " + lines.front()->detail, f);
   return true;
 }
 
