@@ -42,9 +42,16 @@ std::string Header(const Job& job, const MemoryLedger& ledger) {
     recompute += fmt::format(" (torchtitan: every {}-th layer)", s.recompute.titan.every_n_layers);
   }
   std::string out;
-  out += fmt::format("job: {} on {} x {} ({} per GPU{}){}{}\n", job.model.name, job.world(),
-                     job.gpu().name, FormatGB(job.gpu().memory),
-                     job.cluster.name.empty() ? "" : ", cluster " + job.cluster.name,
+  // The datasheet's figure ("80 GB", "96 GB") is a marketing size, often GiB written as GB; the
+  // ledger compares against what the counters can reach. Print both, named, so the header's
+  // "80 GB" and the card line's 84.88 GB do not read as a contradiction.
+  const std::string card =
+      ledger.capacity == ledger.datasheet_capacity
+          ? fmt::format("{} per GPU", FormatGB(ledger.capacity))
+          : fmt::format("\"{:g} GB\" on the datasheet, {} usable per GPU",
+                        ledger.datasheet_capacity.gb(), FormatGB(ledger.capacity));
+  out += fmt::format("job: {} on {} x {} ({}{}){}{}\n", job.model.name, job.world(), job.gpu().name,
+                     card, job.cluster.name.empty() ? "" : ", cluster " + job.cluster.name,
                      s.file.empty() ? "" : fmt::format(", from {}", s.file),
                      job.reference ? " (the reference job: no job or model was given)" : "");
   out += fmt::format("layout: {}\n", LayoutHeader(l, job.model.HasLayers(FfnKind::kMoe)));
