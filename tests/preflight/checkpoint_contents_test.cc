@@ -103,6 +103,53 @@ TEST(CheckpointContents, Zero3With16BitModelSaveCountsRankZerosModel) {
   EXPECT_NEAR(s.busiest_node.count(), 112423657472.0, 1e4);
 }
 
+// The same job under ZeRO-2. The Trainer's save_model takes the state dict from accelerate's
+// get_state_dict, which outside ZeRO-3 is the whole module's (no gather needed), and rank 0
+// writes model.safetensors; then DeepSpeed's save_checkpoint writes the bf16 module from DP rank
+// 0 (mp_rank_00_model_states.pt) and each rank's optimizer partition (transformers trainer.py
+// save_model and _save_optimizer_and_scheduler; accelerate accelerator.py get_state_dict):
+//   module 2 B x P = 16,060,522,496 B; partitions (4 B master + 8 B Adam) x P = 96,363,134,976 B,
+//     1/8 per rank = 12,045,391,872 B; 16-bit model 2 B x P = 16,060,522,496 B
+//   total 16 B x P = 128,484,179,968 B; rank 0 16,060,522,496 + 12,045,391,872 + 16,060,522,496
+//     = 44,166,436,864 B
+// Before: 112.4 GB, rank 0 28.11 GB (the safetensors copy missed).
+TEST(CheckpointContents, TrainerUnderZero2AlsoWritesTheModel) {
+  const Job job = InlineJob(
+      "model: llama-3.1-8b\n"
+      "cluster: {file: h100-8x8-ib400, gpu: H100, gpus_per_node: 8, nodes: 1}\n"
+      "parallel: {tp: 1, pp: 1}\n"
+      "batch: {micro_batch: 1, global_batch: 8}\n"
+      "sequence: {max_tokens: 4096}\n"
+      "sharding: {mode: zero2}\n"
+      "framework: {name: hf-trainer}\n");
+  const CheckpointSizes s = ComputeCheckpointSizes(job);
+  EXPECT_EQ(s.format, CheckpointFormat::kDeepSpeed);
+  EXPECT_NEAR(s.consolidated_total.count(), 16 * kLlama8bParams / 8, 1e3);
+  EXPECT_NEAR(s.checkpoint_total().count(), 128484179968.0, 1e4);
+  EXPECT_NEAR(s.checkpoint_per_rank().count(), 44166436864.0, 1e3);
+  // The one node writes 128.48 GB (6.424 s at the cluster's 20 GB/s per node); a resume reads
+  // DeepSpeed's files alone (the Trainer's deepspeed_load_checkpoint), 112.42 GB: 5.621 s.
+  auto cluster = LoadCluster("h100-8x8-ib400");
+  auto links = LoadInterconnects();
+  ASSERT_TRUE(cluster.ok() && links.ok());
+  auto map = BuildBandwidthMap(*cluster, *links);
+  ASSERT_TRUE(map.ok()) << map.error().Format();
+  auto t = ComputeCheckpointTimes(s, *map, 1);
+  ASSERT_TRUE(t.ok()) << t.error().Format();
+  EXPECT_NEAR(t->checkpoint_write.s(), 128.484179968 / 20, 1e-6);
+  EXPECT_NEAR(t->checkpoint_load.s(), 112.423657472 / 20, 1e-6);
+  // DeepSpeed used alone (its own training loop, no Trainer) writes its files only.
+  const Job bare = InlineJob(
+      "model: llama-3.1-8b\n"
+      "cluster: {file: h100-8x8-ib400, gpu: H100, gpus_per_node: 8, nodes: 1}\n"
+      "parallel: {tp: 1, pp: 1}\n"
+      "batch: {micro_batch: 1, global_batch: 8}\n"
+      "sequence: {max_tokens: 4096}\n"
+      "sharding: {mode: zero2}\n"
+      "framework: {name: deepspeed}\n");
+  EXPECT_NEAR(ComputeCheckpointSizes(bare).checkpoint_total().count(), 14 * kLlama8bParams, 1e4);
+}
+
 // The shipped QLoRA job's cluster (h200-1x1) has no storage level. The sizes need none: the plan
 // keeps them and says why there is no time (before, the command stopped with exit 2).
 TEST(CheckpointContents, SizesWithoutAStorageLevel) {

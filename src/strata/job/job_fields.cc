@@ -276,7 +276,8 @@ const std::vector<JobField>& JobFields() {
       {"checkpoint.save_16bit_model", "true | false", "", "false", "", "", "true",
        "`checkpoint`: rank 0 also writes the whole model in precision.params (model.safetensors) "
        "at each save: the HF Trainer under DeepSpeed ZeRO-3 with "
-       "stage3_gather_16bit_weights_on_model_save true (read by `import`)"},
+       "stage3_gather_16bit_weights_on_model_save true (read by `import`). Under ZeRO-1/2 the "
+       "HF Trainer and ms-swift's `swift sft` always write it, whatever this says"},
       {"throughput.tokens_per_s", "token count", "tokens/s", "none", "", "", "50K",
        "measured job throughput (`mfu`); excludes step_time"},
       {"throughput.tokens_per_step", "token count", "tokens", "global batch x mean_tokens", "", "",

@@ -97,6 +97,15 @@ CheckpointFormat CheckpointFormatOf(const JobSpec& job) {
   return CheckpointFormat::kHfTrainer;  // hf-trainer, ms-swift's `swift sft`, without ZeRO
 }
 
+bool WritesConsolidatedModel(const JobSpec& job) {
+  if (job.checkpoint.save_16bit_model) return true;
+  const std::string& name = job.framework.name;
+  const bool trainer = job.framework.given && (name == "hf-trainer" || name == "ms-swift");
+  const ShardingMode mode = job.sharding.mode;
+  return trainer && CheckpointFormatOf(job) == CheckpointFormat::kDeepSpeed &&
+         (mode == ShardingMode::kZero1 || mode == ShardingMode::kZero2);
+}
+
 // Formulas: docs/formulas.md, "Checkpoints".
 CheckpointSizes ComputeCheckpointSizes(const Job& job) {
   const ParallelLayout& l = job.spec.layout;
@@ -207,11 +216,14 @@ CheckpointSizes ComputeCheckpointSizes(const Job& job) {
   s.master_per_rank = s.master_total * optimizer_rank;
   s.moments_per_rank = s.moments_total * optimizer_rank;
   s.busiest_node = module_total * module_node + s.optimizer_total() * optimizer_node;
-  // The HF Trainer's save_model under ZeRO-3 gathers the 16-bit state dict and rank 0 writes it
-  // (model.safetensors) beside DeepSpeed's files (transformers trainer.py, save_model:
-  // "now save the real model if stage3_gather_16bit_weights_on_model_save=True"): the whole
-  // model once more, on rank 0 and so on the first node.
-  if (job.spec.checkpoint.save_16bit_model && !s.adapters_only) {
+  // The HF Trainer's save_model writes the model from rank 0 (model.safetensors) before
+  // DeepSpeed's save_checkpoint writes its files (transformers trainer.py, save_model's
+  // is_deepspeed_enabled branch, then _save_optimizer_and_scheduler): under ZeRO-1/2 always,
+  // as accelerate's get_state_dict returns the whole module's state dict there; under ZeRO-3
+  // only when stage3_gather_16bit_weights_on_model_save lets it gather (else get_state_dict
+  // raises and the Trainer writes DeepSpeed's files alone). The whole model once more, on
+  // rank 0 and so on the first node. A PEFT model saves its adapters there instead.
+  if (WritesConsolidatedModel(job.spec) && !s.adapters_only) {
     s.consolidated_total = s.weights_total;
     s.busiest_node = s.busiest_node + s.consolidated_total;
   }
@@ -239,9 +251,10 @@ Result<CheckpointTimes> ComputeCheckpointTimes(const CheckpointSizes& sizes,
     t.per_node = level.per_node;
     t.nodes = nodes;
     // Every node writes its part at once; the busiest one sets the time. A restart reads back
-    // the same parts on the same ranks.
+    // the same parts on the same ranks, not the consolidated model: the Trainer resumes from
+    // DeepSpeed's files (deepspeed_load_checkpoint).
     t.checkpoint_write = sizes.busiest_node / level.per_node;
-    t.checkpoint_load = sizes.busiest_node / level.per_node;
+    t.checkpoint_load = (sizes.busiest_node - sizes.consolidated_total) / level.per_node;
     t.hf_write = sizes.hf_total() / level.per_node;
     t.hf_load = sizes.hf_total() / level.per_node;
     return t;

@@ -103,8 +103,9 @@ std::string RenderCheckpointText(const Job& job, const std::string& cluster,
   }
   if (s.consolidated_total.count() > 0) {
     out +=
-        "  16-bit model: checkpoint.save_16bit_model (the HF Trainer's save_model under ZeRO-3 "
-        "with stage3_gather_16bit_weights_on_model_save): rank 0 writes it beside the shards\n";
+        "  16-bit model: the HF Trainer's save_model writes model.safetensors from rank 0 beside "
+        "DeepSpeed's files (under ZeRO-1/2 always; under ZeRO-3 with "
+        "stage3_gather_16bit_weights_on_model_save, checkpoint.save_16bit_model)\n";
   }
   if (explain) {
     out += fmt::format(
