@@ -44,16 +44,21 @@ LedgerStates StatesOf(const MemoryLedger& l) {
   return s;
 }
 
-// Rollout memory at TP2, u = 0.6, vLLM 0.19 (graphs outside):
+// Rollout memory at TP2, u = 0.6, vLLM 0.19 (graphs outside). vLLM's budget is u x the total
+// torch.cuda.mem_get_info() reports (vllm/v1/worker/gpu_worker.py, requested_memory), which is
+// nvidia-smi's 97,871 MiB less the driver's 613.3 MiB on an H20 (data/memory_overheads.yaml,
+// device_capacity): 102,625,181,696 - 643,121,152 = 101,982,060,544 B (94.98 GiB). Before, the
+// datasheet's 96e9 B (89.41 GiB) was used: 17,295,907,636 B of KV, 251 sequences.
 //   weights per GPU = 35,107,181,936 x 2 B / 2 = 35,107,181,936 B
-//   KV cache = 0.6 x 96e9 - 35,107,181,936 - 3.58 GiB - 1.26 GiB = 17,295,907,636 B
+//   KV cache = 0.6 x 101,982,060,544 - 35,107,181,936 - 3.58 GiB - 1.26 GiB
+//     (5,196,910,428 B) = 20,885,143,962 B
 //   one mean-length sequence (1,024 + 4,096 tokens) = 10,240 x 5,120 + 16,465,920
-//   = 68,894,720 B: 251.05 -> 251 sequences at once.
+//   = 68,894,720 B: 303.15 -> 303 sequences at once.
 TEST(RlStepTest, ReferenceRolloutMemory) {
   const RolloutMemory& m = Reference().colocated.rollout_memory;
   EXPECT_NEAR(m.weights.count(), 35107181936.0, 1);
-  EXPECT_NEAR(m.kv_cache.count(), 17295907636.0, 2);
-  EXPECT_EQ(m.concurrent_sequences, 251);
+  EXPECT_NEAR(m.kv_cache.count(), 20885143962.0, 2);
+  EXPECT_EQ(m.concurrent_sequences, 303);
   EXPECT_FALSE(m.cuda_graph_inside);
   EXPECT_TRUE(m.fits);
 }
@@ -423,8 +428,8 @@ TEST(RlStepTest, DynamicBatchBudgetBelowOneSampleIsRefused) {
 // The forward passes are checked against the card like the updates. A log-prob budget of
 // 1,000,000 tokens packs each rank's 1,280 / 40 = 32 samples x 5,120 mean tokens = 163,840
 // tokens into one micro batch, 12x the update's 13,654-token rows: its forward peak is over the
-// H20's 96e9 B = 89.41 GiB, on 40 GPUs and on every split's fewer (each rank packs more
-// samples). Before: the phase was printed and the placement still said it fits.
+// H20's usable 101,982,060,544 B = 94.98 GiB (what the counters reach, as `memory` checks), on
+// 40 GPUs and on every split's fewer (each rank packs more samples). Before: the phase was printed and the placement still said it fits.
 TEST(RlStepTest, LogProbPassOverTheCardRefusesEveryPlacement) {
   auto spec = LoadRlSpec(kReferenceRlJobName, {"batch.max_tokens_per_gpu=16384",
                                                "batch.log_prob_max_tokens_per_gpu=1000000"});
@@ -433,11 +438,11 @@ TEST(RlStepTest, LogProbPassOverTheCardRefusesEveryPlacement) {
   ASSERT_TRUE(e.ok()) << e.error().Format();
   ASSERT_GE(e->phases.size(), 3u);
   EXPECT_EQ(e->phases[1].phase, "log-prob and reference forward");
-  EXPECT_GT(e->phases[1].bytes.gib(), 96e9 / (1ull << 30));
+  EXPECT_GT(e->phases[1].bytes.count(), 101982060544.0);
   EXPECT_FALSE(e->colocated.valid);
   EXPECT_TRUE(e->colocated.reason.starts_with("the log-prob and reference forward phase needs "))
       << e->colocated.reason;
-  EXPECT_TRUE(e->colocated.reason.ends_with(" of 89.41 GiB")) << e->colocated.reason;
+  EXPECT_TRUE(e->colocated.reason.ends_with(" of 94.98 GiB")) << e->colocated.reason;
   ASSERT_EQ(e->splits.size(), 14u);
   for (const RlPlacementResult& r : e->splits) {
     EXPECT_FALSE(r.valid) << r.rollout_gpus;

@@ -16,6 +16,7 @@
 #include "strata/core/did_you_mean.h"
 #include "strata/core/hash.h"
 #include "strata/core/parallel.h"
+#include "strata/memory/ledger.h"
 #include "strata/memory/ledger_statics.h"
 #include "strata/plan/time_order.h"
 
@@ -350,7 +351,7 @@ class FloorCheckedMemory {
       : setup_(setup),
         fits_only_(fits_only),
         memory_(memory),
-        capacity_(setup.job.gpu().memory),
+        capacity_(UsableCapacity(setup.job, memory, nullptr)),
         job_(setup.job),
         params_(CountParams(setup.job.model)),
         recompute_order_(RecomputeOrderHolds(setup.job.spec)) {}
@@ -618,7 +619,7 @@ Result<PlanResult> PlanLayouts(const StepSetup& setup, const CollectiveModel& co
   LayoutsByTime layouts(setup, comm, space, options.threads);
   FloorCheckedMemory check(setup, memory, options.fits_only);
   const unsigned threads = options.threads == 0 ? DefaultThreads() : options.threads;
-  const Bytes capacity = setup.job.gpu().memory;
+  const Bytes capacity = UsableCapacity(setup.job, memory, nullptr);
   auto checked = [&](const Timed& t) -> WalkCheck {
     // A layout of the up-front selection that Next gives fits: the others were dropped.
     if (t.selected) return {{Bytes(), capacity, true, MemoryVerdict::kFits, false}, true};

@@ -184,7 +184,7 @@ std::string KvLine(const RlEvaluation& e) {
 std::string MemoryText(const RlEvaluation& e) {
   const RolloutMemory& m = e.colocated.rollout_memory;
   std::string out =
-      fmt::format("\nmemory per GPU, colocated ({} card):\n", FormatGiB(e.actor.gpu().memory));
+      fmt::format("\nmemory per GPU, colocated ({} card):\n", FormatGiB(e.ledger.capacity));
   Table t({{"phase", Align::kLeft}, {"GiB"}, {"what", Align::kLeft}});
   for (const RlPhaseMemory& p : e.phases) t.AddRow({p.phase, Gib(p.bytes), p.items});
   out += t.Render();

@@ -297,6 +297,10 @@ struct RolloutSetup {
   const RlConstants* constants = nullptr;
   KernelEfficiency efficiency;
   ParamBreakdown params;
+  // What the counters reach on one GPU (the memory ledger's UsableCapacity): vLLM's budget is
+  // gpu_memory_utilization x torch.cuda.mem_get_info()'s total (gpu_worker.py), not x the
+  // datasheet's "GB".
+  Bytes capacity;
 };
 
 Bytes RolloutModelBytes(const RolloutSetup& s) {
@@ -308,7 +312,7 @@ RolloutMemory RolloutMemoryOf(const RolloutSetup& s, int64_t tp, double utilizat
                               Bytes resident) {
   const RlSpec& spec = *s.spec;
   RolloutMemoryInput in;
-  in.capacity = s.job->gpu().memory;
+  in.capacity = s.capacity;
   in.weights = RolloutModelBytes(s) / static_cast<double>(tp);
   in.resident = resident;
   in.kv = ComputeKvFootprint(s.job->model, tp, spec.rollout.dtypes);
@@ -616,6 +620,7 @@ Result<RlEvaluation> EvaluateRl(const Workspace& workspace, const RlSpec& spec) 
   // entry's factors, as in `strata step`.
   s.efficiency = actor.efficiency;
   s.params = CountParams(job.model);
+  s.capacity = e.ledger.capacity;
   e.kv = ComputeKvFootprint(job.model, spec.rollout.tp, spec.rollout.dtypes);
 
   // Colocated: every GPU generates, then trains.
@@ -694,10 +699,10 @@ Result<RlEvaluation> EvaluateRl(const Workspace& workspace, const RlSpec& spec) 
   // log-prob and critic-values passes pack their own, often larger, micro batches (verl recipes
   // set log_prob_max_token_len_per_gpu above the update's).
   for (size_t i = 1; i < e.phases.size() && c.valid; ++i) {
-    if (e.phases[i].bytes > job.gpu().memory) {
+    if (e.phases[i].bytes > s.capacity) {
       c.valid = false;
       c.reason = fmt::format("the {} phase needs {} of {}", e.phases[i].phase,
-                             FormatGiB(e.phases[i].bytes), FormatGiB(job.gpu().memory));
+                             FormatGiB(e.phases[i].bytes), FormatGiB(s.capacity));
     }
   }
   if (spec.offload_trainer) {
@@ -758,12 +763,12 @@ Result<RlEvaluation> EvaluateRl(const Workspace& workspace, const RlSpec& spec) 
     const Bytes train_peak = worst->second;
     base.train_peak = train_peak;
     const bool train_fits =
-        train->ledger.fits && (!ppo || train->critic_ledger.fits) && train_peak <= job.gpu().memory;
+        train->ledger.fits && (!ppo || train->critic_ledger.fits) && train_peak <= s.capacity;
     base.valid = base.rollout_memory.fits && train_fits;
     if (!base.rollout_memory.fits) base.reason = "rollout: " + base.rollout_memory.reason;
     if (!train_fits) {
       base.reason = fmt::format("training side: the {} needs {} of {} per GPU", worst->first,
-                                FormatGiB(train_peak), FormatGiB(job.gpu().memory));
+                                FormatGiB(train_peak), FormatGiB(s.capacity));
     }
     RlTimes t;
     t.generation = base.generation.total;
