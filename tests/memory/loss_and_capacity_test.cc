@@ -154,9 +154,13 @@ TEST(CardCapacity, WhatTheCountersCanReach) {
   EXPECT_DOUBLE_EQ(UsableCapacity(h20, c, &formula).count(), 101982060544.0);
   EXPECT_NE(formula.find("97871 MiB"), std::string::npos) << formula;
   EXPECT_DOUBLE_EQ(ComputeLedger(h20, c).capacity.count(), 101982060544.0);
-  // A card without a driver figure in the table (the A100 80GB): its datasheet, 80 GB.
-  const Job other = testing::ReferenceJob({"cluster.gpu=A100 80GB"});
-  EXPECT_DOUBLE_EQ(UsableCapacity(other, c, &formula).count(), 80e9);
+  // The A100 80GB: nvidia-smi 81,920 MiB = 85,899,345,920 B, less 643,121,152 B =
+  // 85,256,224,768 B. Before it had no entry and got the datasheet's 80 GB.
+  const Job a100 = testing::ReferenceJob({"cluster.gpu=A100 80GB"});
+  EXPECT_DOUBLE_EQ(UsableCapacity(a100, c, &formula).count(), 85256224768.0);
+  // A card without a driver figure in the table (the L40S): its datasheet, 48 GB.
+  const Job other = testing::ReferenceJob({"cluster.gpu=L40S"});
+  EXPECT_DOUBLE_EQ(UsableCapacity(other, c, &formula).count(), 48e9);
   EXPECT_NE(formula.find("datasheet"), std::string::npos) << formula;
 }
 

@@ -47,7 +47,8 @@ std::string Header(const Job& job, const MemoryLedger& ledger) {
   // "80 GB" and the card line's 84.88 GB do not read as a contradiction.
   const std::string card =
       ledger.capacity == ledger.datasheet_capacity
-          ? fmt::format("{} per GPU", FormatGB(ledger.capacity))
+          ? fmt::format("{} per GPU: the datasheet's, no nvidia-smi total known for it",
+                        FormatGB(ledger.capacity))
           : fmt::format("\"{:g} GB\" on the datasheet, {} usable per GPU",
                         ledger.datasheet_capacity.gb(), FormatGB(ledger.capacity));
   out += fmt::format("job: {} on {} x {} ({}{}){}{}\n", job.model.name, job.world(), job.gpu().name,
