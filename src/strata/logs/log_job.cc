@@ -15,6 +15,7 @@
 #include "strata/model/model_catalog.h"
 #include "strata/model/torchtitan_flavors.h"
 #include "strata/sim/mfu_job.h"
+#include "strata/sim/recompute_share.h"
 
 namespace strata {
 
@@ -32,7 +33,10 @@ Result<LogJob> LogJobOf(const JobSpec& spec) {
   j.seq_mean_tokens =
       job.spec.sequence.mean_tokens > 0 ? job.spec.sequence.mean_tokens : j.seq_max_tokens;
   j.global_batch = static_cast<double>(job.spec.global_batch);
-  j.recompute = RecomputeOf(job.spec);
+  const RecomputeShare recompute = RecomputeShareOf(
+      job.spec, static_cast<int64_t>(job.model.layers.size()), job.layout().pp, job.layout().vpp);
+  j.recompute = recompute.hfu_kind();
+  j.recompute_layer_fraction = recompute.full_layer_fraction;
   j.include_mtp = job.spec.mtp;
   STRATA_ASSIGN_OR_RETURN(auto entry, FindCatalogModel(job.model.name));
   if (entry) j.nominal_active_params = entry->nominal_active_params;

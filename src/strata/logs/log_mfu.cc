@@ -177,6 +177,7 @@ Result<LogMfu> RecomputeLogMfu(const RankSummary& run, const LogJob& job) {
   in.peak_per_gpu = job.peak_per_gpu;
   in.gpu_name = job.gpu_name;
   in.recompute = job.recompute;
+  in.recompute_layer_fraction = job.recompute_layer_fraction;
   in.nominal_active_params = job.nominal_active_params;
   in.include_mtp = job.include_mtp;
   out.report = ComputeMfu(in);

@@ -25,6 +25,7 @@ struct LogJob {
   double seq_max_tokens = 0;
   double global_batch = 0;  // samples per step, when the log does not print it
   Recompute recompute = Recompute::kNone;
+  double recompute_layer_fraction = 1;  // full recompute: the share of the layers re-run
   std::optional<int64_t> nominal_active_params;
   bool include_mtp = false;
   /// Where the job came from when it is not a job file ("the torchtitan log header: ...").

@@ -197,15 +197,18 @@ std::vector<ConventionFlops> TrainingFlopsPerToken(const ModelConfig& config,
 }
 
 FlopCount HardwareFlopsPerToken(FlopCount model_training_per_token, const ForwardFlops& forward,
-                                Recompute recompute) {
+                                Recompute recompute, double full_layer_fraction) {
   switch (recompute) {
     case Recompute::kNone:
       return model_training_per_token;
     case Recompute::kSelective:
       return model_training_per_token + forward.core_attention;
     case Recompute::kFull:
-      // The forward (a third of training) runs once more: x (3 + 1) / 3.
-      return model_training_per_token * ((kTrainingToForwardRatio + 1) / kTrainingToForwardRatio);
+      // The forward (a third of training) runs once more, over the recomputed share of the
+      // layers: x (3 + f) / 3. At f = 1 the output layer, which megatron-core does not
+      // recompute, is inside that third, as the course counts it ("the forward runs twice").
+      return model_training_per_token *
+             ((kTrainingToForwardRatio + full_layer_fraction) / kTrainingToForwardRatio);
   }
   return model_training_per_token;
 }

@@ -60,9 +60,11 @@ enum class Recompute {
 
 std::string_view RecomputeName(Recompute recompute);  // "none", "selective", "full"
 
-/// Hardware FLOP per token: model FLOP plus the recomputed forward work.
+/// Hardware FLOP per token: model FLOP plus the recomputed forward work. Under full recompute
+/// `full_layer_fraction` of the layers re-run their forward (1: all of them, x 4/3; megatron's
+/// block method and torchtitan's every-N-th block recompute fewer: x (3 + f) / 3).
 FlopCount HardwareFlopsPerToken(FlopCount model_training_per_token, const ForwardFlops& forward,
-                                Recompute recompute);
+                                Recompute recompute, double full_layer_fraction = 1);
 
 }  // namespace strata
 

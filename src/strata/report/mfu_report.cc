@@ -96,12 +96,18 @@ std::string RenderMfuText(const MfuReport& report, const ThroughputSource& sourc
                            row.training_per_token.count(), in.peak_per_gpu.flop_per_s(),
                            100.0 * row.mfu);
       }
-      const char* why =
-          in.trained_flop_adjustment != 0    ? "the trained FLOP plus what recompute runs again"
-          : in.recompute == Recompute::kFull ? "full recompute runs the forward twice: x (3+1)/3"
-          : in.recompute == Recompute::kSelective
-              ? "selective recompute adds one more core-attention forward"
-              : "no recompute: HFU = MFU";
+      const std::string full =
+          in.recompute_layer_fraction < 1
+              ? fmt::format(
+                    "full recompute re-runs the forward of {:.4g}% of the layers: x (3+{:.4g})/3",
+                    100 * in.recompute_layer_fraction, in.recompute_layer_fraction)
+              : std::string("full recompute runs the forward twice: x (3+1)/3");
+      const std::string why = in.trained_flop_adjustment != 0
+                                  ? "the trained FLOP plus what recompute runs again"
+                              : in.recompute == Recompute::kFull ? full
+                              : in.recompute == Recompute::kSelective
+                                  ? "selective recompute adds one more core-attention forward"
+                                  : "no recompute: HFU = MFU";
       out +=
           fmt::format("  HFU: {}: {:.4g} FLOP/token; {:.2f} x {:.4g} / {:.4g} = {:.2f}%\n", why,
                       point.hardware_per_token.count(), per_gpu, point.hardware_per_token.count(),

@@ -34,7 +34,8 @@ MfuPoint Evaluate(const MfuInputs& in, const ParamBreakdown& params, std::string
     point.rows.push_back(std::move(row));
   }
   const ForwardFlops fwd = CountForwardFlops(in.model, attention_tokens, AttentionMask::kCausal);
-  point.hardware_per_token = HardwareFlopsPerToken(megatron, fwd, in.recompute);
+  point.hardware_per_token =
+      HardwareFlopsPerToken(megatron, fwd, in.recompute, in.recompute_layer_fraction);
   if (in.trained_flop_adjustment != 0) {
     // Recompute re-runs the forward, frozen or not: only the model part shrinks.
     point.trained_per_token = megatron + FlopCount::Of(in.trained_flop_adjustment);

@@ -54,6 +54,7 @@ struct MfuInputs {
   FlopPerSecond peak_per_gpu;
   std::string gpu_name;
   Recompute recompute = Recompute::kFull;
+  double recompute_layer_fraction = 1;  // full recompute: the share of the layers re-run
   std::optional<int64_t> nominal_active_params;
   bool include_mtp = false;
   /// For jobs with frozen modules or adapters: the FLOP per token the job needs beyond the

@@ -6,6 +6,7 @@
 
 #include "strata/core/strings.h"
 #include "strata/model/model_catalog.h"
+#include "strata/sim/recompute_share.h"
 #include "strata/sim/step_job.h"
 #include "strata/sim/step_model.h"
 
@@ -26,18 +27,6 @@ Result<FlopPerSecond> DensePeak(const GpuSpec& gpu, std::string_view dtype) {
       .WithHint("expected one of: bf16, fp8");
 }
 
-Recompute RecomputeOf(const JobSpec& spec) {
-  switch (spec.recompute.granularity) {
-    case RecomputeGranularity::kNone:
-      return Recompute::kNone;
-    case RecomputeGranularity::kSelective:
-      return Recompute::kSelective;
-    case RecomputeGranularity::kFull:
-      return Recompute::kFull;
-  }
-  return Recompute::kNone;
-}
-
 Result<MfuReport> ComputeJobMfu(const ResolvedJob& job, const MfuOptions& options) {
   if (!job.throughput) {
     return InvalidInput(fmt::format("MFU needs the job's throughput, and {} gives none",
@@ -54,7 +43,10 @@ Result<MfuReport> ComputeJobMfu(const ResolvedJob& job, const MfuOptions& option
                           ThroughputFromRate(job.throughput->tokens_per_s, job.world()));
   STRATA_ASSIGN_OR_RETURN(in.peak_per_gpu, DensePeak(job.gpu(), options.peak_dtype));
   in.gpu_name = job.gpu().name;
-  in.recompute = RecomputeOf(job.spec);
+  const RecomputeShare recompute = RecomputeShareOf(
+      job.spec, static_cast<int64_t>(job.model.layers.size()), job.layout().pp, job.layout().vpp);
+  in.recompute = recompute.hfu_kind();
+  in.recompute_layer_fraction = recompute.full_layer_fraction;
   in.include_mtp = job.spec.mtp;
   if (options.nominal_active_params) {
     in.nominal_active_params = options.nominal_active_params;

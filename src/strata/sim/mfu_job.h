@@ -18,9 +18,6 @@ namespace strata {
 /// it has no such tensor cores.
 Result<FlopPerSecond> DensePeak(const GpuSpec& gpu, std::string_view dtype);
 
-/// The FLOP-convention recompute that matches the job's recompute granularity.
-Recompute RecomputeOf(const JobSpec& spec);
-
 struct MfuOptions {
   std::string_view peak_dtype = "bf16";
   std::optional<int64_t> nominal_active_params;  // default: data/models/catalog.yaml

@@ -10,6 +10,7 @@
 #include "strata/memory/static_memory.h"
 #include "strata/model/adapter.h"
 #include "strata/model/param_count.h"
+#include "strata/sim/recompute_share.h"
 
 namespace strata {
 namespace {
@@ -63,26 +64,12 @@ StepLayout StepLayoutOf(const ResolvedJob& job) {
   s.layout = job.layout();
   s.micro_batch = job.spec.micro_batch;
   s.micro_batches = std::max<int64_t>(1, job.step.micro_batches);
-  s.recompute = spec.recompute.granularity;
-  if (s.recompute == RecomputeGranularity::kFull &&
-      spec.recompute.method == RecomputeMethod::kBlock) {
-    // block: only the first num_layers layers of each (virtual) stage are recomputed.
-    const double per_stage = static_cast<double>(job.model.layers.size()) /
-                             static_cast<double>(job.layout().pp * job.layout().vpp);
-    s.recompute_layer_fraction =
-        std::min(1.0, static_cast<double>(spec.recompute.num_layers) / per_stage);
-  }
+  const RecomputeShare recompute = RecomputeShareOf(
+      spec, static_cast<int64_t>(job.model.layers.size()), job.layout().pp, job.layout().vpp);
+  s.recompute = recompute.granularity;
+  s.recompute_layer_fraction = recompute.full_layer_fraction;
   const TitanSelectiveAc& titan = spec.recompute.titan;
-  if (s.recompute == RecomputeGranularity::kSelective && titan.op) s.op_sac = true;
-  if (s.recompute == RecomputeGranularity::kSelective && titan.every_n_layers > 0) {
-    // torchtitan's every N-th block in full AC: floor(layers / N) of each rank's blocks re-run
-    // their whole forward, as megatron-core's block method does for its first num_layers.
-    const double per_rank =
-        static_cast<double>(job.model.layers.size()) / static_cast<double>(job.layout().pp);
-    s.recompute = RecomputeGranularity::kFull;
-    s.recompute_layer_fraction =
-        std::floor(per_rank / static_cast<double>(titan.every_n_layers)) / per_rank;
-  }
+  if (spec.recompute.granularity == RecomputeGranularity::kSelective && titan.op) s.op_sac = true;
   s.recompute_modules = spec.recompute.modules;
   for (ModuleKind kind : AllModuleKinds()) {
     s.frozen[static_cast<size_t>(kind)] = IsFrozen(spec, kind);
