@@ -206,6 +206,66 @@ TEST(PreflightScenarios, NodeShortOfGpusIsAnError) {
   EXPECT_TRUE(r.findings.empty()) << Dump(r);
 }
 
+// The clean cluster with one spelling changed on every node, in both shells. The nodes'
+// ibdev2netdev: mlx5_0 port 1 ==> eth0 (the default route: the management port), mlx5_1..4 ==>
+// ens1np0..ens4np0 (the 200 Gb/s data NICs).
+std::vector<NodeState> CleanWith(const std::string& key, const std::string& value,
+                                 const std::vector<size_t>& on = {0, 1, 2, 3, 4}) {
+  std::vector<NodeState> nodes;
+  for (const char* h : {"h20-node01", "h20-node02", "h20-node03", "h20-node04", "h20-node05"}) {
+    auto n = LoadNodeState(testing::TestPath(std::string("golden/preflight/clean-5node/") + h));
+    EXPECT_TRUE(n.ok()) << n.error().Format();
+    nodes.push_back(*n);
+  }
+  for (size_t i : on) {
+    for (ShellEnv& shell : nodes[i].shells) shell.vars[key].value = value;
+  }
+  return nodes;
+}
+
+PreflightReport RunNodes(const std::vector<NodeState>& nodes) {
+  auto rules = LoadRules();
+  auto compat = LoadCudaCompat();
+  auto timeouts = hang::LoadFrameworkTimeouts();
+  EXPECT_TRUE(rules.ok() && compat.ok() && timeouts.ok());
+  return RunPreflight(nodes, *rules, *compat, *timeouts, PreflightOptions{});
+}
+
+// NCCL_IB_HCA==mlx5_0,mlx5_1,mlx5_2,mlx5_3 on every node (the data list shifted by one): NCCL
+// takes exactly those four, so its channels run over mlx5_0 (eth0, 25 Gb/s) and never over
+// mlx5_4 (ens4np0). Before: "0 errors, 0 warnings: ready to launch", as the management-port
+// check ran only with NCCL_IB_HCA unset and the exact list was only checked for devices that
+// do not exist.
+TEST(PreflightScenarios, ExactHcaListNamingTheManagementPortAndDroppingADataNic) {
+  const auto r = RunNodes(CleanWith("NCCL_IB_HCA", "=mlx5_0,mlx5_1,mlx5_2,mlx5_3"));
+  EXPECT_EQ(Count(r, Severity::kError, "rdma", "h20-node03",
+                  "names mlx5_0 (eth0, the management port's HCA): NCCL will send data over "
+                  "mlx5_0:1"),
+            1u)
+      << Dump(r);
+  EXPECT_EQ(Count(r, Severity::kWarning, "rdma", "h20-node03",
+                  "leaves out the active data port mlx5_4:1 (ens4np0)"),
+            1u)
+      << Dump(r);
+  EXPECT_EQ(r.Count(Severity::kError), 5u) << Dump(r);
+}
+
+// NCCL_SOCKET_IFNAME=ens1np0 on node02, ==ens1np0 elsewhere: the prefix ens1np0 matches only
+// ens1np0 on these nodes (ip-addr.json: lo, eth0, ens1np0..ens4np0, docker0), the exact form
+// the same. A warning that the spellings differ, not an error. Before: "differs across nodes"
+// as an error (exit 1). A value that selects something else is still an error.
+TEST(PreflightScenarios, TwoSpellingsOfOneSocketInterfaceAreAWarning) {
+  auto r = RunNodes(CleanWith("NCCL_SOCKET_IFNAME", "ens1np0", {1}));
+  EXPECT_EQ(r.Count(Severity::kError), 0u) << Dump(r);
+  EXPECT_EQ(Count(r, Severity::kWarning, "env-divergence", "",
+                  "but selects the same interface ens1np0 on every node"),
+            1u)
+      << Dump(r);
+  r = RunNodes(CleanWith("NCCL_SOCKET_IFNAME", "ens2np0", {1}));
+  EXPECT_EQ(Count(r, Severity::kError, "env-divergence", "", "NCCL_SOCKET_IFNAME differs"), 1u)
+      << Dump(r);
+}
+
 TEST(PreflightCliGolden, AllCases) { testing::RunCliGoldenSuite("cli_preflight", 10); }
 TEST(CheckpointCliGolden, AllCases) { testing::RunCliGoldenSuite("cli_checkpoint", 5); }
 

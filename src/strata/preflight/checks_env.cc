@@ -10,6 +10,7 @@
 
 #include "strata/preflight/checks.h"
 #include "strata/preflight/effective_env.h"
+#include "strata/preflight/nccl_select.h"
 
 namespace strata::preflight {
 namespace {
@@ -23,6 +24,33 @@ std::string JoinHosts(const std::vector<std::string>& hosts) {
   std::string out;
   for (const std::string& h : hosts) out += (out.empty() ? "" : ", ") + h;
   return out;
+}
+
+// For the variables that select devices (NCCL_SOCKET_IFNAME, NCCL_IB_HCA): what NCCL selects
+// on each node with that node's value, when it is the same non-empty choice everywhere ("the
+// interfaces ens1np0"); nothing otherwise, or when a node's devices were not collected.
+std::optional<std::string> SameSelection(const std::vector<NodeState>& nodes,
+                                         const std::vector<std::map<std::string, EnvValue>>& envs,
+                                         const std::string& key) {
+  const bool socket = key == "NCCL_SOCKET_IFNAME";
+  if (!socket && key != "NCCL_IB_HCA") return std::nullopt;
+  std::optional<std::vector<std::string>> first;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    if (!nodes[i].Has(socket ? "interfaces" : "rdma")) return std::nullopt;
+    const std::map<std::string, std::string> env = ValuesOf(envs[i]);
+    const std::vector<std::string> chosen =
+        socket ? PredictSocketInterfaces(nodes[i].interfaces, env).interfaces
+               : PredictIbPorts(nodes[i].rdma, env).ports;
+    if (chosen.empty() || (first && *first != chosen)) return std::nullopt;
+    first = chosen;
+  }
+  if (!first) return std::nullopt;
+  std::string list;
+  for (const std::string& d : *first) list += (list.empty() ? "" : ", ") + d;
+  return fmt::format("{} {}",
+                     socket ? (first->size() == 1 ? "interface" : "interfaces")
+                            : (first->size() == 1 ? "RDMA port" : "RDMA ports"),
+                     list);
 }
 
 void CheckAcrossNodes(const std::vector<NodeState>& nodes,
@@ -65,6 +93,18 @@ void CheckAcrossNodes(const std::vector<NodeState>& nodes,
       fix += fmt::format("{}on {}: {}", fix.empty() ? "" : "; ", JoinHosts(ordered[g].second),
                          ex ? fmt::format("remove {} from {}", key, ex->origin)
                             : fmt::format("set {} as on the other nodes", key));
+    }
+    // Two spellings of one choice ("ens1np0" and "==ens1np0" on nodes that have no other
+    // interface starting with ens1np0): NCCL selects the same thing on every node, so the
+    // difference is textual, a warning, not a fault.
+    if (const std::optional<std::string> same = SameSelection(nodes, envs, key)) {
+      report.findings.push_back(Finding{
+          Severity::kWarning, "env-divergence", "",
+          fmt::format("{} is spelled differently across nodes ({}), but selects the same {} on "
+                      "every node",
+                      key, parts, *same),
+          "keep one spelling, so that a node with more devices cannot select more"});
+      continue;
     }
     report.findings.push_back(
         Finding{Severity::kError, "env-divergence", "",

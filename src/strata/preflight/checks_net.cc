@@ -143,15 +143,54 @@ void CheckHcas(const NodeState& node, const std::map<std::string, std::string>& 
       }
     }
   }
+  // The management port's HCA in NCCL's data path: unset NCCL_IB_HCA takes every active port;
+  // a list that names it (exactly, or as the very prefix) puts it there on purpose or by a typo.
+  // (A prefix that selects it without naming it is the prefix trap above.) NCCL spreads its
+  // channels over the listed NICs and a ring runs at its slowest link.
+  const NcclList list = hca_it == env.end() ? NcclList{} : ParseNcclList(hca_it->second);
   for (const std::string& port : h.ports) {
     const std::string device = port.substr(0, port.find(':'));
     for (const RdmaPort& p : node.rdma) {
-      if (p.device == device && !mgmt.empty() && p.netdev == mgmt && hca_it == env.end()) {
+      if (p.device != device || mgmt.empty() || p.netdev != mgmt) continue;
+      if (hca_it == env.end()) {
         report.findings.push_back(Finding{
             Severity::kWarning, "rdma", node.host,
             fmt::format("NCCL will send data over {} ({}), the management port's HCA", port, mgmt),
             "exclude it: NCCL_IB_HCA=^=" + device});
+        continue;
       }
+      bool named = false;
+      for (const NcclList::Entry& e : list.entries) named |= e.prefix == device;
+      if (named && !list.exclude) {
+        // An error, as a node missing a data port is: the rings through this NIC run at the
+        // management link's rate (the reference cluster: 25 Gb/s against 200 Gb/s).
+        report.findings.push_back(Finding{
+            Severity::kError, "rdma", node.host,
+            fmt::format("NCCL_IB_HCA={} names {} ({}, the management port's HCA): NCCL will "
+                        "send data over {}",
+                        hca_it->second, device, mgmt, port),
+            "list the data NICs only (ibdev2netdev: the ports whose netdev is not " + mgmt + ")"});
+      }
+    }
+  }
+  // An explicit list that leaves out an active data port: NCCL never uses that NIC, and the
+  // inter-node collectives lose its share of the node's bandwidth.
+  if (hca_it != env.end() && !list.exclude && !list.entries.empty()) {
+    std::vector<std::string> idle;
+    for (const RdmaPort& p : node.rdma) {
+      if (p.port_active.has_value() && !*p.port_active) continue;
+      if (!mgmt.empty() && p.netdev == mgmt) continue;
+      const std::string port = fmt::format("{}:{}", p.device, p.port);
+      if (std::find(h.ports.begin(), h.ports.end(), port) != h.ports.end()) continue;
+      idle.push_back(port + (p.netdev.empty() ? "" : " (" + p.netdev + ")"));
+    }
+    if (!idle.empty()) {
+      report.findings.push_back(Finding{
+          Severity::kWarning, "rdma", node.host,
+          fmt::format("NCCL_IB_HCA={} leaves out the active data port{} {}: NCCL will not use {}",
+                      hca_it->second, idle.size() == 1 ? "" : "s", Join(idle),
+                      idle.size() == 1 ? "it" : "them"),
+          "add it to NCCL_IB_HCA, unless the NIC is kept for storage on purpose"});
     }
   }
   if (!node.rdma.empty() && h.ports.empty()) {
