@@ -165,8 +165,15 @@ std::string PlanToText(const StepSetup& setup, const PlanResult& plan, bool expl
   const RankedLayout& winner = plan.top.front();
   auto explain_pair = [&](const std::string& title, const RankedLayout& other) {
     const double gap = other.step.step.s() - winner.step.step.s();
-    out += fmt::format("\n{} ({}): {:+.2f} s per step slower than the winner\n", title,
-                       plan::LayoutName(other.candidate), gap);
+    // A layout faster than the winner is one that was left out (over the card, or at risk
+    // under --fits-only): say faster, and why it is not the winner.
+    const std::string verdict =
+        gap >= 0 ? fmt::format("{:+.2f} s per step slower than the winner", gap)
+                 : fmt::format("{:.2f} s per step faster than the winner, but {}", -gap,
+                               other.fits ? "at risk: --fits-only leaves it out"
+                                          : fmt::format("it does not fit the card (peak {})",
+                                                        FormatGB(other.peak)));
+    out += fmt::format("\n{} ({}): {}\n", title, plan::LayoutName(other.candidate), verdict);
     const auto lines = plan::CompareLayouts(winner, other);
     if (lines.empty()) out += "  the same time in every component (a tie)\n";
     if (gap == 0) out += fmt::format("  tie: {}\n", plan::TieBreakRule());
@@ -176,9 +183,11 @@ std::string PlanToText(const StepSetup& setup, const PlanResult& plan, bool expl
   if (plan.top.size() > 1) explain_pair("against the runner-up", plan.top[1]);
   if (plan::LayoutName(plan.current.candidate) != plan::LayoutName(winner.candidate)) {
     explain_pair("against your layout", plan.current);
-    if (!plan.current.fits) {
+    // A faster layout of yours said why it lost on its first line.
+    const bool faster = plan.current.step.step.s() < winner.step.step.s();
+    if (!faster && !plan.current.fits) {
       out += "  (your layout does not fit the card)\n";
-    } else if (!plan.current_rank) {
+    } else if (!faster && !plan.current_rank) {
       out += "  (your layout is at risk: --fits-only leaves it unranked)\n";
     }
   } else {
