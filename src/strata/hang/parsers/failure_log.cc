@@ -79,6 +79,13 @@ class Scanner {
                  " by srun after another task failed or the step was cancelled (a consequence, "
                  "not the first failure; Slurm's task number is not the global rank)";
     }
+    // srun's "tasks 2-3: Exited with exit code 1" after the step was cancelled or another task
+    // failed (facebookresearch/submitit#1708: "CANCELLED ... DUE TO JOB REQUEUE", then the
+    // exits): the tasks ended because Slurm ended the step, not a failure of their own.
+    if (s.kind == FailureKind::kWorkerFailed && slurm_ending_ &&
+        line.starts_with("srun: error: ") && Contains(line, ": Exited with exit code ")) {
+      return;
+    }
     SlurmEnding(line);
     Emit(std::move(s), line, number);
     if (warning_first) {

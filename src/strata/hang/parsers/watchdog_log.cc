@@ -224,8 +224,13 @@ bool OpenWorkNccl(std::string_view line, std::string_view next) {
     if (line.find("Watchdog caught") == std::string_view::npos &&
         line.find("operation timeout:") == std::string_view::npos)
       return false;
+    // A paste broken by hand at the space before "WorkNCCL(" loses the space
+    // (NovaSky-AI/SkyRL#757: "... operation timeout:" + "WorkNCCL(... OpType=...").
     const std::string joined = std::string(line) + std::string(next.substr(0, 80));
-    return joined.find("operation timeout: WorkNCCL(") != std::string::npos;
+    const size_t colon = joined.find("operation timeout:");
+    if (colon == std::string::npos) return false;
+    const size_t work = joined.find_first_not_of(' ', colon + 18);
+    return work != std::string::npos && joined.compare(work, 9, "WorkNCCL(") == 0;
   }
   int depth = 0;
   for (size_t i = at + 8; i < line.size(); ++i) {
