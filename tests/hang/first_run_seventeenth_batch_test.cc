@@ -91,5 +91,84 @@ TEST(FirstRunSeventeenthBatch, VerbsResourceCreationFailureIsAStartUpFault) {
   EXPECT_EQ(modify.finding.kind, "network") << modify.finding.summary;
 }
 
+// The batch's held-back misses, read once their run with the finished code had been recorded.
+
+// modelscope/ms-swift#6368 (ms-swift-6368-nslookup-master-unresolved-then-torchrun-traceback):
+// "nslookup: can't resolve '(null)': Name does not resolve", "nslookup: can't resolve
+// 'dlc1dwuhvtro4c27-master-0': Name does not resolve", "waiting for master", then torchrun's
+// traceback, cut before its error. By hand: the launch script looks the master's host name up
+// and DNS has no address for it; the workers cannot reach the rendezvous host: a start-up fault
+// naming that host ("(null)" is an unset variable, no host). Held back, the run with the finished
+// code read nothing (no verdict, exit 3).
+TEST(FirstRunSeventeenthBatch, MasterNameThatDoesNotResolveIsAStartUpFault) {
+  const Verdict v = AnalyzeLog(
+      "nslookup: can't resolve '(null)': Name does not resolve\n"
+      "nslookup: can't resolve 'dlc1dwuhvtro4c27-master-0': Name does not resolve\n"
+      "waiting for master\n"
+      "\n"
+      "Traceback (most recent call last):\n"
+      "  File \"/opt/ac2/bin/torchrun\", line 8, in <module>\n"
+      "    sys.exit(main())\n");
+  EXPECT_EQ(v.finding.kind, "bootstrap") << v.finding.summary;
+  EXPECT_EQ(v.finding.peer, "dlc1dwuhvtro4c27-master-0");
+  // Hand-made: only the unset variable's lookup names no host and is not read.
+  const Verdict unset = AnalyzeLog("nslookup: can't resolve '(null)': Name does not resolve\n");
+  EXPECT_NE(unset.finding.kind, "bootstrap") << unset.finding.summary;
+  // Hand-made: a lookup retried until the master existed, the run then training to its end
+  // (Hugging Face Trainer's lines), was a wait, not the failure.
+  const Verdict waited = AnalyzeLog(
+      "nslookup: can't resolve 'job-master-0': Name does not resolve\n"
+      "waiting for master\n"
+      "{'loss': 2.31, 'grad_norm': 1.2, 'learning_rate': 1e-05, 'epoch': 0.01}\n"
+      " 20%|##        | 200/1000 [02:00<08:00,  1.67it/s]\n"
+      "{'train_runtime': 600.0, 'train_loss': 1.9, 'epoch': 1.0}\n");
+  EXPECT_NE(waited.finding.kind, "bootstrap") << waited.finding.summary;
+}
+
+// jpata/particleflow#390 (particleflow-390-watchdog-frames-only-checktimeout): only c10's
+// backtrace, "frame #0: c10::Error::Error(c10::SourceLocation, std::string) + 0x96 ...", "frame
+// #1: c10d::ProcessGroupNCCL::WorkNCCL::checkTimeout(std::optional<std::chrono::duration<long,
+// std::ratio<1l, 1000l> > >) + 0x1d2 ...", "frame #2: c10d::ProcessGroupNCCL::watchdogHandler()
+// ...", then "Exception raised from ncclCommWatchdog at ...". By hand: the error was built in
+// WorkNCCL::checkTimeout, which builds one only for a work past its timeout; the watchdog caught
+// a collective timeout, its op, sequence number and timeout not pasted. Held back, the run with
+// the finished code read nothing (no verdict, exit 3).
+TEST(FirstRunSeventeenthBatch, BacktraceThroughCheckTimeoutIsTheWatchdogsTimeout) {
+  const std::string frames =
+      "frame #0: c10::Error::Error(c10::SourceLocation, std::string) + 0x96 (0x1554e8b12f86 in "
+      "/mnt/home/ewulff/miniforge3/envs/mlpf/lib/python3.11/site-packages/torch/lib/libc10.so)\n"
+      "frame #1: c10d::ProcessGroupNCCL::WorkNCCL::checkTimeout(std::optional<std::chrono::"
+      "duration<long, std::ratio<1l, 1000l> > >) + 0x1d2 (0x1554e9e0f8f2 in /mnt/home/ewulff/"
+      "miniforge3/envs/mlpf/lib/python3.11/site-packages/torch/lib/libtorch_cuda.so)\n"
+      "frame #2: c10d::ProcessGroupNCCL::watchdogHandler() + 0x233 (0x1554e9e16333 in /mnt/home/"
+      "ewulff/miniforge3/envs/mlpf/lib/python3.11/site-packages/torch/lib/libtorch_cuda.so)\n"
+      "\n"
+      "Exception raised from ncclCommWatchdog at ../torch/csrc/distributed/c10d/"
+      "ProcessGroupNCCL.cpp:1521 (most recent call first):\n";
+  const Verdict v = AnalyzeLog(frames);
+  EXPECT_EQ(v.finding.kind, "collective_timeout") << v.finding.summary;
+  EXPECT_TRUE(v.finding.ranks.empty());
+  EXPECT_TRUE(v.finding.op.empty());
+  // With the message in the same file (arrival-ltd/catalyst-rl-tutorial#15's 'what():' line
+  // after the frames) the message's fields are read, not lost to the frames.
+  const Verdict with_message = AnalyzeLog(
+      frames +
+      "terminate called after throwing an instance of 'c10::DistBackendError'\n"
+      "  what():  [Rank 6] NCCL watchdog thread terminated with exception: [Rank 6] Watchdog "
+      "caught collective operation timeout: WorkNCCL(SeqNum=880, OpType=BROADCAST, "
+      "NumelIn=131137536, NumelOut=131137536, Timeout(ms)=1800000) ran for 1800902 milliseconds "
+      "before timing out.\n");
+  EXPECT_EQ(with_message.finding.kind, "collective_timeout") << with_message.finding.summary;
+  EXPECT_EQ(with_message.finding.op, "BROADCAST");
+  EXPECT_EQ(with_message.finding.seq, std::optional<int64_t>(880));
+  // Hand-made: a backtrace raised elsewhere in ProcessGroupNCCL (its CUDA error check) is not a
+  // timeout.
+  const Verdict other = AnalyzeLog(
+      "frame #0: c10::Error::Error(c10::SourceLocation, std::string) + 0x96 (0x1 in libc10.so)\n"
+      "frame #1: c10d::ProcessGroupNCCL::WorkNCCL::checkAndSetException() + 0x80 (0x2 in "
+      "libtorch_cuda.so)\n");
+  EXPECT_NE(other.finding.kind, "collective_timeout") << other.finding.summary;
+}
+
 }  // namespace
 }  // namespace strata::hang

@@ -428,6 +428,25 @@ bool ClassifyFailureLine(std::string_view line, FailureSignal* s) {
     s->detail = "cannot reach the rendezvous store (MASTER_ADDR/MASTER_PORT)";
     return true;
   }
+  // A launch script that looks the master up before starting the launcher: busybox's "nslookup:
+  // can't resolve 'dlc1dwuhvtro4c27-master-0': Name does not resolve" (modelscope/ms-swift
+  // #6368, then "waiting for master"), BIND's "** server can't find master-0: NXDOMAIN". The
+  // host the workers must reach has no address: the rendezvous cannot form. "(null)" is a
+  // script's unset variable, no host.
+  if (line.starts_with("nslookup: can't resolve '") ||
+      (line.starts_with("** server can't find ") && Contains(line, ": NXDOMAIN"))) {
+    const bool busybox = line.starts_with("nslookup: ");
+    const size_t from = busybox ? 25 : 21;
+    const size_t end = line.find(busybox ? '\'' : ':', from);
+    const std::string_view host =
+        end == std::string_view::npos ? std::string_view() : line.substr(from, end - from);
+    if (host.empty() || host == "(null)") return false;
+    s->kind = K::kBootstrap;
+    s->peer = std::string(host);
+    s->detail = "the host name " + s->peer +
+                " does not resolve (DNS): the workers cannot find the rendezvous host";
+    return true;
+  }
   // The TCPStore client of older torch: "RuntimeError: connect() timed out. Original timeout was
   // 60000 ms." (in c10d_rendezvous_backend's _create_tcp_store, pytorch/pytorch#69197).
   if (Contains(line, "connect() timed out") && Contains(line, "Original timeout was")) {

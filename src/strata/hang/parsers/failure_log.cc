@@ -102,6 +102,13 @@ class Scanner {
     for (FailureSignal& s : horovod_.Take()) out_.push_back(std::move(s));
     StoreBarrierStuck();
     DdpRanksTakenTwice();
+    // A launch script's DNS lookup of the master ("nslookup: can't resolve ...") is retried until
+    // the master's name exists ("waiting for master"): one the run went on after (training
+    // progress printed later) was a wait, not the failure.
+    std::erase_if(out_, [this](const FailureSignal& s) {
+      const bool lookup = s.text.starts_with("nslookup: ") || s.text.starts_with("** server can");
+      return lookup && went_on_line_ > s.line;
+    });
     std::stable_sort(out_.begin(), out_.end(), [](const FailureSignal& a, const FailureSignal& b) {
       return a.line < b.line;
     });
