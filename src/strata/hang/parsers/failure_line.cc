@@ -428,6 +428,25 @@ bool ClassifyFailureLine(std::string_view line, FailureSignal* s) {
     s->detail = "cannot reach the rendezvous store (MASTER_ADDR/MASTER_PORT)";
     return true;
   }
+  // A launch script that looks the master up before starting the launcher: busybox's "nslookup:
+  // can't resolve 'dlc1dwuhvtro4c27-master-0': Name does not resolve" (modelscope/ms-swift
+  // #6368, then "waiting for master"), BIND's "** server can't find master-0: NXDOMAIN". The
+  // host the workers must reach has no address: the rendezvous cannot form. "(null)" is a
+  // script's unset variable, no host.
+  if (line.starts_with("nslookup: can't resolve '") ||
+      (line.starts_with("** server can't find ") && Contains(line, ": NXDOMAIN"))) {
+    const bool busybox = line.starts_with("nslookup: ");
+    const size_t from = busybox ? 25 : 21;
+    const size_t end = line.find(busybox ? '\'' : ':', from);
+    const std::string_view host =
+        end == std::string_view::npos ? std::string_view() : line.substr(from, end - from);
+    if (host.empty() || host == "(null)") return false;
+    s->kind = K::kBootstrap;
+    s->peer = std::string(host);
+    s->detail = "the host name " + s->peer +
+                " does not resolve (DNS): the workers cannot find the rendezvous host";
+    return true;
+  }
   // The TCPStore client of older torch: "RuntimeError: connect() timed out. Original timeout was
   // 60000 ms." (in c10d_rendezvous_backend's _create_tcp_store, pytorch/pytorch#69197).
   if (Contains(line, "connect() timed out") && Contains(line, "Original timeout was")) {
@@ -652,6 +671,24 @@ bool ClassifyFailureLine(std::string_view line, FailureSignal* s) {
     s->detail = "InfiniBand queue pair could not be connected to its peer (ibv_modify_qp failed)";
     return true;
   }
+  // The same wrapper when a verbs object could not be created: "misc/ibvwrap.cc:268 NCCL WARN Call
+  // to ibv_create_cq failed" (NVIDIA/nccl#380), "ibvwrap.c:130 NCCL WARN Call to ibv_create_qp
+  // failed". NCCL creates its protection domain, completion queues and queue pairs on the local
+  // adapter while it connects a communicator's channels (net_ib.cc's connect and accept), before
+  // any data moves: the host's adapter refused the resource (its limits, the locked-memory limit
+  // of a container, a driver mismatch), no peer involved. A start-up fault of the host.
+  if (const size_t call = line.find("Call to ibv_"); call != std::string_view::npos) {
+    const std::string_view verb = line.substr(call + 8, line.find(' ', call + 8) - call - 8);
+    if ((verb.starts_with("ibv_create_") || verb == "ibv_alloc_pd") &&
+        Contains(line.substr(call), " failed")) {
+      s->kind = K::kBootstrap;
+      s->detail = "NCCL could not create an InfiniBand resource on this host's adapter (" +
+                  std::string(verb) +
+                  " failed) while connecting the communicator: the adapter's or the container's "
+                  "limits (locked memory, ulimit -l), not a link";
+      return true;
+    }
+  }
   if (Contains(line, "failed : Broken pipe") || Contains(line, "failed : Connection reset")) {
     s->kind = K::kNetwork;
     s->peer = SocketPeer(line);
@@ -821,6 +858,25 @@ bool ClassifyFailureLine(std::string_view line, FailureSignal* s) {
                    (line.ends_with("Out Of Memory") ? " out of memory" : "")) +
         " (SIGKILL from outside; Slurm's task number is not the global rank)";
     return true;
+  }
+  // srun's report of tasks that ended by themselves with an error: "srun: error:
+  // slurm-job-compute-0-0: tasks 2-7: Exited with exit code 1" (facebookresearch/ParlAI#3084).
+  // The step's processes exited non-zero on their own (a signal would read "Aborted", "Killed"):
+  // workers that failed. The block scanner (failure_log.cc) drops those printed after Slurm
+  // already ended the step (a cancel, an earlier task's failure): they are its consequences.
+  if (line.starts_with("srun: error: ") && tasks != std::string_view::npos) {
+    const size_t exited = line.find(": Exited with exit code ", tasks);
+    const auto code = exited == std::string_view::npos ? std::nullopt
+                                                       : IntAfter(line, ": Exited with exit code ");
+    if (code && *code != 0) {
+      s->kind = K::kWorkerFailed;
+      s->exit_code = *code;
+      const std::string who(line.substr(tasks + 2, exited - tasks - 2));  // "tasks 2-7"
+      s->detail = "Slurm: " + who + " exited with code " + std::to_string(*code) + " by " +
+                  (who.starts_with("tasks") ? "themselves" : "itself") +
+                  " (Slurm's task number is not the global rank)";
+      return true;
+    }
   }
   // Kubernetes, when the kubelet reclaims a node's memory: "Message: The node was low on resource:
   // memory." in `kubectl describe pod` (kubeflow/trainer#301) or the event of the same words

@@ -79,6 +79,13 @@ class Scanner {
                  " by srun after another task failed or the step was cancelled (a consequence, "
                  "not the first failure; Slurm's task number is not the global rank)";
     }
+    // srun's "tasks 2-3: Exited with exit code 1" after the step was cancelled or another task
+    // failed (facebookresearch/submitit#1708: "CANCELLED ... DUE TO JOB REQUEUE", then the
+    // exits): the tasks ended because Slurm ended the step, not a failure of their own.
+    if (s.kind == FailureKind::kWorkerFailed && slurm_ending_ &&
+        line.starts_with("srun: error: ") && Contains(line, ": Exited with exit code ")) {
+      return;
+    }
     SlurmEnding(line);
     Emit(std::move(s), line, number);
     if (warning_first) {
@@ -95,6 +102,13 @@ class Scanner {
     for (FailureSignal& s : horovod_.Take()) out_.push_back(std::move(s));
     StoreBarrierStuck();
     DdpRanksTakenTwice();
+    // A launch script's DNS lookup of the master ("nslookup: can't resolve ...") is retried until
+    // the master's name exists ("waiting for master"): one the run went on after (training
+    // progress printed later) was a wait, not the failure.
+    std::erase_if(out_, [this](const FailureSignal& s) {
+      const bool lookup = s.text.starts_with("nslookup: ") || s.text.starts_with("** server can");
+      return lookup && went_on_line_ > s.line;
+    });
     std::stable_sort(out_.begin(), out_.end(), [](const FailureSignal& a, const FailureSignal& b) {
       return a.line < b.line;
     });

@@ -4,6 +4,7 @@
 #include <array>
 #include <cctype>
 #include <limits>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -44,6 +45,7 @@ class LogScanner {
     while (!message.empty() && message.front() == ' ') message.remove_prefix(1);
     message = StripGlogHeader(message, &e.timestamp);
     ReadPgPrefix(message, &e);
+    if (CheckTimeoutFrame(message, number, e.global_rank)) return;
     if (GdbFrame(line, &e)) {
       if (e.kind != WatchdogEventKind::kHeartbeatTimeout) return;
     } else if (!Classify(line, message, &e)) {
@@ -56,9 +58,43 @@ class LogScanner {
     events_.push_back(std::move(e));
   }
 
-  std::vector<WatchdogEvent> Take() { return std::move(events_); }
+  std::vector<WatchdogEvent> Take() {
+    // A file holding the stack that raised the watchdog's timeout but not its message: the
+    // timeout it says, with no operation, sequence number or timeout printed.
+    const bool told = std::any_of(events_.begin(), events_.end(), [](const WatchdogEvent& e) {
+      return e.kind == WatchdogEventKind::kTimeout || e.kind == WatchdogEventKind::kAsyncError;
+    });
+    if (!told && check_timeout_frame_) events_.push_back(std::move(*check_timeout_frame_));
+    return std::move(events_);
+  }
 
  private:
+  // c10's exception backtrace, printed under "Exception raised from ... (most recent call
+  // first):": "frame #0: c10::Error::Error(...)", "frame #1: c10d::ProcessGroupNCCL::WorkNCCL::
+  // checkTimeout(std::optional<...>) + 0x1d2 (0x... in .../libtorch_cuda.so)", then
+  // watchdogHandler and ncclCommWatchdog (jpata/particleflow#390). WorkNCCL::checkTimeout builds
+  // its error only for a work that ran past its timeout, so a backtrace through it is the
+  // watchdog's timeout even when the message that carried it was not pasted. Kept aside until
+  // the file is read: the message, when present, says more (Take()).
+  bool CheckTimeoutFrame(std::string_view message, int number, std::optional<int64_t> rank) {
+    if (!message.starts_with("frame #") ||
+        !Contains(message, "ProcessGroupNCCL::WorkNCCL::checkTimeout("))
+      return false;
+    if (!check_timeout_frame_) {
+      WatchdogEvent e;
+      e.kind = WatchdogEventKind::kTimeout;
+      e.global_rank = rank;
+      e.file = file_;
+      e.line = number;
+      e.text = std::string(message.substr(0, std::min(message.size(), kMaxTextChars)));
+      e.detail =
+          "a backtrace raised in ProcessGroupNCCL::WorkNCCL::checkTimeout (the "
+          "watchdog's timeout; its message is not in the file)";
+      check_timeout_frame_ = std::move(e);
+    }
+    return true;
+  }
+
   // gdb's "thread apply all bt": "Thread 9 (Thread 0x1554539fc700 (LWP 153338)):", then the
   // thread's frames, innermost first: "#2  0x0000155520c4a915 in cudaGetLastError () from
   // lib/libcudart.so.11.0". The NCCL watchdog's loop (ProcessGroupNCCL::workCleanupLoop,
@@ -194,6 +230,7 @@ class LogScanner {
 
   const std::string& file_;
   std::vector<WatchdogEvent> events_;
+  std::optional<WatchdogEvent> check_timeout_frame_;
   size_t last_timeout_ = std::numeric_limits<size_t>::max();
   int64_t snapshot_seq_ = -1;
   std::string gdb_cuda_call_;  // the CUDA call of the gdb thread being read; empty when none
@@ -224,8 +261,13 @@ bool OpenWorkNccl(std::string_view line, std::string_view next) {
     if (line.find("Watchdog caught") == std::string_view::npos &&
         line.find("operation timeout:") == std::string_view::npos)
       return false;
+    // A paste broken by hand at the space before "WorkNCCL(" loses the space
+    // (NovaSky-AI/SkyRL#757: "... operation timeout:" + "WorkNCCL(... OpType=...").
     const std::string joined = std::string(line) + std::string(next.substr(0, 80));
-    return joined.find("operation timeout: WorkNCCL(") != std::string::npos;
+    const size_t colon = joined.find("operation timeout:");
+    if (colon == std::string::npos) return false;
+    const size_t work = joined.find_first_not_of(' ', colon + 18);
+    return work != std::string::npos && joined.compare(work, 9, "WorkNCCL(") == 0;
   }
   int depth = 0;
   for (size_t i = at + 8; i < line.size(); ++i) {
