@@ -45,13 +45,16 @@ TEST(JobValidation, EachRuleHasAClearError) {
        "--set parallel.dp: DP 20 does not match world / (TP x PP x CP) = 40 / 1 = 40\n  hint: DP "
        "that "
        "would work: 40"},
-      // EP x ETP must divide TP x CP x DP = 40.
+      // EP x ETP must divide TP x CP x DP = 40. The rule runs before the model is read, so its
+      // values (the divisors of 40) need not divide the model's 256 experts: 5, 10, 20 and 40 do
+      // not, and the hint says that the model's rule applies too (before it listed them as
+      // values "that would work", which the next run then refused).
       {"ep_outside_tp_cp_dp",
        {"parallel.ep=16"},
        "--set parallel.ep: EP x ETP = 16 x 1 = 16 must divide TP x CP x DP = 40 (experts are laid "
        "out "
        "inside the TP x CP x DP ranks)\n  hint: EP values (at this ETP) that would work: 1, 2, 4, "
-       "5, 8, 10, 20, 40"},
+       "5, 8, 10, 20, 40; EP must also divide the model's number of experts"},
       {"vpp_without_pp",
        {"parallel.vpp=2"},
        "--set parallel.vpp: virtual pipeline stages (VPP 2) need PP > 1\n  hint: VPP that would "

@@ -77,13 +77,18 @@ Status CheckLayoutArithmetic(JobSpec& job) {
   l.dp = derived_dp;
   const int64_t expert_space = l.tp * l.cp * l.dp;
   if (!Divides(l.ep * l.etp, expert_space)) {
-    return RuleError(
+    // The model is not known here (a job file is checked before its model is read), so the
+    // values listed need not divide its expert count: say so, as the model's rule then may
+    // refuse one of them.
+    Error e = RuleError(
         job, "parallel.ep",
         fmt::format("EP x ETP = {} x {} = {} must divide TP x CP x DP = {} (experts "
                     "are laid out inside the TP x CP x DP ranks)",
                     l.ep, l.etp, l.ep * l.etp, expert_space),
         ValuesThatWork(expert_space, [&](int64_t v) { return Divides(v * l.etp, expert_space); }),
         "EP values (at this ETP)");
+    e.hint += "; EP must also divide the model's number of experts";
+    return e;
   }
   if (l.tp > 1 && l.ep > 1 && !l.sequence_parallel) {
     // megatron-core's TransformerConfig.__post_init__ (megatron/core/transformer/
