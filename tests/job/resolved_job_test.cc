@@ -79,6 +79,18 @@ TEST(ResolveJob, AModelWithoutAJobFileNamesWhatIsMissing) {
       << half.error().Format();
 }
 
+// A misspelt model is named first, with the catalog name it is closest to: the sections the
+// user would be told to add cannot make it known. Before: "missing: cluster, parallel, batch,
+// sequence", and the unknown name only after all of them were given.
+TEST(ResolveJob, AMisspeltModelWithoutAJobFileIsNamedFirst) {
+  auto job = ResolveJob(JobRequest{"", "llama-3.1-8bb", {}, ""});
+  ASSERT_FALSE(job.ok());
+  EXPECT_NE(job.error().message.find("unknown model 'llama-3.1-8bb'"), std::string::npos)
+      << job.error().Format();
+  EXPECT_EQ(job.error().hint, "did you mean 'llama-3.1-8b'?");
+  EXPECT_EQ(job.error().field, "--model");
+}
+
 TEST(ResolveJob, AModelWithEverythingSetResolves) {
   // Llama-3.1-70B on 8 nodes x 8 H100: TP8 PP2 -> DP = 64 / 16 = 4.
   auto job = ResolveJob(JobRequest{"",

@@ -17,6 +17,7 @@
 #include "strata/job/job_validation.h"
 #include "strata/job/pipeline_split.h"
 #include "strata/job/training_modes_parse.h"
+#include "strata/model/model_config.h"
 #include "strata/model/sequence_lengths.h"
 
 namespace strata {
@@ -658,6 +659,16 @@ Result<JobSpec> ParseRoot(YAML::Node root, const std::string& file,
     std::vector<std::string> missing;
     for (const char* section : {"cluster", "parallel", "batch", "sequence"}) {
       if (!root[section]) missing.emplace_back(section);
+    }
+    // A misspelt model is the first thing to say: the sections it would be told to add next
+    // cannot make it known.
+    if (!missing.empty()) {
+      auto model = LoadModelConfig(model_only);
+      if (!model.ok()) {
+        Error e = std::move(model).error();
+        if (e.field.empty() && e.file.empty()) e.field = "--model";
+        return e;
+      }
     }
     if (!missing.empty()) {
       return InvalidInput(fmt::format("a job for model '{}' given without a job file is missing: "
