@@ -102,5 +102,22 @@ TEST(KvCacheTest, SequenceBytesCapTheWindow) {
   EXPECT_NEAR(ComputeKvFootprint(*qwen, 2, {}).ForSequence(8192).count(), 100352000, 0.5);
 }
 
+// GPT-OSS alternates 18 full-attention and 18 sliding-window (128-token) layers, 8 KV heads of
+// 64: at TP4, 2 heads a GPU, 2 (K, V) x 2 x 64 x 2 B = 512 B a layer and token, so 18 x 512 =
+// 9,216 B per token of context in the full layers, and 9,216 B per token up to 128 tokens in the
+// sliding ones. The rl header printed 18.00 KiB per token for "36 attention layers", counting
+// the window's layers at every token; it now counts them apart (tests/golden/cli_rl/
+// sliding_window_kv).
+TEST(KvCacheTest, SlidingLayersAreCountedApart) {
+  auto oss = LoadModelConfig("gpt-oss-120b");
+  ASSERT_TRUE(oss.ok());
+  const KvFootprint f = ComputeKvFootprint(*oss, 4, {});
+  EXPECT_EQ(f.attention_layers, 36);
+  EXPECT_EQ(f.sliding_layers, 18);
+  EXPECT_NEAR(f.full_per_token.count(), 9216, 0.5);
+  EXPECT_NEAR(f.sliding_per_token.count(), 9216, 0.5);
+  EXPECT_EQ(f.sliding_window, 128);
+}
+
 }  // namespace
 }  // namespace strata

@@ -167,12 +167,21 @@ std::string Header(const RlEvaluation& e) {
 
 std::string KvLine(const RlEvaluation& e) {
   const KvFootprint& k = e.kv;
+  // A sliding-window layer keeps at most its window of tokens per sequence: its bytes are a
+  // per-token rate only up to the window, so they are printed apart from the per-token total.
+  const int64_t full_layers = k.attention_layers - k.sliding_layers;
   std::string out = fmt::format("KV cache per rollout GPU (TP{}): {} per token", k.tp,
-                                FormatBytesAuto(k.full_per_token + k.sliding_per_token));
+                                FormatBytesAuto(k.full_per_token));
   if (k.kv_heads_per_gpu > 0) {
-    out += fmt::format(" ({} attention layers, {} KV head{} per GPU{})", k.attention_layers,
+    out += fmt::format(" ({} {}attention layer{}, {} KV head{} per GPU{})", full_layers,
+                       k.sliding_layers > 0 ? "full-" : "", full_layers == 1 ? "" : "s",
                        k.kv_heads_per_gpu, k.kv_heads_per_gpu == 1 ? "" : "s",
                        e.actor.model.attention.num_kv_heads < k.tp ? ", replicated over TP" : "");
+  }
+  if (k.sliding_layers > 0) {
+    out += fmt::format(", + {} per token up to the {}-token window ({} sliding-window layers)",
+                       FormatBytesAuto(k.sliding_per_token),
+                       GroupDigits(static_cast<double>(k.sliding_window)), k.sliding_layers);
   }
   if (k.state_layers > 0) {
     out += fmt::format(", {} fixed state per sequence ({} layers)",

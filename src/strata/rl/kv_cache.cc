@@ -59,6 +59,7 @@ KvFootprint ComputeKvFootprint(const ModelConfig& model, int64_t tp, const Cache
         sliding += attention_token;
         f.sliding_window = a.sliding_window;
         ++f.attention_layers;
+        ++f.sliding_layers;
         f.kv_heads_per_gpu = kv_heads;
         break;
       case MixerKind::kMla:

@@ -32,7 +32,8 @@ struct KvFootprint {
   /// KV heads one GPU holds in a full-attention layer (0 without GQA/MHA layers):
   /// max(1, ceil(kv_heads / TP)); above kv_heads, TP replicates heads and saves nothing.
   int64_t kv_heads_per_gpu = 0;
-  int64_t attention_layers = 0;  // softmax-attention and MLA layers
+  int64_t attention_layers = 0;  // softmax-attention and MLA layers, sliding ones included
+  int64_t sliding_layers = 0;    // of those, the sliding-window ones
   int64_t state_layers = 0;      // layers with a fixed per-sequence state
 
   /// Bytes on one GPU for one sequence of `tokens` tokens of context.
