@@ -829,5 +829,34 @@ TEST(ImportJobTest, SwiftSftDefaultsToLora) {
   EXPECT_EQ(qlora->job.adapter.rank, 64);
 }
 
+// megatron-core's --attention-backend is the job's attention.kernel: unfused and local write the
+// S x S scores to HBM (Llama-3.1-8B at 8K: 32 layers x 32 heads x 8,192^2 x 2 B = 137.4 GB of
+// saved softmax), flash, fused and auto do not. Before, the flag was dropped silently (listed
+// neither as applied nor as read but not used) and every backend imported as flash.
+TEST(ImportJobTest, MegatronAttentionBackendIsTheAttentionKernel) {
+  const std::string base =
+      "torchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 32 --hidden-size 4096 "
+      "--num-attention-heads 32 --ffn-hidden-size 14336 --seq-length 8192 "
+      "--max-position-embeddings 8192 --micro-batch-size 1 --global-batch-size 64 --bf16 "
+      "--vocab-size 128256";
+  ImportOptions options;
+  options.cluster = "h100-8x8-ib400";
+  for (const char* backend : {"unfused", "local"}) {
+    auto r = ImportJob(base + " --attention-backend " + backend + "\n", "train.sh", options);
+    ASSERT_TRUE(r.ok()) << r.error().Format();
+    EXPECT_EQ(r->job.attention.kernel, AttentionKernel::kUnfused) << backend;
+    EXPECT_NE(testing::SourceOf(*r, "attention.kernel").find("--attention-backend"),
+              std::string::npos);
+  }
+  for (const char* backend : {"flash", "fused", "auto"}) {
+    auto r = ImportJob(base + " --attention-backend " + backend + "\n", "train.sh", options);
+    ASSERT_TRUE(r.ok()) << r.error().Format();
+    EXPECT_EQ(r->job.attention.kernel, AttentionKernel::kFlash) << backend;
+  }
+  auto bad = ImportJob(base + " --attention-backend fast\n", "train.sh", options);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().field, "--attention-backend");
+}
+
 }  // namespace
 }  // namespace strata

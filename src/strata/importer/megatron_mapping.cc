@@ -848,9 +848,26 @@ Status MapMegatron(MegatronFlavor flavor, Settings& s, MapContext& ctx, JobBuild
         "distributed_timeout_minutes = 10: Megatron's collective timeout "
         "(not a job field; `strata hang` reads it)");
   }
+  // megatron-core's --attention-backend (AttnBackend: flash, fused, unfused, local, auto):
+  // unfused (Transformer Engine's UnfusedDotProductAttention) and local (megatron-core's own
+  // DotProductAttention) write the S x S scores to HBM and keep the softmax for backward, which
+  // is the job's attention.kernel unfused; flash, fused (cuDNN) and auto (TE's choice among the
+  // fused ones) do not.
+  if (const SourcedValue* v = s.Use("attention_backend")) {
+    const std::string backend = v->value.substr(v->value.rfind('.') + 1);  // "AttnBackend.flash"
+    if (backend == "unfused" || backend == "local") {
+      job.Set("attention.kernel", "unfused", fmt::format("{} {}", v->source, v->value));
+    } else if (backend == "flash" || backend == "fused" || backend == "auto") {
+      job.Set("attention.kernel", "flash", fmt::format("{} {}", v->source, v->value));
+    } else {
+      return InvalidInput(fmt::format("--attention-backend {}: expected flash, fused, unfused, "
+                                      "local or auto",
+                                      v->value))
+          .InField("--attention-backend");
+    }
+  }
   // Settings that mean nothing for memory or time, read so they are not listed as unknown.
-  for (const char* key : {"use_mcore_models", "transformer_impl", "attention_backend"})
-    s.Ignore(key);
+  for (const char* key : {"use_mcore_models", "transformer_impl"}) s.Ignore(key);
   STRATA_RETURN_IF_ERROR(FinishCommon(s, ctx, job, sizes.tp * sizes.pp * sizes.cp));
   if (job.Get("batch.global_batch").empty()) {
     STRATA_ASSIGN_OR_RETURN(const int64_t dp, job.GetPositiveInt("parallel.dp"));
