@@ -91,6 +91,26 @@ TEST(ResolveJob, AMisspeltModelWithoutAJobFileIsNamedFirst) {
   EXPECT_EQ(job.error().field, "--model");
 }
 
+// A cluster given inline gets its intra-node fabric from the GPU: an SXM part's NVLink is a
+// switch fabric; the H100 PCIe's NVLink is a bridge between two cards (data/gpus.yaml:
+// "NVLink bridge 600 GB/s between GPU pairs"), so a collective over more than the pair crosses
+// PCIe. Before, every GPU with an NVLink figure got an NVSwitch: an 8-GPU ring of H100 PCIe
+// cards was priced at the bridge's 300 GB/s a direction (DP reduce 114 ms instead of 991 ms).
+TEST(ResolveJob, AnInlineClusterOfBridgedCardsIsPcie) {
+  for (const auto& [gpu, fabric] : std::vector<std::pair<std::string, IntraNodeFabric>>{
+           {"H100 PCIe", IntraNodeFabric::kPcieOnly}, {"H100 SXM", IntraNodeFabric::kNvSwitch}}) {
+    auto spec = ParseJobSpec("model: llama-3.1-8b\ncluster: {gpu: " + gpu +
+                                 ", gpus_per_node: 8, nodes: 1}\nparallel: {tp: 1, pp: 1}\n"
+                                 "batch: {micro_batch: 1, global_batch: 8}\n"
+                                 "sequence: {max_tokens: 4096}\n",
+                             "j.yaml");
+    ASSERT_TRUE(spec.ok()) << spec.error().Format();
+    auto job = ResolveJob(*spec);
+    ASSERT_TRUE(job.ok()) << job.error().Format();
+    EXPECT_EQ(job->cluster.fabric, fabric) << gpu;
+  }
+}
+
 TEST(ResolveJob, AModelWithEverythingSetResolves) {
   // Llama-3.1-70B on 8 nodes x 8 H100: TP8 PP2 -> DP = 64 / 16 = 4.
   auto job = ResolveJob(JobRequest{"",

@@ -36,6 +36,9 @@ struct GpuSpec {
 
   bool has_fp8() const { return fp8_dense.value() > 0; }
   bool has_gpu_fabric() const { return nvlink_bandwidth.value() > 0; }
+  /// A PCIe card whose NVLink is a bridge between two cards ("NVLink4-bridge": H100 PCIe): a
+  /// group wider than the bridged pair crosses PCIe.
+  bool nvlink_bridge_only() const { return nvlink_generation.ends_with("-bridge"); }
   /// What one direction of the fabric carries, the figure nccl-tests' busbw compares with.
   BytesPerSecond nvlink_bandwidth_per_direction() const { return nvlink_bandwidth / 2.0; }
 };

@@ -55,7 +55,11 @@ Result<Cluster> ClusterOf(const JobSpec& spec) {
   c.nodes = spec.cluster.nodes;
   c.gpus_per_node = spec.cluster.gpus_per_node;
   c.gpu = std::move(gpu).value();
-  c.fabric = c.gpu.has_gpu_fabric() ? IntraNodeFabric::kNvSwitch : IntraNodeFabric::kPcieOnly;
+  // A GPU with an NVLink switch fabric (SXM boards) gets NVSwitch; a PCIe card whose NVLink
+  // only bridges pairs gets PCIe, which every collective over more than the pair crosses (an
+  // 8-GPU ring on bridged H100 PCIe cards has at least four PCIe hops).
+  c.fabric = c.gpu.has_gpu_fabric() && !c.gpu.nvlink_bridge_only() ? IntraNodeFabric::kNvSwitch
+                                                                   : IntraNodeFabric::kPcieOnly;
   c.pcie_generation = c.gpu.pcie_generation;  // the GPU's own host link (data/gpus.yaml)
   return c;
 }
