@@ -429,7 +429,8 @@ TEST(RlStepTest, DynamicBatchBudgetBelowOneSampleIsRefused) {
 // 1,000,000 tokens packs each rank's 1,280 / 40 = 32 samples x 5,120 mean tokens = 163,840
 // tokens into one micro batch, 12x the update's 13,654-token rows: its forward peak is over the
 // H20's usable 101,982,060,544 B = 94.98 GiB (what the counters reach, as `memory` checks), on
-// 40 GPUs and on every split's fewer (each rank packs more samples). Before: the phase was printed and the placement still said it fits.
+// 40 GPUs and on every split's fewer (each rank packs more samples). Before: the phase was printed
+// and the placement still said it fits.
 TEST(RlStepTest, LogProbPassOverTheCardRefusesEveryPlacement) {
   auto spec = LoadRlSpec(kReferenceRlJobName, {"batch.max_tokens_per_gpu=16384",
                                                "batch.log_prob_max_tokens_per_gpu=1000000"});
