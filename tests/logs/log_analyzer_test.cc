@@ -284,6 +284,23 @@ TEST(LogAnalyzer, HfTrainerRecordsTakeTheBarsStep) {
 }
 
 // Without the bars the records keep strata's numbers 1, 2, 3, and the summary says so.
+// stdout redirected to a file is block-buffered, the bar on stderr is not: records then come in
+// bursts, and the bar after a burst is at a later step than any record in it. Two records with no
+// bar between them say so: from there on no bar numbers a record (the first record, followed by
+// its bar, keeps step 10).
+TEST(LogAnalyzer, HfTrainerBarsAfterABurstOfRecordsNumberNothing) {
+  const LogSummary s = AnalyzeText(
+      "{'loss': 1.99, 'grad_norm': 1.2, 'learning_rate': 2e-05, 'epoch': 0.02}\n"
+      " 2%|##  | 10/500 [00:20<10:00,  2.00s/it]\n"
+      "{'loss': 1.98, 'grad_norm': 1.2, 'learning_rate': 2e-05, 'epoch': 0.04}\n"
+      "{'loss': 1.97, 'grad_norm': 1.2, 'learning_rate': 2e-05, 'epoch': 0.06}\n"
+      " 14%|##  | 70/500 [02:20<10:00,  2.00s/it]\n");
+  ASSERT_EQ(s.ranks.size(), 1u);
+  EXPECT_EQ(s.ranks[0].first_step, 10);
+  EXPECT_EQ(s.ranks[0].last_step, 12);  // 10, then strata's 11 and 12, not 70
+  EXPECT_EQ(s.ranks[0].numbered_records, 2);
+}
+
 TEST(LogAnalyzer, HfTrainerRecordsWithoutBarsAreCountedAsNumbered) {
   const LogSummary s = AnalyzeText(
       "{'loss': 1.99, 'grad_norm': 1.2, 'learning_rate': 2e-05, 'epoch': 0.02}\n"

@@ -116,7 +116,8 @@ bool RankState::Add(const ParsedLine& parsed, int64_t line, std::vector<Anomaly>
     // The first bar after a record without a step: tqdm.write redrew it at the record's step.
     // Later bars (the steps up to the next record) say nothing about it.
     const StepRecord& bar = parsed.record;
-    if (pending_ && pending_numbered_ && bar.step > (last_ ? last_->step : 0)) {
+    if (pending_ && pending_numbered_ && !bars_out_of_step_ &&
+        bar.step > (last_ ? last_->step : 0)) {
       pending_->step = bar.step;
       pending_->total_steps = bar.total_steps;
       if (!pending_->elapsed_s) pending_->elapsed_s = bar.elapsed_s;
@@ -132,6 +133,7 @@ bool RankState::Add(const ParsedLine& parsed, int64_t line, std::vector<Anomaly>
   int64_t step = parsed.record.step;
   const bool numbered = step < 0;
   if (numbered) {  // HF Trainer prints no step: number its lines (a bar may correct it)
+    if (pending_ && pending_numbered_) bars_out_of_step_ = true;
     step = (pending_ ? pending_->step : (last_ ? last_->step : 0)) + 1;
   }
   if (pending_ && pending_->step == step) {

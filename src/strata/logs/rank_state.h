@@ -117,6 +117,10 @@ class RankState {
   RankSummary summary_;
   std::optional<StepRecord> pending_;
   bool pending_numbered_ = false;  // pending_'s step was made up (the record printed none)
+  /// Two records without a step came with no bar between them: stdout (the records) was
+  /// buffered apart from stderr (the bars), so a bar no longer follows its record. From then on
+  /// bars number nothing.
+  bool bars_out_of_step_ = false;
   std::optional<StepRecord> last_;
   std::optional<double> last_clock_;
   int64_t memory_step_ = -1;  // a memory report waiting for its step

@@ -284,8 +284,9 @@ std::string RenderLogsText(const LogsText& in) {
                        r.records, LogFormatName(r.format), r.first_line, r.last_line);
     if (r.numbered_records > 0) {
       out += fmt::format(
-          "{}{} record{} print no step (HF Trainer without its tqdm bar in the log): numbered "
-          "1, 2, 3 by strata, so these \"steps\" count records, logging_steps apart\n",
+          "{}{} record{} print no step and no tqdm bar follows them (HF Trainer without its bar "
+          "in the log, or with stdout buffered apart from the bar on stderr): numbered by "
+          "strata, one after the other, so these \"steps\" count records, logging_steps apart\n",
           who, r.numbered_records, r.numbered_records == 1 ? "" : "s");
     }
     const auto step_time = r.step_time_s.Mean();
