@@ -112,14 +112,17 @@ TEST(LogAnalyzer, DuplicateLinesOfSeveralRanksMerge) {
 }
 
 TEST(LogAnalyzer, RestartAndStallWithoutClock) {
-  // HF-style dicts have no clock: a stall shows in the step time (ms-swift train_speed(s/it)).
+  // Dicts without a clock: a stall shows in the step time (ms-swift v3 Megatron's logging.jsonl
+  // elapsed_time_per_iteration, the interval's own; not train_speed, a running average).
   std::string text;
   for (int i = 1; i <= 8; ++i) {
     const double t = i == 6 ? 500.0 : 10.0;
     text += "{'loss': 1.0, 'grad_norm': 0.5, 'iteration': '" + std::to_string(i) +
-            "/100', 'train_speed(s/it)': " + std::to_string(t) + "}\n";
+            "/100', 'elapsed_time_per_iteration': " + std::to_string(t) + "}\n";
   }
-  text += "{'loss': 1.0, 'grad_norm': 0.5, 'iteration': '4/100', 'train_speed(s/it)': 10.0}\n";
+  text +=
+      "{'loss': 1.0, 'grad_norm': 0.5, 'iteration': '4/100', 'elapsed_time_per_iteration': "
+      "10.0}\n";
   const LogSummary s = AnalyzeText(text);
   ASSERT_EQ(s.anomalies.size(), 2u);
   EXPECT_EQ(s.anomalies[0].kind, AnomalyKind::kStall);
@@ -226,6 +229,116 @@ TEST(LogAnalyzer, HfTrainerTokenCountersAndRuntimeOnStepLines) {
   ASSERT_TRUE(r.WallSeconds().has_value());
   EXPECT_NEAR(*r.WallSeconds(), 14.8182, 1e-9);
   EXPECT_TRUE(s.tail.finished);  // the final dict: train_loss, no loss
+}
+
+// ms-swift v3's train_speed(iter/s) is global_step / elapsed, an average since the start; v4's
+// train_speed(s/it) is elapsed / steps since the resume step. Neither is a step's time: one stall
+// early on carries into every later value. tests/golden/logs/ms-swift-v3-early-stall-job/SOURCE:
+// every logged interval is 10 s / 5 steps = 2.00 s a step but the one before step 10, 600 s / 5.
+TEST(LogAnalyzer, MsSwiftRunningAverageIsNoStepTime) {
+  for (const char* name : {"ms-swift-v3-early-stall-job", "ms-swift-v4-early-stall"}) {
+    const LogSummary s = Analyze(std::string("golden/logs/") + name + "/input.log");
+    ASSERT_EQ(s.ranks.size(), 1u) << name;
+    const RankSummary& r = s.ranks[0];
+    // 2.00 s a step (before: 15.60 s, the running averages' mean). The intervals come from the
+    // averages' implied elapsed time (step / iter/s), good to ~0.01 s over 10 s.
+    ASSERT_TRUE(r.step_time_s.Mean()) << name;
+    EXPECT_NEAR(*r.step_time_s.Mean(), 2.0, 0.005) << name;
+    // 900 steps left x 2 s = 1,800 s (before: 3h 54m).
+    EXPECT_NEAR(*r.EtaSeconds(), 1800.0, 5.0) << name;
+    ASSERT_EQ(s.anomalies.size(), 1u) << name << ": " << s.anomalies.back().message;
+    EXPECT_EQ(s.anomalies[0].kind, AnomalyKind::kStall);
+    EXPECT_EQ(s.anomalies[0].step, 10);
+    EXPECT_NEAR(s.anomalies[0].lost_s, 600.0 - 5 * 2.0, 0.1);  // against step 5's 2 s
+    EXPECT_EQ(r.interval_step_times, 20);
+  }
+}
+
+// The same with the stall before step 30 (SOURCE): step 35 on run at 2 s a step, so there is no
+// throughput drop there (strata flagged one: the average was still 18.9 s).
+TEST(LogAnalyzer, MsSwiftStallIsNotCarriedIntoLaterSteps) {
+  const LogSummary s = Analyze("golden/logs/ms-swift-v3-stall-at-30/input.log");
+  ASSERT_EQ(s.anomalies.size(), 1u) << s.anomalies.back().message;
+  EXPECT_EQ(s.anomalies[0].kind, AnomalyKind::kStall);
+  EXPECT_EQ(s.anomalies[0].step, 30);
+  EXPECT_NEAR(*s.ranks[0].step_time_s.Mean(), 2.0, 0.005);
+}
+
+// HF Trainer's records print no step; the tqdm bar redrawn right after each gives it
+// (tests/golden/logs/hf-trainer-logging-steps-10-job/SOURCE): steps 10 to 50, not 1 to 5, and
+// 2.00 s a step from the bars' clock (00:20 at step 10, 00:40 at step 20, ...).
+TEST(LogAnalyzer, HfTrainerRecordsTakeTheBarsStep) {
+  const LogSummary s = Analyze("golden/logs/hf-trainer-logging-steps-10-job/input.log");
+  ASSERT_EQ(s.ranks.size(), 1u);
+  const RankSummary& r = s.ranks[0];
+  EXPECT_EQ(r.records, 5);
+  EXPECT_EQ(r.first_step, 10);
+  EXPECT_EQ(r.last_step, 50);
+  EXPECT_EQ(r.total_steps, 500);
+  EXPECT_EQ(r.steps_advanced, 40);
+  EXPECT_EQ(r.numbered_records, 0);
+  ASSERT_TRUE(r.step_time_s.Mean());
+  EXPECT_NEAR(*r.step_time_s.Mean(), 2.0, 1e-9);
+  EXPECT_TRUE(s.anomalies.empty()) << s.anomalies.front().message;
+  EXPECT_TRUE(s.tail.finished);
+}
+
+// Without the bars the records keep strata's numbers 1, 2, 3, and the summary says so.
+// stdout redirected to a file is block-buffered, the bar on stderr is not: records then come in
+// bursts, and the bar after a burst is at a later step than any record in it. Two records with no
+// bar between them say so: from there on no bar numbers a record (the first record, followed by
+// its bar, keeps step 10).
+TEST(LogAnalyzer, HfTrainerBarsAfterABurstOfRecordsNumberNothing) {
+  const LogSummary s = AnalyzeText(
+      "{'loss': 1.99, 'grad_norm': 1.2, 'learning_rate': 2e-05, 'epoch': 0.02}\n"
+      " 2%|##  | 10/500 [00:20<10:00,  2.00s/it]\n"
+      "{'loss': 1.98, 'grad_norm': 1.2, 'learning_rate': 2e-05, 'epoch': 0.04}\n"
+      "{'loss': 1.97, 'grad_norm': 1.2, 'learning_rate': 2e-05, 'epoch': 0.06}\n"
+      " 14%|##  | 70/500 [02:20<10:00,  2.00s/it]\n");
+  ASSERT_EQ(s.ranks.size(), 1u);
+  EXPECT_EQ(s.ranks[0].first_step, 10);
+  EXPECT_EQ(s.ranks[0].last_step, 12);  // 10, then strata's 11 and 12, not 70
+  EXPECT_EQ(s.ranks[0].numbered_records, 2);
+}
+
+TEST(LogAnalyzer, HfTrainerRecordsWithoutBarsAreCountedAsNumbered) {
+  const LogSummary s = AnalyzeText(
+      "{'loss': 1.99, 'grad_norm': 1.2, 'learning_rate': 2e-05, 'epoch': 0.02}\n"
+      "{'loss': 1.98, 'grad_norm': 1.2, 'learning_rate': 2e-05, 'epoch': 0.04}\n"
+      "{'loss': 1.97, 'grad_norm': 1.2, 'learning_rate': 2e-05, 'epoch': 0.06}\n");
+  ASSERT_EQ(s.ranks.size(), 1u);
+  EXPECT_EQ(s.ranks[0].numbered_records, 3);
+  EXPECT_EQ(s.ranks[0].last_step, 3);
+}
+
+// A verl stall among the first steps after warm-up was pushed into the median window unjudged
+// and averaged into the steady iteration (tests/golden/logs/verl-stall-at-5/SOURCE): steps 1-2
+// are warm-up; a stall at step 3 or 5 (5,624.96 s against 1,236.83 s: 4.5 x) is now judged once
+// three values are in, against their median, as one at step 6 or later always was.
+TEST(LogAnalyzer, VerlStallAmongTheFirstStepsIsCaught) {
+  for (int at : {3, 5}) {
+    const LogSummary s = Analyze("golden/logs/verl-stall-at-" + std::to_string(at) + "/input.log");
+    ASSERT_EQ(s.anomalies.size(), 1u) << at;
+    EXPECT_EQ(s.anomalies[0].kind, AnomalyKind::kStall) << at;
+    EXPECT_EQ(s.anomalies[0].step, at);
+    EXPECT_EQ(s.anomalies[0].line, at);
+    EXPECT_NEAR(s.anomalies[0].lost_s, 5624.96 - 1236.83, 1e-6);
+    const RankSummary& r = s.ranks[0];
+    EXPECT_NEAR(r.stall_lost_s, 5624.96 - 1236.83, 1e-6);
+    // The 7 other steps after warm-up (before: (7 x 1,236.83 + 5,624.96) / 8 = 1,785.35 s).
+    EXPECT_NEAR(*r.rl_iteration_s.Mean(), 1236.83, 1e-6) << at;
+  }
+}
+
+// The warm-up steps stay unjudged (a first step's compilation is no stall), and a log whose
+// steps after warm-up are too few to judge each other counts them as steady.
+TEST(LogAnalyzer, WarmUpIsNotAStallAndFewStepsStaySteady) {
+  const LogSummary warm = AnalyzeText(VerlLines(8, 1));  // step 1: 6,000 s
+  EXPECT_TRUE(warm.anomalies.empty()) << warm.anomalies.front().message;
+  EXPECT_NEAR(*warm.ranks[0].rl_iteration_s.Mean(), 1200.0, 1e-9);  // steps 3-8
+  const LogSummary few = AnalyzeText(VerlLines(4, 0));              // steps 3 and 4 after warm-up
+  EXPECT_TRUE(few.anomalies.empty());
+  EXPECT_NEAR(*few.ranks[0].rl_iteration_s.Mean(), 1200.0, 1e-9);
 }
 
 TEST(LogAnalyzer, NothingRecognised) {

@@ -114,7 +114,10 @@ TEST(ParseLogLine, HfTrainerAndSwiftDicts) {
       "'train_speed(iter/s)': 0.345807}");
   EXPECT_EQ(r.step, 1);
   EXPECT_EQ(r.total_steps, 94);
-  EXPECT_NEAR(*r.step_time_s, 1 / 0.345807, 1e-9);
+  // global_step / elapsed since the start: an average, not this step's time (interval_time.h).
+  EXPECT_FALSE(r.step_time_s.has_value());
+  EXPECT_NEAR(*r.running_step_time_s, 1 / 0.345807, 1e-9);
+  EXPECT_EQ(r.running_origin, RunningOrigin::kStepZero);
   EXPECT_DOUBLE_EQ(*r.memory_gib, 4.87);
   EXPECT_DOUBLE_EQ(*r.elapsed_s, 2);
   // ms-swift v4 megatron (format reference SYNTH): iteration '10/1450', train_speed(s/it).
@@ -123,7 +126,10 @@ TEST(ParseLogLine, HfTrainerAndSwiftDicts) {
       "'iteration': '10/1450', 'elapsed_time': '20m 3s', 'memory(GiB)': 85.6, "
       "'train_speed(s/it)': 120.345612}");
   EXPECT_EQ(r.step, 10);
-  EXPECT_DOUBLE_EQ(*r.step_time_s, 120.345612);
+  // elapsed / (step - the resume step): an average too.
+  EXPECT_FALSE(r.step_time_s.has_value());
+  EXPECT_DOUBLE_EQ(*r.running_step_time_s, 120.345612);
+  EXPECT_EQ(r.running_origin, RunningOrigin::kResumeStep);
   // logging.jsonl: the same keys as JSON.
   r = OneStep(R"({"loss": 0.5, "grad_norm": NaN, "global_step/max_steps": "3/9"})");
   EXPECT_EQ(r.step, 3);
@@ -278,10 +284,31 @@ TEST(ParseLogLine, ErrorsAndNoise) {
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].kind, LineKind::kError);
   for (const char* noise :
-       {"", "training ...", "<IPython.core.display.HTML object>",
-        "  1%|▏  | 22/1752 [01:02<1:21:36,  2.83s/it]", "iteration", "step: 1", "{{{{", "{'a"}) {
+       {"", "training ...", "<IPython.core.display.HTML object>", "iteration", "step: 1", "{{{{",
+        "{'a", "  0%|          | 0/1752 [00:00<?, ?it/s]", " 10it [00:20,  2.00s/it]"}) {
     EXPECT_TRUE(Parse(noise).empty()) << noise;
   }
+}
+
+// The HF Trainer's tqdm bar (the format reference 1.3's example): step 22 of 1,752 at 01:02
+// elapsed, tqdm's smoothed 2.83 s/it. It numbers the record printed before it.
+TEST(ParseLogLine, TqdmBar) {
+  auto out = Parse("  1%|▏  | 22/1752 [01:02<1:21:36,  2.83s/it]");
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].kind, LineKind::kProgress);
+  const StepRecord& r = out[0].record;
+  EXPECT_EQ(r.step, 22);
+  EXPECT_EQ(r.total_steps, 1752);
+  EXPECT_DOUBLE_EQ(*r.elapsed_s, 62);
+  EXPECT_DOUBLE_EQ(*r.running_step_time_s, 2.83);
+  EXPECT_EQ(r.running_origin, RunningOrigin::kSmoothed);
+  EXPECT_FALSE(r.step_time_s.has_value());
+  // it/s, and an elapsed time past an hour.
+  out = Parse(" 50%|#####     | 500/1000 [1:02:03<1:02:03,  4.00it/s]");
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].record.step, 500);
+  EXPECT_DOUBLE_EQ(*out[0].record.elapsed_s, 3723);
+  EXPECT_DOUBLE_EQ(*out[0].record.running_step_time_s, 0.25);
 }
 
 }  // namespace

@@ -239,5 +239,40 @@ TEST(VerlLogTest, PpoCriticTimers) {
   EXPECT_EQ(grpo->predicted_from, "critic values (the RL job is GRPO: no critic)");
 }
 
+// A log of another batch than the job's: the SYNTH verl line of the format reference (1.5; kept
+// as tests/golden/logs/verl-reference-line-rl-job/input.log) prints perf/total_num_tokens
+// 8,450,017 at prompt_length/mean 412.7 + response_length/mean 2,871.3 = 3,284.0 tokens a
+// sample: 8,450,017 / 3,284 = 2,573.1 samples a step. The reference RL job prices 1,280 samples
+// (6,553,600 tokens / 5,120 a sample: PredictedThroughput above). Its timers then measure the
+// batch, not strata: no error is shown for them, and the reason is given. The lengths rows keep
+// theirs (the lengths are compared as lengths).
+TEST(VerlLogTest, AnotherBatchIsSaidAndNotScored) {
+  auto log =
+      ParseVerlLog(testing::ReadTestFile("golden/logs/verl-reference-line-rl-job/input.log"));
+  ASSERT_TRUE(log.ok()) << log.error().Format();
+  ASSERT_EQ(log->steps.size(), 1u);
+  EXPECT_NEAR(*log->steps[0].total_num_tokens, 8450017, 1e-9);
+  EXPECT_NEAR(*log->steps[0].prompt_mean_tokens, 412.7, 1e-9);
+  const VerlComparison c = CompareVerlLog(Reference(), *log, std::nullopt);
+  EXPECT_NE(c.batch_mismatch.find("~2,573 samples a step"), std::string::npos) << c.batch_mismatch;
+  EXPECT_NE(c.batch_mismatch.find("the job prices 1,280 samples"), std::string::npos)
+      << c.batch_mismatch;
+  for (const VerlPhaseRow& r : c.rows) {
+    if (r.unit == "s" || r.unit == "tokens/s/GPU") {
+      EXPECT_FALSE(r.error.has_value()) << r.key;
+    } else if (r.measured) {
+      EXPECT_TRUE(r.error.has_value()) << r.key;
+    }
+  }
+  // The job's own batch (1,280 x 3,284.0 = 4,203,520 tokens) is compared as before.
+  auto same = ParseVerlLog(
+      "step:1 - prompt_length/mean:412.7 - response_length/mean:2871.3 - timing_s/gen:100 - "
+      "timing_s/step:300 - perf/total_num_tokens:4203520\n");
+  ASSERT_TRUE(same.ok());
+  const VerlComparison d = CompareVerlLog(Reference(), *same, std::nullopt);
+  EXPECT_TRUE(d.batch_mismatch.empty()) << d.batch_mismatch;
+  EXPECT_TRUE(d.rows[0].error.has_value());
+}
+
 }  // namespace
 }  // namespace strata

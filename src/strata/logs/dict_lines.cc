@@ -160,11 +160,21 @@ bool OneDict(Scan& sc, ParsedLine& out, std::optional<int64_t> openrlhf_step) {
       }
     } else if (k == "memory(GiB)") {
       if (auto v = number()) r.memory_gib = *v;
-    } else if (k == "train_speed(s/it)" || k == "elapsed_time_per_iteration") {
+    } else if (k == "elapsed_time_per_iteration") {  // ms-swift v3 Megatron: this interval's
       if (auto v = number(); v && *v > 0) r.step_time_s = *v;
+    } else if (k == "train_speed(s/it)") {
+      // ms-swift v4: elapsed / (step - the resume step), an average since the process started
+      // (swift/megatron/callbacks/print.py, swift/trainers/patcher.py): not this step's time.
+      if (auto v = number(); v && *v > 0) {
+        r.running_step_time_s = *v;
+        r.running_origin = RunningOrigin::kResumeStep;
+      }
     } else if (k == "train_speed(iter/s)") {
-      // ms-swift v3: iterations per second averaged since the start (not this step alone).
-      if (auto v = number(); v && *v > 0) r.step_time_s = 1.0 / *v;
+      // ms-swift v3: global_step / elapsed, iterations per second averaged since the start.
+      if (auto v = number(); v && *v > 0) {
+        r.running_step_time_s = 1.0 / *v;
+        r.running_origin = RunningOrigin::kStepZero;
+      }
     } else if (k == "elapsed_time") {
       if (is_string) {
         if (auto s = ParseDurationSeconds(value)) r.elapsed_s = *s;

@@ -118,6 +118,10 @@ void LogAnalyzer::FeedLine(std::string_view raw) {
           ++summary_.duplicate_lines;
         }
         break;
+      case LineKind::kProgress:  // read for the step it gives a record, not as metrics
+        --summary_.recognised_lines;
+        Rank(prefixed.rank).Add(p, line, found, callbacks_.on_step);
+        break;
       case LineKind::kOther:
         break;
     }
@@ -129,8 +133,14 @@ void LogAnalyzer::Finish() {
   if (finished_) return;
   finished_ = true;
   std::vector<Anomaly> found;
-  for (auto& [rank, state] : ranks_) state.Flush(found, callbacks_.on_step);
+  for (auto& [rank, state] : ranks_) {
+    state.Flush(found, callbacks_.on_step);
+    state.End();
+  }
   for (auto& a : found) Emit(std::move(a));
+  // A stall among the first steps is found a few lines after it (RankState::JudgeEarly).
+  std::stable_sort(summary_.anomalies.begin(), summary_.anomalies.end(),
+                   [](const Anomaly& a, const Anomaly& b) { return a.line < b.line; });
   summary_.ranks.clear();
   for (auto& [rank, state] : ranks_) {
     if (state.summary().records > 0) summary_.ranks.push_back(state.summary());

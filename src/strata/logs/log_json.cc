@@ -69,6 +69,8 @@ Json RankSummaryToJson(const RankSummary& s) {
   j["first_line"] = s.first_line;
   j["last_line"] = s.last_line;
   j["steps_advanced"] = s.steps_advanced;
+  j["numbered_records"] = s.numbered_records;
+  j["interval_step_times"] = s.interval_step_times;
   j["restarts"] = s.restarts;
   j["steps_redone"] = s.steps_redone;
   j["stall_lost_s"] = RoundSig(s.stall_lost_s);

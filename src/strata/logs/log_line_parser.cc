@@ -75,6 +75,11 @@ void ParseLogLine(std::string_view text, std::vector<ParsedLine>& out) {
     out.push_back(p);
     return;
   }
+  if (ParseTqdmBar(text, p.record)) {
+    p.kind = LineKind::kProgress;
+    out.push_back(p);
+    return;
+  }
   if (ParseMegatronMemoryLine(text, p.record)) {
     p.kind = LineKind::kMemory;
     out.push_back(p);

@@ -38,6 +38,9 @@ bool ParseDictLine(std::string_view text, std::vector<ParsedLine>& out);
 bool ParseDeepSpeedLine(std::string_view text, StepRecord& record);
 bool ParseTorchtitanLine(std::string_view text, StepRecord& record);
 bool ParseVerlLine(std::string_view text, StepRecord& record);
+/// A tqdm bar with a counter and a clock: step = n, total_steps, elapsed_s, and its s/it as
+/// running_step_time_s (tqdm_lines.cc).
+bool ParseTqdmBar(std::string_view text, StepRecord& record);
 
 /// "label: value" segments split by '|' (Megatron, NeMo 2, ms-swift), or by another separator.
 /// Calls fn(label, value) for each segment that has a colon; labels and values are trimmed.

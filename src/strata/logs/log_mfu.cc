@@ -122,7 +122,11 @@ Result<LogMfu> RecomputeLogMfu(const RankSummary& run, const LogJob& job) {
                    "reloads; mean over steady steps. Not timing_s/step{}, the whole RL "
                    "iteration: rollout, reward, log-prob passes, update, weight sync",
                    iteration ? fmt::format(" ({:.2f} s)", *iteration) : "")
-             : "the log's step times, mean over steady steps: warm-up, stalls, drops excluded";
+        : run.interval_step_times > 0
+            ? "the log's clock between records over the steps between them (its train_speed "
+              "or tqdm s/it is an average over many steps, not a step's own time), mean over "
+              "steady steps: warm-up, stalls, drops excluded"
+            : "the log's step times, mean over steady steps: warm-up, stalls, drops excluded";
   } else if (iteration || verl) {
     return InvalidInput(
                fmt::format(
@@ -139,7 +143,8 @@ Result<LogMfu> RecomputeLogMfu(const RankSummary& run, const LogJob& job) {
     out.step_time_s = gbs / *sps;
     out.step_time_source =
         fmt::format("global batch {} ({}) / {:.4g} samples/s (log)", gbs, gbs_source, *sps);
-  } else if (auto wall = run.WallSeconds(); wall && run.steps_advanced > 0) {
+  } else if (auto wall = run.WallSeconds();
+             wall && run.steps_advanced > 0 && run.numbered_records == 0) {
     out.step_time_s = *wall / static_cast<double>(run.steps_advanced);
     out.step_time_source = "wall time / steps (log clock)";
   } else {

@@ -2,7 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
+
+#include "strata/logs/interval_time.h"
 
 namespace strata {
 
@@ -22,6 +25,11 @@ int Merge(StepRecord& into, const StepRecord& from) {
   take(into.grad_norm, from.grad_norm);
   take(into.learning_rate, from.learning_rate);
   take(into.step_time_s, from.step_time_s);
+  if (!into.running_step_time_s && from.running_step_time_s) {
+    into.running_step_time_s = from.running_step_time_s;
+    into.running_origin = from.running_origin;
+    ++filled;
+  }
   take(into.rl_iteration_s, from.rl_iteration_s);
   take(into.global_batch, from.global_batch);
   take(into.tokens, from.tokens);
@@ -104,9 +112,28 @@ bool RankState::Add(const ParsedLine& parsed, int64_t line, std::vector<Anomaly>
     overflow_seen_ = true;
     return false;
   }
+  if (parsed.kind == LineKind::kProgress) {
+    // The first bar after a record without a step: tqdm.write redrew it at the record's step.
+    // Later bars (the steps up to the next record) say nothing about it.
+    const StepRecord& bar = parsed.record;
+    if (pending_ && pending_numbered_ && !bars_out_of_step_ &&
+        bar.step > (last_ ? last_->step : 0)) {
+      pending_->step = bar.step;
+      pending_->total_steps = bar.total_steps;
+      if (!pending_->elapsed_s) pending_->elapsed_s = bar.elapsed_s;
+      if (!pending_->running_step_time_s) {
+        pending_->running_step_time_s = bar.running_step_time_s;
+        pending_->running_origin = bar.running_origin;
+      }
+      pending_numbered_ = false;
+    }
+    return false;
+  }
   // The record is copied once, into pending_: a large log passes millions through here.
   int64_t step = parsed.record.step;
-  if (step < 0) {  // HF Trainer prints no step: number its lines
+  const bool numbered = step < 0;
+  if (numbered) {  // HF Trainer prints no step: number its lines (a bar may correct it)
+    if (pending_ && pending_numbered_) bars_out_of_step_ = true;
     step = (pending_ ? pending_->step : (last_ ? last_->step : 0)) + 1;
   }
   if (pending_ && pending_->step == step) {
@@ -117,12 +144,15 @@ bool RankState::Add(const ParsedLine& parsed, int64_t line, std::vector<Anomaly>
   pending_ = parsed.record;
   pending_->line = line;
   pending_->step = step;
+  pending_numbered_ = numbered;
   return false;
 }
 
 void RankState::Flush(std::vector<Anomaly>& out, const StepFn& on_step) {
   if (!pending_) return;
   StepRecord& r = *pending_;  // checked in place (Check reads last_, never pending_)
+  if (pending_numbered_) ++summary_.numbered_records;
+  pending_numbered_ = false;
   if (memory_step_ == r.step) {
     r.memory_gib = std::max(r.memory_gib.value_or(0), memory_gib_);
     memory_step_ = -1;
@@ -166,20 +196,23 @@ void RankState::Check(StepRecord& r, std::vector<Anomaly>& out) {
     }
   }
   s.last_step = r.step;
+  if (!r.step_time_s) {
+    // A running average (ms-swift's train_speed, tqdm's s/it) is not this interval's time.
+    const bool same_run = last_ && last_->step < r.step;
+    r.step_time_s = IntervalStepTime(same_run ? &*last_ : nullptr, r);
+    if (r.step_time_s) ++s.interval_step_times;
+  }
   bool steady = r.step > t_.warmup_steps;
-  CheckTiming(r, std::max<int64_t>(advanced, 0), out, steady);
+  bool early = false;
+  CheckTiming(r, std::max<int64_t>(advanced, 0), out, steady, early);
   CheckValues(r, out);
 
   const double weight = static_cast<double>(std::max<int64_t>(advanced, 1));
-  if (steady) {
-    if (r.step_time_s) s.step_time_s.Add(*r.step_time_s, weight);
-    if (r.rl_iteration_s) s.rl_iteration_s.Add(*r.rl_iteration_s, weight);
-    if (r.printed_tflops_per_gpu) s.printed_tflops_per_gpu.Add(*r.printed_tflops_per_gpu, weight);
-    if (r.printed_tokens_per_s_per_gpu) {
-      s.printed_tokens_per_s_per_gpu.Add(*r.printed_tokens_per_s_per_gpu, weight);
-    }
-    if (r.printed_mfu) s.printed_mfu.Add(*r.printed_mfu, weight);
-    if (r.samples_per_s) s.samples_per_s.Add(*r.samples_per_s, weight);
+  if (steady && early) {
+    early_.push_back({r, weight});
+    if (wall_time_.size() >= static_cast<size_t>(t_.min_window)) JudgeEarly(out);
+  } else if (steady) {
+    AddSteady(r, weight);
   }
   if (r.global_batch) s.global_batch.Add(*r.global_batch, 1);
   if (!r.tokens && r.tokens_seen && last_ && last_->tokens_seen && advanced > 0 &&
@@ -206,8 +239,59 @@ void RankState::Check(StepRecord& r, std::vector<Anomaly>& out) {
   last_ = r;
 }
 
+void RankState::AddSteady(const StepRecord& r, double weight) {
+  RankSummary& s = summary_;
+  if (r.step_time_s) s.step_time_s.Add(*r.step_time_s, weight);
+  if (r.rl_iteration_s) s.rl_iteration_s.Add(*r.rl_iteration_s, weight);
+  if (r.printed_tflops_per_gpu) s.printed_tflops_per_gpu.Add(*r.printed_tflops_per_gpu, weight);
+  if (r.printed_tokens_per_s_per_gpu) {
+    s.printed_tokens_per_s_per_gpu.Add(*r.printed_tokens_per_s_per_gpu, weight);
+  }
+  if (r.printed_mfu) s.printed_mfu.Add(*r.printed_mfu, weight);
+  if (r.samples_per_s) s.samples_per_s.Add(*r.samples_per_s, weight);
+}
+
+// The first min_window times after warm-up had nothing to be judged against when they came. Now
+// that there are enough, each is judged against the median of all of them (a stall among the
+// first few is then the one far above the others), and only those that pass become the baseline
+// and count as steady. The warm-up steps themselves stay unjudged: a first step's compilation
+// and allocation is no stall.
+void RankState::JudgeEarly(std::vector<Anomaly>& out) {
+  RollingMedian all;
+  for (const Early& e : early_) {
+    all.Push(e.record.rl_iteration_s ? *e.record.rl_iteration_s : *e.record.step_time_s);
+  }
+  const double median = all.Median();
+  RollingMedian kept;
+  for (const Early& e : early_) {
+    const StepRecord& r = e.record;
+    const double t = r.rl_iteration_s ? *r.rl_iteration_s : *r.step_time_s;
+    if (median > 0 && t > t_.stall_factor * median) {
+      const double lost = (t - median) * e.weight;
+      summary_.stall_lost_s += lost;
+      const char* what = r.rl_iteration_s ? "RL iteration time (timing_s/step)" : "step time";
+      out.push_back(
+          Make(AnomalyKind::kStall, r,
+               fmt::format("{} {} s is {:.1f} x the median {} s of the first {} steps "
+                           "after warm-up (threshold {} x)",
+                           what, Num(t), t / median, Num(median), early_.size(), t_.stall_factor),
+               lost));
+      continue;
+    }
+    kept.Push(t);
+    AddSteady(r, e.weight);
+  }
+  wall_time_ = kept;
+  early_.clear();
+}
+
+void RankState::End() {
+  for (const Early& e : early_) AddSteady(e.record, e.weight);  // too few to judge each other
+  early_.clear();
+}
+
 void RankState::CheckTiming(const StepRecord& r, int64_t advanced, std::vector<Anomaly>& out,
-                            bool& steady) {
+                            bool& steady, bool& early) {
   RankSummary& s = summary_;
   const std::optional<double> clock = r.timestamp_s ? r.timestamp_s : r.elapsed_s;
   if (clock) {
@@ -217,7 +301,8 @@ void RankState::CheckTiming(const StepRecord& r, int64_t advanced, std::vector<A
   const bool judge = r.step > t_.warmup_steps;
   bool stalled = false;
   // 1. The wall-clock gap between two step lines, per step advanced.
-  if (clock && last_clock_ && advanced > 0) {
+  // A clock that went back is a new process's (a resume that kept the step counter): no gap.
+  if (clock && last_clock_ && advanced > 0 && *clock >= *last_clock_) {
     const double gap = *clock - *last_clock_;
     const double per_step = gap / static_cast<double>(advanced);
     double expected = gap_per_step_.size() >= static_cast<size_t>(t_.min_window)
@@ -266,7 +351,12 @@ void RankState::CheckTiming(const StepRecord& r, int64_t advanced, std::vector<A
         }
       }
     }
-    if (!stalled && !degraded) wall_time_.Push(t);
+    if (!stalled && !degraded) {
+      // Without a clock this path alone judges stalls: a time that had too few before it to be
+      // judged waits for JudgeEarly.
+      early = !clock && wall_time_.size() < static_cast<size_t>(t_.min_window);
+      wall_time_.Push(t);
+    }
   }
   // 3. A printed rate (TFLOP/s, tokens/s) when the log has no step time.
   const std::optional<double> rate =

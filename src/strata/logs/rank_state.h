@@ -58,6 +58,12 @@ struct RankSummary {
   int64_t spike_unjudged_records = 0;
   int64_t spike_unjudged_last_step = 0;
   int64_t spike_window = 0;  // the earlier values a spike is judged against (min_window)
+  /// Records the log printed no step for and no progress bar numbered (HF Trainer without its
+  /// tqdm bars): numbered 1, 2, 3 by strata, so their "steps" are record numbers.
+  int64_t numbered_records = 0;
+  /// Records whose step time strata derived from a running average and the clock
+  /// (interval_time.h), not printed as that step's own.
+  int64_t interval_step_times = 0;
   double max_memory_gib = 0;
   // Steady state: warm-up steps, stalls and throughput drops excluded; weighted by steps.
   WeightedMean step_time_s, printed_tflops_per_gpu, printed_tokens_per_s_per_gpu, printed_mfu,
@@ -86,6 +92,9 @@ class RankState {
            const StepFn& on_step);
   /// Checks and emits the step still waiting for lines that might complete it.
   void Flush(std::vector<Anomaly>& out, const StepFn& on_step);
+  /// The end of the log: the first steps' times, when too few to judge each other, count as
+  /// steady (after Flush).
+  void End();
 
   const RankSummary& summary() const { return summary_; }
   /// The median wall time of a step over the recent window (an RL log's whole iteration, where it
@@ -96,7 +105,10 @@ class RankState {
 
  private:
   void Check(StepRecord& r, std::vector<Anomaly>& out);
-  void CheckTiming(const StepRecord& r, int64_t advanced, std::vector<Anomaly>& out, bool& steady);
+  void CheckTiming(const StepRecord& r, int64_t advanced, std::vector<Anomaly>& out, bool& steady,
+                   bool& early);
+  void AddSteady(const StepRecord& r, double weight);
+  void JudgeEarly(std::vector<Anomaly>& out);
   void CheckValues(const StepRecord& r, std::vector<Anomaly>& out);
   Anomaly Make(AnomalyKind kind, const StepRecord& r, std::string message, double lost_s = 0) const;
 
@@ -104,6 +116,11 @@ class RankState {
   AnomalyThresholds t_;
   RankSummary summary_;
   std::optional<StepRecord> pending_;
+  bool pending_numbered_ = false;  // pending_'s step was made up (the record printed none)
+  /// Two records without a step came with no bar between them: stdout (the records) was
+  /// buffered apart from stderr (the bars), so a bar no longer follows its record. From then on
+  /// bars number nothing.
+  bool bars_out_of_step_ = false;
   std::optional<StepRecord> last_;
   std::optional<double> last_clock_;
   int64_t memory_step_ = -1;  // a memory report waiting for its step
@@ -112,6 +129,14 @@ class RankState {
   // where there is one, else the step time: what stalls, drops, restarts and silences are judged
   // on, since an RL iteration's stall lies mostly outside the update.
   RollingMedian wall_time_, gap_per_step_, loss_, grad_norm_, printed_rate_;
+  /// The first steps judged after warm-up, before the window held min_window times to judge
+  /// them by: kept aside (not yet in the steady means) until it does, then judged against the
+  /// median of all of them, so a stall among them is neither missed nor made the baseline.
+  struct Early {
+    StepRecord record;
+    double weight = 1;
+  };
+  std::vector<Early> early_;
   std::optional<double> memory_baseline_;
   int64_t memory_baseline_step_ = 0;
   bool in_drop_ = false;

@@ -24,6 +24,14 @@ enum class LogFormat {
 };
 std::string_view LogFormatName(LogFormat format);  // "megatron", "ms-swift-megatron", ...
 
+/// Where a running step time (StepRecord::running_step_time_s) starts counting.
+enum class RunningOrigin {
+  kNone,
+  kStepZero,    // ms-swift v3 train_speed(iter/s) = global_step / elapsed: from step 0
+  kResumeStep,  // ms-swift v4 train_speed(s/it) = elapsed / (step - the resume step)
+  kSmoothed,    // tqdm's s/it: an exponential average of the recent iterations
+};
+
 struct StepRecord {
   LogFormat format = LogFormat::kUnknown;
   int64_t line = 0;  // 1-based line of the (first) line that reported this step
@@ -34,6 +42,11 @@ struct StepRecord {
   std::optional<double> grad_norm;
   std::optional<double> learning_rate;
   std::optional<double> step_time_s;  // one step's wall time (an interval average in Megatron)
+  /// A step time averaged over more than this record's interval, never this interval's own:
+  /// ms-swift's train_speed (since the start or the resume step) or tqdm's smoothed s/it. The
+  /// analyser derives the interval's step time from it and the clock (interval_time.h).
+  std::optional<double> running_step_time_s;
+  RunningOrigin running_origin = RunningOrigin::kNone;
   /// An RL iteration's wall time (verl's timing_s/step): rollout generation, reward, the
   /// log-prob passes, the update and the weight sync. Never a trainer step: for verl the step
   /// time is the actor's update (timing_s/update_actor), where the trainer's FLOP run.
@@ -71,6 +84,7 @@ enum class LineKind {
   kError,     // an error or watchdog line: a crash or a hang follows
   kFinished,  // the run says it finished ("train_runtime", "after training is done")
   kSkip,      // a skipped step (DeepSpeed/apex "OVERFLOW! ... Skipping step")
+  kProgress,  // a tqdm bar (step, total, elapsed, s/it): numbers the HF record before it
 };
 
 }  // namespace strata

@@ -56,6 +56,12 @@ std::string TokensLine(const RankSummary& r, const std::optional<LogJob>& job,
                        GroupDigits(*t * static_cast<double>(span)), steps);
   }
   if (!job.has_value()) return "";
+  if (r.numbered_records > 0) {
+    return fmt::format(
+        "{}tokens: - (the records print no step and no progress bar numbers them: the steps "
+        "between two records, logging_steps, are unknown)\n",
+        who);
+  }
   const double mean = job->seq_mean_tokens;
   if (r.first_consumed_samples && r.last_consumed_samples &&
       r.last_consumed_step > r.first_consumed_step) {
@@ -276,6 +282,13 @@ std::string RenderLogsText(const LogsText& in) {
     out += fmt::format("{}steps {} to {}{}, {} records ({}), lines {} to {}\n", who, r.first_step,
                        r.last_step, r.total_steps ? fmt::format(" of {}", *r.total_steps) : "",
                        r.records, LogFormatName(r.format), r.first_line, r.last_line);
+    if (r.numbered_records > 0) {
+      out += fmt::format(
+          "{}{} record{} print no step and no tqdm bar follows them (HF Trainer without its bar "
+          "in the log, or with stdout buffered apart from the bar on stderr): numbered by "
+          "strata, one after the other, so these \"steps\" count records, logging_steps apart\n",
+          who, r.numbered_records, r.numbered_records == 1 ? "" : "s");
+    }
     const auto step_time = r.step_time_s.Mean();
     const auto wall = r.WallSeconds();
     const auto iteration = r.rl_iteration_s.Mean();

@@ -635,6 +635,7 @@ std::string RenderVerlLogText(const RlEvaluation& e, const VerlLog& log, const V
   out += fmt::format("verl log: {}, {} training step{} (step {} to {})\n", log_path, c.steps,
                      c.steps == 1 ? "" : "s", c.first_step, c.last_step);
   out += fmt::format("{}: {}\n", SemanticsText(c), c.semantics_source);
+  if (!c.batch_mismatch.empty()) out += "warning: " + c.batch_mismatch + "\n";
   out += fmt::format("\nmeasured (mean over the log's steps) against strata rl ({}):\n",
                      PlacementName(e.configured));
   return out + PhaseTable(c.rows, log.notes);
@@ -646,6 +647,7 @@ std::string RenderVerlLogJson(const RlEvaluation& e, const VerlLog& log, const V
   j["gen_includes_weight_sync"] = c.semantics == VerlGenSemantics::kIncludesSync;
   j["semantics_source"] = c.semantics_source;
   j["rows"] = PhaseRowsJson(c.rows);
+  j["batch_mismatch"] = c.batch_mismatch.empty() ? Json(nullptr) : Json(c.batch_mismatch);
   j["notes"] = log.notes;
   return DumpJson(j);
 }

@@ -3,9 +3,11 @@
 #include <fmt/format.h>
 
 #include <charconv>
+#include <cmath>
 #include <string>
 #include <utility>
 
+#include "strata/core/strings.h"
 #include "strata/core/text_scan.h"
 #include "strata/logs/log_line_parser.h"
 #include "strata/logs/log_scan.h"
@@ -42,6 +44,8 @@ std::optional<double>* Field(VerlStepMetrics& m, std::string_view key) {
   if (key == "timing_s/update_critic") return &m.update_critic_s;
   if (key == "timing_s/step") return &m.step_s;
   if (key == "perf/throughput") return &m.throughput_tokens_per_s_per_gpu;
+  if (key == "perf/total_num_tokens") return &m.total_num_tokens;
+  if (key == "prompt_length/mean") return &m.prompt_mean_tokens;
   if (key == "response_length/mean") return &m.response_mean_tokens;
   if (key == "response_length/max") return &m.response_max_tokens;
   if (key == "response_length/clip_ratio") return &m.response_clip_ratio;
@@ -131,6 +135,32 @@ struct Mean {
   }
 };
 
+// The log's samples per step, read back from its tokens: perf/total_num_tokens is every prompt
+// and response token of the step's batch (verl's compute_data_metrics), so the batch holds
+// total / (prompt mean + response mean) samples. "" when it is the job's (or cannot be told).
+std::string BatchMismatch(const RlSpec& spec, std::optional<double> total_tokens,
+                          std::optional<double> prompt_mean, std::optional<double> response_mean) {
+  if (!total_tokens || !prompt_mean || !response_mean) return "";
+  const double sample_tokens = *prompt_mean + *response_mean;
+  if (sample_tokens <= 0 || *total_tokens <= 0) return "";
+  const double log_samples = *total_tokens / sample_tokens;
+  const auto job_samples = static_cast<double>(spec.samples());
+  if (std::fabs(log_samples / job_samples - 1) <= kVerlBatchTolerance) return "";
+  const double job_sample_tokens = spec.lengths.prompt_mean + spec.lengths.response_mean;
+  return fmt::format(
+      "the log's batch is not the job's: perf/total_num_tokens {} tokens a step / (prompt_length/"
+      "mean {} + response_length/mean {} = {} tokens a sample) = ~{} samples a step, where the "
+      "job prices {} samples ({} prompts x {} samples_per_prompt) x {} tokens "
+      "= {} tokens ({:.2f} x the log's samples). The timers and the throughput are shown beside "
+      "strata's but with no error: a step's phases do not scale with the batch by one factor. To "
+      "compare, give the RL job the log's batch (batch.prompts, batch.samples_per_prompt) and "
+      "lengths",
+      GroupDigits(*total_tokens), GroupDigits(*prompt_mean, 1), GroupDigits(*response_mean, 1),
+      GroupDigits(sample_tokens, 1), GroupDigits(log_samples), GroupDigits(job_samples),
+      spec.prompts, spec.samples_per_prompt, GroupDigits(job_sample_tokens),
+      GroupDigits(job_samples * job_sample_tokens), job_samples / log_samples);
+}
+
 }  // namespace
 
 bool VerlVersion::SeparatesSync() const {
@@ -218,7 +248,7 @@ VerlComparison CompareVerlLog(const RlEvaluation& e, const VerlLog& log,
                               std::optional<VerlVersion> version_flag) {
   VerlComparison c;
   Mean gen, sync, old_lp, ref, values, update, update_critic, step, throughput, resp_mean, resp_max,
-      resp_clip;
+      resp_clip, total_tokens, prompt_mean;
   bool prints_sync = false;
   for (const VerlStepMetrics& m : log.steps) {
     gen.Add(m.gen_s);
@@ -233,6 +263,8 @@ VerlComparison CompareVerlLog(const RlEvaluation& e, const VerlLog& log,
     resp_mean.Add(m.response_mean_tokens);
     resp_max.Add(m.response_max_tokens);
     resp_clip.Add(m.response_clip_ratio);
+    total_tokens.Add(m.total_num_tokens);
+    prompt_mean.Add(m.prompt_mean_tokens);
     prints_sync = prints_sync || m.update_weights_s.has_value();
   }
   c.steps = static_cast<int64_t>(log.steps.size());
@@ -298,6 +330,16 @@ VerlComparison CompareVerlLog(const RlEvaluation& e, const VerlLog& log,
     const ResponseDistribution d = e.spec.lengths.Responses();
     row("response_length/clip_ratio", "fraction", resp_clip, d.ClipFraction(),
         fmt::format("the {} distribution's share at response_max", ResponseShapeName(d.shape)));
+  }
+  c.batch_mismatch =
+      BatchMismatch(e.spec, total_tokens.Value(), prompt_mean.Value(), resp_mean.Value());
+  if (!c.batch_mismatch.empty()) {
+    // A step's phases do not scale with the batch by one factor (generation is bound by the
+    // sequences running at once, the passes over the batch by its tokens): no error is shown
+    // rather than one that measures the batch, not strata.
+    for (VerlPhaseRow& r : c.rows) {
+      if (r.unit == "s" || r.unit == "tokens/s/GPU") r.error.reset();
+    }
   }
   return c;
 }

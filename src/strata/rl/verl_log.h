@@ -30,6 +30,8 @@ struct VerlStepMetrics {
   std::optional<double> update_critic_s;   // timing_s/update_critic (PPO)
   std::optional<double> step_s;            // timing_s/step
   std::optional<double> throughput_tokens_per_s_per_gpu;  // perf/throughput
+  std::optional<double> total_num_tokens;                 // perf/total_num_tokens: the batch's
+  std::optional<double> prompt_mean_tokens;               // prompt_length/mean
   std::optional<double> response_mean_tokens;             // response_length/mean
   std::optional<double> response_max_tokens;              // response_length/max
   /// response_length/clip_ratio: the share of samples at max_response_length (verl's
@@ -83,7 +85,14 @@ struct VerlComparison {
   int64_t last_step = 0;
   int64_t steps = 0;
   std::vector<VerlPhaseRow> rows;
+  /// Set when the log's batch is not the job's: why its timers and throughput carry no error.
+  std::string batch_mismatch;
 };
+
+/// Samples per step the batches may differ by before the log is no longer the job's run: verl
+/// prints prompt and response means rounded, so the samples read back from the tokens are not
+/// exact.
+inline constexpr double kVerlBatchTolerance = 0.05;
 
 /// The log's phases beside the configured placement's prediction. The version comes from
 /// `version_flag` when given, else from the log, else from the keys it prints
