@@ -116,6 +116,31 @@ TEST(HangCliVerdicts, EachPatternIsNamed) {
   EXPECT_TRUE(clean["patterns"].empty());
 }
 
+// One node's eight flight-recorder dumps of the reference incident (ranks 0-7 of 40): each waits
+// at #1843 of the data-parallel group, whose other 32 members left no dump. The headline said
+// the group is stalled (exit 1) while the finding said "healthy: no problem found in the
+// evidence", which a script reading finding.kind takes for a healthy job. The finding is now the
+// stall, with the ranks that wait and those not collected, and no culprit.
+TEST(HangCliVerdicts, OneNodesDumpsOfAStallAreNotHealthy) {
+  std::vector<std::string> args = {"hang", "--json"};
+  const std::filesystem::path fr =
+      TestPath("golden/hang/reference-oom-teardown/input/h20-node01/fr");
+  for (const auto& entry : std::filesystem::directory_iterator(fr))
+    args.push_back(entry.path().string());
+  ASSERT_EQ(args.size(), 10u);
+  const auto r = RunCli(args);
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  const auto v = nlohmann::json::parse(r.out);
+  EXPECT_EQ(v["hang"], true);
+  EXPECT_EQ(v["finding"]["kind"], "collective_timeout");
+  EXPECT_EQ(v["finding"]["seq"], 1843);
+  EXPECT_NE(v["finding"]["summary"].get<std::string>().find(
+                "ranks 0-7 wait in it and ranks 8-39 left no evidence"),
+            std::string::npos)
+      << v["finding"]["summary"];
+  EXPECT_TRUE(v["culprit"].is_null());
+}
+
 TEST(HangCliVerdicts, UnreadableFilesAreReportedWithTheReasonAndSkipped) {
   const auto v = Verdict("unreadable-files");
   std::map<std::string, std::string> reasons;

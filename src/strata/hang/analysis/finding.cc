@@ -583,6 +583,30 @@ bool Behind(const Verdict& v, Finding& f) {
   return false;
 }
 
+// Every member with a dump waits in the stalled collective and the others left none: a hang
+// whose culprit, if any, is among the members not collected. Not "healthy" (the headline
+// already says the group is stalled).
+bool MissingMembers(const Verdict& v, Finding& f) {
+  for (const PgStall& s : v.pg_stalls) {
+    if (!s.behind.empty() || s.missing.empty() || s.waiting.empty() || !s.mismatch.empty())
+      continue;
+    f.kind = "collective_timeout";
+    f.op = s.op;
+    f.seq = s.stalled_seq;
+    f.timeout_ms = s.timeout_ms;
+    f.summary = fmt::format(
+        "process group {} is stalled at collective #{}{}: rank{} {} {} in it and rank{} {} left "
+        "no evidence; the culprit, if one rank is, is among them (collect their dumps)",
+        GroupLabel(s), s.stalled_seq, s.op.empty() ? "" : " (" + s.op + ")",
+        s.waiting.size() == 1 ? "" : "s", FormatRankRanges(s.waiting),
+        s.waiting.size() == 1 ? "waits" : "wait", s.missing.size() == 1 ? "" : "s",
+        FormatRankRanges(s.missing));
+    f.evidence.push_back(s.source);
+    return true;
+  }
+  return false;
+}
+
 bool Teardown(const EvidenceSet& ev, const Verdict& v, Finding& f) {
   const auto teardown = Of(ev, FailureKind::kTeardown);
   const auto ended = Of(ev, FailureKind::kTrainingEnded);
@@ -865,7 +889,7 @@ void FindFirstFailure(const EvidenceSet& ev, Verdict& v) {
       Behind(v, f) || CompletedCounters(ev, f) || Teardown(ev, v, f) || Silent(ev, v, f) ||
       Timeout(ev, v, f) || StoreCollective(ev, f) || HcclTimeout(ev, f) || Stuck(ev, f) ||
       Stacks(ev, v, f) || MpiCollectiveWait(ev, f) || ChildFailed(ev, f) ||
-      WorkerFailed(ev, f, false) || ProgramError(ev, f);
+      WorkerFailed(ev, f, false) || ProgramError(ev, f) || MissingMembers(v, f);
   if (!found) {
     // Only evidence that observes state can show a healthy job: a Gloo dump's states are
     // placeholders (gloo_sequences.h), so sequences that agree say nothing about completion.
