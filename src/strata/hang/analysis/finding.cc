@@ -603,8 +603,14 @@ bool Teardown(const EvidenceSet& ev, const Verdict& v, Finding& f) {
   const bool stack_teardown = in_teardown != nullptr;
   if (teardown.empty() && !stack_teardown && (ended.empty() || stuck.empty())) return false;
   // Teardown frames also print under a collective timeout (the watchdog aborts the communicator):
-  // only after the end of training, or without any timeout, is it a hang at exit.
-  if (ended.empty() && !Of(ev, WatchdogEventKind::kTimeout).empty()) return false;
+  // only after the end of training, or without any timeout, is it a hang at exit. torch 2.3-2.4
+  // may print the timeout only as a status line, "Timeout at NCCL work: 1, last enqueued NCCL
+  // work: 1, ..." (vllm-project/vllm#8978, after two "Abort COMPLETE"): a timeout all the same.
+  const auto status = Of(ev, WatchdogEventKind::kWorkStatus);
+  const bool status_timeout = std::any_of(
+      status.begin(), status.end(), [](const WatchdogEvent* e) { return e->seq.has_value(); });
+  if (ended.empty() && (!Of(ev, WatchdogEventKind::kTimeout).empty() || status_timeout))
+    return false;
   f.kind = "hang_at_exit";
   f.summary =
       !teardown.empty() && teardown.front()->detail.starts_with("Python exit handler")

@@ -1,0 +1,88 @@
+// What the eighteenth batch of real cases (tests/golden/hang-real/, `first_run_batch:
+// "2026-12-06 (third)"`, the part not held back) showed strata reading wrong at its first run.
+// Each test quotes the public thread's lines (the case named beside the test) and states what a
+// reader derives from them by hand.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "first_cause_inputs.h"
+#include "strata/hang/analysis/finding.h"
+
+namespace strata::hang {
+namespace {
+
+using inputs::AnalyzeLog;
+
+// vllm-project/vllm#8978 (vllm-8978-frames-service-thread-abort-then-timeout-work1-rank3): NCCL's
+// "comm 0x55991793c100 rank 3 nranks 4 ... - Abort COMPLETE" and the same for rank 1, then
+// "[rank3]:[E1001 16:06:04.889919061 ProcessGroupNCCL.cpp:1709] [PG 0 (default_pg) Rank 3]
+// Timeout at NCCL work: 1, last enqueued NCCL work: 1, last completed NCCL work: -1." By hand:
+// torch 2.3-2.4's watchdog prints "Timeout at NCCL work: N" when work N timed out, and aborts the
+// process group's communicators (ncclCommAbort, whose end NCCL logs as "Abort COMPLETE") before
+// taking the process down. The aborts are the watchdog's reaction to the timeout of work 1, not a
+// job tearing down after its work finished. The first run said a hang at exit.
+TEST(FirstRunEighteenthBatch, AbortAfterATimeoutStatusLineIsNoHangAtExit) {
+  const Verdict v = AnalyzeLog(
+      "cuda0003:2949604:2949648 [3] NCCL INFO [Service thread] Connection closed by localRank 3\n"
+      "cuda0003:2949602:2949649 [1] NCCL INFO [Service thread] Connection closed by localRank 1\n"
+      "cuda0003:2949604:2949623 [0] NCCL INFO comm 0x55991793c100 rank 3 nranks 4 cudaDev 3 "
+      "busId a1000 - Abort COMPLETE\n"
+      "cuda0003:2949602:2949629 [0] NCCL INFO comm 0x5649b30cf960 rank 1 nranks 4 cudaDev 1 "
+      "busId 61000 - Abort COMPLETE\n"
+      "[rank3]:[E1001 16:06:04.889919061 ProcessGroupNCCL.cpp:1709] [PG 0 (default_pg) Rank 3] "
+      "Timeout at NCCL work: 1, last enqueued NCCL work: 1, last completed NCCL work: -1.\n");
+  EXPECT_EQ(v.finding.kind, "collective_timeout") << v.finding.summary;
+  EXPECT_EQ(v.finding.seq, std::optional<int64_t>(1));
+  EXPECT_TRUE(v.finding.ranks.empty());
+  // Hand-made: the aborts alone, with no timeout anywhere, stay a hang at exit.
+  const Verdict alone = AnalyzeLog(
+      "cuda0003:2949604:2949623 [0] NCCL INFO comm 0x55991793c100 rank 3 nranks 4 cudaDev 3 "
+      "busId a1000 - Abort COMPLETE\n");
+  EXPECT_EQ(alone.finding.kind, "hang_at_exit") << alone.finding.summary;
+}
+
+// vllm-project/vllm#1846 (vllm-1846-raylet-worker-died-then-rayworker-rank0-allreduce-seq1): Ray's
+// "A worker died or was killed while executing a task by an unexpected system error. ... Worker
+// PID: 1080651 Worker exit type: SYSTEM_ERROR ...", then "(RayWorker pid=1080651) [E
+// ProcessGroupNCCL.cpp:474] [Rank 0] Watchdog caught collective operation timeout:
+// WorkNCCL(SeqNum=1, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=1800000) ran for
+// 1800305 milliseconds before timing out." By hand: Ray prefixes every line of a worker with
+// "(<actor> pid=<pid>)"; the worker Ray reports dead is pid 1080651, the very process whose
+// watchdog caught ALLREDUCE #1 timing out. The watchdog ends its process with an abort (SIGABRT),
+// which Ray sees as a death without exit (SYSTEM_ERROR): the death follows the timeout, it is not
+// a kill from outside. The first run said a dead rank.
+TEST(FirstRunEighteenthBatch, RayWorkerDeathOfTheProcessWhoseWatchdogTimedOutIsTheTimeout) {
+  const std::string died =
+      "2023-11-30 10:19:23,769 WARNING worker.py:2074 -- A worker died or was killed while "
+      "executing a task by an unexpected system error. To troubleshoot the problem, check the "
+      "logs for the dead worker. RayTask ID: ffffffffffffffffba61971047f999e0f9ceaab101000000 "
+      "Worker ID: 0e4b1eeade4874f7080db5807059e066cc128f27de4d1404a6057750 Node ID: "
+      "9c6f827858d621904b3d1cfb06057c57480da46c3edab524030f1e58 Worker IP address: "
+      "[10.9.70.181](http://10.9.70.181/) Worker port: 34011 Worker PID: 1080651 Worker exit "
+      "type: SYSTEM_ERROR Worker exit detail: Worker unexpectedly exits with a connection error "
+      "code 2. End of file. There are some potential root causes. (1) The process is killed by "
+      "SIGKILL by OOM killer due to high memory usage. (2) ray stop --force is called. (3) The "
+      "worker is crashed unexpectedly due to SIGSEGV or other unexpected errors.\n";
+  const std::string timeout =
+      "(RayWorker pid=1080651) [E ProcessGroupNCCL.cpp:474] [Rank 0] Watchdog caught collective "
+      "operation timeout: WorkNCCL(SeqNum=1, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, "
+      "Timeout(ms)=1800000) ran for 1800305 milliseconds before timing out.\n";
+  const Verdict v = AnalyzeLog(died + timeout);
+  EXPECT_EQ(v.finding.kind, "collective_timeout") << v.finding.summary;
+  EXPECT_EQ(v.finding.op, "ALLREDUCE");
+  EXPECT_EQ(v.finding.seq, std::optional<int64_t>(1));
+  EXPECT_EQ(v.finding.timeout_ms, std::optional<int64_t>(1800000));
+  EXPECT_TRUE(v.finding.ranks.empty());
+  // Hand-made: another worker's timeout (pid 1080652) does not explain the death of 1080651,
+  // which stays a process killed from outside.
+  std::string other = timeout;
+  other.replace(other.find("1080651"), 7, "1080652");
+  const Verdict v2 = AnalyzeLog(died + other);
+  EXPECT_EQ(v2.finding.kind, "dead_rank") << v2.finding.summary;
+}
+
+}  // namespace
+}  // namespace strata::hang
