@@ -84,5 +84,30 @@ TEST(FirstRunEighteenthBatch, RayWorkerDeathOfTheProcessWhoseWatchdogTimedOutIsT
   EXPECT_EQ(v2.finding.kind, "dead_rank") << v2.finding.summary;
 }
 
+// pytorch/xla#2137 (pytorch-xla-2137-tpu-pod-waiting-for-mesh-master-peer, held back): the one
+// line "2020-05-28 11:50:27 10.164.15.200 [1] 2020-05-28 11:50:27.058553: I    7449
+// tensorflow/compiler/xla/xla_client/mesh_service.cc:208] Waiting to connect to client mesh
+// master (300 seconds) 10.164.15.199:8477", and nothing after it. By hand: torch_xla's mesh
+// client prints this when it starts, then waits up to 300 s for the master's gRPC channel; a log
+// that ends on the wait shows a client that never got through to the master at 10.164.15.199:
+// the replicas never formed, a start-up fault with that peer. Once the run goes on (training
+// lines after it) the same line was only the start of a wait that succeeded. The run with the
+// finished code said nothing (no verdict, exit 3).
+TEST(FirstRunEighteenthBatch, LogEndingOnTheMeshMasterWaitIsAStartUpFault) {
+  const std::string wait =
+      "2020-05-28 11:50:27 10.164.15.200 [1] 2020-05-28 11:50:27.058553: I    7449 "
+      "tensorflow/compiler/xla/xla_client/mesh_service.cc:208] Waiting to connect to client mesh "
+      "master (300 seconds) 10.164.15.199:8477\n";
+  const Verdict v = AnalyzeLog(wait);
+  EXPECT_EQ(v.finding.kind, "bootstrap") << v.finding.summary;
+  EXPECT_EQ(v.finding.peer, "10.164.15.199:8477");
+  EXPECT_TRUE(v.finding.ranks.empty());
+  // pytorch/xla#3126's first training line after the wait: the client connected, the run began.
+  const Verdict went_on = AnalyzeLog(
+      wait +
+      "| Training Device=xla:0/0 Step=0 Loss=2.39107 Rate=27.37 GlobalRate=27.37 Time=11:05:33\n");
+  EXPECT_NE(went_on.finding.kind, "bootstrap") << went_on.finding.summary;
+}
+
 }  // namespace
 }  // namespace strata::hang
