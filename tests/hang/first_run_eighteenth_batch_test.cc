@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "first_cause_inputs.h"
 #include "strata/hang/analysis/finding.h"
@@ -107,6 +108,41 @@ TEST(FirstRunEighteenthBatch, LogEndingOnTheMeshMasterWaitIsAStartUpFault) {
       wait +
       "| Training Device=xla:0/0 Step=0 Loss=2.39107 Rate=27.37 GlobalRate=27.37 Time=11:05:33\n");
   EXPECT_NE(went_on.finding.kind, "bootstrap") << went_on.finding.summary;
+}
+
+// NVIDIA/nccl-tests#165 (nccl-tests-165-mpirun-invalid-device-ordinal-first-process-rank1, an
+// open miss of an earlier batch): "majidnc24MPTXTH: Test CUDA failure common.cu:892 'invalid
+// device ordinal'", then Open MPI's "Primary job  terminated normally, but 1 process returned" /
+// "a non-zero exit code. Per user-direction, the job has been aborted." and "The first process
+// to do so was:" / "Process name: [[25735,1],1]" / "Exit code:    2". By hand: mpirun counts one
+// process that returned a non-zero exit code, and names it: rank 1. The one process that printed
+// a failure is a process that exits non-zero (nccl-tests exits on a failed CUDACHECK); with a
+// single such process, it is rank 1. A CUDA error on rank 1; the run said no rank.
+TEST(FirstRunEighteenthBatch, TheOneFailingProcessOpenMpiNamesOwnsTheOneCudaError) {
+  const std::string cuda =
+      "majidnc24MPTXTH: Test CUDA failure common.cu:892 'invalid device ordinal'\n"
+      " .. majidnc24MPTXTH pid 9972: Test failure common.cu:842\n";
+  const std::string first =
+      "mpirun detected that one or more processes exited with non-zero status, thus causing\n"
+      "the job to be terminated. The first process to do so was:\n"
+      "\n"
+      "  Process name: [[25735,1],1]\n"
+      "  Exit code:    2\n";
+  const Verdict v = AnalyzeLog(cuda +
+                               "Primary job  terminated normally, but 1 process returned\n"
+                               "a non-zero exit code. Per user-direction, the job has been "
+                               "aborted.\n" +
+                               first);
+  EXPECT_EQ(v.finding.kind, "cuda_error") << v.finding.summary;
+  EXPECT_EQ(v.finding.ranks, std::vector<int64_t>{1});
+  // Hand-made: with two processes counted, the first to exit need not be the one that printed.
+  const Verdict two = AnalyzeLog(cuda +
+                                 "Primary job  terminated normally, but 2 processes returned\n"
+                                 "non-zero exit codes. Per user-direction, the job has been "
+                                 "aborted.\n" +
+                                 first);
+  EXPECT_EQ(two.finding.kind, "cuda_error") << two.finding.summary;
+  EXPECT_TRUE(two.finding.ranks.empty());
 }
 
 }  // namespace

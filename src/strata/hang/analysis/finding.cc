@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -79,6 +80,23 @@ std::string FirstPeer(const std::vector<const FailureSignal*>& signals) {
   return "";
 }
 
+// Open MPI counts one process that returned a non-zero exit code ("but 1 process returned") and
+// names the first to do so ("Process name: [[25735,1],1]"): that one process is the rank named
+// (NVIDIA/nccl-tests#165). A failure line without a rank, alone in the file, is that process's
+// (it exits non-zero on it); with more processes counted, the first to exit need not be it.
+std::optional<int64_t> OnlyFailingProcess(const EvidenceSet& ev, const std::string& file) {
+  bool one = false;
+  std::optional<int64_t> rank;
+  for (const FailureSignal* s : Of(ev, FailureKind::kWorkerFailed)) {
+    if (s->file != file) continue;
+    if (s->detail == kOpenMpiAborted) one = one || s->failed_processes == 1;
+    if (s->detail.starts_with("Open MPI: rank ") && s->global_rank && s->exit_code &&
+        *s->exit_code != 0)
+      rank = s->global_rank;
+  }
+  return one ? rank : std::nullopt;
+}
+
 bool Cuda(const EvidenceSet& ev, Finding& f) {
   const auto lines = Of(ev, FailureKind::kCudaError);
   if (lines.empty()) return false;
@@ -97,6 +115,9 @@ bool Cuda(const EvidenceSet& ev, Finding& f) {
                c.line < first.line;
       });
   if (unknown_crash_first) ranks.clear();
+  if (ranks.empty() && !unknown_crash_first && lines.size() == 1) {
+    if (const auto rank = OnlyFailingProcess(ev, first.file)) ranks.insert(*rank);
+  }
   f.kind = "cuda_error";
   f.ranks = Sorted(ranks);
   f.summary =

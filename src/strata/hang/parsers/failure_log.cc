@@ -8,6 +8,7 @@
 #include <cctype>
 #include <limits>
 #include <map>
+#include <utility>
 
 #include "strata/core/strings.h"
 #include "strata/core/text_scan.h"
@@ -40,6 +41,7 @@ class Scanner {
   void Line(std::string_view raw, int number) {
     const std::string line = Clean(raw);
     if (line.empty()) return;
+    const std::string previous = std::exchange(previous_line_, line);
     if (WatchMeshMasterWait(line, number)) return;
     Context(line, number);
     if (horovod_.Line(line, number)) return;
@@ -86,6 +88,17 @@ class Scanner {
     if (s.kind == FailureKind::kWorkerFailed && slurm_ending_ &&
         line.starts_with("srun: error: ") && Contains(line, ": Exited with exit code ")) {
       return;
+    }
+    // Open MPI's box, "Primary job  terminated normally, but 1 process returned" / "a non-zero
+    // exit code. Per user-direction, the job has been aborted." (NVIDIA/nccl-tests#165): the
+    // count is on the line before the one read, or on the same line when it was not wrapped.
+    if (s.detail == kOpenMpiAborted) {
+      for (const std::string_view text : {std::string_view(line), std::string_view(previous)}) {
+        const size_t but = text.find("terminated normally, but ");
+        if (but == std::string_view::npos) continue;
+        s.failed_processes = LeadingInt(text.substr(but + 25));
+        break;
+      }
     }
     SlurmEnding(line);
     Emit(std::move(s), line, number);
@@ -690,7 +703,8 @@ class Scanner {
   size_t pending_warning_ = kNone;     // out_'s store-wait warning whose traceback comes next
   int pending_frames_ = 0;             // frames read since that warning
   std::optional<FailureSignal> mpi_first_;
-  int mpi_peer_box_ = 0;  // the line of Open MPI's peer-disconnected box, 0 outside it
+  int mpi_peer_box_ = 0;       // the line of Open MPI's peer-disconnected box, 0 outside it
+  std::string previous_line_;  // the last non-empty line read, cleaned
   std::optional<FailureSignal> mesh_wait_;  // a mesh-master wait no later line has followed yet
   std::string mesh_wait_text_;
   int mesh_wait_line_ = 0;
