@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -79,6 +80,23 @@ std::string FirstPeer(const std::vector<const FailureSignal*>& signals) {
   return "";
 }
 
+// Open MPI counts one process that returned a non-zero exit code ("but 1 process returned") and
+// names the first to do so ("Process name: [[25735,1],1]"): that one process is the rank named
+// (NVIDIA/nccl-tests#165). A failure line without a rank, alone in the file, is that process's
+// (it exits non-zero on it); with more processes counted, the first to exit need not be it.
+std::optional<int64_t> OnlyFailingProcess(const EvidenceSet& ev, const std::string& file) {
+  bool one = false;
+  std::optional<int64_t> rank;
+  for (const FailureSignal* s : Of(ev, FailureKind::kWorkerFailed)) {
+    if (s->file != file) continue;
+    if (s->detail == kOpenMpiAborted) one = one || s->failed_processes == 1;
+    if (s->detail.starts_with("Open MPI: rank ") && s->global_rank && s->exit_code &&
+        *s->exit_code != 0)
+      rank = s->global_rank;
+  }
+  return one ? rank : std::nullopt;
+}
+
 bool Cuda(const EvidenceSet& ev, Finding& f) {
   const auto lines = Of(ev, FailureKind::kCudaError);
   if (lines.empty()) return false;
@@ -97,6 +115,9 @@ bool Cuda(const EvidenceSet& ev, Finding& f) {
                c.line < first.line;
       });
   if (unknown_crash_first) ranks.clear();
+  if (ranks.empty() && !unknown_crash_first && lines.size() == 1) {
+    if (const auto rank = OnlyFailingProcess(ev, first.file)) ranks.insert(*rank);
+  }
   f.kind = "cuda_error";
   f.ranks = Sorted(ranks);
   f.summary =
@@ -627,8 +648,14 @@ bool Teardown(const EvidenceSet& ev, const Verdict& v, Finding& f) {
   const bool stack_teardown = in_teardown != nullptr;
   if (teardown.empty() && !stack_teardown && (ended.empty() || stuck.empty())) return false;
   // Teardown frames also print under a collective timeout (the watchdog aborts the communicator):
-  // only after the end of training, or without any timeout, is it a hang at exit.
-  if (ended.empty() && !Of(ev, WatchdogEventKind::kTimeout).empty()) return false;
+  // only after the end of training, or without any timeout, is it a hang at exit. torch 2.3-2.4
+  // may print the timeout only as a status line, "Timeout at NCCL work: 1, last enqueued NCCL
+  // work: 1, ..." (vllm-project/vllm#8978, after two "Abort COMPLETE"): a timeout all the same.
+  const auto status = Of(ev, WatchdogEventKind::kWorkStatus);
+  const bool status_timeout = std::any_of(
+      status.begin(), status.end(), [](const WatchdogEvent* e) { return e->seq.has_value(); });
+  if (ended.empty() && (!Of(ev, WatchdogEventKind::kTimeout).empty() || status_timeout))
+    return false;
   f.kind = "hang_at_exit";
   f.summary =
       !teardown.empty() && teardown.front()->detail.starts_with("Python exit handler")

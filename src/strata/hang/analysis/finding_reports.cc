@@ -3,7 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdint>
+#include <optional>
 #include <set>
+#include <string_view>
 
 #include "strata/hang/analysis/stack_tree.h"
 
@@ -44,6 +47,40 @@ bool KilledRootCause(const EvidenceSet& ev) {
   return false;
 }
 
+namespace {
+
+// Ray's prefix before every line a worker prints, "(RayWorker pid=1080651) " or "(WorkerDict
+// pid=835, ip=172.26.143.83) " (after the remains of a colour code, "[36m"): the worker's pid.
+std::optional<int64_t> RayPrefixPid(std::string_view text) {
+  const size_t open = text.find('(');
+  if (open == std::string_view::npos || open > 8) return std::nullopt;
+  const size_t close = text.find(')', open);
+  const size_t at = text.find(" pid=", open);
+  if (close == std::string_view::npos || at == std::string_view::npos || at > close)
+    return std::nullopt;
+  int64_t pid = 0;
+  size_t i = at + 5;
+  for (; i < close && text[i] >= '0' && text[i] <= '9'; ++i) pid = pid * 10 + (text[i] - '0');
+  if (i == at + 5) return std::nullopt;
+  return pid;
+}
+
+// A Ray worker reported dead ("Worker PID: N ... SYSTEM_ERROR") whose own lines, under Ray's
+// "(... pid=N)" prefix, show its watchdog failing a collective: the watchdog ends its process with
+// an abort, which Ray reports as a death without exit (vllm-project/vllm#1846). The death follows
+// the collective's failure; it is not a kill from outside.
+bool TakenDownByItsWatchdog(const EvidenceSet& ev, const FailureSignal& s) {
+  if (!s.pid) return false;
+  return std::any_of(ev.watchdog.begin(), ev.watchdog.end(), [&](const WatchdogEvent& e) {
+    const bool failed = e.kind == WatchdogEventKind::kTimeout ||
+                        e.kind == WatchdogEventKind::kTakingDown ||
+                        (e.kind == WatchdogEventKind::kWorkStatus && e.seq);
+    return failed && e.file == s.file && RayPrefixPid(e.text) == s.pid;
+  });
+}
+
+}  // namespace
+
 // torchrun's launcher: "failed (exitcode: -9) local_rank: 3 (pid: 812917) of binary". It prints the
 // local rank only; a global rank comes from a "[rankN]:" prefix or the bundle, when there is one.
 // `killed_only`: only a worker killed by SIGKILL, which the others' timeouts follow.
@@ -72,6 +109,7 @@ bool WorkerFailed(const EvidenceSet& ev, Finding& f, bool killed_only) {
     // (OpenRLHF/OpenRLHF#876: "0/128 [10:02<?" then the raylet's report, 600000 ms timeouts) came
     // after the hang: the watchdog takes its process down. Not the first cause.
     if (killed_only && timeout_ms && s->stalled_ms && *s->stalled_ms >= *timeout_ms) continue;
+    if (killed_only && TakenDownByItsWatchdog(ev, *s)) continue;
     f.kind = killed ? "dead_rank" : "crash";
     if (s->global_rank && !box(s)) f.ranks = {*s->global_rank};
     f.peer = s->peer;  // Open MPI's peer-disconnected box names the host of the process gone

@@ -994,6 +994,7 @@ bool ClassifyFailureLine(std::string_view line, FailureSignal* s) {
     s->kind = K::kWorkerFailed;
     s->killed = true;
     const auto pid = IntAfter(line, "Worker PID: ");
+    s->pid = pid;
     s->detail = "Ray: a worker process" + (pid ? " (pid " + std::to_string(*pid) + ")" : "") +
                 " died without exiting (exit type SYSTEM_ERROR: killed from outside, the OOM "
                 "killer first of all, or crashed); its rank is not printed";

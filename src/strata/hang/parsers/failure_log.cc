@@ -8,6 +8,7 @@
 #include <cctype>
 #include <limits>
 #include <map>
+#include <utility>
 
 #include "strata/core/strings.h"
 #include "strata/core/text_scan.h"
@@ -40,6 +41,8 @@ class Scanner {
   void Line(std::string_view raw, int number) {
     const std::string line = Clean(raw);
     if (line.empty()) return;
+    const std::string previous = std::exchange(previous_line_, line);
+    if (WatchMeshMasterWait(line, number)) return;
     Context(line, number);
     if (horovod_.Line(line, number)) return;
     if (ReadSummary(line, number)) return;
@@ -86,6 +89,17 @@ class Scanner {
         line.starts_with("srun: error: ") && Contains(line, ": Exited with exit code ")) {
       return;
     }
+    // Open MPI's box, "Primary job  terminated normally, but 1 process returned" / "a non-zero
+    // exit code. Per user-direction, the job has been aborted." (NVIDIA/nccl-tests#165): the
+    // count is on the line before the one read, or on the same line when it was not wrapped.
+    if (s.detail == kOpenMpiAborted) {
+      for (const std::string_view text : {std::string_view(line), std::string_view(previous)}) {
+        const size_t but = text.find("terminated normally, but ");
+        if (but == std::string_view::npos) continue;
+        s.failed_processes = LeadingInt(text.substr(but + 25));
+        break;
+      }
+    }
     SlurmEnding(line);
     Emit(std::move(s), line, number);
     if (warning_first) {
@@ -97,6 +111,8 @@ class Scanner {
   std::vector<FailureSignal> Take() {
     FlushRecord();
     FlushJaxBarrier();
+    if (mesh_wait_) Emit(std::move(*mesh_wait_), mesh_wait_text_, mesh_wait_line_);
+    mesh_wait_.reset();
     if (fr_) out_.push_back(std::move(*fr_));
     fr_.reset();
     for (FailureSignal& s : horovod_.Take()) out_.push_back(std::move(s));
@@ -396,6 +412,36 @@ class Scanner {
     return false;
   }
 
+  // torch_xla's mesh client at start-up: "mesh_service.cc:208] Waiting to connect to client mesh
+  // master (300 seconds) 10.164.15.199:8477" (pytorch/xla#2137), then it waits up to that long for
+  // the master's gRPC channel. A log that ends on the wait (other ordinals' same line aside) shows
+  // a client still not through to the master: the replicas never formed, a start-up fault naming
+  // the master. Any later line is the log going on, and the wait no failure.
+  bool WatchMeshMasterWait(std::string_view line, int number) {
+    static constexpr std::string_view kWait = "Waiting to connect to client mesh master (";
+    const size_t at = line.find(kWait);
+    if (at == std::string_view::npos) {
+      mesh_wait_.reset();
+      return false;
+    }
+    if (mesh_wait_) return true;
+    const std::string_view rest = line.substr(at + kWait.size());
+    const size_t close = rest.find(") ");
+    FailureSignal s;
+    s.kind = FailureKind::kBootstrap;
+    if (close != std::string_view::npos) {
+      const std::string_view addr = TrimSpace(rest.substr(close + 2));
+      s.peer = std::string(addr.substr(0, addr.find(' ')));
+    }
+    s.detail = "torch_xla's mesh client was still waiting to connect to its mesh master" +
+               (s.peer.empty() ? std::string() : " at " + s.peer) +
+               " when the log ends: the replicas never formed";
+    mesh_wait_ = std::move(s);
+    mesh_wait_text_ = std::string(line);
+    mesh_wait_line_ = number;
+    return true;
+  }
+
   void FlushJaxBarrier() {
     if (!jax_barrier_) return;
     FailureSignal s = std::move(*jax_barrier_);
@@ -657,7 +703,11 @@ class Scanner {
   size_t pending_warning_ = kNone;     // out_'s store-wait warning whose traceback comes next
   int pending_frames_ = 0;             // frames read since that warning
   std::optional<FailureSignal> mpi_first_;
-  int mpi_peer_box_ = 0;  // the line of Open MPI's peer-disconnected box, 0 outside it
+  int mpi_peer_box_ = 0;       // the line of Open MPI's peer-disconnected box, 0 outside it
+  std::string previous_line_;  // the last non-empty line read, cleaned
+  std::optional<FailureSignal> mesh_wait_;  // a mesh-master wait no later line has followed yet
+  std::string mesh_wait_text_;
+  int mesh_wait_line_ = 0;
   std::optional<FailureSignal> jax_barrier_;  // a JAX barrier's report, its task list under way
   std::string jax_barrier_start_;
   int jax_barrier_line_ = 0;

@@ -69,7 +69,11 @@ struct FailureSignal {
   std::string time;         // kChildFailed: "2024-07-26_10:59:45"
   bool root_cause = false;  // kChildFailed: the "Root Cause (first observed failure)"
   bool killed = false;      // kWorkerFailed: gone without exiting itself, no exit code (Ray)
-  bool split = false;       // kHorovodStall: ranks ready on different tensors, in disjoint groups
+  std::optional<int64_t> pid;  // kWorkerFailed (Ray): the process reported gone ("Worker PID: N")
+  // kWorkerFailed (Open MPI's box): how many processes it counts with a non-zero exit code ("but 1
+  // process returned"), when the box says so.
+  std::optional<int64_t> failed_processes;
+  bool split = false;  // kHorovodStall: ranks ready on different tensors, in disjoint groups
   std::string detail;  // what the line says, kind-specific ("Xid 45", "NCCL_SOCKET_IFNAME=eth2")
   std::string file;
   int line = 0;      // 1-based
