@@ -91,11 +91,16 @@ TEST(LayoutTraffic, DenseModelWithTpPpCpByHand) {
   EXPECT_NEAR(tp->size.count(), 32e6, 1e-3);
   EXPECT_NEAR(tp->calls_per_step, 48.0, 1e-12);
   // CP: K/V of the whole sequence 16,000 x 2 x 256 x 2 B = 16,384,000 B; 2 attention layers per
-  // stage x 3 micro batches = 6 all-gathers (forward only, no recompute) and 6 reduce-scatters.
+  // stage x 3 micro batches x 2 passes = 12 all-gathers (the forward's ring, and the backward's,
+  // which sends K/V around again with the dK/dV partial sums: Transformer Engine's
+  // AttnFuncWithCPAndKVP2P.backward) and 6 reduce-scatters. Before: 6 all-gathers (forward only).
   const TrafficItem* cp = Find(items, GroupKind::kCp, CollectiveOp::kAllGather);
   ASSERT_NE(cp, nullptr);
   EXPECT_NEAR(cp->size.count(), 16384000.0, 1e-3);
-  EXPECT_NEAR(cp->calls_per_step, 6.0, 1e-12);
+  EXPECT_NEAR(cp->calls_per_step, 12.0, 1e-12);
+  const TrafficItem* dkv = Find(items, GroupKind::kCp, CollectiveOp::kReduceScatter);
+  ASSERT_NE(dkv, nullptr);
+  EXPECT_NEAR(dkv->calls_per_step, 6.0, 1e-12);
   // PP: 32 MB activations, forward + backward per micro batch: 6 send/recvs.
   const TrafficItem* pp = Find(items, GroupKind::kPp, CollectiveOp::kSendRecv);
   ASSERT_NE(pp, nullptr);
@@ -173,10 +178,14 @@ TEST(LayoutTraffic, ExpertTensorParallelGathersTheRoutedTokens) {
       EXPECT_NEAR(etp->calls_per_step, 80.0, 1e-12);
     }
     if (c.tp > 1) {
-      // Attention blocks only: 2 calls per layer (one per pass), 40 layers.
+      // Attention blocks only, 40 layers: per layer the forward's all-gather and the backward's
+      // two (the output gradient's, and the QKV input's again for the weight gradient, which
+      // megatron's SP layers keep as a shard): 3 x 40 = 120; reduce-scatters 2 x 40 = 80.
       const TrafficItem* tp = Find(items, GroupKind::kTp, CollectiveOp::kAllGather);
       ASSERT_NE(tp, nullptr);
-      EXPECT_NEAR(tp->calls_per_step, 80.0, 1e-12);
+      EXPECT_NEAR(tp->calls_per_step, 120.0, 1e-12);
+      EXPECT_NEAR(Find(items, GroupKind::kTp, CollectiveOp::kReduceScatter)->calls_per_step, 80.0,
+                  1e-12);
       EXPECT_NEAR(tp->size.count(), 4096.0 * 2048 * 2, 0.5);
     }
   }

@@ -6,6 +6,8 @@
 //  - with sequence parallelism, the MoE all-to-all and the pipeline send carry tokens / TP.
 #include <gtest/gtest.h>
 
+#include <tuple>
+
 #include "strata/comm/layout_traffic.h"
 #include "strata/model/model_config.h"
 
@@ -55,14 +57,18 @@ TEST(TpTraffic, Qwen3_235bAtTp1) {
 TEST(TpTraffic, Qwen3_235bAtTp4WithSequenceParallel) {
   const auto items = LayoutTraffic(Shape("qwen3-235b-a22b"), QwenInputs(4, 16));
   // Attention blocks only (every MLP is an MoE block with ETP 1): per layer and pass one
-  // all-gather and one reduce-scatter of 4,096 x 4,096 x 2 B = 33,554,432 B;
-  // 2 passes x 94 layers x 4 micro batches = 752 of each per step.
-  for (CollectiveOp op : {CollectiveOp::kAllGather, CollectiveOp::kReduceScatter}) {
+  // all-gather and one reduce-scatter of 4,096 x 4,096 x 2 B = 33,554,432 B, and in backward one
+  // all-gather more (megatron's SP layers re-gather the column-parallel input for the weight
+  // gradient): 3 all-gathers x 94 layers x 4 micro batches = 1,128; 2 x 94 x 4 = 752
+  // reduce-scatters.
+  for (const auto& [op, per_layer, per_step] :
+       {std::tuple{CollectiveOp::kAllGather, 3.0, 1128.0},
+        std::tuple{CollectiveOp::kReduceScatter, 2.0, 752.0}}) {
     const TrafficItem* tp = Find(items, GroupKind::kTp, op);
     ASSERT_NE(tp, nullptr);
     EXPECT_DOUBLE_EQ(tp->size.count(), 33554432.0);
-    EXPECT_DOUBLE_EQ(tp->calls_per_unit, 2.0);
-    EXPECT_DOUBLE_EQ(tp->calls_per_step, 752.0);
+    EXPECT_DOUBLE_EQ(tp->calls_per_unit, per_layer);
+    EXPECT_DOUBLE_EQ(tp->calls_per_step, per_step);
   }
   EXPECT_EQ(Find(items, GroupKind::kTp, CollectiveOp::kAllReduce), nullptr);
   // The all-to-all carries one TP rank's 4,096 / 4 = 1,024 tokens:
@@ -86,15 +92,25 @@ TEST(TpTraffic, Llama70bAtTp8Pp2) {
   in.micro_batches_per_step = 8;
   const auto items = LayoutTraffic(Shape("llama-3.1-70b"), in);
   // 40 layers per stage, 2 TP blocks each (attention, MLP): per layer 2 blocks x 2 passes = 4
-  // all-gathers and 4 reduce-scatters of 8,192 x 8,192 x 2 B = 134,217,728 B;
-  // 4 x 40 x 8 = 1,280 of each per step.
-  for (CollectiveOp op : {CollectiveOp::kAllGather, CollectiveOp::kReduceScatter}) {
+  // reduce-scatters and 2 blocks x 3 = 6 all-gathers (the backward gathers each block's
+  // column-parallel input again: Transformer Engine's LayerNormLinear, ln_out_needs_gather) of
+  // 8,192 x 8,192 x 2 B = 134,217,728 B; per step 4 x 40 x 8 = 1,280 and 6 x 40 x 8 = 1,920.
+  // With torchtitan's DTensor layers, which save the gathered input, 4 and 1,280 (below).
+  for (const auto& [op, per_layer, per_step] :
+       {std::tuple{CollectiveOp::kAllGather, 6.0, 1920.0},
+        std::tuple{CollectiveOp::kReduceScatter, 4.0, 1280.0}}) {
     const TrafficItem* tp = Find(items, GroupKind::kTp, op);
     ASSERT_NE(tp, nullptr);
     EXPECT_DOUBLE_EQ(tp->size.count(), 134217728.0);
-    EXPECT_DOUBLE_EQ(tp->calls_per_unit, 4.0);
-    EXPECT_DOUBLE_EQ(tp->calls_per_step, 1280.0);
+    EXPECT_DOUBLE_EQ(tp->calls_per_unit, per_layer);
+    EXPECT_DOUBLE_EQ(tp->calls_per_step, per_step);
   }
+  TrafficInputs titan = in;
+  titan.sp_regathers_input = false;
+  EXPECT_DOUBLE_EQ(
+      Find(LayoutTraffic(Shape("llama-3.1-70b"), titan), GroupKind::kTp, CollectiveOp::kAllGather)
+          ->calls_per_step,
+      1280.0);
   // The stage boundary carries one TP rank's 8,192 / 8 = 1,024 tokens x 8,192 x 2 B =
   // 16,777,216 B, forward and backward per micro batch: 2 x 8 = 16 per step.
   const TrafficItem* pp = Find(items, GroupKind::kPp, CollectiveOp::kSendRecv);

@@ -94,7 +94,7 @@ std::vector<TrafficItem> LayoutTraffic(const ModelTrafficShape& model, const Tra
   const double act = static_cast<double>(in.activation_bytes);
   // Forward and backward each issue the forward's collectives once; full recompute re-runs the
   // forward (and its collectives) inside the backward.
-  const double passes = in.full_recompute ? 3.0 : 2.0;
+  const double passes = in.full_recompute ? 2.0 + in.recompute_layer_fraction : 2.0;
   std::vector<TrafficItem> items;
   items.reserve(14);  // every kind of traffic below at most once or twice: one allocation
   // The purpose, `what` then `how`, only when explained (the planner prices millions of items).
@@ -112,9 +112,13 @@ std::vector<TrafficItem> LayoutTraffic(const ModelTrafficShape& model, const Tra
     // Megatron TP, per transformer block (attention; MLP): without sequence parallelism one
     // all-reduce of the block's output [tokens, h] in forward and one of its input gradient in
     // backward; with it, an all-gather of the input and a reduce-scatter of the output in
-    // forward (and the reverse pair in backward), the same bytes. An MoE block has no TP
-    // collective: the TP ranks' token shards go to the experts (the ETP group's collectives
-    // below).
+    // forward (and the reverse pair in backward), the same bytes. Megatron's SP layers keep
+    // only the shard of the column-parallel input and gather it once more in backward for the
+    // weight gradient (Transformer Engine's LayerNormLinear and Linear backward,
+    // ln_out_needs_gather / backward_input_needs_gather; megatron-core's own
+    // LinearWithGradAccumulationAndAsyncCommunication): one all-gather more per block. An MoE
+    // block has no TP collective: the TP ranks' token shards go to the experts (the ETP
+    // group's collectives below).
     const double attention_blocks = layers;
     const double mlp_blocks =
         static_cast<double>(model.dense_ffn_layers) / static_cast<double>(l.pp);
@@ -124,8 +128,9 @@ std::vector<TrafficItem> LayoutTraffic(const ModelTrafficShape& model, const Tra
     // Calls per layer on average: one per block per pass.
     const double per_layer_calls = passes * blocks / layers;
     if (l.sequence_parallel) {
+      const double gathers = (passes + (in.sp_regathers_input ? 1.0 : 0.0)) * blocks / layers;
       per_layer(GroupKind::kTp, purpose(what, ", sequence parallel: all-gather"),
-                CollectiveOp::kAllGather, tokens * h * act, per_layer_calls, layers);
+                CollectiveOp::kAllGather, tokens * h * act, gathers, layers);
       per_layer(GroupKind::kTp, purpose(what, ", sequence parallel: reduce-scatter"),
                 CollectiveOp::kReduceScatter, tokens * h * act, per_layer_calls, layers);
     } else {
@@ -155,7 +160,9 @@ std::vector<TrafficItem> LayoutTraffic(const ModelTrafficShape& model, const Tra
   const double sp_tokens = l.sequence_parallel ? tokens / static_cast<double>(l.tp) : tokens;
   if (l.cp > 1 && model.full_attention_layers > 0) {
     // Ring attention: every rank sees every other rank's K and V once per pass (all-gather of
-    // the [tokens x cp, kv_width] K/V), and the backward returns dK, dV (reduce-scatter). A TP
+    // the [tokens x cp, kv_width] K/V), the backward too, as it sends K/V around the ring again
+    // with the dK/dV partial sums (Transformer Engine's AttnFuncWithCPAndKVP2P.backward; torch's
+    // ring attention backward rotates K/V as well), and returns dK, dV (reduce-scatter). A TP
     // rank holds only its heads' K and V: kv_heads / TP of them, or one head replicated when
     // TP exceeds the K/V heads (megatron-core's GQA with fewer query groups than TP ranks).
     const double rank_kv_heads =
@@ -163,7 +170,7 @@ std::vector<TrafficItem> LayoutTraffic(const ModelTrafficShape& model, const Tra
     const double kv = tokens * static_cast<double>(l.cp) * static_cast<double>(model.kv_width) *
                       rank_kv_heads / static_cast<double>(model.kv_heads) * act;
     per_layer(GroupKind::kCp, purpose("CP K/V exchange (full-attention layers)"),
-              CollectiveOp::kAllGather, kv, passes - 1.0, attn_layers);
+              CollectiveOp::kAllGather, kv, passes, attn_layers);
     per_layer(GroupKind::kCp, purpose("CP dK/dV return (full-attention layers)"),
               CollectiveOp::kReduceScatter, kv, 1.0, attn_layers);
   }

@@ -70,6 +70,11 @@ struct TrafficInputs {
   int64_t grad_bytes = 4;             // gradient buffer dtype (fp32 by default in megatron-core)
   bool distributed_optimizer = true;  // reduce-scatter grads + all-gather params, not all-reduce
   bool full_recompute = false;        // the forward's collectives run again in the backward
+  double recompute_layer_fraction = 1;  // under full recompute: the share of the layers re-run
+  /// Megatron's sequence-parallel linear layers (megatron-core's own and Transformer Engine's)
+  /// save only their rank's shard of a column-parallel layer's input and all-gather it again in
+  /// backward for the weight gradient; torchtitan's DTensor layers save the gathered input.
+  bool sp_regathers_input = true;
 };
 
 enum class TrafficFrequency { kPerLayerPerMicroBatch, kPerMicroBatch, kPerStep };

@@ -457,6 +457,8 @@ TrafficInputs StepTrafficInputs(const StepTables& t, const StepLayout& s) {
   ti.grad_bytes = s.grad_bytes;
   ti.distributed_optimizer = s.distributed_optimizer;
   ti.full_recompute = s.recompute == RecomputeGranularity::kFull;
+  ti.recompute_layer_fraction = s.recompute_layer_fraction;
+  ti.sp_regathers_input = s.megatron_core;
   return ti;
 }
 
