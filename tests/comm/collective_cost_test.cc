@@ -25,7 +25,10 @@ CollectiveModel Reference() { return testing::ClusterModel("h20-5x8"); }
 
 // The alpha-beta terms on the reference cluster, by hand (docs/formulas.md, "Collective cost"):
 //   fabric beta = 450 GB/s x 0.822 = 369.9 GB/s; NIC beta per GPU = 12.5 GB/s x 0.86 = 10.75 GB/s
-//   alpha: base 8.4 us, NVSwitch 5.7 us per step, RoCE 6.6 us per step.
+//   alpha (NCCL's tuning table, Simple): base 8.4 us, NVSwitch 3.4 us a ring step (4.0 a tree
+//   step), RoCE 14 us a step (ring and tree); before: 5.7 and 6.6, misread from the table.
+//   LL and LL128 lose here: their lower latencies do not pay for a quarter (LL) or 0.92 (LL128)
+//   of the bandwidth at 1 GiB.
 TEST(CollectiveCost, ReferenceAllReduceOneGiBOn40RanksByHand) {
   const CollectiveModel model = Reference();
   auto shape = model.ContiguousShape(40);
@@ -35,40 +38,59 @@ TEST(CollectiveCost, ReferenceAllReduceOneGiBOn40RanksByHand) {
   const Bytes size = Bytes::GiB(1);
   // Ring: beta = min(369.9, 8 x 10.75 = 86) = 86 GB/s;
   //   bandwidth = 2 x 39/40 x 1,073,741,824 B / 86e9 B/s = 24.3465 ms
-  //   latency   = 8.4 + 2 x 39 x 6.6 = 523.2 us;  time = 24.8697 ms
-  //   algbw = 1.073741824 GB / 24.8697 ms = 43.175 GB/s; busbw = x 1.95 = 84.19 GB/s
+  //   latency   = 8.4 + (78 - 8) x 3.4 + 8 x 14 = 358.4 us: of the ring's 2 x 39 steps only
+  //     2 x (5 - 1) = 8 cross the network (tuning.cc, nInterSteps); before, all 78 were priced
+  //     as network steps; time = 24.7049 ms
+  //   algbw = 1.073741824 GB / 24.7049 ms = 43.463 GB/s; busbw = x 1.95 = 84.75 GB/s
   auto ring = model.Cost(CollectiveOp::kAllReduce, size, *shape, CommAlgorithm::kRing);
   ASSERT_TRUE(ring.ok());
   EXPECT_NEAR(ring->bandwidth_time.ms(), 24.3465, 1e-3);
-  EXPECT_NEAR(ring->latency_time.us(), 523.2, 1e-6);
-  EXPECT_NEAR(ring->time.ms(), 24.8697, 1e-3);
-  EXPECT_NEAR(ring->algbw.gb_per_s(), 43.175, 1e-2);
-  EXPECT_NEAR(ring->busbw.gb_per_s(), 84.19, 1e-2);
+  EXPECT_NEAR(ring->latency_time.us(), 358.4, 1e-6);
+  EXPECT_NEAR(ring->time.ms(), 24.7049, 1e-3);
+  EXPECT_NEAR(ring->algbw.gb_per_s(), 43.463, 1e-2);
+  EXPECT_NEAR(ring->busbw.gb_per_s(), 84.75, 1e-2);
+  EXPECT_EQ(ring->protocol, "simple");
   EXPECT_NEAR(ring->path_busbw.gb_per_s(), 86.0, 1e-9);
   EXPECT_EQ(ring->level, "RoCE 4 x 200Gb/s");
-  // Tree: same bandwidth term; latency 8.4 + 2 x 7 x 5.7 + 2 x ceil(log2 5) x 6.6 = 127.8 us.
+  // Tree: same bandwidth term; latency 8.4 + 2 x 7 x 4.0 + 2 x ceil(log2 5) x 14 = 148.4 us.
   auto tree = model.Cost(CollectiveOp::kAllReduce, size, *shape, CommAlgorithm::kTree);
   ASSERT_TRUE(tree.ok());
-  EXPECT_NEAR(tree->latency_time.us(), 127.8, 1e-6);
+  EXPECT_NEAR(tree->latency_time.us(), 148.4, 1e-6);
   // Hierarchical: 2 x 7/8 x S / 369.9e9 (= 5.0801 ms) + 2 x 4/5 x (S/8) / 10.75e9 (= 19.9766 ms)
-  //   + latency 8.4 + 2 x 7 x 5.7 + 2 x 4 x 6.6 = 141 us -> 25.197 ms.
+  //   + latency 8.4 + 2 x 7 x 3.4 + 2 x 4 x 14 = 168 us -> 25.2247 ms.
   auto hier = model.Cost(CollectiveOp::kAllReduce, size, *shape, CommAlgorithm::kHierarchical);
   ASSERT_TRUE(hier.ok());
-  EXPECT_NEAR(hier->time.ms(), 5.0801 + 19.9766 + 0.141, 2e-3);
+  EXPECT_NEAR(hier->time.ms(), 5.0801 + 19.9766 + 0.168, 2e-3);
   // Auto takes the fastest: the tree.
   auto best = model.Cost(CollectiveOp::kAllReduce, size, *shape);
   ASSERT_TRUE(best.ok());
   EXPECT_EQ(best->algorithm, CommAlgorithm::kTree);
 }
 
+// A small all-reduce runs NCCL's LL protocol, as NCCL's own tuning model picks it
+// (tuning.cc): tree LL latency = 6.8 + 2 x ((ranks per node - 1) x 0.6 + log2(nodes) x 5.0).
+// On 8 nodes x 8 H100: 6.8 + 2 x (7 x 0.6 + 3 x 5.0) = 45.2 us; on 2 nodes 6.8 + 2 x (4.2 + 5.0)
+// = 25.2 us. Before, every collective paid Simple's latencies, misread: 128 us and 101 us.
+TEST(CollectiveCost, SmallAllReduceRunsTheLowLatencyProtocol) {
+  const CollectiveModel model = testing::ClusterModel("h100-8x8-ib400");
+  auto wide = model.Cost(CollectiveOp::kAllReduce, Bytes::Count(8), {64, 8, 8});
+  ASSERT_TRUE(wide.ok());
+  EXPECT_EQ(wide->algorithm, CommAlgorithm::kTree);
+  EXPECT_EQ(wide->protocol, "ll");
+  EXPECT_NEAR(wide->latency_time.us(), 45.2, 1e-6);
+  auto two = model.Cost(CollectiveOp::kAllReduce, Bytes::Count(8), {16, 2, 8});
+  ASSERT_TRUE(two.ok());
+  EXPECT_NEAR(two->latency_time.us(), 25.2, 1e-6);
+}
+
 TEST(CollectiveCost, Ep8AllToAllStaysOnNvlink) {
   const CollectiveModel model = Reference();
   // 8 ranks of one node: 7/8 of the buffer over NVSwitch at 369.9 GB/s.
-  // 1 GB: 0.875e9 / 369.9e9 = 2.3655 ms + 8.4 + 7 x 5.7 = 48.3 us.
+  // 1 GB: 0.875e9 / 369.9e9 = 2.3655 ms + 8.4 + 7 x 3.4 = 32.2 us.
   auto cost = model.Cost(CollectiveOp::kAllToAll, Bytes::GB(1), {8, 1, 8});
   ASSERT_TRUE(cost.ok());
   EXPECT_EQ(cost->level, "NVSwitch (NVLink4)");
-  EXPECT_NEAR(cost->time.ms(), 2.3655 + 0.0483, 1e-3);
+  EXPECT_NEAR(cost->time.ms(), 2.3655 + 0.0322, 1e-3);
   // The same all-to-all over 16 ranks on 2 nodes: (16-8)/16 of the buffer leaves each GPU over
   // its 10.75 GB/s NIC share: 0.5e9 / 10.75e9 = 46.51 ms, twenty times slower.
   auto wide = model.Cost(CollectiveOp::kAllToAll, Bytes::GB(1), {16, 2, 8});

@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+
+#include "support/golden.h"
+
 namespace strata {
 namespace {
 
@@ -91,6 +95,25 @@ TEST(Interconnects, BadCalibrationNamesTheField) {
       "i.yaml");
   ASSERT_FALSE(truncated.ok());
   EXPECT_EQ(truncated.error().Format(), "i.yaml:7: levels.hbm.sources: missing required field");
+  // The protocol table: a bandwidth fraction above 1 and a latency without its unit are named.
+  auto text = testing::ReadTestFile("../data/interconnects.yaml");
+  const std::string good = "bandwidth: {ring: 0.25, tree: 0.263}";
+  ASSERT_NE(text.find(good), std::string::npos);
+  std::string bad = text;
+  bad.replace(bad.find(good), good.size(), "bandwidth: {ring: 1.5, tree: 0.263}");
+  auto over = ParseInterconnects(bad, "i.yaml");
+  ASSERT_FALSE(over.ok());
+  EXPECT_NE(over.error().Format().find("nccl_protocols.ll.bandwidth.ring: expected a fraction in "
+                                       "(0, 1], got 1.5"),
+            std::string::npos)
+      << over.error().Format();
+  bad = text;
+  bad.replace(bad.find("base: {ring: 6.6us"), 18, "base: {ring: 6.6");
+  auto unitless = ParseInterconnects(bad, "i.yaml");
+  ASSERT_FALSE(unitless.ok());
+  EXPECT_NE(unitless.error().Format().find("nccl_protocols.ll.base.ring: '6.6' has no unit"),
+            std::string::npos)
+      << unitless.error().Format();
 }
 
 }  // namespace

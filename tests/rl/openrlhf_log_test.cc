@@ -6,8 +6,8 @@
 // timing/step_total; rollout/response_length_mean, and response_length in older dicts). Pastes
 // of these lines in public threads wrap the dict over several lines and elide keys with "...":
 // the inputs below take those shapes. Expected numbers are the lines' own text and their means by
-// hand; predictions are the reference RL job's (docs/commands/rl.md: generation 102.3 s, log-prob
-// 24.1 s, reference 24.1 s, update 103.5 s, sync 11.8 s, step 267.9 s).
+// hand; predictions are the reference RL job's (`strata rl`: log-prob 24.02 s, reference
+// 24.02 s, update 103.32 s, sync 11.8 s, step 267.64 s).
 #include "strata/rl/openrlhf_log.h"
 
 #include <gtest/gtest.h>
@@ -64,7 +64,7 @@ TEST(OpenRlhfLogTest, ReadsEachStepsStatusDict) {
 // The phases against the reference job: means over the two steps by hand (generation (50 + 70)
 // / 2 = 60 s, make_experience (10 + 20) / 2 = 15 s, ppo_train 35 s, broadcast 3 s, step 113 s,
 // response 1,100 tokens); make_experience stands for the old log-prob and reference forward
-// passes of a GRPO job (24.1 + 24.1 = 48.2 s: docs/commands/rl.md's rounded table), ppo_train for
+// passes of a GRPO job (24.02 + 24.02 = 48.05 s), ppo_train for
 // the actor update.
 TEST(OpenRlhfLogTest, PhasesBesideThePrediction) {
   auto log = ParseOpenRlhfLog(kTwoSteps);
@@ -81,15 +81,15 @@ TEST(OpenRlhfLogTest, PhasesBesideThePrediction) {
   EXPECT_NEAR(*gen.error, t.generation.s() / 60.0 - 1, 1e-12);
   const VerlPhaseRow& exp = Row(c, "timing/make_experience");
   EXPECT_DOUBLE_EQ(*exp.measured, 15.0);
-  EXPECT_NEAR(exp.predicted, 48.15, 0.1);
+  EXPECT_NEAR(exp.predicted, 48.05, 0.01);
   EXPECT_DOUBLE_EQ(exp.predicted, t.old_log_prob.s() + t.reference.s());
   const VerlPhaseRow& train = Row(c, "timing/ppo_train");
   EXPECT_DOUBLE_EQ(*train.measured, 35.0);
-  EXPECT_NEAR(train.predicted, 103.5, 0.05);
+  EXPECT_NEAR(train.predicted, 103.32, 0.01);
   EXPECT_DOUBLE_EQ(*Row(c, "timing/broadcast").measured, 3.0);
   EXPECT_NEAR(Row(c, "timing/broadcast").predicted, 11.8, 0.05);
   EXPECT_DOUBLE_EQ(*Row(c, "timing/step_total").measured, 113.0);
-  EXPECT_NEAR(Row(c, "timing/step_total").predicted, 267.9, 0.05);
+  EXPECT_NEAR(Row(c, "timing/step_total").predicted, 267.64, 0.01);
   EXPECT_DOUBLE_EQ(*Row(c, "response length (mean)").measured, 1100.0);
 }
 

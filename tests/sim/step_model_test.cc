@@ -319,16 +319,17 @@ TEST(StepModel, CriticalStageOfUnevenPipelines) {
 
 // The reference job's EP all-to-all on the map (docs/formulas.md, "Layout traffic"):
 //   29,000 tokens x 8 (top-k) x 2048 x 2 B = 950,272,000 B per call, 8 ranks on one NVSwitch
-//   node: 8.4 us + 7 x 5.7 us + 7/8 x 950.272 MB / 369.9 GB/s = 2.29617 ms;
-//   2 (dispatch, combine) x 3 passes (full recompute) x 40 MoE layers x 2 micro batches = 480
-//   calls: 1.10216 s per step for the mean rank; the busiest rank (the assumed routing skew
-//   1.15) receives and returns 1.15 x it: 1.26748 s, all of it exposed (overlap.moe_a2a is off).
+//   node: 8.4 us + 7 x 3.4 us (NCCL's NVLink hop, Simple) + 7/8 x 950.272 MB / 369.9 GB/s =
+//   2.28009 ms; 2 (dispatch, combine) x 3 passes (full recompute) x 40 MoE layers x 2 micro
+//   batches = 480 calls: 1.09444 s per step for the mean rank; the busiest rank (the assumed
+//   routing skew 1.15) receives and returns 1.15 x it: 1.25861 s, all of it exposed
+//   (overlap.moe_a2a is off).
 TEST(StepModel, ReferenceAllToAllOnTheMap) {
   auto ref = LoadReferenceStep();
   auto r = EvaluateStep(ref.setup.tables, ref.setup.layout, *ref.comm);
   ASSERT_TRUE(r.ok()) << r.error().Format();
-  EXPECT_NEAR((*r)[StepPart::kEp].total.s(), 1.10216 * 1.15, 1e-4);
-  EXPECT_NEAR((*r)[StepPart::kEp].exposed.s(), 1.10216 * 1.15, 1e-4);
+  EXPECT_NEAR((*r)[StepPart::kEp].total.s(), 1.09444 * 1.15, 1e-4);
+  EXPECT_NEAR((*r)[StepPart::kEp].exposed.s(), 1.09444 * 1.15, 1e-4);
   EXPECT_EQ((*r)[StepPart::kTp].total.s(), 0.0);  // TP 1: no TP traffic
   EXPECT_EQ((*r)[StepPart::kBubble].total.s(), 0.0);
 }
@@ -336,9 +337,10 @@ TEST(StepModel, ReferenceAllToAllOnTheMap) {
 // A ring all-reduce on the map: the reference model at TP 2 (DP 20), no sequence parallelism.
 // The TP all-reduce carries 29,000 x 2048 x 2 B = 118,784,000 B among 2 ranks on one node; on
 // 2 ranks only the ring applies (tree needs 3, NVLS the whole node):
-//   8.4 us + 2 x (2 - 1) x 5.7 us + 2 x 1/2 x 118.784 MB / 369.9 GB/s = 340.92 us;
+//   8.4 us + 2 x (2 - 1) x 3.4 us + 2 x 1/2 x 118.784 MB / 369.9 GB/s = 336.32 us (Simple: LL
+//   and LL128 lose on their bandwidth at this size);
 //   one per attention block and pass (the MoE blocks have ETP 1: no TP collective, see
-//   comm/layout_traffic.h) = 3 passes x 40 layers x 2 micro batches = 240 calls: 0.0818219 s.
+//   comm/layout_traffic.h) = 3 passes x 40 layers x 2 micro batches = 240 calls: 0.0807168 s.
 TEST(StepModel, RingAllReduceOnTheMap) {
   auto ref = LoadReferenceStep();
   StepLayout layout = ref.setup.layout;
@@ -347,7 +349,7 @@ TEST(StepModel, RingAllReduceOnTheMap) {
   layout.micro_batches = 2;
   auto r = EvaluateStep(ref.setup.tables, layout, *ref.comm);
   ASSERT_TRUE(r.ok()) << r.error().Format();
-  EXPECT_NEAR((*r)[StepPart::kTp].total.s(), 0.0818219, 1e-5);
+  EXPECT_NEAR((*r)[StepPart::kTp].total.s(), 0.0807168, 1e-5);
   ASSERT_FALSE(r->traffic.empty());
   EXPECT_EQ(r->traffic.front().cost.algorithm, CommAlgorithm::kRing);
 }

@@ -195,6 +195,12 @@ CollectiveCost CollectiveModel::CostWith(CollectiveOp op, Bytes size, const Grou
     if (algorithm == CommAlgorithm::kTree) {
       steps_in = multi ? 2.0 * (r - 1) : 2.0 * CeilLog2(shape.ranks);
       steps_net = multi ? 2.0 * CeilLog2(shape.nodes) : 0.0;
+    } else if (multi && op != CollectiveOp::kSendRecv) {
+      // NCCL's ring crosses the network once per node boundary of each pass (tuning.cc:
+      // nInterSteps = 2 (nNodes - 1) for all-reduce, nNodes - 1 otherwise); its other steps
+      // stay inside a node.
+      steps_net = (op == CollectiveOp::kAllReduce ? 2.0 : 1.0) * (m - 1);
+      steps_in = steps - steps_net;
     } else if (multi) {
       steps_net = steps;
     } else {
@@ -205,6 +211,37 @@ CollectiveCost CollectiveModel::CostWith(CollectiveOp op, Bytes size, const Grou
   cost.latency_time =
       Seconds::Of(links_.nccl_base_latency.s() + steps_in * alpha_in + steps_net * alpha_net);
   cost.bandwidth_time = Seconds::Of(bw_time);
+  // Ring and tree run the NCCL protocol its tuning model predicts fastest (tuning.cc): LL for
+  // small sizes (low latency, a quarter of the bandwidth), LL128 in between, Simple for large
+  // ones. A level's alpha is its Simple ring hop; the other protocols' hops scale with the
+  // table's ratio for the level's kind of hop.
+  if ((algorithm == CommAlgorithm::kRing || algorithm == CommAlgorithm::kTree) && shape.ranks > 1 &&
+      !links_.protocols.empty()) {
+    const bool tree = algorithm == CommAlgorithm::kTree;
+    const NcclProtocol& simple = links_.protocols.front();
+    const std::string kind_in = HopKindOf(FabricKey(cluster_));
+    const std::string kind_net = HopKindOf(ToString(cluster_.DataTransport()));
+    auto hop = [&](const NcclProtocol& p, const std::string& kind, double alpha) {
+      const auto it = p.hop.find(kind);
+      const auto base = simple.hop.find(kind);
+      if (it == p.hop.end() || base == simple.hop.end()) return alpha;
+      const double mine = tree ? it->second.second.s() : it->second.first.s();
+      return alpha * mine / base->second.first.s();
+    };
+    double best = -1;
+    for (const NcclProtocol& p : links_.protocols) {
+      const double latency = (tree ? p.base_tree.s() : p.base_ring.s()) +
+                             steps_in * hop(p, kind_in, alpha_in) +
+                             steps_net * hop(p, kind_net, alpha_net);
+      const double bandwidth = bw_time / (tree ? p.bandwidth_tree : p.bandwidth_ring);
+      if (best < 0 || latency + bandwidth < best) {
+        best = latency + bandwidth;
+        cost.protocol = p.name;
+        cost.latency_time = Seconds::Of(latency);
+        cost.bandwidth_time = Seconds::Of(bandwidth);
+      }
+    }
+  }
   cost.time = cost.latency_time + cost.bandwidth_time;
   cost.algbw = AlgBw(size, cost.time);
   cost.busbw = cost.algbw * factor;

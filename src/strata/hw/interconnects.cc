@@ -48,7 +48,61 @@ Result<LinkCalibration> ParseLevel(YamlMap& levels, const std::string& name) {
   return cal;
 }
 
+Result<Seconds> LatencyAt(YamlMap& map, const std::string& key) {
+  STRATA_ASSIGN_OR_RETURN(std::string text, map.String(key));
+  auto t = ParseSeconds(text);
+  if (!t.ok()) return map.ErrorAt(key, t.error().message);
+  return *t;
+}
+
+Result<std::pair<Seconds, Seconds>> RingTree(YamlMap& parent, const std::string& key) {
+  STRATA_ASSIGN_OR_RETURN(YamlMap m, parent.Map(key));
+  STRATA_ASSIGN_OR_RETURN(Seconds ring, LatencyAt(m, "ring"));
+  STRATA_ASSIGN_OR_RETURN(Seconds tree, LatencyAt(m, "tree"));
+  STRATA_RETURN_IF_ERROR(m.CheckNoUnknownKeys());
+  return std::pair{ring, tree};
+}
+
+Result<std::vector<NcclProtocol>> ParseProtocols(YamlMap& top) {
+  STRATA_ASSIGN_OR_RETURN(YamlMap table, top.Map("nccl_protocols"));
+  std::vector<NcclProtocol> out;
+  for (const char* name : {"simple", "ll128", "ll"}) {
+    STRATA_ASSIGN_OR_RETURN(YamlMap p, table.Map(name));
+    NcclProtocol proto;
+    proto.name = name;
+    STRATA_ASSIGN_OR_RETURN(auto base, RingTree(p, "base"));
+    proto.base_ring = base.first;
+    proto.base_tree = base.second;
+    STRATA_ASSIGN_OR_RETURN(YamlMap hop, p.Map("hop"));
+    for (const char* kind : {"nvlink", "pci", "net"}) {
+      STRATA_ASSIGN_OR_RETURN(proto.hop[kind], RingTree(hop, kind));
+    }
+    STRATA_RETURN_IF_ERROR(hop.CheckNoUnknownKeys());
+    STRATA_ASSIGN_OR_RETURN(YamlMap bw, p.Map("bandwidth"));
+    STRATA_ASSIGN_OR_RETURN(proto.bandwidth_ring, bw.Number("ring"));
+    STRATA_ASSIGN_OR_RETURN(proto.bandwidth_tree, bw.Number("tree"));
+    for (const char* key : {"ring", "tree"}) {
+      STRATA_ASSIGN_OR_RETURN(double f, bw.Number(key));
+      if (!(f > 0 && f <= 1))
+        return bw.ErrorAt(key, fmt::format("expected a fraction in (0, 1], got {}", f));
+    }
+    STRATA_RETURN_IF_ERROR(bw.CheckNoUnknownKeys());
+    STRATA_RETURN_IF_ERROR(p.CheckNoUnknownKeys());
+    out.push_back(std::move(proto));
+  }
+  STRATA_ASSIGN_OR_RETURN(std::string source, table.String("source"));
+  STRATA_RETURN_IF_ERROR(table.CheckNoUnknownKeys());
+  return out;
+}
+
 }  // namespace
+
+std::string HopKindOf(const std::string& level) {
+  if (level == "nvswitch" || level == "nvswitch_nvls" || level == "nvlink_mesh") return "nvlink";
+  if (level == "pcie") return "pci";
+  if (level == "infiniband" || level == "roce" || level == "ethernet") return "net";
+  return "";
+}
 
 const std::vector<std::string>& RequiredLevelNames() {
   static const std::vector<std::string> kNames = {
@@ -90,6 +144,7 @@ Result<Interconnects> ParseInterconnects(const std::string& text, const std::str
     STRATA_ASSIGN_OR_RETURN(out.levels[name], ParseLevel(levels, name));
   }
   STRATA_RETURN_IF_ERROR(levels.CheckNoUnknownKeys());
+  STRATA_ASSIGN_OR_RETURN(out.protocols, ParseProtocols(top));
 
   STRATA_ASSIGN_OR_RETURN(YAML::Node pcie, top.Node("pcie_x16"));
   if (!pcie.IsSequence()) return top.ErrorAt("pcie_x16", "expected a list");

@@ -20,8 +20,18 @@ struct LinkCalibration {
   std::map<std::string, std::string> sources;
 };
 
+/// One NCCL protocol's tuning constants (data/interconnects.yaml, nccl_protocols).
+struct NcclProtocol {
+  std::string name;  // "simple", "ll128", "ll"
+  Seconds base_ring, base_tree;
+  /// Per hop kind ("nvlink", "pci", "net"): one step's latency, ring and tree.
+  std::map<std::string, std::pair<Seconds, Seconds>> hop;
+  double bandwidth_ring = 1, bandwidth_tree = 1;  // fraction of Simple's busbw
+};
+
 struct Interconnects {
-  Seconds nccl_base_latency;  // paid once per collective
+  Seconds nccl_base_latency;            // paid once per collective
+  std::vector<NcclProtocol> protocols;  // simple first
   std::vector<std::string> nvls_nvlink_generations;
   /// "hbm", "nvswitch", "nvswitch_nvls", "nvlink_mesh", "pcie", "infiniband", "roce",
   /// "ethernet", "nfs", "lustre", "local_nvme".
@@ -32,6 +42,10 @@ struct Interconnects {
   const LinkCalibration& Level(const std::string& name) const;
   bool SupportsNvls(const std::string& nvlink_generation) const;
 };
+
+/// The kind of hop a level's steps are in NCCL's tuning table: "nvlink", "pci" or "net"; "" for
+/// storage and HBM.
+std::string HopKindOf(const std::string& level);
 
 /// The level names the file must define (the code asks for each of them).
 const std::vector<std::string>& RequiredLevelNames();
