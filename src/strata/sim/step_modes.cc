@@ -139,14 +139,23 @@ Result<std::vector<PricedTraffic>> PriceShardedTraffic(const ModelTrafficShape& 
       // their per-layer frequency with fewer calls, so the exposure spreads them as one micro
       // batch's worth over the step.
       const bool pipelined = sh.mode == ShardingMode::kFsdp2 && l.pp > 1 && !s.megatron_core;
-      const double gathers = sh.reshard_after_forward ? 2.0 : 1.0;
+      // DeepSpeed ZeRO-3 under full recompute: the recomputed forward runs the modules' forward
+      // hooks again (fetch, then release after it), before the backward hooks fetch once more:
+      // a third gather per recomputed layer. FSDP2 recomputes inside the backward's unshard.
+      const bool deepspeed_recompute = sh.mode == ShardingMode::kZero3 && !s.megatron_core &&
+                                       s.recompute == RecomputeGranularity::kFull &&
+                                       sh.reshard_after_forward;
+      const double gathers = (sh.reshard_after_forward ? 2.0 : 1.0) +
+                             (deepspeed_recompute ? s.recompute_layer_fraction : 0.0);
       const double gather_rounds = pipelined && !sh.reshard_after_forward ? 1.0 : m;
       const double reduce_rounds = pipelined ? 1.0 : m;
       STRATA_RETURN_IF_ERROR(
           add(shard, side.kind,
               fmt::format(
                   "ZeRO-3/FSDP: gather {} per layer ({}{})", of,
-                  sh.reshard_after_forward ? "forward + backward" : "forward",
+                  deepspeed_recompute        ? "forward + recompute + backward"
+                  : sh.reshard_after_forward ? "forward + backward"
+                                             : "forward",
                   gather_rounds < m ? ", once a step: kept gathered over the micro batches" : ""),
               CollectiveOp::kAllGather, per_layer * gather_bytes,
               TrafficFrequency::kPerLayerPerMicroBatch, gathers, gathers * layers * gather_rounds));
