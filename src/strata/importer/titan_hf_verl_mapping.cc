@@ -340,8 +340,6 @@ Status MapTorchtitan(Settings& s, MapContext& ctx, JobBuilder& job) {
   } else {
     job.Default("optimizer.name", "adamw", "torchtitan's optimizer defaults to AdamW");
   }
-  job.Default("optimizer.distributed", "true",
-              "FSDP2 shards the optimizer states over data_parallel_shard_degree");
   job.Default("optimizer.master_weights", "fp32", "FSDP2 keeps the sharded parameters in fp32");
   job.Default("optimizer.moments", "fp32", "AdamW states in the parameters' fp32");
   job.Default("loss.cross_entropy", "native",
@@ -360,6 +358,8 @@ Status MapTorchtitan(Settings& s, MapContext& ctx, JobBuilder& job) {
   // DP rank not taken by replication); with a replicate degree it is HSDP.
   const int64_t shard_degree = shard > 0 ? shard : dp / replicate;
   if (shard_degree > 1) {
+    job.Default("optimizer.distributed", "true",
+                "FSDP2 shards the optimizer states over data_parallel_shard_degree");
     job.Set("sharding.mode", "fsdp2",
             shard > 0 ? "parallelism.data_parallel_shard_degree"
                       : "default: data_parallel_shard_degree -1 shards over the remaining DP");
@@ -392,7 +392,13 @@ Status MapTorchtitan(Settings& s, MapContext& ctx, JobBuilder& job) {
                   "torchtitan's fsdp_reshard_after_forward default \"default\"" + resolved);
     }
   } else {
-    job.Set("sharding.mode", "none", "one shard: no FSDP sharding (replicated data parallelism)");
+    // torchtitan applies FSDP only when the shard degree is above 1 (ParallelDims.fsdp_enabled):
+    // with DP 1 (or replication alone) every rank steps a plain, unsharded AdamW.
+    job.Set("sharding.mode", "none",
+            "derived: one shard: no FSDP sharding (replicated data parallelism)");
+    job.Set("optimizer.distributed", "false",
+            "derived: torchtitan applies FSDP only when the data-parallel shard degree is above "
+            "1: an unsharded AdamW on every rank");
   }
   if (const SourcedValue* v = s.Use("training.enable_cpu_offload"); v && v->value == "true") {
     job.Set("sharding.offload_param", "cpu", v->source);
@@ -401,8 +407,17 @@ Status MapTorchtitan(Settings& s, MapContext& ctx, JobBuilder& job) {
   if (global > 0) {
     job.Set("batch.global_batch", std::to_string(global), "training.global_batch_size");
   } else {
-    job.Set("batch.global_batch", std::to_string(local * dp),
-            "default: torchtitan's global batch = local batch x DP (no accumulation)");
+    if (pp > 1) {
+      job.Set("batch.global_batch", std::to_string(local * dp),
+              "default: torchtitan's global batch = local batch x DP (no accumulation)");
+    } else {
+      // Without pipelining the local batch is the micro batch: a micro batch given to strata
+      // import derives the global batch again.
+      job.DeriveGlobalBatch(local, dp,
+                            fmt::format("DP {} (torchtitan's global batch defaults to the local "
+                                        "batch x DP, no accumulation)",
+                                        dp));
+    }
   }
   return OkStatus();
 }
@@ -801,9 +816,14 @@ Status MapHfDeepSpeed(Settings& s, MapContext& ctx, JobBuilder& job) {
   const int64_t stage = stage_opt.value_or(0);
   MapHfOptimizer(s, job);
   const std::string pure16 = Pure16BitReason(s, ctx, job, params, stage_opt.has_value());
+  // An Accelerate FSDP config runs no DeepSpeed: its gradients' dtype and the fp32 weights are
+  // Accelerate's (MapAccelerateSharding), not DeepSpeed's defaults.
+  const bool accelerate_fsdp = s.String("accelerate.distributed_type") == "FSDP";
   if (pure16.empty()) {
-    STRATA_RETURN_IF_ERROR(MapDeepSpeedGrads(s, job, params, stage_opt));
-    job.Default("optimizer.master_weights", "fp32", "DeepSpeed keeps fp32 master weights");
+    if (!accelerate_fsdp) {
+      STRATA_RETURN_IF_ERROR(MapDeepSpeedGrads(s, job, params, stage_opt));
+      job.Default("optimizer.master_weights", "fp32", "DeepSpeed keeps fp32 master weights");
+    }
     job.Default("optimizer.moments", "fp32", "Adam states in fp32");
   } else {
     job.Set("precision.grads", "bf16", pure16);
@@ -845,9 +865,9 @@ Status MapHfDeepSpeed(Settings& s, MapContext& ctx, JobBuilder& job) {
   STRATA_RETURN_IF_ERROR(FinishCommon(s, ctx, job, 1));
   STRATA_ASSIGN_OR_RETURN(const int64_t dp, job.GetPositiveInt("parallel.dp"));
   STRATA_ASSIGN_OR_RETURN(const int64_t micro, job.GetPositiveInt("batch.micro_batch"));
-  job.Set("batch.global_batch", std::to_string(micro * accumulation * dp),
-          fmt::format("derived: micro {} x accumulation {} ({}) x DP {}", micro, accumulation,
-                      accumulation_source, dp));
+  job.DeriveGlobalBatch(
+      micro, accumulation * dp,
+      fmt::format("accumulation {} ({}) x DP {}", accumulation, accumulation_source, dp));
   return OkStatus();
 }
 
