@@ -126,6 +126,8 @@ TEST(ImportConsistencyTest, TorchtitanShardDegreeOneRunsNoFsdp) {
   EXPECT_EQ(Field(*r, "parallel.dp"), "1");
   EXPECT_EQ(Field(*r, "sharding.mode"), "none");
   EXPECT_EQ(Field(*r, "optimizer.distributed"), "false");
+  // torchtitan's maybe_enable_amp: TP without FSDP disables mixed precision, fp32 training.
+  EXPECT_EQ(Field(*r, "precision.params"), "fp32");
   for (const std::string& d : r->defaults) {
     EXPECT_EQ(d.find("optimizer.distributed = true"), std::string::npos) << d;
   }

@@ -327,10 +327,6 @@ Status MapTorchtitan(Settings& s, MapContext& ctx, JobBuilder& job) {
   std::string param_dtype = "bf16", reduce_dtype = "fp32";
   if (auto v = s.String("training.mixed_precision_param")) param_dtype = DtypeName(*v);
   if (auto v = s.String("training.mixed_precision_reduce")) reduce_dtype = DtypeName(*v);
-  job.Default("precision.params", param_dtype.empty() ? "bf16" : param_dtype,
-              "FSDP2 mixed precision: training.mixed_precision_param (default bfloat16)");
-  job.Default("precision.grads", reduce_dtype.empty() ? "fp32" : reduce_dtype,
-              "FSDP2 reduces gradients in training.mixed_precision_reduce (default float32)");
   if (const SourcedValue* v = s.Use("optimizer.name")) {
     if (v->value != "AdamW" && v->value != "Adam") {
       return InvalidInput("optimizer '" + v->value + "': strata models Adam's states only")
@@ -340,7 +336,6 @@ Status MapTorchtitan(Settings& s, MapContext& ctx, JobBuilder& job) {
   } else {
     job.Default("optimizer.name", "adamw", "torchtitan's optimizer defaults to AdamW");
   }
-  job.Default("optimizer.master_weights", "fp32", "FSDP2 keeps the sharded parameters in fp32");
   job.Default("optimizer.moments", "fp32", "AdamW states in the parameters' fp32");
   job.Default("loss.cross_entropy", "native",
               "torchtitan's cross_entropy_loss casts the logits to fp32 before the loss");
@@ -357,6 +352,24 @@ Status MapTorchtitan(Settings& s, MapContext& ctx, JobBuilder& job) {
   // FSDP2 shards parameters, gradients and optimizer states over the shard degree (-1: every
   // DP rank not taken by replication); with a replicate degree it is HSDP.
   const int64_t shard_degree = shard > 0 ? shard : dp / replicate;
+  // torchtitan's maybe_enable_amp (torchtitan/distributed/utils.py): with FSDP (a shard degree
+  // or CP above 1, ParallelDims.fsdp_enabled) fully_shard casts per unit; without it TP or PP
+  // train in fp32 ("Mixed precision training is disabled"); DDP or one GPU autocast to
+  // mixed_precision_param.
+  if (shard_degree <= 1 && cp <= 1 && (tp > 1 || pp > 1)) {
+    const std::string why =
+        "derived: torchtitan disables mixed precision with TP or PP and no FSDP "
+        "(maybe_enable_amp): the model trains in fp32";
+    job.Set("precision.params", "fp32", why);
+    job.Set("precision.grads", "fp32", why);
+    job.Set("optimizer.master_weights", "fp32", why);
+  } else {
+    job.Default("precision.params", param_dtype.empty() ? "bf16" : param_dtype,
+                "FSDP2 mixed precision: training.mixed_precision_param (default bfloat16)");
+    job.Default("precision.grads", reduce_dtype.empty() ? "fp32" : reduce_dtype,
+                "FSDP2 reduces gradients in training.mixed_precision_reduce (default float32)");
+    job.Default("optimizer.master_weights", "fp32", "FSDP2 keeps the sharded parameters in fp32");
+  }
   if (shard_degree > 1) {
     job.Default("optimizer.distributed", "true",
                 "FSDP2 shards the optimizer states over data_parallel_shard_degree");
