@@ -108,6 +108,58 @@ TEST(ImportConsistencyTest, TorchtitanGlobalBatchFollowsMicroBatchGiven) {
   EXPECT_EQ(Field(*r, "batch.global_batch"), "128");
 }
 
+// NVIDIA's train_llama3_8b_h100_fp8.sh (TP 1 on 1 x 8: DP 8) without its --global-batch-size
+// line: Megatron's global_batch_size defaults to micro_batch_size x DP, so --set
+// batch.micro_batch=2 gives 2 x 8 = 16 (the old import: the script's micro 1 x 8 = 8, which
+// the job reader then refused as not a multiple of micro 2 x DP 8). With the line kept, the
+// script's 128 stays: Megatron takes the global batch given and accumulates 128 / 16 = 8.
+TEST(ImportConsistencyTest, MegatronDefaultGlobalBatchFollowsMicroBatchGiven) {
+  const std::string golden = "megatron_llama3_8b_fp8/train_llama3_8b_h100_fp8.sh";
+  ImportOptions o;
+  o.gpu = "H100 SXM";
+  o.overrides = {"batch.micro_batch=2"};
+  auto r =
+      ImportText(Edited(Read(golden), "--global-batch-size $GLOBAL_BATCH_SIZE", ""), golden, o);
+  ASSERT_TRUE(r.ok()) << r.error().Format();
+  EXPECT_EQ(Field(*r, "parallel.dp"), "8");
+  EXPECT_EQ(Field(*r, "batch.global_batch"), "16");
+  auto given = ImportText(Read(golden), golden, o);
+  ASSERT_TRUE(given.ok()) << given.error().Format();
+  EXPECT_EQ(Field(*given, "batch.global_batch"), "128");
+}
+
+// --- contradictions in the job the importer wrote ----------------------------------------------
+
+// The contradiction the old torchtitan import made (optimizer.distributed true beside sharding
+// none at line 32 of the YAML it generated): reported in the input file, with no line, as the
+// importer's fault, with the sources of both fields.
+TEST(ImportConsistencyTest, ImportersOwnContradictionReadsAsImporterFault) {
+  ImportReport report;
+  report.fields = {{"sharding.mode", "none", "derived: one shard: no FSDP sharding"},
+                   {"optimizer.distributed", "true",
+                    "default: FSDP2 shards the optimizer states over data_parallel_shard_degree"}};
+  Error refused = InvalidInput("optimizer.distributed: true contradicts sharding.mode: none")
+                      .InFile("llama3_70b.toml (imported)")
+                      .AtLine(32)
+                      .InField("optimizer.distributed")
+                      .WithHint("drop optimizer.distributed; sharding.mode says it");
+  const Error e = ImportedJobRefused(refused, report, "llama3_70b.toml", false);
+  EXPECT_EQ(e.file, "llama3_70b.toml");
+  EXPECT_EQ(e.line, 0);
+  EXPECT_EQ(e.field, "");
+  EXPECT_NE(e.message.find("a fault of the importer"), std::string::npos) << e.Format();
+  EXPECT_NE(e.message.find("sharding.mode = none (derived: one shard"), std::string::npos);
+  EXPECT_NE(e.message.find("optimizer.distributed = true (default: FSDP2"), std::string::npos);
+  EXPECT_EQ(e.hint.find("drop optimizer.distributed"), std::string::npos) << e.hint;
+  // The same contradiction with a value the input gives is the input's, named by its key.
+  report.fields[1].source = "llama3_70b.toml:40: optimizer.distributed";
+  const Error user = ImportedJobRefused(refused, report, "llama3_70b.toml", false);
+  EXPECT_EQ(user.message.find("a fault of the importer"), std::string::npos);
+  EXPECT_NE(user.message.find("(llama3_70b.toml:40: optimizer.distributed)"), std::string::npos)
+      << user.Format();
+  EXPECT_EQ(user.line, 0);
+}
+
 // --- torchtitan with a shard degree of 1 -------------------------------------------------------
 
 // torchtitan's llama3_70b.toml (tensor_parallel_degree 8, data_parallel_shard_degree -1) on one

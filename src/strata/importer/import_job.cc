@@ -605,17 +605,12 @@ Result<Detected> DetectJson(std::string_view text, const std::string& file, Bund
 
 }  // namespace
 
-// The framework the input was written for: the step model adds its costs
-// (data/frameworks.yaml). None of the inputs strata reads states the framework's release.
 constexpr const char* kSetSource = "--set of strata import";
 
-// The job the import wrote is refused by the job reader. Its fields' sources tell whose the
-// contradiction is: a value given with --set, or one the input gives (a model whose heads TP does
-// not divide), is the user's to change, named by that source; a contradiction between values
-// the importer derived or defaulted is a fault of the importer, and the user is told so with the
-// input's keys behind those fields, never pointed at a line of the YAML they never saw.
-// `against_model`: the layout does not fit the model (TP not dividing the heads): the input's
-// numbers, the user's to change.
+// The fields' sources tell whose a contradiction is: a value given with --set or by the input is
+// the user's to change, named by that source; one between values the importer derived or
+// defaulted is the importer's fault, and the user is told so, never pointed at a line of the
+// YAML they never saw.
 Error ImportedJobRefused(Error e, const ImportReport& report, const std::string& file,
                          bool against_model) {
   std::vector<const ImportedField*> named;
@@ -672,6 +667,8 @@ Error ImportedJobRefused(Error e, const ImportReport& report, const std::string&
   return e;
 }
 
+// The framework the input was written for: the step model adds its costs
+// (data/frameworks.yaml). None of the inputs strata reads states the framework's release.
 void SetFrameworkOf(const Detected& d, JobBuilder& job) {
   if (job.Has("framework.name")) return;
   std::string name;
