@@ -44,7 +44,8 @@ TEST(AccelerateImportTest, ConfigsGiveClusterPrecisionAndSharding) {
   };
   const Case cases[] = {
       // TRL's fsdp2.yaml: fsdp_version 2 -> FSDP2; fsdp_reshard_after_forward true; 8
-      // processes on num_machines 1; mixed_precision bf16; FSDP keeps fp32 gradient shards.
+      // processes on num_machines 1; mixed_precision bf16, which Accelerate's FSDP plugin turns
+      // into MixedPrecision(param_dtype=bf16, reduce_dtype=bf16): gradients reduced in bf16.
       {"accelerate_trl_fsdp2/fsdp2.yaml",
        {},
        {{"sharding.mode", "fsdp2"},
@@ -52,19 +53,21 @@ TEST(AccelerateImportTest, ConfigsGiveClusterPrecisionAndSharding) {
         {"cluster.gpus_per_node", "8"},
         {"cluster.nodes", "1"},
         {"precision.params", "bf16"},
-        {"precision.grads", "fp32"},
+        {"precision.grads", "bf16"},
         {"optimizer.distributed", "true"},
         {"recompute.granularity", "none"},
         {"parallel.dp", "8"}}},
       // alignment-handbook's fsdp.yaml: FSDP1 FULL_SHARD shards weights, gradients and
-      // optimizer states (ZeRO-3's set) and reshards after forward.
+      // optimizer states with one all-gather per wrapped unit per pass (FSDP2's per-unit model,
+      // not DeepSpeed ZeRO-3's per-parameter hooks) and reshards after forward; bf16 reduce as
+      // above.
       {"accelerate_handbook_fsdp1/fsdp.yaml",
        {},
-       {{"sharding.mode", "zero3"},
+       {{"sharding.mode", "fsdp2"},
         {"sharding.reshard_after_forward", "true"},
         {"cluster.gpus_per_node", "8"},
         {"precision.params", "bf16"},
-        {"precision.grads", "fp32"}}},
+        {"precision.grads", "bf16"}}},
       // TRL's deepspeed_zero3.yaml: zero_stage 3, mixed_precision fp16; DeepSpeed keeps the
       // gradients in the model dtype under ZeRO (grad_accum_dtype default); offload none.
       {"accelerate_trl_zero3/deepspeed_zero3.yaml",

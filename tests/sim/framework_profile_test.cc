@@ -151,6 +151,15 @@ TEST(FrameworkProfile, WrappersFollowTheShardingMode) {
   ASSERT_TRUE(hf.ok() && mz3.ok());
   EXPECT_DOUBLE_EQ(hf->Zero3OpsPerParam(8), 17);
   EXPECT_DOUBLE_EQ(mz3->Zero3OpsPerParam(8), 0);
+  // torchtitan runs no DeepSpeed: no per-parameter hooks (it was charged 1 + 2 x DP = 17 ops a
+  // parameter at DP 8 before the cost was keyed on DeepSpeed running).
+  auto titan = ResolveFramework(c, Job("torchtitan", "", ShardingMode::kZero3, 8), "A800");
+  ASSERT_TRUE(titan.ok());
+  EXPECT_DOUBLE_EQ(titan->Zero3OpsPerParam(8), 0);
+  // The deepspeed wrapper runs them (1 + 2 x 8).
+  auto ds = ResolveFramework(c, Job("deepspeed", "", ShardingMode::kZero3, 8), "A800");
+  ASSERT_TRUE(ds.ok());
+  EXPECT_DOUBLE_EQ(ds->Zero3OpsPerParam(8), 17);
 }
 
 TEST(FrameworkProfile, DefaultsArePrintedAsAssumptions) {

@@ -41,10 +41,15 @@ struct Fsdp1Strategy {
   const char* mode;  // strata's sharding.mode
   bool hybrid;       // sharded within a node, replicated across nodes
 };
-constexpr Fsdp1Strategy kFsdp1Strategies[] = {{"FULL_SHARD", "1", "zero3", false},
+// FSDP1's FULL_SHARD keeps each wrapped unit as one FlatParameter and gathers it with one
+// all-gather per unit per pass, as FSDP2 does per fully_shard unit; nothing in it walks the
+// parameters one by one as DeepSpeed's ZeRO-3 hooks do (zero3 on HF code is DeepSpeed's). So it
+// is priced with FSDP2's per-unit model. SHARD_GRAD_OP keeps the gathered weights from forward
+// to backward and the whole model between steps' passes: ZeRO-2's set.
+constexpr Fsdp1Strategy kFsdp1Strategies[] = {{"FULL_SHARD", "1", "fsdp2", false},
                                               {"SHARD_GRAD_OP", "2", "zero2", false},
                                               {"NO_SHARD", "3", "none", false},
-                                              {"HYBRID_SHARD", "4", "zero3", true},
+                                              {"HYBRID_SHARD", "4", "fsdp2", true},
                                               {"HYBRID_SHARD_ZERO2", "5", "zero2", true}};
 
 const Fsdp1Strategy* FindFsdp1Strategy(std::string value) {
@@ -219,11 +224,18 @@ Status MapAccelerateSharding(Settings& s, JobBuilder& job) {
     mode_source = strategy != nullptr
                       ? fmt::format("{} {} (FSDP1)", strategy->source, strategy->value)
                       : "default: Accelerate's fsdp_sharding_strategy FULL_SHARD (FSDP1)";
+    if (mode == "fsdp2") {
+      mode_source +=
+          ", priced as FSDP2's per-unit model (one all-gather per wrapped unit per "
+          "pass)";
+    }
     reshard = std::string(found->name) != "SHARD_GRAD_OP" &&
               std::string(found->name) != "HYBRID_SHARD_ZERO2";
   }
   job.Set("sharding.mode", mode, mode_source);
-  if (mode != "none") {
+  // reshard_after_forward is a choice of the modes that shard the weights (fsdp2 here); ZeRO-2's
+  // set (SHARD_GRAD_OP) keeps them gathered by definition and the job file has no field for it.
+  if (mode == "fsdp2") {
     if (reshard_source.empty()) {
       job.Default("sharding.reshard_after_forward", reshard ? "true" : "false",
                   version == 2 ? "FSDP2's reshard_after_forward defaults to true"
@@ -239,12 +251,20 @@ Status MapAccelerateSharding(Settings& s, JobBuilder& job) {
   }
   job.Set("optimizer.distributed", mode == "none" ? "false" : "true", mode_source);
   // Accelerate upcasts the model to fp32 under FSDP mixed precision and casts to the compute
-  // dtype per unit; the sharded gradients stay in the parameters' fp32.
-  if (job.Get("precision.params") != "fp32") {
+  // dtype per unit. Its FSDP plugin builds MixedPrecision(param_dtype=dtype, reduce_dtype=dtype)
+  // from mixed_precision (huggingface/accelerate, utils/dataclasses.py,
+  // FullyShardedDataParallelPlugin.set_mixed_precision), so the gradients are reduced in the
+  // compute dtype: precision.grads is the reduction's dtype, as torchtitan's
+  // mixed_precision_reduce is.
+  const std::string params = job.Get("precision.params");
+  if (params == "bf16" || params == "fp16") {
+    job.Set("precision.grads", params,
+            type_source + " FSDP with mixed_precision " + params +
+                ": Accelerate's MixedPrecision reduces the gradients in " + params +
+                " (reduce_dtype = the mixed precision dtype)");
+  } else if (!params.empty()) {
     job.Set("precision.grads", "fp32",
-            type_source +
-                " FSDP: the sharded gradients are kept in the fp32 of the sharded "
-                "parameters (MixedPrecision casts for compute and the reduction only)");
+            type_source + " FSDP: gradients reduced in the parameters' fp32");
   }
   job.Default("optimizer.master_weights", "fp32",
               "Accelerate upcasts the parameters to fp32 under FSDP mixed precision");

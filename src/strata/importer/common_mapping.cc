@@ -504,6 +504,13 @@ Status FinishCommon(Settings& s, MapContext& ctx, JobBuilder& job, int64_t world
     if (env) {
       job.Set("cluster.nodes", std::to_string(*env),
               EnvSource(ctx, ctx.env.count("NNODES") ? "NNODES" : "NUM_NODES"));
+    } else if (ctx.config_alone && cluster && cluster->nodes > 0) {
+      job.Set("cluster.nodes", std::to_string(cluster->nodes),
+              "--cluster " + o.cluster +
+                  " (its nodes: the config file has no launch line; --nodes to run on fewer)");
+    } else if (ctx.config_alone) {
+      job.Default("cluster.nodes", "1",
+                  "the config file has no launch line: 1 node assumed (give --nodes)");
     } else {
       job.Default("cluster.nodes", "1", "torchrun's --nnodes defaults to 1");
     }

@@ -28,6 +28,9 @@ struct MapContext {
   std::string llamafactory_stage;  // LLaMA-Factory's stage (pt, sft, rm, ppo, dpo, kto)
   bool verl_rl = false;            // a verl RL launch: an RL job is written around this job
   bool verl_split = false;  // verl's one-step-off recipe: the rollout's nodes are the job's too
+  /// A config file alone (a torchtitan TOML): no launch line says the node count, so a cluster
+  /// named with --cluster gives it (torchrun's --nnodes default is no evidence here).
+  bool config_alone = false;
 };
 
 Status MapMegatron(MegatronFlavor flavor, Settings& s, MapContext& ctx, JobBuilder& job);

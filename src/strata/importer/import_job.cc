@@ -605,6 +605,68 @@ Result<Detected> DetectJson(std::string_view text, const std::string& file, Bund
 
 }  // namespace
 
+constexpr const char* kSetSource = "--set of strata import";
+
+// The fields' sources tell whose a contradiction is: a value given with --set or by the input is
+// the user's to change, named by that source; one between values the importer derived or
+// defaulted is the importer's fault, and the user is told so, never pointed at a line of the
+// YAML they never saw.
+Error ImportedJobRefused(Error e, const ImportReport& report, const std::string& file,
+                         bool against_model) {
+  std::vector<const ImportedField*> named;
+  for (const ImportedField& f : report.fields) {
+    const auto mentions = [&](const std::string& text) {
+      for (size_t at = text.find(f.key); at != std::string::npos; at = text.find(f.key, at + 1)) {
+        const size_t end = at + f.key.size();
+        const auto part = [](char c) {
+          return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.';
+        };
+        if ((at == 0 || !part(text[at - 1])) && (end >= text.size() || !part(text[end]))) {
+          return true;
+        }
+      }
+      return false;
+    };
+    if (f.key == e.field || mentions(e.message)) named.push_back(&f);
+  }
+  // A field the user gave with --set takes part in any contradiction it is in, named or not.
+  for (const ImportedField& f : report.fields) {
+    if (f.source == kSetSource && std::find(named.begin(), named.end(), &f) == named.end()) {
+      named.push_back(&f);
+    }
+  }
+  std::string sources;
+  bool importer_made = true;
+  for (const ImportedField* f : named) {
+    if (!sources.empty()) sources += "; ";
+    sources += fmt::format("{} = {} ({})", f->key, f->value, f->source);
+    // A value the input or the user gave (not a default or a derivation of the importer's) is
+    // theirs to change.
+    if (!f->source.starts_with("default:") && !f->source.starts_with("derived:")) {
+      importer_made = false;
+    }
+  }
+  // Pointed at a line of the generated YAML, the error would send the user to a file they
+  // never saw: the input file it is, with the sources of the fields at fault.
+  if (e.file.empty() || e.file == file + " (imported)") {
+    e.file = file;
+    e.line = 0;
+    e.column = 0;
+  }
+  if (against_model || named.empty() || !importer_made) {
+    e.message = "the imported job is not valid: " + e.message;
+    if (!sources.empty()) e.message += " [from " + sources + "]";
+    return e;
+  }
+  e.message =
+      "strata import wrote a job it cannot read back (a fault of the importer: it should "
+      "have resolved or refused these values itself): " +
+      e.message + (sources.empty() ? "" : " [from " + sources + "]");
+  e.field.clear();
+  e.hint = "please report it with the input; pass the field with --set to go on meanwhile";
+  return e;
+}
+
 // The framework the input was written for: the step model adds its costs
 // (data/frameworks.yaml). None of the inputs strata reads states the framework's release.
 void SetFrameworkOf(const Detected& d, JobBuilder& job) {
@@ -663,6 +725,7 @@ Result<ImportReport> ImportJob(std::string_view text, const std::string& file,
     }
     d.framework = Framework::kTorchtitan;
     d.format = "torchtitan TOML";
+    d.ctx.config_alone = true;  // no torchrun line gives --nnodes
     detected = std::move(d);
   } else if (ext == ".json" || text[first] == '{') {
     detected = DetectJson(text, file, bundle);
@@ -803,6 +866,15 @@ Result<ImportReport> ImportJob(std::string_view text, const std::string& file,
     }
     d.job.Set(assignment.substr(0, eq), assignment.substr(eq + 1), "--set of strata import");
   }
+  // The frameworks derive the global batch from the micro batch the job runs: a micro batch
+  // given here (an Accelerate config has none) derives it again, unless it is given too.
+  const auto sets = [&](std::string_view key) {
+    return std::any_of(options.overrides.begin(), options.overrides.end(),
+                       [&](const std::string& o) { return o.starts_with(std::string(key) + "="); });
+  };
+  if (sets("batch.micro_batch") && !sets("batch.global_batch")) {
+    STRATA_RETURN_IF_ERROR(d.job.RederiveGlobalBatch("--set of strata import"));
+  }
   // An RL launch: the RL job around the actor's, from the settings MapVerl left (before the
   // report lists the unused ones).
   std::optional<RlImport> rl;
@@ -818,6 +890,32 @@ Result<ImportReport> ImportJob(std::string_view text, const std::string& file,
       return e;
     }
     rl = std::move(*mapped_rl);
+  }
+  // A near miss of a key the mapper reads is a typo the framework itself would refuse (argparse's
+  // "unrecognized arguments", DeepSpeed's and torchtitan's unknown fields): importing the default
+  // in its place would price another job than the one meant.
+  if (const std::optional<Settings::NearMiss> typo = d.settings.FirstNearMiss()) {
+    // Named as the input writes them: without the prefix the importer files a DeepSpeed JSON's
+    // or an Accelerate config's keys under, and a flag with the dashes it was given with.
+    std::string key = typo->key, known = typo->known;
+    for (const std::string prefix : {"ds.", "accelerate."}) {
+      if (key.starts_with(prefix) && known.starts_with(prefix)) {
+        key = key.substr(prefix.size());
+        known = known.substr(prefix.size());
+      }
+    }
+    if (typo->source.starts_with("--")) {
+      const std::string flag = typo->source.substr(0, typo->source.find_first_of(" =("));
+      if (flag.find('-', 2) != std::string::npos)
+        std::replace(known.begin(), known.end(), '_', '-');
+      key = flag;
+      known = "--" + known;
+    }
+    return InvalidInput(fmt::format("unknown setting '{}' ({}): the framework would refuse it, "
+                                    "and strata would otherwise apply the default of '{}'",
+                                    key, typo->source, known))
+        .InFile(file)
+        .WithHint("did you mean '" + known + "'?");
   }
   ImportReport report;
   report.format = d.format;
@@ -838,11 +936,7 @@ Result<ImportReport> ImportJob(std::string_view text, const std::string& file,
                   "\"default:\" marks the framework's own default.",
                   fs::path(file).filename().string(), d.format));
   auto job = ParseJobSpec(report.yaml, file + " (imported)");
-  if (!job.ok()) {
-    Error e = std::move(job).error();
-    e.message = "the imported job is not valid: " + e.message;
-    return e;
-  }
+  if (!job.ok()) return ImportedJobRefused(std::move(job).error(), report, file, false);
   // Checked against the model too, as every command will: a job the model cannot run (an
   // adapter on routed experts, TP not dividing the heads) is refused here, not written.
   // A Megatron-style model description (report.model_json) is checked where it is loaded.
@@ -852,10 +946,7 @@ Result<ImportReport> ImportJob(std::string_view text, const std::string& file,
       const QueryGroupSplit split =
           QueryGroupSplitOf(ResolveEngineChain(engines, job->framework, job->sharding.mode));
       if (Status s = CheckLayoutAgainstModel(*job, *model, split); !s.ok()) {
-        Error e = s.error();
-        e.message = "the imported job is not valid: " + e.message;
-        if (e.file.empty() || e.file == job->file) e.file = file + " (imported)";
-        return e;
+        return ImportedJobRefused(s.error(), report, file, true);
       }
     }
   }

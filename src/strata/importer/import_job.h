@@ -88,6 +88,14 @@ Result<ImportReport> ImportJob(std::string_view text, const std::string& file,
 /// `--deepspeed ds.json` or `--job.config_file x.toml`, are read relative to it).
 Result<ImportReport> ImportJobFile(const std::string& path, const ImportOptions& options);
 
+/// The error for a job the import wrote that the job reader refuses (`e`, naming a line of the
+/// generated YAML "<file> (imported)"): reported in `file` itself, with the sources of the fields
+/// involved; a contradiction between values the importer derived or defaulted reads as a fault of
+/// the importer, one involving the input's values or a --set as the input's. `against_model`: a
+/// layout the model cannot run (TP not dividing the heads), the input's to change.
+Error ImportedJobRefused(Error e, const ImportReport& report, const std::string& file,
+                         bool against_model);
+
 /// The approximations an import made (LoRA imported as full training, ...), one per line;
 /// empty when there are none. They end the job YAML as comments (ImportReport::yaml), so they
 /// are shown with and without --explain and kept in the written job file.

@@ -50,6 +50,21 @@ Result<int64_t> JobBuilder::GetPositiveInt(const std::string& key) const {
   return InvalidInput(fmt::format("{} is not known from the launch input", key)).InField(key);
 }
 
+void JobBuilder::DeriveGlobalBatch(int64_t micro, int64_t per_micro, std::string how) {
+  global_per_micro_ = per_micro;
+  global_how_ = std::move(how);
+  Set("batch.global_batch", std::to_string(micro * per_micro),
+      fmt::format("derived: micro {} x {}", micro, global_how_));
+}
+
+Status JobBuilder::RederiveGlobalBatch(const std::string& micro_source) {
+  if (global_per_micro_ <= 0) return OkStatus();
+  STRATA_ASSIGN_OR_RETURN(const int64_t micro, GetPositiveInt("batch.micro_batch"));
+  Set("batch.global_batch", std::to_string(micro * global_per_micro_),
+      fmt::format("derived: micro {} ({}) x {}", micro, micro_source, global_how_));
+  return OkStatus();
+}
+
 std::string SourcedYaml(const std::vector<ImportedField>& fields,
                         const std::vector<std::string>& order, const std::string& header,
                         const std::string& what) {

@@ -30,6 +30,15 @@ class JobBuilder {
   /// variable, out of range) an error naming the field, its value and where it came from.
   Result<int64_t> GetPositiveInt(const std::string& key) const;
 
+  /// batch.global_batch = micro x `per_micro`, where `per_micro` is what the framework multiplies
+  /// the micro batch by (`how`: "accumulation 4 (source) x DP 64"). Kept so that a micro batch
+  /// given later (`strata import --set batch.micro_batch=N`) derives the global batch again: the
+  /// frameworks derive it from the micro batch the job runs, not the one the input had.
+  void DeriveGlobalBatch(int64_t micro, int64_t per_micro, std::string how);
+  /// After `--set batch.micro_batch=N` without `--set batch.global_batch`: the global batch of a
+  /// job that derives it (DeriveGlobalBatch), again from N. Does nothing otherwise.
+  Status RederiveGlobalBatch(const std::string& micro_source);
+
   /// A framework default that matters but is not a job field (a timeout, a dataset behaviour).
   void NamedDefault(std::string text) { defaults_.push_back(std::move(text)); }
   void Note(std::string note) { notes_.push_back(std::move(note)); }
@@ -45,6 +54,8 @@ class JobBuilder {
   std::vector<std::string> defaults_;
   std::vector<std::string> notes_;
   std::vector<std::string> unused_;
+  int64_t global_per_micro_ = 0;  // 0: the global batch is not derived from the micro batch
+  std::string global_how_;
 };
 
 }  // namespace strata

@@ -872,8 +872,9 @@ Status MapMegatron(MegatronFlavor flavor, Settings& s, MapContext& ctx, JobBuild
   if (job.Get("batch.global_batch").empty()) {
     STRATA_ASSIGN_OR_RETURN(const int64_t dp, job.GetPositiveInt("parallel.dp"));
     STRATA_ASSIGN_OR_RETURN(const int64_t mbs, job.GetPositiveInt("batch.micro_batch"));
-    job.Set("batch.global_batch", std::to_string(dp * mbs),
-            "default: Megatron's global_batch_size = micro_batch_size x DP");
+    job.DeriveGlobalBatch(
+        mbs, dp,
+        fmt::format("DP {} (default: Megatron's global_batch_size = micro_batch_size x DP)", dp));
   }
   return OkStatus();
 }

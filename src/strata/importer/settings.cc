@@ -50,13 +50,52 @@ void Settings::Set(const std::string& key, std::string value, std::string source
   values_[NormaliseKey(key)] = SourcedValue{std::move(value), std::move(source)};
 }
 
-bool Settings::Has(const std::string& key) const { return values_.count(key) > 0; }
+bool Settings::Has(const std::string& key) const {
+  asked_.insert(key);
+  return values_.count(key) > 0;
+}
 
 const SourcedValue* Settings::Use(const std::string& key) {
+  asked_.insert(key);
   auto it = values_.find(key);
   if (it == values_.end()) return nullptr;
   used_.insert(key);
   return &it->second;
+}
+
+namespace {
+
+// Whether `a` becomes `b` by one typing slip: a character dropped, added or changed, or two
+// neighbours swapped (stgae). Real settings that differ by a word (vocab_file, vocab_size) are
+// two edits or more apart.
+bool OneSlipApart(std::string_view a, std::string_view b) {
+  if (a == b) return false;
+  if (a.size() == b.size()) {
+    size_t first = 0;
+    while (a[first] == b[first]) ++first;
+    size_t last = a.size() - 1;
+    while (a[last] == b[last]) --last;
+    if (first == last) return true;  // one character changed
+    return last == first + 1 && a[first] == b[last] && a[last] == b[first];  // swapped
+  }
+  if (a.size() + 1 == b.size()) std::swap(a, b);
+  if (b.size() + 1 != a.size()) return false;
+  size_t i = 0;
+  while (i < b.size() && a[i] == b[i]) ++i;
+  return a.substr(i + 1) == b.substr(i);  // one character dropped from `a`
+}
+
+}  // namespace
+
+std::optional<Settings::NearMiss> Settings::FirstNearMiss() const {
+  for (const auto& [key, value] : values_) {
+    if (used_.count(key) > 0 || key.size() < 6) continue;
+    for (const std::string& known : asked_) {
+      if (values_.count(known) > 0) continue;  // both given: two settings, not a typo
+      if (OneSlipApart(key, known)) return NearMiss{key, known, value.source};
+    }
+  }
+  return std::nullopt;
 }
 
 void Settings::Ignore(const std::string& key) {

@@ -44,6 +44,18 @@ class Settings {
   Result<std::vector<double>> Numbers(const std::string& key);
   std::optional<std::string> String(const std::string& key);
 
+  /// A key of the input no mapper used that is a near miss of a key a mapper asked for and the
+  /// input does not have (tensor_model_paralel_size for tensor_model_parallel_size): the
+  /// framework would refuse it as unknown, so it is a typo, not a setting strata chose to skip.
+  /// A near miss is one slip apart (a character dropped, added or changed, two swapped); keys
+  /// of fewer than 6 characters are never taken for typos (tf32 beside bf16 and fp16 are real).
+  struct NearMiss {
+    std::string key;    // as read
+    std::string known;  // the mapped key it is close to
+    std::string source;
+  };
+  std::optional<NearMiss> FirstNearMiss() const;
+
   /// The keys no mapper used, in key order, with their values and sources.
   std::vector<std::pair<std::string, SourcedValue>> Unused() const;
   size_t size() const { return values_.size(); }
@@ -51,6 +63,8 @@ class Settings {
  private:
   std::map<std::string, SourcedValue> values_;
   std::set<std::string> used_;
+  // Every key a mapper asked for (Has, Use), present or not: the keys the importer knows.
+  mutable std::set<std::string> asked_;
 };
 
 /// "--tensor-model-parallel-size" -> "tensor_model_parallel_size".

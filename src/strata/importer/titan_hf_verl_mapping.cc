@@ -327,10 +327,6 @@ Status MapTorchtitan(Settings& s, MapContext& ctx, JobBuilder& job) {
   std::string param_dtype = "bf16", reduce_dtype = "fp32";
   if (auto v = s.String("training.mixed_precision_param")) param_dtype = DtypeName(*v);
   if (auto v = s.String("training.mixed_precision_reduce")) reduce_dtype = DtypeName(*v);
-  job.Default("precision.params", param_dtype.empty() ? "bf16" : param_dtype,
-              "FSDP2 mixed precision: training.mixed_precision_param (default bfloat16)");
-  job.Default("precision.grads", reduce_dtype.empty() ? "fp32" : reduce_dtype,
-              "FSDP2 reduces gradients in training.mixed_precision_reduce (default float32)");
   if (const SourcedValue* v = s.Use("optimizer.name")) {
     if (v->value != "AdamW" && v->value != "Adam") {
       return InvalidInput("optimizer '" + v->value + "': strata models Adam's states only")
@@ -340,9 +336,6 @@ Status MapTorchtitan(Settings& s, MapContext& ctx, JobBuilder& job) {
   } else {
     job.Default("optimizer.name", "adamw", "torchtitan's optimizer defaults to AdamW");
   }
-  job.Default("optimizer.distributed", "true",
-              "FSDP2 shards the optimizer states over data_parallel_shard_degree");
-  job.Default("optimizer.master_weights", "fp32", "FSDP2 keeps the sharded parameters in fp32");
   job.Default("optimizer.moments", "fp32", "AdamW states in the parameters' fp32");
   job.Default("loss.cross_entropy", "native",
               "torchtitan's cross_entropy_loss casts the logits to fp32 before the loss");
@@ -359,7 +352,27 @@ Status MapTorchtitan(Settings& s, MapContext& ctx, JobBuilder& job) {
   // FSDP2 shards parameters, gradients and optimizer states over the shard degree (-1: every
   // DP rank not taken by replication); with a replicate degree it is HSDP.
   const int64_t shard_degree = shard > 0 ? shard : dp / replicate;
+  // torchtitan's maybe_enable_amp (torchtitan/distributed/utils.py): with FSDP (a shard degree
+  // or CP above 1, ParallelDims.fsdp_enabled) fully_shard casts per unit; without it TP or PP
+  // train in fp32 ("Mixed precision training is disabled"); DDP or one GPU autocast to
+  // mixed_precision_param.
+  if (shard_degree <= 1 && cp <= 1 && (tp > 1 || pp > 1)) {
+    const std::string why =
+        "derived: torchtitan disables mixed precision with TP or PP and no FSDP "
+        "(maybe_enable_amp): the model trains in fp32";
+    job.Set("precision.params", "fp32", why);
+    job.Set("precision.grads", "fp32", why);
+    job.Set("optimizer.master_weights", "fp32", why);
+  } else {
+    job.Default("precision.params", param_dtype.empty() ? "bf16" : param_dtype,
+                "FSDP2 mixed precision: training.mixed_precision_param (default bfloat16)");
+    job.Default("precision.grads", reduce_dtype.empty() ? "fp32" : reduce_dtype,
+                "FSDP2 reduces gradients in training.mixed_precision_reduce (default float32)");
+    job.Default("optimizer.master_weights", "fp32", "FSDP2 keeps the sharded parameters in fp32");
+  }
   if (shard_degree > 1) {
+    job.Default("optimizer.distributed", "true",
+                "FSDP2 shards the optimizer states over data_parallel_shard_degree");
     job.Set("sharding.mode", "fsdp2",
             shard > 0 ? "parallelism.data_parallel_shard_degree"
                       : "default: data_parallel_shard_degree -1 shards over the remaining DP");
@@ -392,7 +405,13 @@ Status MapTorchtitan(Settings& s, MapContext& ctx, JobBuilder& job) {
                   "torchtitan's fsdp_reshard_after_forward default \"default\"" + resolved);
     }
   } else {
-    job.Set("sharding.mode", "none", "one shard: no FSDP sharding (replicated data parallelism)");
+    // torchtitan applies FSDP only when the shard degree is above 1 (ParallelDims.fsdp_enabled):
+    // with DP 1 (or replication alone) every rank steps a plain, unsharded AdamW.
+    job.Set("sharding.mode", "none",
+            "derived: one shard: no FSDP sharding (replicated data parallelism)");
+    job.Set("optimizer.distributed", "false",
+            "derived: torchtitan applies FSDP only when the data-parallel shard degree is above "
+            "1: an unsharded AdamW on every rank");
   }
   if (const SourcedValue* v = s.Use("training.enable_cpu_offload"); v && v->value == "true") {
     job.Set("sharding.offload_param", "cpu", v->source);
@@ -401,8 +420,17 @@ Status MapTorchtitan(Settings& s, MapContext& ctx, JobBuilder& job) {
   if (global > 0) {
     job.Set("batch.global_batch", std::to_string(global), "training.global_batch_size");
   } else {
-    job.Set("batch.global_batch", std::to_string(local * dp),
-            "default: torchtitan's global batch = local batch x DP (no accumulation)");
+    if (pp > 1) {
+      job.Set("batch.global_batch", std::to_string(local * dp),
+              "default: torchtitan's global batch = local batch x DP (no accumulation)");
+    } else {
+      // Without pipelining the local batch is the micro batch: a micro batch given to strata
+      // import derives the global batch again.
+      job.DeriveGlobalBatch(local, dp,
+                            fmt::format("DP {} (torchtitan's global batch defaults to the local "
+                                        "batch x DP, no accumulation)",
+                                        dp));
+    }
   }
   return OkStatus();
 }
@@ -801,9 +829,14 @@ Status MapHfDeepSpeed(Settings& s, MapContext& ctx, JobBuilder& job) {
   const int64_t stage = stage_opt.value_or(0);
   MapHfOptimizer(s, job);
   const std::string pure16 = Pure16BitReason(s, ctx, job, params, stage_opt.has_value());
+  // An Accelerate FSDP config runs no DeepSpeed: its gradients' dtype and the fp32 weights are
+  // Accelerate's (MapAccelerateSharding), not DeepSpeed's defaults.
+  const bool accelerate_fsdp = s.String("accelerate.distributed_type") == "FSDP";
   if (pure16.empty()) {
-    STRATA_RETURN_IF_ERROR(MapDeepSpeedGrads(s, job, params, stage_opt));
-    job.Default("optimizer.master_weights", "fp32", "DeepSpeed keeps fp32 master weights");
+    if (!accelerate_fsdp) {
+      STRATA_RETURN_IF_ERROR(MapDeepSpeedGrads(s, job, params, stage_opt));
+      job.Default("optimizer.master_weights", "fp32", "DeepSpeed keeps fp32 master weights");
+    }
     job.Default("optimizer.moments", "fp32", "Adam states in fp32");
   } else {
     job.Set("precision.grads", "bf16", pure16);
@@ -845,9 +878,9 @@ Status MapHfDeepSpeed(Settings& s, MapContext& ctx, JobBuilder& job) {
   STRATA_RETURN_IF_ERROR(FinishCommon(s, ctx, job, 1));
   STRATA_ASSIGN_OR_RETURN(const int64_t dp, job.GetPositiveInt("parallel.dp"));
   STRATA_ASSIGN_OR_RETURN(const int64_t micro, job.GetPositiveInt("batch.micro_batch"));
-  job.Set("batch.global_batch", std::to_string(micro * accumulation * dp),
-          fmt::format("derived: micro {} x accumulation {} ({}) x DP {}", micro, accumulation,
-                      accumulation_source, dp));
+  job.DeriveGlobalBatch(
+      micro, accumulation * dp,
+      fmt::format("accumulation {} ({}) x DP {}", accumulation, accumulation_source, dp));
   return OkStatus();
 }
 

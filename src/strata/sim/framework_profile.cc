@@ -357,9 +357,13 @@ Result<FrameworkProfile> ResolveForMode(const FrameworkCatalog& catalog, const J
     p.gdn_kernel = spec.gdn_kernel;
     p.gdn_kernel_assumed = false;
   }
-  if (job.sharding.mode == ShardingMode::kZero3 && p.engine != "megatron-core") {
-    // ZeRO-3 on HF model code is DeepSpeed's (the HF Trainer's zero3 is DeepSpeed); megatron's
-    // own FSDP has no such per-parameter hooks.
+  // DeepSpeed's per-parameter hooks where DeepSpeed runs: a chain through deepspeed (ms-swift,
+  // a DeepSpeed JSON) or HF model code under the HF Trainer, whose ZeRO-3 is DeepSpeed's (its
+  // FSDP, FSDP1 included, is imported as fsdp2). megatron-core's own FSDP and torchtitan issue
+  // per-unit gathers, not per-parameter hooks. verl's FSDP1 workers (zero3 on HF code) are still
+  // priced with them: docs/rl-validation.md's verl rows are fitted with that cost.
+  const bool deepspeed_runs = chain.Runs("deepspeed") || chain.engine() == "hf-trainer";
+  if (job.sharding.mode == ShardingMode::kZero3 && deepspeed_runs) {
     const FrameworkEntry* ds = nullptr;
     for (const auto& [name, e] : catalog.frameworks) {
       if (e.zero3_ops_per_param > 0 || e.zero3_ops_per_param_per_rank > 0) ds = &e;
