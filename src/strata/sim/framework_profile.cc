@@ -360,9 +360,12 @@ Result<FrameworkProfile> ResolveForMode(const FrameworkCatalog& catalog, const J
   // DeepSpeed's per-parameter hooks where DeepSpeed runs: a chain through deepspeed (ms-swift,
   // a DeepSpeed JSON) or HF model code under the HF Trainer, whose ZeRO-3 is DeepSpeed's (its
   // FSDP, FSDP1 included, is imported as fsdp2). megatron-core's own FSDP and torchtitan issue
-  // per-unit gathers, not per-parameter hooks. verl's FSDP1 workers (zero3 on HF code) are still
-  // priced with them: docs/rl-validation.md's verl rows are fitted with that cost.
-  const bool deepspeed_runs = chain.Runs("deepspeed") || chain.engine() == "hf-trainer";
+  // per-unit gathers, not per-parameter hooks, and so do verl's FSDP workers: its zero3 is
+  // PyTorch's FSDP1 (fsdp_workers.py wraps the HF model in FullyShardedDataParallel), whose
+  // FlatParameter units are gathered once per unit and pass, with no DeepSpeed in the process.
+  const bool verl_fsdp = spec.name == "verl";
+  const bool deepspeed_runs =
+      !verl_fsdp && (chain.Runs("deepspeed") || chain.engine() == "hf-trainer");
   if (job.sharding.mode == ShardingMode::kZero3 && deepspeed_runs) {
     const FrameworkEntry* ds = nullptr;
     for (const auto& [name, e] : catalog.frameworks) {
