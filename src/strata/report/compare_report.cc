@@ -155,7 +155,8 @@ Result<CompareReport> CompareSystems(const Workspace& workspace,
     c.setup = *std::move(e->setup);
     c.step = *std::move(e->step);
     c.ledger = std::move(e->ledger);
-    c.steps = tokens / c.step.tokens_per_step;
+    // A run takes whole steps: the last one is paid in full.
+    c.steps = std::ceil(tokens / c.step.tokens_per_step);
     c.days = c.steps * c.step.step.s() / kSecondsPerDay;
     c.links = LinkLoads(c.step);
     report.systems.push_back(std::move(c));
@@ -283,10 +284,11 @@ std::string RenderCompareText(const CompareReport& report, bool explain) {
       out += fmt::format("\n{} ({}): how each number is computed\n",
                          static_cast<char>('A' + std::min<size_t>(i, 25)), s.label);
       out += fmt::format(
-          "  days to train\n    {} tokens / {} tokens per step = {:.1f} steps x "
+          "  days to train\n    {} tokens / {} tokens per step = {:.2f}, so {} whole step{} x "
           "{:.2f} s / 86,400 s = {:.3f} days\n",
-          GroupDigits(report.tokens), GroupDigits(s.step.tokens_per_step), s.steps, s.step.step.s(),
-          s.days);
+          GroupDigits(report.tokens), GroupDigits(s.step.tokens_per_step),
+          report.tokens / s.step.tokens_per_step, GroupDigits(s.steps), s.steps == 1 ? "" : "s",
+          s.step.step.s(), s.days);
       out += fmt::format("  memory peak\n    the ledger's peak {} (strata memory {} --explain)\n",
                          FormatGB(s.ledger.Peak()), s.label);
       for (const StepFormula& f : ExplainStep(s.setup.tables, s.setup.layout, s.step)) {
