@@ -265,7 +265,12 @@ ShardedExposure ExposeShardedTraffic(const std::vector<PricedTraffic>& sharded, 
   };
   Pass grads{once.dense_grad, 0, once.expert_grad, 0};
   Pass params{0, once.dense_param, 0, once.expert_param};
-  spread(grads, once_exposed(grads.Total(), s.overlap.grad_reduce, backward_mb.s()));
+  // Under torch's FSDP2 the per-step gradient item is HSDP's replica all-reduce, which
+  // foreach_reduce issues per unit right after that unit's reduce-scatter, on the same side
+  // stream, behind the rest of the backward: only the last unit's share waits.
+  const bool fsdp2_replicas = s.sharding.mode == ShardingMode::kFsdp2 && !s.megatron_core;
+  spread(grads,
+         once_exposed(grads.Total(), s.overlap.grad_reduce || fsdp2_replicas, backward_mb.s()));
   spread(params, once_exposed(params.Total(), s.overlap.param_gather, forward_mb.s()));
   return e;
 }
