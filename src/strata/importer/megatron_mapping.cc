@@ -165,7 +165,9 @@ Status MapModel(MegatronFlavor flavor, Settings& s, MapContext& ctx, JobBuilder&
   ctx.model_json = m.dump(2) + "\n";
   const std::string path =
       o.model_json_path.empty() ? std::string("model.json") : o.model_json_path;
-  job.Set("model", path, "Megatron-style description of the model arguments, written beside");
+  job.Set("model", path,
+          "Megatron-style description of the model arguments, written beside the job with -o "
+          "(printed below it otherwise)");
   return OkStatus();
 }
 
