@@ -109,6 +109,15 @@ TEST(Interconnects, BadCalibrationNamesTheField) {
       << over.error().Format();
   bad = text;
   bad.replace(bad.find("base: {ring: 6.6us"), 18, "base: {ring: 6.6");
+  // A zero Simple ring hop would divide the other protocols' hops by zero (NaN costs, exit 0).
+  std::string zero = text;
+  const std::string net = "net: {ring: 14us, tree: 14us}";
+  ASSERT_NE(zero.find(net), std::string::npos);
+  zero.replace(zero.find(net), net.size(), "net: {ring: 0us, tree: 14us}");
+  auto zero_hop = ParseInterconnects(zero, "i.yaml");
+  ASSERT_FALSE(zero_hop.ok());
+  EXPECT_NE(zero_hop.error().Format().find("nccl_protocols.simple.hop.net.ring"), std::string::npos)
+      << zero_hop.error().Format();
   auto unitless = ParseInterconnects(bad, "i.yaml");
   ASSERT_FALSE(unitless.ok());
   EXPECT_NE(unitless.error().Format().find("nccl_protocols.ll.base.ring: '6.6' has no unit"),

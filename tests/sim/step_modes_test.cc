@@ -47,6 +47,19 @@ TEST(StepModes, LayerPipelinedExposure) {
 //     boundary: 4 of its 39 steps) + 39/40 x 1,610,612,736 B / 86.0 GB/s = 0.1834 ms +
 //     18.2597 ms = 18.443 ms
 //   No per-step "updated parameters" gather remains: ZeRO-3 gathers at the next forward.
+// verl's FSDP workers (strategy fsdp: PyTorch FSDP1, imported as zero3) recompute inside the
+// unit's unshard for its backward, as FSDP does: 2 gathers per layer and micro batch (forward,
+// backward) = 2 x 40 x 2 = 160, not DeepSpeed's third. Before, the third gather was keyed on
+// "not megatron-core" and verl paid it.
+TEST(StepModes, VerlFsdpGathersTwicePerMicroBatchUnderRecompute) {
+  auto ref = LoadReferenceStep({"framework.name=verl", "sharding.mode=zero3", "parallel.ep=1"});
+  auto r = EvaluateStep(ref.setup.tables, ref.setup.layout, *ref.comm);
+  ASSERT_TRUE(r.ok()) << r.error().Format();
+  const auto gathers = Find(*r, GroupKind::kExpertDp, CollectiveOp::kAllGather);
+  ASSERT_EQ(gathers.size(), 1u);
+  EXPECT_DOUBLE_EQ(gathers[0]->item.calls_per_step, 160);
+}
+
 TEST(StepModes, Zero3GathersEveryLayerThricePerMicroBatchUnderRecompute) {
   auto ref = LoadReferenceStep({"sharding.mode=zero3", "parallel.ep=1"});
   auto r = EvaluateStep(ref.setup.tables, ref.setup.layout, *ref.comm);

@@ -18,7 +18,8 @@ const std::vector<std::pair<std::string, CommAlgorithm>> kAlgorithms = {
     {"hierarchical", CommAlgorithm::kHierarchical},
     {"nvls", CommAlgorithm::kNvls}};
 
-double CeilLog2(int64_t n) { return n <= 1 ? 0.0 : std::ceil(std::log2(static_cast<double>(n))); }
+// NCCL's log2i: the floor of log2 (tuning.cc's tree latency counts log2i(nNodes) network levels).
+double FloorLog2(int64_t n) { return n <= 1 ? 0.0 : std::floor(std::log2(static_cast<double>(n))); }
 
 std::string FabricKey(const Cluster& c) {
   switch (c.fabric) {
@@ -193,8 +194,9 @@ CollectiveCost CollectiveModel::CostWith(CollectiveOp op, Bytes size, const Grou
                          : op == CollectiveOp::kAllReduce ? 2.0 * (n - 1)
                                                           : n - 1;
     if (algorithm == CommAlgorithm::kTree) {
-      steps_in = multi ? 2.0 * (r - 1) : 2.0 * CeilLog2(shape.ranks);
-      steps_net = multi ? 2.0 * CeilLog2(shape.nodes) : 0.0;
+      // NCCL's tree latency: 2 x ((ranks per node - 1) x intra + log2i(nodes) x inter).
+      steps_in = 2.0 * (r - 1);
+      steps_net = multi ? 2.0 * FloorLog2(shape.nodes) : 0.0;
     } else if (multi && op != CollectiveOp::kSendRecv) {
       // NCCL's ring crosses the network once per node boundary of each pass (tuning.cc:
       // nInterSteps = 2 (nNodes - 1) for all-reduce, nNodes - 1 otherwise); its other steps

@@ -76,6 +76,13 @@ Result<std::vector<NcclProtocol>> ParseProtocols(YamlMap& top) {
     STRATA_ASSIGN_OR_RETURN(YamlMap hop, p.Map("hop"));
     for (const char* kind : {"nvlink", "pci", "net"}) {
       STRATA_ASSIGN_OR_RETURN(proto.hop[kind], RingTree(hop, kind));
+      // Simple's ring hop is the scale every other protocol's hop is divided by.
+      if (out.empty() && !(proto.hop[kind].first.s() > 0)) {
+        STRATA_ASSIGN_OR_RETURN(YamlMap m, hop.Map(kind));
+        return m.ErrorAt("ring",
+                         "the Simple ring hop scales the other protocols' hops: it must "
+                         "be above 0");
+      }
     }
     STRATA_RETURN_IF_ERROR(hop.CheckNoUnknownKeys());
     STRATA_ASSIGN_OR_RETURN(YamlMap bw, p.Map("bandwidth"));

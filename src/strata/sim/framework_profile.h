@@ -126,6 +126,12 @@ struct FrameworkProfile {
   /// the per-mode copies themselves and in profiles built by hand (then this one applies).
   std::vector<FrameworkProfile> by_mode;
 
+  /// DeepSpeed's ZeRO-3 runs (its per-parameter hooks are priced): the one predicate the step
+  /// model reads for DeepSpeed-only behaviour (the recompute's extra fetch).
+  bool RunsDeepSpeedZero3() const {
+    return zero3_ops_per_param > 0 || zero3_ops_per_param_per_rank > 0;
+  }
+
   double Zero3OpsPerParam(int64_t dp) const {
     return zero3_ops_per_param + zero3_ops_per_param_per_rank * static_cast<double>(dp);
   }

@@ -141,8 +141,9 @@ Result<std::vector<PricedTraffic>> PriceShardedTraffic(const ModelTrafficShape& 
       const bool pipelined = sh.mode == ShardingMode::kFsdp2 && l.pp > 1 && !s.megatron_core;
       // DeepSpeed ZeRO-3 under full recompute: the recomputed forward runs the modules' forward
       // hooks again (fetch, then release after it), before the backward hooks fetch once more:
-      // a third gather per recomputed layer. FSDP2 recomputes inside the backward's unshard.
-      const bool deepspeed_recompute = sh.mode == ShardingMode::kZero3 && !s.megatron_core &&
+      // a third gather per recomputed layer. FSDP (1 and 2) recomputes inside the unit's
+      // unshard for its backward; megatron-core and torchtitan issue per-unit gathers too.
+      const bool deepspeed_recompute = sh.mode == ShardingMode::kZero3 && s.deepspeed_zero3 &&
                                        s.recompute == RecomputeGranularity::kFull &&
                                        sh.reshard_after_forward;
       const double gathers = (sh.reshard_after_forward ? 2.0 : 1.0) +
