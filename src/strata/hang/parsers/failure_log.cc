@@ -100,6 +100,15 @@ class Scanner {
         break;
       }
     }
+    // torch_xla's failure to fetch the mesh configuration names no address; the client's wait
+    // lines before it name the master it fetches from, "Waiting to connect to client mesh master
+    // (300 seconds) 10.164.0.6:8477" (pytorch/xla#2342): that master is the peer.
+    if (s.kind == FailureKind::kBootstrap && s.peer.empty() && !mesh_master_.empty() &&
+        Contains(line, "Failed to retrieve mesh configuration")) {
+      s.peer = mesh_master_;
+      s.detail = "torch_xla could not retrieve the mesh configuration from its mesh master at " +
+                 mesh_master_ + " while setting up replication";
+    }
     SlurmEnding(line);
     Emit(std::move(s), line, number);
     if (warning_first) {
@@ -424,15 +433,16 @@ class Scanner {
       mesh_wait_.reset();
       return false;
     }
-    if (mesh_wait_) return true;
     const std::string_view rest = line.substr(at + kWait.size());
     const size_t close = rest.find(") ");
-    FailureSignal s;
-    s.kind = FailureKind::kBootstrap;
     if (close != std::string_view::npos) {
       const std::string_view addr = TrimSpace(rest.substr(close + 2));
-      s.peer = std::string(addr.substr(0, addr.find(' ')));
+      mesh_master_ = std::string(addr.substr(0, addr.find(' ')));
     }
+    if (mesh_wait_) return true;
+    FailureSignal s;
+    s.kind = FailureKind::kBootstrap;
+    s.peer = mesh_master_;
     s.detail = "torch_xla's mesh client was still waiting to connect to its mesh master" +
                (s.peer.empty() ? std::string() : " at " + s.peer) +
                " when the log ends: the replicas never formed";
@@ -706,6 +716,7 @@ class Scanner {
   int mpi_peer_box_ = 0;       // the line of Open MPI's peer-disconnected box, 0 outside it
   std::string previous_line_;  // the last non-empty line read, cleaned
   std::optional<FailureSignal> mesh_wait_;  // a mesh-master wait no later line has followed yet
+  std::string mesh_master_;  // the address the latest mesh-master wait named ("10.164.0.6:8477")
   std::string mesh_wait_text_;
   int mesh_wait_line_ = 0;
   std::optional<FailureSignal> jax_barrier_;  // a JAX barrier's report, its task list under way
