@@ -90,5 +90,30 @@ TEST(FirstRunNineteenthBatch, StalledRanksMissingDifferentCollectivesAreAMismatc
   EXPECT_EQ(behind.finding.ranks, (std::vector<int64_t>{0, 1}));
 }
 
+// jax-ml/jax#22740 (jax-22740-xla-rendezvous-initialize-clique-stuck): host0's "2024-07-29
+// 17:14:59.920189: E external/xla/xla/service/rendezvous.cc:38] This thread has been waiting for
+// `initialize clique for rank 6; clique=devices=[0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15];
+// stream=0; run_id=724296073` for 10 seconds and may be stuck. Expected 8 threads to join the
+// rendezvous, but not all of them arrived on time." By hand: XLA sets up one NCCL clique
+// (communicator) over the 16 devices of the two processes before the first collective, and each
+// local device's thread waits in this rendezvous until all have arrived; the log ends with the
+// set-up still waiting. The communicator never formed: a start-up fault, no device named behind
+// it. The first run recognised no line and gave no verdict.
+TEST(FirstRunNineteenthBatch, LogEndingOnXlaCliqueInitialisationWaitIsBootstrap) {
+  const std::string wait =
+      "2024-07-29 17:14:59.920189: E external/xla/xla/service/rendezvous.cc:38] This thread has "
+      "been waiting for `initialize clique for rank 6; "
+      "clique=devices=[0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15]; stream=0; run_id=724296073` for "
+      "10 seconds and may be stuck. Expected 8 threads to join the rendezvous, but not all of "
+      "them arrived on time.\n";
+  const Verdict v = AnalyzeLog(wait);
+  EXPECT_EQ(v.finding.kind, "bootstrap") << v.finding.summary;
+  EXPECT_TRUE(v.finding.ranks.empty());
+  // Hand-made: the program printing on after the warning got through the rendezvous: no
+  // verdict from the wait.
+  const Verdict after = AnalyzeLog(wait + "16\n8\n");
+  EXPECT_NE(after.finding.kind, "bootstrap") << after.finding.summary;
+}
+
 }  // namespace
 }  // namespace strata::hang

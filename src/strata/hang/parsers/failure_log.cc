@@ -42,6 +42,7 @@ class Scanner {
     const std::string line = Clean(raw);
     if (line.empty()) return;
     const std::string previous = std::exchange(previous_line_, line);
+    if (WatchXlaCliqueWait(line, number)) return;
     if (WatchMeshMasterWait(line, number)) return;
     Context(line, number);
     if (horovod_.Line(line, number)) return;
@@ -122,6 +123,8 @@ class Scanner {
     FlushJaxBarrier();
     if (mesh_wait_) Emit(std::move(*mesh_wait_), mesh_wait_text_, mesh_wait_line_);
     mesh_wait_.reset();
+    if (clique_wait_) Emit(std::move(*clique_wait_), clique_wait_text_, clique_wait_line_);
+    clique_wait_.reset();
     if (fr_) out_.push_back(std::move(*fr_));
     fr_.reset();
     for (FailureSignal& s : horovod_.Take()) out_.push_back(std::move(s));
@@ -452,6 +455,30 @@ class Scanner {
     return true;
   }
 
+  // XLA's in-process rendezvous warns while it waits for the threads (one per local device) of an
+  // NCCL clique's set-up: "rendezvous.cc:38] This thread has been waiting for `initialize clique
+  // for rank 6; clique=devices=[0,...,15]; ...` for 10 seconds and may be stuck. Expected 8
+  // threads to join the rendezvous, but not all of them arrived on time." (jax-ml/jax#22740). A
+  // log that ends on such warnings shows the communicator still not formed: a start-up fault.
+  // Any other line after them is the program going on, and the wait no failure.
+  bool WatchXlaCliqueWait(std::string_view line, int number) {
+    if (!Contains(line, "This thread has been waiting for `initialize clique") ||
+        !Contains(line, "may be stuck")) {
+      clique_wait_.reset();
+      return false;
+    }
+    if (clique_wait_) return true;
+    FailureSignal s;
+    s.kind = FailureKind::kBootstrap;
+    s.detail =
+        "XLA was still waiting for the devices of an NCCL clique to join its initialisation when "
+        "the log ends: the communicator never formed";
+    clique_wait_ = std::move(s);
+    clique_wait_text_ = std::string(line.substr(0, kMaxTextChars));
+    clique_wait_line_ = number;
+    return true;
+  }
+
   void FlushJaxBarrier() {
     if (!jax_barrier_) return;
     FailureSignal s = std::move(*jax_barrier_);
@@ -715,7 +742,10 @@ class Scanner {
   std::optional<FailureSignal> mpi_first_;
   int mpi_peer_box_ = 0;       // the line of Open MPI's peer-disconnected box, 0 outside it
   std::string previous_line_;  // the last non-empty line read, cleaned
-  std::optional<FailureSignal> mesh_wait_;  // a mesh-master wait no later line has followed yet
+  std::optional<FailureSignal> mesh_wait_;    // a mesh-master wait no later line has followed yet
+  std::optional<FailureSignal> clique_wait_;  // XLA's clique set-up wait, not yet followed
+  std::string clique_wait_text_;
+  int clique_wait_line_ = 0;
   std::string mesh_master_;  // the address the latest mesh-master wait named ("10.164.0.6:8477")
   std::string mesh_wait_text_;
   int mesh_wait_line_ = 0;
