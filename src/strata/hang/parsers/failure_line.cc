@@ -299,8 +299,10 @@ bool ClassifyFailureLine(std::string_view line, FailureSignal* s) {
                 " while setting up replication";
     return true;
   }
-  if (Contains(line, "mesh_service.cc:") &&
-      Contains(line, "Failed to retrieve mesh configuration")) {
+  // The same failure logged through TensorFlow's logging helper, "tf_logging.cc:11] Failed to
+  // retrieve mesh configuration: ordinal (13)" (pytorch/xla#2342): the message is torch_xla's
+  // own, whichever file logs it.
+  if (Contains(line, "Failed to retrieve mesh configuration")) {
     s->kind = K::kBootstrap;
     s->detail =
         "torch_xla could not retrieve the mesh configuration from its mesh master while setting "

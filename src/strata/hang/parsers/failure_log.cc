@@ -42,6 +42,7 @@ class Scanner {
     const std::string line = Clean(raw);
     if (line.empty()) return;
     const std::string previous = std::exchange(previous_line_, line);
+    if (WatchXlaCliqueWait(line, number)) return;
     if (WatchMeshMasterWait(line, number)) return;
     Context(line, number);
     if (horovod_.Line(line, number)) return;
@@ -100,6 +101,15 @@ class Scanner {
         break;
       }
     }
+    // torch_xla's failure to fetch the mesh configuration names no address; the client's wait
+    // lines before it name the master it fetches from, "Waiting to connect to client mesh master
+    // (300 seconds) 10.164.0.6:8477" (pytorch/xla#2342): that master is the peer.
+    if (s.kind == FailureKind::kBootstrap && s.peer.empty() && !mesh_master_.empty() &&
+        Contains(line, "Failed to retrieve mesh configuration")) {
+      s.peer = mesh_master_;
+      s.detail = "torch_xla could not retrieve the mesh configuration from its mesh master at " +
+                 mesh_master_ + " while setting up replication";
+    }
     SlurmEnding(line);
     Emit(std::move(s), line, number);
     if (warning_first) {
@@ -113,6 +123,8 @@ class Scanner {
     FlushJaxBarrier();
     if (mesh_wait_) Emit(std::move(*mesh_wait_), mesh_wait_text_, mesh_wait_line_);
     mesh_wait_.reset();
+    if (clique_wait_) Emit(std::move(*clique_wait_), clique_wait_text_, clique_wait_line_);
+    clique_wait_.reset();
     if (fr_) out_.push_back(std::move(*fr_));
     fr_.reset();
     for (FailureSignal& s : horovod_.Take()) out_.push_back(std::move(s));
@@ -424,21 +436,46 @@ class Scanner {
       mesh_wait_.reset();
       return false;
     }
-    if (mesh_wait_) return true;
     const std::string_view rest = line.substr(at + kWait.size());
     const size_t close = rest.find(") ");
-    FailureSignal s;
-    s.kind = FailureKind::kBootstrap;
     if (close != std::string_view::npos) {
       const std::string_view addr = TrimSpace(rest.substr(close + 2));
-      s.peer = std::string(addr.substr(0, addr.find(' ')));
+      mesh_master_ = std::string(addr.substr(0, addr.find(' ')));
     }
+    if (mesh_wait_) return true;
+    FailureSignal s;
+    s.kind = FailureKind::kBootstrap;
+    s.peer = mesh_master_;
     s.detail = "torch_xla's mesh client was still waiting to connect to its mesh master" +
                (s.peer.empty() ? std::string() : " at " + s.peer) +
                " when the log ends: the replicas never formed";
     mesh_wait_ = std::move(s);
     mesh_wait_text_ = std::string(line);
     mesh_wait_line_ = number;
+    return true;
+  }
+
+  // XLA's in-process rendezvous warns while it waits for the threads (one per local device) of an
+  // NCCL clique's set-up: "rendezvous.cc:38] This thread has been waiting for `initialize clique
+  // for rank 6; clique=devices=[0,...,15]; ...` for 10 seconds and may be stuck. Expected 8
+  // threads to join the rendezvous, but not all of them arrived on time." (jax-ml/jax#22740). A
+  // log that ends on such warnings shows the communicator still not formed: a start-up fault.
+  // Any other line after them is the program going on, and the wait no failure.
+  bool WatchXlaCliqueWait(std::string_view line, int number) {
+    if (!Contains(line, "This thread has been waiting for `initialize clique") ||
+        !Contains(line, "may be stuck")) {
+      clique_wait_.reset();
+      return false;
+    }
+    if (clique_wait_) return true;
+    FailureSignal s;
+    s.kind = FailureKind::kBootstrap;
+    s.detail =
+        "XLA was still waiting for the devices of an NCCL clique to join its initialisation when "
+        "the log ends: the communicator never formed";
+    clique_wait_ = std::move(s);
+    clique_wait_text_ = std::string(line.substr(0, kMaxTextChars));
+    clique_wait_line_ = number;
     return true;
   }
 
@@ -705,7 +742,11 @@ class Scanner {
   std::optional<FailureSignal> mpi_first_;
   int mpi_peer_box_ = 0;       // the line of Open MPI's peer-disconnected box, 0 outside it
   std::string previous_line_;  // the last non-empty line read, cleaned
-  std::optional<FailureSignal> mesh_wait_;  // a mesh-master wait no later line has followed yet
+  std::optional<FailureSignal> mesh_wait_;    // a mesh-master wait no later line has followed yet
+  std::optional<FailureSignal> clique_wait_;  // XLA's clique set-up wait, not yet followed
+  std::string clique_wait_text_;
+  int clique_wait_line_ = 0;
+  std::string mesh_master_;  // the address the latest mesh-master wait named ("10.164.0.6:8477")
   std::string mesh_wait_text_;
   int mesh_wait_line_ = 0;
   std::optional<FailureSignal> jax_barrier_;  // a JAX barrier's report, its task list under way

@@ -124,6 +124,13 @@ bool HorovodStallReader::Line(std::string_view cleaned, int number) {
     if (const auto r = RankLine(line)) {
       shutdown_ = shutdown_ || r->second;
       Add(line, number, {r->first});
+      // Horovod's TensorFlow ops carry the collective in their names ("HorovodBroadcast_...",
+      // ".../HorovodAllreduce_gradients_AddN_100_0"): which collectives this rank never entered.
+      std::set<std::string>& ops = missing_ops_[r->first];
+      for (const char* op : {"HorovodAllreduce", "HorovodAllgather", "HorovodBroadcast",
+                             "HorovodAlltoall", "HorovodReducescatter"}) {
+        if (Contains(line, op)) ops.insert(op);
+      }
       return true;
     }
     list_ = false;
@@ -196,6 +203,23 @@ std::vector<std::set<int64_t>> DisjointReadyGroups(const std::vector<std::set<in
   return groups;
 }
 
+// "Stalled ranks:" lists, per rank, the tensors that rank never submitted while another rank
+// did. Rank 0 missing only broadcasts and rank 1 missing only allreduces (google/automl#563) means
+// rank 1 entered the broadcasts and rank 0 the allreduces: each waits in a collective the other
+// never enters, a split rather than ranks behind. True when at least two ranks are listed, each
+// with the collective of its tensors named, and no collective is missing on two of them.
+bool SplitByCollective(const std::map<int64_t, std::set<std::string>>& missing_ops) {
+  if (missing_ops.size() < 2) return false;
+  std::set<std::string> seen;
+  for (const auto& [rank, ops] : missing_ops) {
+    if (ops.empty()) return false;
+    for (const std::string& op : ops) {
+      if (!seen.insert(op).second) return false;
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
 void HorovodStallReader::Flush() {
@@ -213,12 +237,20 @@ void HorovodStallReader::Flush() {
       current_->ranks.clear();
       if (unique) current_->ranks.assign(smallest->begin(), smallest->end());
     }
+    if (SplitByCollective(missing_ops_)) {
+      current_->split = true;
+      current_->ranks.clear();
+    }
     current_->detail =
         ready_format_
             ? "Horovod stall inspector (ready-ranks format): ranks below the highest ready one "
               "that are not listed as ready"
             : "Horovod stall inspector: tensors not submitted by these ranks";
-    if (current_->split) {
+    if (current_->split && !ready_format_) {
+      current_->detail =
+          "Horovod stall inspector: the stalled ranks never submitted different collectives "
+          "(each waits in a collective another rank never entered)";
+    } else if (current_->split) {
       current_->detail =
           "Horovod stall inspector (ready-ranks format): the ranks are ready on different "
           "tensors, in disjoint groups";
@@ -229,6 +261,7 @@ void HorovodStallReader::Flush() {
   current_.reset();
   ranks_.clear();
   ready_.clear();
+  missing_ops_.clear();
   header_ = list_ = shutdown_ = ready_format_ = false;
 }
 

@@ -12,6 +12,7 @@
 #define STRATA_HANG_PARSERS_HOROVOD_STALL_H_
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -33,7 +34,10 @@ std::optional<int64_t> MpiTagRank(std::string_view line);
 /// below the highest ready one that are not listed; ranks above it cannot be known). When the
 /// ready-ranks lists split the ranks into disjoint groups, every rank ready on some tensor and
 /// no rank on all, the ranks are at different tensors: the signal is marked `split` and its
-/// `ranks` are the smallest group, if one group is smaller than every other.
+/// `ranks` are the smallest group, if one group is smaller than every other. When a "Stalled
+/// ranks:" list names two or more ranks and the tensors of each name a collective missing on no
+/// other listed rank (one never entered the broadcasts, another the allreduces), the ranks wait
+/// in different collectives: the signal is `split`, with no rank named.
 class HorovodStallReader {
  public:
   explicit HorovodStallReader(const std::string& file) : file_(file) {}
@@ -58,6 +62,8 @@ class HorovodStallReader {
   bool ready_format_ = false;
   std::set<int64_t> ranks_;
   std::vector<std::set<int64_t>> ready_;  // each "[ready ranks: ...]" list, as listed
+  // per rank of a "Stalled ranks:" list, the collectives its unsubmitted tensors name
+  std::map<int64_t, std::set<std::string>> missing_ops_;
   std::optional<FailureSignal> current_;
   std::vector<FailureSignal> done_;
 };
