@@ -16,16 +16,10 @@ namespace strata {
 namespace {
 
 using testing::CaseInput;
+using testing::Field;
 using testing::ImportGolden;
 using testing::ImportInput;
 using testing::SourceOf;
-
-std::string Field(const ImportReport& r, const std::string& key) {
-  for (const auto& f : r.fields) {
-    if (f.key == key) return f.value;
-  }
-  return "(not set)";
-}
 
 ImportOptions Options(const char* gpu, std::vector<std::string> files = {}) {
   ImportOptions o;

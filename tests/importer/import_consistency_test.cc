@@ -16,15 +16,9 @@
 namespace strata {
 namespace {
 
+using testing::Field;
 using testing::ImportGolden;
 using testing::SourceOf;
-
-std::string Field(const ImportReport& r, const std::string& key) {
-  for (const auto& f : r.fields) {
-    if (f.key == key) return f.value;
-  }
-  return "(not set)";
-}
 
 std::string Read(const std::string& golden) {
   auto text = ReadFile(ImportGolden(golden));

@@ -30,6 +30,14 @@ inline std::string SourceOf(const ImportReport& r, const std::string& key) {
   return "(not set)";
 }
 
+/// The value the import wrote for `key`, "(not set)" when the job has no such field.
+inline std::string Field(const ImportReport& r, const std::string& key) {
+  for (const auto& f : r.fields) {
+    if (f.key == key) return f.value;
+  }
+  return "(not set)";
+}
+
 }  // namespace strata::testing
 
 #endif  // STRATA_TESTS_IMPORTER_IMPORT_TEST_SUPPORT_H_

@@ -13,15 +13,9 @@
 namespace strata {
 namespace {
 
+using testing::Field;
 using testing::ImportGolden;
 using testing::SourceOf;
-
-std::string Field(const ImportReport& r, const std::string& key) {
-  for (const auto& f : r.fields) {
-    if (f.key == key) return f.value;
-  }
-  return "(not set)";
-}
 
 // LLaMA-Factory's examples/train_full/llama3_full_sft_ds3.yaml with one line added, the one its
 // README gives for Liger ("Try `enable_liger_kernel: true` for efficient training"), and its

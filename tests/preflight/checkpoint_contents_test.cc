@@ -10,7 +10,10 @@
 //   bf16 weights 2 B x P = 16,060,522,496 B (16.06 GB)
 #include <gtest/gtest.h>
 
+#include <string>
+
 #include "preflight/inline_job.h"
+#include "strata/hw/bandwidth_map.h"
 #include "strata/hw/cluster.h"
 #include "strata/hw/interconnects.h"
 #include "strata/job/job_spec.h"
@@ -22,6 +25,15 @@ namespace {
 constexpr double kLlama8bParams = 8030261248.0;
 
 using testing::InlineJob;
+
+// The checkpoint's write and load times on `nodes` nodes of the h100-8x8-ib400 cluster (Lustre,
+// 20 GB/s per node).
+Result<CheckpointTimes> TimesOnH100Cluster(const CheckpointSizes& s, int64_t nodes) {
+  STRATA_ASSIGN_OR_RETURN(Cluster cluster, LoadCluster("h100-8x8-ib400"));
+  STRATA_ASSIGN_OR_RETURN(Interconnects links, LoadInterconnects());
+  STRATA_ASSIGN_OR_RETURN(BandwidthMap map, BuildBandwidthMap(cluster, links));
+  return ComputeCheckpointTimes(s, map, nodes);
+}
 
 // The audit's Megatron script (pretrain_gpt.py, Llama-3.1-8B, TP2 PP2 DP8 on 4 nodes x 8 H100,
 // --no-save-optim). Megatron's save_checkpoint puts the optimizer's state dict (the fp32 main
@@ -49,12 +61,7 @@ TEST(CheckpointContents, NoSaveOptimLeavesTheWeightsAlone) {
   EXPECT_DOUBLE_EQ(s.master_total.count(), 0.0);
   EXPECT_DOUBLE_EQ(s.moments_total.count(), 0.0);
   EXPECT_NEAR(s.hf_total().count(), 16060522496.0, 1e3);
-  auto cluster = LoadCluster("h100-8x8-ib400");
-  auto links = LoadInterconnects();
-  ASSERT_TRUE(cluster.ok() && links.ok());
-  auto map = BuildBandwidthMap(*cluster, *links);
-  ASSERT_TRUE(map.ok()) << map.error().Format();
-  auto t = ComputeCheckpointTimes(s, *map, 4);
+  auto t = TimesOnH100Cluster(s, 4);
   ASSERT_TRUE(t.ok()) << t.error().Format();
   EXPECT_NEAR(t->checkpoint_write.s(), 4.015130624 / 20, 1e-6);
 }
@@ -114,14 +121,14 @@ TEST(CheckpointContents, Zero3With16BitModelSaveCountsRankZerosModel) {
 //     = 44,166,436,864 B
 // Before: 112.4 GB, rank 0 28.11 GB (the safetensors copy missed).
 TEST(CheckpointContents, TrainerUnderZero2AlsoWritesTheModel) {
-  const Job job = InlineJob(
+  const std::string zero2 =
       "model: llama-3.1-8b\n"
       "cluster: {file: h100-8x8-ib400, gpu: H100, gpus_per_node: 8, nodes: 1}\n"
       "parallel: {tp: 1, pp: 1}\n"
       "batch: {micro_batch: 1, global_batch: 8}\n"
       "sequence: {max_tokens: 4096}\n"
-      "sharding: {mode: zero2}\n"
-      "framework: {name: hf-trainer}\n");
+      "sharding: {mode: zero2}\n";
+  const Job job = InlineJob(zero2 + "framework: {name: hf-trainer}\n");
   const CheckpointSizes s = ComputeCheckpointSizes(job);
   EXPECT_EQ(s.format, CheckpointFormat::kDeepSpeed);
   EXPECT_NEAR(s.consolidated_total.count(), 16 * kLlama8bParams / 8, 1e3);
@@ -129,24 +136,12 @@ TEST(CheckpointContents, TrainerUnderZero2AlsoWritesTheModel) {
   EXPECT_NEAR(s.checkpoint_per_rank().count(), 44166436864.0, 1e3);
   // The one node writes 128.48 GB (6.424 s at the cluster's 20 GB/s per node); a resume reads
   // DeepSpeed's files alone (the Trainer's deepspeed_load_checkpoint), 112.42 GB: 5.621 s.
-  auto cluster = LoadCluster("h100-8x8-ib400");
-  auto links = LoadInterconnects();
-  ASSERT_TRUE(cluster.ok() && links.ok());
-  auto map = BuildBandwidthMap(*cluster, *links);
-  ASSERT_TRUE(map.ok()) << map.error().Format();
-  auto t = ComputeCheckpointTimes(s, *map, 1);
+  auto t = TimesOnH100Cluster(s, 1);
   ASSERT_TRUE(t.ok()) << t.error().Format();
   EXPECT_NEAR(t->checkpoint_write.s(), 128.484179968 / 20, 1e-6);
   EXPECT_NEAR(t->checkpoint_load.s(), 112.423657472 / 20, 1e-6);
   // DeepSpeed used alone (its own training loop, no Trainer) writes its files only.
-  const Job bare = InlineJob(
-      "model: llama-3.1-8b\n"
-      "cluster: {file: h100-8x8-ib400, gpu: H100, gpus_per_node: 8, nodes: 1}\n"
-      "parallel: {tp: 1, pp: 1}\n"
-      "batch: {micro_batch: 1, global_batch: 8}\n"
-      "sequence: {max_tokens: 4096}\n"
-      "sharding: {mode: zero2}\n"
-      "framework: {name: deepspeed}\n");
+  const Job bare = InlineJob(zero2 + "framework: {name: deepspeed}\n");
   EXPECT_NEAR(ComputeCheckpointSizes(bare).checkpoint_total().count(), 14 * kLlama8bParams, 1e4);
 }
 

@@ -105,8 +105,9 @@ void CheckHcas(const NodeState& node, const std::map<std::string, std::string>& 
   if (h.disabled) return;  // reported as a dangerous setting
   const std::string mgmt = node.DefaultRouteDevice();
   auto hca_it = env.find("NCCL_IB_HCA");
+  // Unset: an empty list (every active port is taken).
+  const NcclList list = hca_it == env.end() ? NcclList{} : ParseNcclList(hca_it->second);
   if (hca_it != env.end()) {
-    const NcclList list = ParseNcclList(hca_it->second);
     if (list.exact && !list.exclude) {
       for (const NcclList::Entry& e : list.entries) {
         bool present = false;
@@ -147,7 +148,6 @@ void CheckHcas(const NodeState& node, const std::map<std::string, std::string>& 
   // a list that names it (exactly, or as the very prefix) puts it there on purpose or by a typo.
   // (A prefix that selects it without naming it is the prefix trap above.) NCCL spreads its
   // channels over the listed NICs and a ring runs at its slowest link.
-  const NcclList list = hca_it == env.end() ? NcclList{} : ParseNcclList(hca_it->second);
   for (const std::string& port : h.ports) {
     const std::string device = port.substr(0, port.find(':'));
     for (const RdmaPort& p : node.rdma) {
