@@ -96,9 +96,14 @@ TEST(ResolveJob, AMisspeltModelWithoutAJobFileIsNamedFirst) {
 // "NVLink bridge 600 GB/s between GPU pairs"), so a collective over more than the pair crosses
 // PCIe. Before, every GPU with an NVLink figure got an NVSwitch: an 8-GPU ring of H100 PCIe
 // cards was priced at the bridge's 300 GB/s a direction (DP reduce 114 ms instead of 991 ms).
-TEST(ResolveJob, AnInlineClusterOfBridgedCardsIsPcie) {
+// The MI300X has no switch: AMD's platform data sheet joins each GPU to the other seven by its own
+// xGMI link, a mesh (it was printed "NVSwitch (InfinityFabric)").
+TEST(ResolveJob, AnInlineClusterTakesTheGpusFabricTopology) {
   for (const auto& [gpu, fabric] : std::vector<std::pair<std::string, IntraNodeFabric>>{
-           {"H100 PCIe", IntraNodeFabric::kPcieOnly}, {"H100 SXM", IntraNodeFabric::kNvSwitch}}) {
+           {"H100 PCIe", IntraNodeFabric::kPcieOnly},
+           {"H100 SXM", IntraNodeFabric::kNvSwitch},
+           {"MI300X", IntraNodeFabric::kNvLinkMesh},
+           {"L40S", IntraNodeFabric::kPcieOnly}}) {
     auto spec = ParseJobSpec("model: llama-3.1-8b\ncluster: {gpu: " + gpu +
                                  ", gpus_per_node: 8, nodes: 1}\nparallel: {tp: 1, pp: 1}\n"
                                  "batch: {micro_batch: 1, global_batch: 8}\n"

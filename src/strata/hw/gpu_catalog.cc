@@ -75,6 +75,35 @@ Result<GpuSpec> ParseGpu(const YAML::Node& node, const std::string& file, const 
         "nvlink_bandwidth",
         "nvlink_generation and nvlink_bandwidth must both be 'none' or both be given");
   }
+  // Optional: how the fabric joins a node's GPUs; sourced like every other value.
+  const bool has_topology = map.Has("fabric_topology");
+  if (has_topology) {
+    STRATA_ASSIGN_OR_RETURN(std::string topology, map.String("fabric_topology"));
+    const std::vector<std::pair<std::string, GpuFabricTopology>> kTopologies = {
+        {"switch", GpuFabricTopology::kSwitch},
+        {"mesh", GpuFabricTopology::kMesh},
+        {"bridge", GpuFabricTopology::kBridge}};
+    std::vector<std::string> names;
+    bool found = false;
+    for (const auto& [name, value] : kTopologies) {
+      names.push_back(name);
+      if (name == topology) {
+        gpu.fabric_topology = value;
+        found = true;
+      }
+    }
+    if (!found) {
+      Error e = map.ErrorAt("fabric_topology",
+                            fmt::format("unknown fabric_topology '{}' (expected one of: {})",
+                                        topology, fmt::join(names, ", ")));
+      const std::string close = ClosestMatch(topology, names);
+      if (!close.empty()) e.hint = fmt::format("did you mean '{}'?", close);
+      return e;
+    }
+    if (nvlink_text == "none") {
+      return map.ErrorAt("fabric_topology", "a part without a GPU fabric has no fabric_topology");
+    }
+  }
   STRATA_ASSIGN_OR_RETURN(gpu.tdp_watts, map.Number("tdp_watts"));
   if (!(gpu.tdp_watts > 0)) return map.ErrorAt("tdp_watts", "expected a positive power in watts");
   gpu.catalog_name = gpu.name;
@@ -96,6 +125,7 @@ Result<GpuSpec> ParseGpu(const YAML::Node& node, const std::string& file, const 
   STRATA_ASSIGN_OR_RETURN(YamlMap sources, map.Map("sources"));
   std::vector<std::string> sourced = kValueKeys;
   if (has_pcie) sourced.emplace_back("pcie_generation");
+  if (has_topology) sourced.emplace_back("fabric_topology");
   for (const auto& key : sourced) {
     if (!sources.Has(key)) {
       Error e = sources.ErrorAt("", fmt::format("'{}' has no source (datasheet name or URL)", key));

@@ -13,6 +13,11 @@
 
 namespace strata {
 
+/// How a part's GPU fabric joins the GPUs of a node: NVLink switches (SXM boards), a direct
+/// point-to-point mesh (AMD's xGMI: seven links from each MI300X to the other seven), or a
+/// bridge between two cards (H100 PCIe's NVLink bridge).
+enum class GpuFabricTopology { kSwitch, kMesh, kBridge };
+
 struct GpuSpec {
   std::string name;                  // canonical, as printed: "H20", "H100 SXM"
   std::vector<std::string> aliases;  // lower-case spellings users and tools write: "h100-sxm"
@@ -25,6 +30,8 @@ struct GpuSpec {
   FlopPerSecond tf32_dense;
   std::string nvlink_generation;    // "NVLink4", "NVLink3", "InfinityFabric", "none"
   BytesPerSecond nvlink_bandwidth;  // bidirectional, per GPU; zero when there is no GPU fabric
+  // data/gpus.yaml's optional `fabric_topology` (switch when absent).
+  GpuFabricTopology fabric_topology = GpuFabricTopology::kSwitch;
   double tdp_watts = 0;
   /// The catalog entry this part is, or derives from (`base:`), and that entry's power limit:
   /// per-GPU calibration (data/kernel_efficiency.yaml) is keyed by it and was measured at it.
@@ -36,9 +43,11 @@ struct GpuSpec {
 
   bool has_fp8() const { return fp8_dense.value() > 0; }
   bool has_gpu_fabric() const { return nvlink_bandwidth.value() > 0; }
-  /// A PCIe card whose NVLink is a bridge between two cards ("NVLink4-bridge": H100 PCIe): a
-  /// group wider than the bridged pair crosses PCIe.
-  bool nvlink_bridge_only() const { return nvlink_generation.ends_with("-bridge"); }
+  /// A PCIe card whose NVLink is a bridge between two cards (H100 PCIe): a group wider than the
+  /// bridged pair crosses PCIe.
+  bool nvlink_bridge_only() const {
+    return has_gpu_fabric() && fabric_topology == GpuFabricTopology::kBridge;
+  }
   /// What one direction of the fabric carries, the figure nccl-tests' busbw compares with.
   BytesPerSecond nvlink_bandwidth_per_direction() const { return nvlink_bandwidth / 2.0; }
 };

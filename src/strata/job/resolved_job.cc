@@ -55,11 +55,24 @@ Result<Cluster> ClusterOf(const JobSpec& spec) {
   c.nodes = spec.cluster.nodes;
   c.gpus_per_node = spec.cluster.gpus_per_node;
   c.gpu = std::move(gpu).value();
-  // A GPU with an NVLink switch fabric (SXM boards) gets NVSwitch; a PCIe card whose NVLink
-  // only bridges pairs gets PCIe, which every collective over more than the pair crosses (an
-  // 8-GPU ring on bridged H100 PCIe cards has at least four PCIe hops).
-  c.fabric = c.gpu.has_gpu_fabric() && !c.gpu.nvlink_bridge_only() ? IntraNodeFabric::kNvSwitch
-                                                                   : IntraNodeFabric::kPcieOnly;
+  // The node's fabric is the GPU's (data/gpus.yaml `fabric_topology`): an NVLink switch fabric
+  // (SXM boards) gets NVSwitch, a point-to-point mesh (MI300X's xGMI) a GPU mesh, and a PCIe card
+  // whose NVLink only bridges pairs gets PCIe, which every collective over more than the pair
+  // crosses (an 8-GPU ring on bridged H100 PCIe cards has at least four PCIe hops).
+  c.fabric = IntraNodeFabric::kPcieOnly;
+  if (c.gpu.has_gpu_fabric()) {
+    switch (c.gpu.fabric_topology) {
+      case GpuFabricTopology::kSwitch:
+        c.fabric = IntraNodeFabric::kNvSwitch;
+        break;
+      case GpuFabricTopology::kMesh:
+        c.fabric = IntraNodeFabric::kNvLinkMesh;
+        break;
+      case GpuFabricTopology::kBridge:
+        c.fabric = IntraNodeFabric::kPcieOnly;
+        break;
+    }
+  }
   c.pcie_generation = c.gpu.pcie_generation;  // the GPU's own host link (data/gpus.yaml)
   return c;
 }
