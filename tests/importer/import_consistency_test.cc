@@ -236,6 +236,34 @@ TEST(ImportConsistencyTest, AccelerateFsdp1IsPricedAsPerUnitFsdp) {
   }
 }
 
+// How the checkpoint is written: the handbook's FSDP1 config says
+// fsdp_state_dict_type: SHARDED_STATE_DICT (each rank its DCP shards); without the key
+// Accelerate's FSDP1 default is FULL_STATE_DICT (huggingface/accelerate utils/dataclasses.py:
+// "FULL_STATE_DICT" if fsdp_version == 1 else "SHARDED_STATE_DICT"), where rank 0 writes the
+// whole model and optimizer. Before, the key was "read but not used" and every FSDP job saved
+// shards.
+TEST(ImportConsistencyTest, AccelerateStateDictTypeDecidesTheCheckpoint) {
+  const std::string text = Read("accelerate_handbook_fsdp1/fsdp.yaml");
+  const std::string line = "fsdp_state_dict_type: SHARDED_STATE_DICT";
+  ASSERT_NE(text.find(line), std::string::npos);
+  auto sharded = ImportText(text, "accelerate_handbook_fsdp1/fsdp.yaml", HandbookOptions());
+  ASSERT_TRUE(sharded.ok()) << sharded.error().Format();
+  EXPECT_EQ(Field(*sharded, "checkpoint.state_dict"), "sharded");
+  auto full = ImportText(Edited(text, line, "fsdp_state_dict_type: FULL_STATE_DICT"),
+                         "accelerate_handbook_fsdp1/fsdp.yaml", HandbookOptions());
+  ASSERT_TRUE(full.ok()) << full.error().Format();
+  EXPECT_EQ(Field(*full, "checkpoint.state_dict"), "full");
+  auto fsdp1_default =
+      ImportText(Edited(text, line, ""), "accelerate_handbook_fsdp1/fsdp.yaml", HandbookOptions());
+  ASSERT_TRUE(fsdp1_default.ok()) << fsdp1_default.error().Format();
+  EXPECT_EQ(Field(*fsdp1_default, "checkpoint.state_dict"), "full");
+  auto typo = ImportText(Edited(text, line, "fsdp_state_dict_type: FULL_STATE_DIC"),
+                         "accelerate_handbook_fsdp1/fsdp.yaml", HandbookOptions());
+  ASSERT_FALSE(typo.ok());
+  EXPECT_NE(typo.error().Format().find("did you mean 'FULL_STATE_DICT'?"), std::string::npos)
+      << typo.error().Format();
+}
+
 // A contradiction the importer is given with --set is named by its --set, in the input file,
 // never at a line of the generated YAML the user never sees: reshard_after_forward (FSDP1
 // FULL_SHARD reshards) beside --set sharding.mode=zero2.

@@ -157,13 +157,82 @@ TEST(CheckpointContents, SizesWithoutAStorageLevel) {
   ASSERT_TRUE(cluster.ok() && links.ok());
   auto map = BuildBandwidthMap(*cluster, *links);
   ASSERT_TRUE(map.ok()) << map.error().Format();
-  auto plan = PlanCheckpoint(*job, *map, FailureRate{1.9733e-5, "", ""});
+  auto plan =
+      PlanCheckpoint(*job, StorageCluster{*cluster, false}, *map, FailureRate{1.9733e-5, "", ""});
   ASSERT_TRUE(plan.ok()) << plan.error().Format();
   EXPECT_FALSE(plan->timed());
   EXPECT_NE(plan->untimed_reason.find("no storage level"), std::string::npos)
       << plan->untimed_reason;
   // 41,943,040 adapter parameters (audit25's per-layer count x 32) in fp32 = 167,772,160 B.
   EXPECT_NEAR(plan->sizes.adapter_total.count(), 167772160.0, 1);
+}
+
+// Accelerate's FSDP with FULL_STATE_DICT (its FSDP1 default, huggingface/accelerate
+// utils/dataclasses.py): save_fsdp_model and save_fsdp_optimizer gather to rank 0 and torch.save
+// there (utils/fsdp_utils.py, rank0_only), and the Trainer's save_model writes model.safetensors
+// from accelerate's get_state_dict (transformers trainer.py, the is_fsdp_enabled branch). On
+// Llama-3.1-8B (P = 8,030,261,248) with FSDP's fp32 parameters as the model state: rank 0 writes
+// 4P (pytorch_model_fsdp.bin) + 8P (optimizer.bin, Adam's two fp32 moments) + 4P
+// (model.safetensors, the same fp32 state dict) = 16P = 128,484,179,968 B, all on node 0: at
+// Lustre's 20 GB/s a node, 6.424 s to write; a resume reads back 12P = 96.36 GB on rank 0
+// (4.818 s). Before, the save was priced as DCP shards: 12P / 64 = 1.51 GB a rank, 602 ms.
+TEST(CheckpointContents, FsdpFullStateDictIsWrittenByRankZero) {
+  const std::string fsdp =
+      "model: llama-3.1-8b\n"
+      "cluster: {file: h100-8x8-ib400, gpu: H100, gpus_per_node: 8, nodes: 8}\n"
+      "parallel: {tp: 1, pp: 1}\n"
+      "batch: {micro_batch: 1, global_batch: 64}\n"
+      "sequence: {max_tokens: 8192}\n"
+      "sharding: {mode: fsdp2}\n"
+      "optimizer: {name: adam, distributed: true, master_weights: fp32, moments: fp32}\n"
+      "framework: {name: hf-trainer}\n";
+  const CheckpointSizes full =
+      ComputeCheckpointSizes(InlineJob(fsdp + "checkpoint: {state_dict: full}\n"));
+  EXPECT_EQ(full.format, CheckpointFormat::kFsdpFullStateDict);
+  EXPECT_NEAR(full.checkpoint_per_rank().count(), 16 * kLlama8bParams, 1e4);
+  EXPECT_NEAR(full.busiest_node.count(), 16 * kLlama8bParams, 1e4);
+  EXPECT_EQ(full.consolidated_dtype, DType::kFp32);
+  auto t = TimesOnH100Cluster(full, 8);
+  ASSERT_TRUE(t.ok()) << t.error().Format();
+  EXPECT_NEAR(t->checkpoint_write.s(), 128.484179968 / 20, 1e-6);
+  EXPECT_NEAR(t->checkpoint_load.s(), 96.363134976 / 20, 1e-6);
+  // The sharded save (the job file's default, Accelerate's under FSDP2) stays DCP shards.
+  const CheckpointSizes sharded = ComputeCheckpointSizes(InlineJob(fsdp));
+  EXPECT_EQ(sharded.format, CheckpointFormat::kTorchDcp);
+  EXPECT_NEAR(sharded.checkpoint_per_rank().count(), 12 * kLlama8bParams / 64, 1e4);
+}
+
+// `full` is the Trainer's FSDP save; asked of a Megatron job it is refused, naming the field.
+TEST(CheckpointContents, FullStateDictOutsideFsdpIsRefused) {
+  const Job job = InlineJob(
+      "model: llama-3.1-8b\n"
+      "cluster: {file: h100-8x8-ib400, gpu: H100, gpus_per_node: 8, nodes: 1}\n"
+      "parallel: {tp: 1, pp: 1}\n"
+      "batch: {micro_batch: 1, global_batch: 8}\n"
+      "sequence: {max_tokens: 4096}\n"
+      "framework: {name: megatron-core}\n"
+      "checkpoint: {state_dict: full}\n");
+  const Status st = CheckCheckpointSettings(job);
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.error().field, "checkpoint.state_dict");
+}
+
+// A job that names no cluster file is timed on a shipped cluster's storage, which is said: the
+// inline 8 x H100 job takes h100-8x8-ib400's Lustre, an assumption (it was printed as the job's).
+TEST(CheckpointContents, BorrowedStorageIsAnAssumption) {
+  const Job inline_job = InlineJob(
+      "model: llama-3.1-8b\n"
+      "cluster: {gpu: H100, gpus_per_node: 8, nodes: 1}\n"
+      "parallel: {tp: 1, pp: 1}\n"
+      "batch: {micro_batch: 1, global_batch: 8}\n"
+      "sequence: {max_tokens: 4096}\n");
+  auto borrowed = CheckpointCluster(inline_job, "");
+  ASSERT_TRUE(borrowed.ok()) << borrowed.error().Format();
+  EXPECT_TRUE(borrowed->assumed);
+  EXPECT_EQ(borrowed->cluster.name, "h100-8x8-ib400");
+  auto flagged = CheckpointCluster(inline_job, "h100-8x8-ib400");
+  ASSERT_TRUE(flagged.ok()) << flagged.error().Format();
+  EXPECT_FALSE(flagged->assumed);
 }
 
 }  // namespace

@@ -294,6 +294,24 @@ TEST(RlStepTest, OneNodeJobGetsSplitsInsideTheNode) {
   EXPECT_GE(e->best_split, 0);
 }
 
+// An actor at TP 2 cannot train on the one GPU of the 7 + 1 split: its row says the layout does
+// not divide (world size 1 by TP x PP x CP = 2), as the 1 + 7 row's 7 GPUs do. Before, the split
+// passed DP = 1 / 2 = 0 to the job and the row read "expected a positive integer, got 0".
+TEST(RlStepTest, ASplitTooSmallForTheActorsTpSaysWhy) {
+  auto e = OneNodeJob({"actor.parallel.tp=2", "rollout.tp=1", "batch.prompts=48"});
+  ASSERT_TRUE(e.ok()) << e.error().Format();
+  bool seen = false;
+  for (const RlPlacementResult& r : e->splits) {
+    if (r.train_gpus != 1) continue;
+    seen = true;
+    EXPECT_FALSE(r.valid);
+    EXPECT_NE(r.reason.find("world size 1 (1 nodes x 1 GPUs) is not divisible by TP x PP x CP"),
+              std::string::npos)
+        << r.reason;
+  }
+  EXPECT_TRUE(seen);
+}
+
 // The job as written: 4 rollout GPUs (TP 4) beside a 4-GPU trainer on one node is accepted.
 TEST(RlStepTest, RolloutGpusInsideOneNodeAreAccepted) {
   auto e = OneNodeJob({});

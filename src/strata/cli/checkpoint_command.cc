@@ -43,7 +43,7 @@ int RunCheckpoint(int argc, char** argv) {
   if (!job.ok()) return ReportError(job.error());
   auto cluster = preflight::CheckpointCluster(*job, cluster_name);
   if (!cluster.ok()) return ReportError(cluster.error());
-  auto map = BuildBandwidthMap(*cluster, workspace->links);
+  auto map = BuildBandwidthMap(cluster->cluster, workspace->links);
   if (!map.ok()) return ReportError(map.error());
   auto rate = preflight::LoadFailureRate();
   if (!rate.ok()) return ReportError(rate.error());
@@ -59,11 +59,11 @@ int RunCheckpoint(int argc, char** argv) {
     rate->source = "--failure-rate";
   }
 
-  auto plan = preflight::PlanCheckpoint(*job, *map, *rate);
+  auto plan = preflight::PlanCheckpoint(*job, *cluster, *map, *rate);
   if (!plan.ok()) return ReportError(plan.error());
   const std::string text =
       out.json ? DumpJson(CheckpointToJson(*job, *plan, *rate))
-               : RenderCheckpointText(*job, cluster->name, *plan, *rate, out.explain);
+               : RenderCheckpointText(*job, cluster->cluster.name, *plan, *rate, out.explain);
   return EmitOutputs(out, text);
 }
 

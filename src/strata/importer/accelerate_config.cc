@@ -165,6 +165,38 @@ Status MapAccelerateLaunch(Settings& s, JobBuilder& job) {
   return OkStatus();
 }
 
+// How the checkpoint is written: Accelerate's FullyShardedDataParallelPlugin takes
+// fsdp_state_dict_type, defaulting to FULL_STATE_DICT under FSDP1 and SHARDED_STATE_DICT under
+// FSDP2 (huggingface/accelerate utils/dataclasses.py, __post_init__). LOCAL_STATE_DICT has each
+// rank torch.save its own flat shard (utils/fsdp_utils.py save_fsdp_model): sized as sharded.
+Status MapStateDictType(Settings& s, const std::string& fsdp, int64_t version, JobBuilder& job) {
+  const SourcedValue* type = s.Use(fsdp + "fsdp_state_dict_type");
+  if (type == nullptr) {
+    job.Default("checkpoint.state_dict", version == 1 ? "full" : "sharded",
+                version == 1 ? "Accelerate's fsdp_state_dict_type defaults to FULL_STATE_DICT "
+                               "under FSDP1"
+                             : "Accelerate's fsdp_state_dict_type defaults to "
+                               "SHARDED_STATE_DICT under FSDP2");
+    return OkStatus();
+  }
+  const std::vector<std::pair<std::string, std::string>> kTypes = {
+      {"FULL_STATE_DICT", "full"},
+      {"SHARDED_STATE_DICT", "sharded"},
+      {"LOCAL_STATE_DICT", "sharded"}};
+  std::vector<std::string> names;
+  for (const auto& [name, kind] : kTypes) {
+    if (type->value == name) {
+      job.Set("checkpoint.state_dict", kind, type->source);
+      return OkStatus();
+    }
+    names.push_back(name);
+  }
+  return InvalidInput(fmt::format("fsdp_state_dict_type '{}' ({}): expected FULL_STATE_DICT, "
+                                  "SHARDED_STATE_DICT or LOCAL_STATE_DICT",
+                                  type->value, type->source))
+      .WithHint(DidYouMeanHint(type->value, names));
+}
+
 Status MapAccelerateSharding(Settings& s, JobBuilder& job) {
   const SourcedValue* type = s.Use("accelerate.distributed_type");
   if (type == nullptr || type->value != "FSDP") return OkStatus();
@@ -243,6 +275,9 @@ Status MapAccelerateSharding(Settings& s, JobBuilder& job) {
     } else {
       job.Set("sharding.reshard_after_forward", reshard ? "true" : "false", reshard_source);
     }
+  }
+  if (mode == "fsdp2") {
+    STRATA_RETURN_IF_ERROR(MapStateDictType(s, fsdp, version, job));
   }
   if (hybrid) {
     const std::string nodes = job.Get("cluster.nodes");

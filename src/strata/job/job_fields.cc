@@ -278,6 +278,12 @@ const std::vector<JobField>& JobFields() {
        "at each save: the HF Trainer under DeepSpeed ZeRO-3 with "
        "stage3_gather_16bit_weights_on_model_save true (read by `import`). Under ZeRO-1/2 the "
        "HF Trainer and ms-swift's `swift sft` always write it, whatever this says"},
+      {"checkpoint.state_dict", "sharded | full", "", "sharded", "", "", "full",
+       "`checkpoint`: how an FSDP job under the HF Trainer (Accelerate) saves: sharded = each rank "
+       "its shards (SHARDED_STATE_DICT, torch.distributed.checkpoint); full = rank 0 gathers and "
+       "writes the whole model and optimizer, and the Trainer's save_model writes "
+       "model.safetensors once more (FULL_STATE_DICT, Accelerate's default under FSDP1; `import` "
+       "reads fsdp_state_dict_type)"},
       {"throughput.tokens_per_s", "token count", "tokens/s", "none", "", "", "50K",
        "measured job throughput (`mfu`); excludes step_time"},
       {"throughput.tokens_per_step", "token count", "tokens", "global batch x mean_tokens", "", "",

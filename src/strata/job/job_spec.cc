@@ -33,6 +33,8 @@ constexpr EnumName<RecomputeMethod> kMethods[] = {{RecomputeMethod::kUniform, "u
                                                   {RecomputeMethod::kBlock, "block"}};
 constexpr EnumName<CrossEntropyImpl> kCrossEntropies[] = {{CrossEntropyImpl::kFused, "fused"},
                                                           {CrossEntropyImpl::kNative, "native"}};
+constexpr EnumName<StateDictKind> kStateDicts[] = {{StateDictKind::kSharded, "sharded"},
+                                                   {StateDictKind::kFull, "full"}};
 constexpr EnumName<AttentionKernel> kAttentionKernels[] = {{AttentionKernel::kFlash, "flash"},
                                                            {AttentionKernel::kUnfused, "unfused"}};
 
@@ -426,6 +428,9 @@ Status ParseCheckpoint(YamlMap& top, JobSpec& job) {
   }
   if (c.Has("save_16bit_model")) {
     STRATA_ASSIGN_OR_RETURN(job.checkpoint.save_16bit_model, c.Bool("save_16bit_model"));
+  }
+  if (c.Has("state_dict")) {
+    STRATA_ASSIGN_OR_RETURN(job.checkpoint.state_dict, EnumField(c, "state_dict", kStateDicts));
   }
   return c.CheckNoUnknownKeys();
 }

@@ -138,6 +138,11 @@ struct FrameworkSpec {
   bool liger_kernel = false;
 };
 
+/// How an FSDP job under the HF Trainer (Accelerate) saves: each rank its shards through
+/// torch.distributed.checkpoint (SHARDED_STATE_DICT), or rank 0 the whole model and optimizer
+/// gathered to it (FULL_STATE_DICT, Accelerate's default under FSDP1).
+enum class StateDictKind { kSharded, kFull };
+
 /// What each checkpoint holds beyond the framework's default contents (`strata checkpoint`).
 struct CheckpointSpec {
   /// The optimizer state (fp32 master weights and Adam moments) is saved; false: Megatron's
@@ -146,6 +151,8 @@ struct CheckpointSpec {
   /// Rank 0 also writes the whole model in the parameter dtype (model.safetensors): the HF
   /// Trainer under DeepSpeed ZeRO-3 with stage3_gather_16bit_weights_on_model_save true.
   bool save_16bit_model = false;
+  /// Accelerate's fsdp_state_dict_type (sharded unless the job says full).
+  StateDictKind state_dict = StateDictKind::kSharded;
 };
 
 /// The names `framework.gdn_kernel` accepts.

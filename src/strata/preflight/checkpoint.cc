@@ -49,6 +49,8 @@ std::string_view CheckpointFormatName(CheckpointFormat format) {
       return "DeepSpeed mp_rank_*_model_states.pt + zero_pp_rank_*_optim_states.pt";
     case CheckpointFormat::kHfTrainer:
       return "HF Trainer model.safetensors + optimizer.pt";
+    case CheckpointFormat::kFsdpFullStateDict:
+      return "FSDP full state dict (rank 0: pytorch_model_fsdp.bin + optimizer.bin)";
     case CheckpointFormat::kVerlFsdp:
       return "verl FSDP model_/optim_world_size_*_rank_*.pt";
   }
@@ -90,7 +92,10 @@ CheckpointFormat CheckpointFormatOf(const JobSpec& job) {
     return mode == ShardingMode::kZero1 ? CheckpointFormat::kMegatronTorchDist
                                         : CheckpointFormat::kVerlFsdp;
   }
-  if (mode == ShardingMode::kFsdp2) return CheckpointFormat::kTorchDcp;
+  if (mode == ShardingMode::kFsdp2) {
+    return job.checkpoint.state_dict == StateDictKind::kFull ? CheckpointFormat::kFsdpFullStateDict
+                                                             : CheckpointFormat::kTorchDcp;
+  }
   if (name == "ms-swift" && mode == ShardingMode::kZero1)
     return CheckpointFormat::kMegatronTorchDist;
   if (name == "deepspeed" || zero) return CheckpointFormat::kDeepSpeed;
@@ -102,6 +107,11 @@ bool WritesConsolidatedModel(const JobSpec& job) {
   const std::string& name = job.framework.name;
   const bool trainer = job.framework.given && (name == "hf-trainer" || name == "ms-swift");
   const ShardingMode mode = job.sharding.mode;
+  // Under FSDP with FULL_STATE_DICT the Trainer's save_model takes accelerate's get_state_dict
+  // (the whole model, gathered to rank 0) and writes model.safetensors, beside the
+  // pytorch_model_fsdp.bin that _save_optimizer_and_scheduler's save_fsdp_model writes
+  // (transformers trainer.py, save_model's is_fsdp_enabled branch).
+  if (trainer && CheckpointFormatOf(job) == CheckpointFormat::kFsdpFullStateDict) return true;
   return trainer && CheckpointFormatOf(job) == CheckpointFormat::kDeepSpeed &&
          (mode == ShardingMode::kZero1 || mode == ShardingMode::kZero2);
 }
@@ -153,8 +163,9 @@ CheckpointSizes ComputeCheckpointSizes(const Job& job) {
   // keeps an fp32 master copy of the trainable parameters beside the bf16 weights.
   const bool mixed = !s.adapters_only && master_b != param_b;
   s.master_is_model_state =
-      mixed && (sh.mode == ShardingMode::kFsdp2 || s.format == CheckpointFormat::kTorchDcp ||
-                s.format == CheckpointFormat::kVerlFsdp);
+      mixed &&
+      (sh.mode == ShardingMode::kFsdp2 || s.format == CheckpointFormat::kTorchDcp ||
+       s.format == CheckpointFormat::kVerlFsdp || s.format == CheckpointFormat::kFsdpFullStateDict);
   if (s.master_is_model_state) {
     s.master_total = Bytes::Count(all * master_b);
   } else if (mixed) {
@@ -209,6 +220,10 @@ CheckpointSizes ComputeCheckpointSizes(const Job& job) {
     }
     case CheckpointFormat::kHfTrainer:
       // Rank 0 writes model.safetensors and optimizer.pt (DDP: every rank holds the same).
+    case CheckpointFormat::kFsdpFullStateDict:
+      // Accelerate's save_fsdp_model / save_fsdp_optimizer under FULL_STATE_DICT gather the
+      // model and FSDP.optim_state_dict to rank 0 (rank0_only) and torch.save them there
+      // (accelerate utils/fsdp_utils.py); a resume reads them on rank 0 and broadcasts.
       module_rank = module_node = optimizer_rank = optimizer_node = 1;
       break;
   }
@@ -224,7 +239,10 @@ CheckpointSizes ComputeCheckpointSizes(const Job& job) {
   // raises and the Trainer writes DeepSpeed's files alone). The whole model once more, on
   // rank 0 and so on the first node. A PEFT model saves its adapters there instead.
   if (WritesConsolidatedModel(job.spec) && !s.adapters_only) {
-    s.consolidated_total = s.weights_total;
+    // FSDP's full state dict is the fp32 parameter where that is the model state.
+    const bool fp32_state = s.format == CheckpointFormat::kFsdpFullStateDict && master_b != param_b;
+    s.consolidated_dtype = fp32_state ? opt.master_dtype : job.spec.param_dtype;
+    s.consolidated_total = fp32_state ? Bytes::Count(all * master_b) : s.weights_total;
     s.busiest_node = s.busiest_node + s.consolidated_total;
   }
   return s;
@@ -288,14 +306,17 @@ CheckpointInterval ComputeInterval(double rate, int64_t gpus, Seconds cost, Seco
   return c;
 }
 
-Result<Cluster> CheckpointCluster(const Job& job, const std::string& flag) {
-  if (!flag.empty()) return LoadCluster(flag);
-  if (!job.spec.cluster.name.empty()) return LoadCluster(job.spec.cluster.name);
+Result<StorageCluster> CheckpointCluster(const Job& job, const std::string& flag) {
+  const std::string& given = !flag.empty() ? flag : job.spec.cluster.name;
+  if (!given.empty()) {
+    STRATA_ASSIGN_OR_RETURN(Cluster c, LoadCluster(given));
+    return StorageCluster{std::move(c), false};
+  }
   for (const std::string& name : ShippedClusterNames()) {
     auto c = LoadCluster(name);
     if (c.ok() && c->gpu.name == job.gpu().name &&
         c->gpus_per_node == job.spec.cluster.gpus_per_node)
-      return c;
+      return StorageCluster{std::move(c).value(), true};
   }
   return InvalidInput(fmt::format("no cluster file describes {} x {} GPUs per node, so there is no "
                                   "storage level to time",
@@ -305,6 +326,18 @@ Result<Cluster> CheckpointCluster(const Job& job, const std::string& flag) {
 }
 
 Status CheckCheckpointSettings(const Job& job) {
+  if (job.spec.checkpoint.state_dict == StateDictKind::kFull &&
+      CheckpointFormatOf(job.spec) != CheckpointFormat::kFsdpFullStateDict) {
+    return InvalidInput(
+               fmt::format(
+                   "checkpoint.state_dict: full is Accelerate's FSDP FULL_STATE_DICT (the HF "
+                   "Trainer); this job's checkpoint is {}",
+                   CheckpointFormatName(CheckpointFormatOf(job.spec))))
+        .InField("checkpoint.state_dict")
+        .WithHint(
+            "remove checkpoint.state_dict, or use sharding.mode fsdp2 under framework "
+            "hf-trainer");
+  }
   if (!job.spec.checkpoint.optimizer &&
       CheckpointFormatOf(job.spec) == CheckpointFormat::kDeepSpeed) {
     return InvalidInput(
@@ -316,10 +349,11 @@ Status CheckCheckpointSettings(const Job& job) {
   return OkStatus();
 }
 
-Result<CheckpointPlan> PlanCheckpoint(const Job& job, const BandwidthMap& map,
-                                      const FailureRate& rate) {
+Result<CheckpointPlan> PlanCheckpoint(const Job& job, const StorageCluster& storage,
+                                      const BandwidthMap& map, const FailureRate& rate) {
   STRATA_RETURN_IF_ERROR(CheckCheckpointSettings(job));
   CheckpointPlan plan;
+  plan.storage_assumed = storage.assumed;
   plan.sizes = ComputeCheckpointSizes(job);
   // The job's node count, on the storage of the cluster file that describes its nodes.
   auto times = ComputeCheckpointTimes(plan.sizes, map, job.spec.cluster.nodes);

@@ -40,7 +40,16 @@ Result<FailureRate> LoadFailureRate(const std::string& path = "");
 ///   kHfTrainer          the HF Trainer without DeepSpeed (DDP): rank 0 writes
 ///                       model.safetensors and optimizer.pt
 ///   kVerlFsdp           verl's FSDP workers: model_/optim_world_size_*_rank_*.pt per rank
-enum class CheckpointFormat { kMegatronTorchDist, kTorchDcp, kDeepSpeed, kHfTrainer, kVerlFsdp };
+///   kFsdpFullStateDict  Accelerate's FSDP FULL_STATE_DICT under the HF Trainer: rank 0 writes
+///                       pytorch_model_fsdp.bin and optimizer.bin, gathered to it
+enum class CheckpointFormat {
+  kMegatronTorchDist,
+  kTorchDcp,
+  kDeepSpeed,
+  kHfTrainer,
+  kVerlFsdp,
+  kFsdpFullStateDict
+};
 std::string_view CheckpointFormatName(CheckpointFormat format);
 CheckpointFormat CheckpointFormatOf(const JobSpec& job);
 
@@ -69,8 +78,10 @@ struct CheckpointSizes {
   /// unless the fp32 parameter is the model state (then the moments alone are dropped).
   bool optimizer_saved = true;
   /// The consolidated model rank 0 writes beside the sharded files (checkpoint.save_16bit_model:
-  /// the HF Trainer's model.safetensors under ZeRO-3): every parameter once in the param dtype.
+  /// the HF Trainer's model.safetensors under ZeRO-3): every parameter once in the param dtype,
+  /// or in fp32 under FSDP's FULL_STATE_DICT, whose state dict is the fp32 parameter.
   Bytes consolidated_total;
+  DType consolidated_dtype = DType::kBf16;
   int64_t world = 0;
   /// What the node that writes most writes (the write and the load of a restart wait for it).
   Bytes busiest_node;
@@ -120,6 +131,9 @@ struct CheckpointPlan {
   /// no storage, so they are still given. "" when timed.
   std::string untimed_reason;
   bool timed() const { return untimed_reason.empty(); }
+  /// The storage is another cluster file's, taken because the job names none (its GPU and
+  /// GPUs per node match): an assumption the report says.
+  bool storage_assumed = false;
 };
 
 /// Whether rank 0 also writes the whole model in the parameter dtype (model.safetensors) beside
@@ -141,8 +155,12 @@ CheckpointInterval ComputeInterval(double failure_rate_per_gpu_hour, int64_t gpu
 
 /// The cluster whose storage the job checkpoints to: `cluster_flag` (a file or a name under
 /// data/clusters/), else the job's cluster file, else the shipped cluster with the job's GPU and
-/// GPUs per node (the reference job names only those).
-Result<Cluster> CheckpointCluster(const Job& job, const std::string& cluster_flag);
+/// GPUs per node (`assumed`: the job says nothing of its storage).
+struct StorageCluster {
+  Cluster cluster;
+  bool assumed = false;
+};
+Result<StorageCluster> CheckpointCluster(const Job& job, const std::string& cluster_flag);
 
 /// What the storage kind adds to the write time, for the report ("" when nothing).
 std::string_view StorageNote(std::string_view storage_kind);
@@ -153,8 +171,8 @@ Status CheckCheckpointSettings(const Job& job);
 
 /// Sizes, write and load times on the first storage level of `map`, and the interval for `rate`;
 /// a map without a storage level gives the sizes alone (untimed_reason says why).
-Result<CheckpointPlan> PlanCheckpoint(const Job& job, const BandwidthMap& map,
-                                      const FailureRate& rate);
+Result<CheckpointPlan> PlanCheckpoint(const Job& job, const StorageCluster& storage,
+                                      const BandwidthMap& map, const FailureRate& rate);
 
 }  // namespace strata::preflight
 

@@ -62,7 +62,10 @@ std::string RenderCheckpointText(const Job& job, const std::string& cluster,
   if (s.master_total.count() > 0) {
     row(s.master_is_model_state
             ? fmt::format("{} parameters ({}, the model state)",
-                          job.spec.sharding.mode == ShardingMode::kFsdp2 ? "FSDP2 sharded" : "fp32",
+                          job.spec.sharding.mode == ShardingMode::kFsdp2 &&
+                                  s.format != preflight::CheckpointFormat::kFsdpFullStateDict
+                              ? "FSDP2 sharded"
+                              : "whole",
                           master_dtype)
             : fmt::format("master weights ({})", master_dtype),
         s.master_per_rank, s.master_total);
@@ -71,8 +74,8 @@ std::string RenderCheckpointText(const Job& job, const std::string& cluster,
     row("optimizer states (Adam moments)", s.moments_per_rank, s.moments_total);
   }
   if (s.consolidated_total.count() > 0) {
-    row(fmt::format("16-bit model by rank 0 (model.safetensors, {})",
-                    DTypeName(job.spec.param_dtype)),
+    row(fmt::format("whole model by rank 0 (model.safetensors, {})",
+                    DTypeName(s.consolidated_dtype)),
         s.consolidated_total, s.consolidated_total);
   }
   sizes.AddSeparator();
@@ -96,12 +99,18 @@ std::string RenderCheckpointText(const Job& job, const std::string& cluster,
   out += fmt::format(
       "  per rank: what the busiest rank writes; total: the whole model once, whatever the "
       "sharding{}\n",
-      s.consolidated_total.count() > 0 ? ", and the 16-bit model once more" : "");
+      s.consolidated_total.count() > 0 ? ", and the whole model once more" : "");
   if (s.adapters_only) {
     out += fmt::format("  adapters on: {}\n",
                        fmt::join(CoverageOf(job.model, job.spec.adapter).matrices, "; "));
   }
-  if (s.consolidated_total.count() > 0) {
+  if (s.format == preflight::CheckpointFormat::kFsdpFullStateDict) {
+    out +=
+        "  full state dict (checkpoint.state_dict: full, Accelerate's FULL_STATE_DICT): rank 0 "
+        "gathers the model and the optimizer state and writes them alone, and the Trainer's "
+        "save_model writes model.safetensors from the same gathered model; the time is for one "
+        "writer at its node's full storage bandwidth, a best case\n";
+  } else if (s.consolidated_total.count() > 0) {
     out +=
         "  16-bit model: the HF Trainer's save_model writes model.safetensors from rank 0 beside "
         "DeepSpeed's files (under ZeRO-1/2 always; under ZeRO-3 with "
@@ -126,10 +135,22 @@ std::string RenderCheckpointText(const Job& job, const std::string& cluster,
   }
   out += fmt::format("\nstorage: {} of cluster {}, {} per node x {} node{}\n", t.storage, cluster,
                      FormatGBps(t.per_node), t.nodes, t.nodes == 1 ? "" : "s");
+  if (p.storage_assumed) {
+    out += fmt::format(
+        "  ASSUMED: the job names no cluster file, so the storage is {}'s (a shipped cluster of "
+        "the same GPU and GPUs per node); pass --cluster with your own storage\n",
+        cluster);
+  }
+  // Where rank 0 writes everything (the Trainer without sharding, FSDP's full state dict), one
+  // process on the first node writes; elsewhere every node writes its part at once.
+  const bool rank0_writes = s.format == preflight::CheckpointFormat::kHfTrainer ||
+                            s.format == preflight::CheckpointFormat::kFsdpFullStateDict;
   const std::string_view note = preflight::StorageNote(t.storage_kind);
   out += fmt::format("  {}: write {}, load {} ({}{}{})\n", format,
                      FormatSeconds(t.checkpoint_write), FormatSeconds(t.checkpoint_load),
-                     t.nodes == 1 ? "the one node" : fmt::format("all {} nodes at once", t.nodes),
+                     rank0_writes   ? "rank 0 alone, on the first node"
+                     : t.nodes == 1 ? "the one node"
+                                    : fmt::format("all {} nodes at once", t.nodes),
                      note.empty() ? "" : "; ", note);
   out += fmt::format(
       "  HF safetensors: write {} (one writer), load {} (every node reads the whole model)\n",
@@ -196,6 +217,7 @@ Json CheckpointToJson(const Job& job, const preflight::CheckpointPlan& p,
   }
   Json times;
   times["storage"] = p.times.storage;
+  times["storage_assumed"] = p.storage_assumed;
   times["per_node_bytes_per_s"] = p.times.per_node.bytes_per_s();
   times["nodes"] = p.times.nodes;
   times["checkpoint_write_s"] = RoundSig(p.times.checkpoint_write.s());

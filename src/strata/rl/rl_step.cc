@@ -52,7 +52,12 @@ JobRequest ActorRequest(const RlSpec& spec, const SplitShape* side, const Resolv
       r.overrides.push_back(fmt::format("cluster.gpus_per_node={}", side->train_per_node));
       if (!whole->spec.cluster.file.empty()) r.overrides.push_back("cluster.shared_nodes=true");
     }
-    r.overrides.push_back(fmt::format("parallel.dp={}", side->train_gpus() / (l.tp * l.pp * l.cp)));
+    // Where the side's GPUs do not divide by TP x PP x CP no DP is given, so the job's own
+    // check names the layout that does not fit (a DP of 0 was refused as "got 0").
+    const int64_t model_parallel = l.tp * l.pp * l.cp;
+    if (side->train_gpus() % model_parallel == 0) {
+      r.overrides.push_back(fmt::format("parallel.dp={}", side->train_gpus() / model_parallel));
+    }
   }
   if (packed != nullptr) {
     // A packed row attends within each sample (the mean, no spread assumed: the RL job gives a
