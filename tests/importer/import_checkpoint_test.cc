@@ -91,5 +91,36 @@ TEST(ImportCheckpoint, Zero3GatherFlagSavesThe16BitModel) {
   EXPECT_FALSE(f->job.checkpoint.save_16bit_model);
 }
 
+// DeepSpeed's overlap_comm: given, it is the job's; absent, DeepSpeed's own default by stage
+// (deepspeed/runtime/zero/config.py, overlap_comm_valid: true only for stage 3). ZeRO-2/3 carry it
+// as sharding.overlap_comm, ZeRO-1's once-a-step reduce as overlap.grad_reduce. LLaMA-Factory's
+// examples/deepspeed/ds_z3_config.json and ds_z2_config.json set it false. Before, the key was
+// "read but not used" and every ZeRO job was priced with its collectives hidden.
+TEST(ImportCheckpoint, DeepSpeedOverlapCommFollowsTheConfigAndItsDefault) {
+  ImportOptions o;
+  o.gpu = "H100";
+  o.nodes = 1;
+  o.gpus_per_node = 8;
+  o.model = "llama-3.1-8b";
+  o.overrides = {"sequence.max_tokens=4096"};
+  auto config = [](int stage, const std::string& overlap) {
+    return "{\"bf16\": {\"enabled\": true},\n \"zero_optimization\": {\"stage\": " +
+           std::to_string(stage) + overlap + "},\n \"train_micro_batch_size_per_gpu\": 1}\n";
+  };
+  auto z3_off = ImportJob(config(3, ", \"overlap_comm\": false"), "ds_z3_config.json", o);
+  ASSERT_TRUE(z3_off.ok()) << z3_off.error().Format();
+  EXPECT_FALSE(z3_off->job.sharding.overlap_comm);
+  EXPECT_FALSE(Unused(*z3_off, "overlap_comm"));
+  auto z3_default = ImportJob(config(3, ""), "ds_z3_config.json", o);
+  ASSERT_TRUE(z3_default.ok()) << z3_default.error().Format();
+  EXPECT_TRUE(z3_default->job.sharding.overlap_comm);
+  auto z2_default = ImportJob(config(2, ""), "ds_z2_config.json", o);
+  ASSERT_TRUE(z2_default.ok()) << z2_default.error().Format();
+  EXPECT_FALSE(z2_default->job.sharding.overlap_comm);
+  auto z1_on = ImportJob(config(1, ", \"overlap_comm\": true"), "ds_z1_config.json", o);
+  ASSERT_TRUE(z1_on.ok()) << z1_on.error().Format();
+  EXPECT_TRUE(z1_on->job.overlap.grad_reduce);
+}
+
 }  // namespace
 }  // namespace strata

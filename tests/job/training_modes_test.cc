@@ -94,6 +94,14 @@ TEST(TrainingModes, RefusesCombinationsNoFrameworkRuns) {
        {"sharding.mode=zero3", "sharding.prefetch_layers=inf"},
        "sharding.prefetch_layers",
        "0 or more layers"},
+      {"overlap_comm under fsdp2",
+       {"sharding.mode=fsdp2", "sharding.overlap_comm=false"},
+       "sharding.overlap_comm",
+       "DeepSpeed's ZeRO-2/3 switch"},
+      {"overlap_comm not a boolean",
+       {"sharding.mode=zero3", "sharding.overlap_comm=sometimes"},
+       "sharding.overlap_comm",
+       "true or false"},
   };
   for (const BadCase& c : cases) {
     auto job = ParseJobSpec(kJob, "j.yaml", c.sets);

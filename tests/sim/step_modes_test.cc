@@ -112,6 +112,27 @@ TEST(StepModes, Zero2ReducesEveryMicroBatchAndGathersOnce) {
   EXPECT_DOUBLE_EQ(ag[0]->item.calls_per_step, 1);
 }
 
+// DeepSpeed's overlap_comm false puts ZeRO-3's gathers and reduce-scatters on the compute stream
+// (deepspeed/runtime/zero/stage3.py: reduce_and_partition_stream = the default stream unless
+// overlap_comm; parameter_offload.py: the all-gather stream likewise), so each DP part is exposed
+// whole: exposed == total, where the default (overlapped) hides most of it behind the layers.
+// Before, the flag was read by nobody and both jobs gave the same step.
+TEST(StepModes, Zero3WithoutOverlapCommExposesEveryCollective) {
+  auto hidden = LoadReferenceStep({"sharding.mode=zero3", "parallel.ep=1"});
+  auto serial =
+      LoadReferenceStep({"sharding.mode=zero3", "parallel.ep=1", "sharding.overlap_comm=false"});
+  auto a = EvaluateStep(hidden.setup.tables, hidden.setup.layout, *hidden.comm);
+  auto b = EvaluateStep(serial.setup.tables, serial.setup.layout, *serial.comm);
+  ASSERT_TRUE(a.ok() && b.ok());
+  for (StepPart part : {StepPart::kDpGrad, StepPart::kDpParam}) {
+    EXPECT_GT((*b)[part].total.s(), 0);
+    EXPECT_DOUBLE_EQ((*b)[part].exposed.s(), (*b)[part].total.s());
+    EXPECT_DOUBLE_EQ((*a)[part].total.s(), (*b)[part].total.s());
+  }
+  EXPECT_LT((*a)[StepPart::kDpParam].exposed.s(), (*a)[StepPart::kDpParam].total.s());
+  EXPECT_GT(b->step.s(), a->step.s());
+}
+
 // HSDP, replicate 5 x shard 8 on ZeRO-3 with EP 1: the shard group is one node's 8 GPUs
 // (NVSwitch); the replicas average the 1/8 gradient shard over 5 nodes once per step:
 // (2,894,927,216 / 8) x 2 B = 723,731,804 B all-reduce on RoCE.

@@ -50,6 +50,10 @@ void ExpandSwiftDeepSpeedPreset(Settings& s) {
   if (preset.starts_with("zero") && preset.size() >= 5 && std::isdigit(preset[4])) {
     s.Set("ds.zero_optimization.stage", std::string(1, preset[4]),
           source + " (ms-swift preset " + preset + ")");
+    // Every preset of swift/llm/ds_config (zero1/2/3.json and their offload forms) sets
+    // "overlap_comm": true (modelscope/ms-swift@054575c swift/llm/ds_config/zero2.json).
+    s.Set("ds.zero_optimization.overlap_comm", "true",
+          source + " (ms-swift preset " + preset + ": overlap_comm true)");
     if (preset.find("offload") != std::string::npos) {
       s.Set("ds.zero_optimization.offload_optimizer.device", "cpu", source);
     }

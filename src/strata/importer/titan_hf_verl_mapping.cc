@@ -451,6 +451,25 @@ Status MapZero3ModelSave(Settings& s, JobBuilder& job) {
   return OkStatus();
 }
 
+/// DeepSpeed's overlap_comm: whether its ZeRO collectives run on their own streams. Its default is
+/// true under ZeRO-3 and false under ZeRO-1/2 (deepspeed/runtime/zero/config.py,
+/// overlap_comm_valid: `values["stage"] == ZeroStageEnum.weights`). ZeRO-2/3 carry it as
+/// sharding.overlap_comm; ZeRO-1's once-a-step reduce as overlap.grad_reduce.
+Status MapDeepSpeedOverlap(Settings& s, JobBuilder& job, int64_t stage) {
+  const std::string key = "ds.zero_optimization.overlap_comm";
+  const std::string field = stage == 1 ? "overlap.grad_reduce" : "sharding.overlap_comm";
+  if (s.Has(key)) {
+    const std::string source = s.Use(key)->source;
+    STRATA_ASSIGN_OR_RETURN(auto on, s.Bool(key));
+    job.Set(field, *on ? "true" : "false", source);
+    return OkStatus();
+  }
+  job.Default(field, stage == 3 ? "true" : "false",
+              fmt::format("DeepSpeed's overlap_comm defaults to {} under ZeRO-{}",
+                          stage == 3 ? "true" : "false", stage));
+  return OkStatus();
+}
+
 /// ZeRO-3's prefetch as a fraction of a layer (sharding.prefetch_layers). DeepSpeed prefetches
 /// stage3_prefetch_bucket_size parameters ahead (its default 50,000,000; "auto" is filled by the
 /// HF Trainer with 0.9 x hidden^2). An MoE block is fetched whole (transformers and ms-swift mark
@@ -852,6 +871,9 @@ Status MapHfDeepSpeed(Settings& s, MapContext& ctx, JobBuilder& job) {
                                       : "full fine-tuning");
   job.Default("mtp", "false", "the HF Trainer does not build MTP blocks");
   if (stage == 3) STRATA_RETURN_IF_ERROR(MapZero3Prefetch(s, job));
+  if (stage >= 1 && stage <= 3 && !accelerate_fsdp) {
+    STRATA_RETURN_IF_ERROR(MapDeepSpeedOverlap(s, job, stage));
+  }
   if (stage == 3) STRATA_RETURN_IF_ERROR(MapZero3ModelSave(s, job));
   if (stage >= 1 && stage <= 3) {
     job.Set("sharding.mode", fmt::format("zero{}", stage),

@@ -197,6 +197,11 @@ const std::vector<JobField>& JobFields() {
       {"sharding.replicate", "integer >= 1", "GPUs", "1", "--num-distributed-optimizer-instances",
        "parallelism.data_parallel_replicate_degree", "1",
        "HSDP: state sharded over DP / replicate ranks, replicated replicate times"},
+      {"sharding.overlap_comm", "true | false", "", "true", "", "", "false",
+       "DeepSpeed ZeRO-2/3's overlap_comm: its all-gathers and reduce-scatters behind compute on "
+       "their own streams (true), or on the compute stream where nothing hides (false; `step`). "
+       "DeepSpeed's own default is true under ZeRO-3 and false under ZeRO-1/2, which `import` "
+       "follows; a hand-written job keeps true unless it says"},
       {"sharding.prefetch_layers", "number >= 0", "layers", "1",
        "stage3_prefetch_bucket_size (DeepSpeed) / params of one fetch unit", "", "0.005",
        "zero3/fsdp2: how far ahead of the layer computing its weights are gathered; a fraction "

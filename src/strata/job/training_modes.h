@@ -53,6 +53,10 @@ struct ShardingSpec {
   /// prefetches stage3_prefetch_bucket_size parameters, and with an MoE block fetched whole
   /// (a ZeRO-3 leaf module) that is a small part of the next layer; the rest waits.
   double prefetch_layers = 1;
+  /// DeepSpeed's overlap_comm (ZeRO-2/3): its all-gathers and reduce-scatters run on their own
+  /// streams behind compute (true), or on the compute stream, in order with the layers (false:
+  /// deepspeed/runtime/zero/stage3.py and parameter_offload.py take the default stream then).
+  bool overlap_comm = true;
   OffloadTarget offload_optimizer = OffloadTarget::kNone;
   OffloadTarget offload_param = OffloadTarget::kNone;
 

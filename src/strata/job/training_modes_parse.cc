@@ -131,6 +131,17 @@ Status ParseSharding(YamlMap& top, JobSpec& job) {
                        "smaller than one layer)");
     }
   }
+  if (s.Has("overlap_comm")) {
+    STRATA_ASSIGN_OR_RETURN(sh.overlap_comm, s.Bool("overlap_comm"));
+    if (sh.mode != ShardingMode::kZero2 && sh.mode != ShardingMode::kZero3) {
+      return s
+          .ErrorAt("overlap_comm",
+                   fmt::format("is DeepSpeed's ZeRO-2/3 switch, not one of {}", mode))
+          .WithHint(sh.mode == ShardingMode::kZero1
+                        ? "under ZeRO-1 the once-a-step reduce follows overlap.grad_reduce"
+                        : "FSDP2 always runs its collectives on their own streams");
+    }
+  }
   if (s.Has("replicate")) {
     STRATA_ASSIGN_OR_RETURN(sh.replicate, s.PositiveInt("replicate"));
     if (sh.replicate > 1 && !sh.shards_optimizer()) {

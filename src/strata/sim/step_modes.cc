@@ -205,6 +205,16 @@ ShardedExposure ExposeShardedTraffic(const std::vector<PricedTraffic>& sharded, 
                                      double layers_per_stage, Seconds forward_mb,
                                      Seconds backward_mb) {
   const double m = static_cast<double>(s.micro_batches);
+  if (!s.sharding.overlap_comm) {
+    // DeepSpeed with overlap_comm false enqueues every gather and reduce-scatter on the compute
+    // stream, in order with the layers: none of it hides.
+    ShardedExposure all;
+    for (const PricedTraffic& p : sharded) {
+      (IsExpert(p) ? (IsParamGather(p) ? all.edp_param : all.edp_grad)
+                   : (IsParamGather(p) ? all.dp_param : all.dp_grad)) += p.time_per_step.s();
+    }
+    return all;
+  }
   const double y_fwd = forward_mb.s() / layers_per_stage;
   const double y_bwd = backward_mb.s() / layers_per_stage;
   // Per layer per micro batch: forward gathers; backward gathers (reshard) + reduce-scatters.
