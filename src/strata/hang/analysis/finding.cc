@@ -911,11 +911,11 @@ void FindFirstFailure(const EvidenceSet& ev, Verdict& v) {
       (KilledBeforeNetwork(ev) && WorkerFailed(ev, f, true)) || Network(ev, f) ||
       ((!timed_out || KilledRootCause(ev)) && ChildFailed(ev, f)) || WorkerFailed(ev, f, true) ||
       HorovodStall(ev, f) || HorovodTimelineFinding(ev, f) || DetailMismatch(ev, f) ||
-      FlightRecorderReport(ev, f) || BarrierMissing(ev, f) || Fingerprints(ev, f) ||
-      GlooFinding(ev, v, f) || Mismatch(v, f) || TimeoutOpMismatch(ev, f) || Ras(ev, f) ||
-      Behind(v, f) || CompletedCounters(ev, f) || Teardown(ev, v, f) || Silent(ev, v, f) ||
-      Timeout(ev, v, f) || StoreCollective(ev, f) || HcclTimeout(ev, f) || Stuck(ev, f) ||
-      Stacks(ev, v, f) || MpiCollectiveWait(ev, f) || ChildFailed(ev, f) ||
+      FlightRecorderReport(ev, f) || UccNotPosted(ev, f) || BarrierMissing(ev, f) ||
+      Fingerprints(ev, f) || GlooFinding(ev, v, f) || Mismatch(v, f) || TimeoutOpMismatch(ev, f) ||
+      Ras(ev, f) || Behind(v, f) || CompletedCounters(ev, f) || Teardown(ev, v, f) ||
+      Silent(ev, v, f) || Timeout(ev, v, f) || StoreCollective(ev, f) || HcclTimeout(ev, f) ||
+      Stuck(ev, f) || Stacks(ev, v, f) || MpiCollectiveWait(ev, f) || ChildFailed(ev, f) ||
       WorkerFailed(ev, f, false) || ProgramError(ev, f) || MissingMembers(v, f);
   if (!found) {
     // Only evidence that observes state can show a healthy job: a Gloo dump's states are

@@ -17,6 +17,7 @@
 #include "strata/hang/parsers/horovod_stall.h"
 #include "strata/hang/parsers/log_signals.h"
 #include "strata/hang/parsers/run_context.h"
+#include "strata/hang/parsers/ucc_comm_check.h"
 
 namespace strata::hang {
 namespace {
@@ -36,7 +37,7 @@ constexpr int kAtExitTracebackLines = 60;   // an exit handler's traceback, read
 // Horovod's stall warnings, horovod_stall.h) are collected here.
 class Scanner {
  public:
-  explicit Scanner(const std::string& file) : file_(file), horovod_(file) {}
+  explicit Scanner(const std::string& file) : file_(file), horovod_(file), ucc_(file) {}
 
   void Line(std::string_view raw, int number) {
     const std::string line = Clean(raw);
@@ -46,6 +47,7 @@ class Scanner {
     if (WatchMeshMasterWait(line, number)) return;
     Context(line, number);
     if (horovod_.Line(line, number)) return;
+    if (ucc_.Line(line, number)) return;
     if (ReadSummary(line, number)) return;
     if (ReadOpenMpiFirst(line, number)) return;
     if (ReadOpenMpiPeerGone(line, number)) return;
@@ -54,6 +56,7 @@ class Scanner {
     WatchDdpMembers(line, number);
     if (WatchAtExit(line, number)) return;
     if (traceback_ended_ && ReadProgramError(line, number)) return;
+    if (ReadWorkerException(line, number)) return;
     FailureSignal s;
     if (!ClassifyFailureLine(line, &s)) {
       SlurmEnding(line);
@@ -128,6 +131,15 @@ class Scanner {
     if (fr_) out_.push_back(std::move(*fr_));
     fr_.reset();
     for (FailureSignal& s : horovod_.Take()) out_.push_back(std::move(s));
+    for (FailureSignal& s : ucc_.Take()) out_.push_back(std::move(s));
+    // A worker's exception header is the failure only when the log holds no other failure line
+    // (ReadWorkerException): any other is the exception's own error, after the header in its
+    // traceback or before it when C++ logged it first (sgl-project/sglang#5602), or a failure
+    // the header merely follows.
+    if (out_.empty()) {
+      for (FailureSignal& w : worker_exceptions_) out_.push_back(std::move(w));
+    }
+    worker_exceptions_.clear();
     StoreBarrierStuck();
     DdpRanksTakenTwice();
     // A launch script's DNS lookup of the master ("nslookup: can't resolve ...") is retried until
@@ -182,6 +194,28 @@ class Scanner {
       return true;
     }
     return false;
+  }
+
+  // SGLang's worker reporting an exception, "[23:17:08 TP4] Exception in run_tp_server:" then a
+  // traceback (sgl-project/sglang#1479, in CUDA graph capture, the paste cut before the error
+  // line): that worker failed, and SGLang ends the server when a worker does. Kept aside until
+  // the log ends: another failure line is the exception's own error or what it follows
+  // (sglang#5602: Gloo's monitored barrier, logged just before, which names no failed rank) and
+  // is read instead (Take()).
+  bool ReadWorkerException(std::string_view line, int number) {
+    std::optional<int64_t> tp;
+    if (!failure_fields::SglangWorkerException(line, &tp)) return false;
+    FailureSignal s;
+    s.kind = FailureKind::kPythonError;
+    s.global_rank = tp;
+    s.detail = "SGLang's TP " + (tp ? std::to_string(*tp) : std::string("?")) +
+               " worker raised an exception (its error line is not in the log)";
+    s.file = file_;
+    s.line = number;
+    s.went_on_line = went_on_line_;
+    s.text = std::string(line.substr(0, kMaxTextChars));
+    worker_exceptions_.push_back(std::move(s));
+    return true;
   }
 
   // A store wait that timed out while the job ran: the store used as a barrier or collective,
@@ -757,6 +791,8 @@ class Scanner {
   std::optional<FailureSignal> record_;
   std::optional<FailureSignal> fr_;
   HorovodStallReader horovod_;
+  UccCommCheckReader ucc_;
+  std::vector<FailureSignal> worker_exceptions_;      // ReadWorkerException, until Take()
   std::map<std::string, BarrierWait> barrier_waits_;  // store-based barrier key -> its waits
   std::map<int64_t, int> ddp_members_;  // Lightning's announced global rank -> times announced
   int64_t ddp_world_ = 0;
@@ -861,6 +897,8 @@ std::string_view FailureKindName(FailureKind kind) {
       return "mpi_collective_wait";
     case FailureKind::kPythonError:
       return "python_error";
+    case FailureKind::kUccNotPosted:
+      return "ucc_not_posted";
   }
   return "other";
 }
