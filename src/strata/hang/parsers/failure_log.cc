@@ -43,7 +43,7 @@ class Scanner {
     const std::string line = Clean(raw);
     if (line.empty()) return;
     const std::string previous = std::exchange(previous_line_, line);
-    if (WatchXlaCliqueWait(line, number)) return;
+    if (WatchXlaStartupWait(line, number)) return;
     if (WatchMeshMasterWait(line, number)) return;
     Context(line, number);
     if (horovod_.Line(line, number)) return;
@@ -492,21 +492,28 @@ class Scanner {
   // XLA's in-process rendezvous warns while it waits for the threads (one per local device) of an
   // NCCL clique's set-up: "rendezvous.cc:38] This thread has been waiting for `initialize clique
   // for rank 6; clique=devices=[0,...,15]; ...` for 10 seconds and may be stuck. Expected 8
-  // threads to join the rendezvous, but not all of them arrived on time." (jax-ml/jax#22740). A
-  // log that ends on such warnings shows the communicator still not formed: a start-up fault.
-  // Any other line after them is the program going on, and the wait no failure.
-  bool WatchXlaCliqueWait(std::string_view line, int number) {
-    if (!Contains(line, "This thread has been waiting for `initialize clique") ||
-        !Contains(line, "may be stuck")) {
+  // threads to join the rendezvous, but not all of them arrived on time." (jax-ml/jax#22740).
+  // JAX's TPU backend warns while it waits for the other hosts of a pod slice: "UserWarning: TPU
+  // backend initialization is taking more than 60.0 seconds. Did you run your code on all TPU
+  // hosts?" then Python's "  warnings.warn(" (jax-ml/jax#19971, a v4-32). A log that ends on
+  // such warnings shows the communicator or backend still not formed: a start-up fault. Any
+  // other line after them is the program going on, and the wait no failure.
+  bool WatchXlaStartupWait(std::string_view line, int number) {
+    const bool clique = Contains(line, "This thread has been waiting for `initialize clique") &&
+                        Contains(line, "may be stuck");
+    const bool tpu = Contains(line, "TPU backend initialization is taking more than");
+    if (!clique && !tpu) {
+      if (clique_wait_ && line == "warnings.warn(") return true;  // the warning's source line
       clique_wait_.reset();
       return false;
     }
     if (clique_wait_) return true;
     FailureSignal s;
     s.kind = FailureKind::kBootstrap;
-    s.detail =
-        "XLA was still waiting for the devices of an NCCL clique to join its initialisation when "
-        "the log ends: the communicator never formed";
+    s.detail = clique ? "XLA was still waiting for the devices of an NCCL clique to join its "
+                        "initialisation when the log ends: the communicator never formed"
+                      : "JAX's TPU backend was still initialising when the log ends (it waits for "
+                        "every host of the slice to run the program): the job never started";
     clique_wait_ = std::move(s);
     clique_wait_text_ = std::string(line.substr(0, kMaxTextChars));
     clique_wait_line_ = number;
@@ -613,6 +620,26 @@ class Scanner {
       fr_->line = number;
       fr_->text = std::string(line.substr(0, kMaxTextChars));
       return true;
+    }
+    // The analyser's other report, a collective whose records disagree: "Collective sequence
+    // number: 1487 has errors", its fields, then "error msg: Culprit rank 1; Error type:
+    // COLLECTIVE_STATE_MISMATCH, Expected state: 'scheduled' does not match found state:
+    // 'completed'" (pytorch/pytorch#151666).
+    if (Contains(line, "Collective sequence number: ") && line.ends_with(" has errors")) {
+      if (fr_) out_.push_back(std::move(*fr_));
+      fr_ = FailureSignal{};
+      fr_->kind = FailureKind::kFrMismatch;
+      fr_->seq = IntAfter(line, "sequence number: ");
+      fr_->file = file_;
+      fr_->line = number;
+      fr_->text = std::string(line.substr(0, kMaxTextChars));
+      return true;
+    }
+    if (fr_ && fr_->kind == FailureKind::kFrMismatch && line.starts_with("error msg: ")) {
+      if (const auto culprit = IntAfter(line, "Culprit rank ")) fr_->ranks = {*culprit};
+      std::string type = TokenAfter(line, "Error type: ");
+      if (type.ends_with(',') || type.ends_with(';')) type.pop_back();
+      fr_->detail = type.substr(0, 80);
     }
     if (fr_) {
       if (line.starts_with("missing ranks:")) fr_->ranks = RankSet(line);
@@ -777,7 +804,7 @@ class Scanner {
   int mpi_peer_box_ = 0;       // the line of Open MPI's peer-disconnected box, 0 outside it
   std::string previous_line_;  // the last non-empty line read, cleaned
   std::optional<FailureSignal> mesh_wait_;    // a mesh-master wait no later line has followed yet
-  std::optional<FailureSignal> clique_wait_;  // XLA's clique set-up wait, not yet followed
+  std::optional<FailureSignal> clique_wait_;  // XLA's or JAX's start-up wait, not yet followed
   std::string clique_wait_text_;
   int clique_wait_line_ = 0;
   std::string mesh_master_;  // the address the latest mesh-master wait named ("10.164.0.6:8477")
@@ -899,6 +926,8 @@ std::string_view FailureKindName(FailureKind kind) {
       return "python_error";
     case FailureKind::kUccNotPosted:
       return "ucc_not_posted";
+    case FailureKind::kFrMismatch:
+      return "fr_mismatch";
   }
   return "other";
 }

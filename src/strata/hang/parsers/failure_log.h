@@ -45,6 +45,7 @@ enum class FailureKind {
   kMpiCollectiveWait,  // a stack dump's frame inside an MPI collective (gdb: "in PMPI_Gather ()")
   kPythonError,   // a traceback ended by an error of the program's own ("NameError: name 'x' ...")
   kUccNotPosted,  // torch_ucc's comm check: ranks that never posted the collective others wait in
+  kFrMismatch,    // the Flight Recorder analyser: "Culprit rank N; Error type: ..._MISMATCH"
 };
 
 struct FailureSignal {
@@ -55,7 +56,7 @@ struct FailureSignal {
   std::string pg_id;                   // "0" for the default group
   std::string peer;                    // the network peer the line names: "10.0.0.3", a host
   std::string host;                    // NCCL lines: "<host>:<pid>:<tid>"; summary: "host : h"
-  std::optional<int64_t> seq;          // kFrNotJoined, kFingerprint, kUccNotPosted
+  std::optional<int64_t> seq;          // kFrNotJoined, kFrMismatch, kFingerprint, kUccNotPosted
   std::string op;                      // kFrNotJoined ("all_reduce"), kFingerprint ("ALLREDUCE")
   std::vector<int64_t> ranks;          // kFrNotJoined, kHorovodStall, kBarrierMissing,
                                        // kUccNotPosted: the missing;
