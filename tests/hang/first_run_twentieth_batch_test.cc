@@ -244,5 +244,33 @@ TEST(FirstRunTwentiethBatch, FlightRecorderAnalyserCulpritOfAMismatch) {
   EXPECT_NE(other.finding.kind, "collective_mismatch") << other.finding.summary;
 }
 
+// A known miss of an earlier batch, read by a general rule: pytorch/pytorch#167288
+// (pytorch-167288-elastic-restart-socket-poll-connect-refused-retrying), four lines
+// "bj4-ml-g8h20-k8s-slave1026-20250527:5971:6015 [4] NCCL INFO socketPollConnect: connect to
+// 10.29.224.148<52333> returned Connection refused, retrying (18/34) after sleep for 1800 msec"
+// up to "(21/34)", where the log ends. By hand: a refused connect means nothing listens at
+// 10.29.224.148:52333, so NCCL's connection to it never formed and it still retries when the
+// log ends: a start-up (connection set-up) fault naming that peer, no global rank printed.
+TEST(FirstRunTwentiethBatch, LogEndingOnRefusedConnectRetriesIsBootstrapWithPeer) {
+  std::string retries;
+  for (int n = 18; n <= 21; ++n) {
+    retries +=
+        "bj4-ml-g8h20-k8s-slave1026-20250527:5971:6015 [4] NCCL INFO socketPollConnect: "
+        "connect to 10.29.224.148<52333> returned Connection refused, retrying (" +
+        std::to_string(n) + "/34) after sleep for " + std::to_string(n * 100) + " msec\n";
+  }
+  const Verdict v = AnalyzeLog(retries);
+  EXPECT_EQ(v.finding.kind, "bootstrap") << v.finding.summary;
+  EXPECT_EQ(v.finding.peer.substr(0, v.finding.peer.find('<')), "10.29.224.148");
+  EXPECT_TRUE(v.finding.ranks.empty());
+  // Hand-made: a retry the log goes on after (the connect succeeded, NCCL set up its
+  // communicator) is routine, no failure.
+  const Verdict after = AnalyzeLog(
+      retries +
+      "bj4-ml-g8h20-k8s-slave1026-20250527:5971:6015 [4] NCCL INFO comm 0x55d0 rank 4 nranks 16 "
+      "cudaDev 4 busId 9d000 commId 0x1f - Init COMPLETE\n");
+  EXPECT_NE(after.finding.kind, "bootstrap") << after.finding.summary;
+}
+
 }  // namespace
 }  // namespace strata::hang

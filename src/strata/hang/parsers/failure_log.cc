@@ -495,14 +495,20 @@ class Scanner {
   // threads to join the rendezvous, but not all of them arrived on time." (jax-ml/jax#22740).
   // JAX's TPU backend warns while it waits for the other hosts of a pod slice: "UserWarning: TPU
   // backend initialization is taking more than 60.0 seconds. Did you run your code on all TPU
-  // hosts?" then Python's "  warnings.warn(" (jax-ml/jax#19971, a v4-32). A log that ends on
-  // such warnings shows the communicator or backend still not formed: a start-up fault. Any
-  // other line after them is the program going on, and the wait no failure.
+  // hosts?" then Python's "  warnings.warn(" (jax-ml/jax#19971, a v4-32). NCCL retries a refused
+  // connect, "socketPollConnect: connect to 10.29.224.148<52333> returned Connection refused,
+  // retrying (18/34) after sleep for 1800 msec" (pytorch/pytorch#167288): nothing listens at
+  // that address, so no connection to it has formed. A log that ends on such lines shows the
+  // communicator, backend or connection still not formed: a start-up fault (the retried
+  // address its peer). Any other line after them is the program going on, and the wait no
+  // failure.
   bool WatchXlaStartupWait(std::string_view line, int number) {
     const bool clique = Contains(line, "This thread has been waiting for `initialize clique") &&
                         Contains(line, "may be stuck");
     const bool tpu = Contains(line, "TPU backend initialization is taking more than");
-    if (!clique && !tpu) {
+    const bool refused = Contains(line, "socketPollConnect: connect to ") &&
+                         Contains(line, "returned Connection refused, retrying (");
+    if (!clique && !tpu && !refused) {
       if (clique_wait_ && line == "warnings.warn(") return true;  // the warning's source line
       clique_wait_.reset();
       return false;
@@ -510,10 +516,17 @@ class Scanner {
     if (clique_wait_) return true;
     FailureSignal s;
     s.kind = FailureKind::kBootstrap;
-    s.detail = clique ? "XLA was still waiting for the devices of an NCCL clique to join its "
-                        "initialisation when the log ends: the communicator never formed"
-                      : "JAX's TPU backend was still initialising when the log ends (it waits for "
-                        "every host of the slice to run the program): the job never started";
+    if (refused) {
+      s.peer = TokenAfter(line, "socketPollConnect: connect to ");
+      s.detail = "NCCL was still retrying a refused connection to " + s.peer +
+                 " when the log ends: nothing listened there, the connection never formed";
+    } else {
+      s.detail = clique ? "XLA was still waiting for the devices of an NCCL clique to join its "
+                          "initialisation when the log ends: the communicator never formed"
+                        : "JAX's TPU backend was still initialising when the log ends (it waits "
+                          "for every host of the slice to run the program): the job never "
+                          "started";
+    }
     clique_wait_ = std::move(s);
     clique_wait_text_ = std::string(line.substr(0, kMaxTextChars));
     clique_wait_line_ = number;
