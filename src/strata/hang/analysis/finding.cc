@@ -376,6 +376,26 @@ bool FlightRecorderReport(const EvidenceSet& ev, Finding& f) {
   return true;
 }
 
+// The analyser's report of a collective whose records disagree across ranks ("Culprit rank 1;
+// Error type: COLLECTIVE_STATE_MISMATCH"): a mismatch at that collective, the rank it names the
+// culprit. Error types that are no mismatch are left to the other readings.
+bool FlightRecorderMismatch(const EvidenceSet& ev, Finding& f) {
+  for (const FailureSignal* r : Of(ev, FailureKind::kFrMismatch)) {
+    if (!r->detail.ends_with("MISMATCH")) continue;
+    f.kind = "collective_mismatch";
+    f.ranks = r->ranks;
+    f.op = r->op;
+    f.seq = r->seq;
+    f.summary = fmt::format(
+        "Flight Recorder analyser: collective #{} ({}) differs across ranks "
+        "({}), culprit {}",
+        r->seq.value_or(0), r->op, r->detail, r->ranks.empty() ? "not named" : RanksText(r->ranks));
+    f.evidence.push_back(Cite(*r));
+    return true;
+  }
+  return false;
+}
+
 // monitored_barrier's report: the ranks that did not reach the barrier in time are named, the
 // others waited in it. They are the ranks behind (stuck elsewhere, or gone).
 bool BarrierMissing(const EvidenceSet& ev, Finding& f) {
@@ -911,12 +931,13 @@ void FindFirstFailure(const EvidenceSet& ev, Verdict& v) {
       (KilledBeforeNetwork(ev) && WorkerFailed(ev, f, true)) || Network(ev, f) ||
       ((!timed_out || KilledRootCause(ev)) && ChildFailed(ev, f)) || WorkerFailed(ev, f, true) ||
       HorovodStall(ev, f) || HorovodTimelineFinding(ev, f) || DetailMismatch(ev, f) ||
-      FlightRecorderReport(ev, f) || BarrierMissing(ev, f) || Fingerprints(ev, f) ||
-      GlooFinding(ev, v, f) || Mismatch(v, f) || TimeoutOpMismatch(ev, f) || Ras(ev, f) ||
-      Behind(v, f) || CompletedCounters(ev, f) || Teardown(ev, v, f) || Silent(ev, v, f) ||
-      Timeout(ev, v, f) || StoreCollective(ev, f) || HcclTimeout(ev, f) || Stuck(ev, f) ||
-      Stacks(ev, v, f) || MpiCollectiveWait(ev, f) || ChildFailed(ev, f) ||
-      WorkerFailed(ev, f, false) || ProgramError(ev, f) || MissingMembers(v, f);
+      FlightRecorderReport(ev, f) || FlightRecorderMismatch(ev, f) || UccNotPosted(ev, f) ||
+      BarrierMissing(ev, f) || Fingerprints(ev, f) || GlooFinding(ev, v, f) || Mismatch(v, f) ||
+      TimeoutOpMismatch(ev, f) || Ras(ev, f) || Behind(v, f) || CompletedCounters(ev, f) ||
+      Teardown(ev, v, f) || Silent(ev, v, f) || Timeout(ev, v, f) || StoreCollective(ev, f) ||
+      HcclTimeout(ev, f) || Stuck(ev, f) || Stacks(ev, v, f) || MpiCollectiveWait(ev, f) ||
+      ChildFailed(ev, f) || WorkerFailed(ev, f, false) || ProgramError(ev, f) ||
+      MissingMembers(v, f);
   if (!found) {
     // Only evidence that observes state can show a healthy job: a Gloo dump's states are
     // placeholders (gloo_sequences.h), so sequences that agree say nothing about completion.

@@ -168,4 +168,21 @@ bool DetailMismatch(const EvidenceSet& ev, Finding& f) {
   return true;
 }
 
+// torch_ucc's comm check compares every rank's collective counter: the problematic ranks whose
+// collective "wasn't posted" never issued the one the others are in (ucc_comm_check.h).
+bool UccNotPosted(const EvidenceSet& ev, Finding& f) {
+  const auto reports = Of(ev, FailureKind::kUccNotPosted);
+  if (reports.empty()) return false;
+  const FailureSignal& r = *reports.front();
+  f.kind = "lagging_rank";
+  f.ranks = r.ranks;
+  f.op = r.op;
+  f.seq = r.seq;
+  f.summary = fmt::format(
+      "ProcessGroupUCC's comm check: {} never posted collective #{} ({}) that the others wait in",
+      RanksText(r.ranks), r.seq.value_or(0), r.op);
+  f.evidence.push_back(Cite(r));
+  return true;
+}
+
 }  // namespace strata::hang

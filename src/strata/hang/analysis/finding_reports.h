@@ -31,6 +31,10 @@ bool WorkerFailed(const EvidenceSet& ev, Finding& f, bool killed_only);
 /// "Detected mismatch between collectives on ranks": a mismatch, naming neither rank.
 bool DetailMismatch(const EvidenceSet& ev, Finding& f);
 
+/// torch_ucc's comm check: the ranks that never posted the collective the others wait in are
+/// behind.
+bool UccNotPosted(const EvidenceSet& ev, Finding& f);
+
 }  // namespace strata::hang
 
 #endif  // STRATA_HANG_ANALYSIS_FINDING_REPORTS_H_

@@ -130,6 +130,26 @@ std::vector<int64_t> RankSet(std::string_view s) {
   return out;
 }
 
+bool SglangWorkerException(std::string_view line, std::optional<int64_t>* tp_rank) {
+  if (!line.starts_with('[')) return false;
+  const size_t close = line.find("] ");
+  if (close == std::string_view::npos || close > 48) return false;
+  const std::string_view message = line.substr(close + 2);
+  if (!message.starts_with("Exception in run_tp_server:") &&
+      !message.starts_with("Scheduler hit an exception:"))
+    return false;
+  const std::string_view prefix = line.substr(1, close - 1);
+  const size_t tp = prefix.rfind(" TP");
+  if (tp == std::string_view::npos) return false;
+  tp_rank->reset();
+  const bool other_dimension =
+      Contains(prefix, " DP") || Contains(prefix, " PP") || Contains(prefix, " EP");
+  size_t used = 0;
+  const auto rank = LeadingInt(prefix.substr(tp + 3), &used);
+  if (rank && tp + 3 + used == prefix.size() && !other_dimension) *tp_rank = rank;
+  return true;
+}
+
 // ProcessGroupWrapper's report: "Rank 1 is running collective: CollectiveFingerPrint(
 // SequenceNumber=21, OpType=BROADCAST, ...), but Rank 0 is running collective:
 // CollectiveFingerPrint(SequenceNumber=21OpType=ALLREDUCE)" (the second side may lack its comma

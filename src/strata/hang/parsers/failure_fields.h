@@ -39,6 +39,12 @@ std::string NcclHost(std::string_view line);
 /// "{3, 4, 5}" -> ranks.
 std::vector<int64_t> RankSet(std::string_view s);
 
+/// SGLang's worker process reporting an exception, "[23:17:08 TP4] Exception in run_tp_server:"
+/// or "[2025-04-21 04:13:43 TP3] Scheduler hit an exception: Traceback ...": true, with
+/// `*tp_rank` the TP rank of the prefix when the prefix names no other parallel dimension (a
+/// "DP1 TP1" prefix counts within its data-parallel replica, not the job).
+bool SglangWorkerException(std::string_view line, std::optional<int64_t>* tp_rank);
+
 /// ProcessGroupWrapper's report of two ranks running different collectives: sets ranks, seq,
 /// op, other_seq, other_op and detail.
 void ReadDetailMismatch(std::string_view line, FailureSignal* s);

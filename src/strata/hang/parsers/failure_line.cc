@@ -32,6 +32,15 @@ bool ClassifyFailureLine(std::string_view line, FailureSignal* s) {
     s->detail = std::string(line.substr(at + 12, 120));
     return true;
   }
+  // ROCm builds of torch report the HIP runtime's errors the same way, "HIP error: operation not
+  // permitted when stream is capturing" (ROCm/hip#3876, from c10_hip_check_implementation): the
+  // device runtime's error, as CUDA's is. Its out-of-memory is an OOM (log_signals.h).
+  if (const size_t at = line.find("HIP error: "); at != std::string_view::npos) {
+    if (Contains(line, "out of memory")) return false;
+    s->kind = K::kCudaError;
+    s->detail = "HIP: " + std::string(line.substr(at + 11, 120));
+    return true;
+  }
   // The THC-era format (torch before 1.5): "cuda runtime error (39) : uncorrectable ECC error
   // encountered at .../THCCachingHostAllocator.cpp:265" (NVIDIA/semantic-segmentation#33).
   if (const size_t at = line.find("cuda runtime error ("); at != std::string_view::npos) {
@@ -297,6 +306,24 @@ bool ClassifyFailureLine(std::string_view line, FailureSignal* s) {
     s->peer = std::string(addr);
     s->detail = "torch_xla could not connect to its mesh master at " + std::string(addr) +
                 " while setting up replication";
+    return true;
+  }
+  // JAX's TPU driver backend dials the TPU host's gRPC server when it starts: "RuntimeError:
+  // Deadline exceeded: Failed to connect to remote server at address: grpc://10.59.106.169:8470."
+  // (jax-ml/jax#6157, a v3-32 pod slice whose other hosts were not connected). The backend never
+  // came up: a start-up fault whose peer is that server.
+  static constexpr std::string_view kRemoteServer =
+      "Failed to connect to remote server at address: ";
+  if (const size_t at = line.find(kRemoteServer); at != std::string_view::npos) {
+    std::string_view addr = TrimSpace(line.substr(at + kRemoteServer.size()));
+    if (const size_t scheme = addr.find("://"); scheme != std::string_view::npos && scheme < 12)
+      addr.remove_prefix(scheme + 3);
+    addr = addr.substr(0, addr.find_first_of(" ,"));
+    while (addr.ends_with('.')) addr.remove_suffix(1);
+    s->kind = K::kBootstrap;
+    s->peer = std::string(addr.substr(0, 120));
+    s->detail = "could not connect to the remote gRPC server at " + s->peer +
+                " before its deadline while the backend started";
     return true;
   }
   // The same failure logged through TensorFlow's logging helper, "tf_logging.cc:11] Failed to

@@ -17,6 +17,7 @@
 #include "strata/hang/parsers/horovod_stall.h"
 #include "strata/hang/parsers/log_signals.h"
 #include "strata/hang/parsers/run_context.h"
+#include "strata/hang/parsers/ucc_comm_check.h"
 
 namespace strata::hang {
 namespace {
@@ -36,16 +37,17 @@ constexpr int kAtExitTracebackLines = 60;   // an exit handler's traceback, read
 // Horovod's stall warnings, horovod_stall.h) are collected here.
 class Scanner {
  public:
-  explicit Scanner(const std::string& file) : file_(file), horovod_(file) {}
+  explicit Scanner(const std::string& file) : file_(file), horovod_(file), ucc_(file) {}
 
   void Line(std::string_view raw, int number) {
     const std::string line = Clean(raw);
     if (line.empty()) return;
     const std::string previous = std::exchange(previous_line_, line);
-    if (WatchXlaCliqueWait(line, number)) return;
+    if (WatchXlaStartupWait(line, number)) return;
     if (WatchMeshMasterWait(line, number)) return;
     Context(line, number);
     if (horovod_.Line(line, number)) return;
+    if (ucc_.Line(line, number)) return;
     if (ReadSummary(line, number)) return;
     if (ReadOpenMpiFirst(line, number)) return;
     if (ReadOpenMpiPeerGone(line, number)) return;
@@ -54,6 +56,7 @@ class Scanner {
     WatchDdpMembers(line, number);
     if (WatchAtExit(line, number)) return;
     if (traceback_ended_ && ReadProgramError(line, number)) return;
+    if (ReadWorkerException(line, number)) return;
     FailureSignal s;
     if (!ClassifyFailureLine(line, &s)) {
       SlurmEnding(line);
@@ -128,6 +131,15 @@ class Scanner {
     if (fr_) out_.push_back(std::move(*fr_));
     fr_.reset();
     for (FailureSignal& s : horovod_.Take()) out_.push_back(std::move(s));
+    for (FailureSignal& s : ucc_.Take()) out_.push_back(std::move(s));
+    // A worker's exception header is the failure only when the log holds no other failure line
+    // (ReadWorkerException): any other is the exception's own error, after the header in its
+    // traceback or before it when C++ logged it first (sgl-project/sglang#5602), or a failure
+    // the header merely follows.
+    if (out_.empty()) {
+      for (FailureSignal& w : worker_exceptions_) out_.push_back(std::move(w));
+    }
+    worker_exceptions_.clear();
     StoreBarrierStuck();
     DdpRanksTakenTwice();
     // A launch script's DNS lookup of the master ("nslookup: can't resolve ...") is retried until
@@ -182,6 +194,28 @@ class Scanner {
       return true;
     }
     return false;
+  }
+
+  // SGLang's worker reporting an exception, "[23:17:08 TP4] Exception in run_tp_server:" then a
+  // traceback (sgl-project/sglang#1479, in CUDA graph capture, the paste cut before the error
+  // line): that worker failed, and SGLang ends the server when a worker does. Kept aside until
+  // the log ends: another failure line is the exception's own error or what it follows
+  // (sglang#5602: Gloo's monitored barrier, logged just before, which names no failed rank) and
+  // is read instead (Take()).
+  bool ReadWorkerException(std::string_view line, int number) {
+    std::optional<int64_t> tp;
+    if (!failure_fields::SglangWorkerException(line, &tp)) return false;
+    FailureSignal s;
+    s.kind = FailureKind::kPythonError;
+    s.global_rank = tp;
+    s.detail = "SGLang's TP " + (tp ? std::to_string(*tp) : std::string("?")) +
+               " worker raised an exception (its error line is not in the log)";
+    s.file = file_;
+    s.line = number;
+    s.went_on_line = went_on_line_;
+    s.text = std::string(line.substr(0, kMaxTextChars));
+    worker_exceptions_.push_back(std::move(s));
+    return true;
   }
 
   // A store wait that timed out while the job ran: the store used as a barrier or collective,
@@ -458,21 +492,41 @@ class Scanner {
   // XLA's in-process rendezvous warns while it waits for the threads (one per local device) of an
   // NCCL clique's set-up: "rendezvous.cc:38] This thread has been waiting for `initialize clique
   // for rank 6; clique=devices=[0,...,15]; ...` for 10 seconds and may be stuck. Expected 8
-  // threads to join the rendezvous, but not all of them arrived on time." (jax-ml/jax#22740). A
-  // log that ends on such warnings shows the communicator still not formed: a start-up fault.
-  // Any other line after them is the program going on, and the wait no failure.
-  bool WatchXlaCliqueWait(std::string_view line, int number) {
-    if (!Contains(line, "This thread has been waiting for `initialize clique") ||
-        !Contains(line, "may be stuck")) {
+  // threads to join the rendezvous, but not all of them arrived on time." (jax-ml/jax#22740).
+  // JAX's TPU backend warns while it waits for the other hosts of a pod slice: "UserWarning: TPU
+  // backend initialization is taking more than 60.0 seconds. Did you run your code on all TPU
+  // hosts?" then Python's "  warnings.warn(" (jax-ml/jax#19971, a v4-32). NCCL retries a refused
+  // connect, "socketPollConnect: connect to 10.29.224.148<52333> returned Connection refused,
+  // retrying (18/34) after sleep for 1800 msec" (pytorch/pytorch#167288): nothing listens at
+  // that address, so no connection to it has formed. A log that ends on such lines shows the
+  // communicator, backend or connection still not formed: a start-up fault (the retried
+  // address its peer). Any other line after them is the program going on, and the wait no
+  // failure.
+  bool WatchXlaStartupWait(std::string_view line, int number) {
+    const bool clique = Contains(line, "This thread has been waiting for `initialize clique") &&
+                        Contains(line, "may be stuck");
+    const bool tpu = Contains(line, "TPU backend initialization is taking more than");
+    const bool refused = Contains(line, "socketPollConnect: connect to ") &&
+                         Contains(line, "returned Connection refused, retrying (");
+    if (!clique && !tpu && !refused) {
+      if (clique_wait_ && line == "warnings.warn(") return true;  // the warning's source line
       clique_wait_.reset();
       return false;
     }
     if (clique_wait_) return true;
     FailureSignal s;
     s.kind = FailureKind::kBootstrap;
-    s.detail =
-        "XLA was still waiting for the devices of an NCCL clique to join its initialisation when "
-        "the log ends: the communicator never formed";
+    if (refused) {
+      s.peer = TokenAfter(line, "socketPollConnect: connect to ");
+      s.detail = "NCCL was still retrying a refused connection to " + s.peer +
+                 " when the log ends: nothing listened there, the connection never formed";
+    } else {
+      s.detail = clique ? "XLA was still waiting for the devices of an NCCL clique to join its "
+                          "initialisation when the log ends: the communicator never formed"
+                        : "JAX's TPU backend was still initialising when the log ends (it waits "
+                          "for every host of the slice to run the program): the job never "
+                          "started";
+    }
     clique_wait_ = std::move(s);
     clique_wait_text_ = std::string(line.substr(0, kMaxTextChars));
     clique_wait_line_ = number;
@@ -579,6 +633,26 @@ class Scanner {
       fr_->line = number;
       fr_->text = std::string(line.substr(0, kMaxTextChars));
       return true;
+    }
+    // The analyser's other report, a collective whose records disagree: "Collective sequence
+    // number: 1487 has errors", its fields, then "error msg: Culprit rank 1; Error type:
+    // COLLECTIVE_STATE_MISMATCH, Expected state: 'scheduled' does not match found state:
+    // 'completed'" (pytorch/pytorch#151666).
+    if (Contains(line, "Collective sequence number: ") && line.ends_with(" has errors")) {
+      if (fr_) out_.push_back(std::move(*fr_));
+      fr_ = FailureSignal{};
+      fr_->kind = FailureKind::kFrMismatch;
+      fr_->seq = IntAfter(line, "sequence number: ");
+      fr_->file = file_;
+      fr_->line = number;
+      fr_->text = std::string(line.substr(0, kMaxTextChars));
+      return true;
+    }
+    if (fr_ && fr_->kind == FailureKind::kFrMismatch && line.starts_with("error msg: ")) {
+      if (const auto culprit = IntAfter(line, "Culprit rank ")) fr_->ranks = {*culprit};
+      std::string type = TokenAfter(line, "Error type: ");
+      if (type.ends_with(',') || type.ends_with(';')) type.pop_back();
+      fr_->detail = type.substr(0, 80);
     }
     if (fr_) {
       if (line.starts_with("missing ranks:")) fr_->ranks = RankSet(line);
@@ -743,7 +817,7 @@ class Scanner {
   int mpi_peer_box_ = 0;       // the line of Open MPI's peer-disconnected box, 0 outside it
   std::string previous_line_;  // the last non-empty line read, cleaned
   std::optional<FailureSignal> mesh_wait_;    // a mesh-master wait no later line has followed yet
-  std::optional<FailureSignal> clique_wait_;  // XLA's clique set-up wait, not yet followed
+  std::optional<FailureSignal> clique_wait_;  // XLA's or JAX's start-up wait, not yet followed
   std::string clique_wait_text_;
   int clique_wait_line_ = 0;
   std::string mesh_master_;  // the address the latest mesh-master wait named ("10.164.0.6:8477")
@@ -757,6 +831,8 @@ class Scanner {
   std::optional<FailureSignal> record_;
   std::optional<FailureSignal> fr_;
   HorovodStallReader horovod_;
+  UccCommCheckReader ucc_;
+  std::vector<FailureSignal> worker_exceptions_;      // ReadWorkerException, until Take()
   std::map<std::string, BarrierWait> barrier_waits_;  // store-based barrier key -> its waits
   std::map<int64_t, int> ddp_members_;  // Lightning's announced global rank -> times announced
   int64_t ddp_world_ = 0;
@@ -861,6 +937,10 @@ std::string_view FailureKindName(FailureKind kind) {
       return "mpi_collective_wait";
     case FailureKind::kPythonError:
       return "python_error";
+    case FailureKind::kUccNotPosted:
+      return "ucc_not_posted";
+    case FailureKind::kFrMismatch:
+      return "fr_mismatch";
   }
   return "other";
 }

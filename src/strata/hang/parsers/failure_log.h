@@ -43,7 +43,9 @@ enum class FailureKind {
   kInitTrace,        // NCCL's unwinding through communicator init ("NCCL INFO init.cc:1263 -> 2")
   kHcclTimeout,  // Ascend HCCL: a collective waited past its timeout for a peer (EI0006, EI0002)
   kMpiCollectiveWait,  // a stack dump's frame inside an MPI collective (gdb: "in PMPI_Gather ()")
-  kPythonError,  // a traceback ended by an error of the program's own ("NameError: name 'x' ...")
+  kPythonError,   // a traceback ended by an error of the program's own ("NameError: name 'x' ...")
+  kUccNotPosted,  // torch_ucc's comm check: ranks that never posted the collective others wait in
+  kFrMismatch,    // the Flight Recorder analyser: "Culprit rank N; Error type: ..._MISMATCH"
 };
 
 struct FailureSignal {
@@ -54,9 +56,10 @@ struct FailureSignal {
   std::string pg_id;                   // "0" for the default group
   std::string peer;                    // the network peer the line names: "10.0.0.3", a host
   std::string host;                    // NCCL lines: "<host>:<pid>:<tid>"; summary: "host : h"
-  std::optional<int64_t> seq;          // kFrNotJoined, kFingerprint
+  std::optional<int64_t> seq;          // kFrNotJoined, kFrMismatch, kFingerprint, kUccNotPosted
   std::string op;                      // kFrNotJoined ("all_reduce"), kFingerprint ("ALLREDUCE")
-  std::vector<int64_t> ranks;          // kFrNotJoined, kHorovodStall, kBarrierMissing: the missing;
+  std::vector<int64_t> ranks;          // kFrNotJoined, kHorovodStall, kBarrierMissing,
+                                       // kUccNotPosted: the missing;
                                        // kDetailMismatch: the two ranks compared; kBarrierNoAnswer:
                                        // the rank that arrived
   std::optional<int64_t> other_seq;    // kDetailMismatch: the second rank's SequenceNumber

@@ -50,9 +50,13 @@ std::vector<LogSignal> ScanLogSignals(std::string_view text, const std::string& 
     LogSignal s;
     // The driver API's own name, as TensorFlow's and JAX's allocators print it:
     // "cuda_driver.cc:806] failed to allocate 512.00M (536870912 bytes) from device:
-    // CUDA_ERROR_OUT_OF_MEMORY: out of memory" (horovod/horovod#552).
+    // CUDA_ERROR_OUT_OF_MEMORY: out of memory" (horovod/horovod#552). c10's CUDA check names the
+    // runtime's error, "what():  CUDA error: out of memory" (rwth-i6/returnn#1482), and on ROCm
+    // "HIP error: out of memory". NCCL's allocator, "Failed to CUDA calloc async 1920 bytes" under
+    // "Last error:" (deepspeedai/DeepSpeed#3827): not even a small buffer found device memory.
     if (Contains(line, "CUDA out of memory") || Contains(line, "OutOfMemoryError") ||
-        Contains(line, "CUDA_ERROR_OUT_OF_MEMORY") ||
+        Contains(line, "CUDA_ERROR_OUT_OF_MEMORY") || Contains(line, "CUDA error: out of memory") ||
+        Contains(line, "HIP error: out of memory") || Contains(line, "Failed to CUDA calloc") ||
         (Contains(line, "Cuda failure") && Contains(line, "out of memory")) ||
         (Contains(line, "cuda runtime error (") && Contains(line, "out of memory"))) {
       s.kind = LogSignalKind::kOom;
