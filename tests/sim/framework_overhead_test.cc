@@ -58,7 +58,8 @@ TEST(FrameworkOverhead, UnevenStagesCountTheCriticalStagesLayers) {
   StepLayout s;
   s.layout.pp = 4;
   MicroBatchCompute c;
-  c.critical = {.layers = 0.4, .last = false};
+  c.critical.layers = 0.4;
+  c.critical.last = false;
   c.forward.dense_gemm = Seconds::Of(1.6e-3);
   c.backward.dense_gemm = Seconds::Of(3.2e-3);
   EXPECT_NEAR(ComputeFrameworkOverhead(t, s, c).host_bound_layers.s(), 14.4e-3, kTol);

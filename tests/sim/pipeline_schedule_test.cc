@@ -43,14 +43,22 @@ TEST(PipelineSchedule, BubbleOfOneFOneBGpipeAndInterleaved) {
 // logits GEMM is 2 x 2048 x 248,320 = 1.0e9 FLOP per token, about ten of this model's layers'
 // GEMMs (about 3e9 active parameters, 2e9 of them in 40 layers: 1e8 FLOP per token a layer),
 // run forward and backward (3 x), while each layer runs forward, recompute and backward (4 x)
-// besides attention: 12 x 4 = 48 > 10 x 3 = 30. So a middle stage sets the pace: its layers'
-// kernel times are 16 / 10 of the even split's 10-layer stage, and it runs no output layer.
+// besides attention: 12 x 4 = 48 > 10 x 3 = 30. So a middle stage sets the pace, and it runs
+// no output layer. Its own layers (full attention every 4th layer, 3, 7, ..., 39; chunks of 2,
+// 8, 8, 2, 2, 8, 8, 2 layers, chunk k on rank k % 4): rank 1 holds layers 2-9 and 22-29, full
+// attention at 3, 7, 23, 27: 4 full + 12 Gated DeltaNet. The even split's critical stage is the
+// output rank 3 (chunks 15-19 and 35-39, full at 15, 19, 35, 39): 4 full + 6 Gated DeltaNet.
+// So the uneven stage's flash attention equals the even one's (4 layers each), its Gated
+// DeltaNet is 12 / 6 of it, and its routed experts (every layer is MoE) 16 / 10.
 TEST(PipelineSchedule, SlowestStageSetsThePaceForUnevenVpp) {
   const StepResult even = Step({"parallel.vpp=2"});
   const StepResult uneven =
       Step({"parallel.vpp=2", "parallel.first_stage_layers=4", "parallel.last_stage_layers=4"});
-  EXPECT_NEAR(uneven.forward.dense_gemm.s() / even.forward.dense_gemm.s(), 1.6, 1e-9);
-  EXPECT_NEAR(uneven.forward.attention.s() / even.forward.attention.s(), 1.6, 1e-9);
+  EXPECT_EQ(uneven.critical_stage.composition.rank, 1);
+  EXPECT_EQ(even.critical_stage.composition.rank, 3);
+  EXPECT_NEAR(uneven.forward.expert_gemm.s() / even.forward.expert_gemm.s(), 1.6, 1e-9);
+  EXPECT_NEAR(uneven.forward.attention.s() / even.forward.attention.s(), 1.0, 1e-9);
+  EXPECT_NEAR(uneven.forward.gated_deltanet.s() / even.forward.gated_deltanet.s(), 2.0, 1e-9);
   EXPECT_DOUBLE_EQ(uneven.forward.logits_and_loss.s(), 0.0);
   EXPECT_DOUBLE_EQ(uneven.bubble_fraction, 3.0 / 16.0);
 }

@@ -82,11 +82,15 @@ std::vector<TrafficItem> LayoutTraffic(const ModelTrafficShape& model, const Tra
                                        Detail detail) {
   const ParallelLayout& l = in.layout;
   const double micro_batches = static_cast<double>(in.micro_batches_per_step);
-  // Layers live on pipeline stages: one rank runs layers / pp of them.
-  const double layers = static_cast<double>(model.layers) / static_cast<double>(l.pp);
-  const double moe_layers = static_cast<double>(model.moe_layers) / static_cast<double>(l.pp);
-  const double attn_layers =
-      static_cast<double>(model.full_attention_layers) / static_cast<double>(l.pp);
+  // Layers live on pipeline stages: one rank runs layers / pp of them, or the stage's own.
+  const double pp = static_cast<double>(l.pp);
+  const std::optional<StageLayerMix>& stage = in.stage;
+  const double layers =
+      stage ? static_cast<double>(stage->layers) : static_cast<double>(model.layers) / pp;
+  const double moe_layers =
+      stage ? static_cast<double>(stage->moe_layers) : static_cast<double>(model.moe_layers) / pp;
+  const double attn_layers = stage ? static_cast<double>(stage->full_attention_layers)
+                                   : static_cast<double>(model.full_attention_layers) / pp;
   // Tokens one rank holds in a micro batch: the sequence is split by CP.
   const double tokens =
       static_cast<double>(in.micro_batch) * in.tokens_per_sample / static_cast<double>(l.cp);
@@ -120,15 +124,17 @@ std::vector<TrafficItem> LayoutTraffic(const ModelTrafficShape& model, const Tra
     // block has no TP collective: the TP ranks' token shards go to the experts (the ETP
     // group's collectives below).
     const double attention_blocks = layers;
-    const double mlp_blocks =
-        static_cast<double>(model.dense_ffn_layers) / static_cast<double>(l.pp);
+    const double mlp_blocks = stage ? static_cast<double>(stage->dense_ffn_layers)
+                                    : static_cast<double>(model.dense_ffn_layers) / pp;
     const double blocks = attention_blocks + mlp_blocks;
     const std::string_view what = mlp_blocks > 0 ? "TP activations (attention + MLP blocks)"
                                                  : "TP activations (attention blocks)";
     // Calls per layer on average: one per block per pass.
-    const double per_layer_calls = passes * blocks / layers;
+    // (A stage without decoder layers issues none.)
+    const double per_layer_calls = layers > 0 ? passes * blocks / layers : 0.0;
     if (l.sequence_parallel) {
-      const double gathers = (passes + (in.sp_regathers_input ? 1.0 : 0.0)) * blocks / layers;
+      const double gathers =
+          layers > 0 ? (passes + (in.sp_regathers_input ? 1.0 : 0.0)) * blocks / layers : 0.0;
       per_layer(GroupKind::kTp, purpose(what, ", sequence parallel: all-gather"),
                 CollectiveOp::kAllGather, tokens * h * act, gathers, layers);
       per_layer(GroupKind::kTp, purpose(what, ", sequence parallel: reduce-scatter"),
@@ -146,8 +152,8 @@ std::vector<TrafficItem> LayoutTraffic(const ModelTrafficShape& model, const Tra
     // [tokens, qkv_width]; the tokens are the whole sequence on the rank (sequence parallelism
     // gathers them before the projection).
     const double gathered = tokens * static_cast<double>(model.qkv_width) * act;
-    const double softmax_layers =
-        static_cast<double>(model.softmax_attention_layers) / static_cast<double>(l.pp);
+    const double softmax_layers = stage ? static_cast<double>(stage->softmax_attention_layers)
+                                        : static_cast<double>(model.softmax_attention_layers) / pp;
     per_layer(GroupKind::kTp,
               purpose("TP QKV output, all-gather (fewer query groups than TP ranks)"),
               CollectiveOp::kAllGather, gathered, passes - 1.0, softmax_layers);

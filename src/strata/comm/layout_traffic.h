@@ -60,8 +60,21 @@ struct ModelTrafficShape {
 /// From a parsed config; `with_mtp` counts the MTP block as trained.
 ModelTrafficShape TrafficShapeOf(const ModelConfig& config, bool with_mtp);
 
+/// One pipeline rank's own decoder layers, by what their collectives depend on: a model with
+/// several layer kinds (first_k_dense, hybrids) gives each stage a different mix.
+struct StageLayerMix {
+  int64_t layers = 0;
+  int64_t moe_layers = 0;
+  int64_t dense_ffn_layers = 0;
+  int64_t full_attention_layers = 0;
+  int64_t softmax_attention_layers = 0;
+};
+
 struct TrafficInputs {
   ParallelLayout layout;
+  /// The stage whose layers the per-layer collectives count; unset: the model's layers / PP
+  /// (every stage alike).
+  std::optional<StageLayerMix> stage;
   int64_t micro_batch = 1;          // samples per micro batch
   double tokens_per_sample = 4096;  // the mean sample length (traffic is an average)
   int64_t micro_batches_per_step = 1;

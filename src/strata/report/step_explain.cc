@@ -35,16 +35,48 @@ std::string GemmKindName(GemmKind k) {
 // " x 0.25 (the critical stage's 10 of 40 layers)": the stage whose layers set the pace keeps
 // that share of the stack's layer times (CriticalStageOf); nothing with one stage.
 std::string StageShareText(const ParallelLayout& l, const StageShare& stage, int64_t layers) {
-  if (l.pp <= 1) return "";
+  if (l.pp <= 1 || stage.own) return "";
   return fmt::format(" x {:.4g} (the critical stage's {:.0f} of {} layers)", stage.layers,
                      stage.layers * static_cast<double>(layers), layers);
 }
 
+// "rank 0: 3 dense + 2 MoE layers, the embedding (5 of 61 layers)": the rank whose layers set
+// the pace. A stage cut to its share (one layer kind) is the output stage, or the first other
+// rank holding that many layers.
+std::string CriticalStageText(const StepTables& whole, const ParallelLayout& l,
+                              const StageShare& stage) {
+  StageComposition c = stage.composition;
+  if (!stage.own) {
+    if (static_cast<int64_t>(whole.layer_kinds.kind_of.size()) != whole.layers) return "";
+    const auto layers =
+        static_cast<int64_t>(std::llround(stage.layers * static_cast<double>(whole.layers)));
+    const std::vector<StageComposition> all =
+        StageCompositions(l, whole.layer_kinds, whole.mtp_layers);
+    c = all[static_cast<size_t>(l.output_stage())];
+    if (!stage.last) {
+      for (const StageComposition& other : all) {
+        if (!other.output && other.layers == layers) {
+          c = other;
+          break;
+        }
+      }
+    }
+  }
+  return fmt::format("rank {}: {} ({} of {} layers)", c.rank, CompositionText(c, whole.layer_kinds),
+                     c.layers, whole.layers);
+}
+
 }  // namespace
 
-std::vector<StepFormula> ExplainStep(const StepTables& t, const StepLayout& s,
+std::vector<StepFormula> ExplainStep(const StepTables& whole, const StepLayout& s,
                                      const StepResult& r) {
   const ParallelLayout& l = s.layout;
+  const StageShare& stage = r.critical_stage;
+  // A stage priced by its own layers (several layer kinds): its own tables (StageTables) hold
+  // the sums printed below, and nothing is cut afterwards.
+  const StepTables own = stage.own ? StageTables(whole, stage.composition) : StepTables{};
+  const StepTables& t = stage.own ? own : whole;
+  const double cut = stage.own ? 1.0 : stage.layers;
   const KernelEfficiency& e = t.efficiency;
   const double tokens = r.rank_tokens;
   const double peak_t = t.peak.tflop_per_s();
@@ -67,9 +99,26 @@ std::vector<StepFormula> ExplainStep(const StepTables& t, const StepLayout& s,
                     "efficiencies were measured at; memory-bound kernels are not slowed",
                     e.sustained_clock));
   }
-  // The model's own terms (GemmTerm), whole stack; the stage keeps its share of the layers.
-  const StageShare& stage = r.critical_stage;
-  const std::string share = StageShareText(l, stage, t.layers);
+  // The model's own terms (GemmTerm), whole stack, of which the stage keeps its share of the
+  // layers; or the critical stage's own layers.
+  const std::string share = StageShareText(l, stage, whole.layers);
+  if (l.pp > 1) {
+    const std::string critical = CriticalStageText(whole, l, stage);
+    if (!critical.empty()) {
+      add("critical pipeline stage",
+          stage.own ? fmt::format("{}; the slowest of the stages priced by their own layers "
+                                  "(compute, their layers' collectives, the framework's "
+                                  "per-layer costs): 1F1B runs at its pace; the terms below are "
+                                  "its own layers'",
+                                  critical)
+                    : critical);
+    }
+    for (const StepResult::StageTime& other : r.stage_times) {
+      add(fmt::format("  stage of rank {}", other.stage.rank),
+          fmt::format("{}: {} a micro batch", CompositionText(other.stage, whole.layer_kinds),
+                      Ms(other.micro_batch)));
+    }
+  }
   for (const GemmTerm& g : r.gemms) {
     const bool logits = g.kind == GemmKind::kLogits;
     const bool expert = g.kind == GemmKind::kExpert;
@@ -84,8 +133,9 @@ std::vector<StepFormula> ExplainStep(const StepTables& t, const StepLayout& s,
             g.peak.tflop_per_s(), g.efficiency, Ms(g.time),
             logits
                 ? (stage.last || l.pp <= 1 ? "" : "; x 0: the critical stage holds no output layer")
-                : (share.empty() ? ""
-                                 : fmt::format(";{} = {}", share, Ms(g.time * stage.layers)))) +
+                : (stage.own       ? std::string("; the critical stage's own layers")
+                   : share.empty() ? std::string()
+                                   : fmt::format(";{} = {}", share, Ms(g.time * cut)))) +
             (g.fp8 ? fmt::format(
                          " (FP8 peak{}, recipe {})",
                          e.fp8_gemm < 1 ? fmt::format(" x {} sustained vs bf16", e.fp8_gemm) : "",
@@ -163,9 +213,10 @@ std::vector<StepFormula> ExplainStep(const StepTables& t, const StepLayout& s,
                                             : "",
                   tokens, share, t.hbm.gb_per_s(), e.hbm_efficiency, Ms(r.forward.memory_bound)));
   add("output layer + cross entropy (last stage, forward)",
-      fmt::format("logits GEMM + {} B x {:.0f} tokens x {} vocab / {} (TP) / 3 on HBM = {}",
-                  t.loss_bytes_per_vocab_entry, tokens, t.vocab, l.tp,
-                  Ms(r.forward.logits_and_loss)));
+      fmt::format("logits GEMM + {} B x {:.0f} tokens x {} vocab / {} (TP) / 3 on HBM = {}{}",
+                  whole.loss_bytes_per_vocab_entry, tokens, t.vocab, l.tp,
+                  Ms(r.forward.logits_and_loss),
+                  stage.last || l.pp <= 1 ? "" : " (the critical stage holds no output layer)"));
   add("one micro batch",
       fmt::format("forward {} + backward {} (2x the forward's GEMMs) + recompute {} + routing skew "
                   "{} + exposed TP/CP/EP/PP {} = {}",
@@ -216,7 +267,7 @@ std::vector<StepFormula> ExplainStep(const StepTables& t, const StepLayout& s,
                     "min(1, prefetch), L = {:.0f}; exposed DP {} + expert-DP {}",
                     ShardingModeName(s.sharding.mode), On(s.sharding.reshard_after_forward),
                     s.sharding.prefetch_layers, s.sharding.replicate,
-                    static_cast<double>(t.layers) / static_cast<double>(l.pp),
+                    static_cast<double>(whole.layers) / static_cast<double>(l.pp),
                     S(r[StepPart::kDpGrad].exposed + r[StepPart::kDpParam].exposed),
                     S(r[StepPart::kExpertDpGrad].exposed + r[StepPart::kExpertDpParam].exposed)));
   }
@@ -243,7 +294,7 @@ std::vector<StepFormula> ExplainStep(const StepTables& t, const StepLayout& s,
                     fw.name, fw.version, fw.engine));
     for (const std::string& a : fw.assumptions) add("  implementation", a);
     const FrameworkModelCounts& n = t.framework_counts;
-    const double layers = std::max(1.0, n.layers * stage.layers);
+    const double layers = std::max(1.0, n.layers * cut);
     add("framework: host-bound layers",
         fmt::format("per layer and pass, max(0, ops x {:.0f} us - the layer's GPU time): {:.0f} + "
                     "{:.2f} MoE share x {:.0f} ops forward, twice that backward, over {:.0f} "
@@ -285,8 +336,7 @@ std::vector<StepFormula> ExplainStep(const StepTables& t, const StepLayout& s,
       const double copies = fw.eager_attention_copies ? t.attention_copy_bytes_per_token : 0.0;
       const double sp = l.sequence_parallel ? static_cast<double>(l.tp) : 1.0;
       const double per_token = EagerExtraBytesPerToken(t, fw, l);
-      const double forward =
-          per_token * tokens / (t.hbm.bytes_per_s() * e.hbm_efficiency) * stage.layers;
+      const double forward = per_token * tokens / (t.hbm.bytes_per_s() * e.hbm_efficiency) * cut;
       if (per_token > 0)
         add("framework: eager element-wise ops",
             fmt::format(
@@ -298,7 +348,7 @@ std::vector<StepFormula> ExplainStep(const StepTables& t, const StepLayout& s,
                 "{} per micro batch",
                 t.norm_bytes_per_token, fw.eager_norm, sp, t.rotary_bytes_per_token,
                 fw.eager_rotary, act, fw.eager_activation, copies, l.tp, per_token, tokens,
-                t.hbm.gb_per_s(), e.hbm_efficiency, stage.layers, Ms(Seconds::Of(forward)),
+                t.hbm.gb_per_s(), e.hbm_efficiency, cut, Ms(Seconds::Of(forward)),
                 Ms(r.framework.eager_elementwise)));
       const ModelCodeBytes code = ModelCodeBytesPerToken(t, fw, l);
       if (code.forward() + code.backward() > 0) {
@@ -310,11 +360,11 @@ std::vector<StepFormula> ExplainStep(const StepTables& t, const StepLayout& s,
                         code.clamped_glu_forward, code.clamped_glu_backward,
                         code.expert_bias_forward, code.expert_bias_backward,
                         code.yarn_rotary_forward, code.yarn_rotary_backward, tokens,
-                        t.hbm.gb_per_s(), e.hbm_efficiency, stage.layers,
+                        t.hbm.gb_per_s(), e.hbm_efficiency, cut,
                         Ms(Seconds::Of(code.forward() * tokens /
-                                       (t.hbm.bytes_per_s() * e.hbm_efficiency) * stage.layers)),
+                                       (t.hbm.bytes_per_s() * e.hbm_efficiency) * cut)),
                         Ms(Seconds::Of(code.backward() * tokens /
-                                       (t.hbm.bytes_per_s() * e.hbm_efficiency) * stage.layers))));
+                                       (t.hbm.bytes_per_s() * e.hbm_efficiency) * cut))));
       }
     }
     if (r.framework.fsdp2_copy_out.s() > 0) {
@@ -347,7 +397,7 @@ std::vector<StepFormula> ExplainStep(const StepTables& t, const StepLayout& s,
                   On(s.overlap.grad_reduce), On(s.overlap.param_gather)));
   if (l.pp > 1 && (l.pp_schedule != PipelineSchedule::kDefault || l.uneven_pipeline())) {
     add("pipeline schedule", fmt::format("{}; layers per stage {}", PipelineScheduleName(l),
-                                         fmt::join(StageLayerCounts(l, t.layers), " + ")));
+                                         fmt::join(StageLayerCounts(l, whole.layers), " + ")));
   }
   const double skew_mb =
       r[StepPart::kMoeImbalance].total.s() / static_cast<double>(s.micro_batches);

@@ -145,9 +145,12 @@ FrameworkOverhead ComputeFrameworkOverhead(const StepTables& t, const StepLayout
   if (!f.on || n.layers <= 0) return o;
   const double op = f.host_op_s;
   // The critical stage's layers: ComputeMicroBatch cut the kernel times to that stage, whose
-  // share of the layers is uneven under first/last-stage counts or a layout string.
-  const double layers = std::max(1.0, n.layers * c.critical.layers);
-  const double moe_share = n.moe_layers / n.layers;
+  // share of the layers is uneven under first/last-stage counts or a layout string. A stage
+  // priced by its own layers (StageShare::own) comes with its own tables, whose counts are
+  // that stage's (StageTables): 3 dense + 2 MoE layers have 2 MoE layers' host costs.
+  const double cut = c.critical.own ? 1.0 : c.critical.layers;
+  const double layers = std::max(1.0, n.layers * cut);
+  const double moe_share = c.critical.own ? n.moe_layers / layers : n.moe_layers / n.layers;
   const double moe_layers = moe_share * layers;
   const bool loop = f.expert_loop_ops > 0 && moe_layers > 0;
   // Full recompute re-runs the forward of this share of the layers.
@@ -167,7 +170,7 @@ FrameworkOverhead ComputeFrameworkOverhead(const StepTables& t, const StepLayout
   const ModelCodeBytes model_code = ModelCodeBytesPerToken(t, f, s.layout);
   double eager_fwd = 0, eager_bwd = 0, eager_rec = 0;
   if ((extra_per_token > 0 || model_code.forward() + model_code.backward() > 0) && hbm > 0) {
-    const double per_pass = tokens / hbm * c.critical.layers;
+    const double per_pass = tokens / hbm * cut;
     eager_fwd = (extra_per_token + model_code.forward()) * per_pass;
     eager_bwd = (2 * extra_per_token + model_code.backward()) * per_pass;
     const double fused_forward = c.forward.memory_bound.s();

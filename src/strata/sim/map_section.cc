@@ -12,11 +12,12 @@ Result<LayoutSection> LayoutSectionOf(const StepSetup& setup, const CollectiveMo
   s.model = job.model.name;
   s.rank_order = std::string(rank_order);
   s.experts = job.model.HasLayers(FfnKind::kMoe);
-  s.inputs = StepTrafficInputs(setup.tables, setup.layout);
   STRATA_ASSIGN_OR_RETURN(s.groups,
                           PlaceGroups(job.layout(), job.cluster.gpus_per_node, rank_order));
   STRATA_ASSIGN_OR_RETURN(StepResult step,
                           EvaluateStepOn(setup.tables, setup.layout, model, s.groups));
+  // The inputs of the stage the step priced (its own layers' counts where they differ).
+  s.inputs = StepTrafficInputs(setup.tables, setup.layout, &step.critical_stage);
   s.traffic = std::move(step.traffic);
   return s;
 }

@@ -149,7 +149,8 @@ double BubbleFractionOf(const ParallelLayout& l, int64_t micro_batches,
 
 StageShare CriticalStageOf(const ParallelLayout& l, int64_t layers,
                            const MicroBatchCompute& whole) {
-  if (l.pp <= 1 || layers <= 0) return {1.0, true};
+  StageShare share;  // the last stage, with every layer
+  if (l.pp <= 1 || layers <= 0) return share;
   auto without_logits = [](const KernelTimes& k) {
     return k.total() - k.logits_and_loss - k.vision;
   };
@@ -162,8 +163,10 @@ StageShare CriticalStageOf(const ParallelLayout& l, int64_t layers,
   const double last = static_cast<double>(stages.last) / n;
   const double other = static_cast<double>(stages.max_other) / n;
   // Ties go to the last stage, which holds the output layer.
-  if (other * stack > last * stack + logits) return {other, false};
-  return {last, true};
+  const bool other_slower = other * stack > last * stack + logits;
+  share.layers = other_slower ? other : last;
+  share.last = !other_slower;
+  return share;
 }
 
 double RoutingSkew(const KernelEfficiency& e, const StepLayout& s) {
@@ -171,8 +174,12 @@ double RoutingSkew(const KernelEfficiency& e, const StepLayout& s) {
   return s.moe_routing_skew > 0 ? s.moe_routing_skew : e.moe_routing_skew;
 }
 
-MicroBatchCompute ComputeMicroBatch(const StepTables& t, const StepLayout& s,
-                                    std::vector<GemmTerm>* gemms) {
+namespace {
+
+// One micro batch of the stack in `t`, cut to `fixed` (a stage's own tables: nothing cut), or to
+// the stage CriticalStageOf picks when none is given (a model with one layer kind).
+MicroBatchCompute ComputeCut(const StepTables& t, const StepLayout& s, std::vector<GemmTerm>* gemms,
+                             const StageShare* fixed) {
   const ParallelLayout& l = s.layout;
   const KernelEfficiency& e = t.efficiency;
   const double tp = static_cast<double>(l.tp);
@@ -396,22 +403,76 @@ MicroBatchCompute ComputeMicroBatch(const StepTables& t, const StepLayout& s,
                          (r.moe || r.shared_experts ? t.shared_act_bytes_per_token : 0.0);
     rec.memory_bound = Seconds::Of((replicated / sp_split + split / tp) * tokens / hbm);
   }
-  const StageShare critical = CriticalStageOf(l, t.layers, c);
+  const StageShare critical = fixed != nullptr ? *fixed : CriticalStageOf(l, t.layers, c);
   c.critical = critical;
+  // A stage's own tables hold its layers already (and the output layer only where it is).
+  const double cut = critical.own ? 1.0 : critical.layers;
   for (KernelTimes* k : {&fwd, &bwd, &rec}) {
-    k->dense_gemm = k->dense_gemm * critical.layers;
-    k->expert_gemm = k->expert_gemm * critical.layers;
-    k->attention = k->attention * critical.layers;
-    k->gated_deltanet = k->gated_deltanet * critical.layers;
-    k->memory_bound = k->memory_bound * critical.layers;
+    k->dense_gemm = k->dense_gemm * cut;
+    k->expert_gemm = k->expert_gemm * cut;
+    k->attention = k->attention * cut;
+    k->gated_deltanet = k->gated_deltanet * cut;
+    k->memory_bound = k->memory_bound * cut;
     if (!critical.last) k->logits_and_loss = Seconds::Of(0);
   }
   c.skew = (fwd.expert_gemm + bwd.expert_gemm + rec.expert_gemm) * (RoutingSkew(e, s) - 1);
-  c.weight_gradient = Seconds::Of(weight_gradient * critical.layers +
-                                  (critical.last ? logits_weight_gradient : 0.0));
-  c.windowed_attention =
-      (windowed_forward + windowed_backward + windowed_recompute) * critical.layers;
+  c.weight_gradient =
+      Seconds::Of(weight_gradient * cut + (critical.last ? logits_weight_gradient : 0.0));
+  c.windowed_attention = (windowed_forward + windowed_backward + windowed_recompute) * cut;
   return c;
+}
+
+Seconds ComputeTotal(const MicroBatchCompute& c) {
+  return c.forward.total() + c.backward.total() + c.recompute.total() + c.skew;
+}
+
+}  // namespace
+
+MicroBatchCompute ComputeStageMicroBatch(const StepTables& stage_tables, const StepLayout& s,
+                                         const StageComposition& stage, int64_t model_layers,
+                                         std::vector<GemmTerm>* gemms) {
+  StageShare share;
+  share.layers =
+      static_cast<double>(stage.layers) / static_cast<double>(std::max<int64_t>(1, model_layers));
+  share.last = stage.output;
+  share.own = true;
+  share.composition = stage;
+  return ComputeCut(stage_tables, s, gemms, &share);
+}
+
+std::vector<StageComposition> StageCandidates(const StepTables& t, const ParallelLayout& l) {
+  // One stage holds every layer: the whole model's tables are its own.
+  if (t.kind_sums.empty() || l.pp <= 1) return {};
+  std::vector<StageComposition> all = StageCompositions(l, t.layer_kinds, t.mtp_layers);
+  std::vector<StageComposition> out;
+  out.push_back(all[static_cast<size_t>(l.pp <= 1 ? 0 : l.output_stage())]);
+  for (const StageComposition& stage : all) {
+    if (std::find(out.begin(), out.end(), stage) == out.end()) out.push_back(stage);
+  }
+  return out;
+}
+
+MicroBatchCompute ComputeMicroBatch(const StepTables& t, const StepLayout& s,
+                                    std::vector<GemmTerm>* gemms) {
+  const std::vector<StageComposition> stages = StageCandidates(t, s.layout);
+  if (stages.empty()) return ComputeCut(t, s, gemms, nullptr);
+  // 1F1B runs at the pace of the slowest stage: price each distinct one by its own layers.
+  // Ties go to the output stage (the first candidate).
+  MicroBatchCompute best;
+  size_t best_index = 0;
+  for (size_t i = 0; i < stages.size(); ++i) {
+    MicroBatchCompute c =
+        ComputeStageMicroBatch(StageTables(t, stages[i]), s, stages[i], t.layers, nullptr);
+    if (i == 0 || ComputeTotal(c) > ComputeTotal(best)) {
+      best = std::move(c);
+      best_index = i;
+    }
+  }
+  if (gemms != nullptr) {
+    ComputeStageMicroBatch(StageTables(t, stages[best_index]), s, stages[best_index], t.layers,
+                           gemms);
+  }
+  return best;
 }
 
 Seconds StepComputeBound(const StepTables& t, const StepLayout& s) {
@@ -446,8 +507,17 @@ Result<StepResult> EvaluateStep(const StepTables& t, const StepLayout& s,
   return EvaluateStepOn(t, s, comm, *aligned);
 }
 
-TrafficInputs StepTrafficInputs(const StepTables& t, const StepLayout& s) {
+TrafficInputs StepTrafficInputs(const StepTables& t, const StepLayout& s, const StageShare* stage) {
   TrafficInputs ti;
+  if (stage == nullptr && !t.kind_sums.empty() && s.layout.pp > 1) {
+    const StageShare picked = ComputeMicroBatch(t, s).critical;
+    return StepTrafficInputs(t, s, &picked);
+  }
+  if (stage != nullptr && stage->own) {
+    const StageComposition& c = stage->composition;
+    ti.stage = StageLayerMix{c.layers, c.moe_layers, c.dense_ffn_layers, c.full_attention_layers,
+                             c.softmax_attention_layers};
+  }
   ti.layout = s.layout;
   ti.micro_batch = s.micro_batch;
   ti.tokens_per_sample = t.mean_tokens;
@@ -483,83 +553,138 @@ Result<StepResult> EvaluateStepOn(const StepTables& t, const StepLayout& s,
         .WithHint("remove precision.fp8 (bf16 GEMMs) or choose a GPU with FP8 (Hopper or later)");
   }
 
-  StepResult r;
-  // Compute: ComputeMicroBatch (the same arithmetic the planner's bound uses).
-  MicroBatchCompute c = ComputeMicroBatch(t, s, explain ? &r.gemms : nullptr);
-  r.critical_stage = c.critical;
-  r.rank_tokens = tokens;
+  // One stage's micro batch: its compute, its traffic (the per-layer collectives of its own
+  // layers), the framework's costs and the exposed communication. `st`: the tables the compute
+  // came from (the whole model's, or the stage's own: StageTables).
+  const bool sharded_dp = ShardingOwnsDpTraffic(s);
+  struct PricedStage {
+    StepResult r;
+    MicroBatchCompute c;
+    GroupTotals g;
+    std::vector<PricedTraffic> sharded;
+  };
+  auto price_stage = [&](const StepTables& st, MicroBatchCompute c, PricedStage& p) -> Status {
+    StepResult& r = p.r;
+    r.critical_stage = c.critical;
+    r.rank_tokens = tokens;
+    r.forward = c.forward;
+    r.backward = c.backward;
+    r.recompute = c.recompute;
+    const KernelTimes& fwd = r.forward;
+    const KernelTimes& bwd = r.backward;
+    const KernelTimes& rec = r.recompute;
+    const Seconds skew_mb = c.skew;
+    const Seconds compute_mb = fwd.total() + bwd.total() + rec.total() + skew_mb;
+    // Communication, priced on the bandwidth map by the collective model.
+    STRATA_ASSIGN_OR_RETURN(
+        r.traffic,
+        PriceTraffic(LayoutTraffic(t.traffic, StepTrafficInputs(t, s, &c.critical), detail), groups,
+                     comm, detail, cache));
+    // ZeRO-2/3, FSDP2 and HSDP replace megatron-core's once-per-step DP traffic (step_modes.h).
+    if (sharded_dp) {
+      std::erase_if(r.traffic, [](const PricedTraffic& q) {
+        return q.item.group == GroupKind::kDp || q.item.group == GroupKind::kDpCp ||
+               q.item.group == GroupKind::kExpertDp;
+      });
+      STRATA_ASSIGN_OR_RETURN(p.sharded,
+                              PriceShardedTraffic(t.traffic, s, groups, comm, detail, cache));
+    }
+    p.g = SumByGroup(r.traffic);
+    const GroupTotals& g = p.g;
+    r.traffic.insert(r.traffic.end(), p.sharded.begin(), p.sharded.end());
+
+    const Seconds dense_mb = fwd.dense_gemm + bwd.dense_gemm + rec.dense_gemm;
+    const Seconds attention_mb = fwd.attention + bwd.attention + rec.attention;
+    const Seconds expert_mb = fwd.expert_gemm + bwd.expert_gemm + rec.expert_gemm + skew_mb;
+    auto set = [&](StepPart part, double total, double exposed) {
+      r[part] = {Seconds::Of(total), Seconds::Of(exposed)};
+    };
+    // Async TP hides TP traffic behind the dense GEMMs, but at most async_tp_max_step_saving of
+    // the micro batches' compute and TP traffic (published gains: data/kernel_efficiency.yaml).
+    const double tp_hidden = std::min(g.tp - Exposed(g.tp, s.overlap.tp_comm, m * dense_mb.s()),
+                                      e.async_tp_max_step_saving * (m * compute_mb.s() + g.tp));
+    set(StepPart::kTp, g.tp, g.tp - tp_hidden);
+    set(StepPart::kCp, g.cp, Exposed(g.cp, s.overlap.cp_comm, m * attention_mb.s()));
+    // The all-to-all ends when the busiest EP rank has received its tokens (dispatch) and sent
+    // their outputs back (combine): skew x the mean rank's bytes, as its expert GEMMs are.
+    const double ep_busiest = g.ep * RoutingSkew(e, s);
+    set(StepPart::kEp, ep_busiest,
+        Exposed(ep_busiest, s.overlap.moe_a2a, m * (compute_mb - expert_mb).value()));
+    set(StepPart::kPp, g.pp, Exposed(g.pp, PpP2pOverlapped(s), m * compute_mb.s()));
+    const double comm_mb = (r[StepPart::kTp].exposed + r[StepPart::kCp].exposed +
+                            r[StepPart::kEp].exposed + r[StepPart::kPp].exposed)
+                               .value() /
+                           m;
+    // The framework's costs stretch each micro batch, so the bubble and stragglers carry them.
+    r.framework = ComputeFrameworkOverhead(st, s, c);
+    r.micro_batch = compute_mb + r.framework.total() + Seconds::Of(comm_mb);
+    set(StepPart::kFrameworkHostBound, m * r.framework.host_bound_layers.s(),
+        m * r.framework.host_bound_layers.s());
+    set(StepPart::kFrameworkFetchHooks, m * r.framework.fetch_hooks.s(),
+        m * r.framework.fetch_hooks.s());
+    set(StepPart::kFrameworkExpertLoop, m * r.framework.expert_loop.s(),
+        m * r.framework.expert_loop.s());
+    set(StepPart::kFrameworkAttention, m * r.framework.attention_backend.s(),
+        m * r.framework.attention_backend.s());
+    const Seconds traffic = r.framework.eager_elementwise + r.framework.fsdp2_copy_out;
+    set(StepPart::kFrameworkMemoryTraffic, m * traffic.s(), m * traffic.s());
+
+    set(StepPart::kForward, m * fwd.total().s(), m * fwd.total().s());
+    set(StepPart::kBackward, m * bwd.total().s(), m * bwd.total().s());
+    set(StepPart::kRecompute, m * rec.total().s(), m * rec.total().s());
+    set(StepPart::kMoeImbalance, m * skew_mb.s(), m * skew_mb.s());
+    p.c = std::move(c);
+    return OkStatus();
+  };
+
+  PricedStage chosen;
+  const std::vector<StageComposition> stages = StageCandidates(t, l);
+  if (stages.empty()) {
+    // One layer kind: the stage CriticalStageOf picks, the stack's times cut to its share.
+    STRATA_RETURN_IF_ERROR(
+        price_stage(t, ComputeMicroBatch(t, s, explain ? &chosen.r.gemms : nullptr), chosen));
+  } else {
+    // Several kinds (first_k_dense, hybrids): 1F1B runs at the pace of the slowest stage, so
+    // each distinct stage is priced by its own layers (compute, its layers' collectives, the
+    // framework's per-layer costs) and the slowest micro batch sets the step. Ties go to the
+    // output stage (the first candidate).
+    size_t best = 0;
+    std::vector<StepResult::StageTime> times;
+    std::vector<StepTables> tables;
+    tables.reserve(stages.size());
+    for (size_t i = 0; i < stages.size(); ++i) {
+      tables.push_back(StageTables(t, stages[i]));
+      PricedStage p;
+      STRATA_RETURN_IF_ERROR(price_stage(
+          tables.back(), ComputeStageMicroBatch(tables.back(), s, stages[i], t.layers), p));
+      if (explain) times.push_back({stages[i], p.r.micro_batch});
+      if (i == 0 || p.r.micro_batch > chosen.r.micro_batch) {
+        chosen = std::move(p);
+        best = i;
+      }
+    }
+    if (explain) {
+      ComputeStageMicroBatch(tables[best], s, stages[best], t.layers, &chosen.r.gemms);
+      chosen.r.stage_times = std::move(times);
+    }
+  }
+  StepResult r = std::move(chosen.r);
+  const MicroBatchCompute& c = chosen.c;
+  const GroupTotals& g = chosen.g;
+  const std::vector<PricedTraffic>& sharded = chosen.sharded;
   if (explain && s.op_sac && s.recompute == RecomputeGranularity::kSelective &&
       (s.layout.tp > 1 || s.layout.ep > 1)) {
     r.caveats.push_back(
         "op-level SAC also re-runs the TP all-gathers and EP all-to-alls of the ops it "
         "recomputes; that traffic is not priced");
   }
-  r.forward = c.forward;
-  r.backward = c.backward;
-  r.recompute = c.recompute;
   const KernelTimes& fwd = r.forward;
   const KernelTimes& bwd = r.backward;
   const KernelTimes& rec = r.recompute;
-  const Seconds skew_mb = c.skew;
-  const Seconds compute_mb = fwd.total() + bwd.total() + rec.total() + skew_mb;
-  // Communication, priced on the bandwidth map by the collective model.
-  STRATA_ASSIGN_OR_RETURN(
-      r.traffic, PriceTraffic(LayoutTraffic(t.traffic, StepTrafficInputs(t, s), detail), groups,
-                              comm, detail, cache));
-  // ZeRO-2/3, FSDP2 and HSDP replace megatron-core's once-per-step DP traffic (step_modes.h).
-  const bool sharded_dp = ShardingOwnsDpTraffic(s);
-  std::vector<PricedTraffic> sharded;
-  if (sharded_dp) {
-    std::erase_if(r.traffic, [](const PricedTraffic& p) {
-      return p.item.group == GroupKind::kDp || p.item.group == GroupKind::kDpCp ||
-             p.item.group == GroupKind::kExpertDp;
-    });
-    STRATA_ASSIGN_OR_RETURN(sharded,
-                            PriceShardedTraffic(t.traffic, s, groups, comm, detail, cache));
-  }
-  const GroupTotals g = SumByGroup(r.traffic);
-  r.traffic.insert(r.traffic.end(), sharded.begin(), sharded.end());
-
-  const Seconds dense_mb = fwd.dense_gemm + bwd.dense_gemm + rec.dense_gemm;
   const Seconds attention_mb = fwd.attention + bwd.attention + rec.attention;
-  const Seconds expert_mb = fwd.expert_gemm + bwd.expert_gemm + rec.expert_gemm + skew_mb;
   auto set = [&](StepPart part, double total, double exposed) {
     r[part] = {Seconds::Of(total), Seconds::Of(exposed)};
   };
-  // Async TP hides TP traffic behind the dense GEMMs, but at most async_tp_max_step_saving of
-  // the micro batches' compute and TP traffic (published gains: data/kernel_efficiency.yaml).
-  const double tp_hidden = std::min(g.tp - Exposed(g.tp, s.overlap.tp_comm, m * dense_mb.s()),
-                                    e.async_tp_max_step_saving * (m * compute_mb.s() + g.tp));
-  set(StepPart::kTp, g.tp, g.tp - tp_hidden);
-  set(StepPart::kCp, g.cp, Exposed(g.cp, s.overlap.cp_comm, m * attention_mb.s()));
-  // The all-to-all ends when the busiest EP rank has received its tokens (dispatch) and sent
-  // their outputs back (combine): skew x the mean rank's bytes, as its expert GEMMs are.
-  const double ep_busiest = g.ep * RoutingSkew(e, s);
-  set(StepPart::kEp, ep_busiest,
-      Exposed(ep_busiest, s.overlap.moe_a2a, m * (compute_mb - expert_mb).value()));
-  set(StepPart::kPp, g.pp, Exposed(g.pp, PpP2pOverlapped(s), m * compute_mb.s()));
-  const double comm_mb = (r[StepPart::kTp].exposed + r[StepPart::kCp].exposed +
-                          r[StepPart::kEp].exposed + r[StepPart::kPp].exposed)
-                             .value() /
-                         m;
-  // The framework's costs stretch each micro batch, so the bubble and stragglers carry them.
-  r.framework = ComputeFrameworkOverhead(t, s, c);
-  r.micro_batch = compute_mb + r.framework.total() + Seconds::Of(comm_mb);
-  set(StepPart::kFrameworkHostBound, m * r.framework.host_bound_layers.s(),
-      m * r.framework.host_bound_layers.s());
-  set(StepPart::kFrameworkFetchHooks, m * r.framework.fetch_hooks.s(),
-      m * r.framework.fetch_hooks.s());
-  set(StepPart::kFrameworkExpertLoop, m * r.framework.expert_loop.s(),
-      m * r.framework.expert_loop.s());
-  set(StepPart::kFrameworkAttention, m * r.framework.attention_backend.s(),
-      m * r.framework.attention_backend.s());
-  const Seconds traffic = r.framework.eager_elementwise + r.framework.fsdp2_copy_out;
-  set(StepPart::kFrameworkMemoryTraffic, m * traffic.s(), m * traffic.s());
-
-  set(StepPart::kForward, m * fwd.total().s(), m * fwd.total().s());
-  set(StepPart::kBackward, m * bwd.total().s(), m * bwd.total().s());
-  set(StepPart::kRecompute, m * rec.total().s(), m * rec.total().s());
-  set(StepPart::kMoeImbalance, m * skew_mb.s(), m * skew_mb.s());
 
   // The schedule's bubble in micro-batch times (1F1B: p - 1; interleaved: (p - 1) / v; the
   // zero-bubble schedules fill part of it with weight gradients): pipeline_bubble.h.

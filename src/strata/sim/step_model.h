@@ -23,6 +23,7 @@
 #include "strata/job/placement.h"
 #include "strata/job/training_modes.h"
 #include "strata/model/param_count.h"
+#include "strata/sim/stage_composition.h"
 #include "strata/sim/step_modes.h"
 #include "strata/sim/step_tables.h"
 
@@ -119,14 +120,19 @@ struct KernelTimes {
 
 /// The pipeline stage whose layers set the pace: its share of the decoder layers and whether it
 /// holds the output layer and the loss (the last stage, the first under a V schedule).
+/// A model with one layer kind cuts the whole stack's times to the stage's share of the
+/// layers; a model with several (first_k_dense, hybrids) prices the stage's own layers
+/// (`own`: StageTables), and its composition says which.
 struct StageShare {
   double layers = 1;  // the stage's decoder layers / all decoder layers
   bool last = true;
+  bool own = false;  // the kernel times and GEMM terms are the stage's own layers' (no share)
+  StageComposition composition;  // the rank's layers by kind, embedding, MTP, output layer
 };
 
 /// One GEMM group's forward on the most loaded rank as the model priced it, every layer of the
-/// stack (before the stage's share). Recorded for --explain, which prints these terms instead of
-/// redoing the arithmetic beside the model.
+/// stack (before the stage's share), or the critical stage's own layers (StageShare::own). Recorded
+/// for --explain, which prints these terms instead of redoing the arithmetic beside the model.
 struct GemmTerm {
   GemmKind kind = GemmKind::kDense;
   double flop_per_token = 0;   // the group's, whole model, before any split
@@ -175,14 +181,24 @@ struct StepResult {
   double rank_tokens = 0;     // tokens of one micro batch on one rank: micro batch x E[S] / CP
   StageShare critical_stage;  // the kernel times above are this stage's
   std::vector<GemmTerm> gemms;
+  /// The stages priced by their own layers (a model with several layer kinds), each with its
+  /// micro batch (compute, framework costs, exposed communication): why the critical one is.
+  struct StageTime {
+    StageComposition stage;
+    Seconds micro_batch;
+  };
+  std::vector<StageTime> stage_times;
 
   const StepPartTime& operator[](StepPart p) const { return parts[static_cast<size_t>(p)]; }
   StepPartTime& operator[](StepPart p) { return parts[static_cast<size_t>(p)]; }
 };
 
 /// The traffic inputs of one layout: the one builder every view uses (step, plan, compare and
-/// the map's layout section), so each prices the same bytes.
-TrafficInputs StepTrafficInputs(const StepTables& tables, const StepLayout& layout);
+/// the map's layout section), so each prices the same bytes. With a `stage` that prices its
+/// own layers (StageShare::own), the per-layer collectives count that stage's layers; without
+/// one, the critical stage ComputeMicroBatch picks.
+TrafficInputs StepTrafficInputs(const StepTables& tables, const StepLayout& layout,
+                                const StageShare* stage = nullptr);
 
 /// Evaluates one layout. Fails when the layout does not fit the cluster the collective model
 /// describes (placement or pricing errors).
@@ -220,9 +236,24 @@ struct MicroBatchCompute {
   Seconds windowed_attention;
   StageShare critical;  // the stage the kernel times above were cut to
 };
-/// `gemms`, when given, receives each GEMM group's forward term (GemmTerm).
+/// `gemms`, when given, receives each GEMM group's forward term (GemmTerm). A model with one
+/// layer kind: the stage CriticalStageOf picks. Several kinds: the stage (of the distinct
+/// compositions, StageCandidates) whose own layers' compute is the longest; EvaluateStep then
+/// picks among the same candidates by the whole micro batch (compute, framework costs and
+/// exposed communication).
 MicroBatchCompute ComputeMicroBatch(const StepTables& tables, const StepLayout& layout,
                                     std::vector<GemmTerm>* gemms = nullptr);
+
+/// The compute of one stage of a model with several layer kinds: its own tables (StageTables),
+/// with nothing cut afterwards (StageShare::own).
+MicroBatchCompute ComputeStageMicroBatch(const StepTables& stage_tables, const StepLayout& layout,
+                                         const StageComposition& stage, int64_t model_layers,
+                                         std::vector<GemmTerm>* gemms = nullptr);
+
+/// The ranks whose compositions differ (the first rank of each), the output stage first: the
+/// stages that may set the pace. Empty for a model with one layer kind (CriticalStageOf) and
+/// for PP 1.
+std::vector<StageComposition> StageCandidates(const StepTables& tables, const ParallelLayout& l);
 
 /// The routing skew the step uses for this layout: 1 at EP 1, else the job's or the default.
 double RoutingSkew(const KernelEfficiency& e, const StepLayout& layout);

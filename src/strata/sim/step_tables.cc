@@ -308,6 +308,96 @@ StepTables BuildStepTables(const StepTableInputs& in) {
     }
   }
   t.op_sac_recompute_flop_per_token = recomputed_matmuls + expert_flop;
+  t.mtp_layers = in.mtp ? c.mtp_layers : 0;
+  t.layer_kinds = LayerKindsOf(c.layers);
+  if (!t.layer_kinds.uniform()) {
+    // Each kind's layers alone, without the output layer and the vision tower (the stage that
+    // holds them adds them back): StageTables weighs these by the stage's counts.
+    for (size_t k = 0; k < t.layer_kinds.kinds.size(); ++k) {
+      ModelConfig only = c;
+      only.layers.assign(static_cast<size_t>(t.layer_kinds.count[k]), t.layer_kinds.kinds[k]);
+      only.vision.present = false;
+      StepTableInputs kind_in = in;
+      kind_in.model = &only;
+      kind_in.mtp = false;
+      kind_in.mfu_ceilings = nullptr;
+      kind_in.image_tokens = 0;
+      StepTables kind = BuildStepTables(kind_in);
+      std::erase_if(kind.gemms, [](const GemmGroup& g) { return g.kind == GemmKind::kLogits; });
+      t.kind_sums.push_back(std::make_shared<const StepTables>(std::move(kind)));
+    }
+  }
+  return t;
+}
+
+StepTables StageTables(const StepTables& whole, const StageComposition& stage) {
+  StepTables t = whole;
+  t.gemms.clear();
+  for (double* f : {&t.attention_flop_per_token,       &t.windowed_attention_flop_per_token,
+                    &t.score_elements_per_token,       &t.gdn_flop_per_token,
+                    &t.other_linear_flop_per_token,    &t.gdn_bytes_per_token,
+                    &t.replicated_bytes_per_token,     &t.split_bytes_per_token,
+                    &t.kv_head_bytes_per_token,        &t.norm_bytes_per_token,
+                    &t.moe_dispatch_bytes_per_token,   &t.dense_mlp_act_bytes_per_token,
+                    &t.routed_act_bytes_per_token,     &t.shared_act_bytes_per_token,
+                    &t.rotary_bytes_per_token,         &t.attention_copy_bytes_per_token,
+                    &t.clamped_glu_elements_per_token, &t.expert_bias_elements_per_token,
+                    &t.yarn_rotary_elements_per_token, &t.adapter_flop_per_token,
+                    &t.adapter_expert_flop_per_token,  &t.adapter_flop_per_forward,
+                    &t.dequant_bytes_per_pass,         &t.adapter_gdn_flop_per_token,
+                    &t.adapter_gdn_flop_per_forward,   &t.dequant_gdn_bytes_per_pass}) {
+    *f = 0;
+  }
+  t.gdn_layers = 0;
+  t.layers = stage.layers;
+  for (size_t k = 0; k < whole.kind_sums.size(); ++k) {
+    const int64_t n = stage.kind_layers[k];
+    if (n == 0) continue;
+    const StepTables& kind = *whole.kind_sums[k];
+    // The stage's share of this kind's layers: every layer of a kind is the same layer.
+    const double share = static_cast<double>(n) / static_cast<double>(whole.layer_kinds.count[k]);
+    for (const GemmGroup& g : kind.gemms) {
+      AddGemm(t.gemms, g.kind, g.flop_per_token * share, g.n, g.k, g.module);
+    }
+    t.attention_flop_per_token += kind.attention_flop_per_token * share;
+    t.windowed_attention_flop_per_token += kind.windowed_attention_flop_per_token * share;
+    t.score_elements_per_token += kind.score_elements_per_token * share;
+    t.gdn_flop_per_token += kind.gdn_flop_per_token * share;
+    t.other_linear_flop_per_token += kind.other_linear_flop_per_token * share;
+    t.gdn_bytes_per_token += kind.gdn_bytes_per_token * share;
+    t.replicated_bytes_per_token += kind.replicated_bytes_per_token * share;
+    t.split_bytes_per_token += kind.split_bytes_per_token * share;
+    t.kv_head_bytes_per_token += kind.kv_head_bytes_per_token * share;
+    t.norm_bytes_per_token += kind.norm_bytes_per_token * share;
+    t.moe_dispatch_bytes_per_token += kind.moe_dispatch_bytes_per_token * share;
+    t.dense_mlp_act_bytes_per_token += kind.dense_mlp_act_bytes_per_token * share;
+    t.routed_act_bytes_per_token += kind.routed_act_bytes_per_token * share;
+    t.shared_act_bytes_per_token += kind.shared_act_bytes_per_token * share;
+    t.rotary_bytes_per_token += kind.rotary_bytes_per_token * share;
+    t.attention_copy_bytes_per_token += kind.attention_copy_bytes_per_token * share;
+    t.clamped_glu_elements_per_token += kind.clamped_glu_elements_per_token * share;
+    t.expert_bias_elements_per_token += kind.expert_bias_elements_per_token * share;
+    t.yarn_rotary_elements_per_token += kind.yarn_rotary_elements_per_token * share;
+    t.adapter_flop_per_token += kind.adapter_flop_per_token * share;
+    t.adapter_expert_flop_per_token += kind.adapter_expert_flop_per_token * share;
+    t.adapter_flop_per_forward += kind.adapter_flop_per_forward * share;
+    t.dequant_bytes_per_pass += kind.dequant_bytes_per_pass * share;
+    t.adapter_gdn_flop_per_token += kind.adapter_gdn_flop_per_token * share;
+    t.adapter_gdn_flop_per_forward += kind.adapter_gdn_flop_per_forward * share;
+    t.dequant_gdn_bytes_per_pass += kind.dequant_gdn_bytes_per_pass * share;
+    t.gdn_layers += kind.gdn_layers * n / whole.layer_kinds.count[k];
+  }
+  if (stage.output) {
+    for (const GemmGroup& g : whole.gemms) {
+      if (g.kind == GemmKind::kLogits) t.gemms.push_back(g);
+    }
+  } else {
+    t.loss_bytes_per_vocab_entry = 0;
+  }
+  if (!stage.embedding) t.image_tokens_per_sample = 0;
+  // The framework's host costs count the stage's own layers (framework_overhead.h).
+  t.framework_counts.layers = static_cast<double>(stage.layers);
+  t.framework_counts.moe_layers = static_cast<double>(stage.moe_layers);
   return t;
 }
 

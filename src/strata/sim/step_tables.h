@@ -8,6 +8,7 @@
 #define STRATA_SIM_STEP_TABLES_H_
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,7 @@
 #include "strata/sim/framework_overhead.h"
 #include "strata/sim/framework_profile.h"
 #include "strata/sim/mfu_ceiling.h"
+#include "strata/sim/stage_composition.h"
 #include "strata/sim/step_constants.h"
 #include "strata/sim/straggler.h"
 
@@ -157,6 +159,12 @@ struct StepTables {
   std::string mfu_ceiling_fp8_source;
   ForwardFlops forward;       // for HFU (recompute) and --explain
   ModelTrafficShape traffic;  // what comm/layout_traffic.h needs
+  /// The decoder layers by kind (stage_composition.h) and, when there is more than one kind,
+  /// each kind's own tables: the layer sums above over that kind's layers only (no output
+  /// layer, no vision tower), from which a pipeline stage's sums are rebuilt (StageTables).
+  LayerKinds layer_kinds;
+  std::vector<std::shared_ptr<const StepTables>> kind_sums;
+  int64_t mtp_layers = 0;  // the MTP blocks the job builds (where a stage holds them)
   /// The software that runs the job (off: the kernels alone) and the model's counts it needs:
   /// set by PrepareStep (step_job.h), or by a caller with ResolveFramework + CountFrameworkModel.
   FrameworkProfile framework;
@@ -181,6 +189,13 @@ struct StepTableInputs {
 };
 
 StepTables BuildStepTables(const StepTableInputs& in);
+
+/// The tables of one pipeline stage of a model with several layer kinds: `whole`'s settings,
+/// its layer sums rebuilt from the stage's own layers (each kind's sums x the stage's share of
+/// that kind), the output layer and the loss only on the output stage and the vision tower
+/// only on the embedding stage. Every step-time term is linear in these sums, so the stage's
+/// times are its own layers' times.
+StepTables StageTables(const StepTables& whole, const StageComposition& stage);
 
 }  // namespace strata
 
