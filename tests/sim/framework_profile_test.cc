@@ -156,7 +156,7 @@ TEST(FrameworkProfile, WrappersFollowTheShardingMode) {
   auto titan = ResolveFramework(c, Job("torchtitan", "", ShardingMode::kZero3, 8), "A800");
   ASSERT_TRUE(titan.ok());
   EXPECT_DOUBLE_EQ(titan->Zero3OpsPerParam(8), 0);
-  // verl's FSDP workers (strategy fsdp, imported as zero3) are PyTorch FSDP1: per-unit gathers,
+  // verl's FSDP workers (strategy fsdp) are PyTorch FSDP1 (its zero3_runtime): per-unit gathers,
   // no DeepSpeed hooks. They were charged 17 ops a parameter at DP 8, which made the verl
   // practice row moe30b-2 +91% (998.6 s against 523 s measured).
   auto verl = ResolveFramework(c, Job("verl", "", ShardingMode::kZero3, 8), "H100 SXM");
@@ -221,6 +221,60 @@ TEST(FrameworkProfile, BadCatalogNamesTheField) {
   ASSERT_FALSE(e.ok());
   EXPECT_NE(e.error().Format().find("frameworks.x.eager_traffic.norm"), std::string::npos)
       << e.error().Format();
+}
+
+// `zero3_runtime:` says whose ZeRO-3 a framework runs; a bad value names the file, the key and
+// the values allowed, and an engine (no runs_as) that leaves it out is refused.
+TEST(FrameworkProfile, Zero3RuntimeIsCheckedAndRequiredOfEngines) {
+  const std::string text =
+      "host: {op_s: 1e-5, rows: [], source: s}\n"
+      "sdpa_flash2: {forward: 0.5, backward: 0.5, gpus: [H100 SXM], rows: [], source: s}\n"
+      "fsdp2_fetch: {ops_per_fetch: 3, ops_per_param: 1, copy_out_bytes_per_byte: 2, rows: [],\n"
+      "              source: s}\n"
+      "frameworks:\n"
+      "  x: {latest: '1', layer_ops: 1, moe_ops: 1, moe_host_syncs: 0, attention: cudnn,\n"
+      "      zero3_runtime: zero3, rows: [], source: s}\n";
+  auto bad = ParseFrameworkCatalog(text, "f.yaml");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().Format(),
+            "f.yaml:7: frameworks.x.zero3_runtime: unknown zero3_runtime 'zero3', expected "
+            "deepspeed, fsdp1, fsdp2 or megatron-fsdp");
+  std::string missing = text;
+  missing.replace(missing.find("zero3_runtime: zero3, "), 22, "");
+  auto none = ParseFrameworkCatalog(missing, "f.yaml");
+  ASSERT_FALSE(none.ok());
+  EXPECT_NE(none.error().Format().find("frameworks.x.zero3_runtime: missing"), std::string::npos)
+      << none.error().Format();
+  std::string good = text;
+  good.replace(good.find("zero3, "), 7, "fsdp1, ");
+  auto ok = ParseFrameworkCatalog(good, "f.yaml");
+  ASSERT_TRUE(ok.ok()) << ok.error().Format();
+  EXPECT_EQ(ok->frameworks.at("x").zero3_runtime, Zero3Runtime::kFsdp1);
+  EXPECT_EQ(Zero3RuntimeName(Zero3Runtime::kMegatronFsdp), "megatron-fsdp");
+}
+
+// DeepSpeed's hooks follow the chain's first `zero3_runtime:` from the named framework, not a
+// framework's name: verl's own fsdp1 wins over its engine's (hf-trainer's) deepspeed; restated as
+// deepspeed, verl pays DeepSpeed's 1 + 2 x 8 = 17 ops a parameter at DP 8; a wrapper that states
+// none takes the next entry's (ms-swift -> deepspeed -> hf-trainer).
+TEST(FrameworkProfile, DeepSpeedHooksFollowTheChainsZero3Runtime) {
+  FrameworkCatalog c = Catalog();
+  const auto ops = [&](const char* name) {
+    auto p = ResolveFramework(c, Job(name, "", ShardingMode::kZero3, 8), "H100 SXM");
+    EXPECT_TRUE(p.ok()) << name;
+    return p.ok() ? p->Zero3OpsPerParam(8) : -1.0;
+  };
+  EXPECT_DOUBLE_EQ(ops("verl"), 0);
+  c.frameworks["verl"].zero3_runtime = Zero3Runtime::kDeepSpeed;
+  EXPECT_DOUBLE_EQ(ops("verl"), 17);
+  c.frameworks["verl"].zero3_runtime = Zero3Runtime::kUnstated;  // hf-trainer's decides
+  EXPECT_DOUBLE_EQ(ops("verl"), 17);
+  c.frameworks["ms-swift"].zero3_runtime = Zero3Runtime::kUnstated;
+  c.frameworks["deepspeed"].zero3_runtime = Zero3Runtime::kUnstated;
+  EXPECT_DOUBLE_EQ(ops("ms-swift"), 17);
+  c.frameworks["hf-trainer"].zero3_runtime = Zero3Runtime::kFsdp1;
+  EXPECT_DOUBLE_EQ(ops("ms-swift"), 0);
+  EXPECT_DOUBLE_EQ(ops("hf-trainer"), 0);
 }
 
 // torchtitan's eager module code moves more bytes than fused kernels (data/frameworks.yaml:

@@ -7,6 +7,7 @@
 
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "strata/core/release.h"
@@ -34,6 +35,14 @@ struct ModelCodeTraffic {
   }
 };
 
+/// Whose sharded data parallelism runs under sharding.mode zero3 (data/frameworks.yaml
+/// `zero3_runtime:`): DeepSpeed's ZeRO-3 (per-parameter fetch hooks), PyTorch's FSDP1 or FSDP2
+/// (per-unit gathers) or megatron-core's own FSDP. kUnstated: the entry leaves it to its engine.
+enum class Zero3Runtime { kUnstated, kDeepSpeed, kFsdp1, kFsdp2, kMegatronFsdp };
+
+/// The value as data/frameworks.yaml spells it ("deepspeed", "fsdp1", "fsdp2", "megatron-fsdp").
+std::string_view Zero3RuntimeName(Zero3Runtime runtime);
+
 /// One framework's entry of data/frameworks.yaml, as written.
 struct FrameworkEntry {
   std::string name;
@@ -48,11 +57,12 @@ struct FrameworkEntry {
   // megatron-core's SequentialMLP (moe_grouped_gemm off): host ops per expert, forward; the
   // loop splits the tokens with counts already on the host, so no sync per expert.
   double sequential_expert_ops = 0;
-  std::string attention = "cudnn";          // cudnn | sdpa_flash2
-  bool attention_given = false;             // a wrapper's own choice for HF code
-  std::string sdpa_cudnn_from;              // first release whose SDPA prefers cuDNN
-  double zero3_ops_per_param = 0;           // DeepSpeed ZeRO-3 fetch, per parameter
-  double zero3_ops_per_param_per_rank = 0;  // and per parameter per DP rank
+  std::string attention = "cudnn";                       // cudnn | sdpa_flash2
+  bool attention_given = false;                          // a wrapper's own choice for HF code
+  std::string sdpa_cudnn_from;                           // first release whose SDPA prefers cuDNN
+  double zero3_ops_per_param = 0;                        // DeepSpeed ZeRO-3 fetch, per parameter
+  double zero3_ops_per_param_per_rank = 0;               // and per parameter per DP rank
+  Zero3Runtime zero3_runtime = Zero3Runtime::kUnstated;  // required of engines (no runs_as)
   // Eager (uncompiled) module code moves more bytes than the fused kernels the step's
   // memory-bound term counts: per kind, the bytes moved over the fused kernel's (1: as fused),
   // and whether attention's layout copies (GQA's repeated K/V, the output made contiguous) run.
