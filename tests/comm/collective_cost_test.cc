@@ -3,9 +3,11 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "comm/comm_test_support.h"
+#include "strata/report/collective_report.h"
 
 namespace strata {
 namespace {
@@ -49,7 +51,7 @@ TEST(CollectiveCost, ReferenceAllReduceOneGiBOn40RanksByHand) {
   EXPECT_NEAR(ring->time.ms(), 24.7049, 1e-3);
   EXPECT_NEAR(ring->algbw.gb_per_s(), 43.463, 1e-2);
   EXPECT_NEAR(ring->busbw.gb_per_s(), 84.75, 1e-2);
-  EXPECT_EQ(ring->protocol, "simple");
+  EXPECT_EQ(ring->protocol, NcclProto::kSimple);
   EXPECT_NEAR(ring->path_busbw.gb_per_s(), 86.0, 1e-9);
   EXPECT_EQ(ring->level, "RoCE 4 x 200Gb/s");
   // Tree: same bandwidth term; latency 8.4 + 2 x 7 x 4.0 + 2 x log2i(5) x 14 = 120.4 us (NCCL's
@@ -77,11 +79,34 @@ TEST(CollectiveCost, SmallAllReduceRunsTheLowLatencyProtocol) {
   auto wide = model.Cost(CollectiveOp::kAllReduce, Bytes::Count(8), {64, 8, 8});
   ASSERT_TRUE(wide.ok());
   EXPECT_EQ(wide->algorithm, CommAlgorithm::kTree);
-  EXPECT_EQ(wide->protocol, "ll");
+  EXPECT_EQ(wide->protocol, NcclProto::kLl);
   EXPECT_NEAR(wide->latency_time.us(), 45.2, 1e-6);
   auto two = model.Cost(CollectiveOp::kAllReduce, Bytes::Count(8), {16, 2, 8});
   ASSERT_TRUE(two.ok());
   EXPECT_NEAR(two->latency_time.us(), 25.2, 1e-6);
+}
+
+// The protocol is an enum with one name function: the JSON prints data/interconnects.yaml's key
+// ("ll"), the text NCCL's own spelling (NCCL_PROTO=LL), for the 8-byte all-reduce above on
+// 8 x 8 H100 (tree LL, 45.2 us). Every protocol of the table has both names.
+TEST(CollectiveCost, EveryPrinterNamesTheProtocolOneWay) {
+  const CollectiveModel model = testing::ClusterModel("h100-8x8-ib400");
+  auto report = BuildCollectiveReport(model, CollectiveOp::kAllReduce, Bytes::Count(8), {64, 8, 8},
+                                      CommAlgorithm::kAuto);
+  ASSERT_TRUE(report.ok()) << report.error().Format();
+  EXPECT_EQ(report->chosen.protocol, NcclProto::kLl);
+  EXPECT_NE(RenderCollectiveText(*report).find("algorithm   tree, NCCL protocol LL (the fastest "
+                                               "modelled)"),
+            std::string::npos)
+      << RenderCollectiveText(*report);
+  EXPECT_EQ(CollectiveJson(*report)["result"]["protocol"], "ll");
+  std::string names;
+  for (const NcclProto p : kNcclProtos) {
+    names += fmt::format("{}={} ", NcclProtoName(p), NcclProtoName(p, ProtoSpelling::kNccl));
+  }
+  EXPECT_EQ(names, "simple=Simple ll128=LL128 ll=LL ");
+  EXPECT_EQ(model.links().protocols.size(), 3u);
+  EXPECT_EQ(model.links().protocols[1].proto, NcclProto::kLl128);
 }
 
 TEST(CollectiveCost, Ep8AllToAllStaysOnNvlink) {

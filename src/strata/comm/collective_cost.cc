@@ -238,7 +238,7 @@ CollectiveCost CollectiveModel::CostWith(CollectiveOp op, Bytes size, const Grou
       const double bandwidth = bw_time / (tree ? p.bandwidth_tree : p.bandwidth_ring);
       if (best < 0 || latency + bandwidth < best) {
         best = latency + bandwidth;
-        cost.protocol = p.name;
+        cost.protocol = p.proto;
         cost.latency_time = Seconds::Of(latency);
         cost.bandwidth_time = Seconds::Of(bandwidth);
       }

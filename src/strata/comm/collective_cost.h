@@ -41,7 +41,7 @@ struct GroupShape {
 struct CollectiveCost {
   CollectiveOp op = CollectiveOp::kAllReduce;
   CommAlgorithm algorithm = CommAlgorithm::kRing;  // the one used (never kAuto)
-  std::string protocol = "simple";  // NCCL's protocol for it: "simple", "ll128" or "ll"
+  NcclProto protocol = NcclProto::kSimple;         // NCCL's protocol for it (NcclProtoName)
   GroupShape shape;
   Bytes size;  // nccl-tests' "size"
   Seconds time;

@@ -66,10 +66,10 @@ Result<std::pair<Seconds, Seconds>> RingTree(YamlMap& parent, const std::string&
 Result<std::vector<NcclProtocol>> ParseProtocols(YamlMap& top) {
   STRATA_ASSIGN_OR_RETURN(YamlMap table, top.Map("nccl_protocols"));
   std::vector<NcclProtocol> out;
-  for (const char* name : {"simple", "ll128", "ll"}) {
-    STRATA_ASSIGN_OR_RETURN(YamlMap p, table.Map(name));
+  for (const NcclProto id : kNcclProtos) {
+    STRATA_ASSIGN_OR_RETURN(YamlMap p, table.Map(std::string(NcclProtoName(id))));
     NcclProtocol proto;
-    proto.name = name;
+    proto.proto = id;
     STRATA_ASSIGN_OR_RETURN(auto base, RingTree(p, "base"));
     proto.base_ring = base.first;
     proto.base_tree = base.second;
@@ -103,6 +103,19 @@ Result<std::vector<NcclProtocol>> ParseProtocols(YamlMap& top) {
 }
 
 }  // namespace
+
+std::string_view NcclProtoName(NcclProto proto, ProtoSpelling spelling) {
+  const bool key = spelling == ProtoSpelling::kKey;
+  switch (proto) {
+    case NcclProto::kSimple:
+      return key ? "simple" : "Simple";
+    case NcclProto::kLl128:
+      return key ? "ll128" : "LL128";
+    case NcclProto::kLl:
+      return key ? "ll" : "LL";
+  }
+  return "unknown";
+}
 
 std::string HopKindOf(const std::string& level) {
   if (level == "nvswitch" || level == "nvswitch_nvls" || level == "nvlink_mesh") return "nvlink";

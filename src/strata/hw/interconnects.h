@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "strata/core/result.h"
@@ -20,9 +21,20 @@ struct LinkCalibration {
   std::map<std::string, std::string> sources;
 };
 
+/// NCCL's protocols (NCCL_PROTO), in the order data/interconnects.yaml lists them.
+enum class NcclProto { kSimple, kLl128, kLl };
+inline constexpr NcclProto kNcclProtos[] = {NcclProto::kSimple, NcclProto::kLl128, NcclProto::kLl};
+
+/// How a protocol's name is written: kKey as data/interconnects.yaml keys it and JSON output
+/// prints it ("simple", "ll128", "ll"); kNccl as NCCL's NCCL_PROTO and logs spell it, and the
+/// text output prints it ("Simple", "LL128", "LL").
+enum class ProtoSpelling { kKey, kNccl };
+/// The one name of each protocol, for the parser and every printer.
+std::string_view NcclProtoName(NcclProto proto, ProtoSpelling spelling = ProtoSpelling::kKey);
+
 /// One NCCL protocol's tuning constants (data/interconnects.yaml, nccl_protocols).
 struct NcclProtocol {
-  std::string name;  // "simple", "ll128", "ll"
+  NcclProto proto = NcclProto::kSimple;
   Seconds base_ring, base_tree;
   /// Per hop kind ("nvlink", "pci", "net"): one step's latency, ring and tree.
   std::map<std::string, std::pair<Seconds, Seconds>> hop;

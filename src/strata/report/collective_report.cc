@@ -24,7 +24,7 @@ std::string FactorText(CollectiveOp op) {
 
 Json CostJson(const CollectiveCost& c) {
   return {{"algorithm", ToString(c.algorithm)},
-          {"protocol", c.protocol},
+          {"protocol", std::string(NcclProtoName(c.protocol, ProtoSpelling::kKey))},
           {"level", c.level},
           {"time_s", JsonNumber(c.time.s())},
           {"latency_time_s", JsonNumber(c.latency_time.s())},
@@ -58,9 +58,7 @@ std::string RenderCollectiveText(const CollectiveReport& r) {
                   ToString(c.op), FormatBytesAuto(c.size), c.size.gb(), c.shape.ranks,
                   c.shape.nodes, c.shape.ranks_per_node, r.cluster);
   out += fmt::format("  algorithm   {}, NCCL protocol {}{}\n", ToString(c.algorithm),
-                     c.protocol == "simple"  ? "Simple"
-                     : c.protocol == "ll128" ? "LL128"
-                                             : "LL",
+                     NcclProtoName(c.protocol, ProtoSpelling::kNccl),
                      r.requested == CommAlgorithm::kAuto ? " (the fastest modelled)" : "");
   out += fmt::format("  level       {}\n", c.level);
   out += fmt::format("  time        {} (latency {} + bandwidth {})\n", FormatSeconds(c.time),
