@@ -12,6 +12,7 @@
 #include "importer/import_test_support.h"
 #include "strata/core/file_io.h"
 #include "strata/importer/import_job.h"
+#include "strata/importer/job_builder.h"
 
 namespace strata {
 namespace {
@@ -129,9 +130,11 @@ TEST(ImportConsistencyTest, MegatronDefaultGlobalBatchFollowsMicroBatchGiven) {
 // importer's fault, with the sources of both fields.
 TEST(ImportConsistencyTest, ImportersOwnContradictionReadsAsImporterFault) {
   ImportReport report;
-  report.fields = {{"sharding.mode", "none", "derived: one shard: no FSDP sharding"},
-                   {"optimizer.distributed", "true",
-                    "default: FSDP2 shards the optimizer states over data_parallel_shard_degree"}};
+  report.fields = {
+      {"sharding.mode", "none", "derived: one shard: no FSDP sharding", FieldOrigin::kDerived},
+      {"optimizer.distributed", "true",
+       "default: FSDP2 shards the optimizer states over data_parallel_shard_degree",
+       FieldOrigin::kDefault}};
   Error refused = InvalidInput("optimizer.distributed: true contradicts sharding.mode: none")
                       .InFile("llama3_70b.toml (imported)")
                       .AtLine(32)
@@ -147,11 +150,45 @@ TEST(ImportConsistencyTest, ImportersOwnContradictionReadsAsImporterFault) {
   EXPECT_EQ(e.hint.find("drop optimizer.distributed"), std::string::npos) << e.hint;
   // The same contradiction with a value the input gives is the input's, named by its key.
   report.fields[1].source = "llama3_70b.toml:40: optimizer.distributed";
+  report.fields[1].origin = FieldOrigin::kFromInput;
   const Error user = ImportedJobRefused(refused, report, "llama3_70b.toml", false);
   EXPECT_EQ(user.message.find("a fault of the importer"), std::string::npos);
   EXPECT_NE(user.message.find("(llama3_70b.toml:40: optimizer.distributed)"), std::string::npos)
       << user.Format();
   EXPECT_EQ(user.line, 0);
+}
+
+// Whose fault a contradiction is comes from each value's origin, set where the importer makes
+// it, not from its source text. Accelerate's HYBRID_SHARD replicate count is the importer's
+// reading of the strategy (one shard group a node) and its source names the input's strategy
+// line, with no "derived:" prefix; contradicting the DP the importer derived (world 16 / 8 = 2),
+// the job is the importer's fault. (Read from the text, this was blamed on the input's line.)
+TEST(ImportConsistencyTest, ImporterDerivedValueWithoutPrefixTextIsTheImportersFault) {
+  const std::string replicate_source =
+      "accelerate.yaml:6: fsdp_config.fsdp_sharding_strategy HYBRID_SHARD (FSDP1): sharded "
+      "within a node, replicated over the nodes";
+  JobBuilder job;
+  job.Set("sharding.replicate", "4", replicate_source, FieldOrigin::kDerived);
+  job.Derive("parallel.dp", "2", "world 16 / (TP x PP x CP = 8)");
+  ImportReport report;
+  job.Fill(report);
+  const Error refused = InvalidInput("sharding.replicate 4 does not divide parallel.dp 2")
+                            .InFile("train.sh (imported)")
+                            .AtLine(21)
+                            .InField("sharding.replicate");
+  const Error e = ImportedJobRefused(refused, report, "train.sh", false);
+  EXPECT_NE(e.message.find("a fault of the importer"), std::string::npos) << e.Format();
+  EXPECT_NE(e.message.find("sharding.replicate = 4 (" + replicate_source + ")"), std::string::npos)
+      << e.Format();
+  EXPECT_EQ(e.line, 0);
+  EXPECT_EQ(e.field, "");
+  // The same text on a value the input gave is the input's to change, field named.
+  job.Set("sharding.replicate", "4", replicate_source);
+  ImportReport given;
+  job.Fill(given);
+  const Error user = ImportedJobRefused(refused, given, "train.sh", false);
+  EXPECT_EQ(user.message.find("a fault of the importer"), std::string::npos) << user.Format();
+  EXPECT_EQ(user.field, "sharding.replicate");
 }
 
 // --- torchtitan with a shard degree of 1 -------------------------------------------------------

@@ -121,10 +121,12 @@ Status MapAccelerateLaunch(Settings& s, JobBuilder& job) {
                         "{}: Accelerate's num_processes counts every machine's",
                         *total, processes->source, *nodes));
       }
-      job.Set("cluster.gpus_per_node", std::to_string(*total / *nodes),
-              *nodes == 1 ? processes->source
-                          : fmt::format("derived: {} {} / num_machines {}", processes->source,
-                                        *total, *nodes));
+      if (*nodes == 1) {
+        job.Set("cluster.gpus_per_node", std::to_string(*total), processes->source);
+      } else {
+        job.Derive("cluster.gpus_per_node", std::to_string(*total / *nodes),
+                   fmt::format("{} {} / num_machines {}", processes->source, *total, *nodes));
+      }
     } else {
       job.Set("cluster.gpus_per_node", processes->value, processes->source);
     }
@@ -214,6 +216,7 @@ Status MapAccelerateSharding(Settings& s, JobBuilder& job) {
   }
   std::string mode;
   std::string mode_source;
+  FieldOrigin mode_origin = FieldOrigin::kFromInput;  // Accelerate's default strategy: kDefault
   bool reshard = true;
   std::string reshard_source;
   bool hybrid = false;
@@ -256,6 +259,7 @@ Status MapAccelerateSharding(Settings& s, JobBuilder& job) {
     mode_source = strategy != nullptr
                       ? fmt::format("{} {} (FSDP1)", strategy->source, strategy->value)
                       : "default: Accelerate's fsdp_sharding_strategy FULL_SHARD (FSDP1)";
+    if (strategy == nullptr) mode_origin = FieldOrigin::kDefault;
     if (mode == "fsdp2") {
       mode_source +=
           ", priced as FSDP2's per-unit model (one all-gather per wrapped unit per "
@@ -264,7 +268,7 @@ Status MapAccelerateSharding(Settings& s, JobBuilder& job) {
     reshard = std::string(found->name) != "SHARD_GRAD_OP" &&
               std::string(found->name) != "HYBRID_SHARD_ZERO2";
   }
-  job.Set("sharding.mode", mode, mode_source);
+  job.Set("sharding.mode", mode, mode_source, mode_origin);
   // reshard_after_forward is a choice of the modes that shard the weights (fsdp2 here); ZeRO-2's
   // set (SHARD_GRAD_OP) keeps them gathered by definition and the job file has no field for it.
   if (mode == "fsdp2") {
@@ -281,10 +285,13 @@ Status MapAccelerateSharding(Settings& s, JobBuilder& job) {
   }
   if (hybrid) {
     const std::string nodes = job.Get("cluster.nodes");
+    // The importer's reading of the hybrid strategy (one shard group a node), whatever the
+    // strategy's own source.
     job.Set("sharding.replicate", nodes.empty() ? "1" : nodes,
-            mode_source + ": sharded within a node, replicated over the nodes");
+            mode_source + ": sharded within a node, replicated over the nodes",
+            FieldOrigin::kDerived);
   }
-  job.Set("optimizer.distributed", mode == "none" ? "false" : "true", mode_source);
+  job.Set("optimizer.distributed", mode == "none" ? "false" : "true", mode_source, mode_origin);
   // Accelerate upcasts the model to fp32 under FSDP mixed precision and casts to the compute
   // dtype per unit. Its FSDP plugin builds MixedPrecision(param_dtype=dtype, reduce_dtype=dtype)
   // from mixed_precision (huggingface/accelerate, utils/dataclasses.py,

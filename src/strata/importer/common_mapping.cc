@@ -524,8 +524,8 @@ Status FinishCommon(Settings& s, MapContext& ctx, JobBuilder& job, int64_t world
         .WithHint("check the node count and GPUs per node (--nodes, --gpus-per-node)");
   }
   if (!job.Has("parallel.dp")) {
-    job.Set("parallel.dp", std::to_string(world / world_divisor),
-            fmt::format("derived: world {} / (TP x PP x CP = {})", world, world_divisor));
+    job.Derive("parallel.dp", std::to_string(world / world_divisor),
+               fmt::format("world {} / (TP x PP x CP = {})", world, world_divisor));
   }
   for (const auto& [key, value] : s.Unused()) {
     job.Unused(fmt::format("{} = {} ({})", key, value.value, value.source));

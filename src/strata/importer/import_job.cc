@@ -646,9 +646,7 @@ Error ImportedJobRefused(Error e, const ImportReport& report, const std::string&
     sources += fmt::format("{} = {} ({})", f->key, f->value, f->source);
     // A value the input or the user gave (not a default or a derivation of the importer's) is
     // theirs to change.
-    if (!f->source.starts_with("default:") && !f->source.starts_with("derived:")) {
-      importer_made = false;
-    }
+    if (f->origin == FieldOrigin::kFromInput) importer_made = false;
   }
   // Pointed at a line of the generated YAML, the error would send the user to a file they
   // never saw: the input file it is, with the sources of the fields at fault.
@@ -695,7 +693,7 @@ void SetFrameworkOf(const Detected& d, JobBuilder& job) {
                                                                               : "hf-trainer";
       break;
   }
-  job.Set("framework.name", name, "derived: the input is a " + d.format);
+  job.Derive("framework.name", name, "the input is a " + d.format);
 }
 
 Result<ImportReport> ImportJob(std::string_view text, const std::string& file,

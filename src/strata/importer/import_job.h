@@ -41,11 +41,18 @@ struct ImportOptions {
   std::vector<std::string> files;
 };
 
+/// Who made a field's value: the input (or the user, with --set or an option of strata import),
+/// or the importer itself, as a framework's default or derived from other values. Set where the
+/// value is made; it decides whose fault a refused job is (ImportedJobRefused), whatever the
+/// source text says.
+enum class FieldOrigin { kFromInput, kDefault, kDerived };
+
 /// One job field and where its value came from.
 struct ImportedField {
   std::string key;     // strata's dotted key ("parallel.ep")
   std::string value;   // YAML scalar or flow text
   std::string source;  // "--expert_model_parallel_size (line 14)", "default: ...", "derived: ..."
+  FieldOrigin origin = FieldOrigin::kFromInput;
 };
 
 /// The RL job of an RL launch (verl's main_ppo): the actor's job is ImportReport::yaml, this the

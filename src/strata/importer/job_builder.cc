@@ -10,20 +10,26 @@
 
 namespace strata {
 
-void JobBuilder::Set(const std::string& key, std::string value, std::string source) {
+void JobBuilder::Set(const std::string& key, std::string value, std::string source,
+                     FieldOrigin origin) {
   for (auto& f : fields_) {
     if (f.key == key) {
       f.value = std::move(value);
       f.source = std::move(source);
+      f.origin = origin;
       return;
     }
   }
-  fields_.push_back({key, std::move(value), std::move(source)});
+  fields_.push_back({key, std::move(value), std::move(source), origin});
 }
 
 void JobBuilder::Default(const std::string& key, std::string value, const std::string& why) {
   defaults_.push_back(fmt::format("{} = {}: {}", key, value, why));
-  Set(key, std::move(value), "default: " + why);
+  Set(key, std::move(value), "default: " + why, FieldOrigin::kDefault);
+}
+
+void JobBuilder::Derive(const std::string& key, std::string value, const std::string& how) {
+  Set(key, std::move(value), "derived: " + how, FieldOrigin::kDerived);
 }
 
 bool JobBuilder::Has(const std::string& key) const {
@@ -53,15 +59,15 @@ Result<int64_t> JobBuilder::GetPositiveInt(const std::string& key) const {
 void JobBuilder::DeriveGlobalBatch(int64_t micro, int64_t per_micro, std::string how) {
   global_per_micro_ = per_micro;
   global_how_ = std::move(how);
-  Set("batch.global_batch", std::to_string(micro * per_micro),
-      fmt::format("derived: micro {} x {}", micro, global_how_));
+  Derive("batch.global_batch", std::to_string(micro * per_micro),
+         fmt::format("micro {} x {}", micro, global_how_));
 }
 
 Status JobBuilder::RederiveGlobalBatch(const std::string& micro_source) {
   if (global_per_micro_ <= 0) return OkStatus();
   STRATA_ASSIGN_OR_RETURN(const int64_t micro, GetPositiveInt("batch.micro_batch"));
-  Set("batch.global_batch", std::to_string(micro * global_per_micro_),
-      fmt::format("derived: micro {} ({}) x {}", micro, micro_source, global_how_));
+  Derive("batch.global_batch", std::to_string(micro * global_per_micro_),
+         fmt::format("micro {} ({}) x {}", micro, micro_source, global_how_));
   return OkStatus();
 }
 

@@ -21,9 +21,13 @@ std::string SourcedYaml(const std::vector<ImportedField>& fields,
 
 class JobBuilder {
  public:
-  void Set(const std::string& key, std::string value, std::string source);
+  /// `origin`: who made the value (FieldOrigin); a value read from the input by default.
+  void Set(const std::string& key, std::string value, std::string source,
+           FieldOrigin origin = FieldOrigin::kFromInput);
   /// A framework default: recorded as the field's source and in the report's defaults.
   void Default(const std::string& key, std::string value, const std::string& why);
+  /// A value the importer derived from others (`how`): its source reads "derived: <how>".
+  void Derive(const std::string& key, std::string value, const std::string& how);
   bool Has(const std::string& key) const;
   std::string Get(const std::string& key) const;  // "" when unset
   /// The field as a positive whole number; otherwise (unset, a word, an unresolved shell

@@ -80,8 +80,8 @@ void ReadSwiftWorldSize(Settings& s, JobBuilder& job) {
   // ran on is a cluster.
   if (!per_node || !world || *per_node <= 0 || *world <= 0 || *world % *per_node != 0) return;
   job.Set("cluster.gpus_per_node", std::to_string(*per_node), local.source);
-  job.Set("cluster.nodes", std::to_string(*world / *per_node),
-          fmt::format("derived: {} {} / {} {}", global.source, *world, local.source, *per_node));
+  job.Derive("cluster.nodes", std::to_string(*world / *per_node),
+             fmt::format("{} {} / {} {}", global.source, *world, local.source, *per_node));
 }
 
 }  // namespace strata

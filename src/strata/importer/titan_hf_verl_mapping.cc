@@ -358,11 +358,11 @@ Status MapTorchtitan(Settings& s, MapContext& ctx, JobBuilder& job) {
   // mixed_precision_param.
   if (shard_degree <= 1 && cp <= 1 && (tp > 1 || pp > 1)) {
     const std::string why =
-        "derived: torchtitan disables mixed precision with TP or PP and no FSDP "
+        "torchtitan disables mixed precision with TP or PP and no FSDP "
         "(maybe_enable_amp): the model trains in fp32";
-    job.Set("precision.params", "fp32", why);
-    job.Set("precision.grads", "fp32", why);
-    job.Set("optimizer.master_weights", "fp32", why);
+    job.Derive("precision.params", "fp32", why);
+    job.Derive("precision.grads", "fp32", why);
+    job.Derive("optimizer.master_weights", "fp32", why);
   } else {
     job.Default("precision.params", param_dtype.empty() ? "bf16" : param_dtype,
                 "FSDP2 mixed precision: training.mixed_precision_param (default bfloat16)");
@@ -375,7 +375,8 @@ Status MapTorchtitan(Settings& s, MapContext& ctx, JobBuilder& job) {
                 "FSDP2 shards the optimizer states over data_parallel_shard_degree");
     job.Set("sharding.mode", "fsdp2",
             shard > 0 ? "parallelism.data_parallel_shard_degree"
-                      : "default: data_parallel_shard_degree -1 shards over the remaining DP");
+                      : "default: data_parallel_shard_degree -1 shards over the remaining DP",
+            shard > 0 ? FieldOrigin::kFromInput : FieldOrigin::kDefault);
     if (replicate > 1) {
       job.Set("sharding.replicate", std::to_string(replicate),
               "parallelism.data_parallel_replicate_degree");
@@ -407,11 +408,11 @@ Status MapTorchtitan(Settings& s, MapContext& ctx, JobBuilder& job) {
   } else {
     // torchtitan applies FSDP only when the shard degree is above 1 (ParallelDims.fsdp_enabled):
     // with DP 1 (or replication alone) every rank steps a plain, unsharded AdamW.
-    job.Set("sharding.mode", "none",
-            "derived: one shard: no FSDP sharding (replicated data parallelism)");
-    job.Set("optimizer.distributed", "false",
-            "derived: torchtitan applies FSDP only when the data-parallel shard degree is above "
-            "1: an unsharded AdamW on every rank");
+    job.Derive("sharding.mode", "none",
+               "one shard: no FSDP sharding (replicated data parallelism)");
+    job.Derive("optimizer.distributed", "false",
+               "torchtitan applies FSDP only when the data-parallel shard degree is above 1: an "
+               "unsharded AdamW on every rank");
   }
   if (const SourcedValue* v = s.Use("training.enable_cpu_offload"); v && v->value == "true") {
     job.Set("sharding.offload_param", "cpu", v->source);
@@ -422,7 +423,8 @@ Status MapTorchtitan(Settings& s, MapContext& ctx, JobBuilder& job) {
   } else {
     if (pp > 1) {
       job.Set("batch.global_batch", std::to_string(local * dp),
-              "default: torchtitan's global batch = local batch x DP (no accumulation)");
+              "default: torchtitan's global batch = local batch x DP (no accumulation)",
+              FieldOrigin::kDefault);
     } else {
       // Without pipelining the local batch is the micro batch: a micro batch given to strata
       // import derives the global batch again.
@@ -587,7 +589,7 @@ std::string Pure16BitReason(Settings& s, const MapContext& ctx, const JobBuilder
   const bool fsdp = s.Has("fsdp") || job.Get("sharding.mode").starts_with("fsdp");
   if (!loaded_bf16 || deepspeed || fsdp) return "";
   return fmt::format(
-      "derived: the model is loaded in bf16 ({}) and trained without DeepSpeed or FSDP: "
+      "the model is loaded in bf16 ({}) and trained without DeepSpeed or FSDP: "
       "the torch optimizer steps the bf16 parameters themselves",
       ctx.ms_swift ? "ms-swift" : "--torch_dtype");
 }
@@ -858,13 +860,15 @@ Status MapHfDeepSpeed(Settings& s, MapContext& ctx, JobBuilder& job) {
     }
     job.Default("optimizer.moments", "fp32", "Adam states in fp32");
   } else {
-    job.Set("precision.grads", "bf16", pure16);
-    job.Set("optimizer.master_weights", "bf16", pure16);
-    job.Set("optimizer.moments", "bf16", pure16);
+    job.Derive("precision.grads", "bf16", pure16);
+    job.Derive("optimizer.master_weights", "bf16", pure16);
+    job.Derive("optimizer.moments", "bf16", pure16);
   }
+  const FieldOrigin stage_origin = stage_opt ? FieldOrigin::kFromInput : FieldOrigin::kDefault;
   job.Set("optimizer.distributed", stage >= 1 ? "true" : "false",
           stage_opt ? fmt::format("ds: zero_optimization.stage {}", stage)
-                    : "default: no ZeRO stage given (stage 0)");
+                    : "default: no ZeRO stage given (stage 0)",
+          stage_origin);
   STRATA_RETURN_IF_ERROR(MapLigerLoss(s, ctx, job));
   job.Default("frozen", "[]",
               job.Has("adapter.kind") ? "no module frozen besides the base the adapters train on"
@@ -878,11 +882,13 @@ Status MapHfDeepSpeed(Settings& s, MapContext& ctx, JobBuilder& job) {
   if (stage >= 1 && stage <= 3) {
     job.Set("sharding.mode", fmt::format("zero{}", stage),
             stage_opt ? fmt::format("ds: zero_optimization.stage {}", stage)
-                      : "default: no ZeRO stage given (stage 0)");
+                      : "default: no ZeRO stage given (stage 0)",
+            stage_origin);
   } else {
     job.Set("sharding.mode", "none",
             stage_opt ? fmt::format("ds: zero_optimization.stage {}", stage)
-                      : "default: no ZeRO stage given (stage 0)");
+                      : "default: no ZeRO stage given (stage 0)",
+            stage_origin);
   }
   for (const auto& [key, field] :
        {std::pair{"ds.zero_optimization.offload_optimizer.device", "sharding.offload_optimizer"},
@@ -963,17 +969,17 @@ Status PackVerlMicroBatches(Settings& s, JobBuilder& job, const SourcedValue& dy
   // would count k x largest samples a rank (80 samples at 2,048 tokens in 33 micro batches of at
   // most 3: 99 samples, 24% too many tokens).
   const int64_t rows = std::max<int64_t>(1, (2 * samples + largest) / (2 * largest));
-  job.Set("batch.micro_batch", "1", "derived: one packed micro batch per row; " + how);
-  job.Set("batch.global_batch", std::to_string(rows * dp),
-          fmt::format("derived: {} rows of the largest micro batch x DP {} carry each rank's {} "
-                      "samples (verl runs {} micro batches of up to {} sample{})",
-                      rows, dp, samples, k, largest, largest == 1 ? "" : "s"));
-  job.Set("sequence.packing", "true", "derived: " + how);
-  job.Set("sequence.max_tokens", std::to_string(largest * sample_tokens),
-          fmt::format("derived: the largest micro batch, {} x {} tokens", largest,
-                      GroupDigits(static_cast<double>(sample_tokens))));
-  job.Set("sequence.mean_tokens", std::to_string(sample_tokens),
-          "derived: each sample at its caps, max_prompt_length + max_response_length");
+  job.Derive("batch.micro_batch", "1", "one packed micro batch per row; " + how);
+  job.Derive("batch.global_batch", std::to_string(rows * dp),
+             fmt::format("{} rows of the largest micro batch x DP {} carry each rank's {} "
+                         "samples (verl runs {} micro batches of up to {} sample{})",
+                         rows, dp, samples, k, largest, largest == 1 ? "" : "s"));
+  job.Derive("sequence.packing", "true", how);
+  job.Derive("sequence.max_tokens", std::to_string(largest * sample_tokens),
+             fmt::format("the largest micro batch, {} x {} tokens", largest,
+                         GroupDigits(static_cast<double>(sample_tokens))));
+  job.Derive("sequence.mean_tokens", std::to_string(sample_tokens),
+             "each sample at its caps, max_prompt_length + max_response_length");
   return OkStatus();
 }
 
@@ -1021,26 +1027,26 @@ Status MapVerl(Settings& s, MapContext& ctx, JobBuilder& job) {
                                rollout_per_node, train_per_node, rollout_nodes, train_nodes))
             .InField("rollout.n_gpus_per_node");
       }
-      job.Set("cluster.gpus_per_node", std::to_string(train_per_node + rollout_per_node),
-              fmt::format("derived: trainer.n_gpus_per_node {} + rollout.n_gpus_per_node {} ({}): "
-                          "the one-step-off recipe shares each node between trainer and rollout",
-                          train_per_node, rollout_per_node,
-                          rollout_per_node_v != nullptr ? rollout_per_node_v->source
-                                                        : "its config's default 8"));
-      job.Set("cluster.nodes", std::to_string(train_nodes),
-              fmt::format(
-                  "derived: trainer.nnodes = rollout.nnodes = {} ({})", train_nodes,
-                  rollout_nodes_v != nullptr ? rollout_nodes_v->source : "its config's default 1"));
+      job.Derive("cluster.gpus_per_node", std::to_string(train_per_node + rollout_per_node),
+                 fmt::format("trainer.n_gpus_per_node {} + rollout.n_gpus_per_node {} ({}): "
+                             "the one-step-off recipe shares each node between trainer and rollout",
+                             train_per_node, rollout_per_node,
+                             rollout_per_node_v != nullptr ? rollout_per_node_v->source
+                                                           : "its config's default 8"));
+      job.Derive("cluster.nodes", std::to_string(train_nodes),
+                 fmt::format("trainer.nnodes = rollout.nnodes = {} ({})", train_nodes,
+                             rollout_nodes_v != nullptr ? rollout_nodes_v->source
+                                                        : "its config's default 1"));
     } else {
       job.Set("cluster.gpus_per_node", std::to_string(train_per_node),
               rollout_per_node_v != nullptr ? rollout_per_node_v->source
                                             : "trainer.n_gpus_per_node (verl's default 8)");
-      job.Set("cluster.nodes", std::to_string(train_nodes + rollout_nodes),
-              fmt::format(
-                  "derived: trainer.nnodes {} + rollout.nnodes {} ({}): the one-step-off "
-                  "recipe's training and rollout nodes",
-                  train_nodes, rollout_nodes,
-                  rollout_nodes_v != nullptr ? rollout_nodes_v->source : "its config's default 1"));
+      job.Derive("cluster.nodes", std::to_string(train_nodes + rollout_nodes),
+                 fmt::format("trainer.nnodes {} + rollout.nnodes {} ({}): the one-step-off "
+                             "recipe's training and rollout nodes",
+                             train_nodes, rollout_nodes,
+                             rollout_nodes_v != nullptr ? rollout_nodes_v->source
+                                                        : "its config's default 1"));
     }
   }
   const std::string strategy = VerlActorStrategy(s);
@@ -1098,15 +1104,15 @@ Status MapVerl(Settings& s, MapContext& ctx, JobBuilder& job) {
   STRATA_ASSIGN_OR_RETURN(int64_t mini,
                           IntSetting(s, "actor_rollout_ref.actor.ppo_mini_batch_size", 256));
   STRATA_ASSIGN_OR_RETURN(int64_t n, IntSetting(s, "actor_rollout_ref.rollout.n", 1));
-  job.Set("batch.global_batch", std::to_string(mini * n),
-          fmt::format("derived: ppo_mini_batch_size {} prompts x rollout.n {} responses per "
-                      "optimizer step",
-                      mini, n));
+  job.Derive("batch.global_batch", std::to_string(mini * n),
+             fmt::format("ppo_mini_batch_size {} prompts x rollout.n {} responses per "
+                         "optimizer step",
+                         mini, n));
   STRATA_ASSIGN_OR_RETURN(int64_t prompt, IntSetting(s, "data.max_prompt_length", 512));
   STRATA_ASSIGN_OR_RETURN(int64_t response, IntSetting(s, "data.max_response_length", 512));
-  job.Set("sequence.max_tokens", std::to_string(prompt + response),
-          fmt::format("derived: data.max_prompt_length {} + data.max_response_length {}", prompt,
-                      response));
+  job.Derive(
+      "sequence.max_tokens", std::to_string(prompt + response),
+      fmt::format("data.max_prompt_length {} + data.max_response_length {}", prompt, response));
   if (!dynamic) job.Default("sequence.packing", "false", "one prompt + response per row");
   bool ckpt = false;
   if (s.Has("actor_rollout_ref.model.enable_gradient_checkpointing")) {

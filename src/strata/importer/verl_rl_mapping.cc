@@ -159,14 +159,16 @@ class VerlRlReader {
       out_.defaults.push_back(fmt::format("{} = {}: verl's {} ({})", key, value, from.key,
                                           own != d_.sources.end() ? own->second : d_.source));
     }
-    out_.fields.push_back({key, std::move(value), std::move(source)});
+    out_.fields.push_back({key, std::move(value), std::move(source),
+                           from.defaulted ? FieldOrigin::kDefault : FieldOrigin::kFromInput});
   }
   void Derived(const std::string& key, std::string value, std::string how) {
-    out_.fields.push_back({key, std::move(value), "derived: " + std::move(how)});
+    out_.fields.push_back(
+        {key, std::move(value), "derived: " + std::move(how), FieldOrigin::kDerived});
   }
   void Assumed(const std::string& key, std::string value, const std::string& why) {
     out_.defaults.push_back(fmt::format("{} = {}: {}", key, value, why));
-    out_.fields.push_back({key, std::move(value), "default: " + why});
+    out_.fields.push_back({key, std::move(value), "default: " + why, FieldOrigin::kDefault});
   }
   void Note(std::string note) { out_.notes.push_back(std::move(note)); }
   const std::string& VllmVersion() const { return d_.vllm_version; }
