@@ -241,6 +241,32 @@ ModeMemory ComputeModeMemory(const Job& job, const ParamBreakdown& params, int64
       if (explain) out.gathered.note = "reshard_after_forward: false";
     }
   }
+  if (sh.shards_weights() && fsdp2) {
+    // FSDP2's all-gather output (pytorch/pytorch torch/distributed/fsdp/_fully_shard/
+    // _fsdp_collectives.py, foreach_all_gather) is one flat buffer per unit on the copy-in
+    // stream; wait_for_unshard (_fsdp_param_group.py) copies it into the parameters' unsharded
+    // storage (allocated on the compute stream) and drops it, in forward only once the next
+    // unit's copy-out is done ("have the next FSDP parameter group free it after its copy-in").
+    // So the copy-in pool holds at most two neighbouring units' outputs and reuses them for every
+    // later unit, resharded after forward or not: the largest neighbouring pair (the prefetch
+    // factor as above) in forward order. The root unit (the kept units outside [first, end)) is
+    // one parameter group, gathered first, before units[first].
+    auto pair = [&](double a, double b) {
+      return std::max(a + sh.prefetch_layers * b, b + sh.prefetch_layers * a);
+    };
+    double root_group = 0;
+    for (size_t i = 0; i < units.size(); ++i) {
+      if (i < first || i >= end) root_group += gathered_bytes(units[i]);
+    }
+    double in_flight = end > first ? gathered_bytes(units[first]) : 0.0;
+    if (root_group > 0) {
+      in_flight = end > first ? pair(root_group, gathered_bytes(units[first])) : root_group;
+    }
+    for (size_t i = first; i + 1 < end; ++i) {
+      in_flight = std::max(in_flight, pair(gathered_bytes(units[i]), gathered_bytes(units[i + 1])));
+    }
+    out.all_gather_in_flight = Bytes::Count(in_flight);
+  }
   if (sh.shards_gradients() && fsdp2) {
     // FSDP2's post-backward of a unit (pytorch/pytorch, main branch as read in 2026-12:
     // torch/distributed/fsdp/_fully_shard/_fsdp_param_group.py, post_backward, and
