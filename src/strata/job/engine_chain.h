@@ -77,6 +77,12 @@ struct EngineChain {
   const std::string& engine() const { return names.back(); }
   bool wrapped() const { return names.size() > 1; }
   bool Runs(std::string_view name) const;  // `name` is on the chain
+  /// DeepSpeed's ZeRO runs the job's sharding: a chain through deepspeed (ms-swift, a DeepSpeed
+  /// JSON) or HF model code under the HF Trainer, whose ZeRO is DeepSpeed's (its FSDP is
+  /// imported as fsdp2). Not verl, whose zero3 is PyTorch's FSDP1 in its FSDP workers.
+  bool RunsDeepSpeed() const {
+    return named() != "verl" && (Runs("deepspeed") || engine() == "hf-trainer");
+  }
 };
 
 /// The chain of `spec` under sharding `mode` (ms-swift under zero1: [ms-swift, megatron-core];

@@ -201,6 +201,13 @@ const std::vector<JobField>& JobFields() {
        "stage3_prefetch_bucket_size (DeepSpeed) / params of one fetch unit", "", "0.005",
        "zero3/fsdp2: how far ahead of the layer computing its weights are gathered; a fraction "
        "when the prefetch buffer is smaller than a layer (the rest of the gather is exposed)"},
+      {"sharding.reduce_bucket_elements", "number >= 0", "elements", "500000000",
+       "reduce_bucket_size (DeepSpeed)", "", "16777216",
+       "zero1/zero2 under DeepSpeed: each backward allocates a reduce bucket of this many "
+       "elements in the model's dtype (contiguous_gradients), two with overlap_comm"},
+      {"sharding.overlap_comm", "true | false", "", "false", "overlap_comm (DeepSpeed)", "", "true",
+       "zero1/zero2 under DeepSpeed: overlap the gradient reduction with backward (a second "
+       "reduce bucket)"},
       {"sharding.offload_optimizer", "none | cpu | nvme", "", "none",
        "offload_optimizer.device (DeepSpeed)", "", "cpu",
        "optimizer state (and zero2/zero3 gradient shards) in host memory or on NVMe (zero3)"},

@@ -193,6 +193,7 @@ Result<ResolvedJob> ResolveJobWithModel(const JobSpec& spec, ModelConfig model,
         ResolveEngineChain(engines, job.spec.framework, static_cast<ShardingMode>(m));
     job.query_groups_by_mode[m] = QueryGroupSplitOf(chain);
     job.megatron_core_by_mode[m] = chain.Runs("megatron-core");
+    job.deepspeed_by_mode[m] = chain.RunsDeepSpeed();
   }
   job.model = std::move(model);
   STRATA_ASSIGN_OR_RETURN(job.cluster, ClusterOf(spec));

@@ -131,6 +131,24 @@ Status ParseSharding(YamlMap& top, JobSpec& job) {
                        "smaller than one layer)");
     }
   }
+  // DeepSpeed's stage 1 and 2 reduce buckets (ShardingSpec::reduce_bucket_elements).
+  for (const char* key : {"reduce_bucket_elements", "overlap_comm"}) {
+    if (s.Has(key) && sh.mode != ShardingMode::kZero1 && sh.mode != ShardingMode::kZero2) {
+      return s.ErrorAt(key, fmt::format("applies only to zero1 and zero2 (DeepSpeed's "
+                                        "stage_1_and_2 optimizer), not {}",
+                                        mode));
+    }
+  }
+  if (s.Has("reduce_bucket_elements")) {
+    STRATA_ASSIGN_OR_RETURN(sh.reduce_bucket_elements, s.Number("reduce_bucket_elements"));
+    if (!(sh.reduce_bucket_elements >= 0) || sh.reduce_bucket_elements > 1e15) {
+      return s.ErrorAt("reduce_bucket_elements",
+                       "expected 0 or more elements (DeepSpeed's reduce_bucket_size)");
+    }
+  }
+  if (s.Has("overlap_comm")) {
+    STRATA_ASSIGN_OR_RETURN(sh.overlap_comm, s.Bool("overlap_comm"));
+  }
   if (s.Has("replicate")) {
     STRATA_ASSIGN_OR_RETURN(sh.replicate, s.PositiveInt("replicate"));
     if (sh.replicate > 1 && !sh.shards_optimizer()) {

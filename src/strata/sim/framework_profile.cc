@@ -382,9 +382,7 @@ Result<FrameworkProfile> ResolveForMode(const FrameworkCatalog& catalog, const J
   // per-unit gathers, not per-parameter hooks, and so do verl's FSDP workers: its zero3 is
   // PyTorch's FSDP1 (fsdp_workers.py wraps the HF model in FullyShardedDataParallel), whose
   // FlatParameter units are gathered once per unit and pass, with no DeepSpeed in the process.
-  const bool verl_fsdp = spec.name == "verl";
-  const bool deepspeed_runs =
-      !verl_fsdp && (chain.Runs("deepspeed") || chain.engine() == "hf-trainer");
+  const bool deepspeed_runs = chain.RunsDeepSpeed();
   if (job.sharding.mode == ShardingMode::kZero3 && deepspeed_runs) {
     const FrameworkEntry* ds = nullptr;
     for (const auto& [name, e] : catalog.frameworks) {
