@@ -539,6 +539,46 @@ TEST(ImportJobTest, DeepSpeedZero3PrefetchBucketAsAFractionOfAnMoeBlock) {
   }
 }
 
+// ZeRO-2's reduce buckets from a DeepSpeed JSON (DeepSpeed's own defaults written out:
+// reduce_bucket_size 5e8, overlap_comm and contiguous_gradients true): the import used to list
+// reduce_bucket_size and overlap_comm as "read but not used". "auto" is what the HF Trainer
+// fills with hidden^2 (Llama-3.1-8B: 4,096^2 = 16,777,216); contiguous_gradients false
+// allocates no bucket.
+TEST(ImportJobTest, DeepSpeedZero2ReduceBuckets) {
+  ImportOptions o = Gpu("H100 SXM");
+  o.nodes = 1;
+  o.gpus_per_node = 8;
+  o.model = "llama-3.1-8b";
+  o.overrides = {"sequence.max_tokens=4096"};
+  const std::string config =
+      "{\"train_micro_batch_size_per_gpu\": 2, \"gradient_accumulation_steps\": 1,\n"
+      " \"bf16\": {\"enabled\": true},\n"
+      " \"zero_optimization\": {\"stage\": 2, \"allgather_partitions\": true,\n"
+      "   \"allgather_bucket_size\": 500000000, \"overlap_comm\": true,\n"
+      "   \"reduce_scatter\": true, \"reduce_bucket_size\": 500000000,\n"
+      "   \"contiguous_gradients\": true},\n"
+      " \"optimizer\": {\"type\": \"AdamW\", \"params\": {\"lr\": 1e-5}}}\n";
+  auto r = ImportJob(config, "ds-z2.json", o);
+  ASSERT_TRUE(r.ok()) << r.error().Format();
+  EXPECT_EQ(r->job.sharding.mode, ShardingMode::kZero2);
+  EXPECT_DOUBLE_EQ(r->job.sharding.reduce_bucket_elements, 5e8);
+  EXPECT_TRUE(r->job.sharding.overlap_comm);
+  std::string hf = config;
+  hf.replace(hf.find("\"reduce_bucket_size\": 500000000"),
+             std::string("\"reduce_bucket_size\": 500000000").size(),
+             "\"reduce_bucket_size\": \"auto\"");
+  auto a = ImportJob(hf, "ds-z2.json", o);
+  ASSERT_TRUE(a.ok()) << a.error().Format();
+  EXPECT_DOUBLE_EQ(a->job.sharding.reduce_bucket_elements, 16777216.0);
+  std::string loose = config;
+  loose.replace(loose.find("\"contiguous_gradients\": true"),
+                std::string("\"contiguous_gradients\": true").size(),
+                "\"contiguous_gradients\": false");
+  auto c = ImportJob(loose, "ds-z2.json", o);
+  ASSERT_TRUE(c.ok()) << c.error().Format();
+  EXPECT_DOUBLE_EQ(c->job.sharding.reduce_bucket_elements, 0.0);
+}
+
 // Megatron's uneven pipelines on the GPT-3 175B script (96 layers, PP 2): the last stage's layer
 // count is read (49 + 47), and the account-for-embedding/loss switches give (96 + 2) / 2 = 49
 // slots a stage, one of each end stage's taken by the embedding or the loss: 48 + 48.

@@ -43,6 +43,9 @@ TEST(JobFields, EveryFieldsExampleParsesThroughSet) {
       sets.push_back("sharding.mode=zero3");
     }
     if (key == "sharding.fsdp_units") sets.push_back("sharding.mode=fsdp2");
+    if (key == "sharding.reduce_bucket_elements" || key == "sharding.overlap_comm") {
+      sets.push_back("sharding.mode=zero2");
+    }
     if (key == "fp8.param_gather") sets.push_back("fp8.recipe=blockwise");
     if (key == "sequence.std_tokens") {
       sets.push_back("sequence.packing=true");

@@ -3,6 +3,7 @@
 // expandable segments change, and which framework family's error band a job gets.
 #include "strata/memory/allocator.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <string>
@@ -10,6 +11,8 @@
 
 #include "memory/memory_test_support.h"
 #include "strata/memory/error_band.h"
+#include "strata/memory/sharding.h"
+#include "strata/model/param_count.h"
 #include "support/golden.h"
 
 namespace strata {
@@ -148,6 +151,32 @@ TEST(CachingAllocator, Fsdp2CollectivesStayCachedInTheirStreams) {
   const MemoryLedger megatron =
       ComputeLedger(LoadJob(testing::TestPath("memory/validation/ms-07.yaml")), c);
   EXPECT_DOUBLE_EQ(megatron.peak_counters.side_stream.count(), 0);
+}
+
+// FSDP2 copies each unit's all-gather output into the parameters' own unsharded storage (compute
+// stream) and frees it once the next unit's copy-out is done (pytorch/pytorch
+// torch/distributed/fsdp/_fully_shard/_fsdp_param_group.py, wait_for_unshard and its note
+// "Overlapping all-gather copy-in and all-gather"), so the copy-in stream's pool caches two
+// neighbouring units' outputs, with reshard_after_forward true or false. Llama-3.1-8B through
+// torchtitan on 8 H100s (FSDP2 units: embedding 128,256 x 4,096 = 525,336,576 params, 32 blocks
+// of 218,112,000, final norm + output 4,096 + 525,336,576 = 525,340,672): the largest pair is the
+// last block and the output, 743,452,672 params x 2 B = 1,486,905,344 B, one segment rounded up
+// to 2 MiB: 710 x 2,097,152 = 1,488,977,920 B in forward. reshard_after_forward false used to
+// size it as every unit gathered (8,030,261,248 params x 2 B = 16.06 GB), counting the stage's
+// bf16 weights twice (they are already the "all-gathered" tensor item).
+TEST(CachingAllocator, Fsdp2AllGatherCacheIsTwoUnitsWhetherOrNotResharded) {
+  const MemoryConstants c = testing::Constants();
+  const std::string file = testing::TestPath("golden/cli_memory/torchtitan_eager_8b/job.yaml");
+  for (const bool reshard : {true, false}) {
+    const MemoryLedger l = ComputeLedger(
+        LoadJob(file, {fmt::format("sharding.reshard_after_forward={}", reshard)}), c);
+    EXPECT_DOUBLE_EQ(l.PhaseOf(Phase::kForwardPeak).counters.side_stream.count(), 1488977920.0)
+        << "reshard_after_forward " << reshard;
+  }
+  const Job resident = LoadJob(file, {"sharding.reshard_after_forward=false"});
+  const ModeMemory mode = ComputeModeMemory(resident, CountParams(resident.model), 0);
+  EXPECT_DOUBLE_EQ(mode.all_gather_in_flight.count(), 1486905344.0);
+  EXPECT_DOUBLE_EQ(mode.gathered.bytes.count(), 8030261248.0 * 2);  // the stage, kept gathered
 }
 
 struct FamilyCase {

@@ -73,6 +73,49 @@ TEST(Sharding, Zero2ShardsGradientsNotWeights) {
     EXPECT_NE(item.name, "weights: all-gathered (ZeRO-3/FSDP2 working set)");
 }
 
+// DeepSpeed's ZeRO-1/2 optimizer (deepspeedai/DeepSpeed edaa722,
+// deepspeed/runtime/zero/stage_1_and_2.py, setup_buckets): with contiguous_gradients (default
+// true) each backward allocates buf_0 = torch.empty(reduce_bucket_size, dtype=self.dtype) and,
+// with overlap_comm, buf_1 of the same size, freed in the backward's epilogue
+// (_release_ipg_buffers). bf16 model (2 B):
+//   DeepSpeed's defaults (reduce_bucket_size 5e8, overlap_comm false below stage 3):
+//     1 x 500,000,000 x 2 B = 1,000,000,000 B
+//   overlap_comm true (DeepSpeed's own example configs): 2 x 5e8 x 2 B = 2,000,000,000 B
+//   HF "auto" (the Trainer fills hidden^2 = 5,120^2 = 26,214,400), overlap_comm true:
+//     2 x 26,214,400 x 2 B = 104,857,600 B
+// They are live in backward only: the backward peak grows by them, the forward's does not.
+// megatron-core's distributed optimizer (zero1) has no such buckets (its grad buffer is the
+// gradient buffer already counted).
+TEST(Sharding, DeepSpeedZero12ReduceBuckets) {
+  const std::string item = "gradients: DeepSpeed reduce buckets (backward)";
+  const std::string ds = std::string(kDense8) + "framework: {name: deepspeed}\n";
+  const MemoryLedger z2 = ComputeLedger(Resolve(ds + "sharding: {mode: zero2}\n"), Constants());
+  EXPECT_DOUBLE_EQ(ItemBytes(z2, item).count(), 1e9);
+  const MemoryLedger overlap =
+      ComputeLedger(Resolve(ds + "sharding: {mode: zero2, overlap_comm: true}\n"), Constants());
+  EXPECT_DOUBLE_EQ(ItemBytes(overlap, item).count(), 2e9);
+  EXPECT_DOUBLE_EQ(overlap.PhaseOf(Phase::kBackwardPeak).bytes.count() -
+                       z2.PhaseOf(Phase::kBackwardPeak).bytes.count(),
+                   1e9);
+  EXPECT_DOUBLE_EQ(overlap.PhaseOf(Phase::kForwardPeak).bytes.count(),
+                   z2.PhaseOf(Phase::kForwardPeak).bytes.count());
+  const MemoryLedger z1 = ComputeLedger(
+      Resolve(ds + "sharding: {mode: zero1, overlap_comm: true, reduce_bucket_elements: "
+                   "26214400}\n"),
+      Constants());
+  EXPECT_DOUBLE_EQ(ItemBytes(z1, item).count(), 104857600.0);
+  const MemoryLedger megatron = ComputeLedger(
+      Resolve(std::string(kDense8) + "framework: {name: megatron-core}\nsharding: {mode: zero1}\n"),
+      Constants());
+  for (const auto& i : megatron.items) EXPECT_NE(i.name, item);
+  // Only ZeRO-1/2 have them: a ZeRO-3 job that names them is refused, naming the field.
+  auto z3 = ParseJobSpec(std::string(kDense8) + "sharding: {mode: zero3, overlap_comm: true}\n",
+                         testing::TestPath("memory/validation/inline.yaml"), {});
+  ASSERT_FALSE(z3.ok());
+  EXPECT_NE(z3.error().Format().find("sharding.overlap_comm"), std::string::npos)
+      << z3.error().Format();
+}
+
 TEST(Sharding, DdpReplicatesEverything) {
   const Job job = Resolve(std::string(kDense8) + "sharding: {mode: none}\n");
   const MemoryLedger ledger = ComputeLedger(job, Constants());

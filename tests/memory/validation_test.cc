@@ -45,8 +45,8 @@ const std::vector<CounterRow>& CounterRows() {
       {"H200-01", "memory/validation/h200-01.yaml", 71.62, 72.874233856, 71.99, 73.710698496},
       {"H200-02", "memory/validation/h200-02.yaml", 96.87, 98.124992512, 98.50, 98.475966464},
       {"H200-03", "memory/validation/h200-03.yaml", 80.56, 81.218236416, 81.37, 82.025906176},
-      {"H200-04", "memory/validation/h200-04.yaml", 84.82, 82.844061696, 90.50, 93.044342784},
-      {"H200-05", "memory/validation/h200-05.yaml", 97.45, 95.469424640, 103.76, 105.746792448},
+      {"H200-04", "memory/validation/h200-04.yaml", 84.82, 82.844061696, 90.06, 93.044342784},
+      {"H200-05", "memory/validation/h200-05.yaml", 97.45, 95.469424640, 103.32, 105.746792448},
       {"H200-06", "memory/validation/h200-06.yaml", 79.00, 81.436987392, 79.74, 82.680217600},
   };
   return rows;
@@ -101,8 +101,8 @@ const std::vector<Row>& Rows() {
       {"H200-01", "memory/validation/h200-01.yaml", 72.79, 74.51, {}, true, "hf_trainer"},
       {"H200-02", "memory/validation/h200-02.yaml", 99.31, 99.28, {}, true, "hf_trainer"},
       {"H200-03", "memory/validation/h200-03.yaml", 82.18, 82.83, {}, true, "hf_trainer"},
-      {"H200-04", "memory/validation/h200-04.yaml", 91.31, 94.43, {}, true, "fsdp2"},
-      {"H200-05", "memory/validation/h200-05.yaml", 104.56, 107.14, {}, true, "fsdp2"},
+      {"H200-04", "memory/validation/h200-04.yaml", 90.87, 94.43, {}, true, "fsdp2"},
+      {"H200-05", "memory/validation/h200-05.yaml", 104.13, 107.14, {}, true, "fsdp2"},
       // Second round (tests/fixtures/device/h200-2026-11-30-round2.json).
       {"H200-06", "memory/validation/h200-06.yaml", 80.54, 83.48, {}, true, "hf_trainer"},
       {"MS-01, ZeRO-2", "memory/validation/ms-01.yaml", 70.36, 80.0, DeepSpeed01("zero2"), false},

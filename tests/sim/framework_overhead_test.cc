@@ -228,6 +228,13 @@ TEST(FrameworkOverhead, EagerElementwiseTraffic) {
   s.layout.sequence_parallel = true;
   c.critical.layers = 0.5;
   EXPECT_NEAR(ComputeFrameworkOverhead(t, s, c).eager_elementwise.s(), 0.505e-3 * 3.5, 1e-12);
+  // GQA's repeated K and V (30 B per token) move only where the release repeats them (torchtitan
+  // before 0.2.2; from 0.2.2 SDPA takes enable_gqa): 505 + 30 / 2 = 520 B -> 520 x 1e6 / 5e11 x
+  // 0.5 = 0.52 ms forward, x 3.5.
+  t.gqa_repeat_bytes_per_token = 30;
+  EXPECT_NEAR(ComputeFrameworkOverhead(t, s, c).eager_elementwise.s(), 0.505e-3 * 3.5, 1e-12);
+  t.framework.eager_gqa_repeat = true;
+  EXPECT_NEAR(ComputeFrameworkOverhead(t, s, c).eager_elementwise.s(), 0.52e-3 * 3.5, 1e-12);
   t.framework.eager_norm = t.framework.eager_rotary = t.framework.eager_activation = 1;
   t.framework.eager_attention_copies = false;
   EXPECT_NEAR(ComputeFrameworkOverhead(t, s, c).eager_elementwise.s(), 0, kTol);

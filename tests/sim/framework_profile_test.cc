@@ -277,6 +277,26 @@ TEST(FrameworkProfile, DeepSpeedHooksFollowTheChainsZero3Runtime) {
   EXPECT_DOUBLE_EQ(ops("hf-trainer"), 0);
 }
 
+// torchtitan repeats K and V to the query heads (repeat_kv: unsqueeze, expand, reshape on K and
+// on V, 6 host ops a layer, and the copies' bytes) in v0.1.0 to v0.2.1 only: pytorch/torchtitan
+// ff0829c10 "GQA without kv repeats (#2259)", first released in v0.2.2 (73a0e69), passes
+// enable_gqa to SDPA instead. The output's contiguous() copy stays in every release.
+TEST(FrameworkProfile, TorchtitanRepeatsKvBefore022Only) {
+  const FrameworkCatalog c = Catalog();
+  auto old = ResolveFramework(c, Job("torchtitan", "0.2.1", ShardingMode::kFsdp2), "H100 SXM");
+  ASSERT_TRUE(old.ok()) << old.error().Format();
+  EXPECT_TRUE(old->eager_attention_copies);
+  EXPECT_TRUE(old->eager_gqa_repeat);
+  EXPECT_DOUBLE_EQ(old->gqa_repeat_ops, 6);
+  for (const std::string version : {"0.2.2", ""}) {  // "" = the latest, 0.2.2
+    auto now = ResolveFramework(c, Job("torchtitan", version, ShardingMode::kFsdp2), "H100 SXM");
+    ASSERT_TRUE(now.ok()) << now.error().Format();
+    EXPECT_TRUE(now->eager_attention_copies);
+    EXPECT_FALSE(now->eager_gqa_repeat) << version;
+    EXPECT_DOUBLE_EQ(now->gqa_repeat_ops, 0) << version;
+  }
+}
+
 // torchtitan's eager module code moves more bytes than fused kernels (data/frameworks.yaml:
 // norm 9, rotary 5, activation 1.667, with attention's layout copies); under torch.compile the
 // profile carries none of it.

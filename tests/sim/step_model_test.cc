@@ -165,16 +165,23 @@ TEST(StepModel, PackedSamplesAttendWithinThemselvesUnlessUnfused) {
   // The resolved job carries it, so MFU (which reads the job's lengths) sees the same length.
   EXPECT_DOUBLE_EQ(flash.setup.job.step.sequence.AttentionTokens(),
                    flash.setup.tables.attention_tokens);
-  // A spread of 0 is every sample at the mean ("4K" is 4,096 as a length); the mean alone says
-  // nothing about the spread, so attention stays at the packed length.
+  // A spread of 0 is every sample at the mean ("4K" is 4,096 as a length): (4,096^2 + 0) / 4,096
+  // = 4,096.
   EXPECT_DOUBLE_EQ(LoadReferenceStep({"sequence.max_tokens=32768", "sequence.packing=true",
                                       "sequence.mean_tokens=4K", "sequence.std_tokens=0"})
                        .setup.tables.attention_tokens,
                    4096);
-  EXPECT_DOUBLE_EQ(LoadReferenceStep({"sequence.max_tokens=32768", "sequence.packing=true",
-                                      "sequence.mean_tokens=4K"})
-                       .setup.tables.attention_tokens,
-                   32768);
+  // The mean without a spread: std_tokens' documented default is 0 (docs/job-file.md), so the
+  // same 4,096, said as an assumption. It used to ignore the mean and charge the packed 32,768
+  // (E[S^2]/E[S] of one 32K row), 8x the attention FLOPs a token: on Llama-3.1-8B, 6 x 32 heads x
+  // 128 x 32,768 = 25.77 GFLOP a token of attention instead of 6 x 32 x 128 x 4,096 = 3.22.
+  const auto no_spread = LoadReferenceStep(
+      {"sequence.max_tokens=32768", "sequence.packing=true", "sequence.mean_tokens=4K"});
+  EXPECT_DOUBLE_EQ(no_spread.setup.tables.attention_tokens, 4096);
+  EXPECT_DOUBLE_EQ(no_spread.setup.job.step.sequence.AttentionTokens(), 4096);  // MFU's too
+  EXPECT_NE(no_spread.setup.job.step.sequence.assumption.find("spread ASSUMED 0"),
+            std::string::npos);
+  EXPECT_EQ(flash.setup.job.step.sequence.assumption, "");  // given: nothing assumed
   std::vector<std::string> unfused = packed;
   unfused.push_back("attention.kernel=unfused");
   const auto eager = LoadReferenceStep(unfused);

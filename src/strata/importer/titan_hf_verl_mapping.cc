@@ -459,16 +459,19 @@ Status MapZero3ModelSave(Settings& s, JobBuilder& job) {
 /// sharding.overlap_comm; ZeRO-1's once-a-step reduce as overlap.grad_reduce.
 Status MapDeepSpeedOverlap(Settings& s, JobBuilder& job, int64_t stage) {
   const std::string key = "ds.zero_optimization.overlap_comm";
-  const std::string field = stage == 1 ? "overlap.grad_reduce" : "sharding.overlap_comm";
+  std::vector<std::string> fields = {"sharding.overlap_comm"};
+  if (stage == 1) fields.emplace_back("overlap.grad_reduce");
   if (s.Has(key)) {
     const std::string source = s.Use(key)->source;
     STRATA_ASSIGN_OR_RETURN(auto on, s.Bool(key));
-    job.Set(field, *on ? "true" : "false", source);
+    for (const std::string& field : fields) job.Set(field, *on ? "true" : "false", source);
     return OkStatus();
   }
-  job.Default(field, stage == 3 ? "true" : "false",
-              fmt::format("DeepSpeed's overlap_comm defaults to {} under ZeRO-{}",
-                          stage == 3 ? "true" : "false", stage));
+  for (const std::string& field : fields) {
+    job.Default(field, stage == 3 ? "true" : "false",
+                fmt::format("DeepSpeed's overlap_comm defaults to {} under ZeRO-{}",
+                            stage == 3 ? "true" : "false", stage));
+  }
   return OkStatus();
 }
 
@@ -527,6 +530,46 @@ Status MapZero3Prefetch(Settings& s, JobBuilder& job) {
           fmt::format("{} / the MoE block fetched whole ({} parameters: routed and shared "
                       "experts and the router) = {:.4g} of a layer",
                       why, GroupDigits(block), layers));
+  return OkStatus();
+}
+
+/// ZeRO-1/2's reduce buckets (sharding.reduce_bucket_elements, sharding.overlap_comm):
+/// stage_1_and_2.py allocates one bucket of reduce_bucket_size elements per backward with
+/// contiguous_gradients (DeepSpeed's default true), two with overlap_comm (its default false
+/// below stage 3). "auto" is filled by the HF Trainer with hidden^2 (transformers
+/// integrations/deepspeed.py, trainer_config_finalize: reduce_bucket_size = hidden_size *
+/// hidden_size).
+Status MapZero12Buckets(Settings& s, JobBuilder& job) {
+  const std::string key = "ds.zero_optimization.reduce_bucket_size";
+  if (const SourcedValue* v = s.Use(key)) {
+    if (v->value == "auto") {
+      auto model = LoadModelConfig(job.Get("model"));
+      if (model.ok()) {
+        const auto hidden = static_cast<double>(model->hidden_size);
+        job.Set("sharding.reduce_bucket_elements", fmt::format("{:.0f}", hidden * hidden),
+                fmt::format("{} = auto, which the HF Trainer fills with hidden^2 = {}^2", v->source,
+                            model->hidden_size));
+      }
+    } else {
+      const std::optional<double> parsed = ParsePythonNumber(v->value);
+      if (!parsed.has_value() || !(*parsed >= 0) || *parsed > 1e15) {
+        return InvalidInput(fmt::format("{} = '{}': expected a number of elements or \"auto\"",
+                                        v->source, v->value))
+            .InField(key);
+      }
+      job.Set("sharding.reduce_bucket_elements", fmt::format("{:.0f}", *parsed), v->source);
+    }
+  }
+  // Without contiguous gradients nothing is copied into a bucket: no bucket buffers.
+  const std::string contiguous = "ds.zero_optimization.contiguous_gradients";
+  if (s.Has(contiguous)) {
+    const std::string source = s.Use(contiguous)->source;
+    STRATA_ASSIGN_OR_RETURN(auto on, s.Bool(contiguous));
+    if (on && !*on) {
+      job.Set("sharding.reduce_bucket_elements", "0",
+              fmt::format("{}: no contiguous reduce bucket is allocated", source));
+    }
+  }
   return OkStatus();
 }
 
@@ -875,6 +918,7 @@ Status MapHfDeepSpeed(Settings& s, MapContext& ctx, JobBuilder& job) {
                                       : "full fine-tuning");
   job.Default("mtp", "false", "the HF Trainer does not build MTP blocks");
   if (stage == 3) STRATA_RETURN_IF_ERROR(MapZero3Prefetch(s, job));
+  if (stage == 1 || stage == 2) STRATA_RETURN_IF_ERROR(MapZero12Buckets(s, job));
   if (stage >= 1 && stage <= 3 && !accelerate_fsdp) {
     STRATA_RETURN_IF_ERROR(MapDeepSpeedOverlap(s, job, stage));
   }

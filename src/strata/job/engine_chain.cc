@@ -49,6 +49,19 @@ Result<GdnModuleRule> ParseGdnModule(YamlMap& entry) {
   return rule;
 }
 
+// `gqa_repeat: {ops: N, until: RELEASE}` (until optional: every release repeats).
+Result<GqaRepeatRule> ParseGqaRepeat(YamlMap& entry) {
+  GqaRepeatRule rule;
+  STRATA_ASSIGN_OR_RETURN(YamlMap m, entry.Map("gqa_repeat"));
+  STRATA_ASSIGN_OR_RETURN(rule.ops, m.Number("ops"));
+  if (rule.ops < 0) return m.ErrorAt("ops", fmt::format("expected ops >= 0, got {}", rule.ops));
+  if (m.Has("until")) {
+    STRATA_ASSIGN_OR_RETURN(rule.until, m.String("until"));
+  }
+  STRATA_RETURN_IF_ERROR(m.CheckNoUnknownKeys());
+  return rule;
+}
+
 // Whether the module `out` names runs under context parallelism, and why not. megatron-core's
 // release is the job's when it names megatron-core with a version, else the latest known.
 void SetContextParallel(const FrameworkEngines& engines, const EngineChain& chain,
@@ -90,6 +103,9 @@ Result<FrameworkEngines> ParseFrameworkEngines(const YAML::Node& frameworks,
     STRATA_ASSIGN_OR_RETURN(out.latest[name], entry.String("latest"));
     if (entry.Has("gdn_module")) {
       STRATA_ASSIGN_OR_RETURN(out.gdn[name], ParseGdnModule(entry));
+    }
+    if (entry.Has("gqa_repeat")) {
+      STRATA_ASSIGN_OR_RETURN(out.gqa_repeat[name], ParseGqaRepeat(entry));
     }
     if (!entry.Has("runs_as")) continue;
     STRATA_ASSIGN_OR_RETURN(YAML::Node runs_as, entry.Node("runs_as"));
@@ -148,6 +164,14 @@ Result<FrameworkEngines> ParseFrameworkEnginesText(const std::string& text,
   STRATA_ASSIGN_OR_RETURN(YAML::Node frameworks, top.Node("frameworks"));
   if (!frameworks.IsMap()) return top.ErrorAt("frameworks", "expected {name: {...}, ...}");
   return ParseFrameworkEngines(frameworks, file);
+}
+
+const GqaRepeatRule* GqaRepeatOf(const FrameworkEngines& engines, const EngineChain& chain) {
+  const auto it = engines.gqa_repeat.find(chain.engine());
+  if (it == engines.gqa_repeat.end()) return nullptr;
+  const GqaRepeatRule& rule = it->second;
+  if (!rule.until.empty() && ReleaseAtLeast(chain.version, rule.until)) return nullptr;
+  return &rule;
 }
 
 bool EngineChain::Runs(std::string_view name) const {

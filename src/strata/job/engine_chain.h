@@ -34,11 +34,21 @@ struct GdnModuleRule {
   std::string context_parallel_from;
 };
 
+/// A framework's eager attention code repeats grouped-query K and V to every query head
+/// (`gqa_repeat:`), in releases before `until` ("" = every release): extra host ops per layer,
+/// copies the step moves, and K and V at the query heads' width kept as SDPA's inputs. From
+/// `until` on, the code passes enable_gqa to SDPA and repeats nothing.
+struct GqaRepeatRule {
+  std::string until;
+  double ops = 0;  // host ops per decoder layer forward (unsqueeze, expand, reshape on K and V)
+};
+
 /// data/frameworks.yaml's `runs_as` and `latest` of every framework.
 struct FrameworkEngines {
   std::map<std::string, std::map<std::string, std::string>> runs_as;  // name -> mode -> name
-  std::map<std::string, std::string> latest;  // the release assumed when a job names none
-  std::map<std::string, GdnModuleRule> gdn;   // name -> its `gdn_module:`, where it has one
+  std::map<std::string, std::string> latest;        // the release assumed when a job names none
+  std::map<std::string, GdnModuleRule> gdn;         // name -> its `gdn_module:`, where it has one
+  std::map<std::string, GqaRepeatRule> gqa_repeat;  // name -> its `gqa_repeat:`, where it has one
 
   /// `name`'s latest release, "" for a framework the map does not hold (a catalog built in code
   /// may lack engines the file parser always fills).
@@ -67,6 +77,12 @@ struct EngineChain {
   const std::string& engine() const { return names.back(); }
   bool wrapped() const { return names.size() > 1; }
   bool Runs(std::string_view name) const;  // `name` is on the chain
+  /// DeepSpeed's ZeRO runs the job's sharding: a chain through deepspeed (ms-swift, a DeepSpeed
+  /// JSON) or HF model code under the HF Trainer, whose ZeRO is DeepSpeed's (its FSDP is
+  /// imported as fsdp2). Not verl, whose zero3 is PyTorch's FSDP1 in its FSDP workers.
+  bool RunsDeepSpeed() const {
+    return named() != "verl" && (Runs("deepspeed") || engine() == "hf-trainer");
+  }
 };
 
 /// The chain of `spec` under sharding `mode` (ms-swift under zero1: [ms-swift, megatron-core];
@@ -74,6 +90,10 @@ struct EngineChain {
 /// framework.version when the engine is the framework it names, else the catalog's latest.
 EngineChain ResolveEngineChain(const FrameworkEngines& engines, const FrameworkSpec& spec,
                                ShardingMode mode);
+
+/// The chain's engine's `gqa_repeat:` rule when its release (chain.version) still repeats K and
+/// V for grouped-query attention, else null (no rule, or a release at or after `until`).
+const GqaRepeatRule* GqaRepeatOf(const FrameworkEngines& engines, const EngineChain& chain);
 
 /// A job's Gated DeltaNet layers as its framework builds them: the module, and whether tensor
 /// parallelism splits it (megatron-core's, heads over TP) or every TP rank holds and runs the

@@ -197,15 +197,20 @@ const std::vector<JobField>& JobFields() {
       {"sharding.replicate", "integer >= 1", "GPUs", "1", "--num-distributed-optimizer-instances",
        "parallelism.data_parallel_replicate_degree", "1",
        "HSDP: state sharded over DP / replicate ranks, replicated replicate times"},
-      {"sharding.overlap_comm", "true | false", "", "true", "", "", "false",
-       "DeepSpeed ZeRO-2/3's overlap_comm: its all-gathers and reduce-scatters behind compute on "
-       "their own streams (true), or on the compute stream where nothing hides (false; `step`). "
-       "DeepSpeed's own default is true under ZeRO-3 and false under ZeRO-1/2, which `import` "
-       "follows; a hand-written job keeps true unless it says"},
       {"sharding.prefetch_layers", "number >= 0", "layers", "1",
        "stage3_prefetch_bucket_size (DeepSpeed) / params of one fetch unit", "", "0.005",
        "zero3/fsdp2: how far ahead of the layer computing its weights are gathered; a fraction "
        "when the prefetch buffer is smaller than a layer (the rest of the gather is exposed)"},
+      {"sharding.reduce_bucket_elements", "number >= 0", "elements", "500000000",
+       "reduce_bucket_size (DeepSpeed)", "", "16777216",
+       "zero1/zero2 under DeepSpeed: each backward allocates a reduce bucket of this many "
+       "elements in the model's dtype (contiguous_gradients), two with overlap_comm"},
+      {"sharding.overlap_comm", "true | false", "",
+       "DeepSpeed's: true under zero3, false under zero1 and zero2", "overlap_comm (DeepSpeed)",
+       "", "true",
+       "zero1/zero2/zero3 under DeepSpeed: its all-gathers and reduce-scatters run on their own "
+       "streams behind compute (true), or on the compute stream where nothing hides (false; "
+       "`step`); zero1/zero2 keep a second reduce bucket with it (`memory`)"},
       {"sharding.offload_optimizer", "none | cpu | nvme", "", "none",
        "offload_optimizer.device (DeepSpeed)", "", "cpu",
        "optimizer state (and zero2/zero3 gradient shards) in host memory or on NVMe (zero3)"},

@@ -72,7 +72,7 @@ struct SequenceSpec {
   double mean_tokens = 0;  // 0 when not given: all samples are max_tokens long
   /// The samples' length spread (standard deviation), with packing: packed samples attend only
   /// within themselves, so attention sees (mean^2 + std^2) / mean, not max_tokens.
-  double std_tokens = -1;  // -1 when not given: the mean alone does not say what attention sees
+  double std_tokens = -1;  // -1 when not given: read as 0 (the documented default), said so
   std::string histogram;   // a length histogram file, when given
   bool packing = false;    // samples packed up to max_tokens: every micro batch has one shape
   /// Image tokens per sample, on average (part of the sample's tokens): the vision tower encodes

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <utility>
 
+#include "strata/core/strings.h"
 #include "strata/job/engine_chain.h"
 #include "strata/job/job_validation.h"
 #include "strata/job/resolve_with_engines.h"
@@ -98,13 +99,22 @@ Result<SequenceLengths> SequenceOf(const JobSpec& spec) {
   }
   if (spec.sequence.packing || spec.sequence.mean_tokens <= 0) {
     SequenceLengths fixed = SequenceLengths::Fixed(spec.sequence.max_tokens);
-    // Packed samples attend only within themselves: with their mean and spread given, a token's
-    // attention sees PackedAttentionTokens, not the packed length (every view reads this).
-    if (spec.sequence.packing && spec.sequence.mean_tokens > 0 && spec.sequence.std_tokens >= 0) {
-      fixed.mean_square_tokens =
-          fixed.mean_tokens * PackedAttentionTokens(spec.sequence.mean_tokens,
-                                                    spec.sequence.std_tokens,
-                                                    spec.sequence.max_tokens);
+    // Packed samples attend only within themselves: with their mean given, a token's attention
+    // sees PackedAttentionTokens, not the packed length (every view reads this). A spread not
+    // given is 0, as docs/job-file.md states (every sample the mean's length), and said so.
+    if (spec.sequence.packing && spec.sequence.mean_tokens > 0) {
+      const bool spread_given = spec.sequence.std_tokens >= 0;
+      const double std_tokens = spread_given ? spec.sequence.std_tokens : 0.0;
+      const double attention =
+          PackedAttentionTokens(spec.sequence.mean_tokens, std_tokens, spec.sequence.max_tokens);
+      fixed.mean_square_tokens = fixed.mean_tokens * attention;
+      if (!spread_given) {
+        fixed.assumption = fmt::format(
+            "packed samples' length spread ASSUMED 0 (every sample {} tokens; set "
+            "sequence.std_tokens): attention sees {} tokens, not the packed {}",
+            GroupDigits(spec.sequence.mean_tokens), GroupDigits(attention),
+            GroupDigits(spec.sequence.max_tokens));
+      }
     }
     return fixed;
   }
@@ -183,6 +193,7 @@ Result<ResolvedJob> ResolveJobWithModel(const JobSpec& spec, ModelConfig model,
         ResolveEngineChain(engines, job.spec.framework, static_cast<ShardingMode>(m));
     job.query_groups_by_mode[m] = QueryGroupSplitOf(chain);
     job.megatron_core_by_mode[m] = chain.Runs("megatron-core");
+    job.deepspeed_by_mode[m] = chain.RunsDeepSpeed();
   }
   job.model = std::move(model);
   STRATA_ASSIGN_OR_RETURN(job.cluster, ClusterOf(spec));

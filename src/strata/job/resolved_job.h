@@ -79,6 +79,9 @@ struct ResolvedJob {
     all.fill(true);
     return all;
   }();
+  /// Whether DeepSpeed's ZeRO runs the sharding under each mode (EngineChain::RunsDeepSpeed);
+  /// false for a job built in code.
+  std::array<bool, kShardingModeCount> deepspeed_by_mode{};
   JobRequest request;      // how it was asked for (empty for a job built in code)
   bool reference = false;  // the built-in reference job, chosen because nothing was given
 
@@ -89,6 +92,10 @@ struct ResolvedJob {
   /// Whether the engine under `mode` trains through megatron-core.
   bool RunsMegatronCore(ShardingMode mode) const {
     return megatron_core_by_mode[static_cast<size_t>(mode)];
+  }
+  /// Whether DeepSpeed's ZeRO runs the sharding under `mode`.
+  bool RunsDeepSpeed(ShardingMode mode) const {
+    return deepspeed_by_mode[static_cast<size_t>(mode)];
   }
   /// The KV-head split under the spec's sharding mode.
   QueryGroupSplit query_groups() const {

@@ -53,14 +53,26 @@ struct ShardingSpec {
   /// prefetches stage3_prefetch_bucket_size parameters, and with an MoE block fetched whole
   /// (a ZeRO-3 leaf module) that is a small part of the next layer; the rest waits.
   double prefetch_layers = 1;
-  /// DeepSpeed's overlap_comm (ZeRO-2/3): its all-gathers and reduce-scatters run on their own
+  /// DeepSpeed ZeRO-1/2 (deepspeed/runtime/zero/stage_1_and_2.py): with contiguous_gradients
+  /// (its default) each backward allocates a reduce bucket of reduce_bucket_size elements in
+  /// the model's dtype, and a second one with overlap_comm. DeepSpeed's default: 500,000,000.
+  double reduce_bucket_elements = 5e8;
+  /// DeepSpeed's overlap_comm (ZeRO-1/2/3): its all-gathers and reduce-scatters run on their own
   /// streams behind compute (true), or on the compute stream, in order with the layers (false:
-  /// deepspeed/runtime/zero/stage3.py and parameter_offload.py take the default stream then).
-  bool overlap_comm = true;
+  /// deepspeed/runtime/zero/stage3.py and parameter_offload.py take the default stream then),
+  /// and ZeRO-1/2 keep a second reduce bucket with it. The job's when given, else DeepSpeed's
+  /// default (OverlapComm).
+  bool overlap_comm = false;
+  bool overlap_comm_given = false;
   OffloadTarget offload_optimizer = OffloadTarget::kNone;
   OffloadTarget offload_param = OffloadTarget::kNone;
 
   bool shards_optimizer() const { return mode != ShardingMode::kNone; }
+  /// overlap_comm as DeepSpeed runs it: the job's, else DeepSpeed's default, true under ZeRO-3
+  /// only (deepspeed/runtime/zero/config.py, overlap_comm_valid).
+  bool OverlapComm() const {
+    return overlap_comm_given ? overlap_comm : mode == ShardingMode::kZero3;
+  }
   bool shards_gradients() const {
     return mode == ShardingMode::kZero2 || mode == ShardingMode::kZero3 ||
            mode == ShardingMode::kFsdp2;

@@ -131,15 +131,29 @@ Status ParseSharding(YamlMap& top, JobSpec& job) {
                        "smaller than one layer)");
     }
   }
+  // DeepSpeed's stage 1 and 2 reduce buckets (ShardingSpec::reduce_bucket_elements).
+  if (s.Has("reduce_bucket_elements")) {
+    if (sh.mode != ShardingMode::kZero1 && sh.mode != ShardingMode::kZero2) {
+      return s.ErrorAt("reduce_bucket_elements",
+                       fmt::format("applies only to zero1 and zero2 (DeepSpeed's "
+                                   "stage_1_and_2 optimizer), not {}",
+                                   mode));
+    }
+    STRATA_ASSIGN_OR_RETURN(sh.reduce_bucket_elements, s.Number("reduce_bucket_elements"));
+    if (!(sh.reduce_bucket_elements >= 0) || sh.reduce_bucket_elements > 1e15) {
+      return s.ErrorAt("reduce_bucket_elements",
+                       "expected 0 or more elements (DeepSpeed's reduce_bucket_size)");
+    }
+  }
   if (s.Has("overlap_comm")) {
     STRATA_ASSIGN_OR_RETURN(sh.overlap_comm, s.Bool("overlap_comm"));
-    if (sh.mode != ShardingMode::kZero2 && sh.mode != ShardingMode::kZero3) {
+    sh.overlap_comm_given = true;
+    if (sh.mode != ShardingMode::kZero1 && sh.mode != ShardingMode::kZero2 &&
+        sh.mode != ShardingMode::kZero3) {
       return s
           .ErrorAt("overlap_comm",
-                   fmt::format("is DeepSpeed's ZeRO-2/3 switch, not one of {}", mode))
-          .WithHint(sh.mode == ShardingMode::kZero1
-                        ? "under ZeRO-1 the once-a-step reduce follows overlap.grad_reduce"
-                        : "FSDP2 always runs its collectives on their own streams");
+                   fmt::format("is DeepSpeed's ZeRO-1/2/3 switch, not one of {}", mode))
+          .WithHint("FSDP2 always runs its collectives on their own streams");
     }
   }
   if (s.Has("replicate")) {

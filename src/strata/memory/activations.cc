@@ -291,13 +291,17 @@ LayerActivationBytes PerToken(const Job& job, const MemoryConstants& constants,
   }
   // torchtitan's eager modules (data/memory_overheads.yaml, torchtitan_eager_layer, counted
   // from its llama3 model.py): FeedForward keeps silu(w1 x) as a fourth intermediate-wide tensor,
-  // and SDPA keeps the K and V that repeat_kv expanded to every query head where the count has
-  // the KV heads.
+  // and in releases that repeat K and V for GQA (data/frameworks.yaml, gqa_repeat: before 0.2.2)
+  // SDPA keeps the K and V that repeat_kv expanded to every query head where the count has the
+  // KV heads; later releases pass enable_gqa and SDPA keeps the KV heads' K and V.
   if (titan_eager) {
     if (layer.ffn == FfnKind::kDense && !rm.mlp) {
       out.titan_eager += a * static_cast<double>(m.dense_mlp.intermediate_size) / tp;
     }
-    if (layer.mixer == MixerKind::kFullAttention && !rm.core_attn) {
+    const EngineChain chain =
+        ResolveEngineChain(constants.engines, job.spec.framework, job.spec.sharding.mode);
+    const bool repeats_kv = GqaRepeatOf(constants.engines, chain) != nullptr;
+    if (repeats_kv && layer.mixer == MixerKind::kFullAttention && !rm.core_attn) {
       const AttentionConfig& at = m.attention;
       const auto q = static_cast<double>(at.num_heads * at.head_dim);
       const auto kv = static_cast<double>(at.KvHeadsOverTp(job.spec.layout.tp) * at.head_dim);
@@ -527,11 +531,19 @@ ActivationMemory ComputeActivations(const Job& job, const MemoryConstants& const
         fmt::format("{}{}: {} B/token", titan_note.empty() ? "" : "; ", label, GroupDigits(bytes));
   }
   if (!titan_note.empty()) {
+    const EngineChain chain =
+        ResolveEngineChain(constants.engines, job.spec.framework, job.spec.sharding.mode);
+    const bool repeats_kv = GqaRepeatOf(constants.engines, chain) != nullptr;
     titan_note = fmt::format(
         "of which torchtitan's eager modules keep beyond the fused layer (framework.compile "
-        "false): {}; silu(w1 x) beside w1 x, w3 x and their product, and K and V repeated to "
-        "every query head (repeat_kv) as SDPA's inputs",
-        titan_note);
+        "false): {}; silu(w1 x) beside w1 x, w3 x and their product{}",
+        titan_note,
+        repeats_kv ? fmt::format(", and K and V repeated to every query head (repeat_kv, "
+                                 "torchtitan {}) as SDPA's inputs",
+                                 chain.version)
+                   : fmt::format(" (torchtitan {} passes enable_gqa to SDPA: K and V are kept "
+                                 "at the KV heads' width)",
+                                 chain.version));
   }
   if (explain) {
     const std::string in_flight_text =

@@ -73,9 +73,10 @@ struct AllocatorCounters {
 AllocatorCounters PredictCounters(const MemoryConstants& constants, const PhaseTensors& phase,
                                   AllocatorSetting setting);
 
-/// The side-stream cache of FSDP2's collectives: the all-gather output (the gathered weights
-/// live at once) and the reduce-scatter output (one unit's gradients), each its own segment
-/// (AllocateFromEmpty) in its stream's pool.
+/// The side-stream cache of FSDP2's collectives: the all-gather outputs in flight (two
+/// neighbouring units: each is copied out into the parameters' own storage and freed) and the
+/// reduce-scatter output (one unit's gradients), each its own segment (AllocateFromEmpty) in its
+/// stream's pool.
 Bytes SideStreamCache(const AllocatorRules& rules, Bytes gathered, Bytes reduce_scatter,
                       bool expandable_segments);
 

@@ -97,9 +97,9 @@ Bytes StaticWeights(const StaticMemory& st, const ModeMemory& mode) {
     if (item.kind == ItemKind::kWeights) total += item.bytes;
   };
   for (const LedgerItem& item : st.weights) add(item);
-  for (const LedgerItem* item :
-       {&st.gradients, &st.master_weights, &st.moments, &st.step_transient, &mode.gathered,
-        &mode.reduce_scatter, &mode.accumulated, &mode.fp8_copies, &mode.fp8_state}) {
+  for (const LedgerItem* item : {&st.gradients, &st.master_weights, &st.moments, &st.step_transient,
+                                 &mode.gathered, &mode.reduce_scatter, &mode.accumulated,
+                                 &mode.reduce_buckets, &mode.fp8_copies, &mode.fp8_state}) {
     add(*item);
   }
   return total;
@@ -264,7 +264,7 @@ MemoryLedger StageLedgerFrom(const Job& job, const MemoryConstants& constants, i
     // ZeRO-3/FSDP2 gathered weights and reduce-scatter buffers, FP8 weight copies: only the
     // items this job has (a bf16 megatron job's ledger is unchanged).
     for (const LedgerItem* item : {&mode.gathered, &mode.reduce_scatter, &mode.accumulated,
-                                   &mode.fp8_copies, &mode.fp8_state}) {
+                                   &mode.reduce_buckets, &mode.fp8_copies, &mode.fp8_state}) {
       if (item->bytes.value() > 0) ledger.items.push_back(*item);
     }
     ledger.items.insert(ledger.items.end(), act.items.begin(), act.items.end());

@@ -17,11 +17,13 @@ PhaseCounters PredictPhaseCounters(const MemoryConstants& constants, AllocatorSe
   const Bytes forward = kept + act.forward_dynamic() + mode.forward_working();
   const Bytes backward = kept + act.backward_dynamic() + mode.backward_working();
   const AllocatorRules& rules = constants.allocator;
+  // FSDP2's all-gather outputs in flight (not the gathered weights: those live in the compute
+  // stream once copied out, ModeMemory::all_gather_in_flight).
   const Bytes gather_cache =
-      fsdp2 ? SideStreamCache(rules, mode.gathered.bytes, Bytes(), alloc.expandable_segments)
+      fsdp2 ? SideStreamCache(rules, mode.all_gather_in_flight, Bytes(), alloc.expandable_segments)
             : Bytes();
   const Bytes full_cache =
-      fsdp2 ? SideStreamCache(rules, mode.gathered.bytes, mode.reduce_scatter.bytes,
+      fsdp2 ? SideStreamCache(rules, mode.all_gather_in_flight, mode.reduce_scatter.bytes,
                               alloc.expandable_segments)
             : Bytes();
   auto counters = [&](Bytes tensors, Bytes dynamic, Bytes side) {

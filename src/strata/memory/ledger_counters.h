@@ -1,7 +1,8 @@
 // The three memory counters (memory/allocator.h) of each phase of one stage's ledger. What the
 // allocator sees: the tensors of the phase; the activations and working buffers that fragment;
-// FSDP2's collective outputs cached in their own streams' pools (the all-gather's from the
-// first forward on, the reduce-scatter's from the first backward on); the CUDA context and
+// FSDP2's collective outputs cached in their own streams' pools (the all-gather outputs in
+// flight, two neighbouring units, from the first forward on; the reduce-scatter's from the
+// first backward on); the CUDA context and
 // NCCL outside it. DeepSpeed ZeRO-3 gathers into the parameters' own storage on its all-gather
 // stream, so what that pool caches is the gathered weights themselves, already counted: no
 // extra cache. Formulas: docs/formulas.md, "Memory counters".

@@ -118,6 +118,31 @@ ModeMemory ComputeModeMemory(const Job& job, const ParamBreakdown& params, int64
                     FixedText(detail, "0: no FP8 recipe"), ""};
   out.fp8_state = {ItemKind::kOverhead, FixedText(detail, "FP8 scaling state"), Bytes::Count(0),
                    FixedText(detail, "0: no FP8 recipe"), ""};
+  out.reduce_buckets = {ItemKind::kGradients,
+                        FixedText(detail, "gradients: DeepSpeed reduce buckets (backward)"),
+                        Bytes::Count(0), FixedText(detail, "0: not DeepSpeed ZeRO-1/2"), ""};
+  // DeepSpeed's ZeRO-1/2 optimizer (deepspeedai/DeepSpeed edaa722
+  // deepspeed/runtime/zero/stage_1_and_2.py): with contiguous_gradients (its default) the first
+  // gradient hook of each backward runs setup_buckets, which allocates buf_0 =
+  // torch.empty(reduce_bucket_size, dtype=self.dtype) and, with overlap_comm, buf_1 of the same
+  // size ("double buffers to avoid data access conflict"); gradients are copied into them as
+  // they are produced, and _release_ipg_buffers drops them only in the backward's epilogue. A
+  // parameter larger than the bucket is reduced from its own gradient (extra_large_param), which
+  // the reduce-scatter item counts.
+  if ((sh.mode == ShardingMode::kZero1 || sh.mode == ShardingMode::kZero2) &&
+      job.RunsDeepSpeed(sh.mode) && sh.reduce_bucket_elements > 0) {
+    const double model_b = static_cast<double>(DTypeBytes(job.spec.param_dtype));
+    const double buffers = sh.OverlapComm() ? 2.0 : 1.0;
+    out.reduce_buckets.bytes = Bytes::Count(buffers * sh.reduce_bucket_elements * model_b);
+    if (explain) {
+      out.reduce_buckets.formula = fmt::format(
+          "{:.0f} bucket{} (overlap_comm {}) x reduce_bucket_size {} elements x {:.0f} B = {}",
+          buffers, buffers > 1 ? "s" : "", sh.OverlapComm() ? "true" : "false",
+          GroupDigits(sh.reduce_bucket_elements), model_b,
+          FormatGBAndGiB(out.reduce_buckets.bytes));
+      out.reduce_buckets.note = "allocated at each backward's first gradient, freed at its end";
+    }
+  }
   // Megatron's bf16 jobs (zero1, no FP8: most of what the planner tries) have none of these
   // buffers; the units are built only when one is needed.
   if (!sh.shards_weights() && !sh.shards_gradients() && !fp8.on()) return out;
@@ -240,6 +265,32 @@ ModeMemory ComputeModeMemory(const Job& job, const ParamBreakdown& params, int64
             FormatGBAndGiB(out.gathered.bytes));
       if (explain) out.gathered.note = "reshard_after_forward: false";
     }
+  }
+  if (sh.shards_weights() && fsdp2) {
+    // FSDP2's all-gather output (pytorch/pytorch torch/distributed/fsdp/_fully_shard/
+    // _fsdp_collectives.py, foreach_all_gather) is one flat buffer per unit on the copy-in
+    // stream; wait_for_unshard (_fsdp_param_group.py) copies it into the parameters' unsharded
+    // storage (allocated on the compute stream) and drops it, in forward only once the next
+    // unit's copy-out is done ("have the next FSDP parameter group free it after its copy-in").
+    // So the copy-in pool holds at most two neighbouring units' outputs and reuses them for every
+    // later unit, resharded after forward or not: the largest neighbouring pair (the prefetch
+    // factor as above) in forward order. The root unit (the kept units outside [first, end)) is
+    // one parameter group, gathered first, before units[first].
+    auto pair = [&](double a, double b) {
+      return std::max(a + sh.prefetch_layers * b, b + sh.prefetch_layers * a);
+    };
+    double root_group = 0;
+    for (size_t i = 0; i < units.size(); ++i) {
+      if (i < first || i >= end) root_group += gathered_bytes(units[i]);
+    }
+    double in_flight = end > first ? gathered_bytes(units[first]) : 0.0;
+    if (root_group > 0) {
+      in_flight = end > first ? pair(root_group, gathered_bytes(units[first])) : root_group;
+    }
+    for (size_t i = first; i + 1 < end; ++i) {
+      in_flight = std::max(in_flight, pair(gathered_bytes(units[i]), gathered_bytes(units[i + 1])));
+    }
+    out.all_gather_in_flight = Bytes::Count(in_flight);
   }
   if (sh.shards_gradients() && fsdp2) {
     // FSDP2's post-backward of a unit (pytorch/pytorch, main branch as read in 2026-12:

@@ -49,11 +49,19 @@ struct ModeMemory {
   /// FSDP2 under a pipeline schedule: every unit's unsharded gradients, accumulated over the
   /// micro batches until the last one's backward (bwd, on the compute stream).
   LedgerItem accumulated;
+  /// DeepSpeed ZeRO-1/2: the reduce bucket buffers each backward allocates (bwd).
+  LedgerItem reduce_buckets;
   LedgerItem fp8_copies;  // FP8 weight copies and transposes, from the first forward on
   LedgerItem fp8_state;   // scales and amax history
+  /// FSDP2: the all-gather outputs in flight at once on the copy-in stream, which its pool keeps
+  /// cached (ledger_counters.h): the largest pair of neighbouring units in forward order. Not
+  /// `gathered`: each unit's output is copied out into its parameters' own storage (compute
+  /// stream) and freed once the next unit's copy-out is done, whether or not the unit is
+  /// resharded after forward.
+  Bytes all_gather_in_flight;
   Bytes forward_working() const { return gathered.bytes; }
   Bytes backward_working() const {
-    return gathered.bytes + reduce_scatter.bytes + accumulated.bytes;
+    return gathered.bytes + reduce_scatter.bytes + accumulated.bytes + reduce_buckets.bytes;
   }
   Bytes persistent() const { return fp8_copies.bytes + fp8_state.bytes; }
 };

@@ -37,11 +37,11 @@ double PackedAttentionTokens(double mean_tokens, double std_tokens, double packe
 }
 
 SequenceLengths SequenceLengths::Fixed(double tokens) {
-  return SequenceLengths{tokens, tokens * tokens, tokens, true, {}};
+  return SequenceLengths{tokens, tokens * tokens, tokens, true, {}, ""};
 }
 
 SequenceLengths SequenceLengths::MeanMax(double mean_tokens, double max_tokens) {
-  return SequenceLengths{mean_tokens, mean_tokens * mean_tokens, max_tokens, false, {}};
+  return SequenceLengths{mean_tokens, mean_tokens * mean_tokens, max_tokens, false, {}, ""};
 }
 
 Result<SequenceLengths> FromHistogram(const std::vector<HistogramBin>& bins) {
@@ -62,7 +62,7 @@ Result<SequenceLengths> FromHistogram(const std::vector<HistogramBin>& bins) {
         "the histogram's totals overflow (sum of count x length^2 is not finite): counts too "
         "large");
   }
-  return SequenceLengths{sum / n, sum_sq / n, max, true, bins};
+  return SequenceLengths{sum / n, sum_sq / n, max, true, bins, ""};
 }
 
 Result<SequenceLengths> ParseSequenceHistogram(std::string_view text, const std::string& file) {

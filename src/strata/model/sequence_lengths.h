@@ -23,6 +23,8 @@ struct SequenceLengths {
   double max_tokens = 0;
   bool exact = true;  // false when only mean and max are known: E[S^2] is then bounded only
   std::vector<HistogramBin> bins;  // the histogram when the lengths came from one
+  /// What was assumed to get these lengths, in words ("" = nothing): printed by every view.
+  std::string assumption;
 
   /// The length a token's attention sees on average: E[S^2]/E[S].
   double AttentionTokens() const { return mean_square_tokens / mean_tokens; }

@@ -58,6 +58,9 @@ std::string RenderMfuText(const MfuReport& report, const ThroughputSource& sourc
                          in.throughput.gpus, per_gpu);
     }
   }
+  if (!in.sequence.assumption.empty()) {
+    out += fmt::format("  sequence          {}\n", in.sequence.assumption);
+  }
   for (const MfuPoint& point : report.points) {
     out += fmt::format("\nAt {} tokens of attention context\n", point.label);
     Table table({{"convention", Align::kLeft},

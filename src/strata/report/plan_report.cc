@@ -103,6 +103,9 @@ std::string PlanToText(const StepSetup& setup, const PlanResult& plan, bool expl
                   setup.job.model.name, spec.cluster.world(), setup.job.gpu().name,
                   setup.job.cluster.name.empty() ? "" : " (cluster " + setup.job.cluster.name + ")",
                   spec.global_batch, GroupDigits(spec.sequence.max_tokens));
+  if (!setup.job.step.sequence.assumption.empty()) {
+    out += fmt::format("  sequence: {}\n", setup.job.step.sequence.assumption);
+  }
   int64_t removed = 0;
   for (int64_t n : plan.rules.by_rule) removed += n;
   std::vector<std::string> modes;

@@ -297,11 +297,16 @@ std::vector<StepFormula> ExplainStep(const StepTables& whole, const StepLayout& 
     const double layers = std::max(1.0, n.layers * cut);
     add("framework: host-bound layers",
         fmt::format("per layer and pass, max(0, ops x {:.0f} us - the layer's GPU time): {:.0f} + "
-                    "{:.2f} MoE share x {:.0f} ops forward, twice that backward, over {:.0f} "
+                    "{:.2f} MoE share x {:.0f} ops{} forward, twice that backward, over {:.0f} "
                     "layers; + {:.0f} host sync(s) per MoE layer x one launch = {} per micro "
                     "batch",
                     fw.host_op_s * 1e6, fw.layer_ops, n.moe_layers / std::max(1.0, n.layers),
-                    fw.moe_ops, layers, fw.moe_host_syncs, Ms(r.framework.host_bound_layers)));
+                    fw.moe_ops,
+                    fw.gqa_repeat_ops > 0
+                        ? fmt::format(" + {:.2f} GQA share x {:.0f} repeat_kv ops",
+                                      n.gqa_layers / std::max(1.0, n.layers), fw.gqa_repeat_ops)
+                        : "",
+                    layers, fw.moe_host_syncs, Ms(r.framework.host_bound_layers)));
     if (r.framework.fetch_hooks.s() > 0) {
       const std::string work =
           s.sharding.mode == ShardingMode::kFsdp2
@@ -333,7 +338,7 @@ std::vector<StepFormula> ExplainStep(const StepTables& whole, const StepLayout& 
     if (r.framework.eager_elementwise.s() > 0) {
       const double act = t.dense_mlp_act_bytes_per_token + t.routed_act_bytes_per_token +
                          t.shared_act_bytes_per_token;
-      const double copies = fw.eager_attention_copies ? t.attention_copy_bytes_per_token : 0.0;
+      const double copies = AttentionCopyBytesPerToken(t, fw);
       const double sp = l.sequence_parallel ? static_cast<double>(l.tp) : 1.0;
       const double per_token = EagerExtraBytesPerToken(t, fw, l);
       const double forward = per_token * tokens / (t.hbm.bytes_per_s() * e.hbm_efficiency) * cut;

@@ -38,6 +38,8 @@ std::string Header(const StepSetup& setup) {
       : s.recompute.titan.every_n_layers > 0
           ? fmt::format(" (torchtitan: every {}-th layer)", s.recompute.titan.every_n_layers)
           : "");
+  const std::string& seq_assumption = setup.job.step.sequence.assumption;
+  if (!seq_assumption.empty()) out += fmt::format("  sequence: {}\n", seq_assumption);
   const FrameworkProfile& fw = t.framework;
   out += fmt::format("framework: {} {}{}{}\n", fw.name, fw.version,
                      fw.engine != fw.name ? fmt::format(" (trains through {})", fw.engine) : "",

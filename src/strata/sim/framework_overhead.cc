@@ -67,10 +67,18 @@ FrameworkModelCounts CountFrameworkModel(const ModelConfig& model) {
   for (const LayerSpec& layer : model.layers) {
     c.layers += 1;
     if (layer.ffn == FfnKind::kMoe) c.moe_layers += 1;
+    const bool attention =
+        layer.mixer == MixerKind::kFullAttention || layer.mixer == MixerKind::kSlidingAttention;
+    if (attention && model.attention.num_kv_heads < model.attention.num_heads) c.gqa_layers += 1;
     params += 2.0 + MixerParams(model, layer.mixer) + FfnParams(model, layer.ffn);  // + 2 norms
   }
   c.params_per_layer = c.layers > 0 ? params / c.layers : 0;
   return c;
+}
+
+double AttentionCopyBytesPerToken(const StepTables& t, const FrameworkProfile& f) {
+  if (!f.eager_attention_copies) return 0.0;
+  return t.attention_copy_bytes_per_token + (f.eager_gqa_repeat ? t.gqa_repeat_bytes_per_token : 0);
 }
 
 double EagerExtraBytesPerToken(const StepTables& t, const FrameworkProfile& f,
@@ -81,7 +89,7 @@ double EagerExtraBytesPerToken(const StepTables& t, const FrameworkProfile& f,
       t.dense_mlp_act_bytes_per_token + t.routed_act_bytes_per_token + t.shared_act_bytes_per_token;
   return (f.eager_norm - 1) * t.norm_bytes_per_token / sp_split +
          ((f.eager_rotary - 1) * t.rotary_bytes_per_token + (f.eager_activation - 1) * act_bytes +
-          (f.eager_attention_copies ? t.attention_copy_bytes_per_token : 0.0)) /
+          AttentionCopyBytesPerToken(t, f)) /
              tp;
 }
 
@@ -202,7 +210,8 @@ FrameworkOverhead ComputeFrameworkOverhead(const StepTables& t, const StepLayout
   const double g_rec = rec > 0 ? (per_layer(c.recompute) + eager_rec / layers) / rec : 0.0;
 
   // Ops of one layer: forward; backward issues twice as many; the recompute, the forward's.
-  const double ops = f.layer_ops + moe_share * f.moe_ops;
+  const double gqa_share = n.gqa_layers / std::max(1.0, n.layers);
+  const double ops = f.layer_ops + moe_share * f.moe_ops + gqa_share * f.gqa_repeat_ops;
   // Parameter fetch hooks, per layer and pass. DeepSpeed ZeRO-3's hooks walk the module's
   // parameters in every pass (forward, backward, the recompute's forward). FSDP2 gathers a unit
   // in forward and, when it was resharded after forward, again in backward; the recompute's

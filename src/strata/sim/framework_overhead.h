@@ -25,6 +25,7 @@ struct FrameworkModelCounts {
   double layers = 0;
   double moe_layers = 0;
   double params_per_layer = 0;  // mean parameter tensors of one decoder layer
+  double gqa_layers = 0;        // attention layers with fewer KV heads than query heads
 };
 FrameworkModelCounts CountFrameworkModel(const ModelConfig& model);
 
@@ -54,6 +55,10 @@ struct FrameworkOverhead {
 /// rest by TP (docs/formulas.md, "eager element-wise ops"). 0 without eager traffic.
 double EagerExtraBytesPerToken(const StepTables& tables, const FrameworkProfile& profile,
                                const ParallelLayout& layout);
+
+/// Of those, the eager attention code's layout copies per token, all layers, before the TP split:
+/// the output made contiguous, and GQA's K and V repeated where the release repeats them.
+double AttentionCopyBytesPerToken(const StepTables& tables, const FrameworkProfile& profile);
 
 /// The bytes the framework's model-specific module code moves outside the fused kernels
 /// (FrameworkProfile::model_code) per token of one micro batch on one rank, all layers, forward

@@ -191,8 +191,9 @@ Result<FrameworkCatalog> ParseFrameworkCatalog(const std::string& text, const st
     const std::string name = kv.first.Scalar();
     STRATA_ASSIGN_OR_RETURN(YamlMap m, frameworks.Map(name));
     STRATA_ASSIGN_OR_RETURN(FrameworkEntry e, ParseEntry(m, name));
-    // latest, runs_as and gdn_module are read once, into c.engines (job/engine_chain.h).
-    STRATA_RETURN_IF_ERROR(m.CheckNoUnknownKeys({"latest", "runs_as", "gdn_module"}));
+    // latest, runs_as, gdn_module and gqa_repeat are read once, into c.engines
+    // (job/engine_chain.h).
+    STRATA_RETURN_IF_ERROR(m.CheckNoUnknownKeys({"latest", "runs_as", "gdn_module", "gqa_repeat"}));
     c.frameworks[name] = std::move(e);
   }
   STRATA_ASSIGN_OR_RETURN(c.engines, ParseFrameworkEngines(list, file));
@@ -275,13 +276,31 @@ Result<FrameworkProfile> ResolveForMode(const FrameworkCatalog& catalog, const J
     p.eager_rotary = engine->eager_rotary;
     p.eager_activation = engine->eager_activation;
     p.eager_attention_copies = engine->eager_attention_copies;
+    p.eager_gqa_repeat = GqaRepeatOf(catalog.engines, chain) != nullptr;
     p.assumptions.push_back(fmt::format(
         "eager module code: norms move {:.1f}x, rotary {:.1f}x, the MLP activation {:.2f}x the "
         "bytes of a fused kernel{} (set framework.compile, or framework.liger_kernel for HF "
         "code, where they are fused)",
         p.eager_norm, p.eager_rotary, p.eager_activation,
-        p.eager_attention_copies ? "; GQA's repeated K/V and the attention output are copied"
-                                 : ""));
+        !p.eager_attention_copies ? ""
+        : p.eager_gqa_repeat      ? "; GQA's repeated K/V and the attention output are copied"
+                                  : "; the attention output is copied"));
+  }
+  // Releases that repeat K and V for GQA in eager code (before torchtitan 0.2.2) run repeat_kv's
+  // ops on every grouped-query layer; later ones pass enable_gqa to SDPA.
+  if (const GqaRepeatRule* gqa = GqaRepeatOf(catalog.engines, chain);
+      gqa != nullptr && !spec.compile) {
+    p.gqa_repeat_ops = gqa->ops;
+    p.assumptions.push_back(fmt::format(
+        "{} {} repeats K and V to every query head (repeat_kv): {:.0f} more host ops per "
+        "grouped-query layer forward (from {} SDPA takes enable_gqa)",
+        engine->name, engine_version, gqa->ops, gqa->until));
+  } else if (const auto rule = catalog.engines.gqa_repeat.find(engine->name);
+             rule != catalog.engines.gqa_repeat.end() && !spec.compile) {
+    p.assumptions.push_back(fmt::format(
+        "{} {} passes enable_gqa to SDPA: K and V are not repeated to the query heads (they are "
+        "before {})",
+        engine->name, engine_version, rule->second.until));
   }
   if (spec.compile && engine->compiled_layer_ops > 0) {
     p.layer_ops = engine->compiled_layer_ops;

@@ -120,6 +120,11 @@ struct FrameworkProfile {
   // under torch.compile, whose Inductor fuses the element-wise ops.
   double eager_norm = 1, eager_rotary = 1, eager_activation = 1;
   bool eager_attention_copies = false;
+  // The release repeats K and V to the query heads for GQA (FrameworkEngines' gqa_repeat; off
+  // under torch.compile): the copies' bytes join the layout copies, and its host ops run on
+  // every grouped-query attention layer.
+  bool eager_gqa_repeat = false;
+  double gqa_repeat_ops = 0;
   // Model-specific module code outside the fused kernels (ModelCodeTraffic), and whether the
   // routed experts run as one fused MLP (megatron-core's TE op fuser / fused grouped MLP, which
   // clamp, activate and add the biases inside their kernels: no clamped_glu or expert bias

@@ -205,7 +205,9 @@ ShardedExposure ExposeShardedTraffic(const std::vector<PricedTraffic>& sharded, 
                                      double layers_per_stage, Seconds forward_mb,
                                      Seconds backward_mb) {
   const double m = static_cast<double>(s.micro_batches);
-  if (!s.sharding.overlap_comm) {
+  const bool deepspeed_zero23 =
+      s.sharding.mode == ShardingMode::kZero2 || s.sharding.mode == ShardingMode::kZero3;
+  if (deepspeed_zero23 && !s.sharding.OverlapComm()) {
     // DeepSpeed with overlap_comm false enqueues every gather and reduce-scatter on the compute
     // stream, in order with the layers: none of it hides.
     ShardedExposure all;

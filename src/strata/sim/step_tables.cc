@@ -73,9 +73,11 @@ void AddLayerBytes(const ModelConfig& c, const LayerSpec& spec, StepTables& t) {
       double elems = 2 * (q + kv);  // rotary on q and k: read + write
       t.rotary_bytes_per_token += b * 2 * (q + kv);
       if (a.rope_yarn) t.yarn_rotary_elements_per_token += q + kv;
-      // Eager code: K and V each read (kv) and written at the query heads' width (q) when GQA
-      // repeats them, and the output read and written once more (contiguous()).
-      t.attention_copy_bytes_per_token += b * ((kv < q ? 2 * (kv + q) : 0.0) + 2 * q);
+      // Eager code: the output read and written once more (contiguous()), and, where the code
+      // repeats K and V for GQA (FrameworkProfile::eager_gqa_repeat), each read (kv) and written
+      // at the query heads' width (q).
+      t.attention_copy_bytes_per_token += b * 2 * q;
+      if (kv < q) t.gqa_repeat_bytes_per_token += b * 2 * (kv + q);
       if (a.qk_norm) elems += 2 * (q + kv);  // per-head norms on q and k
       if (a.output_gate) elems += 3 * q;     // sigmoid gate: read 2q, write q
       t.split_bytes_per_token += b * elems;

@@ -111,10 +111,12 @@ struct StepTables {
   double routed_act_bytes_per_token = 0;
   double shared_act_bytes_per_token = 0;
   // Parts the eager module code moves more of (FrameworkProfile::eager_*): rotary on q and k
-  // (split), and the layout copies of eager attention code (split): GQA's K and V repeated to
-  // the query heads and the attention output made contiguous before its projection.
+  // (split), and the layout copies of eager attention code (split): the attention output made
+  // contiguous before its projection, and GQA's K and V repeated to the query heads (code that
+  // does not pass enable_gqa to SDPA).
   double rotary_bytes_per_token = 0;
   double attention_copy_bytes_per_token = 0;
+  double gqa_repeat_bytes_per_token = 0;
   // Elements per token, all layers, that model-specific module code passes over outside the
   // fused kernels (FrameworkProfile::model_code): the experts' fc1 outputs (top_k x 2 f) where
   // the GLU's inputs are clamped; the experts' outputs (top_k x h) where each expert carries an
