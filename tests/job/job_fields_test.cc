@@ -38,8 +38,7 @@ TEST(JobFields, EveryFieldsExampleParsesThroughSet) {
     if (key == "recompute.modules" || key == "recompute.selective_ac_option") {
       sets.push_back("recompute.granularity=selective");
     }
-    if (key == "sharding.reshard_after_forward" || key == "sharding.offload_param" ||
-        key == "sharding.overlap_comm") {
+    if (key == "sharding.reshard_after_forward" || key == "sharding.offload_param") {
       sets.push_back("sharding.mode=zero3");
     }
     if (key == "sharding.fsdp_units") sets.push_back("sharding.mode=fsdp2");

@@ -97,7 +97,7 @@ TEST(TrainingModes, RefusesCombinationsNoFrameworkRuns) {
       {"overlap_comm under fsdp2",
        {"sharding.mode=fsdp2", "sharding.overlap_comm=false"},
        "sharding.overlap_comm",
-       "DeepSpeed's ZeRO-2/3 switch"},
+       "DeepSpeed's ZeRO-1/2/3 switch"},
       {"overlap_comm not a boolean",
        {"sharding.mode=zero3", "sharding.overlap_comm=sometimes"},
        "sharding.overlap_comm",
