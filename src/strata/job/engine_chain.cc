@@ -91,6 +91,9 @@ Result<FrameworkEngines> ParseFrameworkEngines(const YAML::Node& frameworks,
     if (entry.Has("gdn_module")) {
       STRATA_ASSIGN_OR_RETURN(out.gdn[name], ParseGdnModule(entry));
     }
+    if (entry.Has("pipeline")) {
+      STRATA_ASSIGN_OR_RETURN(out.pipeline[name], ParsePipelineRule(entry, name));
+    }
     if (!entry.Has("runs_as")) continue;
     STRATA_ASSIGN_OR_RETURN(YAML::Node runs_as, entry.Node("runs_as"));
     if (!runs_as.IsMap()) {
@@ -226,6 +229,21 @@ GdnPlacement ResolveGdnPlacement(const FrameworkEngines& engines, const Framewor
     return out;
   }
   return out;
+}
+
+ChainPipelineRule ResolvePipelineRule(const FrameworkEngines& engines, const FrameworkSpec& spec,
+                                      ShardingMode mode) {
+  // A job that names no framework may be any framework's: its schedule and micro batches are
+  // taken as written (the step prices PyTorch's rounds where megatron-core's groups cannot run).
+  if (!spec.given) return {};
+  const EngineChain chain = ResolveEngineChain(engines, spec, mode);
+  for (const std::string& name : chain.names) {
+    const auto it = engines.pipeline.find(name);
+    if (it == engines.pipeline.end()) continue;
+    const bool given = name == spec.name && !spec.version.empty();
+    return {it->second, given ? spec.version : engines.LatestOf(name)};
+  }
+  return {};
 }
 
 std::string FrameworkEngines::LatestOf(const std::string& name) const {

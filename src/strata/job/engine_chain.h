@@ -13,6 +13,7 @@
 
 #include "strata/core/result.h"
 #include "strata/job/job_spec.h"
+#include "strata/job/pipeline_rules.h"
 #include "strata/model/model_config.h"
 
 namespace YAML {
@@ -37,8 +38,9 @@ struct GdnModuleRule {
 /// data/frameworks.yaml's `runs_as` and `latest` of every framework.
 struct FrameworkEngines {
   std::map<std::string, std::map<std::string, std::string>> runs_as;  // name -> mode -> name
-  std::map<std::string, std::string> latest;  // the release assumed when a job names none
-  std::map<std::string, GdnModuleRule> gdn;   // name -> its `gdn_module:`, where it has one
+  std::map<std::string, std::string> latest;     // the release assumed when a job names none
+  std::map<std::string, GdnModuleRule> gdn;      // name -> its `gdn_module:`, where it has one
+  std::map<std::string, PipelineRule> pipeline;  // name -> its `pipeline:`, where it has one
 
   /// `name`'s latest release, "" for a framework the map does not hold (a catalog built in code
   /// may lack engines the file parser always fills).
@@ -96,6 +98,17 @@ struct GdnPlacement {
 /// its latest; `model_type` is the model's (config.json's model_type).
 GdnPlacement ResolveGdnPlacement(const FrameworkEngines& engines, const FrameworkSpec& spec,
                                  ShardingMode mode, const std::string& model_type);
+
+/// The pipeline rule of the job's chain under `mode` (job/pipeline_rules.h): the first framework
+/// on the chain with a `pipeline:` entry decides, at the job's framework.version when it is the
+/// named framework, else its latest (`release`); none known when no framework on it has one, or
+/// when the job names no framework (framework.given false).
+struct ChainPipelineRule {
+  PipelineRule rule;
+  std::string release;
+};
+ChainPipelineRule ResolvePipelineRule(const FrameworkEngines& engines, const FrameworkSpec& spec,
+                                      ShardingMode mode);
 
 /// The adapter's layers as the job's engine builds them. megatron-core fuses q, k and v into
 /// linear_qkv and gate and up into linear_fc1, and Megatron-SWIFT puts one adapter on each fused

@@ -37,7 +37,8 @@ const std::vector<JobField>& JobFields() {
       {"parallel.vpp", "integer >= 1", "chunks per stage", "1",
        "--num-virtual-stages-per-pipeline-rank", "", "1",
        "virtual pipeline stages per rank (interleaved 1F1B; 2 for zbv and dualpipev); needs PP > "
-       "1"},
+       "1; megatron-core's interleaved schedule needs the micro batches per step to be a "
+       "multiple of PP, PyTorch's (torchtitan) a multiple of max(1, M // PP)"},
       {"parallel.pp_schedule", "1f1b | interleaved_1f1b | gpipe | zero_bubble | zbv | dualpipev",
        "", "1f1b; interleaved_1f1b when VPP > 1 (megatron-core; torchtitan's default is 1F1B)", "",
        "parallelism.pipeline_parallel_schedule", "zbv",

@@ -183,6 +183,8 @@ Result<ResolvedJob> ResolveJobWithModel(const JobSpec& spec, ModelConfig model,
         ResolveEngineChain(engines, job.spec.framework, static_cast<ShardingMode>(m));
     job.query_groups_by_mode[m] = QueryGroupSplitOf(chain);
     job.megatron_core_by_mode[m] = chain.Runs("megatron-core");
+    job.pipeline_by_mode[m] =
+        ResolvePipelineRule(engines, job.spec.framework, static_cast<ShardingMode>(m));
   }
   job.model = std::move(model);
   STRATA_ASSIGN_OR_RETURN(job.cluster, ClusterOf(spec));
@@ -211,12 +213,25 @@ Status CheckLinearAttentionContextParallel(const ResolvedJob& job) {
           "parallelism");
 }
 
+// The schedule and micro-batch count the job's pipeline engine accepts (job/pipeline_rules.h).
+Status CheckPipelineEngine(const ResolvedJob& job) {
+  ChainPipelineRule p = job.pipeline_by_mode[static_cast<size_t>(job.spec.sharding.mode)];
+  if (job.spec.micro_batches_by_packing) p.rule.looped = LoopedMicroBatches::kAny;
+  Status st = CheckPipelineRule(p.rule, p.release, job.spec.layout, job.spec.num_micro_batches(),
+                                job.spec.micro_batch);
+  if (st.ok()) return st;
+  Error e = st.error();
+  e.file = job.spec.file;
+  return e;
+}
+
 Status Derive(ResolvedJob& job) {
   job.spec.sharding.ApplyReshardDefault(job.spec.framework.name == "torchtitan",
                                         job.spec.layout.pp);
   const JobSpec& spec = job.spec;
   STRATA_RETURN_IF_ERROR(CheckLayoutAgainstModel(spec, job.model, job.query_groups()));
   STRATA_RETURN_IF_ERROR(CheckLinearAttentionContextParallel(job));
+  STRATA_RETURN_IF_ERROR(CheckPipelineEngine(job));
   StepShape& step = job.step;
   step.micro_batches = spec.num_micro_batches();
   step.tokens_per_step = static_cast<double>(spec.global_batch) * step.sequence.mean_tokens;
@@ -263,6 +278,7 @@ Result<ResolvedJob> ResolveRequest(const JobRequest& request, const FrameworkEng
     }
     return e;
   }
+  spec->micro_batches_by_packing = request.micro_batches_by_packing;
   STRATA_ASSIGN_OR_RETURN(ResolvedJob job,
                           engines != nullptr ? ResolveJob(*spec, *engines) : ResolveJob(*spec));
   job.request = request;
