@@ -17,7 +17,7 @@ namespace strata {
 namespace {
 
 // `gdn_module: NAME`, or {module: NAME, megatron_core_from: RELEASE, megatron_core_models: [..],
-// context_parallel_from: RELEASE}.
+// context_parallel_from: RELEASE, packed_sequences_from: RELEASE}.
 Result<GdnModuleRule> ParseGdnModule(YamlMap& entry) {
   static const std::vector<std::string> kModules = {"megatron-core", "transformers"};
   GdnModuleRule rule;
@@ -39,6 +39,9 @@ Result<GdnModuleRule> ParseGdnModule(YamlMap& entry) {
     if (m.Has("context_parallel_from")) {
       STRATA_ASSIGN_OR_RETURN(rule.context_parallel_from, m.String("context_parallel_from"));
     }
+    if (m.Has("packed_sequences_from")) {
+      STRATA_ASSIGN_OR_RETURN(rule.packed_sequences_from, m.String("packed_sequences_from"));
+    }
     STRATA_RETURN_IF_ERROR(m.CheckNoUnknownKeys());
     where = "gdn_module.module";
   }
@@ -47,6 +50,27 @@ Result<GdnModuleRule> ParseGdnModule(YamlMap& entry) {
                                             fmt::join(kModules, " or ")));
   }
   return rule;
+}
+
+// Whether megatron-core's module takes packed sequences at the job's release (the job's when it
+// names megatron-core with a version, else the latest known), and why not.
+void SetPackedSequences(const FrameworkEngines& engines, const EngineChain& chain,
+                        const FrameworkSpec& spec, GdnPlacement& out) {
+  if (out.module != "megatron-core") return;
+  const auto own = engines.gdn.find("megatron-core");
+  if (own == engines.gdn.end() || own->second.packed_sequences_from.empty()) return;
+  const bool given = spec.name == "megatron-core" && !spec.version.empty();
+  const std::string release = given ? spec.version : engines.LatestOf("megatron-core");
+  if (release.empty() || ReleaseAtLeast(release, own->second.packed_sequences_from)) return;
+  out.packed_sequences = false;
+  out.no_packed_sequences = fmt::format(
+      "megatron-core {}'s GatedDeltaNet refuses packed sequences (its forward raises "
+      "NotImplementedError(\"GDN does not support packed sequence for now.\") when given "
+      "packed_seq_params; from {} on it runs them){}",
+      release, own->second.packed_sequences_from,
+      given ? ""
+            : fmt::format("; megatron-core {} ASSUMED, the latest data/frameworks.yaml knows{}",
+                          release, chain.wrapped() ? "" : ": set framework.version"));
 }
 
 // Whether the module `out` names runs under context parallelism, and why not. megatron-core's
@@ -226,6 +250,7 @@ GdnPlacement ResolveGdnPlacement(const FrameworkEngines& engines, const Framewor
           at, assumed);
     }
     SetContextParallel(engines, chain, spec, at, assumed, out);
+    SetPackedSequences(engines, chain, spec, out);
     return out;
   }
   return out;

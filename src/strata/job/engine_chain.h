@@ -33,6 +33,10 @@ struct GdnModuleRule {
   /// megatron-core's own entry: the release from which its GatedDeltaNet runs under context
   /// parallelism ("" = always). Before it, TransformerConfig asserts context_parallel_size == 1.
   std::string context_parallel_from;
+  /// megatron-core's own entry: the release from which its GatedDeltaNet takes packed
+  /// (variable-length, THD) sequences ("" = always). Before it, GatedDeltaNet.forward raises
+  /// NotImplementedError when given packed_seq_params.
+  std::string packed_sequences_from;
 };
 
 /// data/frameworks.yaml's `runs_as` and `latest` of every framework.
@@ -91,6 +95,11 @@ struct GdnPlacement {
   /// is given, with no state exchanged between CP ranks). `no_context_parallel` says why not.
   bool context_parallel = true;
   std::string no_context_parallel;
+  /// Whether the module takes packed sequences (sequence.packing: samples attend only within
+  /// themselves, megatron-core's packed_seq_params): megatron-core's from its
+  /// `packed_sequences_from` release. `no_packed_sequences` says why not.
+  bool packed_sequences = true;
+  std::string no_packed_sequences;
 };
 
 /// Walks the job's chain (ResolveEngineChain) from the framework it names: the first with a

@@ -102,7 +102,8 @@ const std::vector<JobField>& JobFields() {
       {"sequence.histogram", "path", "", "none", "", "", "",
        "a file of 'length count' lines: the exact E[S^2]/E[S]; excludes mean_tokens"},
       {"sequence.packing", "true | false", "", "false", "--packing (ms-swift)", "", "false",
-       "samples packed to max_tokens: one shape per micro batch"},
+       "samples packed to max_tokens: one shape per micro batch; refused with megatron-core's "
+       "Gated DeltaNet before 0.18"},
       {"recompute.granularity", "none | selective | full", "", "none", "--recompute-granularity",
        "activation_checkpoint.mode", "full",
        "selective = megatron-core's default --recompute-modules core_attn (core attention only)"},

@@ -213,6 +213,21 @@ Status CheckLinearAttentionContextParallel(const ResolvedJob& job) {
           "parallelism");
 }
 
+// Packed sequences reach a Gated DeltaNet layer as megatron-core's packed_seq_params, which only
+// some releases' module takes (job/engine_chain.h, GdnPlacement::packed_sequences).
+Status CheckLinearAttentionPacking(const ResolvedJob& job) {
+  const int64_t gdn_layers = job.model.CountLayers(MixerKind::kGatedDeltaNet);
+  if (!job.spec.sequence.packing || gdn_layers == 0 || job.gdn.packed_sequences) return OkStatus();
+  return InvalidInput(fmt::format("packed sequences cannot run the model's {} Gated DeltaNet "
+                                  "layers: {}",
+                                  gdn_layers, job.gdn.no_packed_sequences))
+      .InField("sequence.packing")
+      .InFile(job.spec.file)
+      .WithHint(
+          "set sequence.packing: false (padded samples), or a framework.version whose Gated "
+          "DeltaNet takes packed sequences");
+}
+
 // The schedule and micro-batch count the job's pipeline engine accepts (job/pipeline_rules.h).
 Status CheckPipelineEngine(const ResolvedJob& job) {
   ChainPipelineRule p = job.pipeline_by_mode[static_cast<size_t>(job.spec.sharding.mode)];
@@ -231,6 +246,7 @@ Status Derive(ResolvedJob& job) {
   const JobSpec& spec = job.spec;
   STRATA_RETURN_IF_ERROR(CheckLayoutAgainstModel(spec, job.model, job.query_groups()));
   STRATA_RETURN_IF_ERROR(CheckLinearAttentionContextParallel(job));
+  STRATA_RETURN_IF_ERROR(CheckLinearAttentionPacking(job));
   STRATA_RETURN_IF_ERROR(CheckPipelineEngine(job));
   StepShape& step = job.step;
   step.micro_batches = spec.num_micro_batches();
