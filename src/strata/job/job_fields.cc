@@ -44,7 +44,8 @@ const std::vector<JobField>& JobFields() {
        "parallelism.pipeline_parallel_schedule", "zbv",
        "the pipeline schedule: its bubble (`step`) and the micro batches each stage holds in "
        "flight (`memory`); zbv and dualpipev place virtual stages r and 2 PP - 1 - r on rank r, "
-       "so the first rank also holds the output layer"},
+       "so the first rank also holds the output layer; megatron-core runs 1f1b and "
+       "interleaved_1f1b only (data/frameworks.yaml, pipeline)"},
       {"parallel.cp", "integer >= 1", "GPUs", "1", "--context-parallel-size",
        "parallelism.context_parallel_degree", "1",
        "context parallel size; max_tokens must divide by 2 x CP"},
