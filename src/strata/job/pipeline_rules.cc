@@ -29,6 +29,7 @@ bool Looped(PipelineSchedule s) {
 
 std::vector<std::string> ScheduleNames(const std::vector<PipelineSchedule>& schedules) {
   std::vector<std::string> names;
+  names.reserve(schedules.size());
   for (PipelineSchedule s : schedules) names.emplace_back(NameOf(kPipelineSchedules, s));
   return names;
 }
