@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "memory_test_support.h"
@@ -21,6 +22,13 @@ std::vector<std::string> Pp4(std::vector<std::string> more) {
   std::vector<std::string> sets = {"parallel.pp=4", "parallel.ep=2"};
   sets.insert(sets.end(), more.begin(), more.end());
   return sets;
+}
+
+// PyTorch's schedules (gpipe, zero_bubble, zbv, dualpipev) as torchtitan runs them: the
+// reference job's ms-swift trains through megatron-core, which has none of them.
+std::vector<std::string> Pp4Titan(std::vector<std::string> more) {
+  more.emplace_back("framework.name=torchtitan");
+  return Pp4(std::move(more));
 }
 
 struct InFlightCase {
@@ -44,27 +52,27 @@ TEST(PipelineInFlight, EachScheduleAsTheFrameworksRunIt) {
       // Stage 3: 0 + 4 + 1 = 5 chunks = 2.5 (the old 1 x 1.375 = 1.375 was too few).
       {"interleaved last", Pp4({"parallel.vpp=2"}), 3, 2.5},
       // GPipe: every forward before any backward: all m = 8 on every stage.
-      {"gpipe first", Pp4({"parallel.pp_schedule=gpipe"}), 0, 8},
-      {"gpipe last", Pp4({"parallel.pp_schedule=gpipe"}), 3, 8},
+      {"gpipe first", Pp4Titan({"parallel.pp_schedule=gpipe"}), 0, 8},
+      {"gpipe last", Pp4Titan({"parallel.pp_schedule=gpipe"}), 3, 8},
       // ZB-H1 keeps 1F1B's peak (Qi et al. 2023).
-      {"zb-h1 first", Pp4({"parallel.pp_schedule=zero_bubble"}), 0, 4},
+      {"zb-h1 first", Pp4Titan({"parallel.pp_schedule=zero_bubble"}), 0, 4},
       // ZB-V: 1F1B's first-stage peak, 2 PP = 8 chunk activations, on every stage (balanced):
       // PyTorch's warm-up leaves 2 (4 - 3) - 1 + 3 = 4 of the first chunk and 3 + 1 = 4 of the
       // second on stage 3.
-      {"zbv last", Pp4({"parallel.vpp=2", "parallel.pp_schedule=zbv"}), 3, 4},
+      {"zbv last", Pp4Titan({"parallel.vpp=2", "parallel.pp_schedule=zbv"}), 3, 4},
       // ZB-H1 looped over VPP 2 (PyTorch's InterleavedZeroBubble): one warm-up forward per hop:
       // stage 0 (4 - 1) + 4 + 1 = 8 chunks = 4; stage 3 0 + 4 + 1 = 5 chunks = 2.5.
-      {"zb looped first", Pp4({"parallel.vpp=2", "parallel.pp_schedule=zero_bubble"}), 0, 4},
-      {"zb looped last", Pp4({"parallel.vpp=2", "parallel.pp_schedule=zero_bubble"}), 3, 2.5},
+      {"zb looped first", Pp4Titan({"parallel.vpp=2", "parallel.pp_schedule=zero_bubble"}), 0, 4},
+      {"zb looped last", Pp4Titan({"parallel.vpp=2", "parallel.pp_schedule=zero_bubble"}), 3, 2.5},
       // ZB-V with torchtitan's split: 42 effective layers over 8 virtual stages = 5 rem 2, so
       // stages of 6 - 1, 6, 5, 5, 5, 5, 5, 5 - 1; stage 0 holds virtual stages 0 (5 layers) and 7
       // (4 layers), 2 x 4 - 1 = 7 and 1 micro batches of them: (7 x 5 + 1 x 4) / 9 = 39 / 9 of
       // its 9 layers' inputs.
       {"zbv torchtitan first",
-       Pp4({"parallel.vpp=2", "parallel.pp_schedule=zbv", "parallel.stage_split=torchtitan"}), 0,
-       39.0 / 9.0},
+       Pp4Titan({"parallel.vpp=2", "parallel.pp_schedule=zbv", "parallel.stage_split=torchtitan"}),
+       0, 39.0 / 9.0},
       // DualPipeV: 2 PP + 1 = 9 chunk activations = 4.5 micro batches of the stage.
-      {"dualpipev", Pp4({"parallel.vpp=2", "parallel.pp_schedule=dualpipev"}), 2, 4.5},
+      {"dualpipev", Pp4Titan({"parallel.vpp=2", "parallel.pp_schedule=dualpipev"}), 2, 4.5},
   };
   const MemoryConstants constants = Constants();
   for (const InFlightCase& c : cases) {
@@ -90,9 +98,10 @@ TEST(PipelineInFlight, UnevenStagesWithVppHoldTheirOwnLayers) {
   EXPECT_NEAR(ComputeActivations(uneven, constants, 1).stored.value() / even_first, 54.0 / 55.0,
               1e-9);
   // GPipe holds m / (PP - 0) = 8 / 4 = 2 times 1F1B's first stage.
-  const double one_f_one_b = ComputeActivations(ReferenceJob(Pp4({})), constants, 0).stored.value();
+  const double one_f_one_b =
+      ComputeActivations(ReferenceJob(Pp4Titan({})), constants, 0).stored.value();
   const double gpipe =
-      ComputeActivations(ReferenceJob(Pp4({"parallel.pp_schedule=gpipe"})), constants, 0)
+      ComputeActivations(ReferenceJob(Pp4Titan({"parallel.pp_schedule=gpipe"})), constants, 0)
           .stored.value();
   EXPECT_NEAR(gpipe / one_f_one_b, 2.0, 1e-9);
 }

@@ -17,7 +17,7 @@ namespace strata {
 namespace {
 
 // `gdn_module: NAME`, or {module: NAME, megatron_core_from: RELEASE, megatron_core_models: [..],
-// context_parallel_from: RELEASE}.
+// context_parallel_from: RELEASE, packed_sequences_from: RELEASE}.
 Result<GdnModuleRule> ParseGdnModule(YamlMap& entry) {
   static const std::vector<std::string> kModules = {"megatron-core", "transformers"};
   GdnModuleRule rule;
@@ -38,6 +38,9 @@ Result<GdnModuleRule> ParseGdnModule(YamlMap& entry) {
     }
     if (m.Has("context_parallel_from")) {
       STRATA_ASSIGN_OR_RETURN(rule.context_parallel_from, m.String("context_parallel_from"));
+    }
+    if (m.Has("packed_sequences_from")) {
+      STRATA_ASSIGN_OR_RETURN(rule.packed_sequences_from, m.String("packed_sequences_from"));
     }
     STRATA_RETURN_IF_ERROR(m.CheckNoUnknownKeys());
     where = "gdn_module.module";
@@ -60,6 +63,27 @@ Result<GqaRepeatRule> ParseGqaRepeat(YamlMap& entry) {
   }
   STRATA_RETURN_IF_ERROR(m.CheckNoUnknownKeys());
   return rule;
+}
+
+// Whether megatron-core's module takes packed sequences at the job's release (the job's when it
+// names megatron-core with a version, else the latest known), and why not.
+void SetPackedSequences(const FrameworkEngines& engines, const EngineChain& chain,
+                        const FrameworkSpec& spec, GdnPlacement& out) {
+  if (out.module != "megatron-core") return;
+  const auto own = engines.gdn.find("megatron-core");
+  if (own == engines.gdn.end() || own->second.packed_sequences_from.empty()) return;
+  const bool given = spec.name == "megatron-core" && !spec.version.empty();
+  const std::string release = given ? spec.version : engines.LatestOf("megatron-core");
+  if (release.empty() || ReleaseAtLeast(release, own->second.packed_sequences_from)) return;
+  out.packed_sequences = false;
+  out.no_packed_sequences = fmt::format(
+      "megatron-core {}'s GatedDeltaNet refuses packed sequences (its forward raises "
+      "NotImplementedError(\"GDN does not support packed sequence for now.\") when given "
+      "packed_seq_params; from {} on it runs them){}",
+      release, own->second.packed_sequences_from,
+      given ? ""
+            : fmt::format("; megatron-core {} ASSUMED, the latest data/frameworks.yaml knows{}",
+                          release, chain.wrapped() ? "" : ": set framework.version"));
 }
 
 // Whether the module `out` names runs under context parallelism, and why not. megatron-core's
@@ -106,6 +130,9 @@ Result<FrameworkEngines> ParseFrameworkEngines(const YAML::Node& frameworks,
     }
     if (entry.Has("gqa_repeat")) {
       STRATA_ASSIGN_OR_RETURN(out.gqa_repeat[name], ParseGqaRepeat(entry));
+    }
+    if (entry.Has("pipeline")) {
+      STRATA_ASSIGN_OR_RETURN(out.pipeline[name], ParsePipelineRule(entry, name));
     }
     if (!entry.Has("runs_as")) continue;
     STRATA_ASSIGN_OR_RETURN(YAML::Node runs_as, entry.Node("runs_as"));
@@ -247,9 +274,25 @@ GdnPlacement ResolveGdnPlacement(const FrameworkEngines& engines, const Framewor
           at, assumed);
     }
     SetContextParallel(engines, chain, spec, at, assumed, out);
+    SetPackedSequences(engines, chain, spec, out);
     return out;
   }
   return out;
+}
+
+ChainPipelineRule ResolvePipelineRule(const FrameworkEngines& engines, const FrameworkSpec& spec,
+                                      ShardingMode mode) {
+  // A job that names no framework may be any framework's: its schedule and micro batches are
+  // taken as written (the step prices PyTorch's rounds where megatron-core's groups cannot run).
+  if (!spec.given) return {};
+  const EngineChain chain = ResolveEngineChain(engines, spec, mode);
+  for (const std::string& name : chain.names) {
+    const auto it = engines.pipeline.find(name);
+    if (it == engines.pipeline.end()) continue;
+    const bool given = name == spec.name && !spec.version.empty();
+    return {it->second, given ? spec.version : engines.LatestOf(name)};
+  }
+  return {};
 }
 
 std::string FrameworkEngines::LatestOf(const std::string& name) const {

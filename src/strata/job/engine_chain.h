@@ -13,6 +13,7 @@
 
 #include "strata/core/result.h"
 #include "strata/job/job_spec.h"
+#include "strata/job/pipeline_rules.h"
 #include "strata/model/model_config.h"
 
 namespace YAML {
@@ -32,6 +33,10 @@ struct GdnModuleRule {
   /// megatron-core's own entry: the release from which its GatedDeltaNet runs under context
   /// parallelism ("" = always). Before it, TransformerConfig asserts context_parallel_size == 1.
   std::string context_parallel_from;
+  /// megatron-core's own entry: the release from which its GatedDeltaNet takes packed
+  /// (variable-length, THD) sequences ("" = always). Before it, GatedDeltaNet.forward raises
+  /// NotImplementedError when given packed_seq_params.
+  std::string packed_sequences_from;
 };
 
 /// A framework's eager attention code repeats grouped-query K and V to every query head
@@ -49,6 +54,7 @@ struct FrameworkEngines {
   std::map<std::string, std::string> latest;        // the release assumed when a job names none
   std::map<std::string, GdnModuleRule> gdn;         // name -> its `gdn_module:`, where it has one
   std::map<std::string, GqaRepeatRule> gqa_repeat;  // name -> its `gqa_repeat:`, where it has one
+  std::map<std::string, PipelineRule> pipeline;  // name -> its `pipeline:`, where it has one
 
   /// `name`'s latest release, "" for a framework the map does not hold (a catalog built in code
   /// may lack engines the file parser always fills).
@@ -109,6 +115,11 @@ struct GdnPlacement {
   /// is given, with no state exchanged between CP ranks). `no_context_parallel` says why not.
   bool context_parallel = true;
   std::string no_context_parallel;
+  /// Whether the module takes packed sequences (sequence.packing: samples attend only within
+  /// themselves, megatron-core's packed_seq_params): megatron-core's from its
+  /// `packed_sequences_from` release. `no_packed_sequences` says why not.
+  bool packed_sequences = true;
+  std::string no_packed_sequences;
 };
 
 /// Walks the job's chain (ResolveEngineChain) from the framework it names: the first with a
@@ -116,6 +127,17 @@ struct GdnPlacement {
 /// its latest; `model_type` is the model's (config.json's model_type).
 GdnPlacement ResolveGdnPlacement(const FrameworkEngines& engines, const FrameworkSpec& spec,
                                  ShardingMode mode, const std::string& model_type);
+
+/// The pipeline rule of the job's chain under `mode` (job/pipeline_rules.h): the first framework
+/// on the chain with a `pipeline:` entry decides, at the job's framework.version when it is the
+/// named framework, else its latest (`release`); none known when no framework on it has one, or
+/// when the job names no framework (framework.given false).
+struct ChainPipelineRule {
+  PipelineRule rule;
+  std::string release;
+};
+ChainPipelineRule ResolvePipelineRule(const FrameworkEngines& engines, const FrameworkSpec& spec,
+                                      ShardingMode mode);
 
 /// The adapter's layers as the job's engine builds them. megatron-core fuses q, k and v into
 /// linear_qkv and gate and up into linear_fc1, and Megatron-SWIFT puts one adapter on each fused

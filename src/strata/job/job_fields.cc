@@ -37,13 +37,15 @@ const std::vector<JobField>& JobFields() {
       {"parallel.vpp", "integer >= 1", "chunks per stage", "1",
        "--num-virtual-stages-per-pipeline-rank", "", "1",
        "virtual pipeline stages per rank (interleaved 1F1B; 2 for zbv and dualpipev); needs PP > "
-       "1"},
+       "1; megatron-core's interleaved schedule needs the micro batches per step to be a "
+       "multiple of PP, PyTorch's (torchtitan) a multiple of max(1, M // PP)"},
       {"parallel.pp_schedule", "1f1b | interleaved_1f1b | gpipe | zero_bubble | zbv | dualpipev",
        "", "1f1b; interleaved_1f1b when VPP > 1 (megatron-core; torchtitan's default is 1F1B)", "",
        "parallelism.pipeline_parallel_schedule", "zbv",
        "the pipeline schedule: its bubble (`step`) and the micro batches each stage holds in "
        "flight (`memory`); zbv and dualpipev place virtual stages r and 2 PP - 1 - r on rank r, "
-       "so the first rank also holds the output layer"},
+       "so the first rank also holds the output layer; megatron-core runs 1f1b and "
+       "interleaved_1f1b only (data/frameworks.yaml, pipeline)"},
       {"parallel.cp", "integer >= 1", "GPUs", "1", "--context-parallel-size",
        "parallelism.context_parallel_degree", "1",
        "context parallel size; max_tokens must divide by 2 x CP"},
@@ -101,7 +103,8 @@ const std::vector<JobField>& JobFields() {
       {"sequence.histogram", "path", "", "none", "", "", "",
        "a file of 'length count' lines: the exact E[S^2]/E[S]; excludes mean_tokens"},
       {"sequence.packing", "true | false", "", "false", "--packing (ms-swift)", "", "false",
-       "samples packed to max_tokens: one shape per micro batch"},
+       "samples packed to max_tokens: one shape per micro batch; refused with megatron-core's "
+       "Gated DeltaNet before 0.18"},
       {"recompute.granularity", "none | selective | full", "", "none", "--recompute-granularity",
        "activation_checkpoint.mode", "full",
        "selective = megatron-core's default --recompute-modules core_attn (core attention only)"},

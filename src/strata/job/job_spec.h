@@ -206,6 +206,10 @@ struct JobSpec {
   FrameworkSpec framework;    // megatron-core by default
   CheckpointSpec checkpoint;  // what a checkpoint holds (the optimizer state by default)
   ThroughputSpec throughput;  // optional
+  /// The micro batch count is not the job's to say: verl's dynamic batch packs the samples and
+  /// rounds the count up to the pipeline's group (rl/), so a looped schedule's count rule
+  /// (job/pipeline_rules.h) is not checked on the nominal batch. Not a job-file key.
+  bool micro_batches_by_packing = false;
 
   /// Micro batches per step per data-parallel rank (gradient accumulation).
   int64_t num_micro_batches() const { return global_batch / (micro_batch * layout.dp); }

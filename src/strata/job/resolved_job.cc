@@ -194,6 +194,8 @@ Result<ResolvedJob> ResolveJobWithModel(const JobSpec& spec, ModelConfig model,
     job.query_groups_by_mode[m] = QueryGroupSplitOf(chain);
     job.megatron_core_by_mode[m] = chain.Runs("megatron-core");
     job.deepspeed_by_mode[m] = chain.RunsDeepSpeed();
+    job.pipeline_by_mode[m] =
+        ResolvePipelineRule(engines, job.spec.framework, static_cast<ShardingMode>(m));
   }
   job.model = std::move(model);
   STRATA_ASSIGN_OR_RETURN(job.cluster, ClusterOf(spec));
@@ -222,12 +224,41 @@ Status CheckLinearAttentionContextParallel(const ResolvedJob& job) {
           "parallelism");
 }
 
+// Packed sequences reach a Gated DeltaNet layer as megatron-core's packed_seq_params, which only
+// some releases' module takes (job/engine_chain.h, GdnPlacement::packed_sequences).
+Status CheckLinearAttentionPacking(const ResolvedJob& job) {
+  const int64_t gdn_layers = job.model.CountLayers(MixerKind::kGatedDeltaNet);
+  if (!job.spec.sequence.packing || gdn_layers == 0 || job.gdn.packed_sequences) return OkStatus();
+  return InvalidInput(fmt::format("packed sequences cannot run the model's {} Gated DeltaNet "
+                                  "layers: {}",
+                                  gdn_layers, job.gdn.no_packed_sequences))
+      .InField("sequence.packing")
+      .InFile(job.spec.file)
+      .WithHint(
+          "set sequence.packing: false (padded samples), or a framework.version whose Gated "
+          "DeltaNet takes packed sequences");
+}
+
+// The schedule and micro-batch count the job's pipeline engine accepts (job/pipeline_rules.h).
+Status CheckPipelineEngine(const ResolvedJob& job) {
+  ChainPipelineRule p = job.pipeline_by_mode[static_cast<size_t>(job.spec.sharding.mode)];
+  if (job.spec.micro_batches_by_packing) p.rule.looped = LoopedMicroBatches::kAny;
+  Status st = CheckPipelineRule(p.rule, p.release, job.spec.layout, job.spec.num_micro_batches(),
+                                job.spec.micro_batch);
+  if (st.ok()) return st;
+  Error e = st.error();
+  e.file = job.spec.file;
+  return e;
+}
+
 Status Derive(ResolvedJob& job) {
   job.spec.sharding.ApplyReshardDefault(job.spec.framework.name == "torchtitan",
                                         job.spec.layout.pp);
   const JobSpec& spec = job.spec;
   STRATA_RETURN_IF_ERROR(CheckLayoutAgainstModel(spec, job.model, job.query_groups()));
   STRATA_RETURN_IF_ERROR(CheckLinearAttentionContextParallel(job));
+  STRATA_RETURN_IF_ERROR(CheckLinearAttentionPacking(job));
+  STRATA_RETURN_IF_ERROR(CheckPipelineEngine(job));
   StepShape& step = job.step;
   step.micro_batches = spec.num_micro_batches();
   step.tokens_per_step = static_cast<double>(spec.global_batch) * step.sequence.mean_tokens;
@@ -274,6 +305,7 @@ Result<ResolvedJob> ResolveRequest(const JobRequest& request, const FrameworkEng
     }
     return e;
   }
+  spec->micro_batches_by_packing = request.micro_batches_by_packing;
   STRATA_ASSIGN_OR_RETURN(ResolvedJob job,
                           engines != nullptr ? ResolveJob(*spec, *engines) : ResolveJob(*spec));
   job.request = request;

@@ -52,6 +52,8 @@ struct JobRequest {
   /// --from: a launch command, Megatron log, args.json, TOML, DeepSpeed or verl file the job is
   /// imported from (cli/job_options.h resolves it; the job module cannot read those formats).
   std::string from;
+  /// JobSpec::micro_batches_by_packing for the resolved job (the RL actor's dynamic batch).
+  bool micro_batches_by_packing = false;
   bool empty() const { return job.empty() && model.empty() && overrides.empty() && from.empty(); }
 };
 
@@ -82,6 +84,10 @@ struct ResolvedJob {
   /// Whether DeepSpeed's ZeRO runs the sharding under each mode (EngineChain::RunsDeepSpeed);
   /// false for a job built in code.
   std::array<bool, kShardingModeCount> deepspeed_by_mode{};
+  /// What the pipeline engine under each sharding mode runs (job/pipeline_rules.h): its
+  /// schedules and the micro batches its looped schedules accept. None known (no rule) for a
+  /// job built in code.
+  std::array<ChainPipelineRule, kShardingModeCount> pipeline_by_mode{};
   JobRequest request;      // how it was asked for (empty for a job built in code)
   bool reference = false;  // the built-in reference job, chosen because nothing was given
 

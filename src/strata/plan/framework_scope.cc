@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <utility>
 
 namespace strata::plan {
 namespace {
@@ -129,7 +130,13 @@ FrameworkScope ResolveScope(const FrameworkCatalog& catalog, const JobSpec& job,
   FrameworkScope scope;
   scope.framework = job.framework.name;
   scope.named = job.framework.given;
-  for (ShardingMode m : modes) scope.modes.push_back(Resolve(catalog, job, model_type, moe, m));
+  for (ShardingMode m : modes) {
+    ModeScope ms = Resolve(catalog, job, model_type, moe, m);
+    // What the mode's pipeline engine launches (none known when the job names no framework),
+    // as `step` and `memory` check it for the job's own layout.
+    ms.dimensions.looped = ResolvePipelineRule(catalog.engines, job.framework, m).rule.looped;
+    scope.modes.push_back(std::move(ms));
+  }
   return scope;
 }
 

@@ -66,6 +66,11 @@ std::string_view RuleDescription(Rule rule) {
       return "ETP must divide the expert FFN width (1 for a dense model)";
     case Rule::kBatchDividesDp:
       return "the global batch must be a multiple of micro batch x DP";
+    case Rule::kLoopedMicroBatches:
+      return "VPP > 1 needs the micro batches per step (global batch / (micro batch x DP)) its "
+             "framework's interleaved schedule takes: a multiple of PP for megatron-core, of "
+             "max(1, M // PP) rounds for torch.distributed.pipelining (data/frameworks.yaml, "
+             "pipeline)";
     case Rule::kFrameworkCannotRun:
       return "a dimension the job's framework cannot run (data/frameworks.yaml, parallel)";
     case Rule::kFixedValue:
@@ -276,6 +281,13 @@ PruneCounts EnumerateLayouts(const ModelRules& rules, const SearchSpace& space,
                          !TpFitsQueryGroups(tp, rules.query_groups,
                                             space.mode_dimensions[m].query_groups))) {
                       ++counts[Rule::kFrameworkCannotRun];
+                      continue;
+                    }
+                    if (vpp > 1 && m < space.mode_dimensions.size() &&
+                        !LoopedScheduleAccepts(space.mode_dimensions[m].looped,
+                                               PipelineSchedule::kInterleaved1F1B, pp,
+                                               space.global_batch / (mb * dp))) {
+                      ++counts[Rule::kLoopedMicroBatches];
                       continue;
                     }
                     // Megatron-core requires sequence parallelism with TP > 1 and EP > 1; the

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "strata/job/job_spec.h"
+#include "strata/job/pipeline_rules.h"
 #include "strata/job/query_group_split.h"
 #include "strata/model/model_config.h"
 
@@ -45,6 +46,9 @@ struct DimensionSet {
   bool etp_one_or_tp = false;  // ETP only 1 or TP (torchtitan)
   /// How the mode's engine splits the KV heads (job/query_group_split.h).
   QueryGroupSplit query_groups = QueryGroupSplit::kMultipleOrDivisor;
+  /// The micro batches per step the mode's pipeline engine accepts with VPP > 1
+  /// (job/pipeline_rules.h; megatron-core: a multiple of PP).
+  LoopedMicroBatches looped = LoopedMicroBatches::kAny;
   /// Whether `l` uses only these dimensions (the others at 1).
   bool Admits(const ParallelLayout& l) const;
   bool all() const { return tp && pp && vpp && cp && ep && etp; }
@@ -80,6 +84,7 @@ enum class Rule {
   kExpertsDivideEp,      // experts split evenly over EP (or EP = 1 for a dense model)
   kExpertFfnDividesEtp,  // the expert FFN width divisible by ETP (or ETP = 1 for a dense model)
   kBatchDividesDp,       // global batch a multiple of micro batch x DP
+  kLoopedMicroBatches,   // VPP > 1: micro batches per step as the framework's schedule takes them
   kFrameworkCannotRun,   // a dimension the job's framework does not run (data/frameworks.yaml)
   kFixedValue,           // outside a --fix value
   kCount

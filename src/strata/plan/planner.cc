@@ -197,9 +197,12 @@ std::string_view TieBreakRule() {
 std::string LayoutName(const Candidate& c) {
   const ParallelLayout& l = c.layout;
   // The sharding mode is named when it is not megatron's distributed optimizer (zero1).
+  // Sequence parallelism is named when on: it changes the activations' memory, and the
+  // planner turns it on for every TP > 1, which a job re-run from the name must repeat.
   return fmt::format(
-      "TP{} PP{}{} VPP{} CP{} EP{} ETP{} DP{} mb{} {}{}", l.tp, l.pp, StageSplitSuffix(l), l.vpp,
-      l.cp, l.ep, l.etp, l.dp, c.micro_batch, RecomputeGranularityName(c.recompute),
+      "TP{}{} PP{}{} VPP{} CP{} EP{} ETP{} DP{} mb{} {}{}", l.tp,
+      l.sequence_parallel && l.tp > 1 ? " SP" : "", l.pp, StageSplitSuffix(l), l.vpp, l.cp, l.ep,
+      l.etp, l.dp, c.micro_batch, RecomputeGranularityName(c.recompute),
       c.sharding == ShardingMode::kZero1 ? "" : fmt::format(" {}", ShardingModeName(c.sharding)));
 }
 

@@ -109,7 +109,7 @@ std::vector<std::string> CompareLayouts(const RankedLayout& a, const RankedLayou
 /// search order, which both paths keep), in words for the plan's output.
 std::string_view TieBreakRule();
 
-/// "TP1 PP1 VPP1 CP1 EP8 ETP1 DP40 mb1 full".
+/// "TP1 PP1 VPP1 CP1 EP8 ETP1 DP40 mb1 full"; "TP2 SP PP8 ..." with sequence parallelism on.
 std::string LayoutName(const Candidate& c);
 
 }  // namespace strata::plan

@@ -123,6 +123,12 @@ std::string PlanToText(const StepSetup& setup, const PlanResult& plan, bool expl
                                      GroupDigits(static_cast<double>(plan.unplaceable)))
                        : "");
   for (const std::string& line : scope_lines) out += "framework: " + line + "\n";
+  // Layouts the framework would refuse at launch are never ranked; say how many and why.
+  if (const int64_t looped = plan.rules[Rule::kLoopedMicroBatches]; looped > 0) {
+    out += fmt::format("skipped {} interleaved layouts the framework would refuse at launch: {}\n",
+                       GroupDigits(static_cast<double>(looped)),
+                       plan::RuleDescription(Rule::kLoopedMicroBatches));
+  }
   // When the job's own layout fits, every layout whose compute alone is faster than its step
   // is checked (its rank must be exact), whether or not its full step turns out faster.
   out += fmt::format(

@@ -158,6 +158,8 @@ Result<ActorTimes> EvaluateActor(const Workspace& workspace, const RlSpec& spec,
     // ppo_micro_batch_size_per_gpu): its layout is read at one sample a micro batch.
     JobRequest one = ActorRequest(spec, side, whole);
     one.overrides.push_back("batch.micro_batch=1");
+    // verl's packing sets the count, a multiple of PP under interleaving (checked below).
+    one.micro_batches_by_packing = true;
     auto layout_only = ResolveJob(one, engines);
     if (layout_only.ok()) {
       fixed = std::move(layout_only);
