@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "strata/preflight/bundle.h"
+#include "strata/preflight/smi_parse.h"
 #include "support/golden.h"
 
 namespace strata::preflight {
@@ -206,19 +207,29 @@ TEST(PreflightScenarios, NodeShortOfGpusIsAnError) {
   EXPECT_TRUE(r.findings.empty()) << Dump(r);
 }
 
-// The clean cluster with one spelling changed on every node, in both shells. The nodes'
-// ibdev2netdev: mlx5_0 port 1 ==> eth0 (the default route: the management port), mlx5_1..4 ==>
-// ens1np0..ens4np0 (the 200 Gb/s data NICs).
-std::vector<NodeState> CleanWith(const std::string& key, const std::string& value,
-                                 const std::vector<size_t>& on = {0, 1, 2, 3, 4}) {
+// The clean cluster's five nodes. Their ibdev2netdev: mlx5_0 port 1 ==> eth0 (the default
+// route: the management port), mlx5_1..4 ==> ens1np0..ens4np0 (the 200 Gb/s data NICs).
+std::vector<NodeState> CleanNodes() {
   std::vector<NodeState> nodes;
   for (const char* h : {"h20-node01", "h20-node02", "h20-node03", "h20-node04", "h20-node05"}) {
     auto n = LoadNodeState(testing::TestPath(std::string("golden/preflight/clean-5node/") + h));
     EXPECT_TRUE(n.ok()) << n.error().Format();
     nodes.push_back(*n);
   }
+  return nodes;
+}
+
+// The clean cluster with one variable set (or its spelling changed) on the nodes `on`, in both
+// shells.
+std::vector<NodeState> CleanWith(const std::string& key, const std::string& value,
+                                 const std::vector<size_t>& on = {0, 1, 2, 3, 4}) {
+  std::vector<NodeState> nodes = CleanNodes();
   for (size_t i : on) {
-    for (ShellEnv& shell : nodes[i].shells) shell.vars[key].value = value;
+    for (ShellEnv& shell : nodes[i].shells) {
+      ShellVar& var = shell.vars[key];
+      var.value = value;
+      if (var.file.empty()) var.file = "/etc/bash.bashrc";  // a variable the nodes did not set
+    }
   }
   return nodes;
 }
@@ -264,6 +275,158 @@ TEST(PreflightScenarios, TwoSpellingsOfOneSocketInterfaceAreAWarning) {
   r = RunNodes(CleanWith("NCCL_SOCKET_IFNAME", "ens2np0", {1}));
   EXPECT_EQ(Count(r, Severity::kError, "env-divergence", "", "NCCL_SOCKET_IFNAME differs"), 1u)
       << Dump(r);
+}
+
+// audit52 K9: the clean cluster with GPU 3 of h20-node04 as nvidia-smi prints a GPU whose NVML
+// queries fail (the audit's rows, cases5/pf-err and pf-lost, query as in collect --node-state).
+// Every field but index, uuid (and name) is the bracketed NVML error string; the parser read them
+// as "no value", so the GPU counted as present and clean: "0 errors, 0 warnings: ready to
+// launch". NVML_ERROR_RESET_REQUIRED and NVML_ERROR_GPU_IS_LOST mean the GPU cannot be used
+// until a reset (resp. a reboot): one error on that node, naming the GPU and the fields. A field
+// that fails with "[Unknown Error]" alone was not checked: a warning.
+TEST(PreflightScenarios, GpuThatNvidiaSmiCannotQueryIsAnError) {
+  const std::string header =
+      "index, uuid, name, memory.used [MiB], memory.total [MiB], utilization.gpu [%], "
+      "clocks_throttle_reasons.active, ecc.errors.uncorrected.volatile.total, "
+      "retired_pages.pending\n";
+  auto with_gpu3 = [&](const std::string& row) {
+    std::vector<NodeState> nodes = CleanNodes();
+    auto parsed = ParseGpuCsv(header + row, "gpus.csv");
+    EXPECT_TRUE(parsed.ok()) << parsed.error().Format();
+    EXPECT_EQ(nodes[3].gpus.at(3).index, 3);
+    nodes[3].gpus[3] = parsed->at(0);
+    return RunNodes(nodes);
+  };
+  auto r = with_gpu3(
+      "3, GPU-043f1a2b7c-0d4e-5f60-7182-93a4b5c6d7e3, NVIDIA H20, [GPU requires reset], [GPU "
+      "requires reset], [GPU requires reset], [GPU requires reset], [GPU requires reset], [GPU "
+      "requires reset]\n");
+  EXPECT_EQ(Count(r, Severity::kError, "gpu-state", "h20-node04",
+                  "GPU 3: nvidia-smi lists it but cannot query it ([GPU requires reset] for "
+                  "clocks_throttle_reasons.active, ecc.errors.uncorrected.volatile.total, "
+                  "memory.total, memory.used, retired_pages.pending, utilization.gpu): NVML says "
+                  "the GPU requires a reset"),
+            1u)
+      << Dump(r);
+  EXPECT_EQ(r.Count(Severity::kError), 1u) << Dump(r);
+  r = with_gpu3(
+      "3, GPU-043f1a2b7c-0d4e-5f60-7182-93a4b5c6d7e3, [Unknown Error], [GPU is lost], [GPU is "
+      "lost], [GPU is lost], [GPU is lost], [GPU is lost], [GPU is lost]\n");
+  EXPECT_EQ(Count(r, Severity::kError, "gpu-state", "h20-node04",
+                  "[GPU is lost] for clocks_throttle_reasons.active, "
+                  "ecc.errors.uncorrected.volatile.total, memory.total, memory.used, "
+                  "retired_pages.pending, utilization.gpu; [Unknown Error] for name): NVML cannot "
+                  "reach the GPU"),
+            1u)
+      << Dump(r);
+  EXPECT_EQ(r.Count(Severity::kError), 1u) << Dump(r);
+  r = with_gpu3(
+      "3, GPU-043f1a2b7c-0d4e-5f60-7182-93a4b5c6d7e3, NVIDIA H20, 28 MiB, 97871 MiB, 0 %, "
+      "[Unknown Error], 0, No\n");
+  EXPECT_EQ(r.Count(Severity::kError), 0u) << Dump(r);
+  EXPECT_EQ(Count(r, Severity::kWarning, "gpu-state", "h20-node04",
+                  "GPU 3: nvidia-smi could not read [Unknown Error] for "
+                  "clocks_throttle_reasons.active"),
+            1u)
+      << Dump(r);
+}
+
+// audit52 K1 (cases5/pf-xid): h20-node03 of the clean cluster with two kernel lines, Xid 95
+// (uncontained ECC error) and Xid 48 (double-bit ECC error) on PCI 0000:9d:00, and GPU 5 with 2
+// uncorrected ECC errors and retired pages pending. Before: four warnings, "0 errors: ready to
+// launch". NVIDIA's Xid catalog gives 95 the immediate action RESET_GPU and 48 its DBE workflow
+// (a reset retires the page); NVML says pages pending retirement need a reboot to retire: three
+// errors. The uncorrected count alone stays a warning (a contained error needs no reset on
+// A100 and later), and so does an application Xid such as 13 (RESTART_APP).
+TEST(PreflightScenarios, XidsThatNeedAResetAreErrors) {
+  std::vector<NodeState> nodes = CleanNodes();
+  NodeState& node03 = nodes[2];
+  node03.xids = ParseXidLines(
+      "[Tue May 12 02:41:17 2026] NVRM: Xid (PCI:0000:9d:00): 95, pid=184213, name=python3, "
+      "Uncontained: FBHUB. RST: Yes, D-RST: No\n"
+      "[Tue May 12 02:41:17 2026] NVRM: Xid (PCI:0000:9d:00): 48, pid=184213, name=python3, An "
+      "uncorrectable double bit error (DBE) has been detected on GPU in the framebuffer at "
+      "partition 6, subpartition 0.\n"
+      "[Tue May 12 02:40:02 2026] NVRM: Xid (PCI:0000:9d:00): 13, pid=184213, name=python3, "
+      "Graphics Exception: ESR 0x504648=0x1000e\n");
+  ASSERT_EQ(node03.xids.size(), 3u);
+  ASSERT_EQ(node03.gpus.at(5).index, 5);
+  node03.gpus[5].ecc_uncorrected = 2;
+  node03.gpus[5].retired_pages_pending = true;
+  const auto r = RunNodes(nodes);
+  EXPECT_EQ(Count(r, Severity::kError, "xid", "h20-node03",
+                  "Xid 95 on PCI:0000:9d:00: NVIDIA's Xid catalog: the GPU must be reset before "
+                  "it is used again (RESET_GPU)"),
+            1u)
+      << Dump(r);
+  EXPECT_EQ(Count(r, Severity::kError, "xid", "h20-node03",
+                  "Xid 48 on PCI:0000:9d:00: an uncorrectable double-bit ECC error (DBE)"),
+            1u)
+      << Dump(r);
+  EXPECT_EQ(Count(r, Severity::kError, "ecc", "h20-node03", "GPU 5: retired pages pending"), 1u)
+      << Dump(r);
+  EXPECT_EQ(Count(r, Severity::kWarning, "xid", "h20-node03", "Xid 13 on PCI:0000:9d:00"), 1u)
+      << Dump(r);
+  EXPECT_EQ(Count(r, Severity::kWarning, "ecc", "h20-node03",
+                  "GPU 5: 2 uncorrected ECC errors since the last driver load"),
+            1u)
+      << Dump(r);
+  EXPECT_EQ(r.Count(Severity::kError), 3u) << Dump(r);
+  EXPECT_EQ(r.Count(Severity::kWarning), 2u) << Dump(r);
+}
+
+// The Xid rules are data with a source each; a code in two rules would make the judgement
+// depend on their order, so the loader refuses it.
+TEST(PreflightRules, XidRulesLoadWithSources) {
+  auto rules = LoadRules();
+  ASSERT_TRUE(rules.ok()) << rules.error().Format();
+  for (int64_t code : {46, 48, 62, 64, 79, 95, 119, 120}) {
+    const XidRule* rule = rules->XidRuleFor(code);
+    ASSERT_NE(rule, nullptr) << code;
+    EXPECT_EQ(rule->severity, Severity::kError) << code;
+    EXPECT_FALSE(rule->source.empty()) << code;
+  }
+  for (int64_t code : {13, 31, 43, 45, 63, 74, 92, 94}) {
+    EXPECT_EQ(rules->XidRuleFor(code), nullptr) << code;
+  }
+}
+
+// audit52 K4 (cases5/pf-NCCL_NET, pf-NCCL_P2P_LEVEL): the clean cluster with NCCL_NET=Socket,
+// resp. NCCL_P2P_LEVEL=LOC, in both shells of every node. NCCL docs (env.html): NCCL_NET's
+// internal modules are "IB" and "Socket" (TCP/IP sockets), so Socket is NCCL_IB_DISABLE=1 under
+// another name; NCCL_P2P_LEVEL LOC (or 0) is "Never use P2P (always disabled)", i.e.
+// NCCL_P2P_DISABLE=1. Both were "0 errors, 0 warnings: ready to launch", and with NCCL_NET=Socket
+// the RDMA ports were still listed as NCCL's. Now each is the error its twin is, once, on every
+// node, and no RDMA port is NCCL's.
+TEST(PreflightScenarios, OtherNamesForNoRdmaAndNoP2pAreErrors) {
+  const std::string all = "h20-node01, h20-node02, h20-node03, h20-node04, h20-node05";
+  auto r = RunNodes(CleanWith("NCCL_NET", "Socket"));
+  EXPECT_EQ(Count(r, Severity::kError, "dangerous-setting", "",
+                  "NCCL_NET=Socket (set by /etc/bash.bashrc) on " + all +
+                      ": NCCL's socket network module: no RDMA"),
+            1u)
+      << Dump(r);
+  EXPECT_EQ(r.Count(Severity::kError), 1u) << Dump(r);
+  ASSERT_EQ(r.nodes.size(), 5u);
+  for (const auto& n : r.nodes) {
+    EXPECT_TRUE(n.hca.disabled) << n.host;
+    EXPECT_TRUE(n.hca.ports.empty()) << n.host;
+  }
+  r = RunNodes(CleanWith("NCCL_NET", "socket"));
+  EXPECT_EQ(Count(r, Severity::kError, "dangerous-setting", "", "NCCL_NET=socket"), 1u) << Dump(r);
+  r = RunNodes(CleanWith("NCCL_NET", "IB"));
+  EXPECT_EQ(r.Count(Severity::kError), 0u) << Dump(r);
+  for (const char* level : {"LOC", "0"}) {
+    r = RunNodes(CleanWith("NCCL_P2P_LEVEL", level));
+    EXPECT_EQ(Count(r, Severity::kError, "dangerous-setting", "",
+                    std::string("NCCL_P2P_LEVEL=") + level + " (set by /etc/bash.bashrc) on " +
+                        all + ": P2P is never used"),
+              1u)
+        << Dump(r);
+    EXPECT_EQ(r.Count(Severity::kError), 1u) << Dump(r);
+  }
+  r = RunNodes(CleanWith("NCCL_P2P_LEVEL", "NVL"));
+  EXPECT_EQ(r.Count(Severity::kError), 0u) << Dump(r);
 }
 
 TEST(PreflightCliGolden, AllCases) { testing::RunCliGoldenSuite("cli_preflight", 10); }

@@ -164,6 +164,18 @@ TEST(NcclSelect, IbHcaListFollowsTheDocumentedRules) {
   const HcaChoice disabled = PredictIbPorts(Hcas(), {{"NCCL_IB_DISABLE", "1"}});
   EXPECT_TRUE(disabled.disabled);
   EXPECT_TRUE(disabled.ports.empty());
+  EXPECT_EQ(disabled.disabled_by, "NCCL_IB_DISABLE=1");
+  // NCCL_NET selects the network module by name, case-insensitively (NCCL src/net.cc,
+  // strcasecmp): "socket" is the TCP module, so no RDMA port is NCCL's (audit52 K4: they were
+  // listed as NCCL's); "IB" leaves the choice to NCCL_IB_HCA.
+  for (const char* net : {"Socket", "socket", "SOCKET"}) {
+    const HcaChoice sockets = PredictIbPorts(Hcas(), {{"NCCL_NET", net}});
+    EXPECT_TRUE(sockets.disabled) << net;
+    EXPECT_TRUE(sockets.ports.empty()) << net;
+    EXPECT_EQ(sockets.disabled_by, std::string("NCCL_NET=") + net);
+  }
+  EXPECT_FALSE(PredictIbPorts(Hcas(), {{"NCCL_NET", "IB"}}).disabled);
+  EXPECT_FALSE(PredictIbPorts(Hcas(), {{"NCCL_NET", "IB"}}).ports.empty());
 }
 
 // The GID table of NVIDIA/nccl #1131 (show_gids, mlx5_0 on ens3np0): per address one RoCE v1

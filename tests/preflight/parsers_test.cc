@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "strata/preflight/bundle.h"
@@ -41,6 +42,16 @@ TEST(SmiParse, GpuCsvByHeaderName) {
   EXPECT_EQ((*gpus)[1].throttle_reasons, 0x40u);
   EXPECT_EQ((*gpus)[1].ecc_uncorrected, 2);
   EXPECT_EQ((*gpus)[1].retired_pages_pending, true);
+  EXPECT_TRUE((*gpus)[1].query_errors.empty());  // [N/A] is a field without a value, not an error
+  // A failed NVML query is kept with its column (audit52 K9), a [Not Supported] field is not.
+  auto failed = ParseGpuCsv(
+      "index, uuid, memory.used [MiB], utilization.gpu [%]\n"
+      "3, GPU-043f, [GPU requires reset], [Not Supported]\n",
+      "gpus.csv");
+  ASSERT_TRUE(failed.ok()) << failed.error().Format();
+  EXPECT_FALSE((*failed)[0].memory_used_mib.has_value());
+  EXPECT_EQ((*failed)[0].query_errors,
+            (std::map<std::string, std::string>{{"memory.used", "GPU requires reset"}}));
   // The reference's real shorter query reads too (column order is free).
   auto short_query = ParseGpuCsv(
       "index, name, memory.total [MiB], memory.used [MiB], utilization.gpu [%]\n"

@@ -8,6 +8,7 @@
 #include <optional>
 #include <set>
 
+#include "strata/core/strings.h"
 #include "strata/preflight/checks.h"
 #include "strata/preflight/effective_env.h"
 #include "strata/preflight/nccl_select.h"
@@ -149,8 +150,11 @@ void CheckDangerous(const std::vector<NodeState>& nodes,
     for (size_t i = 0; i < nodes.size(); ++i) {
       auto it = envs[i].find(d.variable);
       if (it == envs[i].end()) continue;
-      const bool bad = d.values.empty() || std::find(d.values.begin(), d.values.end(),
-                                                     it->second.value) != d.values.end();
+      const bool bad = d.values.empty() ||
+                       std::any_of(d.values.begin(), d.values.end(), [&](const std::string& v) {
+                         return d.ignore_case ? AsciiLower(v) == AsciiLower(it->second.value)
+                                              : v == it->second.value;
+                       });
       if (bad)
         hits[fmt::format("{}={} (set by {})", d.variable, it->second.value, it->second.origin)]
             .push_back(nodes[i].host);

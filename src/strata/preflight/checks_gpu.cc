@@ -1,10 +1,13 @@
 // GPU checks: memory held by processes that should not hold it (dead, zombie, another user's,
 // a leftover trainer), memory in use with no process listed (the release race of incident 3),
-// and Xid, ECC, retired-page and clock-throttle warnings.
+// GPUs nvidia-smi cannot query, Xid lines (errors for the codes that need a GPU reset), ECC,
+// retired pages and clock throttling.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include <map>
+#include <string>
+#include <vector>
 
 #include "strata/preflight/checks.h"
 
@@ -94,14 +97,72 @@ void CheckHolders(const NodeState& node, const Rules& rules, PreflightReport& re
   }
 }
 
-void CheckHealth(const NodeState& node, PreflightReport& report) {
+// A GPU that nvidia-smi lists but cannot query (audit52 K9: every field "[GPU requires reset]" or
+// "[GPU is lost]") passed every check, as its empty fields were read as "not reported": the count
+// check saw 8 GPUs, the memory check no memory. NVML's own words for the two states (nvml.h,
+// nvmlReturn_t): NVML_ERROR_RESET_REQUIRED "the GPU requires a reset before it can be used
+// again", NVML_ERROR_GPU_IS_LOST "the GPU has fallen off the bus or has otherwise become
+// inaccessible" (the Xid 79 state). Either is a GPU that cannot run its ranks: an error. Another
+// failed field ("[Unknown Error]") is a field not checked: a warning naming it.
+void CheckQueryErrors(const NodeState& node, PreflightReport& report) {
+  for (const GpuRow& g : node.gpus) {
+    if (g.query_errors.empty()) continue;
+    std::map<std::string, std::vector<std::string>> columns_of;  // error -> columns
+    for (const auto& [column, error] : g.query_errors) columns_of[error].push_back(column);
+    std::string what;
+    for (const auto& [error, columns] : columns_of) {
+      what +=
+          fmt::format("{}[{}] for {}", what.empty() ? "" : "; ", error, fmt::join(columns, ", "));
+    }
+    if (columns_of.count("GPU is lost")) {
+      report.findings.push_back(Finding{
+          Severity::kError, "gpu-state", node.host,
+          fmt::format("GPU {}: nvidia-smi lists it but cannot query it ({}): NVML cannot reach the "
+                      "GPU (fallen off the bus or otherwise inaccessible), so it cannot run its "
+                      "ranks",
+                      g.index, what),
+          "drain the node and reboot it; look for Xid 79 in dmesg and check nvidia-smi -q on the "
+          "node"});
+    } else if (columns_of.count("GPU requires reset")) {
+      report.findings.push_back(Finding{
+          Severity::kError, "gpu-state", node.host,
+          fmt::format("GPU {}: nvidia-smi lists it but cannot query it ({}): NVML says the GPU "
+                      "requires a reset before it can be used again",
+                      g.index, what),
+          fmt::format("drain the node and reset the GPU (nvidia-smi -r -i {}) or reboot; look for "
+                      "the Xid that caused it in dmesg",
+                      g.index)});
+    } else {
+      report.findings.push_back(
+          Finding{Severity::kWarning, "gpu-state", node.host,
+                  fmt::format("GPU {}: nvidia-smi could not read {}: those fields were not checked",
+                              g.index, what),
+                  "run nvidia-smi -q -i " + std::to_string(g.index) +
+                      " on the node; drain it if the GPU keeps failing queries"});
+    }
+  }
+}
+
+// Every Xid was a warning (audit52 K1), so a node with an Xid 95 (uncontained ECC error) and an
+// Xid 48 (DBE) was "ready to launch" and passed the `preflight || exit 1` gate. The codes after
+// which NVIDIA's Xid catalog says the GPU must be reset (or the node rebooted) are errors, as
+// data (data/preflight/rules.yaml, xid:, with its source); the others end the process that hit
+// them, not the GPU, and stay warnings.
+void CheckHealth(const NodeState& node, const Rules& rules, PreflightReport& report) {
   for (const XidEvent& x : node.xids) {
+    const XidRule* rule = rules.XidRuleFor(x.code);
     report.findings.push_back(
-        Finding{Severity::kWarning, "xid", node.host,
-                fmt::format("Xid {} on {}: {}", x.code, x.pci, x.line),
-                "look the code up in NVIDIA's Xid catalog; drain the node if it repeats"});
+        rule ? Finding{rule->severity, "xid", node.host,
+                       fmt::format("Xid {} on {}: {}: {}", x.code, x.pci, rule->why, x.line),
+                       rule->fix}
+             : Finding{Severity::kWarning, "xid", node.host,
+                       fmt::format("Xid {} on {}: {}", x.code, x.pci, x.line),
+                       "look the code up in NVIDIA's Xid catalog; drain the node if it repeats"});
   }
   for (const GpuRow& g : node.gpus) {
+    // An uncorrected count alone stays a warning: on GPUs with error containment (A100 and
+    // later) NVIDIA documents that new work can start without a reset after a contained error
+    // (docs.nvidia.com/deploy/a100-gpu-mem-error-mgmt); the uncontained case is Xid 95, above.
     if (g.ecc_uncorrected && *g.ecc_uncorrected > 0) {
       report.findings.push_back(
           Finding{Severity::kWarning, "ecc", node.host,
@@ -109,10 +170,15 @@ void CheckHealth(const NodeState& node, PreflightReport& report) {
                               g.index, *g.ecc_uncorrected, *g.ecc_uncorrected == 1 ? "" : "s"),
                   "drain the node and run dcgmi diag -r 3"});
     }
+    // NVML: pages pending retirement "need a reboot to fully retire"
+    // (nvmlDeviceGetRetiredPagesPendingStatus); until then the failing pages stay in service.
     if (g.retired_pages_pending.value_or(false)) {
-      report.findings.push_back(Finding{Severity::kWarning, "ecc", node.host,
-                                        fmt::format("GPU {}: retired pages pending", g.index),
-                                        "reset the GPU (or reboot) so the pages are retired"});
+      report.findings.push_back(Finding{
+          Severity::kError, "ecc", node.host,
+          fmt::format("GPU {}: retired pages pending: the failing memory pages stay in use until "
+                      "the GPU is reset or the driver reloaded",
+                      g.index),
+          "drain the node and reset the GPU (or reboot) so the pages are retired"});
     }
     if (g.throttle_reasons) {
       std::string reasons;
@@ -196,8 +262,9 @@ void CheckGpuCount(const std::vector<NodeState>& nodes, const PreflightOptions& 
 void CheckGpus(const std::vector<NodeState>& nodes, const Rules& rules, PreflightReport& report) {
   for (const NodeState& node : nodes) {
     CheckGpuListPresent(node, report);
+    CheckQueryErrors(node, report);
     CheckHolders(node, rules, report);
-    CheckHealth(node, report);
+    CheckHealth(node, rules, report);
   }
 }
 

@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <optional>
 
+#include "strata/core/strings.h"
+
 namespace strata::preflight {
 
 namespace {
@@ -165,7 +167,17 @@ HcaChoice PredictIbPorts(const std::vector<RdmaPort>& ports,
   HcaChoice choice;
   if (Get(env, "NCCL_IB_DISABLE") == "1") {
     choice.disabled = true;
+    choice.disabled_by = "NCCL_IB_DISABLE=1";
     choice.rule = "NCCL_IB_DISABLE=1: no RDMA; inter-node traffic goes over TCP sockets";
+    return choice;
+  }
+  // NCCL_NET names the network module, case-insensitively (src/net.cc strcasecmp): "Socket" is
+  // the TCP one, so the RDMA ports are not NCCL's even though they are up (audit52 K4).
+  const std::string net = Get(env, "NCCL_NET");
+  if (AsciiLower(net) == "socket") {
+    choice.disabled = true;
+    choice.disabled_by = "NCCL_NET=" + net;
+    choice.rule = choice.disabled_by + ": no RDMA; inter-node traffic goes over TCP sockets";
     return choice;
   }
   const std::string hca = Get(env, "NCCL_IB_HCA");

@@ -52,12 +52,13 @@ SocketChoice PredictSocketInterfaces(const std::vector<NetInterface>& interfaces
 struct HcaChoice {
   std::vector<std::string> ports;         // "mlx5_1:1", in device order
   std::vector<std::string> ignored_down;  // selected by name but not active: NCCL skips them
-  bool disabled = false;                  // NCCL_IB_DISABLE=1
+  bool disabled = false;                  // NCCL_IB_DISABLE=1 or NCCL_NET=Socket
+  std::string disabled_by;                // "NCCL_NET=Socket"
   std::string rule;
 };
 
 /// The RDMA ports NCCL's IB transport uses: active ports matching NCCL_IB_HCA (all active ports
-/// when unset); none when NCCL_IB_DISABLE=1.
+/// when unset); none when NCCL_IB_DISABLE=1 or NCCL_NET=Socket.
 HcaChoice PredictIbPorts(const std::vector<RdmaPort>& ports,
                          const std::map<std::string, std::string>& env);
 

@@ -25,6 +25,10 @@ struct GpuRow {
   std::optional<uint64_t> throttle_reasons;   // clocks_throttle_reasons.active bitmask
   std::optional<int64_t> ecc_uncorrected;     // ecc.errors.uncorrected.volatile.total
   std::optional<bool> retired_pages_pending;  // retired_pages.pending
+  /// Cells where nvidia-smi printed an NVML error instead of a value, column -> the error as
+  /// printed without its brackets ("memory.used" -> "GPU requires reset"); "[N/A]" and
+  /// "[Not Supported]" are not errors and are not listed.
+  std::map<std::string, std::string> query_errors;
 };
 
 /// One row of `nvidia-smi --query-compute-apps=pid,process_name,used_gpu_memory,gpu_uuid`.

@@ -1,5 +1,6 @@
 #include "strata/preflight/rules.h"
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "strata/core/file_io.h"
@@ -19,6 +20,27 @@ Result<std::vector<std::string>> StringList(YamlMap& m, const std::string& key) 
   return out;
 }
 
+Result<std::vector<int64_t>> CodeList(YamlMap& m, const std::string& key) {
+  STRATA_ASSIGN_OR_RETURN(YAML::Node node, m.Node(key));
+  if (!node.IsSequence() || node.size() == 0)
+    return m.ErrorAt(key, "expected a list of Xid codes such as [48, 79]");
+  std::vector<int64_t> out;
+  for (const auto& item : node) {
+    int64_t code = 0;
+    if (!item.IsScalar() || !YAML::convert<int64_t>::decode(item, code) || code <= 0)
+      return m.ErrorAt(key, "expected a list of Xid codes such as [48, 79]");
+    out.push_back(code);
+  }
+  return out;
+}
+
+Result<Severity> SeverityField(YamlMap& m) {
+  STRATA_ASSIGN_OR_RETURN(std::string severity, m.String("severity"));
+  if (severity != "error" && severity != "warning")
+    return m.ErrorAt("severity", "expected error or warning");
+  return severity == "error" ? Severity::kError : Severity::kWarning;
+}
+
 Result<Seconds> Duration(YamlMap& m, const std::string& key) {
   STRATA_ASSIGN_OR_RETURN(std::string text, m.String(key));
   auto s = ParseSeconds(text);
@@ -29,6 +51,13 @@ Result<Seconds> Duration(YamlMap& m, const std::string& key) {
 }  // namespace
 
 std::string_view SeverityName(Severity s) { return s == Severity::kError ? "error" : "warning"; }
+
+const XidRule* Rules::XidRuleFor(int64_t code) const {
+  for (const XidRule& x : xid) {
+    if (std::find(x.codes.begin(), x.codes.end(), code) != x.codes.end()) return &x;
+  }
+  return nullptr;
+}
 
 int CompareVersions(const std::string& a, const std::string& b) {
   size_t i = 0, j = 0;
@@ -71,15 +100,33 @@ Result<Rules> LoadRules(const std::string& path_in) {
     DangerousSetting d;
     STRATA_ASSIGN_OR_RETURN(d.variable, m.String("variable"));
     STRATA_ASSIGN_OR_RETURN(d.values, StringList(m, "values"));
-    STRATA_ASSIGN_OR_RETURN(std::string severity, m.String("severity"));
-    if (severity != "error" && severity != "warning")
-      return m.ErrorAt("severity", "expected error or warning");
-    d.severity = severity == "error" ? Severity::kError : Severity::kWarning;
+    if (m.Has("ignore_case")) {
+      STRATA_ASSIGN_OR_RETURN(d.ignore_case, m.Bool("ignore_case"));
+    }
+    STRATA_ASSIGN_OR_RETURN(d.severity, SeverityField(m));
     STRATA_ASSIGN_OR_RETURN(d.why, m.String("why"));
     STRATA_ASSIGN_OR_RETURN(d.fix, m.String("fix"));
     STRATA_ASSIGN_OR_RETURN(d.source, m.String("source"));
     STRATA_RETURN_IF_ERROR(m.CheckNoUnknownKeys());
     rules.dangerous.push_back(std::move(d));
+  }
+  STRATA_ASSIGN_OR_RETURN(YAML::Node xids, top.Node("xid"));
+  if (!xids.IsSequence()) return top.ErrorAt("xid", "expected a list");
+  for (size_t i = 0; i < xids.size(); ++i) {
+    STRATA_ASSIGN_OR_RETURN(YamlMap m,
+                            YamlMap::Of(xids[i], path, "xid[" + std::to_string(i) + "]"));
+    XidRule x;
+    STRATA_ASSIGN_OR_RETURN(x.codes, CodeList(m, "codes"));
+    for (int64_t code : x.codes) {
+      if (rules.XidRuleFor(code))
+        return m.ErrorAt("codes", "Xid " + std::to_string(code) + " is already in an earlier rule");
+    }
+    STRATA_ASSIGN_OR_RETURN(x.severity, SeverityField(m));
+    STRATA_ASSIGN_OR_RETURN(x.why, m.String("why"));
+    STRATA_ASSIGN_OR_RETURN(x.fix, m.String("fix"));
+    STRATA_ASSIGN_OR_RETURN(x.source, m.String("source"));
+    STRATA_RETURN_IF_ERROR(m.CheckNoUnknownKeys());
+    rules.xid.push_back(std::move(x));
   }
   STRATA_RETURN_IF_ERROR(top.CheckNoUnknownKeys());
   return rules;

@@ -4,6 +4,7 @@
 #ifndef STRATA_PREFLIGHT_RULES_H_
 #define STRATA_PREFLIGHT_RULES_H_
 
+#include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
@@ -19,6 +20,18 @@ std::string_view SeverityName(Severity s);  // "error", "warning"
 struct DangerousSetting {
   std::string variable;
   std::vector<std::string> values;  // empty: any value
+  bool ignore_case = false;         // the program compares the value case-insensitively
+  Severity severity = Severity::kWarning;
+  std::string why;
+  std::string fix;
+  std::string source;
+};
+
+/// Kernel Xid codes judged alike: those after which NVIDIA's Xid catalog says the GPU must be
+/// reset (or the node rebooted) before it is used again are errors; a code in no rule is a
+/// warning.
+struct XidRule {
+  std::vector<int64_t> codes;
   Severity severity = Severity::kWarning;
   std::string why;
   std::string fix;
@@ -31,6 +44,9 @@ struct Rules {
   Seconds max_collective_timeout;
   std::map<std::string, std::string> sources;
   std::vector<DangerousSetting> dangerous;
+  std::vector<XidRule> xid;
+  /// The rule that names `code`, or nullptr.
+  const XidRule* XidRuleFor(int64_t code) const;
 };
 
 struct PackageReleases {

@@ -36,6 +36,18 @@ bool NoValue(const std::string& cell) {
   return cell.empty() || (cell.front() == '[' && cell.back() == ']');
 }
 
+// nvidia-smi prints a field NVML could not read as the NVML error string in brackets
+// (nvmlErrorString): "[N/A]" and "[Not Supported]" for a field this GPU does not have, and for a
+// failed query e.g. "[GPU requires reset]" (NVML_ERROR_RESET_REQUIRED), "[GPU is lost]"
+// (NVML_ERROR_GPU_IS_LOST) or "[Unknown Error]". The failures are kept: a row of them is a GPU
+// that nvidia-smi still lists but cannot query, not a GPU without those fields.
+std::optional<std::string> QueryError(const std::string& cell) {
+  if (cell.size() < 2 || cell.front() != '[' || cell.back() != ']') return std::nullopt;
+  const std::string inner = cell.substr(1, cell.size() - 2);
+  if (inner == "N/A" || inner == "Not Supported") return std::nullopt;
+  return inner;
+}
+
 // "97871 MiB", "97871", "0 %" -> the number; nullopt for "[N/A]"; an error for anything else.
 Result<std::optional<double>> Number(const std::string& cell, const std::string& file, int line,
                                      const std::string& column) {
@@ -121,6 +133,9 @@ Result<std::vector<GpuRow>> ParseGpuCsv(std::string_view text, const std::string
           .InField("index");
     }
     g.index = *index;
+    for (const auto& [column, at] : csv.columns) {
+      if (auto error = QueryError(cells[at])) g.query_errors[column] = *error;
+    }
     if (auto* c = Cell(csv, cells, "uuid")) g.uuid = *c;
     if (auto* c = Cell(csv, cells, "name")) g.name = *c;
     STRATA_ASSIGN_OR_RETURN(g.memory_used_mib,

@@ -34,7 +34,7 @@ std::string RenderPreflightText(const preflight::PreflightReport& r) {
         n.socket.interfaces.empty()
             ? "none"
             : fmt::format("{} {}", n.socket.interfaces[0], n.socket.addresses[0]);
-    std::string rdma = n.hca.disabled        ? "disabled"
+    std::string rdma = n.hca.disabled        ? "none (" + n.hca.disabled_by + ")"
                        : n.hca.ports.empty() ? "none"
                                              : Join(n.hca.ports, ",");
     nodes.AddRow({n.host, driver, socket, rdma, n.env_source});
