@@ -147,6 +147,11 @@ TEST(SequenceLengthsTest, TokenCounts) {
       // "4Mi" like "48Ki": 4 x 1,048,576; G is 1e9 in a count.
       {"4Mi", 4194304},
       {"12G", 12e9},
+      // Budgets are quoted in B and T (audit k5: `compare --tokens 100B` was refused): 100B =
+      // 100 x 1e9, 15T = 15 x 1e12 (Llama 3's pre-training tokens), 1.5B = 1.5e9.
+      {"100B", 100e9},
+      {"15T", 15e12},
+      {"1.5B", 1.5e9},
   };
   for (const auto& c : cases) {
     auto v = ParseTokenCount(c.text);
@@ -169,6 +174,8 @@ TEST(SequenceLengthsTest, SequenceLengthsReadKAsBinary) {
     EXPECT_DOUBLE_EQ(*v, c.expected) << c.text;
   }
   EXPECT_FALSE(ParseSequenceLength("8KB").ok());
+  EXPECT_FALSE(ParseSequenceLength("1B").ok());  // B and T are token budgets, not lengths
+  EXPECT_FALSE(ParseSequenceLength("1T").ok());
   // Finding 23: max_tokens 1e300 passed and, with CP > 1, reached static_cast<int64_t> in the
   // layout check (undefined behaviour). 1e9 tokens is the longest sequence taken (as in
   // histograms), 1e15 the largest token count; inf and nan are not numbers here.

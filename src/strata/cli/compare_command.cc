@@ -62,7 +62,7 @@ int RunCompare(int argc, char** argv) {
                  "--variant sharding.mode=zero3,parallel.ep=1 (repeatable)");
   app.add_option("--set", sets, "override a field in every job: --set batch.global_batch=160");
   app.add_option("--tokens", tokens_text,
-                 "tokens to train, for the time to train (500M, 2.31M, 29K; "
+                 "tokens to train, for the time to train (100B, 15T, 500M, 2.31M, 29K; "
                  "default 1000M)");
   std::string calibration;
   AddCalibrationOption(app, calibration);

@@ -79,6 +79,10 @@ Json RankSummaryToJson(const RankSummary& s) {
   j["eta_s"] = Opt(s.EtaSeconds());
   j["steady_step_time_s"] = Opt(s.step_time_s.Mean());
   j["steady_rl_iteration_s"] = Opt(s.rl_iteration_s.Mean());
+  j["drop_lost_s"] = RoundSig(s.drop_lost_s);
+  // The slowdown the log ends in, when it lasted: the present rate the ETA uses.
+  j["slow_since_step"] = s.EndsSlow() ? Json(s.slow_since_step) : Json(nullptr);
+  j["current_wall_s_per_step"] = s.EndsSlow() ? Opt(s.slow_wall_s.Mean()) : Json(nullptr);
   j["last_loss"] = Opt(s.last_loss);
   j["max_memory_gib"] = s.max_memory_gib > 0 ? Json(RoundSig(s.max_memory_gib)) : Json(nullptr);
   j["printed_tflop_per_s_per_gpu"] = Opt(s.printed_tflops_per_gpu.Mean());
@@ -89,6 +93,10 @@ Json RankSummaryToJson(const RankSummary& s) {
   j["sample_mean_tokens"] = Opt(s.sample_mean_tokens.Mean());
   // Records before the spike checks had min_window earlier values: read, not judged.
   j["spike_unjudged_records"] = s.spike_unjudged_records;
+  // Records with a loss / grad norm / memory figure: 0 means that check was not made.
+  j["loss_records"] = s.loss_records;
+  j["grad_norm_records"] = s.grad_norm_records;
+  j["memory_records"] = s.memory_records;
   return j;
 }
 
@@ -109,6 +117,12 @@ Json LogMfuToJson(const LogMfu& m, const LogJob& job) {
   j["tokens_per_s_per_gpu"] = RoundSig(m.tokens_per_s_per_gpu);
   j["tflop_per_s_per_gpu"] = RoundSig(m.achieved_per_gpu.tflop_per_s());
   j["mfu_fraction"] = RoundSig(m.mfu);
+  // Since the slowdown the log ends in: the same tokens per step over the present step time.
+  const double now_scale =
+      m.now_step_time_s && *m.now_step_time_s > 0 ? m.step_time_s / *m.now_step_time_s : 0;
+  j["now_step_time_s"] = Opt(m.now_step_time_s);
+  j["now_since_step"] = m.now_step_time_s ? Json(m.now_since_step) : Json(nullptr);
+  j["now_mfu_fraction"] = now_scale > 0 ? Json(RoundSig(m.mfu * now_scale)) : Json(nullptr);
   Json points = Json::array();
   for (const auto& p : m.report.points) {
     Json jp;

@@ -127,6 +127,11 @@ Result<LogMfu> RecomputeLogMfu(const RankSummary& run, const LogJob& job) {
               "or tqdm s/it is an average over many steps, not a step's own time), mean over "
               "steady steps: warm-up, stalls, drops excluded"
             : "the log's step times, mean over steady steps: warm-up, stalls, drops excluded";
+    if (auto now = run.slow_step_time_s.Mean(); now && run.EndsSlow() && !verl && !iteration) {
+      out.now_step_time_s = *now;
+      out.now_since_step = run.slow_since_step;
+      out.step_time_source += fmt::format(", before the slowdown at step {}", run.slow_since_step);
+    }
   } else if (iteration || verl) {
     return InvalidInput(
                fmt::format(

@@ -4,6 +4,7 @@
 #ifndef STRATA_LOGS_LOG_MFU_H_
 #define STRATA_LOGS_LOG_MFU_H_
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -53,6 +54,11 @@ struct LogMfu {
   std::string tokens_source;  // where tokens per step came from, in words
   double step_time_s = 0;
   std::string step_time_source;
+  /// The step time since the slowdown the log ends in (RankSummary::EndsSlow), when the step
+  /// time above is the steady one before it; then the present throughput and MFU are the same
+  /// tokens per step over this time.
+  std::optional<double> now_step_time_s;
+  int64_t now_since_step = 0;
   MfuReport report;  // points: S = mean (and S = max when the lengths vary)
   double tokens_per_s_per_gpu = 0;
   double mfu = 0;  // Megatron convention at the mean length, a fraction

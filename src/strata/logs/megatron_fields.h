@@ -23,7 +23,7 @@ enum class MegatronField : uint8_t {
   kTflops,           // throughput per GPU (TFLOP/s/GPU)
   kTflopsDs,         // Megatron-DeepSpeed "TFLOPs"
   kLearningRate,     //
-  kLoss,             // lm loss
+  kLoss,             // lm loss (Megatron-LM), lm_loss (GPT-NeoX)
   kGlobalBatch,      // global batch size (samples)
   kGradNorm,         //
   kSkipped,          // number of skipped iterations (in the logging interval)
@@ -39,7 +39,7 @@ struct MegatronLabel {
 
 /// Every label read, exactly as printed. A label that is a prefix of another ("elapsed time")
 /// comes after it.
-inline constexpr std::array<MegatronLabel, 15> kMegatronLabels = {{
+inline constexpr std::array<MegatronLabel, 16> kMegatronLabels = {{
     {"consumed samples", MegatronField::kConsumedSamples},
     {"elapsed time per iteration (ms)", MegatronField::kStepTimeMs},
     {"elapsed time", MegatronField::kElapsed},
@@ -47,6 +47,9 @@ inline constexpr std::array<MegatronLabel, 15> kMegatronLabels = {{
     {"TFLOPs", MegatronField::kTflopsDs},
     {"learning rate", MegatronField::kLearningRate},
     {"lm loss", MegatronField::kLoss},
+    // GPT-NeoX's training_log prints each loss key as " {key}: {value:.6E} |" and its key is
+    // lm_loss (EleutherAI/gpt-neox megatron/training.py).
+    {"lm_loss", MegatronField::kLoss},
     {"global batch size", MegatronField::kGlobalBatch},
     {"grad norm", MegatronField::kGradNorm},
     {"number of skipped iterations", MegatronField::kSkipped},

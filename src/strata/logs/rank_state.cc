@@ -60,22 +60,33 @@ std::optional<double> RankSummary::WallSecondsPerStep() const {
   return step_time_s.Mean();
 }
 
+std::optional<double> RankSummary::CurrentSecondsPerStep() const {
+  if (EndsSlow()) return slow_wall_s.Mean();
+  return WallSecondsPerStep();
+}
+
 std::optional<double> RankSummary::WallSeconds() const {
   if (first_clock_s && last_clock_s && *last_clock_s > *first_clock_s) {
     return *last_clock_s - *first_clock_s;
   }
-  if (auto t = WallSecondsPerStep()) return *t * static_cast<double>(steps_advanced);
+  // The steps' own times, slow ones included: the steady mean times the step count would leave
+  // out every stall and slowdown.
+  const int64_t untimed = std::max<int64_t>(steps_advanced - timed_steps, 0);
+  auto t = WallSecondsPerStep();
+  if (timed_steps > 0) return timed_wall_s + (t ? *t * static_cast<double>(untimed) : 0);
+  if (t) return *t * static_cast<double>(steps_advanced);
   return std::nullopt;
 }
 
 std::optional<double> RankSummary::EtaSeconds() const {
-  auto t = WallSecondsPerStep();
+  auto t = CurrentSecondsPerStep();
   if (!t || !total_steps || *total_steps < last_step) return std::nullopt;
   return *t * static_cast<double>(*total_steps - last_step);
 }
 
 RankState::RankState(int rank, const AnomalyThresholds& thresholds) : rank_(rank), t_(thresholds) {
   summary_.rank = rank;
+  summary_.lasting_min_records = t_.min_window;
 }
 
 Anomaly RankState::Make(AnomalyKind kind, const StepRecord& r, std::string message,
@@ -206,6 +217,10 @@ void RankState::Check(StepRecord& r, std::vector<Anomaly>& out) {
   bool early = false;
   CheckTiming(r, std::max<int64_t>(advanced, 0), out, steady, early);
   CheckValues(r, out);
+  if (const auto wall = r.rl_iteration_s ? r.rl_iteration_s : r.step_time_s; wall && advanced > 0) {
+    s.timed_wall_s += *wall * static_cast<double>(advanced);
+    s.timed_steps += advanced;
+  }
 
   const double weight = static_cast<double>(std::max<int64_t>(advanced, 1));
   if (steady && early) {
@@ -340,17 +355,32 @@ void RankState::CheckTiming(const StepRecord& r, int64_t advanced, std::vector<A
                            fmt::format("{} {} s is {:.1f} x the median {} s (threshold {} x)", what,
                                        Num(t), t / median, Num(median), t_.stall_factor),
                            lost));
-      } else if (!stalled && t > median / (1 - t_.drop_fraction)) {
+      } else if (!stalled &&
+                 t > median / (1 - (in_drop_ ? t_.drop_fraction / 2 : t_.drop_fraction))) {
+        // Once in a drop, a step stays in it until it is back within half the threshold: a run
+        // that slowed to just past the threshold is one slowdown, not a flicker of drops between
+        // which its slow steps would become the steady baseline.
         degraded = true;
+        const double steps = static_cast<double>(std::max<int64_t>(advanced, 1));
+        s.drop_lost_s += (t - median) * steps;
         if (!in_drop_) {
           out.push_back(Make(AnomalyKind::kThroughputDrop, r,
                              fmt::format("{} {} s vs the median {} s: throughput down "
                                          "{:.0f}% (threshold {:.0f}%)",
                                          what, Num(t), Num(median), 100 * (1 - median / t),
                                          100 * t_.drop_fraction)));
+          s.slow_since_step = r.step;
+          s.slow_since_line = r.line;
+          s.slow_records = 0;
+          s.slow_wall_s = {};
+          s.slow_step_time_s = {};
         }
+        ++s.slow_records;
+        s.slow_wall_s.Add(t, steps);
+        if (r.step_time_s) s.slow_step_time_s.Add(*r.step_time_s, steps);
       }
     }
+    if (!degraded) s.slow_records = 0;  // the slowdown, if any, ended here
     if (!stalled && !degraded) {
       // Without a clock this path alone judges stalls: a time that had too few before it to be
       // judged waits for JudgeEarly.
@@ -384,6 +414,9 @@ void RankState::CheckTiming(const StepRecord& r, int64_t advanced, std::vector<A
 void RankState::CheckValues(const StepRecord& r, std::vector<Anomaly>& out) {
   const bool loss_bad = r.loss && !std::isfinite(*r.loss);
   const bool grad_bad = r.grad_norm && !std::isfinite(*r.grad_norm);
+  if (r.loss) ++summary_.loss_records;
+  if (r.grad_norm) ++summary_.grad_norm_records;
+  if (r.memory_gib) ++summary_.memory_records;
   // A spike needs min_window earlier values to be judged against: say which records had too few.
   const auto window = static_cast<size_t>(t_.min_window);
   if ((r.loss && !loss_bad && loss_.size() < window) ||

@@ -58,6 +58,11 @@ struct RankSummary {
   int64_t spike_unjudged_records = 0;
   int64_t spike_unjudged_last_step = 0;
   int64_t spike_window = 0;  // the earlier values a spike is judged against (min_window)
+  /// Records that gave a loss, a grad norm, a memory figure (nan and inf included): a check
+  /// with none to look at was not made, whatever the log's length.
+  int64_t loss_records = 0;
+  int64_t grad_norm_records = 0;
+  int64_t memory_records = 0;
   /// Records the log printed no step for and no progress bar numbered (HF Trainer without its
   /// tqdm bars): numbered 1, 2, 3 by strata, so their "steps" are record numbers.
   int64_t numbered_records = 0;
@@ -70,14 +75,38 @@ struct RankSummary {
       global_batch, tokens, samples_per_s;
   /// RL iterations (verl's timing_s/step), when the log times them apart from the step.
   WeightedMean rl_iteration_s;
+  /// Every record's own step time (the RL iteration where the log gives one) times the steps it
+  /// covers, warm-up, stalls and slow steps included, over the steps from the first record to
+  /// the last: the wall time of a log without a clock, the whole log and not its steady part.
+  double timed_wall_s = 0;
+  int64_t timed_steps = 0;
+  /// Time lost to steps slower than the steady median by more than the drop threshold: each
+  /// one's excess over that median, times the steps it covers.
+  double drop_lost_s = 0;
+  /// The slowdown the log is in at its last record (empty when it is not in one): its first
+  /// step and line, the records and the step and wall times since, weighted by steps.
+  int64_t slow_since_step = 0;
+  int64_t slow_since_line = 0;
+  int64_t slow_records = 0;
+  WeightedMean slow_wall_s, slow_step_time_s;
+  /// Records a slowdown must last to the end of the log to be taken as the run's present rate
+  /// (the thresholds' min_window): one slow last step is no new rate.
+  int64_t lasting_min_records = 3;
+
+  /// Whether the log ends in a slowdown that lasted lasting_min_records records or more.
+  bool EndsSlow() const { return slow_records > 0 && slow_records >= lasting_min_records; }
+  /// The run's present wall time per step: the slowdown's when the log ends in a lasting one,
+  /// else the steady step's.
+  std::optional<double> CurrentSecondsPerStep() const;
 
   /// How long one step of the run takes on the wall: the RL iteration when the log gives one
   /// (the step time is then the trainer's update alone), else the step time.
   std::optional<double> WallSecondsPerStep() const;
 
-  /// Wall time covered by the log: the clock span when the log has one, else the step times.
+  /// Wall time covered by the log: the clock span when the log has one, else the records' own
+  /// step times (steps without one at the steady step time).
   std::optional<double> WallSeconds() const;
-  /// Time to finish at the steady step time, when the total is known.
+  /// Time to finish at the present rate (CurrentSecondsPerStep), when the total is known.
   std::optional<double> EtaSeconds() const;
 };
 

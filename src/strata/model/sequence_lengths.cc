@@ -136,11 +136,13 @@ Result<double> ParseTokens(std::string_view text, bool binary_plain) {
     double decimal;
     double binary;
   };
-  // Longest suffixes first: "Mi" before "M"... "i" suffixes are binary in every field.
-  constexpr Suffix kSuffixes[] = {{"Ki", 1024.0, 1024.0},       {"ki", 1024.0, 1024.0},
-                                  {"Mi", 1048576.0, 1048576.0}, {"K", 1e3, 1024.0},
-                                  {"k", 1e3, 1024.0},           {"M", 1e6, 1048576.0},
-                                  {"G", 1e9, 1073741824.0}};
+  // Longest suffixes first: "Mi" before "M"... "i" suffixes are binary in every field. B and T
+  // (1e9, 1e12) are how training budgets are quoted ("100B tokens", "15T"): counts only, so
+  // their binary value is 0 (no sequence length is written so).
+  constexpr Suffix kSuffixes[] = {
+      {"Ki", 1024.0, 1024.0},   {"ki", 1024.0, 1024.0}, {"Mi", 1048576.0, 1048576.0},
+      {"K", 1e3, 1024.0},       {"k", 1e3, 1024.0},     {"M", 1e6, 1048576.0},
+      {"G", 1e9, 1073741824.0}, {"B", 1e9, 0},          {"T", 1e12, 0}};
   double scale = 1;
   for (const Suffix& s : kSuffixes) {
     if (t.size() > s.text.size() && t.ends_with(s.text)) {
@@ -150,13 +152,14 @@ Result<double> ParseTokens(std::string_view text, bool binary_plain) {
     }
   }
   auto value = ParseNumber(t);
-  if (!value.ok() || *value <= 0) {
+  if (!value.ok() || *value <= 0 || scale <= 0) {
     return InvalidInput(
         std::string(binary_plain
                         ? "expected a positive sequence length such as 49152, 8K (= 8Ki = "
                           "8,192: sequence lengths count K as 1,024) or 1Mi"
                         : "expected a positive token count such as 29000, 29K (x1,000), 48Ki "
-                          "(x1,024), 2.31M (x1e6) or 4Mi (x1,048,576)") +
+                          "(x1,024), 2.31M (x1e6), 4Mi (x1,048,576), 100B (x1e9) or 15T "
+                          "(x1e12)") +
         ", got '" + std::string(text) + "'");
   }
   const double tokens = *value * scale;

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
+#include <vector>
 
 #include "strata/core/strings.h"
 #include "strata/core/table.h"
@@ -98,6 +100,42 @@ std::string UnjudgedSpikes(const LogSummary& s) {
   return out;
 }
 
+// The checks the log gave something to look at. A check with nothing to judge (no loss in any
+// record: GPT-NeoX's lm_loss before it was read) is named as not made, never listed as passed.
+struct ChecksMade {
+  std::string made;
+  std::string not_made;
+};
+ChecksMade Checks(const LogSummary& s) {
+  int64_t loss = 0, grad = 0, memory = 0;
+  for (const RankSummary& r : s.ranks) {
+    loss += r.loss_records;
+    grad += r.grad_norm_records;
+    memory += r.memory_records;
+  }
+  ChecksMade c;
+  c.made = "stalls > 3 x the median step, throughput -30%";
+  if (loss > 0 && grad > 0) {
+    c.made += ", loss and grad-norm spikes, nan/inf";
+  } else if (loss > 0) {
+    c.made += ", loss spikes, nan/inf loss";
+  } else if (grad > 0) {
+    c.made += ", grad-norm spikes, nan/inf grad norm";
+  }
+  c.made += ", skipped steps";
+  if (memory > 0) c.made += ", memory creep";
+  c.made += ", restarts, a hang at the end";
+  std::vector<std::string> none;
+  if (loss == 0)
+    none.push_back(grad > 0 ? "no loss: loss spikes and a nan/inf loss"
+                            : "no loss or grad norm: loss and grad-norm spikes, "
+                              "nan/inf");
+  if (loss > 0 && grad == 0) none.push_back("no grad norm: grad-norm spikes");
+  if (memory == 0) none.push_back("no memory figure: memory creep");
+  for (const auto& n : none) c.not_made += (c.not_made.empty() ? "" : "; ") + n;
+  return c;
+}
+
 std::string Pct(double fraction) { return fmt::format("{:.2f}%", 100 * fraction); }
 
 void AddRow(Table& table, const KeptStep& k, const std::optional<LogJob>& job, bool show_rank) {
@@ -137,6 +175,22 @@ std::string RenderMfu(const LogsText& in) {
   }
   out += fmt::format("  MFU (megatron convention, as strata mfu): {}\n", mfus);
   out += fmt::format("  HFU (with the job's recompute): {}\n", hfus);
+  if (m.now_step_time_s && *m.now_step_time_s > 0) {
+    // The same tokens per step over the present step time: throughput and MFU scale by
+    // steady / present.
+    const double scale = m.step_time_s / *m.now_step_time_s;
+    std::string now;
+    for (const auto& p : m.report.points) {
+      for (const auto& row : p.rows) {
+        if (row.convention != FlopConvention::kMegatron) continue;
+        now += fmt::format("{}{} at {}", now.empty() ? "" : ", ", Pct(row.mfu * scale), p.label);
+      }
+    }
+    out += fmt::format(
+        "  now (since the slowdown at step {}, to the end of the log): step time {:.2f} s, "
+        "throughput {:.2f} tokens/s per GPU, MFU {}\n",
+        m.now_since_step, *m.now_step_time_s, m.tokens_per_s_per_gpu * scale, now);
+  }
   if (in.explain) {
     out += fmt::format(
         "  how: tokens/s per GPU = tokens per step / step time / GPUs = {} / {:.2f} s / {} = "
@@ -299,14 +353,35 @@ std::string RenderLogsText(const LogsText& in) {
                        r.first_clock_s ? " (log clock)"
                        : iteration     ? " (RL iterations)"
                                        : (wall ? " (step times)" : ""));
+    const auto steady_wall = r.WallSecondsPerStep();
+    const auto slow_wall = r.slow_wall_s.Mean();
+    if (r.EndsSlow() && slow_wall) {
+      // The steady step is the baseline the drop was judged against; the run no longer runs at
+      // it, so the present rate is said and used for the time to finish.
+      out += fmt::format(
+          "{}slower since step {} (line {}) to the end of the log: {:.2f} s per {} over {} "
+          "steps{}: the run's present rate, used for the time to finish\n",
+          who, r.slow_since_step, r.slow_since_line, *slow_wall,
+          iteration ? "RL iteration" : "step", static_cast<int64_t>(r.slow_wall_s.weight),
+          steady_wall && *steady_wall > 0
+              ? fmt::format(", {:+.0f}% on the steady {:.2f} s before it",
+                            100 * (*slow_wall / *steady_wall - 1), *steady_wall)
+              : "");
+    }
     out += TokensLine(r, job, who);
-    out +=
-        fmt::format("{}time lost: {} to stalls, {} to restarts ({} restart{}, {} steps redone)\n",
-                    who, Duration(r.stall_lost_s), Duration(r.restart_lost_s), r.restarts,
-                    r.restarts == 1 ? "" : "s", r.steps_redone);
+    out += fmt::format(
+        "{}time lost: {} to stalls, {}{} to restarts ({} restart{}, {} steps redone)\n", who,
+        Duration(r.stall_lost_s),
+        r.drop_lost_s > 0
+            ? fmt::format("{} to slow steps (throughput drops, over the steady step), ",
+                          Duration(r.drop_lost_s))
+            : "",
+        Duration(r.restart_lost_s), r.restarts, r.restarts == 1 ? "" : "s", r.steps_redone);
     if (auto eta = r.EtaSeconds()) {
-      out += fmt::format("{}expected time to finish: {} ({} steps left at {:.2f} s)\n", who,
-                         Duration(*eta), *r.total_steps - r.last_step, *r.WallSecondsPerStep());
+      out += fmt::format(
+          "{}expected time to finish: {} ({} steps left at {:.2f} s{})\n", who, Duration(*eta),
+          *r.total_steps - r.last_step, *r.CurrentSecondsPerStep(),
+          r.EndsSlow() ? fmt::format(", the rate since step {}", r.slow_since_step) : "");
     }
     if (r.last_loss) out += fmt::format("{}last loss {:.4f}\n", who, *r.last_loss);
   }
@@ -315,12 +390,15 @@ std::string RenderLogsText(const LogsText& in) {
   out += fmt::format("  last line {}: \"{}\"{}\n", s.tail.last_line, last,
                      s.tail.finished ? " (the run reports it finished)" : "");
 
+  const ChecksMade checks = Checks(s);
+  const std::string not_made =
+      checks.not_made.empty()
+          ? ""
+          : fmt::format("  not judged, as no record gives what they look at: {}\n",
+                        checks.not_made);
   if (s.anomalies.empty()) {
-    out += fmt::format(
-        "\nanomalies: none found in {} steps (stalls > 3 x the median step, "
-        "throughput -30%, loss and grad-norm spikes, nan/inf, skipped steps, "
-        "memory creep, restarts, a hang at the end)\n",
-        in.rows_total);
+    out += fmt::format("\nanomalies: none found in {} steps ({})\n", in.rows_total, checks.made);
+    out += not_made;
     out += UnjudgedSpikes(s);
   } else {
     out += s.anomalies_total > static_cast<int64_t>(s.anomalies.size())
@@ -328,6 +406,7 @@ std::string RenderLogsText(const LogsText& in) {
                              s.anomalies.size())
                : fmt::format("\nanomalies ({}):\n", s.anomalies.size());
     for (const auto& a : s.anomalies) out += "  " + FormatAnomaly(a) + "\n";
+    out += not_made;
     out += UnjudgedSpikes(s);
   }
   return out;
