@@ -342,6 +342,89 @@ TEST(ImportJobTest, TorchtitanToml) {
   EXPECT_EQ(SourceOf(r, "sequence.max_tokens"), "llama3_8b.toml:34: training.seq_len");
 }
 
+// torchtitan's full bf16 training: `training.dtype = "bfloat16"` "will put all parameters,
+// gradients, and optimizer states in bfloat16, without an extra copy of fp32 weights"
+// (pytorch/torchtitan@6404b932421f5ce382e7dac5ad381b2c17b1373c: torchtitan/config/job_config.py,
+// Training.dtype): the model is built in bf16, so FSDP2's sharded parameters and AdamW's
+// zeros_like(p) moments are bf16. Llama-3.1-8B (8,030,261,248 parameters) on FSDP 8: sharded
+// parameters 4 -> 2 B a parameter (4.02 -> 2.01 GB), moments 8 -> 4 B (8.03 -> 4.02 GB), no fp32
+// gradient shard for the step. The preset's mixed_precision_reduce = "bfloat16" (line 23) is the
+// file's, not a default; early_step_in_backward (line 41) is named in the notes. Before: dtype
+// and early_step_in_backward were listed as unused, the job kept fp32 master weights and moments,
+// and the reduce dtype's source said "default".
+TEST(ImportJobTest, TorchtitanFullBf16TrainingKeepsNoFp32Copy) {
+  ImportOptions o = Gpu("H200");
+  o.nodes = 1;
+  o.gpus_per_node = 8;
+  const ImportReport r = Import("torchtitan_llama3_8b_32k_bf16/llama3_8b-8xb200-32k.toml", o);
+  EXPECT_EQ(r.job.layout.dp, 8);
+  EXPECT_EQ(r.job.param_dtype, DType::kBf16);
+  EXPECT_EQ(r.job.grad_dtype, DType::kBf16);
+  EXPECT_EQ(r.job.optimizer.master_dtype, DType::kBf16);
+  EXPECT_EQ(r.job.optimizer.moment_dtype, DType::kBf16);
+  EXPECT_NE(SourceOf(r, "optimizer.moments").find("llama3_8b-8xb200-32k.toml:22: training.dtype"),
+            std::string::npos)
+      << SourceOf(r, "optimizer.moments");
+  EXPECT_EQ(r.yaml.find("training.dtype = bfloat16"), std::string::npos) << r.yaml;
+  EXPECT_NE(r.yaml.find("optimizer.early_step_in_backward = true (llama3_8b-8xb200-32k.toml:41"),
+            std::string::npos)
+      << r.yaml;
+  // Without training.dtype (torchtitan's default float32) the reduce dtype is the file's line.
+  auto text = ReadFile(Golden("torchtitan_llama3_8b_32k_bf16/llama3_8b-8xb200-32k.toml"));
+  ASSERT_TRUE(text.ok());
+  std::string mixed = *text;
+  const std::string dtype_line = "dtype = \"bfloat16\"\n";
+  const size_t at = mixed.find(dtype_line);
+  ASSERT_NE(at, std::string::npos);
+  mixed.erase(at, dtype_line.size());
+  auto m = ImportJob(mixed, "llama3_8b-8xb200-32k.toml", o);
+  ASSERT_TRUE(m.ok()) << m.error().Format();
+  EXPECT_EQ(m->job.optimizer.master_dtype, DType::kFp32);
+  EXPECT_EQ(m->job.optimizer.moment_dtype, DType::kFp32);
+  EXPECT_EQ(m->job.grad_dtype, DType::kBf16);
+  EXPECT_EQ(SourceOf(*m, "precision.grads"),
+            "llama3_8b-8xb200-32k.toml:22: training.mixed_precision_reduce");
+}
+
+// ms-swift fills a missing --gradient_accumulation_steps for a total batch of 16:
+// max(1, ceil(16 / per_device_train_batch_size / world_size))
+// (modelscope/ms-swift@7b709960f24895212b7df92976d42b7baa633fa0:swift/trainers/arguments.py,
+// TrainArgumentsMixin.__post_init__), and its per_device_train_batch_size defaults to 1 (the same
+// class). By hand: 4 GPUs, micro 1: ceil(16 / 1 / 4) = 4, global 1 x 4 x 4 = 16; 8 GPUs:
+// ceil(16 / 8) = 2, global 16; micro 3 on 4 GPUs: ceil(16 / 3 / 4) = ceil(1.33) = 2, global
+// 3 x 2 x 4 = 24; 32 GPUs (4 nodes of 8): max(1, ceil(0.5)) = 1, global 32. Before: accumulation
+// was TrainingArguments' 1 (global 4 on 4 GPUs) and the missing micro batch HF's 8.
+TEST(ImportJobTest, SwiftSftFillsAccumulationForATotalBatchOf16) {
+  struct Case {
+    const char* env;
+    const char* batch;  // the --per_device_train_batch_size argument, "" for none
+    int64_t nodes;
+    int64_t micro, global;
+  };
+  for (const Case& c : {Case{"NPROC_PER_NODE=4", " --per_device_train_batch_size 1", 1, 1, 16},
+                        Case{"NPROC_PER_NODE=4", "", 1, 1, 16},
+                        Case{"NPROC_PER_NODE=8", " --per_device_train_batch_size 1", 1, 1, 16},
+                        Case{"NPROC_PER_NODE=4", " --per_device_train_batch_size 3", 1, 3, 24},
+                        Case{"NNODES=4 NPROC_PER_NODE=8", "", 4, 1, 32}}) {
+    const std::string script = fmt::format(
+        "{} swift sft --model Qwen/Qwen2.5-7B-Instruct --train_type full{} --max_length 2048 "
+        "--deepspeed zero3\n",
+        c.env, c.batch);
+    ImportOptions o = Gpu("H100");
+    o.model = "qwen2.5-math-7b";
+    if (c.nodes > 1) {  // several nodes need a network: the shipped cluster's
+      o.gpu = "";
+      o.cluster = "h100-8x8-ib400";
+    }
+    auto r = ImportJob(script, "train.sh", o);
+    ASSERT_TRUE(r.ok()) << script << r.error().Format();
+    EXPECT_EQ(r->job.micro_batch, c.micro) << script;
+    EXPECT_EQ(r->job.global_batch, c.global) << script;
+    EXPECT_NE(SourceOf(*r, "batch.global_batch").find("ms-swift's default"), std::string::npos)
+        << SourceOf(*r, "batch.global_batch");
+  }
+}
+
 TEST(ImportJobTest, SwiftDeepSpeedPreset) {
   // ms-swift examples/megatron/benchmark/deepspeed.sh: NPROC_PER_NODE=8, per-device batch 1,
   // accumulation 2 -> global 16; --deepspeed zero2 shards the optimizer states.
@@ -837,6 +920,47 @@ TEST(ImportJobTest, ShellArithmeticThatOverflowsIsLeftUnexpanded) {
   EXPECT_NE(joined.find("8198552921648689606"), std::string::npos) << joined;
   EXPECT_NE(joined.find("9223372036854775807"), std::string::npos) << joined;
   EXPECT_EQ(echo.words.back().text, "8192") << joined;
+}
+
+// ${VAR:-word} whose word holds another expansion, as verl's DAPO scripts write it
+// (volcengine/verl examples/grpo_trainer/run_qwen3moe-30b_megatron_96gb.sh:
+// `RAY_DATA_HOME=${RAY_DATA_HOME:-"${HOME}/verl"}`): bash ends the expansion at the matching
+// brace and removes the quotes of the word, so with RAY_DATA_HOME unset it is ${HOME}/verl
+// (HOME left as written: unknown here). Before: the first '}' ended it and the value read
+// `${HOME/verl}` (bash's pattern substitution, another thing).
+TEST(ImportJobTest, ShellDefaultWithANestedExpansion) {
+  auto cmds = ParseShellScript(
+      "RAY_DATA_HOME=${RAY_DATA_HOME:-\"${HOME}/verl\"}\n"
+      "TRAIN_FILE=$RAY_DATA_HOME/dataset/dapo-math-17k.parquet\n"
+      "T=2\nX=${UNSET:-${T}x}\n"
+      "echo \"$TRAIN_FILE\" \"$X\"\n",
+      "s.sh");
+  ASSERT_TRUE(cmds.ok()) << cmds.error().Format();
+  ASSERT_FALSE(cmds->empty());
+  const ShellCommandLine& echo = cmds->back();
+  ASSERT_EQ(echo.words.size(), 3u);
+  EXPECT_EQ(echo.words[1].text, "${HOME}/verl/dataset/dapo-math-17k.parquet");
+  EXPECT_EQ(echo.words[2].text, "2x");
+}
+
+// A Megatron-Bridge recipe run by torchrun (its examples/recipes/llama/pretrain_llama3_8b.py with
+// Hydra-style overrides, the launch form of its recipes' docs) is no Megatron-LM command: the
+// import says it does not read such recipes (exit 2), naming the first override. Before: it was
+// taken for Megatron-LM and refused with "--micro-batch-size is missing" although
+// train.micro_batch_size=2 was given.
+TEST(ImportJobTest, MegatronBridgeRecipeIsNotReadAsMegatronLm) {
+  const std::string script =
+      "torchrun --nproc_per_node=8 examples/recipes/llama/pretrain_llama3_8b.py \\\n"
+      "    model.tensor_model_parallel_size=2 \\\n"
+      "    train.micro_batch_size=2 \\\n"
+      "    dataset.seq_length=8192\n";
+  auto r = ImportJob(script, "bridge.sh", Gpu("H100"));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().message.find("--micro-batch-size is missing"), std::string::npos)
+      << r.error().Format();
+  EXPECT_NE(r.error().message.find("Megatron-Bridge"), std::string::npos) << r.error().Format();
+  EXPECT_NE(r.error().message.find("model.tensor_model_parallel_size=2"), std::string::npos)
+      << r.error().Format();
 }
 
 // `swift sft` trains LoRA unless told otherwise: ms-swift's train_type (tuner_type in 4.x)

@@ -35,6 +35,19 @@ Result<ImportReport> LlamaFactoryWithLiger(const std::string& stage) {
   return ImportJob(edited, yaml, o);
 }
 
+// LLaMA-Factory's llama3_full_sft_ds3.yaml sets `ddp_timeout: 180000000` (line 33): 180,000,000 s
+// (about 5.7 years), the run's collective timeout. The import says the file's value with its
+// line, not TrainingArguments' default of 1800 s. Before: "ddp_timeout = 1800 s:
+// TrainingArguments' default" was printed, the file's value listed as unused.
+TEST(LlamaFactoryLigerTest, TheFilesDdpTimeoutIsNotTheDefault) {
+  auto r = LlamaFactoryWithLiger("sft");
+  ASSERT_TRUE(r.ok()) << r.error().Format();
+  EXPECT_EQ(r->yaml.find("ddp_timeout = 1800 s"), std::string::npos) << r->yaml;
+  EXPECT_NE(r->yaml.find("ddp_timeout = 180000000 s (llama3_full_sft_ds3.yaml:33: ddp_timeout)"),
+            std::string::npos)
+      << r->yaml;
+}
+
 TEST(LlamaFactoryLigerTest, SftAndPtKeepLigersFusedLossOtherStagesDoNot) {
   // hiyouga/LLaMA-Factory src/llamafactory/model/loader.py: apply_liger_kernel(...,
   // require_logits=(finetuning_args.stage not in ["pt", "sft"])); liger_kernel.py passes

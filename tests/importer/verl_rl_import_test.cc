@@ -740,5 +740,62 @@ TEST(VerlRlImportTest, RolloutMemoryFractionIsAPythonNumber) {
   }
 }
 
+// verl's older global actor.ppo_micro_batch_size (deprecated, still accepted) is divided by the
+// actor's DP into ppo_micro_batch_size_per_gpu when the workers start
+// (volcengine/verl@004c888001c88628b98fbc5fdee9c3e9b8898800:verl/workers/fsdp_workers.py,
+// "normalize config": ppo_micro_batch_size //= device_mesh.size() // ulysses; megatron_workers.py:
+// //= mpu.get_data_parallel_world_size()). The launch is verl's own GRPO example
+// (volcengine/verl@03aefba examples/grpo_trainer/run_qwen2-7b.sh, its batch keys verbatim): 8
+// GPUs, FSDP, ulysses 1: 128 // (8 / 1) = 16 samples a micro batch per GPU (per GPU mini batch
+// 256 x 5 / 8 = 160: 10 micro batches of 16). Megatron TP 2 on 8 GPUs: DP 4, 8 // 4 = 2. Both
+// keys set: verl's trainer refuses ("You have set both", ray_trainer.py check_mutually_exclusive).
+// Before: the global key was listed as unused and the micro batch was 1 ("not given").
+TEST(VerlRlImportTest, GlobalPpoMicroBatchIsDividedByTheActorsDp) {
+  const std::string head =
+      "python3 -m verl.trainer.main_ppo \\\n"
+      "    data.train_batch_size=1024 \\\n"
+      "    data.max_prompt_length=512 \\\n"
+      "    data.max_response_length=512 \\\n"
+      "    actor_rollout_ref.model.path=Qwen/Qwen2-7B-Instruct \\\n"
+      "    actor_rollout_ref.actor.ppo_mini_batch_size=256 \\\n"
+      "    actor_rollout_ref.actor.use_kl_loss=True \\\n"
+      "    actor_rollout_ref.rollout.log_prob_micro_batch_size=128 \\\n"
+      "    actor_rollout_ref.rollout.tensor_model_parallel_size=2 \\\n"
+      "    actor_rollout_ref.rollout.n=5 \\\n"
+      "    actor_rollout_ref.ref.log_prob_micro_batch_size=128 \\\n"
+      "    trainer.n_gpus_per_node=8 \\\n"
+      "    trainer.nnodes=1 \\\n";
+  ImportOptions o = Options("H100 SXM", "qwen2.5-math-7b");
+  auto r = ImportJob(head + "    actor_rollout_ref.actor.ppo_micro_batch_size=128\n", "run.sh", o);
+  ASSERT_TRUE(r.ok()) << r.error().Format();
+  EXPECT_EQ(r->job.micro_batch, 16);
+  EXPECT_EQ(r->job.global_batch, 1280);
+  EXPECT_NE(testing::SourceOf(*r, "batch.micro_batch").find("= 128 // DP 8 (8 GPUs / ulysses 1)"),
+            std::string::npos)
+      << testing::SourceOf(*r, "batch.micro_batch");
+  EXPECT_EQ(r->yaml.find("actor.ppo_micro_batch_size = 128"), std::string::npos) << r->yaml;
+
+  auto mega = ImportJob(head +
+                            "    actor_rollout_ref.actor.strategy=megatron \\\n"
+                            "    actor_rollout_ref.actor.megatron.tensor_model_parallel_size=2 \\\n"
+                            "    actor_rollout_ref.actor.ppo_micro_batch_size=8\n",
+                        "run.sh", o);
+  ASSERT_TRUE(mega.ok()) << mega.error().Format();
+  EXPECT_EQ(mega->job.micro_batch, 2);
+
+  auto both = ImportJob(head +
+                            "    actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=4 \\\n"
+                            "    actor_rollout_ref.actor.ppo_micro_batch_size=128\n",
+                        "run.sh", o);
+  ASSERT_FALSE(both.ok());
+  EXPECT_EQ(both.error().field, "actor_rollout_ref.actor.ppo_micro_batch_size");
+  EXPECT_NE(both.error().message.find("both set"), std::string::npos) << both.error().Format();
+
+  // 4 samples over 8 ranks: verl's // gives 0 (its next assert divides by it).
+  auto zero = ImportJob(head + "    actor_rollout_ref.actor.ppo_micro_batch_size=4\n", "run.sh", o);
+  ASSERT_FALSE(zero.ok());
+  EXPECT_EQ(zero.error().field, "actor_rollout_ref.actor.ppo_micro_batch_size");
+}
+
 }  // namespace
 }  // namespace strata

@@ -295,6 +295,28 @@ Status MergeTrlConfig(Settings& s, const fs::path& base, Bundle& bundle) {
   return OkStatus();
 }
 
+// The first Hydra-style override among the words from `first` on (`train.micro_batch_size=2`:
+// a dotted name, `=`, no leading dash), "" when there is none or a Megatron-LM --flag comes
+// first.
+template <class Words>
+std::string FirstDottedOverride(const Words& w, size_t first) {
+  for (size_t j = first; j < w.size(); ++j) {
+    const std::string& word = w[j].text;
+    if (word.starts_with("-")) return "";
+    const size_t eq = word.find('=');
+    if (eq == std::string::npos) continue;
+    const std::string name = word.substr(word.starts_with("+") ? 1 : 0, eq);
+    const size_t dot = name.find('.');
+    if (dot == std::string::npos || dot == 0 || dot + 1 >= name.size()) continue;
+    bool plain = true;
+    for (char c : name) {
+      plain = plain && (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.');
+    }
+    if (plain) return word;
+  }
+  return "";
+}
+
 // Whether the words from `first` on hold a verl Hydra override (`actor_rollout_ref.x=...`,
 // `data.x=...`) or a Hydra config option: what tells a verl recipe from another project's
 // `recipe` package run with `python -m`.
@@ -473,6 +495,21 @@ Result<Detected> DetectCommand(std::string_view text, const std::string& file, B
         break;
       }
       if (t.ends_with(".py") && fs::path(t).filename().string().starts_with("pretrain_")) {
+        // Megatron-Bridge's recipes (examples/recipes/llama/pretrain_llama3_8b.py) are
+        // pretrain_*.py too, but take Hydra-style overrides (train.micro_batch_size=2), not
+        // Megatron-LM's --flags: said so, not read as a Megatron-LM command missing its flags.
+        if (const std::string hydra = FirstDottedOverride(w, i + 1); !hydra.empty()) {
+          return InvalidInput(
+                     fmt::format("{} takes Hydra-style overrides ({}), not Megatron-LM's "
+                                 "--flags: a Megatron-Bridge / NeMo recipe, which strata import "
+                                 "does not read",
+                                 fs::path(t).filename().string(), hydra))
+              .InFile(file)
+              .AtLine(w[i].line)
+              .WithHint(
+                  "write the job file by hand (docs/job-file.md), or import the Megatron "
+                  "log's argument dump of the run");
+        }
         d.framework = Framework::kMegatronLm;
         d.format = "Megatron-LM command line (" + fs::path(t).filename().string() + ")";
         program = i;

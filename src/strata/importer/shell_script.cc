@@ -360,6 +360,21 @@ bool IsSchedulerVariable(const std::string& name) {
   return false;
 }
 
+// The '}' that closes the brace at `open` (text[open] == '{'), past the ${...} nested in it
+// (${A:-${B}/x} ends at its last brace, as in bash); npos when it is not closed.
+size_t MatchingBrace(const std::string& text, size_t open) {
+  int depth = 1;
+  for (size_t k = open + 1; k < text.size(); ++k) {
+    if (text[k] == '$' && k + 1 < text.size() && text[k + 1] == '{') {
+      ++depth;
+      ++k;
+    } else if (text[k] == '}' && --depth == 0) {
+      return k;
+    }
+  }
+  return std::string::npos;
+}
+
 // Expands $VAR, ${VAR} and ${VAR:-default} inside one word (no word splitting of scalars, as
 // launch scripts quote them or hold single words). Unknown variables stay as written.
 // With `traced`, it also records where each part of the result was written: `at` of its offset
@@ -391,14 +406,16 @@ std::string ExpandScalar(const std::string& text, const Vars& vars, std::string*
       break;
     }
     if (text[i + 1] == '{') {
-      const size_t close = text.find('}', i + 2);
+      const size_t close = MatchingBrace(text, i + 1);
       if (close == std::string::npos) {
         out.Add(std::string_view(text).substr(i, 1), place(i));
         continue;
       }
       name = text.substr(i + 2, close - i - 2);
       if (auto dash = name.find(":-"); dash != std::string::npos) {
+        // bash removes the quotes of the word: ${A:-"${HOME}/x"} is ${HOME}/x.
         fallback = name.substr(dash + 2);
+        std::erase(fallback, '"');
         name = name.substr(0, dash);
         has_fallback = true;
       }

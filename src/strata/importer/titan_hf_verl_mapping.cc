@@ -42,6 +42,53 @@ Result<int64_t> IntField(Settings& s, JobBuilder& job, const std::string& key,
   return fallback;
 }
 
+// The actor's micro batch per GPU. verl's older global actor.ppo_micro_batch_size (deprecated,
+// still in its actor config as `ppo_micro_batch_size: null`) is divided by the actor's DP into
+// ppo_micro_batch_size_per_gpu when its workers start: FSDP by device_mesh.size() // ulysses
+// (volcengine/verl@004c888001c88628b98fbc5fdee9c3e9b8898800:verl/workers/fsdp_workers.py,
+// ActorRolloutRefWorker.__init__, "normalize config"), megatron by
+// mpu.get_data_parallel_world_size() (megatron_workers.py, the same block); its trainer refuses
+// both keys set at once (ray_trainer.py, check_mutually_exclusive: "You have set both").
+Status VerlGlobalMicroBatch(Settings& s, JobBuilder& job, int64_t model_parallel,
+                            const char* model_parallel_name) {
+  const std::string per_gpu_key = "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu";
+  const std::string global_key = "actor_rollout_ref.actor.ppo_micro_batch_size";
+  const SourcedValue* global = s.Use(global_key);
+  if (global == nullptr || global->value == "null" || global->value == "None") {
+    STRATA_RETURN_IF_ERROR(
+        IntField(s, job, per_gpu_key, "batch.micro_batch", 1, "micro batch per GPU not given: 1"));
+    return OkStatus();
+  }
+  if (const SourcedValue* per_gpu = s.Use(per_gpu_key);
+      per_gpu != nullptr && per_gpu->value != "null" && per_gpu->value != "None") {
+    return InvalidInput(fmt::format("{} = {} ({}) and {} = {} ({}) are both set: verl refuses "
+                                    "the launch (\"You have set both\")",
+                                    global_key, global->value, global->source, per_gpu_key,
+                                    per_gpu->value, per_gpu->source))
+        .InField(global_key)
+        .WithHint("remove ppo_micro_batch_size: verl reads only the _per_gpu key now");
+  }
+  const std::string source = global->source;
+  STRATA_ASSIGN_OR_RETURN(int64_t total, IntSetting(s, global_key, 1));
+  STRATA_ASSIGN_OR_RETURN(int64_t per_node, IntSetting(s, "trainer.n_gpus_per_node", 8));
+  STRATA_ASSIGN_OR_RETURN(int64_t nodes, IntSetting(s, "trainer.nnodes", 1));
+  const int64_t gpus = per_node * nodes;
+  const int64_t dp = model_parallel > 0 ? gpus / model_parallel : 0;
+  if (total <= 0 || dp <= 0 || total / dp == 0) {
+    return InvalidInput(fmt::format("{} = {} ({}) over the actor's {} data-parallel ranks ({} "
+                                    "GPUs / {} {}) is 0 samples per GPU",
+                                    global_key, total, source, dp, gpus, model_parallel_name,
+                                    model_parallel))
+        .InField(global_key)
+        .WithHint("verl divides the global micro batch by DP: give at least one sample a rank");
+  }
+  job.Set("batch.micro_batch", std::to_string(total / dp),
+          fmt::format("derived: {} = {} // DP {} ({} GPUs / {} {}): verl's "
+                      "ppo_micro_batch_size_per_gpu",
+                      source, total, dp, gpus, model_parallel_name, model_parallel));
+  return OkStatus();
+}
+
 Status SetModel(Settings& s, MapContext& ctx, JobBuilder& job, const char* key) {
   if (!ctx.options->model.empty()) {
     job.Set("model", ctx.options->model, "--model of strata import");
@@ -325,8 +372,43 @@ Status MapTorchtitan(Settings& s, MapContext& ctx, JobBuilder& job) {
     s.Ignore("activation_checkpoint.selective_ac_option");
   }
   std::string param_dtype = "bf16", reduce_dtype = "fp32";
-  if (auto v = s.String("training.mixed_precision_param")) param_dtype = DtypeName(*v);
-  if (auto v = s.String("training.mixed_precision_reduce")) reduce_dtype = DtypeName(*v);
+  std::string param_source, reduce_source;  // the file's line, empty for torchtitan's default
+  if (auto v = s.String("training.mixed_precision_param")) {
+    param_dtype = DtypeName(*v);
+    param_source = s.Use("training.mixed_precision_param")->source;
+  }
+  if (auto v = s.String("training.mixed_precision_reduce")) {
+    reduce_dtype = DtypeName(*v);
+    reduce_source = s.Use("training.mixed_precision_reduce")->source;
+  }
+  // torchtitan's training.dtype (default "float32"): "bfloat16" builds the model in bf16 and
+  // "will put all parameters, gradients, and optimizer states in bfloat16, without an extra copy
+  // of fp32 weights" (pytorch/torchtitan@6404b932421f5ce382e7dac5ad381b2c17b1373c:
+  // torchtitan/config/job_config.py, Training.dtype): FSDP2's sharded parameters, their
+  // gradients and AdamW's moments (zeros_like(p)) are all bf16.
+  std::string full_bf16_source;
+  if (auto v = s.String("training.dtype")) {
+    const std::string dtype = DtypeName(*v);
+    const std::string src = s.Use("training.dtype")->source;
+    if (dtype == "bf16") {
+      full_bf16_source = src + ": full bf16 training, no fp32 copy of the weights";
+    } else if (dtype != "fp32") {
+      return InvalidInput("training.dtype '" + *v + "': torchtitan accepts bfloat16 or float32")
+          .InField("training.dtype")
+          .WithHint("read from " + src);
+    }
+  }
+  // optimizer.early_step_in_backward: torchtitan's OptimizersInBackwardContainer steps each
+  // parameter in a post-accumulate-grad hook and zeroes its gradient there
+  // (torchtitan/components/optimizer.py), so the sharded gradients are never all live at once.
+  if (const SourcedValue* v = s.Use("optimizer.early_step_in_backward");
+      v != nullptr && (v->value == "true" || v->value == "True")) {
+    job.Note(fmt::format(
+        "optimizer.early_step_in_backward = {} ({}): torchtitan steps each parameter in the "
+        "backward pass and frees its gradient there; strata keeps the whole gradient shard "
+        "live until the step, so the memory is overstated by up to that shard",
+        v->value, v->source));
+  }
   if (const SourcedValue* v = s.Use("optimizer.name")) {
     if (v->value != "AdamW" && v->value != "Adam") {
       return InvalidInput("optimizer '" + v->value + "': strata models Adam's states only")
@@ -336,7 +418,11 @@ Status MapTorchtitan(Settings& s, MapContext& ctx, JobBuilder& job) {
   } else {
     job.Default("optimizer.name", "adamw", "torchtitan's optimizer defaults to AdamW");
   }
-  job.Default("optimizer.moments", "fp32", "AdamW states in the parameters' fp32");
+  if (!full_bf16_source.empty()) {
+    job.Set("optimizer.moments", "bf16", full_bf16_source);
+  } else {
+    job.Default("optimizer.moments", "fp32", "AdamW states in the parameters' fp32");
+  }
   job.Default("loss.cross_entropy", "native",
               "torchtitan's cross_entropy_loss casts the logits to fp32 before the loss");
   job.Default("frozen", "[]", "torchtitan trains every parameter");
@@ -356,7 +442,18 @@ Status MapTorchtitan(Settings& s, MapContext& ctx, JobBuilder& job) {
   // or CP above 1, ParallelDims.fsdp_enabled) fully_shard casts per unit; without it TP or PP
   // train in fp32 ("Mixed precision training is disabled"); DDP or one GPU autocast to
   // mixed_precision_param.
-  if (shard_degree <= 1 && cp <= 1 && (tp > 1 || pp > 1)) {
+  if (!full_bf16_source.empty()) {
+    for (const char* key : {"precision.params", "precision.grads", "optimizer.master_weights"}) {
+      job.Set(key, "bf16", full_bf16_source);
+    }
+    if (reduce_dtype == "fp32" && !reduce_source.empty()) {
+      job.Note(
+          fmt::format("training.mixed_precision_reduce = float32 ({}): FSDP2 reduces in "
+                      "fp32 but keeps the gradient shard in the bf16 parameters' dtype; "
+                      "strata prices the reduction in bf16",
+                      reduce_source));
+    }
+  } else if (shard_degree <= 1 && cp <= 1 && (tp > 1 || pp > 1)) {
     const std::string why =
         "torchtitan disables mixed precision with TP or PP and no FSDP "
         "(maybe_enable_amp): the model trains in fp32";
@@ -364,10 +461,20 @@ Status MapTorchtitan(Settings& s, MapContext& ctx, JobBuilder& job) {
     job.Derive("precision.grads", "fp32", why);
     job.Derive("optimizer.master_weights", "fp32", why);
   } else {
-    job.Default("precision.params", param_dtype.empty() ? "bf16" : param_dtype,
-                "FSDP2 mixed precision: training.mixed_precision_param (default bfloat16)");
-    job.Default("precision.grads", reduce_dtype.empty() ? "fp32" : reduce_dtype,
-                "FSDP2 reduces gradients in training.mixed_precision_reduce (default float32)");
+    // The file's own mixed_precision_param / _reduce carry its line; torchtitan's defaults
+    // say so.
+    if (!param_source.empty() && !param_dtype.empty()) {
+      job.Set("precision.params", param_dtype, param_source);
+    } else {
+      job.Default("precision.params", "bf16",
+                  "FSDP2 mixed precision: training.mixed_precision_param (default bfloat16)");
+    }
+    if (!reduce_source.empty() && !reduce_dtype.empty()) {
+      job.Set("precision.grads", reduce_dtype, reduce_source);
+    } else {
+      job.Default("precision.grads", "fp32",
+                  "FSDP2 reduces gradients in training.mixed_precision_reduce (default float32)");
+    }
     job.Default("optimizer.master_weights", "fp32", "FSDP2 keeps the sharded parameters in fp32");
   }
   if (shard_degree > 1) {
@@ -736,6 +843,9 @@ Status MapHfDeepSpeed(Settings& s, MapContext& ctx, JobBuilder& job) {
     STRATA_ASSIGN_OR_RETURN(auto ds, ds_int("ds.train_micro_batch_size_per_gpu"));
     if (ds) {
       job.Set("batch.micro_batch", std::to_string(*ds), "ds: train_micro_batch_size_per_gpu");
+    } else if (ctx.ms_swift) {
+      // ms-swift's TrainArgumentsMixin: per_device_train_batch_size: int = 1 (below).
+      job.Default("batch.micro_batch", "1", "ms-swift's per_device_train_batch_size defaults to 1");
     } else {
       job.Default("batch.micro_batch", "8",
                   "TrainingArguments.per_device_train_batch_size defaults to 8");
@@ -743,9 +853,17 @@ Status MapHfDeepSpeed(Settings& s, MapContext& ctx, JobBuilder& job) {
   }
   int64_t accumulation = 1;
   std::string accumulation_source = "TrainingArguments.gradient_accumulation_steps defaults to 1";
+  // ms-swift fills a missing --gradient_accumulation_steps for a total batch of 16
+  // (modelscope/ms-swift@7b709960f24895212b7df92976d42b7baa633fa0:swift/trainers/arguments.py,
+  // TrainArgumentsMixin.__post_init__: max(1, math.ceil(16 / per_device_train_batch_size /
+  // world_size)), world_size = get_dist_setting()[2]; ms-swift 2.x's SftArguments had the same
+  // rule): computed below, once the world is known.
+  bool swift_accumulation = false;
   if (s.Has("gradient_accumulation_steps")) {
     accumulation_source = s.Use("gradient_accumulation_steps")->source;
     STRATA_ASSIGN_OR_RETURN(accumulation, IntSetting(s, "gradient_accumulation_steps", 1));
+  } else if (ctx.ms_swift) {
+    swift_accumulation = true;
   } else {
     STRATA_ASSIGN_OR_RETURN(auto ds, ds_int("ds.gradient_accumulation_steps"));
     if (ds) {
@@ -941,15 +1059,33 @@ Status MapHfDeepSpeed(Settings& s, MapContext& ctx, JobBuilder& job) {
       job.Set(field, v->value, v->source);
     }
   }
-  job.NamedDefault(ctx.ms_swift
-                       ? "ddp_timeout = 18000000 s (ms-swift's default, 5000 h): the NCCL "
-                         "watchdog practically never fires (not a job field; see `strata hang`)"
-                       : "ddp_timeout = 1800 s: TrainingArguments' default collective timeout "
-                         "(not a job field; `strata hang` reads it)");
+  if (const SourcedValue* timeout = s.Use("ddp_timeout")) {
+    // The file's own timeout, not the framework's default.
+    job.Note(
+        fmt::format("ddp_timeout = {} s ({}): the collective timeout the launch sets (not "
+                    "a job field; `strata hang` reads it)",
+                    timeout->value, timeout->source));
+  } else {
+    job.NamedDefault(ctx.ms_swift
+                         ? "ddp_timeout = 18000000 s (ms-swift's default, 5000 h): the NCCL "
+                           "watchdog practically never fires (not a job field; see `strata hang`)"
+                         : "ddp_timeout = 1800 s: TrainingArguments' default collective timeout "
+                           "(not a job field; `strata hang` reads it)");
+  }
   STRATA_RETURN_IF_ERROR(MapAccelerateSharding(s, job));  // FSDP over the ZeRO default
   STRATA_RETURN_IF_ERROR(FinishCommon(s, ctx, job, 1));
   STRATA_ASSIGN_OR_RETURN(const int64_t dp, job.GetPositiveInt("parallel.dp"));
   STRATA_ASSIGN_OR_RETURN(const int64_t micro, job.GetPositiveInt("batch.micro_batch"));
+  if (swift_accumulation) {
+    STRATA_ASSIGN_OR_RETURN(const int64_t per_node, job.GetPositiveInt("cluster.gpus_per_node"));
+    STRATA_ASSIGN_OR_RETURN(const int64_t nodes, job.GetPositiveInt("cluster.nodes"));
+    const int64_t world = per_node * nodes;
+    // ceil(16 / micro / world) in integers: the same for positive counts.
+    accumulation = std::max<int64_t>(1, (16 + micro * world - 1) / (micro * world));
+    accumulation_source = fmt::format(
+        "ms-swift's default: max(1, ceil(16 / per_device_train_batch_size {} / world size {}))",
+        micro, world);
+  }
   job.DeriveGlobalBatch(
       micro, accumulation * dp,
       fmt::format("accumulation {} ({}) x DP {}", accumulation, accumulation_source, dp));
@@ -1141,9 +1277,17 @@ Status MapVerl(Settings& s, MapContext& ctx, JobBuilder& job) {
                       "use_dynamic_bsz; the micro batches are packed by tokens",
                       m->value, m->source));
     }
+    if (const SourcedValue* m = s.Use("actor_rollout_ref.actor.ppo_micro_batch_size")) {
+      if (m->value != "null" && m->value != "None") {
+        job.Note(
+            fmt::format("ppo_micro_batch_size = {} ({}): not used under use_dynamic_bsz; "
+                        "the micro batches are packed by tokens",
+                        m->value, m->source));
+      }
+    }
   } else {
-    STRATA_RETURN_IF_ERROR(IntField(s, job, "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu",
-                                    "batch.micro_batch", 1, "micro batch per GPU not given: 1"));
+    STRATA_RETURN_IF_ERROR(VerlGlobalMicroBatch(s, job, megatron ? tp * pp * cp : cp,
+                                                megatron ? "TP x PP x CP" : "ulysses"));
   }
   STRATA_ASSIGN_OR_RETURN(int64_t mini,
                           IntSetting(s, "actor_rollout_ref.actor.ppo_mini_batch_size", 256));
@@ -1234,9 +1378,12 @@ Status MapVerl(Settings& s, MapContext& ctx, JobBuilder& job) {
         "actor_rollout_ref.rollout.gpu_memory_utilization",
         "actor_rollout_ref.ref.fsdp_config.param_offload",
         "actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu",
-        "actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu"}) {
+        "actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu",
+        "actor_rollout_ref.ref.log_prob_micro_batch_size",
+        "actor_rollout_ref.rollout.log_prob_micro_batch_size"}) {
     if (ctx.verl_rl) continue;
-    if (const SourcedValue* v = s.Use(key)) {
+    if (const SourcedValue* v = s.Use(key);
+        v != nullptr && v->value != "null" && v->value != "None") {
       job.Note(
           fmt::format("{} = {} ({}): rollout/reference setting, kept for the RL model; the "
                       "job models the actor's training step",

@@ -472,9 +472,14 @@ Status ReadRollout(Settings& s, VerlRlReader& r, bool dynamic) {
                     "memory is understated by the KV cache",
                     free_v.value, r.Source(free_v)));
   }
+  // The global log_prob_micro_batch_size keys (deprecated) are verl's per-GPU ones times DP
+  // (fsdp_workers.py divides them as it divides the actor's ppo_micro_batch_size).
   for (const char* key : {"actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu",
-                          "actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu"}) {
-    if (const SourcedValue* v = s.Use(key)) {
+                          "actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu",
+                          "actor_rollout_ref.rollout.log_prob_micro_batch_size",
+                          "actor_rollout_ref.ref.log_prob_micro_batch_size"}) {
+    if (const SourcedValue* v = s.Use(key);
+        v != nullptr && v->value != "null" && v->value != "None") {
       r.Note(fmt::format("{} = {} ({}): {}", key, v->value, v->source,
                          dynamic ? "not used: the log-prob passes pack their micro batches by "
                                    "tokens (use_dynamic_bsz)"
