@@ -54,7 +54,7 @@ struct FrameworkEngines {
   std::map<std::string, std::string> latest;        // the release assumed when a job names none
   std::map<std::string, GdnModuleRule> gdn;         // name -> its `gdn_module:`, where it has one
   std::map<std::string, GqaRepeatRule> gqa_repeat;  // name -> its `gqa_repeat:`, where it has one
-  std::map<std::string, PipelineRule> pipeline;  // name -> its `pipeline:`, where it has one
+  std::map<std::string, PipelineRule> pipeline;     // name -> its `pipeline:`, where it has one
 
   /// `name`'s latest release, "" for a framework the map does not hold (a catalog built in code
   /// may lack engines the file parser always fills).

@@ -209,8 +209,8 @@ const std::vector<JobField>& JobFields() {
        "zero1/zero2 under DeepSpeed: each backward allocates a reduce bucket of this many "
        "elements in the model's dtype (contiguous_gradients), two with overlap_comm"},
       {"sharding.overlap_comm", "true | false", "",
-       "DeepSpeed's: true under zero3, false under zero1 and zero2", "overlap_comm (DeepSpeed)",
-       "", "true",
+       "DeepSpeed's: true under zero3, false under zero1 and zero2", "overlap_comm (DeepSpeed)", "",
+       "true",
        "zero1/zero2/zero3 under DeepSpeed: its all-gathers and reduce-scatters run on their own "
        "streams behind compute (true), or on the compute stream where nothing hides (false; "
        "`step`); zero1/zero2 keep a second reduce bucket with it (`memory`)"},
