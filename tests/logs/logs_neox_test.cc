@@ -12,6 +12,7 @@
 #include <string>
 #include <string_view>
 
+#include "analyze_text.h"
 #include "strata/logs/log_analyzer.h"
 #include "strata/logs/log_line_parser.h"
 #include "strata/report/logs_render.h"
@@ -39,18 +40,7 @@ std::string NeoxLog(bool with_loss) {
   return text;
 }
 
-LogSummary Analyze(std::string_view text) {
-  LogAnalyzer analyzer;
-  size_t pos = 0;
-  while (pos < text.size()) {
-    size_t nl = text.find('\n', pos);
-    if (nl == std::string_view::npos) nl = text.size();
-    analyzer.FeedLine(text.substr(pos, nl - pos));
-    pos = nl + 1;
-  }
-  analyzer.Finish();
-  return analyzer.Summary();
-}
+LogSummary Analyze(std::string_view text) { return testing::AnalyzeText(text); }
 
 std::string Render(const LogSummary& summary) {
   const std::optional<LogJob> no_job;

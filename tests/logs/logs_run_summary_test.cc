@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 
+#include "analyze_text.h"
 #include "strata/logs/log_analyzer.h"
 #include "strata/logs/log_job.h"
 #include "strata/report/logs_render.h"
@@ -38,18 +39,7 @@ constexpr std::string_view kInterval10Log =
     "1.008765E+00 | loss scale: 1.0 | grad norm: nan | number of skipped iterations:   1 | number "
     "of nan iterations:   1 |\n";
 
-LogSummary Analyze(std::string_view text) {
-  LogAnalyzer analyzer;
-  size_t pos = 0;
-  while (pos < text.size()) {
-    size_t nl = text.find('\n', pos);
-    if (nl == std::string_view::npos) nl = text.size();
-    analyzer.FeedLine(text.substr(pos, nl - pos));
-    pos = nl + 1;
-  }
-  analyzer.Finish();
-  return analyzer.Summary();
-}
+LogSummary Analyze(std::string_view text) { return testing::AnalyzeText(text); }
 
 std::string Render(const LogSummary& summary, const std::optional<LogJob>& job) {
   LogsText text;

@@ -10,6 +10,7 @@
 #include <string>
 #include <string_view>
 
+#include "analyze_text.h"
 #include "strata/logs/log_analyzer.h"
 #include "strata/logs/log_job.h"
 #include "strata/logs/log_mfu.h"
@@ -33,18 +34,7 @@ std::string MegatronLog(Ms ms) {
   return text;
 }
 
-LogSummary Analyze(std::string_view text) {
-  LogAnalyzer analyzer;
-  size_t pos = 0;
-  while (pos < text.size()) {
-    size_t nl = text.find('\n', pos);
-    if (nl == std::string_view::npos) nl = text.size();
-    analyzer.FeedLine(text.substr(pos, nl - pos));
-    pos = nl + 1;
-  }
-  analyzer.Finish();
-  return analyzer.Summary();
-}
+LogSummary Analyze(std::string_view text) { return testing::AnalyzeText(text); }
 
 int CountDrops(const LogSummary& s) {
   int drops = 0;
