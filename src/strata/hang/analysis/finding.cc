@@ -255,6 +255,9 @@ bool Network(const EvidenceSet& ev, Finding& f) {
     if (f.peer.empty()) f.peer = FirstPeer(boot);
     const FailureSignal* first = boot.empty() ? net.front() : boot.front();
     f.ranks = first->ranks;  // the ranks a stuck store-based barrier shows absent, if any
+    // The wait's own timeout where the line prints it (a store-based barrier's "timeout=0:30:00",
+    // a store get's "wait timeout after 1800000ms").
+    f.timeout_ms = first->timeout_ms;
     // Only NCCL's own set-up is an NCCL bootstrap, with NCCL_SOCKET_IFNAME to check first. The
     // launcher's rendezvous, the c10d store and Gloo fail before NCCL starts: their line says
     // what to check (MASTER_ADDR/MASTER_PORT, rdzv_endpoint, GLOO_SOCKET_IFNAME), and naming
@@ -276,6 +279,21 @@ bool Network(const EvidenceSet& ev, Finding& f) {
                     : SettingToCheck(ev, "NCCL_SOCKET_IFNAME");
     f.summary = fmt::format("NCCL bootstrap failed{}: {}; check {} first",
                             f.peer.empty() ? "" : " with peer " + f.peer, first->detail, f.setting);
+    f.evidence.push_back(Cite(*first));
+    return true;
+  }
+  // NCCL prints "file.cc:N -> code" only on an error's way out (its NCCLCHECK trace). An error
+  // climbing out of bootstrap.cc, with no warning naming it ("misc/socket.cc:505 -> 2 (Operation
+  // now in progress)", "bootstrap.cc:275 -> 2", "init.cc:1493 -> 2", pytorch/pytorch#131781), is
+  // the communicator's bootstrap failing while it was being built: a start-up fault.
+  if (via_bootstrap && net.empty()) {
+    const FailureSignal* first = Of(ev, FailureKind::kBootstrapTrace).front();
+    f.kind = "bootstrap";
+    f.setting = SettingToCheck(ev, "NCCL_SOCKET_IFNAME");
+    f.summary = fmt::format(
+        "NCCL bootstrap failed: an error came back out of bootstrap.cc while the communicator "
+        "was being built (no warning names it); check {} first",
+        f.setting);
     f.evidence.push_back(Cite(*first));
     return true;
   }

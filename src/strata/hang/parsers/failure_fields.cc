@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <optional>
 
 #include "strata/core/strings.h"
 #include "strata/core/text_scan.h"
@@ -221,6 +222,46 @@ std::string GlooConnectPeer(std::string_view line) {
   const std::string_view rest = line.substr(at + 9);
   const size_t close = rest.find(']');
   return close == std::string_view::npos ? "" : std::string(rest.substr(0, close));
+}
+
+std::optional<int64_t> TimedeltaMsAfter(std::string_view line, std::string_view key) {
+  const size_t at = line.find(key);
+  if (at == std::string_view::npos) return std::nullopt;
+  std::string_view rest = line.substr(at + key.size());
+  // Two digits at the start of `rest`, what timedelta prints for minutes and seconds.
+  const auto two_digits = [](std::string_view v) -> std::optional<int64_t> {
+    if (v.size() < 2 || std::isdigit(static_cast<unsigned char>(v[0])) == 0 ||
+        std::isdigit(static_cast<unsigned char>(v[1])) == 0) {
+      return std::nullopt;
+    }
+    return (v[0] - '0') * 10 + (v[1] - '0');
+  };
+  size_t used = 0;
+  auto n = LeadingInt(rest, &used);
+  if (!n || *n < 0 || rest.front() == ' ') return std::nullopt;
+  int64_t days = 0;
+  if (rest.substr(used).starts_with(" day")) {  // "1 day, 2:00:00", "3 days, 0:00:00"
+    days = *n;
+    const size_t comma = rest.find(", ", used);
+    if (comma == std::string_view::npos || comma > used + 6) return std::nullopt;
+    rest.remove_prefix(comma + 2);
+    n = LeadingInt(rest, &used);
+    if (!n || *n < 0 || *n > 23) return std::nullopt;
+  }
+  const int64_t hours = *n;
+  rest.remove_prefix(used);
+  if (!rest.starts_with(':')) return std::nullopt;
+  const auto minutes = two_digits(rest.substr(1));
+  if (!minutes || rest.size() < 4 || rest[3] != ':') return std::nullopt;
+  const auto seconds = two_digits(rest.substr(4));
+  if (!seconds || *minutes > 59 || *seconds > 59) return std::nullopt;
+  int64_t ms = (((days * 24 + hours) * 60 + *minutes) * 60 + *seconds) * 1000;
+  // A fraction is printed as six digits of microseconds: ".500000" is 500 ms.
+  if (rest.size() >= 13 && rest[6] == '.') {
+    const auto micros = ParseInt64(rest.substr(7, 6));
+    if (micros && *micros >= 0) ms += *micros / 1000;
+  }
+  return ms;
 }
 
 }  // namespace strata::hang::failure_fields

@@ -64,6 +64,11 @@ std::string SocketPeer(std::string_view line);
 /// The peer of Gloo's "connect [<addr>]:<port>: <error>", without its port or brackets.
 std::string GlooConnectPeer(std::string_view line);
 
+/// Python's str() of a datetime.timedelta after `key`, "timeout=0:30:00", "timeout=1 day,
+/// 2:00:00" or "timeout=0:00:30.500000", in milliseconds; nullopt when `key` is absent or what
+/// follows is not that form.
+std::optional<int64_t> TimedeltaMsAfter(std::string_view line, std::string_view key);
+
 }  // namespace strata::hang::failure_fields
 
 #endif  // STRATA_HANG_PARSERS_FAILURE_FIELDS_H_

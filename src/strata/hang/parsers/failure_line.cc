@@ -260,6 +260,9 @@ bool ClassifyFailureLine(std::string_view line, FailureSignal* s) {
   }
   if (Contains(line, "Timed out initializing process group in store based barrier")) {
     s->kind = K::kBootstrap;
+    // "(world_size=2048, worker_count=1792, timeout=0:30:00)": the barrier's timeout is the
+    // process group's, printed as Python prints a timedelta (facebookresearch/metaseq#52).
+    s->timeout_ms = failure_fields::TimedeltaMsAfter(line, "timeout=");
     const auto world = IntAfter(line, "world_size=");
     const auto count = IntAfter(line, "worker_count=");
     s->detail = world && count
@@ -544,6 +547,16 @@ bool ClassifyFailureLine(std::string_view line, FailureSignal* s) {
   if (Contains(line, "unhandled cuda error")) {
     s->kind = K::kCudaError;
     s->detail = "NCCL unhandled cuda error (a CUDA call inside NCCL failed)";
+    return true;
+  }
+  // ncclInvalidArgument: "RuntimeError: NCCL error in: .../NCCLUtils.hpp:82, invalid argument,
+  // NCCL version 2.4.8", raised in DDP's first broadcast (Lightning-AI/pytorch-lightning#3029,
+  // ParlAI#3084). NCCL refused the call the process made (a bad buffer, count, device or root):
+  // the process raised and exited, a crash of its own, not a fault of the network or a peer.
+  if ((Contains(line, "NCCL error") && Contains(line, ", invalid argument")) ||
+      Contains(line, "ncclInvalidArgument")) {
+    s->kind = K::kCrash;
+    s->signal = "NCCL refused a call with an invalid argument (ncclInvalidArgument)";
     return true;
   }
   // ncclInvalidUsage's last error when two ranks of one communicator share a device: "Duplicate
@@ -1043,6 +1056,20 @@ bool ClassifyFailureLine(std::string_view line, FailureSignal* s) {
                       "SYSTEM_ERROR); its rank is not printed";
     return true;
   }
+  // Ray's GCS, when a node stopped answering its health checks: "The node with node id: 0fc1...
+  // and ip: 172.31.57.35 has been marked dead because the detector has missed too many heartbeats
+  // from it. This can happen when a raylet crashes unexpectedly or has lagging heartbeats."
+  // (ray-project/ray#18449). The node and every process on it are gone; the line names its
+  // address, not a rank.
+  if (Contains(line, "has been marked dead because the detector has missed too many heartbeats")) {
+    s->kind = K::kWorkerFailed;
+    s->killed = true;
+    const std::string ip = TokenAfter(line, " and ip: ");
+    s->detail = "Ray: the node" + (ip.empty() ? std::string() : " at " + ip) +
+                " was marked dead (its heartbeats stopped: the raylet crashed, the node was lost "
+                "or is lagging); the ranks on it are not printed";
+    return true;
+  }
   // Ray's memory monitor, when the raylet kills a worker because the host runs out of memory:
   // "(raylet) node_manager.cc:2963: System memory low at node with IP 172.17.0.2. Used memory
   // (23.63GB) / total capacity (33.28GB) (0.709971) exceeds threshold 0.7, killing latest task
@@ -1079,6 +1106,24 @@ bool ClassifyFailureLine(std::string_view line, FailureSignal* s) {
     s->global_rank = task;
     s->detail = "the coordination service lost task " + std::to_string(*task) +
                 " (no heartbeat: the process failed, was preempted or crashed)";
+    return true;
+  }
+  // TensorFlow's ShutdownHook (session_support.py, TPUEstimator) runs a heartbeat manager over
+  // the worker tasks; a task that stopped answering is "lame": "ShutdownHook: lame workers found:
+  // HeartbeatManager(/job:worker/replica:0/task:0/device:CPU:0)" (megagonlabs/t5-japanese#1, a
+  // preemptible TPU preempted). That worker is gone, its task index read as the coordination
+  // service's is. The manager prints every lame device; with several tasks none is singled out.
+  if (Contains(line, "lame workers found") && Contains(line, "HeartbeatManager(")) {
+    const auto task = IntAfter(line, "/task:");
+    if (!task) return false;
+    const bool one = line.find("/task:") == line.rfind("/task:");
+    s->kind = K::kWorkerFailed;
+    s->killed = true;
+    if (one) s->global_rank = task;
+    s->detail = one ? "TensorFlow's heartbeat manager found worker task " + std::to_string(*task) +
+                          " lame (no heartbeat: its host failed or was preempted)"
+                    : "TensorFlow's heartbeat manager found several worker tasks lame (no "
+                      "heartbeat: their hosts failed or were preempted)";
     return true;
   }
   // The coordination service at start-up (jax.distributed.initialize; TensorFlow's TSL): a process

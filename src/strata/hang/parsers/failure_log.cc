@@ -175,6 +175,8 @@ class Scanner {
   // raised it and exited. RuntimeError and OSError are left out: NCCL, c10d and the store raise
   // them for failures of their own (failure_line.cc reads those).
   bool ReadProgramError(std::string_view line, int number) {
+    // A program error ending a thread's traceback ended that thread only, not the process.
+    const bool thread = std::exchange(thread_traceback_, false);
     static constexpr std::array<std::string_view, 14> kProgramErrors = {
         "NameError",         "AttributeError",      "TypeError",         "KeyError",
         "IndexError",        "ValueError",          "AssertionError",    "ImportError",
@@ -187,6 +189,7 @@ class Scanner {
       if (!body.starts_with(name)) continue;
       const std::string_view rest = body.substr(name.size());
       if (!rest.empty() && !rest.starts_with(": ")) continue;
+      if (thread) return true;
       FailureSignal s;
       s.kind = FailureKind::kPythonError;
       s.detail = std::string(body.substr(0, 120));
@@ -390,6 +393,16 @@ class Scanner {
   // far, and the functions of the traceback being read.
   // A traceback's frames hold for its own exception line and for no line after it.
   void Context(std::string_view line, int number) {
+    // Python's threading module opens the traceback of an exception that ended a thread, not
+    // the program, with "Exception in thread Thread-4:" (tensorflow/tpu#590: TensorFlow's
+    // preemption watcher thread died on "KeyError: 'health'"); the process runs on.
+    std::string_view opening = line;
+    if (RankPrefix(line)) opening = opening.substr(opening.find("]:") + 2);
+    if (TrimSpace(opening).starts_with("Exception in thread ")) {
+      thread_exception_next_ = true;
+    } else if (Contains(line, "Traceback (most recent call last)")) {
+      thread_traceback_ = std::exchange(thread_exception_next_, false);
+    }
     if (traceback_ended_ || Contains(line, "Traceback (most recent call last)")) frames_.clear();
     traceback_ended_ = false;
     if (std::string f = run_context::FrameFunction(line); !f.empty()) {
@@ -808,11 +821,13 @@ class Scanner {
   bool progress_seen_ = false;
   int at_exit_line_ = 0;  // "Exception ignored in atexit callback" (WatchAtExit); 0 if none
   int went_on_line_ = 0;  // the last line that showed the run going on (FailureSignal)
-  std::optional<int64_t> stalled_ms_;  // the last progress bar stood at 0 (FailureSignal)
-  bool traceback_ended_ = false;       // the last line was a traceback's exception line
-  bool slurm_ending_ = false;          // Slurm cancelled the step or a task failed (SlurmEnding)
-  size_t pending_warning_ = kNone;     // out_'s store-wait warning whose traceback comes next
-  int pending_frames_ = 0;             // frames read since that warning
+  std::optional<int64_t> stalled_ms_;   // the last progress bar stood at 0 (FailureSignal)
+  bool traceback_ended_ = false;        // the last line was a traceback's exception line
+  bool thread_exception_next_ = false;  // "Exception in thread ...:" read, its traceback next
+  bool thread_traceback_ = false;       // the traceback being read is a thread's, not the program's
+  bool slurm_ending_ = false;           // Slurm cancelled the step or a task failed (SlurmEnding)
+  size_t pending_warning_ = kNone;      // out_'s store-wait warning whose traceback comes next
+  int pending_frames_ = 0;              // frames read since that warning
   std::optional<FailureSignal> mpi_first_;
   int mpi_peer_box_ = 0;       // the line of Open MPI's peer-disconnected box, 0 outside it
   std::string previous_line_;  // the last non-empty line read, cleaned
