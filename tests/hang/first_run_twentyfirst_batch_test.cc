@@ -156,5 +156,29 @@ TEST(FirstRunTwentyfirstBatch, RayNodeMarkedDeadIsADeadMember) {
   EXPECT_TRUE(v.finding.ranks.empty());
 }
 
+// THUDM/slime#1309 (slime-1309-frames-broadcast-unique-nccl-id-store-get, held back, missed at
+// its run and read since): only c10 backtrace frames, "frame #8: c10d::PrefixStore::get(...)",
+// "frame #9: c10d::ProcessGroupNCCL::broadcastUniqueNCCLID(ncclUniqueId*, bool, ...)", "frame
+// #10: c10d::ProcessGroupNCCL::initNCCLComm(...)", "frame #11: c10d::ProcessGroupNCCL::recv(...)".
+// By hand: a c10 error's frames are the stack where it was raised, innermost first; it was raised
+// in the store get that fetches the NCCL unique ID while the communicator for a recv was being
+// built. The communicator never formed: a start-up fault, no rank named. The run found nothing.
+TEST(FirstRunTwentyfirstBatch, BacktraceThroughUniqueIdExchangeIsAStartUpFault) {
+  const Verdict v = AnalyzeLog(
+      "frame #8: c10d::PrefixStore::get(std::__cxx11::basic_string<char, "
+      "std::char_traits<char>, std::allocator<char> > const&) + 0x30 (0x7f97f10fed50 in "
+      "/usr/local/lib/python3.12/dist-packages/torch/lib/libtorch_cpu.so)\n"
+      "frame #9: c10d::ProcessGroupNCCL::broadcastUniqueNCCLID(ncclUniqueId*, bool, "
+      "std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> > const&, "
+      "int) + 0x5c4 (0x7f9794cce5e4 in "
+      "/usr/local/lib/python3.12/dist-packages/torch/lib/libtorch_cuda.so)\n"
+      "frame #10: c10d::ProcessGroupNCCL::initNCCLComm(std::__cxx11::basic_string<char, "
+      "std::char_traits<char>, std::allocator<char> > const&, c10::Device&, c10d::OpType, int, "
+      "bool) + 0x1c2a (0x7f9794cd113a in "
+      "/usr/local/lib/python3.12/dist-packages/torch/lib/libtorch_cuda.so)\n");
+  EXPECT_EQ(v.finding.kind, "bootstrap") << v.finding.summary;
+  EXPECT_TRUE(v.finding.ranks.empty());
+}
+
 }  // namespace
 }  // namespace strata::hang

@@ -296,6 +296,19 @@ bool ClassifyFailureLine(std::string_view line, FailureSignal* s) {
                 "group's set-up, or the store is unreachable)";
     return true;
   }
+  // The same fetch seen only in c10's backtrace of the error, its message cut off above: "frame
+  // #9: c10d::ProcessGroupNCCL::broadcastUniqueNCCLID(ncclUniqueId*, bool, ...)" under
+  // "c10d::PrefixStore::get" frames, above "initNCCLComm" (THUDM/slime#1309). The frames of a
+  // c10 error are the stack where it was raised: inside the unique ID's exchange through the
+  // store, so the communicator never formed, as above.
+  if (Contains(line, "frame #") && Contains(line, "ProcessGroupNCCL::broadcastUniqueNCCLID(")) {
+    s->kind = K::kBootstrap;
+    s->detail =
+        "the NCCL communicator never formed: an error was raised while a rank exchanged the NCCL "
+        "unique ID through the c10d store (broadcastUniqueNCCLID; the error's message is not in "
+        "the file)";
+    return true;
+  }
   // torch_xla's XRT mesh service while xmp.spawn sets up replication (_setup_replication ->
   // xm.xla_device()): an ordinal could not reach the mesh master, "Failed to connect to client
   // mesh master: d7c1c93dfe8c:56419" (pytorch/xla#2604) or "mesh_service.cc:331 : Failed to
