@@ -64,6 +64,30 @@ Result<FrameworkEngines> Parse(const std::string& text) {
   return ParseFrameworkEnginesText(text, "frameworks.yaml");
 }
 
+// DeepSpeed's reduce bucket as each framework writes it (data/frameworks.yaml, reduce_bucket):
+// ms-swift's shipped zero2.json 2e8 first on its DeepSpeed chain [ms-swift, deepspeed,
+// hf-trainer]; a DeepSpeed JSON alone DeepSpeed's 5e8; "auto" is filled by the HF Trainer under
+// both with hidden^2 (hidden 5,120: 26,214,400 elements).
+TEST(EngineChain, ReduceBucketByFramework) {
+  const FrameworkEngines e = Shipped();
+  const ReduceBucketDefault swift = ResolveReduceBucket(e, Named("ms-swift"), ShardingMode::kZero2);
+  EXPECT_DOUBLE_EQ(swift.elements, 2e8);
+  EXPECT_NE(swift.rule.find("ms-swift"), std::string::npos) << swift.rule;
+  EXPECT_DOUBLE_EQ(ResolveReduceBucket(e, Named("deepspeed"), ShardingMode::kZero2).elements, 5e8);
+  EXPECT_DOUBLE_EQ(ResolveReduceBucket(e, Named("hf-trainer"), ShardingMode::kZero1).elements, 5e8);
+  const auto filled = ResolveReduceBucketAuto(e, Named("ms-swift"), ShardingMode::kZero2, 5120);
+  ASSERT_TRUE(filled.has_value());
+  EXPECT_DOUBLE_EQ(filled->elements, 26214400.0);
+  EXPECT_EQ(filled->filled_by, "hf-trainer");
+  // torchtitan writes no DeepSpeed config: nobody on its chain fills "auto".
+  EXPECT_FALSE(
+      ResolveReduceBucketAuto(e, Named("torchtitan"), ShardingMode::kZero2, 5120).has_value());
+  // A fill the parser does not know is refused, naming the field.
+  auto bad = Parse("frameworks:\n  a: {latest: '1', reduce_bucket: {auto: hidden^3, source: x}}\n");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().Format().find("auto"), std::string::npos) << bad.error().Format();
+}
+
 TEST(EngineChain, RefusesACatalogItCannotWalk) {
   // A wrapper needs a default engine for the modes it does not list.
   auto no_default =

@@ -61,5 +61,46 @@ TEST(AdapterMemory, DropoutKeepsTheDroppedInputAndItsMask) {
                    116'736.0);
 }
 
+// LoRA under megatron-core: Megatron-SWIFT's Qwen3-30B-A3B script (modelscope/ms-swift@3602360
+// examples/train/cached_dataset/mcore.sh: 4 GPUs, EP 4, lora_rank 32 on all-linear, distributed
+// optimizer). PEFT makes the adapters in fp32, then megatron-core's Float16Module casts the whole
+// model to bf16 (module.bfloat16()), and the distributed optimizer keeps fp32 master shards of
+// them as of any bf16 parameter. By hand (Qwen3-30B-A3B: hidden 2048, 32 query / 4 KV heads of
+// 128, 128 experts of intermediate 768, 48 layers):
+//   attention adapters per layer: linear_qkv 32 x (2048 + 5120) + linear_proj 32 x (4096 + 2048)
+//     = 229,376 + 196,608 = 425,984; x 48 = 20,447,232 (dense, DP 4)
+//   expert adapters per expert and layer: linear_fc1 32 x (2048 + 1536) + linear_fc2
+//     32 x (768 + 2048) = 114,688 + 90,112 = 204,800; x 32 local experts (128 / EP 4) x 48
+//     = 314,572,800 (expert-DP 4 / EP 4 = 1)
+//   weights: 2 B x (20,447,232 + 314,572,800) = 670,040,064 B (PEFT's fp32 would be twice that)
+//   master weights: 4 B x (20,447,232 / 4 + 314,572,800 / 1) = 4 x 319,684,608 = 1,278,738,432 B
+//   moments: 8 B x 319,684,608 = 2,557,476,864 B; gradients: 4 B x 335,020,032 = 1,340,080,128 B
+TEST(AdapterMemory, MegatronCoreCastsAdaptersToBf16WithFp32MasterShards) {
+  const std::string text =
+      "model: qwen3-30b-a3b\n"
+      "cluster: {gpu: A800, gpus_per_node: 4, nodes: 1}\n"
+      "parallel: {tp: 1, pp: 1, ep: 4}\n"
+      "batch: {micro_batch: 1, global_batch: 16}\n"
+      "sequence: {max_tokens: 8192, packing: true}\n"
+      "recompute: {granularity: full, method: uniform, num_layers: 1}\n"
+      "precision: {params: bf16, grads: fp32}\n"
+      "optimizer: {distributed: true, moments: fp32}\n"
+      "framework: {name: ms-swift}\n"
+      "adapter: {kind: lora, rank: 32, alpha: 64, targets: [all-linear]}\n";
+  auto spec = ParseJobSpec(text, "megatron_lora.yaml");
+  ASSERT_TRUE(spec.ok()) << spec.error().Format();
+  auto job = ResolveJob(*spec);
+  ASSERT_TRUE(job.ok()) << job.error().Format();
+  const MemoryLedger ledger = ComputeLedger(*job, testing::Constants());
+  const std::string adapters =
+      "weights: adapters (lora r=32 on linear_qkv, linear_proj, linear_fc1, linear_fc2)";
+  EXPECT_DOUBLE_EQ(testing::ItemBytes(ledger, adapters).count(), 670'040'064.0);
+  EXPECT_DOUBLE_EQ(testing::ItemBytes(ledger, "optimizer: master weights (fp32)").count(),
+                   1'278'738'432.0);
+  EXPECT_DOUBLE_EQ(testing::ItemBytes(ledger, "optimizer: Adam moments (fp32)").count(),
+                   2'557'476'864.0);
+  EXPECT_DOUBLE_EQ(testing::ItemBytes(ledger, "gradient buffer (fp32)").count(), 1'340'080'128.0);
+}
+
 }  // namespace
 }  // namespace strata

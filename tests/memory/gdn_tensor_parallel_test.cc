@@ -104,8 +104,9 @@ TEST(GdnTensorParallel, ActivationsOfAReplicatedLayerAreNotDividedByTp) {
 TEST(GdnTensorParallel, AdaptersOnAReplicatedLayerAreWholeOnEveryTpRank) {
   // LoRA r = 8 on the three GDN projections (no dropout): per layer r x (d_in + d_out) =
   // 8 x ((2,048 + 12,288) + (2,048 + 64) + (4,096 + 2,048)) = 180,736 parameters, 30 layers:
-  // 5,422,080, in fp32 (PEFT's autocast_adapter_dtype): 21,688,320 B on every TP rank, as the
-  // layer they sit on is (split over TP 2 it would be 10,844,160 B).
+  // 5,422,080, in bf16 (megatron-core's Float16Module casts PEFT's fp32 adapters back to the
+  // parameters' dtype): 10,844,160 B on every TP rank, as the layer they sit on is (split over
+  // TP 2 it would be 5,422,080 B).
   const std::vector<std::string> lora = {"adapter.kind=lora", "adapter.rank=8",
                                          "adapter.targets=[in_proj_qkvz,in_proj_ba,out_proj]",
                                          "adapter.dropout=0"};
@@ -116,7 +117,7 @@ TEST(GdnTensorParallel, AdaptersOnAReplicatedLayerAreWholeOnEveryTpRank) {
   EXPECT_DOUBLE_EQ(
       testing::ItemBytes(l, "weights: adapters (lora r=8 on in_proj_qkvz, in_proj_ba, out_proj)")
           .count(),
-      21'688'320.0);
+      10'844'160.0);
   // Saved for backward per token and GDN layer: each adapter's r-wide A x, 3 x 8 bf16 values =
   // 48 B, whole (24 B split over TP 2); nothing else of the layer changes with the adapters.
   const Job base = AtTp2({});

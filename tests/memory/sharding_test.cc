@@ -118,6 +118,34 @@ TEST(Sharding, DeepSpeedZero12ReduceBuckets) {
       << z3.error().Format();
 }
 
+// The bucket a ZeRO-1/2 job gets when it does not give one follows the framework that writes its
+// DeepSpeed config (data/frameworks.yaml, `reduce_bucket:`), bf16 model (2 B), overlap_comm
+// false (DeepSpeed's default below stage 3, and ms-swift's shipped zero2.json's):
+//   ms-swift (`swift sft --deepspeed zero2` loads swift/config/zero2.json at
+//     modelscope/ms-swift@3602360: "reduce_bucket_size": 2e8): 1 x 200,000,000 x 2 B
+//     = 400,000,000 B
+//   the HF Trainer (it fills only "auto"; a key left out is DeepSpeed's
+//     DeepSpeedZeroConfig.reduce_bucket_size default, 5e8): 1 x 500,000,000 x 2 B
+//     = 1,000,000,000 B
+//   a job that gives its own keeps it: ms-swift with 26,214,400 elements: 52,428,800 B
+// Before the framework decided, every job got DeepSpeed's 5e8 (1e9 B for ms-swift too).
+TEST(Sharding, ReduceBucketDefaultFollowsTheFramework) {
+  const std::string item = "gradients: DeepSpeed reduce buckets (backward)";
+  const std::string swift = std::string(kDense8) + "framework: {name: ms-swift}\n";
+  const Job swift_job = Resolve(swift + "sharding: {mode: zero2}\n");
+  EXPECT_DOUBLE_EQ(swift_job.ReduceBucketElements(), 2e8);
+  EXPECT_DOUBLE_EQ(ItemBytes(ComputeLedger(swift_job, Constants()), item).count(), 4e8);
+  const Job hf =
+      Resolve(std::string(kDense8) + "framework: {name: hf-trainer}\nsharding: {mode: zero2}\n");
+  EXPECT_DOUBLE_EQ(ItemBytes(ComputeLedger(hf, Constants()), item).count(), 1e9);
+  const Job given = Resolve(swift + "sharding: {mode: zero2, reduce_bucket_elements: 26214400}\n");
+  EXPECT_DOUBLE_EQ(ItemBytes(ComputeLedger(given, Constants()), item).count(), 52428800.0);
+  // The explanation names whose value it is.
+  EXPECT_NE(testing::ItemFormula(ComputeLedger(swift_job, Constants()), item).find("ms-swift's"),
+            std::string::npos)
+      << testing::ItemFormula(ComputeLedger(swift_job, Constants()), item);
+}
+
 TEST(Sharding, DdpReplicatesEverything) {
   const Job job = Resolve(std::string(kDense8) + "sharding: {mode: none}\n");
   const MemoryLedger ledger = ComputeLedger(job, Constants());

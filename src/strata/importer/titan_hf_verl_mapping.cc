@@ -16,6 +16,7 @@
 #include "strata/importer/model_match.h"
 #include "strata/importer/settings.h"
 #include "strata/importer/verl_rl_mapping.h"
+#include "strata/job/engine_chain.h"
 #include "strata/model/model_config.h"
 #include "strata/model/param_count.h"
 #include "strata/model/torchtitan_flavors.h"
@@ -643,19 +644,34 @@ Status MapZero3Prefetch(Settings& s, JobBuilder& job) {
 /// ZeRO-1/2's reduce buckets (sharding.reduce_bucket_elements, sharding.overlap_comm):
 /// stage_1_and_2.py allocates one bucket of reduce_bucket_size elements per backward with
 /// contiguous_gradients (DeepSpeed's default true), two with overlap_comm (its default false
-/// below stage 3). "auto" is filled by the HF Trainer with hidden^2 (transformers
-/// integrations/deepspeed.py, trainer_config_finalize: reduce_bucket_size = hidden_size *
-/// hidden_size).
-Status MapZero12Buckets(Settings& s, JobBuilder& job) {
+/// below stage 3). "auto" is filled by the framework that writes the config, as
+/// data/frameworks.yaml's `reduce_bucket: {auto: hidden^2}` says (the HF Trainer:
+/// transformers integrations/deepspeed.py, trainer_config_finalize: reduce_bucket_size =
+/// hidden_size * hidden_size), for the chain of the imported framework (the HF Trainer's when
+/// the input names none). Left out, the framework's own default applies when the job resolves.
+Status MapZero12Buckets(Settings& s, JobBuilder& job, int64_t stage) {
   const std::string key = "ds.zero_optimization.reduce_bucket_size";
   if (const SourcedValue* v = s.Use(key)) {
     if (v->value == "auto") {
       auto model = LoadModelConfig(job.Get("model"));
-      if (model.ok()) {
-        const auto hidden = static_cast<double>(model->hidden_size);
-        job.Set("sharding.reduce_bucket_elements", fmt::format("{:.0f}", hidden * hidden),
-                fmt::format("{} = auto, which the HF Trainer fills with hidden^2 = {}^2", v->source,
-                            model->hidden_size));
+      auto engines = LoadFrameworkEngines();
+      if (model.ok() && engines.ok()) {
+        FrameworkSpec framework;
+        framework.name = job.Has("framework.name") ? job.Get("framework.name") : "hf-trainer";
+        framework.given = true;
+        const ShardingMode mode = stage == 1 ? ShardingMode::kZero1 : ShardingMode::kZero2;
+        const std::optional<ReduceBucketAuto> filled =
+            ResolveReduceBucketAuto(*engines, framework, mode, model->hidden_size);
+        if (!filled) {
+          return InvalidInput(fmt::format("{} = auto: no framework on {}'s chain fills \"auto\" "
+                                          "(DeepSpeed alone takes only a number)",
+                                          v->source, framework.name))
+              .InField(key)
+              .WithHint("write the number of elements");
+        }
+        job.Set("sharding.reduce_bucket_elements", fmt::format("{:.0f}", filled->elements),
+                fmt::format("{} = auto, which {} fills with hidden^2 = {}^2", v->source,
+                            filled->filled_by, model->hidden_size));
       }
     } else {
       const std::optional<double> parsed = ParsePythonNumber(v->value);
@@ -1036,7 +1052,7 @@ Status MapHfDeepSpeed(Settings& s, MapContext& ctx, JobBuilder& job) {
                                       : "full fine-tuning");
   job.Default("mtp", "false", "the HF Trainer does not build MTP blocks");
   if (stage == 3) STRATA_RETURN_IF_ERROR(MapZero3Prefetch(s, job));
-  if (stage == 1 || stage == 2) STRATA_RETURN_IF_ERROR(MapZero12Buckets(s, job));
+  if (stage == 1 || stage == 2) STRATA_RETURN_IF_ERROR(MapZero12Buckets(s, job, stage));
   if (stage >= 1 && stage <= 3 && !accelerate_fsdp) {
     STRATA_RETURN_IF_ERROR(MapDeepSpeedOverlap(s, job, stage));
   }

@@ -65,6 +65,34 @@ Result<GqaRepeatRule> ParseGqaRepeat(YamlMap& entry) {
   return rule;
 }
 
+// `reduce_bucket: {elements: N, auto: hidden^2, source: ...}` (elements or auto may be left out,
+// not both).
+Result<ReduceBucketRule> ParseReduceBucket(YamlMap& entry) {
+  ReduceBucketRule rule;
+  STRATA_ASSIGN_OR_RETURN(YamlMap m, entry.Map("reduce_bucket"));
+  if (m.Has("elements")) {
+    STRATA_ASSIGN_OR_RETURN(rule.elements, m.Number("elements"));
+    if (!(rule.elements >= 0) || rule.elements > 1e15) {
+      return m.ErrorAt("elements", "expected 0 or more elements (DeepSpeed's reduce_bucket_size)");
+    }
+    rule.has_elements = true;
+  }
+  if (m.Has("auto")) {
+    STRATA_ASSIGN_OR_RETURN(std::string a, m.String("auto"));
+    if (a != "hidden^2") {
+      return m.ErrorAt("auto", fmt::format("unknown fill '{}', expected hidden^2", a));
+    }
+    rule.auto_hidden_squared = true;
+  }
+  if (!rule.has_elements && !rule.auto_hidden_squared) {
+    return m.ErrorAt("elements", "expected elements, auto or both");
+  }
+  // Every value in data/ carries its source.
+  if (!m.Has("source")) return m.ErrorAt("source", "expected the source of the value");
+  STRATA_RETURN_IF_ERROR(m.CheckNoUnknownKeys({"source"}));
+  return rule;
+}
+
 // Whether megatron-core's module takes packed sequences at the job's release (the job's when it
 // names megatron-core with a version, else the latest known), and why not.
 void SetPackedSequences(const FrameworkEngines& engines, const EngineChain& chain,
@@ -133,6 +161,9 @@ Result<FrameworkEngines> ParseFrameworkEngines(const YAML::Node& frameworks,
     }
     if (entry.Has("pipeline")) {
       STRATA_ASSIGN_OR_RETURN(out.pipeline[name], ParsePipelineRule(entry, name));
+    }
+    if (entry.Has("reduce_bucket")) {
+      STRATA_ASSIGN_OR_RETURN(out.reduce_bucket[name], ParseReduceBucket(entry));
     }
     if (!entry.Has("runs_as")) continue;
     STRATA_ASSIGN_OR_RETURN(YAML::Node runs_as, entry.Node("runs_as"));
@@ -293,6 +324,31 @@ ChainPipelineRule ResolvePipelineRule(const FrameworkEngines& engines, const Fra
     return {it->second, given ? spec.version : engines.LatestOf(name)};
   }
   return {};
+}
+
+ReduceBucketDefault ResolveReduceBucket(const FrameworkEngines& engines, const FrameworkSpec& spec,
+                                        ShardingMode mode) {
+  const EngineChain chain = ResolveEngineChain(engines, spec, mode);
+  for (const std::string& name : chain.names) {
+    const auto it = engines.reduce_bucket.find(name);
+    if (it == engines.reduce_bucket.end() || !it->second.has_elements) continue;
+    return {it->second.elements,
+            fmt::format("{}'s reduce_bucket_size (data/frameworks.yaml)", name)};
+  }
+  return {};
+}
+
+std::optional<ReduceBucketAuto> ResolveReduceBucketAuto(const FrameworkEngines& engines,
+                                                        const FrameworkSpec& spec,
+                                                        ShardingMode mode, int64_t hidden_size) {
+  const EngineChain chain = ResolveEngineChain(engines, spec, mode);
+  for (const std::string& name : chain.names) {
+    const auto it = engines.reduce_bucket.find(name);
+    if (it == engines.reduce_bucket.end() || !it->second.auto_hidden_squared) continue;
+    const auto h = static_cast<double>(hidden_size);
+    return ReduceBucketAuto{h * h, name};
+  }
+  return std::nullopt;
 }
 
 std::string FrameworkEngines::LatestOf(const std::string& name) const {

@@ -7,6 +7,7 @@
 #define STRATA_JOB_ENGINE_CHAIN_H_
 
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -48,6 +49,16 @@ struct GqaRepeatRule {
   double ops = 0;  // host ops per decoder layer forward (unsqueeze, expand, reshape on K and V)
 };
 
+/// DeepSpeed ZeRO-1/2's reduce_bucket_size as the framework that writes the DeepSpeed config
+/// fills it (`reduce_bucket:`): `elements` where the config does not give it (the framework's own
+/// shipped config, or DeepSpeed's default), and, with `auto_hidden_squared`, the hidden_size^2 it
+/// writes for "auto" (the HF Trainer's and accelerate's DeepSpeed integrations).
+struct ReduceBucketRule {
+  double elements = 0;
+  bool auto_hidden_squared = false;
+  bool has_elements = false;
+};
+
 /// data/frameworks.yaml's `runs_as` and `latest` of every framework.
 struct FrameworkEngines {
   std::map<std::string, std::map<std::string, std::string>> runs_as;  // name -> mode -> name
@@ -55,6 +66,7 @@ struct FrameworkEngines {
   std::map<std::string, GdnModuleRule> gdn;         // name -> its `gdn_module:`, where it has one
   std::map<std::string, GqaRepeatRule> gqa_repeat;  // name -> its `gqa_repeat:`, where it has one
   std::map<std::string, PipelineRule> pipeline;     // name -> its `pipeline:`, where it has one
+  std::map<std::string, ReduceBucketRule> reduce_bucket;  // name -> its `reduce_bucket:`
 
   /// `name`'s latest release, "" for a framework the map does not hold (a catalog built in code
   /// may lack engines the file parser always fills).
@@ -127,6 +139,28 @@ struct GdnPlacement {
 /// its latest; `model_type` is the model's (config.json's model_type).
 GdnPlacement ResolveGdnPlacement(const FrameworkEngines& engines, const FrameworkSpec& spec,
                                  ShardingMode mode, const std::string& model_type);
+
+/// The reduce bucket a ZeRO-1/2 job gets when its DeepSpeed config does not say (`elements`),
+/// and the framework whose `reduce_bucket:` decided, in words (`rule`): the first framework on
+/// the job's chain under `mode` with an `elements` value; DeepSpeed's own default (5e8) when none
+/// has one.
+struct ReduceBucketDefault {
+  double elements = 5e8;
+  std::string rule = "DeepSpeed's default reduce_bucket_size";
+};
+ReduceBucketDefault ResolveReduceBucket(const FrameworkEngines& engines, const FrameworkSpec& spec,
+                                        ShardingMode mode);
+
+/// What the chain's framework writes for reduce_bucket_size "auto": hidden_size^2 from the
+/// first framework on the chain that fills "auto" (`auto: hidden^2`), with that framework's
+/// name; nullopt when none on the chain fills it (DeepSpeed alone rejects "auto").
+struct ReduceBucketAuto {
+  double elements = 0;
+  std::string filled_by;
+};
+std::optional<ReduceBucketAuto> ResolveReduceBucketAuto(const FrameworkEngines& engines,
+                                                        const FrameworkSpec& spec,
+                                                        ShardingMode mode, int64_t hidden_size);
 
 /// The pipeline rule of the job's chain under `mode` (job/pipeline_rules.h): the first framework
 /// on the chain with a `pipeline:` entry decides, at the job's framework.version when it is the

@@ -204,7 +204,9 @@ const std::vector<JobField>& JobFields() {
        "stage3_prefetch_bucket_size (DeepSpeed) / params of one fetch unit", "", "0.005",
        "zero3/fsdp2: how far ahead of the layer computing its weights are gathered; a fraction "
        "when the prefetch buffer is smaller than a layer (the rest of the gather is exposed)"},
-      {"sharding.reduce_bucket_elements", "number >= 0", "elements", "500000000",
+      {"sharding.reduce_bucket_elements", "number >= 0", "elements",
+       "the framework's (data/frameworks.yaml reduce_bucket: ms-swift 200000000, DeepSpeed and "
+       "the HF Trainer 500000000)",
        "reduce_bucket_size (DeepSpeed)", "", "16777216",
        "zero1/zero2 under DeepSpeed: each backward allocates a reduce bucket of this many "
        "elements in the model's dtype (contiguous_gradients), two with overlap_comm"},

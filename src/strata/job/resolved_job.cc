@@ -196,6 +196,8 @@ Result<ResolvedJob> ResolveJobWithModel(const JobSpec& spec, ModelConfig model,
     job.deepspeed_by_mode[m] = chain.RunsDeepSpeed();
     job.pipeline_by_mode[m] =
         ResolvePipelineRule(engines, job.spec.framework, static_cast<ShardingMode>(m));
+    job.reduce_bucket_by_mode[m] =
+        ResolveReduceBucket(engines, job.spec.framework, static_cast<ShardingMode>(m));
   }
   job.model = std::move(model);
   STRATA_ASSIGN_OR_RETURN(job.cluster, ClusterOf(spec));

@@ -88,6 +88,8 @@ struct ResolvedJob {
   /// schedules and the micro batches its looped schedules accept. None known (no rule) for a
   /// job built in code.
   std::array<ChainPipelineRule, kShardingModeCount> pipeline_by_mode{};
+  /// The framework's reduce bucket under each sharding mode (ResolveReduceBucket).
+  std::array<ReduceBucketDefault, kShardingModeCount> reduce_bucket_by_mode{};
   JobRequest request;      // how it was asked for (empty for a job built in code)
   bool reference = false;  // the built-in reference job, chosen because nothing was given
 
@@ -102,6 +104,18 @@ struct ResolvedJob {
   /// Whether DeepSpeed's ZeRO runs the sharding under `mode`.
   bool RunsDeepSpeed(ShardingMode mode) const {
     return deepspeed_by_mode[static_cast<size_t>(mode)];
+  }
+  /// DeepSpeed ZeRO-1/2's reduce_bucket_size under the spec's sharding mode: the job's when it
+  /// gives one, else the framework's (reduce_bucket_by_mode); ReduceBucketRule says which.
+  double ReduceBucketElements() const {
+    return spec.sharding.reduce_bucket_elements_given
+               ? spec.sharding.reduce_bucket_elements
+               : reduce_bucket_by_mode[static_cast<size_t>(spec.sharding.mode)].elements;
+  }
+  std::string ReduceBucketRule() const {
+    return spec.sharding.reduce_bucket_elements_given
+               ? std::string("the job's sharding.reduce_bucket_elements")
+               : reduce_bucket_by_mode[static_cast<size_t>(spec.sharding.mode)].rule;
   }
   /// The KV-head split under the spec's sharding mode.
   QueryGroupSplit query_groups() const {

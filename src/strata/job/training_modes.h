@@ -55,8 +55,12 @@ struct ShardingSpec {
   double prefetch_layers = 1;
   /// DeepSpeed ZeRO-1/2 (deepspeed/runtime/zero/stage_1_and_2.py): with contiguous_gradients
   /// (its default) each backward allocates a reduce bucket of reduce_bucket_size elements in
-  /// the model's dtype, and a second one with overlap_comm. DeepSpeed's default: 500,000,000.
+  /// the model's dtype, and a second one with overlap_comm. The job's when given
+  /// (reduce_bucket_elements_given), else what the framework writing the DeepSpeed config puts
+  /// there (ResolvedJob::ReduceBucketElements; data/frameworks.yaml, `reduce_bucket:`);
+  /// DeepSpeed's own default is 500,000,000.
   double reduce_bucket_elements = 5e8;
+  bool reduce_bucket_elements_given = false;
   /// DeepSpeed's overlap_comm (ZeRO-1/2/3): its all-gathers and reduce-scatters run on their own
   /// streams behind compute (true), or on the compute stream, in order with the layers (false:
   /// deepspeed/runtime/zero/stage3.py and parameter_offload.py take the default stream then),

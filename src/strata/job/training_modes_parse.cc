@@ -140,6 +140,7 @@ Status ParseSharding(YamlMap& top, JobSpec& job) {
                                    mode));
     }
     STRATA_ASSIGN_OR_RETURN(sh.reduce_bucket_elements, s.Number("reduce_bucket_elements"));
+    sh.reduce_bucket_elements_given = true;
     if (!(sh.reduce_bucket_elements >= 0) || sh.reduce_bucket_elements > 1e15) {
       return s.ErrorAt("reduce_bucket_elements",
                        "expected 0 or more elements (DeepSpeed's reduce_bucket_size)");

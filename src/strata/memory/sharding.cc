@@ -130,15 +130,16 @@ ModeMemory ComputeModeMemory(const Job& job, const ParamBreakdown& params, int64
   // parameter larger than the bucket is reduced from its own gradient (extra_large_param), which
   // the reduce-scatter item counts.
   if ((sh.mode == ShardingMode::kZero1 || sh.mode == ShardingMode::kZero2) &&
-      job.RunsDeepSpeed(sh.mode) && sh.reduce_bucket_elements > 0) {
+      job.RunsDeepSpeed(sh.mode) && job.ReduceBucketElements() > 0) {
     const double model_b = static_cast<double>(DTypeBytes(job.spec.param_dtype));
     const double buffers = sh.OverlapComm() ? 2.0 : 1.0;
-    out.reduce_buckets.bytes = Bytes::Count(buffers * sh.reduce_bucket_elements * model_b);
+    const double elements = job.ReduceBucketElements();
+    out.reduce_buckets.bytes = Bytes::Count(buffers * elements * model_b);
     if (explain) {
       out.reduce_buckets.formula = fmt::format(
-          "{:.0f} bucket{} (overlap_comm {}) x reduce_bucket_size {} elements x {:.0f} B = {}",
+          "{:.0f} bucket{} (overlap_comm {}) x reduce_bucket_size {} elements ({}) x {:.0f} B = {}",
           buffers, buffers > 1 ? "s" : "", sh.OverlapComm() ? "true" : "false",
-          GroupDigits(sh.reduce_bucket_elements), model_b,
+          GroupDigits(elements), job.ReduceBucketRule(), model_b,
           FormatGBAndGiB(out.reduce_buckets.bytes));
       out.reduce_buckets.note = "allocated at each backward's first gradient, freed at its end";
     }

@@ -27,8 +27,23 @@ std::string TextIf(bool explain, Make make) {
   return explain ? std::string(make()) : std::string();
 }
 
+/// Whether the adapters train in the parameters' dtype with an optimizer master copy, as the
+/// base model's own weights would. megatron-core wraps the whole model, adapters included, in
+/// Float16Module after the adapters are made (NVIDIA/Megatron-LM
+/// megatron/core/transformer/module.py, Float16Module.__init__: `self.add_module('module',
+/// module.bfloat16())`; ms-swift 3602360 swift/megatron/trainers/base.py prepare_model runs
+/// _prepare_peft_model before wrap_model, swift/megatron/utils/megatron_lm_utils.py wrap_model
+/// builds the Float16Module), so PEFT's fp32 adapters (autocast_adapter_dtype) come back to
+/// bf16, and the optimizer (DistributedOptimizer, or Float16OptimizerWithFloat16Params without
+/// it) keeps an fp32 master copy of them. Every other engine keeps PEFT's fp32 adapters: their
+/// own master copy.
+bool AdaptersInParamDtype(const Job& job) {
+  return job.spec.adapter.on() && job.RunsMegatronCore(job.spec.sharding.mode);
+}
+
 /// The adapters of the stage's layers: in the master dtype (PEFT casts bf16 adapters to fp32,
-/// autocast_adapter_dtype), split like the layers they sit on: over TP, and the routed experts'
+/// autocast_adapter_dtype), or the parameters' dtype under megatron-core
+/// (AdaptersInParamDtype), split like the layers they sit on: over TP, and the routed experts'
 /// over EP x ETP (each EP rank holds its local experts' A and B); sharded with the weights under
 /// ZeRO-3 / FSDP2. They are the job's only trainable parameters; the routed experts' state is
 /// sharded over expert-DP as the experts' own is. Those on a Gated DeltaNet every TP rank holds
@@ -52,7 +67,8 @@ void AddAdapterWeights(const Job& job, const StageLayers& layers, const ShardGro
   const int64_t dense = (full - routed_full - whole) / tp + whole;
   const int64_t routed = routed_full / expert_ways;
   const int64_t params = dense + routed;
-  const double elem_bytes = static_cast<double>(DTypeBytes(job.spec.optimizer.master_dtype));
+  const double elem_bytes = static_cast<double>(DTypeBytes(
+      AdaptersInParamDtype(job) ? job.spec.param_dtype : job.spec.optimizer.master_dtype));
   const bool shards = job.spec.sharding.shards_weights();
   const double stored = shards
                             ? static_cast<double>(dense) / static_cast<double>(groups.dense) +
@@ -349,9 +365,10 @@ StaticMemory ComputeStaticMemory(const Job& job, const ParamBreakdown& params, i
   const bool opt_sharded = sh.shards_optimizer();
   const double shard = sharded(opt_sharded);
   const std::string shard_str = shard_text(opt_sharded);
-  // With adapters the trainable parameters are the adapters, already in the master dtype.
-  const bool needs_master =
-      !fsdp2 && !job.spec.adapter.on() && job.spec.param_dtype != opt.master_dtype;
+  // With adapters the trainable parameters are the adapters, already in the master dtype,
+  // except under megatron-core, which casts them to the parameters' dtype (AdaptersInParamDtype).
+  const bool fp32_adapters = job.spec.adapter.on() && !AdaptersInParamDtype(job);
+  const bool needs_master = !fsdp2 && !fp32_adapters && job.spec.param_dtype != opt.master_dtype;
   const int64_t master_bytes = needs_master ? DTypeBytes(opt.master_dtype) : 0;
   out.master_weights = {ItemKind::kOptimizer,
                         TextIf(explain,
@@ -362,10 +379,9 @@ StaticMemory ComputeStaticMemory(const Job& job, const ParamBreakdown& params, i
                         Bytes::Count(static_cast<double>(master_bytes) * shard), "",
                         FixedText(detail, "allocated when the optimizer is built")};
   out.master_weights.formula =
-      job.spec.adapter.on()
-          ? FixedText(detail,
-                      "0: the adapters are kept in fp32 (PEFT's autocast_adapter_dtype), "
-                      "their own master copy")
+      fp32_adapters  ? FixedText(detail,
+                                 "0: the adapters are kept in fp32 (PEFT's autocast_adapter_dtype), "
+                                  "their own master copy")
       : needs_master ? TextIf(explain,
                               [&] {
                                 return fmt::format("{} B x {} = {}", master_bytes, shard_str,
