@@ -119,6 +119,31 @@ std::vector<StepFormula> ExplainStep(const StepTables& whole, const StepLayout& 
                       Ms(other.micro_batch)));
     }
   }
+  // The stage that holds the MTP blocks (the critical one, or another priced stage).
+  const StageComposition* mtp_stage =
+      stage.own && stage.composition.mtp_layers > 0 ? &stage.composition : nullptr;
+  for (const StepResult::StageTime& other : r.stage_times) {
+    if (mtp_stage == nullptr && other.stage.mtp_layers > 0) mtp_stage = &other.stage;
+  }
+  if (mtp_stage != nullptr && whole.mtp_sums != nullptr) {
+    // The block's own tables hold every block the job builds; the stage keeps its share.
+    const StepTables& mtp = *whole.mtp_sums;
+    const double share = static_cast<double>(mtp_stage->mtp_layers) /
+                         static_cast<double>(std::max<int64_t>(1, whole.mtp_layers));
+    double gemm = 0, projection = 0, logits = 0;
+    for (const GemmGroup& g : mtp.gemms) {
+      gemm += g.flop_per_token * share;
+      if (g.module == ModuleKind::kMtp) projection += g.flop_per_token * share;
+      if (g.kind == GemmKind::kLogits) logits += g.flop_per_token * share;
+    }
+    add(fmt::format("MTP block (rank {})", mtp_stage->rank),
+        fmt::format("{} block(s): eh_proj 2h -> h {:.4g} + its decoder layer {:.4g} + its output "
+                    "layer {:.4g} = {:.4g} GEMM FLOP/token forward, + {:.4g} FLOP/token core "
+                    "attention and one more cross entropy over {} vocab a block, priced with "
+                    "the rank's own layers",
+                    mtp_stage->mtp_layers, projection, gemm - projection - logits, logits, gemm,
+                    mtp.attention_flop_per_token * share, whole.vocab));
+  }
   for (const GemmTerm& g : r.gemms) {
     const bool logits = g.kind == GemmKind::kLogits;
     const bool expert = g.kind == GemmKind::kExpert;

@@ -434,15 +434,22 @@ MicroBatchCompute ComputeStageMicroBatch(const StepTables& stage_tables, const S
   StageShare share;
   share.layers =
       static_cast<double>(stage.layers) / static_cast<double>(std::max<int64_t>(1, model_layers));
-  share.last = stage.output;
+  // An MTP block's output layer and loss run where the block is (a layout string may put it
+  // on a stage of its own).
+  share.last = stage.output || stage.mtp_layers > 0;
   share.own = true;
   share.composition = stage;
   return ComputeCut(stage_tables, s, gemms, &share);
 }
 
+bool PricesStages(const StepTables& t, const ParallelLayout& l) {
+  return !t.kind_sums.empty() && (l.pp > 1 || t.mtp_layers > 0);
+}
+
 std::vector<StageComposition> StageCandidates(const StepTables& t, const ParallelLayout& l) {
-  // One stage holds every layer: the whole model's tables are its own.
-  if (t.kind_sums.empty() || l.pp <= 1) return {};
+  // One stage holds every layer: the whole model's tables are its own, unless the MTP blocks
+  // (which the whole model's tables leave out) are built.
+  if (!PricesStages(t, l)) return {};
   std::vector<StageComposition> all = StageCompositions(l, t.layer_kinds, t.mtp_layers);
   std::vector<StageComposition> out;
   out.push_back(all[static_cast<size_t>(l.pp <= 1 ? 0 : l.output_stage())]);
@@ -509,7 +516,7 @@ Result<StepResult> EvaluateStep(const StepTables& t, const StepLayout& s,
 
 TrafficInputs StepTrafficInputs(const StepTables& t, const StepLayout& s, const StageShare* stage) {
   TrafficInputs ti;
-  if (stage == nullptr && !t.kind_sums.empty() && s.layout.pp > 1) {
+  if (stage == nullptr && PricesStages(t, s.layout)) {
     const StageShare picked = ComputeMicroBatch(t, s).critical;
     return StepTrafficInputs(t, s, &picked);
   }
@@ -517,6 +524,16 @@ TrafficInputs StepTrafficInputs(const StepTables& t, const StepLayout& s, const 
     const StageComposition& c = stage->composition;
     ti.stage = StageLayerMix{c.layers, c.moe_layers, c.dense_ffn_layers, c.full_attention_layers,
                              c.softmax_attention_layers};
+    // An MTP block's decoder layer issues a layer's collectives (its TP, CP and EP traffic).
+    if (c.mtp_layers > 0 && t.mtp_sums != nullptr) {
+      const ModelTrafficShape& m = t.mtp_sums->traffic;
+      const int64_t n = c.mtp_layers;
+      ti.stage->layers += n;
+      ti.stage->moe_layers += m.moe_layers > 0 ? n : 0;
+      ti.stage->dense_ffn_layers += m.dense_ffn_layers > 0 ? n : 0;
+      ti.stage->full_attention_layers += m.full_attention_layers > 0 ? n : 0;
+      ti.stage->softmax_attention_layers += m.softmax_attention_layers > 0 ? n : 0;
+    }
   }
   ti.layout = s.layout;
   ti.micro_batch = s.micro_batch;

@@ -250,9 +250,12 @@ MicroBatchCompute ComputeStageMicroBatch(const StepTables& stage_tables, const S
                                          const StageComposition& stage, int64_t model_layers,
                                          std::vector<GemmTerm>* gemms = nullptr);
 
+/// Whether the step prices its stages by their own layers (StageTables): a model with several
+/// layer kinds at PP > 1, or one that builds MTP blocks (the whole model's tables leave them out).
+bool PricesStages(const StepTables& tables, const ParallelLayout& l);
+
 /// The ranks whose compositions differ (the first rank of each), the output stage first: the
-/// stages that may set the pace. Empty for a model with one layer kind (CriticalStageOf) and
-/// for PP 1.
+/// stages that may set the pace. Empty where PricesStages is false (CriticalStageOf).
 std::vector<StageComposition> StageCandidates(const StepTables& tables, const ParallelLayout& l);
 
 /// The routing skew the step uses for this layout: 1 at EP 1, else the job's or the default.
