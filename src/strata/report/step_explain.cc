@@ -434,10 +434,18 @@ std::vector<StepFormula> ExplainStep(const StepTables& whole, const StepLayout& 
   const PassTimes passes{r.forward.total().s(),
                          r.backward.total().s() + r.recompute.total().s() + skew_mb,
                          r.weight_gradient.s()};
+  const bool other_ranks = std::abs(r.bubble_micro_batch.s() - r.micro_batch.s()) > 0;
   add("pipeline bubble",
-      fmt::format("{} = {:.4f} of {} micro batches x {} = {}",
+      fmt::format("{} = {:.4f} of {} micro batches x {}{} = {}",
                   ScheduleBubbleFormula(l, s.micro_batches, passes), r.bubble_fraction,
-                  s.micro_batches, Ms(r.micro_batch), S(r[StepPart::kBubble].total)));
+                  s.micro_batches, Ms(r.bubble_micro_batch),
+                  other_ranks
+                      ? fmt::format(" (the other {} ranks' mean micro batch, not the slowest's "
+                                    "{}: the pipeline fills and drains through each of them once "
+                                    "and runs at the slowest's pace in between)",
+                                    l.pp - 1, Ms(r.micro_batch))
+                      : "",
+                  S(r[StepPart::kBubble].total)));
   if (r[StepPart::kStraggler].total.s() > 0) {
     add("variable-length stragglers",
         fmt::format("each DP rank runs {} samples; t(S) = a S + b S^2 per sample; E[max over {} DP "

@@ -467,14 +467,17 @@ MicroBatchCompute ComputeMicroBatch(const StepTables& t, const StepLayout& s,
   // Ties go to the output stage (the first candidate).
   MicroBatchCompute best;
   size_t best_index = 0;
+  Seconds least;
   for (size_t i = 0; i < stages.size(); ++i) {
     MicroBatchCompute c =
         ComputeStageMicroBatch(StageTables(t, stages[i]), s, stages[i], t.layers, nullptr);
+    if (i == 0 || ComputeTotal(c) < least) least = ComputeTotal(c);
     if (i == 0 || ComputeTotal(c) > ComputeTotal(best)) {
       best = std::move(c);
       best_index = i;
     }
   }
+  best.least_stage_compute = least;
   if (gemms != nullptr) {
     ComputeStageMicroBatch(StageTables(t, stages[best_index]), s, stages[best_index], t.layers,
                            gemms);
@@ -487,9 +490,13 @@ Seconds StepComputeBound(const StepTables& t, const StepLayout& s) {
   const double m = static_cast<double>(s.micro_batches);
   const double compute_mb =
       (c.forward.total() + c.backward.total() + c.recompute.total() + c.skew).value();
-  // forward + backward + recompute + skew rows, and the bubble's share of the compute alone.
+  // forward + backward + recompute + skew rows, and the bubble's share of the compute alone:
+  // with stages priced apart, the bubble counts the other ranks' micro batches
+  // (OtherRanksMicroBatch), each at least the least compute of a stage.
+  const double bubble_mb =
+      c.least_stage_compute.s() > 0 ? std::min(compute_mb, c.least_stage_compute.s()) : compute_mb;
   return Seconds::Of(m * compute_mb +
-                     BubbleFractionOf(s.layout, s.micro_batches, c) * m * compute_mb);
+                     BubbleFractionOf(s.layout, s.micro_batches, c) * m * bubble_mb);
 }
 
 double TrainedFlopAdjustmentPerToken(const StepTables& t,
@@ -668,6 +675,7 @@ Result<StepResult> EvaluateStepOn(const StepTables& t, const StepLayout& s,
     size_t best = 0;
     std::vector<StepResult::StageTime> times;
     std::vector<StepTables> tables;
+    std::vector<double> candidate_s;  // each candidate's micro batch
     tables.reserve(stages.size());
     for (size_t i = 0; i < stages.size(); ++i) {
       tables.push_back(StageTables(t, stages[i]));
@@ -675,6 +683,7 @@ Result<StepResult> EvaluateStepOn(const StepTables& t, const StepLayout& s,
       STRATA_RETURN_IF_ERROR(price_stage(
           tables.back(), ComputeStageMicroBatch(tables.back(), s, stages[i], t.layers), p));
       if (explain) times.push_back({stages[i], p.r.micro_batch});
+      candidate_s.push_back(p.r.micro_batch.s());
       if (i == 0 || p.r.micro_batch > chosen.r.micro_batch) {
         chosen = std::move(p);
         best = i;
@@ -683,6 +692,17 @@ Result<StepResult> EvaluateStepOn(const StepTables& t, const StepLayout& s,
     if (explain) {
       ComputeStageMicroBatch(tables[best], s, stages[best], t.layers, &chosen.r.gemms);
       chosen.r.stage_times = std::move(times);
+    }
+    // The bubble fills and drains through every other rank once (OtherRanksMicroBatch): each
+    // rank's micro batch is that of the candidate with its composition.
+    chosen.r.bubble_micro_batch = chosen.r.micro_batch;
+    if (stages.size() > 1 && l.pp > 1) {
+      std::vector<double> rank_s;
+      for (const StageComposition& rank : StageCompositions(l, t.layer_kinds, t.mtp_layers)) {
+        const auto it = std::find(stages.begin(), stages.end(), rank);
+        rank_s.push_back(candidate_s[static_cast<size_t>(it - stages.begin())]);
+      }
+      chosen.r.bubble_micro_batch = Seconds::Of(OtherRanksMicroBatch(rank_s));
     }
   }
   StepResult r = std::move(chosen.r);
@@ -707,7 +727,8 @@ Result<StepResult> EvaluateStepOn(const StepTables& t, const StepLayout& s,
   // zero-bubble schedules fill part of it with weight gradients): pipeline_bubble.h.
   r.weight_gradient = c.weight_gradient;
   r.bubble_fraction = BubbleFractionOf(l, s.micro_batches, c);
-  const double bubble = r.bubble_fraction * m * r.micro_batch.s();
+  if (r.bubble_micro_batch.s() <= 0) r.bubble_micro_batch = r.micro_batch;
+  const double bubble = r.bubble_fraction * m * r.bubble_micro_batch.s();
   set(StepPart::kBubble, bubble, bubble);
 
   // Stragglers: a rank's micro batches cost a S + b S^2 per sample; the step waits for the

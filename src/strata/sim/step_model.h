@@ -159,6 +159,10 @@ struct StepResult {
   /// move into the bubble.
   Seconds weight_gradient;
   double bubble_fraction = 0;  // the schedule's bubble over m micro batches (pipeline_bubble.h)
+  /// The micro batch the bubble counts: the critical stage's, or, where the ranks' micro batches
+  /// differ (stages priced by their own layers), the mean of the other ranks'
+  /// (OtherRanksMicroBatch): the pipeline fills and drains through each other rank once.
+  Seconds bubble_micro_batch;
   double tokens_per_step = 0;
   double tokens_per_s_per_gpu = 0;
   /// The FLOP the job needs per token, megatron-core's convention: the full training FLOP
@@ -235,6 +239,9 @@ struct MicroBatchCompute {
   // window per query), not with S^2 as the full-span layers' part does (the stragglers' fit).
   Seconds windowed_attention;
   StageShare critical;  // the stage the kernel times above were cut to
+  /// Stages priced by their own layers (PricesStages): the least compute of a micro batch among
+  /// them, what StepComputeBound counts the bubble in. 0 otherwise.
+  Seconds least_stage_compute;
 };
 /// `gemms`, when given, receives each GEMM group's forward term (GemmTerm). A model with one
 /// layer kind: the stage CriticalStageOf picks. Several kinds: the stage (of the distinct
@@ -270,7 +277,8 @@ StageShare CriticalStageOf(const ParallelLayout& layout, int64_t layers,
                            const MicroBatchCompute& whole);
 
 /// A lower bound on EvaluateStep(...).step, from compute alone: m micro batches of compute plus
-/// the bubble's share of that compute ((p - 1) / (m v) of it). Every other row of the step
+/// the bubble's share ((p - 1) / (m v)) of the least compute of a stage (of the only one with
+/// one layer kind). Every other row of the step
 /// (communication, stragglers, DP sync, optimizer, offload, FP8 casts) is >= 0, so the step is
 /// never below it (up to rounding: callers keep a relative margin). No allocation, no placement.
 Seconds StepComputeBound(const StepTables& tables, const StepLayout& layout);
