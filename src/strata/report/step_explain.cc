@@ -446,6 +446,19 @@ std::vector<StepFormula> ExplainStep(const StepTables& whole, const StepLayout& 
                                     l.pp - 1, Ms(r.micro_batch))
                       : "",
                   S(r[StepPart::kBubble].total)));
+  if (!r.stage_times.empty() && l.pp > 1 && !ShardingOwnsDpTraffic(s)) {
+    const Seconds total = r[StepPart::kDpGrad].total + r[StepPart::kExpertDpGrad].total;
+    const Seconds exposed = r[StepPart::kDpGrad].exposed + r[StepPart::kExpertDpGrad].exposed;
+    add("data-parallel gradient sync, per rank",
+        fmt::format("each rank reduces its own parameters' gradients after its own last backward; "
+                    "under 1F1B rank 0's ends last, rank r's sum_(j<r) B_j / v earlier. Exposed "
+                    "at the step's end: rank {}'s sync of {} (grad_reduce {}: {}) less its lead "
+                    "of {} = {}",
+                    r.grad_sync_rank, S(total), On(s.overlap.grad_reduce),
+                    s.overlap.grad_reduce ? "max(one layer's buckets, the sync - its last backward)"
+                                          : "all of it",
+                    Ms(r.grad_sync_lead), S(exposed)));
+  }
   if (r[StepPart::kStraggler].total.s() > 0) {
     add("variable-length stragglers",
         fmt::format("each DP rank runs {} samples; t(S) = a S + b S^2 per sample; E[max over {} DP "

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "strata/comm/collective_cost.h"
@@ -163,6 +164,11 @@ struct StepResult {
   /// differ (stages priced by their own layers), the mean of the other ranks'
   /// (OtherRanksMicroBatch): the pipeline fills and drains through each other rank once.
   Seconds bubble_micro_batch;
+  /// Stages priced apart: the rank whose data-parallel gradient sync ends the step (the first
+  /// rank, whose last backward ends last, unless another's own sync outlasts its lead) and the
+  /// lead its last backward has on the first rank's (0 for rank 0).
+  int64_t grad_sync_rank = 0;
+  Seconds grad_sync_lead;
   double tokens_per_step = 0;
   double tokens_per_s_per_gpu = 0;
   /// The FLOP the job needs per token, megatron-core's convention: the full training FLOP
@@ -260,6 +266,13 @@ MicroBatchCompute ComputeStageMicroBatch(const StepTables& stage_tables, const S
 /// Whether the step prices its stages by their own layers (StageTables): a model with several
 /// layer kinds at PP > 1, or one that builds MTP blocks (the whole model's tables leave them out).
 bool PricesStages(const StepTables& tables, const ParallelLayout& l);
+
+/// A stage's own parameters over the model's mean per stage (non-expert, routed experts): its
+/// layers by kind, the embedding and vision tower on the first stage, the output layer, final
+/// norm (and a tied head's copy at PP > 1) on the output stage, and its MTP blocks. {1, 1}
+/// without StepTables::stage_params.
+std::pair<double, double> StageParamWeights(const StepTables& tables, const ParallelLayout& l,
+                                            const StageComposition& stage);
 
 /// The ranks whose compositions differ (the first rank of each), the output stage first: the
 /// stages that may set the pace. Empty where PricesStages is false (CriticalStageOf).

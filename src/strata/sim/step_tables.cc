@@ -332,6 +332,23 @@ StepTables BuildStepTables(const StepTableInputs& in) {
       t.kind_sums.push_back(std::make_shared<const StepTables>(std::move(kind)));
     }
   }
+  if (!t.kind_sums.empty()) {
+    const ParamBreakdown params = CountParams(c);
+    StepTables::StageParams& sp = t.stage_params;
+    for (const LayerSpec& kind : t.layer_kinds.kinds) {
+      const LayerParams layer = CountLayerParams(c, kind, 0);
+      sp.kind_non_expert.push_back(static_cast<double>(layer.non_expert()));
+      sp.kind_expert.push_back(static_cast<double>(layer.expert()));
+    }
+    sp.embedding = static_cast<double>(params.text[ModuleKind::kEmbedding] + params.vision.total);
+    sp.output = static_cast<double>(params.text[ModuleKind::kHead] + params.final_norm);
+    sp.tied_copy = c.tie_word_embeddings ? static_cast<double>(c.vocab_size * c.hidden_size) : 0;
+    if (t.mtp_layers > 0) {
+      const auto n = static_cast<double>(c.mtp_layers);
+      sp.mtp_non_expert = static_cast<double>(params.mtp.total - params.mtp.expert) / n;
+      sp.mtp_expert = static_cast<double>(params.mtp.expert) / n;
+    }
+  }
   if (t.mtp_layers > 0) {
     // megatron-core's MultiTokenPredictionLayer (DeepSeek-V3's MTP module): the embedding and
     // the decoder's hidden state, each normed, concatenated and projected 2 h -> h (eh_proj),

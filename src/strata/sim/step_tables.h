@@ -165,6 +165,15 @@ struct StepTables {
   /// each kind's own tables: the layer sums above over that kind's layers only (no output
   /// layer, no vision tower), from which a pipeline stage's sums are rebuilt (StageTables).
   LayerKinds layer_kinds;
+  /// Where the parameters sit, for a stage's own data-parallel sync (set with kind_sums): one
+  /// layer of each kind, the embedding stage's (embedding, vision tower), the output stage's
+  /// (output layer, final norm; a tied head's copy apart, built on the output stage at PP > 1),
+  /// and one MTP block's; non-expert and routed-expert parameters apart.
+  struct StageParams {
+    std::vector<double> kind_non_expert, kind_expert;
+    double embedding = 0, output = 0, tied_copy = 0;
+    double mtp_non_expert = 0, mtp_expert = 0;
+  } stage_params;
   std::vector<std::shared_ptr<const StepTables>> kind_sums;
   int64_t mtp_layers = 0;  // the MTP blocks the job builds (where a stage holds them)
   /// The MTP blocks' own tables, all of them together (set when the job builds them): each
