@@ -64,10 +64,10 @@ TEST(StageMtpStep, DeepSeekV3MtpStageCarriesTheBlock) {
 // stage k on rank k % 4, so rank 0 holds the embedding and layers 0-8, 36-44 (3 dense + 15 MoE),
 // rank 1 layers 9-17, 45-52 (17 MoE), rank 2 layers 18-26, 53-60 and the MTP block (17 MoE + the
 // block), rank 3 layers 27-35 and the output layer (9 MoE). Rank 2 runs everything rank 1 runs
-// plus a MoE layer (the block's own), eh_proj and a second output layer and loss, and at least as
-// much as rank 0 (18 MoE-sized layers against 15 MoE + 3 dense of the same GEMM FLOP, 3 x 7168 x
+// plus a MoE layer (the block's own), eh_proj and the block's output layer and loss, and at least
+// as much as rank 0 (18 MoE-sized layers against 15 MoE + 3 dense of the same GEMM FLOP, 3 x 7168 x
 // 18432 = 9 x 3 x 7168 x 2048, without their all-to-alls): rank 2 sets the pace. Without the
-// block priced, rank 2 was rank 1's twin and rank 0 (18 layers) the slowest.
+// block priced, rank 2 was rank 1's twin, and rank 1 (priced first) set the pace.
 TEST(StageMtpStep, MtpStageBecomesCritical) {
   const StepSetup setup =
       Setup("deepseek-v3-pp16-vpp2-layout-h800x1024",

@@ -128,13 +128,13 @@ std::vector<StepFormula> ExplainStep(const StepTables& whole, const StepLayout& 
   if (mtp_stage != nullptr && whole.mtp_sums != nullptr) {
     // The block's own tables hold every block the job builds; the stage keeps its share.
     const StepTables& mtp = *whole.mtp_sums;
-    const double share = static_cast<double>(mtp_stage->mtp_layers) /
-                         static_cast<double>(std::max<int64_t>(1, whole.mtp_layers));
+    const double blocks = static_cast<double>(mtp_stage->mtp_layers) /
+                          static_cast<double>(std::max<int64_t>(1, whole.mtp_layers));
     double gemm = 0, projection = 0, logits = 0;
     for (const GemmGroup& g : mtp.gemms) {
-      gemm += g.flop_per_token * share;
-      if (g.module == ModuleKind::kMtp) projection += g.flop_per_token * share;
-      if (g.kind == GemmKind::kLogits) logits += g.flop_per_token * share;
+      gemm += g.flop_per_token * blocks;
+      if (g.module == ModuleKind::kMtp) projection += g.flop_per_token * blocks;
+      if (g.kind == GemmKind::kLogits) logits += g.flop_per_token * blocks;
     }
     add(fmt::format("MTP block (rank {})", mtp_stage->rank),
         fmt::format("{} block(s): eh_proj 2h -> h {:.4g} + its decoder layer {:.4g} + its output "
@@ -142,7 +142,7 @@ std::vector<StepFormula> ExplainStep(const StepTables& whole, const StepLayout& 
                     "attention and one more cross entropy over {} vocab a block, priced with "
                     "the rank's own layers",
                     mtp_stage->mtp_layers, projection, gemm - projection - logits, logits, gemm,
-                    mtp.attention_flop_per_token * share, whole.vocab));
+                    mtp.attention_flop_per_token * blocks, whole.vocab));
   }
   for (const GemmTerm& g : r.gemms) {
     const bool logits = g.kind == GemmKind::kLogits;
