@@ -11,7 +11,7 @@
 namespace strata {
 namespace {
 
-StepSetup Setup(const std::string& name) {
+StepSetup LoadSetup(const std::string& name) {
   auto spec = LoadJobSpec(name);
   EXPECT_TRUE(spec.ok()) << (spec.ok() ? "" : spec.error().Format());
   auto job = ResolveJob(*spec);
@@ -42,7 +42,7 @@ StepSetup Setup(const std::string& name) {
 // 1.08475), rank 0 2 of 59 (0.542373), rank 14 3 of 59 (0.813559). (The router's 256 bias
 // terms, where counted, move these by under 1e-6.)
 TEST(StageGradSync, DeepSeekV3StagesHoldTheirOwnParameters) {
-  const StepSetup setup = Setup("deepseek-v3-pp16-vpp2-layout-h800x1024");
+  const StepSetup setup = LoadSetup("deepseek-v3-pp16-vpp2-layout-h800x1024");
   const StepTables& t = setup.tables;
   const ParallelLayout& l = setup.layout.layout;
   const std::vector<StageComposition> stages = StageCompositions(l, t.layer_kinds, t.mtp_layers);

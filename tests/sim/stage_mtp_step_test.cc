@@ -10,7 +10,7 @@
 namespace strata {
 namespace {
 
-StepSetup Setup(const std::string& name, const std::vector<std::string>& sets = {}) {
+StepSetup LoadSetup(const std::string& name, const std::vector<std::string>& sets = {}) {
   auto spec = LoadJobSpec(name, sets);
   EXPECT_TRUE(spec.ok()) << (spec.ok() ? "" : spec.error().Format());
   auto job = ResolveJob(*spec);
@@ -40,7 +40,7 @@ double GemmFlop(const StepTables& t) {
 // Its cross entropy is a second one over the vocabulary: rank 14 has none of its own (the loss
 // is on rank 15), so it carries exactly one.
 TEST(StageMtpStep, DeepSeekV3MtpStageCarriesTheBlock) {
-  const StepSetup setup = Setup("deepseek-v3-pp16-vpp2-layout-h800x1024");
+  const StepSetup setup = LoadSetup("deepseek-v3-pp16-vpp2-layout-h800x1024");
   const StepTables& t = setup.tables;
   const std::vector<StageComposition> stages =
       StageCompositions(setup.layout.layout, t.layer_kinds, t.mtp_layers);
@@ -70,8 +70,8 @@ TEST(StageMtpStep, DeepSeekV3MtpStageCarriesTheBlock) {
 // block priced, rank 2 was rank 1's twin, and rank 1 (priced first) set the pace.
 TEST(StageMtpStep, MtpStageBecomesCritical) {
   const StepSetup setup =
-      Setup("deepseek-v3-pp16-vpp2-layout-h800x1024",
-            {"parallel.pp=4", "parallel.pipeline_layout=Et*9|t*9|t*9|t*9|t*9|t*8|t*8,m|L"});
+      LoadSetup("deepseek-v3-pp16-vpp2-layout-h800x1024",
+                {"parallel.pp=4", "parallel.pipeline_layout=Et*9|t*9|t*9|t*9|t*9|t*8|t*8,m|L"});
   auto links = LoadInterconnects();
   ASSERT_TRUE(links.ok());
   auto comm = CollectiveModel::Create(setup.job.cluster, *links);
@@ -82,7 +82,9 @@ TEST(StageMtpStep, MtpStageBecomesCritical) {
   EXPECT_EQ(r->critical_stage.composition.mtp_layers, 1);
   ASSERT_EQ(r->stage_times.size(), 4u);
   for (const StepResult::StageTime& s : r->stage_times) {
-    if (s.stage.rank != 2) EXPECT_LT(s.micro_batch.s(), r->micro_batch.s()) << s.stage.rank;
+    if (s.stage.rank != 2) {
+      EXPECT_LT(s.micro_batch.s(), r->micro_batch.s()) << s.stage.rank;
+    }
   }
 }
 
