@@ -66,8 +66,9 @@ TEST(StageLayersStep, DeepSeekV3LayoutPricesTheMoeRanks) {
   ASSERT_NE(a2a, nullptr);
   EXPECT_DOUBLE_EQ(a2a->item.calls_per_step, 1536);
   // Its routed-expert GEMMs are 4 of the 58 MoE layers' (before: 5 / 61 of the stack, 4.75
-  // MoE layers' worth), and it runs no dense MLP (before: 0.25 of a dense layer's).
-  EXPECT_NEAR(e.r.forward.expert_gemm.s() / e.whole.forward.expert_gemm.s(), 4.0 / 58.0, 1e-12);
+  // MoE layers' worth), and it runs no dense MLP (before: 0.25 of a dense layer's). At PP 1 the
+  // one stage also holds the MTP block, whose layer is MoE: 4 of 59 MoE layers' GEMMs.
+  EXPECT_NEAR(e.r.forward.expert_gemm.s() / e.whole.forward.expert_gemm.s(), 4.0 / 59.0, 1e-12);
   for (const GemmTerm& g : e.r.gemms) EXPECT_NE(g.width, 18432.0) << "a dense MLP on rank 1";
   // Every stage was priced; rank 0 (more compute, half the all-to-alls) is not the slowest.
   ASSERT_EQ(e.r.stage_times.size(), 4u);  // ranks 15, 0, 1, 14: the distinct compositions

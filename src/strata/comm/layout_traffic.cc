@@ -215,8 +215,9 @@ std::vector<TrafficItem> LayoutTraffic(const ModelTrafficShape& model, const Tra
   // the trained ones: megatron-core's gradient and parameter buffers hold the parameters that
   // require a gradient (distributed/param_and_grad_buffer.py), so frozen modules and an
   // adapter's base are neither reduced nor gathered back.
-  const double non_expert_per_rank = model.TrainableNonExpertPerRank(l);
-  const double expert_per_rank = model.TrainableExpertPerRank(l);
+  const double non_expert_per_rank =
+      model.TrainableNonExpertPerRank(l) * in.non_expert_param_weight;
+  const double expert_per_rank = model.TrainableExpertPerRank(l) * in.expert_param_weight;
   const double grad = static_cast<double>(in.grad_bytes);
   const double param = static_cast<double>(in.param_bytes);
   auto per_step = [&](GroupKind g, std::string_view what, CollectiveOp op, double bytes) {

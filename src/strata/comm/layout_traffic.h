@@ -75,6 +75,11 @@ struct TrafficInputs {
   /// The stage whose layers the per-layer collectives count; unset: the model's layers / PP
   /// (every stage alike).
   std::optional<StageLayerMix> stage;
+  /// The stage's own parameters over the model's mean per stage, non-expert and expert: what
+  /// its data-parallel groups reduce and gather is its own (the embedding's stage, the output
+  /// layer's, the MTP block's hold more). 1: every stage alike.
+  double non_expert_param_weight = 1;
+  double expert_param_weight = 1;
   int64_t micro_batch = 1;          // samples per micro batch
   double tokens_per_sample = 4096;  // the mean sample length (traffic is an average)
   int64_t micro_batches_per_step = 1;

@@ -119,6 +119,31 @@ std::vector<StepFormula> ExplainStep(const StepTables& whole, const StepLayout& 
                       Ms(other.micro_batch)));
     }
   }
+  // The stage that holds the MTP blocks (the critical one, or another priced stage).
+  const StageComposition* mtp_stage =
+      stage.own && stage.composition.mtp_layers > 0 ? &stage.composition : nullptr;
+  for (const StepResult::StageTime& other : r.stage_times) {
+    if (mtp_stage == nullptr && other.stage.mtp_layers > 0) mtp_stage = &other.stage;
+  }
+  if (mtp_stage != nullptr && whole.mtp_sums != nullptr) {
+    // The block's own tables hold every block the job builds; the stage keeps its share.
+    const StepTables& mtp = *whole.mtp_sums;
+    const double blocks = static_cast<double>(mtp_stage->mtp_layers) /
+                          static_cast<double>(std::max<int64_t>(1, whole.mtp_layers));
+    double gemm = 0, projection = 0, logits = 0;
+    for (const GemmGroup& g : mtp.gemms) {
+      gemm += g.flop_per_token * blocks;
+      if (g.module == ModuleKind::kMtp) projection += g.flop_per_token * blocks;
+      if (g.kind == GemmKind::kLogits) logits += g.flop_per_token * blocks;
+    }
+    add(fmt::format("MTP block (rank {})", mtp_stage->rank),
+        fmt::format("{} block(s): eh_proj 2h -> h {:.4g} + its decoder layer {:.4g} + its output "
+                    "layer {:.4g} = {:.4g} GEMM FLOP/token forward, + {:.4g} FLOP/token core "
+                    "attention and one more cross entropy over {} vocab a block, priced with "
+                    "the rank's own layers",
+                    mtp_stage->mtp_layers, projection, gemm - projection - logits, logits, gemm,
+                    mtp.attention_flop_per_token * blocks, whole.vocab));
+  }
   for (const GemmTerm& g : r.gemms) {
     const bool logits = g.kind == GemmKind::kLogits;
     const bool expert = g.kind == GemmKind::kExpert;
@@ -409,10 +434,31 @@ std::vector<StepFormula> ExplainStep(const StepTables& whole, const StepLayout& 
   const PassTimes passes{r.forward.total().s(),
                          r.backward.total().s() + r.recompute.total().s() + skew_mb,
                          r.weight_gradient.s()};
+  const bool other_ranks = std::abs(r.bubble_micro_batch.s() - r.micro_batch.s()) > 0;
   add("pipeline bubble",
-      fmt::format("{} = {:.4f} of {} micro batches x {} = {}",
+      fmt::format("{} = {:.4f} of {} micro batches x {}{} = {}",
                   ScheduleBubbleFormula(l, s.micro_batches, passes), r.bubble_fraction,
-                  s.micro_batches, Ms(r.micro_batch), S(r[StepPart::kBubble].total)));
+                  s.micro_batches, Ms(r.bubble_micro_batch),
+                  other_ranks
+                      ? fmt::format(" (the other {} ranks' mean micro batch, not the slowest's "
+                                    "{}: the pipeline fills and drains through each of them once "
+                                    "and runs at the slowest's pace in between)",
+                                    l.pp - 1, Ms(r.micro_batch))
+                      : "",
+                  S(r[StepPart::kBubble].total)));
+  if (!r.stage_times.empty() && l.pp > 1 && !ShardingOwnsDpTraffic(s)) {
+    const Seconds total = r[StepPart::kDpGrad].total + r[StepPart::kExpertDpGrad].total;
+    const Seconds exposed = r[StepPart::kDpGrad].exposed + r[StepPart::kExpertDpGrad].exposed;
+    add("data-parallel gradient sync, per rank",
+        fmt::format("each rank reduces its own parameters' gradients after its own last backward; "
+                    "under 1F1B rank 0's ends last, rank r's sum_(j<r) B_j / v earlier. Exposed "
+                    "at the step's end: rank {}'s sync of {} (grad_reduce {}: {}) less its lead "
+                    "of {} = {}",
+                    r.grad_sync_rank, S(total), On(s.overlap.grad_reduce),
+                    s.overlap.grad_reduce ? "max(one layer's buckets, the sync - its last backward)"
+                                          : "all of it",
+                    Ms(r.grad_sync_lead), S(exposed)));
+  }
   if (r[StepPart::kStraggler].total.s() > 0) {
     add("variable-length stragglers",
         fmt::format("each DP rank runs {} samples; t(S) = a S + b S^2 per sample; E[max over {} DP "

@@ -49,6 +49,16 @@ double ScheduleBubbleFraction(const ParallelLayout& l, int64_t micro_batches,
   return BubbleMicroBatches(l, passes) / static_cast<double>(micro_batches);
 }
 
+double OtherRanksMicroBatch(const std::vector<double>& t) {
+  if (t.size() < 2) return 0;
+  double sum = 0, slowest = t[0];
+  for (const double x : t) {
+    sum += x;
+    slowest = std::max(slowest, x);
+  }
+  return (sum - slowest) / static_cast<double>(t.size() - 1);
+}
+
 std::string ScheduleBubbleFormula(const ParallelLayout& l, int64_t m, const PassTimes& t) {
   const double whole = t.forward + t.backward;
   const double f = whole > 0 ? t.forward / whole : 0, w = whole > 0 ? t.weight_gradient / whole : 0;

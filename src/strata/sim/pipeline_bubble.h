@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "strata/job/parallel_layout.h"
 
@@ -28,6 +29,16 @@ struct PassTimes {
 /// each clamped at 0.
 double ScheduleBubbleFraction(const ParallelLayout& layout, int64_t micro_batches,
                               const PassTimes& passes);
+
+/// The micro-batch time the bubble counts when the ranks' micro batches differ: the mean of
+/// the other ranks' (`rank_micro_batch_s`, one per pipeline rank), the slowest left out once.
+/// 1F1B's warm-up runs the first micro batch's forward through every rank before the slowest
+/// is busy, and its cool-down the last one's backward back through them; in between the step
+/// runs at the slowest rank's pace. With T_i one rank's forward + backward, the step is
+///   sum_i T_i + (m - 1) max_i T_i = m max T + (p - 1) x mean_{i != slowest} T_i,
+/// exact when the slowest rank is the last (the output layer's), an upper bound otherwise; equal
+/// ranks give Narayanan et al.'s (p - 1) T. 0 for fewer than two ranks.
+double OtherRanksMicroBatch(const std::vector<double>& rank_micro_batch_s);
 
 /// "(p - 1) / (m v) = (4 - 1) / (8 x 2)" and its like, for --explain.
 std::string ScheduleBubbleFormula(const ParallelLayout& layout, int64_t micro_batches,

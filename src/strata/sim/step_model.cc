@@ -434,15 +434,46 @@ MicroBatchCompute ComputeStageMicroBatch(const StepTables& stage_tables, const S
   StageShare share;
   share.layers =
       static_cast<double>(stage.layers) / static_cast<double>(std::max<int64_t>(1, model_layers));
-  share.last = stage.output;
+  // An MTP block's output layer and loss run where the block is (a layout string may put it
+  // on a stage of its own).
+  share.last = stage.output || stage.mtp_layers > 0;
   share.own = true;
   share.composition = stage;
   return ComputeCut(stage_tables, s, gemms, &share);
 }
 
+std::pair<double, double> StageParamWeights(const StepTables& t, const ParallelLayout& l,
+                                            const StageComposition& stage) {
+  const StepTables::StageParams& p = t.stage_params;
+  if (p.kind_non_expert.size() != stage.kind_layers.size()) return {1.0, 1.0};
+  double own = 0, own_expert = 0, all = 0, all_expert = 0;
+  for (size_t k = 0; k < p.kind_non_expert.size(); ++k) {
+    const auto n = static_cast<double>(stage.kind_layers[k]);
+    const auto count = static_cast<double>(t.layer_kinds.count[k]);
+    own += n * p.kind_non_expert[k];
+    own_expert += n * p.kind_expert[k];
+    all += count * p.kind_non_expert[k];
+    all_expert += count * p.kind_expert[k];
+  }
+  const double tied = l.pp > 1 ? p.tied_copy : 0.0;
+  own += (stage.embedding ? p.embedding : 0.0) + (stage.output ? p.output + tied : 0.0) +
+         static_cast<double>(stage.mtp_layers) * p.mtp_non_expert;
+  own_expert += static_cast<double>(stage.mtp_layers) * p.mtp_expert;
+  const auto mtp = static_cast<double>(t.mtp_layers);
+  all += p.embedding + p.output + tied + mtp * p.mtp_non_expert;
+  all_expert += mtp * p.mtp_expert;
+  const auto pp = static_cast<double>(std::max<int64_t>(1, l.pp));
+  return {all > 0 ? own * pp / all : 1.0, all_expert > 0 ? own_expert * pp / all_expert : 1.0};
+}
+
+bool PricesStages(const StepTables& t, const ParallelLayout& l) {
+  return !t.kind_sums.empty() && (l.pp > 1 || t.mtp_layers > 0);
+}
+
 std::vector<StageComposition> StageCandidates(const StepTables& t, const ParallelLayout& l) {
-  // One stage holds every layer: the whole model's tables are its own.
-  if (t.kind_sums.empty() || l.pp <= 1) return {};
+  // One stage holds every layer: the whole model's tables are its own, unless the MTP blocks
+  // (which the whole model's tables leave out) are built.
+  if (!PricesStages(t, l)) return {};
   std::vector<StageComposition> all = StageCompositions(l, t.layer_kinds, t.mtp_layers);
   std::vector<StageComposition> out;
   out.push_back(all[static_cast<size_t>(l.pp <= 1 ? 0 : l.output_stage())]);
@@ -460,14 +491,17 @@ MicroBatchCompute ComputeMicroBatch(const StepTables& t, const StepLayout& s,
   // Ties go to the output stage (the first candidate).
   MicroBatchCompute best;
   size_t best_index = 0;
+  Seconds least;
   for (size_t i = 0; i < stages.size(); ++i) {
     MicroBatchCompute c =
         ComputeStageMicroBatch(StageTables(t, stages[i]), s, stages[i], t.layers, nullptr);
+    if (i == 0 || ComputeTotal(c) < least) least = ComputeTotal(c);
     if (i == 0 || ComputeTotal(c) > ComputeTotal(best)) {
       best = std::move(c);
       best_index = i;
     }
   }
+  best.least_stage_compute = least;
   if (gemms != nullptr) {
     ComputeStageMicroBatch(StageTables(t, stages[best_index]), s, stages[best_index], t.layers,
                            gemms);
@@ -480,9 +514,13 @@ Seconds StepComputeBound(const StepTables& t, const StepLayout& s) {
   const double m = static_cast<double>(s.micro_batches);
   const double compute_mb =
       (c.forward.total() + c.backward.total() + c.recompute.total() + c.skew).value();
-  // forward + backward + recompute + skew rows, and the bubble's share of the compute alone.
+  // forward + backward + recompute + skew rows, and the bubble's share of the compute alone:
+  // with stages priced apart, the bubble counts the other ranks' micro batches
+  // (OtherRanksMicroBatch), each at least the least compute of a stage.
+  const double bubble_mb =
+      c.least_stage_compute.s() > 0 ? std::min(compute_mb, c.least_stage_compute.s()) : compute_mb;
   return Seconds::Of(m * compute_mb +
-                     BubbleFractionOf(s.layout, s.micro_batches, c) * m * compute_mb);
+                     BubbleFractionOf(s.layout, s.micro_batches, c) * m * bubble_mb);
 }
 
 double TrainedFlopAdjustmentPerToken(const StepTables& t,
@@ -509,7 +547,7 @@ Result<StepResult> EvaluateStep(const StepTables& t, const StepLayout& s,
 
 TrafficInputs StepTrafficInputs(const StepTables& t, const StepLayout& s, const StageShare* stage) {
   TrafficInputs ti;
-  if (stage == nullptr && !t.kind_sums.empty() && s.layout.pp > 1) {
+  if (stage == nullptr && PricesStages(t, s.layout)) {
     const StageShare picked = ComputeMicroBatch(t, s).critical;
     return StepTrafficInputs(t, s, &picked);
   }
@@ -517,6 +555,21 @@ TrafficInputs StepTrafficInputs(const StepTables& t, const StepLayout& s, const 
     const StageComposition& c = stage->composition;
     ti.stage = StageLayerMix{c.layers, c.moe_layers, c.dense_ffn_layers, c.full_attention_layers,
                              c.softmax_attention_layers};
+    if (s.layout.pp > 1) {
+      const auto [non_expert, expert] = StageParamWeights(t, s.layout, c);
+      ti.non_expert_param_weight = non_expert;
+      ti.expert_param_weight = expert;
+    }
+    // An MTP block's decoder layer issues a layer's collectives (its TP, CP and EP traffic).
+    if (c.mtp_layers > 0 && t.mtp_sums != nullptr) {
+      const ModelTrafficShape& m = t.mtp_sums->traffic;
+      const int64_t n = c.mtp_layers;
+      ti.stage->layers += n;
+      ti.stage->moe_layers += m.moe_layers > 0 ? n : 0;
+      ti.stage->dense_ffn_layers += m.dense_ffn_layers > 0 ? n : 0;
+      ti.stage->full_attention_layers += m.full_attention_layers > 0 ? n : 0;
+      ti.stage->softmax_attention_layers += m.softmax_attention_layers > 0 ? n : 0;
+    }
   }
   ti.layout = s.layout;
   ti.micro_batch = s.micro_batch;
@@ -638,6 +691,13 @@ Result<StepResult> EvaluateStepOn(const StepTables& t, const StepLayout& s,
   };
 
   PricedStage chosen;
+  // Each rank's data-parallel sync and the passes it hides behind (stages priced apart only).
+  struct RankSync {
+    double dp_grad = 0, edp_grad = 0, dp_param = 0, edp_param = 0;
+    double backward = 0, forward = 0;  // one micro batch's compute (backward with recompute)
+    double layers = 1;                 // decoder and MTP layers: megatron-core's buckets
+  };
+  std::vector<RankSync> rank_sync;
   const std::vector<StageComposition> stages = StageCandidates(t, l);
   if (stages.empty()) {
     // One layer kind: the stage CriticalStageOf picks, the stack's times cut to its share.
@@ -651,6 +711,8 @@ Result<StepResult> EvaluateStepOn(const StepTables& t, const StepLayout& s,
     size_t best = 0;
     std::vector<StepResult::StageTime> times;
     std::vector<StepTables> tables;
+    std::vector<double> candidate_s;  // each candidate's micro batch
+    std::vector<RankSync> candidate_sync;
     tables.reserve(stages.size());
     for (size_t i = 0; i < stages.size(); ++i) {
       tables.push_back(StageTables(t, stages[i]));
@@ -658,6 +720,11 @@ Result<StepResult> EvaluateStepOn(const StepTables& t, const StepLayout& s,
       STRATA_RETURN_IF_ERROR(price_stage(
           tables.back(), ComputeStageMicroBatch(tables.back(), s, stages[i], t.layers), p));
       if (explain) times.push_back({stages[i], p.r.micro_batch});
+      candidate_s.push_back(p.r.micro_batch.s());
+      candidate_sync.push_back(
+          {p.g.dp_grad, p.g.edp_grad, p.g.dp_param, p.g.edp_param,
+           (p.r.backward.total() + p.r.recompute.total()).value(), p.r.forward.total().s(),
+           std::max(1.0, static_cast<double>(stages[i].layers + stages[i].mtp_layers))});
       if (i == 0 || p.r.micro_batch > chosen.r.micro_batch) {
         chosen = std::move(p);
         best = i;
@@ -666,6 +733,18 @@ Result<StepResult> EvaluateStepOn(const StepTables& t, const StepLayout& s,
     if (explain) {
       ComputeStageMicroBatch(tables[best], s, stages[best], t.layers, &chosen.r.gemms);
       chosen.r.stage_times = std::move(times);
+    }
+    // The bubble fills and drains through every other rank once (OtherRanksMicroBatch): each
+    // rank's micro batch is that of the candidate with its composition.
+    chosen.r.bubble_micro_batch = chosen.r.micro_batch;
+    if (stages.size() > 1 && l.pp > 1) {
+      std::vector<double> rank_s;
+      for (const StageComposition& rank : StageCompositions(l, t.layer_kinds, t.mtp_layers)) {
+        const auto it = std::find(stages.begin(), stages.end(), rank);
+        rank_s.push_back(candidate_s[static_cast<size_t>(it - stages.begin())]);
+        rank_sync.push_back(candidate_sync[static_cast<size_t>(it - stages.begin())]);
+      }
+      chosen.r.bubble_micro_batch = Seconds::Of(OtherRanksMicroBatch(rank_s));
     }
   }
   StepResult r = std::move(chosen.r);
@@ -690,7 +769,8 @@ Result<StepResult> EvaluateStepOn(const StepTables& t, const StepLayout& s,
   // zero-bubble schedules fill part of it with weight gradients): pipeline_bubble.h.
   r.weight_gradient = c.weight_gradient;
   r.bubble_fraction = BubbleFractionOf(l, s.micro_batches, c);
-  const double bubble = r.bubble_fraction * m * r.micro_batch.s();
+  if (r.bubble_micro_batch.s() <= 0) r.bubble_micro_batch = r.micro_batch;
+  const double bubble = r.bubble_fraction * m * r.bubble_micro_batch.s();
   set(StepPart::kBubble, bubble, bubble);
 
   // Stragglers: a rank's micro batches cost a S + b S^2 per sample; the step waits for the
@@ -721,6 +801,39 @@ Result<StepResult> EvaluateStepOn(const StepTables& t, const StepLayout& s,
     set(dp_part, dp, dp * share);
     set(edp_part, edp, edp * share);
   };
+  // Stages priced apart: each rank reduces its own gradients, behind its own last backward.
+  // Under 1F1B the last micro batch's backward runs from the last rank back to the first, so
+  // rank r's ends sum_{j<r} B_j (of one chunk: B_j / v interleaved) before the first rank's,
+  // and its sync has that lead: the step waits for max_r (exposed_r - lead_r), the first
+  // rank's when the ranks are alike. The parameter all-gather mirrors it before the next
+  // step's first forward, which reaches rank r sum_{j<r} F_j / v after rank 0.
+  auto sync_per_rank = [&](StepPart dp_part, StepPart edp_part, bool grad, bool overlapped) {
+    const double v = static_cast<double>(std::max<int64_t>(1, l.vpp));
+    double lead = 0, worst_tail = 0, worst_lead = 0;
+    size_t worst = 0;
+    for (size_t i = 0; i < rank_sync.size(); ++i) {
+      const RankSync& x = rank_sync[i];
+      const double total = grad ? x.dp_grad + x.edp_grad : x.dp_param + x.edp_param;
+      const double capacity = grad ? x.backward : x.forward;
+      const double exposed = overlapped ? std::max(total / x.layers, total - capacity) : total;
+      const double tail = std::max(0.0, exposed - lead);
+      if (i == 0 || tail > worst_tail) {
+        worst_tail = tail;
+        worst = i;
+        worst_lead = lead;
+      }
+      lead += capacity / v;
+    }
+    const RankSync& w = rank_sync[worst];
+    const double dp = grad ? w.dp_grad : w.dp_param, edp = grad ? w.edp_grad : w.edp_param;
+    const double share = dp + edp > 0 ? worst_tail / (dp + edp) : 0;
+    set(dp_part, dp, dp * share);
+    set(edp_part, edp, edp * share);
+    if (grad) {
+      r.grad_sync_rank = static_cast<int64_t>(worst);
+      r.grad_sync_lead = Seconds::Of(worst_lead);
+    }
+  };
   if (sharded_dp) {
     const GroupTotals sg = SumByGroup(sharded);
     const ShardedExposure x =
@@ -729,6 +842,9 @@ Result<StepResult> EvaluateStepOn(const StepTables& t, const StepLayout& s,
     set(StepPart::kDpParam, sg.dp_param, x.dp_param);
     set(StepPart::kExpertDpGrad, sg.edp_grad, x.edp_grad);
     set(StepPart::kExpertDpParam, sg.edp_param, x.edp_param);
+  } else if (rank_sync.size() > 1) {
+    sync_per_rank(StepPart::kDpGrad, StepPart::kExpertDpGrad, true, s.overlap.grad_reduce);
+    sync_per_rank(StepPart::kDpParam, StepPart::kExpertDpParam, false, s.overlap.param_gather);
   } else {
     sync(StepPart::kDpGrad, g.dp_grad, StepPart::kExpertDpGrad, g.edp_grad, s.overlap.grad_reduce,
          (bwd.total() + rec.total()).value());

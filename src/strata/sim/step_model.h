@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "strata/comm/collective_cost.h"
@@ -159,6 +160,15 @@ struct StepResult {
   /// move into the bubble.
   Seconds weight_gradient;
   double bubble_fraction = 0;  // the schedule's bubble over m micro batches (pipeline_bubble.h)
+  /// The micro batch the bubble counts: the critical stage's, or, where the ranks' micro batches
+  /// differ (stages priced by their own layers), the mean of the other ranks'
+  /// (OtherRanksMicroBatch): the pipeline fills and drains through each other rank once.
+  Seconds bubble_micro_batch;
+  /// Stages priced apart: the rank whose data-parallel gradient sync ends the step (the first
+  /// rank, whose last backward ends last, unless another's own sync outlasts its lead) and the
+  /// lead its last backward has on the first rank's (0 for rank 0).
+  int64_t grad_sync_rank = 0;
+  Seconds grad_sync_lead;
   double tokens_per_step = 0;
   double tokens_per_s_per_gpu = 0;
   /// The FLOP the job needs per token, megatron-core's convention: the full training FLOP
@@ -235,6 +245,9 @@ struct MicroBatchCompute {
   // window per query), not with S^2 as the full-span layers' part does (the stragglers' fit).
   Seconds windowed_attention;
   StageShare critical;  // the stage the kernel times above were cut to
+  /// Stages priced by their own layers (PricesStages): the least compute of a micro batch among
+  /// them, what StepComputeBound counts the bubble in. 0 otherwise.
+  Seconds least_stage_compute;
 };
 /// `gemms`, when given, receives each GEMM group's forward term (GemmTerm). A model with one
 /// layer kind: the stage CriticalStageOf picks. Several kinds: the stage (of the distinct
@@ -250,9 +263,19 @@ MicroBatchCompute ComputeStageMicroBatch(const StepTables& stage_tables, const S
                                          const StageComposition& stage, int64_t model_layers,
                                          std::vector<GemmTerm>* gemms = nullptr);
 
+/// Whether the step prices its stages by their own layers (StageTables): a model with several
+/// layer kinds at PP > 1, or one that builds MTP blocks (the whole model's tables leave them out).
+bool PricesStages(const StepTables& tables, const ParallelLayout& l);
+
+/// A stage's own parameters over the model's mean per stage (non-expert, routed experts): its
+/// layers by kind, the embedding and vision tower on the first stage, the output layer, final
+/// norm (and a tied head's copy at PP > 1) on the output stage, and its MTP blocks. {1, 1}
+/// without StepTables::stage_params.
+std::pair<double, double> StageParamWeights(const StepTables& tables, const ParallelLayout& l,
+                                            const StageComposition& stage);
+
 /// The ranks whose compositions differ (the first rank of each), the output stage first: the
-/// stages that may set the pace. Empty for a model with one layer kind (CriticalStageOf) and
-/// for PP 1.
+/// stages that may set the pace. Empty where PricesStages is false (CriticalStageOf).
 std::vector<StageComposition> StageCandidates(const StepTables& tables, const ParallelLayout& l);
 
 /// The routing skew the step uses for this layout: 1 at EP 1, else the job's or the default.
@@ -267,7 +290,8 @@ StageShare CriticalStageOf(const ParallelLayout& layout, int64_t layers,
                            const MicroBatchCompute& whole);
 
 /// A lower bound on EvaluateStep(...).step, from compute alone: m micro batches of compute plus
-/// the bubble's share of that compute ((p - 1) / (m v) of it). Every other row of the step
+/// the bubble's share ((p - 1) / (m v)) of the least compute of a stage (of the only one with
+/// one layer kind). Every other row of the step
 /// (communication, stragglers, DP sync, optimizer, offload, FP8 casts) is >= 0, so the step is
 /// never below it (up to rounding: callers keep a relative margin). No allocation, no placement.
 Seconds StepComputeBound(const StepTables& tables, const StepLayout& layout);

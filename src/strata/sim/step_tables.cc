@@ -312,7 +312,10 @@ StepTables BuildStepTables(const StepTableInputs& in) {
   t.op_sac_recompute_flop_per_token = recomputed_matmuls + expert_flop;
   t.mtp_layers = in.mtp ? c.mtp_layers : 0;
   t.layer_kinds = LayerKindsOf(c.layers);
-  if (!t.layer_kinds.uniform()) {
+  // The MTP blocks live on one stage (megatron-core builds them after the decoder, on the stage
+  // with the output layer): a model that builds them is priced stage by stage even when its
+  // decoder layers are all of one kind.
+  if (!t.layer_kinds.uniform() || t.mtp_layers > 0) {
     // Each kind's layers alone, without the output layer and the vision tower (the stage that
     // holds them adds them back): StageTables weighs these by the stage's counts.
     for (size_t k = 0; k < t.layer_kinds.kinds.size(); ++k) {
@@ -328,6 +331,48 @@ StepTables BuildStepTables(const StepTableInputs& in) {
       std::erase_if(kind.gemms, [](const GemmGroup& g) { return g.kind == GemmKind::kLogits; });
       t.kind_sums.push_back(std::make_shared<const StepTables>(std::move(kind)));
     }
+  }
+  if (!t.kind_sums.empty()) {
+    const ParamBreakdown params = CountParams(c);
+    StepTables::StageParams& sp = t.stage_params;
+    for (const LayerSpec& kind : t.layer_kinds.kinds) {
+      const LayerParams layer = CountLayerParams(c, kind, 0);
+      sp.kind_non_expert.push_back(static_cast<double>(layer.non_expert()));
+      sp.kind_expert.push_back(static_cast<double>(layer.expert()));
+    }
+    sp.embedding = static_cast<double>(params.text[ModuleKind::kEmbedding] + params.vision.total);
+    sp.output = static_cast<double>(params.text[ModuleKind::kHead] + params.final_norm);
+    sp.tied_copy = c.tie_word_embeddings ? static_cast<double>(c.vocab_size * c.hidden_size) : 0;
+    if (t.mtp_layers > 0) {
+      const auto n = static_cast<double>(c.mtp_layers);
+      sp.mtp_non_expert = static_cast<double>(params.mtp.total - params.mtp.expert) / n;
+      sp.mtp_expert = static_cast<double>(params.mtp.expert) / n;
+    }
+  }
+  if (t.mtp_layers > 0) {
+    // megatron-core's MultiTokenPredictionLayer (DeepSeek-V3's MTP module): the embedding and
+    // the decoder's hidden state, each normed, concatenated and projected 2 h -> h (eh_proj),
+    // one transformer layer (the model's attention, the last layer's feed-forward: flops.cc),
+    // then the shared output layer and its own cross entropy.
+    ModelConfig only = c;
+    const LayerSpec mtp{c.mla.kv_lora_rank > 0 ? MixerKind::kMla : MixerKind::kFullAttention,
+                        c.layers.empty() ? FfnKind::kDense : c.layers.back().ffn};
+    only.layers.assign(static_cast<size_t>(t.mtp_layers), mtp);
+    only.vision.present = false;
+    only.mtp_layers = 0;
+    StepTableInputs mtp_in = in;
+    mtp_in.model = &only;
+    mtp_in.mtp = false;
+    mtp_in.mfu_ceilings = nullptr;
+    mtp_in.image_tokens = 0;
+    StepTables blocks = BuildStepTables(mtp_in);
+    blocks.kind_sums.clear();
+    const double n = static_cast<double>(t.mtp_layers);
+    for (GemmGroup& g : blocks.gemms) {
+      if (g.kind == GemmKind::kLogits) g.flop_per_token *= n;  // one output layer per block
+    }
+    AddGemm(blocks.gemms, GemmKind::kDense, n * 2 * (2 * h * h), h, 2 * h, ModuleKind::kMtp);
+    t.mtp_sums = std::make_shared<const StepTables>(std::move(blocks));
   }
   return t;
 }
@@ -352,12 +397,8 @@ StepTables StageTables(const StepTables& whole, const StageComposition& stage) {
   }
   t.gdn_layers = 0;
   t.layers = stage.layers;
-  for (size_t k = 0; k < whole.kind_sums.size(); ++k) {
-    const int64_t n = stage.kind_layers[k];
-    if (n == 0) continue;
-    const StepTables& kind = *whole.kind_sums[k];
-    // The stage's share of this kind's layers: every layer of a kind is the same layer.
-    const double share = static_cast<double>(n) / static_cast<double>(whole.layer_kinds.count[k]);
+  // `share` of `kind`'s sums: every layer of a kind (every MTP block) is the same layer.
+  auto add = [&t](const StepTables& kind, double share) {
     for (const GemmGroup& g : kind.gemms) {
       AddGemm(t.gemms, g.kind, g.flop_per_token * share, g.n, g.k, g.module);
     }
@@ -387,15 +428,28 @@ StepTables StageTables(const StepTables& whole, const StageComposition& stage) {
     t.adapter_gdn_flop_per_token += kind.adapter_gdn_flop_per_token * share;
     t.adapter_gdn_flop_per_forward += kind.adapter_gdn_flop_per_forward * share;
     t.dequant_gdn_bytes_per_pass += kind.dequant_gdn_bytes_per_pass * share;
+  };
+  for (size_t k = 0; k < whole.kind_sums.size(); ++k) {
+    const int64_t n = stage.kind_layers[k];
+    if (n == 0) continue;
+    const StepTables& kind = *whole.kind_sums[k];
+    add(kind, static_cast<double>(n) / static_cast<double>(whole.layer_kinds.count[k]));
     t.gdn_layers += kind.gdn_layers * n / whole.layer_kinds.count[k];
+  }
+  // The MTP blocks the stage holds: their layer, eh_proj and output layer (the output GEMM
+  // below is the decoder's own).
+  if (stage.mtp_layers > 0 && whole.mtp_sums != nullptr && whole.mtp_layers > 0) {
+    add(*whole.mtp_sums,
+        static_cast<double>(stage.mtp_layers) / static_cast<double>(whole.mtp_layers));
   }
   if (stage.output) {
     for (const GemmGroup& g : whole.gemms) {
       if (g.kind == GemmKind::kLogits) t.gemms.push_back(g);
     }
-  } else {
-    t.loss_bytes_per_vocab_entry = 0;
   }
+  // One cross entropy over the vocabulary for the output layer and one per MTP block.
+  t.loss_bytes_per_vocab_entry = whole.loss_bytes_per_vocab_entry *
+                                 static_cast<double>((stage.output ? 1 : 0) + stage.mtp_layers);
   if (!stage.embedding) t.image_tokens_per_sample = 0;
   // The framework's host costs count the stage's own layers (framework_overhead.h).
   t.framework_counts.layers = static_cast<double>(stage.layers);

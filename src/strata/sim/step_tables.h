@@ -165,8 +165,21 @@ struct StepTables {
   /// each kind's own tables: the layer sums above over that kind's layers only (no output
   /// layer, no vision tower), from which a pipeline stage's sums are rebuilt (StageTables).
   LayerKinds layer_kinds;
+  /// Where the parameters sit, for a stage's own data-parallel sync (set with kind_sums): one
+  /// layer of each kind, the embedding stage's (embedding, vision tower), the output stage's
+  /// (output layer, final norm; a tied head's copy apart, built on the output stage at PP > 1),
+  /// and one MTP block's; non-expert and routed-expert parameters apart.
+  struct StageParams {
+    std::vector<double> kind_non_expert, kind_expert;
+    double embedding = 0, output = 0, tied_copy = 0;
+    double mtp_non_expert = 0, mtp_expert = 0;
+  } stage_params;
   std::vector<std::shared_ptr<const StepTables>> kind_sums;
   int64_t mtp_layers = 0;  // the MTP blocks the job builds (where a stage holds them)
+  /// The MTP blocks' own tables, all of them together (set when the job builds them): each
+  /// block's decoder layer, its projection eh_proj (2 h -> h) and its output layer, whose
+  /// FLOP and cross entropy StageTables adds to the stage that holds the block.
+  std::shared_ptr<const StepTables> mtp_sums;
   /// The software that runs the job (off: the kernels alone) and the model's counts it needs:
   /// set by PrepareStep (step_job.h), or by a caller with ResolveFramework + CountFrameworkModel.
   FrameworkProfile framework;
@@ -194,8 +207,9 @@ StepTables BuildStepTables(const StepTableInputs& in);
 
 /// The tables of one pipeline stage of a model with several layer kinds: `whole`'s settings,
 /// its layer sums rebuilt from the stage's own layers (each kind's sums x the stage's share of
-/// that kind), the output layer and the loss only on the output stage and the vision tower
-/// only on the embedding stage. Every step-time term is linear in these sums, so the stage's
+/// that kind), the output layer and the loss only on the output stage, the MTP blocks' layer,
+/// projection, output layer and loss on the stage that holds them, and the vision tower only on
+/// the embedding stage. Every step-time term is linear in these sums, so the stage's
 /// times are its own layers' times.
 StepTables StageTables(const StepTables& whole, const StageComposition& stage);
 
