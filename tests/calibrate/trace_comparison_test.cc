@@ -163,6 +163,38 @@ TEST(TraceComparison, DeepSeekV3TraceAndCalibrationCarriesThroughThePhysics) {
               1e-12);
 }
 
+// A measured dense-GEMM rate above what the model's 0.878 of peak allows caps the GEMM
+// efficiency at 1; the expert GEMMs must still move by their own measured ratio (audit 54, C1).
+// H800 (data/kernel_efficiency.yaml): gemm_large 0.878, grouped-GEMM factor 1.000. Dense ratio
+// 0.60: 0.878 / 0.60 = 1.463, capped at 1.000, so dense GEMMs move by 0.878 / 1.000 = 0.878x.
+// Expert ratio 1.25: expert GEMMs run at gemm_large x factor, so the factor must be
+// 0.878 x 1.000 / (1.25 x 1.000) = 0.702 (expert time x 1.25). The factor computed from the
+// uncapped ratio, 1.000 x 0.60 / 1.25 = 0.480, made them 0.878 / 0.480 = 1.829x slower.
+TEST(Calibration, ExpertGemmsMoveByTheirOwnRatioWhenTheDenseEfficiencyIsCapped) {
+  const Workspace plain = LoadWorkspace();
+  const Evaluation e = Evaluate(plain);
+  Calibration cal;
+  cal.model = e.job.model.name;
+  cal.gpu = e.job.gpu().name;
+  cal.ep = e.job.spec.layout.ep;
+  for (const auto& [key, ratio] : {std::pair{"dense_gemm", 0.60}, std::pair{"expert_gemm", 1.25}}) {
+    CalibratedRate r;
+    r.key = key;
+    r.ratio = ratio;
+    cal.rates.push_back(r);
+  }
+  Workspace w = LoadWorkspace();
+  auto applied = ApplyCalibration(cal, "cal.json", e.job, w);
+  ASSERT_TRUE(applied.ok()) << applied.error().Format();
+  EXPECT_TRUE(AnyContains(applied->applied,
+                          "0.878 -> 1.000 (measured/predicted dense GEMM = "
+                          "0.60), capped at 1"));
+  EXPECT_TRUE(AnyContains(applied->applied, "grouped-GEMM factor: 1.000 -> 0.702"));
+  const auto before = PredictedRows(e);
+  const auto after = PredictedRows(Evaluate(w));
+  EXPECT_NEAR(after[1].predicted_s / before[1].predicted_s, 1.25, 1e-9);  // expert GEMM row
+}
+
 TEST(Calibration, BadFilesNameTheField) {
   auto not_json = ParseCalibration("{", "c.json");
   ASSERT_FALSE(not_json.ok());
