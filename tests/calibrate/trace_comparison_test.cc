@@ -195,6 +195,33 @@ TEST(Calibration, ExpertGemmsMoveByTheirOwnRatioWhenTheDenseEfficiencyIsCapped) 
   EXPECT_NEAR(after[1].predicted_s / before[1].predicted_s, 1.25, 1e-9);  // expert GEMM row
 }
 
+// torch.profiler's step() opens ProfilerStep#k+1 right before the profiler stops, so a short
+// profiling run ends with an empty step (HTA's MI250 trace: ProfilerStep#2, 49 us, CPU only). The
+// A100 DDP trace (hta-resnet-ddp-nccl-a100) has three steps with a mean span of 216.02 ms; with an
+// empty step 7 appended the mean was (3 x 216.02 + 0) / 4 = 162.015 ms, every component 25 % low
+// (audit 54, C2). Steps without a GPU event are left out and named.
+TEST(TraceComparison, AStepWithoutGpuEventsIsLeftOutOfTheMean) {
+  profile::RankProfile rank;
+  for (int64_t n : {4, 5, 6}) {
+    profile::StepProfile step;
+    step.step = n;
+    step.figures.span_ns = 216'020'000;
+    step.figures.busy_ns = 200'000'000;
+    step.figures.gpu_events = 100;
+    step.figures.component_ns[static_cast<size_t>(profile::Component::kGemm)] = 120'000'000;
+    rank.steps.push_back(step);
+  }
+  profile::StepProfile tail;
+  tail.step = 7;
+  rank.steps.push_back(tail);
+  const MeanStep m = MeanStepOf(rank);
+  EXPECT_EQ(m.steps, 3u);
+  EXPECT_EQ(m.empty_steps, std::vector<int64_t>{7});
+  EXPECT_NEAR(m.span_s, 0.21602, 1e-12);
+  EXPECT_NEAR(m.idle_s(), 0.01602, 1e-12);
+  EXPECT_NEAR(m.of(profile::Component::kGemm), 0.120, 1e-12);
+}
+
 TEST(Calibration, BadFilesNameTheField) {
   auto not_json = ParseCalibration("{", "c.json");
   ASSERT_FALSE(not_json.ok());

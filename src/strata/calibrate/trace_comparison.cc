@@ -123,12 +123,18 @@ MeanStep MeanStepOf(const profile::RankProfile& rank) {
     for (size_t i = 0; i < profile::kComponentCount; ++i)
       s.component_s[i] += Sec(f.component_ns[i]);
   };
-  if (rank.steps.empty()) {
+  for (const profile::StepProfile& step : rank.steps) {
+    if (step.figures.gpu_events == 0) {
+      s.empty_steps.push_back(step.step);
+      continue;
+    }
+    add(step.figures);
+    ++s.steps;
+  }
+  if (s.steps == 0) {
     add(rank.whole_trace);
     return s;
   }
-  for (const profile::StepProfile& step : rank.steps) add(step.figures);
-  s.steps = rank.steps.size();
   const double n = static_cast<double>(s.steps);
   s.span_s /= n;
   s.busy_s /= n;
@@ -253,6 +259,7 @@ Result<TraceComparison> CompareWithJob(const profile::ProfileReport& report, con
   c.slowest = FindSlowest(report, means, with_events);
   const MeanStep& measured = means[c.slowest.index];
   c.steps_measured = measured.steps;
+  c.steps_left_out = measured.empty_steps;
 
   const auto predicted = PredictedRows(e);
   for (const ComponentMapping& m : ComponentMappings()) {
@@ -324,7 +331,10 @@ Result<TraceComparison> CompareWithJob(const profile::ProfileReport& report, con
   }
   if (c.steps_measured == 0) {
     c.warnings.push_back(
-        "the slowest rank's trace has no ProfilerStep#N: its whole trace is taken as one step");
+        c.steps_left_out.empty()
+            ? "the slowest rank's trace has no ProfilerStep#N: its whole trace is taken as one step"
+            : "no ProfilerStep#N of the slowest rank holds a GPU event (its kernels were launched "
+              "outside the steps): its whole trace is taken as one step");
   }
   return c;
 }
