@@ -108,6 +108,37 @@ TEST(TraceComparison, WarnsWhenTheTraceIsNotTheJob) {
   EXPECT_TRUE(AnyContains(c->warnings, "the job's GPU is H800"));
 }
 
+// The trace's device name (torch.cuda.get_device_name()) is matched through data/gpus.yaml's
+// names and aliases (audit 54, C4). A substring test let "NVIDIA H200" pass as an H20 ("h20" is
+// in "nvidia h200": a 6.7x faster GPU, 989 vs 148 bf16 TFLOP/s dense) and warned that "NVIDIA
+// H100 80GB HBM3", listed among H100 SXM's aliases (nvidia-h100-80gb-hbm3), is not an H100 SXM.
+TEST(TraceComparison, TheTraceGpuIsMatchedThroughTheCatalog) {
+  const Workspace w = LoadWorkspace();
+  profile::ProfileReport report = Profile(testing::TestPath("fixtures/calibrate/two-rank-skew"));
+  const struct {
+    const char* device;
+    const char* job_gpu;
+    const char* trace_gpu;  // the catalog's name; "" when it does not list the device
+    bool warned;
+  } cases[] = {
+      {"NVIDIA H200", "H20", "H200", true},
+      {"NVIDIA H20", "H20", "H20", false},
+      {"NVIDIA H100 80GB HBM3", "H100 SXM", "H100 SXM", false},
+      {"NVIDIA H100 PCIe", "H100 SXM", "H100 PCIe", true},
+      {"NVIDIA H800", "H800", "H800", false},
+      {"AMD Instinct MI300X", "MI300X", "MI300X", false},
+      {"AMD Instinct MI250X", "MI300X", "", true},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(std::string(c.device) + " against " + c.job_gpu);
+    for (profile::RankProfile& r : report.ranks) r.device = c.device;
+    auto cmp = CompareWithJob(report, Evaluate(w, {std::string("cluster.gpu=") + c.job_gpu}));
+    ASSERT_TRUE(cmp.ok()) << cmp.error().Format();
+    EXPECT_EQ(cmp->trace_gpu, c.trace_gpu);
+    EXPECT_EQ(AnyContains(cmp->warnings, std::string("the trace ran on ") + c.device), c.warned);
+  }
+}
+
 TEST(TraceComparison, DeepSeekV3TraceAndCalibrationCarriesThroughThePhysics) {
   Workspace w = LoadWorkspace();
   const Evaluation e = Evaluate(w);

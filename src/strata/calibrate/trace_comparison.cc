@@ -3,8 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
+
+#include "strata/hw/gpu_catalog.h"
 
 namespace strata::calibrate {
 
@@ -18,14 +19,17 @@ std::optional<double> Ratio(double measured, double predicted) {
   return measured / predicted;
 }
 
-std::string Lower(std::string_view s) {
-  std::string out;
-  for (char c : s) {
-    if (std::isalnum(static_cast<unsigned char>(c))) {
-      out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    }
+// The catalog entry (data/gpus.yaml) of a device name as the trace records it
+// (torch.cuda.get_device_name(): "NVIDIA H100 80GB HBM3", "AMD Instinct MI300X"), by exact name
+// or alias, with or without the vendor's first word; none when the catalog does not list it. A
+// substring test passed "NVIDIA H200" as an H20 and failed the H100 SXM's own name.
+std::optional<std::string> CatalogGpuOf(const std::string& device) {
+  if (auto g = FindGpu(device); g.ok()) return g->name;
+  const size_t space = device.find(' ');
+  if (space != std::string::npos) {
+    if (auto g = FindGpu(device.substr(space + 1)); g.ok()) return g->name;
   }
-  return out;
+  return std::nullopt;
 }
 
 double MeasuredTotal(const MeanStep& s, const ComponentMapping& m) {
@@ -309,9 +313,22 @@ Result<TraceComparison> CompareWithJob(const profile::ProfileReport& report, con
         report.ranks.size(), report.ranks.size() == 1 ? "" : "s", world));
   }
   const std::string& device = report.ranks[c.slowest.index].device;
-  const std::string gpu = job.gpu().name;
-  if (!device.empty() && !gpu.empty() && Lower(device).find(Lower(gpu)) == std::string::npos) {
-    c.warnings.push_back(fmt::format("the trace ran on {}, the job's GPU is {}", device, gpu));
+  // A variant of a catalog part (`base:`) is that part's silicon: compare with the base.
+  const GpuSpec& gpu = job.gpu();
+  const std::string job_gpu = gpu.catalog_name.empty() ? gpu.name : gpu.catalog_name;
+  if (!device.empty()) {
+    c.trace_gpu = CatalogGpuOf(device).value_or("");
+    if (c.trace_gpu.empty()) {
+      c.warnings.push_back(fmt::format(
+          "the trace ran on {}, which data/gpus.yaml does not list (by name or alias), the job's "
+          "GPU is {}: check that they are the same part",
+          device, gpu.name));
+    } else if (c.trace_gpu != job_gpu) {
+      c.warnings.push_back(fmt::format(
+          "the trace ran on {} (the catalog's {}), the job's GPU is {}: its kernel rates are "
+          "another GPU's",
+          device, c.trace_gpu, gpu.name));
+    }
   }
   if (c.step_ratio && (*c.step_ratio > 10 || *c.step_ratio < 0.1)) {
     c.warnings.push_back(fmt::format(

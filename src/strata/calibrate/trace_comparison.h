@@ -89,6 +89,9 @@ struct TraceComparison {
   std::vector<std::pair<profile::Component, double>> unmapped_s;  // measured, by class
   SlowestRank slowest;
   std::vector<std::string> warnings;  // where the traces do not look like the job
+  // The catalog name of the GPU the slowest rank's trace ran on (data/gpus.yaml, by name or
+  // alias); empty when the trace does not say or the catalog does not list it.
+  std::string trace_gpu;
   std::vector<std::string> trace_files;
   std::string job_file;
 
