@@ -189,6 +189,16 @@ Result<ProfileReport> ProfileTraces(const std::vector<std::string>& files,
           ": no GPU kernel, memcpy or memset in the trace: was it recorded with "
           "ProfilerActivity.CUDA?");
     }
+    if (!rank.devices.empty()) {
+      std::vector<int64_t> ids;
+      for (const DeviceBusy& d : rank.devices) ids.push_back(d.device);
+      report.warnings.push_back(fmt::format(
+          "{}: the trace holds GPU events of {} devices ({}): one process driving several GPUs "
+          "(device_map=\"auto\", DataParallel, a pipeline in one process); its figures are their "
+          "union (GPU busy while any of them works), each device's own busy and idle time is "
+          "listed under it",
+          file, rank.devices.size(), fmt::join(ids, ", ")));
+    }
     if (rank.events_without_time > 0) {
       report.warnings.push_back(fmt::format("{}: {} GPU events without ts or dur were skipped",
                                             file, rank.events_without_time));

@@ -128,6 +128,16 @@ Json ProfileJson(const ProfileReport& report) {
       steps.push_back(std::move(step));
     }
     j["steps"] = std::move(steps);
+    if (!r.devices.empty()) {
+      Json devices = Json::array();
+      for (const DeviceBusy& d : r.devices) {
+        devices.push_back({{"device", d.device},
+                           {"gpu_events", d.gpu_events},
+                           {"gpu_busy_s", JsonNumber(Seconds(d.busy_ns))},
+                           {"gpu_idle_s", JsonNumber(Seconds(r.whole_trace.span_ns - d.busy_ns))}});
+      }
+      j["devices"] = std::move(devices);
+    }
     ranks.push_back(std::move(j));
   }
   doc["ranks"] = std::move(ranks);
@@ -175,6 +185,12 @@ std::string ProfileText(const ProfileReport& report) {
       out += fmt::format("  NCCL {}: {} ms in {} kernels, {}\n",
                          t.collective.kind.empty() ? "?" : t.collective.kind, Ms(t.time_ns),
                          t.kernels, group);
+    }
+    for (const DeviceBusy& d : r.devices) {
+      out += fmt::format(
+          "  GPU {} alone: busy {} ms, idle {} ms of the trace's {} ms span ({} GPU events)\n",
+          d.device, Ms(d.busy_ns), Ms(r.whole_trace.span_ns - d.busy_ns), Ms(r.whole_trace.span_ns),
+          d.gpu_events);
     }
     if (r.unlaunched_events > 0) {
       out += fmt::format(
