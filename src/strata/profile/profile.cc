@@ -167,10 +167,10 @@ std::vector<StepSpread> SpreadAcrossRanks(const std::vector<RankProfile>& ranks)
     s.shortest_span_ns = shortest.second->span_ns;
     s.compute_min_ns = compute(*least_compute.second);
     s.compute_max_ns = compute(*most_compute.second);
+    const Figures& first = *list.front().second;
     s.identical = std::all_of(list.begin(), list.end(), [&](const auto& r) {
       const Figures& a = *r.second;
-      const Figures& b = *list.front().second;
-      return a.span_ns == b.span_ns && a.busy_ns == b.busy_ns && wait(a) == wait(b);
+      return a.span_ns == first.span_ns && a.busy_ns == first.busy_ns && wait(a) == wait(first);
     });
     s.communication = wait(*most_wait.second) > 0;
     if (s.communication) {

@@ -153,8 +153,8 @@ class TraceSax : public JsonHandler {
     }
   }
 
-  bool saw_top_object() const { return saw_top_object_; }
-  bool saw_events() const { return saw_events_; }
+  bool SawTopObject() const { return saw_top_object_; }
+  bool SawEvents() const { return saw_events_; }
 
  private:
   bool InEventFields() const { return in_event_ && depth_ == events_depth_ + 2; }
@@ -367,7 +367,7 @@ Result<RankTrace> Parse(const ChunkReader& read, const std::string& file,
   const std::optional<JsonStreamError> error = ReadJsonStream(read, sax);
   const std::string gz_error = read_error ? read_error() : "";
   const std::string gz_note = gz_error.empty() ? "" : " (gzip: " + gz_error + ")";
-  if (!sax.saw_top_object() && !sax.saw_events()) {
+  if (!sax.SawTopObject() && !sax.SawEvents()) {
     return InvalidInput(fmt::format("not JSON: byte {}: {}{}", error ? error->byte : 0,
                                     error ? error->message : "no value", gz_note))
         .InFile(file)
@@ -376,7 +376,7 @@ Result<RankTrace> Parse(const ChunkReader& read, const std::string& file,
             "written by torch.profiler");
   }
   // An error before the first complete event leaves nothing to read: bad input, not a cut trace.
-  if (!sax.saw_events() || (error && out.events == 0)) {
+  if (!sax.SawEvents() || (error && out.events == 0)) {
     return InvalidInput(!error ? "JSON, but not a PyTorch profiler trace: it has no "
                                  "'traceEvents' array"
                         : error->at_end
