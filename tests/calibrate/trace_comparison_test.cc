@@ -108,6 +108,37 @@ TEST(TraceComparison, WarnsWhenTheTraceIsNotTheJob) {
   EXPECT_TRUE(AnyContains(c->warnings, "the job's GPU is H800"));
 }
 
+// The trace's device name (torch.cuda.get_device_name()) is matched through data/gpus.yaml's
+// names and aliases (audit 54, C4). A substring test let "NVIDIA H200" pass as an H20 ("h20" is
+// in "nvidia h200": a 6.7x faster GPU, 989 vs 148 bf16 TFLOP/s dense) and warned that "NVIDIA
+// H100 80GB HBM3", listed among H100 SXM's aliases (nvidia-h100-80gb-hbm3), is not an H100 SXM.
+TEST(TraceComparison, TheTraceGpuIsMatchedThroughTheCatalog) {
+  const Workspace w = LoadWorkspace();
+  profile::ProfileReport report = Profile(testing::TestPath("fixtures/calibrate/two-rank-skew"));
+  const struct {
+    const char* device;
+    const char* job_gpu;
+    const char* trace_gpu;  // the catalog's name; "" when it does not list the device
+    bool warned;
+  } cases[] = {
+      {"NVIDIA H200", "H20", "H200", true},
+      {"NVIDIA H20", "H20", "H20", false},
+      {"NVIDIA H100 80GB HBM3", "H100 SXM", "H100 SXM", false},
+      {"NVIDIA H100 PCIe", "H100 SXM", "H100 PCIe", true},
+      {"NVIDIA H800", "H800", "H800", false},
+      {"AMD Instinct MI300X", "MI300X", "MI300X", false},
+      {"AMD Instinct MI250X", "MI300X", "", true},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(std::string(c.device) + " against " + c.job_gpu);
+    for (profile::RankProfile& r : report.ranks) r.device = c.device;
+    auto cmp = CompareWithJob(report, Evaluate(w, {std::string("cluster.gpu=") + c.job_gpu}));
+    ASSERT_TRUE(cmp.ok()) << cmp.error().Format();
+    EXPECT_EQ(cmp->trace_gpu, c.trace_gpu);
+    EXPECT_EQ(AnyContains(cmp->warnings, std::string("the trace ran on ") + c.device), c.warned);
+  }
+}
+
 TEST(TraceComparison, DeepSeekV3TraceAndCalibrationCarriesThroughThePhysics) {
   Workspace w = LoadWorkspace();
   const Evaluation e = Evaluate(w);
@@ -161,6 +192,65 @@ TEST(TraceComparison, DeepSeekV3TraceAndCalibrationCarriesThroughThePhysics) {
   EXPECT_NEAR(attention_ratio,
               (*c)[CompareRow::kAttention].measured_s / (*c)[CompareRow::kAttention].predicted_s,
               1e-12);
+}
+
+// A measured dense-GEMM rate above what the model's 0.878 of peak allows caps the GEMM
+// efficiency at 1; the expert GEMMs must still move by their own measured ratio (audit 54, C1).
+// H800 (data/kernel_efficiency.yaml): gemm_large 0.878, grouped-GEMM factor 1.000. Dense ratio
+// 0.60: 0.878 / 0.60 = 1.463, capped at 1.000, so dense GEMMs move by 0.878 / 1.000 = 0.878x.
+// Expert ratio 1.25: expert GEMMs run at gemm_large x factor, so the factor must be
+// 0.878 x 1.000 / (1.25 x 1.000) = 0.702 (expert time x 1.25). The factor computed from the
+// uncapped ratio, 1.000 x 0.60 / 1.25 = 0.480, made them 0.878 / 0.480 = 1.829x slower.
+TEST(Calibration, ExpertGemmsMoveByTheirOwnRatioWhenTheDenseEfficiencyIsCapped) {
+  const Workspace plain = LoadWorkspace();
+  const Evaluation e = Evaluate(plain);
+  Calibration cal;
+  cal.model = e.job.model.name;
+  cal.gpu = e.job.gpu().name;
+  cal.ep = e.job.spec.layout.ep;
+  for (const auto& [key, ratio] : {std::pair{"dense_gemm", 0.60}, std::pair{"expert_gemm", 1.25}}) {
+    CalibratedRate r;
+    r.key = key;
+    r.ratio = ratio;
+    cal.rates.push_back(r);
+  }
+  Workspace w = LoadWorkspace();
+  auto applied = ApplyCalibration(cal, "cal.json", e.job, w);
+  ASSERT_TRUE(applied.ok()) << applied.error().Format();
+  EXPECT_TRUE(AnyContains(applied->applied,
+                          "0.878 -> 1.000 (measured/predicted dense GEMM = "
+                          "0.60), capped at 1"));
+  EXPECT_TRUE(AnyContains(applied->applied, "grouped-GEMM factor: 1.000 -> 0.702"));
+  const auto before = PredictedRows(e);
+  const auto after = PredictedRows(Evaluate(w));
+  EXPECT_NEAR(after[1].predicted_s / before[1].predicted_s, 1.25, 1e-9);  // expert GEMM row
+}
+
+// torch.profiler's step() opens ProfilerStep#k+1 right before the profiler stops, so a short
+// profiling run ends with an empty step (HTA's MI250 trace: ProfilerStep#2, 49 us, CPU only). The
+// A100 DDP trace (hta-resnet-ddp-nccl-a100) has three steps with a mean span of 216.02 ms; with an
+// empty step 7 appended the mean was (3 x 216.02 + 0) / 4 = 162.015 ms, every component 25 % low
+// (audit 54, C2). Steps without a GPU event are left out and named.
+TEST(TraceComparison, AStepWithoutGpuEventsIsLeftOutOfTheMean) {
+  profile::RankProfile rank;
+  for (int64_t n : {4, 5, 6}) {
+    profile::StepProfile step;
+    step.step = n;
+    step.figures.span_ns = 216'020'000;
+    step.figures.busy_ns = 200'000'000;
+    step.figures.gpu_events = 100;
+    step.figures.component_ns[static_cast<size_t>(profile::Component::kGemm)] = 120'000'000;
+    rank.steps.push_back(step);
+  }
+  profile::StepProfile tail;
+  tail.step = 7;
+  rank.steps.push_back(tail);
+  const MeanStep m = MeanStepOf(rank);
+  EXPECT_EQ(m.steps, 3u);
+  EXPECT_EQ(m.empty_steps, std::vector<int64_t>{7});
+  EXPECT_NEAR(m.span_s, 0.21602, 1e-12);
+  EXPECT_NEAR(m.idle_s(), 0.01602, 1e-12);
+  EXPECT_NEAR(m.of(profile::Component::kGemm), 0.120, 1e-12);
 }
 
 TEST(Calibration, BadFilesNameTheField) {

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -345,6 +347,36 @@ TEST(JobSpec, UnknownCatalogJob) {
   auto job = LoadJobSpec("qwen-sft");
   ASSERT_FALSE(job.ok());
   EXPECT_EQ(job.error().message, "no job named 'qwen-sft' in the catalog (data/jobs/)");
+}
+
+// A job file given by its bare name (no directory) is read as a file (audit 54, P3): `memory
+// ds.json` said "no job named 'ds.json' in the catalog ... hint: give a path to a job file" for a
+// file that exists, while ./ds.json and ds.yaml were read. The content is a DeepSpeed config
+// (not a job), so reading it must report its first unknown field.
+TEST(JobSpec, ABareFileNameThatExistsIsReadAsAFile) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / "strata_job_spec_bare_name";
+  std::filesystem::create_directories(dir);
+  const std::filesystem::path old_cwd = std::filesystem::current_path();
+  std::filesystem::current_path(dir);
+  {
+    std::ofstream("ds.json") << R"({"train_batch_size": 64, "zero_optimization": {"stage": 3}})";
+    std::ofstream("myjob") << "{}";
+  }
+  auto json = LoadJobSpec("ds.json");
+  auto bare = LoadJobSpec("myjob");
+  auto missing = LoadJobSpec("absent.json");
+  std::filesystem::current_path(old_cwd);
+  std::filesystem::remove_all(dir);
+  ASSERT_FALSE(json.ok());
+  EXPECT_EQ(json.error().file, "ds.json");
+  EXPECT_NE(json.error().message.find("train_batch_size"), std::string::npos)
+      << json.error().Format();
+  ASSERT_FALSE(bare.ok());
+  EXPECT_EQ(bare.error().file, "myjob");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().message.find("no job named"), std::string::npos)
+      << missing.error().Format();
 }
 
 TEST(JobSpec, DTypeBytes) {

@@ -21,7 +21,8 @@ TEST(KernelRules, EveryExampleIsClassifiedAsItsRuleSays) {
       SCOPED_TRACE("rule at line " + std::to_string(rule.line) + ": " + example.name);
       EXPECT_EQ(ComponentName(classifier->Classify(example.name)), ComponentName(rule.component));
       EXPECT_TRUE(example.seen_in.rfind("trace:", 0) == 0 ||
-                  example.seen_in.rfind("source:", 0) == 0)
+                  example.seen_in.rfind("source:", 0) == 0 ||
+                  example.seen_in.rfind("public:", 0) == 0)
           << example.seen_in;
       ++examples;
     }
@@ -63,6 +64,58 @@ TEST(KernelRules, NamesFromRealTraces) {
   for (const Case& c : cases) {
     SCOPED_TRACE(c.why);
     EXPECT_EQ(ComponentName(classifier->Classify(c.name)), ComponentName(c.expected));
+  }
+}
+
+// The default kernels of the stacks strata prices (Transformer Engine / megatron-core, torchtitan
+// with PyTorch SDPA's cuDNN backend, public DeepEP): every one of these names fell to "other"
+// before, so a 405B torchtitan step whose trace held exactly the predicted 0.334 s of cuDNN
+// attention read "attention 0.0000 measured" (audit 54, C3). Names as the kernels' sources and
+// public profiles spell them (data/profile/kernel_classes.yaml cites each); docs/profile.md says
+// DeepEP's dispatch/combine kernels are communication (comm_other).
+TEST(KernelRules, DefaultKernelsOfThePricedStacks) {
+  auto classifier = KernelClassifier::Load();
+  ASSERT_TRUE(classifier.ok()) << classifier.error().Format();
+  const struct {
+    const char* name;
+    Component expected;
+  } cases[] = {
+      {"cudnn_generated_fort_native_sdpa_sm90_flash_fprop_wgmma_f16_knob_7_64x128x128_4x1x1_"
+       "kernel0_0",
+       Component::kAttentionFwd},
+      {"cudnn_generated_fort_native_sdpa_sm90_flash_bprop_wgmma_f16_knob_26_64x64x128_1x1x1_"
+       "kernel0_0",
+       Component::kAttentionBwd},
+      {"cudnn_generated_fort_native_sdpa_sm100_flash_fprop_f16_knob_3_128x128x128_1x1x1_kernel0_0",
+       Component::kAttentionFwd},
+      {"cudnn_generated_oss_sdpa_sm100_flash_fprop_f16_knob_7_128x128x128_4x1x1_cga1x1x1_kernel0_0",
+       Component::kAttentionFwd},
+      {"void deep_ep::intranode::dispatch<8, 768, 6144>(int4*, float*, int*, long*, float*, int*, "
+       "int*, int4 const*, float const*, long const*, float const*, bool const*, int const*, int, "
+       "int, int, int, int, int, int, void**, int, int, int, int)",
+       Component::kCommOther},
+      {"void deep_ep::internode::combine<__nv_bfloat16, 8, 2, 16, 24>(int4*)",
+       Component::kCommOther},
+      {"void deep_ep::internode_ll::dispatch<false, 3, 7168>(void*)", Component::kCommOther},
+      {"void transformer_engine::normalization::rmsnorm_fwd_tuned_kernel<transformer_engine::"
+       "normalization::Kernel_traits<__nv_bfloat16, __nv_bfloat16, __nv_bfloat16, float, unsigned "
+       "int, 4096u, 1u, 4u, 1u, 16u> >(transformer_engine::normalization::FwdParams)",
+       Component::kMemoryBound},
+      {"void transformer_engine::normalization::rmsnorm_bwd_tuned_kernel<int>(int)",
+       Component::kMemoryBound},
+      {"void at::native::(anonymous namespace)::cunn_SoftMaxForward<4, float, float, float, "
+       "at::native::(anonymous namespace)::SoftMaxForwardEpilogue>(float*, float const*, int)",
+       Component::kMemoryBound},
+      {"void at::native::(anonymous namespace)::cunn_SoftMaxBackward<4, float, float, float, "
+       "at::native::(anonymous namespace)::SoftMaxBackwardEpilogue>(float*, float const*, float "
+       "const*, long)",
+       Component::kMemoryBound},
+      // DeepEP's layout step is not communication (as DeepSeek's own copy, above).
+      {"void deep_ep::layout::get_dispatch_layout<256, 32, 8>(long const*, int*)",
+       Component::kOther},
+  };
+  for (const auto& c : cases) {
+    EXPECT_EQ(ComponentName(classifier->Classify(c.name)), ComponentName(c.expected)) << c.name;
   }
 }
 

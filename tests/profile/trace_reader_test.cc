@@ -2,6 +2,7 @@
 // out by hand beside it) and on broken ones: cut, malformed, not JSON, not a trace, gzip.
 #include "strata/profile/trace_reader.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -239,6 +240,47 @@ TEST(TraceReader, OnlyRegularFilesAreRead) {
   ASSERT_FALSE(directory.ok());
   EXPECT_EQ(directory.error().Format(),
             dir.File("sub") + ": not a regular file (a trace is a .json or .json.gz file)");
+}
+
+// SYNTHETIC: one process driving two GPUs (Hugging Face device_map="auto", a naive pipeline):
+// GPU 0 runs 1000-1500 and 1500-2000 us, then GPU 1 runs 2000-2500 and 2500-3000 us; Kineto writes
+// each GPU event with args.device (audit 54, C5). Their union reads busy 2.000 ms of a 2.000 ms
+// span, idle 0: the bubble vanishes. Each device alone: busy 1.000 ms, idle 2.000 - 1.000 =
+// 1.000 ms of the span (half the time idle, the naive pipeline's bubble).
+TEST(TraceReader, SeveralDevicesInOneTraceAreCountedPerDevice) {
+  std::string events;
+  int corr = 1;
+  for (int device : {0, 1}) {
+    for (int i = 0; i < 2; ++i, ++corr) {
+      const int ts = 1000 + device * 1000 + i * 500;
+      events += fmt::format(
+          R"({{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": {}, "dur": 5, "args": {{"correlation": {}}}}},
+  {{"ph": "X", "cat": "kernel", "name": "nvjet_tst_128x128_64x4_1x2_h_bz_TNT", "pid": {}, "tid": 7, "ts": {}, "dur": 500, "args": {{"correlation": {}, "stream": 7, "device": {}}}}},
+)",
+          ts - 100, corr, device, ts, corr, device);
+    }
+  }
+  const std::string text =
+      R"({"schemaVersion": 1, "deviceProperties": [{"id": 0, "name": "NVIDIA H100 80GB HBM3"},
+ {"id": 1, "name": "NVIDIA H100 80GB HBM3"}], "traceEvents": [)" +
+      events +
+      R"({"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 1, "tid": 1, "ts": 800, "dur": 2000}]})";
+  auto trace = ReadText(text);
+  ASSERT_TRUE(trace.ok()) << trace.error().Format();
+  const RankProfile p = AnalyzeRank(*trace);
+  EXPECT_EQ(p.whole_trace.span_ns, 2000 * kUs);
+  EXPECT_EQ(p.whole_trace.busy_ns, 2000 * kUs);
+  ASSERT_EQ(p.devices.size(), 2u);
+  for (const DeviceBusy& d : p.devices) {
+    EXPECT_EQ(d.busy_ns, 1000 * kUs) << d.device;
+    EXPECT_EQ(d.gpu_events, 2) << d.device;
+  }
+  EXPECT_EQ(p.devices[0].device, 0);
+  EXPECT_EQ(p.devices[1].device, 1);
+  // A trace of one device (kTrace names none: args.device absent) lists no devices.
+  auto one = ReadText(kTrace);
+  ASSERT_TRUE(one.ok());
+  EXPECT_TRUE(AnalyzeRank(*one).devices.empty());
 }
 
 }  // namespace

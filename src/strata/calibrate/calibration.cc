@@ -267,13 +267,18 @@ Result<AppliedCalibration> ApplyCalibration(const Calibration& c, const std::str
                                     before, value, component, ratio,
                                     before / ratio > 1 ? ", capped at 1" : ""));
   };
-  const std::optional<double> dense = ratio_of("dense_gemm");
-  if (dense) scale(e.gemm_large, *dense, "GEMM efficiency (large shapes)", "dense GEMM");
+  const double gemm_large_before = e.gemm_large;
+  if (const std::optional<double> dense = ratio_of("dense_gemm")) {
+    scale(e.gemm_large, *dense, "GEMM efficiency (large shapes)", "dense GEMM");
+  }
   if (const std::optional<double> expert = ratio_of("expert_gemm")) {
-    // Expert GEMMs run at the GEMM efficiency x this factor: with the dense scaling above, the
-    // factor moves by dense / expert so that expert GEMMs move by their own ratio.
+    // Expert GEMMs run at the GEMM efficiency x this factor, so the factor undoes the change
+    // the dense scaling above applied - the applied one, gemm_large before / after, which is less
+    // than the dense ratio when the efficiency was capped at 1 - and then moves by the expert
+    // ratio: expert GEMMs move by their own ratio whatever the dense one did.
     const double before = e.grouped_gemm_factor;
-    e.grouped_gemm_factor = before * dense.value_or(1) / *expert;
+    const double dense_applied = gemm_large_before / e.gemm_large;
+    e.grouped_gemm_factor = before * dense_applied / *expert;
     a.applied.push_back(fmt::format(
         "grouped-GEMM factor: {:.3f} -> {:.3f} (measured/predicted grouped/expert GEMM = {:.2f}; "
         "includes the routing skew measured at EP {})",

@@ -3,8 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
+
+#include "strata/hw/gpu_catalog.h"
 
 namespace strata::calibrate {
 
@@ -18,14 +19,17 @@ std::optional<double> Ratio(double measured, double predicted) {
   return measured / predicted;
 }
 
-std::string Lower(std::string_view s) {
-  std::string out;
-  for (char c : s) {
-    if (std::isalnum(static_cast<unsigned char>(c))) {
-      out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    }
+// The catalog entry (data/gpus.yaml) of a device name as the trace records it
+// (torch.cuda.get_device_name(): "NVIDIA H100 80GB HBM3", "AMD Instinct MI300X"), by exact name
+// or alias, with or without the vendor's first word; none when the catalog does not list it. A
+// substring test passed "NVIDIA H200" as an H20 and failed the H100 SXM's own name.
+std::optional<std::string> CatalogGpuOf(const std::string& device) {
+  if (auto g = FindGpu(device); g.ok()) return g->name;
+  const size_t space = device.find(' ');
+  if (space != std::string::npos) {
+    if (auto g = FindGpu(device.substr(space + 1)); g.ok()) return g->name;
   }
-  return out;
+  return std::nullopt;
 }
 
 double MeasuredTotal(const MeanStep& s, const ComponentMapping& m) {
@@ -123,12 +127,18 @@ MeanStep MeanStepOf(const profile::RankProfile& rank) {
     for (size_t i = 0; i < profile::kComponentCount; ++i)
       s.component_s[i] += Sec(f.component_ns[i]);
   };
-  if (rank.steps.empty()) {
+  for (const profile::StepProfile& step : rank.steps) {
+    if (step.figures.gpu_events == 0) {
+      s.empty_steps.push_back(step.step);
+      continue;
+    }
+    add(step.figures);
+    ++s.steps;
+  }
+  if (s.steps == 0) {
     add(rank.whole_trace);
     return s;
   }
-  for (const profile::StepProfile& step : rank.steps) add(step.figures);
-  s.steps = rank.steps.size();
   const double n = static_cast<double>(s.steps);
   s.span_s /= n;
   s.busy_s /= n;
@@ -253,6 +263,7 @@ Result<TraceComparison> CompareWithJob(const profile::ProfileReport& report, con
   c.slowest = FindSlowest(report, means, with_events);
   const MeanStep& measured = means[c.slowest.index];
   c.steps_measured = measured.steps;
+  c.steps_left_out = measured.empty_steps;
 
   const auto predicted = PredictedRows(e);
   for (const ComponentMapping& m : ComponentMappings()) {
@@ -302,9 +313,22 @@ Result<TraceComparison> CompareWithJob(const profile::ProfileReport& report, con
         report.ranks.size(), report.ranks.size() == 1 ? "" : "s", world));
   }
   const std::string& device = report.ranks[c.slowest.index].device;
-  const std::string gpu = job.gpu().name;
-  if (!device.empty() && !gpu.empty() && Lower(device).find(Lower(gpu)) == std::string::npos) {
-    c.warnings.push_back(fmt::format("the trace ran on {}, the job's GPU is {}", device, gpu));
+  // A variant of a catalog part (`base:`) is that part's silicon: compare with the base.
+  const GpuSpec& gpu = job.gpu();
+  const std::string job_gpu = gpu.catalog_name.empty() ? gpu.name : gpu.catalog_name;
+  if (!device.empty()) {
+    c.trace_gpu = CatalogGpuOf(device).value_or("");
+    if (c.trace_gpu.empty()) {
+      c.warnings.push_back(fmt::format(
+          "the trace ran on {}, which data/gpus.yaml does not list (by name or alias), the job's "
+          "GPU is {}: check that they are the same part",
+          device, gpu.name));
+    } else if (c.trace_gpu != job_gpu) {
+      c.warnings.push_back(fmt::format(
+          "the trace ran on {} (the catalog's {}), the job's GPU is {}: its kernel rates are "
+          "another GPU's",
+          device, c.trace_gpu, gpu.name));
+    }
   }
   if (c.step_ratio && (*c.step_ratio > 10 || *c.step_ratio < 0.1)) {
     c.warnings.push_back(fmt::format(
@@ -324,7 +348,10 @@ Result<TraceComparison> CompareWithJob(const profile::ProfileReport& report, con
   }
   if (c.steps_measured == 0) {
     c.warnings.push_back(
-        "the slowest rank's trace has no ProfilerStep#N: its whole trace is taken as one step");
+        c.steps_left_out.empty()
+            ? "the slowest rank's trace has no ProfilerStep#N: its whole trace is taken as one step"
+            : "no ProfilerStep#N of the slowest rank holds a GPU event (its kernels were launched "
+              "outside the steps): its whole trace is taken as one step");
   }
   return c;
 }

@@ -84,10 +84,14 @@ struct TraceComparison {
   double measured_step_s = 0;       // the slowest rank's mean step span
   double predicted_step_s = 0;
   std::optional<double> step_ratio;
-  size_t steps_measured = 0;  // the slowest rank's ProfilerStep#N (0: the whole trace)
+  size_t steps_measured = 0;            // the slowest rank's ProfilerStep#N (0: the whole trace)
+  std::vector<int64_t> steps_left_out;  // its steps without a GPU event (MeanStep::empty_steps)
   std::vector<std::pair<profile::Component, double>> unmapped_s;  // measured, by class
   SlowestRank slowest;
   std::vector<std::string> warnings;  // where the traces do not look like the job
+  // The catalog name of the GPU the slowest rank's trace ran on (data/gpus.yaml, by name or
+  // alias); empty when the trace does not say or the catalog does not list it.
+  std::string trace_gpu;
   std::vector<std::string> trace_files;
   std::string job_file;
 
@@ -95,7 +99,9 @@ struct TraceComparison {
 };
 
 /// The per-step figures of one rank: the mean of its ProfilerStep#N figures, or the whole trace
-/// when it has none (steps = 0).
+/// when it has none (steps = 0). A step with no GPU event is left out (`empty_steps`): it is the
+/// `ProfilerStep#N` that torch.profiler's step() opens just before the profiler stops, not a step
+/// that ran in 0 s.
 struct MeanStep {
   double span_s = 0;
   double busy_s = 0;
@@ -103,6 +109,7 @@ struct MeanStep {
   double comm_other_exposed_s = 0;
   std::array<double, profile::kComponentCount> component_s{};
   size_t steps = 0;
+  std::vector<int64_t> empty_steps;  // N of the ProfilerStep#N without a GPU event, left out
   double of(profile::Component c) const { return component_s[static_cast<size_t>(c)]; }
   double idle_s() const { return span_s - busy_s; }
 };

@@ -111,6 +111,21 @@ int RunProfile(int argc, char** argv) {
     if (comparison) text += calibrate::ComparisonText(*comparison);
   }
   if (comparison && !calibration_out.empty()) {
+    // A calibration is keyed to the job's GPU: another GPU's kernel rates under that key would
+    // be applied to every job on it by `step --calibration`.
+    const GpuSpec& gpu = evaluation->job.gpu();
+    const std::string job_gpu = gpu.catalog_name.empty() ? gpu.name : gpu.catalog_name;
+    if (!comparison->trace_gpu.empty() && comparison->trace_gpu != job_gpu) {
+      return ReportError(
+          InvalidInput(fmt::format("the traces ran on {}, the job's GPU is {}: a calibration for "
+                                   "{} would carry {}'s kernel rates",
+                                   comparison->trace_gpu, gpu.name, gpu.name,
+                                   comparison->trace_gpu))
+              .InFile(calibration_out)
+              .WithHint(fmt::format(
+                  "compare with a job on {} (--set cluster.gpu=NAME or another job file)",
+                  comparison->trace_gpu)));
+    }
     const calibrate::Calibration c =
         calibrate::MakeCalibration(*comparison, *evaluation, CreatedDate());
     if (auto st = calibrate::WriteCalibration(c, calibration_out); !st.ok()) {

@@ -761,8 +761,13 @@ Result<JobSpec> ParseFields(YAML::Node& root, const std::string& file) {
 Result<JobSpec> LoadJobSpec(const std::string& path_or_name,
                             const std::vector<std::string>& overrides) {
   std::string path = path_or_name;
+  // A bare file name is a path when it has a job file's extension (JSON is YAML) or names a file
+  // here: `--job ds.json` read only data/jobs/ds.json.yaml before.
+  std::error_code ec;
   const bool looks_like_path = path_or_name.find('/') != std::string::npos ||
-                               path_or_name.ends_with(".yaml") || path_or_name.ends_with(".yml");
+                               path_or_name.ends_with(".yaml") || path_or_name.ends_with(".yml") ||
+                               path_or_name.ends_with(".json") ||
+                               std::filesystem::is_regular_file(path_or_name, ec);
   if (!looks_like_path) path = DataDir() + "/jobs/" + path_or_name + ".yaml";
   auto text = ReadFile(path);
   if (!text.ok()) {

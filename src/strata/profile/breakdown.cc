@@ -117,6 +117,16 @@ RankProfile AnalyzeRank(const RankTrace& trace) {
   p.cut = trace.cut;
   p.events_without_time = trace.events_without_time;
   p.whole_trace = ComputeFigures(trace.gpu, trace.collectives);
+  std::map<int64_t, std::vector<Interval>> by_device;
+  for (const GpuEvent& e : trace.gpu) {
+    if (e.device >= 0) by_device[e.device].emplace_back(e.start_ns, e.end_ns);
+  }
+  if (by_device.size() > 1) {
+    for (auto& [device, intervals] : by_device) {
+      const auto events = static_cast<int64_t>(intervals.size());
+      p.devices.push_back({device, Length(Merge(std::move(intervals))), events});
+    }
+  }
 
   // One mark per step number (a trace may carry a step twice: the longest is kept).
   std::vector<StepMark> steps;

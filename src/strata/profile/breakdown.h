@@ -47,6 +47,14 @@ struct StepProfile {
   Figures figures;
 };
 
+/// One GPU of a trace that holds several (one process driving them: device_map="auto",
+/// DataParallel, a pipeline in one process): its own busy time, over the trace's span.
+struct DeviceBusy {
+  int64_t device = 0;
+  int64_t busy_ns = 0;  // union of this device's kernel, memcpy and memset intervals
+  int64_t gpu_events = 0;
+};
+
 struct RankProfile {
   std::string file;
   std::optional<int64_t> rank;
@@ -58,6 +66,9 @@ struct RankProfile {
   int64_t events_between_steps = 0;  // launched outside every step (whole trace only)
   int64_t events_without_time = 0;
   std::string cut;  // see RankTrace::cut
+  /// Filled when the trace's GPU events name two or more devices: the figures above are their
+  /// union (busy while any of them works), these are each device's own.
+  std::vector<DeviceBusy> devices;
 };
 
 /// The figures of one set of GPU events (the caller picks them: a step's, the whole trace's).

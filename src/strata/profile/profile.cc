@@ -138,38 +138,70 @@ std::vector<std::string> JobWarnings(const std::vector<RankProfile>& ranks) {
 std::vector<StepSpread> SpreadAcrossRanks(const std::vector<RankProfile>& ranks) {
   std::map<int64_t, std::vector<std::pair<size_t, const Figures*>>> by_step;
   for (size_t i = 0; i < ranks.size(); ++i) {
-    for (const StepProfile& s : ranks[i].steps) by_step[s.step].emplace_back(i, &s.figures);
+    for (const StepProfile& s : ranks[i].steps) {
+      // A step without GPU work (the one torch.profiler opens as it stops) is not compared.
+      if (s.figures.gpu_events > 0) by_step[s.step].emplace_back(i, &s.figures);
+    }
   }
+  auto wait = [](const Figures& f) { return f.nccl_exposed_ns + f.comm_other_exposed_ns; };
+  auto compute = [&](const Figures& f) { return f.busy_ns - wait(f); };
   std::vector<StepSpread> spread;
   for (const auto& [step, list] : by_step) {
     if (list.size() < 2) continue;
-    auto by_span = [](const auto& a, const auto& b) {
-      return a.second->span_ns < b.second->span_ns;
+    auto by = [](auto key) {
+      return [key](const auto& a, const auto& b) { return key(*a.second) < key(*b.second); };
     };
-    const auto slow = *std::max_element(list.begin(), list.end(), by_span);
-    const auto fast = *std::min_element(list.begin(), list.end(), by_span);
+    auto span = [](const Figures& f) { return f.span_ns; };
+    const auto longest = *std::max_element(list.begin(), list.end(), by(span));
+    const auto shortest = *std::min_element(list.begin(), list.end(), by(span));
+    const auto least_wait = *std::min_element(list.begin(), list.end(), by(wait));
+    const auto most_wait = *std::max_element(list.begin(), list.end(), by(wait));
+    const auto least_compute = *std::min_element(list.begin(), list.end(), by(compute));
+    const auto most_compute = *std::max_element(list.begin(), list.end(), by(compute));
     StepSpread s;
     s.step = step;
     s.ranks = list.size();
-    s.slowest = slow.first;
-    s.fastest = fast.first;
-    s.slowest_span_ns = slow.second->span_ns;
-    s.fastest_span_ns = fast.second->span_ns;
-    auto compute = [](const Figures& f) {
-      return f.busy_ns - f.nccl_exposed_ns - f.comm_other_exposed_ns;
-    };
-    const std::pair<const char*, int64_t> parts[] = {
-        {"idle_s", slow.second->idle_ns() - fast.second->idle_ns()},
-        {"nccl_exposed_s", slow.second->nccl_exposed_ns - fast.second->nccl_exposed_ns},
-        {"comm_other_exposed_s",
-         slow.second->comm_other_exposed_ns - fast.second->comm_other_exposed_ns},
-        {"compute_s", compute(*slow.second) - compute(*fast.second)},
-    };
-    const auto* largest =
-        std::max_element(std::begin(parts), std::end(parts),
-                         [](const auto& a, const auto& b) { return a.second < b.second; });
-    s.largest_part = largest->first;
-    s.largest_part_ns = largest->second;
+    s.longest = longest.first;
+    s.shortest = shortest.first;
+    s.longest_span_ns = longest.second->span_ns;
+    s.shortest_span_ns = shortest.second->span_ns;
+    s.compute_min_ns = compute(*least_compute.second);
+    s.compute_max_ns = compute(*most_compute.second);
+    const Figures& first = *list.front().second;
+    s.identical = std::all_of(list.begin(), list.end(), [&](const auto& r) {
+      const Figures& a = *r.second;
+      return a.span_ns == first.span_ns && a.busy_ns == first.busy_ns && wait(a) == wait(first);
+    });
+    s.communication = wait(*most_wait.second) > 0;
+    if (s.communication) {
+      s.straggler = least_wait.first;
+      s.waited_most = most_wait.first;
+      const Figures& late = *least_wait.second;
+      const Figures& early = *most_wait.second;
+      s.straggler_wait_ns = wait(late);
+      s.most_wait_ns = wait(early);
+      s.straggler_compute_ns = compute(late);
+      // What made the straggler late, against the rank that waited for it longest: its own
+      // kernels, its GPU idling inside the step, or neither - then its step's GPU work began late.
+      const int64_t gap = s.most_wait_ns - s.straggler_wait_ns;
+      const int64_t extra_compute = compute(late) - compute(early);
+      const int64_t extra_idle = late.idle_ns() - early.idle_ns();
+      if (std::max(extra_compute, extra_idle) * 2 >= gap) {
+        s.reason = extra_compute >= extra_idle ? "compute" : "idle";
+        s.reason_ns = std::max(extra_compute, extra_idle);
+      } else {
+        s.reason = "late start";
+        s.reason_ns = gap;
+      }
+    } else {
+      s.straggler = longest.first;
+      s.waited_most = shortest.first;
+      s.straggler_compute_ns = compute(*longest.second);
+      const int64_t extra_idle = longest.second->idle_ns() - shortest.second->idle_ns();
+      const int64_t extra_compute = compute(*longest.second) - compute(*shortest.second);
+      s.reason = extra_idle > extra_compute ? "idle_s" : "compute_s";
+      s.reason_ns = std::max(extra_idle, extra_compute);
+    }
     spread.push_back(std::move(s));
   }
   return spread;
@@ -188,6 +220,16 @@ Result<ProfileReport> ProfileTraces(const std::vector<std::string>& files,
           file +
           ": no GPU kernel, memcpy or memset in the trace: was it recorded with "
           "ProfilerActivity.CUDA?");
+    }
+    if (!rank.devices.empty()) {
+      std::vector<int64_t> ids;
+      for (const DeviceBusy& d : rank.devices) ids.push_back(d.device);
+      report.warnings.push_back(fmt::format(
+          "{}: the trace holds GPU events of {} devices ({}): one process driving several GPUs "
+          "(device_map=\"auto\", DataParallel, a pipeline in one process); its figures are their "
+          "union (GPU busy while any of them works), each device's own busy and idle time is "
+          "listed under it",
+          file, rank.devices.size(), fmt::join(ids, ", ")));
     }
     if (rank.events_without_time > 0) {
       report.warnings.push_back(fmt::format("{}: {} GPU events without ts or dur were skipped",

@@ -12,18 +12,36 @@
 
 namespace strata::profile {
 
-/// One step across the ranks that recorded it: the slowest and fastest rank by span, and the part
-/// of a step where the slowest one spends the most extra time. The parts partition the span:
-/// GPU idle + exposed NCCL + exposed other communication + compute (the rest of GPU busy).
+/// One step across the ranks that recorded it (with GPU work in it). Ranks that meet in blocking
+/// collectives leave the step's last collective together, so the rank the others waited for - the
+/// straggler, in Holistic Trace Analysis' words (hta/analyzers/straggler.py: the rank whose last
+/// long communication kernel starts latest) - is the one that spent the least time waiting in
+/// collectives: the least exposed communication. The longest span belongs to the opposite rank,
+/// the one that arrived first and waited longest. Without communication in the step the ranks do
+/// not wait for each other, and the straggler is the rank with the longest span.
 struct StepSpread {
   int64_t step = 0;
-  size_t ranks = 0;    // how many ranks recorded the step
-  size_t slowest = 0;  // index into ProfileReport::ranks
-  size_t fastest = 0;
-  int64_t slowest_span_ns = 0;
-  int64_t fastest_span_ns = 0;
-  std::string largest_part;     // "idle_s", "nccl_exposed_s", "comm_other_exposed_s", "compute_s"
-  int64_t largest_part_ns = 0;  // slowest minus fastest in that part
+  size_t ranks = 0;            // how many ranks recorded the step with GPU work in it
+  bool identical = false;      // every rank's span, busy time and exposed communication are equal
+  bool communication = false;  // some rank has exposed communication in the step
+  size_t straggler = 0;        // index into ProfileReport::ranks
+  size_t waited_most = 0;      // the rank with the most exposed communication
+  int64_t straggler_wait_ns = 0;  // exposed NCCL + other communication
+  int64_t most_wait_ns = 0;
+  int64_t straggler_compute_ns = 0;  // GPU busy minus exposed communication
+  int64_t compute_min_ns = 0;        // over all the step's ranks
+  int64_t compute_max_ns = 0;
+  size_t longest = 0;  // by span
+  size_t shortest = 0;
+  int64_t longest_span_ns = 0;
+  int64_t shortest_span_ns = 0;
+  /// Why the straggler is late, against the rank that waited most: "compute" (its kernels take
+  /// longer), "idle" (its GPU idles longer inside the step), "late start" (neither: its step's
+  /// GPU work began late - host, data loading, the previous step); without communication: the
+  /// part of the span that differs most between the longest and the shortest rank ("idle_s",
+  /// "compute_s").
+  std::string reason;
+  int64_t reason_ns = 0;  // the straggler's extra time in that part
 };
 
 /// The spread of every step that two or more ranks recorded, by step number.

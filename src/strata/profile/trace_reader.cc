@@ -33,7 +33,7 @@ Category CategoryOf(std::string_view cat) {
 }
 
 enum class EventKey : uint8_t { kOther, kPh, kCat, kName, kTs, kDur, kArgs };
-enum class ArgKey : uint8_t { kOther, kCorrelation, kStream, kPgName, kPgDesc, kPgRanks };
+enum class ArgKey : uint8_t { kOther, kCorrelation, kStream, kDevice, kPgName, kPgDesc, kPgRanks };
 enum class TopKey : uint8_t { kOther, kTraceEvents, kDistributedInfo, kDeviceProperties };
 
 EventKey EventKeyOf(std::string_view k) {
@@ -49,6 +49,7 @@ EventKey EventKeyOf(std::string_view k) {
 ArgKey ArgKeyOf(std::string_view k) {
   if (k == "correlation") return ArgKey::kCorrelation;
   if (k == "stream") return ArgKey::kStream;
+  if (k == "device") return ArgKey::kDevice;
   if (k == "Process Group Name") return ArgKey::kPgName;
   if (k == "Process Group Description") return ArgKey::kPgDesc;
   if (k == "Process Group Ranks") return ArgKey::kPgRanks;
@@ -152,8 +153,8 @@ class TraceSax : public JsonHandler {
     }
   }
 
-  bool saw_top_object() const { return saw_top_object_; }
-  bool saw_events() const { return saw_events_; }
+  bool SawTopObject() const { return saw_top_object_; }
+  bool SawEvents() const { return saw_events_; }
 
  private:
   bool InEventFields() const { return in_event_ && depth_ == events_depth_ + 2; }
@@ -167,6 +168,9 @@ class TraceSax : public JsonHandler {
       if (arg_key_ == ArgKey::kCorrelation) correlation_ = raw;
       if (arg_key_ == ArgKey::kStream) {
         stream_ = static_cast<int32_t>(std::clamp<int64_t>(raw, -1, INT32_MAX));
+      }
+      if (arg_key_ == ArgKey::kDevice) {
+        device_ = static_cast<int16_t>(std::clamp<int64_t>(raw, -1, INT16_MAX));
       }
     } else if (top_key_ == TopKey::kDistributedInfo && depth_ == 2) {
       if (key_ == "rank") out_.rank = raw;
@@ -183,6 +187,7 @@ class TraceSax : public JsonHandler {
     dur_ns_.reset();
     correlation_ = -1;
     stream_ = -1;
+    device_ = -1;
     pg_name_.clear();
     pg_desc_.clear();
     pg_ranks_.clear();
@@ -219,6 +224,7 @@ class TraceSax : public JsonHandler {
     e.end_ns = *ts_ns_ + *dur_ns_;
     e.correlation = correlation_;
     e.stream = stream_;
+    e.device = device_;
     e.component = category_ == Category::kMemcpy   ? Component::kMemcpy
                   : category_ == Category::kMemset ? Component::kMemset
                                                    : classifier_.Classify(name_);
@@ -258,6 +264,7 @@ class TraceSax : public JsonHandler {
   std::optional<int64_t> dur_ns_;
   int64_t correlation_ = -1;
   int32_t stream_ = -1;
+  int16_t device_ = -1;
   std::string pg_name_, pg_desc_, pg_ranks_;
   std::map<std::string, uint16_t> collective_index_;
 };
@@ -360,7 +367,7 @@ Result<RankTrace> Parse(const ChunkReader& read, const std::string& file,
   const std::optional<JsonStreamError> error = ReadJsonStream(read, sax);
   const std::string gz_error = read_error ? read_error() : "";
   const std::string gz_note = gz_error.empty() ? "" : " (gzip: " + gz_error + ")";
-  if (!sax.saw_top_object() && !sax.saw_events()) {
+  if (!sax.SawTopObject() && !sax.SawEvents()) {
     return InvalidInput(fmt::format("not JSON: byte {}: {}{}", error ? error->byte : 0,
                                     error ? error->message : "no value", gz_note))
         .InFile(file)
@@ -369,7 +376,7 @@ Result<RankTrace> Parse(const ChunkReader& read, const std::string& file,
             "written by torch.profiler");
   }
   // An error before the first complete event leaves nothing to read: bad input, not a cut trace.
-  if (!sax.saw_events() || (error && out.events == 0)) {
+  if (!sax.SawEvents() || (error && out.events == 0)) {
     return InvalidInput(!error ? "JSON, but not a PyTorch profiler trace: it has no "
                                  "'traceEvents' array"
                         : error->at_end

@@ -24,6 +24,7 @@ struct GpuEvent {
   int64_t end_ns = 0;
   int64_t correlation = -1;  // links the event to its CPU launch; -1 when the trace has none
   int32_t stream = -1;
+  int16_t device = -1;  // args.device (the GPU's index in the process); -1 when absent
   Component component = Component::kOther;
   uint16_t collective = 0;  // for NCCL kernels: index into RankTrace::collectives
 };

@@ -82,14 +82,54 @@ std::string RankName(const RankProfile& r) {
   return r.rank ? fmt::format("rank {}", *r.rank) : r.file;
 }
 
-// What a larger share of each part of the span usually means.
-std::string PartMeaning(const std::string& part) {
-  if (part == "idle_s") return "GPU idle: the host did not keep the GPU fed";
-  if (part == "nccl_exposed_s") {
-    return "exposed NCCL: time in collectives, often waiting for a late peer or a slower link";
+// Why the straggler of a step is late (StepSpread::reason), in words.
+std::string StragglerWhy(const StepSpread& s, const std::vector<RankProfile>& ranks) {
+  const std::string other = RankName(ranks[s.waited_most]);
+  if (s.reason == "compute") {
+    return fmt::format(
+        "its compute is {} ms longer than {}'s: more or slower kernels (uneven work, "
+        "a slow GPU)",
+        Ms(s.reason_ns), other);
   }
-  if (part == "comm_other_exposed_s") return "exposed non-NCCL communication";
+  if (s.reason == "idle") {
+    return fmt::format(
+        "its GPU idles {} ms longer inside the step than {}'s: the host did not "
+        "keep it fed",
+        Ms(s.reason_ns), other);
+  }
+  if (s.reason == "late start") {
+    return fmt::format(
+        "its compute is within the ranks' range ({}-{} ms), so its GPU work began "
+        "late: the delay is before its kernels (host, data loading, the previous "
+        "step)",
+        Ms(s.compute_min_ns), Ms(s.compute_max_ns));
+  }
+  if (s.reason == "idle_s") return "GPU idle: the host did not keep the GPU fed";
   return "compute: more or slower kernels (uneven work, a slow GPU)";
+}
+
+std::string SpreadText(const StepSpread& s, const std::vector<RankProfile>& ranks) {
+  if (s.identical) {
+    return fmt::format(
+        "  step {}: the {} ranks' figures are identical (span {} ms): no rank held "
+        "the others up\n",
+        s.step, s.ranks, Ms(s.longest_span_ns));
+  }
+  const std::string spans =
+      fmt::format("spans {}-{} ms (longest: {}, shortest: {})", Ms(s.shortest_span_ns),
+                  Ms(s.longest_span_ns), RankName(ranks[s.longest]), RankName(ranks[s.shortest]));
+  if (!s.communication) {
+    return fmt::format(
+        "  step {} ({} ranks): no exposed communication, the ranks do not wait for each other; "
+        "slowest {}, {}: the part that differs most is {}: +{} ms\n",
+        s.step, s.ranks, RankName(ranks[s.straggler]), spans, StragglerWhy(s, ranks),
+        Ms(s.reason_ns));
+  }
+  return fmt::format(
+      "  step {} ({} ranks): straggler {}: it waited least in collectives ({} ms exposed "
+      "communication, against {} ms on {}), so the others waited for it; {}; {}\n",
+      s.step, s.ranks, RankName(ranks[s.straggler]), Ms(s.straggler_wait_ns), Ms(s.most_wait_ns),
+      RankName(ranks[s.waited_most]), StragglerWhy(s, ranks), spans);
 }
 
 std::string RankTitle(const RankProfile& r) {
@@ -128,6 +168,16 @@ Json ProfileJson(const ProfileReport& report) {
       steps.push_back(std::move(step));
     }
     j["steps"] = std::move(steps);
+    if (!r.devices.empty()) {
+      Json devices = Json::array();
+      for (const DeviceBusy& d : r.devices) {
+        devices.push_back({{"device", d.device},
+                           {"gpu_events", d.gpu_events},
+                           {"gpu_busy_s", JsonNumber(Seconds(d.busy_ns))},
+                           {"gpu_idle_s", JsonNumber(Seconds(r.whole_trace.span_ns - d.busy_ns))}});
+      }
+      j["devices"] = std::move(devices);
+    }
     ranks.push_back(std::move(j));
   }
   doc["ranks"] = std::move(ranks);
@@ -136,14 +186,22 @@ Json ProfileJson(const ProfileReport& report) {
     Json j = Json::object();
     j["step"] = s.step;
     j["ranks"] = s.ranks;
-    j["slowest_rank"] = RankJson(report.ranks[s.slowest]);
-    j["slowest_file"] = report.ranks[s.slowest].file;
-    j["slowest_span_s"] = JsonNumber(Seconds(s.slowest_span_ns));
-    j["fastest_rank"] = RankJson(report.ranks[s.fastest]);
-    j["fastest_file"] = report.ranks[s.fastest].file;
-    j["fastest_span_s"] = JsonNumber(Seconds(s.fastest_span_ns));
-    j["largest_difference"] = s.largest_part;
-    j["largest_difference_s"] = JsonNumber(Seconds(s.largest_part_ns));
+    j["identical"] = s.identical;
+    j["straggler_rank"] = RankJson(report.ranks[s.straggler]);
+    j["straggler_file"] = report.ranks[s.straggler].file;
+    j["straggler_basis"] = s.communication ? "least exposed communication" : "longest span";
+    j["straggler_exposed_comm_s"] = JsonNumber(Seconds(s.straggler_wait_ns));
+    j["straggler_compute_s"] = JsonNumber(Seconds(s.straggler_compute_ns));
+    j["straggler_reason"] = s.reason;
+    j["straggler_reason_s"] = JsonNumber(Seconds(s.reason_ns));
+    j["waited_most_rank"] = RankJson(report.ranks[s.waited_most]);
+    j["waited_most_exposed_comm_s"] = JsonNumber(Seconds(s.most_wait_ns));
+    j["compute_min_s"] = JsonNumber(Seconds(s.compute_min_ns));
+    j["compute_max_s"] = JsonNumber(Seconds(s.compute_max_ns));
+    j["longest_span_rank"] = RankJson(report.ranks[s.longest]);
+    j["longest_span_s"] = JsonNumber(Seconds(s.longest_span_ns));
+    j["shortest_span_rank"] = RankJson(report.ranks[s.shortest]);
+    j["shortest_span_s"] = JsonNumber(Seconds(s.shortest_span_ns));
     spread.push_back(std::move(j));
   }
   doc["steps_across_ranks"] = std::move(spread);
@@ -176,6 +234,12 @@ std::string ProfileText(const ProfileReport& report) {
                          t.collective.kind.empty() ? "?" : t.collective.kind, Ms(t.time_ns),
                          t.kernels, group);
     }
+    for (const DeviceBusy& d : r.devices) {
+      out += fmt::format(
+          "  GPU {} alone: busy {} ms, idle {} ms of the trace's {} ms span ({} GPU events)\n",
+          d.device, Ms(d.busy_ns), Ms(r.whole_trace.span_ns - d.busy_ns), Ms(r.whole_trace.span_ns),
+          d.gpu_events);
+    }
     if (r.unlaunched_events > 0) {
       out += fmt::format(
           "  {} GPU events have no launch in the trace (queued before the profiler started): "
@@ -185,15 +249,7 @@ std::string ProfileText(const ProfileReport& report) {
     out += "\n";
   }
   if (!report.spread.empty()) out += "across ranks\n";
-  for (const StepSpread& s : report.spread) {
-    out += fmt::format(
-        "  step {}: slowest {} {} ms, fastest {} {} ms (of {} ranks): +{} ms; the part that "
-        "differs most is {}: +{} ms\n",
-        s.step, RankName(report.ranks[s.slowest]), Ms(s.slowest_span_ns),
-        RankName(report.ranks[s.fastest]), Ms(s.fastest_span_ns), s.ranks,
-        Ms(s.slowest_span_ns - s.fastest_span_ns), PartMeaning(s.largest_part),
-        Ms(s.largest_part_ns));
-  }
+  for (const StepSpread& s : report.spread) out += SpreadText(s, report.ranks);
   if (!report.spread.empty()) out += "\n";
   out +=
       "span: first to last GPU event; busy: union of kernel, memcpy and memset intervals; a\n"

@@ -1,6 +1,7 @@
 #include "strata/report/trace_comparison_report.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <nlohmann/json.hpp>
 
@@ -24,6 +25,7 @@ Json ComparisonJson(const TraceComparison& c) {
   j["job_file"] = c.job_file;
   j["traces"] = c.trace_files;
   j["steps_measured"] = c.steps_measured;
+  j["steps_left_out"] = c.steps_left_out;
   j["measured_step_s"] = JsonNumber(c.measured_step_s);
   j["predicted_step_s"] = JsonNumber(c.predicted_step_s);
   j["step_ratio"] = RatioJson(c.step_ratio);
@@ -78,6 +80,12 @@ std::string ComparisonText(const TraceComparison& c) {
       c.steps_measured == 0
           ? "its whole trace as one step"
           : fmt::format("mean of {} step{}", c.steps_measured, c.steps_measured == 1 ? "" : "s"));
+  if (!c.steps_left_out.empty()) {
+    out += fmt::format(
+        "left out: step{} {} (no GPU event: the ProfilerStep#N that torch.profiler opens as it "
+        "stops, not a step that ran in 0 s)\n",
+        c.steps_left_out.size() == 1 ? "" : "s", fmt::join(c.steps_left_out, ", "));
+  }
   Table table(
       {{"component", Align::kLeft}, {"measured (s)"}, {"predicted (s)"}, {"measured/predicted"}});
   for (const ComponentMapping& m : ComponentMappings()) {
