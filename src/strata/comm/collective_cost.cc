@@ -122,9 +122,15 @@ CollectiveModel::Algorithms CollectiveModel::Applicable(CollectiveOp op,
   out.push_back(CommAlgorithm::kRing);
   const bool multi = shape.nodes > 1;
   if (op == CollectiveOp::kAllReduce && shape.ranks > 2) out.push_back(CommAlgorithm::kTree);
-  if (multi && shape.ranks_per_node > 1 &&
-      (op == CollectiveOp::kAllReduce || op == CollectiveOp::kAllGather ||
-       op == CollectiveOp::kReduceScatter)) {
+  // The hierarchical path is all-reduce's alone: NCCL's tuning model (src/graph/tuning.cc,
+  // ncclTopoTuneModel) offers all-gather and reduce-scatter only Ring, PAT, NVLS and
+  // CollNet-Direct; NVLS and CollNet across nodes need SHARP switches (CollNet), which no
+  // cluster file declares, and PAT runs one GPU per node only (NCCL 2.23+; sjeaugey,
+  // NVIDIA/nccl#1473). So across nodes with several GPUs a node they run the flat ring, whose
+  // every chunk crosses each node boundary. PAT (a log-latency schedule at 0.75 of the ring's
+  // bandwidth in tuning.cc) is not modelled: one-GPU-a-node groups are priced as the ring,
+  // which NCCL's model prefers for large sizes; small ones may run faster under PAT.
+  if (multi && shape.ranks_per_node > 1 && op == CollectiveOp::kAllReduce) {
     out.push_back(CommAlgorithm::kHierarchical);
   }
   // NVLS reaches its bandwidth only with the whole NVSwitch node in the group: on 2-4 H100s it

@@ -6,8 +6,9 @@
 // measured fraction in data/interconnects.yaml. A group inside one node runs on the GPU fabric;
 // a group spread over nodes with r ranks on each is limited by min(fabric, r x the data-NIC
 // bandwidth of one GPU), because the node's NICs are shared by its GPUs' concurrent groups.
-// Algorithms: ring, tree (all-reduce), hierarchical (intra-node reduce-scatter, inter-node
-// all-reduce per rail, intra-node all-gather), NVLS (NVLink SHARP all-reduce, one NVSwitch node).
+// Algorithms: ring, tree (all-reduce), hierarchical (all-reduce: intra-node reduce-scatter,
+// inter-node all-reduce per rail, intra-node all-gather), NVLS (NVLink SHARP all-reduce, one
+// NVSwitch node). All-gather and reduce-scatter run the ring, as NCCL does without SHARP.
 // Formulas with the reference cluster substituted: docs/formulas.md, "Collective cost".
 #ifndef STRATA_COMM_COLLECTIVE_COST_H_
 #define STRATA_COMM_COLLECTIVE_COST_H_
