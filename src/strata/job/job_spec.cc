@@ -243,6 +243,16 @@ Status ParseParallel(YamlMap& top, JobSpec& job) {
   if (p.Has("sequence_parallel")) {
     STRATA_ASSIGN_OR_RETURN(l.sequence_parallel, p.Bool("sequence_parallel"));
   }
+  if (p.Has("cp_comm_type")) {
+    // megatron-core's a2a+p2p (hierarchical CP) needs --hierarchical-context-parallel-sizes,
+    // which strata does not model: refused rather than priced as something else.
+    auto text = p.String("cp_comm_type");
+    if (text.ok() && *text == "a2a+p2p") {
+      return p.ErrorAt("cp_comm_type", "a2a+p2p (hierarchical context parallelism) is not modelled")
+          .WithHint("use p2p (megatron-core's default), all_gather or a2a");
+    }
+    STRATA_ASSIGN_OR_RETURN(l.cp_comm_type, EnumField(p, "cp_comm_type", kCpCommTypes));
+  }
   STRATA_RETURN_IF_ERROR(ParsePipelineFields(p, l));
   return p.CheckNoUnknownKeys();
 }
