@@ -107,6 +107,46 @@ TEST(CollectiveCost, AllGatherAndReduceScatterAcrossNodesRunTheRing) {
           .ok());
 }
 
+// A collective across nodes puts bytes on the network even when NVLink limits it. On 8 x 8
+// H100 (8 x 400 Gb/s IB a node, 47 GB/s each): a 64-rank reduce-scatter (8 a node) has
+// beta = min(NVSwitch 369.9, 8 x 47 = 376) GB/s, so NVSwitch limits it; a 32-rank one with 4 a
+// node has min(369.9, 4 x 47 = 188): InfiniBand limits it. Either ring sends one of each node's
+// r edges through the NICs: 1/8 of the buffer per rank on IB for the first (7/8 on NVSwitch),
+// 1/4 for the second. Before, `compare` booked the whole buffer on the limiting level only:
+// TP2 -> CP2 on Llama-3.1-8B read "InfiniBand 24.1 GB -> 0.0 GB" although both gradient
+// reduces cross all 8 nodes, ~6 GB a rank through the NICs either way (24.1 / 4, 48.2 / 8).
+TEST(CollectiveCost, BytesGoOnEveryLevelTheyCross) {
+  const CollectiveModel model = testing::ClusterModel("h100-8x8-ib400");
+  auto wide = model.Cost(CollectiveOp::kReduceScatter, Bytes::GB(32.12), {64, 8, 8});
+  ASSERT_TRUE(wide.ok());
+  EXPECT_EQ(wide->level, "NVSwitch (NVLink4)");
+  ASSERT_EQ(wide->crossed.size(), 2u);
+  EXPECT_EQ(wide->crossed[0].level, "InfiniBand 8 x 400Gb/s");
+  EXPECT_NEAR(wide->crossed[0].byte_share, 1.0 / 8, 1e-12);
+  EXPECT_EQ(wide->crossed[1].level, "NVSwitch (NVLink4)");
+  EXPECT_NEAR(wide->crossed[1].byte_share, 7.0 / 8, 1e-12);
+  auto half = model.Cost(CollectiveOp::kReduceScatter, Bytes::GB(24.1), {32, 8, 4});
+  ASSERT_TRUE(half.ok());
+  EXPECT_EQ(half->level, "InfiniBand 8 x 400Gb/s");
+  ASSERT_EQ(half->crossed.size(), 2u);
+  EXPECT_NEAR(half->crossed[0].byte_share, 1.0 / 4, 1e-12);
+  // Per rank on the NICs: 32.12 / 8 = 4.02 GB and 24.1 / 4 = 6.03 GB (fp32 gradients of
+  // 8.03e9 / TP parameters); inside a node everything is on the fabric.
+  auto node = model.Cost(CollectiveOp::kAllGather, Bytes::GB(1), {8, 1, 8});
+  ASSERT_TRUE(node.ok());
+  ASSERT_EQ(node->crossed.size(), 1u);
+  EXPECT_EQ(node->crossed[0].level, "NVSwitch (NVLink4)");
+  // A send/recv between nodes goes through the NIC alone; an all-to-all over 16 ranks on 2
+  // nodes sends 8 of its 15 peer chunks off the node.
+  auto send = model.Cost(CollectiveOp::kSendRecv, Bytes::MiB(8), {64, 8, 8});
+  ASSERT_TRUE(send.ok());
+  ASSERT_EQ(send->crossed.size(), 1u);
+  EXPECT_EQ(send->crossed[0].level, "InfiniBand 8 x 400Gb/s");
+  auto a2a = model.Cost(CollectiveOp::kAllToAll, Bytes::GB(1), {16, 2, 8});
+  ASSERT_TRUE(a2a.ok());
+  EXPECT_NEAR(a2a->crossed[0].byte_share, 8.0 / 15, 1e-12);
+}
+
 // A small all-reduce runs NCCL's LL protocol, as NCCL's own tuning model picks it
 // (tuning.cc): tree LL latency = 6.8 + 2 x ((ranks per node - 1) x 0.6 + log2(nodes) x 5.0).
 // On 8 nodes x 8 H100: 6.8 + 2 x (7 x 0.6 + 3 x 5.0) = 45.2 us; on 2 nodes 6.8 + 2 x (4.2 + 5.0)

@@ -84,6 +84,26 @@ const MapLevel& CollectiveModel::LevelOf(MapLevelKind kind) const {
   return map_.levels.front();
 }
 
+void CollectiveModel::NameLevels(CollectiveCost& cost) const {
+  cost.level = LevelOf(cost.level_kind).name;
+  const GroupShape& g = cost.shape;
+  const std::string fabric =
+      LevelOf(cluster_.fabric == IntraNodeFabric::kPcieOnly ? MapLevelKind::kPcie
+                                                            : MapLevelKind::kGpuFabric)
+          .name;
+  if (g.nodes <= 1) {
+    cost.crossed = {{fabric, 1.0}};
+    return;
+  }
+  const double n = static_cast<double>(g.ranks);
+  const double r = static_cast<double>(g.ranks_per_node);
+  const double net = cost.op == CollectiveOp::kSendRecv || g.ranks_per_node <= 1 ? 1.0
+                     : cost.op == CollectiveOp::kAllToAll                        ? (n - r) / (n - 1)
+                                                                                 : 1.0 / r;
+  cost.crossed = {{LevelOf(MapLevelKind::kDataNic).name, net}};
+  if (net < 1.0) cost.crossed.push_back({fabric, 1.0 - net});
+}
+
 BytesPerSecond CollectiveModel::IntraNodeBusBw() const {
   const std::string key = FabricKey(cluster_);
   const double fraction = links_.Level(key).busbw_fraction.value_or(1.0);
@@ -277,7 +297,7 @@ Result<CollectiveCost> CollectiveModel::Cost(CollectiveOp op, Bytes size, const 
       CollectiveCost c = CostWith(op, size, shape, *a);
       if (c.time < best.time) best = std::move(c);
     }
-    if (detail == Detail::kExplained) best.level = LevelOf(best.level_kind).name;
+    if (detail == Detail::kExplained) NameLevels(best);
     return best;
   }
   if (std::find(applicable.begin(), applicable.end(), algorithm) == applicable.end()) {
@@ -290,7 +310,7 @@ Result<CollectiveCost> CollectiveModel::Cost(CollectiveOp op, Bytes size, const 
         .InField("algorithm");
   }
   CollectiveCost cost = CostWith(op, size, shape, algorithm);
-  if (detail == Detail::kExplained) cost.level = LevelOf(cost.level_kind).name;
+  if (detail == Detail::kExplained) NameLevels(cost);
   return cost;
 }
 

@@ -53,6 +53,16 @@ struct CollectiveCost {
   BytesPerSecond path_busbw;  // beta: what busbw tends to for large sizes
   std::string level;          // the bandwidth-map level that limits it: "RoCE 4 x 200Gb/s"
   MapLevelKind level_kind = MapLevelKind::kGpuFabric;
+  /// Every level its bytes cross, with the share of `size` each carries (explained costs only):
+  /// inside a node the fabric alone; across nodes the node-boundary share on the data NICs
+  /// (ring-like collectives: one of each node's r ring edges leaves it, 1 / r; all-to-all: the
+  /// (n - r) / (n - 1) remote peers; send/recv: all) and the rest on the fabric. A collective
+  /// limited by NVLink still puts bytes on the network.
+  struct LevelShare {
+    std::string level;
+    double byte_share = 1.0;
+  };
+  std::vector<LevelShare> crossed;
 };
 
 class CollectiveModel {
@@ -96,6 +106,7 @@ class CollectiveModel {
   CollectiveCost CostWith(CollectiveOp op, Bytes size, const GroupShape& shape,
                           CommAlgorithm algorithm) const;
   const MapLevel& LevelOf(MapLevelKind kind) const;
+  void NameLevels(CollectiveCost& cost) const;  // `level` and `crossed`
 
   Cluster cluster_;
   Interconnects links_;
