@@ -70,6 +70,83 @@ TEST(CollectiveCost, ReferenceAllReduceOneGiBOn40RanksByHand) {
   EXPECT_EQ(best->algorithm, CommAlgorithm::kTree);
 }
 
+// All-gather and reduce-scatter across nodes run NCCL's ring: its tuning model
+// (src/graph/tuning.cc, ncclTopoTuneModel) gives them only Ring, PAT (one GPU per node), NVLS
+// and CollNet-Direct (the last two across nodes need SHARP switches), and "the Tree algorithm
+// implements multiple reduce/broadcast operations, so it doesn't apply to
+// allgather/reducescatter" (sjeaugey, https://github.com/NVIDIA/nccl/issues/1473). Before, a
+// "hierarchical" all-gather was offered and chosen: 16 H20s on 2 nodes, 1 GiB in 8.83 ms, busbw
+// 114 GB/s through data NICs that total 4 x 200 Gb/s = 100 GB/s a node.
+// By hand, the ring on the reference cluster: every chunk crosses both node boundaries, so
+//   beta = min(NVSwitch 369.9, 8 ranks x 10.75 GB/s of NIC) = 86 GB/s
+//   bandwidth = 15/16 x 1,073,741,824 B / 86e9 B/s = 11.7051 ms
+//   latency (Simple) = 8.4 + (15 - 1) x 3.4 + 1 x 14 = 70.0 us (one of the 15 steps crosses the
+//   network, tuning.cc's nInterSteps = nNodes - 1)
+//   time = 11.7751 ms; busbw = 1.073741824 GB / 11.7751 ms x 15/16 = 85.49 GB/s, under the
+//   node's 100 GB/s of NICs.
+TEST(CollectiveCost, AllGatherAndReduceScatterAcrossNodesRunTheRing) {
+  const CollectiveModel model = Reference();
+  for (const CollectiveOp op : {CollectiveOp::kAllGather, CollectiveOp::kReduceScatter}) {
+    SCOPED_TRACE(ToString(op));
+    auto best = model.Cost(op, Bytes::GiB(1), {16, 2, 8});
+    ASSERT_TRUE(best.ok()) << best.error().Format();
+    EXPECT_EQ(best->algorithm, CommAlgorithm::kRing);
+    EXPECT_EQ(best->protocol, NcclProto::kSimple);
+    EXPECT_NEAR(best->bandwidth_time.ms(), 11.7051, 1e-3);
+    EXPECT_NEAR(best->latency_time.us(), 70.0, 1e-6);
+    EXPECT_NEAR(best->busbw.gb_per_s(), 85.49, 1e-2);
+    EXPECT_LT(best->busbw.gb_per_s(), 100.0);
+    auto hier = model.Cost(op, Bytes::GiB(1), {16, 2, 8}, CommAlgorithm::kHierarchical);
+    ASSERT_FALSE(hier.ok());
+    EXPECT_NE(hier.error().Format().find("applicable: ring)"), std::string::npos)
+        << hier.error().Format();
+  }
+  // All-reduce keeps its hierarchical (tree-like) path.
+  EXPECT_TRUE(
+      model.Cost(CollectiveOp::kAllReduce, Bytes::GiB(1), {16, 2, 8}, CommAlgorithm::kHierarchical)
+          .ok());
+}
+
+// A collective across nodes puts bytes on the network even when NVLink limits it. On 8 x 8
+// H100 (8 x 400 Gb/s IB a node, 47 GB/s each): a 64-rank reduce-scatter (8 a node) has
+// beta = min(NVSwitch 369.9, 8 x 47 = 376) GB/s, so NVSwitch limits it; a 32-rank one with 4 a
+// node has min(369.9, 4 x 47 = 188): InfiniBand limits it. Either ring sends one of each node's
+// r edges through the NICs: 1/8 of the buffer per rank on IB for the first (7/8 on NVSwitch),
+// 1/4 for the second. Before, `compare` booked the whole buffer on the limiting level only:
+// TP2 -> CP2 on Llama-3.1-8B read "InfiniBand 24.1 GB -> 0.0 GB" although both gradient
+// reduces cross all 8 nodes, ~6 GB a rank through the NICs either way (24.1 / 4, 48.2 / 8).
+TEST(CollectiveCost, BytesGoOnEveryLevelTheyCross) {
+  const CollectiveModel model = testing::ClusterModel("h100-8x8-ib400");
+  auto wide = model.Cost(CollectiveOp::kReduceScatter, Bytes::GB(32.12), {64, 8, 8});
+  ASSERT_TRUE(wide.ok());
+  EXPECT_EQ(wide->level, "NVSwitch (NVLink4)");
+  ASSERT_EQ(wide->crossed.size(), 2u);
+  EXPECT_EQ(wide->crossed[0].level, "InfiniBand 8 x 400Gb/s");
+  EXPECT_NEAR(wide->crossed[0].byte_share, 1.0 / 8, 1e-12);
+  EXPECT_EQ(wide->crossed[1].level, "NVSwitch (NVLink4)");
+  EXPECT_NEAR(wide->crossed[1].byte_share, 7.0 / 8, 1e-12);
+  auto half = model.Cost(CollectiveOp::kReduceScatter, Bytes::GB(24.1), {32, 8, 4});
+  ASSERT_TRUE(half.ok());
+  EXPECT_EQ(half->level, "InfiniBand 8 x 400Gb/s");
+  ASSERT_EQ(half->crossed.size(), 2u);
+  EXPECT_NEAR(half->crossed[0].byte_share, 1.0 / 4, 1e-12);
+  // Per rank on the NICs: 32.12 / 8 = 4.02 GB and 24.1 / 4 = 6.03 GB (fp32 gradients of
+  // 8.03e9 / TP parameters); inside a node everything is on the fabric.
+  auto node = model.Cost(CollectiveOp::kAllGather, Bytes::GB(1), {8, 1, 8});
+  ASSERT_TRUE(node.ok());
+  ASSERT_EQ(node->crossed.size(), 1u);
+  EXPECT_EQ(node->crossed[0].level, "NVSwitch (NVLink4)");
+  // A send/recv between nodes goes through the NIC alone; an all-to-all over 16 ranks on 2
+  // nodes sends 8 of its 15 peer chunks off the node.
+  auto send = model.Cost(CollectiveOp::kSendRecv, Bytes::MiB(8), {64, 8, 8});
+  ASSERT_TRUE(send.ok());
+  ASSERT_EQ(send->crossed.size(), 1u);
+  EXPECT_EQ(send->crossed[0].level, "InfiniBand 8 x 400Gb/s");
+  auto a2a = model.Cost(CollectiveOp::kAllToAll, Bytes::GB(1), {16, 2, 8});
+  ASSERT_TRUE(a2a.ok());
+  EXPECT_NEAR(a2a->crossed[0].byte_share, 8.0 / 15, 1e-12);
+}
+
 // A small all-reduce runs NCCL's LL protocol, as NCCL's own tuning model picks it
 // (tuning.cc): tree LL latency = 6.8 + 2 x ((ranks per node - 1) x 0.6 + log2(nodes) x 5.0).
 // On 8 nodes x 8 H100: 6.8 + 2 x (7 x 0.6 + 3 x 5.0) = 45.2 us; on 2 nodes 6.8 + 2 x (4.2 + 5.0)
@@ -179,6 +256,16 @@ TEST(CollectiveCost, MatchesPublishedMeasurements) {
        {16, 2, 8},
        Bytes::GB(8),
        192,
+       0.05},
+      // https://github.com/NVIDIA/nccl/issues/1229: "when I run GPU cluster(H100) by
+      // 4/8/16/32/64/128 nodes..., I found that the bus BW of Reduce-scatter is Linear decline,
+      // just like 360,345,320,300,280,260..." (size not given; 8 GB here): the 4-node ring.
+      {"H100 reduce-scatter 4 nodes",
+       Model("H100 SXM", 4, 8, "400Gb/s", "infiniband"),
+       CollectiveOp::kReduceScatter,
+       {32, 4, 8},
+       Bytes::GB(8),
+       360,
        0.05},
       // NVIDIA/nccl#412 (maintainer): one 200Gb/s HDR NIC per node: ~24 GB/s inter-node busbw
       // (12 x 8 A800 in the thread).

@@ -77,6 +77,7 @@ TEST(LayoutTraffic, DenseModelWithTpPpCpByHand) {
   in.layout.tp = 2;
   in.layout.pp = 2;
   in.layout.cp = 2;
+  in.layout.cp_comm_type = CpCommType::kAllGather;  // the p2p ring: CpP2pRingSendsChunks...
   in.layout.dp = 2;
   in.micro_batch = 4;
   in.tokens_per_sample = 8000;
@@ -137,6 +138,7 @@ TEST(LayoutTraffic, CpKvExchangeCarriesOnlyTheTpRanksHeads) {
     TrafficInputs in;
     in.layout.tp = c.tp;
     in.layout.cp = 4;
+    in.layout.cp_comm_type = CpCommType::kAllGather;
     in.tokens_per_sample = 131072;
     const auto items = LayoutTraffic(TrafficShapeOf(*config, false), in);
     for (CollectiveOp op : {CollectiveOp::kAllGather, CollectiveOp::kReduceScatter}) {
@@ -145,6 +147,61 @@ TEST(LayoutTraffic, CpKvExchangeCarriesOnlyTheTpRanksHeads) {
       EXPECT_NEAR(cp->size.count(), c.expected_bytes, 0.5) << c.model << " TP" << c.tp;
     }
   }
+}
+
+// megatron-core's default --cp-comm-type p2p runs Transformer Engine's ring attention
+// (AttnFuncWithCPAndKVP2P): CP - 1 steps a pass, each rank sending its current K/V chunk to the
+// next CP rank; the backward sends K/V around again with the dK/dV partial sums. Before, every
+// CP job was priced as an all-gather of the whole K/V (the all_gather comm type).
+// The dense toy model of DenseModelWithTpPpCpByHand (K+V 256 wide, 4 full-attention layers),
+// TP1 PP1 CP4, one 16,000-token sample a micro batch, 2 micro batches, no recompute:
+//   tokens on a rank 16,000 / 4 = 4,000; whole K/V 16,000 x 256 x 2 B = 8,192,000 B; a chunk
+//   (one rank's) 4,000 x 256 x 2 B = 2,048,000 B
+//   K/V: (CP - 1) = 3 sends a pass x 2 passes = 6 a layer, x 4 layers x 2 micro batches = 48
+//   dK/dV: 3 a layer (backward), 24 a step
+// a2a (Ulysses): Q (16 heads x 64 = 1,024 wide) of the rank's tokens plus its share of K/V
+// before attention, 4,000 x 1,024 x 2 + 8,192,000 / 4 = 10,240,000 B; the output 8,192,000 B
+// after it; each once a pass: 16 a step.
+TEST(LayoutTraffic, CpP2pRingSendsChunksRankToRank) {
+  ModelTrafficShape m;
+  m.hidden_size = 1000;
+  m.layers = 4;
+  m.full_attention_layers = 4;
+  m.kv_width = 256;
+  m.q_width = 1024;
+  m.q_heads = 16;
+  m.non_expert_params = 1000000;
+  TrafficInputs in;
+  in.layout.cp = 4;
+  in.micro_batch = 1;
+  in.tokens_per_sample = 16000;
+  in.micro_batches_per_step = 2;
+  EXPECT_EQ(in.layout.cp_comm_type, CpCommType::kP2p);  // megatron-core's default
+  {
+    const auto items = LayoutTraffic(m, in);
+    std::vector<const TrafficItem*> cp;
+    for (const auto& i : items) {
+      if (i.group == GroupKind::kCp) cp.push_back(&i);
+    }
+    ASSERT_EQ(cp.size(), 2u);
+    for (const TrafficItem* i : cp) {
+      EXPECT_EQ(i->op, CollectiveOp::kSendRecv);
+      EXPECT_NEAR(i->size.count(), 2048000.0, 1e-6);
+    }
+    EXPECT_NEAR(cp[0]->calls_per_step, 48.0, 1e-12);
+    EXPECT_NEAR(cp[1]->calls_per_step, 24.0, 1e-12);
+  }
+  in.layout.cp_comm_type = CpCommType::kA2a;
+  const auto items = LayoutTraffic(m, in);
+  std::vector<const TrafficItem*> cp;
+  for (const auto& i : items) {
+    if (i.group == GroupKind::kCp) cp.push_back(&i);
+  }
+  ASSERT_EQ(cp.size(), 2u);
+  EXPECT_EQ(cp[0]->op, CollectiveOp::kAllToAll);
+  EXPECT_NEAR(cp[0]->size.count(), 10240000.0, 1e-6);
+  EXPECT_NEAR(cp[1]->size.count(), 8192000.0, 1e-6);
+  EXPECT_NEAR(cp[0]->calls_per_step, 16.0, 1e-12);
 }
 
 // Expert tensor parallelism puts its own collectives around each expert MLP (megatron-core's

@@ -2,8 +2,10 @@
 
 #include <string>
 
+#include "strata/cli/cli_common.h"
 #include "strata/importer/import_job.h"
 #include "strata/job/engine_chain.h"
+#include "strata/job/inapplicable_fields.h"
 #include "strata/job/resolve_with_engines.h"
 #include "strata/model/model_config.h"
 
@@ -67,7 +69,27 @@ Result<ResolvedJob> ResolveJobRequest(const JobRequest& request) {
   return ResolveJobRequest(request, engines);
 }
 
+namespace {
+
+// Fields the job gives that do nothing for it: warned about, once each (stderr).
+Result<ResolvedJob> WarnInapplicable(Result<ResolvedJob> job, const FrameworkEngines& engines) {
+  if (job.ok()) {
+    for (const std::string& w : InapplicableFields(job->spec, job->model, engines)) Warn(w);
+  }
+  return job;
+}
+
+Result<ResolvedJob> ResolveRequest(const JobRequest& request, const FrameworkEngines& engines);
+
+}  // namespace
+
 Result<ResolvedJob> ResolveJobRequest(const JobRequest& request, const FrameworkEngines& engines) {
+  return WarnInapplicable(ResolveRequest(request, engines), engines);
+}
+
+namespace {
+
+Result<ResolvedJob> ResolveRequest(const JobRequest& request, const FrameworkEngines& engines) {
   if (request.from.empty()) return ResolveJob(request, engines);
   ImportOptions options;
   options.model = request.model;
@@ -109,6 +131,8 @@ Result<ResolvedJob> ResolveJobRequest(const JobRequest& request, const Framework
   job->request = request;
   return job;
 }
+
+}  // namespace
 
 void AddCalibrationOption(CLI::App& app, std::string& path) {
   app.add_option("--calibration", path,

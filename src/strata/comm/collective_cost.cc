@@ -84,6 +84,26 @@ const MapLevel& CollectiveModel::LevelOf(MapLevelKind kind) const {
   return map_.levels.front();
 }
 
+void CollectiveModel::NameLevels(CollectiveCost& cost) const {
+  cost.level = LevelOf(cost.level_kind).name;
+  const GroupShape& g = cost.shape;
+  const std::string fabric =
+      LevelOf(cluster_.fabric == IntraNodeFabric::kPcieOnly ? MapLevelKind::kPcie
+                                                            : MapLevelKind::kGpuFabric)
+          .name;
+  if (g.nodes <= 1) {
+    cost.crossed = {{fabric, 1.0}};
+    return;
+  }
+  const double n = static_cast<double>(g.ranks);
+  const double r = static_cast<double>(g.ranks_per_node);
+  const double net = cost.op == CollectiveOp::kSendRecv || g.ranks_per_node <= 1 ? 1.0
+                     : cost.op == CollectiveOp::kAllToAll                        ? (n - r) / (n - 1)
+                                                                                 : 1.0 / r;
+  cost.crossed = {{LevelOf(MapLevelKind::kDataNic).name, net}};
+  if (net < 1.0) cost.crossed.push_back({fabric, 1.0 - net});
+}
+
 BytesPerSecond CollectiveModel::IntraNodeBusBw() const {
   const std::string key = FabricKey(cluster_);
   const double fraction = links_.Level(key).busbw_fraction.value_or(1.0);
@@ -122,9 +142,15 @@ CollectiveModel::Algorithms CollectiveModel::Applicable(CollectiveOp op,
   out.push_back(CommAlgorithm::kRing);
   const bool multi = shape.nodes > 1;
   if (op == CollectiveOp::kAllReduce && shape.ranks > 2) out.push_back(CommAlgorithm::kTree);
-  if (multi && shape.ranks_per_node > 1 &&
-      (op == CollectiveOp::kAllReduce || op == CollectiveOp::kAllGather ||
-       op == CollectiveOp::kReduceScatter)) {
+  // The hierarchical path is all-reduce's alone: NCCL's tuning model (src/graph/tuning.cc,
+  // ncclTopoTuneModel) offers all-gather and reduce-scatter only Ring, PAT, NVLS and
+  // CollNet-Direct; NVLS and CollNet across nodes need SHARP switches (CollNet), which no
+  // cluster file declares, and PAT runs one GPU per node only (NCCL 2.23+; sjeaugey,
+  // NVIDIA/nccl#1473). So across nodes with several GPUs a node they run the flat ring, whose
+  // every chunk crosses each node boundary. PAT (a log-latency schedule at 0.75 of the ring's
+  // bandwidth in tuning.cc) is not modelled: one-GPU-a-node groups are priced as the ring,
+  // which NCCL's model prefers for large sizes; small ones may run faster under PAT.
+  if (multi && shape.ranks_per_node > 1 && op == CollectiveOp::kAllReduce) {
     out.push_back(CommAlgorithm::kHierarchical);
   }
   // NVLS reaches its bandwidth only with the whole NVSwitch node in the group: on 2-4 H100s it
@@ -271,7 +297,7 @@ Result<CollectiveCost> CollectiveModel::Cost(CollectiveOp op, Bytes size, const 
       CollectiveCost c = CostWith(op, size, shape, *a);
       if (c.time < best.time) best = std::move(c);
     }
-    if (detail == Detail::kExplained) best.level = LevelOf(best.level_kind).name;
+    if (detail == Detail::kExplained) NameLevels(best);
     return best;
   }
   if (std::find(applicable.begin(), applicable.end(), algorithm) == applicable.end()) {
@@ -284,7 +310,7 @@ Result<CollectiveCost> CollectiveModel::Cost(CollectiveOp op, Bytes size, const 
         .InField("algorithm");
   }
   CollectiveCost cost = CostWith(op, size, shape, algorithm);
-  if (detail == Detail::kExplained) cost.level = LevelOf(cost.level_kind).name;
+  if (detail == Detail::kExplained) NameLevels(cost);
   return cost;
 }
 

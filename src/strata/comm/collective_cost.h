@@ -6,8 +6,9 @@
 // measured fraction in data/interconnects.yaml. A group inside one node runs on the GPU fabric;
 // a group spread over nodes with r ranks on each is limited by min(fabric, r x the data-NIC
 // bandwidth of one GPU), because the node's NICs are shared by its GPUs' concurrent groups.
-// Algorithms: ring, tree (all-reduce), hierarchical (intra-node reduce-scatter, inter-node
-// all-reduce per rail, intra-node all-gather), NVLS (NVLink SHARP all-reduce, one NVSwitch node).
+// Algorithms: ring, tree (all-reduce), hierarchical (all-reduce: intra-node reduce-scatter,
+// inter-node all-reduce per rail, intra-node all-gather), NVLS (NVLink SHARP all-reduce, one
+// NVSwitch node). All-gather and reduce-scatter run the ring, as NCCL does without SHARP.
 // Formulas with the reference cluster substituted: docs/formulas.md, "Collective cost".
 #ifndef STRATA_COMM_COLLECTIVE_COST_H_
 #define STRATA_COMM_COLLECTIVE_COST_H_
@@ -52,6 +53,16 @@ struct CollectiveCost {
   BytesPerSecond path_busbw;  // beta: what busbw tends to for large sizes
   std::string level;          // the bandwidth-map level that limits it: "RoCE 4 x 200Gb/s"
   MapLevelKind level_kind = MapLevelKind::kGpuFabric;
+  /// Every level its bytes cross, with the share of `size` each carries (explained costs only):
+  /// inside a node the fabric alone; across nodes the node-boundary share on the data NICs
+  /// (ring-like collectives: one of each node's r ring edges leaves it, 1 / r; all-to-all: the
+  /// (n - r) / (n - 1) remote peers; send/recv: all) and the rest on the fabric. A collective
+  /// limited by NVLink still puts bytes on the network.
+  struct LevelShare {
+    std::string level;
+    double byte_share = 1.0;
+  };
+  std::vector<LevelShare> crossed;
 };
 
 class CollectiveModel {
@@ -95,6 +106,7 @@ class CollectiveModel {
   CollectiveCost CostWith(CollectiveOp op, Bytes size, const GroupShape& shape,
                           CommAlgorithm algorithm) const;
   const MapLevel& LevelOf(MapLevelKind kind) const;
+  void NameLevels(CollectiveCost& cost) const;  // `level` and `crossed`
 
   Cluster cluster_;
   Interconnects links_;

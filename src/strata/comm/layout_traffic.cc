@@ -23,11 +23,15 @@ ModelTrafficShape TrafficShapeOf(const ModelConfig& config, bool with_mtp) {
   const AttentionConfig& a = config.attention;
   s.query_groups = a.num_kv_heads;
   s.qkv_width = ((a.output_gate ? 2 : 1) * a.num_heads + 2 * a.num_kv_heads) * a.head_dim;
+  s.q_width = a.num_heads * a.head_dim;
+  s.q_heads = std::max<int64_t>(1, a.num_heads);
   if (config.CountLayers(MixerKind::kMla) > 0) {
     // MLA's context-parallel exchange carries the full K and V heads after up-projection.
     s.kv_width = config.mla.num_heads * (config.mla.qk_nope_head_dim + config.mla.qk_rope_head_dim +
                                          config.mla.v_head_dim);
     s.kv_heads = std::max<int64_t>(1, config.mla.num_heads);
+    s.q_width = config.mla.num_heads * (config.mla.qk_nope_head_dim + config.mla.qk_rope_head_dim);
+    s.q_heads = std::max<int64_t>(1, config.mla.num_heads);
   }
   s.top_k = config.moe.top_k;
   const ParamBreakdown p = CountParams(config);
@@ -165,20 +169,50 @@ std::vector<TrafficItem> LayoutTraffic(const ModelTrafficShape& model, const Tra
   // blocks: that is what the MoE all-to-all and the pipeline send carry.
   const double sp_tokens = l.sequence_parallel ? tokens / static_cast<double>(l.tp) : tokens;
   if (l.cp > 1 && model.full_attention_layers > 0) {
-    // Ring attention: every rank sees every other rank's K and V once per pass (all-gather of
-    // the [tokens x cp, kv_width] K/V), the backward too, as it sends K/V around the ring again
-    // with the dK/dV partial sums (Transformer Engine's AttnFuncWithCPAndKVP2P.backward; torch's
-    // ring attention backward rotates K/V as well), and returns dK, dV (reduce-scatter). A TP
-    // rank holds only its heads' K and V: kv_heads / TP of them, or one head replicated when
+    // A TP rank holds only its heads' K and V: kv_heads / TP of them, or one head replicated when
     // TP exceeds the K/V heads (megatron-core's GQA with fewer query groups than TP ranks).
+    const double cp = static_cast<double>(l.cp);
     const double rank_kv_heads =
         std::max(1.0, static_cast<double>(model.kv_heads) / static_cast<double>(l.tp));
-    const double kv = tokens * static_cast<double>(l.cp) * static_cast<double>(model.kv_width) *
-                      rank_kv_heads / static_cast<double>(model.kv_heads) * act;
-    per_layer(GroupKind::kCp, purpose("CP K/V exchange (full-attention layers)"),
-              CollectiveOp::kAllGather, kv, passes, attn_layers);
-    per_layer(GroupKind::kCp, purpose("CP dK/dV return (full-attention layers)"),
-              CollectiveOp::kReduceScatter, kv, 1.0, attn_layers);
+    const double kv = tokens * cp * static_cast<double>(model.kv_width) * rank_kv_heads /
+                      static_cast<double>(model.kv_heads) * act;
+    switch (l.cp_comm_type) {
+      case CpCommType::kP2p:
+        // megatron-core's default (--cp-comm-type p2p): Transformer Engine's
+        // AttnFuncWithCPAndKVP2P sends the rank's current K/V chunk (kv / CP) to the next CP rank
+        // and receives the previous rank's, CP - 1 steps a pass, each step waiting for the
+        // slowest hop of the ring: across nodes one GPU's NIC (a send/recv), not an NCCL
+        // collective spread over the node's NICs. The backward sends K/V around again with the
+        // dK/dV partial sums (CP - 1 more steps of the same chunk size).
+        per_layer(GroupKind::kCp, purpose("CP K/V ring exchange (full-attention layers)"),
+                  CollectiveOp::kSendRecv, kv / cp, passes * (cp - 1.0), attn_layers);
+        per_layer(GroupKind::kCp, purpose("CP dK/dV ring return (full-attention layers)"),
+                  CollectiveOp::kSendRecv, kv / cp, cp - 1.0, attn_layers);
+        break;
+      case CpCommType::kAllGather:
+        // --cp-comm-type all_gather (AttnFuncWithCPAndKVAllGather): the whole [tokens x CP,
+        // kv_width] K/V gathered once a pass, dK/dV reduce-scattered back in backward.
+        per_layer(GroupKind::kCp, purpose("CP K/V all-gather (full-attention layers)"),
+                  CollectiveOp::kAllGather, kv, passes, attn_layers);
+        per_layer(GroupKind::kCp, purpose("CP dK/dV reduce-scatter (full-attention layers)"),
+                  CollectiveOp::kReduceScatter, kv, 1.0, attn_layers);
+        break;
+      case CpCommType::kA2a: {
+        // --cp-comm-type a2a (DeepSpeed-Ulysses): an all-to-all turns the rank's [tokens, the
+        // TP rank's heads] Q, K, V into [tokens x CP, heads / CP] before attention and one turns
+        // the output back after it; the backward runs the reverse pair. nccl-tests' size is one
+        // rank's send buffer.
+        const double rank_q_heads =
+            std::max(1.0, static_cast<double>(model.q_heads) / static_cast<double>(l.tp));
+        const double q = tokens * static_cast<double>(model.q_width) * rank_q_heads /
+                         static_cast<double>(model.q_heads) * act;
+        per_layer(GroupKind::kCp, purpose("CP Q/K/V all-to-all, sequence to heads"),
+                  CollectiveOp::kAllToAll, q + kv / cp, passes, attn_layers);
+        per_layer(GroupKind::kCp, purpose("CP attention output all-to-all, heads to sequence"),
+                  CollectiveOp::kAllToAll, q, passes, attn_layers);
+        break;
+      }
+    }
   }
   if (l.ep > 1 && model.moe_layers > 0) {
     // Token dispatch and combine: each token goes to top_k experts, h elements each. The size

@@ -31,6 +31,8 @@ struct ModelTrafficShape {
   int64_t softmax_attention_layers = 0;  // full and sliding-window softmax layers (not MLA)
   int64_t query_groups = 0;              // their KV heads
   int64_t qkv_width = 0;                 // their fused QKV projection's output (+ gate), per token
+  int64_t q_width = 0;  // attention's queries (and its output), per token, elements
+  int64_t q_heads = 1;  // the heads q_width is made of (TP splits them)
   int64_t top_k = 0;
   int64_t non_expert_params = 0;  // replicated across DP (text non-expert + vision + MTP)
   int64_t expert_params = 0;      // routed experts, sharded by EP x ETP

@@ -287,6 +287,15 @@ Status MapParallel(Settings& s, JobBuilder& job, Sizes& sizes, std::optional<boo
   }
   STRATA_ASSIGN_OR_RETURN(sizes.cp, IntOr(s, job, "context_parallel_size", "parallel.cp", 1,
                                           "Megatron's context_parallel_size defaults to 1"));
+  // --cp-comm-type (nargs='+', default ["p2p"]): one value, or one per layer, which strata
+  // reads as the first's; a log dump prints the list (['p2p']).
+  if (sizes.cp > 1 && s.Has("cp_comm_type") && !IsNone(s.Use("cp_comm_type"))) {
+    const SourcedValue* type = s.Use("cp_comm_type");
+    std::string value = type->value;
+    std::erase_if(value, [](char c) { return c == '[' || c == ']' || c == '\'' || c == '"'; });
+    value = value.substr(0, value.find_first_of(", "));
+    job.Set("parallel.cp_comm_type", value, type->source);
+  }
   STRATA_RETURN_IF_ERROR(IntOr(s, job, "expert_model_parallel_size", "parallel.ep", 1,
                                "Megatron's expert_model_parallel_size defaults to 1"));
   // ETP defaults to TP only where there are experts to split: a dense model imported with

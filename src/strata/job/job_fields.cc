@@ -49,6 +49,11 @@ const std::vector<JobField>& JobFields() {
       {"parallel.cp", "integer >= 1", "GPUs", "1", "--context-parallel-size",
        "parallelism.context_parallel_degree", "1",
        "context parallel size; max_tokens must divide by 2 x CP"},
+      {"parallel.cp_comm_type", "p2p | all_gather | a2a", "", "p2p", "--cp-comm-type", "", "p2p",
+       "how CP ranks exchange attention's inputs: p2p, ring attention sending each K/V chunk to "
+       "the next CP rank, CP - 1 steps a pass (a group across nodes waits on one NIC each "
+       "step); all_gather, the whole K/V gathered once; a2a, Ulysses all-to-alls of Q, K, V "
+       "and the output (`step`, `map`, `plan`, `compare`)"},
       {"parallel.ep", "integer >= 1", "GPUs", "1", "--expert-model-parallel-size",
        "parallelism.expert_parallel_degree", "8", "expert parallel size; divides the experts"},
       {"parallel.etp", "integer >= 1", "GPUs", "1", "--expert-tensor-parallel-size",

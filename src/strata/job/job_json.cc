@@ -21,6 +21,7 @@ void AddLayoutJson(Json& j, const ParallelLayout& l, bool experts) {
   if (l.stage_split != StageSplitRule::kMegatron) j["stage_split"] = "torchtitan";
   if (l.pipeline_layout) j["pipeline_layout"] = l.pipeline_layout->text;
   j["cp"] = l.cp;
+  if (l.cp > 1) j["cp_comm_type"] = std::string(NameOf(kCpCommTypes, l.cp_comm_type));
   j["ep"] = l.ep;
   j["etp"] = l.etp;
   j["dp"] = l.dp;

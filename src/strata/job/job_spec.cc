@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <utility>
 
@@ -243,6 +244,16 @@ Status ParseParallel(YamlMap& top, JobSpec& job) {
   if (p.Has("sequence_parallel")) {
     STRATA_ASSIGN_OR_RETURN(l.sequence_parallel, p.Bool("sequence_parallel"));
   }
+  if (p.Has("cp_comm_type")) {
+    // megatron-core's a2a+p2p (hierarchical CP) needs --hierarchical-context-parallel-sizes,
+    // which strata does not model: refused rather than priced as something else.
+    auto text = p.String("cp_comm_type");
+    if (text.ok() && *text == "a2a+p2p") {
+      return p.ErrorAt("cp_comm_type", "a2a+p2p (hierarchical context parallelism) is not modelled")
+          .WithHint("use p2p (megatron-core's default), all_gather or a2a");
+    }
+    STRATA_ASSIGN_OR_RETURN(l.cp_comm_type, EnumField(p, "cp_comm_type", kCpCommTypes));
+  }
   STRATA_RETURN_IF_ERROR(ParsePipelineFields(p, l));
   return p.CheckNoUnknownKeys();
 }
@@ -299,6 +310,20 @@ Status ParseSequence(YamlMap& top, JobSpec& job) {
                    "std_tokens describes the samples packed into each sequence: it needs "
                    "packing: true and mean_tokens")
           .WithHint("for unpacked samples of varying length give a histogram");
+    }
+    // Lengths between 0 and max_tokens with this mean spread at most
+    // sqrt(mean x (max - mean)) (the Bhatia-Davis bound, all samples at 0 or max): a larger std
+    // describes no data, and was clamped silently downstream.
+    const double mean = job.sequence.mean_tokens;
+    const double most = std::sqrt(mean * std::max(0.0, job.sequence.max_tokens - mean));
+    if (job.sequence.std_tokens > most * (1 + 1e-9)) {
+      return seq
+          .ErrorAt("std_tokens",
+                   fmt::format("std_tokens {:g} is impossible for samples of mean {:g} and at most "
+                               "{:g} tokens: their spread is at most sqrt(mean x (max - mean)) = "
+                               "{:.0f} tokens",
+                               job.sequence.std_tokens, mean, job.sequence.max_tokens, most))
+          .WithHint(fmt::format("give std_tokens of at most {:.0f}", std::floor(most)));
     }
   }
   return seq.CheckNoUnknownKeys();

@@ -28,6 +28,12 @@ enum class PipelineSchedule : uint8_t {
 /// earliest stages).
 enum class StageSplitRule : uint8_t { kMegatron, kTorchtitan };
 
+/// How context-parallel ranks exchange attention's inputs (megatron-core --cp-comm-type, whose
+/// default is p2p): Transformer Engine's ring attention sends each K/V chunk to the next CP
+/// rank, CP - 1 steps a pass (p2p); all-gathers the whole K/V once (all_gather); or swaps the
+/// sequence split for a head split with all-to-alls of Q, K, V and the output (a2a, Ulysses).
+enum class CpCommType : uint8_t { kP2p, kAllGather, kA2a };
+
 /// megatron-core's --pipeline-model-parallel-layout, parsed (job/pipeline_split.h): the
 /// decoder and MTP layers of each virtual stage in model order (virtual stage k is chunk k / PP
 /// of rank k % PP).
@@ -49,6 +55,7 @@ struct ParallelLayout {
   int64_t etp = 1;  // expert tensor parallel
   int64_t dp = 1;   // data parallel
   bool sequence_parallel = false;
+  CpCommType cp_comm_type = CpCommType::kP2p;  // parallel.cp_comm_type
   /// Uneven pipelines (megatron-core --decoder-first-pipeline-num-layers and
   /// --decoder-last-pipeline-num-layers): layers of the first and the last stage, 0 = the even
   /// share; the stages in between split the rest evenly.

@@ -22,6 +22,9 @@ inline constexpr EnumName<PipelineSchedule> kPipelineSchedules[] = {
     {PipelineSchedule::k1F1B, "1f1b"},   {PipelineSchedule::kInterleaved1F1B, "interleaved_1f1b"},
     {PipelineSchedule::kGpipe, "gpipe"}, {PipelineSchedule::kZeroBubble, "zero_bubble"},
     {PipelineSchedule::kZbv, "zbv"},     {PipelineSchedule::kDualPipeV, "dualpipev"}};
+inline constexpr EnumName<CpCommType> kCpCommTypes[] = {
+    {CpCommType::kP2p, "p2p"}, {CpCommType::kAllGather, "all_gather"}, {CpCommType::kA2a, "a2a"}};
+
 inline constexpr EnumName<StageSplitRule> kStageSplitRules[] = {
     {StageSplitRule::kMegatron, "megatron"}, {StageSplitRule::kTorchtitan, "torchtitan"}};
 

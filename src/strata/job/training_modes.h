@@ -53,6 +53,7 @@ struct ShardingSpec {
   /// prefetches stage3_prefetch_bucket_size parameters, and with an MoE block fetched whole
   /// (a ZeRO-3 leaf module) that is a small part of the next layer; the rest waits.
   double prefetch_layers = 1;
+  bool prefetch_layers_given = false;  // the job gave it (it applies to zero3 / fsdp2 only)
   /// DeepSpeed ZeRO-1/2 (deepspeed/runtime/zero/stage_1_and_2.py): with contiguous_gradients
   /// (its default) each backward allocates a reduce bucket of reduce_bucket_size elements in
   /// the model's dtype, and a second one with overlap_comm. The job's when given

@@ -125,6 +125,7 @@ Status ParseSharding(YamlMap& top, JobSpec& job) {
   }
   if (s.Has("prefetch_layers")) {
     STRATA_ASSIGN_OR_RETURN(sh.prefetch_layers, s.Number("prefetch_layers"));
+    sh.prefetch_layers_given = true;
     if (!(sh.prefetch_layers >= 0) || sh.prefetch_layers > 1e6) {
       return s.ErrorAt("prefetch_layers",
                        "expected 0 or more layers (a fraction when the prefetch buffer is "

@@ -295,6 +295,7 @@ PruneCounts EnumerateLayouts(const ModelRules& rules, const SearchSpace& space,
                     c.layout = ParallelLayout{tp, pp, vpp, cp, ep, etp, dp, tp > 1};
                     c.layout.first_stage_layers = split.first;
                     c.layout.last_stage_layers = split.last;
+                    c.layout.cp_comm_type = space.cp_comm_type;
                     c.micro_batch = mb;
                     c.recompute = rc;
                     c.sharding = sh;

@@ -67,6 +67,7 @@ struct SearchSpace {
       RecomputeGranularity::kNone, RecomputeGranularity::kSelective, RecomputeGranularity::kFull};
   ParallelLayout fixed{0, 0, 0, 0, 0, 0, 0, false};  // --fix tp=1 ...
   int64_t fixed_micro_batch = 0;
+  CpCommType cp_comm_type = CpCommType::kP2p;  // the job's parallel.cp_comm_type, kept
   /// The sharding modes tried for every layout (`--sharding`); the job's own mode when empty.
   std::vector<ShardingMode> sharding;
   /// What the job's framework runs under each mode of `sharding` (same positions); empty:

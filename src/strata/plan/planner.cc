@@ -245,6 +245,7 @@ Result<SearchSpace> SpaceOf(const StepSetup& setup, const PlanOptions& options,
   if (space.global_batch == 0) space.global_batch = spec.global_batch;
   if (space.max_tokens == 0) space.max_tokens = static_cast<int64_t>(spec.sequence.max_tokens);
   space.cp_allowed = spec.attention.kernel == AttentionKernel::kFlash;
+  space.cp_comm_type = spec.layout.cp_comm_type;
   space.cp_linear_allowed =
       setup.job.gdn.context_parallel || setup.job.model.CountLayers(MixerKind::kGatedDeltaNet) == 0;
   const bool own_mode = space.sharding.empty();

@@ -192,7 +192,8 @@ LayoutsByTime::Packed LayoutsByTime::Pack(const Candidate& c) {
           static_cast<uint8_t>(c.recompute),
           static_cast<uint8_t>(c.sharding),
           static_cast<uint8_t>(l.pp_schedule),
-          static_cast<uint8_t>(l.stage_split)};
+          static_cast<uint8_t>(l.stage_split),
+          static_cast<uint8_t>(l.cp_comm_type)};
 }
 
 Candidate LayoutsByTime::Unpack(const Packed& p) {
@@ -212,6 +213,7 @@ Candidate LayoutsByTime::Unpack(const Packed& p) {
   l.account_for_loss = p.account_for_loss != 0;
   l.pp_schedule = static_cast<PipelineSchedule>(p.pp_schedule);
   l.stage_split = static_cast<StageSplitRule>(p.stage_split);
+  l.cp_comm_type = static_cast<CpCommType>(p.cp_comm_type);
   c.micro_batch = p.micro_batch;
   c.recompute = static_cast<RecomputeGranularity>(p.recompute);
   c.sharding = static_cast<ShardingMode>(p.sharding);

@@ -136,7 +136,7 @@ class LayoutsByTime {
   struct Packed {
     int32_t tp, pp, vpp, cp, ep, etp, dp, first_stage_layers, last_stage_layers, micro_batch;
     uint8_t sequence_parallel, account_for_embedding, account_for_loss, recompute, sharding,
-        pp_schedule, stage_split;
+        pp_schedule, stage_split, cp_comm_type;
   };
   static Packed Pack(const Candidate& c);
   static Candidate Unpack(const Packed& p);

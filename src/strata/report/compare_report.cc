@@ -65,11 +65,23 @@ std::string LevelsOf(const StepResult& r, StepPart part) {
 
 std::vector<LinkLoad> LinkLoads(const StepResult& r) {
   std::map<std::string, LinkLoad> by_level;
+  // A collective's bytes go on every level they cross, not only on the one that limits it: a
+  // gradient reduce over 8 nodes limited by NVLink still sends its node-boundary share through
+  // the NICs. Its time counts on each level it keeps busy.
   for (const PricedTraffic& p : r.traffic) {
-    LinkLoad& l = by_level[p.cost.level];
-    l.level = p.cost.level;
-    l.seconds += p.time_per_step.s();
-    l.bytes += p.size_per_step.count();
+    if (p.cost.crossed.empty()) {
+      LinkLoad& l = by_level[p.cost.level];
+      l.level = p.cost.level;
+      l.seconds += p.time_per_step.s();
+      l.bytes += p.size_per_step.count();
+      continue;
+    }
+    for (const CollectiveCost::LevelShare& c : p.cost.crossed) {
+      LinkLoad& l = by_level[c.level];
+      l.level = c.level;
+      l.seconds += p.time_per_step.s();
+      l.bytes += p.size_per_step.count() * c.byte_share;
+    }
   }
   for (const HostTraffic& h : r.host_traffic) {
     LinkLoad& l = by_level[h.level];

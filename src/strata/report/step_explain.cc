@@ -237,11 +237,23 @@ std::vector<StepFormula> ExplainStep(const StepTables& whole, const StepLayout& 
                                                           t.gdn_bytes_per_token, gdn_split)
                                             : "",
                   tokens, share, t.hbm.gb_per_s(), e.hbm_efficiency, Ms(r.forward.memory_bound)));
-  add("output layer + cross entropy (last stage, forward)",
-      fmt::format("logits GEMM + {} B x {:.0f} tokens x {} vocab / {} (TP) / 3 on HBM = {}{}",
-                  whole.loss_bytes_per_vocab_entry, tokens, t.vocab, l.tp,
-                  Ms(r.forward.logits_and_loss),
-                  stage.last || l.pp <= 1 ? "" : " (the critical stage holds no output layer)"));
+  {
+    // The loss's bytes per vocabulary entry are split a third to the forward (the softmax over
+    // the logits) and two thirds to the backward (reading them again, writing their gradient):
+    // the "/ 3" says which share this line holds.
+    const Seconds loss_forward =
+        Seconds::Of(whole.loss_bytes_per_vocab_entry * tokens * static_cast<double>(t.vocab) /
+                    static_cast<double>(l.tp) / 3.0 / (t.hbm.bytes_per_s() * e.hbm_efficiency));
+    const bool holds_output = stage.last || l.pp <= 1;
+    add("output layer + cross entropy (last stage, forward)",
+        fmt::format("logits GEMM {} + {} B x {:.0f} tokens x {} vocab / {} (TP) / 3 (the "
+                    "forward's third of the loss's bytes; the backward moves the other two) / "
+                    "({:.0f} GB/s x {:.2f}) = {}{}",
+                    Ms(holds_output ? r.forward.logits_and_loss - loss_forward : Seconds::Of(0)),
+                    whole.loss_bytes_per_vocab_entry, tokens, t.vocab, l.tp, t.hbm.gb_per_s(),
+                    e.hbm_efficiency, Ms(r.forward.logits_and_loss),
+                    holds_output ? "" : " (the critical stage holds no output layer)"));
+  }
   add("one micro batch",
       fmt::format("forward {} + backward {} (2x the forward's GEMMs) + recompute {} + routing skew "
                   "{} + exposed TP/CP/EP/PP {} = {}",
