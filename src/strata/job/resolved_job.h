@@ -88,6 +88,8 @@ struct ResolvedJob {
   /// schedules and the micro batches its looped schedules accept. None known (no rule) for a
   /// job built in code.
   std::array<ChainPipelineRule, kShardingModeCount> pipeline_by_mode{};
+  /// And what it refuses of the EP all-to-all overlap (job/overlap_rules.h).
+  std::array<ChainMoeA2aOverlapRule, kShardingModeCount> moe_a2a_overlap_by_mode{};
   JobRequest request;      // how it was asked for (empty for a job built in code)
   bool reference = false;  // the built-in reference job, chosen because nothing was given
 
