@@ -528,6 +528,7 @@ TrafficInputs StepTrafficInputs(const StepTables& t, const StepLayout& s, const 
   ti.distributed_optimizer = s.distributed_optimizer;
   ti.full_recompute = s.recompute == RecomputeGranularity::kFull;
   ti.recompute_layer_fraction = s.recompute_layer_fraction;
+  ti.moe_recompute = s.recompute == RecomputeGranularity::kSelective && s.recompute_modules.moe;
   ti.sp_regathers_input = s.megatron_core;
   return ti;
 }
