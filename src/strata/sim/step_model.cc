@@ -831,10 +831,11 @@ Result<StepResult> EvaluateStepOn(const StepTables& t, const StepLayout& s,
                        : s.recompute == RecomputeGranularity::kSelective ? Recompute::kSelective
                                                                          : Recompute::kNone;
   // Recompute re-runs forward FLOP, frozen or not: what it adds to the full-training count.
-  double recomputed = HardwareFlopsPerToken(FlopCount::Of(t.megatron_flop_per_token), t.forward, hw,
-                                            s.recompute_layer_fraction)
-                          .count() -
-                      t.megatron_flop_per_token;
+  double recomputed =
+      HardwareFlopsPerToken(FlopCount::Of(t.megatron_flop_per_token), t.forward, hw,
+                            s.recompute_layer_fraction, 1.0 + static_cast<double>(t.mtp_layers))
+          .count() -
+      t.megatron_flop_per_token;
   if (s.op_sac && s.recompute == RecomputeGranularity::kSelective)
     recomputed = t.op_sac_recompute_flop_per_token;
   r.hfu = r.tokens_per_s_per_gpu * (r.model_flop_per_token + recomputed) / peak;
