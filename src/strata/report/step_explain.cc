@@ -8,8 +8,11 @@
 
 #include "strata/core/strings.h"
 #include "strata/job/pipeline_split.h"
+#include "strata/model/adapter.h"
+#include "strata/model/param_count.h"
 #include "strata/sim/gdn_kernels.h"
 #include "strata/sim/pipeline_bubble.h"
+#include "strata/sim/step_modes.h"
 
 namespace strata {
 namespace {
@@ -264,10 +267,11 @@ std::vector<StepFormula> ExplainStep(const StepTables& whole, const StepLayout& 
         fmt::format("sharding {} (reshard_after_forward {}, prefetch {:.4g} layer(s), replicate "
                     "{}): per pass exposed = (g + r) + (L - 1) [(1 - f) g + max(0, f g + r - y)], "
                     "g one layer's weight gathers, r its reduce-scatters, y its compute, f = "
-                    "min(1, prefetch), L = {:.0f}; exposed DP {} + expert-DP {}",
+                    "min(1, prefetch), L = {:.0f}{}; exposed DP {} + expert-DP {}",
                     ShardingModeName(s.sharding.mode), On(s.sharding.reshard_after_forward),
                     s.sharding.prefetch_layers, s.sharding.replicate,
                     static_cast<double>(whole.layers) / static_cast<double>(l.pp),
+                    ShardedOverlapRule(s).empty() ? "" : "; " + ShardedOverlapRule(s),
                     S(r[StepPart::kDpGrad].exposed + r[StepPart::kDpParam].exposed),
                     S(r[StepPart::kExpertDpGrad].exposed + r[StepPart::kExpertDpParam].exposed)));
   }
