@@ -35,6 +35,24 @@ std::string GemmKindName(GemmKind k) {
   return "?";
 }
 
+// What the backward's GEMMs are of the forward's: twice (data and weight gradients), once for
+// a frozen GEMM (data gradient only: an adapter's base, a `frozen:` module).
+std::string BackwardGemmsText(const StepTables& t, const StepLayout& s) {
+  if (t.adapter_rank > 0) {
+    return "1x the frozen base's GEMMs (data gradients only) + 2x the adapters' (data and "
+           "weight gradients)";
+  }
+  std::vector<std::string> frozen;
+  for (ModuleKind k : AllModuleKinds()) {
+    if (s.frozen[static_cast<size_t>(k)] && k != ModuleKind::kEmbedding) {
+      frozen.emplace_back(ModuleKindName(k));
+    }
+  }
+  if (frozen.empty()) return "2x the forward's GEMMs";
+  return fmt::format("2x the forward's GEMMs, 1x those of the frozen {}: no weight gradient",
+                     fmt::join(frozen, ", "));
+}
+
 // " x 0.25 (the critical stage's 10 of 40 layers)": the stage whose layers set the pace keeps
 // that share of the stack's layer times (CriticalStageOf); nothing with one stage.
 std::string StageShareText(const ParallelLayout& l, const StageShare& stage, int64_t layers) {
@@ -145,6 +163,36 @@ std::vector<StepFormula> ExplainStep(const StepTables& whole, const StepLayout& 
                          Fp8RecipeName(s.fp8.recipe))
                    : ""));
   }
+  const AdapterTimes& adapter = r.adapter;
+  if (adapter.dense.s() > 0) {
+    add(fmt::format("adapter GEMMs (LoRA A and B, r = {:.0f}, forward)", t.adapter_rank),
+        fmt::format("{:.4g} FLOP on the rank (after the TP split); efficiency {}{} x f({:.0f}) "
+                    "f({:.0f}) f({}) = {:.3f}; t = FLOP / ({:.1f} TFLOP/s x {:.3f}) = {}{}; "
+                    "inside the dense GEMMs' forward, twice in backward",
+                    adapter.dense_flop, e.gemm_large, sustained, tokens, t.adapter_rank, t.hidden,
+                    adapter.dense_efficiency, peak_t, adapter.dense_efficiency, Ms(adapter.dense),
+                    share.empty() ? "" : fmt::format(";{} = {}", share, Ms(adapter.dense * cut))));
+  }
+  if (adapter.expert.s() > 0) {
+    add(fmt::format("routed experts' adapter GEMMs (r = {:.0f}, forward)", t.adapter_rank),
+        fmt::format("{:.4g} FLOP on the rank at {:.3f} of {:.1f} TFLOP/s (grouped, over each "
+                    "local expert's tokens) = {}{}; inside the routed experts' forward, twice in "
+                    "backward",
+                    adapter.expert_flop, adapter.expert_efficiency, peak_t, Ms(adapter.expert),
+                    share.empty() ? "" : fmt::format(";{} = {}", share, Ms(adapter.expert * cut))));
+  }
+  if (adapter.dequant.s() > 0) {
+    const double per_weight = Nf4BitsPerWeight() / 8.0 + 2.0;
+    add("QLoRA dequantisation of the NF4 base weights (each pass)",
+        fmt::format(
+            "({:.4g} bits NF4 with its block constants / 8 + 2 B bf16 copy) = {:.4g} B "
+            "per base weight x {:.4g} weights on the rank = {:.4g} B / ({:.0f} GB/s x "
+            "{:.2f}) = {}{} a pass; once in the forward, once in the backward (not 2x) "
+            "and once in a full recompute, inside the memory-bound rows",
+            Nf4BitsPerWeight(), per_weight, adapter.dequant_bytes / per_weight,
+            adapter.dequant_bytes, t.hbm.gb_per_s(), e.hbm_efficiency, Ms(adapter.dequant),
+            share.empty() ? "" : fmt::format(";{} = {}", share, Ms(adapter.dequant * cut))));
+  }
   if (t.unfused_attention && t.score_elements_per_token > 0) {
     const double hbm = t.hbm.bytes_per_s() * e.hbm_efficiency;
     const UnfusedAttentionTimes u = UnfusedAttention(t, tokens / static_cast<double>(l.tp), hbm);
@@ -208,25 +256,31 @@ std::vector<StepFormula> ExplainStep(const StepTables& whole, const StepLayout& 
   }
   add("memory-bound operations (forward)",
       fmt::format("({:.0f} B/token{} + {:.0f} B/token / {} (TP){}) x {:.0f} tokens{} / "
-                  "({:.0f} GB/s x {:.2f}) = {}",
+                  "({:.0f} GB/s x {:.2f}){} = {}",
                   t.replicated_bytes_per_token, l.sequence_parallel ? " / TP" : "",
                   t.split_bytes_per_token, l.tp,
                   t.gdn_bytes_per_token > 0 ? fmt::format(" + {:.0f} B/token Gated DeltaNet / {}",
                                                           t.gdn_bytes_per_token, gdn_split)
                                             : "",
-                  tokens, share, t.hbm.gb_per_s(), e.hbm_efficiency, Ms(r.forward.memory_bound)));
+                  tokens, share, t.hbm.gb_per_s(), e.hbm_efficiency,
+                  adapter.dequant.s() > 0
+                      ? fmt::format(" + QLoRA dequantisation {}", Ms(adapter.dequant * cut))
+                      : "",
+                  Ms(r.forward.memory_bound)));
   add("output layer + cross entropy (last stage, forward)",
       fmt::format("logits GEMM + {} B x {:.0f} tokens x {} vocab / {} (TP) / 3 on HBM = {}{}",
                   whole.loss_bytes_per_vocab_entry, tokens, t.vocab, l.tp,
                   Ms(r.forward.logits_and_loss),
                   stage.last || l.pp <= 1 ? "" : " (the critical stage holds no output layer)"));
+  const Seconds skew_per_mb =
+      r[StepPart::kMoeImbalance].total / static_cast<double>(s.micro_batches);
   add("one micro batch",
-      fmt::format("forward {} + backward {} (2x the forward's GEMMs) + recompute {} + routing skew "
-                  "{} + exposed TP/CP/EP/PP {} = {}",
-                  Ms(r.forward.total()), Ms(r.backward.total()), Ms(r.recompute.total()),
-                  Ms(r[StepPart::kMoeImbalance].total / static_cast<double>(s.micro_batches)),
+      fmt::format("forward {} + backward {} ({}) + recompute {} + routing skew {} + framework "
+                  "(host, eager ops, attention backend, fetches) {} + exposed TP/CP/EP/PP {} = {}",
+                  Ms(r.forward.total()), Ms(r.backward.total()), BackwardGemmsText(whole, s),
+                  Ms(r.recompute.total()), Ms(skew_per_mb), Ms(r.framework.total()),
                   Ms(r.micro_batch - r.forward.total() - r.backward.total() - r.recompute.total() -
-                     r[StepPart::kMoeImbalance].total / static_cast<double>(s.micro_batches)),
+                     skew_per_mb - r.framework.total()),
                   Ms(r.micro_batch)));
   const double skew = RoutingSkew(e, s);
   add("MoE routing skew",

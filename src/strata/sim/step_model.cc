@@ -337,6 +337,9 @@ MicroBatchCompute ComputeCut(const StepTables& t, const StepLayout& s, std::vect
         (t.adapter_flop_per_token - t.adapter_expert_flop_per_token) * tokens +
         t.adapter_flop_per_forward - gdn_flop;
     const double adapter = (dense_flop / tp + gdn_flop / gdn_split) / rate;
+    c.adapter.dense_flop = dense_flop / tp + gdn_flop / gdn_split;
+    c.adapter.dense_efficiency = rate / peak;
+    c.adapter.dense = Seconds::Of(adapter);
     fwd.dense_gemm += Seconds::Of(adapter);
     bwd.dense_gemm += Seconds::Of(2 * adapter);
     weight_gradient += adapter;
@@ -348,16 +351,19 @@ MicroBatchCompute ComputeCut(const StepTables& t, const StepLayout& s, std::vect
           peak * e.grouped_gemm_factor *
           GemmEfficiency(e, expert_rows, t.adapter_rank, static_cast<double>(t.hidden));
       const double expert = t.adapter_expert_flop_per_token * tokens / tp / expert_rate;
+      c.adapter.expert_flop = t.adapter_expert_flop_per_token * tokens / tp;
+      c.adapter.expert_efficiency = expert_rate / peak;
+      c.adapter.expert = Seconds::Of(expert);
       fwd.expert_gemm += Seconds::Of(expert);
       bwd.expert_gemm += Seconds::Of(2 * expert);
       weight_gradient += expert;
     }
   }
   if (t.dequant_bytes_per_pass > 0) {
-    const Seconds dequant =
-        Seconds::Of(((t.dequant_bytes_per_pass - t.dequant_gdn_bytes_per_pass) / tp +
-                     t.dequant_gdn_bytes_per_pass / gdn_split) /
-                    hbm);
+    c.adapter.dequant_bytes = (t.dequant_bytes_per_pass - t.dequant_gdn_bytes_per_pass) / tp +
+                              t.dequant_gdn_bytes_per_pass / gdn_split;
+    const Seconds dequant = Seconds::Of(c.adapter.dequant_bytes / hbm);
+    c.adapter.dequant = dequant;
     fwd.memory_bound += dequant;
     bwd.memory_bound += dequant;
   }
@@ -690,6 +696,7 @@ Result<StepResult> EvaluateStepOn(const StepTables& t, const StepLayout& s,
   // The schedule's bubble in micro-batch times (1F1B: p - 1; interleaved: (p - 1) / v; the
   // zero-bubble schedules fill part of it with weight gradients): pipeline_bubble.h.
   r.weight_gradient = c.weight_gradient;
+  r.adapter = c.adapter;
   r.bubble_fraction = BubbleFractionOf(l, s.micro_batches, c);
   const double bubble = r.bubble_fraction * m * r.micro_batch.s();
   set(StepPart::kBubble, bubble, bubble);

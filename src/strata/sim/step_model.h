@@ -118,6 +118,21 @@ struct KernelTimes {
   }
 };
 
+/// LoRA/QLoRA terms inside the kernel times, for --explain: the adapters' forward A/B GEMMs
+/// (within forward.dense_gemm and expert_gemm; backward runs them twice) and QLoRA's
+/// dequantisation of the base weights (within the memory_bound of every pass), whole stack,
+/// before the critical stage's cut.
+struct AdapterTimes {
+  double dense_flop = 0;        // forward FLOP on the rank, after the TP split
+  double dense_efficiency = 0;  // GemmEfficiency(tokens, r, h)
+  Seconds dense;
+  double expert_flop = 0;        // the routed experts' adapters, on the rank
+  double expert_efficiency = 0;  // GemmEfficiency(expert rows, r, h) x the grouped factor
+  Seconds expert;
+  double dequant_bytes = 0;  // one pass, on the rank (after the TP split)
+  Seconds dequant;           // one pass
+};
+
 /// The pipeline stage whose layers set the pace: its share of the decoder layers and whether it
 /// holds the output layer and the loss (the last stage, the first under a V schedule).
 /// A model with one layer kind cuts the whole stack's times to the stage's share of the
@@ -153,6 +168,7 @@ struct StepResult {
   KernelTimes backward;
   KernelTimes recompute;
   FrameworkOverhead framework;  // one micro batch's framework costs (framework_overhead.h)
+  AdapterTimes adapter;         // within the kernel times above (zero without an adapter)
   Seconds micro_batch;  // one micro batch's compute, framework costs and exposed communication
   Seconds step;         // the sum of the exposed parts
   /// The weight-gradient GEMMs within `backward` (one micro batch): what zero-bubble schedules
@@ -234,7 +250,8 @@ struct MicroBatchCompute {
   // The sliding-window layers' part of the three passes' attention: it grows with S (a fixed
   // window per query), not with S^2 as the full-span layers' part does (the stragglers' fit).
   Seconds windowed_attention;
-  StageShare critical;  // the stage the kernel times above were cut to
+  StageShare critical;   // the stage the kernel times above were cut to
+  AdapterTimes adapter;  // the adapters' share of the kernel times (before the cut)
 };
 /// `gemms`, when given, receives each GEMM group's forward term (GemmTerm). A model with one
 /// layer kind: the stage CriticalStageOf picks. Several kinds: the stage (of the distinct
