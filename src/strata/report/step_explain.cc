@@ -477,11 +477,36 @@ std::vector<StepFormula> ExplainStep(const StepTables& whole, const StepLayout& 
                     "ranks] - mean = {}",
                     s.micro_batches * s.micro_batch, l.dp, S(r[StepPart::kStraggler].total)));
   }
-  add("optimizer step",
-      fmt::format("{:.4g} local parameters x (2 x {} + 4 x {} + 2 x {} + {}) B / ({:.0f} GB/s x "
-                  "{:.2f}) = {}",
-                  r.local_params, s.master_bytes, s.moment_bytes, s.grad_bytes, s.param_bytes,
-                  t.hbm.gb_per_s(), e.hbm_efficiency, Ms(r[StepPart::kOptimizer].total)));
+  if (s.muon) {
+    const double trainable =
+        static_cast<double>(
+            whole.traffic.trainable_non_expert_params.value_or(whole.traffic.non_expert_params)) +
+        static_cast<double>(
+            whole.traffic.trainable_expert_params.value_or(whole.traffic.expert_params));
+    const double adamw =
+        trainable > 0 ? std::max(0.0, 1 - whole.muon_matrix_params / trainable) : 1.0;
+    add("optimizer step (Muon)",
+        fmt::format("{:.4g} local parameters x (2 x {} + 2 x {} x (1 + {:.4f} AdamW share) + 2 x "
+                    "{} + {}) B / ({:.0f} GB/s x {:.2f}) + Newton-Schulz {} = {}",
+                    r.local_params, s.master_bytes, s.moment_bytes, adamw, s.grad_bytes,
+                    s.param_bytes, t.hbm.gb_per_s(), e.hbm_efficiency, Ms(r.muon_newton_schulz),
+                    Ms(r[StepPart::kOptimizer].total)));
+    add("Muon Newton-Schulz iterations",
+        fmt::format("5 x (4 m^2 n + 2 m^3) FLOP per m x n hidden matrix (m <= n), whole "
+                    "matrices: {:.4g} FLOP (non-expert) / {} ranks + {:.4g} FLOP (routed "
+                    "experts) / (EP {} x expert-DP {}), / PP {}, each at {:.1f} TFLOP/s x "
+                    "GemmEfficiency(m, m, n) = {}",
+                    whole.muon_ns_flop_non_expert, s.distributed_optimizer ? l.dp * l.cp : 1,
+                    whole.muon_ns_flop_expert, l.ep,
+                    s.distributed_optimizer ? std::max<int64_t>(l.expert_dp(), 1) : 1, l.pp, peak_t,
+                    Ms(r.muon_newton_schulz)));
+  } else {
+    add("optimizer step",
+        fmt::format("{:.4g} local parameters x (2 x {} + 4 x {} + 2 x {} + {}) B / ({:.0f} GB/s x "
+                    "{:.2f}) = {}",
+                    r.local_params, s.master_bytes, s.moment_bytes, s.grad_bytes, s.param_bytes,
+                    t.hbm.gb_per_s(), e.hbm_efficiency, Ms(r[StepPart::kOptimizer].total)));
+  }
   std::string sum = "step = ";
   bool first = true;
   for (size_t i = 0; i < kStepPartCount; ++i) {

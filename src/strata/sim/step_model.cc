@@ -760,9 +760,38 @@ Result<StepResult> EvaluateStepOn(const StepTables& t, const StepLayout& s,
           ? non_expert * replicate / static_cast<double>(l.dp * l.cp) +
                 expert * replicate / static_cast<double>(std::max<int64_t>(l.expert_dp(), 1))
           : non_expert + expert;
-  const double bytes_per_param = static_cast<double>(2 * s.master_bytes + 4 * s.moment_bytes +
-                                                     2 * s.grad_bytes + s.param_bytes);
+  // Muon reads and writes one momentum on the hidden matrices, AdamW two moments on the rest.
+  const double trainable =
+      static_cast<double>(
+          t.traffic.trainable_non_expert_params.value_or(t.traffic.non_expert_params)) +
+      static_cast<double>(t.traffic.trainable_expert_params.value_or(t.traffic.expert_params));
+  const double adamw_share =
+      s.muon && trainable > 0 ? std::max(0.0, 1.0 - t.muon_matrix_params / trainable) : 1.0;
+  const double moment_rw =
+      (s.muon ? 2.0 * (1.0 + adamw_share) : 4.0) * static_cast<double>(s.moment_bytes);
+  const double bytes_per_param =
+      static_cast<double>(2 * s.master_bytes + 2 * s.grad_bytes + s.param_bytes) + moment_rw;
   double optimizer = r.local_params * bytes_per_param / hbm;
+  if (s.muon) {
+    // The Newton-Schulz iterations of the rank's share of the matrices: layer-wise over the
+    // optimizer's shards (megatron-core's LayerWiseDistributedOptimizer; Moonlight's
+    // distributed Muon computes each matrix's full update on the rank holding it), each on
+    // the whole matrix (TensorParallelMuon's default mode "duplicated": every TP rank gathers
+    // and orthogonalises it), its stage's 1 / PP of the layers.
+    // The experts: an EP rank holds 1 / EP of them (every ETP rank the whole matrices), split
+    // layer-wise over the expert-DP ranks.
+    const double muon_pp = static_cast<double>(l.pp);
+    const double muon_ep = static_cast<double>(l.ep);
+    const double muon_dense_ranks =
+        s.distributed_optimizer ? static_cast<double>(l.dp * l.cp) : 1.0;
+    const double muon_expert_ranks =
+        s.distributed_optimizer ? static_cast<double>(std::max<int64_t>(l.expert_dp(), 1)) : 1.0;
+    const double muon_ns = (t.muon_ns_s_non_expert / muon_dense_ranks +
+                            t.muon_ns_s_expert / (muon_ep * muon_expert_ranks)) /
+                           muon_pp;
+    r.muon_newton_schulz = Seconds::Of(muon_ns);
+    optimizer += muon_ns;
+  }
   if (s.sharding.offload_optimizer != OffloadTarget::kNone) {
     optimizer = 0;
     if (explain)

@@ -64,8 +64,11 @@ struct StepLayout {
   int64_t grad_bytes = 4;
   int64_t master_bytes = 4;  // fp32 master weights
   int64_t moment_bytes = 4;  // each Adam moment
-  ShardingSpec sharding;     // ZeRO-2/3, FSDP2, HSDP, offload (step_modes.h); zero1 by default
-  Fp8Spec fp8;               // FP8 GEMMs and their casts (step_modes.h)
+  /// optimizer.name muon: one momentum on the hidden matrices (AdamW's two moments on the
+  /// rest) and the Newton-Schulz iterations (StepTables::muon_ns_*).
+  bool muon = false;
+  ShardingSpec sharding;  // ZeRO-2/3, FSDP2, HSDP, offload (step_modes.h); zero1 by default
+  Fp8Spec fp8;            // FP8 GEMMs and their casts (step_modes.h)
 };
 
 /// The rows of the breakdown, in the order they are printed.
@@ -189,6 +192,7 @@ struct StepResult {
   std::string mfu_flag;
   double hfu = 0;                         // with the recomputed forward counted
   double local_params = 0;                // parameters the optimizer updates on one rank
+  Seconds muon_newton_schulz;             // within the optimizer step (optimizer.name muon)
   std::vector<PricedTraffic> traffic;     // the layout's communication on the bandwidth map
   std::vector<HostTraffic> host_traffic;  // offload copies over PCIe
   /// What the model leaves out for this layout, said where the number is shown.
