@@ -200,7 +200,8 @@ TEST(ReferenceCase, VerlMfuIsAtTheLogsOwnLengths) {
   auto capped = RecomputeLogMfu(run, *rl);
   ASSERT_TRUE(capped.ok()) << capped.error().Format();
   EXPECT_NEAR(100 * capped->mfu, 5.71, 0.01);
-  ASSERT_EQ(capped->report.points.size(), 2u);
+  // Mean, the E[S^2]/E[S] `step` prices (lengths ASSUMED uniform), and the max.
+  ASSERT_EQ(capped->report.points.size(), 3u);
   const MfuRow* at_max = nullptr;
   for (const auto& row : capped->report.points.back().rows) {
     if (row.convention == FlopConvention::kMegatron) at_max = &row;

@@ -41,5 +41,34 @@ TEST(PipelineEnginePlan, NeverRanksInterleavedLayoutsMegatronCoreRefuses) {
       << text;
 }
 
+// megatron-core refuses overlap.moe_a2a with full recompute and with PP > 1 at VPP 1 (the
+// assertions are quoted in tests/job/moe_a2a_overlap_test.cc): with the overlap on, the plan of
+// Qwen3-30B-A3B on 64 H100 ranks neither.
+TEST(MoeA2aOverlap, PlanSkipsLayoutsTheFrameworkRefuses) {
+  plan::PlanOptions options;
+  options.top_k = 40;
+  const testing::Planned p = testing::PlanJob(testing::TestPath("job/data/q30-moe.yaml"),
+                                              {"overlap.moe_a2a=true"}, options);
+  ASSERT_TRUE(p.ok);
+  ASSERT_FALSE(p.result.top.empty());
+  for (const plan::RankedLayout& r : p.result.top) {
+    const ParallelLayout& l = r.candidate.layout;
+    EXPECT_NE(r.candidate.recompute, RecomputeGranularity::kFull) << plan::LayoutName(r.candidate);
+    EXPECT_FALSE(l.pp > 1 && l.vpp == 1) << plan::LayoutName(r.candidate);
+  }
+  const int64_t skipped = p.result.rules[plan::Rule::kMoeA2aOverlap];
+  EXPECT_GT(skipped, 0);
+  const std::string text = PlanToText(p.setup, p.result, false);
+  EXPECT_NE(text.find("layouts the framework would refuse at launch: with overlap.moe_a2a on, "
+                      "megatron-core refuses full recompute"),
+            std::string::npos)
+      << text;
+  // Without the overlap nothing is skipped for it.
+  const testing::Planned q =
+      testing::PlanJob(testing::TestPath("job/data/q30-moe.yaml"), {}, options);
+  ASSERT_TRUE(q.ok);
+  EXPECT_EQ(q.result.rules[plan::Rule::kMoeA2aOverlap], 0);
+}
+
 }  // namespace
 }  // namespace strata

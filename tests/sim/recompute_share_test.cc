@@ -45,11 +45,13 @@ TEST(RecomputeShare, BlockMethodAndEveryNthBlock) {
   EXPECT_EQ(t.hfu_kind(), Recompute::kFull);
 }
 
-// HFU = MFU x (3 + f) / 3: the model FLOP (megatron 51.47 GFLOP/token = 3 x the forward) plus
-// f of the forward. f = 0.0625: x 1.0208; at the audit's 400,000 tokens/s on 64 GPUs (6,250 a
-// GPU) MFU is 6,250 x 51.47e9 / 989.5e12 = 32.51% and HFU 33.19%. Before, HFU counted every
-// layer's forward again (x 4/3): 43.35% for `mfu`, and 54.46% beside the step's MFU 40.85%,
-// whose own recompute row priced 2/32 of the forward.
+// HFU = the model FLOP (megatron 51,470,401,536 FLOP/token at S = 8,192) plus f of the decoder
+// layers' forward: megatron / 3 - 2 h V (the output layer, 2 x 4096 x 128,256 = 1,050,673,152,
+// is not re-run) = 16,106,127,360; f = 0.0625: + 1,006,632,960 = 52,477,034,496. At the audit's
+// 400,000 tokens/s on 64 GPUs (6,250 a GPU) MFU is 6,250 x 51.47e9 / 989.5e12 = 32.51% and HFU
+// 6,250 x 52.477e9 / 989.5e12 = 33.15%. Before, HFU counted every layer's forward again (x 4/3):
+// 43.35% for `mfu`, and 54.46% beside the step's MFU 40.85%, whose own recompute row priced 2/32
+// of the forward.
 TEST(RecomputeShare, HfuCountsOnlyTheLayersRecomputed) {
   auto spec = ParseJobSpec(kBlockJob + "throughput: {tokens_per_s: 400000}\n", "j.yaml");
   ASSERT_TRUE(spec.ok()) << spec.error().Format();
@@ -62,13 +64,15 @@ TEST(RecomputeShare, HfuCountsOnlyTheLayersRecomputed) {
     double megatron = 0;
     for (const MfuRow& row : point.rows)
       if (row.convention == FlopConvention::kMegatron) megatron = row.training_per_token.count();
-    EXPECT_NEAR(point.hardware_per_token.count(), megatron * 3.0625 / 3, 1e3);
+    EXPECT_NEAR(point.hardware_per_token.count(),
+                megatron + 0.0625 * (megatron / 3 - 1'050'673'152.0), 1e3);
   }
-  EXPECT_NEAR(report->points.front().hfu, 0.3319, 0.0005);
+  EXPECT_NEAR(report->points.front().hardware_per_token.count(), 52'477'034'496.0, 1e3);
+  EXPECT_NEAR(report->points.front().hfu, 0.33147, 0.00001);
 
   const auto step = testing::EvaluateJobText(kBlockJob);
   ASSERT_TRUE(step.has_value());
-  EXPECT_NEAR(step->hfu / step->mfu, 3.0625 / 3, 1e-9);
+  EXPECT_NEAR(step->hfu / step->mfu, 52'477'034'496.0 / 51'470'401'536.0, 1e-9);
 }
 
 }  // namespace

@@ -114,8 +114,9 @@ TEST(StepMfuPeak, MalformedCeilingFilesAreErrors) {
 // 525,336,576: 7,504,658,432 weights, 2 FLOP each per token for their weight gradients =
 // 15,009,316,864 FLOP not needed. LoRA rank 16 on q_proj adds 2 x (4096 x 16 + 16 x 4096) =
 // 262,144 forward FLOP per layer and token, x 32 layers x 3 (forward, data and weight gradients)
-// = 25,165,824. With full recompute the hardware also re-runs a third of the full-training
-// count (the forward, frozen or not), so HFU - MFU is that third's rate.
+// = 25,165,824. With full recompute the hardware also re-runs the decoder layers' forward, frozen
+// or not: a third of the full-training count less the output layer (2 x 4096 x 128,256 =
+// 1,050,673,152, not re-run), so HFU - MFU is that forward's rate.
 TEST(StepMfuPeak, AdapterJobsCountNoWeightGradientsOfTheFrozenBase) {
   Predicted lora = Llama8b(
       "adapter: {kind: lora, rank: 16, alpha: 32, targets: [q_proj]}\n"
@@ -125,7 +126,7 @@ TEST(StepMfuPeak, AdapterJobsCountNoWeightGradientsOfTheFrozenBase) {
   EXPECT_NEAR(r.model_flop_per_token, full - 15'009'316'864.0 + 25'165'824.0, 1e3);
   const double peak = lora.setup.tables.peak.flop_per_s();
   EXPECT_NEAR(r.mfu, r.tokens_per_s_per_gpu * r.model_flop_per_token / peak, 1e-12);
-  EXPECT_NEAR(r.hfu - r.mfu, r.tokens_per_s_per_gpu * full / 3 / peak, 1e-9);
+  EXPECT_NEAR(r.hfu - r.mfu, r.tokens_per_s_per_gpu * (full / 3 - 1'050'673'152.0) / peak, 1e-9);
   // Full training counts every weight gradient: the convention's count, unchanged.
   const StepResult whole = Llama8b("recompute: {granularity: full}\n").Evaluate();
   EXPECT_DOUBLE_EQ(whole.model_flop_per_token, full);
@@ -136,7 +137,8 @@ TEST(StepMfuPeak, AdapterJobsCountNoWeightGradientsOfTheFrozenBase) {
 // FLOP (above) and adds the adapters: per layer 2 x r x (d_in + d_out) for q and o
 // (4096 + 4096), k and v (4096 + 1024), gate, up and down (4096 + 14336): 2 x 16 x
 // (2 x 8192 + 2 x 5120 + 3 x 18432) = 2,621,440, x 32 layers x 3 = 251,658,240. HFU counts the
-// trained work plus the recomputed forward (a third of the full count).
+// trained work plus the recomputed forward of the decoder layers (a third of the full count less
+// the output layer's 1,050,673,152).
 TEST(StepMfuPeak, MfuCommandAddsTheTrainedRowForAdapterJobs) {
   JobRequest request;
   request.job = "llama-3.1-8b-qlora-h200x1";  // a data/jobs/ name
@@ -151,8 +153,8 @@ TEST(StepMfuPeak, MfuCommandAddsTheTrainedRowForAdapterJobs) {
     for (const MfuRow& row : point.rows)
       if (row.convention == FlopConvention::kMegatron) megatron = row.training_per_token.count();
     EXPECT_NEAR(point.trained_per_token.count(), megatron - 14'757'658'624.0, 1e3);
-    EXPECT_NEAR(point.hardware_per_token.count(), point.trained_per_token.count() + megatron / 3,
-                1e3);
+    EXPECT_NEAR(point.hardware_per_token.count(),
+                point.trained_per_token.count() + megatron / 3 - 1'050'673'152.0, 1e3);
     EXPECT_LT(point.trained_mfu, 0.7 * point.rows[3].mfu);
   }
 }

@@ -161,10 +161,13 @@ TEST(StepModes, HsdpShardsInsideANodeAndAllReducesAcross) {
 //   param 2 x (40 + 40) = 160 ms, grad 2 x 10 = 20 ms.
 //   prefetch 0.5: forward 10 + 3 x (5 + max(0, 5 - 5)) = 25; backward 10 + 3 x 5 = 25 (and
 //   max(0, 5 + 10 - 20) = 0): param 2 x (25 + 25) = 100 ms, grad 20 ms.
+//   Under megatron-core the reduce-scatters hide only with overlap.grad_reduce (set here); off,
+//   all 2 x 4 x 10 = 80 ms of them are exposed, the gathers unchanged.
 TEST(StepModes, ShardedExposureByHand) {
   StepLayout s;
   s.micro_batches = 2;
   s.sharding.mode = ShardingMode::kZero3;
+  s.overlap.grad_reduce = true;
   PricedTraffic gather;
   gather.item = {GroupKind::kDp,
                  "gather",
@@ -196,6 +199,10 @@ TEST(StepModes, ShardedExposureByHand) {
   e = ExposeShardedTraffic({gather, rs}, s, 4, Seconds::Of(0.020), Seconds::Of(0.080));
   EXPECT_NEAR(e.dp_param, 0.100, 1e-12);
   EXPECT_NEAR(e.dp_grad, 0.020, 1e-12);
+  s.overlap.grad_reduce = false;
+  e = ExposeShardedTraffic({gather, rs}, s, 4, Seconds::Of(0.020), Seconds::Of(0.080));
+  EXPECT_NEAR(e.dp_param, 0.100, 1e-12);
+  EXPECT_NEAR(e.dp_grad, 0.080, 1e-12);
 }
 
 // One layer pass split by cause: L = 3, g = 4, r = 6, y = 5, f = 0.5: the first layer 4 + 6;

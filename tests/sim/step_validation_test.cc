@@ -520,6 +520,12 @@ Outcome Evaluate(const Row& row, const KernelEfficiencyFile& eff, const Intercon
   s.layout.last_stage_layers = row.last_stage_layers;
   s.fp8.recipe = row.fp8;
   s.fp8.param_gather = row.fp8_param_gather;
+  // Whose code runs the row's sharding, as `strata step` derives it (ResolvedJob::
+  // RunsMegatronCore): DeepSpeed's ZeRO-2/3 under swift sft follow its overlap_comm,
+  // megatron-core's its overlap.grad_reduce.
+  const FrameworkSpec row_framework{row.framework, row.framework_version, false, true, ""};
+  s.megatron_core =
+      ResolveEngineChain(frameworks.engines, row_framework, row.sharding).Runs("megatron-core");
   auto comm = CollectiveModel::Create(c, links);
   EXPECT_TRUE(comm.ok()) << row.id;
   auto before = EvaluateStep(tables, s, *comm);

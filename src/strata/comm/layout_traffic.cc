@@ -214,11 +214,16 @@ std::vector<TrafficItem> LayoutTraffic(const ModelTrafficShape& model, const Tra
       }
     }
   }
+  // The MoE layer's collectives run in every pass of the layer's forward: full recompute's,
+  // or the moe module's own checkpoint (megatron-core's MoELayer.forward wraps route, dispatch,
+  // experts and combine in one tensor_parallel.checkpoint when "moe" is in recompute_modules),
+  // which re-runs them in the backward for every MoE layer.
+  const double moe_passes = in.full_recompute ? passes : (in.moe_recompute ? 3.0 : 2.0);
   if (l.ep > 1 && model.moe_layers > 0) {
     // Token dispatch and combine: each token goes to top_k experts, h elements each. The size
     // is one rank's whole send buffer (nccl-tests' all-to-all size).
     per_layer(GroupKind::kEp, purpose("MoE token dispatch + combine"), CollectiveOp::kAllToAll,
-              sp_tokens * static_cast<double>(model.top_k) * h * act, 2.0 * passes, moe_layers);
+              sp_tokens * static_cast<double>(model.top_k) * h * act, 2.0 * moe_passes, moe_layers);
   }
   if (l.etp > 1 && model.moe_layers > 0) {
     // Expert tensor parallelism (megatron-core's token dispatcher with an expert-TP group): the
@@ -229,9 +234,9 @@ std::vector<TrafficItem> LayoutTraffic(const ModelTrafficShape& model, const Tra
     const double gathered =
         static_cast<double>(l.etp) * sp_tokens * static_cast<double>(model.top_k) * h * act;
     per_layer(GroupKind::kEtp, purpose("ETP expert tokens, all-gather before the expert MLP"),
-              CollectiveOp::kAllGather, gathered, passes, moe_layers);
+              CollectiveOp::kAllGather, gathered, moe_passes, moe_layers);
     per_layer(GroupKind::kEtp, purpose("ETP expert outputs, reduce-scatter after the expert MLP"),
-              CollectiveOp::kReduceScatter, gathered, passes, moe_layers);
+              CollectiveOp::kReduceScatter, gathered, moe_passes, moe_layers);
   }
   if (l.pp > 1) {
     // One activation send forward and one gradient send backward per micro batch per boundary

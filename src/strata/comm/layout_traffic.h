@@ -91,6 +91,10 @@ struct TrafficInputs {
   bool distributed_optimizer = true;  // reduce-scatter grads + all-gather params, not all-reduce
   bool full_recompute = false;        // the forward's collectives run again in the backward
   double recompute_layer_fraction = 1;  // under full recompute: the share of the layers re-run
+  /// Selective recompute of the moe module (megatron-core --recompute-modules moe): MoELayer
+  /// checkpoints route, dispatch, experts and combine together, so the backward re-runs the
+  /// dispatch and combine all-to-alls (and the ETP gathers) of every MoE layer.
+  bool moe_recompute = false;
   /// Megatron's sequence-parallel linear layers (megatron-core's own and Transformer Engine's)
   /// save only their rank's shard of a column-parallel layer's input and all-gather it again in
   /// backward for the weight gradient; torchtitan's DTensor layers save the gathered input.

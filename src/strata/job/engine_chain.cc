@@ -165,6 +165,9 @@ Result<FrameworkEngines> ParseFrameworkEngines(const YAML::Node& frameworks,
     if (entry.Has("reduce_bucket")) {
       STRATA_ASSIGN_OR_RETURN(out.reduce_bucket[name], ParseReduceBucket(entry));
     }
+    if (entry.Has("moe_a2a_overlap")) {
+      STRATA_ASSIGN_OR_RETURN(out.moe_a2a_overlap[name], ParseMoeA2aOverlapRule(entry, name));
+    }
     if (!entry.Has("runs_as")) continue;
     STRATA_ASSIGN_OR_RETURN(YAML::Node runs_as, entry.Node("runs_as"));
     if (!runs_as.IsMap()) {
@@ -334,6 +337,18 @@ ReduceBucketDefault ResolveReduceBucket(const FrameworkEngines& engines, const F
     if (it == engines.reduce_bucket.end() || !it->second.has_elements) continue;
     return {it->second.elements,
             fmt::format("{}'s reduce_bucket_size (data/frameworks.yaml)", name)};
+  }
+  return {};
+}
+
+ChainMoeA2aOverlapRule ResolveMoeA2aOverlapRule(const FrameworkEngines& engines,
+                                                const FrameworkSpec& spec, ShardingMode mode) {
+  const EngineChain chain = ResolveEngineChain(engines, spec, mode);
+  for (const std::string& name : chain.names) {
+    const auto it = engines.moe_a2a_overlap.find(name);
+    if (it == engines.moe_a2a_overlap.end()) continue;
+    const bool given = spec.given && name == spec.name && !spec.version.empty();
+    return {it->second, given ? spec.version : engines.LatestOf(name)};
   }
   return {};
 }

@@ -14,6 +14,7 @@
 
 #include "strata/core/result.h"
 #include "strata/job/job_spec.h"
+#include "strata/job/overlap_rules.h"
 #include "strata/job/pipeline_rules.h"
 #include "strata/model/model_config.h"
 
@@ -67,6 +68,7 @@ struct FrameworkEngines {
   std::map<std::string, GqaRepeatRule> gqa_repeat;  // name -> its `gqa_repeat:`, where it has one
   std::map<std::string, PipelineRule> pipeline;     // name -> its `pipeline:`, where it has one
   std::map<std::string, ReduceBucketRule> reduce_bucket;  // name -> its `reduce_bucket:`
+  std::map<std::string, MoeA2aOverlapRule> moe_a2a_overlap;  // name -> its `moe_a2a_overlap:`
 
   /// `name`'s latest release, "" for a framework the map does not hold (a catalog built in code
   /// may lack engines the file parser always fills).
@@ -172,6 +174,17 @@ struct ChainPipelineRule {
 };
 ChainPipelineRule ResolvePipelineRule(const FrameworkEngines& engines, const FrameworkSpec& spec,
                                       ShardingMode mode);
+
+/// The EP all-to-all overlap rule of the job's chain under `mode` (job/overlap_rules.h): the first
+/// framework on the chain with a `moe_a2a_overlap:` entry decides, at the job's framework.version
+/// when it is the named framework, else its latest. The overlap is megatron-core's flag, so a job
+/// that names no framework is checked as megatron-core's (the framework it is priced as).
+struct ChainMoeA2aOverlapRule {
+  MoeA2aOverlapRule rule;
+  std::string release;
+};
+ChainMoeA2aOverlapRule ResolveMoeA2aOverlapRule(const FrameworkEngines& engines,
+                                                const FrameworkSpec& spec, ShardingMode mode);
 
 /// The adapter's layers as the job's engine builds them. megatron-core fuses q, k and v into
 /// linear_qkv and gate and up into linear_fc1, and Megatron-SWIFT puts one adapter on each fused

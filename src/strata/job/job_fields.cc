@@ -252,7 +252,9 @@ const std::vector<JobField>& JobFields() {
       {"overlap.tp_comm", "true | false", "", "false", "--tp-comm-overlap", "", "true",
        "TP collectives hidden behind the layer's GEMMs (`step`)"},
       {"overlap.moe_a2a", "true | false", "", "false", "--overlap-moe-expert-parallel-comm", "",
-       "true", "EP all-to-all hidden behind other compute (`step`)"},
+       "true",
+       "EP all-to-all hidden behind other compute (`step`); megatron-core refuses it with full "
+       "recompute and with PP > 1 without VPP, and from 0.17 with recompute module moe"},
       {"overlap.cp_comm", "true | false", "", "true", "", "", "true",
        "ring attention overlaps its K/V exchange with attention (`step`)"},
       {"overlap.pp_p2p", "true | false", "",

@@ -198,6 +198,8 @@ Result<ResolvedJob> ResolveJobWithModel(const JobSpec& spec, ModelConfig model,
         ResolvePipelineRule(engines, job.spec.framework, static_cast<ShardingMode>(m));
     job.reduce_bucket_by_mode[m] =
         ResolveReduceBucket(engines, job.spec.framework, static_cast<ShardingMode>(m));
+    job.moe_a2a_overlap_by_mode[m] =
+        ResolveMoeA2aOverlapRule(engines, job.spec.framework, static_cast<ShardingMode>(m));
   }
   job.model = std::move(model);
   STRATA_ASSIGN_OR_RETURN(job.cluster, ClusterOf(spec));
@@ -253,6 +255,20 @@ Status CheckPipelineEngine(const ResolvedJob& job) {
   return e;
 }
 
+// The EP all-to-all overlap with the job's recompute and pipeline, as its framework's release
+// launches them (job/overlap_rules.h).
+Status CheckMoeA2aOverlap(const ResolvedJob& job) {
+  const ChainMoeA2aOverlapRule& r =
+      job.moe_a2a_overlap_by_mode[static_cast<size_t>(job.spec.sharding.mode)];
+  const JobSpec& spec = job.spec;
+  Status st = CheckMoeA2aOverlapRule(r.rule, r.release, spec.overlap.moe_a2a, spec.layout,
+                                     spec.recompute.granularity, spec.recompute.modules.moe);
+  if (st.ok()) return st;
+  Error e = st.error();
+  e.file = spec.file;
+  return e;
+}
+
 Status Derive(ResolvedJob& job) {
   job.spec.sharding.ApplyReshardDefault(job.spec.framework.name == "torchtitan",
                                         job.spec.layout.pp);
@@ -261,6 +277,7 @@ Status Derive(ResolvedJob& job) {
   STRATA_RETURN_IF_ERROR(CheckLinearAttentionContextParallel(job));
   STRATA_RETURN_IF_ERROR(CheckLinearAttentionPacking(job));
   STRATA_RETURN_IF_ERROR(CheckPipelineEngine(job));
+  STRATA_RETURN_IF_ERROR(CheckMoeA2aOverlap(job));
   StepShape& step = job.step;
   step.micro_batches = spec.num_micro_batches();
   step.tokens_per_step = static_cast<double>(spec.global_batch) * step.sequence.mean_tokens;

@@ -90,6 +90,8 @@ struct ResolvedJob {
   std::array<ChainPipelineRule, kShardingModeCount> pipeline_by_mode{};
   /// The framework's reduce bucket under each sharding mode (ResolveReduceBucket).
   std::array<ReduceBucketDefault, kShardingModeCount> reduce_bucket_by_mode{};
+  /// And what it refuses of the EP all-to-all overlap (job/overlap_rules.h).
+  std::array<ChainMoeA2aOverlapRule, kShardingModeCount> moe_a2a_overlap_by_mode{};
   JobRequest request;      // how it was asked for (empty for a job built in code)
   bool reference = false;  // the built-in reference job, chosen because nothing was given
 

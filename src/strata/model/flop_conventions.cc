@@ -197,18 +197,21 @@ std::vector<ConventionFlops> TrainingFlopsPerToken(const ModelConfig& config,
 }
 
 FlopCount HardwareFlopsPerToken(FlopCount model_training_per_token, const ForwardFlops& forward,
-                                Recompute recompute, double full_layer_fraction) {
+                                Recompute recompute, double full_layer_fraction,
+                                double output_layers) {
   switch (recompute) {
     case Recompute::kNone:
       return model_training_per_token;
     case Recompute::kSelective:
       return model_training_per_token + forward.core_attention;
     case Recompute::kFull:
-      // The forward (a third of training) runs once more, over the recomputed share of the
-      // layers: x (3 + f) / 3. At f = 1 the output layer, which megatron-core does not
-      // recompute, is inside that third, as the course counts it ("the forward runs twice").
-      return model_training_per_token *
-             ((kTrainingToForwardRatio + full_layer_fraction) / kTrainingToForwardRatio);
+      // The decoder layers' forward (a third of training less the output layers) runs once
+      // more, over the recomputed share f of the layers. The output layer is not re-run: the
+      // course's "x 4/3" counts it, which the hardware never computes a second time.
+      return model_training_per_token +
+             (model_training_per_token * (1.0 / kTrainingToForwardRatio) -
+              forward.logits * output_layers) *
+                 full_layer_fraction;
   }
   return model_training_per_token;
 }

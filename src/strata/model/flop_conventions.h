@@ -55,16 +55,20 @@ std::vector<ConventionFlops> TrainingFlopsPerToken(const ModelConfig& config,
 enum class Recompute {
   kNone,
   kSelective,  // core attention recomputed in backward: + its forward once more
-  kFull,       // the whole forward runs again in backward: 3F -> 4F, x 4/3
+  kFull,       // the decoder layers' forward runs again in backward (not the output layer)
 };
 
 std::string_view RecomputeName(Recompute recompute);  // "none", "selective", "full"
 
 /// Hardware FLOP per token: model FLOP plus the recomputed forward work. Under full recompute
-/// `full_layer_fraction` of the layers re-run their forward (1: all of them, x 4/3; megatron's
-/// block method and torchtitan's every-N-th block recompute fewer: x (3 + f) / 3).
+/// `full_layer_fraction` of the decoder layers re-run their forward: the count's forward (a
+/// third of it) less its `output_layers` output-layer GEMMs (2 h V each: the main head, and one
+/// per trained MTP block), which megatron-core computes outside the checkpointed layers
+/// (GPTModel's output_layer and loss run after TransformerBlock's _checkpointed_forward; HF's
+/// gradient checkpointing wraps the decoder layers alone).
 FlopCount HardwareFlopsPerToken(FlopCount model_training_per_token, const ForwardFlops& forward,
-                                Recompute recompute, double full_layer_fraction = 1);
+                                Recompute recompute, double full_layer_fraction = 1,
+                                double output_layers = 1);
 
 }  // namespace strata
 

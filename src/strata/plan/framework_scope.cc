@@ -135,6 +135,12 @@ FrameworkScope ResolveScope(const FrameworkCatalog& catalog, const JobSpec& job,
     // What the mode's pipeline engine launches (none known when the job names no framework),
     // as `step` and `memory` check it for the job's own layout.
     ms.dimensions.looped = ResolvePipelineRule(catalog.engines, job.framework, m).rule.looped;
+    // And what it refuses with the job's EP all-to-all overlap, as `step` checks the job's own.
+    if (job.overlap.moe_a2a) {
+      const ChainMoeA2aOverlapRule r = ResolveMoeA2aOverlapRule(catalog.engines, job.framework, m);
+      ms.dimensions.moe_a2a_refuses = MoeA2aRefusalsAt(r.rule, r.release);
+      ms.dimensions.moe_recomputed = job.recompute.modules.moe;
+    }
     scope.modes.push_back(std::move(ms));
   }
   return scope;

@@ -71,6 +71,10 @@ std::string_view RuleDescription(Rule rule) {
              "framework's interleaved schedule takes: a multiple of PP for megatron-core, of "
              "max(1, M // PP) rounds for torch.distributed.pipelining (data/frameworks.yaml, "
              "pipeline)";
+    case Rule::kMoeA2aOverlap:
+      return "with overlap.moe_a2a on, megatron-core refuses full recompute and PP > 1 without "
+             "VPP (from 0.14), and the moe module recomputed (from 0.17) (data/frameworks.yaml, "
+             "moe_a2a_overlap)";
     case Rule::kFrameworkCannotRun:
       return "a dimension the job's framework cannot run (data/frameworks.yaml, parallel)";
     case Rule::kFixedValue:
@@ -288,6 +292,12 @@ PruneCounts EnumerateLayouts(const ModelRules& rules, const SearchSpace& space,
                                                PipelineSchedule::kInterleaved1F1B, pp,
                                                space.global_batch / (mb * dp))) {
                       ++counts[Rule::kLoopedMicroBatches];
+                      continue;
+                    }
+                    if (m < space.mode_dimensions.size() &&
+                        !MoeA2aOverlapAccepts(space.mode_dimensions[m].moe_a2a_refuses, pp, vpp, rc,
+                                              space.mode_dimensions[m].moe_recomputed)) {
+                      ++counts[Rule::kMoeA2aOverlap];
                       continue;
                     }
                     // Megatron-core requires sequence parallelism with TP > 1 and EP > 1; the

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "strata/job/job_spec.h"
+#include "strata/job/overlap_rules.h"
 #include "strata/job/pipeline_rules.h"
 #include "strata/job/query_group_split.h"
 #include "strata/model/model_config.h"
@@ -49,6 +50,11 @@ struct DimensionSet {
   /// The micro batches per step the mode's pipeline engine accepts with VPP > 1
   /// (job/pipeline_rules.h; megatron-core: a multiple of PP).
   LoopedMicroBatches looped = LoopedMicroBatches::kAny;
+  /// With the job's overlap.moe_a2a on: what the mode's framework refuses of it (full
+  /// recompute, PP > 1 without VPP, the moe module recomputed; job/overlap_rules.h), and
+  /// whether the job's recompute.modules holds moe (kept by selective candidates).
+  MoeA2aRefusals moe_a2a_refuses{};
+  bool moe_recomputed = false;
   /// Whether `l` uses only these dimensions (the others at 1).
   bool Admits(const ParallelLayout& l) const;
   bool all() const { return tp && pp && vpp && cp && ep && etp; }
@@ -86,6 +92,7 @@ enum class Rule {
   kExpertFfnDividesEtp,  // the expert FFN width divisible by ETP (or ETP = 1 for a dense model)
   kBatchDividesDp,       // global batch a multiple of micro batch x DP
   kLoopedMicroBatches,   // VPP > 1: micro batches per step as the framework's schedule takes them
+  kMoeA2aOverlap,        // recompute / pipeline the framework refuses with overlap.moe_a2a
   kFrameworkCannotRun,   // a dimension the job's framework does not run (data/frameworks.yaml)
   kFixedValue,           // outside a --fix value
   kCount

@@ -99,12 +99,21 @@ std::string RenderMfuText(const MfuReport& report, const ThroughputSource& sourc
                            row.training_per_token.count(), in.peak_per_gpu.flop_per_s(),
                            100.0 * row.mfu);
       }
+      // The decoder layers' forward: the count's third less its output layers (2 h V each).
+      const double heads = 1.0 + (in.include_mtp ? static_cast<double>(in.model.mtp_layers) : 0.0);
+      const double logits = 2.0 * static_cast<double>(in.model.hidden_size) *
+                            static_cast<double>(in.model.vocab_size) * heads;
       const std::string full =
           in.recompute_layer_fraction < 1
               ? fmt::format(
-                    "full recompute re-runs the forward of {:.4g}% of the layers: x (3+{:.4g})/3",
-                    100 * in.recompute_layer_fraction, in.recompute_layer_fraction)
-              : std::string("full recompute runs the forward twice: x (3+1)/3");
+                    "full recompute re-runs the decoder layers' forward, on {:.4g}% of them: "
+                    "megatron / 3 - {:.4g} (output layer{}, not re-run), x {:.4g}",
+                    100 * in.recompute_layer_fraction, logits, heads > 1 ? "s" : "",
+                    in.recompute_layer_fraction)
+              : fmt::format(
+                    "full recompute re-runs the decoder layers' forward: megatron / 3 - {:.4g} "
+                    "(output layer{}, not re-run)",
+                    logits, heads > 1 ? "s" : "");
       const std::string why = in.trained_flop_adjustment != 0
                                   ? "the trained FLOP plus what recompute runs again"
                               : in.recompute == Recompute::kFull ? full

@@ -129,6 +129,11 @@ std::string PlanToText(const StepSetup& setup, const PlanResult& plan, bool expl
                        GroupDigits(static_cast<double>(looped)),
                        plan::RuleDescription(Rule::kLoopedMicroBatches));
   }
+  if (const int64_t a2a = plan.rules[Rule::kMoeA2aOverlap]; a2a > 0) {
+    out += fmt::format("skipped {} layouts the framework would refuse at launch: {}\n",
+                       GroupDigits(static_cast<double>(a2a)),
+                       plan::RuleDescription(Rule::kMoeA2aOverlap));
+  }
   // When the job's own layout fits, every layout whose compute alone is faster than its step
   // is checked (its rank must be exact), whether or not its full step turns out faster.
   out += fmt::format(

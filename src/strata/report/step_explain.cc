@@ -8,8 +8,11 @@
 
 #include "strata/core/strings.h"
 #include "strata/job/pipeline_split.h"
+#include "strata/model/adapter.h"
+#include "strata/model/param_count.h"
 #include "strata/sim/gdn_kernels.h"
 #include "strata/sim/pipeline_bubble.h"
+#include "strata/sim/step_modes.h"
 
 namespace strata {
 namespace {
@@ -30,6 +33,24 @@ std::string GemmKindName(GemmKind k) {
       return "output layer";
   }
   return "?";
+}
+
+// What the backward's GEMMs are of the forward's: twice (data and weight gradients), once for
+// a frozen GEMM (data gradient only: an adapter's base, a `frozen:` module).
+std::string BackwardGemmsText(const StepTables& t, const StepLayout& s) {
+  if (t.adapter_rank > 0) {
+    return "1x the frozen base's GEMMs (data gradients only) + 2x the adapters' (data and "
+           "weight gradients)";
+  }
+  std::vector<std::string> frozen;
+  for (ModuleKind k : AllModuleKinds()) {
+    if (s.frozen[static_cast<size_t>(k)] && k != ModuleKind::kEmbedding) {
+      frozen.emplace_back(ModuleKindName(k));
+    }
+  }
+  if (frozen.empty()) return "2x the forward's GEMMs";
+  return fmt::format("2x the forward's GEMMs, 1x those of the frozen {}: no weight gradient",
+                     fmt::join(frozen, ", "));
 }
 
 // " x 0.25 (the critical stage's 10 of 40 layers)": the stage whose layers set the pace keeps
@@ -167,6 +188,36 @@ std::vector<StepFormula> ExplainStep(const StepTables& whole, const StepLayout& 
                          Fp8RecipeName(s.fp8.recipe))
                    : ""));
   }
+  const AdapterTimes& adapter = r.adapter;
+  if (adapter.dense.s() > 0) {
+    add(fmt::format("adapter GEMMs (LoRA A and B, r = {:.0f}, forward)", t.adapter_rank),
+        fmt::format("{:.4g} FLOP on the rank (after the TP split); efficiency {}{} x f({:.0f}) "
+                    "f({:.0f}) f({}) = {:.3f}; t = FLOP / ({:.1f} TFLOP/s x {:.3f}) = {}{}; "
+                    "inside the dense GEMMs' forward, twice in backward",
+                    adapter.dense_flop, e.gemm_large, sustained, tokens, t.adapter_rank, t.hidden,
+                    adapter.dense_efficiency, peak_t, adapter.dense_efficiency, Ms(adapter.dense),
+                    share.empty() ? "" : fmt::format(";{} = {}", share, Ms(adapter.dense * cut))));
+  }
+  if (adapter.expert.s() > 0) {
+    add(fmt::format("routed experts' adapter GEMMs (r = {:.0f}, forward)", t.adapter_rank),
+        fmt::format("{:.4g} FLOP on the rank at {:.3f} of {:.1f} TFLOP/s (grouped, over each "
+                    "local expert's tokens) = {}{}; inside the routed experts' forward, twice in "
+                    "backward",
+                    adapter.expert_flop, adapter.expert_efficiency, peak_t, Ms(adapter.expert),
+                    share.empty() ? "" : fmt::format(";{} = {}", share, Ms(adapter.expert * cut))));
+  }
+  if (adapter.dequant.s() > 0) {
+    const double per_weight = Nf4BitsPerWeight() / 8.0 + 2.0;
+    add("QLoRA dequantisation of the NF4 base weights (each pass)",
+        fmt::format(
+            "({:.4g} bits NF4 with its block constants / 8 + 2 B bf16 copy) = {:.4g} B "
+            "per base weight x {:.4g} weights on the rank = {:.4g} B / ({:.0f} GB/s x "
+            "{:.2f}) = {}{} a pass; once in the forward, once in the backward (not 2x) "
+            "and once in a full recompute, inside the memory-bound rows",
+            Nf4BitsPerWeight(), per_weight, adapter.dequant_bytes / per_weight,
+            adapter.dequant_bytes, t.hbm.gb_per_s(), e.hbm_efficiency, Ms(adapter.dequant),
+            share.empty() ? "" : fmt::format(";{} = {}", share, Ms(adapter.dequant * cut))));
+  }
   if (t.unfused_attention && t.score_elements_per_token > 0) {
     const double hbm = t.hbm.bytes_per_s() * e.hbm_efficiency;
     const UnfusedAttentionTimes u = UnfusedAttention(t, tokens / static_cast<double>(l.tp), hbm);
@@ -230,13 +281,17 @@ std::vector<StepFormula> ExplainStep(const StepTables& whole, const StepLayout& 
   }
   add("memory-bound operations (forward)",
       fmt::format("({:.0f} B/token{} + {:.0f} B/token / {} (TP){}) x {:.0f} tokens{} / "
-                  "({:.0f} GB/s x {:.2f}) = {}",
+                  "({:.0f} GB/s x {:.2f}){} = {}",
                   t.replicated_bytes_per_token, l.sequence_parallel ? " / TP" : "",
                   t.split_bytes_per_token, l.tp,
                   t.gdn_bytes_per_token > 0 ? fmt::format(" + {:.0f} B/token Gated DeltaNet / {}",
                                                           t.gdn_bytes_per_token, gdn_split)
                                             : "",
-                  tokens, share, t.hbm.gb_per_s(), e.hbm_efficiency, Ms(r.forward.memory_bound)));
+                  tokens, share, t.hbm.gb_per_s(), e.hbm_efficiency,
+                  adapter.dequant.s() > 0
+                      ? fmt::format(" + QLoRA dequantisation {}", Ms(adapter.dequant * cut))
+                      : "",
+                  Ms(r.forward.memory_bound)));
   {
     // The loss's bytes per vocabulary entry are split a third to the forward (the softmax over
     // the logits) and two thirds to the backward (reading them again, writing their gradient):
@@ -254,13 +309,15 @@ std::vector<StepFormula> ExplainStep(const StepTables& whole, const StepLayout& 
                     e.hbm_efficiency, Ms(r.forward.logits_and_loss),
                     holds_output ? "" : " (the critical stage holds no output layer)"));
   }
+  const Seconds skew_per_mb =
+      r[StepPart::kMoeImbalance].total / static_cast<double>(s.micro_batches);
   add("one micro batch",
-      fmt::format("forward {} + backward {} (2x the forward's GEMMs) + recompute {} + routing skew "
-                  "{} + exposed TP/CP/EP/PP {} = {}",
-                  Ms(r.forward.total()), Ms(r.backward.total()), Ms(r.recompute.total()),
-                  Ms(r[StepPart::kMoeImbalance].total / static_cast<double>(s.micro_batches)),
+      fmt::format("forward {} + backward {} ({}) + recompute {} + routing skew {} + framework "
+                  "(host, eager ops, attention backend, fetches) {} + exposed TP/CP/EP/PP {} = {}",
+                  Ms(r.forward.total()), Ms(r.backward.total()), BackwardGemmsText(whole, s),
+                  Ms(r.recompute.total()), Ms(skew_per_mb), Ms(r.framework.total()),
                   Ms(r.micro_batch - r.forward.total() - r.backward.total() - r.recompute.total() -
-                     r[StepPart::kMoeImbalance].total / static_cast<double>(s.micro_batches)),
+                     skew_per_mb - r.framework.total()),
                   Ms(r.micro_batch)));
   const double skew = RoutingSkew(e, s);
   add("MoE routing skew",
@@ -301,10 +358,11 @@ std::vector<StepFormula> ExplainStep(const StepTables& whole, const StepLayout& 
         fmt::format("sharding {} (reshard_after_forward {}, prefetch {:.4g} layer(s), replicate "
                     "{}): per pass exposed = (g + r) + (L - 1) [(1 - f) g + max(0, f g + r - y)], "
                     "g one layer's weight gathers, r its reduce-scatters, y its compute, f = "
-                    "min(1, prefetch), L = {:.0f}; exposed DP {} + expert-DP {}",
+                    "min(1, prefetch), L = {:.0f}{}; exposed DP {} + expert-DP {}",
                     ShardingModeName(s.sharding.mode), On(s.sharding.reshard_after_forward),
                     s.sharding.prefetch_layers, s.sharding.replicate,
                     static_cast<double>(whole.layers) / static_cast<double>(l.pp),
+                    ShardedOverlapRule(s).empty() ? "" : "; " + ShardedOverlapRule(s),
                     S(r[StepPart::kDpGrad].exposed + r[StepPart::kDpParam].exposed),
                     S(r[StepPart::kExpertDpGrad].exposed + r[StepPart::kExpertDpParam].exposed)));
   }
@@ -477,11 +535,36 @@ std::vector<StepFormula> ExplainStep(const StepTables& whole, const StepLayout& 
                     "ranks] - mean = {}",
                     s.micro_batches * s.micro_batch, l.dp, S(r[StepPart::kStraggler].total)));
   }
-  add("optimizer step",
-      fmt::format("{:.4g} local parameters x (2 x {} + 4 x {} + 2 x {} + {}) B / ({:.0f} GB/s x "
-                  "{:.2f}) = {}",
-                  r.local_params, s.master_bytes, s.moment_bytes, s.grad_bytes, s.param_bytes,
-                  t.hbm.gb_per_s(), e.hbm_efficiency, Ms(r[StepPart::kOptimizer].total)));
+  if (s.muon) {
+    const double trainable =
+        static_cast<double>(
+            whole.traffic.trainable_non_expert_params.value_or(whole.traffic.non_expert_params)) +
+        static_cast<double>(
+            whole.traffic.trainable_expert_params.value_or(whole.traffic.expert_params));
+    const double adamw =
+        trainable > 0 ? std::max(0.0, 1 - whole.muon_matrix_params / trainable) : 1.0;
+    add("optimizer step (Muon)",
+        fmt::format("{:.4g} local parameters x (2 x {} + 2 x {} x (1 + {:.4f} AdamW share) + 2 x "
+                    "{} + {}) B / ({:.0f} GB/s x {:.2f}) + Newton-Schulz {} = {}",
+                    r.local_params, s.master_bytes, s.moment_bytes, adamw, s.grad_bytes,
+                    s.param_bytes, t.hbm.gb_per_s(), e.hbm_efficiency, Ms(r.muon_newton_schulz),
+                    Ms(r[StepPart::kOptimizer].total)));
+    add("Muon Newton-Schulz iterations",
+        fmt::format("5 x (4 m^2 n + 2 m^3) FLOP per m x n hidden matrix (m <= n), whole "
+                    "matrices: {:.4g} FLOP (non-expert) / {} ranks + {:.4g} FLOP (routed "
+                    "experts) / (EP {} x expert-DP {}), / PP {}, each at {:.1f} TFLOP/s x "
+                    "GemmEfficiency(m, m, n) = {}",
+                    whole.muon_ns_flop_non_expert, s.distributed_optimizer ? l.dp * l.cp : 1,
+                    whole.muon_ns_flop_expert, l.ep,
+                    s.distributed_optimizer ? std::max<int64_t>(l.expert_dp(), 1) : 1, l.pp, peak_t,
+                    Ms(r.muon_newton_schulz)));
+  } else {
+    add("optimizer step",
+        fmt::format("{:.4g} local parameters x (2 x {} + 4 x {} + 2 x {} + {}) B / ({:.0f} GB/s x "
+                    "{:.2f}) = {}",
+                    r.local_params, s.master_bytes, s.moment_bytes, s.grad_bytes, s.param_bytes,
+                    t.hbm.gb_per_s(), e.hbm_efficiency, Ms(r[StepPart::kOptimizer].total)));
+  }
   std::string sum = "step = ";
   bool first = true;
   for (size_t i = 0; i < kStepPartCount; ++i) {

@@ -2,9 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "strata/core/strings.h"
+#include "strata/sim/straggler.h"
 
 namespace strata {
 
@@ -35,7 +37,8 @@ MfuPoint Evaluate(const MfuInputs& in, const ParamBreakdown& params, std::string
   }
   const ForwardFlops fwd = CountForwardFlops(in.model, attention_tokens, AttentionMask::kCausal);
   point.hardware_per_token =
-      HardwareFlopsPerToken(megatron, fwd, in.recompute, in.recompute_layer_fraction);
+      HardwareFlopsPerToken(megatron, fwd, in.recompute, in.recompute_layer_fraction,
+                            1.0 + (in.include_mtp ? static_cast<double>(in.model.mtp_layers) : 0));
   if (in.trained_flop_adjustment != 0) {
     // Recompute re-runs the forward, frozen or not: only the model part shrinks.
     point.trained_per_token = megatron + FlopCount::Of(in.trained_flop_adjustment);
@@ -82,9 +85,24 @@ MfuReport ComputeMfu(const MfuInputs& inputs) {
                                                  " (mean " + GroupDigits(seq.mean_tokens) + ")",
                                      seq.AttentionTokens()));
   } else {
-    // Only mean and max known: E[S^2]/E[S] lies between them; report both bounds.
+    // Only mean and max known: E[S^2]/E[S] lies between them; report both bounds, and between
+    // them the length `strata step` prices.
     report.points.push_back(Evaluate(
         inputs, report.params, "S = " + GroupDigits(seq.mean_tokens) + " (mean)", seq.mean_tokens));
+    // The length `strata step` prices: E[S^2]/E[S] of the lengths it ASSUMES (uniform on
+    // [2 mean - max, max], LengthDistribution::FromSequence), so that `mfu` at the step's
+    // throughput reproduces the step's MFU and HFU.
+    const LengthDistribution assumed = LengthDistribution::FromSequence(seq);
+    if (assumed.assumed) {
+      const double tokens = assumed.moment[2] / assumed.moment[1];
+      const double lo = std::max(1.0, 2.0 * seq.mean_tokens - seq.max_tokens);
+      report.points.push_back(Evaluate(
+          inputs, report.params,
+          fmt::format("E[S^2]/E[S] = {} (ASSUMED uniform lengths on [{}, {}], as `step` prices)",
+                      GroupDigits(tokens), GroupDigits(lo),
+                      GroupDigits(2.0 * seq.mean_tokens - lo)),
+          tokens));
+    }
     report.points.push_back(Evaluate(
         inputs, report.params, "S = " + GroupDigits(seq.max_tokens) + " (max)", seq.max_tokens));
   }

@@ -84,6 +84,7 @@ StepLayout StepLayoutOf(const ResolvedJob& job) {
   s.grad_bytes = DTypeBytes(spec.grad_dtype);
   s.master_bytes = DTypeBytes(spec.optimizer.master_dtype);
   s.moment_bytes = DTypeBytes(spec.optimizer.moment_dtype);
+  s.muon = spec.optimizer.name == "muon";
   s.sharding = spec.sharding;
   s.fp8 = spec.fp8;
   return s;

@@ -337,6 +337,9 @@ MicroBatchCompute ComputeCut(const StepTables& t, const StepLayout& s, std::vect
         (t.adapter_flop_per_token - t.adapter_expert_flop_per_token) * tokens +
         t.adapter_flop_per_forward - gdn_flop;
     const double adapter = (dense_flop / tp + gdn_flop / gdn_split) / rate;
+    c.adapter.dense_flop = dense_flop / tp + gdn_flop / gdn_split;
+    c.adapter.dense_efficiency = rate / peak;
+    c.adapter.dense = Seconds::Of(adapter);
     fwd.dense_gemm += Seconds::Of(adapter);
     bwd.dense_gemm += Seconds::Of(2 * adapter);
     weight_gradient += adapter;
@@ -348,16 +351,19 @@ MicroBatchCompute ComputeCut(const StepTables& t, const StepLayout& s, std::vect
           peak * e.grouped_gemm_factor *
           GemmEfficiency(e, expert_rows, t.adapter_rank, static_cast<double>(t.hidden));
       const double expert = t.adapter_expert_flop_per_token * tokens / tp / expert_rate;
+      c.adapter.expert_flop = t.adapter_expert_flop_per_token * tokens / tp;
+      c.adapter.expert_efficiency = expert_rate / peak;
+      c.adapter.expert = Seconds::Of(expert);
       fwd.expert_gemm += Seconds::Of(expert);
       bwd.expert_gemm += Seconds::Of(2 * expert);
       weight_gradient += expert;
     }
   }
   if (t.dequant_bytes_per_pass > 0) {
-    const Seconds dequant =
-        Seconds::Of(((t.dequant_bytes_per_pass - t.dequant_gdn_bytes_per_pass) / tp +
-                     t.dequant_gdn_bytes_per_pass / gdn_split) /
-                    hbm);
+    c.adapter.dequant_bytes = (t.dequant_bytes_per_pass - t.dequant_gdn_bytes_per_pass) / tp +
+                              t.dequant_gdn_bytes_per_pass / gdn_split;
+    const Seconds dequant = Seconds::Of(c.adapter.dequant_bytes / hbm);
+    c.adapter.dequant = dequant;
     fwd.memory_bound += dequant;
     bwd.memory_bound += dequant;
   }
@@ -581,6 +587,7 @@ TrafficInputs StepTrafficInputs(const StepTables& t, const StepLayout& s, const 
   ti.distributed_optimizer = s.distributed_optimizer;
   ti.full_recompute = s.recompute == RecomputeGranularity::kFull;
   ti.recompute_layer_fraction = s.recompute_layer_fraction;
+  ti.moe_recompute = s.recompute == RecomputeGranularity::kSelective && s.recompute_modules.moe;
   ti.sp_regathers_input = s.megatron_core;
   return ti;
 }
@@ -768,6 +775,7 @@ Result<StepResult> EvaluateStepOn(const StepTables& t, const StepLayout& s,
   // The schedule's bubble in micro-batch times (1F1B: p - 1; interleaved: (p - 1) / v; the
   // zero-bubble schedules fill part of it with weight gradients): pipeline_bubble.h.
   r.weight_gradient = c.weight_gradient;
+  r.adapter = c.adapter;
   r.bubble_fraction = BubbleFractionOf(l, s.micro_batches, c);
   if (r.bubble_micro_batch.s() <= 0) r.bubble_micro_batch = r.micro_batch;
   const double bubble = r.bubble_fraction * m * r.bubble_micro_batch.s();
@@ -868,9 +876,38 @@ Result<StepResult> EvaluateStepOn(const StepTables& t, const StepLayout& s,
           ? non_expert * replicate / static_cast<double>(l.dp * l.cp) +
                 expert * replicate / static_cast<double>(std::max<int64_t>(l.expert_dp(), 1))
           : non_expert + expert;
-  const double bytes_per_param = static_cast<double>(2 * s.master_bytes + 4 * s.moment_bytes +
-                                                     2 * s.grad_bytes + s.param_bytes);
+  // Muon reads and writes one momentum on the hidden matrices, AdamW two moments on the rest.
+  const double trainable =
+      static_cast<double>(
+          t.traffic.trainable_non_expert_params.value_or(t.traffic.non_expert_params)) +
+      static_cast<double>(t.traffic.trainable_expert_params.value_or(t.traffic.expert_params));
+  const double adamw_share =
+      s.muon && trainable > 0 ? std::max(0.0, 1.0 - t.muon_matrix_params / trainable) : 1.0;
+  const double moment_rw =
+      (s.muon ? 2.0 * (1.0 + adamw_share) : 4.0) * static_cast<double>(s.moment_bytes);
+  const double bytes_per_param =
+      static_cast<double>(2 * s.master_bytes + 2 * s.grad_bytes + s.param_bytes) + moment_rw;
   double optimizer = r.local_params * bytes_per_param / hbm;
+  if (s.muon) {
+    // The Newton-Schulz iterations of the rank's share of the matrices: layer-wise over the
+    // optimizer's shards (megatron-core's LayerWiseDistributedOptimizer; Moonlight's
+    // distributed Muon computes each matrix's full update on the rank holding it), each on
+    // the whole matrix (TensorParallelMuon's default mode "duplicated": every TP rank gathers
+    // and orthogonalises it), its stage's 1 / PP of the layers.
+    // The experts: an EP rank holds 1 / EP of them (every ETP rank the whole matrices), split
+    // layer-wise over the expert-DP ranks.
+    const double muon_pp = static_cast<double>(l.pp);
+    const double muon_ep = static_cast<double>(l.ep);
+    const double muon_dense_ranks =
+        s.distributed_optimizer ? static_cast<double>(l.dp * l.cp) : 1.0;
+    const double muon_expert_ranks =
+        s.distributed_optimizer ? static_cast<double>(std::max<int64_t>(l.expert_dp(), 1)) : 1.0;
+    const double muon_ns = (t.muon_ns_s_non_expert / muon_dense_ranks +
+                            t.muon_ns_s_expert / (muon_ep * muon_expert_ranks)) /
+                           muon_pp;
+    r.muon_newton_schulz = Seconds::Of(muon_ns);
+    optimizer += muon_ns;
+  }
   if (s.sharding.offload_optimizer != OffloadTarget::kNone) {
     optimizer = 0;
     if (explain)
@@ -946,10 +983,11 @@ Result<StepResult> EvaluateStepOn(const StepTables& t, const StepLayout& s,
                        : s.recompute == RecomputeGranularity::kSelective ? Recompute::kSelective
                                                                          : Recompute::kNone;
   // Recompute re-runs forward FLOP, frozen or not: what it adds to the full-training count.
-  double recomputed = HardwareFlopsPerToken(FlopCount::Of(t.megatron_flop_per_token), t.forward, hw,
-                                            s.recompute_layer_fraction)
-                          .count() -
-                      t.megatron_flop_per_token;
+  double recomputed =
+      HardwareFlopsPerToken(FlopCount::Of(t.megatron_flop_per_token), t.forward, hw,
+                            s.recompute_layer_fraction, 1.0 + static_cast<double>(t.mtp_layers))
+          .count() -
+      t.megatron_flop_per_token;
   if (s.op_sac && s.recompute == RecomputeGranularity::kSelective)
     recomputed = t.op_sac_recompute_flop_per_token;
   r.hfu = r.tokens_per_s_per_gpu * (r.model_flop_per_token + recomputed) / peak;

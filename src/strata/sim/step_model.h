@@ -65,8 +65,11 @@ struct StepLayout {
   int64_t grad_bytes = 4;
   int64_t master_bytes = 4;  // fp32 master weights
   int64_t moment_bytes = 4;  // each Adam moment
-  ShardingSpec sharding;     // ZeRO-2/3, FSDP2, HSDP, offload (step_modes.h); zero1 by default
-  Fp8Spec fp8;               // FP8 GEMMs and their casts (step_modes.h)
+  /// optimizer.name muon: one momentum on the hidden matrices (AdamW's two moments on the
+  /// rest) and the Newton-Schulz iterations (StepTables::muon_ns_*).
+  bool muon = false;
+  ShardingSpec sharding;  // ZeRO-2/3, FSDP2, HSDP, offload (step_modes.h); zero1 by default
+  Fp8Spec fp8;            // FP8 GEMMs and their casts (step_modes.h)
 };
 
 /// The rows of the breakdown, in the order they are printed.
@@ -119,6 +122,21 @@ struct KernelTimes {
   }
 };
 
+/// LoRA/QLoRA terms inside the kernel times, for --explain: the adapters' forward A/B GEMMs
+/// (within forward.dense_gemm and expert_gemm; backward runs them twice) and QLoRA's
+/// dequantisation of the base weights (within the memory_bound of every pass), whole stack,
+/// before the critical stage's cut.
+struct AdapterTimes {
+  double dense_flop = 0;        // forward FLOP on the rank, after the TP split
+  double dense_efficiency = 0;  // GemmEfficiency(tokens, r, h)
+  Seconds dense;
+  double expert_flop = 0;        // the routed experts' adapters, on the rank
+  double expert_efficiency = 0;  // GemmEfficiency(expert rows, r, h) x the grouped factor
+  Seconds expert;
+  double dequant_bytes = 0;  // one pass, on the rank (after the TP split)
+  Seconds dequant;           // one pass
+};
+
 /// The pipeline stage whose layers set the pace: its share of the decoder layers and whether it
 /// holds the output layer and the loss (the last stage, the first under a V schedule).
 /// A model with one layer kind cuts the whole stack's times to the stage's share of the
@@ -154,6 +172,7 @@ struct StepResult {
   KernelTimes backward;
   KernelTimes recompute;
   FrameworkOverhead framework;  // one micro batch's framework costs (framework_overhead.h)
+  AdapterTimes adapter;         // within the kernel times above (zero without an adapter)
   Seconds micro_batch;  // one micro batch's compute, framework costs and exposed communication
   Seconds step;         // the sum of the exposed parts
   /// The weight-gradient GEMMs within `backward` (one micro batch): what zero-bubble schedules
@@ -183,6 +202,7 @@ struct StepResult {
   std::string mfu_flag;
   double hfu = 0;                         // with the recomputed forward counted
   double local_params = 0;                // parameters the optimizer updates on one rank
+  Seconds muon_newton_schulz;             // within the optimizer step (optimizer.name muon)
   std::vector<PricedTraffic> traffic;     // the layout's communication on the bandwidth map
   std::vector<HostTraffic> host_traffic;  // offload copies over PCIe
   /// What the model leaves out for this layout, said where the number is shown.
@@ -248,6 +268,7 @@ struct MicroBatchCompute {
   /// Stages priced by their own layers (PricesStages): the least compute of a micro batch among
   /// them, what StepComputeBound counts the bubble in. 0 otherwise.
   Seconds least_stage_compute;
+  AdapterTimes adapter;  // the adapters' share of the kernel times (before the cut)
 };
 /// `gemms`, when given, receives each GEMM group's forward term (GemmTerm). A model with one
 /// layer kind: the stage CriticalStageOf picks. Several kinds: the stage (of the distinct

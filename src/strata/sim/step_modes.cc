@@ -201,13 +201,48 @@ Result<std::vector<PricedTraffic>> PriceShardedTraffic(const ModelTrafficShape& 
   return out;
 }
 
+bool ShardedOnComputeStream(const StepLayout& s) {
+  const bool zero23 =
+      s.sharding.mode == ShardingMode::kZero2 || s.sharding.mode == ShardingMode::kZero3;
+  return zero23 && !s.megatron_core && !s.sharding.OverlapComm();
+}
+
+bool ShardedGradsOverlapBackward(const StepLayout& s) {
+  const bool zero23 =
+      s.sharding.mode == ShardingMode::kZero2 || s.sharding.mode == ShardingMode::kZero3;
+  if (!zero23) return true;
+  if (s.megatron_core) return s.overlap.grad_reduce;
+  return s.sharding.OverlapComm();
+}
+
+std::string ShardedOverlapRule(const StepLayout& s) {
+  const bool zero23 =
+      s.sharding.mode == ShardingMode::kZero2 || s.sharding.mode == ShardingMode::kZero3;
+  if (!zero23) return {};
+  if (s.megatron_core) {
+    return s.overlap.grad_reduce
+               ? "megatron-core: overlap.grad_reduce on (--overlap-grad-reduce), the "
+                 "reduce-scatters run behind the backward (y the layer's backward)"
+               : "megatron-core: overlap.grad_reduce off (--overlap-grad-reduce not given), the "
+                 "reduce-scatters wait for the compute stream: y = 0 for r, every one exposed "
+                 "(sharding.overlap_comm is DeepSpeed's and does not apply)";
+  }
+  return s.sharding.OverlapComm()
+             ? fmt::format(
+                   "DeepSpeed's overlap_comm on{}: gathers and reduce-scatters on their "
+                   "own streams behind compute",
+                   s.sharding.overlap_comm_given ? "" : " (its default under zero3)")
+             : fmt::format(
+                   "DeepSpeed's overlap_comm off{}: every gather and reduce-scatter on the "
+                   "compute stream, y = 0, all exposed",
+                   s.sharding.overlap_comm_given ? "" : " (its default under zero1/zero2)");
+}
+
 ShardedExposure ExposeShardedTraffic(const std::vector<PricedTraffic>& sharded, const StepLayout& s,
                                      double layers_per_stage, Seconds forward_mb,
                                      Seconds backward_mb) {
   const double m = static_cast<double>(s.micro_batches);
-  const bool deepspeed_zero23 =
-      s.sharding.mode == ShardingMode::kZero2 || s.sharding.mode == ShardingMode::kZero3;
-  if (deepspeed_zero23 && !s.sharding.OverlapComm()) {
+  if (ShardedOnComputeStream(s)) {
     // DeepSpeed with overlap_comm false enqueues every gather and reduce-scatter on the compute
     // stream, in order with the layers: none of it hides.
     ShardedExposure all;
@@ -269,6 +304,13 @@ ShardedExposure ExposeShardedTraffic(const std::vector<PricedTraffic>& sharded, 
     return PassExposure{m * one.gather, m * one.other};
   };
   spread_pass(fwd, expose(fwd, y_fwd));
+  if (!ShardedGradsOverlapBackward(s)) {
+    // megatron-core without --overlap-grad-reduce: the reduce-scatters wait for compute (y = 0
+    // for them), every one exposed; the backward's gathers still run ahead of their layer.
+    e.dp_grad += m * layers_per_stage * bwd.dense_grad;
+    e.edp_grad += m * layers_per_stage * bwd.expert_grad;
+    bwd.dense_grad = bwd.expert_grad = 0;
+  }
   spread_pass(bwd, expose(bwd, y_bwd));
   // Per-step items: ZeRO-2's updated-weight gather sits after the optimizer (exposed, unless
   // megatron-style --overlap-param-gather hides it behind the next forward); HSDP's replica

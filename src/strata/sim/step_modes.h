@@ -61,6 +61,16 @@ Result<std::vector<PricedTraffic>> PriceShardedTraffic(
 struct ShardedExposure {
   double dp_grad = 0, dp_param = 0, edp_grad = 0, edp_param = 0;  // exposed, s per step
 };
+/// Whose switch hides a ZeRO-2/3 layout's per-layer collectives. DeepSpeed's overlap_comm
+/// (sharding.overlap_comm, default true under zero3 only): off, every gather and reduce-scatter
+/// runs on the compute stream (ShardedOnComputeStream). megatron-core's own sharding
+/// (Megatron-FSDP) overlaps the gradient reduce-scatters with the backward only under
+/// --overlap-grad-reduce (overlap.grad_reduce); DeepSpeed's switch does not apply there.
+bool ShardedOnComputeStream(const StepLayout& s);
+bool ShardedGradsOverlapBackward(const StepLayout& s);
+/// The same in words, for --explain ("" outside ZeRO-2/3).
+std::string ShardedOverlapRule(const StepLayout& s);
+
 ShardedExposure ExposeShardedTraffic(const std::vector<PricedTraffic>& sharded, const StepLayout& s,
                                      double layers_per_stage, Seconds forward_mb,
                                      Seconds backward_mb);

@@ -4,6 +4,7 @@
 
 #include "strata/model/flop_conventions.h"
 #include "strata/model/op_sac.h"
+#include "strata/sim/step_model.h"
 
 namespace strata {
 namespace {
@@ -170,6 +171,28 @@ void AddAdapterCosts(const ModelConfig& c, const AdapterSpec& adapter, StepTable
   }
 }
 
+// Muon's Newton-Schulz iterations on the hidden matrices (StepTables::muon_ns_*).
+void AddMuonCosts(const ModelConfig& c, StepTables& t) {
+  constexpr double kNsSteps = 5;  // num_ns_steps / steps: 5 in every reference implementation
+  AdapterSpec every_linear;
+  every_linear.targets = {"all-linear"};
+  const double peak = t.peak.flop_per_s();
+  for (const LayerSpec& layer : c.layers) {
+    for (const AdaptedMatrix& mat : AdaptedMatrices(c, every_linear, layer)) {
+      if (mat.site == AdapterSite::kRouter) continue;  // AdamW's, as the memory ledger counts it
+      const double m = static_cast<double>(std::min(mat.d_in, mat.d_out));
+      const double n = static_cast<double>(std::max(mat.d_in, mat.d_out));
+      const double copies = static_cast<double>(mat.copies);
+      const double flop = copies * kNsSteps * (4 * m * m * n + 2 * m * m * m);
+      const double seconds = peak > 0 ? flop / (peak * GemmEfficiency(t.efficiency, m, m, n)) : 0;
+      const bool expert = mat.site == AdapterSite::kRoutedExperts;
+      (expert ? t.muon_ns_flop_expert : t.muon_ns_flop_non_expert) += flop;
+      (expert ? t.muon_ns_s_expert : t.muon_ns_s_non_expert) += seconds;
+      t.muon_matrix_params += copies * m * n;
+    }
+  }
+}
+
 }  // namespace
 
 StepTables BuildStepTables(const StepTableInputs& in) {
@@ -214,6 +237,7 @@ StepTables BuildStepTables(const StepTableInputs& in) {
     }
   }
   if (in.adapter.on()) AddAdapterCosts(c, in.adapter, t);
+  AddMuonCosts(c, t);
   const double h = static_cast<double>(c.hidden_size);
   double attention_projection_flop = 0, mla_up_flop = 0;
   for (const LayerFlops& layer : t.forward.layers) {

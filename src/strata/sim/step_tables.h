@@ -135,6 +135,17 @@ struct StepTables {
   double adapter_rank = 0;
   double adapter_flop_per_forward = 0;
   double dequant_bytes_per_pass = 0;
+  /// Muon (optimizer.name muon; Keller Jordan's Muon, Moonlight arXiv 2502.16982, megatron-core's
+  /// TensorParallelMuon): num_ns_steps = 5 Newton-Schulz iterations on every hidden matrix, each
+  /// A = X X^T, B = b A + c A A, X = a X + B X: 4 m^2 n + 2 m^3 FLOP for an m x n matrix
+  /// (m <= n), at the full (un-split) shape, once a step; timed at the bf16 dense peak x
+  /// GemmEfficiency(m, m, n). Whole model, by side; and the matrices' parameters (Muon keeps one
+  /// momentum for them, AdamW two moments for the rest). The decoder's linear layers as PEFT
+  /// lists them (model/adapter.h, all-linear) but the router: embeddings, the output layer,
+  /// norms and routers run AdamW (as the memory ledger counts them).
+  double muon_ns_flop_non_expert = 0, muon_ns_flop_expert = 0;
+  double muon_ns_s_non_expert = 0, muon_ns_s_expert = 0;
+  double muon_matrix_params = 0;
   /// The Gated DeltaNet projections' share of the three above (adapter FLOP per token and per
   /// forward, dequantised bytes): whole on every TP rank where the layer is (gdn_replicated).
   double adapter_gdn_flop_per_token = 0;
