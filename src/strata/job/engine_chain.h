@@ -67,7 +67,7 @@ struct FrameworkEngines {
   std::map<std::string, GdnModuleRule> gdn;         // name -> its `gdn_module:`, where it has one
   std::map<std::string, GqaRepeatRule> gqa_repeat;  // name -> its `gqa_repeat:`, where it has one
   std::map<std::string, PipelineRule> pipeline;     // name -> its `pipeline:`, where it has one
-  std::map<std::string, ReduceBucketRule> reduce_bucket;  // name -> its `reduce_bucket:`
+  std::map<std::string, ReduceBucketRule> reduce_bucket;     // name -> its `reduce_bucket:`
   std::map<std::string, MoeA2aOverlapRule> moe_a2a_overlap;  // name -> its `moe_a2a_overlap:`
 
   /// `name`'s latest release, "" for a framework the map does not hold (a catalog built in code
