@@ -193,7 +193,8 @@ Result<ResolvedJob> ResolveJobWithModel(const JobSpec& spec, ModelConfig model,
         ResolveEngineChain(engines, job.spec.framework, static_cast<ShardingMode>(m));
     job.query_groups_by_mode[m] = QueryGroupSplitOf(chain);
     job.megatron_core_by_mode[m] = chain.Runs("megatron-core");
-    job.deepspeed_by_mode[m] = chain.RunsDeepSpeed();
+    job.runtime_by_mode[m] =
+        ResolveJobShardingRuntime(engines, job.spec, static_cast<ShardingMode>(m));
     job.pipeline_by_mode[m] =
         ResolvePipelineRule(engines, job.spec.framework, static_cast<ShardingMode>(m));
   }
