@@ -92,10 +92,10 @@ TEST(ImportCheckpoint, Zero3GatherFlagSavesThe16BitModel) {
 }
 
 // DeepSpeed's overlap_comm: given, it is the job's; absent, DeepSpeed's own default by stage
-// (deepspeed/runtime/zero/config.py, overlap_comm_valid: true only for stage 3). ZeRO-2/3 carry it
-// as sharding.overlap_comm, ZeRO-1's once-a-step reduce as overlap.grad_reduce. LLaMA-Factory's
-// examples/deepspeed/ds_z3_config.json and ds_z2_config.json set it false. Before, the key was
-// "read but not used" and every ZeRO job was priced with its collectives hidden.
+// (deepspeed/runtime/zero/config.py, overlap_comm_valid: true only for stage 3). Every stage
+// carries it as sharding.overlap_comm (ZeRO-1/2's overlap.grad_reduce is derived from it).
+// LLaMA-Factory's examples/deepspeed/ds_z3_config.json and ds_z2_config.json set it false. Before,
+// the key was "read but not used" and every ZeRO job was priced with its collectives hidden.
 TEST(ImportCheckpoint, DeepSpeedOverlapCommFollowsTheConfigAndItsDefault) {
   ImportOptions o;
   o.gpu = "H100";
@@ -119,7 +119,10 @@ TEST(ImportCheckpoint, DeepSpeedOverlapCommFollowsTheConfigAndItsDefault) {
   EXPECT_FALSE(z2_default->job.sharding.overlap_comm);
   auto z1_on = ImportJob(config(1, ", \"overlap_comm\": true"), "ds_z1_config.json", o);
   ASSERT_TRUE(z1_on.ok()) << z1_on.error().Format();
-  EXPECT_TRUE(z1_on->job.overlap.grad_reduce);
+  // ZeRO-1's overlap is written once, as sharding.overlap_comm: overlap.grad_reduce is derived
+  // from it when the job is resolved (tests/job/resolved_job_test.cc).
+  EXPECT_TRUE(z1_on->job.sharding.overlap_comm);
+  EXPECT_TRUE(z1_on->job.sharding.overlap_comm_given);
 }
 
 }  // namespace

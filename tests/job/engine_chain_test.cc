@@ -262,5 +262,46 @@ TEST(EngineChain, AdapterTargetsOnMoeAndGatedDeltaNetModels) {
   EXPECT_TRUE(ResolveAdapterTargets(hf36_attention, engines, &*q36).ok());
 }
 
+// One answer to "does DeepSpeed run this job's sharding?", from data/frameworks.yaml's
+// zero3_runtime and zero12_runtime. Before, memory asked EngineChain::RunsDeepSpeed (a test of
+// the names: not verl, a chain through deepspeed or ending at hf-trainer), which also said yes
+// for the HF Trainer, deepspeed and ms-swift under sharding none and fsdp2, where no ZeRO runs;
+// step and plan asked the profile's zero3_runtime walk, zero3 only. Expected, by mode, from the
+// entries' sources: the Trainer's ZeRO is DeepSpeed's (accelerate's DeepSpeed plugin); ms-swift's
+// zero1 is `megatron sft` (megatron-core's distributed optimizer), its zero2/zero3 `swift sft`
+// under DeepSpeed; verl's FSDP workers are FSDP1 and its zero1 the megatron workers.
+TEST(EngineChain, ShardingRuntimeIsOneAnswerFromData) {
+  const FrameworkEngines e = Shipped();
+  auto runtime = [&](const char* name, ShardingMode mode) {
+    return ShardingRuntimeName(ResolveShardingRuntime(e, ResolveEngineChain(e, Named(name), mode)));
+  };
+  using M = ShardingMode;
+  EXPECT_EQ(runtime("hf-trainer", M::kNone), "unstated");
+  EXPECT_EQ(runtime("hf-trainer", M::kZero1), "deepspeed");
+  EXPECT_EQ(runtime("hf-trainer", M::kZero2), "deepspeed");
+  EXPECT_EQ(runtime("hf-trainer", M::kZero3), "deepspeed");
+  EXPECT_EQ(runtime("hf-trainer", M::kFsdp2), "fsdp2");
+  EXPECT_EQ(runtime("ms-swift", M::kZero1), "megatron");
+  EXPECT_EQ(runtime("ms-swift", M::kZero2), "deepspeed");
+  EXPECT_EQ(runtime("ms-swift", M::kZero3), "deepspeed");
+  EXPECT_EQ(runtime("deepspeed", M::kZero1), "deepspeed");
+  EXPECT_EQ(runtime("verl", M::kZero1), "megatron");
+  EXPECT_EQ(runtime("verl", M::kZero2), "fsdp1");
+  EXPECT_EQ(runtime("verl", M::kZero3), "fsdp1");
+  EXPECT_EQ(runtime("megatron-core", M::kZero1), "megatron");
+  EXPECT_EQ(runtime("megatron-core", M::kZero3), "megatron-fsdp");
+  EXPECT_EQ(runtime("megatron-core", M::kFsdp2), "megatron-fsdp");
+  EXPECT_EQ(runtime("torchtitan", M::kZero3), "fsdp2");
+  EXPECT_EQ(runtime("torchtitan", M::kFsdp2), "fsdp2");
+  // A zero12_runtime the parser does not know names the key and the values allowed.
+  auto bad =
+      Parse("frameworks:\n  a: {latest: '1', zero3_runtime: fsdp1, zero12_runtime: zero9}\n");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().Format().find("unknown zero12_runtime 'zero9', expected deepspeed, fsdp1, "
+                                      "fsdp2 or megatron"),
+            std::string::npos)
+      << bad.error().Format();
+}
+
 }  // namespace
 }  // namespace strata

@@ -220,5 +220,48 @@ TEST(JobJson, ExpertDpIsNullForADenseModel) {
   EXPECT_EQ(JobToJson(*moe)["expert_dp"], 5);
 }
 
+// DeepSpeed's ZeRO-1 has one switch for its gradient reduce running behind the backward,
+// overlap_comm (deepspeed/runtime/zero/stage_1_and_2.py: reduce_ipg_grads on its reduction
+// stream, and a second reduce bucket), which the job file could spell twice:
+// sharding.overlap_comm (read by the memory ledger's buckets) and overlap.grad_reduce (read by the
+// step's per-step reduce). Before, `--set sharding.overlap_comm=true` on a ZeRO-1 HF Trainer job
+// left the step's reduce exposed (grad_reduce false) while memory counted two buckets, and
+// `--set overlap.grad_reduce=true` hid the reduce while memory counted one. Now either setting
+// gives both views the same switch; the two set against each other are refused.
+TEST(ResolveJob, DeepSpeedZero1OverlapIsOneSwitchWhicheverKeyIsSet) {
+  // Eight one-GPU nodes, DP 8: global batch 32 = micro batch 4 x DP 8.
+  const std::vector<std::string> base = {"sharding.mode=zero1", "cluster.nodes=8",
+                                         "batch.global_batch=32"};
+  auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> all = base;
+    all.insert(all.end(), extra.begin(), extra.end());
+    return ResolveJob(JobRequest{"llama-3.1-8b-qlora-h200x1", "", all, ""});
+  };
+  for (const char* set : {"sharding.overlap_comm=true", "overlap.grad_reduce=true"}) {
+    auto job = with({set});
+    ASSERT_TRUE(job.ok()) << set << ": " << job.error().Format();
+    ASSERT_TRUE(job->RunsDeepSpeed(ShardingMode::kZero1));  // hf-trainer's zero12_runtime
+    EXPECT_TRUE(job->spec.overlap.grad_reduce) << set;
+    EXPECT_TRUE(job->spec.sharding.OverlapComm()) << set;
+  }
+  // Neither given: DeepSpeed's ZeRO-1 default, overlap_comm false, for both.
+  auto neither = with({});
+  ASSERT_TRUE(neither.ok()) << neither.error().Format();
+  EXPECT_FALSE(neither->spec.overlap.grad_reduce);
+  EXPECT_FALSE(neither->spec.sharding.OverlapComm());
+  auto both = with({"sharding.overlap_comm=true", "overlap.grad_reduce=false"});
+  ASSERT_FALSE(both.ok());
+  EXPECT_NE(both.error().Format().find("overlap.grad_reduce false contradicts "
+                                       "sharding.overlap_comm true"),
+            std::string::npos)
+      << both.error().Format();
+  // megatron-core's ZeRO-1 (the reference job, ms-swift's megatron sft) keeps its own flag.
+  auto megatron = ResolveJob(JobRequest{"", "", {"overlap.grad_reduce=true"}, ""});
+  ASSERT_TRUE(megatron.ok()) << megatron.error().Format();
+  EXPECT_FALSE(megatron->RunsDeepSpeed(ShardingMode::kZero1));
+  EXPECT_TRUE(megatron->spec.overlap.grad_reduce);
+  EXPECT_FALSE(megatron->spec.sharding.overlap_comm_given);
+}
+
 }  // namespace
 }  // namespace strata

@@ -249,8 +249,8 @@ TEST(FrameworkProfile, Zero3RuntimeIsCheckedAndRequiredOfEngines) {
   good.replace(good.find("zero3, "), 7, "fsdp1, ");
   auto ok = ParseFrameworkCatalog(good, "f.yaml");
   ASSERT_TRUE(ok.ok()) << ok.error().Format();
-  EXPECT_EQ(ok->frameworks.at("x").zero3_runtime, Zero3Runtime::kFsdp1);
-  EXPECT_EQ(Zero3RuntimeName(Zero3Runtime::kMegatronFsdp), "megatron-fsdp");
+  EXPECT_EQ(ok->engines.sharding_runtime.at("x").at("zero3"), ShardingRuntime::kFsdp1);
+  EXPECT_EQ(ShardingRuntimeName(ShardingRuntime::kMegatronFsdp), "megatron-fsdp");
 }
 
 // DeepSpeed's hooks follow the chain's first `zero3_runtime:` from the named framework, not a
@@ -265,14 +265,15 @@ TEST(FrameworkProfile, DeepSpeedHooksFollowTheChainsZero3Runtime) {
     return p.ok() ? p->Zero3OpsPerParam(8) : -1.0;
   };
   EXPECT_DOUBLE_EQ(ops("verl"), 0);
-  c.frameworks["verl"].zero3_runtime = Zero3Runtime::kDeepSpeed;
+  auto& runtime = c.engines.sharding_runtime;
+  runtime["verl"]["zero3"] = ShardingRuntime::kDeepSpeed;
   EXPECT_DOUBLE_EQ(ops("verl"), 17);
-  c.frameworks["verl"].zero3_runtime = Zero3Runtime::kUnstated;  // hf-trainer's decides
+  runtime["verl"].erase("zero3");  // hf-trainer's decides
   EXPECT_DOUBLE_EQ(ops("verl"), 17);
-  c.frameworks["ms-swift"].zero3_runtime = Zero3Runtime::kUnstated;
-  c.frameworks["deepspeed"].zero3_runtime = Zero3Runtime::kUnstated;
+  runtime["ms-swift"].erase("zero3");
+  runtime["deepspeed"].erase("zero3");
   EXPECT_DOUBLE_EQ(ops("ms-swift"), 17);
-  c.frameworks["hf-trainer"].zero3_runtime = Zero3Runtime::kFsdp1;
+  runtime["hf-trainer"]["zero3"] = ShardingRuntime::kFsdp1;
   EXPECT_DOUBLE_EQ(ops("ms-swift"), 0);
   EXPECT_DOUBLE_EQ(ops("hf-trainer"), 0);
 }

@@ -563,12 +563,12 @@ Status MapZero3ModelSave(Settings& s, JobBuilder& job) {
 
 /// DeepSpeed's overlap_comm: whether its ZeRO collectives run on their own streams. Its default is
 /// true under ZeRO-3 and false under ZeRO-1/2 (deepspeed/runtime/zero/config.py,
-/// overlap_comm_valid: `values["stage"] == ZeroStageEnum.weights`). ZeRO-2/3 carry it as
-/// sharding.overlap_comm; ZeRO-1's once-a-step reduce as overlap.grad_reduce.
+/// overlap_comm_valid: `values["stage"] == ZeroStageEnum.weights`). Every stage carries it as
+/// sharding.overlap_comm; ZeRO-1/2's overlap.grad_reduce is derived from it when the job is
+/// resolved (job/resolved_job.cc), so it is not written twice.
 Status MapDeepSpeedOverlap(Settings& s, JobBuilder& job, int64_t stage) {
   const std::string key = "ds.zero_optimization.overlap_comm";
-  std::vector<std::string> fields = {"sharding.overlap_comm"};
-  if (stage == 1) fields.emplace_back("overlap.grad_reduce");
+  const std::vector<std::string> fields = {"sharding.overlap_comm"};
   if (s.Has(key)) {
     const std::string source = s.Use(key)->source;
     STRATA_ASSIGN_OR_RETURN(auto on, s.Bool(key));

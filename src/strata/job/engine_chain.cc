@@ -143,7 +143,99 @@ void SetContextParallel(const FrameworkEngines& engines, const EngineChain& chai
                           release, chain.wrapped() ? "" : ": set framework.version"));
 }
 
+constexpr std::pair<ShardingRuntime, std::string_view> kRuntimes[] = {
+    {ShardingRuntime::kDeepSpeed, "deepspeed"},
+    {ShardingRuntime::kFsdp1, "fsdp1"},
+    {ShardingRuntime::kFsdp2, "fsdp2"},
+    {ShardingRuntime::kMegatronFsdp, "megatron-fsdp"},
+    {ShardingRuntime::kMegatron, "megatron"}};
+
+// One runtime value of `key`: under zero3 the sharded-parameter runtimes, under zero1/2 also
+// megatron-core's distributed optimizer.
+Result<ShardingRuntime> ParseRuntimeValue(YamlMap& entry, const char* key, const YAML::Node& node,
+                                          bool zero3) {
+  const char* allowed =
+      zero3 ? "deepspeed, fsdp1, fsdp2 or megatron-fsdp" : "deepspeed, fsdp1, fsdp2 or megatron";
+  const std::string value = node.IsScalar() ? node.Scalar() : std::string();
+  const ShardingRuntime r = ShardingRuntimeNamed(value);
+  const bool fits = zero3 ? r != ShardingRuntime::kUnstated && r != ShardingRuntime::kMegatron
+                          : r != ShardingRuntime::kUnstated && r != ShardingRuntime::kMegatronFsdp;
+  if (fits) return r;
+  return entry.ErrorAt(key, fmt::format("unknown {} '{}', expected {}", key, value, allowed));
+}
+
+// `zero3_runtime: NAME` (required of an engine, an entry without runs_as) and
+// `zero12_runtime: NAME` or {zero1: NAME, zero2: NAME} (optional): whose code runs the sharding
+// of those modes. A wrapper that leaves one out takes the chain's next statement.
+Status ParseShardingRuntimes(YamlMap& entry, const std::string& name, FrameworkEngines& out) {
+  if (!entry.Has("zero3_runtime")) {
+    if (!entry.Has("runs_as")) {
+      return entry.ErrorAt("zero3_runtime",
+                           "missing: an engine (an entry without runs_as) says whose ZeRO-3 it "
+                           "runs under sharding.mode zero3: deepspeed, fsdp1, fsdp2 or "
+                           "megatron-fsdp");
+    }
+  } else {
+    STRATA_ASSIGN_OR_RETURN(YAML::Node node, entry.Node("zero3_runtime"));
+    STRATA_ASSIGN_OR_RETURN(out.sharding_runtime[name]["zero3"],
+                            ParseRuntimeValue(entry, "zero3_runtime", node, true));
+  }
+  if (!entry.Has("zero12_runtime")) return OkStatus();
+  STRATA_ASSIGN_OR_RETURN(YAML::Node node, entry.Node("zero12_runtime"));
+  if (!node.IsMap()) {
+    for (const char* mode : {"zero1", "zero2"}) {
+      STRATA_ASSIGN_OR_RETURN(out.sharding_runtime[name][mode],
+                              ParseRuntimeValue(entry, "zero12_runtime", node, false));
+    }
+    return OkStatus();
+  }
+  for (const auto& m : node) {
+    const std::string mode = m.first.Scalar();
+    if (mode != "zero1" && mode != "zero2") {
+      return entry.ErrorAt(
+          "zero12_runtime",
+          fmt::format("unknown sharding mode '{}', expected zero1 or zero2", mode));
+    }
+    STRATA_ASSIGN_OR_RETURN(out.sharding_runtime[name][mode],
+                            ParseRuntimeValue(entry, "zero12_runtime", m.second, false));
+  }
+  return OkStatus();
+}
+
 }  // namespace
+
+std::string_view ShardingRuntimeName(ShardingRuntime runtime) {
+  for (const auto& [r, name] : kRuntimes) {
+    if (r == runtime) return name;
+  }
+  return "unstated";
+}
+
+ShardingRuntime ShardingRuntimeNamed(std::string_view name) {
+  for (const auto& [r, n] : kRuntimes) {
+    if (n == name) return r;
+  }
+  return ShardingRuntime::kUnstated;
+}
+
+ShardingRuntime ResolveShardingRuntime(const FrameworkEngines& engines, const EngineChain& chain) {
+  if (chain.mode == "none") return ShardingRuntime::kUnstated;
+  if (chain.mode == "fsdp2") {
+    return chain.Runs("megatron-core") ? ShardingRuntime::kMegatronFsdp : ShardingRuntime::kFsdp2;
+  }
+  for (const std::string& name : chain.names) {
+    const auto entry = engines.sharding_runtime.find(name);
+    if (entry == engines.sharding_runtime.end()) continue;
+    const auto it = entry->second.find(chain.mode);
+    if (it != entry->second.end()) return it->second;
+  }
+  return ShardingRuntime::kUnstated;
+}
+
+ShardingRuntime ResolveJobShardingRuntime(const FrameworkEngines& engines, const JobSpec& spec,
+                                          ShardingMode mode) {
+  return ResolveShardingRuntime(engines, ResolveEngineChain(engines, spec.framework, mode));
+}
 
 Result<FrameworkEngines> ParseFrameworkEngines(const YAML::Node& frameworks,
                                                const std::string& file) {
@@ -168,6 +260,7 @@ Result<FrameworkEngines> ParseFrameworkEngines(const YAML::Node& frameworks,
     if (entry.Has("moe_a2a_overlap")) {
       STRATA_ASSIGN_OR_RETURN(out.moe_a2a_overlap[name], ParseMoeA2aOverlapRule(entry, name));
     }
+    STRATA_RETURN_IF_ERROR(ParseShardingRuntimes(entry, name, out));
     if (!entry.Has("runs_as")) continue;
     STRATA_ASSIGN_OR_RETURN(YAML::Node runs_as, entry.Node("runs_as"));
     if (!runs_as.IsMap()) {

@@ -60,6 +60,19 @@ struct ReduceBucketRule {
   bool has_elements = false;
 };
 
+/// Whose code runs a job's sharded data parallelism: DeepSpeed's ZeRO (its stage_1_and_2
+/// optimizer, or ZeRO-3's per-parameter fetch hooks), PyTorch's FSDP1 (FullyShardedDataParallel)
+/// or FSDP2 (fully_shard), megatron-core's own FSDP, or megatron-core's distributed optimizer
+/// (ZeRO-1). kUnstated: no sharding (sharding.mode none), or no framework on the chain says.
+enum class ShardingRuntime { kUnstated, kDeepSpeed, kFsdp1, kFsdp2, kMegatronFsdp, kMegatron };
+
+/// The runtime as data/frameworks.yaml and a job file spell it ("deepspeed", "fsdp1", "fsdp2",
+/// "megatron-fsdp", "megatron"; "unstated").
+std::string_view ShardingRuntimeName(ShardingRuntime runtime);
+
+/// The runtime `name` spells, or kUnstated for a name that is none of them.
+ShardingRuntime ShardingRuntimeNamed(std::string_view name);
+
 /// data/frameworks.yaml's `runs_as` and `latest` of every framework.
 struct FrameworkEngines {
   std::map<std::string, std::map<std::string, std::string>> runs_as;  // name -> mode -> name
@@ -69,6 +82,9 @@ struct FrameworkEngines {
   std::map<std::string, PipelineRule> pipeline;     // name -> its `pipeline:`, where it has one
   std::map<std::string, ReduceBucketRule> reduce_bucket;     // name -> its `reduce_bucket:`
   std::map<std::string, MoeA2aOverlapRule> moe_a2a_overlap;  // name -> its `moe_a2a_overlap:`
+  /// name -> sharding mode ("zero1", "zero2", "zero3") -> whose code runs that mode's sharding
+  /// (`zero3_runtime:`, `zero12_runtime:`), where the entry states it.
+  std::map<std::string, std::map<std::string, ShardingRuntime>> sharding_runtime;
 
   /// `name`'s latest release, "" for a framework the map does not hold (a catalog built in code
   /// may lack engines the file parser always fills).
@@ -97,12 +113,6 @@ struct EngineChain {
   const std::string& engine() const { return names.back(); }
   bool wrapped() const { return names.size() > 1; }
   bool Runs(std::string_view name) const;  // `name` is on the chain
-  /// DeepSpeed's ZeRO runs the job's sharding: a chain through deepspeed (ms-swift, a DeepSpeed
-  /// JSON) or HF model code under the HF Trainer, whose ZeRO is DeepSpeed's (its FSDP is
-  /// imported as fsdp2). Not verl, whose zero3 is PyTorch's FSDP1 in its FSDP workers.
-  bool RunsDeepSpeed() const {
-    return named() != "verl" && (Runs("deepspeed") || engine() == "hf-trainer");
-  }
 };
 
 /// The chain of `spec` under sharding `mode` (ms-swift under zero1: [ms-swift, megatron-core];
@@ -110,6 +120,19 @@ struct EngineChain {
 /// framework.version when the engine is the framework it names, else the catalog's latest.
 EngineChain ResolveEngineChain(const FrameworkEngines& engines, const FrameworkSpec& spec,
                                ShardingMode mode);
+
+/// Whose code runs the chain's sharding (chain.mode), from data/frameworks.yaml alone: under
+/// zero3 the chain's first `zero3_runtime:` from the framework the job names (verl's fsdp1
+/// before its engine's deepspeed), under zero1 and zero2 its first `zero12_runtime:`; fsdp2 is
+/// megatron-core's FSDP on a chain through megatron-core, else PyTorch's fully_shard; none has
+/// no sharding (kUnstated). Resolved once per job and mode (ResolvedJob::runtime_by_mode): the
+/// one answer memory, step and plan read.
+ShardingRuntime ResolveShardingRuntime(const FrameworkEngines& engines, const EngineChain& chain);
+
+/// The runtime of `spec`'s sharding under `mode` (a layout search may try another mode than the
+/// job's own): its chain's, from data/frameworks.yaml.
+ShardingRuntime ResolveJobShardingRuntime(const FrameworkEngines& engines, const JobSpec& spec,
+                                          ShardingMode mode);
 
 /// The chain's engine's `gqa_repeat:` rule when its release (chain.version) still repeats K and
 /// V for grouped-query attention, else null (no rule, or a release at or after `until`).

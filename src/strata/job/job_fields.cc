@@ -220,7 +220,8 @@ const std::vector<JobField>& JobFields() {
        "true",
        "zero1/zero2/zero3 under DeepSpeed: its all-gathers and reduce-scatters run on their own "
        "streams behind compute (true), or on the compute stream where nothing hides (false; "
-       "`step`); zero1/zero2 keep a second reduce bucket with it (`memory`)"},
+       "`step`); zero1/zero2 keep a second reduce bucket with it (`memory`), and their "
+       "overlap.grad_reduce is derived from it"},
       {"sharding.offload_optimizer", "none | cpu | nvme", "", "none",
        "offload_optimizer.device (DeepSpeed)", "", "cpu",
        "optimizer state (and zero2/zero3 gradient shards) in host memory or on NVMe (zero3)"},
@@ -262,8 +263,12 @@ const std::vector<JobField>& JobFields() {
        "schedule), else false",
        "--no-overlap-p2p-communication (false)", "", "true",
        "pipeline send/recv hidden behind compute (`step`)"},
-      {"overlap.grad_reduce", "true | false", "", "false", "--overlap-grad-reduce", "", "true",
-       "DP gradient reduce behind the last backward; one layer stays exposed (`step`)"},
+      {"overlap.grad_reduce", "true | false", "",
+       "false; under DeepSpeed's zero1/zero2, sharding.overlap_comm's", "--overlap-grad-reduce", "",
+       "true",
+       "DP gradient reduce behind the last backward; one layer stays exposed (`step`). Under "
+       "DeepSpeed's zero1/zero2 it names overlap_comm: given alone it sets sharding.overlap_comm, "
+       "and the two set against each other are refused"},
       {"overlap.param_gather", "true | false", "", "false", "--overlap-param-gather", "", "true",
        "DP parameter all-gather behind the next forward (`step`)"},
       {"framework.name",

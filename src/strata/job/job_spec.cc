@@ -442,6 +442,7 @@ Status ParseOverlap(YamlMap& top, JobSpec& job) {
     }
   }
   v.pp_p2p_given = o.Has("pp_p2p");
+  v.grad_reduce_given = o.Has("grad_reduce");
   return o.CheckNoUnknownKeys();
 }
 

@@ -115,9 +115,23 @@ struct OverlapSpec {
   // turns it off) and off for 1F1B (sim/step_model.h, PpP2pOverlapped).
   bool pp_p2p = false;
   bool pp_p2p_given = false;
-  bool grad_reduce = false;   // --overlap-grad-reduce: DP reduce-scatter behind the backward
+  // --overlap-grad-reduce: DP reduce-scatter behind the backward. Under DeepSpeed's ZeRO-1/2
+  // it is derived from sharding.overlap_comm at resolve time (or, given alone, sets it), so the
+  // two cannot disagree (job/resolved_job.cc).
+  bool grad_reduce = false;
+  bool grad_reduce_given = false;
   bool param_gather = false;  // --overlap-param-gather: DP all-gather behind the forward
 };
+
+/// Under DeepSpeed's ZeRO-1/2 (`deepspeed`: its runtime runs `sh`'s mode) the gradient reduce
+/// runs behind the backward exactly when overlap_comm is on (stage_1_and_2.py, reduce_ipg_grads
+/// on its reduction stream), so overlap.grad_reduce is sharding.overlap_comm's value: for the
+/// job's own mode when it is resolved, and for each mode a layout search tries.
+inline void DeriveDeepSpeedGradReduce(const ShardingSpec& sh, bool deepspeed, OverlapSpec& o) {
+  if (deepspeed && (sh.mode == ShardingMode::kZero1 || sh.mode == ShardingMode::kZero2)) {
+    o.grad_reduce = sh.OverlapComm();
+  }
+}
 
 /// The software that runs the job: the step model adds what it costs beyond the kernels
 /// (data/frameworks.yaml, sim/framework_profile.h). megatron-core unless the job says otherwise.

@@ -193,7 +193,8 @@ Result<ResolvedJob> ResolveJobWithModel(const JobSpec& spec, ModelConfig model,
         ResolveEngineChain(engines, job.spec.framework, static_cast<ShardingMode>(m));
     job.query_groups_by_mode[m] = QueryGroupSplitOf(chain);
     job.megatron_core_by_mode[m] = chain.Runs("megatron-core");
-    job.deepspeed_by_mode[m] = chain.RunsDeepSpeed();
+    job.runtime_by_mode[m] =
+        ResolveJobShardingRuntime(engines, job.spec, static_cast<ShardingMode>(m));
     job.pipeline_by_mode[m] =
         ResolvePipelineRule(engines, job.spec.framework, static_cast<ShardingMode>(m));
     job.reduce_bucket_by_mode[m] =
@@ -269,9 +270,38 @@ Status CheckMoeA2aOverlap(const ResolvedJob& job) {
   return e;
 }
 
+// DeepSpeed's ZeRO-1/2 have one switch for running their gradient reduce on its own stream
+// behind the backward: overlap_comm (deepspeed/runtime/zero/stage_1_and_2.py, reduce_ipg_grads
+// on self.reduction_stream when overlap_comm; with it, the second reduce bucket). The job file
+// has two spellings of it, sharding.overlap_comm (the memory ledger's buckets, the step's
+// exposure) and overlap.grad_reduce (megatron's flag, the step's per-step reduce): overlap_comm
+// is the source of truth and grad_reduce is derived from it; grad_reduce given alone sets it.
+Status DeriveDeepSpeedOverlap(ResolvedJob& job) {
+  ShardingSpec& sh = job.spec.sharding;
+  OverlapSpec& o = job.spec.overlap;
+  if (sh.mode != ShardingMode::kZero1 && sh.mode != ShardingMode::kZero2) return OkStatus();
+  if (!job.RunsDeepSpeed(sh.mode)) return OkStatus();
+  if (o.grad_reduce_given && sh.overlap_comm_given && o.grad_reduce != sh.overlap_comm) {
+    return InvalidInput(fmt::format("overlap.grad_reduce {} contradicts sharding.overlap_comm {}: "
+                                    "under DeepSpeed's ZeRO-{} both name its overlap_comm",
+                                    o.grad_reduce, sh.overlap_comm,
+                                    sh.mode == ShardingMode::kZero1 ? 1 : 2))
+        .InField("overlap.grad_reduce")
+        .InFile(job.spec.file)
+        .WithHint("set sharding.overlap_comm alone (overlap.grad_reduce follows it)");
+  }
+  if (o.grad_reduce_given && !sh.overlap_comm_given) {
+    sh.overlap_comm = o.grad_reduce;
+    sh.overlap_comm_given = true;
+  }
+  DeriveDeepSpeedGradReduce(sh, job.RunsDeepSpeed(sh.mode), o);
+  return OkStatus();
+}
+
 Status Derive(ResolvedJob& job) {
   job.spec.sharding.ApplyReshardDefault(job.spec.framework.name == "torchtitan",
                                         job.spec.layout.pp);
+  STRATA_RETURN_IF_ERROR(DeriveDeepSpeedOverlap(job));
   const JobSpec& spec = job.spec;
   STRATA_RETURN_IF_ERROR(CheckLayoutAgainstModel(spec, job.model, job.query_groups()));
   STRATA_RETURN_IF_ERROR(CheckLinearAttentionContextParallel(job));

@@ -81,9 +81,10 @@ struct ResolvedJob {
     all.fill(true);
     return all;
   }();
-  /// Whether DeepSpeed's ZeRO runs the sharding under each mode (EngineChain::RunsDeepSpeed);
-  /// false for a job built in code.
-  std::array<bool, kShardingModeCount> deepspeed_by_mode{};
+  /// Whose code runs the sharding under each mode (job/engine_chain.h,
+  /// ResolveJobShardingRuntime): the one answer to "does DeepSpeed run it?" that memory, step,
+  /// plan, checkpoint and rl read. Unstated (not DeepSpeed) for a job built in code.
+  std::array<ShardingRuntime, kShardingModeCount> runtime_by_mode{};
   /// What the pipeline engine under each sharding mode runs (job/pipeline_rules.h): its
   /// schedules and the micro batches its looped schedules accept. None known (no rule) for a
   /// job built in code.
@@ -103,9 +104,14 @@ struct ResolvedJob {
   bool RunsMegatronCore(ShardingMode mode) const {
     return megatron_core_by_mode[static_cast<size_t>(mode)];
   }
+  /// Whose code runs the sharding under `mode`, and under the spec's own mode.
+  ShardingRuntime RuntimeOf(ShardingMode mode) const {
+    return runtime_by_mode[static_cast<size_t>(mode)];
+  }
+  ShardingRuntime runtime() const { return RuntimeOf(spec.sharding.mode); }
   /// Whether DeepSpeed's ZeRO runs the sharding under `mode`.
   bool RunsDeepSpeed(ShardingMode mode) const {
-    return deepspeed_by_mode[static_cast<size_t>(mode)];
+    return RuntimeOf(mode) == ShardingRuntime::kDeepSpeed;
   }
   /// DeepSpeed ZeRO-1/2's reduce_bucket_size under the spec's sharding mode: the job's when it
   /// gives one, else the framework's (reduce_bucket_by_mode); ReduceBucketRule says which.

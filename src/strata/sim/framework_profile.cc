@@ -27,31 +27,6 @@ Status CheckRows(YamlMap& section) {
   return OkStatus();
 }
 
-constexpr std::pair<Zero3Runtime, std::string_view> kZero3Runtimes[] = {
-    {Zero3Runtime::kDeepSpeed, "deepspeed"},
-    {Zero3Runtime::kFsdp1, "fsdp1"},
-    {Zero3Runtime::kFsdp2, "fsdp2"},
-    {Zero3Runtime::kMegatronFsdp, "megatron-fsdp"}};
-
-// `zero3_runtime:` whose sharded data parallelism runs under sharding.mode zero3. An engine (an
-// entry without runs_as) must say; a wrapper may, and otherwise takes its engine's.
-Result<Zero3Runtime> ParseZero3Runtime(YamlMap& m, bool required) {
-  constexpr const char* kAllowed = "deepspeed, fsdp1, fsdp2 or megatron-fsdp";
-  if (!m.Has("zero3_runtime")) {
-    if (!required) return Zero3Runtime::kUnstated;
-    return m.ErrorAt("zero3_runtime",
-                     fmt::format("missing: an engine (an entry without runs_as) says whose "
-                                 "ZeRO-3 it runs under sharding.mode zero3: {}",
-                                 kAllowed));
-  }
-  STRATA_ASSIGN_OR_RETURN(std::string value, m.String("zero3_runtime"));
-  for (const auto& [runtime, name] : kZero3Runtimes) {
-    if (value == name) return runtime;
-  }
-  return m.ErrorAt("zero3_runtime",
-                   fmt::format("unknown zero3_runtime '{}', expected {}", value, kAllowed));
-}
-
 // `model_code:` {clamped_glu, expert_output_bias, yarn_rotary}, each {forward, backward} in
 // bytes per element (ModelCodeTraffic).
 Result<ModelCodeTraffic> ParseModelCode(YamlMap& m) {
@@ -90,7 +65,6 @@ Result<FrameworkEntry> ParseEntry(YamlMap& m, const std::string& name) {
     STRATA_ASSIGN_OR_RETURN(e.model_code, ParseModelCode(m));
   }
   if (m.Has("runs_as")) {
-    STRATA_ASSIGN_OR_RETURN(e.zero3_runtime, ParseZero3Runtime(m, false));
     // A wrapper's numbers are its engine's, except the attention its recipes ask HF code for
     // and the module code its model providers choose (model_code).
     if (m.Has("attention")) {
@@ -150,7 +124,6 @@ Result<FrameworkEntry> ParseEntry(YamlMap& m, const std::string& name) {
   if (m.Has("sdpa_cudnn_from")) {
     STRATA_ASSIGN_OR_RETURN(e.sdpa_cudnn_from, m.String("sdpa_cudnn_from"));
   }
-  STRATA_ASSIGN_OR_RETURN(e.zero3_runtime, ParseZero3Runtime(m, true));
   return e;
 }
 
@@ -191,10 +164,11 @@ Result<FrameworkCatalog> ParseFrameworkCatalog(const std::string& text, const st
     const std::string name = kv.first.Scalar();
     STRATA_ASSIGN_OR_RETURN(YamlMap m, frameworks.Map(name));
     STRATA_ASSIGN_OR_RETURN(FrameworkEntry e, ParseEntry(m, name));
-    // latest, runs_as, gdn_module, gqa_repeat, pipeline, reduce_bucket and moe_a2a_overlap are
-    // read once, into c.engines (job/engine_chain.h).
-    STRATA_RETURN_IF_ERROR(m.CheckNoUnknownKeys({"latest", "runs_as", "gdn_module", "gqa_repeat",
-                                                 "pipeline", "reduce_bucket", "moe_a2a_overlap"}));
+    // latest, runs_as, gdn_module, gqa_repeat, pipeline, reduce_bucket, moe_a2a_overlap and the
+    // sharding runtimes are read once, into c.engines (job/engine_chain.h).
+    STRATA_RETURN_IF_ERROR(m.CheckNoUnknownKeys(
+        {"latest", "runs_as", "gdn_module", "gqa_repeat", "pipeline", "reduce_bucket",
+         "moe_a2a_overlap", "zero3_runtime", "zero12_runtime"}));
     c.frameworks[name] = std::move(e);
   }
   STRATA_ASSIGN_OR_RETURN(c.engines, ParseFrameworkEngines(list, file));
@@ -406,18 +380,12 @@ Result<FrameworkProfile> ResolveForMode(const FrameworkCatalog& catalog, const J
     p.gdn_kernel = spec.gdn_kernel;
     p.gdn_kernel_assumed = false;
   }
-  // DeepSpeed's per-parameter hooks where DeepSpeed's ZeRO-3 runs. Whose ZeRO-3 runs is the
-  // chain's first `zero3_runtime:` from the framework the job names (verl's fsdp1 before its
-  // engine's deepspeed): FSDP1, FSDP2 and megatron-core's FSDP gather per unit, with no
+  // DeepSpeed's per-parameter hooks where DeepSpeed's ZeRO-3 runs (the job's sharding runtime,
+  // job/engine_chain.h): FSDP1, FSDP2 and megatron-core's FSDP gather per unit, with no
   // per-parameter hooks.
-  Zero3Runtime zero3_runtime = Zero3Runtime::kUnstated;
-  for (const std::string& name : chain.names) {
-    const auto it = catalog.frameworks.find(name);
-    if (it == catalog.frameworks.end()) continue;
-    zero3_runtime = it->second.zero3_runtime;
-    if (zero3_runtime != Zero3Runtime::kUnstated) break;
-  }
-  if (job.sharding.mode == ShardingMode::kZero3 && zero3_runtime == Zero3Runtime::kDeepSpeed) {
+  const ShardingRuntime runtime =
+      ResolveJobShardingRuntime(catalog.engines, job, job.sharding.mode);
+  if (job.sharding.mode == ShardingMode::kZero3 && runtime == ShardingRuntime::kDeepSpeed) {
     const FrameworkEntry* ds = nullptr;
     for (const auto& [name, e] : catalog.frameworks) {
       if (e.zero3_ops_per_param > 0 || e.zero3_ops_per_param_per_rank > 0) ds = &e;
@@ -446,13 +414,6 @@ Result<FrameworkProfile> ResolveForMode(const FrameworkCatalog& catalog, const J
 }
 
 }  // namespace
-
-std::string_view Zero3RuntimeName(Zero3Runtime runtime) {
-  for (const auto& [r, name] : kZero3Runtimes) {
-    if (r == runtime) return name;
-  }
-  return "unstated";
-}
 
 std::string_view GdnKernelName(std::string_view kernel) {
   if (kernel == "torch") return "transformers' PyTorch fallback";

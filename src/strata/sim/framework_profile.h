@@ -35,14 +35,6 @@ struct ModelCodeTraffic {
   }
 };
 
-/// Whose sharded data parallelism runs under sharding.mode zero3 (data/frameworks.yaml
-/// `zero3_runtime:`): DeepSpeed's ZeRO-3 (per-parameter fetch hooks), PyTorch's FSDP1 or FSDP2
-/// (per-unit gathers) or megatron-core's own FSDP. kUnstated: the entry leaves it to its engine.
-enum class Zero3Runtime { kUnstated, kDeepSpeed, kFsdp1, kFsdp2, kMegatronFsdp };
-
-/// The value as data/frameworks.yaml spells it ("deepspeed", "fsdp1", "fsdp2", "megatron-fsdp").
-std::string_view Zero3RuntimeName(Zero3Runtime runtime);
-
 /// One framework's entry of data/frameworks.yaml, as written.
 struct FrameworkEntry {
   std::string name;
@@ -57,12 +49,11 @@ struct FrameworkEntry {
   // megatron-core's SequentialMLP (moe_grouped_gemm off): host ops per expert, forward; the
   // loop splits the tokens with counts already on the host, so no sync per expert.
   double sequential_expert_ops = 0;
-  std::string attention = "cudnn";                       // cudnn | sdpa_flash2
-  bool attention_given = false;                          // a wrapper's own choice for HF code
-  std::string sdpa_cudnn_from;                           // first release whose SDPA prefers cuDNN
-  double zero3_ops_per_param = 0;                        // DeepSpeed ZeRO-3 fetch, per parameter
-  double zero3_ops_per_param_per_rank = 0;               // and per parameter per DP rank
-  Zero3Runtime zero3_runtime = Zero3Runtime::kUnstated;  // required of engines (no runs_as)
+  std::string attention = "cudnn";          // cudnn | sdpa_flash2
+  bool attention_given = false;             // a wrapper's own choice for HF code
+  std::string sdpa_cudnn_from;              // first release whose SDPA prefers cuDNN
+  double zero3_ops_per_param = 0;           // DeepSpeed ZeRO-3 fetch, per parameter
+  double zero3_ops_per_param_per_rank = 0;  // and per parameter per DP rank
   // Eager (uncompiled) module code moves more bytes than the fused kernels the step's
   // memory-bound term counts: per kind, the bytes moved over the fused kernel's (1: as fused),
   // and whether attention's layout copies (GQA's repeated K/V, the output made contiguous) run.
@@ -141,12 +132,6 @@ struct FrameworkProfile {
   /// the per-mode copies themselves and in profiles built by hand (then this one applies).
   std::vector<FrameworkProfile> by_mode;
 
-  /// DeepSpeed's ZeRO-3 runs (its per-parameter hooks are priced): the one predicate the step
-  /// model reads for DeepSpeed-only behaviour (the recompute's extra fetch).
-  bool RunsDeepSpeedZero3() const {
-    return zero3_ops_per_param > 0 || zero3_ops_per_param_per_rank > 0;
-  }
-
   double Zero3OpsPerParam(int64_t dp) const {
     return zero3_ops_per_param + zero3_ops_per_param_per_rank * static_cast<double>(dp);
   }
@@ -164,6 +149,9 @@ struct FrameworkProfile {
 
 /// Resolves `job`'s framework on `gpu_name` (the catalog name the kernel file keys by). Fails
 /// when the data file has no entry for the name (a catalog out of step with FrameworkNames()).
+/// DeepSpeed's ZeRO-3 hooks are priced where the sharding runtime under the profile's mode
+/// (ResolveShardingRuntime of job/engine_chain.h, the job's sharding.runtime for its own mode)
+/// is DeepSpeed's.
 Result<FrameworkProfile> ResolveFramework(const FrameworkCatalog& catalog, const JobSpec& job,
                                           const std::string& gpu_name);
 

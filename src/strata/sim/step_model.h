@@ -56,9 +56,9 @@ struct StepLayout {
   /// The engine under the layout's sharding mode trains through megatron-core's schedules (its
   /// training arguments' defaults apply: PpP2pOverlapped).
   bool megatron_core = true;
-  /// DeepSpeed's ZeRO-3 hooks run under the layout's sharding mode
-  /// (FrameworkProfile::RunsDeepSpeedZero3 of the mode's profile).
-  bool deepspeed_zero3 = false;
+  /// DeepSpeed's ZeRO runs the sharding under the layout's mode (ResolvedJob::RunsDeepSpeed, the
+  /// resolved job's one answer): under zero3 its per-parameter hooks refetch in the recompute.
+  bool deepspeed = false;
   bool distributed_optimizer = true;
   int64_t activation_bytes = 2;  // bf16 activations; 4 for an fp32 job (TP/CP/EP traffic)
   int64_t param_bytes = 2;

@@ -143,7 +143,7 @@ Result<std::vector<PricedTraffic>> PriceShardedTraffic(const ModelTrafficShape& 
       // hooks again (fetch, then release after it), before the backward hooks fetch once more:
       // a third gather per recomputed layer. FSDP (1 and 2) recomputes inside the unit's
       // unshard for its backward; megatron-core and torchtitan issue per-unit gathers too.
-      const bool deepspeed_recompute = sh.mode == ShardingMode::kZero3 && s.deepspeed_zero3 &&
+      const bool deepspeed_recompute = sh.mode == ShardingMode::kZero3 && s.deepspeed &&
                                        s.recompute == RecomputeGranularity::kFull &&
                                        sh.reshard_after_forward;
       const double gathers = (sh.reshard_after_forward ? 2.0 : 1.0) +
