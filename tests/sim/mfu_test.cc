@@ -93,6 +93,29 @@ TEST(MfuTest, ReferenceCaseFigures) {
   EXPECT_NEAR(100.0 * r.points[2].hfu, 12.680, 1e-3);
 }
 
+// The course's HFU figures, 10.9% (29K) and 13.0% (49K) with a 0.2-point tolerance
+// (reference/seed-case.md), are its "the forward runs twice: x 4/3" shortcut, printed beside the
+// exact count: 481.25 x 25,055,723,520 x 4/3 / 148e12 = 10.863%; at 49,152:
+// 481.25 x 30,008,279,040 x 4/3 / 148e12 = 13.010%.
+TEST(MfuTest, TheCoursesFourThirdsHfuIsPrintedBesideTheExactOne) {
+  const MfuReport r = ReferenceReport();
+  ASSERT_EQ(r.points.size(), 3u);
+  EXPECT_NEAR(100.0 * r.points[0].hfu_four_thirds, 10.863, 1e-3);
+  EXPECT_NEAR(100.0 * r.points[2].hfu_four_thirds, 13.010, 1e-3);
+  EXPECT_NEAR(100.0 * r.points[0].hfu_four_thirds, 10.9, 0.2);
+  EXPECT_NEAR(100.0 * r.points[2].hfu_four_thirds, 13.0, 0.2);
+  EXPECT_NEAR(r.points[0].four_thirds_per_token.count(), 25'055'723'520.0 * 4.0 / 3.0, 1e3);
+}
+
+// Only where every layer's forward re-runs: selective recompute has no 4/3 shortcut.
+TEST(MfuTest, TheFourThirdsHfuIsOnlyForFullRecompute) {
+  MfuInputs in = ReferenceReport().inputs;
+  in.recompute = Recompute::kSelective;
+  const MfuReport r = ComputeMfu(in);
+  ASSERT_FALSE(r.points.empty());
+  EXPECT_EQ(r.points[0].hfu_four_thirds, 0.0);
+}
+
 TEST(MfuTest, ReferenceFlopPerToken) {
   const MfuReport r = ReferenceReport();
   // The course's 25.06 and 30.01 GFLOP/token (derivation in the header comment); 5e-3 GFLOP is

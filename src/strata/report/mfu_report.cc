@@ -90,6 +90,12 @@ std::string RenderMfuText(const MfuReport& report, const ThroughputSource& sourc
                   in.recompute == Recompute::kNone  ? "nothing recomputed"
                   : in.trained_flop_adjustment != 0 ? "trained + recomputed forward"
                                                     : "megatron + recomputed forward"});
+    if (point.hfu_four_thirds > 0) {
+      table.AddRow({"HFU, 4/3 x megatron",
+                    fmt::format("{:.2f}", point.four_thirds_per_token.gflop()),
+                    fmt::format("{:.2f}", per_gpu * point.four_thirds_per_token.count() / 1e12),
+                    Percent(point.hfu_four_thirds), "the 4/3 shortcut: output layer re-run too"});
+    }
     out += table.Render();
     if (explain) {
       out += "\n  MFU = tokens/s/GPU x FLOP/token / peak\n";
@@ -124,6 +130,14 @@ std::string RenderMfuText(const MfuReport& report, const ThroughputSource& sourc
           fmt::format("  HFU: {}: {:.4g} FLOP/token; {:.2f} x {:.4g} / {:.4g} = {:.2f}%\n", why,
                       point.hardware_per_token.count(), per_gpu, point.hardware_per_token.count(),
                       in.peak_per_gpu.flop_per_s(), 100.0 * point.hfu);
+      if (point.hfu_four_thirds > 0) {
+        out += fmt::format(
+            "  HFU, 4/3 x megatron: every forward FLOP counted again, the output layer's too: "
+            "{:.4g} x 4/3 = {:.4g} FLOP/token; {:.2f} x {:.4g} / {:.4g} = {:.2f}%\n",
+            point.four_thirds_per_token.count() * 3.0 / 4.0, point.four_thirds_per_token.count(),
+            per_gpu, point.four_thirds_per_token.count(), in.peak_per_gpu.flop_per_s(),
+            100.0 * point.hfu_four_thirds);
+      }
     }
   }
   const SequenceLengths& seq = in.sequence;
@@ -184,6 +198,11 @@ Json MfuJson(const MfuReport& report, const ThroughputSource& source) {
     }
     p["hfu"] = {{"hardware_flop_per_token", JsonNumber(point.hardware_per_token.count())},
                 {"hfu_percent", JsonNumber(100.0 * point.hfu)}};
+    if (point.hfu_four_thirds > 0) {
+      p["hfu_four_thirds"] = {
+          {"hardware_flop_per_token", JsonNumber(point.four_thirds_per_token.count())},
+          {"hfu_percent", JsonNumber(100.0 * point.hfu_four_thirds)}};
+    }
     points.push_back(p);
   }
   doc["points"] = points;

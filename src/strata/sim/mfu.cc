@@ -48,6 +48,12 @@ MfuPoint Evaluate(const MfuInputs& in, const ParamBreakdown& params, std::string
   }
   point.hfu =
       FlopPerSecond::Of(tokens_per_gpu * point.hardware_per_token.count()) / in.peak_per_gpu;
+  if (in.recompute == Recompute::kFull && in.recompute_layer_fraction >= 1 &&
+      in.trained_flop_adjustment == 0) {
+    point.four_thirds_per_token = FlopCount::Of(megatron.count() * 4.0 / 3.0);
+    point.hfu_four_thirds =
+        FlopPerSecond::Of(tokens_per_gpu * point.four_thirds_per_token.count()) / in.peak_per_gpu;
+  }
   return point;
 }
 

@@ -45,6 +45,12 @@ struct MfuPoint {
   double trained_mfu = 0;
   FlopCount hardware_per_token;  // the FLOP the job needs, with recompute added
   double hfu = 0;
+  /// Full recompute of every layer, nothing frozen: 4/3 x the megatron count, the shortcut the
+  /// course quotes ("the forward runs twice"), which re-runs the output layer too; `hfu` leaves
+  /// it out as megatron-core and Narayanan et al. 2021 (eq. 3: 6BsVh for the logits) do. 0
+  /// where the shortcut does not apply.
+  FlopCount four_thirds_per_token;
+  double hfu_four_thirds = 0;
 };
 
 struct MfuInputs {
