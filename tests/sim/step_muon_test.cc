@@ -26,21 +26,10 @@
 namespace strata {
 namespace {
 
-struct MuonRun {
-  StepSetup setup;
-  StepResult result;
-};
+using MuonRun = testing::JobFileStep;
 
 MuonRun Evaluate(const std::vector<std::string>& sets) {
-  auto spec = LoadJobSpec(testing::TestPath("job/data/l8-dense.yaml"), sets);
-  EXPECT_TRUE(spec.ok()) << spec.error().Format();
-  auto job = ResolveJob(*spec);
-  EXPECT_TRUE(job.ok()) << job.error().Format();
-  auto setup = PrepareStep(*job);
-  EXPECT_TRUE(setup.ok()) << setup.error().Format();
-  const std::optional<StepResult> r = testing::EvaluateJobStep(*job);
-  EXPECT_TRUE(r.has_value());
-  return {*setup, r.value_or(StepResult{})};
+  return testing::EvaluateJobFile(testing::TestPath("job/data/l8-dense.yaml"), sets);
 }
 
 TEST(StepMuon, NewtonSchulzAndOneMomentum) {

@@ -26,15 +26,9 @@ struct ShardedRun {
 };
 
 ShardedRun Evaluate(const std::vector<std::string>& sets) {
-  auto spec = LoadJobSpec(testing::TestPath("job/data/q30-pp.yaml"), sets);
-  EXPECT_TRUE(spec.ok()) << spec.error().Format();
-  auto job = ResolveJob(*spec);
-  EXPECT_TRUE(job.ok()) << job.error().Format();
-  auto setup = PrepareStep(*job);
-  EXPECT_TRUE(setup.ok()) << setup.error().Format();
-  const std::optional<StepResult> r = testing::EvaluateJobStep(*job);
-  EXPECT_TRUE(r.has_value());
-  return {setup->layout, r.value_or(StepResult{})};
+  testing::JobFileStep run =
+      testing::EvaluateJobFile(testing::TestPath("job/data/q30-pp.yaml"), sets);
+  return {run.setup.layout, run.result};
 }
 
 double GradExposed(const StepResult& r) {

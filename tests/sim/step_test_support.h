@@ -67,6 +67,28 @@ inline std::optional<StepResult> EvaluateJobText(const std::string& text,
   return EvaluateJobStep(*job);
 }
 
+/// A job file's step with the `--set` overrides `sets`, and the setup it was built from.
+struct JobFileStep {
+  StepSetup setup;
+  StepResult result;
+};
+
+inline JobFileStep EvaluateJobFile(const std::string& path,
+                                   const std::vector<std::string>& sets = {}) {
+  auto spec = LoadJobSpec(path, sets);
+  EXPECT_TRUE(spec.ok()) << (spec.ok() ? "" : spec.error().Format());
+  if (!spec.ok()) return {};
+  auto job = ResolveJob(*spec);
+  EXPECT_TRUE(job.ok()) << (job.ok() ? "" : job.error().Format());
+  if (!job.ok()) return {};
+  auto setup = PrepareStep(*job);
+  EXPECT_TRUE(setup.ok()) << (setup.ok() ? "" : setup.error().Format());
+  if (!setup.ok()) return {};
+  const std::optional<StepResult> r = EvaluateJobStep(*job);
+  EXPECT_TRUE(r.has_value());
+  return {*setup, r.value_or(StepResult{})};
+}
+
 }  // namespace strata::testing
 
 #endif  // STRATA_TESTS_SIM_STEP_TEST_SUPPORT_H_

@@ -193,6 +193,17 @@ void AddMuonCosts(const ModelConfig& c, StepTables& t) {
   }
 }
 
+// The tables of a part of the model (one kind of layer, the MTP block) on the job's inputs: no
+// MTP of its own, no images, no MFU ceiling check (the whole model's tables hold those).
+StepTables BuildPartTables(const StepTableInputs& in, const ModelConfig& part) {
+  StepTableInputs part_in = in;
+  part_in.model = &part;
+  part_in.mtp = false;
+  part_in.mfu_ceilings = nullptr;
+  part_in.image_tokens = 0;
+  return BuildStepTables(part_in);
+}
+
 }  // namespace
 
 StepTables BuildStepTables(const StepTableInputs& in) {
@@ -346,12 +357,7 @@ StepTables BuildStepTables(const StepTableInputs& in) {
       ModelConfig only = c;
       only.layers.assign(static_cast<size_t>(t.layer_kinds.count[k]), t.layer_kinds.kinds[k]);
       only.vision.present = false;
-      StepTableInputs kind_in = in;
-      kind_in.model = &only;
-      kind_in.mtp = false;
-      kind_in.mfu_ceilings = nullptr;
-      kind_in.image_tokens = 0;
-      StepTables kind = BuildStepTables(kind_in);
+      StepTables kind = BuildPartTables(in, only);
       std::erase_if(kind.gemms, [](const GemmGroup& g) { return g.kind == GemmKind::kLogits; });
       t.kind_sums.push_back(std::make_shared<const StepTables>(std::move(kind)));
     }
@@ -384,12 +390,7 @@ StepTables BuildStepTables(const StepTableInputs& in) {
     only.layers.assign(static_cast<size_t>(t.mtp_layers), mtp);
     only.vision.present = false;
     only.mtp_layers = 0;
-    StepTableInputs mtp_in = in;
-    mtp_in.model = &only;
-    mtp_in.mtp = false;
-    mtp_in.mfu_ceilings = nullptr;
-    mtp_in.image_tokens = 0;
-    StepTables blocks = BuildStepTables(mtp_in);
+    StepTables blocks = BuildPartTables(in, only);
     blocks.kind_sums.clear();
     const double n = static_cast<double>(t.mtp_layers);
     for (GemmGroup& g : blocks.gemms) {
