@@ -375,6 +375,120 @@ TEST(PreflightScenarios, XidsThatNeedAResetAreErrors) {
   EXPECT_EQ(r.Count(Severity::kWarning), 2u) << Dump(r);
 }
 
+// audit56 Q5 (cases9/pf-xid154): Xid 154 is the driver announcing the recovery action the GPU
+// now needs (NVML nvmlDeviceGpuRecoveryAction_t: 1 GPU reset, 2 node reboot); the action stays
+// required until done. Before: two warnings, "0 errors: ready to launch". A change back to None
+// (0x0) is no action: it stays a warning.
+TEST(PreflightScenarios, XidRecoveryActionChangedIsAnError) {
+  std::vector<NodeState> nodes = CleanNodes();
+  nodes[1].xids = ParseXidLines(
+      "[ 8123.456999] NVRM: Xid (PCI:0000:5d:00): 154, GPU recovery action changed from 0x0 "
+      "(None) to 0x2 (Node Reboot Required)\n"
+      "[ 8124.100000] NVRM: Xid (PCI:0000:9d:00): 154, GPU recovery action changed from 0x0 "
+      "(None) to 0x1 (GPU Reset Required)\n"
+      "[ 9000.000000] NVRM: Xid (PCI:0000:ab:00): 154, GPU recovery action changed from 0x1 (GPU "
+      "Reset Required) to 0x0 (None)\n");
+  ASSERT_EQ(nodes[1].xids.size(), 3u);
+  const auto r = RunNodes(nodes);
+  EXPECT_EQ(Count(r, Severity::kError, "xid", "h20-node02", "Xid 154 on PCI:0000:5d:00"), 1u)
+      << Dump(r);
+  EXPECT_EQ(Count(r, Severity::kError, "xid", "h20-node02", "Xid 154 on PCI:0000:9d:00"), 1u);
+  EXPECT_EQ(Count(r, Severity::kWarning, "xid", "h20-node02", "Xid 154 on PCI:0000:ab:00"), 1u);
+  EXPECT_EQ(r.Count(Severity::kError), 2u) << Dump(r);
+}
+
+// audit56 Q6: A100 and later GPUs repair memory by remapping rows (their retired_pages.* read
+// [N/A]), so the retired-pages check could never fire on them. NVML nvmlDeviceGetRemappedRows: a
+// pending remap needs a GPU reset to take effect; a failed one is an RMA condition (NVIDIA's
+// memory error management guide). The driver's recovery action (R575+) other than None is its
+// own verdict that the GPU needs work. Each is one error on its node; the clean fixture's
+// gpu-repair.csv (No, No, None) gives none.
+TEST(PreflightScenarios, PendingOrFailedRowRemapAndRecoveryActionAreErrors) {
+  std::vector<NodeState> nodes = CleanNodes();
+  ASSERT_EQ(nodes[0].gpus.at(2).remap_pending, false);  // read from gpu-repair.csv
+  ASSERT_EQ(nodes[0].gpus.at(2).recovery_action, "None");
+  EXPECT_EQ(RunNodes(nodes).findings.size(), 0u);
+  nodes[0].gpus[2].remap_pending = true;
+  nodes[3].gpus[6].remap_failure = true;
+  nodes[4].gpus[1].recovery_action = "Reset";
+  const auto r = RunNodes(nodes);
+  EXPECT_EQ(Count(r, Severity::kError, "ecc", "h20-node01", "GPU 2: a row remap is pending"), 1u)
+      << Dump(r);
+  EXPECT_EQ(Count(r, Severity::kError, "ecc", "h20-node04", "GPU 6: a row remapping failed"), 1u);
+  EXPECT_EQ(Count(r, Severity::kError, "gpu-state", "h20-node05",
+                  "GPU 1: the driver's recovery action is \"Reset\""),
+            1u);
+  EXPECT_EQ(r.Count(Severity::kError), 3u) << Dump(r);
+}
+
+// audit56 Q2 (cases9/pf-cvd): CUDA_VISIBLE_DEVICES=0,1,2,3 exported by /etc/bash.bashrc on 8-GPU
+// nodes: every job started over ssh/srun sees 4 GPUs, and torchrun's local ranks 4-7 fail with
+// "invalid device ordinal", while nvidia-smi lists 8. Before: "ready to launch" (the variable is
+// left out of the cross-node comparison on purpose, and nothing else read it). One error per
+// node that has it; a full list (0-7) is no finding.
+TEST(PreflightScenarios, VisibleDevicesFromAShellFileHidingGpusIsAnError) {
+  auto r = RunNodes(CleanWith("CUDA_VISIBLE_DEVICES", "0,1,2,3", {1}));
+  EXPECT_EQ(Count(r, Severity::kError, "visible-devices", "h20-node02",
+                  "CUDA_VISIBLE_DEVICES=0,1,2,3 (set by /etc/bash.bashrc) shows 4 of the node's "
+                  "8 GPUs"),
+            1u)
+      << Dump(r);
+  EXPECT_EQ(r.Count(Severity::kError), 1u) << Dump(r);
+  r = RunNodes(CleanWith("CUDA_VISIBLE_DEVICES", "0,1,2,3,4,5,6,7"));
+  EXPECT_EQ(r.Count(Severity::kError), 0u) << Dump(r);
+  // "-1" hides every GPU (CUDA stops at the first invalid entry).
+  r = RunNodes(CleanWith("CUDA_VISIBLE_DEVICES", "-1", {0}));
+  EXPECT_EQ(Count(r, Severity::kError, "visible-devices", "h20-node01", "shows 0 of the node's 8"),
+            1u)
+      << Dump(r);
+}
+
+// audit56 Q8 (cases9/pf-rate): h20-node02's mlx5_3 links at 25 Gb/s (Active, LinkUp) with another
+// firmware, the other data ports at 200 Gb/s. NCCL spreads its channels over the four ports, so
+// the rings through mlx5_3 run at 25 of 200 Gb/s. Before: ibstat.txt was collected and never
+// read: "ready to launch". After: one error for the slow port, one warning for the firmware.
+TEST(PreflightScenarios, SlowDataPortAndFirmwareDifferenceFromIbstat) {
+  std::vector<NodeState> nodes = CleanNodes();
+  ASSERT_EQ(nodes[1].ibstat.size(), 5u);
+  IbstatCa& ca = nodes[1].ibstat[3];
+  ASSERT_EQ(ca.device, "mlx5_3");
+  ca.ports.at(0).rate_gbps = 25;
+  ca.firmware = "22.31.1014";
+  const auto r = RunNodes(nodes);
+  EXPECT_EQ(Count(r, Severity::kError, "rdma", "h20-node02",
+                  "mlx5_3:1 runs at 25 Gb/s where the fastest port NCCL uses runs at 200 Gb/s"),
+            1u)
+      << Dump(r);
+  EXPECT_EQ(Count(r, Severity::kWarning, "rdma", "",
+                  "run different firmware: 22.31.1014 on h20-node02 mlx5_3; 28.39.2048 on the "
+                  "other 19 ports"),
+            1u)
+      << Dump(r);
+  EXPECT_EQ(r.Count(Severity::kError), 1u) << Dump(r);
+  EXPECT_EQ(r.Count(Severity::kWarning), 1u) << Dump(r);
+}
+
+// audit56 Q9: NCCL reads $NCCL_CONF_FILE (else ~/.nccl.conf) before /etc/nccl.conf, and the
+// environment before both (nccl src/misc/param.cc initEnvFunc; setenv without overwrite). A
+// NCCL_IB_DISABLE=1 in the user's file reaches NCCL, so it is the same error as in the
+// environment, naming the file; a NCCL_CONF_FILE whose file was not collected is said.
+TEST(PreflightScenarios, UserNcclConfFileIsApplied) {
+  std::vector<NodeState> nodes = CleanNodes();
+  nodes[2].user_nccl_conf = {{"NCCL_IB_DISABLE", "1"}};
+  nodes[2].user_nccl_conf_path = "/home/alice/.nccl.conf";
+  auto r = RunNodes(nodes);
+  EXPECT_EQ(Count(r, Severity::kError, "dangerous-setting", "h20-node03",
+                  "NCCL_IB_DISABLE=1 (set by /home/alice/.nccl.conf)"),
+            1u)
+      << Dump(r);
+  r = RunNodes(CleanWith("NCCL_CONF_FILE", "/shared/team/nccl-tuning.conf", {0}));
+  EXPECT_EQ(Count(r, Severity::kWarning, "env-file", "h20-node01",
+                  "NCCL_CONF_FILE=/shared/team/nccl-tuning.conf (set by /etc/bash.bashrc): the "
+                  "file is not in the bundle"),
+            1u)
+      << Dump(r);
+}
+
 // The Xid rules are data with a source each; a code in two rules would make the judgement
 // depend on their order, so the loader refuses it.
 TEST(PreflightRules, XidRulesLoadWithSources) {

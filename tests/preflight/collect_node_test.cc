@@ -14,6 +14,7 @@
 #include <map>
 
 #include "strata/preflight/bundle.h"
+#include "strata/preflight/effective_env.h"
 #include "support/golden.h"
 
 namespace strata::preflight {
@@ -71,6 +72,11 @@ class CollectNodeTest : public ::testing::Test {
               "retired_pages.pending'\n"
               "  echo '0, GPU-0, NVIDIA H20, 81922 MiB, 97871 MiB, 0 %, 0x0000000000000001, 0, "
               "No';;\n"
+              "'--query-gpu=" +
+              std::string(kGpuRemapQuery) +
+              " --format=csv')\n"
+              "  echo 'index, remapped_rows.pending, remapped_rows.failure'\n"
+              "  echo '0, Yes, No';;\n"
               "'--query-compute-apps=pid,process_name,used_gpu_memory,gpu_uuid --format=csv')\n"
               "  echo 'pid, process_name, used_gpu_memory [MiB], gpu_uuid'\n"
               "  echo '9000100, /usr/bin/python3, 40960 MiB, GPU-0'\n"
@@ -92,6 +98,11 @@ class CollectNodeTest : public ::testing::Test {
     Write(bin / "rdma",
           "#!/bin/sh\n[ \"$*\" = link ] || exit 3\necho 'link mlx5_1/1 state ACTIVE physical_state "
           "LINK_UP netdev ens1np0'\n",
+          true);
+    Write(bin / "ibstat",
+          "#!/bin/sh\n[ $# -eq 0 ] || exit 3\nprintf \"CA 'mlx5_1'\\n\\tCA type: MT4129\\n"
+          "\\tFirmware version: 28.39.2048\\n\\tPort 1:\\n\\t\\tState: Active\\n\\t\\tRate: "
+          "200\\n\\t\\tLink layer: Ethernet\\n\"\n",
           true);
     Write(bin / "dmesg",
           "#!/bin/sh\n[ $# -eq 0 ] || exit 3\necho '[  1.0] eth0: up'\n"
@@ -120,6 +131,8 @@ class CollectNodeTest : public ::testing::Test {
           "export NCCL_IB_HCA==mlx5_1\ncase $- in *i*) ;; *) return;; esac\nexport "
           "NCCL_DEBUG_SUBSYS=ALL\n");
     Write(root_ / "home" / ".profile", "export CUDA_DEVICE_MAX_CONNECTIONS=1\n");
+    // The user's NCCL file, which NCCL reads before /etc/nccl.conf (nccl param.cc).
+    Write(root_ / "home" / ".nccl.conf", "NCCL_IB_TIMEOUT=20\n");
     // /proc: one trainer, one other process.
     const fs::path trainer = root_ / "proc" / "9000100";
     Write(trainer / "cmdline", Nul({"/usr/bin/python3", "train.py"}));
@@ -160,9 +173,13 @@ TEST_F(CollectNodeTest, WritesOnlyItsBundleAndChangesNothingOnTheNode) {
   EXPECT_EQ(in_out, std::vector<std::string>{"node-a"});  // no staging directory or temp file left
   // No tool was called with anything but its read-only query (those exit 3 and would be noted);
   // only the missing tools are noted.
+  // The repair query with gpu_recovery_action exits 3 (a driver before R575 has no such field)
+  // and the retry without it answers: the note says what was not collected, not a failure.
   EXPECT_EQ(result->state.notes,
-            (std::vector<std::string>{"ibstat.txt: ibstat not found on PATH",
-                                      "gids.txt: show_gids not found on PATH"}));
+            (std::vector<std::string>{
+                "gpu-repair.csv: this driver has no gpu_recovery_action (R575 and later): the "
+                "recovery action was not collected",
+                "gids.txt: show_gids not found on PATH"}));
 }
 
 TEST_F(CollectNodeTest, TheBundleReadsBack) {
@@ -207,7 +224,22 @@ TEST_F(CollectNodeTest, TheBundleReadsBack) {
   EXPECT_EQ(batch->vars.at("NCCL_SOCKET_IFNAME").file, "/etc/bash.bashrc");
   EXPECT_EQ(batch->vars.at("NCCL_IB_HCA").file, "~/.bashrc");
   EXPECT_EQ(batch->vars.count("NCCL_DEBUG_SUBSYS"), 0u);  // after the non-interactive return
-  EXPECT_TRUE(node->unread.empty() || node->unread.size() == 0u);
+  // The row remap of GPU 0 from gpu-repair.csv; the adapter's port from ibstat.
+  EXPECT_EQ(node->gpus[0].remap_pending, true);
+  EXPECT_EQ(node->gpus[0].remap_failure, false);
+  EXPECT_EQ(node->gpus[0].recovery_action, "");
+  ASSERT_EQ(node->ibstat.size(), 1u);
+  EXPECT_EQ(node->ibstat[0].firmware, "28.39.2048");
+  ASSERT_EQ(node->ibstat[0].ports.size(), 1u);
+  EXPECT_EQ(node->ibstat[0].ports[0].rate_gbps, 200.0);
+  // ~/.nccl.conf, named by its path: NCCL reads it before /etc/nccl.conf, so its
+  // NCCL_IB_TIMEOUT=20 is the one NCCL takes over /etc/nccl.conf's 22.
+  EXPECT_EQ(node->user_nccl_conf.at("NCCL_IB_TIMEOUT"), "20");
+  EXPECT_EQ(node->user_nccl_conf_path, (root_ / "home" / ".nccl.conf").string());
+  const auto env = EffectiveEnvWithOrigin(*node);
+  EXPECT_EQ(env.at("NCCL_IB_TIMEOUT").value, "20");
+  EXPECT_EQ(env.at("NCCL_IB_TIMEOUT").origin, (root_ / "home" / ".nccl.conf").string());
+  EXPECT_TRUE(node->unread.empty()) << node->unread.front();
 }
 
 TEST_F(CollectNodeTest, MissingToolsAreNotesAndTheBundleSaysWhatWasNotRead) {
@@ -216,12 +248,12 @@ TEST_F(CollectNodeTest, MissingToolsAreNotesAndTheBundleSaysWhatWasNotRead) {
   o.sys_root = (root_ / "nosys").string();
   auto result = CollectNodeState(o);
   ASSERT_TRUE(result.ok()) << result.error().Format();
-  EXPECT_EQ(result->state.notes.size(), 12u);
+  EXPECT_EQ(result->state.notes.size(), 13u);  // gpu-repair.csv once: no retry without the tool
   EXPECT_EQ(result->state.notes[0], "nvidia-smi.txt: nvidia-smi not found on PATH");
   auto node = LoadNodeState(result->bundle_dir);
   ASSERT_TRUE(node.ok());
   EXPECT_TRUE(node->gpus.empty());
-  EXPECT_EQ(node->unread.size(), 11u);  // every part but nccl.conf (copied, not run)
+  EXPECT_EQ(node->unread.size(), 12u);  // every part but the NCCL files and gpu-repair.csv
   EXPECT_EQ(node->unread[0], "nvidia-smi.txt: not collected (driver)");
   EXPECT_FALSE(CollectNodeState(o).ok());  // a second run does not overwrite the bundle
 }

@@ -406,5 +406,53 @@ TEST(Bundle, ManifestIsStrict) {
   EXPECT_THAT(cut.error().Format(), StartsWith("m.json: byte "));
 }
 
+// ibstat as rdma-core prints it (formats reference 2.6, linux-rdma/rdma-core#847's layout).
+TEST(NetParse, Ibstat) {
+  auto cas = ParseIbstat(
+      "CA 'mlx4_0'\n\tCA type: MT4099\n\tNumber of ports: 2\n\tFirmware version: 2.42.5000\n"
+      "\tPort 1:\n\t\tState: Down\n\t\tPhysical state: Polling\n\t\tRate: 10\n"
+      "\tPort 2:\n\t\tState: Active\n\t\tPhysical state: LinkUp\n\t\tRate: 56\n"
+      "\t\tBase lid: 0\n\t\tLink layer: InfiniBand\n",
+      "ibstat.txt");
+  ASSERT_TRUE(cas.ok()) << cas.error().Format();
+  ASSERT_EQ(cas->size(), 1u);
+  EXPECT_EQ((*cas)[0].firmware, "2.42.5000");
+  ASSERT_EQ((*cas)[0].ports.size(), 2u);
+  EXPECT_EQ((*cas)[0].ports[1].port, 2);
+  EXPECT_EQ((*cas)[0].ports[1].state, "Active");
+  EXPECT_EQ((*cas)[0].ports[1].rate_gbps, 56.0);
+  EXPECT_EQ((*cas)[0].ports[1].link_layer, "InfiniBand");
+  // Truncated and malformed input: a clear error with the line, never a crash.
+  auto truncated = ParseIbstat("CA 'mlx5_1\n", "ibstat.txt");
+  ASSERT_FALSE(truncated.ok());
+  EXPECT_NE(truncated.error().Format().find("ibstat.txt:1"), std::string::npos)
+      << truncated.error().Format();
+  auto bad_rate = ParseIbstat("CA 'mlx5_1'\n\tPort 1:\n\t\tRate: fast\n", "ibstat.txt");
+  ASSERT_FALSE(bad_rate.ok());
+  EXPECT_NE(bad_rate.error().Format().find("Rate"), std::string::npos);
+  EXPECT_FALSE(ParseIbstat("\tState: Active\n", "ibstat.txt").ok());  // a key before any CA
+  EXPECT_TRUE(ParseIbstat("", "ibstat.txt")->empty());
+}
+
+// gpu-repair.csv merged into gpus.csv's rows by index; an index gpus.csv does not have, or a
+// value that is neither Yes nor No, is an error naming the field.
+TEST(SmiParse, GpuRepairCsvMerges) {
+  auto gpus = ParseGpuCsv(kGpuCsv, "gpus.csv");
+  ASSERT_TRUE(gpus.ok());
+  ASSERT_TRUE(MergeGpuRepairCsv("index, remapped_rows.pending, remapped_rows.failure, "
+                                "gpu_recovery_action\n5, Yes, No, Reset\n",
+                                "gpu-repair.csv", *gpus)
+                  .ok());
+  EXPECT_EQ((*gpus)[1].remap_pending, true);
+  EXPECT_EQ((*gpus)[1].remap_failure, false);
+  EXPECT_EQ((*gpus)[1].recovery_action, "Reset");
+  EXPECT_FALSE((*gpus)[0].remap_pending.has_value());
+  EXPECT_FALSE(MergeGpuRepairCsv("index, remapped_rows.pending\n9, No\n", "r.csv", *gpus).ok());
+  auto bad = MergeGpuRepairCsv("index, remapped_rows.pending\n0, Maybe\n", "r.csv", *gpus);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().Format().find("remapped_rows.pending"), std::string::npos);
+  EXPECT_FALSE(MergeGpuRepairCsv("index, remapped_rows.pending\n0\n", "r.csv", *gpus).ok());
+}
+
 }  // namespace
 }  // namespace strata::preflight

@@ -170,8 +170,10 @@ Result<NodeState> LoadNodeState(const std::string& dir) {
   auto part = [&](const char* name, const char* what, auto&& parse) -> Status {
     const std::string path = (fs::path(dir) / name).string();
     if (!fs::exists(path, ec)) {
-      // /etc/nccl.conf is optional on a node: its absence is not a gap in the evidence.
-      if (std::string_view(name) != "nccl.conf")
+      // /etc/nccl.conf and ~/.nccl.conf are optional on a node: their absence is not a gap in
+      // the evidence. gpu-repair.csv's absence is said once below, with what it leaves unchecked.
+      const std::string_view n(name);
+      if (n != "nccl.conf" && n != "nccl-user.conf" && n != "gpu-repair.csv")
         s.unread.push_back(fmt::format("{}: not collected ({})", name, what));
       return OkStatus();
     }
@@ -192,6 +194,19 @@ Result<NodeState> LoadNodeState(const std::string& dir) {
         STRATA_ASSIGN_OR_RETURN(s.gpus, ParseGpuCsv(t, f));
         return OkStatus();
       }));
+  STRATA_RETURN_IF_ERROR(part(
+      "gpu-repair.csv", "gpu_repair",
+      [&](const std::string& t, const std::string& f) { return MergeGpuRepairCsv(t, f, s.gpus); }));
+  // A100 and later GPUs repair memory by remapping rows and print [N/A] for retired_pages.*:
+  // without the remapped_rows.* columns (older bundles, or a pasted gpus.csv) the repair state is
+  // unknown.
+  bool remap_known = false;
+  for (const GpuRow& g : s.gpus) remap_known |= g.remap_pending.has_value();
+  if (!s.gpus.empty() && !remap_known) {
+    s.unread.push_back(
+        "gpu-repair.csv: not collected (row remapping: pending and failed remaps of A100 and later "
+        "GPUs not checked)");
+  }
   STRATA_RETURN_IF_ERROR(part("compute-apps.csv", "compute_apps",
                               [&](const std::string& t, const std::string& f) -> Status {
                                 STRATA_ASSIGN_OR_RETURN(s.compute_apps, ParseComputeAppsCsv(t, f));
@@ -227,6 +242,11 @@ Result<NodeState> LoadNodeState(const std::string& dir) {
         return OkStatus();
       }));
   STRATA_RETURN_IF_ERROR(
+      part("ibstat.txt", "ibstat", [&](const std::string& t, const std::string& f) -> Status {
+        STRATA_ASSIGN_OR_RETURN(s.ibstat, ParseIbstat(t, f));
+        return OkStatus();
+      }));
+  STRATA_RETURN_IF_ERROR(
       part("shell-env.txt", "shells", [&](const std::string& t, const std::string& f) -> Status {
         STRATA_ASSIGN_OR_RETURN(s.shells, ParseShellEnv(t, f));
         return OkStatus();
@@ -236,6 +256,17 @@ Result<NodeState> LoadNodeState(const std::string& dir) {
         STRATA_ASSIGN_OR_RETURN(s.nccl_conf, ParseNcclConf(t, f));
         return OkStatus();
       }));
+  STRATA_RETURN_IF_ERROR(part("nccl-user.conf", "nccl_user_conf",
+                              [&](const std::string& t, const std::string& f) -> Status {
+                                const size_t eol = t.find('\n');
+                                const std::string first = t.substr(0, eol);
+                                s.user_nccl_conf_path =
+                                    first.starts_with(kUserNcclConfHeader)
+                                        ? first.substr(std::string(kUserNcclConfHeader).size())
+                                        : "~/.nccl.conf";
+                                STRATA_ASSIGN_OR_RETURN(s.user_nccl_conf, ParseNcclConf(t, f));
+                                return OkStatus();
+                              }));
   STRATA_RETURN_IF_ERROR(
       part("versions.txt", "versions", [&](const std::string& t, const std::string& f) -> Status {
         STRATA_ASSIGN_OR_RETURN(s.versions, ParseVersions(t, f));

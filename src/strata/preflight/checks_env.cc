@@ -9,6 +9,7 @@
 #include <set>
 
 #include "strata/core/strings.h"
+#include "strata/core/text_scan.h"
 #include "strata/preflight/checks.h"
 #include "strata/preflight/effective_env.h"
 #include "strata/preflight/nccl_select.h"
@@ -168,6 +169,66 @@ void CheckDangerous(const std::vector<NodeState>& nodes,
   }
 }
 
+// CUDA_VISIBLE_DEVICES is not compared across nodes (a scheduler sets it per job), but one
+// exported by a shell file applies to every job started over ssh, pdsh or srun on that node
+// (audit56 Q2: /etc/bash.bashrc with CUDA_VISIBLE_DEVICES=0,1,2,3 on 8-GPU nodes read "ready to
+// launch"). CUDA then enumerates only the listed GPUs: torchrun's local ranks beyond them fail
+// in torch.cuda.set_device with "invalid device ordinal", and nvidia-smi, which ignores the
+// variable, still shows every GPU. A list shorter than the node's GPUs is an error; a running
+// trainer's own value is its job's business and is not judged.
+void CheckVisibleDevices(const std::vector<NodeState>& nodes,
+                         const std::vector<std::map<std::string, EnvValue>>& envs,
+                         PreflightReport& report) {
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const auto it = envs[i].find("CUDA_VISIBLE_DEVICES");
+    if (it == envs[i].end() || it->second.origin.starts_with("trainer pid")) continue;
+    const size_t gpus = nodes[i].gpus.size();
+    if (gpus == 0) continue;
+    const std::string& value = it->second.value;
+    std::vector<std::string> listed;
+    size_t start = 0;
+    while (start <= value.size()) {
+      const size_t comma = std::min(value.find(',', start), value.size());
+      const std::string t(TrimSpace(std::string_view(value).substr(start, comma - start)));
+      // CUDA stops at the first invalid entry ("-1", "NoDevFiles"): none after it is visible.
+      if (t.empty() || t.starts_with("-") || t == "NoDevFiles") break;
+      listed.push_back(t);
+      start = comma + 1;
+    }
+    if (listed.size() >= gpus) continue;
+    report.findings.push_back(Finding{
+        Severity::kError, "visible-devices", nodes[i].host,
+        fmt::format("CUDA_VISIBLE_DEVICES={} (set by {}) shows {} of the node's {} GPUs to every "
+                    "job started over ssh, pdsh or srun: ranks placed on the others fail with "
+                    "\"invalid device ordinal\" (nvidia-smi ignores the variable and lists all {})",
+                    value, it->second.origin, listed.size(), gpus, gpus),
+        fmt::format("remove CUDA_VISIBLE_DEVICES from {} and let the scheduler or the launch "
+                    "command set it per job",
+                    it->second.origin)});
+  }
+}
+
+// A node whose shells point NCCL at a configuration file (NCCL_CONF_FILE) the bundle does not
+// hold: NCCL applies that file's variables under the environment's, so the interface and HCA
+// predicted here may not be NCCL's (audit56 Q9). Said, not guessed.
+void CheckUncollectedConfFile(const std::vector<NodeState>& nodes,
+                              const std::vector<std::map<std::string, EnvValue>>& envs,
+                              PreflightReport& report) {
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const auto it = envs[i].find("NCCL_CONF_FILE");
+    if (it == envs[i].end() || it->second.origin.starts_with("trainer pid")) continue;
+    if (nodes[i].user_nccl_conf_path == it->second.value) continue;
+    report.findings.push_back(Finding{
+        Severity::kWarning, "env-file", nodes[i].host,
+        fmt::format("NCCL_CONF_FILE={} (set by {}): the file is not in the bundle, so the NCCL "
+                    "variables it sets (over /etc/nccl.conf, under the environment) were not "
+                    "checked",
+                    it->second.value, it->second.origin),
+        "re-collect with strata collect --node-state as the job's user on the node, or put the "
+        "variables in the launch environment"});
+  }
+}
+
 }  // namespace
 
 void CheckEnv(const std::vector<NodeState>& nodes, const Rules& rules, PreflightReport& report) {
@@ -176,6 +237,8 @@ void CheckEnv(const std::vector<NodeState>& nodes, const Rules& rules, Preflight
   CheckAcrossNodes(nodes, envs, report);
   for (const NodeState& n : nodes) CheckShells(n, report);
   CheckDangerous(nodes, envs, rules, report);
+  CheckVisibleDevices(nodes, envs, report);
+  CheckUncollectedConfFile(nodes, envs, report);
 }
 
 }  // namespace strata::preflight

@@ -7,6 +7,7 @@
 
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "strata/preflight/checks.h"
@@ -143,6 +144,20 @@ void CheckQueryErrors(const NodeState& node, PreflightReport& report) {
   }
 }
 
+bool IsNoAction(std::string_view action) {
+  return action == "None" || action == "none" || action == "NONE";
+}
+
+// "GPU recovery action changed from 0x2 (Node Reboot Required) to 0x0 (None)": the action after
+// " to " is None.
+bool RecoveryActionCleared(std::string_view line) {
+  const size_t to = line.rfind(" to ");
+  if (to == std::string_view::npos) return false;
+  const std::string_view after = line.substr(to + 4);
+  return after.starts_with("0x0 ") || after.starts_with("0x0(") || after == "0x0" ||
+         after.starts_with("None") || after.starts_with("0x00 ");
+}
+
 // Every Xid was a warning (audit52 K1), so a node with an Xid 95 (uncontained ECC error) and an
 // Xid 48 (DBE) was "ready to launch" and passed the `preflight || exit 1` gate. The codes after
 // which NVIDIA's Xid catalog says the GPU must be reset (or the node rebooted) are errors, as
@@ -151,6 +166,9 @@ void CheckQueryErrors(const NodeState& node, PreflightReport& report) {
 void CheckHealth(const NodeState& node, const Rules& rules, PreflightReport& report) {
   for (const XidEvent& x : node.xids) {
     const XidRule* rule = rules.XidRuleFor(x.code);
+    // Xid 154 announces the recovery action the driver now requires (audit56 Q5); one that
+    // changes it back to None says the GPU needs nothing, and stays a warning.
+    if (x.code == 154 && RecoveryActionCleared(x.line)) rule = nullptr;
     report.findings.push_back(
         rule ? Finding{rule->severity, "xid", node.host,
                        fmt::format("Xid {} on {}: {}: {}", x.code, x.pci, rule->why, x.line),
@@ -179,6 +197,42 @@ void CheckHealth(const NodeState& node, const Rules& rules, PreflightReport& rep
                       "the GPU is reset or the driver reloaded",
                       g.index),
           "drain the node and reset the GPU (or reboot) so the pages are retired"});
+    }
+    // Row remapping (A100 and later, where retired_pages.* read [N/A]), audit56 Q6. NVML
+    // nvmlDeviceGetRemappedRows: "isPending indicates whether or not there are pending
+    // remappings. A reset will be required to actually remap the row. failureOccurred will be
+    // set if a row remapping ever failed in the past"; NVIDIA's GPU memory error management
+    // guide makes a remapping failure an RMA condition.
+    if (g.remap_pending.value_or(false)) {
+      report.findings.push_back(Finding{
+          Severity::kError, "ecc", node.host,
+          fmt::format("GPU {}: a row remap is pending: the failing memory row stays in use until "
+                      "the GPU is reset",
+                      g.index),
+          fmt::format("drain the node and reset the GPU (nvidia-smi -r -i {}) or reboot before "
+                      "the job",
+                      g.index)});
+    }
+    if (g.remap_failure.value_or(false)) {
+      report.findings.push_back(Finding{
+          Severity::kError, "ecc", node.host,
+          fmt::format("GPU {}: a row remapping failed (remapped_rows.failure: Yes): the GPU has "
+                      "no spare row left for the failing memory",
+                      g.index),
+          "drain the node and have the GPU replaced (NVIDIA's memory error management guide: an "
+          "RMA condition)"});
+    }
+    // The driver's own verdict (nvidia-smi's GPU Recovery Action, R575 and later): anything but
+    // None means the GPU cannot take work until the action is done.
+    if (!g.recovery_action.empty() && !IsNoAction(g.recovery_action)) {
+      report.findings.push_back(Finding{
+          Severity::kError, "gpu-state", node.host,
+          fmt::format("GPU {}: the driver's recovery action is \"{}\": the GPU needs it before it "
+                      "takes work",
+                      g.index, g.recovery_action),
+          fmt::format("drain the node and do what it names (GPU reset: nvidia-smi -r -i {}; node "
+                      "reboot; drain P2P)",
+                      g.index)});
     }
     if (g.throttle_reasons) {
       std::string reasons;

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <map>
 #include <set>
 
@@ -301,6 +302,82 @@ void CompareNodes(const std::vector<NodeSummary>& nodes, PreflightReport& report
   }
 }
 
+// The ports NCCL will use, as ibstat saw them (audit56 Q8: a data port downtrained to 25 Gb/s
+// of 200, Active and LinkUp, read "ready to launch"). NCCL spreads its channels over every port
+// it selects, so a ring through a slow port waits for it: a used port below the fastest used
+// port of the cluster is an error, as a missing port already is. The project's reference
+// (formats/logs-and-node-state.md 2.6) asks for firmware identical across nodes for the same
+// adapter type: a difference is a warning.
+void CheckPortRates(const std::vector<NodeState>& nodes, PreflightReport& report) {
+  struct Used {
+    const NodeState* node;
+    std::string port;  // "mlx5_3:1"
+    const IbstatCa* ca;
+    const IbstatPort* p;
+  };
+  std::vector<Used> used;
+  double fastest = 0;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    for (const std::string& name : report.nodes[i].hca.ports) {
+      const size_t colon = name.rfind(':');
+      const std::string device = name.substr(0, colon);
+      const int port = colon == std::string::npos ? 1 : std::atoi(name.c_str() + colon + 1);
+      // The management port's HCA is its own finding (CheckHcas): its rate is not a fault.
+      bool management = false;
+      for (const RdmaPort& r : nodes[i].rdma) {
+        management |= r.device == device && r.port == port && !r.netdev.empty() &&
+                      r.netdev == nodes[i].DefaultRouteDevice();
+      }
+      if (management) continue;
+      for (const IbstatCa& ca : nodes[i].ibstat) {
+        if (ca.device != device) continue;
+        for (const IbstatPort& p : ca.ports) {
+          if (p.port != port) continue;
+          used.push_back(Used{&nodes[i], name, &ca, &p});
+          if (p.rate_gbps) fastest = std::max(fastest, *p.rate_gbps);
+        }
+      }
+    }
+  }
+  for (const Used& u : used) {
+    if (!u.p->rate_gbps || *u.p->rate_gbps >= fastest) continue;
+    report.findings.push_back(Finding{
+        Severity::kError, "rdma", u.node->host,
+        fmt::format("{} runs at {:g} Gb/s where the fastest port NCCL uses runs at {:g} Gb/s "
+                    "(ibstat): NCCL spreads its channels over every port, so each ring through "
+                    "it runs at its rate",
+                    u.port, *u.p->rate_gbps, fastest),
+        fmt::format("reseat or replace the cable or transceiver of {} (a link that negotiated "
+                    "down), or drain the node",
+                    u.port)});
+  }
+  std::map<std::string, std::map<std::string, std::set<std::string>>> firmware;  // type -> fw
+  for (const Used& u : used) {
+    if (!u.ca->firmware.empty())
+      firmware[u.ca->type][u.ca->firmware].insert(u.node->host + " " + u.ca->device);
+  }
+  for (const auto& [type, versions] : firmware) {
+    if (versions.size() < 2) continue;
+    // The most common version is "the other N ports"; the rest are named port by port.
+    std::string common;
+    for (const auto& [fw, where] : versions) {
+      if (common.empty() || where.size() > versions.at(common).size()) common = fw;
+    }
+    std::string list;
+    for (const auto& [fw, where] : versions) {
+      if (fw == common) continue;
+      std::vector<std::string> names(where.begin(), where.end());
+      list += fmt::format("{}{} on {}", list.empty() ? "" : "; ", fw, Join(names));
+    }
+    list += fmt::format("; {} on the other {} ports", common, versions.at(common).size());
+    report.findings.push_back(
+        Finding{Severity::kWarning, "rdma", "",
+                fmt::format("the adapters NCCL uses{} run different firmware: {}",
+                            type.empty() ? "" : " (" + type + ")", list),
+                "update the adapters to one firmware version (mlxfwmanager) before a long run"});
+  }
+}
+
 }  // namespace
 
 void CheckNetwork(const std::vector<NodeState>& nodes, PreflightReport& report) {
@@ -317,6 +394,7 @@ void CheckNetwork(const std::vector<NodeState>& nodes, PreflightReport& report) 
     if (node.Has("rdma") || node.Has("rdma_link")) CheckHcas(node, env, summary, report);
   }
   CompareNodes(report.nodes, report);
+  CheckPortRates(nodes, report);
 }
 
 }  // namespace strata::preflight

@@ -133,6 +133,16 @@ class Collector {
   void Gpus() {
     Run("nvidia-smi", {}, "nvidia-smi.txt");
     Run("nvidia-smi", {std::string("--query-gpu=") + kGpuQuery, "--format=csv"}, "gpus.csv");
+    if (!Run("nvidia-smi", {std::string("--query-gpu=") + kGpuRepairQuery, "--format=csv"},
+             "gpu-repair.csv") &&
+        !FindExecutable("nvidia-smi", o_.path).empty() &&
+        Run("nvidia-smi", {std::string("--query-gpu=") + kGpuRemapQuery, "--format=csv"},
+            "gpu-repair.csv")) {
+      // The retry worked: the first failure was the field an older driver does not know.
+      s_.notes.back() =
+          "gpu-repair.csv: this driver has no gpu_recovery_action (R575 and later): the recovery "
+          "action was not collected";
+    }
     Run("nvidia-smi",
         {"--query-compute-apps=pid,process_name,used_gpu_memory,gpu_uuid", "--format=csv"},
         "compute-apps.csv");
@@ -219,6 +229,32 @@ class Collector {
         "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "SHELL=/bin/bash",
         "STRATA_ETC=" + o_.etc_root};
     Run("bash", {"--noprofile", "--norc", "-c", kShellScript}, "shell-env.txt", envp);
+    UserNcclConf(home);
+  }
+
+  // NCCL reads $NCCL_CONF_FILE if set, else ~/.nccl.conf, before /etc/nccl.conf, and the first
+  // value of a variable wins (nccl src/misc/param.cc initEnvFunc; setenv without overwrite):
+  // the environment, then the user's file, then /etc/nccl.conf. The file is copied with a first
+  // comment line naming where it was read, so the bundle says which file set a variable.
+  void UserNcclConf(const std::string& home) {
+    std::string path = home + "/.nccl.conf";
+    if (auto text = ReadFile((staging_ / "shell-env.txt").string(), kMaxProcFileBytes); text.ok()) {
+      if (auto shells = ParseShellEnv(*text, "shell-env.txt"); shells.ok()) {
+        for (const ShellEnv& shell : *shells) {
+          auto it = shell.vars.find("NCCL_CONF_FILE");
+          if (shell.shell == "non-interactive" && it != shell.vars.end()) path = it->second.value;
+        }
+      }
+    }
+    std::error_code ec;
+    if (!fs::is_regular_file(path, ec)) return;
+    auto conf = ReadFile(path, kMaxProcFileBytes);
+    if (!conf.ok()) {
+      s_.notes.push_back(fmt::format("nccl-user.conf: {} could not be read", path));
+      return;
+    }
+    (void)WriteFileAtomic((staging_ / "nccl-user.conf").string(),
+                          std::string(kUserNcclConfHeader) + path + "\n" + *conf);
   }
 
   void Processes() {

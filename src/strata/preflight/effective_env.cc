@@ -7,6 +7,9 @@ namespace strata::preflight {
 std::map<std::string, EnvValue> EffectiveEnvWithOrigin(const NodeState& node, std::string* source) {
   std::map<std::string, EnvValue> env;
   for (const auto& [k, v] : node.nccl_conf) env[k] = EnvValue{v, "/etc/nccl.conf"};
+  // The user's file ($NCCL_CONF_FILE or ~/.nccl.conf) is read first by NCCL, so it wins over
+  // /etc/nccl.conf; the environment wins over both (nccl src/misc/param.cc initEnvFunc).
+  for (const auto& [k, v] : node.user_nccl_conf) env[k] = EnvValue{v, node.user_nccl_conf_path};
   // Before a launch the shells are what a new job gets; a running trainer's environment (a
   // leftover, or the job being diagnosed) is the fallback when no shell was recorded.
   for (const char* name : {"non-interactive", "login"}) {
@@ -22,7 +25,11 @@ std::map<std::string, EnvValue> EffectiveEnvWithOrigin(const NodeState& node, st
     if (source) *source = fmt::format("trainer pid {}", p.pid);
     return env;
   }
-  if (source) *source = node.nccl_conf.empty() ? "none collected" : "/etc/nccl.conf only";
+  if (source) {
+    *source = !node.user_nccl_conf.empty() ? node.user_nccl_conf_path + " and /etc/nccl.conf only"
+              : node.nccl_conf.empty()     ? "none collected"
+                                           : "/etc/nccl.conf only";
+  }
   return env;
 }
 

@@ -14,7 +14,8 @@ struct EnvValue {
   std::string origin;  // "/etc/bash.bashrc", "/etc/nccl.conf", "trainer pid 2291734", "(inherited)"
 };
 
-/// /etc/nccl.conf overridden by the environment of the non-interactive shell (what srun, pdsh
+/// /etc/nccl.conf, overridden by the user's NCCL file ($NCCL_CONF_FILE or ~/.nccl.conf), overridden
+/// by the environment of the non-interactive shell (what srun, pdsh
 /// and ssh start), else of the login shell, else of a running trainer (the lowest pid).
 /// `source` receives which environment was used.
 std::map<std::string, EnvValue> EffectiveEnvWithOrigin(const NodeState& node,

@@ -219,4 +219,65 @@ Result<std::vector<GidEntry>> ParseShowGids(std::string_view text, const std::st
   return gids;
 }
 
+Result<std::vector<IbstatCa>> ParseIbstat(std::string_view text, const std::string& file) {
+  std::vector<IbstatCa> cas;
+  for (const TextLine& l : SplitLines(text)) {
+    const std::string_view line = TrimSpace(l.text);
+    if (line.empty()) continue;
+    if (line.starts_with("CA '")) {
+      const size_t end = line.find('\'', 4);
+      if (end == std::string_view::npos) {
+        return InvalidInput(fmt::format("'{}' is not \"CA '<device>'\"", line))
+            .InFile(file)
+            .AtLine(l.number);
+      }
+      cas.push_back(IbstatCa{std::string(line.substr(4, end - 4)), "", "", {}});
+      continue;
+    }
+    const size_t colon = line.find(':');
+    if (colon == std::string_view::npos) continue;
+    const std::string_view key = TrimSpace(line.substr(0, colon));
+    const std::string value(TrimSpace(line.substr(colon + 1)));
+    if (cas.empty()) {
+      return InvalidInput(fmt::format("'{}' comes before any \"CA '<device>'\" line", line))
+          .InFile(file)
+          .AtLine(l.number);
+    }
+    IbstatCa& ca = cas.back();
+    if (key == "CA type") {
+      ca.type = value;
+    } else if (key == "Firmware version") {
+      ca.firmware = value;
+    } else if (key.starts_with("Port ") && value.empty()) {
+      auto n = ParseInt64(key.substr(5));
+      if (!n) {
+        return InvalidInput(fmt::format("'{}' is not \"Port <number>:\"", line))
+            .InFile(file)
+            .AtLine(l.number);
+      }
+      ca.ports.push_back(IbstatPort{static_cast<int>(*n), "", "", std::nullopt, ""});
+    } else if (!ca.ports.empty()) {
+      IbstatPort& port = ca.ports.back();
+      if (key == "State") {
+        port.state = value;
+      } else if (key == "Physical state") {
+        port.physical_state = value;
+      } else if (key == "Link layer") {
+        port.link_layer = value;
+      } else if (key == "Rate") {
+        char* end = nullptr;
+        const double v = std::strtod(value.c_str(), &end);
+        if (value.empty() || *end != '\0') {
+          return InvalidInput(fmt::format("'{}' is not a rate in Gb/s such as 200", value))
+              .InFile(file)
+              .AtLine(l.number)
+              .InField("Rate");
+        }
+        port.rate_gbps = v;
+      }
+    }
+  }
+  return cas;
+}
+
 }  // namespace strata::preflight

@@ -26,6 +26,10 @@ Status MergeRdmaLink(std::string_view text, const std::string& file, std::vector
 /// `show_gids`: "DEV PORT INDEX GID IPv4 VER DEV" rows (the IPv4 column may be empty).
 Result<std::vector<GidEntry>> ParseShowGids(std::string_view text, const std::string& file);
 
+/// `ibstat` (rdma-core): "CA 'mlx5_1'" blocks with "Firmware version:", then "Port N:" blocks
+/// with "State:", "Physical state:", "Rate:" (Gb/s) and "Link layer:"; other keys are skipped.
+Result<std::vector<IbstatCa>> ParseIbstat(std::string_view text, const std::string& file);
+
 }  // namespace strata::preflight
 
 #endif  // STRATA_PREFLIGHT_NET_PARSE_H_

@@ -25,6 +25,14 @@ struct GpuRow {
   std::optional<uint64_t> throttle_reasons;   // clocks_throttle_reasons.active bitmask
   std::optional<int64_t> ecc_uncorrected;     // ecc.errors.uncorrected.volatile.total
   std::optional<bool> retired_pages_pending;  // retired_pages.pending
+  // Row remapping, the memory repair of A100 and later GPUs (their retired_pages.* read [N/A]):
+  // remapped_rows.pending (a remap waits for the next GPU reset), remapped_rows.failure (a remap
+  // failed: the GPU is out of spare rows).
+  std::optional<bool> remap_pending;
+  std::optional<bool> remap_failure;
+  /// gpu_recovery_action (R575 and later drivers): "None", "Reset", "Reboot", "Drain P2P",
+  /// "Drain and Reset"; empty when not collected or [N/A].
+  std::string recovery_action;
   /// Cells where nvidia-smi printed an NVML error instead of a value, column -> the error as
   /// printed without its brackets ("memory.used" -> "GPU requires reset"); "[N/A]" and
   /// "[Not Supported]" are not errors and are not listed.
@@ -87,6 +95,23 @@ struct RdmaPort {
   std::optional<bool> port_active;
 };
 
+/// One port of `ibstat`'s output.
+struct IbstatPort {
+  int port = 1;
+  std::string state;                // "Active", "Down", "Initializing", "Armed"
+  std::string physical_state;       // "LinkUp", "Polling", "Disabled"
+  std::optional<double> rate_gbps;  // "Rate: 200"
+  std::string link_layer;           // "InfiniBand", "Ethernet" (RoCE)
+};
+
+/// One channel adapter of `ibstat` (CA 'mlx5_1').
+struct IbstatCa {
+  std::string device;  // "mlx5_1"
+  std::string type;    // "MT4129"
+  std::string firmware;
+  std::vector<IbstatPort> ports;
+};
+
 /// One row of a RoCE GID table (`show_gids` layout).
 struct GidEntry {
   std::string device;
@@ -132,8 +157,13 @@ struct NodeState {
   std::vector<Route> routes;
   std::vector<RdmaPort> rdma;
   std::vector<GidEntry> gids;
+  std::vector<IbstatCa> ibstat;  // ibstat.txt
   std::vector<ShellEnv> shells;
   std::map<std::string, std::string> nccl_conf;  // /etc/nccl.conf (NCCL reads it; env wins)
+  /// $NCCL_CONF_FILE or ~/.nccl.conf: NCCL reads it before /etc/nccl.conf (and the environment
+  /// before both); `user_nccl_conf_path` is the file it was read from.
+  std::map<std::string, std::string> user_nccl_conf;
+  std::string user_nccl_conf_path;
   std::map<std::string, std::string> versions;  // "torch" -> "2.11.0+cu128"; absent = not installed
   std::vector<XidEvent> xids;
   std::vector<std::string> unread;  // "ibstat: not collected", "rdma-link.txt: not found"

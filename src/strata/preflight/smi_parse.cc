@@ -116,6 +116,35 @@ const std::string* Cell(const Csv& csv, const std::vector<std::string>& cells,
   return it == csv.columns.end() ? nullptr : &cells[it->second];
 }
 
+// A Yes/No column ("retired_pages.pending", "remapped_rows.pending"); nullopt when absent or
+// "[N/A]".
+Result<std::optional<bool>> YesNo(const Csv& csv, const std::vector<std::string>& cells,
+                                  const std::string& file, int line, const char* column) {
+  const std::string* c = Cell(csv, cells, column);
+  if (!c || NoValue(*c)) return std::optional<bool>{};
+  if (*c != "Yes" && *c != "No") {
+    return InvalidInput(fmt::format("'{}' is neither Yes nor No", *c))
+        .InFile(file)
+        .AtLine(line)
+        .InField(column);
+  }
+  return std::optional<bool>(*c == "Yes");
+}
+
+// The memory-repair and recovery columns, in gpus.csv or in the collector's separate
+// gpu-repair.csv (nvidia-smi --query-gpu=index,remapped_rows.pending,remapped_rows.failure and
+// gpu_recovery_action, queried apart because a driver that lacks one field fails the whole
+// query).
+Status ReadRepairFields(const Csv& csv, const std::vector<std::string>& cells,
+                        const std::string& file, int line, GpuRow& g) {
+  STRATA_ASSIGN_OR_RETURN(g.remap_pending, YesNo(csv, cells, file, line, "remapped_rows.pending"));
+  STRATA_ASSIGN_OR_RETURN(g.remap_failure, YesNo(csv, cells, file, line, "remapped_rows.failure"));
+  if (auto* c = Cell(csv, cells, "gpu_recovery_action"); c && !NoValue(*c)) {
+    g.recovery_action = *c;
+  }
+  return OkStatus();
+}
+
 }  // namespace
 
 Result<std::vector<GpuRow>> ParseGpuCsv(std::string_view text, const std::string& file) {
@@ -170,15 +199,9 @@ Result<std::vector<GpuRow>> ParseGpuCsv(std::string_view text, const std::string
       }
       g.ecc_uncorrected = *v;
     }
-    if (auto* c = Cell(csv, cells, "retired_pages.pending"); c && !NoValue(*c)) {
-      if (*c != "Yes" && *c != "No") {
-        return InvalidInput(fmt::format("'{}' is neither Yes nor No", *c))
-            .InFile(file)
-            .AtLine(line)
-            .InField("retired_pages.pending");
-      }
-      g.retired_pages_pending = *c == "Yes";
-    }
+    STRATA_ASSIGN_OR_RETURN(g.retired_pages_pending,
+                            YesNo(csv, cells, file, line, "retired_pages.pending"));
+    STRATA_RETURN_IF_ERROR(ReadRepairFields(csv, cells, file, line, g));
     gpus.push_back(std::move(g));
   }
   return gpus;
@@ -256,6 +279,27 @@ std::vector<XidEvent> ParseXidLines(std::string_view text) {
     events.push_back(std::move(e));
   }
   return events;
+}
+
+Status MergeGpuRepairCsv(std::string_view text, const std::string& file,
+                         std::vector<GpuRow>& gpus) {
+  STRATA_ASSIGN_OR_RETURN(Csv csv, ReadCsv(text, file, {"index"}, "nvidia-smi --query-gpu"));
+  for (const auto& [line, cells] : csv.rows) {
+    auto index = ParseInt64(*Cell(csv, cells, "index"));
+    GpuRow* g = nullptr;
+    for (GpuRow& row : gpus) {
+      if (index && row.index == *index) g = &row;
+    }
+    if (!g) {
+      return InvalidInput(
+                 fmt::format("GPU index '{}' is not a GPU of gpus.csv", *Cell(csv, cells, "index")))
+          .InFile(file)
+          .AtLine(line)
+          .InField("index");
+    }
+    STRATA_RETURN_IF_ERROR(ReadRepairFields(csv, cells, file, line, *g));
+  }
+  return OkStatus();
 }
 
 }  // namespace strata::preflight

@@ -17,6 +17,11 @@ namespace strata::preflight {
 /// `memory.used` are required columns; the others are read when present.
 Result<std::vector<GpuRow>> ParseGpuCsv(std::string_view text, const std::string& file);
 
+/// The collector's gpu-repair.csv (`nvidia-smi --query-gpu=index,remapped_rows.pending,
+/// remapped_rows.failure,gpu_recovery_action --format=csv`, or any subset with `index`): its
+/// columns are merged into the GPUs of gpus.csv with the same index.
+Status MergeGpuRepairCsv(std::string_view text, const std::string& file, std::vector<GpuRow>& gpus);
+
 /// `nvidia-smi --query-compute-apps=pid,process_name,used_gpu_memory,gpu_uuid --format=csv`.
 /// Only a header (or nothing at all, with noheader) means no process.
 Result<std::vector<ComputeApp>> ParseComputeAppsCsv(std::string_view text, const std::string& file);

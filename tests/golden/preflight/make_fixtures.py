@@ -25,6 +25,23 @@ def gpus(node, used=None):
                     f"0x0000000000000001, 0, No")
     return "\n".join(rows) + "\n"
 
+REPAIR_HEADER = "index, remapped_rows.pending, remapped_rows.failure, gpu_recovery_action"
+
+def gpu_repair():
+    return "\n".join([REPAIR_HEADER] + [f"{i}, No, No, None" for i in range(8)]) + "\n"
+
+# ibstat (rdma-core) as logs-and-node-state.md 2.6 shows it: the management port at 25 Gb/s, the
+# four data ports at 200 Gb/s RoCE, one firmware.
+def ibstat(rail_down=None):
+    out = []
+    for r in range(0, 5):
+        down = rail_down == r
+        out += [f"CA 'mlx5_{r}'", "\tCA type: MT4129", "\tNumber of ports: 1", "\tFirmware version: 28.39.2048",
+                "\tHardware version: 0", "\tPort 1:", f"\t\tState: {'Down' if down else 'Active'}",
+                f"\t\tPhysical state: {'Disabled' if down else 'LinkUp'}", f"\t\tRate: {25 if r == 0 else 200}",
+                "\t\tLink layer: Ethernet"]
+    return "\n".join(out) + "\n"
+
 def iface(idx, name, flags, state, addr=None, prefix=24, mtu=4200):
     o = {"ifindex": idx, "ifname": name, "flags": flags, "mtu": mtu, "qdisc": "mq", "operstate": state,
          "group": "default", "txqlen": 1000, "link_type": "ether", "address": f"a0:88:c2:3b:50:{idx:02x}",
@@ -114,6 +131,8 @@ def node(scenario, n, *, used=None, apps=None, processes=(), rail_down=None, bas
         "node-state.json": manifest(host, processes, notes),
         "nvidia-smi.txt": BANNER.format(drv=driver[0], cuda=driver[1]),
         "gpus.csv": gpus(n, used),
+        "gpu-repair.csv": gpu_repair(),
+        "ibstat.txt": ibstat(rail_down),
         "compute-apps.csv": "\n".join([APPS_HEADER] + (apps or [])) + "\n",
         "ip-addr.json": ip_addr(n, rail_down),
         "ip-route.json": ip_route(n),
@@ -162,6 +181,7 @@ for n in (1, 2):
 
 # The collector's notes when nvidia-smi is not on PATH (collect_node.cc, Collector::Run).
 node("no-nvidia-smi", 1)
-node("no-nvidia-smi", 2, drop=("nvidia-smi.txt", "gpus.csv", "compute-apps.csv"),
+node("no-nvidia-smi", 2, drop=("nvidia-smi.txt", "gpus.csv", "gpu-repair.csv", "compute-apps.csv"),
      notes=["nvidia-smi.txt: nvidia-smi not found on PATH", "gpus.csv: nvidia-smi not found on PATH",
+            "gpu-repair.csv: nvidia-smi not found on PATH",
             "compute-apps.csv: nvidia-smi not found on PATH"])
