@@ -316,6 +316,28 @@ Status MapTorchtitan(Settings& s, MapContext& ctx, JobBuilder& job) {
   STRATA_RETURN_IF_ERROR(MapTitanPipeline(s, job, pp));
   STRATA_ASSIGN_OR_RETURN(int64_t cp, IntField(s, job, "parallelism.context_parallel_degree",
                                                "parallel.cp", 1, "torchtitan's default 1"));
+  // How the CP ranks exchange K/V: torchtitan passes context_parallel_rotate_method to
+  // PyTorch's set_rotate_method (torchtitan v0.2.2 73a0e69 config/job_config.py,
+  // context_parallel_rotate_method = "allgather"; distributed/utils.py). PyTorch's
+  // _AllGatherRotater gathers every K/V shard once after the first (local) sub-attention;
+  // _AllToAllRotater passes one shard to the next rank per step, as a p2p ring does. Written
+  // at CP 1 too: the CP layouts `plan` tries run the same rotation.
+  {
+    const SourcedValue* rotate = s.Use("parallelism.context_parallel_rotate_method");
+    const std::string method = rotate ? rotate->value : "allgather";
+    if (method != "allgather" && method != "alltoall") {
+      return InvalidInput("parallelism.context_parallel_rotate_method '" + method +
+                          "': expected allgather or alltoall")
+          .WithHint("read from " + rotate->source);
+    }
+    const char* type = method == "allgather" ? "all_gather" : "p2p";
+    if (rotate) {
+      job.Set("parallel.cp_comm_type", type, rotate->source);
+    } else {
+      job.Default("parallel.cp_comm_type", type,
+                  "torchtitan's context_parallel_rotate_method defaults to allgather");
+    }
+  }
   STRATA_RETURN_IF_ERROR(IntField(s, job, "parallelism.expert_parallel_degree", "parallel.ep", 1,
                                   "torchtitan's default 1"));
   STRATA_RETURN_IF_ERROR(IntField(s, job, "parallelism.expert_tensor_parallel_degree",

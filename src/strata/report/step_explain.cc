@@ -495,6 +495,19 @@ std::vector<StepFormula> ExplainStep(const StepTables& whole, const StepLayout& 
                              ? " (megatron-core's default for the interleaved schedule)"
                              : " (megatron-core overlaps it only under the interleaved schedule)"),
                   On(s.overlap.grad_reduce), On(s.overlap.param_gather)));
+  if (l.cp > 1 && s.overlap.cp_comm) {
+    const bool gather = l.cp_comm_type == CpCommType::kAllGather;
+    add("context-parallel overlap",
+        fmt::format("{} = {} of CP traffic, exposed {}",
+                    gather ? fmt::format("the K/V all-gather is waited for after the local chunk's "
+                                         "attention, so it hides behind 1 / CP = 1/{} of "
+                                         "attention: max(0, traffic - micro batches x attention "
+                                         "per micro batch / {})",
+                                         l.cp, l.cp)
+                           : "each ring step hides behind the attention of the chunk in hand: "
+                             "max(0, traffic - micro batches x attention per micro batch)",
+                    Ms(r[StepPart::kCp].total), Ms(r[StepPart::kCp].exposed)));
+  }
   if (l.pp > 1 && (l.pp_schedule != PipelineSchedule::kDefault || l.uneven_pipeline())) {
     add("pipeline schedule", fmt::format("{}; layers per stage {}", PipelineScheduleName(l),
                                          fmt::join(StageLayerCounts(l, whole.layers), " + ")));

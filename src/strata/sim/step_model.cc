@@ -664,7 +664,13 @@ Result<StepResult> EvaluateStepOn(const StepTables& t, const StepLayout& s,
     const double tp_hidden = std::min(g.tp - Exposed(g.tp, s.overlap.tp_comm, m * dense_mb.s()),
                                       e.async_tp_max_step_saving * (m * compute_mb.s() + g.tp));
     set(StepPart::kTp, g.tp, g.tp - tp_hidden);
-    set(StepPart::kCp, g.cp, Exposed(g.cp, s.overlap.cp_comm, m * attention_mb.s()));
+    // A ring (p2p) exchange hides behind the attention of the chunk in hand, step after step. An
+    // all-gather of K/V is waited for after the first, local, chunk's attention (PyTorch's
+    // _AllGatherRotater, torchtitan's default; Transformer Engine's all_gather variant gathers
+    // before it), so only that 1 / CP of attention can cover it (audit55 Q5).
+    const double cp_cover =
+        l.cp_comm_type == CpCommType::kAllGather ? 1.0 / static_cast<double>(l.cp) : 1.0;
+    set(StepPart::kCp, g.cp, Exposed(g.cp, s.overlap.cp_comm, m * attention_mb.s() * cp_cover));
     // The all-to-all ends when the busiest EP rank has received its tokens (dispatch) and sent
     // their outputs back (combine): skew x the mean rank's bytes, as its expert GEMMs are.
     const double ep_busiest = g.ep * RoutingSkew(e, s);
