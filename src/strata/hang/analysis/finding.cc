@@ -97,6 +97,32 @@ std::optional<int64_t> OnlyFailingProcess(const EvidenceSet& ev, const std::stri
   return one ? rank : std::nullopt;
 }
 
+// The same CUDA failure on two or more ranks and on every rank the logs show (each rank that
+// printed anything printed it): mpirun's "[1,0]<stdout>:" and "[1,1]<stdout>:" both with NCCL's
+// "Cuda failure 1 'invalid argument'" while registering buffers (NVIDIA/nccl#1704). A CUDA call
+// that fails alike everywhere is a fault of what the ranks share (driver, devices, a setting),
+// as the corpus reads the same failure on several GPUs of a node without rank prefixes
+// (NVIDIA/nccl#957, vllm-project/vllm#6732): no rank is singled out. A rank shown without the
+// failure (rank 0 printing the test's header while ranks 8-15 fail, NVIDIA/nccl#348) keeps the
+// failing ranks named.
+bool SharedByEveryRankShown(const EvidenceSet& ev, const std::vector<const FailureSignal*>& lines,
+                            const std::set<int64_t>& ranks) {
+  if (ranks.size() < 2) return false;
+  const std::string& detail = lines.front()->detail;
+  if (detail.empty()) return false;
+  for (const FailureSignal* s : lines) {
+    if (s->detail != detail || !SpeakingRank(*s)) return false;
+  }
+  for (const LoadedLog& l : ev.logs) {
+    for (int64_t r : l.speaking_ranks) {
+      if (!ranks.contains(r)) return false;
+    }
+  }
+  return std::ranges::none_of(ev.ranks, [&](const RankEvidence& r) {
+    return r.process.rank && !ranks.contains(*r.process.rank);
+  });
+}
+
 bool Cuda(const EvidenceSet& ev, Finding& f) {
   const auto lines = Of(ev, FailureKind::kCudaError);
   if (lines.empty()) return false;
@@ -115,6 +141,7 @@ bool Cuda(const EvidenceSet& ev, Finding& f) {
                c.line < first.line;
       });
   if (unknown_crash_first) ranks.clear();
+  if (SharedByEveryRankShown(ev, lines, ranks)) ranks.clear();
   if (ranks.empty() && !unknown_crash_first && lines.size() == 1) {
     if (const auto rank = OnlyFailingProcess(ev, first.file)) ranks.insert(*rank);
   }
@@ -818,6 +845,36 @@ bool HcclTimeout(const EvidenceSet& ev, Finding& f) {
   return true;
 }
 
+// DeepEP's own timeout (failure_log.h, kEpTimeout): the expert-parallel dispatch or combine, an
+// all-to-all over NVLink and RDMA, waited past DeepEP's timeout for other ranks' data. The
+// waiting side prints node and GPU indices, not the rank that failed to send: no culprit.
+bool EpTimeout(const EvidenceSet& ev, Finding& f) {
+  const auto waits = Of(ev, FailureKind::kEpTimeout);
+  if (waits.empty()) return false;
+  const FailureSignal& s = *waits.front();
+  f.kind = "collective_timeout";
+  f.summary = fmt::format(
+      "DeepEP's expert-parallel all-to-all timed out{} ({}): the ranks waited for data other "
+      "ranks never sent; the lines name no rank that failed to send",
+      s.global_rank ? fmt::format(" on rank {}", *s.global_rank) : std::string(), s.detail);
+  f.evidence.push_back(Cite(s));
+  return true;
+}
+
+// A DeepEP kernel that times out prints its line and traps, so the CUDA error after it ("an
+// unspecified launch failure") is the timeout's consequence. DeepEP's timeout comes first when
+// every CUDA error line follows a DeepEP timeout line of its own file; a CUDA error in a file
+// without one (another rank's fault the others waited for) stays the first cause.
+bool EpTimeoutBeforeCuda(const EvidenceSet& ev) {
+  const auto waits = Of(ev, FailureKind::kEpTimeout);
+  const auto cuda = Of(ev, FailureKind::kCudaError);
+  if (waits.empty() || cuda.empty()) return false;
+  return std::ranges::all_of(cuda, [&](const FailureSignal* c) {
+    return std::ranges::any_of(
+        waits, [&](const FailureSignal* w) { return w->file == c->file && w->line < c->line; });
+  });
+}
+
 // Ranks that time out while a rank of the job left no trace at all (silent_ranks.h): the silent
 // rank is the suspect; the collective is the one the others wait in.
 bool Silent(const EvidenceSet& ev, const Verdict& v, Finding& f) {
@@ -945,7 +1002,8 @@ void FindFirstFailure(const EvidenceSet& ev, Verdict& v) {
   // killed from outside (SIGKILL) comes before the timeouts it causes; a worker that aborted
   // (SIGABRT, the watchdog's own way out) after them does not.
   const bool found =
-      (OomBeforeCuda(ev) && Oom(v, f)) || Cuda(ev, f) || Oom(v, f) || Crash(ev, f) ||
+      (OomBeforeCuda(ev) && Oom(v, f)) || (EpTimeoutBeforeCuda(ev) && EpTimeout(ev, f)) ||
+      Cuda(ev, f) || Oom(v, f) || Crash(ev, f) ||
       (KilledBeforeNetwork(ev) && WorkerFailed(ev, f, true)) || Network(ev, f) ||
       ((!timed_out || KilledRootCause(ev)) && ChildFailed(ev, f)) || WorkerFailed(ev, f, true) ||
       HorovodStall(ev, f) || HorovodTimelineFinding(ev, f) || DetailMismatch(ev, f) ||
@@ -953,9 +1011,9 @@ void FindFirstFailure(const EvidenceSet& ev, Verdict& v) {
       BarrierMissing(ev, f) || Fingerprints(ev, f) || GlooFinding(ev, v, f) || Mismatch(v, f) ||
       TimeoutOpMismatch(ev, f) || Ras(ev, f) || Behind(v, f) || CompletedCounters(ev, f) ||
       Teardown(ev, v, f) || Silent(ev, v, f) || Timeout(ev, v, f) || StoreCollective(ev, f) ||
-      HcclTimeout(ev, f) || Stuck(ev, f) || Stacks(ev, v, f) || MpiCollectiveWait(ev, f) ||
-      ChildFailed(ev, f) || WorkerFailed(ev, f, false) || ProgramError(ev, f) ||
-      MissingMembers(v, f);
+      HcclTimeout(ev, f) || EpTimeout(ev, f) || Stuck(ev, f) || Stacks(ev, v, f) ||
+      MpiCollectiveWait(ev, f) || ChildFailed(ev, f) || WorkerFailed(ev, f, false) ||
+      ProgramError(ev, f) || MissingMembers(v, f);
   if (!found) {
     // Only evidence that observes state can show a healthy job: a Gloo dump's states are
     // placeholders (gloo_sequences.h), so sequences that agree say nothing about completion.

@@ -11,7 +11,9 @@
 #include "strata/core/file_io.h"
 #include "strata/core/strings.h"
 #include "strata/hang/parsers/flight_recorder.h"
+#include "strata/hang/parsers/horovod_stall.h"
 #include "strata/hang/parsers/horovod_timeline.h"
+#include "strata/hang/parsers/log_signals.h"
 #include "strata/hang/parsers/nccl_ras.h"
 #include "strata/hang/parsers/pyspy.h"
 #include "strata/hang/parsers/watchdog_log.h"
@@ -159,11 +161,30 @@ void AddPySpy(EvidenceSet& set, std::string_view contents, const std::string& fi
   }
 }
 
+// The ranks the lines of a log speak for (LoadedLog::speaking_ranks).
+std::vector<int64_t> SpeakingRanks(std::string_view contents) {
+  std::vector<int64_t> ranks;
+  size_t start = 0;
+  while (start < contents.size()) {
+    size_t end = contents.find('\n', start);
+    if (end == std::string_view::npos) end = contents.size();
+    const std::string_view line = contents.substr(start, end - start);
+    std::optional<int64_t> r = RankPrefix(line);
+    if (!r) r = MpiTagRank(line);
+    if (r) ranks.push_back(*r);
+    start = end + 1;
+  }
+  std::sort(ranks.begin(), ranks.end());
+  ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
+  return ranks;
+}
+
 void AddLog(EvidenceSet& set, std::string_view contents, const std::string& file,
             std::optional<int64_t> rank, const std::string& host, bool complete) {
   set.logs.push_back({file, host, rank, complete,
                       static_cast<size_t>(std::count(contents.begin(), contents.end(), '\n')) +
-                          (contents.empty() || contents.back() == '\n' ? 0 : 1)});
+                          (contents.empty() || contents.back() == '\n' ? 0 : 1),
+                      SpeakingRanks(contents)});
   for (FailureSignal& f : ScanFailures(contents, file)) {
     if (!f.global_rank && f.kind != FailureKind::kChildFailed) f.global_rank = rank;
     set.failures.push_back(std::move(f));

@@ -49,6 +49,9 @@ struct LoadedLog {
   std::optional<int64_t> rank;
   bool complete = true;  // the whole log, not a tail: absence of a line means it never printed
   size_t lines = 0;
+  // The ranks its lines speak for, by torchrun's "[rankN]:" or mpirun's "[1,N]<stdout>:" prefix:
+  // who printed anything, failing or not (sorted, each once).
+  std::vector<int64_t> speaking_ranks;
 };
 
 struct EvidenceSet {

@@ -243,6 +243,32 @@ bool ClassifyFailureLine(std::string_view line, FailureSignal* s) {
     s->detail = std::string(TrimSpace(line.substr(0, 160)));
     return true;
   }
+  // DeepEP's timeouts (deepseek-ai/DeepEP, csrc/legacy/buffer.hpp and the kernels): the host
+  // throws "DeepEP error: timeout (dispatch CPU)" or "DeepEP error: CPU recv timeout" when the
+  // dispatch kernel's receive counts never arrive; a kernel prints "DeepEP dispatch NVL receiver
+  // timeout, channel: ...", "DeepEP timeout for combine receivers, rank 3, ..." or "DeepEP
+  // timeout check failed: rank = ..." and traps (deepseek-ai/DeepEP#553, #137). Either way the
+  // expert-parallel all-to-all waited past DeepEP's own timeout for data of other ranks: a
+  // collective timeout in DeepEP's words. The waiting ranks' coordinates name no rank that failed
+  // to send. Only DeepEP's own shapes count: the word "timeout" right after "DeepEP error: " or
+  // followed by ", ", " (", " for " or " check failed", not prose that mentions both words.
+  if (const size_t at = line.find("DeepEP "); at != std::string_view::npos) {
+    const std::string_view body = TrimSpace(line.substr(at));
+    bool ep_timeout = body.starts_with("DeepEP error: timeout") ||
+                      body.starts_with("DeepEP error: CPU recv timeout");
+    if (const size_t word = body.find(" timeout");
+        !ep_timeout && word != std::string_view::npos &&
+        body.substr(0, word).find(',') == std::string_view::npos) {
+      const std::string_view after = body.substr(word + 8);
+      ep_timeout = after.starts_with(", ") || after.starts_with(" (") ||
+                   after.starts_with(" for ") || after.starts_with(" check failed");
+    }
+    if (ep_timeout) {
+      s->kind = K::kEpTimeout;
+      s->detail = std::string(body.substr(0, 160));
+      return true;
+    }
+  }
   // Start-up: the process group never formed.
   if (Contains(line, "connectFullMesh failed")) {
     s->kind = K::kBootstrap;

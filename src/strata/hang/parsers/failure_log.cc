@@ -956,6 +956,8 @@ std::string_view FailureKindName(FailureKind kind) {
       return "ucc_not_posted";
     case FailureKind::kFrMismatch:
       return "fr_mismatch";
+    case FailureKind::kEpTimeout:
+      return "ep_timeout";
   }
   return "other";
 }

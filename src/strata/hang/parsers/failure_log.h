@@ -46,6 +46,8 @@ enum class FailureKind {
   kPythonError,   // a traceback ended by an error of the program's own ("NameError: name 'x' ...")
   kUccNotPosted,  // torch_ucc's comm check: ranks that never posted the collective others wait in
   kFrMismatch,    // the Flight Recorder analyser: "Culprit rank N; Error type: ..._MISMATCH"
+  kEpTimeout,     // DeepEP's own timeouts: "DeepEP error: timeout (dispatch CPU)" (host side) or a
+                  // kernel's "DeepEP dispatch NVL receiver timeout, channel: ..." (device side)
 };
 
 struct FailureSignal {
