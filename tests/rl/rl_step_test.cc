@@ -711,6 +711,51 @@ TEST(RlStepTest, OffloadedStatesCrossPcieEveryStep) {
   EXPECT_EQ(k->colocated.times.offload.s(), 0);
 }
 
+// verl's bypass mode (algorithm.rollout_correction.bypass_mode=True; the RL job's
+// `old_log_prob: rollout`) takes the rollout's log-probs as the old ones: fit() in
+// verl-project/verl@0094eb2057e6f3210c2a4fca88704689d02879aa:verl/trainer/ppo/ray_trainer.py
+// runs `_compute_old_log_prob` under the "old_log_prob" timer only in the other branch
+// ("else:  # Recompute old_log_probs"), and verl's docs/advance/fully_async.md publishes a
+// colocated step with "old_log_prob 0". By hand on the reference job (reference: true, all
+// offloaded): the old log-prob part goes to 0 s, the reference's pass stays (its forward is the
+// same), the actor's weights cross PCIe 4 times instead of 6 (up and down around the weight
+// sync and the update only), so the copies fall by 2 W / 63 GB/s, and the step by the log-prob
+// pass plus those 2 W. Generation, update and sync do not move. Before: the key was unknown.
+TEST(RlStepTest, BypassModeDropsTheOldLogProbPass) {
+  auto spec = LoadRlSpec(kReferenceRlJobName, {"old_log_prob=rollout"});
+  ASSERT_TRUE(spec.ok()) << spec.error().Format();
+  EXPECT_FALSE(spec->old_log_prob_pass);
+  auto bypass = EvaluateRl(*Workspace::Load(), *spec);
+  ASSERT_TRUE(bypass.ok()) << bypass.error().Format();
+  const RlTimes& before = Reference().colocated.times;
+  const RlTimes& t = bypass->colocated.times;
+  ASSERT_GT(before.old_log_prob.s(), 0);
+  EXPECT_EQ(t.old_log_prob.s(), 0);
+  EXPECT_NEAR(t.reference.s(), before.reference.s(), 1e-12);
+  EXPECT_NEAR(t.generation.s(), before.generation.s(), 1e-12);
+  EXPECT_NEAR(t.update.s(), before.update.s(), 1e-12);
+  EXPECT_NEAR(t.weight_sync.s(), before.weight_sync.s(), 1e-12);
+  const double two_w = 2 * StatesOf(Reference().ledger).weights.value();
+  EXPECT_NEAR(t.offload.s(), before.offload.s() - two_w / 63e9, 1e-9);
+  EXPECT_NEAR(t.step.s(), before.step.s() - before.old_log_prob.s() - two_w / 63e9, 1e-9);
+  // Its split rows drop the pass from the training side as well.
+  for (const RlPlacementResult& r : bypass->splits) EXPECT_EQ(r.times.old_log_prob.s(), 0);
+  // The forward phase is the reference's alone now (the same working set, so the same bytes);
+  // with no reference either, no forward pass runs and the phase is not listed.
+  auto none = LoadRlSpec(kReferenceRlJobName, {"old_log_prob=rollout", "reference=false"});
+  ASSERT_TRUE(none.ok()) << none.error().Format();
+  auto n = EvaluateRl(*Workspace::Load(), *none);
+  ASSERT_TRUE(n.ok()) << n.error().Format();
+  for (const RlPhaseMemory& p : n->phases) EXPECT_EQ(p.phase.find("forward"), std::string::npos);
+  EXPECT_EQ(n->colocated.times.old_log_prob.s(), 0);
+  EXPECT_EQ(n->colocated.times.reference.s(), 0);
+  // Any other source is refused with the two it can be.
+  auto wrong = LoadRlSpec(kReferenceRlJobName, {"old_log_prob=rollouts"});
+  ASSERT_FALSE(wrong.ok());
+  EXPECT_NE(wrong.error().Format().find("did you mean 'rollout'"), std::string::npos)
+      << wrong.error().Format();
+}
+
 // A split's training GPUs follow the job's offload settings as the colocated GPUs do: verl's
 // megatron actor reads param_offload, grad_offload and optimizer_offload whatever the placement
 // (volcengine/verl@b178a3cd56f58b2d502255daba591e92833930a7: verl/workers/megatron_workers.py

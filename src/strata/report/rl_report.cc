@@ -142,6 +142,10 @@ std::string Header(const RlEvaluation& e) {
       GroupDigits(s.lengths.response_mean), GroupDigits(s.lengths.response_max), s.mini_batches,
       s.mini_batches == 1 ? "" : "es", s.epochs, s.epochs == 1 ? "" : "s",
       s.reference_model ? "yes" : "no");
+  if (!s.old_log_prob_pass) {
+    out +=
+        "old log-probs: the rollout's (verl's rollout_correction.bypass_mode), no trainer pass\n";
+  }
   out += ResponsesText(s.lengths) + "\n";
   // The actor's trainer as its job names it (or the default framework, said to be assumed).
   out +=
@@ -243,7 +247,9 @@ std::string StepText(const RlPlacementResult& r) {
                   g.step.memory_time >= g.step.compute_time ? "HBM-bound" : "compute-bound",
                   g.step.overhead.ms(), Sec(g.simulation.full), g.simulation.draining_steps,
                   Sec(g.simulation.draining)));
-  row("old log-prob", t.old_log_prob, "forward over every sample (step model)");
+  row("old log-prob", t.old_log_prob,
+      t.old_log_prob.value() > 0 ? "forward over every sample (step model)"
+                                 : "none: the rollout's log-probs are the old ones (bypass mode)");
   row("reference", t.reference, "the same forward on the reference weights");
   const bool ppo = r.times.critic_values.value() > 0 || r.times.critic_update.value() > 0;
   if (ppo) {

@@ -14,8 +14,8 @@ namespace strata {
 namespace {
 
 // The keys of each section, for the unknown-key check and --set.
-const std::vector<std::string> kTopKeys = {"actor",   "algorithm", "batch",    "lengths",
-                                           "rollout", "reference", "placement"};
+const std::vector<std::string> kTopKeys = {"actor",   "algorithm", "batch",        "lengths",
+                                           "rollout", "reference", "old_log_prob", "placement"};
 const std::vector<std::string> kActorKeys = {"job", "set"};
 const std::vector<std::string> kBatchKeys = {"prompts",
                                              "samples_per_prompt",
@@ -233,6 +233,20 @@ Status ParseInto(const YAML::Node& root, const std::string& file, RlSpec& spec) 
   if (top.Has("reference")) {
     STRATA_ASSIGN_OR_RETURN(spec.reference_model, top.Bool("reference"));
   }
+  if (top.Has("old_log_prob")) {
+    // Who computes the old log-probs: the trainer's own forward (verl's default), or the
+    // rollout, whose per-token log-probs verl's bypass mode takes as the old ones.
+    STRATA_ASSIGN_OR_RETURN(std::string source, top.String("old_log_prob"));
+    if (source == "trainer") {
+      spec.old_log_prob_pass = true;
+    } else if (source == "rollout") {
+      spec.old_log_prob_pass = false;
+    } else {
+      return top.ErrorAt("old_log_prob", fmt::format("unknown old_log_prob '{}'", source))
+          .WithHint(DidYouMeanHint(source, {"trainer", "rollout"}) +
+                    " (rollout: verl's algorithm.rollout_correction.bypass_mode=True)");
+    }
+  }
 
   if (top.Has("placement")) {
     STRATA_ASSIGN_OR_RETURN(YamlMap placement, top.Map("placement"));
@@ -310,7 +324,7 @@ std::string_view RlPlacementName(RlPlacement p) {
 
 const std::vector<std::string>& RlSpecKeys() {
   static const std::vector<std::string> keys = [] {
-    std::vector<std::string> k = {"algorithm", "reference", "actor.job"};
+    std::vector<std::string> k = {"algorithm", "reference", "old_log_prob", "actor.job"};
     for (const auto& s : kBatchKeys) k.push_back("batch." + s);
     for (const auto& s : kLengthKeys) k.push_back("lengths." + s);
     for (const auto& s : kRolloutKeys) k.push_back("rollout." + s);

@@ -79,6 +79,12 @@ struct RlSpec {
   int64_t log_prob_max_tokens_per_gpu = 0;  // verl rollout.log_prob_max_token_len_per_gpu
   int64_t critic_max_tokens_per_gpu = 0;    // verl critic.ppo_max_token_len_per_gpu
   bool reference_model = true;  // a KL term against a frozen reference: one more forward pass
+  /// The trainer recomputes the old log-probs in a forward over every sample (verl's default,
+  /// "decoupled" mode). false: the RL job's `old_log_prob: rollout`, verl's
+  /// algorithm.rollout_correction.bypass_mode=True: the rollout's log-probs are the old ones
+  /// and the trainer's pass does not run (verl/trainer/ppo/ray_trainer.py, fit: the
+  /// `old_log_prob` timer only wraps the recompute branch).
+  bool old_log_prob_pass = true;
   RlLengths lengths;
   RolloutSpec rollout;
   RlPlacement placement = RlPlacement::kColocated;

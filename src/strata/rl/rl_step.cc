@@ -521,7 +521,10 @@ PhasePeaks PhasePeaksOf(const RlSpec& spec, const ResolvedJob& job, const ActorT
   const Bytes own_critic = offload_trainer ? kept_grads : Bytes(idle - st.weights);
   PhasePeaks p;
   p.beside_rollout = TrainerOverhead(a.ledger) + actor_kept + critic_kept + reference_kept;
-  p.log_prob = a.log_prob_forward_peak - beyond_weights + own_actor + critic_kept + reference_kept;
+  // verl's bypass mode runs no old log-prob pass, so that phase never happens.
+  p.log_prob = spec.old_log_prob_pass ? a.log_prob_forward_peak - beyond_weights + own_actor +
+                                            critic_kept + reference_kept
+                                      : Bytes();
   p.reference = spec.reference_model
                     ? a.reference_forward_peak - beyond_weights + actor_kept + critic_kept
                     : Bytes();
@@ -563,8 +566,14 @@ OffloadTransfers OffloadOf(const RlSpec& spec, const ResolvedJob& job, const Act
   };
   const ModelStates st = StatesOf(a.ledger);
   if (offload_trainer) {
-    add("actor weights: up and down around the weight sync, the old log-prob pass and the update",
-        st.weights * 6.0);
+    // Without the old log-prob pass (verl's bypass mode) its load and offload are not made.
+    if (spec.old_log_prob_pass) {
+      add("actor weights: up and down around the weight sync, the old log-prob pass and the "
+          "update",
+          st.weights * 6.0);
+    } else {
+      add("actor weights: up and down around the weight sync and the update", st.weights * 4.0);
+    }
     add("actor master weights and moments: up and down around the update",
         (st.master + st.moments) * 2.0);
     if (spec.algorithm == RlAlgorithm::kPpo) {
@@ -647,7 +656,7 @@ Result<RlEvaluation> EvaluateRl(const Workspace& workspace, const RlSpec& spec) 
   c.generation = GenerationOf(s, world, c.rollout_memory, &e.decode);
   c.sync = SyncOf(s, job.layout(), nullptr);
   c.times.generation = c.generation.total;
-  c.times.old_log_prob = actor.log_prob;
+  c.times.old_log_prob = spec.old_log_prob_pass ? actor.log_prob : Seconds();
   c.times.reference = spec.reference_model ? actor.log_prob : Seconds();
   c.times.critic_values = actor.critic_values;
   c.times.update = actor.update;
@@ -690,6 +699,8 @@ Result<RlEvaluation> EvaluateRl(const Workspace& workspace, const RlSpec& spec) 
                    others)},
       {"actor update", peaks.update, "the actor ledger's peak" + others},
   };
+  // No forward pass at all: no old log-prob pass (bypass mode) and no reference.
+  if (!spec.old_log_prob_pass && !spec.reference_model) e.phases.erase(e.phases.begin() + 1);
   if (ppo) {
     e.phases.push_back({"critic values forward", peaks.critic_values,
                         fmt::format("the critic's weights{} + one layer, no autograd{}{}{}",
@@ -779,7 +790,7 @@ Result<RlEvaluation> EvaluateRl(const Workspace& workspace, const RlSpec& spec) 
     }
     RlTimes t;
     t.generation = base.generation.total;
-    t.old_log_prob = train->log_prob;
+    t.old_log_prob = spec.old_log_prob_pass ? train->log_prob : Seconds();
     t.reference = spec.reference_model ? train->log_prob : Seconds();
     t.critic_values = train->critic_values;
     t.update = train->update;
