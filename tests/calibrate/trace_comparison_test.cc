@@ -253,6 +253,84 @@ TEST(TraceComparison, AStepWithoutGpuEventsIsLeftOutOfTheMean) {
   EXPECT_NEAR(m.of(profile::Component::kGemm), 0.120, 1e-12);
 }
 
+// A calibration records the GPU its traces ran on (the trace's device name and the catalog entry
+// it matches) and a job on another GPU model refuses it: a ratio is a kernel's achieved fraction
+// of one architecture's peak. Before, the file kept only the job's GPU, so a calibration whose
+// traces ran on a GPU the catalog does not list (the writer cannot check it) was applied to the
+// job's GPU without a word.
+TEST(Calibration, RecordsTheTracesGpuAndAJobOnAnotherGpuRefusesIt) {
+  Workspace w = LoadWorkspace();
+  const Evaluation e = Evaluate(w);  // deepseek-v3-chunk: H800
+  profile::ProfileReport report = Profile(testing::TestPath("fixtures/calibrate/two-rank-skew"));
+  const std::string path =
+      (std::filesystem::temp_directory_path() / "strata_calibration_gpu_test.json").string();
+  auto round_trip = [&](const std::string& device) {
+    for (profile::RankProfile& r : report.ranks) r.device = device;
+    auto c = CompareWithJob(report, e);
+    EXPECT_TRUE(c.ok()) << c.error().Format();
+    EXPECT_TRUE(WriteCalibration(MakeCalibration(*c, e, "2025-01-01T00:00:00Z"), path).ok());
+    auto loaded = LoadCalibration(path);
+    std::filesystem::remove(path);
+    EXPECT_TRUE(loaded.ok()) << loaded.error().Format();
+    return std::move(loaded).value();
+  };
+  // The fixture's own device, "NVIDIA H800": the catalog's H800, the job's GPU.
+  Calibration same = round_trip("NVIDIA H800");
+  EXPECT_EQ(same.trace_gpu, "H800");
+  EXPECT_EQ(same.trace_device, "NVIDIA H800");
+  auto applied = ApplyCalibration(same, "cal.json", e.job, w);
+  ASSERT_TRUE(applied.ok()) << applied.error().Format();
+  EXPECT_EQ(applied->trace_gpu, "H800");
+  EXPECT_EQ(applied->gpu_warning, "");
+
+  // The same file with its traces on an H100 SXM (job.gpu still H800): refused, naming the field.
+  Calibration other = same;
+  other.trace_gpu = "H100 SXM";
+  other.trace_device = "NVIDIA H100 80GB HBM3";
+  Workspace untouched = LoadWorkspace();
+  auto refused = ApplyCalibration(other, "cal.json", e.job, untouched);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().field, "provenance.trace_gpu");
+  EXPECT_EQ(refused.error().file, "cal.json");
+  EXPECT_NE(refused.error().message.find("do not carry over"), std::string::npos);
+
+  // A device the catalog does not list: recorded as such, applied with a warning that names it.
+  Calibration unlisted = round_trip("AMD Instinct MI250X");
+  EXPECT_EQ(unlisted.trace_gpu, "");
+  EXPECT_EQ(unlisted.trace_device, "AMD Instinct MI250X");
+  Workspace w2 = LoadWorkspace();
+  auto warned = ApplyCalibration(unlisted, "cal.json", e.job, w2);
+  ASSERT_TRUE(warned.ok()) << warned.error().Format();
+  EXPECT_NE(warned->gpu_warning.find("\"AMD Instinct MI250X\", which data/gpus.yaml does not "
+                                     "list"),
+            std::string::npos)
+      << warned->gpu_warning;
+}
+
+// A calibration file written before the trace's GPU was recorded (the deepseek-v3-chunk
+// fixture: provenance without trace_gpu) is read, and applying it says the GPU is unknown.
+TEST(Calibration, AnOldFileWithoutTheTracesGpuSaysItIsUnknown) {
+  auto old =
+      LoadCalibration(testing::TestPath("fixtures/calibrate/deepseek-v3-chunk/calibration.json"));
+  ASSERT_TRUE(old.ok()) << old.error().Format();
+  EXPECT_EQ(old->trace_gpu, "");
+  EXPECT_EQ(old->trace_device, "");
+  Workspace w = LoadWorkspace();
+  auto applied = ApplyCalibration(*old, "cal.json", Evaluate(w).job, w);
+  ASSERT_TRUE(applied.ok()) << applied.error().Format();
+  EXPECT_NE(applied->gpu_warning.find("is unknown (the file does not record it"), std::string::npos)
+      << applied->gpu_warning;
+  // A trace_gpu that is no catalog GPU is an error naming the field.
+  auto bad = ParseCalibration(
+      R"({"kind": "calibration", "calibration_version": 1,
+          "provenance": {"trace_gpu": "H1000"},
+          "job": {"model": "m", "gpu": "H800", "tp": 1, "pp": 1, "cp": 1, "ep": 1, "dp": 1},
+          "measured_step_s": 1, "predicted_step_s": 1, "rates": []})",
+      "c.json");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().field, "provenance.trace_gpu");
+}
+
 TEST(Calibration, BadFilesNameTheField) {
   auto not_json = ParseCalibration("{", "c.json");
   ASSERT_FALSE(not_json.ok());

@@ -316,6 +316,7 @@ Result<TraceComparison> CompareWithJob(const profile::ProfileReport& report, con
   // A variant of a catalog part (`base:`) is that part's silicon: compare with the base.
   const GpuSpec& gpu = job.gpu();
   const std::string job_gpu = gpu.catalog_name.empty() ? gpu.name : gpu.catalog_name;
+  c.trace_device = device;
   if (!device.empty()) {
     c.trace_gpu = CatalogGpuOf(device).value_or("");
     if (c.trace_gpu.empty()) {

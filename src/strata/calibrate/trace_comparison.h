@@ -92,6 +92,7 @@ struct TraceComparison {
   // The catalog name of the GPU the slowest rank's trace ran on (data/gpus.yaml, by name or
   // alias); empty when the trace does not say or the catalog does not list it.
   std::string trace_gpu;
+  std::string trace_device;  // as the slowest rank's trace names it; empty when it does not
   std::vector<std::string> trace_files;
   std::string job_file;
 

@@ -139,14 +139,28 @@ std::string CalibrationText(const AppliedCalibration& a) {
                                 traces.empty() ? "unnamed" : traces,
                                 a.job_file.empty() ? "" : ", job " + a.job_file,
                                 a.created.empty() ? "" : ", " + a.created);
+  if (a.gpu_warning.empty()) {
+    out += fmt::format("  measured on: {}{}\n", a.trace_gpu,
+                       a.trace_device.empty() ? "" : fmt::format(" (\"{}\")", a.trace_device));
+  } else {
+    out += fmt::format("  unchecked: {}\n", a.gpu_warning);
+  }
   for (const std::string& s : a.applied) out += fmt::format("  scaled: {}\n", s);
   for (const std::string& s : a.not_carried) out += fmt::format("  not carried over: {}\n", s);
   return out;
 }
 
 Json CalibrationNoteJson(const AppliedCalibration& a) {
-  return {{"file", a.file},       {"traces", a.traces},   {"job_file", a.job_file},
-          {"created", a.created}, {"applied", a.applied}, {"not_carried", a.not_carried}};
+  auto or_null = [](const std::string& v) { return v.empty() ? Json(nullptr) : Json(v); };
+  return {{"file", a.file},
+          {"traces", a.traces},
+          {"job_file", a.job_file},
+          {"created", a.created},
+          {"trace_gpu", or_null(a.trace_gpu)},
+          {"trace_device", or_null(a.trace_device)},
+          {"gpu_warning", or_null(a.gpu_warning)},
+          {"applied", a.applied},
+          {"not_carried", a.not_carried}};
 }
 
 }  // namespace strata::calibrate
