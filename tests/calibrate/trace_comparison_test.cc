@@ -139,6 +139,58 @@ TEST(TraceComparison, TheTraceGpuIsMatchedThroughTheCatalog) {
   }
 }
 
+// `profile --job` names as its slowest rank the straggler the cross-rank view names (one rule,
+// profile::PickStraggler). It took the longest mean span, which on ranks that meet in
+// collectives is the rank that arrived first and waited longest: PARAM's DLRM traces
+// (SOURCE.md) have rank 1 with the longest span, 18,467 us, of which 11,056 us exposed NCCL, and
+// rank 7 with the shortest, 10,967 us, of which 1,580 us: every rank ends the step's last NCCL
+// kernel within 7 us, so the others waited for rank 7, as HTA's straggler analysis says.
+TEST(TraceComparison, TheSlowestRankIsTheStragglerTheCrossRankViewNames) {
+  const Workspace w = LoadWorkspace();
+  const Evaluation e = Evaluate(w);
+  const profile::ProfileReport dlrm =
+      Profile(testing::TestPath("../../shared/reference/traces/param-dlrm-8rank-v100"));
+  ASSERT_EQ(dlrm.spread.size(), 1u);
+  auto c = CompareWithJob(dlrm, e);
+  ASSERT_TRUE(c.ok()) << c.error().Format();
+  EXPECT_EQ(c->slowest.rank, 7);
+  EXPECT_EQ(c->slowest.index, dlrm.spread[0].straggler);
+  EXPECT_TRUE(c->slowest.communication);
+  EXPECT_EQ(c->trace_ranks.at(c->slowest.reference_index), 1);
+  EXPECT_NEAR(c->slowest.wait_s, 1580e-6, 0.5e-6);
+  EXPECT_NEAR(c->slowest.reference_wait_s, 11056e-6, 0.5e-6);
+  EXPECT_NEAR(c->measured_step_s, 10967e-6, 0.5e-6);
+  // Compute is about 1 ms on every rank: neither it nor idle time covers half the 9,476 us the
+  // others waited, so rank 7's GPU work began late (the cross-rank view's "late start").
+  EXPECT_EQ(c->slowest.cause, "late start");
+  EXPECT_EQ(dlrm.spread[0].reason, "late start");
+  // Its span lacks that delay: the longest span (rank 1's) is said beside it.
+  EXPECT_NEAR(c->slowest.longest_span_s, 18467e-6, 0.5e-6);
+  EXPECT_TRUE(AnyContains(c->warnings, "the job's step lasts at least the longest span"));
+
+  // HTA's two sampled ranks: the straggler differs by step, so the comparison applies the same
+  // rule to the ranks' mean steps. Exposed communication of each step, from the cross-rank view:
+  // rank 0 172.259 and 164.724 ms, rank 1 134.336 and 169.187 ms; means 168.492 and 151.762 ms:
+  // rank 1 waited least.
+  const profile::ProfileReport hta =
+      Profile(testing::TestPath("../../shared/reference/traces/hta-recsys-sampled-2rank-a100"));
+  ASSERT_EQ(hta.spread.size(), 2u);
+  auto wait_ms = [&](size_t step, size_t rank) {
+    const profile::StepProfile& s = hta.ranks[rank].steps[step];
+    return static_cast<double>(s.figures.nccl_exposed_ns + s.figures.comm_other_exposed_ns) * 1e-6;
+  };
+  const double mean0 = (wait_ms(0, 0) + wait_ms(1, 0)) / 2,
+               mean1 = (wait_ms(0, 1) + wait_ms(1, 1)) / 2;
+  EXPECT_NEAR(mean0, 168.492, 0.002);
+  EXPECT_NEAR(mean1, 151.762, 0.002);
+  auto h = CompareWithJob(hta, e);
+  ASSERT_TRUE(h.ok()) << h.error().Format();
+  EXPECT_EQ(h->slowest.rank, 1);
+  EXPECT_TRUE(h->slowest.communication);
+  EXPECT_NEAR(h->slowest.wait_s, mean1 * 1e-3, 1e-6);
+  EXPECT_NEAR(h->slowest.reference_wait_s, mean0 * 1e-3, 1e-6);
+}
+
 TEST(TraceComparison, DeepSeekV3TraceAndCalibrationCarriesThroughThePhysics) {
   Workspace w = LoadWorkspace();
   const Evaluation e = Evaluate(w);

@@ -135,6 +135,25 @@ std::vector<std::string> JobWarnings(const std::vector<RankProfile>& ranks) {
   return warnings;
 }
 
+StragglerPick PickStraggler(const std::vector<std::pair<size_t, const Figures*>>& figures) {
+  auto wait = [](const Figures& f) { return f.nccl_exposed_ns + f.comm_other_exposed_ns; };
+  auto by = [](auto key) {
+    return [key](const auto& a, const auto& b) { return key(*a.second) < key(*b.second); };
+  };
+  auto span = [](const Figures& f) { return f.span_ns; };
+  StragglerPick p;
+  const auto most_wait = std::max_element(figures.begin(), figures.end(), by(wait));
+  p.communication = most_wait != figures.end() && wait(*most_wait->second) > 0;
+  if (p.communication) {
+    p.straggler = std::min_element(figures.begin(), figures.end(), by(wait))->first;
+    p.reference = most_wait->first;
+  } else if (!figures.empty()) {
+    p.straggler = std::max_element(figures.begin(), figures.end(), by(span))->first;
+    p.reference = std::min_element(figures.begin(), figures.end(), by(span))->first;
+  }
+  return p;
+}
+
 std::vector<StepSpread> SpreadAcrossRanks(const std::vector<RankProfile>& ranks) {
   std::map<int64_t, std::vector<std::pair<size_t, const Figures*>>> by_step;
   for (size_t i = 0; i < ranks.size(); ++i) {
@@ -154,8 +173,6 @@ std::vector<StepSpread> SpreadAcrossRanks(const std::vector<RankProfile>& ranks)
     auto span = [](const Figures& f) { return f.span_ns; };
     const auto longest = *std::max_element(list.begin(), list.end(), by(span));
     const auto shortest = *std::min_element(list.begin(), list.end(), by(span));
-    const auto least_wait = *std::min_element(list.begin(), list.end(), by(wait));
-    const auto most_wait = *std::max_element(list.begin(), list.end(), by(wait));
     const auto least_compute = *std::min_element(list.begin(), list.end(), by(compute));
     const auto most_compute = *std::max_element(list.begin(), list.end(), by(compute));
     StepSpread s;
@@ -172,12 +189,18 @@ std::vector<StepSpread> SpreadAcrossRanks(const std::vector<RankProfile>& ranks)
       const Figures& a = *r.second;
       return a.span_ns == first.span_ns && a.busy_ns == first.busy_ns && wait(a) == wait(first);
     });
-    s.communication = wait(*most_wait.second) > 0;
+    const StragglerPick pick = PickStraggler(list);
+    auto figures_of = [&](size_t index) -> const Figures& {
+      return *std::find_if(list.begin(), list.end(), [&](const auto& r) {
+                return r.first == index;
+              })->second;
+    };
+    s.communication = pick.communication;
     if (s.communication) {
-      s.straggler = least_wait.first;
-      s.waited_most = most_wait.first;
-      const Figures& late = *least_wait.second;
-      const Figures& early = *most_wait.second;
+      s.straggler = pick.straggler;
+      s.waited_most = pick.reference;
+      const Figures& late = figures_of(pick.straggler);
+      const Figures& early = figures_of(pick.reference);
       s.straggler_wait_ns = wait(late);
       s.most_wait_ns = wait(early);
       s.straggler_compute_ns = compute(late);
@@ -194,11 +217,14 @@ std::vector<StepSpread> SpreadAcrossRanks(const std::vector<RankProfile>& ranks)
         s.reason_ns = gap;
       }
     } else {
-      s.straggler = longest.first;
-      s.waited_most = shortest.first;
-      s.straggler_compute_ns = compute(*longest.second);
-      const int64_t extra_idle = longest.second->idle_ns() - shortest.second->idle_ns();
-      const int64_t extra_compute = compute(*longest.second) - compute(*shortest.second);
+      // The longest span against the shortest (PickStraggler).
+      s.straggler = pick.straggler;
+      s.waited_most = pick.reference;
+      const Figures& slow = figures_of(pick.straggler);
+      const Figures& fast = figures_of(pick.reference);
+      s.straggler_compute_ns = compute(slow);
+      const int64_t extra_idle = slow.idle_ns() - fast.idle_ns();
+      const int64_t extra_compute = compute(slow) - compute(fast);
       s.reason = extra_idle > extra_compute ? "idle_s" : "compute_s";
       s.reason_ns = std::max(extra_idle, extra_compute);
     }

@@ -4,6 +4,7 @@
 #define STRATA_PROFILE_PROFILE_H_
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "strata/core/result.h"
@@ -43,6 +44,20 @@ struct StepSpread {
   std::string reason;
   int64_t reason_ns = 0;  // the straggler's extra time in that part
 };
+
+/// Which rank held the others up, among several ranks' figures for one step (or their mean
+/// step): the one definition the cross-rank view (SpreadAcrossRanks) and `profile --job`'s
+/// slowest rank (calibrate::CompareWithJob) both use. With exposed communication on some rank, the
+/// straggler is the rank with the least of it (exposed NCCL + other communication) and the
+/// reference the rank with the most (it waited longest); without, the straggler is the rank with
+/// the longest span and the reference the one with the shortest. Ties go to the earlier entry.
+struct StragglerPick {
+  size_t straggler = 0;  // the pair's first member: an index into ProfileReport::ranks
+  size_t reference = 0;
+  bool communication = false;
+};
+/// `figures`: (index, figures) of two or more ranks.
+StragglerPick PickStraggler(const std::vector<std::pair<size_t, const Figures*>>& figures);
 
 /// The spread of every step that two or more ranks recorded, by step number.
 std::vector<StepSpread> SpreadAcrossRanks(const std::vector<RankProfile>& ranks);
