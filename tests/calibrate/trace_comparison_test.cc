@@ -383,6 +383,31 @@ TEST(Calibration, AnOldFileWithoutTheTracesGpuSaysItIsUnknown) {
   EXPECT_EQ(bad.error().field, "provenance.trace_gpu");
 }
 
+// A trace of another model than the job: linear-attention kernels on one side only are warned
+// about (the MoE check's counterpart for Gated DeltaNet, Mamba and lightning layers).
+TEST(TraceComparison, WarnsWhenLinearAttentionIsOnOneSideOnly) {
+  const Workspace w = LoadWorkspace();
+  profile::ProfileReport report = Profile(testing::TestPath("fixtures/calibrate/two-rank-skew"));
+  // DeepSeek-V3 has no linear-attention layer; give the trace 12 such kernels.
+  report.ranks[0]
+      .whole_trace.component_events[static_cast<size_t>(profile::Component::kLinearAttention)] = 12;
+  auto c = CompareWithJob(report, Evaluate(w));
+  ASSERT_TRUE(c.ok()) << c.error().Format();
+  EXPECT_TRUE(AnyContains(c->warnings, "the traces hold 12 linear-attention kernels"));
+  // Qwen3.6-35B-A3B interleaves Gated DeltaNet layers (data/models); the fixture has none.
+  report.ranks[0]
+      .whole_trace.component_events[static_cast<size_t>(profile::Component::kLinearAttention)] = 0;
+  JobRequest request;
+  request.job = testing::TestPath("../data/jobs/qwen3.6-35b-a3b-sft-h20x40.yaml");
+  auto job = ResolveJob(request);
+  ASSERT_TRUE(job.ok()) << job.error().Format();
+  auto e = EvaluateJob(w, *job, {.depth = EvalDepth::kStep});
+  ASSERT_TRUE(e.ok()) << e.error().Format();
+  auto q = CompareWithJob(report, *e);
+  ASSERT_TRUE(q.ok()) << q.error().Format();
+  EXPECT_TRUE(AnyContains(q->warnings, "has linear-attention layers"));
+}
+
 TEST(Calibration, BadFilesNameTheField) {
   auto not_json = ParseCalibration("{", "c.json");
   ASSERT_FALSE(not_json.ok());

@@ -287,7 +287,7 @@ Result<TraceComparison> CompareWithJob(const profile::ProfileReport& report, con
   c.job_file = e.job.spec.file;
   std::vector<MeanStep> means;
   std::vector<size_t> with_events;
-  int64_t grouped_events = 0;
+  int64_t grouped_events = 0, linear_events = 0;
   for (size_t i = 0; i < report.ranks.size(); ++i) {
     const profile::RankProfile& r = report.ranks[i];
     c.trace_files.push_back(r.file);
@@ -295,6 +295,8 @@ Result<TraceComparison> CompareWithJob(const profile::ProfileReport& report, con
     means.push_back(MeanStepOf(r));
     if (r.whole_trace.gpu_events > 0) with_events.push_back(i);
     grouped_events += r.whole_trace.component_events[static_cast<size_t>(Component::kGroupedGemm)];
+    linear_events +=
+        r.whole_trace.component_events[static_cast<size_t>(Component::kLinearAttention)];
   }
   if (with_events.empty()) {
     Error err = InvalidInput("no GPU event in any trace: nothing to compare with the job");
@@ -336,6 +338,23 @@ Result<TraceComparison> CompareWithJob(const profile::ProfileReport& report, con
     c.warnings.push_back(fmt::format(
         "the traces hold {} grouped/expert GEMM kernels, but the job's model {} has no MoE layer",
         grouped_events, job.model.name));
+  }
+  // Linear-attention layers (Gated DeltaNet, Mamba, lightning) run kernels no softmax-attention
+  // model runs: their presence on one side only says the trace is of another model.
+  const bool linear =
+      job.model.HasLayers(MixerKind::kGatedDeltaNet) || job.model.HasLayers(MixerKind::kMamba2) ||
+      job.model.HasLayers(MixerKind::kMamba1) || job.model.HasLayers(MixerKind::kLightning);
+  if (linear && linear_events == 0) {
+    c.warnings.push_back(fmt::format(
+        "the job's model {} has linear-attention layers (Gated DeltaNet, Mamba or lightning), but "
+        "the traces hold no linear-attention kernel: a trace of another model, or kernels the "
+        "rules do not know",
+        job.model.name));
+  } else if (!linear && linear_events > 0) {
+    c.warnings.push_back(fmt::format(
+        "the traces hold {} linear-attention kernels (Gated DeltaNet, Mamba, lightning), but the "
+        "job's model {} has no such layer: a trace of another model?",
+        linear_events, job.model.name));
   }
   const int64_t world = job.spec.layout.world();
   std::optional<int64_t> trace_world;

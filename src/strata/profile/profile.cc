@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <set>
 #include <utility>
 
@@ -98,6 +99,19 @@ std::vector<std::string> JobWarnings(const std::vector<RankProfile>& ranks) {
       warnings.push_back(
           fmt::format("{} of {} ranks read; missing ranks {}: the slowest rank may be among them",
                       by_rank.size(), world, RankList(missing, 8)));
+    }
+  } else if (worlds.empty() && by_rank.size() > 1) {
+    // No world size to count against, but rank ids with a gap still say who is missing.
+    std::vector<int64_t> missing;
+    const int64_t last = by_rank.rbegin()->first;
+    for (int64_t r = by_rank.begin()->first; r < last && missing.size() < 1000000; ++r) {
+      if (!by_rank.count(r)) missing.push_back(r);
+    }
+    if (!missing.empty()) {
+      warnings.push_back(fmt::format(
+          "ranks {} to {} read without a world size, but not ranks {}: the slowest rank may be "
+          "among them",
+          by_rank.begin()->first, last, RankList(missing, 8)));
     }
   }
   if (unknown > 0 && ranks.size() > 1) {
@@ -237,8 +251,21 @@ Result<ProfileReport> ProfileTraces(const std::vector<std::string>& files,
                                     KernelClassifier& classifier) {
   ProfileReport report;
   report.rules_file = classifier.file();
+  std::optional<Error> first_left_out;
   for (const std::string& file : files) {
-    STRATA_ASSIGN_OR_RETURN(RankTrace trace, ReadTrace(file, classifier));
+    Result<RankTrace> read = ReadTrace(file, classifier);
+    if (!read.ok()) {
+      // One rank's file cut before its first event (its profiler killed early) leaves the other
+      // ranks readable: it is left out, and counts as a missing rank.
+      if (files.size() < 2 || !EndsBeforeAnyEvent(read.error())) return read.error();
+      report.warnings.push_back(fmt::format(
+          "{}: left out: {} (a profiler stopped before writing any event?): the other files are "
+          "read, and its rank counts as missing",
+          file, read.error().message));
+      if (!first_left_out) first_left_out = read.error();
+      continue;
+    }
+    const RankTrace& trace = *read;
     RankProfile rank = AnalyzeRank(trace);
     if (!rank.cut.empty()) report.warnings.push_back(file + ": " + rank.cut);
     if (rank.whole_trace.gpu_events == 0) {
@@ -263,6 +290,7 @@ Result<ProfileReport> ProfileTraces(const std::vector<std::string>& files,
     }
     report.ranks.push_back(std::move(rank));
   }
+  if (report.ranks.empty() && first_left_out) return *first_left_out;
   std::stable_sort(report.ranks.begin(), report.ranks.end(),
                    [](const RankProfile& a, const RankProfile& b) {
                      if (a.rank.has_value() != b.rank.has_value()) return a.rank.has_value();

@@ -74,7 +74,9 @@ struct ProfileReport {
 Result<std::vector<std::string>> ExpandTracePaths(const std::vector<std::string>& paths);
 
 /// Reads and analyses every file. A file that is not a trace is an error (naming it); a cut
-/// file is read as far as it goes and noted in the rank and in `warnings`.
+/// file is read as far as it goes and noted in the rank and in `warnings`; among two or more
+/// files, one cut before its first event is left out with a warning (a missing rank), and only
+/// when every file is so is it an error.
 Result<ProfileReport> ProfileTraces(const std::vector<std::string>& files,
                                     KernelClassifier& classifier);
 
