@@ -139,6 +139,58 @@ TEST(TraceComparison, TheTraceGpuIsMatchedThroughTheCatalog) {
   }
 }
 
+// `profile --job` names as its slowest rank the straggler the cross-rank view names (one rule,
+// profile::PickStraggler). It took the longest mean span, which on ranks that meet in
+// collectives is the rank that arrived first and waited longest: PARAM's DLRM traces
+// (SOURCE.md) have rank 1 with the longest span, 18,467 us, of which 11,056 us exposed NCCL, and
+// rank 7 with the shortest, 10,967 us, of which 1,580 us: every rank ends the step's last NCCL
+// kernel within 7 us, so the others waited for rank 7, as HTA's straggler analysis says.
+TEST(TraceComparison, TheSlowestRankIsTheStragglerTheCrossRankViewNames) {
+  const Workspace w = LoadWorkspace();
+  const Evaluation e = Evaluate(w);
+  const profile::ProfileReport dlrm =
+      Profile(testing::TestPath("../../shared/reference/traces/param-dlrm-8rank-v100"));
+  ASSERT_EQ(dlrm.spread.size(), 1u);
+  auto c = CompareWithJob(dlrm, e);
+  ASSERT_TRUE(c.ok()) << c.error().Format();
+  EXPECT_EQ(c->slowest.rank, 7);
+  EXPECT_EQ(c->slowest.index, dlrm.spread[0].straggler);
+  EXPECT_TRUE(c->slowest.communication);
+  EXPECT_EQ(c->trace_ranks.at(c->slowest.reference_index), 1);
+  EXPECT_NEAR(c->slowest.wait_s, 1580e-6, 0.5e-6);
+  EXPECT_NEAR(c->slowest.reference_wait_s, 11056e-6, 0.5e-6);
+  EXPECT_NEAR(c->measured_step_s, 10967e-6, 0.5e-6);
+  // Compute is about 1 ms on every rank: neither it nor idle time covers half the 9,476 us the
+  // others waited, so rank 7's GPU work began late (the cross-rank view's "late start").
+  EXPECT_EQ(c->slowest.cause, "late start");
+  EXPECT_EQ(dlrm.spread[0].reason, "late start");
+  // Its span lacks that delay: the longest span (rank 1's) is said beside it.
+  EXPECT_NEAR(c->slowest.longest_span_s, 18467e-6, 0.5e-6);
+  EXPECT_TRUE(AnyContains(c->warnings, "the job's step lasts at least the longest span"));
+
+  // HTA's two sampled ranks: the straggler differs by step, so the comparison applies the same
+  // rule to the ranks' mean steps. Exposed communication of each step, from the cross-rank view:
+  // rank 0 172.259 and 164.724 ms, rank 1 134.336 and 169.187 ms; means 168.492 and 151.762 ms:
+  // rank 1 waited least.
+  const profile::ProfileReport hta =
+      Profile(testing::TestPath("../../shared/reference/traces/hta-recsys-sampled-2rank-a100"));
+  ASSERT_EQ(hta.spread.size(), 2u);
+  auto wait_ms = [&](size_t step, size_t rank) {
+    const profile::StepProfile& s = hta.ranks[rank].steps[step];
+    return static_cast<double>(s.figures.nccl_exposed_ns + s.figures.comm_other_exposed_ns) * 1e-6;
+  };
+  const double mean0 = (wait_ms(0, 0) + wait_ms(1, 0)) / 2,
+               mean1 = (wait_ms(0, 1) + wait_ms(1, 1)) / 2;
+  EXPECT_NEAR(mean0, 168.492, 0.002);
+  EXPECT_NEAR(mean1, 151.762, 0.002);
+  auto h = CompareWithJob(hta, e);
+  ASSERT_TRUE(h.ok()) << h.error().Format();
+  EXPECT_EQ(h->slowest.rank, 1);
+  EXPECT_TRUE(h->slowest.communication);
+  EXPECT_NEAR(h->slowest.wait_s, mean1 * 1e-3, 1e-6);
+  EXPECT_NEAR(h->slowest.reference_wait_s, mean0 * 1e-3, 1e-6);
+}
+
 TEST(TraceComparison, DeepSeekV3TraceAndCalibrationCarriesThroughThePhysics) {
   Workspace w = LoadWorkspace();
   const Evaluation e = Evaluate(w);
@@ -251,6 +303,109 @@ TEST(TraceComparison, AStepWithoutGpuEventsIsLeftOutOfTheMean) {
   EXPECT_NEAR(m.span_s, 0.21602, 1e-12);
   EXPECT_NEAR(m.idle_s(), 0.01602, 1e-12);
   EXPECT_NEAR(m.of(profile::Component::kGemm), 0.120, 1e-12);
+}
+
+// A calibration records the GPU its traces ran on (the trace's device name and the catalog entry
+// it matches) and a job on another GPU model refuses it: a ratio is a kernel's achieved fraction
+// of one architecture's peak. Before, the file kept only the job's GPU, so a calibration whose
+// traces ran on a GPU the catalog does not list (the writer cannot check it) was applied to the
+// job's GPU without a word.
+TEST(Calibration, RecordsTheTracesGpuAndAJobOnAnotherGpuRefusesIt) {
+  Workspace w = LoadWorkspace();
+  const Evaluation e = Evaluate(w);  // deepseek-v3-chunk: H800
+  profile::ProfileReport report = Profile(testing::TestPath("fixtures/calibrate/two-rank-skew"));
+  const std::string path =
+      (std::filesystem::temp_directory_path() / "strata_calibration_gpu_test.json").string();
+  auto round_trip = [&](const std::string& device) {
+    for (profile::RankProfile& r : report.ranks) r.device = device;
+    auto c = CompareWithJob(report, e);
+    EXPECT_TRUE(c.ok()) << c.error().Format();
+    EXPECT_TRUE(WriteCalibration(MakeCalibration(*c, e, "2025-01-01T00:00:00Z"), path).ok());
+    auto loaded = LoadCalibration(path);
+    std::filesystem::remove(path);
+    EXPECT_TRUE(loaded.ok()) << loaded.error().Format();
+    return std::move(loaded).value();
+  };
+  // The fixture's own device, "NVIDIA H800": the catalog's H800, the job's GPU.
+  Calibration same = round_trip("NVIDIA H800");
+  EXPECT_EQ(same.trace_gpu, "H800");
+  EXPECT_EQ(same.trace_device, "NVIDIA H800");
+  auto applied = ApplyCalibration(same, "cal.json", e.job, w);
+  ASSERT_TRUE(applied.ok()) << applied.error().Format();
+  EXPECT_EQ(applied->trace_gpu, "H800");
+  EXPECT_EQ(applied->gpu_warning, "");
+
+  // The same file with its traces on an H100 SXM (job.gpu still H800): refused, naming the field.
+  Calibration other = same;
+  other.trace_gpu = "H100 SXM";
+  other.trace_device = "NVIDIA H100 80GB HBM3";
+  Workspace untouched = LoadWorkspace();
+  auto refused = ApplyCalibration(other, "cal.json", e.job, untouched);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().field, "provenance.trace_gpu");
+  EXPECT_EQ(refused.error().file, "cal.json");
+  EXPECT_NE(refused.error().message.find("do not carry over"), std::string::npos);
+
+  // A device the catalog does not list: recorded as such, applied with a warning that names it.
+  Calibration unlisted = round_trip("AMD Instinct MI250X");
+  EXPECT_EQ(unlisted.trace_gpu, "");
+  EXPECT_EQ(unlisted.trace_device, "AMD Instinct MI250X");
+  Workspace w2 = LoadWorkspace();
+  auto warned = ApplyCalibration(unlisted, "cal.json", e.job, w2);
+  ASSERT_TRUE(warned.ok()) << warned.error().Format();
+  EXPECT_NE(warned->gpu_warning.find("\"AMD Instinct MI250X\", which data/gpus.yaml does not "
+                                     "list"),
+            std::string::npos)
+      << warned->gpu_warning;
+}
+
+// A calibration file written before the trace's GPU was recorded (the deepseek-v3-chunk
+// fixture: provenance without trace_gpu) is read, and applying it says the GPU is unknown.
+TEST(Calibration, AnOldFileWithoutTheTracesGpuSaysItIsUnknown) {
+  auto old =
+      LoadCalibration(testing::TestPath("fixtures/calibrate/deepseek-v3-chunk/calibration.json"));
+  ASSERT_TRUE(old.ok()) << old.error().Format();
+  EXPECT_EQ(old->trace_gpu, "");
+  EXPECT_EQ(old->trace_device, "");
+  Workspace w = LoadWorkspace();
+  auto applied = ApplyCalibration(*old, "cal.json", Evaluate(w).job, w);
+  ASSERT_TRUE(applied.ok()) << applied.error().Format();
+  EXPECT_NE(applied->gpu_warning.find("is unknown (the file does not record it"), std::string::npos)
+      << applied->gpu_warning;
+  // A trace_gpu that is no catalog GPU is an error naming the field.
+  auto bad = ParseCalibration(
+      R"({"kind": "calibration", "calibration_version": 1,
+          "provenance": {"trace_gpu": "H1000"},
+          "job": {"model": "m", "gpu": "H800", "tp": 1, "pp": 1, "cp": 1, "ep": 1, "dp": 1},
+          "measured_step_s": 1, "predicted_step_s": 1, "rates": []})",
+      "c.json");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().field, "provenance.trace_gpu");
+}
+
+// A trace of another model than the job: linear-attention kernels on one side only are warned
+// about (the MoE check's counterpart for Gated DeltaNet, Mamba and lightning layers).
+TEST(TraceComparison, WarnsWhenLinearAttentionIsOnOneSideOnly) {
+  const Workspace w = LoadWorkspace();
+  profile::ProfileReport report = Profile(testing::TestPath("fixtures/calibrate/two-rank-skew"));
+  // DeepSeek-V3 has no linear-attention layer; give the trace 12 such kernels.
+  report.ranks[0]
+      .whole_trace.component_events[static_cast<size_t>(profile::Component::kLinearAttention)] = 12;
+  auto c = CompareWithJob(report, Evaluate(w));
+  ASSERT_TRUE(c.ok()) << c.error().Format();
+  EXPECT_TRUE(AnyContains(c->warnings, "the traces hold 12 linear-attention kernels"));
+  // Qwen3.6-35B-A3B interleaves Gated DeltaNet layers (data/models); the fixture has none.
+  report.ranks[0]
+      .whole_trace.component_events[static_cast<size_t>(profile::Component::kLinearAttention)] = 0;
+  JobRequest request;
+  request.job = testing::TestPath("../data/jobs/qwen3.6-35b-a3b-sft-h20x40.yaml");
+  auto job = ResolveJob(request);
+  ASSERT_TRUE(job.ok()) << job.error().Format();
+  auto e = EvaluateJob(w, *job, {.depth = EvalDepth::kStep});
+  ASSERT_TRUE(e.ok()) << e.error().Format();
+  auto q = CompareWithJob(report, *e);
+  ASSERT_TRUE(q.ok()) << q.error().Format();
+  EXPECT_TRUE(AnyContains(q->warnings, "has linear-attention layers"));
 }
 
 TEST(Calibration, BadFilesNameTheField) {

@@ -10,6 +10,7 @@
 #include "strata/core/file_io.h"
 #include "strata/core/json_fields.h"
 #include "strata/core/json_input.h"
+#include "strata/hw/gpu_catalog.h"
 
 namespace strata::calibrate {
 
@@ -85,6 +86,8 @@ Calibration MakeCalibration(const TraceComparison& comparison, const Evaluation&
   c.created = std::move(created);
   for (const std::string& f : comparison.trace_files) c.traces.push_back(BaseName(f));
   c.job_file = comparison.job_file.empty() ? "" : BaseName(comparison.job_file);
+  c.trace_device = comparison.trace_device;
+  c.trace_gpu = comparison.trace_gpu;
   c.model = e.job.model.name;
   c.gpu = e.job.gpu().name;
   c.cluster = e.job.cluster.name;
@@ -118,10 +121,13 @@ Calibration MakeCalibration(const TraceComparison& comparison, const Evaluation&
 Json CalibrationJson(const Calibration& c) {
   Json j = JsonDocument("calibration");
   j["calibration_version"] = kCalibrationVersion;
-  j["provenance"] = {{"strata_version", c.strata_version},
-                     {"created", c.created},
-                     {"traces", c.traces},
-                     {"job_file", c.job_file}};
+  j["provenance"] = {
+      {"strata_version", c.strata_version},
+      {"created", c.created},
+      {"traces", c.traces},
+      {"job_file", c.job_file},
+      {"trace_device", c.trace_device.empty() ? Json(nullptr) : Json(c.trace_device)},
+      {"trace_gpu", c.trace_gpu.empty() ? Json(nullptr) : Json(c.trace_gpu)}};
   j["job"] = {{"model", c.model}, {"gpu", c.gpu}, {"cluster", c.cluster}, {"tp", c.tp},
               {"pp", c.pp},       {"cp", c.cp},   {"ep", c.ep},           {"dp", c.dp}};
   j["measured_step_s"] = JsonNumber(c.measured_step_s);
@@ -170,6 +176,20 @@ Result<Calibration> ParseCalibration(const std::string& text, const std::string&
                           StringAt(p, "strata_version", file, "provenance", false));
   STRATA_ASSIGN_OR_RETURN(c.created, StringAt(p, "created", file, "provenance", false));
   STRATA_ASSIGN_OR_RETURN(c.job_file, StringAt(p, "job_file", file, "provenance", false));
+  // Absent from files written before strata recorded them, null when the trace did not say:
+  // both read as unknown, which ApplyCalibration says.
+  STRATA_ASSIGN_OR_RETURN(c.trace_device, StringAt(p, "trace_device", file, "provenance", false));
+  STRATA_ASSIGN_OR_RETURN(c.trace_gpu, StringAt(p, "trace_gpu", file, "provenance", false));
+  if (!c.trace_gpu.empty()) {
+    // A catalog name, as profile wrote it; normalised so a hand-written alias matches too.
+    auto g = FindGpu(c.trace_gpu);
+    if (!g.ok()) {
+      return FieldError(
+          file, "provenance.trace_gpu",
+          "\"" + c.trace_gpu + "\" is not a GPU of data/gpus.yaml: " + g.error().message);
+    }
+    c.trace_gpu = g->name;
+  }
   if (p.contains("traces")) {
     if (!p["traces"].is_array()) return FieldError(file, "provenance.traces", "expected a list");
     for (const nlohmann::json& t : p["traces"]) {
@@ -234,6 +254,25 @@ Result<AppliedCalibration> ApplyCalibration(const Calibration& c, const std::str
     return e;
   }
   const GpuSpec& gpu = job.gpu();
+  // The catalog entry the job's GPU is or derives from (`base:`): a variant at another power
+  // limit is the same silicon, priced from the same per-GPU efficiencies.
+  const std::string job_catalog_gpu = gpu.catalog_name.empty() ? gpu.name : gpu.catalog_name;
+  if (!c.trace_gpu.empty() && c.trace_gpu != job_catalog_gpu) {
+    // Refused, not scaled: a ratio is a kernel's achieved fraction of the peak on the GPU it ran
+    // on, and that fraction depends on the architecture (tensor-core generation, SM count,
+    // cache sizes, the tiles a library tuned for it), not only on the clock and bandwidth a
+    // scaling would carry. No measurement here says how an H800's fraction maps to a B200's.
+    Error e = FieldError(
+        file, "provenance.trace_gpu",
+        fmt::format("the calibration's traces ran on {}{}, this job runs on {}: measured kernel "
+                    "rates of one GPU model do not carry over to another",
+                    c.trace_gpu,
+                    c.trace_device.empty() ? "" : fmt::format(" (\"{}\")", c.trace_device),
+                    gpu.name));
+    e.hint = fmt::format(
+        "profile a run on {} and write a calibration from it, or drop --calibration", gpu.name);
+    return e;
+  }
   if (c.gpu != gpu.name) {
     Error e = FieldError(
         file, "job.gpu",
@@ -241,7 +280,19 @@ Result<AppliedCalibration> ApplyCalibration(const Calibration& c, const std::str
     e.hint = "kernel rates do not carry over between GPUs";
     return e;
   }
-  AppliedCalibration a{file, c.traces, c.job_file, c.created, {}, {}};
+  AppliedCalibration a{file, c.traces, c.job_file, c.created, {}, {}, {}, {}, {}};
+  a.trace_gpu = c.trace_gpu;
+  a.trace_device = c.trace_device;
+  if (c.trace_gpu.empty()) {
+    a.gpu_warning = fmt::format(
+        "the GPU the calibration's traces ran on is unknown ({}): its rates are applied as {}'s "
+        "without a check; a calibration measured on another GPU model would be wrong here",
+        c.trace_device.empty()
+            ? "the file does not record it: written before strata did, or from traces without "
+              "deviceProperties"
+            : fmt::format("\"{}\", which data/gpus.yaml does not list", c.trace_device),
+        gpu.name);
+  }
   // The entry the step tables read (step_tables.cc): the GPU's own, else a copy of the defaults.
   const std::string key = gpu.catalog_name.empty() ? gpu.name : gpu.catalog_name;
   KernelEfficiencyFile& file_constants = workspace.efficiency;

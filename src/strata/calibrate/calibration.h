@@ -36,6 +36,13 @@ struct Calibration {
   std::string created;              // UTC, ISO 8601
   std::vector<std::string> traces;  // file names (no directories)
   std::string job_file;             // the job's file name ("" for --set alone)
+  // The GPU the traces ran on: the device name the slowest rank's trace records
+  // (torch.cuda.get_device_name(), "NVIDIA H800") and the data/gpus.yaml entry it matches by
+  // name or alias ("H800"). Empty when unknown: a file written before strata recorded them
+  // (provenance without trace_gpu), a trace without deviceProperties, a device the catalog does
+  // not list. The measured rates belong to this GPU, whatever job they were compared with.
+  std::string trace_device;
+  std::string trace_gpu;
   // What the ratios were measured on: a calibration applies to the same model on the same GPU.
   std::string model;
   std::string gpu;
@@ -70,13 +77,21 @@ struct AppliedCalibration {
   std::string created;
   std::vector<std::string> applied;  // "dense GEMM efficiency x 0.80 (measured 1.25x ...)"
   std::vector<std::string> not_carried;
+  std::string trace_gpu;  // the catalog GPU the rates were measured on; "" when unknown
+  std::string trace_device;
+  /// Said when the GPU the rates were measured on is unknown (the rates are applied as the job
+  /// GPU's, unchecked); empty when it is known and is the job's.
+  std::string gpu_warning;
 };
 
 /// Scales `workspace.efficiency` for `job`'s GPU by the calibration's ratios: GEMM efficiency
 /// (gemm_large) by 1 / the dense GEMM ratio, the grouped-GEMM factor so that expert GEMMs move
 /// by their own ratio, attention forward and backward by 1 / the attention ratio, Gated DeltaNet
 /// by 1 / its ratio, HBM efficiency by 1 / the memory-bound ratio. Errors (naming `file` and the
-/// field): a calibration of another model or GPU.
+/// field): a calibration of another model or GPU, or one whose traces ran on another catalog GPU
+/// than the job's (`provenance.trace_gpu`): measured rates of one GPU model are not carried to
+/// another, scaled or not. A calibration that does not say its traces' GPU is applied, with
+/// `gpu_warning` saying so.
 Result<AppliedCalibration> ApplyCalibration(const Calibration& c, const std::string& file,
                                             const ResolvedJob& job, Workspace& workspace);
 

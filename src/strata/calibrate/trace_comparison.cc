@@ -191,52 +191,92 @@ std::array<RowComparison, kCompareRowCount> PredictedRows(const Evaluation& e) {
 
 namespace {
 
+// A mean step as the figures PickStraggler reads (whole nanoseconds).
+profile::Figures FiguresOf(const MeanStep& m) {
+  auto ns = [](double s) { return static_cast<int64_t>(std::llround(s * 1e9)); };
+  profile::Figures f;
+  f.span_ns = ns(m.span_s);
+  f.busy_ns = ns(m.busy_s);
+  f.nccl_exposed_ns = ns(m.nccl_exposed_s);
+  f.comm_other_exposed_ns = ns(m.comm_other_exposed_s);
+  return f;
+}
+
+// The slowest rank is the straggler of the ranks' mean steps, by the cross-rank view's own rule
+// (profile::PickStraggler): with exposed communication, the rank that waited least in
+// collectives, which the others waited for; without, the longest span. Its cause is the part of
+// its step in which it exceeds the reference rank (the one that waited most, or the shortest).
 SlowestRank FindSlowest(const profile::ProfileReport& report, const std::vector<MeanStep>& means,
                         const std::vector<size_t>& with_events) {
   SlowestRank s;
-  size_t slow = with_events.front(), fast = with_events.front();
+  std::vector<profile::Figures> figures(means.size());
+  std::vector<std::pair<size_t, const profile::Figures*>> list;
+  size_t longest = with_events.front(), shortest = with_events.front();
   for (size_t i : with_events) {
-    if (means[i].span_s > means[slow].span_s) slow = i;
-    if (means[i].span_s < means[fast].span_s) fast = i;
+    figures[i] = FiguresOf(means[i]);
+    list.emplace_back(i, &figures[i]);
+    if (means[i].span_s > means[longest].span_s) longest = i;
+    if (means[i].span_s < means[shortest].span_s) shortest = i;
   }
+  const profile::StragglerPick pick = profile::PickStraggler(list);
+  const size_t slow = pick.straggler, ref = pick.reference;
   s.index = slow;
   s.rank = report.ranks[slow].rank;
   s.span_s = means[slow].span_s;
-  s.fastest_span_s = means[fast].span_s;
+  s.fastest_span_s = means[shortest].span_s;
+  s.longest_span_s = means[longest].span_s;
+  s.longest_index = longest;
   s.ranks_compared = with_events.size();
-  if (with_events.size() < 2 || slow == fast) {
+  s.reference_index = ref;
+  s.communication = pick.communication;
+  auto wait = [](const MeanStep& m) { return m.nccl_exposed_s + m.comm_other_exposed_s; };
+  s.wait_s = wait(means[slow]);
+  s.reference_wait_s = wait(means[ref]);
+  s.reference_span_s = means[ref].span_s;
+  if (with_events.size() < 2 || slow == ref ||
+      (figures[slow].span_ns == figures[ref].span_ns &&
+       figures[slow].busy_ns == figures[ref].busy_ns && s.wait_s == s.reference_wait_s)) {
     s.explanation = with_events.size() < 2 ? "one rank traced: no other rank to compare with"
                                            : "every rank's step is equally long";
     return s;
   }
-  // The slowest rank's step minus the fastest one's, split into parts that partition the span:
-  // idle + exposed communication + expert GEMMs + the rest of the compute.
-  auto parts = [](const MeanStep& m) {
-    const double comm = m.nccl_exposed_s + m.comm_other_exposed_s;
+  // The straggler's step minus the reference's, in parts of the span apart from the exposed
+  // communication: idle, expert GEMMs, the rest of the compute.
+  auto parts = [&](const MeanStep& m) {
     const double expert = m.of(Component::kGroupedGemm);
-    return std::array<double, 4>{m.idle_s(), expert, m.busy_s - comm - expert, comm};
+    return std::array<double, 3>{m.idle_s(), expert, m.busy_s - wait(m) - expert};
   };
   const auto a = parts(means[slow]);
-  const auto b = parts(means[fast]);
-  static const std::array<std::pair<const char*, const char*>, 4> kCauses = {{
+  const auto b = parts(means[ref]);
+  static const std::array<std::pair<const char*, const char*>, 3> kCauses = {{
       {"host-bound",
        "its GPU is idle longer between kernels: the host does not launch work fast "
        "enough (data loading, Python, synchronisation)"},
       {"routing skew", "its grouped/expert GEMMs take longer: more routed tokens reach this rank"},
-      {"straggler",
+      {"compute",
        "its other kernels take longer on the same work: a slower GPU (clock, "
        "power, thermals) or more work on this rank"},
-      {"communication",
-       "its exposed communication is longer: it waits on a peer or slower "
-       "links"},
   }};
   size_t best = 0;
-  for (size_t i = 1; i < 4; ++i) {
+  for (size_t i = 1; i < 3; ++i) {
     if (a[i] - b[i] > a[best] - b[best]) best = i;
+  }
+  const double extra = a[best] - b[best];
+  // With communication, the others waited (reference wait - straggler wait) for it; a part that
+  // covers less than half of that leaves the delay before its first kernel (as the cross-rank
+  // view says: "late start").
+  const double gap = s.reference_wait_s - s.wait_s;
+  if (pick.communication && extra * 2 < gap) {
+    s.cause = "late start";
+    s.explanation =
+        "its kernels and idle time are no longer than the others': its GPU work began late "
+        "(host, data loading, the previous step)";
+    s.cause_extra_s = gap;
+    return s;
   }
   s.cause = kCauses[best].first;
   s.explanation = kCauses[best].second;
-  s.cause_extra_s = a[best] - b[best];
+  s.cause_extra_s = extra;
   return s;
 }
 
@@ -247,13 +287,16 @@ Result<TraceComparison> CompareWithJob(const profile::ProfileReport& report, con
   c.job_file = e.job.spec.file;
   std::vector<MeanStep> means;
   std::vector<size_t> with_events;
-  int64_t grouped_events = 0;
+  int64_t grouped_events = 0, linear_events = 0;
   for (size_t i = 0; i < report.ranks.size(); ++i) {
     const profile::RankProfile& r = report.ranks[i];
     c.trace_files.push_back(r.file);
+    c.trace_ranks.push_back(r.rank);
     means.push_back(MeanStepOf(r));
     if (r.whole_trace.gpu_events > 0) with_events.push_back(i);
     grouped_events += r.whole_trace.component_events[static_cast<size_t>(Component::kGroupedGemm)];
+    linear_events +=
+        r.whole_trace.component_events[static_cast<size_t>(Component::kLinearAttention)];
   }
   if (with_events.empty()) {
     Error err = InvalidInput("no GPU event in any trace: nothing to compare with the job");
@@ -296,6 +339,23 @@ Result<TraceComparison> CompareWithJob(const profile::ProfileReport& report, con
         "the traces hold {} grouped/expert GEMM kernels, but the job's model {} has no MoE layer",
         grouped_events, job.model.name));
   }
+  // Linear-attention layers (Gated DeltaNet, Mamba, lightning) run kernels no softmax-attention
+  // model runs: their presence on one side only says the trace is of another model.
+  const bool linear =
+      job.model.HasLayers(MixerKind::kGatedDeltaNet) || job.model.HasLayers(MixerKind::kMamba2) ||
+      job.model.HasLayers(MixerKind::kMamba1) || job.model.HasLayers(MixerKind::kLightning);
+  if (linear && linear_events == 0) {
+    c.warnings.push_back(fmt::format(
+        "the job's model {} has linear-attention layers (Gated DeltaNet, Mamba or lightning), but "
+        "the traces hold no linear-attention kernel: a trace of another model, or kernels the "
+        "rules do not know",
+        job.model.name));
+  } else if (!linear && linear_events > 0) {
+    c.warnings.push_back(fmt::format(
+        "the traces hold {} linear-attention kernels (Gated DeltaNet, Mamba, lightning), but the "
+        "job's model {} has no such layer: a trace of another model?",
+        linear_events, job.model.name));
+  }
   const int64_t world = job.spec.layout.world();
   std::optional<int64_t> trace_world;
   for (const profile::RankProfile& r : report.ranks) {
@@ -316,6 +376,7 @@ Result<TraceComparison> CompareWithJob(const profile::ProfileReport& report, con
   // A variant of a catalog part (`base:`) is that part's silicon: compare with the base.
   const GpuSpec& gpu = job.gpu();
   const std::string job_gpu = gpu.catalog_name.empty() ? gpu.name : gpu.catalog_name;
+  c.trace_device = device;
   if (!device.empty()) {
     c.trace_gpu = CatalogGpuOf(device).value_or("");
     if (c.trace_gpu.empty()) {
@@ -345,6 +406,20 @@ Result<TraceComparison> CompareWithJob(const profile::ProfileReport& report, con
         "model's terms likely hold different work (kernels the rules put in another class); a "
         "calibration does not carry this ratio",
         m.label, row.measured_s, *row.ratio, row.predicted_s, m.label));
+  }
+  const SlowestRank& slow = c.slowest;
+  if (slow.longest_index != slow.index && slow.longest_span_s > 1.1 * slow.span_s) {
+    // The straggler's span misses what delayed it before its first kernel; the rank that began
+    // first and waited for it spans the whole step.
+    auto name = [&](size_t i) {
+      const profile::RankProfile& r = report.ranks[i];
+      return r.rank ? fmt::format("rank {}", *r.rank) : r.file;
+    };
+    c.warnings.push_back(fmt::format(
+        "the measured step is the straggler's ({}, {:.6f} s per step), but {}'s spans {:.6f} s: "
+        "the straggler's GPU work began late and its own span does not hold that delay; the job's "
+        "step lasts at least the longest span",
+        name(slow.index), slow.span_s, name(slow.longest_index), slow.longest_span_s));
   }
   if (c.steps_measured == 0) {
     c.warnings.push_back(

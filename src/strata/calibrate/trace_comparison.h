@@ -66,22 +66,32 @@ struct RowComparison {
   double predicted_exposed_s = 0;
 };
 
-/// The slowest rank (by mean step span) and the part of its step that is longer than on the
-/// fastest rank.
+/// The slowest rank: the straggler of the ranks' mean steps, by the rule the cross-rank view
+/// uses (profile::PickStraggler: the least exposed communication when there is any, else the
+/// longest span), and the part of its step that makes it late against the reference rank (the
+/// one that waited most, or the shortest).
 struct SlowestRank {
   size_t index = 0;  // into ProfileReport::ranks
   std::optional<int64_t> rank;
   double span_s = 0;
   size_t ranks_compared = 1;
-  double fastest_span_s = 0;
-  std::string cause;  // "straggler", "routing skew", "host-bound", "communication", "" (one rank)
+  bool communication = false;  // picked by exposed communication (else by span)
+  double wait_s = 0;           // its exposed communication
+  size_t reference_index = 0;
+  double reference_wait_s = 0;
+  double reference_span_s = 0;
+  double fastest_span_s = 0;  // the shortest mean span of any rank
+  double longest_span_s = 0;  // the longest, which the straggler's need not be
+  size_t longest_index = 0;
+  // "routing skew", "compute", "host-bound", "late start", "" (one rank, or equal ranks)
+  std::string cause;
   std::string explanation;
-  double cause_extra_s = 0;  // the slowest minus the fastest rank in the cause's part
+  double cause_extra_s = 0;  // the straggler minus the reference in the cause's part
 };
 
 struct TraceComparison {
   std::vector<RowComparison> rows;  // ComponentMappings' order
-  double measured_step_s = 0;       // the slowest rank's mean step span
+  double measured_step_s = 0;       // the slowest rank's (the straggler's) mean step span
   double predicted_step_s = 0;
   std::optional<double> step_ratio;
   size_t steps_measured = 0;            // the slowest rank's ProfilerStep#N (0: the whole trace)
@@ -92,7 +102,9 @@ struct TraceComparison {
   // The catalog name of the GPU the slowest rank's trace ran on (data/gpus.yaml, by name or
   // alias); empty when the trace does not say or the catalog does not list it.
   std::string trace_gpu;
+  std::string trace_device;  // as the slowest rank's trace names it; empty when it does not
   std::vector<std::string> trace_files;
+  std::vector<std::optional<int64_t>> trace_ranks;  // each file's rank, where its trace says
   std::string job_file;
 
   const RowComparison& operator[](CompareRow r) const { return rows[static_cast<size_t>(r)]; }

@@ -147,6 +147,9 @@ Status CalibrateWorkspace(const ResolvedJob& job, const std::string& calibration
   STRATA_ASSIGN_OR_RETURN(calibrate::Calibration c, calibrate::LoadCalibration(calibration_path));
   STRATA_ASSIGN_OR_RETURN(applied,
                           calibrate::ApplyCalibration(c, calibration_path, job, workspace));
+  // Also on stderr: rates of an unchecked GPU are the one thing a calibrated answer can get
+  // silently wrong.
+  if (!applied->gpu_warning.empty()) Warn(calibration_path + ": " + applied->gpu_warning);
   return OkStatus();
 }
 

@@ -126,6 +126,16 @@ int RunProfile(int argc, char** argv) {
                   "compare with a job on {} (--set cluster.gpu=NAME or another job file)",
                   comparison->trace_gpu)));
     }
+    if (comparison->trace_gpu.empty()) {
+      Warn(fmt::format(
+          "{}: the traces {}: the calibration records their GPU as unknown, and `--calibration` "
+          "applies it unchecked, saying so",
+          calibration_out,
+          comparison->trace_device.empty()
+              ? "do not name their GPU (no deviceProperties)"
+              : fmt::format("ran on \"{}\", which data/gpus.yaml does not list",
+                            comparison->trace_device)));
+    }
     const calibrate::Calibration c =
         calibrate::MakeCalibration(*comparison, *evaluation, CreatedDate());
     if (auto st = calibrate::WriteCalibration(c, calibration_out); !st.ok()) {

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <set>
 #include <utility>
 
@@ -99,6 +100,19 @@ std::vector<std::string> JobWarnings(const std::vector<RankProfile>& ranks) {
           fmt::format("{} of {} ranks read; missing ranks {}: the slowest rank may be among them",
                       by_rank.size(), world, RankList(missing, 8)));
     }
+  } else if (worlds.empty() && by_rank.size() > 1) {
+    // No world size to count against, but rank ids with a gap still say who is missing.
+    std::vector<int64_t> missing;
+    const int64_t last = by_rank.rbegin()->first;
+    for (int64_t r = by_rank.begin()->first; r < last && missing.size() < 1000000; ++r) {
+      if (!by_rank.count(r)) missing.push_back(r);
+    }
+    if (!missing.empty()) {
+      warnings.push_back(fmt::format(
+          "ranks {} to {} read without a world size, but not ranks {}: the slowest rank may be "
+          "among them",
+          by_rank.begin()->first, last, RankList(missing, 8)));
+    }
   }
   if (unknown > 0 && ranks.size() > 1) {
     warnings.push_back(fmt::format(
@@ -135,6 +149,25 @@ std::vector<std::string> JobWarnings(const std::vector<RankProfile>& ranks) {
   return warnings;
 }
 
+StragglerPick PickStraggler(const std::vector<std::pair<size_t, const Figures*>>& figures) {
+  auto wait = [](const Figures& f) { return f.nccl_exposed_ns + f.comm_other_exposed_ns; };
+  auto by = [](auto key) {
+    return [key](const auto& a, const auto& b) { return key(*a.second) < key(*b.second); };
+  };
+  auto span = [](const Figures& f) { return f.span_ns; };
+  StragglerPick p;
+  const auto most_wait = std::max_element(figures.begin(), figures.end(), by(wait));
+  p.communication = most_wait != figures.end() && wait(*most_wait->second) > 0;
+  if (p.communication) {
+    p.straggler = std::min_element(figures.begin(), figures.end(), by(wait))->first;
+    p.reference = most_wait->first;
+  } else if (!figures.empty()) {
+    p.straggler = std::max_element(figures.begin(), figures.end(), by(span))->first;
+    p.reference = std::min_element(figures.begin(), figures.end(), by(span))->first;
+  }
+  return p;
+}
+
 std::vector<StepSpread> SpreadAcrossRanks(const std::vector<RankProfile>& ranks) {
   std::map<int64_t, std::vector<std::pair<size_t, const Figures*>>> by_step;
   for (size_t i = 0; i < ranks.size(); ++i) {
@@ -154,8 +187,6 @@ std::vector<StepSpread> SpreadAcrossRanks(const std::vector<RankProfile>& ranks)
     auto span = [](const Figures& f) { return f.span_ns; };
     const auto longest = *std::max_element(list.begin(), list.end(), by(span));
     const auto shortest = *std::min_element(list.begin(), list.end(), by(span));
-    const auto least_wait = *std::min_element(list.begin(), list.end(), by(wait));
-    const auto most_wait = *std::max_element(list.begin(), list.end(), by(wait));
     const auto least_compute = *std::min_element(list.begin(), list.end(), by(compute));
     const auto most_compute = *std::max_element(list.begin(), list.end(), by(compute));
     StepSpread s;
@@ -172,12 +203,18 @@ std::vector<StepSpread> SpreadAcrossRanks(const std::vector<RankProfile>& ranks)
       const Figures& a = *r.second;
       return a.span_ns == first.span_ns && a.busy_ns == first.busy_ns && wait(a) == wait(first);
     });
-    s.communication = wait(*most_wait.second) > 0;
+    const StragglerPick pick = PickStraggler(list);
+    auto figures_of = [&](size_t index) -> const Figures& {
+      return *std::find_if(list.begin(), list.end(), [&](const auto& r) {
+                return r.first == index;
+              })->second;
+    };
+    s.communication = pick.communication;
     if (s.communication) {
-      s.straggler = least_wait.first;
-      s.waited_most = most_wait.first;
-      const Figures& late = *least_wait.second;
-      const Figures& early = *most_wait.second;
+      s.straggler = pick.straggler;
+      s.waited_most = pick.reference;
+      const Figures& late = figures_of(pick.straggler);
+      const Figures& early = figures_of(pick.reference);
       s.straggler_wait_ns = wait(late);
       s.most_wait_ns = wait(early);
       s.straggler_compute_ns = compute(late);
@@ -194,11 +231,14 @@ std::vector<StepSpread> SpreadAcrossRanks(const std::vector<RankProfile>& ranks)
         s.reason_ns = gap;
       }
     } else {
-      s.straggler = longest.first;
-      s.waited_most = shortest.first;
-      s.straggler_compute_ns = compute(*longest.second);
-      const int64_t extra_idle = longest.second->idle_ns() - shortest.second->idle_ns();
-      const int64_t extra_compute = compute(*longest.second) - compute(*shortest.second);
+      // The longest span against the shortest (PickStraggler).
+      s.straggler = pick.straggler;
+      s.waited_most = pick.reference;
+      const Figures& slow = figures_of(pick.straggler);
+      const Figures& fast = figures_of(pick.reference);
+      s.straggler_compute_ns = compute(slow);
+      const int64_t extra_idle = slow.idle_ns() - fast.idle_ns();
+      const int64_t extra_compute = compute(slow) - compute(fast);
       s.reason = extra_idle > extra_compute ? "idle_s" : "compute_s";
       s.reason_ns = std::max(extra_idle, extra_compute);
     }
@@ -211,8 +251,21 @@ Result<ProfileReport> ProfileTraces(const std::vector<std::string>& files,
                                     KernelClassifier& classifier) {
   ProfileReport report;
   report.rules_file = classifier.file();
+  std::optional<Error> first_left_out;
   for (const std::string& file : files) {
-    STRATA_ASSIGN_OR_RETURN(RankTrace trace, ReadTrace(file, classifier));
+    Result<RankTrace> read = ReadTrace(file, classifier);
+    if (!read.ok()) {
+      // One rank's file cut before its first event (its profiler killed early) leaves the other
+      // ranks readable: it is left out, and counts as a missing rank.
+      if (files.size() < 2 || !EndsBeforeAnyEvent(read.error())) return read.error();
+      report.warnings.push_back(fmt::format(
+          "{}: left out: {} (a profiler stopped before writing any event?): the other files are "
+          "read, and its rank counts as missing",
+          file, read.error().message));
+      if (!first_left_out) first_left_out = read.error();
+      continue;
+    }
+    const RankTrace& trace = *read;
     RankProfile rank = AnalyzeRank(trace);
     if (!rank.cut.empty()) report.warnings.push_back(file + ": " + rank.cut);
     if (rank.whole_trace.gpu_events == 0) {
@@ -237,6 +290,7 @@ Result<ProfileReport> ProfileTraces(const std::vector<std::string>& files,
     }
     report.ranks.push_back(std::move(rank));
   }
+  if (report.ranks.empty() && first_left_out) return *first_left_out;
   std::stable_sort(report.ranks.begin(), report.ranks.end(),
                    [](const RankProfile& a, const RankProfile& b) {
                      if (a.rank.has_value() != b.rank.has_value()) return a.rank.has_value();

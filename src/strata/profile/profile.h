@@ -4,6 +4,7 @@
 #define STRATA_PROFILE_PROFILE_H_
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "strata/core/result.h"
@@ -44,6 +45,20 @@ struct StepSpread {
   int64_t reason_ns = 0;  // the straggler's extra time in that part
 };
 
+/// Which rank held the others up, among several ranks' figures for one step (or their mean
+/// step): the one definition the cross-rank view (SpreadAcrossRanks) and `profile --job`'s
+/// slowest rank (calibrate::CompareWithJob) both use. With exposed communication on some rank, the
+/// straggler is the rank with the least of it (exposed NCCL + other communication) and the
+/// reference the rank with the most (it waited longest); without, the straggler is the rank with
+/// the longest span and the reference the one with the shortest. Ties go to the earlier entry.
+struct StragglerPick {
+  size_t straggler = 0;  // the pair's first member: an index into ProfileReport::ranks
+  size_t reference = 0;
+  bool communication = false;
+};
+/// `figures`: (index, figures) of two or more ranks.
+StragglerPick PickStraggler(const std::vector<std::pair<size_t, const Figures*>>& figures);
+
 /// The spread of every step that two or more ranks recorded, by step number.
 std::vector<StepSpread> SpreadAcrossRanks(const std::vector<RankProfile>& ranks);
 
@@ -59,7 +74,9 @@ struct ProfileReport {
 Result<std::vector<std::string>> ExpandTracePaths(const std::vector<std::string>& paths);
 
 /// Reads and analyses every file. A file that is not a trace is an error (naming it); a cut
-/// file is read as far as it goes and noted in the rank and in `warnings`.
+/// file is read as far as it goes and noted in the rank and in `warnings`; among two or more
+/// files, one cut before its first event is left out with a warning (a missing rank), and only
+/// when every file is so is it an error.
 Result<ProfileReport> ProfileTraces(const std::vector<std::string>& files,
                                     KernelClassifier& classifier);
 

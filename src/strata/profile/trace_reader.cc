@@ -355,6 +355,12 @@ class GzipPipe {
   std::thread worker_;  // last: started once the members it uses exist
 };
 
+// The messages EndsBeforeAnyEvent recognises.
+constexpr std::string_view kNotJson = "not JSON: ";
+constexpr std::string_view kEndsBeforeEvents = "the file ends before its 'traceEvents' array";
+constexpr std::string_view kEmpty = "not JSON: byte 0: ";
+constexpr std::string_view kEndOfInput = "found the end of the input";
+
 // `read_error` says why the input stopped early when it was not the JSON (zlib: a cut or
 // corrupt gzip stream); "" when the bytes ended cleanly.
 Result<RankTrace> Parse(const ChunkReader& read, const std::string& file,
@@ -368,7 +374,7 @@ Result<RankTrace> Parse(const ChunkReader& read, const std::string& file,
   const std::string gz_error = read_error ? read_error() : "";
   const std::string gz_note = gz_error.empty() ? "" : " (gzip: " + gz_error + ")";
   if (!sax.SawTopObject() && !sax.SawEvents()) {
-    return InvalidInput(fmt::format("not JSON: byte {}: {}{}", error ? error->byte : 0,
+    return InvalidInput(fmt::format("{}byte {}: {}{}", kNotJson, error ? error->byte : 0,
                                     error ? error->message : "no value", gz_note))
         .InFile(file)
         .WithHint(
@@ -380,9 +386,7 @@ Result<RankTrace> Parse(const ChunkReader& read, const std::string& file,
     return InvalidInput(!error ? "JSON, but not a PyTorch profiler trace: it has no "
                                  "'traceEvents' array"
                         : error->at_end
-                            ? fmt::format("the file ends before its 'traceEvents' array (byte "
-                                          "{}){}",
-                                          error->byte, gz_note)
+                            ? fmt::format("{} (byte {}){}", kEndsBeforeEvents, error->byte, gz_note)
                             : fmt::format("malformed JSON at byte {} before any trace event: {}",
                                           error->byte, error->message))
         .InFile(file)
@@ -410,6 +414,12 @@ Result<RankTrace> Parse(const ChunkReader& read, const std::string& file,
 }
 
 }  // namespace
+
+bool EndsBeforeAnyEvent(const Error& e) {
+  const std::string_view m = e.message;
+  return m.substr(0, kEndsBeforeEvents.size()) == kEndsBeforeEvents ||
+         (m.substr(0, kEmpty.size()) == kEmpty && m.find(kEndOfInput) != std::string_view::npos);
+}
 
 Result<RankTrace> ReadTraceStream(std::istream& in, const std::string& file,
                                   KernelClassifier& classifier) {

@@ -62,6 +62,11 @@ struct RankTrace {
   std::string cut;
 };
 
+/// Whether `e`, from ReadTrace, says the file ended before its first trace event: empty, or cut
+/// before its 'traceEvents' array - a profiler killed before it wrote any event. Alone such a
+/// file is bad input; among other ranks' files it is a missing rank (ProfileTraces).
+bool EndsBeforeAnyEvent(const Error& e);
+
 /// Reads one trace file (gzip is detected by its magic bytes, not its name). Errors (exit 2):
 /// unreadable, not JSON, JSON that is not a Chrome trace (no traceEvents).
 Result<RankTrace> ReadTrace(const std::string& path, KernelClassifier& classifier);

@@ -18,6 +18,12 @@ std::string RatioText(const std::optional<double>& r) {
 
 std::string S(double s) { return fmt::format("{:.4f}", s); }
 
+// "rank N" where the trace says its rank, else its file.
+std::string RankLabel(const TraceComparison& c, size_t i) {
+  const std::optional<int64_t>& r = c.trace_ranks.at(i);
+  return r ? fmt::format("rank {}", *r) : c.trace_files.at(i);
+}
+
 }  // namespace
 
 Json ComparisonJson(const TraceComparison& c) {
@@ -59,10 +65,21 @@ Json ComparisonJson(const TraceComparison& c) {
   }
   j["unmapped"] = std::move(unmapped);
   const SlowestRank& s = c.slowest;
+  auto rank_json = [&](size_t i) -> Json {
+    const std::optional<int64_t>& r = c.trace_ranks.at(i);
+    return r ? Json(*r) : Json(nullptr);
+  };
   j["slowest_rank"] = {{"rank", s.rank ? Json(*s.rank) : Json(nullptr)},
                        {"file", c.trace_files.at(s.index)},
+                       {"basis", s.communication ? "least exposed communication" : "longest span"},
                        {"span_s", JsonNumber(s.span_s)},
+                       {"exposed_comm_s", JsonNumber(s.wait_s)},
+                       {"reference_rank", rank_json(s.reference_index)},
+                       {"reference_file", c.trace_files.at(s.reference_index)},
+                       {"reference_span_s", JsonNumber(s.reference_span_s)},
+                       {"reference_exposed_comm_s", JsonNumber(s.reference_wait_s)},
                        {"fastest_span_s", JsonNumber(s.fastest_span_s)},
+                       {"longest_span_s", JsonNumber(s.longest_span_s)},
                        {"ranks_compared", s.ranks_compared},
                        {"cause", s.cause},
                        {"cause_extra_s", JsonNumber(s.cause_extra_s)},
@@ -76,7 +93,7 @@ std::string ComparisonText(const TraceComparison& c) {
   out += c.job_file.empty() ? ":\n" : fmt::format(" of {}:\n", c.job_file);
   out += fmt::format(
       "measured: the slowest rank ({}), {}; predicted: the most loaded rank's step\n",
-      c.slowest.rank ? fmt::format("rank {}", *c.slowest.rank) : c.trace_files.at(c.slowest.index),
+      RankLabel(c, c.slowest.index),
       c.steps_measured == 0
           ? "its whole trace as one step"
           : fmt::format("mean of {} step{}", c.steps_measured, c.steps_measured == 1 ? "" : "s"));
@@ -120,14 +137,22 @@ std::string ComparisonText(const TraceComparison& c) {
     out += fmt::format("  {}: {} = {}\n", m.label, classes, m.model);
   }
   const SlowestRank& s = c.slowest;
-  const std::string who = s.rank ? fmt::format("rank {}", *s.rank) : c.trace_files.at(s.index);
+  const std::string who = RankLabel(c, s.index);
   if (s.cause.empty()) {
     out += fmt::format("slowest rank: {} ({} s per step): {}\n", who, S(s.span_s), s.explanation);
+  } else if (s.communication) {
+    out += fmt::format(
+        "slowest rank: {} of {}, the straggler: it waited least in collectives ({} s exposed "
+        "communication per step against {} s on {}), so the others waited for it; {}: {} ({} s "
+        "more)\n",
+        who, s.ranks_compared, S(s.wait_s), S(s.reference_wait_s), RankLabel(c, s.reference_index),
+        s.cause, s.explanation, S(s.cause_extra_s));
   } else {
     out += fmt::format(
-        "slowest rank: {} of {}, {} s per step against {} s on the fastest; {}: {} ({} s more)\n",
-        who, s.ranks_compared, S(s.span_s), S(s.fastest_span_s), s.cause, s.explanation,
-        S(s.cause_extra_s));
+        "slowest rank: {} of {}, no exposed communication: the longest step, {} s against {} s on "
+        "{}; {}: {} ({} s more)\n",
+        who, s.ranks_compared, S(s.span_s), S(s.reference_span_s), RankLabel(c, s.reference_index),
+        s.cause, s.explanation, S(s.cause_extra_s));
   }
   return out;
 }
@@ -139,14 +164,28 @@ std::string CalibrationText(const AppliedCalibration& a) {
                                 traces.empty() ? "unnamed" : traces,
                                 a.job_file.empty() ? "" : ", job " + a.job_file,
                                 a.created.empty() ? "" : ", " + a.created);
+  if (a.gpu_warning.empty()) {
+    out += fmt::format("  measured on: {}{}\n", a.trace_gpu,
+                       a.trace_device.empty() ? "" : fmt::format(" (\"{}\")", a.trace_device));
+  } else {
+    out += fmt::format("  unchecked: {}\n", a.gpu_warning);
+  }
   for (const std::string& s : a.applied) out += fmt::format("  scaled: {}\n", s);
   for (const std::string& s : a.not_carried) out += fmt::format("  not carried over: {}\n", s);
   return out;
 }
 
 Json CalibrationNoteJson(const AppliedCalibration& a) {
-  return {{"file", a.file},       {"traces", a.traces},   {"job_file", a.job_file},
-          {"created", a.created}, {"applied", a.applied}, {"not_carried", a.not_carried}};
+  auto or_null = [](const std::string& v) { return v.empty() ? Json(nullptr) : Json(v); };
+  return {{"file", a.file},
+          {"traces", a.traces},
+          {"job_file", a.job_file},
+          {"created", a.created},
+          {"trace_gpu", or_null(a.trace_gpu)},
+          {"trace_device", or_null(a.trace_device)},
+          {"gpu_warning", or_null(a.gpu_warning)},
+          {"applied", a.applied},
+          {"not_carried", a.not_carried}};
 }
 
 }  // namespace strata::calibrate
