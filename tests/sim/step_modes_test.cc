@@ -81,7 +81,8 @@ TEST(StepModes, Fsdp1GathersPaddedFlatParameters) {
   EXPECT_DOUBLE_EQ(dense[0]->item.size.count(), 144746400.0);
   const auto rs = Find(*r, GroupKind::kExpertDp, CollectiveOp::kReduceScatter);
   ASSERT_EQ(rs.size(), 1u);
-  EXPECT_DOUBLE_EQ(rs[0]->item.size.count(), 805306400.0 * ref.setup.layout.grad_bytes);
+  EXPECT_DOUBLE_EQ(rs[0]->item.size.count(),
+                   805306400.0 * static_cast<double>(ref.setup.layout.grad_bytes));
 }
 
 TEST(StepModes, Zero3GathersEveryLayerThricePerMicroBatchUnderRecompute) {
