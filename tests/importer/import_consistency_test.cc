@@ -252,6 +252,9 @@ TEST(ImportConsistencyTest, AccelerateShardGradOpWritesNoReshard) {
   EXPECT_EQ(Field(*r, "sharding.mode"), "zero2");
   EXPECT_EQ(Field(*r, "sharding.reshard_after_forward"), "(not set)");
   EXPECT_EQ(Field(*r, "optimizer.distributed"), "true");
+  // FSDP1 runs it, not the HF Trainer's DeepSpeed (data/frameworks.yaml hf-trainer
+  // zero12_runtime): before, the imported zero2 job got DeepSpeed's reduce buckets.
+  EXPECT_EQ(Field(*r, "sharding.runtime"), "fsdp1");
 }
 
 // FULL_SHARD (FSDP1): one FlatParameter per wrapped unit, one all-gather per unit per pass; that
@@ -262,8 +265,11 @@ TEST(ImportConsistencyTest, AccelerateFsdp1IsPricedAsPerUnitFsdp) {
   auto r = ImportJobFile(ImportGolden("accelerate_handbook_fsdp1/fsdp.yaml"), HandbookOptions());
   ASSERT_TRUE(r.ok()) << r.error().Format();
   EXPECT_EQ(Field(*r, "sharding.mode"), "fsdp2");
-  EXPECT_NE(SourceOf(*r, "sharding.mode").find("priced as FSDP2's per-unit model"),
+  EXPECT_NE(SourceOf(*r, "sharding.mode").find("run by FSDP1 (sharding.runtime fsdp1"),
             std::string::npos);
+  // The handbook's fsdp.yaml says fsdp_version: 1 (or leaves it to Accelerate's default, 1):
+  // FullyShardedDataParallel runs it, with its FlatParameters.
+  EXPECT_EQ(Field(*r, "sharding.runtime"), "fsdp1");
   EXPECT_EQ(Field(*r, "sharding.reshard_after_forward"), "true");
   EXPECT_EQ(Field(*r, "precision.grads"), "bf16");
   EXPECT_EQ(Field(*r, "optimizer.master_weights"), "fp32");
@@ -387,6 +393,33 @@ TEST(ImportConsistencyTest, MisspeltDeepSpeedKeyIsRefused) {
   auto ok = ImportJobFile(ImportGolden(dir + "train_sft.sh"), o);
   ASSERT_TRUE(ok.ok()) << ok.error().Format();
   EXPECT_EQ(Field(*ok, "sharding.mode"), "zero3");
+}
+
+// verl's actor strategy names whose code runs its sharding (volcengine/verl v0.5.0
+// verl/workers/fsdp_workers.py): fsdp wraps the HF model in FullyShardedDataParallel (FSDP1),
+// fsdp2 calls fully_shard. The import writes it as sharding.runtime; before, it wrote only the
+// mode and left the runtime to data/frameworks.yaml's verl entry.
+TEST(ImportConsistencyTest, VerlActorStrategySetsTheShardingRuntime) {
+  ImportOptions o;
+  o.gpu = "H100 SXM";
+  o.model = "llama-3.1-8b";
+  o.nodes = 1;
+  o.gpus_per_node = 8;
+  const std::string golden = "verl_ppo_trainer_fsdp/ppo_trainer.yaml";
+  auto fsdp = ImportJobFile(ImportGolden(golden), o);
+  ASSERT_TRUE(fsdp.ok()) << fsdp.error().Format();
+  EXPECT_EQ(Field(*fsdp, "sharding.mode"), "zero3");
+  EXPECT_EQ(Field(*fsdp, "sharding.runtime"), "fsdp1");
+  EXPECT_EQ(SourceOf(*fsdp, "sharding.runtime"), "actor_rollout_ref.actor.strategy = fsdp");
+  const std::string text = Read(golden);
+  const size_t at = text.find("strategy: fsdp");
+  ASSERT_NE(at, std::string::npos);
+  std::string edited = text;
+  edited.replace(at, std::string("strategy: fsdp").size(), "strategy: fsdp2");
+  auto fsdp2 = ImportText(edited, golden, o);
+  ASSERT_TRUE(fsdp2.ok()) << fsdp2.error().Format();
+  EXPECT_EQ(Field(*fsdp2, "sharding.mode"), "fsdp2");
+  EXPECT_EQ(Field(*fsdp2, "sharding.runtime"), "fsdp2");
 }
 
 }  // namespace

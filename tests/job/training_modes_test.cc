@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "strata/job/job_validation.h"
+#include "strata/job/resolved_job.h"
 #include "strata/job/training_modes_parse.h"
 
 namespace strata {
@@ -343,6 +344,54 @@ TEST(CustomGpu, IncompleteOrWrongDefinitionsAreErrors) {
     const std::string text = spec.error().Format();
     EXPECT_NE(text.find(c.message), std::string::npos) << c.gpu << ": " << text;
   }
+}
+
+// sharding.runtime: whose code runs the sharding, where the job says (Accelerate's fsdp_version,
+// verl's actor strategy); else the framework's (data/frameworks.yaml). Before, the field did not
+// exist and an HF Trainer job's zero3 was always DeepSpeed's.
+TEST(TrainingModes, ShardingRuntimeField) {
+  auto typo = ParseJobSpec(kJob, "j.yaml", {"sharding.mode=zero3", "sharding.runtime=fsdp"});
+  ASSERT_FALSE(typo.ok());
+  EXPECT_EQ(typo.error().field, "sharding.runtime") << typo.error().Format();
+  EXPECT_NE(typo.error().Format().find("unknown value 'fsdp'"), std::string::npos)
+      << typo.error().Format();
+  EXPECT_NE(typo.error().Format().find("did you mean"), std::string::npos) << typo.error().Format();
+  // FSDP has no strategy that shards the optimizer state alone.
+  auto zero1 = ParseJobSpec(kJob, "j.yaml", {"sharding.mode=zero1", "sharding.runtime=fsdp1"});
+  ASSERT_FALSE(zero1.ok());
+  EXPECT_EQ(zero1.error().field, "sharding.runtime");
+  EXPECT_NE(zero1.error().Format().find("fsdp1 does not run sharding.mode zero1"),
+            std::string::npos)
+      << zero1.error().Format();
+  EXPECT_NE(zero1.error().Format().find("under zero1: deepspeed, megatron"), std::string::npos)
+      << zero1.error().Format();
+
+  // The HF Trainer's zero3 is DeepSpeed's unless the job says FSDP1 runs it.
+  const std::vector<std::string> hf = {"framework.name=hf-trainer", "parallel.ep=1",
+                                       "sharding.mode=zero3"};
+  auto ds = ParseJobSpec(kJob, "j.yaml", hf);
+  ASSERT_TRUE(ds.ok()) << ds.error().Format();
+  auto ds_job = ResolveJob(*ds);
+  ASSERT_TRUE(ds_job.ok()) << ds_job.error().Format();
+  EXPECT_EQ(ds_job->runtime(), ShardingRuntime::kDeepSpeed);
+  std::vector<std::string> sets = hf;
+  sets.push_back("sharding.runtime=fsdp1");
+  auto f1 = ParseJobSpec(kJob, "j.yaml", sets);
+  ASSERT_TRUE(f1.ok()) << f1.error().Format();
+  auto f1_job = ResolveJob(*f1);
+  ASSERT_TRUE(f1_job.ok()) << f1_job.error().Format();
+  EXPECT_EQ(f1_job->runtime(), ShardingRuntime::kFsdp1);
+  // A mode the runtime does not run (a layout search's zero1) keeps the framework's answer.
+  EXPECT_EQ(f1_job->RuntimeOf(ShardingMode::kZero1), ShardingRuntime::kDeepSpeed);
+
+  // megatron-core runs its own sharding: PyTorch's FSDP1 is refused there, naming the field.
+  auto mc = ParseJobSpec(kJob, "j.yaml", {"sharding.mode=zero3", "sharding.runtime=fsdp1"});
+  ASSERT_TRUE(mc.ok()) << mc.error().Format();
+  auto mc_job = ResolveJob(*mc);
+  ASSERT_FALSE(mc_job.ok());
+  EXPECT_EQ(mc_job.error().field, "sharding.runtime") << mc_job.error().Format();
+  EXPECT_NE(mc_job.error().Format().find("trains through megatron-core"), std::string::npos)
+      << mc_job.error().Format();
 }
 
 }  // namespace

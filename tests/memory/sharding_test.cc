@@ -282,6 +282,70 @@ TEST(Sharding, Fsdp2ReduceScatterBuffersPerUnit) {
       2101362688.0, 1.0);
 }
 
+// PyTorch FSDP1 (sharding.runtime fsdp1: FullyShardedDataParallel, as Accelerate with
+// fsdp_version 1 and verl's strategy fsdp run it) on the Llama-3.1-8B above, 8 GPUs, bf16
+// params, fp32 reduce. Each decoder layer is one FlatParameter; the embedding, final norm and
+// output stay in the root FlatParameter, which _post_forward_reshard does not free
+// (torch/distributed/fsdp/_runtime_utils.py); limit_all_gathers lets one unit be prefetched.
+//   padding at W = 8: 218,112,000 = 8 x 27,264,000 and the root 525,336,576 + 525,340,672 =
+//   1,050,677,248 = 8 x 131,334,656: none.
+//   gathered: root 2 B x 1,050,677,248 = 2,101,354,496 + 2 blocks 2 x 2 B x 218,112,000 =
+//   872,448,000 -> 2,973,802,496 B (FSDP2 as torchtitan wraps it: 1,486,905,344 B, the output
+//   unit and the last block; its root wrapping gives the same 2,973,802,496 B).
+//   reduce-scatter: the output layer's gradient held in bf16 for the root's reduce-scatter,
+//   2 B x 525,340,672 = 1,050,681,344, + a block in flight, its bf16 flat gradient and the fp32
+//   cast _post_backward_hook makes, both kept by record_stream until its reduce-scatter is done,
+//   6 B x 218,112,000 = 1,308,672,000, + the next block's bf16 gradient 2 B x 218,112,000 =
+//   436,224,000: 2,795,577,344 B (FSDP2 torchtitan-wrapped: 3,152,044,032 B, the output unit's
+//   own; FSDP2 root-wrapped 2,359,353,344 B: its unit in flight keeps only the fp32 copy).
+// verl's strategy fsdp (sharding.mode zero3, its data/frameworks.yaml zero3_runtime fsdp1) gets
+// the same units: before, zero3 under verl took DeepSpeed's "(1 computing + 1 prefetched) x
+// largest unit" = 2 x 2 B x 525,340,672 = 2,101,362,688 B.
+// At W = 56 (7 nodes) both FlatParameters pad: a block 218,112,000 = 56 x 3,894,857 + 8 ->
+// 56 x 3,894,858 = 218,112,048 (48 padding); the root 1,050,677,248 = 56 x 18,762,093 + 40 ->
+// 1,050,677,264 (16 padding). Gathered 2 B x (1,050,677,264 + 2 x 218,112,048) =
+// 2,973,802,720 B; reduce-scatter: a block in flight now also holds its padded copy (F.pad),
+// 2 B x 218,112,000 + 4 B x 218,112,000 + 4 B x 218,112,048 = 2,181,120,192, + the next
+// block's 436,224,000 + the held 1,050,681,344 = 3,668,025,536 B.
+TEST(Sharding, Fsdp1Llama8bFlatParametersAgainstFsdp2) {
+  EXPECT_DOUBLE_EQ(Fsdp1PaddedNumel(218112000.0, 8), 218112000.0);
+  EXPECT_DOUBLE_EQ(Fsdp1PaddedNumel(218112000.0, 56), 218112048.0);
+  EXPECT_DOUBLE_EQ(Fsdp1PaddedNumel(1050677248.0, 56), 1050677264.0);
+  EXPECT_DOUBLE_EQ(Fsdp1PaddedNumel(7.0, 1), 7.0);
+
+  const std::string fsdp1 = std::string(kLlama8) +
+                            "framework: {name: hf-trainer}\n"
+                            "sharding: {mode: fsdp2, runtime: fsdp1}\n";
+  const Job job1 = Resolve(fsdp1);
+  EXPECT_EQ(job1.runtime(), ShardingRuntime::kFsdp1);
+  const MemoryLedger one = ComputeLedger(job1, Constants());
+  EXPECT_NEAR(ItemBytes(one, kGathered).count(), 2973802496.0, 1.0);
+  EXPECT_NEAR(ItemBytes(one, kUnsharded).count(), 2795577344.0, 1.0);
+  EXPECT_NE(ItemFormula(one, kGathered).find("kept root FlatParameter"), std::string::npos)
+      << ItemFormula(one, kGathered);
+  const MemoryLedger two = ComputeLedger(
+      Resolve(std::string(kLlama8) + "framework: {name: hf-trainer}\nsharding: {mode: fsdp2}\n"),
+      Constants());
+  EXPECT_NEAR(ItemBytes(two, kGathered).count(), 1486905344.0, 1.0);
+  EXPECT_NEAR(ItemBytes(two, kUnsharded).count(), 3152044032.0, 1.0);
+
+  const MemoryLedger verl = ComputeLedger(
+      Resolve(std::string(kLlama8) + "framework: {name: verl}\nsharding: {mode: zero3}\n"),
+      Constants());
+  EXPECT_NEAR(ItemBytes(verl, kGathered).count(), 2973802496.0, 1.0);
+
+  const MemoryLedger padded =
+      ComputeLedger(Resolve(fsdp1, {"cluster.nodes=7", "batch.global_batch=56"}), Constants());
+  EXPECT_NEAR(ItemBytes(padded, kGathered).count(), 2973802720.0, 1.0);
+  EXPECT_NEAR(ItemBytes(padded, kUnsharded).count(), 3668025536.0, 1.0);
+  EXPECT_NE(ItemFormula(padded, kGathered).find("+ 16 padding to a multiple of 56"),
+            std::string::npos)
+      << ItemFormula(padded, kGathered);
+  EXPECT_NE(ItemFormula(padded, kGathered).find("+ 48 padding to a multiple of 56"),
+            std::string::npos)
+      << ItemFormula(padded, kGathered);
+}
+
 // Tied embeddings (tests/memory/validation/llama-3.2-1b.json: hidden 2048, 32 heads x 64, 8 KV
 // heads, MLP 8192, vocab 128,256, 16 blocks): torchtitan wraps the embedding, final norm and
 // output as one unit resharded only under the "always" policy (apply_fsdp_to_decoder), so it

@@ -60,6 +60,31 @@ TEST(StepModes, VerlFsdpGathersTwicePerMicroBatchUnderRecompute) {
   EXPECT_DOUBLE_EQ(gathers[0]->item.calls_per_step, 160);
 }
 
+// FSDP1 moves each unit's FlatParameter padded to a multiple of the shard group
+// (pytorch/pytorch fe03cf69 torch/distributed/fsdp/_flat_param.py, _get_unpadded_shard;
+// 00ae0bc9 _runtime_utils.py, _post_backward_hook's F.pad). Per layer of the reference job (EP 1,
+// DP 40):
+//   experts 32,212,254,720 / 40 layers = 805,306,368 = 40 x 20,132,659.2 -> 40 x 20,132,660 =
+//   805,306,400 (32 padding): 1,610,612,800 B per bf16 gather (DeepSpeed's ZeRO-3, per
+//   parameter and unpadded: 1,610,612,736 B);
+//   non-expert 2,894,927,216 / 40 = 72,373,180.4 -> 40 x 1,809,330 = 72,373,200: 144,746,400 B.
+// Before, verl's FSDP1 gathered DeepSpeed's unpadded sizes.
+TEST(StepModes, Fsdp1GathersPaddedFlatParameters) {
+  auto ref = LoadReferenceStep({"framework.name=verl", "sharding.mode=zero3", "parallel.ep=1"});
+  auto r = EvaluateStep(ref.setup.tables, ref.setup.layout, *ref.comm);
+  ASSERT_TRUE(r.ok()) << r.error().Format();
+  const auto expert = Find(*r, GroupKind::kExpertDp, CollectiveOp::kAllGather);
+  ASSERT_EQ(expert.size(), 1u);
+  EXPECT_DOUBLE_EQ(expert[0]->item.size.count(), 1610612800.0);
+  const auto dense = Find(*r, GroupKind::kDp, CollectiveOp::kAllGather);
+  ASSERT_EQ(dense.size(), 1u);
+  EXPECT_DOUBLE_EQ(dense[0]->item.size.count(), 144746400.0);
+  const auto rs = Find(*r, GroupKind::kExpertDp, CollectiveOp::kReduceScatter);
+  ASSERT_EQ(rs.size(), 1u);
+  EXPECT_DOUBLE_EQ(rs[0]->item.size.count(),
+                   805306400.0 * static_cast<double>(ref.setup.layout.grad_bytes));
+}
+
 TEST(StepModes, Zero3GathersEveryLayerThricePerMicroBatchUnderRecompute) {
   auto ref = LoadReferenceStep({"sharding.mode=zero3", "parallel.ep=1"});
   auto r = EvaluateStep(ref.setup.tables, ref.setup.layout, *ref.comm);

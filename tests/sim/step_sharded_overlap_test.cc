@@ -64,5 +64,41 @@ TEST(ShardedOverlap, MegatronCoreZero2FollowsOverlapGradReduce) {
   EXPECT_NE(ShardedOverlapRule(on.layout).find("overlap.grad_reduce on"), std::string::npos);
 }
 
+// verl's FSDP workers are PyTorch's FSDP1 (data/frameworks.yaml, verl: zero3_runtime fsdp1,
+// zero12_runtime {zero2: fsdp1}): its all-gathers run on the unshard stream and its
+// reduce-scatters on the post-backward stream whatever the job says (pytorch/pytorch 00ae0bc9
+// torch/distributed/fsdp/_runtime_utils.py, _unshard and _post_backward_hook); DeepSpeed's
+// overlap_comm is not FSDP's switch. Before, ExposeShardedTraffic asked overlap_comm without
+// asking whose code runs the sharding: a verl zero2 job took DeepSpeed's ZeRO-2 default
+// (overlap_comm false) and exposed every reduce-scatter, and sharding.overlap_comm=false moved
+// a verl zero3 job's step.
+TEST(ShardedOverlap, TorchFsdpDoesNotFollowDeepSpeedsOverlapComm) {
+  auto run = [](const std::vector<std::string>& sets) {
+    auto ref = testing::LoadReferenceStep(sets);
+    auto r = EvaluateStep(ref.setup.tables, ref.setup.layout, *ref.comm);
+    EXPECT_TRUE(r.ok()) << r.error().Format();
+    return ShardedRun{ref.setup.layout, r.ok() ? *r : StepResult{}};
+  };
+  const ShardedRun z2 = run({"framework.name=verl", "sharding.mode=zero2", "parallel.ep=1"});
+  EXPECT_EQ(z2.layout.runtime, ShardingRuntime::kFsdp1);
+  EXPECT_FALSE(ShardedOnComputeStream(z2.layout));
+  EXPECT_TRUE(ShardedGradsOverlapBackward(z2.layout));
+  EXPECT_NE(ShardedOverlapRule(z2.layout).find("PyTorch FSDP1"), std::string::npos)
+      << ShardedOverlapRule(z2.layout);
+  // Each layer's reduce-scatter hides behind the next layer's backward: less than all of it.
+  EXPECT_LT(GradExposed(z2.result), GradTotal(z2.result));
+
+  const ShardedRun z3 = run({"framework.name=verl", "sharding.mode=zero3", "parallel.ep=1"});
+  const ShardedRun z3_off = run({"framework.name=verl", "sharding.mode=zero3", "parallel.ep=1",
+                                 "sharding.overlap_comm=false"});
+  EXPECT_DOUBLE_EQ(z3_off.result.step.s(), z3.result.step.s());
+
+  // DeepSpeed's own ZeRO-3 (the HF Trainer's) still follows it: every collective exposed.
+  const ShardedRun ds = run({"framework.name=hf-trainer", "sharding.mode=zero3", "parallel.ep=1",
+                             "sharding.overlap_comm=false"});
+  EXPECT_EQ(ds.layout.runtime, ShardingRuntime::kDeepSpeed);
+  EXPECT_TRUE(ShardedOnComputeStream(ds.layout));
+}
+
 }  // namespace
 }  // namespace strata

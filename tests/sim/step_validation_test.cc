@@ -539,8 +539,7 @@ Outcome Evaluate(const Row& row, const KernelEfficiencyFile& eff, const Intercon
   // answer, job/engine_chain.h). The rows used to leave it false, so swift sft's DeepSpeed
   // ZeRO-3 rows (MS-01-Z3, MS-02-Z3, full recompute) skipped the recomputed forward's third
   // gather per layer that the CLI charges the same job.
-  s.deepspeed = ResolveJobShardingRuntime(frameworks.engines, job, row.sharding) ==
-                ShardingRuntime::kDeepSpeed;
+  s.runtime = ResolveJobShardingRuntime(frameworks.engines, job, row.sharding);
   if (profile.ok()) tables.framework = *profile;
   tables.framework.fused_expert_mlp = row.fused_expert_mlp;
   tables.framework_counts = CountFrameworkModel(model);

@@ -44,8 +44,9 @@ struct Fsdp1Strategy {
 // FSDP1's FULL_SHARD keeps each wrapped unit as one FlatParameter and gathers it with one
 // all-gather per unit per pass, as FSDP2 does per fully_shard unit; nothing in it walks the
 // parameters one by one as DeepSpeed's ZeRO-3 hooks do (zero3 on HF code is DeepSpeed's). So it
-// is priced with FSDP2's per-unit model. SHARD_GRAD_OP keeps the gathered weights from forward
-// to backward and the whole model between steps' passes: ZeRO-2's set.
+// is the per-unit mode fsdp2, run by FSDP1 (sharding.runtime fsdp1: its padding and root unit).
+// SHARD_GRAD_OP keeps the gathered weights from forward to backward and the whole model between
+// steps' passes: ZeRO-2's set, run by FSDP1 too (not DeepSpeed's stage_1_and_2 buckets).
 constexpr Fsdp1Strategy kFsdp1Strategies[] = {{"FULL_SHARD", "1", "fsdp2", false},
                                               {"SHARD_GRAD_OP", "2", "zero2", false},
                                               {"NO_SHARD", "3", "none", false},
@@ -262,13 +263,24 @@ Status MapAccelerateSharding(Settings& s, JobBuilder& job) {
     if (strategy == nullptr) mode_origin = FieldOrigin::kDefault;
     if (mode == "fsdp2") {
       mode_source +=
-          ", priced as FSDP2's per-unit model (one all-gather per wrapped unit per "
-          "pass)";
+          ", per-unit sharding run by FSDP1 (sharding.runtime fsdp1: one padded FlatParameter "
+          "per wrapped unit, one all-gather per unit per pass)";
     }
     reshard = std::string(found->name) != "SHARD_GRAD_OP" &&
               std::string(found->name) != "HYBRID_SHARD_ZERO2";
   }
   job.Set("sharding.mode", mode, mode_source, mode_origin);
+  // Whose code runs it: FullyShardedDataParallel (FlatParameter per unit) under fsdp_version 1,
+  // fully_shard under 2 (huggingface/accelerate utils/dataclasses.py,
+  // FullyShardedDataParallelPlugin.fsdp_version). NO_SHARD shards nothing.
+  if (mode != "none") {
+    const bool version_given = s.Has(fsdp + "fsdp_version");
+    job.Set("sharding.runtime", version == 2 ? "fsdp2" : "fsdp1",
+            fmt::format("{}{}: {}", version_source,
+                        version_given ? fmt::format(" {}", version) : std::string(),
+                        version == 2 ? "FSDP2 (fully_shard)" : "FSDP1 (FullyShardedDataParallel)"),
+            version_given ? FieldOrigin::kFromInput : FieldOrigin::kDefault);
+  }
   // reshard_after_forward is a choice of the modes that shard the weights (fsdp2 here); ZeRO-2's
   // set (SHARD_GRAD_OP) keeps them gathered by definition and the job file has no field for it.
   if (mode == "fsdp2") {

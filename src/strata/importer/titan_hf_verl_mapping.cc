@@ -1433,6 +1433,12 @@ Status MapVerl(Settings& s, MapContext& ctx, JobBuilder& job) {
     // ZeRO-3; strategy fsdp2 is FSDP2), and can keep the shards in host memory.
     job.Set("sharding.mode", strategy == "fsdp2" ? "fsdp2" : "zero3",
             "actor_rollout_ref.actor.strategy = " + strategy);
+    // strategy fsdp wraps the model in FullyShardedDataParallel (FSDP1, a FlatParameter per
+    // unit), fsdp2 calls fully_shard (volcengine/verl v0.5.0 verl/workers/fsdp_workers.py).
+    if (strategy == "fsdp" || strategy == "fsdp2") {
+      job.Set("sharding.runtime", strategy == "fsdp2" ? "fsdp2" : "fsdp1",
+              "actor_rollout_ref.actor.strategy = " + strategy);
+    }
     for (const auto& [key, field] :
          {std::pair{"actor_rollout_ref.actor.fsdp_config.param_offload", "sharding.offload_param"},
           std::pair{"actor_rollout_ref.actor.fsdp_config.optimizer_offload",

@@ -218,6 +218,25 @@ ShardingRuntime ShardingRuntimeNamed(std::string_view name) {
   return ShardingRuntime::kUnstated;
 }
 
+bool ShardingRuntimeRuns(ShardingRuntime runtime, ShardingMode mode) {
+  using R = ShardingRuntime;
+  switch (mode) {
+    case ShardingMode::kNone:
+      return false;
+    case ShardingMode::kZero1:
+      return runtime == R::kDeepSpeed || runtime == R::kMegatron;
+    case ShardingMode::kZero2:
+      return runtime == R::kDeepSpeed || runtime == R::kMegatron || runtime == R::kFsdp1 ||
+             runtime == R::kFsdp2;
+    case ShardingMode::kZero3:
+      return runtime == R::kDeepSpeed || runtime == R::kMegatronFsdp || runtime == R::kFsdp1 ||
+             runtime == R::kFsdp2;
+    case ShardingMode::kFsdp2:
+      return runtime == R::kMegatronFsdp || runtime == R::kFsdp1 || runtime == R::kFsdp2;
+  }
+  return false;
+}
+
 ShardingRuntime ResolveShardingRuntime(const FrameworkEngines& engines, const EngineChain& chain) {
   if (chain.mode == "none") return ShardingRuntime::kUnstated;
   if (chain.mode == "fsdp2") {
@@ -234,6 +253,10 @@ ShardingRuntime ResolveShardingRuntime(const FrameworkEngines& engines, const En
 
 ShardingRuntime ResolveJobShardingRuntime(const FrameworkEngines& engines, const JobSpec& spec,
                                           ShardingMode mode) {
+  // The job's sharding.runtime wins wherever it can run the mode (a layout search may try
+  // another mode than the job's own: there the framework's answer stands).
+  const ShardingRuntime given = spec.sharding.runtime;
+  if (given != ShardingRuntime::kUnstated && ShardingRuntimeRuns(given, mode)) return given;
   return ResolveShardingRuntime(engines, ResolveEngineChain(engines, spec.framework, mode));
 }
 

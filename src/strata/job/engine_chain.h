@@ -60,19 +60,6 @@ struct ReduceBucketRule {
   bool has_elements = false;
 };
 
-/// Whose code runs a job's sharded data parallelism: DeepSpeed's ZeRO (its stage_1_and_2
-/// optimizer, or ZeRO-3's per-parameter fetch hooks), PyTorch's FSDP1 (FullyShardedDataParallel)
-/// or FSDP2 (fully_shard), megatron-core's own FSDP, or megatron-core's distributed optimizer
-/// (ZeRO-1). kUnstated: no sharding (sharding.mode none), or no framework on the chain says.
-enum class ShardingRuntime { kUnstated, kDeepSpeed, kFsdp1, kFsdp2, kMegatronFsdp, kMegatron };
-
-/// The runtime as data/frameworks.yaml and a job file spell it ("deepspeed", "fsdp1", "fsdp2",
-/// "megatron-fsdp", "megatron"; "unstated").
-std::string_view ShardingRuntimeName(ShardingRuntime runtime);
-
-/// The runtime `name` spells, or kUnstated for a name that is none of them.
-ShardingRuntime ShardingRuntimeNamed(std::string_view name);
-
 /// data/frameworks.yaml's `runs_as` and `latest` of every framework.
 struct FrameworkEngines {
   std::map<std::string, std::map<std::string, std::string>> runs_as;  // name -> mode -> name
@@ -130,7 +117,9 @@ EngineChain ResolveEngineChain(const FrameworkEngines& engines, const FrameworkS
 ShardingRuntime ResolveShardingRuntime(const FrameworkEngines& engines, const EngineChain& chain);
 
 /// The runtime of `spec`'s sharding under `mode` (a layout search may try another mode than the
-/// job's own): its chain's, from data/frameworks.yaml.
+/// job's own): the job's sharding.runtime where it runs `mode` (ShardingRuntimeRuns), else its
+/// chain's, from data/frameworks.yaml. The one place that answers "whose code runs this
+/// sharding"; ResolvedJob::runtime_by_mode keeps its answers.
 ShardingRuntime ResolveJobShardingRuntime(const FrameworkEngines& engines, const JobSpec& spec,
                                           ShardingMode mode);
 

@@ -193,6 +193,12 @@ const std::vector<JobField>& JobFields() {
        "parallelism.data_parallel_shard_degree", "zero3",
        "what is sharded over the data-parallel ranks: optimizer state (zero1), + gradients "
        "(zero2), + weights (zero3, fsdp2: per parameter, the shard is the fp32 master)"},
+      {"sharding.runtime", "deepspeed | fsdp1 | fsdp2 | megatron-fsdp | megatron", "",
+       "the framework's (data/frameworks.yaml zero3_runtime / zero12_runtime)", "", "", "fsdp1",
+       "whose code runs the sharding: DeepSpeed's ZeRO, PyTorch's FSDP1 "
+       "(FullyShardedDataParallel, one padded FlatParameter per unit: `memory`, `step`) or FSDP2 "
+       "(fully_shard), megatron-core's FSDP or distributed optimizer; from Accelerate's "
+       "fsdp_version and verl's actor strategy on import"},
       {"sharding.reshard_after_forward", "true | false", "",
        "true; false for torchtitan with PP > 1 (its \"default\" policy)", "",
        "parallelism.fsdp_reshard_after_forward", "false",

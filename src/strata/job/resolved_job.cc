@@ -270,6 +270,34 @@ Status CheckMoeA2aOverlap(const ResolvedJob& job) {
   return e;
 }
 
+// The job's sharding.runtime must be code its framework runs: megatron-core's own sharding
+// (megatron, megatron-fsdp) only on a chain through megatron-core, DeepSpeed's and PyTorch's
+// FSDP only on one that trains HF or torchtitan code (job/engine_chain.h).
+Status CheckShardingRuntime(const ResolvedJob& job) {
+  const ShardingRuntime r = job.spec.sharding.runtime;
+  // A mode the runtime cannot run (a layout search's) takes the framework's own: nothing to check.
+  if (r == ShardingRuntime::kUnstated || !ShardingRuntimeRuns(r, job.spec.sharding.mode)) {
+    return OkStatus();
+  }
+  const bool megatron_side = r == ShardingRuntime::kMegatron || r == ShardingRuntime::kMegatronFsdp;
+  const bool megatron_core = job.RunsMegatronCore(job.spec.sharding.mode);
+  if (megatron_side == megatron_core) return OkStatus();
+  return InvalidInput(
+             fmt::format("sharding.runtime {} does not run under framework {} with sharding.mode "
+                         "{}: {}",
+                         ShardingRuntimeName(r), job.spec.framework.name,
+                         ShardingModeName(job.spec.sharding.mode),
+                         megatron_core ? "it trains through megatron-core, whose sharding is its "
+                                         "own (megatron, megatron-fsdp)"
+                                       : "megatron-core's sharding needs a framework that trains "
+                                         "through megatron-core"))
+      .InField("sharding.runtime")
+      .InFile(job.spec.file)
+      .WithHint(
+          "leave sharding.runtime out (the framework's own), or name the framework that "
+          "runs it");
+}
+
 // DeepSpeed's ZeRO-1/2 have one switch for running their gradient reduce on its own stream
 // behind the backward: overlap_comm (deepspeed/runtime/zero/stage_1_and_2.py, reduce_ipg_grads
 // on self.reduction_stream when overlap_comm; with it, the second reduce bucket). The job file
@@ -307,6 +335,7 @@ Status Derive(ResolvedJob& job) {
   STRATA_RETURN_IF_ERROR(CheckLinearAttentionContextParallel(job));
   STRATA_RETURN_IF_ERROR(CheckLinearAttentionPacking(job));
   STRATA_RETURN_IF_ERROR(CheckPipelineEngine(job));
+  STRATA_RETURN_IF_ERROR(CheckShardingRuntime(job));
   STRATA_RETURN_IF_ERROR(CheckMoeA2aOverlap(job));
   StepShape& step = job.step;
   step.micro_batches = spec.num_micro_batches();

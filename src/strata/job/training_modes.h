@@ -23,6 +23,26 @@ enum class ShardingMode { kNone, kZero1, kZero2, kZero3, kFsdp2 };
 inline constexpr size_t kShardingModeCount = 5;
 std::string_view ShardingModeName(ShardingMode mode);
 
+/// Whose code runs a job's sharded data parallelism: DeepSpeed's ZeRO (its stage_1_and_2
+/// optimizer, or ZeRO-3's per-parameter fetch hooks), PyTorch's FSDP1 (FullyShardedDataParallel)
+/// or FSDP2 (fully_shard), megatron-core's own FSDP, or megatron-core's distributed optimizer
+/// (ZeRO-1). kUnstated: no sharding (sharding.mode none), or no framework on the chain says.
+enum class ShardingRuntime { kUnstated, kDeepSpeed, kFsdp1, kFsdp2, kMegatronFsdp, kMegatron };
+
+/// The runtime as data/frameworks.yaml and a job file spell it ("deepspeed", "fsdp1", "fsdp2",
+/// "megatron-fsdp", "megatron"; "unstated").
+std::string_view ShardingRuntimeName(ShardingRuntime runtime);
+
+/// The runtime `name` spells, or kUnstated for a name that is none of them.
+ShardingRuntime ShardingRuntimeNamed(std::string_view name);
+
+/// Whether `runtime` can run sharding `mode`: DeepSpeed its ZeRO-1/2/3; megatron-core's
+/// distributed optimizer ZeRO-1/2 and its FSDP zero3/fsdp2; PyTorch's FSDP1 and FSDP2 zero2
+/// (SHARD_GRAD_OP / reshard_after_forward false), zero3 and fsdp2, not zero1 (neither shards
+/// the optimizer state alone: FSDP1's strategies are FULL_SHARD, SHARD_GRAD_OP, HYBRID_SHARD
+/// and NO_SHARD, torch/distributed/fsdp/api.py ShardingStrategy). No runtime runs none.
+bool ShardingRuntimeRuns(ShardingRuntime runtime, ShardingMode mode);
+
 /// DeepSpeed's offload_optimizer / offload_param device (FSDP2's CPUOffloadPolicy is `cpu` on
 /// offload_param and moves parameters, gradients and optimizer state together).
 enum class OffloadTarget { kNone, kCpu, kNvme };
@@ -38,6 +58,10 @@ enum class FsdpUnits { kSeparate, kRoot };
 
 struct ShardingSpec {
   ShardingMode mode = ShardingMode::kZero1;
+  /// The job's sharding.runtime: whose code runs the sharding, where the job says (Accelerate's
+  /// fsdp_version, verl's actor strategy). kUnstated: the framework's (data/frameworks.yaml
+  /// zero3_runtime / zero12_runtime); ResolvedJob::runtime_by_mode holds the one answer.
+  ShardingRuntime runtime = ShardingRuntime::kUnstated;
   FsdpUnits units = FsdpUnits::kSeparate;
   /// FSDP2 reshard_after_forward / ZeRO-3: free the gathered weights after each layer's forward
   /// (gather again in backward). Off: every gathered layer stays until its backward.

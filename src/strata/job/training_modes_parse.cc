@@ -19,6 +19,12 @@ constexpr EnumName<ShardingMode> kModes[] = {{ShardingMode::kNone, "none"},
                                              {ShardingMode::kZero2, "zero2"},
                                              {ShardingMode::kZero3, "zero3"},
                                              {ShardingMode::kFsdp2, "fsdp2"}};
+constexpr EnumName<ShardingRuntime> kRuntimes[] = {
+    {ShardingRuntime::kDeepSpeed, "deepspeed"},
+    {ShardingRuntime::kFsdp1, "fsdp1"},
+    {ShardingRuntime::kFsdp2, "fsdp2"},
+    {ShardingRuntime::kMegatronFsdp, "megatron-fsdp"},
+    {ShardingRuntime::kMegatron, "megatron"}};
 constexpr EnumName<FsdpUnits> kUnits[] = {{FsdpUnits::kSeparate, "separate"},
                                           {FsdpUnits::kRoot, "root"}};
 constexpr EnumName<OffloadTarget> kTargets[] = {
@@ -108,6 +114,20 @@ Status ParseSharding(YamlMap& top, JobSpec& job) {
     STRATA_ASSIGN_OR_RETURN(sh.mode, EnumField(s, "mode", kModes));
   }
   const std::string mode(ShardingModeName(sh.mode));
+  if (s.Has("runtime")) {
+    STRATA_ASSIGN_OR_RETURN(sh.runtime, EnumField(s, "runtime", kRuntimes));
+    if (!ShardingRuntimeRuns(sh.runtime, sh.mode)) {
+      std::vector<std::string> runs;
+      for (const auto& r : kRuntimes) {
+        if (ShardingRuntimeRuns(r.value, sh.mode)) runs.emplace_back(r.name);
+      }
+      return s
+          .ErrorAt("runtime", fmt::format("{} does not run sharding.mode {}",
+                                          ShardingRuntimeName(sh.runtime), mode))
+          .WithHint(runs.empty() ? std::string("sharding.mode none has no sharding to run")
+                                 : fmt::format("under {}: {}", mode, fmt::join(runs, ", ")));
+    }
+  }
   if (s.Has("reshard_after_forward")) {
     STRATA_ASSIGN_OR_RETURN(sh.reshard_after_forward, s.Bool("reshard_after_forward"));
     sh.reshard_after_forward_given = true;

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 #include <utility>
 
@@ -72,6 +73,11 @@ double StageLinearParams(const Job& job, const ParamBreakdown& params, int64_t s
   double total = 0;
   for (const ShardUnit& u : StageUnits(job, params, stage)) total += u.linear;
   return total;
+}
+
+double Fsdp1PaddedNumel(double numel, double world) {
+  if (world <= 1) return numel;
+  return world * std::ceil(numel / world);
 }
 
 double Fp8CopyBytesPerWeight(const Fp8Spec& fp8) {
@@ -152,14 +158,28 @@ ModeMemory ComputeModeMemory(const Job& job, const ParamBreakdown& params, int64
   const double param_b = static_cast<double>(DTypeBytes(job.spec.param_dtype));
   // torchao's float8 all-gather moves the GEMM weights in FP8.
   const bool fp8_gather = fp8.param_gather && !fp8.transformer_engine();
+  // PyTorch's FSDP1 (FullyShardedDataParallel) flattens each wrapped unit into one FlatParameter
+  // and pads it to a multiple of the shard group: torch.chunk(world_size) gives every rank
+  // ceil(N / W) elements and the last ones pad (pytorch/pytorch fe03cf69
+  // torch/distributed/fsdp/_flat_param.py, FlatParamHandle._get_unpadded_shard: numel_to_pad =
+  // chunks[0].numel() - chunk.numel()), and the all-gather fills the padded unsharded buffer,
+  // flat_param.numel() x world_size elements in the low-precision param dtype
+  // (init_flat_param_attributes: padded_unsharded_numel, _full_param_padded). The unit's
+  // parameters are views into that buffer: no copy-out, so no second all-gather output.
+  const bool fsdp1 = job.runtime() == ShardingRuntime::kFsdp1;
+  const auto shard_w =
+      static_cast<double>(std::max<int64_t>(1, DataShardGroups(job, Detail::kNumbersOnly).dense));
+  auto padded = [&](double n) { return fsdp1 ? Fsdp1PaddedNumel(n, shard_w) : n; };
   auto gathered_bytes = [&](const ShardUnit& u) {
-    return fp8_gather ? (u.params - u.linear) * param_b + u.linear : u.params * param_b;
+    return fp8_gather ? (u.params - u.linear) * param_b + u.linear : padded(u.params) * param_b;
   };
   const auto largest =
       std::max_element(units.begin(), units.end(), [&](const ShardUnit& a, const ShardUnit& b) {
         return gathered_bytes(a) < gathered_bytes(b);
       });
-  const bool fsdp2 = sh.mode == ShardingMode::kFsdp2;
+  // FSDP1 runs under sharding.mode fsdp2 (Accelerate's FULL_SHARD) or zero3 (verl's strategy
+  // fsdp); its units, padding and root are its own.
+  const bool fsdp2 = sh.mode == ShardingMode::kFsdp2 && !fsdp1;
   // FSDP2 as torchtitan wraps it (pytorch/torchtitan@b5bcd76c66d0acb1a08b176d9639425bc55e0b2a:
   // torchtitan/distributed/fsdp.py, apply_fsdp_to_decoder): the embedding, each block, and the
   // final norm with the output layer are units; with tied embeddings the embedding, final norm
@@ -173,13 +193,21 @@ ModeMemory ComputeModeMemory(const Job& job, const ParamBreakdown& params, int64
   const ParallelLayout& lay = job.spec.layout;
   const bool tied_unit = sh.units == FsdpUnits::kSeparate && job.model.tie_word_embeddings &&
                          stage == 0 && stage == lay.output_stage();
-  const bool root = fsdp2 && (sh.units == FsdpUnits::kRoot || tied_unit);
+  // FSDP1 as Accelerate (TRANSFORMER_BASED_WRAP) and verl wrap it: each decoder layer is a
+  // unit, and the embedding, final norm and output stay in the root FlatParameter, which is not
+  // freed after forward (pytorch/pytorch 00ae0bc9 torch/distributed/fsdp/_runtime_utils.py,
+  // _post_forward_reshard: free_unsharded_flat_param = not state._is_root and ...): kept from
+  // forward to the end of backward, as FSDP2's root unit is.
+  const bool root = (fsdp2 && (sh.units == FsdpUnits::kRoot || tied_unit)) || fsdp1;
   const size_t first = root && stage == 0 ? 1 : 0;
   const size_t end = units.size() - (root && stage == lay.output_stage() ? 1 : 0);
   auto describe = [&](const ShardUnit& u) {
+    const double pad = fp8_gather ? 0.0 : padded(u.params) - u.params;
     return fmt::format(
-        "{} {} ({} params{})", u.name, FormatGB(Bytes::Count(gathered_bytes(u))),
+        "{} {} ({} params{}{})", u.name, FormatGB(Bytes::Count(gathered_bytes(u))),
         GroupDigits(u.params),
+        pad > 0 ? fmt::format(" + {} padding to a multiple of {:.0f}", GroupDigits(pad), shard_w)
+                : "",
         fp8_gather && u.linear > 0
             ? fmt::format(": {} GEMM weights x 1 B + {} x {:.0f} B", GroupDigits(u.linear),
                           GroupDigits(u.params - u.linear), param_b)
@@ -193,24 +221,32 @@ ModeMemory ComputeModeMemory(const Job& job, const ParamBreakdown& params, int64
     }
     return t;
   };
-  if (sh.shards_weights() && sh.reshard_after_forward && fsdp2) {
+  // FSDP1's limit_all_gathers (its default, True) lets at most two all-gathers run ahead of
+  // the frees (pytorch/pytorch torch/distributed/fsdp/_limiter_utils.py, _FreeEventQueue;
+  // _runtime_utils.py, _unshard: dequeue_if_needed then event.synchronize()): no more than the
+  // unit computing and one prefetched, whatever prefetch_layers says.
+  const double prefetch = fsdp1 ? std::min(1.0, sh.prefetch_layers) : sh.prefetch_layers;
+  if (sh.shards_weights() && sh.reshard_after_forward && (fsdp2 || fsdp1)) {
     // A unit's all-gather is issued before the one computing is freed: forward by the CPU
     // running ahead (FSDP2's implicit prefetch), backward by its prefetch of the next unit in
     // reverse order. So the live set is the kept units plus a unit and its neighbour in
     // execution order, at most the largest such pair.
-    double kept = 0;
+    double kept = 0, kept_params = 0;
     size_t n_kept = 0;
     for (size_t i = 0; i < units.size(); ++i) {
       if (i < first || i >= end) {
         kept += gathered_bytes(units[i]);
+        kept_params += units[i].params;
         ++n_kept;
       }
     }
+    // FSDP1's root is one FlatParameter: padded once, not unit by unit.
+    if (fsdp1) kept = padded(kept_params) * param_b;
     double pair_max = end > first ? gathered_bytes(units[first]) : 0.0;
     size_t at = first;
     for (size_t i = first; i + 1 < end; ++i) {
       const double a = gathered_bytes(units[i]), b = gathered_bytes(units[i + 1]);
-      const double pair = std::max(a + sh.prefetch_layers * b, b + sh.prefetch_layers * a);
+      const double pair = std::max(a + prefetch * b, b + prefetch * a);
       if (pair > pair_max) {
         pair_max = pair;
         at = i;
@@ -219,7 +255,7 @@ ModeMemory ComputeModeMemory(const Job& job, const ParamBreakdown& params, int64
     out.gathered.bytes = Bytes::Count(kept + pair_max);
     if (explain) {
       const bool pair = at + 1 < end;
-      const size_t live = n_kept + (end > first ? 1 : 0) + (pair && sh.prefetch_layers > 0 ? 1 : 0);
+      const size_t live = n_kept + (end > first ? 1 : 0) + (pair && prefetch > 0 ? 1 : 0);
       // Of the pair, the larger computes and the smaller is the (part) prefetched.
       size_t computing = at, ahead = at + 1;
       if (pair && gathered_bytes(units[ahead]) > gathered_bytes(units[computing])) {
@@ -227,14 +263,26 @@ ModeMemory ComputeModeMemory(const Job& job, const ParamBreakdown& params, int64
       }
       out.gathered.formula = fmt::format(
           "{} of {} units live: {}{}{}{}{} = {}", live, units.size(),
-          n_kept > 0 ? fmt::format("kept {} + ", kept_text()) : "",
+          n_kept > 0 && fsdp1
+              ? fmt::format(
+                    "kept root FlatParameter {} ({} params{} x {:.0f} B) + ",
+                    FormatGB(Bytes::Count(kept)), GroupDigits(kept_params),
+                    padded(kept_params) > kept_params
+                        ? fmt::format(" + {} padding to a multiple of {:.0f}",
+                                      GroupDigits(padded(kept_params) - kept_params), shard_w)
+                        : "",
+                    param_b)
+          : n_kept > 0 ? fmt::format("kept {} + ", kept_text())
+                       : "",
           end > first ? fmt::format("computing {}", describe(units[computing])) : "none",
-          pair ? " + " : "",
-          pair && sh.prefetch_layers != 1 ? fmt::format("{:.4g} x ", sh.prefetch_layers) : "",
+          pair ? " + " : "", pair && prefetch != 1 ? fmt::format("{:.4g} x ", prefetch) : "",
           pair ? fmt::format("its neighbour prefetched {}", describe(units[ahead])) : "",
           FormatGBAndGiB(out.gathered.bytes));
       out.gathered.note =
-          sh.units == FsdpUnits::kRoot
+          fsdp1 ? "FSDP1: one padded FlatParameter per decoder layer; embedding, final norm and "
+                  "output in the root FlatParameter, not freed after forward; limit_all_gathers: "
+                  "the unit computing and one prefetched"
+          : sh.units == FsdpUnits::kRoot
               ? "FSDP2, blocks wrapped; embedding and output in the root unit (fsdp_units: root)"
           : tied_unit ? "FSDP2 as torchtitan wraps a tied model: embedding + norm + output kept"
                       : "FSDP2 units as torchtitan wraps them: embedding, each block, final norm "
@@ -293,7 +341,7 @@ ModeMemory ComputeModeMemory(const Job& job, const ParamBreakdown& params, int64
     }
     out.all_gather_in_flight = Bytes::Count(in_flight);
   }
-  if (sh.shards_gradients() && fsdp2) {
+  if (sh.shards_gradients() && (fsdp2 || fsdp1)) {
     // FSDP2's post-backward of a unit (pytorch/pytorch, main branch as read in 2026-12:
     // torch/distributed/fsdp/_fully_shard/_fsdp_param_group.py, post_backward, and
     // _fsdp_collectives.py, foreach_reduce) frees the previous unit's reduce-scatter input,
@@ -305,7 +353,7 @@ ModeMemory ComputeModeMemory(const Job& job, const ParamBreakdown& params, int64
     // backward, so its output layer's gradient (the first computed) is held in p throughout;
     // its own reduce-scatter comes when the activations are gone.
     const double grad_b = static_cast<double>(DTypeBytes(job.spec.grad_dtype));
-    if (lay.pp > 1) {
+    if (lay.pp > 1 && fsdp2) {
       // Under PyTorch's pipeline schedules (pytorch/pytorch@0138610331c9:
       // torch/distributed/pipelining/stage.py, backward_maybe_with_nosync) every micro batch's
       // backward runs with set_requires_gradient_sync(False) and
@@ -342,12 +390,26 @@ ModeMemory ComputeModeMemory(const Job& job, const ParamBreakdown& params, int64
         // A tied output layer's gradient accumulates into the embedding's weight.
         if (job.model.tie_word_embeddings && stage == 0) held += units.front().trainable;
       }
+      // FSDP2: the unit's param-dtype gradients and their reduce_dtype copy; once copied the
+      // former are freed, so a unit in flight holds only its copy. FSDP1 (pytorch/pytorch
+      // 00ae0bc9 torch/distributed/fsdp/_runtime_utils.py, _post_backward_hook): under the
+      // post-backward stream it casts the flat gradient to reduce_dtype when that differs
+      // (flat_param.grad.to(handle._reduce_dtype)), pads the result with F.pad to W x ceil(N / W)
+      // when N is not a multiple, and record_streams the autograd gradient: all of them stay
+      // until that unit's reduce-scatter is done.
+      auto fsdp1_copies = [&](double g) {
+        return (grad_b != param_b ? g * grad_b : 0.0) + (padded(g) != g ? padded(g) * grad_b : 0.0);
+      };
+      auto own = [&](double g) {
+        return fsdp1 ? g * param_b + fsdp1_copies(g) : g * (param_b + grad_b);
+      };
+      auto in_flight = [&](double g) { return fsdp1 ? own(g) : g * grad_b; };
       double best = 0, best_prev = 0, best_cur = 0;
       size_t at = end;
       for (size_t k = end; k-- > first;) {
         const double cur = units[k].trainable;
         const double prev = k + 1 < end ? units[k + 1].trainable : 0.0;
-        const double live = std::max(prev * grad_b + cur * param_b, cur * (param_b + grad_b));
+        const double live = std::max(in_flight(prev) + cur * param_b, own(cur));
         if (live > best) {
           best = live;
           best_prev = prev;
@@ -357,15 +419,27 @@ ModeMemory ComputeModeMemory(const Job& job, const ParamBreakdown& params, int64
       }
       out.reduce_scatter.bytes = Bytes::Count(held * param_b + best);
       if (explain) {
-        const bool in_flight =
-            best_prev * grad_b + best_cur * param_b > best_cur * (param_b + grad_b);
+        const bool prev_in_flight = in_flight(best_prev) + best_cur * param_b > own(best_cur);
         const std::string unit = at < end ? units[at].name : "none";
+        auto fsdp1_unit = [&](const std::string& name, double g) {
+          return fmt::format(
+              "{} {} x {:.0f} B{}{}", name, GroupDigits(g), param_b,
+              grad_b != param_b ? fmt::format(" + cast {} x {:.0f} B", GroupDigits(g), grad_b) : "",
+              padded(g) != g
+                  ? fmt::format(" + padded {} x {:.0f} B", GroupDigits(padded(g)), grad_b)
+                  : "");
+        };
         out.reduce_scatter.formula = fmt::format(
             "{}{} = {}",
             held > 0 ? fmt::format("root unit's output gradient held {} x {:.0f} B + ",
                                    GroupDigits(held), param_b)
                      : "",
-            in_flight
+            fsdp1 && prev_in_flight
+                ? fmt::format("{} in reduce-scatter ({}) + {} computed {} x {:.0f} B",
+                              units[at + 1].name, fsdp1_unit("flat gradient", best_prev), unit,
+                              GroupDigits(best_cur), param_b)
+            : fsdp1 ? fmt::format("{} {}", unit, fsdp1_unit("flat gradient", best_cur))
+            : prev_in_flight
                 ? fmt::format("{} in reduce-scatter {} x {:.0f} B + {} computed {} x {:.0f} B",
                               units[at + 1].name, GroupDigits(best_prev), grad_b, unit,
                               GroupDigits(best_cur), param_b)
@@ -373,7 +447,9 @@ ModeMemory ComputeModeMemory(const Job& job, const ParamBreakdown& params, int64
                               GroupDigits(best_cur), param_b, grad_b),
             FormatGBAndGiB(out.reduce_scatter.bytes));
         out.reduce_scatter.note =
-            "a unit's gradients into reduce_dtype, the previous unit's in flight";
+            fsdp1 ? "FSDP1: a unit's flat gradient with its reduce_dtype cast and padded copy, "
+                    "the previous unit's all three until its reduce-scatter is done"
+                  : "a unit's gradients into reduce_dtype, the previous unit's in flight";
       }
     }
   } else if (sh.shards_gradients()) {

@@ -69,6 +69,11 @@ struct ModeMemory {
 ModeMemory ComputeModeMemory(const Job& job, const ParamBreakdown& params, int64_t stage,
                              Detail detail = Detail::kExplained);
 
+/// PyTorch FSDP1's FlatParameter of `numel` elements padded to a multiple of the `world` ranks
+/// it is sharded over: world x ceil(numel / world) (each rank's shard is ceil(numel / world),
+/// torch.chunk's first chunk; torch/distributed/fsdp/_flat_param.py, _get_unpadded_shard).
+double Fsdp1PaddedNumel(double numel, double world);
+
 /// Bytes per element of the FP8 copies a recipe keeps next to each GEMM weight (rowwise and
 /// columnwise data plus block scales); 0 for torchao (casts per GEMM, keeps nothing).
 double Fp8CopyBytesPerWeight(const Fp8Spec& fp8);

@@ -215,8 +215,8 @@ StepLayout StepLayoutFor(const StepSetup& setup, const Candidate& c) {
   s.recompute_layer_fraction = 1;
   UseShardingMode(s.sharding, s.distributed_optimizer, c.sharding);
   s.megatron_core = setup.job.RunsMegatronCore(s.sharding.mode);
-  s.deepspeed = setup.job.RunsDeepSpeed(s.sharding.mode);
-  DeriveDeepSpeedGradReduce(s.sharding, s.deepspeed, s.overlap);
+  s.runtime = setup.job.RuntimeOf(s.sharding.mode);
+  DeriveDeepSpeedGradReduce(s.sharding, s.deepspeed(), s.overlap);
   s.sharding.ApplyReshardDefault(setup.job.spec.framework.name == "torchtitan", c.layout.pp);
   // megatron-core offloads activations only at PP 1 without recompute; elsewhere none.
   if (c.layout.pp > 1 || c.recompute != RecomputeGranularity::kNone) {

@@ -162,7 +162,7 @@ Result<StepSetup> PrepareStep(const ResolvedJob& job, const KernelEfficiencyFile
     setup.tables.framework.assumptions.push_back(job.gdn.rule);
   }
   setup.layout = StepLayoutOf(job);
-  setup.layout.deepspeed = job.RunsDeepSpeed(job.spec.sharding.mode);
+  setup.layout.runtime = job.runtime();
   if (job.spec.activation_offload.on()) {
     // What the offloaded layers save, from the memory ledger's per-layer decomposition.
     const int64_t n = job.spec.activation_offload.num_layers;

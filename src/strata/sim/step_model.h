@@ -19,6 +19,7 @@
 #include "strata/core/detail.h"
 #include "strata/core/result.h"
 #include "strata/core/units.h"
+#include "strata/job/engine_chain.h"
 #include "strata/job/job_spec.h"
 #include "strata/job/parallel_layout.h"
 #include "strata/job/placement.h"
@@ -56,9 +57,12 @@ struct StepLayout {
   /// The engine under the layout's sharding mode trains through megatron-core's schedules (its
   /// training arguments' defaults apply: PpP2pOverlapped).
   bool megatron_core = true;
-  /// DeepSpeed's ZeRO runs the sharding under the layout's mode (ResolvedJob::RunsDeepSpeed, the
-  /// resolved job's one answer): under zero3 its per-parameter hooks refetch in the recompute.
-  bool deepspeed = false;
+  /// Whose code runs the sharding under the layout's mode (ResolvedJob::RuntimeOf, the resolved
+  /// job's one answer): DeepSpeed's per-parameter hooks refetch in a zero3 recompute, and only
+  /// DeepSpeed has overlap_comm; PyTorch's FSDP1/FSDP2 always issue their collectives on their
+  /// own streams. Unstated for a layout built in code.
+  ShardingRuntime runtime = ShardingRuntime::kUnstated;
+  bool deepspeed() const { return runtime == ShardingRuntime::kDeepSpeed; }
   bool distributed_optimizer = true;
   int64_t activation_bytes = 2;  // bf16 activations; 4 for an fp32 job (TP/CP/EP traffic)
   int64_t param_bytes = 2;

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "strata/sim/step_model.h"
 
@@ -124,8 +125,17 @@ Result<std::vector<PricedTraffic>> PriceShardedTraffic(const ModelTrafficShape& 
     const int64_t replicate = std::min<int64_t>(sh.replicate, dp->size);
     const GroupPlacement shard = replicate > 1 ? ShardGroup(*dp, replicate) : *dp;
     const std::string of = fmt::format("{} parameters", side.what);
-    const double per_layer = side.params_per_rank / layers;
-    const double trained_per_layer = side.trainable_per_rank / layers;
+    // PyTorch's FSDP1 gathers and reduce-scatters each unit's FlatParameter padded to a multiple
+    // of the shard group, W x ceil(N / W) elements (pytorch/pytorch fe03cf69
+    // torch/distributed/fsdp/_flat_param.py, _get_unpadded_shard; 00ae0bc9 _runtime_utils.py,
+    // _post_backward_hook's F.pad); its limit_all_gathers (at most two all-gathers in flight)
+    // caps the prefetch at the next unit, as PartlyPrefetchedExposure's min(1, prefetch) does.
+    const auto w = static_cast<double>(std::max<int64_t>(1, shard.size));
+    auto padded = [&](double n) {
+      return s.runtime == ShardingRuntime::kFsdp1 ? w * std::ceil(n / w) : n;
+    };
+    const double per_layer = padded(side.params_per_rank / layers);
+    const double trained_per_layer = padded(side.trainable_per_rank / layers);
     if (weights_sharded) {
       // Per layer per micro batch: a gather before the forward, another before the backward
       // unless the forward kept the gathered weights; a reduce-scatter after the backward.
@@ -143,7 +153,7 @@ Result<std::vector<PricedTraffic>> PriceShardedTraffic(const ModelTrafficShape& 
       // hooks again (fetch, then release after it), before the backward hooks fetch once more:
       // a third gather per recomputed layer. FSDP (1 and 2) recomputes inside the unit's
       // unshard for its backward; megatron-core and torchtitan issue per-unit gathers too.
-      const bool deepspeed_recompute = sh.mode == ShardingMode::kZero3 && s.deepspeed &&
+      const bool deepspeed_recompute = sh.mode == ShardingMode::kZero3 && s.deepspeed() &&
                                        s.recompute == RecomputeGranularity::kFull &&
                                        sh.reshard_after_forward;
       const double gathers = (sh.reshard_after_forward ? 2.0 : 1.0) +
@@ -201,10 +211,21 @@ Result<std::vector<PricedTraffic>> PriceShardedTraffic(const ModelTrafficShape& 
   return out;
 }
 
+namespace {
+// PyTorch's FSDP1 and FSDP2 issue their all-gathers on an unshard stream and their
+// reduce-scatters on a post-backward stream, always: no switch keeps them on the compute stream
+// (FSDP1: pytorch/pytorch 00ae0bc9 torch/distributed/fsdp/_runtime_utils.py, _unshard runs
+// handle.unshard() under state._unshard_stream, _post_backward_hook reduces under
+// state._post_backward_stream). DeepSpeed's overlap_comm is DeepSpeed's alone.
+bool TorchFsdp(const StepLayout& s) {
+  return s.runtime == ShardingRuntime::kFsdp1 || s.runtime == ShardingRuntime::kFsdp2;
+}
+}  // namespace
+
 bool ShardedOnComputeStream(const StepLayout& s) {
   const bool zero23 =
       s.sharding.mode == ShardingMode::kZero2 || s.sharding.mode == ShardingMode::kZero3;
-  return zero23 && !s.megatron_core && !s.sharding.OverlapComm();
+  return zero23 && !s.megatron_core && !TorchFsdp(s) && !s.sharding.OverlapComm();
 }
 
 bool ShardedGradsOverlapBackward(const StepLayout& s) {
@@ -212,6 +233,7 @@ bool ShardedGradsOverlapBackward(const StepLayout& s) {
       s.sharding.mode == ShardingMode::kZero2 || s.sharding.mode == ShardingMode::kZero3;
   if (!zero23) return true;
   if (s.megatron_core) return s.overlap.grad_reduce;
+  if (TorchFsdp(s)) return true;
   return s.sharding.OverlapComm();
 }
 
@@ -226,6 +248,15 @@ std::string ShardedOverlapRule(const StepLayout& s) {
                : "megatron-core: overlap.grad_reduce off (--overlap-grad-reduce not given), the "
                  "reduce-scatters wait for the compute stream: y = 0 for r, every one exposed "
                  "(sharding.overlap_comm is DeepSpeed's and does not apply)";
+  }
+  if (TorchFsdp(s)) {
+    return fmt::format(
+        "PyTorch {}: all-gathers on its unshard stream, reduce-scatters on its post-backward "
+        "stream, behind compute (sharding.overlap_comm is DeepSpeed's and does not apply)",
+        s.runtime == ShardingRuntime::kFsdp1
+            ? "FSDP1 (FullyShardedDataParallel; padded FlatParameters, limit_all_gathers: one "
+              "unit prefetched at most)"
+            : "FSDP2 (fully_shard)");
   }
   return s.sharding.OverlapComm()
              ? fmt::format(
