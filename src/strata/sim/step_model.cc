@@ -7,6 +7,7 @@
 
 #include "strata/job/training_modes_parse.h"
 #include "strata/model/flop_conventions.h"
+#include "strata/sim/finalize_grads.h"
 #include "strata/sim/framework_overhead.h"
 #include "strata/sim/gdn_kernels.h"
 #include "strata/sim/pipeline_bubble.h"
@@ -26,7 +27,7 @@ constexpr std::array<std::string_view, kStepPartCount> kPartNames = {
     "PP send/recv",
     "pipeline bubble",
     "variable-length stragglers",
-    "TP gradient all-reduce (replicated)",
+    "replicated-gradient all-reduce (TP, shared embedding)",
     "DP gradient reduce",
     "DP parameter all-gather",
     "expert-DP gradient reduce",
@@ -860,10 +861,6 @@ Result<StepResult> EvaluateStepOn(const StepTables& t, const StepLayout& s,
          s.overlap.param_gather, fwd.total().s());
   }
 
-  // The TP all-reduce of the replicated layers' gradients runs in finalize_model_grads after
-  // the DP sync has finished and before the optimizer starts: on the critical path.
-  set(StepPart::kTpGrad, g.tp_grad, g.tp_grad);
-
   // Adam over the local shard: read and write master weights and both moments, read the
   // gradient twice (clipping norm, update), write the bf16 weights.
   // The trained parameters only: a frozen module or an adapter's base has no optimizer state.
@@ -871,11 +868,15 @@ Result<StepResult> EvaluateStepOn(const StepTables& t, const StepLayout& s,
   const double expert = t.traffic.TrainableExpertPerRank(l);
   // HSDP shards over the shard group only (DP / replicate).
   const double replicate = static_cast<double>(std::max<int64_t>(1, s.sharding.replicate));
-  r.local_params =
-      s.distributed_optimizer
-          ? non_expert * replicate / static_cast<double>(l.dp * l.cp) +
-                expert * replicate / static_cast<double>(std::max<int64_t>(l.expert_dp(), 1))
-          : non_expert + expert;
+  auto local_params = [&](double non_expert_weight, double expert_weight) {
+    const double own_non_expert = non_expert * non_expert_weight;
+    const double own_expert = expert * expert_weight;
+    return s.distributed_optimizer
+               ? own_non_expert * replicate / static_cast<double>(l.dp * l.cp) +
+                     own_expert * replicate /
+                         static_cast<double>(std::max<int64_t>(l.expert_dp(), 1))
+               : own_non_expert + own_expert;
+  };
   // Muon reads and writes one momentum on the hidden matrices, AdamW two moments on the rest.
   const double trainable =
       static_cast<double>(
@@ -887,7 +888,7 @@ Result<StepResult> EvaluateStepOn(const StepTables& t, const StepLayout& s,
       (s.muon ? 2.0 * (1.0 + adamw_share) : 4.0) * static_cast<double>(s.moment_bytes);
   const double bytes_per_param =
       static_cast<double>(2 * s.master_bytes + 2 * s.grad_bytes + s.param_bytes) + moment_rw;
-  double optimizer = r.local_params * bytes_per_param / hbm;
+  double muon_ns = 0;
   if (s.muon) {
     // The Newton-Schulz iterations of the rank's share of the matrices: layer-wise over the
     // optimizer's shards (megatron-core's LayerWiseDistributedOptimizer; Moonlight's
@@ -902,20 +903,48 @@ Result<StepResult> EvaluateStepOn(const StepTables& t, const StepLayout& s,
         s.distributed_optimizer ? static_cast<double>(l.dp * l.cp) : 1.0;
     const double muon_expert_ranks =
         s.distributed_optimizer ? static_cast<double>(std::max<int64_t>(l.expert_dp(), 1)) : 1.0;
-    const double muon_ns = (t.muon_ns_s_non_expert / muon_dense_ranks +
-                            t.muon_ns_s_expert / (muon_ep * muon_expert_ranks)) /
-                           muon_pp;
+    muon_ns = (t.muon_ns_s_non_expert / muon_dense_ranks +
+               t.muon_ns_s_expert / (muon_ep * muon_expert_ranks)) /
+              muon_pp;
     r.muon_newton_schulz = Seconds::Of(muon_ns);
-    optimizer += muon_ns;
   }
-  if (s.sharding.offload_optimizer != OffloadTarget::kNone) {
-    optimizer = 0;
-    if (explain)
-      r.caveats.push_back(
-          "the optimizer runs on the CPU (offload_optimizer): its own time is not "
-          "modelled (no host-memory calibration); only the PCIe copies are");
+  const bool cpu_optimizer = s.sharding.offload_optimizer != OffloadTarget::kNone;
+  if (cpu_optimizer && explain) {
+    r.caveats.push_back(
+        "the optimizer runs on the CPU (offload_optimizer): its own time is not "
+        "modelled (no host-memory calibration); only the PCIe copies are");
   }
-  set(StepPart::kOptimizer, optimizer, optimizer);
+  // After its data-parallel sync each pipeline rank runs finalize_model_grads' all-reduces of
+  // the gradients it holds replicated (finalize_grads.h), then its optimizer over its own
+  // stage's parameters (the embedding's, the output layer's, the MTP block's, its own layers':
+  // StageParamWeights), all ranks at once: the step ends with the rank whose two take longest.
+  const std::vector<StageComposition> ranks = StageCompositions(l, t.layer_kinds, t.mtp_layers);
+  std::vector<StageComposition> seen;
+  double finalize_worst = -1;
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    if (std::find(seen.begin(), seen.end(), ranks[i]) != seen.end()) continue;
+    seen.push_back(ranks[i]);
+    const auto [non_expert_weight, expert_weight] =
+        l.pp > 1 ? StageParamWeights(t, l, ranks[i]) : std::pair<double, double>{1.0, 1.0};
+    const double own = local_params(non_expert_weight, expert_weight);
+    const double optimizer = cpu_optimizer ? 0.0 : own * bytes_per_param / hbm + muon_ns;
+    const FinalizeGradParams grads = FinalizeGradParamsOf(t, s, ranks[i]);
+    STRATA_ASSIGN_OR_RETURN(std::vector<PricedTraffic> priced,
+                            PriceFinalizeGrads(grads, s, groups, comm, detail, cache));
+    double all_reduce = 0;
+    for (const PricedTraffic& p : priced) all_reduce += p.time_per_step.s();
+    if (all_reduce + optimizer > finalize_worst) {
+      finalize_worst = all_reduce + optimizer;
+      r.local_params = own;
+      r.optimizer_rank = ranks[i].rank;
+      r.optimizer_stage = ranks[i];
+      r.finalize_grads = grads;
+      r.finalize_traffic = std::move(priced);
+      set(StepPart::kTpGrad, all_reduce, all_reduce);
+      set(StepPart::kOptimizer, optimizer, optimizer);
+    }
+  }
+  r.traffic.insert(r.traffic.end(), r.finalize_traffic.begin(), r.finalize_traffic.end());
 
   STRATA_ASSIGN_OR_RETURN(r.host_traffic, OffloadTraffic(t.traffic, s, r.local_params, comm));
   double offload = 0;

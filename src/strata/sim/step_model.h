@@ -24,6 +24,7 @@
 #include "strata/job/placement.h"
 #include "strata/job/training_modes.h"
 #include "strata/model/param_count.h"
+#include "strata/sim/finalize_grads.h"
 #include "strata/sim/stage_composition.h"
 #include "strata/sim/step_modes.h"
 #include "strata/sim/step_tables.h"
@@ -84,7 +85,7 @@ enum class StepPart {
   kPp,
   kBubble,
   kStraggler,
-  kTpGrad,  // the TP all-reduce of the gradients of layers replicated over TP, once a step
+  kTpGrad,  // finalize_model_grads: replicated layers over TP, the shared embedding, once a step
   kDpGrad,
   kDpParam,
   kExpertDpGrad,
@@ -201,7 +202,14 @@ struct StepResult {
   /// (data/mfu_ceiling.yaml): "no published run reaches this", the ceiling and its source.
   std::string mfu_flag;
   double hfu = 0;                         // with the recomputed forward counted
-  double local_params = 0;                // parameters the optimizer updates on one rank
+  /// Parameters the optimizer updates on one rank: on the pipeline rank (`optimizer_rank`,
+  /// holding `optimizer_stage`) whose replicated-gradient all-reduces and optimizer together
+  /// end the step (finalize_grads.h), with what it all-reduces (in `traffic` too).
+  double local_params = 0;
+  int64_t optimizer_rank = 0;
+  StageComposition optimizer_stage;
+  FinalizeGradParams finalize_grads;
+  std::vector<PricedTraffic> finalize_traffic;
   Seconds muon_newton_schulz;             // within the optimizer step (optimizer.name muon)
   std::vector<PricedTraffic> traffic;     // the layout's communication on the bandwidth map
   std::vector<HostTraffic> host_traffic;  // offload copies over PCIe
