@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "strata/job/pipeline_split.h"
 #include "strata/job/training_modes_parse.h"
 #include "strata/model/flop_conventions.h"
 #include "strata/sim/finalize_grads.h"
@@ -410,6 +411,7 @@ MicroBatchCompute ComputeCut(const StepTables& t, const StepLayout& s, std::vect
                          (r.moe || r.shared_experts ? t.shared_act_bytes_per_token : 0.0);
     rec.memory_bound = Seconds::Of((replicated / sp_split + split / tp) * tokens / hbm);
   }
+  c.output_layer = fwd.logits_and_loss + bwd.logits_and_loss;
   const StageShare critical = fixed != nullptr ? *fixed : CriticalStageOf(l, t.layers, c);
   c.critical = critical;
   // A stage's own tables hold its layers already (and the output layer only where it is).
@@ -434,6 +436,36 @@ Seconds ComputeTotal(const MicroBatchCompute& c) {
 }
 
 }  // namespace
+
+std::vector<double> OneKindRankMicroBatches(const ParallelLayout& l, int64_t layers,
+                                            const MicroBatchCompute& c, double critical_s) {
+  if (l.pp <= 1 || layers <= 0) return {};
+  const std::vector<int64_t> counts = StageLayerCounts(l, layers);
+  const auto output = static_cast<size_t>(l.output_stage());
+  // The rank CriticalStageOf picked: the output rank, or the first other rank with the most
+  // layers.
+  size_t critical = output;
+  if (!c.critical.last) {
+    bool found = false;
+    for (size_t i = 0; i < counts.size(); ++i) {
+      if (i == output) continue;
+      if (!found || counts[i] > counts[critical]) critical = i;
+      found = true;
+    }
+  }
+  const double output_s = c.output_layer.s();
+  const double vision_s = (c.forward.vision + c.backward.vision).value();
+  const double critical_layers = static_cast<double>(std::max<int64_t>(1, counts[critical]));
+  const double per_layer_s =
+      std::max(0.0, critical_s - (c.critical.last ? output_s : 0.0) - vision_s) / critical_layers;
+  std::vector<double> out(counts.size());
+  for (size_t i = 0; i < counts.size(); ++i) {
+    out[i] = i == critical ? critical_s
+                           : per_layer_s * static_cast<double>(counts[i]) +
+                                 (i == output ? output_s : 0.0) + (i == 0 ? vision_s : 0.0);
+  }
+  return out;
+}
 
 MicroBatchCompute ComputeStageMicroBatch(const StepTables& stage_tables, const StepLayout& s,
                                          const StageComposition& stage, int64_t model_layers,
@@ -493,7 +525,15 @@ std::vector<StageComposition> StageCandidates(const StepTables& t, const Paralle
 MicroBatchCompute ComputeMicroBatch(const StepTables& t, const StepLayout& s,
                                     std::vector<GemmTerm>* gemms) {
   const std::vector<StageComposition> stages = StageCandidates(t, s.layout);
-  if (stages.empty()) return ComputeCut(t, s, gemms, nullptr);
+  if (stages.empty()) {
+    MicroBatchCompute c = ComputeCut(t, s, gemms, nullptr);
+    // One kind at PP > 1: the bubble counts the other ranks' micro batches (EvaluateStepOn),
+    // the least of which bounds it from below.
+    const std::vector<double> ranks =
+        OneKindRankMicroBatches(s.layout, t.layers, c, ComputeTotal(c).s());
+    if (!ranks.empty()) c.least_stage_compute = Seconds::Of(*std::ranges::min_element(ranks));
+    return c;
+  }
   // 1F1B runs at the pace of the slowest stage: price each distinct one by its own layers.
   // Ties go to the output stage (the first candidate).
   MicroBatchCompute best;
@@ -627,6 +667,7 @@ Result<StepResult> EvaluateStepOn(const StepTables& t, const StepLayout& s,
   auto price_stage = [&](const StepTables& st, MicroBatchCompute c, PricedStage& p) -> Status {
     StepResult& r = p.r;
     r.critical_stage = c.critical;
+    r.output_layer = c.output_layer;
     r.rank_tokens = tokens;
     r.forward = c.forward;
     r.backward = c.backward;
@@ -711,6 +752,11 @@ Result<StepResult> EvaluateStepOn(const StepTables& t, const StepLayout& s,
     // One layer kind: the stage CriticalStageOf picks, the stack's times cut to its share.
     STRATA_RETURN_IF_ERROR(
         price_stage(t, ComputeMicroBatch(t, s, explain ? &chosen.r.gemms : nullptr), chosen));
+    // The 1F1B timeline fills and drains through every other rank once, each at its own layer
+    // count (an uneven split's short ranks, the output rank's loss): OtherRanksMicroBatch.
+    const std::vector<double> ranks =
+        OneKindRankMicroBatches(l, t.layers, chosen.c, chosen.r.micro_batch.s());
+    if (!ranks.empty()) chosen.r.bubble_micro_batch = Seconds::Of(OtherRanksMicroBatch(ranks));
   } else {
     // Several kinds (first_k_dense, hybrids): 1F1B runs at the pace of the slowest stage, so
     // each distinct stage is priced by its own layers (compute, its layers' collectives, the

@@ -184,6 +184,9 @@ struct StepResult {
   /// differ (stages priced by their own layers), the mean of the other ranks'
   /// (OtherRanksMicroBatch): the pipeline fills and drains through each other rank once.
   Seconds bubble_micro_batch;
+  /// The output layer and loss of one micro batch (forward and backward), on the output rank
+  /// whichever stage is critical.
+  Seconds output_layer;
   /// Stages priced apart: the rank whose data-parallel gradient sync ends the step (the first
   /// rank, whose last backward ends last, unless another's own sync outlasts its lead) and the
   /// lead its last backward has on the first rank's (0 for rank 0).
@@ -277,7 +280,19 @@ struct MicroBatchCompute {
   /// them, what StepComputeBound counts the bubble in. 0 otherwise.
   Seconds least_stage_compute;
   AdapterTimes adapter;  // the adapters' share of the kernel times (before the cut)
+  /// The output layer and loss, forward and backward, whichever stage is critical: the output
+  /// rank's share of a one-kind pipeline's timeline (OneKindRankMicroBatches).
+  Seconds output_layer;
 };
+
+/// A model with one layer kind at PP > 1 (no stage priced by its own tables): each pipeline
+/// rank's micro batch, from `critical_s`, that of the stage CriticalStageOf picked (`c`). What
+/// grows with the layers (`critical_s` less the output layer and loss and the vision tower)
+/// is scaled to the rank's own layer count (StageLayerCounts), the output layer and loss added
+/// on the output rank, the vision tower on the first; the critical rank keeps `critical_s`.
+/// Empty at PP 1.
+std::vector<double> OneKindRankMicroBatches(const ParallelLayout& layout, int64_t layers,
+                                            const MicroBatchCompute& c, double critical_s);
 /// `gemms`, when given, receives each GEMM group's forward term (GemmTerm). A model with one
 /// layer kind: the stage CriticalStageOf picks. Several kinds: the stage (of the distinct
 /// compositions, StageCandidates) whose own layers' compute is the longest; EvaluateStep then
