@@ -46,7 +46,7 @@ TEST(FinalizeGrads, ReferenceAtTp2SumsTheNormsAndRouterOverTp) {
   EXPECT_EQ(sum->cost.shape.ranks, 2);
   const PricedTraffic* avg = PerStep(*r, GroupKind::kTp, "averaged");
   ASSERT_NE(avg, nullptr);
-  EXPECT_NEAR((*r)[StepPart::kTpGrad].total.s(), (sum->time_per_step + avg->time_per_step).s(),
+  EXPECT_NEAR((*r)[StepPart::kTpGrad].total.s(), (sum->time_per_step + avg->time_per_step).value(),
               1e-12);
   // Without sequence parallelism only the q/k norms (reduced by name) stay: 5,120.
   const testing::ReferenceStep no_sp =
