@@ -263,14 +263,8 @@ std::vector<TrafficItem> LayoutTraffic(const ModelTrafficShape& model, const Tra
     items.push_back(
         {g, purpose(what), op, Bytes::Count(bytes), TrafficFrequency::kPerStep, 1.0, 1.0});
   };
-  // megatron-core's finalize_model_grads, after the DP sync and before the optimizer: one
-  // all-reduce (AVG) over TP of the stage's marked gradients, coalesced
-  // (_allreduce_non_tensor_model_parallel_grads).
-  if (l.tp > 1 && model.tp_averaged_params > 0) {
-    per_step(GroupKind::kTp, "gradients of the layers replicated over TP, averaged",
-             CollectiveOp::kAllReduce,
-             static_cast<double>(model.tp_averaged_params) / static_cast<double>(l.pp) * grad);
-  }
+  // megatron-core's finalize_model_grads all-reduces the replicated layers' gradients after
+  // this sync, per pipeline rank: sim/finalize_grads.h.
   // With CP1 the DP x CP group is the DP group: name it as users know it.
   const GroupKind dp_group = l.cp > 1 ? GroupKind::kDpCp : GroupKind::kDp;
   if (l.dp * l.cp > 1 && non_expert_per_rank > 0) {

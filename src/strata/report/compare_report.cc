@@ -29,13 +29,16 @@ bool InGroup(const PricedTraffic& p, StepPart part) {
       return (g == GroupKind::kTp || g == GroupKind::kEtp) &&
              p.item.frequency != TrafficFrequency::kPerStep;
     case StepPart::kTpGrad:
-      return g == GroupKind::kTp && p.item.frequency == TrafficFrequency::kPerStep;
+      // finalize_model_grads' all-reduces: over TP, and the shared embedding's over its pair of
+      // pipeline ranks.
+      return (g == GroupKind::kTp || g == GroupKind::kPp) &&
+             p.item.frequency == TrafficFrequency::kPerStep;
     case StepPart::kCp:
       return g == GroupKind::kCp;
     case StepPart::kEp:
       return g == GroupKind::kEp;
     case StepPart::kPp:
-      return g == GroupKind::kPp;
+      return g == GroupKind::kPp && p.item.frequency != TrafficFrequency::kPerStep;
     case StepPart::kDpGrad:
       return (g == GroupKind::kDp || g == GroupKind::kDpCp) && !gather;
     case StepPart::kDpParam:

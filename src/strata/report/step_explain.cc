@@ -339,19 +339,35 @@ std::vector<StepFormula> ExplainStep(const StepTables& whole, const StepLayout& 
             S(p.time_per_step)));
   }
   if (r[StepPart::kTpGrad].total.s() > 0) {
-    // comm/layout_traffic.cc prices it; this says where the bytes come from and why it is exposed.
+    // sim/finalize_grads.cc prices it; this says where the bytes come from and why it is exposed.
+    const FinalizeGradParams& f = r.finalize_grads;
+    std::vector<std::string> terms;
+    if (f.tp_sum > 0) {
+      terms.push_back(fmt::format(
+          "{} parameters replicated over TP{} (norms, router, MLA down-projections, q/k norms "
+          "of its layers), summed over TP",
+          GroupDigits(f.tp_sum), l.sequence_parallel ? " and marked sequence-parallel" : ""));
+    }
+    if (f.tp_average > 0) {
+      terms.push_back(fmt::format(
+          "{} trained parameters of its Gated DeltaNet layers every TP rank holds whole{}, "
+          "averaged over TP",
+          GroupDigits(f.tp_average),
+          t.adapter_rank > 0 ? " (their adapters: the base is frozen)" : ""));
+    }
+    if (f.shared_embedding > 0) {
+      terms.push_back(fmt::format(
+          "{} word-embedding parameters (vocabulary x hidden / TP {}) the {} shares with the "
+          "first stage, summed over that pair of ranks",
+          GroupDigits(f.shared_embedding), l.tp,
+          whole.stage_params.tied_copy > 0 ? "tied output layer" : "MTP block"));
+    }
     add(std::string(StepPartName(StepPart::kTpGrad)),
-        fmt::format(
-            "{} trained parameters of the Gated DeltaNet layers every TP rank holds whole{} "
-            "/ PP {} x {} B gradients = {}, all-reduced (average) over the TP group once "
-            "a step by megatron-core's finalize_model_grads after the DP gradient sync "
-            "and before the optimizer: exposed = {}",
-            GroupDigits(static_cast<double>(t.traffic.tp_averaged_params)),
-            t.adapter_rank > 0 ? " (their adapters: the base is frozen)" : "", l.pp, s.grad_bytes,
-            FormatBytesAuto(Bytes::Count(static_cast<double>(t.traffic.tp_averaged_params) /
-                                         static_cast<double>(l.pp) *
-                                         static_cast<double>(s.grad_bytes))),
-            S(r[StepPart::kTpGrad].exposed)));
+        fmt::format("megatron-core's finalize_model_grads, once a step on each pipeline rank after "
+                    "its DP gradient sync and before its optimizer; rank {}'s (whose all-reduces "
+                    "and optimizer end the step): {}; x {} B gradients = {}, exposed",
+                    r.optimizer_rank, fmt::join(terms, "; "), s.grad_bytes,
+                    S(r[StepPart::kTpGrad].exposed)));
   }
   if (ShardingOwnsDpTraffic(s)) {
     add("sharded data parallelism",
@@ -548,6 +564,13 @@ std::vector<StepFormula> ExplainStep(const StepTables& whole, const StepLayout& 
                     "ranks] - mean = {}",
                     s.micro_batches * s.micro_batch, l.dp, S(r[StepPart::kStraggler].total)));
   }
+  // The pipeline rank whose finalize all-reduces and optimizer end the step, and what it holds.
+  const std::string optimizer_rank =
+      l.pp > 1 ? fmt::format(
+                     " (rank {}'s of the {} pipeline ranks, {}: its own stage's, "
+                     "whose all-reduces and optimizer end the step)",
+                     r.optimizer_rank, l.pp, CompositionText(r.optimizer_stage, whole.layer_kinds))
+               : std::string();
   if (s.muon) {
     const double trainable =
         static_cast<double>(
@@ -557,11 +580,11 @@ std::vector<StepFormula> ExplainStep(const StepTables& whole, const StepLayout& 
     const double adamw =
         trainable > 0 ? std::max(0.0, 1 - whole.muon_matrix_params / trainable) : 1.0;
     add("optimizer step (Muon)",
-        fmt::format("{:.4g} local parameters x (2 x {} + 2 x {} x (1 + {:.4f} AdamW share) + 2 x "
-                    "{} + {}) B / ({:.0f} GB/s x {:.2f}) + Newton-Schulz {} = {}",
-                    r.local_params, s.master_bytes, s.moment_bytes, adamw, s.grad_bytes,
-                    s.param_bytes, t.hbm.gb_per_s(), e.hbm_efficiency, Ms(r.muon_newton_schulz),
-                    Ms(r[StepPart::kOptimizer].total)));
+        fmt::format("{:.4g} local parameters{} x (2 x {} + 2 x {} x (1 + {:.4f} AdamW share) + "
+                    "2 x {} + {}) B / ({:.0f} GB/s x {:.2f}) + Newton-Schulz {} = {}",
+                    r.local_params, optimizer_rank, s.master_bytes, s.moment_bytes, adamw,
+                    s.grad_bytes, s.param_bytes, t.hbm.gb_per_s(), e.hbm_efficiency,
+                    Ms(r.muon_newton_schulz), Ms(r[StepPart::kOptimizer].total)));
     add("Muon Newton-Schulz iterations",
         fmt::format("5 x (4 m^2 n + 2 m^3) FLOP per m x n hidden matrix (m <= n), whole "
                     "matrices: {:.4g} FLOP (non-expert) / {} ranks + {:.4g} FLOP (routed "
@@ -573,10 +596,11 @@ std::vector<StepFormula> ExplainStep(const StepTables& whole, const StepLayout& 
                     Ms(r.muon_newton_schulz)));
   } else {
     add("optimizer step",
-        fmt::format("{:.4g} local parameters x (2 x {} + 4 x {} + 2 x {} + {}) B / ({:.0f} GB/s x "
-                    "{:.2f}) = {}",
-                    r.local_params, s.master_bytes, s.moment_bytes, s.grad_bytes, s.param_bytes,
-                    t.hbm.gb_per_s(), e.hbm_efficiency, Ms(r[StepPart::kOptimizer].total)));
+        fmt::format("{:.4g} local parameters{} x (2 x {} + 4 x {} + 2 x {} + {}) B / ({:.0f} "
+                    "GB/s x {:.2f}) = {}",
+                    r.local_params, optimizer_rank, s.master_bytes, s.moment_bytes, s.grad_bytes,
+                    s.param_bytes, t.hbm.gb_per_s(), e.hbm_efficiency,
+                    Ms(r[StepPart::kOptimizer].total)));
   }
   std::string sum = "step = ";
   bool first = true;

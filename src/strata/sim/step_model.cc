@@ -5,8 +5,10 @@
 #include <algorithm>
 #include <optional>
 
+#include "strata/job/pipeline_split.h"
 #include "strata/job/training_modes_parse.h"
 #include "strata/model/flop_conventions.h"
+#include "strata/sim/finalize_grads.h"
 #include "strata/sim/framework_overhead.h"
 #include "strata/sim/gdn_kernels.h"
 #include "strata/sim/pipeline_bubble.h"
@@ -26,7 +28,7 @@ constexpr std::array<std::string_view, kStepPartCount> kPartNames = {
     "PP send/recv",
     "pipeline bubble",
     "variable-length stragglers",
-    "TP gradient all-reduce (replicated)",
+    "replicated-gradient all-reduce (TP, shared embedding)",
     "DP gradient reduce",
     "DP parameter all-gather",
     "expert-DP gradient reduce",
@@ -409,6 +411,7 @@ MicroBatchCompute ComputeCut(const StepTables& t, const StepLayout& s, std::vect
                          (r.moe || r.shared_experts ? t.shared_act_bytes_per_token : 0.0);
     rec.memory_bound = Seconds::Of((replicated / sp_split + split / tp) * tokens / hbm);
   }
+  c.output_layer = fwd.logits_and_loss + bwd.logits_and_loss;
   const StageShare critical = fixed != nullptr ? *fixed : CriticalStageOf(l, t.layers, c);
   c.critical = critical;
   // A stage's own tables hold its layers already (and the output layer only where it is).
@@ -433,6 +436,36 @@ Seconds ComputeTotal(const MicroBatchCompute& c) {
 }
 
 }  // namespace
+
+std::vector<double> OneKindRankMicroBatches(const ParallelLayout& l, int64_t layers,
+                                            const MicroBatchCompute& c, double critical_s) {
+  if (l.pp <= 1 || layers <= 0) return {};
+  const std::vector<int64_t> counts = StageLayerCounts(l, layers);
+  const auto output = static_cast<size_t>(l.output_stage());
+  // The rank CriticalStageOf picked: the output rank, or the first other rank with the most
+  // layers.
+  size_t critical = output;
+  if (!c.critical.last) {
+    bool found = false;
+    for (size_t i = 0; i < counts.size(); ++i) {
+      if (i == output) continue;
+      if (!found || counts[i] > counts[critical]) critical = i;
+      found = true;
+    }
+  }
+  const double output_s = c.output_layer.s();
+  const double vision_s = (c.forward.vision + c.backward.vision).value();
+  const double critical_layers = static_cast<double>(std::max<int64_t>(1, counts[critical]));
+  const double per_layer_s =
+      std::max(0.0, critical_s - (c.critical.last ? output_s : 0.0) - vision_s) / critical_layers;
+  std::vector<double> out(counts.size());
+  for (size_t i = 0; i < counts.size(); ++i) {
+    out[i] = i == critical ? critical_s
+                           : per_layer_s * static_cast<double>(counts[i]) +
+                                 (i == output ? output_s : 0.0) + (i == 0 ? vision_s : 0.0);
+  }
+  return out;
+}
 
 MicroBatchCompute ComputeStageMicroBatch(const StepTables& stage_tables, const StepLayout& s,
                                          const StageComposition& stage, int64_t model_layers,
@@ -492,7 +525,15 @@ std::vector<StageComposition> StageCandidates(const StepTables& t, const Paralle
 MicroBatchCompute ComputeMicroBatch(const StepTables& t, const StepLayout& s,
                                     std::vector<GemmTerm>* gemms) {
   const std::vector<StageComposition> stages = StageCandidates(t, s.layout);
-  if (stages.empty()) return ComputeCut(t, s, gemms, nullptr);
+  if (stages.empty()) {
+    MicroBatchCompute c = ComputeCut(t, s, gemms, nullptr);
+    // One kind at PP > 1: the bubble counts the other ranks' micro batches (EvaluateStepOn),
+    // the least of which bounds it from below.
+    const std::vector<double> ranks =
+        OneKindRankMicroBatches(s.layout, t.layers, c, ComputeTotal(c).s());
+    if (!ranks.empty()) c.least_stage_compute = Seconds::Of(*std::ranges::min_element(ranks));
+    return c;
+  }
   // 1F1B runs at the pace of the slowest stage: price each distinct one by its own layers.
   // Ties go to the output stage (the first candidate).
   MicroBatchCompute best;
@@ -626,6 +667,7 @@ Result<StepResult> EvaluateStepOn(const StepTables& t, const StepLayout& s,
   auto price_stage = [&](const StepTables& st, MicroBatchCompute c, PricedStage& p) -> Status {
     StepResult& r = p.r;
     r.critical_stage = c.critical;
+    r.output_layer = c.output_layer;
     r.rank_tokens = tokens;
     r.forward = c.forward;
     r.backward = c.backward;
@@ -716,6 +758,11 @@ Result<StepResult> EvaluateStepOn(const StepTables& t, const StepLayout& s,
     // One layer kind: the stage CriticalStageOf picks, the stack's times cut to its share.
     STRATA_RETURN_IF_ERROR(
         price_stage(t, ComputeMicroBatch(t, s, explain ? &chosen.r.gemms : nullptr), chosen));
+    // The 1F1B timeline fills and drains through every other rank once, each at its own layer
+    // count (an uneven split's short ranks, the output rank's loss): OtherRanksMicroBatch.
+    const std::vector<double> ranks =
+        OneKindRankMicroBatches(l, t.layers, chosen.c, chosen.r.micro_batch.s());
+    if (!ranks.empty()) chosen.r.bubble_micro_batch = Seconds::Of(OtherRanksMicroBatch(ranks));
   } else {
     // Several kinds (first_k_dense, hybrids): 1F1B runs at the pace of the slowest stage, so
     // each distinct stage is priced by its own layers (compute, its layers' collectives, the
@@ -866,10 +913,6 @@ Result<StepResult> EvaluateStepOn(const StepTables& t, const StepLayout& s,
          s.overlap.param_gather, fwd.total().s());
   }
 
-  // The TP all-reduce of the replicated layers' gradients runs in finalize_model_grads after
-  // the DP sync has finished and before the optimizer starts: on the critical path.
-  set(StepPart::kTpGrad, g.tp_grad, g.tp_grad);
-
   // Adam over the local shard: read and write master weights and both moments, read the
   // gradient twice (clipping norm, update), write the bf16 weights.
   // The trained parameters only: a frozen module or an adapter's base has no optimizer state.
@@ -877,11 +920,15 @@ Result<StepResult> EvaluateStepOn(const StepTables& t, const StepLayout& s,
   const double expert = t.traffic.TrainableExpertPerRank(l);
   // HSDP shards over the shard group only (DP / replicate).
   const double replicate = static_cast<double>(std::max<int64_t>(1, s.sharding.replicate));
-  r.local_params =
-      s.distributed_optimizer
-          ? non_expert * replicate / static_cast<double>(l.dp * l.cp) +
-                expert * replicate / static_cast<double>(std::max<int64_t>(l.expert_dp(), 1))
-          : non_expert + expert;
+  auto local_params = [&](double non_expert_weight, double expert_weight) {
+    const double own_non_expert = non_expert * non_expert_weight;
+    const double own_expert = expert * expert_weight;
+    return s.distributed_optimizer
+               ? own_non_expert * replicate / static_cast<double>(l.dp * l.cp) +
+                     own_expert * replicate /
+                         static_cast<double>(std::max<int64_t>(l.expert_dp(), 1))
+               : own_non_expert + own_expert;
+  };
   // Muon reads and writes one momentum on the hidden matrices, AdamW two moments on the rest.
   const double trainable =
       static_cast<double>(
@@ -893,7 +940,7 @@ Result<StepResult> EvaluateStepOn(const StepTables& t, const StepLayout& s,
       (s.muon ? 2.0 * (1.0 + adamw_share) : 4.0) * static_cast<double>(s.moment_bytes);
   const double bytes_per_param =
       static_cast<double>(2 * s.master_bytes + 2 * s.grad_bytes + s.param_bytes) + moment_rw;
-  double optimizer = r.local_params * bytes_per_param / hbm;
+  double muon_ns = 0;
   if (s.muon) {
     // The Newton-Schulz iterations of the rank's share of the matrices: layer-wise over the
     // optimizer's shards (megatron-core's LayerWiseDistributedOptimizer; Moonlight's
@@ -908,20 +955,48 @@ Result<StepResult> EvaluateStepOn(const StepTables& t, const StepLayout& s,
         s.distributed_optimizer ? static_cast<double>(l.dp * l.cp) : 1.0;
     const double muon_expert_ranks =
         s.distributed_optimizer ? static_cast<double>(std::max<int64_t>(l.expert_dp(), 1)) : 1.0;
-    const double muon_ns = (t.muon_ns_s_non_expert / muon_dense_ranks +
-                            t.muon_ns_s_expert / (muon_ep * muon_expert_ranks)) /
-                           muon_pp;
+    muon_ns = (t.muon_ns_s_non_expert / muon_dense_ranks +
+               t.muon_ns_s_expert / (muon_ep * muon_expert_ranks)) /
+              muon_pp;
     r.muon_newton_schulz = Seconds::Of(muon_ns);
-    optimizer += muon_ns;
   }
-  if (s.sharding.offload_optimizer != OffloadTarget::kNone) {
-    optimizer = 0;
-    if (explain)
-      r.caveats.push_back(
-          "the optimizer runs on the CPU (offload_optimizer): its own time is not "
-          "modelled (no host-memory calibration); only the PCIe copies are");
+  const bool cpu_optimizer = s.sharding.offload_optimizer != OffloadTarget::kNone;
+  if (cpu_optimizer && explain) {
+    r.caveats.push_back(
+        "the optimizer runs on the CPU (offload_optimizer): its own time is not "
+        "modelled (no host-memory calibration); only the PCIe copies are");
   }
-  set(StepPart::kOptimizer, optimizer, optimizer);
+  // After its data-parallel sync each pipeline rank runs finalize_model_grads' all-reduces of
+  // the gradients it holds replicated (finalize_grads.h), then its optimizer over its own
+  // stage's parameters (the embedding's, the output layer's, the MTP block's, its own layers':
+  // StageParamWeights), all ranks at once: the step ends with the rank whose two take longest.
+  const std::vector<StageComposition> ranks = StageCompositions(l, t.layer_kinds, t.mtp_layers);
+  std::vector<StageComposition> seen;
+  double finalize_worst = -1;
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    if (std::find(seen.begin(), seen.end(), ranks[i]) != seen.end()) continue;
+    seen.push_back(ranks[i]);
+    const auto [non_expert_weight, expert_weight] =
+        l.pp > 1 ? StageParamWeights(t, l, ranks[i]) : std::pair<double, double>{1.0, 1.0};
+    const double own = local_params(non_expert_weight, expert_weight);
+    const double optimizer = cpu_optimizer ? 0.0 : own * bytes_per_param / hbm + muon_ns;
+    const FinalizeGradParams grads = FinalizeGradParamsOf(t, s, ranks[i]);
+    STRATA_ASSIGN_OR_RETURN(std::vector<PricedTraffic> priced,
+                            PriceFinalizeGrads(grads, s, groups, comm, detail, cache));
+    double all_reduce = 0;
+    for (const PricedTraffic& p : priced) all_reduce += p.time_per_step.s();
+    if (all_reduce + optimizer > finalize_worst) {
+      finalize_worst = all_reduce + optimizer;
+      r.local_params = own;
+      r.optimizer_rank = ranks[i].rank;
+      r.optimizer_stage = ranks[i];
+      r.finalize_grads = grads;
+      r.finalize_traffic = std::move(priced);
+      set(StepPart::kTpGrad, all_reduce, all_reduce);
+      set(StepPart::kOptimizer, optimizer, optimizer);
+    }
+  }
+  r.traffic.insert(r.traffic.end(), r.finalize_traffic.begin(), r.finalize_traffic.end());
 
   STRATA_ASSIGN_OR_RETURN(r.host_traffic, OffloadTraffic(t.traffic, s, r.local_params, comm));
   double offload = 0;

@@ -25,6 +25,7 @@
 #include "strata/job/placement.h"
 #include "strata/job/training_modes.h"
 #include "strata/model/param_count.h"
+#include "strata/sim/finalize_grads.h"
 #include "strata/sim/stage_composition.h"
 #include "strata/sim/step_modes.h"
 #include "strata/sim/step_tables.h"
@@ -88,7 +89,7 @@ enum class StepPart {
   kPp,
   kBubble,
   kStraggler,
-  kTpGrad,  // the TP all-reduce of the gradients of layers replicated over TP, once a step
+  kTpGrad,  // finalize_model_grads: replicated layers over TP, the shared embedding, once a step
   kDpGrad,
   kDpParam,
   kExpertDpGrad,
@@ -187,6 +188,9 @@ struct StepResult {
   /// differ (stages priced by their own layers), the mean of the other ranks'
   /// (OtherRanksMicroBatch): the pipeline fills and drains through each other rank once.
   Seconds bubble_micro_batch;
+  /// The output layer and loss of one micro batch (forward and backward), on the output rank
+  /// whichever stage is critical.
+  Seconds output_layer;
   /// Stages priced apart: the rank whose data-parallel gradient sync ends the step (the first
   /// rank, whose last backward ends last, unless another's own sync outlasts its lead) and the
   /// lead its last backward has on the first rank's (0 for rank 0).
@@ -205,7 +209,14 @@ struct StepResult {
   /// (data/mfu_ceiling.yaml): "no published run reaches this", the ceiling and its source.
   std::string mfu_flag;
   double hfu = 0;                         // with the recomputed forward counted
-  double local_params = 0;                // parameters the optimizer updates on one rank
+  /// Parameters the optimizer updates on one rank: on the pipeline rank (`optimizer_rank`,
+  /// holding `optimizer_stage`) whose replicated-gradient all-reduces and optimizer together
+  /// end the step (finalize_grads.h), with what it all-reduces (in `traffic` too).
+  double local_params = 0;
+  int64_t optimizer_rank = 0;
+  StageComposition optimizer_stage;
+  FinalizeGradParams finalize_grads;
+  std::vector<PricedTraffic> finalize_traffic;
   Seconds muon_newton_schulz;             // within the optimizer step (optimizer.name muon)
   std::vector<PricedTraffic> traffic;     // the layout's communication on the bandwidth map
   std::vector<HostTraffic> host_traffic;  // offload copies over PCIe
@@ -273,7 +284,19 @@ struct MicroBatchCompute {
   /// them, what StepComputeBound counts the bubble in. 0 otherwise.
   Seconds least_stage_compute;
   AdapterTimes adapter;  // the adapters' share of the kernel times (before the cut)
+  /// The output layer and loss, forward and backward, whichever stage is critical: the output
+  /// rank's share of a one-kind pipeline's timeline (OneKindRankMicroBatches).
+  Seconds output_layer;
 };
+
+/// A model with one layer kind at PP > 1 (no stage priced by its own tables): each pipeline
+/// rank's micro batch, from `critical_s`, that of the stage CriticalStageOf picked (`c`). What
+/// grows with the layers (`critical_s` less the output layer and loss and the vision tower)
+/// is scaled to the rank's own layer count (StageLayerCounts), the output layer and loss added
+/// on the output rank, the vision tower on the first; the critical rank keeps `critical_s`.
+/// Empty at PP 1.
+std::vector<double> OneKindRankMicroBatches(const ParallelLayout& layout, int64_t layers,
+                                            const MicroBatchCompute& c, double critical_s);
 /// `gemms`, when given, receives each GEMM group's forward term (GemmTerm). A model with one
 /// layer kind: the stage CriticalStageOf picks. Several kinds: the stage (of the distinct
 /// compositions, StageCandidates) whose own layers' compute is the longest; EvaluateStep then

@@ -4,6 +4,7 @@
 
 #include "strata/model/flop_conventions.h"
 #include "strata/model/op_sac.h"
+#include "strata/sim/finalize_grads.h"
 #include "strata/sim/step_model.h"
 
 namespace strata {
@@ -362,14 +363,24 @@ StepTables BuildStepTables(const StepTableInputs& in) {
       t.kind_sums.push_back(std::make_shared<const StepTables>(std::move(kind)));
     }
   }
-  if (!t.kind_sums.empty()) {
+  // Every model, one kind or several: a stage's optimizer updates its own parameters.
+  {
     const ParamBreakdown params = CountParams(c);
     StepTables::StageParams& sp = t.stage_params;
     for (const LayerSpec& kind : t.layer_kinds.kinds) {
       const LayerParams layer = CountLayerParams(c, kind, 0);
       sp.kind_non_expert.push_back(static_cast<double>(layer.non_expert()));
       sp.kind_expert.push_back(static_cast<double>(layer.expert()));
+      const TpReplicatedParams tp = TpReplicatedParamsOf(c, kind);
+      sp.kind_tp_norms.push_back(tp.norms);
+      sp.kind_tp_router.push_back(tp.router);
+      sp.kind_tp_attention.push_back(tp.attention);
+      sp.kind_qk_norms.push_back(tp.qk_norms);
     }
+    sp.final_norm = static_cast<double>(params.final_norm);
+    sp.shared_embedding = c.tie_word_embeddings || t.mtp_layers > 0
+                              ? static_cast<double>(c.vocab_size * c.hidden_size)
+                              : 0.0;
     sp.embedding = static_cast<double>(params.text[ModuleKind::kEmbedding] + params.vision.total);
     sp.output = static_cast<double>(params.text[ModuleKind::kHead] + params.final_norm);
     sp.tied_copy = c.tie_word_embeddings ? static_cast<double>(c.vocab_size * c.hidden_size) : 0;
@@ -377,6 +388,14 @@ StepTables BuildStepTables(const StepTableInputs& in) {
       const auto n = static_cast<double>(c.mtp_layers);
       sp.mtp_non_expert = static_cast<double>(params.mtp.total - params.mtp.expert) / n;
       sp.mtp_expert = static_cast<double>(params.mtp.expert) / n;
+      // megatron-core's MultiTokenPredictionLayer: enorm and hnorm before eh_proj, its
+      // transformer layer (the model's attention, the last layer's feed-forward), a final norm.
+      const LayerSpec mtp{c.mla.kv_lora_rank > 0 ? MixerKind::kMla : MixerKind::kFullAttention,
+                          c.layers.empty() ? FfnKind::kDense : c.layers.back().ffn};
+      const TpReplicatedParams tp = TpReplicatedParamsOf(c, mtp);
+      sp.mtp_tp_marked =
+          tp.norms + tp.router + tp.attention + 3.0 * static_cast<double>(c.hidden_size);
+      sp.mtp_qk_norms = tp.qk_norms;
     }
   }
   if (t.mtp_layers > 0) {

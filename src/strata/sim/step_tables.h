@@ -176,7 +176,7 @@ struct StepTables {
   /// each kind's own tables: the layer sums above over that kind's layers only (no output
   /// layer, no vision tower), from which a pipeline stage's sums are rebuilt (StageTables).
   LayerKinds layer_kinds;
-  /// Where the parameters sit, for a stage's own data-parallel sync (set with kind_sums): one
+  /// Where the parameters sit, for a stage's own data-parallel sync and optimizer step: one
   /// layer of each kind, the embedding stage's (embedding, vision tower), the output stage's
   /// (output layer, final norm; a tied head's copy apart, built on the output stage at PP > 1),
   /// and one MTP block's; non-expert and routed-expert parameters apart.
@@ -184,6 +184,17 @@ struct StepTables {
     std::vector<double> kind_non_expert, kind_expert;
     double embedding = 0, output = 0, tied_copy = 0;
     double mtp_non_expert = 0, mtp_expert = 0;
+    /// What every TP rank holds whole and megatron-core all-reduces over TP once a step
+    /// (finalize_grads.h), one layer of each kind: its norms, its router, the attention's
+    /// parameters marked sequence_parallel (MLA's duplicated down-projections and their norms,
+    /// a row-parallel output bias), and its q/k norms apart (reduced by name, with or without
+    /// sequence parallelism). The output stage's final norm and one MTP block's the same way.
+    std::vector<double> kind_tp_norms, kind_tp_router, kind_tp_attention, kind_qk_norms;
+    double final_norm = 0;
+    double mtp_tp_marked = 0, mtp_qk_norms = 0;
+    /// The word embedding the output layer (tied) or an MTP block shares with the first stage:
+    /// vocabulary x hidden, 0 when nothing shares it.
+    double shared_embedding = 0;
   } stage_params;
   std::vector<std::shared_ptr<const StepTables>> kind_sums;
   int64_t mtp_layers = 0;  // the MTP blocks the job builds (where a stage holds them)

@@ -1,0 +1,88 @@
+// megatron-core's finalize_model_grads on each pipeline rank (issue 27): after the rank's DP
+// gradient sync and before its optimizer it sums over TP the gradients of what every TP rank
+// holds whole (norms, router, q/k norms, under sequence parallelism) and, at PP > 1, sums the
+// shared word embedding's over the first and last rank; the rank whose all-reduces and
+// optimizer take longest ends the step.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "sim/step_test_support.h"
+#include "strata/hw/interconnects.h"
+#include "strata/job/resolved_job.h"
+#include "strata/sim/finalize_grads.h"
+#include "strata/sim/step_model.h"
+
+namespace strata {
+namespace {
+
+const PricedTraffic* PerStep(const StepResult& r, GroupKind group, std::string_view purpose) {
+  for (const PricedTraffic& p : r.traffic) {
+    if (p.item.group == group && p.item.frequency == TrafficFrequency::kPerStep &&
+        p.item.purpose.find(purpose) != std::string::npos)
+      return &p;
+  }
+  return nullptr;
+}
+
+// The reference job (Qwen3.6-35B-A3B: h 2048, 40 MoE layers, 10 of them full attention with
+// per-head q/k norms of head_dim 256, 256 experts, a shared expert with its sigmoid gate) at
+// TP 2 with sequence parallelism, PP 1. What megatron-core marks sequence_parallel or names
+// q/k_layernorm, whole on both TP ranks:
+//   a layer: 2 RMSNorms 2 x 2,048 + router 256 x 2,048 + shared-expert gate 2,048 = 530,432
+//   40 layers 21,217,280 + final norm 2,048 + q/k norms 10 x 2 x 256 = 5,120 = 21,224,448
+// x 2 B (ms-swift's bf16 gradients) = 42,448,896 B, one all-reduce (SUM) on the TP pair.
+// Before, only the Gated DeltaNet's averaged gradients were counted.
+TEST(FinalizeGrads, ReferenceAtTp2SumsTheNormsAndRouterOverTp) {
+  const testing::ReferenceStep ref = testing::LoadReferenceStep(
+      {"parallel.tp=2", "parallel.dp=20", "parallel.sequence_parallel=true"});
+  auto r = EvaluateStep(ref.setup.tables, ref.setup.layout, *ref.comm);
+  ASSERT_TRUE(r.ok()) << r.error().Format();
+  EXPECT_DOUBLE_EQ(r->finalize_grads.tp_sum, 21'224'448.0);
+  const PricedTraffic* sum = PerStep(*r, GroupKind::kTp, "summed");
+  ASSERT_NE(sum, nullptr);
+  EXPECT_DOUBLE_EQ(sum->item.size.count(), 42'448'896.0);
+  EXPECT_EQ(sum->cost.shape.ranks, 2);
+  const PricedTraffic* avg = PerStep(*r, GroupKind::kTp, "averaged");
+  ASSERT_NE(avg, nullptr);
+  EXPECT_NEAR((*r)[StepPart::kTpGrad].total.s(), (sum->time_per_step + avg->time_per_step).value(),
+              1e-12);
+  // Without sequence parallelism only the q/k norms (reduced by name) stay: 5,120.
+  const testing::ReferenceStep no_sp =
+      testing::LoadReferenceStep({"parallel.tp=2", "parallel.dp=20"});
+  auto r2 = EvaluateStep(no_sp.setup.tables, no_sp.setup.layout, *no_sp.comm);
+  ASSERT_TRUE(r2.ok()) << r2.error().Format();
+  EXPECT_DOUBLE_EQ(r2->finalize_grads.tp_sum, 5'120.0);
+}
+
+// data/jobs/deepseek-v3-pp16-vpp2-layout-h800x1024.yaml: TP 1, PP 16 over 128 nodes, the MTP
+// block shares the word embedding (7,168 x 129,280 = 926,679,040 parameters) with the first
+// stage, so ranks 0 and 15 (megatron-core's default embedding ranks) all-reduce its fp32
+// gradient, 3,706,716,160 B, across two nodes once a step. Their optimizer shards
+// (stage_optimizer_step_test.cc) are rank 0's 401,432,832 and rank 15's 374,082,160 parameters
+// against rank 1's 719,205,376, 318 million more at 34 B each (fp32 master, two moments and
+// gradient read twice, bf16 weight) is 10.8 GB, about 4 ms of HBM; the 3.7 GB all-reduce over
+// 400 Gb/s InfiniBand takes tens of ms: rank 0's all-reduce and optimizer end the step.
+TEST(FinalizeGrads, DeepSeekV3SharedEmbeddingEndsTheStepOnTheFirstRank) {
+  auto spec = LoadJobSpec("deepseek-v3-pp16-vpp2-layout-h800x1024");
+  ASSERT_TRUE(spec.ok());
+  auto job = ResolveJob(*spec);
+  ASSERT_TRUE(job.ok());
+  const std::optional<StepResult> r = testing::EvaluateJobStep(*job);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->optimizer_rank, 0);
+  EXPECT_DOUBLE_EQ(r->finalize_grads.shared_embedding, 926'679'040.0);
+  EXPECT_DOUBLE_EQ(r->finalize_grads.tp_sum, 0.0);
+  const PricedTraffic* tie = PerStep(*r, GroupKind::kPp, "embedding");
+  ASSERT_NE(tie, nullptr);
+  EXPECT_DOUBLE_EQ(tie->item.size.count(), 3'706'716'160.0);
+  EXPECT_EQ(tie->cost.shape.ranks, 2);
+  EXPECT_EQ(tie->cost.shape.nodes, 2);
+  EXPECT_NEAR((*r)[StepPart::kTpGrad].total.s(), tie->time_per_step.s(), 1e-12);
+  EXPECT_GT(tie->time_per_step.s(), 0.01);
+  EXPECT_NEAR(r->local_params, 401'432'832.0, 1e-6 * 401'432'832.0);
+}
+
+}  // namespace
+}  // namespace strata

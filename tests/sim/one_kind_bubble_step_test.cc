@@ -1,0 +1,46 @@
+// A model with one layer kind split unevenly over the pipeline (issue 27): the 1F1B bubble
+// fills and drains through the other ranks at their own layer counts, not p - 1 copies of the
+// slowest's.
+#include <gtest/gtest.h>
+
+#include "sim/step_test_support.h"
+#include "strata/sim/step_model.h"
+
+namespace strata {
+namespace {
+
+// Llama-3.1-8B (32 layers, one kind) on 8 H100s, TP 1, PP 4, DP 2, megatron-core's
+// first/last stage counts 5 and 11: the middle ranks hold (32 - 16) / 2 = 8 each.
+constexpr const char* kJob = R"(model: llama-3.1-8b
+cluster: {file: h100-8x8-ib400, gpu: H100 SXM, gpus_per_node: 8, nodes: 1}
+parallel: {tp: 1, pp: 4, pp_schedule: 1f1b, first_stage_layers: 5, last_stage_layers: 11}
+batch: {micro_batch: 1, global_batch: 16}
+sequence: {max_tokens: 4096}
+precision: {params: bf16, grads: fp32}
+)";
+
+// m = 16 / DP 2 = 8 micro batches. With u one layer's micro batch (compute, its collectives,
+// its host costs) and o the output layer and loss, the ranks' micro batches are
+//   T_0 = 5 u, T_1 = T_2 = 8 u, T_3 = 11 u + o: the last rank is the slowest.
+// The 1F1B timeline: rank 3 starts micro batch 1 after the forwards of ranks 0-2, runs its 8
+// micro batches back to back (the faster ranks keep it fed: each of their forward + backward
+// cycles, T_0..T_2, is shorter than T_3), and micro batch 8's backward then runs back through
+// ranks 2, 1, 0. Taking backward = 2 forward, the step is
+//   8 T_3 + (F_0 + F_1 + F_2) + (B_2 + B_1 + B_0) = 8 T_3 + T_0 + T_1 + T_2 = 8 T_3 + 21 u,
+// a bubble of 21 u = (p - 1) / m x m x 7 u, the other ranks' mean micro batch 7 u; the mean
+// split (every rank the slowest's) charged 3 T_3 = 33 u + 3 o.
+TEST(OneKindBubble, UnevenSplitFillsThroughTheShortRanks) {
+  const std::optional<StepResult> r = testing::EvaluateJobText(kJob);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_TRUE(r->critical_stage.last);
+  EXPECT_DOUBLE_EQ(r->bubble_fraction, 3.0 / 8.0);
+  const double o = r->output_layer.s();
+  ASSERT_GT(o, 0);
+  const double u = (r->micro_batch.s() - o) / 11;
+  EXPECT_NEAR(r->bubble_micro_batch.s(), 7 * u, 1e-12 * r->step.s());
+  EXPECT_NEAR((*r)[StepPart::kBubble].total.s(), 21 * u, 1e-9 * r->step.s());
+  EXPECT_LT((*r)[StepPart::kBubble].total.s(), 3 * r->micro_batch.s() * (1 - 1e-3));
+}
+
+}  // namespace
+}  // namespace strata
