@@ -439,6 +439,36 @@ TEST(ImportJobTest, SwiftDeepSpeedPreset) {
   EXPECT_EQ(r.job.sequence.max_tokens, 8192);
 }
 
+// ms-swift's presets set DeepSpeed's overlap_comm false since 3.2.2 (modelscope/ms-swift@e5c4c39,
+// "compat transformers 4.50"); at 3602360a56 swift/config/zero2.json:23 and zero3.json:25 read
+//         "overlap_comm": false,
+// and so do zero0/zero1/zero2_offload/zero3_offload.json. ms-swift 2.x's spellings
+// (default-zero2, default-zero3, zero2-offload, zero3-offload) named swift/llm/ds_config/*.json,
+// whose line 41 (zero2) / 43 (zero3) read `"overlap_comm": true,` (modelscope/ms-swift@054575c).
+// Before: every preset was imported with overlap_comm true.
+TEST(ImportJobTest, SwiftDeepSpeedPresetOverlapCommAsThePresetSays) {
+  struct Case {
+    const char* preset;
+    bool overlap_comm;
+  };
+  for (const Case& c : {Case{"zero2", false}, Case{"zero3", false}, Case{"zero2_offload", false},
+                        Case{"zero3_offload", false}, Case{"default-zero2", true},
+                        Case{"default-zero3", true}, Case{"zero3-offload", true}}) {
+    const std::string script = fmt::format(
+        "NPROC_PER_NODE=4 swift sft --model Qwen/Qwen2.5-7B-Instruct --train_type full "
+        "--per_device_train_batch_size 1 --max_length 2048 --deepspeed {}\n",
+        c.preset);
+    ImportOptions o = Gpu("H100");
+    o.model = "qwen2.5-math-7b";
+    auto r = ImportJob(script, "train.sh", o);
+    ASSERT_TRUE(r.ok()) << script << r.error().Format();
+    EXPECT_EQ(r->job.sharding.overlap_comm, c.overlap_comm) << c.preset;
+    EXPECT_NE(SourceOf(*r, "sharding.overlap_comm").find(c.overlap_comm ? "true" : "false"),
+              std::string::npos)
+        << c.preset << ": " << SourceOf(*r, "sharding.overlap_comm");
+  }
+}
+
 TEST(ImportJobTest, VerlMegatronActor) {
   // volcengine/verl examples/grpo_trainer/run_qwen3moe-30b_megatron_96gb.sh: 1 node x 8 H20,
   // actor TP 1 EP 8, 128 prompts x 16 responses per optimizer step, prompt 2048 + response 8192.

@@ -10,6 +10,7 @@
 
 #include "plan/plan_test_support.h"
 #include "strata/core/file_io.h"
+#include "support/golden.h"
 
 namespace strata::plan {
 namespace {
@@ -225,7 +226,8 @@ TEST(FrameworkScope, HfTrainerZero3JobSearchesOnlyDataParallelLayouts) {
   ASSERT_EQ(p.result.scope.modes.size(), 1U);
   EXPECT_EQ(p.result.scope.modes.front().excluded, (Names{"TP", "PP", "VPP", "CP", "EP", "ETP"}));
   // The same job naming no framework searches every dimension.
-  const testing::Planned open = testing::PlanJob("qwen3.6-35b-a3b-sft-h20x40-zero3", {}, {}, 2);
+  const testing::Planned open =
+      testing::PlanJob(testing::TestPath("fixtures/plan/zero3-unnamed-framework.yaml"), {}, {}, 2);
   ASSERT_TRUE(open.ok);
   EXPECT_GT(open.result.rules.valid, 6);
   EXPECT_EQ(open.result.rules[Rule::kFrameworkCannotRun], 0);

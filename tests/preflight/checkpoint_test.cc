@@ -88,6 +88,36 @@ TEST(Checkpoint, Zero3CountsTheWholeModelNotOneShard) {
             "DeepSpeed mp_rank_*_model_states.pt + zero_pp_rank_*_optim_states.pt");
 }
 
+// Whose code runs a ZeRO-3 job is one resolved answer that memory, step and checkpoint read.
+// The reference job's ZeRO-3 variant is the course's v1, "transformers + DeepSpeed" (seed case,
+// history): the HF Trainer, whose ZeRO-3 is DeepSpeed's (data/frameworks.yaml) - DeepSpeed's
+// files. A ZeRO-3 job that names no framework is megatron-core's (printed as an assumption),
+// whose zero3 is its own FSDP (zero3_runtime: megatron-fsdp) and whose save is torch_dist
+// (megatron/training/checkpointing.py, its FSDP too). Before: the variant named no framework, so
+// step and memory priced megatron-core's FSDP while checkpoint wrote DeepSpeed's files, and a
+// no-framework zero3 job was DeepSpeed's in checkpoint alone.
+TEST(Checkpoint, FormatReadsTheResolvedShardingRuntime) {
+  auto spec = LoadJobSpec("qwen3.6-35b-a3b-sft-h20x40-zero3", {});
+  ASSERT_TRUE(spec.ok()) << spec.error().Format();
+  auto variant = ResolveJob(*spec);
+  ASSERT_TRUE(variant.ok()) << variant.error().Format();
+  EXPECT_EQ(variant->runtime(), ShardingRuntime::kDeepSpeed);
+  EXPECT_TRUE(variant->RunsDeepSpeed(ShardingMode::kZero3));
+  EXPECT_FALSE(variant->RunsMegatronCore(ShardingMode::kZero3));
+  EXPECT_EQ(CheckpointFormatOf(*variant), CheckpointFormat::kDeepSpeed);
+
+  const Job unnamed = InlineJob(
+      "model: llama-3.1-70b\n"
+      "cluster: h100-8x8-ib400\n"
+      "parallel: {tp: 1, pp: 1}\n"
+      "batch: {micro_batch: 1, global_batch: 64}\n"
+      "sequence: {max_tokens: 8192, packing: true}\n"
+      "precision: {params: bf16, grads: fp32}\n"
+      "sharding: {mode: zero3}\n");
+  EXPECT_EQ(unnamed.runtime(), ShardingRuntime::kMegatronFsdp);
+  EXPECT_EQ(CheckpointFormatOf(unnamed), CheckpointFormat::kMegatronTorchDist);
+}
+
 // Llama 3.1 70B under FSDP2 (torchtitan) on 8 x 8 H100: hidden 8192, 80 layers, 64 heads x 128,
 // 8 KV heads, MLP 28672, vocab 128,256, untied.
 //   layer: attention 2 x 8192^2 + 2 x 8192 x 1024 = 150,994,944; MLP 3 x 8192 x 28672 =
@@ -105,7 +135,8 @@ TEST(Checkpoint, Fsdp2WritesItsFp32ShardedParametersWithDcp) {
       "batch: {micro_batch: 1, global_batch: 64}\n"
       "sequence: {max_tokens: 8192, packing: true}\n"
       "precision: {params: bf16, grads: fp32}\n"
-      "sharding: {mode: fsdp2}\n");
+      "sharding: {mode: fsdp2}\n"
+      "framework: {name: torchtitan}\n");
   const CheckpointSizes s = ComputeCheckpointSizes(job);
   EXPECT_EQ(s.format, CheckpointFormat::kTorchDcp);
   EXPECT_EQ(s.world, 64);

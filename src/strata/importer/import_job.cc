@@ -45,15 +45,24 @@ void ExpandSwiftDeepSpeedPreset(Settings& s) {
   const SourcedValue* v = s.Use("deepspeed");
   if (v == nullptr) return;
   std::string preset = v->value;
+  // ms-swift 2.x's names: default-zero2, default-zero3, zero2-offload, zero3-offload
+  // (modelscope/ms-swift@054575c swift/llm/utils/argument.py, deepspeed_mapping); 3.x and 4.x
+  // name zero0..zero3, zero2_offload and zero3_offload.
+  const bool swift2 = preset.starts_with("default-") || preset.ends_with("-offload");
   if (preset.starts_with("default-")) preset = preset.substr(8);
   const std::string source = v->source;
   if (preset.starts_with("zero") && preset.size() >= 5 && std::isdigit(preset[4])) {
     s.Set("ds.zero_optimization.stage", std::string(1, preset[4]),
           source + " (ms-swift preset " + preset + ")");
-    // Every preset of swift/llm/ds_config (zero1/2/3.json and their offload forms) sets
-    // "overlap_comm": true (modelscope/ms-swift@054575c swift/llm/ds_config/zero2.json).
-    s.Set("ds.zero_optimization.overlap_comm", "true",
-          source + " (ms-swift preset " + preset + ": overlap_comm true)");
+    // The presets' overlap_comm. 2.x's swift/llm/ds_config/*.json set it true (054575c
+    // zero2.json:41, zero3.json:43, their offload forms too); since 3.2.2 (e5c4c39, "compat
+    // transformers 4.50") every preset sets it false, as at the release strata reads
+    // (modelscope/ms-swift@3602360 swift/config/zero2.json:23 and zero3.json:25:
+    // `"overlap_comm": false,`; zero0/zero1/zero2_offload/zero3_offload.json the same).
+    const std::string on = swift2 ? "true" : "false";
+    s.Set("ds.zero_optimization.overlap_comm", on,
+          fmt::format("{} (ms-swift {} preset {}: overlap_comm {})", source,
+                      swift2 ? "2.x" : "3.2.2+", preset, on));
     if (preset.find("offload") != std::string::npos) {
       s.Set("ds.zero_optimization.offload_optimizer.device", "cpu", source);
     }

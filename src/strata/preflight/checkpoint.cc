@@ -72,41 +72,33 @@ std::string_view CheckpointFormatName(CheckpointFormat format) {
 //     fsdp_checkpoint_manager.py; its later releases keep it as the legacy format);
 //   FSDP2 under any framework but megatron's and verl's: DCP (torchtitan; accelerate's
 //     SHARDED_STATE_DICT for the Trainer).
-// A job that names no framework (megatron-core assumed) follows its sharding mode: ZeRO-2/3
-// are DeepSpeed's modes, FSDP2 is PyTorch's.
-CheckpointFormat CheckpointFormatOf(const JobSpec& job) {
-  const ShardingMode mode = job.sharding.mode;
-  const std::string& name = job.framework.name;
-  const bool zero =
-      mode == ShardingMode::kZero1 || mode == ShardingMode::kZero2 || mode == ShardingMode::kZero3;
-  if (!job.framework.given) {
-    if (mode == ShardingMode::kFsdp2) return CheckpointFormat::kTorchDcp;
-    if (mode == ShardingMode::kZero2 || mode == ShardingMode::kZero3)
-      return CheckpointFormat::kDeepSpeed;
-    return CheckpointFormat::kMegatronTorchDist;
-  }
-  if (name == "megatron-core" || name == "megatron-bridge")
-    return CheckpointFormat::kMegatronTorchDist;
-  if (name == "torchtitan") return CheckpointFormat::kTorchDcp;
-  if (name == "verl") {
-    return mode == ShardingMode::kZero1 ? CheckpointFormat::kMegatronTorchDist
-                                        : CheckpointFormat::kVerlFsdp;
-  }
+// Whether megatron-core trains the job and whether DeepSpeed runs its sharding are the resolved
+// job's answers (ResolvedJob::RunsMegatronCore, RunsDeepSpeed), the ones memory and step read:
+// a job that names no framework is megatron-core's (its ZeRO-3 is megatron-core's FSDP) here
+// as there.
+CheckpointFormat CheckpointFormatOf(const Job& job) {
+  const ShardingMode mode = job.spec.sharding.mode;
+  const std::string& name = job.spec.framework.name;
+  const bool given = job.spec.framework.given;
+  if (given && name == "torchtitan") return CheckpointFormat::kTorchDcp;
+  if (job.RunsMegatronCore(mode)) return CheckpointFormat::kMegatronTorchDist;
+  if (given && name == "verl") return CheckpointFormat::kVerlFsdp;
+  if (job.RunsDeepSpeed(mode)) return CheckpointFormat::kDeepSpeed;
   if (mode == ShardingMode::kFsdp2) {
-    return job.checkpoint.state_dict == StateDictKind::kFull ? CheckpointFormat::kFsdpFullStateDict
-                                                             : CheckpointFormat::kTorchDcp;
+    return job.spec.checkpoint.state_dict == StateDictKind::kFull
+               ? CheckpointFormat::kFsdpFullStateDict
+               : CheckpointFormat::kTorchDcp;
   }
-  if (name == "ms-swift" && mode == ShardingMode::kZero1)
-    return CheckpointFormat::kMegatronTorchDist;
-  if (name == "deepspeed" || zero) return CheckpointFormat::kDeepSpeed;
+  // DeepSpeed's engine without ZeRO (stage 0) still writes its own files.
+  if (given && name == "deepspeed") return CheckpointFormat::kDeepSpeed;
   return CheckpointFormat::kHfTrainer;  // hf-trainer, ms-swift's `swift sft`, without ZeRO
 }
 
-bool WritesConsolidatedModel(const JobSpec& job) {
-  if (job.checkpoint.save_16bit_model) return true;
-  const std::string& name = job.framework.name;
-  const bool trainer = job.framework.given && (name == "hf-trainer" || name == "ms-swift");
-  const ShardingMode mode = job.sharding.mode;
+bool WritesConsolidatedModel(const Job& job) {
+  if (job.spec.checkpoint.save_16bit_model) return true;
+  const std::string& name = job.spec.framework.name;
+  const bool trainer = job.spec.framework.given && (name == "hf-trainer" || name == "ms-swift");
+  const ShardingMode mode = job.spec.sharding.mode;
   // Under FSDP with FULL_STATE_DICT the Trainer's save_model takes accelerate's get_state_dict
   // (the whole model, gathered to rank 0) and writes model.safetensors, beside the
   // pytorch_model_fsdp.bin that _save_optimizer_and_scheduler's save_fsdp_model writes
@@ -125,7 +117,7 @@ CheckpointSizes ComputeCheckpointSizes(const Job& job) {
   const auto param_b = static_cast<double>(DTypeBytes(job.spec.param_dtype));
   const auto master_b = static_cast<double>(DTypeBytes(opt.master_dtype));
   CheckpointSizes s;
-  s.format = CheckpointFormatOf(job.spec);
+  s.format = CheckpointFormatOf(job);
   s.world = l.tp * l.pp * l.cp * l.dp;
   // PEFT's save_pretrained and the Trainer's checkpoints hold the adapters and their optimizer
   // state; the frozen base is not written (merging writes the base's size instead).
@@ -238,7 +230,7 @@ CheckpointSizes ComputeCheckpointSizes(const Job& job) {
   // only when stage3_gather_16bit_weights_on_model_save lets it gather (else get_state_dict
   // raises and the Trainer writes DeepSpeed's files alone). The whole model once more, on
   // rank 0 and so on the first node. A PEFT model saves its adapters there instead.
-  if (WritesConsolidatedModel(job.spec) && !s.adapters_only) {
+  if (WritesConsolidatedModel(job) && !s.adapters_only) {
     // FSDP's full state dict is the fp32 parameter where that is the model state.
     const bool fp32_state = s.format == CheckpointFormat::kFsdpFullStateDict && master_b != param_b;
     s.consolidated_dtype = fp32_state ? opt.master_dtype : job.spec.param_dtype;
@@ -327,19 +319,18 @@ Result<StorageCluster> CheckpointCluster(const Job& job, const std::string& flag
 
 Status CheckCheckpointSettings(const Job& job) {
   if (job.spec.checkpoint.state_dict == StateDictKind::kFull &&
-      CheckpointFormatOf(job.spec) != CheckpointFormat::kFsdpFullStateDict) {
+      CheckpointFormatOf(job) != CheckpointFormat::kFsdpFullStateDict) {
     return InvalidInput(
                fmt::format(
                    "checkpoint.state_dict: full is Accelerate's FSDP FULL_STATE_DICT (the HF "
                    "Trainer); this job's checkpoint is {}",
-                   CheckpointFormatName(CheckpointFormatOf(job.spec))))
+                   CheckpointFormatName(CheckpointFormatOf(job))))
         .InField("checkpoint.state_dict")
         .WithHint(
             "remove checkpoint.state_dict, or use sharding.mode fsdp2 under framework "
             "hf-trainer");
   }
-  if (!job.spec.checkpoint.optimizer &&
-      CheckpointFormatOf(job.spec) == CheckpointFormat::kDeepSpeed) {
+  if (!job.spec.checkpoint.optimizer && CheckpointFormatOf(job) == CheckpointFormat::kDeepSpeed) {
     return InvalidInput(
                "checkpoint.optimizer: false is Megatron's --no-save-optim; DeepSpeed's "
                "save_checkpoint always writes its zero_pp_rank_*_optim_states.pt partitions")

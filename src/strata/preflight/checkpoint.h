@@ -51,7 +51,7 @@ enum class CheckpointFormat {
   kFsdpFullStateDict
 };
 std::string_view CheckpointFormatName(CheckpointFormat format);
-CheckpointFormat CheckpointFormatOf(const JobSpec& job);
+CheckpointFormat CheckpointFormatOf(const Job& job);
 
 struct CheckpointSizes {
   CheckpointFormat format = CheckpointFormat::kMegatronTorchDist;
@@ -139,7 +139,7 @@ struct CheckpointPlan {
 /// Whether rank 0 also writes the whole model in the parameter dtype (model.safetensors) beside
 /// the framework's sharded files: the HF Trainer (and ms-swift's `swift sft`) under DeepSpeed
 /// ZeRO-1/2, and under ZeRO-3 with checkpoint.save_16bit_model.
-bool WritesConsolidatedModel(const JobSpec& job);
+bool WritesConsolidatedModel(const Job& job);
 
 /// The checkpoint holds the whole model once, whatever the sharding: the totals come from the
 /// model's parameter counts; the per-rank items are the busiest rank's part of the write.
