@@ -208,7 +208,7 @@ struct StepResult {
   /// Set when the MFU is above the best published run on this GPU at this precision
   /// (data/mfu_ceiling.yaml): "no published run reaches this", the ceiling and its source.
   std::string mfu_flag;
-  double hfu = 0;                         // with the recomputed forward counted
+  double hfu = 0;  // with the recomputed forward counted
   /// Parameters the optimizer updates on one rank: on the pipeline rank (`optimizer_rank`,
   /// holding `optimizer_stage`) whose replicated-gradient all-reduces and optimizer together
   /// end the step (finalize_grads.h), with what it all-reduces (in `traffic` too).
