@@ -108,14 +108,61 @@ TEST(Sharding, DeepSpeedZero12ReduceBuckets) {
       Resolve(std::string(kDense8) + "framework: {name: megatron-core}\nsharding: {mode: zero1}\n"),
       Constants());
   for (const auto& i : megatron.items) EXPECT_NE(i.name, item);
-  // Only ZeRO-1/2 have them: a ZeRO-3 job that names a bucket size is refused, naming the field
-  // (overlap_comm is DeepSpeed's ZeRO-3 switch too: it decides whether its collectives hide).
-  auto z3 =
-      ParseJobSpec(std::string(kDense8) + "sharding: {mode: zero3, reduce_bucket_elements: 1000}\n",
+  // FSDP2 has no DeepSpeed bucket: a job that names a bucket size there is refused, naming the
+  // field.
+  auto fsdp =
+      ParseJobSpec(std::string(kDense8) + "sharding: {mode: fsdp2, reduce_bucket_elements: 1000}\n",
                    testing::TestPath("memory/validation/inline.yaml"), {});
-  ASSERT_FALSE(z3.ok());
-  EXPECT_NE(z3.error().Format().find("sharding.reduce_bucket_elements"), std::string::npos)
-      << z3.error().Format();
+  ASSERT_FALSE(fsdp.ok());
+  EXPECT_NE(fsdp.error().Format().find("sharding.reduce_bucket_elements"), std::string::npos)
+      << fsdp.error().Format();
+}
+
+// DeepSpeed's ZeRO-3 optimizer (deepspeedai/DeepSpeed edaa722, deepspeed/runtime/zero/stage3.py,
+// _setup_for_real_optimizer, lines 730-735): with contiguous_gradients (default true) the
+// engine's start allocates bucket.buffer = torch.empty(self.reduce_bucket_size, dtype=dtype,
+// device=current_device_name()) for its one communication dtype (bf16 under bf16), and keeps it
+// for the run (only destroy() clears ipg_buckets). So, bf16 model (2 B):
+//   DeepSpeed's default reduce_bucket_size 5e8 (stage3.py:173, DeepSpeedZeroConfig):
+//     500,000,000 x 2 B = 1,000,000,000 B in every phase, after-init included;
+//   the job's 26,214,400 elements: 52,428,800 B;
+//   ms-swift (`swift sft --deepspeed zero3` loads swift/config/zero3.json at
+//     modelscope/ms-swift@3602360: "reduce_bucket_size": "auto", which the HF Trainer fills
+//     with hidden^2 = 5,120^2 = 26,214,400): 52,428,800 B (not its zero2.json's 2e8);
+//   offloading the optimizer and the parameters to the CPU leaves it on the GPU (device=
+//     current_device_name()): still 1,000,000,000 B.
+// Before, ZeRO-3 had no such item ("0: not DeepSpeed ZeRO-1/2") and the field was refused.
+TEST(Sharding, DeepSpeedZero3KeepsItsReduceBucketFromInit) {
+  const std::string item = "gradients: DeepSpeed ZeRO-3 reduce (IPG) bucket";
+  const std::string ds = std::string(kDense8) + "framework: {name: deepspeed}\n";
+  const MemoryLedger z3 = ComputeLedger(Resolve(ds + "sharding: {mode: zero3}\n"), Constants());
+  EXPECT_DOUBLE_EQ(ItemBytes(z3, item).count(), 1e9);
+  const MemoryLedger none = ComputeLedger(
+      Resolve(ds + "sharding: {mode: zero3, reduce_bucket_elements: 0}\n"), Constants());
+  for (Phase p : {Phase::kAfterInit, Phase::kForwardPeak, Phase::kBackwardPeak,
+                  Phase::kFirstOptimizerStep, Phase::kSteadyPeak}) {
+    EXPECT_NEAR(z3.PhaseOf(p).bytes.count() - none.PhaseOf(p).bytes.count(), 1e9, 1.0)
+        << PhaseName(p);
+  }
+  EXPECT_NE(z3.PhaseOf(Phase::kAfterInit).formula.find("reduce bucket 1.00 GB"),
+            std::string::npos)
+      << z3.PhaseOf(Phase::kAfterInit).formula;
+  const MemoryLedger given = ComputeLedger(
+      Resolve(ds + "sharding: {mode: zero3, reduce_bucket_elements: 26214400}\n"), Constants());
+  EXPECT_DOUBLE_EQ(ItemBytes(given, item).count(), 52428800.0);
+  const Job swift = Resolve(std::string(kDense8) +
+                            "framework: {name: ms-swift}\nsharding: {mode: zero3}\n");
+  EXPECT_DOUBLE_EQ(swift.ReduceBucketElements(), 26214400.0);
+  EXPECT_DOUBLE_EQ(ItemBytes(ComputeLedger(swift, Constants()), item).count(), 52428800.0);
+  const MemoryLedger offload = ComputeLedger(
+      Resolve(ds + "sharding: {mode: zero3, offload_optimizer: cpu, offload_param: cpu}\n"),
+      Constants());
+  EXPECT_DOUBLE_EQ(ItemBytes(offload, item).count(), 1e9);
+  // megatron-core's zero3 (its own FSDP) keeps no DeepSpeed bucket.
+  const MemoryLedger megatron = ComputeLedger(
+      Resolve(std::string(kDense8) + "framework: {name: megatron-core}\nsharding: {mode: zero3}\n"),
+      Constants());
+  for (const auto& i : megatron.items) EXPECT_NE(i.name, item);
 }
 
 // The bucket a ZeRO-1/2 job gets when it does not give one follows the framework that writes its

@@ -641,15 +641,16 @@ Status MapZero3Prefetch(Settings& s, JobBuilder& job) {
   return OkStatus();
 }
 
-/// ZeRO-1/2's reduce buckets (sharding.reduce_bucket_elements, sharding.overlap_comm):
+/// DeepSpeed's reduce buckets (sharding.reduce_bucket_elements, sharding.overlap_comm):
 /// stage_1_and_2.py allocates one bucket of reduce_bucket_size elements per backward with
 /// contiguous_gradients (DeepSpeed's default true), two with overlap_comm (its default false
-/// below stage 3). "auto" is filled by the framework that writes the config, as
+/// below stage 3); stage3.py one at the engine's start, kept for the run. "auto" is filled by
+/// the framework that writes the config, as
 /// data/frameworks.yaml's `reduce_bucket: {auto: hidden^2}` says (the HF Trainer:
 /// transformers integrations/deepspeed.py, trainer_config_finalize: reduce_bucket_size =
 /// hidden_size * hidden_size), for the chain of the imported framework (the HF Trainer's when
 /// the input names none). Left out, the framework's own default applies when the job resolves.
-Status MapZero12Buckets(Settings& s, JobBuilder& job, int64_t stage) {
+Status MapReduceBuckets(Settings& s, JobBuilder& job, int64_t stage) {
   const std::string key = "ds.zero_optimization.reduce_bucket_size";
   if (const SourcedValue* v = s.Use(key)) {
     if (v->value == "auto") {
@@ -659,7 +660,9 @@ Status MapZero12Buckets(Settings& s, JobBuilder& job, int64_t stage) {
         FrameworkSpec framework;
         framework.name = job.Has("framework.name") ? job.Get("framework.name") : "hf-trainer";
         framework.given = true;
-        const ShardingMode mode = stage == 1 ? ShardingMode::kZero1 : ShardingMode::kZero2;
+        const ShardingMode mode = stage == 1   ? ShardingMode::kZero1
+                                  : stage == 2 ? ShardingMode::kZero2
+                                               : ShardingMode::kZero3;
         const std::optional<ReduceBucketAuto> filled =
             ResolveReduceBucketAuto(*engines, framework, mode, model->hidden_size);
         if (!filled) {
@@ -1052,7 +1055,9 @@ Status MapHfDeepSpeed(Settings& s, MapContext& ctx, JobBuilder& job) {
                                       : "full fine-tuning");
   job.Default("mtp", "false", "the HF Trainer does not build MTP blocks");
   if (stage == 3) STRATA_RETURN_IF_ERROR(MapZero3Prefetch(s, job));
-  if (stage == 1 || stage == 2) STRATA_RETURN_IF_ERROR(MapZero12Buckets(s, job, stage));
+  if (stage == 1 || stage == 2 || (stage == 3 && !accelerate_fsdp)) {
+    STRATA_RETURN_IF_ERROR(MapReduceBuckets(s, job, stage));
+  }
   if (stage >= 1 && stage <= 3 && !accelerate_fsdp) {
     STRATA_RETURN_IF_ERROR(MapDeepSpeedOverlap(s, job, stage));
   }

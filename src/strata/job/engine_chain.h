@@ -50,14 +50,17 @@ struct GqaRepeatRule {
   double ops = 0;  // host ops per decoder layer forward (unsqueeze, expand, reshape on K and V)
 };
 
-/// DeepSpeed ZeRO-1/2's reduce_bucket_size as the framework that writes the DeepSpeed config
-/// fills it (`reduce_bucket:`): `elements` where the config does not give it (the framework's own
+/// DeepSpeed's reduce_bucket_size as the framework that writes the DeepSpeed config fills it
+/// (`reduce_bucket:`): `elements` where the config does not give it (the framework's own
 /// shipped config, or DeepSpeed's default), and, with `auto_hidden_squared`, the hidden_size^2 it
 /// writes for "auto" (the HF Trainer's and accelerate's DeepSpeed integrations).
+/// `zero3_auto`: the framework's shipped ZeRO-3 config says "auto" instead of `elements`, which
+/// the chain's "auto" filler fills.
 struct ReduceBucketRule {
   double elements = 0;
   bool auto_hidden_squared = false;
   bool has_elements = false;
+  bool zero3_auto = false;
 };
 
 /// Whose code runs a job's sharded data parallelism: DeepSpeed's ZeRO (its stage_1_and_2
@@ -165,12 +168,15 @@ struct GdnPlacement {
 GdnPlacement ResolveGdnPlacement(const FrameworkEngines& engines, const FrameworkSpec& spec,
                                  ShardingMode mode, const std::string& model_type);
 
-/// The reduce bucket a ZeRO-1/2 job gets when its DeepSpeed config does not say (`elements`),
-/// and the framework whose `reduce_bucket:` decided, in words (`rule`): the first framework on
-/// the job's chain under `mode` with an `elements` value; DeepSpeed's own default (5e8) when none
-/// has one.
+/// The reduce bucket a DeepSpeed ZeRO job gets when its config does not say (`elements`), and
+/// the framework whose `reduce_bucket:` decided, in words (`rule`): the first framework on the
+/// job's chain under `mode` with an `elements` value; DeepSpeed's own default (5e8) when none has
+/// one. Under zero3, a framework whose shipped config says "auto" (`zero3_auto`) decides
+/// instead: hidden_size^2 (`auto_hidden_squared`; ResolvedJob::ReduceBucketElements applies the
+/// model's hidden size), filled by the chain's "auto" filler.
 struct ReduceBucketDefault {
   double elements = 5e8;
+  bool auto_hidden_squared = false;
   std::string rule = "DeepSpeed's default reduce_bucket_size";
 };
 ReduceBucketDefault ResolveReduceBucket(const FrameworkEngines& engines, const FrameworkSpec& spec,

@@ -210,11 +210,12 @@ const std::vector<JobField>& JobFields() {
        "zero3/fsdp2: how far ahead of the layer computing its weights are gathered; a fraction "
        "when the prefetch buffer is smaller than a layer (the rest of the gather is exposed)"},
       {"sharding.reduce_bucket_elements", "number >= 0", "elements",
-       "the framework's (data/frameworks.yaml reduce_bucket: ms-swift 200000000, DeepSpeed and "
-       "the HF Trainer 500000000)",
+       "the framework's (data/frameworks.yaml reduce_bucket: ms-swift 200000000, under zero3 "
+       "hidden_size^2; DeepSpeed and the HF Trainer 500000000)",
        "reduce_bucket_size (DeepSpeed)", "", "16777216",
-       "zero1/zero2 under DeepSpeed: each backward allocates a reduce bucket of this many "
-       "elements in the model's dtype (contiguous_gradients), two with overlap_comm"},
+       "zero1/zero2/zero3 under DeepSpeed: a reduce bucket of this many elements in the "
+       "model's dtype (contiguous_gradients); zero1/zero2 allocate it at each backward, two "
+       "with overlap_comm; zero3 allocates one at the engine's start and keeps it"},
       {"sharding.overlap_comm", "true | false", "",
        "DeepSpeed's: true under zero3, false under zero1 and zero2", "overlap_comm (DeepSpeed)", "",
        "true",

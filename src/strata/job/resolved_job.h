@@ -113,12 +113,14 @@ struct ResolvedJob {
   bool RunsDeepSpeed(ShardingMode mode) const {
     return RuntimeOf(mode) == ShardingRuntime::kDeepSpeed;
   }
-  /// DeepSpeed ZeRO-1/2's reduce_bucket_size under the spec's sharding mode: the job's when it
-  /// gives one, else the framework's (reduce_bucket_by_mode); ReduceBucketRule says which.
+  /// DeepSpeed's reduce_bucket_size under the spec's sharding mode: the job's when it gives
+  /// one, else the framework's (reduce_bucket_by_mode: its number, or hidden_size^2 where its
+  /// config says "auto"); ReduceBucketRule says which.
   double ReduceBucketElements() const {
-    return spec.sharding.reduce_bucket_elements_given
-               ? spec.sharding.reduce_bucket_elements
-               : reduce_bucket_by_mode[static_cast<size_t>(spec.sharding.mode)].elements;
+    if (spec.sharding.reduce_bucket_elements_given) return spec.sharding.reduce_bucket_elements;
+    const ReduceBucketDefault& d = reduce_bucket_by_mode[static_cast<size_t>(spec.sharding.mode)];
+    const auto hidden = static_cast<double>(model.hidden_size);
+    return d.auto_hidden_squared ? hidden * hidden : d.elements;
   }
   std::string ReduceBucketRule() const {
     return spec.sharding.reduce_bucket_elements_given
