@@ -2,6 +2,7 @@
 // against values derived by hand below.
 #include "strata/memory/sharding.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <string>
@@ -327,6 +328,43 @@ TEST(Sharding, Fsdp2ReduceScatterBuffersPerUnit) {
       ItemBytes(ComputeLedger(Resolve(base, {"precision.grads=bf16"}), Constants()), kUnsharded)
           .count(),
       2101362688.0, 1.0);
+}
+
+// The HF Trainer's FSDP2 is accelerate's fsdp2_prepare_model (huggingface/accelerate v1.13.0,
+// src/accelerate/utils/fsdp_utils.py): with TRANSFORMER_BASED_WRAP it calls fully_shard on each
+// decoder layer ("We skip the model itself, as that one is always wrapped"), then on the whole
+// model, so embed_tokens, the final norm and lm_head stay in the root unit, gathered from the
+// forward's start to the end of backward: `fsdp_units: root`, not torchtitan's units. For the
+// 16-layer Llama-3.1-8B above that is (Fsdp2Llama8bGatheredUnits (a), bf16): root unit
+// 2 B x (525,336,576 + 525,340,672) + two blocks 2 x 2 B x 218,112,000 = 2,973,802,496 B, where
+// torchtitan's units give 1,486,905,344 B; and the root's output gradient waits
+// (Fsdp2ReduceScatterBuffersPerUnit): 2,359,353,344 B. ms-swift's `--fsdp fsdp2` runs the same
+// code; torchtitan keeps its own layout; a job that gives fsdp_units keeps it. Before, every
+// framework got torchtitan's layout (1,486,905,344 B for the HF Trainer).
+TEST(Sharding, Fsdp2UnitsFollowTheFramework) {
+  const std::string fsdp2 = std::string(kLlama8) + "sharding: {mode: fsdp2}\n";
+  for (const char* name : {"hf-trainer", "ms-swift"}) {
+    const Job job = Resolve(fsdp2 + fmt::format("framework: {{name: {}}}\n", name));
+    EXPECT_EQ(job.spec.sharding.units, FsdpUnits::kRoot) << name;
+    const MemoryLedger ledger = ComputeLedger(job, Constants());
+    EXPECT_NEAR(ItemBytes(ledger, kGathered).count(), 2973802496.0, 1.0) << name;
+    EXPECT_NEAR(ItemBytes(ledger, kUnsharded).count(), 2359353344.0, 1.0) << name;
+  }
+  const MemoryLedger titan = ComputeLedger(
+      Resolve(fsdp2 + "framework: {name: torchtitan}\n"), Constants());
+  EXPECT_NEAR(ItemBytes(titan, kGathered).count(), 1486905344.0, 1.0);
+  const MemoryLedger given = ComputeLedger(
+      Resolve(fsdp2 + "framework: {name: hf-trainer}\n", {"sharding.fsdp_units=separate"}),
+      Constants());
+  EXPECT_NEAR(ItemBytes(given, kGathered).count(), 1486905344.0, 1.0);
+  // The explanation says whose layout it is.
+  const Job hf = Resolve(fsdp2 + "framework: {name: hf-trainer}\n");
+  const std::string note = [&] {
+    for (const auto& item : ComputeLedger(hf, Constants()).items)
+      if (item.name == kGathered) return item.note;
+    return std::string();
+  }();
+  EXPECT_NE(note.find("hf-trainer's fsdp2_units"), std::string::npos) << note;
 }
 
 // Tied embeddings (tests/memory/validation/llama-3.2-1b.json: hidden 2048, 32 heads x 64, 8 KV

@@ -269,6 +269,14 @@ Result<FrameworkEngines> ParseFrameworkEngines(const YAML::Node& frameworks,
     if (entry.Has("moe_a2a_overlap")) {
       STRATA_ASSIGN_OR_RETURN(out.moe_a2a_overlap[name], ParseMoeA2aOverlapRule(entry, name));
     }
+    if (entry.Has("fsdp2_units")) {
+      STRATA_ASSIGN_OR_RETURN(std::string units, entry.String("fsdp2_units"));
+      if (units != "root" && units != "separate") {
+        return entry.ErrorAt("fsdp2_units",
+                             fmt::format("unknown layout '{}', expected root or separate", units));
+      }
+      out.fsdp2_units[name] = units == "root" ? FsdpUnits::kRoot : FsdpUnits::kSeparate;
+    }
     STRATA_RETURN_IF_ERROR(ParseShardingRuntimes(entry, name, out));
     if (!entry.Has("runs_as")) continue;
     STRATA_ASSIGN_OR_RETURN(YAML::Node runs_as, entry.Node("runs_as"));
@@ -463,6 +471,17 @@ ChainMoeA2aOverlapRule ResolveMoeA2aOverlapRule(const FrameworkEngines& engines,
     if (it == engines.moe_a2a_overlap.end()) continue;
     const bool given = spec.given && name == spec.name && !spec.version.empty();
     return {it->second, given ? spec.version : engines.LatestOf(name)};
+  }
+  return {};
+}
+
+Fsdp2UnitsDefault ResolveFsdp2Units(const FrameworkEngines& engines, const FrameworkSpec& spec) {
+  if (!spec.given) return {};
+  const EngineChain chain = ResolveEngineChain(engines, spec, ShardingMode::kFsdp2);
+  for (const std::string& name : chain.names) {
+    const auto it = engines.fsdp2_units.find(name);
+    if (it == engines.fsdp2_units.end()) continue;
+    return {it->second, fmt::format("{}'s fsdp2_units (data/frameworks.yaml)", name)};
   }
   return {};
 }

@@ -84,6 +84,7 @@ struct FrameworkEngines {
   std::map<std::string, GqaRepeatRule> gqa_repeat;  // name -> its `gqa_repeat:`, where it has one
   std::map<std::string, PipelineRule> pipeline;     // name -> its `pipeline:`, where it has one
   std::map<std::string, ReduceBucketRule> reduce_bucket;     // name -> its `reduce_bucket:`
+  std::map<std::string, FsdpUnits> fsdp2_units;              // name -> its `fsdp2_units:`
   std::map<std::string, MoeA2aOverlapRule> moe_a2a_overlap;  // name -> its `moe_a2a_overlap:`
   /// name -> sharding mode ("zero1", "zero2", "zero3") -> whose code runs that mode's sharding
   /// (`zero3_runtime:`, `zero12_runtime:`), where the entry states it.
@@ -181,6 +182,15 @@ struct ReduceBucketDefault {
 };
 ReduceBucketDefault ResolveReduceBucket(const FrameworkEngines& engines, const FrameworkSpec& spec,
                                         ShardingMode mode);
+
+/// The FSDP2 unit layout a job gets when it does not give sharding.fsdp_units: the first
+/// framework on its chain under fsdp2 with an `fsdp2_units:` entry decides (`rule` names it);
+/// torchtitan's separate units when none does.
+struct Fsdp2UnitsDefault {
+  FsdpUnits units = FsdpUnits::kSeparate;
+  std::string rule;  // "" when no framework on the chain states one
+};
+Fsdp2UnitsDefault ResolveFsdp2Units(const FrameworkEngines& engines, const FrameworkSpec& spec);
 
 /// What the chain's framework writes for reduce_bucket_size "auto": hidden_size^2 from the
 /// first framework on the chain that fills "auto" (`auto: hidden^2`), with that framework's

@@ -199,7 +199,10 @@ const std::vector<JobField>& JobFields() {
        "zero3/fsdp2: free the gathered weights after each unit's forward (false: every unit "
        "stays gathered until its backward); from torchtitan: \"always\" true, \"never\" false, "
        "\"default\" true without pipeline parallelism and false with it"},
-      {"sharding.fsdp_units", "separate | root", "", "separate", "", "", "root",
+      {"sharding.fsdp_units", "separate | root", "",
+       "the framework's (data/frameworks.yaml fsdp2_units: root for the HF Trainer and ms-swift, "
+       "accelerate's wrapping; separate elsewhere)",
+       "", "", "root",
        "fsdp2: embedding and final norm + output as units of their own (torchtitan), or kept "
        "in the root unit, gathered from forward to the end of backward (earlier torchtitan)"},
       {"sharding.replicate", "integer >= 1", "GPUs", "1", "--num-distributed-optimizer-instances",

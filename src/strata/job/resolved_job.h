@@ -89,6 +89,9 @@ struct ResolvedJob {
   /// schedules and the micro batches its looped schedules accept. None known (no rule) for a
   /// job built in code.
   std::array<ChainPipelineRule, kShardingModeCount> pipeline_by_mode{};
+  /// The framework's FSDP2 unit layout (ResolveFsdp2Units): what sharding.fsdp_units is when
+  /// the job does not give it.
+  Fsdp2UnitsDefault fsdp2_units;
   /// The framework's reduce bucket under each sharding mode (ResolveReduceBucket).
   std::array<ReduceBucketDefault, kShardingModeCount> reduce_bucket_by_mode{};
   /// And what it refuses of the EP all-to-all overlap (job/overlap_rules.h).

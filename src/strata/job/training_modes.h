@@ -39,6 +39,9 @@ enum class FsdpUnits { kSeparate, kRoot };
 struct ShardingSpec {
   ShardingMode mode = ShardingMode::kZero1;
   FsdpUnits units = FsdpUnits::kSeparate;
+  /// The job gave fsdp_units; else the framework's layout applies (ResolvedJob::fsdp2_units:
+  /// data/frameworks.yaml `fsdp2_units:`, torchtitan's separate units when none states one).
+  bool units_given = false;
   /// FSDP2 reshard_after_forward / ZeRO-3: free the gathered weights after each layer's forward
   /// (gather again in backward). Off: every gathered layer stays until its backward.
   bool reshard_after_forward = true;

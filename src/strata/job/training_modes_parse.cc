@@ -119,6 +119,7 @@ Status ParseSharding(YamlMap& top, JobSpec& job) {
   }
   if (s.Has("fsdp_units")) {
     STRATA_ASSIGN_OR_RETURN(sh.units, EnumField(s, "fsdp_units", kUnits));
+    sh.units_given = true;
     if (sh.mode != ShardingMode::kFsdp2) {
       return s.ErrorAt("fsdp_units", fmt::format("applies only to fsdp2, not {}", mode));
     }

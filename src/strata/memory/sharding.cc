@@ -188,7 +188,8 @@ ModeMemory ComputeModeMemory(const Job& job, const ParamBreakdown& params, int64
   // and output are one unit that is resharded after forward only under the "always" policy,
   // so it stays gathered from forward to backward. Under `fsdp_units: root` (torchtitan
   // @81c1243395b46ce693a0681cfe1bb20e9b9433fb, plain scripts) the embedding, final norm and
-  // output stay in the root unit, which FSDP2 does not reshard after forward
+  // output stay in the root unit (also accelerate's fsdp2_prepare_model, the HF Trainer's FSDP2:
+  // data/frameworks.yaml fsdp2_units), which FSDP2 does not reshard after forward
   // (pytorch/pytorch@1fd469d0c96ead7343898aa01db036dbbe4c46db:
   // torch/distributed/fsdp/_fully_shard/_fsdp_state.py, _lazy_init). Units [first, end) are
   // the ones gathered and freed in turn; the others are kept.
@@ -257,7 +258,9 @@ ModeMemory ComputeModeMemory(const Job& job, const ParamBreakdown& params, int64
           FormatGBAndGiB(out.gathered.bytes));
       out.gathered.note =
           sh.units == FsdpUnits::kRoot
-              ? "FSDP2, blocks wrapped; embedding and output in the root unit (fsdp_units: root)"
+              ? fmt::format("FSDP2, blocks wrapped; embedding and output in the root unit "
+                            "(fsdp_units: root{})",
+                            sh.units_given ? "" : fmt::format(", {}", job.fsdp2_units.rule))
           : tied_unit ? "FSDP2 as torchtitan wraps a tied model: embedding + norm + output kept"
                       : "FSDP2 units as torchtitan wraps them: embedding, each block, final norm "
                         "+ output";
