@@ -561,6 +561,28 @@ Status MapZero3ModelSave(Settings& s, JobBuilder& job) {
   return OkStatus();
 }
 
+// TrainingArguments.save_only_model (transformers trainer.py, _save_checkpoint: `if not
+// self.args.save_only_model: self._save_optimizer_and_scheduler(output_dir)`, where DeepSpeed's
+// save_checkpoint is called): rank 0's model.safetensors alone, checkpoint.optimizer false. Under
+// ZeRO-3 without the 16-bit gather save_model itself falls back to DeepSpeed's save_checkpoint,
+// optimizer included: the field is left and a note says why.
+Status MapSaveOnlyModel(Settings& s, JobBuilder& job, int64_t stage) {
+  if (!s.Has("save_only_model")) return OkStatus();
+  const std::string source = s.Use("save_only_model")->source;
+  STRATA_ASSIGN_OR_RETURN(auto on, s.Bool("save_only_model"));
+  if (!on || !*on) return OkStatus();
+  if (stage == 3 && !(job.Has("checkpoint.save_16bit_model") &&
+                      job.Get("checkpoint.save_16bit_model") == "true")) {
+    job.Note(fmt::format(
+        "{}: under ZeRO-3 without stage3_gather_16bit_weights_on_model_save the Trainer's "
+        "save_model writes DeepSpeed's checkpoint, optimizer partitions included",
+        source));
+    return OkStatus();
+  }
+  job.Set("checkpoint.optimizer", "false", source);
+  return OkStatus();
+}
+
 /// DeepSpeed's overlap_comm: whether its ZeRO collectives run on their own streams. Its default is
 /// true under ZeRO-3 and false under ZeRO-1/2 (deepspeed/runtime/zero/config.py,
 /// overlap_comm_valid: `values["stage"] == ZeroStageEnum.weights`). Every stage carries it as
@@ -1062,6 +1084,7 @@ Status MapHfDeepSpeed(Settings& s, MapContext& ctx, JobBuilder& job) {
     STRATA_RETURN_IF_ERROR(MapDeepSpeedOverlap(s, job, stage));
   }
   if (stage == 3) STRATA_RETURN_IF_ERROR(MapZero3ModelSave(s, job));
+  if (!accelerate_fsdp) STRATA_RETURN_IF_ERROR(MapSaveOnlyModel(s, job, stage));
   if (stage >= 1 && stage <= 3) {
     job.Set("sharding.mode", fmt::format("zero{}", stage),
             stage_opt ? fmt::format("ds: zero_optimization.stage {}", stage)

@@ -302,8 +302,9 @@ const std::vector<JobField>& JobFields() {
       {"checkpoint.optimizer", "true | false", "", "true", "--no-save-optim (false)", "", "false",
        "`checkpoint`: each checkpoint holds the optimizer state (fp32 master weights and Adam "
        "moments); false: the weights alone (Megatron's --no-save-optim, ms-swift's "
-       "--no_save_optim true). DeepSpeed's save_checkpoint always writes its optimizer "
-       "partitions, so it refuses false"},
+       "--no_save_optim true, the HF Trainer's save_only_model: rank 0's model.safetensors "
+       "alone, under ZeRO-3 only with save_16bit_model). DeepSpeed's own save_checkpoint always "
+       "writes its optimizer partitions, so framework deepspeed refuses false"},
       {"checkpoint.save_16bit_model", "true | false", "", "false", "", "", "true",
        "`checkpoint`: rank 0 also writes the whole model in precision.params (model.safetensors) "
        "at each save: the HF Trainer under DeepSpeed ZeRO-3 with "

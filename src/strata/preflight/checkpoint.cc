@@ -74,6 +74,16 @@ std::string_view CheckpointFormatName(CheckpointFormat format) {
 //     SHARDED_STATE_DICT for the Trainer).
 // A job that names no framework (megatron-core assumed) follows its sharding mode: ZeRO-2/3
 // are DeepSpeed's modes, FSDP2 is PyTorch's.
+bool TrainerSavesModelOnly(const JobSpec& job) {
+  const std::string& name = job.framework.name;
+  const ShardingMode mode = job.sharding.mode;
+  const bool trainer = job.framework.given && (name == "hf-trainer" || name == "ms-swift");
+  const bool deepspeed = mode == ShardingMode::kZero2 || mode == ShardingMode::kZero3 ||
+                         (mode == ShardingMode::kZero1 && name == "hf-trainer");
+  return trainer && deepspeed && !job.checkpoint.optimizer &&
+         (mode != ShardingMode::kZero3 || job.checkpoint.save_16bit_model);
+}
+
 CheckpointFormat CheckpointFormatOf(const JobSpec& job) {
   const ShardingMode mode = job.sharding.mode;
   const std::string& name = job.framework.name;
@@ -98,11 +108,19 @@ CheckpointFormat CheckpointFormatOf(const JobSpec& job) {
   }
   if (name == "ms-swift" && mode == ShardingMode::kZero1)
     return CheckpointFormat::kMegatronTorchDist;
+  // The Trainer's save_only_model (checkpoint.optimizer false): _save_checkpoint calls
+  // save_model and skips _save_optimizer_and_scheduler, the only place DeepSpeed's
+  // save_checkpoint is called (transformers trainer.py): rank 0 writes model.safetensors alone.
+  // Under ZeRO-3 only when the 16-bit weights can be gathered (else save_model itself falls
+  // back to DeepSpeed's save_checkpoint; CheckCheckpointSettings refuses that).
+  if (TrainerSavesModelOnly(job)) return CheckpointFormat::kHfTrainer;
   if (name == "deepspeed" || zero) return CheckpointFormat::kDeepSpeed;
   return CheckpointFormat::kHfTrainer;  // hf-trainer, ms-swift's `swift sft`, without ZeRO
 }
 
 bool WritesConsolidatedModel(const JobSpec& job) {
+  // Beside DeepSpeed's files; with save_only_model model.safetensors is the checkpoint itself.
+  if (TrainerSavesModelOnly(job)) return false;
   if (job.checkpoint.save_16bit_model) return true;
   const std::string& name = job.framework.name;
   const bool trainer = job.framework.given && (name == "hf-trainer" || name == "ms-swift");
@@ -340,11 +358,27 @@ Status CheckCheckpointSettings(const Job& job) {
   }
   if (!job.spec.checkpoint.optimizer &&
       CheckpointFormatOf(job.spec) == CheckpointFormat::kDeepSpeed) {
+    const std::string& name = job.spec.framework.name;
+    const bool trainer = job.spec.framework.given && (name == "hf-trainer" || name == "ms-swift");
+    if (trainer && job.spec.sharding.mode == ShardingMode::kZero3) {
+      // transformers trainer.py, save_model: under ZeRO-3 without the 16-bit gather
+      // accelerate's get_state_dict raises and the Trainer calls DeepSpeed's save_checkpoint.
+      return InvalidInput(
+                 "checkpoint.optimizer: false (save_only_model) under ZeRO-3 without "
+                 "stage3_gather_16bit_weights_on_model_save: the Trainer's save_model falls back "
+                 "to DeepSpeed's save_checkpoint, which writes the optimizer partitions too")
+          .InField("checkpoint.optimizer")
+          .WithHint(
+              "set checkpoint.save_16bit_model: true (stage3_gather_16bit_weights_on_model_save), "
+              "or remove checkpoint.optimizer");
+    }
     return InvalidInput(
-               "checkpoint.optimizer: false is Megatron's --no-save-optim; DeepSpeed's "
-               "save_checkpoint always writes its zero_pp_rank_*_optim_states.pt partitions")
+               "checkpoint.optimizer: false is Megatron's --no-save-optim or the HF Trainer's "
+               "save_only_model; DeepSpeed's own save_checkpoint always writes its "
+               "zero_pp_rank_*_optim_states.pt partitions")
         .InField("checkpoint.optimizer")
-        .WithHint("remove checkpoint.optimizer, or set framework.name to megatron-core");
+        .WithHint(
+            "remove checkpoint.optimizer, or set framework.name to megatron-core or hf-trainer");
   }
   return OkStatus();
 }

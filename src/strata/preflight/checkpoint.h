@@ -38,7 +38,8 @@ Result<FailureRate> LoadFailureRate(const std::string& path = "");
 ///                       data-parallel rank 0 of each model-parallel group; placeholders under
 ///                       ZeRO-3) + zero_pp_rank_*_optim_states.pt (each rank's partition)
 ///   kHfTrainer          the HF Trainer without DeepSpeed (DDP): rank 0 writes
-///                       model.safetensors and optimizer.pt
+///                       model.safetensors and optimizer.pt; under DeepSpeed with
+///                       save_only_model (TrainerSavesModelOnly) model.safetensors alone
 ///   kVerlFsdp           verl's FSDP workers: model_/optim_world_size_*_rank_*.pt per rank
 ///   kFsdpFullStateDict  Accelerate's FSDP FULL_STATE_DICT under the HF Trainer: rank 0 writes
 ///                       pytorch_model_fsdp.bin and optimizer.bin, gathered to it
@@ -135,6 +136,11 @@ struct CheckpointPlan {
   /// GPUs per node match): an assumption the report says.
   bool storage_assumed = false;
 };
+
+/// The HF Trainer (or ms-swift's `swift sft`) under DeepSpeed with save_only_model
+/// (checkpoint.optimizer false): rank 0's model.safetensors is the whole checkpoint (under
+/// ZeRO-3 only with checkpoint.save_16bit_model, stage3_gather_16bit_weights_on_model_save).
+bool TrainerSavesModelOnly(const JobSpec& job);
 
 /// Whether rank 0 also writes the whole model in the parameter dtype (model.safetensors) beside
 /// the framework's sharded files: the HF Trainer (and ms-swift's `swift sft`) under DeepSpeed

@@ -53,7 +53,8 @@ std::string RenderCheckpointText(const Job& job, const std::string& cluster,
         s.weights_per_rank, s.weights_total);
   }
   if (!s.optimizer_saved) {
-    // Megatron's --no-save-optim: say what is left out rather than print zeros.
+    // Megatron's --no-save-optim, the Trainer's save_only_model: say what is left out rather
+    // than print zeros.
     sizes.AddRow({fmt::format("master weights ({}) + optimizer states, not saved "
                               "(checkpoint.optimizer: false)",
                               master_dtype),
@@ -80,8 +81,12 @@ std::string RenderCheckpointText(const Job& job, const std::string& cluster,
   }
   sizes.AddSeparator();
   // PEFT models save adapter_model.safetensors in the Trainer's checkpoint, not the model.
-  const std::string format = s.adapters_only && s.format == preflight::CheckpointFormat::kHfTrainer
-                                 ? "HF Trainer adapter_model.safetensors + optimizer.pt"
+  const bool hf = s.format == preflight::CheckpointFormat::kHfTrainer;
+  const std::string format =
+      hf && s.adapters_only
+          ? std::string(s.optimizer_saved ? "HF Trainer adapter_model.safetensors + optimizer.pt"
+                                          : "HF Trainer adapter_model.safetensors")
+      : hf && !s.optimizer_saved ? "HF Trainer model.safetensors (save_only_model)"
                                  : std::string(preflight::CheckpointFormatName(s.format));
   row(format, s.checkpoint_per_rank(), s.checkpoint_total());
   row(s.adapters_only ? "PEFT adapter_model.safetensors (adapters only)"
