@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdlib>
 #include <optional>
@@ -198,6 +199,25 @@ Status MapTitanPipeline(Settings& s, JobBuilder& job, int64_t pp) {
 
 // FP8 linears through torchao: `model.converters = ["float8"]` (newer) or
 // `float8.enable_float8_linear` (older), with float8.recipe_name (none: tensorwise scaling).
+// torchtitan's [checkpoint] async_mode (pytorch/torchtitan@b5bcd76c
+// torchtitan/components/checkpointer/dcp.py: "disabled", "async" or "async_with_pinned_mem"):
+// the two async modes stage the state dict to host memory and write it in the background,
+// checkpoint.async_save.
+Status MapTitanAsyncCheckpoint(Settings& s, JobBuilder& job) {
+  const SourcedValue* v = s.Use("checkpoint.async_mode");
+  if (v == nullptr) return OkStatus();
+  std::string mode = v->value;
+  for (char& c : mode) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (mode == "async" || mode == "async_with_pinned_mem") {
+    job.Set("checkpoint.async_save", "true", v->source);
+  } else if (mode != "disabled") {
+    return InvalidInput(fmt::format("{} = '{}': expected disabled, async or async_with_pinned_mem",
+                                    v->source, v->value))
+        .InField("checkpoint.async_mode");
+  }
+  return OkStatus();
+}
+
 Status MapTitanFp8(Settings& s, JobBuilder& job) {
   std::string source;
   if (const SourcedValue* v = s.Use("model.converters");
@@ -526,6 +546,7 @@ Status MapTorchtitan(Settings& s, MapContext& ctx, JobBuilder& job) {
     job.Set("sharding.offload_param", "cpu", v->source);
   }
   STRATA_RETURN_IF_ERROR(MapTitanFp8(s, job));
+  STRATA_RETURN_IF_ERROR(MapTitanAsyncCheckpoint(s, job));
   if (global > 0) {
     job.Set("batch.global_batch", std::to_string(global), "training.global_batch_size");
   } else {

@@ -316,6 +316,12 @@ const std::vector<JobField>& JobFields() {
        "writes the whole model and optimizer, and the Trainer's save_model writes "
        "model.safetensors once more (FULL_STATE_DICT, Accelerate's default under FSDP1; `import` "
        "reads fsdp_state_dict_type)"},
+      {"checkpoint.async_save", "true | false", "", "false",
+       "--async-save with --use-persistent-ckpt-worker",
+       "checkpoint.async_mode (async, async_with_pinned_mem)", "true",
+       "`checkpoint`: the save runs in the background and training waits only for each rank's "
+       "copy to host memory (priced at the PCIe x16 line rate); the write is timed apart, and a "
+       "failure during it loses the save. Megatron's torch_dist and torchtitan's DCP only"},
       {"throughput.tokens_per_s", "token count", "tokens/s", "none", "", "", "50K",
        "measured job throughput (`mfu`); excludes step_time"},
       {"throughput.tokens_per_step", "token count", "tokens", "global batch x mean_tokens", "", "",

@@ -301,12 +301,14 @@ Result<CheckpointTimes> ComputeCheckpointTimes(const CheckpointSizes& sizes,
       .WithHint("add a storage entry (e.g. nfs with bandwidth_per_node) to the cluster file");
 }
 
-CheckpointInterval ComputeInterval(double rate, int64_t gpus, Seconds cost, Seconds restart) {
+CheckpointInterval ComputeInterval(double rate, int64_t gpus, Seconds cost, Seconds restart,
+                                   Seconds background) {
   CheckpointInterval c;
   c.failure_rate_per_gpu_hour = rate;
   c.gpus = gpus;
   c.cost = cost;
   c.restart = restart;
+  c.background = background;
   c.mtbf = Seconds::Of(3600.0 / (rate * static_cast<double>(gpus)));
   const double d = cost.s(), m = c.mtbf.s();
   c.young = Seconds::Of(std::sqrt(2 * d * m));
@@ -317,8 +319,9 @@ CheckpointInterval ComputeInterval(double rate, int64_t gpus, Seconds cost, Seco
       d < 2 * m ? Seconds::Of(std::sqrt(2 * d * m) * (1 + std::sqrt(x) / 3 + x / 9) - d) : c.mtbf;
   const double tau = c.daly.s();
   // Per interval the job pays delta; per failure it loses half an interval of work on average
-  // and the restart (first-order model behind Young's formula).
-  c.lost_fraction = d / tau + (tau / 2 + restart.s()) / m;
+  // and the restart (first-order model behind Young's formula). An asynchronous save is on disk
+  // only once its background write ends: a failure loses that much more work.
+  c.lost_fraction = d / tau + (tau / 2 + background.s() + restart.s()) / m;
   c.gpu_hours_lost_per_day = c.lost_fraction * static_cast<double>(gpus) * 24.0;
   c.checkpoints_per_day = 86400.0 / (tau + d);
   return c;
@@ -356,8 +359,19 @@ Status CheckCheckpointSettings(const Job& job) {
             "remove checkpoint.state_dict, or use sharding.mode fsdp2 under framework "
             "hf-trainer");
   }
-  if (!job.spec.checkpoint.optimizer &&
-      CheckpointFormatOf(job.spec) == CheckpointFormat::kDeepSpeed) {
+  const CheckpointFormat format = CheckpointFormatOf(job.spec);
+  if (job.spec.checkpoint.async_save && format != CheckpointFormat::kMegatronTorchDist &&
+      !(format == CheckpointFormat::kTorchDcp &&
+        (!job.spec.framework.given || job.spec.framework.name == "torchtitan"))) {
+    return InvalidInput(
+               fmt::format("checkpoint.async_save: this job's checkpoint ({}) is written "
+                           "synchronously by its framework; asynchronous saves are Megatron's "
+                           "torch_dist (--async-save) and torchtitan's DCP (async_mode)",
+                           CheckpointFormatName(format)))
+        .InField("checkpoint.async_save")
+        .WithHint("remove checkpoint.async_save");
+  }
+  if (!job.spec.checkpoint.optimizer && format == CheckpointFormat::kDeepSpeed) {
     const std::string& name = job.spec.framework.name;
     const bool trainer = job.spec.framework.given && (name == "hf-trainer" || name == "ms-swift");
     if (trainer && job.spec.sharding.mode == ShardingMode::kZero3) {
@@ -397,6 +411,42 @@ Result<CheckpointPlan> PlanCheckpoint(const Job& job, const StorageCluster& stor
     return plan;
   }
   plan.times = *times;
+  if (job.spec.checkpoint.async_save) {
+    // Megatron's --async-save with its persistent worker (NVIDIA/Megatron-LM d98e8a6
+    // megatron/core/dist_checkpointing/strategies/async_utils.py, PersistentAsyncCaller.
+    // schedule_async_call: training waits on the preload queue, filesystem_async.py
+    // preload_tensors: tensor.to("cpu", non_blocking=True) then torch.cuda.synchronize) and
+    // torchtitan's DCP async_save (torchtitan components/checkpointer/dcp.py: "staging" the state
+    // dict to host memory, the write in a background thread) block for the rank's part copied
+    // to host memory; the files are written behind training. Priced at one GPU's PCIe x16 line
+    // rate: a lower bound (a shared switch uplink, pageable memory, the save planning).
+    const MapLevel* pcie = nullptr;
+    for (const MapLevel& level : map.levels) {
+      if (level.kind == MapLevelKind::kPcie) pcie = &level;
+    }
+    if (pcie == nullptr) {
+      return InvalidInput(
+                 "checkpoint.async_save: the cluster's bandwidth map has no PCIe level to time "
+                 "the copy to host memory")
+          .InField("checkpoint.async_save")
+          .WithHint("set pcie_generation in the cluster file");
+    }
+    plan.times.staging_link = pcie->name;
+    plan.times.staging_rate = pcie->per_gpu;
+    plan.times.staging = plan.sizes.checkpoint_per_rank() / pcie->per_gpu;
+    plan.interval =
+        ComputeInterval(rate.per_gpu_hour, plan.sizes.world, plan.times.staging,
+                        plan.times.checkpoint_load, plan.times.checkpoint_write);
+    // A save starts only once the previous one is written (Megatron's queue holds one worker;
+    // torchtitan waits for the previous save first): an interval shorter than the write makes
+    // training wait for it, so the job is priced as writing synchronously.
+    if (plan.interval.daly < plan.times.checkpoint_write) {
+      plan.interval = ComputeInterval(rate.per_gpu_hour, plan.sizes.world,
+                                      plan.times.checkpoint_write, plan.times.checkpoint_load);
+      plan.interval.backed_up = true;
+    }
+    return plan;
+  }
   plan.interval = ComputeInterval(rate.per_gpu_hour, plan.sizes.world, plan.times.checkpoint_write,
                                   plan.times.checkpoint_load);
   return plan;
