@@ -86,7 +86,8 @@ TEST(EngineChain, ReduceBucketByFramework) {
   EXPECT_TRUE(swift3.auto_hidden_squared);
   EXPECT_NE(swift3.rule.find("hf-trainer"), std::string::npos) << swift3.rule;
   EXPECT_DOUBLE_EQ(ResolveReduceBucket(e, Named("deepspeed"), ShardingMode::kZero3).elements, 5e8);
-  EXPECT_FALSE(ResolveReduceBucket(e, Named("deepspeed"), ShardingMode::kZero3).auto_hidden_squared);
+  EXPECT_FALSE(
+      ResolveReduceBucket(e, Named("deepspeed"), ShardingMode::kZero3).auto_hidden_squared);
   // torchtitan writes no DeepSpeed config: nobody on its chain fills "auto".
   EXPECT_FALSE(
       ResolveReduceBucketAuto(e, Named("torchtitan"), ShardingMode::kZero2, 5120).has_value());
@@ -94,8 +95,8 @@ TEST(EngineChain, ReduceBucketByFramework) {
   auto bad = Parse("frameworks:\n  a: {latest: '1', reduce_bucket: {auto: hidden^3, source: x}}\n");
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.error().Format().find("auto"), std::string::npos) << bad.error().Format();
-  auto bad3 = Parse(
-      "frameworks:\n  a: {latest: '1', reduce_bucket: {elements: 1, zero3: 5, source: x}}\n");
+  auto bad3 =
+      Parse("frameworks:\n  a: {latest: '1', reduce_bucket: {elements: 1, zero3: 5, source: x}}\n");
   ASSERT_FALSE(bad3.ok());
   EXPECT_NE(bad3.error().Format().find("zero3"), std::string::npos) << bad3.error().Format();
 }

@@ -145,14 +145,13 @@ TEST(Sharding, DeepSpeedZero3KeepsItsReduceBucketFromInit) {
     EXPECT_NEAR(z3.PhaseOf(p).bytes.count() - none.PhaseOf(p).bytes.count(), 1e9, 1.0)
         << PhaseName(p);
   }
-  EXPECT_NE(z3.PhaseOf(Phase::kAfterInit).formula.find("reduce bucket 1.00 GB"),
-            std::string::npos)
+  EXPECT_NE(z3.PhaseOf(Phase::kAfterInit).formula.find("reduce bucket 1.00 GB"), std::string::npos)
       << z3.PhaseOf(Phase::kAfterInit).formula;
   const MemoryLedger given = ComputeLedger(
       Resolve(ds + "sharding: {mode: zero3, reduce_bucket_elements: 26214400}\n"), Constants());
   EXPECT_DOUBLE_EQ(ItemBytes(given, item).count(), 52428800.0);
-  const Job swift = Resolve(std::string(kDense8) +
-                            "framework: {name: ms-swift}\nsharding: {mode: zero3}\n");
+  const Job swift =
+      Resolve(std::string(kDense8) + "framework: {name: ms-swift}\nsharding: {mode: zero3}\n");
   EXPECT_DOUBLE_EQ(swift.ReduceBucketElements(), 26214400.0);
   EXPECT_DOUBLE_EQ(ItemBytes(ComputeLedger(swift, Constants()), item).count(), 52428800.0);
   const MemoryLedger offload = ComputeLedger(
@@ -350,8 +349,8 @@ TEST(Sharding, Fsdp2UnitsFollowTheFramework) {
     EXPECT_NEAR(ItemBytes(ledger, kGathered).count(), 2973802496.0, 1.0) << name;
     EXPECT_NEAR(ItemBytes(ledger, kUnsharded).count(), 2359353344.0, 1.0) << name;
   }
-  const MemoryLedger titan = ComputeLedger(
-      Resolve(fsdp2 + "framework: {name: torchtitan}\n"), Constants());
+  const MemoryLedger titan =
+      ComputeLedger(Resolve(fsdp2 + "framework: {name: torchtitan}\n"), Constants());
   EXPECT_NEAR(ItemBytes(titan, kGathered).count(), 1486905344.0, 1.0);
   const MemoryLedger given = ComputeLedger(
       Resolve(fsdp2 + "framework: {name: hf-trainer}\n", {"sharding.fsdp_units=separate"}),

@@ -108,8 +108,7 @@ TEST(CheckpointContents, TrainerSaveOnlyModelWritesTheModelAlone) {
   const Status st = CheckCheckpointSettings(z3);
   ASSERT_FALSE(st.ok());
   EXPECT_EQ(st.error().field, "checkpoint.optimizer");
-  EXPECT_NE(st.error().message.find("stage3_gather_16bit_weights_on_model_save"),
-            std::string::npos)
+  EXPECT_NE(st.error().message.find("stage3_gather_16bit_weights_on_model_save"), std::string::npos)
       << st.error().Format();
   // DeepSpeed's own save_checkpoint has no switch to leave its optimizer partitions out.
   const Job bare = InlineJob(base +
@@ -226,15 +225,15 @@ TEST(CheckpointContents, AsyncSaveCostsTheCopyToHostMemory) {
   EXPECT_NEAR(sync->interval.daly.s(), 2000.999, 1e-2);
   EXPECT_NEAR(sync->interval.lost_fraction, 0.00070238, 1e-7);
   // torchtitan's DCP async_save is allowed; the HF Trainer's DeepSpeed save is synchronous.
-  EXPECT_TRUE(CheckCheckpointSettings(
-                  InlineJob(megatron.substr(0, megatron.find("framework")) +
-                            "sharding: {mode: fsdp2}\nframework: {name: torchtitan}\n"
-                            "checkpoint: {async_save: true}\n"))
-                  .ok());
-  const Status ds = CheckCheckpointSettings(
-      InlineJob(megatron.substr(0, megatron.find("framework")) +
-                "sharding: {mode: zero2}\nframework: {name: hf-trainer}\n"
-                "checkpoint: {async_save: true}\n"));
+  EXPECT_TRUE(
+      CheckCheckpointSettings(InlineJob(megatron.substr(0, megatron.find("framework")) +
+                                        "sharding: {mode: fsdp2}\nframework: {name: torchtitan}\n"
+                                        "checkpoint: {async_save: true}\n"))
+          .ok());
+  const Status ds =
+      CheckCheckpointSettings(InlineJob(megatron.substr(0, megatron.find("framework")) +
+                                        "sharding: {mode: zero2}\nframework: {name: hf-trainer}\n"
+                                        "checkpoint: {async_save: true}\n"));
   ASSERT_FALSE(ds.ok());
   EXPECT_EQ(ds.error().field, "checkpoint.async_save");
 }

@@ -593,8 +593,7 @@ Status MapAsyncSave(Settings& s, JobBuilder& job) {
     persistent = w && *w;
   }
   if (persistent) {
-    job.Set("checkpoint.async_save", "true",
-            fmt::format("{} with {}", v->source, worker->source));
+    job.Set("checkpoint.async_save", "true", fmt::format("{} with {}", v->source, worker->source));
   } else {
     job.Set("checkpoint.async_save", "false",
             fmt::format("{} without --use-persistent-ckpt-worker: megatron-core (core_v0.16.0 "

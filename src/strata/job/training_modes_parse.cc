@@ -137,9 +137,9 @@ Status ParseSharding(YamlMap& top, JobSpec& job) {
   if (s.Has("reduce_bucket_elements")) {
     if (sh.mode != ShardingMode::kZero1 && sh.mode != ShardingMode::kZero2 &&
         sh.mode != ShardingMode::kZero3) {
-      return s.ErrorAt("reduce_bucket_elements",
-                       fmt::format("is DeepSpeed's ZeRO-1/2/3 reduce_bucket_size, not one of {}",
-                                   mode));
+      return s.ErrorAt(
+          "reduce_bucket_elements",
+          fmt::format("is DeepSpeed's ZeRO-1/2/3 reduce_bucket_size, not one of {}", mode));
     }
     STRATA_ASSIGN_OR_RETURN(sh.reduce_bucket_elements, s.Number("reduce_bucket_elements"));
     sh.reduce_bucket_elements_given = true;

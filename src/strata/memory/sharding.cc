@@ -160,9 +160,8 @@ ModeMemory ComputeModeMemory(const Job& job, const ParamBreakdown& params, int64
     if (explain) {
       out.reduce_buckets.name = "gradients: DeepSpeed ZeRO-3 reduce (IPG) bucket";
       out.reduce_buckets.formula =
-          fmt::format("reduce_bucket_size {} elements ({}) x {:.0f} B = {}",
-                      GroupDigits(elements), job.ReduceBucketRule(), model_b,
-                      FormatGBAndGiB(out.reduce_buckets.bytes));
+          fmt::format("reduce_bucket_size {} elements ({}) x {:.0f} B = {}", GroupDigits(elements),
+                      job.ReduceBucketRule(), model_b, FormatGBAndGiB(out.reduce_buckets.bytes));
       out.reduce_buckets.note = "allocated at engine start, kept for the whole run";
     }
   }
@@ -258,9 +257,10 @@ ModeMemory ComputeModeMemory(const Job& job, const ParamBreakdown& params, int64
           FormatGBAndGiB(out.gathered.bytes));
       out.gathered.note =
           sh.units == FsdpUnits::kRoot
-              ? fmt::format("FSDP2, blocks wrapped; embedding and output in the root unit "
-                            "(fsdp_units: root{})",
-                            sh.units_given ? "" : fmt::format(", {}", job.fsdp2_units.rule))
+              ? fmt::format(
+                    "FSDP2, blocks wrapped; embedding and output in the root unit "
+                    "(fsdp_units: root{})",
+                    sh.units_given ? "" : fmt::format(", {}", job.fsdp2_units.rule))
           : tied_unit ? "FSDP2 as torchtitan wraps a tied model: embedding + norm + output kept"
                       : "FSDP2 units as torchtitan wraps them: embedding, each block, final norm "
                         "+ output";

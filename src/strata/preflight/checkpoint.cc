@@ -434,9 +434,8 @@ Result<CheckpointPlan> PlanCheckpoint(const Job& job, const StorageCluster& stor
     plan.times.staging_link = pcie->name;
     plan.times.staging_rate = pcie->per_gpu;
     plan.times.staging = plan.sizes.checkpoint_per_rank() / pcie->per_gpu;
-    plan.interval =
-        ComputeInterval(rate.per_gpu_hour, plan.sizes.world, plan.times.staging,
-                        plan.times.checkpoint_load, plan.times.checkpoint_write);
+    plan.interval = ComputeInterval(rate.per_gpu_hour, plan.sizes.world, plan.times.staging,
+                                    plan.times.checkpoint_load, plan.times.checkpoint_write);
     // A save starts only once the previous one is written (Megatron's queue holds one worker;
     // torchtitan waits for the previous save first): an interval shorter than the write makes
     // training wait for it, so the job is priced as writing synchronously.

@@ -120,9 +120,9 @@ struct CheckpointTimes {
 struct CheckpointInterval {
   double failure_rate_per_gpu_hour = 0;
   int64_t gpus = 0;
-  Seconds mtbf;              // of the job: 1 / (rate x GPUs)
-  Seconds cost;              // delta: the time training stops to write one checkpoint
-  Seconds restart;           // R: time to load it back after a failure
+  Seconds mtbf;     // of the job: 1 / (rate x GPUs)
+  Seconds cost;     // delta: the time training stops to write one checkpoint
+  Seconds restart;  // R: time to load it back after a failure
   /// An asynchronous save: the write after the staging copy, in the background. A failure
   /// during it loses that save: it adds to the work lost per failure. 0 when synchronous.
   Seconds background;

@@ -183,10 +183,10 @@ std::string RenderCheckpointText(const Job& job, const std::string& cluster,
         FormatSeconds(t.checkpoint_write));
   }
   if (explain) {
-    out += fmt::format(
-        "  delta = {} {}; R = its load time {}; M = 3600 s / ({:.4g} x {})\n",
-        async && !c.backed_up ? "the copy to host memory" : "checkpoint write time",
-        FormatSeconds(c.cost), FormatSeconds(c.restart), c.failure_rate_per_gpu_hour, c.gpus);
+    out += fmt::format("  delta = {} {}; R = its load time {}; M = 3600 s / ({:.4g} x {})\n",
+                       async && !c.backed_up ? "the copy to host memory" : "checkpoint write time",
+                       FormatSeconds(c.cost), FormatSeconds(c.restart), c.failure_rate_per_gpu_hour,
+                       c.gpus);
     if (c.background.s() > 0) {
       out += fmt::format(
           "  lost fraction = delta/tau + (tau/2 + W + R)/M, W the background write = {:.3g} "
