@@ -448,6 +448,8 @@ Status MapTorchtitan(Settings& s, MapContext& ctx, JobBuilder& job) {
               "torchtitan's cross_entropy_loss casts the logits to fp32 before the loss");
   job.Default("frozen", "[]", "torchtitan trains every parameter");
   job.Default("mtp", "false", "no multi-token prediction in torchtitan's llama3");
+  // Read before FinishCommon lists the settings left unused.
+  STRATA_RETURN_IF_ERROR(MapTitanAsyncCheckpoint(s, job));
   STRATA_RETURN_IF_ERROR(FinishCommon(s, ctx, job, tp * pp * cp));
   STRATA_ASSIGN_OR_RETURN(const int64_t dp, job.GetPositiveInt("parallel.dp"));
   if (shard > 0 && replicate * shard != dp) {
@@ -546,7 +548,6 @@ Status MapTorchtitan(Settings& s, MapContext& ctx, JobBuilder& job) {
     job.Set("sharding.offload_param", "cpu", v->source);
   }
   STRATA_RETURN_IF_ERROR(MapTitanFp8(s, job));
-  STRATA_RETURN_IF_ERROR(MapTitanAsyncCheckpoint(s, job));
   if (global > 0) {
     job.Set("batch.global_batch", std::to_string(global), "training.global_batch_size");
   } else {
