@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "import_test_support.h"
+#include "strata/core/file_io.h"
 #include "strata/importer/import_job.h"
 
 namespace strata {
@@ -48,6 +49,69 @@ TEST(ImportCheckpoint, MegatronNoSaveOptim) {
   ASSERT_TRUE(p.ok()) << p.error().Format();
   EXPECT_TRUE(p->job.checkpoint.optimizer);
   EXPECT_EQ(testing::SourceOf(*p, "checkpoint.optimizer"), "(not set)");
+}
+
+// Megatron-LM's --async-save: with --use-persistent-ckpt-worker the save runs in the background
+// (checkpoint.async_save true); without it megatron-core (core_v0.16.0 on) disables it
+// (NVIDIA/Megatron-LM d98e8a6 megatron/training/arguments.py: "--async-save is not supported
+// without --use-persistent-ckpt-worker. Disabling --async-save."). Before, both flags were "read
+// but not used" and every save was priced synchronous.
+TEST(ImportCheckpoint, MegatronAsyncSaveNeedsThePersistentWorker) {
+  ImportOptions o;
+  o.gpu = "H100";
+  const std::string script =
+      "torchrun --nnodes 8 --nproc-per-node 8 pretrain_gpt.py \\\n"
+      "    --num-layers 32 --hidden-size 4096 --ffn-hidden-size 14336 \\\n"
+      "    --num-attention-heads 32 --group-query-attention --num-query-groups 8 \\\n"
+      "    --seq-length 8192 --max-position-embeddings 131072 \\\n"
+      "    --micro-batch-size 1 --global-batch-size 128 --bf16 --use-distributed-optimizer \\\n"
+      "    --swiglu --normalization RMSNorm --untie-embeddings-and-output-weights \\\n"
+      "    --position-embedding-type rope --disable-bias-linear --vocab-size 128256 \\\n"
+      "    --save /ckpt --save-interval 500 --ckpt-format torch_dist --async-save "
+      "--use-persistent-ckpt-worker\n";
+  auto r = ImportJob(script, "pretrain.sh", o);
+  ASSERT_TRUE(r.ok()) << r.error().Format();
+  EXPECT_TRUE(r->job.checkpoint.async_save);
+  EXPECT_FALSE(Unused(*r, "async_save"));
+  EXPECT_FALSE(Unused(*r, "use_persistent_ckpt_worker"));
+  std::string alone = script;
+  alone.replace(alone.find(" --use-persistent-ckpt-worker"),
+                std::string(" --use-persistent-ckpt-worker").size(), "");
+  auto a = ImportJob(alone, "pretrain.sh", o);
+  ASSERT_TRUE(a.ok()) << a.error().Format();
+  EXPECT_FALSE(a->job.checkpoint.async_save);
+  EXPECT_NE(testing::SourceOf(*a, "checkpoint.async_save").find("disables"), std::string::npos)
+      << testing::SourceOf(*a, "checkpoint.async_save");
+}
+
+// torchtitan's [checkpoint] async_mode (torchtitan components/checkpointer/dcp.py): "async" and
+// "async_with_pinned_mem" stage to host memory and write in the background; "disabled" (the
+// shipped llama3_8b.toml's) saves synchronously; anything else is refused, naming the key.
+TEST(ImportCheckpoint, TorchtitanAsyncMode) {
+  ImportOptions o;
+  o.gpu = "H100 SXM";
+  o.nodes = 8;
+  o.gpus_per_node = 8;
+  auto text = ReadFile(testing::ImportGolden("torchtitan_llama3_8b/llama3_8b.toml"));
+  ASSERT_TRUE(text.ok());
+  const std::string key = "async_mode = \"disabled\"";
+  ASSERT_NE(text->find(key), std::string::npos);
+  auto off = ImportJob(*text, "llama3_8b.toml", o);
+  ASSERT_TRUE(off.ok()) << off.error().Format();
+  EXPECT_FALSE(off->job.checkpoint.async_save);
+  for (const char* mode : {"async", "async_with_pinned_mem"}) {
+    std::string on = *text;
+    on.replace(on.find(key), key.size(), std::string("async_mode = \"") + mode + "\"");
+    auto r = ImportJob(on, "llama3_8b.toml", o);
+    ASSERT_TRUE(r.ok()) << r.error().Format();
+    EXPECT_TRUE(r->job.checkpoint.async_save) << mode;
+    EXPECT_FALSE(Unused(*r, "async_mode")) << mode;
+  }
+  std::string bad = *text;
+  bad.replace(bad.find(key), key.size(), "async_mode = \"sometimes\"");
+  auto b = ImportJob(bad, "llama3_8b.toml", o);
+  ASSERT_FALSE(b.ok());
+  EXPECT_EQ(b.error().field, "checkpoint.async_mode");
 }
 
 // ms-swift's `megatron sft --no_save_optim true` passes Megatron's flag on.

@@ -690,6 +690,18 @@ TEST(ImportJobTest, DeepSpeedZero2ReduceBuckets) {
   auto c = ImportJob(loose, "ds-z2.json", o);
   ASSERT_TRUE(c.ok()) << c.error().Format();
   EXPECT_DOUBLE_EQ(c->job.sharding.reduce_bucket_elements, 0.0);
+  // ZeRO-3 reads the same key (stage3.py allocates its one bucket of reduce_bucket_size at the
+  // engine's start): before, the import refused to carry it under stage 3.
+  std::string z3 = config;
+  z3.replace(z3.find("\"stage\": 2"), std::string("\"stage\": 2").size(), "\"stage\": 3");
+  z3.replace(z3.find("\"reduce_bucket_size\": 500000000"),
+             std::string("\"reduce_bucket_size\": 500000000").size(),
+             "\"reduce_bucket_size\": 200000000");
+  auto d = ImportJob(z3, "ds-z3.json", o);
+  ASSERT_TRUE(d.ok()) << d.error().Format();
+  EXPECT_EQ(d->job.sharding.mode, ShardingMode::kZero3);
+  EXPECT_TRUE(d->job.sharding.reduce_bucket_elements_given);
+  EXPECT_DOUBLE_EQ(d->job.sharding.reduce_bucket_elements, 2e8);
 }
 
 // Megatron's uneven pipelines on the GPT-3 175B script (96 layers, PP 2): the last stage's layer

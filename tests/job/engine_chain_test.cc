@@ -79,6 +79,15 @@ TEST(EngineChain, ReduceBucketByFramework) {
   ASSERT_TRUE(filled.has_value());
   EXPECT_DOUBLE_EQ(filled->elements, 26214400.0);
   EXPECT_EQ(filled->filled_by, "hf-trainer");
+  // Under zero3 ms-swift's shipped zero3.json says "auto" (modelscope/ms-swift@3602360
+  // swift/config/zero3.json), filled by the HF Trainer: hidden^2, not zero2.json's 2e8.
+  const ReduceBucketDefault swift3 =
+      ResolveReduceBucket(e, Named("ms-swift"), ShardingMode::kZero3);
+  EXPECT_TRUE(swift3.auto_hidden_squared);
+  EXPECT_NE(swift3.rule.find("hf-trainer"), std::string::npos) << swift3.rule;
+  EXPECT_DOUBLE_EQ(ResolveReduceBucket(e, Named("deepspeed"), ShardingMode::kZero3).elements, 5e8);
+  EXPECT_FALSE(
+      ResolveReduceBucket(e, Named("deepspeed"), ShardingMode::kZero3).auto_hidden_squared);
   // torchtitan writes no DeepSpeed config: nobody on its chain fills "auto".
   EXPECT_FALSE(
       ResolveReduceBucketAuto(e, Named("torchtitan"), ShardingMode::kZero2, 5120).has_value());
@@ -86,6 +95,27 @@ TEST(EngineChain, ReduceBucketByFramework) {
   auto bad = Parse("frameworks:\n  a: {latest: '1', reduce_bucket: {auto: hidden^3, source: x}}\n");
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.error().Format().find("auto"), std::string::npos) << bad.error().Format();
+  auto bad3 =
+      Parse("frameworks:\n  a: {latest: '1', reduce_bucket: {elements: 1, zero3: 5, source: x}}\n");
+  ASSERT_FALSE(bad3.ok());
+  EXPECT_NE(bad3.error().Format().find("zero3"), std::string::npos) << bad3.error().Format();
+}
+
+// FSDP2's unit layout by framework (data/frameworks.yaml, fsdp2_units): the HF Trainer's is
+// accelerate's fsdp2_prepare_model (root), ms-swift's `swift sft` reaches it through its chain
+// [ms-swift, deepspeed, hf-trainer], verl states its own (it wraps FSDP2 itself), torchtitan and
+// a job naming no framework keep torchtitan's separate units. An unknown layout is refused.
+TEST(EngineChain, Fsdp2UnitsByFramework) {
+  const FrameworkEngines e = Shipped();
+  EXPECT_EQ(ResolveFsdp2Units(e, Named("hf-trainer")).units, FsdpUnits::kRoot);
+  EXPECT_EQ(ResolveFsdp2Units(e, Named("ms-swift")).units, FsdpUnits::kRoot);
+  EXPECT_NE(ResolveFsdp2Units(e, Named("ms-swift")).rule.find("hf-trainer"), std::string::npos);
+  EXPECT_EQ(ResolveFsdp2Units(e, Named("verl")).units, FsdpUnits::kSeparate);
+  EXPECT_EQ(ResolveFsdp2Units(e, Named("torchtitan")).units, FsdpUnits::kSeparate);
+  EXPECT_EQ(ResolveFsdp2Units(e, FrameworkSpec{}).units, FsdpUnits::kSeparate);
+  auto bad = Parse("frameworks:\n  a: {latest: '1', fsdp2_units: rooted}\n");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().Format().find("fsdp2_units"), std::string::npos) << bad.error().Format();
 }
 
 TEST(EngineChain, RefusesACatalogItCannotWalk) {

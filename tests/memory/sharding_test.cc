@@ -2,6 +2,7 @@
 // against values derived by hand below.
 #include "strata/memory/sharding.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <string>
@@ -108,14 +109,60 @@ TEST(Sharding, DeepSpeedZero12ReduceBuckets) {
       Resolve(std::string(kDense8) + "framework: {name: megatron-core}\nsharding: {mode: zero1}\n"),
       Constants());
   for (const auto& i : megatron.items) EXPECT_NE(i.name, item);
-  // Only ZeRO-1/2 have them: a ZeRO-3 job that names a bucket size is refused, naming the field
-  // (overlap_comm is DeepSpeed's ZeRO-3 switch too: it decides whether its collectives hide).
-  auto z3 =
-      ParseJobSpec(std::string(kDense8) + "sharding: {mode: zero3, reduce_bucket_elements: 1000}\n",
+  // FSDP2 has no DeepSpeed bucket: a job that names a bucket size there is refused, naming the
+  // field.
+  auto fsdp =
+      ParseJobSpec(std::string(kDense8) + "sharding: {mode: fsdp2, reduce_bucket_elements: 1000}\n",
                    testing::TestPath("memory/validation/inline.yaml"), {});
-  ASSERT_FALSE(z3.ok());
-  EXPECT_NE(z3.error().Format().find("sharding.reduce_bucket_elements"), std::string::npos)
-      << z3.error().Format();
+  ASSERT_FALSE(fsdp.ok());
+  EXPECT_NE(fsdp.error().Format().find("sharding.reduce_bucket_elements"), std::string::npos)
+      << fsdp.error().Format();
+}
+
+// DeepSpeed's ZeRO-3 optimizer (deepspeedai/DeepSpeed edaa722, deepspeed/runtime/zero/stage3.py,
+// _setup_for_real_optimizer, lines 730-735): with contiguous_gradients (default true) the
+// engine's start allocates bucket.buffer = torch.empty(self.reduce_bucket_size, dtype=dtype,
+// device=current_device_name()) for its one communication dtype (bf16 under bf16), and keeps it
+// for the run (only destroy() clears ipg_buckets). So, bf16 model (2 B):
+//   DeepSpeed's default reduce_bucket_size 5e8 (stage3.py:173, DeepSpeedZeroConfig):
+//     500,000,000 x 2 B = 1,000,000,000 B in every phase, after-init included;
+//   the job's 26,214,400 elements: 52,428,800 B;
+//   ms-swift (`swift sft --deepspeed zero3` loads swift/config/zero3.json at
+//     modelscope/ms-swift@3602360: "reduce_bucket_size": "auto", which the HF Trainer fills
+//     with hidden^2 = 5,120^2 = 26,214,400): 52,428,800 B (not its zero2.json's 2e8);
+//   offloading the optimizer and the parameters to the CPU leaves it on the GPU (device=
+//     current_device_name()): still 1,000,000,000 B.
+// Before, ZeRO-3 had no such item ("0: not DeepSpeed ZeRO-1/2") and the field was refused.
+TEST(Sharding, DeepSpeedZero3KeepsItsReduceBucketFromInit) {
+  const std::string item = "gradients: DeepSpeed ZeRO-3 reduce (IPG) bucket";
+  const std::string ds = std::string(kDense8) + "framework: {name: deepspeed}\n";
+  const MemoryLedger z3 = ComputeLedger(Resolve(ds + "sharding: {mode: zero3}\n"), Constants());
+  EXPECT_DOUBLE_EQ(ItemBytes(z3, item).count(), 1e9);
+  const MemoryLedger none = ComputeLedger(
+      Resolve(ds + "sharding: {mode: zero3, reduce_bucket_elements: 0}\n"), Constants());
+  for (Phase p : {Phase::kAfterInit, Phase::kForwardPeak, Phase::kBackwardPeak,
+                  Phase::kFirstOptimizerStep, Phase::kSteadyPeak}) {
+    EXPECT_NEAR(z3.PhaseOf(p).bytes.count() - none.PhaseOf(p).bytes.count(), 1e9, 1.0)
+        << PhaseName(p);
+  }
+  EXPECT_NE(z3.PhaseOf(Phase::kAfterInit).formula.find("reduce bucket 1.00 GB"), std::string::npos)
+      << z3.PhaseOf(Phase::kAfterInit).formula;
+  const MemoryLedger given = ComputeLedger(
+      Resolve(ds + "sharding: {mode: zero3, reduce_bucket_elements: 26214400}\n"), Constants());
+  EXPECT_DOUBLE_EQ(ItemBytes(given, item).count(), 52428800.0);
+  const Job swift =
+      Resolve(std::string(kDense8) + "framework: {name: ms-swift}\nsharding: {mode: zero3}\n");
+  EXPECT_DOUBLE_EQ(swift.ReduceBucketElements(), 26214400.0);
+  EXPECT_DOUBLE_EQ(ItemBytes(ComputeLedger(swift, Constants()), item).count(), 52428800.0);
+  const MemoryLedger offload = ComputeLedger(
+      Resolve(ds + "sharding: {mode: zero3, offload_optimizer: cpu, offload_param: cpu}\n"),
+      Constants());
+  EXPECT_DOUBLE_EQ(ItemBytes(offload, item).count(), 1e9);
+  // megatron-core's zero3 (its own FSDP) keeps no DeepSpeed bucket.
+  const MemoryLedger megatron = ComputeLedger(
+      Resolve(std::string(kDense8) + "framework: {name: megatron-core}\nsharding: {mode: zero3}\n"),
+      Constants());
+  for (const auto& i : megatron.items) EXPECT_NE(i.name, item);
 }
 
 // The bucket a ZeRO-1/2 job gets when it does not give one follows the framework that writes its
@@ -344,6 +391,42 @@ TEST(Sharding, Fsdp1Llama8bFlatParametersAgainstFsdp2) {
   EXPECT_NE(ItemFormula(padded, kGathered).find("+ 48 padding to a multiple of 56"),
             std::string::npos)
       << ItemFormula(padded, kGathered);
+
+// The HF Trainer's FSDP2 is accelerate's fsdp2_prepare_model (huggingface/accelerate v1.13.0,
+// src/accelerate/utils/fsdp_utils.py): with TRANSFORMER_BASED_WRAP it calls fully_shard on each
+// decoder layer ("We skip the model itself, as that one is always wrapped"), then on the whole
+// model, so embed_tokens, the final norm and lm_head stay in the root unit, gathered from the
+// forward's start to the end of backward: `fsdp_units: root`, not torchtitan's units. For the
+// 16-layer Llama-3.1-8B above that is (Fsdp2Llama8bGatheredUnits (a), bf16): root unit
+// 2 B x (525,336,576 + 525,340,672) + two blocks 2 x 2 B x 218,112,000 = 2,973,802,496 B, where
+// torchtitan's units give 1,486,905,344 B; and the root's output gradient waits
+// (Fsdp2ReduceScatterBuffersPerUnit): 2,359,353,344 B. ms-swift's `--fsdp fsdp2` runs the same
+// code; torchtitan keeps its own layout; a job that gives fsdp_units keeps it. Before, every
+// framework got torchtitan's layout (1,486,905,344 B for the HF Trainer).
+TEST(Sharding, Fsdp2UnitsFollowTheFramework) {
+  const std::string fsdp2 = std::string(kLlama8) + "sharding: {mode: fsdp2}\n";
+  for (const char* name : {"hf-trainer", "ms-swift"}) {
+    const Job job = Resolve(fsdp2 + fmt::format("framework: {{name: {}}}\n", name));
+    EXPECT_EQ(job.spec.sharding.units, FsdpUnits::kRoot) << name;
+    const MemoryLedger ledger = ComputeLedger(job, Constants());
+    EXPECT_NEAR(ItemBytes(ledger, kGathered).count(), 2973802496.0, 1.0) << name;
+    EXPECT_NEAR(ItemBytes(ledger, kUnsharded).count(), 2359353344.0, 1.0) << name;
+  }
+  const MemoryLedger titan =
+      ComputeLedger(Resolve(fsdp2 + "framework: {name: torchtitan}\n"), Constants());
+  EXPECT_NEAR(ItemBytes(titan, kGathered).count(), 1486905344.0, 1.0);
+  const MemoryLedger given = ComputeLedger(
+      Resolve(fsdp2 + "framework: {name: hf-trainer}\n", {"sharding.fsdp_units=separate"}),
+      Constants());
+  EXPECT_NEAR(ItemBytes(given, kGathered).count(), 1486905344.0, 1.0);
+  // The explanation says whose layout it is.
+  const Job hf = Resolve(fsdp2 + "framework: {name: hf-trainer}\n");
+  const std::string note = [&] {
+    for (const auto& item : ComputeLedger(hf, Constants()).items)
+      if (item.name == kGathered) return item.note;
+    return std::string();
+  }();
+  EXPECT_NE(note.find("hf-trainer's fsdp2_units"), std::string::npos) << note;
 }
 
 // Tied embeddings (tests/memory/validation/llama-3.2-1b.json: hidden 2048, 32 heads x 64, 8 KV

@@ -66,20 +66,55 @@ TEST(CheckpointContents, NoSaveOptimLeavesTheWeightsAlone) {
   EXPECT_NEAR(t->checkpoint_write.s(), 4.015130624 / 20, 1e-6);
 }
 
-// DeepSpeed's save_checkpoint has no switch to leave its optimizer partitions out.
-TEST(CheckpointContents, DeepSpeedRefusesNoOptimizer) {
-  const Job job = InlineJob(
+// The HF Trainer's save_only_model (checkpoint.optimizer false) under DeepSpeed: Trainer.
+// _save_checkpoint calls save_model, then `if not self.args.save_only_model:
+// self._save_optimizer_and_scheduler(output_dir)`, the only place DeepSpeed's save_checkpoint is
+// called (huggingface/transformers@000945a9 src/transformers/trainer.py). So under ZeRO-2 rank 0
+// writes model.safetensors alone: 2 B x P = 16,060,522,496 B, all on the first node, 0.803 s at
+// the cluster's 20 GB/s per node, and a restart reads the same file (0.803 s). Under ZeRO-3 the
+// same with stage3_gather_16bit_weights_on_model_save (checkpoint.save_16bit_model), once, not
+// twice. Before, the job was refused ("DeepSpeed's save_checkpoint always writes ...") and the
+// only answer was the full checkpoint, 16 B x P = 128.5 GB.
+TEST(CheckpointContents, TrainerSaveOnlyModelWritesTheModelAlone) {
+  const std::string base =
       "model: llama-3.1-8b\n"
       "cluster: {file: h100-8x8-ib400, gpu: H100, gpus_per_node: 8, nodes: 1}\n"
       "parallel: {tp: 1, pp: 1}\n"
       "batch: {micro_batch: 1, global_batch: 8}\n"
-      "sequence: {max_tokens: 4096}\n"
-      "sharding: {mode: zero3}\n"
-      "framework: {name: hf-trainer}\n"
-      "checkpoint: {optimizer: false}\n");
-  const Status st = CheckCheckpointSettings(job);
+      "sequence: {max_tokens: 4096}\n";
+  for (const std::string& zero :
+       {std::string("sharding: {mode: zero2}\ncheckpoint: {optimizer: false}\n"),
+        std::string("sharding: {mode: zero3}\n"
+                    "checkpoint: {optimizer: false, save_16bit_model: true}\n")}) {
+    for (const char* name : {"hf-trainer", "ms-swift"}) {
+      const Job job = InlineJob(base + zero + "framework: {name: " + name + "}\n");
+      ASSERT_TRUE(CheckCheckpointSettings(job).ok()) << zero << name;
+      const CheckpointSizes s = ComputeCheckpointSizes(job);
+      EXPECT_EQ(s.format, CheckpointFormat::kHfTrainer) << zero << name;
+      EXPECT_NEAR(s.checkpoint_total().count(), 2 * kLlama8bParams, 1e3) << zero << name;
+      EXPECT_NEAR(s.checkpoint_per_rank().count(), 2 * kLlama8bParams, 1e3) << zero << name;
+      EXPECT_NEAR(s.busiest_node.count(), 2 * kLlama8bParams, 1e3) << zero << name;
+      auto t = TimesOnH100Cluster(s, 1);
+      ASSERT_TRUE(t.ok()) << t.error().Format();
+      EXPECT_NEAR(t->checkpoint_write.s(), 16.060522496 / 20, 1e-6);
+      EXPECT_NEAR(t->checkpoint_load.s(), 16.060522496 / 20, 1e-6);
+    }
+  }
+  // Under ZeRO-3 without the 16-bit gather, save_model itself falls back to DeepSpeed's
+  // save_checkpoint (optimizer partitions included): refused, saying so.
+  const Job z3 = InlineJob(base +
+                           "sharding: {mode: zero3}\nframework: {name: hf-trainer}\n"
+                           "checkpoint: {optimizer: false}\n");
+  const Status st = CheckCheckpointSettings(z3);
   ASSERT_FALSE(st.ok());
   EXPECT_EQ(st.error().field, "checkpoint.optimizer");
+  EXPECT_NE(st.error().message.find("stage3_gather_16bit_weights_on_model_save"), std::string::npos)
+      << st.error().Format();
+  // DeepSpeed's own save_checkpoint has no switch to leave its optimizer partitions out.
+  const Job bare = InlineJob(base +
+                             "sharding: {mode: zero2}\nframework: {name: deepspeed}\n"
+                             "checkpoint: {optimizer: false}\n");
+  EXPECT_FALSE(CheckCheckpointSettings(bare).ok());
 }
 
 // The audit's HF Trainer + DeepSpeed ZeRO-3 job (Llama-3.1-8B on 1 node x 8 H100) with
@@ -143,6 +178,64 @@ TEST(CheckpointContents, TrainerUnderZero2AlsoWritesTheModel) {
   // DeepSpeed used alone (its own training loop, no Trainer) writes its files only.
   const Job bare = InlineJob(zero2 + "framework: {name: deepspeed}\n");
   EXPECT_NEAR(ComputeCheckpointSizes(bare).checkpoint_total().count(), 14 * kLlama8bParams, 1e4);
+}
+
+// Megatron's --async-save with --use-persistent-ckpt-worker (checkpoint.async_save): training
+// waits for the persistent worker to copy the rank's part to host memory
+// (NVIDIA/Megatron-LM d98e8a6, dist_checkpointing/strategies/async_utils.py
+// PersistentAsyncCaller.schedule_async_call joins the preload queue; filesystem_async.py
+// preload_tensors: tensor.to("cpu", non_blocking=True), torch.cuda.synchronize), and the files
+// are written behind training. Llama-3.1-8B on 8 x 8 H100 (h100-8x8-ib400: Lustre 20 GB/s a
+// node, PCIe Gen5 x16 63 GB/s a GPU), DP 64, distributed optimizer, torch_dist:
+//   per rank 14 B x P / 64 = 1,756,619,648 B; per node 14,052,957,184 B: write 0.70265 s
+//   staging = 1,756,619,648 B / 63 GB/s = 0.027883 s (training's cost)
+//   M = 3600 / (1.9733e-5 x 64) = 2,850,554.9 s; Young sqrt(2 x 0.027883 x M) = 398.70 s;
+//   Daly 398.68 s; lost = d/tau + (tau/2 + W + R)/M = 0.00014036 (W = R = 0.70265 s)
+// Synchronous (as before, with the flag "read but not used"): cost 0.70265 s, Daly 2001.0 s,
+// lost 0.00070238.
+TEST(CheckpointContents, AsyncSaveCostsTheCopyToHostMemory) {
+  const std::string megatron =
+      "model: llama-3.1-8b\n"
+      "cluster: {file: h100-8x8-ib400, gpu: H100, gpus_per_node: 8, nodes: 8}\n"
+      "parallel: {tp: 1, pp: 1}\n"
+      "batch: {micro_batch: 1, global_batch: 128}\n"
+      "sequence: {max_tokens: 8192}\n"
+      "framework: {name: megatron-core}\n";
+  auto cluster = LoadCluster("h100-8x8-ib400");
+  auto links = LoadInterconnects();
+  ASSERT_TRUE(cluster.ok() && links.ok());
+  auto map = BuildBandwidthMap(*cluster, *links);
+  ASSERT_TRUE(map.ok()) << map.error().Format();
+  const FailureRate rate{1.9733e-5, "", ""};
+  auto plan = PlanCheckpoint(InlineJob(megatron + "checkpoint: {async_save: true}\n"),
+                             StorageCluster{*cluster, false}, *map, rate);
+  ASSERT_TRUE(plan.ok()) << plan.error().Format();
+  EXPECT_NEAR(plan->sizes.checkpoint_per_rank().count(), 1756619648.0, 1e2);
+  EXPECT_NEAR(plan->times.checkpoint_write.s(), 0.7026478592, 1e-6);
+  EXPECT_NEAR(plan->times.staging.s(), 0.0278828516, 1e-6);
+  EXPECT_NEAR(plan->interval.cost.s(), 0.0278828516, 1e-6);
+  EXPECT_NEAR(plan->interval.background.s(), 0.7026478592, 1e-6);
+  EXPECT_NEAR(plan->interval.young.s(), 398.7019, 1e-2);
+  EXPECT_NEAR(plan->interval.daly.s(), 398.6833, 1e-2);
+  EXPECT_NEAR(plan->interval.lost_fraction, 0.00014036, 1e-7);
+  EXPECT_FALSE(plan->interval.backed_up);
+  auto sync = PlanCheckpoint(InlineJob(megatron), StorageCluster{*cluster, false}, *map, rate);
+  ASSERT_TRUE(sync.ok()) << sync.error().Format();
+  EXPECT_NEAR(sync->interval.cost.s(), 0.7026478592, 1e-6);
+  EXPECT_NEAR(sync->interval.daly.s(), 2000.999, 1e-2);
+  EXPECT_NEAR(sync->interval.lost_fraction, 0.00070238, 1e-7);
+  // torchtitan's DCP async_save is allowed; the HF Trainer's DeepSpeed save is synchronous.
+  EXPECT_TRUE(
+      CheckCheckpointSettings(InlineJob(megatron.substr(0, megatron.find("framework")) +
+                                        "sharding: {mode: fsdp2}\nframework: {name: torchtitan}\n"
+                                        "checkpoint: {async_save: true}\n"))
+          .ok());
+  const Status ds =
+      CheckCheckpointSettings(InlineJob(megatron.substr(0, megatron.find("framework")) +
+                                        "sharding: {mode: zero2}\nframework: {name: hf-trainer}\n"
+                                        "checkpoint: {async_save: true}\n"));
+  ASSERT_FALSE(ds.ok());
+  EXPECT_EQ(ds.error().field, "checkpoint.async_save");
 }
 
 // The shipped QLoRA job's cluster (h200-1x1) has no storage level. The sizes need none: the plan

@@ -576,8 +576,36 @@ Status MapPrecision(MegatronFlavor flavor, Settings& s, JobBuilder& job) {
 // fp32 main params included, out of every save: checkpoint.optimizer false. --no-save-rng drops
 // the RNG states, a few kB per rank (Python's, NumPy's and torch's generators): no byte count
 // changes, so it is read and left.
+// --async-save: the distributed checkpoint is written in the background and training waits for
+// the copy to host memory (checkpoint.async_save). From core_v0.16.0 megatron-core turns it off
+// without --use-persistent-ckpt-worker (NVIDIA/Megatron-LM d98e8a6 megatron/training/
+// arguments.py: "--async-save is not supported without --use-persistent-ckpt-worker. Disabling
+// --async-save."), the release strata assumes for a launch that names none.
+Status MapAsyncSave(Settings& s, JobBuilder& job) {
+  const SourcedValue* v = s.Use("async_save");
+  const SourcedValue* worker = s.Use("use_persistent_ckpt_worker");
+  if (IsNone(v)) return OkStatus();
+  STRATA_ASSIGN_OR_RETURN(auto on, s.Bool("async_save"));
+  if (!on || !*on) return OkStatus();
+  bool persistent = false;
+  if (!IsNone(worker)) {
+    STRATA_ASSIGN_OR_RETURN(auto w, s.Bool("use_persistent_ckpt_worker"));
+    persistent = w && *w;
+  }
+  if (persistent) {
+    job.Set("checkpoint.async_save", "true", fmt::format("{} with {}", v->source, worker->source));
+  } else {
+    job.Set("checkpoint.async_save", "false",
+            fmt::format("{} without --use-persistent-ckpt-worker: megatron-core (core_v0.16.0 "
+                        "on) disables --async-save, the save is synchronous",
+                        v->source));
+  }
+  return OkStatus();
+}
+
 Status MapCheckpointContents(Settings& s, JobBuilder& job) {
   s.Ignore("no_save_rng");
+  STRATA_RETURN_IF_ERROR(MapAsyncSave(s, job));
   const SourcedValue* v = s.Use("no_save_optim");
   if (IsNone(v)) return OkStatus();
   const std::string source = v->source;

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdlib>
 #include <optional>
@@ -198,6 +199,25 @@ Status MapTitanPipeline(Settings& s, JobBuilder& job, int64_t pp) {
 
 // FP8 linears through torchao: `model.converters = ["float8"]` (newer) or
 // `float8.enable_float8_linear` (older), with float8.recipe_name (none: tensorwise scaling).
+// torchtitan's [checkpoint] async_mode (pytorch/torchtitan@b5bcd76c
+// torchtitan/components/checkpointer/dcp.py: "disabled", "async" or "async_with_pinned_mem"):
+// the two async modes stage the state dict to host memory and write it in the background,
+// checkpoint.async_save.
+Status MapTitanAsyncCheckpoint(Settings& s, JobBuilder& job) {
+  const SourcedValue* v = s.Use("checkpoint.async_mode");
+  if (v == nullptr) return OkStatus();
+  std::string mode = v->value;
+  for (char& c : mode) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (mode == "async" || mode == "async_with_pinned_mem") {
+    job.Set("checkpoint.async_save", "true", v->source);
+  } else if (mode != "disabled") {
+    return InvalidInput(fmt::format("{} = '{}': expected disabled, async or async_with_pinned_mem",
+                                    v->source, v->value))
+        .InField("checkpoint.async_mode");
+  }
+  return OkStatus();
+}
+
 Status MapTitanFp8(Settings& s, JobBuilder& job) {
   std::string source;
   if (const SourcedValue* v = s.Use("model.converters");
@@ -450,6 +470,8 @@ Status MapTorchtitan(Settings& s, MapContext& ctx, JobBuilder& job) {
               "torchtitan's cross_entropy_loss casts the logits to fp32 before the loss");
   job.Default("frozen", "[]", "torchtitan trains every parameter");
   job.Default("mtp", "false", "no multi-token prediction in torchtitan's llama3");
+  // Read before FinishCommon lists the settings left unused.
+  STRATA_RETURN_IF_ERROR(MapTitanAsyncCheckpoint(s, job));
   STRATA_RETURN_IF_ERROR(FinishCommon(s, ctx, job, tp * pp * cp));
   STRATA_ASSIGN_OR_RETURN(const int64_t dp, job.GetPositiveInt("parallel.dp"));
   if (shard > 0 && replicate * shard != dp) {
@@ -583,6 +605,28 @@ Status MapZero3ModelSave(Settings& s, JobBuilder& job) {
   return OkStatus();
 }
 
+// TrainingArguments.save_only_model (transformers trainer.py, _save_checkpoint: `if not
+// self.args.save_only_model: self._save_optimizer_and_scheduler(output_dir)`, where DeepSpeed's
+// save_checkpoint is called): rank 0's model.safetensors alone, checkpoint.optimizer false. Under
+// ZeRO-3 without the 16-bit gather save_model itself falls back to DeepSpeed's save_checkpoint,
+// optimizer included: the field is left and a note says why.
+Status MapSaveOnlyModel(Settings& s, JobBuilder& job, int64_t stage) {
+  if (!s.Has("save_only_model")) return OkStatus();
+  const std::string source = s.Use("save_only_model")->source;
+  STRATA_ASSIGN_OR_RETURN(auto on, s.Bool("save_only_model"));
+  if (!on || !*on) return OkStatus();
+  if (stage == 3 && !(job.Has("checkpoint.save_16bit_model") &&
+                      job.Get("checkpoint.save_16bit_model") == "true")) {
+    job.Note(fmt::format(
+        "{}: under ZeRO-3 without stage3_gather_16bit_weights_on_model_save the Trainer's "
+        "save_model writes DeepSpeed's checkpoint, optimizer partitions included",
+        source));
+    return OkStatus();
+  }
+  job.Set("checkpoint.optimizer", "false", source);
+  return OkStatus();
+}
+
 /// DeepSpeed's overlap_comm: whether its ZeRO collectives run on their own streams. Its default is
 /// true under ZeRO-3 and false under ZeRO-1/2 (deepspeed/runtime/zero/config.py,
 /// overlap_comm_valid: `values["stage"] == ZeroStageEnum.weights`). Every stage carries it as
@@ -663,15 +707,16 @@ Status MapZero3Prefetch(Settings& s, JobBuilder& job) {
   return OkStatus();
 }
 
-/// ZeRO-1/2's reduce buckets (sharding.reduce_bucket_elements, sharding.overlap_comm):
+/// DeepSpeed's reduce buckets (sharding.reduce_bucket_elements, sharding.overlap_comm):
 /// stage_1_and_2.py allocates one bucket of reduce_bucket_size elements per backward with
 /// contiguous_gradients (DeepSpeed's default true), two with overlap_comm (its default false
-/// below stage 3). "auto" is filled by the framework that writes the config, as
+/// below stage 3); stage3.py one at the engine's start, kept for the run. "auto" is filled by
+/// the framework that writes the config, as
 /// data/frameworks.yaml's `reduce_bucket: {auto: hidden^2}` says (the HF Trainer:
 /// transformers integrations/deepspeed.py, trainer_config_finalize: reduce_bucket_size =
 /// hidden_size * hidden_size), for the chain of the imported framework (the HF Trainer's when
 /// the input names none). Left out, the framework's own default applies when the job resolves.
-Status MapZero12Buckets(Settings& s, JobBuilder& job, int64_t stage) {
+Status MapReduceBuckets(Settings& s, JobBuilder& job, int64_t stage) {
   const std::string key = "ds.zero_optimization.reduce_bucket_size";
   if (const SourcedValue* v = s.Use(key)) {
     if (v->value == "auto") {
@@ -681,7 +726,9 @@ Status MapZero12Buckets(Settings& s, JobBuilder& job, int64_t stage) {
         FrameworkSpec framework;
         framework.name = job.Has("framework.name") ? job.Get("framework.name") : "hf-trainer";
         framework.given = true;
-        const ShardingMode mode = stage == 1 ? ShardingMode::kZero1 : ShardingMode::kZero2;
+        const ShardingMode mode = stage == 1   ? ShardingMode::kZero1
+                                  : stage == 2 ? ShardingMode::kZero2
+                                               : ShardingMode::kZero3;
         const std::optional<ReduceBucketAuto> filled =
             ResolveReduceBucketAuto(*engines, framework, mode, model->hidden_size);
         if (!filled) {
@@ -1074,11 +1121,14 @@ Status MapHfDeepSpeed(Settings& s, MapContext& ctx, JobBuilder& job) {
                                       : "full fine-tuning");
   job.Default("mtp", "false", "the HF Trainer does not build MTP blocks");
   if (stage == 3) STRATA_RETURN_IF_ERROR(MapZero3Prefetch(s, job));
-  if (stage == 1 || stage == 2) STRATA_RETURN_IF_ERROR(MapZero12Buckets(s, job, stage));
+  if (stage == 1 || stage == 2 || (stage == 3 && !accelerate_fsdp)) {
+    STRATA_RETURN_IF_ERROR(MapReduceBuckets(s, job, stage));
+  }
   if (stage >= 1 && stage <= 3 && !accelerate_fsdp) {
     STRATA_RETURN_IF_ERROR(MapDeepSpeedOverlap(s, job, stage));
   }
   if (stage == 3) STRATA_RETURN_IF_ERROR(MapZero3ModelSave(s, job));
+  if (!accelerate_fsdp) STRATA_RETURN_IF_ERROR(MapSaveOnlyModel(s, job, stage));
   if (stage >= 1 && stage <= 3) {
     job.Set("sharding.mode", fmt::format("zero{}", stage),
             stage_opt ? fmt::format("ds: zero_optimization.stage {}", stage)

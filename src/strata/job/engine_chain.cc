@@ -65,8 +65,8 @@ Result<GqaRepeatRule> ParseGqaRepeat(YamlMap& entry) {
   return rule;
 }
 
-// `reduce_bucket: {elements: N, auto: hidden^2, source: ...}` (elements or auto may be left out,
-// not both).
+// `reduce_bucket: {elements: N, auto: hidden^2, zero3: auto, source: ...}` (elements or auto may
+// be left out, not both; zero3 is optional).
 Result<ReduceBucketRule> ParseReduceBucket(YamlMap& entry) {
   ReduceBucketRule rule;
   STRATA_ASSIGN_OR_RETURN(YamlMap m, entry.Map("reduce_bucket"));
@@ -83,6 +83,15 @@ Result<ReduceBucketRule> ParseReduceBucket(YamlMap& entry) {
       return m.ErrorAt("auto", fmt::format("unknown fill '{}', expected hidden^2", a));
     }
     rule.auto_hidden_squared = true;
+  }
+  if (m.Has("zero3")) {
+    STRATA_ASSIGN_OR_RETURN(std::string z, m.String("zero3"));
+    if (z != "auto") {
+      return m.ErrorAt("zero3", fmt::format("unknown value '{}', expected auto (what the "
+                                            "framework's shipped ZeRO-3 config writes)",
+                                            z));
+    }
+    rule.zero3_auto = true;
   }
   if (!rule.has_elements && !rule.auto_hidden_squared) {
     return m.ErrorAt("elements", "expected elements, auto or both");
@@ -283,6 +292,14 @@ Result<FrameworkEngines> ParseFrameworkEngines(const YAML::Node& frameworks,
     if (entry.Has("moe_a2a_overlap")) {
       STRATA_ASSIGN_OR_RETURN(out.moe_a2a_overlap[name], ParseMoeA2aOverlapRule(entry, name));
     }
+    if (entry.Has("fsdp2_units")) {
+      STRATA_ASSIGN_OR_RETURN(std::string units, entry.String("fsdp2_units"));
+      if (units != "root" && units != "separate") {
+        return entry.ErrorAt("fsdp2_units",
+                             fmt::format("unknown layout '{}', expected root or separate", units));
+      }
+      out.fsdp2_units[name] = units == "root" ? FsdpUnits::kRoot : FsdpUnits::kSeparate;
+    }
     STRATA_RETURN_IF_ERROR(ParseShardingRuntimes(entry, name, out));
     if (!entry.Has("runs_as")) continue;
     STRATA_ASSIGN_OR_RETURN(YAML::Node runs_as, entry.Node("runs_as"));
@@ -450,8 +467,20 @@ ReduceBucketDefault ResolveReduceBucket(const FrameworkEngines& engines, const F
   const EngineChain chain = ResolveEngineChain(engines, spec, mode);
   for (const std::string& name : chain.names) {
     const auto it = engines.reduce_bucket.find(name);
-    if (it == engines.reduce_bucket.end() || !it->second.has_elements) continue;
-    return {it->second.elements,
+    if (it == engines.reduce_bucket.end()) continue;
+    if (mode == ShardingMode::kZero3 && it->second.zero3_auto) {
+      // Its ZeRO-3 config says "auto": the first "auto" filler on the chain writes hidden^2.
+      for (const std::string& filler : chain.names) {
+        const auto f = engines.reduce_bucket.find(filler);
+        if (f == engines.reduce_bucket.end() || !f->second.auto_hidden_squared) continue;
+        return {0, true,
+                fmt::format("{}'s ZeRO-3 config says \"auto\", which {} fills with "
+                            "hidden_size^2 (data/frameworks.yaml)",
+                            name, filler)};
+      }
+    }
+    if (!it->second.has_elements) continue;
+    return {it->second.elements, false,
             fmt::format("{}'s reduce_bucket_size (data/frameworks.yaml)", name)};
   }
   return {};
@@ -465,6 +494,17 @@ ChainMoeA2aOverlapRule ResolveMoeA2aOverlapRule(const FrameworkEngines& engines,
     if (it == engines.moe_a2a_overlap.end()) continue;
     const bool given = spec.given && name == spec.name && !spec.version.empty();
     return {it->second, given ? spec.version : engines.LatestOf(name)};
+  }
+  return {};
+}
+
+Fsdp2UnitsDefault ResolveFsdp2Units(const FrameworkEngines& engines, const FrameworkSpec& spec) {
+  if (!spec.given) return {};
+  const EngineChain chain = ResolveEngineChain(engines, spec, ShardingMode::kFsdp2);
+  for (const std::string& name : chain.names) {
+    const auto it = engines.fsdp2_units.find(name);
+    if (it == engines.fsdp2_units.end()) continue;
+    return {it->second, fmt::format("{}'s fsdp2_units (data/frameworks.yaml)", name)};
   }
   return {};
 }

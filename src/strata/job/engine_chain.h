@@ -50,14 +50,17 @@ struct GqaRepeatRule {
   double ops = 0;  // host ops per decoder layer forward (unsqueeze, expand, reshape on K and V)
 };
 
-/// DeepSpeed ZeRO-1/2's reduce_bucket_size as the framework that writes the DeepSpeed config
-/// fills it (`reduce_bucket:`): `elements` where the config does not give it (the framework's own
+/// DeepSpeed's reduce_bucket_size as the framework that writes the DeepSpeed config fills it
+/// (`reduce_bucket:`): `elements` where the config does not give it (the framework's own
 /// shipped config, or DeepSpeed's default), and, with `auto_hidden_squared`, the hidden_size^2 it
 /// writes for "auto" (the HF Trainer's and accelerate's DeepSpeed integrations).
+/// `zero3_auto`: the framework's shipped ZeRO-3 config says "auto" instead of `elements`, which
+/// the chain's "auto" filler fills.
 struct ReduceBucketRule {
   double elements = 0;
   bool auto_hidden_squared = false;
   bool has_elements = false;
+  bool zero3_auto = false;
 };
 
 /// data/frameworks.yaml's `runs_as` and `latest` of every framework.
@@ -68,6 +71,7 @@ struct FrameworkEngines {
   std::map<std::string, GqaRepeatRule> gqa_repeat;  // name -> its `gqa_repeat:`, where it has one
   std::map<std::string, PipelineRule> pipeline;     // name -> its `pipeline:`, where it has one
   std::map<std::string, ReduceBucketRule> reduce_bucket;     // name -> its `reduce_bucket:`
+  std::map<std::string, FsdpUnits> fsdp2_units;              // name -> its `fsdp2_units:`
   std::map<std::string, MoeA2aOverlapRule> moe_a2a_overlap;  // name -> its `moe_a2a_overlap:`
   /// name -> sharding mode ("zero1", "zero2", "zero3") -> whose code runs that mode's sharding
   /// (`zero3_runtime:`, `zero12_runtime:`), where the entry states it.
@@ -154,16 +158,28 @@ struct GdnPlacement {
 GdnPlacement ResolveGdnPlacement(const FrameworkEngines& engines, const FrameworkSpec& spec,
                                  ShardingMode mode, const std::string& model_type);
 
-/// The reduce bucket a ZeRO-1/2 job gets when its DeepSpeed config does not say (`elements`),
-/// and the framework whose `reduce_bucket:` decided, in words (`rule`): the first framework on
-/// the job's chain under `mode` with an `elements` value; DeepSpeed's own default (5e8) when none
-/// has one.
+/// The reduce bucket a DeepSpeed ZeRO job gets when its config does not say (`elements`), and
+/// the framework whose `reduce_bucket:` decided, in words (`rule`): the first framework on the
+/// job's chain under `mode` with an `elements` value; DeepSpeed's own default (5e8) when none has
+/// one. Under zero3, a framework whose shipped config says "auto" (`zero3_auto`) decides
+/// instead: hidden_size^2 (`auto_hidden_squared`; ResolvedJob::ReduceBucketElements applies the
+/// model's hidden size), filled by the chain's "auto" filler.
 struct ReduceBucketDefault {
   double elements = 5e8;
+  bool auto_hidden_squared = false;
   std::string rule = "DeepSpeed's default reduce_bucket_size";
 };
 ReduceBucketDefault ResolveReduceBucket(const FrameworkEngines& engines, const FrameworkSpec& spec,
                                         ShardingMode mode);
+
+/// The FSDP2 unit layout a job gets when it does not give sharding.fsdp_units: the first
+/// framework on its chain under fsdp2 with an `fsdp2_units:` entry decides (`rule` names it);
+/// torchtitan's separate units when none does.
+struct Fsdp2UnitsDefault {
+  FsdpUnits units = FsdpUnits::kSeparate;
+  std::string rule;  // "" when no framework on the chain states one
+};
+Fsdp2UnitsDefault ResolveFsdp2Units(const FrameworkEngines& engines, const FrameworkSpec& spec);
 
 /// What the chain's framework writes for reduce_bucket_size "auto": hidden_size^2 from the
 /// first framework on the chain that fills "auto" (`auto: hidden^2`), with that framework's

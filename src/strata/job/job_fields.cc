@@ -205,7 +205,10 @@ const std::vector<JobField>& JobFields() {
        "zero3/fsdp2: free the gathered weights after each unit's forward (false: every unit "
        "stays gathered until its backward); from torchtitan: \"always\" true, \"never\" false, "
        "\"default\" true without pipeline parallelism and false with it"},
-      {"sharding.fsdp_units", "separate | root", "", "separate", "", "", "root",
+      {"sharding.fsdp_units", "separate | root", "",
+       "the framework's (data/frameworks.yaml fsdp2_units: root for the HF Trainer and ms-swift, "
+       "accelerate's wrapping; separate elsewhere)",
+       "", "", "root",
        "fsdp2: embedding and final norm + output as units of their own (torchtitan), or kept "
        "in the root unit, gathered from forward to the end of backward (earlier torchtitan)"},
       {"sharding.replicate", "integer >= 1", "GPUs", "1", "--num-distributed-optimizer-instances",
@@ -216,11 +219,12 @@ const std::vector<JobField>& JobFields() {
        "zero3/fsdp2: how far ahead of the layer computing its weights are gathered; a fraction "
        "when the prefetch buffer is smaller than a layer (the rest of the gather is exposed)"},
       {"sharding.reduce_bucket_elements", "number >= 0", "elements",
-       "the framework's (data/frameworks.yaml reduce_bucket: ms-swift 200000000, DeepSpeed and "
-       "the HF Trainer 500000000)",
+       "the framework's (data/frameworks.yaml reduce_bucket: ms-swift 200000000, under zero3 "
+       "hidden_size^2; DeepSpeed and the HF Trainer 500000000)",
        "reduce_bucket_size (DeepSpeed)", "", "16777216",
-       "zero1/zero2 under DeepSpeed: each backward allocates a reduce bucket of this many "
-       "elements in the model's dtype (contiguous_gradients), two with overlap_comm"},
+       "zero1/zero2/zero3 under DeepSpeed: a reduce bucket of this many elements in the "
+       "model's dtype (contiguous_gradients); zero1/zero2 allocate it at each backward, two "
+       "with overlap_comm; zero3 allocates one at the engine's start and keeps it"},
       {"sharding.overlap_comm", "true | false", "",
        "DeepSpeed's: true under zero3, false under zero1 and zero2", "overlap_comm (DeepSpeed)", "",
        "true",
@@ -304,8 +308,9 @@ const std::vector<JobField>& JobFields() {
       {"checkpoint.optimizer", "true | false", "", "true", "--no-save-optim (false)", "", "false",
        "`checkpoint`: each checkpoint holds the optimizer state (fp32 master weights and Adam "
        "moments); false: the weights alone (Megatron's --no-save-optim, ms-swift's "
-       "--no_save_optim true). DeepSpeed's save_checkpoint always writes its optimizer "
-       "partitions, so it refuses false"},
+       "--no_save_optim true, the HF Trainer's save_only_model: rank 0's model.safetensors "
+       "alone, under ZeRO-3 only with save_16bit_model). DeepSpeed's own save_checkpoint always "
+       "writes its optimizer partitions, so framework deepspeed refuses false"},
       {"checkpoint.save_16bit_model", "true | false", "", "false", "", "", "true",
        "`checkpoint`: rank 0 also writes the whole model in precision.params (model.safetensors) "
        "at each save: the HF Trainer under DeepSpeed ZeRO-3 with "
@@ -317,6 +322,12 @@ const std::vector<JobField>& JobFields() {
        "writes the whole model and optimizer, and the Trainer's save_model writes "
        "model.safetensors once more (FULL_STATE_DICT, Accelerate's default under FSDP1; `import` "
        "reads fsdp_state_dict_type)"},
+      {"checkpoint.async_save", "true | false", "", "false",
+       "--async-save with --use-persistent-ckpt-worker",
+       "checkpoint.async_mode (async, async_with_pinned_mem)", "true",
+       "`checkpoint`: the save runs in the background and training waits only for each rank's "
+       "copy to host memory (priced at the PCIe x16 line rate); the write is timed apart, and a "
+       "failure during it loses the save. Megatron's torch_dist and torchtitan's DCP only"},
       {"throughput.tokens_per_s", "token count", "tokens/s", "none", "", "", "50K",
        "measured job throughput (`mfu`); excludes step_time"},
       {"throughput.tokens_per_step", "token count", "tokens", "global batch x mean_tokens", "", "",

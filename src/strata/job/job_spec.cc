@@ -458,6 +458,9 @@ Status ParseCheckpoint(YamlMap& top, JobSpec& job) {
   if (c.Has("state_dict")) {
     STRATA_ASSIGN_OR_RETURN(job.checkpoint.state_dict, EnumField(c, "state_dict", kStateDicts));
   }
+  if (c.Has("async_save")) {
+    STRATA_ASSIGN_OR_RETURN(job.checkpoint.async_save, c.Bool("async_save"));
+  }
   return c.CheckNoUnknownKeys();
 }
 

@@ -167,6 +167,10 @@ struct CheckpointSpec {
   bool save_16bit_model = false;
   /// Accelerate's fsdp_state_dict_type (sharded unless the job says full).
   StateDictKind state_dict = StateDictKind::kSharded;
+  /// The save runs in the background: training waits only for the copy of each rank's part to
+  /// host memory (Megatron's --async-save with --use-persistent-ckpt-worker; torchtitan's
+  /// checkpoint.async_mode "async" or "async_with_pinned_mem").
+  bool async_save = false;
 };
 
 /// The names `framework.gdn_kernel` accepts.

@@ -89,6 +89,9 @@ struct ResolvedJob {
   /// schedules and the micro batches its looped schedules accept. None known (no rule) for a
   /// job built in code.
   std::array<ChainPipelineRule, kShardingModeCount> pipeline_by_mode{};
+  /// The framework's FSDP2 unit layout (ResolveFsdp2Units): what sharding.fsdp_units is when
+  /// the job does not give it.
+  Fsdp2UnitsDefault fsdp2_units;
   /// The framework's reduce bucket under each sharding mode (ResolveReduceBucket).
   std::array<ReduceBucketDefault, kShardingModeCount> reduce_bucket_by_mode{};
   /// And what it refuses of the EP all-to-all overlap (job/overlap_rules.h).
@@ -113,12 +116,14 @@ struct ResolvedJob {
   bool RunsDeepSpeed(ShardingMode mode) const {
     return RuntimeOf(mode) == ShardingRuntime::kDeepSpeed;
   }
-  /// DeepSpeed ZeRO-1/2's reduce_bucket_size under the spec's sharding mode: the job's when it
-  /// gives one, else the framework's (reduce_bucket_by_mode); ReduceBucketRule says which.
+  /// DeepSpeed's reduce_bucket_size under the spec's sharding mode: the job's when it gives
+  /// one, else the framework's (reduce_bucket_by_mode: its number, or hidden_size^2 where its
+  /// config says "auto"); ReduceBucketRule says which.
   double ReduceBucketElements() const {
-    return spec.sharding.reduce_bucket_elements_given
-               ? spec.sharding.reduce_bucket_elements
-               : reduce_bucket_by_mode[static_cast<size_t>(spec.sharding.mode)].elements;
+    if (spec.sharding.reduce_bucket_elements_given) return spec.sharding.reduce_bucket_elements;
+    const ReduceBucketDefault& d = reduce_bucket_by_mode[static_cast<size_t>(spec.sharding.mode)];
+    const auto hidden = static_cast<double>(model.hidden_size);
+    return d.auto_hidden_squared ? hidden * hidden : d.elements;
   }
   std::string ReduceBucketRule() const {
     return spec.sharding.reduce_bucket_elements_given

@@ -63,6 +63,9 @@ struct ShardingSpec {
   /// zero3_runtime / zero12_runtime); ResolvedJob::runtime_by_mode holds the one answer.
   ShardingRuntime runtime = ShardingRuntime::kUnstated;
   FsdpUnits units = FsdpUnits::kSeparate;
+  /// The job gave fsdp_units; else the framework's layout applies (ResolvedJob::fsdp2_units:
+  /// data/frameworks.yaml `fsdp2_units:`, torchtitan's separate units when none states one).
+  bool units_given = false;
   /// FSDP2 reshard_after_forward / ZeRO-3: free the gathered weights after each layer's forward
   /// (gather again in backward). Off: every gathered layer stays until its backward.
   bool reshard_after_forward = true;
@@ -80,7 +83,8 @@ struct ShardingSpec {
   bool prefetch_layers_given = false;  // the job gave it (it applies to zero3 / fsdp2 only)
   /// DeepSpeed ZeRO-1/2 (deepspeed/runtime/zero/stage_1_and_2.py): with contiguous_gradients
   /// (its default) each backward allocates a reduce bucket of reduce_bucket_size elements in
-  /// the model's dtype, and a second one with overlap_comm. The job's when given
+  /// the model's dtype, and a second one with overlap_comm; ZeRO-3 (stage3.py) allocates one at
+  /// the engine's start and keeps it. The job's when given
   /// (reduce_bucket_elements_given), else what the framework writing the DeepSpeed config puts
   /// there (ResolvedJob::ReduceBucketElements; data/frameworks.yaml, `reduce_bucket:`);
   /// DeepSpeed's own default is 500,000,000.

@@ -139,6 +139,7 @@ Status ParseSharding(YamlMap& top, JobSpec& job) {
   }
   if (s.Has("fsdp_units")) {
     STRATA_ASSIGN_OR_RETURN(sh.units, EnumField(s, "fsdp_units", kUnits));
+    sh.units_given = true;
     if (sh.mode != ShardingMode::kFsdp2) {
       return s.ErrorAt("fsdp_units", fmt::format("applies only to fsdp2, not {}", mode));
     }
@@ -152,13 +153,13 @@ Status ParseSharding(YamlMap& top, JobSpec& job) {
                        "smaller than one layer)");
     }
   }
-  // DeepSpeed's stage 1 and 2 reduce buckets (ShardingSpec::reduce_bucket_elements).
+  // DeepSpeed's reduce buckets (ShardingSpec::reduce_bucket_elements).
   if (s.Has("reduce_bucket_elements")) {
-    if (sh.mode != ShardingMode::kZero1 && sh.mode != ShardingMode::kZero2) {
-      return s.ErrorAt("reduce_bucket_elements",
-                       fmt::format("applies only to zero1 and zero2 (DeepSpeed's "
-                                   "stage_1_and_2 optimizer), not {}",
-                                   mode));
+    if (sh.mode != ShardingMode::kZero1 && sh.mode != ShardingMode::kZero2 &&
+        sh.mode != ShardingMode::kZero3) {
+      return s.ErrorAt(
+          "reduce_bucket_elements",
+          fmt::format("is DeepSpeed's ZeRO-1/2/3 reduce_bucket_size, not one of {}", mode));
     }
     STRATA_ASSIGN_OR_RETURN(sh.reduce_bucket_elements, s.Number("reduce_bucket_elements"));
     sh.reduce_bucket_elements_given = true;

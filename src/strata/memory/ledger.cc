@@ -340,8 +340,11 @@ MemoryLedger StageLedgerFrom(const Job& job, const MemoryConstants& constants, i
       return out;
     };
     ledger.phases[0].formula = fmt::format(
-        "weights {} + gradients {} + master weights {} + CUDA context {} + NCCL {}",
+        "weights {} + gradients {} + master weights {}{} + CUDA context {} + NCCL {}",
         FormatGB(weights), FormatGB(st.gradients.bytes), FormatGB(st.master_weights.bytes),
+        mode.kept_from_init().value() > 0
+            ? fmt::format(" + reduce bucket {}", FormatGB(mode.kept_from_init()))
+            : "",
         FormatGB(constants.cuda_context), FormatGB(nccl));
     ledger.phases[1].formula =
         fmt::format("after init {}{} + (stored activations {} + forward working set {}){}",

@@ -11,8 +11,8 @@ PhaseCounters PredictPhaseCounters(const MemoryConstants& constants, AllocatorSe
   const Bytes outside = constants.cuda_context + nccl;
   const Bytes weights = listed_weights - mode.gathered.bytes - mode.fp8_copies.bytes;
   // FP8 copies exist from the first forward on; gathered weights and reduce-scatter buffers
-  // only while layers run.
-  const Bytes init = weights + st.gradients.bytes + st.master_weights.bytes;
+  // only while layers run; DeepSpeed ZeRO-3's reduce bucket from the engine's start.
+  const Bytes init = weights + st.gradients.bytes + st.master_weights.bytes + mode.kept_from_init();
   const Bytes kept = init + mode.persistent();
   const Bytes forward = kept + act.forward_dynamic() + mode.forward_working();
   const Bytes backward = kept + act.backward_dynamic() + mode.backward_working();

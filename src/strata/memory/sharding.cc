@@ -126,7 +126,7 @@ ModeMemory ComputeModeMemory(const Job& job, const ParamBreakdown& params, int64
                    FixedText(detail, "0: no FP8 recipe"), ""};
   out.reduce_buckets = {ItemKind::kGradients,
                         FixedText(detail, "gradients: DeepSpeed reduce buckets (backward)"),
-                        Bytes::Count(0), FixedText(detail, "0: not DeepSpeed ZeRO-1/2"), ""};
+                        Bytes::Count(0), FixedText(detail, "0: not DeepSpeed ZeRO"), ""};
   // DeepSpeed's ZeRO-1/2 optimizer (deepspeedai/DeepSpeed edaa722
   // deepspeed/runtime/zero/stage_1_and_2.py): with contiguous_gradients (its default) the first
   // gradient hook of each backward runs setup_buckets, which allocates buf_0 =
@@ -148,6 +148,27 @@ ModeMemory ComputeModeMemory(const Job& job, const ParamBreakdown& params, int64
           GroupDigits(elements), job.ReduceBucketRule(), model_b,
           FormatGBAndGiB(out.reduce_buckets.bytes));
       out.reduce_buckets.note = "allocated at each backward's first gradient, freed at its end";
+    }
+  }
+  // DeepSpeed's ZeRO-3 optimizer (deepspeedai/DeepSpeed edaa722
+  // deepspeed/runtime/zero/stage3.py, _setup_for_real_optimizer): with contiguous_gradients (its
+  // default) the engine's start allocates one IPG bucket per communication dtype,
+  // torch.empty(self.reduce_bucket_size, dtype=dtype, device=current_device_name()), and keeps
+  // it for the run (only destroy() drops it); each gradient is copied into it and
+  // reduce-scattered from it. One dtype unless torch autocast mixes them: the model's under
+  // bf16/fp16 (engine.communication_data_type). On the GPU whatever is offloaded.
+  if (sh.mode == ShardingMode::kZero3 && job.RunsDeepSpeed(sh.mode) &&
+      job.ReduceBucketElements() > 0) {
+    const double model_b = static_cast<double>(DTypeBytes(job.spec.param_dtype));
+    const double elements = job.ReduceBucketElements();
+    out.reduce_buckets.bytes = Bytes::Count(elements * model_b);
+    out.reduce_buckets_kept = true;
+    if (explain) {
+      out.reduce_buckets.name = "gradients: DeepSpeed ZeRO-3 reduce (IPG) bucket";
+      out.reduce_buckets.formula =
+          fmt::format("reduce_bucket_size {} elements ({}) x {:.0f} B = {}", GroupDigits(elements),
+                      job.ReduceBucketRule(), model_b, FormatGBAndGiB(out.reduce_buckets.bytes));
+      out.reduce_buckets.note = "allocated at engine start, kept for the whole run";
     }
   }
   // Megatron's bf16 jobs (zero1, no FP8: most of what the planner tries) have none of these
@@ -186,7 +207,8 @@ ModeMemory ComputeModeMemory(const Job& job, const ParamBreakdown& params, int64
   // and output are one unit that is resharded after forward only under the "always" policy,
   // so it stays gathered from forward to backward. Under `fsdp_units: root` (torchtitan
   // @81c1243395b46ce693a0681cfe1bb20e9b9433fb, plain scripts) the embedding, final norm and
-  // output stay in the root unit, which FSDP2 does not reshard after forward
+  // output stay in the root unit (also accelerate's fsdp2_prepare_model, the HF Trainer's FSDP2:
+  // data/frameworks.yaml fsdp2_units), which FSDP2 does not reshard after forward
   // (pytorch/pytorch@1fd469d0c96ead7343898aa01db036dbbe4c46db:
   // torch/distributed/fsdp/_fully_shard/_fsdp_state.py, _lazy_init). Units [first, end) are
   // the ones gathered and freed in turn; the others are kept.
@@ -283,7 +305,10 @@ ModeMemory ComputeModeMemory(const Job& job, const ParamBreakdown& params, int64
                   "output in the root FlatParameter, not freed after forward; limit_all_gathers: "
                   "the unit computing and one prefetched"
           : sh.units == FsdpUnits::kRoot
-              ? "FSDP2, blocks wrapped; embedding and output in the root unit (fsdp_units: root)"
+              ? fmt::format(
+                    "FSDP2, blocks wrapped; embedding and output in the root unit "
+                    "(fsdp_units: root{})",
+                    sh.units_given ? "" : fmt::format(", {}", job.fsdp2_units.rule))
           : tied_unit ? "FSDP2 as torchtitan wraps a tied model: embedding + norm + output kept"
                       : "FSDP2 units as torchtitan wraps them: embedding, each block, final norm "
                         "+ output";

@@ -49,8 +49,10 @@ struct ModeMemory {
   /// FSDP2 under a pipeline schedule: every unit's unsharded gradients, accumulated over the
   /// micro batches until the last one's backward (bwd, on the compute stream).
   LedgerItem accumulated;
-  /// DeepSpeed ZeRO-1/2: the reduce bucket buffers each backward allocates (bwd).
+  /// DeepSpeed's reduce (IPG) bucket buffers: ZeRO-1/2 allocate them at each backward (bwd);
+  /// ZeRO-3 at engine start, kept for the whole run (reduce_buckets_kept).
   LedgerItem reduce_buckets;
+  bool reduce_buckets_kept = false;
   LedgerItem fp8_copies;  // FP8 weight copies and transposes, from the first forward on
   LedgerItem fp8_state;   // scales and amax history
   /// FSDP2: the all-gather outputs in flight at once on the copy-in stream, which its pool keeps
@@ -61,8 +63,11 @@ struct ModeMemory {
   Bytes all_gather_in_flight;
   Bytes forward_working() const { return gathered.bytes; }
   Bytes backward_working() const {
-    return gathered.bytes + reduce_scatter.bytes + accumulated.bytes + reduce_buckets.bytes;
+    return gathered.bytes + reduce_scatter.bytes + accumulated.bytes +
+           (reduce_buckets_kept ? Bytes() : reduce_buckets.bytes);
   }
+  /// What the engine allocates at its start and keeps: part of the after-init memory.
+  Bytes kept_from_init() const { return reduce_buckets_kept ? reduce_buckets.bytes : Bytes(); }
   Bytes persistent() const { return fp8_copies.bytes + fp8_state.bytes; }
 };
 /// kNumbersOnly leaves the items' names, formulas and notes empty; every number is the same.

@@ -76,6 +76,21 @@ std::string_view CheckpointFormatName(CheckpointFormat format) {
 // job's answers (ResolvedJob::RunsMegatronCore, RunsDeepSpeed), the ones memory and step read:
 // a job that names no framework is megatron-core's (its ZeRO-3 is megatron-core's FSDP) here
 // as there.
+//
+// The Trainer's save_only_model (checkpoint.optimizer false): _save_checkpoint calls
+// save_model and skips _save_optimizer_and_scheduler, the only place DeepSpeed's
+// save_checkpoint is called (transformers trainer.py): rank 0 writes model.safetensors alone.
+// Under ZeRO-3 only when the 16-bit weights can be gathered (else save_model itself falls back
+// to DeepSpeed's save_checkpoint; CheckCheckpointSettings refuses that).
+bool TrainerSavesModelOnly(const Job& job) {
+  const JobSpec& spec = job.spec;
+  const std::string& name = spec.framework.name;
+  const ShardingMode mode = spec.sharding.mode;
+  const bool trainer = spec.framework.given && (name == "hf-trainer" || name == "ms-swift");
+  return trainer && job.RunsDeepSpeed(mode) && !spec.checkpoint.optimizer &&
+         (mode != ShardingMode::kZero3 || spec.checkpoint.save_16bit_model);
+}
+
 CheckpointFormat CheckpointFormatOf(const Job& job) {
   const ShardingMode mode = job.spec.sharding.mode;
   const std::string& name = job.spec.framework.name;
@@ -83,6 +98,7 @@ CheckpointFormat CheckpointFormatOf(const Job& job) {
   if (given && name == "torchtitan") return CheckpointFormat::kTorchDcp;
   if (job.RunsMegatronCore(mode)) return CheckpointFormat::kMegatronTorchDist;
   if (given && name == "verl") return CheckpointFormat::kVerlFsdp;
+  if (TrainerSavesModelOnly(job)) return CheckpointFormat::kHfTrainer;
   if (job.RunsDeepSpeed(mode)) return CheckpointFormat::kDeepSpeed;
   if (mode == ShardingMode::kFsdp2) {
     return job.spec.checkpoint.state_dict == StateDictKind::kFull
@@ -95,6 +111,8 @@ CheckpointFormat CheckpointFormatOf(const Job& job) {
 }
 
 bool WritesConsolidatedModel(const Job& job) {
+  // Beside DeepSpeed's files; with save_only_model model.safetensors is the checkpoint itself.
+  if (TrainerSavesModelOnly(job)) return false;
   if (job.spec.checkpoint.save_16bit_model) return true;
   const std::string& name = job.spec.framework.name;
   const bool trainer = job.spec.framework.given && (name == "hf-trainer" || name == "ms-swift");
@@ -275,12 +293,14 @@ Result<CheckpointTimes> ComputeCheckpointTimes(const CheckpointSizes& sizes,
       .WithHint("add a storage entry (e.g. nfs with bandwidth_per_node) to the cluster file");
 }
 
-CheckpointInterval ComputeInterval(double rate, int64_t gpus, Seconds cost, Seconds restart) {
+CheckpointInterval ComputeInterval(double rate, int64_t gpus, Seconds cost, Seconds restart,
+                                   Seconds background) {
   CheckpointInterval c;
   c.failure_rate_per_gpu_hour = rate;
   c.gpus = gpus;
   c.cost = cost;
   c.restart = restart;
+  c.background = background;
   c.mtbf = Seconds::Of(3600.0 / (rate * static_cast<double>(gpus)));
   const double d = cost.s(), m = c.mtbf.s();
   c.young = Seconds::Of(std::sqrt(2 * d * m));
@@ -291,8 +311,9 @@ CheckpointInterval ComputeInterval(double rate, int64_t gpus, Seconds cost, Seco
       d < 2 * m ? Seconds::Of(std::sqrt(2 * d * m) * (1 + std::sqrt(x) / 3 + x / 9) - d) : c.mtbf;
   const double tau = c.daly.s();
   // Per interval the job pays delta; per failure it loses half an interval of work on average
-  // and the restart (first-order model behind Young's formula).
-  c.lost_fraction = d / tau + (tau / 2 + restart.s()) / m;
+  // and the restart (first-order model behind Young's formula). An asynchronous save is on disk
+  // only once its background write ends: a failure loses that much more work.
+  c.lost_fraction = d / tau + (tau / 2 + background.s() + restart.s()) / m;
   c.gpu_hours_lost_per_day = c.lost_fraction * static_cast<double>(gpus) * 24.0;
   c.checkpoints_per_day = 86400.0 / (tau + d);
   return c;
@@ -330,12 +351,40 @@ Status CheckCheckpointSettings(const Job& job) {
             "remove checkpoint.state_dict, or use sharding.mode fsdp2 under framework "
             "hf-trainer");
   }
-  if (!job.spec.checkpoint.optimizer && CheckpointFormatOf(job) == CheckpointFormat::kDeepSpeed) {
+  const CheckpointFormat format = CheckpointFormatOf(job);
+  if (job.spec.checkpoint.async_save && format != CheckpointFormat::kMegatronTorchDist &&
+      !(format == CheckpointFormat::kTorchDcp &&
+        (!job.spec.framework.given || job.spec.framework.name == "torchtitan"))) {
     return InvalidInput(
-               "checkpoint.optimizer: false is Megatron's --no-save-optim; DeepSpeed's "
-               "save_checkpoint always writes its zero_pp_rank_*_optim_states.pt partitions")
+               fmt::format("checkpoint.async_save: this job's checkpoint ({}) is written "
+                           "synchronously by its framework; asynchronous saves are Megatron's "
+                           "torch_dist (--async-save) and torchtitan's DCP (async_mode)",
+                           CheckpointFormatName(format)))
+        .InField("checkpoint.async_save")
+        .WithHint("remove checkpoint.async_save");
+  }
+  if (!job.spec.checkpoint.optimizer && format == CheckpointFormat::kDeepSpeed) {
+    const std::string& name = job.spec.framework.name;
+    const bool trainer = job.spec.framework.given && (name == "hf-trainer" || name == "ms-swift");
+    if (trainer && job.spec.sharding.mode == ShardingMode::kZero3) {
+      // transformers trainer.py, save_model: under ZeRO-3 without the 16-bit gather
+      // accelerate's get_state_dict raises and the Trainer calls DeepSpeed's save_checkpoint.
+      return InvalidInput(
+                 "checkpoint.optimizer: false (save_only_model) under ZeRO-3 without "
+                 "stage3_gather_16bit_weights_on_model_save: the Trainer's save_model falls back "
+                 "to DeepSpeed's save_checkpoint, which writes the optimizer partitions too")
+          .InField("checkpoint.optimizer")
+          .WithHint(
+              "set checkpoint.save_16bit_model: true (stage3_gather_16bit_weights_on_model_save), "
+              "or remove checkpoint.optimizer");
+    }
+    return InvalidInput(
+               "checkpoint.optimizer: false is Megatron's --no-save-optim or the HF Trainer's "
+               "save_only_model; DeepSpeed's own save_checkpoint always writes its "
+               "zero_pp_rank_*_optim_states.pt partitions")
         .InField("checkpoint.optimizer")
-        .WithHint("remove checkpoint.optimizer, or set framework.name to megatron-core");
+        .WithHint(
+            "remove checkpoint.optimizer, or set framework.name to megatron-core or hf-trainer");
   }
   return OkStatus();
 }
@@ -354,6 +403,41 @@ Result<CheckpointPlan> PlanCheckpoint(const Job& job, const StorageCluster& stor
     return plan;
   }
   plan.times = *times;
+  if (job.spec.checkpoint.async_save) {
+    // Megatron's --async-save with its persistent worker (NVIDIA/Megatron-LM d98e8a6
+    // megatron/core/dist_checkpointing/strategies/async_utils.py, PersistentAsyncCaller.
+    // schedule_async_call: training waits on the preload queue, filesystem_async.py
+    // preload_tensors: tensor.to("cpu", non_blocking=True) then torch.cuda.synchronize) and
+    // torchtitan's DCP async_save (torchtitan components/checkpointer/dcp.py: "staging" the state
+    // dict to host memory, the write in a background thread) block for the rank's part copied
+    // to host memory; the files are written behind training. Priced at one GPU's PCIe x16 line
+    // rate: a lower bound (a shared switch uplink, pageable memory, the save planning).
+    const MapLevel* pcie = nullptr;
+    for (const MapLevel& level : map.levels) {
+      if (level.kind == MapLevelKind::kPcie) pcie = &level;
+    }
+    if (pcie == nullptr) {
+      return InvalidInput(
+                 "checkpoint.async_save: the cluster's bandwidth map has no PCIe level to time "
+                 "the copy to host memory")
+          .InField("checkpoint.async_save")
+          .WithHint("set pcie_generation in the cluster file");
+    }
+    plan.times.staging_link = pcie->name;
+    plan.times.staging_rate = pcie->per_gpu;
+    plan.times.staging = plan.sizes.checkpoint_per_rank() / pcie->per_gpu;
+    plan.interval = ComputeInterval(rate.per_gpu_hour, plan.sizes.world, plan.times.staging,
+                                    plan.times.checkpoint_load, plan.times.checkpoint_write);
+    // A save starts only once the previous one is written (Megatron's queue holds one worker;
+    // torchtitan waits for the previous save first): an interval shorter than the write makes
+    // training wait for it, so the job is priced as writing synchronously.
+    if (plan.interval.daly < plan.times.checkpoint_write) {
+      plan.interval = ComputeInterval(rate.per_gpu_hour, plan.sizes.world,
+                                      plan.times.checkpoint_write, plan.times.checkpoint_load);
+      plan.interval.backed_up = true;
+    }
+    return plan;
+  }
   plan.interval = ComputeInterval(rate.per_gpu_hour, plan.sizes.world, plan.times.checkpoint_write,
                                   plan.times.checkpoint_load);
   return plan;

@@ -38,7 +38,8 @@ Result<FailureRate> LoadFailureRate(const std::string& path = "");
 ///                       data-parallel rank 0 of each model-parallel group; placeholders under
 ///                       ZeRO-3) + zero_pp_rank_*_optim_states.pt (each rank's partition)
 ///   kHfTrainer          the HF Trainer without DeepSpeed (DDP): rank 0 writes
-///                       model.safetensors and optimizer.pt
+///                       model.safetensors and optimizer.pt; under DeepSpeed with
+///                       save_only_model (TrainerSavesModelOnly) model.safetensors alone
 ///   kVerlFsdp           verl's FSDP workers: model_/optim_world_size_*_rank_*.pt per rank
 ///   kFsdpFullStateDict  Accelerate's FSDP FULL_STATE_DICT under the HF Trainer: rank 0 writes
 ///                       pytorch_model_fsdp.bin and optimizer.bin, gathered to it
@@ -108,14 +109,26 @@ struct CheckpointTimes {
   Seconds checkpoint_load;   // the same volume read back
   Seconds hf_write;          // one writer (rank 0) writes every shard: total / per_node
   Seconds hf_load;           // every node reads the whole model at once: total / per_node
+  /// checkpoint.async_save: what training waits for, the busiest rank's part copied to host
+  /// memory over its PCIe link (staging_link, staging_rate: one GPU's x16 line rate); the write
+  /// above then runs in the background. 0 for a synchronous save.
+  Seconds staging;
+  std::string staging_link;
+  BytesPerSecond staging_rate;
 };
 
 struct CheckpointInterval {
   double failure_rate_per_gpu_hour = 0;
   int64_t gpus = 0;
-  Seconds mtbf;              // of the job: 1 / (rate x GPUs)
-  Seconds cost;              // delta: the time training stops to write one checkpoint
-  Seconds restart;           // R: time to load it back after a failure
+  Seconds mtbf;     // of the job: 1 / (rate x GPUs)
+  Seconds cost;     // delta: the time training stops to write one checkpoint
+  Seconds restart;  // R: time to load it back after a failure
+  /// An asynchronous save: the write after the staging copy, in the background. A failure
+  /// during it loses that save: it adds to the work lost per failure. 0 when synchronous.
+  Seconds background;
+  /// The background write is longer than the interval the staging cost alone would give: each
+  /// save would wait for the previous one, so the interval is priced as a synchronous write.
+  bool backed_up = false;
   Seconds young;             // sqrt(2 delta M)
   Seconds daly;              // Daly's higher-order estimate (the one recommended)
   double lost_fraction = 0;  // delta/tau + (tau/2 + R)/M at tau = daly
@@ -136,6 +149,11 @@ struct CheckpointPlan {
   bool storage_assumed = false;
 };
 
+/// The HF Trainer (or ms-swift's `swift sft`) under DeepSpeed with save_only_model
+/// (checkpoint.optimizer false): rank 0's model.safetensors is the whole checkpoint (under
+/// ZeRO-3 only with checkpoint.save_16bit_model, stage3_gather_16bit_weights_on_model_save).
+bool TrainerSavesModelOnly(const Job& job);
+
 /// Whether rank 0 also writes the whole model in the parameter dtype (model.safetensors) beside
 /// the framework's sharded files: the HF Trainer (and ms-swift's `swift sft`) under DeepSpeed
 /// ZeRO-1/2, and under ZeRO-3 with checkpoint.save_16bit_model.
@@ -149,9 +167,10 @@ CheckpointSizes ComputeCheckpointSizes(const Job& job);
 Result<CheckpointTimes> ComputeCheckpointTimes(const CheckpointSizes& sizes,
                                                const BandwidthMap& map, int64_t nodes);
 
-/// Young's and Daly's optimal interval for checkpoint cost `cost` and restart time `restart`.
+/// Young's and Daly's optimal interval for checkpoint cost `cost` and restart time `restart`;
+/// `background`: an asynchronous save's write after the cost, which a failure during it loses.
 CheckpointInterval ComputeInterval(double failure_rate_per_gpu_hour, int64_t gpus, Seconds cost,
-                                   Seconds restart);
+                                   Seconds restart, Seconds background = Seconds());
 
 /// The cluster whose storage the job checkpoints to: `cluster_flag` (a file or a name under
 /// data/clusters/), else the job's cluster file, else the shipped cluster with the job's GPU and
@@ -166,7 +185,8 @@ Result<StorageCluster> CheckpointCluster(const Job& job, const std::string& clus
 std::string_view StorageNote(std::string_view storage_kind);
 
 /// The job's checkpoint settings the writing format cannot honour (checkpoint.optimizer false
-/// under DeepSpeed), as an error naming the field.
+/// under DeepSpeed, checkpoint.async_save outside Megatron's torch_dist and torchtitan's DCP),
+/// as an error naming the field.
 Status CheckCheckpointSettings(const Job& job);
 
 /// Sizes, write and load times on the first storage level of `map`, and the interval for `rate`;

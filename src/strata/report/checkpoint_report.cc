@@ -53,7 +53,8 @@ std::string RenderCheckpointText(const Job& job, const std::string& cluster,
         s.weights_per_rank, s.weights_total);
   }
   if (!s.optimizer_saved) {
-    // Megatron's --no-save-optim: say what is left out rather than print zeros.
+    // Megatron's --no-save-optim, the Trainer's save_only_model: say what is left out rather
+    // than print zeros.
     sizes.AddRow({fmt::format("master weights ({}) + optimizer states, not saved "
                               "(checkpoint.optimizer: false)",
                               master_dtype),
@@ -80,8 +81,12 @@ std::string RenderCheckpointText(const Job& job, const std::string& cluster,
   }
   sizes.AddSeparator();
   // PEFT models save adapter_model.safetensors in the Trainer's checkpoint, not the model.
-  const std::string format = s.adapters_only && s.format == preflight::CheckpointFormat::kHfTrainer
-                                 ? "HF Trainer adapter_model.safetensors + optimizer.pt"
+  const bool hf = s.format == preflight::CheckpointFormat::kHfTrainer;
+  const std::string format =
+      hf && s.adapters_only
+          ? std::string(s.optimizer_saved ? "HF Trainer adapter_model.safetensors + optimizer.pt"
+                                          : "HF Trainer adapter_model.safetensors")
+      : hf && !s.optimizer_saved ? "HF Trainer model.safetensors (save_only_model)"
                                  : std::string(preflight::CheckpointFormatName(s.format));
   row(format, s.checkpoint_per_rank(), s.checkpoint_total());
   row(s.adapters_only ? "PEFT adapter_model.safetensors (adapters only)"
@@ -155,6 +160,15 @@ std::string RenderCheckpointText(const Job& job, const std::string& cluster,
   out += fmt::format(
       "  HF safetensors: write {} (one writer), load {} (every node reads the whole model)\n",
       FormatSeconds(t.hf_write), FormatSeconds(t.hf_load));
+  const bool async = job.spec.checkpoint.async_save;
+  if (async) {
+    out += fmt::format(
+        "  asynchronous save (checkpoint.async_save): training waits for the busiest rank's {} "
+        "copied to host memory over {} ({} a GPU, the line rate: a lower bound) = {}; the "
+        "write above runs in the background\n",
+        FormatGB(s.checkpoint_per_rank()), t.staging_link, FormatGBps(t.staging_rate),
+        FormatSeconds(t.staging));
+  }
   out += fmt::format(
       "\nfailures: {:.4g} interruptions per GPU-hour x {} GPU{}: one every {} ({:.1f} days)\n",
       c.failure_rate_per_gpu_hour, c.gpus, c.gpus == 1 ? "" : "s", Hours(c.mtbf),
@@ -162,18 +176,40 @@ std::string RenderCheckpointText(const Job& job, const std::string& cluster,
   out += fmt::format("  source: {}\n", rate.source);
   out += fmt::format("interval: Young sqrt(2 x {} x {:.0f} s) = {}; Daly {}\n",
                      FormatSeconds(c.cost), c.mtbf.s(), Hours(c.young), Hours(c.daly));
+  if (c.backed_up) {
+    out += fmt::format(
+        "  the background write ({}) is longer than the interval the copy alone would allow: "
+        "each save waits for the previous one, so the write is priced as if synchronous\n",
+        FormatSeconds(t.checkpoint_write));
+  }
   if (explain) {
-    out += fmt::format(
-        "  delta = checkpoint write time {}; R = its load time {}; M = 3600 s / ({:.4g} x {})\n",
-        FormatSeconds(c.cost), FormatSeconds(c.restart), c.failure_rate_per_gpu_hour, c.gpus);
-    out += fmt::format(
-        "  lost fraction = delta/tau + (tau/2 + R)/M = {:.3g} s/{:.0f} s + ({:.0f} s/2 + "
-        "{:.3g} s)/{:.0f} s\n",
-        c.cost.s(), c.daly.s(), c.daly.s(), c.restart.s(), c.mtbf.s());
+    out += fmt::format("  delta = {} {}; R = its load time {}; M = 3600 s / ({:.4g} x {})\n",
+                       async && !c.backed_up ? "the copy to host memory" : "checkpoint write time",
+                       FormatSeconds(c.cost), FormatSeconds(c.restart), c.failure_rate_per_gpu_hour,
+                       c.gpus);
+    if (c.background.s() > 0) {
+      out += fmt::format(
+          "  lost fraction = delta/tau + (tau/2 + W + R)/M, W the background write = {:.3g} "
+          "s/{:.0f} s + ({:.0f} s/2 + {:.3g} s + {:.3g} s)/{:.0f} s\n",
+          c.cost.s(), c.daly.s(), c.daly.s(), c.background.s(), c.restart.s(), c.mtbf.s());
+    } else {
+      out += fmt::format(
+          "  lost fraction = delta/tau + (tau/2 + R)/M = {:.3g} s/{:.0f} s + ({:.0f} s/2 + "
+          "{:.3g} s)/{:.0f} s\n",
+          c.cost.s(), c.daly.s(), c.daly.s(), c.restart.s(), c.mtbf.s());
+    }
   }
   out += fmt::format(
       "lost: {:.2f}% of the job's time = {:.1f} GPU-hours per day ({:.1f} checkpoints per day)\n",
       100 * c.lost_fraction, c.gpu_hours_lost_per_day, c.checkpoints_per_day);
+  if (async && !c.backed_up) {
+    out += fmt::format(
+        "\nverdict: a checkpoint costs {} of training ({} GB, written in the background in {}); "
+        "take one every {}\n",
+        FormatSeconds(c.cost), VerdictGb(s.checkpoint_total()), FormatSeconds(t.checkpoint_write),
+        Hours(c.daly));
+    return out;
+  }
   out += fmt::format("\nverdict: a checkpoint costs {} of training ({} GB); take one every {}\n",
                      FormatSeconds(c.cost), VerdictGb(s.checkpoint_total()), Hours(c.daly));
   return out;
@@ -224,6 +260,12 @@ Json CheckpointToJson(const Job& job, const preflight::CheckpointPlan& p,
   times["checkpoint_load_s"] = RoundSig(p.times.checkpoint_load.s());
   times["hf_write_s"] = RoundSig(p.times.hf_write.s());
   times["hf_load_s"] = RoundSig(p.times.hf_load.s());
+  times["async_save"] = job.spec.checkpoint.async_save;
+  if (job.spec.checkpoint.async_save) {
+    times["staging_s"] = RoundSig(p.times.staging.s());
+    times["staging_link"] = p.times.staging_link;
+    times["staging_bytes_per_s"] = p.times.staging_rate.bytes_per_s();
+  }
   j["times"] = times;
   Json c;
   c["failure_rate_per_gpu_hour"] = p.interval.failure_rate_per_gpu_hour;
@@ -231,6 +273,8 @@ Json CheckpointToJson(const Job& job, const preflight::CheckpointPlan& p,
   c["mtbf_s"] = RoundSig(p.interval.mtbf.s());
   c["checkpoint_cost_s"] = RoundSig(p.interval.cost.s());
   c["restart_s"] = RoundSig(p.interval.restart.s());
+  c["background_write_s"] = RoundSig(p.interval.background.s());
+  c["saves_back_up"] = p.interval.backed_up;
   c["young_interval_s"] = RoundSig(p.interval.young.s());
   c["daly_interval_s"] = RoundSig(p.interval.daly.s());
   c["lost_fraction"] = RoundSig(p.interval.lost_fraction);
