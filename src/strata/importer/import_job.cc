@@ -132,6 +132,11 @@ bool IsTrlRecipe(const Settings& s) {
          (s.Has("model_name_or_path") || s.Has("per_device_train_batch_size") || s.Has("use_peft"));
 }
 
+// A LLaMA-Factory config: HF TrainingArguments plus its own stage / finetuning_type.
+bool IsLlamaFactoryConfig(const Settings& s) {
+  return s.Has("stage") && (s.Has("finetuning_type") || s.Has("model_name_or_path"));
+}
+
 // An SFT recipe: none of the preference or RL configs' keys (DPOConfig's beta and
 // max_prompt_length, GRPOConfig's num_generations and max_completion_length).
 bool IsTrlSftRecipe(const Settings& s) {
@@ -199,6 +204,25 @@ void ReadLauncher(const std::vector<ShellWord>& words, size_t program, Detected&
       d.job.Set("cluster.gpus_per_node", std::to_string(*hosts.gpus_per_node), source);
     }
   }
+}
+
+// What a LLaMA-Factory config means beyond TrainingArguments, however it is launched
+// (`llamafactory-cli train x.yaml`, or its examples' train.sh: `accelerate launch ...
+// src/train.py x.yaml`; both hand the YAML to run_exp()): its stage, and its gradient
+// checkpointing, on unless disable_gradient_checkpointing is true (ModelArguments; it calls
+// gradient_checkpointing_enable itself).
+Status ApplyLlamaFactoryConfig(Settings& s, const std::string& /*file*/, Detected& d) {
+  const SourcedValue stage = *s.Use("stage");
+  d.ctx.llamafactory_stage = stage.value;
+  if (!s.Has("gradient_checkpointing")) {
+    const SourcedValue* off = s.Use("disable_gradient_checkpointing");
+    const bool disabled = off != nullptr && (off->value == "true" || off->value == "True");
+    s.Set("gradient_checkpointing", disabled ? "false" : "true",
+          off != nullptr ? off->source
+                         : "LLaMA-Factory's default: gradient checkpointing on unless "
+                           "disable_gradient_checkpointing");
+  }
+  return OkStatus();
 }
 
 // Accelerate's launch flags (`accelerate launch [flags] script.py`, or those `trl sft` passes
@@ -549,6 +573,12 @@ Result<Detected> DetectCommand(std::string_view text, const std::string& file, B
     }
     if (d.framework == Framework::kHfDeepSpeed) {
       STRATA_RETURN_IF_ERROR(MergeTrlConfig(d.settings, base, bundle));
+      // LLaMA-Factory's examples launch its YAML through accelerate launch (train.sh):
+      // read as LLaMA-Factory's, as when the YAML is imported alone.
+      if (!d.ctx.ms_swift && IsLlamaFactoryConfig(d.settings)) {
+        STRATA_RETURN_IF_ERROR(ApplyLlamaFactoryConfig(d.settings, file, d));
+        d.format += ", LLaMA-Factory YAML";
+      }
     }
     // After the recipe: TRL's docs put accelerate's num_processes in it too.
     if (trl_launch) STRATA_RETURN_IF_ERROR(ReadTrlLaunch(w, file, bundle, d));
@@ -789,23 +819,11 @@ Result<ImportReport> ImportJob(std::string_view text, const std::string& file,
     } else {
       // LLaMA-Factory (`llamafactory-cli train x.yaml`): HF TrainingArguments plus its own
       // stage / finetuning_type, and `deepspeed:` naming the DeepSpeed JSON.
-      const bool llamafactory =
-          !verl && d.settings.Has("stage") &&
-          (d.settings.Has("finetuning_type") || d.settings.Has("model_name_or_path"));
+      const bool llamafactory = !verl && IsLlamaFactoryConfig(d.settings);
       if (llamafactory) {
         d.framework = Framework::kHfDeepSpeed;
         d.format = "LLaMA-Factory YAML (HF Trainer)";
-        d.ctx.llamafactory_stage = *d.settings.String("stage");
-        // LLaMA-Factory checkpoints every layer unless disable_gradient_checkpointing is true
-        // (ModelArguments; it calls gradient_checkpointing_enable itself).
-        if (!d.settings.Has("gradient_checkpointing")) {
-          const SourcedValue* off = d.settings.Use("disable_gradient_checkpointing");
-          const bool disabled = off != nullptr && (off->value == "true" || off->value == "True");
-          d.settings.Set("gradient_checkpointing", disabled ? "false" : "true",
-                         off != nullptr ? off->source
-                                        : "LLaMA-Factory's default: gradient checkpointing on "
-                                          "unless disable_gradient_checkpointing");
-        }
+        STRATA_RETURN_IF_ERROR(ApplyLlamaFactoryConfig(d.settings, file, d));
         STRATA_RETURN_IF_ERROR(
             MergeDeepSpeedFile(d.settings, fs::path(file).parent_path(), bundle));
         detected = std::move(d);
