@@ -64,5 +64,61 @@ TEST(LlamaFactoryLaunchImport, AccelerateLaunchReadsTheYamlAsLlamaFactorys) {
   }
 }
 
+// LLaMA-Factory's preference and RL stages run more than one sequence per sample and a
+// reference or generation pass (hiyouga/LLaMA-Factory ff6d4d12 data/collator.py
+// PairwiseDataCollatorWithPadding: "2 * n examples" for rm and dpo, chosen then rejected;
+// hparams/finetuning_args.py use_ref_model = stage == "dpo" and pref_loss not in [orpo, simpo];
+// train/dpo/trainer.py compute_reference_log_probs: a second forward of both sequences without
+// grad). strata prices one sequence per sample and no reference pass, so a dpo job priced as SFT
+// is 2.5x too fast (examples/train_lora/qwen3_lora_dpo.yaml: 1.32 s where the pair and the
+// reference take ~3.3 s). Refused, naming the field, whether the YAML is the input or launched.
+TEST(LlamaFactoryLaunchImport, PreferenceAndRlStagesAreRefusedNotPricedAsSft) {
+  const std::string yaml = ImportGolden("llamafactory_qwen3_lora/qwen3_lora_sft.yaml");
+  auto text = ReadFile(yaml);
+  ASSERT_TRUE(text.ok());
+  ASSERT_NE(text->find("stage: sft\n"), std::string::npos);
+  ImportOptions o;
+  o.gpu = "H100 SXM";
+  o.gpus_per_node = 1;
+  o.model = "qwen3-32b";  // the golden's stand-in (SOURCES.md)
+  for (const char* stage : {"dpo", "kto", "rm", "ppo"}) {
+    std::string edited = *text;
+    edited.replace(edited.find("stage: sft\n"), 11, std::string("stage: ") + stage + "\n");
+    auto r = ImportJob(edited, yaml, o);
+    ASSERT_FALSE(r.ok()) << stage;
+    EXPECT_EQ(r.error().field, "stage") << stage;
+    EXPECT_NE(r.error().Format().find(std::string("stage ") + stage), std::string::npos)
+        << r.error().Format();
+  }
+  // pt and sft are what strata prices.
+  std::string pt = *text;
+  pt.replace(pt.find("stage: sft\n"), 11, "stage: pt\n");
+  EXPECT_TRUE(ImportJob(pt, yaml, o).ok());
+  EXPECT_TRUE(ImportJob(*text, yaml, o).ok());
+}
+
+// ms-swift's `rlhf` (RLHFArguments.rlhf_type, dpo by default; examples/megatron/rlhf/dpo/dense.sh
+// runs `megatron rlhf --rlhf_type dpo`) was imported as SFT. Refused on the command line and in
+// a saved args.json.
+TEST(SwiftRlhfImport, RlhfIsRefusedNotPricedAsSft) {
+  ImportOptions o;
+  o.gpu = "H100 SXM";
+  o.gpus_per_node = 8;
+  const std::pair<const char*, const char*> cases[] = {
+      {"megatron rlhf --rlhf_type dpo --model Qwen/Qwen3-8B --micro_batch_size 1\n", "dpo"},
+      {"swift rlhf --rlhf_type kto --model Qwen/Qwen3-8B\n", "kto"},
+      {"swift rlhf --model Qwen/Qwen3-8B\n", "dpo"}};  // ms-swift's default rlhf_type
+  for (const auto& [command, type] : cases) {
+    auto r = ImportJob(command, "train.sh", o);
+    ASSERT_FALSE(r.ok()) << command;
+    EXPECT_EQ(r.error().field, "rlhf_type") << command;
+    EXPECT_NE(r.error().Format().find(std::string("rlhf_type ") + type), std::string::npos)
+        << r.error().Format();
+  }
+  auto saved = ImportJob(R"({"rlhf_type": "dpo", "model": "Qwen/Qwen3-8B"})", "args.json", o);
+  ASSERT_FALSE(saved.ok());
+  EXPECT_EQ(saved.error().field, "rlhf_type");
+}
+
 }  // namespace
 }  // namespace strata
