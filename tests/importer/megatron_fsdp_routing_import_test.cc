@@ -95,5 +95,43 @@ TEST(MegatronFsdpImport, StrategiesAndTorchFsdp2) {
   EXPECT_NE(bad.error().Format().find("optim_grad"), std::string::npos) << bad.error().Format();
 }
 
+// --moe-router-force-load-balancing: megatron-core d98e8a64 transformer_config.py "Force load
+// balancing with random logits for MoE router ... only for benchmark"; router.py replaces the
+// gate's logits with apply_random_logits, so every expert receives the mean: 1.00x. With
+// --moe-expert-capacity-factor X --moe-pad-expert-input-to-capacity every expert computes
+// exactly X x its mean (tokens above dropped, the rest padded up): X. A capacity without the
+// padding only caps the busiest rank: left to the step's assumption, with a note. Before: all
+// "read but not used", the step priced with the 1.15x default skew and then advised
+// "--set moe.routing_imbalance=1" for a launch that already forces it.
+TEST(MegatronMoeRoutingImport, ForcedBalanceAndPaddedCapacitySetTheImbalance) {
+  struct Case {
+    const char* flags;
+    const char* imbalance;
+  };
+  const Case cases[] = {
+      {"--expert-model-parallel-size 8 --moe-router-force-load-balancing", "1"},
+      {"--expert-model-parallel-size 8 --moe-expert-capacity-factor 1.0 "
+       "--moe-pad-expert-input-to-capacity",
+       "1"},
+      {"--expert-model-parallel-size 8 --moe-expert-capacity-factor 1.25 "
+       "--moe-pad-expert-input-to-capacity",
+       "1.25"},
+      {"--expert-model-parallel-size 8 --moe-expert-capacity-factor 1.25", "(not set)"}};
+  for (const Case& c : cases) {
+    auto r = ImportJob(MixtralCommand(c.flags), "train.sh", H100());
+    ASSERT_TRUE(r.ok()) << c.flags << ": " << r.error().Format();
+    EXPECT_EQ(Field(*r, "moe.routing_imbalance"), c.imbalance) << c.flags;
+    const bool stated = std::string(c.imbalance) != "(not set)";
+    EXPECT_EQ(r->job.moe_routing_imbalance_given, stated) << c.flags;
+    if (stated) {
+      EXPECT_DOUBLE_EQ(r->job.moe_routing_imbalance, std::stod(c.imbalance)) << c.flags;
+    }
+  }
+  auto capped = ImportJob(MixtralCommand("--moe-expert-capacity-factor 1.25"), "train.sh", H100());
+  ASSERT_TRUE(capped.ok());
+  EXPECT_NE(capped->yaml.find("without --moe-pad-expert-input-to-capacity"), std::string::npos)
+      << capped->yaml;
+}
+
 }  // namespace
 }  // namespace strata

@@ -821,6 +821,67 @@ Status MapMoeGroupedGemm(Settings& s, JobBuilder& job) {
   return OkStatus();
 }
 
+// What the routing lets the busiest expert rank receive (moe.routing_imbalance, over the mean).
+// --moe-router-force-load-balancing replaces the gate's logits with random ones ("only for
+// benchmark": megatron-core d98e8a64 transformer_config.py, router.py apply_random_logits), so
+// every expert gets the mean in expectation: 1.00x. --moe-expert-capacity-factor X with
+// --moe-pad-expert-input-to-capacity drops the tokens above X x the mean of each expert and pads
+// every expert's input up to it, so every rank computes exactly X x the mean (transformer_config.py
+// moe_expert_capacity_factor, moe_pad_expert_input_to_capacity). A capacity without padding only
+// caps the busiest rank at X x the mean: noted, the skew left to the step's assumption.
+Status MapMoeRouting(Settings& s, JobBuilder& job) {
+  if (const SourcedValue* v = s.Use("moe_router_force_load_balancing"); !IsNone(v)) {
+    const std::string source = v->source;
+    STRATA_ASSIGN_OR_RETURN(auto on, s.Bool("moe_router_force_load_balancing"));
+    if (on && *on) {
+      job.Set("moe.routing_imbalance", "1",
+              source + " (random router logits: every expert receives the mean)");
+      s.Ignore("moe_expert_capacity_factor");
+      s.Ignore("moe_pad_expert_input_to_capacity");
+      return OkStatus();
+    }
+  }
+  const SourcedValue* capacity = s.Use("moe_expert_capacity_factor");
+  if (IsNone(capacity)) {
+    s.Ignore("moe_pad_expert_input_to_capacity");
+    return OkStatus();
+  }
+  const SourcedValue cap = *capacity;
+  STRATA_ASSIGN_OR_RETURN(auto factor, s.Number("moe_expert_capacity_factor"));
+  if (!factor || *factor <= 0) {
+    return InvalidInput(fmt::format("{}: expected a capacity factor above 0, got '{}'", cap.source,
+                                    cap.value))
+        .InField("moe_expert_capacity_factor");
+  }
+  bool pad = false;
+  std::string pad_source;
+  if (const SourcedValue* p = s.Use("moe_pad_expert_input_to_capacity"); !IsNone(p)) {
+    pad_source = p->source;
+    STRATA_ASSIGN_OR_RETURN(auto on, s.Bool("moe_pad_expert_input_to_capacity"));
+    pad = on && *on;
+  }
+  if (pad && *factor >= 1) {
+    job.Set("moe.routing_imbalance", fmt::format("{}", *factor),
+            fmt::format("{} {} with {} (every expert's input padded to its capacity)", cap.source,
+                        cap.value, pad_source));
+  } else if (pad) {
+    job.Note(
+        fmt::format("{} {} with {}: every expert computes {} x the mean tokens and drops the "
+                    "rest; strata counts the mean (moe.routing_imbalance 1)",
+                    cap.source, cap.value, pad_source, cap.value));
+    job.Set("moe.routing_imbalance", "1",
+            fmt::format("{} {} with {} (below 1: counted at the mean)", cap.source, cap.value,
+                        pad_source));
+  } else {
+    job.Note(
+        fmt::format("{} {} without --moe-pad-expert-input-to-capacity: tokens above {} x an "
+                    "expert's mean are dropped, so the busiest rank receives at most that; "
+                    "the routing skew is left to the step's assumption",
+                    cap.source, cap.value, cap.value));
+  }
+  return OkStatus();
+}
+
 // --moe-aux-loss-coeff (ms-swift's --moe_aux_loss_coeff): a load-balancing loss above 0 puts one
 // more NCCL communicator on every rank (the router's TP x CP group). Megatron's default is 0, and
 // ms-swift's from 3.7.1 (before, the checkpoint's config.json gave it): left unset when not given.
@@ -920,6 +981,7 @@ Status MapMegatron(MegatronFlavor flavor, Settings& s, MapContext& ctx, JobBuild
   STRATA_RETURN_IF_ERROR(MapFp8(s, job));
   STRATA_RETURN_IF_ERROR(MapOverlap(s, job));
   STRATA_RETURN_IF_ERROR(MapMoeGroupedGemm(s, job));
+  STRATA_RETURN_IF_ERROR(MapMoeRouting(s, job));
   STRATA_RETURN_IF_ERROR(MapMoeAuxLoss(s, job));
   if (swift) STRATA_RETURN_IF_ERROR(MapSwiftExtras(s, ctx, job));
   if (s.Has("mtp_num_layers") && !IsNone(s.Use("mtp_num_layers"))) {
