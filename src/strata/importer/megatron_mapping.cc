@@ -991,7 +991,13 @@ Status MapMegatron(MegatronFlavor flavor, Settings& s, MapContext& ctx, JobBuild
   } else {
     job.Default("mtp", "false", "the MTP block is built only with --mtp-num-layers");
   }
-  if (!swift) {
+  if (const SourcedValue* v = s.Use("distributed_timeout_minutes"); !IsNone(v)) {
+    // The launch's own watchdog, not Megatron's default.
+    job.Note(
+        fmt::format("distributed_timeout_minutes = {} ({}): the collective timeout the "
+                    "launch sets (not a job field; `strata hang` reads it)",
+                    v->value, v->source));
+  } else if (!swift) {
     job.NamedDefault(
         "distributed_timeout_minutes = 10: Megatron's collective timeout "
         "(not a job field; `strata hang` reads it)");
