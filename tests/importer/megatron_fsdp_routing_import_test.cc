@@ -136,5 +136,47 @@ TEST(MegatronMoeRoutingImport, ForcedBalanceAndPaddedCapacitySetTheImbalance) {
       << capped->yaml;
 }
 
+// m2: Megatron asserts at start that the layers divide by PP ("Number of layers should be
+// divisible by the pipeline-model-parallel size", megatron/training/arguments.py) unless an
+// uneven split is given. 32 layers over PP 3: refused at import, naming both flags; PP 4 (8 a
+// stage) imports; PP 3 with --decoder-last-pipeline-num-layers is Megatron's uneven split.
+TEST(MegatronPipelineImport, LayersThatDoNotDivideArePipelineRefused) {
+  auto bad = ImportJob(MixtralCommand("--pipeline-model-parallel-size 3"), "train.sh", H100());
+  ASSERT_FALSE(bad.ok());
+  const std::string message = bad.error().Format();
+  EXPECT_NE(message.find("32 layers"), std::string::npos) << message;
+  EXPECT_NE(message.find("--num-layers"), std::string::npos) << message;
+  EXPECT_NE(message.find("--pipeline-model-parallel-size"), std::string::npos) << message;
+  auto even = ImportJob(MixtralCommand("--pipeline-model-parallel-size 4"), "train.sh", H100());
+  EXPECT_TRUE(even.ok()) << even.error().Format();
+}
+
+// m2: NVIDIA/Megatron-LM d98e8a64 examples/gptoss/02_train.sh parses its own arguments with
+// `while [[ $# -gt 0 ]]; do case $1 in ... --data) DATA_ARG="$2"; shift 2;; ... esac; done`.
+// strata reads a script as run without arguments ($# is 0), so bash runs the loop zero times
+// and DATA_ARG keeps its "MOCK"; before, every arm was read and DATA_ARG became "$2".
+TEST(ShellArgumentLoop, TheArgumentLoopRunsZeroTimesWithoutArguments) {
+  const char* script =
+      "DATA_ARG=\"MOCK\"\n"
+      "while [[ $# -gt 0 ]]; do\n"
+      "    case $1 in\n"
+      "        --data)\n"
+      "            DATA_ARG=\"$2\"\n"
+      "            shift 2\n"
+      "            ;;\n"
+      "    esac\n"
+      "done\n"
+      "python pretrain_gpt.py --data-path $DATA_ARG\n";
+  auto cmds = ParseShellScript(script, "train.sh");
+  ASSERT_TRUE(cmds.ok()) << cmds.error().Format();
+  const ShellCommandLine& last = cmds->back();
+  ASSERT_GE(last.words.size(), 3u);
+  EXPECT_EQ(last.words[0].text, "python");
+  EXPECT_EQ(last.words[2].text, "MOCK");
+  for (const ShellCommandLine& c : *cmds) {
+    for (const ShellWord& w : c.words) EXPECT_NE(w.text, "shift") << "a loop arm was read";
+  }
+}
+
 }  // namespace
 }  // namespace strata

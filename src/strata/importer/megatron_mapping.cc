@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "strata/core/did_you_mean.h"
+#include "strata/core/text_scan.h"
 #include "strata/importer/framework_mappers.h"
 #include "strata/importer/model_match.h"
 #include "strata/model/megatron_model.h"
@@ -268,6 +269,36 @@ Status MapLayersPerVirtualStage(Settings& s, JobBuilder& job, int64_t pp) {
   return OkStatus();
 }
 
+// An even pipeline split needs the layers to divide by PP: Megatron asserts it at start
+// ("Number of layers should be divisible by the pipeline-model-parallel size", NVIDIA/Megatron-LM
+// d98e8a64 megatron/training/arguments.py validate_args) unless the first / last stage sizes,
+// the embedding or loss accounting or a layout says otherwise. Refused here, naming the flags,
+// rather than written into a job every view then refuses.
+Status CheckEvenPipelineSplit(Settings& s, int64_t pp) {
+  if (pp <= 1) return OkStatus();
+  for (const char* uneven :
+       {"decoder_first_pipeline_num_layers", "num_layers_in_first_pipeline_stage",
+        "decoder_last_pipeline_num_layers", "num_layers_in_last_pipeline_stage",
+        "account_for_embedding_in_pipeline_split", "account_for_loss_in_pipeline_split",
+        "pipeline_model_parallel_layout"}) {
+    if (s.Has(uneven) && !IsNone(s.Use(uneven))) return OkStatus();
+  }
+  if (!s.Has("num_layers") || IsNone(s.Use("num_layers"))) return OkStatus();
+  const SourcedValue layers_value = *s.Use("num_layers");
+  const std::optional<int64_t> layers = ParseInt64(layers_value.value);
+  if (!layers || *layers <= 0 || *layers % pp == 0) return OkStatus();
+  const std::string pp_source =
+      s.Has("pipeline_model_parallel_size") ? s.Use("pipeline_model_parallel_size")->source : "";
+  return InvalidInput(fmt::format("{} layers ({}) do not divide into {} pipeline stages ({}): "
+                                  "Megatron asserts that the layers divide by the "
+                                  "pipeline-model-parallel size",
+                                  *layers, layers_value.source, pp, pp_source))
+      .InField("pipeline_model_parallel_size")
+      .WithHint(
+          "pick a --pipeline-model-parallel-size that divides --num-layers, or give "
+          "--decoder-first-pipeline-num-layers / --decoder-last-pipeline-num-layers");
+}
+
 Status MapParallel(Settings& s, JobBuilder& job, Sizes& sizes, std::optional<bool> has_experts) {
   STRATA_ASSIGN_OR_RETURN(sizes.tp, IntOr(s, job, "tensor_model_parallel_size", "parallel.tp", 1,
                                           "Megatron's tensor_model_parallel_size defaults to 1"));
@@ -344,7 +375,7 @@ Status MapParallel(Settings& s, JobBuilder& job, Sizes& sizes, std::optional<boo
     const SourcedValue* layout = s.Use("pipeline_model_parallel_layout");
     job.Set("parallel.pipeline_layout", fmt::format("\"{}\"", layout->value), layout->source);
   }
-  return OkStatus();
+  return CheckEvenPipelineSplit(s, sizes.pp);
 }
 
 Status MapBatchAndSequence(MegatronFlavor flavor, Settings& s, JobBuilder& job) {
