@@ -151,6 +151,35 @@ TEST(MegatronPipelineImport, LayersThatDoNotDivideArePipelineRefused) {
   EXPECT_TRUE(even.ok()) << even.error().Format();
 }
 
+// m5: --window-size 127,0 --window-attn-skip-freq 2 (NVIDIA/Megatron-LM d98e8a64
+// examples/gptoss/02_train.sh). megatron-core's is_layer_window_attention (1-based layer
+// numbers): layer n slides unless n % 2 == 0, so layers 1, 3, 5, ... (indices 0, 2, 4, ...) are
+// sliding and 2, 4, ... full; get_sliding_window_causal_mask keeps keys i-127 .. i, 128 tokens:
+// strata's sliding_window 128. Before: both flags "read but not used", every layer full.
+TEST(MegatronWindowImport, WindowSizeAndSkipFrequencyMakeSlidingLayers) {
+  auto r = ImportJob(MixtralCommand("--window-size 127,0 --window-attn-skip-freq 2"), "train.sh",
+                     H100());
+  ASSERT_TRUE(r.ok()) << r.error().Format();
+  auto model = ParseMegatronModel(nlohmann::json::parse(r->model_json), "model.json");
+  ASSERT_TRUE(model.ok()) << model.error().Format();
+  ASSERT_EQ(model->layers.size(), 32u);
+  EXPECT_EQ(model->attention.sliding_window, 128);
+  for (size_t i = 0; i < model->layers.size(); ++i) {
+    EXPECT_EQ(model->layers[i].mixer,
+              i % 2 == 0 ? MixerKind::kSlidingAttention : MixerKind::kFullAttention)
+        << "layer index " << i;
+  }
+  // A per-layer list is not read: every layer stays full attention, and the import says so.
+  auto list = ImportJob(MixtralCommand("--window-size 127,0 --window-attn-skip-freq [1,0]"),
+                        "train.sh", H100());
+  ASSERT_TRUE(list.ok()) << list.error().Format();
+  auto full = ParseMegatronModel(nlohmann::json::parse(list->model_json), "model.json");
+  ASSERT_TRUE(full.ok()) << full.error().Format();
+  EXPECT_EQ(full->attention.sliding_window, 0);
+  EXPECT_NE(list->yaml.find("the sliding-window layers are not modelled"), std::string::npos)
+      << list->yaml;
+}
+
 // m2: NVIDIA/Megatron-LM d98e8a64 examples/gptoss/02_train.sh parses its own arguments with
 // `while [[ $# -gt 0 ]]; do case $1 in ... --data) DATA_ARG="$2"; shift 2;; ... esac; done`.
 // strata reads a script as run without arguments ($# is 0), so bash runs the loop zero times

@@ -24,6 +24,44 @@ bool IsNone(const SourcedValue* v) {
   return v == nullptr || v->value == "None" || v->value.empty();
 }
 
+// --window-size LEFT,RIGHT (argparse's tuple_type; a log's dump prints "(127, 0)") and
+// --window-attn-skip-freq N: megatron-core's sliding-window layers, as the model description
+// spells them (ParseMegatronModel). Its list form ("[1,1,0,...]" or a Python expression) is not
+// read: every layer then stays full attention, and the import says so.
+Status CopyWindowArgs(Settings& s, nlohmann::json& m, JobBuilder& job) {
+  if (!s.Has("window_size") || IsNone(s.Use("window_size"))) return OkStatus();
+  const SourcedValue size = *s.Use("window_size");
+  std::optional<int64_t> skip;
+  if (s.Has("window_attn_skip_freq") && !IsNone(s.Use("window_attn_skip_freq"))) {
+    const SourcedValue freq = *s.Use("window_attn_skip_freq");
+    skip = ParseInt64(freq.value);
+    if (!skip || *skip <= 0) {
+      job.Note(
+          fmt::format("{} '{}' (a per-layer pattern) with {} {}: the pattern is not read, so "
+                      "the sliding-window layers are not modelled; every layer is priced "
+                      "as full attention",
+                      freq.source, freq.value, size.source, size.value));
+      return OkStatus();
+    }
+  }
+  std::string text = size.value;
+  std::erase_if(text,
+                [](char c) { return c == '(' || c == ')' || c == '[' || c == ']' || c == ' '; });
+  const size_t comma = text.find(',');
+  const std::optional<int64_t> left =
+      comma == std::string::npos ? std::nullopt : ParseInt64(text.substr(0, comma));
+  const std::optional<int64_t> right =
+      comma == std::string::npos ? std::nullopt : ParseInt64(text.substr(comma + 1));
+  if (!left || !right) {
+    return InvalidInput(
+               fmt::format("{} '{}': expected LEFT,RIGHT (two integers)", size.source, size.value))
+        .InField("window_size");
+  }
+  m["window_size"] = nlohmann::json::array({*left, *right});
+  if (skip) m["window_attn_skip_freq"] = *skip;
+  return OkStatus();
+}
+
 // Copies a Megatron model argument into the description, typed as the model parser expects.
 Status CopyModelArgs(Settings& s, nlohmann::json& m) {
   static const char* kInts[] = {"num_layers",
@@ -140,6 +178,7 @@ Status MapModel(MegatronFlavor flavor, Settings& s, MapContext& ctx, JobBuilder&
   }
   nlohmann::json m = nlohmann::json::object();
   STRATA_RETURN_IF_ERROR(CopyModelArgs(s, m));
+  STRATA_RETURN_IF_ERROR(CopyWindowArgs(s, m, job));
   if (!m.contains("num_layers") || !m.contains("hidden_size")) {
     return InvalidInput("the arguments describe no model: num_layers and hidden_size are missing")
         .WithHint("pass --model with a catalog name or a config.json path");
