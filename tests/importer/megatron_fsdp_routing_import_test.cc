@@ -63,7 +63,7 @@ TEST(MegatronFsdpImport, NvidiasFsdpExampleIsZero3) {
   // The FSDP strategy carries the optimizer's sharding; --use-distributed-optimizer is read.
   EXPECT_EQ(Field(*r, "optimizer.distributed"), "(not set)");
   EXPECT_EQ(r->yaml.find("use_megatron_fsdp = true"), std::string::npos) << r->yaml;
-  // m1: the script's --distributed-timeout-minutes 60 (line 210), not Megatron's default 10.
+  // m1: the script's --distributed-timeout-minutes 60 (line 209), not Megatron's default 10.
   EXPECT_EQ(r->yaml.find("distributed_timeout_minutes = 10"), std::string::npos) << r->yaml;
   EXPECT_NE(r->yaml.find("distributed_timeout_minutes = 60"), std::string::npos) << r->yaml;
 }
