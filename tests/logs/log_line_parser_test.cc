@@ -277,6 +277,29 @@ TEST(ParseLogLine, Nemo) {
   EXPECT_DOUBLE_EQ(*r.loss, 3.09);  // reduced_train_loss over the smoothed loss
 }
 
+// A log whose comment quotes an example record (the header of a NeMo 2 log written for a
+// report: "# format: ... as in public logs (e.g. NVIDIA-BioNeMo/bionemo-recipes PR #740:" and
+// "#   'Training epoch 0, iteration 120/149 | ... | train_step_timing in s: 0.03146'") took
+// that quote for step 120 of the run: `logs` then reported a restart ("the step counter went
+// back from 120 to 0") and a mean global batch of 124.9 over the real 128s. A '#' or a quote
+// before "Training epoch" is not NeMo's prefix (a timestamp or a rank tag): no step.
+TEST(ParseLogLine, NemoRecordQuotedInACommentIsNoStep) {
+  for (const char* line :
+       {"#   'Training epoch 0, iteration 120/149 | lr: 3e-05 | consumed_samples: 121 | "
+        "global_batch_size: 1 | global_step: 120 | reduced_train_loss: 1.233 | "
+        "train_step_timing in s: 0.03146'",
+        "echo \"Training epoch 0, iteration 120/149 | global_step: 120 | "
+        "train_step_timing in s: 0.03146\""}) {
+    for (const ParsedLine& p : Parse(line)) EXPECT_NE(p.kind, LineKind::kStep) << line;
+  }
+  // NeMo's own prefix still reads.
+  const StepRecord r = OneStep(
+      "[NeMo I 2025-01-01 12:00:00 nemo_logging:393] Training epoch 0, iteration 3/999 | "
+      "global_step: 3 | train_step_timing in s: 9.1755");
+  EXPECT_EQ(r.step, 3);
+  EXPECT_DOUBLE_EQ(*r.step_time_s, 9.1755);
+}
+
 TEST(ParseLogLine, ErrorsAndNoise) {
   auto out = Parse(
       "[rank0]:[E321 02:07:08.408271257 ProcessGroupNCCL.cpp:607] [Rank 0] Watchdog "

@@ -141,6 +141,11 @@ bool IsTrlRecipe(const Settings& s) {
          (s.Has("model_name_or_path") || s.Has("per_device_train_batch_size") || s.Has("use_peft"));
 }
 
+// A LLaMA-Factory config: HF TrainingArguments plus its own stage / finetuning_type.
+bool IsLlamaFactoryConfig(const Settings& s) {
+  return s.Has("stage") && (s.Has("finetuning_type") || s.Has("model_name_or_path"));
+}
+
 // An SFT recipe: none of the preference or RL configs' keys (DPOConfig's beta and
 // max_prompt_length, GRPOConfig's num_generations and max_completion_length).
 bool IsTrlSftRecipe(const Settings& s) {
@@ -208,6 +213,90 @@ void ReadLauncher(const std::vector<ShellWord>& words, size_t program, Detected&
       d.job.Set("cluster.gpus_per_node", std::to_string(*hosts.gpus_per_node), source);
     }
   }
+}
+
+// `swift rlhf` / `megatron rlhf`: ms-swift's preference and RL training (--rlhf_type, dpo by
+// default: modelscope/ms-swift RLHFArguments). DPO runs a chosen and a rejected sequence per
+// sample and a reference model's forward; strata prices one sequence per sample (SFT), so the
+// launch is refused rather than priced as SFT. `at` is the word `swift` or `megatron`.
+Status RefuseSwiftRlhf(const std::vector<ShellWord>& w, size_t at, const std::string& file) {
+  std::string type = "dpo";
+  std::string where = "ms-swift's default";
+  int line = w[at].line;
+  for (size_t j = at + 2; j < w.size(); ++j) {
+    const std::string& word = w[j].text;
+    if (word.starts_with("--rlhf_type=")) {
+      type = word.substr(12);
+    } else if (word == "--rlhf_type" && j + 1 < w.size()) {
+      type = w[j + 1].text;
+    } else {
+      continue;
+    }
+    line = w[j].line;
+    where = fmt::format("--rlhf_type, line {}", line);
+  }
+  return InvalidInput(fmt::format("{} rlhf with rlhf_type {} ({}): preference and RL training "
+                                  "(pairs of sequences, a reference model, or generation) is "
+                                  "not priced by strata, which prices one sequence per sample "
+                                  "and no reference pass (SFT)",
+                                  fs::path(w[at].text).filename().string(), type, where))
+      .InFile(file)
+      .AtLine(line)
+      .InField("rlhf_type")
+      .WithHint(
+          "to size the policy's own passes, import the same arguments under `sft` and double "
+          "the micro batch for the pairs; the rest is not modelled");
+}
+
+// What a LLaMA-Factory config means beyond TrainingArguments, however it is launched
+// (`llamafactory-cli train x.yaml`, or its examples' train.sh: `accelerate launch ...
+// src/train.py x.yaml`; both hand the YAML to run_exp()). Its stage: pt and sft train one
+// sequence per sample, which is what strata prices; the others are refused rather than priced
+// as SFT (hiyouga/LLaMA-Factory ff6d4d12 data/collator.py PairwiseDataCollatorWithPadding: "2 * n
+// examples" per batch for rm and dpo; hparams/finetuning_args.py use_ref_model for dpo and kto;
+// train/ppo generates and scores every step). And its gradient checkpointing: on unless
+// disable_gradient_checkpointing is true (ModelArguments; it calls gradient_checkpointing_enable
+// itself). `file` names the input in errors.
+Status ApplyLlamaFactoryConfig(Settings& s, const std::string& file, Detected& d) {
+  const SourcedValue stage = *s.Use("stage");
+  static const std::pair<const char*, const char*> kRefused[] = {
+      {"dpo",
+       "each sample is a chosen and a rejected sequence through the policy, and, unless pref_loss "
+       "is orpo or simpo, through a reference model again without gradients"},
+      {"kto",
+       "each sample is run with a mismatched KL sample, through the policy and a reference model"},
+      {"rm", "each sample is a chosen and a rejected sequence through the reward model"},
+      {"ppo",
+       "every step generates responses and runs a reward model, a value head and a reference "
+       "model beside the policy"}};
+  for (const auto& [name, what] : kRefused) {
+    if (stage.value != name) continue;
+    return InvalidInput(fmt::format("stage {} ({}): LLaMA-Factory's {} stage is not priced by "
+                                    "strata: {}, where strata prices one sequence per sample "
+                                    "and no reference pass (SFT)",
+                                    name, stage.source, name, what))
+        .InFile(file)
+        .InField("stage")
+        .WithHint(
+            "to size the policy's own passes, import the file with stage: sft and double "
+            "batch.micro_batch for the pairs; the rest is not modelled");
+  }
+  if (stage.value != "pt" && stage.value != "sft") {
+    return InvalidInput(fmt::format("stage '{}' ({}): expected pt, sft, rm, ppo, dpo or kto",
+                                    stage.value, stage.source))
+        .InFile(file)
+        .InField("stage");
+  }
+  d.ctx.llamafactory_stage = stage.value;
+  if (!s.Has("gradient_checkpointing")) {
+    const SourcedValue* off = s.Use("disable_gradient_checkpointing");
+    const bool disabled = off != nullptr && (off->value == "true" || off->value == "True");
+    s.Set("gradient_checkpointing", disabled ? "false" : "true",
+          off != nullptr ? off->source
+                         : "LLaMA-Factory's default: gradient checkpointing on unless "
+                           "disable_gradient_checkpointing");
+  }
+  return OkStatus();
 }
 
 // Accelerate's launch flags (`accelerate launch [flags] script.py`, or those `trl sft` passes
@@ -460,6 +549,9 @@ Result<Detected> DetectCommand(std::string_view text, const std::string& file, B
         break;
       }
       const bool swift_sub = next == "sft" || next == "pt" || next == "rlhf";
+      const bool swift_cli =
+          t == "megatron" || t.ends_with("/megatron") || t == "swift" || t.ends_with("/swift");
+      if (swift_cli && next == "rlhf") STRATA_RETURN_IF_ERROR(RefuseSwiftRlhf(w, i, file));
       if ((t == "megatron" || t.ends_with("/megatron")) && swift_sub) {
         d.framework = Framework::kMsSwiftMcore;
         d.format = "ms-swift command (megatron " + next + ", Megatron-SWIFT)";
@@ -558,6 +650,12 @@ Result<Detected> DetectCommand(std::string_view text, const std::string& file, B
     }
     if (d.framework == Framework::kHfDeepSpeed) {
       STRATA_RETURN_IF_ERROR(MergeTrlConfig(d.settings, base, bundle));
+      // LLaMA-Factory's examples launch its YAML through accelerate launch (train.sh):
+      // read as LLaMA-Factory's, as when the YAML is imported alone.
+      if (!d.ctx.ms_swift && IsLlamaFactoryConfig(d.settings)) {
+        STRATA_RETURN_IF_ERROR(ApplyLlamaFactoryConfig(d.settings, file, d));
+        d.format += ", LLaMA-Factory YAML";
+      }
     }
     // After the recipe: TRL's docs put accelerate's num_processes in it too.
     if (trl_launch) STRATA_RETURN_IF_ERROR(ReadTrlLaunch(w, file, bundle, d));
@@ -602,6 +700,18 @@ Result<Detected> DetectJson(std::string_view text, const std::string& file, Bund
   Detected d;
   STRATA_ASSIGN_OR_RETURN(d.settings, ReadJsonSettings(text, file));
   Settings& s = d.settings;
+  // `swift rlhf` / `megatron rlhf` save their rlhf_type (dpo, kto, grpo, ...): refused as on
+  // the command line (RefuseSwiftRlhf).
+  if (const SourcedValue* type = s.Use("rlhf_type");
+      type != nullptr && type->value != "None" && type->value != "null" && !type->value.empty()) {
+    return InvalidInput(fmt::format("rlhf_type {} ({}): ms-swift's preference and RL training "
+                                    "(pairs of sequences, a reference model, or generation) is "
+                                    "not priced by strata, which prices one sequence per sample "
+                                    "and no reference pass (SFT)",
+                                    type->value, type->source))
+        .InFile(file)
+        .InField("rlhf_type");
+  }
   if (s.Has("sampler_type")) {
     return InvalidInput(fmt::format("ms-swift `swift sample` arguments (sampler_type {}): a "
                                     "sampling run, not a training job",
@@ -798,23 +908,11 @@ Result<ImportReport> ImportJob(std::string_view text, const std::string& file,
     } else {
       // LLaMA-Factory (`llamafactory-cli train x.yaml`): HF TrainingArguments plus its own
       // stage / finetuning_type, and `deepspeed:` naming the DeepSpeed JSON.
-      const bool llamafactory =
-          !verl && d.settings.Has("stage") &&
-          (d.settings.Has("finetuning_type") || d.settings.Has("model_name_or_path"));
+      const bool llamafactory = !verl && IsLlamaFactoryConfig(d.settings);
       if (llamafactory) {
         d.framework = Framework::kHfDeepSpeed;
         d.format = "LLaMA-Factory YAML (HF Trainer)";
-        d.ctx.llamafactory_stage = *d.settings.String("stage");
-        // LLaMA-Factory checkpoints every layer unless disable_gradient_checkpointing is true
-        // (ModelArguments; it calls gradient_checkpointing_enable itself).
-        if (!d.settings.Has("gradient_checkpointing")) {
-          const SourcedValue* off = d.settings.Use("disable_gradient_checkpointing");
-          const bool disabled = off != nullptr && (off->value == "true" || off->value == "True");
-          d.settings.Set("gradient_checkpointing", disabled ? "false" : "true",
-                         off != nullptr ? off->source
-                                        : "LLaMA-Factory's default: gradient checkpointing on "
-                                          "unless disable_gradient_checkpointing");
-        }
+        STRATA_RETURN_IF_ERROR(ApplyLlamaFactoryConfig(d.settings, file, d));
         STRATA_RETURN_IF_ERROR(
             MergeDeepSpeedFile(d.settings, fs::path(file).parent_path(), bundle));
         detected = std::move(d);

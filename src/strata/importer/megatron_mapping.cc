@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "strata/core/did_you_mean.h"
+#include "strata/core/text_scan.h"
 #include "strata/importer/framework_mappers.h"
 #include "strata/importer/model_match.h"
 #include "strata/model/megatron_model.h"
@@ -21,6 +22,44 @@ namespace {
 
 bool IsNone(const SourcedValue* v) {
   return v == nullptr || v->value == "None" || v->value.empty();
+}
+
+// --window-size LEFT,RIGHT (argparse's tuple_type; a log's dump prints "(127, 0)") and
+// --window-attn-skip-freq N: megatron-core's sliding-window layers, as the model description
+// spells them (ParseMegatronModel). Its list form ("[1,1,0,...]" or a Python expression) is not
+// read: every layer then stays full attention, and the import says so.
+Status CopyWindowArgs(Settings& s, nlohmann::json& m, JobBuilder& job) {
+  if (!s.Has("window_size") || IsNone(s.Use("window_size"))) return OkStatus();
+  const SourcedValue size = *s.Use("window_size");
+  std::optional<int64_t> skip;
+  if (s.Has("window_attn_skip_freq") && !IsNone(s.Use("window_attn_skip_freq"))) {
+    const SourcedValue freq = *s.Use("window_attn_skip_freq");
+    skip = ParseInt64(freq.value);
+    if (!skip || *skip <= 0) {
+      job.Note(
+          fmt::format("{} '{}' (a per-layer pattern) with {} {}: the pattern is not read, so "
+                      "the sliding-window layers are not modelled; every layer is priced "
+                      "as full attention",
+                      freq.source, freq.value, size.source, size.value));
+      return OkStatus();
+    }
+  }
+  std::string text = size.value;
+  std::erase_if(text,
+                [](char c) { return c == '(' || c == ')' || c == '[' || c == ']' || c == ' '; });
+  const size_t comma = text.find(',');
+  const std::optional<int64_t> left =
+      comma == std::string::npos ? std::nullopt : ParseInt64(text.substr(0, comma));
+  const std::optional<int64_t> right =
+      comma == std::string::npos ? std::nullopt : ParseInt64(text.substr(comma + 1));
+  if (!left || !right) {
+    return InvalidInput(
+               fmt::format("{} '{}': expected LEFT,RIGHT (two integers)", size.source, size.value))
+        .InField("window_size");
+  }
+  m["window_size"] = nlohmann::json::array({*left, *right});
+  if (skip) m["window_attn_skip_freq"] = *skip;
+  return OkStatus();
 }
 
 // Copies a Megatron model argument into the description, typed as the model parser expects.
@@ -139,6 +178,7 @@ Status MapModel(MegatronFlavor flavor, Settings& s, MapContext& ctx, JobBuilder&
   }
   nlohmann::json m = nlohmann::json::object();
   STRATA_RETURN_IF_ERROR(CopyModelArgs(s, m));
+  STRATA_RETURN_IF_ERROR(CopyWindowArgs(s, m, job));
   if (!m.contains("num_layers") || !m.contains("hidden_size")) {
     return InvalidInput("the arguments describe no model: num_layers and hidden_size are missing")
         .WithHint("pass --model with a catalog name or a config.json path");
@@ -268,6 +308,36 @@ Status MapLayersPerVirtualStage(Settings& s, JobBuilder& job, int64_t pp) {
   return OkStatus();
 }
 
+// An even pipeline split needs the layers to divide by PP: Megatron asserts it at start
+// ("Number of layers should be divisible by the pipeline-model-parallel size", NVIDIA/Megatron-LM
+// d98e8a64 megatron/training/arguments.py validate_args) unless the first / last stage sizes,
+// the embedding or loss accounting or a layout says otherwise. Refused here, naming the flags,
+// rather than written into a job every view then refuses.
+Status CheckEvenPipelineSplit(Settings& s, int64_t pp) {
+  if (pp <= 1) return OkStatus();
+  for (const char* uneven :
+       {"decoder_first_pipeline_num_layers", "num_layers_in_first_pipeline_stage",
+        "decoder_last_pipeline_num_layers", "num_layers_in_last_pipeline_stage",
+        "account_for_embedding_in_pipeline_split", "account_for_loss_in_pipeline_split",
+        "pipeline_model_parallel_layout"}) {
+    if (s.Has(uneven) && !IsNone(s.Use(uneven))) return OkStatus();
+  }
+  if (!s.Has("num_layers") || IsNone(s.Use("num_layers"))) return OkStatus();
+  const SourcedValue layers_value = *s.Use("num_layers");
+  const std::optional<int64_t> layers = ParseInt64(layers_value.value);
+  if (!layers || *layers <= 0 || *layers % pp == 0) return OkStatus();
+  const std::string pp_source =
+      s.Has("pipeline_model_parallel_size") ? s.Use("pipeline_model_parallel_size")->source : "";
+  return InvalidInput(fmt::format("{} layers ({}) do not divide into {} pipeline stages ({}): "
+                                  "Megatron asserts that the layers divide by the "
+                                  "pipeline-model-parallel size",
+                                  *layers, layers_value.source, pp, pp_source))
+      .InField("pipeline_model_parallel_size")
+      .WithHint(
+          "pick a --pipeline-model-parallel-size that divides --num-layers, or give "
+          "--decoder-first-pipeline-num-layers / --decoder-last-pipeline-num-layers");
+}
+
 Status MapParallel(Settings& s, JobBuilder& job, Sizes& sizes, std::optional<bool> has_experts) {
   STRATA_ASSIGN_OR_RETURN(sizes.tp, IntOr(s, job, "tensor_model_parallel_size", "parallel.tp", 1,
                                           "Megatron's tensor_model_parallel_size defaults to 1"));
@@ -344,7 +414,7 @@ Status MapParallel(Settings& s, JobBuilder& job, Sizes& sizes, std::optional<boo
     const SourcedValue* layout = s.Use("pipeline_model_parallel_layout");
     job.Set("parallel.pipeline_layout", fmt::format("\"{}\"", layout->value), layout->source);
   }
-  return OkStatus();
+  return CheckEvenPipelineSplit(s, sizes.pp);
 }
 
 Status MapBatchAndSequence(MegatronFlavor flavor, Settings& s, JobBuilder& job) {
@@ -614,8 +684,77 @@ Status MapCheckpointContents(Settings& s, JobBuilder& job) {
   return OkStatus();
 }
 
+// Megatron's two FSDP paths replace megatron-core's DDP and its distributed-optimizer buffers,
+// so what they shard is the job's sharding.mode (optimizer.distributed then follows from it).
+// --use-megatron-fsdp: megatron-core's own FSDP, sharding what --data-parallel-sharding-strategy
+// names (NVIDIA/Megatron-LM d98e8a64 docs/user-guide/parallelism-guide.md: "optim_grads_params -
+// Shard parameters + gradients + optimizer (ZeRO-3)"; megatron/training/arguments.py defaults the
+// strategy to optim_grads_params): optim ZeRO-1, optim_grads ZeRO-2, optim_grads_params ZeRO-3,
+// no_shard plain DDP. --use-torch-fsdp2: PyTorch's fully_shard over every TransformerLayer
+// (megatron/core/distributed/torch_fully_sharded_data_parallel.py), parameters, gradients and
+// optimizer sharded. Returns whether a sharding mode was set.
+Result<bool> MapFsdp(Settings& s, JobBuilder& job) {
+  const SourcedValue* strategy = s.Use("data_parallel_sharding_strategy");
+  bool megatron_fsdp = false;
+  std::string fsdp_source;
+  if (const SourcedValue* v = s.Use("use_megatron_fsdp"); !IsNone(v)) {
+    fsdp_source = v->source;
+    STRATA_ASSIGN_OR_RETURN(auto on, s.Bool("use_megatron_fsdp"));
+    megatron_fsdp = on && *on;
+  }
+  bool torch_fsdp2 = false;
+  std::string fsdp2_source;
+  if (const SourcedValue* v = s.Use("use_torch_fsdp2"); !IsNone(v)) {
+    fsdp2_source = v->source;
+    STRATA_ASSIGN_OR_RETURN(auto on, s.Bool("use_torch_fsdp2"));
+    torch_fsdp2 = on && *on;
+  }
+  if (megatron_fsdp && torch_fsdp2) {
+    return InvalidInput(fmt::format("{} and {}: Megatron takes one FSDP implementation, not both",
+                                    fsdp_source, fsdp2_source))
+        .InField("use_torch_fsdp2");
+  }
+  if (torch_fsdp2) {
+    job.Set("sharding.mode", "fsdp2",
+            fsdp2_source +
+                " (PyTorch's fully_shard: parameters, gradients and optimizer states "
+                "sharded over DP)");
+    return true;
+  }
+  if (!megatron_fsdp) {
+    if (!IsNone(strategy)) {
+      job.Note(
+          fmt::format("{} {} without --use-megatron-fsdp: Megatron reads the strategy only "
+                      "for its FSDP; not imported",
+                      strategy->source, strategy->value));
+    }
+    return false;
+  }
+  static const std::pair<const char*, const char*> kModes[] = {{"no_shard", "none"},
+                                                               {"optim", "zero1"},
+                                                               {"optim_grads", "zero2"},
+                                                               {"optim_grads_params", "zero3"}};
+  const std::string name = IsNone(strategy) ? "optim_grads_params" : strategy->value;
+  for (const auto& [strategy_name, mode] : kModes) {
+    if (name != strategy_name) continue;
+    job.Set("sharding.mode", mode,
+            IsNone(strategy) ? fsdp_source +
+                                   " (Megatron-FSDP; --data-parallel-sharding-strategy defaults to "
+                                   "optim_grads_params, ZeRO-3)"
+                             : fmt::format("{} {} with {} (Megatron-FSDP)", strategy->source, name,
+                                           fsdp_source));
+    return true;
+  }
+  return InvalidInput(fmt::format("--data-parallel-sharding-strategy '{}' ({}): expected no_shard, "
+                                  "optim, optim_grads or optim_grads_params",
+                                  name, strategy->source))
+      .InField("data_parallel_sharding_strategy")
+      .WithHint(DidYouMeanHint(name, {"no_shard", "optim", "optim_grads", "optim_grads_params"}));
+}
+
 Status MapOptimizer(MegatronFlavor flavor, Settings& s, JobBuilder& job) {
   const bool swift = flavor == MegatronFlavor::kMsSwiftMcore;
+  STRATA_ASSIGN_OR_RETURN(const bool fsdp, MapFsdp(s, job));
   if (const SourcedValue* v = s.Use("optimizer"); !IsNone(v)) {
     if (v->value != "adam" && v->value != "adamw") {
       return InvalidInput("optimizer '" + v->value + "': strata models Adam's states only")
@@ -626,10 +765,16 @@ Status MapOptimizer(MegatronFlavor flavor, Settings& s, JobBuilder& job) {
   } else {
     job.Default("optimizer.name", "adam", "Megatron's optimizer defaults to adam");
   }
-  STRATA_RETURN_IF_ERROR(BoolOr(s, job, "use_distributed_optimizer", "optimizer.distributed", swift,
-                                swift ? "ms-swift turns use_distributed_optimizer on by default"
-                                      : "Megatron's distributed optimizer is off unless "
-                                        "--use-distributed-optimizer"));
+  if (fsdp) {
+    // The FSDP wrapper shards the optimizer as its strategy says; sharding.mode carries it.
+    s.Ignore("use_distributed_optimizer");
+  } else {
+    STRATA_RETURN_IF_ERROR(BoolOr(s, job, "use_distributed_optimizer", "optimizer.distributed",
+                                  swift,
+                                  swift ? "ms-swift turns use_distributed_optimizer on by default"
+                                        : "Megatron's distributed optimizer is off unless "
+                                          "--use-distributed-optimizer"));
+  }
   job.Default("optimizer.master_weights", "fp32", "Megatron keeps fp32 master weights");
   std::string moments = "fp32";
   std::string source = "Adam moments in fp32 unless --use-precision-aware-optimizer";
@@ -774,6 +919,67 @@ Status MapMoeGroupedGemm(Settings& s, JobBuilder& job) {
   return OkStatus();
 }
 
+// What the routing lets the busiest expert rank receive (moe.routing_imbalance, over the mean).
+// --moe-router-force-load-balancing replaces the gate's logits with random ones ("only for
+// benchmark": megatron-core d98e8a64 transformer_config.py, router.py apply_random_logits), so
+// every expert gets the mean in expectation: 1.00x. --moe-expert-capacity-factor X with
+// --moe-pad-expert-input-to-capacity drops the tokens above X x the mean of each expert and pads
+// every expert's input up to it, so every rank computes exactly X x the mean (transformer_config.py
+// moe_expert_capacity_factor, moe_pad_expert_input_to_capacity). A capacity without padding only
+// caps the busiest rank at X x the mean: noted, the skew left to the step's assumption.
+Status MapMoeRouting(Settings& s, JobBuilder& job) {
+  if (const SourcedValue* v = s.Use("moe_router_force_load_balancing"); !IsNone(v)) {
+    const std::string source = v->source;
+    STRATA_ASSIGN_OR_RETURN(auto on, s.Bool("moe_router_force_load_balancing"));
+    if (on && *on) {
+      job.Set("moe.routing_imbalance", "1",
+              source + " (random router logits: every expert receives the mean)");
+      s.Ignore("moe_expert_capacity_factor");
+      s.Ignore("moe_pad_expert_input_to_capacity");
+      return OkStatus();
+    }
+  }
+  const SourcedValue* capacity = s.Use("moe_expert_capacity_factor");
+  if (IsNone(capacity)) {
+    s.Ignore("moe_pad_expert_input_to_capacity");
+    return OkStatus();
+  }
+  const SourcedValue cap = *capacity;
+  STRATA_ASSIGN_OR_RETURN(auto factor, s.Number("moe_expert_capacity_factor"));
+  if (!factor || *factor <= 0) {
+    return InvalidInput(fmt::format("{}: expected a capacity factor above 0, got '{}'", cap.source,
+                                    cap.value))
+        .InField("moe_expert_capacity_factor");
+  }
+  bool pad = false;
+  std::string pad_source;
+  if (const SourcedValue* p = s.Use("moe_pad_expert_input_to_capacity"); !IsNone(p)) {
+    pad_source = p->source;
+    STRATA_ASSIGN_OR_RETURN(auto on, s.Bool("moe_pad_expert_input_to_capacity"));
+    pad = on && *on;
+  }
+  if (pad && *factor >= 1) {
+    job.Set("moe.routing_imbalance", fmt::format("{}", *factor),
+            fmt::format("{} {} with {} (every expert's input padded to its capacity)", cap.source,
+                        cap.value, pad_source));
+  } else if (pad) {
+    job.Note(
+        fmt::format("{} {} with {}: every expert computes {} x the mean tokens and drops the "
+                    "rest; strata counts the mean (moe.routing_imbalance 1)",
+                    cap.source, cap.value, pad_source, cap.value));
+    job.Set("moe.routing_imbalance", "1",
+            fmt::format("{} {} with {} (below 1: counted at the mean)", cap.source, cap.value,
+                        pad_source));
+  } else {
+    job.Note(
+        fmt::format("{} {} without --moe-pad-expert-input-to-capacity: tokens above {} x an "
+                    "expert's mean are dropped, so the busiest rank receives at most that; "
+                    "the routing skew is left to the step's assumption",
+                    cap.source, cap.value, cap.value));
+  }
+  return OkStatus();
+}
+
 // --moe-aux-loss-coeff (ms-swift's --moe_aux_loss_coeff): a load-balancing loss above 0 puts one
 // more NCCL communicator on every rank (the router's TP x CP group). Megatron's default is 0, and
 // ms-swift's from 3.7.1 (before, the checkpoint's config.json gave it): left unset when not given.
@@ -873,6 +1079,7 @@ Status MapMegatron(MegatronFlavor flavor, Settings& s, MapContext& ctx, JobBuild
   STRATA_RETURN_IF_ERROR(MapFp8(s, job));
   STRATA_RETURN_IF_ERROR(MapOverlap(s, job));
   STRATA_RETURN_IF_ERROR(MapMoeGroupedGemm(s, job));
+  STRATA_RETURN_IF_ERROR(MapMoeRouting(s, job));
   STRATA_RETURN_IF_ERROR(MapMoeAuxLoss(s, job));
   if (swift) STRATA_RETURN_IF_ERROR(MapSwiftExtras(s, ctx, job));
   if (s.Has("mtp_num_layers") && !IsNone(s.Use("mtp_num_layers"))) {
@@ -882,7 +1089,13 @@ Status MapMegatron(MegatronFlavor flavor, Settings& s, MapContext& ctx, JobBuild
   } else {
     job.Default("mtp", "false", "the MTP block is built only with --mtp-num-layers");
   }
-  if (!swift) {
+  if (const SourcedValue* v = s.Use("distributed_timeout_minutes"); !IsNone(v)) {
+    // The launch's own watchdog, not Megatron's default.
+    job.Note(
+        fmt::format("distributed_timeout_minutes = {} ({}): the collective timeout the "
+                    "launch sets (not a job field; `strata hang` reads it)",
+                    v->value, v->source));
+  } else if (!swift) {
     job.NamedDefault(
         "distributed_timeout_minutes = 10: Megatron's collective timeout "
         "(not a job field; `strata hang` reads it)");

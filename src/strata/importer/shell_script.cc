@@ -614,6 +614,30 @@ std::optional<bool> EvalCondition(std::vector<std::vector<RawWord>>& commands, s
   return result;
 }
 
+// `while [[ $# -gt 0 ]]; do ... done` (also [ ], -ne 0, -ge 1): the loop over the script's own
+// arguments, whose `case` arms set variables from "$2". strata reads a script as run without
+// arguments, so the loop runs zero times, as in bash; its arms are not read. Returns the index
+// of the loop's `done` when commands[at] is such a loop, else 0.
+size_t ArgumentLoopEnd(const std::vector<std::vector<RawWord>>& commands, size_t at) {
+  const std::vector<RawWord>& w = commands[at];
+  std::vector<std::string> test;
+  for (size_t i = 1; i < w.size() && !w[i].connective; ++i) test.push_back(w[i].text);
+  const bool brackets = test.size() == 5 && ((test[0] == "[[" && test[4] == "]]") ||
+                                             (test[0] == "[" && test[4] == "]"));
+  if (!brackets || test[1] != "$#") return 0;
+  const bool some = (test[2] == "-gt" && test[3] == "0") || (test[2] == "-ne" && test[3] == "0") ||
+                    (test[2] == "-ge" && test[3] == "1");
+  if (!some) return 0;
+  int depth = 0;
+  for (size_t k = at; k < commands.size(); ++k) {
+    if (commands[k].empty() || commands[k][0].quoted) continue;
+    const std::string& first = commands[k][0].text;
+    if (first == "while" || first == "until" || first == "for" || first == "select") ++depth;
+    if (first == "done" && --depth == 0) return k;
+  }
+  return 0;  // no `done`: read on as before
+}
+
 Status RunScript(std::string_view text, const std::string& file, const ShellSourceReader& reader,
                  int depth, Vars& vars, std::vector<ShellCommandLine>& out) {
   STRATA_ASSIGN_OR_RETURN(auto commands, Tokenise(text, file));
@@ -687,6 +711,12 @@ Status RunScript(std::string_view text, const std::string& file, const ShellSour
       if (raw.empty()) continue;
     }
     if (!running()) continue;
+    if (keyword == "while") {
+      if (const size_t done = ArgumentLoopEnd(commands, at); done > 0) {
+        at = done;
+        continue;
+      }
+    }
     size_t i = 0;
     if (!raw.empty() && raw[0].text == "export") i = 1;
     // Array assignment: NAME=( words... ), or an append NAME+=( words... ); the words may

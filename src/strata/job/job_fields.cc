@@ -189,7 +189,8 @@ const std::vector<JobField>& JobFields() {
        "build and train the multi-token-prediction block"},
       {"sharding.mode", "none | zero1 | zero2 | zero3 | fsdp2", "",
        "zero1 (= optimizer.distributed)",
-       "--use-distributed-optimizer; --data-parallel-sharding-strategy (megatron FSDP)",
+       "--use-distributed-optimizer; --use-megatron-fsdp with --data-parallel-sharding-strategy "
+       "(optim zero1, optim_grads zero2, optim_grads_params zero3); --use-torch-fsdp2 (fsdp2)",
        "parallelism.data_parallel_shard_degree", "zero3",
        "what is sharded over the data-parallel ranks: optimizer state (zero1), + gradients "
        "(zero2), + weights (zero3, fsdp2: per parameter, the shard is the fp32 master)"},

@@ -112,6 +112,10 @@ bool ParseNemoLine(std::string_view text, StepRecord& r) {
   // reduced_train_loss: 1.233 | train_step_timing in s: 0.03146"
   const size_t te = text.find("Training epoch ");
   if (te == std::string_view::npos) return false;
+  // A line that quotes one ("# e.g. 'Training epoch 0, ...'": a comment, a docstring, a shell
+  // echo of an example) is not a step the run took; NeMo's own prefix (a timestamp, a rank tag)
+  // has neither a '#' nor a quote.
+  if (text.substr(0, te).find_first_of("#'\"") != std::string_view::npos) return false;
   const size_t it = text.find("iteration ", te);
   if (it == std::string_view::npos) return false;
   auto after = StepOverTotal(text, it + 10, r);

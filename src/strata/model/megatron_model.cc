@@ -30,6 +30,37 @@ Result<MlpKind> MlpFromActivation(const JsonFields& m, bool& squared_relu) {
   return swiglu ? MlpKind::kGated : MlpKind::kPlain;
 }
 
+// megatron-core's sliding-window attention: window_size [left, right] (--window-size; a query
+// attends to the keys from left before it to right after it, left -1 unbounded) on the layers
+// is_layer_window_attention picks: every layer, or with window_attn_skip_freq N every layer but
+// each N-th (1-based layer numbers, `layer_number % N != 0`), which stays full attention
+// (NVIDIA/Megatron-LM megatron/core/transformer/utils.py is_layer_window_attention,
+// get_sliding_window_causal_mask). A causal window of left L attends L + 1 tokens: strata's
+// sliding_window.
+Status ApplyWindowAttention(const JsonFields& m, ModelConfig& c) {
+  if (!m.Has("window_size")) return OkStatus();
+  STRATA_ASSIGN_OR_RETURN(const nlohmann::json* window, m.Array("window_size"));
+  if (window->size() != 2 || !(*window)[0].is_number_integer() ||
+      !(*window)[1].is_number_integer()) {
+    return m.ErrorAt("window_size", "expected [left, right], two integers");
+  }
+  const int64_t left = (*window)[0].get<int64_t>();
+  const int64_t right = (*window)[1].get<int64_t>();
+  if (left < 0) return OkStatus();  // unbounded on the left: full causal attention
+  if (right != 0) {
+    return m.ErrorAt("window_size",
+                     "a window that looks ahead (right " + std::to_string(right) +
+                         ") is not causal attention; strata models causal windows (right 0)");
+  }
+  STRATA_ASSIGN_OR_RETURN(const int64_t skip, m.NonNegativeIntOr("window_attn_skip_freq", 0));
+  c.attention.sliding_window = left + 1;
+  for (size_t i = 0; i < c.layers.size(); ++i) {
+    const int64_t number = static_cast<int64_t>(i) + 1;
+    if (skip == 0 || number % skip != 0) c.layers[i].mixer = MixerKind::kSlidingAttention;
+  }
+  return OkStatus();
+}
+
 }  // namespace
 
 bool LooksLikeMegatronModel(const nlohmann::json& object) {
@@ -159,6 +190,7 @@ Result<ModelConfig> ParseMegatronModel(const nlohmann::json& object, const std::
     }
   }
   c.layers.assign(static_cast<size_t>(num_layers), LayerSpec{MixerKind::kFullAttention, ffn});
+  STRATA_RETURN_IF_ERROR(ApplyWindowAttention(m, c));
   return c;
 }
 
