@@ -42,6 +42,11 @@ TEST(JobFields, EveryFieldsExampleParsesThroughSet) {
       sets.push_back("sharding.mode=zero3");
     }
     if (key == "sharding.fsdp_units") sets.push_back("sharding.mode=fsdp2");
+    if (key == "sharding.runtime") {
+      // FSDP1 runs FSDP's strategies, under a framework that runs PyTorch's FSDP.
+      sets.push_back("sharding.mode=zero3");
+      sets.push_back("framework.name=hf-trainer");
+    }
     if (key == "sharding.reduce_bucket_elements" || key == "sharding.overlap_comm") {
       sets.push_back("sharding.mode=zero2");
     }

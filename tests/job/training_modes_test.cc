@@ -352,14 +352,14 @@ TEST(CustomGpu, IncompleteOrWrongDefinitionsAreErrors) {
 TEST(TrainingModes, ShardingRuntimeField) {
   auto typo = ParseJobSpec(kJob, "j.yaml", {"sharding.mode=zero3", "sharding.runtime=fsdp"});
   ASSERT_FALSE(typo.ok());
-  EXPECT_EQ(typo.error().field, "sharding.runtime") << typo.error().Format();
+  EXPECT_EQ(typo.error().field, "--set sharding.runtime") << typo.error().Format();
   EXPECT_NE(typo.error().Format().find("unknown value 'fsdp'"), std::string::npos)
       << typo.error().Format();
   EXPECT_NE(typo.error().Format().find("did you mean"), std::string::npos) << typo.error().Format();
   // FSDP has no strategy that shards the optimizer state alone.
   auto zero1 = ParseJobSpec(kJob, "j.yaml", {"sharding.mode=zero1", "sharding.runtime=fsdp1"});
   ASSERT_FALSE(zero1.ok());
-  EXPECT_EQ(zero1.error().field, "sharding.runtime");
+  EXPECT_EQ(zero1.error().field, "--set sharding.runtime");
   EXPECT_NE(zero1.error().Format().find("fsdp1 does not run sharding.mode zero1"),
             std::string::npos)
       << zero1.error().Format();

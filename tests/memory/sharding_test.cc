@@ -371,7 +371,8 @@ TEST(Sharding, Fsdp1Llama8bFlatParametersAgainstFsdp2) {
   EXPECT_NE(ItemFormula(one, kGathered).find("kept root FlatParameter"), std::string::npos)
       << ItemFormula(one, kGathered);
   const MemoryLedger two = ComputeLedger(
-      Resolve(std::string(kLlama8) + "framework: {name: hf-trainer}\nsharding: {mode: fsdp2}\n"),
+      Resolve(std::string(kLlama8) +
+              "framework: {name: hf-trainer}\nsharding: {mode: fsdp2, fsdp_units: separate}\n"),
       Constants());
   EXPECT_NEAR(ItemBytes(two, kGathered).count(), 1486905344.0, 1.0);
   EXPECT_NEAR(ItemBytes(two, kUnsharded).count(), 3152044032.0, 1.0);
@@ -391,6 +392,7 @@ TEST(Sharding, Fsdp1Llama8bFlatParametersAgainstFsdp2) {
   EXPECT_NE(ItemFormula(padded, kGathered).find("+ 48 padding to a multiple of 56"),
             std::string::npos)
       << ItemFormula(padded, kGathered);
+}
 
 // The HF Trainer's FSDP2 is accelerate's fsdp2_prepare_model (huggingface/accelerate v1.13.0,
 // src/accelerate/utils/fsdp_utils.py): with TRANSFORMER_BASED_WRAP it calls fully_shard on each

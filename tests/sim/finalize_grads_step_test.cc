@@ -48,9 +48,10 @@ TEST(FinalizeGrads, ReferenceAtTp2SumsTheNormsAndRouterOverTp) {
   ASSERT_NE(avg, nullptr);
   EXPECT_NEAR((*r)[StepPart::kTpGrad].total.s(), (sum->time_per_step + avg->time_per_step).value(),
               1e-12);
-  // Without sequence parallelism only the q/k norms (reduced by name) stay: 5,120.
+  // Without sequence parallelism only the q/k norms (reduced by name) stay: 5,120 (EP 1:
+  // megatron-core requires SP for TP with EP).
   const testing::ReferenceStep no_sp =
-      testing::LoadReferenceStep({"parallel.tp=2", "parallel.dp=20"});
+      testing::LoadReferenceStep({"parallel.tp=2", "parallel.dp=20", "parallel.ep=1"});
   auto r2 = EvaluateStep(no_sp.setup.tables, no_sp.setup.layout, *no_sp.comm);
   ASSERT_TRUE(r2.ok()) << r2.error().Format();
   EXPECT_DOUBLE_EQ(r2->finalize_grads.tp_sum, 5'120.0);
