@@ -756,6 +756,34 @@ TEST(RlStepTest, BypassModeDropsTheOldLogProbPass) {
       << wrong.error().Format();
 }
 
+// audit55 Q2: verl's FSDP workers with use_remove_padding off feed the trainer the padded
+// (batch, prompt max + response max) tensor (volcengine/verl b178a3cd agent_loop.py pads every
+// prompt to prompt_length and response to response_length; dp_actor.py's "not using rmpad"
+// branch runs it whole). So the update, the old log-prob and the reference pass cost what the
+// same job costs with its mean lengths at their maxima, and generation (vLLM does not pad)
+// stays. Before, the key was "read but not used" and the passes were priced at the means.
+TEST(RlStepTest, PaddedRowsCostTheMaximumLengthInTheTrainersPasses) {
+  auto padded = LoadRlSpec(kReferenceRlJobName, {"remove_padding=false"});
+  ASSERT_TRUE(padded.ok()) << padded.error().Format();
+  EXPECT_DOUBLE_EQ(padded->TrainerRowTokens(),
+                   padded->lengths.prompt_max + padded->lengths.response_max);
+  const std::string prompt_max = std::to_string(std::llround(padded->lengths.prompt_max));
+  const std::string response_max = std::to_string(std::llround(padded->lengths.response_max));
+  auto at_max = LoadRlSpec(kReferenceRlJobName, {"lengths.prompt_mean=" + prompt_max,
+                                                 "lengths.response_mean=" + response_max});
+  ASSERT_TRUE(at_max.ok()) << at_max.error().Format();
+  auto p = EvaluateRl(*Workspace::Load(), *padded);
+  auto m = EvaluateRl(*Workspace::Load(), *at_max);
+  ASSERT_TRUE(p.ok()) << p.error().Format();
+  ASSERT_TRUE(m.ok()) << m.error().Format();
+  const RlTimes& before = Reference().colocated.times;
+  EXPECT_NEAR(p->colocated.times.update.s(), m->colocated.times.update.s(), 1e-9);
+  EXPECT_NEAR(p->colocated.times.old_log_prob.s(), m->colocated.times.old_log_prob.s(), 1e-9);
+  EXPECT_NEAR(p->colocated.times.reference.s(), m->colocated.times.reference.s(), 1e-9);
+  EXPECT_GT(p->colocated.times.update.s(), before.update.s());
+  EXPECT_NEAR(p->colocated.times.generation.s(), before.generation.s(), 1e-9);
+}
+
 // A split's training GPUs follow the job's offload settings as the colocated GPUs do: verl's
 // megatron actor reads param_offload, grad_offload and optimizer_offload whatever the placement
 // (volcengine/verl@b178a3cd56f58b2d502255daba591e92833930a7: verl/workers/megatron_workers.py

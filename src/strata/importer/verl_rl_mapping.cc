@@ -490,6 +490,20 @@ Status ReadRollout(Settings& s, VerlRlReader& r, bool dynamic) {
   return OkStatus();
 }
 
+// verl's FSDP workers without use_remove_padding run the model on the padded (batch, prompt
+// max + response max) tensor: agent_loop.py pads every prompt to rollout.prompt_length and every
+// response to rollout.response_length, and dp_actor.py's "not using rmpad" branch feeds it whole
+// (volcengine/verl b178a3cd); only the rmpad branch unpads. The default was False until
+// 56175299 (2025-12-09). The megatron workers are left to their own default (no key read).
+Status ReadPadding(VerlRlReader& r) {
+  STRATA_ASSIGN_OR_RETURN(VerlValue v, r.Get("actor_rollout_ref.model.use_remove_padding"));
+  STRATA_ASSIGN_OR_RETURN(bool remove, r.Bool(v));
+  r.Set("remove_padding", remove ? "true" : "false", v,
+        remove ? "the trainer's passes drop the pad tokens"
+               : "every row padded to prompt max + response max in the trainer's passes");
+  return OkStatus();
+}
+
 // verl adds a reference policy for a KL loss or a KL penalty in the reward.
 Status ReadReference(VerlRlReader& r) {
   STRATA_ASSIGN_OR_RETURN(VerlValue loss_v, r.Get(std::string(kActor) + "use_kl_loss"));
@@ -627,6 +641,7 @@ std::string RenderRlYaml(const RlImport& rl, const std::string& header) {
                                                  "rollout.enforce_eager",
                                                  "rollout.dtype",
                                                  "reference",
+                                                 "remove_padding",
                                                  "placement.mode",
                                                  "placement.rollout_gpus",
                                                  "placement.one_step_off",
@@ -745,6 +760,7 @@ Result<RlImport> MapVerlRl(Settings& s, const JobBuilder& actor, const std::stri
   STRATA_RETURN_IF_ERROR(ReadLengths(r));
   STRATA_RETURN_IF_ERROR(ReadRollout(s, r, dynamic));
   STRATA_RETURN_IF_ERROR(ReadReference(r));
+  if (!megatron) STRATA_RETURN_IF_ERROR(ReadPadding(r));
   STRATA_RETURN_IF_ERROR(ReadPlacement(s, r, megatron, actor, rollout_nodes, rollout_per_node));
   for (std::string& note : VerlRecipeNotes(s, ClassifyVerlModule(module))) {
     r.Note(std::move(note));

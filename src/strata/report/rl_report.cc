@@ -146,6 +146,12 @@ std::string Header(const RlEvaluation& e) {
     out +=
         "old log-probs: the rollout's (verl's rollout_correction.bypass_mode), no trainer pass\n";
   }
+  if (!s.remove_padding) {
+    out += fmt::format(
+        "padding: every row of the trainer's passes is {} tokens (prompt max + response max; "
+        "remove_padding: false, verl's use_remove_padding off)\n",
+        GroupDigits(s.TrainerRowTokens()));
+  }
   out += ResponsesText(s.lengths) + "\n";
   // The actor's trainer as its job names it (or the default framework, said to be assumed).
   out +=

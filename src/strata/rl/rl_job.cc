@@ -14,8 +14,9 @@ namespace strata {
 namespace {
 
 // The keys of each section, for the unknown-key check and --set.
-const std::vector<std::string> kTopKeys = {"actor",   "algorithm", "batch",        "lengths",
-                                           "rollout", "reference", "old_log_prob", "placement"};
+const std::vector<std::string> kTopKeys = {"actor",        "algorithm",      "batch",
+                                           "lengths",      "rollout",        "reference",
+                                           "old_log_prob", "remove_padding", "placement"};
 const std::vector<std::string> kActorKeys = {"job", "set"};
 const std::vector<std::string> kBatchKeys = {"prompts",
                                              "samples_per_prompt",
@@ -233,6 +234,9 @@ Status ParseInto(const YAML::Node& root, const std::string& file, RlSpec& spec) 
   if (top.Has("reference")) {
     STRATA_ASSIGN_OR_RETURN(spec.reference_model, top.Bool("reference"));
   }
+  if (top.Has("remove_padding")) {
+    STRATA_ASSIGN_OR_RETURN(spec.remove_padding, top.Bool("remove_padding"));
+  }
   if (top.Has("old_log_prob")) {
     // Who computes the old log-probs: the trainer's own forward (verl's default), or the
     // rollout, whose per-token log-probs verl's bypass mode takes as the old ones.
@@ -324,7 +328,8 @@ std::string_view RlPlacementName(RlPlacement p) {
 
 const std::vector<std::string>& RlSpecKeys() {
   static const std::vector<std::string> keys = [] {
-    std::vector<std::string> k = {"algorithm", "reference", "old_log_prob", "actor.job"};
+    std::vector<std::string> k = {"algorithm", "reference", "old_log_prob", "remove_padding",
+                                  "actor.job"};
     for (const auto& s : kBatchKeys) k.push_back("batch." + s);
     for (const auto& s : kLengthKeys) k.push_back("lengths." + s);
     for (const auto& s : kRolloutKeys) k.push_back("rollout." + s);

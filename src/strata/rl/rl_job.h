@@ -85,6 +85,14 @@ struct RlSpec {
   /// and the trainer's pass does not run (verl/trainer/ppo/ray_trainer.py, fit: the
   /// `old_log_prob` timer only wraps the recompute branch).
   bool old_log_prob_pass = true;
+  /// verl's use_remove_padding: false runs the trainer's passes (update, old log-prob,
+  /// reference) on rows padded to prompt max + response max, whatever the samples' lengths.
+  bool remove_padding = true;
+  /// The tokens of one row in the trainer's passes: the mean sample, or the padded row.
+  double TrainerRowTokens() const {
+    return remove_padding ? lengths.prompt_mean + lengths.response_mean
+                          : lengths.prompt_max + lengths.response_max;
+  }
   RlLengths lengths;
   RolloutSpec rollout;
   RlPlacement placement = RlPlacement::kColocated;

@@ -41,8 +41,7 @@ JobRequest ActorRequest(const RlSpec& spec, const SplitShape* side, const Resolv
   r.overrides.push_back(fmt::format("batch.global_batch={}", spec.samples() / spec.mini_batches));
   r.overrides.push_back("sequence.max_tokens=" +
                         TokensArg(spec.lengths.prompt_max + spec.lengths.response_max));
-  r.overrides.push_back("sequence.mean_tokens=" +
-                        TokensArg(spec.lengths.prompt_mean + spec.lengths.response_mean));
+  r.overrides.push_back("sequence.mean_tokens=" + TokensArg(spec.TrainerRowTokens()));
   if (whole != nullptr && side != nullptr) {
     const ParallelLayout& l = whole->layout();
     r.overrides.push_back(fmt::format("cluster.nodes={}", side->train_nodes));
@@ -194,7 +193,7 @@ Result<ActorTimes> EvaluateActor(const Workspace& workspace, const RlSpec& spec,
   }
   const ParallelLayout& l = fixed->layout();
   const double longest = spec.lengths.prompt_max + spec.lengths.response_max;
-  const double mean = spec.lengths.prompt_mean + spec.lengths.response_mean;
+  const double mean = spec.TrainerRowTokens();
   const double per_rank_mini =
       static_cast<double>(spec.samples()) / mini / static_cast<double>(l.dp);
   const double per_rank_all = static_cast<double>(spec.samples()) / static_cast<double>(l.dp);
