@@ -9,15 +9,8 @@
 namespace strata {
 namespace {
 
-// Llama-3.1-8B (32 layers, one kind) on 8 H100s, TP 1, PP 4, DP 2, megatron-core's
-// first/last stage counts 5 and 11: the middle ranks hold (32 - 16) / 2 = 8 each.
-constexpr const char* kJob = R"(model: llama-3.1-8b
-cluster: {file: h100-8x8-ib400, gpu: H100 SXM, gpus_per_node: 8, nodes: 1}
-parallel: {tp: 1, pp: 4, pp_schedule: 1f1b, first_stage_layers: 5, last_stage_layers: 11}
-batch: {micro_batch: 1, global_batch: 16}
-sequence: {max_tokens: 4096}
-precision: {params: bf16, grads: fp32}
-)";
+// testing::kLlama8Pp4Uneven: Llama-3.1-8B on 8 H100s, TP 1, PP 4 split 5 / 8 / 8 / 11, DP 2.
+constexpr const char* kJob = testing::kLlama8Pp4Uneven;
 
 // m = 16 / DP 2 = 8 micro batches. With u one layer's micro batch (compute, its collectives,
 // its host costs) and o the output layer and loss, the ranks' micro batches are

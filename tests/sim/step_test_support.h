@@ -67,6 +67,16 @@ inline std::optional<StepResult> EvaluateJobText(const std::string& text,
   return EvaluateJobStep(*job);
 }
 
+// Llama-3.1-8B (32 layers, one kind) on 8 H100s, TP 1, PP 4, DP 2, megatron-core's
+// first/last stage counts 5 and 11: the middle ranks hold (32 - 16) / 2 = 8 each.
+inline constexpr const char* kLlama8Pp4Uneven = R"(model: llama-3.1-8b
+cluster: {file: h100-8x8-ib400, gpu: H100 SXM, gpus_per_node: 8, nodes: 1}
+parallel: {tp: 1, pp: 4, pp_schedule: 1f1b, first_stage_layers: 5, last_stage_layers: 11}
+batch: {micro_batch: 1, global_batch: 16}
+sequence: {max_tokens: 4096}
+precision: {params: bf16, grads: fp32}
+)";
+
 /// A job file's step with the `--set` overrides `sets`, and the setup it was built from.
 struct JobFileStep {
   StepSetup setup;
