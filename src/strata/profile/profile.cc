@@ -204,8 +204,11 @@ std::vector<StepSpread> SpreadAcrossRanks(const std::vector<RankProfile>& ranks)
       return a.span_ns == first.span_ns && a.busy_ns == first.busy_ns && wait(a) == wait(first);
     });
     const StragglerPick pick = PickStraggler(list);
-    auto figures_of = [&](size_t index) -> const Figures& {
-      return *std::find_if(list.begin(), list.end(), [&](const auto& r) {
+    // A structured binding is not captured by name here (clang before 16 refuses it): a plain
+    // reference is.
+    const auto& rows = list;
+    auto figures_of = [&rows](size_t index) -> const Figures& {
+      return *std::find_if(rows.begin(), rows.end(), [&](const auto& r) {
                 return r.first == index;
               })->second;
     };
