@@ -66,12 +66,8 @@ TEST(FinalizeGrads, ReferenceAtTp2SumsTheNormsAndRouterOverTp) {
 // gradient read twice, bf16 weight) is 10.8 GB, about 4 ms of HBM; the 3.7 GB all-reduce over
 // 400 Gb/s InfiniBand takes tens of ms: rank 0's all-reduce and optimizer end the step.
 TEST(FinalizeGrads, DeepSeekV3SharedEmbeddingEndsTheStepOnTheFirstRank) {
-  auto spec = LoadJobSpec("deepseek-v3-pp16-vpp2-layout-h800x1024");
-  ASSERT_TRUE(spec.ok());
-  auto job = ResolveJob(*spec);
-  ASSERT_TRUE(job.ok());
-  const std::optional<StepResult> r = testing::EvaluateJobStep(*job);
-  ASSERT_TRUE(r.has_value());
+  const std::optional<StepResult> r =
+      testing::EvaluateJobFile("deepseek-v3-pp16-vpp2-layout-h800x1024").result;
   EXPECT_EQ(r->optimizer_rank, 0);
   EXPECT_DOUBLE_EQ(r->finalize_grads.shared_embedding, 926'679'040.0);
   EXPECT_DOUBLE_EQ(r->finalize_grads.tp_sum, 0.0);

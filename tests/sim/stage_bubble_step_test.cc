@@ -37,12 +37,8 @@ TEST(StageBubble, OtherRanksFillAndDrain) {
 //   (15 / 128) x 64 x (t0 + 12 t1 + t14 + t15) / 15 = (t0 + 12 t1 + t14 + t15) / 2,
 // below 15 / 2 x t1, the slowest's, which the step counted before.
 TEST(StageBubble, DeepSeekV3LayoutCountsTheOtherRanks) {
-  auto spec = LoadJobSpec("deepseek-v3-pp16-vpp2-layout-h800x1024");
-  ASSERT_TRUE(spec.ok());
-  auto job = ResolveJob(*spec);
-  ASSERT_TRUE(job.ok());
-  const std::optional<StepResult> r = testing::EvaluateJobStep(*job);
-  ASSERT_TRUE(r.has_value());
+  const std::optional<StepResult> r =
+      testing::EvaluateJobFile("deepseek-v3-pp16-vpp2-layout-h800x1024").result;
   ASSERT_EQ(r->stage_times.size(), 4u);
   double t0 = 0, t1 = 0, t14 = 0, t15 = 0;
   for (const StepResult::StageTime& s : r->stage_times) {

@@ -70,12 +70,8 @@ TEST(StageGradSync, DeepSeekV3StagesHoldTheirOwnParameters) {
 // 3.37 x the non-expert gradients of rank 1, the critical rank, whose traffic the step lists.
 // The DP gradient row is rank 0's (before: rank 1's, the model's mean bytes x its buckets).
 TEST(StageGradSync, DeepSeekV3FirstRankEndsTheStep) {
-  auto spec = LoadJobSpec("deepseek-v3-pp16-vpp2-layout-h800x1024");
-  ASSERT_TRUE(spec.ok());
-  auto job = ResolveJob(*spec);
-  ASSERT_TRUE(job.ok());
-  const std::optional<StepResult> r = testing::EvaluateJobStep(*job);
-  ASSERT_TRUE(r.has_value());
+  const std::optional<StepResult> r =
+      testing::EvaluateJobFile("deepseek-v3-pp16-vpp2-layout-h800x1024").result;
   EXPECT_EQ(r->critical_stage.composition.rank, 1);
   EXPECT_EQ(r->grad_sync_rank, 0);
   EXPECT_DOUBLE_EQ(r->grad_sync_lead.s(), 0.0);

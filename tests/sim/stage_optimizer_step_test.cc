@@ -46,12 +46,8 @@ TEST(StageOptimizer, OneKindUnevenSplitTheRankWithTheMostParameters) {
 // = 666,637,180. Rank 1's optimizer is the longest, but rank 0 all-reduces the shared
 // embedding before its own (finalize_grads_step_test.cc), and that pair ends the step.
 TEST(StageOptimizer, DeepSeekV3RanksHoldTheirOwnShards) {
-  auto spec = LoadJobSpec("deepseek-v3-pp16-vpp2-layout-h800x1024");
-  ASSERT_TRUE(spec.ok());
-  auto job = ResolveJob(*spec);
-  ASSERT_TRUE(job.ok());
-  const std::optional<StepResult> r = testing::EvaluateJobStep(*job);
-  ASSERT_TRUE(r.has_value());
+  const std::optional<StepResult> r =
+      testing::EvaluateJobFile("deepseek-v3-pp16-vpp2-layout-h800x1024").result;
   ASSERT_EQ(r->optimizer_rank, 0);
   // The router's expert-bias terms, where counted, move the count by under 1e-6.
   EXPECT_NEAR(r->local_params, 401432832.0, 1e-6 * 401432832.0);
