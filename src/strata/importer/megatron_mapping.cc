@@ -822,6 +822,13 @@ Status MapOptimizer(MegatronFlavor flavor, Settings& s, JobBuilder& job) {
     } else {
       job.Set("loss.cross_entropy", "native", src);
     }
+  } else if (swift) {
+    // Megatron-SWIFT turns the fusion on by default with the native implementation
+    // (modelscope/ms-swift@3602360 swift/megatron/arguments/megatron_args.py:496-497): the
+    // fp32 softmax stays.
+    job.Default("loss.cross_entropy", "native",
+                "ms-swift defaults cross_entropy_loss_fusion to true with "
+                "cross_entropy_fusion_impl native, which keeps an fp32 softmax of the logits");
   } else {
     job.Default("loss.cross_entropy", "native",
                 "Megatron computes vocab_parallel_cross_entropy unfused unless "
