@@ -495,6 +495,71 @@ TEST(VerlRlImportTest, OneStepOffSharedNodesImportAsASplitInsideTheNode) {
             "node (equal nnodes)");
 }
 
+// verl's bypass mode: with algorithm.rollout_correction.bypass_mode on, fit() takes the
+// rollout's log-probs as the old ones and runs no old log-prob pass (verl-project/verl@
+// 0094eb2057e6f3210c2a4fca88704689d02879aa:verl/trainer/ppo/ray_trainer.py:1537-1549), which is
+// the RL job's `old_log_prob: rollout`. verl's own example at that commit
+// (examples/rollout_correction/run_qwen2_5_7b_fsdp.sh, verbatim in tests/golden/cli_import/
+// verl_rl_bypass_mode) sets `bypass_mode="true"` on its line 25 and passes it on line 74 as
+// `algorithm.rollout_correction.bypass_mode=${bypass_mode}`: rollout, sourced at line 74. The
+// one-step-off recipe's config sets the key True (recipe/one_step_off_policy/config/
+// one_step_off_ppo_trainer.yaml:28 @ 875788ef), so its 64 + 64 script, which does not set it,
+// imports as rollout too; its `_ris` script of 0094eb20 turns it off (line 155,
+// `algorithm.rollout_correction.bypass_mode=false`): trainer. main_ppo without the key: no
+// field (the RL job's default, trainer). Before: the key was ignored and every launch priced
+// the pass.
+TEST(VerlRlImportTest, BypassModeTakesTheRolloutsLogProbs) {
+  ImportOptions o = Options("H20", "qwen2.5-math-7b");
+  o.nodes = 1;
+  o.gpus_per_node = 4;  // on 8, 32 samples a mini batch are 4 a GPU, below its micro batch of 8
+  auto r = ImportJobFile(ImportGolden("verl_rl_bypass_mode/run_qwen2_5_7b_fsdp.sh"), o);
+  ASSERT_TRUE(r.ok()) << r.error().Format();
+  ASSERT_TRUE(r->rl.has_value());
+  const auto* f = Find(*r->rl, "old_log_prob");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->value, "rollout");
+  EXPECT_NE(f->source.find("algorithm.rollout_correction.bypass_mode (line 74)"), std::string::npos)
+      << f->source;
+  // The RL job parses back and drops the pass.
+  EXPECT_NE(r->rl->yaml.find("old_log_prob: rollout"), std::string::npos) << r->rl->yaml;
+
+  ImportOptions split = Options("", "qwen2.5-math-7b");
+  split.cluster = "h20-5x8";
+  auto recipe =
+      ImportJobFile(ImportGolden("verl_recipe_one_step_off/dapo_7b_math_fsdp2_64_64.sh"), split);
+  ASSERT_TRUE(recipe.ok()) << recipe.error().Format();
+  ASSERT_NE(Find(*recipe->rl, "old_log_prob"), nullptr);
+  EXPECT_EQ(Find(*recipe->rl, "old_log_prob")->value, "rollout");
+  EXPECT_NE(Find(*recipe->rl, "old_log_prob")->source.find("one_step_off_ppo_trainer.yaml:28"),
+            std::string::npos);
+
+  const std::string off =
+      "python3 -m verl.experimental.one_step_off_policy.main_ppo \\\n"
+      "    algorithm.adv_estimator=grpo data.train_batch_size=1152 \\\n"
+      "    actor_rollout_ref.actor.strategy=fsdp2 actor_rollout_ref.hybrid_engine=False \\\n"
+      "    actor_rollout_ref.model.path=Qwen/Qwen2.5-Math-7B \\\n"
+      "    actor_rollout_ref.actor.ppo_mini_batch_size=192 \\\n"
+      "    actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=4 \\\n"
+      "    actor_rollout_ref.rollout.tensor_model_parallel_size=2 actor_rollout_ref.rollout.n=5 "
+      "\\\n"
+      "    algorithm.rollout_correction.bypass_mode=false \\\n"
+      "    trainer.nnodes=1 trainer.n_gpus_per_node=6 rollout.nnodes=1 "
+      "rollout.n_gpus_per_node=2\n";
+  auto decoupled = ImportJob(off, "run.sh", split);
+  ASSERT_TRUE(decoupled.ok()) << decoupled.error().Format();
+  ASSERT_NE(Find(*decoupled->rl, "old_log_prob"), nullptr);
+  EXPECT_EQ(Find(*decoupled->rl, "old_log_prob")->value, "trainer");
+
+  const std::string plain =
+      "python3 -m verl.trainer.main_ppo \\\n"
+      "    algorithm.adv_estimator=grpo \\\n"
+      "    actor_rollout_ref.model.path=Qwen/Qwen2.5-7B-Instruct \\\n"
+      "    trainer.n_gpus_per_node=8 trainer.nnodes=1\n";
+  auto none = ImportJob(plain, "run.sh", Options("H20", "qwen2.5-math-7b"));
+  ASSERT_TRUE(none.ok()) << none.error().Format();
+  EXPECT_EQ(Find(*none->rl, "old_log_prob"), nullptr);
+}
+
 struct BadCase {
   const char* file;   // <case>/<input>: a case of tests/golden/cli_import in the edit form
   int line;           // where the error points

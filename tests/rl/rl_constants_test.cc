@@ -26,6 +26,10 @@ decode:
 weight_sync:
   convert_bandwidth: 6.0GB/s
   source: a measurement
+host_copy:
+  pageable_h2d: 10.0GB/s
+  pageable_d2h: 10.8GB/s
+  source: a bandwidthTest
 )";
 
 TEST(RlConstantsTest, ShippedFileReads) {
@@ -38,7 +42,10 @@ TEST(RlConstantsTest, ShippedFileReads) {
   EXPECT_NEAR(c->sync_convert_bandwidth.gb_per_s(), 6.0, 1e-9);
   EXPECT_NEAR(c->decode_step_overhead.ms(), 4.0, 1e-12);
   EXPECT_NEAR(c->eager_factor, 1.37, 1e-12);  // 85 s eager / 62 s CUDA graphs, rounded
-  EXPECT_EQ(c->sources.size(), 5u);           // every section says where its numbers come from
+  // CUDA's bandwidthTest on a DGX A100, PAGEABLE host to device and device to host.
+  EXPECT_NEAR(c->pageable_h2d.gb_per_s(), 10.0, 1e-9);
+  EXPECT_NEAR(c->pageable_d2h.gb_per_s(), 10.8, 1e-9);
+  EXPECT_EQ(c->sources.size(), 6u);  // every section says where its numbers come from
 }
 
 std::string Replace(std::string text, const std::string& from, const std::string& to) {
@@ -75,6 +82,8 @@ TEST(RlConstantsTest, BadFilesNameTheField) {
                "  eager_source: a pair of runs\n",
                ""),
        "c.yaml:1: decode: missing required field"},
+      {"zero_pageable", Replace(kGood, "pageable_d2h: 10.8GB/s", "pageable_d2h: 0GB/s"),
+       "c.yaml:19: host_copy.pageable_d2h: expected a positive bandwidth"},
       {"malformed", "vllm_memory: [1,\n", ""},
   };
   for (const Row& row : rows) {

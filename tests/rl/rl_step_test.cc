@@ -711,6 +711,44 @@ TEST(RlStepTest, OffloadedStatesCrossPcieEveryStep) {
   EXPECT_EQ(k->colocated.times.offload.s(), 0);
 }
 
+// verl's FSDP2 workers move a trained model's parameters through pageable host memory:
+// offload_fsdp2_model_to_cpu is `model.cpu()` and load_fsdp2_model_to_gpu `model.to(device)`
+// (verl-project/verl@0094eb2057e6f3210c2a4fca88704689d02879aa:verl/utils/fsdp_utils.py:196-225),
+// no pinned buffer, while its optimizer states go `.to("cpu", non_blocking=True)`, which
+// PyTorch allocates pinned. A pageable copy runs at the host's rate: CUDA's bandwidthTest on a
+// DGX A100 reads 10.0 GB/s host to device and 10.8 device to host pageable, 25.7 / 25.8 pinned
+// (data/rl_constants.yaml, host_copy). By hand on verl's Qwen2.5-Math-7B 128-H20 row (FSDP2
+// actor, offload_trainer, no reference, the old log-prob pass): with W, M, O the ledger's
+// weights, master weights (the fp32 parameters FSDP2 holds: the same module's tensors) and
+// moments on a GPU,
+//   actor weights  6 W: 3 W up at 10.0 GB/s, 3 W down at 10.8
+//   master weights 2 M: M up at 10.0, M down at 10.8
+//   moments        2 O: at PCIe Gen5 x16's 63 GB/s a direction (pinned)
+// Before: all of it at 63 GB/s, (6 W + 2 M + 2 O) / 63e9 s. The megatron reference job (a
+// pinned cpu_data buffer) keeps 63 GB/s (OffloadedStatesCrossPcieEveryStep).
+TEST(RlStepTest, Fsdp2ParametersCrossPcieThroughPageableMemory) {
+  auto spec = LoadRlSpec(testing::TestPath("rl/validation/verl-qwen2.5-math-7b-h20x128.yaml"));
+  ASSERT_TRUE(spec.ok()) << spec.error().Format();
+  auto e = EvaluateRl(*Workspace::Load(), *spec);
+  ASSERT_TRUE(e.ok()) << e.error().Format();
+  ASSERT_EQ(e->actor.spec.sharding.mode, ShardingMode::kFsdp2);
+  const LedgerStates s = StatesOf(e->ledger);
+  ASSERT_GT(s.weights.value(), 0);
+  ASSERT_GT(s.moments.value(), 0);
+  const double w = s.weights.value(), m = s.master.value(), o = s.moments.value();
+  const double expected = 3 * w / 10.0e9 + 3 * w / 10.8e9 + m / 10.0e9 + m / 10.8e9 + 2 * o / 63e9;
+  const OffloadTransfers& t = e->colocated.offload;
+  EXPECT_NEAR(t.bytes.value(), 6 * w + 2 * m + 2 * o, 1);
+  EXPECT_NEAR(t.total.s(), expected, 1e-9);
+  EXPECT_NEAR(e->colocated.times.offload.s(), expected, 1e-9);
+  EXPECT_GT(t.total.s(), (6 * w + 2 * m + 2 * o) / 63e9 * 4);  // the line rate's time before
+  // This job's ledger holds no separate master weights (M = 0): two copies, weights and moments.
+  ASSERT_EQ(t.copies.size(), m > 0 ? 3u : 2u);
+  EXPECT_NE(t.copies[0].what.find("pageable: 10.0 GB/s up, 10.8 GB/s down"), std::string::npos)
+      << t.copies[0].what;
+  EXPECT_EQ(t.copies.back().what, "actor moments: up and down around the update");
+}
+
 // verl's bypass mode (algorithm.rollout_correction.bypass_mode=True; the RL job's
 // `old_log_prob: rollout`) takes the rollout's log-probs as the old ones: fit() in
 // verl-project/verl@0094eb2057e6f3210c2a4fca88704689d02879aa:verl/trainer/ppo/ray_trainer.py

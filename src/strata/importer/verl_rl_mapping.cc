@@ -520,6 +520,52 @@ Status ReadReference(VerlRlReader& r) {
   return OkStatus();
 }
 
+// Who computes the old log-probs. verl's trainer recomputes them with a forward over every
+// sample unless algorithm.rollout_correction.bypass_mode is on, when it takes the rollout's
+// log-probs as the old ones and runs no pass (verl-project/verl@
+// 0094eb2057e6f3210c2a4fca88704689d02879aa:verl/trainer/ppo/ray_trainer.py:1537-1549, fit: the
+// `old_log_prob` timer wraps only the "Recompute old_log_probs" branch; the one-step-off
+// trainer's fit has the same branch, verl/experimental/one_step_off_policy/ray_trainer.py). The
+// key defaults to false in ppo_trainer (verl/trainer/config/algorithm/rollout_correction.yaml:20)
+// but to True in the one-step-off recipe's configs (one_step_off_ppo_trainer.yaml and its
+// megatron twin: "bypass_mode: True", under "Only then will the use of log probs be correct"),
+// so that recipe bypasses unless its launch turns it off. No other key skips the pass at that
+// commit: main_ppo reads only this one (apply_bypass_mode).
+Status ReadOldLogProb(Settings& s, VerlRlReader& r, const VerlEntryPoint& entry) {
+  const std::string key = "algorithm.rollout_correction.bypass_mode";
+  const SourcedValue* given = s.Use(key);
+  if (given != nullptr && (given->value == "null" || given->value == "None")) given = nullptr;
+  if (given == nullptr && !entry.split) return OkStatus();  // the RL job's default: trainer
+  bool bypass = true;
+  if (given != nullptr) {
+    STRATA_ASSIGN_OR_RETURN(bypass, r.Bool(VerlValue{key, given->value, given->source, false}));
+    r.Set("old_log_prob", bypass ? "rollout" : "trainer",
+          VerlValue{key, given->value, given->source, false},
+          bypass ? "bypass mode: the rollout's log-probs are the old ones, no old log-prob pass"
+                 : "decoupled mode: the trainer recomputes the old log-probs (one forward pass)");
+  } else {
+    r.Derived("old_log_prob", "rollout",
+              fmt::format("the one-step-off recipe's config ({}) sets {}: True, so the rollout's "
+                          "log-probs are the old ones and no old log-prob pass runs "
+                          "(volcengine/verl@875788ef6e218d0b98cb64fff919d9fef014f986:recipe/"
+                          "one_step_off_policy/config/one_step_off_ppo_trainer.yaml:28)",
+                          entry.config_name, key));
+  }
+  if (!bypass) return OkStatus();
+  // The bypass needs the rollout's log-probs: verl raises "bypass_mode=True requires
+  // rollout_log_probs in batch" without them (rollout_corr_helper.py, apply_bypass_mode).
+  const std::string calc = std::string(kRollout) + "calculate_log_probs";
+  if (const SourcedValue* c = s.Use(calc);
+      c != nullptr && (AsciiLower(c->value) == "false" || c->value == "0")) {
+    r.Note(
+        fmt::format("{} = {} ({}) beside bypass mode: verl stops at the first step "
+                    "(\"bypass_mode=True requires rollout_log_probs in batch\"); priced as "
+                    "if the rollout returned them",
+                    calc, c->value, c->source));
+  }
+  return OkStatus();
+}
+
 // verl's main_ppo runs the hybrid engine: actor and rollout take turns on every GPU.
 Status ReadPlacement(Settings& s, VerlRlReader& r, bool megatron, const JobBuilder& actor,
                      int64_t rollout_nodes, int64_t rollout_per_node) {
@@ -641,6 +687,7 @@ std::string RenderRlYaml(const RlImport& rl, const std::string& header) {
                                                  "rollout.enforce_eager",
                                                  "rollout.dtype",
                                                  "reference",
+                                                 "old_log_prob",
                                                  "remove_padding",
                                                  "placement.mode",
                                                  "placement.rollout_gpus",
@@ -760,6 +807,7 @@ Result<RlImport> MapVerlRl(Settings& s, const JobBuilder& actor, const std::stri
   STRATA_RETURN_IF_ERROR(ReadLengths(r));
   STRATA_RETURN_IF_ERROR(ReadRollout(s, r, dynamic));
   STRATA_RETURN_IF_ERROR(ReadReference(r));
+  STRATA_RETURN_IF_ERROR(ReadOldLogProb(s, r, ClassifyVerlModule(module)));
   if (!megatron) STRATA_RETURN_IF_ERROR(ReadPadding(r));
   STRATA_RETURN_IF_ERROR(ReadPlacement(s, r, megatron, actor, rollout_nodes, rollout_per_node));
   for (std::string& note : VerlRecipeNotes(s, ClassifyVerlModule(module))) {

@@ -268,9 +268,14 @@ std::string StepText(const RlPlacementResult& r) {
       fmt::format("gather {:.2f} + convert {:.2f} + transfer {:.2f} + load {:.2f}",
                   r.sync.gather.s(), r.sync.convert.s(), r.sync.transfer.s(), r.sync.load.s()));
   if (t.offload.value() > 0) {
+    // verl's FSDP2 parameters go through pageable memory, slower than the link (rl_step.cc).
+    const bool pageable = std::any_of(
+        r.offload.copies.begin(), r.offload.copies.end(),
+        [](const OffloadCopy& c) { return c.what.find("pageable") != std::string::npos; });
     row("offload copies", t.offload,
-        fmt::format("{} of offloaded states per GPU over {} at {}", FormatGB(r.offload.bytes),
-                    r.offload.level, FormatGBps(r.offload.rate)));
+        fmt::format("{} of offloaded states per GPU over {} at {}{}", FormatGB(r.offload.bytes),
+                    r.offload.level, FormatGBps(r.offload.rate),
+                    pageable ? ", parameters at the pageable host rate" : ""));
   }
   if (t.idle.value() > 0) row("idle (GPU average)", t.idle, "one side waits for the other");
   table.AddSeparator();
@@ -428,8 +433,8 @@ std::string ExplainText(const RlEvaluation& e) {
   }
   if (!c.offload.copies.empty()) {
     out += fmt::format(
-        "  offload copies = bytes moved per GPU / {} ({} a direction; verl loads each offloaded "
-        "state before its pass and offloads it after):\n",
+        "  offload copies = bytes moved per GPU / {} ({} a direction, or the pageable host rate "
+        "where said; verl loads each offloaded state before its pass and offloads it after):\n",
         c.offload.level, FormatGBps(c.offload.rate));
     for (const OffloadCopy& copy : c.offload.copies) {
       out += fmt::format("    {}: {} = {:.2f} s\n", copy.what, FormatGB(copy.bytes), copy.time.s());

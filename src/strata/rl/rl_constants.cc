@@ -51,6 +51,18 @@ Result<RlConstants> ParseRlConstants(const std::string& text, const std::string&
   }
   STRATA_ASSIGN_OR_RETURN(c.sources["weight_sync"], sync.String("source"));
   STRATA_RETURN_IF_ERROR(sync.CheckNoUnknownKeys());
+
+  STRATA_ASSIGN_OR_RETURN(YamlMap host, top.Map("host_copy"));
+  STRATA_ASSIGN_OR_RETURN(c.pageable_h2d, host.Bandwidth("pageable_h2d"));
+  STRATA_ASSIGN_OR_RETURN(c.pageable_d2h, host.Bandwidth("pageable_d2h"));
+  if (c.pageable_h2d.value() <= 0) {
+    return host.ErrorAt("pageable_h2d", "expected a positive bandwidth");
+  }
+  if (c.pageable_d2h.value() <= 0) {
+    return host.ErrorAt("pageable_d2h", "expected a positive bandwidth");
+  }
+  STRATA_ASSIGN_OR_RETURN(c.sources["host_copy"], host.String("source"));
+  STRATA_RETURN_IF_ERROR(host.CheckNoUnknownKeys());
   STRATA_RETURN_IF_ERROR(top.CheckNoUnknownKeys());
   return c;
 }

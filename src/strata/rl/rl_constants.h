@@ -24,6 +24,9 @@ struct RlConstants {
   Seconds decode_step_overhead;           // the engine's time per decode step beyond the roofline
   double eager_factor = 1;                // a decode step's time without CUDA graphs over with them
   BytesPerSecond sync_convert_bandwidth;
+  // Host copies through pageable (not pinned) memory: verl's FSDP2 parameter offload.
+  BytesPerSecond pageable_h2d;
+  BytesPerSecond pageable_d2h;
   std::map<std::string, std::string> sources;  // section -> source text
 
   Bytes NonTorch(int64_t tp) const { return tp > 1 ? non_torch_tp : non_torch_tp1; }

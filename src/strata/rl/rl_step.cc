@@ -549,10 +549,15 @@ PhasePeaks PhasePeaksOf(const RlSpec& spec, const ResolvedJob& job, const ActorT
 // (a CPU optimizer: megatron's optimizer_cpu_offload) is not moved: it never leaves the host. The
 // megatron reference's weights go up and down around its pass; FSDP's reference runs under
 // CPUOffload, which copies its shards up and keeps the host copy. Priced at the PCIe level's
-// per-direction rate per GPU (the bandwidth map's x16 line rate: an upper bound on the rate; the
-// host buffers are pinned but for the parameters' D2H `.cpu()`, which is pageable).
+// per-direction rate per GPU (the bandwidth map's x16 line rate: an upper bound on the rate)
+// where the host buffer is pinned; verl's FSDP2 workers move a trained model's parameters
+// through pageable memory (model.cpu(), model.to(device): verl-project/verl@
+// 0094eb2057e6f3210c2a4fca88704689d02879aa:verl/utils/fsdp_utils.py:196-225), whose rate is the
+// host's (data/rl_constants.yaml, host_copy): half of each up-and-down pair at the pageable
+// host-to-device rate, half at the device-to-host one, neither above the link's.
 OffloadTransfers OffloadOf(const RlSpec& spec, const ResolvedJob& job, const ActorTimes& a,
-                           const MapLevel& pcie, bool offload_trainer) {
+                           const MapLevel& pcie, bool offload_trainer,
+                           const RlConstants& constants) {
   OffloadTransfers o;
   o.level = pcie.name;
   o.rate = pcie.per_gpu;
@@ -563,23 +568,53 @@ OffloadTransfers OffloadOf(const RlSpec& spec, const ResolvedJob& job, const Act
     o.bytes += bytes;
     o.total = o.total + t;
   };
+  // FSDP2's parameters (its bf16 weights and the fp32 copy the ledger calls master weights: one
+  // module's tensors) go through pageable memory; the optimizer's moments stay pinned.
+  const bool pageable = job.spec.sharding.mode == ShardingMode::kFsdp2;
+  const BytesPerSecond up =
+      BytesPerSecond::Of(std::min(o.rate.value(), constants.pageable_h2d.value()));
+  const BytesPerSecond down =
+      BytesPerSecond::Of(std::min(o.rate.value(), constants.pageable_d2h.value()));
+  auto add_params = [&](std::string what, Bytes bytes) {
+    if (!pageable) return add(std::move(what), bytes);
+    if (bytes.value() <= 0 || o.rate.value() <= 0) return;
+    const Seconds t = bytes * 0.5 / up + bytes * 0.5 / down;
+    o.copies.push_back({std::move(what) + fmt::format(" (pageable: {} up, {} down)", FormatGBps(up),
+                                                      FormatGBps(down)),
+                        bytes, t});
+    o.bytes += bytes;
+    o.total = o.total + t;
+  };
   const ModelStates st = StatesOf(a.ledger);
   if (offload_trainer) {
     // Without the old log-prob pass (verl's bypass mode) its load and offload are not made.
     if (spec.old_log_prob_pass) {
-      add("actor weights: up and down around the weight sync, the old log-prob pass and the "
+      add_params(
+          "actor weights: up and down around the weight sync, the old log-prob pass and the "
           "update",
           st.weights * 6.0);
     } else {
-      add("actor weights: up and down around the weight sync and the update", st.weights * 4.0);
+      add_params("actor weights: up and down around the weight sync and the update",
+                 st.weights * 4.0);
     }
-    add("actor master weights and moments: up and down around the update",
-        (st.master + st.moments) * 2.0);
+    if (pageable) {
+      add_params("actor master weights: up and down around the update", st.master * 2.0);
+      add("actor moments: up and down around the update", st.moments * 2.0);
+    } else {
+      add("actor master weights and moments: up and down around the update",
+          (st.master + st.moments) * 2.0);
+    }
     if (spec.algorithm == RlAlgorithm::kPpo) {
       const ModelStates cs = StatesOf(a.critic_ledger);
-      add("critic weights: up and down around the values pass and the update", cs.weights * 4.0);
-      add("critic master weights and moments: up and down around the update",
-          (cs.master + cs.moments) * 2.0);
+      add_params("critic weights: up and down around the values pass and the update",
+                 cs.weights * 4.0);
+      if (pageable) {
+        add_params("critic master weights: up and down around the update", cs.master * 2.0);
+        add("critic moments: up and down around the update", cs.moments * 2.0);
+      } else {
+        add("critic master weights and moments: up and down around the update",
+            (cs.master + cs.moments) * 2.0);
+      }
     }
   }
   if (spec.reference_model && spec.offload_reference) {
@@ -661,7 +696,7 @@ Result<RlEvaluation> EvaluateRl(const Workspace& workspace, const RlSpec& spec) 
   c.times.update = actor.update;
   c.times.critic_update = actor.critic_update;
   c.times.weight_sync = c.sync.total;
-  c.offload = OffloadOf(spec, job, actor, pcie, spec.offload_trainer);
+  c.offload = OffloadOf(spec, job, actor, pcie, spec.offload_trainer, e.constants);
   c.times.offload = c.offload.total;
   c.times.step = c.times.generation + c.times.old_log_prob + c.times.reference +
                  c.times.critic_values + c.times.update + c.times.critic_update +
@@ -766,7 +801,7 @@ Result<RlEvaluation> EvaluateRl(const Workspace& workspace, const RlSpec& spec) 
     // Unwritten, the offload default is the hybrid engine's; verl's own is False.
     const bool offload_trainer = spec.offload_trainer && spec.offload_trainer_written;
     const PhasePeaks side = PhasePeaksOf(spec, train->job, *train, offload_trainer);
-    base.offload = OffloadOf(spec, train->job, *train, pcie, offload_trainer);
+    base.offload = OffloadOf(spec, train->job, *train, pcie, offload_trainer, e.constants);
     const std::pair<const char*, Bytes> train_phases[] = {
         {ppo ? "update beside the other model's states" : "actor's update",
          std::max(side.update, side.critic_update)},
