@@ -81,5 +81,44 @@ TEST(FinalizeGrads, DeepSeekV3SharedEmbeddingEndsTheStepOnTheFirstRank) {
   EXPECT_NEAR(r->local_params, 401'432'832.0, 1e-6 * 401'432'832.0);
 }
 
+// The vision tower at TP 2 (issue 27, the reference job with sequence parallelism). ms-swift's
+// mcore-bridge builds Qwen3.5/3.6's tower from transformers' Qwen3_5VisionModel inside
+// megatron-core's HuggingFaceModule, which marks every parameter of it
+// average_gradients_across_tp_domain: all of the tower is whole on both TP ranks of the first
+// stage and finalize_model_grads averages all of its gradients over TP. Its parameters, from
+// the config's vision_config (depth 27, hidden 1,152, intermediate 4,304, patch 16, temporal
+// patch 2, 3 channels, spatial merge 2, out hidden 2,048, 2,304 position embeddings):
+//   patch embedding Conv3d 3 x 2 x 16 x 16 x 1,152 + bias 1,152        =   1,770,624
+//   position embedding 2,304 x 1,152                                   =   2,654,208
+//   a block: norm1, norm2 LayerNorms 2 x 2 x 1,152                      =       4,608
+//            qkv 1,152 x 3,456 + 3,456; proj 1,152 x 1,152 + 1,152      =   5,313,024
+//            fc1 1,152 x 4,304 + 4,304; fc2 4,304 x 1,152 + 1,152       =   9,921,872
+//            = 15,239,504, x 27 blocks                                 = 411,466,608
+//   merger: LayerNorm 2 x 1,152; fc1 4,608 x 4,608 + 4,608;
+//           fc2 4,608 x 2,048 + 2,048                                  =  30,679,808
+//   the tower                                                          = 446,571,248
+// Beside it the 30 Gated DeltaNet layers whole on every TP rank (in_proj 2,048 x 12,288, b/a
+// 2,048 x 64, conv 8,192 x 4, dt_bias and A_log 2 x 32, norm 128, out_proj 4,096 x 2,048 =
+// 33,718,464 each) = 1,011,553,920: the averaged all-reduce carries 1,458,125,168 parameters
+// x 2 B (bf16 gradients) = 2,916,250,336 B. Before, the tower was missing from it.
+TEST(FinalizeGrads, ReferenceAtTp2AveragesTheVisionTowerOverTp) {
+  const testing::ReferenceStep ref = testing::LoadReferenceStep(
+      {"parallel.tp=2", "parallel.dp=20", "parallel.sequence_parallel=true"});
+  auto r = EvaluateStep(ref.setup.tables, ref.setup.layout, *ref.comm);
+  ASSERT_TRUE(r.ok()) << r.error().Format();
+  EXPECT_DOUBLE_EQ(r->finalize_grads.tp_vision, 446'571'248.0);
+  EXPECT_DOUBLE_EQ(r->finalize_grads.tp_average, 1'458'125'168.0);
+  const PricedTraffic* avg = PerStep(*r, GroupKind::kTp, "averaged");
+  ASSERT_NE(avg, nullptr);
+  EXPECT_DOUBLE_EQ(avg->item.size.count(), 2'916'250'336.0);
+  // A frozen tower has no gradient to reduce.
+  const testing::ReferenceStep frozen = testing::LoadReferenceStep(
+      {"parallel.tp=2", "parallel.dp=20", "parallel.sequence_parallel=true", "frozen=[vision]"});
+  auto r2 = EvaluateStep(frozen.setup.tables, frozen.setup.layout, *frozen.comm);
+  ASSERT_TRUE(r2.ok()) << r2.error().Format();
+  EXPECT_DOUBLE_EQ(r2->finalize_grads.tp_vision, 0.0);
+  EXPECT_DOUBLE_EQ(r2->finalize_grads.tp_average, 1'011'553'920.0);
+}
+
 }  // namespace
 }  // namespace strata

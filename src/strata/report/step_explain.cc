@@ -348,12 +348,19 @@ std::vector<StepFormula> ExplainStep(const StepTables& whole, const StepLayout& 
           "of its layers), summed over TP",
           GroupDigits(f.tp_sum), l.sequence_parallel ? " and marked sequence-parallel" : ""));
     }
-    if (f.tp_average > 0) {
+    if (f.tp_average - f.tp_vision > 0) {
       terms.push_back(fmt::format(
           "{} trained parameters of its Gated DeltaNet layers every TP rank holds whole{}, "
           "averaged over TP",
-          GroupDigits(f.tp_average),
+          GroupDigits(f.tp_average - f.tp_vision),
           t.adapter_rank > 0 ? " (their adapters: the base is frozen)" : ""));
+    }
+    if (f.tp_vision > 0) {
+      terms.push_back(fmt::format(
+          "{} parameters of the vision tower, whole on every TP rank (transformers' module "
+          "inside megatron-core's HuggingFaceModule marks them "
+          "average_gradients_across_tp_domain), averaged over TP",
+          GroupDigits(f.tp_vision)));
     }
     if (f.shared_embedding > 0) {
       terms.push_back(fmt::format(

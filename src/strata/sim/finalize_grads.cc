@@ -71,6 +71,18 @@ FinalizeGradParams FinalizeGradParamsOf(const StepTables& t, const StepLayout& s
     if (gdn_all > 0) {
       out.tp_average = static_cast<double>(t.traffic.tp_averaged_params) * gdn_own / gdn_all;
     }
+    // The vision tower, whole on every TP rank of the first stage: megatron-core frameworks
+    // build it from transformers' module inside megatron-core's HuggingFaceModule, whose
+    // __setattr__ marks every parameter average_gradients_across_tp_domain
+    // (megatron/core/models/huggingface/module.py, core_v0.16.1 = 55ac7082517c; ms-swift's
+    // mcore-bridge: mm_gpts/utils.py HuggingFaceVit, mm_gpts/qwen3_5.py Qwen3_5Vit builds
+    // transformers' Qwen3_5VisionModel), so finalize_model_grads averages all of it over TP,
+    // with or without sequence parallelism: its norms and biases, and its matrices too. An
+    // adapter leaves the tower's base frozen.
+    if (s.megatron_core && rank.embedding && trained(ModuleKind::kVision) && t.adapter_rank == 0) {
+      out.tp_vision = p.vision;
+      out.tp_average += p.vision;
+    }
   }
   // The first and the last rank each hold the shared embedding (a V shape puts both on rank 0:
   // nothing to reduce).

@@ -4,9 +4,9 @@
 // parameters every TP rank holds whole and marks sequence_parallel (layer norms, the router,
 // MLA's duplicated down-projections and their norms, a row-parallel output bias) or names
 // q_layernorm / k_layernorm (_allreduce_non_tensor_model_parallel_grads), and apart the AVG of
-// those marked average_gradients_across_tp_domain (transformers' Gated DeltaNet inside
-// megatron-core); over the embedding group, the first and the last pipeline rank
-// (parallel_state.default_embedding_ranks), the gradient of the word embedding the output
+// those marked average_gradients_across_tp_domain (transformers' modules inside megatron-core:
+// the Gated DeltaNet, the vision tower); over the embedding group, the first and the last pipeline
+// rank (parallel_state.default_embedding_ranks), the gradient of the word embedding the output
 // layer (tied) or an MTP block shares (_allreduce_word_embedding_grads).
 #ifndef STRATA_SIM_FINALIZE_GRADS_H_
 #define STRATA_SIM_FINALIZE_GRADS_H_
@@ -36,7 +36,8 @@ TpReplicatedParams TpReplicatedParamsOf(const ModelConfig& config, const LayerSp
 /// only (a frozen module has no gradient), per the rank's own layers and stage.
 struct FinalizeGradParams {
   double tp_sum = 0;            // over TP, SUM
-  double tp_average = 0;        // over TP, AVG
+  double tp_average = 0;        // over TP, AVG (tp_vision of it: the vision tower's)
+  double tp_vision = 0;         // the vision tower's share of tp_average
   double shared_embedding = 0;  // over the embedding group: one TP rank's slice
 };
 FinalizeGradParams FinalizeGradParamsOf(const StepTables& tables, const StepLayout& layout,

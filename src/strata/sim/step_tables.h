@@ -195,6 +195,8 @@ struct StepTables {
     /// The word embedding the output layer (tied) or an MTP block shares with the first stage:
     /// vocabulary x hidden, 0 when nothing shares it.
     double shared_embedding = 0;
+    /// The vision tower's parameters, whole on the first stage (finalize_grads.h).
+    double vision = 0;
   } stage_params;
   std::vector<std::shared_ptr<const StepTables>> kind_sums;
   int64_t mtp_layers = 0;  // the MTP blocks the job builds (where a stage holds them)
