@@ -365,9 +365,11 @@ std::vector<StepFormula> ExplainStep(const StepTables& whole, const StepLayout& 
     if (f.shared_embedding > 0) {
       terms.push_back(fmt::format(
           "{} word-embedding parameters (vocabulary x hidden / TP {}) the {} shares with the "
-          "first stage, summed over that pair of ranks",
+          "first stage, summed over the embedding group's {} pipeline ranks (the first{}{})",
           GroupDigits(f.shared_embedding), l.tp,
-          whole.stage_params.tied_copy > 0 ? "tied output layer" : "MTP block"));
+          whole.stage_params.tied_embedding ? "tied output layer" : "MTP block",
+          f.embedding_group_ranks, whole.stage_params.tied_embedding ? ", the last" : "",
+          whole.mtp_layers > 0 ? ", those with an MTP layer" : ""));
     }
     add(std::string(StepPartName(StepPart::kTpGrad)),
         fmt::format("megatron-core's finalize_model_grads, once a step on each pipeline rank after "

@@ -971,6 +971,8 @@ Result<StepResult> EvaluateStepOn(const StepTables& t, const StepLayout& s,
   // stage's parameters (the embedding's, the output layer's, the MTP block's, its own layers':
   // StageParamWeights), all ranks at once: the step ends with the rank whose two take longest.
   const std::vector<StageComposition> ranks = StageCompositions(l, t.layer_kinds, t.mtp_layers);
+  const std::vector<int64_t> embedding_group =
+      EmbeddingGroupRanks(ranks, t.stage_params.tied_embedding);
   std::vector<StageComposition> seen;
   double finalize_worst = -1;
   for (size_t i = 0; i < ranks.size(); ++i) {
@@ -980,7 +982,7 @@ Result<StepResult> EvaluateStepOn(const StepTables& t, const StepLayout& s,
         l.pp > 1 ? StageParamWeights(t, l, ranks[i]) : std::pair<double, double>{1.0, 1.0};
     const double own = local_params(non_expert_weight, expert_weight);
     const double optimizer = cpu_optimizer ? 0.0 : own * bytes_per_param / hbm + muon_ns;
-    const FinalizeGradParams grads = FinalizeGradParamsOf(t, s, ranks[i]);
+    const FinalizeGradParams grads = FinalizeGradParamsOf(t, s, ranks[i], embedding_group);
     STRATA_ASSIGN_OR_RETURN(std::vector<PricedTraffic> priced,
                             PriceFinalizeGrads(grads, s, groups, comm, detail, cache));
     double all_reduce = 0;

@@ -381,6 +381,7 @@ StepTables BuildStepTables(const StepTableInputs& in) {
     sp.shared_embedding = c.tie_word_embeddings || t.mtp_layers > 0
                               ? static_cast<double>(c.vocab_size * c.hidden_size)
                               : 0.0;
+    sp.tied_embedding = c.tie_word_embeddings;
     sp.vision = static_cast<double>(params.vision.total);
     sp.embedding = static_cast<double>(params.text[ModuleKind::kEmbedding] + params.vision.total);
     sp.output = static_cast<double>(params.text[ModuleKind::kHead] + params.final_norm);

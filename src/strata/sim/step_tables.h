@@ -195,6 +195,7 @@ struct StepTables {
     /// The word embedding the output layer (tied) or an MTP block shares with the first stage:
     /// vocabulary x hidden, 0 when nothing shares it.
     double shared_embedding = 0;
+    bool tied_embedding = false;  // the output layer is the embedding (tie_word_embeddings)
     /// The vision tower's parameters, whole on the first stage (finalize_grads.h).
     double vision = 0;
   } stage_params;
