@@ -33,9 +33,11 @@ using testing::ReferenceStep;
 
 constexpr std::string_view kPart = "replicated-gradient all-reduce (TP, shared embedding)";
 
+// The vision tower frozen: the averaged all-reduce is the Gated DeltaNet's alone (the tower's
+// joins it when trained: finalize_grads_step_test.cc).
 std::vector<std::string> Tp2(std::vector<std::string> more = {}) {
   std::vector<std::string> sets = {"parallel.tp=2", "parallel.dp=20",
-                                   "parallel.sequence_parallel=true"};
+                                   "parallel.sequence_parallel=true", "frozen=[vision]"};
   sets.insert(sets.end(), more.begin(), more.end());
   return sets;
 }
@@ -126,7 +128,7 @@ TEST(GdnTpGradients, NoneWhereTheLayerIsSplitFrozenOrTpIsOne) {
   EXPECT_TRUE(TpOnceAStep(bridge).empty());
   EXPECT_NEAR(PartNamed(bridge, kPart).total.s(), TpOnceAStepS(bridge), 1e-12);
   // A frozen layer has no gradient (finalize_model_grads skips params without requires_grad).
-  const StepResult frozen = Evaluate(LoadReferenceStep(Tp2({"frozen=[linear_attention]"})));
+  const StepResult frozen = Evaluate(LoadReferenceStep(Tp2({"frozen=[linear_attention, vision]"})));
   EXPECT_TRUE(TpOnceAStep(frozen).empty());
   // TP 1: no TP group.
   const StepResult tp1 = Evaluate(LoadReferenceStep());

@@ -348,19 +348,28 @@ std::vector<StepFormula> ExplainStep(const StepTables& whole, const StepLayout& 
           "of its layers), summed over TP",
           GroupDigits(f.tp_sum), l.sequence_parallel ? " and marked sequence-parallel" : ""));
     }
-    if (f.tp_average > 0) {
+    if (f.tp_average - f.tp_vision > 0) {
       terms.push_back(fmt::format(
           "{} trained parameters of its Gated DeltaNet layers every TP rank holds whole{}, "
           "averaged over TP",
-          GroupDigits(f.tp_average),
+          GroupDigits(f.tp_average - f.tp_vision),
           t.adapter_rank > 0 ? " (their adapters: the base is frozen)" : ""));
+    }
+    if (f.tp_vision > 0) {
+      terms.push_back(fmt::format(
+          "{} parameters of the vision tower, whole on every TP rank (transformers' module "
+          "inside megatron-core's HuggingFaceModule marks them "
+          "average_gradients_across_tp_domain), averaged over TP",
+          GroupDigits(f.tp_vision)));
     }
     if (f.shared_embedding > 0) {
       terms.push_back(fmt::format(
           "{} word-embedding parameters (vocabulary x hidden / TP {}) the {} shares with the "
-          "first stage, summed over that pair of ranks",
+          "first stage, summed over the embedding group's {} pipeline ranks (the first{}{})",
           GroupDigits(f.shared_embedding), l.tp,
-          whole.stage_params.tied_copy > 0 ? "tied output layer" : "MTP block"));
+          whole.stage_params.tied_embedding ? "tied output layer" : "MTP block",
+          f.embedding_group_ranks, whole.stage_params.tied_embedding ? ", the last" : "",
+          whole.mtp_layers > 0 ? ", those with an MTP layer" : ""));
     }
     add(std::string(StepPartName(StepPart::kTpGrad)),
         fmt::format("megatron-core's finalize_model_grads, once a step on each pipeline rank after "
@@ -586,13 +595,20 @@ std::vector<StepFormula> ExplainStep(const StepTables& whole, const StepLayout& 
                     s.grad_bytes, s.param_bytes, t.hbm.gb_per_s(), e.hbm_efficiency,
                     Ms(r.muon_newton_schulz), Ms(r[StepPart::kOptimizer].total)));
     add("Muon Newton-Schulz iterations",
-        fmt::format("5 x (4 m^2 n + 2 m^3) FLOP per m x n hidden matrix (m <= n), whole "
-                    "matrices: {:.4g} FLOP (non-expert) / {} ranks + {:.4g} FLOP (routed "
-                    "experts) / (EP {} x expert-DP {}), / PP {}, each at {:.1f} TFLOP/s x "
-                    "GemmEfficiency(m, m, n) = {}",
-                    whole.muon_ns_flop_non_expert, s.distributed_optimizer ? l.dp * l.cp : 1,
-                    whole.muon_ns_flop_expert, l.ep,
-                    s.distributed_optimizer ? std::max<int64_t>(l.expert_dp(), 1) : 1, l.pp, peak_t,
+        fmt::format("5 x (4 m^2 n + 2 m^3) FLOP per m x n hidden matrix (m <= n), {}; each "
+                    "rank its own stage's matrices (rank {}'s: {}), the dense ones / {} ranks, "
+                    "the routed experts / (EP {} x expert-DP {}): {:.4g} FLOP (whole model, "
+                    "whole matrices: {:.4g}), each at {:.1f} TFLOP/s x GemmEfficiency(m, m, n) "
+                    "= {}",
+                    s.megatron_core && l.tp * l.etp > 1
+                        ? fmt::format("each TP rank its own shard (megatron-core's blockwise "
+                                      "muon_tp_mode: TP {}, ETP {})",
+                                      l.tp, l.etp)
+                        : std::string("whole matrices"),
+                    r.optimizer_rank, CompositionText(r.optimizer_stage, whole.layer_kinds),
+                    s.distributed_optimizer ? l.dp * l.cp : 1, l.ep,
+                    s.distributed_optimizer ? std::max<int64_t>(l.expert_dp(), 1) : 1, r.muon_flop,
+                    whole.muon_ns_flop_non_expert + whole.muon_ns_flop_expert, peak_t,
                     Ms(r.muon_newton_schulz)));
   } else {
     add("optimizer step",

@@ -1,5 +1,6 @@
 #include "strata/sim/finalize_grads.h"
 
+#include <algorithm>
 #include <string>
 
 #include "strata/model/param_count.h"
@@ -36,8 +37,17 @@ TpReplicatedParams TpReplicatedParamsOf(const ModelConfig& c, const LayerSpec& l
   return out;
 }
 
+std::vector<int64_t> EmbeddingGroupRanks(const std::vector<StageComposition>& ranks, bool tied) {
+  std::vector<int64_t> out;
+  for (const StageComposition& r : ranks) {
+    if (r.embedding || (tied && r.output) || r.mtp_layers > 0) out.push_back(r.rank);
+  }
+  return out;  // StageCompositions lists the ranks in order: sorted, each once
+}
+
 FinalizeGradParams FinalizeGradParamsOf(const StepTables& t, const StepLayout& s,
-                                        const StageComposition& rank) {
+                                        const StageComposition& rank,
+                                        const std::vector<int64_t>& embedding_group) {
   FinalizeGradParams out;
   const ParallelLayout& l = s.layout;
   const StepTables::StageParams& p = t.stage_params;
@@ -71,12 +81,27 @@ FinalizeGradParams FinalizeGradParamsOf(const StepTables& t, const StepLayout& s
     if (gdn_all > 0) {
       out.tp_average = static_cast<double>(t.traffic.tp_averaged_params) * gdn_own / gdn_all;
     }
+    // The vision tower, whole on every TP rank of the first stage: megatron-core frameworks
+    // build it from transformers' module inside megatron-core's HuggingFaceModule, whose
+    // __setattr__ marks every parameter average_gradients_across_tp_domain
+    // (megatron/core/models/huggingface/module.py, core_v0.16.1 = 55ac7082517c; ms-swift's
+    // mcore-bridge: mm_gpts/utils.py HuggingFaceVit, mm_gpts/qwen3_5.py Qwen3_5Vit builds
+    // transformers' Qwen3_5VisionModel), so finalize_model_grads averages all of it over TP,
+    // with or without sequence parallelism: its norms and biases, and its matrices too. An
+    // adapter leaves the tower's base frozen.
+    if (s.megatron_core && rank.embedding && trained(ModuleKind::kVision) && t.adapter_rank == 0) {
+      out.tp_vision = p.vision;
+      out.tp_average += p.vision;
+    }
   }
-  // The first and the last rank each hold the shared embedding (a V shape puts both on rank 0:
-  // nothing to reduce).
-  if (s.megatron_core && l.pp > 1 && l.output_stage() != 0 && (rank.embedding || rank.output) &&
-      trained(ModuleKind::kEmbedding)) {
+  // The ranks of the embedding group each hold a copy of the shared embedding (a V shape puts
+  // the first and the last on rank 0: a group of one, nothing to reduce).
+  const bool in_group =
+      std::find(embedding_group.begin(), embedding_group.end(), rank.rank) != embedding_group.end();
+  if (s.megatron_core && l.pp > 1 && embedding_group.size() > 1 && in_group &&
+      p.shared_embedding > 0 && trained(ModuleKind::kEmbedding)) {
     out.shared_embedding = p.shared_embedding / static_cast<double>(l.tp);
+    out.embedding_group_ranks = static_cast<int64_t>(embedding_group.size());
   }
   return out;
 }
@@ -116,10 +141,11 @@ Result<std::vector<PricedTraffic>> PriceFinalizeGrads(const FinalizeGradParams& 
   if (params.shared_embedding > 0) {
     const GroupPlacement* pp = FindGroup(groups, GroupKind::kPp);
     if (pp == nullptr) return InvalidInput("no placement for the pp group");
-    // The first and the last rank of the pipeline group: on two nodes when it spans nodes.
-    const GroupShape pair = pp->intra_node() ? GroupShape{2, 1, 2} : GroupShape{2, 2, 1};
-    STRATA_RETURN_IF_ERROR(add(GroupKind::kPp, pair,
-                               "word-embedding gradients shared by the first and last stage "
+    // The group's pipeline ranks: one a node when the pipeline group spans nodes.
+    const int64_t n = std::max<int64_t>(2, params.embedding_group_ranks);
+    const GroupShape group = pp->intra_node() ? GroupShape{n, 1, n} : GroupShape{n, n, 1};
+    STRATA_RETURN_IF_ERROR(add(GroupKind::kPp, group,
+                               "word-embedding gradients shared by the stages that hold a copy "
                                "(embedding group)",
                                params.shared_embedding));
   }

@@ -940,26 +940,40 @@ Result<StepResult> EvaluateStepOn(const StepTables& t, const StepLayout& s,
       (s.muon ? 2.0 * (1.0 + adamw_share) : 4.0) * static_cast<double>(s.moment_bytes);
   const double bytes_per_param =
       static_cast<double>(2 * s.master_bytes + 2 * s.grad_bytes + s.param_bytes) + moment_rw;
-  double muon_ns = 0;
-  if (s.muon) {
-    // The Newton-Schulz iterations of the rank's share of the matrices: layer-wise over the
-    // optimizer's shards (megatron-core's LayerWiseDistributedOptimizer; Moonlight's
-    // distributed Muon computes each matrix's full update on the rank holding it), each on
-    // the whole matrix (TensorParallelMuon's default mode "duplicated": every TP rank gathers
-    // and orthogonalises it), its stage's 1 / PP of the layers.
-    // The experts: an EP rank holds 1 / EP of them (every ETP rank the whole matrices), split
-    // layer-wise over the expert-DP ranks.
-    const double muon_pp = static_cast<double>(l.pp);
-    const double muon_ep = static_cast<double>(l.ep);
-    const double muon_dense_ranks =
-        s.distributed_optimizer ? static_cast<double>(l.dp * l.cp) : 1.0;
-    const double muon_expert_ranks =
-        s.distributed_optimizer ? static_cast<double>(std::max<int64_t>(l.expert_dp(), 1)) : 1.0;
-    muon_ns = (t.muon_ns_s_non_expert / muon_dense_ranks +
-               t.muon_ns_s_expert / (muon_ep * muon_expert_ranks)) /
-              muon_pp;
-    r.muon_newton_schulz = Seconds::Of(muon_ns);
-  }
+  // Muon's Newton-Schulz iterations on each rank's own stage (muon_cost.h): its layers of each
+  // kind and its MTP block, over the optimizer's layer-wise shards (megatron-core's
+  // LayerWiseDistributedOptimizer; Moonlight's distributed Muon computes each matrix's update
+  // on the rank holding it): 1 / (DP x CP) of the dense matrices, the experts an EP rank
+  // holds (1 / EP of them) over expert-DP. megatron-core orthogonalises each TP rank's shard
+  // (muon_tp_mode blockwise); other frameworks the whole matrix.
+  const double muon_dense_ranks = s.distributed_optimizer ? static_cast<double>(l.dp * l.cp) : 1.0;
+  const double muon_expert_ranks =
+      s.distributed_optimizer ? static_cast<double>(std::max<int64_t>(l.expert_dp(), 1)) : 1.0;
+  // A rank's share: {seconds, FLOP}.
+  auto muon_share = [&](const std::vector<MuonMatrix>& matrices) {
+    const MuonSeconds ns = NewtonSchulzSeconds(matrices, t.peak.flop_per_s(), t.efficiency,
+                                               s.megatron_core, l.tp, l.etp, t.gdn_replicated);
+    const double experts = static_cast<double>(l.ep) * muon_expert_ranks;
+    return std::pair<double, double>{
+        ns.non_expert / muon_dense_ranks + ns.expert / experts,
+        ns.non_expert_flop / muon_dense_ranks + ns.expert_flop / experts};
+  };
+  auto muon_ns_of = [&](const StageComposition& rank) {
+    std::pair<double, double> out{0.0, 0.0};
+    if (!s.muon) return out;
+    const StepTables::StageParams& p = t.stage_params;
+    auto add = [&](double n, const std::vector<MuonMatrix>& matrices) {
+      const auto [seconds, flop] = muon_share(matrices);
+      out.first += n * seconds;
+      out.second += n * flop;
+    };
+    for (size_t k = 0; k < rank.kind_layers.size() && k < p.kind_muon.size(); ++k) {
+      if (rank.kind_layers[k] > 0) add(static_cast<double>(rank.kind_layers[k]), p.kind_muon[k]);
+    }
+    if (rank.mtp_layers > 0 && !s.frozen[static_cast<size_t>(ModuleKind::kMtp)])
+      add(static_cast<double>(rank.mtp_layers), p.mtp_muon);
+    return out;
+  };
   const bool cpu_optimizer = s.sharding.offload_optimizer != OffloadTarget::kNone;
   if (cpu_optimizer && explain) {
     r.caveats.push_back(
@@ -971,6 +985,8 @@ Result<StepResult> EvaluateStepOn(const StepTables& t, const StepLayout& s,
   // stage's parameters (the embedding's, the output layer's, the MTP block's, its own layers':
   // StageParamWeights), all ranks at once: the step ends with the rank whose two take longest.
   const std::vector<StageComposition> ranks = StageCompositions(l, t.layer_kinds, t.mtp_layers);
+  const std::vector<int64_t> embedding_group =
+      EmbeddingGroupRanks(ranks, t.stage_params.tied_embedding);
   std::vector<StageComposition> seen;
   double finalize_worst = -1;
   for (size_t i = 0; i < ranks.size(); ++i) {
@@ -979,8 +995,9 @@ Result<StepResult> EvaluateStepOn(const StepTables& t, const StepLayout& s,
     const auto [non_expert_weight, expert_weight] =
         l.pp > 1 ? StageParamWeights(t, l, ranks[i]) : std::pair<double, double>{1.0, 1.0};
     const double own = local_params(non_expert_weight, expert_weight);
+    const auto [muon_ns, muon_flop] = muon_ns_of(ranks[i]);
     const double optimizer = cpu_optimizer ? 0.0 : own * bytes_per_param / hbm + muon_ns;
-    const FinalizeGradParams grads = FinalizeGradParamsOf(t, s, ranks[i]);
+    const FinalizeGradParams grads = FinalizeGradParamsOf(t, s, ranks[i], embedding_group);
     STRATA_ASSIGN_OR_RETURN(std::vector<PricedTraffic> priced,
                             PriceFinalizeGrads(grads, s, groups, comm, detail, cache));
     double all_reduce = 0;
@@ -992,6 +1009,8 @@ Result<StepResult> EvaluateStepOn(const StepTables& t, const StepLayout& s,
       r.optimizer_stage = ranks[i];
       r.finalize_grads = grads;
       r.finalize_traffic = std::move(priced);
+      r.muon_newton_schulz = Seconds::Of(muon_ns);
+      r.muon_flop = muon_flop;
       set(StepPart::kTpGrad, all_reduce, all_reduce);
       set(StepPart::kOptimizer, optimizer, optimizer);
     }

@@ -217,7 +217,8 @@ struct StepResult {
   StageComposition optimizer_stage;
   FinalizeGradParams finalize_grads;
   std::vector<PricedTraffic> finalize_traffic;
-  Seconds muon_newton_schulz;             // within the optimizer step (optimizer.name muon)
+  Seconds muon_newton_schulz;  // within the optimizer step (optimizer.name muon)
+  double muon_flop = 0;        // its FLOP: the optimizer rank's share of its stage's matrices
   std::vector<PricedTraffic> traffic;     // the layout's communication on the bandwidth map
   std::vector<HostTraffic> host_traffic;  // offload copies over PCIe
   /// What the model leaves out for this layout, said where the number is shown.

@@ -5,6 +5,7 @@
 #include "strata/model/flop_conventions.h"
 #include "strata/model/op_sac.h"
 #include "strata/sim/finalize_grads.h"
+#include "strata/sim/muon_cost.h"
 #include "strata/sim/step_model.h"
 
 namespace strata {
@@ -172,24 +173,19 @@ void AddAdapterCosts(const ModelConfig& c, const AdapterSpec& adapter, StepTable
   }
 }
 
-// Muon's Newton-Schulz iterations on the hidden matrices (StepTables::muon_ns_*).
+// Muon's Newton-Schulz iterations on the hidden matrices (StepTables::muon_ns_*), whole model,
+// each matrix at its full shape.
 void AddMuonCosts(const ModelConfig& c, StepTables& t) {
-  constexpr double kNsSteps = 5;  // num_ns_steps / steps: 5 in every reference implementation
-  AdapterSpec every_linear;
-  every_linear.targets = {"all-linear"};
   const double peak = t.peak.flop_per_s();
   for (const LayerSpec& layer : c.layers) {
-    for (const AdaptedMatrix& mat : AdaptedMatrices(c, every_linear, layer)) {
-      if (mat.site == AdapterSite::kRouter) continue;  // AdamW's, as the memory ledger counts it
-      const double m = static_cast<double>(std::min(mat.d_in, mat.d_out));
-      const double n = static_cast<double>(std::max(mat.d_in, mat.d_out));
-      const double copies = static_cast<double>(mat.copies);
-      const double flop = copies * kNsSteps * (4 * m * m * n + 2 * m * m * m);
+    for (const MuonMatrix& w : MuonMatricesOf(c, layer)) {
+      const double m = std::min(w.d_in, w.d_out);
+      const double n = std::max(w.d_in, w.d_out);
+      const double flop = w.copies * NewtonSchulzFlop(m, n);
       const double seconds = peak > 0 ? flop / (peak * GemmEfficiency(t.efficiency, m, m, n)) : 0;
-      const bool expert = mat.site == AdapterSite::kRoutedExperts;
-      (expert ? t.muon_ns_flop_expert : t.muon_ns_flop_non_expert) += flop;
-      (expert ? t.muon_ns_s_expert : t.muon_ns_s_non_expert) += seconds;
-      t.muon_matrix_params += copies * m * n;
+      (w.expert ? t.muon_ns_flop_expert : t.muon_ns_flop_non_expert) += flop;
+      (w.expert ? t.muon_ns_s_expert : t.muon_ns_s_non_expert) += seconds;
+      t.muon_matrix_params += w.copies * m * n;
     }
   }
 }
@@ -376,11 +372,14 @@ StepTables BuildStepTables(const StepTableInputs& in) {
       sp.kind_tp_router.push_back(tp.router);
       sp.kind_tp_attention.push_back(tp.attention);
       sp.kind_qk_norms.push_back(tp.qk_norms);
+      sp.kind_muon.push_back(MuonMatricesOf(c, kind));
     }
     sp.final_norm = static_cast<double>(params.final_norm);
     sp.shared_embedding = c.tie_word_embeddings || t.mtp_layers > 0
                               ? static_cast<double>(c.vocab_size * c.hidden_size)
                               : 0.0;
+    sp.tied_embedding = c.tie_word_embeddings;
+    sp.vision = static_cast<double>(params.vision.total);
     sp.embedding = static_cast<double>(params.text[ModuleKind::kEmbedding] + params.vision.total);
     sp.output = static_cast<double>(params.text[ModuleKind::kHead] + params.final_norm);
     sp.tied_copy = c.tie_word_embeddings ? static_cast<double>(c.vocab_size * c.hidden_size) : 0;
@@ -396,6 +395,13 @@ StepTables BuildStepTables(const StepTableInputs& in) {
       sp.mtp_tp_marked =
           tp.norms + tp.router + tp.attention + 3.0 * static_cast<double>(c.hidden_size);
       sp.mtp_qk_norms = tp.qk_norms;
+      // Muon's weights of one MTP block: its decoder layer's and eh_proj (2 h -> h,
+      // column-parallel: multi_token_prediction.py builds it with gather_output=False).
+      sp.mtp_muon = MuonMatricesOf(c, mtp);
+      MuonMatrix& eh = sp.mtp_muon.emplace_back();
+      eh.d_in = 2 * static_cast<double>(c.hidden_size);
+      eh.d_out = static_cast<double>(c.hidden_size);
+      eh.split = MuonMatrix::Split::kOutput;
     }
   }
   if (t.mtp_layers > 0) {

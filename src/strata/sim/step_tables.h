@@ -23,6 +23,7 @@
 #include "strata/sim/framework_overhead.h"
 #include "strata/sim/framework_profile.h"
 #include "strata/sim/mfu_ceiling.h"
+#include "strata/sim/muon_cost.h"
 #include "strata/sim/stage_composition.h"
 #include "strata/sim/step_constants.h"
 #include "strata/sim/straggler.h"
@@ -195,6 +196,13 @@ struct StepTables {
     /// The word embedding the output layer (tied) or an MTP block shares with the first stage:
     /// vocabulary x hidden, 0 when nothing shares it.
     double shared_embedding = 0;
+    bool tied_embedding = false;  // the output layer is the embedding (tie_word_embeddings)
+    /// The vision tower's parameters, whole on the first stage (finalize_grads.h).
+    double vision = 0;
+    /// Muon's weights (muon_cost.h) of one layer of each kind and of one MTP block: a rank
+    /// orthogonalises its own stage's.
+    std::vector<std::vector<MuonMatrix>> kind_muon;
+    std::vector<MuonMatrix> mtp_muon;
   } stage_params;
   std::vector<std::shared_ptr<const StepTables>> kind_sums;
   int64_t mtp_layers = 0;  // the MTP blocks the job builds (where a stage holds them)
