@@ -271,11 +271,14 @@ bool Network(const EvidenceSet& ev, Finding& f) {
   // of init.cc) is a start-up fault like a bootstrap one: the peer was never reached. A
   // connection made and then closed or reset (the peer gone) stays a network failure
   // (NVIDIA/nccl#914), and so does a failed connect with no sign of set-up (a transport connected
-  // lazily mid-run).
-  const bool connect_at_init = !Of(ev, FailureKind::kInitTrace).empty() &&
-                               std::any_of(net.begin(), net.end(), [](const FailureSignal* s) {
-                                 return s->detail == "connect failed";
-                               });
+  // lazily mid-run). An InfiniBand queue pair that could not be brought up ("Call to
+  // ibv_modify_qp failed with error Network is unreachable", NVIDIA/nccl-tests#185) is such a
+  // connection on the IB transport: the channel to the peer was never made.
+  const bool connect_at_init =
+      !Of(ev, FailureKind::kInitTrace).empty() &&
+      std::any_of(net.begin(), net.end(), [](const FailureSignal* s) {
+        return s->detail == "connect failed" || s->detail == kQueuePairNotConnected;
+      });
   if (!boot.empty() || (!net.empty() && (via_bootstrap || connect_at_init))) {
     f.kind = "bootstrap";
     f.peer = FirstPeer(net);

@@ -749,7 +749,7 @@ bool ClassifyFailureLine(std::string_view line, FailureSignal* s) {
   // to that peer could not be brought up (a link, a port or the peer's adapter).
   if (Contains(line, "Call to ibv_modify_qp failed")) {
     s->kind = K::kNetwork;
-    s->detail = "InfiniBand queue pair could not be connected to its peer (ibv_modify_qp failed)";
+    s->detail = std::string(kQueuePairNotConnected);
     return true;
   }
   // The same wrapper when a verbs object could not be created: "misc/ibvwrap.cc:268 NCCL WARN Call
@@ -910,6 +910,37 @@ bool ClassifyFailureLine(std::string_view line, FailureSignal* s) {
                      : " " + std::string(line.substr(open + 1, line.find(')', open) - open)));
     if (s->killed) s->detail += ", killed from outside (the kernel's OOM killer or the scheduler)";
     return true;
+  }
+  // horovodrun's Gloo launcher, when a worker it started exits non-zero: "Process 2 exit with
+  // status code 1." (horovod/horovod#3060, #2907). horovod/runner/gloo_run.py prints it with the
+  // index it runs the worker under, slot_info.rank: the Horovod rank, the same number that tags
+  // the worker's output "[2]<stderr>:". The code is the exit status of the shell the worker runs
+  // in: 128 + N when signal N ended it (137: SIGKILL, sent from outside; 134: SIGABRT, the
+  // process's own abort).
+  if (line.starts_with("Process ") && Contains(line, " exit with status code ")) {
+    const auto rank = LeadingInt(line.substr(8));
+    const auto status = IntAfter(line, " exit with status code ");
+    if (rank && status && *status != 0) {
+      s->kind = K::kWorkerFailed;
+      s->global_rank = rank;
+      s->exit_code = status;
+      if (*status > 128 && *status < 128 + 32) {
+        const int64_t signal = *status - 128;
+        s->exit_code = -signal;
+        s->killed = signal == 9;
+        if (signal == 9) s->signal = "SIGKILL";
+        if (signal == 6) s->signal = "SIGABRT";
+        if (signal == 11) s->signal = "SIGSEGV";
+      }
+      s->detail = "Horovod: rank " + std::to_string(*rank) + "'s process exited with status " +
+                  std::to_string(*status);
+      if (s->killed) {
+        s->detail += ", killed by SIGKILL from outside (the kernel's OOM killer or the scheduler)";
+      } else if (!s->signal.empty()) {
+        s->detail += " (" + s->signal + ")";
+      }
+      return true;
+    }
   }
   // Slurm, when the step's cgroup ran out of memory: "slurmstepd: error: Detected 1 oom-kill
   // event(s) in StepId=37205392.0 ..." and "srun: error: node107: task 0: Out Of Memory"

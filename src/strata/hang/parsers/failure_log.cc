@@ -557,6 +557,14 @@ class Scanner {
   // Open MPI's report of the first process to exit with an error: "The first process to do so
   // was:", then "Process name: [[29973,1],0]" (job, step, rank) and "Exit code:    1"
   // (horovod/horovod#1421). The rank is the global rank.
+  //
+  // horovodrun's Gloo launcher copies the wording (horovod/runner/gloo_run.py raises "Horovod
+  // detected that one or more processes exited with non-zero status ... The first process to do
+  // so was:\nProcess name: {name}\nExit code: {code}") with a name of its own: the host and
+  // the worker's local rank, "elastic-test-worker-1[0]" (horovod/horovod#2484). That names no
+  // global rank. The code is the shell's exit status (the launcher runs each worker through
+  // bash): 128 + N when signal N ended it, 137 for SIGKILL, which comes from outside (the OOM
+  // killer, the scheduler, a kill).
   bool ReadOpenMpiFirst(std::string_view line, int number) {
     if (Contains(line, "The first process to do so was")) {
       mpi_first_ = FailureSignal{};
@@ -567,14 +575,38 @@ class Scanner {
     }
     if (!mpi_first_) return false;
     if (line.starts_with("Process name:")) {
-      if (const size_t close = line.find("],"); close != std::string_view::npos)
+      if (const size_t close = line.find("],"); close != std::string_view::npos) {
         mpi_first_->global_rank = LeadingInt(line.substr(close + 2));
+      } else if (const std::string_view name = TrimSpace(line.substr(13));
+                 !name.empty() && !name.starts_with('[') && name.ends_with(']') &&
+                 name.find('[') != std::string_view::npos) {
+        const size_t open = name.rfind('[');
+        mpi_first_->host = std::string(name.substr(0, open));
+        mpi_first_->local_rank = LeadingInt(name.substr(open + 1));
+      }
       return true;
     }
     if (line.starts_with("Exit code:")) {
       FailureSignal s = std::move(*mpi_first_);
       mpi_first_.reset();
       s.exit_code = LeadingInt(TrimSpace(line.substr(10)));
+      if (!s.global_rank && !s.host.empty() && s.local_rank && s.exit_code && *s.exit_code != 0) {
+        s.killed = *s.exit_code == 128 + 9;
+        if (s.killed) {
+          s.exit_code = -9;
+          s.signal = "SIGKILL";
+        }
+        s.detail = fmt::format(
+            "Horovod: the process on host {} with local rank {} was the first to exit with an "
+            "error ({}); the launcher names host and local rank, not the global rank",
+            s.host, *s.local_rank,
+            s.killed ? "exit status 137: killed by SIGKILL from outside (the kernel's OOM killer "
+                       "or the scheduler)"
+                     : "exit status " + std::to_string(*s.exit_code));
+        s.text = s.detail;
+        out_.push_back(std::move(s));
+        return true;
+      }
       if (!s.global_rank || !s.exit_code) return true;
       s.detail = "Open MPI: rank " + std::to_string(*s.global_rank) +
                  " was the first process to exit with an error (exit code " +

@@ -101,6 +101,11 @@ inline constexpr std::string_view kBootstrapTruncated =
 /// InfiniBand queue pair failed (failure_line.cc).
 inline constexpr std::string_view kInfiniBandCompletionError = "InfiniBand completion error";
 
+/// The detail of NCCL's "Call to ibv_modify_qp failed with error ...": an InfiniBand queue pair
+/// could not be brought up against its peer's, the connection was never made (failure_line.cc).
+inline constexpr std::string_view kQueuePairNotConnected =
+    "InfiniBand queue pair could not be connected to its peer (ibv_modify_qp failed)";
+
 /// The detail of NCCL's "unhandled system error" (ncclSystemError): a socket or system call
 /// failed, read as a set-up fault unless a network failure it reports came first (finding.cc).
 inline constexpr std::string_view kUnhandledSystemError =
