@@ -431,6 +431,53 @@ TEST(Sharding, Fsdp2UnitsFollowTheFramework) {
   EXPECT_NE(note.find("hf-trainer's fsdp2_units"), std::string::npos) << note;
 }
 
+// verl's FSDP2 (volcengine/verl v0.5.0 verl/utils/fsdp_utils.py, apply_fsdp2): fully_shard on
+// each decoder layer and, the embeddings being untied, on embed_tokens; then on the model, whose
+// root unit keeps the final norm and lm_head gathered from the forward's start to the end of
+// backward. Llama-3.1-8B (16 blocks) above, 8 GPUs, bf16 params, fp32 reduce:
+//   units in order: embedding 525,336,576 | 16 blocks of 218,112,000 | root 525,340,672
+//   gathered: the root 2 B x 525,340,672 = 1,050,681,344, + the largest neighbouring pair of
+//     the units gathered and freed in turn, the embedding and layer 0:
+//     2 B x (525,336,576 + 218,112,000) = 1,486,897,152 -> 2,537,578,496 B
+//     (torchtitan's units 1,486,905,344 B; accelerate's root 2,973,802,496 B).
+//   reduce-scatter: the root's lm_head + norm gradient held in bf16 until the root's own
+//     reduce-scatter after the backward, 2 B x 525,340,672 = 1,050,681,344, + the embedding's
+//     post-backward (last in backward, the largest unit reduced on its own): its bf16 gradient
+//     and fp32 copy, 6 B x 525,336,576 = 3,152,019,456 -> 4,202,700,800 B.
+// Before, verl took torchtitan's separate units (1,486,905,344 and 3,152,044,032 B).
+// Tied (Llama-3.2-1B below), apply_fsdp2 wraps no nn.Embedding: the root holds the embedding,
+// norm and output, as accelerate's root does (root and root_output agree).
+TEST(Sharding, Fsdp2VerlWrapsTheEmbeddingAndKeepsTheOutputInTheRoot) {
+  const std::string fsdp2 =
+      std::string(kLlama8) + "framework: {name: verl}\nsharding: {mode: fsdp2}\n";
+  const Job job = Resolve(fsdp2);
+  EXPECT_EQ(job.spec.sharding.units, FsdpUnits::kRootOutput);
+  const MemoryLedger ledger = ComputeLedger(job, Constants());
+  EXPECT_NEAR(ItemBytes(ledger, kGathered).count(), 2 * kOut8b + 2 * (kEmb8b + kBlock8b), 1.0);
+  EXPECT_NEAR(ItemBytes(ledger, kGathered).count(), 2537578496.0, 1.0);
+  EXPECT_NEAR(ItemBytes(ledger, kUnsharded).count(), 2 * kOut8b + 6 * kEmb8b, 1.0);
+  EXPECT_NEAR(ItemBytes(ledger, kUnsharded).count(), 4202700800.0, 1.0);
+  EXPECT_NE(ItemFormula(ledger, kGathered).find("3 of 18 units live"), std::string::npos)
+      << ItemFormula(ledger, kGathered);
+
+  const std::string tied =
+      "model: llama-3.2-1b.json\n"
+      "cluster: {gpu: H100-SXM, gpus_per_node: 8, nodes: 1}\n"
+      "parallel: {tp: 1, pp: 1}\n"
+      "batch: {micro_batch: 1, global_batch: 8}\n"
+      "sequence: {max_tokens: 4096, packing: true}\n"
+      "precision: {params: bf16, grads: fp32}\n"
+      "sharding: {mode: fsdp2}\n";
+  const MemoryLedger verl_tied =
+      ComputeLedger(Resolve(tied + "framework: {name: verl}\n"), Constants());
+  const MemoryLedger root_tied =
+      ComputeLedger(Resolve(tied, {"sharding.fsdp_units=root"}), Constants());
+  EXPECT_NEAR(ItemBytes(verl_tied, kGathered).count(), 768626688.0, 1.0);
+  EXPECT_NEAR(ItemBytes(verl_tied, kGathered).count(), ItemBytes(root_tied, kGathered).count(),
+              1.0);
+  EXPECT_NEAR(ItemBytes(verl_tied, kUnsharded).count(), 890269696.0, 1.0);
+}
+
 // Tied embeddings (tests/memory/validation/llama-3.2-1b.json: hidden 2048, 32 heads x 64, 8 KV
 // heads, MLP 8192, vocab 128,256, 16 blocks): torchtitan wraps the embedding, final norm and
 // output as one unit resharded only under the "always" policy (apply_fsdp_to_decoder), so it

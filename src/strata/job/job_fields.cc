@@ -206,12 +206,13 @@ const std::vector<JobField>& JobFields() {
        "zero3/fsdp2: free the gathered weights after each unit's forward (false: every unit "
        "stays gathered until its backward); from torchtitan: \"always\" true, \"never\" false, "
        "\"default\" true without pipeline parallelism and false with it"},
-      {"sharding.fsdp_units", "separate | root", "",
+      {"sharding.fsdp_units", "separate | root | root_output", "",
        "the framework's (data/frameworks.yaml fsdp2_units: root for the HF Trainer and ms-swift, "
-       "accelerate's wrapping; separate elsewhere)",
+       "accelerate's wrapping; root_output for verl; separate elsewhere)",
        "", "", "root",
        "fsdp2: embedding and final norm + output as units of their own (torchtitan), or kept "
-       "in the root unit, gathered from forward to the end of backward (earlier torchtitan)"},
+       "in the root unit, gathered from forward to the end of backward (earlier torchtitan), or "
+       "the embedding a unit and the final norm + output in the root (verl's apply_fsdp2)"},
       {"sharding.replicate", "integer >= 1", "GPUs", "1", "--num-distributed-optimizer-instances",
        "parallelism.data_parallel_replicate_degree", "1",
        "HSDP: state sharded over DP / replicate ranks, replicated replicate times"},

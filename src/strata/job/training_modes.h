@@ -53,8 +53,11 @@ std::string_view OffloadTargetName(OffloadTarget target);
 ///             each block, and the final norm with the output layer are units;
 ///   root      only the blocks are wrapped and the embedding, final norm and output stay in the
 ///             root unit, which FSDP2 never reshards after forward (gathered from the start of
-///             forward to the end of backward): earlier torchtitan (@81c12433) and plain scripts.
-enum class FsdpUnits { kSeparate, kRoot };
+///             forward to the end of backward): earlier torchtitan (@81c12433) and plain scripts;
+///   root_output  the blocks and (when untied) the embedding are units, the final norm and output
+///             stay in the root unit: verl's apply_fsdp2 (volcengine/verl v0.5.0,
+///             verl/utils/fsdp_utils.py). Tied, the embedding is in the root too (= root).
+enum class FsdpUnits { kSeparate, kRoot, kRootOutput };
 
 struct ShardingSpec {
   ShardingMode mode = ShardingMode::kZero1;

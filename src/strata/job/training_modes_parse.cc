@@ -26,7 +26,8 @@ constexpr EnumName<ShardingRuntime> kRuntimes[] = {
     {ShardingRuntime::kMegatronFsdp, "megatron-fsdp"},
     {ShardingRuntime::kMegatron, "megatron"}};
 constexpr EnumName<FsdpUnits> kUnits[] = {{FsdpUnits::kSeparate, "separate"},
-                                          {FsdpUnits::kRoot, "root"}};
+                                          {FsdpUnits::kRoot, "root"},
+                                          {FsdpUnits::kRootOutput, "root_output"}};
 constexpr EnumName<OffloadTarget> kTargets[] = {
     {OffloadTarget::kNone, "none"}, {OffloadTarget::kCpu, "cpu"}, {OffloadTarget::kNvme, "nvme"}};
 constexpr EnumName<Fp8Recipe> kRecipes[] = {{Fp8Recipe::kNone, "none"},

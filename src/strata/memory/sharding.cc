@@ -221,8 +221,17 @@ ModeMemory ComputeModeMemory(const Job& job, const ParamBreakdown& params, int64
   // _post_forward_reshard: free_unsharded_flat_param = not state._is_root and ...): kept from
   // forward to the end of backward, as FSDP2's root unit is.
   const bool root = (fsdp2 && (sh.units == FsdpUnits::kRoot || tied_unit)) || fsdp1;
-  const size_t first = root && stage == 0 ? 1 : 0;
-  const size_t end = units.size() - (root && stage == lay.output_stage() ? 1 : 0);
+  // FSDP2 as verl wraps it (volcengine/verl v0.5.0 verl/utils/fsdp_utils.py, apply_fsdp2:
+  // fully_shard on each _no_split_modules block and, when the embeddings are untied, on the
+  // nn.Embedding, then on the model): the embedding is a unit resharded after forward like a
+  // block, and the final norm with the output layer stays in the root unit; tied, the
+  // embedding is in the root too. root_embedding / root_output: the root keeps the stage's first
+  // / last unit.
+  const bool output_root = fsdp2 && sh.units == FsdpUnits::kRootOutput;
+  const bool root_embedding = root || (output_root && job.model.tie_word_embeddings);
+  const bool root_output = root || output_root;
+  const size_t first = root_embedding && stage == 0 ? 1 : 0;
+  const size_t end = units.size() - (root_output && stage == lay.output_stage() ? 1 : 0);
   auto describe = [&](const ShardUnit& u) {
     const double pad = fp8_gather ? 0.0 : padded(u.params) - u.params;
     return fmt::format(
@@ -304,6 +313,12 @@ ModeMemory ComputeModeMemory(const Job& job, const ParamBreakdown& params, int64
           fsdp1 ? "FSDP1: one padded FlatParameter per decoder layer; embedding, final norm and "
                   "output in the root FlatParameter, not freed after forward; limit_all_gathers: "
                   "the unit computing and one prefetched"
+          : sh.units == FsdpUnits::kRootOutput
+              ? fmt::format(
+                    "FSDP2, blocks{} wrapped; final norm and output in the root unit "
+                    "(fsdp_units: root_output{})",
+                    job.model.tie_word_embeddings ? "" : " and embedding",
+                    sh.units_given ? "" : fmt::format(", {}", job.fsdp2_units.rule))
           : sh.units == FsdpUnits::kRoot
               ? fmt::format(
                     "FSDP2, blocks wrapped; embedding and output in the root unit "
@@ -410,10 +425,11 @@ ModeMemory ComputeModeMemory(const Job& job, const ParamBreakdown& params, int64
       }
     } else {
       double held = 0;
-      if (root && stage == lay.output_stage() && end < units.size()) {
+      if (root_output && stage == lay.output_stage() && end < units.size()) {
         held = units.back().trainable;
         // A tied output layer's gradient accumulates into the embedding's weight.
-        if (job.model.tie_word_embeddings && stage == 0) held += units.front().trainable;
+        if (root_embedding && job.model.tie_word_embeddings && stage == 0)
+          held += units.front().trainable;
       }
       // FSDP2: the unit's param-dtype gradients and their reduce_dtype copy; once copied the
       // former are freed, so a unit in flight holds only its copy. FSDP1 (pytorch/pytorch
