@@ -304,6 +304,9 @@ Result<FrameworkEngines> ParseFrameworkEngines(const YAML::Node& frameworks,
                                                        : FsdpUnits::kSeparate;
     }
     STRATA_RETURN_IF_ERROR(ParseShardingRuntimes(entry, name, out));
+    if (entry.Has("checkpoint_format")) {
+      STRATA_ASSIGN_OR_RETURN(out.checkpoint_format[name], ParseCheckpointFormatRule(entry));
+    }
     if (!entry.Has("runs_as")) continue;
     STRATA_ASSIGN_OR_RETURN(YAML::Node runs_as, entry.Node("runs_as"));
     if (!runs_as.IsMap()) {
