@@ -338,7 +338,9 @@ TEST(Sharding, Fsdp2ReduceScatterBuffersPerUnit) {
 //   1,050,677,248 = 8 x 131,334,656: none.
 //   gathered: root 2 B x 1,050,677,248 = 2,101,354,496 + 2 blocks 2 x 2 B x 218,112,000 =
 //   872,448,000 -> 2,973,802,496 B (FSDP2 as torchtitan wraps it: 1,486,905,344 B, the output
-//   unit and the last block; its root wrapping gives the same 2,973,802,496 B).
+//   unit and the last block; its root wrapping gives the same 2,973,802,496 B), + the prefetched
+//   block's bf16 shard (_mp_shard) while its all-gather runs (Fsdp1HoldsItsFp32ShardAndOrigParams
+//   below), 2 B x 218,112,000 / 8 = 54,528,000: 3,028,330,496 B.
 //   reduce-scatter: the output layer's gradient held in bf16 for the root's reduce-scatter,
 //   2 B x 525,340,672 = 1,050,681,344, + a block in flight, its bf16 flat gradient and the fp32
 //   cast _post_backward_hook makes, both kept by record_stream until its reduce-scatter is done,
@@ -346,12 +348,14 @@ TEST(Sharding, Fsdp2ReduceScatterBuffersPerUnit) {
 //   436,224,000: 2,795,577,344 B (FSDP2 torchtitan-wrapped: 3,152,044,032 B, the output unit's
 //   own; FSDP2 root-wrapped 2,359,353,344 B: its unit in flight keeps only the fp32 copy).
 // verl's strategy fsdp (sharding.mode zero3, its data/frameworks.yaml zero3_runtime fsdp1) gets
-// the same units: before, zero3 under verl took DeepSpeed's "(1 computing + 1 prefetched) x
-// largest unit" = 2 x 2 B x 525,340,672 = 2,101,362,688 B.
+// the same units (verl/utils/fsdp_utils.py get_fsdp_wrap_policy: the decoder layers only):
+// before, zero3 under verl took DeepSpeed's "(1 computing + 1 prefetched) x largest unit" =
+// 2 x 2 B x 525,340,672 = 2,101,362,688 B.
 // At W = 56 (7 nodes) both FlatParameters pad: a block 218,112,000 = 56 x 3,894,857 + 8 ->
 // 56 x 3,894,858 = 218,112,048 (48 padding); the root 1,050,677,248 = 56 x 18,762,093 + 40 ->
 // 1,050,677,264 (16 padding). Gathered 2 B x (1,050,677,264 + 2 x 218,112,048) =
-// 2,973,802,720 B; reduce-scatter: a block in flight now also holds its padded copy (F.pad),
+// 2,973,802,720 B, + the prefetched block's shard 2 B x 218,112,048 / 56 = 7,789,716:
+// 2,981,592,436 B; reduce-scatter: a block in flight now also holds its padded copy (F.pad),
 // 2 B x 218,112,000 + 4 B x 218,112,000 + 4 B x 218,112,048 = 2,181,120,192, + the next
 // block's 436,224,000 + the held 1,050,681,344 = 3,668,025,536 B.
 TEST(Sharding, Fsdp1Llama8bFlatParametersAgainstFsdp2) {
@@ -366,7 +370,7 @@ TEST(Sharding, Fsdp1Llama8bFlatParametersAgainstFsdp2) {
   const Job job1 = Resolve(fsdp1);
   EXPECT_EQ(job1.runtime(), ShardingRuntime::kFsdp1);
   const MemoryLedger one = ComputeLedger(job1, Constants());
-  EXPECT_NEAR(ItemBytes(one, kGathered).count(), 2973802496.0, 1.0);
+  EXPECT_NEAR(ItemBytes(one, kGathered).count(), 3028330496.0, 1.0);
   EXPECT_NEAR(ItemBytes(one, kUnsharded).count(), 2795577344.0, 1.0);
   EXPECT_NE(ItemFormula(one, kGathered).find("kept root FlatParameter"), std::string::npos)
       << ItemFormula(one, kGathered);
@@ -380,11 +384,11 @@ TEST(Sharding, Fsdp1Llama8bFlatParametersAgainstFsdp2) {
   const MemoryLedger verl = ComputeLedger(
       Resolve(std::string(kLlama8) + "framework: {name: verl}\nsharding: {mode: zero3}\n"),
       Constants());
-  EXPECT_NEAR(ItemBytes(verl, kGathered).count(), 2973802496.0, 1.0);
+  EXPECT_NEAR(ItemBytes(verl, kGathered).count(), 3028330496.0, 1.0);
 
   const MemoryLedger padded =
       ComputeLedger(Resolve(fsdp1, {"cluster.nodes=7", "batch.global_batch=56"}), Constants());
-  EXPECT_NEAR(ItemBytes(padded, kGathered).count(), 2973802720.0, 1.0);
+  EXPECT_NEAR(ItemBytes(padded, kGathered).count(), 2981592436.0, 1.0);
   EXPECT_NEAR(ItemBytes(padded, kUnsharded).count(), 3668025536.0, 1.0);
   EXPECT_NE(ItemFormula(padded, kGathered).find("+ 16 padding to a multiple of 56"),
             std::string::npos)
@@ -392,6 +396,65 @@ TEST(Sharding, Fsdp1Llama8bFlatParametersAgainstFsdp2) {
   EXPECT_NE(ItemFormula(padded, kGathered).find("+ 48 padding to a multiple of 56"),
             std::string::npos)
       << ItemFormula(padded, kGathered);
+}
+
+// What FSDP1 holds (pytorch/pytorch fe03cf69 torch/distributed/fsdp/_flat_param.py), on the
+// Llama-3.1-8B above, bf16 params, fp32 master and reduce, 8 GPUs:
+// (a) The persistent state is the FlatParameter's padded local shard, _local_shard, in the dtype
+//   the model was loaded in (init_flat_param_attributes), the fp32 master the optimizer steps:
+//   no bf16 shard beside it. verl's strategy fsdp (sharding.mode zero3, runtime fsdp1) held
+//   bf16 weights + fp32 master weights: P = 16 x 218,112,000 + 2 x 525,336,576 + 4,096 =
+//   4,540,469,248 params, / 8 = 567,558,656 a rank: 2 B + 4 B = 3,405,351,936 B; now 4 B x
+//   567,558,656 = 2,270,234,624 B and no master item (as under sharding.mode fsdp2).
+// (b) The bf16 shard copy _mp_shard is allocated by pre_unshard (_use_low_precision_shard:
+//   _alloc_storage(_mp_shard, _local_shard.size())) and freed by post_unshard
+//   (_free_low_precision_sharded_param) once the all-gather is issued: not held all run, only
+//   while its unit's all-gather runs, the prefetched block's beside the block computing:
+//   2 B x 218,112,000 / 8 = 54,528,000 B on the gathered working set (3,028,330,496 B).
+// (c) use_orig_params pads the FlatParameter to a multiple of W when it is built
+//   (_init_flat_param_and_metadata, align_addresses = use_orig_params), so the gradient has the
+//   padded numel and _post_backward_hook's F.pad makes no copy. At W = 56 (a block pads to
+//   218,112,048): a block in flight holds its flat gradient 2 B x 218,112,048 + its fp32 cast
+//   4 B x 218,112,048 = 1,308,672,288, + the next block's gradient 2 B x 218,112,048 =
+//   436,224,096, + the root's output gradient held 2 B x 525,340,672 = 1,050,681,344:
+//   2,795,577,728 B, where use_orig_params false also holds the padded fp32 copy: 3,668,025,536
+//   B (Fsdp1Llama8bFlatParametersAgainstFsdp2). Gathered is the same either way.
+TEST(Sharding, Fsdp1HoldsItsFp32ShardAndOrigParams) {
+  auto weights = [](const MemoryLedger& ledger) {
+    double sum = 0;
+    for (const auto& item : ledger.items) {
+      if (item.name.rfind("weights: ", 0) == 0 && item.name != kGathered &&
+          item.name != "weights: FP8 copies")
+        sum += item.bytes.count();
+    }
+    return sum;
+  };
+  const MemoryLedger verl = ComputeLedger(
+      Resolve(std::string(kLlama8) + "framework: {name: verl}\nsharding: {mode: zero3}\n"),
+      Constants());
+  EXPECT_NEAR(weights(verl), 2270234624.0, 1.0);
+  EXPECT_NEAR(ItemBytes(verl, "optimizer: master weights (fp32)").count(), 0.0, 1.0);
+  EXPECT_NEAR(ItemBytes(verl, kGathered).count(), 3028330496.0, 1.0);
+  EXPECT_NE(ItemFormula(verl, kGathered).find("low-precision shard"), std::string::npos)
+      << ItemFormula(verl, kGathered);
+
+  const std::string fsdp1 = std::string(kLlama8) +
+                            "framework: {name: hf-trainer}\n"
+                            "sharding: {mode: fsdp2, runtime: fsdp1, use_orig_params: true}\n";
+  const Job orig = Resolve(fsdp1, {"cluster.nodes=7", "batch.global_batch=56"});
+  EXPECT_TRUE(orig.spec.sharding.use_orig_params);
+  const MemoryLedger padded = ComputeLedger(orig, Constants());
+  EXPECT_NEAR(ItemBytes(padded, kUnsharded).count(), 2795577728.0, 1.0);
+  EXPECT_NEAR(ItemBytes(padded, kGathered).count(), 2981592436.0, 1.0);
+  const MemoryLedger eight = ComputeLedger(Resolve(fsdp1), Constants());
+  EXPECT_NEAR(ItemBytes(eight, kUnsharded).count(), 2795577344.0, 1.0);
+
+  // Only the modes FSDP1 runs take it.
+  auto bad = ParseJobSpec(std::string(kLlama8) + "sharding: {mode: zero1, use_orig_params: true}\n",
+                          testing::TestPath("memory/validation/inline.yaml"), {});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().Format().find("use_orig_params"), std::string::npos)
+      << bad.error().Format();
 }
 
 // The HF Trainer's FSDP2 is accelerate's fsdp2_prepare_model (huggingface/accelerate v1.13.0,

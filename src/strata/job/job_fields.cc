@@ -206,6 +206,12 @@ const std::vector<JobField>& JobFields() {
        "zero3/fsdp2: free the gathered weights after each unit's forward (false: every unit "
        "stays gathered until its backward); from torchtitan: \"always\" true, \"never\" false, "
        "\"default\" true without pipeline parallelism and false with it"},
+      {"sharding.use_orig_params", "true | false", "", "false (PyTorch's and verl's)", "", "",
+       "true",
+       "FSDP1 (sharding.runtime fsdp1): FullyShardedDataParallel's use_orig_params; true pads "
+       "each FlatParameter to a multiple of the shard group when it is built, so the "
+       "reduce-scatter makes no padded gradient copy; from Accelerate's fsdp_use_orig_params "
+       "(true unless the config says false) on import"},
       {"sharding.fsdp_units", "separate | root | root_output", "",
        "the framework's (data/frameworks.yaml fsdp2_units: root for the HF Trainer and ms-swift, "
        "accelerate's wrapping; root_output for verl; separate elsewhere)",

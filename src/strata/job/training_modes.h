@@ -69,6 +69,14 @@ struct ShardingSpec {
   /// The job gave fsdp_units; else the framework's layout applies (ResolvedJob::fsdp2_units:
   /// data/frameworks.yaml `fsdp2_units:`, torchtitan's separate units when none states one).
   bool units_given = false;
+  /// FSDP1's use_orig_params (Accelerate's fsdp_use_orig_params; verl's fsdp_config key): the
+  /// FlatParameter is built padded to a multiple of the shard group (pytorch/pytorch fe03cf69
+  /// torch/distributed/fsdp/_flat_param.py, _init_flat_param_and_metadata: "Pad to be divisible
+  /// by world size to avoid a copy for the post-backward reduce-scatter"), so the reduce-scatter
+  /// makes no padded copy of the gradient. PyTorch's and verl's default is false; `accelerate
+  /// launch` passes true unless the config says otherwise. Only FSDP1 (sharding.runtime fsdp1)
+  /// reads it.
+  bool use_orig_params = false;
   /// FSDP2 reshard_after_forward / ZeRO-3: free the gathered weights after each layer's forward
   /// (gather again in backward). Off: every gathered layer stays until its backward.
   bool reshard_after_forward = true;

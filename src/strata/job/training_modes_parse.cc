@@ -138,6 +138,15 @@ Status ParseSharding(YamlMap& top, JobSpec& job) {
           fmt::format("applies only to zero3 and fsdp2 (weights sharded), not {}", mode));
     }
   }
+  if (s.Has("use_orig_params")) {
+    STRATA_ASSIGN_OR_RETURN(sh.use_orig_params, s.Bool("use_orig_params"));
+    if (!sh.shards_gradients()) {
+      return s.ErrorAt("use_orig_params",
+                       fmt::format("applies only to zero2, zero3 and fsdp2 (the modes FSDP1 "
+                                   "runs), not {}",
+                                   mode));
+    }
+  }
   if (s.Has("fsdp_units")) {
     STRATA_ASSIGN_OR_RETURN(sh.units, EnumField(s, "fsdp_units", kUnits));
     sh.units_given = true;
