@@ -103,14 +103,15 @@ TEST(EngineChain, ReduceBucketByFramework) {
 
 // FSDP2's unit layout by framework (data/frameworks.yaml, fsdp2_units): the HF Trainer's is
 // accelerate's fsdp2_prepare_model (root), ms-swift's `swift sft` reaches it through its chain
-// [ms-swift, deepspeed, hf-trainer], verl states its own (it wraps FSDP2 itself), torchtitan and
+// [ms-swift, deepspeed, hf-trainer], verl states its own (it wraps FSDP2 itself: root_output),
+// torchtitan and
 // a job naming no framework keep torchtitan's separate units. An unknown layout is refused.
 TEST(EngineChain, Fsdp2UnitsByFramework) {
   const FrameworkEngines e = Shipped();
   EXPECT_EQ(ResolveFsdp2Units(e, Named("hf-trainer")).units, FsdpUnits::kRoot);
   EXPECT_EQ(ResolveFsdp2Units(e, Named("ms-swift")).units, FsdpUnits::kRoot);
   EXPECT_NE(ResolveFsdp2Units(e, Named("ms-swift")).rule.find("hf-trainer"), std::string::npos);
-  EXPECT_EQ(ResolveFsdp2Units(e, Named("verl")).units, FsdpUnits::kSeparate);
+  EXPECT_EQ(ResolveFsdp2Units(e, Named("verl")).units, FsdpUnits::kRootOutput);
   EXPECT_EQ(ResolveFsdp2Units(e, Named("torchtitan")).units, FsdpUnits::kSeparate);
   EXPECT_EQ(ResolveFsdp2Units(e, FrameworkSpec{}).units, FsdpUnits::kSeparate);
   auto bad = Parse("frameworks:\n  a: {latest: '1', fsdp2_units: rooted}\n");

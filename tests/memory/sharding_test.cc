@@ -338,7 +338,9 @@ TEST(Sharding, Fsdp2ReduceScatterBuffersPerUnit) {
 //   1,050,677,248 = 8 x 131,334,656: none.
 //   gathered: root 2 B x 1,050,677,248 = 2,101,354,496 + 2 blocks 2 x 2 B x 218,112,000 =
 //   872,448,000 -> 2,973,802,496 B (FSDP2 as torchtitan wraps it: 1,486,905,344 B, the output
-//   unit and the last block; its root wrapping gives the same 2,973,802,496 B).
+//   unit and the last block; its root wrapping gives the same 2,973,802,496 B), + the prefetched
+//   block's bf16 shard (_mp_shard) while its all-gather runs (Fsdp1HoldsItsFp32ShardAndOrigParams
+//   below), 2 B x 218,112,000 / 8 = 54,528,000: 3,028,330,496 B.
 //   reduce-scatter: the output layer's gradient held in bf16 for the root's reduce-scatter,
 //   2 B x 525,340,672 = 1,050,681,344, + a block in flight, its bf16 flat gradient and the fp32
 //   cast _post_backward_hook makes, both kept by record_stream until its reduce-scatter is done,
@@ -346,12 +348,14 @@ TEST(Sharding, Fsdp2ReduceScatterBuffersPerUnit) {
 //   436,224,000: 2,795,577,344 B (FSDP2 torchtitan-wrapped: 3,152,044,032 B, the output unit's
 //   own; FSDP2 root-wrapped 2,359,353,344 B: its unit in flight keeps only the fp32 copy).
 // verl's strategy fsdp (sharding.mode zero3, its data/frameworks.yaml zero3_runtime fsdp1) gets
-// the same units: before, zero3 under verl took DeepSpeed's "(1 computing + 1 prefetched) x
-// largest unit" = 2 x 2 B x 525,340,672 = 2,101,362,688 B.
+// the same units (verl/utils/fsdp_utils.py get_fsdp_wrap_policy: the decoder layers only):
+// before, zero3 under verl took DeepSpeed's "(1 computing + 1 prefetched) x largest unit" =
+// 2 x 2 B x 525,340,672 = 2,101,362,688 B.
 // At W = 56 (7 nodes) both FlatParameters pad: a block 218,112,000 = 56 x 3,894,857 + 8 ->
 // 56 x 3,894,858 = 218,112,048 (48 padding); the root 1,050,677,248 = 56 x 18,762,093 + 40 ->
 // 1,050,677,264 (16 padding). Gathered 2 B x (1,050,677,264 + 2 x 218,112,048) =
-// 2,973,802,720 B; reduce-scatter: a block in flight now also holds its padded copy (F.pad),
+// 2,973,802,720 B, + the prefetched block's shard 2 B x 218,112,048 / 56 = 7,789,716:
+// 2,981,592,436 B; reduce-scatter: a block in flight now also holds its padded copy (F.pad),
 // 2 B x 218,112,000 + 4 B x 218,112,000 + 4 B x 218,112,048 = 2,181,120,192, + the next
 // block's 436,224,000 + the held 1,050,681,344 = 3,668,025,536 B.
 TEST(Sharding, Fsdp1Llama8bFlatParametersAgainstFsdp2) {
@@ -366,7 +370,7 @@ TEST(Sharding, Fsdp1Llama8bFlatParametersAgainstFsdp2) {
   const Job job1 = Resolve(fsdp1);
   EXPECT_EQ(job1.runtime(), ShardingRuntime::kFsdp1);
   const MemoryLedger one = ComputeLedger(job1, Constants());
-  EXPECT_NEAR(ItemBytes(one, kGathered).count(), 2973802496.0, 1.0);
+  EXPECT_NEAR(ItemBytes(one, kGathered).count(), 3028330496.0, 1.0);
   EXPECT_NEAR(ItemBytes(one, kUnsharded).count(), 2795577344.0, 1.0);
   EXPECT_NE(ItemFormula(one, kGathered).find("kept root FlatParameter"), std::string::npos)
       << ItemFormula(one, kGathered);
@@ -380,11 +384,11 @@ TEST(Sharding, Fsdp1Llama8bFlatParametersAgainstFsdp2) {
   const MemoryLedger verl = ComputeLedger(
       Resolve(std::string(kLlama8) + "framework: {name: verl}\nsharding: {mode: zero3}\n"),
       Constants());
-  EXPECT_NEAR(ItemBytes(verl, kGathered).count(), 2973802496.0, 1.0);
+  EXPECT_NEAR(ItemBytes(verl, kGathered).count(), 3028330496.0, 1.0);
 
   const MemoryLedger padded =
       ComputeLedger(Resolve(fsdp1, {"cluster.nodes=7", "batch.global_batch=56"}), Constants());
-  EXPECT_NEAR(ItemBytes(padded, kGathered).count(), 2973802720.0, 1.0);
+  EXPECT_NEAR(ItemBytes(padded, kGathered).count(), 2981592436.0, 1.0);
   EXPECT_NEAR(ItemBytes(padded, kUnsharded).count(), 3668025536.0, 1.0);
   EXPECT_NE(ItemFormula(padded, kGathered).find("+ 16 padding to a multiple of 56"),
             std::string::npos)
@@ -392,6 +396,65 @@ TEST(Sharding, Fsdp1Llama8bFlatParametersAgainstFsdp2) {
   EXPECT_NE(ItemFormula(padded, kGathered).find("+ 48 padding to a multiple of 56"),
             std::string::npos)
       << ItemFormula(padded, kGathered);
+}
+
+// What FSDP1 holds (pytorch/pytorch fe03cf69 torch/distributed/fsdp/_flat_param.py), on the
+// Llama-3.1-8B above, bf16 params, fp32 master and reduce, 8 GPUs:
+// (a) The persistent state is the FlatParameter's padded local shard, _local_shard, in the dtype
+//   the model was loaded in (init_flat_param_attributes), the fp32 master the optimizer steps:
+//   no bf16 shard beside it. verl's strategy fsdp (sharding.mode zero3, runtime fsdp1) held
+//   bf16 weights + fp32 master weights: P = 16 x 218,112,000 + 2 x 525,336,576 + 4,096 =
+//   4,540,469,248 params, / 8 = 567,558,656 a rank: 2 B + 4 B = 3,405,351,936 B; now 4 B x
+//   567,558,656 = 2,270,234,624 B and no master item (as under sharding.mode fsdp2).
+// (b) The bf16 shard copy _mp_shard is allocated by pre_unshard (_use_low_precision_shard:
+//   _alloc_storage(_mp_shard, _local_shard.size())) and freed by post_unshard
+//   (_free_low_precision_sharded_param) once the all-gather is issued: not held all run, only
+//   while its unit's all-gather runs, the prefetched block's beside the block computing:
+//   2 B x 218,112,000 / 8 = 54,528,000 B on the gathered working set (3,028,330,496 B).
+// (c) use_orig_params pads the FlatParameter to a multiple of W when it is built
+//   (_init_flat_param_and_metadata, align_addresses = use_orig_params), so the gradient has the
+//   padded numel and _post_backward_hook's F.pad makes no copy. At W = 56 (a block pads to
+//   218,112,048): a block in flight holds its flat gradient 2 B x 218,112,048 + its fp32 cast
+//   4 B x 218,112,048 = 1,308,672,288, + the next block's gradient 2 B x 218,112,048 =
+//   436,224,096, + the root's output gradient held 2 B x 525,340,672 = 1,050,681,344:
+//   2,795,577,728 B, where use_orig_params false also holds the padded fp32 copy: 3,668,025,536
+//   B (Fsdp1Llama8bFlatParametersAgainstFsdp2). Gathered is the same either way.
+TEST(Sharding, Fsdp1HoldsItsFp32ShardAndOrigParams) {
+  auto weights = [](const MemoryLedger& ledger) {
+    double sum = 0;
+    for (const auto& item : ledger.items) {
+      if (item.name.rfind("weights: ", 0) == 0 && item.name != kGathered &&
+          item.name != "weights: FP8 copies")
+        sum += item.bytes.count();
+    }
+    return sum;
+  };
+  const MemoryLedger verl = ComputeLedger(
+      Resolve(std::string(kLlama8) + "framework: {name: verl}\nsharding: {mode: zero3}\n"),
+      Constants());
+  EXPECT_NEAR(weights(verl), 2270234624.0, 1.0);
+  EXPECT_NEAR(ItemBytes(verl, "optimizer: master weights (fp32)").count(), 0.0, 1.0);
+  EXPECT_NEAR(ItemBytes(verl, kGathered).count(), 3028330496.0, 1.0);
+  EXPECT_NE(ItemFormula(verl, kGathered).find("low-precision shard"), std::string::npos)
+      << ItemFormula(verl, kGathered);
+
+  const std::string fsdp1 = std::string(kLlama8) +
+                            "framework: {name: hf-trainer}\n"
+                            "sharding: {mode: fsdp2, runtime: fsdp1, use_orig_params: true}\n";
+  const Job orig = Resolve(fsdp1, {"cluster.nodes=7", "batch.global_batch=56"});
+  EXPECT_TRUE(orig.spec.sharding.use_orig_params);
+  const MemoryLedger padded = ComputeLedger(orig, Constants());
+  EXPECT_NEAR(ItemBytes(padded, kUnsharded).count(), 2795577728.0, 1.0);
+  EXPECT_NEAR(ItemBytes(padded, kGathered).count(), 2981592436.0, 1.0);
+  const MemoryLedger eight = ComputeLedger(Resolve(fsdp1), Constants());
+  EXPECT_NEAR(ItemBytes(eight, kUnsharded).count(), 2795577344.0, 1.0);
+
+  // Only the modes FSDP1 runs take it.
+  auto bad = ParseJobSpec(std::string(kLlama8) + "sharding: {mode: zero1, use_orig_params: true}\n",
+                          testing::TestPath("memory/validation/inline.yaml"), {});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().Format().find("use_orig_params"), std::string::npos)
+      << bad.error().Format();
 }
 
 // The HF Trainer's FSDP2 is accelerate's fsdp2_prepare_model (huggingface/accelerate v1.13.0,
@@ -429,6 +492,53 @@ TEST(Sharding, Fsdp2UnitsFollowTheFramework) {
     return std::string();
   }();
   EXPECT_NE(note.find("hf-trainer's fsdp2_units"), std::string::npos) << note;
+}
+
+// verl's FSDP2 (volcengine/verl v0.5.0 verl/utils/fsdp_utils.py, apply_fsdp2): fully_shard on
+// each decoder layer and, the embeddings being untied, on embed_tokens; then on the model, whose
+// root unit keeps the final norm and lm_head gathered from the forward's start to the end of
+// backward. Llama-3.1-8B (16 blocks) above, 8 GPUs, bf16 params, fp32 reduce:
+//   units in order: embedding 525,336,576 | 16 blocks of 218,112,000 | root 525,340,672
+//   gathered: the root 2 B x 525,340,672 = 1,050,681,344, + the largest neighbouring pair of
+//     the units gathered and freed in turn, the embedding and layer 0:
+//     2 B x (525,336,576 + 218,112,000) = 1,486,897,152 -> 2,537,578,496 B
+//     (torchtitan's units 1,486,905,344 B; accelerate's root 2,973,802,496 B).
+//   reduce-scatter: the root's lm_head + norm gradient held in bf16 until the root's own
+//     reduce-scatter after the backward, 2 B x 525,340,672 = 1,050,681,344, + the embedding's
+//     post-backward (last in backward, the largest unit reduced on its own): its bf16 gradient
+//     and fp32 copy, 6 B x 525,336,576 = 3,152,019,456 -> 4,202,700,800 B.
+// Before, verl took torchtitan's separate units (1,486,905,344 and 3,152,044,032 B).
+// Tied (Llama-3.2-1B below), apply_fsdp2 wraps no nn.Embedding: the root holds the embedding,
+// norm and output, as accelerate's root does (root and root_output agree).
+TEST(Sharding, Fsdp2VerlWrapsTheEmbeddingAndKeepsTheOutputInTheRoot) {
+  const std::string fsdp2 =
+      std::string(kLlama8) + "framework: {name: verl}\nsharding: {mode: fsdp2}\n";
+  const Job job = Resolve(fsdp2);
+  EXPECT_EQ(job.spec.sharding.units, FsdpUnits::kRootOutput);
+  const MemoryLedger ledger = ComputeLedger(job, Constants());
+  EXPECT_NEAR(ItemBytes(ledger, kGathered).count(), 2 * kOut8b + 2 * (kEmb8b + kBlock8b), 1.0);
+  EXPECT_NEAR(ItemBytes(ledger, kGathered).count(), 2537578496.0, 1.0);
+  EXPECT_NEAR(ItemBytes(ledger, kUnsharded).count(), 2 * kOut8b + 6 * kEmb8b, 1.0);
+  EXPECT_NEAR(ItemBytes(ledger, kUnsharded).count(), 4202700800.0, 1.0);
+  EXPECT_NE(ItemFormula(ledger, kGathered).find("3 of 18 units live"), std::string::npos)
+      << ItemFormula(ledger, kGathered);
+
+  const std::string tied =
+      "model: llama-3.2-1b.json\n"
+      "cluster: {gpu: H100-SXM, gpus_per_node: 8, nodes: 1}\n"
+      "parallel: {tp: 1, pp: 1}\n"
+      "batch: {micro_batch: 1, global_batch: 8}\n"
+      "sequence: {max_tokens: 4096, packing: true}\n"
+      "precision: {params: bf16, grads: fp32}\n"
+      "sharding: {mode: fsdp2}\n";
+  const MemoryLedger verl_tied =
+      ComputeLedger(Resolve(tied + "framework: {name: verl}\n"), Constants());
+  const MemoryLedger root_tied =
+      ComputeLedger(Resolve(tied, {"sharding.fsdp_units=root"}), Constants());
+  EXPECT_NEAR(ItemBytes(verl_tied, kGathered).count(), 768626688.0, 1.0);
+  EXPECT_NEAR(ItemBytes(verl_tied, kGathered).count(), ItemBytes(root_tied, kGathered).count(),
+              1.0);
+  EXPECT_NEAR(ItemBytes(verl_tied, kUnsharded).count(), 890269696.0, 1.0);
 }
 
 // Tied embeddings (tests/memory/validation/llama-3.2-1b.json: hidden 2048, 32 heads x 64, 8 KV

@@ -118,6 +118,51 @@ TEST(Checkpoint, FormatReadsTheResolvedShardingRuntime) {
   EXPECT_EQ(CheckpointFormatOf(unnamed), CheckpointFormat::kMegatronTorchDist);
 }
 
+// The checkpoint format is each framework's data/frameworks.yaml checkpoint_format, by the
+// runtime that runs the job's sharding, resolved once into the job. The HF Trainer's differs by
+// runtime (transformers trainer.py _save_checkpoint): under DeepSpeed it hands the save to
+// DeepSpeed's engine (mp_rank_XX_model_states.pt + zero_pp_rank_*_optim_states.pt); under
+// accelerate's FSDP (a job's sharding.runtime fsdp1, Accelerate's fsdp_version 1, even under
+// sharding.mode zero3: FULL_SHARD) to accelerate's save_fsdp_model, torch.distributed.checkpoint
+// under SHARDED_STATE_DICT (the default) and rank 0's pytorch_model_fsdp.bin under
+// FULL_STATE_DICT; with no sharding (DDP) rank 0 writes model.safetensors + optimizer.pt.
+// Before, a Trainer zero3 job run by FSDP1 fell through to the Trainer's DDP files (only
+// sharding.mode fsdp2 reached the FSDP branch). verl's FSDP workers write their per-rank files
+// and its megatron workers (zero1) megatron-core's torch_dist; torchtitan DCP under any mode.
+TEST(Checkpoint, FormatIsTheFrameworksByShardingRuntime) {
+  const std::string base =
+      "model: llama-3.1-70b\n"
+      "cluster: h100-8x8-ib400\n"
+      "parallel: {tp: 1, pp: 1}\n"
+      "batch: {micro_batch: 1, global_batch: 64}\n"
+      "sequence: {max_tokens: 8192, packing: true}\n"
+      "precision: {params: bf16, grads: fp32}\n";
+  const Job ds = InlineJob(base + "framework: {name: hf-trainer}\nsharding: {mode: zero3}\n");
+  EXPECT_EQ(ds.runtime(), ShardingRuntime::kDeepSpeed);
+  EXPECT_EQ(ds.checkpoint_format().format, SavedFormat::kDeepSpeed);
+  EXPECT_EQ(CheckpointFormatOf(ds), CheckpointFormat::kDeepSpeed);
+  const Job fsdp1 = InlineJob(base +
+                              "framework: {name: hf-trainer}\n"
+                              "sharding: {mode: zero3, runtime: fsdp1}\n");
+  EXPECT_EQ(fsdp1.runtime(), ShardingRuntime::kFsdp1);
+  EXPECT_EQ(fsdp1.checkpoint_format().format, SavedFormat::kAccelerateFsdp);
+  EXPECT_NE(fsdp1.checkpoint_format().rule.find("hf-trainer's checkpoint_format under fsdp1"),
+            std::string::npos)
+      << fsdp1.checkpoint_format().rule;
+  EXPECT_EQ(CheckpointFormatOf(fsdp1), CheckpointFormat::kTorchDcp);
+  const Job ddp = InlineJob(base + "framework: {name: hf-trainer}\nsharding: {mode: none}\n");
+  EXPECT_EQ(CheckpointFormatOf(ddp), CheckpointFormat::kHfTrainer);
+
+  const Job verl_fsdp = InlineJob(base + "framework: {name: verl}\nsharding: {mode: fsdp2}\n");
+  EXPECT_EQ(CheckpointFormatOf(verl_fsdp), CheckpointFormat::kVerlFsdp);
+  const Job verl_megatron = InlineJob(base + "framework: {name: verl}\nsharding: {mode: zero1}\n");
+  EXPECT_EQ(CheckpointFormatOf(verl_megatron), CheckpointFormat::kMegatronTorchDist);
+  EXPECT_NE(verl_megatron.checkpoint_format().rule.find("megatron-core's"), std::string::npos)
+      << verl_megatron.checkpoint_format().rule;
+  const Job titan = InlineJob(base + "framework: {name: torchtitan}\nsharding: {mode: fsdp2}\n");
+  EXPECT_EQ(CheckpointFormatOf(titan), CheckpointFormat::kTorchDcp);
+}
+
 // Llama 3.1 70B under FSDP2 (torchtitan) on 8 x 8 H100: hidden 8192, 80 layers, 64 heads x 128,
 // 8 KV heads, MLP 28672, vocab 128,256, untied.
 //   layer: attention 2 x 8192^2 + 2 x 8192 x 1024 = 150,994,944; MLP 3 x 8192 x 28672 =

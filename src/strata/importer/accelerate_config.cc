@@ -281,6 +281,23 @@ Status MapAccelerateSharding(Settings& s, JobBuilder& job) {
                         version == 2 ? "FSDP2 (fully_shard)" : "FSDP1 (FullyShardedDataParallel)"),
             version_given ? FieldOrigin::kFromInput : FieldOrigin::kDefault);
   }
+  // FSDP1's use_orig_params: the config's fsdp_use_orig_params, else what `accelerate launch`
+  // passes, "true" (huggingface/accelerate v1.13.0 src/accelerate/commands/launch.py,
+  // --fsdp_use_orig_params default="true", exported as FSDP_USE_ORIG_PARAMS by
+  // utils/launch.py; FullyShardedDataParallelPlugin.__post_init__ reads it under fsdp_version 1
+  // and drops it under 2, "use_orig_params is obsolete in FSDP2").
+  if (version == 1 && mode != "none") {
+    const SourcedValue* orig = s.Use(fsdp + "fsdp_use_orig_params");
+    if (orig == nullptr) {
+      job.Default("sharding.use_orig_params", "true",
+                  "accelerate launch's --fsdp_use_orig_params defaults to true (FSDP1)");
+    } else if (IsTrue(orig->value) || orig->value == "false" || orig->value == "False") {
+      job.Set("sharding.use_orig_params", IsTrue(orig->value) ? "true" : "false", orig->source);
+    } else {
+      return InvalidInput(fmt::format("fsdp_use_orig_params '{}' ({}): expected true or false",
+                                      orig->value, orig->source));
+    }
+  }
   // reshard_after_forward is a choice of the modes that shard the weights (fsdp2 here); ZeRO-2's
   // set (SHARD_GRAD_OP) keeps them gathered by definition and the job file has no field for it.
   if (mode == "fsdp2") {

@@ -294,13 +294,19 @@ Result<FrameworkEngines> ParseFrameworkEngines(const YAML::Node& frameworks,
     }
     if (entry.Has("fsdp2_units")) {
       STRATA_ASSIGN_OR_RETURN(std::string units, entry.String("fsdp2_units"));
-      if (units != "root" && units != "separate") {
-        return entry.ErrorAt("fsdp2_units",
-                             fmt::format("unknown layout '{}', expected root or separate", units));
+      if (units != "root" && units != "separate" && units != "root_output") {
+        return entry.ErrorAt(
+            "fsdp2_units",
+            fmt::format("unknown layout '{}', expected root, root_output or separate", units));
       }
-      out.fsdp2_units[name] = units == "root" ? FsdpUnits::kRoot : FsdpUnits::kSeparate;
+      out.fsdp2_units[name] = units == "root"          ? FsdpUnits::kRoot
+                              : units == "root_output" ? FsdpUnits::kRootOutput
+                                                       : FsdpUnits::kSeparate;
     }
     STRATA_RETURN_IF_ERROR(ParseShardingRuntimes(entry, name, out));
+    if (entry.Has("checkpoint_format")) {
+      STRATA_ASSIGN_OR_RETURN(out.checkpoint_format[name], ParseCheckpointFormatRule(entry));
+    }
     if (!entry.Has("runs_as")) continue;
     STRATA_ASSIGN_OR_RETURN(YAML::Node runs_as, entry.Node("runs_as"));
     if (!runs_as.IsMap()) {

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "strata/core/result.h"
+#include "strata/job/checkpoint_format_rule.h"
 #include "strata/job/job_spec.h"
 #include "strata/job/overlap_rules.h"
 #include "strata/job/pipeline_rules.h"
@@ -76,6 +77,8 @@ struct FrameworkEngines {
   /// name -> sharding mode ("zero1", "zero2", "zero3") -> whose code runs that mode's sharding
   /// (`zero3_runtime:`, `zero12_runtime:`), where the entry states it.
   std::map<std::string, std::map<std::string, ShardingRuntime>> sharding_runtime;
+  /// name -> its `checkpoint_format:` (job/checkpoint_format_rule.h), where it states one.
+  std::map<std::string, CheckpointFormatRule> checkpoint_format;
 
   /// `name`'s latest release, "" for a framework the map does not hold (a catalog built in code
   /// may lack engines the file parser always fills).

@@ -206,12 +206,19 @@ const std::vector<JobField>& JobFields() {
        "zero3/fsdp2: free the gathered weights after each unit's forward (false: every unit "
        "stays gathered until its backward); from torchtitan: \"always\" true, \"never\" false, "
        "\"default\" true without pipeline parallelism and false with it"},
-      {"sharding.fsdp_units", "separate | root", "",
+      {"sharding.use_orig_params", "true | false", "", "false (PyTorch's and verl's)", "", "",
+       "true",
+       "FSDP1 (sharding.runtime fsdp1): FullyShardedDataParallel's use_orig_params; true pads "
+       "each FlatParameter to a multiple of the shard group when it is built, so the "
+       "reduce-scatter makes no padded gradient copy; from Accelerate's fsdp_use_orig_params "
+       "(true unless the config says false) on import"},
+      {"sharding.fsdp_units", "separate | root | root_output", "",
        "the framework's (data/frameworks.yaml fsdp2_units: root for the HF Trainer and ms-swift, "
-       "accelerate's wrapping; separate elsewhere)",
+       "accelerate's wrapping; root_output for verl; separate elsewhere)",
        "", "", "root",
        "fsdp2: embedding and final norm + output as units of their own (torchtitan), or kept "
-       "in the root unit, gathered from forward to the end of backward (earlier torchtitan)"},
+       "in the root unit, gathered from forward to the end of backward (earlier torchtitan), or "
+       "the embedding a unit and the final norm + output in the root (verl's apply_fsdp2)"},
       {"sharding.replicate", "integer >= 1", "GPUs", "1", "--num-distributed-optimizer-instances",
        "parallelism.data_parallel_replicate_degree", "1",
        "HSDP: state sharded over DP / replicate ranks, replicated replicate times"},

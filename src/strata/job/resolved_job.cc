@@ -195,6 +195,10 @@ Result<ResolvedJob> ResolveJobWithModel(const JobSpec& spec, ModelConfig model,
     job.megatron_core_by_mode[m] = chain.Runs("megatron-core");
     job.runtime_by_mode[m] =
         ResolveJobShardingRuntime(engines, job.spec, static_cast<ShardingMode>(m));
+    if (job.spec.framework.given) {
+      job.checkpoint_format_by_mode[m] = ResolveCheckpointFormatRule(
+          engines.checkpoint_format, chain.names, job.runtime_by_mode[m]);
+    }
     job.pipeline_by_mode[m] =
         ResolvePipelineRule(engines, job.spec.framework, static_cast<ShardingMode>(m));
     job.reduce_bucket_by_mode[m] =

@@ -92,6 +92,10 @@ struct ResolvedJob {
   /// The framework's FSDP2 unit layout (ResolveFsdp2Units): what sharding.fsdp_units is when
   /// the job does not give it.
   Fsdp2UnitsDefault fsdp2_units;
+  /// The format the framework's save writes under each sharding mode, for that mode's runtime
+  /// (data/frameworks.yaml checkpoint_format; kUnstated where no framework on the chain states
+  /// one: preflight/checkpoint.h then goes by the engine and runtime).
+  std::array<CheckpointFormatDefault, kShardingModeCount> checkpoint_format_by_mode{};
   /// The framework's reduce bucket under each sharding mode (ResolveReduceBucket).
   std::array<ReduceBucketDefault, kShardingModeCount> reduce_bucket_by_mode{};
   /// And what it refuses of the EP all-to-all overlap (job/overlap_rules.h).
@@ -129,6 +133,10 @@ struct ResolvedJob {
     return spec.sharding.reduce_bucket_elements_given
                ? std::string("the job's sharding.reduce_bucket_elements")
                : reduce_bucket_by_mode[static_cast<size_t>(spec.sharding.mode)].rule;
+  }
+  /// The checkpoint format under the spec's sharding mode.
+  const CheckpointFormatDefault& checkpoint_format() const {
+    return checkpoint_format_by_mode[static_cast<size_t>(spec.sharding.mode)];
   }
   /// The KV-head split under the spec's sharding mode.
   QueryGroupSplit query_groups() const {

@@ -53,8 +53,11 @@ std::string_view OffloadTargetName(OffloadTarget target);
 ///             each block, and the final norm with the output layer are units;
 ///   root      only the blocks are wrapped and the embedding, final norm and output stay in the
 ///             root unit, which FSDP2 never reshards after forward (gathered from the start of
-///             forward to the end of backward): earlier torchtitan (@81c12433) and plain scripts.
-enum class FsdpUnits { kSeparate, kRoot };
+///             forward to the end of backward): earlier torchtitan (@81c12433) and plain scripts;
+///   root_output  the blocks and (when untied) the embedding are units, the final norm and output
+///             stay in the root unit: verl's apply_fsdp2 (volcengine/verl v0.5.0,
+///             verl/utils/fsdp_utils.py). Tied, the embedding is in the root too (= root).
+enum class FsdpUnits { kSeparate, kRoot, kRootOutput };
 
 struct ShardingSpec {
   ShardingMode mode = ShardingMode::kZero1;
@@ -66,6 +69,14 @@ struct ShardingSpec {
   /// The job gave fsdp_units; else the framework's layout applies (ResolvedJob::fsdp2_units:
   /// data/frameworks.yaml `fsdp2_units:`, torchtitan's separate units when none states one).
   bool units_given = false;
+  /// FSDP1's use_orig_params (Accelerate's fsdp_use_orig_params; verl's fsdp_config key): the
+  /// FlatParameter is built padded to a multiple of the shard group (pytorch/pytorch fe03cf69
+  /// torch/distributed/fsdp/_flat_param.py, _init_flat_param_and_metadata: "Pad to be divisible
+  /// by world size to avoid a copy for the post-backward reduce-scatter"), so the reduce-scatter
+  /// makes no padded copy of the gradient. PyTorch's and verl's default is false; `accelerate
+  /// launch` passes true unless the config says otherwise. Only FSDP1 (sharding.runtime fsdp1)
+  /// reads it.
+  bool use_orig_params = false;
   /// FSDP2 reshard_after_forward / ZeRO-3: free the gathered weights after each layer's forward
   /// (gather again in backward). Off: every gathered layer stays until its backward.
   bool reshard_after_forward = true;

@@ -26,7 +26,8 @@ constexpr EnumName<ShardingRuntime> kRuntimes[] = {
     {ShardingRuntime::kMegatronFsdp, "megatron-fsdp"},
     {ShardingRuntime::kMegatron, "megatron"}};
 constexpr EnumName<FsdpUnits> kUnits[] = {{FsdpUnits::kSeparate, "separate"},
-                                          {FsdpUnits::kRoot, "root"}};
+                                          {FsdpUnits::kRoot, "root"},
+                                          {FsdpUnits::kRootOutput, "root_output"}};
 constexpr EnumName<OffloadTarget> kTargets[] = {
     {OffloadTarget::kNone, "none"}, {OffloadTarget::kCpu, "cpu"}, {OffloadTarget::kNvme, "nvme"}};
 constexpr EnumName<Fp8Recipe> kRecipes[] = {{Fp8Recipe::kNone, "none"},
@@ -135,6 +136,15 @@ Status ParseSharding(YamlMap& top, JobSpec& job) {
       return s.ErrorAt(
           "reshard_after_forward",
           fmt::format("applies only to zero3 and fsdp2 (weights sharded), not {}", mode));
+    }
+  }
+  if (s.Has("use_orig_params")) {
+    STRATA_ASSIGN_OR_RETURN(sh.use_orig_params, s.Bool("use_orig_params"));
+    if (!sh.shards_gradients()) {
+      return s.ErrorAt("use_orig_params",
+                       fmt::format("applies only to zero2, zero3 and fsdp2 (the modes FSDP1 "
+                                   "runs), not {}",
+                                   mode));
     }
   }
   if (s.Has("fsdp_units")) {

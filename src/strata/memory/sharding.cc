@@ -221,8 +221,17 @@ ModeMemory ComputeModeMemory(const Job& job, const ParamBreakdown& params, int64
   // _post_forward_reshard: free_unsharded_flat_param = not state._is_root and ...): kept from
   // forward to the end of backward, as FSDP2's root unit is.
   const bool root = (fsdp2 && (sh.units == FsdpUnits::kRoot || tied_unit)) || fsdp1;
-  const size_t first = root && stage == 0 ? 1 : 0;
-  const size_t end = units.size() - (root && stage == lay.output_stage() ? 1 : 0);
+  // FSDP2 as verl wraps it (volcengine/verl v0.5.0 verl/utils/fsdp_utils.py, apply_fsdp2:
+  // fully_shard on each _no_split_modules block and, when the embeddings are untied, on the
+  // nn.Embedding, then on the model): the embedding is a unit resharded after forward like a
+  // block, and the final norm with the output layer stays in the root unit; tied, the
+  // embedding is in the root too. root_embedding / root_output: the root keeps the stage's first
+  // / last unit.
+  const bool output_root = fsdp2 && sh.units == FsdpUnits::kRootOutput;
+  const bool root_embedding = root || (output_root && job.model.tie_word_embeddings);
+  const bool root_output = root || output_root;
+  const size_t first = root_embedding && stage == 0 ? 1 : 0;
+  const size_t end = units.size() - (root_output && stage == lay.output_stage() ? 1 : 0);
   auto describe = [&](const ShardUnit& u) {
     const double pad = fp8_gather ? 0.0 : padded(u.params) - u.params;
     return fmt::format(
@@ -264,11 +273,24 @@ ModeMemory ComputeModeMemory(const Job& job, const ParamBreakdown& params, int64
     }
     // FSDP1's root is one FlatParameter: padded once, not unit by unit.
     if (fsdp1) kept = padded(kept_params) * param_b;
+    // FSDP1 under parameter mixed precision (pytorch/pytorch fe03cf69
+    // torch/distributed/fsdp/_flat_param.py): the FlatParameter's padded local shard
+    // (_local_shard, ceil(N / W) elements in the original dtype: the master dtype, counted with
+    // the weights) is held all run; pre_unshard's _use_low_precision_shard allocates _mp_shard,
+    // its copy in the param dtype, for the all-gather to read, and post_unshard's
+    // _free_low_precision_sharded_param frees it once the all-gather is issued (record_stream
+    // keeps it to the all-gather's end). So it is not held all run, only while its unit's
+    // all-gather runs: the prefetched unit's, beside the unit computing.
+    const bool mp_shard = fsdp1 && job.spec.optimizer.master_dtype != job.spec.param_dtype;
+    auto low_shard = [&](const ShardUnit& u) {
+      return mp_shard ? padded(u.params) / shard_w * param_b : 0.0;
+    };
     double pair_max = end > first ? gathered_bytes(units[first]) : 0.0;
     size_t at = first;
     for (size_t i = first; i + 1 < end; ++i) {
       const double a = gathered_bytes(units[i]), b = gathered_bytes(units[i + 1]);
-      const double pair = std::max(a + prefetch * b, b + prefetch * a);
+      const double pair = std::max(a + prefetch * (b + low_shard(units[i + 1])),
+                                   b + prefetch * (a + low_shard(units[i])));
       if (pair > pair_max) {
         pair_max = pair;
         at = i;
@@ -284,7 +306,7 @@ ModeMemory ComputeModeMemory(const Job& job, const ParamBreakdown& params, int64
         std::swap(computing, ahead);
       }
       out.gathered.formula = fmt::format(
-          "{} of {} units live: {}{}{}{}{} = {}", live, units.size(),
+          "{} of {} units live: {}{}{}{}{}{} = {}", live, units.size(),
           n_kept > 0 && fsdp1
               ? fmt::format(
                     "kept root FlatParameter {} ({} params{} x {:.0f} B) + ",
@@ -299,11 +321,23 @@ ModeMemory ComputeModeMemory(const Job& job, const ParamBreakdown& params, int64
           end > first ? fmt::format("computing {}", describe(units[computing])) : "none",
           pair ? " + " : "", pair && prefetch != 1 ? fmt::format("{:.4g} x ", prefetch) : "",
           pair ? fmt::format("its neighbour prefetched {}", describe(units[ahead])) : "",
+          pair && prefetch > 0 && mp_shard
+              ? fmt::format(" + its low-precision shard (_mp_shard) during its all-gather {} ({} "
+                            "params / {:.0f} x {:.0f} B)",
+                            FormatGB(Bytes::Count(low_shard(units[ahead]))),
+                            GroupDigits(padded(units[ahead].params)), shard_w, param_b)
+              : "",
           FormatGBAndGiB(out.gathered.bytes));
       out.gathered.note =
           fsdp1 ? "FSDP1: one padded FlatParameter per decoder layer; embedding, final norm and "
                   "output in the root FlatParameter, not freed after forward; limit_all_gathers: "
                   "the unit computing and one prefetched"
+          : sh.units == FsdpUnits::kRootOutput
+              ? fmt::format(
+                    "FSDP2, blocks{} wrapped; final norm and output in the root unit "
+                    "(fsdp_units: root_output{})",
+                    job.model.tie_word_embeddings ? "" : " and embedding",
+                    sh.units_given ? "" : fmt::format(", {}", job.fsdp2_units.rule))
           : sh.units == FsdpUnits::kRoot
               ? fmt::format(
                     "FSDP2, blocks wrapped; embedding and output in the root unit "
@@ -410,10 +444,11 @@ ModeMemory ComputeModeMemory(const Job& job, const ParamBreakdown& params, int64
       }
     } else {
       double held = 0;
-      if (root && stage == lay.output_stage() && end < units.size()) {
+      if (root_output && stage == lay.output_stage() && end < units.size()) {
         held = units.back().trainable;
         // A tied output layer's gradient accumulates into the embedding's weight.
-        if (job.model.tie_word_embeddings && stage == 0) held += units.front().trainable;
+        if (root_embedding && job.model.tie_word_embeddings && stage == 0)
+          held += units.front().trainable;
       }
       // FSDP2: the unit's param-dtype gradients and their reduce_dtype copy; once copied the
       // former are freed, so a unit in flight holds only its copy. FSDP1 (pytorch/pytorch
@@ -422,11 +457,20 @@ ModeMemory ComputeModeMemory(const Job& job, const ParamBreakdown& params, int64
       // (flat_param.grad.to(handle._reduce_dtype)), pads the result with F.pad to W x ceil(N / W)
       // when N is not a multiple, and record_streams the autograd gradient: all of them stay
       // until that unit's reduce-scatter is done.
+      // With use_orig_params the FlatParameter was padded to a multiple of W when built
+      // (pytorch/pytorch fe03cf69 torch/distributed/fsdp/_flat_param.py,
+      // _init_flat_param_and_metadata, under align_addresses = use_orig_params): its gradient
+      // has the padded numel and F.pad adds nothing, so there is no padded copy. (Its other
+      // padding, aligning each parameter to 16 bytes, _get_aligned_numel: 8 bf16 elements, is
+      // none where every parameter's numel is a multiple of 8, as in the models here.)
+      const bool orig_params = fsdp1 && sh.use_orig_params;
+      auto flat = [&](double g) { return orig_params ? padded(g) : g; };
       auto fsdp1_copies = [&](double g) {
-        return (grad_b != param_b ? g * grad_b : 0.0) + (padded(g) != g ? padded(g) * grad_b : 0.0);
+        return (grad_b != param_b ? flat(g) * grad_b : 0.0) +
+               (!orig_params && padded(g) != g ? padded(g) * grad_b : 0.0);
       };
       auto own = [&](double g) {
-        return fsdp1 ? g * param_b + fsdp1_copies(g) : g * (param_b + grad_b);
+        return fsdp1 ? flat(g) * param_b + fsdp1_copies(g) : g * (param_b + grad_b);
       };
       auto in_flight = [&](double g) { return fsdp1 ? own(g) : g * grad_b; };
       double best = 0, best_prev = 0, best_cur = 0;
@@ -434,7 +478,7 @@ ModeMemory ComputeModeMemory(const Job& job, const ParamBreakdown& params, int64
       for (size_t k = end; k-- > first;) {
         const double cur = units[k].trainable;
         const double prev = k + 1 < end ? units[k + 1].trainable : 0.0;
-        const double live = std::max(in_flight(prev) + cur * param_b, own(cur));
+        const double live = std::max(in_flight(prev) + flat(cur) * param_b, own(cur));
         if (live > best) {
           best = live;
           best_prev = prev;
@@ -444,13 +488,14 @@ ModeMemory ComputeModeMemory(const Job& job, const ParamBreakdown& params, int64
       }
       out.reduce_scatter.bytes = Bytes::Count(held * param_b + best);
       if (explain) {
-        const bool prev_in_flight = in_flight(best_prev) + best_cur * param_b > own(best_cur);
+        const bool prev_in_flight = in_flight(best_prev) + flat(best_cur) * param_b > own(best_cur);
         const std::string unit = at < end ? units[at].name : "none";
         auto fsdp1_unit = [&](const std::string& name, double g) {
           return fmt::format(
-              "{} {} x {:.0f} B{}{}", name, GroupDigits(g), param_b,
-              grad_b != param_b ? fmt::format(" + cast {} x {:.0f} B", GroupDigits(g), grad_b) : "",
-              padded(g) != g
+              "{} {} x {:.0f} B{}{}", name, GroupDigits(flat(g)), param_b,
+              grad_b != param_b ? fmt::format(" + cast {} x {:.0f} B", GroupDigits(flat(g)), grad_b)
+                                : "",
+              !orig_params && padded(g) != g
                   ? fmt::format(" + padded {} x {:.0f} B", GroupDigits(padded(g)), grad_b)
                   : "");
         };
@@ -462,7 +507,7 @@ ModeMemory ComputeModeMemory(const Job& job, const ParamBreakdown& params, int64
             fsdp1 && prev_in_flight
                 ? fmt::format("{} in reduce-scatter ({}) + {} computed {} x {:.0f} B",
                               units[at + 1].name, fsdp1_unit("flat gradient", best_prev), unit,
-                              GroupDigits(best_cur), param_b)
+                              GroupDigits(flat(best_cur)), param_b)
             : fsdp1 ? fmt::format("{} {}", unit, fsdp1_unit("flat gradient", best_cur))
             : prev_in_flight
                 ? fmt::format("{} in reduce-scatter {} x {:.0f} B + {} computed {} x {:.0f} B",
@@ -472,9 +517,12 @@ ModeMemory ComputeModeMemory(const Job& job, const ParamBreakdown& params, int64
                               GroupDigits(best_cur), param_b, grad_b),
             FormatGBAndGiB(out.reduce_scatter.bytes));
         out.reduce_scatter.note =
-            fsdp1 ? "FSDP1: a unit's flat gradient with its reduce_dtype cast and padded copy, "
-                    "the previous unit's all three until its reduce-scatter is done"
-                  : "a unit's gradients into reduce_dtype, the previous unit's in flight";
+            orig_params ? "FSDP1, use_orig_params: a unit's flat gradient (padded when built) "
+                          "with its reduce_dtype cast, the previous unit's both until its "
+                          "reduce-scatter is done"
+            : fsdp1 ? "FSDP1: a unit's flat gradient with its reduce_dtype cast and padded copy, "
+                      "the previous unit's all three until its reduce-scatter is done"
+                    : "a unit's gradients into reduce_dtype, the previous unit's in flight";
       }
     }
   } else if (sh.shards_gradients()) {

@@ -255,7 +255,18 @@ StaticMemory ComputeStaticMemory(const Job& job, const ParamBreakdown& params, i
   const ShardingSpec& sh = job.spec.sharding;
   const OptimizerSpec& opt = job.spec.optimizer;
   const ShardGroups groups = DataShardGroups(job, detail);
-  const bool fsdp2 = sh.mode == ShardingMode::kFsdp2;
+  // PyTorch's FSDP keeps the sharded parameter in the original (master) dtype and casts on
+  // all-gather: FSDP2 (sharding.mode fsdp2), and FSDP1 wherever it shards the weights (verl's
+  // strategy fsdp is sharding.mode zero3): its FlatParameter's padded local shard
+  // (pytorch/pytorch fe03cf69 torch/distributed/fsdp/_flat_param.py, init_flat_param_attributes:
+  // _local_shard = flat_param.data, in the dtype the model was loaded in, fp32 for verl's actor)
+  // is what the optimizer steps; the param-dtype copy (_mp_shard) lives only while its unit is
+  // all-gathered (memory/sharding.cc). Its padding, under one element per unit and rank, is not
+  // counted.
+  const bool fsdp1 = job.runtime() == ShardingRuntime::kFsdp1;
+  const bool fsdp2 = sh.mode == ShardingMode::kFsdp2 || (sh.shards_weights() && fsdp1);
+  const char* shard_note = fsdp1 ? "FSDP1 sharded FlatParameter, in the master dtype"
+                                 : "FSDP2 sharded parameter, stored in the master dtype";
   const bool te_fp8_weights = job.spec.fp8.transformer_engine() && job.spec.fp8.param_gather;
   // FSDP2 keeps the sharded parameter in the master dtype and casts on all-gather; the others
   // store weights in the parameter dtype (GEMM weights in FP8 under --fp8-param-gather).
@@ -305,13 +316,12 @@ StaticMemory ComputeStaticMemory(const Job& job, const ParamBreakdown& params, i
     const int64_t ways = sh.shards_weights() ? (expert ? groups.expert : groups.dense) : 1;
     const Bytes bytes =
         Bytes::Count(elem_bytes * static_cast<double>(s.params) / static_cast<double>(ways));
-    LedgerItem item{
-        ItemKind::kWeights, "", bytes, "",
-        FixedText(detail, nf4                 ? "frozen, NF4 with double quantisation (QLoRA)"
-                          : frozen            ? "frozen: no gradient or optimizer state"
-                          : elem_bytes == 1.0 ? "FP8 primary weights (fp8 param gather)"
-                          : fsdp2 ? "FSDP2 sharded parameter, stored in the master dtype"
-                                  : "")};
+    LedgerItem item{ItemKind::kWeights, "", bytes, "",
+                    FixedText(detail, nf4      ? "frozen, NF4 with double quantisation (QLoRA)"
+                                      : frozen ? "frozen: no gradient or optimizer state"
+                                      : elem_bytes == 1.0 ? "FP8 primary weights (fp8 param gather)"
+                                      : fsdp2             ? shard_note
+                                                          : "")};
     if (explain) {
       std::string how = s.how;
       if (ways > 1)
@@ -387,8 +397,9 @@ StaticMemory ComputeStaticMemory(const Job& job, const ParamBreakdown& params, i
                                 return fmt::format("{} B x {} = {}", master_bytes, shard_str,
                                                    GbAndGib(out.master_weights.bytes));
                               })
-      : fsdp2        ? FixedText(detail, "0: FSDP2's sharded parameter is the master copy")
-                     : FixedText(detail, "0: the parameters are already the master copy");
+      : fsdp2 ? FixedText(detail, fsdp1 ? "0: FSDP1's sharded FlatParameter is the master copy"
+                                        : "0: FSDP2's sharded parameter is the master copy")
+              : FixedText(detail, "0: the parameters are already the master copy");
   const OptimizerStates states =
       OptimizerStatesOf(opt, out.trainable_params, out.adamw_only_trainable, detail);
   out.moments = {ItemKind::kOptimizer, states.name, Bytes::Count(states.bytes_per_param * shard),

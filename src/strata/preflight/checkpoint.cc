@@ -58,24 +58,13 @@ std::string_view CheckpointFormatName(CheckpointFormat format) {
 }
 
 // The code that writes the checkpoint, which is not always the one data/frameworks.yaml's
-// runs_as names for the step (the HF Trainer under ZeRO hands its save to DeepSpeed):
-//   megatron-core, megatron-bridge: dist_checkpointing's torch_dist, whatever the sharding
-//     (NVIDIA/Megatron-LM megatron/training/checkpointing.py; its FSDP too);
-//   torchtitan: torch.distributed.checkpoint (torchtitan/components/checkpoint.py);
-//   hf-trainer, deepspeed: DeepSpeed's save_checkpoint under ZeRO (deepspeed/runtime/engine.py:
-//     _get_ckpt_name -> mp_rank_XX_model_states.pt, _get_zero_ckpt_name ->
-//     zero_pp_rank_X_mp_rank_XX_optim_states.pt); the Trainer alone (DDP) saves
-//     model.safetensors and optimizer.pt from rank 0 (transformers trainer.py _save_checkpoint);
-//   ms-swift: `megatron sft` (zero1) as megatron-core, `swift sft` as the HF Trainer;
-//   verl: its megatron workers (zero1) as megatron-core, its FSDP workers per-rank
-//     model_world_size_{W}_rank_{r}.pt / optim_... (verl/utils/checkpoint/
-//     fsdp_checkpoint_manager.py; its later releases keep it as the legacy format);
-//   FSDP2 under any framework but megatron's and verl's: DCP (torchtitan; accelerate's
-//     SHARDED_STATE_DICT for the Trainer).
-// Whether megatron-core trains the job and whether DeepSpeed runs its sharding are the resolved
-// job's answers (ResolvedJob::RunsMegatronCore, RunsDeepSpeed), the ones memory and step read:
-// a job that names no framework is megatron-core's (its ZeRO-3 is megatron-core's FSDP) here
-// as there.
+// runs_as names for the step (the HF Trainer under ZeRO hands its save to DeepSpeed), is each
+// framework's `checkpoint_format:` in data/frameworks.yaml, by the runtime that runs the job's
+// sharding, each value cited there from the framework's saving code and resolved once per mode
+// into the job (ResolvedJob::checkpoint_format, job/checkpoint_format_rule.h). Where no
+// framework on the chain states one (a job that names no framework), the engine and runtime
+// decide as the resolved job says: megatron-core's torch_dist, DeepSpeed's files, FSDP2's DCP
+// (or the full state dict), else the HF Trainer's rank-0 files.
 //
 // The Trainer's save_only_model (checkpoint.optimizer false): _save_checkpoint calls
 // save_model and skips _save_optimizer_and_scheduler, the only place DeepSpeed's
@@ -93,21 +82,30 @@ bool TrainerSavesModelOnly(const Job& job) {
 
 CheckpointFormat CheckpointFormatOf(const Job& job) {
   const ShardingMode mode = job.spec.sharding.mode;
-  const std::string& name = job.spec.framework.name;
-  const bool given = job.spec.framework.given;
-  if (given && name == "torchtitan") return CheckpointFormat::kTorchDcp;
-  if (job.RunsMegatronCore(mode)) return CheckpointFormat::kMegatronTorchDist;
-  if (given && name == "verl") return CheckpointFormat::kVerlFsdp;
+  const bool full = job.spec.checkpoint.state_dict == StateDictKind::kFull;
   if (TrainerSavesModelOnly(job)) return CheckpointFormat::kHfTrainer;
+  switch (job.checkpoint_format().format) {
+    case SavedFormat::kTorchDist:
+      return CheckpointFormat::kMegatronTorchDist;
+    case SavedFormat::kDcp:
+      return CheckpointFormat::kTorchDcp;
+    case SavedFormat::kDeepSpeed:
+      return CheckpointFormat::kDeepSpeed;
+    case SavedFormat::kHfSafetensors:
+      return CheckpointFormat::kHfTrainer;
+    case SavedFormat::kVerlFsdp:
+      return CheckpointFormat::kVerlFsdp;
+    case SavedFormat::kAccelerateFsdp:
+      return full ? CheckpointFormat::kFsdpFullStateDict : CheckpointFormat::kTorchDcp;
+    case SavedFormat::kUnstated:
+      break;
+  }
+  if (job.RunsMegatronCore(mode)) return CheckpointFormat::kMegatronTorchDist;
   if (job.RunsDeepSpeed(mode)) return CheckpointFormat::kDeepSpeed;
   if (mode == ShardingMode::kFsdp2) {
-    return job.spec.checkpoint.state_dict == StateDictKind::kFull
-               ? CheckpointFormat::kFsdpFullStateDict
-               : CheckpointFormat::kTorchDcp;
+    return full ? CheckpointFormat::kFsdpFullStateDict : CheckpointFormat::kTorchDcp;
   }
-  // DeepSpeed's engine without ZeRO (stage 0) still writes its own files.
-  if (given && name == "deepspeed") return CheckpointFormat::kDeepSpeed;
-  return CheckpointFormat::kHfTrainer;  // hf-trainer, ms-swift's `swift sft`, without ZeRO
+  return CheckpointFormat::kHfTrainer;
 }
 
 bool WritesConsolidatedModel(const Job& job) {

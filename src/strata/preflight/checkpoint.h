@@ -28,7 +28,8 @@ struct FailureRate {
 /// data/checkpoint/failure_rate.yaml (or `path`).
 Result<FailureRate> LoadFailureRate(const std::string& path = "");
 
-/// Who writes the checkpoint, by the job's framework (framework.name) and sharding mode:
+/// Who writes the checkpoint: the job's framework's checkpoint_format (data/frameworks.yaml)
+/// under the runtime that runs its sharding (CheckpointFormatOf):
 ///   kMegatronTorchDist  megatron-core's distributed checkpoint (torch_dist), fully parallel
 ///                       save: every rank writes an equal part (megatron-core, megatron-bridge,
 ///                       and ms-swift / verl on their megatron path, sharding zero1)
