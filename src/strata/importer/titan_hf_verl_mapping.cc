@@ -1391,21 +1391,38 @@ Status MapVerl(Settings& s, MapContext& ctx, JobBuilder& job) {
       fmt::format("data.max_prompt_length {} + data.max_response_length {}", prompt, response));
   if (!dynamic) job.Default("sequence.packing", "false", "one prompt + response per row");
   bool ckpt = false;
+  // The megatron actor's TransformerConfig overrides win over enable_gradient_checkpointing:
+  // verl passes override_transformer_config to megatron-core as written.
+  const std::string tc = "actor_rollout_ref.actor.megatron.override_transformer_config.";
+  const SourcedValue* tc_granularity = megatron ? s.Use(tc + "recompute_granularity") : nullptr;
+  const bool tc_sets_granularity = tc_granularity != nullptr && tc_granularity->value != "null" &&
+                                   tc_granularity->value != "None";
   if (s.Has("actor_rollout_ref.model.enable_gradient_checkpointing")) {
     const std::string src = s.Use("actor_rollout_ref.model.enable_gradient_checkpointing")->source;
     STRATA_ASSIGN_OR_RETURN(auto v,
                             s.Bool("actor_rollout_ref.model.enable_gradient_checkpointing"));
     ckpt = *v;
     job.Set("recompute.granularity", ckpt ? "full" : "none", src);
-  } else {
-    job.Default("recompute.granularity", "none", "enable_gradient_checkpointing defaults to false");
+  } else if (!megatron) {
+    // verl's FSDP actor checkpoints every decoder layer unless the launch says otherwise
+    // (ppo_trainer.yaml's enable_gradient_checkpointing: True since volcengine/verl@9fca71d2;
+    // fsdp_workers.py then calls gradient_checkpointing_enable on the HF model).
+    STRATA_ASSIGN_OR_RETURN(
+        VerlDefault d,
+        VerlDefaultOf(false, "actor_rollout_ref.model.enable_gradient_checkpointing"));
+    ckpt = d.value == "true" || d.value == "True";
+    job.Default(
+        "recompute.granularity", ckpt ? "full" : "none",
+        fmt::format("verl's actor_rollout_ref.model.enable_gradient_checkpointing = {} ({})",
+                    d.value, d.source));
+  } else if (!tc_sets_granularity) {
+    // verl's megatron workers never read enable_gradient_checkpointing: what megatron-core
+    // recomputes comes from override_transformer_config alone (its default: nothing).
+    job.Default("recompute.granularity", "none",
+                "override_transformer_config.recompute_granularity not set: megatron-core "
+                "recomputes nothing");
   }
-  // The megatron actor's TransformerConfig overrides win over enable_gradient_checkpointing:
-  // verl passes override_transformer_config to megatron-core as written.
-  const std::string tc = "actor_rollout_ref.actor.megatron.override_transformer_config.";
-  const SourcedValue* tc_granularity = megatron ? s.Use(tc + "recompute_granularity") : nullptr;
-  if (tc_granularity != nullptr && tc_granularity->value != "null" &&
-      tc_granularity->value != "None") {
+  if (tc_sets_granularity) {
     const std::string& g = tc_granularity->value;
     if (g != "full" && g != "selective") {
       return InvalidInput("unknown recompute_granularity '" + g + "'; expected full or selective")

@@ -1,0 +1,100 @@
+// strata import of a verl launch's actor as verl runs it: the keys verl's own examples set (or
+// leave to verl's defaults) that change what the actor's training job holds on the GPU. Each
+// launch below is cut from a verl example at volcengine/verl@
+// b178a3cd56f58b2d502255daba591e92833930a7 (the file named above it; keys verbatim, lines
+// renumbered) and its expected fields read off verl's own code at that commit.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+
+#include "importer/import_test_support.h"
+#include "strata/importer/import_job.h"
+#include "support/golden.h"
+
+namespace strata {
+namespace {
+
+using testing::Field;
+using testing::SourceOf;
+
+ImportOptions Options(const char* gpu, const char* model, int64_t gpus_per_node) {
+  ImportOptions o;
+  o.gpu = gpu;
+  o.model = model;
+  o.nodes = 1;
+  o.gpus_per_node = gpus_per_node;
+  o.actor_job_ref = "rl.actor.yaml";
+  return o;
+}
+
+bool AnyContains(const std::vector<std::string>& lines, const std::string& part) {
+  return std::any_of(lines.begin(), lines.end(),
+                     [&](const std::string& l) { return l.find(part) != std::string::npos; });
+}
+
+// examples/rollout_correction/run_with_rollout_corr.sh (Qwen2.5-7B, FSDP, 2,048 + 4,096 tokens,
+// mini batch 32, micro 8 a GPU; run on 4 GPUs, where verl accepts it: 32 / 4 = 8). It sets no
+// enable_gradient_checkpointing.
+const char* kRolloutCorr =
+    "python3 -m verl.trainer.main_ppo \\\n"
+    "    data.max_prompt_length=2048 \\\n"
+    "    data.max_response_length=4096 \\\n"
+    "    data.train_batch_size=128 \\\n"
+    "    algorithm.adv_estimator=rloo \\\n"
+    "    actor_rollout_ref.model.path=Qwen/Qwen2.5-7B \\\n"
+    "    actor_rollout_ref.actor.ppo_mini_batch_size=32 \\\n"
+    "    actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=8 \\\n"
+    "    actor_rollout_ref.rollout.name=vllm \\\n"
+    "    trainer.total_epochs=10\n";
+
+// verl's FSDP actor checkpoints its layers by default: enable_gradient_checkpointing is True in
+// ppo_trainer.yaml since volcengine/verl@9fca71d2 (2025-01-28), in the 008db456 config strata
+// takes its defaults from (line 29) and at b178a3cd (_generated_ppo_trainer.yaml:304); verl's
+// fsdp_workers.py then calls gradient_checkpointing_enable(). Before: the launch alone imported as
+// `granularity: none # enable_gradient_checkpointing defaults to false`, and this example's
+// update read 356.77 GiB, "does not fit" (64.37 GiB with verl's full recompute).
+TEST(VerlActorMappingTest, FsdpActorCheckpointsLayersByVerlsDefault) {
+  auto r = ImportJob(kRolloutCorr, "run.sh", Options("H100 SXM", "qwen2.5-math-7b", 4));
+  ASSERT_TRUE(r.ok()) << r.error().Format();
+  EXPECT_EQ(r->job.recompute.granularity, RecomputeGranularity::kFull) << r->yaml;
+  EXPECT_NE(SourceOf(*r, "recompute.granularity")
+                .find("008db456bf612da5543c9bb6e26fe654029ad5b8:verl/trainer/config/"
+                      "ppo_trainer.yaml:29"),
+            std::string::npos)
+      << SourceOf(*r, "recompute.granularity");
+  // Set to False by the launch: what it says.
+  auto off =
+      ImportJob(std::string(kRolloutCorr)
+                    .insert(std::string(kRolloutCorr).find("    trainer.total_epochs"),
+                            "    actor_rollout_ref.model.enable_gradient_checkpointing=False \\\n"),
+                "run.sh", Options("H100 SXM", "qwen2.5-math-7b", 4));
+  ASSERT_TRUE(off.ok()) << off.error().Format();
+  EXPECT_EQ(off->job.recompute.granularity, RecomputeGranularity::kNone);
+}
+
+// verl's megatron workers never read enable_gradient_checkpointing (b178a3cd: the key appears in
+// fsdp_workers.py alone): recompute comes from override_transformer_config. A megatron launch
+// that sets recompute_granularity lists no contradicting default. Before: --explain listed
+// "recompute.granularity = none: enable_gradient_checkpointing defaults to false" beside the
+// `granularity: full` the file said.
+TEST(VerlActorMappingTest, MegatronRecomputeListsNoContradictingDefault) {
+  const std::string script =
+      "python3 -m verl.trainer.main_ppo \\\n"
+      "    algorithm.adv_estimator=grpo \\\n"
+      "    actor_rollout_ref.actor.strategy=megatron \\\n"
+      "    actor_rollout_ref.model.path=Qwen/Qwen2.5-7B-Instruct \\\n"
+      "    data.train_batch_size=32 actor_rollout_ref.rollout.n=4 \\\n"
+      "    actor_rollout_ref.actor.ppo_mini_batch_size=16 \\\n"
+      "    actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1 \\\n"
+      "    +actor_rollout_ref.actor.megatron.override_transformer_config."
+      "recompute_granularity=full \\\n"
+      "    trainer.n_gpus_per_node=8 trainer.nnodes=1\n";
+  auto r = ImportJob(script, "run.sh", Options("H20", "qwen2.5-math-7b", 8));
+  ASSERT_TRUE(r.ok()) << r.error().Format();
+  EXPECT_EQ(r->job.recompute.granularity, RecomputeGranularity::kFull);
+  EXPECT_FALSE(AnyContains(r->defaults, "recompute.granularity")) << r->yaml;
+}
+
+}  // namespace
+}  // namespace strata
