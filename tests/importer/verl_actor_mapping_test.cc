@@ -96,5 +96,60 @@ TEST(VerlActorMappingTest, MegatronRecomputeListsNoContradictingDefault) {
   EXPECT_FALSE(AnyContains(r->defaults, "recompute.granularity")) << r->yaml;
 }
 
+std::string RlField(const ImportReport& r, const std::string& key) {
+  if (!r.rl.has_value()) return "(no RL job)";
+  for (const auto& f : r.rl->fields) {
+    if (f.key == key) return f.value;
+  }
+  return "(not set)";
+}
+
+// A verl example, verbatim (tests/fixtures/verl_b178a3cd/README.md).
+std::string Example(const std::string& file) {
+  return testing::TestPath("fixtures/verl_b178a3cd/" + file);
+}
+
+// examples/grpo_trainer/run_qwen2_5-3b_gsm8k_grpo_lora.sh: FSDP, lora_rank=64 (line 16),
+// lora_alpha=32 (line 17), no target_modules (verl's default all-linear), use_kl_loss (a
+// reference). verl turns LoRA on from lora_rank > 0 (fsdp_workers.py:187-188) and passes
+// r / lora_alpha / target_modules to PEFT (466-467); the reference is the actor with its adapter
+// disabled (ray_trainer.py:299-302, ref_in_actor). Before: lora_rank and lora_alpha were "read but
+// not used", the actor imported as full fine-tuning (`frozen: [] # the actor trains every
+// parameter`) beside a separate reference, its update 56.25 GiB instead of ~36.
+TEST(VerlActorMappingTest, FsdpLoraIsTheActorsAdapter) {
+  auto r = ImportJobFile(Example("run_qwen2_5-3b_gsm8k_grpo_lora.sh"),
+                         Options("H100 SXM", "qwen2.5-math-7b", 2));
+  ASSERT_TRUE(r.ok()) << r.error().Format();
+  EXPECT_EQ(r->job.adapter.kind, AdapterKind::kLora) << r->yaml;
+  EXPECT_EQ(r->job.adapter.rank, 64);
+  EXPECT_EQ(r->job.adapter.alpha, 32);
+  EXPECT_EQ(r->job.adapter.targets, std::vector<std::string>{"all-linear"});
+  EXPECT_NE(SourceOf(*r, "adapter.rank").find("line 16"), std::string::npos)
+      << SourceOf(*r, "adapter.rank");
+  EXPECT_FALSE(AnyContains(r->unused, "lora_rank")) << r->yaml;
+  EXPECT_EQ(RlField(*r, "reference"), "true");
+  EXPECT_EQ(RlField(*r, "reference_in_actor"), "true") << r->rl->yaml;
+  EXPECT_EQ(RlField(*r, "placement.offload_reference"), "(not set)");
+}
+
+// examples/grpo_trainer/run_qwen3moe-30b_megatron_lora.sh: megatron, lora.rank=32 and
+// lora.alpha=64 (lines 48-49), no target_modules: verl's megatron default [linear_qkv,
+// linear_proj, linear_fc1, linear_fc2] (_generated_ppo_megatron_trainer.yaml:352-356), passed to
+// Megatron-Bridge (megatron_workers.py:418). Before: imported as full fine-tuning, the update
+// 77.44 GiB of 79.05 where the adapter strata supports gives 22.51 GiB (hand: ~3.9e9 base
+// parameters a GPU x 16 B of fp32 grads, master and moments = ~58 GiB a LoRA run does not
+// hold), host memory 580.53 GiB a node instead of 143.55.
+TEST(VerlActorMappingTest, MegatronLoraIsTheActorsAdapter) {
+  auto r = ImportJobFile(Example("run_qwen3moe-30b_megatron_lora.sh"),
+                         Options("H100 SXM", "qwen3-30b-a3b", 8));
+  ASSERT_TRUE(r.ok()) << r.error().Format();
+  EXPECT_EQ(r->job.adapter.kind, AdapterKind::kLora) << r->yaml;
+  EXPECT_EQ(r->job.adapter.rank, 32);
+  EXPECT_EQ(r->job.adapter.alpha, 64);
+  EXPECT_EQ(r->job.adapter.targets,
+            (std::vector<std::string>{"linear_qkv", "linear_proj", "linear_fc1", "linear_fc2"}));
+  EXPECT_EQ(RlField(*r, "reference_in_actor"), "true") << r->rl->yaml;
+}
+
 }  // namespace
 }  // namespace strata

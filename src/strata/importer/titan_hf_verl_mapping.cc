@@ -1474,7 +1474,19 @@ Status MapVerl(Settings& s, MapContext& ctx, JobBuilder& job) {
                          "megatron-core's vocab-parallel cross entropy"
                        : "verl computes the log-probabilities itself (flash-attn's fused cross "
                          "entropy: data/memory_overheads.yaml, fused_logprob_frameworks)");
-  job.Default("frozen", "[]", "the actor trains every parameter");
+  bool lora = false;
+  STRATA_RETURN_IF_ERROR(MapVerlAdapter(s, ctx, job, megatron, lora));
+  if (lora && !megatron) {
+    // verl builds the FSDP actor in fp32 (fsdp_workers.py:324-326, torch_dtype float32 for the
+    // actor) and wraps the PEFT model whole, so the frozen base is sharded in fp32 too.
+    job.Note(
+        "verl's FSDP actor holds its frozen LoRA base in fp32 (volcengine/verl@b178a3cd:verl/"
+        "workers/fsdp_workers.py:324-326); strata counts the base at precision.params: 2 bytes "
+        "a base parameter over the FSDP ranks short");
+  }
+  job.Default("frozen", "[]",
+              lora ? "the adapter freezes the base; no other module is frozen"
+                   : "the actor trains every parameter");
   job.Default("mtp", "false", "no MTP in the actor");
   // The rollout and reference sections: not part of the training job; an RL launch's RL job
   // reads them (verl_rl_mapping.cc), any other verl input names them here.

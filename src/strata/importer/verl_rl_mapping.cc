@@ -593,6 +593,17 @@ Status ReadPlacement(Settings& s, VerlRlReader& r, bool megatron, const JobBuild
     return f.key == "reference" && f.value == "true";
   });
   if (!reference) return OkStatus();
+  if (actor.Has("adapter.kind")) {
+    // With LoRA verl makes no reference worker: the reference's log-probs are the actor's
+    // forward with the adapter disabled, on the actor's own weights (ref_in_actor).
+    r.Derived("reference_in_actor", "true",
+              fmt::format("the actor trains a LoRA adapter: verl's ref_in_actor, the actor with "
+                          "its adapter disabled ({}:verl/trainer/ppo/ray_trainer.py:299-302 and "
+                          "874; verl/workers/fsdp_workers.py:1042-1044, megatron_workers.py:"
+                          "840-870): no reference weights of its own",
+                          kVerlCommit));
+    return OkStatus();
+  }
   if (!megatron) {
     r.Derived("placement.offload_reference", "true",
               fmt::format("verl's FSDP reference always runs under FSDP's CPUOffload, whatever "
@@ -641,6 +652,7 @@ std::string RenderRlYaml(const RlImport& rl, const std::string& header) {
                                                  "rollout.enforce_eager",
                                                  "rollout.dtype",
                                                  "reference",
+                                                 "reference_in_actor",
                                                  "remove_padding",
                                                  "placement.mode",
                                                  "placement.rollout_gpus",

@@ -236,7 +236,7 @@ std::string MemoryText(const RlEvaluation& e) {
   return out;
 }
 
-std::string StepText(const RlPlacementResult& r) {
+std::string StepText(const RlSpec& spec, const RlPlacementResult& r) {
   std::string out = fmt::format("\nRL step, {} (s):\n", PlacementName(r));
   if (!r.valid) return out + fmt::format("  not possible: {}\n", r.reason);
   const RlTimes& t = r.times;
@@ -256,7 +256,12 @@ std::string StepText(const RlPlacementResult& r) {
   row("old log-prob", t.old_log_prob,
       t.old_log_prob.value() > 0 ? "forward over every sample (step model)"
                                  : "none: the rollout's log-probs are the old ones (bypass mode)");
-  row("reference", t.reference, "the same forward on the reference weights");
+  // A job without a reference runs no reference pass: no row (it used to print 0.0 s).
+  if (spec.reference_model) {
+    row("reference", t.reference,
+        spec.reference_in_actor ? "the actor's forward with its adapter disabled (ref_in_actor)"
+                                : "the same forward on the reference weights");
+  }
   const bool ppo = r.times.critic_values.value() > 0 || r.times.critic_update.value() > 0;
   if (ppo) {
     row("critic values", t.critic_values,
@@ -563,7 +568,7 @@ std::string RenderRlJson(const RlEvaluation& e) {
 
 std::string RenderRlText(const RlEvaluation& e, bool explain) {
   std::string text = Header(e) + KvLine(e) + MemoryText(e);
-  text += StepText(e.configured);
+  text += StepText(e.spec, e.configured);
   text += PlacementsText(e);
   if (explain) text += ExplainText(e);
   return text;

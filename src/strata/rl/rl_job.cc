@@ -14,9 +14,9 @@ namespace strata {
 namespace {
 
 // The keys of each section, for the unknown-key check and --set.
-const std::vector<std::string> kTopKeys = {"actor",        "algorithm",      "batch",
-                                           "lengths",      "rollout",        "reference",
-                                           "old_log_prob", "remove_padding", "placement"};
+const std::vector<std::string> kTopKeys = {
+    "actor",     "algorithm",    "batch",          "lengths",   "rollout",
+    "reference", "old_log_prob", "remove_padding", "placement", "reference_in_actor"};
 const std::vector<std::string> kActorKeys = {"job", "set"};
 const std::vector<std::string> kBatchKeys = {"prompts",
                                              "samples_per_prompt",
@@ -233,6 +233,9 @@ Status ParseInto(const YAML::Node& root, const std::string& file, RlSpec& spec) 
 
   if (top.Has("reference")) {
     STRATA_ASSIGN_OR_RETURN(spec.reference_model, top.Bool("reference"));
+  }
+  if (top.Has("reference_in_actor")) {
+    STRATA_ASSIGN_OR_RETURN(spec.reference_in_actor, top.Bool("reference_in_actor"));
   }
   if (top.Has("remove_padding")) {
     STRATA_ASSIGN_OR_RETURN(spec.remove_padding, top.Bool("remove_padding"));
