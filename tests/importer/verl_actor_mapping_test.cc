@@ -96,6 +96,45 @@ TEST(VerlActorMappingTest, MegatronRecomputeListsNoContradictingDefault) {
   EXPECT_FALSE(AnyContains(r->defaults, "recompute.granularity")) << r->yaml;
 }
 
+// examples/ppo_trainer/run_deepseek7b_llm_sp2.sh's actor with verl's FSDP offload on (lines 20-21
+// as examples/gmpo_trainer/test_dapo_7b_math.sh:99-100 set them). verl moves the actor's states
+// to the host between phases and loads them all back for the update, where AdamW steps on the
+// GPU (fsdp_workers.py: no CPUOffload for the actor, lines 526 and 552; update_actor loads params
+// and optimizer, 893-898): the actor's job keeps every state on the GPU (sharding.offload_* none)
+// and the RL job's placement.offload_trainer prices the moves. Before: the actor job said
+// offload_param/offload_optimizer: cpu (CPU Adam), its update priced 14.64 GiB instead of 29.12
+// on 8 H100 (hand: fp32 params 3.45 GB + fp32 grads 3.45 GB + moments 6.91 GB = 13.8 GB a GPU
+// for 6.91e9 parameters over 8 ranks left on the host).
+TEST(VerlActorMappingTest, FsdpOffloadIsBetweenPhasesNotDuringTheUpdate) {
+  const std::string script =
+      "python3 -m verl.trainer.main_ppo \\\n"
+      "    algorithm.adv_estimator=gae \\\n"
+      "    data.train_batch_size=1024 \\\n"
+      "    data.max_prompt_length=512 \\\n"
+      "    data.max_response_length=512 \\\n"
+      "    actor_rollout_ref.model.path=deepseek-ai/deepseek-llm-7b-chat \\\n"
+      "    actor_rollout_ref.actor.ppo_mini_batch_size=256 \\\n"
+      "    actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=32 \\\n"
+      "    actor_rollout_ref.model.enable_gradient_checkpointing=True \\\n"
+      "    actor_rollout_ref.actor.fsdp_config.param_offload=True \\\n"
+      "    actor_rollout_ref.actor.fsdp_config.optimizer_offload=True \\\n"
+      "    actor_rollout_ref.rollout.tensor_model_parallel_size=4 \\\n"
+      "    actor_rollout_ref.rollout.name=vllm \\\n"
+      "    trainer.n_gpus_per_node=8 \\\n"
+      "    trainer.nnodes=1\n";
+  auto r = ImportJob(script, "run.sh", Options("H100 SXM", "qwen2.5-math-7b", 8));
+  ASSERT_TRUE(r.ok()) << r.error().Format();
+  EXPECT_EQ(r->job.sharding.offload_param, OffloadTarget::kNone) << r->yaml;
+  EXPECT_EQ(r->job.sharding.offload_optimizer, OffloadTarget::kNone) << r->yaml;
+  EXPECT_TRUE(AnyContains(r->notes, "fsdp_config.optimizer_offload = True")) << r->yaml;
+  ASSERT_TRUE(r->rl.has_value());
+  bool offload_trainer = false;
+  for (const auto& f : r->rl->fields) {
+    if (f.key == "placement.offload_trainer") offload_trainer = f.value == "true";
+  }
+  EXPECT_TRUE(offload_trainer) << r->rl->yaml;
+}
+
 std::string RlField(const ImportReport& r, const std::string& key) {
   if (!r.rl.has_value()) return "(no RL job)";
   for (const auto& f : r.rl->fields) {

@@ -1509,7 +1509,7 @@ Status MapVerl(Settings& s, MapContext& ctx, JobBuilder& job) {
   }
   if (!megatron) {
     // verl's FSDP actor shards parameters, gradients and optimizer states (FSDP1 FULL_SHARD is
-    // ZeRO-3; strategy fsdp2 is FSDP2), and can keep the shards in host memory.
+    // ZeRO-3; strategy fsdp2 is FSDP2).
     job.Set("sharding.mode", strategy == "fsdp2" ? "fsdp2" : "zero3",
             "actor_rollout_ref.actor.strategy = " + strategy);
     // strategy fsdp wraps the model in FullyShardedDataParallel (FSDP1, a FlatParameter per
@@ -1517,15 +1517,6 @@ Status MapVerl(Settings& s, MapContext& ctx, JobBuilder& job) {
     if (strategy == "fsdp" || strategy == "fsdp2") {
       job.Set("sharding.runtime", strategy == "fsdp2" ? "fsdp2" : "fsdp1",
               "actor_rollout_ref.actor.strategy = " + strategy);
-    }
-    for (const auto& [key, field] :
-         {std::pair{"actor_rollout_ref.actor.fsdp_config.param_offload", "sharding.offload_param"},
-          std::pair{"actor_rollout_ref.actor.fsdp_config.optimizer_offload",
-                    "sharding.offload_optimizer"}}) {
-      if (const SourcedValue* v = s.Use(key);
-          v != nullptr && (v->value == "True" || v->value == "true")) {
-        job.Set(field, "cpu", v->source);
-      }
     }
   }
   // megatron-core's CPU optimizer (HybridDeviceOptimizer), as verl passes
@@ -1552,9 +1543,20 @@ Status MapVerl(Settings& s, MapContext& ctx, JobBuilder& job) {
       }
     }
   }
-  for (const char* key : {"actor_rollout_ref.actor.megatron.param_offload",
+  // verl's FSDP param_offload / optimizer_offload move the actor's states to the host between
+  // phases and load them all back for the update, where AdamW steps on the GPU (volcengine/verl@
+  // b178a3cd56f58b2d502255daba591e92833930a7:verl/workers/fsdp_workers.py: the actor gets no
+  // CPUOffload, lines 526 and 552; update_actor loads the parameters and the optimizer, 893-898,
+  // and offloads them after, 928-929): the update holds what an FSDP job without offload holds,
+  // not the training-time offload (and CPU Adam) of the job's sharding.offload_*.
+  for (const char* key : {"actor_rollout_ref.actor.fsdp_config.param_offload",
+                          "actor_rollout_ref.actor.fsdp_config.optimizer_offload",
+                          "actor_rollout_ref.actor.megatron.param_offload",
                           "actor_rollout_ref.actor.megatron.grad_offload",
                           "actor_rollout_ref.actor.megatron.optimizer_offload"}) {
+    if (megatron && std::string_view(key).starts_with("actor_rollout_ref.actor.fsdp_config.")) {
+      continue;
+    }
     if (const SourcedValue* v = s.Use(key);
         v != nullptr && (v->value == "True" || v->value == "true")) {
       job.Note(fmt::format(
