@@ -190,5 +190,22 @@ TEST(VerlActorMappingTest, MegatronLoraIsTheActorsAdapter) {
   EXPECT_EQ(RlField(*r, "reference_in_actor"), "true") << r->rl->yaml;
 }
 
+// examples/gspo_trainer/test_gspo_qwen30b_a3b_ep.sh runs vLLM at TP1 with data_parallel_size 4
+// and expert_parallel_size 4 (lines 138-139): one engine whose routed experts are split 4 ways,
+// which strata rl's TP-only rollout does not model (it would hold the whole 30B model on every
+// GPU: 56.87 GiB of weights instead of ~16.4, and price a 9,782.8 s generation). Refused by key
+// and line, exit 2. Before: both keys "read but not used", rollout.tp 1, exit 0.
+TEST(VerlActorMappingTest, RolloutExpertAndDataParallelismAreRefusedByKey) {
+  ImportOptions o;  // as the audit ran it: --cluster h100-8x8-ib400 --model qwen3-30b-a3b
+  o.cluster = "h100-8x8-ib400";
+  o.model = "qwen3-30b-a3b";
+  o.actor_job_ref = "rl.actor.yaml";
+  auto r = ImportJobFile(Example("test_gspo_qwen30b_a3b_ep.sh"), o);
+  ASSERT_FALSE(r.ok()) << r->yaml;
+  EXPECT_EQ(r.error().field, "actor_rollout_ref.rollout.data_parallel_size") << r.error().Format();
+  EXPECT_EQ(r.error().line, 138) << r.error().Format();
+  EXPECT_NE(r.error().message.find("does not model"), std::string::npos) << r.error().Format();
+}
+
 }  // namespace
 }  // namespace strata
