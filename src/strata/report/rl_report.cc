@@ -653,6 +653,15 @@ std::string RenderVerlLogText(const RlEvaluation& e, const VerlLog& log, const V
                      c.steps == 1 ? "" : "s", c.first_step, c.last_step);
   out += fmt::format("{}: {}\n", SemanticsText(c), c.semantics_source);
   if (!c.batch_mismatch.empty()) out += "warning: " + c.batch_mismatch + "\n";
+  if (c.validation_steps > 0) {
+    out += fmt::format(
+        "{} step{} with timing_s/testing or timing_s/save_checkpoint left out of timing_s/step "
+        "and perf/throughput (verl <= 0.5.x times the validation and the checkpoint inside the "
+        "step): their mean step {}\n",
+        c.validation_steps, c.validation_steps == 1 ? "" : "s",
+        c.validation_step_mean_s ? fmt::format("{:.1f} s", *c.validation_step_mean_s)
+                                 : std::string("not printed"));
+  }
   out += fmt::format("\nmeasured (mean over the log's steps) against strata rl ({}):\n",
                      PlacementName(e.configured));
   return out + PhaseTable(c.rows, log.notes);
@@ -665,6 +674,9 @@ std::string RenderVerlLogJson(const RlEvaluation& e, const VerlLog& log, const V
   j["semantics_source"] = c.semantics_source;
   j["rows"] = PhaseRowsJson(c.rows);
   j["batch_mismatch"] = c.batch_mismatch.empty() ? Json(nullptr) : Json(c.batch_mismatch);
+  j["validation_steps"] = c.validation_steps;
+  j["validation_step_mean_s"] =
+      c.validation_step_mean_s ? JsonNumber(*c.validation_step_mean_s) : Json(nullptr);
   j["notes"] = log.notes;
   return DumpJson(j);
 }
