@@ -207,5 +207,22 @@ TEST(VerlActorMappingTest, RolloutExpertAndDataParallelismAreRefusedByKey) {
   EXPECT_NE(r.error().message.find("does not model"), std::string::npos) << r.error().Format();
 }
 
+// The same example on verl's default 8 GPUs: verl itself refuses it (fsdp_workers.py:255,
+// "normalized ppo_mini_batch_size 4 should be divisible by ppo_micro_batch_size_per_gpu 8": 32 x
+// n 1 // 8 ranks = 4). Refused with verl's reason, naming the launch's key. Before: "strata import
+// wrote a job it cannot read back (a fault of the importer ...)".
+TEST(VerlActorMappingTest, AMiniBatchVerlRefusesIsRefusedWithVerlsReason) {
+  auto r = ImportJob(kRolloutCorr, "run.sh", Options("H100 SXM", "qwen2.5-math-7b", 8));
+  ASSERT_FALSE(r.ok()) << r->yaml;
+  EXPECT_EQ(r.error().field, "actor_rollout_ref.actor.ppo_mini_batch_size") << r.error().Format();
+  EXPECT_NE(r.error().message.find("normalized ppo_mini_batch_size 4 (= 32 x rollout.n 1 // 8 "
+                                   "data-parallel ranks) should be divisible by "
+                                   "ppo_micro_batch_size_per_gpu 8"),
+            std::string::npos)
+      << r.error().Format();
+  EXPECT_EQ(r.error().Format().find("fault of the importer"), std::string::npos)
+      << r.error().Format();
+}
+
 }  // namespace
 }  // namespace strata

@@ -91,6 +91,39 @@ Status VerlGlobalMicroBatch(Settings& s, JobBuilder& job, int64_t model_parallel
   return OkStatus();
 }
 
+// verl's own check of the FSDP actor's batches (volcengine/verl@
+// b178a3cd56f58b2d502255daba591e92833930a7:verl/workers/fsdp_workers.py:241-261): the mini batch
+// x rollout.n, divided by the data-parallel ranks (GPUs / ulysses), must be a positive multiple of
+// ppo_micro_batch_size_per_gpu. A launch that fails it never runs: refused with verl's words,
+// naming the launch's keys (not as a job strata wrote wrong).
+Status CheckVerlFsdpMiniBatch(Settings& s, const JobBuilder& job, int64_t mini, int64_t n) {
+  STRATA_ASSIGN_OR_RETURN(const int64_t dp, job.GetPositiveInt("parallel.dp"));
+  STRATA_ASSIGN_OR_RETURN(const int64_t micro, job.GetPositiveInt("batch.micro_batch"));
+  // verl's driver checks the whole batch over the GPUs first (RayPPOTrainer._validate_config):
+  // a launch that fails that is refused by the RL job's own check, which names it.
+  STRATA_ASSIGN_OR_RETURN(const int64_t prompts, IntSetting(s, "data.train_batch_size", 1024));
+  STRATA_ASSIGN_OR_RETURN(const int64_t cp, job.GetPositiveInt("parallel.cp"));
+  if ((prompts * n) % (dp * cp) != 0) return OkStatus();
+  const int64_t samples = mini * n;
+  const int64_t normalized = samples / dp;
+  if (normalized > 0 && normalized % micro == 0) return OkStatus();
+  const std::string mini_key = "actor_rollout_ref.actor.ppo_mini_batch_size";
+  const SourcedValue* mini_v = s.Use(mini_key);
+  const SourcedValue* micro_v = s.Use("actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu");
+  return InvalidInput(
+             fmt::format("verl refuses this launch: normalized ppo_mini_batch_size {} (= {} x "
+                         "rollout.n {} // {} data-parallel ranks) {} ppo_micro_batch_size_per_gpu "
+                         "{} ({}; {})",
+                         normalized, mini, n, dp,
+                         normalized > 0 ? "should be divisible by" : "should be larger than 0 for",
+                         micro, mini_v != nullptr ? mini_v->source : "verl's default 256",
+                         micro_v != nullptr ? micro_v->source : "the micro batch"))
+      .InField(mini_key)
+      .WithHint(
+          "volcengine/verl@b178a3cd56f58b2d502255daba591e92833930a7:verl/workers/"
+          "fsdp_workers.py:255; change the mini batch, the micro batch or the GPUs");
+}
+
 Status SetModel(Settings& s, MapContext& ctx, JobBuilder& job, const char* key) {
   if (!ctx.options->model.empty()) {
     job.Set("model", ctx.options->model, "--model of strata import");
@@ -1568,6 +1601,10 @@ Status MapVerl(Settings& s, MapContext& ctx, JobBuilder& job) {
     }
   }
   STRATA_RETURN_IF_ERROR(FinishCommon(s, ctx, job, tp * pp * cp));
+  // (A one-step-off split trains on part of the cluster: its ranks are not the job's DP.)
+  if (!dynamic && !megatron && !ctx.verl_split) {
+    STRATA_RETURN_IF_ERROR(CheckVerlFsdpMiniBatch(s, job, mini, n));
+  }
   if (dynamic) {
     STRATA_RETURN_IF_ERROR(
         PackVerlMicroBatches(s, job, *dynamic_v, megatron, mini * n, prompt + response, cp));
