@@ -224,5 +224,47 @@ TEST(VerlActorMappingTest, AMiniBatchVerlRefusesIsRefusedWithVerlsReason) {
       << r.error().Format();
 }
 
+// The launch leaves rollout.enforce_eager and max_num_seqs to verl's defaults: the table's
+// 008db456 config says true and 1024, while verl changed them to false (ff6978c14, 2025-08-08)
+// and 256 (e9405d70, 2026-01-24; b178a3cd _generated_ppo_trainer.yaml:203 and :212). The RL job
+// says so. Before: nothing said it (docs/rl.md named enforce_eager alone).
+TEST(VerlActorMappingTest, RolloutDefaultsOfAnOlderReleaseAreSaid) {
+  auto r = ImportJob(kRolloutCorr, "run.sh", Options("H100 SXM", "qwen2.5-math-7b", 4));
+  ASSERT_TRUE(r.ok()) << r.error().Format();
+  ASSERT_TRUE(r->rl.has_value());
+  EXPECT_TRUE(AnyContains(r->rl->notes,
+                          "rollout.enforce_eager true and rollout.max_num_seqs 1024 "
+                          "are verl's defaults of volcengine/verl@008db456"))
+      << r->rl->yaml;
+}
+
+// examples/ppo_trainer/run_deepseek7b_llm_sp2.sh sets critic.ppo_micro_batch_size_per_gpu=64
+// (its line 32) beside the actor's 32; the critic's update is priced on the actor's job, at 32.
+// The RL job says so. Before: "read but not used", the critic's micro batch memory 2x under
+// verl's without a word.
+TEST(VerlActorMappingTest, TheCriticsOwnMicroBatchIsSaid) {
+  const std::string script =
+      "python3 -m verl.trainer.main_ppo \\\n"
+      "    algorithm.adv_estimator=gae \\\n"
+      "    data.train_batch_size=1024 \\\n"
+      "    actor_rollout_ref.model.path=deepseek-ai/deepseek-llm-7b-chat \\\n"
+      "    actor_rollout_ref.actor.ppo_mini_batch_size=256 \\\n"
+      "    actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=32 \\\n"
+      "    critic.model.path=deepseek-ai/deepseek-llm-7b-chat \\\n"
+      "    critic.ppo_micro_batch_size_per_gpu=64 \\\n"
+      "    trainer.n_gpus_per_node=8 \\\n"
+      "    trainer.nnodes=1\n";
+  auto r = ImportJob(script, "run.sh", Options("H100 SXM", "qwen2.5-math-7b", 8));
+  ASSERT_TRUE(r.ok()) << r.error().Format();
+  ASSERT_TRUE(r->rl.has_value());
+  EXPECT_TRUE(AnyContains(r->rl->notes,
+                          "critic.ppo_micro_batch_size_per_gpu = 64 "
+                          "(critic.ppo_micro_batch_size_per_gpu (line 8)): the "
+                          "critic's update is priced on the actor's job, at its "
+                          "micro batch 32 a GPU"))
+      << r->rl->yaml;
+  EXPECT_FALSE(AnyContains(r->unused, "critic.ppo_micro_batch_size_per_gpu")) << r->yaml;
+}
+
 }  // namespace
 }  // namespace strata

@@ -222,6 +222,17 @@ Status ReadAlgorithm(Settings& s, VerlRlReader& r, const JobBuilder& actor) {
                         path->value, path->source, actor.Get("model")));
       }
     }
+    // The critic's update runs on the actor's job, so at the actor's micro batch: a launch that
+    // gives the critic its own says what the critic's memory and time are priced at.
+    if (const SourcedValue* micro = s.Use("critic.ppo_micro_batch_size_per_gpu");
+        micro != nullptr && micro->value != "null" && micro->value != "None" &&
+        micro->value != actor.Get("batch.micro_batch")) {
+      r.Note(fmt::format(
+          "critic.ppo_micro_batch_size_per_gpu = {} ({}): the critic's update is priced on the "
+          "actor's job, at its micro batch {} a GPU (without use_dynamic_bsz; under it, at the "
+          "critic's token budget)",
+          micro->value, micro->source, actor.Get("batch.micro_batch")));
+    }
   }
   return OkStatus();
 }
@@ -479,6 +490,19 @@ Status ReadRollout(Settings& s, VerlRlReader& r, bool dynamic) {
   STRATA_ASSIGN_OR_RETURN(VerlValue eager_v, r.Get(ro + "enforce_eager"));
   STRATA_ASSIGN_OR_RETURN(bool eager, r.Bool(eager_v));
   r.Set("rollout.enforce_eager", eager ? "true" : "false", eager_v);
+  // The defaults table's config predates two changes of these defaults: a launch of a later
+  // release runs vLLM with CUDA graphs and at most 256 sequences (deepseek-7b PPO: generation
+  // 17.2 s there against 23.1 s at true / 1024).
+  if (eager_v.defaulted || seqs_v.defaulted) {
+    r.Note(fmt::format(
+        "{}{}{} are verl's defaults of {}; verl changed them to enforce_eager false "
+        "(volcengine/verl@ff6978c14, 2025-08-08) and max_num_seqs 256 (e9405d70, 2026-01-24): "
+        "a launch of a later release runs those, set them in the RL job to price it",
+        eager_v.defaulted ? fmt::format("rollout.enforce_eager {}", eager_v.value) : "",
+        eager_v.defaulted && seqs_v.defaulted ? " and " : "",
+        seqs_v.defaulted ? fmt::format("rollout.max_num_seqs {}", seqs_v.value) : "",
+        r.DefaultsSource()));
+  }
   STRATA_ASSIGN_OR_RETURN(VerlValue dtype_v, r.Get(ro + "dtype"));
   const std::string dtype = RolloutDtype(dtype_v.value);
   if (dtype.empty()) {
