@@ -331,8 +331,8 @@ std::string_view RlPlacementName(RlPlacement p) {
 
 const std::vector<std::string>& RlSpecKeys() {
   static const std::vector<std::string> keys = [] {
-    std::vector<std::string> k = {"algorithm", "reference", "old_log_prob", "remove_padding",
-                                  "actor.job"};
+    std::vector<std::string> k = {"algorithm",    "reference",      "reference_in_actor",
+                                  "old_log_prob", "remove_padding", "actor.job"};
     for (const auto& s : kBatchKeys) k.push_back("batch." + s);
     for (const auto& s : kLengthKeys) k.push_back("lengths." + s);
     for (const auto& s : kRolloutKeys) k.push_back("rollout." + s);
