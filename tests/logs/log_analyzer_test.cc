@@ -349,5 +349,31 @@ TEST(LogAnalyzer, NothingRecognised) {
   EXPECT_TRUE(s.anomalies.empty());
 }
 
+// verl up to v0.5.x validates inside the step timer (ray_trainer.py fit() at
+// volcengine/verl@f0964b665) and prints timing_s/testing on the line: steps 5 and 10 of ten
+// 1,238.5 s iterations validated for 900 s (2,138.5 s). They are said apart, not judged and not
+// steady: the steady iteration is the other steps' 1,238.5 s and nothing is lost to slow steps.
+// Before: "15m 0s to slow steps" and a throughput_drop on step 10 (step 5 not flagged), the
+// steady iteration 1,367.07 s.
+TEST(LogAnalyzer, VerlValidationStepsAreSaidApart) {
+  std::string text;
+  for (int i = 1; i <= 10; ++i) {
+    const bool test = i % 5 == 0;
+    text +=
+        "step:" + std::to_string(i) +
+        " - actor/grad_norm:0.1 - timing_s/gen:611.87 - timing_s/update_actor:468.2" +
+        (test ? " - timing_s/testing:900.0 - timing_s/step:2138.5" : " - timing_s/step:1238.5") +
+        "\n";
+  }
+  const LogSummary s = AnalyzeText(text);
+  EXPECT_TRUE(s.anomalies.empty()) << s.anomalies.front().message;
+  ASSERT_EQ(s.ranks.size(), 1u);
+  EXPECT_EQ(s.ranks[0].validation_records, 2);
+  EXPECT_NEAR(s.ranks[0].validation_s, 1800.0, 1e-9);
+  EXPECT_EQ(s.ranks[0].drop_lost_s, 0.0);
+  ASSERT_TRUE(s.ranks[0].rl_iteration_s.Mean().has_value());
+  EXPECT_NEAR(*s.ranks[0].rl_iteration_s.Mean(), 1238.5, 1e-9);
+}
+
 }  // namespace
 }  // namespace strata

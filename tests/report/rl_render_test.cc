@@ -57,5 +57,17 @@ TEST(RlRenderTest, DynamicBatchSaysItsLargestMicroBatch) {
       << RenderRlJson(e);
 }
 
+// The step table's reference row names what runs: the actor with its adapter disabled, and no row
+// at all for a job without a reference. Before: every job printed "reference 0.0 ... the same
+// forward on the reference weights", a reference-free one too.
+TEST(RlRenderTest, TheStepTableNamesTheReferenceThatRuns) {
+  const std::string none = RenderRlText(Evaluate({"reference=false"}), false);
+  EXPECT_EQ(none.find("the same forward on the reference weights"), std::string::npos) << none;
+  const std::string own = RenderRlText(Evaluate({"reference_in_actor=true"}), false);
+  EXPECT_NE(own.find("the actor's forward with its adapter disabled"), std::string::npos) << own;
+  const std::string separate = RenderRlText(Evaluate({}), false);
+  EXPECT_NE(separate.find("the same forward on the reference weights"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace strata

@@ -3,6 +3,7 @@
 // text; predictions are worked out from the reference RL job's values.
 #include "strata/rl/verl_log.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <string>
@@ -272,6 +273,44 @@ TEST(VerlLogTest, AnotherBatchIsSaidAndNotScored) {
   const VerlComparison d = CompareVerlLog(Reference(), *same, std::nullopt);
   EXPECT_TRUE(d.batch_mismatch.empty()) << d.batch_mismatch;
   EXPECT_TRUE(d.rows[0].error.has_value());
+}
+
+// verl up to v0.5.x runs the validation (and the checkpoint) inside the step timer
+// (volcengine/verl@f0964b665, ray_trainer.py fit(): `with marked_timer("testing", ...)` inside
+// `with marked_timer("step", ...)`) and prints timing_s/testing on the same line. Ten steps of
+// 1,238.5 s (the reference format's verl line), steps 5 and 10 validating for 900 s: 2,138.5 s
+// each. The measured step is the 8 others' 1,238.5 s and their throughput 170.57, the 2
+// validation steps are said apart (mean 2,138.5 s). Before: timing_s/testing was read nowhere and
+// the step averaged (8 x 1238.5 + 2 x 2138.5) / 10 = 1,418.5 s (+14.5 %).
+TEST(VerlLogTest, ValidationStepsAreLeftOutOfTheMeasuredStep) {
+  std::string text;
+  for (int s = 1; s <= 10; ++s) {
+    const bool test = s % 5 == 0;
+    text += fmt::format(
+        "step:{} - timing_s/gen:611.87 - timing_s/old_log_prob:73.4 - timing_s/ref:72.9 - "
+        "timing_s/update_actor:468.2{} - timing_s/step:{} - perf/throughput:{}\n",
+        s, test ? " - timing_s/testing:900.0" : "", test ? "2138.5" : "1238.5",
+        test ? "98.79" : "170.57");
+  }
+  auto log = ParseVerlLog(text);
+  ASSERT_TRUE(log.ok()) << log.error().Format();
+  const VerlComparison c = CompareVerlLog(Reference(), *log, std::nullopt);
+  EXPECT_EQ(c.steps, 10);
+  EXPECT_EQ(c.validation_steps, 2);
+  ASSERT_TRUE(c.validation_step_mean_s.has_value());
+  EXPECT_NEAR(*c.validation_step_mean_s, 2138.5, 1e-9);
+  for (const VerlPhaseRow& r : c.rows) {
+    if (r.key == "timing_s/step") {
+      EXPECT_NEAR(*r.measured, 1238.5, 1e-9);
+      EXPECT_EQ(r.measured_steps, 8);
+    }
+    if (r.key == "perf/throughput") {
+      EXPECT_NEAR(*r.measured, 170.57, 1e-9);
+    }
+    if (r.key == "timing_s/gen") {
+      EXPECT_EQ(r.measured_steps, 10);  // untouched by validation
+    }
+  }
 }
 
 }  // namespace

@@ -299,6 +299,75 @@ Status MapMegatronSwiftAdapter(Settings& s, const MapContext& ctx, JobBuilder& j
   return OkStatus();
 }
 
+// verl's LoRA (volcengine/verl@b178a3cd56f58b2d502255daba591e92833930a7). The FSDP workers read
+// actor_rollout_ref.model.lora_rank (fsdp_workers.py:187-188, LoRA when above 0), lora_alpha and
+// target_modules into PEFT's LoraConfig (466-467; _generated_ppo_trainer.yaml:307-309 defaults
+// 0, 16, all-linear); the megatron workers pass actor_rollout_ref.model.lora to Megatron-Bridge
+// (megatron_workers.py:418; _generated_ppo_megatron_trainer.yaml:346-356 defaults rank 0, alpha
+// 32, dropout 0.0, target_modules [linear_qkv, linear_proj, linear_fc1, linear_fc2]).
+Status MapVerlAdapter(Settings& s, const MapContext& ctx, JobBuilder& job, bool megatron,
+                      bool& on) {
+  on = false;
+  const std::string model = "actor_rollout_ref.model.";
+  const std::string rank_key = model + (megatron ? "lora.rank" : "lora_rank");
+  const SourcedValue* rank_v = s.Use(rank_key);
+  if (rank_v == nullptr) return OkStatus();
+  STRATA_ASSIGN_OR_RETURN(std::optional<int64_t> rank, s.Int(rank_key));
+  if (!rank.has_value() || *rank < 0) {
+    return InvalidInput(fmt::format("{} = '{}': expected a whole number of at least 0",
+                                    rank_v->source, rank_v->value))
+        .InField(rank_key);
+  }
+  if (*rank == 0) return OkStatus();  // verl's "no LoRA"
+  on = true;
+  const std::string defaults = fmt::format(
+      "volcengine/verl@b178a3cd56f58b2d502255daba591e92833930a7:verl/trainer/config/{}",
+      megatron ? "_generated_ppo_megatron_trainer.yaml" : "_generated_ppo_trainer.yaml");
+  job.Set("adapter.kind", "lora", rank_v->source + " above 0");
+  job.Set("adapter.rank", std::to_string(*rank), rank_v->source);
+  AdapterNumber(
+      s, job,
+      megatron ? "actor_rollout_ref.model.lora.alpha" : "actor_rollout_ref.model.lora_alpha",
+      "adapter.alpha", megatron ? "32" : "16",
+      fmt::format("verl's {} defaults to {} ({}:{})", megatron ? "lora.alpha" : "lora_alpha",
+                  megatron ? 32 : 16, defaults, megatron ? 350 : 308));
+  if (!megatron) {
+    return MapAdapterTargets(
+        s.Use(model + "target_modules"), ctx, job, "[all-linear]",
+        fmt::format("verl's target_modules defaults to all-linear ({}:309)", defaults));
+  }
+  AdapterNumber(s, job, "actor_rollout_ref.model.lora.dropout", "adapter.dropout", "0",
+                fmt::format("verl's lora.dropout defaults to 0.0 ({}:351)", defaults));
+  if (const SourcedValue* type = s.Use(model + "lora.type");
+      type != nullptr && type->value != "lora") {
+    job.Note(fmt::format("{} = {} ({}): priced as lora on megatron-core's fused linears",
+                         model + "lora.type", type->value, type->source));
+  }
+  for (const std::string& o : ctx.options->overrides) {
+    if (o.starts_with("adapter.targets=")) return OkStatus();  // set after the mapping
+  }
+  const SourcedValue* v = s.Use(model + "lora.target_modules");
+  if (v == nullptr) {
+    job.Default("adapter.targets", "[linear_qkv, linear_proj, linear_fc1, linear_fc2]",
+                fmt::format("verl's lora.target_modules ({}:352-356)", defaults));
+    return OkStatus();
+  }
+  const std::vector<std::string>& known = MegatronTargetNames();
+  const std::vector<std::string> names = ListWords(v->value);
+  for (const std::string& name : names) {
+    if (std::find(known.begin(), known.end(), name) == known.end()) {
+      return InvalidInput(fmt::format("lora.target_modules '{}' ({}): strata models adapters on "
+                                      "megatron-core's {}",
+                                      name, v->source, fmt::join(known, ", ")))
+          .InField(model + "lora.target_modules")
+          .WithHint(DidYouMeanHint(name, known));
+    }
+  }
+  if (names.empty()) return InvalidInput(fmt::format("{} names no layer", v->source));
+  job.Set("adapter.targets", fmt::format("[{}]", fmt::join(names, ", ")), v->source);
+  return OkStatus();
+}
+
 Status MapAdapter(Settings& s, const MapContext& ctx, JobBuilder& job) {
   if (s.Has("use_peft")) {
     // TRL's ModelConfig (huggingface/trl trl/trainer/model_config.py): use_peft, lora_r 16,

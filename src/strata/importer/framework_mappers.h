@@ -54,6 +54,11 @@ Status MapAdapter(Settings& s, const MapContext& ctx, JobBuilder& job);
 /// Megatron-SWIFT's defaults.
 Status MapMegatronSwiftAdapter(Settings& s, const MapContext& ctx, JobBuilder& job);
 
+/// verl's LoRA on the actor (FSDP: model.lora_rank, lora_alpha, target_modules; megatron:
+/// model.lora.rank, alpha, dropout, target_modules), with verl's defaults; `on` says whether the
+/// launch trains adapters (a rank above 0).
+Status MapVerlAdapter(Settings& s, const MapContext& ctx, JobBuilder& job, bool megatron, bool& on);
+
 /// ms-swift's train_type (LoRA, ...) and quant_bits: run modes strata does not model, named as
 /// approximations of the import.
 void NoteTuningMode(Settings& s, JobBuilder& job);

@@ -91,6 +91,39 @@ Status VerlGlobalMicroBatch(Settings& s, JobBuilder& job, int64_t model_parallel
   return OkStatus();
 }
 
+// verl's own check of the FSDP actor's batches (volcengine/verl@
+// b178a3cd56f58b2d502255daba591e92833930a7:verl/workers/fsdp_workers.py:241-261): the mini batch
+// x rollout.n, divided by the data-parallel ranks (GPUs / ulysses), must be a positive multiple of
+// ppo_micro_batch_size_per_gpu. A launch that fails it never runs: refused with verl's words,
+// naming the launch's keys (not as a job strata wrote wrong).
+Status CheckVerlFsdpMiniBatch(Settings& s, const JobBuilder& job, int64_t mini, int64_t n) {
+  STRATA_ASSIGN_OR_RETURN(const int64_t dp, job.GetPositiveInt("parallel.dp"));
+  STRATA_ASSIGN_OR_RETURN(const int64_t micro, job.GetPositiveInt("batch.micro_batch"));
+  // verl's driver checks the whole batch over the GPUs first (RayPPOTrainer._validate_config):
+  // a launch that fails that is refused by the RL job's own check, which names it.
+  STRATA_ASSIGN_OR_RETURN(const int64_t prompts, IntSetting(s, "data.train_batch_size", 1024));
+  STRATA_ASSIGN_OR_RETURN(const int64_t cp, job.GetPositiveInt("parallel.cp"));
+  if ((prompts * n) % (dp * cp) != 0) return OkStatus();
+  const int64_t samples = mini * n;
+  const int64_t normalized = samples / dp;
+  if (normalized > 0 && normalized % micro == 0) return OkStatus();
+  const std::string mini_key = "actor_rollout_ref.actor.ppo_mini_batch_size";
+  const SourcedValue* mini_v = s.Use(mini_key);
+  const SourcedValue* micro_v = s.Use("actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu");
+  return InvalidInput(
+             fmt::format("verl refuses this launch: normalized ppo_mini_batch_size {} (= {} x "
+                         "rollout.n {} // {} data-parallel ranks) {} ppo_micro_batch_size_per_gpu "
+                         "{} ({}; {})",
+                         normalized, mini, n, dp,
+                         normalized > 0 ? "should be divisible by" : "should be larger than 0 for",
+                         micro, mini_v != nullptr ? mini_v->source : "verl's default 256",
+                         micro_v != nullptr ? micro_v->source : "the micro batch"))
+      .InField(mini_key)
+      .WithHint(
+          "volcengine/verl@b178a3cd56f58b2d502255daba591e92833930a7:verl/workers/"
+          "fsdp_workers.py:255; change the mini batch, the micro batch or the GPUs");
+}
+
 Status SetModel(Settings& s, MapContext& ctx, JobBuilder& job, const char* key) {
   if (!ctx.options->model.empty()) {
     job.Set("model", ctx.options->model, "--model of strata import");
@@ -1391,21 +1424,38 @@ Status MapVerl(Settings& s, MapContext& ctx, JobBuilder& job) {
       fmt::format("data.max_prompt_length {} + data.max_response_length {}", prompt, response));
   if (!dynamic) job.Default("sequence.packing", "false", "one prompt + response per row");
   bool ckpt = false;
+  // The megatron actor's TransformerConfig overrides win over enable_gradient_checkpointing:
+  // verl passes override_transformer_config to megatron-core as written.
+  const std::string tc = "actor_rollout_ref.actor.megatron.override_transformer_config.";
+  const SourcedValue* tc_granularity = megatron ? s.Use(tc + "recompute_granularity") : nullptr;
+  const bool tc_sets_granularity = tc_granularity != nullptr && tc_granularity->value != "null" &&
+                                   tc_granularity->value != "None";
   if (s.Has("actor_rollout_ref.model.enable_gradient_checkpointing")) {
     const std::string src = s.Use("actor_rollout_ref.model.enable_gradient_checkpointing")->source;
     STRATA_ASSIGN_OR_RETURN(auto v,
                             s.Bool("actor_rollout_ref.model.enable_gradient_checkpointing"));
     ckpt = *v;
     job.Set("recompute.granularity", ckpt ? "full" : "none", src);
-  } else {
-    job.Default("recompute.granularity", "none", "enable_gradient_checkpointing defaults to false");
+  } else if (!megatron) {
+    // verl's FSDP actor checkpoints every decoder layer unless the launch says otherwise
+    // (ppo_trainer.yaml's enable_gradient_checkpointing: True since volcengine/verl@9fca71d2;
+    // fsdp_workers.py then calls gradient_checkpointing_enable on the HF model).
+    STRATA_ASSIGN_OR_RETURN(
+        VerlDefault d,
+        VerlDefaultOf(false, "actor_rollout_ref.model.enable_gradient_checkpointing"));
+    ckpt = d.value == "true" || d.value == "True";
+    job.Default(
+        "recompute.granularity", ckpt ? "full" : "none",
+        fmt::format("verl's actor_rollout_ref.model.enable_gradient_checkpointing = {} ({})",
+                    d.value, d.source));
+  } else if (!tc_sets_granularity) {
+    // verl's megatron workers never read enable_gradient_checkpointing: what megatron-core
+    // recomputes comes from override_transformer_config alone (its default: nothing).
+    job.Default("recompute.granularity", "none",
+                "override_transformer_config.recompute_granularity not set: megatron-core "
+                "recomputes nothing");
   }
-  // The megatron actor's TransformerConfig overrides win over enable_gradient_checkpointing:
-  // verl passes override_transformer_config to megatron-core as written.
-  const std::string tc = "actor_rollout_ref.actor.megatron.override_transformer_config.";
-  const SourcedValue* tc_granularity = megatron ? s.Use(tc + "recompute_granularity") : nullptr;
-  if (tc_granularity != nullptr && tc_granularity->value != "null" &&
-      tc_granularity->value != "None") {
+  if (tc_sets_granularity) {
     const std::string& g = tc_granularity->value;
     if (g != "full" && g != "selective") {
       return InvalidInput("unknown recompute_granularity '" + g + "'; expected full or selective")
@@ -1457,7 +1507,19 @@ Status MapVerl(Settings& s, MapContext& ctx, JobBuilder& job) {
                          "megatron-core's vocab-parallel cross entropy"
                        : "verl computes the log-probabilities itself (flash-attn's fused cross "
                          "entropy: data/memory_overheads.yaml, fused_logprob_frameworks)");
-  job.Default("frozen", "[]", "the actor trains every parameter");
+  bool lora = false;
+  STRATA_RETURN_IF_ERROR(MapVerlAdapter(s, ctx, job, megatron, lora));
+  if (lora && !megatron) {
+    // verl builds the FSDP actor in fp32 (fsdp_workers.py:324-326, torch_dtype float32 for the
+    // actor) and wraps the PEFT model whole, so the frozen base is sharded in fp32 too.
+    job.Note(
+        "verl's FSDP actor holds its frozen LoRA base in fp32 (volcengine/verl@b178a3cd:verl/"
+        "workers/fsdp_workers.py:324-326); strata counts the base at precision.params: 2 bytes "
+        "a base parameter over the FSDP ranks short");
+  }
+  job.Default("frozen", "[]",
+              lora ? "the adapter freezes the base; no other module is frozen"
+                   : "the actor trains every parameter");
   job.Default("mtp", "false", "no MTP in the actor");
   // The rollout and reference sections: not part of the training job; an RL launch's RL job
   // reads them (verl_rl_mapping.cc), any other verl input names them here.
@@ -1480,7 +1542,7 @@ Status MapVerl(Settings& s, MapContext& ctx, JobBuilder& job) {
   }
   if (!megatron) {
     // verl's FSDP actor shards parameters, gradients and optimizer states (FSDP1 FULL_SHARD is
-    // ZeRO-3; strategy fsdp2 is FSDP2), and can keep the shards in host memory.
+    // ZeRO-3; strategy fsdp2 is FSDP2).
     job.Set("sharding.mode", strategy == "fsdp2" ? "fsdp2" : "zero3",
             "actor_rollout_ref.actor.strategy = " + strategy);
     // strategy fsdp wraps the model in FullyShardedDataParallel (FSDP1, a FlatParameter per
@@ -1488,15 +1550,6 @@ Status MapVerl(Settings& s, MapContext& ctx, JobBuilder& job) {
     if (strategy == "fsdp" || strategy == "fsdp2") {
       job.Set("sharding.runtime", strategy == "fsdp2" ? "fsdp2" : "fsdp1",
               "actor_rollout_ref.actor.strategy = " + strategy);
-    }
-    for (const auto& [key, field] :
-         {std::pair{"actor_rollout_ref.actor.fsdp_config.param_offload", "sharding.offload_param"},
-          std::pair{"actor_rollout_ref.actor.fsdp_config.optimizer_offload",
-                    "sharding.offload_optimizer"}}) {
-      if (const SourcedValue* v = s.Use(key);
-          v != nullptr && (v->value == "True" || v->value == "true")) {
-        job.Set(field, "cpu", v->source);
-      }
     }
   }
   // megatron-core's CPU optimizer (HybridDeviceOptimizer), as verl passes
@@ -1523,9 +1576,20 @@ Status MapVerl(Settings& s, MapContext& ctx, JobBuilder& job) {
       }
     }
   }
-  for (const char* key : {"actor_rollout_ref.actor.megatron.param_offload",
+  // verl's FSDP param_offload / optimizer_offload move the actor's states to the host between
+  // phases and load them all back for the update, where AdamW steps on the GPU (volcengine/verl@
+  // b178a3cd56f58b2d502255daba591e92833930a7:verl/workers/fsdp_workers.py: the actor gets no
+  // CPUOffload, lines 526 and 552; update_actor loads the parameters and the optimizer, 893-898,
+  // and offloads them after, 928-929): the update holds what an FSDP job without offload holds,
+  // not the training-time offload (and CPU Adam) of the job's sharding.offload_*.
+  for (const char* key : {"actor_rollout_ref.actor.fsdp_config.param_offload",
+                          "actor_rollout_ref.actor.fsdp_config.optimizer_offload",
+                          "actor_rollout_ref.actor.megatron.param_offload",
                           "actor_rollout_ref.actor.megatron.grad_offload",
                           "actor_rollout_ref.actor.megatron.optimizer_offload"}) {
+    if (megatron && std::string_view(key).starts_with("actor_rollout_ref.actor.fsdp_config.")) {
+      continue;
+    }
     if (const SourcedValue* v = s.Use(key);
         v != nullptr && (v->value == "True" || v->value == "true")) {
       job.Note(fmt::format(
@@ -1537,6 +1601,10 @@ Status MapVerl(Settings& s, MapContext& ctx, JobBuilder& job) {
     }
   }
   STRATA_RETURN_IF_ERROR(FinishCommon(s, ctx, job, tp * pp * cp));
+  // (A one-step-off split trains on part of the cluster: its ranks are not the job's DP.)
+  if (!dynamic && !megatron && !ctx.verl_split) {
+    STRATA_RETURN_IF_ERROR(CheckVerlFsdpMiniBatch(s, job, mini, n));
+  }
   if (dynamic) {
     STRATA_RETURN_IF_ERROR(
         PackVerlMicroBatches(s, job, *dynamic_v, megatron, mini * n, prompt + response, cp));

@@ -222,6 +222,17 @@ Status ReadAlgorithm(Settings& s, VerlRlReader& r, const JobBuilder& actor) {
                         path->value, path->source, actor.Get("model")));
       }
     }
+    // The critic's update runs on the actor's job, so at the actor's micro batch: a launch that
+    // gives the critic its own says what the critic's memory and time are priced at.
+    if (const SourcedValue* micro = s.Use("critic.ppo_micro_batch_size_per_gpu");
+        micro != nullptr && micro->value != "null" && micro->value != "None" &&
+        micro->value != actor.Get("batch.micro_batch")) {
+      r.Note(fmt::format(
+          "critic.ppo_micro_batch_size_per_gpu = {} ({}): the critic's update is priced on the "
+          "actor's job, at its micro batch {} a GPU (without use_dynamic_bsz; under it, at the "
+          "critic's token budget)",
+          micro->value, micro->source, actor.Get("batch.micro_batch")));
+    }
   }
   return OkStatus();
 }
@@ -445,6 +456,31 @@ Status ReadRollout(Settings& s, VerlRlReader& r, bool dynamic) {
   STRATA_ASSIGN_OR_RETURN(VerlValue tp_v, r.Get(ro + "tensor_model_parallel_size"));
   STRATA_ASSIGN_OR_RETURN(int64_t tp, r.PositiveInt(tp_v));
   r.Set("rollout.tp", std::to_string(tp), tp_v);
+  // vLLM's data and expert parallelism (rollout.data_parallel_size, expert_parallel_size: verl
+  // b178a3cd _generated_ppo_trainer.yaml:207-208, default 1) make one engine of TP x DP GPUs whose
+  // routed experts are split EP ways: strata rl's rollout is TP instances holding the whole
+  // model each, so a generation time priced on it is not the launch's (Qwen3-30B-A3B at TP1 DP4
+  // EP4: 56.87 GiB of weights a GPU instead of ~16.4, 3 sequences at once instead of ~44).
+  // Refused by key and line rather than printed as the job's.
+  for (const char* key : {"data_parallel_size", "expert_parallel_size"}) {
+    const SourcedValue* v = s.Use(ro + key);
+    if (v == nullptr) continue;
+    STRATA_ASSIGN_OR_RETURN(int64_t degree,
+                            r.PositiveInt(VerlValue{ro + key, v->value, v->source, false}));
+    if (degree == 1) continue;
+    return AtKey(InvalidInput(fmt::format(
+                     "{} = {}: a vLLM rollout with {} parallelism, which strata rl does not "
+                     "model (its rollout is rollout.tp-way instances that each hold the whole "
+                     "model); a generation time priced on TP {} alone would not be this "
+                     "launch's",
+                     v->source, degree,
+                     std::string(key) == "data_parallel_size" ? "data" : "expert", tp)),
+                 VerlValue{ro + key, v->value, v->source, false})
+        .WithHint(
+            "docs/rl.md, \"Left for later\": rollout DP/EP layouts; strata import without the "
+            "rollout's data_parallel_size and expert_parallel_size prices a TP-only rollout "
+            "(an approximation of another layout)");
+  }
   STRATA_ASSIGN_OR_RETURN(VerlValue gmu_v, r.Get(ro + "gpu_memory_utilization"));
   STRATA_ASSIGN_OR_RETURN(double gmu, r.Fraction(gmu_v));
   r.Set("rollout.gpu_memory_utilization", fmt::format("{}", gmu), gmu_v);
@@ -454,6 +490,19 @@ Status ReadRollout(Settings& s, VerlRlReader& r, bool dynamic) {
   STRATA_ASSIGN_OR_RETURN(VerlValue eager_v, r.Get(ro + "enforce_eager"));
   STRATA_ASSIGN_OR_RETURN(bool eager, r.Bool(eager_v));
   r.Set("rollout.enforce_eager", eager ? "true" : "false", eager_v);
+  // The defaults table's config predates two changes of these defaults: a launch of a later
+  // release runs vLLM with CUDA graphs and at most 256 sequences (deepseek-7b PPO: generation
+  // 17.2 s there against 23.1 s at true / 1024).
+  if (eager_v.defaulted || seqs_v.defaulted) {
+    r.Note(fmt::format(
+        "{}{}{} are verl's defaults of {}; verl changed them to enforce_eager false "
+        "(volcengine/verl@ff6978c14, 2025-08-08) and max_num_seqs 256 (e9405d70, 2026-01-24): "
+        "a launch of a later release runs those, set them in the RL job to price it",
+        eager_v.defaulted ? fmt::format("rollout.enforce_eager {}", eager_v.value) : "",
+        eager_v.defaulted && seqs_v.defaulted ? " and " : "",
+        seqs_v.defaulted ? fmt::format("rollout.max_num_seqs {}", seqs_v.value) : "",
+        r.DefaultsSource()));
+  }
   STRATA_ASSIGN_OR_RETURN(VerlValue dtype_v, r.Get(ro + "dtype"));
   const std::string dtype = RolloutDtype(dtype_v.value);
   if (dtype.empty()) {
@@ -639,6 +688,17 @@ Status ReadPlacement(Settings& s, VerlRlReader& r, bool megatron, const JobBuild
     return f.key == "reference" && f.value == "true";
   });
   if (!reference) return OkStatus();
+  if (actor.Has("adapter.kind")) {
+    // With LoRA verl makes no reference worker: the reference's log-probs are the actor's
+    // forward with the adapter disabled, on the actor's own weights (ref_in_actor).
+    r.Derived("reference_in_actor", "true",
+              fmt::format("the actor trains a LoRA adapter: verl's ref_in_actor, the actor with "
+                          "its adapter disabled ({}:verl/trainer/ppo/ray_trainer.py:299-302 and "
+                          "874; verl/workers/fsdp_workers.py:1042-1044, megatron_workers.py:"
+                          "840-870): no reference weights of its own",
+                          kVerlCommit));
+    return OkStatus();
+  }
   if (!megatron) {
     r.Derived("placement.offload_reference", "true",
               fmt::format("verl's FSDP reference always runs under FSDP's CPUOffload, whatever "
@@ -688,6 +748,7 @@ std::string RenderRlYaml(const RlImport& rl, const std::string& header) {
                                                  "rollout.dtype",
                                                  "reference",
                                                  "old_log_prob",
+                                                 "reference_in_actor",
                                                  "remove_padding",
                                                  "placement.mode",
                                                  "placement.rollout_gpus",

@@ -149,6 +149,10 @@ bool ParseVerlLine(std::string_view text, StepRecord& r) {
     } else if (key == "timing_s/step") {
       SetLogNumber(r.rl_iteration_s, value);
       trained = true;
+    } else if (key == "timing_s/testing" || key == "timing_s/save_checkpoint") {
+      std::optional<double> v;
+      SetLogNumber(v, value);
+      if (v && *v > 0) r.validation_s = r.validation_s.value_or(0) + *v;
     } else if (key == "timing_s/update_actor") {
       SetLogNumber(r.step_time_s, value);
       trained = true;

@@ -341,6 +341,14 @@ void RankState::CheckTiming(const StepRecord& r, int64_t advanced, std::vector<A
   // 2. The framework's own step time (an interval average in Megatron), or an RL log's whole
   // iteration, which holds it and the generation, log-prob passes and weight sync around it.
   bool degraded = false;
+  // An RL iteration that validated (or saved a checkpoint) inside its timer is said apart: it is
+  // neither a slow step nor part of the steady one.
+  if (r.rl_iteration_s && r.validation_s) {
+    ++s.validation_records;
+    s.validation_s += *r.validation_s;
+    steady = false;
+    return;
+  }
   const std::optional<double> wall = r.rl_iteration_s ? r.rl_iteration_s : r.step_time_s;
   const char* what = r.rl_iteration_s ? "RL iteration time (timing_s/step)" : "step time";
   if (wall && judge) {

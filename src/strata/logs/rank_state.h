@@ -75,6 +75,10 @@ struct RankSummary {
       global_batch, tokens, samples_per_s;
   /// RL iterations (verl's timing_s/step), when the log times them apart from the step.
   WeightedMean rl_iteration_s;
+  /// RL iterations that validated or saved a checkpoint inside timing_s/step (verl <= 0.5.x):
+  /// not judged, not steady; their count and that time.
+  int64_t validation_records = 0;
+  double validation_s = 0;
   /// Every record's own step time (the RL iteration where the log gives one) times the steps it
   /// covers, warm-up, stalls and slow steps included, over the steps from the first record to
   /// the last: the wall time of a log without a clock, the whole log and not its steady part.

@@ -51,6 +51,10 @@ struct StepRecord {
   /// log-prob passes, the update and the weight sync. Never a trainer step: for verl the step
   /// time is the actor's update (timing_s/update_actor), where the trainer's FLOP run.
   std::optional<double> rl_iteration_s;
+  /// verl's timing_s/testing + timing_s/save_checkpoint: the validation and the checkpoint,
+  /// which verl up to v0.5.x times inside timing_s/step (ray_trainer.py fit() at
+  /// volcengine/verl@f0964b665). Such an iteration is no measure of the RL step.
+  std::optional<double> validation_s;
   std::optional<double> global_batch;  // samples per step
   std::optional<double> tokens;        // tokens in this step, when the log states it
   /// Input tokens since the run started, all ranks (HF Trainer num_input_tokens_seen): the

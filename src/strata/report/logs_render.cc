@@ -369,6 +369,14 @@ std::string RenderLogsText(const LogsText& in) {
               : "");
     }
     out += TokensLine(r, job, who);
+    if (r.validation_records > 0) {
+      out += fmt::format(
+          "{}validation: {} RL iteration{} timed {} of timing_s/testing and "
+          "timing_s/save_checkpoint inside timing_s/step (verl up to 0.5.x), left out of the "
+          "steady iteration and not judged\n",
+          who, r.validation_records, r.validation_records == 1 ? "" : "s",
+          Duration(r.validation_s));
+    }
     out += fmt::format(
         "{}time lost: {} to stalls, {}{} to restarts ({} restart{}, {} steps redone)\n", who,
         Duration(r.stall_lost_s),

@@ -236,7 +236,7 @@ std::string MemoryText(const RlEvaluation& e) {
   return out;
 }
 
-std::string StepText(const RlPlacementResult& r) {
+std::string StepText(const RlSpec& spec, const RlPlacementResult& r) {
   std::string out = fmt::format("\nRL step, {} (s):\n", PlacementName(r));
   if (!r.valid) return out + fmt::format("  not possible: {}\n", r.reason);
   const RlTimes& t = r.times;
@@ -256,7 +256,12 @@ std::string StepText(const RlPlacementResult& r) {
   row("old log-prob", t.old_log_prob,
       t.old_log_prob.value() > 0 ? "forward over every sample (step model)"
                                  : "none: the rollout's log-probs are the old ones (bypass mode)");
-  row("reference", t.reference, "the same forward on the reference weights");
+  // A job without a reference runs no reference pass: no row (it used to print 0.0 s).
+  if (spec.reference_model) {
+    row("reference", t.reference,
+        spec.reference_in_actor ? "the actor's forward with its adapter disabled (ref_in_actor)"
+                                : "the same forward on the reference weights");
+  }
   const bool ppo = r.times.critic_values.value() > 0 || r.times.critic_update.value() > 0;
   if (ppo) {
     row("critic values", t.critic_values,
@@ -568,7 +573,7 @@ std::string RenderRlJson(const RlEvaluation& e) {
 
 std::string RenderRlText(const RlEvaluation& e, bool explain) {
   std::string text = Header(e) + KvLine(e) + MemoryText(e);
-  text += StepText(e.configured);
+  text += StepText(e.spec, e.configured);
   text += PlacementsText(e);
   if (explain) text += ExplainText(e);
   return text;
@@ -653,6 +658,15 @@ std::string RenderVerlLogText(const RlEvaluation& e, const VerlLog& log, const V
                      c.steps == 1 ? "" : "s", c.first_step, c.last_step);
   out += fmt::format("{}: {}\n", SemanticsText(c), c.semantics_source);
   if (!c.batch_mismatch.empty()) out += "warning: " + c.batch_mismatch + "\n";
+  if (c.validation_steps > 0) {
+    out += fmt::format(
+        "{} step{} with timing_s/testing or timing_s/save_checkpoint left out of timing_s/step "
+        "and perf/throughput (verl <= 0.5.x times the validation and the checkpoint inside the "
+        "step): their mean step {}\n",
+        c.validation_steps, c.validation_steps == 1 ? "" : "s",
+        c.validation_step_mean_s ? fmt::format("{:.1f} s", *c.validation_step_mean_s)
+                                 : std::string("not printed"));
+  }
   out += fmt::format("\nmeasured (mean over the log's steps) against strata rl ({}):\n",
                      PlacementName(e.configured));
   return out + PhaseTable(c.rows, log.notes);
@@ -665,6 +679,9 @@ std::string RenderVerlLogJson(const RlEvaluation& e, const VerlLog& log, const V
   j["semantics_source"] = c.semantics_source;
   j["rows"] = PhaseRowsJson(c.rows);
   j["batch_mismatch"] = c.batch_mismatch.empty() ? Json(nullptr) : Json(c.batch_mismatch);
+  j["validation_steps"] = c.validation_steps;
+  j["validation_step_mean_s"] =
+      c.validation_step_mean_s ? JsonNumber(*c.validation_step_mean_s) : Json(nullptr);
   j["notes"] = log.notes;
   return DumpJson(j);
 }

@@ -14,9 +14,9 @@ namespace strata {
 namespace {
 
 // The keys of each section, for the unknown-key check and --set.
-const std::vector<std::string> kTopKeys = {"actor",        "algorithm",      "batch",
-                                           "lengths",      "rollout",        "reference",
-                                           "old_log_prob", "remove_padding", "placement"};
+const std::vector<std::string> kTopKeys = {
+    "actor",     "algorithm",    "batch",          "lengths",   "rollout",
+    "reference", "old_log_prob", "remove_padding", "placement", "reference_in_actor"};
 const std::vector<std::string> kActorKeys = {"job", "set"};
 const std::vector<std::string> kBatchKeys = {"prompts",
                                              "samples_per_prompt",
@@ -234,6 +234,9 @@ Status ParseInto(const YAML::Node& root, const std::string& file, RlSpec& spec) 
   if (top.Has("reference")) {
     STRATA_ASSIGN_OR_RETURN(spec.reference_model, top.Bool("reference"));
   }
+  if (top.Has("reference_in_actor")) {
+    STRATA_ASSIGN_OR_RETURN(spec.reference_in_actor, top.Bool("reference_in_actor"));
+  }
   if (top.Has("remove_padding")) {
     STRATA_ASSIGN_OR_RETURN(spec.remove_padding, top.Bool("remove_padding"));
   }
@@ -328,8 +331,8 @@ std::string_view RlPlacementName(RlPlacement p) {
 
 const std::vector<std::string>& RlSpecKeys() {
   static const std::vector<std::string> keys = [] {
-    std::vector<std::string> k = {"algorithm", "reference", "old_log_prob", "remove_padding",
-                                  "actor.job"};
+    std::vector<std::string> k = {"algorithm",    "reference",      "reference_in_actor",
+                                  "old_log_prob", "remove_padding", "actor.job"};
     for (const auto& s : kBatchKeys) k.push_back("batch." + s);
     for (const auto& s : kLengthKeys) k.push_back("lengths." + s);
     for (const auto& s : kRolloutKeys) k.push_back("rollout." + s);

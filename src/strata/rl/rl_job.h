@@ -79,6 +79,11 @@ struct RlSpec {
   int64_t log_prob_max_tokens_per_gpu = 0;  // verl rollout.log_prob_max_token_len_per_gpu
   int64_t critic_max_tokens_per_gpu = 0;    // verl critic.ppo_max_token_len_per_gpu
   bool reference_model = true;  // a KL term against a frozen reference: one more forward pass
+  /// The reference is the actor with its LoRA adapter disabled (verl's ref_in_actor): its pass
+  /// runs on the actor's weights, and there are no reference weights to keep or offload.
+  bool reference_in_actor = false;
+  /// The reference has weights of its own beside the actor's.
+  bool reference_weights() const { return reference_model && !reference_in_actor; }
   /// The trainer recomputes the old log-probs in a forward over every sample (verl's default,
   /// "decoupled" mode). false: the RL job's `old_log_prob: rollout`, verl's
   /// algorithm.rollout_correction.bypass_mode=True: the rollout's log-probs are the old ones

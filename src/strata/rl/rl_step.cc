@@ -505,7 +505,7 @@ PhasePeaks PhasePeaksOf(const RlSpec& spec, const ResolvedJob& job, const ActorT
   const Bytes actor_kept = offload_trainer ? Bytes() : idle;
   const Bytes critic_kept = ppo && !offload_trainer ? idle : Bytes();
   const Bytes reference_kept =
-      spec.reference_model && !spec.offload_reference ? st.weights : Bytes();
+      spec.reference_weights() && !spec.offload_reference ? st.weights : Bytes();
   // The passes' forward peaks are step 1's under torch.no_grad (MemoryLedger::no_grad): weights,
   // gradients, master weights (no moments yet), one layer's or the head's tensors. A forward's
   // own working set is the weights and those tensors. verl runs each pass without autograd
@@ -524,9 +524,12 @@ PhasePeaks PhasePeaksOf(const RlSpec& spec, const ResolvedJob& job, const ActorT
   p.log_prob = spec.old_log_prob_pass ? a.log_prob_forward_peak - beyond_weights + own_actor +
                                             critic_kept + reference_kept
                                       : Bytes();
-  p.reference = spec.reference_model
-                    ? a.reference_forward_peak - beyond_weights + actor_kept + critic_kept
-                    : Bytes();
+  // The actor's own forward with its adapter disabled (ref_in_actor) holds what the old
+  // log-prob pass holds; a separate reference's forward its own weights beside the actor's states.
+  p.reference = !spec.reference_model ? Bytes()
+                : spec.reference_in_actor
+                    ? a.reference_forward_peak - beyond_weights + own_actor + critic_kept
+                    : a.reference_forward_peak - beyond_weights + actor_kept + critic_kept;
   if (ppo) {
     p.critic_values =
         a.critic_values_forward_peak - beyond_weights + own_critic + actor_kept + reference_kept;
@@ -604,6 +607,12 @@ OffloadTransfers OffloadOf(const RlSpec& spec, const ResolvedJob& job, const Act
       add("actor master weights and moments: up and down around the update",
           (st.master + st.moments) * 2.0);
     }
+    // ref_in_actor: the reference pass loads the actor's weights and offloads them after
+    // (fsdp_workers.py compute_ref_log_prob -> compute_log_prob; megatron_workers.py likewise).
+    if (spec.reference_model && spec.reference_in_actor) {
+      add_params("actor weights: up and down around the reference pass (its adapter disabled)",
+                 st.weights * 2.0);
+    }
     if (spec.algorithm == RlAlgorithm::kPpo) {
       const ModelStates cs = StatesOf(a.critic_ledger);
       add_params("critic weights: up and down around the values pass and the update",
@@ -617,7 +626,7 @@ OffloadTransfers OffloadOf(const RlSpec& spec, const ResolvedJob& job, const Act
       }
     }
   }
-  if (spec.reference_model && spec.offload_reference) {
+  if (spec.reference_weights() && spec.offload_reference) {
     const bool fsdp = !KeepsGradientBuffer(job);
     add(fsdp ? "reference weights: up for its pass (FSDP's CPUOffload keeps the host copy)"
              : "reference weights: up and down around its pass",
@@ -650,7 +659,7 @@ Result<RlEvaluation> EvaluateRl(const Workspace& workspace, const RlSpec& spec) 
   // gives the GPU link a split inside one node syncs over.
   MapLevel pcie;
   auto map = BuildBandwidthMap(job.cluster, workspace.links);
-  if (spec.offload_trainer || (spec.reference_model && spec.offload_reference)) {
+  if (spec.offload_trainer || (spec.reference_weights() && spec.offload_reference)) {
     if (!map.ok()) {
       Error error = map.error();
       error.message = "pricing the offload copies over the host link: " + error.message;
@@ -712,7 +721,7 @@ Result<RlEvaluation> EvaluateRl(const Workspace& workspace, const RlSpec& spec) 
   const std::string_view engine = RolloutEngineLabel(spec);
   const ModelStates st = StatesOf(e.ledger);
   const bool kept = !spec.offload_trainer;
-  const bool reference_kept = spec.reference_model && !spec.offload_reference;
+  const bool reference_kept = spec.reference_weights() && !spec.offload_reference;
   const std::string others = fmt::format("{}{}", kept && ppo ? " + the critic's states" : "",
                                          reference_kept ? " + the reference's weights" : "");
   e.phases = {
@@ -760,7 +769,7 @@ Result<RlEvaluation> EvaluateRl(const Workspace& workspace, const RlSpec& spec) 
   if (spec.offload_trainer) {
     e.host_offload_per_node = (st.All() * trained_models) * static_cast<double>(per_node);
   }
-  if (spec.reference_model && spec.offload_reference) {
+  if (spec.reference_weights() && spec.offload_reference) {
     e.host_offload_per_node += st.weights * static_cast<double>(per_node);
   }
   // What the actor's job itself keeps in host memory (a CPU optimizer: megatron-core's
@@ -896,7 +905,7 @@ Result<RlEvaluation> EvaluateRl(const Workspace& workspace, const RlSpec& spec) 
       // with the change applied (the phases' residents as PhasePeaksOf gives them) and names
       // every key it changes, the memory fraction too when the job's no longer fits.
       const bool colocated = spec.placement == RlPlacement::kColocated;
-      const bool ref_kept = spec.reference_model && !spec.offload_reference;
+      const bool ref_kept = spec.reference_weights() && !spec.offload_reference;
       const std::pair<bool, bool> proposals[] = {
           {!spec.offload_trainer, false}, {false, ref_kept}, {!spec.offload_trainer, ref_kept}};
       for (const auto& [trainer, reference] : proposals) {

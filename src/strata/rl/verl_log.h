@@ -29,6 +29,16 @@ struct VerlStepMetrics {
   std::optional<double> values_s;          // timing_s/values (PPO: the critic's forward)
   std::optional<double> update_critic_s;   // timing_s/update_critic (PPO)
   std::optional<double> step_s;            // timing_s/step
+  /// timing_s/testing and timing_s/save_checkpoint: the validation and the checkpoint, which
+  /// verl up to mid-2025 (v0.5.x) ran inside the step timer (volcengine/verl@f0964b665 and
+  /// earlier, ray_trainer.py fit()); from 50368ae29 on they sit outside it.
+  std::optional<double> testing_s;
+  std::optional<double> save_checkpoint_s;
+  /// A step that validated or saved a checkpoint: its timing_s/step (and throughput) may hold
+  /// that time, which no RL step model prices.
+  bool validated_or_saved() const {
+    return testing_s.value_or(0) > 0 || save_checkpoint_s.value_or(0) > 0;
+  }
   std::optional<double> throughput_tokens_per_s_per_gpu;  // perf/throughput
   std::optional<double> total_num_tokens;                 // perf/total_num_tokens: the batch's
   std::optional<double> prompt_mean_tokens;               // prompt_length/mean
@@ -87,6 +97,10 @@ struct VerlComparison {
   std::vector<VerlPhaseRow> rows;
   /// Set when the log's batch is not the job's: why its timers and throughput carry no error.
   std::string batch_mismatch;
+  /// Steps that carry timing_s/testing or timing_s/save_checkpoint, left out of the measured
+  /// step and throughput (their mean step printed apart); 0 when none.
+  int64_t validation_steps = 0;
+  std::optional<double> validation_step_mean_s;
 };
 
 /// Samples per step the batches may differ by before the log is no longer the job's run: verl
