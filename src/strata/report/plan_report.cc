@@ -3,8 +3,10 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "strata/core/strings.h"
@@ -94,6 +96,33 @@ Json LayoutJson(const StepSetup& setup, const RankedLayout& r) {
   return j;
 }
 
+/// Why the plan ranks nothing, from its counts: no layout passed the rules (then the rules that
+/// removed them, most first), none could be placed, or every one checked is over the card.
+std::string NoLayoutReason(const PlanResult& plan) {
+  if (plan.rules.valid == 0) {
+    std::vector<std::pair<int64_t, Rule>> by_count;
+    for (size_t r = 0; r < static_cast<size_t>(Rule::kCount); ++r) {
+      if (plan.rules.by_rule[r] > 0) by_count.emplace_back(plan.rules.by_rule[r], Rule(r));
+    }
+    std::stable_sort(by_count.begin(), by_count.end(),
+                     [](const auto& a, const auto& b) { return a.first > b.first; });
+    std::vector<std::string> parts;
+    for (const auto& [n, rule] : by_count) {
+      parts.push_back(fmt::format("{} by: {}", GroupDigits(static_cast<double>(n)),
+                                  plan::RuleDescription(rule)));
+    }
+    return fmt::format("no valid layout: the layout rules removed every partial layout ({})",
+                       fmt::join(parts, "; "));
+  }
+  if (plan.memory_checked == 0) {
+    return fmt::format("no layout ranked: none of the {} valid layouts could be placed and priced",
+                       GroupDigits(static_cast<double>(plan.rules.valid)));
+  }
+  return fmt::format("no layout fits: every layout checked ({}) is over the card's memory{}",
+                     GroupDigits(static_cast<double>(plan.memory_checked)),
+                     plan.fits_only ? " or at risk (--fits-only)" : "");
+}
+
 }  // namespace
 
 std::string PlanToText(const StepSetup& setup, const PlanResult& plan, bool explain) {
@@ -147,7 +176,7 @@ std::string PlanToText(const StepSetup& setup, const PlanResult& plan, bool expl
       plan.fits_only ? " or at risk (--fits-only)" : "",
       GroupDigits(static_cast<double>(plan.not_memory_checked)), plan.top.size());
   if (plan.top.empty()) {
-    out += "no layout fits: every layout checked is over the card's memory\n";
+    out += NoLayoutReason(plan) + "\n";
     return out;
   }
   std::vector<Column> columns = {{"rank", Align::kLeft}, {"layout", Align::kLeft}, {"step (s)"}};
