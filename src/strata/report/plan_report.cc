@@ -53,13 +53,21 @@ std::string ObjectiveCell(const StepSetup& setup, plan::Objective objective,
   return e.tokens_per_joule ? fmt::format("{:.3f}", *e.tokens_per_joule) : "n/a";
 }
 
+/// `step`'s ceiling check on a ranked layout (sim/step_model.h): "" when its MFU is within the
+/// best published run's on this GPU and precision.
+std::string MfuFlagOf(const StepSetup& setup, const RankedLayout& r) {
+  return MfuCeilingFlag(setup.tables, setup.layout.fp8.on(), r.step.mfu);
+}
+
 void AddRow(Table& table, const StepSetup& setup, plan::Objective objective,
             const std::string& rank, const RankedLayout& r) {
   std::vector<std::string> cells = {rank, plan::LayoutName(r.candidate),
                                     fmt::format("{:.2f}", r.step.step.s())};
   if (objective != plan::Objective::kTime) cells.push_back(ObjectiveCell(setup, objective, r));
+  const bool above_ceiling = !MfuFlagOf(setup, r).empty();
   for (std::string cell :
-       {fmt::format("{:.1f}", r.step.tokens_per_s_per_gpu), fmt::format("{:.2f}", 100 * r.step.mfu),
+       {fmt::format("{:.1f}", r.step.tokens_per_s_per_gpu),
+        fmt::format("{:.2f}{}", 100 * r.step.mfu, above_ceiling ? "*" : ""),
         fmt::format("{:.2f}", r.peak.gb()), std::string(MemoryVerdictName(r.verdict)),
         fmt::format("{:.2f}", ExposedComm(r.step))}) {
     cells.push_back(std::move(cell));
@@ -77,6 +85,7 @@ Json LayoutJson(const StepSetup& setup, const RankedLayout& r) {
   j["step_time_s"] = r.step.step.s();
   j["tokens_per_s_per_gpu"] = r.step.tokens_per_s_per_gpu;
   j["mfu"] = r.step.mfu;
+  if (std::string flag = MfuFlagOf(setup, r); !flag.empty()) j["mfu_warning"] = std::move(flag);
   const plan::StepEconomy economy = plan::EconomyOf(setup, r.step);
   j["gpu_hours_per_million_tokens"] = economy.gpu_hours_per_million_tokens;
   if (economy.tokens_per_joule) {
@@ -200,6 +209,20 @@ std::string PlanToText(const StepSetup& setup, const PlanResult& plan, bool expl
              : "yours",
          plan.current);
   out += table.Render();
+  // The rows whose MFU no published run reaches, with the check `step` prints for the highest.
+  std::vector<std::string> flagged;
+  const RankedLayout* highest = nullptr;
+  auto flag_row = [&](const std::string& label, const RankedLayout& r) {
+    if (MfuFlagOf(setup, r).empty()) return;
+    flagged.push_back(label);
+    if (highest == nullptr || r.step.mfu > highest->step.mfu) highest = &r;
+  };
+  for (size_t i = 0; i < plan.top.size(); ++i) flag_row(std::to_string(i + 1), plan.top[i]);
+  flag_row("yours", plan.current);
+  if (highest != nullptr) {
+    out += fmt::format("warning: MFU marked * (rank{} {}): {}\n", flagged.size() > 1 ? "s" : "",
+                       fmt::join(flagged, ", "), MfuFlagOf(setup, *highest));
+  }
   if (!ties.empty()) {
     out += fmt::format("tied step times (ranks {}): {}\n", fmt::join(ties, ", "),
                        plan::TieBreakRule());
