@@ -55,6 +55,26 @@ TEST(CompareCli, OneJobWithVariants) {
             std::string::npos);
 }
 
+// Two systems that differ only in VPP printed the same layout line ("TP8 PP8 (embedding and loss
+// each counted as a layer) EP1 DP8 CP2, zero1, fp8 tensorwise") above a "pipeline bubble" line
+// that VPP explains; the label now names VPP, the micro batch and the recompute choice. The
+// memory row printed the 84.88 GB H100 (data/gpus.yaml usable capacity) as "85", so an OOM at
+// 85.30 GB read "85.3 of 85": two decimals show the card as the ledger has it.
+TEST(CompareCli, LabelsNameVppMicroBatchAndRecompute) {
+  const auto r = testing::RunCli({"compare",
+                                  testing::TestPath("fixtures/plan/mb-405b-h100x1024.yaml"),
+                                  "--variant", "parallel.vpp=4"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string split = "TP8 PP8 (embedding and loss each counted as a layer)";
+  EXPECT_NE(r.out.find(split + " VPP8 EP1 DP8 CP2, mb1, recompute none, zero1"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find(split + " VPP4 EP1 DP8 CP2, mb1, recompute none, zero1"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find(" of 84.88 ("), std::string::npos) << r.out;
+}
+
 TEST(CompareCli, ExplainWritesTheDaysFormula) {
   const auto r = testing::RunCli({"compare", kMegatron, kZero3, "--explain"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
