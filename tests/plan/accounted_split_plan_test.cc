@@ -118,8 +118,8 @@ TEST(AccountedSplitPlan, Qwen3PipelinedLayoutsWithA2aOverlap) {
   options.space.fixed.ep = 32;
   options.space.fixed_micro_batch = 1;
   options.space.recompute = {RecomputeGranularity::kNone};
-  const testing::Planned p = testing::PlanJob(
-      testing::TestPath("fixtures/plan/mb-qwen3-235b-h100x256.yaml"), {}, options);
+  const testing::Planned p =
+      testing::PlanJob(testing::TestPath("fixtures/plan/mb-qwen3-235b-h100x256.yaml"), {}, options);
   ASSERT_TRUE(p.ok);
   EXPECT_GT(p.result.rules.valid, 0);
   bool published = false;
@@ -145,8 +145,7 @@ TEST(AccountedSplitPlan, NoValidLayoutSaysWhichRule) {
   EXPECT_EQ(p.result.rules.valid, 0);
   EXPECT_GT(p.result.rules[plan::Rule::kLayersDividePp], 0);
   const std::string text = PlanToText(p.setup, p.result, false);
-  EXPECT_EQ(text.find("every layout checked is over the card's memory"), std::string::npos)
-      << text;
+  EXPECT_EQ(text.find("every layout checked is over the card's memory"), std::string::npos) << text;
   EXPECT_NE(text.find("no valid layout: the layout rules removed every partial layout ("),
             std::string::npos)
       << text;

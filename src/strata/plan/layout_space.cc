@@ -67,7 +67,8 @@ std::string_view RuleDescription(Rule rule) {
       return "TP must divide the heads and MLP widths, and split the KV heads as the engine does";
     case Rule::kLayersDividePp:
       return "the layers must split into PP x VPP chunks (evenly; with an uneven first or last "
-             "stage at VPP 1; or, counting the embedding and/or the loss as a layer, megatron-core's "
+             "stage at VPP 1; or, counting the embedding and/or the loss as a layer, "
+             "megatron-core's "
              "account-for-embedding/loss split, evenly)";
     case Rule::kCpSplitsSequence:
       return "max_tokens must be divisible by 2 x CP";
