@@ -57,8 +57,8 @@ TEST(OomAdvice, TwicePpRederivesVppFromThePipelineLayout) {
   for (const auto& f : SuggestMemoryFixes(*job, Constants(), 20)) {
     if (f.change != "twice the PP") continue;
     twice_pp = true;
-    EXPECT_EQ(f.overrides, (std::vector<std::string>{"parallel.pp=32", "parallel.vpp=1",
-                                                     "parallel.dp=64"}));
+    EXPECT_EQ(f.overrides,
+              (std::vector<std::string>{"parallel.pp=32", "parallel.vpp=1", "parallel.dp=64"}));
   }
   EXPECT_TRUE(twice_pp);
 }

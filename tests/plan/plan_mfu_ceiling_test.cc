@@ -1,6 +1,7 @@
 // `plan` makes `step`'s MFU ceiling check (data/mfu_ceiling.yaml) on every layout it ranks.
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "plan/plan_test_support.h"
