@@ -93,6 +93,7 @@ std::vector<LinkLoad> LinkLoads(const StepResult& r) {
     l.bytes += h.size_per_step.count();
   }
   std::vector<LinkLoad> out;
+  out.reserve(by_level.size());
   for (auto& [name, load] : by_level) out.push_back(load);
   std::sort(out.begin(), out.end(),
             [](const LinkLoad& a, const LinkLoad& b) { return a.seconds > b.seconds; });

@@ -116,6 +116,7 @@ std::string NoLayoutReason(const PlanResult& plan) {
     std::stable_sort(by_count.begin(), by_count.end(),
                      [](const auto& a, const auto& b) { return a.first > b.first; });
     std::vector<std::string> parts;
+    parts.reserve(by_count.size());
     for (const auto& [n, rule] : by_count) {
       parts.push_back(fmt::format("{} by: {}", GroupDigits(static_cast<double>(n)),
                                   plan::RuleDescription(rule)));
