@@ -16,10 +16,10 @@ constexpr const char* kZero3 = "qwen3.6-35b-a3b-sft-h20x40-zero3";
 TEST(CompareCli, TheReferenceJobAgainstItsDeepSpeedZero3Version) {
   const auto r = testing::RunCli({"compare", kMegatron, kZero3, "--tokens", "1000M"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  for (const char* want :
-       {"days to train", "days / A", "memory peak per GPU (GB)", "why B differs from A", "RoCE",
-        "expert-DP parameter all-gather", "TP1 PP1 EP8 DP40 (expert-DP 5), zero1, bf16",
-        "TP1 PP1 EP1 DP40 (expert-DP 40), zero3, bf16"}) {
+  for (const char* want : {"days to train", "days / A", "memory peak per GPU (GB)",
+                           "why B differs from A", "RoCE", "expert-DP parameter all-gather",
+                           "TP1 PP1 EP8 DP40 (expert-DP 5), mb1, recompute full, zero1, bf16",
+                           "TP1 PP1 EP1 DP40 (expert-DP 40), mb1, recompute full, zero3, bf16"}) {
     EXPECT_NE(r.out.find(want), std::string::npos) << want << "\n" << r.out;
   }
 }
@@ -53,6 +53,24 @@ TEST(CompareCli, OneJobWithVariants) {
             std::string::npos);
   EXPECT_NE(doc["systems"][2]["system"].get<std::string>().find("optimizer on cpu"),
             std::string::npos);
+}
+
+// Two systems that differ only in VPP printed the same layout line ("TP8 PP8 (embedding and loss
+// each counted as a layer) EP1 DP8 CP2, zero1, fp8 tensorwise") above a "pipeline bubble" line
+// that VPP explains; the label now names VPP, the micro batch and the recompute choice. The
+// memory row printed the 84.88 GB H100 (data/gpus.yaml usable capacity) as "85", so an OOM at
+// 85.30 GB read "85.3 of 85": two decimals show the card as the ledger has it.
+TEST(CompareCli, LabelsNameVppMicroBatchAndRecompute) {
+  const auto r =
+      testing::RunCli({"compare", testing::TestPath("fixtures/plan/mb-405b-h100x1024.yaml"),
+                       "--variant", "parallel.vpp=4"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string split = "TP8 PP8 (embedding and loss each counted as a layer)";
+  EXPECT_NE(r.out.find(split + " VPP8 EP1 DP8 CP2, mb1, recompute none, zero1"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find(split + " VPP4 EP1 DP8 CP2, mb1, recompute none, zero1"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find(" of 84.88 ("), std::string::npos) << r.out;
 }
 
 TEST(CompareCli, ExplainWritesTheDaysFormula) {

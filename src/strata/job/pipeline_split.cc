@@ -206,12 +206,23 @@ Status CheckLayoutString(const ParallelLayout& l, int64_t layers, int64_t mtp_la
         fmt::format("'{}' places {} MTP layers ('m'); the job builds {}", p.text, mtp, mtp_layers),
         mtp_layers == 0 ? "remove the 'm' or set mtp: true" : "place the MTP block with 'm'");
   }
-  if (l.vpp != p.virtual_stages_per_rank) {
+  // Against the layout's PP and VPP now, not those it was parsed with: a layout changed after
+  // reading (an advice or plan candidate) must still have PP x VPP stages, or the stage tables
+  // built from it are read past their end.
+  const auto stages = static_cast<int64_t>(p.decoder_layers.size());
+  if (l.pp < 1 || stages % l.pp != 0) {
     return SplitError(
-        "parallel.vpp",
-        fmt::format("the pipeline layout has {} virtual stages per rank ({} / PP {}), VPP is {}",
-                    p.virtual_stages_per_rank, p.decoder_layers.size(), l.pp, l.vpp),
-        fmt::format("set parallel.vpp: {}", p.virtual_stages_per_rank));
+        "parallel.pp",
+        fmt::format("the pipeline layout has {} virtual stages, not a multiple of PP {}", stages,
+                    l.pp),
+        "choose a PP that divides the layout's stage count, or another layout");
+  }
+  if (l.vpp != stages / l.pp) {
+    return SplitError("parallel.vpp",
+                      fmt::format("the pipeline layout has {} virtual stages per rank ({} / PP "
+                                  "{}), VPP is {}",
+                                  stages / l.pp, stages, l.pp, l.vpp),
+                      fmt::format("set parallel.vpp: {}", stages / l.pp));
   }
   return OkStatus();
 }

@@ -74,6 +74,13 @@ std::vector<Candidate> Candidates() {
        [](JobSpec& s) {
          s.layout.pp *= 2;
          s.layout.dp = 0;
+         // A pipeline layout fixes the number of virtual stages: twice the PP halves the VPP,
+         // as megatron-core derives it from the layout (none when VPP is already 1).
+         if (const auto& layout = s.layout.pipeline_layout) {
+           const auto stages = static_cast<int64_t>(layout->decoder_layers.size());
+           if (stages % s.layout.pp != 0) return false;
+           s.layout.vpp = stages / s.layout.pp;
+         }
          return true;
        }},
       {"twice the CP", "ring attention traffic; half the DP",
@@ -93,6 +100,7 @@ std::vector<std::string> Overrides(const JobSpec& from, const JobSpec& to) {
   };
   add_int("parallel.tp", from.layout.tp, to.layout.tp);
   add_int("parallel.pp", from.layout.pp, to.layout.pp);
+  add_int("parallel.vpp", from.layout.vpp, to.layout.vpp);
   add_int("parallel.cp", from.layout.cp, to.layout.cp);
   add_int("parallel.ep", from.layout.ep, to.layout.ep);
   add_int("parallel.dp", from.layout.dp, to.layout.dp);

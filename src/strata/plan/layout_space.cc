@@ -46,13 +46,30 @@ std::vector<StageSplit> UnevenSplits(int64_t layers, int64_t pp) {
   return out;
 }
 
+std::vector<StageSplit> AccountedSplits(int64_t layers, int64_t pp, int64_t vpp) {
+  std::vector<StageSplit> out;
+  if (pp < 2 || vpp < 1) return out;
+  const std::pair<bool, bool> kinds[] = {{true, true}, {true, false}, {false, true}};
+  for (const auto& [embedding, loss] : kinds) {
+    const int64_t total = layers + (embedding ? 1 : 0) + (loss ? 1 : 0);
+    // pipeline_split.cc, CheckAccounted: every chunk keeps a decoder layer besides the slot.
+    if (total % pp != 0 || total / pp < 2 * vpp || (total / pp) % vpp != 0) continue;
+    // Both accounted at PP 2 and VPP 1: (L + 2) / 2 - 1 = L / 2 on each stage, the even split.
+    if (embedding && loss && pp == 2 && vpp == 1) continue;
+    out.push_back({0, 0, embedding, loss});
+  }
+  return out;
+}
+
 std::string_view RuleDescription(Rule rule) {
   switch (rule) {
     case Rule::kTpDividesModel:
       return "TP must divide the heads and MLP widths, and split the KV heads as the engine does";
     case Rule::kLayersDividePp:
-      return "the layers must split into PP x VPP chunks (evenly, or with an uneven first or last "
-             "stage at VPP 1)";
+      return "the layers must split into PP x VPP chunks (evenly; with an uneven first or last "
+             "stage at VPP 1; or, counting the embedding and/or the loss as a layer, "
+             "megatron-core's "
+             "account-for-embedding/loss split, evenly)";
     case Rule::kCpSplitsSequence:
       return "max_tokens must be divisible by 2 x CP";
     case Rule::kCpNeedsFlash:
@@ -137,7 +154,8 @@ PruneCounts EnumerateLayouts(const ModelRules& rules, const SearchSpace& space,
   const ParallelLayout& fix = space.fixed;
   const std::vector<int64_t> pool = Divisors(space.world);
   std::vector<int64_t> pps, cps, eps, etps, mbs;
-  std::vector<std::pair<int64_t, StageSplit>> splits;  // (VPP, uneven split) per PP
+  std::vector<std::pair<int64_t, StageSplit>> splits;     // (VPP, uneven split) per PP
+  std::vector<std::pair<int64_t, StageSplit>> accounted;  // (VPP, accounted split) per PP
   const std::vector<ShardingMode> modes =
       space.sharding.empty() ? std::vector<ShardingMode>{ShardingMode::kZero1} : space.sharding;
   // What any searched mode's framework runs prunes at each dimension's level; what one mode
@@ -184,12 +202,19 @@ PruneCounts EnumerateLayouts(const ModelRules& rules, const SearchSpace& space,
         continue;
       }
       // Even stages (with VPP) when PP divides the layers; megatron's uneven first/last stage
-      // counts (VPP 1) either way.
+      // counts (VPP 1) either way; and megatron-core's accounted splits at every VPP whose
+      // chunks divide the layers plus the embedding and/or loss slots.
       const bool even = Divides(pp, rules.num_layers);
       const std::vector<StageSplit> uneven = (fix.vpp == 0 || fix.vpp == 1)
                                                  ? UnevenSplits(rules.num_layers, pp)
                                                  : std::vector<StageSplit>{};
-      if (!even && uneven.empty()) {
+      accounted.clear();
+      for (int64_t vpp = 1; vpp <= space.max_vpp; ++vpp) {
+        for (const StageSplit& a : AccountedSplits(rules.num_layers, pp, vpp)) {
+          accounted.emplace_back(vpp, a);
+        }
+      }
+      if (!even && uneven.empty() && accounted.empty()) {
         ++counts[Rule::kLayersDividePp];
         continue;
       }
@@ -242,6 +267,17 @@ PruneCounts EnumerateLayouts(const ModelRules& rules, const SearchSpace& space,
           }
         }
         for (const StageSplit& u : uneven) splits.push_back({1, u});
+        for (const auto& [vpp, a] : accounted) {
+          if (!Admits(fix.vpp, vpp)) {
+            ++counts[Rule::kFixedValue];
+            continue;
+          }
+          if (vpp > 1 && !any.vpp) {
+            ++counts[Rule::kFrameworkCannotRun];
+            continue;
+          }
+          splits.push_back({vpp, a});
+        }
         for (const auto& [vpp, split] : splits) {
           DivisorsFrom(pool, expert_space, eps);
           for (int64_t ep : eps) {
@@ -305,6 +341,8 @@ PruneCounts EnumerateLayouts(const ModelRules& rules, const SearchSpace& space,
                     c.layout = ParallelLayout{tp, pp, vpp, cp, ep, etp, dp, tp > 1};
                     c.layout.first_stage_layers = split.first;
                     c.layout.last_stage_layers = split.last;
+                    c.layout.account_for_embedding = split.embedding;
+                    c.layout.account_for_loss = split.loss;
                     c.layout.cp_comm_type = space.cp_comm_type;
                     c.micro_batch = mb;
                     c.recompute = rc;

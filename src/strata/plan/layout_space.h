@@ -107,15 +107,25 @@ struct PruneCounts {
 };
 
 /// Megatron's uneven pipeline (--decoder-first/last-pipeline-num-layers); 0 = the even share.
+/// Or megatron-core's accounted split (--account-for-embedding/loss-in-pipeline-split): the
+/// embedding and/or the loss take a layer's slot of the first/last virtual stage.
 struct StageSplit {
   int64_t first = 0;
   int64_t last = 0;
+  bool embedding = false;
+  bool loss = false;
 };
 
 /// The uneven splits the planner tries for L layers on PP stages: a lighter last stage (the other
 /// stages take ceil(L / PP) or ceil(L / PP) + 1 layers each, the last the rest) and a lighter
 /// first stage (the others ceil(L / PP)); only splits job validation accepts, at VPP 1.
 std::vector<StageSplit> UnevenSplits(int64_t layers, int64_t pp);
+
+/// The accounted splits (embedding and loss, embedding alone, loss alone) that job validation
+/// accepts for L layers on PP stages of VPP chunks (CheckPipelineSplit: PP > 1, L plus the
+/// accounted slots split evenly into PP x VPP chunks of at least 2), leaving out the one whose
+/// stages equal the even split (both accounted at PP 2, VPP 1).
+std::vector<StageSplit> AccountedSplits(int64_t layers, int64_t pp, int64_t vpp);
 
 /// Calls `visit` for every valid candidate, in a fixed order (TP, PP, CP, VPP, EP, ETP, micro
 /// batch, recompute, sharding ascending; sharding as listed in the space, once with an empty list).

@@ -93,6 +93,7 @@ std::vector<LinkLoad> LinkLoads(const StepResult& r) {
     l.bytes += h.size_per_step.count();
   }
   std::vector<LinkLoad> out;
+  out.reserve(by_level.size());
   for (auto& [name, load] : by_level) out.push_back(load);
   std::sort(out.begin(), out.end(),
             [](const LinkLoad& a, const LinkLoad& b) { return a.seconds > b.seconds; });
@@ -134,11 +135,16 @@ std::string Fixed(double v, int decimals) { return fmt::format("{:.{}f}", v, dec
 std::string SystemSummary(const ResolvedJob& job) {
   const ParallelLayout& l = job.layout();
   const JobSpec& s = job.spec;
-  std::string out =
-      fmt::format("TP{} PP{}{} EP{} DP{}", l.tp, l.pp, StageSplitSuffix(l), l.ep, l.dp);
+  // VPP (with PP > 1), the micro batch and the recompute choice are named: two systems that
+  // differ only there (the bubble, the activations) would otherwise print the same line.
+  std::string out = fmt::format("TP{} PP{}{}", l.tp, l.pp, StageSplitSuffix(l));
+  if (l.pp > 1) out += fmt::format(" VPP{}", l.vpp);
+  out += fmt::format(" EP{} DP{}", l.ep, l.dp);
   if (l.cp > 1) out += fmt::format(" CP{}", l.cp);
   if (job.model.CountLayers(FfnKind::kMoe) > 0)
     out += fmt::format(" (expert-DP {})", l.expert_dp());
+  out += fmt::format(", mb{}, recompute {}", s.micro_batch,
+                     RecomputeGranularityName(s.recompute.granularity));
   out += fmt::format(", {}", ShardingModeName(s.sharding.mode));
   if (s.sharding.replicate > 1) out += fmt::format(" x{} replicas", s.sharding.replicate);
   if (s.sharding.offload_optimizer != OffloadTarget::kNone) {
@@ -240,9 +246,11 @@ std::string RenderCompareText(const CompareReport& report, bool explain) {
     for (const ComparedSystem& s : report.systems) cells.push_back(cell(s));
     table.AddRow(std::move(cells));
   };
+  // Two decimals on both sides: a card of 84.88 GB read "85" made an OOM of 85.30 GB look
+  // like 0.3 GB over, and a fit at 84.6 GB look like one.
   row("memory peak per GPU (GB)", [](const ComparedSystem& s) {
-    return fmt::format("{} of {} ({})", Fixed(s.ledger.Peak().count() / 1e9, 1),
-                       Fixed(s.ledger.capacity.count() / 1e9, 0),
+    return fmt::format("{} of {} ({})", Fixed(s.ledger.Peak().count() / 1e9, 2),
+                       Fixed(s.ledger.capacity.count() / 1e9, 2),
                        MemoryVerdictName(s.ledger.verdict));
   });
   row("step time (s)", [](const ComparedSystem& s) { return Fixed(s.step.step.s(), 2); });
@@ -251,7 +259,11 @@ std::string RenderCompareText(const CompareReport& report, bool explain) {
   row("tokens/s/GPU",
       [](const ComparedSystem& s) { return Fixed(s.step.tokens_per_s_per_gpu, 1); });
   row("MFU (%)", [](const ComparedSystem& s) { return Fixed(100 * s.step.mfu, 2); });
-  row("days to train", [](const ComparedSystem& s) { return Fixed(s.days, 2); });
+  // Three significant digits: at the default 1B tokens a run takes hundredths of a day, and
+  // two decimals printed "0.03" beside "0.91x".
+  row("days to train", [](const ComparedSystem& s) {
+    return s.days >= 100 ? Fixed(s.days, 0) : fmt::format("{:#.3g}", s.days);
+  });
   const double base_days = report.systems.front().days;
   row("days / A",
       [&](const ComparedSystem& s) { return fmt::format("{:.2f}x", s.days / base_days); });

@@ -3,8 +3,10 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "strata/core/strings.h"
@@ -51,13 +53,21 @@ std::string ObjectiveCell(const StepSetup& setup, plan::Objective objective,
   return e.tokens_per_joule ? fmt::format("{:.3f}", *e.tokens_per_joule) : "n/a";
 }
 
+/// `step`'s ceiling check on a ranked layout (sim/step_model.h): "" when its MFU is within the
+/// best published run's on this GPU and precision.
+std::string MfuFlagOf(const StepSetup& setup, const RankedLayout& r) {
+  return MfuCeilingFlag(setup.tables, setup.layout.fp8.on(), r.step.mfu);
+}
+
 void AddRow(Table& table, const StepSetup& setup, plan::Objective objective,
             const std::string& rank, const RankedLayout& r) {
   std::vector<std::string> cells = {rank, plan::LayoutName(r.candidate),
                                     fmt::format("{:.2f}", r.step.step.s())};
   if (objective != plan::Objective::kTime) cells.push_back(ObjectiveCell(setup, objective, r));
+  const bool above_ceiling = !MfuFlagOf(setup, r).empty();
   for (std::string cell :
-       {fmt::format("{:.1f}", r.step.tokens_per_s_per_gpu), fmt::format("{:.2f}", 100 * r.step.mfu),
+       {fmt::format("{:.1f}", r.step.tokens_per_s_per_gpu),
+        fmt::format("{:.2f}{}", 100 * r.step.mfu, above_ceiling ? "*" : ""),
         fmt::format("{:.2f}", r.peak.gb()), std::string(MemoryVerdictName(r.verdict)),
         fmt::format("{:.2f}", ExposedComm(r.step))}) {
     cells.push_back(std::move(cell));
@@ -75,6 +85,7 @@ Json LayoutJson(const StepSetup& setup, const RankedLayout& r) {
   j["step_time_s"] = r.step.step.s();
   j["tokens_per_s_per_gpu"] = r.step.tokens_per_s_per_gpu;
   j["mfu"] = r.step.mfu;
+  if (std::string flag = MfuFlagOf(setup, r); !flag.empty()) j["mfu_warning"] = std::move(flag);
   const plan::StepEconomy economy = plan::EconomyOf(setup, r.step);
   j["gpu_hours_per_million_tokens"] = economy.gpu_hours_per_million_tokens;
   if (economy.tokens_per_joule) {
@@ -92,6 +103,34 @@ Json LayoutJson(const StepSetup& setup, const RankedLayout& r) {
   }
   j["exposed_s"] = std::move(exposed);
   return j;
+}
+
+/// Why the plan ranks nothing, from its counts: no layout passed the rules (then the rules that
+/// removed them, most first), none could be placed, or every one checked is over the card.
+std::string NoLayoutReason(const PlanResult& plan) {
+  if (plan.rules.valid == 0) {
+    std::vector<std::pair<int64_t, Rule>> by_count;
+    for (size_t r = 0; r < static_cast<size_t>(Rule::kCount); ++r) {
+      if (plan.rules.by_rule[r] > 0) by_count.emplace_back(plan.rules.by_rule[r], Rule(r));
+    }
+    std::stable_sort(by_count.begin(), by_count.end(),
+                     [](const auto& a, const auto& b) { return a.first > b.first; });
+    std::vector<std::string> parts;
+    parts.reserve(by_count.size());
+    for (const auto& [n, rule] : by_count) {
+      parts.push_back(fmt::format("{} by: {}", GroupDigits(static_cast<double>(n)),
+                                  plan::RuleDescription(rule)));
+    }
+    return fmt::format("no valid layout: the layout rules removed every partial layout ({})",
+                       fmt::join(parts, "; "));
+  }
+  if (plan.memory_checked == 0) {
+    return fmt::format("no layout ranked: none of the {} valid layouts could be placed and priced",
+                       GroupDigits(static_cast<double>(plan.rules.valid)));
+  }
+  return fmt::format("no layout fits: every layout checked ({}) is over the card's memory{}",
+                     GroupDigits(static_cast<double>(plan.memory_checked)),
+                     plan.fits_only ? " or at risk (--fits-only)" : "");
 }
 
 }  // namespace
@@ -147,7 +186,7 @@ std::string PlanToText(const StepSetup& setup, const PlanResult& plan, bool expl
       plan.fits_only ? " or at risk (--fits-only)" : "",
       GroupDigits(static_cast<double>(plan.not_memory_checked)), plan.top.size());
   if (plan.top.empty()) {
-    out += "no layout fits: every layout checked is over the card's memory\n";
+    out += NoLayoutReason(plan) + "\n";
     return out;
   }
   std::vector<Column> columns = {{"rank", Align::kLeft}, {"layout", Align::kLeft}, {"step (s)"}};
@@ -171,6 +210,20 @@ std::string PlanToText(const StepSetup& setup, const PlanResult& plan, bool expl
              : "yours",
          plan.current);
   out += table.Render();
+  // The rows whose MFU no published run reaches, with the check `step` prints for the highest.
+  std::vector<std::string> flagged;
+  const RankedLayout* highest = nullptr;
+  auto flag_row = [&](const std::string& label, const RankedLayout& r) {
+    if (MfuFlagOf(setup, r).empty()) return;
+    flagged.push_back(label);
+    if (highest == nullptr || r.step.mfu > highest->step.mfu) highest = &r;
+  };
+  for (size_t i = 0; i < plan.top.size(); ++i) flag_row(std::to_string(i + 1), plan.top[i]);
+  flag_row("yours", plan.current);
+  if (highest != nullptr) {
+    out += fmt::format("warning: MFU marked * (rank{} {}): {}\n", flagged.size() > 1 ? "s" : "",
+                       fmt::join(flagged, ", "), MfuFlagOf(setup, *highest));
+  }
   if (!ties.empty()) {
     out += fmt::format("tied step times (ranks {}): {}\n", fmt::join(ties, ", "),
                        plan::TieBreakRule());

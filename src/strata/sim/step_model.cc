@@ -1071,14 +1071,7 @@ Result<StepResult> EvaluateStepOn(const StepTables& t, const StepLayout& s,
   r.mfu = r.tokens_per_s_per_gpu * r.model_flop_per_token / peak;
   if (s.fp8.on())
     r.mfu_fp8 = r.tokens_per_s_per_gpu * r.model_flop_per_token / t.fp8_peak.flop_per_s();
-  const double ceiling = s.fp8.on() ? t.mfu_ceiling_fp8 : t.mfu_ceiling_bf16;
-  if (explain && ceiling > 0 && r.mfu > ceiling) {
-    r.mfu_flag = fmt::format(
-        "no published run reaches this: MFU {:.1f}% of the bf16 dense peak is above the best "
-        "published {:.1f}% on {} with {} GEMMs (data/mfu_ceiling.yaml: {})",
-        100 * r.mfu, 100 * ceiling, t.gpu_name, s.fp8.on() ? "FP8" : "bf16",
-        s.fp8.on() ? t.mfu_ceiling_fp8_source : t.mfu_ceiling_bf16_source);
-  }
+  if (explain) r.mfu_flag = MfuCeilingFlag(t, s.fp8.on(), r.mfu);
   const Recompute hw = s.recompute == RecomputeGranularity::kFull        ? Recompute::kFull
                        : s.recompute == RecomputeGranularity::kSelective ? Recompute::kSelective
                                                                          : Recompute::kNone;
@@ -1092,6 +1085,16 @@ Result<StepResult> EvaluateStepOn(const StepTables& t, const StepLayout& s,
     recomputed = t.op_sac_recompute_flop_per_token;
   r.hfu = r.tokens_per_s_per_gpu * (r.model_flop_per_token + recomputed) / peak;
   return r;
+}
+
+std::string MfuCeilingFlag(const StepTables& t, bool fp8, double mfu) {
+  const double ceiling = fp8 ? t.mfu_ceiling_fp8 : t.mfu_ceiling_bf16;
+  if (ceiling <= 0 || mfu <= ceiling) return "";
+  return fmt::format(
+      "no published run reaches this: MFU {:.1f}% of the bf16 dense peak is above the best "
+      "published {:.1f}% on {} with {} GEMMs (data/mfu_ceiling.yaml: {})",
+      100 * mfu, 100 * ceiling, t.gpu_name, fp8 ? "FP8" : "bf16",
+      fp8 ? t.mfu_ceiling_fp8_source : t.mfu_ceiling_bf16_source);
 }
 
 }  // namespace strata

@@ -254,6 +254,12 @@ TrafficInputs StepTrafficInputs(const StepTables& tables, const StepLayout& layo
 double TrainedFlopAdjustmentPerToken(const StepTables& tables,
                                      const std::array<bool, kModuleKindCount>& frozen);
 
+/// The ceiling check on a predicted MFU (of the bf16 dense peak): "no published run reaches
+/// this ..." with the best published MFU on the tables' GPU at this GEMM precision and its
+/// source (data/mfu_ceiling.yaml), or "" when the MFU is at or below it or none is listed.
+/// `step` (StepResult::mfu_flag) and `plan` (every ranked layout) both call it.
+std::string MfuCeilingFlag(const StepTables& tables, bool fp8, double mfu);
+
 Result<StepResult> EvaluateStep(const StepTables& tables, const StepLayout& layout,
                                 const CollectiveModel& comm);
 
