@@ -12,11 +12,14 @@ namespace strata {
 namespace {
 
 const std::vector<std::pair<std::string, CommAlgorithm>> kAlgorithms = {
-    {"auto", CommAlgorithm::kAuto},
-    {"ring", CommAlgorithm::kRing},
-    {"tree", CommAlgorithm::kTree},
-    {"hierarchical", CommAlgorithm::kHierarchical},
-    {"nvls", CommAlgorithm::kNvls}};
+    {"auto", CommAlgorithm::kAuto}, {"ring", CommAlgorithm::kRing},
+    {"tree", CommAlgorithm::kTree}, {"hierarchical", CommAlgorithm::kHierarchical},
+    {"nvls", CommAlgorithm::kNvls}, {"nvls_tree", CommAlgorithm::kNvlsTree}};
+
+// NCCL's tuning model (NVIDIA/nccl v2.30.7, commit 5067397c, src/graph/tuning.cc) multiplies
+// the tree all-reduce's bandwidth by 0.92; we apply it to the NVLS tree as well, which the one
+// 2-node H800 measurement supports (nccl-tests#153: 161 GB/s busbw; 162 with it, 176 without).
+constexpr double kTreeAllReduceEfficiency = 0.92;
 
 // NCCL's log2i: the floor of log2 (tuning.cc's tree latency counts log2i(nNodes) network levels).
 double FloorLog2(int64_t n) { return n <= 1 ? 0.0 : std::floor(std::log2(static_cast<double>(n))); }
@@ -155,11 +158,14 @@ CollectiveModel::Algorithms CollectiveModel::Applicable(CollectiveOp op,
   }
   // NVLS reaches its bandwidth only with the whole NVSwitch node in the group: on 2-4 H100s it
   // measures like a ring (NVIDIA/nccl#1455), so it is offered for full nodes only.
-  if (op == CollectiveOp::kAllReduce && !multi && cluster_.fabric == IntraNodeFabric::kNvSwitch &&
-      links_.SupportsNvls(cluster_.gpu.nvlink_generation) &&
-      shape.ranks == cluster_.gpus_per_node && shape.ranks > 1) {
-    out.push_back(CommAlgorithm::kNvls);
-  }
+  const bool nvls_nodes = op == CollectiveOp::kAllReduce &&
+                          cluster_.fabric == IntraNodeFabric::kNvSwitch &&
+                          links_.SupportsNvls(cluster_.gpu.nvlink_generation) &&
+                          shape.ranks_per_node == cluster_.gpus_per_node &&
+                          shape.ranks == shape.nodes * cluster_.gpus_per_node && shape.ranks > 1;
+  if (nvls_nodes && !multi) out.push_back(CommAlgorithm::kNvls);
+  // Across whole NVLS nodes NCCL also offers NVLSTree (tuning.cc disables it on one node).
+  if (nvls_nodes && multi) out.push_back(CommAlgorithm::kNvlsTree);
   return out;
 }
 
@@ -197,9 +203,28 @@ CollectiveCost CollectiveModel::CostWith(CollectiveOp op, Bytes size, const Grou
                           links_.Level("nvswitch_nvls").busbw_fraction.value_or(1.0);
     steps_in = 2;  // reduce into the switch, multicast back
     bw_time = factor * bytes / b_nvls;
+  } else if (algorithm == CommAlgorithm::kNvlsTree) {
+    // NVLS reduces inside each node, a tree carries the node's sum between nodes, NVLS
+    // multicasts the result back; NCCL pipelines the phases, so the slower one sets the time
+    // (tuning.cc: bw = min(intraBw, interBw)). Inside: the node's NVLS all-reduce algbw.
+    // Between nodes: on 2 nodes each node is the root of one of the two trees and a leaf of the
+    // other, sending S/2 up and S/2 down (and receiving as much): S per direction through its r
+    // NICs, against the ring's 2 (n-1)/n S. From 3 nodes on a node is interior in one tree
+    // (2 children) and a leaf in the other: 2 S, no gain on the ring. tuning.cc says the same:
+    // "Handle 2 node case of NVLSTree", interBw x 2 only for nNodes <= 2.
+    const double b_nvls = cluster_.gpu.nvlink_bandwidth_per_direction().bytes_per_s() *
+                          links_.Level("nvswitch_nvls").busbw_fraction.value_or(1.0);
+    const double intra_algbw = b_nvls / BusBwFactor(CollectiveOp::kAllReduce, shape.ranks_per_node);
+    const double inter_algbw = r * b_nic / (shape.nodes <= 2 ? 1.0 : 2.0);
+    bw_time = bytes / (kTreeAllReduceEfficiency * std::min(intra_algbw, inter_algbw));
+    // NCCL's NVLSTree latency: NVLS in the node plus 2 log2i(nodes) network levels.
+    steps_in = 2;
+    steps_net = 2.0 * FloorLog2(shape.nodes);
+    cost.level_kind = inter_algbw <= intra_algbw ? MapLevelKind::kDataNic : intra_kind;
   } else if (algorithm == CommAlgorithm::kHierarchical) {
     // Intra-node reduce-scatter (and all-gather for all-reduce), inter-node over each rail on
-    // S / r bytes per GPU.
+    // S / r bytes per GPU, in series: NCCL has no such algorithm (a user-level or CollNet-like
+    // scheme); the hierarchical all-reduce NCCL pipelines is the NVLS tree above.
     const double phases = op == CollectiveOp::kAllReduce ? 2.0 : 1.0;
     const double intra = phases * (r - 1) / r * bytes / b_in;
     const double inter = phases * (m - 1) / m * (bytes / r) / b_nic;

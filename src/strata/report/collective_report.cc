@@ -44,7 +44,7 @@ Result<CollectiveReport> BuildCollectiveReport(const CollectiveModel& model, Col
   report.requested = algorithm;
   STRATA_ASSIGN_OR_RETURN(report.chosen, model.Cost(op, size, shape, algorithm));
   for (CommAlgorithm a : {CommAlgorithm::kRing, CommAlgorithm::kTree, CommAlgorithm::kHierarchical,
-                          CommAlgorithm::kNvls}) {
+                          CommAlgorithm::kNvls, CommAlgorithm::kNvlsTree}) {
     auto cost = model.Cost(op, size, shape, a);
     if (cost.ok()) report.alternatives.push_back(*cost);
   }
