@@ -366,6 +366,42 @@ TEST(CollectiveCost, TwoNodeAllReduceRunsTheNvlsTreePastTheNicLine) {
   EXPECT_NE(ToString(partial->algorithm), "nvls_tree");
 }
 
+// NCCL runs all-to-all (and send/recv) as grouped point-to-point sends; src/enqueue.cc
+// (NVIDIA/nccl v2.30.7, addP2pToPlan) picks `protocol = protoLL ? NCCL_PROTO_LL :
+// NCCL_PROTO_SIMPLE`, LL only while a peer's bytes are at most NCCL_P2P_LL_THRESHOLD (16384 B)
+// per channel (one channel at these sizes); LL128 is never used. 64 MiB on 64 H100 ranks
+// (h100-8x8-ib400) is 1 MiB a peer: Simple. By hand:
+//   latency = 8.4 + 63 peers x 14 us (each a network step) = 890.4 us
+//   bandwidth = 56/64 x 67,108,864 B / 47e9 B/s (one GPU's NIC, 50 x 0.94) = 1.2494 ms
+//   time = 2.1398 ms. Before: "protocol LL128", 1.62 ms (LL128's 4.0 us network hop).
+// 1 MiB on 64 ranks is 16,384 B a peer: LL, NCCL's ring LL row:
+//   latency = 6.6 + 63 x 14 x 2.7/14 = 176.7 us; bandwidth = 56/64 x 1,048,576 / 47e9 / 0.25
+//   = 78.085 us.
+TEST(CollectiveCost, PointToPointRunsLlOrSimpleOnly) {
+  const CollectiveModel model = testing::ClusterModel("h100-8x8-ib400");
+  auto big = model.Cost(CollectiveOp::kAllToAll, Bytes::MiB(64), {64, 8, 8});
+  ASSERT_TRUE(big.ok());
+  EXPECT_EQ(big->protocol, NcclProto::kSimple);
+  EXPECT_NEAR(big->latency_time.us(), 890.4, 1e-6);
+  EXPECT_NEAR(big->bandwidth_time.ms(), 1.2494, 1e-3);
+  EXPECT_NEAR(big->time.ms(), 2.1398, 1e-3);
+  auto small = model.Cost(CollectiveOp::kAllToAll, Bytes::MiB(1), {64, 8, 8});
+  ASSERT_TRUE(small.ok());
+  EXPECT_EQ(small->protocol, NcclProto::kLl);
+  EXPECT_NEAR(small->latency_time.us(), 176.7, 1e-6);
+  EXPECT_NEAR(small->bandwidth_time.us(), 78.085, 1e-2);
+  // One peer past the threshold: Simple, whatever it would cost under LL128.
+  auto over = model.Cost(CollectiveOp::kAllToAll, Bytes::MiB(2), {64, 8, 8});
+  ASSERT_TRUE(over.ok());
+  EXPECT_EQ(over->protocol, NcclProto::kSimple);
+  // A send/recv sends its whole size to one peer: 8 MiB between nodes is Simple.
+  for (double mib : {8.0, 0.5, 0.125}) {
+    auto send = model.Cost(CollectiveOp::kSendRecv, Bytes::MiB(mib), {64, 8, 8});
+    ASSERT_TRUE(send.ok());
+    EXPECT_NE(send->protocol, NcclProto::kLl128) << mib << " MiB";
+  }
+}
+
 TEST(CollectiveCost, NvlsOnlyOnFullHopperNodes) {
   const CollectiveModel h20 = Reference();
   auto full = h20.Cost(CollectiveOp::kAllReduce, Bytes::GiB(1), {8, 1, 8}, CommAlgorithm::kNvls);

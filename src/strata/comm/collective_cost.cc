@@ -21,6 +21,14 @@ const std::vector<std::pair<std::string, CommAlgorithm>> kAlgorithms = {
 // 2-node H800 measurement supports (nccl-tests#153: 161 GB/s busbw; 162 with it, 176 without).
 constexpr double kTreeAllReduceEfficiency = 0.92;
 
+// Point-to-point (send/recv, and all-to-all as grouped send/recv) never runs LL128: NCCL's
+// src/enqueue.cc (addP2pToPlan, same release) sets `protocol[dir] = protoLL[dir] ?
+// NCCL_PROTO_LL : NCCL_PROTO_SIMPLE`, LL while the bytes to a peer are at most
+// nChannels x NCCL_P2P_LL_THRESHOLD (`NCCL_PARAM(P2pLLThreshold, "P2P_LL_THRESHOLD", 16384)`);
+// a peer's transfer uses one channel up to 64 KiB (half the network chunk), so the threshold
+// applies as is.
+constexpr double kP2pLlThresholdBytes = 16384;
+
 // NCCL's log2i: the floor of log2 (tuning.cc's tree latency counts log2i(nNodes) network levels).
 double FloorLog2(int64_t n) { return n <= 1 ? 0.0 : std::floor(std::log2(static_cast<double>(n))); }
 
@@ -267,7 +275,12 @@ CollectiveCost CollectiveModel::CostWith(CollectiveOp op, Bytes size, const Grou
   // Ring and tree run the NCCL protocol its tuning model predicts fastest (tuning.cc): LL for
   // small sizes (low latency, a quarter of the bandwidth), LL128 in between, Simple for large
   // ones. A level's alpha is its Simple ring hop; the other protocols' hops scale with the
-  // table's ratio for the level's kind of hop.
+  // table's ratio for the level's kind of hop. Point-to-point has no choice to make: LL up to
+  // NCCL_P2P_LL_THRESHOLD bytes a peer, Simple above (priced with the ring rows).
+  const bool p2p = op == CollectiveOp::kAllToAll || op == CollectiveOp::kSendRecv;
+  const double peer_bytes = op == CollectiveOp::kAllToAll ? bytes / n : bytes;
+  const NcclProto p2p_proto =
+      peer_bytes <= kP2pLlThresholdBytes ? NcclProto::kLl : NcclProto::kSimple;
   if ((algorithm == CommAlgorithm::kRing || algorithm == CommAlgorithm::kTree) && shape.ranks > 1 &&
       !links_.protocols.empty()) {
     const bool tree = algorithm == CommAlgorithm::kTree;
@@ -283,6 +296,7 @@ CollectiveCost CollectiveModel::CostWith(CollectiveOp op, Bytes size, const Grou
     };
     double best = -1;
     for (const NcclProtocol& p : links_.protocols) {
+      if (p2p && p.proto != p2p_proto) continue;
       const double latency = (tree ? p.base_tree.s() : p.base_ring.s()) +
                              steps_in * hop(p, kind_in, alpha_in) +
                              steps_net * hop(p, kind_net, alpha_net);
