@@ -402,6 +402,28 @@ TEST(CollectiveCost, PointToPointRunsLlOrSimpleOnly) {
   }
 }
 
+// An all-to-all has no ring: NCCL runs ncclGroupStart, ncclSend/ncclRecv to every peer,
+// ncclGroupEnd (nccl-tests src/alltoall.cu), which NCCL_ALGO does not tune. Before, `comm --op
+// all_to_all` printed "algorithm   ring".
+TEST(CollectiveCost, AllToAllIsNamedGroupedSendRecv) {
+  const CollectiveModel model = testing::ClusterModel("h100-8x8-ib400");
+  for (const CollectiveOp op : {CollectiveOp::kAllToAll, CollectiveOp::kSendRecv}) {
+    SCOPED_TRACE(ToString(op));
+    auto report = BuildCollectiveReport(model, op, Bytes::GiB(8), {16, 2, 8}, CommAlgorithm::kAuto);
+    ASSERT_TRUE(report.ok()) << report.error().Format();
+    EXPECT_EQ(ToString(report->chosen.algorithm), "p2p");
+    const std::string text = RenderCollectiveText(*report);
+    EXPECT_NE(text.find("algorithm   p2p (grouped ncclSend/ncclRecv to each peer), NCCL protocol "
+                        "Simple"),
+              std::string::npos)
+        << text;
+    EXPECT_EQ(text.find("ring"), std::string::npos) << text;
+    auto ring = ParseCommAlgorithm("ring");
+    ASSERT_TRUE(ring.ok());
+    EXPECT_FALSE(model.Cost(op, Bytes::GiB(8), {16, 2, 8}, *ring).ok());
+  }
+}
+
 TEST(CollectiveCost, NvlsOnlyOnFullHopperNodes) {
   const CollectiveModel h20 = Reference();
   auto full = h20.Cost(CollectiveOp::kAllReduce, Bytes::GiB(1), {8, 1, 8}, CommAlgorithm::kNvls);

@@ -14,7 +14,8 @@ namespace {
 const std::vector<std::pair<std::string, CommAlgorithm>> kAlgorithms = {
     {"auto", CommAlgorithm::kAuto}, {"ring", CommAlgorithm::kRing},
     {"tree", CommAlgorithm::kTree}, {"hierarchical", CommAlgorithm::kHierarchical},
-    {"nvls", CommAlgorithm::kNvls}, {"nvls_tree", CommAlgorithm::kNvlsTree}};
+    {"nvls", CommAlgorithm::kNvls}, {"nvls_tree", CommAlgorithm::kNvlsTree},
+    {"p2p", CommAlgorithm::kP2p}};
 
 // NCCL's tuning model (NVIDIA/nccl v2.30.7, commit 5067397c, src/graph/tuning.cc) multiplies
 // the tree all-reduce's bandwidth by 0.92; we apply it to the NVLS tree as well, which the one
@@ -150,6 +151,10 @@ Result<GroupShape> CollectiveModel::ContiguousShape(int64_t ranks) const {
 CollectiveModel::Algorithms CollectiveModel::Applicable(CollectiveOp op,
                                                         const GroupShape& shape) const {
   Algorithms out;
+  if (op == CollectiveOp::kAllToAll || op == CollectiveOp::kSendRecv) {
+    out.push_back(CommAlgorithm::kP2p);
+    return out;
+  }
   out.push_back(CommAlgorithm::kRing);
   const bool multi = shape.nodes > 1;
   if (op == CollectiveOp::kAllReduce && shape.ranks > 2) out.push_back(CommAlgorithm::kTree);
@@ -281,8 +286,9 @@ CollectiveCost CollectiveModel::CostWith(CollectiveOp op, Bytes size, const Grou
   const double peer_bytes = op == CollectiveOp::kAllToAll ? bytes / n : bytes;
   const NcclProto p2p_proto =
       peer_bytes <= kP2pLlThresholdBytes ? NcclProto::kLl : NcclProto::kSimple;
-  if ((algorithm == CommAlgorithm::kRing || algorithm == CommAlgorithm::kTree) && shape.ranks > 1 &&
-      !links_.protocols.empty()) {
+  if ((algorithm == CommAlgorithm::kRing || algorithm == CommAlgorithm::kTree ||
+       algorithm == CommAlgorithm::kP2p) &&
+      shape.ranks > 1 && !links_.protocols.empty()) {
     const bool tree = algorithm == CommAlgorithm::kTree;
     const NcclProtocol& simple = links_.protocols.front();
     const std::string kind_in = HopKindOf(FabricKey(cluster_));

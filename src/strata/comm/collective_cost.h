@@ -10,7 +10,8 @@
 // inter-node all-reduce per rail, intra-node all-gather, in series), NVLS (NVLink SHARP
 // all-reduce, one NVSwitch node), NVLS tree (all-reduce over whole NVLS nodes: NVLS inside each
 // node pipelined with a tree between nodes; on 2 nodes it goes past the ring's NIC line).
-// All-gather and reduce-scatter run the ring, as NCCL does without SHARP.
+// All-gather and reduce-scatter run the ring, as NCCL does without SHARP; all-to-all and
+// send/recv run point-to-point.
 // Formulas with the reference cluster substituted: docs/formulas.md, "Collective cost".
 #ifndef STRATA_COMM_COLLECTIVE_COST_H_
 #define STRATA_COMM_COLLECTIVE_COST_H_
@@ -30,8 +31,10 @@
 
 namespace strata {
 
-enum class CommAlgorithm { kAuto, kRing, kTree, kHierarchical, kNvls, kNvlsTree };
-/// "auto", "ring", "tree", "hierarchical", "nvls", "nvls_tree"
+/// kP2p: all-to-all and send/recv, which NCCL runs as grouped ncclSend/ncclRecv to each peer
+/// (no ring or tree; NCCL_ALGO does not apply).
+enum class CommAlgorithm { kAuto, kRing, kTree, kHierarchical, kNvls, kNvlsTree, kP2p };
+/// "auto", "ring", "tree", "hierarchical", "nvls", "nvls_tree", "p2p"
 std::string ToString(CommAlgorithm algorithm);
 Result<CommAlgorithm> ParseCommAlgorithm(std::string_view text);
 
