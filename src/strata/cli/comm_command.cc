@@ -67,7 +67,8 @@ int RunComm(int argc, char** argv) {
                  "every GPU of the cluster)");
   app.add_option("--cluster", o.cluster, "cluster file, or a name under data/clusters/")
       ->capture_default_str();
-  app.add_option("--algorithm", o.algorithm, "auto, ring, tree, hierarchical or nvls")
+  app.add_option("--algorithm", o.algorithm,
+                 "auto, ring, tree, hierarchical, nvls, nvls_tree or p2p")
       ->capture_default_str();
   AddOutputOptions(app, o.out, kJsonFlag);
   if (auto code = ParseArgs(app, argc, argv)) return *code;

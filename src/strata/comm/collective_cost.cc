@@ -12,11 +12,23 @@ namespace strata {
 namespace {
 
 const std::vector<std::pair<std::string, CommAlgorithm>> kAlgorithms = {
-    {"auto", CommAlgorithm::kAuto},
-    {"ring", CommAlgorithm::kRing},
-    {"tree", CommAlgorithm::kTree},
-    {"hierarchical", CommAlgorithm::kHierarchical},
-    {"nvls", CommAlgorithm::kNvls}};
+    {"auto", CommAlgorithm::kAuto}, {"ring", CommAlgorithm::kRing},
+    {"tree", CommAlgorithm::kTree}, {"hierarchical", CommAlgorithm::kHierarchical},
+    {"nvls", CommAlgorithm::kNvls}, {"nvls_tree", CommAlgorithm::kNvlsTree},
+    {"p2p", CommAlgorithm::kP2p}};
+
+// NCCL's tuning model (NVIDIA/nccl v2.30.7, commit 5067397c, src/graph/tuning.cc) multiplies
+// the tree all-reduce's bandwidth by 0.92; we apply it to the NVLS tree as well, which the one
+// 2-node H800 measurement supports (nccl-tests#153: 161 GB/s busbw; 162 with it, 176 without).
+constexpr double kTreeAllReduceEfficiency = 0.92;
+
+// Point-to-point (send/recv, and all-to-all as grouped send/recv) never runs LL128: NCCL's
+// src/enqueue.cc (addP2pToPlan, same release) sets `protocol[dir] = protoLL[dir] ?
+// NCCL_PROTO_LL : NCCL_PROTO_SIMPLE`, LL while the bytes to a peer are at most
+// nChannels x NCCL_P2P_LL_THRESHOLD (`NCCL_PARAM(P2pLLThreshold, "P2P_LL_THRESHOLD", 16384)`);
+// a peer's transfer uses one channel up to 64 KiB (half the network chunk), so the threshold
+// applies as is.
+constexpr double kP2pLlThresholdBytes = 16384;
 
 // NCCL's log2i: the floor of log2 (tuning.cc's tree latency counts log2i(nNodes) network levels).
 double FloorLog2(int64_t n) { return n <= 1 ? 0.0 : std::floor(std::log2(static_cast<double>(n))); }
@@ -139,6 +151,10 @@ Result<GroupShape> CollectiveModel::ContiguousShape(int64_t ranks) const {
 CollectiveModel::Algorithms CollectiveModel::Applicable(CollectiveOp op,
                                                         const GroupShape& shape) const {
   Algorithms out;
+  if (op == CollectiveOp::kAllToAll || op == CollectiveOp::kSendRecv) {
+    out.push_back(CommAlgorithm::kP2p);
+    return out;
+  }
   out.push_back(CommAlgorithm::kRing);
   const bool multi = shape.nodes > 1;
   if (op == CollectiveOp::kAllReduce && shape.ranks > 2) out.push_back(CommAlgorithm::kTree);
@@ -155,11 +171,14 @@ CollectiveModel::Algorithms CollectiveModel::Applicable(CollectiveOp op,
   }
   // NVLS reaches its bandwidth only with the whole NVSwitch node in the group: on 2-4 H100s it
   // measures like a ring (NVIDIA/nccl#1455), so it is offered for full nodes only.
-  if (op == CollectiveOp::kAllReduce && !multi && cluster_.fabric == IntraNodeFabric::kNvSwitch &&
-      links_.SupportsNvls(cluster_.gpu.nvlink_generation) &&
-      shape.ranks == cluster_.gpus_per_node && shape.ranks > 1) {
-    out.push_back(CommAlgorithm::kNvls);
-  }
+  const bool nvls_nodes = op == CollectiveOp::kAllReduce &&
+                          cluster_.fabric == IntraNodeFabric::kNvSwitch &&
+                          links_.SupportsNvls(cluster_.gpu.nvlink_generation) &&
+                          shape.ranks_per_node == cluster_.gpus_per_node &&
+                          shape.ranks == shape.nodes * cluster_.gpus_per_node && shape.ranks > 1;
+  if (nvls_nodes && !multi) out.push_back(CommAlgorithm::kNvls);
+  // Across whole NVLS nodes NCCL also offers NVLSTree (tuning.cc disables it on one node).
+  if (nvls_nodes && multi) out.push_back(CommAlgorithm::kNvlsTree);
   return out;
 }
 
@@ -197,9 +216,28 @@ CollectiveCost CollectiveModel::CostWith(CollectiveOp op, Bytes size, const Grou
                           links_.Level("nvswitch_nvls").busbw_fraction.value_or(1.0);
     steps_in = 2;  // reduce into the switch, multicast back
     bw_time = factor * bytes / b_nvls;
+  } else if (algorithm == CommAlgorithm::kNvlsTree) {
+    // NVLS reduces inside each node, a tree carries the node's sum between nodes, NVLS
+    // multicasts the result back; NCCL pipelines the phases, so the slower one sets the time
+    // (tuning.cc: bw = min(intraBw, interBw)). Inside: the node's NVLS all-reduce algbw.
+    // Between nodes: on 2 nodes each node is the root of one of the two trees and a leaf of the
+    // other, sending S/2 up and S/2 down (and receiving as much): S per direction through its r
+    // NICs, against the ring's 2 (n-1)/n S. From 3 nodes on a node is interior in one tree
+    // (2 children) and a leaf in the other: 2 S, no gain on the ring. tuning.cc says the same:
+    // "Handle 2 node case of NVLSTree", interBw x 2 only for nNodes <= 2.
+    const double b_nvls = cluster_.gpu.nvlink_bandwidth_per_direction().bytes_per_s() *
+                          links_.Level("nvswitch_nvls").busbw_fraction.value_or(1.0);
+    const double intra_algbw = b_nvls / BusBwFactor(CollectiveOp::kAllReduce, shape.ranks_per_node);
+    const double inter_algbw = r * b_nic / (shape.nodes <= 2 ? 1.0 : 2.0);
+    bw_time = bytes / (kTreeAllReduceEfficiency * std::min(intra_algbw, inter_algbw));
+    // NCCL's NVLSTree latency: NVLS in the node plus 2 log2i(nodes) network levels.
+    steps_in = 2;
+    steps_net = 2.0 * FloorLog2(shape.nodes);
+    cost.level_kind = inter_algbw <= intra_algbw ? MapLevelKind::kDataNic : intra_kind;
   } else if (algorithm == CommAlgorithm::kHierarchical) {
     // Intra-node reduce-scatter (and all-gather for all-reduce), inter-node over each rail on
-    // S / r bytes per GPU.
+    // S / r bytes per GPU, in series: NCCL has no such algorithm (a user-level or CollNet-like
+    // scheme); the hierarchical all-reduce NCCL pipelines is the NVLS tree above.
     const double phases = op == CollectiveOp::kAllReduce ? 2.0 : 1.0;
     const double intra = phases * (r - 1) / r * bytes / b_in;
     const double inter = phases * (m - 1) / m * (bytes / r) / b_nic;
@@ -242,9 +280,15 @@ CollectiveCost CollectiveModel::CostWith(CollectiveOp op, Bytes size, const Grou
   // Ring and tree run the NCCL protocol its tuning model predicts fastest (tuning.cc): LL for
   // small sizes (low latency, a quarter of the bandwidth), LL128 in between, Simple for large
   // ones. A level's alpha is its Simple ring hop; the other protocols' hops scale with the
-  // table's ratio for the level's kind of hop.
-  if ((algorithm == CommAlgorithm::kRing || algorithm == CommAlgorithm::kTree) && shape.ranks > 1 &&
-      !links_.protocols.empty()) {
+  // table's ratio for the level's kind of hop. Point-to-point has no choice to make: LL up to
+  // NCCL_P2P_LL_THRESHOLD bytes a peer, Simple above (priced with the ring rows).
+  const bool p2p = op == CollectiveOp::kAllToAll || op == CollectiveOp::kSendRecv;
+  const double peer_bytes = op == CollectiveOp::kAllToAll ? bytes / n : bytes;
+  const NcclProto p2p_proto =
+      peer_bytes <= kP2pLlThresholdBytes ? NcclProto::kLl : NcclProto::kSimple;
+  if ((algorithm == CommAlgorithm::kRing || algorithm == CommAlgorithm::kTree ||
+       algorithm == CommAlgorithm::kP2p) &&
+      shape.ranks > 1 && !links_.protocols.empty()) {
     const bool tree = algorithm == CommAlgorithm::kTree;
     const NcclProtocol& simple = links_.protocols.front();
     const std::string kind_in = HopKindOf(FabricKey(cluster_));
@@ -258,6 +302,7 @@ CollectiveCost CollectiveModel::CostWith(CollectiveOp op, Bytes size, const Grou
     };
     double best = -1;
     for (const NcclProtocol& p : links_.protocols) {
+      if (p2p && p.proto != p2p_proto) continue;
       const double latency = (tree ? p.base_tree.s() : p.base_ring.s()) +
                              steps_in * hop(p, kind_in, alpha_in) +
                              steps_net * hop(p, kind_net, alpha_net);

@@ -7,8 +7,11 @@
 // a group spread over nodes with r ranks on each is limited by min(fabric, r x the data-NIC
 // bandwidth of one GPU), because the node's NICs are shared by its GPUs' concurrent groups.
 // Algorithms: ring, tree (all-reduce), hierarchical (all-reduce: intra-node reduce-scatter,
-// inter-node all-reduce per rail, intra-node all-gather), NVLS (NVLink SHARP all-reduce, one
-// NVSwitch node). All-gather and reduce-scatter run the ring, as NCCL does without SHARP.
+// inter-node all-reduce per rail, intra-node all-gather, in series), NVLS (NVLink SHARP
+// all-reduce, one NVSwitch node), NVLS tree (all-reduce over whole NVLS nodes: NVLS inside each
+// node pipelined with a tree between nodes; on 2 nodes it goes past the ring's NIC line).
+// All-gather and reduce-scatter run the ring, as NCCL does without SHARP; all-to-all and
+// send/recv run point-to-point.
 // Formulas with the reference cluster substituted: docs/formulas.md, "Collective cost".
 #ifndef STRATA_COMM_COLLECTIVE_COST_H_
 #define STRATA_COMM_COLLECTIVE_COST_H_
@@ -28,8 +31,11 @@
 
 namespace strata {
 
-enum class CommAlgorithm { kAuto, kRing, kTree, kHierarchical, kNvls };
-std::string ToString(CommAlgorithm algorithm);  // "auto", "ring", "tree", "hierarchical", "nvls"
+/// kP2p: all-to-all and send/recv, which NCCL runs as grouped ncclSend/ncclRecv to each peer
+/// (no ring or tree; NCCL_ALGO does not apply).
+enum class CommAlgorithm { kAuto, kRing, kTree, kHierarchical, kNvls, kNvlsTree, kP2p };
+/// "auto", "ring", "tree", "hierarchical", "nvls", "nvls_tree", "p2p"
+std::string ToString(CommAlgorithm algorithm);
 Result<CommAlgorithm> ParseCommAlgorithm(std::string_view text);
 
 /// How a group's ranks sit on the nodes.

@@ -44,7 +44,7 @@ Result<CollectiveReport> BuildCollectiveReport(const CollectiveModel& model, Col
   report.requested = algorithm;
   STRATA_ASSIGN_OR_RETURN(report.chosen, model.Cost(op, size, shape, algorithm));
   for (CommAlgorithm a : {CommAlgorithm::kRing, CommAlgorithm::kTree, CommAlgorithm::kHierarchical,
-                          CommAlgorithm::kNvls}) {
+                          CommAlgorithm::kNvls, CommAlgorithm::kNvlsTree, CommAlgorithm::kP2p}) {
     auto cost = model.Cost(op, size, shape, a);
     if (cost.ok()) report.alternatives.push_back(*cost);
   }
@@ -57,9 +57,15 @@ std::string RenderCollectiveText(const CollectiveReport& r) {
       fmt::format("{} of {} ({:.4g} GB) on {} ranks ({} node(s), at least {} per node) of {}\n",
                   ToString(c.op), FormatBytesAuto(c.size), c.size.gb(), c.shape.ranks,
                   c.shape.nodes, c.shape.ranks_per_node, r.cluster);
-  out += fmt::format("  algorithm   {}, NCCL protocol {}{}\n", ToString(c.algorithm),
+  // "p2p" alone would not say what NCCL runs: name the grouped sends.
+  const std::string algorithm = c.algorithm == CommAlgorithm::kP2p
+                                    ? "p2p (grouped ncclSend/ncclRecv to each peer)"
+                                    : ToString(c.algorithm);
+  out += fmt::format("  algorithm   {}, NCCL protocol {}{}\n", algorithm,
                      NcclProtoName(c.protocol, ProtoSpelling::kNccl),
-                     r.requested == CommAlgorithm::kAuto ? " (the fastest modelled)" : "");
+                     r.requested == CommAlgorithm::kAuto && c.algorithm != CommAlgorithm::kP2p
+                         ? " (the fastest modelled)"
+                         : "");
   out += fmt::format("  level       {}\n", c.level);
   out += fmt::format("  time        {} (latency {} + bandwidth {})\n", FormatSeconds(c.time),
                      FormatSeconds(c.latency_time), FormatSeconds(c.bandwidth_time));
