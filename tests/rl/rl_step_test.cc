@@ -15,6 +15,7 @@
 #include "rl/reference_rl.h"
 #include "strata/eval/evaluation.h"
 #include "strata/job/resolved_job.h"
+#include "strata/memory/sharding.h"
 #include "support/golden.h"
 
 namespace strata {
@@ -32,6 +33,7 @@ struct LedgerStates {
 LedgerStates StatesOf(const MemoryLedger& l) {
   LedgerStates s;
   for (const LedgerItem& item : l.items) {
+    if (IsShardingWorkingSet(item)) continue;  // allocated and freed inside a pass
     if (item.kind == ItemKind::kWeights) s.weights += item.bytes;
     if (item.kind == ItemKind::kGradients) s.gradients += item.bytes;
     if (item.kind != ItemKind::kOptimizer) continue;
@@ -747,6 +749,22 @@ TEST(RlStepTest, Fsdp2ParametersCrossPcieThroughPageableMemory) {
   EXPECT_NE(t.copies[0].what.find("pageable: 10.0 GB/s up, 10.8 GB/s down"), std::string::npos)
       << t.copies[0].what;
   EXPECT_EQ(t.copies.back().what, "actor moments: up and down around the update");
+}
+
+// The states verl's hybrid engine moves are the sharded parameters and optimizer states, not
+// the runtime's working sets. verl-qwen2.5-math-7b-h20x32 (Qwen2.5-Math-7B, 7,615,616,512
+// parameters, FSDP2 over 32 GPUs, fp32 parameters as the master, AdamW fp32 moments, no
+// reference) by hand: W = 7,615,616,512 x 4 B / 32 = 951,952,064 B of sharded parameters, O = 2 x
+// W = 1,903,904,128 B of moments; the copies are W up and down around the weight sync, the old
+// log-prob pass and the update (6 W) and the moments around the update (2 O):
+// 6 x 951,952,064 + 2 x 1,903,904,128 = 9,519,520,640 B. Before, the gathered FSDP2 units
+// (2.65 GB) and the unsharded gradients (4.36 GB) were counted as states: 25.40 GB of copies.
+TEST(RlStepTest, OffloadedStatesAreTheShardsNotTheWorkingSets) {
+  auto spec = LoadRlSpec(testing::TestPath("rl/validation/verl-qwen2.5-math-7b-h20x32.yaml"));
+  ASSERT_TRUE(spec.ok()) << spec.error().Format();
+  auto e = EvaluateRl(*Workspace::Load(), *spec);
+  ASSERT_TRUE(e.ok()) << e.error().Format();
+  EXPECT_NEAR(e->colocated.offload.bytes.value(), 9519520640.0, 64);
 }
 
 // verl's bypass mode (algorithm.rollout_correction.bypass_mode=True; the RL job's

@@ -105,27 +105,40 @@ double Fp8CopyBytesPerWeight(const Fp8Spec& fp8) {
   return 2.0 * (1.0 + scale) - (fp8.param_gather ? 1.0 : 0.0);
 }
 
+namespace {
+// The names of the runtime's working-set items, shared by ComputeModeMemory and
+// IsShardingWorkingSet so that the two cannot drift apart.
+constexpr const char* kGatheredName = "weights: all-gathered (ZeRO-3/FSDP2 working set)";
+constexpr const char* kReduceScatterName = "gradients: unsharded, before reduce-scatter";
+constexpr const char* kAccumulatedName = "gradients: unsharded, accumulated over micro batches";
+constexpr const char* kReduceBucketsName = "gradients: DeepSpeed reduce buckets (backward)";
+}  // namespace
+
+bool IsShardingWorkingSet(const LedgerItem& item) {
+  for (const char* name :
+       {kGatheredName, kReduceScatterName, kAccumulatedName, kReduceBucketsName}) {
+    if (item.name == name) return true;
+  }
+  return false;
+}
+
 ModeMemory ComputeModeMemory(const Job& job, const ParamBreakdown& params, int64_t stage,
                              Detail detail) {
   const bool explain = detail == Detail::kExplained;
   const ShardingSpec& sh = job.spec.sharding;
   const Fp8Spec& fp8 = job.spec.fp8;
   ModeMemory out;
-  out.gathered = {ItemKind::kWeights,
-                  FixedText(detail, "weights: all-gathered (ZeRO-3/FSDP2 working set)"),
-                  Bytes::Count(0), FixedText(detail, "0: weights are not sharded"), ""};
-  out.reduce_scatter = {ItemKind::kGradients,
-                        FixedText(detail, "gradients: unsharded, before reduce-scatter"),
+  out.gathered = {ItemKind::kWeights, FixedText(detail, kGatheredName), Bytes::Count(0),
+                  FixedText(detail, "0: weights are not sharded"), ""};
+  out.reduce_scatter = {ItemKind::kGradients, FixedText(detail, kReduceScatterName),
                         Bytes::Count(0), FixedText(detail, "0: gradients are not sharded"), ""};
-  out.accumulated = {ItemKind::kGradients,
-                     FixedText(detail, "gradients: unsharded, accumulated over micro batches"),
-                     Bytes::Count(0), FixedText(detail, "0: no pipeline schedule"), ""};
+  out.accumulated = {ItemKind::kGradients, FixedText(detail, kAccumulatedName), Bytes::Count(0),
+                     FixedText(detail, "0: no pipeline schedule"), ""};
   out.fp8_copies = {ItemKind::kWeights, FixedText(detail, "weights: FP8 copies"), Bytes::Count(0),
                     FixedText(detail, "0: no FP8 recipe"), ""};
   out.fp8_state = {ItemKind::kOverhead, FixedText(detail, "FP8 scaling state"), Bytes::Count(0),
                    FixedText(detail, "0: no FP8 recipe"), ""};
-  out.reduce_buckets = {ItemKind::kGradients,
-                        FixedText(detail, "gradients: DeepSpeed reduce buckets (backward)"),
+  out.reduce_buckets = {ItemKind::kGradients, FixedText(detail, kReduceBucketsName),
                         Bytes::Count(0), FixedText(detail, "0: not DeepSpeed ZeRO"), ""};
   // DeepSpeed's ZeRO-1/2 optimizer (deepspeedai/DeepSpeed edaa722
   // deepspeed/runtime/zero/stage_1_and_2.py): with contiguous_gradients (its default) the first

@@ -74,6 +74,12 @@ struct ModeMemory {
 ModeMemory ComputeModeMemory(const Job& job, const ParamBreakdown& params, int64_t stage,
                              Detail detail = Detail::kExplained);
 
+/// True for the items ComputeModeMemory adds as the runtime's working sets (the gathered
+/// weights, the unsharded gradients before their reduce-scatter or accumulated over micro
+/// batches, DeepSpeed's reduce buckets): tensors a step allocates and frees, not a model's
+/// states, so nothing offloads or keeps them between phases. Needs the explained ledger (names).
+bool IsShardingWorkingSet(const LedgerItem& item);
+
 /// PyTorch FSDP1's FlatParameter of `numel` elements padded to a multiple of the `world` ranks
 /// it is sharded over: world x ceil(numel / world) (each rank's shard is ceil(numel / world),
 /// torch.chunk's first chunk; torch/distributed/fsdp/_flat_param.py, _get_unpadded_shard).

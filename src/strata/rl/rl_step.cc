@@ -14,6 +14,7 @@
 #include "strata/hw/gpu_catalog.h"
 #include "strata/hw/interconnects.h"
 #include "strata/job/resolve_with_engines.h"
+#include "strata/memory/sharding.h"
 #include "strata/model/flops.h"
 #include "strata/model/param_count.h"
 #include "strata/sim/step_constants.h"
@@ -443,9 +444,14 @@ struct ModelStates {
   Bytes All() const { return weights + gradients + master + moments; }
 };
 
+// The runtime's working sets (FSDP2's gathered units, the unsharded gradients before their
+// reduce-scatter) are allocated and freed inside a pass: verl offloads the sharded parameters
+// and optimizer states (fsdp_utils.py offload_fsdp_model_to_cpu, offload_fsdp_optimizer), and a
+// forward's peak does not hold the backward's gradients, so neither is a state here.
 ModelStates StatesOf(const MemoryLedger& ledger) {
   ModelStates s;
   for (const LedgerItem& item : ledger.items) {
+    if (IsShardingWorkingSet(item)) continue;
     if (item.kind == ItemKind::kWeights) s.weights += item.bytes;
     if (item.kind == ItemKind::kGradients) s.gradients += item.bytes;
     if (item.kind != ItemKind::kOptimizer) continue;
