@@ -173,16 +173,22 @@ PruneCounts EnumerateLayouts(const ModelRules& rules, const SearchSpace& space,
   // Only modes that run less than the union need the per-candidate check.
   const bool check_modes = std::any_of(space.mode_dimensions.begin(), space.mode_dimensions.end(),
                                        [&](const DimensionSet& d) { return !(d == any); });
+  // A value the user's --fix excludes, or a dimension above 1 that no mode of the framework
+  // runs: counted under its rule and skipped.
+  const auto admitted = [&counts](int64_t fixed, int64_t value, bool framework_runs) {
+    if (!Admits(fixed, value)) {
+      ++counts[Rule::kFixedValue];
+      return false;
+    }
+    if (value > 1 && !framework_runs) {
+      ++counts[Rule::kFrameworkCannotRun];
+      return false;
+    }
+    return true;
+  };
   Candidate c;
   for (int64_t tp : pool) {
-    if (!Admits(fix.tp, tp)) {
-      ++counts[Rule::kFixedValue];
-      continue;
-    }
-    if (tp > 1 && !any.tp) {
-      ++counts[Rule::kFrameworkCannotRun];
-      continue;
-    }
+    if (!admitted(fix.tp, tp, any.tp)) continue;
     if (std::any_of(rules.tp_divides.begin(), rules.tp_divides.end(),
                     [&](int64_t n) { return !Divides(tp, n); }) ||
         !TpFitsQueryGroups(
@@ -193,14 +199,7 @@ PruneCounts EnumerateLayouts(const ModelRules& rules, const SearchSpace& space,
     }
     DivisorsFrom(pool, space.world / tp, pps);
     for (int64_t pp : pps) {
-      if (!Admits(fix.pp, pp)) {
-        ++counts[Rule::kFixedValue];
-        continue;
-      }
-      if (pp > 1 && !any.pp) {
-        ++counts[Rule::kFrameworkCannotRun];
-        continue;
-      }
+      if (!admitted(fix.pp, pp, any.pp)) continue;
       // Even stages (with VPP) when PP divides the layers; megatron's uneven first/last stage
       // counts (VPP 1) either way; and megatron-core's accounted splits at every VPP whose
       // chunks divide the layers plus the embedding and/or loss slots.
@@ -255,40 +254,17 @@ PruneCounts EnumerateLayouts(const ModelRules& rules, const SearchSpace& space,
           for (int64_t vpp = 1; vpp <= std::min(chunks, space.max_vpp); ++vpp) {
             // VPP needs PP > 1 and divides the layers of a stage; other values are not layouts.
             if (!Divides(vpp, chunks) || (vpp > 1 && pp == 1)) continue;
-            if (!Admits(fix.vpp, vpp)) {
-              ++counts[Rule::kFixedValue];
-              continue;
-            }
-            if (vpp > 1 && !any.vpp) {
-              ++counts[Rule::kFrameworkCannotRun];
-              continue;
-            }
-            splits.push_back({vpp, {}});
+            if (admitted(fix.vpp, vpp, any.vpp)) splits.push_back({vpp, {}});
           }
         }
         for (const StageSplit& u : uneven) splits.push_back({1, u});
         for (const auto& [vpp, a] : accounted) {
-          if (!Admits(fix.vpp, vpp)) {
-            ++counts[Rule::kFixedValue];
-            continue;
-          }
-          if (vpp > 1 && !any.vpp) {
-            ++counts[Rule::kFrameworkCannotRun];
-            continue;
-          }
-          splits.push_back({vpp, a});
+          if (admitted(fix.vpp, vpp, any.vpp)) splits.push_back({vpp, a});
         }
         for (const auto& [vpp, split] : splits) {
           DivisorsFrom(pool, expert_space, eps);
           for (int64_t ep : eps) {
-            if (!Admits(fix.ep, ep)) {
-              ++counts[Rule::kFixedValue];
-              continue;
-            }
-            if (ep > 1 && !any.ep) {
-              ++counts[Rule::kFrameworkCannotRun];
-              continue;
-            }
+            if (!admitted(fix.ep, ep, any.ep)) continue;
             if (rules.num_experts == 0 ? ep > 1 : !Divides(ep, rules.num_experts)) {
               ++counts[Rule::kExpertsDivideEp];
               continue;
