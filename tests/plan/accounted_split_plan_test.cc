@@ -84,16 +84,9 @@ TEST(AccountedSplits, ByHand) {
 // partial layouts removed by the layer rule) and said "every layout checked is over the card's
 // memory". With it, 128 / (8 x 8) = 2 a chunk: the published layout is in the space.
 TEST(AccountedSplitPlan, PublishedLlama405bLayoutIsSearched) {
-  plan::PlanOptions options;
-  options.top_k = 3;
-  options.space.fixed.pp = 8;
-  options.space.fixed.vpp = 8;
-  options.space.fixed.tp = 8;
-  options.space.fixed.cp = 2;
-  options.space.fixed_micro_batch = 1;
-  options.space.recompute = {RecomputeGranularity::kNone};
-  const testing::Planned p =
-      testing::PlanJob(testing::TestPath("fixtures/plan/mb-405b-h100x1024.yaml"), {}, options);
+  const plan::PlanOptions options =
+      testing::FixedLayoutOptions(/*tp=*/8, /*pp=*/8, /*cp=*/2, /*vpp=*/8);
+  const testing::Planned p = testing::PlanJob(testing::Llama405bH100Fp8Job(), {}, options);
   ASSERT_TRUE(p.ok);
   // TP8 PP8 VPP8 CP2 EP1 ETP1 DP8 mb1, recompute none: the published layout alone.
   ASSERT_EQ(p.result.rules.valid, 1);
@@ -111,13 +104,8 @@ TEST(AccountedSplitPlan, PublishedLlama405bLayoutIsSearched) {
 // pipelined layout was gone (`--fix pp=8`: 0 valid). 96 = 8 x 4 x 3: the published TP2 PP8 VPP4
 // EP32 is now searched.
 TEST(AccountedSplitPlan, Qwen3PipelinedLayoutsWithA2aOverlap) {
-  plan::PlanOptions options;
-  options.top_k = 3;
-  options.space.fixed.pp = 8;
-  options.space.fixed.tp = 2;
-  options.space.fixed.ep = 32;
-  options.space.fixed_micro_batch = 1;
-  options.space.recompute = {RecomputeGranularity::kNone};
+  const plan::PlanOptions options =
+      testing::FixedLayoutOptions(/*tp=*/2, /*pp=*/8, /*cp=*/0, /*vpp=*/0, /*ep=*/32);
   const testing::Planned p =
       testing::PlanJob(testing::TestPath("fixtures/plan/mb-qwen3-235b-h100x256.yaml"), {}, options);
   ASSERT_TRUE(p.ok);
@@ -139,8 +127,7 @@ TEST(AccountedSplitPlan, Qwen3PipelinedLayoutsWithA2aOverlap) {
 TEST(AccountedSplitPlan, NoValidLayoutSaysWhichRule) {
   plan::PlanOptions options;
   options.space.fixed.pp = 128;
-  const testing::Planned p =
-      testing::PlanJob(testing::TestPath("fixtures/plan/mb-405b-h100x1024.yaml"), {}, options);
+  const testing::Planned p = testing::PlanJob(testing::Llama405bH100Fp8Job(), {}, options);
   ASSERT_TRUE(p.ok);
   EXPECT_EQ(p.result.rules.valid, 0);
   EXPECT_GT(p.result.rules[plan::Rule::kLayersDividePp], 0);

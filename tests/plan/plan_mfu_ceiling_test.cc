@@ -18,15 +18,9 @@ namespace {
 // ranked row above the ceiling is marked, the warning quotes `step`'s check, and --json carries
 // it per layout; a row below the ceiling (the published layout at 83.3%) is not marked.
 TEST(PlanMfuCeiling, RowsAboveThePublishedCeilingAreMarked) {
-  plan::PlanOptions options;
-  options.top_k = 3;
-  options.space.fixed.tp = 4;
-  options.space.fixed.pp = 32;
-  options.space.fixed.cp = 4;
-  options.space.fixed_micro_batch = 1;
-  options.space.recompute = {RecomputeGranularity::kNone};
   const testing::Planned p =
-      testing::PlanJob(testing::TestPath("fixtures/plan/mb-405b-h100x1024.yaml"), {}, options);
+      testing::PlanJob(testing::Llama405bH100Fp8Job(), {},
+                       testing::FixedLayoutOptions(/*tp=*/4, /*pp=*/32, /*cp=*/4));
   ASSERT_TRUE(p.ok);
   ASSERT_FALSE(p.result.top.empty());
   ASSERT_DOUBLE_EQ(p.setup.tables.mfu_ceiling_fp8, 0.836);

@@ -14,6 +14,7 @@
 #include "strata/memory/memory_constants.h"
 #include "strata/plan/planner.h"
 #include "strata/sim/step_job.h"
+#include "support/golden.h"
 
 namespace strata::testing {
 
@@ -62,6 +63,27 @@ inline Planned PlanJob(const std::string& job_name, const std::vector<std::strin
   out.result = *plan;
   out.ok = true;
   return out;
+}
+
+/// The options of a published-layout query: the dimensions given (0 leaves one free) fixed,
+/// micro batch 1, no recompute, the top 3 kept.
+inline plan::PlanOptions FixedLayoutOptions(int64_t tp, int64_t pp, int64_t cp, int64_t vpp = 0,
+                                            int64_t ep = 0) {
+  plan::PlanOptions options;
+  options.top_k = 3;
+  options.space.fixed.tp = tp;
+  options.space.fixed.pp = pp;
+  options.space.fixed.cp = cp;
+  options.space.fixed.vpp = vpp;
+  options.space.fixed.ep = ep;
+  options.space.fixed_micro_batch = 1;
+  options.space.recompute = {RecomputeGranularity::kNone};
+  return options;
+}
+
+/// Megatron-Bridge's H100 FP8 Llama-3.1-405B job on 1,024 GPUs (its header cites the row).
+inline std::string Llama405bH100Fp8Job() {
+  return TestPath("fixtures/plan/mb-405b-h100x1024.yaml");
 }
 
 }  // namespace strata::testing
