@@ -247,8 +247,9 @@ std::string AccuracyDocument(const Results& r, const std::map<std::string, std::
   // keyed by the label alone would put "(fourth)" before "(second)").
   std::vector<std::pair<std::string, Batch>> ordered(batches.begin(), batches.end());
   const auto collected = [](const std::string& label) {
-    static const std::vector<std::string> kOrdinals = {
-        "(second)", "(third)", "(fourth)", "(fifth)", "(sixth)", "(seventh)", "(eighth)"};
+    static const std::vector<std::string> kOrdinals = {"(second)", "(third)", "(fourth)",
+                                                       "(fifth)",  "(sixth)", "(seventh)",
+                                                       "(eighth)", "(ninth)", "(tenth)"};
     for (size_t i = 0; i < kOrdinals.size(); ++i) {
       if (label.ends_with(kOrdinals[i])) return std::pair(label.substr(0, 10), i + 1);
     }

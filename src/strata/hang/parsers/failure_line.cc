@@ -684,13 +684,19 @@ bool ClassifyFailureLine(std::string_view line, FailureSignal* s) {
         "collectives or sizes on the two ranks, or different NCCL protocols)";
     return true;
   }
-  if (Contains(line, "bootstrap.cc:") && Contains(line, " -> ")) {
+  // Older NCCL 2.x releases were built from CUDA sources (NVIDIA/nccl@1450d42675be
+  // src/bootstrap.cu:15-16, its bootstrap over the socket net; src/init.cu), so their trace names
+  // bootstrap.cu and init.cu, and the earliest print "INFO" without "NCCL " (horovod/horovod#210:
+  // "[3] INFO bootstrap.cu:169 -> 2", "INFO init.cu:422 -> 2").
+  if ((Contains(line, "bootstrap.cc:") || Contains(line, "bootstrap.cu:")) &&
+      Contains(line, " -> ")) {
     s->kind = K::kBootstrapTrace;
     return true;
   }
   // The error climbing out of ncclCommInitRank ("NCCL INFO init.cc:1263 -> 2"): the failure
   // below it happened while the communicator was being built (sgl-project/sglang#5594).
-  if (Contains(line, "NCCL INFO init.cc:") && Contains(line, " -> ")) {
+  if ((Contains(line, "NCCL INFO init.cc:") || Contains(line, "INFO init.cu:")) &&
+      Contains(line, " -> ")) {
     s->kind = K::kInitTrace;
     return true;
   }
