@@ -15,6 +15,8 @@
 
 #include "sim/step_test_support.h"
 #include "strata/comm/traffic_pricing.h"
+#include "strata/rl/rl_step.h"
+#include "support/golden.h"
 
 namespace strata {
 namespace {
@@ -93,6 +95,25 @@ TEST(UlyssesStep, AllToAllsPricedByTheCommModelAndExposed) {
     // verl overlaps none of it: all of it is on the step's critical path.
     EXPECT_NEAR((*r)[StepPart::kCp].exposed.s(), expected, 1e-9 * expected);
   }
+}
+
+// The RL step's breakdown names the Ulysses all-to-alls inside the actor update: verl's
+// practice run DAPO_7B/15 (FSDP, ulysses_sequence_parallel_size 4, imported as CP 4 a2a) carries
+// a share of its update as exposed all-to-alls; a ring (megatron CP 2, dapo7b-19) carries none
+// under that name. The share is the update pass's own kCp part times its mini batches (rl_step.cc).
+TEST(UlyssesStep, TheRlUpdateRowSaysItsAllToAlls) {
+  auto ulysses = LoadRlSpec(testing::TestPath("rl/validation/verl-practice-dapo7b-15.yaml"));
+  ASSERT_TRUE(ulysses.ok()) << ulysses.error().Format();
+  auto e = EvaluateRl(*Workspace::Load(), *ulysses);
+  ASSERT_TRUE(e.ok()) << e.error().Format();
+  const RlTimes& t = e->colocated.times;
+  EXPECT_GT(t.update_cp_a2a.s(), 0.0);
+  EXPECT_LT(t.update_cp_a2a.s(), t.update.s());
+  auto ring = LoadRlSpec(testing::TestPath("rl/validation/verl-practice-dapo7b-19.yaml"));
+  ASSERT_TRUE(ring.ok()) << ring.error().Format();
+  auto r = EvaluateRl(*Workspace::Load(), *ring);
+  ASSERT_TRUE(r.ok()) << r.error().Format();
+  EXPECT_EQ(r->colocated.times.update_cp_a2a.s(), 0.0);
 }
 
 }  // namespace
