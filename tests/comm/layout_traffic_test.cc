@@ -160,8 +160,11 @@ TEST(LayoutTraffic, CpKvExchangeCarriesOnlyTheTpRanksHeads) {
 //   K/V: (CP - 1) = 3 sends a pass x 2 passes = 6 a layer, x 4 layers x 2 micro batches = 48
 //   dK/dV: 3 a layer (backward), 24 a step
 // a2a (Ulysses): Q (16 heads x 64 = 1,024 wide) of the rank's tokens plus its share of K/V
-// before attention, 4,000 x 1,024 x 2 + 8,192,000 / 4 = 10,240,000 B; the output 8,192,000 B
-// after it; each once a pass: 16 a step.
+// before attention. K+V 256 wide is 2 heads of 64 each, fewer than the 4 CP ranks: verl's
+// Ulysses repeats them 4 // 2 = 2 times so that each rank gets one (volcengine/verl@b178a3cd
+// verl/models/transformers/monkey_patch.py:126-128): 4,000 x 1,024 x 2 + 2 x 8,192,000 / 4 =
+// 12,288,000 B; the output 8,192,000 B after it; each once a pass: 16 a step. (Before the
+// repeat was priced, and with the shape's K/V heads left at 1: 10,240,000 B.)
 TEST(LayoutTraffic, CpP2pRingSendsChunksRankToRank) {
   ModelTrafficShape m;
   m.hidden_size = 1000;
@@ -170,6 +173,7 @@ TEST(LayoutTraffic, CpP2pRingSendsChunksRankToRank) {
   m.kv_width = 256;
   m.q_width = 1024;
   m.q_heads = 16;
+  m.kv_heads = 2;
   m.non_expert_params = 1000000;
   TrafficInputs in;
   in.layout.cp = 4;
@@ -199,7 +203,7 @@ TEST(LayoutTraffic, CpP2pRingSendsChunksRankToRank) {
   }
   ASSERT_EQ(cp.size(), 2u);
   EXPECT_EQ(cp[0]->op, CollectiveOp::kAllToAll);
-  EXPECT_NEAR(cp[0]->size.count(), 10240000.0, 1e-6);
+  EXPECT_NEAR(cp[0]->size.count(), 12288000.0, 1e-6);
   EXPECT_NEAR(cp[1]->size.count(), 8192000.0, 1e-6);
   EXPECT_NEAR(cp[0]->calls_per_step, 16.0, 1e-12);
 }

@@ -73,6 +73,81 @@ TEST(VerlActorMappingTest, FsdpActorCheckpointsLayersByVerlsDefault) {
   EXPECT_EQ(off->job.recompute.granularity, RecomputeGranularity::kNone);
 }
 
+// examples/grpo_trainer/run_deepseek7b_llm_math_megatron.sh at volcengine/verl@f252da34 (verbatim,
+// tests/fixtures/verl_f252da34/README.md): megatron (line 14, --config-name
+// ppo_megatron_trainer.yaml) with actor_rollout_ref.model.enable_gradient_checkpointing=True (line
+// 33) and no override_transformer_config.recompute_*. verl's megatron workers do not read that key
+// (b178a3cd: it appears in fsdp_workers.py:439/:797 and the FSDP/veomni engines only;
+// megatron_workers.py:230 builds megatron-core's TransformerConfig from
+// override_transformer_config alone; docs/examples/config.rst:237 "FSDP only ... Megatron uses
+// recompute options in override_transformer_config"), and #2691 deleted this very line from the
+// example as a flag that does nothing. So no full recompute: strata's megatron default (nothing,
+// override_transformer_config.recompute_granularity null at b178a3cd
+// _generated_ppo_megatron_trainer.yaml:48). Before: `granularity: full` read from line 34.
+std::string ExampleAt(const std::string& commit_dir, const std::string& file) {
+  return testing::TestPath("fixtures/" + commit_dir + "/" + file);
+}
+
+TEST(VerlActorMappingTest, MegatronIgnoresEnableGradientCheckpointing) {
+  auto r = ImportJobFile(ExampleAt("verl_f252da34", "run_deepseek7b_llm_math_megatron.sh"),
+                         Options("H100 SXM", "qwen2.5-math-7b", 16));
+  ASSERT_TRUE(r.ok()) << r.error().Format();
+  EXPECT_EQ(r->job.recompute.granularity, RecomputeGranularity::kNone) << r->yaml;
+  EXPECT_TRUE(AnyContains(r->notes, "not read by verl's megatron workers")) << r->yaml;
+  EXPECT_FALSE(AnyContains(r->unused, "enable_gradient_checkpointing")) << r->yaml;
+}
+
+// examples/ppo_trainer/run_deepseek7b_llm_sp2.sh: ulysses_sequence_parallel_size=2 (line 17 of
+// the example). verl's Ulysses is DeepSpeed-Ulysses, not a ring: its patched flash attention
+// all-to-alls Q, K and V before the kernel and the output after it, inline
+// (monkey_patch.py:119-153 at b178a3cd), so the actor job says CP 2 with cp_comm_type a2a and
+// overlap.cp_comm false. Before: CP 2 at the ring default (p2p, hidden behind attention).
+TEST(VerlActorMappingTest, UlyssesIsAnAllToAllNotARing) {
+  auto r = ImportJobFile(ExampleAt("verl_b178a3cd", "run_deepseek7b_llm_sp2.sh"),
+                         Options("H100 SXM", "qwen2.5-math-7b", 8));
+  ASSERT_TRUE(r.ok()) << r.error().Format();
+  EXPECT_EQ(r->job.layout.cp, 2) << r->yaml;
+  EXPECT_EQ(r->job.layout.cp_comm_type, CpCommType::kA2a) << r->yaml;
+  EXPECT_FALSE(r->job.overlap.cp_comm) << r->yaml;
+}
+
+// fsdp_config.fsdp_size below the world: verl's HSDP mesh (world // fsdp_size, fsdp_size)
+// (fsdp_workers.py:98-104 at b178a3cd). The 128-GPU colocate recipe's fsdp_size=2
+// (volcengine/verl@7f837ac3a4a2b98b217d393a4170456223cdbb05:recipe/fully_async_policy/exp/
+// qwen2-7B-math_128/fsdp2_colocate/dapo_7b_math_fsdp2_colocate.sh:56) over 16 GPUs here: 8
+// replicas of FSDP groups of 2. Before: "read but not used", one FSDP group of 16.
+TEST(VerlActorMappingTest, FsdpSizeIsHsdp) {
+  const std::string script =
+      "python3 -m verl.trainer.main_ppo \\\n"
+      "    actor_rollout_ref.model.path=Qwen/Qwen2.5-Math-7B \\\n"
+      "    actor_rollout_ref.actor.strategy=fsdp2 \\\n"
+      "    data.train_batch_size=64 actor_rollout_ref.actor.ppo_mini_batch_size=32 \\\n"
+      "    actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1 \\\n"
+      "    actor_rollout_ref.actor.fsdp_config.fsdp_size=2 \\\n"
+      "    trainer.n_gpus_per_node=8 trainer.nnodes=2\n";
+  auto r = ImportJob(script, "run.sh", Options("H100 SXM", "qwen2.5-math-7b", 8));
+  ASSERT_TRUE(r.ok()) << r.error().Format();
+  EXPECT_EQ(r->job.sharding.replicate, 8) << r->yaml;
+  EXPECT_FALSE(AnyContains(r->unused, "fsdp_size")) << r->yaml;
+}
+
+// The pre-#2675 API (028af31be single_controller/base/megatron/worker.py:73-77 took the megatron
+// recompute from model.gradient_checkpointing_kwargs; later releases ignore it): what runs depends
+// on the release, so strata refuses it by key rather than guess.
+TEST(VerlActorMappingTest, MegatronOldGradientCheckpointingKwargsAreRefused) {
+  const std::string script =
+      "python3 -m verl.trainer.main_ppo --config-name=ppo_megatron_trainer \\\n"
+      "    actor_rollout_ref.model.path=Qwen/Qwen2.5-7B-Instruct \\\n"
+      "    actor_rollout_ref.model.enable_gradient_checkpointing=True \\\n"
+      "    +actor_rollout_ref.model.gradient_checkpointing_kwargs."
+      "activations_checkpoint_granularity=full \\\n"
+      "    trainer.n_gpus_per_node=8 trainer.nnodes=1\n";
+  auto r = ImportJob(script, "run.sh", Options("H100 SXM", "qwen2.5-math-7b", 8));
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().Format().find("activations_checkpoint_granularity"), std::string::npos)
+      << r.error().Format();
+}
+
 // verl's megatron workers never read enable_gradient_checkpointing (b178a3cd: the key appears in
 // fsdp_workers.py alone): recompute comes from override_transformer_config. A megatron launch
 // that sets recompute_granularity lists no contradicting default. Before: --explain listed

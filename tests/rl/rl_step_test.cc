@@ -753,18 +753,20 @@ TEST(RlStepTest, Fsdp2ParametersCrossPcieThroughPageableMemory) {
 
 // The states verl's hybrid engine moves are the sharded parameters and optimizer states, not
 // the runtime's working sets. verl-qwen2.5-math-7b-h20x32 (Qwen2.5-Math-7B, 7,615,616,512
-// parameters, FSDP2 over 32 GPUs, fp32 parameters as the master, AdamW fp32 moments, no
-// reference) by hand: W = 7,615,616,512 x 4 B / 32 = 951,952,064 B of sharded parameters, O = 2 x
-// W = 1,903,904,128 B of moments; the copies are W up and down around the weight sync, the old
-// log-prob pass and the update (6 W) and the moments around the update (2 O):
-// 6 x 951,952,064 + 2 x 1,903,904,128 = 9,519,520,640 B. Before, the gathered FSDP2 units
-// (2.65 GB) and the unsharded gradients (4.36 GB) were counted as states: 25.40 GB of copies.
+// parameters, FSDP2 in groups of fsdp_size 2 as its script states (HSDP, 16 replicas), fp32
+// parameters as the master, AdamW fp32 moments, no reference) by hand: W = 7,615,616,512 x 4 B /
+// 2 = 15,231,233,024 B of sharded parameters, O = 2 x W = 30,462,466,048 B of moments; the copies
+// are W up and down around the weight sync, the old log-prob pass and the update (6 W) and the
+// moments around the update (2 O): 6 x 15,231,233,024 + 2 x 30,462,466,048 = 152,312,330,240 B.
+// (Over one FSDP group of 32, as the row's job read before its script's fsdp_size was taken:
+// 9,519,520,640 B.) Before the states were the shards, the gathered FSDP2 units (2.65 GB) and the
+// unsharded gradients (4.36 GB) were counted as states: 25.40 GB of copies over 32 GPUs.
 TEST(RlStepTest, OffloadedStatesAreTheShardsNotTheWorkingSets) {
   auto spec = LoadRlSpec(testing::TestPath("rl/validation/verl-qwen2.5-math-7b-h20x32.yaml"));
   ASSERT_TRUE(spec.ok()) << spec.error().Format();
   auto e = EvaluateRl(*Workspace::Load(), *spec);
   ASSERT_TRUE(e.ok()) << e.error().Format();
-  EXPECT_NEAR(e->colocated.offload.bytes.value(), 9519520640.0, 64);
+  EXPECT_NEAR(e->colocated.offload.bytes.value(), 152312330240.0, 1024);
 }
 
 // verl's bypass mode (algorithm.rollout_correction.bypass_mode=True; the RL job's

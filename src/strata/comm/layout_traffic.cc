@@ -1,6 +1,7 @@
 #include "strata/comm/layout_traffic.h"
 
 #include <algorithm>
+#include <cmath>
 #include <string_view>
 
 #include "strata/model/param_count.h"
@@ -206,8 +207,13 @@ std::vector<TrafficItem> LayoutTraffic(const ModelTrafficShape& model, const Tra
             std::max(1.0, static_cast<double>(model.q_heads) / static_cast<double>(l.tp));
         const double q = tokens * static_cast<double>(model.q_width) * rank_q_heads /
                          static_cast<double>(model.q_heads) * act;
+        // Fewer K/V heads than CP ranks: verl's Ulysses repeats them max(CP // kv_heads, 1)
+        // times so that each rank gets one (volcengine/verl@b178a3cd56f58b2d502255daba591e92833
+        // 930a7:verl/models/transformers/monkey_patch.py:126-128); megatron-core's a2a needs the
+        // heads to divide by CP, where the repeat is 1.
+        const double kv_repeat = std::max(1.0, std::floor(cp / rank_kv_heads));
         per_layer(GroupKind::kCp, purpose("CP Q/K/V all-to-all, sequence to heads"),
-                  CollectiveOp::kAllToAll, q + kv / cp, passes, attn_layers);
+                  CollectiveOp::kAllToAll, q + kv_repeat * kv / cp, passes, attn_layers);
         per_layer(GroupKind::kCp, purpose("CP attention output all-to-all, heads to sequence"),
                   CollectiveOp::kAllToAll, q, passes, attn_layers);
         break;

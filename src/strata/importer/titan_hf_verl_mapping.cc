@@ -16,6 +16,7 @@
 #include "strata/importer/framework_mappers.h"
 #include "strata/importer/model_match.h"
 #include "strata/importer/settings.h"
+#include "strata/importer/verl_actor_layout.h"
 #include "strata/importer/verl_rl_mapping.h"
 #include "strata/job/engine_chain.h"
 #include "strata/model/model_config.h"
@@ -1383,6 +1384,19 @@ Status MapVerl(Settings& s, MapContext& ctx, JobBuilder& job) {
     STRATA_ASSIGN_OR_RETURN(
         cp, IntField(s, job, "actor_rollout_ref.actor.ulysses_sequence_parallel_size",
                      "parallel.cp", 1, "ulysses_sequence_parallel_size defaults to 1"));
+    if (cp > 1) {
+      // Ulysses, not a ring: verl's patched flash attention all-to-alls Q, K and V from the
+      // rank's sequence shard to its share of the heads before the kernel and the output back
+      // after it, inline on the compute stream (volcengine/verl@b178a3cd56f58b2d502255daba591e92
+      // 833930a7:verl/models/transformers/monkey_patch.py:119-153, the autograd all-to-all's
+      // backward the reverse one: verl/utils/ulysses.py). Nothing overlaps them.
+      job.Derive("parallel.cp_comm_type", "a2a",
+                 fmt::format("ulysses_sequence_parallel_size = {}: DeepSpeed-Ulysses all-to-alls "
+                             "(verl's monkey_patch.py:119-153)",
+                             cp));
+      job.Derive("overlap.cp_comm", "false",
+                 "verl runs the Ulysses all-to-alls inline before and after flash attention");
+    }
     job.Default("parallel.sequence_parallel", "false", "no tensor parallelism in the FSDP actor");
   }
   const SourcedValue* dynamic_v = s.Use("actor_rollout_ref.actor.use_dynamic_bsz");
@@ -1430,7 +1444,10 @@ Status MapVerl(Settings& s, MapContext& ctx, JobBuilder& job) {
   const SourcedValue* tc_granularity = megatron ? s.Use(tc + "recompute_granularity") : nullptr;
   const bool tc_sets_granularity = tc_granularity != nullptr && tc_granularity->value != "null" &&
                                    tc_granularity->value != "None";
-  if (s.Has("actor_rollout_ref.model.enable_gradient_checkpointing")) {
+  if (megatron) {
+    STRATA_RETURN_IF_ERROR(NoteMegatronIgnoresGradientCheckpointing(s, job));
+  }
+  if (!megatron && s.Has("actor_rollout_ref.model.enable_gradient_checkpointing")) {
     const std::string src = s.Use("actor_rollout_ref.model.enable_gradient_checkpointing")->source;
     STRATA_ASSIGN_OR_RETURN(auto v,
                             s.Bool("actor_rollout_ref.model.enable_gradient_checkpointing"));
@@ -1551,6 +1568,18 @@ Status MapVerl(Settings& s, MapContext& ctx, JobBuilder& job) {
       job.Set("sharding.runtime", strategy == "fsdp2" ? "fsdp2" : "fsdp1",
               "actor_rollout_ref.actor.strategy = " + strategy);
     }
+    // The trainer's GPUs (colocated: all; one-step-off: the training side's).
+    STRATA_ASSIGN_OR_RETURN(int64_t per_node, IntSetting(s, "trainer.n_gpus_per_node", 8));
+    STRATA_ASSIGN_OR_RETURN(int64_t nodes, IntSetting(s, "trainer.nnodes", 1));
+    // The job's GPUs: the trainer's, with the rollout's under the one-step-off recipe (its
+    // training side is re-resolved on the trainer's GPUs, at the same FSDP group).
+    int64_t job_gpus = per_node * nodes;
+    if (job.Has("cluster.nodes") && job.Has("cluster.gpus_per_node")) {
+      STRATA_ASSIGN_OR_RETURN(int64_t job_nodes, job.GetPositiveInt("cluster.nodes"));
+      STRATA_ASSIGN_OR_RETURN(int64_t job_per_node, job.GetPositiveInt("cluster.gpus_per_node"));
+      job_gpus = job_nodes * job_per_node;
+    }
+    STRATA_RETURN_IF_ERROR(MapVerlFsdpSize(s, job, per_node * nodes, job_gpus));
   }
   // megatron-core's CPU optimizer (HybridDeviceOptimizer), as verl passes
   // override_optimizer_config to megatron-core's OptimizerConfig: the optimizer states and fp32

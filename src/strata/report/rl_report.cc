@@ -267,7 +267,12 @@ std::string StepText(const RlSpec& spec, const RlPlacementResult& r) {
     row("critic values", t.critic_values,
         "PPO: the critic's forward (the actor's model and layout)");
   }
-  row("actor update", t.update, "step model x mini batches x epochs");
+  row("actor update", t.update,
+      t.update_cp_a2a.value() > 0
+          ? fmt::format("step model x mini batches x epochs; of which {} s exposed Ulysses "
+                        "all-to-alls (Q, K, V before attention, the output after)",
+                        Sec(t.update_cp_a2a))
+          : std::string("step model x mini batches x epochs"));
   if (ppo) row("critic update", t.critic_update, "PPO: the critic's step x mini batches x epochs");
   row("weight sync", t.weight_sync,
       fmt::format("gather {:.2f} + convert {:.2f} + transfer {:.2f} + load {:.2f}",
@@ -500,6 +505,9 @@ Json TimesJson(const RlPlacementResult& r) {
   j["reference_s"] = JsonNumber(r.times.reference.s());
   j["critic_values_s"] = JsonNumber(r.times.critic_values.s());
   j["update_s"] = JsonNumber(r.times.update.s());
+  if (r.times.update_cp_a2a.value() > 0) {
+    j["update_ulysses_all_to_all_s"] = JsonNumber(r.times.update_cp_a2a.s());
+  }
   j["critic_update_s"] = JsonNumber(r.times.critic_update.s());
   j["weight_sync_s"] = JsonNumber(r.times.weight_sync.s());
   if (!r.sync.link.empty()) {

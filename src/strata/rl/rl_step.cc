@@ -58,6 +58,14 @@ JobRequest ActorRequest(const RlSpec& spec, const SplitShape* side, const Resolv
     if (side->train_gpus() % model_parallel == 0) {
       r.overrides.push_back(fmt::format("parallel.dp={}", side->train_gpus() / model_parallel));
     }
+    // HSDP keeps its shard group (verl's fsdp_size is a GPU count): the side replicates it
+    // as often as its GPUs hold it.
+    const int64_t replicate = whole->spec.sharding.replicate;
+    const int64_t shard = replicate > 1 ? l.dp * l.cp / replicate : 0;
+    const int64_t side_dense = side->train_gpus() / (l.tp * l.pp);
+    if (shard > 0 && side_dense % shard == 0) {
+      r.overrides.push_back(fmt::format("sharding.replicate={}", side_dense / shard));
+    }
   }
   if (packed != nullptr) {
     // A packed row attends within each sample (the mean, no spread assumed: the RL job gives a
@@ -80,6 +88,7 @@ struct PassTimes {
   MemoryLedger ledger;
   Seconds step;                 // forward, backward and optimizer over the job's global batch
   Seconds forward;              // a forward-only pass over the same batch
+  Seconds cp_a2a;               // of `step`: the exposed Ulysses (a2a CP) all-to-alls
   KernelEfficiency efficiency;  // the GPU's, as the step tables resolved it
 };
 
@@ -99,14 +108,18 @@ Result<PassTimes> EvaluatePass(const Workspace& workspace, const ResolvedJob& jo
                       r[StepPart::kExpertDpGrad].exposed.s() -
                       r[StepPart::kExpertDpParam].exposed.s();
   a.forward = Seconds::Of(compute > 0 ? once * f / compute : 0);
+  if (job.layout().cp > 1 && job.layout().cp_comm_type == CpCommType::kA2a) {
+    a.cp_a2a = r[StepPart::kCp].exposed;
+  }
   return a;
 }
 
 struct ActorTimes {
   ResolvedJob job;  // the update's: one mini batch, packed under the dynamic batch
   MemoryLedger ledger;
-  Seconds log_prob;  // one forward pass over every sample of the step
-  Seconds update;    // every mini batch, every epoch
+  Seconds log_prob;       // one forward pass over every sample of the step
+  Seconds update;         // every mini batch, every epoch
+  Seconds update_cp_a2a;  // of `update`: the exposed Ulysses all-to-alls
   // The log-prob passes run under torch.no_grad (MemoryLedger::no_grad), at the logits and the
   // log-prob kernel's buffers. The old log-prob pass computes the entropy too, and verl's
   // megatron actor without use_fused_kernels clones the logits for it (no_grad.with_entropy);
@@ -183,6 +196,7 @@ Result<ActorTimes> EvaluateActor(const Workspace& workspace, const RlSpec& spec,
     a.ledger = p.ledger;
     a.efficiency = p.efficiency;
     a.update = p.step * passes;
+    a.update_cp_a2a = p.cp_a2a * passes;
     a.log_prob = p.forward * mini;
     a.log_prob_forward_peak = p.ledger.no_grad.log_probs;
     a.reference_forward_peak = p.ledger.no_grad.log_probs;
@@ -281,6 +295,7 @@ Result<ActorTimes> EvaluateActor(const Workspace& workspace, const RlSpec& spec,
   a.ledger = update.second.ledger;
   a.efficiency = update.second.efficiency;
   a.update = update.second.step * passes;
+  a.update_cp_a2a = update.second.cp_a2a * passes;
   a.log_prob = log_prob.second.forward;
   a.log_prob_forward_peak = log_prob.second.ledger.no_grad.log_probs;
   a.reference_forward_peak = log_prob.second.ledger.no_grad.log_probs;
@@ -709,6 +724,7 @@ Result<RlEvaluation> EvaluateRl(const Workspace& workspace, const RlSpec& spec) 
   c.times.reference = spec.reference_model ? actor.log_prob : Seconds();
   c.times.critic_values = actor.critic_values;
   c.times.update = actor.update;
+  c.times.update_cp_a2a = actor.update_cp_a2a;
   c.times.critic_update = actor.critic_update;
   c.times.weight_sync = c.sync.total;
   c.offload = OffloadOf(spec, job, actor, pcie, spec.offload_trainer, e.constants);
@@ -843,6 +859,7 @@ Result<RlEvaluation> EvaluateRl(const Workspace& workspace, const RlSpec& spec) 
     t.reference = spec.reference_model ? train->log_prob : Seconds();
     t.critic_values = train->critic_values;
     t.update = train->update;
+    t.update_cp_a2a = train->update_cp_a2a;
     t.critic_update = train->critic_update;
     t.weight_sync = base.sync.total;
     t.offload = base.offload.total;

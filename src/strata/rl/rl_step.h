@@ -62,6 +62,7 @@ struct RlTimes {
   Seconds reference;
   Seconds critic_values;  // PPO: the critic's forward over every sample (its values)
   Seconds update;
+  Seconds update_cp_a2a;  // of `update`: the Ulysses (a2a CP) all-to-alls, exposed (0 without)
   Seconds critic_update;  // PPO: the critic's forward and backward, mini batches x epochs
   Seconds weight_sync;
   Seconds offload;  // host <-> GPU copies of the offloaded states (OffloadTransfers)
