@@ -23,6 +23,7 @@
 #include "sim/step_band_rows.h"
 #include "strata/eval/evaluation.h"
 #include "strata/job/job_spec.h"
+#include "strata/sim/step_layout_error.h"
 #include "support/error_stats.h"
 #include "support/golden.h"
 
@@ -38,6 +39,7 @@ struct Outcome {
   double measured_step = 0, predicted_step = 0, predicted_published = 0;
   double error = 0;                        // predicted step / measured step - 1
   std::string family;                      // StepFamily: the error band it belongs to
+  std::string layout_family;               // StepLayoutFamilyOf: its EP layout's family
   std::string catalog_model, catalog_gpu;  // the job's model and GPU by catalog name
 };
 
@@ -111,6 +113,7 @@ Runs Evaluate() {
     }
     o.error = o.predicted_step / o.measured_step - 1;
     o.family = std::string(StepFamily(*job));
+    o.layout_family = StepLayoutFamilyOf(job->layout(), job->cluster.gpus_per_node);
     o.catalog_model = job->model.name;
     o.catalog_gpu = job->gpu().name;
     runs.rows.push_back(o);
@@ -195,7 +198,7 @@ TEST(FrameworkRunsValidation, DocumentMatchesTheModel) {
   std::vector<StepBandRow> band;
   for (const Outcome& o : runs.rows) {
     band.push_back({o.id, o.split, o.family, o.predicted_step, o.measured_step, o.catalog_model,
-                    o.catalog_gpu});
+                    o.catalog_gpu, o.layout_family});
   }
   EXPECT_TRUE(testing::MatchesGolden("sim/validation/band_rows/framework_runs.tsv",
                                      testing::BandRowsTsv(band)));

@@ -25,6 +25,7 @@
 #include "memory/corpus_support.h"
 #include "sim/step_band_rows.h"
 #include "strata/eval/evaluation.h"
+#include "strata/sim/step_layout_error.h"
 #include "support/error_stats.h"
 #include "support/golden.h"
 #include "support/split_rule.h"
@@ -42,6 +43,7 @@ struct Row {
   // The predicted step's largest exposed parts, for the table's last column.
   std::string largest;
   std::string family;                      // StepFamily: the error band it belongs to
+  std::string layout_family;               // StepLayoutFamilyOf: its EP layout's family
   std::string catalog_model, catalog_gpu;  // the job's model and GPU by catalog name
 };
 
@@ -126,6 +128,7 @@ Cards Evaluate() {
       row.error = row.predicted_step / row.measured_step - 1;
       row.largest = LargestParts(step);
       row.family = std::string(StepFamily(*job));
+      row.layout_family = StepLayoutFamilyOf(job->layout(), job->cluster.gpus_per_node);
       row.catalog_model = job->model.name;
       row.catalog_gpu = job->gpu().name;
       cards.rows.push_back(row);
@@ -206,7 +209,7 @@ TEST(ModelCardsValidation, DocumentMatchesTheModel) {
   for (const Row& r : cards.rows) {
     if (r.missing.empty()) {
       band.push_back({r.id, r.split, r.family, r.predicted_step, r.measured_step, r.catalog_model,
-                      r.catalog_gpu});
+                      r.catalog_gpu, r.layout_family});
     }
   }
   EXPECT_TRUE(testing::MatchesGolden("sim/validation/band_rows/model_cards.tsv",

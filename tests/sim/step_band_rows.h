@@ -16,15 +16,15 @@
 namespace strata::testing {
 
 inline constexpr const char* kBandRowsHeader =
-    "id\tsplit\tfamily\tpredicted_s\tmeasured_s\tmodel\tgpu\n";
+    "id\tsplit\tfamily\tpredicted_s\tmeasured_s\tmodel\tgpu\tlayout\n";
 
 /// One line a row, tab-separated, the steps to 6 significant digits; the model and GPU by their
-/// catalog names.
+/// catalog names; the layout's expert-parallel family (sim/step_layout_error.h), "" without EP.
 inline std::string BandRowsTsv(const std::vector<StepBandRow>& rows) {
   std::string out = kBandRowsHeader;
   for (const StepBandRow& r : rows) {
-    out += fmt::format("{}\t{}\t{}\t{:.6g}\t{:.6g}\t{}\t{}\n", r.id, r.split, r.family,
-                       r.predicted_s, r.measured_s, r.model, r.gpu);
+    out += fmt::format("{}\t{}\t{}\t{:.6g}\t{:.6g}\t{}\t{}\t{}\n", r.id, r.split, r.family,
+                       r.predicted_s, r.measured_s, r.model, r.gpu, r.layout);
   }
   return out;
 }
@@ -40,8 +40,8 @@ inline std::vector<StepBandRow> ReadBandRows(const std::string& relative) {
       header = false;
       continue;
     }
-    // Seven tab-separated fields; the model and GPU may be empty (a row kept out of the
-    // records of each model's runs).
+    // Eight tab-separated fields; the model and GPU may be empty (a row kept out of the
+    // records of each model's runs), the layout family too (no EP).
     std::vector<std::string> f;
     size_t from = 0;
     for (size_t tab = line.find('\t'); tab != std::string::npos; tab = line.find('\t', from)) {
@@ -49,11 +49,11 @@ inline std::vector<StepBandRow> ReadBandRows(const std::string& relative) {
       from = tab + 1;
     }
     f.push_back(line.substr(from));
-    if (f.size() != 7) {
+    if (f.size() != 8) {
       ADD_FAILURE() << relative << ": malformed line '" << line << "'";
       continue;
     }
-    StepBandRow r{f[0], f[1], f[2], 0, 0, f[5], f[6]};
+    StepBandRow r{f[0], f[1], f[2], 0, 0, f[5], f[6], f[7]};
     const std::string& predicted = f[3];
     const std::string& measured = f[4];
     r.predicted_s = std::stod(predicted);

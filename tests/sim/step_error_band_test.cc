@@ -29,10 +29,11 @@ std::vector<StepBandRow> AllRows() {
 TEST(StepErrorBand, DerivedByHand) {
   // Two fit rows of a family at measured / predicted 2.0 and 0.5, a held-out row at 10 and a
   // row of another family: the band is 0.5 (b) to 2.0 (a) over 2 rows.
-  const std::vector<StepBandRow> rows = {{"a", "fit", "dense", 1.0, 2.0, "m", "g"},
-                                         {"b", "fit", "dense", 4.0, 2.0, "m", "g"},
-                                         {"c", "held_out", "dense", 1.0, 10.0, "m", "g"},
-                                         {"d", "fit", "moe_natural_routing", 1.0, 7.0, "m", "g"}};
+  const std::vector<StepBandRow> rows = {
+      {"a", "fit", "dense", 1.0, 2.0, "m", "g", ""},
+      {"b", "fit", "dense", 4.0, 2.0, "m", "g", ""},
+      {"c", "held_out", "dense", 1.0, 10.0, "m", "g", ""},
+      {"d", "fit", "moe_natural_routing", 1.0, 7.0, "m", "g", ""}};
   const StepErrorBand band = DeriveStepErrorBand("dense", rows);
   EXPECT_EQ(band.rows, 2);
   EXPECT_DOUBLE_EQ(band.low, 0.5);
@@ -45,11 +46,11 @@ TEST(StepErrorBand, DerivedByHand) {
 TEST(StepErrorBand, ModelRunsByHand) {
   // m on H100: ratios 2.0 (a, fit) and 0.5 (b, held out), both counted: a record, not a fit;
   // m on H20: 3.0 (c); a row without a model is left out; n on H100: 1.0 (e).
-  const std::vector<StepBandRow> rows = {{"a", "fit", "dense", 1.0, 2.0, "m", "H100"},
-                                         {"b", "held_out", "dense", 4.0, 2.0, "m", "H100"},
-                                         {"c", "fit", "dense", 1.0, 3.0, "m", "H20"},
-                                         {"d", "fit", "dense", 1.0, 9.0, "", "H20"},
-                                         {"e", "fit", "dense", 2.0, 2.0, "n", "H100"}};
+  const std::vector<StepBandRow> rows = {{"a", "fit", "dense", 1.0, 2.0, "m", "H100", ""},
+                                         {"b", "held_out", "dense", 4.0, 2.0, "m", "H100", ""},
+                                         {"c", "fit", "dense", 1.0, 3.0, "m", "H20", ""},
+                                         {"d", "fit", "dense", 1.0, 9.0, "", "H20", ""},
+                                         {"e", "fit", "dense", 2.0, 2.0, "n", "H100", ""}};
   const std::vector<ModelStepRuns> runs = DeriveModelStepRuns(rows);
   ASSERT_EQ(runs.size(), 3u);
   EXPECT_EQ(runs[0].model, "m");

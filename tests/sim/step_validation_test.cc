@@ -29,6 +29,7 @@
 #include "strata/hw/gpu_catalog.h"
 #include "strata/hw/interconnects.h"
 #include "strata/sim/step_job.h"
+#include "strata/sim/step_layout_error.h"
 #include "support/golden.h"
 
 namespace strata {
@@ -460,6 +461,7 @@ struct Outcome {
   std::string framework;
   std::string gpu, precision, model_kind;  // the held-out breakdowns' keys
   std::string family;                      // StepFamily: the error band it belongs to
+  std::string layout_family;               // StepLayoutFamilyOf: its EP layout's family
   std::string catalog_model, catalog_gpu;  // the model and GPU by catalog name
 };
 
@@ -550,6 +552,7 @@ Outcome Evaluate(const Row& row, const KernelEfficiencyFile& eff, const Intercon
                 : row.fp8 == Fp8Recipe::kMxfp8      ? "MXFP8"
                                                     : "FP8 blockwise";
   o.family = std::string(StepFamilyOf(model.moe.num_experts > 0, row.balanced_routing));
+  o.layout_family = StepLayoutFamilyOf(s.layout, c.gpus_per_node);
   o.catalog_model = model.name;
   o.catalog_gpu = c.gpu.name;
   o.model_kind = model.moe.num_experts > 0
@@ -603,6 +606,7 @@ Outcome ReferenceRow() {
   o.error_before = (before->step.s() - 120.0) / 120.0;
   o.id = "SEED-01";
   o.family = std::string(StepFamily(ref.setup.job));
+  o.layout_family = StepLayoutFamilyOf(ref.setup.job.layout(), ref.setup.job.cluster.gpus_per_node);
   // No model or GPU: the course's run is the oracle the reference job is checked against, and
   // the record of a model's runs printed beside that job must not quote it back as a step.
   o.catalog_model.clear();
@@ -813,12 +817,12 @@ TEST(StepValidation, DocumentMatchesTheModel) {
   // The rows the step's error band is derived from (tests/sim/step_error_band_test.cc).
   std::vector<StepBandRow> band;
   for (const Outcome& o : outcomes) {
-    band.push_back(
-        {o.id, "fit", o.family, o.predicted_step, o.measured_step, o.catalog_model, o.catalog_gpu});
+    band.push_back({o.id, "fit", o.family, o.predicted_step, o.measured_step, o.catalog_model,
+                    o.catalog_gpu, o.layout_family});
   }
   for (const Outcome& o : held_out) {
     band.push_back({o.id, "held_out", o.family, o.predicted_step, o.measured_step, o.catalog_model,
-                    o.catalog_gpu});
+                    o.catalog_gpu, o.layout_family});
   }
   EXPECT_TRUE(testing::MatchesGolden("sim/validation/band_rows/step_validation.tsv",
                                      testing::BandRowsTsv(band)));

@@ -192,6 +192,7 @@ int RunPlan(int argc, char** argv) {
   }
   auto e = EvaluateJob(*workspace, *job, {.depth = EvalDepth::kStep});
   if (!e.ok()) return ReportError(e.error());
+  options.layout_errors = &workspace->step_layout_errors;
   auto plan = plan::PlanLayouts(*e->setup, *e->comm, workspace->memory, options);
   if (!plan.ok()) return ReportError(plan.error());
   std::string text;

@@ -23,6 +23,7 @@ Result<Workspace> Workspace::Load() {
   STRATA_ASSIGN_OR_RETURN(w.efficiency, LoadKernelEfficiency());
   STRATA_ASSIGN_OR_RETURN(w.mfu_ceilings, LoadMfuCeilings());
   STRATA_ASSIGN_OR_RETURN(w.step_errors, LoadStepErrorBands());
+  STRATA_ASSIGN_OR_RETURN(w.step_layout_errors, LoadStepLayoutErrors());
   return w;
 }
 

@@ -13,6 +13,7 @@
 #include "strata/sim/mfu_ceiling.h"
 #include "strata/sim/step_constants.h"
 #include "strata/sim/step_error_band.h"
+#include "strata/sim/step_layout_error.h"
 
 namespace strata {
 
@@ -23,6 +24,7 @@ struct Workspace {
   std::vector<MfuCeiling> mfu_ceilings;  // the best published MFU per GPU and precision
   FrameworkCatalog frameworks;           // what each framework adds to the step
   StepErrorData step_errors;  // the step model's error per kind of run, and per model's runs
+  std::vector<StepLayoutError> step_layout_errors;  // and per expert-parallel layout family
 
   /// Loads each file of data/ the evaluation needs; fails naming the file that does not load.
   static Result<Workspace> Load();

@@ -146,7 +146,7 @@ const std::vector<JobField>& JobFields() {
       {"optimizer.name", "adam | adamw | muon | adam8bit", "", "adam", "--optimizer",
        "optimizer.name", "adam",
        "Adam's two moments; Muon's one momentum (AdamW on embeddings, output layer, norms, "
-       "routers); bitsandbytes 8-bit Adam"},
+       "biases); bitsandbytes 8-bit Adam"},
       {"optimizer.distributed", "true | false", "", "true", "--use-distributed-optimizer", "",
        "true", "optimizer states sharded over DP (ZeRO-1); false = sharding.mode none"},
       {"optimizer.master_weights", "fp32 | bf16", "", "fp32", "--main-params-dtype", "", "fp32",

@@ -95,7 +95,7 @@ struct RecomputeSpec {
 
 struct OptimizerSpec {
   /// adam / adamw: two moments; muon: one momentum buffer on the hidden matrices (AdamW on
-  /// embeddings, output layer, norms and routers); adam8bit: two moments of 1 byte each with
+  /// embeddings, output layer, norms and biases); adam8bit: two moments of 1 byte each with
   /// one fp32 scale per 2048-element block (bitsandbytes).
   std::string name = "adam";
   bool distributed = true;  // megatron-core --use-distributed-optimizer (ZeRO-1)

@@ -300,9 +300,15 @@ StaticMemory ComputeStaticMemory(const Job& job, const ParamBreakdown& params, i
       out.trainable_params += s.params;
       out.expert_trainable += expert_part;
       out.dense_trainable += static_cast<double>(s.params) - expert_part;
-      if (k == ModuleKind::kEmbedding || k == ModuleKind::kHead || k == ModuleKind::kNorms ||
-          k == ModuleKind::kRouter) {
+      if (k == ModuleKind::kEmbedding || k == ModuleKind::kHead || k == ModuleKind::kNorms) {
         out.adamw_only_trainable += static_cast<double>(s.params);
+      }
+      // The router's weight (num_experts x h) is a 2-D matrix, Muon's in megatron-core and
+      // Moonlight alike (sim/muon_cost.h); only its per-expert bias (1 of each expert's
+      // h + 1 parameters) is AdamW's.
+      if (k == ModuleKind::kRouter && job.model.moe.router_bias) {
+        out.adamw_only_trainable +=
+            static_cast<double>(s.params) / static_cast<double>(job.model.hidden_size + 1);
       }
     }
     const bool linear = IsGemmKind(k);

@@ -76,7 +76,7 @@ struct StaticMemory {
   int64_t trainable_params = 0;
   double dense_trainable = 0;       // per GPU, sharded over DP x CP by the distributed optimizer
   double expert_trainable = 0;      // per GPU, sharded over the expert-data-parallel group
-  double adamw_only_trainable = 0;  // embedding, head, norms, routers (AdamW even under Muon)
+  double adamw_only_trainable = 0;  // embedding, head, norms, router biases (AdamW under Muon)
   std::vector<LedgerItem> host;     // what offload moves to CPU or NVMe (bytes there)
 };
 

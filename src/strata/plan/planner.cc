@@ -609,6 +609,21 @@ Result<PlanResult> RankByMemory(const StepSetup& setup, const CollectiveModel& c
   plan.top = std::move(sorted);
   plan.not_memory_checked = placeable - plan.memory_checked;
   if (current_fits) plan.current_rank = faster_fitting + 1;
+  if (options.layout_errors != nullptr && !plan.top.empty()) {
+    std::vector<ComparedLayout> compared;
+    const std::string winner = LayoutName(plan.top.front().candidate);
+    compared.push_back({"winner", winner, plan.top.front().candidate.layout});
+    if (plan.top.size() > 1) {
+      compared.push_back(
+          {"runner-up", LayoutName(plan.top[1].candidate), plan.top[1].candidate.layout});
+    }
+    if (LayoutName(plan.current.candidate) != winner) {
+      compared.push_back(
+          {"yours", LayoutName(plan.current.candidate), plan.current.candidate.layout});
+    }
+    plan.layout_caveats =
+        LayoutCaveatsOf(compared, setup.job.cluster.gpus_per_node, *options.layout_errors);
+  }
   return plan;
 }
 

@@ -17,6 +17,7 @@
 #include "strata/memory/ledger.h"
 #include "strata/memory/memory_constants.h"
 #include "strata/plan/framework_scope.h"
+#include "strata/plan/layout_caveats.h"
 #include "strata/plan/layout_space.h"
 #include "strata/plan/objective.h"
 #include "strata/sim/step_job.h"
@@ -36,6 +37,9 @@ struct PlanOptions {
   /// `--fits-only`: a layout counts as fitting only when the top of the ledger's error band fits
   /// the card (verdict fits); at_risk layouts are left out like those over the card.
   bool fits_only = false;
+  /// The step model's error per expert-parallel layout family (data/step_layout_error.yaml):
+  /// with it, the result carries a caveat for each compared layout of a family it lists.
+  const std::vector<StepLayoutError>* layout_errors = nullptr;
 };
 
 /// One evaluated layout.
@@ -67,6 +71,9 @@ struct PlanResult {
   RankedLayout current;            // the job's own layout, evaluated the same way
   std::optional<int64_t> current_rank;  // 1-based rank of the job's layout among all that fit
                                         // faster-or-equal; empty when it does not fit
+  /// The winner, the runner-up and the job's own layout (when not the winner) whose layout
+  /// family the validation misses (PlanOptions::layout_errors; empty without them).
+  std::vector<LayoutCaveat> layout_caveats;
 };
 
 /// The job on `nodes` nodes of the same kind (the cluster file's GPU, fabric and NICs kept), its

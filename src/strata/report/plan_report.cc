@@ -260,6 +260,9 @@ std::string PlanToText(const StepSetup& setup, const PlanResult& plan, bool expl
   } else {
     out += "your layout is the winner\n";
   }
+  for (const plan::LayoutCaveat& c : plan.layout_caveats) {
+    out += "\n" + plan::LayoutCaveatText(c) + "\n";
+  }
   out +=
       "\nmemory: fits = even the top of the ledger's error band fits the card; at_risk = the\n"
       "prediction fits but the band reaches over it (docs/memory-validation.md).\n";
@@ -337,6 +340,19 @@ Json PlanToJson(const StepSetup& setup, const PlanResult& plan) {
   j["top"] = std::move(top);
   j["current"] = LayoutJson(setup, plan.current);
   if (plan.current_rank) j["current_rank"] = *plan.current_rank;
+  Json caveats = Json::array();
+  for (const plan::LayoutCaveat& c : plan.layout_caveats) {
+    Json k = Json::object();
+    k["layout_family"] = c.error.family;
+    k["median_error"] = c.error.median_error;
+    k["fit_rows"] = c.error.rows;
+    Json layouts = Json::array();
+    for (const plan::ComparedLayout& l : c.layouts) layouts.push_back(l.role);
+    k["layouts"] = std::move(layouts);
+    k["text"] = plan::LayoutCaveatText(c);
+    caveats.push_back(std::move(k));
+  }
+  if (!caveats.empty()) j["layout_caveats"] = std::move(caveats);
   return j;
 }
 

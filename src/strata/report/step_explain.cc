@@ -595,21 +595,25 @@ std::vector<StepFormula> ExplainStep(const StepTables& whole, const StepLayout& 
                     s.grad_bytes, s.param_bytes, t.hbm.gb_per_s(), e.hbm_efficiency,
                     Ms(r.muon_newton_schulz), Ms(r[StepPart::kOptimizer].total)));
     add("Muon Newton-Schulz iterations",
-        fmt::format("5 x (4 m^2 n + 2 m^3) FLOP per m x n hidden matrix (m <= n), {}; each "
-                    "rank its own stage's matrices (rank {}'s: {}), the dense ones / {} ranks, "
-                    "the routed experts / (EP {} x expert-DP {}): {:.4g} FLOP (whole model, "
-                    "whole matrices: {:.4g}), each at {:.1f} TFLOP/s x GemmEfficiency(m, m, n) "
-                    "= {}",
-                    s.megatron_core && l.tp * l.etp > 1
-                        ? fmt::format("each TP rank its own shard (megatron-core's blockwise "
-                                      "muon_tp_mode: TP {}, ETP {})",
-                                      l.tp, l.etp)
-                        : std::string("whole matrices"),
-                    r.optimizer_rank, CompositionText(r.optimizer_stage, whole.layer_kinds),
-                    s.distributed_optimizer ? l.dp * l.cp : 1, l.ep,
-                    s.distributed_optimizer ? std::max<int64_t>(l.expert_dp(), 1) : 1, r.muon_flop,
-                    whole.muon_ns_flop_non_expert + whole.muon_ns_flop_expert, peak_t,
-                    Ms(r.muon_newton_schulz)));
+        fmt::format(
+            "5 x (4 m^2 n + 2 m^3) FLOP per m x n hidden matrix (m <= n, {}), {}; each "
+            "rank its own stage's matrices (rank {}'s: {}), the dense ones / {} ranks, "
+            "the routed experts / (EP {} x expert-DP {}): {:.4g} FLOP (whole model, "
+            "whole matrices: {:.4g}), each at {:.1f} TFLOP/s x GemmEfficiency(m, m, n) "
+            "= {}",
+            s.megatron_core ? "megatron-core's shapes: linear_fc1 whole, linear_qkv as "
+                              "its q, k and v, the router and MLA's projections included"
+                            : "each module its own matrix, the router included",
+            s.megatron_core && l.tp * l.etp > 1
+                ? fmt::format("each TP rank its own shard (megatron-core's blockwise "
+                              "muon_tp_mode: TP {}, ETP {})",
+                              l.tp, l.etp)
+                : std::string("whole matrices"),
+            r.optimizer_rank, CompositionText(r.optimizer_stage, whole.layer_kinds),
+            s.distributed_optimizer ? l.dp * l.cp : 1, l.ep,
+            s.distributed_optimizer ? std::max<int64_t>(l.expert_dp(), 1) : 1, r.muon_flop,
+            s.megatron_core ? whole.muon_ns_flop_megatron_core : whole.muon_ns_flop_separate,
+            peak_t, Ms(r.muon_newton_schulz)));
   } else {
     add("optimizer step",
         fmt::format("{:.4g} local parameters{} x (2 x {} + 4 x {} + 2 x {} + {}) B / ({:.0f} "

@@ -65,6 +65,7 @@ struct StepBandRow {
   double measured_s = 0;
   std::string model;  // catalog names of the row's model and GPU
   std::string gpu;
+  std::string layout;  // its expert-parallel family (sim/step_layout_error.h); "" without EP
 };
 
 /// The band of `family` over the fit rows of that family in `rows` (none: rows 0).

@@ -173,19 +173,16 @@ void AddAdapterCosts(const ModelConfig& c, const AdapterSpec& adapter, StepTable
   }
 }
 
-// Muon's Newton-Schulz iterations on the hidden matrices (StepTables::muon_ns_*), whole model,
-// each matrix at its full shape.
+// Muon's Newton-Schulz iterations on the hidden matrices (StepTables::muon_ns_flop_*), whole
+// model, each matrix at its full shape, in each framework's layout.
 void AddMuonCosts(const ModelConfig& c, StepTables& t) {
-  const double peak = t.peak.flop_per_s();
   for (const LayerSpec& layer : c.layers) {
     for (const MuonMatrix& w : MuonMatricesOf(c, layer)) {
-      const double m = std::min(w.d_in, w.d_out);
-      const double n = std::max(w.d_in, w.d_out);
-      const double flop = w.copies * NewtonSchulzFlop(m, n);
-      const double seconds = peak > 0 ? flop / (peak * GemmEfficiency(t.efficiency, m, m, n)) : 0;
-      (w.expert ? t.muon_ns_flop_expert : t.muon_ns_flop_non_expert) += flop;
-      (w.expert ? t.muon_ns_s_expert : t.muon_ns_s_non_expert) += seconds;
-      t.muon_matrix_params += w.copies * m * n;
+      const double flop = w.copies * NewtonSchulzFlop(w.d_in, w.d_out);
+      if (w.UsedBy(true)) t.muon_ns_flop_megatron_core += flop;
+      if (w.UsedBy(false)) t.muon_ns_flop_separate += flop;
+      // Both layouts hold the same parameters: count megatron-core's.
+      if (w.UsedBy(true)) t.muon_matrix_params += w.copies * w.d_in * w.d_out;
     }
   }
 }

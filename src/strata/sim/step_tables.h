@@ -139,13 +139,12 @@ struct StepTables {
   /// Muon (optimizer.name muon; Keller Jordan's Muon, Moonlight arXiv 2502.16982, megatron-core's
   /// TensorParallelMuon): num_ns_steps = 5 Newton-Schulz iterations on every hidden matrix, each
   /// A = X X^T, B = b A + c A A, X = a X + B X: 4 m^2 n + 2 m^3 FLOP for an m x n matrix
-  /// (m <= n), at the full (un-split) shape, once a step; timed at the bf16 dense peak x
-  /// GemmEfficiency(m, m, n). Whole model, by side; and the matrices' parameters (Muon keeps one
-  /// momentum for them, AdamW two moments for the rest). The decoder's linear layers as PEFT
-  /// lists them (model/adapter.h, all-linear) but the router: embeddings, the output layer,
-  /// norms and routers run AdamW (as the memory ledger counts them).
-  double muon_ns_flop_non_expert = 0, muon_ns_flop_expert = 0;
-  double muon_ns_s_non_expert = 0, muon_ns_s_expert = 0;
+  /// (m <= n), at the full (un-split) shape, once a step. Whole model, in megatron-core's shapes
+  /// (fused linear_fc1, linear_qkv split into q, k, v) and in the separate modules' of the other
+  /// frameworks (sim/muon_cost.h); and the matrices' parameters (the same in both: Muon keeps one
+  /// momentum for them, AdamW two moments for the rest: embeddings, the output layer, norms,
+  /// biases).
+  double muon_ns_flop_megatron_core = 0, muon_ns_flop_separate = 0;
   double muon_matrix_params = 0;
   /// The Gated DeltaNet projections' share of the three above (adapter FLOP per token and per
   /// forward, dequantised bytes): whole on every TP rank where the layer is (gdn_replicated).
