@@ -25,14 +25,17 @@ constexpr const char* kValid =
     "model_error: {megatron: {lowest: -0.232, highest: 0.011, rows: [A]}, fsdp2: {rows: []}, "
     "deepspeed: {rows: []}, hf_trainer: {rows: []}, default: {lowest: -0.232, highest: 0.011, "
     "rows: [A]}, source: s}\n"
-    "torchtitan_eager_layer: {engines: [torchtitan], source: s}\n";
+    "torchtitan_eager_layer: {engines: [torchtitan], source: s}\n"
+    "te_fp8_activations: {engines: [megatron-core], fp8_bytes_per_element: 1, "
+    "scale_bytes_per_element: {delayed: 0, tensorwise: 0, blockwise: 0.03125, mxfp8: 0.03125}, "
+    "save_original_input_from: '0.14', source: s}\n";
 
 TEST(MemoryConstants, ShippedFileLoads) {
   auto c = LoadMemoryConstants();
   ASSERT_TRUE(c.ok()) << c.error().Format();
   EXPECT_DOUBLE_EQ(c->cuda_context.mib(), 768.0);
   EXPECT_EQ(c->gdn_chunk_tokens, 64);
-  EXPECT_EQ(c->sources.size(), 12u);  // every section carries a source
+  EXPECT_EQ(c->sources.size(), 13u);  // every section carries a source
 }
 
 TEST(MemoryConstants, ParsesUnitsExactly) {
@@ -44,6 +47,8 @@ TEST(MemoryConstants, ParsesUnitsExactly) {
   // A family without rows (fsdp2 here) parses without numbers; BandFor falls back to default.
   EXPECT_TRUE(c->error_bands.at("fsdp2").rows.empty());
   EXPECT_DOUBLE_EQ(c->error_bands.at("megatron").lowest, -0.232);
+  EXPECT_DOUBLE_EQ(c->te_fp8.scale_bytes_per_element.at("mxfp8"), 1.0 / 32.0);
+  EXPECT_EQ(c->te_fp8.save_original_input_from, "0.14");
 }
 
 TEST(MemoryConstants, BadFilesGiveClearErrors) {
@@ -73,7 +78,13 @@ TEST(MemoryConstants, BadFilesGiveClearErrors) {
        std::string(v).replace(v.find("engines: [hf-trainer]"), 21, "engines: hf-trainer"),
        "m.yaml:5: hf_eager_layer.engines: expected a list of frameworks"},
       {"unknown_key", v + "cuda_contxt: {bytes: 1GiB, source: s}\n",
-       "m.yaml:13: cuda_contxt: unknown field 'cuda_contxt'\n  hint: did you mean 'cuda_context'?"},
+       "m.yaml:14: cuda_contxt: unknown field 'cuda_contxt'\n  hint: did you mean 'cuda_context'?"},
+      // A TE recipe's scales are a part of a byte per element, and every recipe has one.
+      {"te_scale_range", std::string(v).replace(v.find("blockwise: 0.03125"), 18, "blockwise: 4"),
+       "m.yaml:13: te_fp8_activations.scale_bytes_per_element.blockwise: expected bytes per "
+       "element from 0 to below 1"},
+      {"te_recipe_missing", std::string(v).replace(v.find("mxfp8: 0.03125"), 14, "mxfp: 0.03125"),
+       "m.yaml:13: te_fp8_activations.scale_bytes_per_element.mxfp8: missing required field"},
   };
   for (const auto& c : cases) {
     auto r = ParseMemoryConstants(c.text, "m.yaml");

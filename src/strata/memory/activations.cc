@@ -105,6 +105,38 @@ double TokensPerRank(const Job& job) {
 
 namespace {
 
+/// What a Transformer Engine FP8 recipe keeps of the GEMM inputs megatron-core's TE layers save
+/// for the weight gradient (data/memory_overheads.yaml, te_fp8_activations).
+struct TeFp8Saving {
+  bool on = false;
+  double bytes = 0;  // per element of a saved GEMM input: the FP8 byte and the recipe's scales
+  /// linear_proj (and the shared experts' linear_fc1) keep an FP8 copy of an input that the
+  /// attention (the router) keeps in bf16 anyway: delayed scaling, or megatron-core before
+  /// save_original_input_from.
+  bool copies_kept_inputs = false;
+};
+
+TeFp8Saving TeFp8SavingOf(const Job& job, const MemoryConstants& constants) {
+  TeFp8Saving out;
+  const Fp8Spec& fp8 = job.spec.fp8;
+  const TeFp8ActivationConstants& te = constants.te_fp8;
+  if (!fp8.transformer_engine()) return out;
+  const EngineChain chain =
+      ResolveEngineChain(constants.engines, job.spec.framework, job.spec.sharding.mode);
+  const auto engine =
+      std::ranges::find_if(te.engines, [&](const std::string& name) { return chain.Runs(name); });
+  if (engine == te.engines.end()) return out;
+  const auto scale = te.scale_bytes_per_element.find(std::string(Fp8RecipeName(fp8.recipe)));
+  if (scale == te.scale_bytes_per_element.end()) return out;
+  const std::string version =
+      chain.engine() == *engine ? chain.version : constants.engines.LatestOf(*engine);
+  out.on = true;
+  out.bytes = te.fp8_bytes_per_element + scale->second;
+  out.copies_kept_inputs =
+      fp8.recipe == Fp8Recipe::kDelayed || !ReleaseAtLeast(version, te.save_original_input_from);
+  return out;
+}
+
 // Values per token saved for backward, after docs/formulas.md "Activations": the residual-stream
 // tensors (norm inputs and outputs) are `replicated`, the tensors inside the TP region `sharded`.
 // `rm`: the modules re-run in backward instead of keeping what they saved.
@@ -121,6 +153,13 @@ LayerActivationBytes PerToken(const Job& job, const MemoryConstants& constants,
   // Whole on every TP rank, every token of the sequence: a Gated DeltaNet that the framework
   // replicates over TP (transformers' module inside megatron-core, job/engine_chain.h).
   double whole = 0, fp32_whole = 0;
+  // GEMM inputs Transformer Engine keeps quantized under an FP8 recipe (te.bytes per value);
+  // in bf16 (or under any other FP8 path) they are counted with the tensors above.
+  const TeFp8Saving te = TeFp8SavingOf(job, constants);
+  double te_replicated = 0, te_sharded = 0;
+  auto gemm_input = [&](double& bf16_values, double& te_values, double values) {
+    (te.on ? te_values : bf16_values) += values;
+  };
   LayerActivationBytes out;
 
   // What core attention keeps for backward unless selective recompute re-runs it (core_attn):
@@ -151,9 +190,18 @@ LayerActivationBytes PerToken(const Job& job, const MemoryConstants& constants,
   const bool fused_mixer_norm = layer.mixer == MixerKind::kFullAttention ||
                                 layer.mixer == MixerKind::kSlidingAttention ||
                                 layer.mixer == MixerKind::kGatedDeltaNet;
+  // TE's LayerNormLinear keeps the fused norm's output as linear_qkv's FP8 input; the MLA, Gated
+  // DeltaNet and other mixers' inputs under FP8 are not modelled (counted in bf16).
+  const bool attention =
+      layer.mixer == MixerKind::kFullAttention || layer.mixer == MixerKind::kSlidingAttention;
   if (layer.mixer != MixerKind::kNone) {
     // mixer norm: input (+ output, unless a separate norm is recomputed)
-    replicated += rm.layernorm && !fused_mixer_norm ? h : 2 * h;
+    replicated += h;
+    if (attention) {
+      gemm_input(replicated, te_replicated, h);
+    } else if (!(rm.layernorm && !fused_mixer_norm)) {
+      replicated += h;
+    }
   }
   switch (layer.mixer) {
     case MixerKind::kFullAttention:
@@ -162,9 +210,21 @@ LayerActivationBytes PerToken(const Job& job, const MemoryConstants& constants,
       const auto q = static_cast<double>(at.num_heads * at.head_dim);
       // K and V over the TP group: one head per rank when TP exceeds the query groups.
       const auto kv = static_cast<double>(at.KvHeadsOverTp(job.spec.layout.tp) * at.head_dim);
-      sharded += q + 2 * kv + q;             // q, k, v into flash attention; its output
-      if (at.qk_norm) sharded += q + kv;     // q and k before their norms
-      if (at.output_gate) sharded += 2 * q;  // the gate and the gated o_proj input
+      sharded += q + 2 * kv;              // q, k, v into flash attention
+      if (at.qk_norm) sharded += q + kv;  // q and k before their norms
+      if (at.output_gate)
+        sharded += 2 * q;  // the attention output (the gate's multiply keeps
+                           // it) and the gate
+      // linear_proj's input: flash attention's output, or the gated one under an output gate.
+      // Where TE keeps an FP8 copy of it (copies_kept_inputs), the copy stands beside the bf16
+      // output flash attention keeps, or replaces it when linear_proj alone keeps that input
+      // (the gated product; core attention recomputed).
+      if (te.copies_kept_inputs) {
+        te_sharded += q;
+        if (!at.output_gate && !rm.core_attn) sharded += q;
+      } else {
+        sharded += q;
+      }
       core_attention_state(static_cast<double>(at.num_heads));
       break;
     }
@@ -242,7 +302,8 @@ LayerActivationBytes PerToken(const Job& job, const MemoryConstants& constants,
   // MoE block is recomputed and keeps that output as its checkpoint input. A mixer-only block of
   // a hybrid has none.
   if (layer.ffn == FfnKind::kDense) {
-    replicated += rm.mlp ? h : 2 * h;
+    replicated += h;
+    if (!rm.mlp) gemm_input(replicated, te_replicated, h);  // linear_fc1's input
   } else if (layer.ffn == FfnKind::kMoe) {
     replicated += rm.layernorm && !rm.moe ? h : 2 * h;
   }
@@ -250,7 +311,10 @@ LayerActivationBytes PerToken(const Job& job, const MemoryConstants& constants,
     // A mixer-only block of a hybrid.
   } else if (layer.ffn == FfnKind::kDense) {
     const auto f = static_cast<double>(m.dense_mlp.intermediate_size);
-    if (!rm.mlp) sharded += 3 * f;  // gate+up output, activation output
+    if (!rm.mlp) {
+      sharded += 2 * f;                    // gate+up output, the SwiGLU's bf16 input
+      gemm_input(sharded, te_sharded, f);  // activation output, linear_fc2's input
+    }
   } else if (rm.moe) {
     // The whole MoE block re-runs in backward; only its input is kept (counted above).
   } else {
@@ -264,16 +328,26 @@ LayerActivationBytes PerToken(const Job& job, const MemoryConstants& constants,
     // expert output kept to differentiate the routing probabilities. The busiest EP rank gets
     // `moe_routing_imbalance` times the mean share of those copies.
     const double busiest = job.spec.layout.ep > 1 ? job.spec.moe_routing_imbalance : 1.0;
-    replicated += busiest * k * (2 * h + (rm.moe_act ? 2 * f : 3 * f) / etp);
-    if (!rm.shared_experts) sharded += 3 * fs;
+    // Under TE FP8 the expert input and the activation output are GroupedLinear's FP8 inputs
+    // (fc1's, fc2's); fc1's output and the expert output stay bf16.
+    replicated += busiest * k * (h + 2 * f / etp);
+    gemm_input(replicated, te_replicated, busiest * k * h);
+    if (!rm.moe_act) gemm_input(replicated, te_replicated, busiest * k * f / etp);
+    if (!rm.shared_experts && fs > 0) {
+      sharded += 2 * fs;
+      gemm_input(sharded, te_sharded, fs);  // the shared experts' linear_fc2 input
+      // Their linear_fc1 input is the norm output the router keeps; an FP8 copy of it too.
+      if (te.on && te.copies_kept_inputs) te_replicated += h;
+    }
     if (moe.shared_expert_gate) replicated += h;
     const double dispatch = busiest * a * k * h *
                             static_cast<double>(constants.moe_dispatch_transient_copies) / rep_div;
     out.forward_transient += dispatch;
     out.backward_transient += dispatch;
   }
+  out.te_fp8 = te.bytes * (te_replicated / rep_div + te_sharded / tp);
   out.saved = a * (replicated / rep_div + sharded / tp + whole) + fp32_replicated / rep_div +
-              fp32_sharded / tp + fp32_whole;
+              fp32_sharded / tp + fp32_whole + out.te_fp8;
   // HF transformers' eager modules (data/memory_overheads.yaml, hf_eager_layer, counted from
   // modeling_qwen2.py): RMSNorm keeps its fp32 upcast input (4 B) where the count has the
   // activation-dtype input, and the normalized value in the activation dtype for its weight's
@@ -420,6 +494,8 @@ ActivationMemory ComputeActivations(const Job& job, const MemoryConstants& const
   std::map<std::string, double> per_token_by_kind;    // label -> saved bytes per token
   std::map<std::string, double> hf_eager_by_kind;     // label -> HF eager modules' part of it
   std::map<std::string, double> titan_eager_by_kind;  // label -> torchtitan eager modules' part
+  std::map<std::string, double> te_fp8_by_kind;       // label -> TE's FP8 GEMM inputs' part
+  bool te_other_mixers = false;  // a mixer whose FP8 inputs are not modelled (MLA, GDN, ...)
   int64_t checkpointed = 0;
   // torchtitan's selective AC (selective_ac_option): op-level, or every N-th block in full AC.
   const bool titan = rc.granularity == RecomputeGranularity::kSelective && rc.titan.on();
@@ -457,6 +533,10 @@ ActivationMemory ComputeActivations(const Job& job, const MemoryConstants& const
       if (per_token.titan_eager > 0) {
         titan_eager_by_kind[LayerKindLabel(spec)] = per_token.titan_eager;
       }
+      if (per_token.te_fp8 > 0) te_fp8_by_kind[LayerKindLabel(spec)] = per_token.te_fp8;
+      te_other_mixers = te_other_mixers || (spec.mixer != MixerKind::kNone &&
+                                            spec.mixer != MixerKind::kFullAttention &&
+                                            spec.mixer != MixerKind::kSlidingAttention);
     }
     max_saved = std::max(max_saved, per_token.saved * t);
     max_fwd = std::max(max_fwd, per_token.forward_transient * t);
@@ -545,6 +625,29 @@ ActivationMemory ComputeActivations(const Job& job, const MemoryConstants& const
                                  "at the KV heads' width)",
                                  chain.version));
   }
+  // The same for the GEMM inputs Transformer Engine keeps in FP8, and which tensors they are.
+  std::string te_note;
+  for (const auto& [label, bytes] : te_fp8_by_kind) {
+    te_note +=
+        fmt::format("{}{}: {} B/token", te_note.empty() ? "" : "; ", label, GroupDigits(bytes));
+  }
+  if (!te_note.empty()) {
+    const TeFp8Saving te = TeFp8SavingOf(job, constants);
+    te_note = fmt::format(
+        "of which Transformer Engine FP8 ({}) keeps GEMM inputs quantized at {:g} B a value: {}; "
+        "of those the layer has, the norm outputs fused into linear_qkv and linear_fc1, "
+        "linear_fc2's input (the activation output) and the routed experts' fc1 and fc2 "
+        "inputs{}; the rest in {:.0f} B{}",
+        Fp8RecipeName(job.spec.fp8.recipe), te.bytes, te_note,
+        te.copies_kept_inputs
+            ? ", and linear_proj's FP8 copy of the attention output (delayed scaling or "
+              "megatron-core before save_original_input)"
+            : "; linear_proj keeps the attention output in bf16 (save_original_input)",
+        a,
+        te_other_mixers ? "; the MLA, Gated DeltaNet, Lightning and Mamba mixers' inputs are "
+                          "counted in bf16 (their FP8 inputs not modelled)"
+                        : "");
+  }
   if (explain) {
     const std::string in_flight_text =
         out.in_flight == 1.0 ? "" : fmt::format(" x {} micro batches in flight", out.in_flight);
@@ -558,6 +661,7 @@ ActivationMemory ComputeActivations(const Job& job, const MemoryConstants& const
                        in_flight_text, FormatGBAndGiB(bytes)),
            hf_eager_by_kind.contains(label.substr(0, label.find(',')))      ? hf_note
            : titan_eager_by_kind.contains(label.substr(0, label.find(','))) ? titan_note
+           : te_fp8_by_kind.contains(label.substr(0, label.find(',')))      ? te_note
                                                                             : ""});
     }
     if (checkpointed > 0) {
@@ -625,9 +729,10 @@ ActivationMemory ComputeActivations(const Job& job, const MemoryConstants& const
                  : "",
              constants.backward_gradient_fraction, FormatGBAndGiB(Bytes::Count(max_saved)),
              FormatGBAndGiB(Bytes::Count(max_bwd)), FormatGBAndGiB(backward_layer), by_kind),
-         fmt::format("the largest layer of the stage; live only while it runs backward{}{}",
+         fmt::format("the largest layer of the stage; live only while it runs backward{}{}{}",
                      hf_note.empty() ? "" : "; " + hf_note,
-                     titan_note.empty() ? "" : "; " + titan_note)});
+                     titan_note.empty() ? "" : "; " + titan_note,
+                     te_note.empty() ? "" : "; " + te_note)});
     out.items.push_back(
         {ItemKind::kActivations, "activations: forward transients of one layer", forward_layer,
          fmt::format("MoE dispatch copies and chunk states of the largest layer = {}",

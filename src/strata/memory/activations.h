@@ -30,6 +30,9 @@ struct LayerActivationBytes {
   /// torch.compile is off (data/memory_overheads.yaml, `torchtitan_eager_layer`): silu(w1 x)
   /// beside w1 x, w3 x and their product, and K and V repeated to every query head for SDPA.
   double titan_eager = 0;
+  /// Of `saved`: the GEMM inputs Transformer Engine keeps quantized under an FP8 recipe
+  /// (data/memory_overheads.yaml, `te_fp8_activations`), at 1 B and the recipe's scales each.
+  double te_fp8 = 0;
 };
 
 /// Whether the job's layers run as HF transformers' eager modules: its engine is one of

@@ -81,6 +81,28 @@ Result<MemoryConstants> ParseMemoryConstants(const std::string& text, const std:
     STRATA_RETURN_IF_ERROR(s.CheckNoUnknownKeys());
   }
   {
+    STRATA_ASSIGN_OR_RETURN(YamlMap s, Section(top, "te_fp8_activations", c));
+    TeFp8ActivationConstants& te = c.te_fp8;
+    STRATA_ASSIGN_OR_RETURN(YAML::Node engines, s.Node("engines"));
+    if (!engines.IsSequence()) return s.ErrorAt("engines", "expected a list of frameworks");
+    for (const auto& e : engines) {
+      if (!e.IsScalar()) return s.ErrorAt("engines", "expected a list of frameworks");
+      te.engines.push_back(e.Scalar());
+    }
+    STRATA_ASSIGN_OR_RETURN(te.fp8_bytes_per_element, PositiveAt(s, "fp8_bytes_per_element"));
+    STRATA_ASSIGN_OR_RETURN(YamlMap scales, s.Map("scale_bytes_per_element"));
+    for (const char* recipe : {"delayed", "tensorwise", "blockwise", "mxfp8"}) {
+      STRATA_ASSIGN_OR_RETURN(double bytes, scales.Number(recipe));
+      if (bytes < 0 || bytes >= 1) {
+        return scales.ErrorAt(recipe, "expected bytes per element from 0 to below 1");
+      }
+      te.scale_bytes_per_element[recipe] = bytes;
+    }
+    STRATA_RETURN_IF_ERROR(scales.CheckNoUnknownKeys());
+    STRATA_ASSIGN_OR_RETURN(te.save_original_input_from, s.String("save_original_input_from"));
+    STRATA_RETURN_IF_ERROR(s.CheckNoUnknownKeys());
+  }
+  {
     STRATA_ASSIGN_OR_RETURN(YamlMap s, Section(top, "caching_allocator", c));
     AllocatorRules& a = c.allocator;
     for (auto [key, target] : {std::pair{"min_block", &a.min_block},

@@ -68,6 +68,18 @@ struct DeviceCapacityConstants {
   std::map<std::string, DriverMemory> cards;  // catalog GPU name -> its driver's figures
 };
 
+/// What Transformer Engine's FP8 recipes keep of a saved GEMM input (`te_fp8_activations`):
+/// 1 byte per element plus the recipe's scales, in the engines that run TE's layers.
+struct TeFp8ActivationConstants {
+  std::vector<std::string> engines;  // engines whose layers are TE modules (megatron-core)
+  double fp8_bytes_per_element = 0;
+  /// Fp8RecipeName of each TE recipe -> scale bytes stored per element of a saved input.
+  std::map<std::string, double> scale_bytes_per_element;
+  /// The first megatron-core release whose linear_proj (and shared experts' linear_fc1) keep
+  /// the original bf16 input under every TE recipe but delayed, instead of an FP8 copy.
+  std::string save_original_input_from;
+};
+
 struct MemoryConstants {
   Bytes cuda_context;
   Bytes nccl_per_communicator;
@@ -84,6 +96,7 @@ struct MemoryConstants {
   /// (`torchtitan_eager_layer`): a fourth MLP intermediate and K, V repeated to every query head.
   std::vector<std::string> titan_eager_engines;
   AllocatorRules allocator;
+  TeFp8ActivationConstants te_fp8;
   CrossEntropyConstants cross_entropy;
   DeviceCapacityConstants device_capacity;
   FrameworkEngines engines;  // from data/frameworks.yaml (LoadMemoryConstants)
