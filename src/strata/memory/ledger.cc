@@ -246,7 +246,7 @@ MemoryLedger StageLedgerFrom(const Job& job, const MemoryConstants& constants, i
   const double fraction = FragmentationFraction(constants, alloc);
   const PhaseCounters counters =
       PredictPhaseCounters(constants, alloc, st, mode, act, nccl, StaticWeights(st, mode),
-                           job.spec.sharding.mode == ShardingMode::kFsdp2);
+                           FsdpHoldingOf(job).side_streams);
   const AllocatorCounters& at_peak = counters.peak();
 
   if (explain) {

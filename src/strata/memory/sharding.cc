@@ -27,6 +27,40 @@ ShardGroups DataShardGroups(const Job& job, Detail detail) {
   return g;
 }
 
+FsdpHolding FsdpHoldingOf(const Job& job) {
+  const ShardingSpec& sh = job.spec.sharding;
+  const ShardingRuntime runtime = job.runtime();
+  const bool pytorch = runtime == ShardingRuntime::kFsdp1 || runtime == ShardingRuntime::kFsdp2;
+  FsdpHolding h;
+  h.fsdp1 = runtime == ShardingRuntime::kFsdp1;
+  // FSDP1 (pytorch/pytorch 00ae0bc9 torch/distributed/fsdp/_runtime_utils.py) runs
+  // SHARD_GRAD_OP on the same sharded FlatParameter as FULL_SHARD: _post_forward_reshard frees
+  // the unsharded one only for RESHARD_AFTER_FORWARD_HANDLE_STRATEGIES (FULL_SHARD,
+  // HYBRID_SHARD), and _post_backward_hook's _should_free_in_backward frees it when the
+  // gradients are synchronised. FSDP2 under zero2 is fully_shard with reshard_after_forward
+  // false (Accelerate's fsdp_reshard_after_forward false): its sharded DTensor is kept at rest
+  // as under zero3 (pytorch/pytorch@010ae4a8 torch/distributed/fsdp/_fully_shard/
+  // _fsdp_param.py, FSDPParam._init_sharded_param).
+  h.weights_sharded = sh.shards_weights() || (pytorch && sh.mode == ShardingMode::kZero2);
+  h.fsdp2 = !h.fsdp1 && (sh.mode == ShardingMode::kFsdp2 ||
+                         (runtime == ShardingRuntime::kFsdp2 && h.weights_sharded));
+  // FSDP2's sharded parameter is a new tensor in the original parameter's dtype
+  // (_init_sharded_param: param_data.new_zeros(padded_sharded_size)); param_dtype applies only
+  // to the all-gather output (init_dtype_attrs, init_unsharded_param), and the optimizer is
+  // built on the sharded parameters. torchtitan builds the model in training.dtype, float32 by
+  // default (pytorch/torchtitan@b5bcd76c torchtitan/trainer.py:357-358, config/configs.py:87),
+  // applies MixedPrecisionPolicy(param_dtype=bf16, reduce_dtype=fp32) (distributed/fsdp.py:
+  // 223-226) and builds the optimizer after (trainer.py:537). FSDP1's FlatParameter shard is
+  // likewise in the dtype the model was loaded in (static_memory.cc).
+  h.master_is_shard = sh.mode == ShardingMode::kFsdp2 || (pytorch && h.weights_sharded);
+  h.reshard_after_forward = sh.shards_weights() && sh.reshard_after_forward;
+  // FSDP2's all-gather and reduce-scatter streams (ModeMemory::all_gather_in_flight). FSDP1
+  // runs its reduce-scatter on its post_backward stream too, but only under sharding.mode fsdp2
+  // is that priced so far.
+  h.side_streams = sh.mode == ShardingMode::kFsdp2 || h.fsdp2;
+  return h;
+}
+
 std::vector<ShardUnit> StageUnits(const Job& job, const ParamBreakdown& params, int64_t stage,
                                   Detail detail) {
   const ParallelLayout& l = job.spec.layout;
@@ -127,6 +161,9 @@ ModeMemory ComputeModeMemory(const Job& job, const ParamBreakdown& params, int64
   const bool explain = detail == Detail::kExplained;
   const ShardingSpec& sh = job.spec.sharding;
   const Fp8Spec& fp8 = job.spec.fp8;
+  const FsdpHolding holding = FsdpHoldingOf(job);
+  const bool weights_sharded = holding.weights_sharded;
+  const bool reshard = holding.reshard_after_forward;
   ModeMemory out;
   out.gathered = {ItemKind::kWeights, FixedText(detail, kGatheredName), Bytes::Count(0),
                   FixedText(detail, "0: weights are not sharded"), ""};
@@ -186,7 +223,7 @@ ModeMemory ComputeModeMemory(const Job& job, const ParamBreakdown& params, int64
   }
   // Megatron's bf16 jobs (zero1, no FP8: most of what the planner tries) have none of these
   // buffers; the units are built only when one is needed.
-  if (!sh.shards_weights() && !sh.shards_gradients() && !fp8.on()) return out;
+  if (!weights_sharded && !sh.shards_gradients() && !fp8.on()) return out;
   const std::vector<ShardUnit> units = StageUnits(job, params, stage, detail);
   if (units.empty()) return out;
   const double param_b = static_cast<double>(DTypeBytes(job.spec.param_dtype));
@@ -200,7 +237,7 @@ ModeMemory ComputeModeMemory(const Job& job, const ParamBreakdown& params, int64
   // flat_param.numel() x world_size elements in the low-precision param dtype
   // (init_flat_param_attributes: padded_unsharded_numel, _full_param_padded). The unit's
   // parameters are views into that buffer: no copy-out, so no second all-gather output.
-  const bool fsdp1 = job.runtime() == ShardingRuntime::kFsdp1;
+  const bool fsdp1 = holding.fsdp1;
   const auto shard_w =
       static_cast<double>(std::max<int64_t>(1, DataShardGroups(job, Detail::kNumbersOnly).dense));
   auto padded = [&](double n) { return fsdp1 ? Fsdp1PaddedNumel(n, shard_w) : n; };
@@ -213,7 +250,7 @@ ModeMemory ComputeModeMemory(const Job& job, const ParamBreakdown& params, int64
       });
   // FSDP1 runs under sharding.mode fsdp2 (Accelerate's FULL_SHARD) or zero3 (verl's strategy
   // fsdp); its units, padding and root are its own.
-  const bool fsdp2 = sh.mode == ShardingMode::kFsdp2 && !fsdp1;
+  const bool fsdp2 = holding.fsdp2;
   // FSDP2 as torchtitan wraps it (pytorch/torchtitan@b5bcd76c66d0acb1a08b176d9639425bc55e0b2a:
   // torchtitan/distributed/fsdp.py, apply_fsdp_to_decoder): the embedding, each block, and the
   // final norm with the output layer are units; with tied embeddings the embedding, final norm
@@ -270,7 +307,7 @@ ModeMemory ComputeModeMemory(const Job& job, const ParamBreakdown& params, int64
   // _runtime_utils.py, _unshard: dequeue_if_needed then event.synchronize()): no more than the
   // unit computing and one prefetched, whatever prefetch_layers says.
   const double prefetch = fsdp1 ? std::min(1.0, sh.prefetch_layers) : sh.prefetch_layers;
-  if (sh.shards_weights() && sh.reshard_after_forward && (fsdp2 || fsdp1)) {
+  if (weights_sharded && reshard && (fsdp2 || fsdp1)) {
     // A unit's all-gather is issued before the one computing is freed: forward by the CPU
     // running ahead (FSDP2's implicit prefetch), backward by its prefetch of the next unit in
     // reverse order. So the live set is the kept units plus a unit and its neighbour in
@@ -360,8 +397,8 @@ ModeMemory ComputeModeMemory(const Job& job, const ParamBreakdown& params, int64
                       : "FSDP2 units as torchtitan wraps them: embedding, each block, final norm "
                         "+ output";
     }
-  } else if (sh.shards_weights()) {
-    if (sh.reshard_after_forward) {
+  } else if (weights_sharded) {
+    if (reshard) {
       // The unit computing plus the ones prefetched; sized by the largest unit (upper bound).
       const double live = 1.0 + sh.prefetch_layers;
       out.gathered.bytes = Bytes::Count(live * gathered_bytes(*largest));
@@ -374,8 +411,22 @@ ModeMemory ComputeModeMemory(const Job& job, const ParamBreakdown& params, int64
       if (explain)
         out.gathered.note = "freed after each unit's forward, gathered again for its backward";
     } else {
-      double all = 0;
-      for (const ShardUnit& u : units) all += gathered_bytes(u);
+      // Every unit stays gathered from its forward to its backward, so at the forward's end
+      // (where the stored activations peak) and through the backward's first unit all of them
+      // are live; each is freed after its own backward. FSDP1's SHARD_GRAD_OP issues no
+      // all-gather in backward (_pre_backward_hook: the FlatParameter is still unsharded) and
+      // none ahead in forward (forward_prefetch is off by default), so the low-precision shard
+      // copy of a unit (_mp_shard) lives only during that unit's own forward all-gather, before
+      // the activations peak: not counted. FSDP1's root FlatParameter is padded once.
+      double all = 0, root_params = 0;
+      for (size_t i = 0; i < units.size(); ++i) {
+        if (fsdp1 && (i < first || i >= end)) {
+          root_params += units[i].params;
+        } else {
+          all += gathered_bytes(units[i]);
+        }
+      }
+      if (root_params > 0) all += padded(root_params) * param_b;
       out.gathered.bytes = Bytes::Count(all);
       if (explain)
         out.gathered.formula = fmt::format(
@@ -384,10 +435,17 @@ ModeMemory ComputeModeMemory(const Job& job, const ParamBreakdown& params, int64
             units.size(), units.size(), describe(*largest),
             units.size() > 1 ? fmt::format(" the largest, + {} more", units.size() - 1) : "",
             FormatGBAndGiB(out.gathered.bytes));
-      if (explain) out.gathered.note = "reshard_after_forward: false";
+      if (explain) {
+        out.gathered.note =
+            sh.shards_weights() ? "reshard_after_forward: false"
+            : fsdp1 ? "FSDP1 SHARD_GRAD_OP (zero2): each unit's FlatParameter is freed only "
+                      "after its backward"
+                    : "FSDP2 under zero2 (reshard_after_forward false): each unit is freed only "
+                      "after its backward";
+      }
     }
   }
-  if (sh.shards_weights() && fsdp2) {
+  if (weights_sharded && fsdp2) {
     // FSDP2's all-gather output (pytorch/pytorch torch/distributed/fsdp/_fully_shard/
     // _fsdp_collectives.py, foreach_all_gather) is one flat buffer per unit on the copy-in
     // stream; wait_for_unshard (_fsdp_param_group.py) copies it into the parameters' unsharded
@@ -560,8 +618,7 @@ ModeMemory ComputeModeMemory(const Job& job, const ParamBreakdown& params, int64
     double linear = 0;
     for (const ShardUnit& u : units) linear += u.linear;
     // Under ZeRO-3/FSDP2 the copies exist only for the gathered units.
-    const double covered =
-        sh.shards_weights() ? largest->linear * (1.0 + sh.prefetch_layers) : linear;
+    const double covered = weights_sharded ? largest->linear * (1.0 + sh.prefetch_layers) : linear;
     out.fp8_copies.bytes = Bytes::Count(per_weight * covered);
     if (explain)
       out.fp8_copies.formula =

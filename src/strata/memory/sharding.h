@@ -26,6 +26,31 @@ struct ShardGroups {
 /// kNumbersOnly leaves the texts empty.
 ShardGroups DataShardGroups(const Job& job, Detail detail = Detail::kExplained);
 
+/// How the job's sharding runtime holds its weights: the one reading of sharding.mode and the
+/// runtime (ResolvedJob::runtime) that the static states (static_memory.cc) and the working sets
+/// (ComputeModeMemory) share.
+///   PyTorch's FSDP (sharding.runtime fsdp1 or fsdp2) keeps every parameter sharded at rest in
+///   the dtype the model was built in (the master dtype) and gathers a param-dtype copy per
+///   unit: under zero3/fsdp2, and under zero2 too, which it runs as FSDP1's SHARD_GRAD_OP or
+///   FSDP2's reshard_after_forward false (each unit stays gathered from its forward through its
+///   backward). Only DeepSpeed's and megatron-core's ZeRO-2 replicate the weights.
+struct FsdpHolding {
+  bool fsdp1 = false;  // FSDP1's FlatParameters (sharding.runtime fsdp1)
+  /// FSDP2's per-parameter units: sharding.mode fsdp2 outside FSDP1 (megatron-core's FSDP
+  /// included, as before), and the zero2/zero3 modes FSDP2 (fully_shard) runs.
+  bool fsdp2 = false;
+  bool weights_sharded = false;  // the weights are sharded at rest (over DataShardGroups)
+  /// The sharded parameter, in the master dtype, is the optimizer's parameter: no separate
+  /// master copy, no param-dtype shard.
+  bool master_is_shard = false;
+  /// Each unit's gathered weights are freed after its forward (false: kept to its backward).
+  bool reshard_after_forward = true;
+  /// The collectives run on FSDP's own streams, whose pools keep their buffers cached
+  /// (ledger_counters.h).
+  bool side_streams = false;
+};
+FsdpHolding FsdpHoldingOf(const Job& job);
+
 /// One FSDP/ZeRO-3 unit (a decoder layer, the embedding, the output layer) on this GPU after
 /// TP/EP, before data-parallel sharding.
 struct ShardUnit {

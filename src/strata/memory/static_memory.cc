@@ -69,7 +69,7 @@ void AddAdapterWeights(const Job& job, const StageLayers& layers, const ShardGro
   const int64_t params = dense + routed;
   const double elem_bytes = static_cast<double>(DTypeBytes(
       AdaptersInParamDtype(job) ? job.spec.param_dtype : job.spec.optimizer.master_dtype));
-  const bool shards = job.spec.sharding.shards_weights();
+  const bool shards = FsdpHoldingOf(job).weights_sharded;
   const double stored = shards
                             ? static_cast<double>(dense) / static_cast<double>(groups.dense) +
                                   static_cast<double>(routed) / static_cast<double>(groups.expert)
@@ -256,15 +256,17 @@ StaticMemory ComputeStaticMemory(const Job& job, const ParamBreakdown& params, i
   const OptimizerSpec& opt = job.spec.optimizer;
   const ShardGroups groups = DataShardGroups(job, detail);
   // PyTorch's FSDP keeps the sharded parameter in the original (master) dtype and casts on
-  // all-gather: FSDP2 (sharding.mode fsdp2), and FSDP1 wherever it shards the weights (verl's
-  // strategy fsdp is sharding.mode zero3): its FlatParameter's padded local shard
+  // all-gather (FsdpHoldingOf): FSDP2 (sharding.mode fsdp2, and the zero2/zero3 it runs:
+  // torchtitan's zero3), and FSDP1 wherever it runs (verl's strategy fsdp is sharding.mode
+  // zero3, Accelerate's SHARD_GRAD_OP zero2): its FlatParameter's padded local shard
   // (pytorch/pytorch fe03cf69 torch/distributed/fsdp/_flat_param.py, init_flat_param_attributes:
   // _local_shard = flat_param.data, in the dtype the model was loaded in, fp32 for verl's actor)
   // is what the optimizer steps; the param-dtype copy (_mp_shard) lives only while its unit is
   // all-gathered (memory/sharding.cc). Its padding, under one element per unit and rank, is not
   // counted.
-  const bool fsdp1 = job.runtime() == ShardingRuntime::kFsdp1;
-  const bool fsdp2 = sh.mode == ShardingMode::kFsdp2 || (sh.shards_weights() && fsdp1);
+  const FsdpHolding holding = FsdpHoldingOf(job);
+  const bool fsdp1 = holding.fsdp1;
+  const bool fsdp2 = holding.master_is_shard;
   const char* shard_note = fsdp1 ? "FSDP1 sharded FlatParameter, in the master dtype"
                                  : "FSDP2 sharded parameter, stored in the master dtype";
   const bool te_fp8_weights = job.spec.fp8.transformer_engine() && job.spec.fp8.param_gather;
@@ -319,7 +321,7 @@ StaticMemory ComputeStaticMemory(const Job& job, const ParamBreakdown& params, i
                               : te_fp8_weights && linear && !fsdp2
                                   ? 1.0
                                   : static_cast<double>(param_bytes);
-    const int64_t ways = sh.shards_weights() ? (expert ? groups.expert : groups.dense) : 1;
+    const int64_t ways = holding.weights_sharded ? (expert ? groups.expert : groups.dense) : 1;
     const Bytes bytes =
         Bytes::Count(elem_bytes * static_cast<double>(s.params) / static_cast<double>(ways));
     LedgerItem item{ItemKind::kWeights, "", bytes, "",

@@ -489,11 +489,9 @@ Bytes TrainerOverhead(const MemoryLedger& ledger) {
 }
 
 // megatron-core's DDP gradient buffer stays between steps (the distributed optimizer shards the
-// states, not it); verl's FSDP actor (sharded parameters: ZeRO-3, FSDP2) frees its gradients.
-bool KeepsGradientBuffer(const ResolvedJob& job) {
-  return job.spec.sharding.mode != ShardingMode::kZero3 &&
-         job.spec.sharding.mode != ShardingMode::kFsdp2;
-}
+// states, not it); verl's FSDP actor (sharded parameters: ZeRO-3, FSDP2, and zero2 on its FSDP1
+// workers, FsdpHoldingOf) frees its gradients.
+bool KeepsGradientBuffer(const ResolvedJob& job) { return !FsdpHoldingOf(job).weights_sharded; }
 
 // Each training phase's peak per GPU: its own working set plus what the other models keep on
 // the GPU then. What stays between phases follows verl's offload settings per role
