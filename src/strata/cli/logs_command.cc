@@ -262,9 +262,7 @@ int RunLogs(int argc, char** argv) {
     text.mfu_note = mfu_note;
     text.explain = o.out.explain;
     if (auto catalog = LoadGpuCatalog(DataDir() + "/gpus.yaml"); catalog.ok()) {
-      std::vector<std::pair<std::string, FlopPerSecond>> peaks;
-      for (const auto& g : *catalog) peaks.emplace_back(g.name, g.bf16_dense);
-      text.implied_peak = DescribeImpliedPeak(*primary, peaks).value_or("");
+      text.implied_peak = DescribeImpliedPeak(*primary, *catalog).value_or("");
     }
     text.ends_mid_line = read->ends_mid_line;
     text.long_lines = read->long_lines;

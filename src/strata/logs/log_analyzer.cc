@@ -113,6 +113,7 @@ void LogAnalyzer::FeedLine(std::string_view raw) {
         }
         [[fallthrough]];
       case LineKind::kMemory:
+      case LineKind::kWallClock:
       case LineKind::kSkip:
         if (Rank(prefixed.rank).Add(p, line, found, callbacks_.on_step)) {
           ++summary_.duplicate_lines;

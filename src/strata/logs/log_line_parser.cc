@@ -80,6 +80,11 @@ void ParseLogLine(std::string_view text, std::vector<ParsedLine>& out) {
     out.push_back(p);
     return;
   }
+  if (ParseDeepSpeedWallClockLine(text, p.record)) {
+    p.kind = LineKind::kWallClock;
+    out.push_back(p);
+    return;
+  }
   if (ParseMegatronMemoryLine(text, p.record)) {
     p.kind = LineKind::kMemory;
     out.push_back(p);

@@ -14,7 +14,7 @@ namespace strata {
 
 struct ParsedLine {
   LineKind kind = LineKind::kOther;
-  StepRecord record;  // for kStep; for kMemory: step and memory_gib
+  StepRecord record;  // for kStep; for kMemory: step and memory_gib; for kWallClock: step_time_s
 };
 
 /// Appends what `text` says to `out` (more than one entry when several dictionaries share a
@@ -36,6 +36,9 @@ bool ParseNemoLine(std::string_view text, StepRecord& record);
 bool ParseLightningBar(std::string_view text, StepRecord& record);
 bool ParseDictLine(std::string_view text, std::vector<ParsedLine>& out);
 bool ParseDeepSpeedLine(std::string_view text, StepRecord& record);
+/// DeepSpeed's wall-clock breakdown line: step_time_s = forward + backward + step (no step
+/// number: it times the step whose throughput line came just before it).
+bool ParseDeepSpeedWallClockLine(std::string_view text, StepRecord& record);
 bool ParseTorchtitanLine(std::string_view text, StepRecord& record);
 bool ParseVerlLine(std::string_view text, StepRecord& record);
 /// A tqdm bar with a counter and a clock: step = n, total_steps, elapsed_s, and its s/it as

@@ -58,21 +58,46 @@ PrintedVsOurs Explain(std::string quantity, double printed, double ours,
 
 }  // namespace
 
-std::optional<std::string> DescribeImpliedPeak(
-    const RankSummary& run, const std::vector<std::pair<std::string, FlopPerSecond>>& peaks) {
+std::optional<std::string> DescribeImpliedPeak(const RankSummary& run,
+                                               const std::vector<GpuSpec>& gpus) {
   auto tflops = run.printed_tflops_per_gpu.Mean();
   auto mfu = run.printed_mfu.Mean();
   if (!tflops || !mfu || *mfu <= 0) return std::nullopt;
   const double implied = *tflops * 1e12 / *mfu;
-  std::string names;
-  for (const auto& [name, peak] : peaks) {
-    if (std::fabs(implied / peak.flop_per_s() - 1) <= 0.02)
-      names += (names.empty() ? "" : " / ") + name;
+  std::string names, sizes;
+  bool size_fits = false, a100_peak = false;
+  const double gib = 1073741824.0;
+  for (const GpuSpec& g : gpus) {
+    if (std::fabs(implied / g.bf16_dense.flop_per_s() - 1) > 0.02) continue;
+    names += (names.empty() ? "" : " / ") + g.name;
+    sizes += fmt::format("{}{:.0f} GB", sizes.empty() ? "" : " / ", g.memory.value() / 1e9);
+    a100_peak = a100_peak || g.name.starts_with("A100");
+    if (run.device_gib_min && run.device_gib_max &&
+        *run.device_gib_max * gib * kDeviceMemoryFactor >= g.memory.value() &&
+        *run.device_gib_min * gib <= g.memory.value() * kDeviceMemoryFactor) {
+      size_fits = true;
+    }
   }
-  return fmt::format("printed TFLOP/s / printed MFU = {:.4g} / {:.4g}% = {}: {}", *tflops,
-                     100 * *mfu, FormatTflops(FlopPerSecond::Of(implied)),
-                     names.empty() ? "no GPU in data/gpus.yaml has that dense bf16 peak"
-                                   : "the dense bf16 peak of the " + names);
+  std::string out = fmt::format("printed TFLOP/s / printed MFU = {:.4g} / {:.4g}% = {}: {}",
+                                *tflops, 100 * *mfu, FormatTflops(FlopPerSecond::Of(implied)),
+                                names.empty() ? "no GPU in data/gpus.yaml has that dense bf16 peak"
+                                              : "the dense bf16 peak of the " + names);
+  // torchtitan names a device's peak by a substring of its name and divides by the A100's for
+  // any device it does not know (pytorch/torchtitan@b5bcd76c torchtitan/tools/utils.py:141-259,
+  // get_peak_flops: "Peak flops undefined for: <device>, fallback to A100"). Only that peak is
+  // called a fallback: an H100 of a size the catalog lacks (94.99 GiB, PR #1625) still gets the
+  // H100's own peak.
+  if (run.format == LogFormat::kTorchtitan && a100_peak && run.device_gib_min &&
+      run.device_gib_max && *run.device_gib_min <= *run.device_gib_max && !size_fits) {
+    out += fmt::format(
+        "; but the log's memory figure (GiB and its share of the device) gives a {:.2f} GiB "
+        "device, which none of them is ({}, each within {:.2f}x): the printed MFU is against "
+        "torchtitan's fallback peak for a device it does not know, not the device's "
+        "(pytorch/torchtitan@b5bcd76c torchtitan/tools/utils.py:258-259, \"Peak flops undefined "
+        "for: <device>, fallback to A100\")",
+        (*run.device_gib_min + *run.device_gib_max) / 2, sizes, kDeviceMemoryFactor);
+  }
+  return out;
 }
 
 void UseLogLengths(const RankSummary& run, LogJob& job) {
@@ -122,6 +147,10 @@ Result<LogMfu> RecomputeLogMfu(const RankSummary& run, const LogJob& job) {
                    "reloads; mean over steady steps. Not timing_s/step{}, the whole RL "
                    "iteration: rollout, reward, log-prob passes, update, weight sync",
                    iteration ? fmt::format(" ({:.2f} s)", *iteration) : "")
+        : run.format == LogFormat::kDeepSpeed
+            ? "DeepSpeed's wall-clock breakdown, forward + backward + step (backward_inner and "
+              "backward_allreduce lie inside backward): the engine's timed phases of the step, "
+              "not what runs between them (data loading); mean over steady steps"
         : run.interval_step_times > 0
             ? "the log's clock between records over the steps between them (its train_speed "
               "or tqdm s/it is an average over many steps, not a step's own time), mean over "

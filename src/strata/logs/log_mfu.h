@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "strata/core/result.h"
+#include "strata/hw/gpu_catalog.h"
 #include "strata/logs/rank_state.h"
 #include "strata/model/model_config.h"
 #include "strata/sim/mfu.h"
@@ -70,10 +71,21 @@ struct LogMfu {
 /// rounds to 3-4 digits and averages over an interval.
 inline constexpr double kPrintedTolerance = 0.03;
 
+/// How far a device's memory as CUDA reports it (torch.cuda.get_device_properties().total_memory,
+/// what torchtitan's memory percentage divides by) may lie from the catalog's datasheet figure
+/// (decimal GB) and still be that part: the driver keeps a little and datasheets round. The T4
+/// of pytorch/torchtitan PR #3393 ("CUDA capacity: Tesla T4 with 14.56GiB memory") reports
+/// 15.63e9 bytes of a 16 GB card, 0.98x. A factor of 1.15 either way holds such offsets and
+/// still tells a 16 GB card from a 40 GB one; a device is called another only outside it.
+inline constexpr double kDeviceMemoryFactor = 1.15;
+
 /// A framework that prints both TFLOP/s and MFU tells the peak it divides by: printed TFLOP/s /
-/// printed MFU. Says which catalog GPUs have that dense bf16 peak (within 2%), or that none has.
-std::optional<std::string> DescribeImpliedPeak(
-    const RankSummary& run, const std::vector<std::pair<std::string, FlopPerSecond>>& peaks);
+/// printed MFU. Says which catalog GPUs have that dense bf16 peak (within 2%), or that none has;
+/// and, for torchtitan, when that peak is the A100's (its fallback for a device it does not
+/// know), the log's memory share gives the device's size (RankSummary::device_gib_min) and no
+/// GPU with that peak has it, that the peak is the fallback, not the device's.
+std::optional<std::string> DescribeImpliedPeak(const RankSummary& run,
+                                               const std::vector<GpuSpec>& gpus);
 
 /// A verl log prints its samples' lengths (prompt_length/mean + response_length/mean, and the
 /// maxima): they replace the job's, which describe another run (an SFT job's, or the RL job's

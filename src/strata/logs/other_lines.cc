@@ -70,6 +70,40 @@ bool ParseDeepSpeedLine(std::string_view text, StepRecord& r) {
   return true;
 }
 
+// DeepSpeed's wall-clock breakdown (wall_clock_breakdown: true), REAL from deepspeedai/DeepSpeed
+// #3742: "[Rank 0] rank=0 time (ms) | forward: 652.41 | backward: 2164.52 | backward_inner:
+// 2001.89 | backward_allreduce: 162.60 | step: 1172.13" (timer names fwd, bwd, bwd_inner,
+// bwd_allreduce since #3996). At deepspeedai/DeepSpeed@09601bb8 the engine's global timers run
+// over every micro step of the global step and are logged and reset at its gradient
+// accumulation boundary (deepspeed/runtime/engine.py:2138-2148; timer.py:131-139 sums each
+// timer's intervals since the last reset). backward_inner and backward_allreduce run inside
+// backward (engine.py:1883-1922): backward_inner + backward_allreduce = 2001.89 + 162.60 =
+// 2164.49 ~ backward 2164.52. So forward, backward and step are disjoint, and DeepSpeed's own
+// iteration latency is their sum (engine.py:2172-2174, _autotuning_exit): the step time here.
+// The micro-step line (forward_microstep, ...) and lines with other timers are not this one.
+bool ParseDeepSpeedWallClockLine(std::string_view text, StepRecord& r) {
+  const size_t at = text.find("time (ms) |");
+  if (at == std::string_view::npos) return false;
+  std::optional<double> forward, backward, step;
+  bool other = false;
+  ForEachLabelled(text.substr(at + 9), '|', [&](std::string_view label, std::string_view value) {
+    if (label == "forward" || label == "fwd") {
+      SetLogNumber(forward, value);
+    } else if (label == "backward" || label == "bwd") {
+      SetLogNumber(backward, value);
+    } else if (label == "step") {
+      SetLogNumber(step, value);
+    } else if (label != "backward_inner" && label != "bwd_inner" && label != "backward_allreduce" &&
+               label != "bwd_allreduce") {
+      other = true;
+    }
+  });
+  if (other || !forward || !backward || !step) return false;
+  r.step_time_s = (*forward + *backward + *step) / 1000;
+  r.format = LogFormat::kDeepSpeed;
+  return true;
+}
+
 bool ParseTorchtitanLine(std::string_view text, StepRecord& r) {
   // "[titan] 2026-05-18 16:04:46,338 - root - INFO - step: 14  loss:  3.24405  grad_norm:  0.8319
   //  memory:  9.46GiB(64.99%)  tps: 7,282  tflops: 0.52  mfu: 0.17%"
@@ -100,6 +134,18 @@ bool ParseTorchtitanLine(std::string_view text, StepRecord& r) {
     } else if (key == "memory") {
       const size_t gib = value.find("GiB");
       if (gib != std::string_view::npos) SetLogNumber(r.memory_gib, value.substr(0, gib));
+      // "(64.99%)": max reserved over the device's total_memory, both printed to 2 decimals
+      // (pytorch/torchtitan@b5bcd76c torchtitan/components/metrics.py:44-59, 531-532), so the
+      // device's size lies within what the two roundings (+-0.005 each) allow.
+      const size_t open = value.find('(', gib == std::string_view::npos ? 0 : gib);
+      const size_t pct = value.find("%)", open == std::string_view::npos ? 0 : open);
+      std::optional<double> percent;
+      if (r.memory_gib && open != std::string_view::npos && pct != std::string_view::npos)
+        SetLogNumber(percent, value.substr(open + 1, pct - open - 1));
+      if (percent && *percent >= 1 && *r.memory_gib > 0) {
+        r.device_gib_min = (*r.memory_gib - 0.005) / ((*percent + 0.005) / 100);
+        r.device_gib_max = (*r.memory_gib + 0.005) / ((*percent - 0.005) / 100);
+      }
     } else if (key == "tps" || key == "wps") {
       SetLogNumber(r.printed_tokens_per_s_per_gpu, value);
     } else if (key == "tflops") {

@@ -36,6 +36,8 @@ int Merge(StepRecord& into, const StepRecord& from) {
   take(into.tokens_seen, from.tokens_seen);
   take(into.samples_per_s, from.samples_per_s);
   take(into.memory_gib, from.memory_gib);
+  take(into.device_gib_min, from.device_gib_min);
+  take(into.device_gib_max, from.device_gib_max);
   take(into.skipped_iterations, from.skipped_iterations);
   take(into.nan_iterations, from.nan_iterations);
   take(into.timestamp_s, from.timestamp_s);
@@ -111,6 +113,18 @@ bool RankState::Add(const ParsedLine& parsed, int64_t line, std::vector<Anomaly>
       if (memory_step_ != parsed.record.step) memory_gib_ = 0;
       memory_step_ = parsed.record.step;
       memory_gib_ = std::max(memory_gib_, gib);
+    }
+    return false;
+  }
+  if (parsed.kind == LineKind::kWallClock) {
+    // DeepSpeed's engine logs it in step() right after the throughput line of the same step
+    // (deepspeedai/DeepSpeed@09601bb8 deepspeed/runtime/engine.py:2089, 2148). The pipeline
+    // engine prints no throughput line and logs the same timers summed over steps_per_print
+    // steps (deepspeed/runtime/pipe/engine.py:1131-1132): a line after any other record, or a
+    // second one after the same record (a step without its throughput line), is not read.
+    if (pending_ && pending_->format == LogFormat::kDeepSpeed && pending_->samples_per_s &&
+        !pending_->step_time_s) {
+      pending_->step_time_s = parsed.record.step_time_s;
     }
     return false;
   }
@@ -251,6 +265,10 @@ void RankState::Check(StepRecord& r, std::vector<Anomaly>& out) {
   }
   if (r.loss) s.last_loss = r.loss;
   if (r.memory_gib) s.max_memory_gib = std::max(s.max_memory_gib, *r.memory_gib);
+  if (r.device_gib_min && r.device_gib_max) {  // every record's range holds the one device
+    s.device_gib_min = std::max(s.device_gib_min.value_or(0), *r.device_gib_min);
+    s.device_gib_max = std::min(s.device_gib_max.value_or(INFINITY), *r.device_gib_max);
+  }
   last_ = r;
 }
 

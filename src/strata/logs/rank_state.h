@@ -70,6 +70,9 @@ struct RankSummary {
   /// (interval_time.h), not printed as that step's own.
   int64_t interval_step_times = 0;
   double max_memory_gib = 0;
+  /// The device's memory (GiB) the records' memory shares imply (StepRecord::device_gib_min),
+  /// the range all of them allow; empty when the log prints no share.
+  std::optional<double> device_gib_min, device_gib_max;
   // Steady state: warm-up steps, stalls and throughput drops excluded; weighted by steps.
   WeightedMean step_time_s, printed_tflops_per_gpu, printed_tokens_per_s_per_gpu, printed_mfu,
       global_batch, tokens, samples_per_s;

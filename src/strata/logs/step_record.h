@@ -69,6 +69,10 @@ struct StepRecord {
   /// Samples consumed since the run started, all ranks (Megatron's "consumed samples").
   std::optional<double> consumed_samples;
   std::optional<double> memory_gib;  // peak reserved (or allocated) per GPU, GiB = 2^30 bytes
+  /// The device's memory, GiB, that a framework printing memory as a share of it implies, as
+  /// the range its rounding allows (torchtitan's memory: 9.46GiB(64.99%): 14.55 to 14.57 GiB).
+  std::optional<double> device_gib_min;
+  std::optional<double> device_gib_max;
   std::optional<double> skipped_iterations;  // in the interval (Megatron) or cumulative (DS)
   std::optional<double> nan_iterations;
   std::optional<double> timestamp_s;  // seconds on the log's clock (no time zone)
@@ -82,13 +86,14 @@ struct StepRecord {
 
 /// What one line of a log says, beyond a step.
 enum class LineKind {
-  kOther,     // not understood (banners, warnings, progress bars without a step)
-  kStep,      // a step record
-  kMemory,    // a memory report for the current step (Megatron "[Rank N] ... memory (MB)")
-  kError,     // an error or watchdog line: a crash or a hang follows
-  kFinished,  // the run says it finished ("train_runtime", "after training is done")
-  kSkip,      // a skipped step (DeepSpeed/apex "OVERFLOW! ... Skipping step")
-  kProgress,  // a tqdm bar (step, total, elapsed, s/it): numbers the HF record before it
+  kOther,      // not understood (banners, warnings, progress bars without a step)
+  kStep,       // a step record
+  kMemory,     // a memory report for the current step (Megatron "[Rank N] ... memory (MB)")
+  kWallClock,  // a step time for the step record just before it (DeepSpeed's "time (ms) |")
+  kError,      // an error or watchdog line: a crash or a hang follows
+  kFinished,   // the run says it finished ("train_runtime", "after training is done")
+  kSkip,       // a skipped step (DeepSpeed/apex "OVERFLOW! ... Skipping step")
+  kProgress,   // a tqdm bar (step, total, elapsed, s/it): numbers the HF record before it
 };
 
 }  // namespace strata

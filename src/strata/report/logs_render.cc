@@ -138,16 +138,41 @@ ChecksMade Checks(const LogSummary& s) {
 
 std::string Pct(double fraction) { return fmt::format("{:.2f}%", 100 * fraction); }
 
-void AddRow(Table& table, const KeptStep& k, const std::optional<LogJob>& job, bool show_rank) {
+void AddRow(Table& table, const KeptStep& k, const std::optional<LogJob>& job, bool show_rank,
+            bool rl) {
   const StepRecord& s = k.step;
   std::string step = std::to_string(s.step);
   if (show_rank) {
     step = k.rank >= 0 ? fmt::format("{} (rank {})", s.step, k.rank) : step + " (no prefix)";
   }
-  table.AddRow({step, Cell(s.loss, "{:.4f}"), Cell(s.grad_norm, "{:.3f}"),
-                Cell(s.learning_rate, "{:.3e}"), Cell(s.step_time_s, "{:.4g}"),
-                Cell(StepTokensPerGpu(s, job), "{:.1f}"), Cell(s.printed_tflops_per_gpu, "{:.1f}"),
-                Cell(s.memory_gib, "{:.2f}"), std::to_string(s.line)});
+  std::vector<std::string> row = {step, Cell(s.loss, "{:.4f}"), Cell(s.grad_norm, "{:.3f}"),
+                                  Cell(s.learning_rate, "{:.3e}"), Cell(s.step_time_s, "{:.4g}")};
+  if (rl) row.push_back(Cell(s.rl_iteration_s, "{:.4g}"));
+  for (std::string cell :
+       {Cell(StepTokensPerGpu(s, job), "{:.1f}"), Cell(s.printed_tflops_per_gpu, "{:.1f}"),
+        Cell(s.memory_gib, "{:.2f}"), std::to_string(s.line)}) {
+    row.push_back(std::move(cell));
+  }
+  table.AddRow(row);
+}
+
+// The table's columns. An RL log's step time is the trainer's update (verl's
+// timing_s/update_actor) and its printed throughput is over the whole RL iteration
+// (timing_s/step), so each time column says which timer it is and the throughput column which
+// of them it divides by, as `strata rl --log` names verl's timers ("actor update", "step").
+std::vector<Column> StepColumns(bool rl, bool recomputed) {
+  std::vector<Column> c = {{"step", Align::kRight}, {"loss"}, {"grad norm"}, {"learning rate"}};
+  if (rl) {
+    c.push_back({"actor update (s)"});
+    c.push_back({"RL iteration (s)"});
+    c.push_back({recomputed ? "tokens/s/GPU (over actor update)"
+                            : "tokens/s/GPU (printed, over RL iteration)"});
+  } else {
+    c.push_back({"step time (s)"});
+    c.push_back({recomputed ? "tokens/s/GPU" : "tokens/s/GPU (printed)"});
+  }
+  for (const char* name : {"TFLOP/s/GPU (printed)", "memory (GiB)", "line"}) c.push_back({name});
+  return c;
 }
 
 std::string RenderMfu(const LogsText& in) {
@@ -298,20 +323,13 @@ std::string RenderLogsText(const LogsText& in) {
   const std::optional<LogJob> no_job;
   const std::optional<LogJob>& job = in.job ? *in.job : no_job;
   const bool recomputed = job.has_value();
-  Table table({{"step", Align::kRight},
-               {"loss"},
-               {"grad norm"},
-               {"learning rate"},
-               {"step time (s)"},
-               {recomputed ? "tokens/s/GPU" : "tokens/s/GPU (printed)"},
-               {"TFLOP/s/GPU (printed)"},
-               {"memory (GiB)"},
-               {"line"}});
+  const bool rl = std::ranges::find(s.formats, LogFormat::kVerl) != s.formats.end();
+  Table table(StepColumns(rl, recomputed));
   const bool show_rank = s.ranks.size() > 1;
-  for (const auto& k : in.first_rows) AddRow(table, k, job, show_rank);
+  for (const auto& k : in.first_rows) AddRow(table, k, job, show_rank, rl);
   const int64_t shown = static_cast<int64_t>(in.first_rows.size() + in.last_rows.size());
   if (shown < in.rows_total) table.AddSeparator();
-  for (const auto& k : in.last_rows) AddRow(table, k, job, show_rank);
+  for (const auto& k : in.last_rows) AddRow(table, k, job, show_rank, rl);
   out +=
       shown < in.rows_total
           ? fmt::format(
@@ -346,9 +364,13 @@ std::string RenderLogsText(const LogsText& in) {
     const auto step_time = r.step_time_s.Mean();
     const auto wall = r.WallSeconds();
     const auto iteration = r.rl_iteration_s.Mean();
-    out += fmt::format("{}steady step time {}{}; wall time {}{}\n", who,
+    const bool verl = r.format == LogFormat::kVerl;
+    out += fmt::format("{}steady {} {}{}; wall time {}{}\n", who,
+                       verl ? "actor update (timing_s/update_actor)" : "step time",
                        step_time ? fmt::format("{:.2f} s", *step_time) : "-",
-                       iteration ? fmt::format("; steady RL iteration {:.2f} s", *iteration) : "",
+                       iteration ? fmt::format("; steady RL iteration{} {:.2f} s",
+                                               verl ? " (timing_s/step)" : "", *iteration)
+                                 : "",
                        wall ? Duration(*wall) : "-",
                        r.first_clock_s ? " (log clock)"
                        : iteration     ? " (RL iterations)"
