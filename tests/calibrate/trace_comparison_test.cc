@@ -8,17 +8,25 @@
 
 #include <cmath>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "strata/calibrate/calibration.h"
 #include "strata/core/file_io.h"
+#include "strata/report/trace_comparison_report.h"
 #include "support/golden.h"
 
 namespace strata::calibrate {
 namespace {
 
 const std::string kJob = "fixtures/calibrate/deepseek-v3-chunk/job.yaml";
+// All GEMM measured / predicted for the DeepSeek-V3 trace against kJob: measured 19,375 + 22,926
+// + 27,494 = 69,795 us (derived in DeepSeekV3TraceAndCalibrationCarriesThroughThePhysics from the
+// trace); predicted, the step model's dense row 55.290 ms + expert row 30.179 ms = 85.469 ms (the
+// model's side, unchanged by the kernel rules); 69.795 / 85.469 = 0.8166. Before, the expert row
+// alone carried 69.258 / 30.179 = 2.29 and the dense one 0.537 / 55.290 = 0.01 (not carried).
+constexpr double kAllGemmRatio = 0.8166;
 
 profile::ProfileReport Profile(const std::string& path) {
   auto files = profile::ExpandTracePaths({path});
@@ -106,6 +114,16 @@ TEST(TraceComparison, WarnsWhenTheTraceIsNotTheJob) {
   ASSERT_TRUE(c.ok()) << c.error().Format();
   EXPECT_TRUE(AnyContains(c->warnings, "no grouped/expert GEMM kernel"));
   EXPECT_TRUE(AnyContains(c->warnings, "the job's GPU is H800"));
+  // ResNet has no attention (SOURCE.md: convolutions, batch norms, DDP all-reduces), DeepSeek-V3
+  // has MLA in every layer (audit 60, finding 6: the DLRM trace against a Llama job said nothing).
+  EXPECT_TRUE(AnyContains(c->warnings, "has attention layers, but the traces hold no attention"));
+  // The DeepSeek-V3 trace holds 4 flash forward and 12 backward kernels: no such warning.
+  auto ds =
+      CompareWithJob(Profile(testing::TestPath(
+                         "../../shared/reference/traces/deepseek-v3-train-ep64-h800/train.json")),
+                     Evaluate(w));
+  ASSERT_TRUE(ds.ok()) << ds.error().Format();
+  EXPECT_FALSE(AnyContains(ds->warnings, "has attention layers"));
 }
 
 // The trace's device name (torch.cuda.get_device_name()) is matched through data/gpus.yaml's
@@ -120,6 +138,11 @@ TEST(TraceComparison, TheTraceGpuIsMatchedThroughTheCatalog) {
     const char* job_gpu;
     const char* trace_gpu;  // the catalog's name; "" when it does not list the device
     bool warned;
+    // A device the catalog does not list whose model number is not the job GPU's: a known
+    // mismatch (audit 60, finding 5), which --write-calibration refuses. The DLRM traces' "Tesla
+    // V100-SXM2-32GB" and HTA's "NVIDIA A100-PG509-200" (SOURCE.md of param-dlrm-8rank-v100 and
+    // hta-recsys-sampled-2rank-a100) were "unchecked" before, and calibrations were written.
+    const char* other_family = "";
   } cases[] = {
       {"NVIDIA H200", "H20", "H200", true},
       {"NVIDIA H20", "H20", "H20", false},
@@ -127,7 +150,12 @@ TEST(TraceComparison, TheTraceGpuIsMatchedThroughTheCatalog) {
       {"NVIDIA H100 PCIe", "H100 SXM", "H100 PCIe", true},
       {"NVIDIA H800", "H800", "H800", false},
       {"AMD Instinct MI300X", "MI300X", "MI300X", false},
-      {"AMD Instinct MI250X", "MI300X", "", true},
+      {"AMD Instinct MI250X", "MI300X", "", true, "MI250X"},
+      {"Tesla V100-SXM2-32GB", "H100 SXM", "", true, "V100"},
+      {"NVIDIA A100-PG509-200", "H200", "", true, "A100"},
+      // The same generation as the job's, a part the catalog does not list: unchecked, as before.
+      {"NVIDIA H800 PCIe", "H800", "", true, ""},
+      {"AMD Radeon Graphics", "MI300X", "", true, ""},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(std::string(c.device) + " against " + c.job_gpu);
@@ -136,6 +164,7 @@ TEST(TraceComparison, TheTraceGpuIsMatchedThroughTheCatalog) {
     ASSERT_TRUE(cmp.ok()) << cmp.error().Format();
     EXPECT_EQ(cmp->trace_gpu, c.trace_gpu);
     EXPECT_EQ(AnyContains(cmp->warnings, std::string("the trace ran on ") + c.device), c.warned);
+    EXPECT_EQ(cmp->trace_gpu_other_family, c.other_family);
   }
 }
 
@@ -203,9 +232,27 @@ TEST(TraceComparison, DeepSeekV3TraceAndCalibrationCarriesThroughThePhysics) {
   EXPECT_NEAR((*c)[CompareRow::kCommunication].measured_exposed_s, 0.113030 - 0.108868, 1e-6);
   EXPECT_FALSE(AnyContains(c->warnings, "world"));
   EXPECT_FALSE(AnyContains(c->warnings, "no grouped/expert GEMM"));
-  // SOURCE.md: the dense FP8 GEMMs (fp8_ptp128c, fp8_dptp128c_acc) are in the grouped-GEMM class,
-  // so the dense GEMM row holds only a few cuBLAS kernels: far below the model's dense GEMMs.
-  EXPECT_TRUE(AnyContains(c->warnings, "dense GEMM: measured"));
+  // The GEMM rows by what the kernel names prove (tests/profile/real_traces_test.cc derives each
+  // from the trace): dense = 12 cuBLAS + 64 fp8_ptp128c, 537 + 18,838 = 19,375 us; expert = 16
+  // m_grouped_fp8_ptp128c, 22,926 us; and 60 fp8_dptp128c_acc, 27,494 us (union), whose name
+  // does not say dense or expert (20 are MLA weight gradients in attn(W), 40 expert and shared-
+  // expert weight gradients in mlp(W)). Before, all three families were the expert row: 69,258 us
+  // against 30.18 ms predicted, a 2.29x expert slowdown that a calibration carried.
+  const RowComparison& dense = (*c)[CompareRow::kDenseGemm];
+  const RowComparison& expert = (*c)[CompareRow::kExpertGemm];
+  EXPECT_NEAR(dense.measured_s, 0.019375, 0.5e-6);
+  EXPECT_NEAR(expert.measured_s, 0.022926, 0.5e-6);
+  EXPECT_NEAR(c->dense_or_expert_gemm_s, 0.027494, 0.5e-6);
+  EXPECT_EQ(c->dense_or_expert_gemm_events, 60);
+  // Only all GEMM time compares: 19,375 + 22,926 + 27,494 = 69,795 us against the model's dense
+  // and expert GEMM time together.
+  ASSERT_TRUE(c->all_gemm.has_value());
+  EXPECT_NEAR(c->all_gemm->measured_s, 0.069795, 1.5e-6);
+  EXPECT_DOUBLE_EQ(c->all_gemm->predicted_s, dense.predicted_s + expert.predicted_s);
+  EXPECT_TRUE(AnyContains(c->warnings, "the traces hold 60 GEMM kernels whose names do not say"));
+  EXPECT_FALSE(AnyContains(c->warnings, "dense GEMM: measured"));
+  EXPECT_FALSE(AnyContains(c->warnings, "grouped/expert GEMM: measured"));
+  EXPECT_TRUE(c->cut_files.empty());
 
   const Calibration cal = MakeCalibration(*c, e, "2025-01-01T00:00:00Z");
   // Round trip through the file format.
@@ -218,32 +265,116 @@ TEST(TraceComparison, DeepSeekV3TraceAndCalibrationCarriesThroughThePhysics) {
   ASSERT_EQ(loaded->rates.size(), cal.rates.size());
   EXPECT_EQ(loaded->traces, std::vector<std::string>{"train.json"});
   EXPECT_EQ(loaded->ep, 64);
-  const double expert_ratio = *loaded->Find("expert_gemm")->ratio;
+  EXPECT_TRUE(loaded->complete);
+  // No dense or expert ratio is carried, one all-GEMM ratio is.
+  EXPECT_FALSE(loaded->gemm_split_known);
+  EXPECT_FALSE(loaded->Find("dense_gemm")->ratio.has_value());
+  EXPECT_FALSE(loaded->Find("expert_gemm")->ratio.has_value());
+  ASSERT_NE(loaded->Find("all_gemm"), nullptr);
+  const double all_ratio = *loaded->Find("all_gemm")->ratio;
+  EXPECT_DOUBLE_EQ(all_ratio, c->all_gemm->measured_s / c->all_gemm->predicted_s);
+  EXPECT_NEAR(all_ratio, kAllGemmRatio, 0.0005);
   const double attention_ratio = *loaded->Find("attention")->ratio;
-  EXPECT_DOUBLE_EQ(expert_ratio, (*c)[CompareRow::kExpertGemm].measured_s /
-                                     (*c)[CompareRow::kExpertGemm].predicted_s);
 
+  const auto before = PredictedRows(e);
   auto applied = ApplyCalibration(*loaded, "cal.json", e.job, w);
   ASSERT_TRUE(applied.ok()) << applied.error().Format();
-  EXPECT_TRUE(AnyContains(applied->not_carried, "dense_gemm"));  // ratio below 0.1: not applied
-  // The same job re-evaluated with the scaled efficiencies predicts what was measured: GEMM time
-  // is FLOP / (peak x efficiency) and attention's likewise, so dividing the efficiency by the
-  // ratio multiplies the time by it (balanced routing: no skew row; no efficiency capped).
+  EXPECT_TRUE(
+      AnyContains(applied->not_carried, "dense GEMM and grouped/expert GEMM, each its own"));
+  EXPECT_TRUE(AnyContains(applied->applied, "measured/predicted all GEMM = "));
+  EXPECT_TRUE(applied->warnings.empty());
+  // The same job re-evaluated with the scaled efficiencies: expert GEMMs move by the all-GEMM
+  // ratio (the grouped factor makes up for a capped GEMM efficiency), attention by its own, so
+  // attention predicts what was measured (balanced routing: no skew row).
   const Evaluation calibrated = Evaluate(w);
   auto again = CompareWithJob(report, calibrated);
   ASSERT_TRUE(again.ok());
-  EXPECT_NEAR((*again)[CompareRow::kExpertGemm].predicted_s,
-              (*c)[CompareRow::kExpertGemm].measured_s, 1e-9);
+  EXPECT_NEAR((*again)[CompareRow::kExpertGemm].predicted_s / before[1].predicted_s, all_ratio,
+              1e-9);
   EXPECT_NEAR((*again)[CompareRow::kAttention].predicted_s, (*c)[CompareRow::kAttention].measured_s,
               1e-9);
   // Another layout (EP 32) keeps the shape rules: its expert GEMMs move by the same ratio.
   const Workspace plain = LoadWorkspace();
-  const double before = PredictedRows(Evaluate(plain, {"parallel.ep=32"}))[1].predicted_s;
-  const double after = PredictedRows(Evaluate(w, {"parallel.ep=32"}))[1].predicted_s;
-  EXPECT_NEAR(after / before, expert_ratio, 1e-9);
+  const double ep32_before = PredictedRows(Evaluate(plain, {"parallel.ep=32"}))[1].predicted_s;
+  const double ep32_after = PredictedRows(Evaluate(w, {"parallel.ep=32"}))[1].predicted_s;
+  EXPECT_NEAR(ep32_after / ep32_before, all_ratio, 1e-9);
   EXPECT_NEAR(attention_ratio,
               (*c)[CompareRow::kAttention].measured_s / (*c)[CompareRow::kAttention].predicted_s,
               1e-12);
+}
+
+// A calibration none of whose carried rows is usable (audit: the DeepSeek-V3 chunk trace against
+// the full 61-layer job, every ratio 0.0002-0.026) changed nothing, yet `step` headed its output
+// "calibrated:" and dropped the error band. Ratios here: all outside 0.1x-10x.
+TEST(Calibration, ACalibrationThatAppliesNothingDoesNotSayCalibrated) {
+  const Workspace plain = LoadWorkspace();
+  const Evaluation e = Evaluate(plain);
+  Calibration cal;
+  cal.model = e.job.model.name;
+  cal.gpu = e.job.gpu().name;
+  cal.ep = e.job.spec.layout.ep;
+  for (const auto& [key, ratio] :
+       {std::pair{"dense_gemm", 0.0002}, std::pair{"expert_gemm", 0.013},
+        std::pair{"attention", 0.012}, std::pair{"memory_bound", 0.026}}) {
+    CalibratedRate r;
+    r.key = key;
+    r.ratio = ratio;
+    cal.rates.push_back(r);
+  }
+  EXPECT_TRUE(UsableRates(cal).empty());
+  Workspace w = LoadWorkspace();
+  auto applied = ApplyCalibration(cal, "cal.json", e.job, w);
+  ASSERT_TRUE(applied.ok()) << applied.error().Format();
+  EXPECT_TRUE(applied->applied.empty());
+  EXPECT_TRUE(AnyContains(applied->warnings, "nothing in the calibration applies"));
+  const std::string text = CalibrationText(*applied);
+  EXPECT_EQ(text.rfind("not calibrated: ", 0), 0u) << text;
+  EXPECT_EQ(text.find("calibrated: kernel rates from"), std::string::npos) << text;
+  EXPECT_EQ(CalibrationNoteJson(*applied)["calibrated"], false);
+}
+
+// A trace cut short (a profiler killed mid-write) gives steps that may miss events past the cut:
+// the comparison names it, the calibration records provenance.complete false, and applying it
+// warns. Before, the file said nothing of the cut.
+TEST(Calibration, ACutTraceIsRecordedAsIncomplete) {
+  Workspace w = LoadWorkspace();
+  const Evaluation e = Evaluate(w);
+  profile::ProfileReport report = Profile(testing::TestPath("fixtures/calibrate/two-rank-skew"));
+  report.ranks[1].cut = "the trace ends early at byte 1000";
+  auto c = CompareWithJob(report, e);
+  ASSERT_TRUE(c.ok()) << c.error().Format();
+  EXPECT_EQ(c->cut_files, std::vector<std::string>{report.ranks[1].file});
+  EXPECT_TRUE(c->slowest_cut);  // rank 1 is the slowest (see the first test)
+  EXPECT_TRUE(AnyContains(c->warnings, "may miss GPU events that lay past the cut"));
+  const Calibration cal = MakeCalibration(*c, e, "2025-01-01T00:00:00Z");
+  EXPECT_FALSE(cal.complete);
+  EXPECT_EQ(CalibrationJson(cal)["provenance"]["complete"], false);
+  auto loaded = ParseCalibration(DumpJson(CalibrationJson(cal)), "cal.json");
+  ASSERT_TRUE(loaded.ok()) << loaded.error().Format();
+  EXPECT_FALSE(loaded->complete);
+  auto applied = ApplyCalibration(*loaded, "cal.json", e.job, w);
+  ASSERT_TRUE(applied.ok()) << applied.error().Format();
+  EXPECT_TRUE(AnyContains(applied->warnings, "measured on a cut trace"));
+  // The empty step of a cut trace is not explained as torch.profiler's last step.
+  c->steps_left_out = {5};
+  c->last_step_left_out = false;
+  std::string text = ComparisonText(*c);
+  EXPECT_EQ(text.find("opens as it stops"), std::string::npos) << text;
+  EXPECT_NE(text.find("left out: step 5 (no GPU event read: the trace is cut and its events may "
+                      "lie past the cut)"),
+            std::string::npos)
+      << text;
+  // Nor is an empty middle step of a whole trace; only an empty last step is that one.
+  c->slowest_cut = false;
+  text = ComparisonText(*c);
+  EXPECT_NE(text.find("left out: step 5 (no GPU event launched inside the step)"),
+            std::string::npos)
+      << text;
+  c->last_step_left_out = true;
+  text = ComparisonText(*c);
+  EXPECT_NE(text.find("the ProfilerStep#N that torch.profiler opens as it stops"),
+            std::string::npos)
+      << text;
 }
 
 // A measured dense-GEMM rate above what the model's 0.878 of peak allows caps the GEMM
@@ -359,14 +490,24 @@ TEST(Calibration, RecordsTheTracesGpuAndAJobOnAnotherGpuRefusesIt) {
       << warned->gpu_warning;
 }
 
-// A calibration file written before the trace's GPU was recorded (the deepseek-v3-chunk
-// fixture: provenance without trace_gpu) is read, and applying it says the GPU is unknown.
+// A calibration file written before the trace's GPU, the cut and the GEMM split were recorded
+// (provenance without trace_gpu or complete, no gemm_split_known) is read, and applying it says
+// the GPU is unknown.
 TEST(Calibration, AnOldFileWithoutTheTracesGpuSaysItIsUnknown) {
-  auto old =
-      LoadCalibration(testing::TestPath("fixtures/calibrate/deepseek-v3-chunk/calibration.json"));
+  auto old = ParseCalibration(
+      R"({"kind": "calibration", "calibration_version": 1,
+          "provenance": {"traces": ["train.json"], "job_file": "job.yaml"},
+          "job": {"model": "deepseek-v3", "gpu": "H800", "cluster": "h100-8x8-ib400",
+                  "tp": 1, "pp": 1, "cp": 1, "ep": 64, "dp": 64},
+          "measured_step_s": 0.129, "predicted_step_s": 0.306,
+          "rates": [{"component": "attention", "measured_s": 0.022, "predicted_s": 0.0217,
+                     "ratio": 1.012}]})",
+      "old.json");
   ASSERT_TRUE(old.ok()) << old.error().Format();
   EXPECT_EQ(old->trace_gpu, "");
   EXPECT_EQ(old->trace_device, "");
+  EXPECT_TRUE(old->complete);
+  EXPECT_TRUE(old->gemm_split_known);
   Workspace w = LoadWorkspace();
   auto applied = ApplyCalibration(*old, "cal.json", Evaluate(w).job, w);
   ASSERT_TRUE(applied.ok()) << applied.error().Format();

@@ -151,8 +151,8 @@ TEST(KernelRules, BrokenRulesFilesAreErrorsWithFileLineAndField) {
        "rules:\n  - component: memcpy\n    pattern: Memcpy\n    examples:\n"
        "      - {name: x, seen_in: 'trace:x'}\n",
        "rules.yaml:2: rules[0].component: unknown component 'memcpy'\n"
-       "  hint: expected one of: gemm, grouped_gemm, attention_fwd, attention_bwd, "
-       "linear_attention, memory_bound, nccl, comm_other, other"},
+       "  hint: expected one of: gemm, grouped_gemm, gemm_dense_or_expert, attention_fwd, "
+       "attention_bwd, linear_attention, memory_bound, nccl, comm_other, other"},
       {"not a regular expression",
        "rules:\n  - component: gemm\n    pattern: 'gemm(('\n    examples:\n"
        "      - {name: x, seen_in: 'trace:x'}\n",

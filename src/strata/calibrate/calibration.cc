@@ -99,19 +99,39 @@ Calibration MakeCalibration(const TraceComparison& comparison, const Evaluation&
   c.dp = l.dp;
   c.measured_step_s = comparison.measured_step_s;
   c.predicted_step_s = comparison.predicted_step_s;
+  c.complete = comparison.cut_files.empty();
+  c.gemm_split_known = !comparison.all_gemm.has_value();
   const StepResult& r = *e.step;
+  const std::optional<double> dense_rate =
+      ModelRate(r, {GemmKind::kDense, GemmKind::kRouter, GemmKind::kLogits});
+  const std::optional<double> expert_rate = ModelRate(r, {GemmKind::kExpert});
   for (const ComponentMapping& m : ComponentMappings()) {
     const RowComparison& row = comparison[m.row];
-    CalibratedRate rate{std::string(m.key), row.measured_s, row.predicted_s, row.ratio, {}, {}};
-    std::optional<double> model_rate;
-    if (m.row == CompareRow::kDenseGemm) {
-      model_rate = ModelRate(r, {GemmKind::kDense, GemmKind::kRouter, GemmKind::kLogits});
-    } else if (m.row == CompareRow::kExpertGemm) {
-      model_rate = ModelRate(r, {GemmKind::kExpert});
-    }
-    if (model_rate && row.predicted_s > 0 && Plausible(row.ratio)) {
+    const bool gemm_row = m.row == CompareRow::kDenseGemm || m.row == CompareRow::kExpertGemm;
+    // Without the split, a GEMM row's measured time misses the kernels whose names do not tell:
+    // its ratio is no rate, so none is written.
+    const std::optional<double> ratio = gemm_row && !c.gemm_split_known ? std::nullopt : row.ratio;
+    CalibratedRate rate{std::string(m.key), row.measured_s, row.predicted_s, ratio, {}, {}};
+    const std::optional<double> model_rate = m.row == CompareRow::kDenseGemm    ? dense_rate
+                                             : m.row == CompareRow::kExpertGemm ? expert_rate
+                                                                                : std::nullopt;
+    if (model_rate && row.predicted_s > 0 && Plausible(ratio)) {
       rate.model_tflop = row.predicted_s * *model_rate * 1e-12;
       if (row.measured_s > 0) rate.measured_tflops = *rate.model_tflop / row.measured_s;
+    }
+    c.rates.push_back(std::move(rate));
+  }
+  if (comparison.all_gemm) {
+    const RowComparison& all = *comparison.all_gemm;
+    CalibratedRate rate{
+        std::string(kAllGemmKey), all.measured_s, all.predicted_s, all.ratio, {}, {}};
+    if (Plausible(all.ratio) && (dense_rate || expert_rate)) {
+      // Each row's predicted time at its own model rate: the model's GEMM FLOP of the step.
+      const double dense_s = comparison[CompareRow::kDenseGemm].predicted_s;
+      const double expert_s = comparison[CompareRow::kExpertGemm].predicted_s;
+      rate.model_tflop =
+          (dense_s * dense_rate.value_or(0) + expert_s * expert_rate.value_or(0)) * 1e-12;
+      if (all.measured_s > 0) rate.measured_tflops = *rate.model_tflop / all.measured_s;
     }
     c.rates.push_back(std::move(rate));
   }
@@ -127,11 +147,13 @@ Json CalibrationJson(const Calibration& c) {
       {"traces", c.traces},
       {"job_file", c.job_file},
       {"trace_device", c.trace_device.empty() ? Json(nullptr) : Json(c.trace_device)},
-      {"trace_gpu", c.trace_gpu.empty() ? Json(nullptr) : Json(c.trace_gpu)}};
+      {"trace_gpu", c.trace_gpu.empty() ? Json(nullptr) : Json(c.trace_gpu)},
+      {"complete", c.complete}};
   j["job"] = {{"model", c.model}, {"gpu", c.gpu}, {"cluster", c.cluster}, {"tp", c.tp},
               {"pp", c.pp},       {"cp", c.cp},   {"ep", c.ep},           {"dp", c.dp}};
   j["measured_step_s"] = JsonNumber(c.measured_step_s);
   j["predicted_step_s"] = JsonNumber(c.predicted_step_s);
+  j["gemm_split_known"] = c.gemm_split_known;
   Json rates = Json::array();
   for (const CalibratedRate& r : c.rates) {
     Json o = {{"component", r.key},
@@ -190,6 +212,20 @@ Result<Calibration> ParseCalibration(const std::string& text, const std::string&
     }
     c.trace_gpu = g->name;
   }
+  if (p.contains("complete")) {
+    if (!p["complete"].is_boolean()) {
+      return FieldError(file, "provenance.complete",
+                        "expected true or false, got " + DescribeJsonValue(p["complete"]));
+    }
+    c.complete = p["complete"].get<bool>();
+  }
+  if (j.contains("gemm_split_known")) {
+    if (!j["gemm_split_known"].is_boolean()) {
+      return FieldError(file, "gemm_split_known",
+                        "expected true or false, got " + DescribeJsonValue(j["gemm_split_known"]));
+    }
+    c.gemm_split_known = j["gemm_split_known"].get<bool>();
+  }
   if (p.contains("traces")) {
     if (!p["traces"].is_array()) return FieldError(file, "provenance.traces", "expected a list");
     for (const nlohmann::json& t : p["traces"]) {
@@ -218,7 +254,8 @@ Result<Calibration> ParseCalibration(const std::string& text, const std::string&
     CalibratedRate r;
     STRATA_ASSIGN_OR_RETURN(r.key, StringAt(o, "component", file, path, true));
     const auto& mappings = ComponentMappings();
-    if (std::none_of(mappings.begin(), mappings.end(),
+    if (r.key != kAllGemmKey &&
+        std::none_of(mappings.begin(), mappings.end(),
                      [&](const ComponentMapping& m) { return m.key == r.key; })) {
       return FieldError(file, path + ".component", "unknown component \"" + r.key + "\"");
     }
@@ -241,6 +278,22 @@ Result<Calibration> LoadCalibration(const std::string& path) {
 
 Status WriteCalibration(const Calibration& c, const std::string& path) {
   return WriteFileAtomic(path, DumpJson(CalibrationJson(c)));
+}
+
+std::vector<std::string> UsableRates(const Calibration& c) {
+  std::vector<std::string> keys;
+  auto usable = [&](std::string_view key) {
+    const CalibratedRate* r = c.Find(key);
+    if (r && Plausible(r->ratio)) keys.emplace_back(key);
+  };
+  if (c.gemm_split_known) {
+    usable("dense_gemm");
+    usable("expert_gemm");
+  } else {
+    usable(kAllGemmKey);
+  }
+  for (std::string_view key : {"attention", "linear_attention", "memory_bound"}) usable(key);
+  return keys;
 }
 
 Result<AppliedCalibration> ApplyCalibration(const Calibration& c, const std::string& file,
@@ -280,7 +333,7 @@ Result<AppliedCalibration> ApplyCalibration(const Calibration& c, const std::str
     e.hint = "kernel rates do not carry over between GPUs";
     return e;
   }
-  AppliedCalibration a{file, c.traces, c.job_file, c.created, {}, {}, {}, {}, {}};
+  AppliedCalibration a{file, c.traces, c.job_file, c.created, {}, {}, {}, {}, {}, {}};
   a.trace_gpu = c.trace_gpu;
   a.trace_device = c.trace_device;
   if (c.trace_gpu.empty()) {
@@ -319,10 +372,24 @@ Result<AppliedCalibration> ApplyCalibration(const Calibration& c, const std::str
                                     before / ratio > 1 ? ", capped at 1" : ""));
   };
   const double gemm_large_before = e.gemm_large;
-  if (const std::optional<double> dense = ratio_of("dense_gemm")) {
-    scale(e.gemm_large, *dense, "GEMM efficiency (large shapes)", "dense GEMM");
+  // The dense and expert GEMM ratios, each its own when the traces told them apart, else the one
+  // all-GEMM ratio for both (ratios the file may hold for the rows are not read then).
+  std::optional<double> dense, expert;
+  const char* dense_what = "dense GEMM";
+  const char* expert_what = "grouped/expert GEMM";
+  if (c.gemm_split_known) {
+    dense = ratio_of("dense_gemm");
+    expert = ratio_of("expert_gemm");
+  } else {
+    a.not_carried.push_back(
+        "dense GEMM and grouped/expert GEMM, each its own ratio: the traces held GEMM kernels "
+        "whose names do not say dense or expert (gemm_dense_or_expert), so only all GEMM time "
+        "was compared; its one ratio moves both");
+    dense = expert = ratio_of(kAllGemmKey);
+    dense_what = expert_what = "all GEMM";
   }
-  if (const std::optional<double> expert = ratio_of("expert_gemm")) {
+  if (dense) scale(e.gemm_large, *dense, "GEMM efficiency (large shapes)", dense_what);
+  if (expert) {
     // Expert GEMMs run at the GEMM efficiency x this factor, so the factor undoes the change
     // the dense scaling above applied - the applied one, gemm_large before / after, which is less
     // than the dense ratio when the efficiency was capped at 1 - and then moves by the expert
@@ -330,10 +397,10 @@ Result<AppliedCalibration> ApplyCalibration(const Calibration& c, const std::str
     const double before = e.grouped_gemm_factor;
     const double dense_applied = gemm_large_before / e.gemm_large;
     e.grouped_gemm_factor = before * dense_applied / *expert;
-    a.applied.push_back(fmt::format(
-        "grouped-GEMM factor: {:.3f} -> {:.3f} (measured/predicted grouped/expert GEMM = {:.2f}; "
-        "includes the routing skew measured at EP {})",
-        before, e.grouped_gemm_factor, *expert, c.ep));
+    a.applied.push_back(
+        fmt::format("grouped-GEMM factor: {:.3f} -> {:.3f} (measured/predicted {} = {:.2f}; "
+                    "includes the routing skew measured at EP {})",
+                    before, e.grouped_gemm_factor, expert_what, *expert, c.ep));
   }
   if (const std::optional<double> att = ratio_of("attention")) {
     scale(e.attention_forward, *att, "attention forward efficiency", "attention");
@@ -373,6 +440,16 @@ Result<AppliedCalibration> ApplyCalibration(const Calibration& c, const std::str
         "GPU idle time (measured/predicted {:.2f}): bubble, stragglers and host gaps depend on "
         "the schedule and the host, not on the kernels",
         *idle));
+  }
+  if (!c.complete) {
+    a.warnings.push_back(
+        "the calibration was measured on a cut trace (provenance.complete is false): its steps "
+        "may miss GPU events that lay past the cut, so its measured times are lower bounds");
+  }
+  if (a.applied.empty()) {
+    a.warnings.push_back(
+        "nothing in the calibration applies (no carried component has a ratio within "
+        "0.1x-10x): the prediction is the uncalibrated model's");
   }
   if (c.tp != l.tp || c.pp != l.pp || c.cp != l.cp || c.ep != l.ep) {
     a.not_carried.push_back(fmt::format(

@@ -43,6 +43,15 @@ struct Calibration {
   // not list. The measured rates belong to this GPU, whatever job they were compared with.
   std::string trace_device;
   std::string trace_gpu;
+  // False when a trace was cut (a profiler stopped mid-write): its steps may miss events past
+  // the cut. `profile --write-calibration` writes such a file only with --allow-cut-trace.
+  // Files without the field read as complete.
+  bool complete = true;
+  // False when the traces held GEMM kernels whose names do not say dense or expert
+  // (gemm_dense_or_expert): then the dense_gemm and expert_gemm rates carry no ratio, and the
+  // all_gemm rate (all GEMM measured / all GEMM predicted) is applied to both. Files without the
+  // field read as split.
+  bool gemm_split_known = true;
   // What the ratios were measured on: a calibration applies to the same model on the same GPU.
   std::string model;
   std::string gpu;
@@ -50,7 +59,7 @@ struct Calibration {
   int64_t tp = 1, pp = 1, cp = 1, ep = 1, dp = 1;
   double measured_step_s = 0;
   double predicted_step_s = 0;
-  std::vector<CalibratedRate> rates;  // ComponentMappings' order
+  std::vector<CalibratedRate> rates;  // ComponentMappings' order, then all_gemm if present
 
   const CalibratedRate* Find(std::string_view key) const;
 };
@@ -59,6 +68,10 @@ struct Calibration {
 /// date, or SOURCE_DATE_EPOCH's, so that output can be reproduced).
 Calibration MakeCalibration(const TraceComparison& comparison, const Evaluation& e,
                             std::string created);
+
+/// The keys of the rates `ApplyCalibration` would apply (a plausible ratio of a carried
+/// component); empty when the calibration changes nothing.
+std::vector<std::string> UsableRates(const Calibration& c);
 
 Json CalibrationJson(const Calibration& c);
 /// Parses a calibration file's text; errors name `file` and the field.
@@ -77,7 +90,8 @@ struct AppliedCalibration {
   std::string created;
   std::vector<std::string> applied;  // "dense GEMM efficiency x 0.80 (measured 1.25x ...)"
   std::vector<std::string> not_carried;
-  std::string trace_gpu;  // the catalog GPU the rates were measured on; "" when unknown
+  std::vector<std::string> warnings;  // said on stderr too: a cut trace's rates, nothing applied
+  std::string trace_gpu;              // the catalog GPU the rates were measured on; "" when unknown
   std::string trace_device;
   /// Said when the GPU the rates were measured on is unknown (the rates are applied as the job
   /// GPU's, unchecked); empty when it is known and is the job's.

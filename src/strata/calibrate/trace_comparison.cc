@@ -1,9 +1,12 @@
 #include "strata/calibrate/trace_comparison.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
+#include <regex>
 
 #include "strata/hw/gpu_catalog.h"
 
@@ -30,6 +33,25 @@ std::optional<std::string> CatalogGpuOf(const std::string& device) {
     if (auto g = FindGpu(device.substr(space + 1)); g.ok()) return g->name;
   }
   return std::nullopt;
+}
+
+// The model number a GPU name carries: the first word (split at anything but letters and digits)
+// of one or two letters and 2-4 digits, an optional letter after: "A100" in "NVIDIA
+// A100-PG509-200", "V100" in "Tesla V100-SXM2-32GB", "H100" in "H100 SXM", "MI250X"; "" when
+// there is none ("AMD Radeon Graphics"). Two different ones are different GPU generations.
+std::string GpuFamilyOf(const std::string& name) {
+  static const std::regex kModel("^[A-Z]{1,2}[0-9]{2,4}[A-Z]?$");
+  std::string word;
+  for (size_t i = 0; i <= name.size(); ++i) {
+    const char ch = i < name.size() ? name[i] : ' ';
+    if (std::isalnum(static_cast<unsigned char>(ch))) {
+      word += static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+      continue;
+    }
+    if (std::regex_match(word, kModel)) return word;
+    word.clear();
+  }
+  return "";
 }
 
 double MeasuredTotal(const MeanStep& s, const ComponentMapping& m) {
@@ -130,6 +152,7 @@ MeanStep MeanStepOf(const profile::RankProfile& rank) {
   for (const profile::StepProfile& step : rank.steps) {
     if (step.figures.gpu_events == 0) {
       s.empty_steps.push_back(step.step);
+      s.last_step_empty = &step == &rank.steps.back();
       continue;
     }
     add(step.figures);
@@ -287,16 +310,22 @@ Result<TraceComparison> CompareWithJob(const profile::ProfileReport& report, con
   c.job_file = e.job.spec.file;
   std::vector<MeanStep> means;
   std::vector<size_t> with_events;
-  int64_t grouped_events = 0, linear_events = 0;
+  int64_t grouped_events = 0, linear_events = 0, attention_events = 0;
   for (size_t i = 0; i < report.ranks.size(); ++i) {
     const profile::RankProfile& r = report.ranks[i];
     c.trace_files.push_back(r.file);
+    if (!r.cut.empty()) c.cut_files.push_back(r.file);
+    c.dense_or_expert_gemm_events +=
+        r.whole_trace.component_events[static_cast<size_t>(Component::kGemmDenseOrExpert)];
     c.trace_ranks.push_back(r.rank);
     means.push_back(MeanStepOf(r));
     if (r.whole_trace.gpu_events > 0) with_events.push_back(i);
     grouped_events += r.whole_trace.component_events[static_cast<size_t>(Component::kGroupedGemm)];
     linear_events +=
         r.whole_trace.component_events[static_cast<size_t>(Component::kLinearAttention)];
+    attention_events +=
+        r.whole_trace.component_events[static_cast<size_t>(Component::kAttentionFwd)] +
+        r.whole_trace.component_events[static_cast<size_t>(Component::kAttentionBwd)];
   }
   if (with_events.empty()) {
     Error err = InvalidInput("no GPU event in any trace: nothing to compare with the job");
@@ -307,6 +336,8 @@ Result<TraceComparison> CompareWithJob(const profile::ProfileReport& report, con
   const MeanStep& measured = means[c.slowest.index];
   c.steps_measured = measured.steps;
   c.steps_left_out = measured.empty_steps;
+  c.last_step_left_out = measured.last_step_empty;
+  c.slowest_cut = !report.ranks[c.slowest.index].cut.empty();
 
   const auto predicted = PredictedRows(e);
   for (const ComponentMapping& m : ComponentMappings()) {
@@ -317,6 +348,19 @@ Result<TraceComparison> CompareWithJob(const profile::ProfileReport& report, con
     }
     row.ratio = Ratio(row.measured_s, row.predicted_s);
     c.rows.push_back(row);
+  }
+  c.dense_or_expert_gemm_s = measured.of(Component::kGemmDenseOrExpert);
+  if (c.dense_or_expert_gemm_events > 0) {
+    // The dense and expert rows' measured kernels miss the GEMMs whose names do not tell, so
+    // neither row's ratio says a rate: compare all GEMM time with all the model's GEMM time.
+    RowComparison all;
+    all.row = CompareRow::kDenseGemm;  // unused: all_gemm is no row of ComponentMappings
+    all.measured_s = c[CompareRow::kDenseGemm].measured_s + c[CompareRow::kExpertGemm].measured_s +
+                     c.dense_or_expert_gemm_s;
+    all.predicted_s =
+        c[CompareRow::kDenseGemm].predicted_s + c[CompareRow::kExpertGemm].predicted_s;
+    all.ratio = Ratio(all.measured_s, all.predicted_s);
+    c.all_gemm = all;
   }
   for (const UnmappedClass& u : UnmappedClasses()) {
     c.unmapped_s.emplace_back(u.component, measured.of(u.component));
@@ -356,6 +400,18 @@ Result<TraceComparison> CompareWithJob(const profile::ProfileReport& report, con
         "job's model {} has no such layer: a trace of another model?",
         linear_events, job.model.name));
   }
+  // Softmax attention (full, sliding, MLA): a transformer's trace holds its kernels; none at all
+  // says a trace of another model (a recommender, a CNN) or attention kernels the rules do not
+  // know.
+  const bool softmax_attention = job.model.HasLayers(MixerKind::kFullAttention) ||
+                                 job.model.HasLayers(MixerKind::kSlidingAttention) ||
+                                 job.model.HasLayers(MixerKind::kMla);
+  if (softmax_attention && attention_events == 0) {
+    c.warnings.push_back(fmt::format(
+        "the job's model {} has attention layers, but the traces hold no attention kernel: a "
+        "trace of another model, or attention kernels the rules do not know",
+        job.model.name));
+  }
   const int64_t world = job.spec.layout.world();
   std::optional<int64_t> trace_world;
   for (const profile::RankProfile& r : report.ranks) {
@@ -379,7 +435,17 @@ Result<TraceComparison> CompareWithJob(const profile::ProfileReport& report, con
   c.trace_device = device;
   if (!device.empty()) {
     c.trace_gpu = CatalogGpuOf(device).value_or("");
-    if (c.trace_gpu.empty()) {
+    const std::string trace_family = GpuFamilyOf(device), job_family = GpuFamilyOf(job_gpu);
+    if (c.trace_gpu.empty() && !trace_family.empty() && !job_family.empty() &&
+        trace_family != job_family) {
+      // Not listed, but its model number says another generation than the job's GPU: a known
+      // mismatch, not an unchecked part.
+      c.trace_gpu_other_family = trace_family;
+      c.warnings.push_back(fmt::format(
+          "the trace ran on {} (model number {}; data/gpus.yaml does not list it), the job's GPU "
+          "is {} (model number {}): its kernel rates are another GPU's",
+          device, trace_family, gpu.name, job_family));
+    } else if (c.trace_gpu.empty()) {
       c.warnings.push_back(fmt::format(
           "the trace ran on {}, which data/gpus.yaml does not list (by name or alias), the job's "
           "GPU is {}: check that they are the same part",
@@ -398,9 +464,39 @@ Result<TraceComparison> CompareWithJob(const profile::ProfileReport& report, con
         "count)",
         c.measured_step_s, *c.step_ratio, c.predicted_step_s));
   }
+  if (c.all_gemm) {
+    c.warnings.push_back(fmt::format(
+        "the traces hold {} GEMM kernels whose names do not say whether they run a dense layer or "
+        "routed experts (class {}, {:.4f} s per step): the dense and grouped/expert GEMM rows "
+        "hold only the kernels whose names tell, so their ratios are not rates; all GEMM "
+        "measured {:.4f} s against {:.4f} s predicted ({}) is the one GEMM ratio a calibration "
+        "carries, for both",
+        c.dense_or_expert_gemm_events, profile::ComponentName(Component::kGemmDenseOrExpert),
+        c.dense_or_expert_gemm_s, c.all_gemm->measured_s, c.all_gemm->predicted_s,
+        c.all_gemm->ratio ? fmt::format("{:.2f}x", *c.all_gemm->ratio) : "no ratio"));
+    if (c.all_gemm->ratio && !Plausible(c.all_gemm->ratio)) {
+      c.warnings.push_back(fmt::format(
+          "all GEMM: measured/predicted {:.2f}x is outside {:.1f}x-{:.0f}x: the traces' GEMMs and "
+          "the model's likely hold different work; a calibration does not carry this ratio",
+          *c.all_gemm->ratio, 1 / kPlausibleRatio, kPlausibleRatio));
+    }
+  }
+  if (!c.cut_files.empty()) {
+    c.warnings.push_back(fmt::format(
+        "{} trace{} cut ({}): a profiler writes a GPU event after the CPU events that launched it "
+        "and not in time order, so every step of a cut trace may miss GPU events that lay past "
+        "the cut and its figures are lower bounds; --write-calibration refuses such traces "
+        "unless --allow-cut-trace is given",
+        c.cut_files.size(), c.cut_files.size() == 1 ? " is" : "s are",
+        fmt::join(c.cut_files, ", ")));
+  }
   for (const ComponentMapping& m : ComponentMappings()) {
     const RowComparison& row = c[m.row];
     if (m.row == CompareRow::kIdle || !row.ratio || Plausible(row.ratio)) continue;
+    // Said once above, for all GEMMs.
+    if (c.all_gemm && (m.row == CompareRow::kDenseGemm || m.row == CompareRow::kExpertGemm)) {
+      continue;
+    }
     c.warnings.push_back(fmt::format(
         "{}: measured {:.4f} s is {:.2f}x the predicted {:.4f} s: the trace's {} kernels and the "
         "model's terms likely hold different work (kernels the rules put in another class); a "

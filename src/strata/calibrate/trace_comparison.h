@@ -89,13 +89,28 @@ struct SlowestRank {
   double cause_extra_s = 0;  // the straggler minus the reference in the cause's part
 };
 
+/// "all_gemm": the key of the one GEMM ratio a comparison and a calibration carry when the traces
+/// hold GEMM kernels whose names do not say dense or expert (profile::kGemmDenseOrExpert).
+inline constexpr std::string_view kAllGemmKey = "all_gemm";
+
 struct TraceComparison {
   std::vector<RowComparison> rows;  // ComponentMappings' order
-  double measured_step_s = 0;       // the slowest rank's (the straggler's) mean step span
+  /// Set when any trace holds GEMM kernels of class gemm_dense_or_expert: then the dense and
+  /// expert rows hold only the kernels whose names tell, and the one comparable figure is all
+  /// GEMM time (gemm + grouped_gemm + gemm_dense_or_expert, each its class's union, summed)
+  /// against all the model's GEMM time (the dense and the expert rows' predictions).
+  std::optional<RowComparison> all_gemm;
+  int64_t dense_or_expert_gemm_events = 0;  // over every trace's whole trace
+  double dense_or_expert_gemm_s = 0;        // the slowest rank's mean step
+  /// Files whose trace ends early (RankProfile::cut): their steps may miss events past the cut.
+  std::vector<std::string> cut_files;
+  bool slowest_cut = false;    // the slowest rank's own trace is cut
+  double measured_step_s = 0;  // the slowest rank's (the straggler's) mean step span
   double predicted_step_s = 0;
   std::optional<double> step_ratio;
   size_t steps_measured = 0;            // the slowest rank's ProfilerStep#N (0: the whole trace)
   std::vector<int64_t> steps_left_out;  // its steps without a GPU event (MeanStep::empty_steps)
+  bool last_step_left_out = false;      // the last of them is the rank's last ProfilerStep#N
   std::vector<std::pair<profile::Component, double>> unmapped_s;  // measured, by class
   SlowestRank slowest;
   std::vector<std::string> warnings;  // where the traces do not look like the job
@@ -103,6 +118,9 @@ struct TraceComparison {
   // alias); empty when the trace does not say or the catalog does not list it.
   std::string trace_gpu;
   std::string trace_device;  // as the slowest rank's trace names it; empty when it does not
+  // The model number of a device the catalog does not list when it differs from the job GPU's
+  // ("V100" against an H100 SXM job, "A100" against H200): a known mismatch. Empty otherwise.
+  std::string trace_gpu_other_family;
   std::vector<std::string> trace_files;
   std::vector<std::optional<int64_t>> trace_ranks;  // each file's rank, where its trace says
   std::string job_file;
@@ -111,9 +129,9 @@ struct TraceComparison {
 };
 
 /// The per-step figures of one rank: the mean of its ProfilerStep#N figures, or the whole trace
-/// when it has none (steps = 0). A step with no GPU event is left out (`empty_steps`): it is the
-/// `ProfilerStep#N` that torch.profiler's step() opens just before the profiler stops, not a step
-/// that ran in 0 s.
+/// when it has none (steps = 0). A step with no GPU event is left out (`empty_steps`): the last
+/// one is the `ProfilerStep#N` that torch.profiler's step() opens just before the profiler stops,
+/// not a step that ran in 0 s; in a cut trace any step may have lost its events past the cut.
 struct MeanStep {
   double span_s = 0;
   double busy_s = 0;
@@ -122,6 +140,7 @@ struct MeanStep {
   std::array<double, profile::kComponentCount> component_s{};
   size_t steps = 0;
   std::vector<int64_t> empty_steps;  // N of the ProfilerStep#N without a GPU event, left out
+  bool last_step_empty = false;      // the rank's last ProfilerStep#N is among them
   double of(profile::Component c) const { return component_s[static_cast<size_t>(c)]; }
   double idle_s() const { return span_s - busy_s; }
 };

@@ -150,6 +150,7 @@ Status CalibrateWorkspace(const ResolvedJob& job, const std::string& calibration
   // Also on stderr: rates of an unchecked GPU are the one thing a calibrated answer can get
   // silently wrong.
   if (!applied->gpu_warning.empty()) Warn(calibration_path + ": " + applied->gpu_warning);
+  for (const std::string& w : applied->warnings) Warn(calibration_path + ": " + w);
   return OkStatus();
 }
 

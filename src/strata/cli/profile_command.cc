@@ -68,6 +68,10 @@ int RunProfile(int argc, char** argv) {
   app.add_option("--write-calibration", calibration_out,
                  "write the measured/predicted ratio of each component (JSON) for `strata step "
                  "--calibration` (needs --job)");
+  bool allow_cut = false;
+  app.add_flag("--allow-cut-trace", allow_cut,
+               "write the calibration even from a trace that ends early (it records "
+               "provenance.complete: false; its steps may miss events past the cut)");
   if (auto code = ParseArgs(app, argc, argv)) return *code;
   if (job_request.job.empty() && !job_request.overrides.empty()) {
     return ReportError(InvalidInput("--set needs --job: it overrides a field of the job"));
@@ -126,6 +130,28 @@ int RunProfile(int argc, char** argv) {
                   "compare with a job on {} (--set cluster.gpu=NAME or another job file)",
                   comparison->trace_gpu)));
     }
+    if (!comparison->trace_gpu_other_family.empty()) {
+      return ReportError(
+          InvalidInput(
+              fmt::format("the traces ran on \"{}\" (model number {}), the job's GPU is {}: a "
+                          "calibration for {} would carry another GPU's kernel rates",
+                          comparison->trace_device, comparison->trace_gpu_other_family, gpu.name,
+                          gpu.name))
+              .InFile(calibration_out)
+              .WithHint("compare with a job on the GPU the traces ran on"));
+    }
+    // A cut trace's steps may miss events past the cut (a profiler writes events in no time
+    // order): its ratios are of partial steps, so it is refused unless asked for.
+    if (!comparison->cut_files.empty() && !allow_cut) {
+      return ReportError(
+          InvalidInput(fmt::format("{} is cut (the file ends early): its steps may miss GPU "
+                                   "events past the cut, so its measured/predicted ratios are "
+                                   "of partial steps",
+                                   comparison->cut_files.front()))
+              .InFile(calibration_out)
+              .WithHint("profile a complete trace, or pass --allow-cut-trace to write it anyway "
+                        "(the file records provenance.complete: false)"));
+    }
     if (comparison->trace_gpu.empty()) {
       Warn(fmt::format(
           "{}: the traces {}: the calibration records their GPU as unknown, and `--calibration` "
@@ -138,6 +164,12 @@ int RunProfile(int argc, char** argv) {
     }
     const calibrate::Calibration c =
         calibrate::MakeCalibration(*comparison, *evaluation, CreatedDate());
+    if (calibrate::UsableRates(c).empty()) {
+      Warn(fmt::format(
+          "{}: no kernel rate in it is usable (every carried component's ratio is absent or "
+          "outside {:.1f}x-{:.0f}x): `--calibration` will apply nothing and says so",
+          calibration_out, 1 / calibrate::kPlausibleRatio, calibrate::kPlausibleRatio));
+    }
     if (auto st = calibrate::WriteCalibration(c, calibration_out); !st.ok()) {
       return ReportError(st.error());
     }

@@ -43,8 +43,8 @@ int RunStep(int argc, char** argv) {
   auto e = EvaluateJob(*workspace, *job, {.depth = EvalDepth::kStep, .assumption_effects = true});
   if (!e.ok()) return ReportError(e.error());
   // The band and the model's record measure the uncalibrated model; a calibration replaced its
-  // rates.
-  if (applied) {
+  // rates. One that applied nothing left the model as it was: its band still holds.
+  if (applied && !applied->applied.empty()) {
     e->step_band.reset();
     e->model_runs.clear();
   }

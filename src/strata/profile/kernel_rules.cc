@@ -13,9 +13,10 @@ namespace {
 constexpr size_t kMaxCachedNames = 1 << 16;
 
 constexpr std::array<std::string_view, kComponentCount> kNames = {
-    "gemm",         "grouped_gemm", "attention_fwd", "attention_bwd", "linear_attention",
-    "memory_bound", "nccl",         "comm_other",    "memcpy",        "memset",
-    "other"};
+    "gemm",          "grouped_gemm",  "gemm_dense_or_expert",
+    "attention_fwd", "attention_bwd", "linear_attention",
+    "memory_bound",  "nccl",          "comm_other",
+    "memcpy",        "memset",        "other"};
 
 // Components a rule may name: memcpy and memset come from the event category, never a name.
 Result<Component> ParseRuleComponent(const std::string& name, const YamlMap& map) {

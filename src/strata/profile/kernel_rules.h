@@ -21,6 +21,9 @@ namespace strata::profile {
 enum class Component : uint8_t {
   kGemm,
   kGroupedGemm,
+  // A GEMM whose name does not say whether it runs a dense layer or routed experts (DeepSeek's
+  // accumulating weight-gradient GEMM serves both): counted as GEMM time, in neither GEMM row.
+  kGemmDenseOrExpert,
   kAttentionFwd,
   kAttentionBwd,
   kLinearAttention,
@@ -31,7 +34,7 @@ enum class Component : uint8_t {
   kMemset,
   kOther,
 };
-inline constexpr size_t kComponentCount = 11;
+inline constexpr size_t kComponentCount = 12;
 
 /// "gemm", "grouped_gemm", ..., the names of the rules file and of the JSON fields (`<name>_s`).
 std::string_view ComponentName(Component c);

@@ -272,10 +272,15 @@ Result<ProfileReport> ProfileTraces(const std::vector<std::string>& files,
     RankProfile rank = AnalyzeRank(trace);
     if (!rank.cut.empty()) report.warnings.push_back(file + ": " + rank.cut);
     if (rank.whole_trace.gpu_events == 0) {
+      // A profiler writes each GPU event after the CPU events that launched it: in a cut file
+      // the GPU events are the likelier loss than a run without ProfilerActivity.CUDA.
       report.warnings.push_back(
-          file +
-          ": no GPU kernel, memcpy or memset in the trace: was it recorded with "
-          "ProfilerActivity.CUDA?");
+          file + (rank.cut.empty()
+                      ? ": no GPU kernel, memcpy or memset in the trace: was it recorded with "
+                        "ProfilerActivity.CUDA?"
+                      : ": no GPU kernel, memcpy or memset read before the cut: a profiler "
+                        "writes GPU events after the CPU events that launched them, so they "
+                        "were likely past the cut"));
     }
     if (!rank.devices.empty()) {
       std::vector<int64_t> ids;

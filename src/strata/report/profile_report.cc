@@ -49,6 +49,9 @@ void AddFigures(const Figures& f, Json& j) {
 
 std::string Ms(int64_t ns) { return fmt::format("{:.3f}", static_cast<double>(ns) * 1e-6); }
 
+// Shown only for a rank that has such kernels.
+constexpr const char* kDenseOrExpertLabel = "GEMM, dense or expert";
+
 struct Row {
   const char* label;
   int64_t (*value)(const Figures&);
@@ -61,6 +64,7 @@ const std::vector<Row>& Rows() {
       {"GPU idle", [](const Figures& f) { return f.idle_ns(); }},
       {"dense GEMM", [](const Figures& f) { return f.of(Component::kGemm); }},
       {"grouped/expert GEMM", [](const Figures& f) { return f.of(Component::kGroupedGemm); }},
+      {kDenseOrExpertLabel, [](const Figures& f) { return f.of(Component::kGemmDenseOrExpert); }},
       {"attention fwd", [](const Figures& f) { return f.of(Component::kAttentionFwd); }},
       {"attention bwd", [](const Figures& f) { return f.of(Component::kAttentionBwd); }},
       {"linear attention", [](const Figures& f) { return f.of(Component::kLinearAttention); }},
@@ -164,6 +168,8 @@ Json ProfileJson(const ProfileReport& report) {
     for (const StepProfile& s : r.steps) {
       Json step = Json::object();
       step["step"] = s.step;
+      // A cut trace's events are not written in time order: any step may miss some.
+      step["complete"] = r.cut.empty();
       AddFigures(s.figures, step);
       steps.push_back(std::move(step));
     }
@@ -213,11 +219,22 @@ std::string ProfileText(const ProfileReport& report) {
   std::string out;
   for (const RankProfile& r : report.ranks) {
     out += RankTitle(r) + "\n";
-    if (!r.cut.empty()) out += "  INCOMPLETE: " + r.cut + "\n";
+    if (!r.cut.empty()) {
+      out += "  INCOMPLETE: " + r.cut + "\n";
+      if (!r.steps.empty()) {
+        out +=
+            "  every step below may miss GPU events that lay past the cut (the profiler writes "
+            "events in no time order): its figures are lower bounds\n";
+      }
+    }
     std::vector<Column> columns = {{"component", Align::kLeft}, {"whole trace (ms)"}};
     for (const StepProfile& s : r.steps) columns.push_back({fmt::format("step {} (ms)", s.step)});
     Table table(columns);
     for (const Row& row : Rows()) {
+      if (std::string_view(row.label) == kDenseOrExpertLabel &&
+          r.whole_trace.component_events[static_cast<size_t>(Component::kGemmDenseOrExpert)] == 0) {
+        continue;
+      }
       std::vector<std::string> cells = {row.label, Ms(row.value(r.whole_trace))};
       for (const StepProfile& s : r.steps) cells.push_back(Ms(row.value(s.figures)));
       table.AddRow(std::move(cells));

@@ -32,6 +32,8 @@ Json ComparisonJson(const TraceComparison& c) {
   j["traces"] = c.trace_files;
   j["steps_measured"] = c.steps_measured;
   j["steps_left_out"] = c.steps_left_out;
+  j["complete"] = c.cut_files.empty();
+  j["cut_traces"] = c.cut_files;
   j["measured_step_s"] = JsonNumber(c.measured_step_s);
   j["predicted_step_s"] = JsonNumber(c.predicted_step_s);
   j["step_ratio"] = RatioJson(c.step_ratio);
@@ -57,6 +59,18 @@ Json ComparisonJson(const TraceComparison& c) {
     rows.push_back(std::move(o));
   }
   j["components"] = std::move(rows);
+  if (c.all_gemm) {
+    j["all_gemm"] = {
+        {"measured_s", JsonNumber(c.all_gemm->measured_s)},
+        {"predicted_s", JsonNumber(c.all_gemm->predicted_s)},
+        {"ratio", RatioJson(c.all_gemm->ratio)},
+        {"dense_or_expert_gemm_s", JsonNumber(c.dense_or_expert_gemm_s)},
+        {"dense_or_expert_gemm_kernels", c.dense_or_expert_gemm_events},
+        {"trace_classes", {"gemm", "grouped_gemm", "gemm_dense_or_expert"}},
+        {"why",
+         "the traces hold GEMM kernels whose names do not say dense or expert: the dense and "
+         "expert rows hold only the kernels whose names tell, so only all GEMM time is compared"}};
+  }
   Json unmapped = Json::array();
   for (size_t i = 0; i < c.unmapped_s.size(); ++i) {
     unmapped.push_back({{"trace_class", profile::ComponentName(c.unmapped_s[i].first)},
@@ -98,10 +112,21 @@ std::string ComparisonText(const TraceComparison& c) {
           ? "its whole trace as one step"
           : fmt::format("mean of {} step{}", c.steps_measured, c.steps_measured == 1 ? "" : "s"));
   if (!c.steps_left_out.empty()) {
-    out += fmt::format(
-        "left out: step{} {} (no GPU event: the ProfilerStep#N that torch.profiler opens as it "
-        "stops, not a step that ran in 0 s)\n",
-        c.steps_left_out.size() == 1 ? "" : "s", fmt::join(c.steps_left_out, ", "));
+    // Only the last step can be the one torch.profiler opens as it stops; in a cut trace any
+    // step may have lost its events past the cut.
+    const std::string why =
+        c.slowest_cut ? "no GPU event read: the trace is cut and its events may lie past the cut"
+        : c.last_step_left_out && c.steps_left_out.size() == 1
+            ? "no GPU event: the ProfilerStep#N that torch.profiler opens as it stops, not a step "
+              "that ran in 0 s"
+            : "no GPU event launched inside the step";
+    out += fmt::format("left out: step{} {} ({})\n", c.steps_left_out.size() == 1 ? "" : "s",
+                       fmt::join(c.steps_left_out, ", "), why);
+  }
+  if (c.slowest_cut) {
+    out +=
+        "incomplete: the slowest rank's trace is cut: every step's figures may miss GPU events "
+        "past the cut (lower bounds)\n";
   }
   Table table(
       {{"component", Align::kLeft}, {"measured (s)"}, {"predicted (s)"}, {"measured/predicted"}});
@@ -117,6 +142,11 @@ std::string ComparisonText(const TraceComparison& c) {
           {"  exposed", S(r.measured_exposed_s), S(r.predicted_exposed_s), RatioText(ratio)});
       table.AddRow({"  overlapped", S(r.measured_s - r.measured_exposed_s),
                     S(r.predicted_s - r.predicted_exposed_s), "-"});
+    }
+    if (m.row == CompareRow::kExpertGemm && c.all_gemm) {
+      table.AddRow({"GEMM, dense or expert", S(c.dense_or_expert_gemm_s), "-", "-"});
+      table.AddRow({"all GEMM", S(c.all_gemm->measured_s), S(c.all_gemm->predicted_s),
+                    RatioText(c.all_gemm->ratio)});
     }
   }
   table.AddSeparator();
@@ -135,6 +165,11 @@ std::string ComparisonText(const TraceComparison& c) {
     }
     if (m.row == CompareRow::kIdle) classes = "span - GPU busy";
     out += fmt::format("  {}: {} = {}\n", m.label, classes, m.model);
+    if (m.row == CompareRow::kExpertGemm && c.all_gemm) {
+      out +=
+          "  all GEMM: gemm + grouped_gemm + gemm_dense_or_expert = the dense and expert rows' "
+          "terms (the trace's names do not split dense from expert GEMMs)\n";
+    }
   }
   const SlowestRank& s = c.slowest;
   const std::string who = RankLabel(c, s.index);
@@ -160,10 +195,13 @@ std::string ComparisonText(const TraceComparison& c) {
 std::string CalibrationText(const AppliedCalibration& a) {
   std::string traces;
   for (const std::string& t : a.traces) traces += (traces.empty() ? "" : ", ") + t;
-  std::string out = fmt::format("calibrated: kernel rates from {} (traces {}{}{})\n", a.file,
-                                traces.empty() ? "unnamed" : traces,
-                                a.job_file.empty() ? "" : ", job " + a.job_file,
-                                a.created.empty() ? "" : ", " + a.created);
+  // Nothing applied: the prediction is the uncalibrated model's, and must not read as calibrated.
+  std::string out = fmt::format(
+      "{} {} (traces {}{}{})\n",
+      a.applied.empty() ? "not calibrated: no kernel rate of the calibration applies:"
+                        : "calibrated: kernel rates from",
+      a.file, traces.empty() ? "unnamed" : traces, a.job_file.empty() ? "" : ", job " + a.job_file,
+      a.created.empty() ? "" : ", " + a.created);
   if (a.gpu_warning.empty()) {
     out += fmt::format("  measured on: {}{}\n", a.trace_gpu,
                        a.trace_device.empty() ? "" : fmt::format(" (\"{}\")", a.trace_device));
@@ -172,12 +210,14 @@ std::string CalibrationText(const AppliedCalibration& a) {
   }
   for (const std::string& s : a.applied) out += fmt::format("  scaled: {}\n", s);
   for (const std::string& s : a.not_carried) out += fmt::format("  not carried over: {}\n", s);
+  for (const std::string& s : a.warnings) out += fmt::format("  warning: {}\n", s);
   return out;
 }
 
 Json CalibrationNoteJson(const AppliedCalibration& a) {
   auto or_null = [](const std::string& v) { return v.empty() ? Json(nullptr) : Json(v); };
   return {{"file", a.file},
+          {"calibrated", !a.applied.empty()},
           {"traces", a.traces},
           {"job_file", a.job_file},
           {"created", a.created},
@@ -185,7 +225,8 @@ Json CalibrationNoteJson(const AppliedCalibration& a) {
           {"trace_device", or_null(a.trace_device)},
           {"gpu_warning", or_null(a.gpu_warning)},
           {"applied", a.applied},
-          {"not_carried", a.not_carried}};
+          {"not_carried", a.not_carried},
+          {"warnings", a.warnings}};
 }
 
 }  // namespace strata::calibrate
