@@ -17,22 +17,14 @@
 #include <string>
 #include <vector>
 
+#include "profile/reference_traces.h"
 #include "strata/profile/profile.h"
-#include "support/golden.h"
 
 namespace strata::profile {
 namespace {
 
 ProfileReport Profile(const std::string& relative) {
-  auto files = ExpandTracePaths({testing::TestPath("../../shared/reference/traces/" + relative)});
-  EXPECT_TRUE(files.ok()) << files.error().Format();
-  if (!files.ok()) return {};
-  auto rules = KernelClassifier::Load();
-  EXPECT_TRUE(rules.ok()) << rules.error().Format();
-  if (!rules.ok()) return {};
-  auto report = ProfileTraces(*files, *rules);
-  EXPECT_TRUE(report.ok()) << report.error().Format();
-  return report.ok() ? std::move(report).value() : ProfileReport{};
+  return testing::ProfileReferenceTraces({relative});
 }
 
 double Us(int64_t ns) { return static_cast<double>(ns) * 1e-3; }

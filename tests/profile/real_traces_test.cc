@@ -9,28 +9,15 @@
 #include <string>
 #include <vector>
 
+#include "profile/reference_traces.h"
 #include "strata/profile/profile.h"
 #include "support/golden.h"
 
 namespace strata::profile {
 namespace {
 
-std::string TracePath(const std::string& relative) {
-  return testing::TestPath("../../shared/reference/traces/" + relative);
-}
-
 ProfileReport Profile(const std::vector<std::string>& relative) {
-  std::vector<std::string> paths;
-  for (const std::string& r : relative) paths.push_back(TracePath(r));
-  auto files = ExpandTracePaths(paths);
-  EXPECT_TRUE(files.ok()) << files.error().Format();
-  if (!files.ok()) return {};
-  auto rules = KernelClassifier::Load();
-  EXPECT_TRUE(rules.ok()) << rules.error().Format();
-  if (!rules.ok()) return {};
-  auto report = ProfileTraces(*files, *rules);
-  EXPECT_TRUE(report.ok()) << report.error().Format();
-  return report.ok() ? std::move(report).value() : ProfileReport{};
+  return testing::ProfileReferenceTraces(relative);
 }
 
 double Us(int64_t ns) { return static_cast<double>(ns) * 1e-3; }
