@@ -158,6 +158,35 @@ TEST(StepModes, Zero3WithoutOverlapCommExposesEveryCollective) {
   EXPECT_GT(b->step.s(), a->step.s());
 }
 
+// PyTorch's FSDP under zero2 (FSDP1's SHARD_GRAD_OP, what Accelerate's
+// fsdp_sharding_strategy SHARD_GRAD_OP imports as) keeps the weights sharded at rest and
+// gathers each unit for its forward, keeping it to its backward (pytorch/pytorch 00ae0bc9
+// torch/distributed/fsdp/_runtime_utils.py: _post_forward_reshard frees the unsharded
+// FlatParameter only for FULL_SHARD and HYBRID_SHARD). The reference job, EP 1, DP 40, 2 micro
+// batches: one expert gather per layer per micro batch, 40 x 2 = 80 a step, each the layer's
+// FlatParameter padded to a multiple of 40: 32,212,254,720 / 40 = 805,306,368 parameters ->
+// 40 x ceil(805,306,368 / 40) = 805,306,400 x 2 B = 1,610,612,800 B. Before, the step priced
+// DeepSpeed's ZeRO-2 (weights replicated, one all-gather of the updated 60 GiB a step: 1 call
+// of 64,424,509,440 B). DeepSpeed's own ZeRO-2 keeps that.
+TEST(StepModes, Fsdp1ShardGradOpGathersEachLayerOncePerMicroBatch) {
+  auto ref = LoadReferenceStep({"sharding.mode=zero2", "sharding.runtime=fsdp1", "parallel.ep=1"});
+  auto r = EvaluateStep(ref.setup.tables, ref.setup.layout, *ref.comm);
+  ASSERT_TRUE(r.ok()) << r.error().Format();
+  const auto gathers = Find(*r, GroupKind::kExpertDp, CollectiveOp::kAllGather);
+  ASSERT_EQ(gathers.size(), 1u);
+  EXPECT_DOUBLE_EQ(gathers[0]->item.calls_per_step, 80);
+  EXPECT_NEAR(gathers[0]->item.size.count(), 1'610'612'800.0, 1);
+
+  auto ds =
+      LoadReferenceStep({"sharding.mode=zero2", "sharding.runtime=deepspeed", "parallel.ep=1"});
+  auto d = EvaluateStep(ds.setup.tables, ds.setup.layout, *ds.comm);
+  ASSERT_TRUE(d.ok()) << d.error().Format();
+  const auto ds_gathers = Find(*d, GroupKind::kExpertDp, CollectiveOp::kAllGather);
+  ASSERT_EQ(ds_gathers.size(), 1u);
+  EXPECT_DOUBLE_EQ(ds_gathers[0]->item.calls_per_step, 1);
+  EXPECT_NEAR(ds_gathers[0]->item.size.count(), kExpert * 2, 1);
+}
+
 // HSDP, replicate 5 x shard 8 on ZeRO-3 with EP 1: the shard group is one node's 8 GPUs
 // (NVSwitch); the replicas average the 1/8 gradient shard over 5 nodes once per step:
 // (2,894,927,216 / 8) x 2 B = 723,731,804 B all-reduce on RoCE.

@@ -28,8 +28,10 @@ ShardGroups DataShardGroups(const Job& job, Detail detail) {
 }
 
 FsdpHolding FsdpHoldingOf(const Job& job) {
-  const ShardingSpec& sh = job.spec.sharding;
-  const ShardingRuntime runtime = job.runtime();
+  return FsdpHoldingOf(job.spec.sharding, job.runtime());
+}
+
+FsdpHolding FsdpHoldingOf(const ShardingSpec& sh, ShardingRuntime runtime) {
   const bool pytorch = runtime == ShardingRuntime::kFsdp1 || runtime == ShardingRuntime::kFsdp2;
   FsdpHolding h;
   h.fsdp1 = runtime == ShardingRuntime::kFsdp1;

@@ -50,6 +50,8 @@ struct FsdpHolding {
   bool side_streams = false;
 };
 FsdpHolding FsdpHoldingOf(const Job& job);
+/// The same from a sharding spec and the runtime that runs it (the step model's StepLayout).
+FsdpHolding FsdpHoldingOf(const ShardingSpec& sh, ShardingRuntime runtime);
 
 /// One FSDP/ZeRO-3 unit (a decoder layer, the embedding, the output layer) on this GPU after
 /// TP/EP, before data-parallel sharding.

@@ -8,6 +8,7 @@
 
 #include "strata/core/strings.h"
 #include "strata/job/pipeline_split.h"
+#include "strata/memory/sharding.h"
 #include "strata/model/adapter.h"
 #include "strata/model/param_count.h"
 #include "strata/sim/gdn_kernels.h"
@@ -384,7 +385,8 @@ std::vector<StepFormula> ExplainStep(const StepTables& whole, const StepLayout& 
                     "{}): per pass exposed = (g + r) + (L - 1) [(1 - f) g + max(0, f g + r - y)], "
                     "g one layer's weight gathers, r its reduce-scatters, y its compute, f = "
                     "min(1, prefetch), L = {:.0f}{}; exposed DP {} + expert-DP {}",
-                    ShardingModeName(s.sharding.mode), On(s.sharding.reshard_after_forward),
+                    ShardingModeName(s.sharding.mode),
+                    On(FsdpHoldingOf(s.sharding, s.runtime).reshard_after_forward),
                     s.sharding.prefetch_layers, s.sharding.replicate,
                     static_cast<double>(whole.layers) / static_cast<double>(l.pp),
                     ShardedOverlapRule(s).empty() ? "" : "; " + ShardedOverlapRule(s),

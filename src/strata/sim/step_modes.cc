@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "strata/memory/sharding.h"
 #include "strata/sim/step_model.h"
 
 namespace strata {
@@ -80,7 +81,12 @@ Result<std::vector<PricedTraffic>> PriceShardedTraffic(const ModelTrafficShape& 
   const double layers =
       std::max(1.0, static_cast<double>(model.layers) / static_cast<double>(l.pp));
   const double m = static_cast<double>(s.micro_batches);
-  const bool weights_sharded = sh.shards_weights();
+  // PyTorch's FSDP shards the weights at rest under zero2 too (FSDP1's SHARD_GRAD_OP, FSDP2's
+  // reshard_after_forward false): each unit is gathered for its forward and kept to its
+  // backward (memory/sharding.h, FsdpHoldingOf, the rule the ledger uses).
+  const FsdpHolding holding = FsdpHoldingOf(sh, s.runtime);
+  const bool weights_sharded = holding.weights_sharded;
+  const bool reshard_after_forward = holding.reshard_after_forward;
   // FP8 all-gather (megatron --fp8-param-gather, torchao enable_fsdp_float8_all_gather).
   const double gather_bytes = GatherBytesPerParam(s);
   const double grad_bytes = static_cast<double>(s.grad_bytes);
@@ -155,18 +161,18 @@ Result<std::vector<PricedTraffic>> PriceShardedTraffic(const ModelTrafficShape& 
       // unshard for its backward; megatron-core and torchtitan issue per-unit gathers too.
       const bool deepspeed_recompute = sh.mode == ShardingMode::kZero3 && s.deepspeed() &&
                                        s.recompute == RecomputeGranularity::kFull &&
-                                       sh.reshard_after_forward;
-      const double gathers = (sh.reshard_after_forward ? 2.0 : 1.0) +
+                                       reshard_after_forward;
+      const double gathers = (reshard_after_forward ? 2.0 : 1.0) +
                              (deepspeed_recompute ? s.recompute_layer_fraction : 0.0);
-      const double gather_rounds = pipelined && !sh.reshard_after_forward ? 1.0 : m;
+      const double gather_rounds = pipelined && !reshard_after_forward ? 1.0 : m;
       const double reduce_rounds = pipelined ? 1.0 : m;
       STRATA_RETURN_IF_ERROR(
           add(shard, side.kind,
               fmt::format(
                   "ZeRO-3/FSDP: gather {} per layer ({}{})", of,
-                  deepspeed_recompute        ? "forward + recompute + backward"
-                  : sh.reshard_after_forward ? "forward + backward"
-                                             : "forward",
+                  deepspeed_recompute     ? "forward + recompute + backward"
+                  : reshard_after_forward ? "forward + backward"
+                                          : "forward",
                   gather_rounds < m ? ", once a step: kept gathered over the micro batches" : ""),
               CollectiveOp::kAllGather, per_layer * gather_bytes,
               TrafficFrequency::kPerLayerPerMicroBatch, gathers, gathers * layers * gather_rounds));
