@@ -5,6 +5,7 @@
 #define STRATA_TESTS_SIM_STEP_BAND_ROWS_H_
 
 #include <fmt/format.h>
+#include <gtest/gtest.h>
 
 #include <sstream>
 #include <string>
@@ -59,6 +60,19 @@ inline std::vector<StepBandRow> ReadBandRows(const std::string& relative) {
     r.predicted_s = std::stod(predicted);
     r.measured_s = std::stod(measured);
     rows.push_back(r);
+  }
+  return rows;
+}
+
+/// The rows of the three step corpora (step validation, framework runs, model cards), in that
+/// order, as the step error band and the layout families read them.
+inline std::vector<StepBandRow> ReadAllBandRows() {
+  std::vector<StepBandRow> rows;
+  for (const char* corpus : {"step_validation", "framework_runs", "model_cards"}) {
+    const std::vector<StepBandRow> part =
+        ReadBandRows(fmt::format("sim/validation/band_rows/{}.tsv", corpus));
+    EXPECT_FALSE(part.empty()) << corpus;
+    rows.insert(rows.end(), part.begin(), part.end());
   }
   return rows;
 }

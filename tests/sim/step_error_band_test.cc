@@ -15,16 +15,7 @@
 namespace strata {
 namespace {
 
-std::vector<StepBandRow> AllRows() {
-  std::vector<StepBandRow> rows;
-  for (const char* corpus : {"step_validation", "framework_runs", "model_cards"}) {
-    const std::vector<StepBandRow> part =
-        testing::ReadBandRows(fmt::format("sim/validation/band_rows/{}.tsv", corpus));
-    EXPECT_FALSE(part.empty()) << corpus;
-    rows.insert(rows.end(), part.begin(), part.end());
-  }
-  return rows;
-}
+std::vector<StepBandRow> AllRows() { return testing::ReadAllBandRows(); }
 
 TEST(StepErrorBand, DerivedByHand) {
   // Two fit rows of a family at measured / predicted 2.0 and 0.5, a held-out row at 10 and a

@@ -15,16 +15,7 @@
 namespace strata {
 namespace {
 
-std::vector<StepBandRow> AllRows() {
-  std::vector<StepBandRow> rows;
-  for (const char* corpus : {"step_validation", "framework_runs", "model_cards"}) {
-    const std::vector<StepBandRow> part =
-        testing::ReadBandRows(fmt::format("sim/validation/band_rows/{}.tsv", corpus));
-    EXPECT_FALSE(part.empty()) << corpus;
-    rows.insert(rows.end(), part.begin(), part.end());
-  }
-  return rows;
-}
+std::vector<StepBandRow> AllRows() { return testing::ReadAllBandRows(); }
 
 TEST(StepLayoutError, FamiliesOfLayouts) {
   // 8 GPUs a node, megatron-core's rank order tp-cp-ep-dp-pp: EP 8 at TP 1 is ranks 0-7, one
