@@ -199,6 +199,18 @@ TEST(MemoryErrorBands, FamilySelection) {
       // fit rows of ms-swift's DeepSpeed scripts).
       {{"sharding.mode=zero3"}, "deepspeed", "deepspeed"},
       {{"framework.name=deepspeed", "sharding.mode=zero2"}, "deepspeed", "deepspeed"},
+      // ZeRO-2/3 run by PyTorch's FSDP (Accelerate's fsdp_version, verl's actor strategy) hold
+      // what FSDP holds: FSDP2's rows under fully_shard; FSDP1 has no rows, so its own name and
+      // the default band (every row) stand for it, not DeepSpeed's five ms-swift rows.
+      {{"framework.name=hf-trainer", "sharding.mode=zero2", "sharding.runtime=fsdp2"},
+       "fsdp2",
+       "fsdp2"},
+      {{"framework.name=hf-trainer", "sharding.mode=zero3", "sharding.runtime=fsdp1"},
+       "fsdp1",
+       "default"},
+      {{"framework.name=hf-trainer", "sharding.mode=zero2", "sharding.runtime=fsdp1"},
+       "fsdp1",
+       "default"},
       {{"framework.name=hf-trainer", "sharding.mode=none", "optimizer.distributed=false"},
        "hf_trainer",
        "hf_trainer"},

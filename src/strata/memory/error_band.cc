@@ -3,14 +3,24 @@
 #include <algorithm>
 #include <ranges>
 
+#include "strata/job/engine_chain.h"
+
 namespace strata {
 
 std::string MemoryFamily(const JobSpec& job, const FrameworkEngines& engines) {
   const EngineChain chain = ResolveEngineChain(engines, job.framework, job.sharding.mode);
   auto runs = [&](const char* name) { return chain.Runs(name); };
   const ShardingMode mode = job.sharding.mode;
-  if (mode == ShardingMode::kFsdp2 || runs("torchtitan")) return "fsdp2";
+  // Whose code shards decides before the mode's name: ZeRO-2/3 run by PyTorch's FSDP (Accelerate's
+  // fsdp_version, verl's actor strategy) hold what FSDP holds, not what DeepSpeed does.
+  const ShardingRuntime runtime = ResolveJobShardingRuntime(engines, job, mode);
+  if (mode == ShardingMode::kFsdp2 || runs("torchtitan") || runtime == ShardingRuntime::kFsdp2) {
+    return "fsdp2";
+  }
   if (runs("megatron-core")) return "megatron";
+  // FSDP1 (FullyShardedDataParallel) has no measured rows of its own yet: its own name, so the
+  // ledger prints that the default band stands in for it.
+  if (runtime == ShardingRuntime::kFsdp1) return "fsdp1";
   if (mode == ShardingMode::kZero2 || mode == ShardingMode::kZero3 ||
       (runs("deepspeed") && mode != ShardingMode::kNone)) {
     return "deepspeed";

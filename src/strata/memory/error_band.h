@@ -14,8 +14,10 @@
 namespace strata {
 
 /// The family whose band applies to a job, from the frameworks it trains through
-/// (job/engine_chain.h): "fsdp2" (sharding fsdp2, or torchtitan), "megatron" (megatron-core's code:
-/// megatron-core, megatron-bridge, ms-swift or verl under zero1), "deepspeed" (ZeRO-2/3, or
+/// (job/engine_chain.h) and whose code runs its sharding: "fsdp2" (sharding fsdp2, torchtitan, or
+/// ZeRO-2/3 run by fully_shard), "megatron" (megatron-core's code: megatron-core,
+/// megatron-bridge, ms-swift or verl under zero1), "fsdp1" (ZeRO-2/3 run by PyTorch's
+/// FullyShardedDataParallel; no rows of its own yet), "deepspeed" (ZeRO-2/3 run by DeepSpeed, or
 /// DeepSpeed's code with any sharding), "hf_trainer" (the HF Trainer's code otherwise),
 /// "default" when none of them runs.
 std::string MemoryFamily(const JobSpec& job, const FrameworkEngines& engines);
