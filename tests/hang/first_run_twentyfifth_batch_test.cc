@@ -50,5 +50,35 @@ TEST(FirstRunTwentyfifthBatch, DeepSpeedLauncherCommandNamesNoFailedWorker) {
       << torchrun.finding.summary;
 }
 
+// mlcommons/training#546
+// (mlcommons-training-546-old-format-ranks-4-3-allreduce-then-aborted-rank2): ranks 4 and 3 print
+// old-format watchdog timeouts in ALLREDUCE, then a traceback ends in
+//   "RuntimeError: NCCL communicator was aborted on rank 2.  Original reason fo"
+// (the stored excerpt ends there). By hand: c10d raises "NCCL communicator was aborted on rank
+// <rank_>" in the process whose own communicator was aborted (NCCLComm::getNcclComm,
+// pytorch/pytorch@37ee6bc70d614a05c23e73cd1248816398e50bd1
+// torch/csrc/distributed/c10d/NCCLUtils.cpp), so rank 2 left a line of its own. Of a world of at
+// least 5 (rank 4 appears), ranks 0 and 1 are the ones with no line. The first run's note said
+// "ranks 0-2 ... left no line".
+TEST(FirstRunTwentyfifthBatch, CommunicatorAbortedLineIsThatRanksOwn) {
+  const Verdict v = AnalyzeLog(
+      "[E ProcessGroupNCCL.cpp:587] [Rank 4] Watchdog caught collective operation timeout: "
+      "WorkNCCL(OpType=ALLREDUCE, Timeout(ms)=1800000) ran for 1809150 milliseconds before timing "
+      "out.\n"
+      "[E ProcessGroupNCCL.cpp:587] [Rank 3] Watchdog caught collective operation timeout: "
+      "WorkNCCL(OpType=ALLREDUCE, Timeout(ms)=1800000) ran for 1809152 milliseconds before timing "
+      "out.\n"
+      "Traceback (most recent call last):\n"
+      "    self.process_group, tensors, buffer_size, authoritative_rank\n"
+      "RuntimeError: NCCL communicator was aborted on rank 2.  Original reason fo");
+  EXPECT_EQ(v.finding.kind, "collective_timeout") << v.finding.summary;
+  bool ranks_0_1 = false;
+  for (const std::string& note : v.notes) {
+    EXPECT_EQ(note.find("ranks 0-2 "), std::string::npos) << note;
+    ranks_0_1 = ranks_0_1 || note.starts_with("ranks 0-1 of a world of at least 5");
+  }
+  EXPECT_TRUE(ranks_0_1);
+}
+
 }  // namespace
 }  // namespace strata::hang
