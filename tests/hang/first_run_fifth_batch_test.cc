@@ -17,10 +17,11 @@ namespace {
 using inputs::AnalyzeLog;
 
 // deepspeedai/DeepSpeed#5302 (deepspeed-5302-launcher-return-code-1-after-checkpoint):
-// DeepSpeed's launcher reports a worker's end as "[launch.py:321:sigkill_handler] [<its command
+// DeepSpeed's launcher reports a worker's end as "[launch.py:321:sigkill_handler] [<a command
 // line with '--local_rank=4'>] exits with return code = 1". One worker exited with an error
-// (code 1, no signal): a crash of local rank 4, whose global rank is not printed. Read as no
-// verdict (exit 3).
+// (code 1, no signal): a crash. Read as no verdict (exit 3) at the first run. The command is the
+// last worker the launcher started, not the failed one (first_run_twentyfifth_batch_test.cc,
+// from deepspeed/launcher/launch.py), so neither a local nor a global rank is named.
 TEST(FirstRunFifthBatch, DeepSpeedLauncherReturnCodeIsAWorkerThatFailed) {
   const std::string line =
       "[2024-03-20 20:31:29,269] [ERROR] [launch.py:321:sigkill_handler] "
@@ -30,11 +31,11 @@ TEST(FirstRunFifthBatch, DeepSpeedLauncherReturnCodeIsAWorkerThatFailed) {
   ASSERT_EQ(signals.size(), 1u);
   EXPECT_EQ(signals[0].kind, FailureKind::kWorkerFailed);
   EXPECT_EQ(signals[0].exit_code, 1);
-  EXPECT_EQ(signals[0].local_rank, 4);
+  EXPECT_FALSE(signals[0].local_rank.has_value());
   const Verdict v = AnalyzeLog(line);
   EXPECT_EQ(v.finding.kind, "crash");
   EXPECT_TRUE(v.finding.ranks.empty());
-  EXPECT_NE(v.finding.summary.find("local rank 4 exited with code 1"), std::string::npos)
+  EXPECT_NE(v.finding.summary.find("a worker exited with code 1"), std::string::npos)
       << v.finding.summary;
   // Return code -9 is the signal number negated: SIGKILL, a worker killed from outside.
   const Verdict killed = AnalyzeLog(

@@ -127,13 +127,15 @@ bool WorkerFailed(const EvidenceSet& ev, Finding& f, bool killed_only) {
       f.evidence.push_back(Cite(*s));
       return true;
     }
+    // DeepSpeed's launcher prints no failed worker's local rank (failure_line.cc): "a worker".
     f.summary = fmt::format(
-        "{}: the worker with local rank {} exited with code {}{}{}",
+        "{}: {} exited with code {}{}{}",
         s->detail.starts_with("DeepSpeed")      ? "DeepSpeed's launcher"
         : s->detail.starts_with("the launcher") ? "the launcher (CalledProcessError)"
                                                 : "torchrun",
-        s->local_rank.value_or(-1), s->exit_code.value_or(0),
-        s->signal.empty() ? "" : " (" + s->signal + ")",
+        s->local_rank ? fmt::format("the worker with local rank {}", *s->local_rank)
+                      : std::string("a worker"),
+        s->exit_code.value_or(0), s->signal.empty() ? "" : " (" + s->signal + ")",
         killed ? ": killed from outside (the kernel's OOM killer or the scheduler); the global "
                  "rank is not printed"
                : "");

@@ -35,6 +35,11 @@ std::set<int64_t> Heard(const EvidenceSet& ev, const Verdict& v) {
   }
   for (const LogSignal& s : ev.log_signals) {
     if (s.global_rank) heard.insert(*s.global_rank);
+    // The rank whose communicator was aborted raised the error itself: its rank in the
+    // communicator, read as the watchdog's "[Rank N]" is where no group is named.
+    if (s.kind == LogSignalKind::kCommAborted) {
+      if (auto r = GlobalRankOf(s.global_rank, s.value, "")) heard.insert(*r);
+    }
   }
   for (const LoadedLog& l : ev.logs) {
     if (l.rank) heard.insert(*l.rank);

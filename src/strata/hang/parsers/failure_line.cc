@@ -845,11 +845,15 @@ bool ClassifyFailureLine(std::string_view line, FailureSignal* s) {
   }
   // DeepSpeed's launcher, when a worker exits: "[launch.py:321:sigkill_handler] ['/usr/bin/python',
   // '-u', 'train.py', '--local_rank=4', ...] exits with return code = 1" (deepspeedai/DeepSpeed
-  // #5302); a negative code is the signal that ended it (-9 SIGKILL).
+  // #5302); a negative code is the signal that ended it (-9 SIGKILL). The command it prints is not
+  // the failed worker's: sigkill_handler logs `cmd`, the variable the spawn loop last assigned, so
+  // the last worker started (deepspeedai/DeepSpeed@32c6645218a3c7b6e7eb6247b3523e73f8b1e882
+  // deepspeed/launcher/launch.py: `for local_proc in range(0, num_local_procs)` builds `cmd` and
+  // spawns; the poll loop finds the process with `returncode != 0` and calls sigkill_handler, which
+  // logs f"{cmd} exits with return code = {last_return_code}"). Its --local_rank names no worker.
   if (Contains(line, "sigkill_handler") && Contains(line, "exits with return code = ")) {
     s->kind = K::kWorkerFailed;
     s->exit_code = IntAfter(line, "exits with return code = ");
-    s->local_rank = IntAfter(line, "--local_rank=");
     if (s->exit_code == -9) s->signal = "SIGKILL";
     if (s->exit_code == -6) s->signal = "SIGABRT";
     if (s->exit_code == -15) s->signal = "SIGTERM";

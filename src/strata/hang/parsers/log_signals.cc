@@ -82,6 +82,17 @@ std::vector<LogSignal> ScanLogSignals(std::string_view text, const std::string& 
       std::string_view head = line;
       if (auto r = RankPrefix(line)) head = line.substr(line.find("]:") + 2);
       s.host = std::string(head.substr(0, head.find(':')));
+    } else if (const size_t a = line.find("NCCL communicator was aborted on rank ");
+               a != std::string_view::npos) {
+      // c10d raises it in the process whose communicator was aborted, naming its own rank in the
+      // communicator: NCCLComm::getNcclComm's "NCCL communicator was aborted on rank ", rank_,
+      // ". ", then " Original reason for failure was: " and the watchdog's reason
+      // (pytorch/pytorch@37ee6bc70d614a05c23e73cd1248816398e50bd1
+      // torch/csrc/distributed/c10d/NCCLUtils.cpp). The rank is read even where the reason is cut.
+      const auto rank = LeadingInt(line.substr(a + 38));
+      if (!rank) return;
+      s.kind = LogSignalKind::kCommAborted;
+      s.value = *rank;
     } else if (const size_t f = line.find("File \""); f != std::string_view::npos &&
                                                       Contains(line, "\", line ") &&
                                                       Contains(line, ", in ")) {

@@ -20,15 +20,16 @@ enum class LogSignalKind {
   kIteration,  // Megatron " iteration   12/ 1000 |", HF "{'loss': ..., 'epoch': ...}" excluded
   kNcclInterface,   // "Bootstrap: Using eth0:10.0.0.1<0>", "NET/Socket : Using [0]docker0:..."
   kTracebackFrame,  // '  File "x.py", line 3, in step'
+  kCommAborted,     // "NCCL communicator was aborted on rank 2.": that rank's own communicator
 };
 
 struct LogSignal {
   LogSignalKind kind = LogSignalKind::kOom;
   std::optional<int64_t> global_rank;  // torchrun's "[rankN]:" prefix
   std::string host;                    // NCCL lines: "<host>:<pid>:<tid> [dev] NCCL INFO ..."
-  int64_t value = 0;                   // kIteration: the iteration number
-  std::string detail;                  // kNcclInterface: "eth0:10.0.0.1"; kTracebackFrame: function
-  std::string frame_file;              // kTracebackFrame: the file
+  int64_t value = 0;   // kIteration: the iteration number; kCommAborted: the communicator's rank
+  std::string detail;  // kNcclInterface: "eth0:10.0.0.1"; kTracebackFrame: function
+  std::string frame_file;  // kTracebackFrame: the file
   std::string file;
   int line = 0;      // 1-based
   std::string text;  // the line, trimmed, at most 300 characters
