@@ -38,22 +38,23 @@ TEST(RlRenderTest, SglangRolloutIsNamedAndItsPricingSaid) {
   EXPECT_EQ(vllm.find("SGLang"), std::string::npos);
 }
 
-// Under the dynamic batch --explain says how the largest micro batch is bounded (its memory) and
+// Under the dynamic batch --explain says how the largest micro batch is formed (its memory) and
 // the JSON gives it: the reference job at 16,384 tokens, 3 micro batches of 13,653 tokens a rank
-// whose largest is 40,960 / 3 + 2 / 3 x 10,240 = 20,480 (micro_batch_test). Before, neither
-// said that the memory is the largest micro batch's.
+// whose largest is verl's partition's largest part, 14,368.05 tokens (rl_step_test,
+// DynamicBatchPricesTheLargestMicroBatchsMemory). Before: "the largest up to 20,480", the
+// differencing method's spread bound.
 TEST(RlRenderTest, DynamicBatchSaysItsLargestMicroBatch) {
   const RlEvaluation e = Evaluate({"batch.max_tokens_per_gpu=16384"});
   const std::string text = RenderRlText(e, true);
   EXPECT_NE(text.find("3 micro batches of 13,653 tokens (8 samples x 5,120 tokens in "
-                      "16,384-token budgets), the largest up to 20,480"),
+                      "16,384-token budgets), the largest 14,368"),
             std::string::npos)
       << text;
-  EXPECT_NE(text.find("leaves the largest at most tokens / k + (k - 1) / k x the longest sample "
-                      "(10,240 tokens)"),
+  EXPECT_NE(text.find("over the rank's samples at the 1,024-token mean prompt + the "
+                      "capped_exponential responses' quantiles at (i + 0.5) / n"),
             std::string::npos)
       << text;
-  EXPECT_NE(RenderRlJson(e).find("\"largest_micro_batch_tokens\": 20480"), std::string::npos)
+  EXPECT_NE(RenderRlJson(e).find("\"largest_micro_batch_tokens\": 14368.05"), std::string::npos)
       << RenderRlJson(e);
 }
 

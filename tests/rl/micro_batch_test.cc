@@ -7,6 +7,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <vector>
+
 namespace strata {
 namespace {
 
@@ -63,47 +66,75 @@ TEST(MicroBatchTest, Describes) {
   EXPECT_EQ(DescribePacked(PackMicroBatches(64, 8192, 24000, 1)),
             "22 micro batches of 23,831 tokens (64 samples x 8,192 tokens in 24,000-token "
             "budgets)");
-  EXPECT_EQ(DescribePacked(PackMicroBatches(8, 5120, 16384, 1, 1, 10240)),
+  // 8 samples of 5,120 tokens in 3 parts: 3 + 3 + 2 samples, the largest 15,360.
+  EXPECT_EQ(DescribePacked(PackMicroBatches(8, 5120, 16384, 1, 1, std::vector<double>(8, 5120))),
             "3 micro batches of 13,653 tokens (8 samples x 5,120 tokens in 16,384-token "
-            "budgets), the largest up to 20,480");
+            "budgets), the largest 15,360");
 }
 
-// The largest micro batch verl's partition can leave (it sets the pass's memory peak), worked
-// from the Karmarkar-Karp spread bound: largest <= tokens / k + (k - 1) / k x the longest
-// sample, at most all the rank's tokens and (samples - k + 1) longest samples (every other part
-// holds one); with every sample at the cap, ceil(samples / k) samples. Before: every micro
-// batch was priced at the balanced share, tokens / k.
-TEST(MicroBatchTest, LargestMicroBatchIsUpToOneSampleAboveTheShare) {
-  struct LargestCase {
+// verl's partition of a rank's samples (volcengine/verl@
+// b178a3cd56f58b2d502255daba591e92833930a7:verl/utils/seqlen_balancing.py, karmarkar_karp over
+// calculate_workload's 24,576 L + L^2), traced by hand. Each state is k part sums, heaviest
+// first; the heap pops the largest spread (heaviest - lightest part) first, and a merge adds
+// the first popped state's i-th heaviest part to the second's (k - 1 - i)-th.
+TEST(MicroBatchTest, PartitionIsVerlsDifferencingOfTheWorkloads) {
+  struct PartitionCase {
     const char* name;
-    double samples, mean, longest;
-    int64_t budget;
-    int64_t micro_batches;
-    double largest;
+    std::vector<double> samples;
+    int64_t parts;
+    std::vector<double> tokens;  // each part's, heaviest workload first
   };
-  const LargestCase kCases[] = {
-      // The reference RL job's update at 16,384 tokens: 8 samples x 5,120 (cap 10,240) in 3:
-      // 40,960 / 3 + 2 / 3 x 10,240 = 13,653.33 + 6,826.67 = 20,480.
-      {"reference_update", 8, 5120, 10240, 16384, 3, 20480},
-      // Its log-prob passes: 32 x 5,120 = 163,840 in 10: 16,384 + 0.9 x 10,240 = 25,600.
-      {"reference_log_prob", 32, 5120, 10240, 16384, 10, 25600},
-      // One micro batch holds everything: 4 x 100 = 400 (no spread to add).
-      {"one_micro_batch", 4, 100, 300, 1000, 1, 400},
-      // Others hold one sample each: 3 samples of mean 1,000, cap 1,500, budget 1,500 ->
-      // k = 2; the spread bound 1,500 + 750 = 2,250 against (3 - 2 + 1) x 1,500 = 3,000 and
-      // all 3,000 tokens: 2,250.
-      {"spread_bound", 3, 1000, 1500, 1500, 2, 2250},
-      // Every sample at the cap (means taken at the caps, as an import without a log does):
-      // 64 x 8,192 in 22 parts of whole samples: ceil(64 / 22) = 3 x 8,192 = 24,576.
-      {"all_at_the_cap", 64, 8192, 8192, 24000, 22, 24576},
-      // A budget of one capped sample: one sample a micro batch, 10,240.
-      {"one_sample_budget", 256, 10240, 10240, 10240, 256, 10240},
+  const PartitionCase kCases[] = {
+      // 1,000 ... 6,000 tokens in 3 (w = 24,576 L + L^2: 25.576M, 53.152M, 82.728M, 114.304M,
+      // 147.88M, 183.456M). Pop 6,000 and 5,000: (6,000 | 5,000 | -), spread 183.456M; pop it
+      // and 4,000: (6,000 | 5,000 | 4,000), spread 69.152M; pop 3,000 (82.728M) and it:
+      // (3,000 + 4,000 | 6,000 | 5,000) = (197.032M | 183.456M | 147.88M), spread 49.152M;
+      // pop 2,000 (53.152M) and it: (2,000 + 5,000 | 3,000 + 4,000 | 6,000) = (201.032M |
+      // 197.032M | 183.456M), spread 17.576M; pop 1,000 (25.576M) and it: (1,000 + 6,000 |
+      // 2,000 + 5,000 | 3,000 + 4,000) = (209.032M | 201.032M | 197.032M): 7,000 tokens each.
+      // The spread bound it replaces: 7,000 + 2 / 3 x 6,000 = 11,000.
+      {"six_samples_in_three", {1000, 2000, 3000, 4000, 5000, 6000}, 3, {7000, 7000, 7000}},
+      // One 6,000-token sample (183.456M) and seven of 1,000 (25.576M each) in 2: the long
+      // sample's state pops first each time (spread 183.456M - j x 25.576M above 25.576M for
+      // j <= 6) and each short sample joins the other part, 7 x 25.576M = 179.032M: the short
+      // part is the lighter workload but the larger micro batch, 7,000 tokens against 6,000.
+      {"workload_not_tokens", {6000, 1000, 1000, 1000, 1000, 1000, 1000, 1000}, 2, {6000, 7000}},
+      // Equal samples: whole samples, ceil(64 / 22) = 3 x 8,192 = 24,576 the largest.
+      {"equal_samples", std::vector<double>(64, 8192), 22, {}},
+      // One part holds everything; more parts than samples are clamped to the samples.
+      {"one_part", {100, 200, 300}, 1, {600}},
+      {"clamped", {100, 200}, 5, {200, 100}},
   };
-  for (const LargestCase& c : kCases) {
-    const PackedMicroBatches p = PackMicroBatches(c.samples, c.mean, c.budget, 1, 1, c.longest);
-    EXPECT_EQ(p.micro_batches, c.micro_batches) << c.name;
-    EXPECT_NEAR(p.largest_micro_batch_tokens, c.largest, 1e-6) << c.name;
+  for (const PartitionCase& c : kCases) {
+    const std::vector<double> got = PartitionTokens(c.samples, c.parts);
+    if (c.tokens.empty()) {
+      ASSERT_EQ(got.size(), 22u) << c.name;
+      EXPECT_NEAR(*std::ranges::max_element(got), 24576, 1e-9) << c.name;
+      continue;
+    }
+    ASSERT_EQ(got.size(), c.tokens.size()) << c.name;
+    for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], c.tokens[i], 1e-9) << c.name;
   }
+}
+
+// The memory's micro batch is the largest part of that partition, at least the balanced share.
+// Before, it was the differencing method's spread bound, tokens / k + (k - 1) / k x the longest
+// sample: 20,480 for the first case, 11,000 for the second.
+TEST(MicroBatchTest, LargestMicroBatchIsTheLargestPartVerlForms) {
+  // 8 samples of 5,120 (the reference RL job's mean, every sample at it) at 16,384 tokens:
+  // k = ceil(40,960 / 16,384) = 3, share 13,653.33; parts of 3, 3 and 2 samples: 15,360.
+  const PackedMicroBatches fixed =
+      PackMicroBatches(8, 5120, 16384, 1, 1, std::vector<double>(8, 5120));
+  EXPECT_EQ(fixed.micro_batches, 3);
+  EXPECT_NEAR(fixed.largest_micro_batch_tokens, 15360, 1e-9);
+  // The six samples above at an 8,000-token budget: k = ceil(21,000 / 8,000) = 3, 7,000 each,
+  // the share.
+  const PackedMicroBatches six =
+      PackMicroBatches(6, 3500, 8000, 1, 1, {1000, 2000, 3000, 4000, 5000, 6000});
+  EXPECT_EQ(six.micro_batches, 3);
+  EXPECT_NEAR(six.largest_micro_batch_tokens, 7000, 1e-9);
+  // No samples given: the balanced share.
+  EXPECT_NEAR(PackMicroBatches(8, 5120, 16384, 1).largest_micro_batch_tokens, 40960.0 / 3, 1e-9);
 }
 
 }  // namespace

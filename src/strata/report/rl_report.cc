@@ -384,14 +384,17 @@ std::string ExplainText(const RlEvaluation& e) {
     out += fmt::format(
         "  dynamic batch: k = min(samples, ceil(samples x mean tokens / budget)) micro batches a "
         "rank (verl/utils/seqlen_balancing.py:387); its time is k balanced micro batches of "
-        "the rank's tokens / k, its memory the largest one verl's partition can form: "
-        "Karmarkar-Karp's differencing into k non-empty parts (get_seqlen_balanced_partitions) "
-        "leaves the largest at most tokens / k + (k - 1) / k x the longest sample ({} tokens), "
-        "at most all the rank's tokens and (samples - k + 1) longest samples; with every "
-        "sample at the cap, ceil(samples / k) samples (volcengine/verl@"
-        "b178a3cd56f58b2d502255daba591e92833930a7; verl balances 24,576 L + L^2 per sample, the "
-        "bound is taken in tokens)\n",
-        GroupDigits(e.spec.lengths.prompt_max + e.spec.lengths.response_max));
+        "the rank's tokens / k, its memory the largest one verl's partition forms: "
+        "Karmarkar-Karp's differencing of each sample's workload 24,576 L + L^2 "
+        "(calculate_workload) into k non-empty parts (get_seqlen_balanced_partitions), over the "
+        "rank's samples {} (volcengine/verl@b178a3cd56f58b2d502255daba591e92833930a7)\n",
+        e.spec.remove_padding
+            ? fmt::format("at the {}-token mean prompt + the {} responses' quantiles at (i + "
+                          "0.5) / n",
+                          GroupDigits(e.spec.lengths.prompt_mean),
+                          ResponseShapeName(e.spec.lengths.Responses().shape))
+            : fmt::format("each padded to prompt_max + response_max = {} tokens",
+                          GroupDigits(e.spec.lengths.prompt_max + e.spec.lengths.response_max)));
   }
   out += fmt::format(
       "  KV per token per GPU = sum over attention layers of 2 x max(1, ceil(kv_heads / TP)) x "

@@ -4,14 +4,98 @@
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "strata/core/strings.h"
 
 namespace strata {
+namespace {
+
+// verl's estimate of a sample's compute, 24,576 L + L^2 (volcengine/verl@
+// b178a3cd56f58b2d502255daba591e92833930a7:verl/utils/seqlen_balancing.py:27-46,
+// calculate_workload): what its partition balances.
+double Workload(double tokens) { return 24576.0 * tokens + tokens * tokens; }
+
+struct Part {
+  double workload = 0;
+  double tokens = 0;
+};
+
+// One state of the differencing: its non-empty parts, heaviest first (the rest of the k are
+// empty), and when it was made (ties pop in that order).
+struct State {
+  std::vector<Part> parts;
+  int64_t made = 0;
+};
+
+}  // namespace
+
+std::vector<double> PartitionTokens(const std::vector<double>& sample_tokens, int64_t parts) {
+  const auto n = static_cast<int64_t>(sample_tokens.size());
+  if (n == 0) return {};
+  const int64_t k = std::clamp<int64_t>(parts, 1, n);
+  auto spread = [k](const State& s) {
+    const bool full = static_cast<int64_t>(s.parts.size()) == k;
+    return s.parts.front().workload - (full ? s.parts.back().workload : 0.0);
+  };
+  // seqlen_balancing.py karmarkar_karp: a heap that pops the largest spread first, then the
+  // state whose heaviest part is heavier. std::push_heap keeps the greatest on top, so `below`
+  // says whether a pops after b.
+  auto below = [&](const State& a, const State& b) {
+    const double sa = spread(a), sb = spread(b);
+    if (sa != sb) return sa < sb;
+    const double ha = a.parts.front().workload, hb = b.parts.front().workload;
+    if (ha != hb) return ha < hb;
+    return a.made > b.made;
+  };
+  std::vector<double> sorted = sample_tokens;
+  std::ranges::sort(sorted);
+  std::vector<State> heap;
+  heap.reserve(static_cast<size_t>(n));
+  int64_t made = 0;
+  for (const double tokens : sorted) {
+    heap.push_back({{{Workload(tokens), tokens}}, made++});
+    std::ranges::push_heap(heap, below);
+  }
+  auto pop = [&] {
+    std::ranges::pop_heap(heap, below);
+    State s = std::move(heap.back());
+    heap.pop_back();
+    return s;
+  };
+  while (heap.size() > 1) {
+    const State a = pop();
+    const State b = pop();
+    // Part i of the merge is a's i-th heaviest with b's (k - 1 - i)-th: heaviest with lightest.
+    // Only the indices where either has a part are visited: [0, |a|) and [k - |b|, k).
+    const auto na = static_cast<int64_t>(a.parts.size());
+    const auto nb = static_cast<int64_t>(b.parts.size());
+    State merged;
+    merged.made = made++;
+    auto add = [&](int64_t i) {
+      Part part = i < na ? a.parts[static_cast<size_t>(i)] : Part{};
+      const int64_t j = k - 1 - i;
+      if (j < nb) {
+        part.workload += b.parts[static_cast<size_t>(j)].workload;
+        part.tokens += b.parts[static_cast<size_t>(j)].tokens;
+      }
+      merged.parts.push_back(part);
+    };
+    for (int64_t i = 0; i < na; ++i) add(i);
+    for (int64_t i = std::max(na, k - nb); i < k; ++i) add(i);
+    std::ranges::stable_sort(merged.parts,
+                             [](const Part& x, const Part& y) { return x.workload > y.workload; });
+    heap.push_back(std::move(merged));
+    std::ranges::push_heap(heap, below);
+  }
+  std::vector<double> out;
+  for (const Part& part : heap.front().parts) out.push_back(part.tokens);
+  return out;
+}
 
 PackedMicroBatches PackMicroBatches(double samples_per_rank, double mean_sample_tokens,
                                     int64_t max_tokens_per_gpu, int64_t cp, int64_t divided_by,
-                                    double longest_sample_tokens) {
+                                    const std::vector<double>& sample_tokens) {
   PackedMicroBatches p;
   p.samples_per_rank = samples_per_rank;
   p.mean_sample_tokens = mean_sample_tokens;
@@ -27,23 +111,10 @@ PackedMicroBatches PackMicroBatches(double samples_per_rank, double mean_sample_
   const int64_t group = std::max<int64_t>(1, divided_by);
   p.micro_batches = (p.micro_batches + group - 1) / group * group;
   p.tokens_per_micro_batch = tokens / static_cast<double>(p.micro_batches);
-  // Karmarkar-Karp's k-way differencing merges two k-tuples of part sums largest with smallest,
-  // so a merged tuple's spread is at most the larger of the two spreads, and a single item's
-  // tuple spreads by that item: the largest part is at most the mean part + (k - 1) / k x the
-  // largest item (seqlen_balancing.py karmarkar_karp, equal_size=False). verl balances a
-  // workload, 24,576 L + L^2 per sample (calculate_workload); strata takes the bound in tokens,
-  // the linear term's, as the RL job has a mean and a cap and no distribution.
+  // The memory's micro batch: the largest part verl's partition forms of the rank's samples.
   p.largest_micro_batch_tokens = p.tokens_per_micro_batch;
-  if (longest_sample_tokens > 0 && mean_sample_tokens >= longest_sample_tokens) {
-    // Every sample at the cap: the parts are whole samples, ceil(samples / k) the largest.
-    const int64_t most = (samples + p.micro_batches - 1) / p.micro_batches;
-    p.largest_micro_batch_tokens = std::min(tokens, static_cast<double>(most) * mean_sample_tokens);
-  } else if (longest_sample_tokens > 0) {
-    const auto k = static_cast<double>(p.micro_batches);
-    const double spread = p.tokens_per_micro_batch + (k - 1) / k * longest_sample_tokens;
-    const double others_hold_one = (static_cast<double>(samples) - k + 1) * longest_sample_tokens;
-    p.largest_micro_batch_tokens =
-        std::max(p.tokens_per_micro_batch, std::min({tokens, spread, others_hold_one}));
+  for (const double part : PartitionTokens(sample_tokens, p.micro_batches)) {
+    p.largest_micro_batch_tokens = std::max(p.largest_micro_batch_tokens, part);
   }
   return p;
 }
@@ -56,9 +127,9 @@ std::string DescribePacked(const PackedMicroBatches& p) {
       GroupDigits(std::round(p.tokens_per_micro_batch)), GroupDigits(p.samples_per_rank),
       p.samples_per_rank == 1 ? "" : "s", GroupDigits(p.mean_sample_tokens),
       GroupDigits(static_cast<double>(p.budget_tokens)),
-      larger ? fmt::format(", the largest up to {}",
-                           GroupDigits(std::round(p.largest_micro_batch_tokens)))
-             : "");
+      larger
+          ? fmt::format(", the largest {}", GroupDigits(std::round(p.largest_micro_batch_tokens)))
+          : "");
 }
 
 }  // namespace strata

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace strata {
 
@@ -20,28 +21,31 @@ struct PackedMicroBatches {
   int64_t budget_tokens = 0;          // max_token_len_per_gpu x CP (one micro batch, all CP ranks)
   int64_t micro_batches = 0;          // per DP rank
   double tokens_per_micro_batch = 0;  // the balanced micro batch: all the rank's tokens / count
-  /// The largest micro batch verl's partition can leave: it sets the pass's memory peak, while
-  /// the time follows the rank's tokens (micro_batches x tokens_per_micro_batch).
+  /// The largest micro batch verl's partition forms of the rank's samples: it sets the pass's
+  /// memory peak, while the time follows the rank's tokens (micro_batches x
+  /// tokens_per_micro_batch).
   double largest_micro_batch_tokens = 0;
 };
 
 /// verl's count: ceil(samples x mean / budget), at most one micro batch per sample, rounded up
 /// to a multiple of `divided_by` (the megatron actor under interleaved pipelining passes
-/// microbatch_group_size_per_vp_stage, megatron_actor.py:437-442). The partition
-/// (get_seqlen_balanced_partitions: Karmarkar-Karp into `count` non-empty parts) balances them
-/// around the rank's tokens / count, and the largest part is at most
-///   min(all the rank's tokens, tokens / count + (count - 1) / count x longest sample,
-///       (samples - count + 1) x longest sample)
-/// (the differencing method's spread, largest - smallest part, is at most the largest item;
-/// every other part holds at least one sample); with every sample at the cap (mean = longest),
-/// ceil(samples / count) samples. `longest_sample_tokens` is prompt_max + response_max; 0 takes
-/// the balanced part as the largest.
+/// microbatch_group_size_per_vp_stage, megatron_actor.py:437-442). The largest micro batch is
+/// the largest part PartitionTokens forms of `sample_tokens` (the rank's samples, prompt +
+/// response each), at least the balanced share; empty `sample_tokens` takes the balanced part as
+/// the largest.
 PackedMicroBatches PackMicroBatches(double samples_per_rank, double mean_sample_tokens,
                                     int64_t max_tokens_per_gpu, int64_t cp, int64_t divided_by = 1,
-                                    double longest_sample_tokens = 0);
+                                    const std::vector<double>& sample_tokens = {});
+
+/// verl's partition of one rank's samples into `parts` micro batches, as
+/// rearrange_micro_batches calls get_seqlen_balanced_partitions (equal_size=False): the
+/// Karmarkar-Karp largest differencing method over each sample's workload 24,576 L + L^2
+/// (calculate_workload), every part non-empty. Returns each part's tokens (the sum of its
+/// samples' L), the heaviest workload first. `parts` is clamped to [1, samples].
+std::vector<double> PartitionTokens(const std::vector<double>& sample_tokens, int64_t parts);
 
 /// "22 micro batches of 23,831 tokens (64 samples x 8,192 tokens in 24,000-token budgets), the
-/// largest up to 31,823".
+/// largest 24,576".
 std::string DescribePacked(const PackedMicroBatches& p);
 
 }  // namespace strata

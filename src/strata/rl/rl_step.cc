@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <string_view>
+#include <vector>
 
 #include "strata/comm/collective_cost.h"
 #include "strata/core/strings.h"
@@ -17,6 +18,7 @@
 #include "strata/memory/sharding.h"
 #include "strata/model/flops.h"
 #include "strata/model/param_count.h"
+#include "strata/rl/response_lengths.h"
 #include "strata/sim/step_constants.h"
 #include "strata/sim/step_job.h"
 
@@ -209,6 +211,15 @@ Result<ActorTimes> EvaluateActor(const Workspace& workspace, const RlSpec& spec,
   const ParallelLayout& l = fixed->layout();
   const double longest = spec.lengths.prompt_max + spec.lengths.response_max;
   const double mean = spec.TrainerRowTokens();
+  // The samples one rank packs, as generation has them (the response distribution's quantiles
+  // at (i + 0.5) / n after the mean prompt); without remove_padding each at its caps.
+  auto sample_tokens = [&](double samples_per_rank) {
+    const auto n = static_cast<int64_t>(std::ceil(samples_per_rank));
+    if (!spec.remove_padding) return std::vector<double>(static_cast<size_t>(n), longest);
+    std::vector<double> out = QuantileLengths(spec.lengths.Responses(), n);
+    for (double& tokens : out) tokens += spec.lengths.prompt_mean;
+    return out;
+  };
   const double per_rank_mini =
       static_cast<double>(spec.samples()) / mini / static_cast<double>(l.dp);
   const double per_rank_all = static_cast<double>(spec.samples()) / static_cast<double>(l.dp);
@@ -244,7 +255,8 @@ Result<ActorTimes> EvaluateActor(const Workspace& workspace, const RlSpec& spec,
     // Interleaved pipelining: megatron-core's microbatch_group_size_per_vp_stage defaults to
     // the pipeline size (megatron/core/transformer/transformer_config.py, __post_init__).
     const PackedMicroBatches packed =
-        PackMicroBatches(samples_per_rank, mean, budget, l.cp, l.vpp > 1 ? l.pp : 1, longest);
+        PackMicroBatches(samples_per_rank, mean, budget, l.cp, l.vpp > 1 ? l.pp : 1,
+                         sample_tokens(samples_per_rank));
     // verl asserts num_micro_batches <= len(seq_len_effective) after rounding the count up to
     // the pipeline's group (volcengine/verl@b178a3cd56f58b2d502255daba591e92833930a7:verl/utils/
     // seqlen_balancing.py, rearrange_micro_batches).
