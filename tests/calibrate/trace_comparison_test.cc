@@ -302,21 +302,28 @@ TEST(TraceComparison, DeepSeekV3TraceAndCalibrationCarriesThroughThePhysics) {
       AnyContains(applied->not_carried, "dense GEMM and grouped/expert GEMM, each its own"));
   EXPECT_TRUE(AnyContains(applied->applied, "measured/predicted all GEMM = "));
   EXPECT_TRUE(applied->warnings.empty());
-  // The same job re-evaluated with the scaled efficiencies: expert GEMMs move by the all-GEMM
-  // ratio (the grouped factor makes up for a capped GEMM efficiency), attention by its own, so
+  // The same job re-evaluated with the scaled efficiencies. The all-GEMM ratio 0.8166 asks for a
+  // large-shape GEMM efficiency of 0.878 / 0.8166 = 1.075 (H800's 0.878, data/
+  // kernel_efficiency.yaml): the GEMM efficiency stops at 1, and so does the expert GEMMs'
+  // (GEMM efficiency x grouped factor: 1.000 x 1.000, where the factor would have been 1.075 and
+  // the expert GEMMs priced at 1.075 of the peak). Expert GEMMs move by 0.878 / 1.000 = 0.878,
+  // the rest of the measured speed-up is said not carried; attention by its own ratio, so
   // attention predicts what was measured (balanced routing: no skew row).
+  constexpr double kCappedGemmMove = 0.878;
+  EXPECT_TRUE(AnyContains(applied->applied, "grouped-GEMM factor: 1.000 -> 1.000"));
+  EXPECT_TRUE(AnyContains(applied->not_carried, "all GEMM beyond a large-shape efficiency of 1"));
   const Evaluation calibrated = Evaluate(w);
   auto again = CompareWithJob(report, calibrated);
   ASSERT_TRUE(again.ok());
-  EXPECT_NEAR((*again)[CompareRow::kExpertGemm].predicted_s / before[1].predicted_s, all_ratio,
-              1e-9);
+  EXPECT_NEAR((*again)[CompareRow::kExpertGemm].predicted_s / before[1].predicted_s,
+              kCappedGemmMove, 1e-9);
   EXPECT_NEAR((*again)[CompareRow::kAttention].predicted_s, (*c)[CompareRow::kAttention].measured_s,
               1e-9);
   // Another layout (EP 32) keeps the shape rules: its expert GEMMs move by the same ratio.
   const Workspace plain = LoadWorkspace();
   const double ep32_before = PredictedRows(Evaluate(plain, {"parallel.ep=32"}))[1].predicted_s;
   const double ep32_after = PredictedRows(Evaluate(w, {"parallel.ep=32"}))[1].predicted_s;
-  EXPECT_NEAR(ep32_after / ep32_before, all_ratio, 1e-9);
+  EXPECT_NEAR(ep32_after / ep32_before, kCappedGemmMove, 1e-9);
   EXPECT_NEAR(attention_ratio,
               (*c)[CompareRow::kAttention].measured_s / (*c)[CompareRow::kAttention].predicted_s,
               1e-12);
@@ -426,6 +433,41 @@ TEST(Calibration, ExpertGemmsMoveByTheirOwnRatioWhenTheDenseEfficiencyIsCapped) 
   const auto before = PredictedRows(e);
   const auto after = PredictedRows(Evaluate(w));
   EXPECT_NEAR(after[1].predicted_s / before[1].predicted_s, 1.25, 1e-9);  // expert GEMM row
+}
+
+// A calibrated efficiency above 1 is a wrong number: a GEMM cannot beat the peak. H800
+// (data/kernel_efficiency.yaml): gemm_large 0.878, grouped-GEMM factor 1.000. Dense ratio 0.60
+// caps the GEMM efficiency at 1.000 (0.878 / 0.60 = 1.463); expert ratio 0.80 asks for a factor
+// of 1.000 x (0.878 / 1.000) / 0.80 = 1.0975, an expert large-shape efficiency of
+// 1.000 x 1.0975 = 1.0975 > 1: the factor stops at 1 / 1.000 = 1.000 and the expert GEMMs move
+// by 0.878 x 1.000 / (1.000 x 1.000) = 0.878, not 0.80. Before, the factor was 1.0975.
+TEST(Calibration, NoCalibratedGemmEfficiencyExceedsOne) {
+  const Workspace plain = LoadWorkspace();
+  const Evaluation e = Evaluate(plain);
+  Calibration cal;
+  cal.model = e.job.model.name;
+  cal.gpu = e.job.gpu().name;
+  cal.ep = e.job.spec.layout.ep;
+  for (const auto& [key, ratio] : {std::pair{"dense_gemm", 0.60}, std::pair{"expert_gemm", 0.80}}) {
+    CalibratedRate r;
+    r.key = key;
+    r.ratio = ratio;
+    cal.rates.push_back(r);
+  }
+  Workspace w = LoadWorkspace();
+  auto applied = ApplyCalibration(cal, "cal.json", e.job, w);
+  ASSERT_TRUE(applied.ok()) << applied.error().Format();
+  EXPECT_TRUE(AnyContains(applied->applied, "grouped-GEMM factor: 1.000 -> 1.000"));
+  EXPECT_TRUE(AnyContains(applied->applied, "capped at 1.000: the expert GEMMs' large-shape"));
+  EXPECT_TRUE(AnyContains(applied->not_carried,
+                          "grouped/expert GEMM beyond a large-shape efficiency of 1: the measured "
+                          "ratio 0.80 asks for an expert GEMM efficiency of 1.000 x 1.09"));
+  const KernelEfficiency k = w.efficiency.For("H800");
+  EXPECT_LE(k.gemm_large, 1.0);
+  EXPECT_LE(k.gemm_large * k.grouped_gemm_factor, 1.0 + 1e-12);
+  const auto before = PredictedRows(e);
+  const auto after = PredictedRows(Evaluate(w));
+  EXPECT_NEAR(after[1].predicted_s / before[1].predicted_s, 0.878, 1e-9);  // expert GEMM row
 }
 
 // torch.profiler's step() opens ProfilerStep#k+1 right before the profiler stops, so a short
