@@ -394,13 +394,30 @@ Result<AppliedCalibration> ApplyCalibration(const Calibration& c, const std::str
     // the dense scaling above applied - the applied one, gemm_large before / after, which is less
     // than the dense ratio when the efficiency was capped at 1 - and then moves by the expert
     // ratio: expert GEMMs move by their own ratio whatever the dense one did.
+    // Expert GEMMs run at gemm_large x this factor of the peak on large shapes: like the GEMM
+    // efficiency, that product cannot exceed 1, so the factor stops at 1 / gemm_large and the
+    // rest of the measured speed-up is not carried (the model's shape factors are what is too
+    // low for these shapes, not a large-shape rate above the peak).
     const double before = e.grouped_gemm_factor;
     const double dense_applied = gemm_large_before / e.gemm_large;
-    e.grouped_gemm_factor = before * dense_applied / *expert;
-    a.applied.push_back(
-        fmt::format("grouped-GEMM factor: {:.3f} -> {:.3f} (measured/predicted {} = {:.2f}; "
-                    "includes the routing skew measured at EP {})",
-                    before, e.grouped_gemm_factor, expert_what, *expert, c.ep));
+    const double wanted = before * dense_applied / *expert;
+    const double most = 1.0 / e.gemm_large;
+    e.grouped_gemm_factor = std::min(wanted, most);
+    a.applied.push_back(fmt::format(
+        "grouped-GEMM factor: {:.3f} -> {:.3f} (measured/predicted {} = {:.2f}; includes the "
+        "routing skew measured at EP {}){}",
+        before, e.grouped_gemm_factor, expert_what, *expert, c.ep,
+        wanted > most ? fmt::format(", capped at {:.3f}: the expert GEMMs' large-shape "
+                                    "efficiency (GEMM efficiency {:.3f} x factor) at most 1",
+                                    most, e.gemm_large)
+                      : ""));
+    if (wanted > most) {
+      a.not_carried.push_back(fmt::format(
+          "{} beyond a large-shape efficiency of 1: the measured ratio {:.2f} asks for an expert "
+          "GEMM efficiency of {:.3f} x {:.3f} = {:.3f} of the peak on large shapes; the model's "
+          "shape factors, not that rate, are too low for the traced shapes",
+          expert_what, *expert, e.gemm_large, wanted, e.gemm_large * wanted));
+    }
   }
   if (const std::optional<double> att = ratio_of("attention")) {
     scale(e.attention_forward, *att, "attention forward efficiency", "attention");

@@ -241,7 +241,9 @@ SlowestRank FindSlowest(const profile::ProfileReport& report, const std::vector<
     if (means[i].span_s > means[longest].span_s) longest = i;
     if (means[i].span_s < means[shortest].span_s) shortest = i;
   }
-  const profile::StragglerPick pick = profile::PickStraggler(list);
+  const profile::StragglerPick pick =
+      profile::PickStraggler(list, profile::StepSwings(report.ranks));
+  s.margin = pick.margin;
   const size_t slow = pick.straggler, ref = pick.reference;
   s.index = slow;
   s.rank = report.ranks[slow].rank;
@@ -365,7 +367,8 @@ Result<TraceComparison> CompareWithJob(const profile::ProfileReport& report, con
   for (const UnmappedClass& u : UnmappedClasses()) {
     c.unmapped_s.emplace_back(u.component, measured.of(u.component));
   }
-  c.measured_step_s = measured.span_s;
+  c.measured_step_index = c.slowest.longest_index;
+  c.measured_step_s = c.slowest.longest_span_s;
   c.predicted_step_s = e.step->step.s();
   c.step_ratio = Ratio(c.measured_step_s, c.predicted_step_s);
 
@@ -502,20 +505,6 @@ Result<TraceComparison> CompareWithJob(const profile::ProfileReport& report, con
         "model's terms likely hold different work (kernels the rules put in another class); a "
         "calibration does not carry this ratio",
         m.label, row.measured_s, *row.ratio, row.predicted_s, m.label));
-  }
-  const SlowestRank& slow = c.slowest;
-  if (slow.longest_index != slow.index && slow.longest_span_s > 1.1 * slow.span_s) {
-    // The straggler's span misses what delayed it before its first kernel; the rank that began
-    // first and waited for it spans the whole step.
-    auto name = [&](size_t i) {
-      const profile::RankProfile& r = report.ranks[i];
-      return r.rank ? fmt::format("rank {}", *r.rank) : r.file;
-    };
-    c.warnings.push_back(fmt::format(
-        "the measured step is the straggler's ({}, {:.6f} s per step), but {}'s spans {:.6f} s: "
-        "the straggler's GPU work began late and its own span does not hold that delay; the job's "
-        "step lasts at least the longest span",
-        name(slow.index), slow.span_s, name(slow.longest_index), slow.longest_span_s));
   }
   if (c.steps_measured == 0) {
     c.warnings.push_back(

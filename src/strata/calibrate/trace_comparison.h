@@ -83,6 +83,9 @@ struct SlowestRank {
   double fastest_span_s = 0;  // the shortest mean span of any rank
   double longest_span_s = 0;  // the longest, which the straggler's need not be
   size_t longest_index = 0;
+  // Its lead over the next rank against the step-to-step swing of the same ranks: it is named
+  // the slowest rank only when margin.clear (else the cause below is the candidate's).
+  profile::StragglerMargin margin;
   // "routing skew", "compute", "host-bound", "late start", "" (one rank, or equal ranks)
   std::string cause;
   std::string explanation;
@@ -104,8 +107,13 @@ struct TraceComparison {
   double dense_or_expert_gemm_s = 0;        // the slowest rank's mean step
   /// Files whose trace ends early (RankProfile::cut): their steps may miss events past the cut.
   std::vector<std::string> cut_files;
-  bool slowest_cut = false;    // the slowest rank's own trace is cut
-  double measured_step_s = 0;  // the slowest rank's (the straggler's) mean step span
+  bool slowest_cut = false;  // the slowest rank's own trace is cut
+  // The measured step: the longest mean span of any rank (measured_step_index). In a synchronous
+  // step every rank waits for the others at the collectives and they leave the last one together,
+  // so the rank that began first spans the whole step and the straggler's span lacks its own late
+  // start: the job's step lasts at least the longest span.
+  double measured_step_s = 0;
+  size_t measured_step_index = 0;  // into ProfileReport::ranks
   double predicted_step_s = 0;
   std::optional<double> step_ratio;
   size_t steps_measured = 0;            // the slowest rank's ProfilerStep#N (0: the whole trace)

@@ -149,38 +149,98 @@ std::vector<std::string> JobWarnings(const std::vector<RankProfile>& ranks) {
   return warnings;
 }
 
-StragglerPick PickStraggler(const std::vector<std::pair<size_t, const Figures*>>& figures) {
-  auto wait = [](const Figures& f) { return f.nccl_exposed_ns + f.comm_other_exposed_ns; };
+namespace {
+
+int64_t Wait(const Figures& f) { return f.nccl_exposed_ns + f.comm_other_exposed_ns; }
+
+// The steps two or more ranks recorded with GPU work in them (a step without GPU work - the one
+// torch.profiler opens as it stops - is not compared): (rank index, figures) by step number.
+std::map<int64_t, std::vector<std::pair<size_t, const Figures*>>> ComparedSteps(
+    const std::vector<RankProfile>& ranks) {
+  std::map<int64_t, std::vector<std::pair<size_t, const Figures*>>> by_step;
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    for (const StepProfile& s : ranks[i].steps) {
+      if (s.figures.gpu_events > 0) by_step[s.step].emplace_back(i, &s.figures);
+    }
+  }
+  std::erase_if(by_step, [](const auto& entry) { return entry.second.size() < 2; });
+  return by_step;
+}
+
+}  // namespace
+
+std::vector<StepSwing> StepSwings(const std::vector<RankProfile>& ranks) {
+  struct Range {
+    int64_t low = 0, high = 0;
+    void Add(int64_t v, bool first) {
+      low = first ? v : std::min(low, v);
+      high = first ? v : std::max(high, v);
+    }
+  };
+  std::vector<Range> wait(ranks.size()), span(ranks.size());
+  std::vector<StepSwing> swings(ranks.size());
+  for (const auto& [step, list] : ComparedSteps(ranks)) {
+    for (const auto& [index, f] : list) {
+      const bool first = swings[index].steps == 0;
+      wait[index].Add(Wait(*f), first);
+      span[index].Add(f->span_ns, first);
+      ++swings[index].steps;
+    }
+  }
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    if (swings[i].steps < 2) continue;
+    swings[i].wait_ns = wait[i].high - wait[i].low;
+    swings[i].span_ns = span[i].high - span[i].low;
+  }
+  return swings;
+}
+
+StragglerPick PickStraggler(const std::vector<std::pair<size_t, const Figures*>>& figures,
+                            const std::vector<StepSwing>& swings) {
+  StragglerPick p;
+  if (figures.empty()) return p;
+  auto wait = [](const Figures& f) { return Wait(f); };
+  auto span = [](const Figures& f) { return f.span_ns; };
   auto by = [](auto key) {
     return [key](const auto& a, const auto& b) { return key(*a.second) < key(*b.second); };
   };
-  auto span = [](const Figures& f) { return f.span_ns; };
-  StragglerPick p;
   const auto most_wait = std::max_element(figures.begin(), figures.end(), by(wait));
-  p.communication = most_wait != figures.end() && wait(*most_wait->second) > 0;
-  if (p.communication) {
-    p.straggler = std::min_element(figures.begin(), figures.end(), by(wait))->first;
-    p.reference = most_wait->first;
-  } else if (!figures.empty()) {
-    p.straggler = std::max_element(figures.begin(), figures.end(), by(span))->first;
-    p.reference = std::min_element(figures.begin(), figures.end(), by(span))->first;
+  p.communication = wait(*most_wait->second) > 0;
+  // The figure that names the straggler, oriented so that the straggler has the least of it:
+  // exposed communication, or the span negated.
+  auto figure = [&](const Figures& f) { return p.communication ? wait(f) : -span(f); };
+  std::vector<std::pair<size_t, const Figures*>> order = figures;
+  std::stable_sort(order.begin(), order.end(), by(figure));
+  p.straggler = order.front().first;
+  p.reference = p.communication ? most_wait->first
+                                : std::min_element(figures.begin(), figures.end(), by(span))->first;
+  StragglerMargin& m = p.margin;
+  const auto& next = order.size() > 1 ? order[1] : order.front();
+  m.runner_up = next.first;
+  m.straggler_ns = p.communication ? wait(*order.front().second) : span(*order.front().second);
+  m.runner_up_ns = p.communication ? wait(*next.second) : span(*next.second);
+  m.lead_ns = figure(*next.second) - figure(*order.front().second);
+  // The noise: how far the same ranks' figure moves between their steps.
+  for (const auto& [index, f] : figures) {
+    if (index >= swings.size()) continue;
+    const StepSwing& s = swings[index];
+    const std::optional<int64_t>& swing = p.communication ? s.wait_ns : s.span_ns;
+    if (swing && (!m.noise_ns || *swing > *m.noise_ns)) {
+      m.noise_ns = *swing;
+      m.noise_index = index;
+      m.noise_steps = s.steps;
+    }
   }
+  m.clear = order.size() > 1 && m.noise_ns && m.lead_ns > *m.noise_ns;
   return p;
 }
 
 std::vector<StepSpread> SpreadAcrossRanks(const std::vector<RankProfile>& ranks) {
-  std::map<int64_t, std::vector<std::pair<size_t, const Figures*>>> by_step;
-  for (size_t i = 0; i < ranks.size(); ++i) {
-    for (const StepProfile& s : ranks[i].steps) {
-      // A step without GPU work (the one torch.profiler opens as it stops) is not compared.
-      if (s.figures.gpu_events > 0) by_step[s.step].emplace_back(i, &s.figures);
-    }
-  }
-  auto wait = [](const Figures& f) { return f.nccl_exposed_ns + f.comm_other_exposed_ns; };
+  const std::vector<StepSwing> swings = StepSwings(ranks);
+  auto wait = [](const Figures& f) { return Wait(f); };
   auto compute = [&](const Figures& f) { return f.busy_ns - wait(f); };
   std::vector<StepSpread> spread;
-  for (const auto& [step, list] : by_step) {
-    if (list.size() < 2) continue;
+  for (const auto& [step, list] : ComparedSteps(ranks)) {
     auto by = [](auto key) {
       return [key](const auto& a, const auto& b) { return key(*a.second) < key(*b.second); };
     };
@@ -203,7 +263,8 @@ std::vector<StepSpread> SpreadAcrossRanks(const std::vector<RankProfile>& ranks)
       const Figures& a = *r.second;
       return a.span_ns == first.span_ns && a.busy_ns == first.busy_ns && wait(a) == wait(first);
     });
-    const StragglerPick pick = PickStraggler(list);
+    const StragglerPick pick = PickStraggler(list, swings);
+    s.margin = pick.margin;
     // A structured binding is not captured by name here (clang before 16 refuses it): a plain
     // reference is.
     const auto& rows = list;

@@ -3,6 +3,7 @@
 #ifndef STRATA_PROFILE_PROFILE_H_
 #define STRATA_PROFILE_PROFILE_H_
 
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -13,19 +14,65 @@
 
 namespace strata::profile {
 
-/// One step across the ranks that recorded it (with GPU work in it). Ranks that meet in blocking
-/// collectives leave the step's last collective together, so the rank the others waited for - the
-/// straggler, in Holistic Trace Analysis' words (hta/analyzers/straggler.py: the rank whose last
-/// long communication kernel starts latest) - is the one that spent the least time waiting in
-/// collectives: the least exposed communication. The longest span belongs to the opposite rank,
-/// the one that arrived first and waited longest. Without communication in the step the ranks do
-/// not wait for each other, and the straggler is the rank with the longest span.
+/// How much one rank's figures move from step to step: the range (largest minus smallest) of its
+/// exposed communication (NCCL + other) and of its span over its steps with GPU work that another
+/// rank recorded too. Unset for a rank with fewer than two such steps.
+struct StepSwing {
+  std::optional<int64_t> wait_ns;
+  std::optional<int64_t> span_ns;
+  size_t steps = 0;
+};
+/// One per rank of `ranks`, in order.
+std::vector<StepSwing> StepSwings(const std::vector<RankProfile>& ranks);
+
+/// Whether the straggler's lead is more than noise. Its lead is how far its figure (exposed
+/// communication, or span without communication) is from the next rank's; the noise is how far
+/// the same ranks' figure moves from one step to the next (the largest StepSwing among them). A
+/// straggler is named only when its lead exceeds that swing: a smaller lead is one that the next
+/// step may reverse. With one step recorded there is no swing to weigh the lead against, and no
+/// straggler is named either.
+struct StragglerMargin {
+  size_t runner_up = 0;             // the next rank by the same figure: an index into ranks
+  int64_t straggler_ns = 0;         // the straggler's figure
+  int64_t runner_up_ns = 0;         // the next rank's
+  int64_t lead_ns = 0;              // |runner_up_ns - straggler_ns|
+  std::optional<int64_t> noise_ns;  // the largest step-to-step swing; unset: one step
+  size_t noise_index = 0;           // the rank with that swing
+  size_t noise_steps = 0;           // over how many steps it swung
+  bool clear = false;               // lead_ns > *noise_ns
+};
+
+/// Which rank held the others up, among several ranks' figures for one step (or their mean
+/// step): the one definition the cross-rank view (SpreadAcrossRanks) and `profile --job`'s
+/// slowest rank (calibrate::CompareWithJob) both use. With exposed communication on some rank, the
+/// straggler is the rank with the least of it (exposed NCCL + other communication) and the
+/// reference the rank with the most (it waited longest); without, the straggler is the rank with
+/// the longest span and the reference the one with the shortest. Ties go to the earlier entry.
+/// Ranks that meet in blocking collectives leave the step's last collective together, so the rank
+/// the others waited for - the straggler, in Holistic Trace Analysis' words
+/// (hta/analyzers/straggler.py, which takes the rank whose last long communication kernel starts
+/// latest) - spent the least time waiting in collectives; the longest span belongs to the
+/// opposite rank, the one that arrived first and waited longest.
+struct StragglerPick {
+  size_t straggler = 0;  // the pair's first member: an index into ProfileReport::ranks
+  size_t reference = 0;
+  bool communication = false;
+  StragglerMargin margin;  // its lead against the step-to-step noise
+};
+/// `figures`: (index, figures) of two or more ranks; `swings`: StepSwings of the ranks the
+/// indices point into (empty: no swing known, no straggler clear).
+StragglerPick PickStraggler(const std::vector<std::pair<size_t, const Figures*>>& figures,
+                            const std::vector<StepSwing>& swings);
+
+/// One step across the ranks that recorded it (with GPU work in it): the straggler candidate
+/// (PickStraggler), named only when `margin.clear`, and why it would be late.
 struct StepSpread {
   int64_t step = 0;
   size_t ranks = 0;            // how many ranks recorded the step with GPU work in it
   bool identical = false;      // every rank's span, busy time and exposed communication are equal
   bool communication = false;  // some rank has exposed communication in the step
-  size_t straggler = 0;        // index into ProfileReport::ranks
+  size_t straggler = 0;        // the candidate: index into ProfileReport::ranks
+  StragglerMargin margin;      // whether it is named (margin.clear)
   size_t waited_most = 0;      // the rank with the most exposed communication
   int64_t straggler_wait_ns = 0;  // exposed NCCL + other communication
   int64_t most_wait_ns = 0;
@@ -44,20 +91,6 @@ struct StepSpread {
   std::string reason;
   int64_t reason_ns = 0;  // the straggler's extra time in that part
 };
-
-/// Which rank held the others up, among several ranks' figures for one step (or their mean
-/// step): the one definition the cross-rank view (SpreadAcrossRanks) and `profile --job`'s
-/// slowest rank (calibrate::CompareWithJob) both use. With exposed communication on some rank, the
-/// straggler is the rank with the least of it (exposed NCCL + other communication) and the
-/// reference the rank with the most (it waited longest); without, the straggler is the rank with
-/// the longest span and the reference the one with the shortest. Ties go to the earlier entry.
-struct StragglerPick {
-  size_t straggler = 0;  // the pair's first member: an index into ProfileReport::ranks
-  size_t reference = 0;
-  bool communication = false;
-};
-/// `figures`: (index, figures) of two or more ranks.
-StragglerPick PickStraggler(const std::vector<std::pair<size_t, const Figures*>>& figures);
 
 /// The spread of every step that two or more ranks recorded, by step number.
 std::vector<StepSpread> SpreadAcrossRanks(const std::vector<RankProfile>& ranks);

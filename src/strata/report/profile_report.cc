@@ -112,6 +112,25 @@ std::string StragglerWhy(const StepSpread& s, const std::vector<RankProfile>& ra
   return "compute: more or slower kernels (uneven work, a slow GPU)";
 }
 
+// The straggler's lead against the step-to-step noise, in words: "1.637 ms less than rank 2
+// (3.217 ms)" and what it is weighed against.
+std::string LeadText(const StepSpread& s, const std::vector<RankProfile>& ranks) {
+  const StragglerMargin& m = s.margin;
+  std::string lead =
+      fmt::format("{} ms {} than {} ({} ms)", Ms(m.lead_ns), s.communication ? "less" : "longer",
+                  RankName(ranks[m.runner_up]), Ms(m.runner_up_ns));
+  const char* figure = s.communication ? "exposed communication" : "span";
+  if (!m.noise_ns) {
+    return lead + fmt::format(
+                      ", but the trace holds one step of these ranks: no step-to-step spread of "
+                      "their {} to tell that lead from noise (profile two or more steps)",
+                      figure);
+  }
+  return lead + fmt::format(", {} the {} ms that {}'s {} moves over its {} steps",
+                            m.clear ? "more than" : "within", Ms(*m.noise_ns),
+                            RankName(ranks[m.noise_index]), figure, m.noise_steps);
+}
+
 std::string SpreadText(const StepSpread& s, const std::vector<RankProfile>& ranks) {
   if (s.identical) {
     return fmt::format(
@@ -122,18 +141,28 @@ std::string SpreadText(const StepSpread& s, const std::vector<RankProfile>& rank
   const std::string spans =
       fmt::format("spans {}-{} ms (longest: {}, shortest: {})", Ms(s.shortest_span_ns),
                   Ms(s.longest_span_ns), RankName(ranks[s.longest]), RankName(ranks[s.shortest]));
+  const std::string who = RankName(ranks[s.straggler]);
+  if (!s.margin.clear) {
+    return fmt::format(
+        "  step {} ({} ranks): {}: {} {} ({} ms{}), {}; {}\n", s.step, s.ranks,
+        s.communication ? "no clear straggler"
+                        : "no exposed communication, the ranks do not wait for each other; no "
+                          "clear slowest rank",
+        who, s.communication ? "waited least in collectives" : "has the longest span",
+        Ms(s.margin.straggler_ns), s.communication ? " exposed communication" : "",
+        LeadText(s, ranks), spans);
+  }
   if (!s.communication) {
     return fmt::format(
         "  step {} ({} ranks): no exposed communication, the ranks do not wait for each other; "
-        "slowest {}, {}: the part that differs most is {}: +{} ms\n",
-        s.step, s.ranks, RankName(ranks[s.straggler]), spans, StragglerWhy(s, ranks),
-        Ms(s.reason_ns));
+        "slowest {}: its span is {}; {}: the part that differs most is {}: +{} ms\n",
+        s.step, s.ranks, who, LeadText(s, ranks), spans, StragglerWhy(s, ranks), Ms(s.reason_ns));
   }
   return fmt::format(
-      "  step {} ({} ranks): straggler {}: it waited least in collectives ({} ms exposed "
-      "communication, against {} ms on {}), so the others waited for it; {}; {}\n",
-      s.step, s.ranks, RankName(ranks[s.straggler]), Ms(s.straggler_wait_ns), Ms(s.most_wait_ns),
-      RankName(ranks[s.waited_most]), StragglerWhy(s, ranks), spans);
+      "  step {} ({} ranks): straggler {}: it waited least in collectives, {} ms exposed "
+      "communication (most: {} ms on {}), so the others waited for it; its lead: {}; {}; {}\n",
+      s.step, s.ranks, who, Ms(s.straggler_wait_ns), Ms(s.most_wait_ns),
+      RankName(ranks[s.waited_most]), LeadText(s, ranks), StragglerWhy(s, ranks), spans);
 }
 
 std::string RankTitle(const RankProfile& r) {
@@ -193,13 +222,32 @@ Json ProfileJson(const ProfileReport& report) {
     j["step"] = s.step;
     j["ranks"] = s.ranks;
     j["identical"] = s.identical;
-    j["straggler_rank"] = RankJson(report.ranks[s.straggler]);
-    j["straggler_file"] = report.ranks[s.straggler].file;
+    // The rank the others waited for is named only when its lead is more than the step-to-step
+    // noise (StragglerMargin): otherwise straggler_rank is null and candidate_rank says which rank
+    // the rule would have named.
+    const StragglerMargin& m = s.margin;
+    const bool named = m.clear && !s.identical;
+    j["straggler_verdict"] = s.identical  ? "identical"
+                             : m.clear    ? "clear"
+                             : m.noise_ns ? "within step-to-step noise"
+                                          : "one step: no step-to-step noise to weigh it against";
+    j["straggler_rank"] = named ? RankJson(report.ranks[s.straggler]) : Json(nullptr);
+    j["straggler_file"] = named ? Json(report.ranks[s.straggler].file) : Json(nullptr);
+    j["candidate_rank"] = RankJson(report.ranks[s.straggler]);
+    j["candidate_file"] = report.ranks[s.straggler].file;
     j["straggler_basis"] = s.communication ? "least exposed communication" : "longest span";
-    j["straggler_exposed_comm_s"] = JsonNumber(Seconds(s.straggler_wait_ns));
-    j["straggler_compute_s"] = JsonNumber(Seconds(s.straggler_compute_ns));
-    j["straggler_reason"] = s.reason;
-    j["straggler_reason_s"] = JsonNumber(Seconds(s.reason_ns));
+    j["candidate_figure_s"] = JsonNumber(Seconds(m.straggler_ns));
+    j["runner_up_rank"] = RankJson(report.ranks[m.runner_up]);
+    j["runner_up_figure_s"] = JsonNumber(Seconds(m.runner_up_ns));
+    j["lead_s"] = JsonNumber(Seconds(m.lead_ns));
+    j["step_to_step_noise_s"] = m.noise_ns ? JsonNumber(Seconds(*m.noise_ns)) : Json(nullptr);
+    j["step_to_step_noise_rank"] =
+        m.noise_ns ? RankJson(report.ranks[m.noise_index]) : Json(nullptr);
+    j["step_to_step_noise_steps"] = m.noise_steps;
+    j["candidate_exposed_comm_s"] = JsonNumber(Seconds(s.straggler_wait_ns));
+    j["candidate_compute_s"] = JsonNumber(Seconds(s.straggler_compute_ns));
+    j["candidate_reason"] = s.reason;
+    j["candidate_reason_s"] = JsonNumber(Seconds(s.reason_ns));
     j["waited_most_rank"] = RankJson(report.ranks[s.waited_most]);
     j["waited_most_exposed_comm_s"] = JsonNumber(Seconds(s.most_wait_ns));
     j["compute_min_s"] = JsonNumber(Seconds(s.compute_min_ns));

@@ -24,6 +24,26 @@ std::string RankLabel(const TraceComparison& c, size_t i) {
   return r ? fmt::format("rank {}", *r) : c.trace_files.at(i);
 }
 
+// The slowest rank's lead over the next rank against the step-to-step swing, in words.
+std::string LeadText(const TraceComparison& c) {
+  const SlowestRank& s = c.slowest;
+  const profile::StragglerMargin& m = s.margin;
+  const char* figure = s.communication ? "exposed communication" : "span";
+  std::string lead = fmt::format("{} s {} than {} ({} s)", S(static_cast<double>(m.lead_ns) / 1e9),
+                                 s.communication ? "less" : "longer", RankLabel(c, m.runner_up),
+                                 S(static_cast<double>(m.runner_up_ns) / 1e9));
+  if (!m.noise_ns) {
+    return lead + fmt::format(
+                      ", but the traces hold one step of these ranks: no step-to-step spread of "
+                      "their {} to tell that lead from noise",
+                      figure);
+  }
+  return lead + fmt::format(", {} the {} s that {}'s {} moves over its {} steps",
+                            m.clear ? "more than" : "within",
+                            S(static_cast<double>(*m.noise_ns) / 1e9), RankLabel(c, m.noise_index),
+                            figure, m.noise_steps);
+}
+
 }  // namespace
 
 Json ComparisonJson(const TraceComparison& c) {
@@ -35,6 +55,11 @@ Json ComparisonJson(const TraceComparison& c) {
   j["complete"] = c.cut_files.empty();
   j["cut_traces"] = c.cut_files;
   j["measured_step_s"] = JsonNumber(c.measured_step_s);
+  j["measured_step_rank"] = c.trace_ranks.at(c.measured_step_index)
+                                ? Json(*c.trace_ranks.at(c.measured_step_index))
+                                : Json(nullptr);
+  j["measured_step_file"] = c.trace_files.at(c.measured_step_index);
+  j["measured_step_basis"] = "the longest mean span of any rank";
   j["predicted_step_s"] = JsonNumber(c.predicted_step_s);
   j["step_ratio"] = RatioJson(c.step_ratio);
   Json rows = Json::array();
@@ -83,21 +108,28 @@ Json ComparisonJson(const TraceComparison& c) {
     const std::optional<int64_t>& r = c.trace_ranks.at(i);
     return r ? Json(*r) : Json(nullptr);
   };
-  j["slowest_rank"] = {{"rank", s.rank ? Json(*s.rank) : Json(nullptr)},
-                       {"file", c.trace_files.at(s.index)},
-                       {"basis", s.communication ? "least exposed communication" : "longest span"},
-                       {"span_s", JsonNumber(s.span_s)},
-                       {"exposed_comm_s", JsonNumber(s.wait_s)},
-                       {"reference_rank", rank_json(s.reference_index)},
-                       {"reference_file", c.trace_files.at(s.reference_index)},
-                       {"reference_span_s", JsonNumber(s.reference_span_s)},
-                       {"reference_exposed_comm_s", JsonNumber(s.reference_wait_s)},
-                       {"fastest_span_s", JsonNumber(s.fastest_span_s)},
-                       {"longest_span_s", JsonNumber(s.longest_span_s)},
-                       {"ranks_compared", s.ranks_compared},
-                       {"cause", s.cause},
-                       {"cause_extra_s", JsonNumber(s.cause_extra_s)},
-                       {"explanation", s.explanation}};
+  j["slowest_rank"] = {
+      {"rank", s.rank ? Json(*s.rank) : Json(nullptr)},
+      {"file", c.trace_files.at(s.index)},
+      {"basis", s.communication ? "least exposed communication" : "longest span"},
+      {"clear", s.margin.clear},
+      {"lead_s", JsonNumber(static_cast<double>(s.margin.lead_ns) / 1e9)},
+      {"runner_up_rank", rank_json(s.margin.runner_up)},
+      {"step_to_step_noise_s", s.margin.noise_ns
+                                   ? JsonNumber(static_cast<double>(*s.margin.noise_ns) / 1e9)
+                                   : Json(nullptr)},
+      {"span_s", JsonNumber(s.span_s)},
+      {"exposed_comm_s", JsonNumber(s.wait_s)},
+      {"reference_rank", rank_json(s.reference_index)},
+      {"reference_file", c.trace_files.at(s.reference_index)},
+      {"reference_span_s", JsonNumber(s.reference_span_s)},
+      {"reference_exposed_comm_s", JsonNumber(s.reference_wait_s)},
+      {"fastest_span_s", JsonNumber(s.fastest_span_s)},
+      {"longest_span_s", JsonNumber(s.longest_span_s)},
+      {"ranks_compared", s.ranks_compared},
+      {"cause", s.cause},
+      {"cause_extra_s", JsonNumber(s.cause_extra_s)},
+      {"explanation", s.explanation}};
   j["warnings"] = c.warnings;
   return j;
 }
@@ -105,12 +137,14 @@ Json ComparisonJson(const TraceComparison& c) {
 std::string ComparisonText(const TraceComparison& c) {
   std::string out = "\nmeasured against the model";
   out += c.job_file.empty() ? ":\n" : fmt::format(" of {}:\n", c.job_file);
-  out += fmt::format(
-      "measured: the slowest rank ({}), {}; predicted: the most loaded rank's step\n",
-      RankLabel(c, c.slowest.index),
-      c.steps_measured == 0
-          ? "its whole trace as one step"
-          : fmt::format("mean of {} step{}", c.steps_measured, c.steps_measured == 1 ? "" : "s"));
+  out += fmt::format("measured: {} ({}), {}; predicted: the most loaded rank's step\n",
+                     RankLabel(c, c.slowest.index),
+                     c.slowest.ranks_compared < 2 || c.slowest.margin.clear
+                         ? "the slowest rank"
+                         : "the rank the slowest-rank rule picks, not clearly slower: see below",
+                     c.steps_measured == 0 ? "its whole trace as one step"
+                                           : fmt::format("mean of {} step{}", c.steps_measured,
+                                                         c.steps_measured == 1 ? "" : "s"));
   if (!c.steps_left_out.empty()) {
     // Only the last step can be the one torch.profiler opens as it stops; in a cut trace any
     // step may have lost its events past the cut.
@@ -152,6 +186,18 @@ std::string ComparisonText(const TraceComparison& c) {
   table.AddSeparator();
   table.AddRow({"step", S(c.measured_step_s), S(c.predicted_step_s), RatioText(c.step_ratio)});
   out += table.Render();
+  if (c.slowest.ranks_compared > 1) {
+    // Every rank waits for the others at the collectives: the rank that began first spans the
+    // whole step, the straggler's own span lacks its late start.
+    out += fmt::format(
+        "  step: {}'s mean span, the longest of {} ranks: every rank waits for the others at the "
+        "collectives, so the step lasts at least the longest span{}\n",
+        RankLabel(c, c.measured_step_index), c.slowest.ranks_compared,
+        c.measured_step_index == c.slowest.index
+            ? ""
+            : fmt::format(" ({}'s own span, {} s, lacks the delay before its first kernel)",
+                          RankLabel(c, c.slowest.index), S(c.slowest.span_s)));
+  }
   for (size_t i = 0; i < c.unmapped_s.size(); ++i) {
     out += fmt::format("  no counterpart: {} {} s measured: {}\n",
                        profile::ComponentName(c.unmapped_s[i].first), S(c.unmapped_s[i].second),
@@ -175,19 +221,25 @@ std::string ComparisonText(const TraceComparison& c) {
   const std::string who = RankLabel(c, s.index);
   if (s.cause.empty()) {
     out += fmt::format("slowest rank: {} ({} s per step): {}\n", who, S(s.span_s), s.explanation);
+  } else if (!s.margin.clear) {
+    out += fmt::format(
+        "no clear slowest rank of {}: {} {} ({} s{} per step), {}\n", s.ranks_compared, who,
+        s.communication ? "waited least in collectives" : "has the longest mean span",
+        S(s.communication ? s.wait_s : s.span_s), s.communication ? " exposed communication" : "",
+        LeadText(c));
   } else if (s.communication) {
     out += fmt::format(
         "slowest rank: {} of {}, the straggler: it waited least in collectives ({} s exposed "
-        "communication per step against {} s on {}), so the others waited for it; {}: {} ({} s "
-        "more)\n",
+        "communication per step against {} s on {}), so the others waited for it; its lead: {}; "
+        "{}: {} ({} s more)\n",
         who, s.ranks_compared, S(s.wait_s), S(s.reference_wait_s), RankLabel(c, s.reference_index),
-        s.cause, s.explanation, S(s.cause_extra_s));
+        LeadText(c), s.cause, s.explanation, S(s.cause_extra_s));
   } else {
     out += fmt::format(
         "slowest rank: {} of {}, no exposed communication: the longest step, {} s against {} s on "
-        "{}; {}: {} ({} s more)\n",
+        "{}; its lead: {}; {}: {} ({} s more)\n",
         who, s.ranks_compared, S(s.span_s), S(s.reference_span_s), RankLabel(c, s.reference_index),
-        s.cause, s.explanation, S(s.cause_extra_s));
+        LeadText(c), s.cause, s.explanation, S(s.cause_extra_s));
   }
   return out;
 }
