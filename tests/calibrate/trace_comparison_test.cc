@@ -8,8 +8,10 @@
 
 #include <cmath>
 #include <filesystem>
+#include <initializer_list>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "strata/calibrate/calibration.h"
@@ -27,6 +29,23 @@ const std::string kJob = "fixtures/calibrate/deepseek-v3-chunk/job.yaml";
 // model's side, unchanged by the kernel rules); 69.795 / 85.469 = 0.8166. Before, the expert row
 // alone carried 69.258 / 30.179 = 2.29 and the dense one 0.537 / 55.290 = 0.01 (not carried).
 constexpr double kAllGemmRatio = 0.8166;
+
+// A calibration of `e`'s job (its model, GPU and EP) that carries the given measured / predicted
+// ratios, as --write-calibration would write them.
+Calibration CalibrationWith(const Evaluation& e,
+                            std::initializer_list<std::pair<const char*, double>> ratios) {
+  Calibration cal;
+  cal.model = e.job.model.name;
+  cal.gpu = e.job.gpu().name;
+  cal.ep = e.job.spec.layout.ep;
+  for (const auto& [key, ratio] : ratios) {
+    CalibratedRate r;
+    r.key = key;
+    r.ratio = ratio;
+    cal.rates.push_back(r);
+  }
+  return cal;
+}
 
 profile::ProfileReport Profile(const std::string& path) {
   auto files = profile::ExpandTracePaths({path});
@@ -335,18 +354,10 @@ TEST(TraceComparison, DeepSeekV3TraceAndCalibrationCarriesThroughThePhysics) {
 TEST(Calibration, ACalibrationThatAppliesNothingDoesNotSayCalibrated) {
   const Workspace plain = LoadWorkspace();
   const Evaluation e = Evaluate(plain);
-  Calibration cal;
-  cal.model = e.job.model.name;
-  cal.gpu = e.job.gpu().name;
-  cal.ep = e.job.spec.layout.ep;
-  for (const auto& [key, ratio] :
-       {std::pair{"dense_gemm", 0.0002}, std::pair{"expert_gemm", 0.013},
-        std::pair{"attention", 0.012}, std::pair{"memory_bound", 0.026}}) {
-    CalibratedRate r;
-    r.key = key;
-    r.ratio = ratio;
-    cal.rates.push_back(r);
-  }
+  const Calibration cal = CalibrationWith(e, {{"dense_gemm", 0.0002},
+                                              {"expert_gemm", 0.013},
+                                              {"attention", 0.012},
+                                              {"memory_bound", 0.026}});
   EXPECT_TRUE(UsableRates(cal).empty());
   Workspace w = LoadWorkspace();
   auto applied = ApplyCalibration(cal, "cal.json", e.job, w);
@@ -413,16 +424,7 @@ TEST(Calibration, ACutTraceIsRecordedAsIncomplete) {
 TEST(Calibration, ExpertGemmsMoveByTheirOwnRatioWhenTheDenseEfficiencyIsCapped) {
   const Workspace plain = LoadWorkspace();
   const Evaluation e = Evaluate(plain);
-  Calibration cal;
-  cal.model = e.job.model.name;
-  cal.gpu = e.job.gpu().name;
-  cal.ep = e.job.spec.layout.ep;
-  for (const auto& [key, ratio] : {std::pair{"dense_gemm", 0.60}, std::pair{"expert_gemm", 1.25}}) {
-    CalibratedRate r;
-    r.key = key;
-    r.ratio = ratio;
-    cal.rates.push_back(r);
-  }
+  const Calibration cal = CalibrationWith(e, {{"dense_gemm", 0.60}, {"expert_gemm", 1.25}});
   Workspace w = LoadWorkspace();
   auto applied = ApplyCalibration(cal, "cal.json", e.job, w);
   ASSERT_TRUE(applied.ok()) << applied.error().Format();
@@ -444,16 +446,7 @@ TEST(Calibration, ExpertGemmsMoveByTheirOwnRatioWhenTheDenseEfficiencyIsCapped) 
 TEST(Calibration, NoCalibratedGemmEfficiencyExceedsOne) {
   const Workspace plain = LoadWorkspace();
   const Evaluation e = Evaluate(plain);
-  Calibration cal;
-  cal.model = e.job.model.name;
-  cal.gpu = e.job.gpu().name;
-  cal.ep = e.job.spec.layout.ep;
-  for (const auto& [key, ratio] : {std::pair{"dense_gemm", 0.60}, std::pair{"expert_gemm", 0.80}}) {
-    CalibratedRate r;
-    r.key = key;
-    r.ratio = ratio;
-    cal.rates.push_back(r);
-  }
+  const Calibration cal = CalibrationWith(e, {{"dense_gemm", 0.60}, {"expert_gemm", 0.80}});
   Workspace w = LoadWorkspace();
   auto applied = ApplyCalibration(cal, "cal.json", e.job, w);
   ASSERT_TRUE(applied.ok()) << applied.error().Format();
