@@ -88,15 +88,18 @@ TEST(FastSearch, DeepseekMoeOn512H100RanksAsTheReferenceSearch) {
 // The search on one thread and on three gives the same result, count for count: each thread
 // writes only its own layouts' slots, and the batches and the prefetch do not depend on the
 // number of threads (time_order.h). The reference job walks to its own layout (PrefetchBelow);
-// DeepSeek-V3's own layout does not fit, so its walk goes through the batches.
+// DeepSeek-V3's own layout does not fit, so its walk goes through the batches. On 32 nodes
+// rather than the 64 of the test above: 318,870 valid layouts instead of 479,916, a fitting
+// winner and the job's own layout over the card all the same, in 4.7 s instead of 7.4 s per
+// search (`strata plan ... --nodes 32 --threads 1`); under the sanitizers this test took 329 s.
 TEST(FastSearch, ThreadsDoNotChangeTheResult) {
   const std::vector<Case> cases = {
       {"reference", {}, 0, 20},
-      {"deepseek-v3 on 512 H100",
+      {"deepseek-v3 on 256 H100",
        {"model=deepseek-v3", "cluster=h100-8x8-ib400", "parallel.ep=64", "parallel.tp=1",
         "parallel.dp=64", "batch.global_batch=1024", "sequence.max_tokens=4096",
         "sequence.mean_tokens=4096"},
-       64,
+       32,
        10}};
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
@@ -114,6 +117,7 @@ TEST(FastSearch, ThreadsDoNotChangeTheResult) {
     EXPECT_EQ(x.step_evaluations, y.step_evaluations);
     EXPECT_EQ(x.ledger_evaluations, y.ledger_evaluations);
     ASSERT_EQ(x.top.size(), y.top.size());
+    EXPECT_FALSE(x.top.empty());  // a search where nothing fits would compare empty tops
     for (size_t i = 0; i < x.top.size(); ++i) {
       EXPECT_EQ(plan::LayoutName(x.top[i].candidate), plan::LayoutName(y.top[i].candidate));
       EXPECT_EQ(x.top[i].step.step.s(), y.top[i].step.step.s());
