@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "strata/core/table.h"
+#include "strata/report/straggler_lead_text.h"
 
 namespace strata::profile {
 namespace {
@@ -112,23 +113,13 @@ std::string StragglerWhy(const StepSpread& s, const std::vector<RankProfile>& ra
   return "compute: more or slower kernels (uneven work, a slow GPU)";
 }
 
-// The straggler's lead against the step-to-step noise, in words: "1.637 ms less than rank 2
-// (3.217 ms)" and what it is weighed against.
+// The straggler's lead against the step-to-step noise, in words, in ms.
 std::string LeadText(const StepSpread& s, const std::vector<RankProfile>& ranks) {
-  const StragglerMargin& m = s.margin;
-  std::string lead =
-      fmt::format("{} ms {} than {} ({} ms)", Ms(m.lead_ns), s.communication ? "less" : "longer",
-                  RankName(ranks[m.runner_up]), Ms(m.runner_up_ns));
-  const char* figure = s.communication ? "exposed communication" : "span";
-  if (!m.noise_ns) {
-    return lead + fmt::format(
-                      ", but the trace holds one step of these ranks: no step-to-step spread of "
-                      "their {} to tell that lead from noise (profile two or more steps)",
-                      figure);
-  }
-  return lead + fmt::format(", {} the {} ms that {}'s {} moves over its {} steps",
-                            m.clear ? "more than" : "within", Ms(*m.noise_ns),
-                            RankName(ranks[m.noise_index]), figure, m.noise_steps);
+  return StragglerLeadText(s.margin, s.communication,
+                           {.duration = [](int64_t ns) { return Ms(ns) + " ms"; },
+                            .rank = [&ranks](size_t i) { return RankName(ranks[i]); },
+                            .one_step_source = "the trace holds",
+                            .one_step_advice = " (profile two or more steps)"});
 }
 
 std::string SpreadText(const StepSpread& s, const std::vector<RankProfile>& ranks) {

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "strata/core/table.h"
+#include "strata/report/straggler_lead_text.h"
 
 namespace strata::calibrate {
 namespace {
@@ -24,24 +25,14 @@ std::string RankLabel(const TraceComparison& c, size_t i) {
   return r ? fmt::format("rank {}", *r) : c.trace_files.at(i);
 }
 
-// The slowest rank's lead over the next rank against the step-to-step swing, in words.
+// The slowest rank's lead over the next rank against the step-to-step swing, in words, in s.
 std::string LeadText(const TraceComparison& c) {
-  const SlowestRank& s = c.slowest;
-  const profile::StragglerMargin& m = s.margin;
-  const char* figure = s.communication ? "exposed communication" : "span";
-  std::string lead = fmt::format("{} s {} than {} ({} s)", S(static_cast<double>(m.lead_ns) / 1e9),
-                                 s.communication ? "less" : "longer", RankLabel(c, m.runner_up),
-                                 S(static_cast<double>(m.runner_up_ns) / 1e9));
-  if (!m.noise_ns) {
-    return lead + fmt::format(
-                      ", but the traces hold one step of these ranks: no step-to-step spread of "
-                      "their {} to tell that lead from noise",
-                      figure);
-  }
-  return lead + fmt::format(", {} the {} s that {}'s {} moves over its {} steps",
-                            m.clear ? "more than" : "within",
-                            S(static_cast<double>(*m.noise_ns) / 1e9), RankLabel(c, m.noise_index),
-                            figure, m.noise_steps);
+  return profile::StragglerLeadText(
+      c.slowest.margin, c.slowest.communication,
+      {.duration = [](int64_t ns) { return S(static_cast<double>(ns) / 1e9) + " s"; },
+       .rank = [&c](size_t i) { return RankLabel(c, i); },
+       .one_step_source = "the traces hold",
+       .one_step_advice = ""});
 }
 
 }  // namespace
