@@ -475,8 +475,11 @@ Verdict Analyze(const EvidenceSet& ev, const AnalyzeOptions& options) {
     v.ranks_seen.push_back(view.id);
     if (!view.main || view.main->frames.empty()) v.no_stack.push_back(view.id);
     if (dump && dump->truncated) {
-      v.notes.push_back(fmt::format(
-          "the py-spy dump of rank {} was cut short: its stack may be incomplete", view.id));
+      // Without a RANK the view's id is the process id (the "processes (by pid)" line): say so.
+      v.notes.push_back(
+          fmt::format("the py-spy dump of {} {} was cut short: its stack may be "
+                      "incomplete",
+                      view.evidence->process.rank ? "rank" : "process", view.id));
     }
     if (dump && !dump->error.empty()) {
       v.notes.push_back(fmt::format("rank {}: py-spy failed ({}): no stack, not evidence of death",

@@ -1024,7 +1024,14 @@ void FindFirstFailure(const EvidenceSet& ev, Verdict& v) {
                                           [](const auto& d) { return !IsGlooDump(d.second); });
     // A run that says it finished, with no failure line anywhere, ended cleanly: no hang.
     const bool finished = !Of(ev, FailureKind::kTrainingEnded).empty();
-    const bool read_state = trusted_dump || !v.ranks_seen.empty() || !ev.ras.empty() || finished;
+    // A py-spy dump cut short (its paste ends mid-line, deepspeedai/DeepSpeed#3032) shows the
+    // threads above the cut only: what was cut off may be the failure, so no health is read
+    // from it.
+    const bool cut_stack = std::any_of(ev.ranks.begin(), ev.ranks.end(), [](const RankEvidence& r) {
+      return r.pyspy && r.pyspy->truncated;
+    });
+    const bool read_state =
+        trusted_dump || (!v.ranks_seen.empty() && !cut_stack) || !ev.ras.empty() || finished;
     // A rank of a monitored barrier that got no answer from rank 0 (its coordinator, the only
     // rank that names the ranks missing) shows a failed barrier, not which rank failed it.
     const auto no_answer = Of(ev, FailureKind::kBarrierNoAnswer);
@@ -1038,6 +1045,8 @@ void FindFirstFailure(const EvidenceSet& ev, Verdict& v) {
                 : finished && v.ranks_seen.empty()
                     ? "the run finished (its log says so) and no failure line was found"
                 : read_state ? "no problem found in the evidence"
+                : cut_stack  ? "a py-spy dump was cut short: the stacks shown hold no failure, "
+                               "and what was cut off is not known"
                 : ev.fr_dumps.empty()
                     ? "nothing in the evidence was recognised"
                     : "the flight-recorder sequences agree and their state fields are "

@@ -163,9 +163,13 @@ bool DetailMismatch(const EvidenceSet& ev, Finding& f) {
                                 ? fmt::format("rank {} runs #{}, rank {} runs #{}", s.ranks[0],
                                               *s.seq, s.ranks[1], *s.other_seq)
                                 : s.detail;
-  f.summary = fmt::format(
-      "TORCH_DISTRIBUTED_DEBUG=DETAIL: ranks {} run different collectives{}: {}",
-      FormatRankRanges(s.ranks), f.seq ? fmt::format(" at SequenceNumber {}", *f.seq) : "", sides);
+  // Two different sequence numbers are no one place: the summary names each rank's (SimpleTuner
+  // #2712: "ranks 1,7 ... at SequenceNumber 0" read as if rank 1 were at #0, where it runs #101).
+  const bool one_seq = !(s.seq && s.other_seq && *s.seq != *s.other_seq);
+  f.summary =
+      fmt::format("TORCH_DISTRIBUTED_DEBUG=DETAIL: ranks {} run different collectives{}: {}",
+                  FormatRankRanges(s.ranks),
+                  f.seq && one_seq ? fmt::format(" at SequenceNumber {}", *f.seq) : "", sides);
   f.evidence.push_back(Cite(s));
   return true;
 }

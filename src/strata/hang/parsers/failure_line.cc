@@ -291,10 +291,20 @@ bool ClassifyFailureLine(std::string_view line, FailureSignal* s) {
     s->timeout_ms = failure_fields::TimedeltaMsAfter(line, "timeout=");
     const auto world = IntAfter(line, "world_size=");
     const auto count = IntAfter(line, "worker_count=");
-    s->detail = world && count
-                    ? "only " + std::to_string(*count) + " of " + std::to_string(*world) +
-                          " processes reached the store-based barrier in time"
-                    : "a process never reached the store-based barrier of init";
+    // worker_count is the number of check-ins on the barrier's key: fewer than the world is
+    // a process that never arrived; more is two launches on one store, or a process count the
+    // world size does not match (ultralytics/yolov5#4290, ligang-cs/PseCo#15: 16 for a world of
+    // 4), whose count never equals the world size.
+    s->detail = !world || !count ? "a process never reached the store-based barrier of init"
+                : *count > *world
+                    ? std::to_string(*count) +
+                          " processes checked in to the store-based barrier "
+                          "of a world of " +
+                          std::to_string(*world) +
+                          ": more than the world (two launches share one store, or the process "
+                          "count does not match the world size)"
+                    : "only " + std::to_string(*count) + " of " + std::to_string(*world) +
+                          " processes reached the store-based barrier in time";
     return true;
   }
   if (Contains(line, "Waiting in store based barrier to initialize process group")) {
@@ -424,6 +434,19 @@ bool ClassifyFailureLine(std::string_view line, FailureSignal* s) {
     if (const auto sec = IntAfter(line, "Timed out after "); sec && !s->timeout_ms)
       s->timeout_ms = *sec * 1000;
     s->detail = "a wait on the rendezvous store timed out at start-up (a rank never arrived)";
+    return true;
+  }
+  // The c10d stores of torch 1.0 to 1.x raised a bare "Wait timeout" when the keys waited for
+  // never appeared (FileStore::wait and TCPStore::wait, torch/lib/c10d/FileStore.cpp @
+  // pytorch/pytorch 10afd1af: `throw std::runtime_error("Wait timeout")`); ProcessGroupGloo's
+  // constructor waits there for every member's address (pytorch/gloo#148, under
+  // init_process_group with a file:// store). The same fault as the DistStoreError above; start-up
+  // or mid-run is the scanner's call from the traceback's frames.
+  if (const size_t error = line.find("RuntimeError: Wait timeout");
+      error != std::string_view::npos && TrimSpace(line.substr(error + 26)).empty()) {
+    s->kind = K::kBootstrap;
+    s->store_wait = true;
+    s->detail = "a wait on the c10d store timed out at start-up (a process never set its key)";
     return true;
   }
   // c10d's store client warns before its wait raises: "[c10d] waitForInput: socket
@@ -788,6 +811,24 @@ bool ClassifyFailureLine(std::string_view line, FailureSignal* s) {
     s->detail = "Connection closed by remote peer";
     return true;
   }
+  // A connect refused: nothing listens at the address. NCCL 2.4's connectAddress retries a refused
+  // connect ("Call to connect returned Connection refused, retrying", 2e4 times a millisecond
+  // apart), then warns "Connect to 10.38.10.112<21724> failed : Connection refused" and fails
+  // (src/include/socket.h @ v2.4.8-1, NVIDIA/nccl 7c72dee6; pytorch/pytorch#38702, whose address
+  // is none of the job's nodes). The sockets are connected while a communicator is set up
+  // (bootstrap, then its transports): the address a rank was given is stale or its listener never
+  // started, a start-up fault naming that address, as the later socketPollConnect's refusals are
+  // read (WatchXlaStartupWait). Other connect errors (a reset, a route) stay network faults below.
+  if (Contains(line, "Connection refused") &&
+      (Contains(line, "Call to connect returned") ||
+       (Contains(line, "Connect to ") && Contains(line, " failed : ")))) {
+    s->kind = K::kBootstrap;
+    s->peer = TokenAfter(line, "Connect to ");
+    s->detail = "a connection was refused while the communicator was set up (nothing listened at " +
+                (s->peer.empty() ? std::string("the address") : s->peer) +
+                "): a stale or wrong address, or its listener never started";
+    return true;
+  }
   // A connection that could not be made: "socketStartConnect: Connect to 10.0.0.82<38455> failed
   // : Software caused connection abort", "socketPollConnect: Connect to 10.0.0.4<56849> returned
   // 113(No route to host)" (sgl-project/sglang#3820).
@@ -820,6 +861,22 @@ bool ClassifyFailureLine(std::string_view line, FailureSignal* s) {
                           (got ? std::to_string(*got) : std::string("?")) + " where " +
                           (want ? std::to_string(*want) : std::string("?")) + " was expected)";
     return true;
+  }
+  // A process's call to a proxy thread of its node failed: "Proxy Call to rank 7 failed (Connect)"
+  // (vllm-project/vllm#798, NVIDIA/nccl#914). ncclProxyCall sends the request over the socket to
+  // the proxy of a local rank and warns with that rank and the request's type when the exchange
+  // fails (src/proxy.cc @ v2.14.3-1, NVIDIA/nccl c4e2aa6c: "Init", "SharedInit", "Setup",
+  // "Connect", ...). A failed Connect or Setup is the transport's connection to a peer not made
+  // while the communicator's channels were connected: a network failure (nccl-914's peer closed
+  // the connection). The rank printed is the local proxy's, not a peer shown at fault.
+  if (const size_t call = line.find("Proxy Call to rank "); call != std::string_view::npos) {
+    const std::string_view rest = line.substr(call);
+    if (Contains(rest, " failed (Connect)") || Contains(rest, " failed (Setup)")) {
+      s->kind = K::kNetwork;
+      s->detail = "a transport connection was not made while the communicator was set up (" +
+                  std::string(TrimSpace(rest.substr(0, rest.find(')') + 1))) + ")";
+      return true;
+    }
   }
   if (Contains(line, "Failed to execute operation") && Contains(line, "retcode")) {
     s->kind = K::kNetwork;
@@ -1026,8 +1083,12 @@ bool ClassifyFailureLine(std::string_view line, FailureSignal* s) {
   // torch.distributed.launch before torchrun (and other launchers built on subprocess) raise
   // CalledProcessError for the first worker they find ended: "subprocess.CalledProcessError:
   // Command '[..., '--local_rank=7', ...]' died with <Signals.SIGSEGV: 11>." (pytorch/pytorch
-  // #61839) or "... returned non-zero exit status 1.". The command's --local_rank is the local
-  // rank; the signal, when there is one, ended the process (9 from outside). Only a command that
+  // #61839) or "... returned non-zero exit status 1.". The signal, when there is one, ended the
+  // process (9 from outside). The command's --local_rank names no failed worker: the launcher
+  // waits on its workers in local-rank order and raises with `cmd=cmd`, the command its spawn
+  // loop built last, the highest local rank (torch/distributed/launch.py of the torch 1.x
+  // launcher as copied in tgerimantas/pytorch@9be25b81 and vdabravolski/pytorch@cadd81ae; the
+  // upstream history could not be fetched), as DeepSpeed's launcher does. Only a command that
   // carries --local_rank is a launcher's worker: CalledProcessError is raised for any subprocess
   // (a compiler OOM-killed while building an extension, ninja failing), which is no rank.
   if (Contains(line, "CalledProcessError: Command ") &&
@@ -1035,8 +1096,6 @@ bool ClassifyFailureLine(std::string_view line, FailureSignal* s) {
       (Contains(line, "' died with <Signals.") ||
        Contains(line, "returned non-zero exit status "))) {
     s->kind = K::kWorkerFailed;
-    s->local_rank = IntAfter(line, "--local_rank=");
-    if (!s->local_rank) s->local_rank = IntAfter(line, "--local-rank=");
     if (const size_t sig = line.rfind("<Signals."); sig != std::string_view::npos) {
       const std::string_view rest = line.substr(sig + 9);
       s->signal = std::string(rest.substr(0, rest.find(':')));
@@ -1046,10 +1105,10 @@ bool ClassifyFailureLine(std::string_view line, FailureSignal* s) {
                               "returned non-zero exit status ");
     }
     s->killed = s->exit_code == -9;
-    s->detail = "the launcher's worker" +
-                (s->local_rank ? " of local rank " + std::to_string(*s->local_rank) : "") +
+    s->detail = "a launcher's worker" +
                 (s->signal.empty() ? " exited with code " + std::to_string(s->exit_code.value_or(0))
-                                   : " died with " + s->signal);
+                                   : " died with " + s->signal) +
+                " (the command printed is the last worker started, not the failed one)";
     return true;
   }
   // Open MPI, when MPI itself fails to start in a process: "*** An error occurred in

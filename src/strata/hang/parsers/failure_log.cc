@@ -895,15 +895,34 @@ bool Classifies(std::string_view raw) {
   return ClassifyFailureLine(Clean(raw), &probe);
 }
 
+// The characters of a line (UTF-8 code points, not bytes: a progress bar's blocks are 3 bytes).
+size_t Columns(std::string_view line) {
+  return static_cast<size_t>(std::count_if(line.begin(), line.end(), [](char c) {
+    return (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+  }));
+}
+
+bool Alnum(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; }
+
 // A terminal wraps a long line at its width, inside a word: "... terminated with exception: CUDA
 // erro" + "r: unspecified launch failure" (clessig/atmorep#55). The two are one line when
 // neither says anything alone and together they do: the words that match then straddle the cut.
 // A continuation opening with '[' starts a prefixed message of its own and is never joined.
-std::string JoinedWrap(std::string_view line, std::string_view next) {
+// A word wrap (an editor's, a mail's) breaks at a space and drops it: "...:29600 (errno:" + "98 -
+// Address already in use)." (deepspeedai/DeepSpeed#3916; c10d prints "(errno: 98 - ...)"). A
+// line shorter than the widest of its paste was not cut at a terminal's width, and a cut that
+// is not inside a word or number (both sides letters or digits) lost a space there: joined
+// with one, as long as the joined line still reads.
+std::string JoinedWrap(std::string_view line, std::string_view next, size_t widest) {
   if (line.ends_with('\r')) line.remove_suffix(1);
   if (next.ends_with('\r')) next.remove_suffix(1);
   if (TrimSpace(line).empty() || TrimSpace(next).empty() || next.front() == '[') return "";
   if (Classifies(line) || Classifies(next)) return "";
+  if (Columns(line) < widest && !(Alnum(line.back()) && Alnum(next.front())) &&
+      line.back() != ' ' && next.front() != ' ') {
+    std::string spaced = std::string(line) + " " + std::string(next);
+    if (Classifies(spaced)) return spaced;
+  }
   std::string joined = std::string(line) + std::string(next);
   return Classifies(joined) ? joined : "";
 }
@@ -912,6 +931,14 @@ std::string JoinedWrap(std::string_view line, std::string_view next) {
 
 std::vector<FailureSignal> ScanFailures(std::string_view text, const std::string& file) {
   Scanner scanner(file);
+  size_t widest = 0;
+  for (size_t at = 0; at < text.size();) {
+    const size_t end = std::min(text.find('\n', at), text.size());
+    std::string_view line = text.substr(at, end - at);
+    if (line.ends_with('\r')) line.remove_suffix(1);
+    widest = std::max(widest, Columns(line));
+    at = end + 1;
+  }
   int number = 0;
   size_t start = 0;
   while (start < text.size()) {
@@ -922,7 +949,8 @@ std::vector<FailureSignal> ScanFailures(std::string_view text, const std::string
     if (end < text.size()) {
       size_t next_end = text.find('\n', end + 1);
       if (next_end == std::string_view::npos) next_end = text.size();
-      if (const std::string joined = JoinedWrap(line, text.substr(end + 1, next_end - end - 1));
+      if (const std::string joined =
+              JoinedWrap(line, text.substr(end + 1, next_end - end - 1), widest);
           !joined.empty()) {
         scanner.Line(joined, number);
         if (number < std::numeric_limits<int>::max()) ++number;
