@@ -9,7 +9,7 @@
 #include "comm/comm_test_support.h"
 #include "strata/report/collective_report.h"
 
-namespace strata {
+namespace strata::collective_cost_test {
 namespace {
 
 // A cluster of `nodes` x 8 GPUs on NVSwitch with `nics` data NICs of `nic_speed` each.
@@ -480,4 +480,4 @@ TEST(CollectiveCost, LargerMessagesApproachPathBandwidth) {
 }
 
 }  // namespace
-}  // namespace strata
+}  // namespace strata::collective_cost_test

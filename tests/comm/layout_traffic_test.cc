@@ -4,7 +4,7 @@
 
 #include "strata/model/model_config.h"
 
-namespace strata {
+namespace strata::layout_traffic_test {
 namespace {
 
 const TrafficItem* Find(const std::vector<TrafficItem>& items, GroupKind g, CollectiveOp op) {
@@ -296,4 +296,4 @@ TEST(LayoutTraffic, TrainedAndTpWholeParametersByHand) {
 }
 
 }  // namespace
-}  // namespace strata
+}  // namespace strata::layout_traffic_test

@@ -11,7 +11,7 @@
 #include "strata/comm/layout_traffic.h"
 #include "strata/model/model_config.h"
 
-namespace strata {
+namespace strata::tp_traffic_test {
 namespace {
 
 const TrafficItem* Find(const std::vector<TrafficItem>& items, GroupKind g, CollectiveOp op) {
@@ -132,4 +132,4 @@ TEST(TpTraffic, Llama70bAtTp8Pp2) {
 }
 
 }  // namespace
-}  // namespace strata
+}  // namespace strata::tp_traffic_test

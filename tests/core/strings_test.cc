@@ -6,7 +6,7 @@
 #include <string_view>
 #include <vector>
 
-namespace strata {
+namespace strata::strings_test {
 namespace {
 
 using namespace std::string_literals;  // "a\0b"s keeps its NUL
@@ -71,4 +71,4 @@ TEST(Strings, SplitNul) {
 }
 
 }  // namespace
-}  // namespace strata
+}  // namespace strata::strings_test

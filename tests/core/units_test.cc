@@ -5,7 +5,7 @@
 #include <functional>
 #include <type_traits>
 
-namespace strata {
+namespace strata::units_test {
 namespace {
 
 // Mixing kinds must not compile: bytes plus seconds, or a bare double into Bytes.
@@ -105,4 +105,4 @@ TEST(Units, FormatRoundTrips) {
 }
 
 }  // namespace
-}  // namespace strata
+}  // namespace strata::units_test

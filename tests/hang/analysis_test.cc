@@ -9,7 +9,7 @@
 #include "strata/hang/analysis/pg_stall.h"
 #include "strata/hang/analysis/stack_activity.h"
 
-namespace strata::hang {
+namespace strata::hang::analysis_test {
 namespace {
 
 // FR-OOM-40 of the research note (section 2.7): DATA_PARALLEL_GROUP is pg name "12", local uid 5;
@@ -314,4 +314,4 @@ TEST(StackActivity, Table) {
 }
 
 }  // namespace
-}  // namespace strata::hang
+}  // namespace strata::hang::analysis_test

@@ -6,7 +6,7 @@
 
 #include <string>
 
-namespace strata::hang {
+namespace strata::hang::failure_log_test {
 namespace {
 
 std::vector<FailureSignal> Scan(const std::string& text) { return ScanFailures(text, "log.txt"); }
@@ -287,4 +287,4 @@ TEST(FailureLog, HorovodStallInspectorNamesTheMissingRanks) {
 }
 
 }  // namespace
-}  // namespace strata::hang
+}  // namespace strata::hang::failure_log_test

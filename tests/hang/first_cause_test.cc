@@ -13,7 +13,7 @@
 #include "strata/hang/assembly/evidence_set.h"
 #include "support/golden.h"
 
-namespace strata::hang {
+namespace strata::hang::first_cause_test {
 namespace {
 
 using strata::testing::TestPath;
@@ -175,4 +175,4 @@ TEST(FirstCause, TheRankAheadInAnotherCollectiveIsNotListedAsWaiting) {
 }
 
 }  // namespace
-}  // namespace strata::hang
+}  // namespace strata::hang::first_cause_test

@@ -10,7 +10,7 @@
 #include "first_cause_inputs.h"
 #include "strata/hang/parsers/failure_log.h"
 
-namespace strata::hang {
+namespace strata::hang::first_run_formats_test {
 namespace {
 
 using inputs::AnalyzeLog;
@@ -142,4 +142,4 @@ TEST(FirstRunFormats, PySpyHexThreadIdsAreAPySpyDump) {
 }
 
 }  // namespace
-}  // namespace strata::hang
+}  // namespace strata::hang::first_run_formats_test

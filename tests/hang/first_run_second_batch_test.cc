@@ -12,7 +12,7 @@
 #include "strata/hang/analysis/finding.h"
 #include "strata/hang/parsers/failure_log.h"
 
-namespace strata::hang {
+namespace strata::hang::first_run_second_batch_test {
 namespace {
 
 using inputs::AnalyzeLog;
@@ -168,4 +168,4 @@ TEST(FirstRunSecondBatch, ALogOpeningWithAPythonDictIsALogNotJson) {
 }
 
 }  // namespace
-}  // namespace strata::hang
+}  // namespace strata::hang::first_run_second_batch_test

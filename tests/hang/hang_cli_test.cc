@@ -12,7 +12,7 @@
 
 #include "support/golden.h"
 
-namespace strata::hang {
+namespace strata::hang::hang_cli_test {
 namespace {
 
 using testing::RunCli;
@@ -312,4 +312,4 @@ TEST(HangCli, AMillionAbsentRanksAreAPartialCollectionNotCulprits) {
 }
 
 }  // namespace
-}  // namespace strata::hang
+}  // namespace strata::hang::hang_cli_test

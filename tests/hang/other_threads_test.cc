@@ -6,7 +6,7 @@
 
 #include "strata/hang/analysis/analysis.h"
 
-namespace strata::hang {
+namespace strata::hang::other_threads_test {
 namespace {
 
 PyFrame F(const char* function, const char* file, int line) {
@@ -97,4 +97,4 @@ TEST(OtherThreads, TwoAgainstTwoNamesNobody) {
 }
 
 }  // namespace
-}  // namespace strata::hang
+}  // namespace strata::hang::other_threads_test

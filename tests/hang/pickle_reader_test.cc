@@ -9,7 +9,7 @@
 
 #include "support/golden.h"
 
-namespace strata::hang {
+namespace strata::hang::pickle_reader_test {
 namespace {
 
 using nlohmann::json;
@@ -197,4 +197,4 @@ TEST(PickleReader, OpcodeNames) {
 }
 
 }  // namespace
-}  // namespace strata::hang
+}  // namespace strata::hang::pickle_reader_test

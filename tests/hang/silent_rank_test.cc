@@ -13,7 +13,7 @@
 #include "strata/hang/analysis/analysis.h"
 #include "strata/hang/assembly/evidence_set.h"
 
-namespace strata::hang {
+namespace strata::hang::silent_rank_test {
 namespace {
 
 std::string TimeoutLine(int rank, int64_t seq) {
@@ -230,4 +230,4 @@ TEST(SilentRank, AMillionRankWorldIsNotedAsRuns) {
 }
 
 }  // namespace
-}  // namespace strata::hang
+}  // namespace strata::hang::silent_rank_test

@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-namespace strata::hang {
+namespace strata::hang::stack_tree_test {
 namespace {
 
 TEST(FormatRankRanges, Table) {
@@ -69,4 +69,4 @@ TEST(StackTree, TiesAreOrderedBySmallestMember) {
 }
 
 }  // namespace
-}  // namespace strata::hang
+}  // namespace strata::hang::stack_tree_test

@@ -11,7 +11,7 @@
 
 #include "support/golden.h"
 
-namespace strata::hang {
+namespace strata::hang::verdict_json_test {
 namespace {
 
 using strata::testing::RunCli;
@@ -68,4 +68,4 @@ TEST(VerdictJson, EveryPlacedRankHasItsHostAndLocalRank) {
 }
 
 }  // namespace
-}  // namespace strata::hang
+}  // namespace strata::hang::verdict_json_test

@@ -4,7 +4,7 @@
 
 #include <string>
 
-namespace strata {
+namespace strata::cluster_test {
 namespace {
 
 TEST(Cluster, ReferenceClusterLoadsByName) {
@@ -244,4 +244,4 @@ TEST(Cluster, DuplicateNicNameNamesTheEntry) {
 }
 
 }  // namespace
-}  // namespace strata
+}  // namespace strata::cluster_test

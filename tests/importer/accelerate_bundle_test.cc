@@ -12,7 +12,7 @@
 #include "strata/importer/import_job.h"
 #include "strata/importer/shell_script.h"
 
-namespace strata {
+namespace strata::accelerate_bundle_test {
 namespace {
 
 using testing::CaseInput;
@@ -335,4 +335,4 @@ TEST(BundleImportTest, ASourcedFilesMissingSourceNamesThatFile) {
 }
 
 }  // namespace
-}  // namespace strata
+}  // namespace strata::accelerate_bundle_test

@@ -14,7 +14,7 @@
 #include "strata/importer/import_job.h"
 #include "strata/importer/job_builder.h"
 
-namespace strata {
+namespace strata::import_consistency_test {
 namespace {
 
 using testing::Field;
@@ -423,4 +423,4 @@ TEST(ImportConsistencyTest, VerlActorStrategySetsTheShardingRuntime) {
 }
 
 }  // namespace
-}  // namespace strata
+}  // namespace strata::import_consistency_test

@@ -19,7 +19,7 @@
 #include "strata/model/param_count.h"
 #include "support/golden.h"
 
-namespace strata {
+namespace strata::import_job_test {
 namespace {
 
 std::string Golden(const std::string& file) { return testing::ImportGolden(file); }
@@ -569,9 +569,9 @@ TEST(ImportJobTest, MalformedInputsFailClearly) {
 }
 
 }  // namespace
-}  // namespace strata
+}  // namespace strata::import_job_test
 
-namespace strata {
+namespace strata::import_job_test {
 namespace {
 
 // Megatron-LM's GPT-3 example with the activation-offload flags as NVIDIA's benchmark scripts
@@ -1065,4 +1065,4 @@ TEST(ImportJobTest, MegatronAttentionBackendIsTheAttentionKernel) {
 }
 
 }  // namespace
-}  // namespace strata
+}  // namespace strata::import_job_test

@@ -19,7 +19,7 @@
 #include "strata/job/resolved_job.h"
 #include "strata/model/megatron_model.h"
 
-namespace strata {
+namespace strata::import_losses_test {
 namespace {
 
 using testing::ImportGolden;
@@ -353,4 +353,4 @@ TEST(ImportLossesTest, ADuplicatedYamlKeyIsAnErrorNamingBothLines) {
 }
 
 }  // namespace
-}  // namespace strata
+}  // namespace strata::import_losses_test

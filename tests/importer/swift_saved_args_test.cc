@@ -12,7 +12,7 @@
 #include "strata/importer/import_job.h"
 #include "support/golden.h"
 
-namespace strata {
+namespace strata::swift_saved_args_test {
 namespace {
 
 std::string Golden(const std::string& file) { return testing::ImportGolden(file); }
@@ -181,4 +181,4 @@ TEST(SwiftSavedArgsTest, TruncatedSftArgsIsMalformedJsonNamingTheFile) {
 }
 
 }  // namespace
-}  // namespace strata
+}  // namespace strata::swift_saved_args_test

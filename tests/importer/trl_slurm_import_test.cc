@@ -10,7 +10,7 @@
 #include "strata/core/file_io.h"
 #include "strata/importer/import_job.h"
 
-namespace strata {
+namespace strata::trl_slurm_import_test {
 namespace {
 
 using testing::Field;
@@ -386,4 +386,4 @@ TEST(SrunPerTaskTest, TheTasksGiveTheRanksWhateverTheGpusAsked) {
 }
 
 }  // namespace
-}  // namespace strata
+}  // namespace strata::trl_slurm_import_test

@@ -12,7 +12,7 @@
 #include "strata/importer/import_job.h"
 #include "support/golden.h"
 
-namespace strata {
+namespace strata::verl_actor_mapping_test {
 namespace {
 
 using testing::Field;
@@ -342,4 +342,4 @@ TEST(VerlActorMappingTest, TheCriticsOwnMicroBatchIsSaid) {
 }
 
 }  // namespace
-}  // namespace strata
+}  // namespace strata::verl_actor_mapping_test

@@ -19,7 +19,7 @@
 #include "support/golden.h"
 #include "support/golden_edit.h"
 
-namespace strata {
+namespace strata::verl_rl_import_test {
 namespace {
 
 using testing::ImportGolden;
@@ -863,4 +863,4 @@ TEST(VerlRlImportTest, GlobalPpoMicroBatchIsDividedByTheActorsDp) {
 }
 
 }  // namespace
-}  // namespace strata
+}  // namespace strata::verl_rl_import_test

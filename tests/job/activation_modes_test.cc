@@ -7,7 +7,7 @@
 
 #include "strata/job/resolved_job.h"
 
-namespace strata {
+namespace strata::activation_modes_test {
 namespace {
 
 // A dense Llama job on one 8-GPU node; the model is a catalog name.
@@ -125,4 +125,4 @@ TEST(ActivationModes, ModelRulesNameTheField) {
 }
 
 }  // namespace
-}  // namespace strata
+}  // namespace strata::activation_modes_test

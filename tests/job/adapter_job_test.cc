@@ -5,7 +5,7 @@
 
 #include "strata/job/job_spec.h"
 
-namespace strata {
+namespace strata::adapter_job_test {
 namespace {
 
 constexpr const char* kHead =
@@ -62,4 +62,4 @@ TEST(AdapterJob, MalformedInputIsRefusedWithItsPlace) {
 }
 
 }  // namespace
-}  // namespace strata
+}  // namespace strata::adapter_job_test

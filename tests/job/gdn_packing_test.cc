@@ -9,7 +9,7 @@
 #include "strata/job/resolved_job.h"
 #include "support/golden.h"
 
-namespace strata {
+namespace strata::gdn_packing_test {
 namespace {
 
 Result<ResolvedJob> Resolve(const std::string& file, const std::vector<std::string>& sets) {
@@ -47,4 +47,4 @@ TEST(GdnPacking, GatedDeltaNetRefusesPackedSequencesBeforeMegatronCore018) {
 }
 
 }  // namespace
-}  // namespace strata
+}  // namespace strata::gdn_packing_test

@@ -9,7 +9,7 @@
 
 #include "strata/job/resolved_job.h"
 
-namespace strata {
+namespace strata::job_spec_test {
 namespace {
 
 // A small valid job; the cases below break one thing each.
@@ -388,4 +388,4 @@ TEST(JobSpec, DTypeBytes) {
 }
 
 }  // namespace
-}  // namespace strata
+}  // namespace strata::job_spec_test

@@ -35,7 +35,7 @@
 #include "strata/job/resolved_job.h"
 #include "support/golden.h"
 
-namespace strata {
+namespace strata::moe_a2a_overlap_test {
 namespace {
 
 Result<ResolvedJob> Resolve(const std::string& job, const std::vector<std::string>& sets) {
@@ -102,4 +102,4 @@ TEST(MoeA2aOverlap, MoeModuleRecomputeRefusedFromRelease017) {
 }
 
 }  // namespace
-}  // namespace strata
+}  // namespace strata::moe_a2a_overlap_test

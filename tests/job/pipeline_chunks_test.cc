@@ -9,7 +9,7 @@
 #include "strata/job/job_validation.h"
 #include "strata/job/pipeline_split.h"
 
-namespace strata {
+namespace strata::pipeline_chunks_test {
 namespace {
 
 constexpr const char* kJob = testing::kPipelineTestJob;
@@ -147,4 +147,4 @@ TEST(PipelineSplit, ScheduleField) {
 }
 
 }  // namespace
-}  // namespace strata
+}  // namespace strata::pipeline_chunks_test

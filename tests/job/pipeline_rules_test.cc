@@ -32,7 +32,7 @@
 #include "strata/job/resolved_job.h"
 #include "support/golden.h"
 
-namespace strata {
+namespace strata::pipeline_rules_test {
 namespace {
 
 Result<ResolvedJob> Resolve(const std::string& file, const std::vector<std::string>& sets) {
@@ -111,4 +111,4 @@ TEST(PipelineRules, TorchtitanRunsInterleavingInRounds) {
 }
 
 }  // namespace
-}  // namespace strata
+}  // namespace strata::pipeline_rules_test

@@ -15,7 +15,7 @@
 #include "strata/job/resolved_job.h"
 #include "support/golden.h"
 
-namespace strata {
+namespace strata::pipeline_schedules_test {
 namespace {
 
 Result<ResolvedJob> Resolve(const std::string& file, const std::vector<std::string>& sets) {
@@ -54,4 +54,4 @@ TEST(PipelineSchedules, MegatronCoreHasNoPyTorchOnlySchedules) {
 }
 
 }  // namespace
-}  // namespace strata
+}  // namespace strata::pipeline_schedules_test

@@ -13,7 +13,7 @@
 #include "strata/job/job_validation.h"
 #include "strata/job/training_modes_parse.h"
 
-namespace strata {
+namespace strata::pipeline_split_test {
 namespace {
 
 constexpr const char* kJob = testing::kPipelineTestJob;
@@ -99,4 +99,4 @@ TEST(PipelineSplit, CatalogJobs) {
 }
 
 }  // namespace
-}  // namespace strata
+}  // namespace strata::pipeline_split_test

@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-namespace strata {
+namespace strata::placement_test {
 namespace {
 
 ParallelLayout Reference() {
@@ -137,4 +137,4 @@ TEST(Placement, BadInputsAreErrors) {
 }
 
 }  // namespace
-}  // namespace strata
+}  // namespace strata::placement_test

@@ -10,7 +10,7 @@
 #include "strata/job/resolved_job.h"
 #include "strata/job/training_modes_parse.h"
 
-namespace strata {
+namespace strata::training_modes_test {
 namespace {
 
 constexpr const char* kJob =
@@ -272,9 +272,9 @@ TEST(UnevenPipeline, AccountingTheEmbeddingAndLossAsLayers) {
 }
 
 }  // namespace
-}  // namespace strata
+}  // namespace strata::training_modes_test
 
-namespace strata {
+namespace strata::training_modes_test {
 namespace {
 
 TEST(CustomGpu, DerivedFromTheCatalogInAJob) {
@@ -395,4 +395,4 @@ TEST(TrainingModes, ShardingRuntimeField) {
 }
 
 }  // namespace
-}  // namespace strata
+}  // namespace strata::training_modes_test

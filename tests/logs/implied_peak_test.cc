@@ -10,7 +10,7 @@
 #include "strata/hw/gpu_catalog.h"
 #include "strata/logs/log_mfu.h"
 
-namespace strata {
+namespace strata::implied_peak_test {
 namespace {
 
 std::vector<GpuSpec> Catalog() {
@@ -102,4 +102,4 @@ TEST(ImpliedPeak, AnH100OfAnotherSizeIsNoFallback) {
 }
 
 }  // namespace
-}  // namespace strata
+}  // namespace strata::implied_peak_test

@@ -9,7 +9,7 @@
 #include "strata/logs/log_reader.h"
 #include "support/golden.h"
 
-namespace strata {
+namespace strata::log_analyzer_test {
 namespace {
 
 LogSummary Analyze(const std::string& relative) {
@@ -376,4 +376,4 @@ TEST(LogAnalyzer, VerlValidationStepsAreSaidApart) {
 }
 
 }  // namespace
-}  // namespace strata
+}  // namespace strata::log_analyzer_test

@@ -17,7 +17,7 @@
 #include "strata/logs/log_line_parser.h"
 #include "strata/report/logs_render.h"
 
-namespace strata {
+namespace strata::logs_neox_test {
 namespace {
 
 std::string NeoxLine(int iteration, std::string_view loss_segment) {
@@ -99,4 +99,4 @@ TEST(LogsNeox, ChecksWithNothingToLookAtAreNotListedAsMade) {
 }
 
 }  // namespace
-}  // namespace strata
+}  // namespace strata::logs_neox_test

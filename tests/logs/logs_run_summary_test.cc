@@ -14,7 +14,7 @@
 #include "strata/logs/log_job.h"
 #include "strata/report/logs_render.h"
 
-namespace strata {
+namespace strata::logs_run_summary_test {
 namespace {
 
 constexpr std::string_view kInterval10Log =
@@ -109,4 +109,4 @@ TEST(LogsRunSummary, RecordsTooEarlyForTheSpikeChecksAreNamed) {
 }
 
 }  // namespace
-}  // namespace strata
+}  // namespace strata::logs_run_summary_test

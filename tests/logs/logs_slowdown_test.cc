@@ -16,7 +16,7 @@
 #include "strata/logs/log_mfu.h"
 #include "strata/report/logs_render.h"
 
-namespace strata {
+namespace strata::logs_slowdown_test {
 namespace {
 
 // Iterations 1..60 of 250,000; `ms(i)` is iteration i's elapsed time per iteration.
@@ -140,4 +140,4 @@ TEST(LogsSlowdown, ARecoveredDipKeepsTheSteadyRate) {
 }
 
 }  // namespace
-}  // namespace strata
+}  // namespace strata::logs_slowdown_test

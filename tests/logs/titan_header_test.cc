@@ -9,7 +9,7 @@
 
 #include "strata/logs/log_job.h"
 
-namespace strata {
+namespace strata::titan_header_test {
 namespace {
 
 TitanHeader Read(const std::vector<std::string>& lines) {
@@ -176,4 +176,4 @@ TEST(TitanHeaderTest, WhatTheHeaderLacksIsNamed) {
 }
 
 }  // namespace
-}  // namespace strata
+}  // namespace strata::titan_header_test

@@ -15,7 +15,7 @@
 #include "strata/model/param_count.h"
 #include "support/golden.h"
 
-namespace strata {
+namespace strata::allocator_test {
 namespace {
 
 constexpr double kMiB = 1048576.0;
@@ -240,4 +240,4 @@ TEST(MemoryErrorBands, TheJobFieldIsChecked) {
 }
 
 }  // namespace
-}  // namespace strata
+}  // namespace strata::allocator_test

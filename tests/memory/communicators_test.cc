@@ -11,7 +11,7 @@
 #include "strata/memory/ledger.h"
 #include "support/golden.h"
 
-namespace strata {
+namespace strata::communicators_test {
 namespace {
 
 constexpr double kMiB = 1048576.0;
@@ -89,4 +89,4 @@ TEST(NcclCommunicators, ANegativeAuxLossCoefficientIsRefused) {
 }
 
 }  // namespace
-}  // namespace strata
+}  // namespace strata::communicators_test

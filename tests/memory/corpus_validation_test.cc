@@ -23,7 +23,7 @@
 #include "support/golden.h"
 #include "support/split_rule.h"
 
-namespace strata {
+namespace strata::corpus_validation_test {
 namespace {
 
 using corpus::Corpus;
@@ -329,4 +329,4 @@ TEST(MemoryCorpus, DocumentedErrorsAreCurrent) {
 }
 
 }  // namespace
-}  // namespace strata
+}  // namespace strata::corpus_validation_test

@@ -11,7 +11,7 @@
 #include "strata/memory/sharding.h"
 #include "support/golden.h"
 
-namespace strata {
+namespace strata::fsdp_holding_test {
 namespace {
 
 using testing::Constants;
@@ -206,4 +206,4 @@ TEST(FsdpHolding, TorchtitanZero3IsItsFsdp2) {
 }
 
 }  // namespace
-}  // namespace strata
+}  // namespace strata::fsdp_holding_test

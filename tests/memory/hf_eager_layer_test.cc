@@ -9,7 +9,7 @@
 #include "strata/memory/activations.h"
 #include "support/golden.h"
 
-namespace strata {
+namespace strata::hf_eager_layer_test {
 namespace {
 
 // Row H200-02's job: Llama-3.1-8B (hidden 4,096; 32 query heads and 8 KV heads of 128;
@@ -93,4 +93,4 @@ TEST(HfEagerLayer, TheRecomputedLayerHoldsThemAndExplainSaysSo) {
 }
 
 }  // namespace
-}  // namespace strata
+}  // namespace strata::hf_eager_layer_test

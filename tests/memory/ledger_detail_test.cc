@@ -14,7 +14,7 @@
 #include "strata/memory/static_memory.h"
 #include "support/golden.h"
 
-namespace strata {
+namespace strata::ledger_detail_test {
 namespace {
 
 using testing::Constants;
@@ -179,4 +179,4 @@ TEST(StageLayers, EvenVppAndUnevenSplits) {
 }
 
 }  // namespace
-}  // namespace strata
+}  // namespace strata::ledger_detail_test

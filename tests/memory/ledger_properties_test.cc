@@ -11,7 +11,7 @@
 
 #include "memory/memory_test_support.h"
 
-namespace strata {
+namespace strata::ledger_properties_test {
 namespace {
 
 using testing::Constants;
@@ -133,4 +133,4 @@ TEST(LedgerProperties, RecomputeNeverRaisesActivationBytes) {
 }
 
 }  // namespace
-}  // namespace strata
+}  // namespace strata::ledger_properties_test

@@ -12,7 +12,7 @@
 #include "strata/memory/sharding.h"
 #include "strata/memory/static_memory.h"
 
-namespace strata {
+namespace strata::loss_and_capacity_test {
 namespace {
 
 // Llama-3.1-8B, TP1 PP1, one micro batch of 8,192 tokens, full recompute: the logits are
@@ -187,4 +187,4 @@ TEST(Fsdp2UnderPipeline, GradientsAccumulateUnshardedUntilTheLastMicroBatch) {
 }
 
 }  // namespace
-}  // namespace strata
+}  // namespace strata::loss_and_capacity_test

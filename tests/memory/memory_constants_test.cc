@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-namespace strata {
+namespace strata::memory_constants_test {
 namespace {
 
 constexpr const char* kValid =
@@ -98,4 +98,4 @@ TEST(MemoryConstants, BadFilesGiveClearErrors) {
 }
 
 }  // namespace
-}  // namespace strata
+}  // namespace strata::memory_constants_test

@@ -10,7 +10,7 @@
 #include "memory/memory_test_support.h"
 #include "strata/memory/activations.h"
 
-namespace strata {
+namespace strata::no_grad_forward_test {
 namespace {
 
 // Llama-3.1-8B (h 4,096, 32 heads of 128, 8 KV heads, intermediate 14,336, vocab 128,256),
@@ -86,4 +86,4 @@ TEST(NoGradForward, TakesTheLargestStage) {
 }
 
 }  // namespace
-}  // namespace strata
+}  // namespace strata::no_grad_forward_test

@@ -11,7 +11,7 @@
 #include "strata/memory/static_memory.h"
 #include "support/golden.h"
 
-namespace strata {
+namespace strata::sharding_test {
 namespace {
 
 using testing::Constants;
@@ -647,4 +647,4 @@ TEST(Fp8, TorchaoKeepsNoCopies) {
 }
 
 }  // namespace
-}  // namespace strata
+}  // namespace strata::sharding_test

@@ -9,7 +9,7 @@
 #include "strata/memory/activations.h"
 #include "support/golden.h"
 
-namespace strata {
+namespace strata::te_fp8_activations_test {
 namespace {
 
 Job FixtureJob(const std::string& fixture, const std::vector<std::string>& sets) {
@@ -130,4 +130,4 @@ TEST(TeFp8Activations, PublishedH100Fp8LayoutsStoreTheRatioOfThePerTokenBytes) {
 }
 
 }  // namespace
-}  // namespace strata
+}  // namespace strata::te_fp8_activations_test

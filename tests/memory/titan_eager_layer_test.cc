@@ -9,7 +9,7 @@
 #include "strata/memory/activations.h"
 #include "support/golden.h"
 
-namespace strata {
+namespace strata::titan_eager_layer_test {
 namespace {
 
 // Llama-3.1-8B (hidden 4,096; 32 query heads and 8 KV heads of 128; intermediate 14,336) on
@@ -122,4 +122,4 @@ TEST(TitanEagerLayer, TheRecomputedLayerHoldsThem) {
 }
 
 }  // namespace
-}  // namespace strata
+}  // namespace strata::titan_eager_layer_test

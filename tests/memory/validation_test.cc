@@ -14,7 +14,7 @@
 #include "strata/memory/error_band.h"
 #include "support/golden.h"
 
-namespace strata {
+namespace strata::validation_test {
 namespace {
 
 struct Row {
@@ -187,4 +187,4 @@ TEST(MemoryValidation, UnevenPipelineSplitNeedsStageCounts) {
 }
 
 }  // namespace
-}  // namespace strata
+}  // namespace strata::validation_test

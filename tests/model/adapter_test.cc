@@ -7,7 +7,7 @@
 
 #include "strata/model/model_config.h"
 
-namespace strata {
+namespace strata::adapter_test {
 namespace {
 
 ModelConfig Llama8b() {
@@ -206,4 +206,4 @@ TEST(Adapter, GatedDeltaNetProjectionsOfQwen3Next) {
 }
 
 }  // namespace
-}  // namespace strata
+}  // namespace strata::adapter_test

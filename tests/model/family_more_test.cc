@@ -15,7 +15,7 @@
 #include "strata/model/param_count.h"
 #include "support/golden.h"
 
-namespace strata {
+namespace strata::family_more_test {
 namespace {
 
 std::string ConfigPath(const std::string& name) {
@@ -279,4 +279,4 @@ TEST(FamilyMoreTest, UnknownFamiliesStillSayWhatIsClose) {
 }
 
 }  // namespace
-}  // namespace strata
+}  // namespace strata::family_more_test

@@ -12,7 +12,7 @@
 #include "strata/model/param_count.h"
 #include "support/golden.h"
 
-namespace strata {
+namespace strata::family_params_test {
 namespace {
 
 std::string ConfigPath(const std::string& name) {
@@ -209,4 +209,4 @@ TEST(FamilyParamsTest, MalformedHybridPattern) {
 }
 
 }  // namespace
-}  // namespace strata
+}  // namespace strata::family_params_test

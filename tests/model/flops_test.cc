@@ -8,7 +8,7 @@
 #include "strata/model/model_config.h"
 #include "strata/model/sequence_lengths.h"
 
-namespace strata {
+namespace strata::flops_test {
 namespace {
 
 ModelConfig Load(const char* name) {
@@ -190,4 +190,4 @@ TEST(SequenceLengthsTest, SequenceLengthsReadKAsBinary) {
 }
 
 }  // namespace
-}  // namespace strata
+}  // namespace strata::flops_test

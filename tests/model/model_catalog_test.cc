@@ -9,7 +9,7 @@
 
 #include "strata/core/file_io.h"
 
-namespace strata {
+namespace strata::model_catalog_test {
 namespace {
 
 TEST(ModelCatalogTest, ShippedIndexCoversEveryConfig) {
@@ -56,4 +56,4 @@ TEST(ModelCatalogTest, BadInput) {
 }
 
 }  // namespace
-}  // namespace strata
+}  // namespace strata::model_catalog_test

@@ -10,7 +10,7 @@
 #include "strata/core/file_io.h"
 #include "strata/model/param_count.h"
 
-namespace strata {
+namespace strata::model_config_test {
 namespace {
 
 std::string Catalog(const std::string& name) {
@@ -188,4 +188,4 @@ TEST(ModelConfigTest, LayerPatterns) {
 }
 
 }  // namespace
-}  // namespace strata
+}  // namespace strata::model_config_test

@@ -10,7 +10,7 @@
 #include "strata/core/file_io.h"
 #include "strata/model/model_config.h"
 
-namespace strata {
+namespace strata::param_count_test {
 namespace {
 
 ModelConfig Load(const std::string& name) {
@@ -167,9 +167,9 @@ TEST(ParamCountTest, TiedEmbeddingHasNoHead) {
 }
 
 }  // namespace
-}  // namespace strata
+}  // namespace strata::param_count_test
 
-namespace strata {
+namespace strata::param_count_test {
 namespace {
 
 TEST(ParamCountTest, Qwen2HasQkvBiasWithoutAField) {
@@ -185,4 +185,4 @@ TEST(ParamCountTest, Qwen2HasQkvBiasWithoutAField) {
 }
 
 }  // namespace
-}  // namespace strata
+}  // namespace strata::param_count_test

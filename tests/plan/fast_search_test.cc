@@ -11,7 +11,7 @@
 
 #include "plan/plan_test_support.h"
 
-namespace strata {
+namespace strata::fast_search_test {
 namespace {
 
 struct Case {
@@ -127,4 +127,4 @@ TEST(FastSearch, ThreadsDoNotChangeTheResult) {
 }
 
 }  // namespace
-}  // namespace strata
+}  // namespace strata::fast_search_test

@@ -21,7 +21,7 @@
 #include "plan/plan_test_support.h"
 #include "support/golden.h"
 
-namespace strata {
+namespace strata::plan_validation_test {
 namespace {
 
 struct Row {
@@ -166,4 +166,4 @@ TEST(PlanValidation, DocumentMatchesThePlanner) {
 }
 
 }  // namespace
-}  // namespace strata
+}  // namespace strata::plan_validation_test

@@ -17,7 +17,7 @@
 
 #include "plan/plan_test_support.h"
 
-namespace strata {
+namespace strata::time_order_test {
 namespace {
 
 struct Step {
@@ -91,4 +91,4 @@ TEST(TimeOrder, BucketsGiveTheOrderOfOneHeapAfterASelection) {
 }
 
 }  // namespace
-}  // namespace strata
+}  // namespace strata::time_order_test

@@ -7,7 +7,7 @@
 namespace strata {
 namespace {
 
-TEST(ProfileCli, Goldens) { testing::RunCliGoldenSuite("profile", 8); }
+TEST(ProfileCli, Goldens) { strata::testing::RunCliGoldenSuite("profile", 8); }
 
 }  // namespace
 }  // namespace strata

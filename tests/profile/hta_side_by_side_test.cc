@@ -20,7 +20,7 @@
 #include "profile/reference_traces.h"
 #include "strata/profile/profile.h"
 
-namespace strata::profile {
+namespace strata::profile::hta_side_by_side_test {
 namespace {
 
 ProfileReport Profile(const std::string& relative) {
@@ -91,4 +91,4 @@ TEST(HtaSideBySide, DeepSeekV3SpanAndIdle) {
 }
 
 }  // namespace
-}  // namespace strata::profile
+}  // namespace strata::profile::hta_side_by_side_test

@@ -10,7 +10,7 @@
 #include "strata/profile/profile.h"
 #include "support/golden.h"
 
-namespace strata::profile {
+namespace strata::profile::job_warnings_test {
 namespace {
 
 RankProfile Rank(std::optional<int64_t> rank, std::optional<int64_t> world, std::string file,
@@ -76,10 +76,10 @@ TEST(JobWarnings, ARankFileCutBeforeItsEventsIsLeftOutAndTheOthersRead) {
   const std::filesystem::path dir = std::filesystem::temp_directory_path() / "strata-cut-rank-test";
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
-  std::filesystem::copy_file(testing::TestPath("fixtures/calibrate/two-rank-skew/rank0.json"),
-                             dir / "rank0.json");
+  std::filesystem::copy_file(
+      strata::testing::TestPath("fixtures/calibrate/two-rank-skew/rank0.json"), dir / "rank0.json");
   {
-    std::ifstream in(testing::TestPath("fixtures/calibrate/two-rank-skew/rank1.json"));
+    std::ifstream in(strata::testing::TestPath("fixtures/calibrate/two-rank-skew/rank1.json"));
     const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     std::ofstream(dir / "rank1.json") << text.substr(0, text.find("\"traceEvents\""));
     std::ofstream(dir / "rank2.json");  // empty
@@ -109,4 +109,4 @@ TEST(JobWarnings, ARankFileCutBeforeItsEventsIsLeftOutAndTheOthersRead) {
 }
 
 }  // namespace
-}  // namespace strata::profile
+}  // namespace strata::profile::job_warnings_test

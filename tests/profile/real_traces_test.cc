@@ -13,7 +13,7 @@
 #include "strata/profile/profile.h"
 #include "support/golden.h"
 
-namespace strata::profile {
+namespace strata::profile::real_traces_test {
 namespace {
 
 ProfileReport Profile(const std::vector<std::string>& relative) {
@@ -234,4 +234,4 @@ TEST(RealTraces, Torch19ResnetOldFormat) {
 }
 
 }  // namespace
-}  // namespace strata::profile
+}  // namespace strata::profile::real_traces_test

@@ -8,7 +8,7 @@
 #include "profile/reference_traces.h"
 #include "strata/profile/profile.h"
 
-namespace strata::profile {
+namespace strata::profile::steps_across_ranks_test {
 namespace {
 
 constexpr int64_t kUs = 1000;  // ns
@@ -179,4 +179,4 @@ TEST(StepsAcrossRanks, StepsWithoutGpuWorkAreNotCompared) {
 }
 
 }  // namespace
-}  // namespace strata::profile
+}  // namespace strata::profile::steps_across_ranks_test

@@ -16,7 +16,7 @@
 
 #include "strata/profile/breakdown.h"
 
-namespace strata::profile {
+namespace strata::profile::trace_reader_test {
 namespace {
 
 // One step (CPU 1000-1100 us) launching a GEMM (GPU 1100-1140 us) and an NCCL all-reduce
@@ -284,4 +284,4 @@ TEST(TraceReader, SeveralDevicesInOneTraceAreCountedPerDevice) {
 }
 
 }  // namespace
-}  // namespace strata::profile
+}  // namespace strata::profile::trace_reader_test

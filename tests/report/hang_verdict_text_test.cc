@@ -7,7 +7,7 @@
 #include "hang/first_cause_inputs.h"
 #include "strata/report/hang_verdict.h"
 
-namespace strata::hang {
+namespace strata::hang::hang_verdict_text_test {
 namespace {
 
 using namespace inputs;  // NOLINT: the inputs of these tests
@@ -40,4 +40,4 @@ TEST(HangVerdictText, ProcessIdsAreNotPrintedAsRanks) {
 }
 
 }  // namespace
-}  // namespace strata::hang
+}  // namespace strata::hang::hang_verdict_text_test

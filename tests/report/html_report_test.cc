@@ -15,7 +15,7 @@
 #include "strata/job/placement.h"
 #include "strata/report/svg.h"
 
-namespace strata {
+namespace strata::html_report_test {
 namespace {
 
 // data-key -> data-value of every element of `html` that carries one.
@@ -135,4 +135,4 @@ TEST(HtmlReport, TextFromJobFilesIsEscaped) {
 }
 
 }  // namespace
-}  // namespace strata
+}  // namespace strata::html_report_test

@@ -14,7 +14,7 @@
 #include "strata/report/trace_figure.h"
 #include "support/golden.h"
 
-namespace strata {
+namespace strata::report_figures_test {
 namespace {
 
 std::map<std::string, std::string> Data(const std::string& html) {
@@ -154,4 +154,4 @@ TEST(TraceFigure, TenThousandRanksDrawAsThreeBars) {
 }
 
 }  // namespace
-}  // namespace strata
+}  // namespace strata::report_figures_test

@@ -7,7 +7,7 @@
 
 #include "strata/report/rl_report.h"
 
-namespace strata {
+namespace strata::rl_render_test {
 namespace {
 
 RlEvaluation Evaluate(const std::vector<std::string>& overrides) {
@@ -71,4 +71,4 @@ TEST(RlRenderTest, TheStepTableNamesTheReferenceThatRuns) {
 }
 
 }  // namespace
-}  // namespace strata
+}  // namespace strata::rl_render_test

@@ -11,7 +11,7 @@
 #include "strata/report/step_text.h"
 #include "support/golden.h"
 
-namespace strata {
+namespace strata::step_render_test {
 namespace {
 
 Evaluation Evaluate(const std::string& job_file, const std::vector<std::string>& sets,
@@ -120,4 +120,4 @@ TEST(StepRender, DenseModelShowsNoExpertDpGroup) {
 }
 
 }  // namespace
-}  // namespace strata
+}  // namespace strata::step_render_test

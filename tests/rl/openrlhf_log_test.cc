@@ -18,7 +18,7 @@
 #include "strata/eval/evaluation.h"
 #include "strata/rl/rl_job.h"
 
-namespace strata {
+namespace strata::openrlhf_log_test {
 namespace {
 
 const RlEvaluation& Reference() { return testing::ReferenceRl(); }
@@ -193,4 +193,4 @@ TEST(OpenRlhfLogTest, NoStatusLineIsAClearError) {
 }
 
 }  // namespace
-}  // namespace strata
+}  // namespace strata::openrlhf_log_test

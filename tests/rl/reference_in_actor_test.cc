@@ -14,7 +14,7 @@
 #include "strata/rl/rl_job.h"
 #include "strata/rl/rl_step.h"
 
-namespace strata {
+namespace strata::reference_in_actor_test {
 namespace {
 
 Bytes PhaseBytes(const RlEvaluation& e, const std::string& name) {
@@ -77,4 +77,4 @@ TEST(ReferenceInActorTest, NoReferenceCopyInHostMemory) {
 }
 
 }  // namespace
-}  // namespace strata
+}  // namespace strata::reference_in_actor_test

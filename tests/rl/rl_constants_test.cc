@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-namespace strata {
+namespace strata::rl_constants_test {
 namespace {
 
 const char* const kGood = R"(vllm_memory:
@@ -99,4 +99,4 @@ TEST(RlConstantsTest, BadFilesNameTheField) {
 }
 
 }  // namespace
-}  // namespace strata
+}  // namespace strata::rl_constants_test

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-namespace strata {
+namespace strata::rl_job_test {
 namespace {
 
 const char* const kMinimal = R"(actor:
@@ -200,4 +200,4 @@ TEST(RlJobTest, UnknownCatalogName) {
 }
 
 }  // namespace
-}  // namespace strata
+}  // namespace strata::rl_job_test

@@ -18,7 +18,7 @@
 #include "strata/memory/sharding.h"
 #include "support/golden.h"
 
-namespace strata {
+namespace strata::rl_step_test {
 namespace {
 
 const RlEvaluation& Reference() { return testing::ReferenceRl(); }
@@ -924,4 +924,4 @@ TEST(RlStepTest, FitHintFitsWhenApplied) {
 }
 
 }  // namespace
-}  // namespace strata
+}  // namespace strata::rl_step_test

@@ -23,7 +23,7 @@
 #include "support/error_stats.h"
 #include "support/golden.h"
 
-namespace strata {
+namespace strata::rl_validation_doc_test {
 namespace {
 
 constexpr const char* kDoc = "../docs/rl-validation.md";
@@ -385,4 +385,4 @@ TEST(RlValidationDoc, PredictedRowsAreCurrent) {
 }
 
 }  // namespace
-}  // namespace strata
+}  // namespace strata::rl_validation_doc_test

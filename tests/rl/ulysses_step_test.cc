@@ -18,7 +18,7 @@
 #include "strata/rl/rl_step.h"
 #include "support/golden.h"
 
-namespace strata {
+namespace strata::ulysses_step_test {
 namespace {
 
 // Qwen2.5-Math-7B (data/models/qwen2.5-math-7b.json: hidden 3584, 28 layers, 28 query heads,
@@ -117,4 +117,4 @@ TEST(UlyssesStep, TheRlUpdateRowSaysItsAllToAlls) {
 }
 
 }  // namespace
-}  // namespace strata
+}  // namespace strata::ulysses_step_test

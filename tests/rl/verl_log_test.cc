@@ -11,7 +11,7 @@
 #include "rl/reference_rl.h"
 #include "support/golden.h"
 
-namespace strata {
+namespace strata::verl_log_test {
 namespace {
 
 // The excerpt of verl-project/verl#7412, step 34: the fields as printed in the issue (two of
@@ -314,4 +314,4 @@ TEST(VerlLogTest, ValidationStepsAreLeftOutOfTheMeasuredStep) {
 }
 
 }  // namespace
-}  // namespace strata
+}  // namespace strata::verl_log_test

@@ -8,7 +8,7 @@
 #include <optional>
 #include <string>
 
-namespace strata {
+namespace strata::framework_profile_test {
 namespace {
 
 FrameworkCatalog Catalog() {
@@ -342,4 +342,4 @@ TEST(FrameworkProfile, TorchtitanEagerTrafficOnlyWithoutCompile) {
 }
 
 }  // namespace
-}  // namespace strata
+}  // namespace strata::framework_profile_test

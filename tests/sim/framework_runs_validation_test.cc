@@ -27,7 +27,7 @@
 #include "support/error_stats.h"
 #include "support/golden.h"
 
-namespace strata {
+namespace strata::framework_runs_validation_test {
 namespace {
 
 constexpr const char* kCorpus = "memory/corpus/corpus.yaml";
@@ -228,4 +228,4 @@ TEST(FrameworkRunsValidation, ThroughputBecomesTheMeasuredStep) {
 }
 
 }  // namespace
-}  // namespace strata
+}  // namespace strata::framework_runs_validation_test

@@ -15,7 +15,7 @@
 #include "strata/job/job_spec.h"
 #include "strata/job/resolved_job.h"
 
-namespace strata {
+namespace strata::fsdp_pipeline_test {
 namespace {
 
 Result<ResolvedJob> Resolve(const std::string& name, const std::vector<std::string>& sets) {
@@ -83,4 +83,4 @@ TEST(FsdpPipeline, GatherAndReduceScatterOnceAStep) {
 }
 
 }  // namespace
-}  // namespace strata
+}  // namespace strata::fsdp_pipeline_test

@@ -25,7 +25,7 @@
 #include "sim/step_test_support.h"
 #include "strata/sim/step_model.h"
 
-namespace strata {
+namespace strata::gdn_tp_step_test {
 namespace {
 
 using testing::LoadReferenceStep;
@@ -217,4 +217,4 @@ TEST(TrainedParameters, AFrozenModuleIsNeitherReducedNorUpdated) {
 }
 
 }  // namespace
-}  // namespace strata
+}  // namespace strata::gdn_tp_step_test

@@ -30,7 +30,7 @@
 #include "support/golden.h"
 #include "support/split_rule.h"
 
-namespace strata {
+namespace strata::model_cards_validation_test {
 namespace {
 
 constexpr const char* kCardsDir = "sim/validation/cards";
@@ -239,4 +239,4 @@ TEST(ModelCardsValidation, SplitRuleIsFnv1aAlternating) {
 }
 
 }  // namespace
-}  // namespace strata
+}  // namespace strata::model_cards_validation_test

@@ -13,7 +13,7 @@
 #include "strata/sim/step_model.h"
 #include "strata/sim/step_tables.h"
 
-namespace strata {
+namespace strata::model_code_traffic_test {
 namespace {
 
 ModelConfig Model(const std::string& name) {
@@ -147,4 +147,4 @@ TEST(ModelCodeTraffic, AssumptionLines) {
 }
 
 }  // namespace
-}  // namespace strata
+}  // namespace strata::model_code_traffic_test

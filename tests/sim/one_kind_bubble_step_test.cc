@@ -6,7 +6,7 @@
 #include "sim/step_test_support.h"
 #include "strata/sim/step_model.h"
 
-namespace strata {
+namespace strata::one_kind_bubble_step_test {
 namespace {
 
 // testing::kLlama8Pp4Uneven: Llama-3.1-8B on 8 H100s, TP 1, PP 4 split 5 / 8 / 8 / 11, DP 2.
@@ -36,4 +36,4 @@ TEST(OneKindBubble, UnevenSplitFillsThroughTheShortRanks) {
 }
 
 }  // namespace
-}  // namespace strata
+}  // namespace strata::one_kind_bubble_step_test

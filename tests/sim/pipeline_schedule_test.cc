@@ -9,7 +9,7 @@
 #include "sim/step_test_support.h"
 #include "strata/sim/step_model.h"
 
-namespace strata {
+namespace strata::pipeline_schedule_test {
 namespace {
 
 using testing::LoadReferenceStep;
@@ -69,4 +69,4 @@ TEST(PipelineSchedule, SlowestStageSetsThePaceForUnevenVpp) {
 }
 
 }  // namespace
-}  // namespace strata
+}  // namespace strata::pipeline_schedule_test

@@ -8,7 +8,7 @@
 #include "strata/job/resolved_job.h"
 #include "strata/sim/step_model.h"
 
-namespace strata {
+namespace strata::stage_grad_sync_step_test {
 namespace {
 
 StepSetup LoadSetup(const std::string& name) {
@@ -86,4 +86,4 @@ TEST(StageGradSync, DeepSeekV3FirstRankEndsTheStep) {
 }
 
 }  // namespace
-}  // namespace strata
+}  // namespace strata::stage_grad_sync_step_test

@@ -8,7 +8,7 @@
 #include "strata/job/resolved_job.h"
 #include "strata/sim/step_model.h"
 
-namespace strata {
+namespace strata::stage_layers_step_test {
 namespace {
 
 struct Evaluated {
@@ -137,4 +137,4 @@ TEST(StageLayersStep, OneStageKeepsTheWholeTables) {
 }
 
 }  // namespace
-}  // namespace strata
+}  // namespace strata::stage_layers_step_test

@@ -7,7 +7,7 @@
 #include "strata/job/resolved_job.h"
 #include "strata/sim/step_model.h"
 
-namespace strata {
+namespace strata::stage_mtp_step_test {
 namespace {
 
 StepSetup LoadSetup(const std::string& name, const std::vector<std::string>& sets = {}) {
@@ -89,4 +89,4 @@ TEST(StageMtpStep, MtpStageBecomesCritical) {
 }
 
 }  // namespace
-}  // namespace strata
+}  // namespace strata::stage_mtp_step_test

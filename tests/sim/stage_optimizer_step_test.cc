@@ -8,7 +8,7 @@
 #include "strata/job/resolved_job.h"
 #include "strata/sim/step_model.h"
 
-namespace strata {
+namespace strata::stage_optimizer_step_test {
 namespace {
 
 // testing::kLlama8Pp4Uneven: Llama-3.1-8B on 8 H100s, TP 1, PP 4 split 5 / 8 / 8 / 11, DP 2.
@@ -55,4 +55,4 @@ TEST(StageOptimizer, DeepSeekV3RanksHoldTheirOwnShards) {
 }
 
 }  // namespace
-}  // namespace strata
+}  // namespace strata::stage_optimizer_step_test

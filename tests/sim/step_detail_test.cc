@@ -12,7 +12,7 @@
 #include "strata/job/placement.h"
 #include "strata/sim/step_model.h"
 
-namespace strata {
+namespace strata::step_detail_test {
 namespace {
 
 void ExpectSameNumbers(const std::vector<std::string>& sets) {
@@ -73,4 +73,4 @@ TEST(StepDetail, NumbersOnlyGivesTheExplainedStepsNumbers) {
 }
 
 }  // namespace
-}  // namespace strata
+}  // namespace strata::step_detail_test

@@ -12,7 +12,7 @@
 #include "sim/step_band_rows.h"
 #include "support/golden.h"
 
-namespace strata {
+namespace strata::step_error_band_test {
 namespace {
 
 std::vector<StepBandRow> AllRows() { return testing::ReadAllBandRows(); }
@@ -231,4 +231,4 @@ TEST(StepErrorBand, BadDataIsAClearError) {
 }
 
 }  // namespace
-}  // namespace strata
+}  // namespace strata::step_error_band_test

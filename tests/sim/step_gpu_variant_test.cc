@@ -8,7 +8,7 @@
 #include "strata/job/job_spec.h"
 #include "strata/sim/step_job.h"
 
-namespace strata {
+namespace strata::step_gpu_variant_test {
 namespace {
 
 struct Predicted {
@@ -77,4 +77,4 @@ TEST(StepGpuVariant, PowerLimitMovesTheStep) {
 }
 
 }  // namespace
-}  // namespace strata
+}  // namespace strata::step_gpu_variant_test

@@ -15,7 +15,7 @@
 #include "strata/sim/step_job.h"
 #include "support/golden.h"
 
-namespace strata {
+namespace strata::step_h200_rows_test {
 namespace {
 
 struct Row {
@@ -67,4 +67,4 @@ TEST(StepH200Rows, TheSixteenLayerCutHasTorchsParameterCount) {
 }
 
 }  // namespace
-}  // namespace strata
+}  // namespace strata::step_h200_rows_test

@@ -10,7 +10,7 @@
 #include "strata/hw/gpu_catalog.h"
 #include "strata/sim/step_model.h"
 
-namespace strata {
+namespace strata::step_job_options_test {
 namespace {
 
 using testing::LoadReferenceStep;
@@ -222,4 +222,4 @@ TEST(StepJobOptions, GroupedGemmIsABoolean) {
 }
 
 }  // namespace
-}  // namespace strata
+}  // namespace strata::step_job_options_test

@@ -12,7 +12,7 @@
 
 #include "sim/step_band_rows.h"
 
-namespace strata {
+namespace strata::step_layout_error_test {
 namespace {
 
 std::vector<StepBandRow> AllRows() { return testing::ReadAllBandRows(); }
@@ -108,4 +108,4 @@ TEST(StepLayoutError, BadDataIsAClearError) {
 }
 
 }  // namespace
-}  // namespace strata
+}  // namespace strata::step_layout_error_test

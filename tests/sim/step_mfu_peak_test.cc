@@ -11,7 +11,7 @@
 #include "strata/sim/mfu_job.h"
 #include "strata/sim/step_job.h"
 
-namespace strata {
+namespace strata::step_mfu_peak_test {
 namespace {
 
 struct Predicted {
@@ -165,4 +165,4 @@ TEST(StepMfuPeak, MfuCommandAddsTheTrainedRowForAdapterJobs) {
 }
 
 }  // namespace
-}  // namespace strata
+}  // namespace strata::step_mfu_peak_test

@@ -7,7 +7,7 @@
 #include "sim/step_test_support.h"
 #include "strata/sim/step_model.h"
 
-namespace strata {
+namespace strata::step_modes_test {
 namespace {
 
 using testing::LoadReferenceStep;
@@ -341,4 +341,4 @@ TEST(StepModes, Fp8CastBytesByHand) {
 }
 
 }  // namespace
-}  // namespace strata
+}  // namespace strata::step_modes_test

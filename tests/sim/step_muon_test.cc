@@ -31,7 +31,7 @@
 #include "strata/sim/step_model.h"
 #include "support/golden.h"
 
-namespace strata {
+namespace strata::step_muon_test {
 namespace {
 
 using MuonRun = testing::JobFileStep;
@@ -111,4 +111,4 @@ TEST(StepMuon, TheLastStagesOwnMatricesEndTheStep) {
 }
 
 }  // namespace
-}  // namespace strata
+}  // namespace strata::step_muon_test

@@ -10,7 +10,7 @@
 #include "strata/hw/interconnects.h"
 #include "strata/sim/step_job.h"
 
-namespace strata {
+namespace strata::step_properties_test {
 namespace {
 
 struct Fixture {
@@ -147,4 +147,4 @@ TEST(StepProperties, RecomputeNeverSpeedsAStep) {
 }
 
 }  // namespace
-}  // namespace strata
+}  // namespace strata::step_properties_test

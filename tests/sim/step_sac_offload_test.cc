@@ -13,7 +13,7 @@
 #include "strata/sim/step_job.h"
 #include "support/golden.h"
 
-namespace strata {
+namespace strata::step_sac_offload_test {
 namespace {
 
 struct Evaluated {
@@ -105,4 +105,4 @@ TEST(StepOffload, ActivationCopiesOverPcieBehindTheNextLayer) {
 }
 
 }  // namespace
-}  // namespace strata
+}  // namespace strata::step_sac_offload_test

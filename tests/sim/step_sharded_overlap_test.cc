@@ -17,7 +17,7 @@
 #include "strata/sim/step_modes.h"
 #include "support/golden.h"
 
-namespace strata {
+namespace strata::step_sharded_overlap_test {
 namespace {
 
 struct ShardedRun {
@@ -101,4 +101,4 @@ TEST(ShardedOverlap, TorchFsdpDoesNotFollowDeepSpeedsOverlapComm) {
 }
 
 }  // namespace
-}  // namespace strata
+}  // namespace strata::step_sharded_overlap_test

@@ -32,7 +32,7 @@
 #include "strata/sim/step_layout_error.h"
 #include "support/golden.h"
 
-namespace strata {
+namespace strata::step_validation_test {
 namespace {
 
 enum class Measure { kStepTime, kTflops, kTokensPerGpu };
@@ -851,4 +851,4 @@ TEST(StepValidation, DocumentMatchesTheModel) {
 }
 
 }  // namespace
-}  // namespace strata
+}  // namespace strata::step_validation_test

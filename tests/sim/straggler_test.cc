@@ -3,7 +3,7 @@
 
 #include <gtest/gtest.h>
 
-namespace strata {
+namespace strata::straggler_test {
 namespace {
 
 // data/sequence_histograms/example.txt: 40 samples of 8,192, 30 of 29,000, 10 of 49,152
@@ -68,4 +68,4 @@ TEST(Straggler, FixedLengthsHaveNoStraggler) {
 }
 
 }  // namespace
-}  // namespace strata
+}  // namespace strata::straggler_test

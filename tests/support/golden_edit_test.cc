@@ -14,7 +14,7 @@
 
 #include "support/golden.h"
 
-namespace strata::testing {
+namespace strata::testing::golden_edit_test {
 namespace {
 
 namespace fs = std::filesystem;
@@ -235,4 +235,4 @@ TEST(GoldenEditTest, TheCasesOwnFilesStandBesideTheEditedInput) {
 }
 
 }  // namespace
-}  // namespace strata::testing
+}  // namespace strata::testing::golden_edit_test
