@@ -13,12 +13,14 @@
 #include <cstdint>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "memory/corpus_support.h"
 #include "memory/memory_test_support.h"
+#include "support/doc_section.h"
 #include "support/error_stats.h"
 #include "support/golden.h"
 #include "support/split_rule.h"
@@ -97,6 +99,23 @@ std::vector<const Outcome*> Measured(const std::vector<Outcome>& rows) {
   return v;
 }
 
+// Per band: how many held-out measured rows its jobs are printed with, and how many of their
+// measurements lie inside the band (between prediction / (1 + highest) and / (1 + lowest)).
+std::map<std::string, std::pair<int, int>> HeldOutInsideBands(const Corpus& c,
+                                                              const MemoryConstants& constants) {
+  std::map<std::string, std::pair<int, int>> inside;  // band -> (rows, inside)
+  for (const Outcome& o : c.rows) {
+    if (o.split != "held_out" || o.bound) continue;
+    const MemoryErrorBand& band = BandFor(constants, o.memory_family);
+    const bool in = o.measured >= o.predicted / (1 + band.highest) - 1e-9 &&
+                    o.measured <= o.predicted / (1 + band.lowest) + 1e-9;
+    auto& [rows, ins] = inside[band.family];
+    ++rows;
+    ins += in ? 1 : 0;
+  }
+  return inside;
+}
+
 std::string Render(const Corpus& c) {
   std::map<std::string, int> per_family;
   size_t bounds = 0;
@@ -173,17 +192,7 @@ std::string Render(const Corpus& c) {
        "its measurement lies between prediction / (1 + highest) and prediction / (1 + lowest).\n\n"
        "| band | held-out rows | inside the band | band (measured / predicted) "
        "|\n|---|---|---|---|\n";
-  std::map<std::string, std::pair<int, int>> inside;  // band -> (rows, inside)
-  for (const Outcome& o : c.rows) {
-    if (o.split != "held_out" || o.bound) continue;
-    const MemoryErrorBand& band = BandFor(constants, o.memory_family);
-    const bool in = o.measured >= o.predicted / (1 + band.highest) - 1e-9 &&
-                    o.measured <= o.predicted / (1 + band.lowest) + 1e-9;
-    auto& [rows, ins] = inside[band.family];
-    ++rows;
-    ins += in ? 1 : 0;
-  }
-  for (const auto& [family, counts] : inside) {
+  for (const auto& [family, counts] : HeldOutInsideBands(c, constants)) {
     const MemoryErrorBand& band = BandFor(constants, family);
     d += fmt::format("| {} | {} | {} | {:.3f} to {:.3f} |\n", family, counts.first, counts.second,
                      1 / (1 + band.highest), 1 / (1 + band.lowest));
@@ -300,19 +309,10 @@ TEST(MemoryCorpus, DocumentedErrorsAreCurrent) {
                              o.measured, o.unit, o.predicted, o.unit, Pct(o.error));
   }
   const std::string section = Render(corpus);
-  const std::string doc = testing::ReadTestFile(kDoc);
-  std::string expected;
-  const auto begin = doc.find(kSectionTitle);
-  if (begin == std::string::npos) {
-    expected = doc + "\n" + section;
-  } else {
-    const auto end = doc.find(kSectionEnd, begin);
-    ASSERT_NE(end, std::string::npos) << "the corpus section has no end mark";
-    const auto after = doc.find('\n', end);
-    expected =
-        doc.substr(0, begin) + section + (after == std::string::npos ? "" : doc.substr(after + 1));
-  }
-  EXPECT_TRUE(testing::MatchesGolden(kDoc, expected));
+  const std::optional<std::string> expected = testing::WithSectionReplaced(
+      testing::ReadTestFile(kDoc), kSectionTitle, kSectionEnd, section);
+  ASSERT_TRUE(expected) << kDoc << " has no section \"" << kSectionTitle << "\" with its end mark";
+  EXPECT_TRUE(testing::MatchesGolden(kDoc, *expected));
 
   // The README's "How far to trust a number" quotes the rows and both medians.
   std::vector<const Outcome*> fit, held_out;
@@ -326,6 +326,15 @@ TEST(MemoryCorpus, DocumentedErrorsAreCurrent) {
       Abs(StatsOf(fit).median), Abs(StatsOf(held_out).median));
   EXPECT_NE(testing::ReadTestFile("../README.md").find(quote), std::string::npos)
       << "README.md should say: " << quote;
+  int held_out_rows = 0, held_out_inside = 0;
+  for (const auto& [band, counts] : HeldOutInsideBands(corpus, testing::Constants())) {
+    held_out_rows += counts.first;
+    held_out_inside += counts.second;
+  }
+  const std::string inside_quote =
+      fmt::format("{} of {} held-out peaks fall inside their band", held_out_inside, held_out_rows);
+  EXPECT_NE(testing::ReadTestFile("../README.md").find(inside_quote), std::string::npos)
+      << "README.md should say: " << inside_quote;
 }
 
 }  // namespace

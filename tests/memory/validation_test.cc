@@ -6,12 +6,17 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
+#include <iostream>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "memory/corpus_support.h"
 #include "memory/memory_test_support.h"
 #include "strata/memory/error_band.h"
+#include "support/doc_section.h"
 #include "support/golden.h"
 
 namespace strata::validation_test {
@@ -133,21 +138,67 @@ TEST(MemoryValidation, DocumentedPredictionsAreCurrent) {
 // over each family's rows as configured (default: every such row) and the fit set of the corpus
 // of published peaks (its rows by the band their job is printed with, MemoryFamily), to 0.0005.
 // The corpus's held-out rows never enter a band, nor do its bounds (`figure: bound`: the job fit
-// in the published number, which is not a measured peak).
+// in the published number, which is not a measured peak). docs/memory-validation.md's table of
+// the bands is rendered here from the same rows, so its figures cannot drift from the data file
+// (they did: the table and the README quoted a band of 0.919 to 1.664 after the data had moved
+// to 0.912 to 1.465).
+constexpr const char* kDoc = "../docs/memory-validation.md";
+constexpr const char* kBandTableBegin = "| family | jobs | rows | lowest error | highest error |";
+constexpr const char* kBandTableEnd = "<!-- end of the generated band table -->";
+
+// What trains in each family, in words (MemoryFamily, memory/error_band.h), in the table's order.
+const std::vector<std::pair<std::string, std::string>>& FamilyJobs() {
+  static const std::vector<std::pair<std::string, std::string>> jobs = {
+      {"megatron",
+       "whatever trains through megatron-core's code (data/frameworks.yaml, runs_as: "
+       "megatron-core, megatron-bridge, ms-swift and verl under zero1)"},
+      {"fsdp2", "sharding fsdp2 (any framework), torchtitan"},
+      {"hf_trainer",
+       "the HF Trainer's code without a ZeRO stage (the HF Trainer, verl, ms-swift without "
+       "sharding)"},
+      {"deepspeed", "ZeRO-2/3 (any framework), or DeepSpeed's code with any sharding"},
+      {"default", "anything else"},
+  };
+  return jobs;
+}
+
+std::string SignedPct(double e) { return fmt::format("{:+.1f}%", 100.0 * e); }
+
+// One line of the table: the family's rows, its extreme rows and the band as `strata memory`
+// prints it (measured / predicted from 1 / (1 + highest) to 1 / (1 + lowest), 3 decimals).
+std::string BandTableLine(const std::string& family, const std::string& jobs,
+                          const std::vector<ValidationPoint>& points, size_t corpus_rows) {
+  const auto [low, high] = std::minmax_element(
+      points.begin(), points.end(),
+      [](const ValidationPoint& a, const ValidationPoint& b) { return RowError(a) < RowError(b); });
+  return fmt::format(
+      "| {} | {} | {} ({} of the table above, {} of the corpus's fit set) | {} ({}) "
+      "| {} ({}) | {:.3f} to {:.3f} |\n",
+      family, jobs, points.size(), points.size() - corpus_rows, corpus_rows,
+      SignedPct(RowError(*low)), low->row, SignedPct(RowError(*high)), high->row,
+      1.0 / (1.0 + RowError(*high)), 1.0 / (1.0 + RowError(*low)));
+}
+
 TEST(MemoryValidation, TheErrorBandsAreTheTablesErrors) {
   const MemoryConstants constants = testing::Constants();
   const corpus::Corpus published = corpus::Evaluate();
-  for (const auto& [family, band] : constants.error_bands) {
+  std::string table =
+      std::string(kBandTableBegin) + " measured / predicted |\n|---|---|---|---|---|---|\n";
+  for (const auto& [family, jobs] : FamilyJobs()) {
+    ASSERT_EQ(constants.error_bands.count(family), 1u) << family;
+    const MemoryErrorBand& band = constants.error_bands.at(family);
     std::vector<ValidationPoint> points;
     for (const Row& row : Rows()) {
       if (!row.in_band || (family != "default" && family != row.family)) continue;
       points.push_back({row.id, row.predicted_gb, row.measured_gb});
     }
+    size_t corpus_rows = 0;
     for (const corpus::Outcome& o : published.rows) {
       if (o.split != "fit" || o.bound || (family != "default" && family != o.memory_family)) {
         continue;
       }
       points.push_back({o.id, o.predicted, o.measured});
+      ++corpus_rows;
     }
     const MemoryErrorBand derived = DeriveErrorBand(family, points);
     std::cout << fmt::format("{}: lowest {:.4f} highest {:.4f} rows [{}]\n", family, derived.lowest,
@@ -156,6 +207,51 @@ TEST(MemoryValidation, TheErrorBandsAreTheTablesErrors) {
     if (points.empty()) continue;  // no rows of its own: the default band applies
     EXPECT_NEAR(band.lowest, derived.lowest, 0.0005) << family;
     EXPECT_NEAR(band.highest, derived.highest, 0.0005) << family;
+    table += BandTableLine(family, jobs, points, corpus_rows);
+  }
+  EXPECT_EQ(FamilyJobs().size(), constants.error_bands.size()) << "a family has no line";
+  table += "\n" + std::string(kBandTableEnd) + "\n";
+  const std::optional<std::string> doc = testing::WithSectionReplaced(
+      testing::ReadTestFile(kDoc), kBandTableBegin, kBandTableEnd, table);
+  ASSERT_TRUE(doc) << kDoc << " has no band table (\"" << kBandTableBegin
+                   << "\") with its end mark";
+  EXPECT_TRUE(testing::MatchesGolden(kDoc, *doc));
+}
+
+// The README's "How far to trust a number" quotes the megatron band, the reference job's top of
+// it and the row that sets it: all from the data file and the ledger, so they cannot drift.
+TEST(MemoryValidation, TheReadmeQuotesTheCurrentBand) {
+  const MemoryConstants constants = testing::Constants();
+  const MemoryErrorBand& band = constants.error_bands.at("megatron");
+  const MemoryLedger reference = ComputeLedger(testing::ReferenceJob(), constants);
+  ASSERT_EQ(reference.band_family, "megatron");
+  // The lowest error's row: the one whose (predicted - measured) / measured is the band's lowest.
+  std::string lowest_row;
+  double lowest_error = 0;  // the row's own error (the data file keeps 4 decimals of it)
+  auto consider = [&](const ValidationPoint& p) {
+    if (std::abs(RowError(p) - band.lowest) < 0.0005) {
+      lowest_row = p.row;
+      lowest_error = RowError(p);
+    }
+  };
+  for (const Row& row : Rows()) {
+    if (row.in_band && row.family == std::string("megatron")) {
+      consider({row.id, row.predicted_gb, row.measured_gb});
+    }
+  }
+  for (const corpus::Outcome& o : corpus::Evaluate().rows) {
+    if (o.split == "fit" && !o.bound && o.memory_family == "megatron") {
+      consider({o.id, o.predicted, o.measured});
+    }
+  }
+  ASSERT_FALSE(lowest_row.empty());
+  const std::string readme = testing::ReadTestFile("../README.md");
+  for (const std::string& quote :
+       {fmt::format("(megatron: measured / predicted {:.3f} to {:.3f},", 1 / (1 + band.highest),
+                    1 / (1 + band.lowest)),
+        fmt::format("its band's top, {:.2f} GB, is set by", reference.band_high.gb()),
+        fmt::format("({}) predicted {:.1f}% low", lowest_row, -100 * lowest_error)}) {
+    EXPECT_NE(readme.find(quote), std::string::npos) << "README.md should say: " << quote;
   }
 }
 

@@ -11,6 +11,7 @@
 
 #include <cmath>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -20,6 +21,7 @@
 #include "strata/rl/rl_job.h"
 #include "strata/rl/rl_step.h"
 #include "strata/rl/rollout.h"
+#include "support/doc_section.h"
 #include "support/error_stats.h"
 #include "support/golden.h"
 
@@ -373,15 +375,10 @@ std::string Render() {
 
 TEST(RlValidationDoc, PredictedRowsAreCurrent) {
   const std::string section = Render();
-  const std::string doc = testing::ReadTestFile(kDoc);
-  const auto begin = doc.find(kSectionTitle);
-  ASSERT_NE(begin, std::string::npos) << kDoc << " has no section \"" << kSectionTitle << "\"";
-  const auto end = doc.find(kSectionEnd, begin);
-  ASSERT_NE(end, std::string::npos) << "the predicted-rows section has no end mark";
-  const auto after = doc.find('\n', end);
-  const std::string expected =
-      doc.substr(0, begin) + section + (after == std::string::npos ? "" : doc.substr(after + 1));
-  EXPECT_TRUE(testing::MatchesGolden(kDoc, expected));
+  const std::optional<std::string> expected = testing::WithSectionReplaced(
+      testing::ReadTestFile(kDoc), kSectionTitle, kSectionEnd, section);
+  ASSERT_TRUE(expected) << kDoc << " has no section \"" << kSectionTitle << "\" with its end mark";
+  EXPECT_TRUE(testing::MatchesGolden(kDoc, *expected));
 }
 
 }  // namespace
