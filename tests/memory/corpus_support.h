@@ -32,6 +32,12 @@ struct Outcome {
   bool bound = false;
   std::string bound_reason;
   double card_gb = 0;  // the advertised memory of the card the row's job runs on, decimal GB
+  /// `upper_bound:` (corpus.yaml's header): why the prediction is itself an upper bound (every
+  /// sample sized at sequence.max_tokens where the run's samples were shorter); empty if not.
+  std::string upper_bound;
+  /// For a bound row whose upper-bound prediction exceeds the bound: the largest
+  /// sequence.max_tokens at which the prediction stays within it (0 when not computed).
+  int64_t holds_up_to_tokens = 0;
 };
 
 struct LeftOut {
@@ -98,6 +104,32 @@ inline std::optional<ResolvedJob> ResolveRowJob(const YAML::Node& row, const std
   return *std::move(job);
 }
 
+// The row's prediction of its counter, in its unit, with every sample sized at `tokens`.
+inline double PredictedAt(const YAML::Node& row, const std::string& file, int64_t tokens,
+                          const MemoryConstants& constants) {
+  YAML::Node copy = YAML::Clone(row);
+  copy["job"]["sequence"]["max_tokens"] = tokens;
+  const std::optional<ResolvedJob> job = ResolveRowJob(copy, file);
+  if (!job) return 0;
+  const auto predicted =
+      testing::PredictForCounter(ComputeLedger(*job, constants), row["counter"].as<std::string>());
+  if (!predicted) return 0;
+  return row["measured"]["unit"].as<std::string>() == "GiB" ? predicted->gib() : predicted->gb();
+}
+
+// The largest sequence.max_tokens (below the row's own) at which the prediction stays within
+// `bound`: a bisection, since the ledger grows with the tokens of a micro batch. 0 when even one
+// token a sample exceeds it.
+inline int64_t LongestSampleWithin(const YAML::Node& row, const std::string& file, double bound,
+                                   const MemoryConstants& constants) {
+  int64_t lo = 0, hi = row["job"]["sequence"]["max_tokens"].as<int64_t>();  // lo fits, hi not
+  while (hi - lo > 1) {
+    const int64_t mid = lo + (hi - lo) / 2;
+    (PredictedAt(row, file, mid, constants) <= bound ? lo : hi) = mid;
+  }
+  return lo;
+}
+
 // Loads and evaluates every row; fails the current test on a row that does not parse.
 inline Corpus Evaluate() {
   Corpus corpus;
@@ -147,6 +179,10 @@ inline Corpus Evaluate() {
     o.bound = figure == "bound";
     o.bound_reason = Str(row, "bound");
     o.card_gb = job->gpu().memory.gb();
+    o.upper_bound = Str(row, "upper_bound");
+    if (o.bound && !o.upper_bound.empty() && o.predicted > o.measured) {
+      o.holds_up_to_tokens = LongestSampleWithin(row, file, o.measured, constants);
+    }
     corpus.rows.push_back(o);
   }
   return corpus;

@@ -77,6 +77,18 @@ std::string Table(const std::vector<Outcome>& rows, const std::string& split) {
 }
 
 // The rows whose published figure is a bound (the job fit in it): checked as predicted <= bound.
+// Whether the prediction stays within a bound row's figure. Both being upper bounds, a prediction
+// sized at the longest sample that exceeds the bound decides nothing: say up to which sample
+// length it holds.
+std::string BoundVerdict(const Outcome& o) {
+  if (o.predicted <= o.measured) return "yes";
+  if (o.upper_bound.empty()) return "**no**";
+  return fmt::format(
+      "undecided: the prediction is an upper bound too ({}); it holds while the samples average "
+      "at most {} tokens",
+      o.upper_bound, o.holds_up_to_tokens);
+}
+
 std::string BoundTable(const std::vector<Outcome>& rows) {
   std::string t =
       "| row | family | set | job | bound | predicted | predicted <= bound | why a bound | "
@@ -85,8 +97,7 @@ std::string BoundTable(const std::vector<Outcome>& rows) {
     if (!o.bound) continue;
     t += fmt::format("| {} | {} | {} | {} | {:.2f} {} | {:.2f} {} | {} | {} | {} |\n", o.id,
                      o.family, o.split == "fit" ? "fit" : "held out", o.layout, o.measured, o.unit,
-                     o.predicted, o.unit, o.predicted <= o.measured ? "yes" : "**no**",
-                     o.bound_reason, o.source);
+                     o.predicted, o.unit, BoundVerdict(o), o.bound_reason, o.source);
   }
   return t;
 }
@@ -256,7 +267,7 @@ TEST(MemoryCorpus, AtLeastFortyExpressibleRowsInEveryFamilyBothSets) {
 TEST(MemoryCorpus, FiguresAtTheCardsSizeAreBoundsAndOnlyTheKnownMissExceedsOne) {
   const Corpus c = Evaluate();
   int bounds = 0;
-  std::set<std::string> exceeded;
+  std::set<std::string> exceeded, undecided;
   for (const Outcome& o : c.rows) {
     const double card = std::round(o.card_gb);
     if (std::abs(o.measured - card) < 1e-9) {
@@ -266,15 +277,25 @@ TEST(MemoryCorpus, FiguresAtTheCardsSizeAreBoundsAndOnlyTheKnownMissExceedsOne) 
     if (!o.bound) continue;
     ++bounds;
     EXPECT_FALSE(o.bound_reason.empty()) << o.id;
-    if (o.predicted > o.measured) exceeded.insert(o.id);
+    if (o.predicted > o.measured) (o.upper_bound.empty() ? exceeded : undecided).insert(o.id);
   }
   // A bound the ledger exceeds is a miss of the model, reported in docs/memory-validation.md's
-  // bounds table ("no"), never hidden by moving the row. MSW-MEG-qwen2.5-7b-tp2-sft exceeds
-  // its 80 GiB (83.42 GiB) since the ms-swift rows take the defaults of the release each names
-  // (corpus.yaml header, rule M: --cross_entropy_loss_fusion true without an impl is native at
-  // 3602360, so the fp32 softmax of 16 x 2048 tokens x 152,064 / 2 vocabulary entries stays).
-  // Any other bound exceeded, or this one holding again, fails here and must be explained.
-  EXPECT_EQ(exceeded, std::set<std::string>{"MSW-MEG-qwen2.5-7b-tp2-sft"});
+  // bounds table ("no"), never hidden by moving the row. None is exceeded today.
+  // MSW-MEG-qwen2.5-7b-tp2-sft predicts 83.42 GiB against its 80 GiB, but its prediction is an
+  // upper bound too: `megatron sft` flattens each micro batch's 16 samples unpadded
+  // (padding_free, on by default: modelscope/ms-swift@3602360
+  // swift/megatron/arguments/megatron_args.py:524) and the job sizes every sample at
+  // --max_length 2048, so two upper bounds are compared and nothing is decided. By hand, at
+  // 2,048 tokens the activations (logits 4.64 GiB, their fp32 softmax 9.28 GiB, layer inputs
+  // 3.06 GiB, one layer's backward 3.53 GiB) are 20.5 GiB of the 83.42, all proportional to the
+  // tokens, so the 3.42 GiB excess goes at about 2,048 x (1 - 3.42 / 20.5) = 1,706 tokens a sample.
+  EXPECT_EQ(exceeded, std::set<std::string>{});
+  EXPECT_EQ(undecided, std::set<std::string>{"MSW-MEG-qwen2.5-7b-tp2-sft"});
+  for (const Outcome& o : c.rows) {
+    if (undecided.count(o.id) == 0) continue;
+    EXPECT_GT(o.holds_up_to_tokens, 1600) << o.id;
+    EXPECT_LT(o.holds_up_to_tokens, 1800) << o.id;
+  }
   // MSW-MEG-qwen3-32b-tp8, -qwen2.5-7b-tp2-sft, -qwen2.5-7b-pretrain-tp4, MSW-DS-qwen2.5-32b-zero3:
   // "80GiB" per GPU on the 80 GB-class card each assumes.
   EXPECT_EQ(bounds, 4);
