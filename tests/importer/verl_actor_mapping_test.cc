@@ -265,6 +265,48 @@ TEST(VerlActorMappingTest, MegatronLoraIsTheActorsAdapter) {
   EXPECT_EQ(RlField(*r, "reference_in_actor"), "true") << r->rl->yaml;
 }
 
+// verl's megatron actor builds megatron-core's DDP config from {grad_reduce_in_fp32: True,
+// overlap_grad_reduce: False} updated by actor.megatron.override_ddp_config
+// (volcengine/verl@b178a3cd:verl/utils/megatron_utils.py:139-146). No verl example sets it, so the
+// megatron LoRA example above gets three overrides added after its recompute lines. Off,
+// grad_reduce_in_fp32 makes the gradient buffer bf16 (megatron-core: grad_dtype = param_dtype);
+// bucket_size is megatron-core's and changes nothing strata models. Before: the three keys were
+// "read but not used" and the job kept fp32 gradients and no overlap.
+TEST(VerlActorMappingTest, MegatronDdpOverridesAreTheJobs) {
+  const std::string example =
+      testing::ReadTestFile("fixtures/verl_b178a3cd/run_qwen3moe-30b_megatron_lora.sh");
+  const std::string after = "override_transformer_config.recompute_num_layers=1\n";
+  ASSERT_NE(example.find(after), std::string::npos);
+  const auto with = [&](const std::string& lines) {
+    std::string text = example;
+    return text.insert(text.find(after) + after.size(), lines);
+  };
+  auto plain = ImportJob(example, "run.sh", Options("H100 SXM", "qwen3-30b-a3b", 8));
+  ASSERT_TRUE(plain.ok()) << plain.error().Format();
+  EXPECT_EQ(Field(*plain, "precision.grads"), "fp32") << plain->yaml;
+  EXPECT_NE(Field(*plain, "overlap.grad_reduce"), "true") << plain->yaml;
+
+  const std::string prefix = "    +actor_rollout_ref.actor.megatron.override_ddp_config.";
+  auto r = ImportJob(with(prefix + "grad_reduce_in_fp32=False\n" + prefix +
+                          "overlap_grad_reduce=True\n" + prefix + "bucket_size=40000000\n"),
+                     "run.sh", Options("H100 SXM", "qwen3-30b-a3b", 8));
+  ASSERT_TRUE(r.ok()) << r.error().Format();
+  EXPECT_EQ(Field(*r, "precision.grads"), "bf16") << r->yaml;
+  EXPECT_EQ(Field(*r, "overlap.grad_reduce"), "true") << r->yaml;
+  EXPECT_NE(SourceOf(*r, "precision.grads").find("grad_reduce_in_fp32"), std::string::npos)
+      << SourceOf(*r, "precision.grads");
+  EXPECT_TRUE(AnyContains(r->notes, "override_ddp_config.bucket_size = 40000000")) << r->yaml;
+  EXPECT_FALSE(AnyContains(r->unused, "override_ddp_config")) << r->yaml;
+
+  // A value that is not a boolean is refused by key, as megatron-core's dataclass would not take
+  // it as one.
+  auto bad = ImportJob(with(prefix + "overlap_grad_reduce=maybe\n"), "run.sh",
+                       Options("H100 SXM", "qwen3-30b-a3b", 8));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().Format().find("overlap_grad_reduce"), std::string::npos)
+      << bad.error().Format();
+}
+
 // examples/gspo_trainer/test_gspo_qwen30b_a3b_ep.sh runs vLLM at TP1 with data_parallel_size 4
 // and expert_parallel_size 4 (lines 138-139): one engine whose routed experts are split 4 ways,
 // which strata rl's TP-only rollout does not model (it would hold the whole 30B model on every

@@ -1512,11 +1512,16 @@ Status MapVerl(Settings& s, MapContext& ctx, JobBuilder& job) {
     }
   }
   job.Default("precision.params", "bf16", "verl's actor mixed precision: param_dtype bfloat16");
-  job.Default("precision.grads", "fp32", "verl's actor mixed precision: reduce_dtype float32");
+  if (megatron) STRATA_RETURN_IF_ERROR(MapVerlDdpOverrides(s, job));
+  if (!job.Has("precision.grads")) {
+    job.Default("precision.grads", "fp32", "verl's actor mixed precision: reduce_dtype float32");
+  }
   job.Default("optimizer.name", "adamw", "verl's actor optimizer is AdamW");
-  job.Default("optimizer.distributed", "true",
-              megatron ? "verl's megatron actor uses the distributed optimizer"
-                       : "FSDP shards the optimizer states");
+  if (!job.Has("optimizer.distributed")) {
+    job.Default("optimizer.distributed", "true",
+                megatron ? "verl's megatron actor uses the distributed optimizer"
+                         : "FSDP shards the optimizer states");
+  }
   job.Default("optimizer.master_weights", "fp32", "fp32 master weights");
   job.Default("optimizer.moments", "fp32", "AdamW states in fp32");
   job.Default("loss.cross_entropy", "native",

@@ -4,6 +4,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "strata/core/text_scan.h"
 
@@ -40,6 +41,42 @@ Status NoteMegatronIgnoresGradientCheckpointing(Settings& s, JobBuilder& job) {
                   "by verl's megatron workers (FSDP only); the recompute is "
                   "override_transformer_config.recompute_*",
                   v->value, v->source));
+  return OkStatus();
+}
+
+// verl's megatron actor wraps each model chunk in megatron-core's DDP with
+// {use_distributed_optimizer, grad_reduce_in_fp32: True, overlap_grad_reduce: False} updated by
+// actor.megatron.override_ddp_config, as DistributedDataParallelConfig(**dict)
+// (volcengine/verl@b178a3cd56f58b2d502255daba591e92833930a7:verl/utils/megatron_utils.py:139-146;
+// megatron_workers.py:567-568 reads the key). The defaults are what the import writes without it;
+// an override changes the gradient buffer's dtype (memory) and whether the DP collectives hide
+// behind compute (step).
+Status MapVerlDdpOverrides(Settings& s, JobBuilder& job) {
+  const std::string prefix = "actor_rollout_ref.actor.megatron.override_ddp_config.";
+  const auto bool_of = [&](const std::string& key) -> Result<std::optional<bool>> {
+    return s.Bool(prefix + key);
+  };
+  STRATA_ASSIGN_OR_RETURN(const std::optional<bool> fp32, bool_of("grad_reduce_in_fp32"));
+  if (fp32.has_value()) {
+    // Off, the buffer holds the gradients in the parameters' dtype (megatron-core's
+    // param_and_grad_buffer: grad_dtype = torch.float if grad_reduce_in_fp32 else param_dtype).
+    const std::string params = job.Has("precision.params") ? job.Get("precision.params") : "bf16";
+    job.Set("precision.grads", *fp32 ? "fp32" : params,
+            s.Use(prefix + "grad_reduce_in_fp32")->source);
+  }
+  for (const auto& [key, field] :
+       {std::pair{"overlap_grad_reduce", "overlap.grad_reduce"},
+        std::pair{"overlap_param_gather", "overlap.param_gather"},
+        std::pair{"use_distributed_optimizer", "optimizer.distributed"}}) {
+    STRATA_ASSIGN_OR_RETURN(const std::optional<bool> on, bool_of(key));
+    if (on.has_value()) job.Set(field, *on ? "true" : "false", s.Use(prefix + key)->source);
+  }
+  for (const auto& [key, v] : s.Unused()) {
+    if (key.rfind(prefix, 0) != 0) continue;
+    job.Note(fmt::format("{} = {} ({}): megatron-core's DDP setting, read and not modelled", key,
+                         v.value, v.source));
+    s.Ignore(key);
+  }
   return OkStatus();
 }
 
