@@ -41,7 +41,8 @@ TEST(JobFields, EveryFieldsExampleParsesThroughSet) {
     if (key == "sharding.reshard_after_forward" || key == "sharding.offload_param") {
       sets.push_back("sharding.mode=zero3");
     }
-    if (key == "sharding.fsdp_units" || key == "sharding.use_orig_params")
+    if (key == "sharding.fsdp_units" || key == "sharding.use_orig_params" ||
+        key == "sharding.sync_each_micro_batch")
       sets.push_back("sharding.mode=fsdp2");
     if (key == "sharding.runtime") {
       // FSDP1 runs FSDP's strategies, under a framework that runs PyTorch's FSDP.

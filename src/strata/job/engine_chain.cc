@@ -303,6 +303,19 @@ Result<FrameworkEngines> ParseFrameworkEngines(const YAML::Node& frameworks,
                               : units == "root_output" ? FsdpUnits::kRootOutput
                                                        : FsdpUnits::kSeparate;
     }
+    if (entry.Has("accumulation_sync")) {
+      STRATA_ASSIGN_OR_RETURN(YamlMap m, entry.Map("accumulation_sync"));
+      STRATA_ASSIGN_OR_RETURN(std::string after, m.String("after"));
+      if (after != "every_micro_batch" && after != "last_micro_batch") {
+        return m.ErrorAt("after", fmt::format("unknown value '{}', expected every_micro_batch or "
+                                              "last_micro_batch",
+                                              after));
+      }
+      // Every value in data/ carries its source.
+      if (!m.Has("source")) return m.ErrorAt("source", "expected the source of the value");
+      STRATA_RETURN_IF_ERROR(m.CheckNoUnknownKeys({"source"}));
+      out.sync_each_micro_batch[name] = after == "every_micro_batch";
+    }
     STRATA_RETURN_IF_ERROR(ParseShardingRuntimes(entry, name, out));
     if (entry.Has("checkpoint_format")) {
       STRATA_ASSIGN_OR_RETURN(out.checkpoint_format[name], ParseCheckpointFormatRule(entry));
@@ -511,6 +524,18 @@ Fsdp2UnitsDefault ResolveFsdp2Units(const FrameworkEngines& engines, const Frame
     const auto it = engines.fsdp2_units.find(name);
     if (it == engines.fsdp2_units.end()) continue;
     return {it->second, fmt::format("{}'s fsdp2_units (data/frameworks.yaml)", name)};
+  }
+  return {};
+}
+
+AccumulationSyncDefault ResolveAccumulationSync(const FrameworkEngines& engines,
+                                                const FrameworkSpec& spec) {
+  if (!spec.given) return {};
+  const EngineChain chain = ResolveEngineChain(engines, spec, ShardingMode::kFsdp2);
+  for (const std::string& name : chain.names) {
+    const auto it = engines.sync_each_micro_batch.find(name);
+    if (it == engines.sync_each_micro_batch.end()) continue;
+    return {it->second, fmt::format("{}'s accumulation_sync (data/frameworks.yaml)", name)};
   }
   return {};
 }

@@ -71,8 +71,10 @@ struct FrameworkEngines {
   std::map<std::string, GdnModuleRule> gdn;         // name -> its `gdn_module:`, where it has one
   std::map<std::string, GqaRepeatRule> gqa_repeat;  // name -> its `gqa_repeat:`, where it has one
   std::map<std::string, PipelineRule> pipeline;     // name -> its `pipeline:`, where it has one
-  std::map<std::string, ReduceBucketRule> reduce_bucket;     // name -> its `reduce_bucket:`
-  std::map<std::string, FsdpUnits> fsdp2_units;              // name -> its `fsdp2_units:`
+  std::map<std::string, ReduceBucketRule> reduce_bucket;  // name -> its `reduce_bucket:`
+  std::map<std::string, FsdpUnits> fsdp2_units;           // name -> its `fsdp2_units:`
+  /// name -> its `accumulation_sync:` (true: every_micro_batch, false: last_micro_batch)
+  std::map<std::string, bool> sync_each_micro_batch;
   std::map<std::string, MoeA2aOverlapRule> moe_a2a_overlap;  // name -> its `moe_a2a_overlap:`
   /// name -> sharding mode ("zero1", "zero2", "zero3") -> whose code runs that mode's sharding
   /// (`zero3_runtime:`, `zero12_runtime:`), where the entry states it.
@@ -183,6 +185,17 @@ struct Fsdp2UnitsDefault {
   std::string rule;  // "" when no framework on the chain states one
 };
 Fsdp2UnitsDefault ResolveFsdp2Units(const FrameworkEngines& engines, const FrameworkSpec& spec);
+
+/// Whether FSDP reduce-scatters after every micro batch of a step when the job does not give
+/// sharding.sync_each_micro_batch: the first framework on its chain under fsdp2 with an
+/// `accumulation_sync:` entry decides (`rule` names it); every micro batch when none does (the
+/// training loops of torchtitan, megatron-core and verl call backward alone).
+struct AccumulationSyncDefault {
+  bool sync_each_micro_batch = true;
+  std::string rule;  // "" when no framework on the chain states one
+};
+AccumulationSyncDefault ResolveAccumulationSync(const FrameworkEngines& engines,
+                                                const FrameworkSpec& spec);
 
 /// What the chain's framework writes for reduce_bucket_size "auto": hidden_size^2 from the
 /// first framework on the chain that fills "auto" (`auto: hidden^2`), with that framework's

@@ -212,6 +212,14 @@ const std::vector<JobField>& JobFields() {
        "each FlatParameter to a multiple of the shard group when it is built, so the "
        "reduce-scatter makes no padded gradient copy; from Accelerate's fsdp_use_orig_params "
        "(true unless the config says false) on import"},
+      {"sharding.sync_each_micro_batch", "true | false", "",
+       "the framework's (data/frameworks.yaml accumulation_sync: false for the HF Trainer, true "
+       "elsewhere)",
+       "", "", "false",
+       "FSDP1/FSDP2 with gradient accumulation: reduce-scatter after every micro batch, or only "
+       "after the step's last one, every unit's gradient kept unsharded until then (the HF "
+       "Trainer's no_sync; accelerate.accumulate with sync_each_batch syncs every one): `memory`, "
+       "`step`"},
       {"sharding.fsdp_units", "separate | root | root_output", "",
        "the framework's (data/frameworks.yaml fsdp2_units: root for the HF Trainer and ms-swift, "
        "accelerate's wrapping; root_output for verl; separate elsewhere)",

@@ -207,6 +207,7 @@ Result<ResolvedJob> ResolveJobWithModel(const JobSpec& spec, ModelConfig model,
         ResolveMoeA2aOverlapRule(engines, job.spec.framework, static_cast<ShardingMode>(m));
   }
   job.fsdp2_units = ResolveFsdp2Units(engines, job.spec.framework);
+  job.accumulation_sync = ResolveAccumulationSync(engines, job.spec.framework);
   job.model = std::move(model);
   STRATA_ASSIGN_OR_RETURN(job.cluster, ClusterOf(spec));
   STRATA_ASSIGN_OR_RETURN(job.step.sequence, SequenceOf(spec));
@@ -335,6 +336,9 @@ Status Derive(ResolvedJob& job) {
   job.spec.sharding.ApplyReshardDefault(job.spec.framework.name == "torchtitan",
                                         job.spec.layout.pp);
   if (!job.spec.sharding.units_given) job.spec.sharding.units = job.fsdp2_units.units;
+  if (!job.spec.sharding.sync_each_micro_batch_given) {
+    job.spec.sharding.sync_each_micro_batch = job.accumulation_sync.sync_each_micro_batch;
+  }
   STRATA_RETURN_IF_ERROR(DeriveDeepSpeedOverlap(job));
   const JobSpec& spec = job.spec;
   STRATA_RETURN_IF_ERROR(CheckLayoutAgainstModel(spec, job.model, job.query_groups()));

@@ -92,6 +92,9 @@ struct ResolvedJob {
   /// The framework's FSDP2 unit layout (ResolveFsdp2Units): what sharding.fsdp_units is when
   /// the job does not give it.
   Fsdp2UnitsDefault fsdp2_units;
+  /// The framework's gradient sync under accumulation (ResolveAccumulationSync): what
+  /// sharding.sync_each_micro_batch is when the job does not give it.
+  AccumulationSyncDefault accumulation_sync;
   /// The format the framework's save writes under each sharding mode, for that mode's runtime
   /// (data/frameworks.yaml checkpoint_format; kUnstated where no framework on the chain states
   /// one: preflight/checkpoint.h then goes by the engine and runtime).

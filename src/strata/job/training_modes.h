@@ -77,6 +77,14 @@ struct ShardingSpec {
   /// launch` passes true unless the config says otherwise. Only FSDP1 (sharding.runtime fsdp1)
   /// reads it.
   bool use_orig_params = false;
+  /// Gradient accumulation under FSDP (sharding.runtime fsdp1 or fsdp2): reduce-scatter the
+  /// gradients after every micro batch (true), or only after the step's last one, the earlier
+  /// ones keeping every unit's gradient unsharded (false: the HF Trainer's no_sync; accelerate's
+  /// accumulate() with sync_each_batch syncs every one). The job's when given
+  /// (sync_each_micro_batch_given), else the framework's (ResolvedJob::accumulation_sync:
+  /// data/frameworks.yaml `accumulation_sync:`).
+  bool sync_each_micro_batch = true;
+  bool sync_each_micro_batch_given = false;
   /// FSDP2 reshard_after_forward / ZeRO-3: free the gathered weights after each layer's forward
   /// (gather again in backward). Off: every gathered layer stays until its backward.
   bool reshard_after_forward = true;

@@ -147,6 +147,16 @@ Status ParseSharding(YamlMap& top, JobSpec& job) {
                                    mode));
     }
   }
+  if (s.Has("sync_each_micro_batch")) {
+    STRATA_ASSIGN_OR_RETURN(sh.sync_each_micro_batch, s.Bool("sync_each_micro_batch"));
+    sh.sync_each_micro_batch_given = true;
+    if (!sh.shards_gradients()) {
+      return s.ErrorAt("sync_each_micro_batch",
+                       fmt::format("applies only to zero2, zero3 and fsdp2 (the modes FSDP runs), "
+                                   "not {}",
+                                   mode));
+    }
+  }
   if (s.Has("fsdp_units")) {
     STRATA_ASSIGN_OR_RETURN(sh.units, EnumField(s, "fsdp_units", kUnits));
     sh.units_given = true;

@@ -485,6 +485,33 @@ ModeMemory ComputeModeMemory(const Job& job, const ParamBreakdown& params, int64
     // backward, so its output layer's gradient (the first computed) is held in p throughout;
     // its own reduce-scatter comes when the activations are gone.
     const double grad_b = static_cast<double>(DTypeBytes(job.spec.grad_dtype));
+    // Gradient accumulation without a sync (sharding.sync_each_micro_batch false: the HF
+    // Trainer's no_sync, data/frameworks.yaml accumulation_sync): every micro batch but the
+    // step's last runs backward with no reduce-scatter, so each unit's gradient stays unsharded
+    // from the first backward to the last one, beside the last micro batch's forward
+    // activations. FSDP2 upcasts it into unsharded_accumulated_grad in reduce_dtype when that
+    // differs (pytorch/pytorch torch/distributed/fsdp/_fully_shard/_fsdp_param.py,
+    // to_accumulated_grad_if_needed), else keeps the param dtype; FSDP1's _post_backward_hook
+    // returns under no_sync before its reduce_dtype cast, so the flat gradient stays in the
+    // compute dtype (torch/distributed/fsdp/_runtime_utils.py). The last micro batch's
+    // backward then reduce-scatters unit by unit as without accumulation (below).
+    if (!(lay.pp > 1 && fsdp2) && !sh.sync_each_micro_batch && job.spec.num_micro_batches() > 1) {
+      double total = 0;
+      for (const ShardUnit& u : units) total += u.trainable;
+      const double acc_b = fsdp1 ? param_b : grad_b;
+      out.accumulated.bytes = Bytes::Count(total * acc_b);
+      if (explain) {
+        out.accumulated.formula = fmt::format(
+            "{} trainable params of the stage's {} units x {:.0f} B ({}) = {}", GroupDigits(total),
+            units.size(), acc_b,
+            fsdp1 ? "FSDP1: the compute dtype" : "FSDP2: reduce_dtype, else the param dtype",
+            FormatGBAndGiB(out.accumulated.bytes));
+        out.accumulated.note = fmt::format(
+            "gradient accumulation without reduce-scatter ({} micro batches, no_sync on all but "
+            "the last: sharding.sync_each_micro_batch false)",
+            job.spec.num_micro_batches());
+      }
+    }
     if (lay.pp > 1 && fsdp2) {
       // Under PyTorch's pipeline schedules (pytorch/pytorch@0138610331c9:
       // torch/distributed/pipelining/stage.py, backward_maybe_with_nosync) every micro batch's

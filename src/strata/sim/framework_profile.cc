@@ -165,12 +165,12 @@ Result<FrameworkCatalog> ParseFrameworkCatalog(const std::string& text, const st
     STRATA_ASSIGN_OR_RETURN(YamlMap m, frameworks.Map(name));
     STRATA_ASSIGN_OR_RETURN(FrameworkEntry e, ParseEntry(m, name));
     // latest, runs_as, gdn_module, gqa_repeat, pipeline, reduce_bucket, moe_a2a_overlap,
-    // fsdp2_units, the sharding runtimes and checkpoint_format are read once, into c.engines
-    // (job/engine_chain.h).
-    STRATA_RETURN_IF_ERROR(
-        m.CheckNoUnknownKeys({"latest", "runs_as", "gdn_module", "gqa_repeat", "pipeline",
-                              "reduce_bucket", "moe_a2a_overlap", "fsdp2_units", "zero3_runtime",
-                              "zero12_runtime", "checkpoint_format"}));
+    // fsdp2_units, accumulation_sync, the sharding runtimes and checkpoint_format are read once,
+    // into c.engines (job/engine_chain.h).
+    STRATA_RETURN_IF_ERROR(m.CheckNoUnknownKeys(
+        {"latest", "runs_as", "gdn_module", "gqa_repeat", "pipeline", "reduce_bucket",
+         "moe_a2a_overlap", "fsdp2_units", "accumulation_sync", "zero3_runtime", "zero12_runtime",
+         "checkpoint_format"}));
     c.frameworks[name] = std::move(e);
   }
   STRATA_ASSIGN_OR_RETURN(c.engines, ParseFrameworkEngines(list, file));

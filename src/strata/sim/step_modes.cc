@@ -137,6 +137,9 @@ Result<std::vector<PricedTraffic>> PriceShardedTraffic(const ModelTrafficShape& 
     // _post_backward_hook's F.pad); its limit_all_gathers (at most two all-gathers in flight)
     // caps the prefetch at the next unit, as PartlyPrefetchedExposure's min(1, prefetch) does.
     const auto w = static_cast<double>(std::max<int64_t>(1, shard.size));
+    // FSDP's gradient accumulation without a sync (sharding.sync_each_micro_batch false, the HF
+    // Trainer's no_sync): the reduce-scatters run in the last micro batch's backward only.
+    const bool unsynced = !sh.sync_each_micro_batch && m > 1 && (holding.fsdp1 || holding.fsdp2);
     auto padded = [&](double n) {
       return s.runtime == ShardingRuntime::kFsdp1 ? w * std::ceil(n / w) : n;
     };
@@ -165,7 +168,7 @@ Result<std::vector<PricedTraffic>> PriceShardedTraffic(const ModelTrafficShape& 
       const double gathers = (reshard_after_forward ? 2.0 : 1.0) +
                              (deepspeed_recompute ? s.recompute_layer_fraction : 0.0);
       const double gather_rounds = pipelined && !reshard_after_forward ? 1.0 : m;
-      const double reduce_rounds = pipelined ? 1.0 : m;
+      const double reduce_rounds = pipelined || unsynced ? 1.0 : m;
       STRATA_RETURN_IF_ERROR(
           add(shard, side.kind,
               fmt::format(
@@ -179,8 +182,10 @@ Result<std::vector<PricedTraffic>> PriceShardedTraffic(const ModelTrafficShape& 
       STRATA_RETURN_IF_ERROR(
           add(shard, side.kind,
               fmt::format("ZeRO-3/FSDP: reduce-scatter gradients of {} per layer{}", of,
-                          reduce_rounds < m ? ", once a step: the pipeline defers the sync to the "
-                                              "last micro batch"
+                          reduce_rounds < m ? (pipelined ? ", once a step: the pipeline defers "
+                                                           "the sync to the last micro batch"
+                                                         : ", once a step: no_sync defers the "
+                                                           "sync to the last micro batch")
                                             : ""),
               CollectiveOp::kReduceScatter, trained_per_layer * grad_bytes,
               TrafficFrequency::kPerLayerPerMicroBatch, 1.0, layers * reduce_rounds));
@@ -189,9 +194,12 @@ Result<std::vector<PricedTraffic>> PriceShardedTraffic(const ModelTrafficShape& 
       // (bucket by bucket, as layers finish their backward).
       STRATA_RETURN_IF_ERROR(
           add(shard, side.kind,
-              fmt::format("ZeRO-2: reduce-scatter gradients of {} per micro batch", of),
+              unsynced ? fmt::format("ZeRO-2: reduce-scatter gradients of {} once a step: no_sync "
+                                     "defers the sync to the last micro batch",
+                                     of)
+                       : fmt::format("ZeRO-2: reduce-scatter gradients of {} per micro batch", of),
               CollectiveOp::kReduceScatter, trained_per_layer * grad_bytes,
-              TrafficFrequency::kPerLayerPerMicroBatch, 1.0, layers * m));
+              TrafficFrequency::kPerLayerPerMicroBatch, 1.0, layers * (unsynced ? 1.0 : m)));
       STRATA_RETURN_IF_ERROR(add(shard, side.kind, fmt::format("updated {}", of),
                                  CollectiveOp::kAllGather, side.trainable_per_rank * gather_bytes,
                                  TrafficFrequency::kPerStep, 1.0, 1.0));
