@@ -978,6 +978,8 @@ std::string_view FailureKindName(FailureKind kind) {
       return "teardown";
     case FailureKind::kTrainingEnded:
       return "training_ended";
+    case FailureKind::kProcessExit:
+      return "process_exit";
     case FailureKind::kSetting:
       return "setting";
     case FailureKind::kC10dFrame:
