@@ -42,5 +42,17 @@ TEST(Utf8, JsonOutputOfInvalidBytesIsValidJsonNotAnAbort) {
       "{\n  \"schema_version\": 1,\n  \"kind\": \"test\",\n  \"frame\": \"\xEF\xBF\xBD ()\"\n}\n");
 }
 
+// Counted by hand: "ab" is 2 code points in 2 bytes; U+2588 FULL BLOCK is E2 96 88, 1 code
+// point in 3 bytes; U+1F600 is F0 9F 98 80, 1 in 4; a stray continuation byte 0x80 is no lead,
+// so it adds nothing, and a lone lead byte 0xE2 (a truncated sequence) counts as 1.
+TEST(Utf8, CodePointsCountCharactersNotBytes) {
+  EXPECT_EQ(Utf8CodePoints(""), 0u);
+  EXPECT_EQ(Utf8CodePoints("ab"), 2u);
+  EXPECT_EQ(Utf8CodePoints("\xE2\x96\x88\xE2\x96\x88|"), 3u);
+  EXPECT_EQ(Utf8CodePoints("\xF0\x9F\x98\x80"), 1u);
+  EXPECT_EQ(Utf8CodePoints(std::string_view("a\x80", 2)), 1u);
+  EXPECT_EQ(Utf8CodePoints(std::string_view("\xE2z", 2)), 2u);
+}
+
 }  // namespace
 }  // namespace strata

@@ -45,6 +45,12 @@ bool IsValidUtf8(std::string_view s) {
   return true;
 }
 
+size_t Utf8CodePoints(std::string_view s) {
+  size_t n = 0;
+  for (const char c : s) n += (static_cast<unsigned char>(c) & 0xC0) != 0x80 ? 1 : 0;
+  return n;
+}
+
 std::string SanitizeUtf8(std::string_view s) {
   if (IsValidUtf8(s)) return std::string(s);
   std::string out;

@@ -17,6 +17,12 @@ size_t Utf8SequenceLength(std::string_view s, size_t i);
 
 bool IsValidUtf8(std::string_view s);
 
+/// The characters of `s` as a terminal counts them: its UTF-8 code points, not its bytes (a
+/// progress bar's block U+2588 is 3 bytes, one column). Each byte that does not continue a
+/// sequence (not 0b10xxxxxx) starts one: a lone lead byte counts as one character, a stray
+/// continuation byte as none.
+size_t Utf8CodePoints(std::string_view s);
+
 /// `s` with each byte that starts no valid sequence replaced by U+FFFD, so the damage stays
 /// visible (never dropped silently) and the result is valid UTF-8. Valid input is returned as is.
 std::string SanitizeUtf8(std::string_view s);

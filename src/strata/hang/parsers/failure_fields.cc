@@ -80,6 +80,12 @@ void ReadPgRank(std::string_view line, FailureSignal* s) {
   s->pg_rank = IntAfter(inside, "Rank ");
   if (auto id = IntAfter(inside, "PG ID ")) {
     s->pg_id = std::to_string(*id);
+    // torch >= 2.4 numbers the groups ("PG ID"), the default one always "PG ID 0 PG GUID
+    // 0(default_pg)"; the rank after it is the process's rank inside that group. Inside another
+    // group ("[PG ID 2 PG GUID 3 Rank 2]", vLLM's tensor-parallel group, vllm-project/vllm#20170)
+    // it is no global rank: a line without torchrun's "[rankN]:" speaks for no rank. (The older
+    // "[PG 1 Rank 1]" marks no default group and is read as before.)
+    if (*id != 0 && inside.find("default_pg") == std::string_view::npos) s->pg_rank.reset();
   } else if (auto pg = IntAfter(inside, "PG ")) {
     s->pg_id = std::to_string(*pg);
   }

@@ -1334,6 +1334,15 @@ bool ClassifyFailureLine(std::string_view line, FailureSignal* s) {
     s->kind = K::kTeardown;
     return true;
   }
+  // ProcessGroupNCCL's destructor, run when the program ends without destroy_process_group
+  // (torch >= 2.4): "Warning: WARNING: process group has NOT been destroyed before we destruct
+  // ProcessGroupNCCL. On normal program exit, the application should call destroy_process_group
+  // ..." (sehoffmann/dmlcloud#61). The message itself says where it is printed: the process is
+  // at its exit. An error before it is read as that error; alone, the process ended.
+  if (Contains(line, "process group has NOT been destroyed before we destruct")) {
+    s->kind = K::kProcessExit;
+    return true;
+  }
   if (Contains(line, "End time of running main") || Contains(line, "Training completed") ||
       Contains(line, "'train_runtime'") || Contains(line, "Training finished") ||
       Contains(line, "worker group successfully finished") ||

@@ -9,9 +9,11 @@
 #include <limits>
 #include <map>
 #include <utility>
+#include <vector>
 
 #include "strata/core/strings.h"
 #include "strata/core/text_scan.h"
+#include "strata/core/utf8.h"
 #include "strata/hang/parsers/failure_fields.h"
 #include "strata/hang/parsers/failure_line.h"
 #include "strata/hang/parsers/horovod_stall.h"
@@ -895,13 +897,6 @@ bool Classifies(std::string_view raw) {
   return ClassifyFailureLine(Clean(raw), &probe);
 }
 
-// The characters of a line (UTF-8 code points, not bytes: a progress bar's blocks are 3 bytes).
-size_t Columns(std::string_view line) {
-  return static_cast<size_t>(std::count_if(line.begin(), line.end(), [](char c) {
-    return (static_cast<unsigned char>(c) & 0xC0) != 0x80;
-  }));
-}
-
 bool Alnum(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; }
 
 // A terminal wraps a long line at its width, inside a word: "... terminated with exception: CUDA
@@ -918,7 +913,7 @@ std::string JoinedWrap(std::string_view line, std::string_view next, size_t wide
   if (next.ends_with('\r')) next.remove_suffix(1);
   if (TrimSpace(line).empty() || TrimSpace(next).empty() || next.front() == '[') return "";
   if (Classifies(line) || Classifies(next)) return "";
-  if (Columns(line) < widest && !(Alnum(line.back()) && Alnum(next.front())) &&
+  if (Utf8CodePoints(line) < widest && !(Alnum(line.back()) && Alnum(next.front())) &&
       line.back() != ' ' && next.front() != ' ') {
     std::string spaced = std::string(line) + " " + std::string(next);
     if (Classifies(spaced)) return spaced;
@@ -931,35 +926,30 @@ std::string JoinedWrap(std::string_view line, std::string_view next, size_t wide
 
 std::vector<FailureSignal> ScanFailures(std::string_view text, const std::string& file) {
   Scanner scanner(file);
+  // The lines once (without their '\n'), and the widest of them in characters (UTF-8 code
+  // points, not bytes: a progress bar's blocks are 3 bytes each), for JoinedWrap.
+  std::vector<std::string_view> lines;
   size_t widest = 0;
   for (size_t at = 0; at < text.size();) {
     const size_t end = std::min(text.find('\n', at), text.size());
-    std::string_view line = text.substr(at, end - at);
-    if (line.ends_with('\r')) line.remove_suffix(1);
-    widest = std::max(widest, Columns(line));
+    const std::string_view line = text.substr(at, end - at);
+    lines.push_back(line);
+    widest = std::max(
+        widest, Utf8CodePoints(line.ends_with('\r') ? line.substr(0, line.size() - 1) : line));
     at = end + 1;
   }
   int number = 0;
-  size_t start = 0;
-  while (start < text.size()) {
-    size_t end = text.find('\n', start);
-    if (end == std::string_view::npos) end = text.size();
+  for (size_t i = 0; i < lines.size(); ++i) {
     if (number < std::numeric_limits<int>::max()) ++number;
-    const std::string_view line = text.substr(start, end - start);
-    if (end < text.size()) {
-      size_t next_end = text.find('\n', end + 1);
-      if (next_end == std::string_view::npos) next_end = text.size();
-      if (const std::string joined =
-              JoinedWrap(line, text.substr(end + 1, next_end - end - 1), widest);
-          !joined.empty()) {
+    if (i + 1 < lines.size()) {
+      if (const std::string joined = JoinedWrap(lines[i], lines[i + 1], widest); !joined.empty()) {
         scanner.Line(joined, number);
         if (number < std::numeric_limits<int>::max()) ++number;
-        start = next_end + 1;
+        ++i;
         continue;
       }
     }
-    scanner.Line(line, number);
-    start = end + 1;
+    scanner.Line(lines[i], number);
   }
   return scanner.Take();
 }
@@ -988,6 +978,8 @@ std::string_view FailureKindName(FailureKind kind) {
       return "teardown";
     case FailureKind::kTrainingEnded:
       return "training_ended";
+    case FailureKind::kProcessExit:
+      return "process_exit";
     case FailureKind::kSetting:
       return "setting";
     case FailureKind::kC10dFrame:

@@ -30,6 +30,8 @@ enum class FailureKind {
   kFingerprint,  // TORCH_DISTRIBUTED_DEBUG=DETAIL "CollectiveFingerPrint(SequenceNumber=...)"
   kTeardown,     // ncclCommAbort / commReclaim / ProcessGroupNCCL::abort / "Abort COMPLETE"
   kTrainingEnded,  // the training loop said it finished
+  kProcessExit,    // the process reached its exit: ProcessGroupNCCL's destructor warns that
+                   // "process group has NOT been destroyed" (torch >= 2.4, on normal exit)
   kSetting,        // a setting to check: "NCCL_SOCKET_IFNAME set by environment to eth2", env dumps
   kC10dFrame,  // a traceback or faulthandler frame in torch's distributed_c10d.py: the collective
   kWorkerFailed,    // torchrun's launcher: "failed (exitcode: -9) local_rank: 3 (pid: 812917)"
