@@ -46,6 +46,35 @@ TEST(StepRender, ExplainAndTimelineSubstituteTheNumbers) {
   EXPECT_NE(timeline.front().find("forward compute"), std::string::npos);
 }
 
+// The timeline's framework phase lists the framework costs the job has, not a fixed list: under
+// megatron-core (eager clamp, no FSDP2, no fetch hooks, no per-expert loop) the label names the
+// unfused element-wise ops and no FSDP2 copy; torchtitan under FSDP2 adds
+// the copy-out. Before, every job's label read "(host, loops, attention backend, eager ops, FSDP2
+// copies)".
+TEST(StepRender, TimelineNamesTheFrameworkCostsTheJobHas) {
+  auto framework_line = [](const Evaluation& e) {
+    for (const std::string& line : MicroBatchTimeline(e.setup->layout, *e.step)) {
+      if (line.find("framework overhead") != std::string::npos) return line;
+    }
+    return std::string();
+  };
+  // The reference job with GPT-OSS-120B, whose clamped GLU megatron-core runs in eager code.
+  const std::string ref = "qwen3.6-35b-a3b-sft-h20x40";
+  const Evaluation mc = Evaluate(ref, {"framework.name=megatron-core"}, "gpt-oss-120b");
+  ASSERT_GT(mc.step->framework.eager_elementwise.s(), 0);
+  ASSERT_EQ(mc.step->framework.fsdp2_copy_out.s(), 0);
+  const std::string mc_line = framework_line(mc);
+  EXPECT_NE(mc_line.find("unfused elementwise ops"), std::string::npos) << mc_line;
+  EXPECT_EQ(mc_line.find("FSDP2"), std::string::npos) << mc_line;
+  EXPECT_EQ(mc_line.find("loops"), std::string::npos) << mc_line;
+
+  const Evaluation tt =
+      Evaluate(ref, {"framework.name=torchtitan", "sharding.mode=fsdp2"}, "gpt-oss-120b");
+  ASSERT_GT(tt.step->framework.fsdp2_copy_out.s(), 0);
+  const std::string tt_line = framework_line(tt);
+  EXPECT_NE(tt_line.find("FSDP2 copy-out"), std::string::npos) << tt_line;
+}
+
 // The last "= X ms" of a formula: the time it arrives at.
 double LastMs(const std::string& formula) {
   const size_t end = formula.rfind(" ms");

@@ -4,6 +4,11 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
 #include "sim/step_test_support.h"
 #include "strata/sim/step_model.h"
 #include "strata/sim/step_tables.h"
@@ -292,6 +297,66 @@ TEST(FrameworkOverhead, Fsdp2CopyOut) {
   EXPECT_NEAR(ComputeFrameworkOverhead(t, s, c).fsdp2_copy_out.s(), two_gathers / 4, 1e-12);
   s.sharding.mode = ShardingMode::kZero3;  // DeepSpeed's gathers are views: no copy-out
   EXPECT_NEAR(ComputeFrameworkOverhead(t, s, c).fsdp2_copy_out.s(), 0, kTol);
+}
+
+}  // namespace
+}  // namespace strata
+
+namespace strata {
+namespace {
+
+// The breakdown part printed as `name`, or nullptr when no part has that name.
+const StepPartTime* PartNamed(const StepResult& r, std::string_view name) {
+  for (size_t i = 0; i < kStepPartCount; ++i) {
+    if (StepPartName(static_cast<StepPart>(i)) == name) return &r.parts[i];
+  }
+  return nullptr;
+}
+
+// The breakdown names the framework's memory traffic by what the job runs. megatron-core has no
+// FSDP2, yet its runs printed "framework: eager ops + FSDP2 copies" (the Megatron-Bridge rows of
+// docs/step-validation-cards.md). The eager module code's extra bytes are the part "framework:
+// unfused elementwise ops"; FSDP2's copy of each gathered unit into its parameters
+// (framework_overhead.cc, only under sharding.mode fsdp2) is "framework: FSDP2 copy-out". Each
+// part is m x its micro batch cost, m read off the forward part (m x one micro batch's forward).
+TEST(FrameworkOverhead, BreakdownNamesTheTrafficTheJobRuns) {
+  // The reference job with GPT-OSS-120B, whose clamped GLU and expert biases megatron-core runs
+  // in eager code (data/frameworks.yaml).
+  auto step = [](const std::vector<std::string>& sets) {
+    JobRequest request;
+    request.job = "qwen3.6-35b-a3b-sft-h20x40";
+    request.model = "gpt-oss-120b";
+    request.overrides = sets;
+    auto job = ResolveJob(request);
+    EXPECT_TRUE(job.ok()) << (job.ok() ? "" : job.error().Format());
+    return job.ok() ? testing::EvaluateJobStep(*job) : std::nullopt;
+  };
+  const auto r_mc = step({"framework.name=megatron-core"});
+  const auto r_tt = step({"framework.name=torchtitan", "sharding.mode=fsdp2"});
+  ASSERT_TRUE(r_mc.has_value() && r_tt.has_value());
+  // Preconditions: megatron-core's eager clamp moves bytes; torchtitan's FSDP2 copies out.
+  ASSERT_GT(r_mc->framework.eager_elementwise.s(), 0);
+  ASSERT_EQ(r_mc->framework.fsdp2_copy_out.s(), 0);
+  ASSERT_GT(r_tt->framework.fsdp2_copy_out.s(), 0);
+
+  for (size_t i = 0; i < kStepPartCount; ++i) {
+    if (r_mc->parts[i].total.s() <= 0) continue;
+    EXPECT_EQ(StepPartName(static_cast<StepPart>(i)).find("FSDP2"), std::string_view::npos)
+        << StepPartName(static_cast<StepPart>(i));
+  }
+  auto expect_parts = [](const StepResult& r) {
+    const double m = r[StepPart::kForward].total / r.forward.total();
+    const StepPartTime* eager = PartNamed(r, "framework: unfused elementwise ops");
+    const StepPartTime* copy = PartNamed(r, "framework: FSDP2 copy-out");
+    ASSERT_NE(eager, nullptr);
+    ASSERT_NE(copy, nullptr);
+    EXPECT_NEAR(eager->total.s(), m * r.framework.eager_elementwise.s(), 1e-9);
+    EXPECT_NEAR(eager->exposed.s(), eager->total.s(), 1e-12);
+    EXPECT_NEAR(copy->total.s(), m * r.framework.fsdp2_copy_out.s(), 1e-9);
+    EXPECT_NEAR(copy->exposed.s(), copy->total.s(), 1e-12);
+  };
+  expect_parts(*r_mc);
+  expect_parts(*r_tt);
 }
 
 }  // namespace

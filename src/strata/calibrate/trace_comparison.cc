@@ -198,7 +198,8 @@ std::array<RowComparison, kCompareRowCount> PredictedRows(const Evaluation& e) {
   at(CompareRow::kLinearAttention).predicted_s = passes(&KernelTimes::gated_deltanet);
   at(CompareRow::kMemoryBound).predicted_s =
       passes(&KernelTimes::memory_bound) +
-      total({StepPart::kFp8Cast, StepPart::kOptimizer, StepPart::kFrameworkMemoryTraffic});
+      total({StepPart::kFp8Cast, StepPart::kOptimizer, StepPart::kFrameworkEagerOps,
+             StepPart::kFrameworkFsdp2CopyOut});
   const auto comm = {StepPart::kTp,      StepPart::kCp,           StepPart::kEp,
                      StepPart::kPp,      StepPart::kTpGrad,       StepPart::kDpGrad,
                      StepPart::kDpParam, StepPart::kExpertDpGrad, StepPart::kExpertDpParam};

@@ -98,9 +98,17 @@ Json LayoutJson(const StepSetup& setup, const RankedLayout& r) {
   j["memory_verdict"] = std::string(MemoryVerdictName(r.verdict));
   Json exposed = Json::object();
   for (size_t p = 0; p < kStepPartCount; ++p) {
+    const auto part = static_cast<StepPart>(p);
+    if (part == StepPart::kFrameworkEagerOps || part == StepPart::kFrameworkFsdp2CopyOut) continue;
     const double s = r.step.parts[p].exposed.s();
-    if (s > 0) exposed[std::string(StepPartName(static_cast<StepPart>(p)))] = s;
+    if (s > 0) exposed[std::string(StepPartName(part))] = s;
   }
+  // These keys are the breakdown's part names; schema_version 1 had the framework's eager traffic
+  // and FSDP2's copy-out as one part, so scripts keep reading their sum under its key.
+  const double traffic = (r.step[StepPart::kFrameworkEagerOps].exposed +
+                          r.step[StepPart::kFrameworkFsdp2CopyOut].exposed)
+                             .value();
+  if (traffic > 0) exposed["framework: eager ops + FSDP2 copies"] = traffic;
   j["exposed_s"] = std::move(exposed);
   return j;
 }

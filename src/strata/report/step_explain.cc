@@ -5,6 +5,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
+#include <string_view>
+#include <vector>
 
 #include "strata/core/strings.h"
 #include "strata/job/pipeline_split.h"
@@ -667,8 +670,18 @@ std::vector<std::string> MicroBatchTimeline(const StepLayout& s, const StepResul
   }
   phases.push_back({"backward compute", r.backward.total() + skew_of(r.backward.expert_gemm)});
   phases.push_back({"backward exposed comm", comm / passes});
-  phases.push_back({"framework overhead (host, loops, attention backend, eager ops, FSDP2 copies)",
-                    r.framework.total()});
+  // Name only the framework costs this job has, by their parts' names less the "framework: ".
+  std::vector<std::string_view> costs;
+  for (StepPart part : {StepPart::kFrameworkHostBound, StepPart::kFrameworkFetchHooks,
+                        StepPart::kFrameworkExpertLoop, StepPart::kFrameworkAttention,
+                        StepPart::kFrameworkEagerOps, StepPart::kFrameworkFsdp2CopyOut}) {
+    constexpr std::string_view kPrefix = "framework: ";
+    std::string_view name = StepPartName(part);
+    if (name.starts_with(kPrefix)) name.remove_prefix(kPrefix.size());
+    if (r[part].total.s() > 0) costs.push_back(name);
+  }
+  phases.push_back(
+      {fmt::format("framework overhead ({})", fmt::join(costs, ", ")), r.framework.total()});
   const double total = r.micro_batch.s();
   constexpr int kWidth = 50;
   std::vector<std::string> lines;

@@ -40,7 +40,8 @@ constexpr std::array<std::string_view, kStepPartCount> kPartNames = {
     "framework: parameter fetch hooks",
     "framework: per-expert loop",
     "framework: attention backend",
-    "framework: eager ops + FSDP2 copies",
+    "framework: unfused elementwise ops",
+    "framework: FSDP2 copy-out",
 };
 
 double Saturation(double d, double half) { return d / (d + half); }
@@ -734,8 +735,10 @@ Result<StepResult> EvaluateStepOn(const StepTables& t, const StepLayout& s,
         m * r.framework.expert_loop.s());
     set(StepPart::kFrameworkAttention, m * r.framework.attention_backend.s(),
         m * r.framework.attention_backend.s());
-    const Seconds traffic = r.framework.eager_elementwise + r.framework.fsdp2_copy_out;
-    set(StepPart::kFrameworkMemoryTraffic, m * traffic.s(), m * traffic.s());
+    set(StepPart::kFrameworkEagerOps, m * r.framework.eager_elementwise.s(),
+        m * r.framework.eager_elementwise.s());
+    set(StepPart::kFrameworkFsdp2CopyOut, m * r.framework.fsdp2_copy_out.s(),
+        m * r.framework.fsdp2_copy_out.s());
 
     set(StepPart::kForward, m * fwd.total().s(), m * fwd.total().s());
     set(StepPart::kBackward, m * bwd.total().s(), m * bwd.total().s());

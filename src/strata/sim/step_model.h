@@ -102,9 +102,10 @@ enum class StepPart {
   kFrameworkFetchHooks,
   kFrameworkExpertLoop,
   kFrameworkAttention,
-  kFrameworkMemoryTraffic,  // eager element-wise traffic and FSDP2's copy-out
+  kFrameworkEagerOps,      // the eager module code's extra element-wise traffic
+  kFrameworkFsdp2CopyOut,  // FSDP2's copy of each gathered unit into its parameters (FSDP2 only)
 };
-inline constexpr size_t kStepPartCount = 23;
+inline constexpr size_t kStepPartCount = 24;
 std::string_view StepPartName(StepPart part);  // "forward compute", "EP all-to-all", ...
 
 struct StepPartTime {
