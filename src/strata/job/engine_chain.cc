@@ -4,6 +4,11 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
 
 #include "strata/core/did_you_mean.h"
 #include "strata/core/file_io.h"
@@ -517,27 +522,39 @@ ChainMoeA2aOverlapRule ResolveMoeA2aOverlapRule(const FrameworkEngines& engines,
   return {};
 }
 
-Fsdp2UnitsDefault ResolveFsdp2Units(const FrameworkEngines& engines, const FrameworkSpec& spec) {
-  if (!spec.given) return {};
+namespace {
+
+// The first framework on the job's chain under fsdp2 with an entry in `by_name` (one of
+// FrameworkEngines' maps of a data/frameworks.yaml key), with the sentence naming it.
+template <typename T>
+std::optional<std::pair<T, std::string>> FirstOnFsdp2Chain(const FrameworkEngines& engines,
+                                                           const FrameworkSpec& spec,
+                                                           const std::map<std::string, T>& by_name,
+                                                           std::string_view key) {
+  if (!spec.given) return std::nullopt;
   const EngineChain chain = ResolveEngineChain(engines, spec, ShardingMode::kFsdp2);
   for (const std::string& name : chain.names) {
-    const auto it = engines.fsdp2_units.find(name);
-    if (it == engines.fsdp2_units.end()) continue;
-    return {it->second, fmt::format("{}'s fsdp2_units (data/frameworks.yaml)", name)};
+    const auto it = by_name.find(name);
+    if (it == by_name.end()) continue;
+    return std::pair{it->second, fmt::format("{}'s {} (data/frameworks.yaml)", name, key)};
   }
-  return {};
+  return std::nullopt;
+}
+
+}  // namespace
+
+Fsdp2UnitsDefault ResolveFsdp2Units(const FrameworkEngines& engines, const FrameworkSpec& spec) {
+  const auto found = FirstOnFsdp2Chain(engines, spec, engines.fsdp2_units, "fsdp2_units");
+  if (!found) return {};
+  return {found->first, found->second};
 }
 
 AccumulationSyncDefault ResolveAccumulationSync(const FrameworkEngines& engines,
                                                 const FrameworkSpec& spec) {
-  if (!spec.given) return {};
-  const EngineChain chain = ResolveEngineChain(engines, spec, ShardingMode::kFsdp2);
-  for (const std::string& name : chain.names) {
-    const auto it = engines.sync_each_micro_batch.find(name);
-    if (it == engines.sync_each_micro_batch.end()) continue;
-    return {it->second, fmt::format("{}'s accumulation_sync (data/frameworks.yaml)", name)};
-  }
-  return {};
+  const auto found =
+      FirstOnFsdp2Chain(engines, spec, engines.sync_each_micro_batch, "accumulation_sync");
+  if (!found) return {};
+  return {found->first, found->second};
 }
 
 std::optional<ReduceBucketAuto> ResolveReduceBucketAuto(const FrameworkEngines& engines,
