@@ -129,7 +129,7 @@ std::vector<std::string> Overrides(const JobSpec& from, const JobSpec& to) {
 }  // namespace
 
 std::vector<MemoryFix> SuggestMemoryFixes(const Job& job, const MemoryConstants& constants,
-                                          size_t max_fixes) {
+                                          size_t max_fixes, const RunnableCheck& runnable) {
   const std::vector<Candidate> candidates = Candidates();
   // Applies the candidates `which` in order; nothing when one does not apply or the layout
   // breaks a rule.
@@ -142,8 +142,10 @@ std::vector<MemoryFix> SuggestMemoryFixes(const Job& job, const MemoryConstants&
       change += (change.empty() ? "" : " + ") + candidates[i].change;
       cost += (cost.empty() ? "" : "; ") + candidates[i].cost;
     }
-    // Only what validation accepts is suggested: the same rules as for the user's own job.
+    // Only what validation accepts is suggested: the same rules as for the user's own job, and
+    // what the job's framework can run.
     if (!RederiveJob(changed).ok()) return std::nullopt;
+    if (runnable && !runnable(changed.spec)) return std::nullopt;
     const MemoryLedger ledger = ComputeLedger(changed, constants);
     return MemoryFix{change, Overrides(job.spec, changed.spec), cost, ledger.Peak(), ledger.fits};
   };

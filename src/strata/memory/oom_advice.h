@@ -3,6 +3,7 @@
 #ifndef STRATA_MEMORY_OOM_ADVICE_H_
 #define STRATA_MEMORY_OOM_ADVICE_H_
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -20,10 +21,15 @@ struct MemoryFix {
   bool fits = false;
 };
 
+/// Whether the job's framework can run a changed job (its parallel dimensions): decided above
+/// memory, where the frameworks' reach is known (eval/evaluation.cc); empty: any.
+using RunnableCheck = std::function<bool(const JobSpec& changed)>;
+
 /// Candidate changes in order of cost (cheapest first), each evaluated; those that are valid
-/// layouts are returned, fitting ones first, at most `max_fixes`.
+/// layouts the framework can run (`runnable`) are returned, fitting ones first, at most
+/// `max_fixes`.
 std::vector<MemoryFix> SuggestMemoryFixes(const Job& job, const MemoryConstants& constants,
-                                          size_t max_fixes = 4);
+                                          size_t max_fixes = 4, const RunnableCheck& runnable = {});
 
 }  // namespace strata
 
