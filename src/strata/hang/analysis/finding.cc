@@ -1025,8 +1025,8 @@ void FindFirstFailure(const EvidenceSet& ev, Verdict& v) {
     // A run that says it finished, with no failure line anywhere, ended cleanly: no hang. So
     // does a process that reached its exit (ProcessGroupNCCL's destructor warning,
     // sehoffmann/dmlcloud#61): nothing before it failed, and an exiting process waits on no one.
-    const bool exited = !Of(ev, FailureKind::kProcessExit).empty();
-    const bool finished = !Of(ev, FailureKind::kTrainingEnded).empty() || exited;
+    const bool ended = !Of(ev, FailureKind::kTrainingEnded).empty();
+    const bool finished = ended || !Of(ev, FailureKind::kProcessExit).empty();
     // A py-spy dump cut short (its paste ends mid-line, deepspeedai/DeepSpeed#3032) shows the
     // threads above the cut only: what was cut off may be the failure, so no health is read
     // from it.
@@ -1045,7 +1045,7 @@ void FindFirstFailure(const EvidenceSet& ev, Verdict& v) {
                           "barrier's coordinator: rank 0's log names the rank that did not arrive "
                           "(or rank 0 itself failed)",
                           FormatRankRanges(no_answer.front()->ranks))
-                : finished && v.ranks_seen.empty() && Of(ev, FailureKind::kTrainingEnded).empty()
+                : finished && v.ranks_seen.empty() && !ended
                     ? "the process reached its exit (ProcessGroupNCCL's destructor warned that "
                       "destroy_process_group was not called) and no failure line was found"
                 : finished && v.ranks_seen.empty()
