@@ -119,6 +119,31 @@ TEST(EngineChain, Fsdp2UnitsByFramework) {
   EXPECT_NE(bad.error().Format().find("fsdp2_units"), std::string::npos) << bad.error().Format();
 }
 
+// Gradient accumulation's sync by framework (data/frameworks.yaml, accumulation_sync): the HF
+// Trainer's no_sync (last_micro_batch) reaches ms-swift's `swift sft` through its chain; verl
+// states its own (every_micro_batch) before its chain's hf-trainer; torchtitan and a job naming
+// no framework sync each micro batch. A value other than the two, a missing `after` or a missing
+// source is refused by key.
+TEST(EngineChain, AccumulationSyncByFramework) {
+  const FrameworkEngines e = Shipped();
+  EXPECT_FALSE(ResolveAccumulationSync(e, Named("hf-trainer")).sync_each_micro_batch);
+  EXPECT_FALSE(ResolveAccumulationSync(e, Named("ms-swift")).sync_each_micro_batch);
+  EXPECT_NE(ResolveAccumulationSync(e, Named("ms-swift")).rule.find("hf-trainer"),
+            std::string::npos);
+  EXPECT_TRUE(ResolveAccumulationSync(e, Named("verl")).sync_each_micro_batch);
+  EXPECT_TRUE(ResolveAccumulationSync(e, Named("torchtitan")).sync_each_micro_batch);
+  EXPECT_TRUE(ResolveAccumulationSync(e, FrameworkSpec{}).sync_each_micro_batch);
+  for (const char* bad_entry :
+       {"{after: sometimes, source: s}", "{source: s}", "{after: last_micro_batch}",
+        "{after: last_micro_batch, source: s, extra: 1}", "last_micro_batch"}) {
+    auto bad = Parse(std::string("frameworks:\n  a: {latest: '1', accumulation_sync: ") +
+                     bad_entry + "}\n");
+    ASSERT_FALSE(bad.ok()) << bad_entry;
+    EXPECT_NE(bad.error().Format().find("accumulation_sync"), std::string::npos)
+        << bad.error().Format();
+  }
+}
+
 TEST(EngineChain, RefusesACatalogItCannotWalk) {
   // A wrapper needs a default engine for the modes it does not list.
   auto no_default =
