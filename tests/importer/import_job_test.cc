@@ -944,6 +944,31 @@ TEST(ImportJobTest, ANonNumericGpuCountIsAnErrorNamingItsSource) {
   EXPECT_EQ(*job.GetPositiveInt("parallel.dp"), 4);
 }
 
+// A framework default stands for what the input leaves unsaid: it never replaces a value the
+// input set. (verl's defaults for the gradient dtype and the distributed optimizer once replaced
+// the launch's own override_ddp_config values because they were written after them; each caller
+// then had to guard itself.) A default still replaces an earlier default, and the report lists
+// only the defaults the job holds.
+TEST(ImportJobTest, AFrameworkDefaultNeverReplacesAValueTheInputSet) {
+  JobBuilder job;
+  job.Set("precision.grads", "bf16", "override_ddp_config.grad_reduce_in_fp32 False (line 3)");
+  job.Default("precision.grads", "fp32", "verl's DDP config reduces gradients in fp32");
+  EXPECT_EQ(job.Get("precision.grads"), "bf16");
+  job.Default("optimizer.name", "adam", "a first default");
+  job.Default("optimizer.name", "adamw", "a later, more specific default");
+  EXPECT_EQ(job.Get("optimizer.name"), "adamw");
+  ImportReport report;
+  job.Fill(report);
+  ASSERT_EQ(report.fields.size(), 2u);
+  for (const ImportedField& f : report.fields) {
+    if (f.key != "precision.grads") continue;
+    EXPECT_EQ(f.source, "override_ddp_config.grad_reduce_in_fp32 False (line 3)");
+    EXPECT_EQ(f.origin, FieldOrigin::kFromInput);
+  }
+  ASSERT_EQ(report.defaults.size(), 1u);
+  EXPECT_EQ(report.defaults[0], "optimizer.name = adamw: a later, more specific default");
+}
+
 // Fuzz finding 17 (UBSan): $(( 1024 * -8198552921648689606 )) overflowed int64 in the shell
 // arithmetic (undefined behaviour). An overflowing expression is left unexpanded, as any other
 // expression the importer cannot evaluate; the ones launch scripts hold still evaluate.

@@ -24,6 +24,14 @@ void JobBuilder::Set(const std::string& key, std::string value, std::string sour
 }
 
 void JobBuilder::Default(const std::string& key, std::string value, const std::string& why) {
+  const auto held = std::find_if(fields_.begin(), fields_.end(),
+                                 [&](const ImportedField& f) { return f.key == key; });
+  if (held != fields_.end()) {
+    // What the input says stands; a later default replaces an earlier one, in the report too.
+    if (held->origin == FieldOrigin::kFromInput) return;
+    const std::string prefix = key + " = ";
+    std::erase_if(defaults_, [&](const std::string& d) { return d.starts_with(prefix); });
+  }
   defaults_.push_back(fmt::format("{} = {}: {}", key, value, why));
   Set(key, std::move(value), "default: " + why, FieldOrigin::kDefault);
 }

@@ -24,7 +24,9 @@ class JobBuilder {
   /// `origin`: who made the value (FieldOrigin); a value read from the input by default.
   void Set(const std::string& key, std::string value, std::string source,
            FieldOrigin origin = FieldOrigin::kFromInput);
-  /// A framework default: recorded as the field's source and in the report's defaults.
+  /// A framework default: recorded as the field's source and in the report's defaults. It stands
+  /// for what the input leaves unsaid, so it never replaces a value the input set (Set with
+  /// kFromInput); it does replace an earlier default or derived value.
   void Default(const std::string& key, std::string value, const std::string& why);
   /// A value the importer derived from others (`how`): its source reads "derived: <how>".
   void Derive(const std::string& key, std::string value, const std::string& how);
