@@ -139,6 +139,29 @@ TEST(ReferenceCase, VerlWithoutTheActorUpdateHasNoMfu) {
       << mfu.error().Format();
 }
 
+// A verl log whose every record is a warm-up step (steps 1 and 2: anomaly.h, warmup_steps 2)
+// does give timing_s/update_actor: the error says the records are all warm-up, not that the
+// log has no update (which sent the user looking for a timer the log prints).
+TEST(ReferenceCase, VerlWithOnlyWarmUpUpdatesSaysSo) {
+  LogAnalyzer analyzer;
+  for (int step = 1; step <= 2; ++step) {
+    analyzer.FeedLine(
+        fmt::format("step:{} - actor/grad_norm:0.12 - perf/total_num_tokens:8450017 - "
+                    "timing_s/update_actor:{}.0 - timing_s/step:1240.0",
+                    step, 410 + step));
+  }
+  analyzer.Finish();
+  auto job = LoadLogJob("qwen3.6-35b-a3b-sft-h20x40", {});
+  ASSERT_TRUE(job.ok());
+  auto mfu = RecomputeLogMfu(analyzer.Summary().ranks[0], *job);
+  ASSERT_FALSE(mfu.ok());
+  const std::string text = mfu.error().Format();
+  EXPECT_EQ(text.find("gives no timing_s/update_actor"), std::string::npos) << text;
+  EXPECT_NE(text.find("2 records of timing_s/update_actor, all in the warm-up (steps 1 to 2:"),
+            std::string::npos)
+      << text;
+}
+
 // verl prints its samples' lengths (verl/trainer/ppo/metric_utils.py compute_data_metrics:
 // prompt_length/mean, response_length/mean, response_length/max); the MFU is computed at them,
 // not at the job's. The SYNTH verl line of reference/formats/logs-and-node-state.md (line 248):

@@ -171,7 +171,34 @@ TEST(VerlLogTest, GenerationSemantics) {
 
   c = CompareVerlLog(Reference(), *with_sync, ParseVerlVersion("0.7.0"));
   EXPECT_EQ(c.semantics, VerlGenSemantics::kIncludesSync);
+  // The flag wins, and the printed 10 s sync it leaves out is said, not dropped in silence.
+  EXPECT_EQ(c.semantics_source,
+            "--verl-version 0.7.0; the log prints timing_s/update_weights (mean 10.0 s), which "
+            "verl prints from 0.7.1 with the sync apart from timing_s/gen: not compared under "
+            "this version");
+  c = CompareVerlLog(Reference(), *without, ParseVerlVersion("0.7.0"));
   EXPECT_EQ(c.semantics_source, "--verl-version 0.7.0");
+}
+
+// A log whose version line says 0.7.0 but which prints timing_s/update_weights (verl prints that
+// timer only from 0.7.1, when the sync left timing_s/gen): the printed timers win over the
+// version line, so the 9 s sync is compared with strata's (11.8 s) instead of vanishing, and
+// generation is compared alone (102.3 s, not 114.2 s).
+TEST(VerlLogTest, APrintedSyncTimerWinsOverAnOlderVersionLine) {
+  auto log = ParseVerlLog(
+      "verl version: 0.7.0\n"
+      "step:1 - timing_s/gen:110 - timing_s/update_weights:9 - timing_s/step:300\n");
+  ASSERT_TRUE(log.ok()) << log.error().Format();
+  ASSERT_TRUE(log->version.has_value());
+  const VerlComparison c = CompareVerlLog(Reference(), *log, std::nullopt);
+  EXPECT_EQ(c.semantics, VerlGenSemantics::kSeparateSync);
+  EXPECT_NE(c.semantics_source.find("though its version line says 0.7.0"), std::string::npos)
+      << c.semantics_source;
+  ASSERT_GE(c.rows.size(), 2u);
+  EXPECT_EQ(c.rows[0].key, "timing_s/gen");
+  EXPECT_NEAR(c.rows[0].predicted, 102.3, 0.05);
+  EXPECT_EQ(c.rows[1].key, "timing_s/update_weights");
+  EXPECT_NEAR(*c.rows[1].measured, 9.0, 1e-12);
 }
 
 // PPO's critic timers: verl prints timing_s/values and timing_s/update_critic; with the reference

@@ -161,6 +161,14 @@ Result<LogMfu> RecomputeLogMfu(const RankSummary& run, const LogJob& job) {
       out.now_since_step = run.slow_since_step;
       out.step_time_source += fmt::format(", before the slowdown at step {}", run.slow_since_step);
     }
+  } else if (verl && run.step_time_records > 0) {
+    return InvalidInput(
+               fmt::format("verl's log gives {} record{} of timing_s/update_actor, all in the "
+                           "warm-up (steps 1 to {}: compilation and first allocations), so no "
+                           "steady actor update to take throughput and MFU over",
+                           run.step_time_records, run.step_time_records == 1 ? "" : "s",
+                           run.warmup_steps))
+        .WithHint("a log that runs past the warm-up steps gives the steady update");
   } else if (iteration || verl) {
     return InvalidInput(
                fmt::format(

@@ -228,6 +228,8 @@ void RankState::Check(StepRecord& r, std::vector<Anomaly>& out) {
     if (r.step_time_s) ++s.interval_step_times;
   }
   bool steady = r.step > t_.warmup_steps;
+  s.warmup_steps = t_.warmup_steps;
+  if (r.step_time_s) ++s.step_time_records;
   bool early = false;
   CheckTiming(r, std::max<int64_t>(advanced, 0), out, steady, early);
   CheckValues(r, out);

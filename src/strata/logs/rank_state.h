@@ -69,6 +69,11 @@ struct RankSummary {
   /// Records whose step time strata derived from a running average and the clock
   /// (interval_time.h), not printed as that step's own.
   int64_t interval_step_times = 0;
+  /// Records that gave a step time (verl's timing_s/update_actor), warm-up included, and the
+  /// last warm-up step: a log whose timed records all fall in the warm-up has step times but
+  /// no steady one.
+  int64_t step_time_records = 0;
+  int64_t warmup_steps = 0;
   double max_memory_gib = 0;
   /// The device's memory (GiB) the records' memory shares imply (StepRecord::device_gib_min),
   /// the range all of them allow; empty when the log prints no share.

@@ -288,14 +288,31 @@ VerlComparison CompareVerlLog(const RlEvaluation& e, const VerlLog& log,
   c.steps = static_cast<int64_t>(log.steps.size());
   c.first_step = log.steps.empty() ? 0 : log.steps.front().step;
   c.last_step = log.steps.empty() ? 0 : log.steps.back().step;
+  // verl prints timing_s/update_weights only from 0.7.1, where the sync left timing_s/gen: a log
+  // that prints it timed the sync apart, whatever its version line says (a development build
+  // carries the last release's number). The flag is the user's word and wins, but the sync
+  // the log printed is then said to be left out, not dropped in silence.
   if (version_flag) {
     c.semantics = version_flag->SeparatesSync() ? VerlGenSemantics::kSeparateSync
                                                 : VerlGenSemantics::kIncludesSync;
     c.semantics_source = "--verl-version " + version_flag->Format();
-  } else if (log.version) {
+    if (prints_sync && !version_flag->SeparatesSync()) {
+      c.semantics_source += fmt::format(
+          "; the log prints timing_s/update_weights (mean {:.1f} s), which verl prints from 0.7.1 "
+          "with the sync apart from timing_s/gen: not compared under this version",
+          sync.Value().value_or(0));
+    }
+  } else if (log.version && !(prints_sync && !log.version->SeparatesSync())) {
     c.semantics = log.version->SeparatesSync() ? VerlGenSemantics::kSeparateSync
                                                : VerlGenSemantics::kIncludesSync;
     c.semantics_source = "the log's verl version " + log.version->Format();
+  } else if (log.version) {
+    c.semantics = VerlGenSemantics::kSeparateSync;
+    c.semantics_source = fmt::format(
+        "the log prints timing_s/update_weights, which verl prints from 0.7.1 with the sync apart "
+        "from timing_s/gen, though its version line says {}: read as 0.7.1's timers (set "
+        "--verl-version to read it otherwise)",
+        log.version->Format());
   } else if (prints_sync) {
     c.semantics = VerlGenSemantics::kSeparateSync;
     c.semantics_source = "no version in the log; it prints timing_s/update_weights (verl >= 0.7.1)";
