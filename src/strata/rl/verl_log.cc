@@ -12,28 +12,10 @@
 #include "strata/core/text_scan.h"
 #include "strata/logs/log_line_parser.h"
 #include "strata/logs/log_scan.h"
+#include "strata/logs/verl_metrics_line.h"
 
 namespace strata {
 namespace {
-
-// A metrics line begins "step:N - ".
-bool StartsMetricsLine(std::string_view text) {
-  if (text.substr(0, 5) != "step:") return false;
-  size_t i = 5;
-  while (i < text.size() && text[i] >= '0' && text[i] <= '9') ++i;
-  return i > 5 && text.substr(i, 3) == " - ";
-}
-
-// A metrics line wrapped mid-field carries on with more "key:value - key:value"; any other log
-// line (a Ray prefix, a progress bar, a warning) ends the record.
-bool ContinuesMetricsLine(std::string_view text) {
-  if (text.empty() || text.front() == ' ' || text.front() == '(' || text.front() == '[') {
-    return false;
-  }
-  const size_t sep = text.find(" - ");
-  return sep != std::string_view::npos && text.find(':') != std::string_view::npos &&
-         text.find('/') != std::string_view::npos;
-}
 
 std::optional<double>* Field(VerlStepMetrics& m, std::string_view key) {
   if (key == "timing_s/gen") return &m.gen_s;
@@ -209,12 +191,12 @@ Result<VerlLog> ParseVerlLog(std::string_view text) {
     if (!raw.empty() && raw.back() == '\r') raw.remove_suffix(1);
     const std::string_view body = StripLauncherPrefix(raw).text;
     if (!log.version) log.version = FindVersion(body);
-    if (StartsMetricsLine(body)) {
+    if (StartsVerlMetricsLine(body)) {
       close();
       any_metrics_line = true;
       record = std::string(body);
       record_line = line;
-    } else if (record_line > 0 && ContinuesMetricsLine(raw)) {
+    } else if (record_line > 0 && ContinuesVerlMetricsLine(raw)) {
       record += raw;  // wrapped mid-field: the pieces join without a separator
     } else {
       close();
