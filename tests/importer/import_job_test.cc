@@ -194,6 +194,32 @@ TEST(ImportJobTest, MegatronArgumentsContradictingModelAreRefused) {
   EXPECT_EQ(m.find("KV heads"), std::string::npos) << m;  // 8 = 8
 }
 
+// A launch over several nodes imported with --gpu alone: the job is written, but `strata step`
+// refuses it ("the job spans 2 nodes but its cluster describes no data NICs"). The import says
+// so at once; with --cluster, or on one node, it does not.
+TEST(ImportJobTest, AMultiNodeJobWithoutAClusterIsToldItNeedsOne) {
+  const std::string cmd =
+      "torchrun --nnodes 2 --nproc_per_node 8 pretrain_gpt.py --tensor-model-parallel-size 8 "
+      "--num-layers 32 --hidden-size 4096 --num-attention-heads 32 --seq-length 4096 "
+      "--max-position-embeddings 4096 --micro-batch-size 1 --global-batch-size 16 --bf16 "
+      "--vocab-size 32000\n";
+  auto count = [&](const ImportOptions& o, const std::string& launch) {
+    auto r = ImportJob(launch, "train.sh", o);
+    EXPECT_TRUE(r.ok()) << r.error().Format();
+    if (!r.ok()) return -1;
+    int n = 0;
+    for (const std::string& note : r->notes) n += note.find("names no cluster") != note.npos;
+    return n;
+  };
+  EXPECT_EQ(count(Gpu("H100"), cmd), 1);
+  ImportOptions with_cluster = Gpu("H100");
+  with_cluster.cluster = "h100-8x8-ib400";
+  EXPECT_EQ(count(with_cluster, cmd), 0);
+  std::string one_node = cmd;
+  one_node.replace(one_node.find("--nnodes 2"), 10, "--nnodes 1");
+  EXPECT_EQ(count(Gpu("H100"), one_node), 0);
+}
+
 // --optimizer_offload_fraction is read as a number (Settings::Number): 1.00 and 1e0 are all of
 // the states (no note), 0.5 is noted, a word is refused naming the key and its line. Before, any
 // text but "1" and "1.0" was noted as a part offloaded (1.00 and 1e0 among them) and a word was

@@ -587,6 +587,16 @@ Status FinishCommon(Settings& s, MapContext& ctx, JobBuilder& job, int64_t world
   STRATA_ASSIGN_OR_RETURN(const int64_t gpus_per_node, job.GetPositiveInt("cluster.gpus_per_node"));
   STRATA_ASSIGN_OR_RETURN(const int64_t nodes, job.GetPositiveInt("cluster.nodes"));
   const int64_t world = gpus_per_node * nodes;
+  if (nodes > 1 && !cluster) {
+    // The job file is written, but the views that price traffic between nodes refuse it until
+    // it names a network: say so now, not at the first `strata step`.
+    job.Note(fmt::format(
+        "the job spans {} nodes and names no cluster: `strata step`, `plan`, `compare` and `rl` "
+        "need the network between nodes and refuse the job until it names one (--cluster NAME or "
+        "FILE of strata import, a file under data/clusters/ or one of your own); `strata memory` "
+        "does not need it",
+        nodes));
+  }
   if (world_divisor <= 0 || world % world_divisor != 0) {
     return InvalidInput(fmt::format("the world of {} GPUs is not a multiple of TP x PP x CP = {}",
                                     world, world_divisor))
