@@ -104,5 +104,43 @@ TEST(FirstRunTwentyeighthBatch, FaulthandlerDumpInsideFileBatonWaitIsAStuckProce
   EXPECT_TRUE(hang::ScanFailures(traceback, "log.txt").empty());
 }
 
+// pytorch/pytorch#134006
+// (pytorch-134006-subgroups-root-cause-rank4-then-pg1-allgather-base-timeouts, batch 2026-12-07
+// (second), left open then): the second node's torchrun names rank 4 the root cause, "time :
+// 2024-08-20_11:37:36", exit code 1; rank 0's watchdog fires at "[E820 11:47:24...", 600001 ms
+// after it entered _ALLGATHER_BASE #2. By hand: rank 4 exited 9 min 48 s before that timeout fired;
+// an exit printed before the timeout cannot be its consequence (the watchdog had not yet taken
+// anything down), so the first observed failure is the first cause: a crash of rank 4. The first
+// run, and every run since, named the collective timeout.
+const std::string kRootCause =
+    "Root Cause (first observed failure):\n"
+    "[0]:\n"
+    "  time      : 2024-08-20_11:37:36\n"
+    "  host      : workergpu008.cm.cluster\n"
+    "  rank      : 4 (local_rank: 0)\n"
+    "  exitcode  : 1 (pid: 793062)\n"
+    "  error_file: <N/A>\n"
+    "  traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html\n"
+    "============================================================\n";
+const std::string kTimeoutAt1147 =
+    "[rank0]:[E820 11:47:24.069865760 ProcessGroupNCCL.cpp:607] [Rank 0] Watchdog caught "
+    "collective operation timeout: WorkNCCL(SeqNum=2, OpType=_ALLGATHER_BASE, NumelIn=1, "
+    "NumelOut=2, Timeout(ms)=600000) ran for 600001 milliseconds before timing out.\n";
+
+TEST(FirstRunTwentyeighthBatch, RootCauseThatExitedBeforeTheTimeoutsFiredIsTheFirstCause) {
+  const Verdict v = AnalyzeLog(kRootCause + kTimeoutAt1147);
+  EXPECT_EQ(v.finding.kind, "crash") << v.finding.summary;
+  EXPECT_EQ(v.finding.ranks, std::vector<int64_t>{4}) << v.finding.summary;
+  // The same exit printed after the timeout fired (11:57:36, ten minutes later) may be the
+  // timeout's consequence: the collective timeout stays the finding.
+  std::string later = kRootCause;
+  later.replace(later.find("11:37:36"), 8, "11:57:36");
+  EXPECT_EQ(AnalyzeLog(later + kTimeoutAt1147).finding.kind, "collective_timeout");
+  // Without a time on either side nothing is ordered: the timeout stays the finding.
+  std::string untimed = kRootCause;
+  untimed.replace(untimed.find("2024-08-20_11:37:36"), 19, "<N/A>");
+  EXPECT_EQ(AnalyzeLog(untimed + kTimeoutAt1147).finding.kind, "collective_timeout");
+}
+
 }  // namespace
 }  // namespace strata::first_run_twentyeighth_batch_test

@@ -1036,15 +1036,16 @@ void FindFirstFailure(const EvidenceSet& ev, Verdict& v) {
       (OomBeforeCuda(ev) && Oom(v, f)) || (EpTimeoutBeforeCuda(ev) && EpTimeout(ev, f)) ||
       Cuda(ev, f) || Oom(v, f) || Crash(ev, f) ||
       (KilledBeforeNetwork(ev) && WorkerFailed(ev, f, true)) || Network(ev, f) ||
-      ((!timed_out || KilledRootCause(ev)) && ChildFailed(ev, f)) || WorkerFailed(ev, f, true) ||
-      HorovodStall(ev, f) || HorovodTimelineFinding(ev, f) || DetailMismatch(ev, f) ||
-      FlightRecorderReport(ev, f) || FlightRecorderMismatch(ev, f) || UccNotPosted(ev, f) ||
-      BarrierMissing(ev, f) || Fingerprints(ev, f) || GlooFinding(ev, v, f) || Mismatch(v, f) ||
-      TimeoutOpMismatch(ev, f) || Ras(ev, f) || Behind(v, f) || CompletedCounters(ev, f) ||
-      Teardown(ev, v, f) || Silent(ev, v, f) || Timeout(ev, v, f) || StoreCollective(ev, f) ||
-      HcclTimeout(ev, f) || EpTimeout(ev, f) || Stuck(ev, f) || Stacks(ev, v, f) ||
-      MpiCollectiveWait(ev, f) || LockWait(ev, f) || ChildFailed(ev, f) ||
-      WorkerFailed(ev, f, false) || ProgramError(ev, f) || MissingMembers(v, f);
+      ((!timed_out || KilledRootCause(ev) || RootCauseBeforeTimeouts(ev)) && ChildFailed(ev, f)) ||
+      WorkerFailed(ev, f, true) || HorovodStall(ev, f) || HorovodTimelineFinding(ev, f) ||
+      DetailMismatch(ev, f) || FlightRecorderReport(ev, f) || FlightRecorderMismatch(ev, f) ||
+      UccNotPosted(ev, f) || BarrierMissing(ev, f) || Fingerprints(ev, f) ||
+      GlooFinding(ev, v, f) || Mismatch(v, f) || TimeoutOpMismatch(ev, f) || Ras(ev, f) ||
+      Behind(v, f) || CompletedCounters(ev, f) || Teardown(ev, v, f) || Silent(ev, v, f) ||
+      Timeout(ev, v, f) || StoreCollective(ev, f) || HcclTimeout(ev, f) || EpTimeout(ev, f) ||
+      Stuck(ev, f) || Stacks(ev, v, f) || MpiCollectiveWait(ev, f) || LockWait(ev, f) ||
+      ChildFailed(ev, f) || WorkerFailed(ev, f, false) || ProgramError(ev, f) ||
+      MissingMembers(v, f);
   if (!found) {
     // Only evidence that observes state can show a healthy job: a Gloo dump's states are
     // placeholders (gloo_sequences.h), so sequences that agree say nothing about completion.
