@@ -801,6 +801,34 @@ bool MpiCollectiveWait(const EvidenceSet& ev, Finding& f) {
   return true;
 }
 
+// A faulthandler dump shows a process waiting on a lock file (failure_log.h, kLockWait): it is
+// stuck outside any collective, on a lock held by a process not in the evidence or by none (torch's
+// FileBaton is a plain file that a build killed mid-way leaves behind, and the wait never ends).
+// Read only where nothing stronger explains the stall; the rank is the line's own when printed.
+bool LockWait(const EvidenceSet& ev, Finding& f) {
+  const auto waits = Of(ev, FailureKind::kLockWait);
+  if (waits.empty()) return false;
+  const FailureSignal& s = *waits.front();
+  f.kind = "lagging_rank";
+  std::set<int64_t> ranks;
+  for (const FailureSignal* w : waits) {
+    if (w->global_rank) ranks.insert(*w->global_rank);
+  }
+  f.ranks = Sorted(ranks);
+  f.summary = fmt::format(
+      "{} waits on a lock file, outside any collective ({}, in {}){}",
+      f.ranks.empty() ? std::string("a process") : "rank " + FormatRankRanges(f.ranks), s.detail,
+      s.op,
+      s.op == "FileBaton.wait"
+          ? ": the lock is a plain file that a build killed mid-way (OOM, SIGKILL, a cancelled "
+            "job) leaves behind, and every later build waits on it forever; remove the 'lock' "
+            "file in the extension's build directory (TORCH_EXTENSIONS_DIR, by default "
+            "~/.cache/torch_extensions) and restart"
+          : ": find the process that holds the lock file; it is not in the evidence");
+  f.evidence.push_back(Cite(s));
+  return true;
+}
+
 // A wait on the c10d store that timed out after training had run (failure_log.h): the store was
 // used as a barrier or collective (vLLM's StatelessProcessGroup, a store barrier) and a member
 // never arrived. The line is the waiting rank's; the one missing is named only by its key, which
@@ -1008,15 +1036,16 @@ void FindFirstFailure(const EvidenceSet& ev, Verdict& v) {
       (OomBeforeCuda(ev) && Oom(v, f)) || (EpTimeoutBeforeCuda(ev) && EpTimeout(ev, f)) ||
       Cuda(ev, f) || Oom(v, f) || Crash(ev, f) ||
       (KilledBeforeNetwork(ev) && WorkerFailed(ev, f, true)) || Network(ev, f) ||
-      ((!timed_out || KilledRootCause(ev)) && ChildFailed(ev, f)) || WorkerFailed(ev, f, true) ||
-      HorovodStall(ev, f) || HorovodTimelineFinding(ev, f) || DetailMismatch(ev, f) ||
-      FlightRecorderReport(ev, f) || FlightRecorderMismatch(ev, f) || UccNotPosted(ev, f) ||
-      BarrierMissing(ev, f) || Fingerprints(ev, f) || GlooFinding(ev, v, f) || Mismatch(v, f) ||
-      TimeoutOpMismatch(ev, f) || Ras(ev, f) || Behind(v, f) || CompletedCounters(ev, f) ||
-      Teardown(ev, v, f) || Silent(ev, v, f) || Timeout(ev, v, f) || StoreCollective(ev, f) ||
-      HcclTimeout(ev, f) || EpTimeout(ev, f) || Stuck(ev, f) || Stacks(ev, v, f) ||
-      MpiCollectiveWait(ev, f) || ChildFailed(ev, f) || WorkerFailed(ev, f, false) ||
-      ProgramError(ev, f) || MissingMembers(v, f);
+      ((!timed_out || KilledRootCause(ev) || RootCauseBeforeTimeouts(ev)) && ChildFailed(ev, f)) ||
+      WorkerFailed(ev, f, true) || HorovodStall(ev, f) || HorovodTimelineFinding(ev, f) ||
+      DetailMismatch(ev, f) || FlightRecorderReport(ev, f) || FlightRecorderMismatch(ev, f) ||
+      UccNotPosted(ev, f) || BarrierMissing(ev, f) || Fingerprints(ev, f) ||
+      GlooFinding(ev, v, f) || Mismatch(v, f) || TimeoutOpMismatch(ev, f) || Ras(ev, f) ||
+      Behind(v, f) || CompletedCounters(ev, f) || Teardown(ev, v, f) || Silent(ev, v, f) ||
+      Timeout(ev, v, f) || StoreCollective(ev, f) || HcclTimeout(ev, f) || EpTimeout(ev, f) ||
+      Stuck(ev, f) || Stacks(ev, v, f) || MpiCollectiveWait(ev, f) || LockWait(ev, f) ||
+      ChildFailed(ev, f) || WorkerFailed(ev, f, false) || ProgramError(ev, f) ||
+      MissingMembers(v, f);
   if (!found) {
     // Only evidence that observes state can show a healthy job: a Gloo dump's states are
     // placeholders (gloo_sequences.h), so sequences that agree say nothing about completion.

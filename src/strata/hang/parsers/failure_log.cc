@@ -58,6 +58,7 @@ class Scanner {
     WatchDdpMembers(line, number);
     if (WatchAtExit(line, number)) return;
     if (traceback_ended_ && ReadProgramError(line, number)) return;
+    if (ReadFaulthandlerTop(line, number)) return;
     if (ReadWorkerException(line, number)) return;
     FailureSignal s;
     if (!ClassifyFailureLine(line, &s)) {
@@ -169,6 +170,37 @@ class Scanner {
     s.stalled_ms = stalled_ms_;
     s.text = std::string(line.substr(0, kMaxTextChars));
     out_.push_back(std::move(s));
+  }
+
+  // Python's faulthandler prints each thread's frames innermost first, under a header: "Timeout
+  // (0:02:00)!" (dump_traceback_later), "Thread 0x00007f... (most recent call first):", "Current
+  // thread 0x... (most recent call first):" or "Stack (most recent call first):". The first
+  // frame under a header is where that thread is. A thread there inside a lock file's wait,
+  // torch's FileBaton.wait (torch.utils.cpp_extension's build lock, a plain file a killed build
+  // leaves behind) or the filelock package's acquire, is blocked outside any collective
+  // (PASSIONLab/OpenEquivariance#156: "Timeout (0:02:00)!", then file_baton.py "in wait").
+  bool ReadFaulthandlerTop(std::string_view line, int number) {
+    const std::string_view t = TrimSpace(line);
+    const bool header = (t.starts_with("Timeout (") && t.ends_with(")!")) ||
+                        ((t.starts_with("Thread 0x") || t.starts_with("Current thread 0x") ||
+                          t.starts_with("Stack")) &&
+                         t.ends_with("(most recent call first):"));
+    if (header) {
+      faulthandler_top_ = true;
+      return false;
+    }
+    if (!std::exchange(faulthandler_top_, false) || !t.starts_with("File \"")) return false;
+    // faulthandler writes 'File "f.py", line 50 in wait', without the traceback's comma.
+    const bool baton = Contains(t, "torch/utils/file_baton.py\"") && t.ends_with(" in wait");
+    const bool filelock = Contains(t, "filelock/") && t.ends_with(" in acquire");
+    if (!baton && !filelock) return false;
+    FailureSignal s;
+    s.kind = FailureKind::kLockWait;
+    s.op = baton ? "FileBaton.wait" : "FileLock.acquire";
+    s.detail = baton ? "torch's FileBaton lock of a C++/CUDA extension build"
+                     : "a FileLock (the filelock package)";
+    Emit(std::move(s), line, number);
+    return true;
   }
 
   // The exception line that ends a traceback, when it is an error of the program's own rather
@@ -885,7 +917,8 @@ class Scanner {
   std::map<std::string, BarrierWait> barrier_waits_;  // store-based barrier key -> its waits
   std::map<int64_t, int> ddp_members_;  // Lightning's announced global rank -> times announced
   int64_t ddp_world_ = 0;
-  int ddp_twice_line_ = 0;  // the first announcement of a rank already announced; 0 if none
+  int ddp_twice_line_ = 0;         // the first announcement of a rank already announced; 0 if none
+  bool faulthandler_top_ = false;  // the line before was a faulthandler header
 };
 
 }  // namespace
@@ -1010,6 +1043,8 @@ std::string_view FailureKindName(FailureKind kind) {
       return "fr_mismatch";
     case FailureKind::kEpTimeout:
       return "ep_timeout";
+    case FailureKind::kLockWait:
+      return "lock_wait";
   }
   return "other";
 }

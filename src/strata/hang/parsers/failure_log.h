@@ -50,6 +50,8 @@ enum class FailureKind {
   kFrMismatch,    // the Flight Recorder analyser: "Culprit rank N; Error type: ..._MISMATCH"
   kEpTimeout,     // DeepEP's own timeouts: "DeepEP error: timeout (dispatch CPU)" (host side) or a
                   // kernel's "DeepEP dispatch NVL receiver timeout, channel: ..." (device side)
+  kLockWait,      // a faulthandler dump whose thread waits on a lock file: torch's FileBaton (the
+                  // extension build lock) or the filelock package, outside any collective
 };
 
 struct FailureSignal {

@@ -151,6 +151,24 @@ void NotePlaceholder(std::string_view s, std::string_view key, const std::string
 
 }  // namespace
 
+namespace {
+
+// The collective's name after "OpType=", when it is whole. WorkNCCL renders it followed by ", "
+// or ")"; a word that runs into anything else, or into the end of the text, lost its end: a
+// pager's or terminal multiplexer's position marker drawn over the line ("OpType=_ALLGATHER_BA"
+// + "[451/1919]", tmux's copy mode over a log wrapped at its width, modelscope/ms-swift#5409),
+// or a paste cut there. A cut name is unknown, not another collective.
+std::string WholeOpType(std::string_view work) {
+  const size_t at = work.find("OpType=");
+  if (at == std::string_view::npos) return "";
+  std::string op = WordAfter(work, "OpType=");
+  const size_t end = at + 7 + op.size();
+  if (end >= work.size() || (work[end] != ',' && work[end] != ')' && work[end] != ' ')) return "";
+  return op;
+}
+
+}  // namespace
+
 // The fields of a rendered WorkNCCL(...) in any generation: SeqNum from ~1.10, NumelIn/NumelOut
 // from 2.0, TensorShape in the oldest.
 void ReadWorkNccl(std::string_view message, WatchdogEvent* e) {
@@ -158,7 +176,7 @@ void ReadWorkNccl(std::string_view message, WatchdogEvent* e) {
   if (at == std::string_view::npos) return;
   const std::string_view work = message.substr(at);
   e->seq = IntAfter(work, "SeqNum=");
-  e->op_type = WordAfter(work, "OpType=");
+  e->op_type = WholeOpType(work);
   e->numel_in = IntAfter(work, "NumelIn=");
   e->numel_out = IntAfter(work, "NumelOut=");
   e->timeout_ms = IntAfter(work, "Timeout(ms)=");
