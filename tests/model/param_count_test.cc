@@ -57,6 +57,34 @@ const TotalCase kTotals[] = {
     // 40 x (attn 5120x5120x2 + 2x5120x1024 + q/k norms 256 + 3x5120x17408 + 2x5120)
     //   + 2x151936x5120 + 5120 = 40 x 330,311,936 + 1,555,824,640 + 5120 (card: 14.8B)
     {"qwen3-14b-base", 14'768'307'200},
+    // Qwen2 attention with biases: q h x h + h, k/v 2 x (h x kv + kv), o h x h. Tied embeddings
+    // count the V x h matrix once. Each total rounds to its card's figure (data/models/
+    // catalog.yaml), and total minus embeddings to the card's non-embedding figure.
+    // 24 x (attn 896x896x2 + 896 + 2x(896x128 + 128) + 3x896x4864 + 2x896) + 151936x896 + 896
+    //   = 24 x 14,912,384 + 136,134,656 + 896 (card: 0.49B, 0.36B non-embedding)
+    {"qwen2.5-0.5b", 494'032'768},
+    // 28 x (attn 1536x1536x2 + 1536 + 2x(1536x256 + 256) + 3x1536x8960 + 2x1536) + 151936x1536
+    //   + 1536 = 28 x 46,797,824 + 233,373,696 + 1536 (card: 1.54B, 1.31B non-embedding)
+    {"qwen2.5-1.5b", 1'543'714'304},
+    // 36 x (attn 2048x2048x2 + 2048 + 2x(2048x256 + 256) + 3x2048x11008 + 2x2048) + 151936x2048
+    //   + 2048 = 36 x 77,076,992 + 311,164,928 + 2048 (card: 3.09B, 2.77B non-embedding)
+    {"qwen2.5-3b", 3'085'938'688},
+    // 28 x (attn 3584x3584x2 + 3584 + 2x(3584x512 + 512) + 3x3584x18944 + 2x3584)
+    //   + 2x152064x3584 + 3584 = 28 x 233,057,792 + 1,089,994,752 + 3584 (card: 7.61B, 6.53B
+    //   non-embedding); Qwen2-7B has the same shapes (its card's table: 7.6B)
+    {"qwen2.5-7b", 7'615'616'512},
+    {"qwen2-7b", 7'615'616'512},
+    // Qwen3, q/k norms of head_dim 128 each, no biases, q = heads x 128 (wider than h for 0.6B):
+    // 28 x (attn 1024x2048 + 2x1024x1024 + 2048x1024 + 256 + 3x1024x3072 + 2x1024)
+    //   + 151936x1024 (tied) + 1024 = 28 x 15,730,944 + 155,582,464 + 1024 (card: 0.6B, 0.44B
+    //   non-embedding)
+    {"qwen3-0.6b", 596'049'920},
+    // 36 x (attn 2560x4096x2 + 2x2560x1024 + 256 + 3x2560x9728 + 2x2560) + 151936x2560 (tied)
+    //   + 2560 = 36 x 100,930,816 + 388,956,160 + 2560 (card: 4.0B, 3.6B non-embedding)
+    {"qwen3-4b", 4'022'468'096},
+    // 36 x (attn 4096x4096x2 + 2x4096x1024 + 256 + 3x4096x12288 + 2x4096) + 2x151936x4096
+    //   + 4096 = 36 x 192,946,432 + 1,244,659,712 + 4096 (card: 8.2B, 6.95B non-embedding)
+    {"qwen3-8b", 8'190'735'360},
     // 36 GDN x 33,718,464 + 12 gated attn x 27,263,488 + 48 x (512 x 3x2048x512 + 512x2048
     //   + shared 3x2048x512 + gate 2048 + 4096) + 2x151936x2048 + 2048 (no MTP in this config)
     {"qwen3-next-80b-a3b", 79'674'391'296},

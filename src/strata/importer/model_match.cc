@@ -23,6 +23,37 @@ std::vector<std::string> CatalogNames() {
   return names;
 }
 
+// A published name whose architecture a catalog config already describes, so that no second
+// copy of the file is kept.
+struct CatalogAlias {
+  const char* name;
+  const char* model;
+};
+
+// Qwen/Qwen3.5-35B-A3B's config.json (as vendored in ai-dynamo/aiconfigurator@0b077da5e017cb8ceac
+// 1ad14e91eb6e26c40207a:aic-core/src/aiconfigurator_core/model_configs/
+// Qwen--Qwen3.5-35B-A3B_config.json) sets every architecture field of qwen3.6-35b-a3b.json to the
+// same value; the Qwen3.6 file only repeats tie_word_embeddings inside text_config.
+constexpr CatalogAlias kAliases[] = {
+    {"qwen3.5-35b-a3b", "qwen3.6-35b-a3b"},
+};
+
+const CatalogAlias* FindAlias(const std::string& base) {
+  for (const auto& alias : kAliases) {
+    if (base == alias.name) return &alias;
+  }
+  return nullptr;
+}
+
+std::string DroppedSuffixes(const std::vector<std::string>& dropped) {
+  std::string text;
+  if (!dropped.empty()) {
+    text += " after dropping";
+    for (size_t i = 0; i < dropped.size(); ++i) text += (i ? ", " : " ") + dropped[i];
+  }
+  return text;
+}
+
 }  // namespace
 
 Result<ModelMatch> MatchModel(const std::string& name) {
@@ -44,12 +75,12 @@ Result<ModelMatch> MatchModel(const std::string& name) {
   std::vector<std::string> dropped;
   for (bool changed = true; changed;) {
     if (std::find(names.begin(), names.end(), base) != names.end()) {
-      std::string how = "catalog name";
-      if (!dropped.empty()) {
-        how += " after dropping";
-        for (size_t i = 0; i < dropped.size(); ++i) how += (i ? ", " : " ") + dropped[i];
-      }
-      return ModelMatch{base, how};
+      return ModelMatch{base, "catalog name" + DroppedSuffixes(dropped)};
+    }
+    if (const CatalogAlias* alias = FindAlias(base)) {
+      return ModelMatch{alias->model, std::string("alias: ") + alias->name + " has the " +
+                                          alias->model + " architecture" +
+                                          DroppedSuffixes(dropped)};
     }
     changed = false;
     for (const char* suffix : kSuffixes) {
