@@ -57,13 +57,15 @@ LedgerStates StatesOf(const MemoryLedger& l) {
 //   weights per GPU = 35,107,181,936 x 2 B / 2 = 35,107,181,936 B
 //   KV cache = 0.6 x 101,982,060,544 - 35,107,181,936 - 3.58 GiB - 1.26 GiB
 //     (5,196,910,428 B) = 20,885,143,962 B
-//   one mean-length sequence (1,024 + 4,096 tokens) = 10,240 x 5,120 + 16,465,920
-//   = 68,894,720 B: 303.15 -> 303 sequences at once.
+//   one mean-length sequence (1,024 + 4,096 = 5,120 tokens) in vLLM's unified pages
+//   (kv_cache_test, HybridPagesAreUnifiedAsVllmDoes): 10 blocks of 544 tokens = 5,440 x 10,240 B
+//   + 16,465,920 B of state + 245,760 B of page padding = 72,417,280 B: 288.40 -> 288 sequences
+//   at once (303 before the pages were unified: 68,894,720 B a sequence).
 TEST(RlStepTest, ReferenceRolloutMemory) {
   const RolloutMemory& m = Reference().colocated.rollout_memory;
   EXPECT_NEAR(m.weights.count(), 35107181936.0, 1);
   EXPECT_NEAR(m.kv_cache.count(), 20885143962.0, 2);
-  EXPECT_EQ(m.concurrent_sequences, 303);
+  EXPECT_EQ(m.concurrent_sequences, 288);
   EXPECT_FALSE(m.cuda_graph_inside);
   EXPECT_TRUE(m.fits);
 }
@@ -966,7 +968,8 @@ TEST(RlStepTest, FitHintFitsWhenApplied) {
 // The hint names the fitting gpu_memory_utilization nearest the one given. On the reference
 // job (vLLM budget of 101,982,060,544 B, 94.98 GiB):
 //   smallest = (35,107,181,936 B weights + 5,196,910,428 B non-torch and activations + one
-//     max-length sequence, (2,048 + 8,192) x 10,240 B + 16,465,920 B = 121,323,520 B)
+//     max-length sequence, 2,048 + 8,192 = 10,240 tokens in 19 blocks of 544 = 10,336 x
+//     10,240 B + 16,465,920 B of state + 245,760 B of page padding = 122,552,320 B)
 //     / 101,982,060,544 B = 0.3964, so 0.40 in hundredths;
 //   largest = (94.98 - 3.25 GiB resident - 0.36 GiB CUDA graphs outside the budget) / 94.98
 //     = 0.9620, so 0.96.

@@ -197,6 +197,12 @@ std::string KvLine(const RlEvaluation& e) {
     out += fmt::format(", {} fixed state per sequence ({} layers)",
                        FormatBytesAuto(k.state_per_sequence), k.state_layers);
   }
+  if (k.block_tokens > 0) {
+    out += fmt::format(
+        "; vLLM's unified pages: attention in {}-token blocks, each state page padded to one "
+        "(+{} a sequence)",
+        k.block_tokens, FormatBytesAuto(k.state_padding_per_sequence));
+  }
   return out + "\n";
 }
 
