@@ -119,5 +119,40 @@ TEST(KvCacheTest, SlidingLayersAreCountedApart) {
   EXPECT_EQ(f.sliding_window, 128);
 }
 
+// vLLM unifies a hybrid model's page sizes (vllm-project/vllm@
+// 1936cf3841edb9781b06c50fc4daf4bac9d3b23e: vllm/model_executor/models/config.py,
+// HybridAttentionMambaModelConfig.verify_and_update_config, prefix caching off): the attention
+// block is 16 x ceil(state page / (16 x attention page of one token)) tokens, and each state
+// page is padded to the attention page. Qwen3.6 at TP2 (the rows above):
+//   one layer's state page = 16,465,920 / 30 = 548,864 B; one token's attention page on one
+//   layer = 2 x 1 head x 256 x 2 B = 1,024 B;
+//   block = 16 x ceil(548,864 / 16,384 = 33.5) = 16 x 34 = 544 tokens; page = 544 x 1,024 =
+//   557,056 B; padding = (557,056 - 548,864) x 30 layers = 245,760 B a sequence.
+//   A 5,120-token sequence takes ceil(5,120 / 544) = 10 blocks = 5,440 tokens: 5,440 x 10,240 +
+//   16,465,920 + 245,760 = 72,417,280 B allocated (68,894,720 B read).
+// TP4: the state halves (274,432 B a layer), the KV head does not (1,024 B): 16 x ceil(16.75) =
+//   272 tokens; page 278,528 B; padding (278,528 - 274,432) x 30 = 122,880 B.
+// Llama-3.1-8B has no state layers: no blocks, nothing padded.
+TEST(KvCacheTest, HybridPagesAreUnifiedAsVllmDoes) {
+  auto qwen = LoadModelConfig("qwen3.6-35b-a3b");
+  ASSERT_TRUE(qwen.ok());
+  const KvFootprint tp2 = ComputeKvFootprint(*qwen, 2, {});
+  EXPECT_EQ(tp2.block_tokens, 544);
+  EXPECT_NEAR(tp2.state_padding_per_sequence.count(), 245760, 0.5);
+  EXPECT_NEAR(tp2.AllocatedForSequence(5120).count(), 72417280, 0.5);
+  EXPECT_NEAR(tp2.ForSequence(5120).count(), 68894720, 0.5);
+  const KvFootprint tp4 = ComputeKvFootprint(*qwen, 4, {});
+  EXPECT_EQ(tp4.block_tokens, 272);
+  EXPECT_NEAR(tp4.state_padding_per_sequence.count(), 122880, 0.5);
+  auto llama = LoadModelConfig("llama-3.1-8b");
+  ASSERT_TRUE(llama.ok());
+  const KvFootprint dense = ComputeKvFootprint(*llama, 1, {});
+  EXPECT_EQ(dense.block_tokens, 0);
+  EXPECT_NEAR(dense.AllocatedForSequence(5000).count(), dense.ForSequence(5000).count(), 0.5);
+  // The rule on its own: a state page that fills exactly 34 aligned blocks is not rounded up.
+  EXPECT_EQ(UnifiedBlockTokens(Bytes::Count(557056), Bytes::Count(1024), 16), 544);
+  EXPECT_EQ(UnifiedBlockTokens(Bytes::Count(557057), Bytes::Count(1024), 16), 560);
+}
+
 }  // namespace
 }  // namespace strata

@@ -9,13 +9,16 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "rl/reference_rl.h"
+#include "strata/core/strings.h"
 #include "strata/eval/evaluation.h"
 #include "strata/job/resolved_job.h"
 #include "strata/memory/sharding.h"
+#include "support/doc_section.h"
 #include "support/golden.h"
 
 namespace strata::rl_step_test {
@@ -54,13 +57,15 @@ LedgerStates StatesOf(const MemoryLedger& l) {
 //   weights per GPU = 35,107,181,936 x 2 B / 2 = 35,107,181,936 B
 //   KV cache = 0.6 x 101,982,060,544 - 35,107,181,936 - 3.58 GiB - 1.26 GiB
 //     (5,196,910,428 B) = 20,885,143,962 B
-//   one mean-length sequence (1,024 + 4,096 tokens) = 10,240 x 5,120 + 16,465,920
-//   = 68,894,720 B: 303.15 -> 303 sequences at once.
+//   one mean-length sequence (1,024 + 4,096 = 5,120 tokens) in vLLM's unified pages
+//   (kv_cache_test, HybridPagesAreUnifiedAsVllmDoes): 10 blocks of 544 tokens = 5,440 x 10,240 B
+//   + 16,465,920 B of state + 245,760 B of page padding = 72,417,280 B: 288.40 -> 288 sequences
+//   at once (303 before the pages were unified: 68,894,720 B a sequence).
 TEST(RlStepTest, ReferenceRolloutMemory) {
   const RolloutMemory& m = Reference().colocated.rollout_memory;
   EXPECT_NEAR(m.weights.count(), 35107181936.0, 1);
   EXPECT_NEAR(m.kv_cache.count(), 20885143962.0, 2);
-  EXPECT_EQ(m.concurrent_sequences, 303);
+  EXPECT_EQ(m.concurrent_sequences, 288);
   EXPECT_FALSE(m.cuda_graph_inside);
   EXPECT_TRUE(m.fits);
 }
@@ -474,6 +479,43 @@ TEST(RlStepTest, LogProbPassOverTheCardRefusesEveryPlacement) {
         << r.reason;
   }
   EXPECT_EQ(e->best_split, -1);
+}
+
+// docs/rl.md quotes this case's figures: the sentence is written from the evaluation, so it
+// cannot drift as it did (it said "95.71 GiB of 89.41" when the output said 95.75 of 94.98);
+// UPDATE_GOLDEN=1 rewrites it. 1,280 samples / 40 ranks = 32 samples a rank, all in one
+// micro batch under a 1,000,000-token budget: about 32 x (1,024 + 4,096) = 163,840 tokens (the
+// responses are the distribution's quantiles at (i + 0.5) / n, whose mean is within a few tokens
+// of 4,096: 163,912 printed).
+TEST(RlStepTest, TheDocQuotesTheLogProbPassOverTheCard) {
+  auto spec = LoadRlSpec(kReferenceRlJobName, {"batch.max_tokens_per_gpu=16384",
+                                               "batch.log_prob_max_tokens_per_gpu=1000000"});
+  ASSERT_TRUE(spec.ok()) << spec.error().Format();
+  auto e = EvaluateRl(*Workspace::Load(), *spec);
+  ASSERT_TRUE(e.ok()) << e.error().Format();
+  const RlMicroBatch* log_prob = nullptr;
+  for (const RlMicroBatch& m : e->micro_batches) {
+    if (m.pass == "log-prob passes") log_prob = &m;
+  }
+  ASSERT_NE(log_prob, nullptr);
+  EXPECT_EQ(log_prob->packed.micro_batches, 1);
+  EXPECT_NEAR(log_prob->packed.samples_per_rank, 32, 1e-9);
+  EXPECT_NEAR(log_prob->packed.largest_micro_batch_tokens, 163840, 163840 * 1e-3);
+  ASSERT_GE(e->phases.size(), 2u);
+  constexpr const char* kBegin = "The reference job with `--set batch.max_tokens_per_gpu=16384";
+  const std::string sentence = fmt::format(
+      "{} --set batch.log_prob_max_tokens_per_gpu=1000000` packs each rank's {:.0f} samples "
+      "into one {}-token micro batch whose forward peaks at {} of {} without autograd: the "
+      "colocated job and every split are refused (`tests/rl/rl_step_test.cc`, "
+      "LogProbPassOverTheCardRefusesEveryPlacement; TheDocQuotesTheLogProbPassOverTheCard "
+      "writes this sentence).\n",
+      kBegin, log_prob->packed.samples_per_rank,
+      GroupDigits(log_prob->packed.largest_micro_batch_tokens), FormatGiB(e->phases[1].bytes),
+      FormatGiB(e->ledger.capacity));
+  const std::optional<std::string> doc =
+      testing::WithSectionReplaced(testing::ReadTestFile("../docs/rl.md"), kBegin, "\n", sentence);
+  ASSERT_TRUE(doc) << "docs/rl.md has no line \"" << kBegin << "\"";
+  EXPECT_TRUE(testing::MatchesGolden("../docs/rl.md", *doc));
 }
 
 // PPO's critic-values pass: a critic budget of 1,000,000 tokens packs one mini batch's
@@ -921,6 +963,41 @@ TEST(RlStepTest, FitHintFitsWhenApplied) {
   auto f = EvaluateRl(*Workspace::Load(), *fixed);
   ASSERT_TRUE(f.ok()) << f.error().Format();
   EXPECT_TRUE(f->configured.rollout_memory.fits) << e->fix << ": " << f->configured.reason;
+}
+
+// The hint names the fitting gpu_memory_utilization nearest the one given. On the reference
+// job (vLLM budget of 101,982,060,544 B, 94.98 GiB):
+//   smallest = (35,107,181,936 B weights + 5,196,910,428 B non-torch and activations + one
+//     max-length sequence, 2,048 + 8,192 = 10,240 tokens in 19 blocks of 544 = 10,336 x
+//     10,240 B + 16,465,920 B of state + 245,760 B of page padding = 122,552,320 B)
+//     / 101,982,060,544 B = 0.3964, so 0.40 in hundredths;
+//   largest = (94.98 - 3.25 GiB resident - 0.36 GiB CUDA graphs outside the budget) / 94.98
+//     = 0.9620, so 0.96.
+// 0.99 asks too much: the nearest that fits is 0.96 (the hint said 0.40 before, the minimum,
+// whose KV cache holds a few sequences). 0.30 leaves no sequence room: 0.40.
+TEST(RlStepTest, FitHintNamesTheNearestUtilizationThatFits) {
+  struct Case {
+    const char* given;
+    const char* fix;
+    const char* note;
+  };
+  const Case cases[] = {
+      {"0.99", "--set rollout.gpu_memory_utilization=0.96",
+       "the nearest to 0.99 that fits; 0.40 to 0.96 fits"},
+      {"0.30", "--set rollout.gpu_memory_utilization=0.40",
+       "the nearest to 0.30 that fits; 0.40 to 0.96 fits"},
+  };
+  for (const Case& c : cases) {
+    auto spec =
+        LoadRlSpec(kReferenceRlJobName, {std::string("rollout.gpu_memory_utilization=") + c.given});
+    ASSERT_TRUE(spec.ok()) << spec.error().Format();
+    auto e = EvaluateRl(*Workspace::Load(), *spec);
+    ASSERT_TRUE(e.ok()) << e.error().Format();
+    EXPECT_NEAR(e->configured.rollout_memory.min_utilization, 0.3964, 1e-4);
+    EXPECT_NEAR(e->configured.rollout_memory.max_utilization, 0.9620, 1e-4);
+    EXPECT_EQ(e->fix, c.fix) << c.given;
+    EXPECT_EQ(e->fix_note, c.note) << c.given;
+  }
 }
 
 }  // namespace

@@ -197,15 +197,39 @@ std::string KvLine(const RlEvaluation& e) {
     out += fmt::format(", {} fixed state per sequence ({} layers)",
                        FormatBytesAuto(k.state_per_sequence), k.state_layers);
   }
+  if (k.block_tokens > 0) {
+    out += fmt::format(
+        "; vLLM's unified pages: attention in {}-token blocks, each state page padded to one "
+        "(+{} a sequence)",
+        k.block_tokens, FormatBytesAuto(k.state_padding_per_sequence));
+  }
   return out + "\n";
 }
 
 std::string MemoryText(const RlEvaluation& e) {
-  const RolloutMemory& m = e.colocated.rollout_memory;
-  std::string out =
-      fmt::format("\nmemory per GPU, colocated ({} card):\n", FormatGiB(e.ledger.capacity));
+  // A split job's GPUs each hold one side: the training GPUs the actor's ledger, the rollout GPUs
+  // vLLM alone.
+  const bool split = e.spec.placement == RlPlacement::kSplit;
+  const RlPlacementResult& placed = split ? e.configured : e.colocated;
+  if (split && placed.train_phases.empty()) {
+    return fmt::format("\nmemory per GPU, {}: not placed ({})\n", PlacementName(placed),
+                       placed.reason);
+  }
+  const RolloutMemory& m = placed.rollout_memory;
+  std::string out = fmt::format("\nmemory per GPU, {} ({} card):\n", PlacementName(placed),
+                                FormatGiB(e.ledger.capacity));
   Table t({{"phase", Align::kLeft}, {"GiB"}, {"what", Align::kLeft}});
-  for (const RlPhaseMemory& p : e.phases) t.AddRow({p.phase, Gib(p.bytes), p.items});
+  if (split) {
+    t.AddRow({fmt::format("rollout GPUs ({})", placed.rollout_gpus), Gib(m.total),
+              fmt::format("{} budget{}, nothing else", RolloutEngineLabel(e.spec),
+                          m.cuda_graph_inside ? "" : " + CUDA graphs")});
+    for (const RlPhaseMemory& p : placed.train_phases) {
+      t.AddRow({fmt::format("training GPUs ({}): {}", placed.train_gpus, p.phase), Gib(p.bytes),
+                p.items});
+    }
+  } else {
+    for (const RlPhaseMemory& p : e.phases) t.AddRow({p.phase, Gib(p.bytes), p.items});
+  }
   out += t.Render();
   const std::string kv = m.kv_cache.value() > 0 ? fmt::format("{} GiB KV cache", Gib(m.kv_cache))
                                                 : fmt::format("no room for KV cache ({} GiB short)",
@@ -218,21 +242,29 @@ std::string MemoryText(const RlEvaluation& e) {
       Gib(m.cuda_graph),
       m.cuda_graph_inside ? "inside the budget (vLLM >= 0.21)"
                           : "outside the budget (vLLM <= 0.20)");
+  // In hundredths, the values that fit: the minimum rounded up, the maximum down (0.996 is not
+  // 1.00).
   const std::string range = m.min_utilization <= m.max_utilization
                                 ? fmt::format("gpu_memory_utilization {:.2f} to {:.2f} fits",
-                                              m.min_utilization, m.max_utilization)
+                                              std::ceil(m.min_utilization * 100) / 100,
+                                              std::floor(m.max_utilization * 100) / 100)
                                 : "no gpu_memory_utilization fits";
   out += fmt::format(
       "KV cache holds {:.1f} max-length sequences; {} run at once at the mean length "
       "(max_num_seqs {}); {}\n",
       m.max_length_sequences, m.concurrent_sequences, e.spec.rollout.max_num_seqs, range);
-  if (e.host_offload_per_node.value() > 0) {
+  if (!split && e.host_offload_per_node.value() > 0) {
     out += fmt::format("host memory for the offloaded trainer: {} per node\n",
                        FormatGiB(e.host_offload_per_node));
   }
   if (!m.fits) out += fmt::format("DOES NOT FIT: {}\n", m.reason);
-  if (!e.fix.empty()) out += fmt::format("smallest change that fits: {}\n", e.fix);
-  if (!e.ledger.fits) out += "the actor's update does not fit: see `strata memory` on its job\n";
+  if (!e.fix.empty()) {
+    out += fmt::format("smallest change that fits: {}{}\n", e.fix,
+                       e.fix_note.empty() ? "" : fmt::format(" ({})", e.fix_note));
+  }
+  if (!split && !e.ledger.fits) {
+    out += "the actor's update does not fit: see `strata memory` on its job\n";
+  }
   return out;
 }
 
@@ -240,11 +272,25 @@ std::string StepText(const RlSpec& spec, const RlPlacementResult& r) {
   std::string out = fmt::format("\nRL step, {} (s):\n", PlacementName(r));
   if (!r.valid) return out + fmt::format("  not possible: {}\n", r.reason);
   const RlTimes& t = r.times;
-  Table table({{"part", Align::kLeft}, {"time (s)"}, {"share of step (%)"}, {"how", Align::kLeft}});
+  const bool split = r.placement == RlPlacement::kSplit;
+  if (split) {
+    out += fmt::format(
+        "  (a part's share is of the step's GPU time, {} s x {} GPUs: generation on the {} "
+        "rollout GPUs, the training passes on the {} training GPUs, the sync and the idle time on "
+        "all; idle is the time each side waits for the other, averaged over all GPUs)\n",
+        Sec(t.step), PlacementGpus(r), r.rollout_gpus, r.train_gpus);
+  }
+  Table table({{"part", Align::kLeft},
+               {"time (s)"},
+               {split ? "share of GPU time (%)" : "share of step (%)"},
+               {"how", Align::kLeft}});
+  // Each row's time on the GPUs that run it: one side's when split, every GPU when colocated.
+  int64_t gpus = PlacementGpus(r);
   auto row = [&](const std::string& name, Seconds s, const std::string& how) {
-    table.AddRow({name, Sec(s), fmt::format("{:.1f}", 100 * (s / t.step)), how});
+    table.AddRow({name, Sec(s), fmt::format("{:.1f}", 100 * GpuTimeShare(r, s, gpus)), how});
   };
   const GenerationTime& g = r.generation;
+  if (split) gpus = r.rollout_gpus;
   row("generation", t.generation,
       fmt::format("prefill {} s; decode {:.0f} steps: {:.0f} at the full batch of {:.0f} "
                   "({:.1f} ms each, {} + {:.1f} ms engine) {} s, {:.0f} draining {} s",
@@ -253,6 +299,7 @@ std::string StepText(const RlSpec& spec, const RlPlacementResult& r) {
                   g.step.memory_time >= g.step.compute_time ? "HBM-bound" : "compute-bound",
                   g.step.overhead.ms(), Sec(g.simulation.full), g.simulation.draining_steps,
                   Sec(g.simulation.draining)));
+  if (split) gpus = r.train_gpus;
   row("old log-prob", t.old_log_prob,
       t.old_log_prob.value() > 0 ? "forward over every sample (step model)"
                                  : "none: the rollout's log-probs are the old ones (bypass mode)");
@@ -274,6 +321,7 @@ std::string StepText(const RlSpec& spec, const RlPlacementResult& r) {
                         Sec(t.update_cp_a2a))
           : std::string("step model x mini batches x epochs"));
   if (ppo) row("critic update", t.critic_update, "PPO: the critic's step x mini batches x epochs");
+  gpus = PlacementGpus(r);
   row("weight sync", t.weight_sync,
       fmt::format("gather {:.2f} + convert {:.2f} + transfer {:.2f} + load {:.2f}",
                   r.sync.gather.s(), r.sync.convert.s(), r.sync.transfer.s(), r.sync.load.s()));
@@ -282,11 +330,13 @@ std::string StepText(const RlSpec& spec, const RlPlacementResult& r) {
     const bool pageable = std::any_of(
         r.offload.copies.begin(), r.offload.copies.end(),
         [](const OffloadCopy& c) { return c.what.find("pageable") != std::string::npos; });
+    if (split) gpus = r.train_gpus;  // verl's workers copy on the training side
     row("offload copies", t.offload,
         fmt::format("{} of offloaded states per GPU over {} at {}{}", FormatGB(r.offload.bytes),
                     r.offload.level, FormatGBps(r.offload.rate),
                     pageable ? ", parameters at the pageable host rate" : ""));
   }
+  gpus = PlacementGpus(r);
   if (t.idle.value() > 0) row("idle (GPU average)", t.idle, "one side waits for the other");
   table.AddSeparator();
   table.AddRow({"step", Sec(t.step), "100.0", ""});
@@ -315,8 +365,7 @@ std::string PlacementsText(const RlEvaluation& e) {
       t.AddRow({PlacementName(r), "", "", "", "", "", r.reason});
       return;
     }
-    const Seconds training = r.times.old_log_prob + r.times.reference + r.times.critic_values +
-                             r.times.update + r.times.critic_update + r.times.offload;
+    const Seconds training = TrainingOf(r.times);
     t.AddRow({PlacementName(r), Sec(r.times.generation), Sec(training), Sec(r.times.weight_sync),
               Sec(r.times.idle), Sec(r.times.step), best ? "best split" : ""});
   };
@@ -372,6 +421,34 @@ std::string PlacementsText(const RlEvaluation& e) {
                        Sec(e.colocated.times.step), Sec(b.times.step), PlacementName(b),
                        e.colocated.times.step <= b.times.step ? "colocate" : "split");
   }
+  return out;
+}
+
+// Why the best split has no more rollout GPUs, with the numbers behind it (SplitLimit).
+std::string LimitText(const RlEvaluation& e) {
+  const SplitLimit& l = e.split_limit;
+  const RlPlacementResult& b = e.splits[static_cast<size_t>(e.best_split)];
+  std::string out = fmt::format(
+      "  why more rollout GPUs stop helping: the best split, {}, is bounded by {}: step = {} = "
+      "{} s (generation {} s, training {} s, sync {} s)",
+      PlacementName(b), l.bound,
+      b.one_step_off ? "max(generation, training) + sync" : "generation + training + sync",
+      Sec(b.times.step), Sec(b.times.generation), Sec(TrainingOf(b.times)),
+      Sec(b.times.weight_sync));
+  if (l.next >= 0) {
+    const RlPlacementResult& n = e.splits[static_cast<size_t>(l.next)];
+    out += fmt::format(
+        "; with more rollout GPUs, {}: generation {} s, training {} s, sync {} s, "
+        "step {} s",
+        PlacementName(n), Sec(n.times.generation), Sec(TrainingOf(n.times)),
+        Sec(n.times.weight_sync), Sec(n.times.step));
+  } else {
+    out += "; no split with more rollout GPUs can run";
+  }
+  out += fmt::format(
+      "; however many instances, generation cannot go below the longest sample decoded alone, "
+      "{} tokens at batch 1 = {} s\n",
+      GroupDigits(e.spec.lengths.response_max), Sec(l.longest_sample));
   return out;
 }
 
@@ -444,6 +521,7 @@ std::string ExplainText(const RlEvaluation& e) {
             : "the rollout has GPUs on other nodes than the trainer's rank 0: verl's NCCL "
               "broadcast crosses the data NICs, each node taking the whole model in");
   }
+  if (e.best_split >= 0) out += LimitText(e);
   if (!c.offload.copies.empty()) {
     out += fmt::format(
         "  offload copies = bytes moved per GPU / {} ({} a direction, or the pageable host rate "

@@ -1,6 +1,7 @@
 #include "strata/rl/kv_cache.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace strata {
 namespace {
@@ -17,6 +18,18 @@ Bytes KvFootprint::ForSequence(double tokens) const {
   const double windowed =
       sliding_window > 0 ? std::min(tokens, static_cast<double>(sliding_window)) : tokens;
   return full_per_token * tokens + sliding_per_token * windowed + state_per_sequence;
+}
+
+Bytes KvFootprint::AllocatedForSequence(double tokens) const {
+  if (block_tokens <= 0) return ForSequence(tokens);
+  const auto block = static_cast<double>(block_tokens);
+  return ForSequence(std::ceil(tokens / block) * block) + state_padding_per_sequence;
+}
+
+int64_t UnifiedBlockTokens(Bytes state_page, Bytes attention_token_page, int64_t alignment) {
+  const double aligned = static_cast<double>(alignment) * attention_token_page.value();
+  if (aligned <= 0) return 0;
+  return alignment * static_cast<int64_t>(std::ceil(state_page.value() / aligned));
 }
 
 KvFootprint ComputeKvFootprint(const ModelConfig& model, int64_t tp, const CacheDtypes& dtypes) {
@@ -86,6 +99,17 @@ KvFootprint ComputeKvFootprint(const ModelConfig& model, int64_t tp, const Cache
   f.full_per_token = Bytes::Count(full);
   f.sliding_per_token = Bytes::Count(sliding);
   f.state_per_sequence = Bytes::Count(per_sequence);
+  // A hybrid model's pages are unified (KvFootprint::block_tokens): FlashAttention's blocks are
+  // multiples of 16 tokens, MLA's of 64 (128 under CUTLASS MLA, not modelled; nor Blackwell's
+  // 32 for head size 256 under FlashInfer).
+  const bool mla = model.mla.kv_lora_rank > 0;
+  const double token_page = mla ? mla_token : attention_token;
+  if (f.state_layers > 0 && f.attention_layers > 0 && token_page > 0) {
+    const Bytes state_page = Bytes::Count(per_sequence / static_cast<double>(f.state_layers));
+    f.block_tokens = UnifiedBlockTokens(state_page, Bytes::Count(token_page), mla ? 64 : 16);
+    const Bytes page = Bytes::Count(static_cast<double>(f.block_tokens) * token_page);
+    f.state_padding_per_sequence = (page - state_page) * static_cast<double>(f.state_layers);
+  }
   return f;
 }
 

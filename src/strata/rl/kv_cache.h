@@ -35,10 +35,25 @@ struct KvFootprint {
   int64_t attention_layers = 0;  // softmax-attention and MLA layers, sliding ones included
   int64_t sliding_layers = 0;    // of those, the sliding-window ones
   int64_t state_layers = 0;      // layers with a fixed per-sequence state
+  /// A hybrid model (attention and state layers): vLLM makes every layer's page one size. The
+  /// attention block grows to the smallest multiple of the kernel's alignment whose page holds
+  /// one layer's state, `block_tokens` tokens, and each state page is padded to that page
+  /// (vllm-project/vllm@1936cf3841edb9781b06c50fc4daf4bac9d3b23e:
+  /// vllm/model_executor/models/config.py, HybridAttentionMambaModelConfig, prefix caching
+  /// off). 0 when the model is not hybrid: tokens take no whole blocks and nothing is padded.
+  int64_t block_tokens = 0;
+  Bytes state_padding_per_sequence;  // the padding of every state layer's page, one sequence
 
-  /// Bytes on one GPU for one sequence of `tokens` tokens of context.
+  /// Bytes on one GPU one sequence of `tokens` tokens of context reads: its KV and its state.
   Bytes ForSequence(double tokens) const;
+  /// Bytes on one GPU vLLM allocates for that sequence: its attention tokens in whole blocks
+  /// and its state pages padded (ForSequence when the model is not hybrid).
+  Bytes AllocatedForSequence(double tokens) const;
 };
+
+/// vLLM's attention block for a hybrid model: `alignment` x ceil(state page / (alignment x
+/// attention page of one token)), each page one layer's.
+int64_t UnifiedBlockTokens(Bytes state_page, Bytes attention_token_page, int64_t alignment);
 
 /// The footprint of `model` on one GPU of a rollout instance with tensor parallelism `tp`.
 KvFootprint ComputeKvFootprint(const ModelConfig& model, int64_t tp, const CacheDtypes& dtypes);

@@ -668,6 +668,51 @@ OffloadTransfers OffloadOf(const RlSpec& spec, const ResolvedJob& job, const Act
 
 }  // namespace
 
+Seconds TrainingOf(const RlTimes& t) {
+  return t.old_log_prob + t.reference + t.critic_values + t.update + t.critic_update + t.offload;
+}
+
+namespace {
+
+// Why the best split stops where it does, from the splits' own numbers (docs/rl.md, "Which
+// splits"): one step off, the longer side bounds the step; else the next split with more rollout
+// GPUs shows what grows (training on fewer GPUs, or the sync over more nodes) against what
+// generation gains, and generation near its floor (the longest sample decoded alone) gains
+// nothing.
+SplitLimit LimitOf(const RlEvaluation& e, const RlSpec& spec) {
+  SplitLimit l;
+  const RlPlacementResult& best = e.splits[static_cast<size_t>(e.best_split)];
+  DecodeInput alone = e.decode;
+  alone.batch = 1;
+  l.longest_sample =
+      SimulateDecode({spec.lengths.response_max}, 1, spec.lengths.prompt_mean, alone).time;
+  for (size_t i = 0; i < e.splits.size(); ++i) {
+    const RlPlacementResult& r = e.splits[i];
+    if (!r.valid || r.one_step_off != best.one_step_off || r.rollout_gpus <= best.rollout_gpus) {
+      continue;
+    }
+    if (l.next < 0 || r.rollout_gpus < e.splits[static_cast<size_t>(l.next)].rollout_gpus) {
+      l.next = static_cast<int>(i);
+    }
+  }
+  const Seconds training = TrainingOf(best.times);
+  // Within 10% of its floor, generation has nothing left to gain from more instances.
+  const bool at_floor = best.times.generation <= l.longest_sample * 1.1;
+  if (best.one_step_off && training >= best.times.generation) {
+    l.bound = "the training side";
+  } else if (at_floor || l.next < 0) {
+    l.bound = "the longest sample's decode";
+  } else {
+    const RlPlacementResult& next = e.splits[static_cast<size_t>(l.next)];
+    const Seconds train_growth = TrainingOf(next.times) - training;
+    const Seconds sync_growth = next.times.weight_sync - best.times.weight_sync;
+    l.bound = train_growth >= sync_growth ? "the training side" : "the weight sync";
+  }
+  return l;
+}
+
+}  // namespace
+
 Result<RlEvaluation> EvaluateRl(const Workspace& workspace, const RlSpec& spec) {
   RlEvaluation e;
   e.spec = spec;
@@ -853,6 +898,26 @@ Result<RlEvaluation> EvaluateRl(const Workspace& workspace, const RlSpec& spec) 
     for (const auto& p : train_phases) {
       if (p.second > worst->second) worst = &p;
     }
+    // What the training GPUs hold, pass by pass: the actor's ledger at the side's own layout,
+    // no rollout beside it.
+    const std::string side_others =
+        fmt::format("{}{}", !offload_trainer && ppo ? " + the critic's states" : "",
+                    reference_kept ? " + the reference's weights" : "");
+    const std::string own = offload_trainer ? "" : " + its optimizer states";
+    base.train_phases.push_back({train_phases[0].first, train_phases[0].second,
+                                 fmt::format("the {} ledger's peak on {} GPUs{}",
+                                             ppo ? "larger update" : "actor's", n, side_others)});
+    if (spec.old_log_prob_pass || spec.reference_model) {
+      base.train_phases.push_back(
+          {train_phases[1].first, train_phases[1].second,
+           fmt::format("the actor's weights + one layer or the logits, no autograd{}{}", own,
+                       side_others)});
+    }
+    if (ppo) {
+      base.train_phases.push_back(
+          {train_phases[2].first, train_phases[2].second,
+           fmt::format("the critic's weights + one layer, no autograd{}{}", own, side_others)});
+    }
     const Bytes train_peak = worst->second;
     base.train_peak = train_peak;
     const bool train_fits =
@@ -873,8 +938,7 @@ Result<RlEvaluation> EvaluateRl(const Workspace& workspace, const RlSpec& spec) 
     t.critic_update = train->critic_update;
     t.weight_sync = base.sync.total;
     t.offload = base.offload.total;
-    const Seconds training =
-        t.old_log_prob + t.reference + t.critic_values + t.update + t.critic_update + t.offload;
+    const Seconds training = TrainingOf(t);
     const auto dm = static_cast<double>(m);
     const auto dn = static_cast<double>(n);
     for (bool off : {false, true}) {
@@ -901,6 +965,8 @@ Result<RlEvaluation> EvaluateRl(const Workspace& workspace, const RlSpec& spec) 
     }
   }
 
+  if (e.best_split >= 0) e.split_limit = LimitOf(e, spec);
+
   e.configured = c;
   if (spec.placement == RlPlacement::kSplit) {
     e.configured = RlPlacementResult{};
@@ -923,9 +989,19 @@ Result<RlEvaluation> EvaluateRl(const Workspace& workspace, const RlSpec& spec) 
   if (!rm.fits && rm.max_utilization > 0) {
     const Bytes res = spec.placement == RlPlacement::kColocated ? resident : Bytes();
     if (rm.min_utilization <= rm.max_utilization) {
-      const double u = std::ceil(rm.min_utilization * 100) / 100;
-      e.fix = fmt::format("--set rollout.gpu_memory_utilization={:.2f}",
-                          std::min(u, std::floor(rm.max_utilization * 100) / 100));
+      // The fitting value nearest the one given, in hundredths: down to the largest that fits
+      // when it asks too much, up to the smallest when it leaves no room for one sequence (the
+      // minimum would cut a too-high budget's KV cache to a few sequences).
+      const double lowest = std::ceil(rm.min_utilization * 100) / 100;
+      const double highest = std::floor(rm.max_utilization * 100) / 100;
+      const double given = spec.rollout.gpu_memory_utilization;
+      const double u = given > rm.max_utilization ? highest : std::min(lowest, highest);
+      e.fix = fmt::format("--set rollout.gpu_memory_utilization={:.2f}", u);
+      e.fix_note =
+          lowest <= highest
+              ? fmt::format("the nearest to {:.2f} that fits; {:.2f} to {:.2f} fits", given, lowest,
+                            highest)
+              : fmt::format("only {:.4f} to {:.4f} fits", rm.min_utilization, rm.max_utilization);
     } else {
       for (int64_t tp = spec.rollout.tp * 2; tp <= per_node && e.fix.empty(); tp *= 2) {
         const RolloutMemory t = RolloutMemoryOf(s, tp, 1.0, res);
@@ -965,6 +1041,15 @@ Result<RlEvaluation> EvaluateRl(const Workspace& workspace, const RlSpec& spec) 
     }
   }
   return e;
+}
+
+int64_t PlacementGpus(const RlPlacementResult& r) {
+  return r.placement == RlPlacement::kSplit ? r.rollout_gpus + r.train_gpus : r.train_gpus;
+}
+
+double GpuTimeShare(const RlPlacementResult& r, Seconds time, int64_t gpus) {
+  const double all = r.times.step.s() * static_cast<double>(PlacementGpus(r));
+  return all > 0 ? time.s() * static_cast<double>(gpus) / all : 0;
 }
 
 Result<std::vector<GpuDecode>> CompareDecode(const RlEvaluation& e,

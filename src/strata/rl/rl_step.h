@@ -70,6 +70,12 @@ struct RlTimes {
   Seconds step;
 };
 
+struct RlPhaseMemory {
+  std::string phase;
+  Bytes bytes;
+  std::string items;  // what adds up to it
+};
+
 /// One placement evaluated: colocated, or `rollout_gpus` generating and the rest training.
 struct RlPlacementResult {
   RlPlacement placement = RlPlacement::kColocated;
@@ -83,21 +89,27 @@ struct RlPlacementResult {
   GenerationTime generation;
   RolloutMemory rollout_memory;
   WeightSync sync;
-  OffloadTransfers offload;  // on the training GPUs (colocated: every GPU)
-  Bytes train_peak;          // the actor's ledger peak on the training GPUs
+  OffloadTransfers offload;                 // on the training GPUs (colocated: every GPU)
+  Bytes train_peak;                         // the actor's ledger peak on the training GPUs
+  std::vector<RlPhaseMemory> train_phases;  // split: each pass's peak on the training GPUs
 };
+
+/// The training side's time in a step: the forward passes, the updates and the offload copies.
+Seconds TrainingOf(const RlTimes& t);
+
+/// The GPUs a placement holds: every GPU does both when colocated, each side its own when split.
+int64_t PlacementGpus(const RlPlacementResult& r);
+
+/// A part's share of the step's GPU time (step x PlacementGpus): `gpus` of them busy for `time`.
+/// Generation runs on the rollout GPUs, the training passes on the training GPUs, the weight
+/// sync and the idle time (averaged over all GPUs) on all: the shares add up to 1.
+double GpuTimeShare(const RlPlacementResult& r, Seconds time, int64_t gpus);
 
 /// One pass's packing under verl's dynamic batch (batch.max_tokens_per_gpu).
 struct RlMicroBatch {
   std::string pass;  // "actor update", "log-prob passes", "critic update", "critic values"
   PackedMicroBatches packed;
   bool per_mini_batch = true;  // false: the pass takes every sample of the step at once
-};
-
-struct RlPhaseMemory {
-  std::string phase;
-  Bytes bytes;
-  std::string items;  // what adds up to it
 };
 
 /// One decode step of the colocated rollout, repriced on another GPU at the same batch, context
@@ -107,6 +119,16 @@ struct GpuDecode {
   DecodeStep step;
   double tokens_per_s_per_gpu = 0;   // batch / TP / step time
   double tokens_per_s_per_watt = 0;  // over the GPU's TDP
+};
+
+/// What bounds the step of the best split once rollout GPUs are added: the training side (the
+/// longer side one step off, or the one that grows as it loses GPUs), the longest sample's
+/// decode (generation's floor, however many instances), or the weight sync (it grows when the
+/// rollout spreads over more nodes).
+struct SplitLimit {
+  int next = -1;  // index into splits: the next valid split, more rollout GPUs, same pipeline
+  Seconds longest_sample;  // response_max decode steps alone (batch 1): generation's floor
+  std::string bound;       // "the training side", "the longest sample's decode", "the weight sync"
 };
 
 struct RlEvaluation {
@@ -121,9 +143,11 @@ struct RlEvaluation {
   RlPlacementResult colocated;
   std::vector<RlPlacementResult> splits;  // every split verl can place, sync and one-step-off
   int best_split = -1;                    // index into splits of the shortest valid step
+  SplitLimit split_limit;                 // why the best split has no more rollout GPUs
   std::vector<RlPhaseMemory> phases;      // colocated, per GPU
   Bytes host_offload_per_node;            // what offload keeps in host memory, per node
-  std::string fix;  // when the rollout does not fit: the smallest change that does
+  std::string fix;       // when the rollout does not fit: the smallest change that does
+  std::string fix_note;  // why that value: the one given and the range that fits
   RlConstants constants;
   DecodeInput decode;  // the colocated rollout's decode step (batch, context set)
 };

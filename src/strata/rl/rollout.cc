@@ -26,8 +26,8 @@ RolloutMemory ComputeRolloutMemory(const RolloutMemoryInput& in) {
   // the profiling run's activation peak (and, from 0.21, the CUDA graphs).
   m.kv_cache = m.budget - in.weights - in.non_torch - in.activation_peak - graph_inside;
   m.total = in.resident + m.budget + graph_outside;
-  const Bytes one_max = in.kv.ForSequence(in.max_sequence_tokens);
-  const Bytes one_mean = in.kv.ForSequence(in.mean_sequence_tokens);
+  const Bytes one_max = in.kv.AllocatedForSequence(in.max_sequence_tokens);
+  const Bytes one_mean = in.kv.AllocatedForSequence(in.mean_sequence_tokens);
   const double kv = std::max(0.0, m.kv_cache.value());
   m.max_length_sequences = one_max.value() > 0 ? kv / one_max.value() : 0;
   const double at_mean = one_mean.value() > 0 ? std::floor(kv / one_mean.value()) : 0;
