@@ -78,6 +78,29 @@ TEST(RlStepTest, ReferenceRolloutMemory) {
 // the instance decodes 8,192 steps, the longest sample's, its batch full only until the
 // shortest sample (the quantile at 0.5 / 64: -ln(1 - 1/128) x 8,192 / 1.59362 = 40.3 tokens)
 // ends.
+// A rollout instance larger than a node (verl's DAPO_MOE235B practice script runs vLLM at TP16 on
+// 8-GPU nodes): vLLM can, strata's decode does not price the TP all-reduce between nodes, so the
+// job is refused saying which of the two it is, with the one-node bound to try. Before, the
+// message read as if the layout were invalid ("does not divide a node's 8 GPUs").
+TEST(RlStepTest, ARolloutInstanceOverSeveralNodesIsSaidToBeUnpriced) {
+  auto spec = LoadRlSpec(kReferenceRlJobName, {"rollout.tp=16"});
+  ASSERT_TRUE(spec.ok()) << spec.error().Format();
+  auto e = EvaluateRl(*Workspace::Load(), *spec);
+  ASSERT_FALSE(e.ok());
+  EXPECT_EQ(e.error().field, "rollout.tp");
+  EXPECT_NE(e.error().message.find("an instance over 2 nodes, which vLLM can run but strata does "
+                                   "not price"),
+            std::string::npos)
+      << e.error().message;
+  EXPECT_NE(e.error().hint.find("--set rollout.tp=8"), std::string::npos) << e.error().hint;
+  // A TP that fits in a node but does not divide it stays a plain layout error.
+  auto three = LoadRlSpec(kReferenceRlJobName, {"rollout.tp=3"});
+  ASSERT_TRUE(three.ok());
+  auto e3 = EvaluateRl(*Workspace::Load(), *three);
+  ASSERT_FALSE(e3.ok());
+  EXPECT_EQ(e3.error().message, "rollout.tp 3 does not divide a node's 8 GPUs");
+}
+
 TEST(RlStepTest, ReferenceGenerationShape) {
   const GenerationTime& g = Reference().colocated.generation;
   EXPECT_NEAR(g.batch, 64, 1e-9);

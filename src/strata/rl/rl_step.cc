@@ -725,10 +725,22 @@ Result<RlEvaluation> EvaluateRl(const Workspace& workspace, const RlSpec& spec) 
   const int64_t world = job.world();
   const int64_t per_node = job.cluster.gpus_per_node;
   if (spec.rollout.tp > per_node || per_node % spec.rollout.tp != 0) {
-    return InvalidInput(fmt::format("rollout.tp {} does not divide a node's {} GPUs",
-                                    spec.rollout.tp, per_node))
-        .InFile(spec.file)
-        .InField("rollout.tp");
+    Error error = InvalidInput(
+        fmt::format("rollout.tp {} does not divide a node's {} GPUs", spec.rollout.tp, per_node));
+    if (spec.rollout.tp > per_node) {
+      // vLLM can run one instance's TP group over several nodes (its Ray executor), but strata's
+      // decode roofline prices an instance inside one node and no TP all-reduce between nodes: a
+      // number for it would leave out the cost that decides it.
+      error.message += fmt::format(
+          ": an instance over {} nodes, which vLLM can run but strata does not price (its decode "
+          "prices an instance inside one node, with no TP all-reduce between nodes)",
+          (spec.rollout.tp + per_node - 1) / per_node);
+      error.hint = fmt::format(
+          "to price instances inside one node instead: --set rollout.tp={} (another layout, not "
+          "a bound on this one)",
+          per_node);
+    }
+    return std::move(error).InFile(spec.file).InField("rollout.tp");
   }
   e.ledger = actor.ledger;
   // The host link the offload copies cross: the bandwidth map's PCIe level. The map also
