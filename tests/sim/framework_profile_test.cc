@@ -298,6 +298,26 @@ TEST(FrameworkProfile, TorchtitanRepeatsKvBefore022Only) {
   }
 }
 
+// ms-swift's `swift sft --deepspeed zero3 --use_liger_kernel true` (modelscope/ms-swift
+// examples/train/full/qwen2_5_32b.sh): the job trains through DeepSpeed and the HF Trainer, where
+// Liger applies. The planner's other modes include zero1, which ms-swift runs through
+// megatron-core (data/frameworks.yaml, runs_as); that mode's profile refused Liger and failed
+// `strata step` and `plan` on the job as a whole. That mode is now priced without the flag.
+TEST(FrameworkProfile, LigerOnTheJobsModeDoesNotFailTheOtherModes) {
+  const FrameworkCatalog c = Catalog();
+  JobSpec job = Job("ms-swift", "", ShardingMode::kZero3);
+  job.framework.liger_kernel = true;
+  auto p = ResolveFramework(c, job, "H100 SXM");
+  ASSERT_TRUE(p.ok()) << p.error().Format();
+  EXPECT_EQ(p->engine, "hf-trainer");
+  EXPECT_DOUBLE_EQ(p->eager_norm, 1);  // Liger's fused RMSNorm on the job's own launch
+  EXPECT_EQ(p->ForMode(ShardingMode::kZero1).engine, "megatron-core");
+  EXPECT_EQ(p->ForMode(ShardingMode::kZero3).engine, "hf-trainer");
+  // The job's own mode still refuses the flag where its engine is not HF code.
+  job.sharding.mode = ShardingMode::kZero1;
+  EXPECT_FALSE(ResolveFramework(c, job, "H100 SXM").ok());
+}
+
 // torchtitan's eager module code moves more bytes than fused kernels (data/frameworks.yaml:
 // norm 9, rotary 5, activation 1.667, with attention's layout copies); under torch.compile the
 // profile carries none of it.

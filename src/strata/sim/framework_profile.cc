@@ -447,7 +447,17 @@ Result<FrameworkProfile> ResolveFramework(const FrameworkCatalog& catalog, const
                             ShardingMode::kZero3, ShardingMode::kFsdp2}) {
     JobSpec other = job;
     other.sharding.mode = mode;
-    STRATA_ASSIGN_OR_RETURN(FrameworkProfile m, ResolveForMode(catalog, other, gpu_name));
+    auto resolved = ResolveForMode(catalog, other, gpu_name);
+    if (!resolved.ok() && mode != job.sharding.mode && other.framework.liger_kernel &&
+        resolved.error().field == "framework.liger_kernel") {
+      // Another mode of a wrapper trains through code Liger does not patch (ms-swift's zero1 is
+      // a `megatron sft` launch through megatron-core, whose layers are fused already): the
+      // flag belongs to the job's own launch, so that mode's layouts are priced without it
+      // instead of failing the job.
+      other.framework.liger_kernel = false;
+      resolved = ResolveForMode(catalog, other, gpu_name);
+    }
+    STRATA_ASSIGN_OR_RETURN(FrameworkProfile m, std::move(resolved));
     m.assumptions.clear();  // printed for the job's own mode only
     p.by_mode.push_back(std::move(m));
   }
