@@ -4,7 +4,10 @@
 // hand.
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "first_cause_inputs.h"
 #include "strata/hang/analysis/finding.h"
@@ -74,6 +77,32 @@ TEST(FirstRunTwentyninthBatch, AbortBesideTheWatchdogTakingTheProcessDownIsNotAH
   EXPECT_TRUE(v.finding.ranks.empty()) << v.finding.summary;
   // The abort alone, with no watchdog line, stays a teardown that did not finish.
   EXPECT_EQ(AnalyzeLog(kAbort).finding.kind, "hang_at_exit");
+}
+
+// pytorch/ignite#3466 (ignite-3466-horovod-rank1-comm-init-unhandled-cuda-error, held back, missed
+// at its first run): the last lines of a Horovod CI run, each tagged by Horovod's runner with the
+// rank whose output it is, "[1]<stderr>:". By hand: rank 1 raises "RuntimeError: ncclCommInitRank
+// failed: unhandled cuda error": a CUDA error on rank 1. The first run said cuda_error with no
+// rank.
+const std::string kHorovodRank1 =
+    "[1]<stderr>:    mpi_lib.horovod_torch_wait_and_clear(handle)\n"
+    "[1]<stderr>:RuntimeError: ncclCommInitRank failed: unhandled cuda error (run with "
+    "NCCL_DEBUG=INFO for details)\n"
+    "[1]<stderr>:\n";
+
+TEST(FirstRunTwentyninthBatch, HorovodRunnerTagNamesTheRankOfAFailureLine) {
+  const auto lines = hang::ScanFailures(kHorovodRank1, "log.txt");
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_EQ(lines[0].kind, FailureKind::kCudaError);
+  EXPECT_EQ(lines[0].global_rank, std::optional<int64_t>(1));
+  const Verdict v = AnalyzeLog(kHorovodRank1);
+  EXPECT_EQ(v.finding.kind, "cuda_error") << v.finding.summary;
+  EXPECT_EQ(v.finding.ranks, std::vector<int64_t>{1}) << v.finding.summary;
+  // Without the tag the line names no rank.
+  const std::string untagged =
+      "RuntimeError: ncclCommInitRank failed: unhandled cuda error (run with NCCL_DEBUG=INFO for "
+      "details)\n";
+  EXPECT_TRUE(AnalyzeLog(untagged).finding.ranks.empty());
 }
 
 }  // namespace
