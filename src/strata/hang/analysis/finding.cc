@@ -722,7 +722,12 @@ bool Teardown(const EvidenceSet& ev, const Verdict& v, Finding& f) {
   const auto status = Of(ev, WatchdogEventKind::kWorkStatus);
   const bool status_timeout = std::any_of(
       status.begin(), status.end(), [](const WatchdogEvent* e) { return e->seq.has_value(); });
-  if (ended.empty() && (!Of(ev, WatchdogEventKind::kTimeout).empty() || status_timeout))
+  // The watchdog's "Some NCCL operations have failed or timed out ... we are taking the entire
+  // process down" says the same when the WorkNCCL line is cut ("Watchdog caught co",
+  // PKU-YuanGroup/UniWorld#46, after rank 6's "Abort COMPLETE"): the abort is the watchdog's.
+  const bool taken_down = !Of(ev, WatchdogEventKind::kTakingDown).empty();
+  if (ended.empty() &&
+      (!Of(ev, WatchdogEventKind::kTimeout).empty() || status_timeout || taken_down))
     return false;
   f.kind = "hang_at_exit";
   f.summary =

@@ -829,6 +829,26 @@ bool ClassifyFailureLine(std::string_view line, FailureSignal* s) {
                 "): a stale or wrong address, or its listener never started";
     return true;
   }
+  // A connect whose poll came back without the socket writable: "misc/socket.cc:586 ... NCCL WARN
+  // socketPollConnect poll() returned 1, no POLLOUT events" (NVIDIA/nccl#1618, ranks 604 and 607
+  // of 1024 in a hang during NCCL's bootstrap). socketPollConnect polls a non-blocking connect for
+  // POLLOUT; an event without it is POLLERR or POLLHUP, the connect failed (the destination dropped
+  // the SYNs there), and NCCL returns ncclSystemError without naming the address (the PR's reading
+  // of src/misc/socket.cc; "poll() failed with error ..." is the same connect's poll failing). NCCL
+  // connects sockets only while a communicator is set up, and the address is not printed, so no
+  // peer is named: a start-up fault of the connection set-up, read as the refused connects above.
+  if (Contains(line, "socketPollConnect poll() returned") ||
+      Contains(line, "socketPollConnect poll() failed")) {
+    s->kind = K::kBootstrap;
+    s->detail =
+        Contains(line, "no POLLOUT events")
+            ? "a socket connect failed while the communicator was set up (socketPollConnect:"
+              " the socket reported an error or hang-up, not writable; the address is not "
+              "printed)"
+            : "a socket connect failed while the communicator was set up (socketPollConnect"
+              "'s poll failed)";
+    return true;
+  }
   // A connection that could not be made: "socketStartConnect: Connect to 10.0.0.82<38455> failed
   // : Software caused connection abort", "socketPollConnect: Connect to 10.0.0.4<56849> returned
   // 113(No route to host)" (sgl-project/sglang#3820).

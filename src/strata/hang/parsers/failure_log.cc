@@ -162,6 +162,10 @@ class Scanner {
   void Emit(FailureSignal s, std::string_view line, int number) {
     s.global_rank = s.global_rank ? s.global_rank : RankPrefix(line);
     if (!s.global_rank) s.global_rank = MpiTagRank(line);
+    // Horovod's runner tags each rank's output "[N]<stderr>:" (horovod/horovod#2907's "Killed"
+    // lines): N is the rank, whatever the line reports (pytorch/ignite#3466's rank 1 raising
+    // "ncclCommInitRank failed: unhandled cuda error").
+    if (!s.global_rank) s.global_rank = failure_fields::HorovodRunnerRank(line);
     if (!s.pg_rank) ReadPgRank(line, &s);
     if (s.host.empty()) s.host = NcclHost(line);
     s.file = file_;
