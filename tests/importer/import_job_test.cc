@@ -220,6 +220,35 @@ TEST(ImportJobTest, AMultiNodeJobWithoutAClusterIsToldItNeedsOne) {
   EXPECT_EQ(count(Gpu("H100"), one_node), 0);
 }
 
+// ms-swift's own MoE examples give TP and EP and no ETP (modelscope/ms-swift@3602360
+// examples/models/qwen3_next/mcore.sh: TP2 EP4 with LoRA and sequence parallelism). ms-swift
+// defaults ETP to 1 since 3.9.0.dev0 (9f5fcf5c3, megatron_args.py: expert_tensor_parallel_size: int
+// = 1); the import took megatron-core's default, TP = 2, which split each expert by 2 more than the
+// run does and made every view refuse the LoRA job ("mcore-bridge's LoRA refuses expert tensor
+// parallelism"). A Megatron-LM launch keeps megatron-core's default.
+TEST(ImportJobTest, MsSwiftDefaultsExpertTensorParallelismToOne) {
+  ImportOptions o = Gpu("H100");
+  o.gpus_per_node = 8;
+  const std::string swift =
+      "megatron sft --model Qwen/Qwen3-30B-A3B --tuner_type lora --target_modules all-linear "
+      "--tensor_model_parallel_size 2 --expert_model_parallel_size 4 --micro_batch_size 1 "
+      "--global_batch_size 4 --max_length 8192 --packing true --sequence_parallel true\n";
+  auto r = ImportJob(swift, "mcore.sh", o);
+  ASSERT_TRUE(r.ok()) << r.error().Format();
+  EXPECT_EQ(testing::Field(*r, "parallel.etp"), "1");
+  EXPECT_NE(SourceOf(*r, "parallel.etp")
+                .find("ms-swift's expert_tensor_parallel_size defaults "
+                      "to 1"),
+            std::string::npos)
+      << SourceOf(*r, "parallel.etp");
+  // Given, it is the launch's.
+  auto given = ImportJob(swift.substr(0, swift.size() - 1) + " --expert_tensor_parallel_size 2\n",
+                         "mcore.sh", o);
+  ASSERT_TRUE(given.ok()) << given.error().Format();
+  EXPECT_EQ(testing::Field(*given, "parallel.etp"), "2");
+  EXPECT_EQ(SourceOf(*given, "parallel.etp"), "--expert_tensor_parallel_size (line 1)");
+}
+
 // --optimizer_offload_fraction is read as a number (Settings::Number): 1.00 and 1e0 are all of
 // the states (no note), 0.5 is noted, a word is refused naming the key and its line. Before, any
 // text but "1" and "1.0" was noted as a part offloaded (1.00 and 1e0 among them) and a word was

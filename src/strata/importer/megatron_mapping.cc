@@ -338,7 +338,8 @@ Status CheckEvenPipelineSplit(Settings& s, int64_t pp) {
           "--decoder-first-pipeline-num-layers / --decoder-last-pipeline-num-layers");
 }
 
-Status MapParallel(Settings& s, JobBuilder& job, Sizes& sizes, std::optional<bool> has_experts) {
+Status MapParallel(MegatronFlavor flavor, Settings& s, JobBuilder& job, Sizes& sizes,
+                   std::optional<bool> has_experts) {
   STRATA_ASSIGN_OR_RETURN(sizes.tp, IntOr(s, job, "tensor_model_parallel_size", "parallel.tp", 1,
                                           "Megatron's tensor_model_parallel_size defaults to 1"));
   STRATA_ASSIGN_OR_RETURN(sizes.pp, IntOr(s, job, "pipeline_model_parallel_size", "parallel.pp", 1,
@@ -376,6 +377,15 @@ Status MapParallel(Settings& s, JobBuilder& job, Sizes& sizes, std::optional<boo
     job.Default("parallel.etp", "1",
                 "the model has no experts: expert_tensor_parallel_size "
                 "does not apply");
+  } else if (flavor == MegatronFlavor::kMsSwiftMcore) {
+    // ms-swift gives megatron-core its own default, 1, since 3.9.0.dev0 (modelscope/ms-swift@
+    // 9f5fcf5c3, swift/megatron/argument/megatron_args.py: expert_tensor_parallel_size: int = 1;
+    // still 1 at 3602360, swift/megatron/arguments/megatron_args.py:619). Before it (3.8 and
+    // older) ms-swift left it to megatron-core, which makes it TP.
+    STRATA_RETURN_IF_ERROR(IntOr(s, job, "expert_tensor_parallel_size", "parallel.etp", 1,
+                                 "ms-swift's expert_tensor_parallel_size defaults to 1 (3.9 on; "
+                                 "3.8 and older left megatron-core's default, TP: set "
+                                 "parallel.etp for an older release)"));
   } else {
     STRATA_RETURN_IF_ERROR(IntOr(
         s, job, "expert_tensor_parallel_size", "parallel.etp", sizes.tp,
@@ -1075,7 +1085,7 @@ Status MapMegatron(MegatronFlavor flavor, Settings& s, MapContext& ctx, JobBuild
   int64_t tp = 1;
   if (!IsNone(tp_value)) tp = std::max<int64_t>(1, std::atoll(tp_value->value.c_str()));
   STRATA_RETURN_IF_ERROR(MapModel(flavor, s, ctx, job, tp));
-  STRATA_RETURN_IF_ERROR(MapParallel(s, job, sizes, HasExperts(ctx, job)));
+  STRATA_RETURN_IF_ERROR(MapParallel(flavor, s, job, sizes, HasExperts(ctx, job)));
   STRATA_RETURN_IF_ERROR(MapBatchAndSequence(flavor, s, job));
   STRATA_RETURN_IF_ERROR(MapRecompute(flavor, s, job));
   STRATA_RETURN_IF_ERROR(MapActivationOffload(s, job));
