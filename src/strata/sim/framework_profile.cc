@@ -440,6 +440,17 @@ std::string GdnKernelAssumption(const FrameworkProfile& p) {
          : "");
 }
 
+namespace {
+// Whether the engine a sharding mode trains through is HF model code that Liger patches; a name
+// the catalog lacks answers true so that ResolveForMode reports it.
+bool EngineTakesLiger(const FrameworkCatalog& catalog, const FrameworkSpec& spec,
+                      ShardingMode mode) {
+  const EngineChain chain = ResolveEngineChain(catalog.engines, spec, mode);
+  const auto it = catalog.frameworks.find(chain.engine());
+  return it == catalog.frameworks.end() || it->second.liger_kernel;
+}
+}  // namespace
+
 Result<FrameworkProfile> ResolveFramework(const FrameworkCatalog& catalog, const JobSpec& job,
                                           const std::string& gpu_name) {
   STRATA_ASSIGN_OR_RETURN(FrameworkProfile p, ResolveForMode(catalog, job, gpu_name));
@@ -447,16 +458,15 @@ Result<FrameworkProfile> ResolveFramework(const FrameworkCatalog& catalog, const
                             ShardingMode::kZero3, ShardingMode::kFsdp2}) {
     JobSpec other = job;
     other.sharding.mode = mode;
-    auto resolved = ResolveForMode(catalog, other, gpu_name);
-    if (!resolved.ok() && mode != job.sharding.mode && other.framework.liger_kernel &&
-        resolved.error().field == "framework.liger_kernel") {
+    if (mode != job.sharding.mode && other.framework.liger_kernel &&
+        !EngineTakesLiger(catalog, other.framework, mode)) {
       // Another mode of a wrapper trains through code Liger does not patch (ms-swift's zero1 is
       // a `megatron sft` launch through megatron-core, whose layers are fused already): the
       // flag belongs to the job's own launch, so that mode's layouts are priced without it
       // instead of failing the job.
       other.framework.liger_kernel = false;
-      resolved = ResolveForMode(catalog, other, gpu_name);
     }
+    auto resolved = ResolveForMode(catalog, other, gpu_name);
     STRATA_ASSIGN_OR_RETURN(FrameworkProfile m, std::move(resolved));
     m.assumptions.clear();  // printed for the job's own mode only
     p.by_mode.push_back(std::move(m));
