@@ -1024,6 +1024,20 @@ TEST(ImportJobTest, AFrameworkDefaultNeverReplacesAValueTheInputSet) {
   EXPECT_EQ(report.defaults[0], "optimizer.name = adamw: a later, more specific default");
 }
 
+// A value the importer derived from the input (verl's pure-bf16 actor: bf16 gradients, derived
+// from param_dtype and reduce_dtype) is the input's too: a framework default after it does not
+// replace it. Before, only a value set verbatim was kept, and verl's mapping guarded each of its
+// defaults with a Has() check of its own.
+TEST(ImportJobTest, AFrameworkDefaultNeverReplacesAValueDerivedFromTheInput) {
+  JobBuilder job;
+  job.Derive("precision.grads", "bf16", "param_dtype and reduce_dtype bfloat16");
+  job.Default("precision.grads", "fp32", "verl's actor mixed precision: reduce_dtype float32");
+  EXPECT_EQ(job.Get("precision.grads"), "bf16");
+  ImportReport report;
+  job.Fill(report);
+  EXPECT_TRUE(report.defaults.empty());
+}
+
 // Fuzz finding 17 (UBSan): $(( 1024 * -8198552921648689606 )) overflowed int64 in the shell
 // arithmetic (undefined behaviour). An overflowing expression is left unexpanded, as any other
 // expression the importer cannot evaluate; the ones launch scripts hold still evaluate.

@@ -27,8 +27,9 @@ void JobBuilder::Default(const std::string& key, std::string value, const std::s
   const auto held = std::find_if(fields_.begin(), fields_.end(),
                                  [&](const ImportedField& f) { return f.key == key; });
   if (held != fields_.end()) {
-    // What the input says stands; a later default replaces an earlier one, in the report too.
-    if (held->origin == FieldOrigin::kFromInput) return;
+    // What the input says, or what the importer derived from it, stands; a later default
+    // replaces an earlier one, in the report too.
+    if (held->origin != FieldOrigin::kDefault) return;
     const std::string prefix = key + " = ";
     std::erase_if(defaults_, [&](const std::string& d) { return d.starts_with(prefix); });
   }

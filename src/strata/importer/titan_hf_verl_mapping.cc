@@ -1503,25 +1503,18 @@ Status MapVerl(Settings& s, MapContext& ctx, JobBuilder& job) {
     if (v == nullptr || v->value == "null" || v->value == "None") continue;
     STRATA_RETURN_IF_ERROR(IntField(s, job, tc + key, field, 0, ""));
   }
+  // Defaults apply only where the input said nothing (JobBuilder::Default): no guard is needed.
   if (ckpt) {
-    if (!job.Has("recompute.method")) {
-      job.Default("recompute.method", "uniform", "every layer is checkpointed");
-    }
-    if (!job.Has("recompute.num_layers")) {
-      job.Default("recompute.num_layers", "1", "every layer is checkpointed");
-    }
+    job.Default("recompute.method", "uniform", "every layer is checkpointed");
+    job.Default("recompute.num_layers", "1", "every layer is checkpointed");
   }
   job.Default("precision.params", "bf16", "verl's actor mixed precision: param_dtype bfloat16");
   if (megatron) STRATA_RETURN_IF_ERROR(MapVerlDdpOverrides(s, job));
-  if (!job.Has("precision.grads")) {
-    job.Default("precision.grads", "fp32", "verl's actor mixed precision: reduce_dtype float32");
-  }
+  job.Default("precision.grads", "fp32", "verl's actor mixed precision: reduce_dtype float32");
   job.Default("optimizer.name", "adamw", "verl's actor optimizer is AdamW");
-  if (!job.Has("optimizer.distributed")) {
-    job.Default("optimizer.distributed", "true",
-                megatron ? "verl's megatron actor uses the distributed optimizer"
-                         : "FSDP shards the optimizer states");
-  }
+  job.Default("optimizer.distributed", "true",
+              megatron ? "verl's megatron actor uses the distributed optimizer"
+                       : "FSDP shards the optimizer states");
   job.Default("optimizer.master_weights", "fp32", "fp32 master weights");
   job.Default("optimizer.moments", "fp32", "AdamW states in fp32");
   job.Default("loss.cross_entropy", "native",
