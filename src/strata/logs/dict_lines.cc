@@ -12,6 +12,7 @@
 #include "strata/core/text_scan.h"
 #include "strata/logs/log_line_parser.h"
 #include "strata/logs/log_scan.h"
+#include "strata/logs/openrlhf_status_line.h"
 
 namespace strata {
 
@@ -20,8 +21,10 @@ namespace {
 struct Scan {
   std::string_view s;
   size_t pos = 0;
+  // A '\n' is there only where an OpenRLHF dict wrapped over lines was joined back
+  // (wrapped_record.h).
   void SkipSpace() {
-    while (pos < s.size() && (s[pos] == ' ' || s[pos] == '\t')) ++pos;
+    while (pos < s.size() && (s[pos] == ' ' || s[pos] == '\t' || s[pos] == '\n')) ++pos;
   }
   bool AtEnd() const { return pos >= s.size(); }
 };
@@ -201,17 +204,6 @@ bool OneDict(Scan& sc, ParsedLine& out, std::optional<int64_t> openrlhf_step) {
   return true;
 }
 
-// "... Global step 12: " right before a dict: OpenRLHF's status line for global step 12.
-std::optional<int64_t> OpenRlhfStepBefore(std::string_view head) {
-  constexpr std::string_view kMark = "Global step ";
-  if (!head.ends_with(": ")) return std::nullopt;
-  head.remove_suffix(2);
-  size_t digits = head.size();
-  while (digits > 0 && head[digits - 1] >= '0' && head[digits - 1] <= '9') --digits;
-  if (digits == head.size() || !head.substr(0, digits).ends_with(kMark)) return std::nullopt;
-  return ParseInt64(head.substr(digits));
-}
-
 }  // namespace
 
 bool ParseDictLine(std::string_view text, std::vector<ParsedLine>& out) {
@@ -227,7 +219,7 @@ bool ParseDictLine(std::string_view text, std::vector<ParsedLine>& out) {
     }
     Scan sc{text, brace};
     ParsedLine parsed;
-    if (OneDict(sc, parsed, OpenRlhfStepBefore(text.substr(0, brace)))) {
+    if (OneDict(sc, parsed, OpenRlhfStepAt(text, brace))) {
       out.push_back(parsed);
       any = true;
     }

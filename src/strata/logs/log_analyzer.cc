@@ -8,7 +8,7 @@
 #include "strata/core/strings.h"
 #include "strata/core/text_scan.h"
 #include "strata/logs/log_scan.h"
-#include "strata/logs/verl_metrics_line.h"
+#include "strata/logs/wrapped_record.h"
 
 namespace strata {
 
@@ -75,30 +75,21 @@ void LogAnalyzer::FeedLine(std::string_view raw) {
   const PrefixedLine prefixed = StripLauncherPrefix(text);
   tail.last_line = line;
   tail.last_text.assign(text.substr(0, std::min(text.size(), kMaxKeptText)));
-  if (StartsVerlMetricsLine(prefixed.text)) {
-    FlushVerlRecord();
-    verl_record_.assign(prefixed.text);
-    verl_record_rank_ = prefixed.rank;
-    verl_record_line_ = line;
-    return;
-  }
-  if (verl_record_line_ > 0) {
-    if (ContinuesVerlMetricsLine(text)) {
-      verl_record_ += text;  // wrapped mid-field: the pieces join without a separator
-      return;
-    }
-    FlushVerlRecord();
-  }
-  ReadLine(text, prefixed, line);
+  const bool joined = joiner_.Feed(text, prefixed.text, prefixed.rank, line, records_);
+  ReadRecords();
+  if (!joined) ReadLine(text, prefixed, line);
 }
 
-void LogAnalyzer::FlushVerlRecord() {
-  if (verl_record_line_ == 0) return;
-  const std::string record = std::move(verl_record_);
-  const int64_t line = verl_record_line_;
-  verl_record_.clear();
-  verl_record_line_ = 0;
-  ReadLine(record, PrefixedLine{record, verl_record_rank_}, line);
+void LogAnalyzer::FlushRecord() {
+  joiner_.Finish(records_);
+  ReadRecords();
+}
+
+void LogAnalyzer::ReadRecords() {
+  for (const WrappedRecord& r : records_) {
+    ReadLine(r.text, PrefixedLine{r.text, r.rank}, r.line);
+  }
+  records_.clear();
 }
 
 void LogAnalyzer::ReadLine(std::string_view text, const PrefixedLine& prefixed, int64_t line) {
@@ -160,7 +151,7 @@ void LogAnalyzer::ReadLine(std::string_view text, const PrefixedLine& prefixed, 
 
 void LogAnalyzer::Finish() {
   if (finished_) return;
-  FlushVerlRecord();
+  FlushRecord();
   finished_ = true;
   std::vector<Anomaly> found;
   for (auto& [rank, state] : ranks_) {
@@ -197,8 +188,8 @@ void LogAnalyzer::Finish() {
 }
 
 void LogAnalyzer::CheckIdle(double idle_s, double min_idle_s) {
-  // A silence also ends a verl record that was waiting for wrapped pieces.
-  if (idle_s >= std::min(1.0, min_idle_s)) FlushVerlRecord();
+  // A silence also ends a record that was waiting for wrapped pieces.
+  if (idle_s >= std::min(1.0, min_idle_s)) FlushRecord();
   if (idle_flagged_ || summary_.tail.finished || summary_.tail.last_step_line == 0) return;
   // A silence ends the steps still waiting for lines of their own: check them now.
   if (idle_s >= std::min(1.0, min_idle_s)) {

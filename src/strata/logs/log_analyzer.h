@@ -19,6 +19,7 @@
 #include "strata/logs/rank_state.h"
 #include "strata/logs/step_record.h"
 #include "strata/logs/titan_header.h"
+#include "strata/logs/wrapped_record.h"
 
 namespace strata {
 
@@ -72,19 +73,20 @@ class LogAnalyzer {
   RankState& Rank(int rank);
   /// Reads one line (the launcher's prefix stripped into `prefixed`); `text` is the whole line.
   void ReadLine(std::string_view text, const PrefixedLine& prefixed, int64_t line);
-  /// Reads the verl metrics record held for its wrapped pieces, if any.
-  void FlushVerlRecord();
+  /// Reads the record held for its wrapped pieces, if any.
+  void FlushRecord();
+  /// Reads the records the joiner gave back, in order.
+  void ReadRecords();
 
   Callbacks callbacks_;
   AnomalyThresholds thresholds_;
   std::map<int, RankState> ranks_;
   std::vector<ParsedLine> parsed_;  // reused for every line
   std::string ansi_buffer_;
-  // A verl metrics record ("step:N - ...") is held until a line that does not carry it on, as
-  // a terminal or a paste wraps it mid-field (verl_metrics_line.h): its text, rank and line.
-  std::string verl_record_;
-  int verl_record_rank_ = -1;
-  int64_t verl_record_line_ = 0;
+  // A verl metrics line or an OpenRLHF status dict is held until the line that shows it over, as
+  // a terminal or a paste wraps it (wrapped_record.h).
+  WrappedRecordJoiner joiner_;
+  std::vector<WrappedRecord> records_;  // reused for every line
   LogSummary summary_;
   bool idle_flagged_ = false;
   bool finished_ = false;

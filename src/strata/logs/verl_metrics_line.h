@@ -1,6 +1,6 @@
 // verl's console metrics line ("step:N - key:value - key:value ..."), which a terminal or a
 // paste often breaks mid-field: where one starts and whether a line carries on the one before.
-// `strata logs` and `strata rl --log` join the pieces by the same rule.
+// `strata logs` and `strata rl --log` join the pieces through one joiner (wrapped_record.h).
 #ifndef STRATA_LOGS_VERL_METRICS_LINE_H_
 #define STRATA_LOGS_VERL_METRICS_LINE_H_
 

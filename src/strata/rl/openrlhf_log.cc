@@ -9,67 +9,11 @@
 
 #include "strata/core/text_scan.h"
 #include "strata/logs/log_scan.h"
+#include "strata/logs/openrlhf_status_line.h"
+#include "strata/logs/wrapped_record.h"
 
 namespace strata {
 namespace {
-
-constexpr std::string_view kMark = "Global step ";
-// A dict wrapped over more lines or bytes than these is taken as cut off (OpenRLHF logs about 30
-// keys, a few KiB); the bounds keep a log of unclosed braces from being rescanned without end.
-constexpr size_t kMaxDictLines = 64;
-constexpr size_t kMaxDictBytes = size_t{64} * 1024;
-
-// Where "Global step N: {" starts its dict in `line` at or after `from` (the '{'), with the step;
-// npos when the line holds none.
-size_t DictStart(std::string_view line, int64_t& step, size_t from = 0) {
-  size_t at = line.find(kMark, from);
-  while (at != std::string_view::npos) {
-    size_t i = at + kMark.size();
-    const size_t digits = i;
-    while (i < line.size() && line[i] >= '0' && line[i] <= '9') ++i;
-    if (i > digits && line.substr(i, 2) == ": ") {
-      const size_t brace = i + 2;
-      if (brace < line.size() && line[brace] == '{') {
-        if (auto s = ParseInt64(line.substr(digits, i - digits))) {
-          step = *s;
-          return brace;
-        }
-      }
-    }
-    at = line.find(kMark, at + 1);
-  }
-  return std::string_view::npos;
-}
-
-// The index just past the value that starts at `i` (a number, a word, a quoted string or a
-// bracketed value), stopping at the dict's top-level ',' or '}'; with `whole_dict`, at the '}'
-// that closes the dict only. s.size() when there is none.
-size_t ValueEnd(std::string_view s, size_t i, bool whole_dict = false) {
-  int depth = 0;
-  char quote = 0;
-  for (; i < s.size(); ++i) {
-    const char c = s[i];
-    if (quote != 0) {
-      if (c == '\\') {
-        ++i;
-      } else if (c == quote) {
-        quote = 0;
-      }
-      continue;
-    }
-    if (c == '\'' || c == '"') {
-      quote = c;
-    } else if (c == '(' || c == '[' || c == '{') {
-      ++depth;
-    } else if (c == ')' || c == ']' || c == '}') {
-      if (depth == 0) return i;
-      --depth;
-    } else if (c == ',' && depth == 0 && !whole_dict) {
-      return i;
-    }
-  }
-  return i;
-}
 
 std::optional<double>* Field(OpenRlhfStepMetrics& m, std::string_view key,
                              std::optional<double>& response_length) {
@@ -123,7 +67,7 @@ void ReadDict(std::string_view dict, int64_t step, int64_t line, bool closed, Op
       break;
     }
     const std::string_view key = dict.substr(i + 1, key_end - i - 1);
-    const size_t end = ValueEnd(dict, colon + 1);
+    const size_t end = PythonValueEnd(dict, colon + 1);
     const std::string_view value = TrimSpace(dict.substr(colon + 1, end - colon - 1));
     i = end;
     // A dict cut off ends in a value that may be cut short ("92.5" printed as "9"): not read.
@@ -170,7 +114,7 @@ bool LooksLikeOpenRlhfLog(std::string_view text) {
     size_t end = text.find('\n', pos);
     if (end == std::string_view::npos) end = text.size();
     int64_t step = 0;
-    if (DictStart(text.substr(pos, end - pos), step) != std::string_view::npos) return true;
+    if (FindOpenRlhfDict(text.substr(pos, end - pos), step) != std::string_view::npos) return true;
     pos = end + 1;
   }
   return false;
@@ -178,45 +122,43 @@ bool LooksLikeOpenRlhfLog(std::string_view text) {
 
 Result<OpenRlhfLog> ParseOpenRlhfLog(std::string_view text) {
   OpenRlhfLog log;
-  std::vector<std::string_view> lines;
+  // Every status dict in `record` (two lines glued by a paste hold two), read from its '{' to the
+  // brace that closes it, or to the end when it is cut off.
+  auto read = [&](std::string_view record, int64_t line) {
+    int64_t step = 0;
+    size_t brace = FindOpenRlhfDict(record, step);
+    while (brace != std::string_view::npos) {
+      const size_t close = OpenRlhfDictClose(record, brace);
+      const bool closed = close != std::string_view::npos;
+      ReadDict(record.substr(brace, closed ? close - brace + 1 : std::string_view::npos), step,
+               line, closed, log);
+      brace = closed ? FindOpenRlhfDict(record, step, close + 1) : std::string_view::npos;
+    }
+  };
+  WrappedRecordJoiner joiner;
+  std::vector<WrappedRecord> joined;
+  auto read_joined = [&] {
+    for (const WrappedRecord& r : joined) {
+      if (r.kind == WrappedKind::kOpenRlhfStatus) read(r.text, r.line);
+    }
+    joined.clear();
+  };
   size_t pos = 0;
+  int64_t line = 0;
   while (pos < text.size()) {
     size_t end = text.find('\n', pos);
     if (end == std::string_view::npos) end = text.size();
     std::string_view raw = text.substr(pos, end - pos);
-    if (!raw.empty() && raw.back() == '\r') raw.remove_suffix(1);
-    lines.push_back(raw);
     pos = end + 1;
+    ++line;
+    if (!raw.empty() && raw.back() == '\r') raw.remove_suffix(1);
+    const PrefixedLine prefixed = StripLauncherPrefix(raw);
+    const bool taken = joiner.Feed(raw, prefixed.text, prefixed.rank, line, joined);
+    read_joined();
+    if (!taken) read(prefixed.text, line);
   }
-  for (size_t n = 0; n < lines.size(); ++n) {
-    const std::string_view body = StripLauncherPrefix(lines[n]).text;
-    int64_t step = 0;
-    size_t brace = DictStart(body, step);
-    while (brace != std::string_view::npos) {
-      // Join the dict's lines up to the brace that closes it.
-      std::string dict(body.substr(brace));
-      bool closed = ValueEnd(dict, 1, true) < dict.size();
-      size_t next = n + 1;
-      while (!closed && next < lines.size() && next - n < kMaxDictLines &&
-             dict.size() < kMaxDictBytes) {
-        int64_t other = 0;
-        if (DictStart(lines[next], other) != std::string_view::npos) break;
-        dict += '\n';
-        dict += lines[next];
-        closed = ValueEnd(dict, 1, true) < dict.size();
-        ++next;
-      }
-      const size_t close = closed ? ValueEnd(dict, 1, true) : dict.size();
-      dict.resize(std::min(dict.size(), close + 1));
-      ReadDict(dict, step, static_cast<int64_t>(n) + 1, closed, log);
-      if (next > n + 1) {
-        n = next - 1;  // the dict took the lines after it
-        break;
-      }
-      // Another status dict on the same line (two lines glued by a paste).
-      brace = closed ? DictStart(body, step, brace + close + 1) : std::string_view::npos;
-    }
-  }
+  joiner.Finish(joined);
+  read_joined();
   if (log.steps.empty()) {
     Error e = InvalidInput("no OpenRLHF status line (\"Global step N: {...}\") in the log");
     e.hint =

@@ -12,7 +12,7 @@
 #include "strata/core/text_scan.h"
 #include "strata/logs/log_line_parser.h"
 #include "strata/logs/log_scan.h"
-#include "strata/logs/verl_metrics_line.h"
+#include "strata/logs/wrapped_record.h"
 
 namespace strata {
 namespace {
@@ -172,13 +172,16 @@ std::optional<VerlVersion> ParseVerlVersion(std::string_view text) {
 
 Result<VerlLog> ParseVerlLog(std::string_view text) {
   VerlLog log;
-  std::string record;
-  int64_t record_line = 0;
   bool any_metrics_line = false;
-  auto close = [&] {
-    if (record_line > 0) ReadRecord(record, record_line, log);
-    record.clear();
-    record_line = 0;
+  WrappedRecordJoiner joiner;
+  std::vector<WrappedRecord> joined;
+  auto read_joined = [&] {
+    for (const WrappedRecord& r : joined) {
+      if (r.kind != WrappedKind::kVerlMetrics) continue;
+      any_metrics_line = true;
+      ReadRecord(r.text, r.line, log);
+    }
+    joined.clear();
   };
   size_t pos = 0;
   int64_t line = 0;
@@ -189,20 +192,13 @@ Result<VerlLog> ParseVerlLog(std::string_view text) {
     pos = end + 1;
     ++line;
     if (!raw.empty() && raw.back() == '\r') raw.remove_suffix(1);
-    const std::string_view body = StripLauncherPrefix(raw).text;
-    if (!log.version) log.version = FindVersion(body);
-    if (StartsVerlMetricsLine(body)) {
-      close();
-      any_metrics_line = true;
-      record = std::string(body);
-      record_line = line;
-    } else if (record_line > 0 && ContinuesVerlMetricsLine(raw)) {
-      record += raw;  // wrapped mid-field: the pieces join without a separator
-    } else {
-      close();
-    }
+    const PrefixedLine prefixed = StripLauncherPrefix(raw);
+    if (!log.version) log.version = FindVersion(prefixed.text);
+    joiner.Feed(raw, prefixed.text, prefixed.rank, line, joined);
+    read_joined();
   }
-  close();
+  joiner.Finish(joined);
+  read_joined();
   if (!any_metrics_line) {
     const std::string other = OtherFramework(text);
     Error e = InvalidInput(
