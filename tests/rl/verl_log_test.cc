@@ -79,7 +79,8 @@ TEST(VerlLogTest, BadInputIsAClearError) {
   const ErrorCase cases[] = {
       {"empty", "",
        "no verl metrics line (\"step:N - key:value - ...\") in the log\n  hint: --log reads "
-       "verl's console output (trainer.logger=console)"},
+       "verl's console output (trainer.logger=console) and OpenRLHF's (\"Global step N: "
+       "{...}\")"},
       {"megatron",
        " [2024-04-06 02:55:45] iteration       10/     100 | consumed samples:          640 | "
        "elapsed time per iteration (ms): 1000.0 | learning rate: 1.0E-05 | global batch size:    "

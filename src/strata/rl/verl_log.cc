@@ -206,7 +206,8 @@ Result<VerlLog> ParseVerlLog(std::string_view text) {
                       : fmt::format("this is a {} log, not verl's console log (no \"step:N - "
                                     "key:value - ...\" line)",
                                     other));
-    e.hint = other.empty() ? "--log reads verl's console output (trainer.logger=console)"
+    e.hint = other.empty() ? "--log reads verl's console output (trainer.logger=console) and "
+                             "OpenRLHF's (\"Global step N: {...}\")"
                            : "`strata logs` reads it";
     return e;
   }
