@@ -1,4 +1,4 @@
-// The small scanners under the log parsers: numbers as frameworks print them, clocks, durations,
+// The small scanners under the log parsers: numbers as frameworks print them, durations,
 // launcher prefixes and ANSI colours. Expected values are read off the inputs by hand.
 #include "strata/logs/log_scan.h"
 
@@ -51,31 +51,6 @@ TEST(StepFromNumber, OnlyWholeNonNegativeExactValues) {
   EXPECT_FALSE(StepFromNumber(794.5));
   EXPECT_FALSE(StepFromNumber(std::nan("")));
   EXPECT_FALSE(StepFromNumber(INFINITY));
-}
-
-TEST(ParseLogTimestamp, DifferencesInSeconds) {
-  // 2024-04-06 03:02:12 -> 03:02:18 is 6 s; a day boundary adds 86,400 s.
-  auto a = ParseLogTimestamp("2024-04-06 03:02:12");
-  auto b = ParseLogTimestamp("2024-04-06 03:02:18");
-  ASSERT_TRUE(a && b);
-  EXPECT_DOUBLE_EQ(*b - *a, 6.0);
-  auto c = ParseLogTimestamp("2024-04-07 03:02:12");
-  EXPECT_DOUBLE_EQ(*c - *a, 86400.0);
-  // Fractions: megatron-core 0.16 prints microseconds, Python logging milliseconds after ','.
-  auto us = ParseLogTimestamp("2026-05-12 03:14:07.512345");
-  auto ms = ParseLogTimestamp("2026-05-12 03:14:07,512");
-  auto whole = ParseLogTimestamp("2026-05-12 03:14:07");
-  EXPECT_NEAR(*us - *whole, 0.512345, 1e-6);
-  EXPECT_NEAR(*ms - *whole, 0.512, 1e-6);
-  // 1970-01-01 is day 0.
-  EXPECT_DOUBLE_EQ(*ParseLogTimestamp("1970-01-02 00:00:01"), 86401.0);
-  for (const char* bad : {"2024-13-06 03:02:12", "2024-04-06 25:02:12", "2024/04/06 03:02:12",
-                          "2024-04-06", "garbage"}) {
-    EXPECT_FALSE(ParseLogTimestamp(bad).has_value()) << bad;
-  }
-  EXPECT_TRUE(FindLeadingTimestamp(" [2024-04-06 02:55:45] iteration 2/ 100").has_value());
-  EXPECT_TRUE(FindLeadingTimestamp("[titan] 2026-05-18 16:04:46,338 - root").has_value());
-  EXPECT_FALSE(FindLeadingTimestamp(" iteration      122/  250000 |").has_value());
 }
 
 TEST(ParseDurationSeconds, SwiftAndTqdm) {

@@ -1,5 +1,5 @@
 // Small scanners for training-log lines: numbers as frameworks print them (1.8E+00, nan, 7,282,
-// np.float64(0.5)), wall-clock stamps, ms-swift/tqdm durations, and the launcher prefixes that
+// np.float64(0.5)), ms-swift/tqdm durations, and the launcher prefixes that
 // say which rank printed a line. They never throw and never read past the view.
 #ifndef STRATA_LOGS_LOG_SCAN_H_
 #define STRATA_LOGS_LOG_SCAN_H_
@@ -22,14 +22,6 @@ void SetLogNumber(std::optional<double>& field, std::string_view value, double s
 /// fraction, nan, 1e69 from a corrupt line) is no step. Converting such a double to int64 is
 /// undefined behaviour, not a large step.
 std::optional<int64_t> StepFromNumber(double v);
-
-/// "2024-04-06 02:55:45", with ".123456" or ",338" fractions: seconds since 1970-01-01 on the
-/// log's own clock (no time zone is known, so only differences mean anything).
-std::optional<double> ParseLogTimestamp(std::string_view text);
-
-/// A timestamp anywhere in the first 64 bytes of a line ("[2024-04-06 02:55:45]",
-/// "[titan] 2026-05-18 16:04:46,338 - ..."), or nullopt.
-std::optional<double> FindLeadingTimestamp(std::string_view line);
 
 /// ms-swift's format_time ("2d 0h 8m 17s", "20m 3s", "2s") and tqdm's "H:MM:SS" / "MM:SS".
 std::optional<double> ParseDurationSeconds(std::string_view text);

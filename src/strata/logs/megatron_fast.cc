@@ -11,6 +11,7 @@
 #include <cstring>
 #include <utility>
 
+#include "strata/core/timestamp.h"
 #include "strata/logs/log_line_parser.h"
 #include "strata/logs/log_scan.h"
 #include "strata/logs/megatron_fields.h"

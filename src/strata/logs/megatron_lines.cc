@@ -1,6 +1,7 @@
 // Megatron-LM training_log lines (and ms-swift's patched copy), megatron's memory report, and
 // NeMo 2's "Training epoch E, iteration N/M | ..." lines, which share the "label: value |" form.
 // Labels are matched by name, never by position: every version adds, drops or reorders them.
+#include "strata/core/timestamp.h"
 #include "strata/logs/log_line_parser.h"
 #include "strata/logs/log_scan.h"
 #include "strata/logs/megatron_fields.h"

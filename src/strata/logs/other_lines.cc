@@ -1,4 +1,5 @@
 // DeepSpeed engine lines, torchtitan's metrics line and verl's console metrics line.
+#include "strata/core/timestamp.h"
 #include "strata/logs/log_line_parser.h"
 #include "strata/logs/log_scan.h"
 

@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "strata/core/text_scan.h"
+#include "strata/core/timestamp.h"
 #include "strata/hang/analysis/stack_tree.h"
 
 namespace strata::hang {
@@ -50,51 +51,35 @@ bool KilledRootCause(const EvidenceSet& ev) {
 
 namespace {
 
-// Seconds since the start of an arbitrary leap year for a month, a day and a time "HH:MM:SS"
-// (what follows is ignored); nullopt when the fields do not read. Only the order matters.
-std::optional<int64_t> SecondsOfYear(int64_t month, int64_t day, std::string_view hms) {
-  if (month < 1 || month > 12 || day < 1 || day > 31 || hms.size() < 8 || hms[2] != ':' ||
-      hms[5] != ':')
-    return std::nullopt;
-  const auto h = ParseInt64(hms.substr(0, 2));
-  const auto m = ParseInt64(hms.substr(3, 2));
-  const auto sec = ParseInt64(hms.substr(6, 2));
-  if (!h || !m || !sec) return std::nullopt;
-  return (((month * 31 + day) * 24 + *h) * 60 + *m) * 60 + *sec;
-}
-
-// torchrun's record time, "2024-08-20_11:37:36".
-std::optional<int64_t> RecordTime(std::string_view t) {
-  if (t.size() < 19 || t[4] != '-' || t[7] != '-' || t[10] != '_') return std::nullopt;
-  const auto month = ParseInt64(t.substr(5, 2));
-  const auto day = ParseInt64(t.substr(8, 2));
-  if (!month || !day) return std::nullopt;
-  return SecondsOfYear(*month, *day, t.substr(11));
-}
-
 // glog's time as c10 prints it, "E820 11:47:24.069865760": the severity, the month (not padded)
-// and the day in two digits, then the time.
-std::optional<int64_t> GlogTime(std::string_view t) {
+// and the day in two digits, then the time, but no year. Read to the second by the one timestamp
+// parser, as that date in `year`.
+std::optional<double> GlogTime(std::string_view t, int64_t year) {
   const size_t space = t.find(' ');
   if (space == std::string_view::npos || space < 4) return std::nullopt;
   const std::string_view date = t.substr(1, space - 1);
   const auto month = ParseInt64(date.substr(0, date.size() - 2));
   const auto day = ParseInt64(date.substr(date.size() - 2));
   if (!month || !day) return std::nullopt;
-  return SecondsOfYear(*month, *day, t.substr(space + 1));
+  return ParseLogTimestamp(
+      fmt::format("{:04}-{:02}-{:02} {}", year, *month, *day, t.substr(space + 1, 8)));
 }
 
 }  // namespace
 
 bool RootCauseBeforeTimeouts(const EvidenceSet& ev) {
-  std::optional<int64_t> failed;
+  // torchrun's record time, "2024-08-20_11:37:36"; the timeouts' glog times are read in its year.
+  std::optional<double> failed;
+  int64_t year = 0;
   for (const FailureSignal* s : Of(ev, FailureKind::kChildFailed)) {
-    if (s->root_cause) failed = RecordTime(s->time);
+    if (!s->root_cause) continue;
+    failed = ParseLogTimestamp(s->time);
+    if (failed) year = ParseInt64(std::string_view(s->time).substr(0, 4)).value_or(0);
   }
   const auto timeouts = Of(ev, WatchdogEventKind::kTimeout);
   if (!failed || timeouts.empty()) return false;
   return std::ranges::all_of(timeouts, [&](const WatchdogEvent* e) {
-    const auto fired = GlogTime(e->timestamp);
+    const auto fired = GlogTime(e->timestamp, year);
     return fired && *failed < *fired;
   });
 }
