@@ -581,6 +581,48 @@ TEST(VerlRlImportTest, OneStepOffSharedNodeScriptImportsAndPricesOnTheTrainersGp
   std::filesystem::remove_all(dir);
 }
 
+// A verl key that no mapper reads and that is no near miss of one (a typo one slip away is
+// refused with "did you mean") was only counted, and listed under --explain alone; with -o not
+// even counted. The normal output names it: its count, the first few keys, --explain for all.
+// (The model is the launch's own path, Qwen/Qwen2.5-7B-Instruct: with --model in its place the
+// path would be a second key the import did not use.)
+TEST(VerlRlImportTest, IgnoredKeysAreNamedWithoutExplain) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("strata-verl-keys-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string script = (dir / "run.sh").string();
+  {
+    std::FILE* f = std::fopen(script.c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fputs(
+        "python3 -m verl.trainer.main_ppo \\\n"
+        "    algorithm.adv_estimator=grpo \\\n"
+        "    actor_rollout_ref.model.path=Qwen/Qwen2.5-7B-Instruct \\\n"
+        "    actor_rollout_ref.rollout.speculative_draft_tokens=4 \\\n"
+        "    trainer.n_gpus_per_node=8 trainer.nnodes=1\n",
+        f);
+    std::fclose(f);
+  }
+  const std::string line =
+      "# 1 key not understood, ignored: actor_rollout_ref.rollout.speculative_draft_tokens "
+      "(--explain lists it with its value and line)\n";
+  const testing::CliResult plain = testing::RunCli({"import", script, "--gpu", "H20"});
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  EXPECT_NE(plain.out.find(line), std::string::npos) << plain.out;
+  const testing::CliResult written =
+      testing::RunCli({"import", script, "--gpu", "H20", "-o", (dir / "rl.yaml").string()});
+  ASSERT_EQ(written.exit_code, 0) << written.err;
+  EXPECT_NE(written.out.find(line), std::string::npos) << written.out;
+  // --explain lists it with its value and where it came from.
+  const testing::CliResult explained =
+      testing::RunCli({"import", script, "--gpu", "H20", "--explain"});
+  ASSERT_EQ(explained.exit_code, 0) << explained.err;
+  EXPECT_NE(explained.out.find("#   actor_rollout_ref.rollout.speculative_draft_tokens = 4 ("),
+            std::string::npos)
+      << explained.out;
+  std::filesystem::remove_all(dir);
+}
+
 // verl's bypass mode: with algorithm.rollout_correction.bypass_mode on, fit() takes the
 // rollout's log-probs as the old ones and runs no old log-prob pass (verl-project/verl@
 // 0094eb2057e6f3210c2a4fca88704689d02879aa:verl/trainer/ppo/ray_trainer.py:1537-1549), which is
