@@ -9,11 +9,13 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "importer/import_test_support.h"
+#include "strata/core/file_io.h"
 #include "strata/importer/import_job.h"
 #include "strata/importer/verl_rl_mapping.h"
 #include "support/golden.h"
@@ -460,8 +462,9 @@ TEST(VerlRlImportTest, OneStepOffRecipeImportsAsASplit) {
 // experimental/one_step_off_policy/README.md, "Resource Configuration Strategies": trainer.nnodes
 // = rollout.nnodes, trainer.n_gpus_per_node + rollout.n_gpus_per_node = the node's GPUs; its
 // grpo_0.6b_gsm8k_fsdp2_2_6.sh gives 6 + 2 of one node): one node of 6 + 2 = 8 GPUs, the rollout
-// 1 x 2 of them. Before: refused ("strata's splits are whole nodes of one cluster"). With
-// unequal nnodes the sides cannot share nodes: still refused, naming both.
+// 1 x 2 of them, the actor's job the trainer's 6 of the node (shared_nodes: the split comes
+// first). Before: refused ("strata's splits are whole nodes of one cluster"). With unequal
+// nnodes the sides cannot share nodes: still refused, naming both.
 TEST(VerlRlImportTest, OneStepOffSharedNodesImportAsASplitInsideTheNode) {
   const std::string script =
       "python3 -m verl.experimental.one_step_off_policy.main_ppo \\\n"
@@ -481,7 +484,8 @@ TEST(VerlRlImportTest, OneStepOffSharedNodesImportAsASplitInsideTheNode) {
   ASSERT_TRUE(r.ok()) << r.error().Format();
   ASSERT_TRUE(r->rl.has_value());
   EXPECT_EQ(r->job.cluster.nodes, 1);
-  EXPECT_EQ(r->job.cluster.gpus_per_node, 8);
+  EXPECT_EQ(r->job.cluster.gpus_per_node, 6);
+  EXPECT_TRUE(r->job.cluster.shared_nodes);
   EXPECT_EQ(Find(*r->rl, "placement.rollout_gpus")->value, "2");
   EXPECT_EQ(Find(*r->rl, "placement.one_step_off")->value, "true");
 
@@ -493,6 +497,130 @@ TEST(VerlRlImportTest, OneStepOffSharedNodesImportAsASplitInsideTheNode) {
             "rollout.n_gpus_per_node 2 differs from trainer.n_gpus_per_node 6 on rollout.nnodes 2 "
             "and trainer.nnodes 1: strata's splits are whole nodes, or the same share of every "
             "node (equal nnodes)");
+}
+
+// verl's one-step-off scripts that share each node between trainer and rollout, as published
+// (volcengine/verl@b178a3cd56f58b2d502255daba591e92833930a7:verl/experimental/
+// one_step_off_policy/shell/grpo_0.6b_gsm8k_fsdp2_2_6.sh, the lines the import reads, verbatim):
+// 2 rollout + 6 training GPUs of one 8-GPU node. Before, the actor's job was written over all 8
+// GPUs, where its mini batch does not divide (192 prompts x 5 = 960 samples over micro batch 32
+// x DP 8 = 256: 3.75), and `strata import` refused its own job at the read-back; on the trainer's
+// 6 GPUs, as verl runs it, 960 / (32 x 6) = 5 micro batches a GPU. Imported on its own GPUs, the
+// job prices as the 2 + 6 split; colocated over all 8 it is not possible, for that reason.
+constexpr const char* kOneStepOffSharedNode =
+    "NNODES=${NNODES:-1}\n"
+    "NGPUS_PER_NODE=${NGPUS_PER_NODE:-8}\n"
+    "\n"
+    "n_gpus_rollout=2\n"
+    "n_gpus_training=$((NGPUS_PER_NODE - n_gpus_rollout))\n"
+    "\n"
+    "python3 -m verl.experimental.one_step_off_policy.main_ppo \\\n"
+    "    algorithm.adv_estimator=grpo \\\n"
+    "    data.train_batch_size=1152 \\\n"
+    "    data.max_prompt_length=512 \\\n"
+    "    data.max_response_length=1024 \\\n"
+    "    actor_rollout_ref.actor.strategy=fsdp2 \\\n"
+    "    critic.strategy=fsdp2 \\\n"
+    "    actor_rollout_ref.hybrid_engine=False \\\n"
+    "    actor_rollout_ref.model.use_remove_padding=True \\\n"
+    "    actor_rollout_ref.actor.ppo_mini_batch_size=192 \\\n"
+    "    actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=32 \\\n"
+    "    actor_rollout_ref.actor.use_kl_loss=True \\\n"
+    "    actor_rollout_ref.model.enable_gradient_checkpointing=True \\\n"
+    "    actor_rollout_ref.actor.fsdp_config.param_offload=False \\\n"
+    "    actor_rollout_ref.actor.fsdp_config.optimizer_offload=False \\\n"
+    "    actor_rollout_ref.rollout.tensor_model_parallel_size=2 \\\n"
+    "    actor_rollout_ref.rollout.name=vllm \\\n"
+    "    actor_rollout_ref.rollout.gpu_memory_utilization=0.6 \\\n"
+    "    actor_rollout_ref.rollout.n=5 \\\n"
+    "    actor_rollout_ref.ref.fsdp_config.param_offload=True \\\n"
+    "    trainer.nnodes=\"${NNODES}\" \\\n"
+    "    trainer.n_gpus_per_node=\"${n_gpus_training}\" \\\n"
+    "    rollout.nnodes=\"${NNODES}\" \\\n"
+    "    rollout.n_gpus_per_node=\"${n_gpus_rollout}\" $@\n";
+
+TEST(VerlRlImportTest, OneStepOffSharedNodeScriptImportsAndPricesOnTheTrainersGpus) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("strata-verl-2-6-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string script = (dir / "grpo_0.6b_gsm8k_fsdp2_2_6.sh").string();
+  {
+    std::FILE* f = std::fopen(script.c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fputs(kOneStepOffSharedNode, f);
+    std::fclose(f);
+  }
+  const std::string rl = (dir / "rl.yaml").string();
+  const testing::CliResult imported = testing::RunCli(
+      {"import", script, "--cluster", "h100-8x8-ib400", "--model", "qwen3-0.6b", "-o", rl});
+  ASSERT_EQ(imported.exit_code, 0) << imported.err;
+  auto actor = ReadFile((dir / "rl.actor.yaml").string());
+  ASSERT_TRUE(actor.ok());
+  // The actor's job: the trainer's 6 GPUs of the node, the other 2 the rollout's, DP 6.
+  EXPECT_NE(actor->find("gpus_per_node: 6 "), std::string::npos) << *actor;
+  EXPECT_NE(actor->find("shared_nodes: true "), std::string::npos) << *actor;
+  EXPECT_NE(actor->find("dp: 6 "), std::string::npos) << *actor;
+  const testing::CliResult run = testing::RunCli({"rl", rl, "--json"});
+  ASSERT_EQ(run.exit_code, 0) << run.err << run.out;
+  const auto j = nlohmann::json::parse(run.out);
+  EXPECT_EQ(j["gpus"], 8);
+  EXPECT_EQ(j["samples"], 1152 * 5);
+  const auto& configured = j["configured"];
+  EXPECT_EQ(configured["valid"], true) << configured.dump();
+  EXPECT_EQ(configured["rollout_gpus"], 2);
+  EXPECT_EQ(configured["train_gpus"], 6);
+  EXPECT_EQ(configured["shared_nodes"], true);
+  EXPECT_GT(configured["step_s"].get<double>(), 0);
+  const auto& colocated = j["colocated"];
+  EXPECT_EQ(colocated["valid"], false);
+  EXPECT_NE(colocated["reason"].get<std::string>().find(
+                "the actor over all 8 GPUs: global batch 960 is not a multiple of micro batch x "
+                "DP = 32 x 8 = 256"),
+            std::string::npos)
+      << colocated.dump();
+  std::filesystem::remove_all(dir);
+}
+
+// A verl key that no mapper reads and that is no near miss of one (a typo one slip away is
+// refused with "did you mean") was only counted, and listed under --explain alone; with -o not
+// even counted. The normal output names it: its count, the first few keys, --explain for all.
+// (The model is the launch's own path, Qwen/Qwen2.5-7B-Instruct: with --model in its place the
+// path would be a second key the import did not use.)
+TEST(VerlRlImportTest, IgnoredKeysAreNamedWithoutExplain) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("strata-verl-keys-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string script = (dir / "run.sh").string();
+  {
+    std::FILE* f = std::fopen(script.c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fputs(
+        "python3 -m verl.trainer.main_ppo \\\n"
+        "    algorithm.adv_estimator=grpo \\\n"
+        "    actor_rollout_ref.model.path=Qwen/Qwen2.5-7B-Instruct \\\n"
+        "    actor_rollout_ref.rollout.speculative_draft_tokens=4 \\\n"
+        "    trainer.n_gpus_per_node=8 trainer.nnodes=1\n",
+        f);
+    std::fclose(f);
+  }
+  const std::string line =
+      "# 1 key not understood, ignored: actor_rollout_ref.rollout.speculative_draft_tokens "
+      "(--explain lists it with its value and line)\n";
+  const testing::CliResult plain = testing::RunCli({"import", script, "--gpu", "H20"});
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  EXPECT_NE(plain.out.find(line), std::string::npos) << plain.out;
+  const testing::CliResult written =
+      testing::RunCli({"import", script, "--gpu", "H20", "-o", (dir / "rl.yaml").string()});
+  ASSERT_EQ(written.exit_code, 0) << written.err;
+  EXPECT_NE(written.out.find(line), std::string::npos) << written.out;
+  // --explain lists it with its value and where it came from.
+  const testing::CliResult explained =
+      testing::RunCli({"import", script, "--gpu", "H20", "--explain"});
+  ASSERT_EQ(explained.exit_code, 0) << explained.err;
+  EXPECT_NE(explained.out.find("#   actor_rollout_ref.rollout.speculative_draft_tokens = 4 ("),
+            std::string::npos)
+      << explained.out;
+  std::filesystem::remove_all(dir);
 }
 
 // verl's bypass mode: with algorithm.rollout_correction.bypass_mode on, fit() takes the

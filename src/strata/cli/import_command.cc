@@ -70,6 +70,7 @@ int EmitRlImport(const ImportReport& report, const std::string& output,
     std::string summary = "wrote " + output + " (RL job; " + report.format + ")\n";
     summary += "wrote " + actor_path + " (the actor's training job)\n";
     summary += RenderImportNotes(report);
+    if (!explain) summary += RenderIgnoredKeys(report);
     if (!rl.notes.empty()) {
       summary += "# what strata rl does not model of this launch:\n";
       for (const auto& n : rl.notes) summary += "#   " + n + "\n";
@@ -85,8 +86,8 @@ int EmitRlImport(const ImportReport& report, const std::string& output,
   text += actor_text;
   if (!explain) {
     text += "\n# " + std::to_string(report.defaults.size() + rl.defaults.size()) +
-            " framework defaults applied, " + std::to_string(report.unused.size()) +
-            " settings read but not used by the RL job: --explain lists them\n";
+            " framework defaults applied: --explain lists them\n";
+    text += RenderIgnoredKeys(report);
   }
   return EmitOutput(text, "");
 }

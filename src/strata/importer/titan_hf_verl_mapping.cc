@@ -12,6 +12,7 @@
 #include "strata/core/did_you_mean.h"
 #include "strata/core/strings.h"
 #include "strata/core/text_scan.h"
+#include "strata/hw/cluster.h"
 #include "strata/importer/accelerate_config.h"
 #include "strata/importer/framework_mappers.h"
 #include "strata/importer/model_match.h"
@@ -1329,12 +1330,40 @@ Status MapVerl(Settings& s, MapContext& ctx, JobBuilder& job) {
                                rollout_per_node, train_per_node, rollout_nodes, train_nodes))
             .InField("rollout.n_gpus_per_node");
       }
-      job.Derive("cluster.gpus_per_node", std::to_string(train_per_node + rollout_per_node),
-                 fmt::format("trainer.n_gpus_per_node {} + rollout.n_gpus_per_node {} ({}): "
-                             "the one-step-off recipe shares each node between trainer and rollout",
-                             train_per_node, rollout_per_node,
-                             rollout_per_node_v != nullptr ? rollout_per_node_v->source
-                                                           : "its config's default 8"));
+      // The actor's job is its own GPUs of each node (the split comes first): its layout, DP
+      // and batch checks are the trainer's, as verl's are. A cluster file's node says how many
+      // GPUs the two sides share; a cluster given by GPU and counts cannot say it, so the job
+      // is the whole node, as before.
+      const std::string shared_how = fmt::format(
+          "trainer.n_gpus_per_node {} + rollout.n_gpus_per_node {} ({}): the one-step-off recipe "
+          "shares each node between trainer and rollout",
+          train_per_node, rollout_per_node,
+          rollout_per_node_v != nullptr ? rollout_per_node_v->source : "its config's default 8");
+      if (!ctx.options->cluster.empty()) {
+        auto loaded = LoadCluster(ctx.options->cluster);
+        if (!loaded.ok()) return Error(loaded.error()).InField("--cluster");
+        const Cluster& file = *loaded;
+        if (file.gpus_per_node != train_per_node + rollout_per_node) {
+          return InvalidInput(
+                     fmt::format("trainer.n_gpus_per_node {} + rollout.n_gpus_per_node {} = {} "
+                                 "GPUs a node, but cluster {} has {} GPUs per node",
+                                 train_per_node, rollout_per_node,
+                                 train_per_node + rollout_per_node, file.name, file.gpus_per_node))
+              .InField("rollout.n_gpus_per_node")
+              .WithHint(
+                  "the one-step-off recipe shares each node between trainer and rollout: "
+                  "name a cluster whose nodes hold both sides");
+        }
+        job.Derive("cluster.gpus_per_node", std::to_string(train_per_node),
+                   fmt::format("trainer.n_gpus_per_node {}, the actor's own GPUs of each node ({})",
+                               train_per_node, shared_how));
+        job.Derive("cluster.shared_nodes", "true",
+                   fmt::format("the other {} GPUs of each node generate (rollout.n_gpus_per_node)",
+                               rollout_per_node));
+      } else {
+        job.Derive("cluster.gpus_per_node", std::to_string(train_per_node + rollout_per_node),
+                   shared_how);
+      }
       job.Derive("cluster.nodes", std::to_string(train_nodes),
                  fmt::format("trainer.nnodes = rollout.nnodes = {} ({})", train_nodes,
                              rollout_nodes_v != nullptr ? rollout_nodes_v->source

@@ -257,8 +257,10 @@ Status ReadBatch(VerlRlReader& r, const JobBuilder& actor, bool megatron, int64_
   STRATA_ASSIGN_OR_RETURN(int64_t per_node, actor.GetPositiveInt("cluster.gpus_per_node"));
   STRATA_ASSIGN_OR_RETURN(int64_t nodes, actor.GetPositiveInt("cluster.nodes"));
   // The one-step-off recipe trains on its trainer's GPUs only: the rollout's nodes, or its share
-  // of every node, are its own.
-  const int64_t train_gpus = per_node * nodes - rollout_nodes * rollout_per_node;
+  // of every node, are its own. An actor's job on shared nodes holds its own GPUs alone.
+  const bool own_gpus =
+      actor.Has("cluster.shared_nodes") && actor.Get("cluster.shared_nodes") == "true";
+  const int64_t train_gpus = per_node * nodes - (own_gpus ? 0 : rollout_nodes * rollout_per_node);
   int64_t minimal = train_gpus;
   std::string minimal_how =
       fmt::format("{} {}GPUs", train_gpus, rollout_nodes > 0 ? "training " : "");

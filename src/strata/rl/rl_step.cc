@@ -52,7 +52,10 @@ JobRequest ActorRequest(const RlSpec& spec, const SplitShape* side, const Resolv
       // Part of every node: the rest of each node generates (a cluster file's node is shared;
       // a cluster written inline has no NICs to share).
       r.overrides.push_back(fmt::format("cluster.gpus_per_node={}", side->train_per_node));
-      if (!whole->spec.cluster.file.empty()) r.overrides.push_back("cluster.shared_nodes=true");
+      if (!whole->spec.cluster.file.empty()) {
+        r.overrides.push_back(
+            fmt::format("cluster.shared_nodes={}", side->shared_nodes ? "true" : "false"));
+      }
     }
     // Where the side's GPUs do not divide by TP x PP x CP no DP is given, so the job's own
     // check names the layout that does not fit (a DP of 0 was refused as "got 0").
@@ -711,13 +714,88 @@ SplitLimit LimitOf(const RlEvaluation& e, const RlSpec& spec) {
   return l;
 }
 
+// A split's actor job on part of each node (cluster.shared_nodes: its training side, the rest
+// of each node the rollout's) widened to whole nodes: the actor's overrides that put it on every
+// GPU of the cluster file's nodes, its HSDP groups kept (as a split's side keeps them). The
+// rollout's share must be the rest of each node.
+Result<std::vector<std::string>> WholeNodeOverrides(const RlSpec& spec, const ResolvedJob& job) {
+  auto file = LoadCluster(job.spec.cluster.file);
+  if (!file.ok()) return Error(file.error()).InFile(spec.file).InField("actor");
+  const int64_t nodes = job.cluster.nodes;
+  const int64_t node_gpus = file->gpus_per_node;
+  const int64_t rollout_share = node_gpus - job.cluster.gpus_per_node;
+  if (spec.rollout_gpus != rollout_share * nodes) {
+    return InvalidInput(
+               fmt::format("placement.rollout_gpus {} is not the other {} GPUs of each of the "
+                           "actor's {} nodes ({} of {} GPUs a node train: cluster.shared_nodes "
+                           "of its job): {} x {} = {}",
+                           spec.rollout_gpus, rollout_share, nodes, job.cluster.gpus_per_node,
+                           node_gpus, rollout_share, nodes, rollout_share * nodes))
+        .InFile(spec.file)
+        .InField("placement.rollout_gpus")
+        .WithHint(fmt::format("set placement.rollout_gpus: {}", rollout_share * nodes));
+  }
+  std::vector<std::string> out = {fmt::format("cluster.gpus_per_node={}", node_gpus),
+                                  "cluster.shared_nodes=false"};
+  const ParallelLayout& l = job.layout();
+  const int64_t model_parallel = l.tp * l.pp * l.cp;
+  if ((nodes * node_gpus) % model_parallel == 0) {
+    out.push_back(fmt::format("parallel.dp={}", nodes * node_gpus / model_parallel));
+  }
+  const int64_t replicate = job.spec.sharding.replicate;
+  const int64_t shard = replicate > 1 ? l.dp * l.cp / replicate : 0;
+  const int64_t dense = nodes * node_gpus / (l.tp * l.pp);
+  if (shard > 0 && dense % shard == 0) {
+    out.push_back(fmt::format("sharding.replicate={}", dense / shard));
+  }
+  return out;
+}
+
+// The actor over every GPU (`wide`: the actor's overrides widened to whole nodes). Where it
+// cannot run there (its batch does not divide over the wider DP, which verl would refuse
+// colocated too), `refusal` says why and the job returned holds the layout alone (one sample a
+// micro batch), for the cluster every split is cut from; the passes stay the side's.
+Result<ActorTimes> WholeClusterActor(const Workspace& workspace, const RlSpec& wide,
+                                     const ActorTimes& side, std::string* refusal) {
+  const int64_t nodes = side.job.cluster.nodes;
+  const int64_t gpus = nodes * side.job.cluster.gpus_per_node + wide.rollout_gpus;
+  // Every GPU as one side of the split (its error alone, as a split's row says it).
+  const SplitShape all{.train_nodes = nodes, .train_per_node = gpus / nodes};
+  auto whole = EvaluateActor(workspace, wide, &all, &side.job);
+  if (whole.ok()) return whole;
+  *refusal = fmt::format("the actor over all {} GPUs: {}", gpus, whole.error().message);
+  JobRequest layout = ActorRequest(wide, nullptr, nullptr);
+  layout.overrides.push_back("batch.micro_batch=1");
+  const ParallelLayout& l = side.job.layout();
+  layout.overrides.push_back(fmt::format("batch.global_batch={}", gpus / (l.tp * l.pp * l.cp)));
+  auto resolved = ResolveJob(layout, workspace.memory.engines);
+  if (!resolved.ok()) return ActorJobError(wide, resolved.error(), "over every GPU");
+  ActorTimes wide_times = side;
+  wide_times.job = std::move(resolved).value();
+  return wide_times;
+}
+
 }  // namespace
 
-Result<RlEvaluation> EvaluateRl(const Workspace& workspace, const RlSpec& spec) {
+Result<RlEvaluation> EvaluateRl(const Workspace& workspace, const RlSpec& rl_spec) {
   RlEvaluation e;
-  e.spec = spec;
+  e.spec = rl_spec;
+  // The actor's overrides may widen its job below (a split's training side to whole nodes).
+  RlSpec spec = rl_spec;
   STRATA_ASSIGN_OR_RETURN(e.constants, LoadRlConstants());
   STRATA_ASSIGN_OR_RETURN(ActorTimes actor, EvaluateActor(workspace, spec, 0, nullptr));
+  // A split whose actor's job holds part of each node (cluster.shared_nodes, as `strata import`
+  // writes verl's one-step-off recipe with trainer and rollout on every node) is its own
+  // training side: the split comes first, and the whole cluster (its node, every GPU) is priced
+  // from it. The colocated placement runs the actor over every GPU; where that layout cannot
+  // take the batch (verl would refuse the same launch colocated), it is not possible, not an
+  // error of the job.
+  std::string colocated_refusal;
+  if (spec.placement == RlPlacement::kSplit && actor.job.spec.cluster.shared_nodes) {
+    STRATA_ASSIGN_OR_RETURN(std::vector<std::string> widen, WholeNodeOverrides(spec, actor.job));
+    spec.actor_overrides.insert(spec.actor_overrides.end(), widen.begin(), widen.end());
+    STRATA_ASSIGN_OR_RETURN(actor, WholeClusterActor(workspace, spec, actor, &colocated_refusal));
+  }
   e.actor = actor.job;
   e.micro_batches = actor.micro_batches;
   e.fixed_micro_batch = actor.fixed_micro_batch;
@@ -806,6 +884,10 @@ Result<RlEvaluation> EvaluateRl(const Workspace& workspace, const RlSpec& spec) 
   if (!c.rollout_memory.fits) c.reason = "rollout: " + c.rollout_memory.reason;
   if (!e.ledger.fits) c.reason = "the actor's update does not fit the GPU";
   if (e.ledger.fits && !ledgers_fit) c.reason = "the critic's update does not fit the GPU";
+  if (!colocated_refusal.empty()) {
+    c.valid = false;
+    c.reason = colocated_refusal;
+  }
 
   const std::string_view engine = RolloutEngineLabel(spec);
   const ModelStates st = StatesOf(e.ledger);
