@@ -596,6 +596,17 @@ Json TimesJson(const RlPlacementResult& r) {
     j["train_gpus_per_node"] = r.shape.train_per_node;
   }
   j["valid"] = r.valid;
+  if (r.placement == RlPlacement::kSplit && !r.train_phases.empty()) {
+    // Each side's own memory per GPU, as the text's memory table gives it: the rollout GPUs hold
+    // vLLM alone, the training GPUs each pass's peak of the actor's ledger at the side's layout.
+    j["rollout_side_peak_bytes"] = JsonBytes(r.rollout_memory.total);
+    j["train_side_peak_bytes"] = JsonBytes(r.train_peak);
+    Json phases = Json::array();
+    for (const RlPhaseMemory& p : r.train_phases) {
+      phases.push_back({{"phase", p.phase}, {"bytes", JsonBytes(p.bytes)}});
+    }
+    j["train_side_phases"] = phases;
+  }
   if (!r.valid) {
     j["reason"] = r.reason;
     return j;
