@@ -76,11 +76,11 @@ TEST(RlRenderTest, TheStepTableNamesTheReferenceThatRuns) {
 // actor's ledger; nothing of the colocated section (vLLM beside the resident trainer, host RAM
 // for the offloaded trainer). Before, the colocated section was printed for it.
 // Its step table's shares are of the step's GPU time and add up to 100%. On split 8+32 sync
-// (step 363.3 = generation 169.1 + training 181.6 + sync 12.5 s; idle = (181.6 x 8 + 169.1 x
-// 32) / 40 = 171.6 s): generation 169.1 x 8 / (363.3 x 40) = 9.3%, the actor update 122.0 x 32
-// / (363.3 x 40) = 26.9%, sync (0.13 + 11.70 + 0.70 + 0.01 = 12.54) / 363.3 = 3.5%, idle 171.6 /
-// 363.3 = 47.2%; before, each was over the step alone (generation 46.5%, update 33.6%) and the
-// column summed to 147%.
+// (step 373.2 = generation 179.0 + training 181.6 + sync 12.5 s, generation with its decode's TP
+// all-reduces; idle = (181.6 x 8 + 179.0 x 32) / 40 = 179.5 s): generation 179.0 x 8 / (373.2 x
+// 40) = 9.6%, the actor update 122.0 x 32 / (373.2 x 40) = 26.2%, sync (0.13 + 11.70 + 0.70 +
+// 0.01 = 12.54) / 373.2 = 3.4%, idle 179.5 / 373.2 = 48.1%; before, each was over the step alone
+// (generation 46.5%, update 33.6%) and the column summed to 147%.
 TEST(RlRenderTest, SplitShowsEachSidesMemoryAndSharesAddUp) {
   const RlEvaluation e = Evaluate({"placement.mode=split", "placement.rollout_gpus=8"});
   const std::string text = RenderRlText(e, false);
@@ -109,10 +109,10 @@ TEST(RlRenderTest, SplitShowsEachSidesMemoryAndSharesAddUp) {
         << line;
     sum += share;
     const std::string name = part;
-    const double expected = name == "generation"           ? 9.3
-                            : name == "actor update"       ? 26.9
-                            : name == "weight sync"        ? 3.5
-                            : name == "idle (GPU average)" ? 47.2
+    const double expected = name == "generation"           ? 9.6
+                            : name == "actor update"       ? 26.2
+                            : name == "weight sync"        ? 3.4
+                            : name == "idle (GPU average)" ? 48.1
                                                            : -1;
     if (expected >= 0) {
       EXPECT_NEAR(share, expected, 0.05) << name;
@@ -122,7 +122,7 @@ TEST(RlRenderTest, SplitShowsEachSidesMemoryAndSharesAddUp) {
 }
 
 // --explain says why the best split stops at its rollout GPUs. Reference job: split 8+32 one
-// step off, step = max(generation 169.1, training 28.7 + 28.7 + 122.0 + 2.2 = 181.6) + sync
+// step off, step = max(generation 179.0, training 28.7 + 28.7 + 122.0 + 2.2 = 181.6) + sync
 // 12.5 = 194.1 s: the training side is the longer one. The next valid split with more rollout
 // GPUs is 24+16 (10+30, 16+24 and 20+20 cannot train: ReferenceSplits). Generation's floor, the
 // longest sample alone: 8,192 decode steps at batch 1, each reading the dense weights
@@ -130,22 +130,25 @@ TEST(RlRenderTest, SplitShowsEachSidesMemoryAndSharesAddUp) {
 // 1,939,796,608 B, the 8 / 256 of the experts one token touches, 32,212,254,720 x 2 / 2 x
 // 0.03125 = 1,006,632,960 B, and the sequence's KV (a mean 5,120-token context x 10,240 B) and
 // state (16,465,920 B read and written), about 3.03e9 B at 0.7 x 4.0 TB/s = 1.08 ms + the
-// engine's 4 ms = 5.08 ms: 8,192 x 5.08 ms = 41.6 s. Before, this was only in docs/rl.md.
+// engine's 4 ms = 5.08 ms, + the TP2 all-reduces, 2 x 40 layers of one token's 2,048 x 2 B =
+// 4 KiB on the H20's NVSwitch, NCCL's LL ring 6.6 + 2 x 0.6 + 4,096 / (450e9 x 0.822) / 0.25 us
+// = 7.844 us each, 0.6275 ms a step: 8,192 x (5.08 + 0.6275) ms = 41.6 + 5.14 = 46.8 s. Before,
+// this was only in docs/rl.md.
 TEST(RlRenderTest, ExplainSaysWhyMoreRolloutGpusStopHelping) {
   const RlEvaluation e = Evaluate({});
   ASSERT_GE(e.best_split, 0);
   EXPECT_EQ(e.split_limit.bound, "the training side");
   ASSERT_GE(e.split_limit.next, 0);
   EXPECT_EQ(e.splits[static_cast<size_t>(e.split_limit.next)].rollout_gpus, 24);
-  EXPECT_NEAR(e.split_limit.longest_sample.s(), 41.6, 0.1);
+  EXPECT_NEAR(e.split_limit.longest_sample.s(), 41.6 + 5.14, 0.1);
   const std::string text = RenderRlText(e, true);
   EXPECT_NE(text.find("why more rollout GPUs stop helping: the best split, split 8+32 "
                       "one-step-off, is bounded by the training side: step = max(generation, "
-                      "training) + sync = 194.1 s (generation 169.1 s, training 181.6 s, sync "
+                      "training) + sync = 194.1 s (generation 179.0 s, training 181.6 s, sync "
                       "12.5 s); with more rollout GPUs, split 24+16 one-step-off"),
             std::string::npos)
       << text;
-  EXPECT_NE(text.find("8,192 tokens at batch 1 = 41.6 s"), std::string::npos) << text;
+  EXPECT_NE(text.find("8,192 tokens at batch 1 = 46.8 s"), std::string::npos) << text;
   // Longer responses make generation the longer side at 8+32; the next split's training
   // (316.2 s on 16 GPUs) then bounds the step.
   const RlEvaluation longer = Evaluate({"lengths.response_max=32768"});

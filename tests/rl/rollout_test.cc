@@ -4,7 +4,11 @@
 
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <string>
+
+#include "strata/hw/cluster.h"
+#include "strata/hw/interconnects.h"
 
 namespace strata {
 namespace {
@@ -152,6 +156,57 @@ TEST(DecodeRooflineTest, MemoryBoundStep) {
   EXPECT_NEAR(with_overhead.memory_time.ms(), 11.7355, 1e-3);
   EXPECT_NEAR(with_overhead.overhead.ms(), 4.0, 1e-12);
   EXPECT_NEAR(with_overhead.time.ms(), 15.7355, 1e-3);
+}
+
+// TP's all-reduces in a decode step, priced by the collective model on the cluster's node (the
+// h20-5x8 file: NVSwitch, H20 NVLink4 at 900 GB/s both ways, 450 GB/s a direction; NCCL's busbw
+// fraction 0.822 gives beta = 369.9 GB/s; data/interconnects.yaml). A TP2 group of one node:
+// only the ring applies (tree from 3 ranks, NVLS for the whole node), 2 (n - 1) = 2 steps on
+// NVLink, bus factor 2 (n - 1) / n = 1. One all-reduce at batch 64 of a 2,048-wide model:
+// 64 x 2,048 x 2 B = 262,144 B, bandwidth 262,144 / 369.9e9 = 0.7087 us at Simple's rate.
+// NCCL's protocols (the tuning table): Simple 8.4 + 2 x 3.4 + 0.7087 = 15.909 us; LL128 14 +
+// 2 x 1.9 + 0.7087 / 0.92 = 18.570 us; LL 6.6 + 2 x 0.6 + 0.7087 / 0.25 = 10.635 us: LL, the
+// fastest. 40 layers x 2 = 80 a step: 80 x 10.635 = 850.8 us, in series with the roofline's
+// 11.7355 ms (MemoryBoundStep's inputs): 12.5863 ms. At TP1 there is none.
+TEST(DecodeRooflineTest, TpAllReducesOnTheNodesLink) {
+  auto cluster = LoadCluster("h20-5x8");
+  ASSERT_TRUE(cluster.ok()) << cluster.error().Format();
+  auto links = LoadInterconnects();
+  ASSERT_TRUE(links.ok()) << links.error().Format();
+  auto comm = CollectiveModel::Create(*cluster, *links);
+  ASSERT_TRUE(comm.ok()) << comm.error().Format();
+  DecodeInput in;
+  in.dense_weights = Bytes::GB(4);
+  in.expert_weights = Bytes::GB(60);
+  in.experts = 256;
+  in.top_k = 8;
+  in.tp = 2;
+  in.kv.full_per_token = Bytes::Count(10240);
+  in.kv.state_per_sequence = Bytes::Count(16465920);
+  in.batch = 64;
+  in.context_tokens = 4096;
+  in.flop_per_token = FlopCount::Giga(6);
+  in.hbm_bandwidth = BytesPerSecond::TBps(4.0);
+  in.hbm_efficiency = 0.7;
+  in.peak = FlopPerSecond::Tera(148);
+  in.compute_efficiency = 0.5;
+  in.tp_comm = std::make_shared<const CollectiveModel>(std::move(comm).value());
+  in.tp_allreduces_per_step = 80;
+  in.tp_allreduce_bytes_per_sequence = Bytes::Count(2048 * 2);
+  auto one = DecodeTpAllReduce(in, 64);
+  ASSERT_TRUE(one.ok()) << one.error().Format();
+  EXPECT_EQ(one->size.count(), 262144);
+  EXPECT_EQ(one->protocol, NcclProto::kLl);
+  EXPECT_NEAR(one->time.us(), 6.6 + 2 * 0.6 + 262144 / (450e9 * 0.822) / 0.25 * 1e6, 1e-6);
+  const DecodeStep s = DecodeRoofline(in);
+  EXPECT_NEAR(s.memory_time.ms(), 11.7355, 1e-3);
+  EXPECT_NEAR(s.tp_allreduce.us(), 850.8, 0.05);
+  EXPECT_NEAR(s.time.ms(), 11.7355 + 0.8508, 1e-3);
+  EXPECT_NEAR(s.overhead.ms(), 0, 1e-12);
+
+  in.tp = 1;
+  const DecodeStep tp1 = DecodeRoofline(in);
+  EXPECT_EQ(tp1.tp_allreduce.value(), 0);
 }
 
 // A dense model, TP1: 10 GB of weights, 1e5 B of KV per token, HBM 1e12 B/s at 1.0, 2e10 FLOP

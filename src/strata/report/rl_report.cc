@@ -293,12 +293,18 @@ std::string StepText(const RlSpec& spec, const RlPlacementResult& r) {
   if (split) gpus = r.rollout_gpus;
   row("generation", t.generation,
       fmt::format("prefill {} s; decode {:.0f} steps: {:.0f} at the full batch of {:.0f} "
-                  "({:.1f} ms each, {} + {:.1f} ms engine) {} s, {:.0f} draining {} s",
+                  "({:.1f} ms each, {}{} + {:.1f} ms engine) {} s, {:.0f} draining {} s{}",
                   Sec(g.prefill), g.simulation.steps, g.simulation.full_steps, g.batch,
                   g.step.time.ms(),
                   g.step.memory_time >= g.step.compute_time ? "HBM-bound" : "compute-bound",
+                  g.step.tp_allreduce.value() > 0
+                      ? fmt::format(" + {:.2f} ms TP all-reduce", g.step.tp_allreduce.ms())
+                      : "",
                   g.step.overhead.ms(), Sec(g.simulation.full), g.simulation.draining_steps,
-                  Sec(g.simulation.draining)));
+                  Sec(g.simulation.draining),
+                  g.simulation.tp_allreduce.value() > 0
+                      ? fmt::format("; {} s of it TP all-reduces", Sec(g.simulation.tp_allreduce))
+                      : ""));
   if (split) gpus = r.train_gpus;
   row("old log-prob", t.old_log_prob,
       t.old_log_prob.value() > 0 ? "forward over every sample (step model)"
@@ -479,13 +485,28 @@ std::string ExplainText(const RlEvaluation& e) {
       "(heads / TP) x d_k x d_v x {} B + conv = {} B\n",
       e.spec.rollout.dtypes.kv_bytes, GroupDigits(k.full_per_token.count()),
       e.spec.rollout.dtypes.state_bytes, GroupDigits(k.state_per_sequence.count()));
+  // TP's all-reduces, with the collective model's figures for one of them at this batch.
+  std::string allreduce = " + no TP all-reduce (TP1)";
+  if (e.decode.tp > 1) {
+    auto one = DecodeTpAllReduce(e.decode, g.batch, Detail::kExplained);
+    if (one.ok()) {
+      allreduce = fmt::format(
+          " + TP all-reduces {} x {:.1f} us = {:.2f} ms (2 a layer x {} layers, each {:.0f} "
+          "sequences x {} hidden x 2 B = {} among {} GPUs on {}: {} {}, {:.1f} us latency + "
+          "{:.1f} us bandwidth)",
+          e.decode.tp_allreduces_per_step, one->time.us(), g.step.tp_allreduce.ms(),
+          e.decode.tp_allreduces_per_step / 2, g.batch, e.actor.model.hidden_size,
+          FormatBytesAuto(one->size), e.decode.tp, one->level, ToString(one->algorithm),
+          NcclProtoName(one->protocol), one->latency_time.us(), one->bandwidth_time.us());
+    }
+  }
   out += fmt::format(
       "  decode step = max(HBM: ({} weights, routed experts x the {:.3f} a batch of {:.0f} "
       "touches, 1 - (1 - k/E)^B, + {} KV and state per GPU) / achieved HBM = {:.2f} ms, "
-      "compute {:.2f} ms) + the engine's {:.2f} ms per step = {:.2f} ms\n",
+      "compute {:.2f} ms){} + the engine's {:.2f} ms per step = {:.2f} ms\n",
       FormatBytesAuto(g.step.weight_bytes), g.step.expert_fraction, g.batch,
       FormatBytesAuto(g.step.kv_bytes), g.step.memory_time.ms(), g.step.compute_time.ms(),
-      g.step.overhead.ms(), g.step.time.ms());
+      allreduce, g.step.overhead.ms(), g.step.time.ms());
   const ResponseDistribution rd = e.spec.lengths.Responses();
   out += fmt::format(
       "  generation = prefill {} s + decode by continuous batching of {} samples an instance, "
@@ -575,6 +596,17 @@ Json TimesJson(const RlPlacementResult& r) {
     j["train_gpus_per_node"] = r.shape.train_per_node;
   }
   j["valid"] = r.valid;
+  if (r.placement == RlPlacement::kSplit && !r.train_phases.empty()) {
+    // Each side's own memory per GPU, as the text's memory table gives it: the rollout GPUs hold
+    // vLLM alone, the training GPUs each pass's peak of the actor's ledger at the side's layout.
+    j["rollout_side_peak_bytes"] = JsonBytes(r.rollout_memory.total);
+    j["train_side_peak_bytes"] = JsonBytes(r.train_peak);
+    Json phases = Json::array();
+    for (const RlPhaseMemory& p : r.train_phases) {
+      phases.push_back({{"phase", p.phase}, {"bytes", JsonBytes(p.bytes)}});
+    }
+    j["train_side_phases"] = phases;
+  }
   if (!r.valid) {
     j["reason"] = r.reason;
     return j;
@@ -582,6 +614,7 @@ Json TimesJson(const RlPlacementResult& r) {
   j["generation_s"] = JsonNumber(r.times.generation.s());
   j["generation_full_batch_s"] = JsonNumber(r.generation.simulation.full.s());
   j["generation_draining_s"] = JsonNumber(r.generation.simulation.draining.s());
+  j["generation_tp_allreduce_s"] = JsonNumber(r.generation.simulation.tp_allreduce.s());
   j["old_log_prob_s"] = JsonNumber(r.times.old_log_prob.s());
   j["reference_s"] = JsonNumber(r.times.reference.s());
   j["critic_values_s"] = JsonNumber(r.times.critic_values.s());

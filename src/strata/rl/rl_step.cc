@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <string_view>
 #include <vector>
 
@@ -338,6 +339,8 @@ struct RolloutSetup {
   // gpu_memory_utilization x torch.cuda.mem_get_info()'s total (gpu_worker.py), not x the
   // datasheet's "GB".
   Bytes capacity;
+  // The cluster's collective model: the rollout's TP all-reduces inside a node.
+  std::shared_ptr<const CollectiveModel> comm;
 };
 
 Bytes RolloutModelBytes(const RolloutSetup& s) {
@@ -393,6 +396,12 @@ GenerationTime GenerationOf(const RolloutSetup& s, int64_t rollout_gpus,
   d.compute_efficiency = s.efficiency.gemm_large * s.efficiency.sustained_clock;
   d.step_overhead = s.constants->decode_step_overhead;
   d.eager_factor = spec.rollout.enforce_eager ? s.constants->eager_factor : 1;
+  // vLLM's row-parallel layers end in an all-reduce over the instance's TP ranks: the attention
+  // output projection and the MLP's (or the MoE's) down projection, once each a layer and a
+  // decode step, of one token's bf16 hidden state per sequence.
+  d.tp_comm = s.comm;
+  d.tp_allreduces_per_step = 2 * static_cast<int64_t>(model.layers.size());
+  d.tp_allreduce_bytes_per_sequence = Bytes::Count(static_cast<double>(model.hidden_size) * 2.0);
   g.prompts = static_cast<double>(spec.prompts) / instances;
   g.samples = static_cast<double>(spec.samples()) / instances;
   g.prompt_mean = spec.lengths.prompt_mean;
@@ -846,6 +855,30 @@ Result<RlEvaluation> EvaluateRl(const Workspace& workspace, const RlSpec& rl_spe
   s.efficiency = actor.efficiency;
   s.params = CountParams(job.model);
   s.capacity = e.ledger.capacity;
+  if (spec.rollout.tp > 1) {
+    auto comm = CollectiveModel::Create(job.cluster, workspace.links);
+    if (!comm.ok()) {
+      Error error = comm.error();
+      error.message = "pricing the rollout's TP all-reduces inside a node: " + error.message;
+      error.file = spec.file;
+      return error;
+    }
+    s.comm = std::make_shared<const CollectiveModel>(std::move(comm).value());
+    // One all-reduce of the TP group, checked once: the decode roofline prices it at every batch.
+    DecodeInput probe;
+    probe.tp = spec.rollout.tp;
+    probe.tp_comm = s.comm;
+    probe.tp_allreduce_bytes_per_sequence =
+        Bytes::Count(2.0 * static_cast<double>(job.model.hidden_size));
+    if (auto one = DecodeTpAllReduce(probe, 1); !one.ok()) {
+      Error error = one.error();
+      error.message = fmt::format("pricing the rollout's TP{} all-reduce inside a node: {}",
+                                  spec.rollout.tp, error.message);
+      error.file = spec.file;
+      return std::move(error).InField("rollout.tp");
+    }
+  }
+  e.links = workspace.links;
   e.kv = ComputeKvFootprint(job.model, spec.rollout.tp, spec.rollout.dtypes);
 
   // Colocated: every GPU generates, then trains.
@@ -1158,6 +1191,13 @@ Result<std::vector<GpuDecode>> CompareDecode(const RlEvaluation& e,
     DecodeInput d = e.decode;
     d.hbm_bandwidth = gpu.hbm_bandwidth;
     d.peak = gpu.bf16_dense;
+    if (d.tp_comm != nullptr && gpu.name != e.actor.gpu().name) {
+      // The TP all-reduces on that GPU's own link, in the same node and network.
+      Cluster other = e.actor.cluster;
+      other.gpu = gpu;
+      STRATA_ASSIGN_OR_RETURN(CollectiveModel comm, CollectiveModel::Create(other, e.links));
+      d.tp_comm = std::make_shared<const CollectiveModel>(std::move(comm));
+    }
     GpuDecode r;
     r.gpu = gpu.name;
     r.step = DecodeRoofline(d);

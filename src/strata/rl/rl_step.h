@@ -149,7 +149,8 @@ struct RlEvaluation {
   std::string fix;       // when the rollout does not fit: the smallest change that does
   std::string fix_note;  // why that value: the one given and the range that fits
   RlConstants constants;
-  DecodeInput decode;  // the colocated rollout's decode step (batch, context set)
+  DecodeInput decode;   // the colocated rollout's decode step (batch, context set)
+  Interconnects links;  // the workspace's: CompareDecode reprices the TP all-reduces with them
 };
 
 /// The colocated decode step on each named GPU (data/gpus.yaml), the job's own GPU first.

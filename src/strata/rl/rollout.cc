@@ -74,6 +74,14 @@ double ExpertsTouchedFraction(int64_t experts, int64_t top_k, double batch) {
   return 1.0 - std::pow(std::max(0.0, miss), std::max(1.0, batch));
 }
 
+Result<CollectiveCost> DecodeTpAllReduce(const DecodeInput& in, double batch, Detail detail) {
+  if (in.tp_comm == nullptr) return InvalidInput("no collective model for the TP all-reduces");
+  const GroupShape group{.ranks = in.tp, .nodes = 1, .ranks_per_node = in.tp};
+  return in.tp_comm->Cost(CollectiveOp::kAllReduce,
+                          in.tp_allreduce_bytes_per_sequence * std::max(1.0, batch), group,
+                          CommAlgorithm::kAuto, detail);
+}
+
 DecodeStep DecodeRoofline(const DecodeInput& in) {
   DecodeStep s;
   const auto tp = static_cast<double>(std::max<int64_t>(1, in.tp));
@@ -84,9 +92,15 @@ DecodeStep DecodeRoofline(const DecodeInput& in) {
   s.kv_bytes = per_sequence * in.batch;
   s.memory_time = (s.weight_bytes + s.kv_bytes) / (in.hbm_bandwidth * in.hbm_efficiency);
   s.compute_time = (in.flop_per_token * (in.batch / tp)) / (in.peak * in.compute_efficiency);
+  // TP's all-reduces wait for the layer's kernels and the next layer waits for them: in series.
+  if (in.tp > 1 && in.tp_comm != nullptr && in.tp_allreduces_per_step > 0) {
+    if (auto one = DecodeTpAllReduce(in, in.batch); one.ok()) {
+      s.tp_allreduce = one->time * static_cast<double>(in.tp_allreduces_per_step);
+    }
+  }
   // Eager mode stretches the whole step (kernel launches fill the gaps CUDA graphs close); the
   // stretch is the engine's time too, so the kernels' time stays the roofline's.
-  const Seconds kernels = std::max(s.memory_time, s.compute_time);
+  const Seconds kernels = std::max(s.memory_time, s.compute_time) + s.tp_allreduce;
   s.time = (kernels + in.step_overhead) * std::max(1.0, in.eager_factor);
   s.overhead = s.time - kernels;
   return s;
@@ -144,8 +158,10 @@ DecodeSimulation SimulateDecode(const std::vector<double>& lengths, int64_t max_
       // The mean context over the interval: the running samples' mean progress at its start
       // plus half its steps (KV bytes grow linearly with context).
       d.context_tokens = prompt_tokens + (t - start_sum / b) + steps / 2;
-      const Seconds cost = DecodeRoofline(d).time * steps;
+      const DecodeStep step = DecodeRoofline(d);
+      const Seconds cost = step.time * steps;
       sim.time += cost;
+      sim.tp_allreduce += step.tp_allreduce * steps;
       sim.steps += steps;
       ++sim.intervals;
       if (running.size() == full_batch) {

@@ -1,17 +1,21 @@
 // The rollout engine (vLLM) on one GPU and one instance: its memory (weights in the rollout
 // layout, the KV cache gpu_memory_utilization leaves, CUDA graphs inside or outside that budget
 // by version, what the colocated trainer keeps resident) and its time (prefill at the GEMM
-// efficiency, decode as a roofline over the bytes each decode step reads plus the engine's own
-// time per step, and continuous batching of the samples' response lengths, whose longest ones
-// the step waits for).
-// Formulas with the reference job's numbers: docs/rl.md.
+// efficiency, decode as a roofline over the bytes each decode step reads plus its TP
+// all-reduces and the engine's own time per step, and continuous batching of the samples' response
+// lengths, whose longest ones the step waits for). Formulas with the reference job's numbers:
+// docs/rl.md.
 #ifndef STRATA_RL_ROLLOUT_H_
 #define STRATA_RL_ROLLOUT_H_
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "strata/comm/collective_cost.h"
+#include "strata/core/detail.h"
+#include "strata/core/result.h"
 #include "strata/core/units.h"
 #include "strata/rl/kv_cache.h"
 #include "strata/rl/response_lengths.h"
@@ -79,7 +83,20 @@ struct DecodeInput {
   /// vLLM without CUDA graphs (enforce_eager): the whole step, kernels and engine time, takes
   /// this factor longer (data/rl_constants.yaml decode.eager_factor); 1 with CUDA graphs.
   double eager_factor = 1;
+  /// Tensor parallelism's all-reduces: with TP > 1 every layer sums its partial outputs twice a
+  /// decode step (after attention and after the MLP or MoE), each batch x hidden x 2 B of bf16
+  /// activations, among the instance's TP ranks of one node. Small and latency-bound; priced by
+  /// `tp_comm` (the cluster's collective model, on the bandwidth-map level of a TP group inside
+  /// a node). Without a model, or at TP1, none.
+  std::shared_ptr<const CollectiveModel> tp_comm;
+  int64_t tp_allreduces_per_step = 0;     // 2 x layers
+  Bytes tp_allreduce_bytes_per_sequence;  // hidden x 2 B: one token's activations
 };
+
+/// One of a decode step's TP all-reduces at `batch` sequences (DecodeInput::tp_comm); an error
+/// where the collective model cannot price it. `detail` kExplained names the level it runs on.
+Result<CollectiveCost> DecodeTpAllReduce(const DecodeInput& in, double batch,
+                                         Detail detail = Detail::kNumbersOnly);
 
 struct DecodeStep {
   double expert_fraction = 0;
@@ -87,8 +104,9 @@ struct DecodeStep {
   Bytes kv_bytes;      // per GPU
   Seconds memory_time;
   Seconds compute_time;
+  Seconds tp_allreduce;  // the step's TP all-reduces, in series with the kernels (0 at TP1)
   Seconds overhead;  // the engine's per-step time, added to the kernels' (eager: its launches too)
-  Seconds time;      // the larger of memory and compute, plus the overhead
+  Seconds time;      // the larger of memory and compute, + the all-reduces, + the overhead
 };
 
 DecodeStep DecodeRoofline(const DecodeInput& in);
@@ -115,6 +133,7 @@ struct DecodeSimulation {
   Seconds draining;  // after, the batch shrinking to the last sample
   double draining_steps = 0;
   int64_t intervals = 0;  // distinct batch sizes in a row (events)
+  Seconds tp_allreduce;   // of `time`: the TP all-reduces of every step (0 at TP1)
 };
 
 /// `lengths` are decode steps (tokens) per sample in submission order; `decode` is priced with
