@@ -174,5 +174,34 @@ TEST(FirstCause, TheRankAheadInAnotherCollectiveIsNotListedAsWaiting) {
   EXPECT_TRUE(v.pg_stalls[0].behind.empty());
 }
 
+// Issue 33, review of 829fba27: the evidence is ordered by time where its lines carry one, and
+// the precedence of finding.cc stands only where they do not. Rank 1's NCCL reports an
+// InfiniBand completion error (the line format of NVIDIA/nccl#1405, under a wall-clock prefix as
+// nccl-1039's job log writes one) at 2024-05-02 10:00:00; rank 0's watchdog reports "CUDA error:
+// an illegal memory access" (the format of InternLM/lmdeploy#3258) in its glog header at "E502
+// 10:00:30", 30 s later (glog prints no year: read in the year the dated line gives, 2024). By
+// hand: a failure printed 30 s after another cannot be its cause; the first failure is the
+// network's, with peer 10.0.0.3. The precedence alone puts a CUDA error before every network
+// failure and named CUDA on rank 0: the special term for torchrun's root cause did not cover two
+// timed failure lines.
+TEST(FirstCause, TheEarlierOfTwoTimedFailuresIsTheFirstCause) {
+  const std::string ib =
+      "2024-05-02 10:00:00 node2:3468:3905 [1] transport/net_ib.cc:1295 NCCL WARN NET/IB : Got "
+      "completion from peer 10.0.0.3<48598> with error 12, opcode 0, len 0, vendor err 129\n";
+  const std::string cuda =
+      "[rank0]:[E502 10:00:30.588302933 ProcessGroupNCCL.cpp:1595] [PG ID 0 PG GUID "
+      "0(default_pg) Rank 0] Process group watchdog thread terminated with exception: CUDA "
+      "error: an illegal memory access was encountered\n";
+  const Verdict v = AnalyzeLog(ib + cuda);
+  EXPECT_EQ(v.finding.kind, "network") << v.finding.summary;
+  EXPECT_EQ(v.finding.peer.substr(0, 8), "10.0.0.3") << v.finding.summary;
+  // The CUDA error printed first (09:59:30) stays the first failure.
+  std::string earlier = cuda;
+  earlier.replace(earlier.find("10:00:30"), 8, "09:59:30");
+  EXPECT_EQ(AnalyzeLog(ib + earlier).finding.kind, "cuda_error");
+  // Without a time on the network line nothing is ordered: the precedence names the CUDA error.
+  EXPECT_EQ(AnalyzeLog(ib.substr(20) + cuda).finding.kind, "cuda_error");
+}
+
 }  // namespace
 }  // namespace strata::hang::first_cause_test

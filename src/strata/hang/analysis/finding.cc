@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -11,6 +12,7 @@
 #include <utility>
 
 #include "strata/hang/analysis/finding_reports.h"
+#include "strata/hang/analysis/finding_time.h"
 #include "strata/hang/analysis/gloo_finding.h"
 #include "strata/hang/analysis/gloo_sequences.h"
 #include "strata/hang/analysis/horovod_finding.h"
@@ -1032,25 +1034,72 @@ bool ProgramError(const EvidenceSet& ev, Finding& f) {
 }  // namespace
 
 void FindFirstFailure(const EvidenceSet& ev, Verdict& v) {
-  Finding f;
   const bool timed_out = !Of(ev, WatchdogEventKind::kTimeout).empty();
   // Strongest first: a device or process failure explains the timeouts that follow it. A rank
   // killed from outside (SIGKILL) comes before the timeouts it causes; a worker that aborted
-  // (SIGABRT, the watchdog's own way out) after them does not.
-  const bool found =
-      (OomBeforeCuda(ev) && Oom(v, f)) || (EpTimeoutBeforeCuda(ev) && EpTimeout(ev, f)) ||
-      Cuda(ev, f) || Oom(v, f) || Crash(ev, f) ||
-      (KilledBeforeNetwork(ev) && WorkerFailed(ev, f, true)) || Network(ev, f) ||
-      ((!timed_out || KilledRootCause(ev) || RootCauseBeforeTimeouts(ev)) && ChildFailed(ev, f)) ||
-      WorkerFailed(ev, f, true) || HorovodStall(ev, f) || HorovodTimelineFinding(ev, f) ||
-      DetailMismatch(ev, f) || FlightRecorderReport(ev, f) || FlightRecorderMismatch(ev, f) ||
-      UccNotPosted(ev, f) || BarrierMissing(ev, f) || Fingerprints(ev, f) ||
-      GlooFinding(ev, v, f) || Mismatch(v, f) || TimeoutOpMismatch(ev, f) || Ras(ev, f) ||
-      Behind(v, f) || CompletedCounters(ev, f) || Teardown(ev, v, f) || Silent(ev, v, f) ||
-      Timeout(ev, v, f) || StoreCollective(ev, f) || HcclTimeout(ev, f) || EpTimeout(ev, f) ||
-      Stuck(ev, f) || Stacks(ev, v, f) || MpiCollectiveWait(ev, f) || LockWait(ev, f) ||
-      ChildFailed(ev, f) || WorkerFailed(ev, f, false) || ProgramError(ev, f) ||
-      MissingMembers(v, f);
+  // (SIGABRT, the watchdog's own way out) after them does not. This order stands where the
+  // evidence gives no time; where it does, time orders the candidates (below).
+  const std::vector<std::function<bool(Finding&)>> chain = {
+      [&](Finding& c) { return OomBeforeCuda(ev) && Oom(v, c); },
+      [&](Finding& c) { return EpTimeoutBeforeCuda(ev) && EpTimeout(ev, c); },
+      [&](Finding& c) { return Cuda(ev, c); },
+      [&](Finding& c) { return Oom(v, c); },
+      [&](Finding& c) { return Crash(ev, c); },
+      [&](Finding& c) { return KilledBeforeNetwork(ev) && WorkerFailed(ev, c, true); },
+      [&](Finding& c) { return Network(ev, c); },
+      [&](Finding& c) { return (!timed_out || KilledRootCause(ev)) && ChildFailed(ev, c); },
+      [&](Finding& c) { return WorkerFailed(ev, c, true); },
+      [&](Finding& c) { return HorovodStall(ev, c); },
+      [&](Finding& c) { return HorovodTimelineFinding(ev, c); },
+      [&](Finding& c) { return DetailMismatch(ev, c); },
+      [&](Finding& c) { return FlightRecorderReport(ev, c); },
+      [&](Finding& c) { return FlightRecorderMismatch(ev, c); },
+      [&](Finding& c) { return UccNotPosted(ev, c); },
+      [&](Finding& c) { return BarrierMissing(ev, c); },
+      [&](Finding& c) { return Fingerprints(ev, c); },
+      [&](Finding& c) { return GlooFinding(ev, v, c); },
+      [&](Finding& c) { return Mismatch(v, c); },
+      [&](Finding& c) { return TimeoutOpMismatch(ev, c); },
+      [&](Finding& c) { return Ras(ev, c); },
+      [&](Finding& c) { return Behind(v, c); },
+      [&](Finding& c) { return CompletedCounters(ev, c); },
+      [&](Finding& c) { return Teardown(ev, v, c); },
+      [&](Finding& c) { return Silent(ev, v, c); },
+      [&](Finding& c) { return Timeout(ev, v, c); },
+      [&](Finding& c) { return StoreCollective(ev, c); },
+      [&](Finding& c) { return HcclTimeout(ev, c); },
+      [&](Finding& c) { return EpTimeout(ev, c); },
+      [&](Finding& c) { return Stuck(ev, c); },
+      [&](Finding& c) { return Stacks(ev, v, c); },
+      [&](Finding& c) { return MpiCollectiveWait(ev, c); },
+      [&](Finding& c) { return LockWait(ev, c); },
+      [&](Finding& c) { return ChildFailed(ev, c); },
+      [&](Finding& c) { return WorkerFailed(ev, c, false); },
+      [&](Finding& c) { return ProgramError(ev, c); },
+      [&](Finding& c) { return MissingMembers(v, c); },
+  };
+  Finding f;
+  size_t at = 0;
+  while (at < chain.size() && !chain[at](f)) ++at;
+  const bool found = at < chain.size();
+  // Earliest cause first: a failure printed before another cannot be its consequence. Where the
+  // order's choice and a candidate after it both carry a time (a glog header, a dated line,
+  // torchrun's record time; finding_time.h), the earlier is the first failure; equal or missing
+  // times leave the order as it stands (pytorch/pytorch#134006: torchrun's root cause, exit code
+  // 1 at 11:37:36, before the watchdog's timeout at 11:47:24, is the first cause).
+  if (found) {
+    const int64_t year = EvidenceYear(ev);
+    if (auto first = FindingTime(ev, f, year)) {
+      for (size_t i = at + 1; i < chain.size(); ++i) {
+        Finding c;
+        if (!chain[i](c)) continue;
+        if (const auto t = FindingTime(ev, c, year); t && *t < *first) {
+          f = std::move(c);
+          first = t;
+        }
+      }
+    }
+  }
   if (!found) {
     // Only evidence that observes state can show a healthy job: a Gloo dump's states are
     // placeholders (gloo_sequences.h), so sequences that agree say nothing about completion.

@@ -9,7 +9,6 @@
 #include <string_view>
 
 #include "strata/core/text_scan.h"
-#include "strata/core/timestamp.h"
 #include "strata/hang/analysis/stack_tree.h"
 
 namespace strata::hang {
@@ -47,41 +46,6 @@ bool KilledRootCause(const EvidenceSet& ev) {
     if (s->root_cause && (s->signal == "SIGKILL" || s->exit_code == -9)) return true;
   }
   return false;
-}
-
-namespace {
-
-// glog's time as c10 prints it, "E820 11:47:24.069865760": the severity, the month (not padded)
-// and the day in two digits, then the time, but no year. Read to the second by the one timestamp
-// parser, as that date in `year`.
-std::optional<double> GlogTime(std::string_view t, int64_t year) {
-  const size_t space = t.find(' ');
-  if (space == std::string_view::npos || space < 4) return std::nullopt;
-  const std::string_view date = t.substr(1, space - 1);
-  const auto month = ParseInt64(date.substr(0, date.size() - 2));
-  const auto day = ParseInt64(date.substr(date.size() - 2));
-  if (!month || !day) return std::nullopt;
-  return ParseLogTimestamp(
-      fmt::format("{:04}-{:02}-{:02} {}", year, *month, *day, t.substr(space + 1, 8)));
-}
-
-}  // namespace
-
-bool RootCauseBeforeTimeouts(const EvidenceSet& ev) {
-  // torchrun's record time, "2024-08-20_11:37:36"; the timeouts' glog times are read in its year.
-  std::optional<double> failed;
-  int64_t year = 0;
-  for (const FailureSignal* s : Of(ev, FailureKind::kChildFailed)) {
-    if (!s->root_cause) continue;
-    failed = ParseLogTimestamp(s->time);
-    if (failed) year = ParseInt64(std::string_view(s->time).substr(0, 4)).value_or(0);
-  }
-  const auto timeouts = Of(ev, WatchdogEventKind::kTimeout);
-  if (!failed || timeouts.empty()) return false;
-  return std::ranges::all_of(timeouts, [&](const WatchdogEvent* e) {
-    const auto fired = GlogTime(e->timestamp, year);
-    return fired && *failed < *fired;
-  });
 }
 
 namespace {

@@ -25,11 +25,6 @@ std::vector<const WatchdogEvent*> Of(const EvidenceSet& ev, WatchdogEventKind ki
 /// torchrun's summary names a root cause killed from outside (SIGKILL): it precedes the timeouts.
 bool KilledRootCause(const EvidenceSet& ev);
 
-/// The summary's root cause exited before any watchdog timeout in the evidence fired (its
-/// "time : 2024-08-20_11:37:36" before every timeout line's glog time, "[E820 11:47:24..."): a
-/// failure printed before the timeouts cannot be their consequence, so it is the first cause.
-bool RootCauseBeforeTimeouts(const EvidenceSet& ev);
-
 /// torchrun's "failed (exitcode: N) local_rank: L" line; `killed_only`: only exit code -9.
 bool WorkerFailed(const EvidenceSet& ev, Finding& f, bool killed_only);
 

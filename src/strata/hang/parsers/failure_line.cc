@@ -194,6 +194,41 @@ bool ClassifyFailureLine(std::string_view line, FailureSignal* s) {
       return true;
     }
   }
+  // NCCL could not open a socket of its interface's address family: "include/socket.h:344 WARN
+  // Socket creation failed : Address family not supported by protocol" (NVIDIA/nccl#210: NCCL 2.3,
+  // which prints "WARN" without "NCCL", on every rank of an mpirun while rank 0 hung in
+  // ncclCommInitRank). NCCL opens its sockets to bootstrap the communicator: a start-up fault of
+  // the interface and address family it chose.
+  if (Contains(line, "Socket creation failed")) {
+    s->kind = K::kBootstrap;
+    s->detail =
+        "NCCL could not create a socket for its interface's address family: check "
+        "NCCL_SOCKET_IFNAME and NCCL_SOCKET_FAMILY";
+    return true;
+  }
+  // An extension loader's warning that the build directory of a torch C++/CUDA extension holds a
+  // lock file, "Lock file exists in build directory: '.../nvdiffrast_plugin/lock'" (NVlabs/
+  // nvdiffrast#190, NVlabs/nvdiffrec#39): torch's load then waits in FileBaton.wait until the file
+  // goes away, and one left by a build killed mid-way never does. The process is stuck outside any
+  // collective, on the lock (as a faulthandler dump in file_baton.py's wait shows it).
+  if (Contains(line, "Lock file exists in build directory")) {
+    s->kind = K::kLockWait;
+    s->op = "FileBaton.wait";
+    s->detail = "torch's FileBaton lock of a C++/CUDA extension build";
+    return true;
+  }
+  // torch's FileBaton takes an extension's build lock by creating its 'lock' file and releases it
+  // by deleting it: a second process building the same extension that finds the file gone raises
+  // "FileNotFoundError: [Errno 2] No such file or directory: '~/.cache/torch_extensions/py39_cu121/
+  // gsplat_cuda/lock'" (nerfstudio-project/gsplat#297, two trainings on one machine) and exits.
+  if (Contains(line, "No such file or directory") && Contains(line, "torch_extensions") &&
+      (Contains(line, "/lock'") || Contains(line, "\\lock'"))) {
+    s->kind = K::kPythonError;
+    s->detail =
+        "the build lock of a torch C++/CUDA extension vanished under the process (another "
+        "process building the same extension released it)";
+    return true;
+  }
   // NCCL bootstrap: which interface, who checked in.
   if (Contains(line, "no socket interface found") || Contains(line, "Bootstrap : no socket")) {
     s->kind = K::kBootstrap;
