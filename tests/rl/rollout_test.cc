@@ -120,13 +120,10 @@ TEST(DecodeRooflineTest, ExpertsTouched) {
   EXPECT_NEAR(ExpertsTouchedFraction(0, 0, 64), 1.0, 1e-12);
 }
 
-// TP2, batch 64, context 4,096; 4 GB of dense weights and 60 GB of experts (E 256, k 8); KV per
-// GPU 10,240 B/token and a 16,465,920 B state (the reference model at TP2); H20 HBM 4.0 TB/s at
-// 0.7, 148 TFLOP/s at 0.5, 6 GFLOP per token.
-//   weights per GPU = (4e9 + 60e9 x 0.868916) / 2 = 28.0675e9 B
-//   KV per GPU = 64 x (10,240 x 4,096 + 2 x 16,465,920) = 64 x 74,874,880 = 4.79199e9 B
-//   memory time = 32.8595e9 / 2.8e12 = 11.7355 ms; compute = 6e9 x 32 / 74e12 = 2.5946 ms.
-TEST(DecodeRooflineTest, MemoryBoundStep) {
+// The decode step of MemoryBoundStep and TpAllReducesOnTheNodesLink: a 64 GB MoE (4 GB dense,
+// 60 GB in 256 experts, top-8) at TP2, batch 64 at a 4,096-token context; its numbers are worked
+// out in MemoryBoundStep's comment.
+DecodeInput MoeDecodeAtBatch64() {
   DecodeInput in;
   in.dense_weights = Bytes::GB(4);
   in.expert_weights = Bytes::GB(60);
@@ -142,6 +139,17 @@ TEST(DecodeRooflineTest, MemoryBoundStep) {
   in.hbm_efficiency = 0.7;
   in.peak = FlopPerSecond::Tera(148);
   in.compute_efficiency = 0.5;
+  return in;
+}
+
+// TP2, batch 64, context 4,096; 4 GB of dense weights and 60 GB of experts (E 256, k 8); KV per
+// GPU 10,240 B/token and a 16,465,920 B state (the reference model at TP2); H20 HBM 4.0 TB/s at
+// 0.7, 148 TFLOP/s at 0.5, 6 GFLOP per token.
+//   weights per GPU = (4e9 + 60e9 x 0.868916) / 2 = 28.0675e9 B
+//   KV per GPU = 64 x (10,240 x 4,096 + 2 x 16,465,920) = 64 x 74,874,880 = 4.79199e9 B
+//   memory time = 32.8595e9 / 2.8e12 = 11.7355 ms; compute = 6e9 x 32 / 74e12 = 2.5946 ms.
+TEST(DecodeRooflineTest, MemoryBoundStep) {
+  DecodeInput in = MoeDecodeAtBatch64();
   const DecodeStep s = DecodeRoofline(in);
   EXPECT_NEAR(s.weight_bytes.count(), 28.0675e9, 1e5);
   EXPECT_NEAR(s.kv_bytes.count(), 4791992320, 1);
@@ -175,21 +183,7 @@ TEST(DecodeRooflineTest, TpAllReducesOnTheNodesLink) {
   ASSERT_TRUE(links.ok()) << links.error().Format();
   auto comm = CollectiveModel::Create(*cluster, *links);
   ASSERT_TRUE(comm.ok()) << comm.error().Format();
-  DecodeInput in;
-  in.dense_weights = Bytes::GB(4);
-  in.expert_weights = Bytes::GB(60);
-  in.experts = 256;
-  in.top_k = 8;
-  in.tp = 2;
-  in.kv.full_per_token = Bytes::Count(10240);
-  in.kv.state_per_sequence = Bytes::Count(16465920);
-  in.batch = 64;
-  in.context_tokens = 4096;
-  in.flop_per_token = FlopCount::Giga(6);
-  in.hbm_bandwidth = BytesPerSecond::TBps(4.0);
-  in.hbm_efficiency = 0.7;
-  in.peak = FlopPerSecond::Tera(148);
-  in.compute_efficiency = 0.5;
+  DecodeInput in = MoeDecodeAtBatch64();
   in.tp_comm = std::make_shared<const CollectiveModel>(std::move(comm).value());
   in.tp_allreduces_per_step = 80;
   in.tp_allreduce_bytes_per_sequence = Bytes::Count(2048 * 2);
