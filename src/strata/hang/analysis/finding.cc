@@ -1035,19 +1035,51 @@ bool ProgramError(const EvidenceSet& ev, Finding& f) {
 
 void FindFirstFailure(const EvidenceSet& ev, Verdict& v) {
   const bool timed_out = !Of(ev, WatchdogEventKind::kTimeout).empty();
+  const int64_t year = EvidenceYear(ev);
+  // Four terms put a candidate before one the order reads earlier: an out-of-memory line or
+  // DeepEP's timeout before the CUDA error it leads to, a worker killed from outside before the
+  // network failures of its file or, as torchrun's root cause, before the timeouts. Each is a
+  // claim about time. Where both candidates' lines carry a time (finding_time.h), the times
+  // decide: the term stands only when its candidate was not written after the other one, and
+  // then the time rule below reads every later candidate from its time. Where either line prints
+  // no time, the term's own reading (line order within one file, torchrun's root-cause flag)
+  // stands as the precedence. Equal times (a second is coarser than line order) leave the term.
+  auto not_after = [&](const std::function<bool(Finding&)>& term,
+                       const std::function<bool(Finding&)>& other) {
+    Finding a;
+    Finding b;
+    if (!term(a) || !other(b)) return true;
+    const auto ta = FindingTime(ev, a, year);
+    const auto tb = FindingTime(ev, b, year);
+    return !ta || !tb || *ta <= *tb;
+  };
+  const auto oom = [&](Finding& c) { return Oom(v, c); };
+  const auto ep_timeout = [&](Finding& c) { return EpTimeout(ev, c); };
+  const auto cuda = [&](Finding& c) { return Cuda(ev, c); };
+  const auto killed = [&](Finding& c) { return WorkerFailed(ev, c, true); };
+  const auto network = [&](Finding& c) { return Network(ev, c); };
+  const auto record = [&](Finding& c) { return ChildFailed(ev, c); };
+  const auto timeout = [&](Finding& c) { return Timeout(ev, v, c); };
   // Strongest first: a device or process failure explains the timeouts that follow it. A rank
   // killed from outside (SIGKILL) comes before the timeouts it causes; a worker that aborted
   // (SIGABRT, the watchdog's own way out) after them does not. This order stands where the
   // evidence gives no time; where it does, time orders the candidates (below).
   const std::vector<std::function<bool(Finding&)>> chain = {
-      [&](Finding& c) { return OomBeforeCuda(ev) && Oom(v, c); },
-      [&](Finding& c) { return EpTimeoutBeforeCuda(ev) && EpTimeout(ev, c); },
+      [&](Finding& c) { return OomBeforeCuda(ev) && not_after(oom, cuda) && Oom(v, c); },
+      [&](Finding& c) {
+        return EpTimeoutBeforeCuda(ev) && not_after(ep_timeout, cuda) && EpTimeout(ev, c);
+      },
       [&](Finding& c) { return Cuda(ev, c); },
       [&](Finding& c) { return Oom(v, c); },
       [&](Finding& c) { return Crash(ev, c); },
-      [&](Finding& c) { return KilledBeforeNetwork(ev) && WorkerFailed(ev, c, true); },
+      [&](Finding& c) {
+        return KilledBeforeNetwork(ev) && not_after(killed, network) && WorkerFailed(ev, c, true);
+      },
       [&](Finding& c) { return Network(ev, c); },
-      [&](Finding& c) { return (!timed_out || KilledRootCause(ev)) && ChildFailed(ev, c); },
+      [&](Finding& c) {
+        return (!timed_out || (KilledRootCause(ev) && not_after(record, timeout))) &&
+               ChildFailed(ev, c);
+      },
       [&](Finding& c) { return WorkerFailed(ev, c, true); },
       [&](Finding& c) { return HorovodStall(ev, c); },
       [&](Finding& c) { return HorovodTimelineFinding(ev, c); },
@@ -1088,7 +1120,6 @@ void FindFirstFailure(const EvidenceSet& ev, Verdict& v) {
   // times leave the order as it stands (pytorch/pytorch#134006: torchrun's root cause, exit code
   // 1 at 11:37:36, before the watchdog's timeout at 11:47:24, is the first cause).
   if (found) {
-    const int64_t year = EvidenceYear(ev);
     if (auto first = FindingTime(ev, f, year)) {
       for (size_t i = at + 1; i < chain.size(); ++i) {
         Finding c;
