@@ -751,11 +751,21 @@ bool Timeout(const EvidenceSet& ev, const Verdict& v, Finding& f) {
     if (first && first->seq) break;
   }
   if (!first) {
-    // No WorkNCCL line survived (a cut paste), but the watchdog said it: "Some NCCL operations
-    // have failed or timed out ... taking the entire process down", or a dump signal "due to a
-    // collective timeout". A collective timed out; which one, the evidence does not say.
+    // No WorkNCCL line survived (a cut paste), but the watchdog said it: a dump signal "due to a
+    // collective timeout", or its take-down lines ("Some NCCL operations have failed or timed
+    // out ... taking the entire process down") beside its own word for a timeout, "Watchdog
+    // caught", on a line cut before the WorkNCCL (uniworld-46). A collective timed out; which
+    // one, the evidence does not say. The take-down lines alone (opendatalab/DocLayout-YOLO#22)
+    // do not say it: torch prints them for a NCCL error as for a timeout.
+    const auto caught = [](const std::string& text) {
+      return text.find("Watchdog caught") != std::string::npos;
+    };
+    const bool timeout_said = std::any_of(ev.watchdog.begin(), ev.watchdog.end(),
+                                          [&](const WatchdogEvent& e) { return caught(e.text); }) ||
+                              std::any_of(ev.failures.begin(), ev.failures.end(),
+                                          [&](const FailureSignal& s) { return caught(s.text); });
     for (const WatchdogEvent& e : ev.watchdog) {
-      if (e.kind == WatchdogEventKind::kTakingDown ||
+      if ((e.kind == WatchdogEventKind::kTakingDown && timeout_said) ||
           (e.kind == WatchdogEventKind::kDumpSignal &&
            e.text.find("collective timeout") != std::string::npos)) {
         f.kind = "collective_timeout";
