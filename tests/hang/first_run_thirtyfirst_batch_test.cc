@@ -89,5 +89,40 @@ TEST(FirstRunThirtyfirstBatch, TheWatchdogsTakeDownLinesAloneAreNoVerdict) {
   EXPECT_EQ(timed_out.finding.seq, 12) << timed_out.finding.summary;
 }
 
+// lyuwenyu/RT-DETR#599 (rt-detr-599-traceback-communicator-aborted-rank0, held back and missed at
+// its run): a traceback from the training loop into torch.distributed.all_reduce that ends on
+// "RuntimeError: NCCL communicator was aborted on rank 0.  Original reason for failure was:
+// [Rank 0] Watchdog caug", cut by the excerpt. By hand: c10d raises this error in the process whose
+// communicator its watchdog aborted, followed by the watchdog's exception; of the watchdog's
+// messages only the timeout's begins "Watchdog caught collective operation timeout". Rank 0 waited
+// in all_reduce until its watchdog timed the collective out: a collective timeout, no culprit (no
+// other rank is shown). Lines of that format, another script and rank.
+const std::string kAbortReasonCut =
+    "  File \"/opt/train/dist_utils.py\", line 194, in reduce_dict\n"
+    "    torch.distributed.all_reduce(values)\n"
+    "  File \"/opt/envs/lib/python3.10/site-packages/torch/distributed/distributed_c10d.py\", "
+    "line 1451, in wrapper\n"
+    "    return func(*args, **kwargs)\n"
+    "  File \"/opt/envs/lib/python3.10/site-packages/torch/distributed/distributed_c10d.py\", "
+    "line 1700, in all_reduce\n"
+    "    work = default_pg.allreduce([tensor], opts)\n"
+    "RuntimeError: NCCL communicator was aborted on rank 3.  Original reason for failure was: "
+    "[Rank 3] Watchdog caug\n";
+
+TEST(FirstRunThirtyfirstBatch, ACommunicatorAbortedForTheWatchdogsTimeoutIsACollectiveTimeout) {
+  const Verdict v = AnalyzeLog(kAbortReasonCut);
+  EXPECT_TRUE(v.hang) << v.headline;
+  EXPECT_EQ(v.finding.kind, "collective_timeout") << v.finding.summary;
+  EXPECT_TRUE(v.finding.ranks.empty()) << v.finding.summary;
+  // The collective is the c10d function the traceback passes through, all_reduce, not the
+  // decorator's "wrapper" frame above it.
+  EXPECT_EQ(v.finding.op, "all_reduce") << v.finding.summary;
+  // An abort whose reason is a NCCL error is no timeout.
+  EXPECT_NE(AnalyzeLog("RuntimeError: NCCL communicator was aborted on rank 3.  Original reason "
+                       "for failure was: NCCL error: unhandled system error\n")
+                .finding.kind,
+            "collective_timeout");
+}
+
 }  // namespace
 }  // namespace strata::first_run_thirtyfirst_batch_test

@@ -776,6 +776,26 @@ bool Timeout(const EvidenceSet& ev, const Verdict& v, Finding& f) {
         return true;
       }
     }
+    // c10d's error in the process whose communicator its watchdog aborted, "NCCL communicator was
+    // aborted on rank 0.  Original reason for failure was: [Rank 0] Watchdog caug" (cut by the
+    // paste, lyuwenyu/RT-DETR#599): the reason is the watchdog's exception, and of its messages
+    // only the timeout's starts "Watchdog caug(ht collective operation timeout)". The rank is the
+    // one that waited; the collective is not named.
+    for (const LogSignal& s : ev.log_signals) {
+      if (s.kind != LogSignalKind::kCommAborted) continue;
+      const size_t reason = s.text.find("Original reason for failure was: ");
+      if (reason == std::string::npos ||
+          s.text.find("Watchdog caug", reason) == std::string::npos) {
+        continue;
+      }
+      f.kind = "collective_timeout";
+      f.summary = fmt::format(
+          "a collective timed out: rank {}'s communicator was aborted by its watchdog's timeout "
+          "(the WorkNCCL line is not in the evidence)",
+          s.value);
+      f.evidence.push_back(Cite(s.file, s.line, s.text));
+      return true;
+    }
     return false;
   }
   // A status line ("Timeout at NCCL work: N") carries no op: the WorkNCCL line of the same
@@ -1185,10 +1205,15 @@ void FindFirstFailure(const EvidenceSet& ev, Verdict& v) {
     if (!no_answer.empty()) f.evidence.push_back(Cite(*no_answer.front()));
   }
   // A failure without a WorkNCCL line still names its collective when a traceback passes
-  // through torch's distributed_c10d.py.
+  // through torch's distributed_c10d.py. torch 2.1 and later wrap its functions in a decorator
+  // whose frame, "in wrapper", comes first (lyuwenyu/RT-DETR#599: "line 1451, in wrapper", then
+  // "line 1700, in all_reduce"): that frame names no collective.
   if (f.op.empty() && f.kind != "healthy" && f.kind != "unknown") {
-    if (const auto frames = Of(ev, FailureKind::kC10dFrame); !frames.empty())
-      f.op = frames.front()->op;
+    for (const FailureSignal* frame : Of(ev, FailureKind::kC10dFrame)) {
+      if (frame->op == "wrapper") continue;
+      f.op = frame->op;
+      break;
+    }
   }
   const bool stall =
       f.kind == "collective_timeout" || f.kind == "lagging_rank" || f.kind == "collective_mismatch";
