@@ -1047,6 +1047,7 @@ Result<RlEvaluation> EvaluateRl(const Workspace& workspace, const RlSpec& rl_spe
       }
       continue;
     }
+    base.train_layout = train->job.layout();
     base.rollout_memory =
         RolloutMemoryOf(s, spec.rollout.tp, spec.rollout.gpu_memory_utilization, Bytes());
     base.generation = GenerationOf(s, m, base.rollout_memory);
