@@ -203,5 +203,37 @@ TEST(FirstCause, TheEarlierOfTwoTimedFailuresIsTheFirstCause) {
   EXPECT_EQ(AnalyzeLog(ib.substr(20) + cuda).finding.kind, "cuda_error");
 }
 
+// Issue 33, review of 36c551fa: the term that put an out-of-memory line before the CUDA error
+// after it (OomBeforeCuda, the class of NVIDIA/TensorRT-LLM#1670) decided the first failure
+// without reading any time, and its pick cited a line the time rule could not date, so no
+// candidate after it was read. node2's NCCL reports an InfiniBand completion error at
+// 2024-05-02 10:00:00 (the line of TheEarlierOfTwoTimedFailuresIsTheFirstCause); node3's NCCL
+// then prints "Cuda failure 'out of memory'" at 10:00:30 and "Cuda failure 'invalid resource
+// handle'" at 10:00:31 (the pair of FirstRunSixthBatch, under the same wall-clock prefix). By
+// hand: the out-of-memory line is not after the CUDA error (10:00:30 <= 10:00:31), so the term
+// stands against it, but the network failure was written 30 s before both: it is the first
+// failure, with peer 10.0.0.3. Before, the term's pick was "oom" whatever the times said.
+TEST(FirstCause, TheTimesDecideAgainstTheOutOfMemoryTerm) {
+  const std::string ib =
+      "2024-05-02 10:00:00 node2:3468:3905 [1] transport/net_ib.cc:1295 NCCL WARN NET/IB : Got "
+      "completion from peer 10.0.0.3<48598> with error 12, opcode 0, len 0, vendor err 129\n";
+  const std::string oom =
+      "2024-05-02 10:00:30 node3:5120:5188 [1] enqueue.cc:43 NCCL WARN Cuda failure 'out of "
+      "memory'\n";
+  const std::string cuda =
+      "2024-05-02 10:00:31 node3:5120:5188 [1] enqueue.cc:54 NCCL WARN Cuda failure 'invalid "
+      "resource handle'\n";
+  const Verdict v = AnalyzeLog(ib + oom + cuda);
+  EXPECT_EQ(v.finding.kind, "network") << v.finding.summary;
+  EXPECT_EQ(v.finding.peer.substr(0, 8), "10.0.0.3") << v.finding.summary;
+  // The network failure 30 s after the pair (10:01:00): the out-of-memory line is the earliest.
+  std::string later = ib;
+  later.replace(later.find("10:00:00"), 8, "10:01:00");
+  EXPECT_EQ(AnalyzeLog(later + oom + cuda).finding.kind, "oom");
+  // Without times on the pair nothing dates the term's pick: the precedence names the
+  // out-of-memory error, as before.
+  EXPECT_EQ(AnalyzeLog(ib + oom.substr(20) + cuda.substr(20)).finding.kind, "oom");
+}
+
 }  // namespace
 }  // namespace strata::hang::first_cause_test

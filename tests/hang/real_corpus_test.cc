@@ -340,6 +340,34 @@ TEST(HangRealCorpus, HasTheCasesTheIssueAsksFor) {
   EXPECT_GE(All().cases.size(), 40u) << "issue 9 asks for at least 40 real cases";
 }
 
+// INDEX.md is the corpus's table of contents: one row per case, its first cell the case's
+// folder. A batch of 24 cases (2026-12-05 (second)) once landed without its rows, and nothing
+// noticed; the rows are read here without running the CLI.
+TEST(HangRealCorpus, IndexListsEveryCaseOnce) {
+  std::map<std::string, int> rows;
+  const std::string index = strata::testing::ReadTestFile(std::string(kSuite) + "/INDEX.md");
+  size_t at = 0;
+  while (at < index.size()) {
+    size_t end = index.find('\n', at);
+    if (end == std::string::npos) end = index.size();
+    const std::string line = index.substr(at, end - at);
+    at = end + 1;
+    const size_t cell = line.find(" | ");
+    if (cell == std::string::npos || line.rfind("case-id", 0) == 0 || line.rfind("---", 0) == 0) {
+      continue;
+    }
+    ++rows[line.substr(0, cell)];
+  }
+  const std::vector<std::string> cases = GoldenCases(kSuite);
+  for (const std::string& c : cases) {
+    EXPECT_EQ(rows.count(c) ? rows.at(c) : 0, 1) << c << ": needs exactly one row in INDEX.md";
+  }
+  for (const auto& [name, n] : rows) {
+    EXPECT_TRUE(std::find(cases.begin(), cases.end(), name) != cases.end())
+        << "INDEX.md has a row for " << name << ", which is not a case folder";
+  }
+}
+
 TEST(HangRealCorpus, EveryCaseIsRightOrItsMissIsExplained) {
   const auto misses = Misses();
   const Results& r = All();

@@ -499,6 +499,56 @@ TEST(VerlRlImportTest, OneStepOffSharedNodesImportAsASplitInsideTheNode) {
             "node (equal nnodes)");
 }
 
+// The same shared-node launch given a GPU alone (--gpu, no --cluster): the launch says each
+// side's share of a node (trainer 6, rollout 2), not the node itself, and a job's shared node is
+// a cluster file's. Before, the actor's job was written over all 6 + 2 = 8 GPUs of the node (DP
+// 8 with the trainer on 6: 960 samples / (4 x 8) = 30 micro batches, so it imported, priced on
+// GPUs verl's trainer never holds). Now refused, exit 2, asking for a cluster file whose node
+// holds both sides (6 + 2 = 8 GPUs).
+TEST(VerlRlImportTest, OneStepOffSharedNodesWithAGpuAloneAskForACluster) {
+  const std::string script =
+      "python3 -m verl.experimental.one_step_off_policy.main_ppo \\\n"
+      "    algorithm.adv_estimator=grpo data.train_batch_size=1152 \\\n"
+      "    data.max_prompt_length=512 data.max_response_length=1024 \\\n"
+      "    actor_rollout_ref.actor.strategy=fsdp2 actor_rollout_ref.hybrid_engine=False \\\n"
+      "    actor_rollout_ref.model.path=Qwen/Qwen2.5-Math-7B \\\n"
+      "    actor_rollout_ref.actor.ppo_mini_batch_size=192 \\\n"
+      "    actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=4 \\\n"
+      "    actor_rollout_ref.rollout.tensor_model_parallel_size=2 actor_rollout_ref.rollout.n=5 "
+      "\\\n"
+      "    trainer.nnodes=1 trainer.n_gpus_per_node=6 rollout.nnodes=1 "
+      "rollout.n_gpus_per_node=2\n";
+  auto refused = ImportJob(script, "run.sh", Options("H20", "qwen2.5-math-7b"));
+  ASSERT_FALSE(refused.ok()) << refused->yaml;
+  EXPECT_EQ(refused.error().message,
+            "trainer.n_gpus_per_node 6 + rollout.n_gpus_per_node 2: the one-step-off recipe "
+            "shares each node between trainer and rollout, and a cluster given by GPU alone "
+            "cannot say a node is shared: the actor's job would be written over all 8 GPUs of "
+            "each node, not the trainer's 6");
+  EXPECT_EQ(refused.error().hint,
+            "add --cluster with a cluster file whose nodes hold both sides (8 GPUs a node)");
+
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("strata-verl-gpu-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string file = (dir / "run.sh").string();
+  {
+    std::FILE* f = std::fopen(file.c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fputs(script.c_str(), f);
+    std::fclose(f);
+  }
+  const testing::CliResult cli =
+      testing::RunCli({"import", file, "--gpu", "H20", "--model", "qwen2.5-math-7b"});
+  EXPECT_EQ(cli.exit_code, 2) << cli.out << cli.err;
+  EXPECT_NE(cli.err.find("add --cluster"), std::string::npos) << cli.err;
+  // With the cluster file the same launch imports, on the trainer's 6 GPUs of the node.
+  const testing::CliResult with_cluster =
+      testing::RunCli({"import", file, "--cluster", "h20-5x8", "--model", "qwen2.5-math-7b"});
+  EXPECT_EQ(with_cluster.exit_code, 0) << with_cluster.err;
+  std::filesystem::remove_all(dir);
+}
+
 // verl's one-step-off scripts that share each node between trainer and rollout, as published
 // (volcengine/verl@b178a3cd56f58b2d502255daba591e92833930a7:verl/experimental/
 // one_step_off_policy/shell/grpo_0.6b_gsm8k_fsdp2_2_6.sh, the lines the import reads, verbatim):

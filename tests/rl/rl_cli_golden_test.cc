@@ -55,5 +55,24 @@ TEST(RlCliGoldenTest, SplitJsonCarriesEachSidesMemory) {
   EXPECT_EQ(c["train_side_peak_bytes"].get<double>(), peak);
 }
 
+// A configured split's header shows each side on its own GPUs. verl's 4 -> 4 sync job
+// (tests/rl/validation/verl-sync-qwen2.5-math-7b-4to4.yaml): one 8-GPU H20 node, the actor at
+// TP1 PP1 CP1, 4 rollout GPUs at TP 4. The training side's 4 GPUs hold DP 4 (4 / (1 x 1 x 1));
+// the rollout's 4 GPUs one TP-4 instance (4 / 4). Before, the header gave the whole node's
+// layout, DP 8 and 8 / 4 = 2 instances, which no side of this split runs.
+TEST(RlCliGoldenTest, SplitHeaderShowsEachSidesOwnLayout) {
+  const std::string job = testing::TestPath("rl/validation/verl-sync-qwen2.5-math-7b-4to4.yaml");
+  const testing::CliResult text = testing::RunCli({"rl", job});
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("actor (megatron-core ASSUMED, sharding zero1) on the split's 4 "
+                          "training GPUs: TP1 PP1 VPP1 CP1 EP1 ETP1 DP4, SP off, from "),
+            std::string::npos)
+      << text.out;
+  EXPECT_NE(text.out.find("rollout (vLLM 0.10) on the split's 4 rollout GPUs: TP4 x 1 instances, "),
+            std::string::npos)
+      << text.out;
+  EXPECT_EQ(text.out.find("DP8"), std::string::npos) << text.out;
+}
+
 }  // namespace
 }  // namespace strata

@@ -347,6 +347,45 @@ TEST(RlStepTest, ASplitTooSmallForTheActorsTpSaysWhy) {
   EXPECT_TRUE(seen);
 }
 
+// Two 8-GPU H20 nodes split whole (8 rollout + 8 training GPUs), rollout TP 2, 6 prompts x 6
+// samples = 36 samples in one mini batch at the actor's micro batch of 1 (TP1 PP1 CP1, DP = the
+// GPUs). 36 divides over neither the 8 training GPUs (36 / 8 = 4.5) nor all 16 (2.25), so before
+// the whole RL job was refused with the actor's error. Now each placement says what it can: the
+// colocated row and the configured 8 + 8 are not possible, each with the job module's reason,
+// and the splits verl could still place are priced (SplitShapes(2, 8, 2), by rollout GPUs, whole
+// nodes first: 2 a node (12 train: 36 / 12 = 3), 8 + 8 whole (8 train), 4 a node (8 train),
+// 6 a node (4 train: 36 / 4 = 9); each sync and one step off).
+TEST(RlStepTest, WholeNodeSplitWhoseBatchDoesNotDivideIsNotPossibleNotAnError) {
+  auto e = OneNodeJob({"actor.cluster.nodes=2", "placement.rollout_gpus=8", "rollout.tp=2",
+                       "batch.prompts=6", "batch.samples_per_prompt=6"});
+  ASSERT_TRUE(e.ok()) << e.error().Format();
+  EXPECT_EQ(e->actor.world(), 16);
+  EXPECT_FALSE(e->colocated.valid);
+  EXPECT_EQ(e->colocated.reason,
+            "the actor over all 16 GPUs: global batch 36 is not a multiple of micro batch x DP = "
+            "1 x 16 = 16");
+  EXPECT_EQ(e->configured.placement, RlPlacement::kSplit);
+  EXPECT_FALSE(e->configured.shape.shared_nodes);
+  EXPECT_EQ(e->configured.rollout_gpus, 8);
+  EXPECT_EQ(e->configured.train_gpus, 8);
+  EXPECT_FALSE(e->configured.valid);
+  EXPECT_EQ(e->configured.reason,
+            "training side: global batch 36 is not a multiple of micro batch x DP = 1 x 8 = 8");
+  ASSERT_EQ(e->splits.size(), 8u);
+  const int64_t train[] = {12, 12, 8, 8, 8, 8, 4, 4};
+  const bool valid[] = {true, true, false, false, false, false, true, true};
+  for (size_t i = 0; i < e->splits.size(); ++i) {
+    const RlPlacementResult& r = e->splits[i];
+    EXPECT_EQ(r.train_gpus, train[i]) << i;
+    EXPECT_EQ(r.valid, valid[i]) << i << ": " << r.reason;
+    if (valid[i]) {
+      EXPECT_GT(r.times.step.s(), 0) << i;
+    }
+  }
+  ASSERT_GE(e->best_split, 0);
+  EXPECT_TRUE(e->splits[static_cast<size_t>(e->best_split)].valid);
+}
+
 // The job as written: 4 rollout GPUs (TP 4) beside a 4-GPU trainer on one node is accepted.
 TEST(RlStepTest, RolloutGpusInsideOneNodeAreAccepted) {
   auto e = OneNodeJob({});

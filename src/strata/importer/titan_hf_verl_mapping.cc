@@ -1332,8 +1332,9 @@ Status MapVerl(Settings& s, MapContext& ctx, JobBuilder& job) {
       }
       // The actor's job is its own GPUs of each node (the split comes first): its layout, DP
       // and batch checks are the trainer's, as verl's are. A cluster file's node says how many
-      // GPUs the two sides share; a cluster given by GPU and counts cannot say it, so the job
-      // is the whole node, as before.
+      // GPUs the two sides share; a cluster given by GPU and counts cannot say it (the launch
+      // gives each side's share, not the node, and a job's shared node is a cluster file's), so
+      // the import asks for one rather than write the actor over GPUs the trainer never uses.
       const std::string shared_how = fmt::format(
           "trainer.n_gpus_per_node {} + rollout.n_gpus_per_node {} ({}): the one-step-off recipe "
           "shares each node between trainer and rollout",
@@ -1361,8 +1362,18 @@ Status MapVerl(Settings& s, MapContext& ctx, JobBuilder& job) {
                    fmt::format("the other {} GPUs of each node generate (rollout.n_gpus_per_node)",
                                rollout_per_node));
       } else {
-        job.Derive("cluster.gpus_per_node", std::to_string(train_per_node + rollout_per_node),
-                   shared_how);
+        return InvalidInput(
+                   fmt::format("trainer.n_gpus_per_node {} + rollout.n_gpus_per_node {}: the "
+                               "one-step-off recipe shares each node between trainer and "
+                               "rollout, and a cluster given by GPU alone cannot say a node is "
+                               "shared: the actor's job would be written over all {} GPUs of "
+                               "each node, not the trainer's {}",
+                               train_per_node, rollout_per_node, train_per_node + rollout_per_node,
+                               train_per_node))
+            .InField("rollout.n_gpus_per_node")
+            .WithHint(fmt::format(
+                "add --cluster with a cluster file whose nodes hold both sides ({} GPUs a node)",
+                train_per_node + rollout_per_node));
       }
       job.Derive("cluster.nodes", std::to_string(train_nodes),
                  fmt::format("trainer.nnodes = rollout.nnodes = {} ({})", train_nodes,

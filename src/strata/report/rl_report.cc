@@ -153,20 +153,33 @@ std::string Header(const RlEvaluation& e) {
         GroupDigits(s.TrainerRowTokens()));
   }
   out += ResponsesText(s.lengths) + "\n";
-  // The actor's trainer as its job names it (or the default framework, said to be assumed).
+  // The actor's trainer as its job names it (or the default framework, said to be assumed). A
+  // configured split shows each side on its own GPUs: the training side's layout (its DP over
+  // the training GPUs), the rollout's instances over the rollout GPUs; where the training side
+  // cannot run, the placements table says why.
+  const RlPlacementResult& c = e.configured;
+  const bool split = s.placement == RlPlacement::kSplit && c.train_gpus > 0;
+  std::string layout = LayoutHeader(j.layout(), j.model.HasLayers(FfnKind::kMoe));
+  if (split) {
+    layout = c.train_layout.has_value()
+                 ? LayoutHeader(*c.train_layout, j.model.HasLayers(FfnKind::kMoe))
+                 : std::string("not possible (placements below)");
+  }
   out +=
-      fmt::format("actor ({}{}, sharding {}): {}, from {}\n", j.spec.framework.name,
+      fmt::format("actor ({}{}, sharding {}){}: {}, from {}\n", j.spec.framework.name,
                   j.spec.framework.given ? "" : " ASSUMED", ShardingModeName(j.spec.sharding.mode),
-                  LayoutHeader(j.layout(), j.model.HasLayers(FfnKind::kMoe)), s.actor_job);
+                  split ? fmt::format(" on the split's {} training GPUs", c.train_gpus) : "",
+                  layout, s.actor_job);
   out += MicroBatchText(e);
   const bool sglang = s.rollout.engine == "sglang";
+  const int64_t rollout_gpus = split ? c.rollout_gpus : j.world();
   out += fmt::format(
-      "rollout ({}): TP{} x {} instances, gpu_memory_utilization {:.2f}, "
+      "rollout ({}){}: TP{} x {} instances, gpu_memory_utilization {:.2f}, "
       "max_num_seqs {}\n",
       fmt::format("{}{} {}.{}", RolloutEngineLabel(s), sglang ? ", priced as vLLM" : "",
                   s.rollout.vllm.major, s.rollout.vllm.minor),
-      s.rollout.tp, j.world() / s.rollout.tp, s.rollout.gpu_memory_utilization,
-      s.rollout.max_num_seqs);
+      split ? fmt::format(" on the split's {} rollout GPUs", rollout_gpus) : "", s.rollout.tp,
+      rollout_gpus / s.rollout.tp, s.rollout.gpu_memory_utilization, s.rollout.max_num_seqs);
   if (sglang) {
     out += fmt::format("  SGLang shares vLLM's model here: {}; it may differ in {} (--explain)\n",
                        JoinPoints(kSglangShared, &SglangPoint::summary, ", and "),

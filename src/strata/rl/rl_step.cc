@@ -784,6 +784,48 @@ Result<ActorTimes> WholeClusterActor(const Workspace& workspace, const RlSpec& w
   return wide_times;
 }
 
+// A split whose actor's job, over every GPU of its whole nodes, cannot take the RL batch (a
+// mini batch that divides over some split's training side and not over every GPU, as verl would
+// refuse the same launch colocated): the colocated placement is not possible (`refusal` says
+// why) and the splits are still priced. The cluster every split is cut from is the job's layout
+// alone, read at one sample a micro batch: first at a global batch that any DP of up to 2^12 x
+// 3^4 x 5^2 x 7 x 11 x 13 x 17 x 19 x 23 divides, to learn the DP, then at DP x PP. The passes
+// priced for the colocated row are the first split's training side that runs (they are not
+// shown: that row is not possible). `whole_error`, the job's own error, is returned where no
+// split trains either, or where the job holds part of each node (its own split's side).
+Result<ActorTimes> SplitsOnlyActor(const Workspace& workspace, const RlSpec& spec,
+                                   const Error& whole_error, std::string* refusal) {
+  constexpr int64_t kAnyDp = int64_t{4096} * 81 * 25 * 7 * 11 * 13 * 17 * 19 * 23;
+  const FrameworkEngines& engines = workspace.memory.engines;
+  JobRequest probe = ActorRequest(spec, nullptr, nullptr);
+  probe.overrides.push_back("batch.micro_batch=1");
+  probe.overrides.push_back(fmt::format("batch.global_batch={}", kAnyDp));
+  auto probed = ResolveJob(probe, engines);
+  if (!probed.ok() || probed->spec.cluster.shared_nodes) return whole_error;
+  const ParallelLayout& l = probed->layout();
+  JobRequest layout = ActorRequest(spec, nullptr, nullptr);
+  layout.overrides.push_back("batch.micro_batch=1");
+  layout.overrides.push_back(fmt::format("batch.global_batch={}", l.dp * l.pp));
+  auto whole = ResolveJob(layout, engines);
+  if (!whole.ok()) return whole_error;
+  const int64_t nodes = whole->cluster.nodes;
+  const int64_t per_node = whole->cluster.gpus_per_node;
+  // Every GPU as one side of a split: the job module's reason alone, as a split's row says it.
+  const SplitShape all{.train_nodes = nodes, .train_per_node = per_node};
+  auto over_all = EvaluateActor(workspace, spec, &all, &*whole);
+  if (over_all.ok()) return whole_error;  // not the batch over every GPU: the job's own error
+  for (const SplitShape& shape : SplitShapes(nodes, per_node, spec.rollout.tp)) {
+    auto side = EvaluateActor(workspace, spec, &shape, &*whole);
+    if (!side.ok()) continue;
+    *refusal =
+        fmt::format("the actor over all {} GPUs: {}", nodes * per_node, over_all.error().message);
+    ActorTimes times = std::move(side).value();
+    times.job = std::move(whole).value();
+    return times;
+  }
+  return whole_error;
+}
+
 }  // namespace
 
 Result<RlEvaluation> EvaluateRl(const Workspace& workspace, const RlSpec& rl_spec) {
@@ -792,14 +834,18 @@ Result<RlEvaluation> EvaluateRl(const Workspace& workspace, const RlSpec& rl_spe
   // The actor's overrides may widen its job below (a split's training side to whole nodes).
   RlSpec spec = rl_spec;
   STRATA_ASSIGN_OR_RETURN(e.constants, LoadRlConstants());
-  STRATA_ASSIGN_OR_RETURN(ActorTimes actor, EvaluateActor(workspace, spec, 0, nullptr));
+  std::string colocated_refusal;
+  auto evaluated = EvaluateActor(workspace, spec, 0, nullptr);
+  if (!evaluated.ok() && spec.placement == RlPlacement::kSplit) {
+    evaluated = SplitsOnlyActor(workspace, spec, evaluated.error(), &colocated_refusal);
+  }
+  STRATA_ASSIGN_OR_RETURN(ActorTimes actor, std::move(evaluated));
   // A split whose actor's job holds part of each node (cluster.shared_nodes, as `strata import`
   // writes verl's one-step-off recipe with trainer and rollout on every node) is its own
   // training side: the split comes first, and the whole cluster (its node, every GPU) is priced
   // from it. The colocated placement runs the actor over every GPU; where that layout cannot
   // take the batch (verl would refuse the same launch colocated), it is not possible, not an
   // error of the job.
-  std::string colocated_refusal;
   if (spec.placement == RlPlacement::kSplit && actor.job.spec.cluster.shared_nodes) {
     STRATA_ASSIGN_OR_RETURN(std::vector<std::string> widen, WholeNodeOverrides(spec, actor.job));
     spec.actor_overrides.insert(spec.actor_overrides.end(), widen.begin(), widen.end());
@@ -1001,6 +1047,7 @@ Result<RlEvaluation> EvaluateRl(const Workspace& workspace, const RlSpec& rl_spe
       }
       continue;
     }
+    base.train_layout = train->job.layout();
     base.rollout_memory =
         RolloutMemoryOf(s, spec.rollout.tp, spec.rollout.gpu_memory_utilization, Bytes());
     base.generation = GenerationOf(s, m, base.rollout_memory);

@@ -8,6 +8,7 @@
 #define STRATA_RL_RL_STEP_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -92,6 +93,8 @@ struct RlPlacementResult {
   OffloadTransfers offload;                 // on the training GPUs (colocated: every GPU)
   Bytes train_peak;                         // the actor's ledger peak on the training GPUs
   std::vector<RlPhaseMemory> train_phases;  // split: each pass's peak on the training GPUs
+  /// split: the actor's layout on the training GPUs (DP over them), where that side runs.
+  std::optional<ParallelLayout> train_layout;
 };
 
 /// The training side's time in a step: the forward passes, the updates and the offload copies.

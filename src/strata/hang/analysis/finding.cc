@@ -751,11 +751,21 @@ bool Timeout(const EvidenceSet& ev, const Verdict& v, Finding& f) {
     if (first && first->seq) break;
   }
   if (!first) {
-    // No WorkNCCL line survived (a cut paste), but the watchdog said it: "Some NCCL operations
-    // have failed or timed out ... taking the entire process down", or a dump signal "due to a
-    // collective timeout". A collective timed out; which one, the evidence does not say.
+    // No WorkNCCL line survived (a cut paste), but the watchdog said it: a dump signal "due to a
+    // collective timeout", or its take-down lines ("Some NCCL operations have failed or timed
+    // out ... taking the entire process down") beside its own word for a timeout, "Watchdog
+    // caught", on a line cut before the WorkNCCL (uniworld-46). A collective timed out; which
+    // one, the evidence does not say. The take-down lines alone (opendatalab/DocLayout-YOLO#22)
+    // do not say it: torch prints them for a NCCL error as for a timeout.
+    const auto caught = [](const std::string& text) {
+      return text.find("Watchdog caught") != std::string::npos;
+    };
+    const bool timeout_said = std::any_of(ev.watchdog.begin(), ev.watchdog.end(),
+                                          [&](const WatchdogEvent& e) { return caught(e.text); }) ||
+                              std::any_of(ev.failures.begin(), ev.failures.end(),
+                                          [&](const FailureSignal& s) { return caught(s.text); });
     for (const WatchdogEvent& e : ev.watchdog) {
-      if (e.kind == WatchdogEventKind::kTakingDown ||
+      if ((e.kind == WatchdogEventKind::kTakingDown && timeout_said) ||
           (e.kind == WatchdogEventKind::kDumpSignal &&
            e.text.find("collective timeout") != std::string::npos)) {
         f.kind = "collective_timeout";
@@ -765,6 +775,26 @@ bool Timeout(const EvidenceSet& ev, const Verdict& v, Finding& f) {
         f.evidence.push_back(Cite(e));
         return true;
       }
+    }
+    // c10d's error in the process whose communicator its watchdog aborted, "NCCL communicator was
+    // aborted on rank 0.  Original reason for failure was: [Rank 0] Watchdog caug" (cut by the
+    // paste, lyuwenyu/RT-DETR#599): the reason is the watchdog's exception, and of its messages
+    // only the timeout's starts "Watchdog caug(ht collective operation timeout)". The rank is the
+    // one that waited; the collective is not named.
+    for (const LogSignal& s : ev.log_signals) {
+      if (s.kind != LogSignalKind::kCommAborted) continue;
+      const size_t reason = s.text.find("Original reason for failure was: ");
+      if (reason == std::string::npos ||
+          s.text.find("Watchdog caug", reason) == std::string::npos) {
+        continue;
+      }
+      f.kind = "collective_timeout";
+      f.summary = fmt::format(
+          "a collective timed out: rank {}'s communicator was aborted by its watchdog's timeout "
+          "(the WorkNCCL line is not in the evidence)",
+          s.value);
+      f.evidence.push_back(Cite(s.file, s.line, s.text));
+      return true;
     }
     return false;
   }
@@ -1035,19 +1065,51 @@ bool ProgramError(const EvidenceSet& ev, Finding& f) {
 
 void FindFirstFailure(const EvidenceSet& ev, Verdict& v) {
   const bool timed_out = !Of(ev, WatchdogEventKind::kTimeout).empty();
+  const int64_t year = EvidenceYear(ev);
+  // Four terms put a candidate before one the order reads earlier: an out-of-memory line or
+  // DeepEP's timeout before the CUDA error it leads to, a worker killed from outside before the
+  // network failures of its file or, as torchrun's root cause, before the timeouts. Each is a
+  // claim about time. Where both candidates' lines carry a time (finding_time.h), the times
+  // decide: the term stands only when its candidate was not written after the other one, and
+  // then the time rule below reads every later candidate from its time. Where either line prints
+  // no time, the term's own reading (line order within one file, torchrun's root-cause flag)
+  // stands as the precedence. Equal times (a second is coarser than line order) leave the term.
+  auto not_after = [&](const std::function<bool(Finding&)>& term,
+                       const std::function<bool(Finding&)>& other) {
+    Finding a;
+    Finding b;
+    if (!term(a) || !other(b)) return true;
+    const auto ta = FindingTime(ev, a, year);
+    const auto tb = FindingTime(ev, b, year);
+    return !ta || !tb || *ta <= *tb;
+  };
+  const auto oom = [&](Finding& c) { return Oom(v, c); };
+  const auto ep_timeout = [&](Finding& c) { return EpTimeout(ev, c); };
+  const auto cuda = [&](Finding& c) { return Cuda(ev, c); };
+  const auto killed = [&](Finding& c) { return WorkerFailed(ev, c, true); };
+  const auto network = [&](Finding& c) { return Network(ev, c); };
+  const auto record = [&](Finding& c) { return ChildFailed(ev, c); };
+  const auto timeout = [&](Finding& c) { return Timeout(ev, v, c); };
   // Strongest first: a device or process failure explains the timeouts that follow it. A rank
   // killed from outside (SIGKILL) comes before the timeouts it causes; a worker that aborted
   // (SIGABRT, the watchdog's own way out) after them does not. This order stands where the
   // evidence gives no time; where it does, time orders the candidates (below).
   const std::vector<std::function<bool(Finding&)>> chain = {
-      [&](Finding& c) { return OomBeforeCuda(ev) && Oom(v, c); },
-      [&](Finding& c) { return EpTimeoutBeforeCuda(ev) && EpTimeout(ev, c); },
+      [&](Finding& c) { return OomBeforeCuda(ev) && not_after(oom, cuda) && Oom(v, c); },
+      [&](Finding& c) {
+        return EpTimeoutBeforeCuda(ev) && not_after(ep_timeout, cuda) && EpTimeout(ev, c);
+      },
       [&](Finding& c) { return Cuda(ev, c); },
       [&](Finding& c) { return Oom(v, c); },
       [&](Finding& c) { return Crash(ev, c); },
-      [&](Finding& c) { return KilledBeforeNetwork(ev) && WorkerFailed(ev, c, true); },
+      [&](Finding& c) {
+        return KilledBeforeNetwork(ev) && not_after(killed, network) && WorkerFailed(ev, c, true);
+      },
       [&](Finding& c) { return Network(ev, c); },
-      [&](Finding& c) { return (!timed_out || KilledRootCause(ev)) && ChildFailed(ev, c); },
+      [&](Finding& c) {
+        return (!timed_out || (KilledRootCause(ev) && not_after(record, timeout))) &&
+               ChildFailed(ev, c);
+      },
       [&](Finding& c) { return WorkerFailed(ev, c, true); },
       [&](Finding& c) { return HorovodStall(ev, c); },
       [&](Finding& c) { return HorovodTimelineFinding(ev, c); },
@@ -1088,7 +1150,6 @@ void FindFirstFailure(const EvidenceSet& ev, Verdict& v) {
   // times leave the order as it stands (pytorch/pytorch#134006: torchrun's root cause, exit code
   // 1 at 11:37:36, before the watchdog's timeout at 11:47:24, is the first cause).
   if (found) {
-    const int64_t year = EvidenceYear(ev);
     if (auto first = FindingTime(ev, f, year)) {
       for (size_t i = at + 1; i < chain.size(); ++i) {
         Finding c;
@@ -1144,10 +1205,15 @@ void FindFirstFailure(const EvidenceSet& ev, Verdict& v) {
     if (!no_answer.empty()) f.evidence.push_back(Cite(*no_answer.front()));
   }
   // A failure without a WorkNCCL line still names its collective when a traceback passes
-  // through torch's distributed_c10d.py.
+  // through torch's distributed_c10d.py. torch 2.1 and later wrap its functions in a decorator
+  // whose frame, "in wrapper", comes first (lyuwenyu/RT-DETR#599: "line 1451, in wrapper", then
+  // "line 1700, in all_reduce"): that frame names no collective.
   if (f.op.empty() && f.kind != "healthy" && f.kind != "unknown") {
-    if (const auto frames = Of(ev, FailureKind::kC10dFrame); !frames.empty())
-      f.op = frames.front()->op;
+    for (const FailureSignal* frame : Of(ev, FailureKind::kC10dFrame)) {
+      if (frame->op == "wrapper") continue;
+      f.op = frame->op;
+      break;
+    }
   }
   const bool stall =
       f.kind == "collective_timeout" || f.kind == "lagging_rank" || f.kind == "collective_mismatch";

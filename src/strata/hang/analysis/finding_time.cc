@@ -83,7 +83,7 @@ std::optional<double> FindingTime(const EvidenceSet& ev, const Finding& f, int64
   const std::string_view cite = f.evidence.front();
   const size_t colon = cite.find(':');
   if (colon == std::string_view::npos) return std::nullopt;
-  const std::string_view name = cite.substr(0, colon);
+  const std::string_view name = FileNameOf(cite.substr(0, colon));
   const auto line = LeadingInt(cite.substr(colon + 1));
   if (!line) return std::nullopt;
   for (const FailureSignal& s : ev.failures) {
@@ -91,6 +91,11 @@ std::optional<double> FindingTime(const EvidenceSet& ev, const Finding& f, int64
     const auto t =
         s.kind == FailureKind::kChildFailed ? ParseLogTimestamp(s.time) : LineTime(s.text, year);
     if (t) return t;
+  }
+  // An out-of-memory line (the oom pattern cites it with its file's whole path): its own time.
+  for (const LogSignal& s : ev.log_signals) {
+    if (s.kind != LogSignalKind::kOom || s.line != *line || FileNameOf(s.file) != name) continue;
+    if (auto t = LineTime(s.text, year)) return t;
   }
   for (const WatchdogEvent& e : ev.watchdog) {
     if (e.line != *line || FileNameOf(e.file) != name) continue;

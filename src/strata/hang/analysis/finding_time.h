@@ -24,9 +24,9 @@ int64_t EvidenceYear(const EvidenceSet& ev);
 /// 607]", "E0323 21:57:08.583000 23 torch/..."), read in `year`. nullopt when it prints neither.
 std::optional<double> LineTime(std::string_view text, int64_t year);
 
-/// When the line a finding cites first was written: the failure line's or watchdog event's own
-/// time (torchrun's record time for a record), nullopt when that line prints none or the
-/// finding cites no failure line (a stack, a pattern).
+/// When the line a finding cites first was written: the failure line's, out-of-memory line's or
+/// watchdog event's own time (torchrun's record time for a record), nullopt when that line prints
+/// none or the finding cites no such line (a stack, any other pattern).
 std::optional<double> FindingTime(const EvidenceSet& ev, const Finding& f, int64_t year);
 
 }  // namespace strata::hang

@@ -828,6 +828,7 @@ class Scanner {
   // error_file: <N/A> traceback : Signal 6 (SIGABRT) received by PID 189". Its fields are the
   // multi-line record's, in the same order; the rank and the exit code must both be there.
   bool ReadOneLineRecord(std::string_view line, int number) {
+    if (ReadFlattenedRecord(line, number)) return true;
     const size_t rank_at = line.find("rank : ");
     const size_t exit_at = line.find("exitcode : ");
     if (rank_at == std::string_view::npos || exit_at == std::string_view::npos ||
@@ -860,6 +861,38 @@ class Scanner {
     out_.push_back(std::move(r));
     return true;
   }
+
+  // A record whose layout a copy flattened (ZhehengJiangLancaster/AMVUR#2, a summary copied from
+  // a rendered page): the field names lose their " : " and their underscores, and the fields run
+  // together, "rank2 (local rank: 2)exitcode: -9 (pid: 36071)error file: <N/A>". The line starts
+  // with the rank field, the local rank follows it, then the exit code; all three must be there.
+  // It is the root cause when the last summary heading above it was "Root Cause".
+  bool ReadFlattenedRecord(std::string_view line, int number) {
+    if (!line.starts_with("rank") || line.size() < 5 || !IsAsciiDigit(line[4])) return false;
+    const auto rank = LeadingInt(line.substr(4));
+    const size_t local_at = line.find(" (local rank: ");
+    const size_t exit_at = line.find(")exitcode: ");
+    if (!rank || local_at == std::string_view::npos || exit_at == std::string_view::npos ||
+        exit_at < local_at) {
+      return false;
+    }
+    const auto exit_code = LeadingInt(line.substr(exit_at + 11));
+    if (!exit_code) return false;
+    FlushRecord();
+    FailureSignal r;
+    r.kind = FailureKind::kChildFailed;
+    r.root_cause = root_;
+    r.file = file_;
+    r.line = number;
+    r.global_rank = rank;
+    r.local_rank = LeadingInt(line.substr(local_at + 14));
+    r.exit_code = exit_code;
+    r.text = std::string(line.substr(0, kMaxTextChars));
+    out_.push_back(std::move(r));
+    return true;
+  }
+
+  static bool IsAsciiDigit(char c) { return c >= '0' && c <= '9'; }
 
   // torchrun's record field "rank : 10 (local_rank: 2)".
   static bool RankField(std::string_view line) {

@@ -194,6 +194,13 @@ class LogScanner {
       e->kind = K::kTakingDown;
       return true;
     }
+    // A watchdog line cut inside its sentence, "... thread terminated with exception: [Rank 6]
+    // Watchdog caught co" (uniworld-46): the watchdog's own word for a timeout, the WorkNCCL lost.
+    // Kept as a line of the watchdog's (kOther) so that its take-down lines read as a timeout.
+    if (Contains(m, "Watchdog caught")) {
+      e->kind = K::kOther;
+      return true;
+    }
     if (Contains(m, "CUDA out of memory") || Contains(m, "OutOfMemoryError") ||
         Contains(m, "CUDA error: out of memory")) {
       e->kind = K::kOom;
