@@ -673,6 +673,63 @@ TEST(VerlRlImportTest, IgnoredKeysAreNamedWithoutExplain) {
   std::filesystem::remove_all(dir);
 }
 
+// A launch's keys that change what the run learns, logs or where it reads from, not a step's
+// work (data/import_cost_neutral_keys.yaml), are counted apart: the five names the summary shows
+// are the keys the prediction may miss. Here ignore_eos (every response runs to the cap) and a
+// speculative-decoding setting may change a step; the learning rate and the project name do not
+// (the model's path is read: it names the model). Before, the line read "# 4 keys not
+// understood, ignored: " with the learning rate and the project name among them.
+TEST(VerlRlImportTest, KeysWithoutStepCostAreCountedApart) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() /
+                                    ("strata-verl-neutral-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string script = (dir / "run.sh").string();
+  {
+    std::FILE* f = std::fopen(script.c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fputs(
+        "python3 -m verl.trainer.main_ppo \\\n"
+        "    algorithm.adv_estimator=grpo \\\n"
+        "    actor_rollout_ref.model.path=Qwen/Qwen2.5-7B-Instruct \\\n"
+        "    actor_rollout_ref.actor.optim.lr=1e-6 \\\n"
+        "    actor_rollout_ref.rollout.ignore_eos=True \\\n"
+        "    actor_rollout_ref.rollout.speculative_draft_tokens=4 \\\n"
+        "    trainer.project_name=grpo_example \\\n"
+        "    trainer.n_gpus_per_node=8 trainer.nnodes=1\n",
+        f);
+    std::fclose(f);
+  }
+  const testing::CliResult plain = testing::RunCli({"import", script, "--gpu", "H20"});
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  EXPECT_NE(plain.out.find("# 2 keys not understood, ignored: "
+                           "actor_rollout_ref.rollout.ignore_eos, "
+                           "actor_rollout_ref.rollout.speculative_draft_tokens; 2 more ignored, "
+                           "with no effect on a step's time or memory (loss and optimiser "
+                           "settings, sampling, logging, paths, run length: "
+                           "data/import_cost_neutral_keys.yaml) (--explain lists all with values "
+                           "and lines)\n"),
+            std::string::npos)
+      << plain.out;
+  // --explain still lists every key, each neutral one with its group.
+  const testing::CliResult explained =
+      testing::RunCli({"import", script, "--gpu", "H20", "--explain"});
+  ASSERT_EQ(explained.exit_code, 0) << explained.err;
+  EXPECT_NE(explained.out.find("#   actor_rollout_ref.actor.optim.lr = 1e-6 ("), std::string::npos)
+      << explained.out;
+  EXPECT_NE(explained.out.find("[no effect on a step's time or memory: optimiser schedule]"),
+            std::string::npos)
+      << explained.out;
+  // --json keeps every key in "unused" and names the neutral ones with their group.
+  const testing::CliResult json = testing::RunCli({"import", script, "--gpu", "H20", "--json"});
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  const auto j = nlohmann::json::parse(json.out);
+  EXPECT_EQ(j["unused"].size(), 4u);
+  EXPECT_EQ(j["unused_no_step_cost"],
+            nlohmann::json::array({"actor_rollout_ref.actor.optim.lr: optimiser schedule",
+                                   "trainer.project_name: paths, names and logging"}));
+  std::filesystem::remove_all(dir);
+}
+
 // verl's bypass mode: with algorithm.rollout_correction.bypass_mode on, fit() takes the
 // rollout's log-probs as the old ones and runs no old log-prob pass (verl-project/verl@
 // 0094eb2057e6f3210c2a4fca88704689d02879aa:verl/trainer/ppo/ray_trainer.py:1537-1549), which is

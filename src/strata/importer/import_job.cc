@@ -9,6 +9,7 @@
 #include "strata/core/file_io.h"
 #include "strata/core/text_scan.h"
 #include "strata/importer/accelerate_config.h"
+#include "strata/importer/cost_neutral_keys.h"
 #include "strata/importer/framework_mappers.h"
 #include "strata/importer/input_readers.h"
 #include "strata/importer/job_builder.h"
@@ -1075,6 +1076,13 @@ Result<ImportReport> ImportJob(std::string_view text, const std::string& file,
       return d.settings.Has(key) && std::none_of(still_unused.begin(), still_unused.end(),
                                                  [&](const auto& u) { return u.first == key; });
     });
+  }
+  STRATA_ASSIGN_OR_RETURN(const CostNeutralKeys neutral, LoadCostNeutralKeys());
+  for (const std::string& line : report.unused) {
+    const std::string key = line.substr(0, line.find(" = "));
+    if (const CostNeutralGroup* g = neutral.Match(key)) {
+      report.unused_no_step_cost.push_back(key + ": " + g->name);
+    }
   }
   report.model_json = d.ctx.model_json;
   report.yaml = d.job.Yaml(

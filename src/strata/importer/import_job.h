@@ -69,11 +69,14 @@ struct ImportReport {
   std::vector<ImportedField> fields;  // in job-file order
   std::vector<std::string> defaults;  // framework defaults applied, each with its reason
   std::vector<std::string> unused;    // read but not used by a strata job: "key = value (source)"
-  std::vector<std::string> notes;     // approximations strata makes for this framework
-  std::string yaml;                   // the job file (ending with the notes as comments)
-  std::string model_json;             // Megatron-style model description, when one was built
-  JobSpec job;                        // the YAML parsed back (proves it is a valid job)
-  std::optional<RlImport> rl;         // an RL launch: the RL job around the actor's job
+  /// Of `unused`, the keys with no effect on a step's time or memory (cost_neutral_keys.h):
+  /// "key: group", in `unused`'s order.
+  std::vector<std::string> unused_no_step_cost;
+  std::vector<std::string> notes;  // approximations strata makes for this framework
+  std::string yaml;                // the job file (ending with the notes as comments)
+  std::string model_json;          // Megatron-style model description, when one was built
+  JobSpec job;                     // the YAML parsed back (proves it is a valid job)
+  std::optional<RlImport> rl;      // an RL launch: the RL job around the actor's job
 };
 
 /// deepspeed's --include ("localhost:2,3", "worker-0:0,1@worker-1:0,1"): one node per host;

@@ -3,10 +3,26 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
+#include <set>
 #include <string>
 #include <vector>
 
 namespace strata {
+
+namespace {
+
+// The key of an "unused" line ("key = value (source)").
+std::string KeyOf(const std::string& line) { return line.substr(0, line.find(" = ")); }
+
+// The keys of `report.unused_no_step_cost` ("key: group").
+std::set<std::string> NoStepCostKeys(const ImportReport& report) {
+  std::set<std::string> keys;
+  for (const std::string& k : report.unused_no_step_cost) keys.insert(k.substr(0, k.find(": ")));
+  return keys;
+}
+
+}  // namespace
 
 std::string RenderImportText(const ImportReport& report) {
   std::string out = report.yaml;
@@ -16,25 +32,50 @@ std::string RenderImportText(const ImportReport& report) {
     for (const auto& d : report.defaults) out += "#   " + d + "\n";
   }
   out += fmt::format("# read but not used by a strata job ({}):\n", report.unused.size());
-  for (const auto& u : report.unused) out += "#   " + u + "\n";
+  std::map<std::string, std::string> group;
+  for (const std::string& k : report.unused_no_step_cost) {
+    const size_t colon = k.find(": ");
+    group[k.substr(0, colon)] = k.substr(colon + 2);
+  }
+  for (const auto& u : report.unused) {
+    auto it = group.find(KeyOf(u));
+    out +=
+        "#   " + u +
+        (it == group.end() ? "" : " [no effect on a step's time or memory: " + it->second + "]") +
+        "\n";
+  }
   return out;
 }
 
 std::string RenderIgnoredKeys(const ImportReport& report, size_t named) {
-  const std::vector<std::string>& unused = report.unused;
-  if (unused.empty()) return "";
-  std::string names;
-  const size_t shown = std::min(named, unused.size());
-  for (size_t i = 0; i < shown; ++i) {
-    // "key = value (source)": the key alone.
-    names += (i == 0 ? "" : ", ") + unused[i].substr(0, unused[i].find(" = "));
+  if (report.unused.empty()) return "";
+  // The keys that may change a step are named first; those with no effect on a step's time or
+  // memory (data/import_cost_neutral_keys.yaml: learning rates, loss coefficients, logging) are
+  // counted apart, so the five names shown are what the prediction may miss.
+  const std::set<std::string> neutral = NoStepCostKeys(report);
+  std::vector<std::string> may_matter;
+  for (const std::string& u : report.unused) {
+    if (!neutral.count(KeyOf(u))) may_matter.push_back(KeyOf(u));
   }
+  const size_t all = report.unused.size();
+  const std::string explain = fmt::format("(--explain lists {} with {})", all == 1 ? "it" : "all",
+                                          all == 1 ? "its value and line" : "values and lines");
+  const size_t quiet = all - may_matter.size();
+  const std::string why =
+      "no effect on a step's time or memory (loss and optimiser settings, sampling, logging, "
+      "paths, run length: data/import_cost_neutral_keys.yaml)";
+  if (may_matter.empty()) {
+    return fmt::format("# {} key{} ignored, with {} {}\n", all, all == 1 ? "" : "s", why, explain);
+  }
+  std::string names;
+  const size_t shown = std::min(named, may_matter.size());
+  for (size_t i = 0; i < shown; ++i) names += (i == 0 ? "" : ", ") + may_matter[i];
   const std::string rest =
-      shown < unused.size() ? fmt::format(" and {} more", unused.size() - shown) : "";
-  return fmt::format("# {} key{} not understood, ignored: {}{} (--explain lists {} with {})\n",
-                     unused.size(), unused.size() == 1 ? "" : "s", names, rest,
-                     unused.size() == 1 ? "it" : "all",
-                     unused.size() == 1 ? "its value and line" : "values and lines");
+      shown < may_matter.size() ? fmt::format(" and {} more", may_matter.size() - shown) : "";
+  const std::string quiet_part =
+      quiet == 0 ? "" : fmt::format("; {} more ignored, with {}", quiet, why);
+  return fmt::format("# {} key{} not understood, ignored: {}{}{} {}\n", may_matter.size(),
+                     may_matter.size() == 1 ? "" : "s", names, rest, quiet_part, explain);
 }
 
 }  // namespace strata
