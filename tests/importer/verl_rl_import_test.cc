@@ -730,6 +730,41 @@ TEST(VerlRlImportTest, KeysWithoutStepCostAreCountedApart) {
   std::filesystem::remove_all(dir);
 }
 
+// verl's FSDP reference runs under FSDP's CPUOffload whatever ref.fsdp_config.param_offload says
+// (volcengine/verl@b178a3cd:verl/workers/fsdp_workers.py:526 and 552), so the import derives
+// offload_reference: true. The launch's own key was left unread and so listed as "1 key not
+// understood, ignored: actor_rollout_ref.ref.fsdp_config.param_offload", a key the prediction
+// might miss; it is read now and named in the derivation, with its line (5) and value.
+TEST(VerlRlImportTest, TheFsdpReferencesOwnOffloadKeyIsReadAndOverruled) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() /
+                                    ("strata-verl-ref-offload-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string script = (dir / "run.sh").string();
+  {
+    std::FILE* f = std::fopen(script.c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fputs(
+        "python3 -m verl.trainer.main_ppo \\\n"
+        "    algorithm.adv_estimator=grpo \\\n"
+        "    actor_rollout_ref.model.path=Qwen/Qwen2.5-7B-Instruct \\\n"
+        "    actor_rollout_ref.actor.use_kl_loss=True \\\n"
+        "    actor_rollout_ref.ref.fsdp_config.param_offload=False \\\n"
+        "    trainer.n_gpus_per_node=8 trainer.nnodes=1\n",
+        f);
+    std::fclose(f);
+  }
+  const testing::CliResult plain = testing::RunCli({"import", script, "--gpu", "H20"});
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  EXPECT_EQ(plain.out.find("not understood"), std::string::npos) << plain.out;
+  EXPECT_NE(plain.out.find("offload_reference: true          # derived: verl's FSDP reference "
+                           "always runs under FSDP's CPUOffload, whatever "
+                           "ref.fsdp_config.param_offload says (here "
+                           "actor_rollout_ref.ref.fsdp_config.param_offload (line 5) = False)"),
+            std::string::npos)
+      << plain.out;
+  std::filesystem::remove_all(dir);
+}
+
 // verl's bypass mode: with algorithm.rollout_correction.bypass_mode on, fit() takes the
 // rollout's log-probs as the old ones and runs no old log-prob pass (verl-project/verl@
 // 0094eb2057e6f3210c2a4fca88704689d02879aa:verl/trainer/ppo/ray_trainer.py:1537-1549), which is

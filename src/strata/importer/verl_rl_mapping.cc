@@ -702,11 +702,16 @@ Status ReadPlacement(Settings& s, VerlRlReader& r, bool megatron, const JobBuild
     return OkStatus();
   }
   if (!megatron) {
-    r.Derived("placement.offload_reference", "true",
-              fmt::format("verl's FSDP reference always runs under FSDP's CPUOffload, whatever "
-                          "ref.fsdp_config.param_offload says ({}:verl/workers/fsdp_workers.py:"
-                          "526 and 552)",
-                          kVerlCommit));
+    // The launch's own ref.fsdp_config.param_offload is read, and overruled as verl overrules
+    // it: listed as a key strata did not understand, it read as one the prediction may miss.
+    const SourcedValue* set = s.Use("actor_rollout_ref.ref.fsdp_config.param_offload");
+    r.Derived(
+        "placement.offload_reference", "true",
+        fmt::format("verl's FSDP reference always runs under FSDP's CPUOffload, whatever "
+                    "ref.fsdp_config.param_offload says{} ({}:verl/workers/fsdp_workers.py:"
+                    "526 and 552)",
+                    set == nullptr ? "" : fmt::format(" (here {} = {})", set->source, set->value),
+                    kVerlCommit));
     return OkStatus();
   }
   const std::string ref_key = "actor_rollout_ref.ref.megatron.param_offload";
