@@ -7,7 +7,6 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-#include <cstdio>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -33,6 +32,19 @@ ImportOptions Options(const char* gpu, const char* model) {
   o.actor_job_ref = "rl.actor.yaml";  // as `strata import -o rl.yaml` names it
   return o;
 }
+
+// A folder of its own under the system's temporary folder (`tag` and the process id), removed
+// when the test ends, whether or not its assertions held.
+struct ScratchDir {
+  explicit ScratchDir(const std::string& tag)
+      : path(std::filesystem::temp_directory_path() / (tag + std::to_string(::getpid()))) {
+    std::filesystem::create_directories(path);
+  }
+  ~ScratchDir() { std::filesystem::remove_all(path); }
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+  std::filesystem::path path;
+};
 
 struct Field {
   const char* key;
@@ -335,9 +347,8 @@ TEST(VerlRlImportTest, UseLigerAndTheStrategyAreRead) {
 // The whole path as a user runs it: `strata import -o rl.yaml` writes the RL job and the actor's
 // job beside it, and `strata rl rl.yaml` reads both and prints the step (exit 0: it runs).
 TEST(VerlRlImportTest, ImportedFilesRunInStrataRl) {
-  const std::filesystem::path dir =
-      std::filesystem::temp_directory_path() / ("strata-verl-rl-" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
+  const ScratchDir scratch("strata-verl-rl-");
+  const std::filesystem::path& dir = scratch.path;
   const std::string rl = (dir / "rl.yaml").string();
   const testing::CliResult imported = testing::RunCli(
       {"import", ImportGolden("verl_rl_grpo_qwen2_5_7b_fsdp/run_qwen2_5-7b_math.sh"), "--gpu",
@@ -354,7 +365,6 @@ TEST(VerlRlImportTest, ImportedFilesRunInStrataRl) {
       << run.out;
   EXPECT_NE(run.out.find("step: 1024 prompts x 5 samples = 5,120 samples"), std::string::npos)
       << run.out;
-  std::filesystem::remove_all(dir);
 }
 
 // verl's recipes run their own entry points; those whose config is verl's PPO trainer config
@@ -528,16 +538,10 @@ TEST(VerlRlImportTest, OneStepOffSharedNodesWithAGpuAloneAskForACluster) {
   EXPECT_EQ(refused.error().hint,
             "add --cluster with a cluster file whose nodes hold both sides (8 GPUs a node)");
 
-  const std::filesystem::path dir =
-      std::filesystem::temp_directory_path() / ("strata-verl-gpu-" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
+  const ScratchDir scratch("strata-verl-gpu-");
+  const std::filesystem::path& dir = scratch.path;
   const std::string file = (dir / "run.sh").string();
-  {
-    std::FILE* f = std::fopen(file.c_str(), "w");
-    ASSERT_NE(f, nullptr);
-    std::fputs(script.c_str(), f);
-    std::fclose(f);
-  }
+  ASSERT_TRUE(WriteFileAtomic(file, script).ok());
   const testing::CliResult cli =
       testing::RunCli({"import", file, "--gpu", "H20", "--model", "qwen2.5-math-7b"});
   EXPECT_EQ(cli.exit_code, 2) << cli.out << cli.err;
@@ -546,7 +550,6 @@ TEST(VerlRlImportTest, OneStepOffSharedNodesWithAGpuAloneAskForACluster) {
   const testing::CliResult with_cluster =
       testing::RunCli({"import", file, "--cluster", "h20-5x8", "--model", "qwen2.5-math-7b"});
   EXPECT_EQ(with_cluster.exit_code, 0) << with_cluster.err;
-  std::filesystem::remove_all(dir);
 }
 
 // verl's one-step-off scripts that share each node between trainer and rollout, as published
@@ -590,16 +593,10 @@ constexpr const char* kOneStepOffSharedNode =
     "    rollout.n_gpus_per_node=\"${n_gpus_rollout}\" $@\n";
 
 TEST(VerlRlImportTest, OneStepOffSharedNodeScriptImportsAndPricesOnTheTrainersGpus) {
-  const std::filesystem::path dir =
-      std::filesystem::temp_directory_path() / ("strata-verl-2-6-" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
+  const ScratchDir scratch("strata-verl-2-6-");
+  const std::filesystem::path& dir = scratch.path;
   const std::string script = (dir / "grpo_0.6b_gsm8k_fsdp2_2_6.sh").string();
-  {
-    std::FILE* f = std::fopen(script.c_str(), "w");
-    ASSERT_NE(f, nullptr);
-    std::fputs(kOneStepOffSharedNode, f);
-    std::fclose(f);
-  }
+  ASSERT_TRUE(WriteFileAtomic(script, kOneStepOffSharedNode).ok());
   const std::string rl = (dir / "rl.yaml").string();
   const testing::CliResult imported = testing::RunCli(
       {"import", script, "--cluster", "h100-8x8-ib400", "--model", "qwen3-0.6b", "-o", rl});
@@ -628,7 +625,6 @@ TEST(VerlRlImportTest, OneStepOffSharedNodeScriptImportsAndPricesOnTheTrainersGp
                 "DP = 32 x 8 = 256"),
             std::string::npos)
       << colocated.dump();
-  std::filesystem::remove_all(dir);
 }
 
 // A verl key that no mapper reads and that is no near miss of one (a typo one slip away is
@@ -637,22 +633,16 @@ TEST(VerlRlImportTest, OneStepOffSharedNodeScriptImportsAndPricesOnTheTrainersGp
 // (The model is the launch's own path, Qwen/Qwen2.5-7B-Instruct: with --model in its place the
 // path would be a second key the import did not use.)
 TEST(VerlRlImportTest, IgnoredKeysAreNamedWithoutExplain) {
-  const std::filesystem::path dir =
-      std::filesystem::temp_directory_path() / ("strata-verl-keys-" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
+  const ScratchDir scratch("strata-verl-keys-");
+  const std::filesystem::path& dir = scratch.path;
   const std::string script = (dir / "run.sh").string();
-  {
-    std::FILE* f = std::fopen(script.c_str(), "w");
-    ASSERT_NE(f, nullptr);
-    std::fputs(
-        "python3 -m verl.trainer.main_ppo \\\n"
-        "    algorithm.adv_estimator=grpo \\\n"
-        "    actor_rollout_ref.model.path=Qwen/Qwen2.5-7B-Instruct \\\n"
-        "    actor_rollout_ref.rollout.speculative_draft_tokens=4 \\\n"
-        "    trainer.n_gpus_per_node=8 trainer.nnodes=1\n",
-        f);
-    std::fclose(f);
-  }
+  ASSERT_TRUE(WriteFileAtomic(script,
+                              "python3 -m verl.trainer.main_ppo \\\n"
+                              "    algorithm.adv_estimator=grpo \\\n"
+                              "    actor_rollout_ref.model.path=Qwen/Qwen2.5-7B-Instruct \\\n"
+                              "    actor_rollout_ref.rollout.speculative_draft_tokens=4 \\\n"
+                              "    trainer.n_gpus_per_node=8 trainer.nnodes=1\n")
+                  .ok());
   const std::string line =
       "# 1 key not understood, ignored: actor_rollout_ref.rollout.speculative_draft_tokens "
       "(--explain lists it with its value and line)\n";
@@ -670,7 +660,6 @@ TEST(VerlRlImportTest, IgnoredKeysAreNamedWithoutExplain) {
   EXPECT_NE(explained.out.find("#   actor_rollout_ref.rollout.speculative_draft_tokens = 4 ("),
             std::string::npos)
       << explained.out;
-  std::filesystem::remove_all(dir);
 }
 
 // A launch's keys that change what the run learns, logs or where it reads from, not a step's
@@ -680,25 +669,19 @@ TEST(VerlRlImportTest, IgnoredKeysAreNamedWithoutExplain) {
 // (the model's path is read: it names the model). Before, the line read "# 4 keys not
 // understood, ignored: " with the learning rate and the project name among them.
 TEST(VerlRlImportTest, KeysWithoutStepCostAreCountedApart) {
-  const std::filesystem::path dir = std::filesystem::temp_directory_path() /
-                                    ("strata-verl-neutral-" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
+  const ScratchDir scratch("strata-verl-neutral-");
+  const std::filesystem::path& dir = scratch.path;
   const std::string script = (dir / "run.sh").string();
-  {
-    std::FILE* f = std::fopen(script.c_str(), "w");
-    ASSERT_NE(f, nullptr);
-    std::fputs(
-        "python3 -m verl.trainer.main_ppo \\\n"
-        "    algorithm.adv_estimator=grpo \\\n"
-        "    actor_rollout_ref.model.path=Qwen/Qwen2.5-7B-Instruct \\\n"
-        "    actor_rollout_ref.actor.optim.lr=1e-6 \\\n"
-        "    actor_rollout_ref.rollout.ignore_eos=True \\\n"
-        "    actor_rollout_ref.rollout.speculative_draft_tokens=4 \\\n"
-        "    trainer.project_name=grpo_example \\\n"
-        "    trainer.n_gpus_per_node=8 trainer.nnodes=1\n",
-        f);
-    std::fclose(f);
-  }
+  ASSERT_TRUE(WriteFileAtomic(script,
+                              "python3 -m verl.trainer.main_ppo \\\n"
+                              "    algorithm.adv_estimator=grpo \\\n"
+                              "    actor_rollout_ref.model.path=Qwen/Qwen2.5-7B-Instruct \\\n"
+                              "    actor_rollout_ref.actor.optim.lr=1e-6 \\\n"
+                              "    actor_rollout_ref.rollout.ignore_eos=True \\\n"
+                              "    actor_rollout_ref.rollout.speculative_draft_tokens=4 \\\n"
+                              "    trainer.project_name=grpo_example \\\n"
+                              "    trainer.n_gpus_per_node=8 trainer.nnodes=1\n")
+                  .ok());
   const testing::CliResult plain = testing::RunCli({"import", script, "--gpu", "H20"});
   ASSERT_EQ(plain.exit_code, 0) << plain.err;
   EXPECT_NE(plain.out.find("# 2 keys not understood, ignored: "
@@ -727,7 +710,6 @@ TEST(VerlRlImportTest, KeysWithoutStepCostAreCountedApart) {
   EXPECT_EQ(j["unused_no_step_cost"],
             nlohmann::json::array({"actor_rollout_ref.actor.optim.lr: optimiser schedule",
                                    "trainer.project_name: paths, names and logging"}));
-  std::filesystem::remove_all(dir);
 }
 
 // verl's FSDP reference runs under FSDP's CPUOffload whatever ref.fsdp_config.param_offload says
@@ -736,23 +718,17 @@ TEST(VerlRlImportTest, KeysWithoutStepCostAreCountedApart) {
 // understood, ignored: actor_rollout_ref.ref.fsdp_config.param_offload", a key the prediction
 // might miss; it is read now and named in the derivation, with its line (5) and value.
 TEST(VerlRlImportTest, TheFsdpReferencesOwnOffloadKeyIsReadAndOverruled) {
-  const std::filesystem::path dir = std::filesystem::temp_directory_path() /
-                                    ("strata-verl-ref-offload-" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
+  const ScratchDir scratch("strata-verl-ref-offload-");
+  const std::filesystem::path& dir = scratch.path;
   const std::string script = (dir / "run.sh").string();
-  {
-    std::FILE* f = std::fopen(script.c_str(), "w");
-    ASSERT_NE(f, nullptr);
-    std::fputs(
-        "python3 -m verl.trainer.main_ppo \\\n"
-        "    algorithm.adv_estimator=grpo \\\n"
-        "    actor_rollout_ref.model.path=Qwen/Qwen2.5-7B-Instruct \\\n"
-        "    actor_rollout_ref.actor.use_kl_loss=True \\\n"
-        "    actor_rollout_ref.ref.fsdp_config.param_offload=False \\\n"
-        "    trainer.n_gpus_per_node=8 trainer.nnodes=1\n",
-        f);
-    std::fclose(f);
-  }
+  ASSERT_TRUE(WriteFileAtomic(script,
+                              "python3 -m verl.trainer.main_ppo \\\n"
+                              "    algorithm.adv_estimator=grpo \\\n"
+                              "    actor_rollout_ref.model.path=Qwen/Qwen2.5-7B-Instruct \\\n"
+                              "    actor_rollout_ref.actor.use_kl_loss=True \\\n"
+                              "    actor_rollout_ref.ref.fsdp_config.param_offload=False \\\n"
+                              "    trainer.n_gpus_per_node=8 trainer.nnodes=1\n")
+                  .ok());
   const testing::CliResult plain = testing::RunCli({"import", script, "--gpu", "H20"});
   ASSERT_EQ(plain.exit_code, 0) << plain.err;
   EXPECT_EQ(plain.out.find("not understood"), std::string::npos) << plain.out;
@@ -762,7 +738,6 @@ TEST(VerlRlImportTest, TheFsdpReferencesOwnOffloadKeyIsReadAndOverruled) {
                            "actor_rollout_ref.ref.fsdp_config.param_offload (line 5) = False)"),
             std::string::npos)
       << plain.out;
-  std::filesystem::remove_all(dir);
 }
 
 // verl's bypass mode: with algorithm.rollout_correction.bypass_mode on, fit() takes the
