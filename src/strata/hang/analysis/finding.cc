@@ -1205,15 +1205,10 @@ void FindFirstFailure(const EvidenceSet& ev, Verdict& v) {
     if (!no_answer.empty()) f.evidence.push_back(Cite(*no_answer.front()));
   }
   // A failure without a WorkNCCL line still names its collective when a traceback passes
-  // through torch's distributed_c10d.py. torch 2.1 and later wrap its functions in a decorator
-  // whose frame, "in wrapper", comes first (lyuwenyu/RT-DETR#599: "line 1451, in wrapper", then
-  // "line 1700, in all_reduce"): that frame names no collective.
+  // through torch's distributed_c10d.py (its decorator's "in wrapper" frame is no signal).
   if (f.op.empty() && f.kind != "healthy" && f.kind != "unknown") {
-    for (const FailureSignal* frame : Of(ev, FailureKind::kC10dFrame)) {
-      if (frame->op == "wrapper") continue;
-      f.op = frame->op;
-      break;
-    }
+    if (const auto frames = Of(ev, FailureKind::kC10dFrame); !frames.empty())
+      f.op = frames.front()->op;
   }
   const bool stall =
       f.kind == "collective_timeout" || f.kind == "lagging_rank" || f.kind == "collective_mismatch";

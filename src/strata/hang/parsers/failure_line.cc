@@ -1415,13 +1415,16 @@ bool ClassifyFailureLine(std::string_view line, FailureSignal* s) {
     return true;
   }
   // '  File ".../distributed_c10d.py", line 2070, in all_gather' (Python) or
-  // '  File ".../distributed_c10d.py", line 2501 in all_reduce' (faulthandler).
+  // '  File ".../distributed_c10d.py", line 2501 in all_reduce' (faulthandler). torch 2.1 and later
+  // wrap c10d's functions in a decorator whose frame, "in wrapper", comes first
+  // (lyuwenyu/RT-DETR#599: "line 1451, in wrapper", then "line 1700, in all_reduce"): that frame
+  // names no call, so it is no signal.
   if (Contains(line, "distributed_c10d.py\", line ")) {
     const size_t in = line.rfind(" in ");
     if (in == std::string_view::npos) return false;
     s->kind = K::kC10dFrame;
     s->op = std::string(TrimSpace(line.substr(in + 4)));
-    return !s->op.empty() && s->op.find(' ') == std::string::npos;
+    return !s->op.empty() && s->op.find(' ') == std::string::npos && s->op != "wrapper";
   }
   return false;
 }
