@@ -15,6 +15,7 @@
 #include "strata/cli/exit_status.h"
 #include "strata/core/file_io.h"
 #include "strata/report/rl_report.h"
+#include "strata/rl/measured_lengths.h"
 
 namespace strata::cli {
 
@@ -87,7 +88,7 @@ int RunRl(int argc, char** argv) {
         return ReportError(e.InFile(log_path));
       }
       if (Status st = runnable(); !st.ok()) return ReportError(st.error());
-      const OpenRlhfComparison c = CompareOpenRlhfLog(*eval, *log);
+      const OpenRlhfComparison c = CompareOpenRlhfLogAtMeasuredLengths(*workspace, *eval, *log);
       return EmitOutputs(out, out.json ? RenderOpenRlhfLogJson(*eval, *log, c, log_path)
                                        : RenderOpenRlhfLogText(*eval, *log, c, log_path));
     }
@@ -97,7 +98,7 @@ int RunRl(int argc, char** argv) {
       return ReportError(e.InFile(log_path));
     }
     if (Status st = runnable(); !st.ok()) return ReportError(st.error());
-    const VerlComparison c = CompareVerlLog(*eval, *log, version_flag);
+    const VerlComparison c = CompareVerlLogAtMeasuredLengths(*workspace, *eval, *log, version_flag);
     return EmitOutputs(out, out.json ? RenderVerlLogJson(*eval, *log, c, log_path)
                                      : RenderVerlLogText(*eval, *log, c, log_path));
   }

@@ -732,22 +732,51 @@ std::string SemanticsText(const VerlComparison& c) {
 
 namespace {
 
-// The measured-against-predicted table of a log's phases, and the lines read only in part.
-std::string PhaseTable(const std::vector<VerlPhaseRow>& rows,
+// The measured-against-predicted table of a log's phases (with the job priced again at the log's
+// lengths beside it, when it was), the note on that column, and the lines read only in part.
+std::string PhaseTable(const std::vector<VerlPhaseRow>& rows, const std::string& lengths_note,
                        const std::vector<std::string>& notes) {
-  Table table({{"metric", Align::kLeft},
-               {"unit", Align::kLeft},
-               {"measured"},
-               {"steps"},
-               {"strata"},
-               {"error (%)"},
-               {"strata's quantity", Align::kLeft}});
+  const bool at_lengths = std::any_of(rows.begin(), rows.end(), [](const VerlPhaseRow& r) {
+    return r.predicted_at_measured_lengths.has_value();
+  });
+  std::vector<Column> columns{{"metric", Align::kLeft},
+                              {"unit", Align::kLeft},
+                              {"measured"},
+                              {"steps"},
+                              {"strata"},
+                              {"error (%)"}};
+  if (at_lengths) {
+    columns.push_back({"at the log's lengths"});
+    columns.push_back({"error (%)"});
+  }
+  columns.push_back({"strata's quantity", Align::kLeft});
+  Table table(columns);
+  auto error = [](const std::optional<double>& e) {
+    return e ? fmt::format("{:+.0f}", 100 * *e) : std::string();
+  };
   for (const VerlPhaseRow& r : rows) {
-    table.AddRow({r.key, r.unit, r.measured ? Number(*r.measured, r.unit) : "not in the log",
-                  std::to_string(r.measured_steps), Number(r.predicted, r.unit),
-                  r.error ? fmt::format("{:+.0f}", 100 * *r.error) : "", r.predicted_from});
+    std::vector<std::string> cells{r.key,
+                                   r.unit,
+                                   r.measured ? Number(*r.measured, r.unit) : "not in the log",
+                                   std::to_string(r.measured_steps),
+                                   Number(r.predicted, r.unit),
+                                   error(r.error)};
+    if (at_lengths) {
+      cells.push_back(r.predicted_at_measured_lengths
+                          ? Number(*r.predicted_at_measured_lengths, r.unit)
+                          : std::string("-"));
+      cells.push_back(error(r.error_at_measured_lengths));
+    }
+    cells.push_back(r.predicted_from);
+    table.AddRow(cells);
   }
   std::string out = table.Render();
+  if (!lengths_note.empty()) {
+    out += fmt::format(
+        "\n{}: {}\n",
+        at_lengths ? "at the log's lengths, the job priced again with" : "at the log's lengths",
+        lengths_note);
+  }
   if (!notes.empty()) {
     out += "\nread in part:\n";
     for (const std::string& n : notes) out += "  " + n + "\n";
@@ -779,6 +808,11 @@ Json PhaseRowsJson(const std::vector<VerlPhaseRow>& rows) {
     row["predicted"] = JsonNumber(r.predicted);
     row["error"] = r.error ? JsonNumber(*r.error) : Json(nullptr);
     row["predicted_from"] = r.predicted_from;
+    row["predicted_at_measured_lengths"] = r.predicted_at_measured_lengths
+                                               ? JsonNumber(*r.predicted_at_measured_lengths)
+                                               : Json(nullptr);
+    row["error_at_measured_lengths"] =
+        r.error_at_measured_lengths ? JsonNumber(*r.error_at_measured_lengths) : Json(nullptr);
     out.push_back(row);
   }
   return out;
@@ -804,7 +838,7 @@ std::string RenderVerlLogText(const RlEvaluation& e, const VerlLog& log, const V
   }
   out += fmt::format("\nmeasured (mean over the log's steps) against strata rl ({}):\n",
                      PlacementName(e.configured));
-  return out + PhaseTable(c.rows, log.notes);
+  return out + PhaseTable(c.rows, c.measured_lengths_note, log.notes);
 }
 
 std::string RenderVerlLogJson(const RlEvaluation& e, const VerlLog& log, const VerlComparison& c,
@@ -813,6 +847,7 @@ std::string RenderVerlLogJson(const RlEvaluation& e, const VerlLog& log, const V
   j["gen_includes_weight_sync"] = c.semantics == VerlGenSemantics::kIncludesSync;
   j["semantics_source"] = c.semantics_source;
   j["rows"] = PhaseRowsJson(c.rows);
+  j["measured_lengths_note"] = c.measured_lengths_note;
   j["batch_mismatch"] = c.batch_mismatch.empty() ? Json(nullptr) : Json(c.batch_mismatch);
   j["validation_steps"] = c.validation_steps;
   j["validation_step_mean_s"] =
@@ -828,7 +863,7 @@ std::string RenderOpenRlhfLogText(const RlEvaluation& e, const OpenRlhfLog& log,
                      c.steps == 1 ? "" : "s", c.first_step, c.last_step);
   out += fmt::format("\nmeasured (mean over the log's steps) against strata rl ({}):\n",
                      PlacementName(e.configured));
-  out += PhaseTable(c.rows, log.notes);
+  out += PhaseTable(c.rows, c.measured_lengths_note, log.notes);
   if (!c.caveats.empty()) {
     out += "\nhow to read it:\n";
     for (const std::string& s : c.caveats) out += "  " + s + "\n";
@@ -840,6 +875,7 @@ std::string RenderOpenRlhfLogJson(const RlEvaluation& e, const OpenRlhfLog& log,
                                   const OpenRlhfComparison& c, const std::string& log_path) {
   Json j = LogJsonHead("rl-openrlhf-log", e, log_path, c.steps, c.first_step, c.last_step);
   j["rows"] = PhaseRowsJson(c.rows);
+  j["measured_lengths_note"] = c.measured_lengths_note;
   j["caveats"] = c.caveats;
   j["notes"] = log.notes;
   return DumpJson(j);

@@ -57,6 +57,8 @@ struct OpenRlhfComparison {
   int64_t steps = 0;
   std::vector<VerlPhaseRow> rows;    // one per OpenRLHF key; the row type is shared with verl's
   std::vector<std::string> caveats;  // when a row's sum is not what OpenRLHF's timer measures
+  /// What the measured-lengths column replaced in the job, or why there is no such column.
+  std::string measured_lengths_note;
 };
 
 /// The log's phases beside the configured placement's prediction (the caller checks that it

@@ -307,8 +307,13 @@ VerlComparison CompareVerlLog(const RlEvaluation& e, const VerlLog& log,
       p.placement == RlPlacement::kColocated ? e.actor.world() : p.rollout_gpus + p.train_gpus;
   auto row = [&](std::string key, std::string unit, const Mean& m, double predicted,
                  std::string from) {
-    VerlPhaseRow r{std::move(key), std::move(unit), m.Value(),      m.n,
-                   predicted,      std::nullopt,    std::move(from)};
+    VerlPhaseRow r;
+    r.key = std::move(key);
+    r.unit = std::move(unit);
+    r.measured = m.Value();
+    r.measured_steps = m.n;
+    r.predicted = predicted;
+    r.predicted_from = std::move(from);
     if (r.measured && *r.measured > 0) r.error = predicted / *r.measured - 1;
     c.rows.push_back(std::move(r));
   };

@@ -86,6 +86,10 @@ struct VerlPhaseRow {
   double predicted = 0;
   std::optional<double> error;  // predicted / measured - 1
   std::string predicted_from;   // which strata quantity
+  /// The same quantity with the job priced at the lengths the log measured (measured_lengths.h);
+  /// nullopt when it was not priced again, or for the lengths themselves.
+  std::optional<double> predicted_at_measured_lengths;
+  std::optional<double> error_at_measured_lengths;
 };
 
 struct VerlComparison {
@@ -101,6 +105,8 @@ struct VerlComparison {
   /// step and throughput (their mean step printed apart); 0 when none.
   int64_t validation_steps = 0;
   std::optional<double> validation_step_mean_s;
+  /// What the measured-lengths column replaced in the job, or why there is no such column.
+  std::string measured_lengths_note;
 };
 
 /// Samples per step the batches may differ by before the log is no longer the job's run: verl
