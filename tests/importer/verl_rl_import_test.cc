@@ -4,9 +4,11 @@
 // tests/golden/cli_rl/imported_* run through `strata rl`), and bad launches refused by key and
 // line.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -738,6 +740,73 @@ TEST(VerlRlImportTest, TheFsdpReferencesOwnOffloadKeyIsReadAndOverruled) {
                            "actor_rollout_ref.ref.fsdp_config.param_offload (line 5) = False)"),
             std::string::npos)
       << plain.out;
+}
+
+// A token budget verl never reads costs a step nothing: each pass reads its budget only with its
+// own use_dynamic_bsz on (volcengine/verl@b178a3cd56f58b2d502255daba591e92833930a7: actor
+// dp_actor.py:551-552; the log-prob passes dp_actor.py:459-463 through fsdp_workers.py:1002-1005
+// (the rollout's keys) and 1050-1054 (the ref's)), and each switch defaults to the actor's, whose
+// default is false (actor/actor.yaml:28, rollout/rollout.yaml:94, ref/ref.yaml:20). This launch
+// sets none of the switches, so all three budgets (lines 4-6) are off; ignore_eos (line 7) may
+// change a step. Before, the line read "# 4 keys not understood, ignored:
+// actor_rollout_ref.actor.ppo_max_token_len_per_gpu, actor_rollout_ref.ref.log_prob_max_token_
+// len_per_gpu, actor_rollout_ref.rollout.ignore_eos, actor_rollout_ref.rollout.log_prob_max_
+// token_len_per_gpu".
+TEST(VerlRlImportTest, TokenBudgetsOfADynamicBatchThatIsOffCostNothing) {
+  const ScratchDir scratch("strata-verl-budget-off-");
+  const std::filesystem::path& dir = scratch.path;
+  const std::string script = (dir / "run.sh").string();
+  ASSERT_TRUE(
+      WriteFileAtomic(script,
+                      "python3 -m verl.trainer.main_ppo \\\n"
+                      "    algorithm.adv_estimator=grpo \\\n"
+                      "    actor_rollout_ref.model.path=Qwen/Qwen2.5-7B-Instruct \\\n"
+                      "    actor_rollout_ref.actor.ppo_max_token_len_per_gpu=16384 \\\n"
+                      "    actor_rollout_ref.rollout.log_prob_max_token_len_per_gpu=32768 \\\n"
+                      "    actor_rollout_ref.ref.log_prob_max_token_len_per_gpu=32768 \\\n"
+                      "    actor_rollout_ref.rollout.ignore_eos=True \\\n"
+                      "    trainer.n_gpus_per_node=8 trainer.nnodes=1\n")
+          .ok());
+  const testing::CliResult plain = testing::RunCli({"import", script, "--gpu", "H20"});
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  EXPECT_NE(plain.out.find("# 1 key not understood, ignored: actor_rollout_ref.rollout.ignore_eos; "
+                           "3 more ignored, with no effect on a step's time or memory (loss and "
+                           "optimiser settings, sampling, logging, paths, run length: "
+                           "data/import_cost_neutral_keys.yaml; token budgets of a dynamic "
+                           "batching the launch leaves off) (--explain lists all with values and "
+                           "lines)\n"),
+            std::string::npos)
+      << plain.out;
+  const std::string actor_off =
+      "actor_rollout_ref.actor.use_dynamic_bsz unset, verl's default false";
+  const std::string actor_why =
+      "its dynamic batching is off (" + actor_off + "): verl packs by this budget only under it";
+  auto pass_why = [&](const std::string& section) {
+    return "its dynamic batching is off (actor_rollout_ref." + section +
+           ".log_prob_use_dynamic_bsz unset, so the actor's: " + actor_off +
+           "): verl packs by this budget only under it";
+  };
+  // --explain gives each its reason.
+  const testing::CliResult explained =
+      testing::RunCli({"import", script, "--gpu", "H20", "--explain"});
+  ASSERT_EQ(explained.exit_code, 0) << explained.err;
+  EXPECT_NE(explained.out.find("#   actor_rollout_ref.actor.ppo_max_token_len_per_gpu = 16384 "
+                               "(actor_rollout_ref.actor.ppo_max_token_len_per_gpu (line 4)) "
+                               "[no effect on a step's time or memory: " +
+                               actor_why + "]\n"),
+            std::string::npos)
+      << explained.out;
+  // --json keeps the four in "unused" and names the three with their reasons (key order).
+  const testing::CliResult json = testing::RunCli({"import", script, "--gpu", "H20", "--json"});
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  const auto j = nlohmann::json::parse(json.out);
+  EXPECT_EQ(j["unused"].size(), 4u);
+  EXPECT_EQ(
+      j["unused_no_step_cost"],
+      nlohmann::json::array(
+          {"actor_rollout_ref.actor.ppo_max_token_len_per_gpu: " + actor_why,
+           "actor_rollout_ref.ref.log_prob_max_token_len_per_gpu: " + pass_why("ref"),
+           "actor_rollout_ref.rollout.log_prob_max_token_len_per_gpu: " + pass_why("rollout")}));
 }
 
 // verl's bypass mode: with algorithm.rollout_correction.bypass_mode on, fit() takes the
