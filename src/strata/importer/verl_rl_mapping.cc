@@ -342,7 +342,7 @@ struct VerlDynamicSwitches {
 // (verl/workers/fsdp_workers.py:1002-1005 and 1050-1054, megatron_workers.py:847-850 and
 // 873-875), the critic its own (fsdp_workers.py:1545-1546, dp_critic.py:167 and 211-212); a
 // budget is read only when its switch is on (dp_actor.py:459-463, 551-552).
-Status ReadDynamicBatch(Settings& s, VerlRlReader& r, bool ppo) {
+Result<VerlDynamicSwitches> ReadDynamicBatch(Settings& s, VerlRlReader& r, bool ppo) {
   const std::string ro = kRollout;
   const std::string ref_key = "actor_rollout_ref.ref.";
   STRATA_ASSIGN_OR_RETURN(VerlValue on_v, r.Get(std::string(kActor) + "use_dynamic_bsz"));
@@ -398,7 +398,7 @@ Status ReadDynamicBatch(Settings& s, VerlRlReader& r, bool ppo) {
           "actor's micro batch",
           packed->source, r.Source(on_v)));
     }
-    return OkStatus();
+    return sw;
   }
   STRATA_ASSIGN_OR_RETURN(VerlValue budget_v,
                           r.Get(std::string(kActor) + "ppo_max_token_len_per_gpu"));
@@ -416,28 +416,49 @@ Status ReadDynamicBatch(Settings& s, VerlRlReader& r, bool ppo) {
     }
     return std::pair{fallback, VerlValue{key, std::to_string(fallback), fallback_why, true}};
   };
+  // The budget strata rl prices both log-prob passes at: the old log-prob pass's when it packs,
+  // else the actor's (RlSpec::LogProbBudget).
+  int64_t priced = budget;
   if (sw.log_prob.on) {
     STRATA_ASSIGN_OR_RETURN(auto lp,
                             budget_of(ro + "log_prob_max_token_len_per_gpu", budget,
                                       "verl's default: the actor's ppo_max_token_len_per_gpu"));
+    priced = lp.first;
     if (!lp.second.defaulted) {
       r.Set("batch.log_prob_max_tokens_per_gpu", std::to_string(lp.first), lp.second,
             "the old log-prob (and reference) passes' micro batches");
-    }
-    // The reference's budget, read only when its own switch is on (off, it costs nothing).
-    if (const SourcedValue* ref =
-            sw.ref.on ? given(ref_key + "log_prob_max_token_len_per_gpu") : nullptr;
-        ref != nullptr && ref->value != std::to_string(lp.first)) {
-      r.Note(fmt::format(
-          "actor_rollout_ref.ref.log_prob_max_token_len_per_gpu = {} ({}): the reference "
-          "pass is priced at the old log-prob pass's budget, {} tokens",
-          ref->value, ref->source, lp.first));
+    } else {
+      // Unwritten, the RL job's log-prob budget is the actor's, as verl's default is.
+      r.Out().defaults.push_back(fmt::format(
+          "batch.log_prob_max_tokens_per_gpu unwritten, the actor's {}: verl's "
+          "{}log_prob_max_token_len_per_gpu is ${{oc.select:{}ppo_max_token_len_per_gpu,16384}} "
+          "({}:verl/trainer/config/rollout/rollout.yaml:98)",
+          budget, ro, kActor, kVerlCommit));
     }
   } else {
     r.Note(
         fmt::format("{} log_prob_use_dynamic_bsz False: the log-prob passes are priced packed "
                     "at the actor's budget",
                     sw.log_prob.source));
+  }
+  if (sw.ref.on) {
+    // ref.log_prob_max_token_len_per_gpu defaults to the actor's budget (ref/ref.yaml:24).
+    STRATA_ASSIGN_OR_RETURN(auto rf, budget_of(ref_key + "log_prob_max_token_len_per_gpu", budget,
+                                               "verl's default: the actor's budget"));
+    if (rf.first != priced) {
+      r.Note(fmt::format(
+          "actor_rollout_ref.ref.log_prob_max_token_len_per_gpu = {} ({}): the reference "
+          "pass is priced at the old log-prob pass's budget, {} tokens",
+          rf.first, rf.second.source, priced));
+    }
+  } else if (!sw.ref.source.empty()) {
+    // Set off by the launch while the actor packs: verl runs the reference's pass at
+    // ref.log_prob_micro_batch_size_per_gpu samples a micro batch.
+    r.Note(fmt::format(
+        "{} = False: verl runs the reference pass at a fixed micro batch "
+        "(ref.log_prob_micro_batch_size_per_gpu); strata rl prices it packed as the old "
+        "log-prob pass, at {} tokens",
+        sw.ref.source, priced));
   }
   if (ppo) {
     if (!sw.critic.on) {
@@ -459,7 +480,7 @@ Status ReadDynamicBatch(Settings& s, VerlRlReader& r, bool ppo) {
       }
     }
   }
-  return OkStatus();
+  return sw;
 }
 
 Status ReadLengths(VerlRlReader& r) {
@@ -477,7 +498,7 @@ Status ReadLengths(VerlRlReader& r) {
   return OkStatus();
 }
 
-Status ReadRollout(Settings& s, VerlRlReader& r, bool dynamic) {
+Status ReadRollout(Settings& s, VerlRlReader& r, const VerlDynamicSwitches& dynamic) {
   const std::string ro = kRollout;
   STRATA_ASSIGN_OR_RETURN(VerlValue name, r.Get(ro + "name"));
   // verl's rollout names: vllm, sglang (and its older sglang_async), hf.
@@ -572,18 +593,26 @@ Status ReadRollout(Settings& s, VerlRlReader& r, bool dynamic) {
                     free_v.value, r.Source(free_v)));
   }
   // The global log_prob_micro_batch_size keys (deprecated) are verl's per-GPU ones times DP
-  // (fsdp_workers.py divides them as it divides the actor's ppo_micro_batch_size).
+  // (fsdp_workers.py divides them as it divides the actor's ppo_micro_batch_size). Each pass
+  // reads its micro batch only with its own switch off (dp_actor.py:459-463): the rollout's keys
+  // are the old log-prob pass's, the ref's the reference's (fsdp_workers.py:1002-1005, 1050-1054).
   for (const char* key : {"actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu",
                           "actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu",
                           "actor_rollout_ref.rollout.log_prob_micro_batch_size",
                           "actor_rollout_ref.ref.log_prob_micro_batch_size"}) {
+    const VerlPassSwitch& pass =
+        std::string_view(key).starts_with(kRollout) ? dynamic.log_prob : dynamic.ref;
     if (const SourcedValue* v = s.Use(key);
         v != nullptr && v->value != "null" && v->value != "None") {
-      r.Note(fmt::format("{} = {} ({}): {}", key, v->value, v->source,
-                         dynamic ? "not used: the log-prob passes pack their micro batches by "
-                                   "tokens (use_dynamic_bsz)"
-                                 : "the log-prob passes are priced at the actor's micro batch "
-                                   "(batch.micro_batch of the actor's job)"));
+      r.Note(fmt::format(
+          "{} = {} ({}): {}", key, v->value, v->source,
+          pass.on ? "not used: the log-prob passes pack their micro batches by tokens "
+                    "(use_dynamic_bsz)"
+          : dynamic.actor.on
+              ? "verl runs this pass at this micro batch (its log_prob_use_dynamic_bsz is off); "
+                "strata rl prices it packed, as the old log-prob pass"
+              : "the log-prob passes are priced at the actor's micro batch (batch.micro_batch "
+                "of the actor's job)"));
     }
   }
   return OkStatus();
@@ -919,9 +948,9 @@ Result<RlImport> MapVerlRl(Settings& s, const JobBuilder& actor, const std::stri
   const bool ppo = std::any_of(fields.begin(), fields.end(), [](const auto& f) {
     return f.key == "algorithm" && f.value == "ppo";
   });
-  STRATA_RETURN_IF_ERROR(ReadDynamicBatch(s, r, ppo));
+  STRATA_ASSIGN_OR_RETURN(const VerlDynamicSwitches switches, ReadDynamicBatch(s, r, ppo));
   STRATA_RETURN_IF_ERROR(ReadLengths(r));
-  STRATA_RETURN_IF_ERROR(ReadRollout(s, r, dynamic));
+  STRATA_RETURN_IF_ERROR(ReadRollout(s, r, switches));
   STRATA_RETURN_IF_ERROR(ReadReference(r));
   STRATA_RETURN_IF_ERROR(ReadOldLogProb(s, r, ClassifyVerlModule(module)));
   if (!megatron) STRATA_RETURN_IF_ERROR(ReadPadding(r));
