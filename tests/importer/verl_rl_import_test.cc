@@ -4,9 +4,11 @@
 // tests/golden/cli_rl/imported_* run through `strata rl`), and bad launches refused by key and
 // line.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -738,6 +740,182 @@ TEST(VerlRlImportTest, TheFsdpReferencesOwnOffloadKeyIsReadAndOverruled) {
                            "actor_rollout_ref.ref.fsdp_config.param_offload (line 5) = False)"),
             std::string::npos)
       << plain.out;
+}
+
+// A token budget verl never reads costs a step nothing: each pass reads its budget only with its
+// own use_dynamic_bsz on (volcengine/verl@b178a3cd56f58b2d502255daba591e92833930a7: actor
+// dp_actor.py:551-552; the log-prob passes dp_actor.py:459-463 through fsdp_workers.py:1002-1005
+// (the rollout's keys) and 1050-1054 (the ref's)), and each switch defaults to the actor's, whose
+// default is false (actor/actor.yaml:28, rollout/rollout.yaml:94, ref/ref.yaml:20). This launch
+// sets none of the switches, so all three budgets (lines 4-6) are off; ignore_eos (line 7) may
+// change a step. Before, the line read "# 4 keys not understood, ignored:
+// actor_rollout_ref.actor.ppo_max_token_len_per_gpu, actor_rollout_ref.ref.log_prob_max_token_
+// len_per_gpu, actor_rollout_ref.rollout.ignore_eos, actor_rollout_ref.rollout.log_prob_max_
+// token_len_per_gpu".
+TEST(VerlRlImportTest, TokenBudgetsOfADynamicBatchThatIsOffCostNothing) {
+  const ScratchDir scratch("strata-verl-budget-off-");
+  const std::filesystem::path& dir = scratch.path;
+  const std::string script = (dir / "run.sh").string();
+  ASSERT_TRUE(
+      WriteFileAtomic(script,
+                      "python3 -m verl.trainer.main_ppo \\\n"
+                      "    algorithm.adv_estimator=grpo \\\n"
+                      "    actor_rollout_ref.model.path=Qwen/Qwen2.5-7B-Instruct \\\n"
+                      "    actor_rollout_ref.actor.ppo_max_token_len_per_gpu=16384 \\\n"
+                      "    actor_rollout_ref.rollout.log_prob_max_token_len_per_gpu=32768 \\\n"
+                      "    actor_rollout_ref.ref.log_prob_max_token_len_per_gpu=32768 \\\n"
+                      "    actor_rollout_ref.rollout.ignore_eos=True \\\n"
+                      "    trainer.n_gpus_per_node=8 trainer.nnodes=1\n")
+          .ok());
+  const testing::CliResult plain = testing::RunCli({"import", script, "--gpu", "H20"});
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  EXPECT_NE(plain.out.find("# 1 key not understood, ignored: actor_rollout_ref.rollout.ignore_eos; "
+                           "3 more ignored, with no effect on a step's time or memory (loss and "
+                           "optimiser settings, sampling, logging, paths, run length: "
+                           "data/import_cost_neutral_keys.yaml; token budgets of a dynamic "
+                           "batching the launch leaves off) (--explain lists all with values and "
+                           "lines)\n"),
+            std::string::npos)
+      << plain.out;
+  const std::string actor_off =
+      "actor_rollout_ref.actor.use_dynamic_bsz unset, verl's default false";
+  const std::string actor_why =
+      "its dynamic batching is off (" + actor_off + "): verl packs by this budget only under it";
+  auto pass_why = [&](const std::string& section) {
+    return "its dynamic batching is off (actor_rollout_ref." + section +
+           ".log_prob_use_dynamic_bsz unset, so the actor's: " + actor_off +
+           "): verl packs by this budget only under it";
+  };
+  // --explain gives each its reason.
+  const testing::CliResult explained =
+      testing::RunCli({"import", script, "--gpu", "H20", "--explain"});
+  ASSERT_EQ(explained.exit_code, 0) << explained.err;
+  EXPECT_NE(explained.out.find("#   actor_rollout_ref.actor.ppo_max_token_len_per_gpu = 16384 "
+                               "(actor_rollout_ref.actor.ppo_max_token_len_per_gpu (line 4)) "
+                               "[no effect on a step's time or memory: " +
+                               actor_why + "]\n"),
+            std::string::npos)
+      << explained.out;
+  // --json keeps the four in "unused" and names the three with their reasons (key order).
+  const testing::CliResult json = testing::RunCli({"import", script, "--gpu", "H20", "--json"});
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  const auto j = nlohmann::json::parse(json.out);
+  EXPECT_EQ(j["unused"].size(), 4u);
+  EXPECT_EQ(
+      j["unused_no_step_cost"],
+      nlohmann::json::array(
+          {"actor_rollout_ref.actor.ppo_max_token_len_per_gpu: " + actor_why,
+           "actor_rollout_ref.ref.log_prob_max_token_len_per_gpu: " + pass_why("ref"),
+           "actor_rollout_ref.rollout.log_prob_max_token_len_per_gpu: " + pass_why("rollout")}));
+}
+
+// With the actor packing (line 4), each other pass follows its own switch. The old log-prob
+// pass (line 7), the reference's (line 10) and the critic (line 13) are set off: their budgets
+// (lines 8, 11, 14, 15) are never read by verl (the critic's update and values passes:
+// dp_critic.py:211-212 and 167 under critic.use_dynamic_bsz, fsdp_workers.py:1545-1546), so they
+// cost nothing, each with its own switch as the reason. The reference's switch is read (before,
+// it was listed among the keys that may change a step); its micro batch (line 12) is what verl
+// runs that pass at, and strata rl prices the pass packed as the old log-prob pass, at the
+// actor's 16,384 tokens (no log-prob budget of its own: RlSpec::LogProbBudget). Before, that
+// micro batch was noted "not used: the log-prob passes pack their micro batches by tokens".
+TEST(VerlRlImportTest, EachPassReadsItsOwnDynamicBatchSwitch) {
+  const std::string script =
+      "python3 -m verl.trainer.main_ppo \\\n"
+      "    algorithm.adv_estimator=gae \\\n"
+      "    actor_rollout_ref.model.path=Qwen/Qwen2.5-7B-Instruct \\\n"
+      "    actor_rollout_ref.actor.use_dynamic_bsz=True \\\n"
+      "    actor_rollout_ref.actor.ppo_max_token_len_per_gpu=16384 \\\n"
+      "    actor_rollout_ref.actor.use_kl_loss=True \\\n"
+      "    actor_rollout_ref.rollout.log_prob_use_dynamic_bsz=False \\\n"
+      "    actor_rollout_ref.rollout.log_prob_max_token_len_per_gpu=32768 \\\n"
+      "    actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=8 \\\n"
+      "    actor_rollout_ref.ref.log_prob_use_dynamic_bsz=False \\\n"
+      "    actor_rollout_ref.ref.log_prob_max_token_len_per_gpu=32768 \\\n"
+      "    actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu=4 \\\n"
+      "    critic.use_dynamic_bsz=False \\\n"
+      "    critic.ppo_max_token_len_per_gpu=65536 \\\n"
+      "    critic.forward_max_token_len_per_gpu=65536 \\\n"
+      "    trainer.n_gpus_per_node=8 trainer.nnodes=1\n";
+  auto r = ImportJob(script, "run.sh", Options("H20", "qwen2.5-math-7b"));
+  ASSERT_TRUE(r.ok()) << r.error().Format();
+  ASSERT_TRUE(r->rl.has_value());
+  auto why = [](const std::string& key, int line) {
+    return fmt::format(
+        "its dynamic batching is off ({} (line {}) = False): verl packs by this budget only "
+        "under it",
+        key, line);
+  };
+  const std::string ro = "actor_rollout_ref.rollout.log_prob_use_dynamic_bsz";
+  const std::string ref = "actor_rollout_ref.ref.log_prob_use_dynamic_bsz";
+  // The model is the import's option, so the launch's model path (line 3) is left, a path.
+  EXPECT_EQ(r->unused_no_step_cost,
+            (std::vector<std::string>{
+                "actor_rollout_ref.model.path: paths, names and logging",
+                "actor_rollout_ref.ref.log_prob_max_token_len_per_gpu: " + why(ref, 10),
+                "actor_rollout_ref.rollout.log_prob_max_token_len_per_gpu: " + why(ro, 7),
+                "critic.forward_max_token_len_per_gpu: " + why("critic.use_dynamic_bsz", 13),
+                "critic.ppo_max_token_len_per_gpu: " + why("critic.use_dynamic_bsz", 13)}));
+  for (const std::string& line : r->unused) {
+    EXPECT_FALSE(line.starts_with(ref + " = ")) << line;
+  }
+  // The actor's budget is the job's; the passes set off have none of their own.
+  ASSERT_NE(Find(*r->rl, "batch.max_tokens_per_gpu"), nullptr);
+  EXPECT_EQ(Find(*r->rl, "batch.max_tokens_per_gpu")->value, "16384");
+  EXPECT_EQ(Find(*r->rl, "batch.log_prob_max_tokens_per_gpu"), nullptr);
+  EXPECT_EQ(Find(*r->rl, "batch.critic_max_tokens_per_gpu"), nullptr);
+  const auto& notes = r->rl->notes;
+  auto noted = [&](const std::string& text) {
+    return std::find(notes.begin(), notes.end(), text) != notes.end();
+  };
+  EXPECT_TRUE(noted(ref +
+                    " (line 10) = False: verl runs the reference pass at a fixed micro batch "
+                    "(ref.log_prob_micro_batch_size_per_gpu); strata rl prices it packed as the "
+                    "old log-prob pass, at 16384 tokens"))
+      << fmt::format("{}", fmt::join(notes, "\n"));
+  EXPECT_TRUE(
+      noted("actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu = 4 "
+            "(actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu (line 12)): verl "
+            "runs this pass at this micro batch (its log_prob_use_dynamic_bsz is off); "
+            "strata rl prices it packed, as the old log-prob pass"))
+      << fmt::format("{}", fmt::join(notes, "\n"));
+}
+
+// The old log-prob pass's budget unset under the actor's dynamic batch: verl's default is the
+// actor's budget (rollout/rollout.yaml:98, `${oc.select:actor_rollout_ref.actor.
+// ppo_max_token_len_per_gpu,16384}`), which is the RL job's own when
+// batch.log_prob_max_tokens_per_gpu is not written: the field stays out and the default is
+// listed with its source. The reference's budget (line 5, its switch the actor's, on) differs
+// from the 16,384 both passes are priced at, and is noted.
+TEST(VerlRlImportTest, TheLogProbBudgetDefaultsToTheActorsAsInVerl) {
+  const std::string script =
+      "python3 -m verl.trainer.main_ppo \\\n"
+      "    algorithm.adv_estimator=grpo \\\n"
+      "    actor_rollout_ref.actor.use_dynamic_bsz=True \\\n"
+      "    actor_rollout_ref.actor.ppo_max_token_len_per_gpu=16384 \\\n"
+      "    actor_rollout_ref.ref.log_prob_max_token_len_per_gpu=32768 \\\n"
+      "    actor_rollout_ref.actor.use_kl_loss=True \\\n"
+      "    trainer.n_gpus_per_node=8 trainer.nnodes=1\n";
+  auto r = ImportJob(script, "run.sh", Options("H20", "qwen2.5-math-7b"));
+  ASSERT_TRUE(r.ok()) << r.error().Format();
+  ASSERT_TRUE(r->rl.has_value());
+  EXPECT_EQ(Find(*r->rl, "batch.log_prob_max_tokens_per_gpu"), nullptr);
+  const auto& defaults = r->rl->defaults;
+  EXPECT_NE(std::find(defaults.begin(), defaults.end(),
+                      "batch.log_prob_max_tokens_per_gpu unwritten, the actor's 16384: verl's "
+                      "actor_rollout_ref.rollout.log_prob_max_token_len_per_gpu is "
+                      "${oc.select:actor_rollout_ref.actor.ppo_max_token_len_per_gpu,16384} "
+                      "(volcengine/verl@b178a3cd56f58b2d502255daba591e92833930a7:verl/trainer/"
+                      "config/rollout/rollout.yaml:98)"),
+            defaults.end())
+      << fmt::format("{}", fmt::join(defaults, "\n"));
+  const auto& notes = r->rl->notes;
+  EXPECT_NE(std::find(notes.begin(), notes.end(),
+                      "actor_rollout_ref.ref.log_prob_max_token_len_per_gpu = 32768 "
+                      "(actor_rollout_ref.ref.log_prob_max_token_len_per_gpu (line 5)): the "
+                      "reference pass is priced at the old log-prob pass's budget, 16384 tokens"),
+            notes.end())
+      << fmt::format("{}", fmt::join(notes, "\n"));
+  EXPECT_TRUE(r->unused_no_step_cost.empty());
 }
 
 // verl's bypass mode: with algorithm.rollout_correction.bypass_mode on, fit() takes the

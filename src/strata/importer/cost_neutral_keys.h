@@ -26,7 +26,14 @@ struct CostNeutralKeys {
   const CostNeutralGroup* Match(std::string_view key) const;
 };
 
+/// The shipped file, data/import_cost_neutral_keys.yaml (under DataDir()): what `strata import`
+/// reads.
 Result<CostNeutralKeys> LoadCostNeutralKeys();
+/// The file at `path`, in the shipped file's format. Every error names the file, the field
+/// (`groups[2].why`, `groups[0].patterns[3]`) and its line: a file that cannot be read, YAML that
+/// does not parse (a truncated file), a group without its name, its why or its patterns, a
+/// pattern that is not a non-empty string, and a field the format does not have.
+Result<CostNeutralKeys> LoadCostNeutralKeys(const std::string& path);
 
 }  // namespace strata
 

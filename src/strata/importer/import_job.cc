@@ -1080,7 +1080,12 @@ Result<ImportReport> ImportJob(std::string_view text, const std::string& file,
   STRATA_ASSIGN_OR_RETURN(const CostNeutralKeys neutral, LoadCostNeutralKeys());
   for (const std::string& line : report.unused) {
     const std::string key = line.substr(0, line.find(" = "));
-    if (const CostNeutralGroup* g = neutral.Match(key)) {
+    // The launch's own reason first (a token budget whose dynamic batching is off), then the
+    // keys that never cost a step.
+    if (const std::string* why = d.settings.NoStepCostOf(key)) {
+      report.unused_no_step_cost.push_back(key + ": " + *why);
+      ++report.unused_no_step_cost_by_launch;
+    } else if (const CostNeutralGroup* g = neutral.Match(key)) {
       report.unused_no_step_cost.push_back(key + ": " + g->name);
     }
   }

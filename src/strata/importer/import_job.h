@@ -69,9 +69,12 @@ struct ImportReport {
   std::vector<ImportedField> fields;  // in job-file order
   std::vector<std::string> defaults;  // framework defaults applied, each with its reason
   std::vector<std::string> unused;    // read but not used by a strata job: "key = value (source)"
-  /// Of `unused`, the keys with no effect on a step's time or memory (cost_neutral_keys.h):
-  /// "key: group", in `unused`'s order.
+  /// Of `unused`, the keys with no effect on a step's time or memory (cost_neutral_keys.h, or a
+  /// reason of the launch's own): "key: group" or "key: why", in `unused`'s order.
   std::vector<std::string> unused_no_step_cost;
+  /// Of those, the keys the launch's own settings make unread (Settings::NoStepCost: a verl
+  /// token budget whose dynamic batching is off), "key: why" with the setting that turns it off.
+  size_t unused_no_step_cost_by_launch = 0;
   std::vector<std::string> notes;  // approximations strata makes for this framework
   std::string yaml;                // the job file (ending with the notes as comments)
   std::string model_json;          // Megatron-style model description, when one was built

@@ -102,6 +102,15 @@ void Settings::Ignore(const std::string& key) {
   if (values_.count(key) > 0) used_.insert(key);
 }
 
+void Settings::NoStepCost(const std::string& key, std::string why) {
+  if (Has(key)) no_step_cost_[key] = std::move(why);
+}
+
+const std::string* Settings::NoStepCostOf(const std::string& key) const {
+  const auto it = no_step_cost_.find(key);
+  return it == no_step_cost_.end() ? nullptr : &it->second;
+}
+
 Result<std::optional<int64_t>> Settings::Int(const std::string& key) {
   const SourcedValue* v = Use(key);
   if (v == nullptr) return std::optional<int64_t>();

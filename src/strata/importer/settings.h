@@ -32,6 +32,13 @@ class Settings {
   const SourcedValue* Use(const std::string& key);
   /// Marks keys as read without using their value (known to be irrelevant for a job).
   void Ignore(const std::string& key);
+  /// Says why a key the input gives has no effect on a step's time or memory in this launch (a
+  /// token budget whose dynamic batching the launch leaves off: the framework never reads it).
+  /// The key stays unused, so it is still listed, but counted apart from the keys that may
+  /// change a step, with `why` as its reason. A key the input does not give is left alone.
+  void NoStepCost(const std::string& key, std::string why);
+  /// The reason NoStepCost gave `key`, or nullptr.
+  const std::string* NoStepCostOf(const std::string& key) const;
 
   /// Typed reads; an unparsable value is an error naming the key and its source.
   Result<std::optional<int64_t>> Int(const std::string& key);
@@ -63,6 +70,7 @@ class Settings {
  private:
   std::map<std::string, SourcedValue> values_;
   std::set<std::string> used_;
+  std::map<std::string, std::string> no_step_cost_;  // key -> why (NoStepCost)
   // Every key a mapper asked for (Has, Use), present or not: the keys the importer knows.
   mutable std::set<std::string> asked_;
 };

@@ -1463,6 +1463,17 @@ Status MapVerl(Settings& s, MapContext& ctx, JobBuilder& job) {
   } else {
     STRATA_RETURN_IF_ERROR(VerlGlobalMicroBatch(s, job, megatron ? tp * pp * cp : cp,
                                                 megatron ? "TP x PP x CP" : "ulysses"));
+    // verl reads the actor's token budget only under use_dynamic_bsz (default false:
+    // volcengine/verl@b178a3cd56f58b2d502255daba591e92833930a7:verl/trainer/config/actor/
+    // actor.yaml:28; dp_actor.py:551-552, megatron_actor.py:805-806): a budget given beside it off
+    // costs a step nothing, and is counted apart from the keys that may change one.
+    s.NoStepCost("actor_rollout_ref.actor.ppo_max_token_len_per_gpu",
+                 fmt::format("its dynamic batching is off ({}): verl packs by this budget only "
+                             "under it",
+                             dynamic_v == nullptr
+                                 ? "actor_rollout_ref.actor.use_dynamic_bsz unset, verl's default "
+                                   "false"
+                                 : dynamic_v->source + " = " + dynamic_v->value));
   }
   STRATA_ASSIGN_OR_RETURN(int64_t mini,
                           IntSetting(s, "actor_rollout_ref.actor.ppo_mini_batch_size", 256));

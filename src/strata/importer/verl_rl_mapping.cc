@@ -321,14 +321,36 @@ Status ReadBatch(VerlRlReader& r, const JobBuilder& actor, bool megatron, int64_
   return OkStatus();
 }
 
+// Whether one of verl's passes packs its micro batches by tokens (its use_dynamic_bsz).
+struct VerlPassSwitch {
+  bool on = false;
+  std::string source;  // the launch's key and line; empty when unset (the actor's switch)
+  std::string why;     // for a reason: "... (line 5) = False", "... unset, so the actor's: ..."
+};
+
+// The switches of verl's four passes: the actor's update, the old log-prob pass (the rollout's
+// config), the reference's pass and the critic's update and values passes.
+struct VerlDynamicSwitches {
+  VerlPassSwitch actor, log_prob, ref, critic;
+};
+
 // verl's dynamic batch (use_dynamic_bsz): the actor's, the log-prob passes' and the critic's
 // token budgets per GPU. Each pass's switch defaults to the actor's and each log-prob budget to
 // the actor's budget (verl/trainer/config/rollout/rollout.yaml:94-98, ref/ref.yaml:20-24,
-// critic/critic.yaml:62-68 @ b178a3cd56f58b2d502255daba591e92833930a7).
-Status ReadDynamicBatch(Settings& s, VerlRlReader& r, bool ppo) {
+// critic/critic.yaml:62-68 @ b178a3cd56f58b2d502255daba591e92833930a7). Each pass reads its own
+// switch and budget: the old log-prob pass the rollout's, the reference's pass the ref's
+// (verl/workers/fsdp_workers.py:1002-1005 and 1050-1054, megatron_workers.py:847-850 and
+// 873-875), the critic its own (fsdp_workers.py:1545-1546, dp_critic.py:167 and 211-212); a
+// budget is read only when its switch is on (dp_actor.py:459-463, 551-552).
+Result<VerlDynamicSwitches> ReadDynamicBatch(Settings& s, VerlRlReader& r, bool ppo) {
   const std::string ro = kRollout;
+  const std::string ref_key = "actor_rollout_ref.ref.";
   STRATA_ASSIGN_OR_RETURN(VerlValue on_v, r.Get(std::string(kActor) + "use_dynamic_bsz"));
   STRATA_ASSIGN_OR_RETURN(bool on, r.Bool(on_v));
+  VerlDynamicSwitches sw;
+  sw.actor = {on, on_v.defaulted ? "" : on_v.source,
+              on_v.defaulted ? fmt::format("{} unset, verl's default {}", on_v.key, on_v.value)
+                             : fmt::format("{} = {}", on_v.source, on_v.value)};
   // A pass's own switch, or the actor's when the launch does not set it.
   // verl's own YAML writes these defaults as interpolations of the actor's keys
   // ("${actor_rollout_ref.actor.use_dynamic_bsz}"): the actor's value, as when unset.
@@ -336,23 +358,47 @@ Status ReadDynamicBatch(Settings& s, VerlRlReader& r, bool ppo) {
     const SourcedValue* v = s.Use(key);
     return v != nullptr && v->value.starts_with("${") ? nullptr : v;
   };
-  auto pass_on = [&](const std::string& key) -> Result<std::pair<bool, std::string>> {
+  auto pass_on = [&](const std::string& key) -> Result<VerlPassSwitch> {
     const SourcedValue* v = given(key);
-    if (v == nullptr) return std::pair{on, std::string()};
+    if (v == nullptr) {
+      const SourcedValue* raw = s.Use(key);  // unset, or verl's interpolation of the actor's
+      return VerlPassSwitch{
+          on, "",
+          fmt::format("{}, so the actor's: {}",
+                      raw == nullptr ? key + " unset" : raw->source + " = " + raw->value,
+                      sw.actor.why)};
+    }
     STRATA_ASSIGN_OR_RETURN(bool b, r.Bool(VerlValue{key, v->value, v->source, false}));
-    return std::pair{b, v->source};
+    return VerlPassSwitch{b, v->source, fmt::format("{} = {}", v->source, v->value)};
   };
-  STRATA_ASSIGN_OR_RETURN(auto log_prob_on, pass_on(ro + "log_prob_use_dynamic_bsz"));
-  STRATA_ASSIGN_OR_RETURN(auto critic_on, pass_on("critic.use_dynamic_bsz"));
+  STRATA_ASSIGN_OR_RETURN(sw.log_prob, pass_on(ro + "log_prob_use_dynamic_bsz"));
+  STRATA_ASSIGN_OR_RETURN(sw.ref, pass_on(ref_key + "log_prob_use_dynamic_bsz"));
+  STRATA_ASSIGN_OR_RETURN(sw.critic, pass_on("critic.use_dynamic_bsz"));
+  // A budget whose switch is off is never read by verl: it costs a step nothing, and is
+  // counted apart from the keys that may change one (the actor's: MapVerl).
+  auto off_budget = [&](const std::string& key, const VerlPassSwitch& pass) {
+    if (pass.on) return;
+    s.NoStepCost(key, fmt::format("its dynamic batching is off ({}): verl packs by this budget "
+                                  "only under it",
+                                  pass.why));
+  };
+  off_budget(ro + "log_prob_max_token_len_per_gpu", sw.log_prob);
+  off_budget(ref_key + "log_prob_max_token_len_per_gpu", sw.ref);
+  off_budget("critic.ppo_max_token_len_per_gpu", sw.critic);
+  off_budget("critic.forward_max_token_len_per_gpu", sw.critic);
   if (!on) {
-    if (log_prob_on.first || (ppo && critic_on.first)) {
+    const VerlPassSwitch* packed = sw.log_prob.on          ? &sw.log_prob
+                                   : sw.ref.on             ? &sw.ref
+                                   : (ppo && sw.critic.on) ? &sw.critic
+                                                           : nullptr;
+    if (packed != nullptr) {
       r.Note(fmt::format(
           "{} packs its pass by tokens while the actor's update does not (use_dynamic_bsz "
           "{}): strata rl packs a pass only beside the actor's update, so it is priced at the "
           "actor's micro batch",
-          log_prob_on.first ? log_prob_on.second : critic_on.second, r.Source(on_v)));
+          packed->source, r.Source(on_v)));
     }
-    return OkStatus();
+    return sw;
   }
   STRATA_ASSIGN_OR_RETURN(VerlValue budget_v,
                           r.Get(std::string(kActor) + "ppo_max_token_len_per_gpu"));
@@ -370,33 +416,56 @@ Status ReadDynamicBatch(Settings& s, VerlRlReader& r, bool ppo) {
     }
     return std::pair{fallback, VerlValue{key, std::to_string(fallback), fallback_why, true}};
   };
-  if (log_prob_on.first) {
+  // The budget strata rl prices both log-prob passes at: the old log-prob pass's when it packs,
+  // else the actor's (RlSpec::LogProbBudget).
+  int64_t priced = budget;
+  if (sw.log_prob.on) {
     STRATA_ASSIGN_OR_RETURN(auto lp,
                             budget_of(ro + "log_prob_max_token_len_per_gpu", budget,
                                       "verl's default: the actor's ppo_max_token_len_per_gpu"));
+    priced = lp.first;
     if (!lp.second.defaulted) {
       r.Set("batch.log_prob_max_tokens_per_gpu", std::to_string(lp.first), lp.second,
             "the old log-prob (and reference) passes' micro batches");
-    }
-    if (const SourcedValue* ref = given("actor_rollout_ref.ref.log_prob_max_token_len_per_gpu");
-        ref != nullptr && ref->value != std::to_string(lp.first)) {
-      r.Note(fmt::format(
-          "actor_rollout_ref.ref.log_prob_max_token_len_per_gpu = {} ({}): the reference "
-          "pass is priced at the old log-prob pass's budget, {} tokens",
-          ref->value, ref->source, lp.first));
+    } else {
+      // Unwritten, the RL job's log-prob budget is the actor's, as verl's default is.
+      r.Out().defaults.push_back(fmt::format(
+          "batch.log_prob_max_tokens_per_gpu unwritten, the actor's {}: verl's "
+          "{}log_prob_max_token_len_per_gpu is ${{oc.select:{}ppo_max_token_len_per_gpu,16384}} "
+          "({}:verl/trainer/config/rollout/rollout.yaml:98)",
+          budget, ro, kActor, kVerlCommit));
     }
   } else {
     r.Note(
         fmt::format("{} log_prob_use_dynamic_bsz False: the log-prob passes are priced packed "
                     "at the actor's budget",
-                    log_prob_on.second));
+                    sw.log_prob.source));
+  }
+  if (sw.ref.on) {
+    // ref.log_prob_max_token_len_per_gpu defaults to the actor's budget (ref/ref.yaml:24).
+    STRATA_ASSIGN_OR_RETURN(auto rf, budget_of(ref_key + "log_prob_max_token_len_per_gpu", budget,
+                                               "verl's default: the actor's budget"));
+    if (rf.first != priced) {
+      r.Note(fmt::format(
+          "actor_rollout_ref.ref.log_prob_max_token_len_per_gpu = {} ({}): the reference "
+          "pass is priced at the old log-prob pass's budget, {} tokens",
+          rf.first, rf.second.source, priced));
+    }
+  } else if (!sw.ref.source.empty()) {
+    // Set off by the launch while the actor packs: verl runs the reference's pass at
+    // ref.log_prob_micro_batch_size_per_gpu samples a micro batch.
+    r.Note(fmt::format(
+        "{} = False: verl runs the reference pass at a fixed micro batch "
+        "(ref.log_prob_micro_batch_size_per_gpu); strata rl prices it packed as the old "
+        "log-prob pass, at {} tokens",
+        sw.ref.source, priced));
   }
   if (ppo) {
-    if (!critic_on.first) {
+    if (!sw.critic.on) {
       r.Note(
           fmt::format("{} critic.use_dynamic_bsz False: the critic is priced packed at the "
                       "actor's budget",
-                      critic_on.second));
+                      sw.critic.source));
     } else {
       STRATA_ASSIGN_OR_RETURN(VerlValue critic_v, r.Get("critic.ppo_max_token_len_per_gpu"));
       STRATA_ASSIGN_OR_RETURN(int64_t critic, r.PositiveInt(critic_v));
@@ -411,7 +480,7 @@ Status ReadDynamicBatch(Settings& s, VerlRlReader& r, bool ppo) {
       }
     }
   }
-  return OkStatus();
+  return sw;
 }
 
 Status ReadLengths(VerlRlReader& r) {
@@ -429,7 +498,7 @@ Status ReadLengths(VerlRlReader& r) {
   return OkStatus();
 }
 
-Status ReadRollout(Settings& s, VerlRlReader& r, bool dynamic) {
+Status ReadRollout(Settings& s, VerlRlReader& r, const VerlDynamicSwitches& dynamic) {
   const std::string ro = kRollout;
   STRATA_ASSIGN_OR_RETURN(VerlValue name, r.Get(ro + "name"));
   // verl's rollout names: vllm, sglang (and its older sglang_async), hf.
@@ -524,18 +593,26 @@ Status ReadRollout(Settings& s, VerlRlReader& r, bool dynamic) {
                     free_v.value, r.Source(free_v)));
   }
   // The global log_prob_micro_batch_size keys (deprecated) are verl's per-GPU ones times DP
-  // (fsdp_workers.py divides them as it divides the actor's ppo_micro_batch_size).
+  // (fsdp_workers.py divides them as it divides the actor's ppo_micro_batch_size). Each pass
+  // reads its micro batch only with its own switch off (dp_actor.py:459-463): the rollout's keys
+  // are the old log-prob pass's, the ref's the reference's (fsdp_workers.py:1002-1005, 1050-1054).
   for (const char* key : {"actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu",
                           "actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu",
                           "actor_rollout_ref.rollout.log_prob_micro_batch_size",
                           "actor_rollout_ref.ref.log_prob_micro_batch_size"}) {
+    const VerlPassSwitch& pass =
+        std::string_view(key).starts_with(kRollout) ? dynamic.log_prob : dynamic.ref;
     if (const SourcedValue* v = s.Use(key);
         v != nullptr && v->value != "null" && v->value != "None") {
-      r.Note(fmt::format("{} = {} ({}): {}", key, v->value, v->source,
-                         dynamic ? "not used: the log-prob passes pack their micro batches by "
-                                   "tokens (use_dynamic_bsz)"
-                                 : "the log-prob passes are priced at the actor's micro batch "
-                                   "(batch.micro_batch of the actor's job)"));
+      r.Note(fmt::format(
+          "{} = {} ({}): {}", key, v->value, v->source,
+          pass.on ? "not used: the log-prob passes pack their micro batches by tokens "
+                    "(use_dynamic_bsz)"
+          : dynamic.actor.on
+              ? "verl runs this pass at this micro batch (its log_prob_use_dynamic_bsz is off); "
+                "strata rl prices it packed, as the old log-prob pass"
+              : "the log-prob passes are priced at the actor's micro batch (batch.micro_batch "
+                "of the actor's job)"));
     }
   }
   return OkStatus();
@@ -871,9 +948,9 @@ Result<RlImport> MapVerlRl(Settings& s, const JobBuilder& actor, const std::stri
   const bool ppo = std::any_of(fields.begin(), fields.end(), [](const auto& f) {
     return f.key == "algorithm" && f.value == "ppo";
   });
-  STRATA_RETURN_IF_ERROR(ReadDynamicBatch(s, r, ppo));
+  STRATA_ASSIGN_OR_RETURN(const VerlDynamicSwitches switches, ReadDynamicBatch(s, r, ppo));
   STRATA_RETURN_IF_ERROR(ReadLengths(r));
-  STRATA_RETURN_IF_ERROR(ReadRollout(s, r, dynamic));
+  STRATA_RETURN_IF_ERROR(ReadRollout(s, r, switches));
   STRATA_RETURN_IF_ERROR(ReadReference(r));
   STRATA_RETURN_IF_ERROR(ReadOldLogProb(s, r, ClassifyVerlModule(module)));
   if (!megatron) STRATA_RETURN_IF_ERROR(ReadPadding(r));

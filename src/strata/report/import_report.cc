@@ -61,9 +61,13 @@ std::string RenderIgnoredKeys(const ImportReport& report, size_t named) {
   const std::string explain = fmt::format("(--explain lists {} with {})", all == 1 ? "it" : "all",
                                           all == 1 ? "its value and line" : "values and lines");
   const size_t quiet = all - may_matter.size();
-  const std::string why =
+  // A key the launch itself turns off is named by its kind; --explain gives each one's reason.
+  const std::string why = fmt::format(
       "no effect on a step's time or memory (loss and optimiser settings, sampling, logging, "
-      "paths, run length: data/import_cost_neutral_keys.yaml)";
+      "paths, run length: data/import_cost_neutral_keys.yaml{})",
+      report.unused_no_step_cost_by_launch == 0
+          ? ""
+          : "; token budgets of a dynamic batching the launch leaves off");
   if (may_matter.empty()) {
     return fmt::format("# {} key{} ignored, with {} {}\n", all, all == 1 ? "" : "s", why, explain);
   }
