@@ -772,9 +772,9 @@ TEST(VerlRlImportTest, TokenBudgetsOfADynamicBatchThatIsOffCostNothing) {
   EXPECT_NE(plain.out.find("# 1 key not understood, ignored: actor_rollout_ref.rollout.ignore_eos; "
                            "3 more ignored, with no effect on a step's time or memory (loss and "
                            "optimiser settings, sampling, logging, paths, run length: "
-                           "data/import_cost_neutral_keys.yaml; token budgets of a dynamic "
-                           "batching the launch leaves off) (--explain lists all with values and "
-                           "lines)\n"),
+                           "data/import_cost_neutral_keys.yaml; settings of what the launch "
+                           "turns off: a dynamic batching, a reference or critic pass) (--explain "
+                           "lists all with values and lines)\n"),
             std::string::npos)
       << plain.out;
   const std::string actor_off =
@@ -878,6 +878,49 @@ TEST(VerlRlImportTest, EachPassReadsItsOwnDynamicBatchSwitch) {
             "runs this pass at this micro batch (its log_prob_use_dynamic_bsz is off); "
             "strata rl prices it packed, as the old log-prob pass"))
       << fmt::format("{}", fmt::join(notes, "\n"));
+}
+
+// A GRPO launch with no KL term runs neither a reference nor a critic pass: verl builds those
+// workers only under a KL loss or a KL in the reward, and under critic.enable or GAE
+// (volcengine/verl@b178a3cd56f58b2d502255daba591e92833930a7:verl/trainer/ppo/utils.py:72-97).
+// The reference's and the critic's settings it still gives (lines 3-5, as verl's example scripts
+// do) are listed but counted apart, each with the RL job's field as the reason; before, all
+// three were named first among the keys that may change a step ("# 3 keys not understood,
+// ignored: actor_rollout_ref.ref.fsdp_config.param_offload, ...").
+TEST(VerlRlImportTest, KeysOfAPassThatDoesNotRunCostNothing) {
+  const ScratchDir scratch("strata-verl-pass-off-");
+  const std::string script = (scratch.path / "run.sh").string();
+  ASSERT_TRUE(WriteFileAtomic(script,
+                              "python3 -m verl.trainer.main_ppo \\\n"
+                              "    algorithm.adv_estimator=grpo \\\n"
+                              "    actor_rollout_ref.ref.fsdp_config.param_offload=True \\\n"
+                              "    actor_rollout_ref.ref.ulysses_sequence_parallel_size=2 \\\n"
+                              "    critic.model.fsdp_config.param_offload=True \\\n"
+                              "    actor_rollout_ref.model.path=Qwen/Qwen2.5-7B-Instruct \\\n"
+                              "    trainer.n_gpus_per_node=8 trainer.nnodes=1\n")
+                  .ok());
+  const testing::CliResult json = testing::RunCli({"import", script, "--gpu", "H20", "--json"});
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  const auto j = nlohmann::json::parse(json.out);
+  // The reference's field: "false", from the actor's use_kl_loss (verl's default false) beside
+  // no KL in the reward; the algorithm's: "grpo", from line 2, with its field's own reason.
+  const std::string no_ref_prefix = "no reference pass runs (the RL job's reference: false, from ";
+  const std::string no_critic =
+      "no critic runs (the RL job's algorithm: grpo, from algorithm.adv_estimator (line 2): "
+      "'grpo', no critic): verl builds no critic worker, so it reads no key of it";
+  ASSERT_EQ(j["unused_no_step_cost"].size(), 3u) << json.out;
+  const std::string ref_offload = j["unused_no_step_cost"][0];
+  const std::string ref_ulysses = j["unused_no_step_cost"][1];
+  EXPECT_TRUE(
+      ref_offload.starts_with("actor_rollout_ref.ref.fsdp_config.param_offload: " + no_ref_prefix))
+      << ref_offload;
+  EXPECT_TRUE(ref_ulysses.starts_with("actor_rollout_ref.ref.ulysses_sequence_parallel_size: " +
+                                      no_ref_prefix))
+      << ref_ulysses;
+  EXPECT_EQ(j["unused_no_step_cost"][2], "critic.model.fsdp_config.param_offload: " + no_critic);
+  const testing::CliResult plain = testing::RunCli({"import", script, "--gpu", "H20"});
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  EXPECT_EQ(plain.out.find("keys not understood"), std::string::npos) << plain.out;
 }
 
 // The old log-prob pass's budget unset under the actor's dynamic batch: verl's default is the

@@ -73,7 +73,7 @@ struct ImportReport {
   /// reason of the launch's own): "key: group" or "key: why", in `unused`'s order.
   std::vector<std::string> unused_no_step_cost;
   /// Of those, the keys the launch's own settings make unread (Settings::NoStepCost: a verl
-  /// token budget whose dynamic batching is off), "key: why" with the setting that turns it off.
+  /// token budget whose dynamic batching is off, a key of a pass that does not run), "key: why".
   size_t unused_no_step_cost_by_launch = 0;
   std::vector<std::string> notes;  // approximations strata makes for this framework
   std::string yaml;                // the job file (ending with the notes as comments)

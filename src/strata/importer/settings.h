@@ -33,7 +33,8 @@ class Settings {
   /// Marks keys as read without using their value (known to be irrelevant for a job).
   void Ignore(const std::string& key);
   /// Says why a key the input gives has no effect on a step's time or memory in this launch (a
-  /// token budget whose dynamic batching the launch leaves off: the framework never reads it).
+  /// token budget whose dynamic batching the launch leaves off, a key of a pass it never runs:
+  /// the framework never reads it).
   /// The key stays unused, so it is still listed, but counted apart from the keys that may
   /// change a step, with `why` as its reason. A key the input does not give is left alone.
   void NoStepCost(const std::string& key, std::string why);

@@ -842,6 +842,37 @@ std::string RenderRlYaml(const RlImport& rl, const std::string& header) {
   return SourcedYaml(rl.fields, order, header, "an RL job field");
 }
 
+// The keys of a pass the launch never runs cost a step nothing: verl builds the reference's worker
+// only under a KL loss or a KL in the reward, and the critic's only under critic.enable or GAE
+// (volcengine/verl@b178a3cd56f58b2d502255daba591e92833930a7:verl/trainer/ppo/utils.py:72-97,
+// need_reference_policy and need_critic; main_ppo.py:257 and 299-300 add the workers, and
+// ray_trainer.py:285-290 runs their passes only then). Such keys stay listed, counted apart with
+// the reason read from the RL job's own field.
+void CountApartPassesThatDoNotRun(Settings& s, const RlImport& out) {
+  auto field = [&](std::string_view key) -> const ImportedField* {
+    for (const ImportedField& f : out.fields) {
+      if (f.key == key) return &f;
+    }
+    return nullptr;
+  };
+  const ImportedField* reference = field("reference");
+  const ImportedField* algorithm = field("algorithm");
+  const bool no_reference = reference != nullptr && reference->value == "false";
+  const bool no_critic = algorithm != nullptr && algorithm->value == "grpo";
+  for (const auto& [key, value] : s.Unused()) {
+    if (s.NoStepCostOf(key) != nullptr) continue;  // a reason of its own already (a token budget)
+    if (no_reference && key.starts_with("actor_rollout_ref.ref.")) {
+      s.NoStepCost(key, fmt::format("no reference pass runs (the RL job's reference: {}, from {}): "
+                                    "verl builds no reference worker, so it reads no key of it",
+                                    reference->value, reference->source));
+    } else if (no_critic && key.starts_with("critic.")) {
+      s.NoStepCost(key, fmt::format("no critic runs (the RL job's algorithm: {}, from {}): verl "
+                                    "builds no critic worker, so it reads no key of it",
+                                    algorithm->value, algorithm->source));
+    }
+  }
+}
+
 }  // namespace
 
 Result<VerlDefault> VerlDefaultOf(bool megatron, const std::string& key) {
@@ -959,6 +990,7 @@ Result<RlImport> MapVerlRl(Settings& s, const JobBuilder& actor, const std::stri
     r.Note(std::move(note));
   }
   RlImport rl = std::move(r.Out());
+  CountApartPassesThatDoNotRun(s, rl);
   rl.yaml = RenderRlYaml(
       rl, fmt::format("An RL job imported by `strata import` from {} ({}).\n"
                       "Each value says where it came from; \"default: verl's\" marks verl's own "

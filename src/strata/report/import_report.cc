@@ -67,7 +67,8 @@ std::string RenderIgnoredKeys(const ImportReport& report, size_t named) {
       "paths, run length: data/import_cost_neutral_keys.yaml{})",
       report.unused_no_step_cost_by_launch == 0
           ? ""
-          : "; token budgets of a dynamic batching the launch leaves off");
+          : "; settings of what the launch turns off: a dynamic batching, a reference or critic "
+            "pass");
   if (may_matter.empty()) {
     return fmt::format("# {} key{} ignored, with {} {}\n", all, all == 1 ? "" : "s", why, explain);
   }
