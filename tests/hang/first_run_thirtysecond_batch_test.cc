@@ -99,5 +99,31 @@ TEST(FirstRunThirtysecondBatch, TheOfiPluginsCouldntOpenIsAStartUpFaultOfItsRank
   EXPECT_TRUE(refused.finding.ranks.empty()) << refused.finding.summary;
 }
 
+// sql-machine-learning/elasticdl#1895 (elasticdl-1895-gloo-recv-timeout-60000ms-in-barrier-other-
+// worker-no-tasks, held back and missed at its run): "ERROR:root:[/pytorch/third_party/gloo/gloo/
+// transport/tcp/unbound_buffer.cc:84] Timed out waiting 60000ms for recv operation to complete",
+// then a traceback through the program's own barrier helper, whose source line is
+// "    dist.barrier()", cut by the excerpt at "  Fil" before torch's distributed_c10d.py frame.
+// By hand: the statement the process was executing is the call torch.distributed.barrier(), so
+// the Gloo recv that timed out after 60000 ms is the barrier's. The run named no collective.
+// Lines of that format, another helper and path.
+const std::string kCutBeforeC10d =
+    "ERROR:root:[/pytorch/third_party/gloo/gloo/transport/tcp/unbound_buffer.cc:84] Timed out "
+    "waiting 60000ms for recv operation to complete\n"
+    "Traceback (most recent call last):\n"
+    "  File \"/opt/app/comm.py\", line 40, in sync_all\n"
+    "    dist.barrier()\n"
+    "  Fil\n";
+
+TEST(FirstRunThirtysecondBatch, TheCallersSourceLineNamesTheCollectiveWhenC10dsFrameIsCut) {
+  const Verdict v = AnalyzeLog(kCutBeforeC10d);
+  EXPECT_EQ(v.finding.kind, "collective_timeout") << v.finding.summary;
+  EXPECT_EQ(v.finding.op, "barrier") << v.finding.summary;
+  EXPECT_EQ(v.finding.timeout_ms, 60000) << v.finding.summary;
+  // A call that is no collective (a rank query) names none.
+  const auto lines = hang::ScanFailures("    rank = dist.get_rank()\n", "log.txt");
+  EXPECT_TRUE(lines.empty());
+}
+
 }  // namespace
 }  // namespace strata::first_run_thirtysecond_batch_test

@@ -1451,6 +1451,43 @@ bool ClassifyFailureLine(std::string_view line, FailureSignal* s) {
     s->op = std::string(TrimSpace(line.substr(in + 4)));
     return !s->op.empty() && s->op.find(' ') == std::string::npos && s->op != "wrapper";
   }
+  // A traceback prints each frame's source line under it; the caller's line names the call into
+  // torch.distributed when the traceback is cut before c10d's own frame ("    dist.barrier()",
+  // then "  Fil", sql-machine-learning/elasticdl#1895). Only a statement that calls one of c10d's
+  // collectives through the module ("dist." or "torch.distributed.", optionally assigned) counts.
+  {
+    std::string_view code = TrimSpace(line);
+    if (const size_t eq = code.find(" = "); eq != std::string_view::npos) {
+      code = TrimSpace(code.substr(eq + 3));
+    }
+    for (const std::string_view module : {"torch.distributed.", "dist."}) {
+      if (!code.starts_with(module)) continue;
+      const std::string_view call = code.substr(module.size());
+      const size_t paren = call.find('(');
+      if (paren == std::string_view::npos) return false;
+      static constexpr std::array<std::string_view, 14> kCollectives = {"all_reduce",
+                                                                        "all_gather",
+                                                                        "all_gather_into_tensor",
+                                                                        "all_gather_object",
+                                                                        "barrier",
+                                                                        "broadcast",
+                                                                        "broadcast_object_list",
+                                                                        "reduce",
+                                                                        "reduce_scatter",
+                                                                        "reduce_scatter_tensor",
+                                                                        "gather",
+                                                                        "scatter",
+                                                                        "all_to_all",
+                                                                        "all_to_all_single"};
+      const std::string_view name = call.substr(0, paren);
+      if (std::find(kCollectives.begin(), kCollectives.end(), name) == kCollectives.end()) {
+        return false;
+      }
+      s->kind = K::kC10dFrame;
+      s->op = std::string(name);
+      return true;
+    }
+  }
   return false;
 }
 
