@@ -287,6 +287,11 @@ bool Network(const EvidenceSet& ev, Finding& f) {
     if (f.peer.empty()) f.peer = FirstPeer(boot);
     const FailureSignal* first = boot.empty() ? net.front() : boot.front();
     f.ranks = first->ranks;  // the ranks a stuck store-based barrier shows absent, if any
+    // A start-up fault is most often seen by a rank left waiting (a store timeout, a refused
+    // connect to the peer that never listened), which is no culprit. A resource its own host
+    // refused (own_host) is the failure of the process that prints it: its rank, where its line
+    // names one ("[1,23]<stdout>:" of mpirun, aws/aws-ofi-nccl#24), is the rank that failed.
+    if (f.ranks.empty() && first->own_host && first->global_rank) f.ranks = {*first->global_rank};
     // The wait's own timeout where the line prints it (a store-based barrier's "timeout=0:30:00",
     // a store get's "wait timeout after 1800000ms").
     f.timeout_ms = first->timeout_ms;

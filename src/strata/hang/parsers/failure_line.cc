@@ -310,9 +310,16 @@ bool ClassifyFailureLine(std::string_view line, FailureSignal* s) {
     s->detail = "Gloo could not connect to every peer (connectFullMesh): check GLOO_SOCKET_IFNAME";
     return true;
   }
+  // c10d's socket layer names the socket ("The server socket has failed to bind to ... (errno: 98 -
+  // Address already in use)"); torch before 1.11 raised the bind failure of the rendezvous
+  // store bare, "RuntimeError: Address already in use" under TCPStore(...) (pytorch/pytorch#17041,
+  // NVIDIA/Megatron-LM#343, and pytorch/pytorch#72816, which asked for the address to be named).
+  // An exception whose whole message is those words is that failure; prose that mentions them
+  // is not.
   if (Contains(line, "failed to listen on any local network address") ||
       Contains(line, "EADDRINUSE") ||
-      (Contains(line, "Address already in use") && Contains(line, "socket"))) {
+      (Contains(line, "Address already in use") &&
+       (Contains(line, "socket") || TrimSpace(line).ends_with("Error: Address already in use")))) {
     s->kind = K::kBootstrap;
     s->detail =
         "the rendezvous store's port is already in use (another job or a leftover process): "
@@ -827,12 +834,30 @@ bool ClassifyFailureLine(std::string_view line, FailureSignal* s) {
     if ((verb.starts_with("ibv_create_") || verb == "ibv_alloc_pd") &&
         Contains(line.substr(call), " failed")) {
       s->kind = K::kBootstrap;
+      s->own_host = true;
       s->detail = "NCCL could not create an InfiniBand resource on this host's adapter (" +
                   std::string(verb) +
                   " failed) while connecting the communicator: the adapter's or the container's "
                   "limits (locked memory, ulimit -l), not a link";
       return true;
     }
+  }
+  // The OFI network plugin (aws-ofi-nccl) the same way: "create_nccl_ofi_component:459 NCCL WARN
+  // NET/OFI Couldn't open AV. RC: -22, ERROR: Invalid argument" (aws/aws-ofi-nccl#24). The plugin
+  // opens its libfabric objects (a fabric, a domain, an endpoint, its address vector, its
+  // completion queue) on the host's adapter when NCCL first uses the network while connecting a
+  // communicator; every "Couldn't ..." of those is a resource the host's provider refused,
+  // before any data moves and with no peer named. A start-up fault of the host.
+  if (Contains(line, "NET/OFI Couldn't ")) {
+    const size_t at = line.find("NET/OFI Couldn't ");
+    const std::string_view what = line.substr(at + 8, line.find('.', at) - at - 8);
+    s->kind = K::kBootstrap;
+    s->own_host = true;
+    s->detail =
+        "NCCL's OFI network plugin could not set up its libfabric resources on this host (" +
+        std::string(what.substr(0, 80)) +
+        ") while connecting the communicator: the provider or the adapter refused it";
+    return true;
   }
   if (Contains(line, "failed : Broken pipe") || Contains(line, "failed : Connection reset")) {
     s->kind = K::kNetwork;
@@ -1425,6 +1450,43 @@ bool ClassifyFailureLine(std::string_view line, FailureSignal* s) {
     s->kind = K::kC10dFrame;
     s->op = std::string(TrimSpace(line.substr(in + 4)));
     return !s->op.empty() && s->op.find(' ') == std::string::npos && s->op != "wrapper";
+  }
+  // A traceback prints each frame's source line under it; the caller's line names the call into
+  // torch.distributed when the traceback is cut before c10d's own frame ("    dist.barrier()",
+  // then "  Fil", sql-machine-learning/elasticdl#1895). Only a statement that calls one of c10d's
+  // collectives through the module ("dist." or "torch.distributed.", optionally assigned) counts.
+  {
+    std::string_view code = TrimSpace(line);
+    if (const size_t eq = code.find(" = "); eq != std::string_view::npos) {
+      code = TrimSpace(code.substr(eq + 3));
+    }
+    for (const std::string_view module : {"torch.distributed.", "dist."}) {
+      if (!code.starts_with(module)) continue;
+      const std::string_view call = code.substr(module.size());
+      const size_t paren = call.find('(');
+      if (paren == std::string_view::npos) return false;
+      static constexpr std::array<std::string_view, 14> kCollectives = {"all_reduce",
+                                                                        "all_gather",
+                                                                        "all_gather_into_tensor",
+                                                                        "all_gather_object",
+                                                                        "barrier",
+                                                                        "broadcast",
+                                                                        "broadcast_object_list",
+                                                                        "reduce",
+                                                                        "reduce_scatter",
+                                                                        "reduce_scatter_tensor",
+                                                                        "gather",
+                                                                        "scatter",
+                                                                        "all_to_all",
+                                                                        "all_to_all_single"};
+      const std::string_view name = call.substr(0, paren);
+      if (std::find(kCollectives.begin(), kCollectives.end(), name) == kCollectives.end()) {
+        return false;
+      }
+      s->kind = K::kC10dFrame;
+      s->op = std::string(name);
+      return true;
+    }
   }
   return false;
 }

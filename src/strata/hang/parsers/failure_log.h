@@ -72,6 +72,10 @@ struct FailureSignal {
   std::string other_op;                // kDetailMismatch: the second rank's OpType
   std::optional<int64_t> exit_code;    // kChildFailed, kWorkerFailed
   std::optional<int64_t> timeout_ms;   // a store wait's or monitored barrier's own timeout
+  // kBootstrap: a resource the process's own host refused while its communicator was set up (an
+  // InfiniBand verbs object, the OFI plugin's libfabric objects), no peer involved: the process
+  // that prints it is the one that failed, not one left waiting.
+  bool own_host = false;
   bool store_wait = false;  // kBootstrap, kStoreCollectiveTimeout: a wait on the c10d store timed
                             // out (start-up or mid-run is the scanner's call, from the context)
   std::string signal;       // kChildFailed: "SIGABRT"; kCrash: "Segmentation fault"

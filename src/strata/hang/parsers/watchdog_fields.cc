@@ -169,10 +169,18 @@ std::string WholeOpType(std::string_view work) {
 
 }  // namespace
 
+// torch_npu's ProcessGroupHCCL copies ProcessGroupNCCL's watchdog and prints its work as
+// "WorkHCCL(SeqNum=196, OpType=ALLREDUCE, Timeout(ms)=3600000)" (vllm-project/vllm-ascend#382):
+// the same fields under the other backend's name. Both names are 9 characters long.
+size_t FindWork(std::string_view message) {
+  const size_t nccl = message.find("WorkNCCL(");
+  return nccl != std::string_view::npos ? nccl : message.find("WorkHCCL(");
+}
+
 // The fields of a rendered WorkNCCL(...) in any generation: SeqNum from ~1.10, NumelIn/NumelOut
 // from 2.0, TensorShape in the oldest.
 void ReadWorkNccl(std::string_view message, WatchdogEvent* e) {
-  const size_t at = message.find("WorkNCCL(");
+  const size_t at = FindWork(message);
   if (at == std::string_view::npos) return;
   const std::string_view work = message.substr(at);
   e->seq = IntAfter(work, "SeqNum=");

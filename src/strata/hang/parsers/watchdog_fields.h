@@ -33,7 +33,11 @@ std::string_view StripGlogHeader(std::string_view line, std::string* timestamp);
 /// the group's id, name and description.
 void ReadPgPrefix(std::string_view message, WatchdogEvent* e);
 
-/// The fields of a rendered WorkNCCL(...) in any generation.
+/// Where a rendered work item opens: "WorkNCCL(" (ProcessGroupNCCL) or "WorkHCCL(" (torch_npu's
+/// ProcessGroupHCCL, which renders its work the same way); npos when neither is there.
+size_t FindWork(std::string_view message);
+
+/// The fields of a rendered WorkNCCL(...) (or WorkHCCL(...)) in any generation.
 void ReadWorkNccl(std::string_view message, WatchdogEvent* e);
 
 /// "last enqueued [NCCL] work: N, last completed [NCCL] work: M", in either order and case;

@@ -16,6 +16,7 @@ namespace strata::hang {
 namespace {
 
 using watchdog_fields::CleanLine;
+using watchdog_fields::FindWork;
 using watchdog_fields::GlobalRankPrefix;
 using watchdog_fields::Multiply;
 using watchdog_fields::ReadDesyncLine;
@@ -260,7 +261,7 @@ bool StartsMessage(std::string_view next) {
 }
 
 bool OpenWorkNccl(std::string_view line, std::string_view next) {
-  const size_t at = line.find("WorkNCCL(");
+  const size_t at = FindWork(line);
   if (at == std::string_view::npos) {
     // The cut falls before "WorkNCCL(": "... operation timeout: " + "WorkNCCL(SeqNum=...", or
     // inside the sentence's words, "Watchdog caught collectiv" + "e operation timeout: WorkNCCL("
@@ -274,7 +275,7 @@ bool OpenWorkNccl(std::string_view line, std::string_view next) {
     const size_t colon = joined.find("operation timeout:");
     if (colon == std::string::npos) return false;
     const size_t work = joined.find_first_not_of(' ', colon + 18);
-    return work != std::string::npos && joined.compare(work, 9, "WorkNCCL(") == 0;
+    return work != std::string::npos && FindWork(joined) == work;
   }
   int depth = 0;
   for (size_t i = at + 8; i < line.size(); ++i) {
