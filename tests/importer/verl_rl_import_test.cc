@@ -880,6 +880,38 @@ TEST(VerlRlImportTest, EachPassReadsItsOwnDynamicBatchSwitch) {
       << fmt::format("{}", fmt::join(notes, "\n"));
 }
 
+// The actor's budget is the default of the old log-prob pass's own (verl's rollout.yaml:98:
+// ${oc.select:actor_rollout_ref.actor.ppo_max_token_len_per_gpu,16384}). With the actor's
+// switch off (verl's default) but the old log-prob pass packing (line 3) and its own budget
+// unset, verl packs that pass by the actor's 8,192 tokens (line 4): the key is read, so it is not
+// counted apart. Before, it was, with the reason "verl packs by this budget only under it".
+TEST(VerlRlImportTest, TheActorsBudgetIsReadAsAPackingPassesDefault) {
+  const ScratchDir scratch("strata-verl-budget-default-");
+  const std::string script = (scratch.path / "run.sh").string();
+  ASSERT_TRUE(WriteFileAtomic(script,
+                              "python3 -m verl.trainer.main_ppo \\\n"
+                              "    algorithm.adv_estimator=grpo \\\n"
+                              "    actor_rollout_ref.rollout.log_prob_use_dynamic_bsz=True \\\n"
+                              "    actor_rollout_ref.actor.ppo_max_token_len_per_gpu=8192 \\\n"
+                              "    actor_rollout_ref.model.path=Qwen/Qwen2.5-7B-Instruct \\\n"
+                              "    trainer.n_gpus_per_node=8 trainer.nnodes=1\n")
+                  .ok());
+  const testing::CliResult json = testing::RunCli({"import", script, "--gpu", "H20", "--json"});
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  const auto j = nlohmann::json::parse(json.out);
+  for (const auto& apart : j["unused_no_step_cost"]) {
+    EXPECT_FALSE(
+        apart.get<std::string>().starts_with("actor_rollout_ref.actor.ppo_max_token_len_per_gpu"))
+        << apart;
+  }
+  bool listed = false;
+  for (const auto& unused : j["unused"]) {
+    listed = listed || unused.get<std::string>().starts_with(
+                           "actor_rollout_ref.actor.ppo_max_token_len_per_gpu");
+  }
+  EXPECT_TRUE(listed) << json.out;
+}
+
 // A GRPO launch with no KL term runs neither a reference nor a critic pass: verl builds those
 // workers only under a KL loss or a KL in the reward, and under critic.enable or GAE
 // (volcengine/verl@b178a3cd56f58b2d502255daba591e92833930a7:verl/trainer/ppo/utils.py:72-97).

@@ -106,6 +106,8 @@ void Settings::NoStepCost(const std::string& key, std::string why) {
   if (Has(key)) no_step_cost_[key] = std::move(why);
 }
 
+void Settings::ReadAfterAll(const std::string& key) { no_step_cost_.erase(key); }
+
 const std::string* Settings::NoStepCostOf(const std::string& key) const {
   const auto it = no_step_cost_.find(key);
   return it == no_step_cost_.end() ? nullptr : &it->second;

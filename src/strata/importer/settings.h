@@ -38,6 +38,9 @@ class Settings {
   /// The key stays unused, so it is still listed, but counted apart from the keys that may
   /// change a step, with `why` as its reason. A key the input does not give is left alone.
   void NoStepCost(const std::string& key, std::string why);
+  /// Takes back NoStepCost for `key`: the framework reads it after all (as the default of
+  /// another setting), so it is listed again among the keys that may change a step.
+  void ReadAfterAll(const std::string& key);
   /// The reason NoStepCost gave `key`, or nullptr.
   const std::string* NoStepCostOf(const std::string& key) const;
 

@@ -387,6 +387,13 @@ Result<VerlDynamicSwitches> ReadDynamicBatch(Settings& s, VerlRlReader& r, bool 
   off_budget("critic.ppo_max_token_len_per_gpu", sw.critic);
   off_budget("critic.forward_max_token_len_per_gpu", sw.critic);
   if (!on) {
+    // The actor's budget is the default of a packing pass's own (rollout.yaml:98, ref.yaml:24:
+    // ${oc.select:actor_rollout_ref.actor.ppo_max_token_len_per_gpu,16384}): with the actor's
+    // switch off verl still reads it there, so it may change a step after all.
+    if ((sw.log_prob.on && given(ro + "log_prob_max_token_len_per_gpu") == nullptr) ||
+        (sw.ref.on && given(ref_key + "log_prob_max_token_len_per_gpu") == nullptr)) {
+      s.ReadAfterAll(std::string(kActor) + "ppo_max_token_len_per_gpu");
+    }
     const VerlPassSwitch* packed = sw.log_prob.on          ? &sw.log_prob
                                    : sw.ref.on             ? &sw.ref
                                    : (ppo && sw.critic.on) ? &sw.critic
