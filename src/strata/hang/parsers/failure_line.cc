@@ -314,12 +314,15 @@ bool ClassifyFailureLine(std::string_view line, FailureSignal* s) {
   // Address already in use)"); torch before 1.11 raised the bind failure of the rendezvous
   // store bare, "RuntimeError: Address already in use" under TCPStore(...) (pytorch/pytorch#17041,
   // NVIDIA/Megatron-LM#343, and pytorch/pytorch#72816, which asked for the address to be named).
-  // An exception whose whole message is those words is that failure; prose that mentions them
-  // is not.
+  // torch's exception whose whole message is those words is that failure; prose that mentions
+  // them is not, nor another library's exception (pyzmq's "ZMQError: Address already in use" is
+  // an inference server's socket, not the store's port).
   if (Contains(line, "failed to listen on any local network address") ||
       Contains(line, "EADDRINUSE") ||
       (Contains(line, "Address already in use") &&
-       (Contains(line, "socket") || TrimSpace(line).ends_with("Error: Address already in use")))) {
+       (Contains(line, "socket") ||
+        TrimSpace(line).ends_with("RuntimeError: Address already in use") ||
+        TrimSpace(line).ends_with("DistNetworkError: Address already in use")))) {
     s->kind = K::kBootstrap;
     s->detail =
         "the rendezvous store's port is already in use (another job or a leftover process): "
@@ -847,8 +850,10 @@ bool ClassifyFailureLine(std::string_view line, FailureSignal* s) {
   // opens its libfabric objects (a fabric, a domain, an endpoint, its address vector, its
   // completion queue) on the host's adapter when NCCL first uses the network while connecting a
   // communicator; every "Couldn't ..." of those is a resource the host's provider refused,
-  // before any data moves and with no peer named. A start-up fault of the host.
-  if (Contains(line, "NET/OFI Couldn't ")) {
+  // before any data moves and with no peer named. A start-up fault of the host. Not the plugin's
+  // search for a provider at its init ("NET/OFI Couldn't find any optimal provider"): finding
+  // none, it declines and NCCL runs on its own transports.
+  if (Contains(line, "NET/OFI Couldn't ") && !Contains(line, "NET/OFI Couldn't find")) {
     const size_t at = line.find("NET/OFI Couldn't ");
     const std::string_view what = line.substr(at + 8, line.find('.', at) - at - 8);
     s->kind = K::kBootstrap;
@@ -1454,11 +1459,22 @@ bool ClassifyFailureLine(std::string_view line, FailureSignal* s) {
   // A traceback prints each frame's source line under it; the caller's line names the call into
   // torch.distributed when the traceback is cut before c10d's own frame ("    dist.barrier()",
   // then "  Fil", sql-machine-learning/elasticdl#1895). Only a statement that calls one of c10d's
-  // collectives through the module ("dist." or "torch.distributed.", optionally assigned) counts.
+  // collectives through the module ("dist." or "torch.distributed.", optionally assigned or
+  // returned) counts, as a whole statement: the line ends at its call's closing parenthesis, or
+  // with the call's arguments continued on the next line ("dist.all_reduce(t,"); printed text
+  // that goes on after a call ("dist.barrier() done") is no source line.
   {
     std::string_view code = TrimSpace(line);
-    if (const size_t eq = code.find(" = "); eq != std::string_view::npos) {
+    // An assignment's target comes before the call: " = " inside the arguments is a keyword
+    // argument ("dist.all_reduce(t, op = dist.ReduceOp.SUM)"), not an assignment.
+    if (const size_t eq = code.find(" = "); eq != std::string_view::npos && eq < code.find('(')) {
       code = TrimSpace(code.substr(eq + 3));
+    }
+    if (code.starts_with("return ")) code = TrimSpace(code.substr(7));
+    if (const size_t close = code.rfind(')'); close != std::string_view::npos
+                                                  ? close + 1 != code.size()
+                                                  : !(code.ends_with(',') || code.ends_with('('))) {
+      return false;
     }
     for (const std::string_view module : {"torch.distributed.", "dist."}) {
       if (!code.starts_with(module)) continue;
