@@ -63,7 +63,18 @@ TEST(MeasuredLengths, MeansWithinOnePercentAreTheJobsOwn) {
       RepriceAtMeasuredLengths(Ws(), Reference(), {.prompt_mean = 1030, .response_mean = 4100});
   EXPECT_FALSE(r.evaluation.has_value());
   EXPECT_EQ(r.note,
-            "the log's mean lengths are the job's (within 1%): the prediction is already at them");
+            "the mean lengths the log prints are the job's (within 1%): the prediction is already "
+            "at them");
+}
+
+// A mean at the cap is every response clipped there (verl's clip_ratio 1): the capped
+// exponential's rate 0 has it, so it is priced, not refused as another cap (review finding: it
+// was refused before).
+TEST(MeasuredLengths, AMeanAtTheCapIsEverySampleClipped) {
+  const LengthsRepricing r = RepriceAtMeasuredLengths(
+      Ws(), Reference(), {.prompt_mean = std::nullopt, .response_mean = 8192});
+  ASSERT_TRUE(r.evaluation.has_value()) << r.note;
+  EXPECT_DOUBLE_EQ(r.evaluation->spec.lengths.Responses().ClipFraction(), 1.0);
 }
 
 struct Refusal {
@@ -72,17 +83,17 @@ struct Refusal {
   const char* note;
 };
 
-// What cannot stand in the job is said, not priced: a mean at or above the job's cap (no sample
+// What cannot stand in the job is said, not priced: a mean above the job's cap (no sample
 // exceeds its cap, so the run's cap was another), a mean of zero, and a log without lengths.
 TEST(MeasuredLengths, LengthsThatCannotStandInTheJobAreSaidNotPriced) {
   const Refusal cases[] = {
-      {"response mean at the cap",
-       {.prompt_mean = std::nullopt, .response_mean = 8192},
-       "not priced at the log's lengths: the log's response mean, 8,192.0 tokens, is not below "
-       "the job's response cap of 8,192 tokens: the run's cap is not the job's"},
+      {"response mean above the cap",
+       {.prompt_mean = std::nullopt, .response_mean = 8192.5},
+       "not priced at the log's lengths: the log's response mean, 8,192.5 tokens, is above the "
+       "job's response cap of 8,192 tokens: the run's cap is not the job's"},
       {"prompt mean above its cap",
        {.prompt_mean = 3000.5, .response_mean = 1000},
-       "not priced at the log's lengths: the log's prompt mean, 3,000.5 tokens, is not below the "
+       "not priced at the log's lengths: the log's prompt mean, 3,000.5 tokens, is above the "
        "job's prompt cap of 2,048 tokens: the run's cap is not the job's"},
       {"zero response",
        {.prompt_mean = std::nullopt, .response_mean = 0},

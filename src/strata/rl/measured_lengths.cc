@@ -34,11 +34,12 @@ bool TakeMean(std::string_view what, std::optional<double> measured, double cap,
                           GroupDigits(*measured, 1));
     return false;
   }
-  // A mean at or above its cap cannot come from samples that never exceed it: the run's cap is
-  // not the one the job states.
-  if (cap > 0 && *measured >= cap) {
+  // A mean above its cap cannot come from samples that never exceed it: the run's cap is not
+  // the one the job states. A mean at the cap is every sample clipped there (the capped
+  // exponential's rate 0).
+  if (cap > 0 && *measured > cap) {
     refusal = fmt::format(
-        "the log's {} mean, {} tokens, is not below the job's {} cap of {} tokens: the run's cap "
+        "the log's {} mean, {} tokens, is above the job's {} cap of {} tokens: the run's cap "
         "is not the job's",
         what, GroupDigits(*measured, 1), what, GroupDigits(cap));
     return false;
@@ -76,7 +77,8 @@ LengthsRepricing RepriceAtMeasuredLengths(const Workspace& workspace, const RlSp
   }
   if (!changed) {
     out.note = fmt::format(
-        "the log's mean lengths are the job's (within {:.0f}%): the prediction is already at them",
+        "the mean lengths the log prints are the job's (within {:.0f}%): the prediction is "
+        "already at them",
         100 * kSameLengthTolerance);
     return out;
   }
