@@ -805,7 +805,12 @@ TEST(VerlRlImportTest, TokenBudgetsOfADynamicBatchThatIsOffCostNothing) {
       j["unused_no_step_cost"],
       nlohmann::json::array(
           {"actor_rollout_ref.actor.ppo_max_token_len_per_gpu: " + actor_why,
-           "actor_rollout_ref.ref.log_prob_max_token_len_per_gpu: " + pass_why("ref"),
+           // The launch has no KL term, so no reference pass: that is its budget's reason.
+           "actor_rollout_ref.ref.log_prob_max_token_len_per_gpu: no reference pass runs (the RL "
+           "job's reference: false, from default: verl's actor_rollout_ref.actor.use_kl_loss = "
+           "false: no KL loss, and no KL in the reward (default: verl's "
+           "algorithm.use_kl_in_reward = false)): verl builds no reference worker, so it reads "
+           "no key of it",
            "actor_rollout_ref.rollout.log_prob_max_token_len_per_gpu: " + pass_why("rollout")}));
 }
 
@@ -878,6 +883,32 @@ TEST(VerlRlImportTest, EachPassReadsItsOwnDynamicBatchSwitch) {
             "runs this pass at this micro batch (its log_prob_use_dynamic_bsz is off); "
             "strata rl prices it packed, as the old log-prob pass"))
       << fmt::format("{}", fmt::join(notes, "\n"));
+}
+
+// With no KL term there is no reference pass (verl/trainer/ppo/utils.py:72-75), so its dynamic
+// batching switch (line 5) is not read and nothing is said of that pass. Before, the import noted
+// "actor_rollout_ref.ref.log_prob_use_dynamic_bsz (line 5) = False: verl runs the reference pass
+// at a fixed micro batch", of a pass that never runs (review finding).
+TEST(VerlRlImportTest, NothingIsSaidOfAReferencePassThatDoesNotRun) {
+  const ScratchDir scratch("strata-verl-no-ref-");
+  const std::string script = (scratch.path / "run.sh").string();
+  ASSERT_TRUE(WriteFileAtomic(script,
+                              "python3 -m verl.trainer.main_ppo \\\n"
+                              "    algorithm.adv_estimator=grpo \\\n"
+                              "    actor_rollout_ref.actor.use_dynamic_bsz=True \\\n"
+                              "    actor_rollout_ref.actor.ppo_max_token_len_per_gpu=16384 \\\n"
+                              "    actor_rollout_ref.ref.log_prob_use_dynamic_bsz=False \\\n"
+                              "    actor_rollout_ref.model.path=Qwen/Qwen2.5-7B-Instruct \\\n"
+                              "    trainer.n_gpus_per_node=8 trainer.nnodes=1\n")
+                  .ok());
+  const testing::CliResult json = testing::RunCli({"import", script, "--gpu", "H20", "--json"});
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  EXPECT_EQ(json.out.find("verl runs the reference pass"), std::string::npos) << json.out;
+  const auto j = nlohmann::json::parse(json.out);
+  ASSERT_EQ(j["unused_no_step_cost"].size(), 1u) << json.out;
+  EXPECT_TRUE(j["unused_no_step_cost"][0].get<std::string>().starts_with(
+      "actor_rollout_ref.ref.log_prob_use_dynamic_bsz: no reference pass runs"))
+      << json.out;
 }
 
 // The actor's budget is the default of the old log-prob pass's own (verl's rollout.yaml:98:

@@ -332,6 +332,9 @@ struct VerlPassSwitch {
 // config), the reference's pass and the critic's update and values passes.
 struct VerlDynamicSwitches {
   VerlPassSwitch actor, log_prob, ref, critic;
+  /// Whether the launch runs a reference pass at all: without one, verl reads no key of the
+  /// reference's (CountApartPassesThatDoesNotRun says so), and nothing is said of its pass.
+  bool reference = true;
 };
 
 // verl's dynamic batch (use_dynamic_bsz): the actor's, the log-prob passes' and the critic's
@@ -342,7 +345,8 @@ struct VerlDynamicSwitches {
 // (verl/workers/fsdp_workers.py:1002-1005 and 1050-1054, megatron_workers.py:847-850 and
 // 873-875), the critic its own (fsdp_workers.py:1545-1546, dp_critic.py:167 and 211-212); a
 // budget is read only when its switch is on (dp_actor.py:459-463, 551-552).
-Result<VerlDynamicSwitches> ReadDynamicBatch(Settings& s, VerlRlReader& r, bool ppo) {
+Result<VerlDynamicSwitches> ReadDynamicBatch(Settings& s, VerlRlReader& r, bool ppo,
+                                             bool reference) {
   const std::string ro = kRollout;
   const std::string ref_key = "actor_rollout_ref.ref.";
   STRATA_ASSIGN_OR_RETURN(VerlValue on_v, r.Get(std::string(kActor) + "use_dynamic_bsz"));
@@ -372,7 +376,10 @@ Result<VerlDynamicSwitches> ReadDynamicBatch(Settings& s, VerlRlReader& r, bool 
     return VerlPassSwitch{b, v->source, fmt::format("{} = {}", v->source, v->value)};
   };
   STRATA_ASSIGN_OR_RETURN(sw.log_prob, pass_on(ro + "log_prob_use_dynamic_bsz"));
-  STRATA_ASSIGN_OR_RETURN(sw.ref, pass_on(ref_key + "log_prob_use_dynamic_bsz"));
+  sw.reference = reference;
+  if (reference) {
+    STRATA_ASSIGN_OR_RETURN(sw.ref, pass_on(ref_key + "log_prob_use_dynamic_bsz"));
+  }
   STRATA_ASSIGN_OR_RETURN(sw.critic, pass_on("critic.use_dynamic_bsz"));
   // A budget whose switch is off is never read by verl: it costs a step nothing, and is
   // counted apart from the keys that may change one (the actor's: MapVerl).
@@ -383,7 +390,7 @@ Result<VerlDynamicSwitches> ReadDynamicBatch(Settings& s, VerlRlReader& r, bool 
                                   pass.why));
   };
   off_budget(ro + "log_prob_max_token_len_per_gpu", sw.log_prob);
-  off_budget(ref_key + "log_prob_max_token_len_per_gpu", sw.ref);
+  if (reference) off_budget(ref_key + "log_prob_max_token_len_per_gpu", sw.ref);
   off_budget("critic.ppo_max_token_len_per_gpu", sw.critic);
   off_budget("critic.forward_max_token_len_per_gpu", sw.critic);
   if (!on) {
@@ -448,7 +455,9 @@ Result<VerlDynamicSwitches> ReadDynamicBatch(Settings& s, VerlRlReader& r, bool 
                     "at the actor's budget",
                     sw.log_prob.source));
   }
-  if (sw.ref.on) {
+  if (!reference) {
+    // No reference pass: nothing of it to price or say.
+  } else if (sw.ref.on) {
     // ref.log_prob_max_token_len_per_gpu defaults to the actor's budget (ref/ref.yaml:24).
     STRATA_ASSIGN_OR_RETURN(auto rf, budget_of(ref_key + "log_prob_max_token_len_per_gpu", budget,
                                                "verl's default: the actor's budget"));
@@ -607,8 +616,9 @@ Status ReadRollout(Settings& s, VerlRlReader& r, const VerlDynamicSwitches& dyna
                           "actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu",
                           "actor_rollout_ref.rollout.log_prob_micro_batch_size",
                           "actor_rollout_ref.ref.log_prob_micro_batch_size"}) {
-    const VerlPassSwitch& pass =
-        std::string_view(key).starts_with(kRollout) ? dynamic.log_prob : dynamic.ref;
+    const bool ref = !std::string_view(key).starts_with(kRollout);
+    if (ref && !dynamic.reference) continue;  // no reference pass: its keys are not read
+    const VerlPassSwitch& pass = ref ? dynamic.ref : dynamic.log_prob;
     if (const SourcedValue* v = s.Use(key);
         v != nullptr && v->value != "null" && v->value != "None") {
       r.Note(fmt::format(
@@ -986,10 +996,14 @@ Result<RlImport> MapVerlRl(Settings& s, const JobBuilder& actor, const std::stri
   const bool ppo = std::any_of(fields.begin(), fields.end(), [](const auto& f) {
     return f.key == "algorithm" && f.value == "ppo";
   });
-  STRATA_ASSIGN_OR_RETURN(const VerlDynamicSwitches switches, ReadDynamicBatch(s, r, ppo));
+  STRATA_RETURN_IF_ERROR(ReadReference(r));
+  const bool reference = std::any_of(fields.begin(), fields.end(), [](const auto& f) {
+    return f.key == "reference" && f.value == "true";
+  });
+  STRATA_ASSIGN_OR_RETURN(const VerlDynamicSwitches switches,
+                          ReadDynamicBatch(s, r, ppo, reference));
   STRATA_RETURN_IF_ERROR(ReadLengths(r));
   STRATA_RETURN_IF_ERROR(ReadRollout(s, r, switches));
-  STRATA_RETURN_IF_ERROR(ReadReference(r));
   STRATA_RETURN_IF_ERROR(ReadOldLogProb(s, r, ClassifyVerlModule(module)));
   if (!megatron) STRATA_RETURN_IF_ERROR(ReadPadding(r));
   STRATA_RETURN_IF_ERROR(ReadPlacement(s, r, megatron, actor, rollout_nodes, rollout_per_node));
