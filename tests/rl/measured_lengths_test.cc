@@ -126,6 +126,33 @@ TEST(MeasuredLengths, AUniformThatCannotHaveTheMeanFallsBackAndSaysSo) {
   EXPECT_NE(r.note.find("capped_exponential instead"), std::string::npos) << r.note;
 }
 
+// Two steps of a verl log printing response means of 1,000 and 1,500 tokens and prompt means of
+// 500 and 700: the job is priced at their means, 1,250 and 600 (each the mean over the steps
+// that print it), the same as the job written with those two values.
+TEST(MeasuredLengths, AVerlLogIsPricedAtItsStepsMeanLengths) {
+  auto log = ParseVerlLog(
+      "step:1 - timing_s/step:100 - prompt_length/mean:500 - response_length/mean:1000\n"
+      "step:2 - timing_s/step:120 - prompt_length/mean:700 - response_length/mean:1500\n");
+  ASSERT_TRUE(log.ok()) << log.error().Format();
+  const VerlComparison c =
+      CompareVerlLogAtMeasuredLengths(Ws(), testing::ReferenceRl(), *log, std::nullopt);
+  auto by_hand =
+      LoadRlSpec(kReferenceRlJobName, {"lengths.response_mean=1250", "lengths.prompt_mean=600"});
+  ASSERT_TRUE(by_hand.ok()) << by_hand.error().Format();
+  auto expected = EvaluateRl(Ws(), *by_hand);
+  ASSERT_TRUE(expected.ok()) << expected.error().Format();
+  bool seen = false;
+  for (const VerlPhaseRow& r : c.rows) {
+    if (r.key != "timing_s/step") continue;
+    seen = true;
+    ASSERT_TRUE(r.predicted_at_measured_lengths.has_value()) << c.measured_lengths_note;
+    EXPECT_DOUBLE_EQ(*r.predicted_at_measured_lengths, expected->configured.times.step.s());
+    // measured 110 s (the mean of 100 and 120)
+    EXPECT_DOUBLE_EQ(*r.error_at_measured_lengths, expected->configured.times.step.s() / 110 - 1);
+  }
+  EXPECT_TRUE(seen);
+}
+
 // The column takes each row's figure from the row of the same key, and leaves the rows that are
 // the lengths themselves empty.
 TEST(MeasuredLengths, TheColumnMatchesRowsByKeyAndSkipsTheLengths) {

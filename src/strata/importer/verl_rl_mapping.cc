@@ -181,6 +181,20 @@ class VerlRlReader {
   RlImport out_;
 };
 
+// The RL job field the mapping has set, or nullptr.
+const ImportedField* FieldOf(const RlImport& out, std::string_view key) {
+  for (const ImportedField& f : out.fields) {
+    if (f.key == key) return &f;
+  }
+  return nullptr;
+}
+
+// Whether the mapping set the RL job field `key` to `value`.
+bool FieldIs(const RlImport& out, std::string_view key, std::string_view value) {
+  const ImportedField* f = FieldOf(out, key);
+  return f != nullptr && f->value == value;
+}
+
 std::string RolloutDtype(const std::string& torch_name) {
   if (torch_name == "bfloat16" || torch_name == "bf16") return "bf16";
   if (torch_name == "float16" || torch_name == "fp16" || torch_name == "half") return "fp16";
@@ -779,11 +793,7 @@ Status ReadPlacement(Settings& s, VerlRlReader& r, bool megatron, const JobBuild
                     sources));
   }
   // The frozen reference's weights: kept on the GPU through every phase unless offloaded.
-  const auto& fields = r.Out().fields;
-  const bool reference = std::any_of(fields.begin(), fields.end(), [](const auto& f) {
-    return f.key == "reference" && f.value == "true";
-  });
-  if (!reference) return OkStatus();
+  if (!FieldIs(r.Out(), "reference", "true")) return OkStatus();
   if (actor.Has("adapter.kind")) {
     // With LoRA verl makes no reference worker: the reference's log-probs are the actor's
     // forward with the adapter disabled, on the actor's own weights (ref_in_actor).
@@ -866,14 +876,8 @@ std::string RenderRlYaml(const RlImport& rl, const std::string& header) {
 // ray_trainer.py:285-290 runs their passes only then). Such keys stay listed, counted apart with
 // the reason read from the RL job's own field.
 void CountApartPassesThatDoNotRun(Settings& s, const RlImport& out) {
-  auto field = [&](std::string_view key) -> const ImportedField* {
-    for (const ImportedField& f : out.fields) {
-      if (f.key == key) return &f;
-    }
-    return nullptr;
-  };
-  const ImportedField* reference = field("reference");
-  const ImportedField* algorithm = field("algorithm");
+  const ImportedField* reference = FieldOf(out, "reference");
+  const ImportedField* algorithm = FieldOf(out, "algorithm");
   const bool no_reference = reference != nullptr && reference->value == "false";
   const bool no_critic = algorithm != nullptr && algorithm->value == "grpo";
   for (const auto& [key, value] : s.Unused()) {
@@ -992,16 +996,10 @@ Result<RlImport> MapVerlRl(Settings& s, const JobBuilder& actor, const std::stri
   STRATA_ASSIGN_OR_RETURN(VerlValue dynamic_v, r.Get(std::string(kActor) + "use_dynamic_bsz"));
   STRATA_ASSIGN_OR_RETURN(bool dynamic, r.Bool(dynamic_v));
   STRATA_RETURN_IF_ERROR(ReadBatch(r, actor, megatron, rollout_nodes, rollout_per_node, dynamic));
-  const auto& fields = r.Out().fields;
-  const bool ppo = std::any_of(fields.begin(), fields.end(), [](const auto& f) {
-    return f.key == "algorithm" && f.value == "ppo";
-  });
+  const bool ppo = FieldIs(r.Out(), "algorithm", "ppo");
   STRATA_RETURN_IF_ERROR(ReadReference(r));
-  const bool reference = std::any_of(fields.begin(), fields.end(), [](const auto& f) {
-    return f.key == "reference" && f.value == "true";
-  });
   STRATA_ASSIGN_OR_RETURN(const VerlDynamicSwitches switches,
-                          ReadDynamicBatch(s, r, ppo, reference));
+                          ReadDynamicBatch(s, r, ppo, FieldIs(r.Out(), "reference", "true")));
   STRATA_RETURN_IF_ERROR(ReadLengths(r));
   STRATA_RETURN_IF_ERROR(ReadRollout(s, r, switches));
   STRATA_RETURN_IF_ERROR(ReadOldLogProb(s, r, ClassifyVerlModule(module)));

@@ -130,15 +130,8 @@ VerlComparison CompareVerlLogAtMeasuredLengths(const Workspace& workspace, const
                                                const VerlLog& log,
                                                std::optional<VerlVersion> version_flag) {
   VerlComparison c = CompareVerlLog(e, log, version_flag);
-  MeasuredLengths measured;
-  double prompt_sum = 0, response_sum = 0;
-  int64_t prompts = 0, responses = 0;
-  for (const VerlStepMetrics& m : log.steps) {
-    if (m.prompt_mean_tokens) prompt_sum += *m.prompt_mean_tokens, ++prompts;
-    if (m.response_mean_tokens) response_sum += *m.response_mean_tokens, ++responses;
-  }
-  if (prompts > 0) measured.prompt_mean = prompt_sum / static_cast<double>(prompts);
-  if (responses > 0) measured.response_mean = response_sum / static_cast<double>(responses);
+  const MeasuredLengths measured{.prompt_mean = c.prompt_mean_tokens,
+                                 .response_mean = c.response_mean_tokens};
   LengthsRepricing repriced = RepriceAtMeasuredLengths(workspace, e.spec, measured);
   c.measured_lengths_note = std::move(repriced.note);
   if (repriced.evaluation) {
@@ -151,13 +144,11 @@ OpenRlhfComparison CompareOpenRlhfLogAtMeasuredLengths(const Workspace& workspac
                                                        const RlEvaluation& e,
                                                        const OpenRlhfLog& log) {
   OpenRlhfComparison c = CompareOpenRlhfLog(e, log);
+  // OpenRLHF prints no prompt length; its response mean is the comparison's row of it.
   MeasuredLengths measured;
-  double sum = 0;
-  int64_t n = 0;
-  for (const OpenRlhfStepMetrics& m : log.steps) {
-    if (m.response_mean_tokens) sum += *m.response_mean_tokens, ++n;
+  for (const VerlPhaseRow& r : c.rows) {
+    if (r.key == "response length (mean)") measured.response_mean = r.measured;
   }
-  if (n > 0) measured.response_mean = sum / static_cast<double>(n);
   LengthsRepricing repriced = RepriceAtMeasuredLengths(workspace, e.spec, measured);
   c.measured_lengths_note = std::move(repriced.note);
   if (repriced.evaluation) {

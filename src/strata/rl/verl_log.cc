@@ -264,6 +264,8 @@ VerlComparison CompareVerlLog(const RlEvaluation& e, const VerlLog& log,
     prints_sync = prints_sync || m.update_weights_s.has_value();
   }
   c.validation_step_mean_s = validation_step.Value();
+  c.prompt_mean_tokens = prompt_mean.Value();
+  c.response_mean_tokens = resp_mean.Value();
   c.steps = static_cast<int64_t>(log.steps.size());
   c.first_step = log.steps.empty() ? 0 : log.steps.front().step;
   c.last_step = log.steps.empty() ? 0 : log.steps.back().step;

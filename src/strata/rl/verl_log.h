@@ -105,6 +105,10 @@ struct VerlComparison {
   /// step and throughput (their mean step printed apart); 0 when none.
   int64_t validation_steps = 0;
   std::optional<double> validation_step_mean_s;
+  /// The log's prompt_length/mean and response_length/mean, each the mean over the steps that
+  /// print it; nullopt where none does.
+  std::optional<double> prompt_mean_tokens;
+  std::optional<double> response_mean_tokens;
   /// What the measured-lengths column replaced in the job, or why there is no such column.
   std::string measured_lengths_note;
 };
