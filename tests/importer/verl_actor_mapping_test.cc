@@ -244,6 +244,16 @@ TEST(VerlActorMappingTest, FsdpLoraIsTheActorsAdapter) {
   EXPECT_EQ(RlField(*r, "reference"), "true");
   EXPECT_EQ(RlField(*r, "reference_in_actor"), "true") << r->rl->yaml;
   EXPECT_EQ(RlField(*r, "placement.offload_reference"), "(not set)");
+  // Under LoRA compute_ref_log_prob returns the actor's compute_log_prob before it reads any
+  // ref.* key (fsdp_workers.py:1041-1045): the script's two (lines 36-37) cost a step nothing.
+  // Before, both were named among the keys that may change a step.
+  const std::string in_actor =
+      ": the reference runs inside the actor (LoRA: the actor's old log-prob pass with its adapter "
+      "disabled), so verl reads no key of a reference worker";
+  EXPECT_TRUE(AnyContains(r->unused_no_step_cost,
+                          "actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu" + in_actor));
+  EXPECT_TRUE(AnyContains(r->unused_no_step_cost,
+                          "actor_rollout_ref.ref.fsdp_config.param_offload" + in_actor));
 }
 
 // examples/grpo_trainer/run_qwen3moe-30b_megatron_lora.sh: megatron, lora.rank=32 and

@@ -879,6 +879,7 @@ void CountApartPassesThatDoNotRun(Settings& s, const RlImport& out) {
   const ImportedField* reference = FieldOf(out, "reference");
   const ImportedField* algorithm = FieldOf(out, "algorithm");
   const bool no_reference = reference != nullptr && reference->value == "false";
+  const ImportedField* in_actor = FieldOf(out, "reference_in_actor");
   const bool no_critic = algorithm != nullptr && algorithm->value == "grpo";
   for (const auto& [key, value] : s.Unused()) {
     if (s.NoStepCostOf(key) != nullptr) continue;  // a reason of its own already (a token budget)
@@ -886,6 +887,14 @@ void CountApartPassesThatDoNotRun(Settings& s, const RlImport& out) {
       s.NoStepCost(key, fmt::format("no reference pass runs (the RL job's reference: {}, from {}): "
                                     "verl builds no reference worker, so it reads no key of it",
                                     reference->value, reference->source));
+    } else if (in_actor != nullptr && in_actor->value == "true" &&
+               key.starts_with("actor_rollout_ref.ref.")) {
+      // compute_ref_log_prob returns the actor's compute_log_prob under LoRA before it reads
+      // any ref.* key (fsdp_workers.py:1041-1045, megatron_workers.py:838-842).
+      s.NoStepCost(key,
+                   "the reference runs inside the actor (LoRA: the actor's old log-prob "
+                   "pass with its adapter disabled), so verl reads no key of a reference "
+                   "worker");
     } else if (no_critic && key.starts_with("critic.")) {
       s.NoStepCost(key, fmt::format("no critic runs (the RL job's algorithm: {}, from {}): verl "
                                     "builds no critic worker, so it reads no key of it",
@@ -998,8 +1007,12 @@ Result<RlImport> MapVerlRl(Settings& s, const JobBuilder& actor, const std::stri
   STRATA_RETURN_IF_ERROR(ReadBatch(r, actor, megatron, rollout_nodes, rollout_per_node, dynamic));
   const bool ppo = FieldIs(r.Out(), "algorithm", "ppo");
   STRATA_RETURN_IF_ERROR(ReadReference(r));
-  STRATA_ASSIGN_OR_RETURN(const VerlDynamicSwitches switches,
-                          ReadDynamicBatch(s, r, ppo, FieldIs(r.Out(), "reference", "true")));
+  // A reference worker of its own runs only with a reference and without LoRA (with LoRA the
+  // reference's log-probs are the old log-prob pass's, the adapter disabled: ReadPlacement).
+  STRATA_ASSIGN_OR_RETURN(
+      const VerlDynamicSwitches switches,
+      ReadDynamicBatch(s, r, ppo,
+                       FieldIs(r.Out(), "reference", "true") && !actor.Has("adapter.kind")));
   STRATA_RETURN_IF_ERROR(ReadLengths(r));
   STRATA_RETURN_IF_ERROR(ReadRollout(s, r, switches));
   STRATA_RETURN_IF_ERROR(ReadOldLogProb(s, r, ClassifyVerlModule(module)));
