@@ -12,6 +12,7 @@
 
 #include "strata/core/file_io.h"
 #include "support/golden.h"
+#include "support/scratch_dir.h"
 
 namespace strata::cost_neutral_keys_test {
 namespace {
@@ -44,17 +45,7 @@ TEST(CostNeutralKeys, LearningRatesAndLoggingCostNothingOffloadAndTokenBudgetsMa
   EXPECT_EQ(GroupOf(*keys, "actor_rollout_ref.actor.optim.lr_scheduler_custom"), "");
 }
 
-// A folder of its own under the system's temporary folder, removed when the test ends.
-struct ScratchDir {
-  explicit ScratchDir(const std::string& tag)
-      : path(std::filesystem::temp_directory_path() / (tag + std::to_string(::getpid()))) {
-    std::filesystem::create_directories(path);
-  }
-  ~ScratchDir() { std::filesystem::remove_all(path); }
-  ScratchDir(const ScratchDir&) = delete;
-  ScratchDir& operator=(const ScratchDir&) = delete;
-  std::filesystem::path path;
-};
+using testing::ScratchDir;
 
 // The shipped file read through the path entry point is the file the default entry reads: the
 // same groups, in order, matching the same keys.

@@ -21,6 +21,7 @@
 #include "strata/importer/verl_rl_mapping.h"
 #include "support/golden.h"
 #include "support/golden_edit.h"
+#include "support/scratch_dir.h"
 
 namespace strata::verl_rl_import_test {
 namespace {
@@ -35,18 +36,7 @@ ImportOptions Options(const char* gpu, const char* model) {
   return o;
 }
 
-// A folder of its own under the system's temporary folder (`tag` and the process id), removed
-// when the test ends, whether or not its assertions held.
-struct ScratchDir {
-  explicit ScratchDir(const std::string& tag)
-      : path(std::filesystem::temp_directory_path() / (tag + std::to_string(::getpid()))) {
-    std::filesystem::create_directories(path);
-  }
-  ~ScratchDir() { std::filesystem::remove_all(path); }
-  ScratchDir(const ScratchDir&) = delete;
-  ScratchDir& operator=(const ScratchDir&) = delete;
-  std::filesystem::path path;
-};
+using testing::ScratchDir;
 
 struct Field {
   const char* key;
