@@ -738,7 +738,9 @@ TEST(VerlRlImportTest, TheFsdpReferencesOwnOffloadKeyIsReadAndOverruled) {
 // (the rollout's keys) and 1050-1054 (the ref's)), and each switch defaults to the actor's, whose
 // default is false (actor/actor.yaml:28, rollout/rollout.yaml:94, ref/ref.yaml:20). This launch
 // sets none of the switches, so all three budgets (lines 4-6) are off; ignore_eos (line 7) may
-// change a step. Before, the line read "# 4 keys not understood, ignored:
+// change a step. The launch runs no reference (no KL term), so the ref's budget is counted apart
+// as a key of that pass; no critic key is given, so the summary names a dynamic batching and a
+// reference pass, not a critic. Before, the line read "# 4 keys not understood, ignored:
 // actor_rollout_ref.actor.ppo_max_token_len_per_gpu, actor_rollout_ref.ref.log_prob_max_token_
 // len_per_gpu, actor_rollout_ref.rollout.ignore_eos, actor_rollout_ref.rollout.log_prob_max_
 // token_len_per_gpu".
@@ -763,7 +765,7 @@ TEST(VerlRlImportTest, TokenBudgetsOfADynamicBatchThatIsOffCostNothing) {
                            "3 more ignored, with no effect on a step's time or memory (loss and "
                            "optimiser settings, sampling, logging, paths, run length: "
                            "data/import_cost_neutral_keys.yaml; settings of what the launch "
-                           "turns off: a dynamic batching, a reference or critic pass) (--explain "
+                           "turns off: a dynamic batching and a reference pass) (--explain "
                            "lists all with values and lines)\n"),
             std::string::npos)
       << plain.out;

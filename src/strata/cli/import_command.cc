@@ -32,6 +32,7 @@ Json ImportJson(const ImportReport& r) {
   j["notes"] = r.notes;
   j["unused"] = r.unused;
   j["unused_no_step_cost"] = r.unused_no_step_cost;
+  j["unused_not_modelled"] = r.unused_not_modelled;
   j["yaml"] = r.yaml;
   if (!r.model_json.empty()) j["model_json"] = r.model_json;
   if (r.rl) {

@@ -1084,11 +1084,17 @@ Result<ImportReport> ImportJob(std::string_view text, const std::string& file,
     // keys that never cost a step.
     if (const std::string* why = d.settings.NoStepCostOf(key)) {
       report.unused_no_step_cost.push_back(key + ": " + *why);
-      ++report.unused_no_step_cost_by_launch;
+      report.unused_unread_kinds.push_back(*d.settings.NoStepCostKindOf(key));
     } else if (const CostNeutralGroup* g = neutral.Match(key)) {
       report.unused_no_step_cost.push_back(key + ": " + g->name);
+    } else if (const std::string* not_modelled = d.settings.NotModelledWhy(key)) {
+      report.unused_not_modelled.push_back(key + ": " + *not_modelled);
     }
   }
+  std::sort(report.unused_unread_kinds.begin(), report.unused_unread_kinds.end());
+  report.unused_unread_kinds.erase(
+      std::unique(report.unused_unread_kinds.begin(), report.unused_unread_kinds.end()),
+      report.unused_unread_kinds.end());
   report.model_json = d.ctx.model_json;
   report.yaml = d.job.Yaml(
       fmt::format("Imported by `strata import` from {} ({}).\nEach value says where it came from; "

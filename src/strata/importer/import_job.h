@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "strata/core/result.h"
+#include "strata/importer/settings.h"
 #include "strata/job/job_spec.h"
 
 namespace strata {
@@ -72,9 +73,13 @@ struct ImportReport {
   /// Of `unused`, the keys with no effect on a step's time or memory (cost_neutral_keys.h, or a
   /// reason of the launch's own): "key: group" or "key: why", in `unused`'s order.
   std::vector<std::string> unused_no_step_cost;
-  /// Of those, the keys the launch's own settings make unread (Settings::NoStepCost: a verl
-  /// token budget whose dynamic batching is off, a key of a pass that does not run), "key: why".
-  size_t unused_no_step_cost_by_launch = 0;
+  /// The kinds of the launch's own settings that leave some of those keys unread
+  /// (Settings::NoStepCost: a verl token budget whose dynamic batching is off, a key of a pass
+  /// that does not run), each once, in the enum's order.
+  std::vector<UnreadBecause> unused_unread_kinds;
+  /// Of `unused`, the keys that may change a step whose meaning the importer knows but strata
+  /// does not model (Settings::NotModelled): "key: why", in `unused`'s order.
+  std::vector<std::string> unused_not_modelled;
   std::vector<std::string> notes;  // approximations strata makes for this framework
   std::string yaml;                // the job file (ending with the notes as comments)
   std::string model_json;          // Megatron-style model description, when one was built

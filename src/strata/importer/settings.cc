@@ -98,19 +98,40 @@ std::optional<Settings::NearMiss> Settings::FirstNearMiss() const {
   return std::nullopt;
 }
 
+const SourcedValue* Settings::Peek(const std::string& key) const {
+  asked_.insert(key);
+  const auto it = values_.find(key);
+  return it == values_.end() ? nullptr : &it->second;
+}
+
 void Settings::Ignore(const std::string& key) {
   if (values_.count(key) > 0) used_.insert(key);
 }
 
-void Settings::NoStepCost(const std::string& key, std::string why) {
-  if (Has(key)) no_step_cost_[key] = std::move(why);
+void Settings::NoStepCost(const std::string& key, std::string why, UnreadBecause kind) {
+  if (Has(key)) no_step_cost_[key] = Unread{std::move(why), kind};
 }
 
 void Settings::ReadAfterAll(const std::string& key) { no_step_cost_.erase(key); }
 
 const std::string* Settings::NoStepCostOf(const std::string& key) const {
   const auto it = no_step_cost_.find(key);
-  return it == no_step_cost_.end() ? nullptr : &it->second;
+  return it == no_step_cost_.end() ? nullptr : &it->second.why;
+}
+
+std::optional<UnreadBecause> Settings::NoStepCostKindOf(const std::string& key) const {
+  const auto it = no_step_cost_.find(key);
+  if (it == no_step_cost_.end()) return std::nullopt;
+  return it->second.kind;
+}
+
+void Settings::NotModelled(const std::string& key, std::string why) {
+  if (Has(key)) not_modelled_[key] = std::move(why);
+}
+
+const std::string* Settings::NotModelledWhy(const std::string& key) const {
+  const auto it = not_modelled_.find(key);
+  return it == not_modelled_.end() ? nullptr : &it->second;
 }
 
 Result<std::optional<int64_t>> Settings::Int(const std::string& key) {

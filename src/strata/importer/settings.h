@@ -16,6 +16,16 @@
 
 namespace strata {
 
+/// What kind of setting of a launch leaves a key of it unread (Settings::NoStepCost): its switch
+/// is off, or the code the launch runs never reads it. The import summary names the kinds that
+/// applied, in this order.
+enum class UnreadBecause {
+  kDynamicBatchingOff,  // a token budget whose dynamic batching is off
+  kNoReferencePass,     // a key of a reference pass that does not run
+  kNoCriticPass,        // a key of a critic that does not run
+  kStrategyDoesNotRead  // a key the actor's training strategy never reads (FSDP2's under FSDP1)
+};
+
 struct SourcedValue {
   std::string value;   // as written ("true" for a bare flag)
   std::string source;  // "--tensor-model-parallel-size (line 12)"
@@ -30,6 +40,9 @@ class Settings {
   bool Has(const std::string& key) const;
   /// The value, marking the key as used; nullptr when absent.
   const SourcedValue* Use(const std::string& key);
+  /// The value without marking the key used (a mapper that maps some values of a key and leaves
+  /// others listed); nullptr when absent.
+  const SourcedValue* Peek(const std::string& key) const;
   /// Marks keys as read without using their value (known to be irrelevant for a job).
   void Ignore(const std::string& key);
   /// Says why a key the input gives has no effect on a step's time or memory in this launch (a
@@ -37,12 +50,21 @@ class Settings {
   /// the framework never reads it).
   /// The key stays unused, so it is still listed, but counted apart from the keys that may
   /// change a step, with `why` as its reason. A key the input does not give is left alone.
-  void NoStepCost(const std::string& key, std::string why);
+  void NoStepCost(const std::string& key, std::string why, UnreadBecause kind);
   /// Takes back NoStepCost for `key`: the framework reads it after all (as the default of
   /// another setting), so it is listed again among the keys that may change a step.
   void ReadAfterAll(const std::string& key);
   /// The reason NoStepCost gave `key`, or nullptr.
   const std::string* NoStepCostOf(const std::string& key) const;
+  /// The kind of setting that leaves `key` unread (NoStepCost), or nullopt.
+  std::optional<UnreadBecause> NoStepCostKindOf(const std::string& key) const;
+  /// Says why a key the input gives, whose meaning the importer knows, is not modelled although
+  /// it may change a step (a compile of one function, a vLLM scheduler budget): the key stays
+  /// listed among those that may change a step, and --explain gives `why`. A key the input does
+  /// not give is left alone.
+  void NotModelled(const std::string& key, std::string why);
+  /// The reason NotModelled gave `key`, or nullptr.
+  const std::string* NotModelledWhy(const std::string& key) const;
 
   /// Typed reads; an unparsable value is an error naming the key and its source.
   Result<std::optional<int64_t>> Int(const std::string& key);
@@ -74,7 +96,12 @@ class Settings {
  private:
   std::map<std::string, SourcedValue> values_;
   std::set<std::string> used_;
-  std::map<std::string, std::string> no_step_cost_;  // key -> why (NoStepCost)
+  struct Unread {
+    std::string why;
+    UnreadBecause kind;
+  };
+  std::map<std::string, Unread> no_step_cost_;       // key -> why (NoStepCost)
+  std::map<std::string, std::string> not_modelled_;  // key -> why (NotModelled)
   // Every key a mapper asked for (Has, Use), present or not: the keys the importer knows.
   mutable std::set<std::string> asked_;
 };

@@ -1286,6 +1286,101 @@ Status PackVerlMicroBatches(Settings& s, JobBuilder& job, const SourcedValue& dy
   return OkStatus();
 }
 
+namespace {
+
+constexpr const char* kVerlFsdpConfig = "actor_rollout_ref.actor.fsdp_config.";
+
+bool VerlBoolText(const std::string& v) {
+  return v == "True" || v == "true" || v == "False" || v == "false";
+}
+
+// The actor's fsdp_config.reshard_after_forward, verl's default true (volcengine/verl@
+// b178a3cd56f58b2d502255daba591e92833930a7:verl/trainer/config/engine/fsdp.yaml:21-23,
+// verl/workers/config/engine.py:168). Strategy fsdp2 passes it to fully_shard
+// (verl/workers/fsdp_workers.py:558): the job's sharding.reshard_after_forward. Strategy fsdp
+// (FSDP1) takes false as ShardingStrategy SHARD_GRAD_OP, _HYBRID_SHARD_ZERO2 on a 2-D mesh
+// (fsdp_workers.py:108-124 and 520-521, since volcengine/verl@eb0a5535b, 2025-12-25): the
+// gradients and optimizer state sharded, the weights whole, sharding.mode zero2, which FSDP1
+// runs. FSDP2 also takes an integer (reshard to groups of that size after forward): the job's
+// true | false cannot say it, so such a value stays listed, with its reason.
+void MapVerlReshard(Settings& s, JobBuilder& job, const std::string& strategy) {
+  const std::string key = std::string(kVerlFsdpConfig) + "reshard_after_forward";
+  const SourcedValue* v = s.Peek(key);
+  if (v == nullptr || (strategy != "fsdp" && strategy != "fsdp2")) return;
+  if (!VerlBoolText(v->value)) {
+    s.NotModelled(key, fmt::format("FSDP2 reshards to groups of {} GPUs after forward; the job's "
+                                   "sharding.reshard_after_forward is true or false only",
+                                   v->value));
+    return;
+  }
+  s.Use(key);
+  const bool reshard = v->value == "True" || v->value == "true";
+  const std::string source = fmt::format("{} = {}", v->source, v->value);
+  if (strategy == "fsdp2") {
+    job.Set("sharding.reshard_after_forward", reshard ? "true" : "false", source);
+  } else if (!reshard) {
+    job.Set("sharding.mode", "zero2",
+            source +
+                " under actor_rollout_ref.actor.strategy = fsdp: FSDP1's SHARD_GRAD_OP "
+                "(gradients and optimizer state sharded, weights whole)");
+  }
+}
+
+// The actor's fsdp_config.offload_policy, verl's default false (engine/fsdp.yaml:18-19): under
+// strategy fsdp2, FSDP2's CPUOffloadPolicy(pin_memory=True) on the actor (fsdp_workers.py:
+// 547-548), parameters, gradients and optimizer state in host memory and the optimizer step on
+// the CPU: the job's sharding.offload_param cpu. Strategy fsdp (FSDP1) and megatron never read it
+// (only the fsdp2 branch does): it costs a step nothing there.
+void MapVerlOffloadPolicy(Settings& s, JobBuilder& job, const std::string& strategy) {
+  const std::string key = std::string(kVerlFsdpConfig) + "offload_policy";
+  const SourcedValue* v = s.Peek(key);
+  if (v == nullptr) return;
+  if (strategy != "fsdp2") {
+    s.NoStepCost(key,
+                 fmt::format("only FSDP2 reads it (volcengine/verl@b178a3cd:verl/workers/"
+                             "fsdp_workers.py:547); the actor's strategy is {}",
+                             strategy),
+                 UnreadBecause::kStrategyDoesNotRead);
+    return;
+  }
+  if (!VerlBoolText(v->value)) return;  // left listed: not a value verl takes
+  s.Use(key);
+  if (v->value == "True" || v->value == "true") {
+    job.Set("sharding.offload_param", "cpu",
+            v->source + " = " + v->value +
+                ": FSDP2's CPUOffloadPolicy, parameters, gradients and optimizer state in host "
+                "memory");
+  }
+}
+
+// actor_rollout_ref.actor.use_torch_compile, verl's default true (verl/trainer/config/actor/
+// actor.yaml:101-102): the FSDP actor compiles only the entropy-from-logits function with it
+// (torch.compile(entropy_from_logits, dynamic=True), verl/workers/actor/dp_actor.py:86-90; the
+// sum of squared probabilities too under calculate_sum_pi_squared, 103-107), not the model, so
+// it is not the job's framework.compile. That function runs in the old log-prob pass and in an
+// update that computes the entropy (dp_actor.py:271-278, 573); strata does not model the
+// entropy's work, so the key stays listed with that reason. The megatron actor never reads it
+// (megatron_actor.py has no torch.compile): there it costs a step nothing.
+void MapVerlTorchCompile(Settings& s, const std::string& strategy) {
+  const std::string key = "actor_rollout_ref.actor.use_torch_compile";
+  if (!s.Has(key)) return;
+  if (strategy == "megatron") {
+    s.NoStepCost(key,
+                 "the megatron actor never reads it (verl compiles only the FSDP actor's "
+                 "entropy function with it: volcengine/verl@b178a3cd:verl/workers/actor/"
+                 "dp_actor.py:86-90)",
+                 UnreadBecause::kStrategyDoesNotRead);
+    return;
+  }
+  s.NotModelled(key,
+                "verl compiles only the entropy-from-logits function with it, not the model "
+                "(volcengine/verl@b178a3cd:verl/workers/actor/dp_actor.py:86-90), so it is not "
+                "framework.compile; strata does not model the entropy's work in the old log-prob "
+                "pass and the update");
+}
+
+}  // namespace
+
 Status MapVerl(Settings& s, MapContext& ctx, JobBuilder& job) {
   if (ctx.options->model.empty() && !s.Has("actor_rollout_ref.model.path")) {
     return InvalidInput(
@@ -1473,7 +1568,8 @@ Status MapVerl(Settings& s, MapContext& ctx, JobBuilder& job) {
                              dynamic_v == nullptr
                                  ? "actor_rollout_ref.actor.use_dynamic_bsz unset, verl's default "
                                    "false"
-                                 : dynamic_v->source + " = " + dynamic_v->value));
+                                 : dynamic_v->source + " = " + dynamic_v->value),
+                 UnreadBecause::kDynamicBatchingOff);
   }
   STRATA_ASSIGN_OR_RETURN(int64_t mini,
                           IntSetting(s, "actor_rollout_ref.actor.ppo_mini_batch_size", 256));
@@ -1617,6 +1713,7 @@ Status MapVerl(Settings& s, MapContext& ctx, JobBuilder& job) {
       job.Set("sharding.runtime", strategy == "fsdp2" ? "fsdp2" : "fsdp1",
               "actor_rollout_ref.actor.strategy = " + strategy);
     }
+    MapVerlReshard(s, job, strategy);
     // The trainer's GPUs (colocated: all; one-step-off: the training side's).
     STRATA_ASSIGN_OR_RETURN(int64_t per_node, IntSetting(s, "trainer.n_gpus_per_node", 8));
     STRATA_ASSIGN_OR_RETURN(int64_t nodes, IntSetting(s, "trainer.nnodes", 1));
@@ -1654,6 +1751,8 @@ Status MapVerl(Settings& s, MapContext& ctx, JobBuilder& job) {
       }
     }
   }
+  MapVerlOffloadPolicy(s, job, strategy);
+  MapVerlTorchCompile(s, strategy);
   // verl's FSDP param_offload / optimizer_offload move the actor's states to the host between
   // phases and load them all back for the update, where AdamW steps on the GPU (volcengine/verl@
   // b178a3cd56f58b2d502255daba591e92833930a7:verl/workers/fsdp_workers.py: the actor gets no

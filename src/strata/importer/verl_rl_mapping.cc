@@ -399,9 +399,11 @@ Result<VerlDynamicSwitches> ReadDynamicBatch(Settings& s, VerlRlReader& r, bool 
   // counted apart from the keys that may change one (the actor's: MapVerl).
   auto off_budget = [&](const std::string& key, const VerlPassSwitch& pass) {
     if (pass.on) return;
-    s.NoStepCost(key, fmt::format("its dynamic batching is off ({}): verl packs by this budget "
-                                  "only under it",
-                                  pass.why));
+    s.NoStepCost(key,
+                 fmt::format("its dynamic batching is off ({}): verl packs by this budget "
+                             "only under it",
+                             pass.why),
+                 UnreadBecause::kDynamicBatchingOff);
   };
   off_budget(ro + "log_prob_max_token_len_per_gpu", sw.log_prob);
   if (reference) off_budget(ref_key + "log_prob_max_token_len_per_gpu", sw.ref);
@@ -884,9 +886,11 @@ void CountApartPassesThatDoNotRun(Settings& s, const RlImport& out) {
   for (const auto& [key, value] : s.Unused()) {
     if (s.NoStepCostOf(key) != nullptr) continue;  // a reason of its own already (a token budget)
     if (no_reference && key.starts_with("actor_rollout_ref.ref.")) {
-      s.NoStepCost(key, fmt::format("no reference pass runs (the RL job's reference: {}, from {}): "
-                                    "verl builds no reference worker, so it reads no key of it",
-                                    reference->value, reference->source));
+      s.NoStepCost(key,
+                   fmt::format("no reference pass runs (the RL job's reference: {}, from {}): "
+                               "verl builds no reference worker, so it reads no key of it",
+                               reference->value, reference->source),
+                   UnreadBecause::kNoReferencePass);
     } else if (in_actor != nullptr && in_actor->value == "true" &&
                key.starts_with("actor_rollout_ref.ref.")) {
       // compute_ref_log_prob returns the actor's compute_log_prob under LoRA before it reads
@@ -894,12 +898,45 @@ void CountApartPassesThatDoNotRun(Settings& s, const RlImport& out) {
       s.NoStepCost(key,
                    "the reference runs inside the actor (LoRA: the actor's old log-prob "
                    "pass with its adapter disabled), so verl reads no key of a reference "
-                   "worker");
+                   "worker",
+                   UnreadBecause::kNoReferencePass);
     } else if (no_critic && key.starts_with("critic.")) {
-      s.NoStepCost(key, fmt::format("no critic runs (the RL job's algorithm: {}, from {}): verl "
-                                    "builds no critic worker, so it reads no key of it",
-                                    algorithm->value, algorithm->source));
+      s.NoStepCost(key,
+                   fmt::format("no critic runs (the RL job's algorithm: {}, from {}): verl "
+                               "builds no critic worker, so it reads no key of it",
+                               algorithm->value, algorithm->source),
+                   UnreadBecause::kNoCriticPass);
     }
+  }
+}
+
+// Keys whose meaning is known and that may change a step, but that the RL job cannot hold: they
+// stay listed among the keys that may change a step, each with its reason for --explain.
+//  - vLLM's scheduler budget and chunked prefill, which verl passes to vLLM's engine arguments
+//    (volcengine/verl@b178a3cd56f58b2d502255daba591e92833930a7:verl/workers/rollout/vllm_rollout/
+//    vllm_async_server.py:273-274; defaults 8192 and True, verl/trainer/config/rollout/
+//    rollout.yaml:62 and 71). The rollout model has neither: vLLM's profiling activation peak is
+//    one constant, measured at vLLM's default budget (data/rl_constants.yaml,
+//    vllm_memory.activation_peak), and prefill is one compute-bound pass ahead of the decode.
+//  - The reference's and critic's reshard_after_forward (verl/workers/fsdp_workers.py:520-521 and
+//    1458; the FSDP1 critic always runs FULL_SHARD, 1414): the RL job prices those passes on the
+//    actor's job (rl_step.cc) and has no sharding of its own for them.
+void ListNotModelled(Settings& s) {
+  const std::string ro = "actor_rollout_ref.rollout.";
+  s.NotModelled(ro + "max_num_batched_tokens",
+                "vLLM's token budget per scheduler step: it sizes vLLM's profiling forward, "
+                "whose activation peak strata rl takes as one constant measured at vLLM's "
+                "default budget (data/rl_constants.yaml, vllm_memory.activation_peak), and caps "
+                "the prompt tokens one step prefills; the rollout model has no such budget");
+  s.NotModelled(ro + "enable_chunked_prefill",
+                "vLLM splits prompts longer than max_num_batched_tokens into chunks run beside "
+                "the decodes; strata rl prices prefill as one compute-bound pass ahead of the "
+                "decode and does not model how vLLM schedules it");
+  for (const char* key : {"actor_rollout_ref.ref.fsdp_config.reshard_after_forward",
+                          "critic.model.fsdp_config.reshard_after_forward"}) {
+    s.NotModelled(key,
+                  "the RL job prices the reference's and critic's passes on the actor's job "
+                  "and has no sharding of its own for them");
   }
 }
 
@@ -1023,6 +1060,7 @@ Result<RlImport> MapVerlRl(Settings& s, const JobBuilder& actor, const std::stri
   }
   RlImport rl = std::move(r.Out());
   CountApartPassesThatDoNotRun(s, rl);
+  ListNotModelled(s);
   rl.yaml = RenderRlYaml(
       rl, fmt::format("An RL job imported by `strata import` from {} ({}).\n"
                       "Each value says where it came from; \"default: verl's\" marks verl's own "

@@ -205,7 +205,8 @@ const std::vector<JobField>& JobFields() {
        "parallelism.fsdp_reshard_after_forward", "false",
        "zero3/fsdp2: free the gathered weights after each unit's forward (false: every unit "
        "stays gathered until its backward); from torchtitan: \"always\" true, \"never\" false, "
-       "\"default\" true without pipeline parallelism and false with it"},
+       "\"default\" true without pipeline parallelism and false with it; from verl's "
+       "actor fsdp_config.reshard_after_forward under strategy fsdp2"},
       {"sharding.use_orig_params", "true | false", "", "false (PyTorch's and verl's)", "", "",
        "true",
        "FSDP1 (sharding.runtime fsdp1): FullyShardedDataParallel's use_orig_params; true pads "

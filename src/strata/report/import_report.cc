@@ -22,6 +22,40 @@ std::set<std::string> NoStepCostKeys(const ImportReport& report) {
   return keys;
 }
 
+// The kinds of the launch's settings that left keys unread, as the summary names them, only those
+// that applied: "; settings of what the launch turns off: a dynamic batching and a critic pass",
+// then "; settings the actor's training strategy does not read" (FSDP2's keys under FSDP1).
+std::string UnreadKindsPart(const std::vector<UnreadBecause>& kinds) {
+  std::vector<std::string> off;
+  bool strategy = false;
+  for (const UnreadBecause k : kinds) {
+    switch (k) {
+      case UnreadBecause::kDynamicBatchingOff:
+        off.emplace_back("a dynamic batching");
+        break;
+      case UnreadBecause::kNoReferencePass:
+        off.emplace_back("a reference pass");
+        break;
+      case UnreadBecause::kNoCriticPass:
+        off.emplace_back("a critic pass");
+        break;
+      case UnreadBecause::kStrategyDoesNotRead:
+        strategy = true;
+        break;
+    }
+  }
+  std::string out;
+  if (!off.empty()) {
+    std::string joined;
+    for (size_t i = 0; i < off.size(); ++i) {
+      joined += (i == 0 ? "" : i + 1 == off.size() ? " and " : ", ") + off[i];
+    }
+    out += "; settings of what the launch turns off: " + joined;
+  }
+  if (strategy) out += "; settings the actor's training strategy does not read";
+  return out;
+}
+
 }  // namespace
 
 std::string RenderImportText(const ImportReport& report) {
@@ -37,12 +71,19 @@ std::string RenderImportText(const ImportReport& report) {
     const size_t colon = k.find(": ");
     group[k.substr(0, colon)] = k.substr(colon + 2);
   }
+  std::map<std::string, std::string> not_modelled;
+  for (const std::string& k : report.unused_not_modelled) {
+    const size_t colon = k.find(": ");
+    not_modelled[k.substr(0, colon)] = k.substr(colon + 2);
+  }
   for (const auto& u : report.unused) {
     auto it = group.find(KeyOf(u));
-    out +=
-        "#   " + u +
-        (it == group.end() ? "" : " [no effect on a step's time or memory: " + it->second + "]") +
-        "\n";
+    auto nm = not_modelled.find(KeyOf(u));
+    out += "#   " + u +
+           (it != group.end() ? " [no effect on a step's time or memory: " + it->second + "]"
+            : nm != not_modelled.end() ? " [may change a step, not modelled: " + nm->second + "]"
+                                       : "") +
+           "\n";
   }
   return out;
 }
@@ -65,10 +106,7 @@ std::string RenderIgnoredKeys(const ImportReport& report, size_t named) {
   const std::string why = fmt::format(
       "no effect on a step's time or memory (loss and optimiser settings, sampling, logging, "
       "paths, run length: data/import_cost_neutral_keys.yaml{})",
-      report.unused_no_step_cost_by_launch == 0
-          ? ""
-          : "; settings of what the launch turns off: a dynamic batching, a reference or critic "
-            "pass");
+      UnreadKindsPart(report.unused_unread_kinds));
   if (may_matter.empty()) {
     return fmt::format("# {} key{} ignored, with {} {}\n", all, all == 1 ? "" : "s", why, explain);
   }
