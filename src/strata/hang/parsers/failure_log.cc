@@ -62,6 +62,7 @@ class Scanner {
     if (ReadWorkerException(line, number)) return;
     FailureSignal s;
     if (!ClassifyFailureLine(line, &s)) {
+      if (ReadCommInitError(line, number)) return;
       SlurmEnding(line);
       return;
     }
@@ -203,6 +204,30 @@ class Scanner {
     s.op = baton ? "FileBaton.wait" : "FileLock.acquire";
     s.detail = baton ? "torch's FileBaton lock of a C++/CUDA extension build"
                      : "a FileLock (the filelock package)";
+    Emit(std::move(s), line, number);
+    return true;
+  }
+
+  // A Python binding of NCCL's C API (vLLM's pynccl_wrapper.py, SGLang's copy of it) checks each
+  // call's result and raises "RuntimeError: NCCL error: <ncclGetErrorString's text>" from its
+  // NCCL_CHECK. Under a ncclCommInitRank frame of the traceback being read the communicator could
+  // not be created, whichever result NCCL gave (vllm-project/vllm#7871: "internal error - please
+  // report this issue to the NCCL developers"; akash-network/awesome-akash#543, the paste cut
+  // inside "unhandled syst"): a start-up fault. A result failure_line.cc reads by its name
+  // ("unhandled system error", "unhandled cuda error") keeps that reading; this one is read only
+  // where that one found nothing.
+  bool ReadCommInitError(std::string_view line, int number) {
+    constexpr std::string_view kRaised = "RuntimeError: NCCL error: ";
+    const size_t at = line.find(kRaised);
+    if (at == std::string_view::npos) return false;
+    if (std::none_of(frames_.begin(), frames_.end(),
+                     [](const std::string& f) { return f.starts_with("ncclCommInitRank"); })) {
+      return false;
+    }
+    FailureSignal s;
+    s.kind = FailureKind::kBootstrap;
+    s.detail = "NCCL could not create the communicator (ncclCommInitRank raised \"NCCL error: " +
+               std::string(TrimSpace(line.substr(at + kRaised.size(), 100))) + "\")";
     Emit(std::move(s), line, number);
     return true;
   }
