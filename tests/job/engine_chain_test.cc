@@ -8,7 +8,9 @@
 #include <vector>
 
 #include "strata/core/file_io.h"
+#include "strata/job/inapplicable_fields.h"
 #include "strata/job/resolve_with_engines.h"
+#include "strata/model/adapter.h"
 #include "strata/model/model_config.h"
 
 namespace strata {
@@ -316,6 +318,117 @@ TEST(EngineChain, AdapterTargetsOnMoeAndGatedDeltaNetModels) {
       << q36_refused.error().message;
   JobSpec hf36_attention = LoraJob("hf-trainer", ShardingMode::kNone, {"q_proj", "v_proj"});
   EXPECT_TRUE(ResolveAdapterTargets(hf36_attention, engines, &*q36).ok());
+}
+
+// transformers 5 holds the routed experts as 3-D parameters and the router as a bare weight
+// (data/frameworks.yaml, hf-trainer's moe_adapter_layout), so PEFT's all-linear reaches neither.
+// Before, a qwen3.6-35b-a3b (qwen3_5_moe) job under hf-trainer 5.x with all-linear was refused
+// like any MoE model other than qwen3_moe and qwen3_next, whatever its release.
+// Expected at r 8 from data/models/qwen3.6-35b-a3b.json (h 2048; 40 layers, every fourth full
+// attention, the other 30 Gated DeltaNet, all 40 MoE), r x (d_in + d_out) per matrix:
+//  - full attention (output gate: q 2048 -> 2 x 16 x 256 = 8192; kv 2 x 256 = 512): q 8 x 10240
+//    + k 8 x 2560 + v 8 x 2560 + o 8 x (4096 + 2048) = 81920 + 20480 + 20480 + 49152 = 172032,
+//    x 10 layers = 1,720,320;
+//  - Gated DeltaNet (key_dim 16 x 128 = 2048, value_dim 32 x 128 = 4096): in_proj_qkvz 2048 ->
+//    12288: 114688; in_proj_ba 2048 -> 64: 16896; out_proj 4096 -> 2048: 49152; 180736 x 30 =
+//    5,422,080;
+//  - shared expert (width 512): gate, up, down 3 x 8 x 2560 = 61440; shared_expert_gate 2048 ->
+//    1: 8 x 2049 = 16392; 77832 x 40 = 3,113,280;
+//  - no routed expert, no router: 0.
+// Total 10,255,680. Explicit gate_proj reaches the shared expert's only: 8 x 2560 x 40 = 819,200.
+TEST(EngineChain, TransformersFiveAllLinearLeavesRoutedExpertsAndRouterOut) {
+  const FrameworkEngines engines = Shipped();
+  auto q36 = LoadModelConfig("qwen3.6-35b-a3b");
+  ASSERT_TRUE(q36.ok()) << q36.error().Format();
+  JobSpec v5 = LoraJob("hf-trainer", ShardingMode::kNone, {"all-linear"});
+  v5.framework.version = "5.2";
+  auto resolved = ResolveAdapterTargets(v5, engines, &*q36);
+  ASSERT_TRUE(resolved.ok()) << resolved.error().Format();
+  EXPECT_TRUE(v5.adapter.fused_experts);
+  const AdapterCoverage cov = CoverageOf(*q36, v5.adapter);
+  EXPECT_EQ(cov.params, 10255680);
+  EXPECT_EQ(cov.routed_params, 0);
+  for (const std::string& m : cov.matrices) {
+    EXPECT_EQ(m.find("routed experts"), std::string::npos) << m;
+    EXPECT_EQ(m.find("(router)"), std::string::npos) << m;
+  }
+  JobSpec gate_proj = LoraJob("hf-trainer", ShardingMode::kNone, {"gate_proj"});
+  gate_proj.framework.version = "5.2";
+  ASSERT_TRUE(ResolveAdapterTargets(gate_proj, engines, &*q36).ok());
+  EXPECT_EQ(CoverageOf(*q36, gate_proj.adapter).params, 819200);
+  // 'gate' is the TopKRouter under 5.x, which PEFT's LoRA refuses.
+  JobSpec router = LoraJob("hf-trainer", ShardingMode::kNone, {"q_proj", "gate"});
+  router.framework.version = "5.2";
+  auto router_refused = ResolveAdapterTargets(router, engines, &*q36);
+  ASSERT_FALSE(router_refused.ok());
+  EXPECT_NE(router_refused.error().message.find("TopKRouter"), std::string::npos)
+      << router_refused.error().message;
+  // The same job at 4.57 (the latest known, and an explicit 4.57) keeps today's answer: refused.
+  for (const std::string& version : {std::string(), std::string("4.57")}) {
+    JobSpec v4 = LoraJob("hf-trainer", ShardingMode::kNone, {"all-linear"});
+    v4.framework.version = version;
+    EXPECT_FALSE(ResolveAdapterTargets(v4, engines, &*q36).ok()) << version;
+    EXPECT_FALSE(v4.adapter.fused_experts);
+  }
+  // A wrapper's chain reads hf-trainer at its latest (4.57): DeepSpeed's own release says
+  // nothing of transformers'.
+  JobSpec wrapped = LoraJob("deepspeed", ShardingMode::kZero3, {"all-linear"});
+  wrapped.framework.version = "5.2";
+  EXPECT_FALSE(ResolveAdapterTargets(wrapped, engines, &*q36).ok());
+}
+
+// A release after the latest data/frameworks.yaml knows still takes the rules the file dates by
+// release: hf-trainer's expert loop ends at 5.0 (the step prints "one grouped GEMM (hf-trainer 5.2
+// >= 5.0)") and its MoE adapter layout starts there. Before, the warning said "4.57's behaviour is
+// used" for such a job, which the step and the adapter resolution then contradicted.
+TEST(EngineChain, ANewerReleaseIsSaidToKeepTheRulesDatedAfterTheLatest) {
+  const FrameworkEngines engines = Shipped();
+  auto q3 = LoadModelConfig("qwen3-30b-a3b");
+  ASSERT_TRUE(q3.ok()) << q3.error().Format();
+  JobSpec v5 = LoraJob("hf-trainer", ShardingMode::kNone, {"q_proj"});
+  v5.framework.version = "5.2";
+  const std::vector<std::string> lines = InapplicableFields(v5, *q3, engines);
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_EQ(lines[0].find("4.57's behaviour is used"), std::string::npos) << lines[0];
+  EXPECT_NE(lines[0].find("the rules the file dates by release apply at 5.2"), std::string::npos)
+      << lines[0];
+  JobSpec v4 = LoraJob("hf-trainer", ShardingMode::kNone, {"q_proj"});
+  v4.framework.version = "4.57";
+  EXPECT_TRUE(InapplicableFields(v4, *q3, engines).empty());
+}
+
+// qwen3_moe under transformers 5: PEFT 0.19+ turns 4.x's expert and router names into adapters
+// on the 3-D parameters (gate_up_proj at rank 2r), which strata does not model, so names that
+// reach the experts are refused rather than priced as 4.x's or as none. Attention-only adapters
+// cost the same in both releases. Expected from data/models/qwen3-30b-a3b.json (h 2048, 32 q
+// heads and 4 kv heads of 128, 48 layers), r 8: q 8 x (2048 + 4096) + k 8 x (2048 + 512) + v the
+// same + o 8 x (4096 + 2048) = 49152 + 20480 + 20480 + 49152 = 139264 a layer, x 48 = 6,684,672.
+// At 4.57 all-linear adds the router 8 x (2048 + 128) = 17408 and 128 routed experts x 3 x
+// 8 x (2048 + 768) = 8,650,752 a layer.
+TEST(EngineChain, TransformersFiveRefusesConvertedMoeExpertNames) {
+  const FrameworkEngines engines = Shipped();
+  auto q3 = LoadModelConfig("qwen3-30b-a3b");
+  ASSERT_TRUE(q3.ok()) << q3.error().Format();
+  JobSpec v5 = LoraJob("hf-trainer", ShardingMode::kNone, {"all-linear"});
+  v5.framework.version = "5.2";
+  auto refused = ResolveAdapterTargets(v5, engines, &*q3);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().message.find("PEFT 0.19+"), std::string::npos)
+      << refused.error().message;
+  JobSpec attention5 =
+      LoraJob("hf-trainer", ShardingMode::kNone, {"q_proj", "k_proj", "v_proj", "o_proj"});
+  attention5.framework.version = "5.2";
+  ASSERT_TRUE(ResolveAdapterTargets(attention5, engines, &*q3).ok());
+  JobSpec attention4 =
+      LoraJob("hf-trainer", ShardingMode::kNone, {"q_proj", "k_proj", "v_proj", "o_proj"});
+  ASSERT_TRUE(ResolveAdapterTargets(attention4, engines, &*q3).ok());
+  EXPECT_EQ(CoverageOf(*q3, attention5.adapter).params, 6684672);
+  EXPECT_EQ(CoverageOf(*q3, attention4.adapter).params, 6684672);
+  JobSpec v4 = LoraJob("hf-trainer", ShardingMode::kNone, {"all-linear"});
+  ASSERT_TRUE(ResolveAdapterTargets(v4, engines, &*q3).ok());
+  EXPECT_FALSE(v4.adapter.fused_experts);
+  EXPECT_EQ(CoverageOf(*q3, v4.adapter).params, 48 * (139264 + 17408 + 8650752));
+  EXPECT_EQ(CoverageOf(*q3, v4.adapter).routed_params, 48 * 8650752);
 }
 
 // One answer to "does DeepSpeed run this job's sharding?", from data/frameworks.yaml's

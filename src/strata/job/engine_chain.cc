@@ -70,6 +70,15 @@ Result<GqaRepeatRule> ParseGqaRepeat(YamlMap& entry) {
   return rule;
 }
 
+// `moe_adapter_layout: {fused_experts_from: RELEASE, source: ...}`.
+Result<std::string> ParseMoeAdapterLayout(YamlMap& entry) {
+  STRATA_ASSIGN_OR_RETURN(YamlMap m, entry.Map("moe_adapter_layout"));
+  STRATA_ASSIGN_OR_RETURN(std::string from, m.String("fused_experts_from"));
+  if (!m.Has("source")) return m.ErrorAt("source", "expected the source of the value");
+  STRATA_RETURN_IF_ERROR(m.CheckNoUnknownKeys({"source"}));
+  return from;
+}
+
 // `reduce_bucket: {elements: N, auto: hidden^2, zero3: auto, source: ...}` (elements or auto may
 // be left out, not both; zero3 is optional).
 Result<ReduceBucketRule> ParseReduceBucket(YamlMap& entry) {
@@ -293,6 +302,9 @@ Result<FrameworkEngines> ParseFrameworkEngines(const YAML::Node& frameworks,
     }
     if (entry.Has("reduce_bucket")) {
       STRATA_ASSIGN_OR_RETURN(out.reduce_bucket[name], ParseReduceBucket(entry));
+    }
+    if (entry.Has("moe_adapter_layout")) {
+      STRATA_ASSIGN_OR_RETURN(out.fused_experts_from[name], ParseMoeAdapterLayout(entry));
     }
     if (entry.Has("moe_a2a_overlap")) {
       STRATA_ASSIGN_OR_RETURN(out.moe_a2a_overlap[name], ParseMoeA2aOverlapRule(entry, name));
@@ -584,6 +596,7 @@ Result<FrameworkEngines> LoadFrameworkEngines() {
 Status ResolveAdapterTargets(JobSpec& spec, const FrameworkEngines& engines,
                              const ModelConfig* model) {
   if (!spec.adapter.on() || !spec.framework.given) return OkStatus();
+  spec.adapter.fused_experts = false;  // this resolution's answer, not an earlier one's
   const EngineChain chain = ResolveEngineChain(engines, spec.framework, spec.sharding.mode);
   std::vector<std::string>& targets = spec.adapter.targets;
   auto refuse = [&](const std::string& message, const std::string& hint,
@@ -653,10 +666,49 @@ Status ResolveAdapterTargets(JobSpec& spec, const FrameworkEngines& engines,
                     "(the router) (or all-linear)");
     }
   }
+  const auto from = engines.fused_experts_from.find(chain.engine());
+  const bool fused_layout = moe && from != engines.fused_experts_from.end() &&
+                            !chain.version.empty() && ReleaseAtLeast(chain.version, from->second);
+  const bool reaches_experts = names({"all-linear", "gate_proj", "up_proj", "down_proj"});
+  if (fused_layout) {
+    // transformers 5 (huggingface/transformers#42697): the routed experts are one module with
+    // gate_up_proj and down_proj as 3-D nn.Parameter, the router a TopKRouter holding a bare
+    // weight (src/transformers/models/qwen3_5_moe/modeling_qwen3_5_moe.py at 5fd974e,
+    // Qwen3_5MoeExperts, Qwen3_5MoeTopKRouter). PEFT matches target names as suffixes of module
+    // names and adapts nn.Linear (huggingface/peft@5d602fd src/peft/tuners/tuners_utils.py,
+    // check_target_module_exists, _maybe_include_all_linear_layers), so all-linear and
+    // gate/up/down_proj reach the shared expert's nn.Linear only, and 'gate' names the
+    // TopKRouter, which LoRA refuses ("Target module ... is not supported",
+    // src/peft/tuners/lora/model.py). For model types transformers converts from v4 checkpoints
+    // (conversion_mapping.py, _MODEL_TO_CONVERSION_PATTERN: qwen3_moe, qwen3_next, mixtral,
+    // deepseek_v3, ...) PEFT 0.19+ rewrites those names into adapters on the 3-D parameters
+    // (src/peft/utils/transformers_weight_conversion.py, _convert_peft_config_moe: gate_up_proj
+    // at rank 2r), a layout strata does not model; qwen3_5_moe is not in that map.
+    if (std::ranges::find(targets, "gate") != targets.end()) {
+      return refuse(fmt::format("'gate': under {} {} the MoE router of {} is a TopKRouter (a bare "
+                                "weight), not an nn.Linear; PEFT's LoRA refuses it",
+                                chain.engine(), chain.version, model->name),
+                    "leave the router out (all-linear does)");
+    }
+    if (model->model_type == "qwen3_5_moe") {
+      spec.adapter.fused_experts = true;
+      return OkStatus();
+    }
+    if (reaches_experts) {
+      return refuse(
+          fmt::format("{} (model_type {}) has MoE layers; under {} {} its routed experts are 3-D "
+                      "parameters, which PEFT 0.19+ adapts by converting transformers 4.x's names "
+                      "(gate_up_proj at rank 2r), a layout strata does not model; it models "
+                      "{}'s MoE adapters on qwen3_5_moe, and 4.x's on qwen3_moe and qwen3_next",
+                      model->name, model->model_type, chain.engine(), chain.version, from->second),
+          "target attention only (q_proj, k_proj, v_proj, o_proj), set framework.version below " +
+              from->second + ", or train through megatron-core (framework ms-swift with megatron)");
+    }
+    return OkStatus();
+  }
   // transformers 4.x holds Qwen3-MoE's and Qwen3-Next's experts as an nn.ModuleList of
   // nn.Linear, which PEFT reaches by name; other layouts (3-D expert parameters, other names)
   // are not modelled.
-  const bool reaches_experts = names({"all-linear", "gate_proj", "up_proj", "down_proj"});
   if (moe && reaches_experts && model->model_type != "qwen3_moe" &&
       model->model_type != "qwen3_next") {
     return refuse(fmt::format("{} (model_type {}) has MoE layers; strata models PEFT adapters on "

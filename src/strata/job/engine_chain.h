@@ -81,6 +81,10 @@ struct FrameworkEngines {
   std::map<std::string, std::map<std::string, ShardingRuntime>> sharding_runtime;
   /// name -> its `checkpoint_format:` (job/checkpoint_format_rule.h), where it states one.
   std::map<std::string, CheckpointFormatRule> checkpoint_format;
+  /// name -> its `moe_adapter_layout:`'s fused_experts_from: the first release whose MoE model
+  /// code holds the routed experts as 3-D parameters and the router as a bare weight (transformers
+  /// 5), which PEFT's nn.Linear matching does not reach. Absent: every release is 4.x's layout.
+  std::map<std::string, std::string> fused_experts_from;
 
   /// `name`'s latest release, "" for a framework the map does not hold (a catalog built in code
   /// may lack engines the file parser always fills).
@@ -236,8 +240,14 @@ ChainMoeA2aOverlapRule ResolveMoeA2aOverlapRule(const FrameworkEngines& engines,
 /// MegatronAllLinear(model) (the four fused linears, and a Gated DeltaNet's projections; not the
 /// router) and PEFT's separate names are refused, as are DoRA and, on routed experts, ETP > 1
 /// (mcore-bridge's LoraParallelLinear raises for both); on any other engine (HF code under PEFT)
-/// megatron-core's names are refused, and routed experts are modelled only in transformers 4.x's
-/// nn.ModuleList layout (qwen3_moe, qwen3_next). A job that names no framework is left as
+/// megatron-core's names are refused. There, before the engine's `moe_adapter_layout:` release
+/// (hf-trainer: transformers 5.0), routed experts are modelled only in transformers 4.x's
+/// nn.ModuleList layout (qwen3_moe, qwen3_next); from it on, on qwen3_5_moe (which PEFT does not
+/// convert), AdapterSpec::fused_experts is set: PEFT's names reach the attention, Gated DeltaNet,
+/// dense and shared-expert nn.Linear only, and 'gate' (a TopKRouter) is refused; qwen3_moe and
+/// qwen3_next, whose v4 names PEFT 0.19+ turns into 3-D parameter adapters, are refused with
+/// names that reach the experts. The release is chain.version: the job's framework.version when
+/// it names hf-trainer, else the catalog's latest. A job that names no framework is left as
 /// written. `engines` is the catalog already loaded (data/frameworks.yaml's, or one built in
 /// code); nothing is read here. `model` may be null (the names alone are checked then).
 Status ResolveAdapterTargets(JobSpec& spec, const FrameworkEngines& engines,

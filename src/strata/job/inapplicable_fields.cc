@@ -31,10 +31,15 @@ std::vector<std::string> InapplicableFields(const JobSpec& spec, const ModelConf
   const std::string latest = engines.LatestOf(f.name);
   if (!f.version.empty() && !latest.empty() && ReleaseAtLeast(f.version, latest) &&
       !ReleaseAtLeast(latest, f.version)) {
-    out.push_back(
-        fmt::format("framework.version {} is newer than the latest {} release "
-                    "data/frameworks.yaml knows ({}): {}'s behaviour is used",
-                    f.version, f.name, latest, latest));
+    // The rules data/frameworks.yaml dates by release (hf-trainer's expert loop until 5.0 and its
+    // MoE adapter layout from 5.0) are compared with the job's own release, so a release after
+    // `latest` still takes those of them dated after `latest`; what the file does not record is
+    // `latest`'s. Saying "latest's behaviour is used" was wrong for such a job.
+    out.push_back(fmt::format(
+        "framework.version {} is newer than the latest {} release data/frameworks.yaml knows "
+        "({}): the rules the file dates by release apply at {}; anything else that changed after "
+        "{} is not known and stays {}'s",
+        f.version, f.name, latest, f.version, latest, latest));
   }
   return out;
 }

@@ -179,7 +179,9 @@ const std::vector<JobField>& JobFields() {
        "", "required with adapter", "", "", "[q_proj, k_proj, v_proj, o_proj]",
        "PEFT's target_modules: the decoder's linear layers that carry an adapter (gate_proj, "
        "up_proj, down_proj on the dense MLP, every routed expert and the shared expert; gate: the "
-       "MoE router; in_proj_qkvz, in_proj_ba, out_proj: Gated DeltaNet); megatron-core's fused "
+       "MoE router; in_proj_qkvz, in_proj_ba, out_proj: Gated DeltaNet; under hf-trainer 5.0 or "
+       "later the routed experts and the router are no nn.Linear, and neither is reached); "
+       "megatron-core's fused "
        "linear_qkv and linear_fc1 carry one adapter over the fused matrix, one per expert on the "
        "routed experts (Megatron-SWIFT); router: its TopKRouter (all-router)"},
       {"adapter.dropout", "probability", "", "0", "", "", "0.05",
@@ -307,7 +309,9 @@ const std::vector<JobField>& JobFields() {
       {"framework.version", "release text", "", "the latest in data/frameworks.yaml", "", "",
        "0.2.2",
        "the framework's release (hf-trainer: the transformers release); where it matters "
-       "(HF's expert loop before 5.0, torchtitan's attention before 0.2.0) it changes the step"},
+       "(HF's expert loop before 5.0, torchtitan's attention before 0.2.0) it changes the step, "
+       "and from hf-trainer 5.0 all-linear on an MoE model leaves the routed experts and the "
+       "router out"},
       {"framework.compile", "true | false", "", "false", "", "compile.enable", "true",
        "torch.compile: fewer, fused kernels per layer (torchtitan)"},
       {"framework.gdn_kernel", "fla | flashqla | torch", "", "fla (printed as an assumption)", "",

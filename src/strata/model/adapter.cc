@@ -35,7 +35,13 @@ std::string_view AdapterKindName(AdapterKind kind) {
 //    nn.Linear (conv1d is a Conv1d). transformers 5 stores the routed experts as 3-D parameters
 //    and the router as a bare parameter (huggingface/transformers@01cdc60:
 //    src/transformers/models/qwen3_next/modeling_qwen3_next.py, Qwen3NextExperts,
-//    Qwen3NextTopKRouter), which nn.Linear matching does not reach: the rule here is 4.x's.
+//    Qwen3NextTopKRouter), which nn.Linear matching does not reach: the rule here is 4.x's
+//    unless AdapterSpec::fused_experts says 5.x's (Qwen3.5-MoE, huggingface/transformers@5fd974e:
+//    src/transformers/models/qwen3_5_moe/modeling_qwen3_5_moe.py, Qwen3_5MoeExperts holds
+//    gate_up_proj and down_proj as 3-D nn.Parameter, Qwen3_5MoeTopKRouter a bare weight; the
+//    shared_expert MLP and shared_expert_gate are nn.Linear): then no name reaches the routed
+//    experts or the router, and gate/up/down_proj reach the shared expert alone, as PEFT's
+//    suffix match of nn.Linear module names does.
 //  - megatron-core through ms-swift: TELinear, TELayerNormColumnParallelLinear, TEGroupedLinear
 //    and nn.Linear but output_layer; the TopKRouter only with all-router
 //    (modelscope/ms-swift@3602360: swift/megatron/utils/utils.py, find_all_linears,
@@ -168,13 +174,15 @@ std::vector<AdaptedMatrix> AdaptedMatrices(const ModelConfig& model, const Adapt
   }
   if (layer.ffn == FfnKind::kMoe) {
     const MoeConfig& e = model.moe;
+    const bool linear_experts = !adapter.fused_experts;  // 4.x: nn.Linear experts and router
     if (fused("router")) {
       out.push_back({"router", h, e.num_experts, AdapterSite::kRouter});
-    } else if (targeted("gate")) {
+    } else if (linear_experts && targeted("gate")) {
       out.push_back({"gate", h, e.num_experts, AdapterSite::kRouter});
     }
     // Each routed expert is a SwiGLU with its own A and B; a token passes top_k of them.
-    mlp(e.expert_intermediate_size, true, AdapterSite::kRoutedExperts, e.num_experts, e.top_k);
+    if (linear_experts)
+      mlp(e.expert_intermediate_size, true, AdapterSite::kRoutedExperts, e.num_experts, e.top_k);
     // The shared experts are one MLP of their summed width in both megatron-core
     // (SharedExpertMLP) and transformers (shared_expert / shared_experts).
     if (e.num_shared_experts > 0) {
@@ -288,7 +296,12 @@ std::vector<std::string> AdapterAssumptions(const ModelConfig& model, const Adap
                               fmt::join(cov.matrices, "; ")));
   const bool peft_all_linear = std::find(adapter.targets.begin(), adapter.targets.end(),
                                          "all-linear") != adapter.targets.end();
-  if (peft_all_linear && model.HasLayers(FfnKind::kMoe)) {
+  if (peft_all_linear && model.HasLayers(FfnKind::kMoe) && adapter.fused_experts) {
+    lines.emplace_back(
+        "adapter: all-linear as PEFT reads transformers 5's modules: the routed experts are 3-D "
+        "parameters and the router a bare weight, which it does not reach; the shared expert and "
+        "its gate are nn.Linear");
+  } else if (peft_all_linear && model.HasLayers(FfnKind::kMoe)) {
     lines.emplace_back(
         "adapter: all-linear as PEFT reads transformers 4.x's modules (routed experts an "
         "nn.ModuleList of nn.Linear, the router an nn.Linear 'gate'); transformers 5 holds the "

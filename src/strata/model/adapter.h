@@ -32,6 +32,11 @@ struct AdapterSpec {
   /// TopKRouter.
   std::vector<std::string> targets;
   double dropout = 0;  // lora_dropout on the adapter's input
+  /// transformers 5's MoE layout (set by ResolveAdapterTargets from the HF engine's release):
+  /// the routed experts are 3-D parameters and the router a bare weight, which PEFT's nn.Linear
+  /// matching reaches neither of; the shared expert and its gate stay nn.Linear. false: 4.x's
+  /// layout, every routed expert an nn.Linear per projection and the router an nn.Linear.
+  bool fused_experts = false;
 
   bool on() const { return kind != AdapterKind::kNone; }
   bool quantized_base() const { return kind == AdapterKind::kQlora; }
@@ -84,7 +89,8 @@ struct AdaptedMatrix {
 /// The linear layers of `layer` the adapter targets: softmax attention, Gated DeltaNet, dense
 /// MLPs, routed and shared experts and the router (other mixers are rejected by job
 /// validation). "all-linear" left as it is means PEFT's: every nn.Linear but the output layer,
-/// transformers 4.x's module layout (experts in an nn.ModuleList, the router an nn.Linear).
+/// transformers 4.x's module layout (experts in an nn.ModuleList, the router an nn.Linear), or,
+/// with adapter.fused_experts, 5.x's (neither the routed experts nor the router).
 std::vector<AdaptedMatrix> AdaptedMatrices(const ModelConfig& model, const AdapterSpec& adapter,
                                            const LayerSpec& layer);
 
@@ -129,7 +135,8 @@ struct AdapterCoverage {
 AdapterCoverage CoverageOf(const ModelConfig& model, const AdapterSpec& adapter);
 
 /// The lines a report prints for the adapter: its parameters and matrices, and, where
-/// all-linear is PEFT's on an MoE model, the transformers release its rule stands for.
+/// all-linear is PEFT's on an MoE model, the transformers layout its rule stands for (4.x's,
+/// or 5.x's with adapter.fused_experts).
 std::vector<std::string> AdapterAssumptions(const ModelConfig& model, const AdapterSpec& adapter);
 
 /// The NF4 storage format as QLoRA defines it (section 2, "Double Quantization") and

@@ -170,7 +170,7 @@ Result<FrameworkCatalog> ParseFrameworkCatalog(const std::string& text, const st
     STRATA_RETURN_IF_ERROR(m.CheckNoUnknownKeys(
         {"latest", "runs_as", "gdn_module", "gqa_repeat", "pipeline", "reduce_bucket",
          "moe_a2a_overlap", "fsdp2_units", "accumulation_sync", "zero3_runtime", "zero12_runtime",
-         "checkpoint_format"}));
+         "checkpoint_format", "moe_adapter_layout"}));
     c.frameworks[name] = std::move(e);
   }
   STRATA_ASSIGN_OR_RETURN(c.engines, ParseFrameworkEngines(list, file));
