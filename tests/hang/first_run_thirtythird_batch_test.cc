@@ -85,5 +85,36 @@ TEST(FirstRunThirtythirdBatch, AnNcclErrorRaisedOutsideCommInitIsNotAStartUpFaul
   EXPECT_EQ(hang::ScanFailures(after, "log.txt").size(), 1u);
 }
 
+// vllm-project/vllm#17160 (vllm-17160-ray-worker-ncclcomminitrank-nccl-check-raise-cut, held
+// back): a Ray worker's "(RayWorkerWrapper pid=...) ERROR ..." traceback through
+// pynccl_wrapper.py's ncclCommInitRank and NCCL_CHECK, the paste ending on NCCL_CHECK's source
+// line 'raise RuntimeError(f"NCCL error: {error_str}")' before the exception line. By hand:
+// Python prints a frame's source line only on the path the exception took, so NCCL_CHECK raised
+// under ncclCommInitRank: the communicator could not be created, a start-up fault (bootstrap),
+// read at that line; no rank is named (a pid only). Before, nothing was read (exit 3). Lines of
+// that shape, another pid, path and line numbers.
+TEST(FirstRunThirtythirdBatch, ATracebackCutAfterTheRaiseUnderCommInitIsAStartUpFault) {
+  const std::string prefix =
+      "(RayWorkerWrapper pid=2201) ERROR 05-02 10:01:02 [worker_base.py:612] ";
+  const std::string cut =
+      prefix +
+      "  File \"/env/lib/python3.12/site-packages/vllm/distributed/"
+      "device_communicators/pynccl_wrapper.py\", line 270, in ncclCommInitRank\n" +
+      prefix + "    self.NCCL_CHECK(self._funcs[\"ncclCommInitRank\"](ctypes.byref(comm),\n" +
+      prefix +
+      "  File \"/env/lib/python3.12/site-packages/vllm/distributed/"
+      "device_communicators/pynccl_wrapper.py\", line 250, in NCCL_CHECK\n" +
+      prefix + "    raise RuntimeError(f\"NCCL error: {error_str}\")\n" +
+      "(RayWorkerWrapper pid=2201) ERROR 05-02\n";
+  const auto lines = hang::ScanFailures(cut, "log.txt");
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_EQ(lines[0].kind, FailureKind::kBootstrap);
+  EXPECT_EQ(lines[0].line, 4);
+  const Verdict v = AnalyzeLog(cut);
+  EXPECT_TRUE(v.hang) << v.headline;
+  EXPECT_EQ(v.finding.kind, "bootstrap") << v.finding.summary;
+  EXPECT_TRUE(v.finding.ranks.empty()) << v.finding.summary;
+}
+
 }  // namespace
 }  // namespace strata::first_run_thirtythird_batch_test

@@ -45,6 +45,11 @@ class Scanner {
     const std::string line = Clean(raw);
     if (line.empty()) return;
     const std::string previous = std::exchange(previous_line_, line);
+    // The exception line after a kept raise (ReadCommInitError), whichever rule reads it.
+    if (comm_init_raise_ && Contains(line, "NCCL error") &&
+        !Contains(line, "raise RuntimeError(")) {
+      comm_init_raise_.reset();
+    }
     if (WatchXlaStartupWait(line, number)) return;
     if (WatchMeshMasterWait(line, number)) return;
     Context(line, number);
@@ -134,6 +139,15 @@ class Scanner {
     clique_wait_.reset();
     if (fr_) out_.push_back(std::move(*fr_));
     fr_.reset();
+    if (comm_init_raise_) {
+      FailureSignal s;
+      s.kind = FailureKind::kBootstrap;
+      s.detail =
+          "NCCL could not create the communicator (ncclCommInitRank's NCCL_CHECK raised; the "
+          "paste ends before the error's text)";
+      Emit(std::move(s), comm_init_raise_->first, comm_init_raise_->second);
+      comm_init_raise_.reset();
+    }
     for (FailureSignal& s : horovod_.Take()) out_.push_back(std::move(s));
     for (FailureSignal& s : ucc_.Take()) out_.push_back(std::move(s));
     // A worker's exception header is the failure only when the log holds no other failure line
@@ -216,14 +230,26 @@ class Scanner {
   // inside "unhandled syst"): a start-up fault. A result failure_line.cc reads by its name
   // ("unhandled system error", "unhandled cuda error") keeps that reading; this one is read only
   // where that one found nothing.
+  //
+  // A paste cut after the binding's own source line (`raise RuntimeError(f"NCCL error: ...")`,
+  // vllm-project/vllm#17160) still shows the raise: Python prints a frame's source line only on
+  // the path the exception took. That line is kept (comm_init_raise_) and read as the same fault
+  // at the end of the log, unless the exception's own line follows it and is read instead.
   bool ReadCommInitError(std::string_view line, int number) {
     constexpr std::string_view kRaised = "RuntimeError: NCCL error: ";
+    constexpr std::string_view kRaiseSource = "raise RuntimeError(f\"NCCL error: ";
     const size_t at = line.find(kRaised);
-    if (at == std::string_view::npos) return false;
+    const bool source = at == std::string_view::npos && Contains(line, kRaiseSource);
+    if (at == std::string_view::npos && !source) return false;
     if (std::none_of(frames_.begin(), frames_.end(),
                      [](const std::string& f) { return f.starts_with("ncclCommInitRank"); })) {
       return false;
     }
+    if (source) {
+      comm_init_raise_ = std::make_pair(std::string(line), number);
+      return true;
+    }
+    comm_init_raise_.reset();
     FailureSignal s;
     s.kind = FailureKind::kBootstrap;
     s.detail = "NCCL could not create the communicator (ncclCommInitRank raised \"NCCL error: " +
@@ -946,6 +972,9 @@ class Scanner {
   const std::string& file_;
   std::vector<FailureSignal> out_;
   std::vector<std::string> frames_;
+  // A NCCL_CHECK raise line under ncclCommInitRank whose exception line has not followed yet
+  // (ReadCommInitError): its text and number.
+  std::optional<std::pair<std::string, int>> comm_init_raise_;
   bool progress_seen_ = false;
   int at_exit_line_ = 0;  // "Exception ignored in atexit callback" (WatchAtExit); 0 if none
   int went_on_line_ = 0;  // the last line that showed the run going on (FailureSignal)
